@@ -1,0 +1,222 @@
+#include "absl/strings/string_view.h"
+#include "cli/commands.h"
+
+#include <algorithm>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "common/status_macros.h"
+#include "isa/family_table.h"
+#include "isa/operand_text.h"
+#include "isa/spelling.h"
+#include "oracle/oracle.h"
+
+namespace ptxdiff {
+namespace {
+
+constexpr absl::string_view kUsage =
+    "usage: ptxdiff <command> [arguments]\n"
+    "\n"
+    "commands:\n"
+    "  eval '<variant>' A [B [C [D]]] [--json]\n"
+    "      Evaluate one instruction variant on operands with the CPU oracle.\n"
+    "      Operands: 0x-prefixed hex, decimal, or negative decimal.\n"
+    "      Example: ptxdiff eval 'bfe.s32' 0xf0 4 4\n"
+    "  variants [--count] [--family NAME] [--json]\n"
+    "      List the canonical spellings of the instruction variants.\n"
+    "  help\n"
+    "      Show this message.\n";
+
+
+std::string JsonString(absl::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// Splits flags (`--x`, and `--family NAME`) from positional arguments.
+struct Args {
+  std::vector<std::string> positional;
+  bool json = false;
+  bool count = false;
+  std::string family;
+};
+
+absl::StatusOr<Args> SplitArgs(const std::vector<std::string>& args,
+                               bool allow_listing_flags) {
+  Args out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--json") {
+      out.json = true;
+    } else if (allow_listing_flags && a == "--count") {
+      out.count = true;
+    } else if (allow_listing_flags && a == "--family") {
+      if (i + 1 == args.size()) {
+        return absl::InvalidArgumentError("--family needs a family name");
+      }
+      out.family = args[++i];
+    } else if (absl::StartsWith(a, "--")) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown flag '", a, "'"));
+    } else {
+      out.positional.push_back(a);
+    }
+  }
+  return out;
+}
+
+int Fail(std::ostream& err, absl::string_view command,
+         const absl::Status& status) {
+  err << "ptxdiff " << command << ": " << status.message() << "\n";
+  return kExitBadInput;
+}
+
+absl::StatusOr<Operands> ParseOperands(const Variant& v,
+                                       const std::vector<std::string>& texts) {
+  const int n = NumSources(v);
+  if (static_cast<int>(texts.size()) != n) {
+    std::vector<std::string> names;
+    for (int i = 0; i < n; ++i) names.emplace_back(SourceName(v, i));
+    return absl::InvalidArgumentError(absl::StrCat(
+        Spell(v), " takes ", n, " operand", n == 1 ? "" : "s", " (",
+        absl::StrJoin(names, ", "), "), got ", texts.size()));
+  }
+  Operands ops;
+  for (int i = 0; i < n; ++i) {
+    auto value = ParseOperand(texts[i], SourceWidth(v, i));
+    if (!value.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("operand ", SourceName(v, i), ": ",
+                       value.status().message()));
+    }
+    ops.v[i] = *value;
+  }
+  return ops;
+}
+
+void PrintEval(const Variant& v, const Operands& ops, const Result& r,
+               bool json, std::ostream& out) {
+  const int width = ResultWidth(v);
+  std::vector<std::string> operands;
+  for (int i = 0; i < NumSources(v); ++i) {
+    operands.push_back(HexOperand(ops.v[i], SourceWidth(v, i)));
+  }
+  if (json) {
+    std::vector<std::string> quoted;
+    for (const std::string& s : operands) quoted.push_back(JsonString(s));
+    out << "{\"variant\": " << JsonString(Spell(v)) << ", \"operands\": ["
+        << absl::StrJoin(quoted, ", ") << "], \"result\": "
+        << JsonString(HexOperand(r.bits, width)) << ", \"width\": " << width
+        << ", \"defined\": " << (r.defined() ? "true" : "false");
+    if (!r.defined()) {
+      out << ", \"reason\": " << JsonString(Token(r.undefined))
+          << ", \"explanation\": " << JsonString(Describe(r.undefined));
+    }
+    out << "}\n";
+    return;
+  }
+  out << HexOperand(r.bits, width);
+  if (r.defined()) {
+    out << "  defined\n";
+  } else {
+    out << "  undefined: " << Describe(r.undefined) << "\n";
+  }
+}
+
+}  // namespace
+
+int RunEval(const std::vector<std::string>& args, std::ostream& out,
+            std::ostream& err) {
+  auto parsed = SplitArgs(args, /*allow_listing_flags=*/false);
+  if (!parsed.ok()) return Fail(err, "eval", parsed.status());
+  if (parsed->positional.empty()) {
+    return Fail(err, "eval",
+                absl::InvalidArgumentError(
+                    "missing the variant, e.g. ptxdiff eval 'add.s32' 1 2"));
+  }
+  auto variant = ParseVariant(parsed->positional[0]);
+  if (!variant.ok()) return Fail(err, "eval", variant.status());
+  std::vector<std::string> texts(parsed->positional.begin() + 1,
+                                 parsed->positional.end());
+  auto ops = ParseOperands(*variant, texts);
+  if (!ops.ok()) return Fail(err, "eval", ops.status());
+  PrintEval(*variant, *ops, Evaluate(*variant, *ops), parsed->json, out);
+  return kExitOk;
+}
+
+int RunVariants(const std::vector<std::string>& args, std::ostream& out,
+                std::ostream& err) {
+  auto parsed = SplitArgs(args, /*allow_listing_flags=*/true);
+  if (!parsed.ok()) return Fail(err, "variants", parsed.status());
+  if (!parsed->positional.empty()) {
+    return Fail(err, "variants",
+                absl::InvalidArgumentError(absl::StrCat(
+                    "unexpected argument '", parsed->positional[0], "'")));
+  }
+  std::vector<const Variant*> selected;
+  bool family_known = parsed->family.empty();
+  for (const FamilyInfo& f : AllFamilies()) {
+    family_known |= f.opcode == parsed->family;
+  }
+  if (!family_known) {
+    std::vector<absl::string_view> names;
+    for (const FamilyInfo& f : AllFamilies()) names.push_back(f.opcode);
+    return Fail(err, "variants",
+                absl::InvalidArgumentError(absl::StrCat(
+                    "unknown family '", parsed->family,
+                    "'; families: ", absl::StrJoin(names, " "))));
+  }
+  for (const Variant& v : AllVariants()) {
+    if (parsed->family.empty() || InfoOf(v.family).opcode == parsed->family) {
+      selected.push_back(&v);
+    }
+  }
+  if (parsed->count) {
+    out << (parsed->json ? absl::StrCat("{\"count\": ", selected.size(), "}")
+                         : absl::StrCat(selected.size()))
+        << "\n";
+    return kExitOk;
+  }
+  if (parsed->json) out << "[\n";
+  for (size_t i = 0; i < selected.size(); ++i) {
+    const Variant& v = *selected[i];
+    if (!parsed->json) {
+      out << Spell(v) << "\n";
+      continue;
+    }
+    const IsaLevel level = LevelOf(v);
+    out << absl::StrFormat(
+        "  {\"spelling\": %s, \"family\": %s, \"min_ptx\": \"%d.%d\", "
+        "\"min_sm\": %d, \"sources\": %d, \"result_width\": %d, "
+        "\"stable_id\": \"%016x\"}%s\n",
+        JsonString(Spell(v)), JsonString(InfoOf(v.family).opcode),
+        level.ptx / 10, level.ptx % 10, level.sm, NumSources(v),
+        ResultWidth(v), StableId(v), i + 1 == selected.size() ? "" : ",");
+  }
+  if (parsed->json) out << "]\n";
+  return kExitOk;
+}
+
+int RunMain(const std::vector<std::string>& argv, std::ostream& out,
+            std::ostream& err) {
+  if (argv.size() < 2 || argv[1] == "help" || argv[1] == "--help" ||
+      argv[1] == "-h") {
+    (argv.size() < 2 ? err : out) << kUsage;
+    return argv.size() < 2 ? kExitBadInput : kExitOk;
+  }
+  const std::vector<std::string> rest(argv.begin() + 2, argv.end());
+  if (argv[1] == "eval") return RunEval(rest, out, err);
+  if (argv[1] == "variants") return RunVariants(rest, out, err);
+  err << "ptxdiff: unknown command '" << argv[1] << "'\n\n" << kUsage;
+  return kExitBadInput;
+}
+
+}  // namespace ptxdiff

@@ -1,0 +1,34 @@
+// The `ptxdiff` subcommands, as functions from arguments to an exit code, so
+// that tests run them without a process. Exit codes: 0 success, 2 bad input
+// (a clear message on `err`, nothing on `out`).
+
+#ifndef PTXDIFF_CLI_COMMANDS_H_
+#define PTXDIFF_CLI_COMMANDS_H_
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+
+namespace ptxdiff {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitBadInput = 2;
+
+// `ptxdiff eval '<variant>' A [B [C [D]]] [--json]`
+int RunEval(const std::vector<std::string>& args, std::ostream& out,
+            std::ostream& err);
+
+// `ptxdiff variants [--count] [--family NAME] [--json]`
+int RunVariants(const std::vector<std::string>& args, std::ostream& out,
+                std::ostream& err);
+
+// Dispatches argv[1] to a subcommand; prints usage for `help` or nothing.
+int RunMain(const std::vector<std::string>& argv, std::ostream& out,
+            std::ostream& err);
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_CLI_COMMANDS_H_

@@ -1,0 +1,114 @@
+#include "cli/commands.h"
+
+#include <sstream>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace ptxdiff {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+struct CliRun {
+  int code;
+  std::string out, err;
+};
+
+CliRun Ptxdiff(std::vector<std::string> args) {
+  args.insert(args.begin(), "ptxdiff");
+  std::ostringstream out, err;
+  const int code = RunMain(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+TEST(EvalCommandTest, PrintsHexResultAndDefinedness) {
+  CliRun r = Ptxdiff({"eval", "bfe.s32", "0xf0", "4", "4"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.out, "0xffffffff  defined\n");
+  EXPECT_EQ(r.err, "");
+  r = Ptxdiff({"eval", "mul.wide.u32", "-1", "0xffffffff"});
+  EXPECT_EQ(r.out, "0xfffffffe00000001  defined\n");
+}
+
+TEST(EvalCommandTest, UndefinedNamesTheReason) {
+  CliRun r = Ptxdiff({"eval", "div.s32", "7", "0"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_THAT(r.out, StartsWith("0x00000000  undefined: division by zero"));
+}
+
+TEST(EvalCommandTest, Json) {
+  CliRun r = Ptxdiff({"eval", "fns.b32", "0xffffffff", "40", "1", "--json"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.out,
+            "{\"variant\": \"fns.b32\", \"operands\": [\"0xffffffff\", "
+            "\"0x00000028\", \"0x00000001\"], \"result\": \"0xffffffff\", "
+            "\"width\": 32, \"defined\": false, \"reason\": \"fns-base\", "
+            "\"explanation\": \"fns base must be <= 31, otherwise behavior is "
+            "undefined (PTX ISA 9.7.1.17)\"}\n");
+}
+
+TEST(EvalCommandTest, VariantWithSelectors) {
+  CliRun r = Ptxdiff(
+      {"eval", "vadd.u32.u32.u32.sat d.b1, a, b, c", "0x100", "0", "0x11223344"});
+  EXPECT_EQ(r.out, "0x1122ff44  defined\n");
+}
+
+TEST(EvalCommandTest, BadInputIsExitTwoWithAClearMessage) {
+  CliRun r = Ptxdiff({"eval", "bfe.b32", "1", "2", "3"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_THAT(r.err, HasSubstr("unknown instruction variant 'bfe.b32'"));
+  EXPECT_THAT(r.err, HasSubstr("bfe.u32"));
+
+  r = Ptxdiff({"eval", "add.s32", "1"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("add.s32 takes 2 operands (a, b), got 1"));
+
+  r = Ptxdiff({"eval", "add.s16", "1", "70000"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("operand b: '70000' does not fit in 16 bits"));
+
+  r = Ptxdiff({"eval", "add.s32", "1", "zz"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("'zz' is not a 64-bit number"));
+
+  EXPECT_EQ(Ptxdiff({"eval"}).code, 2);
+  EXPECT_EQ(Ptxdiff({"eval", "add.s32", "1", "2", "--bogus"}).code, 2);
+}
+
+TEST(VariantsCommandTest, CountFamilyAndJson) {
+  CliRun r = Ptxdiff({"variants", "--family", "shf"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.out,
+            "shf.l.clamp.b32\nshf.l.wrap.b32\nshf.r.clamp.b32\nshf.r.wrap.b32\n");
+  EXPECT_EQ(Ptxdiff({"variants", "--family", "shf", "--count"}).out, "4\n");
+  EXPECT_EQ(Ptxdiff({"variants", "--family", "shf", "--count", "--json"}).out,
+            "{\"count\": 4}\n");
+  r = Ptxdiff({"variants", "--family", "mul24", "--json"});
+  EXPECT_THAT(r.out, StartsWith("[\n  {\"spelling\": \"mul24.hi.u32\", "
+                                "\"family\": \"mul24\", \"min_ptx\": \"1.0\""));
+  const int total = std::stoi(Ptxdiff({"variants", "--count"}).out);
+  EXPECT_GT(total, 70000);
+}
+
+TEST(VariantsCommandTest, UnknownFamilyIsExitTwo) {
+  CliRun r = Ptxdiff({"variants", "--family", "vaddd"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("unknown family 'vaddd'"));
+  EXPECT_EQ(Ptxdiff({"variants", "--family"}).code, 2);
+}
+
+TEST(MainTest, UsageAndUnknownCommand) {
+  EXPECT_EQ(Ptxdiff({}).code, 2);
+  CliRun r = Ptxdiff({"help"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_THAT(r.out, HasSubstr("eval '<variant>'"));
+  r = Ptxdiff({"frobnicate"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("unknown command 'frobnicate'"));
+}
+
+}  // namespace
+}  // namespace ptxdiff

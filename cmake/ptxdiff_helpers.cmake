@@ -1,0 +1,49 @@
+# ptxdiff_cc_library(NAME name SRCS ... HDRS ... DEPS ...)
+# ptxdiff_cc_test(NAME name SRCS ... DEPS ...)
+# ptxdiff_cc_binary(NAME name SRCS ... DEPS ...)
+#
+# The build is a declarative list of these, as in Abseil: each target names its
+# sources and what it depends on; include paths are the repository root.
+
+function(ptxdiff_cc_library)
+  cmake_parse_arguments(ARG "" "NAME" "SRCS;HDRS;DEPS" ${ARGN})
+  if(ARG_SRCS)
+    add_library(${ARG_NAME} STATIC ${ARG_SRCS} ${ARG_HDRS})
+    target_include_directories(${ARG_NAME} PUBLIC ${PROJECT_SOURCE_DIR})
+    target_link_libraries(${ARG_NAME} PUBLIC ${ARG_DEPS})
+  else()
+    add_library(${ARG_NAME} INTERFACE)
+    target_include_directories(${ARG_NAME} INTERFACE ${PROJECT_SOURCE_DIR})
+    target_link_libraries(${ARG_NAME} INTERFACE ${ARG_DEPS})
+  endif()
+endfunction()
+
+function(ptxdiff_cc_binary)
+  cmake_parse_arguments(ARG "" "NAME" "SRCS;DEPS" ${ARGN})
+  add_executable(${ARG_NAME} ${ARG_SRCS})
+  target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS})
+endfunction()
+
+function(ptxdiff_cc_test)
+  if(NOT PTXDIFF_BUILD_TESTS)
+    return()
+  endif()
+  cmake_parse_arguments(ARG "" "NAME" "SRCS;DEPS" ${ARGN})
+  add_executable(${ARG_NAME} ${ARG_SRCS})
+  target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} GTest::gtest_main
+                        GTest::gmock)
+  target_compile_definitions(${ARG_NAME} PRIVATE
+                             PTXDIFF_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+  gtest_discover_tests(${ARG_NAME} DISCOVERY_TIMEOUT 60)
+endfunction()
+
+# A libFuzzer target; built only in the fuzz configuration.
+function(ptxdiff_cc_fuzzer)
+  if(NOT PTXDIFF_BUILD_FUZZERS)
+    return()
+  endif()
+  cmake_parse_arguments(ARG "" "NAME" "SRCS;DEPS" ${ARGN})
+  add_executable(${ARG_NAME} ${ARG_SRCS})
+  target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS})
+  target_link_options(${ARG_NAME} PRIVATE ${PTXDIFF_FUZZING_ENGINE})
+endfunction()

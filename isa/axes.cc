@@ -1,0 +1,95 @@
+#include "absl/strings/string_view.h"
+#include "isa/axes.h"
+
+namespace ptxdiff {
+
+absl::string_view SpellType(Type t) {
+  switch (t) {
+    case Type::kNone: return "";
+    case Type::kU8: return "u8";
+    case Type::kS8: return "s8";
+    case Type::kU16: return "u16";
+    case Type::kS16: return "s16";
+    case Type::kU32: return "u32";
+    case Type::kS32: return "s32";
+    case Type::kU64: return "u64";
+    case Type::kS64: return "s64";
+    case Type::kB32: return "b32";
+    case Type::kB64: return "b64";
+    case Type::kU16x2: return "u16x2";
+    case Type::kS16x2: return "s16x2";
+  }
+  return "?";
+}
+
+// Intel vISA's names: B/UB byte, W/UW word, D/UD dword, Q/UQ qword.
+absl::string_view SpellVisaType(Type t) {
+  switch (t) {
+    case Type::kU8: return "ub";
+    case Type::kS8: return "b";
+    case Type::kU16: return "uw";
+    case Type::kS16: return "w";
+    case Type::kU32: return "ud";
+    case Type::kS32: return "d";
+    case Type::kU64: return "uq";
+    case Type::kS64: return "q";
+    default: return "?";
+  }
+}
+
+absl::string_view SpellMulMode(MulMode m) {
+  static constexpr absl::string_view kNames[] = {"", "hi", "lo", "wide"};
+  return kNames[static_cast<int>(m)];
+}
+absl::string_view SpellShiftMode(ShiftMode m) {
+  static constexpr absl::string_view kNames[] = {"", "clamp", "wrap"};
+  return kNames[static_cast<int>(m)];
+}
+absl::string_view SpellDirection(Direction d) {
+  static constexpr absl::string_view kNames[] = {"", "l", "r"};
+  return kNames[static_cast<int>(d)];
+}
+absl::string_view SpellSel(Sel s) {
+  static constexpr absl::string_view kNames[] = {"",   "b0", "b1", "b2",
+                                                "b3", "h0", "h1"};
+  return kNames[static_cast<int>(s)];
+}
+absl::string_view SpellSecOp(SecOp s) {
+  static constexpr absl::string_view kNames[] = {"", "add", "min", "max"};
+  return kNames[static_cast<int>(s)];
+}
+absl::string_view SpellCmp(Cmp c) {
+  static constexpr absl::string_view kNames[] = {"",   "eq", "ne", "lt",
+                                                "le", "gt", "ge"};
+  return kNames[static_cast<int>(c)];
+}
+absl::string_view SpellScale(Scale s) {
+  static constexpr absl::string_view kNames[] = {"", "shr7", "shr15"};
+  return kNames[static_cast<int>(s)];
+}
+
+int TypeWidth(Type t) {
+  switch (t) {
+    case Type::kNone: return 0;
+    case Type::kU8:
+    case Type::kS8: return 8;
+    case Type::kU16:
+    case Type::kS16: return 16;
+    case Type::kU64:
+    case Type::kS64:
+    case Type::kB64: return 64;
+    default: return 32;
+  }
+}
+
+bool IsSigned(Type t) {
+  return t == Type::kS8 || t == Type::kS16 || t == Type::kS32 ||
+         t == Type::kS64 || t == Type::kS16x2;
+}
+
+bool IsPacked(Type t) { return t == Type::kU16x2 || t == Type::kS16x2; }
+
+bool IsByteSel(Sel s) { return s >= Sel::kB0 && s <= Sel::kB3; }
+bool IsHalfSel(Sel s) { return s == Sel::kH0 || s == Sel::kH1; }
+
+}  // namespace ptxdiff

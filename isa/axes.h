@@ -1,0 +1,129 @@
+// The axes an instruction variant is built from.
+//
+// A variant is a family (`add`, `vshr`, ...) plus one value on each axis the
+// family accepts (type, mode, saturation, selectors, ...). Every enum here has
+// `kNone` as its zero value, meaning "this axis is absent from the variant"
+// (for a family that does not accept the axis, or an optional modifier that is
+// not written). The spelling of each value is in axes.cc; the families and the
+// values they accept are in family_table.cc.
+
+#ifndef PTXDIFF_ISA_AXES_H_
+#define PTXDIFF_ISA_AXES_H_
+
+#include <cstdint>
+
+#include "absl/strings/string_view.h"
+
+
+namespace ptxdiff {
+
+// An instruction family: one opcode of the PTX ISA (or of Intel vISA), with
+// all its modifiers as axes. Order is the coverage-doc order; the stable
+// identity of a variant never depends on it (see variant.h).
+enum class Family : uint8_t {
+  kAdd,
+  kSub,
+  kMul,
+  kMad,
+  kMul24,
+  kMad24,
+  kSad,
+  kDiv,
+  kRem,
+  kAbs,
+  kNeg,
+  kMin,
+  kMax,
+  kPopc,
+  kClz,
+  kBfind,
+  kFns,
+  kBrev,
+  kBfe,
+  kBfi,
+  kBmsk,
+  kSzext,
+  kDp4a,
+  kDp2a,
+  kShf,
+  kVadd,
+  kVsub,
+  kVabsdiff,
+  kVmin,
+  kVmax,
+  kVshl,
+  kVshr,
+  kVmad,
+  kVset,
+  kVisaShl,
+};
+inline constexpr int kNumFamilies = static_cast<int>(Family::kVisaShl) + 1;
+
+// An integer type. PTX spells these `.u32`, `.s16x2`, ...; Intel vISA spells
+// the scalar ones `UD`, `W`, `B`, ... (see SpellType).
+enum class Type : uint8_t {
+  kNone,
+  kU8,
+  kS8,
+  kU16,
+  kS16,
+  kU32,
+  kS32,
+  kU64,
+  kS64,
+  kB32,
+  kB64,
+  kU16x2,
+  kS16x2,
+};
+
+// `.hi`/`.lo`/`.wide` of mul and mad; `.hi`/`.lo` of mul24, mad24 and dp2a.
+enum class MulMode : uint8_t { kNone, kHi, kLo, kWide };
+
+// `.clamp`/`.wrap` of shf, szext, bmsk, vshl and vshr.
+enum class ShiftMode : uint8_t { kNone, kClamp, kWrap };
+
+// `.l`/`.r` of shf.
+enum class Direction : uint8_t { kNone, kLeft, kRight };
+
+// Byte or half-word selector of a video operand (`a.b1`, `d.h0`).
+enum class Sel : uint8_t { kNone, kB0, kB1, kB2, kB3, kH0, kH1 };
+
+// Secondary operation of a video instruction (`.add`, `.min`, `.max`).
+enum class SecOp : uint8_t { kNone, kAdd, kMin, kMax };
+
+// Comparison of vset.
+enum class Cmp : uint8_t { kNone, kEq, kNe, kLt, kLe, kGt, kGe };
+
+// vmad's `.shr7`/`.shr15` scaling of the final result.
+enum class Scale : uint8_t { kNone, kShr7, kShr15 };
+
+// vmad's operand negation. PTX lets `a` and `b` be negated separately, but
+// only their product's sign matters (the spec: "(a*b) is negated if and only
+// if exactly one of a or b is negated"), and it allows negating either the
+// product or `c`, so these are the distinct cases. `kPlusOne` is `.po`, which
+// forbids negation and is therefore a value of this axis too.
+enum class VmadForm : uint8_t { kNone, kNegProduct, kNegC, kPlusOne };
+
+absl::string_view SpellType(Type t);      // "u32", "s16x2" (no dot)
+absl::string_view SpellVisaType(Type t);  // "ud", "w", "b" (lower case)
+absl::string_view SpellMulMode(MulMode m);
+absl::string_view SpellShiftMode(ShiftMode m);
+absl::string_view SpellDirection(Direction d);
+absl::string_view SpellSel(Sel s);
+absl::string_view SpellSecOp(SecOp s);
+absl::string_view SpellCmp(Cmp c);
+absl::string_view SpellScale(Scale s);
+
+// Properties of scalar types. Width is in bits (16 for kS16, 32 for kU16x2).
+int TypeWidth(Type t);
+bool IsSigned(Type t);  // s8..s64 and s16x2
+bool IsPacked(Type t);  // u16x2, s16x2
+
+// Bytes 0..3 and half-words 0..1 (kNone selects the whole word).
+bool IsByteSel(Sel s);
+bool IsHalfSel(Sel s);
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_ISA_AXES_H_

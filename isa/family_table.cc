@@ -1,0 +1,386 @@
+#include "absl/strings/string_view.h"
+#include "isa/family_table.h"
+
+#include <array>
+
+#include "absl/container/flat_hash_set.h"
+
+namespace ptxdiff {
+namespace {
+
+using T = Type;
+
+const std::vector<Type> kIntTypes = {T::kU16, T::kU32, T::kU64,
+                                     T::kS16, T::kS32, T::kS64};
+const std::vector<Type> kU32S32 = {T::kU32, T::kS32};
+const std::vector<Type> kVisaTypes = {T::kU32, T::kS32, T::kU16, T::kS16,
+                                      T::kU8,  T::kS8,  T::kU64, T::kS64};
+const std::vector<Sel> kAllSels = {Sel::kNone, Sel::kB0, Sel::kB1, Sel::kB2,
+                                   Sel::kB3,   Sel::kH0, Sel::kH1};
+const std::vector<SecOp> kAllSecOps = {SecOp::kNone, SecOp::kAdd, SecOp::kMin,
+                                       SecOp::kMax};
+const std::vector<ShiftMode> kClampWrap = {ShiftMode::kClamp,
+                                           ShiftMode::kWrap};
+
+constexpr IsaLevel kPtx10AllSm = {10, 0};
+constexpr IsaLevel kPtx20Sm20 = {20, 20};
+
+// ---- Legality rules: one per family that needs more than the product. ----
+
+// `.sat` applies only to `.s32` (add, sub).
+bool SatOnlyS32(const Variant& v) { return !v.sat || v.type == T::kS32; }
+
+// `.wide` is only for 16- and 32-bit types; mad's `.sat` only in `.hi.s32`.
+bool MulMadRule(const Variant& v) {
+  if (v.mul_mode == MulMode::kWide && TypeWidth(v.type) > 32) return false;
+  return !v.sat || (v.mul_mode == MulMode::kHi && v.type == T::kS32);
+}
+
+// mad24's `.sat` only in `.hi.s32`.
+bool Mad24Rule(const Variant& v) {
+  return !v.sat || (v.mul_mode == MulMode::kHi && v.type == T::kS32);
+}
+
+// `.relu` only with the `.btype` types `.s16x2` and `.s32`.
+bool ReluRule(const Variant& v) {
+  return !v.relu || v.type == T::kS16x2 || v.type == T::kS32;
+}
+
+// A video instruction has a secondary operation or a data merge, not both.
+bool VideoRule(const Variant& v) {
+  return v.secop == SecOp::kNone || v.dsel == Sel::kNone;
+}
+
+std::vector<FamilyInfo> BuildTable() {
+  const absl::string_view kSeedInt = "003_0456e5ea2429454c.txt";
+  const absl::string_view kSeedVideo = "002_e0c447847d9489fe.txt";
+  std::vector<FamilyInfo> t;
+  auto simple = [&](Family f, absl::string_view op, absl::string_view section,
+                    IsaLevel level, absl::string_view summary, int sources,
+                    std::vector<Type> types) {
+    t.push_back({.family = f,
+                 .opcode = op,
+                 .syntax = "",
+                 .section = section,
+                 .source = kSeedInt,
+                 .min_level = level,
+                 .summary = summary,
+                 .num_sources = sources,
+                 .types = std::move(types)});
+    return &t.back();
+  };
+  const std::vector<Type> kB32B64 = {T::kB32, T::kB64};
+  const std::vector<Type> kUS3264 = {T::kU32, T::kU64, T::kS32, T::kS64};
+
+  FamilyInfo* f;
+  f = simple(Family::kAdd, "add", "PTX ISA 9.7.1.1", kPtx10AllSm, "d = a + b",
+             2, {T::kU16, T::kU32, T::kU64, T::kS16, T::kS32, T::kS64,
+                 T::kU16x2, T::kS16x2});
+  f->syntax = ".sat.type", f->optional_sat = true, f->legal = SatOnlyS32;
+  f = simple(Family::kSub, "sub", "PTX ISA 9.7.1.2", kPtx10AllSm, "d = a - b",
+             2, kIntTypes);
+  f->syntax = ".sat.type", f->optional_sat = true, f->legal = SatOnlyS32;
+  f = simple(Family::kMul, "mul", "PTX ISA 9.7.1.3", kPtx10AllSm,
+             "d = (a * b) high, low or wide", 2, kIntTypes);
+  f->syntax = ".mulmode.type", f->legal = MulMadRule;
+  f->mul_modes = {MulMode::kHi, MulMode::kLo, MulMode::kWide};
+  f = simple(Family::kMad, "mad", "PTX ISA 9.7.1.4", kPtx10AllSm,
+             "d = (a * b) high, low or wide + c", 3, kIntTypes);
+  f->syntax = ".mulmode.sat.type", f->optional_sat = true,
+  f->legal = MulMadRule;
+  f->mul_modes = {MulMode::kHi, MulMode::kLo, MulMode::kWide};
+  f = simple(Family::kMul24, "mul24", "PTX ISA 9.7.1.5", kPtx10AllSm,
+             "d = 24x24-bit product, bits 47..16 or 31..0", 2, kU32S32);
+  f->syntax = ".mulmode.type";
+  f->mul_modes = {MulMode::kHi, MulMode::kLo};
+  f = simple(Family::kMad24, "mad24", "PTX ISA 9.7.1.6", kPtx10AllSm,
+             "d = 24x24-bit product, bits 47..16 or 31..0, + c", 3, kU32S32);
+  f->syntax = ".mulmode.sat.type", f->optional_sat = true,
+  f->legal = Mad24Rule;
+  f->mul_modes = {MulMode::kHi, MulMode::kLo};
+  simple(Family::kSad, "sad", "PTX ISA 9.7.1.7", kPtx10AllSm,
+         "d = c + |a - b|", 3, kIntTypes);
+  simple(Family::kDiv, "div", "PTX ISA 9.7.1.8", kPtx10AllSm, "d = a / b", 2,
+         kIntTypes);
+  simple(Family::kRem, "rem", "PTX ISA 9.7.1.9", kPtx10AllSm, "d = a % b", 2,
+         kIntTypes);
+  simple(Family::kAbs, "abs", "PTX ISA 9.7.1.10", kPtx10AllSm, "d = |a|", 1,
+         {T::kS16, T::kS32, T::kS64});
+  simple(Family::kNeg, "neg", "PTX ISA 9.7.1.11", kPtx10AllSm, "d = -a", 1,
+         {T::kS16, T::kS32, T::kS64});
+  const std::vector<Type> kMinMaxTypes = {T::kU16,   T::kU32,   T::kU64,
+                                          T::kU16x2, T::kS16,   T::kS64,
+                                          T::kS16x2, T::kS32};
+  f = simple(Family::kMin, "min", "PTX ISA 9.7.1.12", kPtx10AllSm,
+             "d = min(a, b), optionally clamped at 0", 2, kMinMaxTypes);
+  f->syntax = ".relu.type", f->optional_relu = true, f->legal = ReluRule;
+  f = simple(Family::kMax, "max", "PTX ISA 9.7.1.13", kPtx10AllSm,
+             "d = max(a, b), optionally clamped at 0", 2, kMinMaxTypes);
+  f->syntax = ".relu.type", f->optional_relu = true, f->legal = ReluRule;
+  simple(Family::kPopc, "popc", "PTX ISA 9.7.1.14", kPtx20Sm20,
+         "d = number of one bits in a", 1, kB32B64);
+  simple(Family::kClz, "clz", "PTX ISA 9.7.1.15", kPtx20Sm20,
+         "d = number of leading zeros in a", 1, kB32B64);
+  f = simple(Family::kBfind, "bfind", "PTX ISA 9.7.1.16", kPtx20Sm20,
+             "d = position of the most significant non-sign bit", 1, kUS3264);
+  f->syntax = ".shiftamt.type", f->optional_shiftamt = true;
+  simple(Family::kFns, "fns", "PTX ISA 9.7.1.17", {60, 30},
+         "d = position of the n-th set bit from base", 3, {T::kB32});
+  simple(Family::kBrev, "brev", "PTX ISA 9.7.1.18", kPtx20Sm20,
+         "d = a with its bits reversed", 1, kB32B64);
+  simple(Family::kBfe, "bfe", "PTX ISA 9.7.1.19", kPtx20Sm20,
+         "d = bit field of a at position b, length c", 3, kUS3264);
+  simple(Family::kBfi, "bfi", "PTX ISA 9.7.1.20", kPtx20Sm20,
+         "f = b with a inserted at position c, length d", 4, kB32B64);
+  f = simple(Family::kBmsk, "bmsk", "PTX ISA 9.7.1.22", {76, 70},
+             "d = mask of b bits starting at bit a", 2, {T::kB32});
+  f->syntax = ".shiftmode.type", f->shift_modes = kClampWrap;
+  f = simple(Family::kSzext, "szext", "PTX ISA 9.7.1.21", {76, 70},
+             "d = a sign- or zero-extended from its low b bits", 2, kU32S32);
+  f->syntax = ".shiftmode.type", f->shift_modes = kClampWrap;
+  f = simple(Family::kDp4a, "dp4a", "PTX ISA 9.7.1.23", {50, 61},
+             "d = c + four-way byte dot product of a and b", 3, {});
+  f->syntax = ".atype.btype", f->atypes = kU32S32, f->btypes = kU32S32;
+  f = simple(Family::kDp2a, "dp2a", "PTX ISA 9.7.1.24", {50, 61},
+             "d = c + two-way dot product of a's half-words and b's bytes", 3,
+             {});
+  f->syntax = ".mulmode.atype.btype", f->atypes = kU32S32,
+  f->btypes = kU32S32;
+  f->mul_modes = {MulMode::kLo, MulMode::kHi};
+  f = simple(Family::kShf, "shf", "PTX ISA 9.7.8.7", {31, 32},
+             "d = 32 bits of the funnel-shifted [b, a]", 3, {T::kB32});
+  f->syntax = ".dir.shiftmode.type", f->source = "001_f49adf3aed9ff0c2.txt";
+  f->directions = {Direction::kLeft, Direction::kRight},
+  f->shift_modes = kClampWrap;
+
+  struct VideoRow {
+    Family family;
+    absl::string_view opcode, summary;
+  };
+  for (const VideoRow& row : std::initializer_list<VideoRow>{
+           {Family::kVadd, "vadd", "tmp = a + b"},
+           {Family::kVsub, "vsub", "tmp = a - b"},
+           {Family::kVabsdiff, "vabsdiff", "tmp = |a - b|"},
+           {Family::kVmin, "vmin", "tmp = min(a, b)"},
+           {Family::kVmax, "vmax", "tmp = max(a, b)"}}) {
+    f = simple(row.family, row.opcode, "PTX ISA 9.7.18.1.1", kPtx20Sm20,
+               row.summary, 2, kU32S32);
+    f->syntax = "", f->source = kSeedVideo, f->atypes = kU32S32,
+    f->btypes = kU32S32, f->optional_sat = true, f->asels = kAllSels,
+    f->bsels = kAllSels, f->dsels = kAllSels, f->secops = kAllSecOps,
+    f->legal = VideoRule;
+  }
+  for (const VideoRow& row : std::initializer_list<VideoRow>{
+           {Family::kVshl, "vshl", "tmp = a << b"},
+           {Family::kVshr, "vshr", "tmp = a >> b"}}) {
+    f = simple(row.family, row.opcode, "PTX ISA 9.7.18.1.2", kPtx20Sm20,
+               row.summary, 2, kU32S32);
+    f->syntax = "", f->source = "000_9b31c0f0b7344ca8.txt",
+    f->atypes = kU32S32, f->btypes = {T::kU32}, f->shift_modes = kClampWrap,
+    f->optional_sat = true, f->asels = kAllSels, f->bsels = kAllSels,
+    f->dsels = kAllSels, f->secops = kAllSecOps, f->legal = VideoRule;
+  }
+  f = simple(Family::kVmad, "vmad", "PTX ISA 9.7.18.1.3", kPtx20Sm20,
+             "d = (+/-)(a * b) + (+/-)c (+1), scaled", 3, kU32S32);
+  f->syntax = ".type.atype.btype.po.sat.scale",
+  f->source = "PTX ISA text (vmad)", f->atypes = kU32S32, f->btypes = kU32S32,
+  f->optional_sat = true, f->asels = kAllSels, f->bsels = kAllSels,
+  f->scales = {Scale::kNone, Scale::kShr7, Scale::kShr15};
+  f->vmad_forms = {VmadForm::kNone, VmadForm::kNegProduct, VmadForm::kNegC,
+                   VmadForm::kPlusOne};
+  f = simple(Family::kVset, "vset", "PTX ISA 9.7.18.1.4", kPtx20Sm20,
+             "tmp = compare(a, b) ? 1 : 0", 2, {});
+  f->syntax = ".atype.btype.cmp.secop", f->source = "PTX ISA text (vset)",
+  f->atypes = kU32S32, f->btypes = kU32S32, f->asels = kAllSels,
+  f->bsels = kAllSels, f->dsels = kAllSels, f->secops = kAllSecOps,
+  f->legal = VideoRule;
+  f->cmps = {Cmp::kEq, Cmp::kNe, Cmp::kLt, Cmp::kLe, Cmp::kGt, Cmp::kGe};
+  f = simple(Family::kVisaShl, "visa.shl", "Intel vISA SHL (opcode 0x24)",
+             {0, 0}, "dst = src0 << (src1 & 31, or & 63 for Q/UQ dst)", 2,
+             kVisaTypes);
+  f->syntax = ".sat.type.atype.btype",
+  f->source = "004_d740d6e62bd706dd.txt", f->atypes = kVisaTypes,
+  f->btypes = kVisaTypes, f->optional_sat = true;
+
+  for (FamilyInfo& row : t) {
+    if (row.syntax.empty() && IsVideo(row.family)) {
+      row.syntax = row.family == Family::kVshl || row.family == Family::kVshr
+                       ? absl::string_view(".type.atype.btype.sat."
+                                          "shiftmode.secop")
+                       : absl::string_view(".type.atype.btype.sat.secop");
+    } else if (row.syntax.empty()) {
+      row.syntax = ".type";
+    }
+  }
+  return t;
+}
+
+template <typename E>
+std::vector<E> OrNone(const std::vector<E>& values) {
+  return values.empty() ? std::vector<E>{E::kNone} : values;
+}
+
+std::vector<bool> Optional(bool optional) {
+  return optional ? std::vector<bool>{false, true} : std::vector<bool>{false};
+}
+
+}  // namespace
+
+std::span<const FamilyInfo> AllFamilies() {
+  static const std::vector<FamilyInfo>* table =
+      new std::vector<FamilyInfo>(BuildTable());
+  return *table;
+}
+
+const FamilyInfo& InfoOf(Family f) {
+  return AllFamilies()[static_cast<int>(f)];
+}
+
+bool IsVideo(Family f) { return f >= Family::kVadd && f <= Family::kVset; }
+
+void ForEachVariant(Family family, absl::FunctionRef<void(const Variant&)> fn) {
+  const FamilyInfo& info = InfoOf(family);
+  Variant v;
+  v.family = family;
+  // The product of every axis; the order of the loops is the listing order.
+  for (Type type : OrNone(info.types)) {
+    v.type = type;
+    for (Type atype : OrNone(info.atypes)) {
+      v.atype = atype;
+      for (Type btype : OrNone(info.btypes)) {
+        v.btype = btype;
+        for (MulMode mm : OrNone(info.mul_modes)) {
+          v.mul_mode = mm;
+          for (Direction dir : OrNone(info.directions)) {
+            v.direction = dir;
+            for (ShiftMode sm : OrNone(info.shift_modes)) {
+              v.shift_mode = sm;
+              for (bool sat : Optional(info.optional_sat)) {
+                v.sat = sat;
+                for (bool relu : Optional(info.optional_relu)) {
+                  v.relu = relu;
+                  for (bool shiftamt : Optional(info.optional_shiftamt)) {
+                    v.shiftamt = shiftamt;
+                    for (Cmp cmp : OrNone(info.cmps)) {
+                      v.cmp = cmp;
+                      for (Scale scale : OrNone(info.scales)) {
+                        v.scale = scale;
+                        for (VmadForm form : OrNone(info.vmad_forms)) {
+                          v.vmad_form = form;
+                          for (SecOp secop : OrNone(info.secops)) {
+                            v.secop = secop;
+                            for (Sel dsel : OrNone(info.dsels)) {
+                              v.dsel = dsel;
+                              for (Sel asel : OrNone(info.asels)) {
+                                v.asel = asel;
+                                for (Sel bsel : OrNone(info.bsels)) {
+                                  v.bsel = bsel;
+                                  if (info.legal == nullptr || info.legal(v)) {
+                                    fn(v);
+                                  }
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+const std::vector<Variant>& AllVariants() {
+  static const std::vector<Variant>* all = [] {
+    auto* variants = new std::vector<Variant>();
+    for (const FamilyInfo& info : AllFamilies()) {
+      ForEachVariant(info.family,
+                     [&](const Variant& v) { variants->push_back(v); });
+    }
+    return variants;
+  }();
+  return *all;
+}
+
+bool IsLegal(const Variant& v) {
+  static const auto* legal = new absl::flat_hash_set<Variant>(
+      AllVariants().begin(), AllVariants().end());
+  return static_cast<int>(v.family) < kNumFamilies && legal->contains(v);
+}
+
+IsaLevel LevelOf(const Variant& v) {
+  IsaLevel level = InfoOf(v.family).min_level;
+  const bool packed_or_relu = IsPacked(v.type) || v.relu;
+  const bool is_min_max_add = v.family == Family::kAdd ||
+                              v.family == Family::kMin ||
+                              v.family == Family::kMax;
+  // add/min/max `.u16x2`/`.s16x2` and min/max `.relu`: PTX ISA 8.0, sm_90.
+  if (is_min_max_add && packed_or_relu) level = {80, 90};
+  return level;
+}
+
+int NumSources(const Variant& v) {
+  const int base = InfoOf(v.family).num_sources;
+  const bool video_c = IsVideo(v.family) && v.family != Family::kVmad &&
+                       (v.secop != SecOp::kNone || v.dsel != Sel::kNone);
+  return base + (video_c ? 1 : 0);
+}
+
+int SourceWidth(const Variant& v, int i) {
+  switch (v.family) {
+    case Family::kMad:
+      if (i == 2 && v.mul_mode == MulMode::kWide) return 2 * TypeWidth(v.type);
+      return TypeWidth(v.type);
+    case Family::kBfe:
+      return i == 0 ? TypeWidth(v.type) : 32;
+    case Family::kBfi:
+      return i <= 1 ? TypeWidth(v.type) : 32;
+    case Family::kVisaShl:
+      return TypeWidth(i == 0 ? v.atype : v.btype);
+    default:
+      break;
+  }
+  if (v.type == Type::kNone || IsVideo(v.family)) return 32;
+  return TypeWidth(v.type);
+}
+
+int ResultWidth(const Variant& v) {
+  switch (v.family) {
+    case Family::kMul:
+    case Family::kMad:
+      return TypeWidth(v.type) * (v.mul_mode == MulMode::kWide ? 2 : 1);
+    case Family::kPopc:
+    case Family::kClz:
+    case Family::kBfind:
+      return 32;
+    default:
+      break;
+  }
+  if (v.type == Type::kNone || IsVideo(v.family)) return 32;
+  return TypeWidth(v.type);
+}
+
+absl::string_view SourceName(const Variant& v, int i) {
+  static constexpr std::array<absl::string_view, 3> kFns = {"mask", "base",
+                                                           "offset"};
+  static constexpr std::array<absl::string_view, 4> kPlain = {"a", "b", "c",
+                                                             "d"};
+  if (v.family == Family::kFns) return kFns[i];
+  if (v.family == Family::kVisaShl) return i == 0 ? "src0" : "src1";
+  return kPlain[i];
+}
+
+bool MayBeImmediate(const Variant& v, int /*i*/) {
+  // The video instructions take "32-bit registers" only (PTX ISA 9.7.18.1);
+  // the other PTX integer instructions take "register and constant immediate
+  // forms" (9.7.1); vISA SHL's sources are "general, indirect, immediate".
+  return !IsVideo(v.family);
+}
+
+}  // namespace ptxdiff

@@ -1,0 +1,111 @@
+#include "absl/strings/string_view.h"
+#include "isa/family_table.h"
+
+#include <map>
+
+#include "absl/container/flat_hash_set.h"
+#include "gtest/gtest.h"
+#include "isa/spelling.h"
+
+namespace ptxdiff {
+namespace {
+
+int CountOf(Family f) {
+  int n = 0;
+  ForEachVariant(f, [&](const Variant&) { ++n; });
+  return n;
+}
+
+TEST(FamilyTableTest, RowsAreInFamilyOrder) {
+  ASSERT_EQ(AllFamilies().size(), static_cast<size_t>(kNumFamilies));
+  for (int i = 0; i < kNumFamilies; ++i) {
+    EXPECT_EQ(static_cast<int>(AllFamilies()[i].family), i);
+  }
+}
+
+// Counts derived by hand from the syntax lines and restrictions of the spec.
+TEST(FamilyTableTest, VariantCountsMatchTheSpec) {
+  EXPECT_EQ(CountOf(Family::kAdd), 8 + 1);      // 8 types, .sat.s32
+  EXPECT_EQ(CountOf(Family::kSub), 6 + 1);
+  EXPECT_EQ(CountOf(Family::kMul), 3 * 6 - 2);  // no .wide for 64-bit
+  EXPECT_EQ(CountOf(Family::kMad), 3 * 6 - 2 + 1);  // + mad.hi.sat.s32
+  EXPECT_EQ(CountOf(Family::kMul24), 4);
+  EXPECT_EQ(CountOf(Family::kMad24), 5);
+  EXPECT_EQ(CountOf(Family::kMin), 8 + 2);  // + .relu on s16x2, s32
+  EXPECT_EQ(CountOf(Family::kBfind), 8);
+  EXPECT_EQ(CountOf(Family::kShf), 4);
+  EXPECT_EQ(CountOf(Family::kDp2a), 8);
+  // dtype x atype x btype x sat x asel x bsel x (none | 3 secops | 6 dsels)
+  EXPECT_EQ(CountOf(Family::kVadd), 8 * 2 * 7 * 7 * 10);
+  EXPECT_EQ(CountOf(Family::kVshr), 4 * 2 * 2 * 7 * 7 * 10);
+  // types x sat x scale x asel x bsel x (plain, -a, -c, .po)
+  EXPECT_EQ(CountOf(Family::kVmad), 8 * 2 * 3 * 7 * 7 * 4);
+  EXPECT_EQ(CountOf(Family::kVset), 4 * 6 * 7 * 7 * 10);
+  EXPECT_EQ(CountOf(Family::kVisaShl), 8 * 8 * 8 * 2);
+}
+
+TEST(FamilyTableTest, EveryListedVariantIsLegalAndDistinct) {
+  absl::flat_hash_set<Variant> seen;
+  for (const Variant& v : AllVariants()) {
+    EXPECT_TRUE(IsLegal(v));
+    EXPECT_TRUE(seen.insert(v).second) << Spell(v);
+  }
+}
+
+TEST(FamilyTableTest, RejectsCombinationsTheSpecForbids) {
+  Variant add_sat_u32{.family = Family::kAdd, .type = Type::kU32, .sat = true};
+  EXPECT_FALSE(IsLegal(add_sat_u32));
+  Variant mul_wide_u64{.family = Family::kMul, .type = Type::kU64,
+                       .mul_mode = MulMode::kWide};
+  EXPECT_FALSE(IsLegal(mul_wide_u64));
+  Variant mad_lo_sat{.family = Family::kMad, .type = Type::kS32,
+                     .mul_mode = MulMode::kLo, .sat = true};
+  EXPECT_FALSE(IsLegal(mad_lo_sat));
+  Variant min_relu_u32{.family = Family::kMin, .type = Type::kU32,
+                       .relu = true};
+  EXPECT_FALSE(IsLegal(min_relu_u32));
+  Variant vadd_merge_and_secop{
+      .family = Family::kVadd, .type = Type::kU32, .atype = Type::kU32,
+      .btype = Type::kU32, .dsel = Sel::kB0, .secop = SecOp::kAdd};
+  EXPECT_FALSE(IsLegal(vadd_merge_and_secop));
+}
+
+TEST(FamilyTableTest, OperandShapes) {
+  auto v = [](absl::string_view s) { return *ParseVariant(s); };
+  EXPECT_EQ(ResultWidth(v("mul.wide.u32")), 64);
+  EXPECT_EQ(ResultWidth(v("mul.wide.s16")), 32);
+  EXPECT_EQ(SourceWidth(v("mad.wide.s32"), 2), 64);
+  EXPECT_EQ(SourceWidth(v("mad.wide.s32"), 0), 32);
+  EXPECT_EQ(ResultWidth(v("popc.b64")), 32);
+  EXPECT_EQ(SourceWidth(v("popc.b64"), 0), 64);
+  EXPECT_EQ(SourceWidth(v("bfe.u64"), 1), 32);
+  EXPECT_EQ(ResultWidth(v("add.s16")), 16);
+  EXPECT_EQ(ResultWidth(v("add.u16x2")), 32);
+  EXPECT_EQ(NumSources(v("bfi.b32")), 4);
+  EXPECT_EQ(NumSources(v("vadd.u32.u32.u32")), 2);
+  EXPECT_EQ(NumSources(v("vadd.u32.u32.u32.add")), 3);
+  EXPECT_EQ(NumSources(v("vadd.u32.u32.u32 d.b0, a, b, c")), 3);
+  EXPECT_EQ(NumSources(v("vmad.u32.u32.u32")), 3);
+  EXPECT_EQ(SourceWidth(v("visa.shl.q.ub.uw"), 0), 8);
+  EXPECT_EQ(SourceWidth(v("visa.shl.q.ub.uw"), 1), 16);
+  EXPECT_EQ(ResultWidth(v("visa.shl.q.ub.uw")), 64);
+  EXPECT_EQ(SourceName(v("fns.b32"), 1), "base");
+  EXPECT_FALSE(MayBeImmediate(v("vadd.u32.u32.u32"), 1));
+  EXPECT_TRUE(MayBeImmediate(v("shf.l.clamp.b32"), 2));
+}
+
+TEST(FamilyTableTest, IsaLevels) {
+  auto level = [](absl::string_view s) { return LevelOf(*ParseVariant(s)); };
+  EXPECT_EQ(level("add.s32").ptx, 10);
+  EXPECT_EQ(level("add.u16x2").ptx, 80);
+  EXPECT_EQ(level("add.u16x2").sm, 90);
+  EXPECT_EQ(level("min.relu.s32").sm, 90);
+  EXPECT_EQ(level("min.s32").sm, 0);
+  EXPECT_EQ(level("bmsk.wrap.b32").sm, 70);
+  EXPECT_EQ(level("dp4a.u32.s32").ptx, 50);
+  EXPECT_EQ(level("shf.r.wrap.b32").sm, 32);
+  EXPECT_EQ(level("fns.b32").ptx, 60);
+}
+
+}  // namespace
+}  // namespace ptxdiff

@@ -1,0 +1,26 @@
+// Operand values written as text: `0x` hex, decimal, or negative decimal.
+// Shared by the CLI, text cases and the known-answer files.
+
+#ifndef PTXDIFF_ISA_OPERAND_TEXT_H_
+#define PTXDIFF_ISA_OPERAND_TEXT_H_
+
+#include <cstdint>
+#include <string>
+
+
+#include "absl/strings/string_view.h"
+#include "absl/status/statusor.h"
+
+namespace ptxdiff {
+
+// Parses an operand for a source `width` bits wide (1..64). A negative decimal
+// is stored as its two's complement. Out-of-range or malformed text is
+// InvalidArgument naming the range.
+absl::StatusOr<uint64_t> ParseOperand(absl::string_view text, int width);
+
+// `bits` as 0x-prefixed hex with as many digits as `width` needs.
+std::string HexOperand(uint64_t bits, int width);
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_ISA_OPERAND_TEXT_H_

@@ -1,0 +1,40 @@
+#include "isa/operand_text.h"
+
+#include "gtest/gtest.h"
+
+namespace ptxdiff {
+namespace {
+
+TEST(OperandTextTest, ParsesHexDecimalAndNegative) {
+  EXPECT_EQ(*ParseOperand("0x10", 32), 16u);
+  EXPECT_EQ(*ParseOperand("0XfF", 8), 255u);
+  EXPECT_EQ(*ParseOperand("42", 16), 42u);
+  EXPECT_EQ(*ParseOperand("-1", 16), 0xffffu);
+  EXPECT_EQ(*ParseOperand("-2147483648", 32), 0x80000000u);
+  EXPECT_EQ(*ParseOperand("-9223372036854775808", 64), 0x8000000000000000u);
+  EXPECT_EQ(*ParseOperand("0xffffffffffffffff", 64), ~uint64_t{0});
+}
+
+TEST(OperandTextTest, RejectsOutOfRangeAndGarbage) {
+  EXPECT_FALSE(ParseOperand("0x10000", 16).ok());
+  EXPECT_FALSE(ParseOperand("-32769", 16).ok());
+  EXPECT_FALSE(ParseOperand("4294967296", 32).ok());
+  EXPECT_FALSE(ParseOperand("0x1ffffffffffffffff", 64).ok());
+  EXPECT_FALSE(ParseOperand("18446744073709551616", 64).ok());
+  EXPECT_FALSE(ParseOperand("", 32).ok());
+  EXPECT_FALSE(ParseOperand("0x", 32).ok());
+  EXPECT_FALSE(ParseOperand("12ab", 32).ok());
+  EXPECT_FALSE(ParseOperand("--1", 32).ok());
+  EXPECT_FALSE(ParseOperand("+1", 32).ok());
+  EXPECT_NE(ParseOperand("65536", 16).status().message().find("16 bits"),
+            std::string::npos);
+}
+
+TEST(OperandTextTest, HexHasTheWidthsDigits) {
+  EXPECT_EQ(HexOperand(0xf, 32), "0x0000000f");
+  EXPECT_EQ(HexOperand(0xf, 16), "0x000f");
+  EXPECT_EQ(HexOperand(1, 64), "0x0000000000000001");
+}
+
+}  // namespace
+}  // namespace ptxdiff

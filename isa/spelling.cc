@@ -1,0 +1,223 @@
+#include "absl/strings/string_view.h"
+#include "isa/spelling.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "common/fnv1a.h"
+#include "isa/family_table.h"
+
+namespace ptxdiff {
+namespace {
+
+absl::string_view SpellTypeOf(const Variant& v, Type t) {
+  return v.family == Family::kVisaShl ? SpellVisaType(t) : SpellType(t);
+}
+
+// The spelling of one syntax token (`type`, `sat`, ...) for `v`; empty when
+// the axis is absent.
+absl::string_view SpellToken(const Variant& v, absl::string_view token) {
+  if (token == "type") return SpellTypeOf(v, v.type);
+  if (token == "atype") return SpellTypeOf(v, v.atype);
+  if (token == "btype") return SpellTypeOf(v, v.btype);
+  if (token == "mulmode") return SpellMulMode(v.mul_mode);
+  if (token == "shiftmode") return SpellShiftMode(v.shift_mode);
+  if (token == "dir") return SpellDirection(v.direction);
+  if (token == "sat") return v.sat ? "sat" : "";
+  if (token == "relu") return v.relu ? "relu" : "";
+  if (token == "shiftamt") return v.shiftamt ? "shiftamt" : "";
+  if (token == "po") return v.vmad_form == VmadForm::kPlusOne ? "po" : "";
+  if (token == "scale") return SpellScale(v.scale);
+  if (token == "cmp") return SpellCmp(v.cmp);
+  if (token == "secop") return SpellSecOp(v.secop);
+  return "?";
+}
+
+bool HasOperandDecoration(const Variant& v) {
+  return v.asel != Sel::kNone || v.bsel != Sel::kNone ||
+         v.dsel != Sel::kNone || v.vmad_form == VmadForm::kNegProduct ||
+         v.vmad_form == VmadForm::kNegC;
+}
+
+std::string WithSel(absl::string_view name, Sel s) {
+  if (s == Sel::kNone) return std::string(name);
+  return absl::StrCat(name, ".", SpellSel(s));
+}
+
+std::string OperandList(const Variant& v) {
+  std::vector<std::string> ops = {WithSel("d", v.dsel)};
+  const char* neg_a = v.vmad_form == VmadForm::kNegProduct ? "-" : "";
+  const char* neg_c = v.vmad_form == VmadForm::kNegC ? "-" : "";
+  ops.push_back(absl::StrCat(neg_a, WithSel("a", v.asel)));
+  ops.push_back(WithSel("b", v.bsel));
+  if (NumSources(v) > 2) ops.push_back(absl::StrCat(neg_c, "c"));
+  return absl::StrJoin(ops, ", ");
+}
+
+std::string OpcodePart(const Variant& v) {
+  const FamilyInfo& info = InfoOf(v.family);
+  std::string out(info.opcode);
+  for (absl::string_view token :
+       absl::StrSplit(info.syntax, '.', absl::SkipEmpty())) {
+    absl::string_view spelled = SpellToken(v, token);
+    if (!spelled.empty()) absl::StrAppend(&out, ".", spelled);
+  }
+  return out;
+}
+
+// Plain operand names of a variant without decorations, in order.
+std::string PlainOperandList(int num_sources, bool bfi) {
+  static constexpr absl::string_view kNames[] = {"a", "b", "c", "d"};
+  std::vector<absl::string_view> ops = {bfi ? "f" : "d"};
+  for (int i = 0; i < num_sources; ++i) ops.push_back(kNames[i]);
+  return absl::StrJoin(ops, ", ");
+}
+
+const absl::flat_hash_map<std::string, Variant>& SpellingIndex() {
+  static const auto* index = [] {
+    auto* map = new absl::flat_hash_map<std::string, Variant>();
+    map->reserve(AllVariants().size());
+    for (const Variant& v : AllVariants()) map->emplace(Spell(v), v);
+    return map;
+  }();
+  return *index;
+}
+
+// The `.b0`..`.h1` selector at the end of an operand, or "".
+absl::string_view SelectorSuffix(absl::string_view op) {
+  const size_t dot = op.rfind('.');
+  if (dot == absl::string_view::npos || op.size() - dot != 3) return "";
+  const absl::string_view sel = op.substr(dot + 1);
+  const bool valid = (sel[0] == 'b' && sel[1] >= '0' && sel[1] <= '3') ||
+                     (sel[0] == 'h' && (sel[1] == '0' || sel[1] == '1'));
+  return valid ? op.substr(dot) : "";
+}
+
+// Operands in canonical form: the i-th operand renamed to the spec's name
+// (d, a, b, c, d; bfi's destination is f), keeping its negation and
+// selector, so that a PTX line with registers or immediates parses. vmad's
+// `-b` becomes `-a`, and `-a, -b` cancels.
+std::string NormalizeOperands(absl::string_view head,
+                              absl::string_view operands) {
+  static constexpr absl::string_view kNames[] = {"d", "a", "b", "c", "d"};
+  std::vector<std::string> ops;
+  for (absl::string_view op : absl::StrSplit(operands, ',')) {
+    op = absl::StripAsciiWhitespace(op);
+    const size_t i = ops.size();
+    const bool negated = absl::ConsumePrefix(&op, "-");
+    absl::string_view name =
+        i < 5 ? kNames[i] : absl::string_view("?");
+    if (i == 0 && absl::StartsWith(head, "bfi.")) name = "f";
+    ops.push_back(absl::StrCat(negated ? "-" : "", name, SelectorSuffix(op)));
+  }
+  if (ops.size() >= 3) {
+    const bool neg_a = absl::StartsWith(ops[1], "-");
+    const bool neg_b = absl::StartsWith(ops[2], "-");
+    if (neg_b) ops[2].erase(0, 1);
+    if (neg_a && neg_b) ops[1].erase(0, 1);
+    if (!neg_a && neg_b) ops[1].insert(0, "-");
+  }
+  return absl::StrJoin(ops, ", ");
+}
+
+// The input in canonical layout: "opcode.mods" or "opcode.mods d, a, b".
+std::string Normalize(absl::string_view spelling) {
+  absl::string_view s = absl::StripAsciiWhitespace(spelling);
+  absl::ConsumeSuffix(&s, ";");
+  s = absl::StripAsciiWhitespace(s);
+  const size_t space = s.find_first_of(" \t");
+  if (space == absl::string_view::npos) return std::string(s);
+  const absl::string_view head = s.substr(0, space);
+  return absl::StrCat(head, " ", NormalizeOperands(head, s.substr(space + 1)));
+}
+
+// The spec's own examples write `min.s16x2.relu` for `min.relu.s16x2`.
+std::string MoveTrailingRelu(absl::string_view head) {
+  if (!absl::ConsumeSuffix(&head, ".relu")) return std::string(head);
+  const size_t dot = head.find('.');
+  if (dot == absl::string_view::npos) return std::string(head);
+  return absl::StrCat(head.substr(0, dot), ".relu", head.substr(dot));
+}
+
+const Variant* Lookup(const std::string& normalized) {
+  const auto& index = SpellingIndex();
+  auto it = index.find(normalized);
+  if (it != index.end()) return &it->second;
+  // An operand list with plain names only adds nothing to the variant.
+  const size_t space = normalized.find(' ');
+  if (space == std::string::npos) return nullptr;
+  it = index.find(normalized.substr(0, space));
+  if (it == index.end()) return nullptr;
+  const Variant& v = it->second;
+  const bool plain = normalized.substr(space + 1) ==
+                     PlainOperandList(NumSources(v), v.family == Family::kBfi);
+  return plain ? &v : nullptr;
+}
+
+int EditDistance(absl::string_view a, absl::string_view b) {
+  std::vector<int> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = static_cast<int>(j);
+  for (size_t i = 1; i <= a.size(); ++i) {
+    int diagonal = row[0];
+    row[0] = static_cast<int>(i);
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const int substitution = diagonal + (a[i - 1] != b[j - 1] ? 1 : 0);
+      diagonal = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitution});
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::string Spell(const Variant& v) {
+  std::string out = OpcodePart(v);
+  if (HasOperandDecoration(v)) absl::StrAppend(&out, " ", OperandList(v));
+  return out;
+}
+
+uint64_t StableId(const Variant& v) { return Fnv1a64(Spell(v)); }
+
+absl::StatusOr<Variant> ParseVariant(absl::string_view spelling) {
+  std::string normalized = Normalize(spelling);
+  if (const Variant* v = Lookup(normalized)) return *v;
+  const size_t space = normalized.find(' ');
+  std::string head = normalized.substr(0, space);
+  std::string rest =
+      space == std::string::npos ? "" : normalized.substr(space);
+  if (const Variant* v = Lookup(MoveTrailingRelu(head) + rest)) return *v;
+
+  std::vector<std::string> nearest = NearestSpellings(normalized, 3);
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown instruction variant '", absl::StripAsciiWhitespace(spelling),
+      "'", nearest.empty() ? "" : "; nearest valid spellings: ",
+      absl::StrJoin(nearest, ", ")));
+}
+
+std::vector<std::string> NearestSpellings(absl::string_view spelling, int n) {
+  // Candidates of the same opcode when it is a known one (a typo in the
+  // modifiers), else all: this keeps the search to ~12k strings at most.
+  const absl::string_view opcode = spelling.substr(0, spelling.find('.'));
+  const bool known_opcode = std::any_of(
+      AllFamilies().begin(), AllFamilies().end(),
+      [&](const FamilyInfo& info) { return info.opcode == opcode; });
+  std::vector<std::pair<int, std::string>> scored;
+  for (const auto& [candidate, v] : SpellingIndex()) {
+    if (known_opcode && InfoOf(v.family).opcode != opcode) continue;
+    scored.emplace_back(EditDistance(spelling, candidate), candidate);
+  }
+  const size_t keep = std::min<size_t>(n, scored.size());
+  std::partial_sort(scored.begin(), scored.begin() + keep, scored.end());
+  std::vector<std::string> out;
+  for (size_t i = 0; i < keep; ++i) out.push_back(scored[i].second);
+  return out;
+}
+
+}  // namespace ptxdiff

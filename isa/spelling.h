@@ -1,0 +1,41 @@
+// The canonical spelling of a variant, and the parser back from it.
+//
+// The canonical spelling is the PTX instruction's opcode with its modifiers
+// in the order of the spec's syntax line (`mad.hi.sat.s32`,
+// `vshr.s32.u32.u32.clamp.add`). Where operands carry part of the variant —
+// the video selectors `.b0`..`.h1` and vmad's negations — the operand list
+// follows, with the spec's operand names: `vadd.u32.u32.u32 d.h1, a.b0, b, c`.
+// Intel vISA SHL is spelled `visa.shl{.sat}.DST.SRC0.SRC1` with vISA's type
+// names in lower case (`visa.shl.sat.d.ub.uw`).
+
+#ifndef PTXDIFF_ISA_SPELLING_H_
+#define PTXDIFF_ISA_SPELLING_H_
+
+#include <string>
+
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/status/statusor.h"
+#include "isa/variant.h"
+
+namespace ptxdiff {
+
+// The canonical spelling of a legal variant.
+std::string Spell(const Variant& v);
+
+// Parses a spelling back into its variant. Accepts the canonical spelling,
+// extra white space, a trailing `;`, an operand list with plain names
+// (`add.s32 d, a, b`) or registers and immediates in place of the names
+// (`vadd.s32.u32.s32.sat r1, r2.b0, r3.h0;`), and the spec's alternative spellings noted in
+// docs/spec-notes.md. An unknown spelling is InvalidArgument naming the
+// nearest valid spellings.
+absl::StatusOr<Variant> ParseVariant(absl::string_view spelling);
+
+// Up to `n` valid spellings closest to `spelling` (edit distance), nearest
+// first.
+std::vector<std::string> NearestSpellings(absl::string_view spelling, int n);
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_ISA_SPELLING_H_

@@ -1,0 +1,115 @@
+#include "absl/strings/string_view.h"
+#include "isa/spelling.h"
+
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "isa/family_table.h"
+
+namespace ptxdiff {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(SpellingTest, EveryVariantRoundTrips) {
+  for (const Variant& v : AllVariants()) {
+    const std::string s = Spell(v);
+    auto parsed = ParseVariant(s);
+    ASSERT_TRUE(parsed.ok()) << s << ": " << parsed.status();
+    EXPECT_EQ(*parsed, v) << s;
+  }
+}
+
+TEST(SpellingTest, StableIdsAreDistinctAndFixed) {
+  absl::flat_hash_set<uint64_t> ids;
+  for (const Variant& v : AllVariants()) {
+    EXPECT_TRUE(ids.insert(StableId(v)).second) << Spell(v);
+  }
+  // Pinned: these must never change, or corpora and crash files break.
+  EXPECT_EQ(StableId(*ParseVariant("add.s32")), 0x96dfa25839970f8aull);
+  EXPECT_EQ(StableId(*ParseVariant("vshr.s32.u32.u32.clamp.add d, a.b1, b.h1, c")),
+            StableId(*ParseVariant("vshr.s32.u32.u32.clamp.add  d,a.b1,b.h1,c;")));
+}
+
+TEST(SpellingTest, CanonicalSpellings) {
+  auto spell = [](absl::string_view s) { return Spell(*ParseVariant(s)); };
+  EXPECT_EQ(spell("mad.hi.sat.s32"), "mad.hi.sat.s32");
+  EXPECT_EQ(spell("vadd.s32.u32.s32.sat r1, r2.b0, r3.h0"),
+            "vadd.s32.u32.s32.sat d, a.b0, b.h0");
+  EXPECT_EQ(spell("vmad.s32.s32.u32.sat r0, r1, r2, -r3"),
+            "vmad.s32.s32.u32.sat d, a, b, -c");
+  EXPECT_EQ(spell("shf.l.clamp.b32"), "shf.l.clamp.b32");
+  EXPECT_EQ(spell("visa.shl.sat.d.ub.uw"), "visa.shl.sat.d.ub.uw");
+}
+
+TEST(SpellingTest, AcceptsPlainOperandListsAndWhiteSpace) {
+  EXPECT_EQ(*ParseVariant("  add.s32   d,a ,b ; "), *ParseVariant("add.s32"));
+  EXPECT_EQ(*ParseVariant("bfi.b32 f, a, b, c, d"), *ParseVariant("bfi.b32"));
+}
+
+TEST(SpellingTest, SpecAlternativeSpellings) {
+  // The spec's own example writes `.relu` last.
+  EXPECT_EQ(*ParseVariant("min.s16x2.relu"), *ParseVariant("min.relu.s16x2"));
+  // vmad: only the product's sign matters.
+  EXPECT_EQ(*ParseVariant("vmad.s32.s32.s32 d, a, -b, c"),
+            *ParseVariant("vmad.s32.s32.s32 d, -a, b, c"));
+  EXPECT_EQ(*ParseVariant("vmad.s32.s32.s32 d, -a, -b, c"),
+            *ParseVariant("vmad.s32.s32.s32"));
+}
+
+TEST(SpellingTest, UnknownSpellingNamesNearestValidOnes) {
+  auto r = ParseVariant("bfe.b32");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(r.status().message(), HasSubstr("unknown instruction variant"));
+  EXPECT_THAT(r.status().message(), HasSubstr("bfe.u32"));
+  EXPECT_THAT(r.status().message(), HasSubstr("bfe.s32"));
+  EXPECT_THAT(std::string(ParseVariant("ad.s32").status().message()),
+              HasSubstr("add.s32"));
+  EXPECT_FALSE(ParseVariant("").ok());
+  EXPECT_FALSE(ParseVariant("add.sat.u32").ok());
+  EXPECT_FALSE(ParseVariant("vadd.u32.u32.u32.add d.b0, a, b, c").ok());
+}
+
+// Every instruction in the seeds' and the PTX text's Examples blocks that
+// belongs to a covered family parses (except the ones spec-notes.md lists).
+TEST(SpellingTest, SpecExamplesParse) {
+  const char* kExamples[] = {
+      "add.u32     x,y,z;", "add.sat.s32 c,c,1;", "add.u16x2   u,v,w;",
+      "sub.s32 c,a,b;", "mul.wide.s16 fa,fxs,fys;", "mul.lo.s16 fa,fxs,fys;",
+      "mul.wide.s32 z,x,y;", "mad.lo.s32 d,a,b,c;", "mad.lo.s32 r,p,q,r;",
+      "mul24.lo.s32 d,a,b;", "mad24.lo.s32 d,a,b,c;", "sad.s32  d,a,b,c;",
+      "sad.u32  d,a,b,d;", "div.s32  b,n,i;", "rem.s32  x,x,8;",
+      "abs.s32  r0,a;", "neg.s32  r0,a;", "min.s32  r0,a,b;",
+      "min.u16  h,i,j;", "min.s16x2.relu u,v,w;", "max.u32  d,a,b;",
+      "max.s32  q,q,0;", "max.relu.s16x2 t,t,u;", "popc.b32  d, a;",
+      "popc.b64  cnt, X;", "clz.b32  d, a;", "clz.b64  cnt, X;",
+      "bfind.u32  d, a;", "bfind.shiftamt.s64  cnt, X;",
+      "fns.b32 d, 0xaaaaaaaa, 3, 1;", "brev.b32  d, a;",
+      "bfi.b32  d,a,b,start,len;", "szext.clamp.s32 rd, ra, rb;",
+      "szext.wrap.u32  rd, 0xffffffff, 0;", "bmsk.clamp.b32  rd, ra, rb;",
+      "bmsk.wrap.b32   rd, 1, 2;", "dp4a.u32.u32           d0, a0, b0, c0;",
+      "dp4a.u32.s32           d1, a1, b1, c1;",
+      "dp2a.lo.u32.u32           d0, a0, b0, c0;",
+      "dp2a.hi.u32.s32           d1, a1, b1, c1;",
+      "shf.l.clamp.b32  r3,r1,r0,16;", "shf.r.clamp.b32  r1,r0,r0,n;",
+      "vadd.s32.u32.s32.sat      r1, r2.b0, r3.h0;",
+      "vsub.s32.s32.u32.sat      r1, r2.h1, r3.h1;",
+      "vabsdiff.s32.s32.s32.sat  r1.h0, r2.b0, r3.b2, c;",
+      "vmin.s32.s32.s32.sat.add  r1, r2, r3, c;",
+      "vshl.s32.u32.u32.clamp  r1, r2, r3;",
+      "vshr.u32.u32.u32.wrap   r1, r2, r3.h1;",
+      "vmad.s32.s32.u32.sat    r0, r1, r2, -r3;",
+      "vmad.u32.u32.u32.shr15  r0, r1.h0, r2.h0, r3;",
+      "vset.s32.u32.lt    r1, r2, r3;", "vset.u32.u32.ne    r1, r2, r3.h1;",
+  };
+  for (const char* example : kExamples) {
+    auto parsed = ParseVariant(example);
+    EXPECT_TRUE(parsed.ok()) << example << ": " << parsed.status();
+  }
+}
+
+}  // namespace
+}  // namespace ptxdiff

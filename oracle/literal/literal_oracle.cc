@@ -1,0 +1,1198 @@
+// The literal oracle: the spec's pseudocode, transcribed. See
+// literal_oracle.h for why it exists and docs/spec-notes.md for every
+// decision on an ambiguity. Quoted lines ("...") are the spec's own text.
+
+#include "oracle/literal/literal_oracle.h"
+
+#include <cstdint>
+
+#include "isa/axes.h"
+#include "isa/family_table.h"
+#include "isa/variant.h"
+#include "oracle/oracle.h"
+
+namespace ptxdiff {
+namespace {
+
+// A mathematical integer. Every intermediate in this file fits (the widest is
+// an s64 shifted left by 63, or a 65-bit vmad sum), so nothing here overflows
+// unless the spec says it truncates.
+using Integer = __int128;
+// A 128-bit vector of bits, such as vmad's tmp[127:0] or a 64x64 product.
+using Bits128 = unsigned __int128;
+
+// ---------------------------------------------------------------------------
+// Bits and integers.
+// ---------------------------------------------------------------------------
+
+// x[i], for 0 <= i < 128.
+int Bit(Bits128 x, int i) { return static_cast<int>((x >> i) & 1); }
+
+// x with x[i] = value.
+Bits128 WithBit(Bits128 x, int i, int value) {
+  const Bits128 one = 1;
+  return value != 0 ? (x | (one << i)) : (x & ~(one << i));
+}
+
+// 2^n, for 0 <= n < 127.
+Integer Pow2(int n) { return static_cast<Integer>(1) << n; }
+
+// x<hi..lo>, moved down to bit 0, one bit at a time.
+Bits128 Field(Bits128 x, int hi, int lo) {
+  Bits128 d = 0;
+  for (int i = lo; i <= hi; ++i) d = WithBit(d, i - lo, Bit(x, i));
+  return d;
+}
+
+// The two's complement bits of `value`: a value is "written to a register"
+// by keeping its low `width` bits (width <= 64). This is the only place a
+// result wraps.
+uint64_t Low(Integer value, int width) {
+  return static_cast<uint64_t>(
+      Field(static_cast<Bits128>(value), width - 1, 0));
+}
+
+// The value of bits<width-1..0> read as an unsigned number.
+Integer UnsignedValue(Bits128 bits, int width) {
+  Integer value = 0;
+  for (int i = 0; i < width; ++i) {
+    if (Bit(bits, i) == 1) value += Pow2(i);
+  }
+  return value;
+}
+
+// The value of bits<width-1..0> read as a two's complement number: bit
+// width-1 weighs -2^(width-1).
+Integer SignedValue(Bits128 bits, int width) {
+  Integer value = UnsignedValue(bits, width - 1);
+  if (Bit(bits, width - 1) == 1) value -= Pow2(width - 1);
+  return value;
+}
+
+// Sign- or zero-extends bits<width-1..0>.
+Integer Value(Bits128 bits, int width, bool is_signed) {
+  return is_signed ? SignedValue(bits, width) : UnsignedValue(bits, width);
+}
+
+// The range of a `width`-bit integer: MININT..MAXINT.
+Integer MaxOf(int width, bool is_signed) {
+  return is_signed ? Pow2(width - 1) - 1 : Pow2(width) - 1;
+}
+Integer MinOf(int width, bool is_signed) {
+  return is_signed ? -Pow2(width - 1) : 0;
+}
+
+Integer Min(Integer x, Integer y) { return x < y ? x : y; }
+Integer Max(Integer x, Integer y) { return x > y ? x : y; }
+
+// CLAMP(x, MAX, MIN), argument order as the spec writes it.
+Integer Clamp(Integer x, Integer max, Integer min) {
+  if (x > max) return max;
+  if (x < min) return min;
+  return x;
+}
+
+// The low 128 bits of the exact product a * b. (The exact product of two
+// u64 values needs 128 unsigned bits, more than Integer holds, so the
+// product is formed as a bit vector; every field the spec takes from it lies
+// within bits 127..0.)
+Bits128 Product(Integer a, Integer b) {
+  return static_cast<Bits128>(a) * static_cast<Bits128>(b);
+}
+
+// ---------------------------------------------------------------------------
+// Operands and results.
+// ---------------------------------------------------------------------------
+
+// Source `i`, read from the low SourceWidth(v, i) bits of its slot only.
+uint64_t Raw(const Variant& v, const Operands& ops, int i) {
+  return Low(ops.v[i], SourceWidth(v, i));
+}
+
+// Source `i` as a number, sign- or zero-extended from its width.
+Integer Operand(const Variant& v, const Operands& ops, int i, bool is_signed) {
+  return Value(Raw(v, ops, i), SourceWidth(v, i), is_signed);
+}
+
+// Source `i` of an instruction whose operands have the instruction type.
+Integer Typed(const Variant& v, const Operands& ops, int i) {
+  return Operand(v, ops, i, IsSigned(v.type));
+}
+
+// d, written to a ResultWidth(v)-bit destination.
+Result Defined(const Variant& v, Integer d) {
+  return Result{.bits = Low(d, ResultWidth(v)),
+                .undefined = Undefined::kDefined};
+}
+
+// d, written to the destination, but not defined by the spec.
+Result NotDefined(const Variant& v, Integer d, Undefined why) {
+  return Result{.bits = Low(d, ResultWidth(v)), .undefined = why};
+}
+
+// Half-word `i` of a packed .u16x2/.s16x2 operand: "iA[0] = a[0:15];
+// iA[1] = a[16:31];".
+Integer Half(uint64_t x, int i, bool is_signed) {
+  return Value(Field(x, 16 * i + 15, 16 * i), 16, is_signed);
+}
+
+// d[0] in bits 15..0 and d[1] in bits 31..16, each truncated to 16 bits.
+Integer PackHalves(const Integer (&d)[2]) {
+  Bits128 packed = 0;
+  for (int i = 0; i < 2; ++i) {
+    const uint64_t half = Low(d[i], 16);
+    for (int bit = 0; bit < 16; ++bit) {
+      packed = WithBit(packed, 16 * i + bit, Bit(half, bit));
+    }
+  }
+  return UnsignedValue(packed, 32);
+}
+
+// 32-bit shifts as the pseudocode's u32 expressions use them. A shift by 32
+// or more moves every bit out (spec-notes: shf "a shift by 32 gives 0";
+// bmsk's out-of-range mask1 is replaced by the pseudocode anyway).
+uint32_t Shl32(uint32_t x, int64_t n) {
+  uint32_t d = 0;
+  for (int i = 0; i < 32; ++i) {
+    if (i - n >= 0) d = static_cast<uint32_t>(WithBit(d, i, Bit(x, i - n)));
+  }
+  return d;
+}
+uint32_t Shr32(uint32_t x, int64_t n) {
+  uint32_t d = 0;
+  for (int i = 0; i < 32; ++i) {
+    if (i + n < 32) d = static_cast<uint32_t>(WithBit(d, i, Bit(x, i + n)));
+  }
+  return d;
+}
+
+// ---------------------------------------------------------------------------
+// Integer arithmetic (PTX ISA 9.7.1).
+// ---------------------------------------------------------------------------
+
+// 9.7.1.1 add.
+Result Add(const Variant& v, const Operands& ops) {
+  if (IsPacked(v.type)) {
+    // "iA[0] = a[0:15]; iA[1] = a[16:31]; iB[0] = b[0:15]; iB[1] = b[16:31];
+    //  for (i = 0; i < 2; i++) { d[i] = iA[i] + iB[i]; }"
+    const bool is_signed = IsSigned(v.type);
+    const uint64_t a = Raw(v, ops, 0);
+    const uint64_t b = Raw(v, ops, 1);
+    Integer d[2];
+    for (int i = 0; i < 2; ++i) {
+      d[i] = Half(a, i, is_signed) + Half(b, i, is_signed);
+    }
+    return Defined(v, PackHalves(d));
+  }
+  // "d = a + b;"
+  Integer d = Typed(v, ops, 0) + Typed(v, ops, 1);
+  // ".sat limits result to MININT..MAXINT (no overflow) for the size of the
+  //  operation. Applies only to .s32 type."
+  if (v.sat) d = Clamp(d, MaxOf(32, true), MinOf(32, true));
+  return Defined(v, d);
+}
+
+// 9.7.1.2 sub.
+Result Sub(const Variant& v, const Operands& ops) {
+  // "d = a - b;"
+  Integer d = Typed(v, ops, 0) - Typed(v, ops, 1);
+  if (v.sat) d = Clamp(d, MaxOf(32, true), MinOf(32, true));
+  return Defined(v, d);
+}
+
+// 9.7.1.3 mul.
+Result Mul(const Variant& v, const Operands& ops) {
+  // "t = a * b;  n = bitwidth of type;"
+  const Bits128 t = Product(Typed(v, ops, 0), Typed(v, ops, 1));
+  const int n = TypeWidth(v.type);
+  switch (v.mul_mode) {
+    case MulMode::kWide:  // "d = t;            // for .wide"
+      return Defined(v, UnsignedValue(Field(t, 2 * n - 1, 0), 2 * n));
+    case MulMode::kHi:  // "d = t<2n-1..n>;   // for .hi variant"
+      return Defined(v, UnsignedValue(Field(t, 2 * n - 1, n), n));
+    default:  // "d = t<n-1..0>;   // for .lo variant"
+      return Defined(v, UnsignedValue(Field(t, n - 1, 0), n));
+  }
+}
+
+// 9.7.1.4 mad.
+Result Mad(const Variant& v, const Operands& ops) {
+  const bool is_signed = IsSigned(v.type);
+  // "t = a * b;  n = bitwidth of type;"
+  const Bits128 t = Product(Typed(v, ops, 0), Typed(v, ops, 1));
+  const int n = TypeWidth(v.type);
+  // c is 2n bits wide for .wide, n bits otherwise (SourceWidth says which).
+  const Integer c = Typed(v, ops, 2);
+  switch (v.mul_mode) {
+    case MulMode::kWide:  // "d = t + c;           // for .wide"
+      return Defined(v, Value(Field(t, 2 * n - 1, 0), 2 * n, is_signed) + c);
+    case MulMode::kHi: {  // "d = t<2n-1..n> + c;  // for .hi variant"
+      Integer d = Value(Field(t, 2 * n - 1, n), n, is_signed) + c;
+      // ".sat limits result to MININT..MAXINT (no overflow) for the size of
+      //  the operation. Applies only to .s32 type in .hi mode."
+      if (v.sat) d = Clamp(d, MaxOf(32, true), MinOf(32, true));
+      return Defined(v, d);
+    }
+    default:  // "d = t<n-1..0> + c;   // for .lo variant"
+      return Defined(v, Value(Field(t, n - 1, 0), n, is_signed) + c);
+  }
+}
+
+// A mul24/mad24 source: "two 24-bit integer values held in 32-bit source
+// registers". spec-notes: the low 24 bits are the operand, bits 31..24 are
+// ignored.
+Integer Operand24(const Variant& v, const Operands& ops, int i) {
+  return Value(Field(Raw(v, ops, i), 23, 0), 24, IsSigned(v.type));
+}
+
+// The 32 bits mul24/mad24 keep of the 48-bit product t.
+Bits128 Product24Part(const Variant& v, const Operands& ops) {
+  // "t = a * b;"
+  const Bits128 t = Product(Operand24(v, ops, 0), Operand24(v, ops, 1));
+  if (v.mul_mode == MulMode::kHi) return Field(t, 47, 16);  // "t<47..16>"
+  return Field(t, 31, 0);                                   // "t<31..0>"
+}
+
+// 9.7.1.5 mul24.
+Result Mul24(const Variant& v, const Operands& ops) {
+  // "d = t<47..16>;    // for .hi variant
+  //  d = t<31..0>;     // for .lo variant"
+  return Defined(v, UnsignedValue(Product24Part(v, ops), 32));
+}
+
+// 9.7.1.6 mad24.
+Result Mad24(const Variant& v, const Operands& ops) {
+  // "d = t<47..16> + c;   // for .hi variant
+  //  d = t<31..0> + c;    // for .lo variant"
+  const bool is_signed = IsSigned(v.type);
+  Integer d = Value(Product24Part(v, ops), 32, is_signed) + Typed(v, ops, 2);
+  // ".sat limits result of 32-bit signed addition to MININT..MAXINT (no
+  //  overflow). Applies only to .s32 type in .hi mode."
+  if (v.sat) d = Clamp(d, MaxOf(32, true), MinOf(32, true));
+  return Defined(v, d);
+}
+
+// 9.7.1.7 sad.
+Result Sad(const Variant& v, const Operands& ops) {
+  const Integer a = Typed(v, ops, 0);
+  const Integer b = Typed(v, ops, 1);
+  const Integer c = Typed(v, ops, 2);
+  // "d = c + ((a<b) ? b-a : a-b);"
+  return Defined(v, c + ((a < b) ? b - a : a - b));
+}
+
+// 9.7.1.8 div.
+Result Div(const Variant& v, const Operands& ops) {
+  const Integer a = Typed(v, ops, 0);
+  const Integer b = Typed(v, ops, 1);
+  // "Division by zero yields an unspecified, machine-specific value."
+  // spec-notes: undefined, value 0.
+  if (b == 0) return NotDefined(v, 0, Undefined::kDivisionByZero);
+  // "d = a / b;" spec-notes: rounds toward zero (as C++'s / does), and
+  // MIN / -1 wraps to MIN when written to the destination.
+  return Defined(v, a / b);
+}
+
+// The quotient of a / b rounded toward negative infinity: the truncated
+// quotient, one lower when the exact quotient is negative and not whole.
+Integer FlooredQuotient(Integer a, Integer b) {
+  Integer q = a / b;
+  const bool exact = q * b == a;
+  const bool negative = (a < 0) != (b < 0);
+  if (!exact && negative) q = q - 1;
+  return q;
+}
+
+// 9.7.1.9 rem.
+Result Rem(const Variant& v, const Operands& ops) {
+  const Integer a = Typed(v, ops, 0);
+  const Integer b = Typed(v, ops, 1);
+  // "the remainder of integer division": division by zero is unspecified.
+  if (b == 0) return NotDefined(v, 0, Undefined::kDivisionByZero);
+  // "d = a % b;"
+  // "The behavior for negative numbers is machine-dependent and depends on
+  //  whether divide rounds towards zero or negative infinity."
+  const Integer toward_zero = a - b * (a / b);
+  const Integer toward_negative_infinity = a - b * FlooredQuotient(a, b);
+  if (toward_zero != toward_negative_infinity) {
+    return NotDefined(v, toward_zero, Undefined::kRemainderSign);
+  }
+  return Defined(v, toward_zero);
+}
+
+// 9.7.1.10 abs.
+Result Abs(const Variant& v, const Operands& ops) {
+  // "d = |a|;" (|MIN| wraps to MIN: spec-notes).
+  const Integer a = Typed(v, ops, 0);
+  return Defined(v, a < 0 ? -a : a);
+}
+
+// 9.7.1.11 neg.
+Result Neg(const Variant& v, const Operands& ops) {
+  // "d = -a;"
+  return Defined(v, -Typed(v, ops, 0));
+}
+
+// ".relu clamps the result to 0 if negative."
+Integer Relu(bool relu, Integer d) { return (relu && d < 0) ? 0 : d; }
+
+// 9.7.1.12 min and 9.7.1.13 max: the same code with the comparison flipped.
+Result MinMax(const Variant& v, const Operands& ops, bool is_min) {
+  const bool is_signed = IsSigned(v.type);
+  // "d = (a < b) ? a : b;" for min, "d = (a > b) ? a : b;" for max.
+  auto pick = [is_min](Integer a, Integer b) {
+    if (is_min) return (a < b) ? a : b;
+    return (a > b) ? a : b;
+  };
+  if (IsPacked(v.type)) {
+    // "iA[0] = a[0:15]; iA[1] = a[16:31]; iB[0] = b[0:15]; iB[1] = b[16:31];
+    //  for (i = 0; i < 2; i++) { d[i] = (iA[i] < iB[i]) ? iA[i] : iB[i]; }"
+    const uint64_t a = Raw(v, ops, 0);
+    const uint64_t b = Raw(v, ops, 1);
+    Integer d[2];
+    for (int i = 0; i < 2; ++i) {
+      d[i] = Relu(v.relu, pick(Half(a, i, is_signed), Half(b, i, is_signed)));
+    }
+    return Defined(v, PackHalves(d));
+  }
+  return Defined(v, Relu(v.relu, pick(Typed(v, ops, 0), Typed(v, ops, 1))));
+}
+
+// 9.7.1.14 popc.
+Result Popc(const Variant& v, const Operands& ops) {
+  uint64_t a = Raw(v, ops, 0);
+  // ".u32  d = 0;
+  //  while (a != 0) {
+  //     if (a & 0x1)  d++;
+  //     a = a >> 1;
+  //  }"
+  uint32_t d = 0;
+  while (a != 0) {
+    if (Bit(a, 0) == 1) d++;
+    a = a >> 1;
+  }
+  return Defined(v, d);
+}
+
+// 9.7.1.15 clz.
+Result Clz(const Variant& v, const Operands& ops) {
+  const int width = SourceWidth(v, 0);
+  uint64_t a = Raw(v, ops, 0);
+  // ".u32  d = 0;
+  //  if (.type == .b32)   { max = 32; mask = 0x80000000; }
+  //  else                 { max = 64; mask = 0x8000000000000000; }"
+  uint32_t d = 0;
+  const uint32_t max = v.type == Type::kB32 ? 32 : 64;
+  const int mask_bit = v.type == Type::kB32 ? 31 : 63;
+  // "while (d < max && (a&mask == 0) ) {
+  //      d++;
+  //      a = a << 1;
+  //  }"
+  // In C, `a&mask == 0` would parse as `a & (mask == 0)`, which is always 0
+  // and would make d always 0; the prose ("Count the number of leading
+  // zeros ... between 0 and 32") fixes the reading as `(a & mask) == 0`.
+  while (d < max && Bit(a, mask_bit) == 0) {
+    d++;
+    a = Low(static_cast<Integer>(a) << 1, width);  // a keeps the type's width
+  }
+  return Defined(v, d);
+}
+
+// 9.7.1.16 bfind.
+Result Bfind(const Variant& v, const Operands& ops) {
+  const int width = SourceWidth(v, 0);
+  uint64_t a = Raw(v, ops, 0);
+  // "msb = (.type==.u32 || .type==.s32) ? 31 : 63;"
+  const int msb = width - 1;
+  // "// negate negative signed inputs
+  //  if ( (.type==.s32 || .type==.s64) && (a & (1<<msb)) ) {
+  //      a = ~a;
+  //  }"
+  if (IsSigned(v.type) && Bit(a, msb) == 1)
+    a = Low(~static_cast<Bits128>(a), width);
+  // ".u32  d = 0xffffffff;
+  //  for (.s32 i=msb; i>=0; i--) {
+  //      if (a & (1<<i))  { d = i; break; }
+  //  }"
+  uint32_t d = 0xffffffff;
+  for (int32_t i = msb; i >= 0; i--) {
+    if (Bit(a, i) == 1) {
+      d = static_cast<uint32_t>(i);
+      break;
+    }
+  }
+  // "if (.shiftamt && d != 0xffffffff)  { d = msb - d; }"
+  if (v.shiftamt && d != 0xffffffff) d = static_cast<uint32_t>(msb) - d;
+  return Defined(v, d);
+}
+
+// 9.7.1.17 fns.
+Result Fns(const Variant& v, const Operands& ops) {
+  const uint64_t mask = Raw(v, ops, 0);
+  // spec-notes: base is read as unsigned 32-bit (a negative .s32 base is a
+  // value above 31).
+  const Integer base = Operand(v, ops, 1, /*is_signed=*/false);
+  // "Operand offset has .s32 type."
+  const Integer offset = Operand(v, ops, 2, /*is_signed=*/true);
+  // "Operand base must be <= 31, otherwise behavior is undefined."
+  // spec-notes: undefined, value 0xffffffff.
+  if (base > 31) {
+    return NotDefined(v, 0xffffffff, Undefined::kFnsBaseOutOfRange);
+  }
+  // "d = 0xffffffff;"
+  Integer d = 0xffffffff;
+  if (offset == 0) {
+    // "if (mask[base] == 1) { d = base; }"
+    if (Bit(mask, static_cast<int>(base)) == 1) d = base;
+  } else {
+    // "pos = base;
+    //  count = |offset| - 1;       (exact: 2^31 - 1 for offset = INT_MIN)
+    //  inc = (offset > 0) ? 1 : -1;"
+    Integer pos = base;
+    Integer count = (offset < 0 ? -offset : offset) - 1;
+    const Integer inc = (offset > 0) ? 1 : -1;
+    // "while ((pos >= 0) && (pos < 32)) {
+    //      if (mask[pos] == 1) {
+    //          if (count == 0) { d = pos; break; }
+    //          else { count = count - 1; }
+    //      }
+    //      pos = pos + inc;
+    //  }"
+    while ((pos >= 0) && (pos < 32)) {
+      if (Bit(mask, static_cast<int>(pos)) == 1) {
+        if (count == 0) {
+          d = pos;
+          break;
+        } else {
+          count = count - 1;
+        }
+      }
+      pos = pos + inc;
+    }
+  }
+  return Defined(v, d);
+}
+
+// 9.7.1.18 brev.
+Result Brev(const Variant& v, const Operands& ops) {
+  const uint64_t a = Raw(v, ops, 0);
+  // "msb = (.type==.b32) ? 31 : 63;
+  //  for (i=0; i<=msb; i++) { d[i] = a[msb-i]; }"
+  const int msb = v.type == Type::kB32 ? 31 : 63;
+  Bits128 d = 0;
+  for (int i = 0; i <= msb; i++) d = WithBit(d, i, Bit(a, msb - i));
+  return Defined(v, UnsignedValue(d, msb + 1));
+}
+
+// 9.7.1.19 bfe.
+Result Bfe(const Variant& v, const Operands& ops) {
+  const uint64_t a = Raw(v, ops, 0);
+  const uint64_t b = Raw(v, ops, 1);
+  const uint64_t c = Raw(v, ops, 2);
+  // "msb = (.type==.u32 || .type==.s32) ? 31 : 63;
+  //  pos = b & 0xff;  // pos restricted to 0..255 range
+  //  len = c & 0xff;  // len restricted to 0..255 range"
+  const int msb = TypeWidth(v.type) - 1;
+  const int pos = static_cast<int>(UnsignedValue(Field(b, 7, 0), 8));
+  const int len = static_cast<int>(UnsignedValue(Field(c, 7, 0), 8));
+  // "if (.type==.u32 || .type==.u64 || len==0)
+  //      sbit = 0;
+  //  else
+  //      sbit = a[min(pos+len-1,msb)];"
+  int sbit;
+  if (!IsSigned(v.type) || len == 0) {
+    sbit = 0;
+  } else {
+    const int index = pos + len - 1 < msb ? pos + len - 1 : msb;
+    sbit = Bit(a, index);
+  }
+  // "d = 0;
+  //  for (i=0; i<=msb; i++) {
+  //      d[i] = (i<len && pos+i<=msb) ? a[pos+i] : sbit;
+  //  }"
+  Bits128 d = 0;
+  for (int i = 0; i <= msb; i++) {
+    d = WithBit(d, i, (i < len && pos + i <= msb) ? Bit(a, pos + i) : sbit);
+  }
+  return Defined(v, UnsignedValue(d, msb + 1));
+}
+
+// 9.7.1.20 bfi (operands a, b, c, d; result f).
+Result Bfi(const Variant& v, const Operands& ops) {
+  const uint64_t a = Raw(v, ops, 0);
+  const uint64_t b = Raw(v, ops, 1);
+  const uint64_t c = Raw(v, ops, 2);
+  const uint64_t d = Raw(v, ops, 3);
+  // "msb = (.type==.b32) ? 31 : 63;
+  //  pos = c & 0xff;  // pos restricted to 0..255 range
+  //  len = d & 0xff;  // len restricted to 0..255 range"
+  const int msb = v.type == Type::kB32 ? 31 : 63;
+  const int pos = static_cast<int>(UnsignedValue(Field(c, 7, 0), 8));
+  const int len = static_cast<int>(UnsignedValue(Field(d, 7, 0), 8));
+  // "f = b;
+  //  for (i=0; i<len && pos+i<=msb; i++) {
+  //      f[pos+i] = a[i];
+  //  }"
+  Bits128 f = b;
+  for (int i = 0; i < len && pos + i <= msb; i++) {
+    f = WithBit(f, pos + i, Bit(a, i));
+  }
+  return Defined(v, UnsignedValue(f, msb + 1));
+}
+
+// 9.7.1.21 szext.
+Result Szext(const Variant& v, const Operands& ops) {
+  const uint32_t a = static_cast<uint32_t>(Raw(v, ops, 0));
+  const uint32_t b = static_cast<uint32_t>(Raw(v, ops, 1));
+  const bool clamp = v.shift_mode == ShiftMode::kClamp;
+  // "b1        = b & 0x1f;
+  //  too_large = (b >= 32 && .mode == .clamp) ? true : false;
+  //  mask      = too_large ? 0 : (~0) << b1;
+  //  sign_pos  = (b1 - 1) & 0x1f;"
+  const uint32_t b1 = static_cast<uint32_t>(UnsignedValue(Field(b, 4, 0), 5));
+  const bool too_large = (b >= 32 && clamp) ? true : false;
+  const uint32_t mask = too_large ? 0 : Shl32(~0u, b1);
+  const int sign_pos = static_cast<int>(Low(static_cast<Integer>(b1) - 1, 5));
+  // "if (b1 == 0 || too_large || .type != .s32) {
+  //      sign_bit = false;
+  //  } else {
+  //      sign_bit = (a >> sign_pos) & 1;
+  //  }"
+  bool sign_bit;
+  if (b1 == 0 || too_large || v.type != Type::kS32) {
+    sign_bit = false;
+  } else {
+    sign_bit = Bit(a, sign_pos) == 1;
+  }
+  // "d = (a & ~mask) | (sign_bit ? mask | 0);"
+  // The missing ':' is read as `(sign_bit ? mask : 0)` (spec-notes).
+  const uint32_t d = (a & ~mask) | (sign_bit ? mask : 0);
+  return Defined(v, d);
+}
+
+// 9.7.1.22 bmsk.
+Result Bmsk(const Variant& v, const Operands& ops) {
+  const uint32_t a = static_cast<uint32_t>(Raw(v, ops, 0));
+  const uint32_t b = static_cast<uint32_t>(Raw(v, ops, 1));
+  // "a1    = a & 0x1f;
+  //  mask0 = (~0) << a1;
+  //  b1    = b & 0x1f;
+  //  sum   = a1 + b1;
+  //  mask1 = (~0) << sum;"
+  const uint32_t a1 = static_cast<uint32_t>(UnsignedValue(Field(a, 4, 0), 5));
+  uint32_t mask0 = Shl32(~0u, a1);
+  const uint32_t b1 = static_cast<uint32_t>(UnsignedValue(Field(b, 4, 0), 5));
+  const uint32_t sum = a1 + b1;
+  uint32_t mask1 = Shl32(~0u, sum);  // sum >= 32 is replaced by 0 below
+  // "sum-overflow          = sum >= 32 ? true : false;
+  //  bit-position-overflow = false;
+  //  bit-width-overflow    = false;"
+  const bool sum_overflow = sum >= 32 ? true : false;
+  bool bit_position_overflow = false;
+  bool bit_width_overflow = false;
+  // "if (.mode == .clamp) {
+  //      if (a >= 32) { bit-position-overflow = true; mask0 = 0; }
+  //      if (b >= 32) { bit-width-overflow = true; }
+  //  }"
+  if (v.shift_mode == ShiftMode::kClamp) {
+    if (a >= 32) {
+      bit_position_overflow = true;
+      mask0 = 0;
+    }
+    if (b >= 32) bit_width_overflow = true;
+  }
+  // "if (sum-overflow || bit-position-overflow || bit-width-overflow) {
+  //      mask1 = 0;
+  //  } else if (b1 == 0) {
+  //      mask1 = ~0;
+  //  }
+  //  d = mask0 & ~mask1;"
+  if (sum_overflow || bit_position_overflow || bit_width_overflow) {
+    mask1 = 0;
+  } else if (b1 == 0) {
+    mask1 = ~0u;
+  }
+  return Defined(v, mask0 & ~mask1);
+}
+
+// extractAndSignOrZeroExt_4(x, type): the four bytes of x, byte 0 first.
+void ExtractAndSignOrZeroExt4(uint64_t x, Type type, Integer (&out)[4]) {
+  for (int i = 0; i < 4; ++i) {
+    out[i] = Value(Field(x, 8 * i + 7, 8 * i), 8, IsSigned(type));
+  }
+}
+
+// extractAndSignOrZeroExt_2(x, type): the two half-words of x, low first.
+void ExtractAndSignOrZeroExt2(uint64_t x, Type type, Integer (&out)[2]) {
+  for (int i = 0; i < 2; ++i) out[i] = Half(x, i, IsSigned(type));
+}
+
+// dp4a/dp2a's c: ".u32 if both .atype and .btype are .u32 else .s32".
+Integer DotProductC(const Variant& v, const Operands& ops) {
+  const bool c_signed = IsSigned(v.atype) || IsSigned(v.btype);
+  return Operand(v, ops, 2, c_signed);
+}
+
+// 9.7.1.23 dp4a.
+Result Dp4a(const Variant& v, const Operands& ops) {
+  // "d = c;"
+  Integer d = DotProductC(v, ops);
+  // "Va = extractAndSignOrZeroExt_4(a, .atype);
+  //  Vb = extractAndSignOrZeroExt_4(b, .btype);"
+  Integer va[4], vb[4];
+  ExtractAndSignOrZeroExt4(Raw(v, ops, 0), v.atype, va);
+  ExtractAndSignOrZeroExt4(Raw(v, ops, 1), v.btype, vb);
+  // "for (i = 0; i < 4; ++i) { d += Va[i] * Vb[i]; }"
+  for (int i = 0; i < 4; ++i) d += va[i] * vb[i];
+  return Defined(v, d);
+}
+
+// 9.7.1.24 dp2a.
+Result Dp2a(const Variant& v, const Operands& ops) {
+  // "d = c;"
+  Integer d = DotProductC(v, ops);
+  // "Va = extractAndSignOrZeroExt_2(a, .atype);
+  //  Vb = extractAndSignOrZeroExt_4(b, .btype);"
+  Integer va[2], vb[4];
+  ExtractAndSignOrZeroExt2(Raw(v, ops, 0), v.atype, va);
+  ExtractAndSignOrZeroExt4(Raw(v, ops, 1), v.btype, vb);
+  // "b_select = (.mode == .lo) ? 0 : 2;"
+  const int b_select = (v.mul_mode == MulMode::kLo) ? 0 : 2;
+  // "for (i = 0; i < 2; ++i) { d += Va[i] * Vb[b_select + i]; }"
+  for (int i = 0; i < 2; ++i) d += va[i] * vb[b_select + i];
+  return Defined(v, d);
+}
+
+// ---------------------------------------------------------------------------
+// Funnel shift (PTX ISA 9.7.8.7).
+// ---------------------------------------------------------------------------
+
+Result Shf(const Variant& v, const Operands& ops) {
+  const uint32_t a = static_cast<uint32_t>(Raw(v, ops, 0));
+  const uint32_t b = static_cast<uint32_t>(Raw(v, ops, 1));
+  const uint32_t c = static_cast<uint32_t>(Raw(v, ops, 2));
+  // "u32  n = (.mode == .clamp) ? min(c, 32) : c & 0x1f;"
+  const uint32_t n =
+      (v.shift_mode == ShiftMode::kClamp)
+          ? (c < 32 ? c : 32)
+          : static_cast<uint32_t>(UnsignedValue(Field(c, 4, 0), 5));
+  uint32_t d;
+  if (v.direction == Direction::kLeft) {
+    // "case shf.l:     // extract 32 msbs
+    //         u32  d = (b << n)      | (a >> (32-n));"
+    d = Shl32(b, n) | Shr32(a, 32 - n);
+  } else {
+    // "case shf.r:     // extract 32 lsbs
+    //         u32  d = (b << (32-n)) | (a >> n);"
+    d = Shl32(b, 32 - n) | Shr32(a, n);
+  }
+  return Defined(v, d);
+}
+
+// ---------------------------------------------------------------------------
+// Scalar video instructions (PTX ISA 9.7.18.1): the common stages.
+// ---------------------------------------------------------------------------
+
+// S8_MAX, U16_MIN, ...
+constexpr Integer kS8Max = 127, kS8Min = -128;
+constexpr Integer kU8Max = 255, kU8Min = 0;
+constexpr Integer kS16Max = 32767, kS16Min = -32768;
+constexpr Integer kU16Max = 65535, kU16Min = 0;
+constexpr Integer kS32Max = 2147483647,
+                  kS32Min = -static_cast<Integer>(2147483648);
+constexpr Integer kU32Max = 4294967295, kU32Min = 0;
+
+// partSelectSignExtend(x, type, sel). The spec gives no pseudocode for it,
+// only the prose: "Using the atype/btype and asel/bsel specifiers, the input
+// values are extracted and sign- or zero-extended internally to .s33 values."
+// .b0-.b3 select a byte, .h0/.h1 a half-word, no selector the whole word.
+Integer PartSelectSignExtend(uint64_t x, Type type, Sel sel) {
+  int lo = 0;
+  int width = 32;
+  switch (sel) {
+    case Sel::kB0:
+      lo = 0, width = 8;
+      break;
+    case Sel::kB1:
+      lo = 8, width = 8;
+      break;
+    case Sel::kB2:
+      lo = 16, width = 8;
+      break;
+    case Sel::kB3:
+      lo = 24, width = 8;
+      break;
+    case Sel::kH0:
+      lo = 0, width = 16;
+      break;
+    case Sel::kH1:
+      lo = 16, width = 16;
+      break;
+    case Sel::kNone:
+      break;
+  }
+  return Value(Field(x, lo + width - 1, lo), width, IsSigned(type));
+}
+
+// isSigned(type).
+bool IsSignedType(Type type) { return IsSigned(type); }
+
+// .s33 optSaturate( .s34 tmp, Bool sat, Bool sign, Modifier dsel )
+Integer OptSaturate(Integer tmp, bool sat, bool sign, Sel dsel) {
+  // "if ( !sat )  return tmp;"
+  if (!sat) return tmp;
+  switch (dsel) {
+    // "case .b0, .b1, .b2, .b3:
+    //      if ( sign )  return CLAMP( tmp, S8_MAX, S8_MIN );
+    //      else         return CLAMP( tmp, U8_MAX, U8_MIN );"
+    case Sel::kB0:
+    case Sel::kB1:
+    case Sel::kB2:
+    case Sel::kB3:
+      if (sign) return Clamp(tmp, kS8Max, kS8Min);
+      return Clamp(tmp, kU8Max, kU8Min);
+    // "case .h0, .h1:
+    //      if ( sign )  return CLAMP( tmp, S16_MAX, S16_MIN );
+    //      else         return CLAMP( tmp, U16_MAX, U16_MIN );"
+    case Sel::kH0:
+    case Sel::kH1:
+      if (sign) return Clamp(tmp, kS16Max, kS16Min);
+      return Clamp(tmp, kU16Max, kU16Min);
+    // "default:
+    //      if ( sign )  return CLAMP( tmp, S32_MAX, S32_MIN );
+    //      else         return CLAMP( tmp, U32_MAX, U32_MIN );"
+    default:
+      if (sign) return Clamp(tmp, kS32Max, kS32Min);
+      return Clamp(tmp, kU32Max, kU32Min);
+  }
+}
+
+// .s33 optSecOp(Modifier secop, .s33 tmp, .s33 c)
+// (the instructions' pseudocode calls it optSecondaryOp).
+Integer OptSecOp(SecOp secop, Integer tmp, Integer c) {
+  switch (secop) {
+    case SecOp::kAdd:
+      return tmp + c;  // ".add:     return tmp + c;"
+    case SecOp::kMin:
+      return Min(tmp, c);  // ".min:     return MIN(tmp, c);"
+    case SecOp::kMax:
+      return Max(tmp, c);  // ".max      return MAX(tmp, c);"
+    default:
+      return tmp;  // "default:  return tmp;"
+  }
+}
+
+// .s33 optMerge( Modifier dsel, .s33 tmp, .s33 c )
+// The masks act on the two's complement bits of tmp and c.
+Integer OptMerge(Sel dsel, Integer tmp, Integer c) {
+  switch (dsel) {
+    case Sel::kH0:
+      return (tmp & 0xffff) | (0xffff0000 & c);
+    case Sel::kH1:
+      return ((tmp & 0xffff) << 16) | (0x0000ffff & c);
+    case Sel::kB0:
+      return (tmp & 0xff) | (0xffffff00 & c);
+    case Sel::kB1:
+      return ((tmp & 0xff) << 8) | (0xffff00ff & c);
+    case Sel::kB2:
+      return ((tmp & 0xff) << 16) | (0xff00ffff & c);
+    case Sel::kB3:
+      return ((tmp & 0xff) << 24) | (0x00ffffff & c);
+    default:
+      return tmp;
+  }
+}
+
+// ta = partSelectSignExtend( a, atype, asel );
+Integer VideoTa(const Variant& v, const Operands& ops) {
+  return PartSelectSignExtend(Raw(v, ops, 0), v.atype, v.asel);
+}
+
+// tb = partSelectSignExtend( b, btype, bsel );
+Integer VideoTb(const Variant& v, const Operands& ops) {
+  return PartSelectSignExtend(Raw(v, ops, 1), v.btype, v.bsel);
+}
+
+// "d = optSecondaryOp( op2, tmp, c );  // optional secondary operation
+//  d = optMerge( dsel, tmp, c );       // optional merge with c operand"
+// "The lower 32-bits are then written to the destination operand."
+// The two lines are alternatives (spec-notes): the syntax has either an op2 or
+// a d.dsel, never both, and with neither d = tmp. `c_signed`: "The sign of the
+// third operand is based on dtype" (vset: "operand c [is] also unsigned").
+Result SecondaryOpOrMerge(const Variant& v, const Operands& ops, Integer tmp,
+                          bool c_signed) {
+  Integer d = tmp;
+  if (v.secop != SecOp::kNone) {
+    d = OptSecOp(v.secop, tmp, Operand(v, ops, 2, c_signed));
+  } else if (v.dsel != Sel::kNone) {
+    d = OptMerge(v.dsel, tmp, Operand(v, ops, 2, c_signed));
+  }
+  return Defined(v, d);
+}
+
+// The tail shared by vadd, vsub, vabsdiff, vmin, vmax, vshl and vshr:
+// "// saturate, taking into account destination type and merge operations
+//  tmp = optSaturate( tmp, sat, isSigned(dtype), dsel );"
+// followed by the secondary operation or merge.
+Result VideoFinish(const Variant& v, const Operands& ops, Integer tmp) {
+  const bool sign = IsSignedType(v.type);  // v.type is .dtype
+  tmp = OptSaturate(tmp, v.sat, sign, v.dsel);
+  return SecondaryOpOrMerge(v, ops, tmp, /*c_signed=*/sign);
+}
+
+// ---------------------------------------------------------------------------
+// Scalar video instructions: one function per instruction.
+// ---------------------------------------------------------------------------
+
+// 9.7.18.1.1 vadd: "case vadd:     tmp = ta + tb;"
+Result Vadd(const Variant& v, const Operands& ops) {
+  const Integer tmp = VideoTa(v, ops) + VideoTb(v, ops);
+  return VideoFinish(v, ops, tmp);
+}
+
+// 9.7.18.1.1 vsub: "case vsub:     tmp = ta - tb;"
+Result Vsub(const Variant& v, const Operands& ops) {
+  const Integer tmp = VideoTa(v, ops) - VideoTb(v, ops);
+  return VideoFinish(v, ops, tmp);
+}
+
+// 9.7.18.1.1 vabsdiff: "case vabsdiff: tmp = | ta - tb |;"
+Result Vabsdiff(const Variant& v, const Operands& ops) {
+  const Integer difference = VideoTa(v, ops) - VideoTb(v, ops);
+  const Integer tmp = difference < 0 ? -difference : difference;
+  return VideoFinish(v, ops, tmp);
+}
+
+// 9.7.18.1.1 vmin: "case vmin:     tmp = MIN( ta, tb );"
+Result Vmin(const Variant& v, const Operands& ops) {
+  const Integer tmp = Min(VideoTa(v, ops), VideoTb(v, ops));
+  return VideoFinish(v, ops, tmp);
+}
+
+// 9.7.18.1.1 vmax: "case vmax:     tmp = MAX( ta, tb );"
+Result Vmax(const Variant& v, const Operands& ops) {
+  const Integer tmp = Max(VideoTa(v, ops), VideoTb(v, ops));
+  return VideoFinish(v, ops, tmp);
+}
+
+// vshl/vshr's shift amount:
+// "tb = partSelectSignExtend( b, .u32, bsel );
+//  if ( mode == .clamp  && tb > 32 )  tb = 32;
+//  if ( mode == .wrap )                       tb = tb & 0x1f;"
+int VideoShiftAmount(const Variant& v, const Operands& ops) {
+  Integer tb = PartSelectSignExtend(Raw(v, ops, 1), Type::kU32, v.bsel);
+  if (v.shift_mode == ShiftMode::kClamp && tb > 32) tb = 32;
+  if (v.shift_mode == ShiftMode::kWrap) tb = UnsignedValue(Field(tb, 4, 0), 5);
+  return static_cast<int>(tb);
+}
+
+// 9.7.18.1.2 vshl: "case vshl:  tmp = ta << tb;"
+// spec-notes: the shift is exact (ta times 2^tb, up to 65 bits), not
+// truncated to the .s34 the preamble mentions, before optSaturate.
+Result Vshl(const Variant& v, const Operands& ops) {
+  const Integer ta = VideoTa(v, ops);
+  const Integer tmp = ta * Pow2(VideoShiftAmount(v, ops));
+  return VideoFinish(v, ops, tmp);
+}
+
+// 9.7.18.1.2 vshr: "case vshr:  tmp = ta >> tb;"
+// "Signed shift fills with the sign bit, unsigned shift fills with zero": ta
+// is sign- or zero-extended by atype, so shifting the number right (rounding
+// toward negative infinity) does both.
+Result Vshr(const Variant& v, const Operands& ops) {
+  const Integer ta = VideoTa(v, ops);
+  const Integer tmp = ta >> VideoShiftAmount(v, ops);
+  return VideoFinish(v, ops, tmp);
+}
+
+// 9.7.18.1.4 vset.
+Result Vset(const Variant& v, const Operands& ops) {
+  const Integer ta = VideoTa(v, ops);
+  const Integer tb = VideoTb(v, ops);
+  // "tmp = compare( ta, tb, cmp ) ? 1 : 0;"
+  bool compare = false;
+  switch (v.cmp) {
+    case Cmp::kEq:
+      compare = ta == tb;
+      break;
+    case Cmp::kNe:
+      compare = ta != tb;
+      break;
+    case Cmp::kLt:
+      compare = ta < tb;
+      break;
+    case Cmp::kLe:
+      compare = ta <= tb;
+      break;
+    case Cmp::kGt:
+      compare = ta > tb;
+      break;
+    case Cmp::kGe:
+      compare = ta >= tb;
+      break;
+    case Cmp::kNone:
+      break;
+  }
+  const Integer tmp = compare ? 1 : 0;
+  // "The intermediate result of the comparison is always unsigned, and
+  //  therefore destination d and operand c are also unsigned." No .sat.
+  return SecondaryOpOrMerge(v, ops, tmp, /*c_signed=*/false);
+}
+
+// ---------------------------------------------------------------------------
+// vmad (9.7.18.1.3): the pseudocode and the prose, read separately.
+// ---------------------------------------------------------------------------
+
+struct VmadInputs {
+  Integer ta = 0;               // partSelectSignExtend( a, atype, asel )
+  Integer tb = 0;               // partSelectSignExtend( b, btype, bsel )
+  uint32_t c = 0;               // the 32-bit register c
+  bool a_signed = false;        // isSigned(atype)
+  bool b_signed = false;        // isSigned(btype)
+  bool product_negate = false;  // a.negate ^ b.negate
+  bool c_negate = false;        // c.negate
+  bool po = false;              // .po
+  int shift = 0;                // .shr7, .shr15, or none (spec-notes: 0)
+  bool sat = false;
+};
+
+VmadInputs ReadVmad(const Variant& v, const Operands& ops) {
+  VmadInputs in;
+  in.ta = VideoTa(v, ops);
+  in.tb = VideoTb(v, ops);
+  in.c = static_cast<uint32_t>(Raw(v, ops, 2));
+  in.a_signed = IsSignedType(v.atype);
+  in.b_signed = IsSignedType(v.btype);
+  in.product_negate = v.vmad_form == VmadForm::kNegProduct;
+  in.c_negate = v.vmad_form == VmadForm::kNegC;
+  in.po = v.vmad_form == VmadForm::kPlusOne;
+  switch (v.scale) {
+    case Scale::kShr7:
+      in.shift = 7;
+      break;
+    case Scale::kShr15:
+      in.shift = 15;
+      break;
+    case Scale::kNone:
+      in.shift = 0;
+      break;  // spec-notes: no scale = .PASS
+  }
+  in.sat = v.sat;
+  // dtype never appears in the semantics (spec-notes): it is not read.
+  return in;
+}
+
+// sext32(c) and zext(c), as 128-bit vectors.
+Bits128 Sext32(uint32_t c) { return static_cast<Bits128>(SignedValue(c, 32)); }
+Bits128 Zext(uint32_t c) { return static_cast<Bits128>(UnsignedValue(c, 32)); }
+
+// The Semantics block, line by line. Returns the low 32 bits of `result`.
+uint64_t VmadPseudocode(const VmadInputs& in) {
+  // "signedFinal = isSigned(atype) || isSigned(btype) ||
+  //                (a.negate ^ b.negate) || c.negate;"
+  const bool signed_final =
+      in.a_signed || in.b_signed || in.product_negate || in.c_negate;
+  // "tmp[127:0] = ta * tb;"
+  Bits128 tmp = Product(in.ta, in.tb);
+  uint32_t c = in.c;
+  // "lsb = 0;
+  //  if ( .po )                  {              lsb = 1; } else
+  //  if ( a.negate ^ b.negate )  { tmp = ~tmp;  lsb = 1; } else
+  //  if ( c.negate )             { c   = ~c;    lsb = 1; }"
+  int lsb = 0;
+  if (in.po) {
+    lsb = 1;
+  } else if (in.product_negate) {
+    tmp = ~tmp;
+    lsb = 1;
+  } else if (in.c_negate) {
+    c = ~c;
+    lsb = 1;
+  }
+  // "c128[127:0] = (signedFinal) sext32( c ) : zext ( c );"
+  const Bits128 c128 = signed_final ? Sext32(c) : Zext(c);
+  // "tmp = tmp + c128 + lsb;"  (modulo 2^128)
+  tmp = tmp + c128 + static_cast<Bits128>(lsb);
+  // "switch( scale ) {
+  //     case .shr7:   result = (tmp >>  7) & 0xffffffffffffffff;
+  //     case .shr15:  result = (tmp >> 15) & 0xffffffffffffffff;
+  //  }"
+  // No scale shifts by 0 (spec-notes). The 64 kept bits come from tmp bits
+  // shift..shift+63, all inside tmp[127:0], so whether >> fills with zeros or
+  // sign bits does not matter here.
+  uint64_t result = static_cast<uint64_t>(Field(tmp, in.shift + 63, in.shift));
+  // "if ( .sat ) {
+  //      if (signedFinal) result = CLAMP(result, S32_MAX, S32_MIN);
+  //      else             result = CLAMP(result, U32_MAX, U32_MIN);
+  //  }"
+  // The 64-bit result "is sign-extended if the final result is signed, and
+  // zero-extended otherwise" before it is compared.
+  if (in.sat) {
+    const Integer value = Value(result, 64, signed_final);
+    const Integer clamped = signed_final ? Clamp(value, kS32Max, kS32Min)
+                                         : Clamp(value, kU32Max, kU32Min);
+    result = Low(clamped, 64);
+  }
+  // "The lower 32-bits are then written to the destination operand."
+  return Low(result, 32);
+}
+
+// The Description, read on its own, in exact arithmetic. Returns the low 32
+// bits of the final result.
+uint64_t VmadProse(const VmadInputs& in) {
+  // "The intermediate result of (a*b) is unsigned if atype and btype are
+  //  unsigned and the product (a*b) is not negated; otherwise, the
+  //  intermediate result is signed. Input c has the same sign as the
+  //  intermediate result."
+  const bool intermediate_signed =
+      in.a_signed || in.b_signed || in.product_negate;
+  // "The final result is unsigned if the intermediate result is unsigned and
+  //  c is not negated."
+  const bool final_signed = intermediate_signed || in.c_negate;
+  // "(a*b) is negated if and only if exactly one of a or b is negated."
+  Integer product = in.ta * in.tb;
+  if (in.product_negate) product = -product;
+  Integer c = Value(in.c, 32, intermediate_signed);
+  if (in.c_negate) c = -c;
+  // "Calculate (a*b) + c" ... "The plus one mode (.po) computes
+  //  (a*b) + c + 1".
+  const Integer sum = product + c + (in.po ? 1 : 0);
+  // "The intermediate result is optionally scaled via right-shift; this
+  //  result is sign-extended if the final result is signed, and
+  //  zero-extended otherwise."
+  // AMBIGUOUS: "intermediate result" is the Description's name for (a*b), so
+  // the prose could be read as scaling the product before c is added.
+  // spec-notes lists only two conflicts (the sign of a negated c, and the
+  // 64-bit mask before .sat), so both readings here scale the whole sum, as
+  // the pseudocode does.
+  Integer scaled = sum >> in.shift;  // floor: fills with the sign
+  // "The final result is optionally saturated to the appropriate 32-bit range
+  //  based on the type (signed or unsigned) of the final result."
+  if (in.sat) {
+    scaled = final_signed ? Clamp(scaled, kS32Max, kS32Min)
+                          : Clamp(scaled, kU32Max, kU32Min);
+  }
+  return Low(scaled, 32);
+}
+
+// spec-notes: undefined (vmad-ambiguous) where the two readings' final 32
+// bits differ; the value is the pseudocode's.
+Result Vmad(const Variant& v, const Operands& ops) {
+  const VmadInputs in = ReadVmad(v, ops);
+  const uint64_t pseudocode = VmadPseudocode(in);
+  const uint64_t prose = VmadProse(in);
+  if (pseudocode != prose) {
+    return NotDefined(v, pseudocode, Undefined::kVmadAmbiguous);
+  }
+  return Defined(v, pseudocode);
+}
+
+// ---------------------------------------------------------------------------
+// Intel vISA SHL (opcode 0x24).
+// ---------------------------------------------------------------------------
+
+// v.type is Dst's type, v.atype Src0's, v.btype Src1's.
+Result VisaShl(const Variant& v, const Operands& ops) {
+  const int dst_width = TypeWidth(v.type);
+  const bool dst_signed = IsSigned(v.type);
+  // src0, sign- or zero-extended by its own type (spec-notes).
+  const Integer src0 = Operand(v, ops, 0, IsSigned(v.atype));
+  // "The last 5 (or 6 for Q/UQ type destinations) LSB bits of src1 are used
+  //  as an unsigned integer value for the shift operation."
+  const int amount_bits = dst_width == 64 ? 6 : 5;
+  const int amount = static_cast<int>(
+      UnsignedValue(Field(Raw(v, ops, 1), amount_bits - 1, 0), amount_bits));
+  // "dst[i] = src0[i] << src1[i];" exactly (spec-notes).
+  const Integer shifted = src0 * Pow2(amount);
+  if (!v.sat) return Defined(v, shifted);
+  // "If saturation is enabled, the shifted result must be within 33 bits or
+  //  the result is undefined." Within 33 bits: a signed 33-bit value.
+  const Integer saturated = Clamp(shifted, MaxOf(dst_width, dst_signed),
+                                  MinOf(dst_width, dst_signed));
+  if (shifted > MaxOf(33, true) || shifted < MinOf(33, true)) {
+    // AMBIGUOUS: spec-notes does not say which value to give here; this
+    // saturates the exact shifted value, as the in-range case does.
+    return NotDefined(v, saturated, Undefined::kVisaSatOverflow);
+  }
+  return Defined(v, saturated);
+}
+
+}  // namespace
+
+Result LiteralEvaluate(const Variant& v, const Operands& operands) {
+  switch (v.family) {
+    case Family::kAdd:
+      return Add(v, operands);
+    case Family::kSub:
+      return Sub(v, operands);
+    case Family::kMul:
+      return Mul(v, operands);
+    case Family::kMad:
+      return Mad(v, operands);
+    case Family::kMul24:
+      return Mul24(v, operands);
+    case Family::kMad24:
+      return Mad24(v, operands);
+    case Family::kSad:
+      return Sad(v, operands);
+    case Family::kDiv:
+      return Div(v, operands);
+    case Family::kRem:
+      return Rem(v, operands);
+    case Family::kAbs:
+      return Abs(v, operands);
+    case Family::kNeg:
+      return Neg(v, operands);
+    case Family::kMin:
+      return MinMax(v, operands, /*is_min=*/true);
+    case Family::kMax:
+      return MinMax(v, operands, /*is_min=*/false);
+    case Family::kPopc:
+      return Popc(v, operands);
+    case Family::kClz:
+      return Clz(v, operands);
+    case Family::kBfind:
+      return Bfind(v, operands);
+    case Family::kFns:
+      return Fns(v, operands);
+    case Family::kBrev:
+      return Brev(v, operands);
+    case Family::kBfe:
+      return Bfe(v, operands);
+    case Family::kBfi:
+      return Bfi(v, operands);
+    case Family::kBmsk:
+      return Bmsk(v, operands);
+    case Family::kSzext:
+      return Szext(v, operands);
+    case Family::kDp4a:
+      return Dp4a(v, operands);
+    case Family::kDp2a:
+      return Dp2a(v, operands);
+    case Family::kShf:
+      return Shf(v, operands);
+    case Family::kVadd:
+      return Vadd(v, operands);
+    case Family::kVsub:
+      return Vsub(v, operands);
+    case Family::kVabsdiff:
+      return Vabsdiff(v, operands);
+    case Family::kVmin:
+      return Vmin(v, operands);
+    case Family::kVmax:
+      return Vmax(v, operands);
+    case Family::kVshl:
+      return Vshl(v, operands);
+    case Family::kVshr:
+      return Vshr(v, operands);
+    case Family::kVmad:
+      return Vmad(v, operands);
+    case Family::kVset:
+      return Vset(v, operands);
+    case Family::kVisaShl:
+      return VisaShl(v, operands);
+  }
+  return Result{};  // not reached for a legal variant
+}
+
+}  // namespace ptxdiff

@@ -1,0 +1,563 @@
+#include "absl/strings/string_view.h"
+#include "oracle/oracle.h"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+
+#include "isa/family_table.h"
+#include "oracle/bits.h"
+
+namespace ptxdiff {
+namespace {
+
+using i128 = __int128;
+using u128 = unsigned __int128;
+
+constexpr Result Defined(uint64_t bits) { return {bits, Undefined::kDefined}; }
+
+// ---------------------------------------------------------------------------
+// Integer arithmetic (PTX ISA 9.7.1)
+// ---------------------------------------------------------------------------
+
+// Reads source `x` of type `t` as a mathematical integer.
+inline int64_t Value(uint64_t x, Type t) {
+  const int w = TypeWidth(t);
+  return IsSigned(t) ? SignExtend(x, w) : static_cast<int64_t>(Low(x, w));
+}
+
+// Applies `op` to each 16-bit half of packed operands (u16x2 / s16x2).
+template <typename Op>
+inline uint64_t PerHalf(uint64_t a, uint64_t b, Type t, Op op) {
+  const Type half = t == Type::kS16x2 ? Type::kS16 : Type::kU16;
+  uint64_t out = 0;
+  for (int i = 0; i < 2; ++i) {
+    const int64_t r = op(Value(a >> (16 * i), half), Value(b >> (16 * i), half));
+    out |= Low(static_cast<uint64_t>(r), 16) << (16 * i);
+  }
+  return out;
+}
+
+inline int64_t ClampS32(i128 x) {
+  return static_cast<int64_t>(std::clamp<i128>(x, INT32_MIN, INT32_MAX));
+}
+
+Result EvalAddSub(const Variant& v, const Operands& o) {
+  const bool sub = v.family == Family::kSub;
+  if (IsPacked(v.type)) {
+    return Defined(PerHalf(o.v[0], o.v[1], v.type, [](int64_t a, int64_t b) {
+      return a + b;
+    }));
+  }
+  const i128 a = Value(o.v[0], v.type), b = Value(o.v[1], v.type);
+  const i128 exact = sub ? a - b : a + b;
+  if (v.sat) return Defined(Low(ClampS32(exact), 32));
+  return Defined(Low(static_cast<uint64_t>(exact), TypeWidth(v.type)));
+}
+
+// The full product of a and b, exact.
+inline i128 Product(const Variant& v, const Operands& o) {
+  const int w = TypeWidth(v.type);
+  if (IsSigned(v.type)) {
+    return static_cast<i128>(SignExtend(o.v[0], w)) * SignExtend(o.v[1], w);
+  }
+  return static_cast<i128>(static_cast<u128>(Low(o.v[0], w)) * Low(o.v[1], w));
+}
+
+// mul/mad's `.hi`, `.lo` or `.wide` part of the product t.
+inline u128 ProductPart(const Variant& v, i128 t) {
+  const int n = TypeWidth(v.type);
+  switch (v.mul_mode) {
+    case MulMode::kHi: return Low128(static_cast<u128>(t >> n), n);
+    case MulMode::kWide: return Low128(static_cast<u128>(t), 2 * n);
+    default: return Low128(static_cast<u128>(t), n);
+  }
+}
+
+Result EvalMul(const Variant& v, const Operands& o) {
+  return Defined(static_cast<uint64_t>(ProductPart(v, Product(v, o))));
+}
+
+Result EvalMad(const Variant& v, const Operands& o) {
+  const u128 part = ProductPart(v, Product(v, o));
+  if (v.sat) {  // mad.hi.sat.s32: the s32 high part plus c, clamped.
+    const i128 exact = SignExtend(static_cast<uint64_t>(part), 32) +
+                       static_cast<i128>(SignExtend(o.v[2], 32));
+    return Defined(Low(ClampS32(exact), 32));
+  }
+  const int width = ResultWidth(v);
+  return Defined(static_cast<uint64_t>(Low128(part + o.v[2], width)));
+}
+
+// mul24/mad24: the 48-bit product of the low 24 bits, .hi = t<47..16>,
+// .lo = t<31..0> (see spec-notes on the ignored upper bits).
+inline uint64_t Mul24Part(const Variant& v, const Operands& o) {
+  const bool s = v.type == Type::kS32;
+  const int64_t a = s ? SignExtend(o.v[0], 24) : int64_t(Low(o.v[0], 24));
+  const int64_t b = s ? SignExtend(o.v[1], 24) : int64_t(Low(o.v[1], 24));
+  const int64_t t = a * b;
+  return Low(static_cast<uint64_t>(v.mul_mode == MulMode::kHi ? t >> 16 : t),
+             32);
+}
+
+Result EvalMul24(const Variant& v, const Operands& o) {
+  return Defined(Mul24Part(v, o));
+}
+
+Result EvalMad24(const Variant& v, const Operands& o) {
+  const uint64_t part = Mul24Part(v, o);
+  if (v.sat) {
+    return Defined(
+        Low(ClampS32(static_cast<i128>(SignExtend(part, 32)) +
+                     SignExtend(o.v[2], 32)),
+            32));
+  }
+  return Defined(Low(part + o.v[2], 32));
+}
+
+Result EvalSad(const Variant& v, const Operands& o) {
+  const int64_t a = Value(o.v[0], v.type), b = Value(o.v[1], v.type);
+  const bool s = IsSigned(v.type);
+  const bool a_less = s ? a < b : static_cast<uint64_t>(a) < static_cast<uint64_t>(b);
+  const uint64_t diff = a_less ? static_cast<uint64_t>(b) - static_cast<uint64_t>(a)
+                               : static_cast<uint64_t>(a) - static_cast<uint64_t>(b);
+  return Defined(Low(o.v[2] + diff, TypeWidth(v.type)));
+}
+
+Result EvalDivRem(const Variant& v, const Operands& o) {
+  const int w = TypeWidth(v.type);
+  const bool rem = v.family == Family::kRem;
+  if (Low(o.v[1], w) == 0) return {0, Undefined::kDivisionByZero};
+  if (!IsSigned(v.type)) {
+    const uint64_t a = Low(o.v[0], w), b = Low(o.v[1], w);
+    return Defined(rem ? a % b : a / b);
+  }
+  const i128 a = SignExtend(o.v[0], w), b = SignExtend(o.v[1], w);
+  const i128 q = a / b, r = a % b;  // exact in 128 bits: no MIN/-1 trap
+  if (!rem) return Defined(Low(static_cast<uint64_t>(q), w));
+  // Flooring division would give r + b where r != 0 and the signs differ.
+  const bool rounding_matters = r != 0 && ((a < 0) != (b < 0));
+  return {Low(static_cast<uint64_t>(r), w),
+          rounding_matters ? Undefined::kRemainderSign : Undefined::kDefined};
+}
+
+Result EvalAbsNeg(const Variant& v, const Operands& o) {
+  const int w = TypeWidth(v.type);
+  const int64_t a = SignExtend(o.v[0], w);
+  const bool negate = v.family == Family::kNeg || a < 0;
+  return Defined(Low(negate ? 0 - static_cast<uint64_t>(a) : a, w));
+}
+
+Result EvalMinMax(const Variant& v, const Operands& o) {
+  const bool is_max = v.family == Family::kMax;
+  const bool relu = v.relu;
+  auto pick = [is_max, relu](int64_t a, int64_t b) {
+    const int64_t r = is_max ? std::max(a, b) : std::min(a, b);
+    return relu && r < 0 ? 0 : r;
+  };
+  if (IsPacked(v.type)) return Defined(PerHalf(o.v[0], o.v[1], v.type, pick));
+  const int w = TypeWidth(v.type);
+  if (IsSigned(v.type)) {
+    return Defined(Low(pick(SignExtend(o.v[0], w), SignExtend(o.v[1], w)), w));
+  }
+  const uint64_t a = Low(o.v[0], w), b = Low(o.v[1], w);
+  return Defined(is_max ? std::max(a, b) : std::min(a, b));
+}
+
+Result EvalPopc(const Variant& v, const Operands& o) {
+  return Defined(std::popcount(Low(o.v[0], TypeWidth(v.type))));
+}
+
+Result EvalClz(const Variant& v, const Operands& o) {
+  const int w = TypeWidth(v.type);
+  return Defined(std::countl_zero(Low(o.v[0], w)) - (64 - w));
+}
+
+Result EvalBfind(const Variant& v, const Operands& o) {
+  const int w = TypeWidth(v.type);
+  uint64_t a = Low(o.v[0], w);
+  if (IsSigned(v.type) && (a >> (w - 1)) != 0) a = Low(~a, w);
+  if (a == 0) return Defined(0xffffffff);
+  const int msb_pos = 63 - std::countl_zero(a);
+  return Defined(v.shiftamt ? (w - 1) - msb_pos : msb_pos);
+}
+
+// The position of the `count`-th (0-based) set bit of `mask`, lowest first.
+inline int NthSetBitFromLow(uint32_t mask, uint32_t count) {
+  for (uint32_t i = 0; i < count; ++i) mask &= mask - 1;
+  return std::countr_zero(mask);
+}
+
+// The position of the `count`-th (0-based) set bit of `mask`, highest first.
+inline int NthSetBitFromHigh(uint32_t mask, uint32_t count) {
+  for (uint32_t i = 0; i < count; ++i) mask &= ~(0x80000000u >> std::countl_zero(mask));
+  return 31 - std::countl_zero(mask);
+}
+
+Result EvalFns(const Variant&, const Operands& o) {
+  const uint32_t mask = static_cast<uint32_t>(o.v[0]);
+  const uint32_t base = static_cast<uint32_t>(o.v[1]);
+  const int32_t offset = static_cast<int32_t>(o.v[2]);
+  if (base > 31) return {0xffffffff, Undefined::kFnsBaseOutOfRange};
+  if (offset == 0) return Defined(((mask >> base) & 1) ? base : 0xffffffff);
+  // Bits from base upwards (offset > 0) or downwards (offset < 0).
+  const uint32_t count = offset > 0 ? offset - 1u : ~static_cast<uint32_t>(offset);
+  const uint32_t eligible =
+      offset > 0 ? mask & (~0u << base)
+                 : mask & static_cast<uint32_t>((uint64_t{2} << base) - 1);
+  if (static_cast<uint32_t>(std::popcount(eligible)) <= count) {
+    return Defined(0xffffffff);
+  }
+  return Defined(offset > 0 ? NthSetBitFromLow(eligible, count)
+                            : NthSetBitFromHigh(eligible, count));
+}
+
+Result EvalBrev(const Variant& v, const Operands& o) {
+  const int w = TypeWidth(v.type);
+  return Defined(ReverseBits64(o.v[0]) >> (64 - w));
+}
+
+Result EvalBfe(const Variant& v, const Operands& o) {
+  const int w = TypeWidth(v.type);
+  const int msb = w - 1;
+  const uint64_t a = Low(o.v[0], w);
+  const int pos = static_cast<int>(o.v[1] & 0xff);
+  const int len = static_cast<int>(o.v[2] & 0xff);
+  const bool sbit = IsSigned(v.type) && len != 0 &&
+                    ((a >> std::min(pos + len - 1, msb)) & 1) != 0;
+  // Bits 0..n-1 come from a[pos..], the rest are the sign bit.
+  const int n = pos > msb ? 0 : std::min(len, w - pos);
+  const uint64_t field = n == 0 ? 0 : Low(a >> pos, n);
+  const uint64_t fill = sbit ? ~LowMask(n) : 0;
+  return Defined(Low(field | fill, w));
+}
+
+Result EvalBfi(const Variant& v, const Operands& o) {
+  const int w = TypeWidth(v.type);
+  const uint64_t a = Low(o.v[0], w), b = Low(o.v[1], w);
+  const int pos = static_cast<int>(o.v[2] & 0xff);
+  const int len = static_cast<int>(o.v[3] & 0xff);
+  if (pos >= w || len == 0) return Defined(b);
+  const uint64_t field_mask = LowMask(std::min(len, w - pos)) << pos;
+  return Defined((b & ~field_mask) | ((a << pos) & field_mask));
+}
+
+Result EvalBmsk(const Variant& v, const Operands& o) {
+  const uint32_t a = static_cast<uint32_t>(o.v[0]);
+  const uint32_t b = static_cast<uint32_t>(o.v[1]);
+  const bool clamp = v.shift_mode == ShiftMode::kClamp;
+  const uint32_t a1 = a & 0x1f, b1 = b & 0x1f;
+  if (clamp && a >= 32) return Defined(0);  // mask0 = 0
+  const uint32_t mask0 = ~0u << a1;
+  const bool mask1_zero = a1 + b1 >= 32 || (clamp && b >= 32);
+  const uint32_t mask1 =
+      mask1_zero ? 0 : (b1 == 0 ? ~0u : ~0u << (a1 + b1));
+  return Defined(mask0 & ~mask1);
+}
+
+Result EvalSzext(const Variant& v, const Operands& o) {
+  const uint32_t a = static_cast<uint32_t>(o.v[0]);
+  const uint32_t b = static_cast<uint32_t>(o.v[1]);
+  if (b >= 32 && v.shift_mode == ShiftMode::kClamp) return Defined(a);
+  const uint32_t n = b & 0x1f;
+  if (n == 0) return Defined(0);
+  const uint32_t keep = (1u << n) - 1;
+  const bool negative = v.type == Type::kS32 && ((a >> (n - 1)) & 1);
+  return Defined((a & keep) | (negative ? ~keep : 0));
+}
+
+// Byte i of x as a signed or unsigned value.
+inline int64_t Byte(uint64_t x, int i, bool s) {
+  const uint64_t b = (x >> (8 * i)) & 0xff;
+  return s ? SignExtend(b, 8) : static_cast<int64_t>(b);
+}
+
+Result EvalDp4a(const Variant& v, const Operands& o) {
+  const bool sa = IsSigned(v.atype), sb = IsSigned(v.btype);
+  int64_t acc = static_cast<int64_t>(o.v[2]);
+  for (int i = 0; i < 4; ++i) acc += Byte(o.v[0], i, sa) * Byte(o.v[1], i, sb);
+  return Defined(Low(static_cast<uint64_t>(acc), 32));
+}
+
+Result EvalDp2a(const Variant& v, const Operands& o) {
+  const bool sa = IsSigned(v.atype), sb = IsSigned(v.btype);
+  const int select = v.mul_mode == MulMode::kLo ? 0 : 2;
+  int64_t acc = static_cast<int64_t>(o.v[2]);
+  for (int i = 0; i < 2; ++i) {
+    const uint64_t half = (o.v[0] >> (16 * i)) & 0xffff;
+    const int64_t a = sa ? SignExtend(half, 16) : static_cast<int64_t>(half);
+    acc += a * Byte(o.v[1], select + i, sb);
+  }
+  return Defined(Low(static_cast<uint64_t>(acc), 32));
+}
+
+Result EvalShf(const Variant& v, const Operands& o) {
+  const uint32_t c = static_cast<uint32_t>(o.v[2]);
+  const uint32_t n = v.shift_mode == ShiftMode::kClamp ? std::min(c, 32u) : c & 0x1f;
+  const uint64_t ba = (Low(o.v[1], 32) << 32) | Low(o.v[0], 32);
+  const uint64_t shifted =
+      v.direction == Direction::kLeft ? (ba << n) >> 32 : ba >> n;
+  return Defined(Low(shifted, 32));
+}
+
+// ---------------------------------------------------------------------------
+// Scalar video instructions (PTX ISA 9.7.18.1)
+// ---------------------------------------------------------------------------
+
+// partSelectSignExtend: the selected byte, half-word or word of x, sign- or
+// zero-extended by its type.
+inline int64_t PartSelect(uint64_t x, Type t, Sel s) {
+  const bool sign = IsSigned(t);
+  switch (s) {
+    case Sel::kNone: return sign ? SignExtend(x, 32) : int64_t(Low(x, 32));
+    case Sel::kH0:
+    case Sel::kH1: {
+      const uint64_t h = (x >> (s == Sel::kH1 ? 16 : 0)) & 0xffff;
+      return sign ? SignExtend(h, 16) : static_cast<int64_t>(h);
+    }
+    default:
+      return Byte(x, static_cast<int>(s) - static_cast<int>(Sel::kB0), sign);
+  }
+}
+
+inline i128 Clamp(i128 x, i128 lo, i128 hi) { return std::clamp(x, lo, hi); }
+
+// optSaturate: clamps to the destination's (sub)word range.
+inline i128 Saturate(i128 tmp, bool sign, Sel dsel) {
+  const int bits = IsByteSel(dsel) ? 8 : IsHalfSel(dsel) ? 16 : 32;
+  if (sign) {
+    return Clamp(tmp, -(i128{1} << (bits - 1)), (i128{1} << (bits - 1)) - 1);
+  }
+  return Clamp(tmp, 0, (i128{1} << bits) - 1);
+}
+
+// optSecOp / optMerge, then the low 32 bits.
+inline uint64_t Finish(const Variant& v, i128 tmp, uint64_t c_bits,
+                       bool c_signed) {
+  const i128 c = c_signed ? i128{SignExtend(c_bits, 32)} : i128{Low(c_bits, 32)};
+  switch (v.secop) {
+    case SecOp::kAdd: tmp = tmp + c; break;
+    case SecOp::kMin: tmp = std::min(tmp, c); break;
+    case SecOp::kMax: tmp = std::max(tmp, c); break;
+    case SecOp::kNone: break;
+  }
+  const uint64_t t = static_cast<uint64_t>(tmp);
+  const uint32_t cb = static_cast<uint32_t>(c_bits);
+  switch (v.dsel) {
+    case Sel::kH0: return (t & 0xffff) | (cb & 0xffff0000u);
+    case Sel::kH1: return ((t & 0xffff) << 16) | (cb & 0x0000ffffu);
+    case Sel::kB0: return (t & 0xff) | (cb & 0xffffff00u);
+    case Sel::kB1: return ((t & 0xff) << 8) | (cb & 0xffff00ffu);
+    case Sel::kB2: return ((t & 0xff) << 16) | (cb & 0xff00ffffu);
+    case Sel::kB3: return ((t & 0xff) << 24) | (cb & 0x00ffffffu);
+    case Sel::kNone: break;
+  }
+  return Low(t, 32);
+}
+
+Result EvalVideo(const Variant& v, const Operands& o) {
+  const i128 ta = PartSelect(o.v[0], v.atype, v.asel);
+  i128 tb = PartSelect(o.v[1], v.btype, v.bsel);
+  i128 tmp;
+  switch (v.family) {
+    case Family::kVadd: tmp = ta + tb; break;
+    case Family::kVsub: tmp = ta - tb; break;
+    case Family::kVabsdiff: tmp = ta > tb ? ta - tb : tb - ta; break;
+    case Family::kVmin: tmp = std::min(ta, tb); break;
+    case Family::kVmax: tmp = std::max(ta, tb); break;
+    default: {  // vshl, vshr: tb is the unsigned amount.
+      tb = v.shift_mode == ShiftMode::kClamp ? std::min<i128>(tb, 32) : tb & 0x1f;
+      const int n = static_cast<int>(tb);
+      tmp = v.family == Family::kVshl ? ta * (i128{1} << n) : ta >> n;
+    }
+  }
+  const bool sign = IsSigned(v.type);
+  if (v.sat) tmp = Saturate(tmp, sign, v.dsel);
+  return Defined(Finish(v, tmp, o.v[2], sign));
+}
+
+Result EvalVset(const Variant& v, const Operands& o) {
+  const int64_t ta = PartSelect(o.v[0], v.atype, v.asel);
+  const int64_t tb = PartSelect(o.v[1], v.btype, v.bsel);
+  bool r = false;
+  switch (v.cmp) {
+    case Cmp::kEq: r = ta == tb; break;
+    case Cmp::kNe: r = ta != tb; break;
+    case Cmp::kLt: r = ta < tb; break;
+    case Cmp::kLe: r = ta <= tb; break;
+    case Cmp::kGt: r = ta > tb; break;
+    case Cmp::kGe: r = ta >= tb; break;
+    case Cmp::kNone: break;
+  }
+  return Defined(Finish(v, r ? 1 : 0, o.v[2], /*c_signed=*/false));
+}
+
+inline int ScaleShift(Scale s) {
+  return s == Scale::kShr7 ? 7 : s == Scale::kShr15 ? 15 : 0;
+}
+
+// vmad as its pseudocode computes it (128-bit tmp, 64-bit result).
+uint64_t VmadPseudocode(const Variant& v, int64_t ta, int64_t tb, uint32_t c) {
+  const bool neg_product = v.vmad_form == VmadForm::kNegProduct;
+  const bool neg_c = v.vmad_form == VmadForm::kNegC;
+  const bool signed_final =
+      IsSigned(v.atype) || IsSigned(v.btype) || neg_product || neg_c;
+  u128 tmp = static_cast<u128>(static_cast<i128>(ta) * tb);
+  int lsb = 0;
+  if (v.vmad_form == VmadForm::kPlusOne) {
+    lsb = 1;
+  } else if (neg_product) {
+    tmp = ~tmp, lsb = 1;
+  } else if (neg_c) {
+    c = ~c, lsb = 1;
+  }
+  const u128 c128 = signed_final ? static_cast<u128>(static_cast<i128>(
+                                       static_cast<int32_t>(c)))
+                                 : u128{c};
+  tmp = tmp + c128 + lsb;
+  const uint64_t result =
+      static_cast<uint64_t>(static_cast<i128>(tmp) >> ScaleShift(v.scale));
+  if (!v.sat) return Low(result, 32);
+  if (signed_final) {
+    return Low(static_cast<uint64_t>(
+                   ClampS32(static_cast<int64_t>(result))),
+               32);
+  }
+  return std::min<uint64_t>(result, 0xffffffff);
+}
+
+// vmad as its prose describes it: exact arithmetic, c signed like the
+// intermediate result.
+uint64_t VmadProse(const Variant& v, int64_t ta, int64_t tb, uint32_t c) {
+  const bool neg_product = v.vmad_form == VmadForm::kNegProduct;
+  const bool neg_c = v.vmad_form == VmadForm::kNegC;
+  const bool signed_intermediate =
+      IsSigned(v.atype) || IsSigned(v.btype) || neg_product;
+  const bool signed_final = signed_intermediate || neg_c;
+  i128 product = static_cast<i128>(ta) * tb;
+  if (neg_product) product = -product;
+  const i128 cv = signed_intermediate ? i128{static_cast<int32_t>(c)} : i128{c};
+  i128 final_value = product + (neg_c ? -cv : cv) +
+                     (v.vmad_form == VmadForm::kPlusOne ? 1 : 0);
+  final_value >>= ScaleShift(v.scale);
+  if (v.sat) {
+    final_value = signed_final ? Clamp(final_value, INT32_MIN, INT32_MAX)
+                               : Clamp(final_value, 0, UINT32_MAX);
+  }
+  return Low(static_cast<uint64_t>(final_value), 32);
+}
+
+Result EvalVmad(const Variant& v, const Operands& o) {
+  const int64_t ta = PartSelect(o.v[0], v.atype, v.asel);
+  const int64_t tb = PartSelect(o.v[1], v.btype, v.bsel);
+  const uint32_t c = static_cast<uint32_t>(o.v[2]);
+  const uint64_t pseudo = VmadPseudocode(v, ta, tb, c);
+  // The readings can only differ with a negated c or a negated product.
+  const bool may_differ = (v.vmad_form == VmadForm::kNegC ||
+                           v.vmad_form == VmadForm::kNegProduct) &&
+                          (v.sat || v.scale != Scale::kNone);
+  if (may_differ && VmadProse(v, ta, tb, c) != pseudo) {
+    return {pseudo, Undefined::kVmadAmbiguous};
+  }
+  return Defined(pseudo);
+}
+
+// ---------------------------------------------------------------------------
+// Intel vISA SHL
+// ---------------------------------------------------------------------------
+
+Result EvalVisaShl(const Variant& v, const Operands& o) {
+  const int dst_width = TypeWidth(v.type);
+  const int n = static_cast<int>(o.v[1] & (dst_width == 64 ? 63 : 31));
+  const int src_width = TypeWidth(v.atype);
+  const i128 value = IsSigned(v.atype) ? i128{SignExtend(o.v[0], src_width)}
+                                       : i128{Low(o.v[0], src_width)};
+  if (!v.sat) {
+    return Defined(Low(static_cast<uint64_t>(static_cast<u128>(value) << n),
+                       dst_width));
+  }
+  // Exact: |value| < 2^64 and n <= 63, so |shifted| < 2^127.
+  const i128 limit = i128{1} << 32;
+  const i128 shifted = value * (i128{1} << n);
+  const bool fits_33_bits = shifted >= -limit && shifted < limit;
+  const i128 lo = IsSigned(v.type) ? -(i128{1} << (dst_width - 1)) : 0;
+  const i128 hi = IsSigned(v.type) ? (i128{1} << (dst_width - 1)) - 1
+                                   : (i128{1} << dst_width) - 1;
+  const uint64_t bits =
+      Low(static_cast<uint64_t>(Clamp(shifted, lo, hi)), dst_width);
+  return {bits, fits_33_bits ? Undefined::kDefined : Undefined::kVisaSatOverflow};
+}
+
+// ---------------------------------------------------------------------------
+// Dispatch
+// ---------------------------------------------------------------------------
+
+using EvalFn = Result (*)(const Variant&, const Operands&);
+
+// One evaluator per family, in Family order.
+constexpr std::array<EvalFn, kNumFamilies> kEvaluators = {
+    EvalAddSub, EvalAddSub, EvalMul,    EvalMad,    EvalMul24, EvalMad24,
+    EvalSad,    EvalDivRem, EvalDivRem, EvalAbsNeg, EvalAbsNeg, EvalMinMax,
+    EvalMinMax, EvalPopc,   EvalClz,    EvalBfind,  EvalFns,   EvalBrev,
+    EvalBfe,    EvalBfi,    EvalBmsk,   EvalSzext,  EvalDp4a,  EvalDp2a,
+    EvalShf,    EvalVideo,  EvalVideo,  EvalVideo,  EvalVideo, EvalVideo,
+    EvalVideo,  EvalVideo,  EvalVmad,   EvalVset,   EvalVisaShl,
+};
+
+// The tight loop of EvaluateBatch, instantiated once per evaluator so that
+// the evaluator is inlined and the variant's axes are loop-invariant.
+template <EvalFn kEval>
+void Loop(const Variant& v, const Operands* in, Result* out, size_t n) {
+  for (size_t i = 0; i < n; ++i) out[i] = kEval(v, in[i]);
+}
+
+using LoopFn = void (*)(const Variant&, const Operands*, Result*, size_t);
+
+template <size_t... I>
+constexpr std::array<LoopFn, kNumFamilies> MakeLoops(std::index_sequence<I...>) {
+  return {&Loop<kEvaluators[I]>...};
+}
+constexpr std::array<LoopFn, kNumFamilies> kLoops =
+    MakeLoops(std::make_index_sequence<kNumFamilies>());
+
+}  // namespace
+
+absl::string_view Describe(Undefined why) {
+  switch (why) {
+    case Undefined::kDefined: return "defined";
+    case Undefined::kDivisionByZero:
+      return "division by zero yields an unspecified, machine-specific value "
+             "(PTX ISA 9.7.1.8)";
+    case Undefined::kRemainderSign:
+      return "remainder of negative operands is machine-dependent: truncating "
+             "and flooring division disagree here (PTX ISA 9.7.1.9)";
+    case Undefined::kFnsBaseOutOfRange:
+      return "fns base must be <= 31, otherwise behavior is undefined "
+             "(PTX ISA 9.7.1.17)";
+    case Undefined::kVmadAmbiguous:
+      return "vmad pseudocode and prose give different results here "
+             "(docs/spec-notes.md)";
+    case Undefined::kVisaSatOverflow:
+      return "SHL.sat result not within 33 bits is undefined (vISA SHL notes)";
+  }
+  return "unknown";
+}
+
+absl::string_view Token(Undefined why) {
+  static constexpr std::array<absl::string_view, kNumUndefinedReasons> kTokens = {
+      "defined",        "division-by-zero", "remainder-sign",
+      "fns-base",       "vmad-ambiguous",   "visa-sat-overflow"};
+  return kTokens[static_cast<int>(why)];
+}
+
+Result Evaluate(const Variant& v, const Operands& operands) {
+  return kEvaluators[static_cast<int>(v.family)](v, operands);
+}
+
+void EvaluateBatch(const Variant& v, std::span<const Operands> operands,
+                   std::span<Result> results) {
+  kLoops[static_cast<int>(v.family)](v, operands.data(), results.data(),
+                                     operands.size());
+}
+
+}  // namespace ptxdiff
