@@ -68,28 +68,4 @@ absl::string_view SpellScale(Scale s) {
   return kNames[static_cast<int>(s)];
 }
 
-int TypeWidth(Type t) {
-  switch (t) {
-    case Type::kNone: return 0;
-    case Type::kU8:
-    case Type::kS8: return 8;
-    case Type::kU16:
-    case Type::kS16: return 16;
-    case Type::kU64:
-    case Type::kS64:
-    case Type::kB64: return 64;
-    default: return 32;
-  }
-}
-
-bool IsSigned(Type t) {
-  return t == Type::kS8 || t == Type::kS16 || t == Type::kS32 ||
-         t == Type::kS64 || t == Type::kS16x2;
-}
-
-bool IsPacked(Type t) { return t == Type::kU16x2 || t == Type::kS16x2; }
-
-bool IsByteSel(Sel s) { return s >= Sel::kB0 && s <= Sel::kB3; }
-bool IsHalfSel(Sel s) { return s == Sel::kH0 || s == Sel::kH1; }
-
 }  // namespace ptxdiff

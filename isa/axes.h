@@ -116,13 +116,32 @@ absl::string_view SpellCmp(Cmp c);
 absl::string_view SpellScale(Scale s);
 
 // Properties of scalar types. Width is in bits (16 for kS16, 32 for kU16x2).
-int TypeWidth(Type t);
-bool IsSigned(Type t);  // s8..s64 and s16x2
-bool IsPacked(Type t);  // u16x2, s16x2
+// Inline: the oracle's inner loops call them per tuple.
+constexpr int TypeWidth(Type t) {
+  switch (t) {
+    case Type::kNone: return 0;
+    case Type::kU8:
+    case Type::kS8: return 8;
+    case Type::kU16:
+    case Type::kS16: return 16;
+    case Type::kU64:
+    case Type::kS64:
+    case Type::kB64: return 64;
+    default: return 32;
+  }
+}
+// s8..s64 and s16x2.
+constexpr bool IsSigned(Type t) {
+  return t == Type::kS8 || t == Type::kS16 || t == Type::kS32 ||
+         t == Type::kS64 || t == Type::kS16x2;
+}
+constexpr bool IsPacked(Type t) {
+  return t == Type::kU16x2 || t == Type::kS16x2;
+}
 
 // Bytes 0..3 and half-words 0..1 (kNone selects the whole word).
-bool IsByteSel(Sel s);
-bool IsHalfSel(Sel s);
+constexpr bool IsByteSel(Sel s) { return s >= Sel::kB0 && s <= Sel::kB3; }
+constexpr bool IsHalfSel(Sel s) { return s == Sel::kH0 || s == Sel::kH1; }
 
 }  // namespace ptxdiff
 

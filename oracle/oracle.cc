@@ -44,15 +44,18 @@ inline int64_t ClampS32(i128 x) {
 
 Result EvalAddSub(const Variant& v, const Operands& o) {
   const bool sub = v.family == Family::kSub;
-  if (IsPacked(v.type)) {
-    return Defined(PerHalf(o.v[0], o.v[1], v.type, [](int64_t a, int64_t b) {
-      return a + b;
-    }));
+  if (v.sat) {  // .sat.s32: the exact sum, clamped
+    const i128 a = SignExtend(o.v[0], 32), b = SignExtend(o.v[1], 32);
+    return Defined(Low(ClampS32(sub ? a - b : a + b), 32));
   }
-  const i128 a = Value(o.v[0], v.type), b = Value(o.v[1], v.type);
-  const i128 exact = sub ? a - b : a + b;
-  if (v.sat) return Defined(Low(ClampS32(exact), 32));
-  return Defined(Low(static_cast<uint64_t>(exact), TypeWidth(v.type)));
+  if (IsPacked(v.type)) {  // per half-word; signedness does not matter
+    const uint64_t lo = (o.v[0] + (sub ? 0 - o.v[1] : o.v[1])) & 0xffff;
+    const uint64_t hi =
+        ((o.v[0] >> 16) + (sub ? 0 - (o.v[1] >> 16) : o.v[1] >> 16)) & 0xffff;
+    return Defined(lo | hi << 16);
+  }
+  // Wrapping: the low bits of the 64-bit sum are the same for both signs.
+  return Defined(Low(sub ? o.v[0] - o.v[1] : o.v[0] + o.v[1], TypeWidth(v.type)));
 }
 
 // The full product of a and b, exact.
@@ -150,15 +153,21 @@ Result EvalAbsNeg(const Variant& v, const Operands& o) {
 
 Result EvalMinMax(const Variant& v, const Operands& o) {
   const bool is_max = v.family == Family::kMax;
-  const bool relu = v.relu;
-  auto pick = [is_max, relu](int64_t a, int64_t b) {
-    const int64_t r = is_max ? std::max(a, b) : std::min(a, b);
-    return relu && r < 0 ? 0 : r;
-  };
-  if (IsPacked(v.type)) return Defined(PerHalf(o.v[0], o.v[1], v.type, pick));
+  if (IsPacked(v.type)) {
+    const bool relu = v.relu;
+    return Defined(PerHalf(o.v[0], o.v[1], v.type,
+                           [is_max, relu](int64_t a, int64_t b) {
+                             const int64_t r = is_max ? std::max(a, b)
+                                                      : std::min(a, b);
+                             return relu ? std::max<int64_t>(r, 0) : r;
+                           }));
+  }
   const int w = TypeWidth(v.type);
   if (IsSigned(v.type)) {
-    return Defined(Low(pick(SignExtend(o.v[0], w), SignExtend(o.v[1], w)), w));
+    const int64_t a = SignExtend(o.v[0], w), b = SignExtend(o.v[1], w);
+    int64_t r = is_max ? std::max(a, b) : std::min(a, b);
+    if (v.relu) r = std::max<int64_t>(r, 0);
+    return Defined(Low(r, w));
   }
   const uint64_t a = Low(o.v[0], w), b = Low(o.v[1], w);
   return Defined(is_max ? std::max(a, b) : std::min(a, b));
@@ -507,7 +516,8 @@ constexpr std::array<EvalFn, kNumFamilies> kEvaluators = {
 // The tight loop of EvaluateBatch, instantiated once per evaluator so that
 // the evaluator is inlined and the variant's axes are loop-invariant.
 template <EvalFn kEval>
-void Loop(const Variant& v, const Operands* in, Result* out, size_t n) {
+void Loop(const Variant& variant, const Operands* in, Result* out, size_t n) {
+  const Variant v = variant;  // a local copy: stores to `out` cannot alias it
   for (size_t i = 0; i < n; ++i) out[i] = kEval(v, in[i]);
 }
 
