@@ -18,15 +18,6 @@ uint64_t LoadLittleEndian(const uint8_t* p, size_t n) {
   return x;
 }
 
-std::string Show(const Variant& v, const Operands& o, const Result& r) {
-  std::vector<std::string> ops;
-  for (int i = 0; i < NumSources(v); ++i) {
-    ops.push_back(HexOperand(o.v[i], SourceWidth(v, i)));
-  }
-  return absl::StrCat("ptxdiff eval '", Spell(v), "' ", absl::StrJoin(ops, " "),
-                      " -> ", HexOperand(r.bits, ResultWidth(v)), " (",
-                      Token(r.undefined), ")");
-}
 
 }  // namespace
 
@@ -58,9 +49,9 @@ std::optional<std::string> FindOracleDisagreement(const DecodedBatch& batch) {
     const Result literal = LiteralEvaluate(batch.variant, batch.tuples[i]);
     if (fast[i] != literal) {
       return absl::StrCat("oracle disagreement:\n  fast:    ",
-                          Show(batch.variant, batch.tuples[i], fast[i]),
+                          ReplayLine(batch.variant, batch.tuples[i], fast[i]),
                           "\n  literal: ",
-                          Show(batch.variant, batch.tuples[i], literal));
+                          ReplayLine(batch.variant, batch.tuples[i], literal));
     }
   }
   return std::nullopt;

@@ -4,8 +4,13 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "isa/family_table.h"
+#include "isa/operand_text.h"
+#include "isa/spelling.h"
 #include "oracle/bits.h"
 
 namespace ptxdiff {
@@ -558,6 +563,17 @@ absl::string_view Token(Undefined why) {
       "defined",        "division-by-zero", "remainder-sign",
       "fns-base",       "vmad-ambiguous",   "visa-sat-overflow"};
   return kTokens[static_cast<int>(why)];
+}
+
+std::string ReplayLine(const Variant& v, const Operands& operands,
+                       const Result& result) {
+  std::vector<std::string> ops;
+  for (int i = 0; i < NumSources(v); ++i) {
+    ops.push_back(HexOperand(operands.v[i], SourceWidth(v, i)));
+  }
+  return absl::StrCat("ptxdiff eval '", Spell(v), "' ", absl::StrJoin(ops, " "),
+                      " -> ", HexOperand(result.bits, ResultWidth(v)), " (",
+                      Token(result.undefined), ")");
 }
 
 Result Evaluate(const Variant& v, const Operands& operands) {

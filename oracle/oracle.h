@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 
 
 #include "absl/strings/string_view.h"
@@ -56,6 +57,11 @@ struct Result {
   bool defined() const { return undefined == Undefined::kDefined; }
   friend bool operator==(const Result&, const Result&) = default;
 };
+
+// One line that replays a tuple and shows a result:
+// "ptxdiff eval 'add.s32' 0x00000001 0x00000002 -> 0x00000003 (defined)".
+std::string ReplayLine(const Variant& v, const Operands& operands,
+                       const Result& result);
 
 // Evaluates one tuple. `v` must be legal (IsLegal).
 Result Evaluate(const Variant& v, const Operands& operands);

@@ -18,15 +18,6 @@
 namespace ptxdiff {
 namespace {
 
-std::string Describe(const Variant& v, const Operands& o, const Result& r) {
-  std::vector<std::string> ops;
-  for (int i = 0; i < NumSources(v); ++i) {
-    ops.push_back(HexOperand(o.v[i], SourceWidth(v, i)));
-  }
-  return absl::StrCat("ptxdiff eval '", Spell(v), "' ", absl::StrJoin(ops, " "),
-                      " -> ", HexOperand(r.bits, ResultWidth(v)), " ",
-                      Token(r.undefined));
-}
 
 // Compares the two oracles on `tuples_per_variant` tuples of every variant;
 // stops a family at its first few disagreements to keep the output readable.
@@ -42,8 +33,8 @@ void CrossCheck(int tuples_per_variant, uint64_t seed) {
       const Result fast = Evaluate(v, o);
       const Result literal = LiteralEvaluate(v, o);
       if (fast != literal) {
-        ADD_FAILURE() << "fast:    " << Describe(v, o, fast)
-                      << "\nliteral: " << Describe(v, o, literal);
+        ADD_FAILURE() << "fast:    " << ReplayLine(v, o, fast)
+                      << "\nliteral: " << ReplayLine(v, o, literal);
         if (++family_failures >= 3) break;
       }
     }
@@ -65,8 +56,8 @@ TEST(LiteralCrossTest, ScalarFamiliesInDepth) {
     for (const Operands& o : tuples) {
       const Result fast = Evaluate(v, o), literal = LiteralEvaluate(v, o);
       if (fast != literal && failures++ < 3) {
-        ADD_FAILURE() << "fast:    " << Describe(v, o, fast)
-                      << "\nliteral: " << Describe(v, o, literal);
+        ADD_FAILURE() << "fast:    " << ReplayLine(v, o, fast)
+                      << "\nliteral: " << ReplayLine(v, o, literal);
       }
     }
   }
@@ -85,8 +76,8 @@ TEST(LiteralCrossTest, VideoEdgePairsExhaustive) {
       for (uint64_t b : edges) {
         const Operands o = {{a, b, edges[(a ^ b) % edges.size()], 0}};
         const Result fast = Evaluate(v, o), literal = LiteralEvaluate(v, o);
-        ASSERT_EQ(fast, literal) << "fast:    " << Describe(v, o, fast)
-                                 << "\nliteral: " << Describe(v, o, literal);
+        ASSERT_EQ(fast, literal) << "fast:    " << ReplayLine(v, o, fast)
+                                 << "\nliteral: " << ReplayLine(v, o, literal);
       }
     }
   }
