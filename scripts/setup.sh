@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  clang-14 libclang-rt-14-dev cmake ninja-build
+  clang clang-14 libclang-rt-14-dev cmake ninja-build
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
 )
 
