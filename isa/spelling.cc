@@ -177,6 +177,20 @@ int EditDistance(absl::string_view a, absl::string_view b) {
 
 }  // namespace
 
+std::string SpellOpcode(const Variant& v) { return OpcodePart(v); }
+
+std::string PtxInstruction(const Variant& v, absl::string_view dest,
+                           const std::vector<std::string>& sources) {
+  std::vector<std::string> ops = {WithSel(dest, v.dsel)};
+  for (size_t i = 0; i < sources.size(); ++i) {
+    const bool negated = (i == 0 && v.vmad_form == VmadForm::kNegProduct) ||
+                         (i == 2 && v.vmad_form == VmadForm::kNegC);
+    const Sel sel = i == 0 ? v.asel : i == 1 ? v.bsel : Sel::kNone;
+    ops.push_back(absl::StrCat(negated ? "-" : "", WithSel(sources[i], sel)));
+  }
+  return absl::StrCat(OpcodePart(v), " ", absl::StrJoin(ops, ", "));
+}
+
 std::string Spell(const Variant& v) {
   std::string out = OpcodePart(v);
   if (HasOperandDecoration(v)) absl::StrAppend(&out, " ", OperandList(v));

@@ -24,6 +24,19 @@ namespace ptxdiff {
 // The canonical spelling of a legal variant.
 std::string Spell(const Variant& v);
 
+// The opcode with its modifiers only (`vshr.s32.u32.u32.clamp.add`), without
+// the operand list.
+std::string SpellOpcode(const Variant& v);
+
+// One PTX instruction of `v` (without `;`): the opcode with its modifiers and
+// the given operand texts (registers or immediates), decorated with the
+// variant's selectors and negations:
+//   PtxInstruction(v, "%r0", {"%r1", "%r2", "%r3"}) ==
+//       "vadd.u32.u32.u32.sat %r0.b1, %r1, %r2.h0, %r3"
+// `sources` must hold NumSources(v) entries.
+std::string PtxInstruction(const Variant& v, absl::string_view dest,
+                           const std::vector<std::string>& sources);
+
 // Parses a spelling back into its variant. Accepts the canonical spelling,
 // extra white space, a trailing `;`, an operand list with plain names
 // (`add.s32 d, a, b`) or registers and immediates in place of the names

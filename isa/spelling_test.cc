@@ -44,6 +44,26 @@ TEST(SpellingTest, CanonicalSpellings) {
   EXPECT_EQ(spell("visa.shl.sat.d.ub.uw"), "visa.shl.sat.d.ub.uw");
 }
 
+TEST(SpellingTest, PtxInstructionDecoratesOperands) {
+  EXPECT_EQ(PtxInstruction(*ParseVariant("vadd.u32.u32.u32.sat d.b1, a, b.h0, c"),
+                           "%r0", {"%r1", "%r2", "%r3"}),
+            "vadd.u32.u32.u32.sat %r0.b1, %r1, %r2.h0, %r3");
+  EXPECT_EQ(PtxInstruction(*ParseVariant("vmad.s32.s32.s32 d, a, b, -c"), "%r0",
+                           {"%r1", "%r2", "%r3"}),
+            "vmad.s32.s32.s32 %r0, %r1, %r2, -%r3");
+  EXPECT_EQ(PtxInstruction(*ParseVariant("bfe.s32"), "%r0", {"%r1", "4", "8"}),
+            "bfe.s32 %r0, %r1, 4, 8");
+  // The instruction text parses back to the same variant.
+  for (const Variant& v : AllVariants()) {
+    std::vector<std::string> sources;
+    for (int i = 0; i < NumSources(v); ++i) sources.push_back("%r9");
+    const std::string text = PtxInstruction(v, "%r0", sources);
+    auto parsed = ParseVariant(text);
+    ASSERT_TRUE(parsed.ok()) << text;
+    ASSERT_EQ(*parsed, v) << text;
+  }
+}
+
 TEST(SpellingTest, AcceptsPlainOperandListsAndWhiteSpace) {
   EXPECT_EQ(*ParseVariant("  add.s32   d,a ,b ; "), *ParseVariant("add.s32"));
   EXPECT_EQ(*ParseVariant("bfi.b32 f, a, b, c, d"), *ParseVariant("bfi.b32"));
