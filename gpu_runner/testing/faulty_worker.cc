@@ -1,0 +1,112 @@
+// A deliberately faulty worker for the client's fault tests. It serves the
+// oracle backend over the protocol, except as --fault says:
+//
+//   none           behave
+//   crash          abort() on every RUN (after a line on stderr)
+//   crash-once     abort() on the first RUN of the first process (--state=FILE
+//                  remembers it across the restart)
+//   crash-on=SPELL abort() on a RUN containing that variant
+//   hang           never answer a RUN
+//   garbage        answer a RUN with bytes that are not a frame
+//   short          answer a RUN with one result too few
+//   error          answer a RUN with an ERROR frame
+//   exit-at-hello  print a reason on stderr and exit 3 instead of HELLO_REPLY
+//   bad-hello      answer HELLO with garbage
+//
+// --supports=LIST (comma-separated) replaces the `supports` lines.
+
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "gpu_runner/frame_io.h"
+#include "gpu_runner/oracle_backend.h"
+
+namespace ptxdiff {
+namespace {
+
+struct Flags {
+  std::string fault = "none";
+  std::string state;
+  std::string supports;
+};
+
+bool FirstTime(const std::string& state) {
+  if (state.empty() || std::ifstream(state).good()) return false;
+  std::ofstream(state) << "crashed once\n";
+  return true;
+}
+
+void Crash() {
+  std::fprintf(stderr, "faulty_worker: crashing on purpose\n");
+  std::fflush(stderr);
+  std::abort();
+}
+
+int Serve(const Flags& flags) {
+  auto hello = ReadFrame(STDIN_FILENO);
+  if (!hello.ok()) return 4;
+  if (flags.fault == "exit-at-hello") {
+    std::fprintf(stderr, "faulty_worker: no device here\n");
+    return 3;
+  }
+  if (flags.fault == "bad-hello") {
+    (void)write(STDOUT_FILENO, "this is not a frame at all", 26);
+    return 0;
+  }
+  std::unique_ptr<Backend> backend = MakeOracleBackend();
+  WorkerIdentity id = backend->Identity();
+  id.name = "faulty";
+  if (!flags.supports.empty()) id.supports = absl::StrSplit(flags.supports, ',');
+  (void)WriteFrame(STDOUT_FILENO, MessageType::kHelloReply,
+                   EncodeKeyValues(IdentityToKeyValues(id)));
+  while (true) {
+    auto frame = ReadFrame(STDIN_FILENO);
+    if (!frame.ok() || frame->type == MessageType::kBye) return 0;
+    auto request = DecodeRunRequest(frame->payload);
+    if (!request.ok()) return 4;
+    const std::string& f = flags.fault;
+    if (f == "crash" || (f == "crash-once" && FirstTime(flags.state))) Crash();
+    absl::string_view bad = f;
+    if (absl::ConsumePrefix(&bad, "crash-on=")) {
+      for (const std::string& s : request->spellings) {
+        if (s == bad) Crash();
+      }
+    }
+    if (f == "hang") pause();
+    if (f == "garbage") {
+      (void)write(STDOUT_FILENO, "\x01\x02garbage garbage garbage", 25);
+      continue;
+    }
+    if (f == "error") {
+      (void)WriteFrame(STDOUT_FILENO, MessageType::kError, "cannot do that");
+      continue;
+    }
+    RunReply reply;
+    (void)backend->Run(*request, reply);
+    if (f == "short") reply.results.pop_back();
+    (void)WriteFrame(STDOUT_FILENO, MessageType::kResults, EncodeRunReply(reply));
+  }
+}
+
+}  // namespace
+}  // namespace ptxdiff
+
+int main(int argc, char** argv) {
+  std::signal(SIGPIPE, SIG_IGN);
+  ptxdiff::Flags flags;
+  for (int i = 1; i < argc; ++i) {
+    absl::string_view arg = argv[i];
+    if (absl::ConsumePrefix(&arg, "--fault=")) flags.fault = std::string(arg);
+    if (absl::ConsumePrefix(&arg, "--state=")) flags.state = std::string(arg);
+    if (absl::ConsumePrefix(&arg, "--supports=")) flags.supports = std::string(arg);
+  }
+  return ptxdiff::Serve(flags);
+}
