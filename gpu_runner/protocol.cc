@@ -1,5 +1,8 @@
 #include "gpu_runner/protocol.h"
 
+#include <bit>
+#include <cstring>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -11,8 +14,21 @@
 namespace ptxdiff {
 namespace {
 
+// The wire is little-endian, like every host ptxdiff builds on; the
+// static_assert keeps the memcpy-based fast paths honest.
+static_assert(std::endian::native == std::endian::little);
+
 void PutLe(std::string& out, uint64_t value, int bytes) {
-  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>(value >> (8 * i)));
+  char buf[8];
+  std::memcpy(buf, &value, 8);
+  out.append(buf, bytes);
+}
+
+template <typename T>
+T LoadLe(const char* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
 }
 
 void PutString(std::string& out, absl::string_view s) {
@@ -60,6 +76,14 @@ class Reader {
           count * size, " bytes, ", data_.size() - pos_, " left"));
     }
     return absl::OkStatus();
+  }
+
+  // The next `n` bytes, which the caller has checked are there
+  // (ExpectRecords).
+  const char* Take(size_t n) {
+    const char* p = data_.data() + pos_;
+    pos_ += n;
+    return p;
   }
 
   absl::Status ExpectEnd() const {
@@ -183,11 +207,13 @@ std::string EncodeRunRequest(const RunRequest& request) {
   PutLe(out, request.spellings.size(), 4);
   for (const std::string& s : request.spellings) PutString(out, s);
   PutLe(out, request.tuples.size(), 4);
-  out.reserve(out.size() + 40 * request.tuples.size());
+  size_t at = out.size();
+  out.resize(at + 40 * request.tuples.size());
   for (const WireTuple& t : request.tuples) {
-    PutLe(out, t.variant_index, 4);
-    PutLe(out, 0, 4);
-    for (uint64_t op : t.operands.v) PutLe(out, op, 8);
+    const uint64_t index_and_reserved = t.variant_index;
+    std::memcpy(&out[at], &index_and_reserved, 8);
+    std::memcpy(&out[at + 8], t.operands.v, 32);
+    at += 40;
   }
   return out;
 }
@@ -208,19 +234,16 @@ absl::StatusOr<RunRequest> DecodeRunRequest(absl::string_view payload) {
   }
   PTXDIFF_RETURN_IF_ERROR(r.ExpectRecords(num_tuples, 40, "tuples"));
   request.tuples.resize(num_tuples);
+  const char* p = r.Take(num_tuples * 40);
   for (WireTuple& t : request.tuples) {
-    PTXDIFF_READ(index, r.Le(4, "variant index"));
-    PTXDIFF_READ(reserved, r.Le(4, "reserved"));
-    (void)reserved;
+    const uint32_t index = LoadLe<uint32_t>(p);
     if (index >= num_variants) {
       return absl::InvalidArgumentError(absl::StrCat(
           "variant index ", index, " out of range (", num_variants, " variants)"));
     }
-    t.variant_index = static_cast<uint32_t>(index);
-    for (uint64_t& op : t.operands.v) {
-      PTXDIFF_READ(value, r.Le(8, "operand"));
-      op = value;
-    }
+    t.variant_index = index;
+    std::memcpy(t.operands.v, p + 8, 32);
+    p += 40;
   }
   PTXDIFF_RETURN_IF_ERROR(r.ExpectEnd());
   return request;
@@ -238,13 +261,15 @@ std::string EncodeRunReply(const RunReply& reply) {
   PutLe(out, reply.results.size(), 4);
   PutLe(out, reply.messages.size(), 4);
   for (const std::string& m : reply.messages) PutString(out, m);
-  out.reserve(out.size() + 16 * reply.results.size());
+  size_t at = out.size();
+  out.resize(at + 16 * reply.results.size());
   for (const TupleResult& t : reply.results) {
-    PutLe(out, static_cast<uint8_t>(t.kind), 1);
-    PutLe(out, static_cast<uint8_t>(t.code), 1);
-    PutLe(out, 0, 2);
-    PutLe(out, t.message, 4);
-    PutLe(out, t.bits, 8);
+    const uint64_t head = uint64_t{static_cast<uint8_t>(t.kind)} |
+                          uint64_t{static_cast<uint8_t>(t.code)} << 8 |
+                          uint64_t{t.message} << 32;
+    std::memcpy(&out[at], &head, 8);
+    std::memcpy(&out[at + 8], &t.bits, 8);
+    at += 16;
   }
   return out;
 }
@@ -267,13 +292,12 @@ absl::StatusOr<RunReply> DecodeRunReply(absl::string_view payload,
   }
   PTXDIFF_RETURN_IF_ERROR(r.ExpectRecords(num_results, 16, "results"));
   reply.results.resize(num_results);
+  const char* p = r.Take(num_results * 16);
   for (TupleResult& t : reply.results) {
-    PTXDIFF_READ(kind, r.Le(1, "result kind"));
-    PTXDIFF_READ(code, r.Le(1, "decline code"));
-    PTXDIFF_READ(reserved, r.Le(2, "reserved"));
-    (void)reserved;
-    PTXDIFF_READ(message, r.Le(4, "message index"));
-    PTXDIFF_READ(bits, r.Le(8, "result bits"));
+    const uint8_t kind = p[0], code = p[1];
+    const uint32_t message = LoadLe<uint32_t>(p + 4);
+    const uint64_t bits = LoadLe<uint64_t>(p + 8);
+    p += 16;
     if (kind > 1) {
       return absl::InvalidArgumentError(absl::StrCat("unknown result kind ", kind));
     }
@@ -284,8 +308,8 @@ absl::StatusOr<RunReply> DecodeRunReply(absl::string_view payload,
       return absl::InvalidArgumentError(absl::StrCat(
           "message index ", message, " out of range (", num_messages, " messages)"));
     }
-    t = {static_cast<ResultKind>(kind), static_cast<DeclineCode>(code),
-         static_cast<uint32_t>(message), bits};
+    t = {static_cast<ResultKind>(kind), static_cast<DeclineCode>(code), message,
+         bits};
   }
   PTXDIFF_RETURN_IF_ERROR(r.ExpectEnd());
   return reply;

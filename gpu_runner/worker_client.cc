@@ -247,14 +247,17 @@ BatchOutcome WorkerClient::Run(std::span<const Tuple> tuples) {
   // Tuples of supported variants go to the worker; the rest are declined.
   RunRequest request;
   std::vector<int64_t> sent_index(tuples.size(), -1);
-  absl::flat_hash_map<Variant, uint32_t> variant_index;
+  // Per variant: its index in request.spellings, or -1 if unsupported.
+  absl::flat_hash_map<Variant, int64_t> variant_index;
   for (size_t i = 0; i < tuples.size(); ++i) {
-    if (!identity_.Supports(tuples[i].variant)) continue;
-    auto [it, inserted] = variant_index.try_emplace(tuples[i].variant,
-                                                    request.spellings.size());
-    if (inserted) request.spellings.push_back(Spell(tuples[i].variant));
+    auto [it, inserted] = variant_index.try_emplace(tuples[i].variant, -1);
+    if (inserted && identity_.Supports(tuples[i].variant)) {
+      it->second = request.spellings.size();
+      request.spellings.push_back(Spell(tuples[i].variant));
+    }
+    if (it->second < 0) continue;
     sent_index[i] = request.tuples.size();
-    request.tuples.push_back({it->second, tuples[i].operands});
+    request.tuples.push_back({static_cast<uint32_t>(it->second), tuples[i].operands});
   }
   RunReply reply;
   if (!request.tuples.empty()) {
