@@ -1,5 +1,6 @@
 #include "absl/strings/string_view.h"
 #include "cli/commands.h"
+#include "cli/backend_commands.h"
 
 #include <algorithm>
 
@@ -10,7 +11,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "cli/flags.h"
 #include "common/status_macros.h"
+#include "harness/differential.h"
 #include "isa/family_table.h"
 #include "isa/operand_text.h"
 #include "isa/spelling.h"
@@ -23,12 +26,18 @@ constexpr absl::string_view kUsage =
     "usage: ptxdiff <command> [arguments]\n"
     "\n"
     "commands:\n"
-    "  eval '<variant>' A [B [C [D]]] [--json]\n"
+    "  eval '<variant>' A [B [C [D]]] [--json] [--backend NAME]\n"
     "      Evaluate one instruction variant on operands with the CPU oracle.\n"
     "      Operands: 0x-prefixed hex, decimal, or negative decimal.\n"
     "      Example: ptxdiff eval 'bfe.s32' 0xf0 4 4\n"
+    "      With --backend=NAME, also run it on NAME (oracle, ptxas, or\n"
+    "      exec:/path/to/worker) and print the verdict; exit 1 on a mismatch.\n"
     "  variants [--count] [--family NAME] [--json]\n"
     "      List the canonical spellings of the instruction variants.\n"
+    "  sweep [--backend NAME] [--family NAME]... [--tuples N] [--seed S]\n"
+    "        [--arch sm_XX] [--timeout SECONDS]\n"
+    "      Run N edge-case tuples of every variant (of the families given) on\n"
+    "      a backend and compare with the oracle; exit 1 on a mismatch.\n"
     "  help\n"
     "      Show this message.\n";
 
@@ -40,37 +49,6 @@ std::string JsonString(absl::string_view s) {
     out += c;
   }
   return out + "\"";
-}
-
-// Splits flags (`--x`, and `--family NAME`) from positional arguments.
-struct Args {
-  std::vector<std::string> positional;
-  bool json = false;
-  bool count = false;
-  std::string family;
-};
-
-absl::StatusOr<Args> SplitArgs(const std::vector<std::string>& args,
-                               bool allow_listing_flags) {
-  Args out;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--json") {
-      out.json = true;
-    } else if (allow_listing_flags && a == "--count") {
-      out.count = true;
-    } else if (allow_listing_flags && a == "--family") {
-      if (i + 1 == args.size()) {
-        return absl::InvalidArgumentError("--family needs a family name");
-      }
-      out.family = args[++i];
-    } else if (absl::StartsWith(a, "--")) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown flag '", a, "'"));
-    } else {
-      out.positional.push_back(a);
-    }
-  }
-  return out;
 }
 
 int Fail(std::ostream& err, absl::string_view command,
@@ -135,7 +113,7 @@ void PrintEval(const Variant& v, const Operands& ops, const Result& r,
 
 int RunEval(const std::vector<std::string>& args, std::ostream& out,
             std::ostream& err) {
-  auto parsed = SplitArgs(args, /*allow_listing_flags=*/false);
+  auto parsed = ParseArgs(args, {"json"}, {"backend", "arch", "timeout"});
   if (!parsed.ok()) return Fail(err, "eval", parsed.status());
   if (parsed->positional.empty()) {
     return Fail(err, "eval",
@@ -148,47 +126,57 @@ int RunEval(const std::vector<std::string>& args, std::ostream& out,
                                  parsed->positional.end());
   auto ops = ParseOperands(*variant, texts);
   if (!ops.ok()) return Fail(err, "eval", ops.status());
-  PrintEval(*variant, *ops, Evaluate(*variant, *ops), parsed->json, out);
-  return kExitOk;
+  const Result oracle = Evaluate(*variant, *ops);
+  if (!parsed->Has("backend")) {
+    PrintEval(*variant, *ops, oracle, parsed->Has("json"), out);
+    return kExitOk;
+  }
+  auto client = StartBackend(*parsed);
+  if (!client.ok()) return Fail(err, "eval", client.status());
+  const Tuple tuple{*variant, *ops};
+  const BatchOutcome outcome = (*client)->Run({&tuple, 1});
+  return PrintBackendEval(tuple, oracle, **client, outcome, out);
 }
 
 int RunVariants(const std::vector<std::string>& args, std::ostream& out,
                 std::ostream& err) {
-  auto parsed = SplitArgs(args, /*allow_listing_flags=*/true);
+  auto parsed = ParseArgs(args, {"json", "count"}, {"family"});
   if (!parsed.ok()) return Fail(err, "variants", parsed.status());
   if (!parsed->positional.empty()) {
     return Fail(err, "variants",
                 absl::InvalidArgumentError(absl::StrCat(
                     "unexpected argument '", parsed->positional[0], "'")));
   }
+  const std::string family = parsed->Get("family");
+  const bool json = parsed->Has("json");
   std::vector<const Variant*> selected;
-  bool family_known = parsed->family.empty();
+  bool family_known = family.empty();
   for (const FamilyInfo& f : AllFamilies()) {
-    family_known |= f.opcode == parsed->family;
+    family_known |= f.opcode == family;
   }
   if (!family_known) {
     std::vector<absl::string_view> names;
     for (const FamilyInfo& f : AllFamilies()) names.push_back(f.opcode);
     return Fail(err, "variants",
                 absl::InvalidArgumentError(absl::StrCat(
-                    "unknown family '", parsed->family,
+                    "unknown family '", family,
                     "'; families: ", absl::StrJoin(names, " "))));
   }
   for (const Variant& v : AllVariants()) {
-    if (parsed->family.empty() || InfoOf(v.family).opcode == parsed->family) {
+    if (family.empty() || InfoOf(v.family).opcode == family) {
       selected.push_back(&v);
     }
   }
-  if (parsed->count) {
-    out << (parsed->json ? absl::StrCat("{\"count\": ", selected.size(), "}")
+  if (parsed->Has("count")) {
+    out << (json ? absl::StrCat("{\"count\": ", selected.size(), "}")
                          : absl::StrCat(selected.size()))
         << "\n";
     return kExitOk;
   }
-  if (parsed->json) out << "[\n";
+  if (json) out << "[\n";
   for (size_t i = 0; i < selected.size(); ++i) {
     const Variant& v = *selected[i];
-    if (!parsed->json) {
+    if (!json) {
       out << Spell(v) << "\n";
       continue;
     }
@@ -201,7 +189,7 @@ int RunVariants(const std::vector<std::string>& args, std::ostream& out,
         level.ptx / 10, level.ptx % 10, level.sm, NumSources(v),
         ResultWidth(v), StableId(v), i + 1 == selected.size() ? "" : ",");
   }
-  if (parsed->json) out << "]\n";
+  if (json) out << "]\n";
   return kExitOk;
 }
 
@@ -215,6 +203,7 @@ int RunMain(const std::vector<std::string>& argv, std::ostream& out,
   const std::vector<std::string> rest(argv.begin() + 2, argv.end());
   if (argv[1] == "eval") return RunEval(rest, out, err);
   if (argv[1] == "variants") return RunVariants(rest, out, err);
+  if (argv[1] == "sweep") return RunSweep(rest, out, err);
   err << "ptxdiff: unknown command '" << argv[1] << "'\n\n" << kUsage;
   return kExitBadInput;
 }

@@ -100,6 +100,40 @@ TEST(VariantsCommandTest, UnknownFamilyIsExitTwo) {
   EXPECT_EQ(Ptxdiff({"variants", "--family"}).code, 2);
 }
 
+TEST(BackendCommandsTest, EvalWithABackendPrintsBothAndTheVerdict) {
+  CliRun r = Ptxdiff({"eval", "--backend=oracle", "bfe.s32", "0xf0", "4", "4"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "oracle:  0xffffffff  defined\n"
+            "backend: 0xffffffff  (oracle 1 (ptxdiff CPU oracle))\n"
+            "verdict: agree\n");
+  r = Ptxdiff({"eval", "--backend",
+               std::string("exec:") + PTXDIFF_FAULTY_WORKER_PATH, "popc.b32", "3"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("verdict: agree"));
+}
+
+TEST(BackendCommandsTest, SweepThroughAnExecBackendCountsAgreements) {
+  const std::string faulty = std::string("exec:") + PTXDIFF_FAULTY_WORKER_PATH;
+  CliRun r = Ptxdiff({"sweep", "--backend", faulty, "--family", "popc", "--tuples", "5"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("2 variants x 5 tuples = 10 tuples"));
+  EXPECT_THAT(r.out, HasSubstr("agreed          10\n"));
+  EXPECT_THAT(r.out, HasSubstr("mismatched      0\n"));
+}
+
+TEST(BackendCommandsTest, SweepBadInputIsExitTwo) {
+  EXPECT_EQ(Ptxdiff({"sweep", "--backend", "oracle", "--family", "nope"}).code, 2);
+  EXPECT_EQ(Ptxdiff({"sweep", "--backend", "oracle", "--tuples", "0"}).code, 2);
+  EXPECT_EQ(Ptxdiff({"sweep", "--backend", "gpu"}).code, 2);
+  CliRun r = Ptxdiff({"sweep", "--backend", "exec:/nonexistent/worker"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("cannot start worker '/nonexistent/worker'"));
+  r = Ptxdiff({"eval", "--backend", "oracle", "--timeout", "x", "add.s32", "1", "2"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--timeout takes a positive number"));
+}
+
 TEST(MainTest, UsageAndUnknownCommand) {
   EXPECT_EQ(Ptxdiff({}).code, 2);
   CliRun r = Ptxdiff({"help"});

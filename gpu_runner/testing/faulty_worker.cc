@@ -6,6 +6,8 @@
 //   crash-once     abort() on the first RUN of the first process (--state=FILE
 //                  remembers it across the restart)
 //   crash-on=SPELL abort() on a RUN containing that variant
+//   wrong-on=SPELL answer that variant's tuples with bit 0 of the value
+//                  flipped (a backend that disagrees with the oracle)
 //   hang           never answer a RUN
 //   garbage        answer a RUN with bytes that are not a frame
 //   short          answer a RUN with one result too few
@@ -92,6 +94,13 @@ int Serve(const Flags& flags) {
     RunReply reply;
     (void)backend->Run(*request, reply);
     if (f == "short") reply.results.pop_back();
+    absl::string_view wrong = f;
+    if (absl::ConsumePrefix(&wrong, "wrong-on=")) {
+      for (size_t i = 0; i < request->tuples.size(); ++i) {
+        const uint32_t index = request->tuples[i].variant_index;
+        if (request->spellings[index] == wrong) reply.results[i].bits ^= 1;
+      }
+    }
     (void)WriteFrame(STDOUT_FILENO, MessageType::kResults, EncodeRunReply(reply));
   }
 }

@@ -1,0 +1,207 @@
+#include "cli/backend_commands.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <random>
+
+#include "absl/status/status.h"
+#include "cli/commands.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "harness/differential.h"
+#include "isa/family_table.h"
+#include "isa/operand_text.h"
+#include "isa/spelling.h"
+#include "oracle/edge_operands.h"
+
+namespace ptxdiff {
+namespace {
+
+bool IsExecutable(const std::string& path) { return access(path.c_str(), X_OK) == 0; }
+
+std::string SelfDirectory() {
+  char buf[4096];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) return ".";
+  std::string path(buf, n);
+  return path.substr(0, path.rfind('/'));
+}
+
+// True when a ptxas executable is where the ptxas backend looks for one.
+bool HavePtxas() {
+  for (const char* var : {"PTXAS"}) {
+    if (const char* p = std::getenv(var); p && IsExecutable(p)) return true;
+  }
+  if (const char* home = std::getenv("CUDA_HOME");
+      home && IsExecutable(absl::StrCat(home, "/bin/ptxas"))) {
+    return true;
+  }
+  return IsExecutable("/usr/local/cuda/bin/ptxas");
+}
+
+absl::StatusOr<absl::Duration> ParseSeconds(const std::string& text) {
+  double seconds;
+  if (!absl::SimpleAtod(text, &seconds) || seconds <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--timeout takes a positive number of seconds, not '", text, "'"));
+  }
+  return absl::Seconds(seconds);
+}
+
+absl::StatusOr<int64_t> ParseCount(const std::string& flag, const std::string& text,
+                                   int64_t max) {
+  int64_t n;
+  if (!absl::SimpleAtoi(text, &n) || n < 1 || n > max) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", flag, " takes a whole number from 1 to ", max, ", not '",
+                     text, "'"));
+  }
+  return n;
+}
+
+// The variants of the --family flags (all when none), or an error naming an
+// unknown family.
+absl::StatusOr<std::vector<Variant>> SelectVariants(const ParsedArgs& args) {
+  const std::vector<std::string> families = args.All("family");
+  for (const std::string& name : families) {
+    bool known = false;
+    for (const FamilyInfo& f : AllFamilies()) known |= f.opcode == name;
+    if (!known) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown family '", name, "'"));
+    }
+  }
+  std::vector<Variant> selected;
+  for (const Variant& v : AllVariants()) {
+    const absl::string_view opcode = InfoOf(v.family).opcode;
+    if (families.empty() ||
+        std::find(families.begin(), families.end(), opcode) != families.end()) {
+      selected.push_back(v);
+    }
+  }
+  return selected;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> FindWorkerBinary() {
+  if (const char* env = std::getenv("PTXDIFF_WORKER")) {
+    if (IsExecutable(env)) return std::string(env);
+    return absl::NotFoundError(
+        absl::StrCat("PTXDIFF_WORKER=", env, " is not an executable"));
+  }
+  const std::string dir = SelfDirectory();
+  for (const std::string& candidate :
+       {dir + "/ptxdiff-worker", dir + "/../gpu_runner/ptxdiff-worker"}) {
+    if (IsExecutable(candidate)) return candidate;
+  }
+  return absl::NotFoundError(absl::StrCat(
+      "ptxdiff-worker not found beside ", dir,
+      " or in ../gpu_runner/; build it (cmake --build --preset release) or set "
+      "PTXDIFF_WORKER"));
+}
+
+absl::StatusOr<std::unique_ptr<WorkerClient>> StartBackend(const ParsedArgs& args) {
+  std::string backend = args.Get("backend");
+  if (backend.empty()) backend = HavePtxas() ? "ptxas" : "oracle";
+  std::string worker;
+  if (backend.rfind("exec:", 0) != 0) {
+    auto found = FindWorkerBinary();
+    if (!found.ok()) return found.status();
+    worker = *found;
+  }
+  auto command = CommandForBackend(backend, worker);
+  if (!command.ok()) return command.status();
+  if (args.Has("arch")) command->hello_options.emplace_back("arch", args.Get("arch"));
+  if (args.Has("timeout")) {
+    auto timeout = ParseSeconds(args.Get("timeout"));
+    if (!timeout.ok()) return timeout.status();
+    command->timeout = *timeout;
+  }
+  auto client = WorkerClient::Start(*command);
+  if (!client.ok() && backend == "ptxas") {
+    return absl::FailedPreconditionError(absl::StrCat(
+        client.status().message(),
+        "\nhint: without the CUDA toolkit, try --backend=oracle"));
+  }
+  return client;
+}
+
+int PrintBackendEval(const Tuple& tuple, const Result& oracle, WorkerClient& client,
+                     const BatchOutcome& outcome, std::ostream& out) {
+  const int width = ResultWidth(tuple.variant);
+  out << "oracle:  " << HexOperand(oracle.bits, width)
+      << (oracle.defined() ? "  defined" : absl::StrCat("  undefined: ", Describe(oracle.undefined)))
+      << "\n";
+  const std::string name = client.identity().Describe();
+  if (outcome.fault) {
+    out << "backend: " << name << ": " << FaultKindName(outcome.fault->kind) << ": "
+        << outcome.fault->detail << "\nverdict: backend fault\n";
+    return kExitBadInput;
+  }
+  const TupleResult& r = outcome.results[0];
+  if (r.kind == ResultKind::kDecline) {
+    out << "backend: " << name << ": declined: " << outcome.messages[r.message] << "\n";
+  } else {
+    out << "backend: " << HexOperand(r.bits, width) << "  (" << name << ")\n";
+  }
+  const Verdict verdict = Judge(oracle, r);
+  out << "verdict: " << VerdictName(verdict) << "\n";
+  return verdict == Verdict::kMismatch ? 1 : 0;
+}
+
+int RunSweep(const std::vector<std::string>& args, std::ostream& out,
+             std::ostream& err) {
+  auto fail = [&err](const absl::Status& s) {
+    err << "ptxdiff sweep: " << s.message() << "\n";
+    return kExitBadInput;
+  };
+  auto parsed = ParseArgs(args, {}, {"backend", "family", "tuples", "seed", "arch",
+                                     "timeout", "batch"});
+  if (!parsed.ok()) return fail(parsed.status());
+  if (!parsed->positional.empty()) {
+    return fail(absl::InvalidArgumentError(
+        absl::StrCat("unexpected argument '", parsed->positional[0], "'")));
+  }
+  auto per_variant = ParseCount("tuples", parsed->Get("tuples", "16"), 1 << 20);
+  auto seed = ParseCount("seed", parsed->Get("seed", "1"), INT64_MAX);
+  auto batch = ParseCount("batch", parsed->Get("batch", "4096"), kMaxTuplesPerBatch);
+  auto variants = SelectVariants(*parsed);
+  for (const absl::Status& s : {per_variant.status(), seed.status(), batch.status(),
+                                variants.status()}) {
+    if (!s.ok()) return fail(s);
+  }
+  auto client = StartBackend(*parsed);
+  if (!client.ok()) return fail(client.status());
+
+  std::mt19937_64 rng(*seed);
+  std::vector<Tuple> tuples;
+  std::vector<Operands> ops(*per_variant);
+  for (const Variant& v : *variants) {
+    FillEdgeTuples(v, rng, ops);
+    for (const Operands& o : ops) tuples.push_back({v, o});
+  }
+  out << "sweep: backend " << (*client)->identity().Describe() << "\n";
+  const absl::Time start = absl::Now();
+  DiffSummary s;
+  RunDifferential(**client, tuples, *batch, s);
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  out << absl::StrFormat(
+      "sweep: %d variants x %d tuples = %d tuples in %.1f s (%.0f tuples/s)\n"
+      "  agreed          %d\n  mismatched      %d\n  declined        %d\n"
+      "  unspecified     %d\n  faulty batches  %d  (worker restarts: %d)\n",
+      variants->size(), *per_variant, s.tuples, seconds, s.tuples / seconds, s.agreed,
+      s.mismatched, s.declined, s.unspecified, s.faulty_batches,
+      (*client)->restarts());
+  if (!s.mismatches.empty()) {
+    out << "mismatches (first " << s.mismatches.size() << "; replay with --backend):\n";
+    for (const std::string& m : s.mismatches) out << "  " << m << "\n";
+  }
+  for (const std::string& f : s.faults) out << "fault: " << f << "\n";
+  return s.mismatched > 0 || s.faulty_batches > 0 ? 1 : 0;
+}
+
+}  // namespace ptxdiff

@@ -1,0 +1,38 @@
+// The parts of the CLI that run a backend: finding ptxdiff-worker, starting
+// a worker from --backend/--arch/--timeout, `eval --backend`, and `sweep`.
+
+#ifndef PTXDIFF_CLI_BACKEND_COMMANDS_H_
+#define PTXDIFF_CLI_BACKEND_COMMANDS_H_
+
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "cli/flags.h"
+#include "gpu_runner/worker_client.h"
+#include "oracle/oracle.h"
+
+namespace ptxdiff {
+
+// $PTXDIFF_WORKER, else ptxdiff-worker beside this executable, else in the
+// build tree's gpu_runner/ beside its cli/.
+absl::StatusOr<std::string> FindWorkerBinary();
+
+// The worker for --backend (default: the best this machine has: ptxas where
+// the CUDA toolkit is, else oracle), with --arch and --timeout.
+absl::StatusOr<std::unique_ptr<WorkerClient>> StartBackend(const ParsedArgs& args);
+
+// Prints the oracle's and the backend's answers and the verdict; returns the
+// exit code (0 agree/declined/unspecified, 1 mismatch, 2 fault).
+int PrintBackendEval(const Tuple& tuple, const Result& oracle, WorkerClient& client,
+                     const BatchOutcome& outcome, std::ostream& out);
+
+// `ptxdiff sweep`
+int RunSweep(const std::vector<std::string>& args, std::ostream& out,
+             std::ostream& err);
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_CLI_BACKEND_COMMANDS_H_

@@ -1,0 +1,49 @@
+#include "cli/flags.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+namespace ptxdiff {
+
+std::string ParsedArgs::Get(const std::string& name,
+                            const std::string& otherwise) const {
+  auto it = flags.find(name);
+  return it == flags.end() || it->second.empty() ? otherwise : it->second.back();
+}
+
+std::vector<std::string> ParsedArgs::All(const std::string& name) const {
+  auto it = flags.find(name);
+  return it == flags.end() ? std::vector<std::string>{} : it->second;
+}
+
+absl::StatusOr<ParsedArgs> ParseArgs(const std::vector<std::string>& args,
+                                     const std::set<std::string>& booleans,
+                                     const std::set<std::string>& valued) {
+  ParsedArgs out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (!absl::StartsWith(a, "--")) {
+      out.positional.push_back(a);
+      continue;
+    }
+    const size_t eq = a.find('=');
+    const std::string name = a.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+    if (booleans.count(name) && eq == std::string::npos) {
+      out.flags[name].push_back("");
+    } else if (valued.count(name)) {
+      if (eq != std::string::npos) {
+        out.flags[name].push_back(a.substr(eq + 1));
+      } else if (i + 1 < args.size()) {
+        out.flags[name].push_back(args[++i]);
+      } else {
+        return absl::InvalidArgumentError(absl::StrCat("--", name, " needs a value"));
+      }
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("unknown flag '", a, "'"));
+    }
+  }
+  return out;
+}
+
+}  // namespace ptxdiff

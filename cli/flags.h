@@ -1,0 +1,35 @@
+// Command-line flags of the ptxdiff subcommands: `--name`, `--name=value`
+// and `--name value`; everything else is positional (so "-1" is an operand).
+
+#ifndef PTXDIFF_CLI_FLAGS_H_
+#define PTXDIFF_CLI_FLAGS_H_
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+
+namespace ptxdiff {
+
+struct ParsedArgs {
+  std::vector<std::string> positional;
+  // Every value of each flag, in order (a flag may repeat: --family a --family b).
+  absl::flat_hash_map<std::string, std::vector<std::string>> flags;
+
+  bool Has(const std::string& name) const { return flags.contains(name); }
+  // The last value of `name`, or `otherwise`.
+  std::string Get(const std::string& name, const std::string& otherwise = "") const;
+  std::vector<std::string> All(const std::string& name) const;
+};
+
+// `booleans` take no value; `valued` take one. Any other `--flag` is an
+// InvalidArgument naming it.
+absl::StatusOr<ParsedArgs> ParseArgs(const std::vector<std::string>& args,
+                                     const std::set<std::string>& booleans,
+                                     const std::set<std::string>& valued);
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_CLI_FLAGS_H_

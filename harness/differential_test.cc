@@ -1,0 +1,69 @@
+#include "harness/differential.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "isa/spelling.h"
+
+namespace ptxdiff {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(DifferentialTest, Judge) {
+  const Result defined{5, Undefined::kDefined};
+  const Result open{0, Undefined::kDivisionByZero};
+  EXPECT_EQ(Judge(defined, {.bits = 5}), Verdict::kAgree);
+  EXPECT_EQ(Judge(defined, {.bits = 6}), Verdict::kMismatch);
+  EXPECT_EQ(Judge(open, {.bits = 0xffffffff}), Verdict::kUnspecified);
+  EXPECT_EQ(Judge(defined, {.kind = ResultKind::kDecline,
+                            .code = DeclineCode::kNotEvaluable}),
+            Verdict::kDeclined);
+}
+
+TEST(DifferentialTest, MismatchLineReplays) {
+  const Tuple t{*ParseVariant("add.s16"), {{1, 0xffff, 0, 0}}};
+  EXPECT_EQ(MismatchLine(t, Evaluate(t.variant, t.operands), 7, "ptxas"),
+            "ptxdiff eval 'add.s16' 0x0001 0xffff  # oracle 0x0000, ptxas 0x0007");
+}
+
+// A crash mid-run is counted as a faulty batch while the other batches are
+// still judged (the faulty worker otherwise serves the oracle: all agree).
+TEST(DifferentialTest, CountsAgreementsAndFaultyBatches) {
+  WorkerCommand command;
+  command.argv = {PTXDIFF_FAULTY_WORKER_PATH, "--fault=crash-on=div.u32"};
+  auto client = WorkerClient::Start(command);
+  ASSERT_TRUE(client.ok()) << client.status();
+  std::vector<Tuple> tuples;
+  for (const char* s : {"add.u32", "div.u32", "div.s32"}) {
+    for (uint64_t x : {0ull, 1ull, 7ull, 0x80000000ull}) {
+      tuples.push_back({*ParseVariant(s), {{x, x ^ 3, 0, 0}}});
+    }
+  }
+  DiffSummary summary;
+  RunDifferential(**client, tuples, /*batch_size=*/4, summary);
+  EXPECT_EQ(summary.tuples, 12);
+  EXPECT_EQ(summary.faulty_batches, 1);
+  ASSERT_EQ(summary.faults.size(), 1u);
+  EXPECT_THAT(summary.faults[0], HasSubstr("crash on a batch of 4 tuples starting with div.u32"));
+  EXPECT_EQ(summary.agreed + summary.unspecified, 8);
+  EXPECT_EQ(summary.mismatched, 0);
+}
+
+TEST(DifferentialTest, ABackendThatDisagreesIsAMismatch) {
+  WorkerCommand command;
+  command.argv = {PTXDIFF_FAULTY_WORKER_PATH, "--fault=wrong-on=popc.b32"};
+  auto client = WorkerClient::Start(command);
+  ASSERT_TRUE(client.ok()) << client.status();
+  const std::vector<Tuple> tuples = {{*ParseVariant("popc.b32"), {{0xff, 0, 0, 0}}},
+                                     {*ParseVariant("popc.b64"), {{0xff, 0, 0, 0}}}};
+  DiffSummary summary;
+  RunDifferential(**client, tuples, 100, summary);
+  EXPECT_EQ(summary.mismatched, 1);
+  EXPECT_EQ(summary.agreed, 1);
+  ASSERT_EQ(summary.mismatches.size(), 1u);
+  EXPECT_EQ(summary.mismatches[0],
+            "ptxdiff eval 'popc.b32' 0x000000ff  # oracle 0x00000008, faulty 0x00000009");
+}
+
+}  // namespace
+}  // namespace ptxdiff
