@@ -89,14 +89,12 @@ const absl::flat_hash_map<std::string, Variant>& SpellingIndex() {
   return *index;
 }
 
-// The `.b0`..`.h1` selector at the end of an operand, or "".
+// The `.b0`..`.h1` selector at the end of an operand, or "". Any other
+// `.suffix` is kept too, so that a misspelt selector fails to parse instead
+// of being dropped.
 absl::string_view SelectorSuffix(absl::string_view op) {
   const size_t dot = op.rfind('.');
-  if (dot == absl::string_view::npos || op.size() - dot != 3) return "";
-  const absl::string_view sel = op.substr(dot + 1);
-  const bool valid = (sel[0] == 'b' && sel[1] >= '0' && sel[1] <= '3') ||
-                     (sel[0] == 'h' && (sel[1] == '0' || sel[1] == '1'));
-  return valid ? op.substr(dot) : "";
+  return dot == absl::string_view::npos ? "" : op.substr(dot);
 }
 
 // Operands in canonical form: the i-th operand renamed to the spec's name
@@ -211,21 +209,32 @@ absl::StatusOr<Variant> ParseVariant(absl::string_view spelling) {
   std::vector<std::string> nearest = NearestSpellings(normalized, 3);
   return absl::InvalidArgumentError(absl::StrCat(
       "unknown instruction variant '", absl::StripAsciiWhitespace(spelling),
-      "'", nearest.empty() ? "" : "; nearest valid spellings: ",
-      absl::StrJoin(nearest, ", ")));
+      "'", nearest.empty() ? "" : "; nearest valid spellings: '",
+      absl::StrJoin(nearest, "', '"), nearest.empty() ? "" : "'"));
 }
 
 std::vector<std::string> NearestSpellings(absl::string_view spelling, int n) {
-  // Candidates of the same opcode when it is a known one (a typo in the
-  // modifiers), else all: this keeps the search to ~12k strings at most.
-  const absl::string_view opcode = spelling.substr(0, spelling.find('.'));
-  const bool known_opcode = std::any_of(
-      AllFamilies().begin(), AllFamilies().end(),
-      [&](const FamilyInfo& info) { return info.opcode == opcode; });
+  // Two stages keep this fast (~2k heads, then a few hundred spellings): the
+  // nearest opcode-and-modifier heads, then the nearest spellings among the
+  // variants with those heads.
+  static const auto* by_head = [] {
+    auto* m = new absl::flat_hash_map<std::string, std::vector<std::string>>();
+    for (const Variant& v : AllVariants()) (*m)[OpcodePart(v)].push_back(Spell(v));
+    return m;
+  }();
+  const absl::string_view head = spelling.substr(0, spelling.find(' '));
+  std::vector<std::pair<int, const std::string*>> heads;
+  for (const auto& [h, spellings] : *by_head) heads.emplace_back(EditDistance(head, h), &h);
+  const size_t keep_heads = std::min<size_t>(n, heads.size());
+  std::partial_sort(heads.begin(), heads.begin() + keep_heads, heads.end(),
+                    [](const auto& x, const auto& y) {
+                      return x.first != y.first ? x.first < y.first : *x.second < *y.second;
+                    });
   std::vector<std::pair<int, std::string>> scored;
-  for (const auto& [candidate, v] : SpellingIndex()) {
-    if (known_opcode && InfoOf(v.family).opcode != opcode) continue;
-    scored.emplace_back(EditDistance(spelling, candidate), candidate);
+  for (size_t i = 0; i < keep_heads; ++i) {
+    for (const std::string& candidate : by_head->at(*heads[i].second)) {
+      scored.emplace_back(EditDistance(spelling, candidate), candidate);
+    }
   }
   const size_t keep = std::min<size_t>(n, scored.size());
   std::partial_sort(scored.begin(), scored.begin() + keep, scored.end());

@@ -91,6 +91,8 @@ TEST(SpellingTest, UnknownSpellingNamesNearestValidOnes) {
   EXPECT_FALSE(ParseVariant("").ok());
   EXPECT_FALSE(ParseVariant("add.sat.u32").ok());
   EXPECT_FALSE(ParseVariant("vadd.u32.u32.u32.add d.b0, a, b, c").ok());
+  EXPECT_FALSE(ParseVariant("vadd.u32.u32.u32.sat d.b1, a.h2, b, c").ok());
+  EXPECT_FALSE(ParseVariant("vadd.u32.u32.u32 r1, r2.b4, r3").ok());
 }
 
 // Every instruction in the seeds' and the PTX text's Examples blocks that
