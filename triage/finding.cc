@@ -1,0 +1,132 @@
+#include "triage/finding.h"
+
+#include <array>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "isa/spelling.h"
+
+namespace ptxdiff {
+namespace {
+
+constexpr std::array<absl::string_view, 5> kKindNames = {
+    "value-mismatch", "crash", "hang", "protocol-error", "device-fault"};
+
+bool SafeInName(char c) {
+  return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' ||
+         c == '-';
+}
+
+std::string PercentEncode(absl::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (SafeInName(c)) {
+      out += c;
+    } else {
+      absl::StrAppendFormat(&out, "%%%02X", static_cast<unsigned char>(c));
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> PercentDecode(absl::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '%') {
+      out += s[i];
+      continue;
+    }
+    int value = 0;
+    if (i + 2 >= s.size()) return absl::InvalidArgumentError("truncated %-escape");
+    for (int k = 1; k <= 2; ++k) {
+      const char c = s[i + k];
+      if (!absl::ascii_isxdigit(static_cast<unsigned char>(c))) {
+        return absl::InvalidArgumentError("bad %-escape");
+      }
+      value = value * 16 + (absl::ascii_isdigit(static_cast<unsigned char>(c))
+                                ? c - '0'
+                                : absl::ascii_tolower(c) - 'a' + 10);
+    }
+    out += static_cast<char>(value);
+    i += 2;
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::string_view FindingKindName(FindingKind kind) {
+  return kKindNames[static_cast<int>(kind)];
+}
+
+std::optional<FindingKind> ParseFindingKind(absl::string_view name) {
+  for (size_t i = 0; i < kKindNames.size(); ++i) {
+    if (kKindNames[i] == name) return static_cast<FindingKind>(i);
+  }
+  return std::nullopt;
+}
+
+FindingKind FromFault(FaultKind kind) {
+  switch (kind) {
+    case FaultKind::kCrash: return FindingKind::kCrash;
+    case FaultKind::kHang: return FindingKind::kHang;
+    case FaultKind::kProtocol: return FindingKind::kProtocolError;
+  }
+  return FindingKind::kCrash;
+}
+
+std::string DisagreementClass(uint64_t oracle_bits, uint64_t backend_bits) {
+  const uint64_t diff = oracle_bits ^ backend_bits;
+  std::string out = "bytes";
+  for (int byte = 0; byte < 8; ++byte) {
+    if ((diff >> (8 * byte)) & 0xff) absl::StrAppend(&out, "-", byte);
+  }
+  return diff == 0 ? "none" : out;
+}
+
+Signature SignatureOf(const Finding& f) {
+  std::string cls = f.kind == FindingKind::kValueMismatch && f.backend_bits
+                        ? DisagreementClass(f.oracle.bits, *f.backend_bits)
+                        : std::string(FindingKindName(f.kind));
+  return {f.kind, Spell(f.tuple.variant), f.backend, std::move(cls)};
+}
+
+std::string EntryName(const Signature& s) {
+  return absl::StrCat(FindingKindName(s.kind), "~", PercentEncode(s.backend), "~",
+                      PercentEncode(s.disagreement_class), "~",
+                      PercentEncode(s.spelling));
+}
+
+absl::StatusOr<Signature> ParseEntryName(absl::string_view name) {
+  std::vector<absl::string_view> fields = absl::StrSplit(name, '~');
+  if (fields.size() != 4) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", name, "' is not a triage entry name (kind~backend~class~spelling)"));
+  }
+  const auto kind = ParseFindingKind(fields[0]);
+  if (!kind) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown finding kind '", fields[0], "' in '", name, "'"));
+  }
+  Signature s{*kind, "", "", ""};
+  for (auto [field, out] : {std::pair{fields[1], &s.backend},
+                            std::pair{fields[2], &s.disagreement_class},
+                            std::pair{fields[3], &s.spelling}}) {
+    auto decoded = PercentDecode(field);
+    if (!decoded.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("'", name, "': ", decoded.status().message()));
+    }
+    *out = *decoded;
+  }
+  if (!ParseVariant(s.spelling).ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", name, "' names an unknown variant '", s.spelling, "'"));
+  }
+  return s;
+}
+
+}  // namespace ptxdiff

@@ -1,0 +1,74 @@
+// A finding: one disagreement between the oracle and a backend, or a batch
+// the backend could not survive, with what is needed to file and replay it.
+//
+// Its Signature is what deduplicates findings in the triage directory:
+// the variant's canonical spelling, the backend, the kind, and a class of
+// the disagreement (which bytes of the result differ). Entry names are the
+// signature, encoded so that they parse back (EntryName / ParseEntryName).
+
+#ifndef PTXDIFF_TRIAGE_FINDING_H_
+#define PTXDIFF_TRIAGE_FINDING_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "gpu_runner/worker_client.h"
+#include "oracle/oracle.h"
+
+namespace ptxdiff {
+
+enum class FindingKind : uint8_t {
+  kValueMismatch,  // a value differs from a defined oracle result
+  kCrash,          // the worker died on the batch, twice
+  kHang,           // the worker did not answer in time, twice
+  kProtocolError,  // the worker answered garbage, twice
+  kDeviceFault,    // the device reported a sticky error (CUDA backend)
+};
+absl::string_view FindingKindName(FindingKind kind);  // "value-mismatch", ...
+std::optional<FindingKind> ParseFindingKind(absl::string_view name);
+FindingKind FromFault(FaultKind kind);
+
+struct Finding {
+  FindingKind kind = FindingKind::kValueMismatch;
+  Tuple tuple;                 // the (minimized) disagreeing tuple
+  std::vector<Tuple> batch;    // for faults: the batch's tuples
+  Result oracle;               // Evaluate(tuple)
+  std::optional<uint64_t> backend_bits;  // for value mismatches
+  std::string backend;         // the backend's name ("ptxas")
+  std::string backend_identity;  // WorkerIdentity::Describe()
+  std::string detail;          // for faults: what the client saw
+  std::string raw_input;       // the fuzzer input that found it, if any
+  // How minimizing went.
+  int64_t minimize_backend_calls = 0;
+  double minimize_seconds = 0;
+  bool flaky = false;          // the minimized case did not reproduce
+};
+
+struct Signature {
+  FindingKind kind;
+  std::string spelling;  // canonical spelling of the variant
+  std::string backend;
+  std::string disagreement_class;  // "bytes-0-1", "sign", or the fault kind
+
+  friend bool operator==(const Signature&, const Signature&) = default;
+};
+
+Signature SignatureOf(const Finding& finding);
+
+// The class of a value disagreement: which bytes of the result differ
+// ("bytes-0", "bytes-0-3"), for results up to 64 bits wide.
+std::string DisagreementClass(uint64_t oracle_bits, uint64_t backend_bits);
+
+// "value-mismatch~ptxas~bytes-0~vadd.u32.u32.u32.sat%20d.b1%2C%20a%2C%20b%2C%20c":
+// fields separated by `~`, the spelling percent-encoded so the name is a
+// safe file name that parses back.
+std::string EntryName(const Signature& s);
+absl::StatusOr<Signature> ParseEntryName(absl::string_view name);
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_TRIAGE_FINDING_H_

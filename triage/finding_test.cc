@@ -1,0 +1,63 @@
+#include "triage/finding.h"
+
+#include <random>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "isa/family_table.h"
+#include "isa/spelling.h"
+
+namespace ptxdiff {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(FindingTest, EntryNamesParseBackIntoTheirFields) {
+  std::mt19937_64 rng(5);
+  const auto& all = AllVariants();
+  for (int i = 0; i < 2000; ++i) {
+    const Variant& v = all[rng() % all.size()];
+    const Signature s{static_cast<FindingKind>(rng() % 5), Spell(v),
+                      i % 2 ? "ptxas" : "my emulator~2", "bytes-0-3"};
+    const std::string name = EntryName(s);
+    EXPECT_EQ(name.find_first_of("/ ,"), std::string::npos) << name;
+    auto parsed = ParseEntryName(name);
+    ASSERT_TRUE(parsed.ok()) << name << ": " << parsed.status();
+    EXPECT_EQ(*parsed, s) << name;
+  }
+}
+
+TEST(FindingTest, EntryNameExample) {
+  const Signature s{FindingKind::kValueMismatch,
+                    "vadd.u32.u32.u32.sat d.b1, a, b, c", "ptxas", "bytes-0"};
+  EXPECT_EQ(EntryName(s),
+            "value-mismatch~ptxas~bytes-0~vadd.u32.u32.u32.sat%20d.b1%2C%20a%2C%20b%2C%20c");
+}
+
+TEST(FindingTest, BadEntryNames) {
+  EXPECT_THAT(ParseEntryName("INDEX.md").status().message(), HasSubstr("not a triage entry"));
+  EXPECT_THAT(ParseEntryName("oops~a~b~add.s32").status().message(),
+              HasSubstr("unknown finding kind 'oops'"));
+  EXPECT_THAT(ParseEntryName("crash~a~b~add.s33").status().message(),
+              HasSubstr("unknown variant"));
+  EXPECT_FALSE(ParseEntryName("crash~a%2~b~add.s32").ok());
+  EXPECT_FALSE(ParseEntryName("crash~a%zz~b~add.s32").ok());
+}
+
+TEST(FindingTest, DisagreementClassNamesTheDifferingBytes) {
+  EXPECT_EQ(DisagreementClass(0x1234, 0x1235), "bytes-0");
+  EXPECT_EQ(DisagreementClass(0x80000000, 0x7fffffff), "bytes-0-1-2-3");
+  EXPECT_EQ(DisagreementClass(1ull << 40, 0), "bytes-5");
+  EXPECT_EQ(DisagreementClass(7, 7), "none");
+}
+
+TEST(FindingTest, SignatureOfAFault) {
+  Finding f;
+  f.kind = FindingKind::kHang;
+  f.tuple = {*ParseVariant("div.u64"), {}};
+  f.backend = "ptxas";
+  EXPECT_EQ(SignatureOf(f), (Signature{FindingKind::kHang, "div.u64", "ptxas", "hang"}));
+}
+
+}  // namespace
+}  // namespace ptxdiff

@@ -1,0 +1,97 @@
+#include "triage/text_case.h"
+
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "isa/family_table.h"
+#include "isa/operand_text.h"
+#include "isa/spelling.h"
+
+namespace ptxdiff {
+
+std::string FormatTextCase(const Finding& f) {
+  const Variant& v = f.tuple.variant;
+  const int width = ResultWidth(v);
+  std::vector<std::string> ops;
+  for (int i = 0; i < NumSources(v); ++i) {
+    ops.push_back(HexOperand(f.tuple.operands.v[i], SourceWidth(v, i)));
+  }
+  std::string out = absl::StrCat(kTextCaseHeader, "\nvariant: ", Spell(v),
+                                 "\noperands: ", absl::StrJoin(ops, " "), "\noracle: ",
+                                 HexOperand(f.oracle.bits, width), " ",
+                                 Token(f.oracle.undefined), "\n");
+  absl::StrAppend(&out, "backend: ", f.backend_identity, "\n");
+  if (f.backend_bits) {
+    absl::StrAppend(&out, "backend-result: ", HexOperand(*f.backend_bits, width),
+                    "\ndiffering-bits: ",
+                    HexOperand(*f.backend_bits ^ f.oracle.bits, width), "\n");
+  }
+  absl::StrAppend(&out, "kind: ", FindingKindName(f.kind), "\n");
+  if (!f.detail.empty()) {
+    absl::StrAppend(&out, "detail: ", absl::StrReplaceAll(f.detail, {{"\n", " | "}}),
+                    "\n");
+  }
+  if (f.flaky) absl::StrAppend(&out, "flaky: the minimized case did not reproduce\n");
+  return out;
+}
+
+bool LooksLikeTextCase(absl::string_view data) {
+  return absl::StartsWith(data, kTextCaseHeader);
+}
+
+absl::StatusOr<Tuple> ParseTextCase(absl::string_view text) {
+  if (!LooksLikeTextCase(text)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("not a text case: the first line must be '", kTextCaseHeader, "'"));
+  }
+  std::string spelling, operands;
+  int variant_line = 0, operands_line = 0, number = 0;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    ++number;
+    line = absl::StripAsciiWhitespace(line);
+    if (line.empty() || absl::StartsWith(line, "#")) continue;
+    const size_t colon = line.find(':');
+    if (colon == absl::string_view::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("line ", number, ": expected 'key: value', got '", line, "'"));
+    }
+    const absl::string_view key = line.substr(0, colon);
+    const absl::string_view value = absl::StripAsciiWhitespace(line.substr(colon + 1));
+    if (key == "variant") spelling = std::string(value), variant_line = number;
+    if (key == "operands") operands = std::string(value), operands_line = number;
+  }
+  if (variant_line == 0 || operands_line == 0) {
+    return absl::InvalidArgumentError("a text case needs 'variant:' and 'operands:' lines");
+  }
+  auto variant = ParseVariant(spelling);
+  if (!variant.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("line ", variant_line, ": ", variant.status().message()));
+  }
+  const std::vector<std::string> texts =
+      absl::StrSplit(operands, ' ', absl::SkipWhitespace());
+  if (static_cast<int>(texts.size()) != NumSources(*variant)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "line ", operands_line, ": ", Spell(*variant), " takes ", NumSources(*variant),
+        " operands, the case gives ", texts.size()));
+  }
+  Tuple tuple{*variant, {}};
+  for (size_t i = 0; i < texts.size(); ++i) {
+    auto value = ParseOperand(texts[i], SourceWidth(*variant, i));
+    if (!value.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "line ", operands_line, ", operand ", SourceName(*variant, i), ": ",
+          value.status().message()));
+    }
+    tuple.operands.v[i] = *value;
+  }
+  return tuple;
+}
+
+}  // namespace ptxdiff

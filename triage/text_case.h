@@ -1,0 +1,40 @@
+// The readable, replayable text case: a triage entry's case.txt, and what
+// `ptxdiff repro` and `ptxdiff minimize` read.
+//
+//   # ptxdiff case 1
+//   variant: vadd.u32.u32.u32.sat d.b1, a, b, c
+//   operands: 0x00000100 0x00000000 0x11223344
+//   oracle: 0x1122ff44 defined
+//   backend: ptxas 1 (ptxas 13.0.88, sm_90)
+//   backend-result: 0x1122ff45
+//   differing-bits: 0x00000001
+//   kind: value-mismatch
+//
+// Only `variant` and `operands` are needed to replay; the rest records what
+// was seen. Lines starting with `#` after the first are comments.
+
+#ifndef PTXDIFF_TRIAGE_TEXT_CASE_H_
+#define PTXDIFF_TRIAGE_TEXT_CASE_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "triage/finding.h"
+
+namespace ptxdiff {
+
+inline constexpr absl::string_view kTextCaseHeader = "# ptxdiff case 1";
+
+std::string FormatTextCase(const Finding& finding);
+
+// The tuple of a text case. A missing header, an unknown variant, or operands
+// that are missing, too many or do not fit are InvalidArgument naming the line.
+absl::StatusOr<Tuple> ParseTextCase(absl::string_view text);
+
+// True if `data` starts like a text case (as opposed to a raw fuzzer input).
+bool LooksLikeTextCase(absl::string_view data);
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_TRIAGE_TEXT_CASE_H_

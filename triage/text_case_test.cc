@@ -1,0 +1,80 @@
+#include "triage/text_case.h"
+
+#include <cstdlib>
+#include <fstream>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "isa/spelling.h"
+#include "triage/repro_ptx.h"
+
+namespace ptxdiff {
+namespace {
+
+using ::testing::HasSubstr;
+
+Finding AFinding() {
+  Finding f;
+  f.tuple = {*ParseVariant("vadd.u32.u32.u32.sat d.b1, a, b, c"),
+             {{0x100, 0, 0x11223344, 0}}};
+  f.oracle = Evaluate(f.tuple.variant, f.tuple.operands);
+  f.backend_bits = f.oracle.bits ^ 1;
+  f.backend = "ptxas";
+  f.backend_identity = "ptxas 1 (ptxas 13.0, sm_90)";
+  return f;
+}
+
+TEST(TextCaseTest, FormatIsReadableAndParsesBack) {
+  const std::string text = FormatTextCase(AFinding());
+  EXPECT_EQ(text,
+            "# ptxdiff case 1\n"
+            "variant: vadd.u32.u32.u32.sat d.b1, a, b, c\n"
+            "operands: 0x00000100 0x00000000 0x11223344\n"
+            "oracle: 0x1122ff44 defined\n"
+            "backend: ptxas 1 (ptxas 13.0, sm_90)\n"
+            "backend-result: 0x1122ff45\n"
+            "differing-bits: 0x00000001\n"
+            "kind: value-mismatch\n");
+  auto tuple = ParseTextCase(text);
+  ASSERT_TRUE(tuple.ok()) << tuple.status();
+  EXPECT_EQ(tuple->variant, AFinding().tuple.variant);
+  EXPECT_EQ(tuple->operands.v[2], 0x11223344u);
+}
+
+TEST(TextCaseTest, BadCasesNameTheProblem) {
+  EXPECT_THAT(ParseTextCase("variant: add.s32\n").status().message(),
+              HasSubstr("not a text case"));
+  EXPECT_THAT(ParseTextCase("# ptxdiff case 1\nvariant: add.s32\n").status().message(),
+              HasSubstr("needs 'variant:' and 'operands:'"));
+  EXPECT_THAT(
+      ParseTextCase("# ptxdiff case 1\nvariant: add.s33\noperands: 1 2\n").status().message(),
+      HasSubstr("line 2: unknown instruction variant 'add.s33'"));
+  EXPECT_THAT(
+      ParseTextCase("# ptxdiff case 1\nvariant: add.s16\noperands: 1\n").status().message(),
+      HasSubstr("line 3: add.s16 takes 2 operands, the case gives 1"));
+  EXPECT_THAT(ParseTextCase("# ptxdiff case 1\nvariant: add.s16\noperands: 1 0x10000\n")
+                  .status()
+                  .message(),
+              HasSubstr("operand b: '0x10000' does not fit in 16 bits"));
+  EXPECT_THAT(ParseTextCase("# ptxdiff case 1\nvariant add.s16\n").status().message(),
+              HasSubstr("line 2: expected 'key: value'"));
+}
+
+// The reproducer assembles with the public ptxas.
+TEST(ReproPtxTest, Assembles) {
+  const char* ptxas = "/usr/local/cuda/bin/ptxas";
+  if (access(ptxas, X_OK) != 0) GTEST_SKIP() << "no ptxas at " << ptxas;
+  for (const char* s : {"vadd.u32.u32.u32.sat d.b1, a, b, c", "mad.wide.s16",
+                        "mul.wide.u32", "bfi.b64", "add.u16x2",
+                        "vmad.s32.u32.s32.sat.shr15 d, -a.b1, b, c", "popc.b64"}) {
+    const Tuple t{*ParseVariant(s), {{1, 2, 3, 4}}};
+    const std::string path = ::testing::TempDir() + "/repro.ptx";
+    std::ofstream(path) << ReproPtx(t);
+    const std::string cmd = std::string(ptxas) + " -arch=sm_90 " + path +
+                            " -o " + ::testing::TempDir() + "/repro.cubin 2>&1";
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << s << "\n" << ReproPtx(t);
+  }
+}
+
+}  // namespace
+}  // namespace ptxdiff

@@ -1,0 +1,78 @@
+// The triage directory: one entry per distinct finding (triage/README.md).
+//
+//   <dir>/<entry name>/case.txt     readable, replayable text case
+//   <dir>/<entry name>/repro.ptx    standalone PTX reproducer
+//   <dir>/<entry name>/input.bin    the raw fuzzer input (when there is one)
+//   <dir>/<entry name>/meta.txt     first/last seen, count, versions, notes
+//   <dir>/INDEX.md                  all entries, regenerated on every change
+//
+// Every change happens under an exclusive lock on <dir>/.lock, and every file
+// is written to a temporary name and renamed into place (a new entry is built
+// in a temporary directory and renamed whole), so several fuzz processes can
+// file at once without lost, torn or duplicated entries, and a failed write
+// (a full disk) leaves what was there before.
+
+#ifndef PTXDIFF_TRIAGE_TRIAGE_STORE_H_
+#define PTXDIFF_TRIAGE_TRIAGE_STORE_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "triage/finding.h"
+
+namespace ptxdiff {
+
+struct EntryInfo {
+  std::string name;
+  Signature signature;
+  std::map<std::string, std::string> meta;  // meta.txt's key: value lines
+  int64_t count() const;
+  bool explained() const { return meta.count("explained") > 0; }
+};
+
+struct FileResult {
+  std::string entry;  // its name
+  bool is_new;        // false: an existing entry's count went up
+  bool explained;     // the entry is marked as a known, explained one
+};
+
+class TriageStore {
+ public:
+  // Opens `dir`, creating it when `create` is set. A directory that does not
+  // exist (without `create`) or is not writable is FailedPrecondition.
+  static absl::StatusOr<TriageStore> Open(const std::string& dir, bool create);
+
+  const std::string& dir() const { return dir_; }
+
+  // Files a finding: a new entry, or the existing entry of its signature
+  // counted once more (last seen, count).
+  absl::StatusOr<FileResult> File(const Finding& finding);
+
+  // Every entry, sorted by name. Unparseable entry folders are skipped.
+  absl::StatusOr<std::vector<EntryInfo>> List() const;
+
+  // The entry's case.txt and meta.txt, for `ptxdiff triage show`.
+  absl::StatusOr<std::string> Show(absl::string_view entry) const;
+
+  // Marks an entry as a known, explained disagreement (a documented toolchain
+  // deviation, a spec ambiguity): campaigns count it without reporting it.
+  absl::Status MarkExplained(absl::string_view entry, absl::string_view reason);
+
+  // Adds the entries of another triage directory: new ones are copied, known
+  // ones have their counts added and first/last seen widened.
+  absl::StatusOr<int> MergeFrom(const std::string& other_dir);
+
+ private:
+  explicit TriageStore(std::string dir) : dir_(std::move(dir)) {}
+  absl::Status RewriteIndex() const;
+
+  std::string dir_;
+};
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_TRIAGE_TRIAGE_STORE_H_
