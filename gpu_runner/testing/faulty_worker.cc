@@ -6,8 +6,10 @@
 //   crash-once     abort() on the first RUN of the first process (--state=FILE
 //                  remembers it across the restart)
 //   crash-on=SPELL abort() on a RUN containing that variant
-//   wrong-on=SPELL answer that variant's tuples with bit 0 of the value
-//                  flipped (a backend that disagrees with the oracle)
+//   wrong-on=PREFIX answer the tuples of variants whose spelling starts with
+//                  PREFIX with bit 0 of the value flipped (a backend that
+//                  disagrees with the oracle); with --when-operand=I:MIN only
+//                  where operand I (0 = a) is at least MIN
 //   hang           never answer a RUN
 //   garbage        answer a RUN with bytes that are not a frame
 //   short          answer a RUN with one result too few
@@ -26,6 +28,7 @@
 #include <string>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "gpu_runner/frame_io.h"
@@ -38,6 +41,8 @@ struct Flags {
   std::string fault = "none";
   std::string state;
   std::string supports;
+  int when_operand = -1;
+  uint64_t when_min = 0;
 };
 
 bool FirstTime(const std::string& state) {
@@ -98,7 +103,12 @@ int Serve(const Flags& flags) {
     if (absl::ConsumePrefix(&wrong, "wrong-on=")) {
       for (size_t i = 0; i < request->tuples.size(); ++i) {
         const uint32_t index = request->tuples[i].variant_index;
-        if (request->spellings[index] == wrong) reply.results[i].bits ^= 1;
+        const bool operand_matches =
+            flags.when_operand < 0 ||
+            request->tuples[i].operands.v[flags.when_operand] >= flags.when_min;
+        if (absl::StartsWith(request->spellings[index], wrong) && operand_matches) {
+          reply.results[i].bits ^= 1;
+        }
       }
     }
     (void)WriteFrame(STDOUT_FILENO, MessageType::kResults, EncodeRunReply(reply));
@@ -116,6 +126,14 @@ int main(int argc, char** argv) {
     if (absl::ConsumePrefix(&arg, "--fault=")) flags.fault = std::string(arg);
     if (absl::ConsumePrefix(&arg, "--state=")) flags.state = std::string(arg);
     if (absl::ConsumePrefix(&arg, "--supports=")) flags.supports = std::string(arg);
+    if (absl::ConsumePrefix(&arg, "--when-operand=")) {
+      std::pair<std::string, std::string> parts = absl::StrSplit(arg, ':');
+      if (!absl::SimpleAtoi(parts.first, &flags.when_operand) ||
+          !absl::SimpleAtoi(parts.second, &flags.when_min) || flags.when_operand > 3) {
+        std::fprintf(stderr, "faulty_worker: bad --when-operand=%s\n", argv[i]);
+        return 2;
+      }
+    }
   }
   return ptxdiff::Serve(flags);
 }

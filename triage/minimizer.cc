@@ -1,0 +1,198 @@
+#include "triage/minimizer.h"
+
+#include <bit>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "isa/family_table.h"
+#include "isa/spelling.h"
+#include "oracle/bits.h"
+#include "oracle/oracle.h"
+
+namespace ptxdiff {
+namespace {
+
+constexpr int kMaxRounds = 200;
+constexpr int kConfirmations = 2;
+
+int ModifierCount(const Variant& v) {
+  return v.sat + v.relu + v.shiftamt + (v.asel != Sel::kNone) + (v.bsel != Sel::kNone) +
+         (v.dsel != Sel::kNone) + (v.secop != SecOp::kNone) +
+         (v.vmad_form != VmadForm::kNone) + (v.scale != Scale::kNone);
+}
+
+// The variants one modifier plainer than `v` that the table allows.
+std::vector<Variant> PlainerVariants(const Variant& v) {
+  std::vector<Variant> out;
+  auto add = [&](Variant p) {
+    if (!(p == v) && IsLegal(p)) out.push_back(p);
+  };
+  Variant p = v;
+  p.sat = false, add(p), p = v;
+  p.relu = false, add(p), p = v;
+  p.shiftamt = false, add(p), p = v;
+  p.secop = SecOp::kNone, add(p), p = v;
+  p.dsel = Sel::kNone, add(p), p = v;
+  p.asel = Sel::kNone, add(p), p = v;
+  p.bsel = Sel::kNone, add(p), p = v;
+  p.vmad_form = VmadForm::kNone, add(p), p = v;
+  p.scale = Scale::kNone, add(p);
+  return out;
+}
+
+// Operand values simpler than x: 0, 1, its highest and lowest set bit alone,
+// its high or low half cleared, x shifted right (toward small shift amounts
+// and positions), and x with each one set bit cleared.
+std::vector<uint64_t> SimplerValues(uint64_t x, int width) {
+  std::vector<uint64_t> out;
+  if (x == 0) return out;
+  auto add = [&](uint64_t y) {
+    y = Low(y, width);
+    if (std::popcount(y) < std::popcount(x) || (std::popcount(y) == std::popcount(x) && y < x)) {
+      out.push_back(y);
+    }
+  };
+  add(0);
+  add(1);
+  add(uint64_t{1} << (63 - std::countl_zero(x)));
+  add(x & (0 - x));
+  add(x & LowMask(width / 2));
+  add(x & ~LowMask(width / 2));
+  for (int k : {1, 2, 4, 8, 16, 32}) add(x >> k);
+  for (int bit = width - 1; bit >= 0; --bit) {
+    if ((x >> bit) & 1) add(x & ~(uint64_t{1} << bit));
+  }
+  return out;
+}
+
+struct Observation {
+  bool mismatch = false;
+  std::string cls;  // DisagreementClass when mismatching
+  uint64_t backend_bits = 0;
+};
+
+Observation Observe(const Tuple& t, const TupleResult& r) {
+  const Result oracle = Evaluate(t.variant, t.operands);
+  if (r.kind != ResultKind::kValue || !oracle.defined() || r.bits == oracle.bits) return {};
+  return {true, DisagreementClass(oracle.bits, r.bits), r.bits};
+}
+
+absl::Status FaultStatus(const BackendFault& fault) {
+  return absl::UnavailableError(
+      absl::StrCat("backend ", FaultKindName(fault.kind), " while minimizing: ", fault.detail));
+}
+
+}  // namespace
+
+Complexity ComplexityOf(const Tuple& t) {
+  Complexity c{ModifierCount(t.variant), 0, 0};
+  for (int i = 0; i < NumSources(t.variant); ++i) {
+    const uint64_t x = Low(t.operands.v[i], SourceWidth(t.variant, i));
+    c.set_bits += std::popcount(x);
+    c.value_sum += x;
+  }
+  return c;
+}
+
+std::vector<Tuple> Simplifications(const Tuple& t) {
+  std::vector<Tuple> out;
+  for (const Variant& v : PlainerVariants(t.variant)) out.push_back({v, t.operands});
+  for (int i = 0; i < NumSources(t.variant); ++i) {
+    for (uint64_t y : SimplerValues(t.operands.v[i], SourceWidth(t.variant, i))) {
+      Tuple s = t;
+      s.operands.v[i] = y;
+      out.push_back(s);
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<Finding> MinimizeMismatch(WorkerClient& client, const Tuple& failing) {
+  const absl::Time start = absl::Now();
+  int64_t calls = 0;
+  auto run = [&](std::span<const Tuple> tuples) {
+    ++calls;
+    return client.Run(tuples);
+  };
+  BatchOutcome first = run({&failing, 1});
+  if (first.fault) return FaultStatus(*first.fault);
+  const Observation target = Observe(failing, first.results[0]);
+  if (!target.mismatch) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "no disagreement: ", client.identity().name, " agrees with the oracle on ",
+        Spell(failing.variant), ", declines it, or the oracle leaves it unspecified"));
+  }
+  Tuple best = failing;
+  Observation best_seen = target;
+  for (int round = 0; round < kMaxRounds; ++round) {
+    const std::vector<Tuple> candidates = Simplifications(best);
+    if (candidates.empty()) break;
+    const BatchOutcome out = run(candidates);
+    if (out.fault) return FaultStatus(*out.fault);
+    bool improved = false;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      const Observation o = Observe(candidates[i], out.results[i]);
+      if (!o.mismatch || o.cls != target.cls) continue;
+      if (!improved || ComplexityOf(candidates[i]) < ComplexityOf(best)) {
+        best = candidates[i], best_seen = o, improved = true;
+      }
+    }
+    if (!improved) break;
+  }
+  // Confirm: the minimized tuple must disagree the same way every time.
+  const std::vector<Tuple> again(kConfirmations, best);
+  const BatchOutcome confirm = run(again);
+  bool repeats = !confirm.fault.has_value();
+  for (size_t i = 0; repeats && i < again.size(); ++i) {
+    const Observation o = Observe(best, confirm.results[i]);
+    repeats = o.mismatch && o.cls == target.cls && o.backend_bits == best_seen.backend_bits;
+  }
+  Finding f;
+  f.kind = FindingKind::kValueMismatch;
+  f.tuple = best;
+  f.oracle = Evaluate(best.variant, best.operands);
+  f.backend_bits = best_seen.backend_bits;
+  f.backend = client.identity().name;
+  f.backend_identity = client.identity().Describe();
+  f.minimize_backend_calls = calls;
+  f.minimize_seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  f.flaky = !repeats;
+  return f;
+}
+
+absl::StatusOr<Finding> IsolateFault(WorkerClient& client, std::span<const Tuple> batch) {
+  const absl::Time start = absl::Now();
+  int64_t calls = 1;
+  BatchOutcome out = client.Run(batch);
+  if (!out.fault) {
+    return absl::FailedPreconditionError("the batch no longer faults (flaky)");
+  }
+  BackendFault fault = *out.fault;
+  while (batch.size() > 1) {
+    const size_t half = batch.size() / 2;
+    bool narrowed = false;
+    for (auto part : {batch.subspan(0, half), batch.subspan(half)}) {
+      ++calls;
+      const BatchOutcome o = client.Run(part);
+      if (o.fault && o.fault->kind == fault.kind) {
+        batch = part, fault = *o.fault, narrowed = true;
+        break;
+      }
+    }
+    if (!narrowed) break;  // only the combination faults
+  }
+  Finding f;
+  f.kind = FromFault(fault.kind);
+  f.tuple = batch[0];
+  f.batch.assign(batch.begin(), batch.end());
+  f.oracle = Evaluate(f.tuple.variant, f.tuple.operands);
+  f.backend = client.identity().name;
+  f.backend_identity = client.identity().Describe();
+  f.detail = fault.detail;
+  f.minimize_backend_calls = calls;
+  f.minimize_seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  return f;
+}
+
+}  // namespace ptxdiff

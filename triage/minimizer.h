@@ -1,0 +1,53 @@
+// Minimizing a disagreement: from a failing tuple (or a failing batch) to
+// the simplest tuple that shows the same disagreement.
+//
+// "Same" means the same kind and disagreement class (the same differing
+// bytes for a value mismatch): the signature minus the spelling, which
+// changes as modifiers are dropped. Each round sends every candidate
+// simplification to the backend in one batch (a worker round trip is the
+// unit of cost) and keeps the simplest candidate that still disagrees the
+// same way; rounds end when none does. Candidates are strictly simpler, so
+// it ends, and the order is fixed, so it is deterministic. The result is
+// re-run to confirm it; one that does not repeat is marked flaky.
+
+#ifndef PTXDIFF_TRIAGE_MINIMIZER_H_
+#define PTXDIFF_TRIAGE_MINIMIZER_H_
+
+#include <span>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "gpu_runner/worker_client.h"
+#include "triage/finding.h"
+
+namespace ptxdiff {
+
+// The candidate simplifications of `t`, each strictly simpler (Complexity):
+// plainer modifiers (no .sat, .relu, .shiftamt, selectors, secondary
+// operation, negation, .po, scale) and operands toward 0 and fewer set bits.
+std::vector<Tuple> Simplifications(const Tuple& t);
+
+// A measure that every simplification decreases: modifiers that are not the
+// plainest, then set bits, then operand values.
+struct Complexity {
+  int modifiers;
+  int set_bits;
+  uint64_t value_sum;
+  friend auto operator<=>(const Complexity&, const Complexity&) = default;
+};
+Complexity ComplexityOf(const Tuple& t);
+
+// Minimizes a value mismatch of `failing` on `client`. FailedPrecondition
+// if `failing` does not disagree with a defined oracle result on this
+// backend (it may have been flaky); a backend fault while minimizing is
+// returned as a status too.
+absl::StatusOr<Finding> MinimizeMismatch(WorkerClient& client, const Tuple& failing);
+
+// Bisects a batch that faults (crash, hang, protocol error) down to the
+// smallest part that still faults, and returns it as a finding; nullopt-like
+// FailedPrecondition if the batch no longer faults.
+absl::StatusOr<Finding> IsolateFault(WorkerClient& client, std::span<const Tuple> batch);
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_TRIAGE_MINIMIZER_H_

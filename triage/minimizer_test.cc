@@ -1,0 +1,94 @@
+#include "triage/minimizer.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "isa/family_table.h"
+#include "isa/spelling.h"
+
+namespace ptxdiff {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::unique_ptr<WorkerClient> Faulty(std::vector<std::string> flags) {
+  WorkerCommand c;
+  c.argv = {PTXDIFF_FAULTY_WORKER_PATH};
+  c.argv.insert(c.argv.end(), flags.begin(), flags.end());
+  auto client = WorkerClient::Start(c);
+  EXPECT_TRUE(client.ok()) << client.status();
+  return client.ok() ? *std::move(client) : nullptr;
+}
+
+TEST(SimplificationsTest, AreStrictlySimplerAndLegal) {
+  const Tuple t{*ParseVariant("vmad.s32.u32.s32.sat.shr15 d, -a.b1, b.h0, c"),
+                {{0xdeadbeef, 0x80000001, 7, 0}}};
+  const std::vector<Tuple> s = Simplifications(t);
+  EXPECT_GT(s.size(), 10u);
+  for (const Tuple& c : s) {
+    EXPECT_TRUE(IsLegal(c.variant));
+    EXPECT_LT(ComplexityOf(c), ComplexityOf(t)) << Spell(c.variant);
+  }
+  EXPECT_TRUE(Simplifications({*ParseVariant("add.s32"), {}}).empty());
+}
+
+TEST(MinimizerTest, DropsModifiersAndOperandBitsKeepingTheDisagreement) {
+  auto client = Faulty({"--fault=wrong-on=vadd."});
+  const Tuple failing{*ParseVariant("vadd.s32.u32.s32.sat d.b1, a.h0, b.b2, c"),
+                      {{0x12345678, 0x9abcdef0, 0x0f0f0f0f, 0}}};
+  auto f = MinimizeMismatch(*client, failing);
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(Spell(f->tuple.variant), "vadd.s32.u32.s32");
+  EXPECT_EQ(f->tuple.operands.v[0], 0u);
+  EXPECT_EQ(f->tuple.operands.v[1], 0u);
+  EXPECT_EQ(*f->backend_bits, f->oracle.bits ^ 1);
+  EXPECT_FALSE(f->flaky);
+  EXPECT_LT(f->minimize_backend_calls, 50);
+  EXPECT_EQ(f->backend, "faulty");
+}
+
+TEST(MinimizerTest, KeepsTheOperandClassThatTriggersTheBug) {
+  // Wrong only when the shift amount (operand b) is at least 32.
+  auto client = Faulty({"--fault=wrong-on=vshl.", "--when-operand=1:32"});
+  const Tuple failing{*ParseVariant("vshl.u32.u32.u32.sat.clamp.add"),
+                      {{0xffffffff, 0x7fffffff, 0x1234, 0}}};
+  auto f = MinimizeMismatch(*client, failing);
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(Spell(f->tuple.variant), "vshl.u32.u32.u32.clamp");
+  EXPECT_EQ(f->tuple.operands.v[1], 32u);  // the simplest value >= 32
+  EXPECT_EQ(f->tuple.operands.v[0], 0u);
+}
+
+TEST(MinimizerTest, IsDeterministic) {
+  auto client = Faulty({"--fault=wrong-on=bfe.", "--when-operand=2:9"});
+  const Tuple failing{*ParseVariant("bfe.s32"), {{0xf0f0f0f0, 0x1f, 0xff, 0}}};
+  auto a = MinimizeMismatch(*client, failing);
+  auto b = MinimizeMismatch(*client, failing);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->tuple.operands.v[2], b->tuple.operands.v[2]);
+  EXPECT_EQ(a->tuple.operands.v[0], b->tuple.operands.v[0]);
+  EXPECT_GE(a->tuple.operands.v[2], 9u);
+}
+
+TEST(MinimizerTest, NoDisagreementIsAnError) {
+  auto client = Faulty({});
+  auto f = MinimizeMismatch(*client, {*ParseVariant("add.s32"), {{1, 2, 0, 0}}});
+  ASSERT_FALSE(f.ok());
+  EXPECT_THAT(f.status().message(), HasSubstr("no disagreement"));
+}
+
+TEST(IsolateFaultTest, BisectsACrashingBatchToTheTuple) {
+  auto client = Faulty({"--fault=crash-on=div.u32"});
+  std::vector<Tuple> batch;
+  for (const char* s : {"add.u32", "sub.u32", "mul.lo.u32", "div.u32", "rem.u32"}) {
+    batch.push_back({*ParseVariant(s), {{5, 3, 0, 0}}});
+  }
+  auto f = IsolateFault(*client, batch);
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(f->kind, FindingKind::kCrash);
+  EXPECT_EQ(Spell(f->tuple.variant), "div.u32");
+  EXPECT_EQ(f->batch.size(), 1u);
+  EXPECT_THAT(f->detail, HasSubstr("SIGABRT"));
+}
+
+}  // namespace
+}  // namespace ptxdiff
