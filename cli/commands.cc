@@ -1,6 +1,7 @@
 #include "absl/strings/string_view.h"
 #include "cli/commands.h"
 #include "cli/backend_commands.h"
+#include "cli/triage_commands.h"
 
 #include <algorithm>
 
@@ -38,6 +39,15 @@ constexpr absl::string_view kUsage =
     "        [--arch sm_XX] [--timeout SECONDS]\n"
     "      Run N edge-case tuples of every variant (of the families given) on\n"
     "      a backend and compare with the oracle; exit 1 on a mismatch.\n"
+    "  repro FILE [--backend NAME]\n"
+    "      Replay a text case or a libFuzzer crash file on the oracle and a\n"
+    "      backend; exit 0 when they agree, 1 when they disagree, 2 on error.\n"
+    "  minimize FILE [--backend NAME] [--dir TRIAGE_DIR]\n"
+    "      Minimize the disagreement in FILE and file it in the triage\n"
+    "      directory (default $PTXDIFF_TRIAGE_DIR or out/triage).\n"
+    "  triage list | show ENTRY | merge DIR... | mark ENTRY --explained WHY\n"
+    "        [--dir TRIAGE_DIR]\n"
+    "      Inspect and manage a triage directory.\n"
     "  help\n"
     "      Show this message.\n";
 
@@ -204,6 +214,9 @@ int RunMain(const std::vector<std::string>& argv, std::ostream& out,
   if (argv[1] == "eval") return RunEval(rest, out, err);
   if (argv[1] == "variants") return RunVariants(rest, out, err);
   if (argv[1] == "sweep") return RunSweep(rest, out, err);
+  if (argv[1] == "repro") return RunRepro(rest, out, err);
+  if (argv[1] == "minimize") return RunMinimize(rest, out, err);
+  if (argv[1] == "triage") return RunTriage(rest, out, err);
   err << "ptxdiff: unknown command '" << argv[1] << "'\n\n" << kUsage;
   return kExitBadInput;
 }

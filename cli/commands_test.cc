@@ -1,5 +1,10 @@
 #include "cli/commands.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
 #include <sstream>
 
 #include "gmock/gmock.h"
@@ -132,6 +137,95 @@ TEST(BackendCommandsTest, SweepBadInputIsExitTwo) {
   r = Ptxdiff({"eval", "--backend", "oracle", "--timeout", "x", "add.s32", "1", "2"});
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("--timeout takes a positive number"));
+}
+
+// A backend that disagrees with the oracle on every vadd: the faulty worker
+// behind a wrapper script, as a user's own worker would be plugged in.
+std::string WrongVaddBackend(const std::string& dir) {
+  const std::string script = dir + "/wrong_vadd_worker.sh";
+  std::ofstream(script) << "#!/bin/sh\nexec " << PTXDIFF_FAULTY_WORKER_PATH
+                        << " --fault=wrong-on=vadd. \"$@\"\n";
+  chmod(script.c_str(), 0755);
+  return "exec:" + script;
+}
+
+std::string TempDirFor(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "/cli_" + name + "_" + std::to_string(getpid());
+  std::system(("rm -rf '" + dir + "' && mkdir -p '" + dir + "'").c_str());
+  return dir;
+}
+
+const char kCase[] =
+    "# ptxdiff case 1\n"
+    "variant: vadd.s32.u32.s32.sat d.b1, a.h0, b.b2, c\n"
+    "operands: 0x12345678 0x9abcdef0 0x0f0f0f0f\n";
+
+TEST(TriageCommandsTest, ReproExitCodes) {
+  const std::string dir = TempDirFor("repro");
+  std::ofstream(dir + "/case.txt") << kCase;
+  CliRun r = Ptxdiff({"repro", dir + "/case.txt", "--backend", "oracle"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("verdict: agree"));
+  r = Ptxdiff({"repro", dir + "/case.txt", "--backend", WrongVaddBackend(dir)});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("verdict: mismatch"));
+  std::ofstream(dir + "/garbage") << "\x01\x02\x03 not a case";
+  r = Ptxdiff({"repro", dir + "/garbage", "--backend", "oracle"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("not a text case, and as a crash file"));
+  r = Ptxdiff({"repro", dir + "/missing", "--backend", "oracle"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("cannot read"));
+  std::ofstream(dir + "/bad_case.txt") << "# ptxdiff case 1\nvariant: vadd.s32\noperands: 1\n";
+  r = Ptxdiff({"repro", dir + "/bad_case.txt", "--backend", "oracle"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("line 2: unknown instruction variant"));
+}
+
+TEST(TriageCommandsTest, MinimizeFilesOneSmallEntryThatReplays) {
+  const std::string dir = TempDirFor("minimize");
+  std::ofstream(dir + "/case.txt") << kCase;
+  const std::string backend = WrongVaddBackend(dir);
+  const std::string triage = dir + "/triage";
+  CliRun r = Ptxdiff({"minimize", dir + "/case.txt", "--backend", backend, "--dir", triage});
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  EXPECT_THAT(r.out, HasSubstr("variant: vadd.s32.u32.s32\n"));
+  EXPECT_THAT(r.out, HasSubstr("operands: 0x00000000 0x00000000\n"));
+  EXPECT_THAT(r.out, HasSubstr("filed new entry"));
+  // The same case again is counted, not filed again.
+  r = Ptxdiff({"minimize", dir + "/case.txt", "--backend", backend, "--dir", triage});
+  EXPECT_THAT(r.out, HasSubstr("counted existing entry"));
+
+  r = Ptxdiff({"triage", "list", "--dir", triage});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_THAT(r.out, HasSubstr("     2  value-mismatch faulty     bytes-0          vadd.s32.u32.s32"));
+  const std::string entry = "value-mismatch~faulty~bytes-0~vadd.s32.u32.s32";
+  r = Ptxdiff({"triage", "show", entry, "--dir", triage});
+  EXPECT_THAT(r.out, HasSubstr("count: 2"));
+  // The filed case replays the disagreement.
+  r = Ptxdiff({"repro", triage + "/" + entry + "/case.txt", "--backend", backend});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(Ptxdiff({"triage", "mark", entry, "--explained", "known", "--dir", triage}).code, 0);
+  EXPECT_THAT(Ptxdiff({"triage", "list", "--dir", triage}).out, HasSubstr("(explained)"));
+  const std::string merged = dir + "/merged";
+  r = Ptxdiff({"triage", "merge", triage, "--dir", merged});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("1 new entries"));
+}
+
+TEST(TriageCommandsTest, BadTriageDirectoriesAreExitTwo) {
+  const std::string dir = TempDirFor("baddir");
+  std::ofstream(dir + "/case.txt") << kCase;
+  CliRun r = Ptxdiff({"minimize", dir + "/case.txt", "--backend", "oracle", "--dir",
+                      "/proc/self/fdinfo"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("is not writable"));
+  r = Ptxdiff({"triage", "list", "--dir", dir + "/none"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("does not exist"));
+  EXPECT_EQ(Ptxdiff({"triage", "show", "nonsense", "--dir", dir}).code, 2);
+  EXPECT_EQ(Ptxdiff({"triage", "frob", "--dir", dir}).code, 2);
+  EXPECT_EQ(Ptxdiff({"minimize", "--backend", "oracle"}).code, 2);
 }
 
 TEST(MainTest, UsageAndUnknownCommand) {

@@ -1,0 +1,194 @@
+#include "cli/triage_commands.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "cli/backend_commands.h"
+#include "cli/commands.h"
+#include "cli/flags.h"
+#include "fuzzers/fuzz_input.h"
+#include "harness/differential.h"
+#include "isa/spelling.h"
+#include "triage/minimizer.h"
+#include "triage/text_case.h"
+#include "triage/triage_store.h"
+
+namespace ptxdiff {
+namespace {
+
+int Fail(std::ostream& err, absl::string_view command, const absl::Status& status) {
+  err << "ptxdiff " << command << ": " << status.message() << "\n";
+  return kExitBadInput;
+}
+
+// The tuples of a text case or a libFuzzer crash file.
+absl::StatusOr<std::vector<Tuple>> ReadCase(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string data = ss.str();
+  if (LooksLikeTextCase(data)) {
+    auto tuple = ParseTextCase(data);
+    if (!tuple.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": ", tuple.status().message()));
+    }
+    return std::vector<Tuple>{*tuple};
+  }
+  auto tuples = DecodeFuzzInput(data);
+  if (!tuples.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": not a text case, and as a crash file: ",
+                     tuples.status().message()));
+  }
+  return tuples;
+}
+
+absl::StatusOr<std::string> ReadRaw(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+absl::StatusOr<ParsedArgs> OneFile(const std::vector<std::string>& args,
+                                   const std::set<std::string>& valued) {
+  auto parsed = ParseArgs(args, {}, valued);
+  if (!parsed.ok()) return parsed.status();
+  if (parsed->positional.size() != 1) {
+    return absl::InvalidArgumentError("expects one FILE (a text case or a crash file)");
+  }
+  return parsed;
+}
+
+}  // namespace
+
+std::string DefaultTriageDir() {
+  const char* env = std::getenv("PTXDIFF_TRIAGE_DIR");
+  return env && *env ? env : "out/triage";
+}
+
+int RunRepro(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  auto parsed = OneFile(args, {"backend", "arch", "timeout"});
+  if (!parsed.ok()) return Fail(err, "repro", parsed.status());
+  auto tuples = ReadCase(parsed->positional[0]);
+  if (!tuples.ok()) return Fail(err, "repro", tuples.status());
+  auto client = StartBackend(*parsed);
+  if (!client.ok()) return Fail(err, "repro", client.status());
+  if (tuples->size() == 1) {
+    const Tuple& t = (*tuples)[0];
+    out << "case:    " << Spell(t.variant) << "\n";
+    const BatchOutcome outcome = (*client)->Run(*tuples);
+    return PrintBackendEval(t, Evaluate(t.variant, t.operands), **client, outcome, out);
+  }
+  DiffSummary s;
+  RunDifferential(**client, *tuples, tuples->size(), s);
+  out << absl::StrFormat(
+      "repro: %d tuples of %s on %s: %d agree, %d mismatch, %d declined, %d "
+      "unspecified, %d faulty batches\n",
+      s.tuples, Spell((*tuples)[0].variant), (*client)->identity().Describe(), s.agreed,
+      s.mismatched, s.declined, s.unspecified, s.faulty_batches);
+  for (const std::string& m : s.mismatches) out << "mismatch: " << m << "\n";
+  for (const std::string& f : s.faults) out << "fault: " << f << "\n";
+  return s.mismatched > 0 || s.faulty_batches > 0 ? 1 : 0;
+}
+
+int RunMinimize(const std::vector<std::string>& args, std::ostream& out,
+                std::ostream& err) {
+  auto parsed = OneFile(args, {"backend", "arch", "timeout", "dir"});
+  if (!parsed.ok()) return Fail(err, "minimize", parsed.status());
+  const std::string path = parsed->positional[0];
+  auto tuples = ReadCase(path);
+  if (!tuples.ok()) return Fail(err, "minimize", tuples.status());
+  // Open the triage directory first: a bad one fails before any work.
+  auto store = TriageStore::Open(parsed->Get("dir", DefaultTriageDir()), /*create=*/true);
+  if (!store.ok()) return Fail(err, "minimize", store.status());
+  auto client = StartBackend(*parsed);
+  if (!client.ok()) return Fail(err, "minimize", client.status());
+
+  const BatchOutcome outcome = (*client)->Run(*tuples);
+  absl::StatusOr<Finding> finding = absl::FailedPreconditionError(
+      absl::StrCat("no disagreement in ", path, " on ", (*client)->identity().Describe()));
+  if (outcome.fault) {
+    finding = IsolateFault(**client, *tuples);
+  } else {
+    for (size_t i = 0; i < tuples->size(); ++i) {
+      const Tuple& t = (*tuples)[i];
+      if (Judge(Evaluate(t.variant, t.operands), outcome.results[i]) == Verdict::kMismatch) {
+        finding = MinimizeMismatch(**client, t);
+        break;
+      }
+    }
+  }
+  if (!finding.ok()) {
+    out << "minimize: " << finding.status().message() << "\n";
+    return absl::IsFailedPrecondition(finding.status()) ? 1 : kExitBadInput;
+  }
+  if (auto raw = ReadRaw(path); raw.ok() && !LooksLikeTextCase(*raw)) {
+    finding->raw_input = *raw;
+  }
+  auto filed = store->File(*finding);
+  if (!filed.ok()) return Fail(err, "minimize", filed.status());
+  out << FormatTextCase(*finding)
+      << absl::StrFormat("minimize: %d backend calls, %.2f s%s\n",
+                         finding->minimize_backend_calls, finding->minimize_seconds,
+                         finding->flaky ? ", FLAKY: the minimized case did not repeat" : "")
+      << "minimize: " << (filed->is_new ? "filed new entry " : "counted existing entry ")
+      << store->dir() << "/" << filed->entry << "\n";
+  return 0;
+}
+
+int RunTriage(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  auto parsed = ParseArgs(args, {}, {"dir", "explained"});
+  if (!parsed.ok()) return Fail(err, "triage", parsed.status());
+  const std::vector<std::string>& pos = parsed->positional;
+  if (pos.empty()) {
+    return Fail(err, "triage", absl::InvalidArgumentError(
+                                   "expects list, show ENTRY, merge DIR..., or mark "
+                                   "ENTRY --explained REASON"));
+  }
+  const std::string& verb = pos[0];
+  const bool creates = verb == "merge";
+  auto store = TriageStore::Open(parsed->Get("dir", DefaultTriageDir()), creates);
+  if (!store.ok()) return Fail(err, "triage", store.status());
+  if (verb == "list" && pos.size() == 1) {
+    auto entries = store->List();
+    if (!entries.ok()) return Fail(err, "triage", entries.status());
+    for (const EntryInfo& e : *entries) {
+      out << absl::StrFormat("%6d  %-14s %-10s %-16s %s%s\n", e.count(),
+                             FindingKindName(e.signature.kind), e.signature.backend,
+                             e.signature.disagreement_class, e.signature.spelling,
+                             e.explained() ? "  (explained)" : "");
+    }
+    out << entries->size() << " entries in " << store->dir() << "\n";
+    return 0;
+  }
+  if (verb == "show" && pos.size() == 2) {
+    auto text = store->Show(pos[1]);
+    if (!text.ok()) return Fail(err, "triage", text.status());
+    out << *text;
+    return 0;
+  }
+  if (verb == "merge" && pos.size() >= 2) {
+    for (size_t i = 1; i < pos.size(); ++i) {
+      auto added = store->MergeFrom(pos[i]);
+      if (!added.ok()) return Fail(err, "triage", added.status());
+      out << "merged " << pos[i] << ": " << *added << " new entries\n";
+    }
+    return 0;
+  }
+  if (verb == "mark" && pos.size() == 2 && parsed->Has("explained")) {
+    const absl::Status s = store->MarkExplained(pos[1], parsed->Get("explained"));
+    if (!s.ok()) return Fail(err, "triage", s);
+    out << "marked " << pos[1] << " as explained\n";
+    return 0;
+  }
+  return Fail(err, "triage",
+              absl::InvalidArgumentError(absl::StrCat("bad arguments for '", verb, "'")));
+}
+
+}  // namespace ptxdiff

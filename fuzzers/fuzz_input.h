@@ -1,0 +1,40 @@
+// The byte format of a differential fuzz input, and so of a libFuzzer crash
+// file (crash-<sha1>), which `ptxdiff repro` and `ptxdiff minimize` read:
+//
+//   bytes 0..7   the variant's stable id (StableId: FNV-1a of its spelling),
+//                little-endian
+//   then         tuples: NumSources operands of 8 bytes each, little-endian,
+//                masked to each source's width; a partial tuple at the end is
+//                ignored
+//
+// A stable id survives the instruction table growing, so crash files and
+// corpora stay valid across ptxdiff versions.
+
+#ifndef PTXDIFF_FUZZERS_FUZZ_INPUT_H_
+#define PTXDIFF_FUZZERS_FUZZ_INPUT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "gpu_runner/worker_client.h"
+
+namespace ptxdiff {
+
+inline constexpr size_t kMaxTuplesPerFuzzInput = 256;
+
+// The variant with this stable id, if any.
+std::optional<Variant> VariantByStableId(uint64_t id);
+
+// The tuples of an input. InvalidArgument names what is wrong: too short,
+// an unknown variant id, no complete tuple.
+absl::StatusOr<std::vector<Tuple>> DecodeFuzzInput(absl::string_view bytes);
+
+// The bytes of an input holding `tuples` of one variant.
+std::string EncodeFuzzInput(const Variant& v, const std::vector<Operands>& tuples);
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_FUZZERS_FUZZ_INPUT_H_
