@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "gpu_runner/worker_locator.h"
 #include "harness/differential.h"
 #include "isa/family_table.h"
 #include "isa/operand_text.h"
@@ -20,28 +21,6 @@
 
 namespace ptxdiff {
 namespace {
-
-bool IsExecutable(const std::string& path) { return access(path.c_str(), X_OK) == 0; }
-
-std::string SelfDirectory() {
-  char buf[4096];
-  const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0) return ".";
-  std::string path(buf, n);
-  return path.substr(0, path.rfind('/'));
-}
-
-// True when a ptxas executable is where the ptxas backend looks for one.
-bool HavePtxas() {
-  for (const char* var : {"PTXAS"}) {
-    if (const char* p = std::getenv(var); p && IsExecutable(p)) return true;
-  }
-  if (const char* home = std::getenv("CUDA_HOME");
-      home && IsExecutable(absl::StrCat(home, "/bin/ptxas"))) {
-    return true;
-  }
-  return IsExecutable("/usr/local/cuda/bin/ptxas");
-}
 
 absl::StatusOr<absl::Duration> ParseSeconds(const std::string& text) {
   double seconds;
@@ -87,26 +66,9 @@ absl::StatusOr<std::vector<Variant>> SelectVariants(const ParsedArgs& args) {
 
 }  // namespace
 
-absl::StatusOr<std::string> FindWorkerBinary() {
-  if (const char* env = std::getenv("PTXDIFF_WORKER")) {
-    if (IsExecutable(env)) return std::string(env);
-    return absl::NotFoundError(
-        absl::StrCat("PTXDIFF_WORKER=", env, " is not an executable"));
-  }
-  const std::string dir = SelfDirectory();
-  for (const std::string& candidate :
-       {dir + "/ptxdiff-worker", dir + "/../gpu_runner/ptxdiff-worker"}) {
-    if (IsExecutable(candidate)) return candidate;
-  }
-  return absl::NotFoundError(absl::StrCat(
-      "ptxdiff-worker not found beside ", dir,
-      " or in ../gpu_runner/; build it (cmake --build --preset release) or set "
-      "PTXDIFF_WORKER"));
-}
-
 absl::StatusOr<std::unique_ptr<WorkerClient>> StartBackend(const ParsedArgs& args) {
   std::string backend = args.Get("backend");
-  if (backend.empty()) backend = HavePtxas() ? "ptxas" : "oracle";
+  if (backend.empty()) backend = ChooseDefaultBackend().name;
   std::string worker;
   if (backend.rfind("exec:", 0) != 0) {
     auto found = FindWorkerBinary();

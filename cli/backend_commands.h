@@ -16,12 +16,8 @@
 
 namespace ptxdiff {
 
-// $PTXDIFF_WORKER, else ptxdiff-worker beside this executable, else in the
-// build tree's gpu_runner/ beside its cli/.
-absl::StatusOr<std::string> FindWorkerBinary();
-
-// The worker for --backend (default: the best this machine has: ptxas where
-// the CUDA toolkit is, else oracle), with --arch and --timeout.
+// The worker for --backend (default: ChooseDefaultBackend()), with --arch
+// and --timeout.
 absl::StatusOr<std::unique_ptr<WorkerClient>> StartBackend(const ParsedArgs& args);
 
 // Prints the oracle's and the backend's answers and the verdict; returns the

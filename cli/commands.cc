@@ -1,6 +1,7 @@
 #include "absl/strings/string_view.h"
 #include "cli/commands.h"
 #include "cli/backend_commands.h"
+#include "cli/fuzz_command.h"
 #include "cli/triage_commands.h"
 
 #include <algorithm>
@@ -39,6 +40,12 @@ constexpr absl::string_view kUsage =
     "        [--arch sm_XX] [--timeout SECONDS]\n"
     "      Run N edge-case tuples of every variant (of the families given) on\n"
     "      a backend and compare with the oracle; exit 1 on a mismatch.\n"
+    "  fuzz [--backend NAME] [--max-time SECONDS] [--jobs N] [--family NAME]...\n"
+    "       [--exclude NAME]... [--arch sm_XX] [--dir TRIAGE_DIR] [--mode crash]\n"
+    "      A fuzz campaign (default 60 s, the best backend here); Ctrl-C stops it\n"
+    "      and running it again resumes. Needs the fuzz build (cmake --preset fuzz).\n"
+    "  seed-corpus DIR\n"
+    "      Write the seed corpus and dictionary (generated from the table).\n"
     "  repro FILE [--backend NAME]\n"
     "      Replay a text case or a libFuzzer crash file on the oracle and a\n"
     "      backend; exit 0 when they agree, 1 when they disagree, 2 on error.\n"
@@ -215,6 +222,8 @@ int RunMain(const std::vector<std::string>& argv, std::ostream& out,
   if (argv[1] == "variants") return RunVariants(rest, out, err);
   if (argv[1] == "sweep") return RunSweep(rest, out, err);
   if (argv[1] == "repro") return RunRepro(rest, out, err);
+  if (argv[1] == "fuzz") return RunFuzz(rest, out, err);
+  if (argv[1] == "seed-corpus") return RunSeedCorpus(rest, out, err);
   if (argv[1] == "minimize") return RunMinimize(rest, out, err);
   if (argv[1] == "triage") return RunTriage(rest, out, err);
   err << "ptxdiff: unknown command '" << argv[1] << "'\n\n" << kUsage;

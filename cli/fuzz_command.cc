@@ -1,0 +1,316 @@
+#include "cli/fuzz_command.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <bit>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "cli/commands.h"
+#include "cli/flags.h"
+#include "cli/triage_commands.h"
+#include "fuzzers/seed_corpus.h"
+#include "gpu_runner/worker_locator.h"
+#include "isa/family_table.h"
+#include "triage/triage_store.h"
+
+extern char** environ;
+
+namespace ptxdiff {
+namespace {
+
+volatile sig_atomic_t interrupted = 0;
+
+int Fail(std::ostream& err, absl::string_view command, const absl::Status& status) {
+  err << "ptxdiff " << command << ": " << status.message() << "\n";
+  return kExitBadInput;
+}
+
+absl::Status MakeDirs(const std::string& path) {
+  std::string partial;
+  for (absl::string_view part : absl::StrSplit(path, '/')) {
+    absl::StrAppend(&partial, part, "/");
+    if (!part.empty() && mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("cannot create ", partial, ": ", std::strerror(errno)));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WriteFile(const std::string& path, const std::string& content) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << content;
+  out.close();
+  if (!out) return absl::FailedPreconditionError(absl::StrCat("cannot write ", path));
+  return absl::OkStatus();
+}
+
+std::vector<std::string> FilesIn(const std::string& dir, absl::string_view suffix = "") {
+  std::vector<std::string> files;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      const std::string name = e->d_name;
+      if (name[0] != '.' && absl::EndsWith(name, suffix)) files.push_back(dir + "/" + name);
+    }
+    closedir(d);
+  }
+  return files;
+}
+
+absl::StatusOr<std::string> FindFuzzer() {
+  if (const char* env = std::getenv("PTXDIFF_FUZZER"); env && *env) return std::string(env);
+  char buf[4096];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  const std::string self = n > 0 ? std::string(buf, n) : "";
+  const std::string dir = self.substr(0, self.rfind('/'));
+  for (const std::string& c : {dir + "/differential_fuzzer", dir + "/../fuzzers/differential_fuzzer",
+                               dir + "/../../fuzz/fuzzers/differential_fuzzer",
+                               std::string("build/fuzz/fuzzers/differential_fuzzer")}) {
+    if (access(c.c_str(), X_OK) == 0) return c;
+  }
+  return absl::NotFoundError(
+      "differential_fuzzer not found: build it with `cmake --preset fuzz && cmake "
+      "--build --preset fuzz`, or set PTXDIFF_FUZZER");
+}
+
+// The sum of every process's stats file, with the reached-variant bitmaps
+// OR-ed together.
+struct Progress {
+  std::map<std::string, int64_t> counts;
+  int64_t variants_reached = 0;
+  std::string backend;
+};
+
+Progress ReadProgress(const std::string& stats_dir) {
+  Progress p;
+  std::vector<uint8_t> reached;
+  for (const std::string& file : FilesIn(stats_dir, ".stats")) {
+    std::ifstream in(file);
+    std::string line;
+    while (std::getline(in, line)) {
+      const size_t eq = line.find('=');
+      if (eq == std::string::npos) continue;
+      const std::string key = line.substr(0, eq), value = line.substr(eq + 1);
+      int64_t n;
+      if (key == "backend") {
+        p.backend = value;
+      } else if (key == "reached") {
+        reached.resize(std::max(reached.size(), value.size()));
+        for (size_t i = 0; i < value.size(); ++i) {
+          const char c = value[i];
+          reached[i] |= c >= 'a' ? c - 'a' + 10 : c - '0';
+        }
+      } else if (absl::SimpleAtoi(value, &n)) {
+        p.counts[key] += n;
+      }
+    }
+  }
+  for (uint8_t nibble : reached) p.variants_reached += std::popcount(nibble);
+  return p;
+}
+
+std::string ProgressLine(const Progress& p, double seconds) {
+  auto c = [&p](const char* k) {
+    auto it = p.counts.find(k);
+    return it == p.counts.end() ? int64_t{0} : it->second;
+  };
+  return absl::StrFormat(
+      "fuzz: %4.0fs  %d tuples (%.0f/s) in %d inputs  variants %d/%d  findings %d new, "
+      "%d known  faults %d  worker restarts %d",
+      seconds, c("tuples"), seconds > 0 ? c("tuples") / seconds : 0.0, c("inputs"),
+      p.variants_reached, AllVariants().size(), c("new_findings"),
+      c("known_findings") + c("explained_findings"), c("faulty_batches"),
+      c("worker_restarts"));
+}
+
+}  // namespace
+
+int RunSeedCorpus(const std::vector<std::string>& args, std::ostream& out,
+                  std::ostream& err) {
+  if (args.size() != 1) {
+    return Fail(err, "seed-corpus", absl::InvalidArgumentError("expects one DIR"));
+  }
+  const std::string dir = args[0];
+  if (auto s = MakeDirs(dir + "/differential"); !s.ok()) return Fail(err, "seed-corpus", s);
+  for (const auto& [name, bytes] : SeedCorpus()) {
+    if (auto s = WriteFile(dir + "/differential/" + name, bytes); !s.ok()) {
+      return Fail(err, "seed-corpus", s);
+    }
+  }
+  if (auto s = WriteFile(dir + "/differential.dict", FuzzDictionary()); !s.ok()) {
+    return Fail(err, "seed-corpus", s);
+  }
+  out << "wrote " << SeedCorpus().size() << " seeds to " << dir << "/differential and "
+      << dir << "/differential.dict\n";
+  return 0;
+}
+
+int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  auto parsed = ParseArgs(args, {},
+                          {"backend", "arch", "max-time", "jobs", "family", "exclude", "dir",
+                           "corpus", "mode", "out", "progress-seconds", "timeout"});
+  if (!parsed.ok()) return Fail(err, "fuzz", parsed.status());
+  int64_t max_time = 0, jobs = 1, every = 5;
+  if (!absl::SimpleAtoi(parsed->Get("max-time", "60"), &max_time) || max_time < 1 ||
+      !absl::SimpleAtoi(parsed->Get("jobs", "1"), &jobs) || jobs < 1 || jobs > 64 ||
+      !absl::SimpleAtoi(parsed->Get("progress-seconds", "5"), &every) || every < 1) {
+    return Fail(err, "fuzz", absl::InvalidArgumentError(
+                                 "--max-time, --jobs (1..64) and --progress-seconds take "
+                                 "positive whole numbers"));
+  }
+  for (const std::string& f : parsed->All("family")) {
+    bool known = false;
+    for (const FamilyInfo& info : AllFamilies()) known |= info.opcode == f;
+    if (!known) return Fail(err, "fuzz", absl::InvalidArgumentError(absl::StrCat("unknown family '", f, "'")));
+  }
+  auto fuzzer = FindFuzzer();
+  if (!fuzzer.ok()) return Fail(err, "fuzz", fuzzer.status());
+  auto worker = FindWorkerBinary();
+  if (!worker.ok()) return Fail(err, "fuzz", worker.status());
+
+  std::string backend = parsed->Get("backend");
+  if (backend.empty()) {
+    const DefaultBackend d = ChooseDefaultBackend();
+    backend = d.name;
+    out << "fuzz: backend " << d.name << ": " << d.reason << "\n";
+  }
+  const std::string out_dir = parsed->Get("out", "out");
+  const std::string triage_dir = parsed->Get("dir", DefaultTriageDir());
+  const std::string corpus = parsed->Get("corpus", out_dir + "/corpus/differential");
+  const std::string stats = absl::StrCat(out_dir, "/stats/run-", absl::ToUnixSeconds(absl::Now()),
+                                         "-", getpid());
+  for (const std::string& d : {corpus, stats, out_dir + "/findings"}) {
+    if (auto s = MakeDirs(d); !s.ok()) return Fail(err, "fuzz", s);
+  }
+  if (auto store = TriageStore::Open(triage_dir, true); !store.ok()) {
+    return Fail(err, "fuzz", store.status());
+  }
+  const bool resumed = !FilesIn(corpus).empty();
+  if (!resumed) {
+    for (const auto& [name, bytes] : SeedCorpus()) (void)WriteFile(corpus + "/" + name, bytes);
+  }
+  const std::string dict = out_dir + "/differential.dict";
+  (void)WriteFile(dict, FuzzDictionary());
+
+  // The target's configuration travels in the environment.
+  setenv("PTXDIFF_BACKEND", backend.c_str(), 1);
+  setenv("PTXDIFF_TRIAGE_DIR", triage_dir.c_str(), 1);
+  setenv("PTXDIFF_STATS", stats.c_str(), 1);
+  setenv("PTXDIFF_WORKER", worker->c_str(), 1);
+  setenv("PTXDIFF_MODE", parsed->Get("mode", "campaign").c_str(), 1);
+  if (parsed->Has("arch")) setenv("PTXDIFF_ARCH", parsed->Get("arch").c_str(), 1);
+  if (parsed->Has("timeout")) setenv("PTXDIFF_TIMEOUT", parsed->Get("timeout").c_str(), 1);
+  const std::string families = absl::StrJoin(parsed->All("family"), ",");
+  const std::string excluded = absl::StrJoin(parsed->All("exclude"), ",");
+  if (!families.empty()) setenv("PTXDIFF_FAMILIES", families.c_str(), 1);
+  if (!excluded.empty()) setenv("PTXDIFF_EXCLUDE_FAMILIES", excluded.c_str(), 1);
+
+  std::vector<std::string> argv = {*fuzzer,
+                                   corpus,
+                                   "-dict=" + dict,
+                                   absl::StrCat("-max_total_time=", max_time),
+                                   "-artifact_prefix=" + out_dir + "/findings/",
+                                   "-print_final_stats=1"};
+  if (jobs > 1) argv.push_back(absl::StrCat("-fork=", jobs));
+  const std::string log = out_dir + "/fuzz.log";
+  out << "fuzz: " << (resumed ? "resuming from " : "starting with the seed corpus in ")
+      << corpus << "; triage directory " << triage_dir << "; libFuzzer log " << log << "\n";
+  out.flush();
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  std::vector<char*> cargv;
+  for (std::string& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  pid_t pid;
+  const int spawn_error = posix_spawn(&pid, cargv[0], &actions, nullptr, cargv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawn_error != 0) {
+    return Fail(err, "fuzz", absl::FailedPreconditionError(absl::StrCat(
+                                 "cannot start ", *fuzzer, ": ", std::strerror(spawn_error))));
+  }
+  struct sigaction on_interrupt = {};
+  on_interrupt.sa_handler = [](int) { interrupted = 1; };
+  sigaction(SIGINT, &on_interrupt, nullptr);
+  sigaction(SIGTERM, &on_interrupt, nullptr);
+
+  const absl::Time start = absl::Now();
+  absl::Time next_progress = start + absl::Seconds(every);
+  int status = 0;
+  bool forwarded = false;
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (interrupted && !forwarded) {
+      kill(pid, SIGINT);  // libFuzzer stops cleanly and prints its final stats
+      forwarded = true;
+      out << "fuzz: interrupted; stopping (the corpus and findings are kept)\n";
+    }
+    if (absl::Now() >= next_progress) {
+      out << ProgressLine(ReadProgress(stats), absl::ToDoubleSeconds(absl::Now() - start))
+          << "\n";
+      out.flush();
+      next_progress += absl::Seconds(every);
+    }
+    usleep(100000);
+  }
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  const Progress p = ReadProgress(stats);
+  out << ProgressLine(p, seconds) << "\n";
+
+  auto store = TriageStore::Open(triage_dir, false);
+  auto entries = store.ok() ? store->List() : absl::StatusOr<std::vector<EntryInfo>>(store.status());
+  out << "fuzz: summary: " << absl::StrFormat("%.0f", seconds) << " s against "
+      << (p.backend.empty() ? backend : p.backend) << "\n"
+      << "fuzz:   checked " << (p.counts.count("tuples") ? p.counts.at("tuples") : 0)
+      << " tuples of " << p.variants_reached << " variants ("
+      << (p.counts.count("agreed") ? p.counts.at("agreed") : 0) << " agreed, "
+      << (p.counts.count("declined") ? p.counts.at("declined") : 0) << " declined, "
+      << (p.counts.count("unspecified") ? p.counts.at("unspecified") : 0)
+      << " left open by the spec)\n";
+  if (entries.ok()) {
+    int64_t explained = 0;
+    for (const EntryInfo& e : *entries) explained += e.explained();
+    out << "fuzz:   findings this run: "
+        << (p.counts.count("new_findings") ? p.counts.at("new_findings") : 0) << " new, "
+        << (p.counts.count("known_findings") ? p.counts.at("known_findings") : 0)
+        << " already filed; the triage directory " << triage_dir << " holds "
+        << entries->size() << " entries (" << explained << " explained)\n";
+    for (const EntryInfo& e : *entries) {
+      if (!e.explained()) out << "fuzz:     " << e.count() << "x " << e.name << "\n";
+    }
+    if (!entries->empty()) out << "fuzz:   see: ptxdiff triage list --dir " << triage_dir << "\n";
+  }
+  const bool libfuzzer_crashed = WIFEXITED(status) && WEXITSTATUS(status) != 0 && !forwarded;
+  if (libfuzzer_crashed || WIFSIGNALED(status)) {
+    out << "fuzz: the fuzzer exited abnormally (" 
+        << (WIFSIGNALED(status) ? absl::StrCat("signal ", WTERMSIG(status))
+                                : absl::StrCat("exit status ", WEXITSTATUS(status)))
+        << "); see " << log << " and " << out_dir << "/findings/\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace ptxdiff

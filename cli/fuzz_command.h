@@ -1,0 +1,26 @@
+// `ptxdiff fuzz`: a fuzz campaign. It starts the differential libFuzzer
+// target with the right flags (corpus, dictionary, time limit, -fork=N,
+// artifact prefix) and its configuration in the environment, prints a
+// progress line every few seconds (inputs and tuples checked, tuples/s,
+// variants reached, findings, worker restarts) and a summary at the end.
+// Ctrl-C stops it without losing anything: the corpus and the triage
+// directory are on disk, and running it again resumes from them.
+//
+// `ptxdiff seed-corpus DIR` writes the seed corpus and dictionary.
+
+#ifndef PTXDIFF_CLI_FUZZ_COMMAND_H_
+#define PTXDIFF_CLI_FUZZ_COMMAND_H_
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace ptxdiff {
+
+int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int RunSeedCorpus(const std::vector<std::string>& args, std::ostream& out,
+                  std::ostream& err);
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_CLI_FUZZ_COMMAND_H_

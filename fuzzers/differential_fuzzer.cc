@@ -1,0 +1,56 @@
+// libFuzzer target: the oracle against a backend (differential_target.h says
+// how it is configured). Everything but these entry points is testable
+// without libFuzzer.
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
+#include "fuzzers/differential_target.h"
+#include "fuzzers/mutator.h"
+#include "fuzzers/semantic_classes.h"
+#include "isa/axes.h"
+
+namespace {
+
+std::unique_ptr<ptxdiff::DifferentialTarget> target;
+
+// Semantic coverage: one counter per (family, operand class).
+__attribute__((used, section("__libfuzzer_extra_counters"))) uint8_t
+    semantic_counters[ptxdiff::kNumFamilies * ptxdiff::kNumSemanticClasses];
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  auto config = ptxdiff::FuzzConfigFromEnvironment();
+  if (!config.ok()) {
+    std::fprintf(stderr, "ptxdiff: %s\n", std::string(config.status().message()).c_str());
+    std::exit(2);
+  }
+  auto created = ptxdiff::DifferentialTarget::Create(*config);
+  if (!created.ok()) {
+    std::fprintf(stderr, "ptxdiff: %s\n", std::string(created.status().message()).c_str());
+    std::exit(2);
+  }
+  target = *std::move(created);
+  target->SetSemanticCounters(semantic_counters);
+  std::atexit([] { target->WriteStats(); });
+  std::fprintf(stderr, "ptxdiff: fuzzing against %s, triage directory %s\n",
+               target->backend().Describe().c_str(), target->config().triage_dir.c_str());
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  return target->RunInput(data, size);
+}
+
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size,
+                                          unsigned int seed) {
+  return ptxdiff::MutateFuzzInput(data, size, max_size, seed, target->config().filter);
+}
+
+extern "C" size_t LLVMFuzzerCustomCrossOver(const uint8_t* a, size_t a_size,
+                                            const uint8_t* b, size_t b_size, uint8_t* out,
+                                            size_t max_out, unsigned int seed) {
+  return ptxdiff::CrossOverFuzzInputs(a, a_size, b, b_size, out, max_out, seed);
+}

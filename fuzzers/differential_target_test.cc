@@ -1,0 +1,126 @@
+#include "fuzzers/differential_target.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "fuzzers/fuzz_input.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "isa/spelling.h"
+
+namespace ptxdiff {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string FreshDir(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "/difft_" + name + "_" + std::to_string(getpid());
+  std::system(("rm -rf '" + dir + "'").c_str());
+  return dir;
+}
+
+// A wrapper script: the faulty worker, wrong on every vadd.
+std::string WrongVaddBackend(const std::string& dir) {
+  std::system(("mkdir -p '" + dir + "'").c_str());
+  const std::string script = dir + "/worker.sh";
+  std::ofstream(script) << "#!/bin/sh\nexec " << PTXDIFF_FAULTY_WORKER_PATH
+                        << " --fault=wrong-on=vadd. \"$@\"\n";
+  chmod(script.c_str(), 0755);
+  return "exec:" + script;
+}
+
+std::string Input(const char* spelling, std::vector<Operands> tuples) {
+  return EncodeFuzzInput(*ParseVariant(spelling), tuples);
+}
+
+int Feed(DifferentialTarget& t, const std::string& input) {
+  return t.RunInput(reinterpret_cast<const uint8_t*>(input.data()), input.size());
+}
+
+TEST(FuzzConfigTest, ParsesAndRejectsSettings) {
+  auto c = FuzzConfigFromPairs({{"PTXDIFF_BACKEND", "oracle"},
+                                {"PTXDIFF_MODE", "crash"},
+                                {"PTXDIFF_FAMILIES", "vadd, shf"},
+                                {"PTXDIFF_TIMEOUT", "5"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->mode, FuzzConfig::Mode::kCrash);
+  EXPECT_EQ(c->filter.include.size(), 2u);
+  EXPECT_THAT(FuzzConfigFromPairs({{"PTXDIFF_MODE", "fast"}}).status().message(),
+              HasSubstr("campaign or crash"));
+  EXPECT_THAT(FuzzConfigFromPairs({{"PTXDIFF_FAMILIES", "vaddd"}}).status().message(),
+              HasSubstr("unknown family 'vaddd'"));
+  EXPECT_THAT(FuzzConfigFromPairs({{"PTXDIFF_TIMEOUT", "-1"}}).status().message(),
+              HasSubstr("PTXDIFF_TIMEOUT"));
+}
+
+TEST(DifferentialTargetTest, CampaignFilesOnceAndCountsRepeats) {
+  const std::string dir = FreshDir("campaign");
+  FuzzConfig config;
+  config.backend = WrongVaddBackend(dir);
+  config.triage_dir = dir + "/triage";
+  config.stats_dir = dir;
+  auto target = DifferentialTarget::Create(config);
+  ASSERT_TRUE(target.ok()) << target.status();
+  DifferentialTarget& t = **target;
+  EXPECT_EQ(Feed(t, Input("add.s32", {{{1, 2, 0, 0}}})), 0);
+  EXPECT_EQ(t.stats().agreed, 1);
+  const std::string vadd = Input("vadd.u32.u32.u32.sat d.b1, a.h0, b, c",
+                                 {{{0x12345678, 0x9abc, 0x77, 0}}});
+  EXPECT_EQ(Feed(t, vadd), 0);
+  EXPECT_EQ(t.stats().new_findings, 1);
+  EXPECT_EQ(Feed(t, vadd), 0);
+  EXPECT_EQ(t.stats().known_findings, 1);
+  EXPECT_EQ(Feed(t, "garbage input"), -1);
+  t.WriteStats();
+  std::ifstream stats(dir + "/" + std::to_string(getpid()) + ".stats");
+  std::string text((std::istreambuf_iterator<char>(stats)), {});
+  EXPECT_THAT(text, HasSubstr("new_findings=1\n"));
+  EXPECT_THAT(text, HasSubstr("tuples=3\n"));
+  auto store = TriageStore::Open(config.triage_dir, false);
+  auto entries = store->List();
+  ASSERT_EQ(entries->size(), 1u);
+  EXPECT_EQ((*entries)[0].name, "value-mismatch~faulty~bytes-0~vadd.u32.u32.u32");
+  EXPECT_EQ((*entries)[0].count(), 2);
+}
+
+TEST(DifferentialTargetTest, FamiliesOutsideTheFilterAreRejected) {
+  const std::string dir = FreshDir("filter");
+  FuzzConfig config;
+  config.backend = "oracle";
+  config.worker = PTXDIFF_WORKER_PATH;
+  config.triage_dir = dir;
+  config.filter.include = {Family::kShf};
+  auto target = DifferentialTarget::Create(config);
+  ASSERT_TRUE(target.ok()) << target.status();
+  EXPECT_EQ(Feed(**target, Input("add.s32", {{{1, 2, 0, 0}}})), -1);
+  EXPECT_EQ(Feed(**target, Input("shf.l.wrap.b32", {{{1, 2, 40, 0}}})), 0);
+}
+
+TEST(DifferentialTargetDeathTest, CrashModeAbortsWithAOneLineSignature) {
+  const std::string dir = FreshDir("crash");
+  FuzzConfig config;
+  config.backend = WrongVaddBackend(dir);
+  config.triage_dir = dir + "/triage";
+  config.mode = FuzzConfig::Mode::kCrash;
+  EXPECT_DEATH(
+      {
+        auto target = DifferentialTarget::Create(config);
+        Feed(**target, Input("vadd.u32.u32.u32", {{{1, 2, 0, 0}}}));
+      },
+      "ptxdiff: value-mismatch faulty vadd.u32.u32.u32 bytes-0");
+}
+
+TEST(DifferentialTargetTest, BadBackendIsAClearError) {
+  FuzzConfig config;
+  config.backend = "exec:/nonexistent/worker";
+  config.triage_dir = FreshDir("bad");
+  auto target = DifferentialTarget::Create(config);
+  ASSERT_FALSE(target.ok());
+  EXPECT_THAT(target.status().message(), HasSubstr("cannot start worker"));
+}
+
+}  // namespace
+}  // namespace ptxdiff

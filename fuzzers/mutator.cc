@@ -1,0 +1,156 @@
+#include "fuzzers/mutator.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "fuzzers/fuzz_input.h"
+#include "isa/family_table.h"
+#include "oracle/bits.h"
+#include "oracle/edge_operands.h"
+
+namespace ptxdiff {
+namespace {
+
+constexpr size_t kMaxMutatedTuples = 64;
+
+// The legal variants of each family, built once.
+const std::vector<std::vector<Variant>>& VariantsByFamily() {
+  static const auto* by_family = [] {
+    auto* v = new std::vector<std::vector<Variant>>(kNumFamilies);
+    for (const Variant& x : AllVariants()) (*v)[static_cast<int>(x.family)].push_back(x);
+    return v;
+  }();
+  return *by_family;
+}
+
+Family RandomFamily(std::mt19937_64& rng, const VariantFilter& filter) {
+  std::vector<Family> allowed;
+  for (int f = 0; f < kNumFamilies; ++f) {
+    if (filter.Allows(static_cast<Family>(f))) allowed.push_back(static_cast<Family>(f));
+  }
+  if (allowed.empty()) return Family::kAdd;
+  return allowed[rng() % allowed.size()];
+}
+
+Variant RandomVariantOf(Family f, std::mt19937_64& rng) {
+  const std::vector<Variant>& vs = VariantsByFamily()[static_cast<int>(f)];
+  return vs[rng() % vs.size()];
+}
+
+// A variant of the same family that differs from `v` on as few axes as the
+// table allows: a random one among those differing on exactly one field.
+Variant NeighbourVariant(const Variant& v, std::mt19937_64& rng) {
+  std::vector<const Variant*> neighbours;
+  for (const Variant& x : VariantsByFamily()[static_cast<int>(v.family)]) {
+    const int differences =
+        (x.type != v.type) + (x.atype != v.atype) + (x.btype != v.btype) +
+        (x.mul_mode != v.mul_mode) + (x.shift_mode != v.shift_mode) +
+        (x.direction != v.direction) + (x.sat != v.sat) + (x.relu != v.relu) +
+        (x.shiftamt != v.shiftamt) + (x.asel != v.asel) + (x.bsel != v.bsel) +
+        (x.dsel != v.dsel) + (x.secop != v.secop) + (x.cmp != v.cmp) +
+        (x.scale != v.scale) + (x.vmad_form != v.vmad_form);
+    if (differences == 1) neighbours.push_back(&x);
+  }
+  return neighbours.empty() ? v : *neighbours[rng() % neighbours.size()];
+}
+
+std::vector<Operands> Masked(const Variant& v, std::vector<Operands> tuples) {
+  for (Operands& o : tuples) {
+    for (int i = 0; i < kMaxSources; ++i) {
+      o.v[i] = i < NumSources(v) ? Low(o.v[i], SourceWidth(v, i)) : 0;
+    }
+  }
+  return tuples;
+}
+
+size_t Emit(const Variant& v, std::vector<Operands> tuples, uint8_t* out,
+            size_t max_out) {
+  const size_t per_tuple = 8 * NumSources(v);
+  if (max_out < 8 + per_tuple) return 0;
+  tuples.resize(std::min(tuples.size(), (max_out - 8) / per_tuple));
+  if (tuples.empty()) tuples.resize(1);
+  const std::string bytes = EncodeFuzzInput(v, Masked(v, std::move(tuples)));
+  std::memcpy(out, bytes.data(), bytes.size());
+  return bytes.size();
+}
+
+void MutateOperand(const Variant& v, Operands& o, std::mt19937_64& rng) {
+  const int i = static_cast<int>(rng() % NumSources(v));
+  const int width = SourceWidth(v, i);
+  const std::vector<uint64_t>& edges = EdgeValues(width);
+  switch (rng() % 4) {
+    case 0:
+    case 1: o.v[i] = edges[rng() % edges.size()]; break;
+    case 2: o.v[i] ^= uint64_t{1} << (rng() % width); break;
+    default: o.v[i] = Low(rng(), width); break;
+  }
+}
+
+}  // namespace
+
+bool VariantFilter::Allows(Family f) const {
+  if (std::find(exclude.begin(), exclude.end(), f) != exclude.end()) return false;
+  return include.empty() || std::find(include.begin(), include.end(), f) != include.end();
+}
+
+std::string RandomFuzzInput(std::mt19937_64& rng, const VariantFilter& filter,
+                            size_t tuples) {
+  const Variant v = RandomVariantOf(RandomFamily(rng, filter), rng);
+  std::vector<Operands> ops(std::max<size_t>(tuples, 1));
+  FillEdgeTuples(v, rng, ops);
+  return EncodeFuzzInput(v, ops);
+}
+
+size_t MutateFuzzInput(uint8_t* data, size_t size, size_t max_size, unsigned seed,
+                       const VariantFilter& filter) {
+  std::mt19937_64 rng(seed);
+  auto decoded = DecodeFuzzInput(
+      absl::string_view(reinterpret_cast<const char*>(data), size));
+  if (!decoded.ok() || !filter.Allows((*decoded)[0].variant.family)) {
+    const std::string fresh = RandomFuzzInput(rng, filter, 1 + rng() % 16);
+    const size_t n = std::min(fresh.size(), max_size);
+    std::memcpy(data, fresh.data(), n);
+    return n;
+  }
+  Variant v = (*decoded)[0].variant;
+  std::vector<Operands> tuples;
+  for (const Tuple& t : *decoded) tuples.push_back(t.operands);
+  switch (rng() % 8) {
+    case 0: v = NeighbourVariant(v, rng); break;
+    case 1: v = RandomVariantOf(v.family, rng); break;
+    case 2: v = RandomVariantOf(RandomFamily(rng, filter), rng); break;
+    case 3:  // duplicate a tuple, then change the copy
+      if (tuples.size() < kMaxMutatedTuples) tuples.push_back(tuples[rng() % tuples.size()]);
+      MutateOperand(v, tuples.back(), rng);
+      break;
+    case 4:  // drop a tuple
+      if (tuples.size() > 1) tuples.erase(tuples.begin() + rng() % tuples.size());
+      break;
+    default: MutateOperand(v, tuples[rng() % tuples.size()], rng); break;
+  }
+  return Emit(v, std::move(tuples), data, max_size);
+}
+
+size_t CrossOverFuzzInputs(const uint8_t* a, size_t a_size, const uint8_t* b,
+                           size_t b_size, uint8_t* out, size_t max_out, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  auto first = DecodeFuzzInput(absl::string_view(reinterpret_cast<const char*>(a), a_size));
+  auto second = DecodeFuzzInput(absl::string_view(reinterpret_cast<const char*>(b), b_size));
+  if (!first.ok() && !second.ok()) return 0;
+  if (!first.ok()) std::swap(first, second);
+  const Variant v = (*first)[0].variant;
+  std::vector<Operands> tuples;
+  for (const Tuple& t : *first) {
+    if (rng() % 2 == 0) tuples.push_back(t.operands);
+  }
+  if (second.ok()) {
+    for (const Tuple& t : *second) {
+      if (rng() % 2 == 0) tuples.push_back(t.operands);
+    }
+  }
+  if (tuples.empty()) tuples.push_back((*first)[0].operands);
+  if (tuples.size() > kMaxMutatedTuples) tuples.resize(kMaxMutatedTuples);
+  return Emit(v, std::move(tuples), out, max_out);
+}
+
+}  // namespace ptxdiff

@@ -1,0 +1,48 @@
+// The structure-aware mutator and crossover of the differential fuzzer.
+//
+// Inputs are fuzz_input.h's format (a variant's stable id, then tuples).
+// A mutation changes the variant along its family's axes (or jumps to
+// another family), replaces operands with interesting values (edge_operands.h:
+// 0, 1, -1, MIN/MAX per width, powers of two +-1, shift/position/length
+// values, byte and half-word sign patterns), flips operand bits, or adds,
+// duplicates or drops a tuple. Everything is drawn from a PRNG seeded with
+// libFuzzer's seed, so a run replays. The output always decodes.
+
+#ifndef PTXDIFF_FUZZERS_MUTATOR_H_
+#define PTXDIFF_FUZZERS_MUTATOR_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "isa/variant.h"
+
+namespace ptxdiff {
+
+// Which variants a campaign fuzzes (its families, or all).
+struct VariantFilter {
+  std::vector<Family> include;  // empty: all families
+  std::vector<Family> exclude;
+  bool Allows(Family f) const;
+};
+
+// Mutates the input in `data` (of `size` bytes, room for `max_size`) and
+// returns the new size. An input that does not decode is replaced by a fresh
+// random one.
+size_t MutateFuzzInput(uint8_t* data, size_t size, size_t max_size, unsigned seed,
+                       const VariantFilter& filter = {});
+
+// The variant of `a` with tuples from both `a` and `b` (operands re-masked to
+// the variant's widths), written to `out` (room for `max_out`).
+size_t CrossOverFuzzInputs(const uint8_t* a, size_t a_size, const uint8_t* b,
+                           size_t b_size, uint8_t* out, size_t max_out, unsigned seed);
+
+// A fresh valid input: a random allowed variant and edge-operand tuples.
+std::string RandomFuzzInput(std::mt19937_64& rng, const VariantFilter& filter,
+                            size_t tuples);
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_FUZZERS_MUTATOR_H_

@@ -1,0 +1,57 @@
+#include "fuzzers/mutator.h"
+
+#include <set>
+
+#include "fuzzers/fuzz_input.h"
+#include "gtest/gtest.h"
+#include "isa/family_table.h"
+
+namespace ptxdiff {
+namespace {
+
+TEST(MutatorTest, OutputAlwaysDecodesAndIsDeterministic) {
+  std::vector<uint8_t> buf(4096), again(4096);
+  size_t size = 0;  // start from nothing: the mutator makes a fresh input
+  std::set<int> families;
+  for (unsigned seed = 0; seed < 3000; ++seed) {
+    std::copy(buf.begin(), buf.end(), again.begin());
+    const size_t a = MutateFuzzInput(again.data(), size, again.size(), seed);
+    size = MutateFuzzInput(buf.data(), size, buf.size(), seed);
+    ASSERT_EQ(a, size);
+    ASSERT_TRUE(std::equal(buf.begin(), buf.begin() + size, again.begin()));
+    auto tuples = DecodeFuzzInput(
+        absl::string_view(reinterpret_cast<const char*>(buf.data()), size));
+    ASSERT_TRUE(tuples.ok()) << tuples.status();
+    families.insert(static_cast<int>((*tuples)[0].variant.family));
+  }
+  EXPECT_EQ(families.size(), static_cast<size_t>(kNumFamilies));  // it wanders
+}
+
+TEST(MutatorTest, RespectsTheFamilyFilterAndMaxSize) {
+  VariantFilter only_shifts{.include = {Family::kShf, Family::kVshl}};
+  std::vector<uint8_t> buf(64);
+  size_t size = 0;
+  for (unsigned seed = 0; seed < 500; ++seed) {
+    size = MutateFuzzInput(buf.data(), size, buf.size(), seed, only_shifts);
+    ASSERT_LE(size, buf.size());
+    auto tuples = DecodeFuzzInput(
+        absl::string_view(reinterpret_cast<const char*>(buf.data()), size));
+    ASSERT_TRUE(tuples.ok());
+    EXPECT_TRUE(only_shifts.Allows((*tuples)[0].variant.family));
+  }
+}
+
+TEST(MutatorTest, CrossOverMixesTuplesUnderOneVariant) {
+  std::mt19937_64 rng(1);
+  const std::string a = RandomFuzzInput(rng, {}, 8), b = RandomFuzzInput(rng, {}, 8);
+  std::vector<uint8_t> out(4096);
+  const size_t n = CrossOverFuzzInputs(reinterpret_cast<const uint8_t*>(a.data()), a.size(),
+                                       reinterpret_cast<const uint8_t*>(b.data()), b.size(),
+                                       out.data(), out.size(), 7);
+  auto tuples = DecodeFuzzInput(absl::string_view(reinterpret_cast<char*>(out.data()), n));
+  ASSERT_TRUE(tuples.ok()) << tuples.status();
+  EXPECT_EQ((*tuples)[0].variant, (*DecodeFuzzInput(a))[0].variant);
+}
+
+}  // namespace
+}  // namespace ptxdiff
