@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Campaign smoke test (ctest in the fuzz build): a short `ptxdiff fuzz`
+# against a backend that is wrong on every vadd must print progress lines and
+# a summary, and leave a well-formed triage entry that `ptxdiff repro`
+# replays as a disagreement. Then a second run resumes from the corpus.
+#
+#   campaign_smoke_test.sh PTXDIFF FAULTY_WORKER WORKDIR
+set -euo pipefail
+ptxdiff=$1 faulty=$2 work=$3
+rm -rf "$work" && mkdir -p "$work"
+cat >"$work/wrong_vadd.sh" <<SCRIPT
+#!/bin/sh
+exec "$faulty" --fault=wrong-on=vadd. "\$@"
+SCRIPT
+chmod +x "$work/wrong_vadd.sh"
+
+fail() { echo "campaign smoke test: $*"; echo "--- output"; cat "$work/run1.txt"; exit 1; }
+
+"$ptxdiff" fuzz --backend "exec:$work/wrong_vadd.sh" --family vadd --family add \
+  --max-time 15 --progress-seconds 3 --out "$work/out" --dir "$work/triage" >"$work/run1.txt" 2>&1 ||
+  fail "ptxdiff fuzz exited with $?"
+grep -Eq '^fuzz: +[0-9]+s  [0-9]+ tuples \([0-9]+/s\) in [0-9]+ inputs  variants [0-9]+/[0-9]+  findings [0-9]+ new' "$work/run1.txt" ||
+  fail "no well-formed progress line"
+grep -q '^fuzz: summary: ' "$work/run1.txt" || fail "no summary"
+grep -q 'starting with the seed corpus' "$work/run1.txt" || fail "did not start from the seeds"
+entry=$(ls "$work/triage" | grep '^value-mismatch~faulty~bytes-0~vadd\.' | head -1)
+[ -n "$entry" ] || fail "no vadd entry in the triage directory"
+for f in case.txt repro.ptx meta.txt input.bin; do
+  [ -s "$work/triage/$entry/$f" ] || fail "entry lacks $f"
+done
+grep -q "^count: " "$work/triage/$entry/meta.txt" || fail "meta.txt lacks count"
+[ -s "$work/triage/INDEX.md" ] || fail "no INDEX.md"
+if ls "$work/triage" | grep -q '~add\.'; then fail "filed an add finding: add agrees"; fi
+status=0
+"$ptxdiff" repro "$work/triage/$entry/case.txt" --backend "exec:$work/wrong_vadd.sh" >"$work/repro.txt" || status=$?
+[ "$status" = 1 ] || fail "repro of the entry exited $status, not 1 (disagree)"
+
+"$ptxdiff" fuzz --backend "exec:$work/wrong_vadd.sh" --family vadd --max-time 5 \
+  --out "$work/out" --dir "$work/triage" >"$work/run2.txt" 2>&1 || fail "second run failed"
+grep -q 'resuming from' "$work/run2.txt" || fail "second run did not resume"
+echo "1 passed, 0 failed"
