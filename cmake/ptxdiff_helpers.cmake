@@ -47,3 +47,15 @@ function(ptxdiff_cc_fuzzer)
   target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS})
   target_link_options(${ARG_NAME} PRIVATE ${PTXDIFF_FUZZING_ENGINE})
 endfunction()
+
+# Gives a test or tool the paths of ptxdiff-worker and of the faulty test
+# worker (PTXDIFF_WORKER_PATH, PTXDIFF_FAULTY_WORKER_PATH), built first.
+function(ptxdiff_uses_test_workers target)
+  if(NOT TARGET ${target})
+    return()
+  endif()
+  add_dependencies(${target} ptxdiff-worker faulty_worker)
+  target_compile_definitions(${target} PRIVATE
+    PTXDIFF_WORKER_PATH="$<TARGET_FILE:ptxdiff-worker>"
+    PTXDIFF_FAULTY_WORKER_PATH="$<TARGET_FILE:faulty_worker>")
+endfunction()
