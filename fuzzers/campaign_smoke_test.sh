@@ -38,4 +38,13 @@ status=0
 "$ptxdiff" fuzz --backend "exec:$work/wrong_vadd.sh" --family vadd --max-time 5 \
   --out "$work/out" --dir "$work/triage" >"$work/run2.txt" 2>&1 || fail "second run failed"
 grep -q 'resuming from' "$work/run2.txt" || fail "second run did not resume"
+# Ctrl-C: the campaign stops, says so, and still prints its summary.
+"$ptxdiff" fuzz --backend "exec:$work/wrong_vadd.sh" --family vadd --max-time 120 \
+  --out "$work/out" --dir "$work/triage" >"$work/run3.txt" 2>&1 &
+pid=$!
+sleep 8
+kill -INT "$pid"
+wait "$pid" || fail "interrupted run exited $?"
+grep -q 'interrupted; stopping' "$work/run3.txt" || fail "no interruption message"
+grep -q '^fuzz: summary: ' "$work/run3.txt" || fail "no summary after Ctrl-C"
 echo "1 passed, 0 failed"

@@ -1,14 +1,21 @@
-// libFuzzer target: the parsers of text a user or a file gives ptxdiff —
-// instruction spellings (and PTX lines) and operand values. Garbage must be
-// rejected with a status; an accepted spelling must round-trip.
+// libFuzzer target: every parser of external input — instruction spellings
+// (and PTX lines), operand values, text cases, crash files, and campaign
+// configuration. Garbage must be rejected with a status, never crash; an
+// accepted spelling must round-trip.
 
 #include <cstdlib>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "fuzzers/differential_target.h"
+#include "fuzzers/fuzz_input.h"
 #include "isa/family_table.h"
 #include "isa/operand_text.h"
 #include "isa/spelling.h"
+#include "triage/text_case.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Longer text adds nothing but time in the edit distances of the error
@@ -25,5 +32,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto value = ptxdiff::ParseOperand(text, width);
     if (value.ok() && width < 64 && (*value >> width) != 0) std::abort();
   }
+  (void)ptxdiff::ParseTextCase(std::string(ptxdiff::kTextCaseHeader) + "\n" + text);
+  (void)ptxdiff::DecodeFuzzInput(text);
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    const size_t eq = line.find('=');
+    if (eq != absl::string_view::npos) {
+      pairs.emplace_back(std::string(line.substr(0, eq)), std::string(line.substr(eq + 1)));
+    }
+  }
+  (void)ptxdiff::FuzzConfigFromPairs(pairs);
   return 0;
 }
