@@ -5,6 +5,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "common/status_macros.h"
 
 namespace ptxdiff {
@@ -36,7 +37,7 @@ absl::Status CheckIdent(absl::string_view file) {
         "not an ELF file: ", file.size(), " bytes, shorter than the ",
         kElfHeaderSize, "-byte ELF64 header"));
   }
-  if (!absl::StartsWith(file, "\x7f" "ELF")) {
+  if (!absl::StartsWith(file, "\177ELF")) {
     return absl::InvalidArgumentError("not an ELF file: bad magic");
   }
   if (file[4] != 2 || file[5] != 1) {
@@ -96,14 +97,14 @@ absl::StatusOr<absl::string_view> SectionBytes(absl::string_view file,
 absl::StatusOr<std::string> SectionName(absl::string_view names,
                                         uint64_t name_offset, uint64_t index) {
   if (name_offset >= names.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "ELF section ", index, ": name offset ", name_offset,
-        " outside the ", names.size(), "-byte name table"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("ELF section ", index, ": name offset ", name_offset,
+                     " outside the ", names.size(), "-byte name table"));
   }
   const size_t end = names.find('\0', name_offset);
   if (end == absl::string_view::npos) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "ELF section ", index, ": name is not NUL-terminated"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("ELF section ", index, ": name is not NUL-terminated"));
   }
   return std::string(names.substr(name_offset, end - name_offset));
 }
@@ -131,13 +132,12 @@ absl::StatusOr<ElfFile> ParseElf(absl::string_view file) {
   return elf;
 }
 
-absl::StatusOr<absl::flat_hash_map<std::string, absl::string_view>>
-KernelTexts(absl::string_view cubin) {
-  PTXDIFF_ASSIGN_OR_RETURN(const ElfFile elf, ParseElf(cubin));
+absl::StatusOr<absl::flat_hash_map<std::string, absl::string_view>> KernelTexts(
+    const ElfFile& elf) {
   if (elf.machine != kElfMachineCuda) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "not a cubin: ELF machine ", elf.machine, ", expected ",
-        kElfMachineCuda, " (EM_CUDA)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("not a cubin: ELF machine ", elf.machine, ", expected ",
+                     kElfMachineCuda, " (EM_CUDA)"));
   }
   absl::flat_hash_map<std::string, absl::string_view> texts;
   for (const ElfSection& section : elf.sections) {

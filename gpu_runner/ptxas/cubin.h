@@ -25,7 +25,7 @@ inline constexpr uint16_t kElfMachineCuda = 190;  // EM_CUDA
 
 struct ElfSection {
   std::string name;
-  uint32_t type = 0;       // SHT_*; SHT_NOBITS (8) sections have no bytes
+  uint32_t type = 0;        // SHT_*; SHT_NOBITS (8) sections have no bytes
   absl::string_view bytes;  // into the file; empty for SHT_NOBITS
 };
 
@@ -45,8 +45,8 @@ inline int CubinSm(const ElfFile& elf) { return (elf.flags >> 8) & 0xff; }
 // The SASS of every kernel of a cubin: `.text.<kernel>` by kernel name. A
 // file that is not a cubin (another e_machine) or that names a kernel twice
 // is InvalidArgument.
-absl::StatusOr<absl::flat_hash_map<std::string, absl::string_view>>
-KernelTexts(absl::string_view cubin);
+absl::StatusOr<absl::flat_hash_map<std::string, absl::string_view>> KernelTexts(
+    const ElfFile& cubin);
 
 }  // namespace ptxdiff
 
