@@ -84,10 +84,11 @@ absl::StatusOr<std::unique_ptr<WorkerClient>> StartBackend(const ParsedArgs& arg
     command->timeout = *timeout;
   }
   auto client = WorkerClient::Start(*command);
-  if (!client.ok() && backend == "ptxas") {
+  if (!client.ok() && (backend == "ptxas" || backend == "cuda")) {
     return absl::FailedPreconditionError(absl::StrCat(
-        client.status().message(),
-        "\nhint: without the CUDA toolkit, try --backend=oracle"));
+        client.status().message(), "\nhint: ",
+        backend == "cuda" ? "without a GPU, try --backend=ptxas (needs only the CUDA toolkit)"
+                          : "without the CUDA toolkit, try --backend=oracle"));
   }
   return client;
 }

@@ -4,6 +4,9 @@
 #include "absl/strings/str_cat.h"
 #include "gpu_runner/oracle_backend.h"
 #include "gpu_runner/ptxas/ptxas_backend.h"
+#if defined(PTXDIFF_HAVE_CUDA_BACKEND)
+#include "gpu_runner/cuda/cuda_backend.h"
+#endif
 
 namespace ptxdiff {
 
@@ -11,8 +14,17 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(absl::string_view name,
                                                      const KeyValues& options) {
   if (name == "oracle") return MakeOracleBackend();
   if (name == "ptxas") return MakePtxasBackend(options);
+#if defined(PTXDIFF_HAVE_CUDA_BACKEND)
+  if (name == "cuda") return MakeCudaBackend(options);
+#else
+  if (name == "cuda") {
+    return absl::FailedPreconditionError(
+        "this ptxdiff-worker was built without the CUDA toolkit's headers "
+        "(find_package(CUDAToolkit) failed); --backend=ptxas needs no GPU");
+  }
+#endif
   return absl::NotFoundError(
-      absl::StrCat("unknown backend '", name, "'; built in: oracle, ptxas"));
+      absl::StrCat("unknown backend '", name, "'; built in: oracle, ptxas, cuda"));
 }
 
 }  // namespace ptxdiff

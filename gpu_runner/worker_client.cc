@@ -66,11 +66,11 @@ absl::StatusOr<WorkerCommand> CommandForBackend(absl::string_view backend,
       return absl::InvalidArgumentError("exec: needs a path, e.g. exec:/opt/my-worker");
     }
     command.argv = {std::string(backend)};
-  } else if (backend == "oracle" || backend == "ptxas") {
+  } else if (backend == "oracle" || backend == "ptxas" || backend == "cuda") {
     command.argv = {std::string(worker_binary), absl::StrCat("--backend=", backend)};
   } else {
     return absl::InvalidArgumentError(absl::StrCat(
-        "unknown backend '", backend, "'; use oracle, ptxas, or exec:/path/to/worker"));
+        "unknown backend '", backend, "'; use oracle, ptxas, cuda, or exec:/path/to/worker"));
   }
   return command;
 }
@@ -157,7 +157,9 @@ absl::Status WorkerClient::Launch() {
     status = reply.status();
   }
   Kill(absl::Seconds(2));
-  const std::string tail = StderrTail();
+  std::string tail = StderrTail();
+  // A worker that explains itself in ERROR usually says the same on stderr.
+  if (absl::StrContains(tail, status.message())) tail.clear();
   return absl::FailedPreconditionError(absl::StrCat(
       "worker '", absl::StrJoin(command_.argv, " "), "' failed its handshake: ",
       status.message(), " (", exit_description_, ")",

@@ -174,7 +174,7 @@ TEST(WorkerClientTest, BackendNames) {
             (std::vector<std::string>{"/bin/wk", "--backend=ptxas"}));
   EXPECT_FALSE(CommandForBackend("exec:", "x").ok());
   EXPECT_THAT(CommandForBackend("gpu", "x").status().message(),
-              HasSubstr("use oracle, ptxas, or exec:"));
+              HasSubstr("use oracle, ptxas, cuda, or exec:"));
 }
 
 }  // namespace
