@@ -54,6 +54,7 @@ absl::string_view FaultKindName(FaultKind kind) {
     case FaultKind::kCrash: return "crash";
     case FaultKind::kHang: return "hang";
     case FaultKind::kProtocol: return "protocol-error";
+    case FaultKind::kDeviceFault: return "device-fault";
   }
   return "?";
 }
@@ -177,8 +178,10 @@ void WorkerClient::Kill(absl::Duration grace) {
       usleep(5000);
       reaped = waitpid(pid_, &status, WNOHANG);
     }
+    exit_status_ = -1;
     if (reaped == pid_) {
       exit_description_ = DescribeWaitStatus(status);  // it had ended itself
+      if (WIFEXITED(status)) exit_status_ = WEXITSTATUS(status);
     } else {
       kill(pid_, SIGKILL);
       waitpid(pid_, &status, 0);
@@ -224,12 +227,17 @@ absl::StatusOr<RunReply> WorkerClient::RunOnce(const RunRequest& request) {
 }
 
 BackendFault WorkerClient::Classify(const absl::Status& status) {
-  const FaultKind kind = absl::IsDeadlineExceeded(status) ? FaultKind::kHang
+  FaultKind kind = absl::IsDeadlineExceeded(status) ? FaultKind::kHang
                          : absl::IsUnavailable(status) || absl::IsNotFound(status) ||
                                  absl::IsFailedPrecondition(status)
                              ? FaultKind::kCrash
                              : FaultKind::kProtocol;
   Kill(kind == FaultKind::kCrash ? absl::Seconds(2) : absl::ZeroDuration());
+  // ptxdiff-worker exits 5 (context lost) or 6 (kernel timeout) on a device
+  // fault: the implementation under test broke, not the worker.
+  if (kind == FaultKind::kCrash && (exit_status_ == 5 || exit_status_ == 6)) {
+    kind = FaultKind::kDeviceFault;
+  }
   std::string detail = std::string(status.message());
   if (kind == FaultKind::kHang) {
     detail = absl::StrCat("no reply within ", absl::FormatDuration(command_.timeout));

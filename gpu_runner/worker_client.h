@@ -44,8 +44,15 @@ struct WorkerCommand {
 absl::StatusOr<WorkerCommand> CommandForBackend(absl::string_view backend,
                                                 absl::string_view worker_binary);
 
-enum class FaultKind { kCrash, kHang, kProtocol };
-absl::string_view FaultKindName(FaultKind kind);  // "crash", "hang", "protocol-error"
+enum class FaultKind {
+  kCrash,        // the worker died
+  kHang,         // no reply before the deadline
+  kProtocol,     // garbage, ERROR, or the wrong number of results
+  kDeviceFault,  // the worker reported a lost GPU context or a hung kernel
+                 // (ptxdiff-worker's exit statuses 5 and 6)
+};
+// "crash", "hang", "protocol-error", "device-fault"
+absl::string_view FaultKindName(FaultKind kind);
 
 struct BackendFault {
   FaultKind kind;
@@ -97,6 +104,7 @@ class WorkerClient {
   int from_worker_ = -1;
   int stderr_file_ = -1;  // the worker's stderr, kept for fault reports
   std::string exit_description_;  // "exit status 3", "signal 11 (SIGSEGV)"
+  int exit_status_ = -1;          // the worker's exit status, if it exited
   int restarts_ = 0;
 };
 

@@ -74,6 +74,7 @@ FindingKind FromFault(FaultKind kind) {
     case FaultKind::kCrash: return FindingKind::kCrash;
     case FaultKind::kHang: return FindingKind::kHang;
     case FaultKind::kProtocol: return FindingKind::kProtocolError;
+    case FaultKind::kDeviceFault: return FindingKind::kDeviceFault;
   }
   return FindingKind::kCrash;
 }

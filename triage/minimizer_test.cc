@@ -90,5 +90,19 @@ TEST(IsolateFaultTest, BisectsACrashingBatchToTheTuple) {
   EXPECT_THAT(f->detail, HasSubstr("SIGABRT"));
 }
 
+TEST(IsolateFaultTest, ADeviceFaultIsBisectedAndFiledAsOne) {
+  auto client = Faulty({"--fault=device-fault-on=bfe.u64"});
+  std::vector<Tuple> batch;
+  for (const char* s : {"add.u64", "bfe.u64", "bfi.b64", "popc.b64"}) {
+    batch.push_back({*ParseVariant(s), {{5, 3, 1, 2}}});
+  }
+  auto f = IsolateFault(*client, batch);
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(f->kind, FindingKind::kDeviceFault);
+  EXPECT_EQ(Spell(f->tuple.variant), "bfe.u64");
+  EXPECT_THAT(f->detail, HasSubstr("cuda device fault: illegal instruction"));
+  EXPECT_EQ(SignatureOf(*f).disagreement_class, "device-fault");
+}
+
 }  // namespace
 }  // namespace ptxdiff

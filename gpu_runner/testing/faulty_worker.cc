@@ -10,6 +10,8 @@
 //                  PREFIX with bit 0 of the value flipped (a backend that
 //                  disagrees with the oracle); with --when-operand=I:MIN only
 //                  where operand I (0 = a) is at least MIN
+//   device-fault-on=SPELL  exit 5 with a cuda-style device-fault line on a
+//                  RUN containing that variant (as ptxdiff-worker --backend=cuda)
 //   hang           never answer a RUN
 //   garbage        answer a RUN with bytes that are not a frame
 //   short          answer a RUN with one result too few
@@ -85,6 +87,16 @@ int Serve(const Flags& flags) {
     if (absl::ConsumePrefix(&bad, "crash-on=")) {
       for (const std::string& s : request->spellings) {
         if (s == bad) Crash();
+      }
+    }
+    absl::string_view faulting = f;
+    if (absl::ConsumePrefix(&faulting, "device-fault-on=")) {
+      for (const std::string& s : request->spellings) {
+        if (s == faulting) {
+          std::fprintf(stderr, "ptxdiff-worker: cuda device fault: illegal instruction; "
+                               "in flight: %s\n", s.c_str());
+          std::exit(5);
+        }
       }
     }
     if (f == "hang") pause();
