@@ -16,6 +16,7 @@
 #include "gpu_runner/cuda/jit.h"
 #include "gpu_runner/cuda/kernel_gen.h"
 #include "gpu_runner/cuda/testing/fake_cuda_driver.h"
+#include "common/testing/scoped_env.h"
 #include "gtest/gtest.h"
 #include "isa/spelling.h"
 
@@ -178,30 +179,6 @@ TEST(ImageCacheTest, UnwritableDirectoryIsAnError) {
   EXPECT_THAT(std::string(stored.message()), HasSubstr(dir.path()));
 }
 
-// Sets environment variables for one test and restores them.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    const char* old = std::getenv(name);
-    if (old != nullptr) old_ = old;
-    if (value == nullptr) {
-      unsetenv(name);
-    } else {
-      setenv(name, value, 1);
-    }
-  }
-  ~ScopedEnv() {
-    if (old_.has_value()) {
-      setenv(name_, old_->c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 TEST(DefaultCacheDirTest, XdgThenHome) {
   {

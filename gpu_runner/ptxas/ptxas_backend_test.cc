@@ -20,6 +20,7 @@
 #include "gmock/gmock.h"
 #include "gpu_runner/backend.h"
 #include "gpu_runner/ptxas/sass_constants.h"
+#include "common/testing/scoped_env.h"
 #include "gtest/gtest.h"
 #include "isa/family_table.h"
 #include "isa/operand_text.h"
@@ -63,25 +64,6 @@ std::string MessageOf(const RunReply& reply, size_t i) {
   return r.kind == ResultKind::kDecline ? reply.messages[r.message] : "";
 }
 
-// Restores an environment variable when it goes out of scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = getenv(name)) old_ = old;
-    setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_.has_value()) {
-      setenv(name_, old_->c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 // A fresh directory, removed (with its files) at the end of the test.
 class ScratchDir {
