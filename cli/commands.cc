@@ -100,10 +100,7 @@ absl::StatusOr<Operands> ParseOperands(const Variant& v,
 void PrintEval(const Variant& v, const Operands& ops, const Result& r,
                bool json, std::ostream& out) {
   const int width = ResultWidth(v);
-  std::vector<std::string> operands;
-  for (int i = 0; i < NumSources(v); ++i) {
-    operands.push_back(HexOperand(ops.v[i], SourceWidth(v, i)));
-  }
+  const std::vector<std::string> operands = HexOperands(v, ops);
   if (json) {
     std::vector<std::string> quoted;
     for (const std::string& s : operands) quoted.push_back(JsonString(s));

@@ -29,12 +29,9 @@ Verdict Judge(const Result& oracle, const TupleResult& backend) {
 std::string MismatchLine(const Tuple& t, const Result& oracle, uint64_t backend_bits,
                          absl::string_view backend_name) {
   const Variant& v = t.variant;
-  std::vector<std::string> ops;
-  for (int i = 0; i < NumSources(v); ++i) {
-    ops.push_back(HexOperand(t.operands.v[i], SourceWidth(v, i)));
-  }
   const int width = ResultWidth(v);
-  return absl::StrCat("ptxdiff eval '", Spell(v), "' ", absl::StrJoin(ops, " "),
+  return absl::StrCat("ptxdiff eval '", Spell(v), "' ",
+                      absl::StrJoin(HexOperands(v, t.operands), " "),
                       "  # oracle ", HexOperand(oracle.bits, width), ", ",
                       backend_name, " ", HexOperand(backend_bits, width));
 }

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
+#include "isa/family_table.h"
 
 namespace ptxdiff {
 namespace {
@@ -46,6 +47,14 @@ absl::StatusOr<uint64_t> ParseOperand(absl::string_view text, int width) {
 
 std::string HexOperand(uint64_t bits, int width) {
   return absl::StrFormat("0x%0*x", (width + 3) / 4, bits);
+}
+
+std::vector<std::string> HexOperands(const Variant& v, const Operands& operands) {
+  std::vector<std::string> out;
+  for (int i = 0; i < NumSources(v); ++i) {
+    out.push_back(HexOperand(operands.v[i], SourceWidth(v, i)));
+  }
+  return out;
 }
 
 }  // namespace ptxdiff

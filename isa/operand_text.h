@@ -6,10 +6,12 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 
 #include "absl/strings/string_view.h"
 #include "absl/status/statusor.h"
+#include "isa/variant.h"
 
 namespace ptxdiff {
 
@@ -20,6 +22,10 @@ absl::StatusOr<uint64_t> ParseOperand(absl::string_view text, int width);
 
 // `bits` as 0x-prefixed hex with as many digits as `width` needs.
 std::string HexOperand(uint64_t bits, int width);
+
+// Each source of `operands` as HexOperand at its width, in order (as many as
+// NumSources(v)): the operand list of replay lines and text cases.
+std::vector<std::string> HexOperands(const Variant& v, const Operands& operands);
 
 }  // namespace ptxdiff
 

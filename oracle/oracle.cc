@@ -640,11 +640,8 @@ absl::string_view Token(Undefined why) {
 
 std::string ReplayLine(const Variant& v, const Operands& operands,
                        const Result& result) {
-  std::vector<std::string> ops;
-  for (int i = 0; i < NumSources(v); ++i) {
-    ops.push_back(HexOperand(operands.v[i], SourceWidth(v, i)));
-  }
-  return absl::StrCat("ptxdiff eval '", Spell(v), "' ", absl::StrJoin(ops, " "),
+  return absl::StrCat("ptxdiff eval '", Spell(v), "' ",
+                      absl::StrJoin(HexOperands(v, operands), " "),
                       " -> ", HexOperand(result.bits, ResultWidth(v)), " (",
                       Token(result.undefined), ")");
 }

@@ -18,12 +18,9 @@ namespace ptxdiff {
 std::string FormatTextCase(const Finding& f) {
   const Variant& v = f.tuple.variant;
   const int width = ResultWidth(v);
-  std::vector<std::string> ops;
-  for (int i = 0; i < NumSources(v); ++i) {
-    ops.push_back(HexOperand(f.tuple.operands.v[i], SourceWidth(v, i)));
-  }
-  std::string out = absl::StrCat(kTextCaseHeader, "\nvariant: ", Spell(v),
-                                 "\noperands: ", absl::StrJoin(ops, " "), "\noracle: ",
+  std::string out = absl::StrCat(kTextCaseHeader, "\nvariant: ", Spell(v), "\noperands: ",
+                                 absl::StrJoin(HexOperands(v, f.tuple.operands), " "),
+                                 "\noracle: ",
                                  HexOperand(f.oracle.bits, width), " ",
                                  Token(f.oracle.undefined), "\n");
   absl::StrAppend(&out, "backend: ", f.backend_identity, "\n");
