@@ -156,15 +156,15 @@ int RunSweep(const std::vector<std::string>& args, std::ostream& out,
       "sweep: %d variants x %d tuples = %d tuples in %.1f s (%.0f tuples/s)\n"
       "  agreed          %d\n  mismatched      %d\n  declined        %d\n"
       "  unspecified     %d\n  faulty batches  %d  (worker restarts: %d)\n",
-      variants->size(), *per_variant, s.tuples, seconds, s.tuples / seconds, s.agreed,
-      s.mismatched, s.declined, s.unspecified, s.faulty_batches,
+      variants->size(), *per_variant, s.counts.tuples, seconds, s.counts.tuples / seconds, s.counts.agreed,
+      s.counts.mismatched, s.counts.declined, s.counts.unspecified, s.counts.faulty_batches,
       (*client)->restarts());
   if (!s.mismatches.empty()) {
     out << "mismatches (first " << s.mismatches.size() << "; replay with --backend):\n";
     for (const std::string& m : s.mismatches) out << "  " << m << "\n";
   }
   for (const std::string& f : s.faults) out << "fault: " << f << "\n";
-  return s.mismatched > 0 || s.faulty_batches > 0 ? 1 : 0;
+  return s.counts.mismatched > 0 || s.counts.faulty_batches > 0 ? 1 : 0;
 }
 
 }  // namespace ptxdiff

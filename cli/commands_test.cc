@@ -189,7 +189,7 @@ TEST(TriageCommandsTest, MinimizeFilesOneSmallEntryThatReplays) {
   const std::string triage = dir + "/triage";
   CliRun r = Ptxdiff({"minimize", dir + "/case.txt", "--backend", backend, "--dir", triage});
   ASSERT_EQ(r.code, 0) << r.err << r.out;
-  EXPECT_THAT(r.out, HasSubstr("variant: vadd.s32.u32.s32\n"));
+  EXPECT_THAT(r.out, HasSubstr("variant: vadd.u32.u32.u32\n"));
   EXPECT_THAT(r.out, HasSubstr("operands: 0x00000000 0x00000000\n"));
   EXPECT_THAT(r.out, HasSubstr("filed new entry"));
   // The same case again is counted, not filed again.
@@ -198,8 +198,8 @@ TEST(TriageCommandsTest, MinimizeFilesOneSmallEntryThatReplays) {
 
   r = Ptxdiff({"triage", "list", "--dir", triage});
   EXPECT_EQ(r.code, 0);
-  EXPECT_THAT(r.out, HasSubstr("     2  value-mismatch faulty     bytes-0          vadd.s32.u32.s32"));
-  const std::string entry = "value-mismatch~faulty~bytes-0~vadd.s32.u32.s32";
+  EXPECT_THAT(r.out, HasSubstr("     2  value-mismatch faulty     in-range         vadd.u32.u32.u32"));
+  const std::string entry = "value-mismatch~faulty~in-range~vadd.u32.u32.u32";
   r = Ptxdiff({"triage", "show", entry, "--dir", triage});
   EXPECT_THAT(r.out, HasSubstr("count: 2"));
   // The filed case replays the disagreement.

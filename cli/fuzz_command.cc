@@ -118,6 +118,9 @@ Progress ReadProgress(const std::string& stats_dir) {
           const char c = value[i];
           reached[i] |= c >= 'a' ? c - 'a' + 10 : c - '0';
         }
+      } else if (key == "supported_variants" && absl::SimpleAtoi(value, &n)) {
+        // The same for every process of a campaign: not a sum.
+        p.counts[key] = std::max(p.counts[key], n);
       } else if (absl::SimpleAtoi(value, &n)) {
         p.counts[key] += n;
       }
@@ -127,16 +130,21 @@ Progress ReadProgress(const std::string& stats_dir) {
   return p;
 }
 
+int64_t Count(const Progress& p, const std::string& key) {
+  auto it = p.counts.find(key);
+  return it == p.counts.end() ? 0 : it->second;
+}
+
 std::string ProgressLine(const Progress& p, double seconds) {
   auto c = [&p](const char* k) {
     auto it = p.counts.find(k);
     return it == p.counts.end() ? int64_t{0} : it->second;
   };
   return absl::StrFormat(
-      "fuzz: %4.0fs  %d tuples (%.0f/s) in %d inputs  variants %d/%d  findings %d new, "
-      "%d known  faults %d  worker restarts %d",
+      "fuzz: %4.0fs  checked %d tuples (%.0f/s)  fuzz inputs %d  variants %d/%d supported  "
+      "findings %d new, %d known  faults %d  restarts %d",
       seconds, c("tuples"), seconds > 0 ? c("tuples") / seconds : 0.0, c("inputs"),
-      p.variants_reached, AllVariants().size(), c("new_findings"),
+      p.variants_reached, c("supported_variants"), c("new_findings"),
       c("known_findings") + c("explained_findings"), c("faulty_batches"),
       c("worker_restarts"));
 }
@@ -283,12 +291,15 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   auto entries = store.ok() ? store->List() : absl::StatusOr<std::vector<EntryInfo>>(store.status());
   out << "fuzz: summary: " << absl::StrFormat("%.0f", seconds) << " s against "
       << (p.backend.empty() ? backend : p.backend) << "\n"
-      << "fuzz:   checked " << (p.counts.count("tuples") ? p.counts.at("tuples") : 0)
-      << " tuples of " << p.variants_reached << " variants ("
-      << (p.counts.count("agreed") ? p.counts.at("agreed") : 0) << " agreed, "
-      << (p.counts.count("declined") ? p.counts.at("declined") : 0) << " declined, "
-      << (p.counts.count("unspecified") ? p.counts.at("unspecified") : 0)
-      << " left open by the spec)\n";
+      << "fuzz:   checked " << Count(p, "tuples") << " tuples, reaching "
+      << p.variants_reached << " of the " << Count(p, "supported_variants")
+      << " variants the backend supports (" << Count(p, "agreed") << " agreed, "
+      << Count(p, "mismatched") << " mismatched, " << Count(p, "declined") << " declined, "
+      << Count(p, "unspecified") << " left open by the spec)\n"
+      << "fuzz:   generated " << Count(p, "offered") << " tuples in " << Count(p, "inputs")
+      << " fuzz inputs and " << Count(p, "systematic") << " systematically; "
+      << Count(p, "duplicates") << " duplicates and " << Count(p, "dropped")
+      << " dropped under backpressure were not sent\n";
   if (entries.ok()) {
     int64_t explained = 0;
     for (const EntryInfo& e : *entries) explained += e.explained();

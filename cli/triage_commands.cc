@@ -90,11 +90,11 @@ int RunRepro(const std::vector<std::string>& args, std::ostream& out, std::ostre
   out << absl::StrFormat(
       "repro: %d tuples of %s on %s: %d agree, %d mismatch, %d declined, %d "
       "unspecified, %d faulty batches\n",
-      s.tuples, Spell((*tuples)[0].variant), (*client)->identity().Describe(), s.agreed,
-      s.mismatched, s.declined, s.unspecified, s.faulty_batches);
+      s.counts.tuples, Spell((*tuples)[0].variant), (*client)->identity().Describe(), s.counts.agreed,
+      s.counts.mismatched, s.counts.declined, s.counts.unspecified, s.counts.faulty_batches);
   for (const std::string& m : s.mismatches) out << "mismatch: " << m << "\n";
   for (const std::string& f : s.faults) out << "fault: " << f << "\n";
-  return s.mismatched > 0 || s.faulty_batches > 0 ? 1 : 0;
+  return s.counts.mismatched > 0 || s.counts.faulty_batches > 0 ? 1 : 0;
 }
 
 int RunMinimize(const std::vector<std::string>& args, std::ostream& out,

@@ -19,11 +19,11 @@ fail() { echo "campaign smoke test: $*"; echo "--- output"; cat "$work/run1.txt"
 "$ptxdiff" fuzz --backend "exec:$work/wrong_vadd.sh" --family vadd --family add \
   --max-time 15 --progress-seconds 3 --out "$work/out" --dir "$work/triage" >"$work/run1.txt" 2>&1 ||
   fail "ptxdiff fuzz exited with $?"
-grep -Eq '^fuzz: +[0-9]+s  [0-9]+ tuples \([0-9]+/s\) in [0-9]+ inputs  variants [0-9]+/[0-9]+  findings [0-9]+ new' "$work/run1.txt" ||
+grep -Eq '^fuzz: +[0-9]+s  checked [0-9]+ tuples \([0-9]+/s\)  fuzz inputs [0-9]+  variants [0-9]+/[0-9]+ supported  findings [0-9]+ new' "$work/run1.txt" ||
   fail "no well-formed progress line"
 grep -q '^fuzz: summary: ' "$work/run1.txt" || fail "no summary"
 grep -q 'starting with the seed corpus' "$work/run1.txt" || fail "did not start from the seeds"
-entry=$(ls "$work/triage" | grep '^value-mismatch~faulty~bytes-0~vadd\.' | head -1)
+entry=$(ls "$work/triage" | grep -E '^value-mismatch~faulty~[a-z0-9+-]+~vadd\.' | head -1)
 [ -n "$entry" ] || fail "no vadd entry in the triage directory"
 for f in case.txt repro.ptx meta.txt input.bin; do
   [ -s "$work/triage/$entry/$f" ] || fail "entry lacks $f"

@@ -8,7 +8,7 @@
 
 #include "fuzzers/differential_target.h"
 #include "fuzzers/mutator.h"
-#include "fuzzers/semantic_classes.h"
+#include "harness/semantic_classes.h"
 #include "isa/axes.h"
 
 namespace {
@@ -34,7 +34,10 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   }
   target = *std::move(created);
   target->SetSemanticCounters(semantic_counters);
-  std::atexit([] { target->WriteStats(); });
+  // At libFuzzer's exit (-max_total_time, -runs): finish the batches in flight
+  // and the filing, and write the final stats. (A kill leaves the pending
+  // journal for the next campaign.)
+  std::atexit([] { target->Stop(); });
   std::fprintf(stderr, "ptxdiff: fuzzing against %s, triage directory %s\n",
                target->backend().Describe().c_str(), target->config().triage_dir.c_str());
   return 0;

@@ -15,12 +15,10 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "fuzzers/fuzz_input.h"
-#include "fuzzers/semantic_classes.h"
+#include "harness/semantic_classes.h"
 #include "gpu_runner/worker_locator.h"
-#include "harness/differential.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
-#include "triage/minimizer.h"
 
 namespace ptxdiff {
 namespace {
@@ -28,7 +26,8 @@ namespace {
 constexpr const char* kKeys[] = {
     "PTXDIFF_BACKEND", "PTXDIFF_ARCH",    "PTXDIFF_TRIAGE_DIR",
     "PTXDIFF_MODE",    "PTXDIFF_FAMILIES", "PTXDIFF_EXCLUDE_FAMILIES",
-    "PTXDIFF_TIMEOUT", "PTXDIFF_STATS",   "PTXDIFF_WORKER"};
+    "PTXDIFF_TIMEOUT", "PTXDIFF_STATS",   "PTXDIFF_WORKER",
+    "PTXDIFF_IN_FLIGHT", "PTXDIFF_BATCH", "PTXDIFF_SYSTEMATIC"};
 
 absl::StatusOr<std::vector<Family>> ParseFamilies(const std::string& key,
                                                   const std::string& list) {
@@ -45,15 +44,6 @@ absl::StatusOr<std::vector<Family>> ParseFamilies(const std::string& key,
     }
   }
   return out;
-}
-
-const absl::flat_hash_map<Variant, int>& VariantIndex() {
-  static const auto* index = [] {
-    auto* m = new absl::flat_hash_map<Variant, int>();
-    for (size_t i = 0; i < AllVariants().size(); ++i) m->emplace(AllVariants()[i], i);
-    return m;
-  }();
-  return *index;
 }
 
 [[noreturn]] void CrashWithSignature(const Signature& s) {
@@ -96,6 +86,23 @@ absl::StatusOr<FuzzConfig> FuzzConfigFromPairs(
       c.stats_dir = value;
     } else if (key == "PTXDIFF_WORKER") {
       c.worker = value;
+    } else if (key == "PTXDIFF_IN_FLIGHT") {
+      if (!absl::SimpleAtoi(value, &c.in_flight) || c.in_flight < 1 || c.in_flight > 16) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("PTXDIFF_IN_FLIGHT is 1..16 batches, not '", value, "'"));
+      }
+    } else if (key == "PTXDIFF_BATCH") {
+      if (!absl::SimpleAtoi(value, &c.batch_size) || c.batch_size < 1 ||
+          c.batch_size > kMaxTuplesPerBatch) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("PTXDIFF_BATCH is a number of tuples, not '", value, "'"));
+      }
+    } else if (key == "PTXDIFF_SYSTEMATIC") {
+      if (value != "0" && value != "1") {
+        return absl::InvalidArgumentError(
+            absl::StrCat("PTXDIFF_SYSTEMATIC is 0 or 1, not '", value, "'"));
+      }
+      c.systematic = value == "1";
     } else {
       return absl::InvalidArgumentError(absl::StrCat("unknown setting ", key));
     }
@@ -140,21 +147,38 @@ absl::StatusOr<std::unique_ptr<DifferentialTarget>> DifferentialTarget::Create(
   if (!command.ok()) return command.status();
   if (!config.arch.empty()) command->hello_options.emplace_back("arch", config.arch);
   command->timeout = absl::Seconds(config.timeout_seconds);
-  auto client = WorkerClient::Start(*command);
-  if (!client.ok()) return client.status();
-  auto store = TriageStore::Open(config.triage_dir, /*create=*/true);
-  if (!store.ok()) return store.status();
+  if (config.mode == FuzzConfig::Mode::kCrash) {
+    auto client = WorkerClient::Start(*command);
+    if (!client.ok()) return client.status();
+    return std::unique_ptr<DifferentialTarget>(
+        new DifferentialTarget(std::move(config), *std::move(client), nullptr));
+  }
+  CampaignOptions options;
+  options.worker = *command;
+  options.triage_dir = config.triage_dir;
+  for (const Variant& v : AllVariants()) {
+    if (config.filter.Allows(v.family)) options.variants.push_back(v);
+  }
+  options.in_flight = config.in_flight;
+  options.batch_size = config.batch_size;
+  options.systematic = config.systematic;
+  auto campaign = Campaign::Start(std::move(options));
+  if (!campaign.ok()) return campaign.status();
   return std::unique_ptr<DifferentialTarget>(
-      new DifferentialTarget(std::move(config), *std::move(client), *std::move(store)));
+      new DifferentialTarget(std::move(config), nullptr, *std::move(campaign)));
 }
 
 DifferentialTarget::DifferentialTarget(FuzzConfig config,
                                        std::unique_ptr<WorkerClient> client,
-                                       TriageStore store)
+                                       std::unique_ptr<Campaign> campaign)
     : config_(std::move(config)),
       client_(std::move(client)),
-      store_(std::move(store)),
+      campaign_(std::move(campaign)),
       reached_(AllVariants().size()) {}
+
+const WorkerIdentity& DifferentialTarget::backend() const {
+  return campaign_ ? campaign_->identity() : client_->identity();
+}
 
 int DifferentialTarget::RunInput(const uint8_t* data, size_t size) {
   const absl::string_view bytes(reinterpret_cast<const char*>(data), size);
@@ -162,129 +186,115 @@ int DifferentialTarget::RunInput(const uint8_t* data, size_t size) {
   if (!tuples.ok() || !config_.filter.Allows((*tuples)[0].variant.family)) return -1;
   ++stats_.inputs;
   const Variant& v = (*tuples)[0].variant;
-  if (const int index = VariantIndex().at(v); !reached_[index]) {
-    reached_[index] = true;
-    ++stats_.variants_reached;
-  }
-  const BatchOutcome out = client_->Run(*tuples);
-  stats_.worker_restarts = client_->restarts();
-  stats_.tuples += tuples->size();
-  if (out.fault) {
-    OnFault(*out.fault, *tuples, std::string(bytes));
-  } else {
-    for (size_t i = 0; i < tuples->size(); ++i) {
-      const Tuple& t = (*tuples)[i];
-      const Result oracle = Evaluate(t.variant, t.operands);
-      if (counters_ != nullptr) {
-        const uint32_t classes = SemanticClasses(t, oracle);
-        for (int c = 0; c < kNumSemanticClasses; ++c) {
-          if (classes & (1u << c)) {
-            counters_[static_cast<int>(v.family) * kNumSemanticClasses + c] = 1;
-          }
+  // The coverage signal comes from the oracle alone.
+  oracle_.resize(tuples->size());
+  for (size_t i = 0; i < tuples->size(); ++i) {
+    const Tuple& t = (*tuples)[i];
+    oracle_[i] = Evaluate(t.variant, t.operands);
+    const uint32_t classes = SemanticClasses(t, oracle_[i]);
+    if (counters_ != nullptr) {
+      for (int c = 0; c < kNumSemanticClasses; ++c) {
+        if (classes & (1u << c)) {
+          counters_[static_cast<int>(v.family) * kNumSemanticClasses + c] = 1;
         }
       }
-      switch (Judge(oracle, out.results[i])) {
-        case Verdict::kAgree: ++stats_.agreed; break;
-        case Verdict::kDeclined: ++stats_.declined; break;
-        case Verdict::kUnspecified: ++stats_.unspecified; break;
-        case Verdict::kMismatch:
-          OnMismatch(t, out.results[i].bits, std::string(bytes));
-          break;
-      }
     }
+    if (campaign_) campaign_->Offer(t, oracle_[i], classes);
   }
-  if (absl::Now() - last_stats_write_ > absl::Seconds(2)) WriteStats();
+  if (!campaign_) RunSynchronously(*tuples);
+  if (absl::Now() - last_stats_write_ > absl::Seconds(1)) WriteStats();
   return 0;
 }
 
-void DifferentialTarget::Record(const Finding& finding) {
-  auto filed = store_.File(finding);
-  if (!filed.ok()) {
-    // Nothing found is lost silently: say so, and keep fuzzing.
-    std::fprintf(stderr, "ptxdiff: cannot file a finding: %s\n",
-                 std::string(filed.status().message()).c_str());
-    return;
+void DifferentialTarget::RunSynchronously(const std::vector<Tuple>& tuples) {
+  if (const int index = VariantIndex(tuples[0].variant); !reached_[index]) {
+    reached_[index] = true;
+    ++stats_.variants_reached;
   }
-  if (filed->explained) {
-    ++stats_.explained_findings;
-  } else if (filed->is_new) {
-    ++stats_.new_findings;
-    std::fprintf(stderr, "ptxdiff: NEW finding %s/%s\n", store_.dir().c_str(),
-                 filed->entry.c_str());
-  } else {
-    ++stats_.known_findings;
+  const BatchOutcome out = client_->Run(tuples);
+  stats_.worker_restarts = client_->restarts();
+  stats_.counts.tuples += tuples.size();
+  Finding f;
+  f.backend = client_->identity().name;
+  f.backend_identity = client_->identity().Describe();
+  if (out.fault) {
+    ++stats_.counts.faulty_batches;
+    f.kind = FromFault(out.fault->kind);
+    f.tuple = tuples[0];
+    f.oracle = oracle_[0];
+    CrashWithSignature(SignatureOf(f));
+  }
+  for (size_t i = 0; i < tuples.size(); ++i) {
+    const Verdict verdict = Judge(oracle_[i], out.results[i]);
+    stats_.counts.Count(verdict);
+    if (verdict != Verdict::kMismatch) continue;
+    f.tuple = tuples[i];
+    f.oracle = oracle_[i];
+    f.backend_bits = out.results[i].bits;
+    CrashWithSignature(SignatureOf(f));
   }
 }
 
-void DifferentialTarget::OnMismatch(const Tuple& tuple, uint64_t backend_bits,
-                                    const std::string& raw_input) {
-  Finding f;
-  f.tuple = tuple;
-  f.oracle = Evaluate(tuple.variant, tuple.operands);
-  f.backend_bits = backend_bits;
-  f.backend = client_->identity().name;
-  f.backend_identity = client_->identity().Describe();
-  if (config_.mode == FuzzConfig::Mode::kCrash) CrashWithSignature(SignatureOf(f));
-  // A disagreement this process has minimized before is counted again
-  // without minimizing it again.
-  const auto key = std::make_pair(Spell(tuple.variant),
-                                  DisagreementClass(f.oracle.bits, backend_bits));
-  if (auto it = seen_.find(key); it != seen_.end()) return Record(it->second);
-  auto minimized = MinimizeMismatch(*client_, tuple);
-  if (!minimized.ok()) {
-    // Flaky, or the backend faulted while minimizing: file what was seen.
-    f.flaky = true;
-    f.detail = std::string(minimized.status().message());
-    f.raw_input = raw_input;
-    return Record(f);
-  }
-  minimized->raw_input = raw_input;
-  seen_.emplace(key, *minimized);
-  Record(*minimized);
+FuzzStats DifferentialTarget::stats() const {
+  if (!campaign_) return stats_;
+  const CampaignStats c = campaign_->Snapshot();
+  FuzzStats s;
+  s.inputs = stats_.inputs;
+  s.counts = c.counts;
+  s.new_findings = c.new_findings;
+  s.known_findings = c.known_findings;
+  s.explained_findings = c.explained_findings;
+  s.worker_restarts = c.worker_restarts;
+  s.variants_reached = c.variants_reached;
+  s.supported_variants = c.supported_variants;
+  s.offered = c.offered;
+  s.queued = c.queue.queued;
+  s.duplicates = c.queue.duplicates;
+  s.dropped = c.queue.dropped;
+  s.systematic = c.systematic;
+  s.skipped_undefined = c.skipped_undefined;
+  s.skipped_unsupported = c.skipped_unsupported;
+  s.filing_errors = c.filing_errors;
+  return s;
 }
 
-void DifferentialTarget::OnFault(const BackendFault& fault,
-                                 const std::vector<Tuple>& tuples,
-                                 const std::string& raw_input) {
-  ++stats_.faulty_batches;
-  Finding f;
-  f.kind = FromFault(fault.kind);
-  f.tuple = tuples[0];
-  f.batch = tuples;
-  f.oracle = Evaluate(f.tuple.variant, f.tuple.operands);
-  f.backend = client_->identity().name;
-  f.backend_identity = client_->identity().Describe();
-  f.detail = fault.detail;
-  f.raw_input = raw_input;
-  if (config_.mode == FuzzConfig::Mode::kCrash) CrashWithSignature(SignatureOf(f));
-  auto isolated = IsolateFault(*client_, tuples);
-  if (isolated.ok()) {
-    isolated->raw_input = raw_input;
-    f = *isolated;
-  }
-  Record(f);
+bool DifferentialTarget::Flush(absl::Duration timeout) {
+  return campaign_ == nullptr || campaign_->Flush(timeout);
+}
+
+void DifferentialTarget::Stop() {
+  if (campaign_) campaign_->Stop();
+  WriteStats();
 }
 
 void DifferentialTarget::WriteStats() {
   last_stats_write_ = absl::Now();
   if (config_.stats_dir.empty()) return;
   const std::string path = absl::StrCat(config_.stats_dir, "/", getpid(), ".stats");
-  std::string reached;
-  for (size_t i = 0; i < reached_.size(); i += 4) {
+  const std::vector<bool>& reached =
+      campaign_ ? campaign_->Snapshot().reached : reached_;
+  std::string bitmap;
+  for (size_t i = 0; i < reached.size(); i += 4) {
     int nibble = 0;
-    for (size_t b = 0; b < 4 && i + b < reached_.size(); ++b) {
-      nibble |= reached_[i + b] << b;
+    for (size_t b = 0; b < 4 && i + b < reached.size(); ++b) {
+      nibble |= reached[i + b] << b;
     }
-    reached += "0123456789abcdef"[nibble];
+    bitmap += "0123456789abcdef"[nibble];
   }
-  const FuzzStats& s = stats_;
+  const FuzzStats s = stats();
+  const JudgeCounts& c = s.counts;
   const std::string text = absl::StrCat(
-      "inputs=", s.inputs, "\ntuples=", s.tuples, "\nagreed=", s.agreed,
-      "\ndeclined=", s.declined, "\nunspecified=", s.unspecified,
-      "\nnew_findings=", s.new_findings, "\nknown_findings=", s.known_findings,
-      "\nexplained_findings=", s.explained_findings,
-      "\nfaulty_batches=", s.faulty_batches, "\nworker_restarts=", s.worker_restarts,
-      "\nbackend=", client_->identity().Describe(), "\nreached=", reached, "\n");
+      "inputs=", s.inputs, "\ntuples=", c.tuples, "\nagreed=", c.agreed,
+      "\nmismatched=", c.mismatched, "\ndeclined=", c.declined,
+      "\nunspecified=", c.unspecified, "\nnew_findings=", s.new_findings,
+      "\nknown_findings=", s.known_findings, "\nexplained_findings=", s.explained_findings,
+      "\nfaulty_batches=", c.faulty_batches, "\nworker_restarts=", s.worker_restarts,
+      "\nsupported_variants=", s.supported_variants, "\noffered=", s.offered,
+      "\nqueued=", s.queued, "\nduplicates=", s.duplicates, "\ndropped=", s.dropped,
+      "\nsystematic=", s.systematic, "\nskipped_undefined=", s.skipped_undefined,
+      "\nskipped_unsupported=", s.skipped_unsupported,
+      "\nfiling_errors=", s.filing_errors,
+      "\nbackend=", backend().Describe(), "\nreached=", bitmap, "\n");
   const std::string tmp = path + ".tmp";
   std::ofstream(tmp, std::ios::trunc) << text;
   std::rename(tmp.c_str(), path.c_str());

@@ -1,9 +1,13 @@
 // The differential fuzz target's logic, callable without libFuzzer: decode an
-// input into tuples, run them on the oracle and on the configured backend
-// (through the worker client), judge every tuple, and either file a mismatch
-// (campaign mode: minimized, deduplicated in the triage directory, fuzzing
-// goes on) or abort with a one-line signature (crash mode, for OSS-Fuzz and
-// ClusterFuzz, which group crashes by that line).
+// input into tuples and evaluate them on the oracle (the coverage signal
+// comes from the oracle alone), then
+//   - campaign mode: offer them to the campaign engine (campaign/campaign.h),
+//     which ships big batches to the backend asynchronously, judges them,
+//     and minimizes and files mismatches off the fuzz loop's path: an input
+//     never waits for the backend;
+//   - crash mode (OSS-Fuzz, ClusterFuzz): run them on the backend at once
+//     and abort with a one-line signature on a mismatch or fault, so that
+//     the crash is attributed to the input that produced it.
 //
 // Configuration comes from the environment (libFuzzer owns the command line)
 // or from a file named by PTXDIFF_CONFIG with the same KEY=VALUE names:
@@ -18,6 +22,9 @@
 //   PTXDIFF_STATS            a directory; each process writes its progress
 //                            counters to <dir>/<pid>.stats (ptxdiff fuzz reads them)
 //   PTXDIFF_WORKER           the ptxdiff-worker executable
+//   PTXDIFF_IN_FLIGHT        campaign: batches in flight (worker processes), default 2
+//   PTXDIFF_BATCH            campaign: tuples per batch (default: by backend)
+//   PTXDIFF_SYSTEMATIC       campaign: 1 (default) runs the systematic source, 0 not
 
 #ifndef PTXDIFF_FUZZERS_DIFFERENTIAL_TARGET_H_
 #define PTXDIFF_FUZZERS_DIFFERENTIAL_TARGET_H_
@@ -30,10 +37,11 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "campaign/campaign.h"
 #include "fuzzers/mutator.h"
 #include "gpu_runner/worker_client.h"
+#include "harness/judge.h"
 #include "triage/finding.h"
-#include "triage/triage_store.h"
 
 namespace ptxdiff {
 
@@ -47,6 +55,9 @@ struct FuzzConfig {
   double timeout_seconds = 60;
   std::string stats_dir;
   std::string worker;  // empty: FindWorkerBinary()
+  int in_flight = 2;
+  int64_t batch_size = 0;  // 0: by backend
+  bool systematic = true;
 };
 
 // Reads the configuration from PTXDIFF_CONFIG (if set) and then the
@@ -58,10 +69,15 @@ absl::StatusOr<FuzzConfig> FuzzConfigFromPairs(
 
 // Counters a campaign reports (ptxdiff fuzz reads them from the stats file).
 struct FuzzStats {
-  int64_t inputs = 0, tuples = 0, agreed = 0, declined = 0, unspecified = 0;
+  int64_t inputs = 0;
+  JudgeCounts counts;
   int64_t new_findings = 0, known_findings = 0, explained_findings = 0;
-  int64_t faulty_batches = 0, worker_restarts = 0;
-  int64_t variants_reached = 0;
+  int64_t worker_restarts = 0;
+  int64_t variants_reached = 0, supported_variants = 0;
+  // The campaign's queue: offered by the fuzz loop, queued, duplicates,
+  // dropped under backpressure, produced by the systematic source.
+  int64_t offered = 0, queued = 0, duplicates = 0, dropped = 0, systematic = 0;
+  int64_t skipped_undefined = 0, skipped_unsupported = 0, filing_errors = 0;
 };
 
 class DifferentialTarget {
@@ -76,31 +92,33 @@ class DifferentialTarget {
   // libFuzzer's extra counters, (family x semantic class); may be null.
   void SetSemanticCounters(uint8_t* counters) { counters_ = counters; }
 
-  const FuzzStats& stats() const { return stats_; }
+  // The counters now (in campaign mode, a snapshot of the engine's).
+  FuzzStats stats() const;
   const FuzzConfig& config() const { return config_; }
-  const WorkerIdentity& backend() const { return client_->identity(); }
+  const WorkerIdentity& backend() const;
+
+  // Campaign mode: waits until everything offered so far is judged and
+  // filed (for tests and a clean stop); crash mode: true at once.
+  bool Flush(absl::Duration timeout = absl::Seconds(60));
+  // Stops the campaign engine (batches in flight finish, filing for a few
+  // seconds) and writes the stats file.
+  void Stop();
 
   // Writes this process's stats file now (also done every few seconds).
   void WriteStats();
 
  private:
   DifferentialTarget(FuzzConfig config, std::unique_ptr<WorkerClient> client,
-                     TriageStore store);
-  void Record(const Finding& finding);
-  void OnMismatch(const Tuple& tuple, uint64_t backend_bits,
-                  const std::string& raw_input);
-  void OnFault(const BackendFault& fault, const std::vector<Tuple>& tuples,
-               const std::string& raw_input);
+                     std::unique_ptr<Campaign> campaign);
+  void RunSynchronously(const std::vector<Tuple>& tuples);
 
   FuzzConfig config_;
-  std::unique_ptr<WorkerClient> client_;
-  TriageStore store_;
-  FuzzStats stats_;
+  std::unique_ptr<WorkerClient> client_;  // crash mode
+  std::unique_ptr<Campaign> campaign_;    // campaign mode
+  FuzzStats stats_;                       // crash mode's counts, and inputs
   uint8_t* counters_ = nullptr;
-  std::vector<bool> reached_;  // by index in AllVariants()
-  // Minimized findings of this process, by (spelling, class) of the tuple
-  // that found them: a repeat is counted without minimizing again.
-  std::map<std::pair<std::string, std::string>, Finding> seen_;
+  std::vector<bool> reached_;  // crash mode, by VariantIndex
+  std::vector<Result> oracle_;  // scratch for one input's tuples
   absl::Time last_stats_write_ = absl::InfinitePast();
 };
 

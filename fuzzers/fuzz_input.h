@@ -14,12 +14,13 @@
 #define PTXDIFF_FUZZERS_FUZZ_INPUT_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "gpu_runner/worker_client.h"
+#include "isa/tuple.h"
 
 namespace ptxdiff {
 

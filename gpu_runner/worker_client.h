@@ -23,14 +23,10 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "gpu_runner/protocol.h"
+#include "isa/tuple.h"
 #include "isa/variant.h"
 
 namespace ptxdiff {
-
-struct Tuple {
-  Variant variant;
-  Operands operands;
-};
 
 // How to start a worker and talk to it.
 struct WorkerCommand {

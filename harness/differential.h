@@ -1,8 +1,6 @@
-// The differential check: a backend's answer to a tuple against the oracle's.
-//
-// A mismatch is a backend value that differs from a *defined* oracle result;
-// a decline or an oracle-undefined result is never one. The fuzzers, the
-// sweep command and (later) triage all judge tuples here.
+// Differential runs of many tuples: batches to a worker, each tuple judged
+// (judge.h), counted, and the mismatches listed as replay lines (`sweep`,
+// `repro`).
 
 #ifndef PTXDIFF_HARNESS_DIFFERENTIAL_H_
 #define PTXDIFF_HARNESS_DIFFERENTIAL_H_
@@ -14,24 +12,14 @@
 
 #include "absl/strings/string_view.h"
 #include "gpu_runner/worker_client.h"
+#include "harness/judge.h"
 #include "oracle/oracle.h"
 
 namespace ptxdiff {
 
-enum class Verdict : uint8_t {
-  kAgree,        // the backend's value equals the defined oracle result
-  kMismatch,     // it differs: a finding
-  kDeclined,     // the backend gave no value
-  kUnspecified,  // the spec leaves the result open; nothing to compare
-};
-absl::string_view VerdictName(Verdict v);
-
-Verdict Judge(const Result& oracle, const TupleResult& backend);
-
 // Counts over many tuples, and the mismatches themselves.
 struct DiffSummary {
-  int64_t tuples = 0, agreed = 0, mismatched = 0, declined = 0, unspecified = 0;
-  int64_t faulty_batches = 0;
+  JudgeCounts counts;
   std::vector<std::string> mismatches;  // replay lines, at most kMaxListed
   std::vector<std::string> faults;      // one line per faulty batch
   static constexpr size_t kMaxListed = 20;

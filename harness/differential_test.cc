@@ -41,12 +41,12 @@ TEST(DifferentialTest, CountsAgreementsAndFaultyBatches) {
   }
   DiffSummary summary;
   RunDifferential(**client, tuples, /*batch_size=*/4, summary);
-  EXPECT_EQ(summary.tuples, 12);
-  EXPECT_EQ(summary.faulty_batches, 1);
+  EXPECT_EQ(summary.counts.tuples, 12);
+  EXPECT_EQ(summary.counts.faulty_batches, 1);
   ASSERT_EQ(summary.faults.size(), 1u);
   EXPECT_THAT(summary.faults[0], HasSubstr("crash on a batch of 4 tuples starting with div.u32"));
-  EXPECT_EQ(summary.agreed + summary.unspecified, 8);
-  EXPECT_EQ(summary.mismatched, 0);
+  EXPECT_EQ(summary.counts.agreed + summary.counts.unspecified, 8);
+  EXPECT_EQ(summary.counts.mismatched, 0);
 }
 
 TEST(DifferentialTest, ABackendThatDisagreesIsAMismatch) {
@@ -58,8 +58,8 @@ TEST(DifferentialTest, ABackendThatDisagreesIsAMismatch) {
                                      {*ParseVariant("popc.b64"), {{0xff, 0, 0, 0}}}};
   DiffSummary summary;
   RunDifferential(**client, tuples, 100, summary);
-  EXPECT_EQ(summary.mismatched, 1);
-  EXPECT_EQ(summary.agreed, 1);
+  EXPECT_EQ(summary.counts.mismatched, 1);
+  EXPECT_EQ(summary.counts.agreed, 1);
   ASSERT_EQ(summary.mismatches.size(), 1u);
   EXPECT_EQ(summary.mismatches[0],
             "ptxdiff eval 'popc.b32' 0x000000ff  # oracle 0x00000008, faulty 0x00000009");

@@ -3,6 +3,7 @@
 
 #include <array>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 
 namespace ptxdiff {
@@ -306,6 +307,17 @@ const std::vector<Variant>& AllVariants() {
     return variants;
   }();
   return *all;
+}
+
+int VariantIndex(const Variant& v) {
+  static const auto* index = [] {
+    auto* m = new absl::flat_hash_map<Variant, int>();
+    const std::vector<Variant>& all = AllVariants();
+    for (size_t i = 0; i < all.size(); ++i) m->emplace(all[i], static_cast<int>(i));
+    return m;
+  }();
+  const auto it = index->find(v);
+  return it == index->end() ? -1 : it->second;
 }
 
 bool IsLegal(const Variant& v) {

@@ -71,6 +71,10 @@ void ForEachVariant(Family f, absl::FunctionRef<void(const Variant&)> fn);
 // Every legal variant of every family (built once, then cached).
 const std::vector<Variant>& AllVariants();
 
+// The index of `v` in AllVariants(), or -1 if it is not legal: for per-variant
+// tables (reached bitmaps, learned decline rates).
+int VariantIndex(const Variant& v);
+
 // True if `v` is one of its family's variants.
 bool IsLegal(const Variant& v);
 

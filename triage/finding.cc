@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "harness/semantic_classes.h"
 #include "isa/spelling.h"
 
 namespace ptxdiff {
@@ -88,9 +89,13 @@ std::string DisagreementClass(uint64_t oracle_bits, uint64_t backend_bits) {
   return diff == 0 ? "none" : out;
 }
 
+std::string TriggerClassOf(const Tuple& t, const Result& oracle) {
+  return TriggerClassName(SemanticClasses(t, oracle) & kTriggerClasses);
+}
+
 Signature SignatureOf(const Finding& f) {
-  std::string cls = f.kind == FindingKind::kValueMismatch && f.backend_bits
-                        ? DisagreementClass(f.oracle.bits, *f.backend_bits)
+  std::string cls = f.kind == FindingKind::kValueMismatch
+                        ? TriggerClassOf(f.tuple, f.oracle)
                         : std::string(FindingKindName(f.kind));
   return {f.kind, Spell(f.tuple.variant), f.backend, std::move(cls)};
 }

@@ -1,10 +1,15 @@
 // A finding: one disagreement between the oracle and a backend, or a batch
 // the backend could not survive, with what is needed to file and replay it.
 //
-// Its Signature is what deduplicates findings in the triage directory:
-// the variant's canonical spelling, the backend, the kind, and a class of
-// the disagreement (which bytes of the result differ). Entry names are the
-// signature, encoded so that they parse back (EntryName / ParseEntryName).
+// Its Signature is what deduplicates findings in the triage directory: one
+// signature per root cause. It is read off the *minimized* finding
+// (minimizer.h): the plainest variant that still shows the cause, the
+// backend, the kind, and the trigger class of the operands (which operand
+// classes the minimized tuple needs: "ge256", "min+all-ones", "in-range";
+// semantic_classes.h). Which result bytes differ is not part of it: one
+// cause shows in different bytes for different operands. Entry names are
+// the signature, encoded so that they parse back (EntryName /
+// ParseEntryName).
 
 #ifndef PTXDIFF_TRIAGE_FINDING_H_
 #define PTXDIFF_TRIAGE_FINDING_H_
@@ -46,24 +51,32 @@ struct Finding {
   int64_t minimize_backend_calls = 0;
   double minimize_seconds = 0;
   bool flaky = false;          // the minimized case did not reproduce
+  // How many times it was seen (a campaign files repeats in bulk), and the
+  // spellings it was found as before minimizing (recorded in the entry).
+  int64_t occurrences = 1;
+  std::vector<std::string> found_as;
 };
 
 struct Signature {
   FindingKind kind;
   std::string spelling;  // canonical spelling of the variant
   std::string backend;
-  std::string disagreement_class;  // "bytes-0-1", "sign", or the fault kind
+  std::string disagreement_class;  // the trigger class, or the fault kind
 
   friend bool operator==(const Signature&, const Signature&) = default;
 };
 
 Signature SignatureOf(const Finding& finding);
 
-// The class of a value disagreement: which bytes of the result differ
-// ("bytes-0", "bytes-0-3"), for results up to 64 bits wide.
+// Which bytes of the result differ ("bytes-0", "bytes-0-3"), for results up
+// to 64 bits wide: shown in reports, not part of the signature.
 std::string DisagreementClass(uint64_t oracle_bits, uint64_t backend_bits);
 
-// "value-mismatch~ptxas~bytes-0~vadd.u32.u32.u32.sat%20d.b1%2C%20a%2C%20b%2C%20c":
+// The trigger class of a tuple the oracle evaluated to `oracle`
+// (TriggerClassName of its trigger classes): a value mismatch's class.
+std::string TriggerClassOf(const Tuple& t, const Result& oracle);
+
+// "value-mismatch~ptxas~in-range~vadd.u32.u32.u32.sat%20d.b1%2C%20a%2C%20b%2C%20c":
 // fields separated by `~`, the spelling percent-encoded so the name is a
 // safe file name that parses back.
 std::string EntryName(const Signature& s);

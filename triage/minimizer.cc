@@ -7,6 +7,7 @@
 #include "absl/time/clock.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
+#include "harness/judge.h"
 #include "oracle/bits.h"
 #include "oracle/oracle.h"
 
@@ -16,10 +17,18 @@ namespace {
 constexpr int kMaxRounds = 200;
 constexpr int kConfirmations = 2;
 
+// A signed type is one step less plain than its unsigned counterpart: a
+// cause that shows in both forms is signed by the unsigned one.
 int ModifierCount(const Variant& v) {
   return v.sat + v.relu + v.shiftamt + (v.asel != Sel::kNone) + (v.bsel != Sel::kNone) +
          (v.dsel != Sel::kNone) + (v.secop != SecOp::kNone) +
-         (v.vmad_form != VmadForm::kNone) + (v.scale != Scale::kNone);
+         (v.vmad_form != VmadForm::kNone) + (v.scale != Scale::kNone) + IsSigned(v.type) +
+         IsSigned(v.atype) + IsSigned(v.btype);
+}
+
+// s8 -> u8, ..., s16x2 -> u16x2 (each unsigned type precedes its signed one).
+Type UnsignedOf(Type t) {
+  return IsSigned(t) ? static_cast<Type>(static_cast<int>(t) - 1) : t;
 }
 
 // The variants one modifier plainer than `v` that the table allows.
@@ -37,7 +46,10 @@ std::vector<Variant> PlainerVariants(const Variant& v) {
   p.asel = Sel::kNone, add(p), p = v;
   p.bsel = Sel::kNone, add(p), p = v;
   p.vmad_form = VmadForm::kNone, add(p), p = v;
-  p.scale = Scale::kNone, add(p);
+  p.scale = Scale::kNone, add(p), p = v;
+  p.type = UnsignedOf(p.type), add(p), p = v;
+  p.atype = UnsignedOf(p.atype), add(p), p = v;
+  p.btype = UnsignedOf(p.btype), add(p);
   return out;
 }
 
@@ -66,17 +78,6 @@ std::vector<uint64_t> SimplerValues(uint64_t x, int width) {
   return out;
 }
 
-struct Observation {
-  bool mismatch = false;
-  std::string cls;  // DisagreementClass when mismatching
-  uint64_t backend_bits = 0;
-};
-
-Observation Observe(const Tuple& t, const TupleResult& r) {
-  const Result oracle = Evaluate(t.variant, t.operands);
-  if (r.kind != ResultKind::kValue || !oracle.defined() || r.bits == oracle.bits) return {};
-  return {true, DisagreementClass(oracle.bits, r.bits), r.bits};
-}
 
 absl::Status FaultStatus(const BackendFault& fault) {
   return absl::UnavailableError(
@@ -117,14 +118,13 @@ absl::StatusOr<Finding> MinimizeMismatch(WorkerClient& client, const Tuple& fail
   };
   BatchOutcome first = run({&failing, 1});
   if (first.fault) return FaultStatus(*first.fault);
-  const Observation target = Observe(failing, first.results[0]);
-  if (!target.mismatch) {
+  Judgement best_seen = JudgeTuple(failing, first.results[0]);
+  if (best_seen.verdict != Verdict::kMismatch) {
     return absl::FailedPreconditionError(absl::StrCat(
         "no disagreement: ", client.identity().name, " agrees with the oracle on ",
         Spell(failing.variant), ", declines it, or the oracle leaves it unspecified"));
   }
   Tuple best = failing;
-  Observation best_seen = target;
   for (int round = 0; round < kMaxRounds; ++round) {
     const std::vector<Tuple> candidates = Simplifications(best);
     if (candidates.empty()) break;
@@ -132,10 +132,12 @@ absl::StatusOr<Finding> MinimizeMismatch(WorkerClient& client, const Tuple& fail
     if (out.fault) return FaultStatus(*out.fault);
     bool improved = false;
     for (size_t i = 0; i < candidates.size(); ++i) {
-      const Observation o = Observe(candidates[i], out.results[i]);
-      if (!o.mismatch || o.cls != target.cls) continue;
+      // Any mismatch will do, not only the same differing bits: the aim is
+      // the plainest tuple that still shows the cause.
+      const Judgement j = JudgeTuple(candidates[i], out.results[i]);
+      if (j.verdict != Verdict::kMismatch) continue;
       if (!improved || ComplexityOf(candidates[i]) < ComplexityOf(best)) {
-        best = candidates[i], best_seen = o, improved = true;
+        best = candidates[i], best_seen = j, improved = true;
       }
     }
     if (!improved) break;
@@ -145,13 +147,13 @@ absl::StatusOr<Finding> MinimizeMismatch(WorkerClient& client, const Tuple& fail
   const BatchOutcome confirm = run(again);
   bool repeats = !confirm.fault.has_value();
   for (size_t i = 0; repeats && i < again.size(); ++i) {
-    const Observation o = Observe(best, confirm.results[i]);
-    repeats = o.mismatch && o.cls == target.cls && o.backend_bits == best_seen.backend_bits;
+    repeats = confirm.results[i].kind == ResultKind::kValue &&
+              confirm.results[i].bits == best_seen.backend_bits;
   }
   Finding f;
   f.kind = FindingKind::kValueMismatch;
   f.tuple = best;
-  f.oracle = Evaluate(best.variant, best.operands);
+  f.oracle = best_seen.oracle;
   f.backend_bits = best_seen.backend_bits;
   f.backend = client.identity().name;
   f.backend_identity = client.identity().Describe();

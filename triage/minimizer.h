@@ -1,9 +1,11 @@
 // Minimizing a disagreement: from a failing tuple (or a failing batch) to
-// the simplest tuple that shows the same disagreement.
+// the simplest tuple that still disagrees.
 //
-// "Same" means the same kind and disagreement class (the same differing
-// bytes for a value mismatch): the signature minus the spelling, which
-// changes as modifiers are dropped. Each round sends every candidate
+// Any value mismatch counts, not only one with the same differing bits: the
+// aim is the plainest variant of the family and the fewest operand bits that
+// still show the cause, so that one root cause reached from many tuples
+// (`bfe.s64` and `bfe.u64`, large positions and large lengths) ends in one
+// signature (finding.h). Each round sends every candidate
 // simplification to the backend in one batch (a worker round trip is the
 // unit of cost) and keeps the simplest candidate that still disagrees the
 // same way; rounds end when none does. Candidates are strictly simpler, so
@@ -24,7 +26,8 @@ namespace ptxdiff {
 
 // The candidate simplifications of `t`, each strictly simpler (Complexity):
 // plainer modifiers (no .sat, .relu, .shiftamt, selectors, secondary
-// operation, negation, .po, scale) and operands toward 0 and fewer set bits.
+// operation, negation, .po, scale; unsigned types for signed ones) and
+// operands toward 0 and fewer set bits.
 std::vector<Tuple> Simplifications(const Tuple& t);
 
 // A measure that every simplification decreases: modifiers that are not the

@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "gpu_runner/worker_client.h"
+#include "isa/tuple.h"
 
 namespace ptxdiff {
 

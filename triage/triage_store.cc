@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
@@ -154,18 +155,33 @@ class DirectoryLock {
   int fd_;
 };
 
+// meta's `found_as`: the spellings a root cause was found as before
+// minimizing, comma-separated, each once.
+void AddFoundAs(const Finding& f, std::map<std::string, std::string>& meta) {
+  std::vector<std::string> all = absl::StrSplit(meta["found_as"], ", ", absl::SkipEmpty());
+  for (const std::string& s : f.found_as) {
+    if (std::find(all.begin(), all.end(), s) == all.end()) all.push_back(s);
+  }
+  if (all.empty()) {
+    meta.erase("found_as");
+  } else {
+    meta["found_as"] = absl::StrJoin(all, ", ");
+  }
+}
+
 std::map<std::string, std::string> NewMeta(const Finding& f) {
   const std::string now = Now();
   std::map<std::string, std::string> meta = {
       {"first_seen", now},
       {"last_seen", now},
-      {"count", "1"},
+      {"count", absl::StrCat(f.occurrences)},
       {"backend", f.backend_identity},
       {"ptxdiff_version", std::string(kPtxdiffVersion)},
       {"minimize_backend_calls", absl::StrCat(f.minimize_backend_calls)},
       {"minimize_seconds", absl::StrCat(f.minimize_seconds)},
   };
   if (f.flaky) meta["flaky"] = "the minimized case did not reproduce";
+  AddFoundAs(f, meta);
   return meta;
 }
 
@@ -219,8 +235,9 @@ absl::StatusOr<FileResult> TriageStore::File(const Finding& finding) {
     std::map<std::string, std::string> meta = ParseMeta(text);
     int64_t count = 0;
     (void)absl::SimpleAtoi(meta["count"], &count);
-    meta["count"] = absl::StrCat(count + 1);
+    meta["count"] = absl::StrCat(count + finding.occurrences);
     meta["last_seen"] = Now();
+    AddFoundAs(finding, meta);
     PTXDIFF_RETURN_IF_ERROR(WriteFileAtomic(path + "/meta.txt", FormatMeta(meta)));
     PTXDIFF_RETURN_IF_ERROR(RewriteIndex());
     return FileResult{name, false, meta.count("explained") > 0};

@@ -49,19 +49,21 @@ TEST(TriageStoreTest, FilesNewEntriesAndCountsRepeats) {
   auto first = store->File(Mismatch("add.s32", 1));
   ASSERT_TRUE(first.ok()) << first.status();
   EXPECT_TRUE(first->is_new);
-  // Other operands, same signature: counted, not filed again.
-  auto again = store->File(Mismatch("add.s32", 99));
+  // Other operands and other differing bytes, same trigger class: the same
+  // signature, counted, not filed again.
+  auto again = store->File(Mismatch("add.s32", 9, 0x100));
   ASSERT_TRUE(again.ok());
   EXPECT_FALSE(again->is_new);
   EXPECT_EQ(again->entry, first->entry);
-  // Other differing bytes: another entry.
-  EXPECT_TRUE(store->File(Mismatch("add.s32", 1, 0x100))->is_new);
+  // An operand of another class (>= 256): another entry.
+  EXPECT_TRUE(store->File(Mismatch("add.s32", 0x100))->is_new);
 
   auto entries = store->List();
   ASSERT_TRUE(entries.ok());
   ASSERT_EQ(entries->size(), 2u);
-  const EntryInfo& e = (*entries)[0];
-  EXPECT_EQ(e.name, "value-mismatch~faulty~bytes-0~add.s32");
+  EXPECT_EQ((*entries)[0].name, "value-mismatch~faulty~ge256~add.s32");
+  const EntryInfo& e = (*entries)[1];
+  EXPECT_EQ(e.name, "value-mismatch~faulty~in-range~add.s32");
   EXPECT_EQ(e.count(), 2);
   for (const char* f : {"case.txt", "repro.ptx", "meta.txt", "input.bin"}) {
     EXPECT_TRUE(std::ifstream(dir + "/" + e.name + "/" + f).good()) << f;
@@ -72,7 +74,7 @@ TEST(TriageStoreTest, FilesNewEntriesAndCountsRepeats) {
   EXPECT_THAT(*shown, HasSubstr("count: 2\n"));
   std::ifstream index(dir + "/INDEX.md");
   std::string text((std::istreambuf_iterator<char>(index)), {});
-  EXPECT_THAT(text, HasSubstr("| value-mismatch | faulty | bytes-0 | `add.s32` | 2 |"));
+  EXPECT_THAT(text, HasSubstr("| value-mismatch | faulty | in-range | `add.s32` | 2 |"));
 }
 
 TEST(TriageStoreTest, ExplainedEntriesAreCountedAndSaySo) {
@@ -100,10 +102,12 @@ TEST(TriageStoreTest, ConcurrentWritersLoseNothing) {
     if (pid == 0) {
       auto store = TriageStore::Open(dir, false);
       for (int i = 0; i < kFilings && store.ok(); ++i) {
-        // Half the filings share one signature; the rest are one per process.
+        // Half the filings share one signature; the rest are one per process
+        // (four trigger classes among six processes).
         const bool shared = i % 2 == 0;
-        if (!store->File(Mismatch(shared ? "add.s32" : "sub.s32", i,
-                                  shared ? 1 : uint64_t{1} << (8 * (p % 4))))
+        constexpr uint64_t kClassOperand[] = {1, 40, 100, 300};
+        if (!store->File(Mismatch(shared ? "add.s32" : "sub.s32",
+                                  shared ? i : kClassOperand[p % 4]))
                  .ok()) {
           _exit(1);
         }
@@ -123,7 +127,7 @@ TEST(TriageStoreTest, ConcurrentWritersLoseNothing) {
   int64_t total = 0;
   for (const EntryInfo& e : *entries) total += e.count();
   EXPECT_EQ(total, kProcesses * kFilings);
-  EXPECT_EQ(entries->size(), 1u + 4u);  // add.s32, and sub.s32 x 4 byte classes
+  EXPECT_EQ(entries->size(), 1u + 4u);  // add.s32, and sub.s32 x 4 trigger classes
   for (const std::string& name : Names(dir)) {
     EXPECT_EQ(name.find(".tmp-"), std::string::npos) << name;
   }

@@ -20,14 +20,13 @@
 #include <vector>
 
 #include "gpu_runner/ptxas/sass_constants.h"
+#include "isa/tuple.h"
 #include "isa/variant.h"
 
 namespace ptxdiff {
 
-struct PtxTuple {
-  Variant variant;  // legal, a PTX family (not vISA)
-  Operands operands;
-};
+// The tuples a module holds: legal variants of PTX families (not vISA).
+using PtxTuple = Tuple;
 
 struct ModuleOptions {
   std::string target = "sm_90";  // `.target`, the -arch it is compiled for

@@ -1,5 +1,6 @@
-#include "fuzzers/semantic_classes.h"
+#include "harness/semantic_classes.h"
 
+#include "absl/strings/str_cat.h"
 #include "isa/family_table.h"
 #include "oracle/bits.h"
 
@@ -35,6 +36,7 @@ uint32_t SemanticClasses(const Tuple& t, const Result& oracle) {
     if (x >= 32 && x < 64) classes |= kShiftAtLeast32;
     if (x >= 64 && x < 256) classes |= kShiftAtLeast64;
     if (x >= 256 && x < 65536) classes |= kAbove255;
+    if (width > 1 && x == uint64_t{1} << (width - 1)) classes |= kMinOperand;
   }
   if (v.family == Family::kBfe || v.family == Family::kBfi) {
     const int pos_index = v.family == Family::kBfe ? 1 : 2;
@@ -53,6 +55,19 @@ uint32_t SemanticClasses(const Tuple& t, const Result& oracle) {
   if (oracle.bits == LowMask(width)) classes |= kResultAllOnes;
   if ((oracle.bits >> (width - 1)) & 1) classes |= kTopBitSet;
   return classes;
+}
+
+std::string TriggerClassName(uint32_t classes) {
+  static constexpr std::pair<uint32_t, const char*> kNames[] = {
+      {kAllOnesOperand, "all-ones"},   {kMinOperand, "min"},
+      {kShiftAtLeast32, "ge32"},       {kShiftAtLeast64, "ge64"},
+      {kAbove255, "ge256"},            {kFieldCrossesTop, "field-past-top"},
+      {kSaturated, "saturated"},       {kNegativeSelected, "negative-part"}};
+  std::string out;
+  for (const auto& [bit, name] : kNames) {
+    if (classes & bit) absl::StrAppend(&out, out.empty() ? "" : "+", name);
+  }
+  return out.empty() ? "in-range" : out;
 }
 
 }  // namespace ptxdiff

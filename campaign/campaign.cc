@@ -1,0 +1,395 @@
+#include "campaign/campaign.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "campaign/systematic_source.h"
+#include "fuzzers/fuzz_input.h"
+#include "harness/semantic_classes.h"
+#include "isa/family_table.h"
+#include "isa/spelling.h"
+#include "triage/minimizer.h"
+
+namespace ptxdiff {
+namespace {
+
+constexpr size_t kMaxFilingBacklog = 4096;
+constexpr absl::Duration kBatchWait = absl::Milliseconds(50);
+// At Stop, the filer goes on filing for at most this long; what is left
+// stays in the journal for the next campaign.
+constexpr absl::Duration kFilingGrace = absl::Seconds(10);
+
+}  // namespace
+
+size_t BatchSizeFor(absl::string_view backend_name) {
+  if (backend_name == "ptxas") return 4096;  // one module of 64 x 64 tuples
+  if (backend_name == "cuda") return size_t{1} << 20;
+  return 16384;
+}
+
+absl::StatusOr<std::unique_ptr<Campaign>> Campaign::Start(CampaignOptions options) {
+  auto store = TriageStore::Open(options.triage_dir, /*create=*/true);
+  if (!store.ok()) return store.status();
+  auto journal = PendingJournal::Open(options.triage_dir);
+  if (!journal.ok()) return journal.status();
+  if (options.variants.empty()) options.variants = AllVariants();
+  std::unique_ptr<Campaign> c(
+      new Campaign(std::move(options), *std::move(store), *std::move(journal)));
+  if (absl::Status s = c->StartWorkers(); !s.ok()) {
+    c->journal_->Remove();
+    return s;
+  }
+  return c;
+}
+
+Campaign::Campaign(CampaignOptions options, TriageStore store,
+                   std::unique_ptr<PendingJournal> journal)
+    : options_(std::move(options)),
+      store_(std::move(store)),
+      journal_(std::move(journal)),
+      queue_(TupleQueue::Options{.lane_capacity = options_.lane_capacity}),
+      supported_(AllVariants().size()),
+      offered_classes_(AllVariants().size()),
+      answered_(AllVariants().size()),
+      declined_(AllVariants().size()),
+      unsupported_declines_(AllVariants().size()) {
+  stats_.reached.resize(AllVariants().size());
+}
+
+absl::Status Campaign::StartWorkers() {
+  const int workers = std::max(1, options_.in_flight);
+  for (int i = 0; i <= workers; ++i) {  // the last one minimizes
+    auto client = WorkerClient::Start(options_.worker);
+    if (!client.ok()) return client.status();
+    if (i == 0) identity_ = (*client)->identity();
+    (i < workers ? senders_.emplace_back() : minimizer_client_) = *std::move(client);
+  }
+  batch_size_ = options_.batch_size > 0 ? options_.batch_size : BatchSizeFor(identity_.name);
+  for (const Variant& v : options_.variants) {
+    const int index = VariantIndex(v);
+    if (index >= 0 && identity_.Supports(v)) {
+      supported_[index] = 1;
+      ++stats_.supported_variants;
+    }
+  }
+  // Mismatches an earlier campaign judged but did not live to file.
+  for (const auto& [seq, m] : AdoptOrphanedJournals(options_.triage_dir, *journal_)) {
+    filing_.push_back({.seq = seq, .tuple = m.tuple, .backend_bits = m.backend_bits});
+    ++stats_.adopted;
+  }
+  for (auto& client : senders_) threads_.emplace_back([this, c = client.get()] { SenderLoop(c); });
+  threads_.emplace_back([this] { FilerLoop(); });
+  if (options_.systematic) threads_.emplace_back([this] { SystematicLoop(); });
+  return absl::OkStatus();
+}
+
+Campaign::~Campaign() { Stop(); }
+
+void Campaign::Stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  stopping_ = true;
+  queue_.Close();
+  filing_ready_.notify_all();
+  for (std::thread& t : threads_) t.join();
+  threads_.clear();
+  std::lock_guard<std::mutex> lock(mu_);
+  // The filer files everything it holds before it returns; whatever is in
+  // the journal was filed.
+  if (filing_.empty()) journal_->Remove();
+}
+
+bool Campaign::Wanted(const Variant& v, int index) const {
+  if (index < 0 || !supported_[index]) return false;
+  // A variant whose every answer so far was "unsupported" is not sent again.
+  const int32_t answered = answered_[index].load(std::memory_order_relaxed);
+  return answered < 4 ||
+         unsupported_declines_[index].load(std::memory_order_relaxed) < answered;
+}
+
+Lane Campaign::LaneFor(int index, uint32_t classes) {
+  uint32_t& seen = offered_classes_[index];
+  if (seen == 0 || (classes & ~seen) != 0) {
+    seen |= classes | (1u << 31);  // bit 31: the variant was offered at all
+    return Lane::kNovel;
+  }
+  return Lane::kRoutine;
+}
+
+bool Campaign::AdmitUndefined(const Result& oracle) {
+  ++admitted_;
+  if (oracle.defined()) return true;
+  if (admitted_undefined_ + 1 > options_.undefined_share * admitted_) return false;
+  ++admitted_undefined_;
+  return true;
+}
+
+void Campaign::Offer(const Tuple& t, const Result& oracle, uint32_t classes) {
+  const int index = VariantIndex(t.variant);
+  int64_t unsupported = 0, undefined = 0;
+  if (!Wanted(t.variant, index)) {
+    unsupported = 1;
+  } else if (!AdmitUndefined(oracle)) {
+    undefined = 1;
+  } else {
+    Lane lane = LaneFor(index, classes);
+    // Variants the backend mostly declines (ptxas does not fold them) get
+    // one routine tuple in ten: enough to keep learning, little to waste.
+    const int32_t answered = answered_[index].load(std::memory_order_relaxed);
+    const bool declining =
+        answered >= 256 && declined_[index].load(std::memory_order_relaxed) * 10 > answered * 9;
+    if (lane == Lane::kNovel || !declining || ++routine_skips_ % 10 == 0) {
+      queue_.Offer(t, lane);
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  ++stats_.offered;
+  stats_.skipped_unsupported += unsupported;
+  stats_.skipped_undefined += undefined;
+}
+
+void Campaign::SystematicLoop() {
+  std::vector<Variant> wanted;
+  for (const Variant& v : options_.variants) {
+    if (Wanted(v, VariantIndex(v))) wanted.push_back(v);
+  }
+  SystematicSource source(wanted);
+  int64_t admitted = 0, undefined = 0, produced = 0;
+  while (!stopping_) {
+    const std::optional<Tuple> t = source.Next();
+    if (!t) break;
+    ++produced;
+    if (!Wanted(t->variant, VariantIndex(t->variant))) continue;
+    const Result oracle = Evaluate(t->variant, t->operands);
+    ++admitted;
+    if (!oracle.defined()) {
+      if (undefined + 1 > options_.undefined_share * admitted) continue;
+      ++undefined;
+    }
+    if (queue_.Put(*t, Lane::kSystematic) == Admission::kClosed) break;
+    if (produced % 1024 == 0) {
+      std::lock_guard<std::mutex> lock(mu_);
+      stats_.systematic = produced;
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.systematic = produced;
+}
+
+void Campaign::SenderLoop(WorkerClient* client) {
+  while (true) {
+    const std::vector<Tuple> batch = queue_.TakeBatch(batch_size_, batch_size_ / 4, kBatchWait);
+    // Stopping drops what is still queued (it was never judged); the batch
+    // in flight is finished.
+    if (stopping_) return;
+    if (batch.empty()) continue;
+    const BatchOutcome out = client->Run(batch);
+    Judge(batch, out);
+    queue_.Done(batch.size());
+    std::lock_guard<std::mutex> lock(mu_);
+    stats_.worker_restarts = 0;
+    for (const auto& s : senders_) stats_.worker_restarts += s->restarts();
+  }
+}
+
+void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
+  JudgeCounts counts;
+  counts.tuples = batch.size();
+  if (out.fault) {
+    counts.faulty_batches = 1;
+    std::lock_guard<std::mutex> lock(mu_);
+    stats_.counts += counts;
+    filing_.push_back({.tuple = batch[0], .fault_batch = batch, .fault = out.fault});
+    filing_ready_.notify_one();
+    return;
+  }
+  std::vector<int> reached;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const TupleResult& r = out.results[i];
+    const int index = VariantIndex(batch[i].variant);
+    answered_[index].fetch_add(1, std::memory_order_relaxed);
+    if (r.kind == ResultKind::kDecline) {
+      declined_[index].fetch_add(1, std::memory_order_relaxed);
+      if (r.code == DeclineCode::kUnsupportedVariant) {
+        unsupported_declines_[index].fetch_add(1, std::memory_order_relaxed);
+      }
+    } else {
+      reached.push_back(index);
+    }
+    const Judgement j = JudgeTuple(batch[i], r);
+    counts.Count(j.verdict);
+    if (j.verdict == Verdict::kMismatch) QueueMismatch(batch[i], j.backend_bits);
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.counts += counts;
+  for (int index : reached) {
+    if (!stats_.reached[index]) stats_.reached[index] = true, ++stats_.variants_reached;
+  }
+}
+
+void Campaign::QueueMismatch(const Tuple& t, uint64_t backend_bits) {
+  const std::string trigger = TriggerClassOf(t, Evaluate(t.variant, t.operands));
+  std::lock_guard<std::mutex> lock(mu_);
+  // One minimization per (variant, trigger class) per process: the rest are
+  // repeats of a cause already being filed, counted in bulk.
+  auto [it, is_new] = causes_.try_emplace({t.variant, trigger});
+  if (!is_new) {
+    ++stats_.known_findings;
+    ++it->second.unflushed;
+    return;
+  }
+  if (filing_.size() >= kMaxFilingBacklog) {
+    // The journal keeps it for the next campaign; say so rather than stall.
+    ++stats_.filing_errors;
+    journal_->Add({t, backend_bits});
+    return;
+  }
+  filing_.push_back({.seq = journal_->Add({t, backend_bits}), .tuple = t,
+                     .backend_bits = backend_bits});
+  filing_ready_.notify_one();
+}
+
+void Campaign::FilerLoop() {
+  std::optional<absl::Time> deadline;
+  while (true) {
+    FilingJob job;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      filing_ready_.wait_for(lock, std::chrono::seconds(1),
+                             [&] { return stopping_.load() || !filing_.empty(); });
+      if (stopping_ && !deadline) deadline = absl::Now() + kFilingGrace;
+      const bool out_of_time = deadline && absl::Now() > *deadline;
+      if (filing_.empty() || out_of_time) {
+        lock.unlock();
+        FlushRepeats();
+        if (stopping_) return;
+        continue;
+      }
+      job = std::move(filing_.front());
+      filing_.pop_front();
+      filer_busy_ = true;
+    }
+    FileJob(job);
+    std::lock_guard<std::mutex> lock(mu_);
+    filer_busy_ = false;
+  }
+}
+
+void Campaign::FileJob(const FilingJob& job) {
+  Finding f;
+  if (job.fault) {
+    auto isolated = IsolateFault(*minimizer_client_, job.fault_batch);
+    if (isolated.ok()) {
+      f = *isolated;
+    } else {
+      f.kind = FromFault(job.fault->kind);
+      f.tuple = job.tuple;
+      f.batch = job.fault_batch;
+      f.oracle = Evaluate(f.tuple.variant, f.tuple.operands);
+      f.backend = identity_.name;
+      f.backend_identity = identity_.Describe();
+      f.detail = job.fault->detail;
+    }
+  } else {
+    auto minimized = MinimizeMismatch(*minimizer_client_, job.tuple);
+    if (minimized.ok()) {
+      f = *minimized;
+    } else {
+      // Flaky, or the backend faulted while minimizing: file what was seen.
+      f.tuple = job.tuple;
+      f.oracle = Evaluate(job.tuple.variant, job.tuple.operands);
+      f.backend_bits = job.backend_bits;
+      f.backend = identity_.name;
+      f.backend_identity = identity_.Describe();
+      f.flaky = true;
+      f.detail = std::string(minimized.status().message());
+    }
+    if (f.tuple.variant != job.tuple.variant) {
+      f.detail = absl::StrCat(f.detail, f.detail.empty() ? "" : "; ", "found as ",
+                              Spell(job.tuple.variant));
+    }
+  }
+  if (!job.fault) {
+    f.found_as = {Spell(job.tuple.variant)};
+    // The tuple as found, as a fuzz input: `ptxdiff repro input.bin` replays it.
+    f.raw_input = EncodeFuzzInput(job.tuple.variant, {job.tuple.operands});
+  }
+  if (!Record(f, /*repeats=*/false)) return;
+  if (job.seq >= 0) journal_->Done(job.seq);
+  if (!job.fault) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const std::string trigger =
+        TriggerClassOf(job.tuple, Evaluate(job.tuple.variant, job.tuple.operands));
+    causes_[{job.tuple.variant, trigger}].filed = f;
+  }
+}
+
+void Campaign::FlushRepeats() {
+  std::vector<Finding> repeats;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [key, cause] : causes_) {
+      if (!cause.filed || cause.unflushed == 0) continue;
+      repeats.push_back(*cause.filed);
+      repeats.back().occurrences = cause.unflushed;
+      repeats.back().found_as.clear();
+      cause.unflushed = 0;
+    }
+  }
+  for (const Finding& f : repeats) Record(f, /*repeats=*/true);
+}
+
+bool Campaign::Flush(absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (absl::Now() < deadline) {
+    bool idle;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      idle = filing_.empty() && !filer_busy_;
+    }
+    if (idle && queue_.Idle()) {
+      FlushRepeats();
+      return true;
+    }
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  return false;
+}
+
+bool Campaign::Record(const Finding& f, bool repeats) {
+  auto filed = store_.File(f);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!filed.ok()) {
+    // Nothing found is lost silently: say so, and keep fuzzing. The journal
+    // still holds the mismatch, for the next campaign.
+    ++stats_.filing_errors;
+    std::fprintf(stderr, "ptxdiff: cannot file a finding: %s\n",
+                 std::string(filed.status().message()).c_str());
+    return false;
+  }
+  if (repeats) return true;  // counted as known when they were seen
+  if (filed->explained) {
+    ++stats_.explained_findings;
+  } else if (filed->is_new) {
+    ++stats_.new_findings;
+    std::fprintf(stderr, "ptxdiff: NEW finding %s/%s\n", store_.dir().c_str(),
+                 filed->entry.c_str());
+  } else {
+    ++stats_.known_findings;
+  }
+  return true;
+}
+
+CampaignStats Campaign::Snapshot() const {
+  CampaignStats s;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    s = stats_;
+  }
+  s.queue = queue_.counts();
+  return s;
+}
+
+}  // namespace ptxdiff

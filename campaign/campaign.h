@@ -1,0 +1,170 @@
+// The campaign engine: the fuzz loop runs at oracle speed and never waits
+// for the backend; the backend is fed big batches asynchronously; the search
+// is aimed at what the backend supports, at defined results and at what has
+// not been sent yet; mismatches are minimized and filed off the loop's path.
+//
+//   fuzz loop ──Offer()──┐                    ┌─ sender 1 ─ worker ─┐
+//                        ├─▶ TupleQueue ─────▶┤                     ├─▶ judge ─▶ counts
+//   systematic source ───┘  (dedup, lanes)    └─ sender N ─ worker ─┘      │
+//                                                               mismatch ▼
+//                                       journal ◀── filer (minimize ─▶ triage store)
+//
+// - Offer() (the fuzz loop's thread) drops tuples of variants the backend
+//   does not support or has declined wholesale, admits only a fixed share of
+//   tuples whose result the spec leaves open, and puts tuples of a new
+//   variant or semantic class into the novel lane, the rest into the routine
+//   lane (tuple_queue.h).
+// - `in_flight` sender threads, each with its own worker process, take
+//   batches sized to the backend (BatchSizeFor) and judge the results as
+//   they arrive (judge.h). Declines teach the engine which variants not to
+//   send again.
+// - The first mismatch of each (variant, trigger class) is written to the
+//   pending journal and queued for the filer thread, which minimizes it on
+//   its own worker (minimizer.h) and files it (one entry per root cause,
+//   finding.h); repeats are counted, not minimized again.
+// - Stop() closes the queue, lets the batches in flight finish, files what
+//   the filer still holds, and removes the journal; a process that dies
+//   before that leaves the journal for the next campaign to adopt.
+
+#ifndef PTXDIFF_CAMPAIGN_CAMPAIGN_H_
+#define PTXDIFF_CAMPAIGN_CAMPAIGN_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "campaign/pending_journal.h"
+#include "campaign/tuple_queue.h"
+#include "gpu_runner/worker_client.h"
+#include "harness/judge.h"
+#include "oracle/oracle.h"
+#include "triage/finding.h"
+#include "triage/triage_store.h"
+
+namespace ptxdiff {
+
+// Tuples per batch for a backend: thousands per ptxas compile, up to a
+// million for a GPU, tens of thousands across a pipe otherwise.
+size_t BatchSizeFor(absl::string_view backend_name);
+
+struct CampaignOptions {
+  WorkerCommand worker;             // how to start one worker
+  std::string triage_dir = "out/triage";
+  std::vector<Variant> variants;    // what to fuzz (empty: every variant)
+  int in_flight = 2;                // batches in flight = sender workers
+  size_t batch_size = 0;            // 0: BatchSizeFor(the backend's name)
+  bool systematic = true;           // run the systematic source
+  double undefined_share = 0.05;    // of admitted tuples, at most
+  size_t lane_capacity = size_t{1} << 16;
+};
+
+struct CampaignStats {
+  JudgeCounts counts;
+  QueueCounts queue;
+  int64_t offered = 0;               // by the fuzz loop
+  int64_t skipped_unsupported = 0;   // variants the backend does not take
+  int64_t skipped_undefined = 0;     // over the undefined share
+  int64_t systematic = 0;            // produced by the systematic source
+  int64_t new_findings = 0, known_findings = 0, explained_findings = 0;
+  int64_t filing_errors = 0, adopted = 0;
+  int64_t worker_restarts = 0;
+  int64_t supported_variants = 0;    // of the campaign's variants
+  std::vector<bool> reached;         // by VariantIndex: got a non-decline
+  int64_t variants_reached = 0;
+};
+
+class Campaign {
+ public:
+  // Starts the workers, the senders, the filer and the systematic source.
+  // Fails (with the worker's reason) when the first worker cannot start,
+  // or the triage directory cannot be opened.
+  static absl::StatusOr<std::unique_ptr<Campaign>> Start(CampaignOptions options);
+  ~Campaign();
+  Campaign(const Campaign&) = delete;
+  Campaign& operator=(const Campaign&) = delete;
+
+  // The fuzz loop's entry: never blocks on the backend.
+  void Offer(const Tuple& t, const Result& oracle, uint32_t classes);
+
+  // Waits until every tuple offered so far by the fuzz loop has been judged
+  // and every mismatch filed (the systematic lane aside), and repeats are
+  // written to their entries' counts; false if `timeout` passed first.
+  bool Flush(absl::Duration timeout);
+
+  // Finishes the batches in flight and (for a few seconds) the filing, then
+  // returns; idempotent.
+  void Stop();
+
+  CampaignStats Snapshot() const;
+  const WorkerIdentity& identity() const { return identity_; }
+  size_t batch_size() const { return batch_size_; }
+
+ private:
+  struct FilingJob {
+    int64_t seq = -1;  // in the journal; -1 for faults
+    Tuple tuple;
+    uint64_t backend_bits = 0;
+    std::vector<Tuple> fault_batch;  // non-empty for a faulty batch
+    std::optional<BackendFault> fault;
+  };
+
+  Campaign(CampaignOptions options, TriageStore store, std::unique_ptr<PendingJournal> journal);
+  absl::Status StartWorkers();
+  void SenderLoop(WorkerClient* client);
+  void FilerLoop();
+  void SystematicLoop();
+  void Judge(const std::vector<Tuple>& batch, const BatchOutcome& out);
+  void QueueMismatch(const Tuple& t, uint64_t backend_bits);
+  void FileJob(const FilingJob& job);
+  bool Record(const Finding& f, bool repeats);  // false if it could not be filed
+  void FlushRepeats();
+  bool Wanted(const Variant& v, int index) const;
+  Lane LaneFor(int index, uint32_t classes);
+  bool AdmitUndefined(const Result& oracle);
+
+  CampaignOptions options_;
+  TriageStore store_;
+  std::unique_ptr<PendingJournal> journal_;
+  WorkerIdentity identity_;
+  size_t batch_size_ = 0;
+  TupleQueue queue_;
+  std::vector<std::unique_ptr<WorkerClient>> senders_;
+  std::unique_ptr<WorkerClient> minimizer_client_;
+  std::vector<std::thread> threads_;
+  std::atomic<bool> stopping_{false};
+  bool stopped_ = false;
+
+  // Per variant (by VariantIndex): supported here, the semantic classes
+  // already offered, and decline learning.
+  std::vector<uint8_t> supported_;
+  std::vector<uint32_t> offered_classes_;  // fuzz loop thread only
+  std::vector<std::atomic<int32_t>> answered_, declined_, unsupported_declines_;
+  int64_t routine_skips_ = 0;  // fuzz loop thread only
+
+  mutable std::mutex mu_;  // guards stats_ and the filing state below
+  CampaignStats stats_;
+  // Per (variant, trigger class) of a raw mismatch: the finding filed for
+  // it, and repeats seen since its count was last written.
+  struct CauseState {
+    std::optional<Finding> filed;
+    int64_t unflushed = 0;
+  };
+  absl::flat_hash_map<std::pair<Variant, std::string>, CauseState> causes_;
+  bool filer_busy_ = false;
+  std::deque<FilingJob> filing_;
+  std::condition_variable filing_ready_;
+  int64_t admitted_ = 0, admitted_undefined_ = 0;  // fuzz loop thread only
+};
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_CAMPAIGN_CAMPAIGN_H_

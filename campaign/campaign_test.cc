@@ -1,0 +1,146 @@
+#include "campaign/campaign.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "harness/semantic_classes.h"
+#include "isa/spelling.h"
+
+namespace ptxdiff {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+std::string FreshDir(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "/campaign_" + name + "_" + std::to_string(getpid());
+  std::system(("rm -rf '" + dir + "'").c_str());
+  return dir;
+}
+
+CampaignOptions Options(const std::string& dir, std::vector<std::string> faulty_args) {
+  CampaignOptions o;
+  o.worker.argv = {PTXDIFF_FAULTY_WORKER_PATH};
+  for (std::string& a : faulty_args) o.worker.argv.push_back(std::move(a));
+  o.triage_dir = dir + "/triage";
+  o.systematic = false;
+  o.batch_size = 64;
+  return o;
+}
+
+void Offer(Campaign& c, const char* spelling, Operands ops) {
+  const Tuple t{*ParseVariant(spelling), ops};
+  const Result r = Evaluate(t.variant, t.operands);
+  c.Offer(t, r, SemanticClasses(t, r));
+}
+
+std::vector<std::string> EntryNames(const std::string& triage_dir) {
+  std::vector<std::string> names;
+  auto store = TriageStore::Open(triage_dir, false);
+  if (!store.ok()) return {store.status().ToString()};
+  const auto entries = store->List();
+  if (!entries.ok()) return {entries.status().ToString()};
+  for (const EntryInfo& e : *entries) {
+    names.push_back(absl::StrCat(e.name, " x", e.count()));
+  }
+  return names;
+}
+
+TEST(CampaignTest, JudgesAsynchronouslyAndFilesOneEntryPerRootCause) {
+  const std::string dir = FreshDir("root");
+  // Wrong on every bfe whose position (operand b) is at least 256.
+  auto c = Campaign::Start(Options(dir, {"--fault=wrong-on=bfe.", "--when-operand=1:256"}));
+  ASSERT_TRUE(c.ok()) << c.status();
+  for (const char* s : {"bfe.u64", "bfe.s64"}) {
+    Offer(**c, s, {{0xff, 300, 8, 0}});
+    Offer(**c, s, {{0xf0f0, 0x1000, 3, 0}});
+    Offer(**c, s, {{1, 2, 3, 0}});  // agrees
+  }
+  ASSERT_TRUE((*c)->Flush(absl::Seconds(60)));
+  const CampaignStats s = (*c)->Snapshot();
+  EXPECT_EQ(s.counts.tuples, 6);
+  EXPECT_EQ(s.counts.mismatched, 4);
+  EXPECT_EQ(s.counts.agreed, 2);
+  EXPECT_EQ(s.new_findings, 1);
+  // bfe.s64 minimizes to the plainer bfe.u64, and the two operand shapes to
+  // one trigger class: one entry, counting all four, found as both forms.
+  EXPECT_THAT(EntryNames(dir + "/triage"),
+              ElementsAre("value-mismatch~faulty~ge256~bfe.u64 x4"));
+  auto shown = TriageStore::Open(dir + "/triage", false)->Show(
+      "value-mismatch~faulty~ge256~bfe.u64");
+  ASSERT_TRUE(shown.ok());
+  EXPECT_THAT(*shown, HasSubstr("found_as: bfe.u64, bfe.s64"));
+  (*c)->Stop();
+}
+
+TEST(CampaignTest, VariantsTheBackendDoesNotSupportAreNotSent) {
+  const std::string dir = FreshDir("supports");
+  auto c = Campaign::Start(Options(dir, {"--supports=add"}));
+  ASSERT_TRUE(c.ok()) << c.status();
+  Offer(**c, "add.s32", {{1, 2, 0, 0}});
+  Offer(**c, "popc.b32", {{1, 0, 0, 0}});
+  ASSERT_TRUE((*c)->Flush(absl::Seconds(60)));
+  const CampaignStats s = (*c)->Snapshot();
+  EXPECT_EQ(s.counts.tuples, 1);
+  EXPECT_EQ(s.skipped_unsupported, 1);
+  EXPECT_EQ(s.variants_reached, 1);
+}
+
+TEST(CampaignTest, OnlyASmallShareOfUndefinedResultsIsSent) {
+  const std::string dir = FreshDir("undefined");
+  auto c = Campaign::Start(Options(dir, {}));
+  ASSERT_TRUE(c.ok()) << c.status();
+  for (uint64_t a = 0; a < 100; ++a) Offer(**c, "div.u32", {{a, 0, 0, 0}});  // undefined
+  for (uint64_t a = 0; a < 100; ++a) Offer(**c, "div.u32", {{a, 1, 0, 0}});
+  ASSERT_TRUE((*c)->Flush(absl::Seconds(60)));
+  const CampaignStats s = (*c)->Snapshot();
+  EXPECT_EQ(s.counts.agreed, 100);
+  EXPECT_LE(s.counts.unspecified, 10);  // 5% of what was admitted
+  EXPECT_GE(s.counts.unspecified, 1);
+  EXPECT_EQ(s.skipped_undefined + s.counts.unspecified, 100);
+}
+
+TEST(CampaignTest, TheSystematicSourceFindsABugWithoutAnyFuzzInput) {
+  const std::string dir = FreshDir("systematic");
+  CampaignOptions o = Options(dir, {"--fault=wrong-on=popc.b64"});
+  o.systematic = true;
+  o.variants = {*ParseVariant("popc.b32"), *ParseVariant("popc.b64")};
+  auto c = Campaign::Start(o);
+  ASSERT_TRUE(c.ok()) << c.status();
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  while ((*c)->Snapshot().new_findings == 0 && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  (*c)->Stop();
+  const CampaignStats s = (*c)->Snapshot();
+  EXPECT_EQ(s.new_findings, 1);
+  EXPECT_EQ(s.variants_reached, 2);
+  EXPECT_GT(s.systematic, 0);
+}
+
+TEST(CampaignTest, AFaultyBatchIsIsolatedAndFiled) {
+  const std::string dir = FreshDir("fault");
+  auto c = Campaign::Start(Options(dir, {"--fault=crash-on=div.u32"}));
+  ASSERT_TRUE(c.ok()) << c.status();
+  Offer(**c, "add.u32", {{1, 2, 0, 0}});
+  Offer(**c, "div.u32", {{7, 2, 0, 0}});
+  ASSERT_TRUE((*c)->Flush(absl::Seconds(60)));
+  EXPECT_EQ((*c)->Snapshot().counts.faulty_batches, 1);
+  EXPECT_THAT(EntryNames(dir + "/triage"), ElementsAre("crash~faulty~crash~div.u32 x1"));
+}
+
+TEST(CampaignTest, AWorkerThatCannotStartIsAClearError) {
+  CampaignOptions o;
+  o.worker.argv = {"/nonexistent/worker"};
+  o.triage_dir = FreshDir("bad") + "/triage";
+  auto c = Campaign::Start(o);
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(c.status().message(), HasSubstr("/nonexistent/worker"));
+}
+
+}  // namespace
+}  // namespace ptxdiff

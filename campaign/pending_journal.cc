@@ -1,0 +1,143 @@
+#include "campaign/pending_journal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "fuzzers/fuzz_input.h"
+
+namespace ptxdiff {
+namespace {
+
+std::string PendingDir(const std::string& triage_dir) { return triage_dir + "/.pending"; }
+
+bool ProcessAlive(int pid) { return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM); }
+
+bool ParseHex(absl::string_view s, uint64_t& out) {
+  return absl::SimpleHexAtoi(s, &out);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<PendingJournal>> PendingJournal::Open(
+    const std::string& triage_dir) {
+  const std::string dir = PendingDir(triage_dir);
+  if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot create ", dir, ": ", std::strerror(errno)));
+  }
+  const std::string path = absl::StrCat(dir, "/", getpid(), ".journal");
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
+  }
+  return std::unique_ptr<PendingJournal>(new PendingJournal(path, fd));
+}
+
+PendingJournal::~PendingJournal() {
+  if (fd_ >= 0) close(fd_);
+}
+
+void PendingJournal::Append(const std::string& line) {
+  if (fd_ < 0) return;
+  // One write per line: a crash keeps whole lines (a full disk is reported
+  // once on stderr; the mismatch still goes on to be filed).
+  if (write(fd_, line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
+    std::fprintf(stderr, "ptxdiff: cannot append to %s: %s\n", path_.c_str(),
+                 std::strerror(errno));
+  }
+}
+
+int64_t PendingJournal::Add(const PendingMismatch& m) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const int64_t seq = next_seq_++;
+  const Operands& o = m.tuple.operands;
+  Append(absl::StrFormat("M %d %x %x %x %x %x %x\n", seq, StableId(m.tuple.variant), o.v[0],
+                         o.v[1], o.v[2], o.v[3], m.backend_bits));
+  return seq;
+}
+
+void PendingJournal::Done(int64_t seq) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Append(absl::StrFormat("F %d\n", seq));
+}
+
+void PendingJournal::Remove() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (fd_ >= 0) close(fd_);
+  fd_ = -1;
+  unlink(path_.c_str());
+}
+
+std::vector<PendingMismatch> ParseJournal(const std::string& text) {
+  std::map<int64_t, PendingMismatch> open;
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    const std::vector<absl::string_view> f = absl::StrSplit(line, ' ');
+    int64_t seq;
+    if (f.size() < 2 || !absl::SimpleAtoi(f[1], &seq)) continue;
+    if (f[0] == "F" && f.size() == 2) {
+      open.erase(seq);
+      continue;
+    }
+    uint64_t id, bits, ops[4];
+    if (f[0] != "M" || f.size() != 8 || !ParseHex(f[2], id) || !ParseHex(f[7], bits)) continue;
+    bool ok = true;
+    for (int i = 0; i < 4; ++i) ok &= ParseHex(f[3 + i], ops[i]);
+    const std::optional<Variant> v = VariantByStableId(id);
+    if (!ok || !v) continue;
+    PendingMismatch m{{*v, {{ops[0], ops[1], ops[2], ops[3]}}}, bits};
+    open[seq] = m;
+  }
+  std::vector<PendingMismatch> out;
+  for (auto& [seq, m] : open) out.push_back(m);
+  return out;
+}
+
+std::vector<std::pair<int64_t, PendingMismatch>> AdoptOrphanedJournals(
+    const std::string& triage_dir, PendingJournal& into) {
+  std::vector<std::pair<int64_t, PendingMismatch>> out;
+  const std::string dir = PendingDir(triage_dir);
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return out;
+  std::vector<std::string> orphans;
+  while (dirent* e = readdir(d)) {
+    int pid;
+    const std::string name = e->d_name;
+    if (!absl::EndsWith(name, ".journal") ||
+        !absl::SimpleAtoi(name.substr(0, name.size() - 8), &pid) || pid == getpid() ||
+        ProcessAlive(pid)) {
+      continue;
+    }
+    orphans.push_back(dir + "/" + name);
+  }
+  closedir(d);
+  for (const std::string& path : orphans) {
+    const std::string claimed = absl::StrCat(path, ".adopted-by-", getpid());
+    if (rename(path.c_str(), claimed.c_str()) != 0) continue;  // another took it
+    std::ifstream in(claimed);
+    std::stringstream text;
+    text << in.rdbuf();
+    for (const PendingMismatch& m : ParseJournal(text.str())) {
+      out.emplace_back(into.Add(m), m);
+    }
+    unlink(claimed.c_str());
+  }
+  return out;
+}
+
+}  // namespace ptxdiff

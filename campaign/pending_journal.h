@@ -1,0 +1,72 @@
+// The journal of mismatches judged but not yet filed, so that nothing
+// already found is lost when the fuzzer process dies (a crash, SIGKILL,
+// libFuzzer's _Exit on Ctrl-C) between judging a mismatch and filing its
+// minimized entry.
+//
+//   <triage dir>/.pending/<pid>.journal
+//
+// One line per event, appended with write(2) (so a process crash keeps it):
+//   M <seq> <variant stable id, hex> <a> <b> <c> <d> <backend bits>   (hex)
+//   F <seq>                                  (filed, or counted as known)
+// A campaign starting on the same triage directory adopts the journals of
+// processes that are gone: their mismatches without an F line are filed
+// again, and the old journal is removed. A clean stop removes its own.
+
+#ifndef PTXDIFF_CAMPAIGN_PENDING_JOURNAL_H_
+#define PTXDIFF_CAMPAIGN_PENDING_JOURNAL_H_
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "isa/tuple.h"
+
+namespace ptxdiff {
+
+struct PendingMismatch {
+  Tuple tuple;
+  uint64_t backend_bits = 0;
+};
+
+class PendingJournal {
+ public:
+  // Opens (creates) this process's journal under `triage_dir`.
+  static absl::StatusOr<std::unique_ptr<PendingJournal>> Open(const std::string& triage_dir);
+  ~PendingJournal();
+
+  // Records a mismatch; returns its sequence number (for Done).
+  int64_t Add(const PendingMismatch& m);
+  void Done(int64_t seq);
+
+  // Removes the journal (call when everything in it is done).
+  void Remove();
+
+  const std::string& path() const { return path_; }
+
+ private:
+  PendingJournal(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  void Append(const std::string& line);
+
+  std::mutex mu_;
+  std::string path_;
+  int fd_;
+  int64_t next_seq_ = 0;
+};
+
+// Takes over the journals under `triage_dir` whose processes are gone: each
+// is claimed by an atomic rename (so two campaigns never adopt the same
+// one), its unfiled mismatches are added to `into` (so they survive this
+// process dying too) and returned with their new sequence numbers, and it
+// is removed. Lines that do not parse (a torn last line) are skipped.
+std::vector<std::pair<int64_t, PendingMismatch>> AdoptOrphanedJournals(
+    const std::string& triage_dir, PendingJournal& into);
+
+// The unfiled mismatches of one journal's text (for tests and adoption).
+std::vector<PendingMismatch> ParseJournal(const std::string& text);
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_CAMPAIGN_PENDING_JOURNAL_H_

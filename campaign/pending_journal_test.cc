@@ -1,0 +1,65 @@
+#include "campaign/pending_journal.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "isa/spelling.h"
+
+namespace ptxdiff {
+namespace {
+
+std::string FreshDir(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "/journal_" + name + "_" + std::to_string(getpid());
+  std::system(("rm -rf '" + dir + "' && mkdir -p '" + dir + "'").c_str());
+  return dir;
+}
+
+TEST(PendingJournalTest, ParsesOnlyWhatWasNotDoneAndSkipsATornLine) {
+  const Variant v = *ParseVariant("bfe.u64");
+  const std::string text = absl::StrCat("M 0 ", absl::Hex(StableId(v)), " 1 100 1 0 0\n",
+                                        "M 1 ", absl::Hex(StableId(v)), " 1 0 100 0 1\n",
+                                        "F 0\nM 2 deadbeef 1 2");
+  const std::vector<PendingMismatch> open = ParseJournal(text);
+  ASSERT_EQ(open.size(), 1u);
+  EXPECT_EQ(open[0].tuple.variant, v);
+  EXPECT_EQ(open[0].tuple.operands.v[2], 0x100u);
+  EXPECT_EQ(open[0].backend_bits, 1u);
+}
+
+// A fuzzer process killed between judging a mismatch and filing it: the next
+// campaign adopts what it left.
+TEST(PendingJournalTest, AKilledProcessLeavesItsMismatchesForTheNextCampaign) {
+  const std::string dir = FreshDir("killed");
+  const Tuple t{*ParseVariant("fns.b32"), {{0xffffffff, 0, 0x80000000, 0}}};
+  const pid_t child = fork();
+  if (child == 0) {
+    auto journal = PendingJournal::Open(dir);
+    if (!journal.ok()) _exit(1);
+    (*journal)->Add({t, 7});
+    (*journal)->Done((*journal)->Add({t, 8}));
+    _exit(0);  // no clean Remove: as if killed
+  }
+  int status;
+  waitpid(child, &status, 0);
+  ASSERT_EQ(WEXITSTATUS(status), 0);
+  auto mine = PendingJournal::Open(dir);
+  ASSERT_TRUE(mine.ok()) << mine.status();
+  const auto adopted = AdoptOrphanedJournals(dir, **mine);
+  ASSERT_EQ(adopted.size(), 1u);
+  EXPECT_EQ(adopted[0].second.tuple, t);
+  EXPECT_EQ(adopted[0].second.backend_bits, 7u);
+  // Adopted into this process's journal (it survives this one dying too),
+  // and the orphan is gone: a second adoption finds nothing.
+  std::ifstream in((*mine)->path());
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(ParseJournal(text).size(), 1u);
+  EXPECT_TRUE(AdoptOrphanedJournals(dir, **mine).empty());
+}
+
+}  // namespace
+}  // namespace ptxdiff

@@ -1,0 +1,195 @@
+#include "campaign/systematic_source.h"
+
+#include <array>
+#include <numeric>
+
+#include "absl/container/flat_hash_set.h"
+#include "isa/family_table.h"
+#include "oracle/bits.h"
+
+namespace ptxdiff {
+namespace {
+
+constexpr int kFillers = 3;  // other sources at 0, 1 or -1
+constexpr int kBoundForms = 6;  // sum or difference, each at B-1, B, B+1
+
+std::vector<uint64_t> BuildShortEdges(int width) {
+  const uint64_t mask = LowMask(width);
+  const uint64_t min = uint64_t{1} << (width - 1);
+  std::vector<uint64_t> values = {0,   1,   2,   3,   4,   7,   8,   15,  16,
+                                  17,  31,  32,  33,  63,  64,  65,  127, 128,
+                                  255, 256, 257, min - 1, min, min + 1, mask, mask - 1,
+                                  0x80808080, 0x7f7f7f7f, 0x80007fff, 0xffff0000};
+  absl::flat_hash_set<uint64_t> seen;
+  std::vector<uint64_t> out;
+  for (uint64_t x : values) {
+    if (seen.insert(x & mask).second) out.push_back(x & mask);
+  }
+  return out;
+}
+
+std::vector<uint64_t> Bounds(int width) {
+  const uint64_t min = uint64_t{1} << (width - 1);
+  return {min - 1, min, 0, static_cast<uint64_t>(width), 32, 64, 256};
+}
+constexpr int kNumBounds = 7;
+
+// The shape of a variant's systematic set.
+struct Shape {
+  int sources;
+  int width[kMaxSources];
+  uint64_t edges[kMaxSources];  // ShortEdgeValues(width).size()
+  uint64_t edge_total = 0, boundary_total = 0;
+
+  explicit Shape(const Variant& v) : sources(NumSources(v)) {
+    for (int i = 0; i < sources; ++i) {
+      width[i] = SourceWidth(v, i);
+      edges[i] = ShortEdgeValues(width[i]).size();
+    }
+    if (sources == 1) edge_total = edges[0];
+    const uint64_t fillers = sources > 2 ? kFillers : 1;
+    for (int i = 0; i < sources; ++i) {
+      for (int j = 0; j < sources; ++j) {
+        if (i < j) edge_total += edges[i] * edges[j] * fillers;
+        if (i != j) boundary_total += kNumBounds * edges[i] * kBoundForms;
+      }
+    }
+  }
+  uint64_t total() const { return edge_total + boundary_total; }
+};
+
+uint64_t Filler(int f, int width) {
+  return f == 0 ? 0 : f == 1 ? 1 : LowMask(width);
+}
+
+Operands EdgeTuple(const Shape& s, uint64_t idx) {
+  Operands ops;
+  if (s.sources == 1) {
+    ops.v[0] = ShortEdgeValues(s.width[0])[idx];
+    return ops;
+  }
+  const uint64_t fillers = s.sources > 2 ? kFillers : 1;
+  for (int i = 0; i < s.sources; ++i) {
+    for (int j = i + 1; j < s.sources; ++j) {
+      const uint64_t block = s.edges[i] * s.edges[j] * fillers;
+      if (idx >= block) {
+        idx -= block;
+        continue;
+      }
+      const int fill = idx % fillers;
+      idx /= fillers;
+      for (int k = 0; k < s.sources; ++k) ops.v[k] = Filler(fill, s.width[k]);
+      ops.v[i] = ShortEdgeValues(s.width[i])[idx % s.edges[i]];
+      ops.v[j] = ShortEdgeValues(s.width[j])[idx / s.edges[i]];
+      return ops;
+    }
+  }
+  return ops;
+}
+
+Operands BoundaryTuple(const Shape& s, uint64_t idx) {
+  Operands ops;
+  for (int i = 0; i < s.sources; ++i) {
+    for (int j = 0; j < s.sources; ++j) {
+      if (i == j) continue;
+      const uint64_t block = kNumBounds * s.edges[i] * kBoundForms;
+      if (idx >= block) {
+        idx -= block;
+        continue;
+      }
+      const int form = idx % kBoundForms;
+      idx /= kBoundForms;
+      const uint64_t bound = Bounds(s.width[j])[idx % kNumBounds];
+      const uint64_t x = ShortEdgeValues(s.width[i])[idx / kNumBounds];
+      const uint64_t delta = static_cast<uint64_t>(form % 3) - 1;  // -1, 0, +1
+      ops.v[i] = x;
+      // x + y == bound + delta, or x - y == bound - delta.
+      ops.v[j] = Low(form < 3 ? bound + delta - x : x - bound + delta, s.width[j]);
+      return ops;
+    }
+  }
+  return ops;
+}
+
+// A stride coprime with n, so that k -> k * stride mod n visits every index.
+uint64_t Stride(uint64_t n, uint64_t seed) {
+  if (n <= 1) return 1;
+  uint64_t stride = (seed % n) | 1;
+  while (std::gcd(stride, n) != 1) stride = (stride + 2) % n;
+  return stride == 0 ? 1 : stride;
+}
+
+}  // namespace
+
+const std::vector<uint64_t>& ShortEdgeValues(int width) {
+  static const auto* tables = [] {
+    auto* t = new std::array<std::vector<uint64_t>, 65>();
+    for (int w = 1; w <= 64; ++w) (*t)[w] = BuildShortEdges(w);
+    return t;
+  }();
+  return (*tables)[width];
+}
+
+uint64_t SystematicCount(const Variant& v) { return Shape(v).total(); }
+
+Tuple SystematicTuple(const Variant& v, uint64_t k) {
+  const Shape s(v);
+  const uint64_t n = s.total();
+  // A fixed pseudo-random order: the first tuples of a variant already
+  // cover both sections and every pair of sources.
+  const uint64_t id = StableId(v);
+  const uint64_t idx = static_cast<uint64_t>(
+      (static_cast<unsigned __int128>(k) * Stride(n, id) + id % n) % n);
+  return {v, idx < s.edge_total ? EdgeTuple(s, idx) : BoundaryTuple(s, idx - s.edge_total)};
+}
+
+SystematicSource::SystematicSource(const std::vector<Variant>& variants, int run)
+    : run_(std::max(1, run)) {
+  std::vector<FamilyState> by_family(kNumFamilies);
+  for (const Variant& v : variants) {
+    if (const uint64_t n = SystematicCount(v); n > 0) {
+      by_family[static_cast<int>(v.family)].variants.push_back({v, n});
+    }
+  }
+  for (FamilyState& f : by_family) {
+    if (!f.variants.empty()) families_.push_back(std::move(f));
+  }
+}
+
+std::optional<Tuple> SystematicSource::Next() {
+  while (true) {
+    if (current_ != nullptr && left_in_run_ > 0 && current_->next < current_->count) {
+      --left_in_run_;
+      ++produced_;
+      return SystematicTuple(current_->variant, current_->next++);
+    }
+    if (!Advance()) return std::nullopt;
+  }
+}
+
+bool SystematicSource::Advance() {
+  // Drop the variant just finished with, if its set is exhausted (and its
+  // family, if that was its last variant).
+  if (current_ != nullptr && current_->next >= current_->count) {
+    const size_t f = (family_cursor_ + families_.size() - 1) % families_.size();
+    std::vector<VariantState>& vs = families_[f].variants;
+    const size_t index = current_ - vs.data();
+    vs.erase(vs.begin() + index);
+    ++exhausted_;
+    if (families_[f].cursor > index) --families_[f].cursor;
+    if (vs.empty()) {
+      families_.erase(families_.begin() + f);
+      if (family_cursor_ > f) --family_cursor_;
+    }
+  }
+  current_ = nullptr;
+  if (families_.empty()) return false;
+  family_cursor_ %= families_.size();
+  FamilyState& family = families_[family_cursor_++];
+  family.cursor %= family.variants.size();
+  current_ = &family.variants[family.cursor++];
+  left_in_run_ = run_;
+  return true;
+}
+
+}  // namespace ptxdiff

@@ -1,0 +1,76 @@
+// The systematic part of a campaign's search: every variant gets its edge
+// operand combinations and boundary operands, early, and time is spread over
+// families rather than over variants (78% of variants are video).
+//
+// For each variant the source defines a fixed set of tuples:
+//   - edge pairs: for each pair of sources, every combination of two values
+//     from a short per-width edge list (0, 1, 2, -1, -2, MIN, MAX, MIN+1,
+//     powers of two around the shift widths, 255/256, byte sign patterns),
+//     the other sources held at a value from {0, 1, -1};
+//   - boundary pairs: for each pair of sources (i, j) and each bound B of
+//     the width (MAX, MIN, 0, the width itself, 32, 64, 256), x_j chosen so
+//     that x_i + x_j or x_i - x_j is exactly B - 1, B or B + 1: what puts a
+//     sum at a saturation bound, position + length at the width, a
+//     difference at zero — derived from operand widths alone, so no family
+//     needs a hand list.
+// Tuples are visited in a fixed pseudo-random order per variant (so a
+// variant's first few tuples are already spread over its set). Families are
+// visited round-robin; within a family, one run of tuples per variant per
+// pass, so every variant is reached in the first pass and small families
+// are searched deeply early. Deterministic for a given variant list.
+
+#ifndef PTXDIFF_CAMPAIGN_SYSTEMATIC_SOURCE_H_
+#define PTXDIFF_CAMPAIGN_SYSTEMATIC_SOURCE_H_
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "isa/tuple.h"
+#include "isa/variant.h"
+
+namespace ptxdiff {
+
+// The number of tuples of `v` in the systematic set, and the k-th of them
+// (k < SystematicCount(v)).
+uint64_t SystematicCount(const Variant& v);
+Tuple SystematicTuple(const Variant& v, uint64_t k);
+
+// The short edge list for a width (each value fits the width).
+const std::vector<uint64_t>& ShortEdgeValues(int width);
+
+class SystematicSource {
+ public:
+  // `variants` in any order; `run` tuples per variant per visit.
+  explicit SystematicSource(const std::vector<Variant>& variants, int run = 8);
+
+  // The next tuple, or nullopt when every variant's set is exhausted.
+  std::optional<Tuple> Next();
+
+  // Variants whose whole set has been produced, and variants visited once.
+  int64_t exhausted() const { return exhausted_; }
+  int64_t produced() const { return produced_; }
+
+ private:
+  struct VariantState {
+    Variant variant;
+    uint64_t count;
+    uint64_t next = 0;
+  };
+  struct FamilyState {
+    std::vector<VariantState> variants;  // still with tuples left
+    size_t cursor = 0;
+  };
+  bool Advance();  // moves to the next (family, variant) run
+
+  std::vector<FamilyState> families_;  // still with variants left
+  size_t family_cursor_ = 0;
+  int run_;
+  int left_in_run_ = 0;
+  VariantState* current_ = nullptr;
+  int64_t exhausted_ = 0, produced_ = 0;
+};
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_CAMPAIGN_SYSTEMATIC_SOURCE_H_

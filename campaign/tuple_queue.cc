@@ -1,0 +1,106 @@
+#include "campaign/tuple_queue.h"
+
+#include <algorithm>
+
+namespace ptxdiff {
+
+Admission TupleQueue::Offer(const Tuple& t, Lane lane) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (closed_) return Admission::kClosed;
+  std::deque<Tuple>& q = lanes_[static_cast<int>(lane)];
+  if (q.size() >= options_.lane_capacity) {
+    ++counts_.dropped;
+    return Admission::kDropped;
+  }
+  // The window forgets everything at once when full: cheaper than an LRU,
+  // and a repeat after millions of tuples costs one more evaluation only.
+  if (seen_.size() >= options_.seen_capacity) seen_.clear();
+  if (!seen_.insert(t).second) {
+    ++counts_.duplicates;
+    return Admission::kDuplicate;
+  }
+  q.push_back(t);
+  ++counts_.queued;
+  not_empty_.notify_one();
+  return Admission::kQueued;
+}
+
+Admission TupleQueue::Put(const Tuple& t, Lane lane) {
+  std::unique_lock<std::mutex> lock(mu_);
+  std::deque<Tuple>& q = lanes_[static_cast<int>(lane)];
+  not_full_.wait(lock, [&] { return closed_ || q.size() < options_.lane_capacity; });
+  if (closed_) return Admission::kClosed;
+  if (seen_.size() >= options_.seen_capacity) seen_.clear();
+  if (!seen_.insert(t).second) {
+    ++counts_.duplicates;
+    return Admission::kDuplicate;
+  }
+  q.push_back(t);
+  ++counts_.queued;
+  not_empty_.notify_one();
+  return Admission::kQueued;
+}
+
+void TupleQueue::TakeFrom(Lane lane, size_t n, std::vector<Tuple>& out) {
+  std::deque<Tuple>& q = lanes_[static_cast<int>(lane)];
+  n = std::min(n, q.size());
+  out.insert(out.end(), q.begin(), q.begin() + n);
+  q.erase(q.begin(), q.begin() + n);
+}
+
+std::vector<Tuple> TupleQueue::TakeBatch(size_t max, size_t min, absl::Duration wait) {
+  std::unique_lock<std::mutex> lock(mu_);
+  min = std::max<size_t>(1, std::min(min, max));
+  not_empty_.wait_for(lock, absl::ToChronoNanoseconds(wait),
+                      [&] { return closed_ || SizeLocked() >= min; });
+  std::vector<Tuple> out;
+  out.reserve(std::min(max, SizeLocked()));
+  const size_t systematic = lanes_[static_cast<int>(Lane::kSystematic)].size();
+  const size_t reserved = std::min(systematic, max / 2);
+  TakeFrom(Lane::kNovel, max - reserved, out);
+  TakeFrom(Lane::kSystematic, max - out.size(), out);
+  TakeFrom(Lane::kRoutine, max - out.size(), out);
+  counts_.taken += out.size();
+  outstanding_ += out.size();
+  if (!out.empty()) not_full_.notify_all();
+  return out;
+}
+
+void TupleQueue::Close() {
+  std::lock_guard<std::mutex> lock(mu_);
+  closed_ = true;
+  not_empty_.notify_all();
+  not_full_.notify_all();
+}
+
+bool TupleQueue::closed() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return closed_;
+}
+
+size_t TupleQueue::SizeLocked() const {
+  return lanes_[0].size() + lanes_[1].size() + lanes_[2].size();
+}
+
+void TupleQueue::Done(size_t n) {
+  std::lock_guard<std::mutex> lock(mu_);
+  outstanding_ -= std::min(n, outstanding_);
+}
+
+bool TupleQueue::Idle() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return outstanding_ == 0 && lanes_[static_cast<int>(Lane::kNovel)].empty() &&
+         lanes_[static_cast<int>(Lane::kRoutine)].empty();
+}
+
+size_t TupleQueue::size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return SizeLocked();
+}
+
+QueueCounts TupleQueue::counts() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return counts_;
+}
+
+}  // namespace ptxdiff

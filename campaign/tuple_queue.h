@@ -1,0 +1,93 @@
+// The campaign's queue between the tuple producers (the fuzz loop, the
+// systematic source) and the senders that ship batches to the backend.
+//
+// It never makes the fuzz loop wait: Offer() admits or drops at once. It is
+// bounded: each lane holds at most `lane_capacity` tuples. It deduplicates:
+// a tuple admitted once on this run (within a window of `seen_capacity`
+// distinct tuples) is not admitted again. Under backpressure it favours what
+// is new: batches are taken from the novel lane first (tuples of a variant
+// or semantic class not sent before), then the systematic lane (at least
+// half a batch when it has tuples, so the planned search always advances),
+// then the routine lane (repeats), which is what a full queue drops.
+
+#ifndef PTXDIFF_CAMPAIGN_TUPLE_QUEUE_H_
+#define PTXDIFF_CAMPAIGN_TUPLE_QUEUE_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/time/time.h"
+#include "isa/tuple.h"
+
+namespace ptxdiff {
+
+enum class Lane : uint8_t {
+  kNovel,       // a variant or semantic class this run has not sent yet
+  kSystematic,  // the planned edge and boundary combinations
+  kRoutine,     // everything else from the fuzz loop: first to be dropped
+};
+inline constexpr int kNumLanes = 3;
+
+enum class Admission : uint8_t { kQueued, kDuplicate, kDropped, kClosed };
+
+struct QueueCounts {
+  int64_t queued = 0, duplicates = 0, dropped = 0, taken = 0;
+};
+
+class TupleQueue {
+ public:
+  struct Options {
+    size_t lane_capacity = size_t{1} << 16;
+    size_t seen_capacity = size_t{1} << 22;  // the dedup window, in tuples
+  };
+  explicit TupleQueue(Options options) : options_(options) {}
+  TupleQueue() : TupleQueue(Options{}) {}
+
+  // Never blocks: a duplicate or a tuple for a full lane is not admitted.
+  Admission Offer(const Tuple& t, Lane lane);
+
+  // Blocks while `lane` is full (for producers that may wait, like the
+  // systematic source); kClosed once Close() was called.
+  Admission Put(const Tuple& t, Lane lane);
+
+  // Waits until at least `min` tuples are queued (or `wait` passes, or the
+  // queue is closed), then takes up to `max`: novel first, then systematic
+  // (at least half of `max` when there are that many), then routine. Empty
+  // only when the wait ran out with nothing queued, or closed and drained.
+  std::vector<Tuple> TakeBatch(size_t max, size_t min, absl::Duration wait);
+
+  // Wakes every waiter; Offer and Put then return kClosed, TakeBatch drains
+  // what is left.
+  void Close();
+  bool closed() const;
+
+  // Senders call Done with a batch's size once it is judged.
+  void Done(size_t n);
+  // True when the novel and routine lanes are empty and every batch taken
+  // is done (the systematic lane may still hold tuples).
+  bool Idle() const;
+
+  size_t size() const;
+  QueueCounts counts() const;
+
+ private:
+  size_t SizeLocked() const;
+  void TakeFrom(Lane lane, size_t n, std::vector<Tuple>& out);
+
+  const Options options_;
+  mutable std::mutex mu_;
+  std::condition_variable not_empty_, not_full_;
+  std::deque<Tuple> lanes_[kNumLanes];
+  absl::flat_hash_set<Tuple> seen_;
+  QueueCounts counts_;
+  size_t outstanding_ = 0;  // taken, not yet Done
+  bool closed_ = false;
+};
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_CAMPAIGN_TUPLE_QUEUE_H_

@@ -1,0 +1,75 @@
+#include "campaign/tuple_queue.h"
+
+#include <thread>
+
+#include "gtest/gtest.h"
+#include "isa/spelling.h"
+
+namespace ptxdiff {
+namespace {
+
+Tuple T(uint64_t a) { return {*ParseVariant("add.s32"), {{a, 1, 0, 0}}}; }
+
+TEST(TupleQueueTest, ATupleAdmittedOnceIsNotAdmittedAgain) {
+  TupleQueue q;
+  EXPECT_EQ(q.Offer(T(1), Lane::kRoutine), Admission::kQueued);
+  EXPECT_EQ(q.Offer(T(1), Lane::kNovel), Admission::kDuplicate);
+  EXPECT_EQ(q.TakeBatch(10, 1, absl::ZeroDuration()).size(), 1u);
+  // Still a duplicate after it was sent.
+  EXPECT_EQ(q.Offer(T(1), Lane::kRoutine), Admission::kDuplicate);
+  EXPECT_EQ(q.counts().duplicates, 2);
+}
+
+TEST(TupleQueueTest, AFullLaneDropsWithoutBlockingAndFavoursNovelTuples) {
+  TupleQueue q(TupleQueue::Options{.lane_capacity = 2});
+  EXPECT_EQ(q.Offer(T(1), Lane::kRoutine), Admission::kQueued);
+  EXPECT_EQ(q.Offer(T(2), Lane::kRoutine), Admission::kQueued);
+  EXPECT_EQ(q.Offer(T(3), Lane::kRoutine), Admission::kDropped);
+  // Backpressure on repeats does not stop new classes.
+  EXPECT_EQ(q.Offer(T(4), Lane::kNovel), Admission::kQueued);
+  const std::vector<Tuple> batch = q.TakeBatch(2, 1, absl::ZeroDuration());
+  ASSERT_EQ(batch.size(), 2u);
+  EXPECT_EQ(batch[0], T(4));  // novel first
+  EXPECT_EQ(batch[1], T(1));
+  EXPECT_EQ(q.counts().dropped, 1);
+  // A dropped tuple was never admitted: it may come again.
+  EXPECT_EQ(q.Offer(T(3), Lane::kRoutine), Admission::kQueued);
+}
+
+TEST(TupleQueueTest, TheSystematicLaneGetsHalfOfEachBatch) {
+  TupleQueue q;
+  for (uint64_t i = 0; i < 10; ++i) q.Offer(T(i), Lane::kNovel);
+  for (uint64_t i = 100; i < 110; ++i) q.Offer(T(i), Lane::kSystematic);
+  const std::vector<Tuple> batch = q.TakeBatch(8, 8, absl::ZeroDuration());
+  ASSERT_EQ(batch.size(), 8u);
+  int systematic = 0;
+  for (const Tuple& t : batch) systematic += t.operands.v[0] >= 100;
+  EXPECT_EQ(systematic, 4);
+}
+
+TEST(TupleQueueTest, IdleOnlyWhenEveryTakenBatchIsDone) {
+  TupleQueue q;
+  q.Offer(T(1), Lane::kNovel);
+  EXPECT_FALSE(q.Idle());
+  const auto batch = q.TakeBatch(10, 1, absl::ZeroDuration());
+  EXPECT_FALSE(q.Idle());  // taken, not judged yet
+  q.Done(batch.size());
+  EXPECT_TRUE(q.Idle());
+}
+
+TEST(TupleQueueTest, PutBlocksOnAFullLaneUntilTakenOrClosed) {
+  TupleQueue q(TupleQueue::Options{.lane_capacity = 1});
+  EXPECT_EQ(q.Put(T(1), Lane::kSystematic), Admission::kQueued);
+  std::thread producer([&] { EXPECT_EQ(q.Put(T(2), Lane::kSystematic), Admission::kQueued); });
+  EXPECT_EQ(q.TakeBatch(1, 1, absl::Seconds(5)).size(), 1u);
+  producer.join();
+  std::thread blocked([&] { EXPECT_EQ(q.Put(T(3), Lane::kSystematic), Admission::kClosed); });
+  q.Close();
+  blocked.join();
+  // Closing drains: what was queued can still be taken.
+  EXPECT_EQ(q.TakeBatch(10, 1, absl::ZeroDuration()).size(), 1u);
+  EXPECT_EQ(q.Offer(T(9), Lane::kNovel), Admission::kClosed);
+}
+
+}  // namespace
+}  // namespace ptxdiff

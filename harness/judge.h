@@ -1,0 +1,54 @@
+// The judge: one backend answer to one tuple against the oracle's result.
+//
+// A mismatch is a backend value that differs from a *defined* oracle result;
+// a decline or an oracle-undefined result is never one. Everything that
+// compares a backend with the oracle (the fuzz target, the campaign's
+// sender, `sweep`, `repro`, the minimizer) judges here and counts in
+// JudgeCounts, so the words and the numbers mean the same everywhere.
+
+#ifndef PTXDIFF_HARNESS_JUDGE_H_
+#define PTXDIFF_HARNESS_JUDGE_H_
+
+#include <cstdint>
+
+#include "absl/strings/string_view.h"
+#include "gpu_runner/protocol.h"
+#include "isa/tuple.h"
+#include "oracle/oracle.h"
+
+namespace ptxdiff {
+
+enum class Verdict : uint8_t {
+  kAgree,        // the backend's value equals the defined oracle result
+  kMismatch,     // it differs: a finding
+  kDeclined,     // the backend gave no value
+  kUnspecified,  // the spec leaves the result open; nothing to compare
+};
+absl::string_view VerdictName(Verdict v);
+
+Verdict Judge(const Result& oracle, const TupleResult& backend);
+
+// A verdict with what it was reached from, so that nobody evaluates the
+// oracle again to report it.
+struct Judgement {
+  Verdict verdict = Verdict::kAgree;
+  Result oracle;
+  uint64_t backend_bits = 0;  // meaningful unless declined
+};
+Judgement JudgeTuple(const Tuple& tuple, const TupleResult& backend);
+
+// Counts over many judged tuples. `tuples` counts every tuple sent to the
+// backend, including those of faulty batches (which get no verdict).
+struct JudgeCounts {
+  int64_t tuples = 0, agreed = 0, mismatched = 0, declined = 0, unspecified = 0;
+  int64_t faulty_batches = 0;
+
+  void Count(Verdict v);
+  // Tuples that got a verdict (all but those of faulty batches).
+  int64_t judged() const { return agreed + mismatched + declined + unspecified; }
+  JudgeCounts& operator+=(const JudgeCounts& other);
+};
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_HARNESS_JUDGE_H_
