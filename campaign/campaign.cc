@@ -109,6 +109,14 @@ bool Campaign::Wanted(const Variant& v, int index) const {
          unsupported_declines_[index].load(std::memory_order_relaxed) < answered;
 }
 
+bool Campaign::Declining(int index) const {
+  // Variants the backend mostly declines (ptxas does not fold them) get one
+  // tuple in ten: enough to keep learning, little to waste.
+  const int32_t answered = answered_[index].load(std::memory_order_relaxed);
+  return answered >= 256 &&
+         declined_[index].load(std::memory_order_relaxed) * int64_t{10} > answered * int64_t{9};
+}
+
 Lane Campaign::LaneFor(int index, uint32_t classes) {
   uint32_t& seen = offered_classes_[index];
   if (seen == 0 || (classes & ~seen) != 0) {
@@ -134,13 +142,8 @@ void Campaign::Offer(const Tuple& t, const Result& oracle, uint32_t classes) {
   } else if (!AdmitUndefined(oracle)) {
     undefined = 1;
   } else {
-    Lane lane = LaneFor(index, classes);
-    // Variants the backend mostly declines (ptxas does not fold them) get
-    // one routine tuple in ten: enough to keep learning, little to waste.
-    const int32_t answered = answered_[index].load(std::memory_order_relaxed);
-    const bool declining =
-        answered >= 256 && declined_[index].load(std::memory_order_relaxed) * 10 > answered * 9;
-    if (lane == Lane::kNovel || !declining || ++routine_skips_ % 10 == 0) {
+    const Lane lane = LaneFor(index, classes);
+    if (lane == Lane::kNovel || !Declining(index) || ++routine_skips_ % 10 == 0) {
       queue_.Offer(t, lane);
     }
   }
@@ -161,7 +164,8 @@ void Campaign::SystematicLoop() {
     const std::optional<Tuple> t = source.Next();
     if (!t) break;
     ++produced;
-    if (!Wanted(t->variant, VariantIndex(t->variant))) continue;
+    const int index = VariantIndex(t->variant);
+    if (!Wanted(t->variant, index) || (Declining(index) && produced % 10 != 0)) continue;
     const Result oracle = Evaluate(t->variant, t->operands);
     ++admitted;
     if (!oracle.defined()) {

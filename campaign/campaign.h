@@ -128,6 +128,7 @@ class Campaign {
   bool Record(const Finding& f, bool repeats);  // false if it could not be filed
   void FlushRepeats();
   bool Wanted(const Variant& v, int index) const;
+  bool Declining(int index) const;
   Lane LaneFor(int index, uint32_t classes);
   bool AdmitUndefined(const Result& oracle);
 

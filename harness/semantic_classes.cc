@@ -65,7 +65,7 @@ std::string TriggerClassName(uint32_t classes) {
       {kSaturated, "saturated"},       {kNegativeSelected, "negative-part"}};
   std::string out;
   for (const auto& [bit, name] : kNames) {
-    if (classes & bit) absl::StrAppend(&out, out.empty() ? "" : "+", name);
+    if (classes & bit) absl::StrAppend(&out, out.empty() ? "" : "_", name);
   }
   return out.empty() ? "in-range" : out;
 }

@@ -44,7 +44,7 @@ inline constexpr uint32_t kTriggerClasses = kAllOnesOperand | kShiftAtLeast32 |
                                             kShiftAtLeast64 | kAbove255 | kFieldCrossesTop |
                                             kSaturated | kNegativeSelected | kMinOperand;
 
-// "ge256+min", or "in-range" when no trigger class is reached: a stable
+// "ge256_min", or "in-range" when no trigger class is reached: a stable
 // token for entry names.
 std::string TriggerClassName(uint32_t classes);
 

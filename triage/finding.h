@@ -5,7 +5,7 @@
 // signature per root cause. It is read off the *minimized* finding
 // (minimizer.h): the plainest variant that still shows the cause, the
 // backend, the kind, and the trigger class of the operands (which operand
-// classes the minimized tuple needs: "ge256", "min+all-ones", "in-range";
+// classes the minimized tuple needs: "ge256", "all-ones_min", "in-range";
 // semantic_classes.h). Which result bytes differ is not part of it: one
 // cause shows in different bytes for different operands. Entry names are
 // the signature, encoded so that they parse back (EntryName /

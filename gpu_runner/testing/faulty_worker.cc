@@ -18,6 +18,24 @@
 //   error          answer a RUN with an ERROR frame
 //   exit-at-hello  print a reason on stderr and exit 3 instead of HELLO_REPLY
 //   bad-hello      answer HELLO with garbage
+//   planted=NAME   one narrow planted bug, for bench/finding_power_benchmark:
+//                  the oracle's answers everywhere except one condition where
+//                  the oracle's result is defined and the answer is wrong:
+//     video-selector       `vadd.s32.u32.s32.sat d.b1, a.h1, b.b2, c` (one of
+//                          ~60k video variants), every operand: bit 0 of the
+//                          destination byte (bit 8) flipped
+//     sat-bound            `add.sat.s32` where the exact sum a + b is
+//                          INT32_MAX + 1 (2^31): answers the wrapped sum
+//                          0x80000000 instead of 0x7fffffff
+//     field-width          `bfe.u32` where c & 0xff (length) != 0 and
+//                          (b & 0xff) + (c & 0xff) == 32 (the field ends at
+//                          the top bit exactly): bit 0 flipped
+//     min-times-minus-one  `mul.lo.s64` with {a, b} = {INT64_MIN, -1} (either
+//                          order): answers INT64_MAX (saturated) instead of
+//                          INT64_MIN
+//     defined-corner       `fns.b32` (mask, base, offset) with base == 31 and
+//                          offset < 0 as s32 (bases > 31 are undefined): bit
+//                          0 flipped
 //
 // --supports=LIST (comma-separated) replaces the `supports` lines.
 
@@ -27,6 +45,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <string>
 
 #include "absl/strings/match.h"
@@ -35,6 +54,7 @@
 #include "absl/strings/strip.h"
 #include "gpu_runner/frame_io.h"
 #include "gpu_runner/oracle_backend.h"
+#include "isa/spelling.h"
 
 namespace ptxdiff {
 namespace {
@@ -53,6 +73,64 @@ bool FirstTime(const std::string& state) {
   return true;
 }
 
+// A planted bug: where `hit` holds for a tuple of the variant spelled
+// `spelling`, the answer is wrong(oracle's bits).
+struct Planted {
+  std::string spelling;
+  bool (*hit)(const Operands&);
+  uint64_t (*wrong)(uint64_t);
+};
+
+int64_t S32(uint64_t x) { return static_cast<int32_t>(static_cast<uint32_t>(x)); }
+
+std::optional<Planted> PlantedBug(absl::string_view name) {
+  struct Row {
+    absl::string_view name, spelling;
+    Planted bug;
+  };
+  static const Row kRows[] = {
+      {"video-selector", "vadd.s32.u32.s32.sat d.b1, a.h1, b.b2, c",
+       {"", [](const Operands&) { return true; },
+        [](uint64_t r) { return r ^ 0x100; }}},
+      {"sat-bound", "add.sat.s32",
+       {"", [](const Operands& o) { return S32(o.v[0]) + S32(o.v[1]) == int64_t{1} << 31; },
+        [](uint64_t) { return uint64_t{0x80000000}; }}},
+      {"field-width", "bfe.u32",
+       {"", [](const Operands& o) {
+          return (o.v[2] & 0xff) != 0 && (o.v[1] & 0xff) + (o.v[2] & 0xff) == 32;
+        }, [](uint64_t r) { return r ^ 1; }}},
+      {"min-times-minus-one", "mul.lo.s64",
+       {"", [](const Operands& o) {
+          constexpr uint64_t kMin = uint64_t{1} << 63, kMinusOne = ~uint64_t{0};
+          return (o.v[0] == kMin && o.v[1] == kMinusOne) ||
+                 (o.v[0] == kMinusOne && o.v[1] == kMin);
+        }, [](uint64_t) { return uint64_t{0x7fffffffffffffff}; }}},
+      {"defined-corner", "fns.b32",
+       {"", [](const Operands& o) {
+          return static_cast<uint32_t>(o.v[1]) == 31 && S32(o.v[2]) < 0;
+        }, [](uint64_t r) { return r ^ 1; }}},
+  };
+  for (const Row& row : kRows) {
+    if (row.name != name) continue;
+    auto v = ParseVariant(row.spelling);
+    if (!v.ok()) return std::nullopt;
+    Planted bug = row.bug;
+    bug.spelling = Spell(*v);  // the canonical form the client sends
+    return bug;
+  }
+  return std::nullopt;
+}
+
+void ApplyPlanted(const Planted& bug, const RunRequest& request, RunReply& reply) {
+  for (size_t i = 0; i < request.tuples.size(); ++i) {
+    const WireTuple& t = request.tuples[i];
+    if (reply.results[i].kind == ResultKind::kValue &&
+        request.spellings[t.variant_index] == bug.spelling && bug.hit(t.operands)) {
+      reply.results[i].bits = bug.wrong(reply.results[i].bits);
+    }
+  }
+}
+
 void Crash() {
   std::fprintf(stderr, "faulty_worker: crashing on purpose\n");
   std::fflush(stderr);
@@ -69,6 +147,16 @@ int Serve(const Flags& flags) {
   if (flags.fault == "bad-hello") {
     (void)write(STDOUT_FILENO, "this is not a frame at all", 26);
     return 0;
+  }
+  std::optional<Planted> planted;
+  absl::string_view planted_name = flags.fault;
+  if (absl::ConsumePrefix(&planted_name, "planted=")) {
+    planted = PlantedBug(planted_name);
+    if (!planted) {
+      std::fprintf(stderr, "faulty_worker: unknown planted bug '%s'\n",
+                   std::string(planted_name).c_str());
+      return 2;
+    }
   }
   std::unique_ptr<Backend> backend = MakeOracleBackend();
   WorkerIdentity id = backend->Identity();
@@ -123,6 +211,7 @@ int Serve(const Flags& flags) {
         }
       }
     }
+    if (planted) ApplyPlanted(*planted, *request, reply);
     (void)WriteFrame(STDOUT_FILENO, MessageType::kResults, EncodeRunReply(reply));
   }
 }

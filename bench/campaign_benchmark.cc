@@ -1,0 +1,143 @@
+// Campaign throughput beside the backend's own batch throughput, measured in
+// the same run, on the `oracle` backend and (where the CUDA toolkit is) on
+// `ptxas`.
+//
+//   cmake --preset release && cmake --build --preset release
+//   build/release/bench/campaign_benchmark [--seconds=20] [--backend=NAME]...
+//
+// For each backend:
+//   backend alone   batches of BatchSizeFor(backend) systematic tuples
+//                   sent back to back through one worker (what the backend
+//                   can check per second when it is never idle);
+//   campaign        the campaign engine (campaign/campaign.h) for the same
+//                   time, fed by its systematic source and by a thread that
+//                   offers random edge tuples as fast as it can (standing in
+//                   for the libFuzzer loop, which never waits): tuples judged
+//                   per second, variants reached, and the ratio to the above.
+
+#include <atomic>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/strip.h"
+#include "absl/strings/numbers.h"
+#include "absl/time/clock.h"
+#include "campaign/campaign.h"
+#include "campaign/systematic_source.h"
+#include "gpu_runner/worker_client.h"
+#include "gpu_runner/worker_locator.h"
+#include "harness/semantic_classes.h"
+#include "isa/family_table.h"
+#include "oracle/edge_operands.h"
+
+namespace ptxdiff {
+namespace {
+
+std::string TempDir() {
+  char dir[] = "/tmp/campaign_benchmark.XXXXXX";
+  return mkdtemp(dir) ? dir : "/tmp";
+}
+
+// Tuples judged per second by one worker fed back to back.
+double BackendAlone(const WorkerCommand& command, double seconds) {
+  auto client = WorkerClient::Start(command);
+  if (!client.ok()) return 0;
+  const size_t batch = BatchSizeFor((*client)->identity().name);
+  std::vector<Variant> supported;
+  for (const Variant& v : AllVariants()) {
+    if ((*client)->identity().Supports(v)) supported.push_back(v);
+  }
+  SystematicSource source(supported);
+  int64_t judged = 0;
+  const absl::Time start = absl::Now();
+  while (absl::Now() - start < absl::Seconds(seconds)) {
+    std::vector<Tuple> tuples;
+    while (tuples.size() < batch) tuples.push_back(*source.Next());
+    const BatchOutcome out = (*client)->Run(tuples);
+    if (!out.fault) judged += tuples.size();
+  }
+  return judged / absl::ToDoubleSeconds(absl::Now() - start);
+}
+
+// Offers random edge tuples of random variants until `stop`.
+void FuzzLoopStandIn(Campaign& campaign, const std::atomic<bool>& stop) {
+  std::mt19937_64 rng(1);
+  const std::vector<Variant>& all = AllVariants();
+  std::vector<Operands> ops(8);
+  while (!stop) {
+    const Variant& v = all[rng() % all.size()];
+    FillEdgeTuples(v, rng, ops);
+    for (const Operands& o : ops) {
+      const Tuple t{v, o};
+      const Result r = Evaluate(v, o);
+      campaign.Offer(t, r, SemanticClasses(t, r));
+    }
+  }
+}
+
+void Measure(const std::string& backend, double seconds) {
+  auto command = CommandForBackend(backend, PTXDIFF_WORKER_PATH);
+  if (!command.ok()) {
+    std::printf("%-8s %s\n", backend.c_str(), std::string(command.status().message()).c_str());
+    return;
+  }
+  const double alone = BackendAlone(*command, seconds);
+  CampaignOptions options;
+  options.worker = *command;
+  options.triage_dir = TempDir() + "/triage";
+  auto campaign = Campaign::Start(options);
+  if (!campaign.ok()) {
+    std::printf("%-8s cannot start: %s\n", backend.c_str(),
+                std::string(campaign.status().message()).c_str());
+    return;
+  }
+  std::atomic<bool> stop{false};
+  const absl::Time start = absl::Now();
+  std::thread fuzz([&] { FuzzLoopStandIn(**campaign, stop); });
+  absl::SleepFor(absl::Seconds(seconds));
+  const CampaignStats s = (*campaign)->Snapshot();
+  const double elapsed = absl::ToDoubleSeconds(absl::Now() - start);
+  stop = true;
+  fuzz.join();
+  (*campaign)->Stop();
+  const double rate = s.counts.tuples / elapsed;
+  std::printf("%-8s %12.0f %12.0f %6.2f %9d %9lld/%-6lld %10lld %9lld\n", backend.c_str(),
+              alone, rate, alone > 0 ? rate / alone : 0.0,
+              static_cast<int>((*campaign)->batch_size()),
+              static_cast<long long>(s.variants_reached),
+              static_cast<long long>(s.supported_variants),
+              static_cast<long long>(s.offered), static_cast<long long>(s.counts.mismatched));
+}
+
+int Main(int argc, char** argv) {
+  double seconds = 20;
+  std::vector<std::string> backends;
+  for (int i = 1; i < argc; ++i) {
+    absl::string_view arg = argv[i];
+    if (absl::ConsumePrefix(&arg, "--seconds=") && absl::SimpleAtod(arg, &seconds)) continue;
+    if (absl::ConsumePrefix(&arg, "--backend=")) {
+      backends.emplace_back(arg);
+      continue;
+    }
+    std::fprintf(stderr, "usage: campaign_benchmark [--seconds=S] [--backend=NAME]...\n");
+    return 2;
+  }
+  if (backends.empty()) {
+    backends = {"oracle"};
+    if (ChooseDefaultBackend().name == "ptxas") backends.push_back("ptxas");
+  }
+  std::printf("%.0f s per measurement, %u cores\n", seconds, std::thread::hardware_concurrency());
+  std::printf("%-8s %12s %12s %6s %9s %16s %10s %9s\n", "backend", "alone/s", "campaign/s",
+              "ratio", "batch", "reached/supp.", "offered", "mismatch");
+  for (const std::string& b : backends) Measure(b, seconds);
+  return 0;
+}
+
+}  // namespace
+}  // namespace ptxdiff
+
+int main(int argc, char** argv) { return ptxdiff::Main(argc, argv); }

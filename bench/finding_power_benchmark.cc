@@ -1,0 +1,261 @@
+// Finding power (issue #9, "Measure it"): time to find each planted bug of
+// the faulty test worker (`--fault=planted=NAME`, see
+// gpu_runner/testing/faulty_worker.cc), for plain uniform random testing and,
+// given --ptxdiff=PATH, for the campaign (`ptxdiff fuzz`):
+//
+//   build/release/bench/finding_power_benchmark [--budget=60] [--seed=1]
+//       [--only=NAME] [--ptxdiff=build/fuzz/cli/ptxdiff]
+//
+// Uniform: batches of 4096 tuples, each a uniformly random variant of
+// AllVariants() with uniformly random operand bits, through WorkerClient,
+// until a backend value differs from a defined oracle result. Campaign:
+// `ptxdiff fuzz --backend exec:WRAPPER --max-time BUDGET` in a temp dir, until
+// the first entry appears in its triage directory. Both are capped at --budget.
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "gpu_runner/worker_client.h"
+#include "isa/family_table.h"
+#include "isa/spelling.h"
+#include "oracle/oracle.h"
+
+extern char** environ;
+
+namespace ptxdiff {
+namespace {
+
+// A planted bug, a tuple that triggers it and a neighbour that must not.
+struct Bug {
+  const char* name;
+  const char* spelling;
+  Operands hit, miss;
+};
+const Bug kBugs[] = {
+    {"video-selector", "vadd.s32.u32.s32.sat d.b1, a.h1, b.b2, c", {{1, 2, 3}}, {{1, 2, 3}}},
+    {"sat-bound", "add.sat.s32", {{0x7fffffff, 1}}, {{0x7fffffff, 2}}},
+    {"field-width", "bfe.u32", {{0xdeadbeef, 4, 28}}, {{0xdeadbeef, 4, 27}}},
+    {"min-times-minus-one", "mul.lo.s64", {{~0ull, 1ull << 63}}, {{~0ull, (1ull << 63) + 1}}},
+    {"defined-corner", "fns.b32", {{0x80000001, 31, 0xffffffff}}, {{0x80000001, 30, 0xffffffff}}},
+};
+
+struct Flags {
+  double budget = 60;
+  uint64_t seed = 1;
+  std::string only, ptxdiff;
+};
+
+struct Outcome {
+  std::optional<double> seconds;  // time to find; empty if not found
+  std::string what;               // the mismatching tuple or the triage entry
+};
+
+absl::StatusOr<std::unique_ptr<WorkerClient>> StartFaulty(const std::string& bug) {
+  WorkerCommand command;
+  command.argv = {PTXDIFF_FAULTY_WORKER_PATH, "--fault=planted=" + bug};
+  return WorkerClient::Start(command);
+}
+
+bool Mismatch(const Tuple& t, const TupleResult& r) {
+  const Result oracle = Evaluate(t.variant, t.operands);
+  return r.kind == ResultKind::kValue && oracle.defined() && r.bits != oracle.bits;
+}
+
+// The known tuple triggers the bug; its neighbour and the video variant with
+// another selector (for video-selector) do not.
+bool SelfCheck(const Bug& bug) {
+  auto v = ParseVariant(bug.spelling);
+  auto client = StartFaulty(bug.name);
+  if (!v.ok() || !client.ok()) return false;
+  std::vector<Tuple> tuples = {{*v, bug.hit}, {*v, bug.miss}};
+  if (v->family == Family::kVadd) tuples[1].variant.asel = Sel::kH0;
+  if (!IsLegal(tuples[1].variant)) return false;
+  const BatchOutcome out = (*client)->Run(tuples);
+  return !out.fault && Mismatch(tuples[0], out.results[0]) &&
+         !Mismatch(tuples[1], out.results[1]) && Evaluate(tuples[0].variant, bug.hit).defined();
+}
+
+Outcome UniformSearch(const Bug& bug, const Flags& flags) {
+  auto client = StartFaulty(bug.name);
+  if (!client.ok()) return {std::nullopt, std::string(client.status().message())};
+  const std::vector<Variant>& all = AllVariants();
+  std::mt19937_64 rng(flags.seed);
+  std::vector<Tuple> batch(4096);
+  const absl::Time start = absl::Now();
+  for (uint64_t checked = 0;; checked += batch.size()) {
+    const double elapsed = absl::ToDoubleSeconds(absl::Now() - start);
+    if (elapsed >= flags.budget) return {std::nullopt, absl::StrCat(checked, " tuples checked")};
+    for (Tuple& t : batch) {
+      t = {all[rng() % all.size()], {}};
+      for (int i = 0; i < NumSources(t.variant); ++i) {
+        const int w = SourceWidth(t.variant, i);
+        t.operands.v[i] = rng() & (w == 64 ? ~0ull : (1ull << w) - 1);
+      }
+    }
+    const BatchOutcome out = (*client)->Run(batch);
+    if (out.fault) return {std::nullopt, "backend fault: " + out.fault->detail};
+    for (size_t i = 0; i < batch.size(); ++i) {
+      if (!Mismatch(batch[i], out.results[i])) continue;
+      const Tuple& t = batch[i];
+      return {absl::ToDoubleSeconds(absl::Now() - start),
+              absl::StrFormat("%s, backend 0x%x, after %d tuples",
+                              ReplayLine(t.variant, t.operands, Evaluate(t.variant, t.operands)),
+                              out.results[i].bits, checked + i + 1)};
+    }
+  }
+}
+
+// The first entry of a triage directory (any subdirectory but temporaries),
+// also looking in `entries/` should the layout grow one.
+std::string FirstEntry(const std::string& triage) {
+  namespace fs = std::filesystem;
+  for (const std::string& dir : {triage, triage + "/entries"}) {
+    std::error_code ec;
+    for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+      const std::string name = e.path().filename();
+      if (e.is_directory(ec) && name[0] != '.' && name != "entries") return name;
+    }
+  }
+  return "";
+}
+
+pid_t Spawn(const std::vector<std::string>& argv, const std::string& log) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  std::vector<char*> cargv;
+  for (const std::string& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  pid_t pid = -1;
+  if (posix_spawn(&pid, cargv[0], &actions, nullptr, cargv.data(), environ) != 0) pid = -1;
+  posix_spawn_file_actions_destroy(&actions);
+  return pid;
+}
+
+// SIGINT, up to 30 s to stop (the campaign forwards it to libFuzzer), then SIGKILL.
+void Stop(pid_t pid) {
+  kill(pid, SIGINT);
+  for (int i = 0; i < 300; ++i) {
+    if (waitpid(pid, nullptr, WNOHANG) != 0) return;
+    usleep(100000);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+}
+
+Outcome CampaignSearch(const Bug& bug, const Flags& flags, std::string& command) {
+  char tmpl[] = "/tmp/finding_power.XXXXXX";
+  if (mkdtemp(tmpl) == nullptr) return {std::nullopt, "cannot create a temp dir"};
+  const std::string dir = tmpl, wrapper = dir + "/worker.sh";
+  std::ofstream(wrapper) << "#!/bin/sh\nexec " << PTXDIFF_FAULTY_WORKER_PATH
+                         << " --fault=planted=" << bug.name << " \"$@\"\n";
+  chmod(wrapper.c_str(), 0755);
+  const int max_time = static_cast<int>(flags.budget + 0.999);
+  const std::vector<std::string> argv = {
+      flags.ptxdiff, "fuzz", "--backend", "exec:" + wrapper, "--out", dir + "/out",
+      "--dir", dir + "/triage", "--max-time", absl::StrCat(max_time)};
+  command = absl::StrJoin(argv, " ") + " > " + dir + "/campaign.log 2>&1";
+  const absl::Time start = absl::Now();
+  const pid_t pid = Spawn(argv, dir + "/campaign.log");
+  if (pid < 0) return {std::nullopt, "cannot start " + flags.ptxdiff};
+  Outcome outcome{std::nullopt, "see " + dir + "/campaign.log"};
+  while (absl::ToDoubleSeconds(absl::Now() - start) < flags.budget) {
+    if (std::string entry = FirstEntry(dir + "/triage"); !entry.empty()) {
+      outcome = {absl::ToDoubleSeconds(absl::Now() - start), entry};
+      break;
+    }
+    if (waitpid(pid, nullptr, WNOHANG) != 0) return outcome;  // ended early
+    usleep(100000);
+  }
+  Stop(pid);
+  return outcome;
+}
+
+std::string Seconds(const std::optional<double>& s, double budget) {
+  return s ? absl::StrFormat("%.2f", *s) : absl::StrFormat("not found in %.0f s", budget);
+}
+
+std::string Ratio(const Outcome& campaign, const Outcome& uniform, double budget) {
+  if (!campaign.seconds) return "-";
+  if (!uniform.seconds) return absl::StrFormat("> %.0fx", budget / *campaign.seconds);
+  return absl::StrFormat("%.1fx", *uniform.seconds / *campaign.seconds);
+}
+
+bool ParseFlags(int argc, char** argv, Flags& flags) {
+  for (int i = 1; i < argc; ++i) {
+    absl::string_view arg = argv[i];
+    bool ok = true;
+    if (absl::ConsumePrefix(&arg, "--budget=")) ok = absl::SimpleAtod(arg, &flags.budget);
+    else if (absl::ConsumePrefix(&arg, "--seed=")) ok = absl::SimpleAtoi(arg, &flags.seed);
+    else if (absl::ConsumePrefix(&arg, "--only=")) flags.only = std::string(arg);
+    else if (absl::ConsumePrefix(&arg, "--ptxdiff=")) flags.ptxdiff = std::string(arg);
+    else ok = false;
+    if (!ok || flags.budget <= 0) {
+      std::fprintf(stderr, "usage: finding_power_benchmark [--budget=S] [--seed=N] "
+                           "[--only=NAME] [--ptxdiff=PATH]\n");
+      return false;
+    }
+  }
+  return true;
+}
+
+int Main(int argc, char** argv) {
+  Flags flags;
+  if (!ParseFlags(argc, argv, flags)) return 2;
+  std::printf("uniform: seed %llu, batches of 4096 random tuples of %zu variants; budget %.0f s\n",
+              static_cast<unsigned long long>(flags.seed), AllVariants().size(), flags.budget);
+  std::vector<std::string> commands, notes;
+  std::printf("%-22s %20s %20s %10s\n", "planted bug", "campaign s", "uniform s", "ratio");
+  for (const Bug& bug : kBugs) {
+    if (!flags.only.empty() && flags.only != bug.name) continue;
+    if (!SelfCheck(bug)) {
+      std::printf("%-22s self-check failed: the known tuple does not show the bug\n", bug.name);
+      return 1;
+    }
+    Outcome campaign{std::nullopt, "no --ptxdiff"};
+    if (!flags.ptxdiff.empty()) {
+      std::string command;
+      campaign = CampaignSearch(bug, flags, command);
+      commands.push_back(command);
+    }
+    const Outcome uniform = UniformSearch(bug, flags);
+    std::printf("%-22s %20s %20s %10s\n", bug.name,
+                flags.ptxdiff.empty() ? "-" : Seconds(campaign.seconds, flags.budget).c_str(),
+                Seconds(uniform.seconds, flags.budget).c_str(),
+                Ratio(campaign, uniform, flags.budget).c_str());
+    std::fflush(stdout);
+    notes.push_back(absl::StrCat(bug.name, ": campaign: ", campaign.what,
+                                 "; uniform: ", uniform.what));
+  }
+  for (const std::string& n : notes) std::printf("  %s\n", n.c_str());
+  for (const std::string& c : commands) std::printf("  %s\n", c.c_str());
+  return 0;
+}
+
+}  // namespace
+}  // namespace ptxdiff
+
+int main(int argc, char** argv) { return ptxdiff::Main(argc, argv); }
