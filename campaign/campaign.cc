@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "campaign/decline_model.h"
 #include "campaign/systematic_source.h"
 #include "fuzzers/fuzz_input.h"
 #include "harness/semantic_classes.h"
@@ -49,12 +50,10 @@ Campaign::Campaign(CampaignOptions options, TriageStore store,
     : options_(std::move(options)),
       store_(std::move(store)),
       journal_(std::move(journal)),
-      queue_(TupleQueue::Options{.lane_capacity = options_.lane_capacity}),
+      queue_(TupleQueue::Options{}),
       supported_(AllVariants().size()),
       offered_classes_(AllVariants().size()),
-      answered_(AllVariants().size()),
-      declined_(AllVariants().size()),
-      unsupported_declines_(AllVariants().size()) {
+      declines_(std::make_unique<DeclineModel>()) {
   stats_.reached.resize(AllVariants().size());
 }
 
@@ -67,6 +66,8 @@ absl::Status Campaign::StartWorkers() {
     (i < workers ? senders_.emplace_back() : minimizer_client_) = *std::move(client);
   }
   batch_size_ = options_.batch_size > 0 ? options_.batch_size : BatchSizeFor(identity_.name);
+  queue_.SetLaneCapacity(options_.lane_capacity > 0 ? options_.lane_capacity
+                                                    : std::max<size_t>(2 * batch_size_, 4096));
   for (const Variant& v : options_.variants) {
     const int index = VariantIndex(v);
     if (index >= 0 && identity_.Supports(v)) {
@@ -102,19 +103,7 @@ void Campaign::Stop() {
 }
 
 bool Campaign::Wanted(const Variant& v, int index) const {
-  if (index < 0 || !supported_[index]) return false;
-  // A variant whose every answer so far was "unsupported" is not sent again.
-  const int32_t answered = answered_[index].load(std::memory_order_relaxed);
-  return answered < 4 ||
-         unsupported_declines_[index].load(std::memory_order_relaxed) < answered;
-}
-
-bool Campaign::Declining(int index) const {
-  // Variants the backend mostly declines (ptxas does not fold them) get one
-  // tuple in ten: enough to keep learning, little to waste.
-  const int32_t answered = answered_[index].load(std::memory_order_relaxed);
-  return answered >= 256 &&
-         declined_[index].load(std::memory_order_relaxed) * int64_t{10} > answered * int64_t{9};
+  return index >= 0 && supported_[index] && !declines_->Unsupported(index);
 }
 
 Lane Campaign::LaneFor(int index, uint32_t classes) {
@@ -143,9 +132,7 @@ void Campaign::Offer(const Tuple& t, const Result& oracle, uint32_t classes) {
     undefined = 1;
   } else {
     const Lane lane = LaneFor(index, classes);
-    if (lane == Lane::kNovel || !Declining(index) || ++routine_skips_ % 10 == 0) {
-      queue_.Offer(t, lane);
-    }
+    if (declines_->Worth(index, DeclineClass(t, oracle))) queue_.Offer(t, lane);
   }
   std::lock_guard<std::mutex> lock(mu_);
   ++stats_.offered;
@@ -165,8 +152,9 @@ void Campaign::SystematicLoop() {
     if (!t) break;
     ++produced;
     const int index = VariantIndex(t->variant);
-    if (!Wanted(t->variant, index) || (Declining(index) && produced % 10 != 0)) continue;
+    if (!Wanted(t->variant, index)) continue;
     const Result oracle = Evaluate(t->variant, t->operands);
+    if (!declines_->Worth(index, DeclineClass(*t, oracle))) continue;
     ++admitted;
     if (!oracle.defined()) {
       if (undefined + 1 > options_.undefined_share * admitted) continue;
@@ -210,24 +198,23 @@ void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
     return;
   }
   std::vector<int> reached;
+  int64_t by_code[5] = {};
   for (size_t i = 0; i < batch.size(); ++i) {
     const TupleResult& r = out.results[i];
     const int index = VariantIndex(batch[i].variant);
-    answered_[index].fetch_add(1, std::memory_order_relaxed);
-    if (r.kind == ResultKind::kDecline) {
-      declined_[index].fetch_add(1, std::memory_order_relaxed);
-      if (r.code == DeclineCode::kUnsupportedVariant) {
-        unsupported_declines_[index].fetch_add(1, std::memory_order_relaxed);
-      }
-    } else {
-      reached.push_back(index);
-    }
     const Judgement j = JudgeTuple(batch[i], r);
+    declines_->Learn(index, DeclineClass(batch[i], j.oracle), r);
+    if (r.kind != ResultKind::kDecline) {
+      reached.push_back(index);
+    } else {
+      ++by_code[std::min<int>(static_cast<int>(r.code), 4)];
+    }
     counts.Count(j.verdict);
     if (j.verdict == Verdict::kMismatch) QueueMismatch(batch[i], j.backend_bits);
   }
   std::lock_guard<std::mutex> lock(mu_);
   stats_.counts += counts;
+  for (int c = 0; c < 5; ++c) stats_.declined_by_code[c] += by_code[c];
   for (int index : reached) {
     if (!stats_.reached[index]) stats_.reached[index] = true, ++stats_.variants_reached;
   }
@@ -393,6 +380,7 @@ CampaignStats Campaign::Snapshot() const {
     s = stats_;
   }
   s.queue = queue_.counts();
+  s.skipped_declining = declines_->skipped();
   return s;
 }
 

@@ -10,14 +10,14 @@
 //                                       journal ◀── filer (minimize ─▶ triage store)
 //
 // - Offer() (the fuzz loop's thread) drops tuples of variants the backend
-//   does not support or has declined wholesale, admits only a fixed share of
+//   does not support, most tuples of operand classes it declines
+//   (decline_model.h), admits only a fixed share of
 //   tuples whose result the spec leaves open, and puts tuples of a new
 //   variant or semantic class into the novel lane, the rest into the routine
 //   lane (tuple_queue.h).
 // - `in_flight` sender threads, each with its own worker process, take
 //   batches sized to the backend (BatchSizeFor) and judge the results as
-//   they arrive (judge.h). Declines teach the engine which variants not to
-//   send again.
+//   they arrive (judge.h). Declines teach the decline model.
 // - The first mismatch of each (variant, trigger class) is written to the
 //   pending journal and queued for the filer thread, which minimizes it on
 //   its own worker (minimizer.h) and files it (one entry per root cause,
@@ -42,6 +42,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "campaign/decline_model.h"
 #include "campaign/pending_journal.h"
 #include "campaign/tuple_queue.h"
 #include "gpu_runner/worker_client.h"
@@ -64,7 +65,10 @@ struct CampaignOptions {
   size_t batch_size = 0;            // 0: BatchSizeFor(the backend's name)
   bool systematic = true;           // run the systematic source
   double undefined_share = 0.05;    // of admitted tuples, at most
-  size_t lane_capacity = size_t{1} << 16;
+  // Tuples per queue lane; 0: two batches. Small on purpose: what is queued
+  // was chosen with what the engine knew then (decline_model.h), and a slow
+  // backend would otherwise work through stale choices for minutes.
+  size_t lane_capacity = 0;
 };
 
 struct CampaignStats {
@@ -73,6 +77,8 @@ struct CampaignStats {
   int64_t offered = 0;               // by the fuzz loop
   int64_t skipped_unsupported = 0;   // variants the backend does not take
   int64_t skipped_undefined = 0;     // over the undefined share
+  int64_t skipped_declining = 0;     // of classes the backend declines (decline_model.h)
+  int64_t declined_by_code[5] = {};  // by DeclineCode: what the declines were
   int64_t systematic = 0;            // produced by the systematic source
   int64_t new_findings = 0, known_findings = 0, explained_findings = 0;
   int64_t filing_errors = 0, adopted = 0;
@@ -104,6 +110,10 @@ class Campaign {
   // returns; idempotent.
   void Stop();
 
+  // The backend is behind: the fuzz loop may yield the CPU to it (on two
+  // cores, ptxas and the loop compete for the same time).
+  bool Saturated() const { return queue_.Saturated(); }
+
   CampaignStats Snapshot() const;
   const WorkerIdentity& identity() const { return identity_; }
   size_t batch_size() const { return batch_size_; }
@@ -128,7 +138,6 @@ class Campaign {
   bool Record(const Finding& f, bool repeats);  // false if it could not be filed
   void FlushRepeats();
   bool Wanted(const Variant& v, int index) const;
-  bool Declining(int index) const;
   Lane LaneFor(int index, uint32_t classes);
   bool AdmitUndefined(const Result& oracle);
 
@@ -144,12 +153,11 @@ class Campaign {
   std::atomic<bool> stopping_{false};
   bool stopped_ = false;
 
-  // Per variant (by VariantIndex): supported here, the semantic classes
-  // already offered, and decline learning.
+  // Per variant (by VariantIndex): supported here, and the semantic classes
+  // already offered; what the backend declines, per operand class.
   std::vector<uint8_t> supported_;
   std::vector<uint32_t> offered_classes_;  // fuzz loop thread only
-  std::vector<std::atomic<int32_t>> answered_, declined_, unsupported_declines_;
-  int64_t routine_skips_ = 0;  // fuzz loop thread only
+  std::unique_ptr<DeclineModel> declines_;
 
   mutable std::mutex mu_;  // guards stats_ and the filing state below
   CampaignStats stats_;

@@ -10,6 +10,7 @@ Admission TupleQueue::Offer(const Tuple& t, Lane lane) {
   std::deque<Tuple>& q = lanes_[static_cast<int>(lane)];
   if (q.size() >= options_.lane_capacity) {
     ++counts_.dropped;
+    if (lane == Lane::kRoutine) saturated_.store(true, std::memory_order_relaxed);
     return Admission::kDropped;
   }
   // The window forgets everything at once when full: cheaper than an LRU,
@@ -61,6 +62,9 @@ std::vector<Tuple> TupleQueue::TakeBatch(size_t max, size_t min, absl::Duration 
   TakeFrom(Lane::kSystematic, max - out.size(), out);
   TakeFrom(Lane::kRoutine, max - out.size(), out);
   counts_.taken += out.size();
+  if (lanes_[static_cast<int>(Lane::kRoutine)].size() < options_.lane_capacity) {
+    saturated_.store(false, std::memory_order_relaxed);
+  }
   outstanding_ += out.size();
   if (!out.empty()) not_full_.notify_all();
   return out;

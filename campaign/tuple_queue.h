@@ -13,6 +13,7 @@
 #ifndef PTXDIFF_CAMPAIGN_TUPLE_QUEUE_H_
 #define PTXDIFF_CAMPAIGN_TUPLE_QUEUE_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -45,6 +46,9 @@ class TupleQueue {
     size_t seen_capacity = size_t{1} << 22;  // the dedup window, in tuples
   };
   explicit TupleQueue(Options options) : options_(options) {}
+
+  // Before the producers start: the lane capacity once the batch size is known.
+  void SetLaneCapacity(size_t n) { options_.lane_capacity = n; }
   TupleQueue() : TupleQueue(Options{}) {}
 
   // Never blocks: a duplicate or a tuple for a full lane is not admitted.
@@ -74,11 +78,15 @@ class TupleQueue {
   size_t size() const;
   QueueCounts counts() const;
 
+  // True while the routine lane is full: the producers are faster than the
+  // backend, and more repeats would only be dropped. Lock-free.
+  bool Saturated() const { return saturated_.load(std::memory_order_relaxed); }
+
  private:
   size_t SizeLocked() const;
   void TakeFrom(Lane lane, size_t n, std::vector<Tuple>& out);
 
-  const Options options_;
+  Options options_;
   mutable std::mutex mu_;
   std::condition_variable not_empty_, not_full_;
   std::deque<Tuple> lanes_[kNumLanes];
@@ -86,6 +94,7 @@ class TupleQueue {
   QueueCounts counts_;
   size_t outstanding_ = 0;  // taken, not yet Done
   bool closed_ = false;
+  std::atomic<bool> saturated_{false};
 };
 
 }  // namespace ptxdiff

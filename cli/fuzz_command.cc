@@ -296,9 +296,14 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       << " variants the backend supports (" << Count(p, "agreed") << " agreed, "
       << Count(p, "mismatched") << " mismatched, " << Count(p, "declined") << " declined, "
       << Count(p, "unspecified") << " left open by the spec)\n"
+      << "fuzz:   declines: " << Count(p, "declined_not_evaluable") << " not evaluable (e.g. not "
+      << "folded), " << Count(p, "declined_unsupported") << " unsupported variant, "
+      << Count(p, "declined_operand_form") << " operand form, " << Count(p, "declined_other")
+      << " other\n"
       << "fuzz:   generated " << Count(p, "offered") << " tuples in " << Count(p, "inputs")
       << " fuzz inputs and " << Count(p, "systematic") << " systematically; "
-      << Count(p, "duplicates") << " duplicates and " << Count(p, "dropped")
+      << Count(p, "duplicates") << " duplicates, " << Count(p, "skipped_declining")
+      << " of operand classes the backend declines and " << Count(p, "dropped")
       << " dropped under backpressure were not sent\n";
   if (entries.ok()) {
     int64_t explained = 0;

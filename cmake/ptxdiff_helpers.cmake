@@ -22,6 +22,11 @@ function(ptxdiff_cc_binary)
   cmake_parse_arguments(ARG "" "NAME" "SRCS;DEPS" ${ARGN})
   add_executable(${ARG_NAME} ${ARG_SRCS})
   target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS})
+  if(PTXDIFF_BUILD_FUZZERS AND NOT PTXDIFF_SANITIZE)
+    # The coverage callbacks of the instrumented libraries; with ASan its
+    # runtime provides them.
+    target_link_options(${ARG_NAME} PRIVATE -fsanitize=fuzzer-no-link)
+  endif()
 endfunction()
 
 function(ptxdiff_cc_test)

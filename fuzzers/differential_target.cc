@@ -202,6 +202,9 @@ int DifferentialTarget::RunInput(const uint8_t* data, size_t size) {
     if (campaign_) campaign_->Offer(t, oracle_[i], classes);
   }
   if (!campaign_) RunSynchronously(*tuples);
+  // Repeats are being dropped: give the CPU to the backend for a moment
+  // rather than generate more of them.
+  if (campaign_ && campaign_->Saturated()) usleep(500);
   if (absl::Now() - last_stats_write_ > absl::Seconds(1)) WriteStats();
   return 0;
 }
@@ -254,6 +257,12 @@ FuzzStats DifferentialTarget::stats() const {
   s.systematic = c.systematic;
   s.skipped_undefined = c.skipped_undefined;
   s.skipped_unsupported = c.skipped_unsupported;
+  s.skipped_declining = c.skipped_declining;
+  s.declined_unsupported = c.declined_by_code[static_cast<int>(DeclineCode::kUnsupportedVariant)];
+  s.declined_not_evaluable = c.declined_by_code[static_cast<int>(DeclineCode::kNotEvaluable)];
+  s.declined_operand_form = c.declined_by_code[static_cast<int>(DeclineCode::kOperandForm)];
+  s.declined_other = c.declined_by_code[static_cast<int>(DeclineCode::kOther)] +
+                     c.declined_by_code[static_cast<int>(DeclineCode::kNone)];
   s.filing_errors = c.filing_errors;
   return s;
 }
@@ -293,6 +302,11 @@ void DifferentialTarget::WriteStats() {
       "\nqueued=", s.queued, "\nduplicates=", s.duplicates, "\ndropped=", s.dropped,
       "\nsystematic=", s.systematic, "\nskipped_undefined=", s.skipped_undefined,
       "\nskipped_unsupported=", s.skipped_unsupported,
+      "\nskipped_declining=", s.skipped_declining,
+      "\ndeclined_unsupported=", s.declined_unsupported,
+      "\ndeclined_not_evaluable=", s.declined_not_evaluable,
+      "\ndeclined_operand_form=", s.declined_operand_form,
+      "\ndeclined_other=", s.declined_other,
       "\nfiling_errors=", s.filing_errors,
       "\nbackend=", backend().Describe(), "\nreached=", bitmap, "\n");
   const std::string tmp = path + ".tmp";

@@ -77,7 +77,11 @@ struct FuzzStats {
   // The campaign's queue: offered by the fuzz loop, queued, duplicates,
   // dropped under backpressure, produced by the systematic source.
   int64_t offered = 0, queued = 0, duplicates = 0, dropped = 0, systematic = 0;
-  int64_t skipped_undefined = 0, skipped_unsupported = 0, filing_errors = 0;
+  int64_t skipped_undefined = 0, skipped_unsupported = 0, skipped_declining = 0;
+  int64_t filing_errors = 0;
+  // Declines by code: unsupported variant, not evaluable, operand form, other.
+  int64_t declined_unsupported = 0, declined_not_evaluable = 0, declined_operand_form = 0,
+          declined_other = 0;
 };
 
 class DifferentialTarget {

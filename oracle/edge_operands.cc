@@ -39,6 +39,17 @@ std::vector<uint64_t> BuildEdgeValues(int width) {
                      0x00800000ull, 0xff7fffffull}) {
     add(x);
   }
+  // f32 special bit patterns: +0, -0, +inf, the first and the last NaN with
+  // the sign clear, -inf, the last NaN with the sign set. Integer code that
+  // reuses a float comparison goes wrong exactly there (ptxas 13.0 folds
+  // slct.s32.s32 as if c were an f32; issue 13). Only where they fit.
+  if (width >= 32) {
+    for (uint64_t x : {0x00000000ull, 0x80000000ull, 0x7f800000ull,
+                       0x7f800001ull, 0x7fffffffull, 0xff800000ull,
+                       0xffffffffull}) {
+      add(x);
+    }
+  }
   absl::flat_hash_set<uint64_t> seen;
   std::vector<uint64_t> unique;
   for (uint64_t x : values) {

@@ -1,7 +1,10 @@
 // Operand values that reach the corners of every family: 0, 1, all ones,
 // MIN and MAX of each width, powers of two and their neighbours, the shift,
-// position and length values around 0, 31, 32, 33, 63, 64, 255 and 256, and
-// byte/half-word sign patterns for the video selectors.
+// position and length values around 0, 31, 32, 33, 63, 64, 255 and 256,
+// byte/half-word sign patterns for the video selectors, and (in the 32- and
+// 64-bit tables) the f32 special bit patterns: +-0, +-inf and the first and
+// last NaNs (0x00000000, 0x80000000, 0x7f800000, 0x7f800001, 0x7fffffff,
+// 0xff800000, 0xffffffff).
 //
 // The oracle cross-check, the fuzzers' mutator and the benchmarks draw their
 // operands from here, mixed with random bits.

@@ -71,5 +71,25 @@ TEST(OracleTest, UndefinedOnlyWhereTheSpecSaysSo) {
   }
 }
 
+// The f32 special bit patterns are edge values of the 32- and 64-bit
+// operands (issue 13); every table's values fit its width.
+TEST(EdgeOperandsTest, F32SpecialPatternsAndWidths) {
+  for (int width : {32, 64}) {
+    const std::vector<uint64_t>& edges = EdgeValues(width);
+    const std::set<uint64_t> values(edges.begin(), edges.end());
+    EXPECT_EQ(values.size(), edges.size()) << width;
+    for (uint64_t x : {0x00000000ull, 0x80000000ull, 0x7f800000ull,
+                       0x7f800001ull, 0x7fffffffull, 0xff800000ull,
+                       0xffffffffull}) {
+      EXPECT_TRUE(values.count(x)) << width << ": " << x;
+    }
+  }
+  for (int width : {8, 16, 24, 32, 64}) {
+    for (uint64_t x : EdgeValues(width)) {
+      EXPECT_EQ(x, Low(x, width)) << width << ": " << x;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ptxdiff

@@ -14,7 +14,9 @@ seconds=${1:-60}
 shift || true
 
 scripts/setup.sh
-cmake --preset fuzz >/dev/null
-cmake --build --preset fuzz -j "$(nproc)" --target ptxdiff differential_fuzzer \
+# The campaign build: libFuzzer instrumentation, optimized, no sanitizers
+# (the test suite runs the same code under ASan + UBSan).
+cmake --preset campaign >/dev/null
+cmake --build --preset campaign -j "$(nproc)" --target ptxdiff differential_fuzzer \
   ptxdiff-worker >/dev/null
-exec build/fuzz/cli/ptxdiff fuzz --max-time "$seconds" "$@"
+exec build/campaign/cli/ptxdiff fuzz --max-time "$seconds" "$@"

@@ -1,0 +1,84 @@
+#include "campaign/decline_model.h"
+
+#include "isa/family_table.h"
+#include "oracle/bits.h"
+
+namespace ptxdiff {
+namespace {
+
+constexpr int kSlotBits = 20;
+
+}  // namespace
+
+uint32_t DeclineClass(const Tuple& t, const Result& oracle) {
+  uint32_t zero = 0, unit = 0;
+  for (int i = 0; i < NumSources(t.variant); ++i) {
+    const int width = SourceWidth(t.variant, i);
+    const uint64_t x = Low(t.operands.v[i], width);
+    zero |= (x == 0) << i;
+    unit |= (x == 1 || x == LowMask(width)) << i;
+  }
+  const bool identity = oracle.bits == Low(t.operands.v[0], ResultWidth(t.variant));
+  return zero | unit << 4 | uint32_t{identity} << 8;
+}
+
+DeclineModel::DeclineModel()
+    : slots_(new Slot[size_t{1} << kSlotBits]),
+      variant_answered_(AllVariants().size()),
+      variant_declined_(AllVariants().size()),
+      variant_unsupported_(AllVariants().size()) {}
+
+bool DeclineModel::Declining(int32_t answered, int64_t declined, int32_t min_answers) {
+  return answered >= min_answers && declined * 16 >= int64_t{answered} * 15;
+}
+
+DeclineModel::Slot& DeclineModel::SlotFor(int index, uint32_t cls) {
+  uint64_t h = (static_cast<uint64_t>(index) << 9 | cls) * 0x9e3779b97f4a7c15ull;
+  return slots_[h >> (64 - kSlotBits)];
+}
+
+void DeclineModel::Learn(int index, uint32_t cls, const TupleResult& answer) {
+  Slot& s = SlotFor(index, cls);
+  s.answered.fetch_add(1, std::memory_order_relaxed);
+  variant_answered_[index].fetch_add(1, std::memory_order_relaxed);
+  if (answer.kind != ResultKind::kDecline) return;
+  s.declined.fetch_add(1, std::memory_order_relaxed);
+  variant_declined_[index].fetch_add(1, std::memory_order_relaxed);
+  if (answer.code == DeclineCode::kUnsupportedVariant) {
+    variant_unsupported_[index].fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+bool DeclineModel::Unsupported(int index) const {
+  const int32_t answered = variant_answered_[index].load(std::memory_order_relaxed);
+  return answered >= 4 &&
+         variant_unsupported_[index].load(std::memory_order_relaxed) == answered;
+}
+
+bool DeclineModel::Worth(int index, uint32_t cls) {
+  if (Unsupported(index)) return false;
+  Slot& s = SlotFor(index, cls);
+  const bool class_declining = Declining(s.answered.load(std::memory_order_relaxed),
+                                         s.declined.load(std::memory_order_relaxed), kMinAnswers);
+  // A variant that declines almost everything (min.u16x2 never folds) is
+  // learned long before each of its classes is.
+  const bool variant_declining =
+      Declining(variant_answered_[index].load(std::memory_order_relaxed),
+                variant_declined_[index].load(std::memory_order_relaxed), kMinVariantAnswers);
+  if (!class_declining && !variant_declining) {
+    const int32_t class_answers = s.answered.load(std::memory_order_relaxed);
+    const int32_t answered = variant_answered_[index].load(std::memory_order_relaxed);
+    const bool mostly_declined =
+        answered >= kMinVariantAnswers &&
+        variant_declined_[index].load(std::memory_order_relaxed) * 2 > answered;
+    if (class_answers >= kMinAnswers || !mostly_declined) return true;
+    if (calls_.fetch_add(1, std::memory_order_relaxed) % 4 == 0) return true;
+    skipped_.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  if (calls_.fetch_add(1, std::memory_order_relaxed) % kKeepOneIn == 0) return true;
+  skipped_.fetch_add(1, std::memory_order_relaxed);
+  return false;
+}
+
+}  // namespace ptxdiff

@@ -1,0 +1,78 @@
+// What the backend declines, learned from its answers, so that a campaign
+// stops sending what it cannot check.
+//
+// Backends decline by operand class, not only by variant: ptxas folds
+// `div.u32` only when an operand is 0 or ±1, `dp4a` only when a
+// multiplicand is 0, `szext` only when the result equals the input, and
+// compiles every tuple it does not fold alone to prove it — the campaign's
+// dominant cost on ptxas. So the model counts answers per (variant, decline
+// class), where the class says which sources are 0, which are 1 or all ones,
+// and whether the result equals source a. A class answered at least
+// kMinAnswers times and declined at least 15/16 of the time is *declining*:
+// the campaign then sends one of its tuples in kKeepOneIn, enough to notice
+// if that changes. So does a variant declined that often over
+// kMinVariantAnswers answers (some never fold, whatever the operands). A
+// variant whose every answer was "unsupported" is not sent at all. Learning
+// is quick on purpose: on ptxas every decline costs a compile of its own. For
+// the same reason a class not yet learned, in a variant that declines more
+// than half of its tuples, is sent one tuple in four while it is learned.
+//
+// Counters live in a fixed table of atomics indexed by a hash of the key
+// (collisions only blur two classes' rates), so the fuzz loop, the
+// systematic source and the senders use it without a lock.
+
+#ifndef PTXDIFF_CAMPAIGN_DECLINE_MODEL_H_
+#define PTXDIFF_CAMPAIGN_DECLINE_MODEL_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "gpu_runner/protocol.h"
+#include "isa/tuple.h"
+#include "oracle/oracle.h"
+
+namespace ptxdiff {
+
+// The decline class of a tuple (9 bits): sources that are 0, sources that
+// are 1 or all ones, result == source a.
+uint32_t DeclineClass(const Tuple& t, const Result& oracle);
+
+class DeclineModel {
+ public:
+  static constexpr int32_t kMinAnswers = 4;
+  static constexpr int32_t kMinVariantAnswers = 64;
+  static constexpr int64_t kKeepOneIn = 256;
+
+  DeclineModel();
+
+  // Records the backend's answer to a tuple of the variant at `index`
+  // (VariantIndex) in decline class `cls`.
+  void Learn(int index, uint32_t cls, const TupleResult& answer);
+
+  // True if a tuple of this (variant, class) is worth sending now: always,
+  // unless the class is declining or the variant unsupported; then one call
+  // in kKeepOneIn (for a declining class) or never (unsupported).
+  bool Worth(int index, uint32_t cls);
+
+  // The variant answered only "unsupported variant" so far (after a few).
+  bool Unsupported(int index) const;
+
+  int64_t skipped() const { return skipped_.load(std::memory_order_relaxed); }
+
+ private:
+  struct Slot {
+    std::atomic<int32_t> answered{0}, declined{0};
+  };
+  Slot& SlotFor(int index, uint32_t cls);
+  static bool Declining(int32_t answered, int64_t declined, int32_t min_answers);
+
+  std::unique_ptr<Slot[]> slots_;
+  std::vector<std::atomic<int32_t>> variant_answered_, variant_declined_, variant_unsupported_;
+  std::atomic<int64_t> skipped_{0}, calls_{0};
+};
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_CAMPAIGN_DECLINE_MODEL_H_

@@ -1,0 +1,69 @@
+#include "campaign/decline_model.h"
+
+#include "gtest/gtest.h"
+#include "isa/family_table.h"
+#include "isa/spelling.h"
+
+namespace ptxdiff {
+namespace {
+
+const TupleResult kValue{.bits = 1};
+const TupleResult kNotFolded{.kind = ResultKind::kDecline, .code = DeclineCode::kNotEvaluable};
+const TupleResult kUnsupported{.kind = ResultKind::kDecline,
+                               .code = DeclineCode::kUnsupportedVariant};
+
+uint32_t ClassOf(const char* spelling, Operands ops) {
+  const Tuple t{*ParseVariant(spelling), ops};
+  return DeclineClass(t, Evaluate(t.variant, t.operands));
+}
+
+TEST(DeclineModelTest, ClassesSayWhichOperandsAreZeroOrUnitAndIdentity) {
+  // div.u32: a divisor of 0 vs 1 vs 7 are three classes (ptxas folds the first two).
+  EXPECT_NE(ClassOf("div.u32", {{7, 0}}), ClassOf("div.u32", {{7, 1}}));
+  EXPECT_NE(ClassOf("div.u32", {{7, 1}}), ClassOf("div.u32", {{7, 3}}));
+  EXPECT_EQ(ClassOf("div.u32", {{7, 3}}), ClassOf("div.u32", {{9, 5}}));
+  // a / 1 == a: the identity bit.
+  EXPECT_TRUE(ClassOf("div.u32", {{7, 1}}) & (1u << 8));
+}
+
+TEST(DeclineModelTest, AClassDeclinedAlmostAlwaysIsMostlySkippedButNotForgotten) {
+  DeclineModel m;
+  const int div = VariantIndex(*ParseVariant("div.u32"));
+  const uint32_t folds = ClassOf("div.u32", {{7, 1}}), never = ClassOf("div.u32", {{7, 3}});
+  for (int i = 0; i < DeclineModel::kMinAnswers; ++i) {
+    m.Learn(div, never, kNotFolded);
+    m.Learn(div, folds, kValue);
+    m.Learn(div, folds, kValue);  // the variant as a whole folds often
+  }
+  int sent = 0;
+  const int calls = 10 * DeclineModel::kKeepOneIn;
+  for (int i = 0; i < calls; ++i) sent += m.Worth(div, never);
+  EXPECT_EQ(sent, 10);
+  EXPECT_EQ(m.skipped(), calls - sent);
+  for (int i = 0; i < 100; ++i) EXPECT_TRUE(m.Worth(div, folds));
+  EXPECT_FALSE(m.Unsupported(div));
+}
+
+TEST(DeclineModelTest, AVariantThatAlmostNeverFoldsIsLearnedAsAWhole) {
+  DeclineModel m;
+  const int v = VariantIndex(*ParseVariant("min.u16x2"));
+  for (int i = 0; i < DeclineModel::kMinVariantAnswers; ++i) m.Learn(v, i % 300, kNotFolded);
+  // A class never seen before is skipped too.
+  int sent = 0;
+  for (int i = 0; i < 10 * DeclineModel::kKeepOneIn; ++i) sent += m.Worth(v, 511);
+  EXPECT_EQ(sent, 10);
+}
+
+TEST(DeclineModelTest, AVariantOnlyEverUnsupportedIsNotSent) {
+  DeclineModel m;
+  const int v = VariantIndex(*ParseVariant("vadd.u32.u32.u32"));
+  EXPECT_TRUE(m.Worth(v, 0));
+  for (int i = 0; i < 4; ++i) m.Learn(v, i, kUnsupported);
+  EXPECT_TRUE(m.Unsupported(v));
+  EXPECT_FALSE(m.Worth(v, 99));
+  m.Learn(v, 0, kValue);  // one real answer: it is supported after all
+  EXPECT_FALSE(m.Unsupported(v));
+}
+
+}  // namespace
+}  // namespace ptxdiff
