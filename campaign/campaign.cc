@@ -199,10 +199,11 @@ void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
   }
   std::vector<int> reached;
   int64_t by_code[5] = {};
+  std::vector<const Erratum*> errata;
   for (size_t i = 0; i < batch.size(); ++i) {
     const TupleResult& r = out.results[i];
     const int index = VariantIndex(batch[i].variant);
-    const Judgement j = JudgeTuple(batch[i], r);
+    const Judgement j = JudgeTuple(batch[i], r, options_.reading);
     declines_->Learn(index, DeclineClass(batch[i], j.oracle), r);
     if (r.kind != ResultKind::kDecline) {
       reached.push_back(index);
@@ -210,18 +211,21 @@ void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
       ++by_code[std::min<int>(static_cast<int>(r.code), 4)];
     }
     counts.Count(j.verdict);
-    if (j.verdict == Verdict::kMismatch) QueueMismatch(batch[i], j.backend_bits);
+    if (j.verdict == Verdict::kMismatch) QueueMismatch(batch[i], j);
+    if (j.verdict == Verdict::kOtherReading) errata.push_back(j.erratum);
   }
   std::lock_guard<std::mutex> lock(mu_);
   stats_.counts += counts;
   for (int c = 0; c < 5; ++c) stats_.declined_by_code[c] += by_code[c];
+  for (const Erratum* e : errata) ++stats_.other_reading_by_erratum[std::string(e->id)];
   for (int index : reached) {
     if (!stats_.reached[index]) stats_.reached[index] = true, ++stats_.variants_reached;
   }
 }
 
-void Campaign::QueueMismatch(const Tuple& t, uint64_t backend_bits) {
-  const std::string trigger = TriggerClassOf(t, Evaluate(t.variant, t.operands));
+void Campaign::QueueMismatch(const Tuple& t, const Judgement& j) {
+  const uint64_t backend_bits = j.backend_bits;
+  const std::string trigger = TriggerClassOf(t, j.oracle);
   std::lock_guard<std::mutex> lock(mu_);
   // One minimization per (variant, trigger class) per process: the rest are
   // repeats of a cause already being filed, counted in bulk.
@@ -284,13 +288,14 @@ void Campaign::FileJob(const FilingJob& job) {
       f.detail = job.fault->detail;
     }
   } else {
-    auto minimized = MinimizeMismatch(*minimizer_client_, job.tuple);
+    auto minimized = MinimizeMismatch(*minimizer_client_, job.tuple, options_.reading);
     if (minimized.ok()) {
       f = *minimized;
     } else {
       // Flaky, or the backend faulted while minimizing: file what was seen.
       f.tuple = job.tuple;
-      f.oracle = Evaluate(job.tuple.variant, job.tuple.operands);
+      f.oracle = EvaluateWithReading(options_.reading, job.tuple.variant, job.tuple.operands);
+      f.reading = options_.reading;
       f.backend_bits = job.backend_bits;
       f.backend = identity_.name;
       f.backend_identity = identity_.Describe();
@@ -311,8 +316,8 @@ void Campaign::FileJob(const FilingJob& job) {
   if (job.seq >= 0) journal_->Done(job.seq);
   if (!job.fault) {
     std::lock_guard<std::mutex> lock(mu_);
-    const std::string trigger =
-        TriggerClassOf(job.tuple, Evaluate(job.tuple.variant, job.tuple.operands));
+    const std::string trigger = TriggerClassOf(
+        job.tuple, EvaluateWithReading(options_.reading, job.tuple.variant, job.tuple.operands));
     causes_[{job.tuple.variant, trigger}].filed = f;
   }
 }

@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -65,6 +66,7 @@ struct CampaignOptions {
   size_t batch_size = 0;            // 0: BatchSizeFor(the backend's name)
   bool systematic = true;           // run the systematic source
   double undefined_share = 0.05;    // of admitted tuples, at most
+  Reading reading = Reading::kSpec; // the oracle reading judged against
   // Tuples per queue lane; 0: two batches. Small on purpose: what is queued
   // was chosen with what the engine knew then (decline_model.h), and a slow
   // backend would otherwise work through stale choices for minutes.
@@ -79,6 +81,8 @@ struct CampaignStats {
   int64_t skipped_undefined = 0;     // over the undefined share
   int64_t skipped_declining = 0;     // of classes the backend declines (decline_model.h)
   int64_t declined_by_code[5] = {};  // by DeclineCode: what the declines were
+  // kOtherReading verdicts by the erratum that explains them.
+  std::map<std::string, int64_t> other_reading_by_erratum;
   int64_t systematic = 0;            // produced by the systematic source
   int64_t new_findings = 0, known_findings = 0, explained_findings = 0;
   int64_t filing_errors = 0, adopted = 0;
@@ -133,7 +137,7 @@ class Campaign {
   void FilerLoop();
   void SystematicLoop();
   void Judge(const std::vector<Tuple>& batch, const BatchOutcome& out);
-  void QueueMismatch(const Tuple& t, uint64_t backend_bits);
+  void QueueMismatch(const Tuple& t, const Judgement& j);
   void FileJob(const FilingJob& job);
   bool Record(const Finding& f, bool repeats);  // false if it could not be filed
   void FlushRepeats();

@@ -93,12 +93,23 @@ absl::StatusOr<std::unique_ptr<WorkerClient>> StartBackend(const ParsedArgs& arg
   return client;
 }
 
-int PrintBackendEval(const Tuple& tuple, const Result& oracle, WorkerClient& client,
+absl::StatusOr<Reading> ReadingFlag(const ParsedArgs& args) {
+  const std::string name = args.Get("reading", "spec");
+  const std::optional<Reading> reading = ParseReading(name);
+  if (!reading) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--reading is spec or hardware, not '", name, "'"));
+  }
+  return *reading;
+}
+
+int PrintBackendEval(const Tuple& tuple, Reading reading, WorkerClient& client,
                      const BatchOutcome& outcome, std::ostream& out) {
   const int width = ResultWidth(tuple.variant);
+  const Result oracle = EvaluateWithReading(reading, tuple.variant, tuple.operands);
   out << "oracle:  " << HexOperand(oracle.bits, width)
       << (oracle.defined() ? "  defined" : absl::StrCat("  undefined: ", Describe(oracle.undefined)))
-      << "\n";
+      << "  (" << ReadingName(reading) << " reading)\n";
   const std::string name = client.identity().Describe();
   if (outcome.fault) {
     out << "backend: " << name << ": " << FaultKindName(outcome.fault->kind) << ": "
@@ -111,9 +122,14 @@ int PrintBackendEval(const Tuple& tuple, const Result& oracle, WorkerClient& cli
   } else {
     out << "backend: " << HexOperand(r.bits, width) << "  (" << name << ")\n";
   }
-  const Verdict verdict = Judge(oracle, r);
-  out << "verdict: " << VerdictName(verdict) << "\n";
-  return verdict == Verdict::kMismatch ? 1 : 0;
+  const Judgement j = JudgeTuple(tuple, r, reading);
+  out << "verdict: " << VerdictName(j.verdict);
+  if (j.verdict == Verdict::kOtherReading) {
+    out << ": the " << ReadingName(reading == Reading::kSpec ? Reading::kHardware : Reading::kSpec)
+        << " reading's value (erratum " << j.erratum->id << "), not a bug";
+  }
+  out << "\n";
+  return j.verdict == Verdict::kMismatch ? 1 : 0;
 }
 
 int RunSweep(const std::vector<std::string>& args, std::ostream& out,
@@ -123,7 +139,7 @@ int RunSweep(const std::vector<std::string>& args, std::ostream& out,
     return kExitBadInput;
   };
   auto parsed = ParseArgs(args, {}, {"backend", "family", "tuples", "seed", "arch",
-                                     "timeout", "batch"});
+                                     "timeout", "batch", "reading"});
   if (!parsed.ok()) return fail(parsed.status());
   if (!parsed->positional.empty()) {
     return fail(absl::InvalidArgumentError(
@@ -133,8 +149,9 @@ int RunSweep(const std::vector<std::string>& args, std::ostream& out,
   auto seed = ParseCount("seed", parsed->Get("seed", "1"), INT64_MAX);
   auto batch = ParseCount("batch", parsed->Get("batch", "4096"), kMaxTuplesPerBatch);
   auto variants = SelectVariants(*parsed);
+  auto reading = ReadingFlag(*parsed);
   for (const absl::Status& s : {per_variant.status(), seed.status(), batch.status(),
-                                variants.status()}) {
+                                variants.status(), reading.status()}) {
     if (!s.ok()) return fail(s);
   }
   auto client = StartBackend(*parsed);
@@ -150,14 +167,17 @@ int RunSweep(const std::vector<std::string>& args, std::ostream& out,
   out << "sweep: backend " << (*client)->identity().Describe() << "\n";
   const absl::Time start = absl::Now();
   DiffSummary s;
-  RunDifferential(**client, tuples, *batch, s);
+  RunDifferential(**client, tuples, *batch, s, *reading);
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
   out << absl::StrFormat(
       "sweep: %d variants x %d tuples = %d tuples in %.1f s (%.0f tuples/s)\n"
       "  agreed          %d\n  mismatched      %d\n  declined        %d\n"
-      "  unspecified     %d\n  faulty batches  %d  (worker restarts: %d)\n",
+      "  unspecified     %d\n  other reading   %d  (the %s reading's value: not bugs)\n"
+      "  faulty batches  %d  (worker restarts: %d)\n",
       variants->size(), *per_variant, s.counts.tuples, seconds, s.counts.tuples / seconds, s.counts.agreed,
-      s.counts.mismatched, s.counts.declined, s.counts.unspecified, s.counts.faulty_batches,
+      s.counts.mismatched, s.counts.declined, s.counts.unspecified, s.counts.other_reading,
+      ReadingName(*reading == Reading::kSpec ? Reading::kHardware : Reading::kSpec),
+      s.counts.faulty_batches,
       (*client)->restarts());
   if (!s.mismatches.empty()) {
     out << "mismatches (first " << s.mismatches.size() << "; replay with --backend):\n";

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "cli/flags.h"
 #include "gpu_runner/worker_client.h"
+#include "oracle/errata.h"
 #include "oracle/oracle.h"
 
 namespace ptxdiff {
@@ -20,9 +21,14 @@ namespace ptxdiff {
 // and --timeout.
 absl::StatusOr<std::unique_ptr<WorkerClient>> StartBackend(const ParsedArgs& args);
 
-// Prints the oracle's and the backend's answers and the verdict; returns the
-// exit code (0 agree/declined/unspecified, 1 mismatch, 2 fault).
-int PrintBackendEval(const Tuple& tuple, const Result& oracle, WorkerClient& client,
+// --reading (spec, the default, or hardware): the oracle reading judged
+// against; InvalidArgument for anything else.
+absl::StatusOr<Reading> ReadingFlag(const ParsedArgs& args);
+
+// Prints the oracle's and the backend's answers and the verdict under
+// `reading`; returns the exit code (0 agree/declined/unspecified/other
+// reading, 1 mismatch, 2 fault).
+int PrintBackendEval(const Tuple& tuple, Reading reading, WorkerClient& client,
                      const BatchOutcome& outcome, std::ostream& out);
 
 // `ptxdiff sweep`

@@ -97,9 +97,17 @@ absl::StatusOr<Operands> ParseOperands(const Variant& v,
   return ops;
 }
 
-void PrintEval(const Variant& v, const Operands& ops, const Result& r,
-               bool json, std::ostream& out) {
+// The result under `reading`; when the other reading differs (a known
+// hardware erratum), both, naming the erratum.
+void PrintEval(const Variant& v, const Operands& ops, Reading reading, bool json,
+               std::ostream& out) {
   const int width = ResultWidth(v);
+  const ReadResult read = Read(reading, v, ops);
+  const Result& r = read.result;
+  const Reading other_reading = reading == Reading::kSpec ? Reading::kHardware : Reading::kSpec;
+  const ReadResult other = Read(other_reading, v, ops);
+  const bool differ = !(other.result == r);
+  const Erratum* erratum = read.erratum != nullptr ? read.erratum : other.erratum;
   const std::vector<std::string> operands = HexOperands(v, ops);
   if (json) {
     std::vector<std::string> quoted;
@@ -112,23 +120,39 @@ void PrintEval(const Variant& v, const Operands& ops, const Result& r,
       out << ", \"reason\": " << JsonString(Token(r.undefined))
           << ", \"explanation\": " << JsonString(Describe(r.undefined));
     }
+    out << ", \"reading\": " << JsonString(ReadingName(reading));
+    if (differ) {
+      out << ", \"" << ReadingName(other_reading)
+          << "\": " << JsonString(HexOperand(other.result.bits, width))
+          << ", \"erratum\": " << JsonString(erratum->id);
+    }
     out << "}\n";
     return;
   }
-  out << HexOperand(r.bits, width);
-  if (r.defined()) {
-    out << "  defined\n";
-  } else {
-    out << "  undefined: " << Describe(r.undefined) << "\n";
+  auto line = [&](const Result& x) {
+    return absl::StrCat(HexOperand(x.bits, width), x.defined()
+                                                       ? "  defined"
+                                                       : absl::StrCat("  undefined: ",
+                                                                      Describe(x.undefined)));
+  };
+  if (!differ) {
+    out << line(r) << "\n";
+    return;
   }
+  // The two readings disagree: show both, the one judged against first.
+  out << line(r) << "  (" << ReadingName(reading) << " reading)\n"
+      << line(other.result) << "  (" << ReadingName(other_reading)
+      << " reading: erratum " << erratum->id << ")\n";
 }
 
 }  // namespace
 
 int RunEval(const std::vector<std::string>& args, std::ostream& out,
             std::ostream& err) {
-  auto parsed = ParseArgs(args, {"json"}, {"backend", "arch", "timeout"});
+  auto parsed = ParseArgs(args, {"json"}, {"backend", "arch", "timeout", "reading"});
   if (!parsed.ok()) return Fail(err, "eval", parsed.status());
+  auto reading = ReadingFlag(*parsed);
+  if (!reading.ok()) return Fail(err, "eval", reading.status());
   if (parsed->positional.empty()) {
     return Fail(err, "eval",
                 absl::InvalidArgumentError(
@@ -140,16 +164,15 @@ int RunEval(const std::vector<std::string>& args, std::ostream& out,
                                  parsed->positional.end());
   auto ops = ParseOperands(*variant, texts);
   if (!ops.ok()) return Fail(err, "eval", ops.status());
-  const Result oracle = Evaluate(*variant, *ops);
   if (!parsed->Has("backend")) {
-    PrintEval(*variant, *ops, oracle, parsed->Has("json"), out);
+    PrintEval(*variant, *ops, *reading, parsed->Has("json"), out);
     return kExitOk;
   }
   auto client = StartBackend(*parsed);
   if (!client.ok()) return Fail(err, "eval", client.status());
   const Tuple tuple{*variant, *ops};
   const BatchOutcome outcome = (*client)->Run({&tuple, 1});
-  return PrintBackendEval(tuple, oracle, **client, outcome, out);
+  return PrintBackendEval(tuple, *reading, **client, outcome, out);
 }
 
 int RunVariants(const std::vector<std::string>& args, std::ostream& out,

@@ -51,7 +51,22 @@ TEST(EvalCommandTest, Json) {
             "\"0x00000028\", \"0x00000001\"], \"result\": \"0xffffffff\", "
             "\"width\": 32, \"defined\": false, \"reason\": \"fns-base\", "
             "\"explanation\": \"fns base must be <= 31, otherwise behavior is "
-            "undefined (PTX ISA 9.7.1.17)\"}\n");
+            "undefined (PTX ISA 9.7.1.17)\", \"reading\": \"spec\"}\n");
+}
+
+// Where the spec and known hardware differ, eval shows both readings, the
+// one asked for first, naming the erratum.
+TEST(EvalCommandTest, ShowsBothReadingsWhereTheyDiffer) {
+  CliRun r = Ptxdiff({"eval", "bfe.u64", "1", "256", "1"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.out,
+            "0x0000000000000001  defined  (spec reading)\n"
+            "0x0000000000000000  defined  (hardware reading: erratum bfe-bfi-64-unmasked)\n");
+  r = Ptxdiff({"eval", "div.u32", "7", "0", "--reading=hardware", "--json"});
+  EXPECT_THAT(r.out, HasSubstr("\"result\": \"0xffffffff\", \"width\": 32, \"defined\": true"));
+  EXPECT_THAT(r.out, HasSubstr("\"reading\": \"hardware\", \"spec\": \"0x00000000\", "
+                               "\"erratum\": \"div-rem-by-zero-32\""));
+  EXPECT_EQ(Ptxdiff({"eval", "add.s32", "1", "2", "--reading=gpu"}).code, 2);
 }
 
 TEST(EvalCommandTest, VariantWithSelectors) {
@@ -109,7 +124,7 @@ TEST(BackendCommandsTest, EvalWithABackendPrintsBothAndTheVerdict) {
   CliRun r = Ptxdiff({"eval", "--backend=oracle", "bfe.s32", "0xf0", "4", "4"});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out,
-            "oracle:  0xffffffff  defined\n"
+            "oracle:  0xffffffff  defined  (spec reading)\n"
             "backend: 0xffffffff  (oracle 1 (ptxdiff CPU oracle))\n"
             "verdict: agree\n");
   r = Ptxdiff({"eval", "--backend",

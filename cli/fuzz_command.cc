@@ -26,6 +26,7 @@
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "cli/triage_commands.h"
+#include "oracle/errata.h"
 #include "fuzzers/seed_corpus.h"
 #include "gpu_runner/worker_locator.h"
 #include "isa/family_table.h"
@@ -135,6 +136,17 @@ int64_t Count(const Progress& p, const std::string& key) {
   return it == p.counts.end() ? 0 : it->second;
 }
 
+// One line per erratum that explained disagreements (stats keys erratum_<id>).
+std::string ErrataLines(const Progress& p) {
+  std::string out;
+  for (const auto& [key, n] : p.counts) {
+    if (absl::StartsWith(key, "erratum_")) {
+      absl::StrAppend(&out, "fuzz:     ", n, "x ", key.substr(8), "\n");
+    }
+  }
+  return out;
+}
+
 std::string ProgressLine(const Progress& p, double seconds) {
   auto c = [&p](const char* k) {
     auto it = p.counts.find(k);
@@ -174,7 +186,8 @@ int RunSeedCorpus(const std::vector<std::string>& args, std::ostream& out,
 int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   auto parsed = ParseArgs(args, {},
                           {"backend", "arch", "max-time", "jobs", "family", "exclude", "dir",
-                           "corpus", "mode", "out", "progress-seconds", "timeout"});
+                           "corpus", "mode", "out", "progress-seconds", "timeout",
+                           "reading"});
   if (!parsed.ok()) return Fail(err, "fuzz", parsed.status());
   int64_t max_time = 0, jobs = 1, every = 5;
   if (!absl::SimpleAtoi(parsed->Get("max-time", "60"), &max_time) || max_time < 1 ||
@@ -226,6 +239,12 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   setenv("PTXDIFF_MODE", parsed->Get("mode", "campaign").c_str(), 1);
   if (parsed->Has("arch")) setenv("PTXDIFF_ARCH", parsed->Get("arch").c_str(), 1);
   if (parsed->Has("timeout")) setenv("PTXDIFF_TIMEOUT", parsed->Get("timeout").c_str(), 1);
+  const std::string reading = parsed->Get("reading", "spec");
+  if (!ParseReading(reading)) {
+    return Fail(err, "fuzz", absl::InvalidArgumentError(absl::StrCat(
+                                 "--reading is spec or hardware, not '", reading, "'")));
+  }
+  setenv("PTXDIFF_READING", reading.c_str(), 1);
   const std::string families = absl::StrJoin(parsed->All("family"), ",");
   const std::string excluded = absl::StrJoin(parsed->All("exclude"), ",");
   if (!families.empty()) setenv("PTXDIFF_FAMILIES", families.c_str(), 1);
@@ -296,6 +315,12 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       << " variants the backend supports (" << Count(p, "agreed") << " agreed, "
       << Count(p, "mismatched") << " mismatched, " << Count(p, "declined") << " declined, "
       << Count(p, "unspecified") << " left open by the spec)\n"
+      << "fuzz:   judged against the " << reading << " reading; "
+      << Count(p, "other_reading") << " disagreements are exactly the "
+      << (reading == "spec" ? "hardware" : "spec")
+      << " reading's value (known spec-versus-hardware differences, oracle/errata.h): "
+         "counted, not filed\n"
+      << ErrataLines(p)
       << "fuzz:   declines: " << Count(p, "declined_not_evaluable") << " not evaluable (e.g. not "
       << "folded), " << Count(p, "declined_unsupported") << " unsupported variant, "
       << Count(p, "declined_operand_form") << " operand form, " << Count(p, "declined_other")

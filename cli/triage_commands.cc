@@ -73,8 +73,10 @@ std::string DefaultTriageDir() {
 }
 
 int RunRepro(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  auto parsed = OneFile(args, {"backend", "arch", "timeout"});
+  auto parsed = OneFile(args, {"backend", "arch", "timeout", "reading"});
   if (!parsed.ok()) return Fail(err, "repro", parsed.status());
+  auto reading = ReadingFlag(*parsed);
+  if (!reading.ok()) return Fail(err, "repro", reading.status());
   auto tuples = ReadCase(parsed->positional[0]);
   if (!tuples.ok()) return Fail(err, "repro", tuples.status());
   auto client = StartBackend(*parsed);
@@ -83,15 +85,16 @@ int RunRepro(const std::vector<std::string>& args, std::ostream& out, std::ostre
     const Tuple& t = (*tuples)[0];
     out << "case:    " << Spell(t.variant) << "\n";
     const BatchOutcome outcome = (*client)->Run(*tuples);
-    return PrintBackendEval(t, Evaluate(t.variant, t.operands), **client, outcome, out);
+    return PrintBackendEval(t, *reading, **client, outcome, out);
   }
   DiffSummary s;
-  RunDifferential(**client, *tuples, tuples->size(), s);
+  RunDifferential(**client, *tuples, tuples->size(), s, *reading);
   out << absl::StrFormat(
       "repro: %d tuples of %s on %s: %d agree, %d mismatch, %d declined, %d "
-      "unspecified, %d faulty batches\n",
-      s.counts.tuples, Spell((*tuples)[0].variant), (*client)->identity().Describe(), s.counts.agreed,
-      s.counts.mismatched, s.counts.declined, s.counts.unspecified, s.counts.faulty_batches);
+      "unspecified, %d other reading, %d faulty batches\n",
+      s.counts.tuples, Spell((*tuples)[0].variant), (*client)->identity().Describe(),
+      s.counts.agreed, s.counts.mismatched, s.counts.declined, s.counts.unspecified,
+      s.counts.other_reading, s.counts.faulty_batches);
   for (const std::string& m : s.mismatches) out << "mismatch: " << m << "\n";
   for (const std::string& f : s.faults) out << "fault: " << f << "\n";
   return s.counts.mismatched > 0 || s.counts.faulty_batches > 0 ? 1 : 0;
@@ -99,8 +102,10 @@ int RunRepro(const std::vector<std::string>& args, std::ostream& out, std::ostre
 
 int RunMinimize(const std::vector<std::string>& args, std::ostream& out,
                 std::ostream& err) {
-  auto parsed = OneFile(args, {"backend", "arch", "timeout", "dir"});
+  auto parsed = OneFile(args, {"backend", "arch", "timeout", "dir", "reading"});
   if (!parsed.ok()) return Fail(err, "minimize", parsed.status());
+  auto reading = ReadingFlag(*parsed);
+  if (!reading.ok()) return Fail(err, "minimize", reading.status());
   const std::string path = parsed->positional[0];
   auto tuples = ReadCase(path);
   if (!tuples.ok()) return Fail(err, "minimize", tuples.status());
@@ -118,8 +123,8 @@ int RunMinimize(const std::vector<std::string>& args, std::ostream& out,
   } else {
     for (size_t i = 0; i < tuples->size(); ++i) {
       const Tuple& t = (*tuples)[i];
-      if (Judge(Evaluate(t.variant, t.operands), outcome.results[i]) == Verdict::kMismatch) {
-        finding = MinimizeMismatch(**client, t);
+      if (JudgeTuple(t, outcome.results[i], *reading).verdict == Verdict::kMismatch) {
+        finding = MinimizeMismatch(**client, t, *reading);
         break;
       }
     }

@@ -27,7 +27,7 @@ constexpr const char* kKeys[] = {
     "PTXDIFF_BACKEND", "PTXDIFF_ARCH",    "PTXDIFF_TRIAGE_DIR",
     "PTXDIFF_MODE",    "PTXDIFF_FAMILIES", "PTXDIFF_EXCLUDE_FAMILIES",
     "PTXDIFF_TIMEOUT", "PTXDIFF_STATS",   "PTXDIFF_WORKER",
-    "PTXDIFF_IN_FLIGHT", "PTXDIFF_BATCH", "PTXDIFF_SYSTEMATIC"};
+    "PTXDIFF_IN_FLIGHT", "PTXDIFF_BATCH", "PTXDIFF_SYSTEMATIC", "PTXDIFF_READING"};
 
 absl::StatusOr<std::vector<Family>> ParseFamilies(const std::string& key,
                                                   const std::string& list) {
@@ -97,6 +97,13 @@ absl::StatusOr<FuzzConfig> FuzzConfigFromPairs(
         return absl::InvalidArgumentError(
             absl::StrCat("PTXDIFF_BATCH is a number of tuples, not '", value, "'"));
       }
+    } else if (key == "PTXDIFF_READING") {
+      const std::optional<Reading> reading = ParseReading(value);
+      if (!reading) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("PTXDIFF_READING is spec or hardware, not '", value, "'"));
+      }
+      c.reading = *reading;
     } else if (key == "PTXDIFF_SYSTEMATIC") {
       if (value != "0" && value != "1") {
         return absl::InvalidArgumentError(
@@ -162,6 +169,7 @@ absl::StatusOr<std::unique_ptr<DifferentialTarget>> DifferentialTarget::Create(
   options.in_flight = config.in_flight;
   options.batch_size = config.batch_size;
   options.systematic = config.systematic;
+  options.reading = config.reading;
   auto campaign = Campaign::Start(std::move(options));
   if (!campaign.ok()) return campaign.status();
   return std::unique_ptr<DifferentialTarget>(
@@ -228,11 +236,12 @@ void DifferentialTarget::RunSynchronously(const std::vector<Tuple>& tuples) {
     CrashWithSignature(SignatureOf(f));
   }
   for (size_t i = 0; i < tuples.size(); ++i) {
-    const Verdict verdict = Judge(oracle_[i], out.results[i]);
-    stats_.counts.Count(verdict);
-    if (verdict != Verdict::kMismatch) continue;
+    const Judgement j = JudgeTuple(tuples[i], out.results[i], config_.reading);
+    stats_.counts.Count(j.verdict);
+    if (j.verdict != Verdict::kMismatch) continue;
     f.tuple = tuples[i];
-    f.oracle = oracle_[i];
+    f.oracle = j.oracle;
+    f.reading = config_.reading;
     f.backend_bits = out.results[i].bits;
     CrashWithSignature(SignatureOf(f));
   }
@@ -258,6 +267,7 @@ FuzzStats DifferentialTarget::stats() const {
   s.skipped_undefined = c.skipped_undefined;
   s.skipped_unsupported = c.skipped_unsupported;
   s.skipped_declining = c.skipped_declining;
+  s.other_reading_by_erratum = c.other_reading_by_erratum;
   s.declined_unsupported = c.declined_by_code[static_cast<int>(DeclineCode::kUnsupportedVariant)];
   s.declined_not_evaluable = c.declined_by_code[static_cast<int>(DeclineCode::kNotEvaluable)];
   s.declined_operand_form = c.declined_by_code[static_cast<int>(DeclineCode::kOperandForm)];
@@ -295,7 +305,8 @@ void DifferentialTarget::WriteStats() {
   const std::string text = absl::StrCat(
       "inputs=", s.inputs, "\ntuples=", c.tuples, "\nagreed=", c.agreed,
       "\nmismatched=", c.mismatched, "\ndeclined=", c.declined,
-      "\nunspecified=", c.unspecified, "\nnew_findings=", s.new_findings,
+      "\nunspecified=", c.unspecified, "\nother_reading=", c.other_reading,
+      "\nreading=", ReadingName(config_.reading), "\nnew_findings=", s.new_findings,
       "\nknown_findings=", s.known_findings, "\nexplained_findings=", s.explained_findings,
       "\nfaulty_batches=", c.faulty_batches, "\nworker_restarts=", s.worker_restarts,
       "\nsupported_variants=", s.supported_variants, "\noffered=", s.offered,
@@ -309,8 +320,12 @@ void DifferentialTarget::WriteStats() {
       "\ndeclined_other=", s.declined_other,
       "\nfiling_errors=", s.filing_errors,
       "\nbackend=", backend().Describe(), "\nreached=", bitmap, "\n");
+  std::string errata;
+  for (const auto& [id, n] : s.other_reading_by_erratum) {
+    absl::StrAppend(&errata, "erratum_", id, "=", n, "\n");
+  }
   const std::string tmp = path + ".tmp";
-  std::ofstream(tmp, std::ios::trunc) << text;
+  std::ofstream(tmp, std::ios::trunc) << text << errata;
   std::rename(tmp.c_str(), path.c_str());
 }
 

@@ -25,6 +25,7 @@
 //   PTXDIFF_IN_FLIGHT        campaign: batches in flight (worker processes), default 2
 //   PTXDIFF_BATCH            campaign: tuples per batch (default: by backend)
 //   PTXDIFF_SYSTEMATIC       campaign: 1 (default) runs the systematic source, 0 not
+//   PTXDIFF_READING          spec (default) | hardware: the oracle reading judged against
 
 #ifndef PTXDIFF_FUZZERS_DIFFERENTIAL_TARGET_H_
 #define PTXDIFF_FUZZERS_DIFFERENTIAL_TARGET_H_
@@ -58,6 +59,7 @@ struct FuzzConfig {
   int in_flight = 2;
   int64_t batch_size = 0;  // 0: by backend
   bool systematic = true;
+  Reading reading = Reading::kSpec;
 };
 
 // Reads the configuration from PTXDIFF_CONFIG (if set) and then the
@@ -82,6 +84,7 @@ struct FuzzStats {
   // Declines by code: unsupported variant, not evaluable, operand form, other.
   int64_t declined_unsupported = 0, declined_not_evaluable = 0, declined_operand_form = 0,
           declined_other = 0;
+  std::map<std::string, int64_t> other_reading_by_erratum;
 };
 
 class DifferentialTarget {

@@ -21,7 +21,7 @@ std::string MismatchLine(const Tuple& t, const Result& oracle, uint64_t backend_
 }
 
 void RunDifferential(WorkerClient& client, std::span<const Tuple> tuples,
-                     size_t batch_size, DiffSummary& summary) {
+                     size_t batch_size, DiffSummary& summary, Reading reading) {
   const std::string backend = client.identity().name;
   for (size_t begin = 0; begin < tuples.size(); begin += batch_size) {
     const auto batch = tuples.subspan(begin, std::min(batch_size, tuples.size() - begin));
@@ -36,7 +36,7 @@ void RunDifferential(WorkerClient& client, std::span<const Tuple> tuples,
       continue;
     }
     for (size_t i = 0; i < batch.size(); ++i) {
-      const Judgement j = JudgeTuple(batch[i], out.results[i]);
+      const Judgement j = JudgeTuple(batch[i], out.results[i], reading);
       summary.counts.Count(j.verdict);
       if (j.verdict == Verdict::kMismatch &&
           summary.mismatches.size() < DiffSummary::kMaxListed) {

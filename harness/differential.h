@@ -28,7 +28,8 @@ struct DiffSummary {
 // Runs `tuples` on `client` in batches of `batch_size`, judges each against
 // the oracle, and adds to `summary`.
 void RunDifferential(WorkerClient& client, std::span<const Tuple> tuples,
-                     size_t batch_size, DiffSummary& summary);
+                     size_t batch_size, DiffSummary& summary,
+                     Reading reading = Reading::kSpec);
 
 // "ptxdiff eval 'add.s32' 0x1 0x2  # oracle 0x3, ptxas 0x4"
 std::string MismatchLine(const Tuple& t, const Result& oracle, uint64_t backend_bits,

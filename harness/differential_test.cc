@@ -20,6 +20,23 @@ TEST(DifferentialTest, Judge) {
             Verdict::kDeclined);
 }
 
+// A value that only the other reading explains is not a mismatch, under
+// either reading; one that neither explains is.
+TEST(DifferentialTest, TheOtherReadingsValueIsClassifiedNotFiled) {
+  const Tuple bfe{*ParseVariant("bfe.u64"), {{1, 256, 1, 0}}};  // spec 1, hardware 0
+  EXPECT_EQ(JudgeTuple(bfe, {.bits = 0}, Reading::kSpec).verdict, Verdict::kOtherReading);
+  EXPECT_STREQ(JudgeTuple(bfe, {.bits = 0}, Reading::kSpec).erratum->id.data(),
+               "bfe-bfi-64-unmasked");
+  EXPECT_EQ(JudgeTuple(bfe, {.bits = 1}, Reading::kHardware).verdict, Verdict::kOtherReading);
+  EXPECT_EQ(JudgeTuple(bfe, {.bits = 1}, Reading::kSpec).verdict, Verdict::kAgree);
+  EXPECT_EQ(JudgeTuple(bfe, {.bits = 7}, Reading::kSpec).verdict, Verdict::kMismatch);
+  // Division by zero: open under the spec, all ones on hardware.
+  const Tuple div{*ParseVariant("div.u32"), {{7, 0, 0, 0}}};
+  EXPECT_EQ(JudgeTuple(div, {.bits = 5}, Reading::kSpec).verdict, Verdict::kUnspecified);
+  EXPECT_EQ(JudgeTuple(div, {.bits = 5}, Reading::kHardware).verdict, Verdict::kMismatch);
+  EXPECT_EQ(JudgeTuple(div, {.bits = 0xffffffff}, Reading::kHardware).verdict, Verdict::kAgree);
+}
+
 TEST(DifferentialTest, MismatchLineReplays) {
   const Tuple t{*ParseVariant("add.s16"), {{1, 0xffff, 0, 0}}};
   EXPECT_EQ(MismatchLine(t, Evaluate(t.variant, t.operands), 7, "ptxas"),

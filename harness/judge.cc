@@ -8,6 +8,7 @@ absl::string_view VerdictName(Verdict v) {
     case Verdict::kMismatch: return "mismatch";
     case Verdict::kDeclined: return "declined";
     case Verdict::kUnspecified: return "unspecified";
+    case Verdict::kOtherReading: return "other-reading";
   }
   return "?";
 }
@@ -18,11 +19,21 @@ Verdict Judge(const Result& oracle, const TupleResult& backend) {
   return backend.bits == oracle.bits ? Verdict::kAgree : Verdict::kMismatch;
 }
 
-Judgement JudgeTuple(const Tuple& tuple, const TupleResult& backend) {
+Judgement JudgeTuple(const Tuple& tuple, const TupleResult& backend, Reading reading) {
   Judgement j;
-  j.oracle = Evaluate(tuple.variant, tuple.operands);
+  const ReadResult read = Read(reading, tuple.variant, tuple.operands);
+  j.oracle = read.result;
+  j.erratum = read.erratum;
   j.verdict = Judge(j.oracle, backend);
   j.backend_bits = backend.bits;
+  if (j.verdict == Verdict::kMismatch) {
+    const Reading other = reading == Reading::kSpec ? Reading::kHardware : Reading::kSpec;
+    const ReadResult alt = Read(other, tuple.variant, tuple.operands);
+    if (alt.result.defined() && alt.result.bits == backend.bits) {
+      j.verdict = Verdict::kOtherReading;
+      j.erratum = alt.erratum != nullptr ? alt.erratum : read.erratum;
+    }
+  }
   return j;
 }
 
@@ -32,12 +43,13 @@ void JudgeCounts::Count(Verdict v) {
     case Verdict::kMismatch: ++mismatched; break;
     case Verdict::kDeclined: ++declined; break;
     case Verdict::kUnspecified: ++unspecified; break;
+    case Verdict::kOtherReading: ++other_reading; break;
   }
 }
 
 JudgeCounts& JudgeCounts::operator+=(const JudgeCounts& o) {
   tuples += o.tuples, agreed += o.agreed, mismatched += o.mismatched;
-  declined += o.declined, unspecified += o.unspecified;
+  declined += o.declined, unspecified += o.unspecified, other_reading += o.other_reading;
   faulty_batches += o.faulty_batches;
   return *this;
 }

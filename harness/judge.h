@@ -5,6 +5,12 @@
 // compares a backend with the oracle (the fuzz target, the campaign's
 // sender, `sweep`, `repro`, the minimizer) judges here and counts in
 // JudgeCounts, so the words and the numbers mean the same everywhere.
+//
+// Judging is against one reading of the oracle (oracle/errata.h): the spec's
+// (the default: where an implementation departs from the PTX ISA text) or
+// the hardware's (the spec corrected by known NVIDIA hardware errata, for
+// emulators that must match a GPU). A value that only the other reading
+// explains is classified as such, never as a bug.
 
 #ifndef PTXDIFF_HARNESS_JUDGE_H_
 #define PTXDIFF_HARNESS_JUDGE_H_
@@ -14,6 +20,7 @@
 #include "absl/strings/string_view.h"
 #include "gpu_runner/protocol.h"
 #include "isa/tuple.h"
+#include "oracle/errata.h"
 #include "oracle/oracle.h"
 
 namespace ptxdiff {
@@ -23,29 +30,39 @@ enum class Verdict : uint8_t {
   kMismatch,     // it differs: a finding
   kDeclined,     // the backend gave no value
   kUnspecified,  // the spec leaves the result open; nothing to compare
+  // It differs from the reading judged against but is exactly what the other
+  // reading gives: a documented difference between the spec and known
+  // hardware (oracle/errata.h), not an implementation bug. Counted, not filed.
+  kOtherReading,
 };
 absl::string_view VerdictName(Verdict v);
 
 Verdict Judge(const Result& oracle, const TupleResult& backend);
 
 // A verdict with what it was reached from, so that nobody evaluates the
-// oracle again to report it.
+// oracle again to report it. `oracle` is the result under the reading
+// judged against (spec by default, or hardware: oracle/errata.h).
 struct Judgement {
   Verdict verdict = Verdict::kAgree;
   Result oracle;
   uint64_t backend_bits = 0;  // meaningful unless declined
+  const Erratum* erratum = nullptr;  // for kOtherReading, or a hardware value
 };
-Judgement JudgeTuple(const Tuple& tuple, const TupleResult& backend);
+Judgement JudgeTuple(const Tuple& tuple, const TupleResult& backend,
+                     Reading reading = Reading::kSpec);
 
 // Counts over many judged tuples. `tuples` counts every tuple sent to the
 // backend, including those of faulty batches (which get no verdict).
 struct JudgeCounts {
   int64_t tuples = 0, agreed = 0, mismatched = 0, declined = 0, unspecified = 0;
+  int64_t other_reading = 0;  // kOtherReading: spec vs hardware, not a bug
   int64_t faulty_batches = 0;
 
   void Count(Verdict v);
   // Tuples that got a verdict (all but those of faulty batches).
-  int64_t judged() const { return agreed + mismatched + declined + unspecified; }
+  int64_t judged() const {
+    return agreed + mismatched + declined + unspecified + other_reading;
+  }
   JudgeCounts& operator+=(const JudgeCounts& other);
 };
 

@@ -9,10 +9,12 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "gtest/gtest.h"
 #include "isa/family_table.h"
+#include "harness/judge.h"
 #include "isa/operand_text.h"
 #include "triage/finding.h"
 #include "triage/text_case.h"
@@ -64,6 +66,36 @@ TEST(CheckedInEntriesTest, ParseAndTheOracleStillAgreesWithThem) {
     EXPECT_EQ(recorded, HexOperand(r.bits, ResultWidth(tuple->variant)) + " " +
                             std::string(Token(r.undefined)));
   }
+}
+
+// An entry explained as known hardware behaviour names its erratum, and the
+// judge agrees: the backend's recorded value is exactly the hardware
+// reading's, so it is `other-reading`, not a mismatch. The others stay
+// mismatches under both readings.
+TEST(CheckedInEntriesTest, EntriesExplainedByAnErratumAreOtherReadingVerdicts) {
+  const std::string dir = std::string(PTXDIFF_SOURCE_DIR) + "/triage/entries";
+  int explained_by_erratum = 0;
+  for (const std::string& name : EntryNames(dir)) {
+    SCOPED_TRACE(name);
+    const std::string text = Read(dir + "/" + name + "/case.txt");
+    auto tuple = ParseTextCase(text);
+    ASSERT_TRUE(tuple.ok()) << tuple.status();
+    uint64_t backend_bits = 0;
+    ASSERT_TRUE(absl::SimpleHexAtoi(Field(text, "backend-result"), &backend_bits));
+    const std::string why = Field(Read(dir + "/" + name + "/meta.txt"), "explained");
+    const Judgement j = JudgeTuple(*tuple, {.bits = backend_bits}, Reading::kSpec);
+    if (why.find("erratum ") != std::string::npos) {
+      ++explained_by_erratum;
+      EXPECT_EQ(j.verdict, Verdict::kOtherReading);
+      ASSERT_NE(j.erratum, nullptr);
+      EXPECT_NE(why.find(std::string(j.erratum->id)), std::string::npos) << why;
+    } else {
+      EXPECT_EQ(j.verdict, Verdict::kMismatch);
+      EXPECT_EQ(JudgeTuple(*tuple, {.bits = backend_bits}, Reading::kHardware).verdict,
+                Verdict::kMismatch);
+    }
+  }
+  EXPECT_EQ(explained_by_erratum, 2);  // the 64-bit bfe and bfi entries
 }
 
 }  // namespace

@@ -97,6 +97,7 @@ Signature SignatureOf(const Finding& f) {
   std::string cls = f.kind == FindingKind::kValueMismatch
                         ? TriggerClassOf(f.tuple, f.oracle)
                         : std::string(FindingKindName(f.kind));
+  if (f.reading == Reading::kHardware) cls += "-hw";
   return {f.kind, Spell(f.tuple.variant), f.backend, std::move(cls)};
 }
 

@@ -6,7 +6,8 @@
 // (minimizer.h): the plainest variant that still shows the cause, the
 // backend, the kind, and the trigger class of the operands (which operand
 // classes the minimized tuple needs: "ge256", "all-ones_min", "in-range";
-// semantic_classes.h). Which result bytes differ is not part of it: one
+// semantic_classes.h; "-hw" is appended when judged against the hardware
+// reading, oracle/errata.h). Which result bytes differ is not part of it: one
 // cause shows in different bytes for different operands. Entry names are
 // the signature, encoded so that they parse back (EntryName /
 // ParseEntryName).
@@ -22,6 +23,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "gpu_runner/worker_client.h"
+#include "oracle/errata.h"
 #include "oracle/oracle.h"
 
 namespace ptxdiff {
@@ -41,7 +43,8 @@ struct Finding {
   FindingKind kind = FindingKind::kValueMismatch;
   Tuple tuple;                 // the (minimized) disagreeing tuple
   std::vector<Tuple> batch;    // for faults: the batch's tuples
-  Result oracle;               // Evaluate(tuple)
+  Result oracle;               // the oracle's result under `reading`
+  Reading reading = Reading::kSpec;  // what it was judged against
   std::optional<uint64_t> backend_bits;  // for value mismatches
   std::string backend;         // the backend's name ("ptxas")
   std::string backend_identity;  // WorkerIdentity::Describe()

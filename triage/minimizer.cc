@@ -109,7 +109,8 @@ std::vector<Tuple> Simplifications(const Tuple& t) {
   return out;
 }
 
-absl::StatusOr<Finding> MinimizeMismatch(WorkerClient& client, const Tuple& failing) {
+absl::StatusOr<Finding> MinimizeMismatch(WorkerClient& client, const Tuple& failing,
+                                         Reading reading) {
   const absl::Time start = absl::Now();
   int64_t calls = 0;
   auto run = [&](std::span<const Tuple> tuples) {
@@ -118,7 +119,7 @@ absl::StatusOr<Finding> MinimizeMismatch(WorkerClient& client, const Tuple& fail
   };
   BatchOutcome first = run({&failing, 1});
   if (first.fault) return FaultStatus(*first.fault);
-  Judgement best_seen = JudgeTuple(failing, first.results[0]);
+  Judgement best_seen = JudgeTuple(failing, first.results[0], reading);
   if (best_seen.verdict != Verdict::kMismatch) {
     return absl::FailedPreconditionError(absl::StrCat(
         "no disagreement: ", client.identity().name, " agrees with the oracle on ",
@@ -134,7 +135,7 @@ absl::StatusOr<Finding> MinimizeMismatch(WorkerClient& client, const Tuple& fail
     for (size_t i = 0; i < candidates.size(); ++i) {
       // Any mismatch will do, not only the same differing bits: the aim is
       // the plainest tuple that still shows the cause.
-      const Judgement j = JudgeTuple(candidates[i], out.results[i]);
+      const Judgement j = JudgeTuple(candidates[i], out.results[i], reading);
       if (j.verdict != Verdict::kMismatch) continue;
       if (!improved || ComplexityOf(candidates[i]) < ComplexityOf(best)) {
         best = candidates[i], best_seen = j, improved = true;
@@ -154,6 +155,7 @@ absl::StatusOr<Finding> MinimizeMismatch(WorkerClient& client, const Tuple& fail
   f.kind = FindingKind::kValueMismatch;
   f.tuple = best;
   f.oracle = best_seen.oracle;
+  f.reading = reading;
   f.backend_bits = best_seen.backend_bits;
   f.backend = client.identity().name;
   f.backend_identity = client.identity().Describe();

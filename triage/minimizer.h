@@ -44,7 +44,9 @@ Complexity ComplexityOf(const Tuple& t);
 // if `failing` does not disagree with a defined oracle result on this
 // backend (it may have been flaky); a backend fault while minimizing is
 // returned as a status too.
-absl::StatusOr<Finding> MinimizeMismatch(WorkerClient& client, const Tuple& failing);
+// `reading` is the oracle reading judged against (judge.h).
+absl::StatusOr<Finding> MinimizeMismatch(WorkerClient& client, const Tuple& failing,
+                                         Reading reading = Reading::kSpec);
 
 // Bisects a batch that faults (crash, hang, protocol error) down to the
 // smallest part that still faults, and returns it as a finding; nullopt-like

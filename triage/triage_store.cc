@@ -177,6 +177,7 @@ std::map<std::string, std::string> NewMeta(const Finding& f) {
       {"count", absl::StrCat(f.occurrences)},
       {"backend", f.backend_identity},
       {"ptxdiff_version", std::string(kPtxdiffVersion)},
+      {"reading", std::string(ReadingName(f.reading))},
       {"minimize_backend_calls", absl::StrCat(f.minimize_backend_calls)},
       {"minimize_seconds", absl::StrCat(f.minimize_seconds)},
   };
