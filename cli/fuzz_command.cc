@@ -337,7 +337,8 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostrea
         << (p.counts.count("new_findings") ? p.counts.at("new_findings") : 0) << " new, "
         << (p.counts.count("known_findings") ? p.counts.at("known_findings") : 0)
         << " already filed; the triage directory " << triage_dir << " holds "
-        << entries->size() << " entries (" << explained << " explained)\n";
+        << entries->size() << (entries->size() == 1 ? " entry (" : " entries (") << explained
+        << " explained)\n";
     for (const EntryInfo& e : *entries) {
       if (!e.explained()) out << "fuzz:     " << e.count() << "x " << e.name << "\n";
     }
