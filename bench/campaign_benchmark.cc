@@ -15,6 +15,8 @@
 //                   for the libFuzzer loop, which never waits): tuples judged
 //                   per second, variants reached, and the ratio to the above.
 
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdio>
 #include <random>
@@ -63,7 +65,8 @@ double BackendAlone(const WorkerCommand& command, double seconds) {
   return judged / absl::ToDoubleSeconds(absl::Now() - start);
 }
 
-// Offers random edge tuples of random variants until `stop`.
+// Offers random edge tuples of random variants until `stop`, yielding when
+// the campaign is saturated, as DifferentialTarget::RunInput does.
 void FuzzLoopStandIn(Campaign& campaign, const std::atomic<bool>& stop) {
   std::mt19937_64 rng(1);
   const std::vector<Variant>& all = AllVariants();
@@ -76,6 +79,7 @@ void FuzzLoopStandIn(Campaign& campaign, const std::atomic<bool>& stop) {
       const Result r = Evaluate(v, o);
       campaign.Offer(t, r, SemanticClasses(t, r));
     }
+    if (campaign.Saturated()) usleep(500);
   }
 }
 

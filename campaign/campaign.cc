@@ -147,21 +147,33 @@ void Campaign::SystematicLoop() {
   }
   SystematicSource source(wanted);
   int64_t admitted = 0, undefined = 0, produced = 0;
+  std::vector<Tuple> run, keep;
+  std::vector<Operands> ops;
+  std::vector<Result> results;
+  // One run of tuples of one variant at a time: evaluated as a batch, and
+  // queued under one lock.
   while (!stopping_) {
-    const std::optional<Tuple> t = source.Next();
-    if (!t) break;
-    ++produced;
-    const int index = VariantIndex(t->variant);
-    if (!Wanted(t->variant, index)) continue;
-    const Result oracle = Evaluate(t->variant, t->operands);
-    if (!declines_->Worth(index, DeclineClass(*t, oracle))) continue;
-    ++admitted;
-    if (!oracle.defined()) {
-      if (undefined + 1 > options_.undefined_share * admitted) continue;
-      ++undefined;
+    run.clear();
+    if (!source.NextRun(run)) break;
+    produced += run.size();
+    const int index = VariantIndex(run[0].variant);
+    if (!Wanted(run[0].variant, index)) continue;
+    ops.clear();
+    for (const Tuple& t : run) ops.push_back(t.operands);
+    results.resize(run.size());
+    EvaluateBatch(run[0].variant, ops, results);
+    keep.clear();
+    for (size_t i = 0; i < run.size(); ++i) {
+      if (!declines_->Worth(index, DeclineClass(run[i], results[i]))) continue;
+      ++admitted;
+      if (!results[i].defined()) {
+        if (undefined + 1 > options_.undefined_share * admitted) continue;
+        ++undefined;
+      }
+      keep.push_back(run[i]);
     }
-    if (queue_.Put(*t, Lane::kSystematic) == Admission::kClosed) break;
-    if (produced % 1024 == 0) {
+    if (!keep.empty() && !queue_.PutMany(keep, Lane::kSystematic)) break;
+    if (produced % 1024 < run.size()) {
       std::lock_guard<std::mutex> lock(mu_);
       stats_.systematic = produced;
     }

@@ -1,5 +1,6 @@
 #include "campaign/systematic_source.h"
 
+#include <algorithm>
 #include <array>
 #include <numeric>
 
@@ -132,15 +133,25 @@ const std::vector<uint64_t>& ShortEdgeValues(int width) {
 
 uint64_t SystematicCount(const Variant& v) { return Shape(v).total(); }
 
-Tuple SystematicTuple(const Variant& v, uint64_t k) {
+void SystematicTuples(const Variant& v, uint64_t k, uint64_t count, std::vector<Tuple>& out) {
   const Shape s(v);
   const uint64_t n = s.total();
   // A fixed pseudo-random order: the first tuples of a variant already
   // cover both sections and every pair of sources.
   const uint64_t id = StableId(v);
-  const uint64_t idx = static_cast<uint64_t>(
-      (static_cast<unsigned __int128>(k) * Stride(n, id) + id % n) % n);
-  return {v, idx < s.edge_total ? EdgeTuple(s, idx) : BoundaryTuple(s, idx - s.edge_total)};
+  const uint64_t stride = Stride(n, id);
+  for (uint64_t i = k; i < std::min(n, k + count); ++i) {
+    const uint64_t idx =
+        static_cast<uint64_t>((static_cast<unsigned __int128>(i) * stride + id % n) % n);
+    out.push_back(
+        {v, idx < s.edge_total ? EdgeTuple(s, idx) : BoundaryTuple(s, idx - s.edge_total)});
+  }
+}
+
+Tuple SystematicTuple(const Variant& v, uint64_t k) {
+  std::vector<Tuple> one;
+  SystematicTuples(v, k, 1, one);
+  return one[0];
 }
 
 SystematicSource::SystematicSource(const std::vector<Variant>& variants, int run)
@@ -154,9 +165,28 @@ SystematicSource::SystematicSource(const std::vector<Variant>& variants, int run
   for (FamilyState& f : by_family) {
     if (!f.variants.empty()) families_.push_back(std::move(f));
   }
+  // The breadth pass: every variant once, in an order shuffled by stable id
+  // (fixed, and unrelated to the table's order).
+  // (StableId spells the variant: computed once per variant, not per compare.)
+  std::vector<std::pair<uint64_t, VariantState*>> keyed;
+  for (FamilyState& f : families_) {
+    for (VariantState& v : f.variants) {
+      keyed.emplace_back(StableId(v.variant) * 0x9e3779b97f4a7c15ull, &v);
+    }
+  }
+  std::sort(keyed.begin(), keyed.end());
+  for (const auto& [key, v] : keyed) breadth_.push_back(v);
+}
+
+std::optional<Tuple> SystematicSource::NextBreadth() {
+  if (breadth_cursor_ >= breadth_.size()) return std::nullopt;
+  VariantState* v = breadth_[breadth_cursor_++];
+  ++produced_;
+  return SystematicTuple(v->variant, v->next++);
 }
 
 std::optional<Tuple> SystematicSource::Next() {
+  if (std::optional<Tuple> t = NextBreadth()) return t;
   while (true) {
     if (current_ != nullptr && left_in_run_ > 0 && current_->next < current_->count) {
       --left_in_run_;
@@ -165,6 +195,23 @@ std::optional<Tuple> SystematicSource::Next() {
     }
     if (!Advance()) return std::nullopt;
   }
+}
+
+bool SystematicSource::NextRun(std::vector<Tuple>& out) {
+  if (std::optional<Tuple> t = NextBreadth()) {
+    out.push_back(*t);  // a run of one: each breadth tuple is another variant
+    return true;
+  }
+  if (current_ == nullptr || left_in_run_ == 0 || current_->next >= current_->count) {
+    if (!Advance()) return false;
+  }
+  const size_t before = out.size();
+  SystematicTuples(current_->variant, current_->next, left_in_run_, out);
+  const uint64_t n = out.size() - before;
+  current_->next += n;
+  produced_ += n;
+  left_in_run_ = 0;
+  return true;
 }
 
 bool SystematicSource::Advance() {

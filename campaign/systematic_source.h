@@ -14,10 +14,13 @@
 //     difference at zero — derived from operand widths alone, so no family
 //     needs a hand list.
 // Tuples are visited in a fixed pseudo-random order per variant (so a
-// variant's first few tuples are already spread over its set). Families are
-// visited round-robin; within a family, one run of tuples per variant per
-// pass, so every variant is reached in the first pass and small families
-// are searched deeply early. Deterministic for a given variant list.
+// variant's first few tuples are already spread over its set). First a
+// breadth pass gives every variant one tuple, in a shuffled order, so a bug
+// confined to one variant of the 60k video variants is met within a pass of
+// the variants (sooner, on average, than uniform random testing meets it).
+// Then families are visited round-robin; within a family, one run of tuples
+// per variant per pass, so small families are searched deeply early.
+// Deterministic for a given variant list.
 
 #ifndef PTXDIFF_CAMPAIGN_SYSTEMATIC_SOURCE_H_
 #define PTXDIFF_CAMPAIGN_SYSTEMATIC_SOURCE_H_
@@ -35,6 +38,8 @@ namespace ptxdiff {
 // (k < SystematicCount(v)).
 uint64_t SystematicCount(const Variant& v);
 Tuple SystematicTuple(const Variant& v, uint64_t k);
+// Tuples k .. k + n - 1 (clipped to the count), appended to `out`.
+void SystematicTuples(const Variant& v, uint64_t k, uint64_t n, std::vector<Tuple>& out);
 
 // The short edge list for a width (each value fits the width).
 const std::vector<uint64_t>& ShortEdgeValues(int width);
@@ -46,6 +51,10 @@ class SystematicSource {
 
   // The next tuple, or nullopt when every variant's set is exhausted.
   std::optional<Tuple> Next();
+
+  // The next run: up to `run` tuples of one variant (the same tuples Next()
+  // would give, computed together); false when every set is exhausted.
+  bool NextRun(std::vector<Tuple>& out);
 
   // Variants whose whole set has been produced, and variants visited once.
   int64_t exhausted() const { return exhausted_; }
@@ -62,6 +71,7 @@ class SystematicSource {
     size_t cursor = 0;
   };
   bool Advance();  // moves to the next (family, variant) run
+  std::optional<Tuple> NextBreadth();  // the breadth pass, then nullopt
 
   std::vector<FamilyState> families_;  // still with variants left
   size_t family_cursor_ = 0;
@@ -69,6 +79,10 @@ class SystematicSource {
   int left_in_run_ = 0;
   VariantState* current_ = nullptr;
   int64_t exhausted_ = 0, produced_ = 0;
+  // The breadth pass (pointers into families_, which does not change until
+  // the pass is over).
+  std::vector<VariantState*> breadth_;
+  size_t breadth_cursor_ = 0;
 };
 
 }  // namespace ptxdiff

@@ -82,6 +82,22 @@ TEST(SystematicTest, TheSourceReachesEveryVariantBeforeGoingDeep) {
   }
 }
 
+TEST(SystematicTest, RunsGiveTheSameTuplesAsOneAtATime) {
+  std::vector<Variant> variants;
+  for (const char* s : {"add.s32", "bfe.u64", "vadd.u32.u32.u32", "popc.b32"}) {
+    variants.push_back(*ParseVariant(s));
+  }
+  SystematicSource one(variants, 5), runs(variants, 5);
+  std::vector<Tuple> batched;
+  while (batched.size() < 2000 && runs.NextRun(batched)) {
+  }
+  for (const Tuple& t : batched) {
+    const std::optional<Tuple> next = one.Next();
+    ASSERT_TRUE(next.has_value());
+    EXPECT_EQ(*next, t);
+  }
+}
+
 TEST(SystematicTest, ASmallSourceIsExhaustedExactly) {
   const std::vector<Variant> variants = {*ParseVariant("popc.b32"), *ParseVariant("clz.b32")};
   SystematicSource source(variants, 3);

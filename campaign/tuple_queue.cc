@@ -13,17 +13,36 @@ Admission TupleQueue::Offer(const Tuple& t, Lane lane) {
     if (lane == Lane::kRoutine) saturated_.store(true, std::memory_order_relaxed);
     return Admission::kDropped;
   }
-  // The window forgets everything at once when full: cheaper than an LRU,
-  // and a repeat after millions of tuples costs one more evaluation only.
-  if (seen_.size() >= options_.seen_capacity) seen_.clear();
-  if (!seen_.insert(t).second) {
-    ++counts_.duplicates;
-    return Admission::kDuplicate;
-  }
+  if (!AdmitLocked(t)) return Admission::kDuplicate;
   q.push_back(t);
   ++counts_.queued;
   not_empty_.notify_one();
   return Admission::kQueued;
+}
+
+bool TupleQueue::AdmitLocked(const Tuple& t) {
+  // The window forgets everything at once when full: cheaper than an LRU,
+  // and a repeat after millions of tuples costs one more evaluation only.
+  if (seen_.size() >= options_.seen_capacity) seen_.clear();
+  if (!seen_.insert(absl::Hash<Tuple>{}(t)).second) {
+    ++counts_.duplicates;
+    return false;
+  }
+  return true;
+}
+
+bool TupleQueue::PutMany(std::span<const Tuple> tuples, Lane lane) {
+  std::unique_lock<std::mutex> lock(mu_);
+  std::deque<Tuple>& q = lanes_[static_cast<int>(lane)];
+  not_full_.wait(lock, [&] { return closed_ || q.size() < options_.lane_capacity; });
+  if (closed_) return false;
+  for (const Tuple& t : tuples) {
+    if (!AdmitLocked(t)) continue;
+    q.push_back(t);
+    ++counts_.queued;
+  }
+  not_empty_.notify_one();
+  return true;
 }
 
 Admission TupleQueue::Put(const Tuple& t, Lane lane) {
@@ -31,11 +50,7 @@ Admission TupleQueue::Put(const Tuple& t, Lane lane) {
   std::deque<Tuple>& q = lanes_[static_cast<int>(lane)];
   not_full_.wait(lock, [&] { return closed_ || q.size() < options_.lane_capacity; });
   if (closed_) return Admission::kClosed;
-  if (seen_.size() >= options_.seen_capacity) seen_.clear();
-  if (!seen_.insert(t).second) {
-    ++counts_.duplicates;
-    return Admission::kDuplicate;
-  }
+  if (!AdmitLocked(t)) return Admission::kDuplicate;
   q.push_back(t);
   ++counts_.queued;
   not_empty_.notify_one();

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <deque>
 #include <mutex>
+#include <span>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
@@ -45,7 +46,9 @@ class TupleQueue {
     size_t lane_capacity = size_t{1} << 16;
     size_t seen_capacity = size_t{1} << 22;  // the dedup window, in tuples
   };
-  explicit TupleQueue(Options options) : options_(options) {}
+  explicit TupleQueue(Options options) : options_(options) {
+    seen_.reserve(options_.seen_capacity);
+  }
 
   // Before the producers start: the lane capacity once the batch size is known.
   void SetLaneCapacity(size_t n) { options_.lane_capacity = n; }
@@ -57,6 +60,9 @@ class TupleQueue {
   // Blocks while `lane` is full (for producers that may wait, like the
   // systematic source); kClosed once Close() was called.
   Admission Put(const Tuple& t, Lane lane);
+  // Put for a run of tuples under one lock (blocking while the lane is full);
+  // false once closed.
+  bool PutMany(std::span<const Tuple> tuples, Lane lane);
 
   // Waits until at least `min` tuples are queued (or `wait` passes, or the
   // queue is closed), then takes up to `max`: novel first, then systematic
@@ -85,12 +91,15 @@ class TupleQueue {
  private:
   size_t SizeLocked() const;
   void TakeFrom(Lane lane, size_t n, std::vector<Tuple>& out);
+  bool AdmitLocked(const Tuple& t);  // the dedup window; counts duplicates
 
   Options options_;
   mutable std::mutex mu_;
   std::condition_variable not_empty_, not_full_;
   std::deque<Tuple> lanes_[kNumLanes];
-  absl::flat_hash_set<Tuple> seen_;
+  // Admitted tuples by 64-bit fingerprint: 8 bytes a tuple, reserved up
+  // front so the window never rehashes on the producers' path.
+  absl::flat_hash_set<uint64_t> seen_;
   QueueCounts counts_;
   size_t outstanding_ = 0;  // taken, not yet Done
   bool closed_ = false;
