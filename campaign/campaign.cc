@@ -1,6 +1,7 @@
 #include "campaign/campaign.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
@@ -18,6 +19,8 @@ namespace {
 
 constexpr size_t kMaxFilingBacklog = 4096;
 constexpr absl::Duration kBatchWait = absl::Milliseconds(50);
+// Tuples per family in the calibration batch at start.
+constexpr size_t kCalibrationTuples = 512;
 // At Stop, the filer goes on filing for at most this long; what is left
 // stays in the journal for the next campaign.
 constexpr absl::Duration kFilingGrace = absl::Seconds(10);
@@ -80,6 +83,7 @@ absl::Status Campaign::StartWorkers() {
     filing_.push_back({.seq = seq, .tuple = m.tuple, .backend_bits = m.backend_bits});
     ++stats_.adopted;
   }
+  Calibrate();
   for (auto& client : senders_) threads_.emplace_back([this, c = client.get()] { SenderLoop(c); });
   threads_.emplace_back([this] { FilerLoop(); });
   if (options_.systematic) threads_.emplace_back([this] { SystematicLoop(); });
@@ -132,12 +136,65 @@ void Campaign::Offer(const Tuple& t, const Result& oracle, uint32_t classes) {
     undefined = 1;
   } else {
     const Lane lane = LaneFor(index, classes);
-    if (declines_->Worth(index, DeclineClass(t, oracle))) queue_.Offer(t, lane);
+    // Routine tuples of a family the backend is slow on are thinned, so that
+    // families get equal backend time (Calibrate).
+    const int f = static_cast<int>(t.variant.family);
+    const bool thinned = lane == Lane::kRoutine && routine_keep_one_in_[f] > 1 &&
+                         routine_seen_[f]++ % routine_keep_one_in_[f] != 0;
+    if (!thinned && declines_->Worth(index, DeclineClass(t, oracle))) queue_.Offer(t, lane);
   }
   std::lock_guard<std::mutex> lock(mu_);
   ++stats_.offered;
   stats_.skipped_unsupported += unsupported;
   stats_.skipped_undefined += undefined;
+}
+
+void Campaign::Calibrate() {
+  if (!options_.systematic) return;
+  const absl::Time start = absl::Now();
+  std::vector<std::vector<Variant>> by_family(kNumFamilies);
+  for (const Variant& v : options_.variants) {
+    if (Wanted(v, VariantIndex(v))) by_family[static_cast<int>(v.family)].push_back(v);
+  }
+  std::vector<int> families;
+  for (int f = 0; f < kNumFamilies; ++f) {
+    if (!by_family[f].empty()) families.push_back(f);
+  }
+  // Families split over the senders' workers, timed one batch each. The
+  // tuples are the systematic source's first ones, judged like any other.
+  const size_t per_family = std::min<size_t>(kCalibrationTuples, batch_size_);
+  std::vector<std::thread> timers;
+  for (size_t s = 0; s < senders_.size(); ++s) {
+    timers.emplace_back([&, s] {
+      for (size_t i = s; i < families.size(); i += senders_.size()) {
+        SystematicSource source(by_family[families[i]]);
+        std::vector<Tuple> tuples;
+        while (tuples.size() < per_family) {
+          const std::optional<Tuple> t = source.Next();
+          if (!t) break;
+          tuples.push_back(*t);
+        }
+        const absl::Time t0 = absl::Now();
+        const BatchOutcome out = senders_[s]->Run(tuples);
+        family_cost_[families[i]] = absl::ToDoubleSeconds(absl::Now() - t0) / tuples.size();
+        queue_.MarkSent(tuples);
+        Judge(tuples, out);
+      }
+    });
+  }
+  for (std::thread& t : timers) t.join();
+  double cheapest = 0;
+  for (int f : families) {
+    if (family_cost_[f] > 0 && (cheapest == 0 || family_cost_[f] < cheapest)) {
+      cheapest = family_cost_[f];
+    }
+  }
+  for (int f : families) {
+    routine_keep_one_in_[f] =
+        cheapest > 0 ? std::max<int64_t>(1, std::llround(family_cost_[f] / cheapest)) : 1;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.calibration_ms = absl::ToInt64Milliseconds(absl::Now() - start);
 }
 
 void Campaign::SystematicLoop() {
@@ -146,6 +203,9 @@ void Campaign::SystematicLoop() {
     if (Wanted(v, VariantIndex(v))) wanted.push_back(v);
   }
   SystematicSource source(wanted);
+  for (int f = 0; f < kNumFamilies; ++f) {
+    if (family_cost_[f] > 0) source.SetFamilyCost(static_cast<Family>(f), family_cost_[f]);
+  }
   int64_t admitted = 0, undefined = 0, produced = 0;
   std::vector<Tuple> run, keep;
   std::vector<Operands> ops;

@@ -29,6 +29,7 @@
 #ifndef PTXDIFF_CAMPAIGN_CAMPAIGN_H_
 #define PTXDIFF_CAMPAIGN_CAMPAIGN_H_
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -88,6 +89,7 @@ struct CampaignStats {
   int64_t filing_errors = 0, adopted = 0;
   int64_t worker_restarts = 0;
   int64_t supported_variants = 0;    // of the campaign's variants
+  int64_t calibration_ms = 0;        // spent timing the families at start
   std::vector<bool> reached;         // by VariantIndex: got a non-decline
   int64_t variants_reached = 0;
 };
@@ -133,6 +135,9 @@ class Campaign {
 
   Campaign(CampaignOptions options, TriageStore store, std::unique_ptr<PendingJournal> journal);
   absl::Status StartWorkers();
+  // Times a batch of each family's systematic tuples on the senders' workers
+  // (judging them too) to learn the backend's cost per tuple by family.
+  void Calibrate();
   void SenderLoop(WorkerClient* client);
   void FilerLoop();
   void SystematicLoop();
@@ -162,6 +167,12 @@ class Campaign {
   std::vector<uint8_t> supported_;
   std::vector<uint32_t> offered_classes_;  // fuzz loop thread only
   std::unique_ptr<DeclineModel> declines_;
+  // Seconds per tuple by family (Calibrate), and for the fuzz loop's
+  // routine tuples, keep one in `routine_keep_one_in_` of each family so
+  // that families get equal backend time.
+  std::array<double, kNumFamilies> family_cost_{};
+  std::array<int64_t, kNumFamilies> routine_keep_one_in_{};
+  std::array<int64_t, kNumFamilies> routine_seen_{};  // fuzz loop thread only
 
   mutable std::mutex mu_;  // guards stats_ and the filing state below
   CampaignStats stats_;

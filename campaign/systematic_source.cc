@@ -162,6 +162,7 @@ SystematicSource::SystematicSource(const std::vector<Variant>& variants, int run
       by_family[static_cast<int>(v.family)].variants.push_back({v, n});
     }
   }
+  for (int f = 0; f < kNumFamilies; ++f) by_family[f].family = static_cast<Family>(f);
   for (FamilyState& f : by_family) {
     if (!f.variants.empty()) families_.push_back(std::move(f));
   }
@@ -214,25 +215,35 @@ bool SystematicSource::NextRun(std::vector<Tuple>& out) {
   return true;
 }
 
+void SystematicSource::SetFamilyCost(Family f, double cost) {
+  for (FamilyState& s : families_) {
+    if (s.family == f) s.cost = cost > 0 ? cost : 1;
+  }
+}
+
 bool SystematicSource::Advance() {
   // Drop the variant just finished with, if its set is exhausted (and its
   // family, if that was its last variant).
   if (current_ != nullptr && current_->next >= current_->count) {
-    const size_t f = (family_cursor_ + families_.size() - 1) % families_.size();
+    const size_t f = current_family_;
     std::vector<VariantState>& vs = families_[f].variants;
     const size_t index = current_ - vs.data();
     vs.erase(vs.begin() + index);
     ++exhausted_;
     if (families_[f].cursor > index) --families_[f].cursor;
-    if (vs.empty()) {
-      families_.erase(families_.begin() + f);
-      if (family_cursor_ > f) --family_cursor_;
-    }
+    if (vs.empty()) families_.erase(families_.begin() + f);
   }
   current_ = nullptr;
   if (families_.empty()) return false;
-  family_cursor_ %= families_.size();
-  FamilyState& family = families_[family_cursor_++];
+  // The family charged least so far; the first such on ties, which makes
+  // equal costs a round-robin in table order.
+  size_t f = 0;
+  for (size_t i = 1; i < families_.size(); ++i) {
+    if (families_[i].charged < families_[f].charged) f = i;
+  }
+  current_family_ = f;
+  FamilyState& family = families_[f];
+  family.charged += run_ * family.cost;
   family.cursor %= family.variants.size();
   current_ = &family.variants[family.cursor++];
   left_in_run_ = run_;

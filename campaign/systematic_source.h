@@ -56,6 +56,12 @@ class SystematicSource {
   // would give, computed together); false when every set is exhausted.
   bool NextRun(std::vector<Tuple>& out);
 
+  // The backend's time per tuple of each family (any unit; 1 by default).
+  // Families are then given equal *time*, not equal tuples: stride
+  // scheduling charges each run its count times its family's cost and picks
+  // the family charged least (round-robin when the costs are equal).
+  void SetFamilyCost(Family f, double cost);
+
   // Variants whose whole set has been produced, and variants visited once.
   int64_t exhausted() const { return exhausted_; }
   int64_t produced() const { return produced_; }
@@ -67,14 +73,17 @@ class SystematicSource {
     uint64_t next = 0;
   };
   struct FamilyState {
+    Family family;
     std::vector<VariantState> variants;  // still with tuples left
     size_t cursor = 0;
+    double cost = 1;  // per tuple
+    double charged = 0;  // runs so far x cost
   };
   bool Advance();  // moves to the next (family, variant) run
   std::optional<Tuple> NextBreadth();  // the breadth pass, then nullopt
 
   std::vector<FamilyState> families_;  // still with variants left
-  size_t family_cursor_ = 0;
+  size_t current_family_ = 0;  // index into families_ of current_
   int run_;
   int left_in_run_ = 0;
   VariantState* current_ = nullptr;

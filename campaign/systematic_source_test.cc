@@ -98,6 +98,25 @@ TEST(SystematicTest, RunsGiveTheSameTuplesAsOneAtATime) {
   }
 }
 
+// Equal time, not equal tuples: a family four times as costly gets a
+// quarter of the tuples after the breadth pass.
+TEST(SystematicTest, FamilyCostsGiveFamiliesEqualTime) {
+  std::vector<Variant> variants;
+  for (const Variant& v : AllVariants()) {
+    if (v.family == Family::kAdd || v.family == Family::kMul) variants.push_back(v);
+  }
+  SystematicSource source(variants, 8);
+  source.SetFamilyCost(Family::kMul, 4);
+  for (size_t i = 0; i < variants.size(); ++i) ASSERT_TRUE(source.Next());  // breadth
+  int add = 0, mul = 0;
+  for (int i = 0; i < 10000; ++i) {  // well before any add variant is exhausted
+    const std::optional<Tuple> t = source.Next();
+    ASSERT_TRUE(t.has_value());
+    (t->variant.family == Family::kAdd ? add : mul) += 1;
+  }
+  EXPECT_NEAR(static_cast<double>(add) / mul, 4.0, 0.1);
+}
+
 TEST(SystematicTest, ASmallSourceIsExhaustedExactly) {
   const std::vector<Variant> variants = {*ParseVariant("popc.b32"), *ParseVariant("clz.b32")};
   SystematicSource source(variants, 3);

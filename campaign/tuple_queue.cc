@@ -101,6 +101,11 @@ size_t TupleQueue::SizeLocked() const {
   return lanes_[0].size() + lanes_[1].size() + lanes_[2].size();
 }
 
+void TupleQueue::MarkSent(std::span<const Tuple> tuples) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const Tuple& t : tuples) AdmitLocked(t);
+}
+
 void TupleQueue::Done(size_t n) {
   std::lock_guard<std::mutex> lock(mu_);
   outstanding_ -= std::min(n, outstanding_);

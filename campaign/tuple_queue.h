@@ -75,6 +75,10 @@ class TupleQueue {
   void Close();
   bool closed() const;
 
+  // Adds tuples sent some other way (the campaign's calibration) to the
+  // dedup window, so that they are not sent again.
+  void MarkSent(std::span<const Tuple> tuples);
+
   // Senders call Done with a batch's size once it is judged.
   void Done(size_t n);
   // True when the novel and routine lanes are empty and every batch taken
