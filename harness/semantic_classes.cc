@@ -33,9 +33,11 @@ uint32_t SemanticClasses(const Tuple& t, const Result& oracle) {
     const uint64_t x = Low(t.operands.v[i], width);
     if (x == 0) classes |= kZeroOperand;
     if (x == LowMask(width)) classes |= kAllOnesOperand;
-    if (x >= 32 && x < 64) classes |= kShiftAtLeast32;
-    if (x >= 64 && x < 256) classes |= kShiftAtLeast64;
-    if (x >= 256 && x < 65536) classes |= kAbove255;
+    if (IsAmountSource(v, i)) {
+      if (x >= 32 && x < 64) classes |= kShiftAtLeast32;
+      if (x >= 64 && x < 256) classes |= kShiftAtLeast64;
+      if (x >= 256 && x < 65536) classes |= kAbove255;
+    }
     if (width > 1 && x == uint64_t{1} << (width - 1)) classes |= kMinOperand;
   }
   if (v.family == Family::kBfe || v.family == Family::kBfi) {
@@ -54,6 +56,14 @@ uint32_t SemanticClasses(const Tuple& t, const Result& oracle) {
   if (oracle.bits == 0) classes |= kResultZero;
   if (oracle.bits == LowMask(width)) classes |= kResultAllOnes;
   if ((oracle.bits >> (width - 1)) & 1) classes |= kTopBitSet;
+  return classes;
+}
+
+uint32_t TriggerClasses(uint32_t classes) {
+  classes &= kTriggerClasses;
+  // A clamped result explains extreme operands: MIN or -1 is only the
+  // plainest way to reach the bound, not a cause of its own.
+  if (classes & kSaturated) classes &= ~(kMinOperand | kAllOnesOperand);
   return classes;
 }
 

@@ -20,9 +20,10 @@ namespace ptxdiff {
 enum SemanticClass : uint32_t {
   kZeroOperand = 1 << 0,       // some operand is 0
   kAllOnesOperand = 1 << 1,    // some operand is all ones (-1)
-  kShiftAtLeast32 = 1 << 2,    // some operand in [32, 64): shifts, positions
-  kShiftAtLeast64 = 1 << 3,    // some operand in [64, 256)
-  kAbove255 = 1 << 4,          // some operand in [256, 2^16)
+  // Amounts only (IsAmountSource: shift amounts, positions, lengths).
+  kShiftAtLeast32 = 1 << 2,    // some amount in [32, 64)
+  kShiftAtLeast64 = 1 << 3,    // some amount in [64, 256)
+  kAbove255 = 1 << 4,          // some amount in [256, 2^16)
   kFieldCrossesTop = 1 << 5,   // bfe/bfi position + length past the msb
   kSaturated = 1 << 6,         // .sat/.relu clamped the result
   kNegativeSelected = 1 << 7,  // a video selector picked a negative part
@@ -43,6 +44,11 @@ uint32_t SemanticClasses(const Tuple& t, const Result& oracle);
 inline constexpr uint32_t kTriggerClasses = kAllOnesOperand | kShiftAtLeast32 |
                                             kShiftAtLeast64 | kAbove255 | kFieldCrossesTop |
                                             kSaturated | kNegativeSelected | kMinOperand;
+
+// The trigger classes among `classes` that sign a finding: kTriggerClasses,
+// less MIN and all-ones operands where the result saturated (one bound,
+// one cause, whichever operand reached it).
+uint32_t TriggerClasses(uint32_t classes);
 
 // "ge256_min", or "in-range" when no trigger class is reached: a stable
 // token for entry names.

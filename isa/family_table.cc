@@ -125,20 +125,25 @@ std::vector<FamilyInfo> BuildTable() {
   f = simple(Family::kBfind, "bfind", "PTX ISA 9.7.1.16", kPtx20Sm20,
              "d = position of the most significant non-sign bit", 1, kUS3264);
   f->syntax = ".shiftamt.type", f->optional_shiftamt = true;
-  simple(Family::kFns, "fns", "PTX ISA 9.7.1.17", {60, 30},
-         "d = position of the n-th set bit from base", 3, {T::kB32});
+  f = simple(Family::kFns, "fns", "PTX ISA 9.7.1.17", {60, 30},
+             "d = position of the n-th set bit from base", 3, {T::kB32});
+  f->amount_sources = 0b110;  // base, offset
   simple(Family::kBrev, "brev", "PTX ISA 9.7.1.18", kPtx20Sm20,
          "d = a with its bits reversed", 1, kB32B64);
-  simple(Family::kBfe, "bfe", "PTX ISA 9.7.1.19", kPtx20Sm20,
-         "d = bit field of a at position b, length c", 3, kUS3264);
-  simple(Family::kBfi, "bfi", "PTX ISA 9.7.1.20", kPtx20Sm20,
-         "f = b with a inserted at position c, length d", 4, kB32B64);
+  f = simple(Family::kBfe, "bfe", "PTX ISA 9.7.1.19", kPtx20Sm20,
+             "d = bit field of a at position b, length c", 3, kUS3264);
+  f->amount_sources = 0b110;  // position, length
+  f = simple(Family::kBfi, "bfi", "PTX ISA 9.7.1.20", kPtx20Sm20,
+             "f = b with a inserted at position c, length d", 4, kB32B64);
+  f->amount_sources = 0b1100;  // position, length
   f = simple(Family::kBmsk, "bmsk", "PTX ISA 9.7.1.22", {76, 70},
              "d = mask of b bits starting at bit a", 2, {T::kB32});
   f->syntax = ".shiftmode.type", f->shift_modes = kClampWrap;
+  f->amount_sources = 0b11;  // position, width
   f = simple(Family::kSzext, "szext", "PTX ISA 9.7.1.21", {76, 70},
              "d = a sign- or zero-extended from its low b bits", 2, kU32S32);
   f->syntax = ".shiftmode.type", f->shift_modes = kClampWrap;
+  f->amount_sources = 0b10;  // width
   f = simple(Family::kDp4a, "dp4a", "PTX ISA 9.7.1.23", {50, 61},
              "d = c + four-way byte dot product of a and b", 3, {});
   f->syntax = ".atype.btype", f->atypes = kU32S32, f->btypes = kU32S32;
@@ -153,6 +158,7 @@ std::vector<FamilyInfo> BuildTable() {
   f->syntax = ".dir.shiftmode.type", f->source = "001_f49adf3aed9ff0c2.txt";
   f->directions = {Direction::kLeft, Direction::kRight},
   f->shift_modes = kClampWrap;
+  f->amount_sources = 0b100;  // shift amount
 
   struct VideoRow {
     Family family;
@@ -180,6 +186,7 @@ std::vector<FamilyInfo> BuildTable() {
     f->atypes = kU32S32, f->btypes = {T::kU32}, f->shift_modes = kClampWrap,
     f->optional_sat = true, f->asels = kAllSels, f->bsels = kAllSels,
     f->dsels = kAllSels, f->secops = kAllSecOps, f->legal = VideoRule;
+    f->amount_sources = 0b10;  // shift amount
   }
   f = simple(Family::kVmad, "vmad", "PTX ISA 9.7.18.1.3", kPtx20Sm20,
              "d = (+/-)(a * b) + (+/-)c (+1), scaled", 3, kU32S32);
@@ -202,6 +209,7 @@ std::vector<FamilyInfo> BuildTable() {
   f->syntax = ".sat.type.atype.btype",
   f->source = "004_d740d6e62bd706dd.txt", f->atypes = kVisaTypes,
   f->btypes = kVisaTypes, f->optional_sat = true;
+  f->amount_sources = 0b10;  // shift amount
 
   for (FamilyInfo& row : t) {
     if (row.syntax.empty() && IsVideo(row.family)) {
@@ -393,6 +401,10 @@ bool MayBeImmediate(const Variant& v, int /*i*/) {
   // the other PTX integer instructions take "register and constant immediate
   // forms" (9.7.1); vISA SHL's sources are "general, indirect, immediate".
   return !IsVideo(v.family);
+}
+
+bool IsAmountSource(const Variant& v, int i) {
+  return (InfoOf(v.family).amount_sources >> i) & 1;
 }
 
 }  // namespace ptxdiff

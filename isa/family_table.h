@@ -9,6 +9,7 @@
 #ifndef PTXDIFF_ISA_FAMILY_TABLE_H_
 #define PTXDIFF_ISA_FAMILY_TABLE_H_
 
+#include <cstdint>
 #include <span>
 
 #include <vector>
@@ -41,6 +42,10 @@ struct FamilyInfo {
   IsaLevel min_level;        // for the plainest variant; see LevelOf
   absl::string_view summary;  // one line for the coverage doc
   int num_sources;  // without the optional `c` of the video families
+  // Bit i set: source i is an amount (a shift amount, a bit position or
+  // length, a count), whose magnitude against 32, 64 and 256 is what a
+  // bug may depend on; for other sources it says nothing.
+  uint8_t amount_sources = 0;
 
   // The values of each axis. An empty list means the axis is absent (kNone).
   std::vector<Type> types, atypes, btypes;
@@ -90,6 +95,8 @@ int ResultWidth(const Variant& v);
 absl::string_view SourceName(const Variant& v, int i);
 // True if source `i` may be written as an immediate in the instruction text.
 bool MayBeImmediate(const Variant& v, int i);
+// True if source `i` is an amount (FamilyInfo::amount_sources).
+bool IsAmountSource(const Variant& v, int i);
 
 // True for the nine scalar video families (vadd .. vset).
 bool IsVideo(Family f);

@@ -90,7 +90,7 @@ std::string DisagreementClass(uint64_t oracle_bits, uint64_t backend_bits) {
 }
 
 std::string TriggerClassOf(const Tuple& t, const Result& oracle) {
-  return TriggerClassName(SemanticClasses(t, oracle) & kTriggerClasses);
+  return TriggerClassName(TriggerClasses(SemanticClasses(t, oracle)));
 }
 
 Signature SignatureOf(const Finding& f) {

@@ -55,14 +55,14 @@ TEST(TriageStoreTest, FilesNewEntriesAndCountsRepeats) {
   ASSERT_TRUE(again.ok());
   EXPECT_FALSE(again->is_new);
   EXPECT_EQ(again->entry, first->entry);
-  // An operand of another class (>= 256): another entry.
-  EXPECT_TRUE(store->File(Mismatch("add.s32", 0x100))->is_new);
+  // An operand of another trigger class (MIN): another entry.
+  EXPECT_TRUE(store->File(Mismatch("add.s32", 0x80000000))->is_new);
 
   auto entries = store->List();
   ASSERT_TRUE(entries.ok());
   ASSERT_EQ(entries->size(), 2u);
-  EXPECT_EQ((*entries)[0].name, "value-mismatch~faulty~ge256~add.s32");
-  const EntryInfo& e = (*entries)[1];
+  EXPECT_EQ((*entries)[1].name, "value-mismatch~faulty~min~add.s32");
+  const EntryInfo& e = (*entries)[0];
   EXPECT_EQ(e.name, "value-mismatch~faulty~in-range~add.s32");
   EXPECT_EQ(e.count(), 2);
   for (const char* f : {"case.txt", "repro.ptx", "meta.txt", "input.bin"}) {
@@ -103,10 +103,11 @@ TEST(TriageStoreTest, ConcurrentWritersLoseNothing) {
       auto store = TriageStore::Open(dir, false);
       for (int i = 0; i < kFilings && store.ok(); ++i) {
         // Half the filings share one signature; the rest are one per process
-        // (four trigger classes among six processes).
+        // (four trigger classes among six processes: bmsk's a is an amount,
+        // in range, >= 32, >= 64, >= 256).
         const bool shared = i % 2 == 0;
         constexpr uint64_t kClassOperand[] = {1, 40, 100, 300};
-        if (!store->File(Mismatch(shared ? "add.s32" : "sub.s32",
+        if (!store->File(Mismatch(shared ? "add.s32" : "bmsk.clamp.b32",
                                   shared ? i : kClassOperand[p % 4]))
                  .ok()) {
           _exit(1);
@@ -127,7 +128,7 @@ TEST(TriageStoreTest, ConcurrentWritersLoseNothing) {
   int64_t total = 0;
   for (const EntryInfo& e : *entries) total += e.count();
   EXPECT_EQ(total, kProcesses * kFilings);
-  EXPECT_EQ(entries->size(), 1u + 4u);  // add.s32, and sub.s32 x 4 trigger classes
+  EXPECT_EQ(entries->size(), 1u + 4u);  // add.s32, and bmsk x 4 trigger classes
   for (const std::string& name : Names(dir)) {
     EXPECT_EQ(name.find(".tmp-"), std::string::npos) << name;
   }
