@@ -56,7 +56,12 @@ constexpr absl::string_view kUsage =
     "        [--dir TRIAGE_DIR]\n"
     "      Inspect and manage a triage directory.\n"
     "  help\n"
-    "      Show this message.\n";
+    "      Show this message.\n"
+    "\n"
+    "eval, sweep, fuzz, repro and minimize take --reading spec|hardware: judge\n"
+    "against the PTX ISA text (spec, the default) or the text corrected by\n"
+    "known NVIDIA hardware errata (oracle/errata.h). eval shows both readings\n"
+    "where they differ.\n";
 
 
 std::string JsonString(absl::string_view s) {
