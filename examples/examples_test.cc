@@ -25,10 +25,24 @@
 #include "harness/judge.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
+#include "kit/ptxdiff_worker.h"
 #include "oracle/edge_operands.h"
 
 namespace ptxdiff {
 namespace {
+
+// The kit is one standalone header, so it keeps its own copy of the
+// protocol's constants; these pin the copy to the harness's codec.
+static_assert(kit::kProtocolVersion == kProtocolVersion);
+static_assert(kit::kFrameHeaderSize == kFrameHeaderSize);
+static_assert(kit::kMaxPayload == kMaxPayload);
+static_assert(kit::kMaxTuplesPerBatch == kMaxTuplesPerBatch);
+static_assert(static_cast<int>(kit::MessageType::kHello) == static_cast<int>(MessageType::kHello));
+static_assert(static_cast<int>(kit::MessageType::kBye) == static_cast<int>(MessageType::kBye));
+static_assert(static_cast<int>(kit::DeclineCode::kUnsupported) ==
+              static_cast<int>(DeclineCode::kUnsupportedVariant));
+static_assert(static_cast<int>(kit::DeclineCode::kOther) ==
+              static_cast<int>(DeclineCode::kOther));
 
 using ::testing::HasSubstr;
 

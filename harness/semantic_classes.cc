@@ -41,7 +41,7 @@ uint32_t SemanticClasses(const Tuple& t, const Result& oracle) {
     if (width > 1 && x == uint64_t{1} << (width - 1)) classes |= kMinOperand;
   }
   if (v.family == Family::kBfe || v.family == Family::kBfi) {
-    const int pos_index = v.family == Family::kBfe ? 1 : 2;
+    const int pos_index = FirstAmountSource(v);
     const uint64_t pos = t.operands.v[pos_index] & 0xff;
     const uint64_t len = t.operands.v[pos_index + 1] & 0xff;
     if (pos + len > static_cast<uint64_t>(TypeWidth(v.type))) classes |= kFieldCrossesTop;

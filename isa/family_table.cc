@@ -2,6 +2,7 @@
 #include "isa/family_table.h"
 
 #include <array>
+#include <bit>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -405,6 +406,11 @@ bool MayBeImmediate(const Variant& v, int /*i*/) {
 
 bool IsAmountSource(const Variant& v, int i) {
   return (InfoOf(v.family).amount_sources >> i) & 1;
+}
+
+int FirstAmountSource(const Variant& v) {
+  const uint8_t amounts = InfoOf(v.family).amount_sources;
+  return amounts == 0 ? -1 : std::countr_zero(amounts);
 }
 
 }  // namespace ptxdiff

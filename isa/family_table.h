@@ -97,6 +97,9 @@ absl::string_view SourceName(const Variant& v, int i);
 bool MayBeImmediate(const Variant& v, int i);
 // True if source `i` is an amount (FamilyInfo::amount_sources).
 bool IsAmountSource(const Variant& v, int i);
+// The first amount source of `v`, -1 if none: bfe's and bfi's position,
+// whose length is the next source.
+int FirstAmountSource(const Variant& v);
 
 // True for the nine scalar video families (vadd .. vset).
 bool IsVideo(Family f);

@@ -4,6 +4,7 @@
 #include <array>
 
 #include "isa/axes.h"
+#include "isa/family_table.h"
 #include "oracle/bits.h"
 
 namespace ptxdiff {
@@ -19,21 +20,16 @@ bool CoversBfeBfi64(const Variant& v) {
          (v.family == Family::kBfi && v.type == Type::kB64);
 }
 
-// The position and length operands: b, c of bfe; c, d of bfi.
-constexpr int PosIndex(const Variant& v) {
-  return v.family == Family::kBfe ? 1 : 2;
-}
-
 // Only where the spec's `& 0xff` changes an operand can the readings differ.
 bool PosOrLenAbove255(const Variant& v, const Operands& o) {
-  const int i = PosIndex(v);
+  const int i = FirstAmountSource(v);  // position; length is i + 1
   return Low(o.v[i], 32) > 0xff || Low(o.v[i + 1], 32) > 0xff;
 }
 
 // The bfe/bfi pseudocode with `pos` and `len` not masked (as ptx_tests'
 // bfe_host/bfi_host compute them for 64-bit types), in closed form.
 uint64_t BfeBfi64Unmasked(const Variant& v, const Operands& o) {
-  const int i = PosIndex(v);
+  const int i = FirstAmountSource(v);  // position; length is i + 1
   const uint64_t pos = Low(o.v[i], 32), len = Low(o.v[i + 1], 32);
   const uint64_t msb = 63;
   // Bits pos .. pos+n-1 of the 64-bit value take part.
