@@ -16,7 +16,7 @@ cmake --build build-oss -j "$(nproc)" --target differential_fuzzer \
 for target in differential_fuzzer oracle_consistency_fuzzer protocol_fuzzer text_input_fuzzer; do
   cp "build-oss/fuzzers/$target" "$OUT/"
 done
-cp build-oss/gpu_runner/ptxdiff-worker "$OUT/"
+cp build-oss/worker/ptxdiff-worker "$OUT/"
 # The differential target: its seeds and dictionary, and its settings.
 (cd corpus/differential && zip -q "$OUT/differential_fuzzer_seed_corpus.zip" ./*.bin)
 cp corpus/differential.dict "$OUT/differential_fuzzer.dict"

@@ -1,6 +1,6 @@
 // Finding power (issue #9, "Measure it"): time to find each planted bug of
 // the faulty test worker (`--fault=planted=NAME`, see
-// gpu_runner/testing/faulty_worker.cc), for plain uniform random testing and,
+// worker/testing/faulty_worker.cc), for plain uniform random testing and,
 // given --ptxdiff=PATH, for the campaign (`ptxdiff fuzz`):
 //
 //   build/release/bench/finding_power_benchmark [--budget=60] [--seed=1]
@@ -36,7 +36,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "gpu_runner/worker_client.h"
+#include "client/worker_client.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
 #include "oracle/oracle.h"

@@ -15,7 +15,7 @@
 #include <random>
 #include <vector>
 
-#include "gpu_runner/worker_client.h"
+#include "client/worker_client.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
 #include "oracle/edge_operands.h"

@@ -14,7 +14,7 @@
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "gpu_runner/worker_client.h"
+#include "client/worker_client.h"
 #include "isa/spelling.h"
 #include "oracle/edge_operands.h"
 #include "oracle/oracle.h"

@@ -47,7 +47,7 @@
 #include "campaign/decline_model.h"
 #include "campaign/pending_journal.h"
 #include "campaign/tuple_queue.h"
-#include "gpu_runner/worker_client.h"
+#include "client/worker_client.h"
 #include "harness/judge.h"
 #include "oracle/oracle.h"
 #include "triage/finding.h"

@@ -29,7 +29,7 @@
 #include <memory>
 #include <vector>
 
-#include "gpu_runner/protocol.h"
+#include "protocol/protocol.h"
 #include "isa/tuple.h"
 #include "oracle/oracle.h"
 

@@ -12,7 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
-#include "gpu_runner/worker_locator.h"
+#include "client/worker_locator.h"
 #include "harness/differential.h"
 #include "isa/family_table.h"
 #include "isa/operand_text.h"

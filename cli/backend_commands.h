@@ -11,7 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "cli/flags.h"
-#include "gpu_runner/worker_client.h"
+#include "client/worker_client.h"
 #include "oracle/errata.h"
 #include "oracle/oracle.h"
 

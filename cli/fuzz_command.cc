@@ -28,7 +28,7 @@
 #include "cli/triage_commands.h"
 #include "oracle/errata.h"
 #include "fuzzers/seed_corpus.h"
-#include "gpu_runner/worker_locator.h"
+#include "client/worker_locator.h"
 #include "isa/family_table.h"
 #include "triage/triage_store.h"
 

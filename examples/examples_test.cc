@@ -1,5 +1,5 @@
 // The example workers (examples/) driven by ptxdiff itself: through the
-// WorkerClient (gpu_runner/worker_client.h) with every tuple judged against
+// WorkerClient (client/worker_client.h) with every tuple judged against
 // the oracle, and through `ptxdiff sweep` as a user would run them. The C++
 // and Python examples must agree everywhere on the families they support and
 // have everything else declined; the deliberately wrong example must be
@@ -20,7 +20,7 @@
 
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
-#include "gpu_runner/worker_client.h"
+#include "client/worker_client.h"
 #include "gtest/gtest.h"
 #include "harness/judge.h"
 #include "isa/family_table.h"

@@ -16,7 +16,7 @@
 #include "absl/time/clock.h"
 #include "fuzzers/fuzz_input.h"
 #include "harness/semantic_classes.h"
-#include "gpu_runner/worker_locator.h"
+#include "client/worker_locator.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
 

@@ -40,7 +40,7 @@
 #include "absl/time/time.h"
 #include "campaign/campaign.h"
 #include "fuzzers/mutator.h"
-#include "gpu_runner/worker_client.h"
+#include "client/worker_client.h"
 #include "harness/judge.h"
 #include "triage/finding.h"
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
-#include "gpu_runner/protocol.h"
+#include "protocol/protocol.h"
 
 namespace {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
-#include "gpu_runner/worker_client.h"
+#include "client/worker_client.h"
 #include "harness/judge.h"
 #include "oracle/oracle.h"
 

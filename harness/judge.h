@@ -18,7 +18,7 @@
 #include <cstdint>
 
 #include "absl/strings/string_view.h"
-#include "gpu_runner/protocol.h"
+#include "protocol/protocol.h"
 #include "isa/tuple.h"
 #include "oracle/errata.h"
 #include "oracle/oracle.h"

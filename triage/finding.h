@@ -22,7 +22,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "gpu_runner/worker_client.h"
+#include "client/worker_client.h"
 #include "oracle/errata.h"
 #include "oracle/oracle.h"
 

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "gpu_runner/worker_client.h"
+#include "client/worker_client.h"
 #include "triage/finding.h"
 
 namespace ptxdiff {

@@ -1,0 +1,309 @@
+#include "client/worker_client.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "common/status_macros.h"
+#include "protocol/frame_io.h"
+#include "isa/spelling.h"
+
+extern char** environ;
+
+namespace ptxdiff {
+namespace {
+
+constexpr size_t kStderrTailBytes = 2000;
+
+std::string Errno(absl::string_view what) {
+  return absl::StrCat(what, ": ", std::strerror(errno));
+}
+
+std::string DescribeWaitStatus(int status) {
+  if (WIFEXITED(status)) return absl::StrCat("exit status ", WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    const char* name = sigabbrev_np(sig);
+    return absl::StrCat("killed by signal ", sig, " (SIG", name ? name : "?", ")");
+  }
+  return "ended";
+}
+
+void CloseFd(int& fd) {
+  if (fd >= 0) close(fd);
+  fd = -1;
+}
+
+}  // namespace
+
+absl::string_view FaultKindName(FaultKind kind) {
+  switch (kind) {
+    case FaultKind::kCrash: return "crash";
+    case FaultKind::kHang: return "hang";
+    case FaultKind::kProtocol: return "protocol-error";
+    case FaultKind::kDeviceFault: return "device-fault";
+  }
+  return "?";
+}
+
+absl::StatusOr<WorkerCommand> CommandForBackend(absl::string_view backend,
+                                                absl::string_view worker_binary) {
+  WorkerCommand command;
+  if (absl::ConsumePrefix(&backend, "exec:")) {
+    if (backend.empty()) {
+      return absl::InvalidArgumentError("exec: needs a path, e.g. exec:/opt/my-worker");
+    }
+    command.argv = {std::string(backend)};
+  } else if (backend == "oracle" || backend == "ptxas" || backend == "cuda") {
+    command.argv = {std::string(worker_binary), absl::StrCat("--backend=", backend)};
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown backend '", backend, "'; use oracle, ptxas, cuda, or exec:/path/to/worker"));
+  }
+  return command;
+}
+
+absl::StatusOr<std::unique_ptr<WorkerClient>> WorkerClient::Start(
+    WorkerCommand command) {
+  if (command.argv.empty()) return absl::InvalidArgumentError("empty worker command");
+  signal(SIGPIPE, SIG_IGN);  // a dead worker shows up as EPIPE, not a signal
+  std::unique_ptr<WorkerClient> client(new WorkerClient(std::move(command)));
+  PTXDIFF_RETURN_IF_ERROR(client->Launch());
+  return client;
+}
+
+WorkerClient::~WorkerClient() {
+  if (pid_ > 0) {
+    (void)WriteFrame(to_worker_, MessageType::kBye, "",
+                     absl::Now() + absl::Seconds(1));
+    CloseFd(to_worker_);
+    for (int i = 0; i < 100; ++i) {  // up to 1 s to exit on its own
+      if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
+        pid_ = -1;
+        break;
+      }
+      usleep(10000);
+    }
+  }
+  Kill();
+  CloseFd(stderr_file_);
+}
+
+absl::Status WorkerClient::Launch() {
+  int in[2], out[2];
+  if (pipe2(in, O_CLOEXEC) != 0) return absl::InternalError(Errno("pipe2"));
+  if (pipe2(out, O_CLOEXEC) != 0) {
+    close(in[0]), close(in[1]);
+    return absl::InternalError(Errno("pipe2"));
+  }
+  CloseFd(stderr_file_);
+  stderr_file_ = memfd_create("ptxdiff-worker-stderr", MFD_CLOEXEC);
+  if (stderr_file_ < 0) return absl::InternalError(Errno("memfd_create"));
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, stderr_file_, STDERR_FILENO);
+  std::vector<char*> argv;
+  for (std::string& arg : command_.argv) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  const int err = posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(in[0]), close(out[1]);
+  to_worker_ = in[1], from_worker_ = out[0];
+  if (err != 0) {
+    pid_ = -1;
+    CloseFd(to_worker_), CloseFd(from_worker_);
+    return absl::NotFoundError(absl::StrCat("cannot start worker '", argv[0],
+                                            "': ", std::strerror(err)));
+  }
+  fcntl(to_worker_, F_SETFL, O_NONBLOCK);
+  fcntl(from_worker_, F_SETFL, O_NONBLOCK);
+
+  const absl::Time deadline = absl::Now() + command_.timeout;
+  KeyValues hello = {{"protocol", absl::StrCat(kProtocolVersion)}};
+  hello.insert(hello.end(), command_.hello_options.begin(), command_.hello_options.end());
+  absl::Status status = WriteFrame(to_worker_, MessageType::kHello,
+                                   EncodeKeyValues(hello), deadline);
+  absl::StatusOr<Frame> reply = status.ok() ? ReadFrame(from_worker_, deadline)
+                                            : absl::StatusOr<Frame>(status);
+  if (reply.ok() && reply->type == MessageType::kHelloReply) {
+    auto identity = IdentityFromKeyValues(DecodeKeyValues(reply->payload));
+    if (identity.ok()) {
+      identity_ = *std::move(identity);
+      return absl::OkStatus();
+    }
+    status = identity.status();
+  } else if (reply.ok()) {
+    status = absl::FailedPreconditionError(
+        reply->type == MessageType::kError
+            ? reply->payload
+            : absl::StrCat("expected HELLO_REPLY, got message type ",
+                           static_cast<int>(reply->type)));
+  } else {
+    status = reply.status();
+  }
+  Kill(absl::Seconds(2));
+  std::string tail = StderrTail();
+  // A worker that explains itself in ERROR usually says the same on stderr.
+  if (absl::StrContains(tail, status.message())) tail.clear();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "worker '", absl::StrJoin(command_.argv, " "), "' failed its handshake: ",
+      status.message(), " (", exit_description_, ")",
+      tail.empty() ? "" : "; its stderr: ", tail));
+}
+
+void WorkerClient::Kill(absl::Duration grace) {
+  if (pid_ > 0) {
+    int status = 0;
+    // A worker whose output just ended is usually exiting: give it `grace`
+    // to finish, so that its own exit status or signal can be reported.
+    const absl::Time give_up = absl::Now() + grace;
+    pid_t reaped = waitpid(pid_, &status, WNOHANG);
+    while (reaped == 0 && absl::Now() < give_up) {
+      usleep(5000);
+      reaped = waitpid(pid_, &status, WNOHANG);
+    }
+    exit_status_ = -1;
+    if (reaped == pid_) {
+      exit_description_ = DescribeWaitStatus(status);  // it had ended itself
+      if (WIFEXITED(status)) exit_status_ = WEXITSTATUS(status);
+    } else {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, &status, 0);
+      exit_description_ = "killed by the client";
+    }
+    pid_ = -1;
+  }
+  CloseFd(to_worker_);
+  CloseFd(from_worker_);
+}
+
+std::string WorkerClient::StderrTail() const {
+  struct stat st;
+  if (stderr_file_ < 0 || fstat(stderr_file_, &st) != 0) return "";
+  const off_t size = st.st_size;
+  const off_t begin = size > static_cast<off_t>(kStderrTailBytes)
+                          ? size - static_cast<off_t>(kStderrTailBytes)
+                          : 0;
+  std::string tail(size - begin, '\0');
+  const ssize_t n = pread(stderr_file_, tail.data(), tail.size(), begin);
+  tail.resize(n > 0 ? n : 0);
+  return std::string(absl::StripAsciiWhitespace(tail));
+}
+
+absl::StatusOr<RunReply> WorkerClient::RunOnce(const RunRequest& request) {
+  if (pid_ < 0) {
+    PTXDIFF_RETURN_IF_ERROR(Launch());
+    ++restarts_;
+  }
+  const absl::Time deadline = absl::Now() + command_.timeout;
+  PTXDIFF_RETURN_IF_ERROR(WriteFrame(to_worker_, MessageType::kRun,
+                                     EncodeRunRequest(request), deadline));
+  PTXDIFF_ASSIGN_OR_RETURN(Frame frame, ReadFrame(from_worker_, deadline));
+  if (frame.type == MessageType::kError) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("worker answered ERROR: ", frame.payload));
+  }
+  if (frame.type != MessageType::kResults) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "expected RESULTS, got message type ", static_cast<int>(frame.type)));
+  }
+  return DecodeRunReply(frame.payload, request.tuples.size());
+}
+
+BackendFault WorkerClient::Classify(const absl::Status& status) {
+  FaultKind kind = absl::IsDeadlineExceeded(status) ? FaultKind::kHang
+                         : absl::IsUnavailable(status) || absl::IsNotFound(status) ||
+                                 absl::IsFailedPrecondition(status)
+                             ? FaultKind::kCrash
+                             : FaultKind::kProtocol;
+  Kill(kind == FaultKind::kCrash ? absl::Seconds(2) : absl::ZeroDuration());
+  // ptxdiff-worker exits 5 (context lost) or 6 (kernel timeout) on a device
+  // fault: the implementation under test broke, not the worker.
+  if (kind == FaultKind::kCrash && (exit_status_ == 5 || exit_status_ == 6)) {
+    kind = FaultKind::kDeviceFault;
+  }
+  std::string detail = std::string(status.message());
+  if (kind == FaultKind::kHang) {
+    detail = absl::StrCat("no reply within ", absl::FormatDuration(command_.timeout));
+  }
+  if (kind != FaultKind::kHang && !absl::IsFailedPrecondition(status)) {
+    absl::StrAppend(&detail, " (", exit_description_, ")");
+  }
+  const std::string tail = StderrTail();
+  if (!tail.empty() && !absl::IsFailedPrecondition(status)) {
+    absl::StrAppend(&detail, "; worker stderr: ", tail);
+  }
+  return {kind, detail};
+}
+
+BatchOutcome WorkerClient::Run(std::span<const Tuple> tuples) {
+  BatchOutcome outcome;
+  // Tuples of supported variants go to the worker; the rest are declined.
+  RunRequest request;
+  std::vector<int64_t> sent_index(tuples.size(), -1);
+  // Per variant: its index in request.spellings, or -1 if unsupported.
+  absl::flat_hash_map<Variant, int64_t> variant_index;
+  for (size_t i = 0; i < tuples.size(); ++i) {
+    auto [it, inserted] = variant_index.try_emplace(tuples[i].variant, -1);
+    if (inserted && identity_.Supports(tuples[i].variant)) {
+      it->second = request.spellings.size();
+      request.spellings.push_back(Spell(tuples[i].variant));
+    }
+    if (it->second < 0) continue;
+    sent_index[i] = request.tuples.size();
+    request.tuples.push_back({static_cast<uint32_t>(it->second), tuples[i].operands});
+  }
+  RunReply reply;
+  if (!request.tuples.empty()) {
+    absl::StatusOr<RunReply> attempt = RunOnce(request);
+    if (!attempt.ok()) {
+      const BackendFault first = Classify(attempt.status());
+      attempt = RunOnce(request);  // on a fresh worker
+      if (!attempt.ok()) {
+        outcome.fault = Classify(attempt.status());
+        outcome.fault->detail = absl::StrCat(
+            outcome.fault->detail, "; first attempt: ", FaultKindName(first.kind),
+            ": ", first.detail);
+        return outcome;
+      }
+    }
+    reply = *std::move(attempt);
+  }
+  outcome.messages = std::move(reply.messages);
+  const uint32_t unsupported = outcome.messages.size();
+  bool any_unsupported = false;
+  outcome.results.reserve(tuples.size());
+  for (size_t i = 0; i < tuples.size(); ++i) {
+    if (sent_index[i] >= 0) {
+      outcome.results.push_back(reply.results[sent_index[i]]);
+    } else {
+      any_unsupported = true;
+      outcome.results.push_back({.kind = ResultKind::kDecline,
+                                 .code = DeclineCode::kUnsupportedVariant,
+                                 .message = unsupported});
+    }
+  }
+  if (any_unsupported) {
+    outcome.messages.push_back(
+        absl::StrCat("variant not supported by ", identity_.Describe()));
+  }
+  return outcome;
+}
+
+}  // namespace ptxdiff

@@ -1,0 +1,109 @@
+// The harness side of the worker protocol: starts a worker process, keeps it
+// alive across batches, and survives it.
+//
+// Run() never throws a fault at the caller: when the worker crashes, hangs,
+// or answers garbage (or the wrong number of results), the client kills it,
+// starts a new one, and retries the batch once; if the retry fails too, the
+// batch comes back with a BackendFault naming the kind and what was seen, and
+// the next batch goes to a fresh worker. The caller files that fault as a
+// finding with the batch's tuples; nothing already found is lost.
+
+#ifndef PTXDIFF_CLIENT_WORKER_CLIENT_H_
+#define PTXDIFF_CLIENT_WORKER_CLIENT_H_
+
+#include <sys/types.h>
+
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "protocol/protocol.h"
+#include "isa/tuple.h"
+#include "isa/variant.h"
+
+namespace ptxdiff {
+
+// How to start a worker and talk to it.
+struct WorkerCommand {
+  std::vector<std::string> argv;  // argv[0] is the executable's path
+  KeyValues hello_options;        // sent in HELLO, e.g. {"arch", "sm_90"}
+  absl::Duration timeout = absl::Seconds(60);  // per reply, and handshake
+};
+
+// The command for a backend name: "oracle" or "ptxas" run `worker_binary
+// --backend=NAME`; "exec:/path/to/worker" runs that executable.
+absl::StatusOr<WorkerCommand> CommandForBackend(absl::string_view backend,
+                                                absl::string_view worker_binary);
+
+enum class FaultKind {
+  kCrash,        // the worker died
+  kHang,         // no reply before the deadline
+  kProtocol,     // garbage, ERROR, or the wrong number of results
+  kDeviceFault,  // the worker reported a lost GPU context or a hung kernel
+                 // (ptxdiff-worker's exit statuses 5 and 6)
+};
+// "crash", "hang", "protocol-error", "device-fault"
+absl::string_view FaultKindName(FaultKind kind);
+
+struct BackendFault {
+  FaultKind kind;
+  std::string detail;  // exit status or signal, stderr tail, what was wrong
+};
+
+struct BatchOutcome {
+  // One result per tuple when `fault` is empty; empty otherwise.
+  std::vector<TupleResult> results;
+  std::vector<std::string> messages;  // decline reasons, by TupleResult::message
+  std::optional<BackendFault> fault;
+};
+
+class WorkerClient {
+ public:
+  // Starts the worker and completes the handshake. Fails with a clear message
+  // when the executable cannot be started or does not complete the handshake
+  // (including the worker's own stderr, e.g. "ptxas not found").
+  static absl::StatusOr<std::unique_ptr<WorkerClient>> Start(WorkerCommand command);
+
+  ~WorkerClient();  // BYE, then a short grace period, then SIGKILL
+  WorkerClient(const WorkerClient&) = delete;
+  WorkerClient& operator=(const WorkerClient&) = delete;
+
+  const WorkerIdentity& identity() const { return identity_; }
+
+  // Runs a batch (1 to kMaxTuplesPerBatch tuples). Tuples of variants the
+  // worker does not support are declined here without being sent.
+  BatchOutcome Run(std::span<const Tuple> tuples);
+
+  // Workers started after the first (each fault restarts one).
+  int restarts() const { return restarts_; }
+
+ private:
+  explicit WorkerClient(WorkerCommand command) : command_(std::move(command)) {}
+
+  absl::Status Launch();  // spawn + handshake
+  // Reaps the worker, waiting up to `grace` for it to exit on its own before
+  // SIGKILL; records how it ended.
+  void Kill(absl::Duration grace = absl::ZeroDuration());
+  absl::StatusOr<RunReply> RunOnce(const RunRequest& request);
+  std::string StderrTail() const;
+  BackendFault Classify(const absl::Status& status);
+
+  WorkerCommand command_;
+  WorkerIdentity identity_;
+  pid_t pid_ = -1;
+  int to_worker_ = -1;
+  int from_worker_ = -1;
+  int stderr_file_ = -1;  // the worker's stderr, kept for fault reports
+  std::string exit_description_;  // "exit status 3", "signal 11 (SIGSEGV)"
+  int exit_status_ = -1;          // the worker's exit status, if it exited
+  int restarts_ = 0;
+};
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_CLIENT_WORKER_CLIENT_H_

@@ -1,0 +1,181 @@
+#include "client/worker_client.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <random>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "isa/family_table.h"
+#include "isa/spelling.h"
+#include "oracle/edge_operands.h"
+#include "oracle/oracle.h"
+
+namespace ptxdiff {
+namespace {
+
+using ::testing::HasSubstr;
+
+WorkerCommand Faulty(std::vector<std::string> flags,
+                     absl::Duration timeout = absl::Seconds(20)) {
+  WorkerCommand c;
+  c.argv = {PTXDIFF_FAULTY_WORKER_PATH};
+  c.argv.insert(c.argv.end(), flags.begin(), flags.end());
+  c.timeout = timeout;
+  return c;
+}
+
+std::vector<Tuple> SomeTuples(std::vector<std::string> spellings, int per_variant) {
+  std::mt19937_64 rng(3);
+  std::vector<Tuple> tuples;
+  for (const std::string& s : spellings) {
+    const Variant v = *ParseVariant(s);
+    std::vector<Operands> ops(per_variant);
+    FillEdgeTuples(v, rng, ops);
+    for (const Operands& o : ops) tuples.push_back({v, o});
+  }
+  return tuples;
+}
+
+void ExpectMatchesOracle(const std::vector<Tuple>& tuples, const BatchOutcome& out) {
+  ASSERT_FALSE(out.fault.has_value()) << out.fault->detail;
+  ASSERT_EQ(out.results.size(), tuples.size());
+  for (size_t i = 0; i < tuples.size(); ++i) {
+    ASSERT_EQ(out.results[i].kind, ResultKind::kValue);
+    EXPECT_EQ(out.results[i].bits, Evaluate(tuples[i].variant, tuples[i].operands).bits)
+        << Spell(tuples[i].variant);
+  }
+}
+
+TEST(WorkerClientTest, OracleWorkerAnswersLikeTheInProcessOracle) {
+  auto command = CommandForBackend("oracle", PTXDIFF_WORKER_PATH);
+  ASSERT_TRUE(command.ok());
+  auto client = WorkerClient::Start(*command);
+  ASSERT_TRUE(client.ok()) << client.status();
+  EXPECT_EQ((*client)->identity().name, "oracle");
+  const auto tuples = SomeTuples(
+      {"add.s32", "mul.wide.u32", "vmad.s32.u32.s32.sat.shr7 d, -a.b1, b, c",
+       "visa.shl.sat.d.ub.uw", "bfi.b64"},
+      300);
+  for (int round = 0; round < 3; ++round) {  // one worker, several batches
+    ExpectMatchesOracle(tuples, (*client)->Run(tuples));
+  }
+  EXPECT_EQ((*client)->restarts(), 0);
+}
+
+TEST(WorkerClientTest, UnsupportedVariantsAreDeclinedWithoutBeingSent) {
+  auto client = WorkerClient::Start(Faulty({"--supports=add,bfe.u32"}));
+  ASSERT_TRUE(client.ok()) << client.status();
+  const auto tuples = SomeTuples({"add.s32", "bfe.s32", "bfe.u32"}, 2);
+  const BatchOutcome out = (*client)->Run(tuples);
+  ASSERT_FALSE(out.fault.has_value());
+  EXPECT_EQ(out.results[0].kind, ResultKind::kValue);
+  EXPECT_EQ(out.results[2].kind, ResultKind::kDecline);
+  EXPECT_EQ(out.results[2].code, DeclineCode::kUnsupportedVariant);
+  EXPECT_THAT(out.messages[out.results[2].message], HasSubstr("not supported by faulty"));
+  EXPECT_EQ(out.results[4].kind, ResultKind::kValue);
+}
+
+TEST(WorkerClientTest, CrashIsRetriedOnAFreshWorkerThenReported) {
+  auto client = WorkerClient::Start(Faulty({"--fault=crash"}));
+  ASSERT_TRUE(client.ok()) << client.status();
+  const BatchOutcome out = (*client)->Run(SomeTuples({"add.s32"}, 4));
+  ASSERT_TRUE(out.fault.has_value());
+  EXPECT_EQ(out.fault->kind, FaultKind::kCrash);
+  EXPECT_THAT(out.fault->detail, HasSubstr("SIGABRT"));
+  EXPECT_THAT(out.fault->detail, HasSubstr("crashing on purpose"));
+  EXPECT_THAT(out.fault->detail, HasSubstr("first attempt: crash"));
+  EXPECT_TRUE(out.results.empty());
+  EXPECT_EQ((*client)->restarts(), 1);
+}
+
+TEST(WorkerClientTest, ACrashThatDoesNotRepeatIsRetriedSuccessfully) {
+  char state[] = "/tmp/ptxdiff_crash_once_XXXXXX";
+  const int fd = mkstemp(state);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  unlink(state);  // the worker creates it on its first crash
+  auto client = WorkerClient::Start(
+      Faulty({"--fault=crash-once", std::string("--state=") + state}));
+  ASSERT_TRUE(client.ok()) << client.status();
+  const auto tuples = SomeTuples({"sub.s64"}, 10);
+  ExpectMatchesOracle(tuples, (*client)->Run(tuples));
+  EXPECT_EQ((*client)->restarts(), 1);
+  unlink(state);
+}
+
+TEST(WorkerClientTest, TheCallerCarriesOnAfterAFaultyBatch) {
+  auto client = WorkerClient::Start(Faulty({"--fault=crash-on=div.u32"}));
+  ASSERT_TRUE(client.ok()) << client.status();
+  const BatchOutcome bad = (*client)->Run(SomeTuples({"add.u32", "div.u32"}, 3));
+  ASSERT_TRUE(bad.fault.has_value());
+  EXPECT_EQ(bad.fault->kind, FaultKind::kCrash);
+  const auto good = SomeTuples({"add.u32", "rem.u32"}, 3);
+  ExpectMatchesOracle(good, (*client)->Run(good));
+  EXPECT_EQ((*client)->restarts(), 2);
+}
+
+TEST(WorkerClientTest, HangIsKilledAtTheTimeout) {
+  auto client = WorkerClient::Start(Faulty({"--fault=hang"}, absl::Milliseconds(300)));
+  ASSERT_TRUE(client.ok()) << client.status();
+  const absl::Time start = absl::Now();
+  const BatchOutcome out = (*client)->Run(SomeTuples({"add.s32"}, 1));
+  ASSERT_TRUE(out.fault.has_value());
+  EXPECT_EQ(out.fault->kind, FaultKind::kHang);
+  EXPECT_THAT(out.fault->detail, HasSubstr("no reply within 300ms"));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10));
+}
+
+TEST(WorkerClientTest, GarbageShortRepliesAndErrorsAreProtocolErrors) {
+  for (const auto& [fault, expected] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"garbage", "not a ptxdiff frame"},
+           {"short", "worker returned 4 results for 5 tuples"},
+           {"error", "worker answered ERROR: cannot do that"}}) {
+    auto client = WorkerClient::Start(Faulty({"--fault=" + fault}));
+    ASSERT_TRUE(client.ok()) << client.status();
+    const BatchOutcome out = (*client)->Run(SomeTuples({"add.s32"}, 5));
+    ASSERT_TRUE(out.fault.has_value()) << fault;
+    EXPECT_EQ(out.fault->kind, FaultKind::kProtocol) << fault;
+    EXPECT_THAT(out.fault->detail, HasSubstr(expected)) << fault;
+  }
+}
+
+TEST(WorkerClientTest, StartFailuresNameTheProblem) {
+  WorkerCommand missing;
+  missing.argv = {"/nonexistent/ptxdiff-worker"};
+  auto client = WorkerClient::Start(missing);
+  ASSERT_FALSE(client.ok());
+  EXPECT_THAT(client.status().message(),
+              HasSubstr("cannot start worker '/nonexistent/ptxdiff-worker'"));
+
+  client = WorkerClient::Start(Faulty({"--fault=exit-at-hello"}));
+  ASSERT_FALSE(client.ok());
+  EXPECT_THAT(client.status().message(), HasSubstr("failed its handshake"));
+  EXPECT_THAT(client.status().message(), HasSubstr("exit status 3"));
+  EXPECT_THAT(client.status().message(), HasSubstr("no device here"));
+
+  client = WorkerClient::Start(Faulty({"--fault=bad-hello"}));
+  ASSERT_FALSE(client.ok());
+  EXPECT_THAT(client.status().message(), HasSubstr("not a ptxdiff frame"));
+
+  auto unknown = CommandForBackend("oracle", PTXDIFF_WORKER_PATH);
+  unknown->argv[1] = "--backend=nonesuch";
+  client = WorkerClient::Start(*unknown);
+  ASSERT_FALSE(client.ok());
+  EXPECT_THAT(client.status().message(), HasSubstr("unknown backend 'nonesuch'"));
+}
+
+TEST(WorkerClientTest, BackendNames) {
+  EXPECT_EQ(CommandForBackend("exec:/opt/w", "x")->argv,
+            std::vector<std::string>{"/opt/w"});
+  EXPECT_EQ(CommandForBackend("ptxas", "/bin/wk")->argv,
+            (std::vector<std::string>{"/bin/wk", "--backend=ptxas"}));
+  EXPECT_FALSE(CommandForBackend("exec:", "x").ok());
+  EXPECT_THAT(CommandForBackend("gpu", "x").status().message(),
+              HasSubstr("use oracle, ptxas, cuda, or exec:"));
+}
+
+}  // namespace
+}  // namespace ptxdiff

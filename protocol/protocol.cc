@@ -1,0 +1,318 @@
+#include "protocol/protocol.h"
+
+#include <bit>
+#include <cstring>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "common/status_macros.h"
+#include "isa/family_table.h"
+#include "isa/spelling.h"
+
+namespace ptxdiff {
+namespace {
+
+// The wire is little-endian, like every host ptxdiff builds on; the
+// static_assert keeps the memcpy-based fast paths honest.
+static_assert(std::endian::native == std::endian::little);
+
+void PutLe(std::string& out, uint64_t value, int bytes) {
+  char buf[8];
+  std::memcpy(buf, &value, 8);
+  out.append(buf, bytes);
+}
+
+template <typename T>
+T LoadLe(const char* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+
+void PutString(std::string& out, absl::string_view s) {
+  PutLe(out, s.size(), 2);
+  out.append(s.data(), s.size());
+}
+
+// Reads little-endian fields from a payload, failing (not crashing) past
+// its end.
+class Reader {
+ public:
+  explicit Reader(absl::string_view data) : data_(data) {}
+
+  absl::StatusOr<uint64_t> Le(int bytes, absl::string_view what) {
+    if (data_.size() - pos_ < static_cast<size_t>(bytes)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "truncated: ", what, " at byte ", pos_, " of ", data_.size()));
+    }
+    uint64_t v = 0;
+    for (int i = 0; i < bytes; ++i) {
+      v |= uint64_t{static_cast<uint8_t>(data_[pos_ + i])} << (8 * i);
+    }
+    pos_ += bytes;
+    return v;
+  }
+
+  absl::StatusOr<std::string> String(absl::string_view what) {
+    auto size = Le(2, what);
+    if (!size.ok()) return size.status();
+    if (data_.size() - pos_ < *size) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("truncated: ", what, " of ", *size, " bytes"));
+    }
+    std::string s(data_.substr(pos_, *size));
+    pos_ += *size;
+    return s;
+  }
+
+  // Fails unless `count` records of `size` bytes remain.
+  absl::Status ExpectRecords(uint64_t count, size_t size,
+                             absl::string_view what) const {
+    if ((data_.size() - pos_) / size < count) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "truncated: ", count, " ", what, " of ", size, " bytes need ",
+          count * size, " bytes, ", data_.size() - pos_, " left"));
+    }
+    return absl::OkStatus();
+  }
+
+  // The next `n` bytes, which the caller has checked are there
+  // (ExpectRecords).
+  const char* Take(size_t n) {
+    const char* p = data_.data() + pos_;
+    pos_ += n;
+    return p;
+  }
+
+  absl::Status ExpectEnd() const {
+    if (pos_ == data_.size()) return absl::OkStatus();
+    return absl::InvalidArgumentError(
+        absl::StrCat(data_.size() - pos_, " unexpected bytes at the end"));
+  }
+
+ private:
+  absl::string_view data_;
+  size_t pos_ = 0;
+};
+
+#define PTXDIFF_READ(lhs, expr)             \
+  auto lhs##_or = (expr);                   \
+  if (!lhs##_or.ok()) return lhs##_or.status(); \
+  auto lhs = *std::move(lhs##_or)
+
+}  // namespace
+
+std::string EncodeFrameHeader(MessageType type, uint64_t payload_size) {
+  std::string out;
+  PutLe(out, kFrameMagic, 4);
+  PutLe(out, kProtocolVersion, 2);
+  PutLe(out, static_cast<uint16_t>(type), 2);
+  PutLe(out, payload_size, 8);
+  return out;
+}
+
+absl::StatusOr<FrameHeader> DecodeFrameHeader(absl::string_view header) {
+  Reader r(header);
+  PTXDIFF_READ(magic, r.Le(4, "magic"));
+  PTXDIFF_READ(version, r.Le(2, "version"));
+  PTXDIFF_READ(type, r.Le(2, "type"));
+  PTXDIFF_READ(size, r.Le(8, "payload size"));
+  if (magic != kFrameMagic) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "not a ptxdiff frame: magic 0x%08x, expected 0x%08x (\"PXDF\")", magic,
+        kFrameMagic));
+  }
+  if (version != kProtocolVersion) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "protocol version ", version, ", this client speaks ", kProtocolVersion));
+  }
+  if (type < 1 || type > 6) {
+    return absl::InvalidArgumentError(absl::StrCat("unknown message type ", type));
+  }
+  if (size > kMaxPayload) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("payload of ", size, " bytes exceeds the limit of 2^30"));
+  }
+  return FrameHeader{static_cast<MessageType>(type), size};
+}
+
+std::string EncodeKeyValues(const KeyValues& kv) {
+  std::string out;
+  for (const auto& [key, value] : kv) absl::StrAppend(&out, key, "=", value, "\n");
+  return out;
+}
+
+KeyValues DecodeKeyValues(absl::string_view text) {
+  KeyValues kv;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    const size_t eq = line.find('=');
+    if (eq == absl::string_view::npos) continue;
+    kv.emplace_back(std::string(line.substr(0, eq)),
+                    std::string(line.substr(eq + 1)));
+  }
+  return kv;
+}
+
+bool WorkerIdentity::Supports(const Variant& v) const {
+  const absl::string_view opcode = InfoOf(v.family).opcode;
+  for (const std::string& s : supports) {
+    if (s == "*" || s == opcode) return true;
+  }
+  const std::string spelling = Spell(v);
+  for (const std::string& s : supports) {
+    if (s == spelling) return true;
+  }
+  return false;
+}
+
+std::string WorkerIdentity::Describe() const {
+  std::string extra = toolchain;
+  for (const std::string* s : {&driver, &device}) {
+    if (s->empty()) continue;
+    absl::StrAppend(&extra, extra.empty() ? "" : ", ", *s);
+  }
+  return absl::StrCat(name, " ", version, extra.empty() ? "" : " (", extra,
+                      extra.empty() ? "" : ")");
+}
+
+KeyValues IdentityToKeyValues(const WorkerIdentity& id) {
+  KeyValues kv = {{"name", id.name},         {"version", id.version},
+                  {"toolchain", id.toolchain}, {"driver", id.driver},
+                  {"device", id.device}};
+  for (const std::string& s : id.supports) kv.emplace_back("supports", s);
+  return kv;
+}
+
+absl::StatusOr<WorkerIdentity> IdentityFromKeyValues(const KeyValues& kv) {
+  WorkerIdentity id;
+  for (const auto& [key, value] : kv) {
+    if (key == "name") id.name = value;
+    if (key == "version") id.version = value;
+    if (key == "toolchain") id.toolchain = value;
+    if (key == "driver") id.driver = value;
+    if (key == "device") id.device = value;
+    if (key == "supports") id.supports.push_back(value);
+  }
+  if (id.name.empty() || id.version.empty()) {
+    return absl::InvalidArgumentError(
+        "HELLO_REPLY lacks the required keys name= and version=");
+  }
+  return id;
+}
+
+std::string EncodeRunRequest(const RunRequest& request) {
+  std::string out;
+  PutLe(out, request.spellings.size(), 4);
+  for (const std::string& s : request.spellings) PutString(out, s);
+  PutLe(out, request.tuples.size(), 4);
+  size_t at = out.size();
+  out.resize(at + 40 * request.tuples.size());
+  for (const WireTuple& t : request.tuples) {
+    const uint64_t index_and_reserved = t.variant_index;
+    std::memcpy(&out[at], &index_and_reserved, 8);
+    std::memcpy(&out[at + 8], t.operands.v, 32);
+    at += 40;
+  }
+  return out;
+}
+
+absl::StatusOr<RunRequest> DecodeRunRequest(absl::string_view payload) {
+  Reader r(payload);
+  RunRequest request;
+  PTXDIFF_READ(num_variants, r.Le(4, "variant count"));
+  PTXDIFF_RETURN_IF_ERROR(r.ExpectRecords(num_variants, 2, "spellings"));
+  for (uint64_t i = 0; i < num_variants; ++i) {
+    PTXDIFF_READ(spelling, r.String("spelling"));
+    request.spellings.push_back(std::move(spelling));
+  }
+  PTXDIFF_READ(num_tuples, r.Le(4, "tuple count"));
+  if (num_tuples == 0 || num_tuples > kMaxTuplesPerBatch) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("tuple count ", num_tuples, " outside 1..", kMaxTuplesPerBatch));
+  }
+  PTXDIFF_RETURN_IF_ERROR(r.ExpectRecords(num_tuples, 40, "tuples"));
+  request.tuples.resize(num_tuples);
+  const char* p = r.Take(num_tuples * 40);
+  for (WireTuple& t : request.tuples) {
+    const uint32_t index = LoadLe<uint32_t>(p);
+    if (index >= num_variants) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "variant index ", index, " out of range (", num_variants, " variants)"));
+    }
+    t.variant_index = index;
+    std::memcpy(t.operands.v, p + 8, 32);
+    p += 40;
+  }
+  PTXDIFF_RETURN_IF_ERROR(r.ExpectEnd());
+  return request;
+}
+
+void RunReply::AddDecline(DeclineCode code, absl::string_view message) {
+  uint32_t index = 0;
+  while (index < messages.size() && messages[index] != message) ++index;
+  if (index == messages.size()) messages.emplace_back(message);
+  results.push_back({.kind = ResultKind::kDecline, .code = code, .message = index});
+}
+
+std::string EncodeRunReply(const RunReply& reply) {
+  std::string out;
+  PutLe(out, reply.results.size(), 4);
+  PutLe(out, reply.messages.size(), 4);
+  for (const std::string& m : reply.messages) PutString(out, m);
+  size_t at = out.size();
+  out.resize(at + 16 * reply.results.size());
+  for (const TupleResult& t : reply.results) {
+    const uint64_t head = uint64_t{static_cast<uint8_t>(t.kind)} |
+                          uint64_t{static_cast<uint8_t>(t.code)} << 8 |
+                          uint64_t{t.message} << 32;
+    std::memcpy(&out[at], &head, 8);
+    std::memcpy(&out[at + 8], &t.bits, 8);
+    at += 16;
+  }
+  return out;
+}
+
+absl::StatusOr<RunReply> DecodeRunReply(absl::string_view payload,
+                                        size_t expected_tuples) {
+  Reader r(payload);
+  RunReply reply;
+  PTXDIFF_READ(num_results, r.Le(4, "result count"));
+  if (num_results != expected_tuples) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "worker returned ", num_results, " results for ", expected_tuples,
+        " tuples"));
+  }
+  PTXDIFF_READ(num_messages, r.Le(4, "message count"));
+  PTXDIFF_RETURN_IF_ERROR(r.ExpectRecords(num_messages, 2, "messages"));
+  for (uint64_t i = 0; i < num_messages; ++i) {
+    PTXDIFF_READ(message, r.String("message"));
+    reply.messages.push_back(std::move(message));
+  }
+  PTXDIFF_RETURN_IF_ERROR(r.ExpectRecords(num_results, 16, "results"));
+  reply.results.resize(num_results);
+  const char* p = r.Take(num_results * 16);
+  for (TupleResult& t : reply.results) {
+    const uint8_t kind = p[0], code = p[1];
+    const uint32_t message = LoadLe<uint32_t>(p + 4);
+    const uint64_t bits = LoadLe<uint64_t>(p + 8);
+    p += 16;
+    if (kind > 1) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown result kind ", kind));
+    }
+    if (kind == 1 && (code < 1 || code > 4)) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown decline code ", code));
+    }
+    if (kind == 1 && message >= num_messages) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "message index ", message, " out of range (", num_messages, " messages)"));
+    }
+    t = {static_cast<ResultKind>(kind), static_cast<DeclineCode>(code), message,
+         bits};
+  }
+  PTXDIFF_RETURN_IF_ERROR(r.ExpectEnd());
+  return reply;
+}
+
+}  // namespace ptxdiff

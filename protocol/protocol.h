@@ -1,0 +1,113 @@
+// The worker protocol's messages and their byte layout (docs/worker-protocol.md).
+//
+// Encoding and decoding are pure functions on byte strings, so they are unit
+// tested and fuzzed without a process; frame_io.h moves frames over file
+// descriptors. Every decoder validates what it reads and answers garbage with
+// an InvalidArgument status naming what is wrong, never with a crash.
+
+#ifndef PTXDIFF_PROTOCOL_PROTOCOL_H_
+#define PTXDIFF_PROTOCOL_PROTOCOL_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "isa/variant.h"
+
+namespace ptxdiff {
+
+inline constexpr uint32_t kFrameMagic = 0x46445850;  // "PXDF"
+inline constexpr uint16_t kProtocolVersion = 1;
+inline constexpr size_t kFrameHeaderSize = 16;
+inline constexpr uint64_t kMaxPayload = uint64_t{1} << 30;
+inline constexpr uint32_t kMaxTuplesPerBatch = 1u << 24;
+
+enum class MessageType : uint16_t {
+  kHello = 1,
+  kHelloReply = 2,
+  kRun = 3,
+  kResults = 4,
+  kError = 5,
+  kBye = 6,
+};
+
+struct FrameHeader {
+  MessageType type;
+  uint64_t payload_size;
+};
+
+// The 16-byte header of a frame with this type and payload size.
+std::string EncodeFrameHeader(MessageType type, uint64_t payload_size);
+// Validates magic, version, type and size.
+absl::StatusOr<FrameHeader> DecodeFrameHeader(absl::string_view header);
+
+// Key-value text (HELLO, HELLO_REPLY): `key=value` lines; keys may repeat.
+using KeyValues = std::vector<std::pair<std::string, std::string>>;
+std::string EncodeKeyValues(const KeyValues& kv);
+KeyValues DecodeKeyValues(absl::string_view text);
+
+// What a worker says of itself in HELLO_REPLY.
+struct WorkerIdentity {
+  std::string name, version, toolchain, driver, device;
+  std::vector<std::string> supports;  // "*", family opcodes, or spellings
+
+  // True if a `supports` line covers `v`.
+  bool Supports(const Variant& v) const;
+  // "ptxas 1 (ptxas 13.0.48, sm_90)" for reports.
+  std::string Describe() const;
+};
+KeyValues IdentityToKeyValues(const WorkerIdentity& id);
+absl::StatusOr<WorkerIdentity> IdentityFromKeyValues(const KeyValues& kv);
+
+// One tuple on the wire: an index into the batch's variant list.
+struct WireTuple {
+  uint32_t variant_index = 0;
+  Operands operands;
+};
+
+struct RunRequest {
+  std::vector<std::string> spellings;
+  std::vector<WireTuple> tuples;
+};
+std::string EncodeRunRequest(const RunRequest& request);
+absl::StatusOr<RunRequest> DecodeRunRequest(absl::string_view payload);
+
+enum class ResultKind : uint8_t { kValue = 0, kDecline = 1 };
+
+enum class DeclineCode : uint8_t {
+  kNone = 0,
+  kUnsupportedVariant = 1,  // the backend does not implement this variant
+  kNotEvaluable = 2,        // e.g. ptxas did not constant-fold it
+  kOperandForm = 3,         // e.g. an immediate out of range
+  kOther = 4,
+};
+
+struct TupleResult {
+  ResultKind kind = ResultKind::kValue;
+  DeclineCode code = DeclineCode::kNone;
+  uint32_t message = 0;  // index into RunReply::messages, for declines
+  uint64_t bits = 0;
+
+  friend bool operator==(const TupleResult&, const TupleResult&) = default;
+};
+
+struct RunReply {
+  std::vector<std::string> messages;
+  std::vector<TupleResult> results;
+
+  // Appends a decline, reusing an equal message already in `messages`.
+  void AddDecline(DeclineCode code, absl::string_view message);
+  void AddValue(uint64_t bits) { results.push_back({.bits = bits}); }
+};
+std::string EncodeRunReply(const RunReply& reply);
+// Also checks that the reply has `expected_tuples` results and that every
+// message index is in range.
+absl::StatusOr<RunReply> DecodeRunReply(absl::string_view payload,
+                                        size_t expected_tuples);
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_PROTOCOL_PROTOCOL_H_

@@ -1,0 +1,478 @@
+#include "worker/backends/cuda/cuda_backend.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "common/fnv1a.h"
+#include "common/status_macros.h"
+#include "worker/backends/cuda/device.h"
+#include "worker/backends/cuda/jit.h"
+#include "worker/backends/cuda/module_cache.h"
+#include "worker/backends/cuda/pipeline.h"
+#include "isa/family_table.h"
+#include "isa/spelling.h"
+
+namespace ptxdiff {
+namespace {
+
+// Tuples per immediate-mode module: bounds the text one JIT call compiles.
+constexpr uint32_t kImmediateModuleTuples = 1024;
+// Decline messages quote the JIT log; keep them readable.
+constexpr size_t kMaxLogInDecline = 1500;
+
+absl::StatusOr<int64_t> ParseInt(const std::string& key,
+                                 const std::string& value, int64_t low,
+                                 int64_t high) {
+  int64_t n = 0;
+  if (!absl::SimpleAtoi(value, &n) || n < low || n > high) {
+    return absl::InvalidArgumentError(absl::StrCat("option ", key, "=", value,
+                                                   ": expected an integer in ",
+                                                   low, "..", high));
+  }
+  return n;
+}
+
+// The tuples of one variant of a batch, in request order.
+struct Group {
+  uint32_t variant_index = 0;
+  std::vector<uint32_t> positions;
+};
+
+// Groups in order of first appearance; InvalidArgument for an index out of
+// range (the decoder checks it, but a request built in process might not).
+absl::StatusOr<std::vector<Group>> GroupTuples(const RunRequest& request) {
+  std::vector<Group> groups;
+  std::vector<int> group_of(request.spellings.size(), -1);
+  for (uint32_t i = 0; i < request.tuples.size(); ++i) {
+    const uint32_t v = request.tuples[i].variant_index;
+    if (v >= request.spellings.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("tuple ", i, " has variant index ", v, " of ",
+                       request.spellings.size()));
+    }
+    if (group_of[v] < 0) {
+      group_of[v] = static_cast<int>(groups.size());
+      groups.push_back({.variant_index = v});
+    }
+    groups[group_of[v]].positions.push_back(i);
+  }
+  return groups;
+}
+
+// Declines in a reply whose results are already sized: RunReply::AddDecline
+// appends, and results here are filled out of order.
+class Declines {
+ public:
+  explicit Declines(RunReply& reply) : reply_(reply) {}
+  void Add(std::span<const uint32_t> positions, DeclineCode code,
+           const std::string& message) {
+    auto [it, added] = index_.try_emplace(message, reply_.messages.size());
+    if (added) reply_.messages.push_back(message);
+    for (uint32_t p : positions) {
+      reply_.results[p] = {
+          .kind = ResultKind::kDecline, .code = code, .message = it->second};
+    }
+  }
+
+ private:
+  RunReply& reply_;
+  absl::flat_hash_map<std::string, uint32_t> index_;
+};
+
+std::string Excerpt(absl::string_view text) {
+  if (text.size() <= kMaxLogInDecline) return std::string(text);
+  return absl::StrCat(text.substr(0, kMaxLogInDecline), " ...");
+}
+
+// A JIT rejection (the code, not the machine), as opposed to a failure.
+bool IsRejection(const absl::Status& status) {
+  const std::optional<CUresult> result = CudaResultOf(status);
+  return result.has_value() && IsJitRejection(*result);
+}
+
+class CudaBackend : public Backend {
+ public:
+  CudaBackend(std::unique_ptr<CudaDriver> driver,
+              const CudaBackendOptions& options, FatalHandler on_fatal)
+      : driver_(std::move(driver)),
+        options_(options),
+        on_fatal_(std::move(on_fatal)) {}
+
+  absl::Status Init();
+  WorkerIdentity Identity() const override { return identity_; }
+  absl::Status Run(const RunRequest& request, RunReply& reply) override;
+
+ private:
+  // What one batch is being built into.
+  struct Batch {
+    const RunRequest& request;
+    RunReply& reply;
+    Declines declines;
+    Stage stage;
+  };
+
+  absl::Status RunGroups(Batch& batch, const std::vector<Group>& groups);
+  absl::Status AddRegisterGroup(Batch& batch, const Variant& v,
+                                const Group& group);
+  absl::Status AddImmediateGroup(Batch& batch, const Variant& v,
+                                 const Group& group);
+  absl::Status AddImmediatePiece(Batch& batch, const Variant& v,
+                                 std::span<const uint32_t> positions);
+  // Makes room in the stage, submitting it when full; returns the room.
+  absl::StatusOr<uint32_t> Room(Batch& batch);
+  absl::Status SubmitStage(Batch& batch);
+  void Append(Batch& batch, const Variant& v,
+              std::span<const uint32_t> positions);
+  absl::StatusOr<CUfunction> RegisterFunction(const Variant& v);
+  absl::StatusOr<CUfunction> Function(CUmodule module, const std::string& name);
+  absl::Status Fail(absl::Status status);
+  std::vector<std::string> Supports() const;
+
+  // Destroyed bottom-up: kernels and buffers before the context, the
+  // context before the driver.
+  std::unique_ptr<CudaDriver> driver_;
+  std::unique_ptr<DeviceContext> context_;
+  std::unique_ptr<ModuleCache> cache_;
+  std::unique_ptr<StagePipeline> pipeline_;
+  CudaBackendOptions options_;
+  FatalHandler on_fatal_;
+  PtxTarget target_;
+  int max_ptx_ = 0;
+  WorkerIdentity identity_;
+  // Register-mode kernels the JIT rejected, by StableId, with the JIT's
+  // error: a variant is not compiled again in every batch.
+  absl::flat_hash_map<uint64_t, absl::Status> rejected_;
+  bool lost_ = false;
+};
+
+absl::Status CudaBackend::Init() {
+  PTXDIFF_ASSIGN_OR_RETURN(context_,
+                           DeviceContext::Open(*driver_, options_.device));
+  const std::optional<PtxTarget> target = TargetForDevice(context_->sm());
+  if (!target.has_value()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        context_->Describe(), " is older than sm_50, which ptxdiff needs"));
+  }
+  target_ = *target;
+  max_ptx_ = MaxPtxOfDriver(context_->driver_version());
+  cache_ =
+      std::make_unique<ModuleCache>(*driver_, ImageCache(options_.cache_dir));
+  PTXDIFF_ASSIGN_OR_RETURN(
+      pipeline_,
+      StagePipeline::Create(
+          *driver_,
+          {.stage_tuples = options_.stage_tuples,
+           // Enough resident blocks to fill every SM several times over.
+           .max_blocks = static_cast<unsigned int>(
+               std::max(1, context_->multiprocessors()) * 32),
+           .timeout = options_.kernel_timeout}));
+  const std::string driver = CudaVersionText(context_->driver_version());
+  identity_ = {
+      .name = "cuda",
+      .version = "1",
+      .toolchain = absl::StrCat("CUDA ", driver, " driver JIT, ",
+                                KernelModeName(options_.mode),
+                                " mode (ptxdiff built with CUDA ",
+                                CudaVersionText(CUDA_VERSION), ")"),
+      .driver = absl::StrCat("CUDA ", driver),
+      .device = context_->Describe(),
+      .supports = Supports(),
+  };
+  return absl::OkStatus();
+}
+
+// Whole families where every variant runs, single spellings elsewhere (the
+// sm_90 packed and .relu forms of add/min/max on older devices).
+std::vector<std::string> CudaBackend::Supports() const {
+  std::vector<std::string> supports;
+  for (const FamilyInfo& family : AllFamilies()) {
+    std::vector<std::string> runnable;
+    bool all = true;
+    ForEachVariant(family.family, [&](const Variant& v) {
+      if (WhyUnsupported(v, context_->sm(), max_ptx_).has_value()) {
+        all = false;
+      } else {
+        runnable.push_back(Spell(v));
+      }
+    });
+    if (all) {
+      supports.emplace_back(family.opcode);
+    } else {
+      supports.insert(supports.end(), runnable.begin(), runnable.end());
+    }
+  }
+  return supports;
+}
+
+absl::Status CudaBackend::Run(const RunRequest& request, RunReply& reply) {
+  if (lost_) {
+    return absl::FailedPreconditionError(
+        "the CUDA context was lost to an earlier fault; restart the worker");
+  }
+  PTXDIFF_ASSIGN_OR_RETURN(const std::vector<Group> groups,
+                           GroupTuples(request));
+  reply.messages.clear();
+  reply.results.assign(request.tuples.size(), TupleResult{});
+  Batch batch{request, reply, Declines(reply), Stage()};
+  const absl::Status status = RunGroups(batch, groups);
+  if (!status.ok()) return Fail(status);
+  // Between batches nothing is in flight: the one safe time to unload.
+  cache_->Trim(options_.max_modules);
+  return absl::OkStatus();
+}
+
+absl::Status CudaBackend::RunGroups(Batch& batch,
+                                    const std::vector<Group>& groups) {
+  for (const Group& group : groups) {
+    const std::string& spelling = batch.request.spellings[group.variant_index];
+    absl::StatusOr<Variant> v = ParseVariant(spelling);
+    if (!v.ok()) {
+      batch.declines.Add(group.positions, DeclineCode::kUnsupportedVariant,
+                         absl::StrCat("unknown variant '", spelling, "'"));
+      continue;
+    }
+    if (auto why = WhyUnsupported(*v, context_->sm(), max_ptx_)) {
+      batch.declines.Add(
+          group.positions, DeclineCode::kUnsupportedVariant,
+          absl::StrCat("not run on ", context_->Describe(), ": ", *why));
+      continue;
+    }
+    PTXDIFF_RETURN_IF_ERROR(options_.mode == KernelMode::kRegister
+                                ? AddRegisterGroup(batch, *v, group)
+                                : AddImmediateGroup(batch, *v, group));
+  }
+  PTXDIFF_RETURN_IF_ERROR(SubmitStage(batch));
+  return pipeline_->Drain(batch.reply.results);
+}
+
+absl::StatusOr<uint32_t> CudaBackend::Room(Batch& batch) {
+  if (batch.stage.size() == options_.stage_tuples) {
+    PTXDIFF_RETURN_IF_ERROR(SubmitStage(batch));
+  }
+  return options_.stage_tuples - static_cast<uint32_t>(batch.stage.size());
+}
+
+absl::Status CudaBackend::SubmitStage(Batch& batch) {
+  Stage stage = std::exchange(batch.stage, Stage());
+  return pipeline_->Submit(std::move(stage), batch.request.tuples,
+                           batch.reply.results);
+}
+
+void CudaBackend::Append(Batch& batch, const Variant& v,
+                         std::span<const uint32_t> positions) {
+  Stage& stage = batch.stage;
+  stage.positions.insert(stage.positions.end(), positions.begin(),
+                         positions.end());
+  std::string spelling = Spell(v);
+  if (stage.variants.empty() || stage.variants.back() != spelling) {
+    stage.variants.push_back(std::move(spelling));
+  }
+}
+
+absl::Status CudaBackend::AddRegisterGroup(Batch& batch, const Variant& v,
+                                           const Group& group) {
+  absl::StatusOr<CUfunction> function = RegisterFunction(v);
+  if (!function.ok()) {
+    if (!IsRejection(function.status())) return function.status();
+    batch.declines.Add(group.positions, DeclineCode::kNotEvaluable,
+                       absl::StrCat("the driver's JIT rejected the kernel: ",
+                                    Excerpt(function.status().message())));
+    return absl::OkStatus();
+  }
+  std::span<const uint32_t> rest = group.positions;
+  while (!rest.empty()) {
+    PTXDIFF_ASSIGN_OR_RETURN(const uint32_t room, Room(batch));
+    const uint32_t take = std::min<size_t>(room, rest.size());
+    batch.stage.launches.push_back(
+        {.function = *function,
+         .mode = KernelMode::kRegister,
+         .first = static_cast<uint32_t>(batch.stage.size()),
+         .count = take});
+    Append(batch, v, rest.first(take));
+    rest = rest.subspan(take);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<CUfunction> CudaBackend::RegisterFunction(const Variant& v) {
+  const uint64_t id = StableId(v);
+  if (auto it = rejected_.find(id); it != rejected_.end()) return it->second;
+  const std::string ptx = RegisterModule(v, target_);
+  const ModuleKey key = {.variant_id = id,
+                         .mode = KernelMode::kRegister,
+                         .sm = context_->sm(),
+                         .driver_version = context_->driver_version(),
+                         .toolkit_version = CUDA_VERSION,
+                         .ptx_hash = Fnv1a64(ptx)};
+  absl::StatusOr<CUmodule> module = cache_->Get(key, ptx);
+  if (!module.ok()) {
+    if (IsRejection(module.status())) rejected_[id] = module.status();
+    return module.status();
+  }
+  return Function(*module, kRegisterEntry);
+}
+
+absl::StatusOr<CUfunction> CudaBackend::Function(CUmodule module,
+                                                 const std::string& name) {
+  CUfunction function = nullptr;
+  PTXDIFF_RETURN_IF_ERROR(
+      PTXDIFF_CU_CALL(*driver_, "find the kernel in its module",
+                      ModuleGetFunction(&function, module, name.c_str())));
+  return function;
+}
+
+absl::Status CudaBackend::AddImmediateGroup(Batch& batch, const Variant& v,
+                                            const Group& group) {
+  std::span<const uint32_t> rest = group.positions;
+  while (!rest.empty()) {
+    PTXDIFF_ASSIGN_OR_RETURN(const uint32_t room, Room(batch));
+    const uint32_t take =
+        std::min<size_t>({room, kImmediateModuleTuples, rest.size()});
+    PTXDIFF_RETURN_IF_ERROR(AddImmediatePiece(batch, v, rest.first(take)));
+    rest = rest.subspan(take);
+  }
+  return absl::OkStatus();
+}
+
+// One module for `positions` (compiled now, while the device runs the
+// previous stage), one launch per group of its tuples.
+absl::Status CudaBackend::AddImmediatePiece(
+    Batch& batch, const Variant& v, std::span<const uint32_t> positions) {
+  std::vector<Operands> operands;
+  operands.reserve(positions.size());
+  for (uint32_t p : positions) {
+    operands.push_back(batch.request.tuples[p].operands);
+  }
+  const int group = options_.immediate_group;
+  absl::StatusOr<std::string> image =
+      CompilePtx(*driver_, ImmediateModule(v, target_, operands, group));
+  if (!image.ok() && IsRejection(image.status())) {
+    batch.declines.Add(positions, DeclineCode::kOperandForm,
+                       absl::StrCat("the driver's JIT rejected the kernel: ",
+                                    Excerpt(image.status().message())));
+    return absl::OkStatus();
+  }
+  if (!image.ok()) return image.status();
+  PTXDIFF_ASSIGN_OR_RETURN(const CUmodule loaded, LoadModule(*driver_, *image));
+  OwnedModule module(*driver_, loaded);
+  const uint32_t first = static_cast<uint32_t>(batch.stage.size());
+  for (uint32_t k = 0; k * group < positions.size(); ++k) {
+    PTXDIFF_ASSIGN_OR_RETURN(const CUfunction function,
+                             Function(module.get(), ImmediateEntryName(k)));
+    batch.stage.launches.push_back(
+        {.function = function,
+         .mode = KernelMode::kImmediate,
+         .first = first + k * group,
+         .count = std::min<uint32_t>(group, positions.size() - k * group)});
+  }
+  batch.stage.modules.push_back(std::move(module));
+  Append(batch, v, positions);
+  return absl::OkStatus();
+}
+
+// Ordinary errors fail the batch (the worker answers ERROR and goes on); a
+// lost context or a hung kernel ends the worker.
+absl::Status CudaBackend::Fail(absl::Status status) {
+  const std::optional<CUresult> result = CudaResultOf(status);
+  const bool timeout = absl::IsDeadlineExceeded(status);
+  const bool sticky = result.has_value() && IsStickyCudaError(*result);
+  if (!timeout && !sticky) {
+    pipeline_->Abandon();
+    return status;
+  }
+  lost_ = true;
+  const int code = timeout ? kExitKernelTimeout : kExitDeviceFault;
+  const std::string message = absl::StrReplaceAll(
+      absl::StrCat(timeout ? "cuda kernel timeout: " : "cuda device fault: ",
+                   status.message(),
+                   "; in flight: ", absl::StrJoin(pipeline_->InFlight(), " | "),
+                   "; the CUDA context is lost, exiting with status ", code),
+      {{"\n", " "}});
+  on_fatal_(code, message);
+  return absl::InternalError(message);
+}
+
+}  // namespace
+
+absl::StatusOr<CudaBackendOptions> ParseCudaBackendOptions(
+    const KeyValues& options) {
+  CudaBackendOptions parsed;
+  parsed.cache_dir = DefaultCacheDir();
+  for (const auto& [key, value] : options) {
+    if (key == "device") {
+      PTXDIFF_ASSIGN_OR_RETURN(parsed.device, ParseInt(key, value, 0, 1023));
+    } else if (key == "mode") {
+      const std::optional<KernelMode> mode = ParseKernelMode(value);
+      if (!mode.has_value()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "option mode=", value, ": expected register or immediate"));
+      }
+      parsed.mode = *mode;
+    } else if (key == "cache_dir") {
+      parsed.cache_dir = value;
+    } else if (key == "kernel_timeout_ms") {
+      PTXDIFF_ASSIGN_OR_RETURN(const int64_t ms,
+                               ParseInt(key, value, 1, int64_t{1} << 40));
+      parsed.kernel_timeout = absl::Milliseconds(ms);
+    } else if (key == "stage_tuples") {
+      PTXDIFF_ASSIGN_OR_RETURN(parsed.stage_tuples,
+                               ParseInt(key, value, 1, kMaxTuplesPerBatch));
+    } else if (key == "immediate_group") {
+      PTXDIFF_ASSIGN_OR_RETURN(parsed.immediate_group,
+                               ParseInt(key, value, 1, 1024));
+    } else if (key == "max_modules") {
+      PTXDIFF_ASSIGN_OR_RETURN(parsed.max_modules,
+                               ParseInt(key, value, 1, int64_t{1} << 30));
+    }
+  }
+  return parsed;
+}
+
+void ExitWorker(int exit_code, const std::string& message) {
+  std::fprintf(stderr, "ptxdiff-worker: %s\n", message.c_str());
+  std::fflush(stderr);
+  _exit(exit_code);
+}
+
+absl::StatusOr<std::unique_ptr<Backend>> MakeCudaBackend(
+    const KeyValues& options, std::unique_ptr<CudaDriver> driver,
+    FatalHandler on_fatal) {
+  PTXDIFF_ASSIGN_OR_RETURN(const CudaBackendOptions parsed,
+                           ParseCudaBackendOptions(options));
+  absl::Status status;
+  if (driver == nullptr) {
+    absl::StatusOr<std::unique_ptr<CudaDriver>> loaded = LoadCudaDriver();
+    if (loaded.ok()) driver = std::move(*loaded);
+    status = loaded.status();
+  }
+  std::unique_ptr<CudaBackend> backend;
+  if (status.ok()) {
+    backend = std::make_unique<CudaBackend>(std::move(driver), parsed,
+                                            std::move(on_fatal));
+    status = backend->Init();
+  }
+  if (absl::IsFailedPrecondition(status)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the cuda backend cannot run here: ", status.message(),
+        ". Without a GPU, --backend=ptxas tests ptxas's constant folding"));
+  }
+  if (!status.ok()) return status;
+  return backend;
+}
+
+}  // namespace ptxdiff

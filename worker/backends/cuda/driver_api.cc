@@ -1,0 +1,339 @@
+#include "worker/backends/cuda/driver_api.h"
+
+#include <cudaTypedefs.h>
+#include <dlfcn.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/cord.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "common/status_macros.h"
+
+namespace ptxdiff {
+namespace {
+
+constexpr absl::string_view kResultPayload = "ptxdiff/cuda-result";
+
+// Every entry point resolved through cuGetProcAddress: the method, the symbol
+// without its ABI suffix (the driver picks the suffix from kCudaAbiVersion),
+// and the function type of that ABI. cuInit and cuGetErrorName are found with
+// dlsym instead (their ABI has never changed), so that a driver whose
+// cuGetProcAddress does not work still explains itself through cuInit.
+#define PTXDIFF_CUDA_ENTRY_POINTS(X)                                         \
+  X(DriverGetVersion, "cuDriverGetVersion", PFN_cuDriverGetVersion_v2020)    \
+  X(DeviceGetCount, "cuDeviceGetCount", PFN_cuDeviceGetCount_v2000)          \
+  X(DeviceGet, "cuDeviceGet", PFN_cuDeviceGet_v2000)                         \
+  X(DeviceGetName, "cuDeviceGetName", PFN_cuDeviceGetName_v2000)             \
+  X(DeviceGetAttribute, "cuDeviceGetAttribute",                              \
+    PFN_cuDeviceGetAttribute_v2000)                                          \
+  X(DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain",                      \
+    PFN_cuDevicePrimaryCtxRetain_v7000)                                      \
+  X(DevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease",                    \
+    PFN_cuDevicePrimaryCtxRelease_v11000)                                    \
+  X(CtxSetCurrent, "cuCtxSetCurrent", PFN_cuCtxSetCurrent_v4000)             \
+  X(LinkCreate, "cuLinkCreate", PFN_cuLinkCreate_v6050)                      \
+  X(LinkAddData, "cuLinkAddData", PFN_cuLinkAddData_v6050)                   \
+  X(LinkComplete, "cuLinkComplete", PFN_cuLinkComplete_v5050)                \
+  X(LinkDestroy, "cuLinkDestroy", PFN_cuLinkDestroy_v5050)                   \
+  X(ModuleLoadDataEx, "cuModuleLoadDataEx", PFN_cuModuleLoadDataEx_v2010)    \
+  X(ModuleUnload, "cuModuleUnload", PFN_cuModuleUnload_v2000)                \
+  X(ModuleGetFunction, "cuModuleGetFunction", PFN_cuModuleGetFunction_v2000) \
+  X(MemAlloc, "cuMemAlloc", PFN_cuMemAlloc_v3020)                            \
+  X(MemFree, "cuMemFree", PFN_cuMemFree_v3020)                               \
+  X(MemHostAlloc, "cuMemHostAlloc", PFN_cuMemHostAlloc_v2020)                \
+  X(MemFreeHost, "cuMemFreeHost", PFN_cuMemFreeHost_v2000)                   \
+  X(MemcpyHtoDAsync, "cuMemcpyHtoDAsync", PFN_cuMemcpyHtoDAsync_v3020)       \
+  X(MemcpyDtoHAsync, "cuMemcpyDtoHAsync", PFN_cuMemcpyDtoHAsync_v3020)       \
+  X(StreamCreate, "cuStreamCreate", PFN_cuStreamCreate_v2000)                \
+  X(StreamDestroy, "cuStreamDestroy", PFN_cuStreamDestroy_v4000)             \
+  X(StreamQuery, "cuStreamQuery", PFN_cuStreamQuery_v2000)                   \
+  X(StreamSynchronize, "cuStreamSynchronize", PFN_cuStreamSynchronize_v2000) \
+  X(LaunchKernel, "cuLaunchKernel", PFN_cuLaunchKernel_v4000)
+
+// The driver in libcuda.so.1. The library is never closed: the driver keeps
+// threads and the primary context alive until the process exits.
+class RealCudaDriver : public CudaDriver {
+ public:
+  CUresult Init(unsigned int flags) override { return init_(flags); }
+  CUresult DriverGetVersion(int* version) override {
+    return DriverGetVersion_(version);
+  }
+  CUresult GetErrorName(CUresult error, const char** name) override {
+    return get_error_name_(error, name);
+  }
+  CUresult DeviceGetCount(int* count) override {
+    return DeviceGetCount_(count);
+  }
+  CUresult DeviceGet(CUdevice* device, int ordinal) override {
+    return DeviceGet_(device, ordinal);
+  }
+  CUresult DeviceGetName(char* name, int length, CUdevice device) override {
+    return DeviceGetName_(name, length, device);
+  }
+  CUresult DeviceGetAttribute(int* value, CUdevice_attribute attribute,
+                              CUdevice device) override {
+    return DeviceGetAttribute_(value, attribute, device);
+  }
+  CUresult DevicePrimaryCtxRetain(CUcontext* context,
+                                  CUdevice device) override {
+    return DevicePrimaryCtxRetain_(context, device);
+  }
+  CUresult DevicePrimaryCtxRelease(CUdevice device) override {
+    return DevicePrimaryCtxRelease_(device);
+  }
+  CUresult CtxSetCurrent(CUcontext context) override {
+    return CtxSetCurrent_(context);
+  }
+  CUresult LinkCreate(unsigned int num_options, CUjit_option* options,
+                      void** option_values, CUlinkState* state) override {
+    return LinkCreate_(num_options, options, option_values, state);
+  }
+  CUresult LinkAddData(CUlinkState state, CUjitInputType type, void* data,
+                       size_t size, const char* name, unsigned int num_options,
+                       CUjit_option* options, void** option_values) override {
+    return LinkAddData_(state, type, data, size, name, num_options, options,
+                        option_values);
+  }
+  CUresult LinkComplete(CUlinkState state, void** image,
+                        size_t* size) override {
+    return LinkComplete_(state, image, size);
+  }
+  CUresult LinkDestroy(CUlinkState state) override {
+    return LinkDestroy_(state);
+  }
+  CUresult ModuleLoadDataEx(CUmodule* module, const void* image,
+                            unsigned int num_options, CUjit_option* options,
+                            void** option_values) override {
+    return ModuleLoadDataEx_(module, image, num_options, options,
+                             option_values);
+  }
+  CUresult ModuleUnload(CUmodule module) override {
+    return ModuleUnload_(module);
+  }
+  CUresult ModuleGetFunction(CUfunction* function, CUmodule module,
+                             const char* name) override {
+    return ModuleGetFunction_(function, module, name);
+  }
+  CUresult MemAlloc(CUdeviceptr* pointer, size_t bytes) override {
+    return MemAlloc_(pointer, bytes);
+  }
+  CUresult MemFree(CUdeviceptr pointer) override { return MemFree_(pointer); }
+  CUresult MemHostAlloc(void** pointer, size_t bytes,
+                        unsigned int flags) override {
+    return MemHostAlloc_(pointer, bytes, flags);
+  }
+  CUresult MemFreeHost(void* pointer) override { return MemFreeHost_(pointer); }
+  CUresult MemcpyHtoDAsync(CUdeviceptr destination, const void* source,
+                           size_t bytes, CUstream stream) override {
+    return MemcpyHtoDAsync_(destination, source, bytes, stream);
+  }
+  CUresult MemcpyDtoHAsync(void* destination, CUdeviceptr source, size_t bytes,
+                           CUstream stream) override {
+    return MemcpyDtoHAsync_(destination, source, bytes, stream);
+  }
+  CUresult StreamCreate(CUstream* stream, unsigned int flags) override {
+    return StreamCreate_(stream, flags);
+  }
+  CUresult StreamDestroy(CUstream stream) override {
+    return StreamDestroy_(stream);
+  }
+  CUresult StreamQuery(CUstream stream) override {
+    return StreamQuery_(stream);
+  }
+  CUresult StreamSynchronize(CUstream stream) override {
+    return StreamSynchronize_(stream);
+  }
+  CUresult LaunchKernel(CUfunction function, unsigned int grid_x,
+                        unsigned int grid_y, unsigned int grid_z,
+                        unsigned int block_x, unsigned int block_y,
+                        unsigned int block_z, unsigned int shared_bytes,
+                        CUstream stream, void** params, void** extra) override {
+    return LaunchKernel_(function, grid_x, grid_y, grid_z, block_x, block_y,
+                         block_z, shared_bytes, stream, params, extra);
+  }
+
+  // Fills the entry points from `library`, as LoadCudaDriver describes.
+  absl::Status Load(const std::string& library);
+
+ private:
+  absl::Status ResolveEntryPoints(const std::string& library);
+  // cuGetProcAddress at kCudaAbiVersion, shaped for PTXDIFF_CU_CALL.
+  CUresult GetProcAddress(const char* symbol, void** pointer,
+                          CUdriverProcAddressQueryResult* found) {
+    return get_proc_address_(symbol, pointer, kCudaAbiVersion,
+                             CU_GET_PROC_ADDRESS_DEFAULT, found);
+  }
+
+  void* handle_ = nullptr;
+  PFN_cuGetProcAddress_v12000 get_proc_address_ = nullptr;
+  PFN_cuInit_v2000 init_ = nullptr;
+  PFN_cuGetErrorName_v6000 get_error_name_ = nullptr;
+#define PTXDIFF_DECLARE_ENTRY_POINT(method, symbol, type) \
+  type method##_ = nullptr;
+  PTXDIFF_CUDA_ENTRY_POINTS(PTXDIFF_DECLARE_ENTRY_POINT)
+#undef PTXDIFF_DECLARE_ENTRY_POINT
+};
+
+absl::Status RealCudaDriver::Load(const std::string& library) {
+  handle_ = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle_ == nullptr) {
+    const char* why = dlerror();
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cannot load ", library, " (", why ? why : "unknown dlopen error",
+        "): no NVIDIA driver on this machine"));
+  }
+  init_ = reinterpret_cast<PFN_cuInit_v2000>(dlsym(handle_, "cuInit"));
+  get_error_name_ = reinterpret_cast<PFN_cuGetErrorName_v6000>(
+      dlsym(handle_, "cuGetErrorName"));
+  if (init_ == nullptr || get_error_name_ == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        library,
+        " has no cuInit or cuGetErrorName: it is not the CUDA driver"));
+  }
+  PTXDIFF_RETURN_IF_ERROR(
+      PTXDIFF_CU_CALL(*this, "initialize the CUDA driver", Init(0)));
+  return ResolveEntryPoints(library);
+}
+
+absl::Status RealCudaDriver::ResolveEntryPoints(const std::string& library) {
+  get_proc_address_ = reinterpret_cast<PFN_cuGetProcAddress_v12000>(
+      dlsym(handle_, "cuGetProcAddress_v2"));
+  if (get_proc_address_ == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(library,
+                     " has no cuGetProcAddress_v2: the NVIDIA driver is older "
+                     "than CUDA 12.0; install a newer driver"));
+  }
+  CUdriverProcAddressQueryResult found;
+#define PTXDIFF_RESOLVE_ENTRY_POINT(method, symbol, type)                     \
+  PTXDIFF_RETURN_IF_ERROR(PTXDIFF_CU_CALL(                                    \
+      *this, "find " symbol " in the driver",                                 \
+      GetProcAddress(symbol, reinterpret_cast<void**>(&method##_), &found))); \
+  if (found != CU_GET_PROC_ADDRESS_SUCCESS || method##_ == nullptr) {         \
+    return absl::FailedPreconditionError(absl::StrCat(                        \
+        "the CUDA driver in ", library, " has no " symbol " of CUDA 12.0 (",  \
+        "cuGetProcAddress status ", static_cast<int>(found), ")"));           \
+  }
+  PTXDIFF_CUDA_ENTRY_POINTS(PTXDIFF_RESOLVE_ENTRY_POINT)
+#undef PTXDIFF_RESOLVE_ENTRY_POINT
+  return absl::OkStatus();
+}
+
+// The errors that say a machine cannot run CUDA, for drivers that cannot
+// name them: the toolkit's link stub answers every call, cuGetErrorName
+// included, with CUDA_ERROR_STUB_LIBRARY.
+const char* SetupErrorName(CUresult result) {
+  switch (result) {
+    case CUDA_ERROR_NOT_INITIALIZED:
+      return "CUDA_ERROR_NOT_INITIALIZED";
+    case CUDA_ERROR_STUB_LIBRARY:
+      return "CUDA_ERROR_STUB_LIBRARY";
+    case CUDA_ERROR_DEVICE_UNAVAILABLE:
+      return "CUDA_ERROR_DEVICE_UNAVAILABLE";
+    case CUDA_ERROR_NO_DEVICE:
+      return "CUDA_ERROR_NO_DEVICE";
+    case CUDA_ERROR_SYSTEM_NOT_READY:
+      return "CUDA_ERROR_SYSTEM_NOT_READY";
+    case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH:
+      return "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH";
+    case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE:
+      return "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE";
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace
+
+std::string CudaErrorName(CudaDriver& driver, CUresult result) {
+  const char* name = nullptr;
+  if (driver.GetErrorName(result, &name) == CUDA_SUCCESS && name != nullptr) {
+    return name;
+  }
+  if (const char* known = SetupErrorName(result)) return known;
+  return absl::StrCat("CUDA error ", static_cast<int>(result));
+}
+
+absl::Status CheckCudaResult(CudaDriver& driver, CUresult result,
+                             absl::string_view what, absl::string_view call,
+                             absl::string_view file, int line) {
+  if (result == CUDA_SUCCESS) return absl::OkStatus();
+  // Paths from the repository root read the same on every machine.
+  const size_t root = file.rfind("worker/");
+  if (root != absl::string_view::npos) file.remove_prefix(root);
+  const std::string message =
+      absl::StrCat("Failed to ", what, ": ", call, " returned ",
+                   CudaErrorName(driver, result), " (", file, ":", line, ")");
+  absl::Status status;
+  switch (result) {
+    case CUDA_ERROR_NO_DEVICE:
+    case CUDA_ERROR_NOT_INITIALIZED:
+    case CUDA_ERROR_STUB_LIBRARY:
+    case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH:
+    case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE:
+    case CUDA_ERROR_SYSTEM_NOT_READY:
+    case CUDA_ERROR_DEVICE_UNAVAILABLE:
+    case CUDA_ERROR_INVALID_DEVICE:
+      status = absl::FailedPreconditionError(message);
+      break;
+    case CUDA_ERROR_OUT_OF_MEMORY:
+      status = absl::ResourceExhaustedError(message);
+      break;
+    default:
+      status = absl::InternalError(message);
+  }
+  status.SetPayload(kResultPayload,
+                    absl::Cord(absl::StrCat(static_cast<int>(result))));
+  return status;
+}
+
+std::optional<CUresult> CudaResultOf(const absl::Status& status) {
+  const auto payload = status.GetPayload(kResultPayload);
+  int value = 0;
+  if (!payload.has_value() ||
+      !absl::SimpleAtoi(std::string(*payload), &value)) {
+    return std::nullopt;
+  }
+  return static_cast<CUresult>(value);
+}
+
+bool IsStickyCudaError(CUresult result) {
+  switch (result) {
+    case CUDA_ERROR_ECC_UNCORRECTABLE:
+    case CUDA_ERROR_NVLINK_UNCORRECTABLE:
+    case CUDA_ERROR_CONTAINED:
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_LAUNCH_TIMEOUT:
+    case CUDA_ERROR_CONTEXT_IS_DESTROYED:
+    case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_LAUNCH_FAILED:
+    case CUDA_ERROR_TENSOR_MEMORY_LEAK:
+    case CUDA_ERROR_MPS_CLIENT_TERMINATED:
+    case CUDA_ERROR_EXTERNAL_DEVICE:
+    // Unknown errors after a launch have always meant a lost context; a
+    // restart costs far less than results from a broken one.
+    case CUDA_ERROR_UNKNOWN:
+      return true;
+    default:
+      return false;
+  }
+}
+
+absl::StatusOr<std::unique_ptr<CudaDriver>> LoadCudaDriver(
+    const std::string& library) {
+  auto driver = std::make_unique<RealCudaDriver>();
+  PTXDIFF_RETURN_IF_ERROR(driver->Load(library));
+  return driver;
+}
+
+}  // namespace ptxdiff

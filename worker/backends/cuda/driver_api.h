@@ -1,0 +1,143 @@
+// The CUDA driver API calls the CUDA backend makes, behind an interface.
+//
+// CudaDriver mirrors the handful of driver entry points the backend uses, one
+// virtual method per call with the C signature (types from cuda.h), so that
+// the backend's host logic is tested with a test double
+// (testing/fake_cuda_driver.h) on machines without a GPU. The real
+// implementation (LoadCudaDriver) opens libcuda.so.1 at run time and resolves
+// every entry point through cuGetProcAddress: binaries never link libcuda and
+// build and start where there is no driver.
+//
+// Every call site checks its result once, through PTXDIFF_CU_CALL, which turns
+// a failure into
+//   Failed to <what>: cu<call text> returned CUDA_ERROR_<NAME> (<file>:<line>)
+// with the CUresult attached to the status (CudaResultOf), so callers can tell
+// a context-destroying fault from an ordinary error.
+
+#ifndef PTXDIFF_WORKER_BACKENDS_CUDA_DRIVER_API_H_
+#define PTXDIFF_WORKER_BACKENDS_CUDA_DRIVER_API_H_
+
+#include <cuda.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace ptxdiff {
+
+// The driver entry points used, named after the C functions without `cu`.
+// Arguments and results are exactly the driver's (see cuda.h).
+class CudaDriver {
+ public:
+  virtual ~CudaDriver() = default;
+
+  virtual CUresult Init(unsigned int flags) = 0;
+  virtual CUresult DriverGetVersion(int* version) = 0;
+  // `*name` is a static string such as "CUDA_ERROR_NO_DEVICE".
+  virtual CUresult GetErrorName(CUresult error, const char** name) = 0;
+
+  virtual CUresult DeviceGetCount(int* count) = 0;
+  virtual CUresult DeviceGet(CUdevice* device, int ordinal) = 0;
+  virtual CUresult DeviceGetName(char* name, int length, CUdevice device) = 0;
+  virtual CUresult DeviceGetAttribute(int* value, CUdevice_attribute attribute,
+                                      CUdevice device) = 0;
+  virtual CUresult DevicePrimaryCtxRetain(CUcontext* context,
+                                          CUdevice device) = 0;
+  virtual CUresult DevicePrimaryCtxRelease(CUdevice device) = 0;
+  virtual CUresult CtxSetCurrent(CUcontext context) = 0;
+
+  // PTX to a device image (cubin), with the JIT's logs in option buffers.
+  virtual CUresult LinkCreate(unsigned int num_options, CUjit_option* options,
+                              void** option_values, CUlinkState* state) = 0;
+  virtual CUresult LinkAddData(CUlinkState state, CUjitInputType type,
+                               void* data, size_t size, const char* name,
+                               unsigned int num_options, CUjit_option* options,
+                               void** option_values) = 0;
+  // `*image` stays owned by `state` until LinkDestroy.
+  virtual CUresult LinkComplete(CUlinkState state, void** image,
+                                size_t* size) = 0;
+  virtual CUresult LinkDestroy(CUlinkState state) = 0;
+
+  virtual CUresult ModuleLoadDataEx(CUmodule* module, const void* image,
+                                    unsigned int num_options,
+                                    CUjit_option* options,
+                                    void** option_values) = 0;
+  virtual CUresult ModuleUnload(CUmodule module) = 0;
+  virtual CUresult ModuleGetFunction(CUfunction* function, CUmodule module,
+                                     const char* name) = 0;
+
+  virtual CUresult MemAlloc(CUdeviceptr* pointer, size_t bytes) = 0;
+  virtual CUresult MemFree(CUdeviceptr pointer) = 0;
+  // Page-locked host memory, so that async copies really are asynchronous.
+  virtual CUresult MemHostAlloc(void** pointer, size_t bytes,
+                                unsigned int flags) = 0;
+  virtual CUresult MemFreeHost(void* pointer) = 0;
+  virtual CUresult MemcpyHtoDAsync(CUdeviceptr destination, const void* source,
+                                   size_t bytes, CUstream stream) = 0;
+  virtual CUresult MemcpyDtoHAsync(void* destination, CUdeviceptr source,
+                                   size_t bytes, CUstream stream) = 0;
+
+  virtual CUresult StreamCreate(CUstream* stream, unsigned int flags) = 0;
+  virtual CUresult StreamDestroy(CUstream stream) = 0;
+  // CUDA_SUCCESS when all work is done, CUDA_ERROR_NOT_READY while it runs.
+  virtual CUresult StreamQuery(CUstream stream) = 0;
+  virtual CUresult StreamSynchronize(CUstream stream) = 0;
+
+  // The driver copies the values `params` point to before returning.
+  virtual CUresult LaunchKernel(CUfunction function, unsigned int grid_x,
+                                unsigned int grid_y, unsigned int grid_z,
+                                unsigned int block_x, unsigned int block_y,
+                                unsigned int block_z, unsigned int shared_bytes,
+                                CUstream stream, void** params,
+                                void** extra) = 0;
+};
+
+// The real driver: dlopen(`library`) and cuGetProcAddress for every entry
+// point, asking for the ABI of CUDA 12.0 (kCudaAbiVersion), whose signatures
+// the methods above have. Then cuInit(0), so that the error names the
+// machine's actual problem. Fails with FailedPrecondition:
+//   - "cannot load libcuda.so.1 (<dlerror>): no NVIDIA driver on this machine"
+//   - "... returned CUDA_ERROR_NO_DEVICE" / "CUDA_ERROR_STUB_LIBRARY" / ...
+//     (cuInit's error name) when the driver is there but unusable;
+//   - a driver older than CUDA 12.0 (no cuGetProcAddress_v2).
+absl::StatusOr<std::unique_ptr<CudaDriver>> LoadCudaDriver(
+    const std::string& library = "libcuda.so.1");
+
+// The driver ABI the entry points are requested at (CUDA 12.0).
+inline constexpr int kCudaAbiVersion = 12000;
+
+// "CUDA_ERROR_NO_DEVICE", or "CUDA error 999" when the driver cannot name it.
+std::string CudaErrorName(CudaDriver& driver, CUresult result);
+
+// OK for CUDA_SUCCESS, else the status described at the top of this file.
+// Codes: FailedPrecondition where the machine cannot run CUDA (no device, no
+// or stub driver, driver too old), ResourceExhausted for out of memory,
+// Internal otherwise. Call it through PTXDIFF_CU_CALL.
+absl::Status CheckCudaResult(CudaDriver& driver, CUresult result,
+                             absl::string_view what, absl::string_view call,
+                             absl::string_view file, int line);
+
+// The CUresult of a status made by CheckCudaResult; nullopt for others.
+std::optional<CUresult> CudaResultOf(const absl::Status& status);
+
+// True for the errors after which the context is unusable (illegal
+// instruction or address, launch failure, device-side trap, ECC, ...): every
+// later call fails, so the worker must exit and be restarted.
+bool IsStickyCudaError(CUresult result);
+
+}  // namespace ptxdiff
+
+// Makes one driver call and checks it:
+//   PTXDIFF_RETURN_IF_ERROR(PTXDIFF_CU_CALL(driver, "allocate device memory",
+//                                           MemAlloc(&pointer, bytes)));
+// `call` is a CudaDriver method call; its text (with `cu` prefixed) goes into
+// the error.
+#define PTXDIFF_CU_CALL(driver, what, call)                               \
+  ::ptxdiff::CheckCudaResult((driver), (driver).call, (what), "cu" #call, \
+                             __FILE__, __LINE__)
+
+#endif  // PTXDIFF_WORKER_BACKENDS_CUDA_DRIVER_API_H_

@@ -1,0 +1,250 @@
+#include "worker/backends/cuda/kernel_gen.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/string_view.h"
+#include "isa/family_table.h"
+#include "isa/spelling.h"
+
+namespace ptxdiff {
+namespace {
+
+// Each `.target` with the PTX ISA that introduced it (PTX ISA, "Release
+// Notes" and the `.target` table), ascending by SM.
+constexpr std::array<PtxTarget, 19> kTargets = {{
+    {50, 40},  {52, 41},  {53, 42},  {60, 50},  {61, 50},  {62, 50}, {70, 60},
+    {72, 61},  {75, 63},  {80, 70},  {86, 71},  {87, 74},  {89, 78}, {90, 78},
+    {100, 86}, {103, 88}, {110, 90}, {120, 87}, {121, 88},
+}};
+
+// The first driver (cuDriverGetVersion) whose JIT accepts each PTX ISA; the
+// PTX ISA release history. CUDA 12.6 kept 8.5; 8.6 came with 12.7.
+struct DriverPtx {
+  int driver;
+  int ptx;
+};
+constexpr std::array<DriverPtx, 19> kDriverPtx = {{
+    {11000, 70}, {11010, 71}, {11020, 72}, {11030, 73}, {11040, 74},
+    {11050, 75}, {11060, 76}, {11070, 77}, {11080, 78}, {12000, 80},
+    {12010, 81}, {12020, 82}, {12030, 83}, {12040, 84}, {12050, 85},
+    {12070, 86}, {12080, 87}, {12090, 88}, {13000, 90},
+}};
+
+std::string PtxVersionText(int ptx) {
+  return absl::StrCat(ptx / 10, ".", ptx % 10);
+}
+
+// Registers, loads and conversions by operand width. The PTX families have
+// 16-, 32- and 64-bit operands only.
+absl::string_view RegType(int width) {
+  return width <= 16 ? "b16" : width <= 32 ? "b32" : "b64";
+}
+absl::string_view LoadType(int width) {
+  return width <= 16 ? "u16" : width <= 32 ? "u32" : "u64";
+}
+
+std::string SourceRegister(int i) { return absl::StrCat("%src", i); }
+
+// Stores %dst, zero-extended to 64 bits, at `address`.
+std::string StoreResult(const Variant& v, absl::string_view address) {
+  const int width = ResultWidth(v);
+  if (width == 64) {
+    return absl::StrCat("  st.global.u64 [", address, "], %dst;\n");
+  }
+  return absl::StrCat("  cvt.u64.", LoadType(width), " %result, %dst;\n",
+                      "  st.global.u64 [", address, "], %result;\n");
+}
+
+// An immediate as PTX reads it: hex, as many digits as the source is wide.
+// Masking matters: ptxas silently truncates a wider immediate, which would
+// test another tuple than the oracle evaluates.
+std::string Immediate(const Variant& v, int i, uint64_t bits) {
+  const int width = SourceWidth(v, i);
+  const uint64_t mask = width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
+  return absl::StrFormat("0x%0*x", width / 4, bits & mask);
+}
+
+}  // namespace
+
+absl::string_view KernelModeName(KernelMode mode) {
+  return mode == KernelMode::kRegister ? "register" : "immediate";
+}
+
+std::optional<KernelMode> ParseKernelMode(absl::string_view name) {
+  if (name == "register") return KernelMode::kRegister;
+  if (name == "immediate") return KernelMode::kImmediate;
+  return std::nullopt;
+}
+
+std::optional<PtxTarget> TargetForDevice(int device_sm) {
+  std::optional<PtxTarget> best;
+  for (const PtxTarget& t : kTargets) {
+    if (t.sm <= device_sm) best = t;
+  }
+  return best;
+}
+
+int MaxPtxOfDriver(int driver_version) {
+  int ptx = 0;
+  for (const DriverPtx& d : kDriverPtx) {
+    if (d.driver <= driver_version) ptx = d.ptx;
+  }
+  return ptx;
+}
+
+int PtxVersionFor(const Variant& v, const PtxTarget& target) {
+  return std::max(LevelOf(v).ptx, target.min_ptx);
+}
+
+std::optional<std::string> WhyUnsupported(const Variant& v, int device_sm,
+                                          int max_ptx) {
+  const IsaLevel level = LevelOf(v);
+  if (level.ptx == 0) return "not a PTX instruction";
+  const std::optional<PtxTarget> target = TargetForDevice(device_sm);
+  if (!target.has_value()) {
+    return absl::StrCat("the device (sm_", device_sm, ") is older than sm_50");
+  }
+  if (level.sm > device_sm) {
+    return absl::StrCat("needs sm_", level.sm, "; the device is sm_",
+                        device_sm);
+  }
+  const int ptx = PtxVersionFor(v, *target);
+  if (ptx > max_ptx) {
+    return absl::StrCat("needs PTX ISA ", PtxVersionText(ptx),
+                        "; the driver's JIT accepts up to ",
+                        PtxVersionText(max_ptx));
+  }
+  return std::nullopt;
+}
+
+std::string ModuleHeader(const Variant& v, const PtxTarget& target) {
+  return absl::StrCat("// ptxdiff variant: ", Spell(v), "\n", ".version ",
+                      PtxVersionText(PtxVersionFor(v, target)), "\n.target sm_",
+                      target.sm, "\n.address_size 64\n\n");
+}
+
+std::string OperandDeclarations(const Variant& v) {
+  std::string out;
+  for (int i = 0; i < NumSources(v); ++i) {
+    absl::StrAppend(&out, "  .reg .", RegType(SourceWidth(v, i)), " ",
+                    SourceRegister(i), ";\n");
+  }
+  absl::StrAppend(&out, "  .reg .", RegType(ResultWidth(v)), " %dst;\n");
+  return out;
+}
+
+std::string RegisterBody(const Variant& v) {
+  std::string out;
+  std::vector<std::string> sources;
+  for (int i = 0; i < NumSources(v); ++i) {
+    sources.push_back(SourceRegister(i));
+    absl::StrAppend(&out, "  ld.global.", LoadType(SourceWidth(v, i)), " ",
+                    sources.back(), ", [%tuple+", 8 * i, "];\n");
+  }
+  absl::StrAppend(&out, "  ", PtxInstruction(v, "%dst", sources), ";\n");
+  absl::StrAppend(&out, StoreResult(v, "%slot"));
+  return out;
+}
+
+std::string RegisterKernel(absl::string_view entry,
+                           absl::string_view declarations,
+                           absl::string_view bodies) {
+  // Thread i handles tuples i, i + stride, ... (a grid-stride loop), so any
+  // grid size covers any n: the host sizes the grid for occupancy only.
+  return absl::StrCat(
+      ".visible .entry ", entry, "(\n", "    .param .u64 ptxdiff_in,\n",
+      "    .param .u64 ptxdiff_out,\n", "    .param .u32 ptxdiff_n)\n", "{\n",
+      "  .reg .pred %p;\n", "  .reg .b32 %i, %n, %t, %stride;\n",
+      "  .reg .b64 %in, %out, %tuple, %slot, %result;\n", declarations,
+      "  ld.param.u64 %in, [ptxdiff_in];\n", "  cvta.to.global.u64 %in, %in;\n",
+      "  ld.param.u64 %out, [ptxdiff_out];\n",
+      "  cvta.to.global.u64 %out, %out;\n", "  ld.param.u32 %n, [ptxdiff_n];\n",
+      "  mov.u32 %i, %ctaid.x;\n", "  mov.u32 %t, %ntid.x;\n",
+      "  mov.u32 %stride, %tid.x;\n", "  mad.lo.u32 %i, %i, %t, %stride;\n",
+      "  mov.u32 %stride, %nctaid.x;\n", "  mul.lo.u32 %stride, %stride, %t;\n",
+      "  setp.ge.u32 %p, %i, %n;\n", "  @%p bra $done;\n", "$loop:\n",
+      "  mul.wide.u32 %tuple, %i, ", kTupleBytes, ";\n",
+      "  add.u64 %tuple, %in, %tuple;\n", "  mul.wide.u32 %slot, %i, ",
+      kResultBytes, ";\n", "  add.u64 %slot, %out, %slot;\n", bodies,
+      "  add.u32 %i, %i, %stride;\n", "  setp.lt.u32 %p, %i, %n;\n",
+      "  @%p bra $loop;\n", "$done:\n", "  ret;\n", "}\n");
+}
+
+std::string RegisterModule(const Variant& v, const PtxTarget& target) {
+  return absl::StrCat(
+      ModuleHeader(v, target),
+      RegisterKernel(kRegisterEntry, OperandDeclarations(v), RegisterBody(v)));
+}
+
+bool UsesImmediate(const Variant& v, int i, uint64_t bits) {
+  if (!MayBeImmediate(v, i)) return false;
+  // ptxas: "Arguments mismatch" for an immediate packed operand.
+  if (IsPacked(v.type)) return false;
+  // ptxas: "value '300' out of range, expected to be in range [0..255]" for
+  // bfe's pos/len and bfi's pos/len, which are 32-bit in a register.
+  const bool position = (v.family == Family::kBfe && i >= 1) ||
+                        (v.family == Family::kBfi && i >= 2);
+  if (position) return (bits & 0xffffffff) <= 255;
+  return true;
+}
+
+std::string ImmediateBody(const Variant& v, const Operands& tuple, int slot) {
+  std::string comment = absl::StrCat("  // tuple ", slot, ":");
+  std::string moves;
+  std::vector<std::string> sources;
+  for (int i = 0; i < NumSources(v); ++i) {
+    const std::string value = Immediate(v, i, tuple.v[i]);
+    absl::StrAppend(&comment, " ", value);
+    if (UsesImmediate(v, i, tuple.v[i])) {
+      sources.push_back(value);
+    } else {
+      sources.push_back(SourceRegister(i));
+      absl::StrAppend(&moves, "  mov.", RegType(SourceWidth(v, i)), " ",
+                      sources.back(), ", ", value, ";\n");
+    }
+  }
+  return absl::StrCat(
+      comment, "\n", moves, "  ", PtxInstruction(v, "%dst", sources), ";\n",
+      StoreResult(v, absl::StrCat("%out+", kResultBytes * slot)));
+}
+
+std::string ImmediateKernel(absl::string_view entry,
+                            absl::string_view declarations,
+                            absl::string_view bodies) {
+  return absl::StrCat(
+      ".visible .entry ", entry, "(\n", "    .param .u64 ptxdiff_out)\n", "{\n",
+      "  .reg .b64 %out, %result;\n", declarations,
+      "  ld.param.u64 %out, [ptxdiff_out];\n",
+      "  cvta.to.global.u64 %out, %out;\n", bodies, "  ret;\n", "}\n");
+}
+
+std::string ImmediateEntryName(int k) {
+  return absl::StrCat("ptxdiff_immediate_", k);
+}
+
+std::string ImmediateModule(const Variant& v, const PtxTarget& target,
+                            std::span<const Operands> tuples, int group_size) {
+  std::string out = ModuleHeader(v, target);
+  const std::string declarations = OperandDeclarations(v);
+  for (size_t first = 0, k = 0; first < tuples.size();
+       first += group_size, ++k) {
+    const size_t end = std::min(tuples.size(), first + group_size);
+    std::string bodies;
+    for (size_t j = first; j < end; ++j) {
+      absl::StrAppend(&bodies, ImmediateBody(v, tuples[j], j - first));
+    }
+    absl::StrAppend(
+        &out, ImmediateKernel(ImmediateEntryName(k), declarations, bodies));
+  }
+  return out;
+}
+
+}  // namespace ptxdiff

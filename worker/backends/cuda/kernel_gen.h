@@ -1,0 +1,120 @@
+// PTX modules that run one instruction variant on a GPU.
+//
+// Two kernel modes, both printed from the instruction table (PtxInstruction),
+// never from hand-written per-variant text:
+//
+//   register   one kernel per variant: each thread of a grid-stride loop
+//              loads one 32-byte operand tuple (u64 a, b, c, d,
+//              little-endian) from global memory into registers as wide as
+//              the variant's sources, executes the instruction and stores the
+//              result zero-extended to 8 bytes. Compiled once per variant and
+//              device, then cached (module_cache.h).
+//   immediate  the operands are written into the PTX text as immediates (a
+//              `mov` into a register first where PTX does not allow an
+//              immediate there), so the JIT's handling of constants is under
+//              test too. One single-thread kernel per group of tuples, compiled
+//              for each batch.
+//
+// `.target` is the device's SM (the newest the table knows that is not above
+// it); `.version` is the lowest PTX ISA that both the target and the variant
+// (LevelOf) need, so that the oldest driver that can run a variant accepts
+// its module.
+//
+// A module is a header, then kernels made of the parts below; the parts are
+// public so that the ptxas test assembles exactly these texts for every
+// variant, many variants per kernel.
+
+#ifndef PTXDIFF_WORKER_BACKENDS_CUDA_KERNEL_GEN_H_
+#define PTXDIFF_WORKER_BACKENDS_CUDA_KERNEL_GEN_H_
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "isa/variant.h"
+
+namespace ptxdiff {
+
+enum class KernelMode : uint8_t {
+  // Operands from a device buffer: the fast mode, and the default.
+  kRegister,
+  // Operands as PTX immediates: tests constant handling; compiles per batch.
+  kImmediate,
+};
+absl::string_view KernelModeName(KernelMode mode);  // "register", "immediate"
+std::optional<KernelMode> ParseKernelMode(absl::string_view name);
+
+// A PTX `.target` and the lowest `.version` that accepts it.
+struct PtxTarget {
+  int sm = 0;       // 90 for sm_90
+  int min_ptx = 0;  // PTX ISA as major*10+minor: 78 for 7.8
+};
+
+// The target for a device of compute capability `device_sm` (90 for 9.0): the
+// newest SM in the table that is not above it, since a device runs PTX written
+// for an older target. nullopt below sm_50.
+std::optional<PtxTarget> TargetForDevice(int device_sm);
+
+// The newest PTX ISA that the JIT of a driver accepts, from
+// cuDriverGetVersion (12040 for CUDA 12.4): 84. Drivers newer than the table
+// get its newest entry (every module here needs at most that).
+int MaxPtxOfDriver(int driver_version);
+
+// The `.version` of `v`'s module on `target`.
+int PtxVersionFor(const Variant& v, const PtxTarget& target);
+
+// Why `v` cannot run on a device of `device_sm` whose driver accepts PTX ISA
+// up to `max_ptx` ("needs sm_90; the device is sm_80"); nullopt if it can.
+// Families that are not PTX (Intel vISA SHL) never run.
+std::optional<std::string> WhyUnsupported(const Variant& v, int device_sm,
+                                          int max_ptx);
+
+// Byte sizes of the buffers the kernels read and write.
+inline constexpr int kTupleBytes = 32;  // u64 a, b, c, d
+inline constexpr int kResultBytes = 8;  // the result, zero-extended
+
+// Register mode: one entry,
+//   kRegisterEntry(.param .u64 in, .param .u64 out, .param .u32 n)
+// evaluating tuples in[0..n) into out[0..n).
+inline constexpr char kRegisterEntry[] = "ptxdiff_register";
+std::string RegisterModule(const Variant& v, const PtxTarget& target);
+
+// Immediate mode: entries ImmediateEntryName(0), (1), ... with one parameter,
+//   (.param .u64 out),
+// entry k evaluating tuples [k*group_size, (k+1)*group_size) and storing the
+// result of its j-th tuple at out + 8*j. One thread runs an entry.
+std::string ImmediateEntryName(int k);
+std::string ImmediateModule(const Variant& v, const PtxTarget& target,
+                            std::span<const Operands> tuples, int group_size);
+// True if source `i` of `v` holding `bits` is written as an immediate; false
+// where PTX wants a register (video operands, packed types, bfe/bfi
+// positions and lengths above 255, which ptxas rejects).
+bool UsesImmediate(const Variant& v, int i, uint64_t bits);
+
+// The parts of a module ---------------------------------------------------
+
+// `.version`, `.target`, `.address_size` and a comment naming the variant.
+std::string ModuleHeader(const Variant& v, const PtxTarget& target);
+// The `.reg` lines of `v`'s kernels: one register per source, as wide as it,
+// and the destination. Equal for all variants with the same widths.
+std::string OperandDeclarations(const Variant& v);
+// The register-mode loop body for `v`: load, execute, store.
+std::string RegisterBody(const Variant& v);
+// A register-mode kernel named `entry` running `bodies` (RegisterBody texts)
+// in its loop, with `declarations` (OperandDeclarations).
+std::string RegisterKernel(absl::string_view entry,
+                           absl::string_view declarations,
+                           absl::string_view bodies);
+// The immediate-mode text for one tuple, stored at out + 8*`slot`.
+std::string ImmediateBody(const Variant& v, const Operands& tuple, int slot);
+// An immediate-mode kernel named `entry` running `bodies` (ImmediateBody
+// texts) once, with `declarations` (OperandDeclarations).
+std::string ImmediateKernel(absl::string_view entry,
+                            absl::string_view declarations,
+                            absl::string_view bodies);
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_WORKER_BACKENDS_CUDA_KERNEL_GEN_H_

@@ -1,0 +1,247 @@
+#include "worker/backends/cuda/kernel_gen.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "isa/family_table.h"
+#include "isa/spelling.h"
+
+namespace ptxdiff {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::Optional;
+
+Variant V(absl::string_view spelling) {
+  auto v = ParseVariant(spelling);
+  EXPECT_TRUE(v.ok()) << v.status();
+  return v.ok() ? *v : Variant{};
+}
+
+// The line of `text` that starts (after indentation) with `prefix`.
+std::string LineStarting(const std::string& text, absl::string_view prefix) {
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    absl::string_view stripped = absl::StripLeadingAsciiWhitespace(line);
+    if (absl::StartsWith(stripped, prefix)) return std::string(stripped);
+  }
+  return "";
+}
+
+TEST(KernelModeTest, NamesParseBack) {
+  for (KernelMode m : {KernelMode::kRegister, KernelMode::kImmediate}) {
+    EXPECT_THAT(ParseKernelMode(KernelModeName(m)), Optional(m));
+  }
+  EXPECT_EQ(ParseKernelMode("registers"), std::nullopt);
+}
+
+TEST(TargetTest, NewestTargetNotAboveTheDevice) {
+  auto sm = [](int device) { return TargetForDevice(device)->sm; };
+  auto ptx = [](int device) { return TargetForDevice(device)->min_ptx; };
+  EXPECT_EQ(sm(75), 75);
+  EXPECT_EQ(ptx(75), 63);
+  EXPECT_EQ(sm(86), 86);
+  EXPECT_EQ(ptx(89), 78);
+  EXPECT_EQ(ptx(90), 78);
+  EXPECT_EQ(ptx(100), 86);
+  EXPECT_EQ(sm(101), 100);  // Thor before its rename to sm_110
+  EXPECT_EQ(ptx(110), 90);
+  EXPECT_EQ(ptx(120), 87);
+  EXPECT_EQ(ptx(121), 88);
+  EXPECT_EQ(sm(130), 121);  // a future device runs PTX for an older target
+  EXPECT_EQ(TargetForDevice(37), std::nullopt);
+}
+
+TEST(TargetTest, DriverPtxFromTheReleaseHistory) {
+  EXPECT_EQ(MaxPtxOfDriver(11080), 78);
+  EXPECT_EQ(MaxPtxOfDriver(12000), 80);
+  EXPECT_EQ(MaxPtxOfDriver(12040), 84);
+  EXPECT_EQ(MaxPtxOfDriver(12060), 85);  // 12.6 kept 8.5
+  EXPECT_EQ(MaxPtxOfDriver(12080), 87);
+  EXPECT_EQ(MaxPtxOfDriver(12090), 88);
+  EXPECT_EQ(MaxPtxOfDriver(13000), 90);
+  EXPECT_EQ(MaxPtxOfDriver(13020), 90);
+  EXPECT_EQ(MaxPtxOfDriver(10020), 0);
+}
+
+TEST(TargetTest, VersionIsWhatVariantAndTargetNeed) {
+  EXPECT_EQ(PtxVersionFor(V("add.s32"), *TargetForDevice(75)), 63);
+  EXPECT_EQ(PtxVersionFor(V("add.s32"), *TargetForDevice(100)), 86);
+  EXPECT_EQ(PtxVersionFor(V("bmsk.clamp.b32"), *TargetForDevice(75)), 76);
+  EXPECT_EQ(PtxVersionFor(V("add.u16x2"), *TargetForDevice(90)), 80);
+}
+
+TEST(TargetTest, WhyUnsupported) {
+  EXPECT_EQ(WhyUnsupported(V("add.s32"), 75, 90), std::nullopt);
+  EXPECT_EQ(WhyUnsupported(V("add.u16x2"), 90, 80), std::nullopt);
+  EXPECT_THAT(WhyUnsupported(V("add.u16x2"), 80, 90),
+              Optional(std::string("needs sm_90; the device is sm_80")));
+  EXPECT_THAT(WhyUnsupported(V("max.relu.s32"), 89, 90),
+              Optional(HasSubstr("needs sm_90")));
+  EXPECT_THAT(WhyUnsupported(V("bmsk.clamp.b32"), 80, 70),
+              Optional(std::string("needs PTX ISA 7.6; the driver's JIT "
+                                   "accepts up to 7.0")));
+  EXPECT_THAT(WhyUnsupported(V("visa.shl.ud.ud.ud"), 90, 90),
+              Optional(std::string("not a PTX instruction")));
+  EXPECT_THAT(WhyUnsupported(V("add.s32"), 30, 90),
+              Optional(HasSubstr("older than sm_50")));
+}
+
+TEST(RegisterModuleTest, AddS32) {
+  EXPECT_EQ(RegisterModule(V("add.s32"), *TargetForDevice(90)),
+            R"(// ptxdiff variant: add.s32
+.version 7.8
+.target sm_90
+.address_size 64
+
+.visible .entry ptxdiff_register(
+    .param .u64 ptxdiff_in,
+    .param .u64 ptxdiff_out,
+    .param .u32 ptxdiff_n)
+{
+  .reg .pred %p;
+  .reg .b32 %i, %n, %t, %stride;
+  .reg .b64 %in, %out, %tuple, %slot, %result;
+  .reg .b32 %src0;
+  .reg .b32 %src1;
+  .reg .b32 %dst;
+  ld.param.u64 %in, [ptxdiff_in];
+  cvta.to.global.u64 %in, %in;
+  ld.param.u64 %out, [ptxdiff_out];
+  cvta.to.global.u64 %out, %out;
+  ld.param.u32 %n, [ptxdiff_n];
+  mov.u32 %i, %ctaid.x;
+  mov.u32 %t, %ntid.x;
+  mov.u32 %stride, %tid.x;
+  mad.lo.u32 %i, %i, %t, %stride;
+  mov.u32 %stride, %nctaid.x;
+  mul.lo.u32 %stride, %stride, %t;
+  setp.ge.u32 %p, %i, %n;
+  @%p bra $done;
+$loop:
+  mul.wide.u32 %tuple, %i, 32;
+  add.u64 %tuple, %in, %tuple;
+  mul.wide.u32 %slot, %i, 8;
+  add.u64 %slot, %out, %slot;
+  ld.global.u32 %src0, [%tuple+0];
+  ld.global.u32 %src1, [%tuple+8];
+  add.s32 %dst, %src0, %src1;
+  cvt.u64.u32 %result, %dst;
+  st.global.u64 [%slot], %result;
+  add.u32 %i, %i, %stride;
+  setp.lt.u32 %p, %i, %n;
+  @%p bra $loop;
+$done:
+  ret;
+}
+)");
+}
+
+TEST(RegisterModuleTest, RegistersAsWideAsTheOperands) {
+  const std::string wide16 = RegisterBody(V("mul.wide.u16"));
+  EXPECT_THAT(OperandDeclarations(V("mul.wide.u16")),
+              "  .reg .b16 %src0;\n  .reg .b16 %src1;\n  .reg .b32 %dst;\n");
+  EXPECT_THAT(wide16, HasSubstr("ld.global.u16 %src1, [%tuple+8];"));
+  EXPECT_THAT(wide16, HasSubstr("cvt.u64.u32 %result, %dst;"));
+
+  EXPECT_EQ(OperandDeclarations(V("popc.b64")),
+            "  .reg .b64 %src0;\n  .reg .b32 %dst;\n");
+  EXPECT_EQ(OperandDeclarations(V("bfe.u64")),
+            "  .reg .b64 %src0;\n  .reg .b32 %src1;\n  .reg .b32 %src2;\n"
+            "  .reg .b64 %dst;\n");
+  // mad.wide.u32: c and the result are 64-bit, stored without conversion.
+  const std::string mad = RegisterBody(V("mad.wide.u32"));
+  EXPECT_THAT(mad, HasSubstr("ld.global.u64 %src2, [%tuple+16];"));
+  EXPECT_THAT(mad, HasSubstr("st.global.u64 [%slot], %dst;"));
+  EXPECT_THAT(mad, Not(HasSubstr("cvt")));
+  EXPECT_THAT(RegisterBody(V("add.s16")),
+              HasSubstr("cvt.u64.u16 %result, %dst;"));
+  EXPECT_THAT(RegisterBody(V("bfi.b32")), HasSubstr("[%tuple+24]"));
+}
+
+TEST(RegisterModuleTest, VideoSelectorsAndNegation) {
+  EXPECT_EQ(
+      LineStarting(RegisterBody(V("vadd.u32.u32.u32.sat d.b1, a, b.h0, c")),
+                   "vadd"),
+      "vadd.u32.u32.u32.sat %dst.b1, %src0, %src1.h0, %src2;");
+  EXPECT_EQ(
+      LineStarting(RegisterBody(V("vmad.s32.s32.s32.sat d, -a.b1, b.h0, c")),
+                   "vmad"),
+      "vmad.s32.s32.s32.sat %dst, -%src0.b1, %src1.h0, %src2;");
+}
+
+// Every variant's instruction, read back by the parser, is that variant: the
+// kernel runs what the request named.
+TEST(RegisterModuleTest, EveryInstructionParsesBackToItsVariant) {
+  int checked = 0;
+  for (const Variant& v : AllVariants()) {
+    if (WhyUnsupported(v, 100, 90).has_value()) continue;
+    const std::string body = RegisterBody(v);
+    std::vector<std::string> lines = absl::StrSplit(body, '\n');
+    // Loads, then the instruction.
+    const std::string& instruction = lines[NumSources(v)];
+    auto parsed = ParseVariant(absl::StrReplaceAll(instruction, {{"%", ""}}));
+    ASSERT_TRUE(parsed.ok()) << instruction << ": " << parsed.status();
+    ASSERT_EQ(*parsed, v) << instruction << " is " << Spell(*parsed) << ", not "
+                          << Spell(v);
+    ++checked;
+  }
+  EXPECT_GT(checked, 76000);
+}
+
+TEST(ImmediateModuleTest, ImmediatesWherePtxAllowsThem) {
+  const Operands tuple = {{1, 0xffffffff}};
+  EXPECT_EQ(ImmediateBody(V("add.s32"), tuple, 3),
+            "  // tuple 3: 0x00000001 0xffffffff\n"
+            "  add.s32 %dst, 0x00000001, 0xffffffff;\n"
+            "  cvt.u64.u32 %result, %dst;\n"
+            "  st.global.u64 [%out+24], %result;\n");
+  // Operands are masked to their width, never truncated by ptxas.
+  EXPECT_THAT(ImmediateBody(V("add.s16"), {{0x12345, 0xffffffffffff8000}}, 0),
+              HasSubstr("add.s16 %dst, 0x2345, 0x8000;"));
+  EXPECT_THAT(
+      ImmediateBody(V("add.u64"), {{~0ull, 1ull << 63}}, 0),
+      HasSubstr("add.u64 %dst, 0xffffffffffffffff, 0x8000000000000000;"));
+}
+
+TEST(ImmediateModuleTest, RegistersWherePtxWantsThem) {
+  // bfe's position 300 is out of ptxas's immediate range: moved.
+  const std::string bfe = ImmediateBody(V("bfe.u32"), {{5, 300, 4}}, 0);
+  EXPECT_THAT(bfe, HasSubstr("mov.b32 %src1, 0x0000012c;"));
+  EXPECT_THAT(bfe, HasSubstr("bfe.u32 %dst, 0x00000005, %src1, 0x00000004;"));
+  EXPECT_TRUE(UsesImmediate(V("bfi.b32"), 2, 255));
+  EXPECT_FALSE(UsesImmediate(V("bfi.b32"), 3, 256));
+  // Packed operands and video operands are registers only.
+  EXPECT_THAT(ImmediateBody(V("add.u16x2"), {{1, 2}}, 0),
+              HasSubstr("add.u16x2 %dst, %src0, %src1;"));
+  const std::string video =
+      ImmediateBody(V("vadd.u32.u32.u32.sat d.b1, a, b.h0, c"), {{1, 2, 3}}, 0);
+  EXPECT_THAT(video, HasSubstr("mov.b32 %src2, 0x00000003;"));
+  EXPECT_THAT(
+      video,
+      HasSubstr("vadd.u32.u32.u32.sat %dst.b1, %src0, %src1.h0, %src2;"));
+}
+
+TEST(ImmediateModuleTest, GroupsBecomeEntries) {
+  std::vector<Operands> tuples(70);
+  for (int i = 0; i < 70; ++i) tuples[i] = {{uint64_t(i), uint64_t(2 * i)}};
+  const std::string module =
+      ImmediateModule(V("sub.s32"), *TargetForDevice(80), tuples, 32);
+  EXPECT_THAT(module, HasSubstr(".visible .entry ptxdiff_immediate_2(\n"));
+  EXPECT_THAT(module, Not(HasSubstr("ptxdiff_immediate_3")));
+  // The third entry holds tuples 64..69 at slots 0..5.
+  const std::string third = module.substr(module.find("ptxdiff_immediate_2"));
+  EXPECT_THAT(third, HasSubstr("// tuple 5: 0x00000045 0x0000008a"));
+  EXPECT_THAT(third, HasSubstr("[%out+40]"));
+  EXPECT_THAT(third, Not(HasSubstr("// tuple 6:")));
+  EXPECT_THAT(module, HasSubstr(".version 7.0\n.target sm_80\n"));
+}
+
+}  // namespace
+}  // namespace ptxdiff

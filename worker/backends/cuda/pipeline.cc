@@ -1,0 +1,184 @@
+#include "worker/backends/cuda/pipeline.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "common/status_macros.h"
+
+namespace ptxdiff {
+namespace {
+
+static_assert(sizeof(Operands) == kTupleBytes,
+              "operands are copied to the device as they are in memory");
+
+// How long to wait between stream queries: spin (yield) through short
+// stages, whose results are wanted at once, then sleep so that a long one
+// does not burn a host core.
+void Backoff(int polls) {
+  if (polls < 1000) {
+    std::this_thread::yield();
+  } else {
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+}
+
+}  // namespace
+
+unsigned int GridSize(uint32_t count, unsigned int max_blocks) {
+  const uint32_t blocks = (count + kBlockSize - 1) / kBlockSize;
+  return std::max(1u, std::min<unsigned int>(blocks, max_blocks));
+}
+
+absl::StatusOr<std::unique_ptr<StagePipeline>> StagePipeline::Create(
+    CudaDriver& driver, const Limits& limits) {
+  std::unique_ptr<StagePipeline> pipeline(new StagePipeline(driver, limits));
+  for (Slot& slot : pipeline->slots_) {
+    PTXDIFF_RETURN_IF_ERROR(pipeline->AllocateSlot(slot));
+  }
+  return pipeline;
+}
+
+absl::Status StagePipeline::AllocateSlot(Slot& slot) {
+  const size_t tuples = limits_.stage_tuples;
+  PTXDIFF_ASSIGN_OR_RETURN(slot.stream, CreateStream(driver_));
+  PTXDIFF_ASSIGN_OR_RETURN(slot.host_in,
+                           AllocatePinned(driver_, tuples * kTupleBytes));
+  PTXDIFF_ASSIGN_OR_RETURN(slot.host_out,
+                           AllocatePinned(driver_, tuples * kResultBytes));
+  PTXDIFF_ASSIGN_OR_RETURN(slot.device_in,
+                           AllocateDevice(driver_, tuples * kTupleBytes));
+  PTXDIFF_ASSIGN_OR_RETURN(slot.device_out,
+                           AllocateDevice(driver_, tuples * kResultBytes));
+  return absl::OkStatus();
+}
+
+absl::Status StagePipeline::Submit(Stage stage,
+                                   std::span<const WireTuple> tuples,
+                                   std::span<TupleResult> results) {
+  if (stage.size() == 0) return absl::OkStatus();
+  if (stage.size() > limits_.stage_tuples) {
+    return absl::InternalError(absl::StrCat("a stage of ", stage.size(),
+                                            " tuples exceeds the slot size ",
+                                            limits_.stage_tuples));
+  }
+  Slot& slot = slots_[next_];
+  next_ ^= 1;
+  // The slot's buffers are about to be overwritten: its previous stage must
+  // be done, and its results read, first.
+  PTXDIFF_RETURN_IF_ERROR(Finish(slot, results));
+  slot.stage = std::move(stage);
+  slot.deadline = absl::Now() + limits_.timeout;
+  return Enqueue(slot, tuples);
+}
+
+absl::Status StagePipeline::Enqueue(Slot& slot,
+                                    std::span<const WireTuple> tuples) {
+  const Stage& stage = *slot.stage;
+  const size_t n = stage.size();
+  const bool needs_input = std::any_of(
+      stage.launches.begin(), stage.launches.end(),
+      [](const StagedLaunch& l) { return l.mode == KernelMode::kRegister; });
+  if (needs_input) {
+    auto* in = static_cast<Operands*>(slot.host_in.get());
+    for (size_t j = 0; j < n; ++j) in[j] = tuples[stage.positions[j]].operands;
+    PTXDIFF_RETURN_IF_ERROR(
+        PTXDIFF_CU_CALL(driver_, "copy operands to the device",
+                        MemcpyHtoDAsync(slot.device_in.get(), in,
+                                        n * kTupleBytes, slot.stream.get())));
+  }
+  for (const StagedLaunch& launch : stage.launches) {
+    PTXDIFF_RETURN_IF_ERROR(Launch(slot, launch));
+  }
+  return PTXDIFF_CU_CALL(
+      driver_, "copy results from the device",
+      MemcpyDtoHAsync(slot.host_out.get(), slot.device_out.get(),
+                      n * kResultBytes, slot.stream.get()));
+}
+
+absl::Status StagePipeline::Launch(Slot& slot, const StagedLaunch& launch) {
+  // The driver copies the parameter values during cuLaunchKernel, so locals
+  // are enough.
+  CUdeviceptr in =
+      slot.device_in.get() + CUdeviceptr{launch.first} * kTupleBytes;
+  CUdeviceptr out =
+      slot.device_out.get() + CUdeviceptr{launch.first} * kResultBytes;
+  uint32_t count = launch.count;
+  if (launch.mode == KernelMode::kImmediate) {
+    void* params[] = {&out};
+    return PTXDIFF_CU_CALL(driver_, "launch an immediate-mode kernel",
+                           LaunchKernel(launch.function, 1, 1, 1, 1, 1, 1, 0,
+                                        slot.stream.get(), params, nullptr));
+  }
+  void* params[] = {&in, &out, &count};
+  return PTXDIFF_CU_CALL(
+      driver_, "launch a register-mode kernel",
+      LaunchKernel(launch.function, GridSize(count, limits_.max_blocks), 1, 1,
+                   kBlockSize, 1, 1, 0, slot.stream.get(), params, nullptr));
+}
+
+absl::Status StagePipeline::Wait(const Slot& slot) {
+  for (int polls = 0;; ++polls) {
+    const CUresult result = driver_.StreamQuery(slot.stream.get());
+    if (result != CUDA_ERROR_NOT_READY) {
+      return CheckCudaResult(driver_, result, "run the batch's kernels",
+                             "cuStreamQuery(stream)", __FILE__, __LINE__);
+    }
+    if (absl::Now() > slot.deadline) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("the batch's kernels ran longer than the timeout of ",
+                       absl::FormatDuration(limits_.timeout)));
+    }
+    Backoff(polls);
+  }
+}
+
+absl::Status StagePipeline::Finish(Slot& slot, std::span<TupleResult> results) {
+  if (!slot.stage.has_value()) return absl::OkStatus();
+  PTXDIFF_RETURN_IF_ERROR(Wait(slot));
+  const Stage& stage = *slot.stage;
+  const auto* out = static_cast<const uint64_t*>(slot.host_out.get());
+  for (size_t j = 0; j < stage.size(); ++j) {
+    results[stage.positions[j]] = TupleResult{.bits = out[j]};
+  }
+  slot.stage.reset();  // unloads its immediate-mode modules
+  return absl::OkStatus();
+}
+
+absl::Status StagePipeline::Drain(std::span<TupleResult> results) {
+  PTXDIFF_RETURN_IF_ERROR(Finish(slots_[next_], results));
+  return Finish(slots_[next_ ^ 1], results);
+}
+
+void StagePipeline::Abandon() {
+  for (Slot& slot : slots_) {
+    if (!slot.stage.has_value()) continue;
+    (void)driver_.StreamSynchronize(slot.stream.get());
+    slot.stage.reset();
+  }
+}
+
+std::vector<std::string> StagePipeline::InFlight() const {
+  std::vector<std::string> variants;
+  for (int i : {next_, next_ ^ 1}) {
+    if (!slots_[i].stage.has_value()) continue;
+    for (const std::string& v : slots_[i].stage->variants) {
+      if (std::find(variants.begin(), variants.end(), v) == variants.end()) {
+        variants.push_back(v);
+      }
+    }
+  }
+  return variants;
+}
+
+}  // namespace ptxdiff

@@ -1,0 +1,140 @@
+#include "worker/backends/ptxas/ptx_module.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "isa/family_table.h"
+#include "isa/spelling.h"
+
+namespace ptxdiff {
+namespace {
+
+// Each result gets an 8-byte slot: the widest result fits, and 16-bit
+// results leave gaps that would show a store wider than asked for.
+constexpr int kSlotBytes = 8;
+
+// A register of `width` bits: %h (16), %r (32) or %rd (64), number `n`.
+// Sources are 0..3 and the destination is 4 in every tuple; ptxas renames
+// them, so reusing them tuple after tuple costs nothing.
+std::string Register(int width, int n) {
+  const char* prefix = width == 16 ? "%h" : width == 32 ? "%r" : "%rd";
+  return absl::StrCat(prefix, n);
+}
+
+// `bits` in hex, exactly `width` bits wide, so that the constant ptxas
+// sees is the operand and nothing is truncated.
+std::string Immediate(uint64_t bits, int width) {
+  if (width < 64) bits &= (uint64_t{1} << width) - 1;
+  return absl::StrFormat("0x%0*x", width / 4, bits);
+}
+
+// Appends one tuple's lines; returns how many lines it took.
+int AppendTuple(const PtxTuple& tuple, int64_t offset, std::string& text) {
+  const Variant& v = tuple.variant;
+  std::vector<std::string> sources;
+  for (int i = 0; i < NumSources(v); ++i) {
+    const int width = SourceWidth(v, i);
+    sources.push_back(Register(width, i));
+    absl::StrAppend(&text, "  mov.b", width, " ", sources.back(), ", ",
+                    Immediate(tuple.operands.v[i], width), ";\n");
+  }
+  const int width = ResultWidth(v);
+  const std::string dest = Register(width, 4);
+  absl::StrAppend(&text, "  ", PtxInstruction(v, dest, sources), ";\n");
+  absl::StrAppend(&text, "  st.global.b", width, " [%ptr1+", offset, "], ",
+                  dest, ";\n");
+  return NumSources(v) + 2;
+}
+
+int CountLines(const std::string& text) {
+  return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+}
+
+void AppendKernel(std::span<const PtxTuple> tuples, int first_tuple,
+                  PtxModule& module) {
+  const int kernel = static_cast<int>(module.kernels.size());
+  module.kernels.push_back(absl::StrCat("k", kernel));
+  module.kernel_begin.push_back(first_tuple);
+  std::string& text = module.text;
+  absl::StrAppend(
+      &text, ".visible .entry ", module.kernels.back(),
+      "(.param .u64 out)\n{\n", "  .reg .b16 %h<5>;\n  .reg .b32 %r<5>;\n",
+      "  .reg .b64 %rd<5>;\n  .reg .b64 %ptr<2>;\n",
+      "  ld.param.u64 %ptr0, [out];\n", "  cvta.to.global.u64 %ptr1, %ptr0;\n");
+  int line = CountLines(text) + 1;
+  for (size_t j = 0; j < tuples.size(); ++j) {
+    const int64_t offset = kSlotBytes * static_cast<int64_t>(j);
+    const int lines = AppendTuple(tuples[j], offset, text);
+    module.slots.push_back({.kernel = kernel,
+                            .offset = offset,
+                            .bytes = ResultWidth(tuples[j].variant) / 8,
+                            .first_line = line,
+                            .last_line = line + lines - 1});
+    line += lines;
+  }
+  absl::StrAppend(&text, "  ret;\n}\n");
+}
+
+}  // namespace
+
+PtxModule BuildPtxModule(std::span<const PtxTuple> tuples,
+                         const ModuleOptions& options) {
+  PtxModule module;
+  module.text = absl::StrFormat(
+      ".version %d.%d\n.target %s\n.address_size 64\n",
+      options.ptx_version / 10, options.ptx_version % 10, options.target);
+  const size_t per_kernel = std::max(1, options.tuples_per_kernel);
+  for (size_t begin = 0; begin < tuples.size(); begin += per_kernel) {
+    const size_t count = std::min(per_kernel, tuples.size() - begin);
+    AppendKernel(tuples.subspan(begin, count), static_cast<int>(begin), module);
+  }
+  module.kernel_begin.push_back(static_cast<int>(tuples.size()));
+  return module;
+}
+
+int TupleAtLine(const PtxModule& module, int line) {
+  // Slots are in line order: binary search for the last one starting at or
+  // before `line`.
+  auto it = std::upper_bound(
+      module.slots.begin(), module.slots.end(), line,
+      [](int l, const ResultSlot& slot) { return l < slot.first_line; });
+  if (it == module.slots.begin()) return -1;
+  --it;
+  if (line > it->last_line) return -1;
+  return static_cast<int>(it - module.slots.begin());
+}
+
+std::optional<std::vector<uint64_t>> KernelResults(
+    const PtxModule& module, int kernel,
+    std::span<const ConstantStore> stores) {
+  const int begin = module.kernel_begin[kernel];
+  const int end = module.kernel_begin[kernel + 1];
+  // The kernel's output as bytes; -1 where nothing was stored.
+  std::vector<int> image(kSlotBytes * (end - begin), -1);
+  for (const ConstantStore& store : stores) {
+    if (store.offset < 0 ||
+        store.offset + store.size > static_cast<int64_t>(image.size())) {
+      return std::nullopt;
+    }
+    for (int b = 0; b < store.size; ++b) {
+      int& byte = image[store.offset + b];
+      if (byte != -1) return std::nullopt;
+      byte = (store.words[b / 4] >> (8 * (b % 4))) & 0xff;
+    }
+  }
+  std::vector<uint64_t> results;
+  for (int t = begin; t < end; ++t) {
+    const ResultSlot& slot = module.slots[t];
+    uint64_t value = 0;
+    for (int b = 0; b < kSlotBytes; ++b) {
+      const int byte = image[slot.offset + b];
+      if ((byte == -1) != (b >= slot.bytes)) return std::nullopt;
+      if (b < slot.bytes) value |= uint64_t(byte) << (8 * b);
+    }
+    results.push_back(value);
+  }
+  return results;
+}
+
+}  // namespace ptxdiff

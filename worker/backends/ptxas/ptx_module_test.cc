@@ -1,0 +1,144 @@
+#include "worker/backends/ptxas/ptx_module.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "isa/spelling.h"
+
+namespace ptxdiff {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Optional;
+
+PtxTuple Tuple(absl::string_view spelling, Operands operands) {
+  return {ParseVariant(spelling).value(), operands};
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  return absl::StrSplit(text, '\n');
+}
+
+TEST(PtxModuleTest, WritesOperandsAsConstantsOfTheirWidth) {
+  const std::vector<PtxTuple> tuples = {
+      Tuple("add.s32", {{0xffffffff, 1}}),
+      Tuple("mul.wide.u16", {{0x1ffff, 2}}),  // bits above 16 are not operand
+      Tuple("bfe.u64", {{0x1122334455667788, 8, 16}}),
+      Tuple("vadd.u32.u32.u32.sat d.b1, a, b.h0, c", {{1, 2, 3}}),
+  };
+  const PtxModule m =
+      BuildPtxModule(tuples, {.target = "sm_80", .ptx_version = 90});
+  const std::vector<std::string> lines = Lines(m.text);
+  EXPECT_EQ(lines[0], ".version 9.0");
+  EXPECT_EQ(lines[1], ".target sm_80");
+  EXPECT_THAT(m.text, HasSubstr("  mov.b32 %r0, 0xffffffff;\n"
+                                "  mov.b32 %r1, 0x00000001;\n"
+                                "  add.s32 %r4, %r0, %r1;\n"
+                                "  st.global.b32 [%ptr1+0], %r4;\n"));
+  EXPECT_THAT(m.text, HasSubstr("  mov.b16 %h0, 0xffff;\n"
+                                "  mov.b16 %h1, 0x0002;\n"
+                                "  mul.wide.u16 %r4, %h0, %h1;\n"
+                                "  st.global.b32 [%ptr1+8], %r4;\n"));
+  EXPECT_THAT(m.text, HasSubstr("  mov.b64 %rd0, 0x1122334455667788;\n"
+                                "  mov.b32 %r1, 0x00000008;\n"
+                                "  mov.b32 %r2, 0x00000010;\n"
+                                "  bfe.u64 %rd4, %rd0, %r1, %r2;\n"
+                                "  st.global.b64 [%ptr1+16], %rd4;\n"));
+  EXPECT_THAT(m.text,
+              HasSubstr("vadd.u32.u32.u32.sat %r4.b1, %r0, %r1.h0, %r2;\n"));
+  ASSERT_EQ(m.slots.size(), 4u);
+  EXPECT_EQ(m.slots[1].bytes, 4);
+  EXPECT_EQ(m.slots[2].bytes, 8);
+  EXPECT_EQ(m.slots[2].offset, 16);
+  EXPECT_EQ(m.kernels, std::vector<std::string>{"k0"});
+}
+
+TEST(PtxModuleTest, SplitsTuplesIntoKernels) {
+  std::vector<PtxTuple> tuples(5, Tuple("add.s16", {{1, 2}}));
+  const PtxModule m = BuildPtxModule(tuples, {.tuples_per_kernel = 2});
+  EXPECT_THAT(m.kernels, ElementsAre("k0", "k1", "k2"));
+  EXPECT_THAT(m.kernel_begin, ElementsAre(0, 2, 4, 5));
+  EXPECT_EQ(m.slots[3].kernel, 1);
+  EXPECT_EQ(m.slots[3].offset, 8);
+  EXPECT_EQ(m.slots[4].offset, 0);
+  EXPECT_THAT(m.text, HasSubstr(".visible .entry k2(.param .u64 out)"));
+}
+
+TEST(PtxModuleTest, LinesMapBackToTheirTuples) {
+  const std::vector<PtxTuple> tuples = {Tuple("neg.s32", {{5}}),
+                                        Tuple("bfi.b32", {{1, 2, 3, 4}}),
+                                        Tuple("add.s32", {{1, 2}})};
+  const PtxModule m = BuildPtxModule(tuples, {.tuples_per_kernel = 2});
+  const std::vector<std::string> lines = Lines(m.text);
+  for (size_t t = 0; t < tuples.size(); ++t) {
+    for (int line = m.slots[t].first_line; line <= m.slots[t].last_line;
+         ++line) {
+      EXPECT_EQ(TupleAtLine(m, line), static_cast<int>(t)) << lines[line - 1];
+    }
+  }
+  EXPECT_THAT(lines[m.slots[1].first_line - 1],
+              HasSubstr("mov.b32 %r0, 0x00000001"));
+  EXPECT_THAT(lines[m.slots[1].last_line - 1], HasSubstr("st.global.b32"));
+  EXPECT_EQ(m.slots[1].last_line - m.slots[1].first_line + 1,
+            6);  // 4 movs, bfi, st
+  for (int line :
+       {1, 2, 3, 4, m.slots[0].first_line - 1, m.slots[2].first_line - 1,
+        static_cast<int>(lines.size()), 100000, 0, -3}) {
+    EXPECT_EQ(TupleAtLine(m, line), -1) << line;
+  }
+}
+
+ConstantStore Store(int64_t offset, int size, uint64_t value) {
+  return {.offset = offset,
+          .size = size,
+          .words = {static_cast<uint32_t>(value),
+                    static_cast<uint32_t>(value >> 32)}};
+}
+
+TEST(PtxModuleTest, KernelResultsReadEachSlot) {
+  const std::vector<PtxTuple> tuples = {Tuple("add.s16", {{1, 2}}),
+                                        Tuple("add.s32", {{1, 2}}),
+                                        Tuple("add.s64", {{1, 2}})};
+  const PtxModule m = BuildPtxModule(tuples, {});
+  const std::vector<ConstantStore> exact = {Store(0, 2, 0xbeef),
+                                            Store(8, 4, 0xdeadbeef),
+                                            Store(16, 8, 0x0123456789abcdef)};
+  EXPECT_THAT(KernelResults(m, 0, exact),
+              Optional(ElementsAre(0xbeef, 0xdeadbeef, 0x0123456789abcdef)));
+  // Stores split or merged differently still give the same bytes.
+  const std::vector<ConstantStore> split = {
+      Store(0, 1, 0xef),    Store(1, 1, 0xbe),        Store(8, 2, 0xbeef),
+      Store(10, 2, 0xdead), Store(16, 4, 0x89abcdef), Store(20, 4, 0x01234567)};
+  EXPECT_THAT(KernelResults(m, 0, split),
+              Optional(ElementsAre(0xbeef, 0xdeadbeef, 0x0123456789abcdef)));
+}
+
+std::optional<std::vector<uint64_t>> Results(
+    const PtxModule& m, const std::vector<ConstantStore>& stores) {
+  return KernelResults(m, 0, stores);
+}
+
+TEST(PtxModuleTest, KernelResultsRefuseMissingExtraOrOverlappingBytes) {
+  const std::vector<PtxTuple> tuples = {Tuple("add.s16", {{1, 2}}),
+                                        Tuple("add.s32", {{1, 2}})};
+  const PtxModule m = BuildPtxModule(tuples, {});
+  // A result missing.
+  EXPECT_EQ(Results(m, {Store(0, 2, 1)}), std::nullopt);
+  // A 16-bit result stored 4 bytes wide.
+  EXPECT_EQ(Results(m, {Store(0, 4, 1), Store(8, 4, 2)}), std::nullopt);
+  // A store past the kernel's slots, or before them.
+  EXPECT_EQ(Results(m, {Store(0, 2, 1), Store(8, 4, 2), Store(16, 4, 3)}),
+            std::nullopt);
+  EXPECT_EQ(Results(m, {Store(-8, 4, 3), Store(0, 2, 1), Store(8, 4, 2)}),
+            std::nullopt);
+  // The same bytes twice.
+  EXPECT_EQ(Results(m, {Store(0, 2, 1), Store(8, 4, 2), Store(8, 2, 2)}),
+            std::nullopt);
+}
+
+}  // namespace
+}  // namespace ptxdiff

@@ -1,0 +1,923 @@
+#include "worker/backends/ptxas/ptxas_backend.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <sstream>
+#include <thread>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "common/status_macros.h"
+#include "worker/backends/ptxas/cubin.h"
+#include "worker/backends/ptxas/ptx_module.h"
+#include "worker/backends/ptxas/sass_constants.h"
+#include "isa/family_table.h"
+#include "isa/spelling.h"
+
+extern char** environ;
+
+namespace ptxdiff {
+namespace {
+
+// ---------------------------------------------------------------------------
+// Files and processes.
+
+absl::Status ErrnoError(absl::string_view what, absl::string_view path) {
+  return absl::InternalError(
+      absl::StrCat(what, " ", path, ": ", std::strerror(errno)));
+}
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return ErrnoError("cannot read", path);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return std::move(bytes).str();
+}
+
+absl::Status WriteFile(const std::string& path, absl::string_view bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  out.close();
+  if (!out) return ErrnoError("cannot write", path);
+  return absl::OkStatus();
+}
+
+// A private directory under $TMPDIR (or /tmp), removed with everything in
+// it when destroyed, whatever happened in between.
+class TempDir {
+ public:
+  static absl::StatusOr<std::unique_ptr<TempDir>> Create() {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string path = absl::StrCat(tmp != nullptr && *tmp ? tmp : "/tmp",
+                                    "/ptxdiff-ptxas-XXXXXX");
+    if (mkdtemp(path.data()) == nullptr) {
+      return ErrnoError("cannot create a temporary directory", path);
+    }
+    return std::unique_ptr<TempDir>(new TempDir(std::move(path)));
+  }
+
+  ~TempDir() {
+    if (DIR* dir = opendir(path_.c_str())) {
+      while (const dirent* entry = readdir(dir)) {
+        const absl::string_view name = entry->d_name;
+        if (name != "." && name != "..") unlinkat(dirfd(dir), entry->d_name, 0);
+      }
+      closedir(dir);
+    }
+    rmdir(path_.c_str());
+  }
+
+  std::string File(absl::string_view name) const {
+    return absl::StrCat(path_, "/", name);
+  }
+
+ private:
+  explicit TempDir(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
+
+struct ProcessResult {
+  bool ok = false;     // exited with status 0
+  std::string output;  // stdout and stderr, then how it ended if not 0
+};
+
+// Runs argv[0] (a path) with stdin from /dev/null and stdout and stderr
+// into `log_path`; waits for it. Not system(): no shell ever sees the paths.
+absl::StatusOr<ProcessResult> RunProcess(const std::vector<std::string>& argv,
+                                         const std::string& log_path) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  std::vector<char*> args;
+  for (const std::string& a : argv)
+    args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  const int spawn =
+      posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawn != 0) {
+    errno = spawn;
+    return ErrnoError("cannot run", argv[0]);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return ErrnoError("cannot wait for", argv[0]);
+  }
+  ProcessResult result;
+  result.output = ReadFile(log_path).value_or("");
+  result.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (WIFEXITED(status) && !result.ok) {
+    absl::StrAppend(&result.output, "[exit status ", WEXITSTATUS(status), "]");
+  } else if (WIFSIGNALED(status)) {
+    absl::StrAppend(&result.output, "[killed by signal ", WTERMSIG(status),
+                    "]");
+  }
+  return result;
+}
+
+// Runs `ptxas args...` for its output only (--version, --list-version).
+absl::StatusOr<ProcessResult> RunPtxasQuery(const std::string& ptxas,
+                                            absl::string_view arg) {
+  PTXDIFF_ASSIGN_OR_RETURN(std::unique_ptr<TempDir> dir, TempDir::Create());
+  return RunProcess({ptxas, std::string(arg)}, dir->File("log"));
+}
+
+bool IsExecutableFile(const std::string& path) {
+  struct stat st;
+  return !path.empty() && stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+         access(path.c_str(), X_OK) == 0;
+}
+
+std::string GetEnv(const char* name) {
+  const char* value = std::getenv(name);
+  return value == nullptr ? "" : value;
+}
+
+absl::Status PtxasNotFound(absl::string_view where) {
+  return absl::FailedPreconditionError(absl::StrCat(
+      "ptxas not found at ", where,
+      "; install the CUDA toolkit or set PTXAS=/path/to/ptxas (or the "
+      "worker option ptxas=...), or use --backend=oracle"));
+}
+
+// ---------------------------------------------------------------------------
+// Options.
+
+struct Config {
+  std::string arch = "sm_90";
+  std::string ptxas;
+  int tuples_per_kernel = 64;
+  int kernels_per_module = 64;
+  int jobs = 2;
+};
+
+// The last value of `key`, if any (keys may repeat; the last one wins).
+std::optional<std::string> Option(const KeyValues& options,
+                                  absl::string_view key) {
+  std::optional<std::string> value;
+  for (const auto& [k, v] : options) {
+    if (k == key) value = v;
+  }
+  return value;
+}
+
+absl::Status IntOption(const KeyValues& options, absl::string_view key, int min,
+                       int max, int& out) {
+  const std::optional<std::string> text = Option(options, key);
+  if (!text.has_value()) return absl::OkStatus();
+  int value = 0;
+  if (!absl::SimpleAtoi(*text, &value) || value < min || value > max) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ptxas backend option ", key, "=", *text,
+                     ": expected an integer in [", min, ", ", max, "]"));
+  }
+  out = value;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Config> ParseConfig(const KeyValues& options) {
+  Config config;
+  config.arch = Option(options, "arch").value_or(config.arch);
+  // Up to 4096 tuples of 8 bytes keep every store offset far below the 8 MiB
+  // a STG encodes directly (research §1.4); 4096 kernels keep the cubin's
+  // section count below ELF's 65280.
+  PTXDIFF_RETURN_IF_ERROR(IntOption(options, "tuples_per_kernel", 1, 4096,
+                                    config.tuples_per_kernel));
+  PTXDIFF_RETURN_IF_ERROR(IntOption(options, "kernels_per_module", 1, 4096,
+                                    config.kernels_per_module));
+  PTXDIFF_RETURN_IF_ERROR(IntOption(options, "jobs", 1, 64, config.jobs));
+  return config;
+}
+
+// ---------------------------------------------------------------------------
+// ptxas's errors.
+
+// "ptxas /tmp/.../m.ptx, line 42; error   : Argument 2 of ..." -> 42 and
+// "error : Argument 2 of ...". nullopt for lines without a line number.
+std::optional<std::pair<int, std::string>> ParseErrorLine(
+    absl::string_view line) {
+  const size_t at = line.find(", line ");
+  if (at == absl::string_view::npos) return std::nullopt;
+  absl::string_view rest = line.substr(at + 7);
+  const size_t semicolon = rest.find(';');
+  int number = 0;
+  if (semicolon == absl::string_view::npos ||
+      !absl::SimpleAtoi(rest.substr(0, semicolon), &number)) {
+    return std::nullopt;
+  }
+  rest = absl::StripAsciiWhitespace(rest.substr(semicolon + 1));
+  if (!absl::StartsWith(rest, "error")) return std::nullopt;
+  // Collapse ptxas's column padding so equal errors read the same.
+  std::string message =
+      absl::StrJoin(absl::StrSplit(rest, ' ', absl::SkipEmpty()), " ");
+  return std::make_pair(number, "ptxas: " + message);
+}
+
+// The first lines of a log, for a decline message.
+std::string LogSummary(absl::string_view log) {
+  std::vector<absl::string_view> lines =
+      absl::StrSplit(log, '\n', absl::SkipWhitespace());
+  if (lines.size() > 3) lines.resize(3);
+  return absl::StrJoin(lines, " | ");
+}
+
+// ---------------------------------------------------------------------------
+// Which families fold where.
+
+// From sweeps of every family with edge operands on every arch (ptxas 13.0;
+// research §2): ptxas never folds bmsk or the scalar video instructions (it
+// expands them into PRMT/IADD3/ISETP sequences), folds sad only from sm_120
+// on, and folds dp4a/dp2a only where a multiplicand is 0 — the result is
+// then c, the dot product is never computed, so there is nothing to test.
+// The other families fold for all or some operands (div/rem: a dividend of
+// 0 or 1, a divisor of 0); tuples that do not fold are declined one by one.
+bool Foldable(Family f, int sm) {
+  if (IsVideo(f)) return false;
+  switch (f) {
+    case Family::kVisaShl:
+    case Family::kBmsk:
+    case Family::kDp4a:
+    case Family::kDp2a:
+      return false;
+    case Family::kSad:
+      return sm >= 120;
+    default:
+      return true;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The backend.
+
+// One tuple's answer while a batch is in flight.
+struct Outcome {
+  ResultKind kind = ResultKind::kDecline;
+  DeclineCode code = DeclineCode::kOther;
+  std::string message;
+  uint64_t bits = 0;
+
+  static Outcome Value(uint64_t bits) {
+    return {ResultKind::kValue, DeclineCode::kNone, "", bits};
+  }
+  static Outcome Decline(DeclineCode code, std::string message) {
+    return {ResultKind::kDecline, code, std::move(message), 0};
+  }
+};
+
+// ptxas spends about as long on a kernel's own overhead as on 20 folded
+// tuples: the unit of MakeChunks' cost estimate.
+constexpr size_t kKernelCost = 20;
+// Enough to keep a cubin's section count (four per kernel) within ELF's
+// 65280 without extended numbering.
+constexpr size_t kMaxKernelsPerModule = 4096;
+
+// Tuples (indices into the batch) compiled `per_kernel` to a kernel, in one
+// ptxas run.
+struct Chunk {
+  int per_kernel = 1;
+  std::vector<int> tuples;
+};
+
+// What compiling chunks left to do and to learn.
+struct ChunkReport {
+  // The tuples of each multi-tuple kernel that did not decode: to compile
+  // again one per kernel.
+  std::vector<std::vector<int>> failed_kernels;
+  absl::Status status;
+
+  void Merge(ChunkReport&& other) {
+    for (auto& k : other.failed_kernels) failed_kernels.push_back(std::move(k));
+    if (status.ok()) status = other.status;
+  }
+  std::vector<int> Retry() const {
+    std::vector<int> out;
+    for (const auto& k : failed_kernels)
+      out.insert(out.end(), k.begin(), k.end());
+    return out;
+  }
+};
+
+// Calls fn(0) .. fn(count - 1) on up to `threads` threads.
+void ParallelFor(int threads, size_t count,
+                 const std::function<void(size_t)>& fn) {
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < count;) fn(i);
+  };
+  std::vector<std::thread> pool;
+  const size_t extra = std::min<size_t>(threads, count) - (count > 0 ? 1 : 0);
+  for (size_t t = 0; t < extra; ++t) pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool) t.join();
+}
+
+// How many tuples of each variant go into one kernel, learned across
+// batches. A kernel decodes only if all its tuples folded, and the tuples of
+// a kernel that did not are compiled again one per kernel, at about 20 times
+// the cost. So each variant gets the kernel size with the least expected
+// cost per tuple for the rate at which its tuples fold (counting as a
+// failure a kernel that did not decode though all its tuples fold alone).
+// This changes only the speed, never an answer.
+class KernelSizes {
+ public:
+  explicit KernelSizes(int max) : max_(max) {}
+
+  int Of(const Variant& v) const {
+    auto it = stats_.find(v);
+    // Two folds of prior: a variant not seen yet gets the largest kernels.
+    const double p = it == stats_.end()
+                         ? 1.0
+                         : (it->second.folded + 2) / (it->second.tuples + 2);
+    int best = max_;
+    for (int k = 1; k < max_; k *= 2) {
+      if (Cost(k, p) < Cost(best, p)) best = k;
+    }
+    return best;
+  }
+
+  // In one batch, `folded` of `tuples` tuples of `v` folded, and
+  // `spurious` kernels with tuples of `v` did not decode though every
+  // tuple of theirs folded alone.
+  void Learn(const Variant& v, int folded, int tuples, int spurious) {
+    Stats& s = stats_[v];
+    s.folded += folded;
+    s.tuples += tuples + spurious;
+    if (s.tuples > 4096) {  // forget slowly: operands change over a campaign
+      s.folded /= 2;
+      s.tuples /= 2;
+    }
+  }
+
+ private:
+  struct Stats {
+    double folded = 0, tuples = 0;
+  };
+
+  // Per tuple: its share of the kernel, itself, and compiling it alone
+  // again when the kernel does not decode, which happens unless all k
+  // tuples fold.
+  static double Cost(int k, double p) {
+    return static_cast<double>(kKernelCost) / k + 1 +
+           (1 - std::pow(p, k)) * (kKernelCost + 1);
+  }
+
+  int max_;
+  absl::flat_hash_map<Variant, Stats> stats_;
+};
+
+class PtxasBackend : public Backend {
+ public:
+  PtxasBackend(Config config, SassArch arch, std::string toolchain,
+               int ptx_version)
+      : config_(std::move(config)),
+        arch_(std::move(arch)),
+        toolchain_(std::move(toolchain)),
+        ptx_version_(ptx_version),
+        sizes_(config_.tuples_per_kernel) {
+    for (Family f : FoldableFamilies(arch_.sm)) {
+      foldable_[static_cast<int>(f)] = true;
+    }
+  }
+
+  WorkerIdentity Identity() const override {
+    WorkerIdentity id{.name = "ptxas",
+                      .version = "1",
+                      .toolchain = toolchain_,
+                      .device = arch_.name};
+    for (Family f : FoldableFamilies(arch_.sm)) {
+      id.supports.emplace_back(InfoOf(f).opcode);
+    }
+    return id;
+  }
+
+  absl::Status Run(const RunRequest& request, RunReply& reply) override;
+
+  // Compiles known tuples and checks that every value comes back: the
+  // construction-time proof that this ptxas and the decoder agree.
+  absl::Status SelfTest();
+
+ private:
+  // The batch being run.
+  struct Batch {
+    const RunRequest& request;
+    std::vector<PtxTuple> tuples;  // valid where compiled
+    std::vector<Outcome> outcomes;
+  };
+
+  // Why `v` is declined before compiling, or "" if it is compiled.
+  std::string Unsupported(const Variant& v) const;
+
+  // Declines the tuples of unsupported variants, marks each repeat of an
+  // earlier tuple in `copy_of`, and returns the others, grouped by variant.
+  std::vector<int> Admit(Batch& batch, std::vector<int>& copy_of) const;
+
+  // The chunks for `pending` (grouped by variant): each variant's tuples
+  // packed by its learned kernel size (or one per kernel, `alone`), in
+  // ptxas runs of about the cost of a module of kernels_per_module kernels
+  // of tuples_per_kernel tuples, a multiple of `jobs` of them.
+  std::vector<Chunk> MakeChunks(const Batch& batch,
+                                const std::vector<int>& pending,
+                                bool alone) const;
+
+  // Compiles the chunks on `jobs` threads.
+  ChunkReport CompileChunks(Batch& batch, std::vector<Chunk> chunks) const;
+
+  // Compiles one chunk, dropping the tuples ptxas rejects.
+  absl::Status CompileChunk(Batch& batch, Chunk chunk,
+                            ChunkReport& report) const;
+
+  // Reads the values of a compiled chunk out of its cubin.
+  void Decode(Batch& batch, const Chunk& chunk, const PtxModule& module,
+              const std::string& cubin, ChunkReport& report) const;
+
+  // Updates the kernel sizes from how the `compiled` tuples ended and
+  // which `packed` kernels did not decode.
+  void Learn(const Batch& batch, const std::vector<int>& compiled,
+             const ChunkReport& packed);
+
+  std::string NotFoldedMessage() const {
+    return absl::StrCat("ptxas did not fold it to constants on ", arch_.name,
+                        " (or the SASS decoder does not read the kernel)");
+  }
+
+  Config config_;
+  SassArch arch_;
+  std::string toolchain_;
+  int ptx_version_;
+  bool foldable_[kNumFamilies] = {};
+  KernelSizes sizes_;
+};
+
+std::string PtxasBackend::Unsupported(const Variant& v) const {
+  const absl::string_view opcode = InfoOf(v.family).opcode;
+  if (v.family == Family::kVisaShl) {
+    return "visa.shl is not a PTX instruction";
+  }
+  if (!foldable_[static_cast<int>(v.family)]) {
+    return absl::StrCat("ptxas never folds ", opcode, " on ", arch_.name);
+  }
+  const IsaLevel level = LevelOf(v);
+  if (level.sm > arch_.sm) {
+    return absl::StrCat(SpellOpcode(v), " needs sm_", level.sm,
+                        "; the arch is ", arch_.name);
+  }
+  if (level.ptx > ptx_version_) {
+    return absl::StrCat(SpellOpcode(v), " needs PTX ISA ", level.ptx / 10, ".",
+                        level.ptx % 10, "; ptxas supports up to ",
+                        ptx_version_ / 10, ".", ptx_version_ % 10);
+  }
+  return "";
+}
+
+std::vector<Chunk> PtxasBackend::MakeChunks(const Batch& batch,
+                                            const std::vector<int>& pending,
+                                            bool alone) const {
+  // The kernels: the tuples grouped by learned kernel size, largest first,
+  // variants staying together, then cut into kernels of that size.
+  std::vector<std::pair<int, int>> sized;  // (size, tuple)
+  for (int t : pending) {
+    sized.emplace_back(alone ? 1 : sizes_.Of(batch.tuples[t].variant), t);
+  }
+  std::stable_sort(
+      sized.begin(), sized.end(),
+      [](const auto& a, const auto& b) { return a.first > b.first; });
+  struct Kernel {
+    size_t begin, end;  // into `sized`
+  };
+  std::vector<Kernel> kernels;
+  size_t total = 0;  // cost, in tuples
+  for (size_t i = 0; i < sized.size();) {
+    size_t end = i;
+    while (end < sized.size() &&
+           end - i < static_cast<size_t>(sized[i].first) &&
+           sized[end].first == sized[i].first) {
+      ++end;
+    }
+    kernels.push_back({i, end});
+    total += kKernelCost + (end - i);
+    i = end;
+  }
+  if (kernels.empty()) return {};
+  // As many ptxas runs as full modules (kernels_per_module kernels of
+  // tuples_per_kernel tuples) would take, rounded up to a multiple of `jobs`
+  // so that every job gets the same share of the cost.
+  const size_t jobs = config_.jobs;
+  const size_t module =
+      config_.kernels_per_module * (kKernelCost + config_.tuples_per_kernel);
+  size_t runs = (total + module - 1) / module;
+  runs = (runs + jobs - 1) / jobs * jobs;
+  const size_t target = (total + runs - 1) / runs;
+  std::vector<Chunk> chunks;
+  size_t chunk_cost = 0, chunk_kernels = 0;
+  for (const Kernel& k : kernels) {
+    const int size = sized[k.begin].first;
+    if (chunks.empty() || chunks.back().per_kernel != size ||
+        chunk_cost >= target || chunk_kernels == kMaxKernelsPerModule) {
+      chunks.push_back({size, {}});
+      chunk_cost = chunk_kernels = 0;
+    }
+    for (size_t i = k.begin; i < k.end; ++i) {
+      chunks.back().tuples.push_back(sized[i].second);
+    }
+    chunk_cost += kKernelCost + (k.end - k.begin);
+    ++chunk_kernels;
+  }
+  return chunks;
+}
+
+ChunkReport PtxasBackend::CompileChunks(Batch& batch,
+                                        std::vector<Chunk> chunks) const {
+  std::vector<ChunkReport> reports(chunks.size());
+  ParallelFor(config_.jobs, chunks.size(), [&](size_t c) {
+    reports[c].status = CompileChunk(batch, std::move(chunks[c]), reports[c]);
+  });
+  ChunkReport all;
+  for (ChunkReport& report : reports) all.Merge(std::move(report));
+  return all;
+}
+
+absl::Status PtxasBackend::CompileChunk(Batch& batch, Chunk chunk,
+                                        ChunkReport& report) const {
+  // Each pass drops the tuples ptxas names, until it compiles or fails
+  // without naming any.
+  while (!chunk.tuples.empty()) {
+    std::vector<PtxTuple> tuples;
+    for (int t : chunk.tuples) tuples.push_back(batch.tuples[t]);
+    const PtxModule module =
+        BuildPtxModule(tuples, {.target = arch_.name,
+                                .ptx_version = ptx_version_,
+                                .tuples_per_kernel = chunk.per_kernel});
+    PTXDIFF_ASSIGN_OR_RETURN(const PtxasOutput out,
+                             RunPtxas(config_.ptxas, arch_.name, module.text));
+    if (out.ok) {
+      Decode(batch, chunk, module, out.cubin, report);
+      return absl::OkStatus();
+    }
+    absl::flat_hash_map<int, std::string> rejected;  // position -> message
+    for (absl::string_view line : absl::StrSplit(out.log, '\n')) {
+      const auto error = ParseErrorLine(line);
+      if (!error.has_value()) continue;
+      const int at = TupleAtLine(module, error->first);
+      if (at < 0) continue;
+      std::string& message = rejected[at];
+      absl::StrAppend(&message, message.empty() ? "" : "; ", error->second);
+    }
+    if (rejected.empty()) {
+      // ptxas failed without naming a tuple (a crash, a fatal error): find
+      // the culprit by halves.
+      if (chunk.tuples.size() == 1) {
+        batch.outcomes[chunk.tuples[0]] = Outcome::Decline(
+            DeclineCode::kOther,
+            absl::StrCat("ptxas failed: ", LogSummary(out.log)));
+        return absl::OkStatus();
+      }
+      const auto half = chunk.tuples.begin() + chunk.tuples.size() / 2;
+      PTXDIFF_RETURN_IF_ERROR(CompileChunk(
+          batch, {chunk.per_kernel, {chunk.tuples.begin(), half}}, report));
+      return CompileChunk(batch, {chunk.per_kernel, {half, chunk.tuples.end()}},
+                          report);
+    }
+    std::vector<int> kept;
+    for (size_t p = 0; p < chunk.tuples.size(); ++p) {
+      auto it = rejected.find(static_cast<int>(p));
+      if (it == rejected.end()) {
+        kept.push_back(chunk.tuples[p]);
+      } else {
+        batch.outcomes[chunk.tuples[p]] =
+            Outcome::Decline(DeclineCode::kOperandForm, std::move(it->second));
+      }
+    }
+    chunk.tuples = std::move(kept);
+  }
+  return absl::OkStatus();
+}
+
+void PtxasBackend::Decode(Batch& batch, const Chunk& chunk,
+                          const PtxModule& module, const std::string& cubin,
+                          ChunkReport& report) const {
+  absl::StatusOr<ElfFile> elf = ParseElf(cubin);
+  absl::StatusOr<absl::flat_hash_map<std::string, absl::string_view>> texts =
+      elf.ok() ? KernelTexts(*elf) : elf.status();
+  if (texts.ok() && CubinSm(*elf) != arch_.sm) {
+    texts = absl::InvalidArgumentError(
+        absl::StrCat("cubin for sm_", CubinSm(*elf), ", not ", arch_.name));
+  }
+  for (size_t k = 0; k < module.kernels.size(); ++k) {
+    const int begin = module.kernel_begin[k];
+    const int end = module.kernel_begin[k + 1];
+    std::optional<std::vector<uint64_t>> values;
+    if (texts.ok()) {
+      auto text = texts->find(module.kernels[k]);
+      if (text != texts->end()) {
+        auto stores = DecodeConstantStores(arch_, text->second);
+        if (stores.ok()) values = KernelResults(module, k, *stores);
+      }
+    }
+    if (texts.ok() && !values.has_value() && end - begin > 1) {
+      report.failed_kernels.emplace_back(chunk.tuples.begin() + begin,
+                                         chunk.tuples.begin() + end);
+      continue;
+    }
+    for (int t = begin; t < end; ++t) {
+      const int tuple = chunk.tuples[t];
+      if (!texts.ok()) {
+        batch.outcomes[tuple] = Outcome::Decline(
+            DeclineCode::kOther,
+            absl::StrCat("unreadable cubin: ", texts.status().message()));
+      } else if (values.has_value()) {
+        batch.outcomes[tuple] = Outcome::Value((*values)[t - begin]);
+      } else {
+        batch.outcomes[tuple] =
+            Outcome::Decline(DeclineCode::kNotEvaluable, NotFoldedMessage());
+      }
+    }
+  }
+}
+
+void PtxasBackend::Learn(const Batch& batch, const std::vector<int>& compiled,
+                         const ChunkReport& packed) {
+  struct Counts {
+    const Variant* variant = nullptr;
+    int folded = 0, tuples = 0, spurious = 0;
+  };
+  absl::flat_hash_map<uint32_t, Counts> counts;
+  auto of = [&](int t) -> Counts& {
+    Counts& c = counts[batch.request.tuples[t].variant_index];
+    c.variant = &batch.tuples[t].variant;
+    return c;
+  };
+  for (int t : compiled) {
+    Counts& c = of(t);
+    c.folded += batch.outcomes[t].kind == ResultKind::kValue;
+    ++c.tuples;
+  }
+  for (const std::vector<int>& kernel : packed.failed_kernels) {
+    const bool all_folded = std::all_of(
+        kernel.begin(), kernel.end(),
+        [&](int t) { return batch.outcomes[t].kind == ResultKind::kValue; });
+    if (!all_folded) continue;
+    absl::flat_hash_set<uint32_t> seen;
+    for (int t : kernel) {
+      if (seen.insert(batch.request.tuples[t].variant_index).second)
+        ++of(t).spurious;
+    }
+  }
+  for (const auto& [index, c] : counts) {
+    sizes_.Learn(*c.variant, c.folded, c.tuples, c.spurious);
+  }
+}
+
+// Fills `reply` from the outcomes, each distinct message once.
+void BuildReply(std::vector<Outcome>& outcomes, RunReply& reply) {
+  absl::flat_hash_map<std::string, uint32_t> message_index;
+  reply.results.reserve(reply.results.size() + outcomes.size());
+  for (Outcome& o : outcomes) {
+    if (o.kind == ResultKind::kValue) {
+      reply.AddValue(o.bits);
+      continue;
+    }
+    auto [it, added] = message_index.try_emplace(
+        o.message, static_cast<uint32_t>(reply.messages.size()));
+    if (added) reply.messages.push_back(std::move(o.message));
+    reply.results.push_back(
+        {.kind = ResultKind::kDecline, .code = o.code, .message = it->second});
+  }
+}
+
+std::vector<int> PtxasBackend::Admit(Batch& batch,
+                                     std::vector<int>& copy_of) const {
+  const RunRequest& request = batch.request;
+  std::vector<std::optional<Variant>> variants;
+  for (const std::string& s : request.spellings) {
+    absl::StatusOr<Variant> v = ParseVariant(s);
+    variants.push_back(v.ok() ? std::optional<Variant>(*v) : std::nullopt);
+  }
+  std::vector<int> pending;
+  // The first tuple of each (variant, operands), operands cut to their
+  // widths: equal tuples are compiled once.
+  absl::flat_hash_map<std::array<uint64_t, 1 + kMaxSources>, int> first;
+  for (size_t i = 0; i < request.tuples.size(); ++i) {
+    const WireTuple& wire = request.tuples[i];
+    const std::optional<Variant>& v = variants[wire.variant_index];
+    std::string why =
+        v.has_value()
+            ? Unsupported(*v)
+            : absl::StrCat("unknown variant '",
+                           request.spellings[wire.variant_index], "'");
+    if (!why.empty()) {
+      batch.outcomes[i] =
+          Outcome::Decline(DeclineCode::kUnsupportedVariant, std::move(why));
+      continue;
+    }
+    std::array<uint64_t, 1 + kMaxSources> key = {wire.variant_index};
+    for (int s = 0; s < NumSources(*v); ++s) {
+      const int width = SourceWidth(*v, s);
+      key[1 + s] = width == 64
+                       ? wire.operands.v[s]
+                       : wire.operands.v[s] & ((uint64_t{1} << width) - 1);
+    }
+    auto [it, added] = first.try_emplace(key, static_cast<int>(i));
+    if (!added) {
+      copy_of[i] = it->second;
+      continue;
+    }
+    batch.tuples[i] = {*v, wire.operands};
+    pending.push_back(static_cast<int>(i));
+  }
+  // Tuples of one variant share kernels, so that a variant ptxas does not
+  // fold spoils only its own kernels, not the folded tuples of others.
+  std::stable_sort(pending.begin(), pending.end(), [&](int a, int b) {
+    return request.tuples[a].variant_index < request.tuples[b].variant_index;
+  });
+  return pending;
+}
+
+absl::Status PtxasBackend::Run(const RunRequest& request, RunReply& reply) {
+  Batch batch{request, std::vector<PtxTuple>(request.tuples.size()),
+              std::vector<Outcome>(request.tuples.size())};
+  std::vector<int> copy_of(request.tuples.size(), -1);
+  const std::vector<int> pending = Admit(batch, copy_of);
+  ChunkReport packed = CompileChunks(batch, MakeChunks(batch, pending, false));
+  PTXDIFF_RETURN_IF_ERROR(packed.status);
+  ChunkReport alone =
+      CompileChunks(batch, MakeChunks(batch, packed.Retry(), true));
+  PTXDIFF_RETURN_IF_ERROR(alone.status);
+  Learn(batch, pending, packed);
+  for (size_t i = 0; i < copy_of.size(); ++i) {
+    if (copy_of[i] >= 0) batch.outcomes[i] = batch.outcomes[copy_of[i]];
+  }
+  BuildReply(batch.outcomes, reply);
+  return absl::OkStatus();
+}
+
+absl::Status PtxasBackend::SelfTest() {
+  struct Known {
+    absl::string_view spelling;
+    uint64_t a, b, result;
+  };
+  static constexpr Known kKnown[] = {
+      {"add.s32", 0x11223344, 0x01020304, 0x12243648},
+      {"add.u32", 0xffffffff, 0, 0xffffffff},
+      {"add.u32", 0, 0, 0},
+      {"add.u64", 0x1122334455667788, 0, 0x1122334455667788},
+      {"add.u64", 0xffffffffffffffff, 2, 1},
+      {"add.u16", 0x7fff, 0, 0x7fff},
+  };
+  RunRequest request;
+  for (const Known& k : kKnown) {
+    request.spellings.emplace_back(k.spelling);
+    request.tuples.push_back(
+        {static_cast<uint32_t>(request.spellings.size() - 1), {{k.a, k.b}}});
+  }
+  RunReply reply;
+  PTXDIFF_RETURN_IF_ERROR(Run(request, reply));
+  for (size_t i = 0; i < reply.results.size(); ++i) {
+    const TupleResult& r = reply.results[i];
+    if (r.kind != ResultKind::kValue || r.bits != kKnown[i].result) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the ptxas backend's self-test failed: ", toolchain_, " on ",
+          arch_.name, " gives ",
+          r.kind == ResultKind::kValue
+              ? absl::StrCat("0x", absl::Hex(r.bits))
+              : absl::StrCat("no value (", reply.messages[r.message], ")"),
+          " for ", kKnown[i].spelling, " ", kKnown[i].a, " ", kKnown[i].b,
+          "; expected 0x", absl::Hex(kKnown[i].result)));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// "Cuda compilation tools, release 13.0, V13.0.88" from `ptxas --version`.
+absl::StatusOr<std::string> ToolchainOf(const std::string& ptxas) {
+  PTXDIFF_ASSIGN_OR_RETURN(const ProcessResult run,
+                           RunPtxasQuery(ptxas, "--version"));
+  for (absl::string_view line : absl::StrSplit(run.output, '\n')) {
+    if (run.ok && absl::StrContains(line, "release")) {
+      return std::string(absl::StripAsciiWhitespace(line));
+    }
+  }
+  return absl::FailedPreconditionError(absl::StrCat(
+      ptxas,
+      " --version did not print a release line: ", LogSummary(run.output)));
+}
+
+// The newest PTX ISA version ptxas accepts (the last line of
+// `ptxas --list-version`, "9.0"), as 90.
+absl::StatusOr<int> NewestPtxVersion(const std::string& ptxas) {
+  PTXDIFF_ASSIGN_OR_RETURN(const ProcessResult run,
+                           RunPtxasQuery(ptxas, "--list-version"));
+  std::vector<absl::string_view> lines =
+      absl::StrSplit(run.output, '\n', absl::SkipWhitespace());
+  int major = 0, minor = 0;
+  if (run.ok && !lines.empty()) {
+    std::vector<absl::string_view> parts =
+        absl::StrSplit(absl::StripAsciiWhitespace(lines.back()), '.');
+    if (parts.size() == 2 && absl::SimpleAtoi(parts[0], &major) &&
+        absl::SimpleAtoi(parts[1], &minor) && minor < 10) {
+      return major * 10 + minor;
+    }
+  }
+  return absl::FailedPreconditionError(absl::StrCat(
+      ptxas,
+      " --list-version did not end with a version: ", LogSummary(run.output)));
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> FindPtxas(const KeyValues& options) {
+  if (std::optional<std::string> path = Option(options, "ptxas")) {
+    if (!IsExecutableFile(*path)) return PtxasNotFound(*path);
+    return *path;
+  }
+  if (std::string env = GetEnv("PTXAS"); !env.empty()) {
+    if (!IsExecutableFile(env))
+      return PtxasNotFound(absl::StrCat(env, " ($PTXAS)"));
+    return env;
+  }
+  std::vector<std::string> tried;
+  if (std::string home = GetEnv("CUDA_HOME"); !home.empty()) {
+    tried.push_back(absl::StrCat(home, "/bin/ptxas"));
+  }
+  tried.push_back("/usr/local/cuda/bin/ptxas");
+  for (const std::string& path : tried) {
+    if (IsExecutableFile(path)) return path;
+  }
+  for (absl::string_view dir :
+       absl::StrSplit(GetEnv("PATH"), ':', absl::SkipEmpty())) {
+    std::string path = absl::StrCat(dir, "/ptxas");
+    if (IsExecutableFile(path)) return path;
+  }
+  tried.push_back("$PATH");
+  return PtxasNotFound(absl::StrJoin(tried, ", "));
+}
+
+absl::StatusOr<PtxasOutput> RunPtxas(const std::string& ptxas,
+                                     absl::string_view arch,
+                                     absl::string_view ptx) {
+  PTXDIFF_ASSIGN_OR_RETURN(std::unique_ptr<TempDir> dir, TempDir::Create());
+  const std::string input = dir->File("m.ptx");
+  const std::string output = dir->File("m.cubin");
+  PTXDIFF_RETURN_IF_ERROR(WriteFile(input, ptx));
+  PTXDIFF_ASSIGN_OR_RETURN(
+      const ProcessResult run,
+      RunProcess({ptxas, absl::StrCat("-arch=", arch), "-o", output, input},
+                 dir->File("log")));
+  PtxasOutput out{.ok = run.ok, .log = run.output};
+  if (out.ok) {
+    PTXDIFF_ASSIGN_OR_RETURN(out.cubin, ReadFile(output));
+  }
+  return out;
+}
+
+std::vector<Family> FoldableFamilies(int sm) {
+  std::vector<Family> out;
+  for (const FamilyInfo& info : AllFamilies()) {
+    if (Foldable(info.family, sm)) out.push_back(info.family);
+  }
+  return out;
+}
+
+absl::StatusOr<std::unique_ptr<Backend>> MakePtxasBackend(
+    const KeyValues& options) {
+  PTXDIFF_ASSIGN_OR_RETURN(Config config, ParseConfig(options));
+  PTXDIFF_ASSIGN_OR_RETURN(SassArch arch, FindSassArch(config.arch));
+  PTXDIFF_ASSIGN_OR_RETURN(config.ptxas, FindPtxas(options));
+  PTXDIFF_ASSIGN_OR_RETURN(std::string toolchain, ToolchainOf(config.ptxas));
+  PTXDIFF_ASSIGN_OR_RETURN(const int ptx_version,
+                           NewestPtxVersion(config.ptxas));
+  auto backend = std::make_unique<PtxasBackend>(
+      std::move(config), std::move(arch), std::move(toolchain), ptx_version);
+  PTXDIFF_RETURN_IF_ERROR(backend->SelfTest());
+  return backend;
+}
+
+}  // namespace ptxdiff

@@ -1,0 +1,75 @@
+// The `ptxas` backend: ptxas's constant folding as an implementation under
+// test, without a GPU.
+//
+// Each tuple becomes PTX that moves its operands into registers as
+// constants, executes the instruction and stores the result
+// (ptx_module.h). Many kernels go into one module and one ptxas run; the
+// cubin's `.text.<kernel>` sections are read back (cubin.h) and decoded
+// (sass_constants.h). Where ptxas folded a kernel completely, the stored
+// constants are the tuples' results. Everything else is declined, never
+// guessed:
+//   - a variant above the arch's SM or the toolkit's PTX ISA (LevelOf), or a
+//     family ptxas never folds on the arch: kUnsupportedVariant;
+//   - a tuple whose lines ptxas rejects: kOperandForm with ptxas's message
+//     (the rest of its module is compiled again without it);
+//   - a kernel the decoder does not fully understand: its tuples are
+//     compiled again one per kernel, and those still not understood are
+//     kNotEvaluable.
+// Known disagreements of ptxas 13.0 with the oracle are listed in
+// ptxas_backend_test.cc (KnownPtxasDeviation).
+//
+// Options (HELLO key-values): `arch` (default sm_90; sm_75 .. sm_121f, see
+// KnownArchs(); sm_87 included, its fixed kernel prologue is whitelisted),
+// `ptxas` (path), `tuples_per_kernel` (the most per kernel, default 64; the
+// backend learns smaller kernels for variants that often do not fold),
+// `kernels_per_module` (default 64), `jobs` (parallel ptxas processes,
+// default 2). Construction runs ptxas three times: --version, --list-version
+// (the newest PTX ISA, used for `.version`), and a self-test that compiles
+// known tuples and insists on reading them back.
+
+#ifndef PTXDIFF_WORKER_BACKENDS_PTXAS_PTXAS_BACKEND_H_
+#define PTXDIFF_WORKER_BACKENDS_PTXAS_PTXAS_BACKEND_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "worker/backend.h"
+#include "protocol/protocol.h"
+#include "isa/axes.h"
+
+namespace ptxdiff {
+
+// FailedPrecondition if ptxas cannot be found or does not work (with what to
+// do about it), InvalidArgument for a bad option.
+absl::StatusOr<std::unique_ptr<Backend>> MakePtxasBackend(
+    const KeyValues& options);
+
+// The ptxas the backend runs: the `ptxas` option, else $PTXAS, else
+// $CUDA_HOME/bin/ptxas, else /usr/local/cuda/bin/ptxas, else the first ptxas
+// on $PATH. FailedPrecondition naming where it looked if none is executable.
+absl::StatusOr<std::string> FindPtxas(const KeyValues& options);
+
+// What one ptxas run left behind.
+struct PtxasOutput {
+  bool ok = false;    // exited with status 0
+  std::string log;    // its stdout and stderr, or how it died
+  std::string cubin;  // the output file, if ok
+};
+
+// Compiles `ptx` for `arch` (ptxas -arch=<arch>) in a private temporary
+// directory that is removed before returning. A non-OK status means ptxas
+// could not be run at all; a failed compilation is `ok == false`.
+absl::StatusOr<PtxasOutput> RunPtxas(const std::string& ptxas,
+                                     absl::string_view arch,
+                                     absl::string_view ptx);
+
+// The families ptxas folds for at least some operands on an arch with this
+// SM number (the backend's `supports`).
+std::vector<Family> FoldableFamilies(int sm);
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_WORKER_BACKENDS_PTXAS_PTXAS_BACKEND_H_

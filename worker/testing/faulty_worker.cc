@@ -1,0 +1,240 @@
+// A deliberately faulty worker for the client's fault tests. It serves the
+// oracle backend over the protocol, except as --fault says:
+//
+//   none           behave
+//   crash          abort() on every RUN (after a line on stderr)
+//   crash-once     abort() on the first RUN of the first process (--state=FILE
+//                  remembers it across the restart)
+//   crash-on=SPELL abort() on a RUN containing that variant
+//   wrong-on=PREFIX answer the tuples of variants whose spelling starts with
+//                  PREFIX with bit 0 of the value flipped (a backend that
+//                  disagrees with the oracle); with --when-operand=I:MIN only
+//                  where operand I (0 = a) is at least MIN
+//   device-fault-on=SPELL  exit 5 with a cuda-style device-fault line on a
+//                  RUN containing that variant (as ptxdiff-worker --backend=cuda)
+//   hang           never answer a RUN
+//   garbage        answer a RUN with bytes that are not a frame
+//   short          answer a RUN with one result too few
+//   error          answer a RUN with an ERROR frame
+//   exit-at-hello  print a reason on stderr and exit 3 instead of HELLO_REPLY
+//   bad-hello      answer HELLO with garbage
+//   planted=NAME   one narrow planted bug, for bench/finding_power_benchmark:
+//                  the oracle's answers everywhere except one condition where
+//                  the oracle's result is defined and the answer is wrong:
+//     video-selector       `vadd.s32.u32.s32.sat d.b1, a.h1, b.b2, c` (one of
+//                          ~60k video variants), every operand: bit 0 of the
+//                          destination byte (bit 8) flipped
+//     sat-bound            `add.sat.s32` where the exact sum a + b is
+//                          INT32_MAX + 1 (2^31): answers the wrapped sum
+//                          0x80000000 instead of 0x7fffffff
+//     field-width          `bfe.u32` where c & 0xff (length) != 0 and
+//                          (b & 0xff) + (c & 0xff) == 32 (the field ends at
+//                          the top bit exactly): bit 0 flipped
+//     min-times-minus-one  `mul.lo.s64` with {a, b} = {INT64_MIN, -1} (either
+//                          order): answers INT64_MAX (saturated) instead of
+//                          INT64_MIN
+//     defined-corner       `fns.b32` (mask, base, offset) with base == 31 and
+//                          offset < 0 as s32 (bases > 31 are undefined): bit
+//                          0 flipped
+//
+// --supports=LIST (comma-separated) replaces the `supports` lines.
+
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "protocol/frame_io.h"
+#include "worker/backends/oracle/oracle_backend.h"
+#include "isa/spelling.h"
+
+namespace ptxdiff {
+namespace {
+
+struct Flags {
+  std::string fault = "none";
+  std::string state;
+  std::string supports;
+  int when_operand = -1;
+  uint64_t when_min = 0;
+};
+
+bool FirstTime(const std::string& state) {
+  if (state.empty() || std::ifstream(state).good()) return false;
+  std::ofstream(state) << "crashed once\n";
+  return true;
+}
+
+// A planted bug: where `hit` holds for a tuple of the variant spelled
+// `spelling`, the answer is wrong(oracle's bits).
+struct Planted {
+  std::string spelling;
+  bool (*hit)(const Operands&);
+  uint64_t (*wrong)(uint64_t);
+};
+
+int64_t S32(uint64_t x) { return static_cast<int32_t>(static_cast<uint32_t>(x)); }
+
+std::optional<Planted> PlantedBug(absl::string_view name) {
+  struct Row {
+    absl::string_view name, spelling;
+    Planted bug;
+  };
+  static const Row kRows[] = {
+      {"video-selector", "vadd.s32.u32.s32.sat d.b1, a.h1, b.b2, c",
+       {"", [](const Operands&) { return true; },
+        [](uint64_t r) { return r ^ 0x100; }}},
+      {"sat-bound", "add.sat.s32",
+       {"", [](const Operands& o) { return S32(o.v[0]) + S32(o.v[1]) == int64_t{1} << 31; },
+        [](uint64_t) { return uint64_t{0x80000000}; }}},
+      {"field-width", "bfe.u32",
+       {"", [](const Operands& o) {
+          return (o.v[2] & 0xff) != 0 && (o.v[1] & 0xff) + (o.v[2] & 0xff) == 32;
+        }, [](uint64_t r) { return r ^ 1; }}},
+      {"min-times-minus-one", "mul.lo.s64",
+       {"", [](const Operands& o) {
+          constexpr uint64_t kMin = uint64_t{1} << 63, kMinusOne = ~uint64_t{0};
+          return (o.v[0] == kMin && o.v[1] == kMinusOne) ||
+                 (o.v[0] == kMinusOne && o.v[1] == kMin);
+        }, [](uint64_t) { return uint64_t{0x7fffffffffffffff}; }}},
+      {"defined-corner", "fns.b32",
+       {"", [](const Operands& o) {
+          return static_cast<uint32_t>(o.v[1]) == 31 && S32(o.v[2]) < 0;
+        }, [](uint64_t r) { return r ^ 1; }}},
+  };
+  for (const Row& row : kRows) {
+    if (row.name != name) continue;
+    auto v = ParseVariant(row.spelling);
+    if (!v.ok()) return std::nullopt;
+    Planted bug = row.bug;
+    bug.spelling = Spell(*v);  // the canonical form the client sends
+    return bug;
+  }
+  return std::nullopt;
+}
+
+void ApplyPlanted(const Planted& bug, const RunRequest& request, RunReply& reply) {
+  for (size_t i = 0; i < request.tuples.size(); ++i) {
+    const WireTuple& t = request.tuples[i];
+    if (reply.results[i].kind == ResultKind::kValue &&
+        request.spellings[t.variant_index] == bug.spelling && bug.hit(t.operands)) {
+      reply.results[i].bits = bug.wrong(reply.results[i].bits);
+    }
+  }
+}
+
+void Crash() {
+  std::fprintf(stderr, "faulty_worker: crashing on purpose\n");
+  std::fflush(stderr);
+  std::abort();
+}
+
+int Serve(const Flags& flags) {
+  auto hello = ReadFrame(STDIN_FILENO);
+  if (!hello.ok()) return 4;
+  if (flags.fault == "exit-at-hello") {
+    std::fprintf(stderr, "faulty_worker: no device here\n");
+    return 3;
+  }
+  if (flags.fault == "bad-hello") {
+    (void)write(STDOUT_FILENO, "this is not a frame at all", 26);
+    return 0;
+  }
+  std::optional<Planted> planted;
+  absl::string_view planted_name = flags.fault;
+  if (absl::ConsumePrefix(&planted_name, "planted=")) {
+    planted = PlantedBug(planted_name);
+    if (!planted) {
+      std::fprintf(stderr, "faulty_worker: unknown planted bug '%s'\n",
+                   std::string(planted_name).c_str());
+      return 2;
+    }
+  }
+  std::unique_ptr<Backend> backend = MakeOracleBackend();
+  WorkerIdentity id = backend->Identity();
+  id.name = "faulty";
+  if (!flags.supports.empty()) id.supports = absl::StrSplit(flags.supports, ',');
+  (void)WriteFrame(STDOUT_FILENO, MessageType::kHelloReply,
+                   EncodeKeyValues(IdentityToKeyValues(id)));
+  while (true) {
+    auto frame = ReadFrame(STDIN_FILENO);
+    if (!frame.ok() || frame->type == MessageType::kBye) return 0;
+    auto request = DecodeRunRequest(frame->payload);
+    if (!request.ok()) return 4;
+    const std::string& f = flags.fault;
+    if (f == "crash" || (f == "crash-once" && FirstTime(flags.state))) Crash();
+    absl::string_view bad = f;
+    if (absl::ConsumePrefix(&bad, "crash-on=")) {
+      for (const std::string& s : request->spellings) {
+        if (s == bad) Crash();
+      }
+    }
+    absl::string_view faulting = f;
+    if (absl::ConsumePrefix(&faulting, "device-fault-on=")) {
+      for (const std::string& s : request->spellings) {
+        if (s == faulting) {
+          std::fprintf(stderr, "ptxdiff-worker: cuda device fault: illegal instruction; "
+                               "in flight: %s\n", s.c_str());
+          std::exit(5);
+        }
+      }
+    }
+    if (f == "hang") pause();
+    if (f == "garbage") {
+      (void)write(STDOUT_FILENO, "\x01\x02garbage garbage garbage", 25);
+      continue;
+    }
+    if (f == "error") {
+      (void)WriteFrame(STDOUT_FILENO, MessageType::kError, "cannot do that");
+      continue;
+    }
+    RunReply reply;
+    (void)backend->Run(*request, reply);
+    if (f == "short") reply.results.pop_back();
+    absl::string_view wrong = f;
+    if (absl::ConsumePrefix(&wrong, "wrong-on=")) {
+      for (size_t i = 0; i < request->tuples.size(); ++i) {
+        const uint32_t index = request->tuples[i].variant_index;
+        const bool operand_matches =
+            flags.when_operand < 0 ||
+            request->tuples[i].operands.v[flags.when_operand] >= flags.when_min;
+        if (absl::StartsWith(request->spellings[index], wrong) && operand_matches) {
+          reply.results[i].bits ^= 1;
+        }
+      }
+    }
+    if (planted) ApplyPlanted(*planted, *request, reply);
+    (void)WriteFrame(STDOUT_FILENO, MessageType::kResults, EncodeRunReply(reply));
+  }
+}
+
+}  // namespace
+}  // namespace ptxdiff
+
+int main(int argc, char** argv) {
+  std::signal(SIGPIPE, SIG_IGN);
+  ptxdiff::Flags flags;
+  for (int i = 1; i < argc; ++i) {
+    absl::string_view arg = argv[i];
+    if (absl::ConsumePrefix(&arg, "--fault=")) flags.fault = std::string(arg);
+    if (absl::ConsumePrefix(&arg, "--state=")) flags.state = std::string(arg);
+    if (absl::ConsumePrefix(&arg, "--supports=")) flags.supports = std::string(arg);
+    if (absl::ConsumePrefix(&arg, "--when-operand=")) {
+      std::pair<std::string, std::string> parts = absl::StrSplit(arg, ':');
+      if (!absl::SimpleAtoi(parts.first, &flags.when_operand) ||
+          !absl::SimpleAtoi(parts.second, &flags.when_min) || flags.when_operand > 3) {
+        std::fprintf(stderr, "faulty_worker: bad --when-operand=%s\n", argv[i]);
+        return 2;
+      }
+    }
+  }
+  return ptxdiff::Serve(flags);
+}

@@ -1,0 +1,89 @@
+// ptxdiff-worker: the persistent worker process (docs/worker-protocol.md).
+//
+//   ptxdiff-worker --backend=NAME
+//
+// Speaks the protocol on stdin/stdout; diagnostics go to stderr. Exit codes:
+// 0 after BYE or end of input, 2 bad command line, 3 the backend cannot start
+// here, 4 a protocol error on stdin.
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/strip.h"
+#include "absl/strings/str_cat.h"
+#include "worker/backend.h"
+#include "protocol/frame_io.h"
+
+namespace ptxdiff {
+namespace {
+
+int Fatal(int code, absl::string_view message) {
+  std::fprintf(stderr, "ptxdiff-worker: %.*s\n", static_cast<int>(message.size()),
+               message.data());
+  return code;
+}
+
+// Answers one RUN frame: RESULTS, or ERROR when it cannot be processed.
+absl::Status Answer(Backend& backend, const Frame& frame) {
+  auto request = DecodeRunRequest(frame.payload);
+  if (!request.ok()) {
+    return WriteFrame(STDOUT_FILENO, MessageType::kError,
+                      absl::StrCat("malformed RUN: ", request.status().message()));
+  }
+  RunReply reply;
+  const absl::Status run = backend.Run(*request, reply);
+  if (!run.ok()) {
+    return WriteFrame(STDOUT_FILENO, MessageType::kError, run.ToString());
+  }
+  return WriteFrame(STDOUT_FILENO, MessageType::kResults, EncodeRunReply(reply));
+}
+
+int Serve(absl::string_view backend_name) {
+  auto hello = ReadFrame(STDIN_FILENO);
+  if (!hello.ok() || hello->type != MessageType::kHello) {
+    return Fatal(4, "expected HELLO on stdin");
+  }
+  auto backend = MakeBackend(backend_name, DecodeKeyValues(hello->payload));
+  if (!backend.ok()) {
+    (void)WriteFrame(STDOUT_FILENO, MessageType::kError, backend.status().message());
+    return Fatal(3, backend.status().message());
+  }
+  if (!WriteFrame(STDOUT_FILENO, MessageType::kHelloReply,
+                  EncodeKeyValues(IdentityToKeyValues((*backend)->Identity())))
+           .ok()) {
+    return Fatal(4, "cannot write HELLO_REPLY");
+  }
+  while (true) {
+    auto frame = ReadFrame(STDIN_FILENO);
+    if (absl::IsUnavailable(frame.status())) return 0;  // client went away
+    if (!frame.ok()) return Fatal(4, frame.status().message());
+    if (frame->type == MessageType::kBye) return 0;
+    if (frame->type != MessageType::kRun) return Fatal(4, "expected RUN or BYE");
+    if (!Answer(**backend, *frame).ok()) return 0;  // client went away
+  }
+}
+
+}  // namespace
+}  // namespace ptxdiff
+
+int main(int argc, char** argv) {
+  signal(SIGPIPE, SIG_IGN);  // a vanished client shows up as EPIPE instead
+  std::string backend;
+  for (int i = 1; i < argc; ++i) {
+    absl::string_view arg = argv[i];
+    if (absl::ConsumePrefix(&arg, "--backend=")) {
+      backend = std::string(arg);
+    } else {
+      return ptxdiff::Fatal(2, absl::StrCat("unknown argument '", arg,
+                                            "'; usage: ptxdiff-worker --backend=NAME"));
+    }
+  }
+  if (backend.empty()) {
+    return ptxdiff::Fatal(2, "usage: ptxdiff-worker --backend=NAME");
+  }
+  return ptxdiff::Serve(backend);
+}
