@@ -16,6 +16,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -310,19 +311,13 @@ struct Chunk {
 // What compiling chunks left to do and to learn.
 struct ChunkReport {
   // The tuples of each multi-tuple kernel that did not decode: to compile
-  // again one per kernel.
+  // again in halves until each tuple is answered.
   std::vector<std::vector<int>> failed_kernels;
   absl::Status status;
 
   void Merge(ChunkReport&& other) {
     for (auto& k : other.failed_kernels) failed_kernels.push_back(std::move(k));
     if (status.ok()) status = other.status;
-  }
-  std::vector<int> Retry() const {
-    std::vector<int> out;
-    for (const auto& k : failed_kernels)
-      out.insert(out.end(), k.begin(), k.end());
-    return out;
   }
 };
 
@@ -341,12 +336,11 @@ void ParallelFor(int threads, size_t count,
 }
 
 // How many tuples of each variant go into one kernel, learned across
-// batches. A kernel decodes only if all its tuples folded, and the tuples of
-// a kernel that did not are compiled again one per kernel, at about 20 times
-// the cost. So each variant gets the kernel size with the least expected
-// cost per tuple for the rate at which its tuples fold (counting as a
-// failure a kernel that did not decode though all its tuples fold alone).
-// This changes only the speed, never an answer.
+// batches. A kernel decodes only if all its tuples folded, and a kernel that
+// did not is compiled again in halves (Bisect). So each variant gets the
+// kernel size with the least expected cost per tuple for the rate at which
+// its tuples fold (counting as a failure a kernel that did not decode though
+// all its tuples fold alone). This changes only the speed, never an answer.
 class KernelSizes {
  public:
   explicit KernelSizes(int max) : max_(max) {}
@@ -382,12 +376,15 @@ class KernelSizes {
     double folded = 0, tuples = 0;
   };
 
-  // Per tuple: its share of the kernel, itself, and compiling it alone
-  // again when the kernel does not decode, which happens unless all k
-  // tuples fold.
+  // Per tuple, for k a power of two: its share of the kernel and of every
+  // half Bisect compiles. A half of m tuples is compiled when the kernel of
+  // 2m it came from did not decode, which happens unless all 2m fold.
   static double Cost(int k, double p) {
-    return static_cast<double>(kKernelCost) / k + 1 +
-           (1 - std::pow(p, k)) * (kKernelCost + 1);
+    double cost = static_cast<double>(kKernelCost + k) / k;
+    for (int m = k / 2; m >= 1; m /= 2) {
+      cost += static_cast<double>(kKernelCost + m) / m * (1 - std::pow(p, 2 * m));
+    }
+    return cost;
   }
 
   int max_;
@@ -441,12 +438,21 @@ class PtxasBackend : public Backend {
   std::vector<int> Admit(Batch& batch, std::vector<int>& copy_of) const;
 
   // The chunks for `pending` (grouped by variant): each variant's tuples
-  // packed by its learned kernel size (or one per kernel, `alone`), in
-  // ptxas runs of about the cost of a module of kernels_per_module kernels
-  // of tuples_per_kernel tuples, a multiple of `jobs` of them.
+  // packed by its learned kernel size, in ptxas runs of about the cost of a
+  // module of kernels_per_module kernels of tuples_per_kernel tuples, a
+  // multiple of `jobs` of them.
   std::vector<Chunk> MakeChunks(const Batch& batch,
-                                const std::vector<int>& pending,
-                                bool alone) const;
+                                const std::vector<int>& pending) const;
+
+  // The halves of each kernel in `failed`, as chunks of equal-sized
+  // kernels, at least `jobs` of them where there are enough kernels.
+  std::vector<Chunk> SplitInHalves(
+      const std::vector<std::vector<int>>& failed) const;
+
+  // Compiles the kernels that did not decode again in halves, then the
+  // halves of the halves that did not, until every tuple is answered.
+  absl::Status Bisect(Batch& batch,
+                      std::vector<std::vector<int>> failed) const;
 
   // Compiles the chunks on `jobs` threads.
   ChunkReport CompileChunks(Batch& batch, std::vector<Chunk> chunks) const;
@@ -498,14 +504,13 @@ std::string PtxasBackend::Unsupported(const Variant& v) const {
   return "";
 }
 
-std::vector<Chunk> PtxasBackend::MakeChunks(const Batch& batch,
-                                            const std::vector<int>& pending,
-                                            bool alone) const {
+std::vector<Chunk> PtxasBackend::MakeChunks(
+    const Batch& batch, const std::vector<int>& pending) const {
   // The kernels: the tuples grouped by learned kernel size, largest first,
   // variants staying together, then cut into kernels of that size.
   std::vector<std::pair<int, int>> sized;  // (size, tuple)
   for (int t : pending) {
-    sized.emplace_back(alone ? 1 : sizes_.Of(batch.tuples[t].variant), t);
+    sized.emplace_back(sizes_.Of(batch.tuples[t].variant), t);
   }
   std::stable_sort(
       sized.begin(), sized.end(),
@@ -552,6 +557,43 @@ std::vector<Chunk> PtxasBackend::MakeChunks(const Batch& batch,
     ++chunk_kernels;
   }
   return chunks;
+}
+
+std::vector<Chunk> PtxasBackend::SplitInHalves(
+    const std::vector<std::vector<int>>& failed) const {
+  // Halves of one size go together, kernel after kernel, so that a chunk's
+  // tuples cut evenly into its kernels.
+  std::map<int, std::vector<std::vector<int>>> halves;  // size -> kernels
+  for (const std::vector<int>& kernel : failed) {
+    const auto middle = kernel.begin() + (kernel.size() + 1) / 2;
+    halves[middle - kernel.begin()].emplace_back(kernel.begin(), middle);
+    halves[kernel.end() - middle].emplace_back(middle, kernel.end());
+  }
+  std::vector<Chunk> chunks;
+  for (const auto& [size, kernels] : halves) {
+    if (size == 0) continue;
+    const size_t per_chunk = std::min(
+        kMaxKernelsPerModule,
+        (kernels.size() + config_.jobs - 1) / config_.jobs);
+    for (size_t k = 0; k < kernels.size(); ++k) {
+      if (k % per_chunk == 0) chunks.push_back({size, {}});
+      chunks.back().tuples.insert(chunks.back().tuples.end(),
+                                  kernels[k].begin(), kernels[k].end());
+    }
+  }
+  return chunks;
+}
+
+absl::Status PtxasBackend::Bisect(Batch& batch,
+                                  std::vector<std::vector<int>> failed) const {
+  // A kernel usually fails for one or two tuples ptxas does not fold; finding
+  // them by halves costs about 2·log2(k) kernels instead of k kernels of one.
+  while (!failed.empty()) {
+    ChunkReport report = CompileChunks(batch, SplitInHalves(failed));
+    PTXDIFF_RETURN_IF_ERROR(report.status);
+    failed = std::move(report.failed_kernels);
+  }
+  return absl::OkStatus();
 }
 
 ChunkReport PtxasBackend::CompileChunks(Batch& batch,
@@ -766,11 +808,9 @@ absl::Status PtxasBackend::Run(const RunRequest& request, RunReply& reply) {
               std::vector<Outcome>(request.tuples.size())};
   std::vector<int> copy_of(request.tuples.size(), -1);
   const std::vector<int> pending = Admit(batch, copy_of);
-  ChunkReport packed = CompileChunks(batch, MakeChunks(batch, pending, false));
+  ChunkReport packed = CompileChunks(batch, MakeChunks(batch, pending));
   PTXDIFF_RETURN_IF_ERROR(packed.status);
-  ChunkReport alone =
-      CompileChunks(batch, MakeChunks(batch, packed.Retry(), true));
-  PTXDIFF_RETURN_IF_ERROR(alone.status);
+  PTXDIFF_RETURN_IF_ERROR(Bisect(batch, packed.failed_kernels));
   Learn(batch, pending, packed);
   for (size_t i = 0; i < copy_of.size(); ++i) {
     if (copy_of[i] >= 0) batch.outcomes[i] = batch.outcomes[copy_of[i]];
