@@ -179,6 +179,7 @@ struct Config {
   int tuples_per_kernel = 64;
   int kernels_per_module = 64;
   int jobs = 2;
+  bool all_variants = false;  // compile NeverFolded variants too
 };
 
 // The last value of `key`, if any (keys may repeat; the last one wins).
@@ -216,6 +217,10 @@ absl::StatusOr<Config> ParseConfig(const KeyValues& options) {
   PTXDIFF_RETURN_IF_ERROR(IntOption(options, "kernels_per_module", 1, 4096,
                                     config.kernels_per_module));
   PTXDIFF_RETURN_IF_ERROR(IntOption(options, "jobs", 1, 64, config.jobs));
+  int all_variants = 0;
+  PTXDIFF_RETURN_IF_ERROR(
+      IntOption(options, "all_variants", 0, 1, all_variants));
+  config.all_variants = all_variants == 1;
   return config;
 }
 
@@ -273,6 +278,31 @@ bool Foldable(Family f, int sm) {
       return sm >= 120;
     default:
       return true;
+  }
+}
+
+// Variants of foldable families that ptxas 13.0 folds for no operands on
+// any arch (research §2, 0/12 edge tuples; checked again by
+// PtxasBackendTest.NeverFoldedVariantsDoNotFold): 32- and 64-bit mad.hi
+// without .sat (IMAD.HI stays; with .sat, zeros fold), 16- and 64-bit
+// div/rem (a call to a division routine stays), the packed .u16x2/.s16x2
+// forms and min/max .relu. They are declined as unsupported, so a campaign
+// spends nothing on them; the option all_variants=1 compiles them anyway,
+// to check the list against another ptxas.
+bool NeverFolded(const Variant& v) {
+  const int width = TypeWidth(v.type);
+  switch (v.family) {
+    case Family::kMad:
+      return v.mul_mode == MulMode::kHi && width >= 32 && !v.sat;
+    case Family::kDiv:
+    case Family::kRem:
+      return width == 16 || width == 64;
+    case Family::kAdd:
+    case Family::kMin:
+    case Family::kMax:
+      return v.type == Type::kU16x2 || v.type == Type::kS16x2 || v.relu;
+    default:
+      return false;
   }
 }
 
@@ -411,7 +441,7 @@ class PtxasBackend : public Backend {
                       .toolchain = toolchain_,
                       .device = arch_.name};
     for (Family f : FoldableFamilies(arch_.sm)) {
-      id.supports.emplace_back(InfoOf(f).opcode);
+      AddSupported(f, id.supports);
     }
     return id;
   }
@@ -429,6 +459,10 @@ class PtxasBackend : public Backend {
     std::vector<PtxTuple> tuples;  // valid where compiled
     std::vector<Outcome> outcomes;
   };
+
+  // `f`'s opcode if every variant of it is compiled, else the spellings of
+  // those that are.
+  void AddSupported(Family f, std::vector<std::string>& supports) const;
 
   // Why `v` is declined before compiling, or "" if it is compiled.
   std::string Unsupported(const Variant& v) const;
@@ -483,6 +517,24 @@ class PtxasBackend : public Backend {
   KernelSizes sizes_;
 };
 
+void PtxasBackend::AddSupported(Family f,
+                                std::vector<std::string>& supports) const {
+  std::vector<std::string> compiled;
+  bool all = true;
+  ForEachVariant(f, [&](const Variant& v) {
+    if (Unsupported(v).empty()) {
+      compiled.push_back(Spell(v));
+    } else {
+      all = false;
+    }
+  });
+  if (all) {
+    supports.emplace_back(InfoOf(f).opcode);
+  } else {
+    supports.insert(supports.end(), compiled.begin(), compiled.end());
+  }
+}
+
 std::string PtxasBackend::Unsupported(const Variant& v) const {
   const absl::string_view opcode = InfoOf(v.family).opcode;
   if (v.family == Family::kVisaShl) {
@@ -500,6 +552,10 @@ std::string PtxasBackend::Unsupported(const Variant& v) const {
     return absl::StrCat(SpellOpcode(v), " needs PTX ISA ", level.ptx / 10, ".",
                         level.ptx % 10, "; ptxas supports up to ",
                         ptx_version_ / 10, ".", ptx_version_ % 10);
+  }
+  if (NeverFolded(v) && !config_.all_variants) {
+    return absl::StrCat("ptxas 13.0 folds ", Spell(v),
+                        " for no operands (all_variants=1 tries anyway)");
   }
   return "";
 }

@@ -8,13 +8,15 @@
 // (sass_constants.h). Where ptxas folded a kernel completely, the stored
 // constants are the tuples' results. Everything else is declined, never
 // guessed:
-//   - a variant above the arch's SM or the toolkit's PTX ISA (LevelOf), or a
-//     family ptxas never folds on the arch: kUnsupportedVariant;
+//   - a variant above the arch's SM or the toolkit's PTX ISA (LevelOf), a
+//     family ptxas never folds on the arch, or a variant it folds for no
+//     operands (mad.hi, 16/64-bit div/rem, ...): kUnsupportedVariant, and
+//     left out of `supports`;
 //   - a tuple whose lines ptxas rejects: kOperandForm with ptxas's message
 //     (the rest of its module is compiled again without it);
 //   - a kernel the decoder does not fully understand: its tuples are
-//     compiled again one per kernel, and those still not understood are
-//     kNotEvaluable.
+//     compiled again in halves, down to one per kernel, and those still not
+//     understood are kNotEvaluable.
 // Known disagreements of ptxas 13.0 with the oracle are listed in
 // ptxas_backend_test.cc (KnownPtxasDeviation).
 //
@@ -23,7 +25,8 @@
 // `ptxas` (path), `tuples_per_kernel` (the most per kernel, default 64; the
 // backend learns smaller kernels for variants that often do not fold),
 // `kernels_per_module` (default 64), `jobs` (parallel ptxas processes,
-// default 2). Construction runs ptxas three times: --version, --list-version
+// default 2), `all_variants` (1: compile the variants ptxas folds for no
+// operands, too, to check that list against another ptxas). Construction runs ptxas three times: --version, --list-version
 // (the newest PTX ISA, used for `.version`), and a self-test that compiles
 // known tuples and insists on reading them back.
 

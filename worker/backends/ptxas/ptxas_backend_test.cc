@@ -14,6 +14,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -177,8 +178,13 @@ TEST_F(PtxasBackendTest, Identity) {
   EXPECT_EQ(id.version, "1");
   EXPECT_THAT(id.toolchain, HasSubstr("release"));
   EXPECT_EQ(id.device, "sm_90");
-  EXPECT_THAT(id.supports, Contains("add"));
   EXPECT_THAT(id.supports, Contains("bfe"));
+  // A family with variants ptxas never folds is listed by its others.
+  EXPECT_THAT(id.supports, Not(Contains("add")));
+  EXPECT_THAT(id.supports, Contains("add.s32"));
+  EXPECT_THAT(id.supports, Not(Contains("add.u16x2")));
+  EXPECT_THAT(id.supports, Contains("mad.lo.s32"));
+  EXPECT_THAT(id.supports, Not(Contains("mad.hi.s32")));
   for (const char* never :
        {"vadd", "vmad", "vset", "dp4a", "dp2a", "bmsk", "visa.shl", "sad"}) {
     EXPECT_THAT(id.supports, Not(Contains(never)));
@@ -210,7 +216,7 @@ TEST_F(PtxasBackendTest, DeclinesWithTheRightCode) {
                              {"vadd.u32.u32.u32", {{1, 2}}},
                              {"add.u16x2", {{1, 2}}},
                              {"visa.shl.ud.ud.ud", {{1, 2}}},
-                             {"mad.hi.u32", {{1000, 1000, 7}}},
+                             {"div.u32", {{1000, 7}}},
                              {"add.s32", {{1, 2}}},
                          }));
   const DeclineCode expected[] = {
@@ -230,6 +236,43 @@ TEST_F(PtxasBackendTest, DeclinesWithTheRightCode) {
   EXPECT_EQ(reply.results[5], (TupleResult{.bits = 3}));
 }
 
+// The variants the backend declines as never folded are exactly those that
+// the supports list leaves out and all_variants=1 puts back, and with
+// all_variants=1 not one of their edge tuples folds: the list is true of
+// this ptxas.
+TEST_F(PtxasBackendTest, NeverFoldedVariantsDoNotFold) {
+  auto listed = Make({});
+  auto all = Make({{"all_variants", "1"}});
+  ASSERT_NE(listed, nullptr);
+  ASSERT_NE(all, nullptr);
+  const WorkerIdentity listed_id = listed->Identity();
+  const WorkerIdentity all_id = all->Identity();
+  std::mt19937_64 rng(7);
+  std::vector<Case> cases;
+  std::vector<std::string> never;
+  for (const Variant& v : AllVariants()) {
+    if (listed_id.Supports(v) || !all_id.Supports(v)) continue;
+    never.push_back(Spell(v));
+    std::vector<Operands> ops(12);
+    FillEdgeTuples(v, rng, ops);
+    ops.push_back({{0, 0, 0, 0}});  // the likeliest to fold
+    ops.push_back({{1, 1, 1, 1}});
+    for (const Operands& o : ops) cases.push_back({Spell(v), o});
+  }
+  // mad.hi 32/64-bit x4, div/rem 16/64-bit x8, add/min/max packed x6, min/max.relu x4.
+  EXPECT_EQ(never.size(), 22u) << absl::StrJoin(never, " ");
+  const RunRequest request = Request(cases);
+  const RunReply declined = RunOrDie(*listed, request);
+  const RunReply tried = RunOrDie(*all, request);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    EXPECT_EQ(declined.results[i].code, DeclineCode::kUnsupportedVariant)
+        << cases[i].spelling;
+    EXPECT_THAT(MessageOf(declined, i), HasSubstr("for no operands"));
+    EXPECT_EQ(tried.results[i].code, DeclineCode::kNotEvaluable)
+        << cases[i].spelling << " folded: update NeverFolded";
+  }
+}
+
 // Repeated tuples (also where they differ only above an operand's width)
 // are compiled once and answered alike.
 TEST_F(PtxasBackendTest, RepeatedTuplesAnswerAlike) {
@@ -238,9 +281,9 @@ TEST_F(PtxasBackendTest, RepeatedTuplesAnswerAlike) {
   const RunReply reply =
       RunOrDie(*backend, Request({
                              {"add.u16", {{0x1fffe, 3}}},
-                             {"mad.hi.u32", {{1000, 1000, 7}}},
+                             {"div.u32", {{1000, 7}}},
                              {"add.u16", {{0xfffe, 3}}},
-                             {"mad.hi.u32", {{1000, 1000, 7}}},
+                             {"div.u32", {{1000, 7}}},
                              {"add.u16", {{0xfffe, 3, 99, 99}}},
                          }));
   EXPECT_EQ(reply.results[0], (TupleResult{.bits = 1}));
