@@ -24,9 +24,12 @@ struct DecodedBatch {
 // The most tuples one input decodes to.
 inline constexpr size_t kMaxTuplesPerInput = 64;
 
-// Bytes 0..3 (little-endian) pick the variant among AllVariants(); each
-// following 8 bytes are one operand (little-endian, masked to its width),
-// NumSources operands per tuple. Inputs shorter than one tuple are nullopt.
+// The differential fuzzer's input format (fuzz_input.h): the variant's stable
+// id, then operand tuples, masked to their widths; at most
+// kMaxTuplesPerInput are used. So a crash file or corpus entry names its
+// variant by spelling and survives the table growing, and the mutator and
+// seed corpus of the differential fuzzer serve this one too. An input that
+// names no variant or holds no whole tuple is nullopt.
 std::optional<DecodedBatch> DecodeBatch(const uint8_t* data, size_t size);
 
 // A replayable description of the first tuple the two oracles disagree on,
