@@ -47,9 +47,7 @@ absl::StatusOr<int64_t> ParseCount(const std::string& flag, const std::string& t
 absl::StatusOr<std::vector<Variant>> SelectVariants(const ParsedArgs& args) {
   const std::vector<std::string> families = args.All("family");
   for (const std::string& name : families) {
-    bool known = false;
-    for (const FamilyInfo& f : AllFamilies()) known |= f.opcode == name;
-    if (!known) {
+    if (!FamilyByOpcode(name)) {
       return absl::InvalidArgumentError(absl::StrCat("unknown family '", name, "'"));
     }
   }
@@ -78,19 +76,41 @@ absl::StatusOr<std::unique_ptr<WorkerClient>> StartBackend(const ParsedArgs& arg
   auto command = CommandForBackend(backend, worker);
   if (!command.ok()) return command.status();
   if (args.Has("arch")) command->hello_options.emplace_back("arch", args.Get("arch"));
+  auto cuda_driver = CudaDriverFlag(args, backend);
+  if (!cuda_driver.ok()) return cuda_driver.status();
+  if (!cuda_driver->empty()) {
+    command->hello_options.emplace_back("driver_library", *cuda_driver);
+  }
   if (args.Has("timeout")) {
     auto timeout = ParseSeconds(args.Get("timeout"));
     if (!timeout.ok()) return timeout.status();
     command->timeout = *timeout;
   }
   auto client = WorkerClient::Start(*command);
-  if (!client.ok() && (backend == "ptxas" || backend == "cuda")) {
+  // The hints are for NVIDIA's stack, not for someone else's driver.
+  const bool nvidia_cuda = backend == "cuda" && cuda_driver->empty();
+  if (!client.ok() && (backend == "ptxas" || nvidia_cuda)) {
     return absl::FailedPreconditionError(absl::StrCat(
         client.status().message(), "\nhint: ",
         backend == "cuda" ? "without a GPU, try --backend=ptxas (needs only the CUDA toolkit)"
                           : "without the CUDA toolkit, try --backend=oracle"));
   }
   return client;
+}
+
+absl::StatusOr<std::string> CudaDriverFlag(const ParsedArgs& args,
+                                           absl::string_view backend) {
+  if (!args.Has("cuda-driver")) return "";
+  const std::string library = args.Get("cuda-driver");
+  if (backend != "cuda") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--cuda-driver is an option of --backend=cuda, not of '", backend, "'"));
+  }
+  if (library.empty()) {
+    return absl::InvalidArgumentError(
+        "--cuda-driver takes the path of a CUDA driver library");
+  }
+  return library;
 }
 
 absl::StatusOr<Reading> ReadingFlag(const ParsedArgs& args) {
@@ -139,7 +159,7 @@ int RunSweep(const std::vector<std::string>& args, std::ostream& out,
     return kExitBadInput;
   };
   auto parsed = ParseArgs(args, {}, {"backend", "family", "tuples", "seed", "arch",
-                                     "timeout", "batch", "reading"});
+                                     "timeout", "batch", "reading", "cuda-driver"});
   if (!parsed.ok()) return fail(parsed.status());
   if (!parsed->positional.empty()) {
     return fail(absl::InvalidArgumentError(

@@ -21,6 +21,12 @@ namespace ptxdiff {
 // and --timeout.
 absl::StatusOr<std::unique_ptr<WorkerClient>> StartBackend(const ParsedArgs& args);
 
+// --cuda-driver PATH: the CUDA driver library the cuda backend loads instead
+// of libcuda.so.1 (HELLO's driver_library); "" when not given.
+// InvalidArgument with a backend other than cuda.
+absl::StatusOr<std::string> CudaDriverFlag(const ParsedArgs& args,
+                                           absl::string_view backend);
+
 // --reading (spec, the default, or hardware): the oracle reading judged
 // against; InvalidArgument for anything else.
 absl::StatusOr<Reading> ReadingFlag(const ParsedArgs& args);

@@ -32,8 +32,10 @@ constexpr absl::string_view kUsage =
     "      Evaluate one instruction variant on operands with the CPU oracle.\n"
     "      Operands: 0x-prefixed hex, decimal, or negative decimal.\n"
     "      Example: ptxdiff eval 'bfe.s32' 0xf0 4 4\n"
-    "      With --backend=NAME, also run it on NAME (oracle, ptxas, or\n"
-    "      exec:/path/to/worker) and print the verdict; exit 1 on a mismatch.\n"
+    "      With --backend=NAME, also run it on NAME (oracle, ptxas,\n"
+    "      exec:/path/to/worker, or ptx-cmd:'my-tool {ptx} {in} {out}' for a\n"
+    "      tool that runs PTX modules) and print the verdict; exit 1 on a\n"
+    "      mismatch.\n"
     "  variants [--count] [--family NAME] [--json]\n"
     "      List the canonical spellings of the instruction variants.\n"
     "  sweep [--backend NAME] [--family NAME]... [--tuples N] [--seed S]\n"
@@ -61,7 +63,10 @@ constexpr absl::string_view kUsage =
     "eval, sweep, fuzz, repro and minimize take --reading spec|hardware: judge\n"
     "against the PTX ISA text (spec, the default) or the text corrected by\n"
     "known NVIDIA hardware errata (oracle/errata.h). eval shows both readings\n"
-    "where they differ.\n";
+    "where they differ.\n"
+    "\n"
+    "With --backend cuda they also take --cuda-driver PATH: load PATH, any\n"
+    "implementation of the CUDA driver API, instead of NVIDIA's libcuda.so.1.\n";
 
 
 std::string JsonString(absl::string_view s) {
@@ -154,7 +159,8 @@ void PrintEval(const Variant& v, const Operands& ops, Reading reading, bool json
 
 int RunEval(const std::vector<std::string>& args, std::ostream& out,
             std::ostream& err) {
-  auto parsed = ParseArgs(args, {"json"}, {"backend", "arch", "timeout", "reading"});
+  auto parsed =
+      ParseArgs(args, {"json"}, {"backend", "arch", "timeout", "reading", "cuda-driver"});
   if (!parsed.ok()) return Fail(err, "eval", parsed.status());
   auto reading = ReadingFlag(*parsed);
   if (!reading.ok()) return Fail(err, "eval", reading.status());
@@ -192,10 +198,7 @@ int RunVariants(const std::vector<std::string>& args, std::ostream& out,
   const std::string family = parsed->Get("family");
   const bool json = parsed->Has("json");
   std::vector<const Variant*> selected;
-  bool family_known = family.empty();
-  for (const FamilyInfo& f : AllFamilies()) {
-    family_known |= f.opcode == family;
-  }
+  const bool family_known = family.empty() || FamilyByOpcode(family).has_value();
   if (!family_known) {
     std::vector<absl::string_view> names;
     for (const FamilyInfo& f : AllFamilies()) names.push_back(f.opcode);

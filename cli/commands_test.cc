@@ -154,6 +154,17 @@ TEST(BackendCommandsTest, SweepBadInputIsExitTwo) {
   EXPECT_THAT(r.err, HasSubstr("--timeout takes a positive number"));
 }
 
+// --cuda-driver belongs to the cuda backend: with another it is a mistake,
+// not silently ignored.
+TEST(BackendCommandsTest, CudaDriverNeedsTheCudaBackend) {
+  CliRun r = Ptxdiff({"sweep", "--backend", "oracle", "--cuda-driver", "/x/libcuda.so"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--cuda-driver is an option of --backend=cuda, not of 'oracle'"));
+  r = Ptxdiff({"eval", "--backend", "oracle", "--cuda-driver=/x/libcuda.so", "add.s32", "1", "2"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--cuda-driver is an option of --backend=cuda"));
+}
+
 // A backend that disagrees with the oracle on every vadd: the faulty worker
 // behind a wrapper script, as a user's own worker would be plugged in.
 std::string WrongVaddBackend(const std::string& dir) {

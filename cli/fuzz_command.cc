@@ -23,10 +23,12 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "cli/backend_commands.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "cli/triage_commands.h"
 #include "oracle/errata.h"
+#include "fuzzers/differential_target.h"
 #include "fuzzers/seed_corpus.h"
 #include "client/worker_locator.h"
 #include "isa/family_table.h"
@@ -187,7 +189,7 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   auto parsed = ParseArgs(args, {},
                           {"backend", "arch", "max-time", "jobs", "family", "exclude", "dir",
                            "corpus", "mode", "out", "progress-seconds", "timeout",
-                           "reading"});
+                           "reading", "cuda-driver"});
   if (!parsed.ok()) return Fail(err, "fuzz", parsed.status());
   int64_t max_time = 0, jobs = 1, every = 5;
   if (!absl::SimpleAtoi(parsed->Get("max-time", "60"), &max_time) || max_time < 1 ||
@@ -198,9 +200,10 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostrea
                                  "positive whole numbers"));
   }
   for (const std::string& f : parsed->All("family")) {
-    bool known = false;
-    for (const FamilyInfo& info : AllFamilies()) known |= info.opcode == f;
-    if (!known) return Fail(err, "fuzz", absl::InvalidArgumentError(absl::StrCat("unknown family '", f, "'")));
+    if (!FamilyByOpcode(f)) {
+      return Fail(err, "fuzz", absl::InvalidArgumentError(
+                                   absl::StrCat("unknown family '", f, "'")));
+    }
   }
   auto fuzzer = FindFuzzer();
   if (!fuzzer.ok()) return Fail(err, "fuzz", fuzzer.status());
@@ -213,6 +216,8 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     backend = d.name;
     out << "fuzz: backend " << d.name << ": " << d.reason << "\n";
   }
+  const auto cuda_driver = CudaDriverFlag(*parsed, backend);
+  if (!cuda_driver.ok()) return Fail(err, "fuzz", cuda_driver.status());
   const std::string out_dir = parsed->Get("out", "out");
   const std::string triage_dir = parsed->Get("dir", DefaultTriageDir());
   const std::string corpus = parsed->Get("corpus", out_dir + "/corpus/differential");
@@ -231,24 +236,57 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   const std::string dict = out_dir + "/differential.dict";
   (void)WriteFile(dict, FuzzDictionary());
 
-  // The target's configuration travels in the environment.
-  setenv("PTXDIFF_BACKEND", backend.c_str(), 1);
-  setenv("PTXDIFF_TRIAGE_DIR", triage_dir.c_str(), 1);
-  setenv("PTXDIFF_STATS", stats.c_str(), 1);
-  setenv("PTXDIFF_WORKER", worker->c_str(), 1);
-  setenv("PTXDIFF_MODE", parsed->Get("mode", "campaign").c_str(), 1);
-  if (parsed->Has("arch")) setenv("PTXDIFF_ARCH", parsed->Get("arch").c_str(), 1);
-  if (parsed->Has("timeout")) setenv("PTXDIFF_TIMEOUT", parsed->Get("timeout").c_str(), 1);
-  const std::string reading = parsed->Get("reading", "spec");
-  if (!ParseReading(reading)) {
-    return Fail(err, "fuzz", absl::InvalidArgumentError(absl::StrCat(
-                                 "--reading is spec or hardware, not '", reading, "'")));
+  // The target's configuration travels in the environment: the settings
+  // already there (PTXDIFF_CONFIG, PTXDIFF_*), overridden by the flags.
+  absl::StatusOr<FuzzConfig> from_environment = FuzzConfigFromEnvironment();
+  if (!from_environment.ok()) return Fail(err, "fuzz", from_environment.status());
+  FuzzConfig config = *std::move(from_environment);
+  config.backend = backend;
+  config.triage_dir = triage_dir;
+  config.stats_dir = stats;
+  config.worker = *worker;
+  if (parsed->Has("arch")) config.arch = parsed->Get("arch");
+  if (!cuda_driver->empty()) config.cuda_driver = *cuda_driver;
+  if (parsed->Has("mode")) {
+    const std::string mode = parsed->Get("mode");
+    if (mode != "campaign" && mode != "crash") {
+      return Fail(err, "fuzz", absl::InvalidArgumentError(absl::StrCat(
+                                   "--mode is campaign or crash, not '", mode, "'")));
+    }
+    config.mode = mode == "crash" ? FuzzConfig::Mode::kCrash : FuzzConfig::Mode::kCampaign;
   }
-  setenv("PTXDIFF_READING", reading.c_str(), 1);
-  const std::string families = absl::StrJoin(parsed->All("family"), ",");
-  const std::string excluded = absl::StrJoin(parsed->All("exclude"), ",");
-  if (!families.empty()) setenv("PTXDIFF_FAMILIES", families.c_str(), 1);
-  if (!excluded.empty()) setenv("PTXDIFF_EXCLUDE_FAMILIES", excluded.c_str(), 1);
+  if (parsed->Has("timeout") &&
+      (!absl::SimpleAtod(parsed->Get("timeout"), &config.timeout_seconds) ||
+       config.timeout_seconds <= 0)) {
+    return Fail(err, "fuzz", absl::InvalidArgumentError(absl::StrCat(
+                                 "--timeout is a number of seconds, not '",
+                                 parsed->Get("timeout"), "'")));
+  }
+  if (parsed->Has("reading")) {
+    const std::optional<Reading> reading = ParseReading(parsed->Get("reading"));
+    if (!reading) {
+      return Fail(err, "fuzz", absl::InvalidArgumentError(absl::StrCat(
+                                   "--reading is spec or hardware, not '",
+                                   parsed->Get("reading"), "'")));
+    }
+    config.reading = *reading;
+  }
+  if (parsed->Has("family")) config.filter.include.clear();
+  for (const std::string& f : parsed->All("family")) {
+    config.filter.include.push_back(*FamilyByOpcode(f));
+  }
+  if (parsed->Has("exclude")) config.filter.exclude.clear();
+  for (const std::string& f : parsed->All("exclude")) {
+    const std::optional<Family> family = FamilyByOpcode(f);
+    if (!family) {
+      return Fail(err, "fuzz", absl::InvalidArgumentError(
+                                   absl::StrCat("unknown family '", f, "'")));
+    }
+    config.filter.exclude.push_back(*family);
+  }
+  for (const auto& [key, value] : FuzzConfigToPairs(config)) {
+    setenv(key.c_str(), value.c_str(), 1);
+  }
 
   std::vector<std::string> argv = {*fuzzer,
                                    corpus,
@@ -315,9 +353,9 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       << " variants the backend supports (" << Count(p, "agreed") << " agreed, "
       << Count(p, "mismatched") << " mismatched, " << Count(p, "declined") << " declined, "
       << Count(p, "unspecified") << " left open by the spec)\n"
-      << "fuzz:   judged against the " << reading << " reading; "
+      << "fuzz:   judged against the " << ReadingName(config.reading) << " reading; "
       << Count(p, "other_reading") << " disagreements are exactly the "
-      << (reading == "spec" ? "hardware" : "spec")
+      << (config.reading == Reading::kSpec ? "hardware" : "spec")
       << " reading's value (known spec-versus-hardware differences, oracle/errata.h): "
          "counted, not filed\n"
       << ErrataLines(p)

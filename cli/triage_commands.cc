@@ -73,7 +73,7 @@ std::string DefaultTriageDir() {
 }
 
 int RunRepro(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  auto parsed = OneFile(args, {"backend", "arch", "timeout", "reading"});
+  auto parsed = OneFile(args, {"backend", "arch", "timeout", "reading", "cuda-driver"});
   if (!parsed.ok()) return Fail(err, "repro", parsed.status());
   auto reading = ReadingFlag(*parsed);
   if (!reading.ok()) return Fail(err, "repro", reading.status());
@@ -102,7 +102,8 @@ int RunRepro(const std::vector<std::string>& args, std::ostream& out, std::ostre
 
 int RunMinimize(const std::vector<std::string>& args, std::ostream& out,
                 std::ostream& err) {
-  auto parsed = OneFile(args, {"backend", "arch", "timeout", "dir", "reading"});
+  auto parsed =
+      OneFile(args, {"backend", "arch", "timeout", "dir", "reading", "cuda-driver"});
   if (!parsed.ok()) return Fail(err, "minimize", parsed.status());
   auto reading = ReadingFlag(*parsed);
   if (!reading.ok()) return Fail(err, "minimize", reading.status());

@@ -67,11 +67,20 @@ absl::StatusOr<WorkerCommand> CommandForBackend(absl::string_view backend,
       return absl::InvalidArgumentError("exec: needs a path, e.g. exec:/opt/my-worker");
     }
     command.argv = {std::string(backend)};
+  } else if (absl::ConsumePrefix(&backend, "ptx-cmd:")) {
+    // The template goes in HELLO (one key-value line): the worker runs it.
+    if (backend.empty() || absl::StrContains(backend, '\n')) {
+      return absl::InvalidArgumentError(
+          "ptx-cmd: needs a one-line command, e.g. ptx-cmd:'my-tool {ptx} {in} {out}'");
+    }
+    command.argv = {std::string(worker_binary), "--backend=ptx-cmd"};
+    command.hello_options.emplace_back("command", std::string(backend));
   } else if (backend == "oracle" || backend == "ptxas" || backend == "cuda") {
     command.argv = {std::string(worker_binary), absl::StrCat("--backend=", backend)};
   } else {
     return absl::InvalidArgumentError(absl::StrCat(
-        "unknown backend '", backend, "'; use oracle, ptxas, cuda, or exec:/path/to/worker"));
+        "unknown backend '", backend, "'; use oracle, ptxas, cuda, or exec:/path/to/worker "
+        "(or ptx-cmd:'my-tool {ptx} {in} {out}' for a tool that runs PTX modules)"));
   }
   return command;
 }

@@ -36,7 +36,9 @@ struct WorkerCommand {
 };
 
 // The command for a backend name: "oracle" or "ptxas" run `worker_binary
-// --backend=NAME`; "exec:/path/to/worker" runs that executable.
+// --backend=NAME`; "exec:/path/to/worker" runs that executable;
+// "ptx-cmd:TEMPLATE" runs `worker_binary --backend=ptx-cmd` with the HELLO
+// option command=TEMPLATE (docs/kernel-abi.md).
 absl::StatusOr<WorkerCommand> CommandForBackend(absl::string_view backend,
                                                 absl::string_view worker_binary);
 

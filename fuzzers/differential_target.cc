@@ -11,37 +11,31 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "fuzzers/fuzz_input.h"
 #include "harness/semantic_classes.h"
 #include "client/worker_locator.h"
+#include "common/status_macros.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
 
 namespace ptxdiff {
 namespace {
 
-constexpr const char* kKeys[] = {
-    "PTXDIFF_BACKEND", "PTXDIFF_ARCH",    "PTXDIFF_TRIAGE_DIR",
-    "PTXDIFF_MODE",    "PTXDIFF_FAMILIES", "PTXDIFF_EXCLUDE_FAMILIES",
-    "PTXDIFF_TIMEOUT", "PTXDIFF_STATS",   "PTXDIFF_WORKER",
-    "PTXDIFF_IN_FLIGHT", "PTXDIFF_BATCH", "PTXDIFF_SYSTEMATIC", "PTXDIFF_READING"};
-
 absl::StatusOr<std::vector<Family>> ParseFamilies(const std::string& key,
                                                   const std::string& list) {
   std::vector<Family> out;
   for (absl::string_view name : absl::StrSplit(list, ',', absl::SkipWhitespace())) {
     name = absl::StripAsciiWhitespace(name);
-    bool found = false;
-    for (const FamilyInfo& f : AllFamilies()) {
-      if (f.opcode == name) out.push_back(f.family), found = true;
-    }
-    if (!found) {
+    const std::optional<Family> family = FamilyByOpcode(name);
+    if (!family) {
       return absl::InvalidArgumentError(
           absl::StrCat(key, ": unknown family '", name, "'"));
     }
+    out.push_back(*family);
   }
   return out;
 }
@@ -55,66 +49,140 @@ absl::StatusOr<std::vector<Family>> ParseFamilies(const std::string& key,
   std::abort();
 }
 
+absl::Status Invalid(absl::string_view key, absl::string_view expected,
+                     absl::string_view value) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(key, " is ", expected, ", not '", value, "'"));
+}
+
+std::string FamilyList(const std::vector<Family>& families) {
+  return absl::StrJoin(families, ",", [](std::string* out, Family f) {
+    absl::StrAppend(out, InfoOf(f).opcode);
+  });
+}
+
+// Every setting of a campaign: its one name, how it is read, and how it is
+// written back (FuzzConfigToPairs), so that a key is spelled only here.
+struct Setting {
+  absl::string_view key;
+  absl::Status (*read)(const std::string& value, FuzzConfig& c);
+  std::string (*write)(const FuzzConfig& c);
+};
+
+const Setting kSettings[] = {
+    {"PTXDIFF_BACKEND",
+     [](const std::string& v, FuzzConfig& c) { return c.backend = v, absl::OkStatus(); },
+     [](const FuzzConfig& c) { return c.backend; }},
+    {"PTXDIFF_ARCH",
+     [](const std::string& v, FuzzConfig& c) { return c.arch = v, absl::OkStatus(); },
+     [](const FuzzConfig& c) { return c.arch; }},
+    {"PTXDIFF_CUDA_DRIVER",
+     [](const std::string& v, FuzzConfig& c) { return c.cuda_driver = v, absl::OkStatus(); },
+     [](const FuzzConfig& c) { return c.cuda_driver; }},
+    {"PTXDIFF_TRIAGE_DIR",
+     [](const std::string& v, FuzzConfig& c) { return c.triage_dir = v, absl::OkStatus(); },
+     [](const FuzzConfig& c) { return c.triage_dir; }},
+    {"PTXDIFF_MODE",
+     [](const std::string& v, FuzzConfig& c) {
+       if (v != "campaign" && v != "crash") {
+         return Invalid("PTXDIFF_MODE", "campaign or crash", v);
+       }
+       c.mode = v == "crash" ? FuzzConfig::Mode::kCrash : FuzzConfig::Mode::kCampaign;
+       return absl::OkStatus();
+     },
+     [](const FuzzConfig& c) {
+       return std::string(c.mode == FuzzConfig::Mode::kCrash ? "crash" : "campaign");
+     }},
+    {"PTXDIFF_FAMILIES",
+     [](const std::string& v, FuzzConfig& c) {
+       PTXDIFF_ASSIGN_OR_RETURN(c.filter.include, ParseFamilies("PTXDIFF_FAMILIES", v));
+       return absl::OkStatus();
+     },
+     [](const FuzzConfig& c) { return FamilyList(c.filter.include); }},
+    {"PTXDIFF_EXCLUDE_FAMILIES",
+     [](const std::string& v, FuzzConfig& c) {
+       PTXDIFF_ASSIGN_OR_RETURN(c.filter.exclude,
+                                ParseFamilies("PTXDIFF_EXCLUDE_FAMILIES", v));
+       return absl::OkStatus();
+     },
+     [](const FuzzConfig& c) { return FamilyList(c.filter.exclude); }},
+    {"PTXDIFF_TIMEOUT",
+     [](const std::string& v, FuzzConfig& c) {
+       if (!absl::SimpleAtod(v, &c.timeout_seconds) || c.timeout_seconds <= 0) {
+         return Invalid("PTXDIFF_TIMEOUT", "a number of seconds", v);
+       }
+       return absl::OkStatus();
+     },
+     [](const FuzzConfig& c) { return absl::StrCat(c.timeout_seconds); }},
+    {"PTXDIFF_STATS",
+     [](const std::string& v, FuzzConfig& c) { return c.stats_dir = v, absl::OkStatus(); },
+     [](const FuzzConfig& c) { return c.stats_dir; }},
+    {"PTXDIFF_WORKER",
+     [](const std::string& v, FuzzConfig& c) { return c.worker = v, absl::OkStatus(); },
+     [](const FuzzConfig& c) { return c.worker; }},
+    {"PTXDIFF_IN_FLIGHT",
+     [](const std::string& v, FuzzConfig& c) {
+       if (!absl::SimpleAtoi(v, &c.in_flight) || c.in_flight < 1 || c.in_flight > 16) {
+         return Invalid("PTXDIFF_IN_FLIGHT", "1..16 batches", v);
+       }
+       return absl::OkStatus();
+     },
+     [](const FuzzConfig& c) { return absl::StrCat(c.in_flight); }},
+    {"PTXDIFF_BATCH",
+     [](const std::string& v, FuzzConfig& c) {
+       if (!absl::SimpleAtoi(v, &c.batch_size) || c.batch_size < 0 ||
+           c.batch_size > kMaxTuplesPerBatch) {
+         return Invalid("PTXDIFF_BATCH", "a number of tuples (0: by backend)", v);
+       }
+       return absl::OkStatus();
+     },
+     [](const FuzzConfig& c) { return absl::StrCat(c.batch_size); }},
+    {"PTXDIFF_SYSTEMATIC",
+     [](const std::string& v, FuzzConfig& c) {
+       if (v != "0" && v != "1") return Invalid("PTXDIFF_SYSTEMATIC", "0 or 1", v);
+       c.systematic = v == "1";
+       return absl::OkStatus();
+     },
+     [](const FuzzConfig& c) { return std::string(c.systematic ? "1" : "0"); }},
+    {"PTXDIFF_READING",
+     [](const std::string& v, FuzzConfig& c) {
+       const std::optional<Reading> reading = ParseReading(v);
+       if (!reading) return Invalid("PTXDIFF_READING", "spec or hardware", v);
+       c.reading = *reading;
+       return absl::OkStatus();
+     },
+     [](const FuzzConfig& c) { return std::string(ReadingName(c.reading)); }},
+};
+
+const Setting* FindSetting(absl::string_view key) {
+  for (const Setting& setting : kSettings) {
+    if (setting.key == key) return &setting;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 absl::StatusOr<FuzzConfig> FuzzConfigFromPairs(
     const std::vector<std::pair<std::string, std::string>>& pairs) {
   FuzzConfig c;
   for (const auto& [key, value] : pairs) {
-    if (key == "PTXDIFF_BACKEND") {
-      c.backend = value;
-    } else if (key == "PTXDIFF_ARCH") {
-      c.arch = value;
-    } else if (key == "PTXDIFF_TRIAGE_DIR") {
-      c.triage_dir = value;
-    } else if (key == "PTXDIFF_MODE") {
-      if (value != "campaign" && value != "crash") {
-        return absl::InvalidArgumentError(
-            absl::StrCat("PTXDIFF_MODE is campaign or crash, not '", value, "'"));
-      }
-      c.mode = value == "crash" ? FuzzConfig::Mode::kCrash : FuzzConfig::Mode::kCampaign;
-    } else if (key == "PTXDIFF_FAMILIES" || key == "PTXDIFF_EXCLUDE_FAMILIES") {
-      auto families = ParseFamilies(key, value);
-      if (!families.ok()) return families.status();
-      (key == "PTXDIFF_FAMILIES" ? c.filter.include : c.filter.exclude) = *families;
-    } else if (key == "PTXDIFF_TIMEOUT") {
-      if (!absl::SimpleAtod(value, &c.timeout_seconds) || c.timeout_seconds <= 0) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("PTXDIFF_TIMEOUT is a number of seconds, not '", value, "'"));
-      }
-    } else if (key == "PTXDIFF_STATS") {
-      c.stats_dir = value;
-    } else if (key == "PTXDIFF_WORKER") {
-      c.worker = value;
-    } else if (key == "PTXDIFF_IN_FLIGHT") {
-      if (!absl::SimpleAtoi(value, &c.in_flight) || c.in_flight < 1 || c.in_flight > 16) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("PTXDIFF_IN_FLIGHT is 1..16 batches, not '", value, "'"));
-      }
-    } else if (key == "PTXDIFF_BATCH") {
-      if (!absl::SimpleAtoi(value, &c.batch_size) || c.batch_size < 1 ||
-          c.batch_size > kMaxTuplesPerBatch) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("PTXDIFF_BATCH is a number of tuples, not '", value, "'"));
-      }
-    } else if (key == "PTXDIFF_READING") {
-      const std::optional<Reading> reading = ParseReading(value);
-      if (!reading) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("PTXDIFF_READING is spec or hardware, not '", value, "'"));
-      }
-      c.reading = *reading;
-    } else if (key == "PTXDIFF_SYSTEMATIC") {
-      if (value != "0" && value != "1") {
-        return absl::InvalidArgumentError(
-            absl::StrCat("PTXDIFF_SYSTEMATIC is 0 or 1, not '", value, "'"));
-      }
-      c.systematic = value == "1";
-    } else {
+    const Setting* setting = FindSetting(key);
+    if (setting == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat("unknown setting ", key));
     }
+    PTXDIFF_RETURN_IF_ERROR(setting->read(value, c));
   }
   return c;
+}
+
+std::vector<std::pair<std::string, std::string>> FuzzConfigToPairs(
+    const FuzzConfig& config) {
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (const Setting& setting : kSettings) {
+    pairs.emplace_back(setting.key, setting.write(config));
+  }
+  return pairs;
 }
 
 absl::StatusOr<FuzzConfig> FuzzConfigFromEnvironment() {
@@ -135,8 +203,11 @@ absl::StatusOr<FuzzConfig> FuzzConfigFromEnvironment() {
                          std::string(absl::StripAsciiWhitespace(l.substr(eq + 1))));
     }
   }
-  for (const char* key : kKeys) {
-    if (const char* value = std::getenv(key)) pairs.emplace_back(key, value);
+  for (const Setting& setting : kSettings) {
+    const std::string key(setting.key);
+    if (const char* value = std::getenv(key.c_str())) {
+      pairs.emplace_back(key, value);
+    }
   }
   return FuzzConfigFromPairs(pairs);
 }
@@ -153,6 +224,9 @@ absl::StatusOr<std::unique_ptr<DifferentialTarget>> DifferentialTarget::Create(
   auto command = CommandForBackend(config.backend, worker);
   if (!command.ok()) return command.status();
   if (!config.arch.empty()) command->hello_options.emplace_back("arch", config.arch);
+  if (!config.cuda_driver.empty()) {
+    command->hello_options.emplace_back("driver_library", config.cuda_driver);
+  }
   command->timeout = absl::Seconds(config.timeout_seconds);
   if (config.mode == FuzzConfig::Mode::kCrash) {
     auto client = WorkerClient::Start(*command);

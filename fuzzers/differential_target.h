@@ -12,8 +12,11 @@
 // Configuration comes from the environment (libFuzzer owns the command line)
 // or from a file named by PTXDIFF_CONFIG with the same KEY=VALUE names:
 //
-//   PTXDIFF_BACKEND          oracle | ptxas | cuda | exec:/path (default: best here)
+//   PTXDIFF_BACKEND          oracle | ptxas | cuda | exec:/path |
+//                            ptx-cmd:'tool {ptx} {in} {out}' (default: best here)
 //   PTXDIFF_ARCH             e.g. sm_90, passed to the backend
+//   PTXDIFF_CUDA_DRIVER      cuda backend: the driver library to load instead
+//                            of libcuda.so.1 (HELLO's driver_library)
 //   PTXDIFF_TRIAGE_DIR       default out/triage
 //   PTXDIFF_MODE             campaign (default) | crash
 //   PTXDIFF_FAMILIES         comma-separated opcodes to fuzz (default all)
@@ -50,6 +53,7 @@ struct FuzzConfig {
   enum class Mode { kCampaign, kCrash };
   std::string backend;  // empty: ChooseDefaultBackend()
   std::string arch;
+  std::string cuda_driver;  // empty: libcuda.so.1
   std::string triage_dir = "out/triage";
   Mode mode = Mode::kCampaign;
   VariantFilter filter;
@@ -68,6 +72,11 @@ absl::StatusOr<FuzzConfig> FuzzConfigFromEnvironment();
 // The same from KEY=VALUE pairs (used by the above and by tests).
 absl::StatusOr<FuzzConfig> FuzzConfigFromPairs(
     const std::vector<std::pair<std::string, std::string>>& pairs);
+// Every setting of `config`, as the pairs FuzzConfigFromPairs reads back:
+// how `ptxdiff fuzz` hands its flags to the fuzz processes (through their
+// environment).
+std::vector<std::pair<std::string, std::string>> FuzzConfigToPairs(
+    const FuzzConfig& config);
 
 // Counters a campaign reports (ptxdiff fuzz reads them from the stats file).
 struct FuzzStats {

@@ -56,6 +56,38 @@ TEST(FuzzConfigTest, ParsesAndRejectsSettings) {
               HasSubstr("PTXDIFF_TIMEOUT"));
 }
 
+// What `ptxdiff fuzz` writes into the fuzz processes' environment reads
+// back as the same configuration, every setting included.
+TEST(FuzzConfigTest, PairsRoundTrip) {
+  FuzzConfig c;
+  c.backend = "exec:/opt/w";
+  c.arch = "sm_80";
+  c.cuda_driver = "/opt/libcuda.so";
+  c.triage_dir = "t";
+  c.mode = FuzzConfig::Mode::kCrash;
+  c.filter.include = {Family::kBfe, Family::kVisaShl};
+  c.filter.exclude = {Family::kVadd};
+  c.timeout_seconds = 2.5;
+  c.stats_dir = "s";
+  c.worker = "/w";
+  c.in_flight = 3;
+  c.batch_size = 777;
+  c.systematic = false;
+  c.reading = Reading::kHardware;
+  const auto pairs = FuzzConfigToPairs(c);
+  auto back = FuzzConfigFromPairs(pairs);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(FuzzConfigToPairs(*back), pairs);
+  EXPECT_EQ(back->filter.include, c.filter.include);
+  EXPECT_EQ(back->mode, FuzzConfig::Mode::kCrash);
+  EXPECT_EQ(back->reading, Reading::kHardware);
+  EXPECT_EQ(back->batch_size, 777);
+  // The defaults survive the trip too (batch 0 means "by backend").
+  auto defaults = FuzzConfigFromPairs(FuzzConfigToPairs(FuzzConfig{}));
+  ASSERT_TRUE(defaults.ok()) << defaults.status();
+  EXPECT_EQ(FuzzConfigToPairs(*defaults), FuzzConfigToPairs(FuzzConfig{}));
+}
+
 TEST(DifferentialTargetTest, CampaignFilesOnceAndCountsRepeats) {
   const std::string dir = FreshDir("campaign");
   FuzzConfig config;

@@ -246,6 +246,13 @@ const FamilyInfo& InfoOf(Family f) {
   return AllFamilies()[static_cast<int>(f)];
 }
 
+std::optional<Family> FamilyByOpcode(absl::string_view opcode) {
+  for (const FamilyInfo& info : AllFamilies()) {
+    if (info.opcode == opcode) return info.family;
+  }
+  return std::nullopt;
+}
+
 bool IsVideo(Family f) { return f >= Family::kVadd && f <= Family::kVset; }
 
 void ForEachVariant(Family family, absl::FunctionRef<void(const Variant&)> fn) {

@@ -10,6 +10,7 @@
 #define PTXDIFF_ISA_FAMILY_TABLE_H_
 
 #include <cstdint>
+#include <optional>
 #include <span>
 
 #include <vector>
@@ -69,6 +70,8 @@ struct FamilyInfo {
 // Every family, in Family order.
 std::span<const FamilyInfo> AllFamilies();
 const FamilyInfo& InfoOf(Family f);
+// The family whose opcode is `opcode` ("add", "visa.shl"), if any.
+std::optional<Family> FamilyByOpcode(absl::string_view opcode);
 
 // Calls `fn` with every legal variant of `f`, in a fixed order.
 void ForEachVariant(Family f, absl::FunctionRef<void(const Variant&)> fn);

@@ -3,6 +3,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "worker/backends/oracle/oracle_backend.h"
+#include "worker/backends/ptx_cmd/ptx_cmd_backend.h"
 #include "worker/backends/ptxas/ptxas_backend.h"
 #if defined(PTXDIFF_HAVE_CUDA_BACKEND)
 #include "worker/backends/cuda/cuda_backend.h"
@@ -14,6 +15,7 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(absl::string_view name,
                                                      const KeyValues& options) {
   if (name == "oracle") return MakeOracleBackend();
   if (name == "ptxas") return MakePtxasBackend(options);
+  if (name == "ptx-cmd") return MakePtxCmdBackend(options);
 #if defined(PTXDIFF_HAVE_CUDA_BACKEND)
   if (name == "cuda") return MakeCudaBackend(options);
 #else
@@ -24,7 +26,8 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(absl::string_view name,
   }
 #endif
   return absl::NotFoundError(
-      absl::StrCat("unknown backend '", name, "'; built in: oracle, ptxas, cuda"));
+      absl::StrCat("unknown backend '", name,
+                   "'; built in: oracle, ptxas, cuda, ptx-cmd"));
 }
 
 }  // namespace ptxdiff

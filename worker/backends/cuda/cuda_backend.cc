@@ -99,6 +99,26 @@ std::string Excerpt(absl::string_view text) {
   return absl::StrCat(text.substr(0, kMaxLogInDecline), " ...");
 }
 
+// "CUDA 13.0 driver at /usr/lib/x86_64-linux-gnu/libcuda.so.1": the version
+// the driver reports and the library it was loaded from, so that a finding
+// says which implementation of the driver API produced it.
+std::string DriverIdentity(absl::string_view version,
+                           absl::string_view location) {
+  if (location.empty()) return absl::StrCat("CUDA ", version);
+  return absl::StrCat("CUDA ", version, " driver at ", location);
+}
+
+// Another driver library's images are not NVIDIA's (nor is its version
+// numbering), so it gets a cache directory of its own.
+std::string CacheDirForDriver(const std::string& cache_dir,
+                              const std::string& driver_library) {
+  if (cache_dir.empty() || driver_library == kDefaultCudaDriverLibrary) {
+    return cache_dir;
+  }
+  return absl::StrCat(cache_dir, "/driver-",
+                      absl::Hex(Fnv1a64(driver_library), absl::kZeroPad16));
+}
+
 // A JIT rejection (the code, not the machine), as opposed to a failure.
 bool IsRejection(const absl::Status& status) {
   const std::optional<CUresult> result = CudaResultOf(status);
@@ -170,8 +190,9 @@ absl::Status CudaBackend::Init() {
   }
   target_ = *target;
   max_ptx_ = MaxPtxOfDriver(context_->driver_version());
-  cache_ =
-      std::make_unique<ModuleCache>(*driver_, ImageCache(options_.cache_dir));
+  cache_ = std::make_unique<ModuleCache>(
+      *driver_, ImageCache(CacheDirForDriver(options_.cache_dir,
+                                             options_.driver_library)));
   PTXDIFF_ASSIGN_OR_RETURN(
       pipeline_,
       StagePipeline::Create(
@@ -189,7 +210,7 @@ absl::Status CudaBackend::Init() {
                                 KernelModeName(options_.mode),
                                 " mode (ptxdiff built with CUDA ",
                                 CudaVersionText(CUDA_VERSION), ")"),
-      .driver = absl::StrCat("CUDA ", driver),
+      .driver = DriverIdentity(driver, driver_->Location()),
       .device = context_->Describe(),
       .supports = Supports(),
   };
@@ -414,7 +435,13 @@ absl::StatusOr<CudaBackendOptions> ParseCudaBackendOptions(
   CudaBackendOptions parsed;
   parsed.cache_dir = DefaultCacheDir();
   for (const auto& [key, value] : options) {
-    if (key == "device") {
+    if (key == "driver_library") {
+      if (value.empty()) {
+        return absl::InvalidArgumentError(
+            "option driver_library=: expected the path of a CUDA driver library");
+      }
+      parsed.driver_library = value;
+    } else if (key == "device") {
       PTXDIFF_ASSIGN_OR_RETURN(parsed.device, ParseInt(key, value, 0, 1023));
     } else if (key == "mode") {
       const std::optional<KernelMode> mode = ParseKernelMode(value);
@@ -456,7 +483,8 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeCudaBackend(
                            ParseCudaBackendOptions(options));
   absl::Status status;
   if (driver == nullptr) {
-    absl::StatusOr<std::unique_ptr<CudaDriver>> loaded = LoadCudaDriver();
+    absl::StatusOr<std::unique_ptr<CudaDriver>> loaded =
+        LoadCudaDriver(parsed.driver_library);
     if (loaded.ok()) driver = std::move(*loaded);
     status = loaded.status();
   }
@@ -467,9 +495,14 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeCudaBackend(
     status = backend->Init();
   }
   if (absl::IsFailedPrecondition(status)) {
+    // The hint is for NVIDIA's driver; another library's author wants only
+    // what went wrong with it.
+    const bool nvidia = parsed.driver_library == kDefaultCudaDriverLibrary;
     return absl::FailedPreconditionError(absl::StrCat(
         "the cuda backend cannot run here: ", status.message(),
-        ". Without a GPU, --backend=ptxas tests ptxas's constant folding"));
+        nvidia ? ". Without a GPU, --backend=ptxas tests ptxas's constant "
+                 "folding"
+               : ""));
   }
   if (!status.ok()) return status;
   return backend;

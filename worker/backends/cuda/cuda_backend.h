@@ -7,6 +7,8 @@
 // (pipeline.h), one launch per variant group and stage.
 //
 // Options (HELLO key-values; unknown keys are ignored):
+//   driver_library=PATH      the CUDA driver API implementation to load
+//                            (default libcuda.so.1, NVIDIA's driver)
 //   device=N                 the GPU (default 0); one worker per GPU
 //   mode=register|immediate  operands from memory (default) or as immediates
 //   cache_dir=PATH           compiled kernels (default $XDG_CACHE_HOME/ptxdiff
@@ -51,6 +53,7 @@ inline constexpr int kExitDeviceFault = 5;    // the context is lost
 inline constexpr int kExitKernelTimeout = 6;  // a kernel did not finish
 
 struct CudaBackendOptions {
+  std::string driver_library = kDefaultCudaDriverLibrary;
   int device = 0;
   KernelMode mode = KernelMode::kRegister;
   std::string cache_dir;  // empty: no disk cache
@@ -72,9 +75,10 @@ using FatalHandler =
 // `exit_code` at once (no destructors: they would call into a lost context).
 [[noreturn]] void ExitWorker(int exit_code, const std::string& message);
 
-// The backend on `driver` (nullptr: the real driver, LoadCudaDriver()).
-// Fails at once where CUDA cannot run: FailedPrecondition whose message names
-// libcuda.so.1 or cuInit's error, and suggests --backend=ptxas.
+// The backend on `driver` (nullptr: the real driver,
+// LoadCudaDriver(driver_library)). Fails at once where CUDA cannot run:
+// FailedPrecondition whose message names the driver library or cuInit's
+// error, and suggests --backend=ptxas.
 absl::StatusOr<std::unique_ptr<Backend>> MakeCudaBackend(
     const KeyValues& options, std::unique_ptr<CudaDriver> driver = nullptr,
     FatalHandler on_fatal = ExitWorker);

@@ -152,7 +152,9 @@ TEST(CudaBackendOptionsTest, DefaultsAndErrors) {
   EXPECT_EQ(options->mode, KernelMode::kRegister);
   EXPECT_EQ(options->kernel_timeout, absl::Seconds(10));
   EXPECT_EQ(options->stage_tuples, 1u << 20);
-  auto set = ParseCudaBackendOptions({{"device", "3"},
+  EXPECT_EQ(options->driver_library, "libcuda.so.1");
+  auto set = ParseCudaBackendOptions({{"driver_library", "/opt/my/libcuda.so"},
+                                      {"device", "3"},
                                       {"mode", "immediate"},
                                       {"cache_dir", "/c"},
                                       {"kernel_timeout_ms", "250"},
@@ -160,6 +162,7 @@ TEST(CudaBackendOptionsTest, DefaultsAndErrors) {
                                       {"immediate_group", "8"},
                                       {"max_modules", "5"}});
   ASSERT_TRUE(set.ok());
+  EXPECT_EQ(set->driver_library, "/opt/my/libcuda.so");
   EXPECT_EQ(set->device, 3);
   EXPECT_EQ(set->mode, KernelMode::kImmediate);
   EXPECT_EQ(set->cache_dir, "/c");
@@ -169,6 +172,7 @@ TEST(CudaBackendOptionsTest, DefaultsAndErrors) {
   EXPECT_EQ(set->max_modules, 5u);
   for (const auto& [key, value] :
        std::vector<std::pair<std::string, std::string>>{
+           {"driver_library", ""},
            {"device", "-1"},
            {"device", "x"},
            {"mode", "fast"},
@@ -501,6 +505,39 @@ TEST(CudaBackendTest, RestartedWorkerDoesNotRecompile) {
   std::filesystem::remove_all(dir);
 }
 
+// Another driver library's images are kept apart from NVIDIA's: a kernel
+// compiled by one is never loaded into the other.
+TEST(CudaBackendTest, AnotherDriverLibraryCompilesIntoItsOwnCache) {
+  const std::string dir =
+      absl::StrCat(testing::TempDir(), "/cuda_backend_driver_", getpid());
+  std::filesystem::remove_all(dir);
+  const RunRequest request = Batch({"add.s32"}, {3});
+  {
+    Rig rig;
+    ASSERT_TRUE(rig.Make({{"cache_dir", dir}}).ok());
+    RunReply reply;
+    ASSERT_TRUE(rig.backend->Run(request, reply).ok());
+  }
+  Rig rig;
+  ASSERT_TRUE(
+      rig.Make({{"cache_dir", dir}, {"driver_library", "/opt/libmycuda.so"}})
+          .ok());
+  RunReply reply;
+  ASSERT_TRUE(rig.backend->Run(request, reply).ok());
+  ExpectOracleResults(request, reply);
+  EXPECT_EQ(rig.fake->CallCount("LinkCreate"), 1);
+  int driver_dirs = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename();
+    if (name.rfind("driver-", 0) == 0) {
+      ++driver_dirs;
+      EXPECT_FALSE(std::filesystem::is_empty(entry.path() / "cuda")) << name;
+    }
+  }
+  EXPECT_EQ(driver_dirs, 1);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(CudaBackendTest, ModulesBeyondTheLimitAreUnloadedBetweenBatches) {
   Rig rig;
   ASSERT_TRUE(rig.Make({{"max_modules", "2"}}).ok());
@@ -582,6 +619,20 @@ TEST(CudaBackendTest, RealDriverWithoutAGpuFailsFast) {
               AllOf(testing::AnyOf(HasSubstr("libcuda.so.1"),
                                    HasSubstr("cuInit(0) returned")),
                     HasSubstr("--backend=ptxas")));
+}
+
+// A driver library of the user's own that does not load: its path and the
+// loader's reason, without the hint meant for machines without NVIDIA's.
+TEST(CudaBackendTest, AnotherDriverLibraryThatDoesNotLoad) {
+  auto made = MakeCudaBackend(
+      {{"cache_dir", ""}, {"driver_library", "/nonexistent/libmycuda.so"}});
+  ASSERT_FALSE(made.ok());
+  EXPECT_EQ(made.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(made.status().message()),
+              AllOf(HasSubstr("the cuda backend cannot run here: cannot load "
+                              "the CUDA driver library "
+                              "/nonexistent/libmycuda.so ("),
+                    Not(HasSubstr("--backend=ptxas"))));
 }
 
 // Errors that leave the context usable fail the batch only.

@@ -2,6 +2,8 @@
 
 #include <cudaTypedefs.h>
 #include <dlfcn.h>
+#include <link.h>
+#include <stdlib.h>
 
 #include <memory>
 #include <optional>
@@ -13,49 +15,30 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "common/status_macros.h"
+#include "worker/backends/cuda/driver_entry_points.h"
 
 namespace ptxdiff {
 namespace {
 
 constexpr absl::string_view kResultPayload = "ptxdiff/cuda-result";
 
-// Every entry point resolved through cuGetProcAddress: the method, the symbol
-// without its ABI suffix (the driver picks the suffix from kCudaAbiVersion),
-// and the function type of that ABI. cuInit and cuGetErrorName are found with
-// dlsym instead (their ABI has never changed), so that a driver whose
-// cuGetProcAddress does not work still explains itself through cuInit.
-#define PTXDIFF_CUDA_ENTRY_POINTS(X)                                         \
-  X(DriverGetVersion, "cuDriverGetVersion", PFN_cuDriverGetVersion_v2020)    \
-  X(DeviceGetCount, "cuDeviceGetCount", PFN_cuDeviceGetCount_v2000)          \
-  X(DeviceGet, "cuDeviceGet", PFN_cuDeviceGet_v2000)                         \
-  X(DeviceGetName, "cuDeviceGetName", PFN_cuDeviceGetName_v2000)             \
-  X(DeviceGetAttribute, "cuDeviceGetAttribute",                              \
-    PFN_cuDeviceGetAttribute_v2000)                                          \
-  X(DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain",                      \
-    PFN_cuDevicePrimaryCtxRetain_v7000)                                      \
-  X(DevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease",                    \
-    PFN_cuDevicePrimaryCtxRelease_v11000)                                    \
-  X(CtxSetCurrent, "cuCtxSetCurrent", PFN_cuCtxSetCurrent_v4000)             \
-  X(LinkCreate, "cuLinkCreate", PFN_cuLinkCreate_v6050)                      \
-  X(LinkAddData, "cuLinkAddData", PFN_cuLinkAddData_v6050)                   \
-  X(LinkComplete, "cuLinkComplete", PFN_cuLinkComplete_v5050)                \
-  X(LinkDestroy, "cuLinkDestroy", PFN_cuLinkDestroy_v5050)                   \
-  X(ModuleLoadDataEx, "cuModuleLoadDataEx", PFN_cuModuleLoadDataEx_v2010)    \
-  X(ModuleUnload, "cuModuleUnload", PFN_cuModuleUnload_v2000)                \
-  X(ModuleGetFunction, "cuModuleGetFunction", PFN_cuModuleGetFunction_v2000) \
-  X(MemAlloc, "cuMemAlloc", PFN_cuMemAlloc_v3020)                            \
-  X(MemFree, "cuMemFree", PFN_cuMemFree_v3020)                               \
-  X(MemHostAlloc, "cuMemHostAlloc", PFN_cuMemHostAlloc_v2020)                \
-  X(MemFreeHost, "cuMemFreeHost", PFN_cuMemFreeHost_v2000)                   \
-  X(MemcpyHtoDAsync, "cuMemcpyHtoDAsync", PFN_cuMemcpyHtoDAsync_v3020)       \
-  X(MemcpyDtoHAsync, "cuMemcpyDtoHAsync", PFN_cuMemcpyDtoHAsync_v3020)       \
-  X(StreamCreate, "cuStreamCreate", PFN_cuStreamCreate_v2000)                \
-  X(StreamDestroy, "cuStreamDestroy", PFN_cuStreamDestroy_v4000)             \
-  X(StreamQuery, "cuStreamQuery", PFN_cuStreamQuery_v2000)                   \
-  X(StreamSynchronize, "cuStreamSynchronize", PFN_cuStreamSynchronize_v2000) \
-  X(LaunchKernel, "cuLaunchKernel", PFN_cuLaunchKernel_v4000)
+// The file the loader opened for `handle`, absolute and without symlinks
+// (libcuda.so.1 becomes e.g. /usr/lib/x86_64-linux-gnu/libcuda.so.580.65.06),
+// or `library` if it cannot say.
+std::string LoadedPath(void* handle, const std::string& library) {
+  const link_map* map = nullptr;
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr ||
+      map->l_name == nullptr || map->l_name[0] == '\0') {
+    return library;
+  }
+  char* resolved = realpath(map->l_name, nullptr);
+  if (resolved == nullptr) return map->l_name;
+  std::string path = resolved;
+  free(resolved);
+  return path;
+}
 
-// The driver in libcuda.so.1. The library is never closed: the driver keeps
+// The driver in libcuda.so.1 (or the library named instead). The library is never closed: the driver keeps
 // threads and the primary context alive until the process exits.
 class RealCudaDriver : public CudaDriver {
  public:
@@ -157,6 +140,8 @@ class RealCudaDriver : public CudaDriver {
                          block_z, shared_bytes, stream, params, extra);
   }
 
+  std::string Location() const override { return location_; }
+
   // Fills the entry points from `library`, as LoadCudaDriver describes.
   absl::Status Load(const std::string& library);
 
@@ -170,6 +155,7 @@ class RealCudaDriver : public CudaDriver {
   }
 
   void* handle_ = nullptr;
+  std::string location_;
   PFN_cuGetProcAddress_v12000 get_proc_address_ = nullptr;
   PFN_cuInit_v2000 init_ = nullptr;
   PFN_cuGetErrorName_v6000 get_error_name_ = nullptr;
@@ -183,10 +169,16 @@ absl::Status RealCudaDriver::Load(const std::string& library) {
   handle_ = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle_ == nullptr) {
     const char* why = dlerror();
+    const std::string detail =
+        absl::StrCat(" (", why ? why : "unknown dlopen error", ")");
+    if (library == kDefaultCudaDriverLibrary) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "cannot load ", library, detail, ": no NVIDIA driver on this machine"));
+    }
     return absl::FailedPreconditionError(absl::StrCat(
-        "cannot load ", library, " (", why ? why : "unknown dlopen error",
-        "): no NVIDIA driver on this machine"));
+        "cannot load the CUDA driver library ", library, detail));
   }
+  location_ = LoadedPath(handle_, library);
   init_ = reinterpret_cast<PFN_cuInit_v2000>(dlsym(handle_, "cuInit"));
   get_error_name_ = reinterpret_cast<PFN_cuGetErrorName_v6000>(
       dlsym(handle_, "cuGetErrorName"));

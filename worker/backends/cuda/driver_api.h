@@ -35,6 +35,10 @@ class CudaDriver {
  public:
   virtual ~CudaDriver() = default;
 
+  // The path of the library the driver was loaded from, as the dynamic
+  // loader resolved it; empty for an in-process test double.
+  virtual std::string Location() const { return ""; }
+
   virtual CUresult Init(unsigned int flags) = 0;
   virtual CUresult DriverGetVersion(int* version) = 0;
   // `*name` is a static string such as "CUDA_ERROR_NO_DEVICE".
@@ -96,16 +100,23 @@ class CudaDriver {
                                 void** extra) = 0;
 };
 
+// NVIDIA's driver, as the dynamic loader finds it.
+inline constexpr char kDefaultCudaDriverLibrary[] = "libcuda.so.1";
+
 // The real driver: dlopen(`library`) and cuGetProcAddress for every entry
 // point, asking for the ABI of CUDA 12.0 (kCudaAbiVersion), whose signatures
 // the methods above have. Then cuInit(0), so that the error names the
-// machine's actual problem. Fails with FailedPrecondition:
+// machine's actual problem. `library` may be any implementation of the driver
+// API (a path or a name the loader searches for). Fails with
+// FailedPrecondition:
 //   - "cannot load libcuda.so.1 (<dlerror>): no NVIDIA driver on this machine"
+//     ("cannot load the CUDA driver library <library> (<dlerror>)" for
+//     another library);
 //   - "... returned CUDA_ERROR_NO_DEVICE" / "CUDA_ERROR_STUB_LIBRARY" / ...
 //     (cuInit's error name) when the driver is there but unusable;
 //   - a driver older than CUDA 12.0 (no cuGetProcAddress_v2).
 absl::StatusOr<std::unique_ptr<CudaDriver>> LoadCudaDriver(
-    const std::string& library = "libcuda.so.1");
+    const std::string& library = kDefaultCudaDriverLibrary);
 
 // The driver ABI the entry points are requested at (CUDA 12.0).
 inline constexpr int kCudaAbiVersion = 12000;

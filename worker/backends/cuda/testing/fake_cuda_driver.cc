@@ -105,6 +105,10 @@ void FakeCudaDriver::CorruptVariant(std::string spelling, uint64_t mask) {
   corruptions_[std::move(spelling)] = mask;
 }
 
+void FakeCudaDriver::IgnoreSaturation(std::string spelling) {
+  unsaturated_.insert(std::move(spelling));
+}
+
 int FakeCudaDriver::CallCount(absl::string_view method) const {
   auto it = call_counts_.find(std::string(method));
   return it == call_counts_.end() ? 0 : it->second;
@@ -568,7 +572,7 @@ CUresult FakeCudaDriver::RunKernel(const LaunchRecord& launch, uintptr_t module,
   auto m = modules_.find(module);
   // Unloaded while the kernel was queued: its code is gone.
   if (m == modules_.end()) return CUDA_ERROR_LAUNCH_FAILED;
-  const Variant& v = m->second.variant;
+  const Variant v = Computed(m->second);
   const Entry& e = m->second.entries[entry];
   const size_t n = e.immediate ? e.tuples.size() : launch.n;
   uint8_t* out = DeviceBytes(launch.out, n * 8);
@@ -588,6 +592,12 @@ CUresult FakeCudaDriver::RunKernel(const LaunchRecord& launch, uintptr_t module,
     std::memcpy(out + 8 * i, &bits, 8);
   }
   return CUDA_SUCCESS;
+}
+
+Variant FakeCudaDriver::Computed(const Module& module) const {
+  Variant v = module.variant;
+  if (unsaturated_.contains(module.spelling)) v.sat = false;
+  return v;
 }
 
 uint64_t FakeCudaDriver::Corrupt(const std::string& spelling,

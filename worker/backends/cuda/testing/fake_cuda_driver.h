@@ -80,6 +80,9 @@ class FakeCudaDriver : public CudaDriver {
   void SetBusyPolls(int polls) { busy_polls_ = polls; }
   // Results of `spelling` come out XORed with `mask` (a device that differs).
   void CorruptVariant(std::string spelling, uint64_t mask);
+  // `spelling` (a `.sat` variant) wraps instead of saturating: its results
+  // are those of the same variant without `.sat`.
+  void IgnoreSaturation(std::string spelling);
 
   // "Method(args)" lines, in call order.
   const std::vector<std::string>& calls() const { return calls_; }
@@ -172,6 +175,8 @@ class FakeCudaDriver : public CudaDriver {
   CUresult RunKernel(const LaunchRecord& launch, uintptr_t module, size_t entry,
                      int fault);
   uint64_t Corrupt(const std::string& spelling, uint64_t bits) const;
+  // The variant whose results the device computes for `module`'s.
+  Variant Computed(const Module& module) const;
 
   Config config_;
   std::vector<std::string> calls_;
@@ -180,6 +185,7 @@ class FakeCudaDriver : public CudaDriver {
   std::map<std::string, std::map<int, CUresult>, std::less<>> failures_;
   std::vector<std::pair<std::string, std::string>> rejections_;
   std::map<std::string, uint64_t> corruptions_;
+  std::set<std::string> unsaturated_;
   int fault_launch_ = 0;  // launch number that faults, 0 for none
   CUresult fault_result_ = CUDA_SUCCESS;
   int launch_count_ = 0;

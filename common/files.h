@@ -1,0 +1,51 @@
+// Whole-file reads and writes, and private temporary directories.
+//
+// Small and synchronous: for the files a backend hands to a tool (a PTX
+// module, an input buffer) and reads back (an output buffer, a log).
+
+#ifndef PTXDIFF_COMMON_FILES_H_
+#define PTXDIFF_COMMON_FILES_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace ptxdiff {
+
+// The bytes of `path`; NotFound if it does not exist, Internal otherwise.
+absl::StatusOr<std::string> ReadFile(const std::string& path);
+
+// Replaces `path` with `bytes`.
+absl::Status WriteFile(const std::string& path, absl::string_view bytes);
+
+// At most the last `max_bytes` of `path` (all of a shorter file), prefixed
+// with "..." when cut; "" when it cannot be read.
+std::string ReadFileTail(const std::string& path, size_t max_bytes);
+
+// A private directory (mode 0700) under $TMPDIR, else /tmp, removed with
+// everything in it when destroyed, whatever happened in between (a tool
+// run inside it may leave files and directories of its own).
+class TempDir {
+ public:
+  // `prefix` names the directory: /tmp/<prefix>-XXXXXX.
+  static absl::StatusOr<std::unique_ptr<TempDir>> Create(
+      absl::string_view prefix);
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  const std::string& path() const { return path_; }
+  // The absolute path of `name` inside the directory.
+  std::string File(absl::string_view name) const;
+
+ private:
+  explicit TempDir(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_COMMON_FILES_H_

@@ -1,0 +1,171 @@
+#include "common/subprocess.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+
+extern char** environ;
+
+namespace ptxdiff {
+namespace {
+
+absl::Status ErrnoError(absl::string_view what, absl::string_view path,
+                        int error) {
+  return absl::InternalError(
+      absl::StrCat(what, " ", path, ": ", std::strerror(error)));
+}
+
+// Spawn settings: its own process group, default SIGPIPE (this process may
+// ignore it, and ignored signals survive exec), nothing blocked.
+class SpawnAttributes {
+ public:
+  SpawnAttributes() {
+    posix_spawnattr_init(&attr_);
+    sigset_t none, pipe;
+    sigemptyset(&none);
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    posix_spawnattr_setsigmask(&attr_, &none);
+    posix_spawnattr_setsigdefault(&attr_, &pipe);
+    posix_spawnattr_setpgroup(&attr_, 0);
+    posix_spawnattr_setflags(&attr_, POSIX_SPAWN_SETPGROUP |
+                                         POSIX_SPAWN_SETSIGMASK |
+                                         POSIX_SPAWN_SETSIGDEF);
+  }
+  ~SpawnAttributes() { posix_spawnattr_destroy(&attr_); }
+  const posix_spawnattr_t* get() const { return &attr_; }
+
+ private:
+  posix_spawnattr_t attr_;
+};
+
+class FileActions {
+ public:
+  explicit FileActions(const ProcessOptions& options) {
+    posix_spawn_file_actions_init(&actions_);
+    posix_spawn_file_actions_addopen(&actions_, 0, "/dev/null", O_RDONLY, 0);
+    const char* output = options.output_path.empty()
+                             ? "/dev/null"
+                             : options.output_path.c_str();
+    posix_spawn_file_actions_addopen(&actions_, 1, output,
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_adddup2(&actions_, 1, 2);
+    // After the opens, so that a relative output path means the caller's.
+    if (!options.working_directory.empty()) {
+      posix_spawn_file_actions_addchdir_np(&actions_,
+                                           options.working_directory.c_str());
+    }
+  }
+  ~FileActions() { posix_spawn_file_actions_destroy(&actions_); }
+  const posix_spawn_file_actions_t* get() const { return &actions_; }
+
+ private:
+  posix_spawn_file_actions_t actions_;
+};
+
+// Waits until `pid` has ended, without reaping it (a zombie keeps its pid,
+// and so its process group id, from being reused). False at the deadline.
+bool WaitForExit(pid_t pid, absl::Time deadline) {
+  // The syscall: glibc 2.36's <sys/pidfd.h> lacks extern "C" for C++.
+  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd >= 0) {
+    while (true) {
+      const absl::Duration left = deadline - absl::Now();
+      if (left <= absl::ZeroDuration()) break;
+      pollfd p = {.fd = pidfd, .events = POLLIN, .revents = 0};
+      const int64_t ms = std::min<int64_t>(
+          absl::ToInt64Milliseconds(absl::Ceil(left, absl::Milliseconds(1))),
+          1 << 30);
+      if (poll(&p, 1, static_cast<int>(ms)) > 0) {
+        close(pidfd);
+        return true;
+      }
+    }
+    close(pidfd);
+    return false;
+  }
+  // No pidfd (an old kernel, a sandbox): poll, backing off to 10 ms.
+  absl::Duration pause = absl::Microseconds(100);
+  while (true) {
+    siginfo_t info = {};
+    if (waitid(P_PID, pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+        info.si_pid == pid) {
+      return true;
+    }
+    if (absl::Now() >= deadline) return false;
+    absl::SleepFor(pause);
+    pause = std::min(pause * 2, absl::Milliseconds(10));
+  }
+}
+
+}  // namespace
+
+std::string ProcessOutcome::Describe(absl::Duration timeout) const {
+  if (timed_out) {
+    return absl::StrCat("timed out after ", absl::FormatDuration(timeout),
+                        " (killed)");
+  }
+  if (signal != 0) {
+    const char* name = sigabbrev_np(signal);
+    return absl::StrCat("killed by signal ", signal, " (SIG",
+                        name != nullptr ? name : "?", ")");
+  }
+  return absl::StrCat("exit status ", exit_status);
+}
+
+absl::StatusOr<ProcessOutcome> RunProcess(const std::vector<std::string>& argv,
+                                          const ProcessOptions& options) {
+  if (argv.empty()) return absl::InvalidArgumentError("empty command");
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const SpawnAttributes attributes;
+  const FileActions actions(options);
+  pid_t pid = 0;
+  const int spawn = posix_spawn(&pid, args[0], actions.get(), attributes.get(),
+                                args.data(), environ);
+  if (spawn != 0) return ErrnoError("cannot run", argv[0], spawn);
+
+  ProcessOutcome outcome;
+  const absl::Time deadline = options.timeout == absl::InfiniteDuration()
+                                  ? absl::InfiniteFuture()
+                                  : absl::Now() + options.timeout;
+  outcome.timed_out = !WaitForExit(pid, deadline);
+  // The whole group: at the deadline, the command and all it started; after
+  // a normal end, whatever it left running.
+  kill(-pid, SIGKILL);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return ErrnoError("cannot wait for", argv[0], errno);
+  }
+  if (WIFEXITED(status)) outcome.exit_status = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) outcome.signal = WTERMSIG(status);
+  return outcome;
+}
+
+std::string ShellQuote(const std::string& text) {
+  std::string quoted = "'";
+  for (const char c : text) {
+    if (c == '\'') {
+      quoted += "'\\''";
+    } else {
+      quoted += c;
+    }
+  }
+  return quoted + "'";
+}
+
+}  // namespace ptxdiff

@@ -1,0 +1,124 @@
+#include "common/subprocess.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <string>
+
+#include "absl/time/clock.h"
+#include "common/files.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace ptxdiff {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Runs `script` with /bin/sh in `dir`, output to dir/log.
+ProcessOutcome Shell(const TempDir& dir, const std::string& script,
+                     absl::Duration timeout = absl::Seconds(30)) {
+  auto outcome = RunProcess({"/bin/sh", "-c", script},
+                            {.output_path = dir.File("log"),
+                             .working_directory = dir.path(),
+                             .timeout = timeout});
+  EXPECT_TRUE(outcome.ok()) << outcome.status();
+  return outcome.value_or(ProcessOutcome{});
+}
+
+TEST(RunProcessTest, ExitStatusOutputAndWorkingDirectory) {
+  auto dir = TempDir::Create("subprocess-test");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  ProcessOutcome ok = Shell(**dir, "pwd; echo to-stderr >&2");
+  EXPECT_TRUE(ok.ok());
+  EXPECT_EQ(ok.Describe(absl::Seconds(1)), "exit status 0");
+  EXPECT_EQ(*ReadFile((*dir)->File("log")), (*dir)->path() + "\nto-stderr\n");
+
+  ProcessOutcome three = Shell(**dir, "exit 3");
+  EXPECT_FALSE(three.ok());
+  EXPECT_EQ(three.exit_status, 3);
+  EXPECT_EQ(three.Describe(absl::Seconds(1)), "exit status 3");
+}
+
+TEST(RunProcessTest, SignalsAreNamed) {
+  auto dir = TempDir::Create("subprocess-test");
+  ASSERT_TRUE(dir.ok());
+  ProcessOutcome segv = Shell(**dir, "kill -SEGV $$");
+  EXPECT_FALSE(segv.ok());
+  EXPECT_EQ(segv.signal, SIGSEGV);
+  EXPECT_EQ(segv.Describe(absl::Seconds(1)), "killed by signal 11 (SIGSEGV)");
+  // SIGPIPE is the default in the child even when the caller ignores it.
+  signal(SIGPIPE, SIG_IGN);
+  ProcessOutcome pipe = Shell(**dir, "kill -PIPE $$");
+  EXPECT_EQ(pipe.signal, SIGPIPE);
+}
+
+TEST(RunProcessTest, TimeoutKillsTheWholeGroup) {
+  auto dir = TempDir::Create("subprocess-test");
+  ASSERT_TRUE(dir.ok());
+  const absl::Time start = absl::Now();
+  // The shell's child would outlive a kill of the shell alone and write
+  // `late` after the deadline.
+  ProcessOutcome hung = Shell(**dir, "(sleep 2; touch late) & sleep 30",
+                              absl::Milliseconds(300));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  EXPECT_TRUE(hung.timed_out);
+  EXPECT_FALSE(hung.ok());
+  EXPECT_EQ(hung.Describe(absl::Milliseconds(300)),
+            "timed out after 300ms (killed)");
+  absl::SleepFor(absl::Milliseconds(2500));
+  EXPECT_FALSE(ReadFile((*dir)->File("late")).ok());
+}
+
+TEST(RunProcessTest, WhatTheCommandLeavesRunningIsKilled) {
+  auto dir = TempDir::Create("subprocess-test");
+  ASSERT_TRUE(dir.ok());
+  ProcessOutcome done = Shell(**dir, "(sleep 1; touch late) & exit 0");
+  EXPECT_TRUE(done.ok());
+  absl::SleepFor(absl::Milliseconds(1500));
+  EXPECT_FALSE(ReadFile((*dir)->File("late")).ok());
+}
+
+TEST(RunProcessTest, AMissingExecutableIsAnError) {
+  auto outcome = RunProcess({"/nonexistent/tool"}, {});
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_THAT(outcome.status().message(),
+              HasSubstr("cannot run /nonexistent/tool"));
+}
+
+TEST(ShellQuoteTest, SurvivesTheShell) {
+  auto dir = TempDir::Create("subprocess-test");
+  ASSERT_TRUE(dir.ok());
+  const std::string tricky = "it's $HOME `x` \"y\" \\ z";
+  EXPECT_TRUE(Shell(**dir, "printf %s " + ShellQuote(tricky)).ok());
+  EXPECT_EQ(*ReadFile((*dir)->File("log")), tricky);
+}
+
+TEST(FilesTest, ReadWriteTailAndMissing) {
+  auto dir = TempDir::Create("files-test");
+  ASSERT_TRUE(dir.ok());
+  const std::string path = (*dir)->File("f");
+  ASSERT_TRUE(WriteFile(path, std::string("ab\0cd", 5)).ok());
+  EXPECT_EQ(*ReadFile(path), std::string("ab\0cd", 5));
+  EXPECT_EQ(ReadFileTail(path, 2), "...cd");
+  EXPECT_EQ(ReadFileTail(path, 10), std::string("ab\0cd", 5));
+  EXPECT_EQ(ReadFileTail((*dir)->File("none"), 10), "");
+  EXPECT_EQ(ReadFile((*dir)->File("none")).status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+TEST(TempDirTest, RemovedWithEverythingInside) {
+  std::string path;
+  {
+    auto dir = TempDir::Create("files-test");
+    ASSERT_TRUE(dir.ok());
+    path = (*dir)->path();
+    EXPECT_THAT(path, HasSubstr("/files-test-"));
+    EXPECT_TRUE(Shell(**dir, "mkdir -p a/b && touch a/b/c x").ok());
+  }
+  struct stat st;
+  EXPECT_NE(stat(path.c_str(), &st), 0);
+}
+
+}  // namespace
+}  // namespace ptxdiff

@@ -1,0 +1,252 @@
+// The cuda backend end to end on the simulated driver library
+// (libptxdiff_sim_cuda.so): the real loader, ptxdiff-worker, the client, the
+// ptxdiff CLI and triage, as a user with their own driver library runs them.
+
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "client/worker_client.h"
+#include "fuzzers/differential_target.h"
+#include "fuzzers/fuzz_input.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "isa/spelling.h"
+#include "triage/triage_store.h"
+#include "worker/backends/cuda/driver_api.h"
+
+namespace ptxdiff {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr char kSim[] = PTXDIFF_SIM_CUDA_PATH;
+
+std::string RealPath(const std::string& path) {
+  char resolved[PATH_MAX];
+  return realpath(path.c_str(), resolved) ? resolved : path;
+}
+
+// A scratch directory per test, removed when the test ends; compiled
+// kernels go to one of them, not to the user's cache.
+class SimCudaTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    setenv("XDG_CACHE_HOME", FreshDir("cache").c_str(), 1);
+    unsetenv("PTXDIFF_SIM_CUDA_WRONG");
+  }
+  void TearDown() override {
+    unsetenv("PTXDIFF_SIM_CUDA_WRONG");
+    for (const std::string& dir : dirs_) {
+      std::system(("rm -rf '" + dir + "'").c_str());
+    }
+  }
+
+  std::string FreshDir(const std::string& name) {
+    const std::string dir = absl::StrCat(::testing::TempDir(), "/sim_cuda_",
+                                         name, "_", getpid());
+    std::system(("rm -rf '" + dir + "' && mkdir -p '" + dir + "'").c_str());
+    dirs_.push_back(dir);
+    return dir;
+  }
+
+ private:
+  std::vector<std::string> dirs_;
+};
+
+struct CliRun {
+  int code = -1;
+  std::string output;  // stdout and stderr
+};
+
+// Runs the ptxdiff binary with `args` (and the environment of this test).
+CliRun Ptxdiff(const std::vector<std::string>& args) {
+  std::string command = PTXDIFF_CLI_PATH;
+  for (const std::string& a : args) absl::StrAppend(&command, " '", a, "'");
+  absl::StrAppend(&command, " 2>&1");
+  CliRun run;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return run;
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) run.output.append(buffer, n);
+  const int status = pclose(pipe);
+  run.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+TEST_F(SimCudaTest, LoaderResolvesEveryEntryPointAndRecordsThePath) {
+  auto driver = LoadCudaDriver(kSim);
+  ASSERT_TRUE(driver.ok()) << driver.status();
+  EXPECT_EQ((*driver)->Location(), RealPath(kSim));
+  int version = 0;
+  EXPECT_EQ((*driver)->DriverGetVersion(&version), CUDA_SUCCESS);
+  EXPECT_EQ(version, 13000);
+  EXPECT_EQ(CudaErrorName(**driver, CUDA_ERROR_NO_DEVICE), "CUDA_ERROR_NO_DEVICE");
+}
+
+TEST_F(SimCudaTest, MissingLibraryNamesThePathAndTheLoadersError) {
+  auto driver = LoadCudaDriver("/nonexistent/libmydriver.so");
+  ASSERT_FALSE(driver.ok());
+  EXPECT_EQ(driver.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(driver.status().message()),
+              AllOf(HasSubstr("cannot load the CUDA driver library "
+                              "/nonexistent/libmydriver.so ("),
+                    HasSubstr("No such file or directory")));
+}
+
+TEST_F(SimCudaTest, BadConfigurationFailsCuInitWithTheReason) {
+  setenv("PTXDIFF_SIM_CUDA_WRONG", "add.s32", 1);  // not a .sat variant
+  const CliRun run = Ptxdiff({"sweep", "--backend", "cuda", "--cuda-driver", kSim,
+                           "--family", "add", "--tuples", "1"});
+  EXPECT_EQ(run.code, 2) << run.output;
+  EXPECT_THAT(run.output,
+              HasSubstr("cuInit(0) returned CUDA_ERROR_INVALID_VALUE "
+                        "(PTXDIFF_SIM_CUDA_WRONG: 'add.s32' is not a .sat "
+                        "variant)"));
+}
+
+absl::StatusOr<WorkerCommand> CudaWorker(const std::string& library) {
+  auto command = CommandForBackend("cuda", PTXDIFF_WORKER_PATH);
+  if (command.ok()) command->hello_options.emplace_back("driver_library", library);
+  return command;
+}
+
+// The worker's handshake names the library it loaded: every finding's
+// backend identity (WorkerIdentity::Describe) carries it.
+TEST_F(SimCudaTest, WorkerIdentityNamesTheDriverLibrary) {
+  auto command = CudaWorker(kSim);
+  ASSERT_TRUE(command.ok()) << command.status();
+  auto client = WorkerClient::Start(*command);
+  ASSERT_TRUE(client.ok()) << client.status();
+  const WorkerIdentity& id = (*client)->identity();
+  EXPECT_EQ(id.driver, absl::StrCat("CUDA 13.0 driver at ", RealPath(kSim)));
+  EXPECT_EQ(id.device, "ptxdiff simulated GPU (sm_90, device 0, 4 SMs)");
+  EXPECT_THAT(id.Describe(), HasSubstr(RealPath(kSim)));
+}
+
+// A library that cannot be loaded: the worker exits 3 ("cannot start here")
+// naming the path and dlerror(), and the client quotes it.
+TEST_F(SimCudaTest, WorkerExitsThreeNamingAMissingLibrary) {
+  auto command = CudaWorker("/nonexistent/libmydriver.so");
+  ASSERT_TRUE(command.ok()) << command.status();
+  auto client = WorkerClient::Start(*command);
+  ASSERT_FALSE(client.ok());
+  EXPECT_THAT(std::string(client.status().message()),
+              AllOf(HasSubstr("exit status 3"),
+                    HasSubstr("cannot load the CUDA driver library "
+                              "/nonexistent/libmydriver.so"),
+                    HasSubstr("No such file or directory"),
+                    Not(HasSubstr("--backend=ptxas"))));
+}
+
+TEST_F(SimCudaTest, SweepAgreesEverywhere) {
+  const CliRun run = Ptxdiff({"sweep", "--backend", "cuda", "--cuda-driver", kSim,
+                           "--family", "add", "--tuples", "16"});
+  EXPECT_EQ(run.code, 0) << run.output;
+  EXPECT_THAT(run.output,
+              AllOf(HasSubstr(absl::StrCat("driver at ", RealPath(kSim))),
+                    HasSubstr("mismatched      0\n"),
+                    HasSubstr("faulty batches  0")));
+  EXPECT_THAT(run.output, Not(HasSubstr("agreed          0\n")));
+}
+
+TEST_F(SimCudaTest, SweepFindsTheWrongVariant) {
+  setenv("PTXDIFF_SIM_CUDA_WRONG", "add.sat.s32", 1);
+  // Enough edge tuples that some saturate (16 per variant need not).
+  const CliRun run = Ptxdiff({"sweep", "--backend", "cuda", "--cuda-driver", kSim,
+                           "--family", "add", "--tuples", "256"});
+  EXPECT_EQ(run.code, 1) << run.output;
+  EXPECT_THAT(run.output, Not(HasSubstr("mismatched      0\n")));
+  // Every mismatch is of the broken variant.
+  std::istringstream lines(run.output);
+  int mismatches = 0;
+  bool listed = false;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("mismatches (first", 0) == 0) listed = true;
+    if (!listed || line.rfind("  ", 0) != 0) continue;
+    ++mismatches;
+    EXPECT_THAT(line, HasSubstr("add.sat.s32")) << line;
+  }
+  EXPECT_GT(mismatches, 0) << run.output;
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+// `minimize` files the finding; its meta.txt and case.txt name the driver.
+TEST_F(SimCudaTest, MinimizedFindingRecordsTheDriver) {
+  setenv("PTXDIFF_SIM_CUDA_WRONG", "add.sat.s32", 1);
+  const std::string dir = FreshDir("minimize");
+  std::ofstream(dir + "/case.txt") << "# ptxdiff case 1\n"
+                                      "variant: add.sat.s32\n"
+                                      "operands: 0x7fffffff 0x00000001\n";
+  const CliRun run = Ptxdiff({"minimize", dir + "/case.txt", "--backend", "cuda",
+                           "--cuda-driver", kSim, "--dir", dir + "/triage"});
+  ASSERT_EQ(run.code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("filed new entry"));
+  auto store = TriageStore::Open(dir + "/triage", false);
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto entries = store->List();
+  ASSERT_TRUE(entries.ok()) << entries.status();
+  ASSERT_EQ(entries->size(), 1u);
+  const std::string entry = dir + "/triage/" + (*entries)[0].name;
+  EXPECT_THAT((*entries)[0].name, HasSubstr("add.sat.s32"));
+  const std::string driver = absl::StrCat("CUDA 13.0 driver at ", RealPath(kSim));
+  EXPECT_THAT(ReadAll(entry + "/meta.txt"), HasSubstr(driver));
+  EXPECT_THAT(ReadAll(entry + "/case.txt"), HasSubstr(driver));
+}
+
+// A campaign (what `ptxdiff fuzz --cuda-driver` runs in each fuzz process)
+// files the finding with the driver, and its stats name it for the summary.
+TEST_F(SimCudaTest, CampaignFilesFindingsWithTheDriver) {
+  setenv("PTXDIFF_SIM_CUDA_WRONG", "add.sat.s32", 1);
+  const std::string dir = FreshDir("campaign");
+  auto config = FuzzConfigFromPairs({{"PTXDIFF_BACKEND", "cuda"},
+                                     {"PTXDIFF_CUDA_DRIVER", kSim},
+                                     {"PTXDIFF_WORKER", PTXDIFF_WORKER_PATH},
+                                     {"PTXDIFF_TRIAGE_DIR", dir + "/triage"},
+                                     {"PTXDIFF_STATS", dir},
+                                     {"PTXDIFF_SYSTEMATIC", "0"},
+                                     {"PTXDIFF_BATCH", "64"}});
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->cuda_driver, kSim);
+  auto target = DifferentialTarget::Create(*config);
+  ASSERT_TRUE(target.ok()) << target.status();
+  const std::string input = EncodeFuzzInput(*ParseVariant("add.sat.s32"),
+                                            {{{0x7fffffff, 1, 0, 0}}});
+  EXPECT_EQ((*target)->RunInput(reinterpret_cast<const uint8_t*>(input.data()),
+                                input.size()),
+            0);
+  ASSERT_TRUE((*target)->Flush());
+  EXPECT_EQ((*target)->stats().new_findings, 1);
+  (*target)->WriteStats();
+  EXPECT_THAT(ReadAll(absl::StrCat(dir, "/", getpid(), ".stats")),
+              HasSubstr(absl::StrCat("driver at ", RealPath(kSim))));
+  (*target)->Stop();
+
+  auto store = TriageStore::Open(dir + "/triage", false);
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto entries = store->List();
+  ASSERT_TRUE(entries.ok()) << entries.status();
+  ASSERT_EQ(entries->size(), 1u);
+  EXPECT_THAT((*entries)[0].meta["backend"],
+              HasSubstr(absl::StrCat("driver at ", RealPath(kSim))));
+}
+
+}  // namespace
+}  // namespace ptxdiff

@@ -1,0 +1,246 @@
+// The kernel ABI of docs/kernel-abi.md against the generator, and the test
+// interpreter (testing/register_kernel.h) against the oracle.
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "common/files.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "isa/family_table.h"
+#include "isa/spelling.h"
+#include "oracle/edge_operands.h"
+#include "oracle/oracle.h"
+#include "worker/backends/cuda/kernel_gen.h"
+#include "worker/backends/ptx_cmd/testing/register_kernel.h"
+
+namespace ptxdiff {
+namespace {
+
+using ::testing::HasSubstr;
+
+// The target the ptx-cmd backend uses by default.
+const PtxTarget kSm90 = *TargetForDevice(90);
+
+Variant V(absl::string_view spelling) {
+  auto v = ParseVariant(spelling);
+  EXPECT_TRUE(v.ok()) << v.status();
+  return v.ok() ? *v : Variant{};
+}
+
+std::string InputOf(const std::vector<Operands>& tuples) {
+  std::string in(tuples.size() * kTupleBytes, '\0');
+  for (size_t i = 0; i < tuples.size(); ++i) {
+    std::memcpy(in.data() + i * kTupleBytes, tuples[i].v, kTupleBytes);
+  }
+  return in;
+}
+
+uint64_t ResultAt(const std::string& out, size_t i) {
+  uint64_t bits = 0;
+  std::memcpy(&bits, out.data() + i * kResultBytes, kResultBytes);
+  return bits;
+}
+
+// Runs `v`'s generated kernel on `tuples` in the interpreter.
+absl::StatusOr<std::string> Interpret(
+    const Variant& v, const std::vector<Operands>& tuples,
+    const RegisterKernel::RunOptions& options = {}) {
+  auto kernel = RegisterKernel::Parse(RegisterModule(v, kSm90));
+  if (!kernel.ok()) return kernel.status();
+  return kernel->Run(InputOf(tuples), options);
+}
+
+// Every non-video variant and every 40th video variant, with edge operands
+// and more tuples than threads (so the grid-stride loop goes round), gives
+// the oracle's bits in each tuple's slot.
+TEST(RegisterKernelTest, GeneratedKernelsGiveTheOraclesResults) {
+  std::mt19937_64 rng(7);
+  std::vector<Operands> tuples(29);  // not a multiple of the 12 threads
+  int checked = 0, video = 0;
+  for (const Variant& v : AllVariants()) {
+    if (WhyUnsupported(v, 90, 90).has_value()) continue;
+    const bool is_video = InfoOf(v.family).opcode[0] == 'v';
+    if (is_video && video++ % 40 != 0) continue;
+    FillEdgeTuples(v, rng, tuples);
+    auto out = Interpret(v, tuples);
+    ASSERT_TRUE(out.ok()) << Spell(v) << ": " << out.status();
+    ASSERT_EQ(out->size(), tuples.size() * kResultBytes);
+    for (size_t i = 0; i < tuples.size(); ++i) {
+      ASSERT_EQ(ResultAt(*out, i), Evaluate(v, tuples[i]).bits)
+          << Spell(v) << " tuple " << i;
+    }
+    ++checked;
+  }
+  EXPECT_GT(checked, 1000);
+}
+
+TEST(RegisterKernelTest, ReadsTheKernelsStructure) {
+  auto kernel = RegisterKernel::Parse(
+      RegisterModule(V("vadd.u32.u32.u32.sat d.b1, a, b.h0, c"), kSm90));
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_EQ(kernel->entry(), kRegisterEntry);
+  ASSERT_EQ(kernel->params().size(), 3u);
+  EXPECT_EQ(kernel->params()[0].name, "ptxdiff_in");
+  EXPECT_EQ(kernel->params()[2].type, "u32");
+  // The frame's arithmetic and the instruction under test, all through the
+  // oracle; the last one is the variant.
+  const std::vector<Variant> evaluated = kernel->OracleInstructions();
+  ASSERT_FALSE(evaluated.empty());
+  EXPECT_THAT(kernel->declared_variant(),
+              ::testing::Optional(V("vadd.u32.u32.u32.sat d.b1, a, b.h0, c")));
+  EXPECT_NE(std::find(evaluated.begin(), evaluated.end(),
+                      V("vadd.u32.u32.u32.sat d.b1, a, b.h0, c")),
+            evaluated.end());
+}
+
+TEST(RegisterKernelTest, AnyGridCoversEveryTuple) {
+  const std::vector<Operands> tuples(50, Operands{{0x7fffffff, 1}});
+  for (RegisterKernel::Grid grid : {RegisterKernel::Grid{1, 1}, {1, 64}, {7, 3},
+                                    {100, 100}}) {
+    auto out = Interpret(V("add.sat.s32"), tuples, {.grid = grid});
+    ASSERT_TRUE(out.ok()) << out.status();
+    for (size_t i = 0; i < tuples.size(); ++i) {
+      EXPECT_EQ(ResultAt(*out, i), 0x7fffffffu);
+    }
+  }
+  auto none = Interpret(V("add.s32"), {});
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_EQ(*none, "");
+}
+
+TEST(RegisterKernelTest, WrongModeWrapsAddSatS32Only) {
+  const RegisterKernel::RunOptions wrong = {
+      .substitutions = {{V("add.sat.s32"), V("add.s32")}}};
+  const std::vector<Operands> tuples = {{{0x7fffffff, 1}}, {{2, 3}}};
+  auto sat = Interpret(V("add.sat.s32"), tuples, wrong);
+  ASSERT_TRUE(sat.ok());
+  EXPECT_EQ(ResultAt(*sat, 0), 0x80000000u);  // wrapped: the planted bug
+  EXPECT_EQ(ResultAt(*sat, 1), 5u);
+  auto plain = Interpret(V("add.sat.s32"), tuples);
+  EXPECT_EQ(ResultAt(*plain, 0), 0x7fffffffu);
+  auto other = Interpret(V("sub.sat.s32"), {{{0x80000000, 1}}}, wrong);
+  EXPECT_EQ(ResultAt(*other, 0), 0x80000000u);  // still saturates
+}
+
+// A kernel that breaks the ABI, or PTX outside what ptxdiff writes, is an
+// error naming what was found, never a guess.
+TEST(RegisterKernelTest, FailsLoudlyOnWhatItDoesNotUnderstand) {
+  const std::string good = RegisterModule(V("add.s32"), kSm90);
+  const std::vector<Operands> tuples(5, Operands{{1, 2}});
+  auto error = [&](const std::string& ptx) {
+    auto kernel = RegisterKernel::Parse(ptx);
+    if (!kernel.ok()) return std::string(kernel.status().message());
+    auto out = kernel->Run(InputOf(tuples), {});
+    return out.ok() ? std::string("ran") : std::string(out.status().message());
+  };
+  auto edit = [&](absl::string_view from, absl::string_view to) {
+    EXPECT_TRUE(absl::StrContains(good, from)) << from;
+    return absl::StrReplaceAll(good, {{from, to}});
+  };
+  EXPECT_EQ(error(good), "ran");
+  EXPECT_THAT(error(edit("add.s32 %dst", "frob.s32 %dst")),
+              HasSubstr("not a statement this interpreter knows"));
+  EXPECT_THAT(error(edit("    .param .u32 ptxdiff_n)", "    .param .u64 ptxdiff_n)")),
+              HasSubstr("the entry's parameters are (u64, u64, u64)"));
+  EXPECT_THAT(error(edit("[%tuple+8]", "[%tuple+32]")),
+              HasSubstr("load outside the input buffer"));
+  EXPECT_THAT(error(edit("[%tuple+8]", "[%tuple+2]")),
+              HasSubstr("misaligned load"));
+  EXPECT_THAT(error(edit("  st.global.u64 [%slot], %result;\n", "")),
+              HasSubstr("never stored byte 0 of tuple 0"));
+  EXPECT_THAT(error(edit("mul.lo.u32 %stride, %stride, %t;", "mov.u32 %stride, 1;")),
+              HasSubstr("a second store"));
+  EXPECT_THAT(error(edit("  ret;\n", "$spin:\n  bra $spin;\n  ret;\n")),
+              HasSubstr("without returning"));
+  EXPECT_THAT(error(good + good), HasSubstr("one entry per module"));
+  EXPECT_THAT(error(edit(".address_size 64", ".address_size 32")),
+              HasSubstr("not a module directive"));
+  EXPECT_THAT(error(edit("// ptxdiff variant: add.s32", "// ptxdiff variant: sub.s32")),
+              HasSubstr("says it tests sub.s32 but no instruction is"));
+  EXPECT_THAT(error(ImmediateModule(V("add.s32"), kSm90, tuples, 32)),
+              HasSubstr("the entry's parameters are (u64)"));
+}
+
+// ---------------------------------------------------------------------------
+// docs/kernel-abi.md
+
+std::string AbiDoc() {
+  auto doc = ReadFile(std::string(PTXDIFF_SOURCE_DIR) + "/docs/kernel-abi.md");
+  EXPECT_TRUE(doc.ok()) << doc.status();
+  return doc.value_or("");
+}
+
+// The fenced block that follows the line `<!-- marker -->`.
+std::string BlockAfter(const std::string& doc, absl::string_view marker) {
+  const size_t at = doc.find(absl::StrCat("<!-- ", marker, " -->"));
+  if (at == std::string::npos) return "";
+  const size_t open = doc.find("```", at);
+  const size_t body = doc.find('\n', open) + 1;
+  const size_t close = doc.find("\n```", body);
+  return doc.substr(body, close + 1 - body);
+}
+
+// "0000: 01 02 ..." lines (an offset, then hex bytes) as bytes.
+std::string HexDump(const std::string& text) {
+  std::string bytes;
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    line = line.substr(line.find(':') + 1);
+    for (absl::string_view byte : absl::StrSplit(line, ' ', absl::SkipEmpty())) {
+      uint32_t value = 0;
+      EXPECT_TRUE(absl::SimpleHexAtoi(byte, &value)) << line;
+      bytes.push_back(static_cast<char>(value));
+    }
+  }
+  return bytes;
+}
+
+TEST(KernelAbiDocTest, TheExampleModuleIsWhatTheGeneratorWrites) {
+  const std::string example = BlockAfter(AbiDoc(), "example-module");
+  ASSERT_FALSE(example.empty());
+  EXPECT_EQ(example, RegisterModule(V("add.sat.s32"), kSm90));
+  // The entry's signature as the doc states it.
+  EXPECT_THAT(example, HasSubstr(absl::StrCat(
+                           ".visible .entry ", kRegisterEntry, "(\n"
+                           "    .param .u64 ptxdiff_in,\n"
+                           "    .param .u64 ptxdiff_out,\n"
+                           "    .param .u32 ptxdiff_n)\n")));
+}
+
+TEST(KernelAbiDocTest, TheExampleBuffersAreWhatTheKernelReadsAndWrites) {
+  const std::string doc = AbiDoc();
+  const std::string in = HexDump(BlockAfter(doc, "example-in"));
+  const std::string out = HexDump(BlockAfter(doc, "example-out"));
+  ASSERT_EQ(in.size(), 2u * kTupleBytes);
+  ASSERT_EQ(out.size(), 2u * kResultBytes);
+  auto kernel = RegisterKernel::Parse(RegisterModule(V("add.sat.s32"), kSm90));
+  ASSERT_TRUE(kernel.ok());
+  auto ran = kernel->Run(in, {});
+  ASSERT_TRUE(ran.ok()) << ran.status();
+  EXPECT_EQ(*ran, out);
+  // And the oracle agrees with the documented results.
+  Operands first, second;
+  std::memcpy(first.v, in.data(), kTupleBytes);
+  std::memcpy(second.v, in.data() + kTupleBytes, kTupleBytes);
+  EXPECT_EQ(ResultAt(out, 0), Evaluate(V("add.sat.s32"), first).bits);
+  EXPECT_EQ(ResultAt(out, 1), Evaluate(V("add.sat.s32"), second).bits);
+}
+
+TEST(KernelAbiDocTest, StatesTheSizesTheGeneratorUses) {
+  const std::string doc = AbiDoc();
+  EXPECT_EQ(kTupleBytes, 32);
+  EXPECT_EQ(kResultBytes, 8);
+  EXPECT_THAT(doc, HasSubstr("32 bytes per tuple"));
+  EXPECT_THAT(doc, HasSubstr("8 bytes per tuple"));
+  EXPECT_THAT(doc, HasSubstr(absl::StrCat("`", kRegisterEntry, "`")));
+}
+
+}  // namespace
+}  // namespace ptxdiff

@@ -1,0 +1,344 @@
+#include "worker/backends/ptx_cmd/ptx_cmd_backend.h"
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <climits>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "common/files.h"
+#include "common/status_macros.h"
+#include "common/subprocess.h"
+#include "isa/family_table.h"
+#include "isa/spelling.h"
+#include "worker/backends/cuda/kernel_gen.h"
+
+namespace ptxdiff {
+namespace {
+
+// The buffers are the GPU's memory image, which is little-endian.
+static_assert(std::endian::native == std::endian::little);
+
+constexpr size_t kOutputTailBytes = 1000;
+
+struct Config {
+  std::string command;
+  PtxTarget target;
+  absl::Duration timeout = absl::Seconds(10);
+  absl::Duration batch_timeout = absl::Seconds(45);
+  int jobs = 2;
+};
+
+// The last value of `key`, if any (keys may repeat; the last one wins).
+std::optional<std::string> Option(const KeyValues& options,
+                                  absl::string_view key) {
+  std::optional<std::string> value;
+  for (const auto& [k, v] : options) {
+    if (k == key) value = v;
+  }
+  return value;
+}
+
+absl::Status IntOption(const KeyValues& options, absl::string_view key, int min,
+                       int max, int& out) {
+  const std::optional<std::string> text = Option(options, key);
+  if (!text.has_value()) return absl::OkStatus();
+  if (!absl::SimpleAtoi(*text, &out) || out < min || out > max) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ptx-cmd backend option ", key, "=", *text,
+                     ": expected an integer in [", min, ", ", max, "]"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<PtxTarget> ParseArch(absl::string_view arch) {
+  absl::string_view digits = arch;
+  int sm = 0;
+  if (absl::ConsumePrefix(&digits, "sm_")) {
+    // sm_90a, sm_100f: the suffix names features these kernels do not use.
+    while (!digits.empty() && absl::ascii_isalpha(digits.back())) {
+      digits.remove_suffix(1);
+    }
+  }
+  std::optional<PtxTarget> target;
+  if (absl::SimpleAtoi(digits, &sm) && digits != arch) {
+    target = TargetForDevice(sm);
+  }
+  if (!target.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ptx-cmd backend option arch=", arch, ": expected sm_50 or newer"));
+  }
+  return *target;
+}
+
+absl::StatusOr<Config> ParseConfig(const KeyValues& options) {
+  Config config;
+  config.command = Option(options, "command").value_or("");
+  for (absl::string_view placeholder : {"{ptx}", "{in}", "{out}"}) {
+    if (!absl::StrContains(config.command, placeholder)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the ptx-cmd command '", config.command, "' does not mention ",
+          placeholder, "; it runs a PTX module: e.g. ptx-cmd:'my-tool {ptx} "
+          "{in} {out}' (docs/kernel-abi.md)"));
+    }
+  }
+  PTXDIFF_ASSIGN_OR_RETURN(config.target,
+                           ParseArch(Option(options, "arch").value_or("sm_90")));
+  int timeout_ms = 10000, batch_timeout_ms = 45000;
+  PTXDIFF_RETURN_IF_ERROR(
+      IntOption(options, "timeout_ms", 1, 24 * 3600 * 1000, timeout_ms));
+  PTXDIFF_RETURN_IF_ERROR(IntOption(options, "batch_timeout_ms", 1,
+                                    24 * 3600 * 1000, batch_timeout_ms));
+  PTXDIFF_RETURN_IF_ERROR(IntOption(options, "jobs", 1, 64, config.jobs));
+  config.timeout = absl::Milliseconds(timeout_ms);
+  config.batch_timeout = absl::Milliseconds(batch_timeout_ms);
+  return config;
+}
+
+// The input buffer: each tuple's a, b, c, d as u64, 32 bytes per tuple.
+std::string InputBuffer(const RunRequest& request,
+                        const std::vector<uint32_t>& positions) {
+  std::string bytes(positions.size() * kTupleBytes, '\0');
+  for (size_t i = 0; i < positions.size(); ++i) {
+    const Operands& operands = request.tuples[positions[i]].operands;
+    static_assert(sizeof(operands.v) == kTupleBytes);
+    std::memcpy(bytes.data() + i * kTupleBytes, operands.v, kTupleBytes);
+  }
+  return bytes;
+}
+
+// One variant's tuples of a batch: run through the command once.
+struct Job {
+  Variant variant;
+  std::vector<uint32_t> positions;  // into the request's tuples
+  // Filled by RunJob: a value per position, or why there is none.
+  std::vector<uint64_t> values;
+  std::string failure;
+  absl::Status error;  // the worker's own failure (no temporary directory)
+};
+
+// Declines in a reply whose results are already sized (RunReply::AddDecline
+// appends, and results here are filled out of order).
+void Decline(RunReply& reply, const std::vector<uint32_t>& positions,
+             DeclineCode code, const std::string& message) {
+  const auto found =
+      std::find(reply.messages.begin(), reply.messages.end(), message);
+  const uint32_t index = static_cast<uint32_t>(found - reply.messages.begin());
+  if (found == reply.messages.end()) reply.messages.push_back(message);
+  for (uint32_t p : positions) {
+    reply.results[p] = {
+        .kind = ResultKind::kDecline, .code = code, .message = index};
+  }
+}
+
+class PtxCmdBackend : public Backend {
+ public:
+  explicit PtxCmdBackend(Config config) : config_(std::move(config)) {}
+
+  WorkerIdentity Identity() const override {
+    return {.name = "ptx-cmd",
+            .version = "1",
+            .toolchain = config_.command,
+            .device = absl::StrCat("PTX for sm_", config_.target.sm),
+            .supports = Supports()};
+  }
+
+  absl::Status Run(const RunRequest& request, RunReply& reply) override;
+
+ private:
+  std::optional<std::string> WhyNot(const Variant& v) const {
+    return WhyUnsupported(v, config_.target.sm, MaxPtxOfDriver(INT_MAX));
+  }
+  std::vector<std::string> Supports() const;
+  std::vector<Job> MakeJobs(const RunRequest& request, RunReply& reply) const;
+  void RunJobs(const RunRequest& request, std::vector<Job>& jobs) const;
+  void RunJob(const RunRequest& request, absl::Time deadline, Job& job) const;
+  // The command's failure on `job`, for its decline message.
+  std::string Failure(const Job& job, absl::string_view what,
+                      const std::string& output_path) const;
+
+  Config config_;
+};
+
+// Whole families where every variant runs at the target, single spellings
+// elsewhere (the sm_90 forms of add/min/max on older targets).
+std::vector<std::string> PtxCmdBackend::Supports() const {
+  std::vector<std::string> supports;
+  for (const FamilyInfo& family : AllFamilies()) {
+    std::vector<std::string> runnable;
+    bool all = true;
+    ForEachVariant(family.family, [&](const Variant& v) {
+      if (WhyNot(v).has_value()) {
+        all = false;
+      } else {
+        runnable.push_back(Spell(v));
+      }
+    });
+    if (all) {
+      supports.emplace_back(family.opcode);
+    } else {
+      supports.insert(supports.end(), runnable.begin(), runnable.end());
+    }
+  }
+  return supports;
+}
+
+absl::Status PtxCmdBackend::Run(const RunRequest& request, RunReply& reply) {
+  reply.messages.clear();
+  reply.results.assign(request.tuples.size(), TupleResult{});
+  std::vector<Job> jobs = MakeJobs(request, reply);
+  RunJobs(request, jobs);
+  for (const Job& job : jobs) {
+    PTXDIFF_RETURN_IF_ERROR(job.error);
+    if (!job.failure.empty()) {
+      Decline(reply, job.positions, DeclineCode::kOther, job.failure);
+      continue;
+    }
+    for (size_t i = 0; i < job.positions.size(); ++i) {
+      reply.results[job.positions[i]] = {.bits = job.values[i]};
+    }
+  }
+  return absl::OkStatus();
+}
+
+// One job per variant that can run, in order of first appearance; the
+// tuples of the others are declined here.
+std::vector<Job> PtxCmdBackend::MakeJobs(const RunRequest& request,
+                                         RunReply& reply) const {
+  std::vector<std::vector<uint32_t>> positions(request.spellings.size());
+  std::vector<uint32_t> order;
+  for (uint32_t i = 0; i < request.tuples.size(); ++i) {
+    std::vector<uint32_t>& group = positions[request.tuples[i].variant_index];
+    if (group.empty()) order.push_back(request.tuples[i].variant_index);
+    group.push_back(i);
+  }
+  std::vector<Job> jobs;
+  for (uint32_t index : order) {
+    const std::string& spelling = request.spellings[index];
+    const absl::StatusOr<Variant> v = ParseVariant(spelling);
+    if (!v.ok()) {
+      Decline(reply, positions[index], DeclineCode::kUnsupportedVariant,
+              absl::StrCat("unknown variant '", spelling, "'"));
+    } else if (const std::optional<std::string> why = WhyNot(*v)) {
+      Decline(reply, positions[index], DeclineCode::kUnsupportedVariant,
+              absl::StrCat("not run as PTX for sm_", config_.target.sm, ": ",
+                           *why));
+    } else {
+      jobs.push_back({.variant = *v, .positions = std::move(positions[index])});
+    }
+  }
+  return jobs;
+}
+
+void PtxCmdBackend::RunJobs(const RunRequest& request,
+                            std::vector<Job>& jobs) const {
+  const absl::Time deadline = absl::Now() + config_.batch_timeout;
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < jobs.size(); i = next++) {
+      RunJob(request, deadline, jobs[i]);
+    }
+  };
+  const int threads = std::min<int>(config_.jobs, jobs.size());
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+}
+
+void PtxCmdBackend::RunJob(const RunRequest& request, absl::Time deadline,
+                           Job& job) const {
+  const absl::Duration left = deadline - absl::Now();
+  if (left <= absl::ZeroDuration()) {
+    job.failure = absl::StrCat(
+        "ptx-cmd: not run: the batch's time budget (batch_timeout_ms=",
+        absl::ToInt64Milliseconds(config_.batch_timeout),
+        ") was spent on the variants before ", Spell(job.variant));
+    return;
+  }
+  absl::StatusOr<std::unique_ptr<TempDir>> dir = TempDir::Create("ptxdiff-ptx-cmd");
+  if (!dir.ok()) {
+    job.error = dir.status();
+    return;
+  }
+  const std::string ptx = (*dir)->File("kernel.ptx");
+  const std::string in = (*dir)->File("in.bin");
+  const std::string out = (*dir)->File("out.bin");
+  // Beside, not inside, what the tool sees as its files.
+  const std::string log = (*dir)->File("ptxdiff-command-output.txt");
+  job.error = WriteFile(ptx, RegisterModule(job.variant, config_.target));
+  if (job.error.ok()) job.error = WriteFile(in, InputBuffer(request, job.positions));
+  if (!job.error.ok()) return;
+
+  const std::string command = absl::StrReplaceAll(
+      config_.command, {{"{ptx}", ShellQuote(ptx)},
+                        {"{in}", ShellQuote(in)},
+                        {"{out}", ShellQuote(out)},
+                        {"{n}", absl::StrCat(job.positions.size())}});
+  const absl::Duration timeout = std::min(config_.timeout, left);
+  absl::StatusOr<ProcessOutcome> outcome =
+      RunProcess({"/bin/sh", "-c", command},
+                 {.output_path = log,
+                  .working_directory = (*dir)->path(),
+                  .timeout = timeout});
+  if (!outcome.ok()) {
+    job.error = outcome.status();
+    return;
+  }
+  if (!outcome->ok()) {
+    job.failure = Failure(job, outcome->Describe(timeout), log);
+    return;
+  }
+  const absl::StatusOr<std::string> bytes = ReadFile(out);
+  const size_t expected = job.positions.size() * kResultBytes;
+  if (!bytes.ok()) {
+    job.failure = Failure(job, "it exited 0 but wrote no {out} file", log);
+    return;
+  }
+  if (bytes->size() != expected) {
+    job.failure = Failure(
+        job,
+        absl::StrCat("it exited 0 but wrote ", bytes->size(),
+                     " bytes to {out}, not ", expected, " (", kResultBytes,
+                     " per tuple, ", job.positions.size(), " tuples)"),
+        log);
+    return;
+  }
+  job.values.resize(job.positions.size());
+  std::memcpy(job.values.data(), bytes->data(), expected);
+}
+
+std::string PtxCmdBackend::Failure(const Job& job, absl::string_view what,
+                                   const std::string& output_path) const {
+  const std::string tail = std::string(absl::StripTrailingAsciiWhitespace(
+      ReadFileTail(output_path, kOutputTailBytes)));
+  return absl::StrCat("ptx-cmd: command '", config_.command, "' failed on ",
+                      Spell(job.variant), " (", job.positions.size(),
+                      job.positions.size() == 1 ? " tuple): " : " tuples): ",
+                      what,
+                      tail.empty() ? "; it printed nothing"
+                                   : absl::StrCat("; its output ends:\n", tail));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Backend>> MakePtxCmdBackend(
+    const KeyValues& options) {
+  PTXDIFF_ASSIGN_OR_RETURN(Config config, ParseConfig(options));
+  return std::make_unique<PtxCmdBackend>(std::move(config));
+}
+
+}  // namespace ptxdiff

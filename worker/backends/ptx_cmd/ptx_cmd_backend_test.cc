@@ -1,0 +1,306 @@
+// The ptx-cmd backend in a real worker process, with the test interpreter
+// (testing/ptx_kernel_interpreter.cc) or a shell snippet as the tool, and
+// `ptxdiff sweep` end to end.
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "client/worker_client.h"
+#include "common/files.h"
+#include "common/subprocess.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "isa/spelling.h"
+#include "oracle/edge_operands.h"
+#include "oracle/oracle.h"
+
+namespace ptxdiff {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::Each;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+const std::string kInterpreter = PTXDIFF_INTERPRETER_PATH;
+const std::string kRunInterpreter = kInterpreter + " {ptx} {in} {out}";
+
+Variant V(absl::string_view spelling) {
+  auto v = ParseVariant(spelling);
+  EXPECT_TRUE(v.ok()) << v.status();
+  return v.ok() ? *v : Variant{};
+}
+
+absl::StatusOr<std::unique_ptr<WorkerClient>> StartPtxCmd(
+    const std::string& command_template, KeyValues options = {}) {
+  auto command =
+      CommandForBackend("ptx-cmd:" + command_template, PTXDIFF_WORKER_PATH);
+  if (!command.ok()) return command.status();
+  for (auto& option : options) command->hello_options.push_back(option);
+  return WorkerClient::Start(*command);
+}
+
+// Tuples of `spellings`, interleaved (so each variant's results must go back
+// to scattered positions), `per_variant` of each with edge operands.
+std::vector<Tuple> MixedTuples(const std::vector<std::string>& spellings,
+                               int per_variant) {
+  std::mt19937_64 rng(3);
+  std::vector<std::vector<Operands>> operands;
+  for (const std::string& s : spellings) {
+    operands.emplace_back(per_variant);
+    FillEdgeTuples(V(s), rng, operands.back());
+  }
+  std::vector<Tuple> tuples;
+  for (int i = 0; i < per_variant; ++i) {
+    for (size_t k = 0; k < spellings.size(); ++k) {
+      tuples.push_back({V(spellings[k]), operands[k][i]});
+    }
+  }
+  return tuples;
+}
+
+TEST(PtxCmdBackendTest, TheInterpreterGivesTheOraclesResults) {
+  auto client = StartPtxCmd(kRunInterpreter);
+  ASSERT_TRUE(client.ok()) << client.status();
+  EXPECT_EQ((*client)->identity().name, "ptx-cmd");
+  EXPECT_EQ((*client)->identity().toolchain, kRunInterpreter);
+  const std::vector<Tuple> tuples = MixedTuples(
+      {"add.sat.s32", "bfe.u64", "mul.wide.u16", "mad.wide.u32",
+       "vadd.s32.u32.s32.sat d.b1, a.h0, b.b2, c", "bfi.b32", "shf.l.clamp.b32",
+       "dp4a.s32.u32", "max.relu.s16x2"},
+      37);
+  const BatchOutcome outcome = (*client)->Run(tuples);
+  ASSERT_FALSE(outcome.fault.has_value()) << outcome.fault->detail;
+  ASSERT_EQ(outcome.results.size(), tuples.size());
+  for (size_t i = 0; i < tuples.size(); ++i) {
+    ASSERT_EQ(outcome.results[i].kind, ResultKind::kValue)
+        << i << ": " << outcome.messages[outcome.results[i].message];
+    EXPECT_EQ(outcome.results[i].bits,
+              Evaluate(tuples[i].variant, tuples[i].operands).bits)
+        << Spell(tuples[i].variant) << " tuple " << i;
+  }
+}
+
+TEST(PtxCmdBackendTest, SupportsWhatTheTargetRuns) {
+  auto sm90 = StartPtxCmd(kRunInterpreter);
+  ASSERT_TRUE(sm90.ok()) << sm90.status();
+  EXPECT_TRUE((*sm90)->identity().Supports(V("add.u16x2")));
+  EXPECT_FALSE((*sm90)->identity().Supports(V("visa.shl.ud.ud.ud")));
+  auto sm80 = StartPtxCmd(kRunInterpreter, {{"arch", "sm_80"}});
+  ASSERT_TRUE(sm80.ok()) << sm80.status();
+  EXPECT_FALSE((*sm80)->identity().Supports(V("add.u16x2")));
+  EXPECT_TRUE((*sm80)->identity().Supports(V("add.s32")));
+  EXPECT_THAT((*sm80)->identity().device, HasSubstr("sm_80"));
+}
+
+// Every way a command can fail declines that variant's tuples with a message
+// naming the command, how it ended and what it printed; the same worker
+// answers the next batch.
+TEST(PtxCmdBackendTest, FailingCommandsDeclineAndTheWorkerGoesOn) {
+  struct Case {
+    std::string command;
+    std::string how;
+  };
+  const std::vector<Case> cases = {
+      {"echo my-tool: no such opcode >&2; exit 1; {ptx} {in} {out}",
+       "exit status 1; its output ends:\nmy-tool: no such opcode"},
+      {"echo about to crash; kill -SEGV $$; {ptx} {in} {out}",
+       "killed by signal 11 (SIGSEGV); its output ends:\nabout to crash"},
+      {"sleep 20; {ptx} {in} {out}",
+       "timed out after 300ms (killed); it printed nothing"},
+      {"head -c 12 {in} > {out}; : {ptx}",
+       "it exited 0 but wrote 12 bytes to {out}, not 16 (8 per tuple, 2 "
+       "tuples); it printed nothing"},
+      {"true {ptx} {in} {out}",
+       "it exited 0 but wrote no {out} file; it printed nothing"},
+  };
+  const std::vector<Tuple> tuples = {{V("add.s32"), {{1, 2}}},
+                                     {V("add.s32"), {{3, 4}}}};
+  for (const Case& c : cases) {
+    auto client = StartPtxCmd(c.command, {{"timeout_ms", "300"}});
+    ASSERT_TRUE(client.ok()) << client.status();
+    for (int batch = 0; batch < 2; ++batch) {
+      const BatchOutcome outcome = (*client)->Run(tuples);
+      ASSERT_FALSE(outcome.fault.has_value()) << outcome.fault->detail;
+      for (const TupleResult& r : outcome.results) {
+        EXPECT_EQ(r.kind, ResultKind::kDecline);
+        EXPECT_EQ(r.code, DeclineCode::kOther);
+      }
+      ASSERT_EQ(outcome.messages.size(), 1u);
+      EXPECT_EQ(outcome.messages[0],
+                absl::StrCat("ptx-cmd: command '", c.command,
+                             "' failed on add.s32 (2 tuples): ", c.how));
+    }
+    EXPECT_EQ((*client)->restarts(), 0) << c.command;
+  }
+}
+
+// A command that fails on one variant costs that variant only.
+TEST(PtxCmdBackendTest, AFailureDeclinesItsVariantOnly) {
+  auto client = StartPtxCmd(
+      "if grep -q 'variant: bfe' {ptx}; then exit 3; fi; " + kRunInterpreter);
+  ASSERT_TRUE(client.ok()) << client.status();
+  const std::vector<Tuple> tuples = MixedTuples({"add.s32", "bfe.u32"}, 5);
+  const BatchOutcome outcome = (*client)->Run(tuples);
+  ASSERT_FALSE(outcome.fault.has_value());
+  for (size_t i = 0; i < tuples.size(); ++i) {
+    const bool bfe = tuples[i].variant == V("bfe.u32");
+    EXPECT_EQ(outcome.results[i].kind,
+              bfe ? ResultKind::kDecline : ResultKind::kValue);
+    if (!bfe) {
+      EXPECT_EQ(outcome.results[i].bits,
+                Evaluate(tuples[i].variant, tuples[i].operands).bits);
+    }
+  }
+  ASSERT_EQ(outcome.messages.size(), 1u);
+  EXPECT_THAT(outcome.messages[0],
+              HasSubstr("failed on bfe.u32 (5 tuples): exit status 3"));
+}
+
+// A batch whose runs take longer than batch_timeout_ms is still answered in
+// time: the variants not started are declined.
+TEST(PtxCmdBackendTest, TheBatchBudgetBoundsTheReply) {
+  auto client = StartPtxCmd("sleep 20; {ptx} {in} {out}",
+                            {{"timeout_ms", "300"},
+                             {"batch_timeout_ms", "500"},
+                             {"jobs", "1"}});
+  ASSERT_TRUE(client.ok()) << client.status();
+  const absl::Time start = absl::Now();
+  const BatchOutcome outcome =
+      (*client)->Run(MixedTuples({"add.s32", "sub.s32", "min.s32"}, 1));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  ASSERT_EQ(outcome.messages.size(), 3u);
+  EXPECT_THAT(outcome.messages[0],
+              HasSubstr("add.s32 (1 tuple): timed out after 300ms"));
+  // What was left of the budget, a little under 200 ms.
+  EXPECT_THAT(outcome.messages[1],
+              AllOf(HasSubstr("sub.s32 (1 tuple): timed out after 1"),
+                    HasSubstr("ms (killed)")));
+  EXPECT_EQ(outcome.messages[2],
+            "ptx-cmd: not run: the batch's time budget (batch_timeout_ms=500) "
+            "was spent on the variants before min.s32");
+}
+
+// The command runs in a private directory holding the three files, which is
+// gone afterwards.
+TEST(PtxCmdBackendTest, RunsInATemporaryDirectoryThatIsRemoved) {
+  auto record = TempDir::Create("ptx-cmd-test");
+  ASSERT_TRUE(record.ok());
+  const std::string list = (*record)->File("dirs");
+  auto client = StartPtxCmd(
+      absl::StrCat("pwd >> ", list, "; ls >> ", list, "; n={n}; ",
+                   kRunInterpreter, " && echo n=$n >> ", list));
+  ASSERT_TRUE(client.ok()) << client.status();
+  const BatchOutcome outcome =
+      (*client)->Run(MixedTuples({"add.s32", "bfe.u32"}, 3));
+  ASSERT_FALSE(outcome.fault.has_value());
+  EXPECT_THAT(outcome.results,
+              Each(::testing::Field(&TupleResult::kind, ResultKind::kValue)));
+  auto text = ReadFile(list);
+  ASSERT_TRUE(text.ok());
+  std::vector<std::string> lines = absl::StrSplit(*text, '\n', absl::SkipEmpty());
+  std::vector<std::string> dirs;
+  for (const std::string& line : lines) {
+    if (absl::StartsWith(line, "/")) dirs.push_back(line);
+  }
+  ASSERT_EQ(dirs.size(), 2u) << *text;
+  EXPECT_NE(dirs[0], dirs[1]);
+  for (const std::string& dir : dirs) {
+    EXPECT_THAT(dir, HasSubstr("/ptxdiff-ptx-cmd-"));
+    EXPECT_FALSE(ReadFile(dir + "/kernel.ptx").ok()) << dir << " is still there";
+  }
+  EXPECT_THAT(*text, AllOf(HasSubstr("in.bin\nkernel.ptx\n"), HasSubstr("n=3\n")));
+}
+
+TEST(PtxCmdBackendTest, BadOptionsFailTheHandshakeClearly) {
+  auto no_out = StartPtxCmd("my-tool {ptx} {in}");
+  ASSERT_FALSE(no_out.ok());
+  EXPECT_THAT(no_out.status().message(),
+              HasSubstr("the ptx-cmd command 'my-tool {ptx} {in}' does not "
+                        "mention {out}"));
+  auto arch = StartPtxCmd(kRunInterpreter, {{"arch", "compute_90"}});
+  ASSERT_FALSE(arch.ok());
+  EXPECT_THAT(arch.status().message(), HasSubstr("arch=compute_90"));
+  auto jobs = StartPtxCmd(kRunInterpreter, {{"jobs", "0"}});
+  ASSERT_FALSE(jobs.ok());
+  EXPECT_THAT(jobs.status().message(), HasSubstr("jobs=0"));
+}
+
+// ---------------------------------------------------------------------------
+// `ptxdiff sweep --backend 'ptx-cmd:...'`, the command a user runs.
+
+struct CliRun {
+  ProcessOutcome outcome;
+  std::string output;
+};
+
+CliRun Ptxdiff(const std::vector<std::string>& args) {
+  auto dir = TempDir::Create("ptx-cmd-cli-test");
+  EXPECT_TRUE(dir.ok());
+  std::vector<std::string> argv = {PTXDIFF_CLI_PATH};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto outcome = RunProcess(argv, {.output_path = (*dir)->File("output"),
+                                   .timeout = absl::Minutes(5)});
+  EXPECT_TRUE(outcome.ok()) << outcome.status();
+  return {outcome.value_or(ProcessOutcome{}),
+          ReadFile((*dir)->File("output")).value_or("")};
+}
+
+const std::vector<std::string> kSweepFamilies = {
+    "--family", "add", "--family", "bfe", "--family", "bfi", "--family", "shf",
+    "--family", "min", "--family", "mul", "--family", "szext"};
+
+TEST(PtxCmdSweepTest, NoMismatchThroughTheInterpreter) {
+  std::vector<std::string> args = {"sweep", "--backend",
+                                   "ptx-cmd:" + kRunInterpreter, "--tuples",
+                                   "64"};
+  args.insert(args.end(), kSweepFamilies.begin(), kSweepFamilies.end());
+  const CliRun run = Ptxdiff(args);
+  EXPECT_EQ(run.outcome.exit_status, 0) << run.output;
+  // 9 + 4 + 2 + 4 + 10 + 16 + 4 variants, none left out.
+  EXPECT_THAT(run.output, HasSubstr("49 variants x 64 tuples = 3136 tuples"));
+  EXPECT_THAT(run.output, HasSubstr("mismatched      0\n"));
+  EXPECT_THAT(run.output, HasSubstr("declined        0\n"));
+  EXPECT_THAT(run.output, HasSubstr("faulty batches  0  (worker restarts: 0)"));
+}
+
+TEST(PtxCmdSweepTest, TheWrongModeIsAMismatchOnAddSatS32Only) {
+  std::vector<std::string> args = {
+      "sweep", "--backend",
+      "ptx-cmd:" + kInterpreter + " --wrong=add.sat.s32 {ptx} {in} {out}",
+      "--tuples", "64", "--family", "add", "--family", "sub", "--family", "bfe"};
+  const CliRun run = Ptxdiff(args);
+  EXPECT_EQ(run.outcome.exit_status, 1) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("20 variants x 64 tuples"));
+  const size_t listed = run.output.find("mismatches (first");
+  ASSERT_NE(listed, std::string::npos) << run.output;
+  int mismatches = 0;
+  for (absl::string_view line :
+       absl::StrSplit(run.output.substr(listed), '\n', absl::SkipEmpty())) {
+    if (!absl::StartsWith(line, "  ptxdiff eval")) continue;
+    EXPECT_THAT(std::string(line), HasSubstr("ptxdiff eval 'add.sat.s32' "));
+    ++mismatches;
+  }
+  EXPECT_GT(mismatches, 0);
+  EXPECT_THAT(run.output, Not(HasSubstr("mismatched      0\n")));
+}
+
+TEST(PtxCmdSweepTest, AFailingToolIsExplainedByEval) {
+  const CliRun run = Ptxdiff(
+      {"eval", "--backend", "ptx-cmd:echo cannot parse >&2; exit 2; {ptx} {in} {out}",
+       "add.s32", "1", "2"});
+  EXPECT_EQ(run.outcome.exit_status, 0) << run.output;
+  EXPECT_THAT(run.output,
+              HasSubstr("declined: ptx-cmd: command 'echo cannot parse >&2; "
+                        "exit 2; {ptx} {in} {out}' failed on add.s32 (1 "
+                        "tuple): exit status 2; its output ends:\ncannot "
+                        "parse\nverdict: declined"));
+}
+
+}  // namespace
+}  // namespace ptxdiff

@@ -1,0 +1,116 @@
+// A host interpreter of exactly the register-mode kernels ptxdiff generates
+// (worker/backends/cuda/kernel_gen.h, documented in docs/kernel-abi.md): the
+// test fixture standing in for a tool that runs PTX.
+//
+// It reads the kernel as a tool would, not by recognising ptxdiff's text:
+// the entry and its parameters (the ABI's in, out, n), the register
+// declarations, and every statement, which it then executes thread by
+// thread over a grid. The frame's few statements (ld.param, cvta, mov from
+// special registers, setp, bra, ld.global, st.global, cvt, ret) are
+// interpreted directly; every other statement must be an integer instruction
+// ptxdiff knows (ParseVariant), and is evaluated by the CPU oracle, the
+// instruction under test among them. Anything else — another statement, a
+// second entry, parameters other than (u64, u64, u32), an access outside
+// the buffers, a result slot stored twice or never — is an error naming what
+// it found, so a generator change that breaks the ABI fails loudly.
+
+#ifndef PTXDIFF_WORKER_BACKENDS_PTX_CMD_TESTING_REGISTER_KERNEL_H_
+#define PTXDIFF_WORKER_BACKENDS_PTX_CMD_TESTING_REGISTER_KERNEL_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "isa/variant.h"
+
+namespace ptxdiff {
+
+class RegisterKernel {
+ public:
+  struct Param {
+    std::string name;
+    std::string type;  // "u64", "u32", ...
+  };
+  struct Grid {
+    uint32_t blocks = 3;
+    uint32_t threads = 4;  // per block
+  };
+  struct RunOptions {
+    Grid grid;
+    // Instructions of the first variant are evaluated as the second: a
+    // deliberately wrong tool (add.sat.s32 as add.s32 wraps).
+    std::vector<std::pair<Variant, Variant>> substitutions;
+  };
+
+  // Parses a module holding one register-mode kernel.
+  static absl::StatusOr<RegisterKernel> Parse(absl::string_view ptx);
+
+  // Runs the kernel on `in` (32 bytes per tuple; n = in.size() / 32) and
+  // returns the output buffer (8 bytes per tuple).
+  absl::StatusOr<std::string> Run(absl::string_view in,
+                                  const RunOptions& options) const;
+
+  const std::string& entry() const { return entry_; }
+  const std::vector<Param>& params() const { return params_; }
+  // The `// ptxdiff variant:` line's variant, if the module has one.
+  const std::optional<Variant>& declared_variant() const {
+    return declared_variant_;
+  }
+  // The instructions the oracle evaluates, in program order.
+  std::vector<Variant> OracleInstructions() const;
+
+  // Public for the implementation's helpers; not part of the interface.
+  struct Operand {
+    enum Kind : uint8_t { kRegister, kImmediate, kSpecial } kind = kImmediate;
+    int reg = -1;        // kRegister: index into the register file
+    uint64_t value = 0;  // kImmediate: the bits; kSpecial: which (0..3)
+  };
+  struct Statement;
+
+ private:
+  RegisterKernel() = default;
+
+  std::string entry_;
+  std::vector<Param> params_;
+  std::optional<Variant> declared_variant_;
+  std::vector<int> register_widths_;  // bits; 1 for predicates
+  std::vector<Statement> program_;
+  std::map<std::string, int, std::less<>> registers_;
+};
+
+struct RegisterKernel::Statement {
+  enum Kind : uint8_t {
+    kLoadParam,   // ld.param.T dst, [param]
+    kMove,        // mov.T dst, src; cvta.to.global.u64 dst, src
+    kConvert,     // cvt.uD.uS dst, src (zero-extends or truncates)
+    kSetp,        // setp.CMP.T dst, a, b
+    kBranch,      // [@[!]p] bra label
+    kLoadGlobal,  // ld.global.T dst, [reg+offset]
+    kStoreGlobal, // st.global.T [reg+offset], src
+    kReturn,      // ret
+    kOracle,      // an integer instruction: the oracle
+  };
+  Kind kind = kReturn;
+  int line = 0;
+  std::string text;
+  int dst = -1;
+  std::vector<Operand> sources;
+  int width = 0;         // memory access, conversion or comparison width
+  bool is_signed = false;  // setp
+  std::string compare;     // setp: eq ne lt le gt ge
+  int guard = -1;          // predicate register, or -1
+  bool guard_negated = false;
+  int target = -1;         // branch: statement index
+  int64_t offset = 0;      // memory access
+  int param = -1;          // ld.param
+  Variant variant;         // kOracle
+};
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_WORKER_BACKENDS_PTX_CMD_TESTING_REGISTER_KERNEL_H_
