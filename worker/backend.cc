@@ -1,33 +1,134 @@
 #include "worker/backend.h"
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "worker/backends/oracle/oracle_backend.h"
-#include "worker/backends/ptx_cmd/ptx_cmd_backend.h"
-#include "worker/backends/ptxas/ptxas_backend.h"
-#if defined(PTXDIFF_HAVE_CUDA_BACKEND)
-#include "worker/backends/cuda/cuda_backend.h"
-#endif
+#include "common/status_macros.h"
+#include "isa/family_table.h"
+#include "isa/spelling.h"
 
 namespace ptxdiff {
 
-absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(absl::string_view name,
-                                                     const KeyValues& options) {
-  if (name == "oracle") return MakeOracleBackend();
-  if (name == "ptxas") return MakePtxasBackend(options);
-  if (name == "ptx-cmd") return MakePtxCmdBackend(options);
-#if defined(PTXDIFF_HAVE_CUDA_BACKEND)
-  if (name == "cuda") return MakeCudaBackend(options);
-#else
-  if (name == "cuda") {
-    return absl::FailedPreconditionError(
-        "this ptxdiff-worker was built without the CUDA toolkit's headers "
-        "(find_package(CUDAToolkit) failed); --backend=ptxas needs no GPU");
+namespace {
+
+// A backend that answers more or fewer tuples than it was given is broken.
+absl::Status CheckCount(const RunReply& reply, size_t tuples) {
+  if (reply.results.size() == tuples) return absl::OkStatus();
+  return absl::InternalError(absl::StrCat("the backend answered ",
+                                          reply.results.size(), " of ",
+                                          tuples, " tuples"));
+}
+
+}  // namespace
+
+WorkerIdentity Backend::Identity() const {
+  WorkerIdentity id = Describe();
+  id.supports.clear();
+  // A family's opcode where every variant runs, else the spellings of those
+  // that do.
+  for (const FamilyInfo& family : AllFamilies()) {
+    std::vector<std::string> runnable;
+    bool all = true;
+    ForEachVariant(family.family, [&](const Variant& v) {
+      if (WhyUnsupported(v).has_value()) {
+        all = false;
+      } else {
+        runnable.push_back(Spell(v));
+      }
+    });
+    if (all) {
+      id.supports.emplace_back(family.opcode);
+    } else {
+      id.supports.insert(id.supports.end(), runnable.begin(), runnable.end());
+    }
   }
-#endif
-  return absl::NotFoundError(
-      absl::StrCat("unknown backend '", name,
-                   "'; built in: oracle, ptxas, cuda, ptx-cmd"));
+  return id;
+}
+
+namespace {
+
+// What Backend::Run decided for each spelling of a request.
+struct Admission {
+  std::vector<int> resolved;         // index into variants, or -1: declined
+  std::vector<std::string> why_not;  // for the declined
+};
+
+// The declines of `admission` merged with `ran`, the backend's answers to
+// the admitted tuples (in order), into one reply for all of `request`.
+RunReply Merge(const RunRequest& request, const Admission& admission,
+               RunReply ran) {
+  RunReply reply;
+  reply.messages = std::move(ran.messages);
+  reply.results.reserve(request.tuples.size());
+  // Each distinct reason once in `messages` (two variants may share one).
+  absl::flat_hash_map<absl::string_view, uint32_t> index_of;
+  std::vector<uint32_t> message(request.spellings.size());
+  for (size_t i = 0; i < request.spellings.size(); ++i) {
+    if (admission.resolved[i] >= 0) continue;
+    auto [it, added] = index_of.try_emplace(
+        admission.why_not[i], static_cast<uint32_t>(reply.messages.size()));
+    if (added) reply.messages.push_back(admission.why_not[i]);
+    message[i] = it->second;
+  }
+  size_t next = 0;
+  for (const WireTuple& t : request.tuples) {
+    if (admission.resolved[t.variant_index] >= 0) {
+      reply.results.push_back(ran.results[next++]);
+    } else {
+      reply.results.push_back({.kind = ResultKind::kDecline,
+                               .code = DeclineCode::kUnsupportedVariant,
+                               .message = message[t.variant_index]});
+    }
+  }
+  return reply;
+}
+
+}  // namespace
+
+absl::Status Backend::Run(const RunRequest& request, RunReply& reply) {
+  for (const WireTuple& t : request.tuples) {
+    // The decoder checks this; a request built in process might not.
+    if (t.variant_index >= request.spellings.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("a tuple has variant index ", t.variant_index, " of ",
+                       request.spellings.size()));
+    }
+  }
+  // Each spelling once.
+  ResolvedBatch batch;
+  Admission admission{std::vector<int>(request.spellings.size(), -1),
+                      std::vector<std::string>(request.spellings.size())};
+  for (size_t i = 0; i < request.spellings.size(); ++i) {
+    absl::StatusOr<Variant> v = ParseVariant(request.spellings[i]);
+    if (!v.ok()) {
+      admission.why_not[i] =
+          absl::StrCat("unknown variant '", request.spellings[i], "'");
+    } else if (std::optional<std::string> why = WhyUnsupported(*v)) {
+      admission.why_not[i] = *std::move(why);
+    } else {
+      admission.resolved[i] = static_cast<int>(batch.variants.size());
+      batch.variants.push_back(*v);
+    }
+  }
+  // Every variant runs: the request's tuples as they are.
+  if (batch.variants.size() == request.spellings.size()) {
+    batch.tuples = request.tuples;
+    reply = RunReply();
+    PTXDIFF_RETURN_IF_ERROR(RunSupported(batch, reply));
+    return CheckCount(reply, request.tuples.size());
+  }
+  std::vector<WireTuple> admitted;
+  admitted.reserve(request.tuples.size());
+  for (const WireTuple& t : request.tuples) {
+    const int index = admission.resolved[t.variant_index];
+    if (index >= 0) admitted.push_back({static_cast<uint32_t>(index), t.operands});
+  }
+  batch.tuples = admitted;
+  RunReply ran;
+  PTXDIFF_RETURN_IF_ERROR(RunSupported(batch, ran));
+  PTXDIFF_RETURN_IF_ERROR(CheckCount(ran, admitted.size()));
+  reply = Merge(request, admission, std::move(ran));
+  return absl::OkStatus();
 }
 
 }  // namespace ptxdiff

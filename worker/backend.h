@@ -2,7 +2,10 @@
 //
 // A backend evaluates a batch of tuples and answers each with a value or a
 // decline; a non-OK status means the backend itself failed (the worker then
-// answers ERROR). Backends live in the worker process only: the harness
+// answers ERROR). The seam is here: Backend::Run parses the spellings and
+// declines what the backend does not run, once for every backend, so that a
+// backend only says which variants it runs (WhyUnsupported) and computes
+// (RunSupported). Backends live in the worker process only: the harness
 // reaches them through WorkerClient, never directly, so that a crash or hang
 // of the implementation under test cannot take the harness down.
 
@@ -10,24 +13,53 @@
 #define PTXDIFF_WORKER_BACKEND_H_
 
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "isa/variant.h"
 #include "protocol/protocol.h"
 
 namespace ptxdiff {
+
+// A batch as a backend runs it: the worker has parsed every spelling and
+// declined the tuples of unknown and unsupported variants, so every variant
+// here is legal and one the backend runs.
+struct ResolvedBatch {
+  std::vector<Variant> variants;
+  std::span<const WireTuple> tuples;  // variant_index into `variants`
+};
 
 class Backend {
  public:
   virtual ~Backend() = default;
 
-  // Name, version, toolchain and device identity, and what it supports.
-  virtual WorkerIdentity Identity() const = 0;
+  // Name, version, toolchain and device identity, and what it supports:
+  // Describe()'s identity with `supports` from WhyUnsupported.
+  WorkerIdentity Identity() const;
 
   // Answers every tuple of `request` in `reply` (one result per tuple, in
-  // order). The spellings are canonical; an unknown one is declined.
-  virtual absl::Status Run(const RunRequest& request, RunReply& reply) = 0;
+  // order). Unknown spellings and unsupported variants are declined here,
+  // once, with kUnsupportedVariant and WhyUnsupported's reason; the other
+  // tuples go to RunSupported. A non-OK status is RunSupported's.
+  absl::Status Run(const RunRequest& request, RunReply& reply);
+
+ protected:
+  // Name, version, toolchain and device; `supports` is filled by Identity.
+  virtual WorkerIdentity Describe() const = 0;
+
+  // Why the backend declines every tuple of `v` (legal), or nullopt if it
+  // runs them.
+  virtual std::optional<std::string> WhyUnsupported(const Variant& v) const {
+    return std::nullopt;
+  }
+
+  // Answers every tuple of `batch` in `reply`, in order.
+  virtual absl::Status RunSupported(const ResolvedBatch& batch,
+                                    RunReply& reply) = 0;
 };
 
 // The backends built into ptxdiff-worker: "oracle" and "ptxas". `options`

@@ -53,18 +53,12 @@ struct Group {
   std::vector<uint32_t> positions;
 };
 
-// Groups in order of first appearance; InvalidArgument for an index out of
-// range (the decoder checks it, but a request built in process might not).
-absl::StatusOr<std::vector<Group>> GroupTuples(const RunRequest& request) {
+// Groups in order of first appearance.
+std::vector<Group> GroupTuples(const ResolvedBatch& request) {
   std::vector<Group> groups;
-  std::vector<int> group_of(request.spellings.size(), -1);
+  std::vector<int> group_of(request.variants.size(), -1);
   for (uint32_t i = 0; i < request.tuples.size(); ++i) {
     const uint32_t v = request.tuples[i].variant_index;
-    if (v >= request.spellings.size()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("tuple ", i, " has variant index ", v, " of ",
-                       request.spellings.size()));
-    }
     if (group_of[v] < 0) {
       group_of[v] = static_cast<int>(groups.size());
       groups.push_back({.variant_index = v});
@@ -134,13 +128,17 @@ class CudaBackend : public Backend {
         on_fatal_(std::move(on_fatal)) {}
 
   absl::Status Init();
-  WorkerIdentity Identity() const override { return identity_; }
-  absl::Status Run(const RunRequest& request, RunReply& reply) override;
+
+ protected:
+  WorkerIdentity Describe() const override { return identity_; }
+  std::optional<std::string> WhyUnsupported(const Variant& v) const override;
+  absl::Status RunSupported(const ResolvedBatch& request,
+                            RunReply& reply) override;
 
  private:
   // What one batch is being built into.
   struct Batch {
-    const RunRequest& request;
+    const ResolvedBatch& request;
     RunReply& reply;
     Declines declines;
     Stage stage;
@@ -161,7 +159,6 @@ class CudaBackend : public Backend {
   absl::StatusOr<CUfunction> RegisterFunction(const Variant& v);
   absl::StatusOr<CUfunction> Function(CUmodule module, const std::string& name);
   absl::Status Fail(absl::Status status);
-  std::vector<std::string> Supports() const;
 
   // Destroyed bottom-up: kernels and buffers before the context, the
   // context before the driver.
@@ -212,41 +209,23 @@ absl::Status CudaBackend::Init() {
                                 CudaVersionText(CUDA_VERSION), ")"),
       .driver = DriverIdentity(driver, driver_->Location()),
       .device = context_->Describe(),
-      .supports = Supports(),
   };
   return absl::OkStatus();
 }
 
-// Whole families where every variant runs, single spellings elsewhere (the
-// sm_90 packed and .relu forms of add/min/max on older devices).
-std::vector<std::string> CudaBackend::Supports() const {
-  std::vector<std::string> supports;
-  for (const FamilyInfo& family : AllFamilies()) {
-    std::vector<std::string> runnable;
-    bool all = true;
-    ForEachVariant(family.family, [&](const Variant& v) {
-      if (WhyUnsupported(v, context_->sm(), max_ptx_).has_value()) {
-        all = false;
-      } else {
-        runnable.push_back(Spell(v));
-      }
-    });
-    if (all) {
-      supports.emplace_back(family.opcode);
-    } else {
-      supports.insert(supports.end(), runnable.begin(), runnable.end());
-    }
-  }
-  return supports;
+std::optional<std::string> CudaBackend::WhyUnsupported(const Variant& v) const {
+  std::optional<std::string> why = ::ptxdiff::WhyUnsupported(v, context_->sm(), max_ptx_);
+  if (!why.has_value()) return std::nullopt;
+  return absl::StrCat("not run on ", context_->Describe(), ": ", *why);
 }
 
-absl::Status CudaBackend::Run(const RunRequest& request, RunReply& reply) {
+absl::Status CudaBackend::RunSupported(const ResolvedBatch& request,
+                                       RunReply& reply) {
   if (lost_) {
     return absl::FailedPreconditionError(
         "the CUDA context was lost to an earlier fault; restart the worker");
   }
-  PTXDIFF_ASSIGN_OR_RETURN(const std::vector<Group> groups,
-                           GroupTuples(request));
+  const std::vector<Group> groups = GroupTuples(request);
   reply.messages.clear();
   reply.results.assign(request.tuples.size(), TupleResult{});
   Batch batch{request, reply, Declines(reply), Stage()};
@@ -260,22 +239,10 @@ absl::Status CudaBackend::Run(const RunRequest& request, RunReply& reply) {
 absl::Status CudaBackend::RunGroups(Batch& batch,
                                     const std::vector<Group>& groups) {
   for (const Group& group : groups) {
-    const std::string& spelling = batch.request.spellings[group.variant_index];
-    absl::StatusOr<Variant> v = ParseVariant(spelling);
-    if (!v.ok()) {
-      batch.declines.Add(group.positions, DeclineCode::kUnsupportedVariant,
-                         absl::StrCat("unknown variant '", spelling, "'"));
-      continue;
-    }
-    if (auto why = WhyUnsupported(*v, context_->sm(), max_ptx_)) {
-      batch.declines.Add(
-          group.positions, DeclineCode::kUnsupportedVariant,
-          absl::StrCat("not run on ", context_->Describe(), ": ", *why));
-      continue;
-    }
+    const Variant& v = batch.request.variants[group.variant_index];
     PTXDIFF_RETURN_IF_ERROR(options_.mode == KernelMode::kRegister
-                                ? AddRegisterGroup(batch, *v, group)
-                                : AddImmediateGroup(batch, *v, group));
+                                ? AddRegisterGroup(batch, v, group)
+                                : AddImmediateGroup(batch, v, group));
   }
   PTXDIFF_RETURN_IF_ERROR(SubmitStage(batch));
   return pipeline_->Drain(batch.reply.results);

@@ -11,40 +11,29 @@ namespace ptxdiff {
 namespace {
 
 class OracleBackend : public Backend {
- public:
-  WorkerIdentity Identity() const override {
-    return {.name = "oracle",
-            .version = "1",
-            .toolchain = "ptxdiff CPU oracle",
-            .supports = {"*"}};
+ protected:
+  WorkerIdentity Describe() const override {
+    return {.name = "oracle", .version = "1", .toolchain = "ptxdiff CPU oracle"};
   }
 
-  absl::Status Run(const RunRequest& request, RunReply& reply) override {
-    const std::vector<std::optional<Variant>> variants = ResolveSpellings(request);
-    reply.results.reserve(request.tuples.size());
+  absl::Status RunSupported(const ResolvedBatch& batch,
+                            RunReply& reply) override {
+    reply.results.reserve(batch.tuples.size());
     std::vector<Operands> run;
     std::vector<Result> results;
     // Consecutive tuples of one variant go through the batch oracle together.
-    for (size_t begin = 0; begin < request.tuples.size();) {
-      const uint32_t index = request.tuples[begin].variant_index;
+    for (size_t begin = 0; begin < batch.tuples.size();) {
+      const uint32_t index = batch.tuples[begin].variant_index;
       size_t end = begin;
-      while (end < request.tuples.size() &&
-             request.tuples[end].variant_index == index) {
+      while (end < batch.tuples.size() &&
+             batch.tuples[end].variant_index == index) {
         ++end;
       }
-      if (!variants[index].has_value()) {
-        for (size_t i = begin; i < end; ++i) {
-          reply.AddDecline(DeclineCode::kUnsupportedVariant,
-                           absl::StrCat("unknown variant '",
-                                        request.spellings[index], "'"));
-        }
-      } else {
-        run.clear();
-        for (size_t i = begin; i < end; ++i) run.push_back(request.tuples[i].operands);
-        results.resize(run.size());
-        EvaluateBatch(*variants[index], run, results);
-        for (const Result& r : results) reply.AddValue(r.bits);
-      }
+      run.clear();
+      for (size_t i = begin; i < end; ++i) run.push_back(batch.tuples[i].operands);
+      results.resize(run.size());
+      EvaluateBatch(batch.variants[index], run, results);
+      for (const Result& r : results) reply.AddValue(r.bits);
       begin = end;
     }
     return absl::OkStatus();
@@ -52,16 +41,6 @@ class OracleBackend : public Backend {
 };
 
 }  // namespace
-
-std::vector<std::optional<Variant>> ResolveSpellings(const RunRequest& request) {
-  std::vector<std::optional<Variant>> variants;
-  variants.reserve(request.spellings.size());
-  for (const std::string& s : request.spellings) {
-    auto v = ParseVariant(s);
-    variants.push_back(v.ok() ? std::optional<Variant>(*v) : std::nullopt);
-  }
-  return variants;
-}
 
 std::unique_ptr<Backend> MakeOracleBackend() {
   return std::make_unique<OracleBackend>();

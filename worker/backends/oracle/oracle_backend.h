@@ -15,10 +15,6 @@ namespace ptxdiff {
 
 std::unique_ptr<Backend> MakeOracleBackend();
 
-// Resolves a request's spellings: nullopt where a spelling is unknown. Shared
-// by the backends, which all take canonical spellings.
-std::vector<std::optional<Variant>> ResolveSpellings(const RunRequest& request);
-
 }  // namespace ptxdiff
 
 #endif  // PTXDIFF_WORKER_BACKENDS_ORACLE_ORACLE_BACKEND_H_

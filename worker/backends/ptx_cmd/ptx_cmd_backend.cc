@@ -109,7 +109,7 @@ absl::StatusOr<Config> ParseConfig(const KeyValues& options) {
 }
 
 // The input buffer: each tuple's a, b, c, d as u64, 32 bytes per tuple.
-std::string InputBuffer(const RunRequest& request,
+std::string InputBuffer(const ResolvedBatch& request,
                         const std::vector<uint32_t>& positions) {
   std::string bytes(positions.size() * kTupleBytes, '\0');
   for (size_t i = 0; i < positions.size(); ++i) {
@@ -148,24 +148,29 @@ class PtxCmdBackend : public Backend {
  public:
   explicit PtxCmdBackend(Config config) : config_(std::move(config)) {}
 
-  WorkerIdentity Identity() const override {
+ protected:
+  WorkerIdentity Describe() const override {
     return {.name = "ptx-cmd",
             .version = "1",
             .toolchain = config_.command,
-            .device = absl::StrCat("PTX for sm_", config_.target.sm),
-            .supports = Supports()};
+            .device = absl::StrCat("PTX for sm_", config_.target.sm)};
   }
 
-  absl::Status Run(const RunRequest& request, RunReply& reply) override;
+  std::optional<std::string> WhyUnsupported(const Variant& v) const override {
+    std::optional<std::string> why =
+        ::ptxdiff::WhyUnsupported(v, config_.target.sm, MaxPtxOfDriver(INT_MAX));
+    if (!why.has_value()) return std::nullopt;
+    return absl::StrCat("not run as PTX for sm_", config_.target.sm, ": ", *why);
+  }
+
+  absl::Status RunSupported(const ResolvedBatch& request,
+                            RunReply& reply) override;
 
  private:
-  std::optional<std::string> WhyNot(const Variant& v) const {
-    return WhyUnsupported(v, config_.target.sm, MaxPtxOfDriver(INT_MAX));
-  }
-  std::vector<std::string> Supports() const;
-  std::vector<Job> MakeJobs(const RunRequest& request, RunReply& reply) const;
-  void RunJobs(const RunRequest& request, std::vector<Job>& jobs) const;
-  void RunJob(const RunRequest& request, absl::Time deadline, Job& job) const;
+  // One job per variant, in order of first appearance.
+  std::vector<Job> MakeJobs(const ResolvedBatch& request) const;
+  void RunJobs(const ResolvedBatch& request, std::vector<Job>& jobs) const;
+  void RunJob(const ResolvedBatch& request, absl::Time deadline, Job& job) const;
   // The command's failure on `job`, for its decline message.
   std::string Failure(const Job& job, absl::string_view what,
                       const std::string& output_path) const;
@@ -173,33 +178,11 @@ class PtxCmdBackend : public Backend {
   Config config_;
 };
 
-// Whole families where every variant runs at the target, single spellings
-// elsewhere (the sm_90 forms of add/min/max on older targets).
-std::vector<std::string> PtxCmdBackend::Supports() const {
-  std::vector<std::string> supports;
-  for (const FamilyInfo& family : AllFamilies()) {
-    std::vector<std::string> runnable;
-    bool all = true;
-    ForEachVariant(family.family, [&](const Variant& v) {
-      if (WhyNot(v).has_value()) {
-        all = false;
-      } else {
-        runnable.push_back(Spell(v));
-      }
-    });
-    if (all) {
-      supports.emplace_back(family.opcode);
-    } else {
-      supports.insert(supports.end(), runnable.begin(), runnable.end());
-    }
-  }
-  return supports;
-}
-
-absl::Status PtxCmdBackend::Run(const RunRequest& request, RunReply& reply) {
+absl::Status PtxCmdBackend::RunSupported(const ResolvedBatch& request,
+                                         RunReply& reply) {
   reply.messages.clear();
   reply.results.assign(request.tuples.size(), TupleResult{});
-  std::vector<Job> jobs = MakeJobs(request, reply);
+  std::vector<Job> jobs = MakeJobs(request);
   RunJobs(request, jobs);
   for (const Job& job : jobs) {
     PTXDIFF_RETURN_IF_ERROR(job.error);
@@ -216,9 +199,8 @@ absl::Status PtxCmdBackend::Run(const RunRequest& request, RunReply& reply) {
 
 // One job per variant that can run, in order of first appearance; the
 // tuples of the others are declined here.
-std::vector<Job> PtxCmdBackend::MakeJobs(const RunRequest& request,
-                                         RunReply& reply) const {
-  std::vector<std::vector<uint32_t>> positions(request.spellings.size());
+std::vector<Job> PtxCmdBackend::MakeJobs(const ResolvedBatch& request) const {
+  std::vector<std::vector<uint32_t>> positions(request.variants.size());
   std::vector<uint32_t> order;
   for (uint32_t i = 0; i < request.tuples.size(); ++i) {
     std::vector<uint32_t>& group = positions[request.tuples[i].variant_index];
@@ -227,23 +209,13 @@ std::vector<Job> PtxCmdBackend::MakeJobs(const RunRequest& request,
   }
   std::vector<Job> jobs;
   for (uint32_t index : order) {
-    const std::string& spelling = request.spellings[index];
-    const absl::StatusOr<Variant> v = ParseVariant(spelling);
-    if (!v.ok()) {
-      Decline(reply, positions[index], DeclineCode::kUnsupportedVariant,
-              absl::StrCat("unknown variant '", spelling, "'"));
-    } else if (const std::optional<std::string> why = WhyNot(*v)) {
-      Decline(reply, positions[index], DeclineCode::kUnsupportedVariant,
-              absl::StrCat("not run as PTX for sm_", config_.target.sm, ": ",
-                           *why));
-    } else {
-      jobs.push_back({.variant = *v, .positions = std::move(positions[index])});
-    }
+    jobs.push_back({.variant = request.variants[index],
+                    .positions = std::move(positions[index])});
   }
   return jobs;
 }
 
-void PtxCmdBackend::RunJobs(const RunRequest& request,
+void PtxCmdBackend::RunJobs(const ResolvedBatch& request,
                             std::vector<Job>& jobs) const {
   const absl::Time deadline = absl::Now() + config_.batch_timeout;
   std::atomic<size_t> next{0};
@@ -259,7 +231,7 @@ void PtxCmdBackend::RunJobs(const RunRequest& request,
   for (std::thread& t : pool) t.join();
 }
 
-void PtxCmdBackend::RunJob(const RunRequest& request, absl::Time deadline,
+void PtxCmdBackend::RunJob(const ResolvedBatch& request, absl::Time deadline,
                            Job& job) const {
   const absl::Duration left = deadline - absl::Now();
   if (left <= absl::ZeroDuration()) {

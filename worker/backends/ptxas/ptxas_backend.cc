@@ -1,10 +1,6 @@
 #include "worker/backends/ptxas/ptxas_backend.h"
 
-#include <dirent.h>
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,11 +10,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <optional>
-#include <sstream>
 #include <thread>
 #include <utility>
 
@@ -32,115 +26,43 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/time/time.h"
+#include "common/files.h"
 #include "common/status_macros.h"
+#include "common/subprocess.h"
 #include "worker/backends/ptxas/cubin.h"
 #include "worker/backends/ptxas/ptx_module.h"
 #include "worker/backends/ptxas/sass_constants.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
 
-extern char** environ;
-
 namespace ptxdiff {
 namespace {
 
 // ---------------------------------------------------------------------------
-// Files and processes.
+// Processes.
 
-absl::Status ErrnoError(absl::string_view what, absl::string_view path) {
-  return absl::InternalError(
-      absl::StrCat(what, " ", path, ": ", std::strerror(errno)));
-}
-
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return ErrnoError("cannot read", path);
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return std::move(bytes).str();
-}
-
-absl::Status WriteFile(const std::string& path, absl::string_view bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  out.close();
-  if (!out) return ErrnoError("cannot write", path);
-  return absl::OkStatus();
-}
-
-// A private directory under $TMPDIR (or /tmp), removed with everything in
-// it when destroyed, whatever happened in between.
-class TempDir {
- public:
-  static absl::StatusOr<std::unique_ptr<TempDir>> Create() {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string path = absl::StrCat(tmp != nullptr && *tmp ? tmp : "/tmp",
-                                    "/ptxdiff-ptxas-XXXXXX");
-    if (mkdtemp(path.data()) == nullptr) {
-      return ErrnoError("cannot create a temporary directory", path);
-    }
-    return std::unique_ptr<TempDir>(new TempDir(std::move(path)));
-  }
-
-  ~TempDir() {
-    if (DIR* dir = opendir(path_.c_str())) {
-      while (const dirent* entry = readdir(dir)) {
-        const absl::string_view name = entry->d_name;
-        if (name != "." && name != "..") unlinkat(dirfd(dir), entry->d_name, 0);
-      }
-      closedir(dir);
-    }
-    rmdir(path_.c_str());
-  }
-
-  std::string File(absl::string_view name) const {
-    return absl::StrCat(path_, "/", name);
-  }
-
- private:
-  explicit TempDir(std::string path) : path_(std::move(path)) {}
-  std::string path_;
-};
+// Longer than any module of kernels_per_module kernels takes (about a
+// second): a ptxas that hangs is killed, and its tuples are declined.
+constexpr absl::Duration kPtxasTimeout = absl::Seconds(60);
 
 struct ProcessResult {
   bool ok = false;     // exited with status 0
   std::string output;  // stdout and stderr, then how it ended if not 0
 };
 
-// Runs argv[0] (a path) with stdin from /dev/null and stdout and stderr
-// into `log_path`; waits for it. Not system(): no shell ever sees the paths.
-absl::StatusOr<ProcessResult> RunProcess(const std::vector<std::string>& argv,
-                                         const std::string& log_path) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  std::vector<char*> args;
-  for (const std::string& a : argv)
-    args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  const int spawn =
-      posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawn != 0) {
-    errno = spawn;
-    return ErrnoError("cannot run", argv[0]);
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return ErrnoError("cannot wait for", argv[0]);
-  }
-  ProcessResult result;
-  result.output = ReadFile(log_path).value_or("");
-  result.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  if (WIFEXITED(status) && !result.ok) {
-    absl::StrAppend(&result.output, "[exit status ", WEXITSTATUS(status), "]");
-  } else if (WIFSIGNALED(status)) {
-    absl::StrAppend(&result.output, "[killed by signal ", WTERMSIG(status),
-                    "]");
+// Runs argv[0] (a path) with its stdout and stderr into `log_path` and
+// waits for it, at most kPtxasTimeout. Not system(): no shell ever sees
+// the paths.
+absl::StatusOr<ProcessResult> RunTool(const std::vector<std::string>& argv,
+                                      const std::string& log_path) {
+  PTXDIFF_ASSIGN_OR_RETURN(
+      const ProcessOutcome outcome,
+      RunProcess(argv, {.output_path = log_path, .timeout = kPtxasTimeout}));
+  ProcessResult result{.ok = outcome.ok(),
+                       .output = ReadFile(log_path).value_or("")};
+  if (!result.ok) {
+    absl::StrAppend(&result.output, "[", outcome.Describe(kPtxasTimeout), "]");
   }
   return result;
 }
@@ -148,8 +70,8 @@ absl::StatusOr<ProcessResult> RunProcess(const std::vector<std::string>& argv,
 // Runs `ptxas args...` for its output only (--version, --list-version).
 absl::StatusOr<ProcessResult> RunPtxasQuery(const std::string& ptxas,
                                             absl::string_view arg) {
-  PTXDIFF_ASSIGN_OR_RETURN(std::unique_ptr<TempDir> dir, TempDir::Create());
-  return RunProcess({ptxas, std::string(arg)}, dir->File("log"));
+  PTXDIFF_ASSIGN_OR_RETURN(std::unique_ptr<TempDir> dir, TempDir::Create("ptxdiff-ptxas"));
+  return RunTool({ptxas, std::string(arg)}, dir->File("log"));
 }
 
 bool IsExecutableFile(const std::string& path) {
@@ -435,40 +357,33 @@ class PtxasBackend : public Backend {
     }
   }
 
-  WorkerIdentity Identity() const override {
-    WorkerIdentity id{.name = "ptxas",
-                      .version = "1",
-                      .toolchain = toolchain_,
-                      .device = arch_.name};
-    for (Family f : FoldableFamilies(arch_.sm)) {
-      AddSupported(f, id.supports);
-    }
-    return id;
-  }
-
-  absl::Status Run(const RunRequest& request, RunReply& reply) override;
-
   // Compiles known tuples and checks that every value comes back: the
   // construction-time proof that this ptxas and the decoder agree.
   absl::Status SelfTest();
 
+ protected:
+  WorkerIdentity Describe() const override {
+    return {.name = "ptxas",
+            .version = "1",
+            .toolchain = toolchain_,
+            .device = arch_.name};
+  }
+
+  std::optional<std::string> WhyUnsupported(const Variant& v) const override;
+
+  absl::Status RunSupported(const ResolvedBatch& request,
+                            RunReply& reply) override;
+
  private:
   // The batch being run.
   struct Batch {
-    const RunRequest& request;
+    const ResolvedBatch& request;
     std::vector<PtxTuple> tuples;  // valid where compiled
     std::vector<Outcome> outcomes;
   };
 
-  // `f`'s opcode if every variant of it is compiled, else the spellings of
-  // those that are.
-  void AddSupported(Family f, std::vector<std::string>& supports) const;
-
-  // Why `v` is declined before compiling, or "" if it is compiled.
-  std::string Unsupported(const Variant& v) const;
-
-  // Declines the tuples of unsupported variants, marks each repeat of an
-  // earlier tuple in `copy_of`, and returns the others, grouped by variant.
+  // Marks each repeat of an earlier tuple in `copy_of` and returns the
+  // others, grouped by variant.
   std::vector<int> Admit(Batch& batch, std::vector<int>& copy_of) const;
 
   // The chunks for `pending` (grouped by variant): each variant's tuples
@@ -517,25 +432,8 @@ class PtxasBackend : public Backend {
   KernelSizes sizes_;
 };
 
-void PtxasBackend::AddSupported(Family f,
-                                std::vector<std::string>& supports) const {
-  std::vector<std::string> compiled;
-  bool all = true;
-  ForEachVariant(f, [&](const Variant& v) {
-    if (Unsupported(v).empty()) {
-      compiled.push_back(Spell(v));
-    } else {
-      all = false;
-    }
-  });
-  if (all) {
-    supports.emplace_back(InfoOf(f).opcode);
-  } else {
-    supports.insert(supports.end(), compiled.begin(), compiled.end());
-  }
-}
-
-std::string PtxasBackend::Unsupported(const Variant& v) const {
+std::optional<std::string> PtxasBackend::WhyUnsupported(
+    const Variant& v) const {
   const absl::string_view opcode = InfoOf(v.family).opcode;
   if (v.family == Family::kVisaShl) {
     return "visa.shl is not a PTX instruction";
@@ -557,7 +455,7 @@ std::string PtxasBackend::Unsupported(const Variant& v) const {
     return absl::StrCat("ptxas 13.0 folds ", Spell(v),
                         " for no operands (all_variants=1 tries anyway)");
   }
-  return "";
+  return std::nullopt;
 }
 
 std::vector<Chunk> PtxasBackend::MakeChunks(
@@ -813,32 +711,17 @@ void BuildReply(std::vector<Outcome>& outcomes, RunReply& reply) {
 
 std::vector<int> PtxasBackend::Admit(Batch& batch,
                                      std::vector<int>& copy_of) const {
-  const RunRequest& request = batch.request;
-  std::vector<std::optional<Variant>> variants;
-  for (const std::string& s : request.spellings) {
-    absl::StatusOr<Variant> v = ParseVariant(s);
-    variants.push_back(v.ok() ? std::optional<Variant>(*v) : std::nullopt);
-  }
+  const ResolvedBatch& request = batch.request;
   std::vector<int> pending;
   // The first tuple of each (variant, operands), operands cut to their
   // widths: equal tuples are compiled once.
   absl::flat_hash_map<std::array<uint64_t, 1 + kMaxSources>, int> first;
   for (size_t i = 0; i < request.tuples.size(); ++i) {
     const WireTuple& wire = request.tuples[i];
-    const std::optional<Variant>& v = variants[wire.variant_index];
-    std::string why =
-        v.has_value()
-            ? Unsupported(*v)
-            : absl::StrCat("unknown variant '",
-                           request.spellings[wire.variant_index], "'");
-    if (!why.empty()) {
-      batch.outcomes[i] =
-          Outcome::Decline(DeclineCode::kUnsupportedVariant, std::move(why));
-      continue;
-    }
+    const Variant& v = request.variants[wire.variant_index];
     std::array<uint64_t, 1 + kMaxSources> key = {wire.variant_index};
-    for (int s = 0; s < NumSources(*v); ++s) {
-      const int width = SourceWidth(*v, s);
+    for (int s = 0; s < NumSources(v); ++s) {
+      const int width = SourceWidth(v, s);
       key[1 + s] = width == 64
                        ? wire.operands.v[s]
                        : wire.operands.v[s] & ((uint64_t{1} << width) - 1);
@@ -848,7 +731,7 @@ std::vector<int> PtxasBackend::Admit(Batch& batch,
       copy_of[i] = it->second;
       continue;
     }
-    batch.tuples[i] = {*v, wire.operands};
+    batch.tuples[i] = {v, wire.operands};
     pending.push_back(static_cast<int>(i));
   }
   // Tuples of one variant share kernels, so that a variant ptxas does not
@@ -859,7 +742,8 @@ std::vector<int> PtxasBackend::Admit(Batch& batch,
   return pending;
 }
 
-absl::Status PtxasBackend::Run(const RunRequest& request, RunReply& reply) {
+absl::Status PtxasBackend::RunSupported(const ResolvedBatch& request,
+                                        RunReply& reply) {
   Batch batch{request, std::vector<PtxTuple>(request.tuples.size()),
               std::vector<Outcome>(request.tuples.size())};
   std::vector<int> copy_of(request.tuples.size(), -1);
@@ -979,14 +863,14 @@ absl::StatusOr<std::string> FindPtxas(const KeyValues& options) {
 absl::StatusOr<PtxasOutput> RunPtxas(const std::string& ptxas,
                                      absl::string_view arch,
                                      absl::string_view ptx) {
-  PTXDIFF_ASSIGN_OR_RETURN(std::unique_ptr<TempDir> dir, TempDir::Create());
+  PTXDIFF_ASSIGN_OR_RETURN(std::unique_ptr<TempDir> dir, TempDir::Create("ptxdiff-ptxas"));
   const std::string input = dir->File("m.ptx");
   const std::string output = dir->File("m.cubin");
   PTXDIFF_RETURN_IF_ERROR(WriteFile(input, ptx));
   PTXDIFF_ASSIGN_OR_RETURN(
       const ProcessResult run,
-      RunProcess({ptxas, absl::StrCat("-arch=", arch), "-o", output, input},
-                 dir->File("log")));
+      RunTool({ptxas, absl::StrCat("-arch=", arch), "-o", output, input},
+              dir->File("log")));
   PtxasOutput out{.ok = run.ok, .log = run.output};
   if (out.ok) {
     PTXDIFF_ASSIGN_OR_RETURN(out.cubin, ReadFile(output));

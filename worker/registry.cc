@@ -1,0 +1,35 @@
+// The backends built into ptxdiff-worker (MakeBackend, declared in
+// backend.h): the one place that knows them all.
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "worker/backend.h"
+#include "worker/backends/oracle/oracle_backend.h"
+#include "worker/backends/ptx_cmd/ptx_cmd_backend.h"
+#include "worker/backends/ptxas/ptxas_backend.h"
+#if defined(PTXDIFF_HAVE_CUDA_BACKEND)
+#include "worker/backends/cuda/cuda_backend.h"
+#endif
+
+namespace ptxdiff {
+
+absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(absl::string_view name,
+                                                     const KeyValues& options) {
+  if (name == "oracle") return MakeOracleBackend();
+  if (name == "ptxas") return MakePtxasBackend(options);
+  if (name == "ptx-cmd") return MakePtxCmdBackend(options);
+#if defined(PTXDIFF_HAVE_CUDA_BACKEND)
+  if (name == "cuda") return MakeCudaBackend(options);
+#else
+  if (name == "cuda") {
+    return absl::FailedPreconditionError(
+        "this ptxdiff-worker was built without the CUDA toolkit's headers "
+        "(find_package(CUDAToolkit) failed); --backend=ptxas needs no GPU");
+  }
+#endif
+  return absl::NotFoundError(
+      absl::StrCat("unknown backend '", name,
+                   "'; built in: oracle, ptxas, cuda, ptx-cmd"));
+}
+
+}  // namespace ptxdiff
