@@ -136,10 +136,12 @@ void Campaign::Offer(const Tuple& t, const Result& oracle, uint32_t classes) {
     undefined = 1;
   } else {
     const Lane lane = LaneFor(index, classes);
-    // Routine tuples of a family the backend is slow on are thinned, so that
-    // families get equal backend time (Calibrate).
+    // While the backend cannot keep up, routine tuples of a family it is
+    // slow on are thinned, so that families get equal backend time
+    // (Calibrate); while it has room, every tuple is worth its time.
     const int f = static_cast<int>(t.variant.family);
-    const bool thinned = lane == Lane::kRoutine && routine_keep_one_in_[f] > 1 &&
+    const bool thinned = lane == Lane::kRoutine && queue_.Saturated() &&
+                         routine_keep_one_in_[f] > 1 &&
                          routine_seen_[f]++ % routine_keep_one_in_[f] != 0;
     if (!thinned && declines_->Worth(index, DeclineClass(t, oracle))) queue_.Offer(t, lane);
   }
@@ -202,11 +204,13 @@ void Campaign::SystematicLoop() {
   for (const Variant& v : options_.variants) {
     if (Wanted(v, VariantIndex(v))) wanted.push_back(v);
   }
-  SystematicSource source(wanted);
+  // Endless: when every systematic set is done, the random tails keep the
+  // backend busy (the fuzz loop alone mostly offers repeats by then).
+  SystematicSource source(wanted, /*run=*/8, /*endless=*/true);
   for (int f = 0; f < kNumFamilies; ++f) {
     if (family_cost_[f] > 0) source.SetFamilyCost(static_cast<Family>(f), family_cost_[f]);
   }
-  int64_t admitted = 0, undefined = 0, produced = 0;
+  int64_t admitted = 0, undefined = 0, produced = 0, unwanted_runs = 0;
   std::vector<Tuple> run, keep;
   std::vector<Operands> ops;
   std::vector<Result> results;
@@ -217,7 +221,13 @@ void Campaign::SystematicLoop() {
     if (!source.NextRun(run)) break;
     produced += run.size();
     const int index = VariantIndex(run[0].variant);
-    if (!Wanted(run[0].variant, index)) continue;
+    if (!Wanted(run[0].variant, index)) {
+      // The endless source goes on with variants the campaign has since
+      // dropped: do not spin when they are all that is left.
+      if (++unwanted_runs % 1024 == 0) absl::SleepFor(absl::Milliseconds(10));
+      continue;
+    }
+    unwanted_runs = 0;
     ops.clear();
     for (const Tuple& t : run) ops.push_back(t.operands);
     results.resize(run.size());

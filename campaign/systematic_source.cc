@@ -120,7 +120,40 @@ uint64_t Stride(uint64_t n, uint64_t seed) {
   return stride == 0 ? 1 : stride;
 }
 
+uint64_t SplitMix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// One operand of the random tail: an edge value, a small value for an
+// amount, or random bits, in about equal shares.
+uint64_t TailOperand(const Variant& v, int source, uint64_t bits) {
+  const int width = SourceWidth(v, source);
+  const uint64_t pick = bits >> 62, value = bits & 0x3fffffffffffffffull;
+  if (pick == 0 || (pick == 1 && !IsAmountSource(v, source))) {
+    const std::vector<uint64_t>& edges = ShortEdgeValues(width);
+    return edges[value % edges.size()];
+  }
+  if (pick == 1) return value % 301;  // shift amounts, positions, lengths
+  return Low(SplitMix64(bits), width);
+}
+
 }  // namespace
+
+void TailTuples(const Variant& v, uint64_t k, uint64_t count,
+                std::vector<Tuple>& out) {
+  const uint64_t seed = StableId(v);
+  const int sources = NumSources(v);
+  for (uint64_t i = k; i < k + count; ++i) {
+    Operands ops;
+    for (int s = 0; s < sources; ++s) {
+      ops.v[s] = TailOperand(v, s, SplitMix64(seed ^ SplitMix64(i * kMaxSources + s)));
+    }
+    out.push_back({v, ops});
+  }
+}
 
 const std::vector<uint64_t>& ShortEdgeValues(int width) {
   static const auto* tables = [] {
@@ -154,8 +187,9 @@ Tuple SystematicTuple(const Variant& v, uint64_t k) {
   return one[0];
 }
 
-SystematicSource::SystematicSource(const std::vector<Variant>& variants, int run)
-    : run_(std::max(1, run)) {
+SystematicSource::SystematicSource(const std::vector<Variant>& variants, int run,
+                                   bool endless)
+    : run_(std::max(1, run)), endless_(endless) {
   std::vector<FamilyState> by_family(kNumFamilies);
   for (const Variant& v : variants) {
     if (const uint64_t n = SystematicCount(v); n > 0) {
@@ -189,10 +223,16 @@ std::optional<Tuple> SystematicSource::NextBreadth() {
 std::optional<Tuple> SystematicSource::Next() {
   if (std::optional<Tuple> t = NextBreadth()) return t;
   while (true) {
-    if (current_ != nullptr && left_in_run_ > 0 && current_->next < current_->count) {
+    if (current_ != nullptr && left_in_run_ > 0 &&
+        (endless_ || current_->next < current_->count)) {
       --left_in_run_;
       ++produced_;
-      return SystematicTuple(current_->variant, current_->next++);
+      if (current_->next < current_->count) {
+        return SystematicTuple(current_->variant, current_->next++);
+      }
+      std::vector<Tuple> one;
+      TailTuples(current_->variant, current_->next++, 1, one);
+      return one[0];
     }
     if (!Advance()) return std::nullopt;
   }
@@ -203,11 +243,16 @@ bool SystematicSource::NextRun(std::vector<Tuple>& out) {
     out.push_back(*t);  // a run of one: each breadth tuple is another variant
     return true;
   }
-  if (current_ == nullptr || left_in_run_ == 0 || current_->next >= current_->count) {
+  if (current_ == nullptr || left_in_run_ == 0 ||
+      (!endless_ && current_->next >= current_->count)) {
     if (!Advance()) return false;
   }
   const size_t before = out.size();
-  SystematicTuples(current_->variant, current_->next, left_in_run_, out);
+  if (current_->next < current_->count) {
+    SystematicTuples(current_->variant, current_->next, left_in_run_, out);
+  } else {
+    TailTuples(current_->variant, current_->next, left_in_run_, out);
+  }
   const uint64_t n = out.size() - before;
   current_->next += n;
   produced_ += n;
@@ -223,8 +268,14 @@ void SystematicSource::SetFamilyCost(Family f, double cost) {
 
 bool SystematicSource::Advance() {
   // Drop the variant just finished with, if its set is exhausted (and its
-  // family, if that was its last variant).
-  if (current_ != nullptr && current_->next >= current_->count) {
+  // family, if that was its last variant); an endless source keeps it, for
+  // its random tail.
+  if (endless_ && current_ != nullptr && !current_->tail &&
+      current_->next >= current_->count) {
+    current_->tail = true;
+    ++exhausted_;
+  } else if (!endless_ && current_ != nullptr &&
+             current_->next >= current_->count) {
     const size_t f = current_family_;
     std::vector<VariantState>& vs = families_[f].variants;
     const size_t index = current_ - vs.data();

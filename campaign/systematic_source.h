@@ -40,14 +40,23 @@ uint64_t SystematicCount(const Variant& v);
 Tuple SystematicTuple(const Variant& v, uint64_t k);
 // Tuples k .. k + n - 1 (clipped to the count), appended to `out`.
 void SystematicTuples(const Variant& v, uint64_t k, uint64_t n, std::vector<Tuple>& out);
+// Tuples k .. k + n - 1 of the endless random tail that follows a variant's
+// systematic set: each operand an edge value, a small amount (0..300) for
+// amount sources, or random bits. Deterministic for (v, k).
+void TailTuples(const Variant& v, uint64_t k, uint64_t n, std::vector<Tuple>& out);
 
 // The short edge list for a width (each value fits the width).
 const std::vector<uint64_t>& ShortEdgeValues(int width);
 
 class SystematicSource {
  public:
-  // `variants` in any order; `run` tuples per variant per visit.
-  explicit SystematicSource(const std::vector<Variant>& variants, int run = 8);
+  // `variants` in any order; `run` tuples per variant per visit. An
+  // `endless` source goes on after a variant's set with its random tail
+  // (TailTuples), with the same scheduling, so that a backend whose every
+  // systematic set is done still gets fresh tuples; NextRun then never
+  // returns false.
+  explicit SystematicSource(const std::vector<Variant>& variants, int run = 8,
+                            bool endless = false);
 
   // The next tuple, or nullopt when every variant's set is exhausted.
   std::optional<Tuple> Next();
@@ -71,6 +80,7 @@ class SystematicSource {
     Variant variant;
     uint64_t count;
     uint64_t next = 0;
+    bool tail = false;  // the set is done: counted in exhausted_
   };
   struct FamilyState {
     Family family;
@@ -85,6 +95,7 @@ class SystematicSource {
   std::vector<FamilyState> families_;  // still with variants left
   size_t current_family_ = 0;  // index into families_ of current_
   int run_;
+  bool endless_;
   int left_in_run_ = 0;
   VariantState* current_ = nullptr;
   int64_t exhausted_ = 0, produced_ = 0;

@@ -127,5 +127,43 @@ TEST(SystematicTest, ASmallSourceIsExhaustedExactly) {
   EXPECT_EQ(source.exhausted(), 2);
 }
 
+// After the sets, an endless source goes on with each variant's random tail:
+// fresh tuples (few repeats of three operands), within the operand widths, the same for the
+// same index, and small amounts for amount sources now and then.
+TEST(SystematicTest, AnEndlessSourceGoesOnWithRandomTails) {
+  const std::vector<Variant> variants = {*ParseVariant("popc.b32"),
+                                         *ParseVariant("bfe.u64")};
+  SystematicSource source(variants, 4, /*endless=*/true);
+  const uint64_t sets = SystematicCount(variants[0]) + SystematicCount(variants[1]);
+  std::vector<Tuple> tuples;
+  while (tuples.size() < sets + 20000) ASSERT_TRUE(source.NextRun(tuples));
+  EXPECT_EQ(source.exhausted(), 2);
+  std::set<std::pair<std::string, std::vector<uint64_t>>> tail;
+  int small_positions = 0, tail_tuples = 0;
+  for (size_t i = sets; i < tuples.size(); ++i) {
+    const Tuple& t = tuples[i];
+    std::vector<uint64_t> ops;
+    for (int s = 0; s < NumSources(t.variant); ++s) {
+      ASSERT_EQ(t.operands.v[s], Low(t.operands.v[s], SourceWidth(t.variant, s)));
+      ops.push_back(t.operands.v[s]);
+    }
+    if (t.variant.family != Family::kBfe) continue;  // one operand repeats
+    tail.insert({Spell(t.variant), ops});
+    ++tail_tuples;
+    if (t.operands.v[1] <= 300 &&
+        t.operands.v[1] > 64) {
+      ++small_positions;  // neither an edge value nor random bits
+    }
+  }
+  EXPECT_GT(tail.size(), 0.8 * tail_tuples);
+  EXPECT_GT(small_positions, 100);
+  std::vector<Tuple> again;
+  TailTuples(variants[1], 123, 2, again);
+  std::vector<Tuple> same;
+  TailTuples(variants[1], 123, 2, same);
+  EXPECT_EQ(again[1].operands.v[0], same[1].operands.v[0]);
+  EXPECT_EQ(again[1].operands.v[2], same[1].operands.v[2]);
+}
+
 }  // namespace
 }  // namespace ptxdiff

@@ -161,6 +161,22 @@ const Setting* FindSetting(absl::string_view key) {
   return nullptr;
 }
 
+// Narrows `filter` to the families of which `backend` runs at least one
+// variant: the fuzz loop (and its mutator) then spends nothing on tuples
+// that would be generated only to be dropped (against ptxas, most of the
+// video families). Left alone when the backend runs none of them.
+void NarrowToSupported(const WorkerIdentity& backend, VariantFilter& filter) {
+  std::vector<Family> supported;
+  for (const FamilyInfo& info : AllFamilies()) {
+    if (!filter.Allows(info.family)) continue;
+    bool any = false;
+    ForEachVariant(info.family,
+                   [&](const Variant& v) { any = any || backend.Supports(v); });
+    if (any) supported.push_back(info.family);
+  }
+  if (!supported.empty()) filter.include = std::move(supported);
+}
+
 }  // namespace
 
 absl::StatusOr<FuzzConfig> FuzzConfigFromPairs(
@@ -231,6 +247,7 @@ absl::StatusOr<std::unique_ptr<DifferentialTarget>> DifferentialTarget::Create(
   if (config.mode == FuzzConfig::Mode::kCrash) {
     auto client = WorkerClient::Start(*command);
     if (!client.ok()) return client.status();
+    NarrowToSupported((*client)->identity(), config.filter);
     return std::unique_ptr<DifferentialTarget>(
         new DifferentialTarget(std::move(config), *std::move(client), nullptr));
   }
@@ -246,6 +263,7 @@ absl::StatusOr<std::unique_ptr<DifferentialTarget>> DifferentialTarget::Create(
   options.reading = config.reading;
   auto campaign = Campaign::Start(std::move(options));
   if (!campaign.ok()) return campaign.status();
+  NarrowToSupported((*campaign)->identity(), config.filter);
   return std::unique_ptr<DifferentialTarget>(
       new DifferentialTarget(std::move(config), nullptr, *std::move(campaign)));
 }

@@ -139,6 +139,28 @@ TEST(DifferentialTargetTest, FamiliesOutsideTheFilterAreRejected) {
   EXPECT_EQ(Feed(**target, Input("shf.l.wrap.b32", {{{1, 2, 40, 0}}})), 0);
 }
 
+// The fuzz loop keeps to the families the backend runs: an input of another
+// family is rejected (and the mutator is given the narrowed filter).
+TEST(DifferentialTargetTest, FamiliesTheBackendDoesNotRunAreRejected) {
+  const std::string dir = FreshDir("supports");
+  std::system(("mkdir -p '" + dir + "'").c_str());
+  const std::string script = dir + "/worker.sh";
+  std::ofstream(script) << "#!/bin/sh\nexec " << PTXDIFF_FAULTY_WORKER_PATH
+                        << " --fault=none --supports=add.s32,shf \"$@\"\n";
+  chmod(script.c_str(), 0755);
+  FuzzConfig config;
+  config.backend = "exec:" + script;
+  config.triage_dir = dir + "/triage";
+  config.systematic = false;
+  auto target = DifferentialTarget::Create(config);
+  ASSERT_TRUE(target.ok()) << target.status();
+  EXPECT_EQ((*target)->config().filter.include,
+            (std::vector<Family>{Family::kAdd, Family::kShf}));
+  EXPECT_EQ(Feed(**target, Input("bfe.u32", {{{1, 2, 3, 0}}})), -1);
+  EXPECT_EQ(Feed(**target, Input("add.s32", {{{1, 2, 0, 0}}})), 0);
+  EXPECT_EQ(Feed(**target, Input("shf.l.wrap.b32", {{{1, 2, 40, 0}}})), 0);
+}
+
 TEST(DifferentialTargetDeathTest, CrashModeAbortsWithAOneLineSignature) {
   const std::string dir = FreshDir("crash");
   FuzzConfig config;
