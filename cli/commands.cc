@@ -78,11 +78,6 @@ std::string JsonString(absl::string_view s) {
   return out + "\"";
 }
 
-int Fail(std::ostream& err, absl::string_view command,
-         const absl::Status& status) {
-  err << "ptxdiff " << command << ": " << status.message() << "\n";
-  return kExitBadInput;
-}
 
 absl::StatusOr<Operands> ParseOperands(const Variant& v,
                                        const std::vector<std::string>& texts) {
@@ -255,6 +250,11 @@ int RunMain(const std::vector<std::string>& argv, std::ostream& out,
   if (argv[1] == "minimize") return RunMinimize(rest, out, err);
   if (argv[1] == "triage") return RunTriage(rest, out, err);
   err << "ptxdiff: unknown command '" << argv[1] << "'\n\n" << kUsage;
+  return kExitBadInput;
+}
+
+int Fail(std::ostream& err, std::string_view command, const absl::Status& status) {
+  err << "ptxdiff " << command << ": " << status.message() << "\n";
   return kExitBadInput;
 }
 

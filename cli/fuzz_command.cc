@@ -24,6 +24,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "cli/backend_commands.h"
+#include "common/files.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "cli/triage_commands.h"
@@ -40,31 +41,6 @@ namespace ptxdiff {
 namespace {
 
 volatile sig_atomic_t interrupted = 0;
-
-int Fail(std::ostream& err, absl::string_view command, const absl::Status& status) {
-  err << "ptxdiff " << command << ": " << status.message() << "\n";
-  return kExitBadInput;
-}
-
-absl::Status MakeDirs(const std::string& path) {
-  std::string partial;
-  for (absl::string_view part : absl::StrSplit(path, '/')) {
-    absl::StrAppend(&partial, part, "/");
-    if (!part.empty() && mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("cannot create ", partial, ": ", std::strerror(errno)));
-    }
-  }
-  return absl::OkStatus();
-}
-
-absl::Status WriteFile(const std::string& path, const std::string& content) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << content;
-  out.close();
-  if (!out) return absl::FailedPreconditionError(absl::StrCat("cannot write ", path));
-  return absl::OkStatus();
-}
 
 std::vector<std::string> FilesIn(const std::string& dir, absl::string_view suffix = "") {
   std::vector<std::string> files;
@@ -94,73 +70,42 @@ absl::StatusOr<std::string> FindFuzzer() {
       "--build --preset fuzz`, or set PTXDIFF_FUZZER");
 }
 
-// The sum of every process's stats file, with the reached-variant bitmaps
-// OR-ed together.
+// The sum of every process's stats file (the reached-variant bitmaps
+// OR-ed together).
 struct Progress {
-  std::map<std::string, int64_t> counts;
+  StatsFile sum;
   int64_t variants_reached = 0;
-  std::string backend;
 };
 
 Progress ReadProgress(const std::string& stats_dir) {
   Progress p;
-  std::vector<uint8_t> reached;
   for (const std::string& file : FilesIn(stats_dir, ".stats")) {
-    std::ifstream in(file);
-    std::string line;
-    while (std::getline(in, line)) {
-      const size_t eq = line.find('=');
-      if (eq == std::string::npos) continue;
-      const std::string key = line.substr(0, eq), value = line.substr(eq + 1);
-      int64_t n;
-      if (key == "backend") {
-        p.backend = value;
-      } else if (key == "reached") {
-        reached.resize(std::max(reached.size(), value.size()));
-        for (size_t i = 0; i < value.size(); ++i) {
-          const char c = value[i];
-          reached[i] |= c >= 'a' ? c - 'a' + 10 : c - '0';
-        }
-      } else if (key == "supported_variants" && absl::SimpleAtoi(value, &n)) {
-        // The same for every process of a campaign: not a sum.
-        p.counts[key] = std::max(p.counts[key], n);
-      } else if (absl::SimpleAtoi(value, &n)) {
-        p.counts[key] += n;
-      }
+    if (absl::StatusOr<std::string> text = ReadFile(file); text.ok()) {
+      AddStatsFile(*text, p.sum);
     }
   }
-  for (uint8_t nibble : reached) p.variants_reached += std::popcount(nibble);
+  p.variants_reached = std::count(p.sum.reached.begin(), p.sum.reached.end(), true);
   return p;
 }
 
-int64_t Count(const Progress& p, const std::string& key) {
-  auto it = p.counts.find(key);
-  return it == p.counts.end() ? 0 : it->second;
-}
-
-// One line per erratum that explained disagreements (stats keys erratum_<id>).
+// One line per erratum that explained disagreements.
 std::string ErrataLines(const Progress& p) {
   std::string out;
-  for (const auto& [key, n] : p.counts) {
-    if (absl::StartsWith(key, "erratum_")) {
-      absl::StrAppend(&out, "fuzz:     ", n, "x ", key.substr(8), "\n");
-    }
+  for (const auto& [id, n] : p.sum.stats.other_reading_by_erratum) {
+    absl::StrAppend(&out, "fuzz:     ", n, "x ", id, "\n");
   }
   return out;
 }
 
 std::string ProgressLine(const Progress& p, double seconds) {
-  auto c = [&p](const char* k) {
-    auto it = p.counts.find(k);
-    return it == p.counts.end() ? int64_t{0} : it->second;
-  };
+  const FuzzStats& s = p.sum.stats;
   return absl::StrFormat(
       "fuzz: %4.0fs  checked %d tuples (%.0f/s)  fuzz inputs %d  variants %d/%d supported  "
       "findings %d new, %d known  faults %d  restarts %d",
-      seconds, c("tuples"), seconds > 0 ? c("tuples") / seconds : 0.0, c("inputs"),
-      p.variants_reached, c("supported_variants"), c("new_findings"),
-      c("known_findings") + c("explained_findings"), c("faulty_batches"),
-      c("worker_restarts"));
+      seconds, s.counts.tuples, seconds > 0 ? s.counts.tuples / seconds : 0.0, s.inputs,
+      p.variants_reached, s.supported_variants, s.new_findings,
+      s.known_findings + s.explained_findings, s.counts.faulty_batches,
+      s.worker_restarts);
 }
 
 }  // namespace
@@ -231,10 +176,14 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   }
   const bool resumed = !FilesIn(corpus).empty();
   if (!resumed) {
-    for (const auto& [name, bytes] : SeedCorpus()) (void)WriteFile(corpus + "/" + name, bytes);
+    for (const auto& [name, bytes] : SeedCorpus()) {
+      if (auto s = WriteFile(corpus + "/" + name, bytes); !s.ok()) {
+        return Fail(err, "fuzz", s);
+      }
+    }
   }
   const std::string dict = out_dir + "/differential.dict";
-  (void)WriteFile(dict, FuzzDictionary());
+  if (auto s = WriteFile(dict, FuzzDictionary()); !s.ok()) return Fail(err, "fuzz", s);
 
   // The target's configuration travels in the environment: the settings
   // already there (PTXDIFF_CONFIG, PTXDIFF_*), overridden by the flags.
@@ -346,35 +295,34 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostrea
 
   auto store = TriageStore::Open(triage_dir, false);
   auto entries = store.ok() ? store->List() : absl::StatusOr<std::vector<EntryInfo>>(store.status());
+  const FuzzStats& sum = p.sum.stats;
   out << "fuzz: summary: " << absl::StrFormat("%.0f", seconds) << " s against "
-      << (p.backend.empty() ? backend : p.backend) << "\n"
-      << "fuzz:   checked " << Count(p, "tuples") << " tuples, reaching "
-      << p.variants_reached << " of the " << Count(p, "supported_variants")
-      << " variants the backend supports (" << Count(p, "agreed") << " agreed, "
-      << Count(p, "mismatched") << " mismatched, " << Count(p, "declined") << " declined, "
-      << Count(p, "unspecified") << " left open by the spec)\n"
+      << (p.sum.backend.empty() ? backend : p.sum.backend) << "\n"
+      << "fuzz:   checked " << sum.counts.tuples << " tuples, reaching "
+      << p.variants_reached << " of the " << sum.supported_variants
+      << " variants the backend supports (" << sum.counts.agreed << " agreed, "
+      << sum.counts.mismatched << " mismatched, " << sum.counts.declined << " declined, "
+      << sum.counts.unspecified << " left open by the spec)\n"
       << "fuzz:   judged against the " << ReadingName(config.reading) << " reading; "
-      << Count(p, "other_reading") << " disagreements are exactly the "
+      << sum.counts.other_reading << " disagreements are exactly the "
       << (config.reading == Reading::kSpec ? "hardware" : "spec")
       << " reading's value (known spec-versus-hardware differences, oracle/errata.h): "
          "counted, not filed\n"
       << ErrataLines(p)
-      << "fuzz:   declines: " << Count(p, "declined_not_evaluable") << " not evaluable (e.g. not "
-      << "folded), " << Count(p, "declined_unsupported") << " unsupported variant, "
-      << Count(p, "declined_operand_form") << " operand form, " << Count(p, "declined_other")
+      << "fuzz:   declines: " << sum.declined_not_evaluable << " not evaluable (e.g. not "
+      << "folded), " << sum.declined_unsupported << " unsupported variant, "
+      << sum.declined_operand_form << " operand form, " << sum.declined_other
       << " other\n"
-      << "fuzz:   generated " << Count(p, "offered") << " tuples in " << Count(p, "inputs")
-      << " fuzz inputs and " << Count(p, "systematic") << " systematically; "
-      << Count(p, "duplicates") << " duplicates, " << Count(p, "skipped_declining")
-      << " of operand classes the backend declines and " << Count(p, "dropped")
+      << "fuzz:   generated " << sum.offered << " tuples in " << sum.inputs
+      << " fuzz inputs and " << sum.systematic << " systematically; "
+      << sum.duplicates << " duplicates, " << sum.skipped_declining
+      << " of operand classes the backend declines and " << sum.dropped
       << " dropped under backpressure were not sent\n";
   if (entries.ok()) {
     int64_t explained = 0;
     for (const EntryInfo& e : *entries) explained += e.explained();
-    out << "fuzz:   findings this run: "
-        << (p.counts.count("new_findings") ? p.counts.at("new_findings") : 0) << " new, "
-        << (p.counts.count("known_findings") ? p.counts.at("known_findings") : 0)
-        << " already filed; the triage directory " << triage_dir << " holds "
+    out << "fuzz:   findings this run: " << sum.new_findings << " new, "
+        << sum.known_findings << " already filed; the triage directory " << triage_dir << " holds "
         << entries->size() << (entries->size() == 1 ? " entry (" : " entries (") << explained
         << " explained)\n";
     for (const EntryInfo& e : *entries) {

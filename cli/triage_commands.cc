@@ -20,11 +20,6 @@
 namespace ptxdiff {
 namespace {
 
-int Fail(std::ostream& err, absl::string_view command, const absl::Status& status) {
-  err << "ptxdiff " << command << ": " << status.message() << "\n";
-  return kExitBadInput;
-}
-
 // The tuples of a text case or a libFuzzer crash file.
 absl::StatusOr<std::vector<Tuple>> ReadCase(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

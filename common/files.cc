@@ -1,16 +1,20 @@
 #include "common/files.h"
 
+#include <fcntl.h>
 #include <ftw.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 namespace ptxdiff {
 namespace {
@@ -22,7 +26,38 @@ absl::Status ErrnoError(absl::string_view what, absl::string_view path) {
                          : absl::InternalError(message);
 }
 
+absl::Status WriteAll(int fd, absl::string_view data, const std::string& path) {
+  while (!data.empty()) {
+    const ssize_t n = write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoError("cannot write", path);
+    data.remove_prefix(n);
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+std::string TempNameIn(const std::string& dir, absl::string_view what) {
+  static std::atomic<int> counter{0};
+  return absl::StrCat(dir, "/.tmp-", what, "-", getpid(), "-", counter++);
+}
+
+absl::Status WriteFileAtomic(const std::string& path, absl::string_view bytes) {
+  const size_t slash = path.rfind('/');
+  const std::string tmp =
+      TempNameIn(slash == std::string::npos ? "." : path.substr(0, slash), "file");
+  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoError("cannot create", tmp);
+  absl::Status status = WriteAll(fd, bytes, tmp);
+  if (status.ok() && fsync(fd) != 0) status = ErrnoError("cannot sync", tmp);
+  if (close(fd) != 0 && status.ok()) status = ErrnoError("cannot close", tmp);
+  if (status.ok() && rename(tmp.c_str(), path.c_str()) != 0) {
+    status = ErrnoError("cannot rename into", path);
+  }
+  if (!status.ok()) unlink(tmp.c_str());
+  return status;
+}
 
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -37,6 +72,17 @@ absl::Status WriteFile(const std::string& path, absl::string_view bytes) {
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   out.close();
   if (!out) return ErrnoError("cannot write", path);
+  return absl::OkStatus();
+}
+
+absl::Status MakeDirs(const std::string& path) {
+  std::string partial;
+  for (absl::string_view part : absl::StrSplit(path, '/')) {
+    absl::StrAppend(&partial, part, "/");
+    if (!part.empty() && mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) {
+      return ErrnoError("cannot create", partial);
+    }
+  }
   return absl::OkStatus();
 }
 

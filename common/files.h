@@ -21,6 +21,17 @@ absl::StatusOr<std::string> ReadFile(const std::string& path);
 // Replaces `path` with `bytes`.
 absl::Status WriteFile(const std::string& path, absl::string_view bytes);
 
+// Replaces `path` through a temporary file in its directory, synced, and a
+// rename: a reader sees the old content or the new, never a part.
+absl::Status WriteFileAtomic(const std::string& path, absl::string_view bytes);
+
+// A name in `dir` that no other process or thread uses at the same time:
+// <dir>/.tmp-<what>-<pid>-<n>.
+std::string TempNameIn(const std::string& dir, absl::string_view what);
+
+// Creates `path` and every missing parent (mode 0755); OK if it exists.
+absl::Status MakeDirs(const std::string& path);
+
 // At most the last `max_bytes` of `path` (all of a shorter file), prefixed
 // with "..." when cut; "" when it cannot be read.
 std::string ReadFileTail(const std::string& path, size_t max_bytes);

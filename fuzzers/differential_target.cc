@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -9,6 +10,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -18,6 +20,7 @@
 #include "fuzzers/fuzz_input.h"
 #include "harness/semantic_classes.h"
 #include "client/worker_locator.h"
+#include "common/files.h"
 #include "common/status_macros.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
@@ -381,44 +384,108 @@ void DifferentialTarget::Stop() {
 void DifferentialTarget::WriteStats() {
   last_stats_write_ = absl::Now();
   if (config_.stats_dir.empty()) return;
-  const std::string path = absl::StrCat(config_.stats_dir, "/", getpid(), ".stats");
-  const std::vector<bool>& reached =
-      campaign_ ? campaign_->Snapshot().reached : reached_;
+  const StatsFile file{
+      .stats = stats(),
+      .backend = backend().Describe(),
+      .reached = campaign_ ? campaign_->Snapshot().reached : reached_};
+  // Best effort: the next write (within a second) tries again.
+  (void)WriteFileAtomic(absl::StrCat(config_.stats_dir, "/", getpid(), ".stats"),
+                        FormatStatsFile(file));
+}
+
+namespace {
+
+// Every counter of a stats file: its one name, and where it lives.
+struct Counter {
+  absl::string_view name;
+  int64_t& (*field)(FuzzStats& s);
+};
+
+#define PTXDIFF_COUNTER(name, expr) \
+  Counter { name, [](FuzzStats& s) -> int64_t& { return expr; } }
+const Counter kCounters[] = {
+    PTXDIFF_COUNTER("inputs", s.inputs),
+    PTXDIFF_COUNTER("tuples", s.counts.tuples),
+    PTXDIFF_COUNTER("agreed", s.counts.agreed),
+    PTXDIFF_COUNTER("mismatched", s.counts.mismatched),
+    PTXDIFF_COUNTER("declined", s.counts.declined),
+    PTXDIFF_COUNTER("unspecified", s.counts.unspecified),
+    PTXDIFF_COUNTER("other_reading", s.counts.other_reading),
+    PTXDIFF_COUNTER("faulty_batches", s.counts.faulty_batches),
+    PTXDIFF_COUNTER("new_findings", s.new_findings),
+    PTXDIFF_COUNTER("known_findings", s.known_findings),
+    PTXDIFF_COUNTER("explained_findings", s.explained_findings),
+    PTXDIFF_COUNTER("worker_restarts", s.worker_restarts),
+    PTXDIFF_COUNTER("supported_variants", s.supported_variants),
+    PTXDIFF_COUNTER("offered", s.offered),
+    PTXDIFF_COUNTER("queued", s.queued),
+    PTXDIFF_COUNTER("duplicates", s.duplicates),
+    PTXDIFF_COUNTER("dropped", s.dropped),
+    PTXDIFF_COUNTER("systematic", s.systematic),
+    PTXDIFF_COUNTER("skipped_undefined", s.skipped_undefined),
+    PTXDIFF_COUNTER("skipped_unsupported", s.skipped_unsupported),
+    PTXDIFF_COUNTER("skipped_declining", s.skipped_declining),
+    PTXDIFF_COUNTER("declined_unsupported", s.declined_unsupported),
+    PTXDIFF_COUNTER("declined_not_evaluable", s.declined_not_evaluable),
+    PTXDIFF_COUNTER("declined_operand_form", s.declined_operand_form),
+    PTXDIFF_COUNTER("declined_other", s.declined_other),
+    PTXDIFF_COUNTER("filing_errors", s.filing_errors),
+};
+#undef PTXDIFF_COUNTER
+
+constexpr absl::string_view kErratumPrefix = "erratum_";
+
+}  // namespace
+
+std::string FormatStatsFile(const StatsFile& file) {
+  FuzzStats stats = file.stats;  // the table's accessors take it mutable
+  std::string text;
+  for (const Counter& c : kCounters) {
+    absl::StrAppend(&text, c.name, "=", c.field(stats), "\n");
+  }
+  for (const auto& [id, n] : stats.other_reading_by_erratum) {
+    absl::StrAppend(&text, kErratumPrefix, id, "=", n, "\n");
+  }
   std::string bitmap;
-  for (size_t i = 0; i < reached.size(); i += 4) {
+  for (size_t i = 0; i < file.reached.size(); i += 4) {
     int nibble = 0;
-    for (size_t b = 0; b < 4 && i + b < reached.size(); ++b) {
-      nibble |= reached[i + b] << b;
+    for (size_t b = 0; b < 4 && i + b < file.reached.size(); ++b) {
+      nibble |= file.reached[i + b] << b;
     }
     bitmap += "0123456789abcdef"[nibble];
   }
-  const FuzzStats s = stats();
-  const JudgeCounts& c = s.counts;
-  const std::string text = absl::StrCat(
-      "inputs=", s.inputs, "\ntuples=", c.tuples, "\nagreed=", c.agreed,
-      "\nmismatched=", c.mismatched, "\ndeclined=", c.declined,
-      "\nunspecified=", c.unspecified, "\nother_reading=", c.other_reading,
-      "\nreading=", ReadingName(config_.reading), "\nnew_findings=", s.new_findings,
-      "\nknown_findings=", s.known_findings, "\nexplained_findings=", s.explained_findings,
-      "\nfaulty_batches=", c.faulty_batches, "\nworker_restarts=", s.worker_restarts,
-      "\nsupported_variants=", s.supported_variants, "\noffered=", s.offered,
-      "\nqueued=", s.queued, "\nduplicates=", s.duplicates, "\ndropped=", s.dropped,
-      "\nsystematic=", s.systematic, "\nskipped_undefined=", s.skipped_undefined,
-      "\nskipped_unsupported=", s.skipped_unsupported,
-      "\nskipped_declining=", s.skipped_declining,
-      "\ndeclined_unsupported=", s.declined_unsupported,
-      "\ndeclined_not_evaluable=", s.declined_not_evaluable,
-      "\ndeclined_operand_form=", s.declined_operand_form,
-      "\ndeclined_other=", s.declined_other,
-      "\nfiling_errors=", s.filing_errors,
-      "\nbackend=", backend().Describe(), "\nreached=", bitmap, "\n");
-  std::string errata;
-  for (const auto& [id, n] : s.other_reading_by_erratum) {
-    absl::StrAppend(&errata, "erratum_", id, "=", n, "\n");
+  absl::StrAppend(&text, "backend=", file.backend, "\nreached=", bitmap, "\n");
+  return text;
+}
+
+void AddStatsFile(absl::string_view text, StatsFile& sum) {
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    const size_t eq = line.find('=');
+    if (eq == absl::string_view::npos) continue;
+    const absl::string_view key = line.substr(0, eq), value = line.substr(eq + 1);
+    int64_t n = 0;
+    if (key == "backend") {
+      sum.backend = std::string(value);
+    } else if (key == "reached") {
+      sum.reached.resize(std::max(sum.reached.size(), 4 * value.size()));
+      for (size_t i = 0; i < value.size(); ++i) {
+        const int nibble = value[i] >= 'a' ? value[i] - 'a' + 10 : value[i] - '0';
+        for (int b = 0; b < 4; ++b) {
+          if (nibble & (1 << b)) sum.reached[4 * i + b] = true;
+        }
+      }
+    } else if (!absl::SimpleAtoi(value, &n)) {
+      continue;
+    } else if (absl::StartsWith(key, kErratumPrefix)) {
+      sum.stats.other_reading_by_erratum[std::string(key.substr(kErratumPrefix.size()))] += n;
+    } else if (key == "supported_variants") {
+      sum.stats.supported_variants = std::max(sum.stats.supported_variants, n);
+    } else {
+      for (const Counter& c : kCounters) {
+        if (c.name == key) c.field(sum.stats) += n;
+      }
+    }
   }
-  const std::string tmp = path + ".tmp";
-  std::ofstream(tmp, std::ios::trunc) << text << errata;
-  std::rename(tmp.c_str(), path.c_str());
 }
 
 }  // namespace ptxdiff

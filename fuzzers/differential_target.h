@@ -96,6 +96,20 @@ struct FuzzStats {
   std::map<std::string, int64_t> other_reading_by_erratum;
 };
 
+// What one fuzz process writes to <stats_dir>/<pid>.stats and `ptxdiff
+// fuzz` sums over its processes: key=value lines, each counter named once,
+// in FormatStatsFile's table.
+struct StatsFile {
+  FuzzStats stats;
+  std::string backend;        // WorkerIdentity::Describe()
+  std::vector<bool> reached;  // by VariantIndex: got a non-decline
+};
+std::string FormatStatsFile(const StatsFile& file);
+// Adds one stats file's text to `sum`: counters summed (supported_variants,
+// the same for every process of a campaign, as the largest), reached
+// bitmaps OR-ed, the backend's description kept. Unknown lines are skipped.
+void AddStatsFile(absl::string_view text, StatsFile& sum);
+
 class DifferentialTarget {
  public:
   static absl::StatusOr<std::unique_ptr<DifferentialTarget>> Create(FuzzConfig config);

@@ -88,6 +88,33 @@ TEST(FuzzConfigTest, PairsRoundTrip) {
   EXPECT_EQ(FuzzConfigToPairs(*defaults), FuzzConfigToPairs(FuzzConfig{}));
 }
 
+// What one process writes, `ptxdiff fuzz` reads back; two processes' files
+// add up (supported_variants is the same for both, reached bitmaps OR).
+TEST(StatsFileTest, TwoProcessesAddUp) {
+  StatsFile one;
+  one.stats.inputs = 5;
+  one.stats.counts.tuples = 100;
+  one.stats.counts.other_reading = 7;
+  one.stats.supported_variants = 103;
+  one.stats.declined_operand_form = 2;
+  one.stats.other_reading_by_erratum["bfe-bfi-64-unmasked"] = 7;
+  one.backend = "ptxas 1 (x, sm_90)";
+  one.reached = {true, false, false, false, false, true};
+  StatsFile two = one;
+  two.reached = {false, true};
+  StatsFile sum;
+  AddStatsFile(FormatStatsFile(one), sum);
+  AddStatsFile(FormatStatsFile(two), sum);
+  EXPECT_EQ(sum.stats.inputs, 10);
+  EXPECT_EQ(sum.stats.counts.tuples, 200);
+  EXPECT_EQ(sum.stats.supported_variants, 103);
+  EXPECT_EQ(sum.stats.declined_operand_form, 4);
+  EXPECT_EQ(sum.stats.other_reading_by_erratum["bfe-bfi-64-unmasked"], 14);
+  EXPECT_EQ(sum.backend, "ptxas 1 (x, sm_90)");
+  EXPECT_EQ(std::count(sum.reached.begin(), sum.reached.end(), true), 3);
+  EXPECT_TRUE(sum.reached[0] && sum.reached[1] && sum.reached[5]);
+}
+
 TEST(DifferentialTargetTest, CampaignFilesOnceAndCountsRepeats) {
   const std::string dir = FreshDir("campaign");
   FuzzConfig config;

@@ -21,6 +21,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "common/files.h"
 #include "common/status_macros.h"
 #include "triage/repro_ptx.h"
 #include "triage/text_case.h"
@@ -42,46 +43,6 @@ std::string Now() {
 bool IsDirectory(const std::string& path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-// A name no other process or thread uses at the same time.
-std::string TempName(const std::string& dir, absl::string_view what) {
-  static std::atomic<int> counter{0};
-  return absl::StrCat(dir, "/.tmp-", what, "-", getpid(), "-", counter++);
-}
-
-absl::Status WriteAll(int fd, absl::string_view data, const std::string& path) {
-  while (!data.empty()) {
-    const ssize_t n = write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoError("cannot write", path);
-    data.remove_prefix(n);
-  }
-  return absl::OkStatus();
-}
-
-// Writes `path` through a temporary file and a rename: readers see the old
-// content or the new, never a part.
-absl::Status WriteFileAtomic(const std::string& path, absl::string_view content) {
-  const std::string tmp = TempName(path.substr(0, path.rfind('/')), "file");
-  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoError("cannot create", tmp);
-  absl::Status status = WriteAll(fd, content, tmp);
-  if (status.ok() && fsync(fd) != 0) status = ErrnoError("cannot sync", tmp);
-  if (close(fd) != 0 && status.ok()) status = ErrnoError("cannot close", tmp);
-  if (status.ok() && rename(tmp.c_str(), path.c_str()) != 0) {
-    status = ErrnoError("cannot rename into", path);
-  }
-  if (!status.ok()) unlink(tmp.c_str());
-  return status;
-}
-
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 std::map<std::string, std::string> ParseMeta(absl::string_view text) {
@@ -116,7 +77,7 @@ void RemoveTree(const std::string& dir) {
 // `path` in one step.
 absl::Status WriteDirectoryAtomic(const std::string& path,
                                   const std::map<std::string, std::string>& files) {
-  const std::string tmp = TempName(path.substr(0, path.rfind('/')), "entry");
+  const std::string tmp = TempNameIn(path.substr(0, path.rfind('/')), "entry");
   if (mkdir(tmp.c_str(), 0755) != 0) return ErrnoError("cannot create", tmp);
   absl::Status status;
   for (const auto& [name, content] : files) {

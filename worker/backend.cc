@@ -22,27 +22,32 @@ absl::Status CheckCount(const RunReply& reply, size_t tuples) {
 }  // namespace
 
 WorkerIdentity Backend::Identity() const {
+  // What a backend runs does not change after construction: worked out once
+  // (77k variants; a worker answers HELLO within the client's deadline).
+  if (!supports_.has_value()) supports_ = SupportsList();
   WorkerIdentity id = Describe();
-  id.supports.clear();
+  id.supports = *supports_;
+  return id;
+}
+
+std::vector<std::string> Backend::SupportsList() const {
   // A family's opcode where every variant runs, else the spellings of those
   // that do.
+  std::vector<std::string> supports;
   for (const FamilyInfo& family : AllFamilies()) {
-    std::vector<std::string> runnable;
     bool all = true;
     ForEachVariant(family.family, [&](const Variant& v) {
-      if (WhyUnsupported(v).has_value()) {
-        all = false;
-      } else {
-        runnable.push_back(Spell(v));
-      }
+      all = all && !WhyUnsupported(v).has_value();
     });
     if (all) {
-      id.supports.emplace_back(family.opcode);
-    } else {
-      id.supports.insert(id.supports.end(), runnable.begin(), runnable.end());
+      supports.emplace_back(family.opcode);
+      continue;
     }
+    ForEachVariant(family.family, [&](const Variant& v) {
+      if (!WhyUnsupported(v).has_value()) supports.push_back(Spell(v));
+    });
   }
-  return id;
+  return supports;
 }
 
 namespace {

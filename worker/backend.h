@@ -60,6 +60,11 @@ class Backend {
   // Answers every tuple of `batch` in `reply`, in order.
   virtual absl::Status RunSupported(const ResolvedBatch& batch,
                                     RunReply& reply) = 0;
+
+ private:
+  std::vector<std::string> SupportsList() const;
+
+  mutable std::optional<std::vector<std::string>> supports_;  // by Identity
 };
 
 // The backends built into ptxdiff-worker: "oracle" and "ptxas". `options`
