@@ -24,11 +24,10 @@ std::string Level(const IsaLevel& level) {
 // The order the doc lists a family's axes in (which predates axes.inc, whose
 // order is the order variants are listed in); every axis exactly once.
 constexpr Axis kDocOrder[] = {
-    Axis::kType,  Axis::kAtype,    Axis::kBtype, Axis::kMulMode,
-    Axis::kShiftMode, Axis::kDirection, Axis::kCmp, Axis::kScale,
-    Axis::kSat,   Axis::kRelu,     Axis::kShiftamt, Axis::kSecOp,
-    Axis::kDsel,  Axis::kAsel,     Axis::kBsel,  Axis::kVmadForm,
-};
+    Axis::kType,      Axis::kAtype,     Axis::kBtype,    Axis::kMulMode,
+    Axis::kShiftMode, Axis::kDirection, Axis::kCmp,      Axis::kScale,
+    Axis::kSat,       Axis::kRelu,      Axis::kShiftamt, Axis::kSecOp,
+    Axis::kDsel,      Axis::kAsel,      Axis::kBsel,     Axis::kVmadForm};
 
 constexpr bool ListsEveryAxisOnce(std::span<const Axis> order) {
   bool seen[kNumAxes] = {};
