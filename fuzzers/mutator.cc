@@ -38,18 +38,11 @@ Variant RandomVariantOf(Family f, std::mt19937_64& rng) {
 }
 
 // A variant of the same family that differs from `v` on as few axes as the
-// table allows: a random one among those differing on exactly one field.
+// table allows: a random one among those differing on exactly one axis.
 Variant NeighbourVariant(const Variant& v, std::mt19937_64& rng) {
   std::vector<const Variant*> neighbours;
   for (const Variant& x : VariantsByFamily()[static_cast<int>(v.family)]) {
-    const int differences =
-        (x.type != v.type) + (x.atype != v.atype) + (x.btype != v.btype) +
-        (x.mul_mode != v.mul_mode) + (x.shift_mode != v.shift_mode) +
-        (x.direction != v.direction) + (x.sat != v.sat) + (x.relu != v.relu) +
-        (x.shiftamt != v.shiftamt) + (x.asel != v.asel) + (x.bsel != v.bsel) +
-        (x.dsel != v.dsel) + (x.secop != v.secop) + (x.cmp != v.cmp) +
-        (x.scale != v.scale) + (x.vmad_form != v.vmad_form);
-    if (differences == 1) neighbours.push_back(&x);
+    if (DifferingAxes(x, v) == 1) neighbours.push_back(&x);
   }
   return neighbours.empty() ? v : *neighbours[rng() % neighbours.size()];
 }

@@ -1,6 +1,8 @@
 #include "absl/strings/string_view.h"
 #include "isa/axes.h"
 
+#include <iterator>
+
 namespace ptxdiff {
 
 absl::string_view SpellType(Type t) {
@@ -39,33 +41,55 @@ absl::string_view SpellVisaType(Type t) {
 
 absl::string_view SpellMulMode(MulMode m) {
   static constexpr absl::string_view kNames[] = {"", "hi", "lo", "wide"};
+  static_assert(std::size(kNames) == kNumMulModes);
   return kNames[static_cast<int>(m)];
 }
 absl::string_view SpellShiftMode(ShiftMode m) {
   static constexpr absl::string_view kNames[] = {"", "clamp", "wrap"};
+  static_assert(std::size(kNames) == kNumShiftModes);
   return kNames[static_cast<int>(m)];
 }
 absl::string_view SpellDirection(Direction d) {
   static constexpr absl::string_view kNames[] = {"", "l", "r"};
+  static_assert(std::size(kNames) == kNumDirections);
   return kNames[static_cast<int>(d)];
 }
 absl::string_view SpellSel(Sel s) {
   static constexpr absl::string_view kNames[] = {"",   "b0", "b1", "b2",
                                                 "b3", "h0", "h1"};
+  static_assert(std::size(kNames) == kNumSels);
   return kNames[static_cast<int>(s)];
 }
 absl::string_view SpellSecOp(SecOp s) {
   static constexpr absl::string_view kNames[] = {"", "add", "min", "max"};
+  static_assert(std::size(kNames) == kNumSecOps);
   return kNames[static_cast<int>(s)];
 }
 absl::string_view SpellCmp(Cmp c) {
   static constexpr absl::string_view kNames[] = {"",   "eq", "ne", "lt",
                                                 "le", "gt", "ge"};
+  static_assert(std::size(kNames) == kNumCmps);
   return kNames[static_cast<int>(c)];
 }
 absl::string_view SpellScale(Scale s) {
   static constexpr absl::string_view kNames[] = {"", "shr7", "shr15"};
+  static_assert(std::size(kNames) == kNumScales);
   return kNames[static_cast<int>(s)];
 }
+
+absl::string_view SpellSat(bool sat) { return sat ? "sat" : ""; }
+absl::string_view SpellRelu(bool relu) { return relu ? "relu" : ""; }
+absl::string_view SpellShiftamt(bool shiftamt) {
+  return shiftamt ? "shiftamt" : "";
+}
+absl::string_view SpellPlusOne(VmadForm f) {
+  return f == VmadForm::kPlusOne ? "po" : "";
+}
+
+static_assert(UnsignedOf(Type::kS8) == Type::kU8 &&
+              UnsignedOf(Type::kS16) == Type::kU16 &&
+              UnsignedOf(Type::kS32) == Type::kU32 &&
+              UnsignedOf(Type::kS64) == Type::kU64 &&
+              UnsignedOf(Type::kS16x2) == Type::kU16x2);
 
 }  // namespace ptxdiff

@@ -5,7 +5,8 @@
 // `kNone` as its zero value, meaning "this axis is absent from the variant"
 // (for a family that does not accept the axis, or an optional modifier that is
 // not written). The spelling of each value is in axes.cc; the families and the
-// values they accept are in family_table.cc.
+// values they accept are in family_table.cc. The list of axes, which every
+// consumer expands, is axes.inc.
 
 #ifndef PTXDIFF_ISA_AXES_H_
 #define PTXDIFF_ISA_AXES_H_
@@ -76,27 +77,35 @@ enum class Type : uint8_t {
   kU16x2,
   kS16x2,
 };
+inline constexpr int kNumTypes = static_cast<int>(Type::kS16x2) + 1;
 
 // `.hi`/`.lo`/`.wide` of mul and mad; `.hi`/`.lo` of mul24, mad24 and dp2a.
 enum class MulMode : uint8_t { kNone, kHi, kLo, kWide };
+inline constexpr int kNumMulModes = static_cast<int>(MulMode::kWide) + 1;
 
 // `.clamp`/`.wrap` of shf, szext, bmsk, vshl and vshr.
 enum class ShiftMode : uint8_t { kNone, kClamp, kWrap };
+inline constexpr int kNumShiftModes = static_cast<int>(ShiftMode::kWrap) + 1;
 
 // `.l`/`.r` of shf.
 enum class Direction : uint8_t { kNone, kLeft, kRight };
+inline constexpr int kNumDirections = static_cast<int>(Direction::kRight) + 1;
 
 // Byte or half-word selector of a video operand (`a.b1`, `d.h0`).
 enum class Sel : uint8_t { kNone, kB0, kB1, kB2, kB3, kH0, kH1 };
+inline constexpr int kNumSels = static_cast<int>(Sel::kH1) + 1;
 
 // Secondary operation of a video instruction (`.add`, `.min`, `.max`).
 enum class SecOp : uint8_t { kNone, kAdd, kMin, kMax };
+inline constexpr int kNumSecOps = static_cast<int>(SecOp::kMax) + 1;
 
 // Comparison of vset.
 enum class Cmp : uint8_t { kNone, kEq, kNe, kLt, kLe, kGt, kGe };
+inline constexpr int kNumCmps = static_cast<int>(Cmp::kGe) + 1;
 
 // vmad's `.shr7`/`.shr15` scaling of the final result.
 enum class Scale : uint8_t { kNone, kShr7, kShr15 };
+inline constexpr int kNumScales = static_cast<int>(Scale::kShr15) + 1;
 
 // vmad's operand negation. PTX lets `a` and `b` be negated separately, but
 // only their product's sign matters (the spec: "(a*b) is negated if and only
@@ -104,6 +113,7 @@ enum class Scale : uint8_t { kNone, kShr7, kShr15 };
 // product or `c`, so these are the distinct cases. `kPlusOne` is `.po`, which
 // forbids negation and is therefore a value of this axis too.
 enum class VmadForm : uint8_t { kNone, kNegProduct, kNegC, kPlusOne };
+inline constexpr int kNumVmadForms = static_cast<int>(VmadForm::kPlusOne) + 1;
 
 absl::string_view SpellType(Type t);      // "u32", "s16x2" (no dot)
 absl::string_view SpellVisaType(Type t);  // "ud", "w", "b" (lower case)
@@ -114,6 +124,24 @@ absl::string_view SpellSel(Sel s);
 absl::string_view SpellSecOp(SecOp s);
 absl::string_view SpellCmp(Cmp c);
 absl::string_view SpellScale(Scale s);
+// The opcode tokens of the flags and of vmad's form: the token when set.
+absl::string_view SpellSat(bool sat);            // "sat" or ""
+absl::string_view SpellRelu(bool relu);          // "relu" or ""
+absl::string_view SpellShiftamt(bool shiftamt);  // "shiftamt" or ""
+absl::string_view SpellPlusOne(VmadForm f);      // "po" for kPlusOne; the
+                                                 // negations are operands
+
+// An axis value's spelling in `family`'s instructions. Intel vISA names its
+// types its own way (SpellVisaType); every other axis spells alike.
+template <typename Value>
+absl::string_view SpellIn(Family /*family*/, Value value,
+                          absl::string_view (*spell)(Value)) {
+  return spell(value);
+}
+inline absl::string_view SpellIn(Family family, Type t,
+                                 absl::string_view (*spell)(Type)) {
+  return family == Family::kVisaShl ? SpellVisaType(t) : spell(t);
+}
 
 // Properties of scalar types. Width is in bits (16 for kS16, 32 for kU16x2).
 // Inline: the oracle's inner loops call them per tuple.
@@ -142,6 +170,25 @@ constexpr bool IsPacked(Type t) {
 // Bytes 0..3 and half-words 0..1 (kNone selects the whole word).
 constexpr bool IsByteSel(Sel s) { return s >= Sel::kB0 && s <= Sel::kB3; }
 constexpr bool IsHalfSel(Sel s) { return s == Sel::kH0 || s == Sel::kH1; }
+
+// Plainness, for the minimizer (the Plainer column of axes.inc): the value
+// one step plainer than `value` on its axis, or `value` itself if none is.
+// A modifier is plainer left out (kNone, false).
+template <typename Value>
+constexpr Value ToNone(Value /*value*/) {
+  return Value{};
+}
+// Axes whose values are all equally plain (mul.hi versus mul.lo).
+template <typename Value>
+constexpr Value NoPlainer(Value value) {
+  return value;
+}
+// A signed type is one step less plain than its unsigned counterpart: a
+// cause that shows in both forms is shown by the unsigned one. Each unsigned
+// type precedes its signed one in Type.
+constexpr Type UnsignedOf(Type t) {
+  return IsSigned(t) ? static_cast<Type>(static_cast<int>(t) - 1) : t;
+}
 
 }  // namespace ptxdiff
 

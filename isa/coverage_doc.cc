@@ -2,6 +2,7 @@
 #include "isa/coverage_doc.h"
 
 #include <map>
+#include <span>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -20,44 +21,63 @@ std::string Level(const IsaLevel& level) {
   return absl::StrFormat("PTX %d.%d, %s", level.ptx / 10, level.ptx % 10, sm);
 }
 
-template <typename E, typename F>
-std::string Values(const std::vector<E>& values, F spell) {
-  std::vector<std::string> out;
-  for (E e : values) {
-    absl::string_view s = spell(e);
-    out.push_back(s.empty() ? "(none)" : absl::StrCat("`.", s, "`"));
+// The order the doc lists a family's axes in (which predates axes.inc, whose
+// order is the order variants are listed in); every axis exactly once.
+constexpr Axis kDocOrder[] = {
+    Axis::kType,      Axis::kAtype,     Axis::kBtype,    Axis::kMulMode,
+    Axis::kShiftMode, Axis::kDirection, Axis::kCmp,      Axis::kScale,
+    Axis::kSat,       Axis::kRelu,      Axis::kShiftamt, Axis::kSecOp,
+    Axis::kDsel,      Axis::kAsel,      Axis::kBsel,     Axis::kVmadForm};
+
+constexpr bool ListsEveryAxisOnce(std::span<const Axis> order) {
+  bool seen[kNumAxes] = {};
+  for (Axis a : order) {
+    if (seen[static_cast<int>(a)]) return false;
+    seen[static_cast<int>(a)] = true;
   }
-  return absl::StrJoin(out, " ");
+  return order.size() == kNumAxes;
+}
+static_assert(ListsEveryAxisOnce(kDocOrder), "add the new axis to kDocOrder");
+
+// Intel vISA calls its types dst, src0 and src1; the video instructions call
+// their `.type` `.dtype`.
+absl::string_view Label(const FamilyInfo& f, const AxisInfo& axis) {
+  const bool visa = f.family == Family::kVisaShl;
+  switch (axis.axis) {
+    case Axis::kType:
+      return visa ? "dst" : IsVideo(f.family) ? "dtype" : axis.label;
+    case Axis::kAtype: return visa ? "src0" : axis.label;
+    case Axis::kBtype: return visa ? "src1" : axis.label;
+    default: return axis.label;
+  }
 }
 
-// "type: `.u32` `.s32`; sat: optional; ..." for one family.
-std::string Axes(const FamilyInfo& f) {
-  const bool visa = f.family == Family::kVisaShl;
-  auto type = [visa](Type t) { return visa ? SpellVisaType(t) : SpellType(t); };
-  std::vector<std::string> axes;
-  auto add = [&](absl::string_view name, const std::string& values) {
-    if (!values.empty()) axes.push_back(absl::StrCat(name, ": ", values));
-  };
-  add(visa ? "dst" : (IsVideo(f.family) ? "dtype" : "type"),
-      Values(f.types, type));
-  add(visa ? "src0" : "atype", Values(f.atypes, type));
-  add(visa ? "src1" : "btype", Values(f.btypes, type));
-  add("mode", Values(f.mul_modes, SpellMulMode));
-  add("mode", Values(f.shift_modes, SpellShiftMode));
-  add("direction", Values(f.directions, SpellDirection));
-  add("cmp", Values(f.cmps, SpellCmp));
-  add("scale", Values(f.scales, SpellScale));
-  if (f.optional_sat) axes.push_back("`.sat` optional");
-  if (f.optional_relu) axes.push_back("`.relu` optional");
-  if (f.optional_shiftamt) axes.push_back("`.shiftamt` optional");
-  add("secop", Values(f.secops, SpellSecOp));
-  add("dsel", Values(f.dsels, SpellSel));
-  add("asel", Values(f.asels, SpellSel));
-  add("bsel", Values(f.bsels, SpellSel));
-  if (!f.vmad_forms.empty()) {
-    axes.push_back("form: plain, `-a` (negated product), `-c`, `.po`");
+// "type: `.u32` `.s32`", "`.sat` optional", or "" if `f` lacks the axis.
+std::string AxisEntry(const FamilyInfo& f, const AxisInfo& axis) {
+  const std::vector<int> values = axis.values(f);
+  if (values.empty()) return "";
+  if (axis.is_flag) return absl::StrCat("`.", axis.token, "` optional");
+  if (axis.axis == Axis::kVmadForm) {
+    // Only `.po` is an opcode token; the negations are written on operands.
+    return absl::StrCat(axis.label,
+                        ": plain, `-a` (negated product), `-c`, `.po`");
   }
-  return absl::StrJoin(axes, "; ");
+  std::vector<std::string> spelled;
+  for (int value : values) {
+    const absl::string_view s = axis.spell(f.family, value);
+    spelled.push_back(s.empty() ? "(none)" : absl::StrCat("`.", s, "`"));
+  }
+  return absl::StrCat(Label(f, axis), ": ", absl::StrJoin(spelled, " "));
+}
+
+// "type: `.u32` `.s32`; `.sat` optional; ..." for one family.
+std::string Axes(const FamilyInfo& f) {
+  std::vector<std::string> entries;
+  for (Axis a : kDocOrder) {
+    std::string entry = AxisEntry(f, AllAxes()[static_cast<int>(a)]);
+    if (!entry.empty()) entries.push_back(std::move(entry));
+  }
+  return absl::StrJoin(entries, "; ");
 }
 
 }  // namespace

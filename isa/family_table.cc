@@ -3,6 +3,8 @@
 
 #include <array>
 #include <bit>
+#include <iterator>
+#include <type_traits>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -225,13 +227,53 @@ std::vector<FamilyInfo> BuildTable() {
   return t;
 }
 
-template <typename E>
-std::vector<E> OrNone(const std::vector<E>& values) {
-  return values.empty() ? std::vector<E>{E::kNone} : values;
+template <typename Value>
+std::vector<int> AsInts(const std::vector<Value>& values) {
+  std::vector<int> ints;
+  for (Value value : values) ints.push_back(static_cast<int>(value));
+  return ints;
+}
+// A flag: written or not if optional, absent otherwise.
+std::vector<int> AsInts(bool optional) {
+  return optional ? std::vector<int>{0, 1} : std::vector<int>{};
 }
 
-std::vector<bool> Optional(bool optional) {
-  return optional ? std::vector<bool>{false, true} : std::vector<bool>{false};
+constexpr AxisInfo kAxes[] = {
+#define PTXDIFF_AXIS(Name, field, Value, values_, token_, Spell, Plainer, \
+                     label_)                                                 \
+  {.axis = Axis::k##Name,                                                    \
+   .token = token_,                                                          \
+   .label = label_,                                                          \
+   .is_flag = std::is_same_v<Value, bool>,                                   \
+   .get = [](const Variant& v) { return static_cast<int>(v.field); },        \
+   .set = [](Variant& v, int x) { v.field = static_cast<Value>(x); },        \
+   .values = [](const FamilyInfo& info) { return AsInts(info.values_); },    \
+   .spell = [](Family f, int x) {                                            \
+     return SpellIn(f, static_cast<Value>(x), Spell);                        \
+   },                                                                        \
+   .plainer = [](int x) {                                                    \
+     return static_cast<int>(Plainer(static_cast<Value>(x)));                \
+   }},
+#include "isa/axes.inc"
+#undef PTXDIFF_AXIS
+};
+static_assert(std::size(kAxes) == kNumAxes);
+
+// The product of the axes from `first` on, `v` holding the values of the
+// axes before it; the last axis turns fastest.
+void ForEachInProduct(const FamilyInfo& info, int first, Variant& v,
+                      absl::FunctionRef<void(const Variant&)> fn) {
+  if (first == kNumAxes) {
+    if (info.legal == nullptr || info.legal(v)) fn(v);
+    return;
+  }
+  const AxisInfo& axis = kAxes[first];
+  std::vector<int> values = axis.values(info);
+  if (values.empty()) values = {0};  // absent: kNone, false
+  for (int value : values) {
+    axis.set(v, value);
+    ForEachInProduct(info, first + 1, v, fn);
+  }
 }
 
 }  // namespace
@@ -255,62 +297,12 @@ std::optional<Family> FamilyByOpcode(absl::string_view opcode) {
 
 bool IsVideo(Family f) { return f >= Family::kVadd && f <= Family::kVset; }
 
+std::span<const AxisInfo, kNumAxes> AllAxes() { return kAxes; }
+
 void ForEachVariant(Family family, absl::FunctionRef<void(const Variant&)> fn) {
-  const FamilyInfo& info = InfoOf(family);
   Variant v;
   v.family = family;
-  // The product of every axis; the order of the loops is the listing order.
-  for (Type type : OrNone(info.types)) {
-    v.type = type;
-    for (Type atype : OrNone(info.atypes)) {
-      v.atype = atype;
-      for (Type btype : OrNone(info.btypes)) {
-        v.btype = btype;
-        for (MulMode mm : OrNone(info.mul_modes)) {
-          v.mul_mode = mm;
-          for (Direction dir : OrNone(info.directions)) {
-            v.direction = dir;
-            for (ShiftMode sm : OrNone(info.shift_modes)) {
-              v.shift_mode = sm;
-              for (bool sat : Optional(info.optional_sat)) {
-                v.sat = sat;
-                for (bool relu : Optional(info.optional_relu)) {
-                  v.relu = relu;
-                  for (bool shiftamt : Optional(info.optional_shiftamt)) {
-                    v.shiftamt = shiftamt;
-                    for (Cmp cmp : OrNone(info.cmps)) {
-                      v.cmp = cmp;
-                      for (Scale scale : OrNone(info.scales)) {
-                        v.scale = scale;
-                        for (VmadForm form : OrNone(info.vmad_forms)) {
-                          v.vmad_form = form;
-                          for (SecOp secop : OrNone(info.secops)) {
-                            v.secop = secop;
-                            for (Sel dsel : OrNone(info.dsels)) {
-                              v.dsel = dsel;
-                              for (Sel asel : OrNone(info.asels)) {
-                                v.asel = asel;
-                                for (Sel bsel : OrNone(info.bsels)) {
-                                  v.bsel = bsel;
-                                  if (info.legal == nullptr || info.legal(v)) {
-                                    fn(v);
-                                  }
-                                }
-                              }
-                            }
-                          }
-                        }
-                      }
-                    }
-                  }
-                }
-              }
-            }
-          }
-        }
-      }
-    }
-  }
+  ForEachInProduct(InfoOf(family), 0, v, fn);
 }
 
 const std::vector<Variant>& AllVariants() {

@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
-
+#include <type_traits>
 #include <vector>
 
 #include "absl/strings/string_view.h"
@@ -30,13 +30,19 @@ struct IsaLevel {
   int sm = 0;
 };
 
+// What FamilyInfo holds for an axis: a list of values, or for a flag whether
+// it is optional.
+template <typename Value>
+using AxisValueList =
+    std::conditional_t<std::is_same_v<Value, bool>, bool, std::vector<Value>>;
+
 struct FamilyInfo {
   Family family;
   absl::string_view opcode;  // "add", "vshr", "visa.shl"
   // The canonical spelling's modifier order, as the spec's syntax line gives
-  // it, after the opcode: one token per axis (`.type`, `.atype`, `.btype`,
-  // `.mulmode`, `.shiftmode`, `.dir`, `.sat`, `.relu`, `.shiftamt`, `.po`,
-  // `.scale`, `.cmp`, `.secop`). Absent axis values print nothing.
+  // it, after the opcode: one token per axis (the token column of
+  // isa/axes.inc: `.type`, `.mulmode`, `.dir`, `.sat`, `.po`, ...). Absent
+  // axis values print nothing.
   absl::string_view syntax;
   absl::string_view section;  // where the semantics come from
   absl::string_view source;   // the seed file, or the PTX ISA text
@@ -48,24 +54,39 @@ struct FamilyInfo {
   // bug may depend on; for other sources it says nothing.
   uint8_t amount_sources = 0;
 
-  // The values of each axis. An empty list means the axis is absent (kNone).
-  std::vector<Type> types, atypes, btypes;
-  std::vector<MulMode> mul_modes;
-  std::vector<ShiftMode> shift_modes;
-  std::vector<Direction> directions;
-  std::vector<Sel> asels, bsels, dsels;  // kNone included where optional
-  std::vector<SecOp> secops;             // kNone included where optional
-  std::vector<Cmp> cmps;
-  std::vector<Scale> scales;  // kNone included where optional
-  std::vector<VmadForm> vmad_forms;
-  bool optional_sat = false;
-  bool optional_relu = false;
-  bool optional_shiftamt = false;
+  // The values the family accepts on each axis of isa/axes.inc: for an enum
+  // axis a list, empty when the family lacks the axis (kNone), with kNone in
+  // it where the axis is optional (selectors, secop, scale); for a flag
+  // (`.sat`, `.relu`, `.shiftamt`) whether it may be written.
+#define PTXDIFF_AXIS(Name, field, Value, values, ...) \
+  AxisValueList<Value> values{};
+#include "isa/axes.inc"
+#undef PTXDIFF_AXIS
 
   // The family's legality rule over the product of the axes above; nullptr
   // accepts every combination.
   bool (*legal)(const Variant&) = nullptr;
 };
+
+// One axis of isa/axes.inc, its values as ints (static_cast of the enum or
+// bool), so that the product, the spelling, the mutator, the minimizer and
+// the coverage doc can treat every axis alike.
+struct AxisInfo {
+  Axis axis;
+  absl::string_view token;  // in FamilyInfo::syntax: "mulmode"; "" if none
+  absl::string_view label;  // in docs/isa-coverage.md: "mode"
+  bool is_flag;             // a bool axis (`.sat`): FamilyInfo says optional
+  int (*get)(const Variant& v);
+  void (*set)(Variant& v, int value);
+  // The values `info` accepts; empty when it lacks the axis, {0, 1} for an
+  // optional flag.
+  std::vector<int> (*values)(const FamilyInfo& info);
+  absl::string_view (*spell)(Family family, int value);  // "" for none
+  int (*plainer)(int value);  // one step plainer (axes.h), or `value`
+};
+
+// Every axis, in the order of isa/axes.inc.
+std::span<const AxisInfo, kNumAxes> AllAxes();
 
 // Every family, in Family order.
 std::span<const FamilyInfo> AllFamilies();

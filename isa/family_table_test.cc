@@ -66,7 +66,7 @@ TEST(FamilyTableTest, RejectsCombinationsTheSpecForbids) {
   EXPECT_FALSE(IsLegal(min_relu_u32));
   Variant vadd_merge_and_secop{
       .family = Family::kVadd, .type = Type::kU32, .atype = Type::kU32,
-      .btype = Type::kU32, .dsel = Sel::kB0, .secop = SecOp::kAdd};
+      .btype = Type::kU32, .secop = SecOp::kAdd, .dsel = Sel::kB0};
   EXPECT_FALSE(IsLegal(vadd_merge_and_secop));
 }
 

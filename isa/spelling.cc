@@ -16,29 +16,17 @@
 namespace ptxdiff {
 namespace {
 
-absl::string_view SpellTypeOf(const Variant& v, Type t) {
-  return v.family == Family::kVisaShl ? SpellVisaType(t) : SpellType(t);
-}
-
 // The spelling of one syntax token (`type`, `sat`, ...) for `v`; empty when
 // the axis is absent.
 absl::string_view SpellToken(const Variant& v, absl::string_view token) {
-  if (token == "type") return SpellTypeOf(v, v.type);
-  if (token == "atype") return SpellTypeOf(v, v.atype);
-  if (token == "btype") return SpellTypeOf(v, v.btype);
-  if (token == "mulmode") return SpellMulMode(v.mul_mode);
-  if (token == "shiftmode") return SpellShiftMode(v.shift_mode);
-  if (token == "dir") return SpellDirection(v.direction);
-  if (token == "sat") return v.sat ? "sat" : "";
-  if (token == "relu") return v.relu ? "relu" : "";
-  if (token == "shiftamt") return v.shiftamt ? "shiftamt" : "";
-  if (token == "po") return v.vmad_form == VmadForm::kPlusOne ? "po" : "";
-  if (token == "scale") return SpellScale(v.scale);
-  if (token == "cmp") return SpellCmp(v.cmp);
-  if (token == "secop") return SpellSecOp(v.secop);
+  for (const AxisInfo& axis : AllAxes()) {
+    if (axis.token == token) return axis.spell(v.family, axis.get(v));
+  }
   return "?";
 }
 
+// The selectors and vmad's negations are written on the operands, not as
+// opcode tokens.
 bool HasOperandDecoration(const Variant& v) {
   return v.asel != Sel::kNone || v.bsel != Sel::kNone ||
          v.dsel != Sel::kNone || v.vmad_form == VmadForm::kNegProduct ||

@@ -12,42 +12,54 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "isa/axes.h"
 
 namespace ptxdiff {
 
+// One value per axis of isa/axes.inc, in its order.
+enum class Axis : uint8_t {
+#define PTXDIFF_AXIS(Name, ...) k##Name,
+#include "isa/axes.inc"
+#undef PTXDIFF_AXIS
+};
+inline constexpr int kNumAxes = 0
+#define PTXDIFF_AXIS(...) +1
+#include "isa/axes.inc"
+#undef PTXDIFF_AXIS
+    ;
+
 struct Variant {
   Family family = Family::kAdd;
-  // The instruction type: `.type` of the integer families, `.dtype` of the
-  // video families, the destination type of Intel vISA SHL.
-  Type type = Type::kNone;
-  Type atype = Type::kNone;  // dp4a/dp2a/video `.atype`; vISA src0 type
-  Type btype = Type::kNone;  // dp4a/dp2a/video `.btype`; vISA src1 type
-  MulMode mul_mode = MulMode::kNone;
-  ShiftMode shift_mode = ShiftMode::kNone;
-  Direction direction = Direction::kNone;
-  bool sat = false;
-  bool relu = false;
-  bool shiftamt = false;
-  Sel asel = Sel::kNone;
-  Sel bsel = Sel::kNone;
-  Sel dsel = Sel::kNone;
-  SecOp secop = SecOp::kNone;
-  Cmp cmp = Cmp::kNone;
-  Scale scale = Scale::kNone;
-  VmadForm vmad_form = VmadForm::kNone;
+  // One member per axis, kNone or false when absent. `type` is the `.type`
+  // of the integer families, the `.dtype` of the video families and the
+  // destination type of Intel vISA SHL; `atype`/`btype` are dp4a/dp2a/video
+  // `.atype`/`.btype` and the vISA src0/src1 types.
+#define PTXDIFF_AXIS(Name, field, Value, ...) Value field = Value{};
+#include "isa/axes.inc"
+#undef PTXDIFF_AXIS
 
   friend bool operator==(const Variant&, const Variant&) = default;
 
   template <typename H>
   friend H AbslHashValue(H h, const Variant& v) {
-    return H::combine(std::move(h), v.family, v.type, v.atype, v.btype,
-                      v.mul_mode, v.shift_mode, v.direction, v.sat, v.relu,
-                      v.shiftamt, v.asel, v.bsel, v.dsel, v.secop, v.cmp,
-                      v.scale, v.vmad_form);
+    h = H::combine(std::move(h), v.family);
+#define PTXDIFF_AXIS(Name, field, ...) h = H::combine(std::move(h), v.field);
+#include "isa/axes.inc"
+#undef PTXDIFF_AXIS
+    return h;
   }
 };
+
+// The number of axes on which `a` and `b` differ (their families aside).
+inline int DifferingAxes(const Variant& a, const Variant& b) {
+  int n = 0;
+#define PTXDIFF_AXIS(Name, field, ...) n += a.field != b.field;
+#include "isa/axes.inc"
+#undef PTXDIFF_AXIS
+  return n;
+}
 
 // The most operands any variant has (bfi: a, b, c, d), not counting the
 // destination.

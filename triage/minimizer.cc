@@ -17,39 +17,25 @@ namespace {
 constexpr int kMaxRounds = 200;
 constexpr int kConfirmations = 2;
 
-// A signed type is one step less plain than its unsigned counterpart: a
-// cause that shows in both forms is signed by the unsigned one.
+// The number of axes on which `v` could be plainer (axes.inc's Plainer
+// column): its modifiers, and its signed types.
 int ModifierCount(const Variant& v) {
-  return v.sat + v.relu + v.shiftamt + (v.asel != Sel::kNone) + (v.bsel != Sel::kNone) +
-         (v.dsel != Sel::kNone) + (v.secop != SecOp::kNone) +
-         (v.vmad_form != VmadForm::kNone) + (v.scale != Scale::kNone) + IsSigned(v.type) +
-         IsSigned(v.atype) + IsSigned(v.btype);
+  int count = 0;
+  for (const AxisInfo& axis : AllAxes()) {
+    count += axis.plainer(axis.get(v)) != axis.get(v);
+  }
+  return count;
 }
 
-// s8 -> u8, ..., s16x2 -> u16x2 (each unsigned type precedes its signed one).
-Type UnsignedOf(Type t) {
-  return IsSigned(t) ? static_cast<Type>(static_cast<int>(t) - 1) : t;
-}
-
-// The variants one modifier plainer than `v` that the table allows.
+// The variants one modifier plainer than `v` that the table allows, one per
+// axis, in the order of axes.inc.
 std::vector<Variant> PlainerVariants(const Variant& v) {
   std::vector<Variant> out;
-  auto add = [&](Variant p) {
+  for (const AxisInfo& axis : AllAxes()) {
+    Variant p = v;
+    axis.set(p, axis.plainer(axis.get(v)));
     if (!(p == v) && IsLegal(p)) out.push_back(p);
-  };
-  Variant p = v;
-  p.sat = false, add(p), p = v;
-  p.relu = false, add(p), p = v;
-  p.shiftamt = false, add(p), p = v;
-  p.secop = SecOp::kNone, add(p), p = v;
-  p.dsel = Sel::kNone, add(p), p = v;
-  p.asel = Sel::kNone, add(p), p = v;
-  p.bsel = Sel::kNone, add(p), p = v;
-  p.vmad_form = VmadForm::kNone, add(p), p = v;
-  p.scale = Scale::kNone, add(p), p = v;
-  p.type = UnsignedOf(p.type), add(p), p = v;
-  p.atype = UnsignedOf(p.atype), add(p), p = v;
-  p.btype = UnsignedOf(p.btype), add(p);
+  }
   return out;
 }
 
