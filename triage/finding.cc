@@ -13,8 +13,19 @@
 namespace ptxdiff {
 namespace {
 
-constexpr std::array<absl::string_view, 5> kKindNames = {
-    "value-mismatch", "crash", "hang", "protocol-error", "device-fault"};
+constexpr FindingKind kAllKinds[] = {
+    FindingKind::kValueMismatch, FindingKind::kCrash, FindingKind::kHang,
+    FindingKind::kProtocolError, FindingKind::kDeviceFault};
+
+// The fault a finding kind other than a value mismatch files.
+FaultKind ToFault(FindingKind kind) {
+  switch (kind) {
+    case FindingKind::kHang: return FaultKind::kHang;
+    case FindingKind::kProtocolError: return FaultKind::kProtocol;
+    case FindingKind::kDeviceFault: return FaultKind::kDeviceFault;
+    default: return FaultKind::kCrash;
+  }
+}
 
 bool SafeInName(char c) {
   return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' ||
@@ -60,12 +71,14 @@ absl::StatusOr<std::string> PercentDecode(absl::string_view s) {
 }  // namespace
 
 absl::string_view FindingKindName(FindingKind kind) {
-  return kKindNames[static_cast<int>(kind)];
+  // A fault's finding is named as the client names the fault: one table.
+  if (kind == FindingKind::kValueMismatch) return "value-mismatch";
+  return FaultKindName(ToFault(kind));
 }
 
 std::optional<FindingKind> ParseFindingKind(absl::string_view name) {
-  for (size_t i = 0; i < kKindNames.size(); ++i) {
-    if (kKindNames[i] == name) return static_cast<FindingKind>(i);
+  for (FindingKind kind : kAllKinds) {
+    if (FindingKindName(kind) == name) return kind;
   }
   return std::nullopt;
 }

@@ -51,6 +51,24 @@ TEST(FindingTest, DisagreementClassNamesTheDifferingBytes) {
   EXPECT_EQ(DisagreementClass(7, 7), "none");
 }
 
+// The kinds' names are the entry directory names' first field: they must
+// not change, and each parses back.
+TEST(FindingTest, KindNamesAreStableAndParseBack) {
+  const std::pair<FindingKind, const char*> kinds[] = {
+      {FindingKind::kValueMismatch, "value-mismatch"},
+      {FindingKind::kCrash, "crash"},
+      {FindingKind::kHang, "hang"},
+      {FindingKind::kProtocolError, "protocol-error"},
+      {FindingKind::kDeviceFault, "device-fault"}};
+  for (const auto& [kind, name] : kinds) {
+    EXPECT_EQ(FindingKindName(kind), name);
+    EXPECT_EQ(ParseFindingKind(name), kind);
+  }
+  EXPECT_EQ(ParseFindingKind("mismatch"), std::nullopt);
+  EXPECT_EQ(FindingKindName(FromFault(FaultKind::kProtocol)),
+            FaultKindName(FaultKind::kProtocol));
+}
+
 TEST(FindingTest, SignatureOfAFault) {
   Finding f;
   f.kind = FindingKind::kHang;
