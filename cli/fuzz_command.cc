@@ -25,6 +25,7 @@
 #include "absl/time/clock.h"
 #include "cli/backend_commands.h"
 #include "common/files.h"
+#include "common/status_macros.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "cli/triage_commands.h"
@@ -130,125 +131,70 @@ int RunSeedCorpus(const std::vector<std::string>& args, std::ostream& out,
   return 0;
 }
 
-int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  auto parsed = ParseArgs(args, {},
-                          {"backend", "arch", "max-time", "jobs", "family", "exclude", "dir",
-                           "corpus", "mode", "out", "progress-seconds", "timeout",
-                           "reading", "cuda-driver"});
-  if (!parsed.ok()) return Fail(err, "fuzz", parsed.status());
-  int64_t max_time = 0, jobs = 1, every = 5;
-  if (!absl::SimpleAtoi(parsed->Get("max-time", "60"), &max_time) || max_time < 1 ||
-      !absl::SimpleAtoi(parsed->Get("jobs", "1"), &jobs) || jobs < 1 || jobs > 64 ||
-      !absl::SimpleAtoi(parsed->Get("progress-seconds", "5"), &every) || every < 1) {
-    return Fail(err, "fuzz", absl::InvalidArgumentError(
-                                 "--max-time, --jobs (1..64) and --progress-seconds take "
-                                 "positive whole numbers"));
-  }
-  for (const std::string& f : parsed->All("family")) {
-    if (!FamilyByOpcode(f)) {
-      return Fail(err, "fuzz", absl::InvalidArgumentError(
-                                   absl::StrCat("unknown family '", f, "'")));
-    }
-  }
-  auto fuzzer = FindFuzzer();
-  if (!fuzzer.ok()) return Fail(err, "fuzz", fuzzer.status());
-  auto worker = FindWorkerBinary();
-  if (!worker.ok()) return Fail(err, "fuzz", worker.status());
+namespace {
 
-  std::string backend = parsed->Get("backend");
-  if (backend.empty()) {
-    const DefaultBackend d = ChooseDefaultBackend();
-    backend = d.name;
-    out << "fuzz: backend " << d.name << ": " << d.reason << "\n";
-  }
-  const auto cuda_driver = CudaDriverFlag(*parsed, backend);
-  if (!cuda_driver.ok()) return Fail(err, "fuzz", cuda_driver.status());
-  const std::string out_dir = parsed->Get("out", "out");
-  const std::string triage_dir = parsed->Get("dir", DefaultTriageDir());
-  const std::string corpus = parsed->Get("corpus", out_dir + "/corpus/differential");
-  const std::string stats = absl::StrCat(out_dir, "/stats/run-", absl::ToUnixSeconds(absl::Now()),
-                                         "-", getpid());
-  for (const std::string& d : {corpus, stats, out_dir + "/findings"}) {
-    if (auto s = MakeDirs(d); !s.ok()) return Fail(err, "fuzz", s);
-  }
-  if (auto store = TriageStore::Open(triage_dir, true); !store.ok()) {
-    return Fail(err, "fuzz", store.status());
-  }
-  const bool resumed = !FilesIn(corpus).empty();
-  if (!resumed) {
-    for (const auto& [name, bytes] : SeedCorpus()) {
-      if (auto s = WriteFile(corpus + "/" + name, bytes); !s.ok()) {
-        return Fail(err, "fuzz", s);
-      }
-    }
-  }
-  const std::string dict = out_dir + "/differential.dict";
-  if (auto s = WriteFile(dict, FuzzDictionary()); !s.ok()) return Fail(err, "fuzz", s);
-
-  // The target's configuration travels in the environment: the settings
-  // already there (PTXDIFF_CONFIG, PTXDIFF_*), overridden by the flags.
-  absl::StatusOr<FuzzConfig> from_environment = FuzzConfigFromEnvironment();
-  if (!from_environment.ok()) return Fail(err, "fuzz", from_environment.status());
-  FuzzConfig config = *std::move(from_environment);
-  config.backend = backend;
-  config.triage_dir = triage_dir;
-  config.stats_dir = stats;
-  config.worker = *worker;
-  if (parsed->Has("arch")) config.arch = parsed->Get("arch");
-  if (!cuda_driver->empty()) config.cuda_driver = *cuda_driver;
-  if (parsed->Has("mode")) {
-    const std::string mode = parsed->Get("mode");
+// The flags that override a setting of `config` (mode, timeout, reading,
+// families); InvalidArgument naming the flag for a bad value.
+absl::Status ApplyFlags(const ParsedArgs& parsed, FuzzConfig& config) {
+  if (parsed.Has("arch")) config.arch = parsed.Get("arch");
+  if (parsed.Has("mode")) {
+    const std::string mode = parsed.Get("mode");
     if (mode != "campaign" && mode != "crash") {
-      return Fail(err, "fuzz", absl::InvalidArgumentError(absl::StrCat(
-                                   "--mode is campaign or crash, not '", mode, "'")));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--mode is campaign or crash, not '", mode, "'"));
     }
     config.mode = mode == "crash" ? FuzzConfig::Mode::kCrash : FuzzConfig::Mode::kCampaign;
   }
-  if (parsed->Has("timeout") &&
-      (!absl::SimpleAtod(parsed->Get("timeout"), &config.timeout_seconds) ||
+  if (parsed.Has("timeout") &&
+      (!absl::SimpleAtod(parsed.Get("timeout"), &config.timeout_seconds) ||
        config.timeout_seconds <= 0)) {
-    return Fail(err, "fuzz", absl::InvalidArgumentError(absl::StrCat(
-                                 "--timeout is a number of seconds, not '",
-                                 parsed->Get("timeout"), "'")));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--timeout is a number of seconds, not '", parsed.Get("timeout"), "'"));
   }
-  if (parsed->Has("reading")) {
-    const std::optional<Reading> reading = ParseReading(parsed->Get("reading"));
+  if (parsed.Has("reading")) {
+    const std::optional<Reading> reading = ParseReading(parsed.Get("reading"));
     if (!reading) {
-      return Fail(err, "fuzz", absl::InvalidArgumentError(absl::StrCat(
-                                   "--reading is spec or hardware, not '",
-                                   parsed->Get("reading"), "'")));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--reading is spec or hardware, not '", parsed.Get("reading"), "'"));
     }
     config.reading = *reading;
   }
-  if (parsed->Has("family")) config.filter.include.clear();
-  for (const std::string& f : parsed->All("family")) {
-    config.filter.include.push_back(*FamilyByOpcode(f));
-  }
-  if (parsed->Has("exclude")) config.filter.exclude.clear();
-  for (const std::string& f : parsed->All("exclude")) {
-    const std::optional<Family> family = FamilyByOpcode(f);
-    if (!family) {
-      return Fail(err, "fuzz", absl::InvalidArgumentError(
-                                   absl::StrCat("unknown family '", f, "'")));
+  for (const auto& [flag, families] :
+       {std::pair{"family", &config.filter.include},
+        std::pair{"exclude", &config.filter.exclude}}) {
+    if (!parsed.Has(flag)) continue;
+    families->clear();
+    for (const std::string& name : parsed.All(flag)) {
+      const std::optional<Family> family = FamilyByOpcode(name);
+      if (!family) {
+        return absl::InvalidArgumentError(absl::StrCat("unknown family '", name, "'"));
+      }
+      families->push_back(*family);
     }
-    config.filter.exclude.push_back(*family);
   }
-  for (const auto& [key, value] : FuzzConfigToPairs(config)) {
-    setenv(key.c_str(), value.c_str(), 1);
+  return absl::OkStatus();
+}
+
+// The output directories, and the seed corpus unless `corpus` already holds
+// one (a resumed campaign); the dictionary in `dict`.
+absl::Status PrepareOutputs(const std::string& out_dir, const std::string& corpus,
+                            const std::string& stats, const std::string& triage_dir,
+                            const std::string& dict, bool& resumed) {
+  for (const std::string& d : {corpus, stats, out_dir + "/findings"}) {
+    PTXDIFF_RETURN_IF_ERROR(MakeDirs(d));
   }
+  PTXDIFF_RETURN_IF_ERROR(TriageStore::Open(triage_dir, true).status());
+  resumed = !FilesIn(corpus).empty();
+  if (!resumed) {
+    for (const auto& [name, bytes] : SeedCorpus()) {
+      PTXDIFF_RETURN_IF_ERROR(WriteFile(corpus + "/" + name, bytes));
+    }
+  }
+  return WriteFile(dict, FuzzDictionary());
+}
 
-  std::vector<std::string> argv = {*fuzzer,
-                                   corpus,
-                                   "-dict=" + dict,
-                                   absl::StrCat("-max_total_time=", max_time),
-                                   "-artifact_prefix=" + out_dir + "/findings/",
-                                   "-print_final_stats=1"};
-  if (jobs > 1) argv.push_back(absl::StrCat("-fork=", jobs));
-  const std::string log = out_dir + "/fuzz.log";
-  out << "fuzz: " << (resumed ? "resuming from " : "starting with the seed corpus in ")
-      << corpus << "; triage directory " << triage_dir << "; libFuzzer log " << log << "\n";
-  out.flush();
-
+// Starts `argv` with its stdout and stderr in `log`.
+absl::StatusOr<pid_t> StartFuzzer(std::vector<std::string> argv, const std::string& log) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(),
@@ -261,21 +207,27 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   const int spawn_error = posix_spawn(&pid, cargv[0], &actions, nullptr, cargv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (spawn_error != 0) {
-    return Fail(err, "fuzz", absl::FailedPreconditionError(absl::StrCat(
-                                 "cannot start ", *fuzzer, ": ", std::strerror(spawn_error))));
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot start ", argv[0], ": ", std::strerror(spawn_error)));
   }
+  return pid;
+}
+
+// Waits for the fuzzer, printing a progress line every `every` seconds and
+// forwarding Ctrl-C (libFuzzer then stops cleanly and prints its final
+// stats). Returns its wait status; `forwarded` says whether it was stopped.
+int WaitWithProgress(pid_t pid, const std::string& stats, int64_t every,
+                     absl::Time start, std::ostream& out, bool& forwarded) {
   struct sigaction on_interrupt = {};
   on_interrupt.sa_handler = [](int) { interrupted = 1; };
   sigaction(SIGINT, &on_interrupt, nullptr);
   sigaction(SIGTERM, &on_interrupt, nullptr);
-
-  const absl::Time start = absl::Now();
   absl::Time next_progress = start + absl::Seconds(every);
   int status = 0;
-  bool forwarded = false;
+  forwarded = false;
   while (waitpid(pid, &status, WNOHANG) == 0) {
     if (interrupted && !forwarded) {
-      kill(pid, SIGINT);  // libFuzzer stops cleanly and prints its final stats
+      kill(pid, SIGINT);
       forwarded = true;
       out << "fuzz: interrupted; stopping (the corpus and findings are kept)\n";
     }
@@ -289,15 +241,16 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   }
   signal(SIGINT, SIG_DFL);
   signal(SIGTERM, SIG_DFL);
-  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
-  const Progress p = ReadProgress(stats);
-  out << ProgressLine(p, seconds) << "\n";
+  return status;
+}
 
-  auto store = TriageStore::Open(triage_dir, false);
-  auto entries = store.ok() ? store->List() : absl::StatusOr<std::vector<EntryInfo>>(store.status());
+// The summary: what was checked, what the readings explain, what was not
+// sent, and the triage directory's entries.
+void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
+                  std::ostream& out) {
   const FuzzStats& sum = p.sum.stats;
   out << "fuzz: summary: " << absl::StrFormat("%.0f", seconds) << " s against "
-      << (p.sum.backend.empty() ? backend : p.sum.backend) << "\n"
+      << (p.sum.backend.empty() ? config.backend : p.sum.backend) << "\n"
       << "fuzz:   checked " << sum.counts.tuples << " tuples, reaching "
       << p.variants_reached << " of the " << sum.supported_variants
       << " variants the backend supports (" << sum.counts.agreed << " agreed, "
@@ -318,21 +271,99 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       << sum.duplicates << " duplicates, " << sum.skipped_declining
       << " of operand classes the backend declines and " << sum.dropped
       << " dropped under backpressure were not sent\n";
-  if (entries.ok()) {
-    int64_t explained = 0;
-    for (const EntryInfo& e : *entries) explained += e.explained();
-    out << "fuzz:   findings this run: " << sum.new_findings << " new, "
-        << sum.known_findings << " already filed; the triage directory " << triage_dir << " holds "
-        << entries->size() << (entries->size() == 1 ? " entry (" : " entries (") << explained
-        << " explained)\n";
-    for (const EntryInfo& e : *entries) {
-      if (!e.explained()) out << "fuzz:     " << e.count() << "x " << e.name << "\n";
-    }
-    if (!entries->empty()) out << "fuzz:   see: ptxdiff triage list --dir " << triage_dir << "\n";
+  auto store = TriageStore::Open(config.triage_dir, false);
+  auto entries = store.ok() ? store->List() : absl::StatusOr<std::vector<EntryInfo>>(store.status());
+  if (!entries.ok()) return;
+  int64_t explained = 0;
+  for (const EntryInfo& e : *entries) explained += e.explained();
+  out << "fuzz:   findings this run: " << sum.new_findings << " new, "
+      << sum.known_findings << " already filed; the triage directory " << config.triage_dir
+      << " holds " << entries->size() << (entries->size() == 1 ? " entry (" : " entries (")
+      << explained << " explained)\n";
+  for (const EntryInfo& e : *entries) {
+    if (!e.explained()) out << "fuzz:     " << e.count() << "x " << e.name << "\n";
   }
+  if (!entries->empty()) {
+    out << "fuzz:   see: ptxdiff triage list --dir " << config.triage_dir << "\n";
+  }
+}
+
+}  // namespace
+
+int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  auto parsed = ParseArgs(args, {},
+                          {"backend", "arch", "max-time", "jobs", "family", "exclude", "dir",
+                           "corpus", "mode", "out", "progress-seconds", "timeout",
+                           "reading", "cuda-driver"});
+  if (!parsed.ok()) return Fail(err, "fuzz", parsed.status());
+  int64_t max_time = 0, jobs = 1, every = 5;
+  if (!absl::SimpleAtoi(parsed->Get("max-time", "60"), &max_time) || max_time < 1 ||
+      !absl::SimpleAtoi(parsed->Get("jobs", "1"), &jobs) || jobs < 1 || jobs > 64 ||
+      !absl::SimpleAtoi(parsed->Get("progress-seconds", "5"), &every) || every < 1) {
+    return Fail(err, "fuzz", absl::InvalidArgumentError(
+                                 "--max-time, --jobs (1..64) and --progress-seconds take "
+                                 "positive whole numbers"));
+  }
+  // The target's configuration travels in the environment: the settings
+  // already there (PTXDIFF_CONFIG, PTXDIFF_*), overridden by the flags.
+  absl::StatusOr<FuzzConfig> config = FuzzConfigFromEnvironment();
+  if (!config.ok()) return Fail(err, "fuzz", config.status());
+  if (auto s = ApplyFlags(*parsed, *config); !s.ok()) return Fail(err, "fuzz", s);
+  auto fuzzer = FindFuzzer();
+  if (!fuzzer.ok()) return Fail(err, "fuzz", fuzzer.status());
+  auto worker = FindWorkerBinary();
+  if (!worker.ok()) return Fail(err, "fuzz", worker.status());
+  config->worker = *worker;
+  config->backend = parsed->Get("backend");
+  if (config->backend.empty()) {
+    const DefaultBackend d = ChooseDefaultBackend();
+    config->backend = d.name;
+    out << "fuzz: backend " << d.name << ": " << d.reason << "\n";
+  }
+  const auto cuda_driver = CudaDriverFlag(*parsed, config->backend);
+  if (!cuda_driver.ok()) return Fail(err, "fuzz", cuda_driver.status());
+  if (!cuda_driver->empty()) config->cuda_driver = *cuda_driver;
+
+  const std::string out_dir = parsed->Get("out", "out");
+  const std::string corpus = parsed->Get("corpus", out_dir + "/corpus/differential");
+  const std::string dict = out_dir + "/differential.dict";
+  const std::string log = out_dir + "/fuzz.log";
+  config->triage_dir = parsed->Get("dir", DefaultTriageDir());
+  config->stats_dir = absl::StrCat(out_dir, "/stats/run-", absl::ToUnixSeconds(absl::Now()),
+                                   "-", getpid());
+  bool resumed = false;
+  if (auto s = PrepareOutputs(out_dir, corpus, config->stats_dir, config->triage_dir, dict,
+                              resumed);
+      !s.ok()) {
+    return Fail(err, "fuzz", s);
+  }
+  for (const auto& [key, value] : FuzzConfigToPairs(*config)) {
+    setenv(key.c_str(), value.c_str(), 1);
+  }
+
+  std::vector<std::string> argv = {*fuzzer,
+                                   corpus,
+                                   "-dict=" + dict,
+                                   absl::StrCat("-max_total_time=", max_time),
+                                   "-artifact_prefix=" + out_dir + "/findings/",
+                                   "-print_final_stats=1"};
+  if (jobs > 1) argv.push_back(absl::StrCat("-fork=", jobs));
+  out << "fuzz: " << (resumed ? "resuming from " : "starting with the seed corpus in ")
+      << corpus << "; triage directory " << config->triage_dir << "; libFuzzer log " << log
+      << "\n";
+  out.flush();
+  const absl::StatusOr<pid_t> pid = StartFuzzer(argv, log);
+  if (!pid.ok()) return Fail(err, "fuzz", pid.status());
+  const absl::Time start = absl::Now();
+  bool forwarded = false;
+  const int status = WaitWithProgress(*pid, config->stats_dir, every, start, out, forwarded);
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  const Progress p = ReadProgress(config->stats_dir);
+  out << ProgressLine(p, seconds) << "\n";
+  PrintSummary(p, seconds, *config, out);
   const bool libfuzzer_crashed = WIFEXITED(status) && WEXITSTATUS(status) != 0 && !forwarded;
   if (libfuzzer_crashed || WIFSIGNALED(status)) {
-    out << "fuzz: the fuzzer exited abnormally (" 
+    out << "fuzz: the fuzzer exited abnormally ("
         << (WIFSIGNALED(status) ? absl::StrCat("signal ", WTERMSIG(status))
                                 : absl::StrCat("exit status ", WEXITSTATUS(status)))
         << "); see " << log << " and " << out_dir << "/findings/\n";
