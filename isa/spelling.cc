@@ -231,4 +231,9 @@ std::vector<std::string> NearestSpellings(absl::string_view spelling, int n) {
   return out;
 }
 
+std::string PtxRegister(int width, int n) {
+  const char* prefix = width == 16 ? "%h" : width == 64 ? "%rd" : "%r";
+  return absl::StrCat(prefix, n);
+}
+
 }  // namespace ptxdiff

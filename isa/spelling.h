@@ -28,6 +28,10 @@ std::string Spell(const Variant& v);
 // the operand list.
 std::string SpellOpcode(const Variant& v);
 
+// The PTX register of a value `width` bits wide, number `n`: %h (16 bits),
+// %rd (64) or %r (otherwise); what the generated modules declare.
+std::string PtxRegister(int width, int n);
+
 // One PTX instruction of `v` (without `;`): the opcode with its modifiers and
 // the given operand texts (registers or immediates), decorated with the
 // variant's selectors and negations:

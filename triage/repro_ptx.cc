@@ -13,11 +13,6 @@
 namespace ptxdiff {
 namespace {
 
-// The register of a value `width` bits wide: %h (16), %r (32), %rd (64).
-std::string Register(int width, int index) {
-  const char* prefix = width == 16 ? "%h" : width == 64 ? "%rd" : "%r";
-  return absl::StrCat(prefix, index);
-}
 
 std::string BitType(int width) { return absl::StrCat(".b", width); }
 
@@ -43,11 +38,11 @@ std::string ReproPtx(const Tuple& t, int sm) {
   std::vector<std::string> sources;
   for (int i = 0; i < NumSources(v); ++i) {
     const int width = SourceWidth(v, i);
-    sources.push_back(Register(width, i + 1));
+    sources.push_back(PtxRegister(width, i + 1));
     absl::StrAppend(&out, "  mov", BitType(width), " ", sources.back(), ", ",
                     HexOperand(t.operands.v[i], width), ";\n");
   }
-  const std::string dest = Register(result_width, 0);
+  const std::string dest = PtxRegister(result_width, 0);
   absl::StrAppend(&out, "  ", PtxInstruction(v, dest, sources), ";\n",
                   "  st.global", BitType(result_width), " [%rd7], ", dest, ";\n",
                   "  ret;\n}\n");

@@ -14,14 +14,6 @@ namespace {
 // results leave gaps that would show a store wider than asked for.
 constexpr int kSlotBytes = 8;
 
-// A register of `width` bits: %h (16), %r (32) or %rd (64), number `n`.
-// Sources are 0..3 and the destination is 4 in every tuple; ptxas renames
-// them, so reusing them tuple after tuple costs nothing.
-std::string Register(int width, int n) {
-  const char* prefix = width == 16 ? "%h" : width == 32 ? "%r" : "%rd";
-  return absl::StrCat(prefix, n);
-}
-
 // `bits` in hex, exactly `width` bits wide, so that the constant ptxas
 // sees is the operand and nothing is truncated.
 std::string Immediate(uint64_t bits, int width) {
@@ -32,15 +24,17 @@ std::string Immediate(uint64_t bits, int width) {
 // Appends one tuple's lines; returns how many lines it took.
 int AppendTuple(const PtxTuple& tuple, int64_t offset, std::string& text) {
   const Variant& v = tuple.variant;
+  // Sources are registers 0..3 and the destination 4 in every tuple; ptxas
+  // renames them, so reusing them tuple after tuple costs nothing.
   std::vector<std::string> sources;
   for (int i = 0; i < NumSources(v); ++i) {
     const int width = SourceWidth(v, i);
-    sources.push_back(Register(width, i));
+    sources.push_back(PtxRegister(width, i));
     absl::StrAppend(&text, "  mov.b", width, " ", sources.back(), ", ",
                     Immediate(tuple.operands.v[i], width), ";\n");
   }
   const int width = ResultWidth(v);
-  const std::string dest = Register(width, 4);
+  const std::string dest = PtxRegister(width, 4);
   absl::StrAppend(&text, "  ", PtxInstruction(v, dest, sources), ";\n");
   absl::StrAppend(&text, "  st.global.b", width, " [%ptr1+", offset, "], ",
                   dest, ";\n");
