@@ -2,6 +2,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "isa/family_table.h"
@@ -133,6 +134,29 @@ absl::Status Backend::Run(const RunRequest& request, RunReply& reply) {
   PTXDIFF_RETURN_IF_ERROR(RunSupported(batch, ran));
   PTXDIFF_RETURN_IF_ERROR(CheckCount(ran, admitted.size()));
   reply = Merge(request, admission, std::move(ran));
+  return absl::OkStatus();
+}
+
+std::optional<std::string> OptionValue(const KeyValues& options,
+                                       absl::string_view key) {
+  std::optional<std::string> value;
+  for (const auto& [k, v] : options) {
+    if (k == key) value = v;
+  }
+  return value;
+}
+
+absl::Status IntOption(const KeyValues& options, absl::string_view backend,
+                       absl::string_view key, int min, int max, int& out) {
+  const std::optional<std::string> text = OptionValue(options, key);
+  if (!text.has_value()) return absl::OkStatus();
+  int value = 0;
+  if (!absl::SimpleAtoi(*text, &value) || value < min || value > max) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(backend, " backend option ", key, "=", *text,
+                     ": expected an integer in [", min, ", ", max, "]"));
+  }
+  out = value;
   return absl::OkStatus();
 }
 

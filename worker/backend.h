@@ -67,6 +67,16 @@ class Backend {
   mutable std::optional<std::vector<std::string>> supports_;  // by Identity
 };
 
+// HELLO options, as the backends' factories read them.
+// The last value of `key`, if any (keys may repeat; the last one wins).
+std::optional<std::string> OptionValue(const KeyValues& options,
+                                       absl::string_view key);
+// Sets `out` to integer option `key` if it is given; InvalidArgument naming
+// `backend`, the option and the range if it is not an integer in
+// [min, max] (`out` is then left alone).
+absl::Status IntOption(const KeyValues& options, absl::string_view backend,
+                       absl::string_view key, int min, int max, int& out);
+
 // The backends built into ptxdiff-worker: "oracle" and "ptxas". `options`
 // are HELLO's key-values (e.g. arch=sm_90). Unknown names are NotFound,
 // listing the known ones; a backend that cannot work on this machine (no

@@ -42,28 +42,6 @@ struct Config {
   int jobs = 2;
 };
 
-// The last value of `key`, if any (keys may repeat; the last one wins).
-std::optional<std::string> Option(const KeyValues& options,
-                                  absl::string_view key) {
-  std::optional<std::string> value;
-  for (const auto& [k, v] : options) {
-    if (k == key) value = v;
-  }
-  return value;
-}
-
-absl::Status IntOption(const KeyValues& options, absl::string_view key, int min,
-                       int max, int& out) {
-  const std::optional<std::string> text = Option(options, key);
-  if (!text.has_value()) return absl::OkStatus();
-  if (!absl::SimpleAtoi(*text, &out) || out < min || out > max) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("ptx-cmd backend option ", key, "=", *text,
-                     ": expected an integer in [", min, ", ", max, "]"));
-  }
-  return absl::OkStatus();
-}
-
 absl::StatusOr<PtxTarget> ParseArch(absl::string_view arch) {
   absl::string_view digits = arch;
   int sm = 0;
@@ -86,23 +64,25 @@ absl::StatusOr<PtxTarget> ParseArch(absl::string_view arch) {
 
 absl::StatusOr<Config> ParseConfig(const KeyValues& options) {
   Config config;
-  config.command = Option(options, "command").value_or("");
+  config.command = OptionValue(options, "command").value_or("");
   for (absl::string_view placeholder : {"{ptx}", "{in}", "{out}"}) {
     if (!absl::StrContains(config.command, placeholder)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "the ptx-cmd command '", config.command, "' does not mention ",
-          placeholder, "; it runs a PTX module: e.g. ptx-cmd:'my-tool {ptx} "
-          "{in} {out}' (docs/kernel-abi.md)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("the ptx-cmd command '", config.command,
+                       "' does not mention ", placeholder,
+                       "; it runs a PTX module: e.g. ptx-cmd:'my-tool {ptx} "
+                       "{in} {out}' (docs/kernel-abi.md)"));
     }
   }
-  PTXDIFF_ASSIGN_OR_RETURN(config.target,
-                           ParseArch(Option(options, "arch").value_or("sm_90")));
+  PTXDIFF_ASSIGN_OR_RETURN(
+      config.target, ParseArch(OptionValue(options, "arch").value_or("sm_90")));
   int timeout_ms = 10000, batch_timeout_ms = 45000;
-  PTXDIFF_RETURN_IF_ERROR(
-      IntOption(options, "timeout_ms", 1, 24 * 3600 * 1000, timeout_ms));
-  PTXDIFF_RETURN_IF_ERROR(IntOption(options, "batch_timeout_ms", 1,
+  PTXDIFF_RETURN_IF_ERROR(IntOption(options, "ptx-cmd", "timeout_ms", 1,
+                                    24 * 3600 * 1000, timeout_ms));
+  PTXDIFF_RETURN_IF_ERROR(IntOption(options, "ptx-cmd", "batch_timeout_ms", 1,
                                     24 * 3600 * 1000, batch_timeout_ms));
-  PTXDIFF_RETURN_IF_ERROR(IntOption(options, "jobs", 1, 64, config.jobs));
+  PTXDIFF_RETURN_IF_ERROR(
+      IntOption(options, "ptx-cmd", "jobs", 1, 64, config.jobs));
   config.timeout = absl::Milliseconds(timeout_ms);
   config.batch_timeout = absl::Milliseconds(batch_timeout_ms);
   return config;

@@ -104,44 +104,21 @@ struct Config {
   bool all_variants = false;  // compile NeverFolded variants too
 };
 
-// The last value of `key`, if any (keys may repeat; the last one wins).
-std::optional<std::string> Option(const KeyValues& options,
-                                  absl::string_view key) {
-  std::optional<std::string> value;
-  for (const auto& [k, v] : options) {
-    if (k == key) value = v;
-  }
-  return value;
-}
-
-absl::Status IntOption(const KeyValues& options, absl::string_view key, int min,
-                       int max, int& out) {
-  const std::optional<std::string> text = Option(options, key);
-  if (!text.has_value()) return absl::OkStatus();
-  int value = 0;
-  if (!absl::SimpleAtoi(*text, &value) || value < min || value > max) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("ptxas backend option ", key, "=", *text,
-                     ": expected an integer in [", min, ", ", max, "]"));
-  }
-  out = value;
-  return absl::OkStatus();
-}
-
 absl::StatusOr<Config> ParseConfig(const KeyValues& options) {
   Config config;
-  config.arch = Option(options, "arch").value_or(config.arch);
+  config.arch = OptionValue(options, "arch").value_or(config.arch);
   // Up to 4096 tuples of 8 bytes keep every store offset far below the 8 MiB
   // a STG encodes directly (research §1.4); 4096 kernels keep the cubin's
   // section count below ELF's 65280.
-  PTXDIFF_RETURN_IF_ERROR(IntOption(options, "tuples_per_kernel", 1, 4096,
-                                    config.tuples_per_kernel));
-  PTXDIFF_RETURN_IF_ERROR(IntOption(options, "kernels_per_module", 1, 4096,
-                                    config.kernels_per_module));
-  PTXDIFF_RETURN_IF_ERROR(IntOption(options, "jobs", 1, 64, config.jobs));
+  PTXDIFF_RETURN_IF_ERROR(IntOption(options, "ptxas", "tuples_per_kernel", 1,
+                                    4096, config.tuples_per_kernel));
+  PTXDIFF_RETURN_IF_ERROR(IntOption(options, "ptxas", "kernels_per_module", 1,
+                                    4096, config.kernels_per_module));
+  PTXDIFF_RETURN_IF_ERROR(
+      IntOption(options, "ptxas", "jobs", 1, 64, config.jobs));
   int all_variants = 0;
   PTXDIFF_RETURN_IF_ERROR(
-      IntOption(options, "all_variants", 0, 1, all_variants));
+      IntOption(options, "ptxas", "all_variants", 0, 1, all_variants));
   config.all_variants = all_variants == 1;
   return config;
 }
@@ -866,7 +843,7 @@ absl::StatusOr<int> NewestPtxVersion(const std::string& ptxas) {
 }  // namespace
 
 absl::StatusOr<std::string> FindPtxas(const KeyValues& options) {
-  if (std::optional<std::string> path = Option(options, "ptxas")) {
+  if (std::optional<std::string> path = OptionValue(options, "ptxas")) {
     if (!IsExecutableFile(*path)) return PtxasNotFound(*path);
     return *path;
   }
