@@ -22,6 +22,30 @@ absl::Status CheckCount(const RunReply& reply, size_t tuples) {
 
 }  // namespace
 
+std::vector<VariantGroup> GroupByVariant(const ResolvedBatch& batch) {
+  std::vector<VariantGroup> groups;
+  std::vector<int> group_of(batch.variants.size(), -1);
+  for (uint32_t i = 0; i < batch.tuples.size(); ++i) {
+    const uint32_t v = batch.tuples[i].variant_index;
+    if (group_of[v] < 0) {
+      group_of[v] = static_cast<int>(groups.size());
+      groups.push_back({.variant_index = v});
+    }
+    groups[group_of[v]].positions.push_back(i);
+  }
+  return groups;
+}
+
+void Declines::Add(std::span<const uint32_t> positions, DeclineCode code,
+                   const std::string& message) {
+  auto [it, added] = index_.try_emplace(message, reply_.messages.size());
+  if (added) reply_.messages.push_back(message);
+  for (uint32_t p : positions) {
+    reply_.results[p] = {
+        .kind = ResultKind::kDecline, .code = code, .message = it->second};
+  }
+}
+
 WorkerIdentity Backend::Identity() const {
   // What a backend runs does not change after construction: worked out once
   // (77k variants; a worker answers HELLO within the client's deadline).

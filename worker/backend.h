@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "isa/variant.h"
@@ -31,6 +32,28 @@ namespace ptxdiff {
 struct ResolvedBatch {
   std::vector<Variant> variants;
   std::span<const WireTuple> tuples;  // variant_index into `variants`
+};
+
+// The tuples of one variant of a batch: positions into its tuples, in order.
+struct VariantGroup {
+  uint32_t variant_index = 0;
+  std::vector<uint32_t> positions;
+};
+// `batch`'s tuples by variant, the groups in order of first appearance: for
+// backends that run a variant at a time.
+std::vector<VariantGroup> GroupByVariant(const ResolvedBatch& batch);
+
+// Declines written into a reply whose results are already sized and filled
+// out of order (RunReply::AddDecline appends); each distinct message once.
+class Declines {
+ public:
+  explicit Declines(RunReply& reply) : reply_(reply) {}
+  void Add(std::span<const uint32_t> positions, DeclineCode code,
+           const std::string& message);
+
+ private:
+  RunReply& reply_;
+  absl::flat_hash_map<std::string, uint32_t> index_;
 };
 
 class Backend {

@@ -47,47 +47,6 @@ absl::StatusOr<int64_t> ParseInt(const std::string& key,
   return n;
 }
 
-// The tuples of one variant of a batch, in request order.
-struct Group {
-  uint32_t variant_index = 0;
-  std::vector<uint32_t> positions;
-};
-
-// Groups in order of first appearance.
-std::vector<Group> GroupTuples(const ResolvedBatch& request) {
-  std::vector<Group> groups;
-  std::vector<int> group_of(request.variants.size(), -1);
-  for (uint32_t i = 0; i < request.tuples.size(); ++i) {
-    const uint32_t v = request.tuples[i].variant_index;
-    if (group_of[v] < 0) {
-      group_of[v] = static_cast<int>(groups.size());
-      groups.push_back({.variant_index = v});
-    }
-    groups[group_of[v]].positions.push_back(i);
-  }
-  return groups;
-}
-
-// Declines in a reply whose results are already sized: RunReply::AddDecline
-// appends, and results here are filled out of order.
-class Declines {
- public:
-  explicit Declines(RunReply& reply) : reply_(reply) {}
-  void Add(std::span<const uint32_t> positions, DeclineCode code,
-           const std::string& message) {
-    auto [it, added] = index_.try_emplace(message, reply_.messages.size());
-    if (added) reply_.messages.push_back(message);
-    for (uint32_t p : positions) {
-      reply_.results[p] = {
-          .kind = ResultKind::kDecline, .code = code, .message = it->second};
-    }
-  }
-
- private:
-  RunReply& reply_;
-  absl::flat_hash_map<std::string, uint32_t> index_;
-};
-
 std::string Excerpt(absl::string_view text) {
   if (text.size() <= kMaxLogInDecline) return std::string(text);
   return absl::StrCat(text.substr(0, kMaxLogInDecline), " ...");
@@ -144,11 +103,11 @@ class CudaBackend : public Backend {
     Stage stage;
   };
 
-  absl::Status RunGroups(Batch& batch, const std::vector<Group>& groups);
+  absl::Status RunGroups(Batch& batch, const std::vector<VariantGroup>& groups);
   absl::Status AddRegisterGroup(Batch& batch, const Variant& v,
-                                const Group& group);
+                                const VariantGroup& group);
   absl::Status AddImmediateGroup(Batch& batch, const Variant& v,
-                                 const Group& group);
+                                 const VariantGroup& group);
   absl::Status AddImmediatePiece(Batch& batch, const Variant& v,
                                  std::span<const uint32_t> positions);
   // Makes room in the stage, submitting it when full; returns the room.
@@ -225,7 +184,7 @@ absl::Status CudaBackend::RunSupported(const ResolvedBatch& request,
     return absl::FailedPreconditionError(
         "the CUDA context was lost to an earlier fault; restart the worker");
   }
-  const std::vector<Group> groups = GroupTuples(request);
+  const std::vector<VariantGroup> groups = GroupByVariant(request);
   reply.messages.clear();
   reply.results.assign(request.tuples.size(), TupleResult{});
   Batch batch{request, reply, Declines(reply), Stage()};
@@ -237,8 +196,8 @@ absl::Status CudaBackend::RunSupported(const ResolvedBatch& request,
 }
 
 absl::Status CudaBackend::RunGroups(Batch& batch,
-                                    const std::vector<Group>& groups) {
-  for (const Group& group : groups) {
+                                    const std::vector<VariantGroup>& groups) {
+  for (const VariantGroup& group : groups) {
     const Variant& v = batch.request.variants[group.variant_index];
     PTXDIFF_RETURN_IF_ERROR(options_.mode == KernelMode::kRegister
                                 ? AddRegisterGroup(batch, v, group)
@@ -273,7 +232,7 @@ void CudaBackend::Append(Batch& batch, const Variant& v,
 }
 
 absl::Status CudaBackend::AddRegisterGroup(Batch& batch, const Variant& v,
-                                           const Group& group) {
+                                           const VariantGroup& group) {
   absl::StatusOr<CUfunction> function = RegisterFunction(v);
   if (!function.ok()) {
     if (!IsRejection(function.status())) return function.status();
@@ -325,7 +284,7 @@ absl::StatusOr<CUfunction> CudaBackend::Function(CUmodule module,
 }
 
 absl::Status CudaBackend::AddImmediateGroup(Batch& batch, const Variant& v,
-                                            const Group& group) {
+                                            const VariantGroup& group) {
   std::span<const uint32_t> rest = group.positions;
   while (!rest.empty()) {
     PTXDIFF_ASSIGN_OR_RETURN(const uint32_t room, Room(batch));

@@ -110,20 +110,6 @@ struct Job {
   absl::Status error;  // the worker's own failure (no temporary directory)
 };
 
-// Declines in a reply whose results are already sized (RunReply::AddDecline
-// appends, and results here are filled out of order).
-void Decline(RunReply& reply, const std::vector<uint32_t>& positions,
-             DeclineCode code, const std::string& message) {
-  const auto found =
-      std::find(reply.messages.begin(), reply.messages.end(), message);
-  const uint32_t index = static_cast<uint32_t>(found - reply.messages.begin());
-  if (found == reply.messages.end()) reply.messages.push_back(message);
-  for (uint32_t p : positions) {
-    reply.results[p] = {
-        .kind = ResultKind::kDecline, .code = code, .message = index};
-  }
-}
-
 class PtxCmdBackend : public Backend {
  public:
   explicit PtxCmdBackend(Config config) : config_(std::move(config)) {}
@@ -164,10 +150,11 @@ absl::Status PtxCmdBackend::RunSupported(const ResolvedBatch& request,
   reply.results.assign(request.tuples.size(), TupleResult{});
   std::vector<Job> jobs = MakeJobs(request);
   RunJobs(request, jobs);
+  Declines declines(reply);
   for (const Job& job : jobs) {
     PTXDIFF_RETURN_IF_ERROR(job.error);
     if (!job.failure.empty()) {
-      Decline(reply, job.positions, DeclineCode::kOther, job.failure);
+      declines.Add(job.positions, DeclineCode::kOther, job.failure);
       continue;
     }
     for (size_t i = 0; i < job.positions.size(); ++i) {
@@ -177,20 +164,12 @@ absl::Status PtxCmdBackend::RunSupported(const ResolvedBatch& request,
   return absl::OkStatus();
 }
 
-// One job per variant that can run, in order of first appearance; the
-// tuples of the others are declined here.
+// One job per variant, in order of first appearance.
 std::vector<Job> PtxCmdBackend::MakeJobs(const ResolvedBatch& request) const {
-  std::vector<std::vector<uint32_t>> positions(request.variants.size());
-  std::vector<uint32_t> order;
-  for (uint32_t i = 0; i < request.tuples.size(); ++i) {
-    std::vector<uint32_t>& group = positions[request.tuples[i].variant_index];
-    if (group.empty()) order.push_back(request.tuples[i].variant_index);
-    group.push_back(i);
-  }
   std::vector<Job> jobs;
-  for (uint32_t index : order) {
-    jobs.push_back({.variant = request.variants[index],
-                    .positions = std::move(positions[index])});
+  for (VariantGroup& group : GroupByVariant(request)) {
+    jobs.push_back({.variant = request.variants[group.variant_index],
+                    .positions = std::move(group.positions)});
   }
   return jobs;
 }
