@@ -16,6 +16,7 @@ absl::string_view SpellType(Type t) {
     case Type::kS32: return "s32";
     case Type::kU64: return "u64";
     case Type::kS64: return "s64";
+    case Type::kB16: return "b16";
     case Type::kB32: return "b32";
     case Type::kB64: return "b64";
     case Type::kU16x2: return "u16x2";
@@ -75,6 +76,13 @@ absl::string_view SpellScale(Scale s) {
   static constexpr absl::string_view kNames[] = {"", "shr7", "shr15"};
   static_assert(std::size(kNames) == kNumScales);
   return kNames[static_cast<int>(s)];
+}
+
+absl::string_view SpellPrmtMode(PrmtMode m) {
+  static constexpr absl::string_view kNames[] = {"",    "f4e", "b4e", "rc8",
+                                                "ecl", "ecr", "rc16"};
+  static_assert(std::size(kNames) == kNumPrmtModes);
+  return kNames[static_cast<int>(m)];
 }
 
 absl::string_view SpellSat(bool sat) { return sat ? "sat" : ""; }

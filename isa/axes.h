@@ -47,6 +47,15 @@ enum class Family : uint8_t {
   kDp4a,
   kDp2a,
   kShf,
+  kAnd,
+  kOr,
+  kXor,
+  kNot,
+  kCnot,
+  kLop3,
+  kShl,
+  kShr,
+  kPrmt,
   kVadd,
   kVsub,
   kVabsdiff,
@@ -72,6 +81,7 @@ enum class Type : uint8_t {
   kS32,
   kU64,
   kS64,
+  kB16,
   kB32,
   kB64,
   kU16x2,
@@ -103,6 +113,11 @@ inline constexpr int kNumSecOps = static_cast<int>(SecOp::kMax) + 1;
 enum class Cmp : uint8_t { kNone, kEq, kNe, kLt, kLe, kGt, kGe };
 inline constexpr int kNumCmps = static_cast<int>(Cmp::kGe) + 1;
 
+// prmt's `.f4e` .. `.rc16`; kNone is the generic form, whose selectors come
+// from c's four nibbles.
+enum class PrmtMode : uint8_t { kNone, kF4e, kB4e, kRc8, kEcl, kEcr, kRc16 };
+inline constexpr int kNumPrmtModes = static_cast<int>(PrmtMode::kRc16) + 1;
+
 // vmad's `.shr7`/`.shr15` scaling of the final result.
 enum class Scale : uint8_t { kNone, kShr7, kShr15 };
 inline constexpr int kNumScales = static_cast<int>(Scale::kShr15) + 1;
@@ -124,6 +139,7 @@ absl::string_view SpellSel(Sel s);
 absl::string_view SpellSecOp(SecOp s);
 absl::string_view SpellCmp(Cmp c);
 absl::string_view SpellScale(Scale s);
+absl::string_view SpellPrmtMode(PrmtMode m);
 // The opcode tokens of the flags and of vmad's form: the token when set.
 absl::string_view SpellSat(bool sat);            // "sat" or ""
 absl::string_view SpellRelu(bool relu);          // "relu" or ""
@@ -151,7 +167,8 @@ constexpr int TypeWidth(Type t) {
     case Type::kU8:
     case Type::kS8: return 8;
     case Type::kU16:
-    case Type::kS16: return 16;
+    case Type::kS16:
+    case Type::kB16: return 16;
     case Type::kU64:
     case Type::kS64:
     case Type::kB64: return 64;

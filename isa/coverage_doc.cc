@@ -1,4 +1,3 @@
-#include "absl/strings/string_view.h"
 #include "isa/coverage_doc.h"
 
 #include <map>
@@ -8,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
 
@@ -25,9 +25,10 @@ std::string Level(const IsaLevel& level) {
 // order is the order variants are listed in); every axis exactly once.
 constexpr Axis kDocOrder[] = {
     Axis::kType,      Axis::kAtype,     Axis::kBtype,    Axis::kMulMode,
-    Axis::kShiftMode, Axis::kDirection, Axis::kCmp,      Axis::kScale,
-    Axis::kSat,       Axis::kRelu,      Axis::kShiftamt, Axis::kSecOp,
-    Axis::kDsel,      Axis::kAsel,      Axis::kBsel,     Axis::kVmadForm};
+    Axis::kShiftMode, Axis::kDirection, Axis::kPrmtMode, Axis::kCmp,
+    Axis::kScale,     Axis::kSat,       Axis::kRelu,     Axis::kShiftamt,
+    Axis::kSecOp,     Axis::kDsel,      Axis::kAsel,     Axis::kBsel,
+    Axis::kVmadForm};
 
 constexpr bool ListsEveryAxisOnce(std::span<const Axis> order) {
   bool seen[kNumAxes] = {};
@@ -46,9 +47,12 @@ absl::string_view Label(const FamilyInfo& f, const AxisInfo& axis) {
   switch (axis.axis) {
     case Axis::kType:
       return visa ? "dst" : IsVideo(f.family) ? "dtype" : axis.label;
-    case Axis::kAtype: return visa ? "src0" : axis.label;
-    case Axis::kBtype: return visa ? "src1" : axis.label;
-    default: return axis.label;
+    case Axis::kAtype:
+      return visa ? "src0" : axis.label;
+    case Axis::kBtype:
+      return visa ? "src1" : axis.label;
+    default:
+      return axis.label;
   }
 }
 
@@ -117,8 +121,8 @@ std::string RenderIsaCoverage() {
     ForEachVariant(f.family, [&](const Variant& v) {
       if (!found) first = v, found = true;
     });
-    absl::StrAppend(&out, "- `", f.opcode, "` (e.g. `", Spell(first), "`): ",
-                    Axes(f), "\n");
+    absl::StrAppend(&out, "- `", f.opcode, "` (e.g. `", Spell(first),
+                    "`): ", Axes(f), "\n");
   }
   absl::StrAppend(
       &out,

@@ -163,6 +163,49 @@ std::vector<FamilyInfo> BuildTable() {
   f->shift_modes = kClampWrap;
   f->amount_sources = 0b100;  // shift amount
 
+  // Logic and shift (PTX ISA 9.7.8) and prmt (9.7.9.7). The `.pred` forms of
+  // and/or/xor/not/cnot are left out: a tuple's result is an integer
+  // register (docs/spec-notes.md).
+  const std::vector<Type> kBitTypes = {T::kB16, T::kB32, T::kB64};
+  const absl::string_view kPtxText = "PTX ISA text (9.7.8, 9.7.9.7)";
+  struct LogicRow {
+    Family family;
+    absl::string_view opcode, section, summary;
+    int sources;
+  };
+  for (const LogicRow& row : std::initializer_list<LogicRow>{
+           {Family::kAnd, "and", "PTX ISA 9.7.8.1", "d = a & b", 2},
+           {Family::kOr, "or", "PTX ISA 9.7.8.2", "d = a | b", 2},
+           {Family::kXor, "xor", "PTX ISA 9.7.8.3", "d = a ^ b", 2},
+           {Family::kNot, "not", "PTX ISA 9.7.8.4", "d = ~a", 1},
+           {Family::kCnot, "cnot", "PTX ISA 9.7.8.5", "d = (a == 0) ? 1 : 0",
+            1}}) {
+    f = simple(row.family, row.opcode, row.section, kPtx10AllSm, row.summary,
+               row.sources, kBitTypes);
+    f->source = kPtxText;
+  }
+  f = simple(Family::kLop3, "lop3", "PTX ISA 9.7.8.6", {43, 50},
+             "d = any logic function of a, b, c, given by its truth table",
+             4, {T::kB32});
+  f->source = kPtxText;
+  f->immediate_sources = 0b1000;  // immLut
+  f = simple(Family::kShl, "shl", "PTX ISA 9.7.8.8", kPtx10AllSm,
+             "d = a << b, 0 once b >= the width", 2, kBitTypes);
+  f->source = kPtxText;
+  f->amount_sources = 0b10;  // shift amount
+  f = simple(Family::kShr, "shr", "PTX ISA 9.7.8.9", kPtx10AllSm,
+             "d = a >> b, sign- or zero-filled", 2,
+             {T::kB16, T::kB32, T::kB64, T::kU16, T::kU32, T::kU64, T::kS16,
+              T::kS32, T::kS64});
+  f->source = kPtxText;
+  f->amount_sources = 0b10;  // shift amount
+  f = simple(Family::kPrmt, "prmt", "PTX ISA 9.7.9.7", kPtx20Sm20,
+             "d = four bytes picked from {b, a} by c", 3, {T::kB32});
+  f->syntax = ".type.prmtmode", f->source = kPtxText;
+  f->prmt_modes = {PrmtMode::kNone, PrmtMode::kF4e, PrmtMode::kB4e,
+                   PrmtMode::kRc8,  PrmtMode::kEcl, PrmtMode::kEcr,
+                   PrmtMode::kRc16};
+
   struct VideoRow {
     Family family;
     absl::string_view opcode, summary;
@@ -361,6 +404,11 @@ int SourceWidth(const Variant& v, int i) {
       return i == 0 ? TypeWidth(v.type) : 32;
     case Family::kBfi:
       return i <= 1 ? TypeWidth(v.type) : 32;
+    case Family::kShl:
+    case Family::kShr:
+      return i == 0 ? TypeWidth(v.type) : 32;
+    case Family::kLop3:
+      return i == 3 ? 8 : 32;
     case Family::kVisaShl:
       return TypeWidth(i == 0 ? v.atype : v.btype);
     default:
@@ -392,6 +440,7 @@ absl::string_view SourceName(const Variant& v, int i) {
   static constexpr std::array<absl::string_view, 4> kPlain = {"a", "b", "c",
                                                              "d"};
   if (v.family == Family::kFns) return kFns[i];
+  if (v.family == Family::kLop3 && i == 3) return "immLut";
   if (v.family == Family::kVisaShl) return i == 0 ? "src0" : "src1";
   return kPlain[i];
 }
@@ -401,6 +450,10 @@ bool MayBeImmediate(const Variant& v, int /*i*/) {
   // the other PTX integer instructions take "register and constant immediate
   // forms" (9.7.1); vISA SHL's sources are "general, indirect, immediate".
   return !IsVideo(v.family);
+}
+
+bool MustBeImmediate(const Variant& v, int i) {
+  return (InfoOf(v.family).immediate_sources >> i) & 1;
 }
 
 bool IsAmountSource(const Variant& v, int i) {

@@ -53,6 +53,9 @@ struct FamilyInfo {
   // length, a count), whose magnitude against 32, 64 and 256 is what a
   // bug may depend on; for other sources it says nothing.
   uint8_t amount_sources = 0;
+  // Bit i set: source i must be written as an immediate (lop3's LUT), so a
+  // kernel holds its value in the instruction text, never in a register.
+  uint8_t immediate_sources = 0;
 
   // The values the family accepts on each axis of isa/axes.inc: for an enum
   // axis a list, empty when the family lacks the axis (kNone), with kNone in
@@ -119,6 +122,9 @@ int ResultWidth(const Variant& v);
 absl::string_view SourceName(const Variant& v, int i);
 // True if source `i` may be written as an immediate in the instruction text.
 bool MayBeImmediate(const Variant& v, int i);
+// True if source `i` must be written as an immediate
+// (FamilyInfo::immediate_sources).
+bool MustBeImmediate(const Variant& v, int i);
 // True if source `i` is an amount (FamilyInfo::amount_sources).
 bool IsAmountSource(const Variant& v, int i);
 // The first amount source of `v`, -1 if none: bfe's and bfi's position,

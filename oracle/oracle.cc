@@ -315,6 +315,78 @@ Result EvalShf(const Variant& v, const Operands& o) {
 }
 
 // ---------------------------------------------------------------------------
+// Logic and shift (PTX ISA 9.7.8) and prmt (9.7.9.7)
+// ---------------------------------------------------------------------------
+
+Result EvalLogic(const Variant& v, const Operands& o) {
+  const int w = TypeWidth(v.type);
+  switch (v.family) {
+    case Family::kAnd: return Defined(Low(o.v[0] & o.v[1], w));
+    case Family::kOr: return Defined(Low(o.v[0] | o.v[1], w));
+    case Family::kXor: return Defined(Low(o.v[0] ^ o.v[1], w));
+    case Family::kNot: return Defined(Low(~o.v[0], w));
+    default: return Defined(Low(o.v[0], w) == 0 ? 1 : 0);  // cnot
+  }
+}
+
+// Bit i of d is bit (a_i b_i c_i) of the LUT: the OR of the minterms the LUT
+// selects, each the AND of a, b, c or their complements.
+Result EvalLop3(const Variant&, const Operands& o) {
+  const uint32_t a = static_cast<uint32_t>(o.v[0]);
+  const uint32_t b = static_cast<uint32_t>(o.v[1]);
+  const uint32_t c = static_cast<uint32_t>(o.v[2]);
+  const uint32_t lut = o.v[3] & 0xff;
+  uint32_t d = 0;
+  for (uint32_t k = 0; k < 8; ++k) {
+    if (((lut >> k) & 1) == 0) continue;
+    d |= ((k & 4) ? a : ~a) & ((k & 2) ? b : ~b) & ((k & 1) ? c : ~c);
+  }
+  return Defined(d);
+}
+
+// shl and shr: amounts past the width are clamped to it (the unsigned b).
+Result EvalShift(const Variant& v, const Operands& o) {
+  const int w = TypeWidth(v.type);
+  const uint32_t n = std::min<uint32_t>(static_cast<uint32_t>(o.v[1]), w);
+  if (v.family == Family::kShl) return Defined(n == 64 ? 0 : Low(o.v[0] << n, w));
+  if (IsSigned(v.type)) {
+    return Defined(Low(static_cast<uint64_t>(SignExtend(o.v[0], w) >> std::min(n, 63u)), w));
+  }
+  return Defined(n == 64 ? 0 : Low(o.v[0], w) >> n);
+}
+
+// The bytes of d (b0 first) each mode picks from {b, a} for c[1:0].
+constexpr std::array<std::array<std::array<uint8_t, 4>, 4>, kNumPrmtModes>
+    kPrmtBytes = {{
+        {},                                                       // generic
+        {{{0, 1, 2, 3}, {1, 2, 3, 4}, {2, 3, 4, 5}, {3, 4, 5, 6}}},  // f4e
+        {{{0, 7, 6, 5}, {1, 0, 7, 6}, {2, 1, 0, 7}, {3, 2, 1, 0}}},  // b4e
+        {{{0, 0, 0, 0}, {1, 1, 1, 1}, {2, 2, 2, 2}, {3, 3, 3, 3}}},  // rc8
+        {{{0, 1, 2, 3}, {1, 1, 2, 3}, {2, 2, 2, 3}, {3, 3, 3, 3}}},  // ecl
+        {{{0, 0, 0, 0}, {0, 1, 1, 1}, {0, 1, 2, 2}, {0, 1, 2, 3}}},  // ecr
+        {{{0, 1, 0, 1}, {2, 3, 2, 3}, {0, 1, 0, 1}, {2, 3, 2, 3}}},  // rc16
+    }};
+
+Result EvalPrmt(const Variant& v, const Operands& o) {
+  const uint64_t source = (Low(o.v[1], 32) << 32) | Low(o.v[0], 32);
+  const uint32_t c = static_cast<uint32_t>(o.v[2]);
+  uint64_t d = 0;
+  for (int i = 0; i < 4; ++i) {
+    uint64_t byte;
+    if (v.prmt_mode == PrmtMode::kNone) {
+      const uint32_t ctl = (c >> (4 * i)) & 0xf;
+      byte = (source >> (8 * (ctl & 7))) & 0xff;
+      if (ctl & 8) byte = (byte & 0x80) ? 0xff : 0;  // replicate the sign
+    } else {
+      const int pick = kPrmtBytes[static_cast<int>(v.prmt_mode)][c & 3][i];
+      byte = (source >> (8 * pick)) & 0xff;
+    }
+    d |= byte << (8 * i);
+  }
+  return Defined(d);
+}
+
+// ---------------------------------------------------------------------------
 // Scalar video instructions (PTX ISA 9.7.18.1)
 // ---------------------------------------------------------------------------
 
@@ -514,9 +586,13 @@ constexpr std::array<EvalFn, kNumFamilies> kEvaluators = {
     EvalSad,    EvalDivRem, EvalDivRem, EvalAbsNeg, EvalAbsNeg, EvalMinMax,
     EvalMinMax, EvalPopc,   EvalClz,    EvalBfind,  EvalFns,   EvalBrev,
     EvalBfe,    EvalBfi,    EvalBmsk,   EvalSzext,  EvalDp4a,  EvalDp2a,
-    EvalShf,    EvalVideo,  EvalVideo,  EvalVideo,  EvalVideo, EvalVideo,
+    EvalShf,    EvalLogic,  EvalLogic,  EvalLogic,  EvalLogic, EvalLogic,
+    EvalLop3,   EvalShift,  EvalShift,  EvalPrmt,   EvalVideo,  EvalVideo,  EvalVideo,  EvalVideo, EvalVideo,
     EvalVideo,  EvalVideo,  EvalVmad,   EvalVset,   EvalVisaShl,
 };
+static_assert(std::ranges::none_of(kEvaluators,
+                                   [](EvalFn f) { return f == nullptr; }),
+              "every family needs an evaluator");
 
 // The tight loop of EvaluateBatch, instantiated once per evaluator so that
 // the evaluator is inlined and the variant's axes are loop-invariant.

@@ -50,8 +50,20 @@ bool FoldedWithoutMasking(const Variant& v, const Operands& tuple) {
   return tuple.v[first] > 255 || tuple.v[first + 1] > 255;
 }
 
+// ptxas 13.0 reads an immediate shift amount of a 16-bit shl/shr as 16 bits
+// wide, though the spec makes b a `.u32` ("the amount specified by unsigned
+// 32-bit value in b"): `shl.b16 d, 0x000f, 0x00010001` folds to 0x001e, not
+// 0. In a register the amount folds in full (the ptxas backend's modules).
+// docs/ptxas-folding-research.md §6 has the evidence; such a kernel must
+// store the result for the truncated amount, which this test checks.
+bool ShiftAmountTruncated(const Variant& v, const Operands& tuple) {
+  const bool shift = v.family == Family::kShl || v.family == Family::kShr;
+  return shift && TypeWidth(v.type) == 16 && tuple.v[1] > 0xffff;
+}
+
 struct Tally {
   int checked_tuples = 0;
+  int truncated_shift_amounts = 0;
   int folded_kernels = 0;
   int kernels = 0;
 };
@@ -84,6 +96,15 @@ void CheckVariant(const std::string& ptxas, const Variant& v, int arch,
       const Operands& tuple = tuples[first + store.offset / kResultBytes];
       const Result want = Evaluate(v, tuple);
       if (!want.defined() || FoldedWithoutMasking(v, tuple)) continue;
+      if (ShiftAmountTruncated(v, tuple)) {
+        Operands truncated = tuple;
+        truncated.v[1] &= 0xffff;
+        EXPECT_EQ(store.Low64(), Evaluate(v, truncated).bits)
+            << "sm_" << arch << ": " << ReplayLine(v, tuple, want)
+            << " no longer folds as if the amount were 16 bits wide";
+        ++tally.truncated_shift_amounts;
+        continue;
+      }
       EXPECT_EQ(store.Low64(), want.bits)
           << "sm_" << arch << ": " << ReplayLine(v, tuple, want);
       ++tally.checked_tuples;
@@ -109,7 +130,9 @@ TEST(FoldingCrossCheckTest, FoldedImmediateKernelsStoreTheOraclesResults) {
   // this test has stopped checking anything.
   RecordProperty("folded_kernels", tally.folded_kernels);
   RecordProperty("checked_tuples", tally.checked_tuples);
+  RecordProperty("truncated_shift_amounts", tally.truncated_shift_amounts);
   EXPECT_GT(tally.folded_kernels, tally.kernels / 2);
+  EXPECT_GT(tally.truncated_shift_amounts, 0);
   EXPECT_GT(tally.checked_tuples, 10000);
 }
 

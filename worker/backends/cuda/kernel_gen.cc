@@ -43,11 +43,12 @@ std::string PtxVersionText(int ptx) {
 }
 
 // Registers, loads and conversions by operand width. The PTX families have
-// 16-, 32- and 64-bit operands only.
+// 16-, 32- and 64-bit operands, and lop3 an 8-bit LUT (loaded as a byte).
 absl::string_view RegType(int width) {
   return width <= 16 ? "b16" : width <= 32 ? "b32" : "b64";
 }
 absl::string_view LoadType(int width) {
+  if (width <= 8) return "u8";  // lop3's LUT, into a 16-bit register
   return width <= 16 ? "u16" : width <= 32 ? "u32" : "u64";
 }
 
@@ -141,15 +142,45 @@ std::string OperandDeclarations(const Variant& v) {
   return out;
 }
 
+// The instruction for values [lo, hi) of source `i`, which must be an
+// immediate (lop3's LUT): a binary tree of branches on the loaded value down
+// to one instruction per value, each with its value in the text. A thread
+// takes log2(hi - lo) branches.
+void AppendImmediateDispatch(const Variant& v, int i, int lo, int hi,
+                             std::vector<std::string>& sources,
+                             std::string& out) {
+  if (hi - lo == 1) {
+    sources[i] = Immediate(v, i, lo);
+    absl::StrAppend(&out, "  ", PtxInstruction(v, "%dst", sources), ";\n",
+                    "  bra $immediate_done;\n");
+    return;
+  }
+  const int mid = lo + (hi - lo) / 2;
+  const std::string upper = absl::StrCat("$immediate_", mid, "_", hi);
+  absl::StrAppend(&out, "  setp.ge.u16 %p, ", SourceRegister(i), ", ", mid,
+                  ";\n  @%p bra ", upper, ";\n");
+  AppendImmediateDispatch(v, i, lo, mid, sources, out);
+  absl::StrAppend(&out, upper, ":\n");
+  AppendImmediateDispatch(v, i, mid, hi, sources, out);
+}
+
 std::string RegisterBody(const Variant& v) {
   std::string out;
   std::vector<std::string> sources;
+  int immediate = -1;
   for (int i = 0; i < NumSources(v); ++i) {
     sources.push_back(SourceRegister(i));
     absl::StrAppend(&out, "  ld.global.", LoadType(SourceWidth(v, i)), " ",
                     sources.back(), ", [%tuple+", 8 * i, "];\n");
+    if (MustBeImmediate(v, i)) immediate = i;
   }
-  absl::StrAppend(&out, "  ", PtxInstruction(v, "%dst", sources), ";\n");
+  if (immediate < 0) {
+    absl::StrAppend(&out, "  ", PtxInstruction(v, "%dst", sources), ";\n");
+  } else {
+    const int width = SourceWidth(v, immediate);
+    AppendImmediateDispatch(v, immediate, 0, 1 << width, sources, out);
+    absl::StrAppend(&out, "$immediate_done:\n");
+  }
   absl::StrAppend(&out, StoreResult(v, "%slot"));
   return out;
 }
@@ -185,6 +216,7 @@ std::string RegisterModule(const Variant& v, const PtxTarget& target) {
 }
 
 bool UsesImmediate(const Variant& v, int i, uint64_t bits) {
+  if (MustBeImmediate(v, i)) return true;
   if (!MayBeImmediate(v, i)) return false;
   // ptxas: "Arguments mismatch" for an immediate packed operand.
   if (IsPacked(v.type)) return false;

@@ -27,9 +27,15 @@ int AppendTuple(const PtxTuple& tuple, int64_t offset, std::string& text) {
   // Sources are registers 0..3 and the destination 4 in every tuple; ptxas
   // renames them, so reusing them tuple after tuple costs nothing.
   std::vector<std::string> sources;
+  int lines = 2;  // the instruction and the store
   for (int i = 0; i < NumSources(v); ++i) {
     const int width = SourceWidth(v, i);
+    if (MustBeImmediate(v, i)) {  // lop3's LUT: in the instruction text
+      sources.push_back(Immediate(tuple.operands.v[i], width));
+      continue;
+    }
     sources.push_back(PtxRegister(width, i));
+    ++lines;
     absl::StrAppend(&text, "  mov.b", width, " ", sources.back(), ", ",
                     Immediate(tuple.operands.v[i], width), ";\n");
   }
@@ -38,7 +44,7 @@ int AppendTuple(const PtxTuple& tuple, int64_t offset, std::string& text) {
   absl::StrAppend(&text, "  ", PtxInstruction(v, dest, sources), ";\n");
   absl::StrAppend(&text, "  st.global.b", width, " [%ptr1+", offset, "], ",
                   dest, ";\n");
-  return NumSources(v) + 2;
+  return lines;
 }
 
 int CountLines(const std::string& text) {

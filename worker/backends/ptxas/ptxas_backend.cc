@@ -163,6 +163,8 @@ std::string LogSummary(absl::string_view log) {
 // expands them into PRMT/IADD3/ISETP sequences), folds sad only from sm_120
 // on, and folds dp4a/dp2a only where a multiplicand is 0 — the result is
 // then c, the dot product is never computed, so there is nothing to test.
+// lop3 and prmt fold for no operands on any arch (research §6: 0 of 512
+// edge tuples on sm_75/80/90/100/120; LOP3/PRMT stay in the SASS).
 // The other families fold for all or some operands (div/rem: a dividend of
 // 0 or 1, a divisor of 0); tuples that do not fold are declined one by one.
 // Every family is named (no default), so that a family added to the table
@@ -183,6 +185,8 @@ bool Foldable(Family f, int sm) {
     case Family::kBmsk:
     case Family::kDp4a:
     case Family::kDp2a:
+    case Family::kLop3:
+    case Family::kPrmt:
       return false;
     case Family::kSad:
       return sm >= 120;
@@ -207,6 +211,13 @@ bool Foldable(Family f, int sm) {
     case Family::kBfi:
     case Family::kSzext:
     case Family::kShf:
+    case Family::kAnd:
+    case Family::kOr:
+    case Family::kXor:
+    case Family::kNot:
+    case Family::kCnot:
+    case Family::kShl:
+    case Family::kShr:
       return true;
   }
   return false;

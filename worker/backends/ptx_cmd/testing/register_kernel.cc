@@ -47,7 +47,8 @@ uint64_t Mask(uint64_t bits, int width) {
   return width >= 64 ? bits : bits & ((uint64_t{1} << width) - 1);
 }
 
-// "u32" -> 32 (and "s16" -> 16, "b64" -> 64, "pred" -> 1); 0 if unknown.
+// "u32" -> 32 (and "u8" -> 8, "s16" -> 16, "b64" -> 64, "pred" -> 1); 0 if
+// unknown.
 int TypeWidth(absl::string_view type) {
   if (type == "pred") return 1;
   if (type.size() < 2 || (type[0] != 'u' && type[0] != 's' && type[0] != 'b')) {
@@ -55,7 +56,7 @@ int TypeWidth(absl::string_view type) {
   }
   int width = 0;
   if (!absl::SimpleAtoi(type.substr(1), &width)) return 0;
-  return width == 16 || width == 32 || width == 64 ? width : 0;
+  return width == 8 || width == 16 || width == 32 || width == 64 ? width : 0;
 }
 
 // Reads a kernel line by line, building the program.
