@@ -16,6 +16,7 @@
 #include "cli/flags.h"
 #include "common/status_macros.h"
 #include "harness/differential.h"
+#include "harness/variant_comparison.h"
 #include "isa/family_table.h"
 #include "isa/operand_text.h"
 #include "isa/spelling.h"
@@ -46,6 +47,11 @@ constexpr absl::string_view kUsage =
     "       [--exclude NAME]... [--arch sm_XX] [--dir TRIAGE_DIR] [--mode crash]\n"
     "      A fuzz campaign (default 60 s, the best backend here); Ctrl-C stops it\n"
     "      and running it again resumes. Needs the fuzz build (cmake --preset fuzz).\n"
+    "  compare '<variant>' '<variant>' [--tuples N] [--seed S]\n"
+    "      Evaluate two variants with as many operands on the same N edge and\n"
+    "      random tuples (default 4096) through the oracle, and show where\n"
+    "      they differ, by shift amount or position range: e.g. PTX 'shl.b32'\n"
+    "      against Intel vISA 'visa.shl.ud.ud.ud'. Exit 1 if they differ.\n"
     "  seed-corpus DIR\n"
     "      Write the seed corpus and dictionary (generated from the table).\n"
     "  repro FILE [--backend NAME]\n"
@@ -233,6 +239,69 @@ int RunVariants(const std::vector<std::string>& args, std::ostream& out,
   return kExitOk;
 }
 
+namespace {
+
+void PrintComparison(const Variant& a, const Variant& b,
+                     const VariantComparison& c, uint64_t seed,
+                     std::ostream& out) {
+  out << "compare: " << Spell(a) << " against " << Spell(b) << ", "
+      << c.tuples << " tuples (edge and random operands, seed " << seed
+      << "), results compared on the low " << c.compared_bits << " bits\n"
+      << absl::StrFormat("  agree        %d\n", c.agree)
+      << absl::StrFormat("  differ       %d\n", c.differ)
+      << absl::StrFormat(
+             "  unspecified  %d  (undefined by the spec in either)\n",
+             c.unspecified);
+  int source = -1;
+  for (const AmountRange& r : c.amount_ranges) {
+    if (r.source != source) {
+      source = r.source;
+      out << "by " << SourceName(a, source) << " (an amount):\n";
+    }
+    const std::string range = absl::StrCat(
+        r.lo, "..", r.hi == ~uint64_t{0} ? "max" : absl::StrCat(r.hi));
+    out << absl::StrFormat("  %-22s %6d tuples  %6d differ\n", range,
+                           r.tuples, r.differ);
+  }
+  if (c.examples.empty()) return;
+  out << "first differences (replay with eval):\n";
+  for (const Operands& ops : c.examples) {
+    out << "  " << ReplayLine(a, ops, Evaluate(a, ops)) << "\n"
+        << "  " << ReplayLine(b, ops, Evaluate(b, ops)) << "\n";
+  }
+}
+
+}  // namespace
+
+int RunCompare(const std::vector<std::string>& args, std::ostream& out,
+               std::ostream& err) {
+  auto parsed = ParseArgs(args, {}, {"tuples", "seed"});
+  if (!parsed.ok()) return Fail(err, "compare", parsed.status());
+  if (parsed->positional.size() != 2) {
+    return Fail(err, "compare",
+                absl::InvalidArgumentError(
+                    "expected two variants, e.g. 'shl.b32' "
+                    "'visa.shl.ud.ud.ud'"));
+  }
+  int tuples = 0;
+  uint64_t seed = 0;
+  if (!absl::SimpleAtoi(parsed->Get("tuples", "4096"), &tuples) ||
+      tuples <= 0 || !absl::SimpleAtoi(parsed->Get("seed", "1"), &seed)) {
+    return Fail(err, "compare",
+                absl::InvalidArgumentError(
+                    "--tuples must be a positive number and --seed a "
+                    "number"));
+  }
+  auto a = ParseVariant(parsed->positional[0]);
+  if (!a.ok()) return Fail(err, "compare", a.status());
+  auto b = ParseVariant(parsed->positional[1]);
+  if (!b.ok()) return Fail(err, "compare", b.status());
+  auto comparison = CompareVariants(*a, *b, tuples, seed);
+  if (!comparison.ok()) return Fail(err, "compare", comparison.status());
+  PrintComparison(*a, *b, *comparison, seed, out);
+  return comparison->differ > 0 ? 1 : kExitOk;
+}
+
 int RunMain(const std::vector<std::string>& argv, std::ostream& out,
             std::ostream& err) {
   if (argv.size() < 2 || argv[1] == "help" || argv[1] == "--help" ||
@@ -246,6 +315,7 @@ int RunMain(const std::vector<std::string>& argv, std::ostream& out,
   if (argv[1] == "sweep") return RunSweep(rest, out, err);
   if (argv[1] == "repro") return RunRepro(rest, out, err);
   if (argv[1] == "fuzz") return RunFuzz(rest, out, err);
+  if (argv[1] == "compare") return RunCompare(rest, out, err);
   if (argv[1] == "seed-corpus") return RunSeedCorpus(rest, out, err);
   if (argv[1] == "minimize") return RunMinimize(rest, out, err);
   if (argv[1] == "triage") return RunTriage(rest, out, err);

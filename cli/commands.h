@@ -29,6 +29,11 @@ int RunEval(const std::vector<std::string>& args, std::ostream& out,
 int RunVariants(const std::vector<std::string>& args, std::ostream& out,
                 std::ostream& err);
 
+// `ptxdiff compare '<variant>' '<variant>' [--tuples N] [--seed S]`: exit 1
+// when the two differ on a tuple where both are defined.
+int RunCompare(const std::vector<std::string>& args, std::ostream& out,
+               std::ostream& err);
+
 // Dispatches argv[1] to a subcommand; prints usage for `help` or nothing.
 int RunMain(const std::vector<std::string>& argv, std::ostream& out,
             std::ostream& err);

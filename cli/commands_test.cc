@@ -98,6 +98,36 @@ TEST(EvalCommandTest, BadInputIsExitTwoWithAClearMessage) {
   EXPECT_EQ(Ptxdiff({"eval", "add.s32", "1", "2", "--bogus"}).code, 2);
 }
 
+TEST(CompareCommandTest, PtxShlAgainstVisaShlShowsTheAmountRangesThatDiffer) {
+  CliRun r = Ptxdiff({"compare", "shl.b32", "visa.shl.ud.ud.ud", "--tuples",
+                      "2000", "--seed", "7"});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_THAT(r.out, StartsWith("compare: shl.b32 against visa.shl.ud.ud.ud, "
+                                "2000 tuples (edge and random operands, seed "
+                                "7), results compared on the low 32 bits\n"));
+  EXPECT_THAT(r.out, HasSubstr("by b (an amount):\n  0..7 "));
+  EXPECT_THAT(r.out, HasSubstr("first differences (replay with eval):\n"
+                               "  ptxdiff eval 'shl.b32' "));
+  EXPECT_EQ(r.err, "");
+}
+
+TEST(CompareCommandTest, AgreementIsExitZeroAndBadInputExitTwo) {
+  CliRun r = Ptxdiff({"compare", "and.b32", "and.b32", "--tuples", "100"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("  differ       0\n"));
+  r = Ptxdiff({"compare", "shl.b32"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("expected two variants"));
+  r = Ptxdiff({"compare", "shl.b32", "not.b32"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("only variants with as many operands compare"));
+  r = Ptxdiff({"compare", "shl.b32", "shl.b33"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("unknown instruction variant 'shl.b33'"));
+  r = Ptxdiff({"compare", "shl.b32", "shl.b64", "--tuples", "0"});
+  EXPECT_EQ(r.code, 2);
+}
+
 TEST(VariantsCommandTest, CountFamilyAndJson) {
   CliRun r = Ptxdiff({"variants", "--family", "shf"});
   EXPECT_EQ(r.code, 0);
