@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <random>
 
@@ -202,6 +203,15 @@ int RunSweep(const std::vector<std::string>& args, std::ostream& out,
   if (!s.mismatches.empty()) {
     out << "mismatches (first " << s.mismatches.size() << "; replay with --backend):\n";
     for (const std::string& m : s.mismatches) out << "  " << m << "\n";
+  }
+  const auto declines = s.DeclinesByCount();
+  constexpr size_t kMaxReasons = 10;
+  if (!declines.empty()) out << "declined, by reason:\n";
+  for (size_t i = 0; i < std::min(declines.size(), kMaxReasons); ++i) {
+    out << absl::StrFormat("  %8d  %s\n", declines[i].second, declines[i].first);
+  }
+  if (declines.size() > kMaxReasons) {
+    out << "  (" << declines.size() - kMaxReasons << " more reasons)\n";
   }
   for (const std::string& f : s.faults) out << "fault: " << f << "\n";
   return s.counts.mismatched > 0 || s.counts.faulty_batches > 0 ? 1 : 0;

@@ -20,6 +20,20 @@ std::string MismatchLine(const Tuple& t, const Result& oracle, uint64_t backend_
                       backend_name, " ", HexOperand(backend_bits, width));
 }
 
+void DiffSummary::CountDecline(Family family, absl::string_view message) {
+  ++declines[absl::StrCat(InfoOf(family).opcode, ": ", message)];
+}
+
+std::vector<std::pair<std::string, int64_t>> DiffSummary::DeclinesByCount()
+    const {
+  std::vector<std::pair<std::string, int64_t>> out(declines.begin(),
+                                                   declines.end());
+  std::sort(out.begin(), out.end(), [](const auto& x, const auto& y) {
+    return x.second != y.second ? x.second > y.second : x.first < y.first;
+  });
+  return out;
+}
+
 void RunDifferential(WorkerClient& client, std::span<const Tuple> tuples,
                      size_t batch_size, DiffSummary& summary, Reading reading) {
   const std::string backend = client.identity().name;
@@ -38,6 +52,12 @@ void RunDifferential(WorkerClient& client, std::span<const Tuple> tuples,
     for (size_t i = 0; i < batch.size(); ++i) {
       const Judgement j = JudgeTuple(batch[i], out.results[i], reading);
       summary.counts.Count(j.verdict);
+      if (j.verdict == Verdict::kDeclined) {
+        const TupleResult& r = out.results[i];
+        summary.CountDecline(
+            batch[i].variant.family,
+            r.message < out.messages.size() ? out.messages[r.message] : "");
+      }
       if (j.verdict == Verdict::kMismatch &&
           summary.mismatches.size() < DiffSummary::kMaxListed) {
         summary.mismatches.push_back(MismatchLine(batch[i], j.oracle, j.backend_bits, backend));

@@ -8,8 +8,10 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
 #include "client/worker_client.h"
 #include "harness/judge.h"
@@ -22,7 +24,14 @@ struct DiffSummary {
   JudgeCounts counts;
   std::vector<std::string> mismatches;  // replay lines, at most kMaxListed
   std::vector<std::string> faults;      // one line per faulty batch
+  // Why the backend declined: tuples per "family: message" (one reason of
+  // many variants reads as one line per family).
+  absl::flat_hash_map<std::string, int64_t> declines;
   static constexpr size_t kMaxListed = 20;
+
+  void CountDecline(Family family, absl::string_view message);
+  // The decline reasons, most tuples first.
+  std::vector<std::pair<std::string, int64_t>> DeclinesByCount() const;
 };
 
 // Runs `tuples` on `client` in batches of `batch_size`, judges each against

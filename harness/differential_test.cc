@@ -82,5 +82,30 @@ TEST(DifferentialTest, ABackendThatDisagreesIsAMismatch) {
             "ptxdiff eval 'popc.b32' 0x000000ff  # oracle 0x00000008, faulty 0x00000009");
 }
 
+// Declines are counted by family and reason: one line per reason, however
+// many variants and tuples it covers.
+TEST(DifferentialTest, DeclinesAreCountedByReason) {
+  WorkerCommand command;
+  command.argv = {PTXDIFF_FAULTY_WORKER_PATH, "--supports=popc.b32"};
+  auto client = WorkerClient::Start(command);
+  ASSERT_TRUE(client.ok()) << client.status();
+  std::vector<Tuple> tuples;
+  for (const char* s : {"popc.b32", "popc.b64", "clz.b32", "clz.b64"}) {
+    for (uint64_t x : {1ull, 2ull, 3ull}) tuples.push_back({*ParseVariant(s), {{x}}});
+  }
+  DiffSummary summary;
+  RunDifferential(**client, tuples, 100, summary);
+  EXPECT_EQ(summary.counts.agreed, 3);
+  EXPECT_EQ(summary.counts.declined, 9);
+  const auto declines = summary.DeclinesByCount();
+  ASSERT_EQ(declines.size(), 2u);
+  EXPECT_EQ(declines[0].second, 6);
+  EXPECT_THAT(declines[0].first, testing::StartsWith("clz: "));
+  EXPECT_EQ(declines[1].second, 3);
+  EXPECT_THAT(declines[1].first, testing::StartsWith("popc: "));
+  EXPECT_GT(declines[1].first.size(), std::string("popc: ").size())
+      << "the reason itself is missing";
+}
+
 }  // namespace
 }  // namespace ptxdiff
