@@ -14,7 +14,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -37,11 +36,11 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "client/worker_client.h"
+#include "common/subprocess.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
 #include "oracle/oracle.h"
 
-extern char** environ;
 
 namespace ptxdiff {
 namespace {
@@ -141,18 +140,8 @@ std::string FirstEntry(const std::string& triage) {
 }
 
 pid_t Spawn(const std::vector<std::string>& argv, const std::string& log) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  std::vector<char*> cargv;
-  for (const std::string& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-  pid_t pid = -1;
-  if (posix_spawn(&pid, cargv[0], &actions, nullptr, cargv.data(), environ) != 0) pid = -1;
-  posix_spawn_file_actions_destroy(&actions);
-  return pid;
+  absl::StatusOr<pid_t> pid = StartProcess(argv, {.output_path = log}, "");
+  return pid.ok() ? *pid : -1;
 }
 
 // SIGINT, up to 30 s to stop (the campaign forwards it to libFuzzer), then SIGKILL.

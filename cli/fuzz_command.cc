@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,6 +25,7 @@
 #include "cli/backend_commands.h"
 #include "common/files.h"
 #include "common/status_macros.h"
+#include "common/subprocess.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "cli/triage_commands.h"
@@ -36,7 +36,6 @@
 #include "isa/family_table.h"
 #include "triage/triage_store.h"
 
-extern char** environ;
 
 namespace ptxdiff {
 namespace {
@@ -194,22 +193,11 @@ absl::Status PrepareOutputs(const std::string& out_dir, const std::string& corpu
 }
 
 // Starts `argv` with its stdout and stderr in `log`.
-absl::StatusOr<pid_t> StartFuzzer(std::vector<std::string> argv, const std::string& log) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  std::vector<char*> cargv;
-  for (std::string& a : argv) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  pid_t pid;
-  const int spawn_error = posix_spawn(&pid, cargv[0], &actions, nullptr, cargv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawn_error != 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("cannot start ", argv[0], ": ", std::strerror(spawn_error)));
-  }
+absl::StatusOr<pid_t> StartFuzzer(const std::vector<std::string>& argv,
+                                  const std::string& log) {
+  absl::StatusOr<pid_t> pid =
+      StartProcess(argv, {.output_path = log}, "the fuzzer");
+  if (!pid.ok()) return absl::FailedPreconditionError(pid.status().message());
   return pid;
 }
 

@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -18,10 +17,10 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "common/status_macros.h"
+#include "common/subprocess.h"
 #include "protocol/frame_io.h"
 #include "isa/spelling.h"
 
-extern char** environ;
 
 namespace ptxdiff {
 namespace {
@@ -122,24 +121,18 @@ absl::Status WorkerClient::Launch() {
   stderr_file_ = memfd_create("ptxdiff-worker-stderr", MFD_CLOEXEC);
   if (stderr_file_ < 0) return absl::InternalError(Errno("memfd_create"));
 
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, stderr_file_, STDERR_FILENO);
-  std::vector<char*> argv;
-  for (std::string& arg : command_.argv) argv.push_back(arg.data());
-  argv.push_back(nullptr);
-  const int err = posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
+  absl::StatusOr<pid_t> pid = StartProcess(
+      command_.argv,
+      {.stdin_fd = in[0], .stdout_fd = out[1], .stderr_fd = stderr_file_},
+      "worker");
   close(in[0]), close(out[1]);
   to_worker_ = in[1], from_worker_ = out[0];
-  if (err != 0) {
+  if (!pid.ok()) {
     pid_ = -1;
     CloseFd(to_worker_), CloseFd(from_worker_);
-    return absl::NotFoundError(absl::StrCat("cannot start worker '", argv[0],
-                                            "': ", std::strerror(err)));
+    return pid.status();
   }
+  pid_ = *pid;
   fcntl(to_worker_, F_SETFL, O_NONBLOCK);
   fcntl(from_worker_, F_SETFL, O_NONBLOCK);
 

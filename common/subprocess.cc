@@ -156,6 +156,42 @@ absl::StatusOr<ProcessOutcome> RunProcess(const std::vector<std::string>& argv,
   return outcome;
 }
 
+absl::StatusOr<pid_t> StartProcess(const std::vector<std::string>& argv,
+                                   const ChildStreams& streams,
+                                   absl::string_view what) {
+  if (argv.empty()) return absl::InvalidArgumentError("empty command");
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  if (streams.stdin_fd >= 0) {
+    posix_spawn_file_actions_adddup2(&actions, streams.stdin_fd, STDIN_FILENO);
+  }
+  if (!streams.output_path.empty()) {
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO,
+                                     streams.output_path.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  }
+  if (streams.stdout_fd >= 0) {
+    posix_spawn_file_actions_adddup2(&actions, streams.stdout_fd, STDOUT_FILENO);
+  }
+  if (streams.stderr_fd >= 0) {
+    posix_spawn_file_actions_adddup2(&actions, streams.stderr_fd, STDERR_FILENO);
+  }
+  pid_t pid = -1;
+  const int spawn =
+      posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawn != 0) {
+    return absl::NotFoundError(absl::StrCat("cannot start ", what, " '",
+                                            argv[0], "': ",
+                                            std::strerror(spawn)));
+  }
+  return pid;
+}
+
 std::string ShellQuote(const std::string& text) {
   std::string quoted = "'";
   for (const char c : text) {

@@ -9,10 +9,13 @@
 #ifndef PTXDIFF_COMMON_SUBPROCESS_H_
 #define PTXDIFF_COMMON_SUBPROCESS_H_
 
+#include <sys/types.h>
+
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
 namespace ptxdiff {
@@ -44,6 +47,25 @@ struct ProcessOutcome {
 // for; how it ended, whatever that was, is the outcome.
 absl::StatusOr<ProcessOutcome> RunProcess(const std::vector<std::string>& argv,
                                           const ProcessOptions& options);
+
+// Where a started child's standard streams go. A descriptor of the caller's
+// is duplicated into the child (-1: the caller's own stream is inherited);
+// `output_path`, when set, takes stdout and stderr (created or truncated).
+struct ChildStreams {
+  int stdin_fd = -1;
+  int stdout_fd = -1;
+  int stderr_fd = -1;
+  std::string output_path;
+};
+
+// Starts argv[0] (a path, as RunProcess) and returns its pid at once, for a
+// child that lives on beside the caller (a worker, a fuzzer); the caller
+// waits for it. It stays in the caller's process group, so that a Ctrl-C at
+// the terminal reaches it too. If it cannot be started: NotFound, "cannot
+// start <what> '<argv[0]>': <errno's text>" (`what`: "worker", ...).
+absl::StatusOr<pid_t> StartProcess(const std::vector<std::string>& argv,
+                                   const ChildStreams& streams,
+                                   absl::string_view what);
 
 // `text` quoted for /bin/sh: 'text', with each ' as '\''.
 std::string ShellQuote(const std::string& text);

@@ -2,6 +2,8 @@
 
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <string>
 
@@ -84,6 +86,36 @@ TEST(RunProcessTest, AMissingExecutableIsAnError) {
   ASSERT_FALSE(outcome.ok());
   EXPECT_THAT(outcome.status().message(),
               HasSubstr("cannot run /nonexistent/tool"));
+}
+
+// A started child runs beside the caller with the streams it was given: a
+// pipe of the caller's as stdin, its output in a file.
+TEST(StartProcessTest, StreamsAreTheOnesGiven) {
+  auto dir = TempDir::Create("subprocess-test");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  int in[2];
+  ASSERT_EQ(pipe(in), 0);
+  auto pid = StartProcess({"/bin/sh", "-c", "read x; echo got $x; echo err >&2"},
+                          {.stdin_fd = in[0], .output_path = (*dir)->File("log")},
+                          "test shell");
+  ASSERT_TRUE(pid.ok()) << pid.status();
+  close(in[0]);
+  ASSERT_EQ(write(in[1], "hello\n", 6), 6);
+  close(in[1]);
+  int status = 0;
+  ASSERT_EQ(waitpid(*pid, &status, 0), *pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  auto log = ReadFile((*dir)->File("log"));
+  ASSERT_TRUE(log.ok()) << log.status();
+  EXPECT_EQ(*log, "got hello\nerr\n");
+}
+
+TEST(StartProcessTest, AMissingExecutableNamesWhatAndWhy) {
+  auto pid = StartProcess({"/nonexistent/tool"}, {}, "the tool");
+  ASSERT_FALSE(pid.ok());
+  EXPECT_EQ(pid.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(pid.status().message(),
+              HasSubstr("cannot start the tool '/nonexistent/tool': No such file"));
 }
 
 TEST(ShellQuoteTest, SurvivesTheShell) {

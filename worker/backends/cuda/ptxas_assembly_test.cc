@@ -20,7 +20,6 @@
 // ptxas errors are mapped back to the variant whose line failed.
 
 #include <fcntl.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,6 +42,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "worker/backends/cuda/kernel_gen.h"
+#include "common/subprocess.h"
 #include "gtest/gtest.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
@@ -96,21 +96,10 @@ std::string Assemble(const std::string& ptxas, const CheckModule& module,
   std::ofstream(base + ".ptx") << module.text;
   const std::string arch = absl::StrCat("-arch=sm_", module.arch);
   const std::string ptx = base + ".ptx", out = base + ".cubin";
-  const char* argv[] = {ptxas.c_str(), arch.c_str(), "-o",
-                        out.c_str(),   ptx.c_str(),  nullptr};
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
   const std::string log = base + ".log";
-  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, ptxas.c_str(), &actions, nullptr,
-                                  const_cast<char* const*>(argv), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) return absl::StrCat("cannot run ", ptxas);
-  int status = 0;
-  waitpid(pid, &status, 0);
+  auto outcome =
+      RunProcess({ptxas, arch, "-o", out, ptx}, {.output_path = log});
+  if (!outcome.ok()) return std::string(outcome.status().message());
   std::stringstream text;
   text << std::ifstream(log).rdbuf();
   if (std::getenv("PTXDIFF_PTXAS_KEEP") == nullptr) {
@@ -118,7 +107,7 @@ std::string Assemble(const std::string& ptxas, const CheckModule& module,
     std::filesystem::remove(out);
     std::filesystem::remove(log);
   }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
+  if (outcome->ok()) return "";
   // "ptxas m3.ptx, line 812; error   : ..." -> the variant of line 812.
   std::string report = absl::StrCat(module.what, " (sm_", module.arch, "):\n");
   for (absl::string_view line : absl::StrSplit(text.str(), '\n')) {
