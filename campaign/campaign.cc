@@ -1,5 +1,7 @@
 #include "campaign/campaign.h"
 
+#include "protocol/backend_names.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -28,9 +30,8 @@ constexpr absl::Duration kFilingGrace = absl::Seconds(10);
 }  // namespace
 
 size_t BatchSizeFor(absl::string_view backend_name) {
-  if (backend_name == "ptxas") return 4096;  // one module of 64 x 64 tuples
-  if (backend_name == "cuda") return size_t{1} << 20;
-  return 16384;
+  const BuiltinBackend* builtin = FindBuiltinBackend(backend_name);
+  return builtin != nullptr ? builtin->batch_tuples : 16384;  // exec: workers
 }
 
 absl::StatusOr<std::unique_ptr<Campaign>> Campaign::Start(CampaignOptions options) {

@@ -8,6 +8,8 @@
 
 #include "absl/status/status.h"
 #include "cli/commands.h"
+#include "protocol/backend_names.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -69,7 +71,7 @@ absl::StatusOr<std::unique_ptr<WorkerClient>> StartBackend(const ParsedArgs& arg
   std::string backend = args.Get("backend");
   if (backend.empty()) backend = ChooseDefaultBackend().name;
   std::string worker;
-  if (backend.rfind("exec:", 0) != 0) {
+  if (!absl::StartsWith(backend, kExecPrefix)) {
     auto found = FindWorkerBinary();
     if (!found.ok()) return found.status();
     worker = *found;
@@ -89,11 +91,11 @@ absl::StatusOr<std::unique_ptr<WorkerClient>> StartBackend(const ParsedArgs& arg
   }
   auto client = WorkerClient::Start(*command);
   // The hints are for NVIDIA's stack, not for someone else's driver.
-  const bool nvidia_cuda = backend == "cuda" && cuda_driver->empty();
-  if (!client.ok() && (backend == "ptxas" || nvidia_cuda)) {
+  const bool nvidia_cuda = backend == kCudaBackend && cuda_driver->empty();
+  if (!client.ok() && (backend == kPtxasBackend || nvidia_cuda)) {
     return absl::FailedPreconditionError(absl::StrCat(
         client.status().message(), "\nhint: ",
-        backend == "cuda" ? "without a GPU, try --backend=ptxas (needs only the CUDA toolkit)"
+        backend == kCudaBackend ? "without a GPU, try --backend=ptxas (needs only the CUDA toolkit)"
                           : "without the CUDA toolkit, try --backend=oracle"));
   }
   return client;
@@ -103,7 +105,7 @@ absl::StatusOr<std::string> CudaDriverFlag(const ParsedArgs& args,
                                            absl::string_view backend) {
   if (!args.Has("cuda-driver")) return "";
   const std::string library = args.Get("cuda-driver");
-  if (backend != "cuda") {
+  if (backend != kCudaBackend) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--cuda-driver is an option of --backend=cuda, not of '", backend, "'"));
   }

@@ -18,6 +18,7 @@
 #include "absl/strings/strip.h"
 #include "common/status_macros.h"
 #include "common/subprocess.h"
+#include "protocol/backend_names.h"
 #include "protocol/frame_io.h"
 #include "isa/spelling.h"
 
@@ -61,20 +62,21 @@ absl::string_view FaultKindName(FaultKind kind) {
 absl::StatusOr<WorkerCommand> CommandForBackend(absl::string_view backend,
                                                 absl::string_view worker_binary) {
   WorkerCommand command;
-  if (absl::ConsumePrefix(&backend, "exec:")) {
+  if (absl::ConsumePrefix(&backend, kExecPrefix)) {
     if (backend.empty()) {
       return absl::InvalidArgumentError("exec: needs a path, e.g. exec:/opt/my-worker");
     }
     command.argv = {std::string(backend)};
-  } else if (absl::ConsumePrefix(&backend, "ptx-cmd:")) {
+  } else if (absl::ConsumePrefix(&backend, kPtxCmdPrefix)) {
     // The template goes in HELLO (one key-value line): the worker runs it.
     if (backend.empty() || absl::StrContains(backend, '\n')) {
       return absl::InvalidArgumentError(
           "ptx-cmd: needs a one-line command, e.g. ptx-cmd:'my-tool {ptx} {in} {out}'");
     }
-    command.argv = {std::string(worker_binary), "--backend=ptx-cmd"};
+    command.argv = {std::string(worker_binary),
+                    absl::StrCat("--backend=", kPtxCmdBackend)};
     command.hello_options.emplace_back("command", std::string(backend));
-  } else if (backend == "oracle" || backend == "ptxas" || backend == "cuda") {
+  } else if (FindBuiltinBackend(backend) != nullptr) {  // but ptx-cmd, above
     command.argv = {std::string(worker_binary), absl::StrCat("--backend=", backend)};
   } else {
     return absl::InvalidArgumentError(absl::StrCat(

@@ -3,6 +3,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "protocol/backend_names.h"
 #include "worker/backend.h"
 #include "worker/backends/oracle/oracle_backend.h"
 #include "worker/backends/ptx_cmd/ptx_cmd_backend.h"
@@ -15,13 +16,13 @@ namespace ptxdiff {
 
 absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(absl::string_view name,
                                                      const KeyValues& options) {
-  if (name == "oracle") return MakeOracleBackend();
-  if (name == "ptxas") return MakePtxasBackend(options);
-  if (name == "ptx-cmd") return MakePtxCmdBackend(options);
+  if (name == kOracleBackend) return MakeOracleBackend();
+  if (name == kPtxasBackend) return MakePtxasBackend(options);
+  if (name == kPtxCmdBackend) return MakePtxCmdBackend(options);
 #if defined(PTXDIFF_HAVE_CUDA_BACKEND)
-  if (name == "cuda") return MakeCudaBackend(options);
+  if (name == kCudaBackend) return MakeCudaBackend(options);
 #else
-  if (name == "cuda") {
+  if (name == kCudaBackend) {
     return absl::FailedPreconditionError(
         "this ptxdiff-worker was built without the CUDA toolkit's headers "
         "(find_package(CUDAToolkit) failed); --backend=ptxas needs no GPU");
@@ -29,7 +30,7 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(absl::string_view name,
 #endif
   return absl::NotFoundError(
       absl::StrCat("unknown backend '", name,
-                   "'; built in: oracle, ptxas, cuda, ptx-cmd"));
+                   "'; built in: ", BuiltinBackendNames()));
 }
 
 }  // namespace ptxdiff

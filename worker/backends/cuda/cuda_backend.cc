@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "protocol/backend_names.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
@@ -160,7 +161,7 @@ absl::Status CudaBackend::Init() {
            .timeout = options_.kernel_timeout}));
   const std::string driver = CudaVersionText(context_->driver_version());
   identity_ = {
-      .name = "cuda",
+      .name = std::string(kCudaBackend),
       .version = "1",
       .toolchain = absl::StrCat("CUDA ", driver, " driver JIT, ",
                                 KernelModeName(options_.mode),

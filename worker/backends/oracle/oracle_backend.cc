@@ -3,6 +3,7 @@
 #include <optional>
 #include <vector>
 
+#include "protocol/backend_names.h"
 #include "absl/strings/str_cat.h"
 #include "isa/spelling.h"
 #include "oracle/oracle.h"
@@ -13,7 +14,7 @@ namespace {
 class OracleBackend : public Backend {
  protected:
   WorkerIdentity Describe() const override {
-    return {.name = "oracle", .version = "1", .toolchain = "ptxdiff CPU oracle"};
+    return {.name = std::string(kOracleBackend), .version = "1", .toolchain = "ptxdiff CPU oracle"};
   }
 
   absl::Status RunSupported(const ResolvedBatch& batch,

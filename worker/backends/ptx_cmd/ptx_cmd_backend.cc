@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "protocol/backend_names.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
@@ -116,7 +117,7 @@ class PtxCmdBackend : public Backend {
 
  protected:
   WorkerIdentity Describe() const override {
-    return {.name = "ptx-cmd",
+    return {.name = std::string(kPtxCmdBackend),
             .version = "1",
             .toolchain = config_.command,
             .device = absl::StrCat("PTX for sm_", config_.target.sm)};

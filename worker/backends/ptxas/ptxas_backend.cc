@@ -16,6 +16,7 @@
 #include <thread>
 #include <utility>
 
+#include "protocol/backend_names.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
@@ -383,7 +384,7 @@ class PtxasBackend : public Backend {
 
  protected:
   WorkerIdentity Describe() const override {
-    return {.name = "ptxas",
+    return {.name = std::string(kPtxasBackend),
             .version = "1",
             .toolchain = toolchain_,
             .device = arch_.name};

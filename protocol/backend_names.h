@@ -1,0 +1,47 @@
+// The backends ptxdiff-worker has built in, by the name `--backend` and the
+// worker's HELLO use: the one list that the worker's registry, the client's
+// command builder, the campaign's batch sizes and the CLI's messages read.
+
+#ifndef PTXDIFF_PROTOCOL_BACKEND_NAMES_H_
+#define PTXDIFF_PROTOCOL_BACKEND_NAMES_H_
+
+#include <cstddef>
+#include <string>
+
+#include "absl/strings/string_view.h"
+
+namespace ptxdiff {
+
+inline constexpr absl::string_view kOracleBackend = "oracle";
+inline constexpr absl::string_view kPtxasBackend = "ptxas";
+inline constexpr absl::string_view kCudaBackend = "cuda";
+// Reached as ptx-cmd:'TOOL {ptx} {in} {out}': the worker runs TOOL.
+inline constexpr absl::string_view kPtxCmdBackend = "ptx-cmd";
+
+// --backend=exec:PATH runs PATH as the worker; --backend=ptx-cmd:TEMPLATE
+// runs the built-in ptx-cmd backend with TEMPLATE.
+inline constexpr absl::string_view kExecPrefix = "exec:";
+inline constexpr absl::string_view kPtxCmdPrefix = "ptx-cmd:";
+
+struct BuiltinBackend {
+  absl::string_view name;
+  // Tuples the campaign sends per batch: what one call digests well.
+  size_t batch_tuples;
+};
+
+inline constexpr BuiltinBackend kBuiltinBackends[] = {
+    {kOracleBackend, 16384},
+    {kPtxasBackend, 4096},  // one module of 64 kernels x 64 tuples
+    {kCudaBackend, size_t{1} << 20},
+    {kPtxCmdBackend, 16384},
+};
+
+// The built-in backend called `name`, or nullptr (an exec: worker, a typo).
+const BuiltinBackend* FindBuiltinBackend(absl::string_view name);
+
+// "oracle, ptxas, cuda, ptx-cmd": for messages.
+std::string BuiltinBackendNames();
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_PROTOCOL_BACKEND_NAMES_H_
