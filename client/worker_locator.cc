@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 
+#include "protocol/backend_names.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 
@@ -62,12 +63,12 @@ std::string FindPtxas() {
 }
 
 DefaultBackend ChooseDefaultBackend() {
-  if (HaveGpu()) return {"cuda", "an NVIDIA GPU and its driver are present"};
+  if (HaveGpu()) return {std::string(kCudaBackend), "an NVIDIA GPU and its driver are present"};
   if (const std::string ptxas = FindPtxas(); !ptxas.empty()) {
-    return {"ptxas", absl::StrCat("no GPU here; the CUDA toolkit's ", ptxas,
+    return {std::string(kPtxasBackend), absl::StrCat("no GPU here; the CUDA toolkit's ", ptxas,
                                   " constant-folds integer instructions")};
   }
-  return {"oracle",
+  return {std::string(kOracleBackend),
           "no GPU and no CUDA toolkit here: only the oracle's self-check runs "
           "(install the CUDA toolkit for --backend=ptxas)"};
 }

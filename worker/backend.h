@@ -100,7 +100,7 @@ std::optional<std::string> OptionValue(const KeyValues& options,
 absl::Status IntOption(const KeyValues& options, absl::string_view backend,
                        absl::string_view key, int min, int max, int& out);
 
-// The backends built into ptxdiff-worker: "oracle" and "ptxas". `options`
+// The backends built into ptxdiff-worker (protocol/backend_names.h). `options`
 // are HELLO's key-values (e.g. arch=sm_90). Unknown names are NotFound,
 // listing the known ones; a backend that cannot work on this machine (no
 // ptxas) is FailedPrecondition with what to do about it.
