@@ -55,10 +55,14 @@ bool VideoRule(const Variant& v) {
   return v.secop == SecOp::kNone || v.dsel == Sel::kNone;
 }
 
-// setp's comparisons by type (PTX ISA 9.3.1.1, Table 22): the bit-size
-// types compare eq/ne only, the signed types eq/ne/lt/le/gt/ge, the unsigned
-// types eq/ne/lo/ls/hi/hs.
+// setp's comparisons by type (PTX ISA 9.7.6.2, Integer Notes): "The signed
+// and unsigned comparison operators are eq, ne, lt, le, gt, ge. For unsigned
+// values, the comparison operators lo, ls, hi, and hs [...] may be used
+// instead of lt, le, gt, ge"; "The untyped, bit-size comparisons are eq and
+// ne." (9.3.1.1's Table 22 lists only lo..hs for unsigned; setp's own notes
+// allow both.)
 bool SetpRule(const Variant& v) {
+  const bool bits = v.type == T::kB16 || v.type == T::kB32 || v.type == T::kB64;
   switch (v.cmp) {
     case Cmp::kEq:
     case Cmp::kNe:
@@ -67,12 +71,12 @@ bool SetpRule(const Variant& v) {
     case Cmp::kLe:
     case Cmp::kGt:
     case Cmp::kGe:
-      return IsSigned(v.type);
+      return !bits;
     case Cmp::kLo:
     case Cmp::kLs:
     case Cmp::kHi:
     case Cmp::kHs:
-      return v.type == T::kU16 || v.type == T::kU32 || v.type == T::kU64;
+      return !bits && !IsSigned(v.type);
     case Cmp::kNone:
       return false;
   }

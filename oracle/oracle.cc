@@ -390,8 +390,8 @@ Result EvalPrmt(const Variant& v, const Operands& o) {
 // Comparison and selection (PTX ISA 9.7.6) and integer cvt (9.7.9.21)
 // ---------------------------------------------------------------------------
 
-// setp: the predicate as 1 or 0. lt..ge are the signed comparisons, lo..hs
-// the unsigned ones (the table gives each type only its own).
+// setp: the predicate as 1 or 0. lt..ge compare as `.type` reads a and b
+// (signed or unsigned), lo..hs are the unsigned ones (unsigned types only).
 Result EvalSetp(const Variant& v, const Operands& o) {
   const int64_t a = Value(o.v[0], v.type), b = Value(o.v[1], v.type);
   const int w = TypeWidth(v.type);
