@@ -392,22 +392,24 @@ Result EvalPrmt(const Variant& v, const Operands& o) {
 
 // setp: the predicate as 1 or 0. lt..ge compare as `.type` reads a and b
 // (signed or unsigned), lo..hs are the unsigned ones (unsigned types only).
+// Both read as 128-bit integers, so a u64 above 2^63 stays positive.
 Result EvalSetp(const Variant& v, const Operands& o) {
-  const int64_t a = Value(o.v[0], v.type), b = Value(o.v[1], v.type);
-  const int w = TypeWidth(v.type);
-  const uint64_t ua = Low(o.v[0], w), ub = Low(o.v[1], w);
+  const i128 a = IsSigned(v.type) ? i128{Value(o.v[0], v.type)}
+                                  : i128{Low(o.v[0], TypeWidth(v.type))};
+  const i128 b = IsSigned(v.type) ? i128{Value(o.v[1], v.type)}
+                                  : i128{Low(o.v[1], TypeWidth(v.type))};
   bool r = false;
   switch (v.cmp) {
-    case Cmp::kEq: r = ua == ub; break;
-    case Cmp::kNe: r = ua != ub; break;
-    case Cmp::kLt: r = a < b; break;
-    case Cmp::kLe: r = a <= b; break;
-    case Cmp::kGt: r = a > b; break;
-    case Cmp::kGe: r = a >= b; break;
-    case Cmp::kLo: r = ua < ub; break;
-    case Cmp::kLs: r = ua <= ub; break;
-    case Cmp::kHi: r = ua > ub; break;
-    case Cmp::kHs: r = ua >= ub; break;
+    case Cmp::kEq: r = a == b; break;
+    case Cmp::kNe: r = a != b; break;
+    case Cmp::kLt:
+    case Cmp::kLo: r = a < b; break;
+    case Cmp::kLe:
+    case Cmp::kLs: r = a <= b; break;
+    case Cmp::kGt:
+    case Cmp::kHi: r = a > b; break;
+    case Cmp::kGe:
+    case Cmp::kHs: r = a >= b; break;
     case Cmp::kNone: break;
   }
   return Defined(r ? 1 : 0);
