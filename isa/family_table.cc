@@ -524,11 +524,13 @@ absl::string_view SourceName(const Variant& v, int i) {
   return kPlain[i];
 }
 
-bool MayBeImmediate(const Variant& v, int /*i*/) {
+bool MayBeImmediate(const Variant& v, int i) {
   // The video instructions take "32-bit registers" only (PTX ISA 9.7.18.1);
   // the other PTX integer instructions take "register and constant immediate
   // forms" (9.7.1); vISA SHL's sources are "general, indirect, immediate".
-  return !IsVideo(v.family);
+  // A predicate source (selp's c: "operand c is a predicate") is a predicate
+  // register.
+  return !IsVideo(v.family) && SourceWidth(v, i) != 1;
 }
 
 bool MustBeImmediate(const Variant& v, int i) {
