@@ -67,8 +67,8 @@ absl::string_view SpellSecOp(SecOp s) {
   return kNames[static_cast<int>(s)];
 }
 absl::string_view SpellCmp(Cmp c) {
-  static constexpr absl::string_view kNames[] = {"",   "eq", "ne", "lt",
-                                                "le", "gt", "ge"};
+  static constexpr absl::string_view kNames[] = {
+      "", "eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs"};
   static_assert(std::size(kNames) == kNumCmps);
   return kNames[static_cast<int>(c)];
 }

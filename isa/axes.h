@@ -56,6 +56,10 @@ enum class Family : uint8_t {
   kShl,
   kShr,
   kPrmt,
+  kSetp,
+  kSelp,
+  kSlct,
+  kCvt,
   kVadd,
   kVsub,
   kVabsdiff,
@@ -109,9 +113,12 @@ inline constexpr int kNumSels = static_cast<int>(Sel::kH1) + 1;
 enum class SecOp : uint8_t { kNone, kAdd, kMin, kMax };
 inline constexpr int kNumSecOps = static_cast<int>(SecOp::kMax) + 1;
 
-// Comparison of vset.
-enum class Cmp : uint8_t { kNone, kEq, kNe, kLt, kLe, kGt, kGe };
-inline constexpr int kNumCmps = static_cast<int>(Cmp::kGe) + 1;
+// Comparison of vset and setp. `lo`/`ls`/`hi`/`hs` are setp's unsigned
+// comparisons (PTX ISA 9.3.1.1); vset has eq .. ge only.
+enum class Cmp : uint8_t {
+  kNone, kEq, kNe, kLt, kLe, kGt, kGe, kLo, kLs, kHi, kHs
+};
+inline constexpr int kNumCmps = static_cast<int>(Cmp::kHs) + 1;
 
 // prmt's `.f4e` .. `.rc16`; kNone is the generic form, whose selectors come
 // from c's four nibbles.

@@ -46,7 +46,12 @@ absl::string_view Label(const FamilyInfo& f, const AxisInfo& axis) {
   const bool visa = f.family == Family::kVisaShl;
   switch (axis.axis) {
     case Axis::kType:
-      return visa ? "dst" : IsVideo(f.family) ? "dtype" : axis.label;
+      if (visa) return "dst";
+      // The spec's `.dtype` where the instruction also has an `.atype`.
+      return IsVideo(f.family) || f.family == Family::kSlct ||
+                     f.family == Family::kCvt
+                 ? "dtype"
+                 : axis.label;
     case Axis::kAtype:
       return visa ? "src0" : axis.label;
     case Axis::kBtype:

@@ -55,6 +55,48 @@ bool VideoRule(const Variant& v) {
   return v.secop == SecOp::kNone || v.dsel == Sel::kNone;
 }
 
+// setp's comparisons by type (PTX ISA 9.7.6.2, Integer Notes): "The signed
+// and unsigned comparison operators are eq, ne, lt, le, gt, ge. For unsigned
+// values, the comparison operators lo, ls, hi, and hs [...] may be used
+// instead of lt, le, gt, ge"; "The untyped, bit-size comparisons are eq and
+// ne." (9.3.1.1's Table 22 lists only lo..hs for unsigned; setp's own notes
+// allow both.)
+bool SetpRule(const Variant& v) {
+  const bool bits = v.type == T::kB16 || v.type == T::kB32 || v.type == T::kB64;
+  switch (v.cmp) {
+    case Cmp::kEq:
+    case Cmp::kNe:
+      return true;
+    case Cmp::kLt:
+    case Cmp::kLe:
+    case Cmp::kGt:
+    case Cmp::kGe:
+      return !bits;
+    case Cmp::kLo:
+    case Cmp::kLs:
+    case Cmp::kHi:
+    case Cmp::kHs:
+      return !bits && !IsSigned(v.type);
+    case Cmp::kNone:
+      return false;
+  }
+  return false;
+}
+
+// True if every value of integer type `src` is a value of `dst`.
+bool RangeContains(Type dst, Type src) {
+  const int wd = TypeWidth(dst), ws = TypeWidth(src);
+  if (IsSigned(dst) == IsSigned(src)) return wd >= ws;
+  return IsSigned(dst) && wd > ws;  // an unsigned dst never holds a negative
+}
+
+// cvt's `.sat` "is allowed only in cases where the destination type's value
+// range is not a superset of the source type's value range" (PTX ISA
+// 9.7.9.21).
+bool CvtRule(const Variant& v) {
+  return !v.sat || !RangeContains(v.type, v.atype);
+}
+
 std::vector<FamilyInfo> BuildTable() {
   const absl::string_view kSeedInt = "003_0456e5ea2429454c.txt";
   const absl::string_view kSeedVideo = "002_e0c447847d9489fe.txt";
@@ -205,6 +247,35 @@ std::vector<FamilyInfo> BuildTable() {
   f->prmt_modes = {PrmtMode::kNone, PrmtMode::kF4e, PrmtMode::kB4e,
                    PrmtMode::kRc8,  PrmtMode::kEcl, PrmtMode::kEcr,
                    PrmtMode::kRc16};
+
+  // Comparison and selection (PTX ISA 9.7.6) and integer-to-integer cvt
+  // (9.7.9.21). setp's BoolOp combine forms and its `p|q` pair, slct's
+  // `.f32` c (and `.ftz`), and cvt's rounding and floating-point forms are
+  // left out.
+  const std::vector<Type> kCompareTypes = {T::kB16, T::kB32, T::kB64,
+                                           T::kU16, T::kU32, T::kU64,
+                                           T::kS16, T::kS32, T::kS64};
+  const std::vector<Type> kCvtTypes = {T::kU8,  T::kU16, T::kU32, T::kU64,
+                                       T::kS8,  T::kS16, T::kS32, T::kS64};
+  const absl::string_view kPtxCompareText = "PTX ISA text (9.7.6, 9.7.9.21)";
+  f = simple(Family::kSetp, "setp", "PTX ISA 9.7.6.2", kPtx10AllSm,
+             "p = a cmp b (a predicate: 1 or 0)", 2, kCompareTypes);
+  f->syntax = ".cmp.type", f->source = kPtxCompareText, f->legal = SetpRule;
+  f->cmps = {Cmp::kEq, Cmp::kNe, Cmp::kLt, Cmp::kLe, Cmp::kGt,
+             Cmp::kGe, Cmp::kLo, Cmp::kLs, Cmp::kHi, Cmp::kHs};
+  f = simple(Family::kSelp, "selp", "PTX ISA 9.7.6.3", kPtx10AllSm,
+             "d = c ? a : b (c a predicate)", 3, kCompareTypes);
+  f->source = kPtxCompareText;
+  f = simple(Family::kSlct, "slct", "PTX ISA 9.7.6.4", kPtx10AllSm,
+             "d = (c >= 0) ? a : b (c a signed 32-bit value)", 3,
+             kCompareTypes);
+  f->syntax = ".type.atype", f->source = kPtxCompareText,
+  f->atypes = {T::kS32};
+  f = simple(Family::kCvt, "cvt", "PTX ISA 9.7.9.21", kPtx10AllSm,
+             "d = a converted: truncated, extended or saturated", 1,
+             kCvtTypes);
+  f->syntax = ".sat.type.atype", f->source = kPtxCompareText,
+  f->atypes = kCvtTypes, f->optional_sat = true, f->legal = CvtRule;
 
   struct VideoRow {
     Family family;
@@ -409,6 +480,12 @@ int SourceWidth(const Variant& v, int i) {
       return i == 0 ? TypeWidth(v.type) : 32;
     case Family::kLop3:
       return i == 3 ? 8 : 32;
+    case Family::kSelp:
+      return i == 2 ? 1 : TypeWidth(v.type);  // c is a predicate
+    case Family::kSlct:
+      return i == 2 ? 32 : TypeWidth(v.type);  // c is `.s32`
+    case Family::kCvt:
+      return TypeWidth(v.atype);
     case Family::kVisaShl:
       return TypeWidth(i == 0 ? v.atype : v.btype);
     default:
@@ -427,6 +504,8 @@ int ResultWidth(const Variant& v) {
     case Family::kClz:
     case Family::kBfind:
       return 32;
+    case Family::kSetp:
+      return 1;  // a predicate
     default:
       break;
   }
@@ -445,11 +524,13 @@ absl::string_view SourceName(const Variant& v, int i) {
   return kPlain[i];
 }
 
-bool MayBeImmediate(const Variant& v, int /*i*/) {
+bool MayBeImmediate(const Variant& v, int i) {
   // The video instructions take "32-bit registers" only (PTX ISA 9.7.18.1);
   // the other PTX integer instructions take "register and constant immediate
   // forms" (9.7.1); vISA SHL's sources are "general, indirect, immediate".
-  return !IsVideo(v.family);
+  // A predicate source (selp's c: "operand c is a predicate") is a predicate
+  // register.
+  return !IsVideo(v.family) && SourceWidth(v, i) != 1;
 }
 
 bool MustBeImmediate(const Variant& v, int i) {

@@ -42,6 +42,14 @@ TEST(FamilyTableTest, VariantCountsMatchTheSpec) {
   EXPECT_EQ(CountOf(Family::kVmad), 8 * 2 * 3 * 7 * 7 * 4);
   EXPECT_EQ(CountOf(Family::kVset), 4 * 6 * 7 * 7 * 10);
   EXPECT_EQ(CountOf(Family::kVisaShl), 8 * 8 * 8 * 2);
+  // b16..b64 x eq/ne; u16..u64 x eq..ge, lo..hs; s16..s64 x eq..ge
+  EXPECT_EQ(CountOf(Family::kSetp), 3 * 2 + 3 * 10 + 3 * 6);
+  EXPECT_EQ(CountOf(Family::kSelp), 9);
+  EXPECT_EQ(CountOf(Family::kSlct), 9);
+  // 8 x 8 pairs, and .sat where dtype's range does not hold atype's: of the
+  // 64 pairs, 26 hold (same signedness and dtype at least as wide: 2 x 10;
+  // signed dtype wider than an unsigned atype: 6).
+  EXPECT_EQ(CountOf(Family::kCvt), 64 + (64 - 26));
 }
 
 TEST(FamilyTableTest, EveryListedVariantIsLegalAndDistinct) {
@@ -64,6 +72,21 @@ TEST(FamilyTableTest, RejectsCombinationsTheSpecForbids) {
   Variant min_relu_u32{.family = Family::kMin, .type = Type::kU32,
                        .relu = true};
   EXPECT_FALSE(IsLegal(min_relu_u32));
+  Variant setp_lt_b32{.family = Family::kSetp, .type = Type::kB32,
+                      .cmp = Cmp::kLt};
+  EXPECT_FALSE(IsLegal(setp_lt_b32));  // bit-size: eq and ne only
+  Variant setp_lo_s32{.family = Family::kSetp, .type = Type::kS32,
+                      .cmp = Cmp::kLo};
+  EXPECT_FALSE(IsLegal(setp_lo_s32));  // lo..hs: unsigned only
+  Variant setp_lt_u32{.family = Family::kSetp, .type = Type::kU32,
+                      .cmp = Cmp::kLt};
+  EXPECT_TRUE(IsLegal(setp_lt_u32));
+  Variant cvt_sat_s32_u16{.family = Family::kCvt, .type = Type::kS32,
+                          .atype = Type::kU16, .sat = true};
+  EXPECT_FALSE(IsLegal(cvt_sat_s32_u16));  // nothing to saturate
+  Variant cvt_sat_u64_s8{.family = Family::kCvt, .type = Type::kU64,
+                         .atype = Type::kS8, .sat = true};
+  EXPECT_TRUE(IsLegal(cvt_sat_u64_s8));  // negatives clamp to 0
   Variant vadd_merge_and_secop{
       .family = Family::kVadd, .type = Type::kU32, .atype = Type::kU32,
       .btype = Type::kU32, .secop = SecOp::kAdd, .dsel = Sel::kB0};
@@ -90,8 +113,20 @@ TEST(FamilyTableTest, OperandShapes) {
   EXPECT_EQ(SourceWidth(v("visa.shl.q.ub.uw"), 1), 16);
   EXPECT_EQ(ResultWidth(v("visa.shl.q.ub.uw")), 64);
   EXPECT_EQ(SourceName(v("fns.b32"), 1), "base");
+  EXPECT_EQ(ResultWidth(v("setp.lt.s64")), 1);  // a predicate
+  EXPECT_EQ(SourceWidth(v("setp.lt.s64"), 1), 64);
+  EXPECT_EQ(SourceWidth(v("selp.b16"), 0), 16);
+  EXPECT_EQ(SourceWidth(v("selp.b16"), 2), 1);
+  EXPECT_EQ(SourceWidth(v("slct.u64.s32"), 1), 64);
+  EXPECT_EQ(SourceWidth(v("slct.u64.s32"), 2), 32);
+  EXPECT_EQ(ResultWidth(v("cvt.s8.u64")), 8);
+  EXPECT_EQ(SourceWidth(v("cvt.s8.u64"), 0), 64);
+  EXPECT_EQ(ResultWidth(v("cvt.sat.u64.s16")), 64);
+  EXPECT_EQ(SourceWidth(v("cvt.sat.u64.s16"), 0), 16);
   EXPECT_FALSE(MayBeImmediate(v("vadd.u32.u32.u32"), 1));
   EXPECT_TRUE(MayBeImmediate(v("shf.l.clamp.b32"), 2));
+  EXPECT_TRUE(MayBeImmediate(v("selp.b32"), 1));
+  EXPECT_FALSE(MayBeImmediate(v("selp.b32"), 2));  // c, a predicate
 }
 
 TEST(FamilyTableTest, IsaLevels) {
@@ -105,6 +140,11 @@ TEST(FamilyTableTest, IsaLevels) {
   EXPECT_EQ(level("dp4a.u32.s32").ptx, 50);
   EXPECT_EQ(level("shf.r.wrap.b32").sm, 32);
   EXPECT_EQ(level("fns.b32").ptx, 60);
+  for (const char* s : {"setp.hs.u16", "selp.b64", "slct.s16.s32",
+                        "cvt.sat.u8.s64"}) {
+    EXPECT_EQ(level(s).ptx, 10) << s;
+    EXPECT_EQ(level(s).sm, 0) << s;
+  }
 }
 
 }  // namespace

@@ -232,8 +232,18 @@ std::vector<std::string> NearestSpellings(absl::string_view spelling, int n) {
 }
 
 std::string PtxRegister(int width, int n) {
-  const char* prefix = width == 16 ? "%h" : width == 64 ? "%rd" : "%r";
+  const char* prefix = width == 1    ? "%p"
+                       : width <= 16 ? "%h"
+                       : width == 64 ? "%rd"
+                                     : "%r";
   return absl::StrCat(prefix, n);
+}
+
+std::string PtxSetRegister(int width, absl::string_view reg,
+                           absl::string_view value) {
+  if (width == 1) return absl::StrCat("  setp.ne.u32 ", reg, ", ", value, ", 0;\n");
+  return absl::StrCat("  mov.b", std::max(width, 16), " ", reg, ", ", value,
+                      ";\n");
 }
 
 }  // namespace ptxdiff

@@ -28,9 +28,19 @@ std::string Spell(const Variant& v);
 // the operand list.
 std::string SpellOpcode(const Variant& v);
 
-// The PTX register of a value `width` bits wide, number `n`: %h (16 bits),
-// %rd (64) or %r (otherwise); what the generated modules declare.
+// The PTX register of a value `width` bits wide, number `n`: %p (1 bit, a
+// predicate), %h (8 and 16 bits: PTX has no 8-bit registers, an 8-bit value
+// lives in a 16-bit one), %rd (64) or %r (otherwise); what the generated
+// modules declare.
 std::string PtxRegister(int width, int n);
+
+// The PTX line (with `;` and a newline) that sets `reg`, a register for a
+// value `width` bits wide, to the immediate `value` (already masked to
+// `width`): `mov.b16` for 8 and 16 bits (there is no `mov.b8`),
+// `mov.b<width>` otherwise, and for a predicate (width 1), which `mov` of an
+// immediate cannot set portably, `setp.ne.u32 reg, value, 0`.
+std::string PtxSetRegister(int width, absl::string_view reg,
+                           absl::string_view value);
 
 // One PTX instruction of `v` (without `;`): the opcode with its modifiers and
 // the given operand texts (registers or immediates), decorated with the

@@ -387,6 +387,73 @@ Result EvalPrmt(const Variant& v, const Operands& o) {
 }
 
 // ---------------------------------------------------------------------------
+// Comparison and selection (PTX ISA 9.7.6) and integer cvt (9.7.9.21)
+// ---------------------------------------------------------------------------
+
+// setp: the predicate as 1 or 0. lt..ge compare as `.type` reads a and b
+// (signed or unsigned), lo..hs are the unsigned ones (unsigned types only).
+// Both read as 128-bit integers, so a u64 above 2^63 stays positive.
+Result EvalSetp(const Variant& v, const Operands& o) {
+  const i128 a = IsSigned(v.type) ? i128{Value(o.v[0], v.type)}
+                                  : i128{Low(o.v[0], TypeWidth(v.type))};
+  const i128 b = IsSigned(v.type) ? i128{Value(o.v[1], v.type)}
+                                  : i128{Low(o.v[1], TypeWidth(v.type))};
+  bool r = false;
+  switch (v.cmp) {
+    case Cmp::kEq: r = a == b; break;
+    case Cmp::kNe: r = a != b; break;
+    case Cmp::kLt:
+    case Cmp::kLo: r = a < b; break;
+    case Cmp::kLe:
+    case Cmp::kLs: r = a <= b; break;
+    case Cmp::kGt:
+    case Cmp::kHi: r = a > b; break;
+    case Cmp::kGe:
+    case Cmp::kHs: r = a >= b; break;
+    case Cmp::kNone: break;
+  }
+  return Defined(r ? 1 : 0);
+}
+
+// selp: c is a predicate (its low bit).
+Result EvalSelp(const Variant& v, const Operands& o) {
+  return Defined(Low((o.v[2] & 1) ? o.v[0] : o.v[1], TypeWidth(v.type)));
+}
+
+// slct: c is a signed 32-bit value.
+Result EvalSlct(const Variant& v, const Operands& o) {
+  const bool pick_a = SignExtend(o.v[2], 32) >= 0;
+  return Defined(Low(pick_a ? o.v[0] : o.v[1], TypeWidth(v.type)));
+}
+
+// cvt between integer types: a read as atype (sign- or zero-extended), then
+// cut to dtype's width, or with .sat clamped to dtype's range first.
+Result EvalCvt(const Variant& v, const Operands& o) {
+  const int64_t a = Value(o.v[0], v.atype);
+  const int dw = TypeWidth(v.type);
+  if (!v.sat) return Defined(Low(static_cast<uint64_t>(a), dw));
+  const bool a_signed = IsSigned(v.atype);
+  uint64_t r;
+  if (IsSigned(v.type)) {
+    const int64_t hi = static_cast<int64_t>(LowMask(dw - 1));
+    const int64_t lo = -hi - 1;
+    if (!a_signed && static_cast<uint64_t>(a) > static_cast<uint64_t>(hi)) {
+      r = static_cast<uint64_t>(hi);  // an unsigned a above dtype's MAXINT
+    } else {
+      r = static_cast<uint64_t>(std::clamp(a, lo, hi));
+    }
+  } else {
+    const uint64_t hi = LowMask(dw);
+    if (a_signed && a < 0) {
+      r = 0;
+    } else {
+      r = std::min(static_cast<uint64_t>(a), hi);
+    }
+  }
+  return Defined(Low(r, dw));
+}
+
+// ---------------------------------------------------------------------------
 // Scalar video instructions (PTX ISA 9.7.18.1)
 // ---------------------------------------------------------------------------
 
@@ -473,6 +540,10 @@ Result EvalVset(const Variant& v, const Operands& o) {
     case Cmp::kLe: r = ta <= tb; break;
     case Cmp::kGt: r = ta > tb; break;
     case Cmp::kGe: r = ta >= tb; break;
+    case Cmp::kLo:  // setp's unsigned comparisons: not vset's
+    case Cmp::kLs:
+    case Cmp::kHi:
+    case Cmp::kHs:
     case Cmp::kNone: break;
   }
   return Defined(Finish(v, r ? 1 : 0, o.v[2], /*c_signed=*/false));
@@ -587,8 +658,9 @@ constexpr std::array<EvalFn, kNumFamilies> kEvaluators = {
     EvalMinMax, EvalPopc,   EvalClz,    EvalBfind,  EvalFns,   EvalBrev,
     EvalBfe,    EvalBfi,    EvalBmsk,   EvalSzext,  EvalDp4a,  EvalDp2a,
     EvalShf,    EvalLogic,  EvalLogic,  EvalLogic,  EvalLogic, EvalLogic,
-    EvalLop3,   EvalShift,  EvalShift,  EvalPrmt,   EvalVideo,  EvalVideo,  EvalVideo,  EvalVideo, EvalVideo,
-    EvalVideo,  EvalVideo,  EvalVmad,   EvalVset,   EvalVisaShl,
+    EvalLop3,   EvalShift,  EvalShift,  EvalPrmt,   EvalSetp,  EvalSelp,
+    EvalSlct,   EvalCvt,    EvalVideo,  EvalVideo,  EvalVideo, EvalVideo,
+    EvalVideo,  EvalVideo,  EvalVideo,  EvalVmad,   EvalVset,  EvalVisaShl,
 };
 static_assert(std::ranges::none_of(kEvaluators,
                                    [](EvalFn f) { return f == nullptr; }),

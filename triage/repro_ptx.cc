@@ -8,6 +8,7 @@
 #include "isa/family_table.h"
 #include "isa/operand_text.h"
 #include "isa/spelling.h"
+#include "oracle/bits.h"
 #include "oracle/oracle.h"
 
 namespace ptxdiff {
@@ -30,7 +31,8 @@ std::string ReproPtx(const Tuple& t, int sm) {
       "// The kernel takes one .u64 pointer and stores the result there.\n"
       ".version %d.%d\n.target sm_%d\n.address_size 64\n\n"
       ".visible .entry repro(.param .u64 out)\n{\n"
-      "  .reg .b16 %%h<8>;\n  .reg .b32 %%r<8>;\n  .reg .b64 %%rd<8>;\n"
+      "  .reg .pred %%p<8>;\n  .reg .b16 %%h<8>;\n  .reg .b32 %%r<8>;\n"
+      "  .reg .b64 %%rd<8>;\n"
       "  ld.param.u64 %%rd7, [out];\n  cvta.to.global.u64 %%rd7, %%rd7;\n",
       Spell(v), HexOperand(Evaluate(v, t.operands).bits, result_width),
       Token(Evaluate(v, t.operands).undefined), sm, ptx_version / 10,
@@ -39,13 +41,17 @@ std::string ReproPtx(const Tuple& t, int sm) {
   for (int i = 0; i < NumSources(v); ++i) {
     const int width = SourceWidth(v, i);
     sources.push_back(PtxRegister(width, i + 1));
-    absl::StrAppend(&out, "  mov", BitType(width), " ", sources.back(), ", ",
-                    HexOperand(t.operands.v[i], width), ";\n");
+    absl::StrAppend(&out, PtxSetRegister(width, sources.back(),
+                                         HexOperand(Low(t.operands.v[i], width), width)));
   }
-  const std::string dest = PtxRegister(result_width, 0);
-  absl::StrAppend(&out, "  ", PtxInstruction(v, dest, sources), ";\n",
-                  "  st.global", BitType(result_width), " [%rd7], ", dest, ";\n",
-                  "  ret;\n}\n");
+  std::string dest = PtxRegister(result_width, 0);
+  absl::StrAppend(&out, "  ", PtxInstruction(v, dest, sources), ";\n");
+  if (result_width == 1) {  // setp's predicate: stored as the byte 1 or 0
+    absl::StrAppend(&out, "  selp.u16 %h0, 1, 0, ", dest, ";\n");
+    dest = "%h0";
+  }
+  absl::StrAppend(&out, "  st.global", BitType(std::max(result_width, 8)),
+                  " [%rd7], ", dest, ";\n", "  ret;\n}\n");
   return out;
 }
 

@@ -66,7 +66,9 @@ TEST(ReproPtxTest, Assembles) {
   if (access(ptxas, X_OK) != 0) GTEST_SKIP() << "no ptxas at " << ptxas;
   for (const char* s : {"vadd.u32.u32.u32.sat d.b1, a, b, c", "mad.wide.s16",
                         "mul.wide.u32", "bfi.b64", "add.u16x2",
-                        "vmad.s32.u32.s32.sat.shr15 d, -a.b1, b, c", "popc.b64"}) {
+                        "vmad.s32.u32.s32.sat.shr15 d, -a.b1, b, c", "popc.b64",
+                        "setp.lo.u64", "selp.b16", "slct.s64.s32",
+                        "cvt.sat.s8.u64", "cvt.s32.u8"}) {
     const Tuple t{*ParseVariant(s), {{1, 2, 3, 4}}};
     const std::string path = ::testing::TempDir() + "/repro.ptx";
     std::ofstream(path) << ReproPtx(t);

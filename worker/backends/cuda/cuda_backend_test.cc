@@ -488,7 +488,9 @@ TEST(CudaBackendTest, RestartedWorkerDoesNotRecompile) {
   const std::string dir =
       absl::StrCat(testing::TempDir(), "/cuda_backend_", getpid());
   std::filesystem::remove_all(dir);
-  const RunRequest request = Batch(Assortment(), std::vector<int>(60, 3));
+  const std::vector<std::string> spellings = Assortment();
+  const RunRequest request =
+      Batch(spellings, std::vector<int>(spellings.size(), 3));
   {
     Rig rig;
     ASSERT_TRUE(rig.Make({{"cache_dir", dir}}).ok());

@@ -42,26 +42,36 @@ std::string PtxVersionText(int ptx) {
   return absl::StrCat(ptx / 10, ".", ptx % 10);
 }
 
-// Registers, loads and conversions by operand width. The PTX families have
-// 16-, 32- and 64-bit operands, and lop3 an 8-bit LUT (loaded as a byte).
+// Registers, loads and conversions by operand width (as PtxRegister names
+// them). The PTX families have 16-, 32- and 64-bit operands, 8-bit ones
+// (lop3's LUT, cvt's .u8/.s8: loaded as a byte into a 16-bit register, as
+// PTX has no 8-bit registers) and predicates (width 1: selp's c, setp's
+// result).
 absl::string_view RegType(int width) {
+  if (width == 1) return "pred";
   return width <= 16 ? "b16" : width <= 32 ? "b32" : "b64";
 }
 absl::string_view LoadType(int width) {
-  if (width <= 8) return "u8";  // lop3's LUT, into a 16-bit register
+  if (width <= 8) return "u8";  // into a 16-bit register
   return width <= 16 ? "u16" : width <= 32 ? "u32" : "u64";
 }
 
 std::string SourceRegister(int i) { return absl::StrCat("%src", i); }
+// The 32-bit register a predicate source's bit is loaded into before
+// `setp.ne.u32` makes it the predicate %src<i>.
+std::string PredicateBitsRegister(int i) { return absl::StrCat("%bit", i); }
 
-// Stores %dst, zero-extended to 64 bits, at `address`.
+// Stores %dst, zero-extended to 64 bits, at `address`: a predicate as 1 or
+// 0, an 8-bit result (in a 16-bit register) as its low 8 bits.
 std::string StoreResult(const Variant& v, absl::string_view address) {
   const int width = ResultWidth(v);
   if (width == 64) {
     return absl::StrCat("  st.global.u64 [", address, "], %dst;\n");
   }
-  return absl::StrCat("  cvt.u64.", LoadType(width), " %result, %dst;\n",
-                      "  st.global.u64 [", address, "], %result;\n");
+  const std::string widen =
+      width == 1 ? "  selp.u64 %result, 1, 0, %dst;\n"
+                 : absl::StrCat("  cvt.u64.", LoadType(width), " %result, %dst;\n");
+  return absl::StrCat(widen, "  st.global.u64 [", address, "], %result;\n");
 }
 
 // An immediate as PTX reads it: hex, as many digits as the source is wide.
@@ -137,6 +147,9 @@ std::string OperandDeclarations(const Variant& v) {
   for (int i = 0; i < NumSources(v); ++i) {
     absl::StrAppend(&out, "  .reg .", RegType(SourceWidth(v, i)), " ",
                     SourceRegister(i), ";\n");
+    if (SourceWidth(v, i) == 1) {
+      absl::StrAppend(&out, "  .reg .b32 ", PredicateBitsRegister(i), ";\n");
+    }
   }
   absl::StrAppend(&out, "  .reg .", RegType(ResultWidth(v)), " %dst;\n");
   return out;
@@ -170,6 +183,13 @@ std::string RegisterBody(const Variant& v) {
   int immediate = -1;
   for (int i = 0; i < NumSources(v); ++i) {
     sources.push_back(SourceRegister(i));
+    if (SourceWidth(v, i) == 1) {  // a predicate: the operand's low bit
+      const std::string bits = PredicateBitsRegister(i);
+      absl::StrAppend(&out, "  ld.global.u32 ", bits, ", [%tuple+", 8 * i,
+                      "];\n", "  and.b32 ", bits, ", ", bits, ", 1;\n",
+                      "  setp.ne.u32 ", sources.back(), ", ", bits, ", 0;\n");
+      continue;
+    }
     absl::StrAppend(&out, "  ld.global.", LoadType(SourceWidth(v, i)), " ",
                     sources.back(), ", [%tuple+", 8 * i, "];\n");
     if (MustBeImmediate(v, i)) immediate = i;
@@ -239,8 +259,8 @@ std::string ImmediateBody(const Variant& v, const Operands& tuple, int slot) {
       sources.push_back(value);
     } else {
       sources.push_back(SourceRegister(i));
-      absl::StrAppend(&moves, "  mov.", RegType(SourceWidth(v, i)), " ",
-                      sources.back(), ", ", value, ";\n");
+      absl::StrAppend(&moves,
+                      PtxSetRegister(SourceWidth(v, i), sources.back(), value));
     }
   }
   return absl::StrCat(

@@ -177,17 +177,68 @@ TEST(RegisterModuleTest, VideoSelectorsAndNegation) {
       "vmad.s32.s32.s32.sat %dst, -%src0.b1, %src1.h0, %src2;");
 }
 
-// Every variant's instruction, read back by the parser, is that variant: the
-// kernel runs what the request named. lop3's body holds one instruction per
-// LUT value (the LUT must be an immediate), each of which must be lop3.
+// Predicates and bytes. selp's c is loaded as a word whose low bit
+// `setp.ne.u32` makes the predicate; setp's predicate result is stored as 1
+// or 0 through selp; 8-bit operands live in 16-bit registers, loaded as a
+// byte, and an 8-bit result is stored as its low 8 bits.
+TEST(RegisterModuleTest, PredicatesAndBytes) {
+  EXPECT_EQ(OperandDeclarations(V("selp.b64")),
+            "  .reg .b64 %src0;\n  .reg .b64 %src1;\n  .reg .pred %src2;\n"
+            "  .reg .b32 %bit2;\n  .reg .b64 %dst;\n");
+  EXPECT_EQ(RegisterBody(V("selp.b64")),
+            "  ld.global.u64 %src0, [%tuple+0];\n"
+            "  ld.global.u64 %src1, [%tuple+8];\n"
+            "  ld.global.u32 %bit2, [%tuple+16];\n"
+            "  and.b32 %bit2, %bit2, 1;\n"
+            "  setp.ne.u32 %src2, %bit2, 0;\n"
+            "  selp.b64 %dst, %src0, %src1, %src2;\n"
+            "  st.global.u64 [%slot], %dst;\n");
+  EXPECT_EQ(OperandDeclarations(V("setp.lo.u16")),
+            "  .reg .b16 %src0;\n  .reg .b16 %src1;\n  .reg .pred %dst;\n");
+  EXPECT_EQ(RegisterBody(V("setp.lo.u16")),
+            "  ld.global.u16 %src0, [%tuple+0];\n"
+            "  ld.global.u16 %src1, [%tuple+8];\n"
+            "  setp.lo.u16 %dst, %src0, %src1;\n"
+            "  selp.u64 %result, 1, 0, %dst;\n"
+            "  st.global.u64 [%slot], %result;\n");
+  EXPECT_EQ(OperandDeclarations(V("cvt.sat.s8.u8")),
+            "  .reg .b16 %src0;\n  .reg .b16 %dst;\n");
+  EXPECT_EQ(RegisterBody(V("cvt.sat.s8.u8")),
+            "  ld.global.u8 %src0, [%tuple+0];\n"
+            "  cvt.sat.s8.u8 %dst, %src0;\n"
+            "  cvt.u64.u8 %result, %dst;\n"
+            "  st.global.u64 [%slot], %result;\n");
+  EXPECT_THAT(RegisterBody(V("slct.u16.s32")),
+              HasSubstr("  ld.global.u32 %src2, [%tuple+16];\n"
+                        "  slct.u16.s32 %dst, %src0, %src1, %src2;\n"));
+}
+
+// The instruction under test is every line that writes %dst: read back by
+// the parser, each is that variant, so the kernel runs what the request
+// named. There is one, except lop3's body, which holds one per LUT value
+// (the LUT must be an immediate). No other line uses the family's opcode,
+// except the store's widening of %dst into %result (cvt.u64.u16 in a cvt
+// kernel, selp.u64 in a selp one).
 TEST(RegisterModuleTest, EveryInstructionParsesBackToItsVariant) {
   int checked = 0;
   for (const Variant& v : AllVariants()) {
     if (WhyUnsupported(v, 100, 90).has_value()) continue;
-    const std::string opcode = absl::StrCat("  ", InfoOf(v.family).opcode, ".");
+    const std::string opcode = absl::StrCat(InfoOf(v.family).opcode, ".");
     int instructions = 0;
     for (absl::string_view line : absl::StrSplit(RegisterBody(v), '\n')) {
-      if (!absl::StartsWith(line, opcode)) continue;  // loads, branches, store
+      line = absl::StripLeadingAsciiWhitespace(line);
+      const size_t space = line.find(' ');
+      if (space == absl::string_view::npos) continue;  // labels
+      const absl::string_view dest =
+          line.substr(space + 1, line.find(',') - space - 1);
+      const bool writes_dst = dest == "%dst" || absl::StartsWith(dest, "%dst.");
+      if (!writes_dst) {
+        if (absl::StartsWith(line, opcode)) {
+          ASSERT_EQ(dest, "%result") << Spell(v) << ": " << line;
+          ASSERT_TRUE(absl::StrContains(line, ", %dst;")) << line;
+        }
+        continue;  // loads, branches, the store
+      }
       auto parsed = ParseVariant(absl::StrReplaceAll(line, {{"%", ""}}));
       ASSERT_TRUE(parsed.ok()) << line << ": " << parsed.status();
       ASSERT_EQ(*parsed, v) << line << " is " << Spell(*parsed) << ", not "
@@ -198,7 +249,7 @@ TEST(RegisterModuleTest, EveryInstructionParsesBackToItsVariant) {
     ASSERT_EQ(instructions, lut ? 256 : 1) << Spell(v);
     ++checked;
   }
-  EXPECT_GT(checked, 76000);
+  EXPECT_GT(checked, 76300);
 }
 
 TEST(ImmediateModuleTest, ImmediatesWherePtxAllowsThem) {
@@ -232,6 +283,30 @@ TEST(ImmediateModuleTest, RegistersWherePtxWantsThem) {
   EXPECT_THAT(
       video,
       HasSubstr("vadd.u32.u32.u32.sat %dst.b1, %src0, %src1.h0, %src2;"));
+}
+
+// A predicate source cannot be an immediate: setp.ne.u32 of its bit sets
+// it. An 8-bit immediate has two hex digits.
+TEST(ImmediateModuleTest, PredicatesAndBytes) {
+  EXPECT_EQ(ImmediateBody(V("selp.u16"), {{0x1234, 0x15678, 3}}, 1),
+            "  // tuple 1: 0x1234 0x5678 0x1\n"
+            "  setp.ne.u32 %src2, 0x1, 0;\n"
+            "  selp.u16 %dst, 0x1234, 0x5678, %src2;\n"
+            "  cvt.u64.u16 %result, %dst;\n"
+            "  st.global.u64 [%out+8], %result;\n");
+  EXPECT_THAT(ImmediateBody(V("selp.u16"), {{1, 2, 2}}, 0),
+              HasSubstr("  setp.ne.u32 %src2, 0x0, 0;\n"));
+  EXPECT_EQ(ImmediateBody(V("setp.gt.s32"), {{0x80000000, 1}}, 0),
+            "  // tuple 0: 0x80000000 0x00000001\n"
+            "  setp.gt.s32 %dst, 0x80000000, 0x00000001;\n"
+            "  selp.u64 %result, 1, 0, %dst;\n"
+            "  st.global.u64 [%out+0], %result;\n");
+  EXPECT_THAT(ImmediateBody(V("cvt.s32.s8"), {{0x180}}, 0),
+              HasSubstr("  cvt.s32.s8 %dst, 0x80;\n"));
+  EXPECT_THAT(ImmediateBody(V("cvt.u8.u64"), {{0x1234}}, 0),
+              HasSubstr("  cvt.u64.u8 %result, %dst;\n"));
+  EXPECT_FALSE(UsesImmediate(V("selp.b32"), 2, 1));
+  EXPECT_TRUE(UsesImmediate(V("slct.b32.s32"), 2, 1));
 }
 
 TEST(ImmediateModuleTest, GroupsBecomeEntries) {

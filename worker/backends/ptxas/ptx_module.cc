@@ -21,6 +21,9 @@ std::string Immediate(uint64_t bits, int width) {
   return absl::StrFormat("0x%0*x", width / 4, bits);
 }
 
+// The bits a result is stored as: a predicate as a byte (1 or 0).
+int StoredWidth(const Variant& v) { return std::max(8, ResultWidth(v)); }
+
 // Appends one tuple's lines; returns how many lines it took.
 int AppendTuple(const PtxTuple& tuple, int64_t offset, std::string& text) {
   const Variant& v = tuple.variant;
@@ -36,14 +39,20 @@ int AppendTuple(const PtxTuple& tuple, int64_t offset, std::string& text) {
     }
     sources.push_back(PtxRegister(width, i));
     ++lines;
-    absl::StrAppend(&text, "  mov.b", width, " ", sources.back(), ", ",
-                    Immediate(tuple.operands.v[i], width), ";\n");
+    absl::StrAppend(&text, PtxSetRegister(width, sources.back(),
+                                          Immediate(tuple.operands.v[i], width)));
   }
   const int width = ResultWidth(v);
-  const std::string dest = PtxRegister(width, 4);
+  std::string dest = PtxRegister(width, 4);
   absl::StrAppend(&text, "  ", PtxInstruction(v, dest, sources), ";\n");
-  absl::StrAppend(&text, "  st.global.b", width, " [%ptr1+", offset, "], ",
-                  dest, ";\n");
+  if (width == 1) {  // setp's predicate, as the byte 1 or 0
+    const std::string byte = PtxRegister(16, 4);
+    absl::StrAppend(&text, "  selp.u16 ", byte, ", 1, 0, ", dest, ";\n");
+    dest = byte;
+    ++lines;
+  }
+  absl::StrAppend(&text, "  st.global.b", StoredWidth(v), " [%ptr1+", offset,
+                  "], ", dest, ";\n");
   return lines;
 }
 
@@ -59,7 +68,8 @@ void AppendKernel(std::span<const PtxTuple> tuples, int first_tuple,
   std::string& text = module.text;
   absl::StrAppend(
       &text, ".visible .entry ", module.kernels.back(),
-      "(.param .u64 out)\n{\n", "  .reg .b16 %h<5>;\n  .reg .b32 %r<5>;\n",
+      "(.param .u64 out)\n{\n", "  .reg .pred %p<5>;\n",
+      "  .reg .b16 %h<5>;\n  .reg .b32 %r<5>;\n",
       "  .reg .b64 %rd<5>;\n  .reg .b64 %ptr<2>;\n",
       "  ld.param.u64 %ptr0, [out];\n", "  cvta.to.global.u64 %ptr1, %ptr0;\n");
   int line = CountLines(text) + 1;
@@ -68,7 +78,7 @@ void AppendKernel(std::span<const PtxTuple> tuples, int first_tuple,
     const int lines = AppendTuple(tuples[j], offset, text);
     module.slots.push_back({.kernel = kernel,
                             .offset = offset,
-                            .bytes = ResultWidth(tuples[j].variant) / 8,
+                            .bytes = StoredWidth(tuples[j].variant) / 8,
                             .first_line = line,
                             .last_line = line + lines - 1});
     line += lines;

@@ -5,7 +5,10 @@
 // registers as constants (so ptxas may fold them, and no operand is ever an
 // immediate that ptxas could silently truncate), the instruction itself
 // (PtxInstruction), and a store of the destination to the kernel's output
-// pointer at the tuple's own offset. A kernel holds up to
+// pointer at the tuple's own offset. A predicate source (selp's c) is set by
+// a `setp.ne.u32` of its constant, and a predicate result (setp's) stored as
+// one byte, 1 or 0, through `selp.u16`; 8-bit values live in 16-bit
+// registers and are stored as one byte. A kernel holds up to
 // `tuples_per_kernel` tuples; a module holds as many kernels as it takes.
 // The module records which lines belong to which tuple, so that ptxas's
 // "line N" errors name the tuple to drop.
@@ -38,7 +41,7 @@ struct ModuleOptions {
 struct ResultSlot {
   int kernel = 0;      // index into PtxModule::kernels
   int64_t offset = 0;  // bytes from the kernel's output pointer
-  int bytes = 0;       // ResultWidth / 8: 2, 4 or 8
+  int bytes = 0;       // ResultWidth / 8: 1, 2, 4 or 8 (a predicate: 1)
   int first_line = 0;  // the tuple's lines of the module text, 1-based
   int last_line = 0;
 };

@@ -57,6 +57,44 @@ TEST(PtxModuleTest, WritesOperandsAsConstantsOfTheirWidth) {
   EXPECT_EQ(m.kernels, std::vector<std::string>{"k0"});
 }
 
+// A predicate source is set by setp.ne of its bit, a predicate result is
+// stored as a byte through selp, and 8-bit values live in 16-bit registers
+// (there is no mov.b8) and are stored as a byte.
+TEST(PtxModuleTest, PredicatesAndBytes) {
+  const std::vector<PtxTuple> tuples = {
+      Tuple("selp.b32", {{5, 7, 1}}),
+      Tuple("setp.lt.s16", {{0x8000, 1}}),
+      Tuple("cvt.s8.u8", {{0x1ff}}),  // bits above 8 are not operand
+      Tuple("cvt.sat.u8.s32", {{0x100}}),
+  };
+  const PtxModule m =
+      BuildPtxModule(tuples, {.target = "sm_80", .ptx_version = 90});
+  EXPECT_THAT(m.text, HasSubstr("  .reg .pred %p<5>;\n"));
+  EXPECT_THAT(m.text, HasSubstr("  mov.b32 %r0, 0x00000005;\n"
+                                "  mov.b32 %r1, 0x00000007;\n"
+                                "  setp.ne.u32 %p2, 0x1, 0;\n"
+                                "  selp.b32 %r4, %r0, %r1, %p2;\n"
+                                "  st.global.b32 [%ptr1+0], %r4;\n"));
+  EXPECT_THAT(m.text, HasSubstr("  mov.b16 %h0, 0x8000;\n"
+                                "  mov.b16 %h1, 0x0001;\n"
+                                "  setp.lt.s16 %p4, %h0, %h1;\n"
+                                "  selp.u16 %h4, 1, 0, %p4;\n"
+                                "  st.global.b8 [%ptr1+8], %h4;\n"));
+  EXPECT_THAT(m.text, HasSubstr("  mov.b16 %h0, 0xff;\n"
+                                "  cvt.s8.u8 %h4, %h0;\n"
+                                "  st.global.b8 [%ptr1+16], %h4;\n"));
+  EXPECT_THAT(m.text, HasSubstr("  mov.b32 %r0, 0x00000100;\n"
+                                "  cvt.sat.u8.s32 %h4, %r0;\n"
+                                "  st.global.b8 [%ptr1+24], %h4;\n"));
+  ASSERT_EQ(m.slots.size(), 4u);
+  EXPECT_EQ(m.slots[0].bytes, 4);
+  EXPECT_EQ(m.slots[1].bytes, 1);
+  EXPECT_EQ(m.slots[2].bytes, 1);
+  EXPECT_EQ(m.slots[3].bytes, 1);
+  // The selp line belongs to its tuple.
+  EXPECT_EQ(m.slots[1].last_line - m.slots[1].first_line + 1, 5);
+}
+
 TEST(PtxModuleTest, SplitsTuplesIntoKernels) {
   std::vector<PtxTuple> tuples(5, Tuple("add.s16", {{1, 2}}));
   const PtxModule m = BuildPtxModule(tuples, {.tuples_per_kernel = 2});

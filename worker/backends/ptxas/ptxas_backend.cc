@@ -165,7 +165,9 @@ std::string LogSummary(absl::string_view log) {
 // on, and folds dp4a/dp2a only where a multiplicand is 0 — the result is
 // then c, the dot product is never computed, so there is nothing to test.
 // lop3 and prmt fold for no operands on any arch (research §6: 0 of 512
-// edge tuples on sm_75/80/90/100/120; LOP3/PRMT stay in the SASS).
+// edge tuples on sm_75/80/90/100/120; LOP3/PRMT stay in the SASS). setp,
+// selp, slct and integer cvt fold on sm_75/90/100/120 (research §7: every
+// edge tuple from sm_90 on; sm_75 leaves a few 16/64-bit kernels unread).
 // The other families fold for all or some operands (div/rem: a dividend of
 // 0 or 1, a divisor of 0); tuples that do not fold are declined one by one.
 // Every family is named (no default), so that a family added to the table
@@ -219,6 +221,10 @@ bool Foldable(Family f, int sm) {
     case Family::kCnot:
     case Family::kShl:
     case Family::kShr:
+    case Family::kSetp:
+    case Family::kSelp:
+    case Family::kSlct:
+    case Family::kCvt:
       return true;
   }
   return false;

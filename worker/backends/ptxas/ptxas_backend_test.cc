@@ -334,9 +334,18 @@ std::vector<KnownAnswer> LoadKnownAnswers() {
 //    agree.)
 //  - fns with offset INT_MIN (0x80000000) folds to 0 whatever the mask and
 //    base; the oracle gives 0xffffffff (no mask has 2^31 set bits).
+//  - slct.s32.s32 (only that dtype) folds as if c were an f32: c a positive
+//    NaN pattern (0x7f800001..0x7fffffff, positive as an s32) selects b, c =
+//    0x80000000 (INT_MIN, -0.0 as an f32) selects a
+//    (docs/ptxas-folding-research.md §7).
 bool KnownPtxasDeviation(const Variant& v, const Operands& o) {
   const bool wide = TypeWidth(v.type) == 64;
   switch (v.family) {
+    case Family::kSlct: {
+      const uint32_t c = static_cast<uint32_t>(o.v[2]);
+      return v.type == Type::kS32 &&
+             (c == 0x80000000 || (c > 0x7f800000 && c <= 0x7fffffff));
+    }
     case Family::kBfe:
       return wide && (o.v[1] > 255 || o.v[2] > 255);
     case Family::kBfi:
@@ -464,8 +473,8 @@ TEST_F(PtxasBackendTest, EdgeTuplesAgreeWithTheOracleButForKnownDeviations) {
   }
   EXPECT_GT(compared, 400);
   std::printf(
-      "compared %d folded tuples with the oracle; %d known 64-bit bfe/bfi "
-      "deviations\n",
+      "compared %d folded tuples with the oracle; %d known deviations "
+      "(64-bit bfe/bfi, fns, slct.s32.s32)\n",
       compared, deviations);
 }
 

@@ -267,7 +267,34 @@ absl::StatusOr<RegisterKernel> RegisterKernel::Parse(absl::string_view ptx) {
     if (s.guard >= 0 && op != "bra") {
       return fail("only branches may be guarded here");
     }
-    if (op == "ret" && opcode.size() == 1 && operands.empty()) {
+    // The parser wants plain names: `add.s32 dst, src0, src1`. Only lines
+    // that may be instructions are parsed (a failed parse searches for the
+    // nearest spellings).
+    auto parse = [&] { return ParseVariant(absl::StrReplaceAll(rest, {{"%", ""}})); };
+    auto add_oracle = [&](const Variant& v) -> absl::Status {
+      if (operands.size() != static_cast<size_t>(NumSources(v)) + 1) {
+        return fail(absl::StrCat("expected a destination and ", NumSources(v),
+                                 " sources"));
+      }
+      s.kind = Statement::kOracle;
+      s.variant = v;
+      PTXDIFF_RETURN_IF_ERROR(set_dst(operands[0]));
+      for (size_t i = 1; i < operands.size(); ++i) {
+        PTXDIFF_RETURN_IF_ERROR(add_source(operands[i]));
+      }
+      return absl::OkStatus();
+    };
+    // The variant under test goes to the oracle even where it has the form
+    // of the frame's own setp or cvt (setp.ge.u32, cvt.u64.u16): a tool runs
+    // every instruction of that variant alike.
+    const std::optional<Variant>& declared = kernel.declared_variant_;
+    std::optional<Variant> under_test;
+    if (declared.has_value() && op == InfoOf(declared->family).opcode) {
+      if (auto v = parse(); v.ok() && *v == *declared) under_test = *v;
+    }
+    if (under_test.has_value()) {
+      PTXDIFF_RETURN_IF_ERROR(add_oracle(*under_test));
+    } else if (op == "ret" && opcode.size() == 1 && operands.empty()) {
       s.kind = Statement::kReturn;
     } else if (op == "bra" && operands.size() == 1) {
       s.kind = Statement::kBranch;
@@ -328,23 +355,13 @@ absl::StatusOr<RegisterKernel> RegisterKernel::Parse(absl::string_view ptx) {
       PTXDIFF_RETURN_IF_ERROR(add_source(operands[1]));
       PTXDIFF_RETURN_IF_ERROR(add_source(operands[2]));
     } else {
-      // The parser wants plain names: `add.s32 dst, src0, src1`.
-      auto v = ParseVariant(absl::StrReplaceAll(rest, {{"%", ""}}));
-      if (!v.ok()) {
+      const absl::StatusOr<Variant> as_variant = parse();
+      if (!as_variant.ok()) {
         return fail(absl::StrCat("not a statement this interpreter knows, nor "
                                  "an instruction ptxdiff knows (",
-                                 v.status().message(), ")"));
+                                 as_variant.status().message(), ")"));
       }
-      if (operands.size() != static_cast<size_t>(NumSources(*v)) + 1) {
-        return fail(absl::StrCat("expected a destination and ",
-                                 NumSources(*v), " sources"));
-      }
-      s.kind = Statement::kOracle;
-      s.variant = *v;
-      PTXDIFF_RETURN_IF_ERROR(set_dst(operands[0]));
-      for (size_t i = 1; i < operands.size(); ++i) {
-        PTXDIFF_RETURN_IF_ERROR(add_source(operands[i]));
-      }
+      PTXDIFF_RETURN_IF_ERROR(add_oracle(*as_variant));
     }
     if ((s.kind == Statement::kLoadParam || s.kind == Statement::kLoadGlobal ||
          s.kind == Statement::kStoreGlobal || s.kind == Statement::kSetp ||
