@@ -53,6 +53,11 @@ struct Result {
   // common reading), but nothing may be concluded from a mismatch on it.
   uint64_t bits = 0;
   Undefined undefined = Undefined::kDefined;
+  // The outgoing CC.CF of a variant with `.cc` (HasCarryOut): for add.cc,
+  // addc.cc, mad.cc and madc.cc the unsigned carry out of the full-precision
+  // sum, for sub.cc and subc.cc the borrow (1 when a < b (+ cf) as unsigned
+  // full-precision values). False for every other variant.
+  bool carry = false;
 
   bool defined() const { return undefined == Undefined::kDefined; }
   friend bool operator==(const Result&, const Result&) = default;
