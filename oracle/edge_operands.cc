@@ -63,7 +63,7 @@ std::vector<uint64_t> BuildEdgeValues(int width) {
 const std::vector<uint64_t>& EdgeValues(int width) {
   static const auto* tables = [] {
     auto* t = new std::array<std::vector<uint64_t>, 65>();
-    for (int w : {8, 16, 24, 32, 64}) (*t)[w] = BuildEdgeValues(w);
+    for (int w : {1, 8, 16, 24, 32, 64}) (*t)[w] = BuildEdgeValues(w);
     return t;
   }();
   return (*tables)[width];
