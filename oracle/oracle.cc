@@ -772,7 +772,7 @@ std::string ReplayLine(const Variant& v, const Operands& operands,
                        const Result& result) {
   return absl::StrCat("ptxdiff eval '", Spell(v), "' ",
                       absl::StrJoin(HexOperands(v, operands), " "),
-                      " -> ", HexOperand(result.bits, ResultWidth(v)), " (",
+                      " -> ", ResultText(v, result.bits, result.carry), " (",
                       Token(result.undefined), ")");
 }
 

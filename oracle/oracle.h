@@ -64,7 +64,9 @@ struct Result {
 };
 
 // One line that replays a tuple and shows a result:
-// "ptxdiff eval 'add.s32' 0x00000001 0x00000002 -> 0x00000003 (defined)".
+// "ptxdiff eval 'add.s32' 0x00000001 0x00000002 -> 0x00000003 (defined)",
+// "ptxdiff eval 'add.cc.u32' 0xffffffff 0x00000001 -> 0x00000000 cf=1
+// (defined)" (ResultText).
 std::string ReplayLine(const Variant& v, const Operands& operands,
                        const Result& result);
 
