@@ -147,6 +147,13 @@ int FirstAmountSource(const Variant& v);
 inline bool HasCarryOut(const Variant& v) { return v.cc; }
 // True if `v` reads CC.CF (addc, subc, madc): its last source, "cf".
 bool HasCarryIn(const Variant& v);
+// True for the sub kind (sub.cc, subc): its CC.CF in and out is a borrow.
+// The add kind (add.cc, addc, mad.cc, madc) carries. The spec does not say
+// how one kind reads the other's flag (docs/spec-notes.md), so a kernel sets
+// and reads CC.CF with instructions of the variant's own kind.
+inline bool CarryIsBorrow(const Variant& v) {
+  return v.family == Family::kSub || v.family == Family::kSubc;
+}
 // The index of the "cf" source, -1 if `v` has none.
 int CarryInSource(const Variant& v);
 // True if source `i` is the implicit CC.CF: it has no operand in the
