@@ -81,7 +81,10 @@ absl::Status Campaign::StartWorkers() {
   }
   // Mismatches an earlier campaign judged but did not live to file.
   for (const auto& [seq, m] : AdoptOrphanedJournals(options_.triage_dir, *journal_)) {
-    filing_.push_back({.seq = seq, .tuple = m.tuple, .backend_bits = m.backend_bits});
+    filing_.push_back({.seq = seq,
+                       .tuple = m.tuple,
+                       .backend_bits = m.backend_bits,
+                       .backend_carry = m.backend_carry});
     ++stats_.adopted;
   }
   Calibrate();
@@ -307,7 +310,7 @@ void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
 }
 
 void Campaign::QueueMismatch(const Tuple& t, const Judgement& j) {
-  const uint64_t backend_bits = j.backend_bits;
+  const PendingMismatch pending{t, j.backend_bits, j.backend_carry};
   const std::string trigger = TriggerClassOf(t, j.oracle);
   std::lock_guard<std::mutex> lock(mu_);
   // One minimization per (variant, trigger class) per process: the rest are
@@ -321,11 +324,13 @@ void Campaign::QueueMismatch(const Tuple& t, const Judgement& j) {
   if (filing_.size() >= kMaxFilingBacklog) {
     // The journal keeps it for the next campaign; say so rather than stall.
     ++stats_.filing_errors;
-    journal_->Add({t, backend_bits});
+    journal_->Add(pending);
     return;
   }
-  filing_.push_back({.seq = journal_->Add({t, backend_bits}), .tuple = t,
-                     .backend_bits = backend_bits});
+  filing_.push_back({.seq = journal_->Add(pending),
+                     .tuple = t,
+                     .backend_bits = j.backend_bits,
+                     .backend_carry = j.backend_carry});
   filing_ready_.notify_one();
 }
 
@@ -380,6 +385,7 @@ void Campaign::FileJob(const FilingJob& job) {
       f.oracle = EvaluateWithReading(options_.reading, job.tuple.variant, job.tuple.operands);
       f.reading = options_.reading;
       f.backend_bits = job.backend_bits;
+      f.backend_carry = job.backend_carry;
       f.backend = identity_.name;
       f.backend_identity = identity_.Describe();
       f.flaky = true;

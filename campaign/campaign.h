@@ -129,6 +129,7 @@ class Campaign {
     int64_t seq = -1;  // in the journal; -1 for faults
     Tuple tuple;
     uint64_t backend_bits = 0;
+    bool backend_carry = false;  // of a `.cc` variant
     std::vector<Tuple> fault_batch;  // non-empty for a faulty batch
     std::optional<BackendFault> fault;
   };

@@ -77,6 +77,36 @@ TEST(CampaignTest, JudgesAsynchronouslyAndFilesOneEntryPerRootCause) {
   (*c)->Stop();
 }
 
+// A backend whose bits are right but whose carry-out is wrong: the mismatch
+// is filed, and the entry's case shows both carries.
+TEST(CampaignTest, ACarryOnlyMismatchIsFiledWithBothCarries) {
+  const std::string dir = FreshDir("carry");
+  auto c = Campaign::Start(Options(dir, {"--fault=wrong-carry-on=add.cc."}));
+  ASSERT_TRUE(c.ok()) << c.status();
+  Offer(**c, "add.cc.u32", {{0xffffffff, 1, 0, 0}});  // carry 1, answered 0
+  Offer(**c, "add.u32", {{0xffffffff, 1, 0, 0}});     // no .cc: agrees
+  ASSERT_TRUE((*c)->Flush(absl::Seconds(60)));
+  const CampaignStats s = (*c)->Snapshot();
+  EXPECT_EQ(s.counts.mismatched, 1);
+  EXPECT_EQ(s.counts.agreed, 1);
+  EXPECT_EQ(s.new_findings, 1);
+  const std::vector<std::string> names = EntryNames(dir + "/triage");
+  ASSERT_EQ(names.size(), 1u);
+  EXPECT_THAT(names[0], HasSubstr("value-mismatch~faulty~"));
+  EXPECT_THAT(names[0], HasSubstr("~add.cc.u32 x1"));
+  auto shown = TriageStore::Open(dir + "/triage", false)
+                   ->Show(names[0].substr(0, names[0].size() - 3));
+  ASSERT_TRUE(shown.ok()) << shown.status();
+  // Minimized (the plainest operands still disagree on the carry alone):
+  // whatever the tuple, the oracle's carry and the backend's differ.
+  EXPECT_THAT(*shown, HasSubstr("variant: add.cc.u32\n"));
+  EXPECT_THAT(*shown, HasSubstr("differing-bits: 0x00000000\n"));
+  EXPECT_THAT(*shown, HasSubstr("differing-carry: 1\n"));
+  EXPECT_THAT(*shown, testing::ContainsRegex("oracle: 0x[0-9a-f]{8} cf=([01]) defined\n"));
+  EXPECT_THAT(*shown, testing::ContainsRegex("backend-result: 0x[0-9a-f]{8} cf=[01]\n"));
+  (*c)->Stop();
+}
+
 TEST(CampaignTest, VariantsTheBackendDoesNotSupportAreNotSent) {
   const std::string dir = FreshDir("supports");
   auto c = Campaign::Start(Options(dir, {"--supports=add"}));

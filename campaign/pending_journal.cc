@@ -67,8 +67,9 @@ int64_t PendingJournal::Add(const PendingMismatch& m) {
   std::lock_guard<std::mutex> lock(mu_);
   const int64_t seq = next_seq_++;
   const Operands& o = m.tuple.operands;
-  Append(absl::StrFormat("M %d %x %x %x %x %x %x\n", seq, StableId(m.tuple.variant), o.v[0],
-                         o.v[1], o.v[2], o.v[3], m.backend_bits));
+  Append(absl::StrFormat("M %d %x %x %x %x %x %x%s\n", seq, StableId(m.tuple.variant), o.v[0],
+                         o.v[1], o.v[2], o.v[3], m.backend_bits,
+                         m.backend_carry ? " 1" : ""));
   return seq;
 }
 
@@ -95,12 +96,16 @@ std::vector<PendingMismatch> ParseJournal(const std::string& text) {
       continue;
     }
     uint64_t id, bits, ops[4];
-    if (f[0] != "M" || f.size() != 8 || !ParseHex(f[2], id) || !ParseHex(f[7], bits)) continue;
+    if (f[0] != "M" || (f.size() != 8 && f.size() != 9) || !ParseHex(f[2], id) ||
+        !ParseHex(f[7], bits)) {
+      continue;
+    }
+    if (f.size() == 9 && f[8] != "1") continue;  // the carry field is "1" or absent
     bool ok = true;
     for (int i = 0; i < 4; ++i) ok &= ParseHex(f[3 + i], ops[i]);
     const std::optional<Variant> v = VariantByStableId(id);
     if (!ok || !v) continue;
-    PendingMismatch m{{*v, {{ops[0], ops[1], ops[2], ops[3]}}}, bits};
+    PendingMismatch m{{*v, {{ops[0], ops[1], ops[2], ops[3]}}}, bits, f.size() == 9};
     open[seq] = m;
   }
   std::vector<PendingMismatch> out;

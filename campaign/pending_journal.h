@@ -6,8 +6,12 @@
 //   <triage dir>/.pending/<pid>.journal
 //
 // One line per event, appended with write(2) (so a process crash keeps it):
-//   M <seq> <variant stable id, hex> <a> <b> <c> <d> <backend bits>   (hex)
+//   M <seq> <variant stable id, hex> <a> <b> <c> <d> <backend bits> [1]  (hex)
 //   F <seq>                                  (filed, or counted as known)
+// The optional last field `1` is the backend's carry-out of a `.cc` variant
+// (PendingMismatch::backend_carry), written only when set: a line without
+// it reads as carry 0, and a binary from before the carry flag skips the
+// lines that have it (their variants are unknown to it anyway).
 // A campaign starting on the same triage directory adopts the journals of
 // processes that are gone: their mismatches without an F line are filed
 // again, and the old journal is removed. A clean stop removes its own.
@@ -29,6 +33,7 @@ namespace ptxdiff {
 struct PendingMismatch {
   Tuple tuple;
   uint64_t backend_bits = 0;
+  bool backend_carry = false;  // the CC.CF out of a `.cc` variant
 };
 
 class PendingJournal {

@@ -31,6 +31,35 @@ TEST(PendingJournalTest, ParsesOnlyWhatWasNotDoneAndSkipsATornLine) {
   EXPECT_EQ(open[0].backend_bits, 1u);
 }
 
+// The backend's carry of a `.cc` variant: an optional last field, written
+// only when set, so that lines without it read as before.
+TEST(PendingJournalTest, TheCarryIsAnOptionalLastField) {
+  const Variant v = *ParseVariant("add.cc.u32");
+  const std::string id = absl::StrCat(absl::Hex(StableId(v)));
+  const std::string text = absl::StrCat("M 0 ", id, " ffffffff 1 0 0 0 1\n",  // carry 1
+                                        "M 1 ", id, " ffffffff 1 0 0 0\n",    // carry 0
+                                        "M 2 ", id, " ffffffff 1 0 0 0 7\n");  // bad field
+  const std::vector<PendingMismatch> open = ParseJournal(text);
+  ASSERT_EQ(open.size(), 2u);
+  EXPECT_TRUE(open[0].backend_carry);
+  EXPECT_FALSE(open[1].backend_carry);
+  const std::string dir = FreshDir("carry");
+  auto journal = PendingJournal::Open(dir);
+  ASSERT_TRUE(journal.ok()) << journal.status();
+  const Tuple t{v, {{0xffffffff, 1, 0, 0}}};
+  (*journal)->Add({t, 0, true});
+  (*journal)->Add({t, 0, false});
+  std::ifstream in((*journal)->path());
+  const std::string written((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(written, absl::StrCat("M 0 ", id, " ffffffff 1 0 0 0 1\n", "M 1 ", id,
+                                  " ffffffff 1 0 0 0\n"));
+  const std::vector<PendingMismatch> back = ParseJournal(written);
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_TRUE(back[0].backend_carry);
+  EXPECT_FALSE(back[1].backend_carry);
+  (*journal)->Remove();
+}
+
 // A fuzzer process killed between judging a mismatch and filing it: the next
 // campaign adopts what it left.
 TEST(PendingJournalTest, AKilledProcessLeavesItsMismatchesForTheNextCampaign) {

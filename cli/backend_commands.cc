@@ -128,9 +128,9 @@ absl::StatusOr<Reading> ReadingFlag(const ParsedArgs& args) {
 
 int PrintBackendEval(const Tuple& tuple, Reading reading, WorkerClient& client,
                      const BatchOutcome& outcome, std::ostream& out) {
-  const int width = ResultWidth(tuple.variant);
-  const Result oracle = EvaluateWithReading(reading, tuple.variant, tuple.operands);
-  out << "oracle:  " << HexOperand(oracle.bits, width)
+  const Variant& v = tuple.variant;
+  const Result oracle = EvaluateWithReading(reading, v, tuple.operands);
+  out << "oracle:  " << ResultText(v, oracle.bits, oracle.carry)
       << (oracle.defined() ? "  defined" : absl::StrCat("  undefined: ", Describe(oracle.undefined)))
       << "  (" << ReadingName(reading) << " reading)\n";
   const std::string name = client.identity().Describe();
@@ -143,7 +143,8 @@ int PrintBackendEval(const Tuple& tuple, Reading reading, WorkerClient& client,
   if (r.kind == ResultKind::kDecline) {
     out << "backend: " << name << ": declined: " << outcome.messages[r.message] << "\n";
   } else {
-    out << "backend: " << HexOperand(r.bits, width) << "  (" << name << ")\n";
+    out << "backend: " << ResultText(v, r.bits, HasCarryOut(v) && r.carry) << "  ("
+        << name << ")\n";
   }
   const Judgement j = JudgeTuple(tuple, r, reading);
   out << "verdict: " << VerdictName(j.verdict);

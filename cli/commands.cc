@@ -125,8 +125,10 @@ void PrintEval(const Variant& v, const Operands& ops, Reading reading, bool json
     for (const std::string& s : operands) quoted.push_back(JsonString(s));
     out << "{\"variant\": " << JsonString(Spell(v)) << ", \"operands\": ["
         << absl::StrJoin(quoted, ", ") << "], \"result\": "
-        << JsonString(HexOperand(r.bits, width)) << ", \"width\": " << width
-        << ", \"defined\": " << (r.defined() ? "true" : "false");
+        << JsonString(HexOperand(r.bits, width)) << ", \"width\": " << width;
+    // The outgoing CC.CF of a `.cc` variant (sub.cc, subc.cc: the borrow).
+    if (HasCarryOut(v)) out << ", \"carry\": " << (r.carry ? 1 : 0);
+    out << ", \"defined\": " << (r.defined() ? "true" : "false");
     if (!r.defined()) {
       out << ", \"reason\": " << JsonString(Token(r.undefined))
           << ", \"explanation\": " << JsonString(Describe(r.undefined));
@@ -141,7 +143,7 @@ void PrintEval(const Variant& v, const Operands& ops, Reading reading, bool json
     return;
   }
   auto line = [&](const Result& x) {
-    return absl::StrCat(HexOperand(x.bits, width), x.defined()
+    return absl::StrCat(ResultText(v, x.bits, x.carry), x.defined()
                                                        ? "  defined"
                                                        : absl::StrCat("  undefined: ",
                                                                       Describe(x.undefined)));

@@ -37,6 +37,34 @@ TEST(EvalCommandTest, PrintsHexResultAndDefinedness) {
   EXPECT_EQ(r.out, "0xfffffffe00000001  defined\n");
 }
 
+// A `.cc` variant's result carries its outgoing CC.CF: the carry, or for
+// the sub kind the borrow. The carry-in of addc/subc/madc is the last
+// operand, "cf".
+TEST(EvalCommandTest, CarryOutAndCarryIn) {
+  CliRun r = Ptxdiff({"eval", "addc.cc.u32", "0xffffffff", "0", "1"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "0x00000000 cf=1  defined\n");
+  r = Ptxdiff({"eval", "sub.cc.u32", "0", "1"});
+  EXPECT_EQ(r.out, "0xffffffff cf=1  defined\n");
+  r = Ptxdiff({"eval", "sub.cc.u32", "1", "1"});
+  EXPECT_EQ(r.out, "0x00000000 cf=0  defined\n");
+  r = Ptxdiff({"eval", "addc.u32", "0xffffffff", "0", "1"});  // no .cc: no flag
+  EXPECT_EQ(r.out, "0x00000000  defined\n");
+  r = Ptxdiff({"eval", "sub.cc.u32", "0", "1", "--json"});
+  EXPECT_EQ(r.out,
+            "{\"variant\": \"sub.cc.u32\", \"operands\": [\"0x00000000\", "
+            "\"0x00000001\"], \"result\": \"0xffffffff\", \"width\": 32, "
+            "\"carry\": 1, \"defined\": true, \"reading\": \"spec\"}\n");
+  r = Ptxdiff({"eval", "add.u32", "0", "1", "--json"});
+  EXPECT_THAT(r.out, Not(HasSubstr("carry")));
+  r = Ptxdiff({"eval", "subc.u32", "1", "2"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("subc.u32 takes 3 operands (a, b, cf), got 2"));
+  r = Ptxdiff({"eval", "subc.u32", "1", "2", "2"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("operand cf"));
+}
+
 TEST(EvalCommandTest, UndefinedNamesTheReason) {
   CliRun r = Ptxdiff({"eval", "div.s32", "7", "0"});
   EXPECT_EQ(r.code, 0);
@@ -157,6 +185,12 @@ TEST(BackendCommandsTest, EvalWithABackendPrintsBothAndTheVerdict) {
             "oracle:  0xffffffff  defined  (spec reading)\n"
             "backend: 0xffffffff  (oracle 1 (ptxdiff CPU oracle))\n"
             "verdict: agree\n");
+  r = Ptxdiff({"eval", "--backend=oracle", "addc.cc.u32", "0xffffffff", "0", "1"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "oracle:  0x00000000 cf=1  defined  (spec reading)\n"
+            "backend: 0x00000000 cf=1  (oracle 1 (ptxdiff CPU oracle))\n"
+            "verdict: agree\n");
   r = Ptxdiff({"eval", "--backend",
                std::string("exec:") + PTXDIFF_FAULTY_WORKER_PATH, "popc.b32", "3"});
   EXPECT_EQ(r.code, 0) << r.err;
@@ -209,6 +243,28 @@ std::string TempDirFor(const std::string& name) {
   const std::string dir = ::testing::TempDir() + "/cli_" + name + "_" + std::to_string(getpid());
   std::system(("rm -rf '" + dir + "' && mkdir -p '" + dir + "'").c_str());
   return dir;
+}
+
+// A carry-only disagreement is a mismatch, shown as one by eval and by
+// sweep's replay lines.
+TEST(BackendCommandsTest, ACarryOnlyDisagreementIsAMismatch) {
+  const std::string dir = TempDirFor("carry");
+  const std::string script = dir + "/wrong_carry_worker.sh";
+  std::ofstream(script) << "#!/bin/sh\nexec " << PTXDIFF_FAULTY_WORKER_PATH
+                        << " --fault=wrong-carry-on=sub.cc \"$@\"\n";
+  chmod(script.c_str(), 0755);
+  CliRun r = Ptxdiff({"eval", "--backend", "exec:" + script, "sub.cc.u32", "0", "1"});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("oracle:  0xffffffff cf=1  defined"));
+  EXPECT_THAT(r.out, HasSubstr("backend: 0xffffffff cf=0  (faulty"));
+  EXPECT_THAT(r.out, HasSubstr("verdict: mismatch"));
+  r = Ptxdiff({"sweep", "--backend", "exec:" + script, "--family", "sub", "--tuples", "8"});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("agreed          56\n"));  // the 7 sub without .cc
+  EXPECT_THAT(r.out, HasSubstr("mismatched      32\n"));  // the 4 sub.cc
+  EXPECT_THAT(r.out, testing::ContainsRegex(
+                         "ptxdiff eval 'sub\\.cc\\.[us](32|64)' .*  # oracle 0x[0-9a-f]+ "
+                         "cf=([01]), faulty 0x[0-9a-f]+ cf=[01]"));
 }
 
 const char kCase[] =

@@ -347,7 +347,8 @@ void DifferentialTarget::RunSynchronously(const std::vector<Tuple>& tuples) {
     f.tuple = tuples[i];
     f.oracle = j.oracle;
     f.reading = config_.reading;
-    f.backend_bits = out.results[i].bits;
+    f.backend_bits = j.backend_bits;
+    f.backend_carry = j.backend_carry;
     CrashWithSignature(SignatureOf(f));
   }
 }

@@ -11,13 +11,12 @@
 namespace ptxdiff {
 
 std::string MismatchLine(const Tuple& t, const Result& oracle, uint64_t backend_bits,
-                         absl::string_view backend_name) {
+                         absl::string_view backend_name, bool backend_carry) {
   const Variant& v = t.variant;
-  const int width = ResultWidth(v);
   return absl::StrCat("ptxdiff eval '", Spell(v), "' ",
                       absl::StrJoin(HexOperands(v, t.operands), " "),
-                      "  # oracle ", HexOperand(oracle.bits, width), ", ",
-                      backend_name, " ", HexOperand(backend_bits, width));
+                      "  # oracle ", ResultText(v, oracle.bits, oracle.carry), ", ",
+                      backend_name, " ", ResultText(v, backend_bits, backend_carry));
 }
 
 void DiffSummary::CountDecline(Family family, absl::string_view message) {
@@ -60,7 +59,8 @@ void RunDifferential(WorkerClient& client, std::span<const Tuple> tuples,
       }
       if (j.verdict == Verdict::kMismatch &&
           summary.mismatches.size() < DiffSummary::kMaxListed) {
-        summary.mismatches.push_back(MismatchLine(batch[i], j.oracle, j.backend_bits, backend));
+        summary.mismatches.push_back(MismatchLine(batch[i], j.oracle, j.backend_bits, backend,
+                                                  j.backend_carry));
       }
     }
   }

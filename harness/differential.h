@@ -40,9 +40,11 @@ void RunDifferential(WorkerClient& client, std::span<const Tuple> tuples,
                      size_t batch_size, DiffSummary& summary,
                      Reading reading = Reading::kSpec);
 
-// "ptxdiff eval 'add.s32' 0x1 0x2  # oracle 0x3, ptxas 0x4"
+// "ptxdiff eval 'add.s32' 0x1 0x2  # oracle 0x3, ptxas 0x4"; for a `.cc`
+// variant both results with their carry (ResultText):
+// "... # oracle 0x00000000 cf=1, ptxas 0x00000000 cf=0".
 std::string MismatchLine(const Tuple& t, const Result& oracle, uint64_t backend_bits,
-                         absl::string_view backend_name);
+                         absl::string_view backend_name, bool backend_carry = false);
 
 }  // namespace ptxdiff
 

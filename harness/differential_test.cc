@@ -10,14 +10,45 @@ namespace {
 using ::testing::HasSubstr;
 
 TEST(DifferentialTest, Judge) {
+  const Variant add = *ParseVariant("add.u32");
   const Result defined{5, Undefined::kDefined};
   const Result open{0, Undefined::kDivisionByZero};
-  EXPECT_EQ(Judge(defined, {.bits = 5}), Verdict::kAgree);
-  EXPECT_EQ(Judge(defined, {.bits = 6}), Verdict::kMismatch);
-  EXPECT_EQ(Judge(open, {.bits = 0xffffffff}), Verdict::kUnspecified);
-  EXPECT_EQ(Judge(defined, {.kind = ResultKind::kDecline,
-                            .code = DeclineCode::kNotEvaluable}),
+  EXPECT_EQ(Judge(add, defined, {.bits = 5}), Verdict::kAgree);
+  EXPECT_EQ(Judge(add, defined, {.bits = 6}), Verdict::kMismatch);
+  EXPECT_EQ(Judge(add, open, {.bits = 0xffffffff}), Verdict::kUnspecified);
+  EXPECT_EQ(Judge(add, defined, {.kind = ResultKind::kDecline,
+                                 .code = DeclineCode::kNotEvaluable}),
             Verdict::kDeclined);
+}
+
+// A `.cc` variant agrees only where the bits and the carry both do; for a
+// variant without `.cc` the reply's carry flag is ignored.
+TEST(DifferentialTest, JudgeComparesTheCarryOfCcVariantsOnly) {
+  const Tuple add_cc{*ParseVariant("add.cc.u32"), {{0xffffffff, 1, 0, 0}}};
+  EXPECT_EQ(JudgeTuple(add_cc, {.bits = 0, .carry = true}).verdict, Verdict::kAgree);
+  const Judgement carry_only = JudgeTuple(add_cc, {.bits = 0, .carry = false});
+  EXPECT_EQ(carry_only.verdict, Verdict::kMismatch);
+  EXPECT_TRUE(carry_only.oracle.carry);
+  EXPECT_FALSE(carry_only.backend_carry);
+  EXPECT_EQ(carry_only.backend_bits, 0u);
+  EXPECT_EQ(JudgeTuple(add_cc, {.bits = 1, .carry = true}).verdict, Verdict::kMismatch);
+  // sub.cc: the borrow.
+  const Tuple sub_cc{*ParseVariant("sub.cc.u32"), {{0, 1, 0, 0}}};
+  EXPECT_EQ(JudgeTuple(sub_cc, {.bits = 0xffffffff, .carry = true}).verdict,
+            Verdict::kAgree);
+  EXPECT_EQ(JudgeTuple(sub_cc, {.bits = 0xffffffff}).verdict, Verdict::kMismatch);
+  // addc without .cc writes no carry: a set flag is ignored, and reported
+  // as false.
+  const Tuple addc{*ParseVariant("addc.u32"), {{0xffffffff, 0, 1, 0}}};
+  const Judgement ignored = JudgeTuple(addc, {.bits = 0, .carry = true});
+  EXPECT_EQ(ignored.verdict, Verdict::kAgree);
+  EXPECT_FALSE(ignored.backend_carry);
+  const Tuple plain{*ParseVariant("add.u32"), {{0xffffffff, 1, 0, 0}}};
+  EXPECT_EQ(JudgeTuple(plain, {.bits = 0, .carry = true}).verdict, Verdict::kAgree);
+  EXPECT_EQ(Judge(plain.variant, {0, Undefined::kDefined}, {.bits = 0, .carry = true}),
+            Verdict::kAgree);
+  EXPECT_EQ(Judge(add_cc.variant, {0, Undefined::kDefined, true}, {.bits = 0}),
+            Verdict::kMismatch);
 }
 
 // A value that only the other reading explains is not a mismatch, under
@@ -41,6 +72,15 @@ TEST(DifferentialTest, MismatchLineReplays) {
   const Tuple t{*ParseVariant("add.s16"), {{1, 0xffff, 0, 0}}};
   EXPECT_EQ(MismatchLine(t, Evaluate(t.variant, t.operands), 7, "ptxas"),
             "ptxdiff eval 'add.s16' 0x0001 0xffff  # oracle 0x0000, ptxas 0x0007");
+  // A carry-only mismatch shows as one: both carries are written.
+  const Tuple cc{*ParseVariant("add.cc.u32"), {{0xffffffff, 1, 0, 0}}};
+  EXPECT_EQ(MismatchLine(cc, Evaluate(cc.variant, cc.operands), 0, "ptxas", false),
+            "ptxdiff eval 'add.cc.u32' 0xffffffff 0x00000001  # oracle 0x00000000 "
+            "cf=1, ptxas 0x00000000 cf=0");
+  const Tuple addc{*ParseVariant("addc.u32"), {{0xffffffff, 0, 1, 0}}};
+  EXPECT_EQ(MismatchLine(addc, Evaluate(addc.variant, addc.operands), 1, "x", true),
+            "ptxdiff eval 'addc.u32' 0xffffffff 0x00000000 0x1  # oracle 0x00000000, x "
+            "0x00000001");
 }
 
 // A crash mid-run is counted as a faulty batch while the other batches are

@@ -1,5 +1,7 @@
 #include "harness/judge.h"
 
+#include "isa/family_table.h"
+
 namespace ptxdiff {
 
 absl::string_view VerdictName(Verdict v) {
@@ -13,10 +15,17 @@ absl::string_view VerdictName(Verdict v) {
   return "?";
 }
 
-Verdict Judge(const Result& oracle, const TupleResult& backend) {
+bool SameAnswer(const Variant& v, const Result& oracle,
+                const TupleResult& backend) {
+  return backend.bits == oracle.bits &&
+         (!HasCarryOut(v) || backend.carry == oracle.carry);
+}
+
+Verdict Judge(const Variant& v, const Result& oracle,
+              const TupleResult& backend) {
   if (backend.kind == ResultKind::kDecline) return Verdict::kDeclined;
   if (!oracle.defined()) return Verdict::kUnspecified;
-  return backend.bits == oracle.bits ? Verdict::kAgree : Verdict::kMismatch;
+  return SameAnswer(v, oracle, backend) ? Verdict::kAgree : Verdict::kMismatch;
 }
 
 Judgement JudgeTuple(const Tuple& tuple, const TupleResult& backend, Reading reading) {
@@ -24,12 +33,13 @@ Judgement JudgeTuple(const Tuple& tuple, const TupleResult& backend, Reading rea
   const ReadResult read = Read(reading, tuple.variant, tuple.operands);
   j.oracle = read.result;
   j.erratum = read.erratum;
-  j.verdict = Judge(j.oracle, backend);
+  j.verdict = Judge(tuple.variant, j.oracle, backend);
   j.backend_bits = backend.bits;
+  j.backend_carry = HasCarryOut(tuple.variant) && backend.carry;
   if (j.verdict == Verdict::kMismatch) {
     const Reading other = reading == Reading::kSpec ? Reading::kHardware : Reading::kSpec;
     const ReadResult alt = Read(other, tuple.variant, tuple.operands);
-    if (alt.result.defined() && alt.result.bits == backend.bits) {
+    if (alt.result.defined() && SameAnswer(tuple.variant, alt.result, backend)) {
       j.verdict = Verdict::kOtherReading;
       j.erratum = alt.erratum != nullptr ? alt.erratum : read.erratum;
     }

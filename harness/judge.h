@@ -37,7 +37,15 @@ enum class Verdict : uint8_t {
 };
 absl::string_view VerdictName(Verdict v);
 
-Verdict Judge(const Result& oracle, const TupleResult& backend);
+// A backend's value equals the oracle's: the bits, and for a variant that
+// writes CC.CF (HasCarryOut) the carry too. For every other variant the
+// carry flag of the reply is ignored (the decoder cannot tell them apart;
+// docs/worker-protocol.md).
+bool SameAnswer(const Variant& v, const Result& oracle,
+                const TupleResult& backend);
+
+Verdict Judge(const Variant& v, const Result& oracle,
+              const TupleResult& backend);
 
 // A verdict with what it was reached from, so that nobody evaluates the
 // oracle again to report it. `oracle` is the result under the reading
@@ -46,6 +54,9 @@ struct Judgement {
   Verdict verdict = Verdict::kAgree;
   Result oracle;
   uint64_t backend_bits = 0;  // meaningful unless declined
+  // The backend's outgoing CC.CF; meaningful for `.cc` variants
+  // (HasCarryOut), false for the others whatever the reply said.
+  bool backend_carry = false;
   const Erratum* erratum = nullptr;  // for kOtherReading, or a hardware value
 };
 Judgement JudgeTuple(const Tuple& tuple, const TupleResult& backend,

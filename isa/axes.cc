@@ -90,6 +90,7 @@ absl::string_view SpellRelu(bool relu) { return relu ? "relu" : ""; }
 absl::string_view SpellShiftamt(bool shiftamt) {
   return shiftamt ? "shiftamt" : "";
 }
+absl::string_view SpellCc(bool cc) { return cc ? "cc" : ""; }
 absl::string_view SpellPlusOne(VmadForm f) {
   return f == VmadForm::kPlusOne ? "po" : "";
 }

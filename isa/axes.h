@@ -60,6 +60,9 @@ enum class Family : uint8_t {
   kSelp,
   kSlct,
   kCvt,
+  kAddc,
+  kSubc,
+  kMadc,
   kVadd,
   kVsub,
   kVabsdiff,
@@ -151,6 +154,7 @@ absl::string_view SpellPrmtMode(PrmtMode m);
 absl::string_view SpellSat(bool sat);            // "sat" or ""
 absl::string_view SpellRelu(bool relu);          // "relu" or ""
 absl::string_view SpellShiftamt(bool shiftamt);  // "shiftamt" or ""
+absl::string_view SpellCc(bool cc);              // "cc" or ""
 absl::string_view SpellPlusOne(VmadForm f);      // "po" for kPlusOne; the
                                                  // negations are operands
 

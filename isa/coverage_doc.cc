@@ -26,7 +26,8 @@ std::string Level(const IsaLevel& level) {
 constexpr Axis kDocOrder[] = {
     Axis::kType,      Axis::kAtype,     Axis::kBtype,    Axis::kMulMode,
     Axis::kShiftMode, Axis::kDirection, Axis::kPrmtMode, Axis::kCmp,
-    Axis::kScale,     Axis::kSat,       Axis::kRelu,     Axis::kShiftamt,
+    Axis::kScale,     Axis::kSat,       Axis::kCc,       Axis::kRelu,
+    Axis::kShiftamt,
     Axis::kSecOp,     Axis::kDsel,      Axis::kAsel,     Axis::kBsel,
     Axis::kVmadForm};
 

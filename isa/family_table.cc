@@ -1,6 +1,7 @@
 #include "absl/strings/string_view.h"
 #include "isa/family_table.h"
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <iterator>
@@ -28,16 +29,39 @@ const std::vector<ShiftMode> kClampWrap = {ShiftMode::kClamp,
 
 constexpr IsaLevel kPtx10AllSm = {10, 0};
 constexpr IsaLevel kPtx20Sm20 = {20, 20};
+// The extended-precision instructions (PTX ISA 9.7.2): add.cc, addc, sub.cc,
+// subc at 32 bits PTX 1.2 on all targets, mad.cc and madc at 32 bits PTX 3.0
+// sm_20; all of them at 64 bits PTX 4.3 sm_20.
+constexpr IsaLevel kPtx12AllSm = {12, 0};
+constexpr IsaLevel kPtx30Sm20 = {30, 20};
+constexpr IsaLevel kPtx43Sm20 = {43, 20};
 
 // ---- Legality rules: one per family that needs more than the product. ----
 
-// `.sat` applies only to `.s32` (add, sub).
-bool SatOnlyS32(const Variant& v) { return !v.sat || v.type == T::kS32; }
+// The types of the extended-precision instructions (PTX ISA 9.7.2).
+bool IsCarryType(Type t) {
+  return t == T::kU32 || t == T::kS32 || t == T::kU64 || t == T::kS64;
+}
+
+// `.sat` applies only to `.s32` (add, sub); `.cc` only to .u32 .s32 .u64
+// .s64 and never with `.sat` (add.cc, sub.cc: PTX ISA 9.7.2.1, 9.7.2.3).
+bool AddSubRule(const Variant& v) {
+  if (v.cc && (v.sat || !IsCarryType(v.type))) return false;
+  return !v.sat || v.type == T::kS32;
+}
 
 // `.wide` is only for 16- and 32-bit types; mad's `.sat` only in `.hi.s32`.
 bool MulMadRule(const Variant& v) {
   if (v.mul_mode == MulMode::kWide && TypeWidth(v.type) > 32) return false;
   return !v.sat || (v.mul_mode == MulMode::kHi && v.type == T::kS32);
+}
+
+// mad's `.cc` (mad.cc, PTX ISA 9.7.2.5): only `.hi`/`.lo`, no `.sat`, the
+// types .u32 .s32 .u64 .s64.
+bool MadRule(const Variant& v) {
+  if (!MulMadRule(v)) return false;
+  return !v.cc || (v.mul_mode != MulMode::kWide && !v.sat &&
+                   IsCarryType(v.type));
 }
 
 // mad24's `.sat` only in `.hi.s32`.
@@ -122,19 +146,25 @@ std::vector<FamilyInfo> BuildTable() {
   f = simple(Family::kAdd, "add", "PTX ISA 9.7.1.1", kPtx10AllSm, "d = a + b",
              2, {T::kU16, T::kU32, T::kU64, T::kS16, T::kS32, T::kS64,
                  T::kU16x2, T::kS16x2});
-  f->syntax = ".sat.type", f->optional_sat = true, f->legal = SatOnlyS32;
+  f->syntax = ".sat.cc.type", f->optional_sat = true, f->legal = AddSubRule;
+  f->optional_cc = true;
+  f->carry_level_32 = kPtx12AllSm, f->carry_level_64 = kPtx43Sm20;
   f = simple(Family::kSub, "sub", "PTX ISA 9.7.1.2", kPtx10AllSm, "d = a - b",
              2, kIntTypes);
-  f->syntax = ".sat.type", f->optional_sat = true, f->legal = SatOnlyS32;
+  f->syntax = ".sat.cc.type", f->optional_sat = true, f->legal = AddSubRule;
+  f->optional_cc = true;
+  f->carry_level_32 = kPtx12AllSm, f->carry_level_64 = kPtx43Sm20;
   f = simple(Family::kMul, "mul", "PTX ISA 9.7.1.3", kPtx10AllSm,
              "d = (a * b) high, low or wide", 2, kIntTypes);
   f->syntax = ".mulmode.type", f->legal = MulMadRule;
   f->mul_modes = {MulMode::kHi, MulMode::kLo, MulMode::kWide};
   f = simple(Family::kMad, "mad", "PTX ISA 9.7.1.4", kPtx10AllSm,
              "d = (a * b) high, low or wide + c", 3, kIntTypes);
-  f->syntax = ".mulmode.sat.type", f->optional_sat = true,
-  f->legal = MulMadRule;
+  f->syntax = ".mulmode.sat.cc.type", f->optional_sat = true,
+  f->legal = MadRule;
   f->mul_modes = {MulMode::kHi, MulMode::kLo, MulMode::kWide};
+  f->optional_cc = true;
+  f->carry_level_32 = kPtx30Sm20, f->carry_level_64 = kPtx43Sm20;
   f = simple(Family::kMul24, "mul24", "PTX ISA 9.7.1.5", kPtx10AllSm,
              "d = 24x24-bit product, bits 47..16 or 31..0", 2, kU32S32);
   f->syntax = ".mulmode.type";
@@ -276,6 +306,32 @@ std::vector<FamilyInfo> BuildTable() {
              kCvtTypes);
   f->syntax = ".sat.type.atype", f->source = kPtxCompareText,
   f->atypes = kCvtTypes, f->optional_sat = true, f->legal = CvtRule;
+  // Extended precision with carry in (PTX ISA 9.7.2): the incoming CC.CF is
+  // the last source, "cf". The `.cc` forms of add, sub and mad are rows
+  // above.
+  const std::vector<Type> kCarryTypes = {T::kU32, T::kS32, T::kU64, T::kS64};
+  const absl::string_view kCarryText = "PTX ISA text (9.7.2)";
+  f = simple(Family::kAddc, "addc", "PTX ISA 9.7.2.2", kPtx12AllSm,
+             "d = a + b + CC.CF, optionally carry-out to CC.CF", 3,
+             kCarryTypes);
+  f->syntax = ".cc.type", f->source = kCarryText, f->optional_cc = true;
+  f->carry_in = true;
+  f->carry_level_32 = kPtx12AllSm, f->carry_level_64 = kPtx43Sm20;
+  f = simple(Family::kSubc, "subc", "PTX ISA 9.7.2.4", kPtx12AllSm,
+             "d = a - (b + CC.CF), optionally borrow-out to CC.CF", 3,
+             kCarryTypes);
+  f->syntax = ".cc.type", f->source = kCarryText, f->optional_cc = true;
+  f->carry_in = true;
+  f->carry_level_32 = kPtx12AllSm, f->carry_level_64 = kPtx43Sm20;
+  f = simple(Family::kMadc, "madc", "PTX ISA 9.7.2.6", kPtx30Sm20,
+             "d = (a * b) high or low + c + CC.CF, optionally carry-out to "
+             "CC.CF",
+             4, kCarryTypes);
+  f->syntax = ".mulmode.cc.type", f->source = kCarryText,
+  f->optional_cc = true;
+  f->mul_modes = {MulMode::kHi, MulMode::kLo};
+  f->carry_in = true;
+  f->carry_level_32 = kPtx30Sm20, f->carry_level_64 = kPtx43Sm20;
 
   struct VideoRow {
     Family family;
@@ -456,6 +512,12 @@ IsaLevel LevelOf(const Variant& v) {
                               v.family == Family::kMax;
   // add/min/max `.u16x2`/`.s16x2` and min/max `.relu`: PTX ISA 8.0, sm_90.
   if (is_min_max_add && packed_or_relu) level = {80, 90};
+  if (v.cc || HasCarryIn(v)) {  // extended precision: per width
+    const FamilyInfo& info = InfoOf(v.family);
+    const IsaLevel& carry = TypeWidth(v.type) == 64 ? info.carry_level_64
+                                                    : info.carry_level_32;
+    level = {std::max(level.ptx, carry.ptx), std::max(level.sm, carry.sm)};
+  }
   return level;
 }
 
@@ -466,7 +528,18 @@ int NumSources(const Variant& v) {
   return base + (video_c ? 1 : 0);
 }
 
+bool HasCarryIn(const Variant& v) { return InfoOf(v.family).carry_in; }
+
+int CarryInSource(const Variant& v) {
+  return HasCarryIn(v) ? InfoOf(v.family).num_sources - 1 : -1;
+}
+
+bool IsCarryInSource(const Variant& v, int i) {
+  return i >= 0 && i == CarryInSource(v);
+}
+
 int SourceWidth(const Variant& v, int i) {
+  if (IsCarryInSource(v, i)) return 1;
   switch (v.family) {
     case Family::kMad:
       if (i == 2 && v.mul_mode == MulMode::kWide) return 2 * TypeWidth(v.type);
@@ -519,6 +592,7 @@ absl::string_view SourceName(const Variant& v, int i) {
   static constexpr std::array<absl::string_view, 4> kPlain = {"a", "b", "c",
                                                              "d"};
   if (v.family == Family::kFns) return kFns[i];
+  if (IsCarryInSource(v, i)) return "cf";
   if (v.family == Family::kLop3 && i == 3) return "immLut";
   if (v.family == Family::kVisaShl) return i == 0 ? "src0" : "src1";
   return kPlain[i];
@@ -529,8 +603,10 @@ bool MayBeImmediate(const Variant& v, int i) {
   // the other PTX integer instructions take "register and constant immediate
   // forms" (9.7.1); vISA SHL's sources are "general, indirect, immediate".
   // A predicate source (selp's c: "operand c is a predicate") is a predicate
-  // register.
-  return !IsVideo(v.family) && SourceWidth(v, i) != 1;
+  // register; CC.CF (the carry-in source) is no operand at all: it is never
+  // written in the text.
+  return !IsVideo(v.family) && SourceWidth(v, i) != 1 &&
+         !IsCarryInSource(v, i);
 }
 
 bool MustBeImmediate(const Variant& v, int i) {

@@ -56,6 +56,16 @@ struct FamilyInfo {
   // Bit i set: source i must be written as an immediate (lop3's LUT), so a
   // kernel holds its value in the instruction text, never in a register.
   uint8_t immediate_sources = 0;
+  // True for addc, subc and madc: their last source is the incoming CC.CF
+  // ("cf", 1 bit wide), which is not written in the instruction text (the
+  // condition code is implicit). For addc/madc it is the carry-in, for subc
+  // the borrow-in (docs/spec-notes.md).
+  bool carry_in = false;
+  // The level of the extended-precision forms (every `.cc` variant and every
+  // variant of a family with carry_in) with a 32-bit and a 64-bit type,
+  // where higher than min_level; see LevelOf.
+  IsaLevel carry_level_32;
+  IsaLevel carry_level_64;
 
   // The values the family accepts on each axis of isa/axes.inc: for an enum
   // axis a list, empty when the family lacks the axis (kNone), with kNone in
@@ -130,6 +140,25 @@ bool IsAmountSource(const Variant& v, int i);
 // The first amount source of `v`, -1 if none: bfe's and bfi's position,
 // whose length is the next source.
 int FirstAmountSource(const Variant& v);
+
+// The condition code (PTX ISA 9.7.2). True if `v` writes CC.CF (its `.cc`
+// axis): then Result::carry is the carry-out (add kind) or the borrow-out
+// (sub kind: sub.cc, subc.cc).
+inline bool HasCarryOut(const Variant& v) { return v.cc; }
+// True if `v` reads CC.CF (addc, subc, madc): its last source, "cf".
+bool HasCarryIn(const Variant& v);
+// True for the sub kind (sub.cc, subc): its CC.CF in and out is a borrow.
+// The add kind (add.cc, addc, mad.cc, madc) carries. The spec does not say
+// how one kind reads the other's flag (docs/spec-notes.md), so a kernel sets
+// and reads CC.CF with instructions of the variant's own kind.
+inline bool CarryIsBorrow(const Variant& v) {
+  return v.family == Family::kSub || v.family == Family::kSubc;
+}
+// The index of the "cf" source, -1 if `v` has none.
+int CarryInSource(const Variant& v);
+// True if source `i` is the implicit CC.CF: it has no operand in the
+// instruction text.
+bool IsCarryInSource(const Variant& v, int i);
 
 // True for the nine scalar video families (vadd .. vset).
 bool IsVideo(Family f);

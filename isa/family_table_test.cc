@@ -25,10 +25,16 @@ TEST(FamilyTableTest, RowsAreInFamilyOrder) {
 
 // Counts derived by hand from the syntax lines and restrictions of the spec.
 TEST(FamilyTableTest, VariantCountsMatchTheSpec) {
-  EXPECT_EQ(CountOf(Family::kAdd), 8 + 1);      // 8 types, .sat.s32
-  EXPECT_EQ(CountOf(Family::kSub), 6 + 1);
+  // 8 types, .sat.s32, .cc on u32 s32 u64 s64
+  EXPECT_EQ(CountOf(Family::kAdd), 8 + 1 + 4);
+  EXPECT_EQ(CountOf(Family::kSub), 6 + 1 + 4);
   EXPECT_EQ(CountOf(Family::kMul), 3 * 6 - 2);  // no .wide for 64-bit
-  EXPECT_EQ(CountOf(Family::kMad), 3 * 6 - 2 + 1);  // + mad.hi.sat.s32
+  // + mad.hi.sat.s32, + mad{.hi,.lo}.cc on u32 s32 u64 s64
+  EXPECT_EQ(CountOf(Family::kMad), 3 * 6 - 2 + 1 + 2 * 4);
+  // addc{.cc}, subc{.cc}, madc{.hi,.lo}{.cc} on u32 s32 u64 s64
+  EXPECT_EQ(CountOf(Family::kAddc), 2 * 4);
+  EXPECT_EQ(CountOf(Family::kSubc), 2 * 4);
+  EXPECT_EQ(CountOf(Family::kMadc), 2 * 2 * 4);
   EXPECT_EQ(CountOf(Family::kMul24), 4);
   EXPECT_EQ(CountOf(Family::kMad24), 5);
   EXPECT_EQ(CountOf(Family::kMin), 8 + 2);  // + .relu on s16x2, s32
@@ -91,6 +97,45 @@ TEST(FamilyTableTest, RejectsCombinationsTheSpecForbids) {
       .family = Family::kVadd, .type = Type::kU32, .atype = Type::kU32,
       .btype = Type::kU32, .secop = SecOp::kAdd, .dsel = Sel::kB0};
   EXPECT_FALSE(IsLegal(vadd_merge_and_secop));
+  // .cc: u32 s32 u64 s64 only, never with .sat, mad only with .hi/.lo.
+  for (absl::string_view bad :
+       {"add.cc.u16", "add.cc.s16", "add.cc.u16x2", "add.sat.cc.s32",
+        "sub.cc.s16", "mad.wide.cc.u32", "mad.hi.sat.cc.s32",
+        "mad.lo.cc.u16"}) {
+    EXPECT_FALSE(ParseVariant(bad).ok()) << bad;
+  }
+  for (absl::string_view good :
+       {"add.cc.u32", "add.cc.s64", "sub.cc.u64", "mad.hi.cc.s32",
+        "mad.lo.cc.u64", "addc.u32", "addc.cc.s64", "subc.cc.u32",
+        "madc.hi.u64", "madc.lo.cc.s32"}) {
+    EXPECT_TRUE(ParseVariant(good).ok()) << good;
+  }
+}
+
+TEST(FamilyTableTest, CarrySources) {
+  auto v = [](absl::string_view s) { return *ParseVariant(s); };
+  EXPECT_EQ(NumSources(v("addc.u32")), 3);
+  EXPECT_EQ(NumSources(v("subc.cc.u64")), 3);
+  EXPECT_EQ(NumSources(v("madc.hi.cc.s32")), 4);
+  EXPECT_EQ(NumSources(v("add.cc.u32")), 2);
+  EXPECT_EQ(NumSources(v("mad.lo.cc.u32")), 3);
+  EXPECT_EQ(SourceName(v("addc.u32"), 2), "cf");
+  EXPECT_EQ(SourceWidth(v("addc.u64"), 2), 1);
+  EXPECT_EQ(SourceWidth(v("addc.u64"), 1), 64);
+  EXPECT_EQ(SourceName(v("madc.lo.u64"), 3), "cf");
+  EXPECT_EQ(SourceWidth(v("madc.lo.u64"), 3), 1);
+  EXPECT_EQ(SourceName(v("madc.lo.u64"), 2), "c");
+  EXPECT_EQ(ResultWidth(v("madc.hi.u64")), 64);
+  EXPECT_EQ(CarryInSource(v("subc.u32")), 2);
+  EXPECT_EQ(CarryInSource(v("add.cc.u32")), -1);
+  EXPECT_FALSE(MayBeImmediate(v("addc.u32"), 2));
+  EXPECT_TRUE(MayBeImmediate(v("addc.u32"), 1));
+  EXPECT_TRUE(HasCarryOut(v("add.cc.u32")));
+  EXPECT_TRUE(HasCarryOut(v("madc.lo.cc.u32")));
+  EXPECT_FALSE(HasCarryOut(v("addc.u32")));
+  EXPECT_FALSE(HasCarryOut(v("add.u32")));
+  EXPECT_TRUE(HasCarryIn(v("addc.u32")));
+  EXPECT_FALSE(HasCarryIn(v("add.cc.u32")));
 }
 
 TEST(FamilyTableTest, OperandShapes) {
@@ -145,6 +190,24 @@ TEST(FamilyTableTest, IsaLevels) {
     EXPECT_EQ(level(s).ptx, 10) << s;
     EXPECT_EQ(level(s).sm, 0) << s;
   }
+  // PTX ISA 9.7.2: 32-bit add.cc/addc/sub.cc/subc PTX 1.2 on all targets,
+  // mad.cc/madc PTX 3.0 sm_20; every 64-bit form PTX 4.3 sm_20.
+  for (absl::string_view s : {"add.cc.u32", "addc.s32", "sub.cc.s32",
+                              "subc.cc.u32"}) {
+    EXPECT_EQ(level(s).ptx, 12) << s;
+    EXPECT_EQ(level(s).sm, 0) << s;
+  }
+  for (absl::string_view s : {"mad.lo.cc.u32", "madc.hi.s32"}) {
+    EXPECT_EQ(level(s).ptx, 30) << s;
+    EXPECT_EQ(level(s).sm, 20) << s;
+  }
+  for (absl::string_view s : {"add.cc.u64", "addc.s64", "sub.cc.s64",
+                              "subc.u64", "mad.hi.cc.u64", "madc.lo.cc.s64"}) {
+    EXPECT_EQ(level(s).ptx, 43) << s;
+    EXPECT_EQ(level(s).sm, 20) << s;
+  }
+  EXPECT_EQ(level("add.u64").ptx, 10);  // without .cc: unchanged
+  EXPECT_EQ(level("mad.lo.u32").sm, 0);
 }
 
 }  // namespace

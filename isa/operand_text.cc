@@ -49,6 +49,12 @@ std::string HexOperand(uint64_t bits, int width) {
   return absl::StrFormat("0x%0*x", (width + 3) / 4, bits);
 }
 
+std::string ResultText(const Variant& v, uint64_t bits, bool carry) {
+  std::string text = HexOperand(bits, ResultWidth(v));
+  if (HasCarryOut(v)) absl::StrAppend(&text, " cf=", carry ? 1 : 0);
+  return text;
+}
+
 std::vector<std::string> HexOperands(const Variant& v, const Operands& operands) {
   std::vector<std::string> out;
   for (int i = 0; i < NumSources(v); ++i) {

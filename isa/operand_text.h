@@ -23,6 +23,11 @@ absl::StatusOr<uint64_t> ParseOperand(absl::string_view text, int width);
 // `bits` as 0x-prefixed hex with as many digits as `width` needs.
 std::string HexOperand(uint64_t bits, int width);
 
+// A result for people: the destination as HexOperand at ResultWidth(v),
+// followed for a variant that writes CC.CF (HasCarryOut) by its carry-out
+// (sub.cc, subc.cc: the borrow): "0x00000000", "0x00000000 cf=1".
+std::string ResultText(const Variant& v, uint64_t bits, bool carry);
+
 // Each source of `operands` as HexOperand at its width, in order (as many as
 // NumSources(v)): the operand list of replay lines and text cases.
 std::vector<std::string> HexOperands(const Variant& v, const Operands& operands);

@@ -1,6 +1,7 @@
 #include "isa/operand_text.h"
 
 #include "gtest/gtest.h"
+#include "isa/spelling.h"
 
 namespace ptxdiff {
 namespace {
@@ -34,6 +35,22 @@ TEST(OperandTextTest, HexHasTheWidthsDigits) {
   EXPECT_EQ(HexOperand(0xf, 32), "0x0000000f");
   EXPECT_EQ(HexOperand(0xf, 16), "0x000f");
   EXPECT_EQ(HexOperand(1, 64), "0x0000000000000001");
+  EXPECT_EQ(HexOperand(1, 1), "0x1");  // the carry-in cf
+}
+
+TEST(OperandTextTest, TheCarryInIsOneBit) {
+  EXPECT_EQ(*ParseOperand("1", 1), 1u);
+  EXPECT_EQ(*ParseOperand("0x0", 1), 0u);
+  EXPECT_FALSE(ParseOperand("2", 1).ok());
+}
+
+TEST(OperandTextTest, ResultTextShowsTheCarryOfCcVariants) {
+  EXPECT_EQ(ResultText(*ParseVariant("add.u32"), 3, false), "0x00000003");
+  EXPECT_EQ(ResultText(*ParseVariant("add.u32"), 3, true), "0x00000003");
+  EXPECT_EQ(ResultText(*ParseVariant("addc.u32"), 0, true), "0x00000000");
+  EXPECT_EQ(ResultText(*ParseVariant("add.cc.u32"), 0, true), "0x00000000 cf=1");
+  EXPECT_EQ(ResultText(*ParseVariant("subc.cc.u64"), 1, false),
+            "0x0000000000000001 cf=0");
 }
 
 }  // namespace

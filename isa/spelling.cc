@@ -141,8 +141,10 @@ const Variant* Lookup(const std::string& normalized) {
   it = index.find(normalized.substr(0, space));
   if (it == index.end()) return nullptr;
   const Variant& v = it->second;
+  // CC.CF, the carry-in of addc/subc/madc, is not written.
+  const int written = NumSources(v) - (HasCarryIn(v) ? 1 : 0);
   const bool plain = normalized.substr(space + 1) ==
-                     PlainOperandList(NumSources(v), v.family == Family::kBfi);
+                     PlainOperandList(written, v.family == Family::kBfi);
   return plain ? &v : nullptr;
 }
 
@@ -169,6 +171,7 @@ std::string PtxInstruction(const Variant& v, absl::string_view dest,
                            const std::vector<std::string>& sources) {
   std::vector<std::string> ops = {WithSel(dest, v.dsel)};
   for (size_t i = 0; i < sources.size(); ++i) {
+    if (IsCarryInSource(v, static_cast<int>(i))) continue;  // CC.CF: implicit
     const bool negated = (i == 0 && v.vmad_form == VmadForm::kNegProduct) ||
                          (i == 2 && v.vmad_form == VmadForm::kNegC);
     const Sel sel = i == 0 ? v.asel : i == 1 ? v.bsel : Sel::kNone;

@@ -47,7 +47,10 @@ std::string PtxSetRegister(int width, absl::string_view reg,
 // variant's selectors and negations:
 //   PtxInstruction(v, "%r0", {"%r1", "%r2", "%r3"}) ==
 //       "vadd.u32.u32.u32.sat %r0.b1, %r1, %r2.h0, %r3"
-// `sources` must hold NumSources(v) entries.
+// `sources` must hold NumSources(v) entries; the entry of the carry-in
+// source "cf" (addc, subc, madc) is not written, since the instruction reads
+// CC.CF implicitly: PtxInstruction(addc.u32, "%r0", {"%r1", "%r2", "%r3"})
+// == "addc.u32 %r0, %r1, %r2".
 std::string PtxInstruction(const Variant& v, absl::string_view dest,
                            const std::vector<std::string>& sources);
 

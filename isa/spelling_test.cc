@@ -69,6 +69,22 @@ TEST(SpellingTest, AcceptsPlainOperandListsAndWhiteSpace) {
   EXPECT_EQ(*ParseVariant("bfi.b32 f, a, b, c, d"), *ParseVariant("bfi.b32"));
 }
 
+// CC.CF is implicit: addc/subc/madc are written without their "cf" source,
+// and PtxInstruction leaves it out.
+TEST(SpellingTest, CarryInIsNotAnOperandInTheText) {
+  EXPECT_EQ(*ParseVariant("addc.cc.u32 x2, y2, z2;"), *ParseVariant("addc.cc.u32"));
+  EXPECT_EQ(*ParseVariant("subc.u64 d, a, b"), *ParseVariant("subc.u64"));
+  EXPECT_EQ(*ParseVariant("madc.hi.cc.s32 d, a, b, c"), *ParseVariant("madc.hi.cc.s32"));
+  EXPECT_EQ(*ParseVariant("add.cc.u32 x1, y1, z1;"), *ParseVariant("add.cc.u32"));
+  EXPECT_EQ(*ParseVariant("mad.lo.cc.u32 d, a, b, c"), *ParseVariant("mad.lo.cc.u32"));
+  EXPECT_FALSE(ParseVariant("addc.u32 d, a, b, cf").ok());
+  EXPECT_EQ(PtxInstruction(*ParseVariant("addc.u32"), "%r0", {"%r1", "%r2", "%r3"}),
+            "addc.u32 %r0, %r1, %r2");
+  EXPECT_EQ(PtxInstruction(*ParseVariant("madc.lo.cc.u64"), "%rd0",
+                           {"%rd1", "%rd2", "%rd3", "%r4"}),
+            "madc.lo.cc.u64 %rd0, %rd1, %rd2, %rd3");
+}
+
 TEST(SpellingTest, SpecAlternativeSpellings) {
   // The spec's own example writes `.relu` last.
   EXPECT_EQ(*ParseVariant("min.s16x2.relu"), *ParseVariant("min.relu.s16x2"));

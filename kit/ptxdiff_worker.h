@@ -52,7 +52,8 @@ inline constexpr size_t kFrameHeaderSize = 16;
 inline constexpr uint64_t kMaxPayload = uint64_t{1} << 30;
 inline constexpr uint32_t kMaxTuplesPerBatch = 1u << 24;
 inline constexpr size_t kTupleSize = 40;   // u32 index, u32 reserved, 4 x u64
-inline constexpr size_t kResultSize = 16;  // u8 kind, u8 code, u16, u32, u64
+inline constexpr size_t kResultSize = 16;  // u8 kind, u8 code, u16 flags, u32, u64
+inline constexpr uint16_t kResultFlagCarry = 1;  // flags bit 0: CC.CF out
 inline constexpr size_t kMaxMessageSize = 0xffff;  // u16 length prefix
 
 // The exit statuses Serve returns (main should return them).
@@ -308,12 +309,16 @@ inline std::optional<Variant> ParseVariant(std::string_view spelling,
 
 // What Evaluate gives for one tuple: a value (the destination's bits,
 // zero-extended from the result width: 64 for mul.wide.u32, 32 for packed
-// types) or a decline with a code and a reason.
+// types) or a decline with a code and a reason. A `.cc` variant's value also
+// carries its outgoing CC.CF: the carry out (add.cc, addc.cc, mad.cc,
+// madc.cc) or the borrow (sub.cc, subc.cc); it is sent only if
+// WorkerInfo::carry is set, and ignored for variants without `.cc`.
 class Answer {
  public:
-  static Answer Value(uint64_t bits) {
+  static Answer Value(uint64_t bits, bool carry = false) {
     Answer a;
     a.bits_ = bits;
+    a.carry_ = carry;
     return a;
   }
   static Answer Decline(DeclineCode code, std::string reason) {
@@ -326,6 +331,7 @@ class Answer {
   bool is_value() const { return code_ == 0; }
   bool is_decline() const { return code_ != 0; }
   uint64_t bits() const { return bits_; }
+  bool carry() const { return carry_; }
   DeclineCode code() const { return static_cast<DeclineCode>(code_); }
   const std::string& reason() const { return reason_; }
 
@@ -333,12 +339,15 @@ class Answer {
   Answer() = default;  // an Answer is always built as a value or a decline
 
   uint64_t bits_ = 0;
+  bool carry_ = false;
   uint8_t code_ = 0;  // 0: a value
   std::string reason_;
 };
 
 // The author's function. `operands` holds a, b, c, d, each in the low bits of
-// its uint64_t, as wide as that source; unused slots are 0.
+// its uint64_t, as wide as that source; unused slots are 0. For addc, subc
+// and madc the last source is the incoming CC.CF ("cf", 0 or 1): the
+// carry-in, for subc the borrow-in.
 using EvaluateFn = std::function<Answer(const Variant&, const uint64_t*)>;
 
 // What the worker says of itself in HELLO_REPLY.
@@ -349,6 +358,10 @@ struct WorkerInfo {
   // "*", family opcodes ("add", "visa.shl") or canonical spellings. The
   // client declines (code 1) every tuple not covered without sending it.
   std::vector<std::string> supports;
+  // True if Evaluate answers `.cc` variants with their carry-out
+  // (Answer::Value(bits, carry)): HELLO_REPLY says carry=1. Without it the
+  // client sends no `.cc` variant, whatever `supports` says.
+  bool carry = false;
 };
 
 // ---------------------------------------------------------------------------
@@ -536,6 +549,7 @@ inline std::string EncodeHelloReply(const WorkerInfo& info) {
     if (!value->empty()) kv.emplace_back(key, *value);
   }
   for (const std::string& s : info.supports) kv.emplace_back("supports", s);
+  if (info.carry) kv.emplace_back("carry", "1");
   return EncodeKeyValues(kv);
 }
 
@@ -598,7 +612,9 @@ class ResultsBuilder {
     records_.reserve(expected * kResultSize);
   }
 
-  void AddValue(uint64_t bits) { AddRecord(0, 0, 0, bits); }
+  void AddValue(uint64_t bits, bool carry = false) {
+    AddRecord(0, 0, 0, bits, carry ? kResultFlagCarry : 0);
+  }
 
   void AddDecline(DeclineCode code, std::string_view reason) {
     uint8_t c = static_cast<uint8_t>(code);
@@ -608,12 +624,12 @@ class ResultsBuilder {
       c = static_cast<uint8_t>(DeclineCode::kOther);
     }
     clipped.append(reason.data(), reason.size());
-    AddRecord(1, c, MessageIndex(internal::ClipMessage(clipped)), 0);
+    AddRecord(1, c, MessageIndex(internal::ClipMessage(clipped)), 0, 0);
   }
 
   void Add(const Answer& a) {
     if (a.is_value()) {
-      AddValue(a.bits());
+      AddValue(a.bits(), a.carry());
     } else {
       AddDecline(a.code(), a.reason());
     }
@@ -635,10 +651,11 @@ class ResultsBuilder {
   std::string Encode() const { return EncodeHead() + records_; }
 
  private:
-  void AddRecord(uint8_t kind, uint8_t code, uint32_t message, uint64_t bits) {
+  void AddRecord(uint8_t kind, uint8_t code, uint32_t message, uint64_t bits,
+                 uint16_t flags) {
     char record[kResultSize];
     const uint64_t head = uint64_t{kind} | uint64_t{code} << 8 |
-                          uint64_t{message} << 32;
+                          uint64_t{flags} << 16 | uint64_t{message} << 32;
     for (int i = 0; i < 8; ++i) {
       record[i] = static_cast<char>(head >> (8 * i));
       record[8 + i] = static_cast<char>(bits >> (8 * i));
@@ -687,6 +704,7 @@ inline std::string EncodeRunRequest(const std::vector<std::string>& spellings,
 struct WireResult {
   uint8_t kind = 0;  // 0 value, 1 decline
   uint8_t code = 0;  // DeclineCode for declines
+  uint16_t flags = 0;  // kResultFlagCarry: a `.cc` variant's CC.CF out
   uint32_t message = 0;
   uint64_t bits = 0;
 };
@@ -715,6 +733,7 @@ inline bool DecodeResults(std::string_view payload, DecodedResults* out,
     WireResult& w = out->results[i];
     w.kind = static_cast<uint8_t>(p[0]);
     w.code = static_cast<uint8_t>(p[1]);
+    w.flags = static_cast<uint16_t>(internal::GetLe(p + 2, 2));
     w.message = static_cast<uint32_t>(internal::GetLe(p + 4, 4));
     w.bits = internal::GetLe(p + 8, 8);
     if (w.kind > 1 || (w.kind == 1 && (w.code < 1 || w.code > 4 ||

@@ -161,6 +161,34 @@ TEST(KitResultsTest, DeclineMessagesAreStoredOnce) {
   EXPECT_EQ(d.results[5].bits, ~0ull);
 }
 
+// A `.cc` variant's carry-out: flags bit 0 of a value's record (bytes 2-3),
+// never of a decline; WorkerInfo::carry says carry=1 in HELLO_REPLY.
+TEST(KitResultsTest, TheCarryIsFlagsBitZero) {
+  ResultsBuilder b;
+  b.Add(Answer::Value(0, /*carry=*/true));
+  b.Add(Answer::Value(5));
+  b.AddValue(0xffffffff, true);
+  b.AddDecline(DeclineCode::kOther, "no");
+  EXPECT_TRUE(Answer::Value(1, true).carry());
+  EXPECT_FALSE(Answer::Value(1).carry());
+  const std::string payload = b.Encode();
+  EXPECT_EQ(b.records()[2], '\x01');
+  EXPECT_EQ(b.records()[3], '\x00');
+  DecodedResults d;
+  std::string error;
+  ASSERT_TRUE(DecodeResults(payload, &d, &error)) << error;
+  EXPECT_EQ(d.results[0].flags, kResultFlagCarry);
+  EXPECT_EQ(d.results[0].bits, 0u);
+  EXPECT_EQ(d.results[1].flags, 0);
+  EXPECT_EQ(d.results[2].flags, kResultFlagCarry);
+  EXPECT_EQ(d.results[3].flags, 0);
+  WorkerInfo info = TestInfo();
+  info.carry = true;
+  EXPECT_EQ(EncodeHelloReply(info),
+            "name=kit-test\nversion=7\ndevice=a CPU\nsupports=add\nsupports=bfe.u32\n"
+            "carry=1\n");
+}
+
 TEST(KitResultsTest, LongMessagesAreClippedAndBadCodesBecomeOther) {
   ResultsBuilder b;
   std::string long_reason(kMaxMessageSize - 1, 'x');

@@ -21,7 +21,8 @@
 
 namespace ptxdiff {
 
-// The edge values for an operand `width` bits wide (each fits the width).
+// The edge values for an operand `width` bits wide (each fits the width):
+// widths 1 (the carry-in "cf": 0 and 1), 8, 16, 24, 32 and 64.
 const std::vector<uint64_t>& EdgeValues(int width);
 
 // Fills `out` with tuples for `v`: each source an edge value, a random value

@@ -1,5 +1,8 @@
 // Replays oracle/testdata/known_answers.txt through both oracles: the seeds'
 // worked examples and hand-derived corner cases of every family.
+// Each line is "spelling | operands | expected | definedness [flag]"; the
+// flag token ("carry=0|1", or "borrow=0|1" for sub.cc/subc.cc) is there
+// exactly for the variants with `.cc` and is compared with Result::carry.
 
 #include <fstream>
 #include <string>
@@ -25,7 +28,35 @@ struct KnownAnswer {
   Operands operands;
   uint64_t expected;
   std::string definedness;  // "defined" or a reason token
+  bool carry = false;       // the outgoing CC.CF (Result::carry)
 };
+
+// True for the extended-precision instructions whose CC.CF is a borrow:
+// sub.cc and subc (PTX ISA 9.7.2). Their flag token is "borrow=", the other
+// `.cc` variants' is "carry=".
+bool IsBorrowKind(const Variant& v) {
+  return v.family == Family::kSub || v.family == Family::kSubc;
+}
+
+// The last field: the definedness token, then, for a variant with `.cc`
+// only, "carry=0|1" or "borrow=0|1" (the outgoing CC.CF).
+void ParseOutcome(const std::string& field, int number, KnownAnswer& ka) {
+  std::vector<std::string> tokens =
+      absl::StrSplit(field, ' ', absl::SkipEmpty());
+  EXPECT_FALSE(tokens.empty()) << "line " << number;
+  if (tokens.empty()) return;
+  ka.definedness = tokens[0];
+  const bool has_flag = HasCarryOut(ka.variant);
+  EXPECT_EQ(tokens.size(), has_flag ? 2u : 1u)
+      << "line " << number << ": a `.cc` variant needs exactly one "
+      << "carry=/borrow= token after the definedness, any other none";
+  if (!has_flag || tokens.size() != 2) return;
+  const std::string name = IsBorrowKind(ka.variant) ? "borrow=" : "carry=";
+  EXPECT_TRUE(tokens[1] == name + "0" || tokens[1] == name + "1")
+      << "line " << number << ": expected " << name << "0 or " << name
+      << "1, got " << tokens[1];
+  ka.carry = tokens[1] == name + "1";
+}
 
 std::vector<KnownAnswer> LoadKnownAnswers() {
   const std::string path =
@@ -45,7 +76,8 @@ std::vector<KnownAnswer> LoadKnownAnswers() {
     auto variant = ParseVariant(fields[0]);
     EXPECT_TRUE(variant.ok()) << "line " << number << ": " << variant.status();
     if (!variant.ok()) continue;
-    KnownAnswer ka{number, fields[0], *variant, {}, 0, fields[3]};
+    KnownAnswer ka{number, fields[0], *variant, {}, 0, "", false};
+    ParseOutcome(fields[3], number, ka);
     std::vector<std::string> ops =
         absl::StrSplit(fields[1], ' ', absl::SkipEmpty());
     EXPECT_EQ(static_cast<int>(ops.size()), NumSources(*variant))
@@ -69,6 +101,10 @@ void ExpectMatches(const KnownAnswer& ka, const Result& r, const char* oracle) {
       << oracle << ", line " << ka.line << ": " << ka.spelling;
   EXPECT_EQ(Token(r.undefined), ka.definedness)
       << oracle << ", line " << ka.line << ": " << ka.spelling;
+  // Without `.cc` the expected flag is false: CC.CF is not written.
+  EXPECT_EQ(r.carry, ka.carry)
+      << oracle << ", line " << ka.line << ": " << ka.spelling
+      << (IsBorrowKind(ka.variant) ? " (borrow-out)" : " (carry-out)");
 }
 
 TEST(KnownAnswerTest, FastOracle) {

@@ -20,6 +20,9 @@ using i128 = __int128;
 using u128 = unsigned __int128;
 
 constexpr Result Defined(uint64_t bits) { return {bits, Undefined::kDefined}; }
+constexpr Result WithCarry(uint64_t bits, bool carry) {
+  return {bits, Undefined::kDefined, carry};
+}
 
 // ---------------------------------------------------------------------------
 // Integer arithmetic (PTX ISA 9.7.1)
@@ -47,8 +50,47 @@ inline int64_t ClampS32(i128 x) {
   return static_cast<int64_t>(std::clamp<i128>(x, INT32_MIN, INT32_MAX));
 }
 
+// ---------------------------------------------------------------------------
+// Extended precision (PTX ISA 9.7.2): the carry and borrow are those of the
+// unsigned bit patterns, for .s* types too ("the same for unsigned and signed
+// integers"). `cf` is the incoming CC.CF (0 for add.cc, sub.cc, mad.cc).
+// ---------------------------------------------------------------------------
+
+// d = a + b + cf; the carry out of the full-precision sum.
+inline Result AddCarry(uint64_t a, uint64_t b, uint64_t cf, int w) {
+  const uint64_t mask = LowMask(w);
+  const u128 sum = u128{a & mask} + (b & mask) + (cf & 1);
+  return WithCarry(static_cast<uint64_t>(sum) & mask,
+                   static_cast<bool>(sum >> w));
+}
+
+// d = a - (b + cf); the borrow: a < b + cf, b + cf not wrapped.
+inline Result SubBorrow(uint64_t a, uint64_t b, uint64_t cf, int w) {
+  const uint64_t mask = LowMask(w);
+  const u128 subtrahend = u128{b & mask} + (cf & 1);
+  return WithCarry((a - b - (cf & 1)) & mask, u128{a & mask} < subtrahend);
+}
+
+// Keeps the carry only where the variant writes CC.CF.
+inline Result CarryIf(bool cc, Result r) {
+  r.carry = cc && r.carry;
+  return r;
+}
+
+Result EvalAddc(const Variant& v, const Operands& o) {
+  return CarryIf(v.cc, AddCarry(o.v[0], o.v[1], o.v[2], TypeWidth(v.type)));
+}
+
+Result EvalSubc(const Variant& v, const Operands& o) {
+  return CarryIf(v.cc, SubBorrow(o.v[0], o.v[1], o.v[2], TypeWidth(v.type)));
+}
+
 Result EvalAddSub(const Variant& v, const Operands& o) {
   const bool sub = v.family == Family::kSub;
+  if (v.cc) {  // add.cc, sub.cc
+    const int w = TypeWidth(v.type);
+    return sub ? SubBorrow(o.v[0], o.v[1], 0, w) : AddCarry(o.v[0], o.v[1], 0, w);
+  }
   if (v.sat) {  // .sat.s32: the exact sum, clamped
     const i128 a = SignExtend(o.v[0], 32), b = SignExtend(o.v[1], 32);
     return Defined(Low(ClampS32(sub ? a - b : a + b), 32));
@@ -88,6 +130,10 @@ Result EvalMul(const Variant& v, const Operands& o) {
 
 Result EvalMad(const Variant& v, const Operands& o) {
   const u128 part = ProductPart(v, Product(v, o));
+  if (v.cc) {  // mad.hi.cc, mad.lo.cc: part + c, carry out
+    return AddCarry(static_cast<uint64_t>(part), o.v[2], 0,
+                    TypeWidth(v.type));
+  }
   if (v.sat) {  // mad.hi.sat.s32: the s32 high part plus c, clamped.
     const i128 exact = SignExtend(static_cast<uint64_t>(part), 32) +
                        static_cast<i128>(SignExtend(o.v[2], 32));
@@ -95,6 +141,13 @@ Result EvalMad(const Variant& v, const Operands& o) {
   }
   const int width = ResultWidth(v);
   return Defined(static_cast<uint64_t>(Low128(part + o.v[2], width)));
+}
+
+// madc: the `.hi`/`.lo` part of the product + c + cf, carry out with `.cc`.
+Result EvalMadc(const Variant& v, const Operands& o) {
+  const u128 part = ProductPart(v, Product(v, o));
+  return CarryIf(v.cc, AddCarry(static_cast<uint64_t>(part), o.v[2], o.v[3],
+                                TypeWidth(v.type)));
 }
 
 // mul24/mad24: the 48-bit product of the low 24 bits, .hi = t<47..16>,
@@ -659,8 +712,9 @@ constexpr std::array<EvalFn, kNumFamilies> kEvaluators = {
     EvalBfe,    EvalBfi,    EvalBmsk,   EvalSzext,  EvalDp4a,  EvalDp2a,
     EvalShf,    EvalLogic,  EvalLogic,  EvalLogic,  EvalLogic, EvalLogic,
     EvalLop3,   EvalShift,  EvalShift,  EvalPrmt,   EvalSetp,  EvalSelp,
-    EvalSlct,   EvalCvt,    EvalVideo,  EvalVideo,  EvalVideo, EvalVideo,
-    EvalVideo,  EvalVideo,  EvalVideo,  EvalVmad,   EvalVset,  EvalVisaShl,
+    EvalSlct,   EvalCvt,    EvalAddc,   EvalSubc,   EvalMadc,  EvalVideo,
+    EvalVideo,  EvalVideo,  EvalVideo,  EvalVideo,  EvalVideo, EvalVideo,
+    EvalVmad,   EvalVset,   EvalVisaShl,
 };
 static_assert(std::ranges::none_of(kEvaluators,
                                    [](EvalFn f) { return f == nullptr; }),
@@ -685,7 +739,7 @@ constexpr std::array<LoopFn, kNumFamilies> MakeLoops(std::index_sequence<I...>) 
 // only on the variant taken out of the loop. Each must equal Loop<Eval...>
 // (OracleTest.BatchEqualsOneByOne checks every variant).
 void LoopAddSub(const Variant& v, const Operands* in, Result* out, size_t n) {
-  if (v.sat || IsPacked(v.type)) return Loop<EvalAddSub>(v, in, out, n);
+  if (v.sat || v.cc || IsPacked(v.type)) return Loop<EvalAddSub>(v, in, out, n);
   const uint64_t mask = LowMask(TypeWidth(v.type));
   if (v.family == Family::kSub) {
     for (size_t i = 0; i < n; ++i) out[i] = Defined((in[i].v[0] - in[i].v[1]) & mask);
@@ -790,7 +844,7 @@ std::string ReplayLine(const Variant& v, const Operands& operands,
                        const Result& result) {
   return absl::StrCat("ptxdiff eval '", Spell(v), "' ",
                       absl::StrJoin(HexOperands(v, operands), " "),
-                      " -> ", HexOperand(result.bits, ResultWidth(v)), " (",
+                      " -> ", ResultText(v, result.bits, result.carry), " (",
                       Token(result.undefined), ")");
 }
 

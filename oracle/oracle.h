@@ -53,13 +53,20 @@ struct Result {
   // common reading), but nothing may be concluded from a mismatch on it.
   uint64_t bits = 0;
   Undefined undefined = Undefined::kDefined;
+  // The outgoing CC.CF of a variant with `.cc` (HasCarryOut): for add.cc,
+  // addc.cc, mad.cc and madc.cc the unsigned carry out of the full-precision
+  // sum, for sub.cc and subc.cc the borrow (1 when a < b (+ cf) as unsigned
+  // full-precision values). False for every other variant.
+  bool carry = false;
 
   bool defined() const { return undefined == Undefined::kDefined; }
   friend bool operator==(const Result&, const Result&) = default;
 };
 
 // One line that replays a tuple and shows a result:
-// "ptxdiff eval 'add.s32' 0x00000001 0x00000002 -> 0x00000003 (defined)".
+// "ptxdiff eval 'add.s32' 0x00000001 0x00000002 -> 0x00000003 (defined)",
+// "ptxdiff eval 'add.cc.u32' 0xffffffff 0x00000001 -> 0x00000000 cf=1
+// (defined)" (ResultText).
 std::string ReplayLine(const Variant& v, const Operands& operands,
                        const Result& result);
 

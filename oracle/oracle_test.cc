@@ -71,6 +71,58 @@ TEST(OracleTest, UndefinedOnlyWhereTheSpecSaysSo) {
   }
 }
 
+// The extended-precision instructions (PTX ISA 9.7.2): the carry out of the
+// full-precision sum, for the sub kind the borrow; b + cf never wraps; .s*
+// types carry like .u*; only `.cc` variants write a carry.
+TEST(OracleTest, CarryAndBorrow) {
+  auto eval = [](absl::string_view spelling, Operands o) {
+    return Evaluate(*ParseVariant(spelling), o);
+  };
+  auto value = [](uint64_t bits, bool carry) {
+    return Result{bits, Undefined::kDefined, carry};
+  };
+  EXPECT_EQ(eval("add.cc.u32", {{0xffffffff, 1}}), value(0, true));
+  EXPECT_EQ(eval("add.cc.s32", {{0xffffffff, 1}}), value(0, true));  // -1 + 1
+  EXPECT_EQ(eval("add.cc.s32", {{0x7fffffff, 1}}), value(0x80000000, false));
+  EXPECT_EQ(eval("add.cc.u64", {{~0ull, ~0ull}}), value(~0ull - 1, true));
+  EXPECT_EQ(eval("add.u32", {{0xffffffff, 1}}), value(0, false));  // no .cc
+  EXPECT_EQ(eval("sub.cc.u32", {{0, 1}}), value(0xffffffff, true));
+  EXPECT_EQ(eval("sub.cc.u32", {{1, 1}}), value(0, false));
+  EXPECT_EQ(eval("sub.cc.s64", {{0x8000000000000000, 1}}),
+            value(0x7fffffffffffffff, false));  // signed overflow, no borrow
+  // addc: + cf; the carry with .cc only.
+  EXPECT_EQ(eval("addc.u32", {{0xffffffff, 0, 1}}), value(0, false));
+  EXPECT_EQ(eval("addc.cc.u32", {{0xffffffff, 0, 1}}), value(0, true));
+  EXPECT_EQ(eval("addc.cc.u32", {{0xffffffff, 0xffffffff, 1}}),
+            value(0xffffffff, true));
+  EXPECT_EQ(eval("addc.cc.u64", {{~0ull, 0, 0}}), value(~0ull, false));
+  // subc: a - (b + cf), b + cf in full precision.
+  EXPECT_EQ(eval("subc.cc.u32", {{0, 0xffffffff, 1}}), value(0, true));
+  EXPECT_EQ(eval("subc.cc.u32", {{5, 3, 1}}), value(1, false));
+  EXPECT_EQ(eval("subc.cc.u32", {{5, 5, 1}}), value(0xffffffff, true));
+  EXPECT_EQ(eval("subc.u64", {{0, 0, 1}}), value(~0ull, false));
+  // mad.cc / madc: the chosen half + c (+ cf); .hi of a signed product.
+  EXPECT_EQ(eval("mad.lo.cc.u32", {{0x10000, 0x10000, 1}}), value(1, false));
+  EXPECT_EQ(eval("mad.lo.cc.u32", {{1, 0xffffffff, 1}}), value(0, true));
+  EXPECT_EQ(eval("mad.hi.cc.u32", {{0x10000, 0x10000, 0xfffffffe}}),
+            value(0xffffffff, false));
+  EXPECT_EQ(eval("mad.hi.cc.u32", {{0x10000, 0x10000, 0xffffffff}}), value(0, true));
+  EXPECT_EQ(eval("mad.hi.cc.s32", {{0xffffffff, 1, 1}}), value(0, true));  // hi(-1) = -1
+  EXPECT_EQ(eval("mad.hi.cc.u32", {{0xffffffff, 1, 1}}), value(1, false));  // hi = 0
+  EXPECT_EQ(eval("madc.hi.cc.s32", {{0xffffffff, 1, 0xffffffff, 1}}),
+            value(0xffffffff, true));
+  EXPECT_EQ(eval("madc.lo.u64", {{~0ull, ~0ull, ~0ull, 1}}), value(1, false));
+  EXPECT_EQ(eval("madc.lo.cc.u64", {{~0ull, ~0ull, ~0ull, 1}}), value(1, true));
+  // No variant without .cc ever carries.
+  std::mt19937_64 rng(10);
+  std::vector<Operands> tuples(64);
+  for (const Variant& v : AllVariants()) {
+    if (v.cc) continue;
+    FillEdgeTuples(v, rng, tuples);
+    for (const Operands& o : tuples) ASSERT_FALSE(Evaluate(v, o).carry) << Spell(v);
+  }
+}
+
 // The f32 special bit patterns are edge values of the 32- and 64-bit
 // operands (issue 13); every table's values fit its width.
 TEST(EdgeOperandsTest, F32SpecialPatternsAndWidths) {
@@ -84,7 +136,8 @@ TEST(EdgeOperandsTest, F32SpecialPatternsAndWidths) {
       EXPECT_TRUE(values.count(x)) << width << ": " << x;
     }
   }
-  for (int width : {8, 16, 24, 32, 64}) {
+  EXPECT_EQ(EdgeValues(1), (std::vector<uint64_t>{0, 1}));  // the carry-in
+  for (int width : {1, 8, 16, 24, 32, 64}) {
     for (uint64_t x : EdgeValues(width)) {
       EXPECT_EQ(x, Low(x, width)) << width << ": " << x;
     }

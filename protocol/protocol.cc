@@ -156,6 +156,7 @@ KeyValues DecodeKeyValues(absl::string_view text) {
 }
 
 bool WorkerIdentity::Supports(const Variant& v) const {
+  if (HasCarryOut(v) && !carry) return false;
   const absl::string_view opcode = InfoOf(v.family).opcode;
   for (const std::string& s : supports) {
     if (s == "*" || s == opcode) return true;
@@ -182,6 +183,7 @@ KeyValues IdentityToKeyValues(const WorkerIdentity& id) {
                   {"toolchain", id.toolchain}, {"driver", id.driver},
                   {"device", id.device}};
   for (const std::string& s : id.supports) kv.emplace_back("supports", s);
+  if (id.carry) kv.emplace_back("carry", "1");
   return kv;
 }
 
@@ -194,6 +196,7 @@ absl::StatusOr<WorkerIdentity> IdentityFromKeyValues(const KeyValues& kv) {
     if (key == "driver") id.driver = value;
     if (key == "device") id.device = value;
     if (key == "supports") id.supports.push_back(value);
+    if (key == "carry") id.carry = value == "1";
   }
   if (id.name.empty() || id.version.empty()) {
     return absl::InvalidArgumentError(
@@ -264,9 +267,11 @@ std::string EncodeRunReply(const RunReply& reply) {
   size_t at = out.size();
   out.resize(at + 16 * reply.results.size());
   for (const TupleResult& t : reply.results) {
+    const uint16_t flags =
+        t.kind == ResultKind::kValue && t.carry ? kResultFlagCarry : 0;
     const uint64_t head = uint64_t{static_cast<uint8_t>(t.kind)} |
                           uint64_t{static_cast<uint8_t>(t.code)} << 8 |
-                          uint64_t{t.message} << 32;
+                          uint64_t{flags} << 16 | uint64_t{t.message} << 32;
     std::memcpy(&out[at], &head, 8);
     std::memcpy(&out[at + 8], &t.bits, 8);
     at += 16;
@@ -295,6 +300,9 @@ absl::StatusOr<RunReply> DecodeRunReply(absl::string_view payload,
   const char* p = r.Take(num_results * 16);
   for (TupleResult& t : reply.results) {
     const uint8_t kind = p[0], code = p[1];
+    // Flag bits other than the carry are reserved and ignored, as is a
+    // carry on a decline: a worker from before the flags wrote 0 here.
+    const uint16_t flags = LoadLe<uint16_t>(p + 2);
     const uint32_t message = LoadLe<uint32_t>(p + 4);
     const uint64_t bits = LoadLe<uint64_t>(p + 8);
     p += 16;
@@ -309,7 +317,7 @@ absl::StatusOr<RunReply> DecodeRunReply(absl::string_view payload,
           "message index ", message, " out of range (", num_messages, " messages)"));
     }
     t = {static_cast<ResultKind>(kind), static_cast<DeclineCode>(code), message,
-         bits};
+         bits, kind == 0 && (flags & kResultFlagCarry) != 0};
   }
   PTXDIFF_RETURN_IF_ERROR(r.ExpectEnd());
   return reply;

@@ -53,8 +53,15 @@ KeyValues DecodeKeyValues(absl::string_view text);
 struct WorkerIdentity {
   std::string name, version, toolchain, driver, device;
   std::vector<std::string> supports;  // "*", family opcodes, or spellings
+  // HELLO_REPLY `carry=1`: the worker writes the outgoing CC.CF of `.cc`
+  // variants into a result's flags (TupleResult::carry). Without it no
+  // `.cc` variant is supported, whatever the supports lines say: a worker
+  // older than the carry flag lists `add` or `*` and would answer add.cc
+  // with a carry of 0 (docs/worker-protocol.md).
+  bool carry = false;
 
-  // True if a `supports` line covers `v`.
+  // True if a `supports` line covers `v` (and, for a variant that writes
+  // CC.CF, the worker said carry=1).
   bool Supports(const Variant& v) const;
   // "ptxas 1 (ptxas 13.0.48, sm_90)" for reports.
   std::string Describe() const;
@@ -85,11 +92,19 @@ enum class DeclineCode : uint8_t {
   kOther = 4,
 };
 
+// Bits of a result record's u16 flags (bytes 2-3).
+inline constexpr uint16_t kResultFlagCarry = 1;  // bit 0: CC.CF out
+
 struct TupleResult {
   ResultKind kind = ResultKind::kValue;
   DeclineCode code = DeclineCode::kNone;
   uint32_t message = 0;  // index into RunReply::messages, for declines
   uint64_t bits = 0;
+  // A value's outgoing CC.CF (flags bit 0): the carry, or for sub.cc/subc.cc
+  // the borrow. Meaningful only for variants with `.cc` (HasCarryOut); the
+  // decoder cannot tell those apart, so the judge ignores it for the others.
+  // Always false for a decline.
+  bool carry = false;
 
   friend bool operator==(const TupleResult&, const TupleResult&) = default;
 };
@@ -100,7 +115,10 @@ struct RunReply {
 
   // Appends a decline, reusing an equal message already in `messages`.
   void AddDecline(DeclineCode code, absl::string_view message);
-  void AddValue(uint64_t bits) { results.push_back({.bits = bits}); }
+  // Appends a value; `carry` is the outgoing CC.CF of a `.cc` variant.
+  void AddValue(uint64_t bits, bool carry = false) {
+    results.push_back({.bits = bits, .carry = carry});
+  }
 };
 std::string EncodeRunReply(const RunReply& reply);
 // Also checks that the reply has `expected_tuples` results and that every

@@ -1,5 +1,7 @@
 #include "protocol/protocol.h"
 
+#include <algorithm>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isa/spelling.h"
@@ -78,6 +80,46 @@ TEST(ProtocolTest, RunReplyRoundTripsAndDeduplicatesMessages) {
   EXPECT_EQ(d->messages, r.messages);
 }
 
+// The carry out of a `.cc` variant is bit 0 of the u16 flags (bytes 2-3 of
+// a result record); other flag bits and a carry on a decline are ignored.
+TEST(ProtocolTest, CarryFlagRoundTripsInBytesTwoAndThree) {
+  RunReply r;
+  r.AddValue(0, /*carry=*/true);
+  r.AddValue(0xffffffff, /*carry=*/false);
+  r.AddValue(7);
+  const std::string bytes = EncodeRunReply(r);
+  // 4 + 4 (counts, no messages), then 16 bytes per result.
+  ASSERT_EQ(bytes.size(), 8u + 3 * 16);
+  EXPECT_EQ(bytes[8 + 2], '\x01');
+  EXPECT_EQ(bytes[8 + 3], '\x00');
+  EXPECT_EQ(bytes[24 + 2], '\x00');
+  EXPECT_EQ(bytes[40 + 2], '\x00');
+  auto d = DecodeRunReply(bytes, 3);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->results, r.results);
+  EXPECT_TRUE(d->results[0].carry);
+  EXPECT_FALSE(d->results[1].carry);
+  EXPECT_NE(d->results[0], (TupleResult{.bits = 0}));  // carry takes part
+  // Reserved flag bits: ignored.
+  std::string reserved = bytes;
+  reserved[24 + 2] = '\x02', reserved[24 + 3] = '\x80';
+  auto e = DecodeRunReply(reserved, 3);
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_FALSE(e->results[1].carry);
+  // A decline has no carry, even with the bit set.
+  RunReply declined;
+  declined.AddDecline(DeclineCode::kOther, "no");
+  std::string flagged = EncodeRunReply(declined);
+  flagged[flagged.size() - 16 + 2] = '\x01';
+  auto f = DecodeRunReply(flagged, 1);
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_FALSE(f->results[0].carry);
+  EXPECT_EQ(f->results[0].kind, ResultKind::kDecline);
+  // And the encoder never writes one for a decline.
+  declined.results[0].carry = true;
+  EXPECT_EQ(EncodeRunReply(declined)[EncodeRunReply(declined).size() - 16 + 2], '\x00');
+}
+
 TEST(ProtocolTest, MalformedReplies) {
   RunReply r;
   r.AddValue(1);
@@ -108,6 +150,38 @@ TEST(ProtocolTest, IdentityAndSupports) {
   EXPECT_FALSE(back->Supports(*ParseVariant("vset.u32.u32.ne")));
   EXPECT_EQ(back->Describe(), "ptxas 1 (ptxas 13.0)");
   EXPECT_FALSE(IdentityFromKeyValues({{"name", "x"}}).ok());
+}
+
+// A worker covers `.cc` variants only if it says carry=1: one that lists
+// `add` or `*` without it (every worker older than the carry flag) is never
+// sent add.cc, whose carry it would leave 0. Carry-in alone needs nothing.
+TEST(ProtocolTest, CcVariantsNeedCarryInTheHelloReply) {
+  WorkerIdentity old{.name = "old", .version = "1", .supports = {"add", "*"}};
+  EXPECT_FALSE(old.carry);
+  EXPECT_TRUE(old.Supports(*ParseVariant("add.u32")));
+  EXPECT_FALSE(old.Supports(*ParseVariant("add.cc.u32")));
+  EXPECT_FALSE(old.Supports(*ParseVariant("madc.lo.cc.u32")));
+  EXPECT_TRUE(old.Supports(*ParseVariant("addc.u32")));
+  WorkerIdentity spelled{.name = "s", .version = "1", .supports = {"add.cc.u32"}};
+  EXPECT_FALSE(spelled.Supports(*ParseVariant("add.cc.u32")));
+  spelled.carry = true;
+  EXPECT_TRUE(spelled.Supports(*ParseVariant("add.cc.u32")));
+  EXPECT_FALSE(spelled.Supports(*ParseVariant("add.cc.s32")));
+
+  WorkerIdentity carry{.name = "new", .version = "1", .supports = {"add"}, .carry = true};
+  const KeyValues kv = IdentityToKeyValues(carry);
+  EXPECT_NE(std::find(kv.begin(), kv.end(), std::pair<std::string, std::string>("carry", "1")),
+            kv.end());
+  auto back = IdentityFromKeyValues(DecodeKeyValues(EncodeKeyValues(kv)));
+  ASSERT_TRUE(back.ok());
+  EXPECT_TRUE(back->carry);
+  EXPECT_TRUE(back->Supports(*ParseVariant("add.cc.u32")));
+  // No carry key unless it is set: an identity without it reads back false.
+  const KeyValues plain = IdentityToKeyValues(old);
+  for (const auto& [key, value] : plain) EXPECT_NE(key, "carry");
+  auto plain_back = IdentityFromKeyValues(plain);
+  ASSERT_TRUE(plain_back.ok());
+  EXPECT_FALSE(plain_back->carry);
 }
 
 }  // namespace

@@ -46,6 +46,9 @@ struct Finding {
   Result oracle;               // the oracle's result under `reading`
   Reading reading = Reading::kSpec;  // what it was judged against
   std::optional<uint64_t> backend_bits;  // for value mismatches
+  // With backend_bits: the backend's outgoing CC.CF, for a `.cc` variant
+  // (HasCarryOut; false for the others). A mismatch may be in it alone.
+  bool backend_carry = false;
   std::string backend;         // the backend's name ("ptxas")
   std::string backend_identity;  // WorkerIdentity::Describe()
   std::string detail;          // for faults: what the client saw

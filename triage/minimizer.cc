@@ -134,8 +134,9 @@ absl::StatusOr<Finding> MinimizeMismatch(WorkerClient& client, const Tuple& fail
   const BatchOutcome confirm = run(again);
   bool repeats = !confirm.fault.has_value();
   for (size_t i = 0; repeats && i < again.size(); ++i) {
-    repeats = confirm.results[i].kind == ResultKind::kValue &&
-              confirm.results[i].bits == best_seen.backend_bits;
+    const TupleResult& r = confirm.results[i];
+    repeats = r.kind == ResultKind::kValue && r.bits == best_seen.backend_bits &&
+              (!HasCarryOut(best.variant) || r.carry == best_seen.backend_carry);
   }
   Finding f;
   f.kind = FindingKind::kValueMismatch;
@@ -143,6 +144,7 @@ absl::StatusOr<Finding> MinimizeMismatch(WorkerClient& client, const Tuple& fail
   f.oracle = best_seen.oracle;
   f.reading = reading;
   f.backend_bits = best_seen.backend_bits;
+  f.backend_carry = best_seen.backend_carry;
   f.backend = client.identity().name;
   f.backend_identity = client.identity().Describe();
   f.minimize_backend_calls = calls;

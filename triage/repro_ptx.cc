@@ -28,21 +28,39 @@ std::string ReproPtx(const Tuple& t, int sm) {
       "// ptxdiff reproducer: %s\n"
       "// expected by the oracle: %s (%s)\n"
       "// Assemble: ptxas -arch=sm_%d repro.ptx -o repro.cubin\n"
-      "// The kernel takes one .u64 pointer and stores the result there.\n"
+      "// The kernel takes one .u64 pointer and stores the result there%s.\n"
       ".version %d.%d\n.target sm_%d\n.address_size 64\n\n"
       ".visible .entry repro(.param .u64 out)\n{\n"
       "  .reg .pred %%p<8>;\n  .reg .b16 %%h<8>;\n  .reg .b32 %%r<8>;\n"
       "  .reg .b64 %%rd<8>;\n"
       "  ld.param.u64 %%rd7, [out];\n  cvta.to.global.u64 %%rd7, %%rd7;\n",
-      Spell(v), HexOperand(Evaluate(v, t.operands).bits, result_width),
-      Token(Evaluate(v, t.operands).undefined), sm, ptx_version / 10,
+      Spell(v), ResultText(v, Evaluate(v, t.operands).bits, Evaluate(v, t.operands).carry),
+      Token(Evaluate(v, t.operands).undefined), sm,
+      HasCarryOut(v) ? (CarryIsBorrow(v) ? ", and CC.CF as a u32 at +8 (subc.u32 r, 0, 0: "
+                                          "0xffffffff after a borrow)"
+                                        : ", and CC.CF as a u32 at +8 (addc.u32 r, 0, 0)")
+                     : "",
+      ptx_version / 10,
       ptx_version % 10, sm);
   std::vector<std::string> sources;
   for (int i = 0; i < NumSources(v); ++i) {
     const int width = SourceWidth(v, i);
+    if (IsCarryInSource(v, i)) {  // implicit: set CC.CF below
+      sources.emplace_back();
+      continue;
+    }
     sources.push_back(PtxRegister(width, i + 1));
     absl::StrAppend(&out, PtxSetRegister(width, sources.back(),
                                          HexOperand(Low(t.operands.v[i], width), width)));
+  }
+  // CC.CF is set and read with an instruction of the variant's own kind:
+  // the spec leaves open how an add reads a sub's borrow and the reverse.
+  const bool borrow = CarryIsBorrow(v);
+  if (const int cf = CarryInSource(v); cf >= 0) {
+    absl::StrAppend(&out, "  mov.b32 %r5, ", t.operands.v[cf] & 1, ";\n",
+                    borrow ? "  sub.cc.u32 %r6, 0, %r5;  // CC.CF = borrow of 0 - cf\n"
+                           : "  add.cc.u32 %r6, %r5, 0xffffffff;  // CC.CF = carry of "
+                             "cf + 0xffffffff\n");
   }
   std::string dest = PtxRegister(result_width, 0);
   absl::StrAppend(&out, "  ", PtxInstruction(v, dest, sources), ";\n");
@@ -51,7 +69,14 @@ std::string ReproPtx(const Tuple& t, int sm) {
     dest = "%h0";
   }
   absl::StrAppend(&out, "  st.global", BitType(std::max(result_width, 8)),
-                  " [%rd7], ", dest, ";\n", "  ret;\n}\n");
+                  " [%rd7], ", dest, ";\n");
+  if (HasCarryOut(v)) {
+    absl::StrAppend(&out,
+                    borrow ? "  subc.u32 %r6, 0, 0;  // 0xffffffff after a borrow, else 0\n"
+                           : "  addc.u32 %r6, 0, 0;  // the carry: 1 or 0\n",
+                    "  st.global.b32 [%rd7+8], %r6;\n");
+  }
+  absl::StrAppend(&out, "  ret;\n}\n");
   return out;
 }
 

@@ -21,13 +21,19 @@ std::string FormatTextCase(const Finding& f) {
   std::string out = absl::StrCat(kTextCaseHeader, "\nvariant: ", Spell(v), "\noperands: ",
                                  absl::StrJoin(HexOperands(v, f.tuple.operands), " "),
                                  "\noracle: ",
-                                 HexOperand(f.oracle.bits, width), " ",
+                                 ResultText(v, f.oracle.bits, f.oracle.carry), " ",
                                  Token(f.oracle.undefined), "\n");
   absl::StrAppend(&out, "backend: ", f.backend_identity, "\n");
   if (f.backend_bits) {
-    absl::StrAppend(&out, "backend-result: ", HexOperand(*f.backend_bits, width),
+    absl::StrAppend(&out, "backend-result: ",
+                    ResultText(v, *f.backend_bits, f.backend_carry),
                     "\ndiffering-bits: ",
                     HexOperand(*f.backend_bits ^ f.oracle.bits, width), "\n");
+    // A `.cc` variant: whether the carry-out (sub kind: the borrow) differs.
+    if (HasCarryOut(v)) {
+      absl::StrAppend(&out, "differing-carry: ",
+                      f.backend_carry != f.oracle.carry ? 1 : 0, "\n");
+    }
   }
   absl::StrAppend(&out, "kind: ", FindingKindName(f.kind), "\n");
   if (!f.detail.empty()) {

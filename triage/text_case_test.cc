@@ -41,6 +41,34 @@ TEST(TextCaseTest, FormatIsReadableAndParsesBack) {
   EXPECT_EQ(tuple->operands.v[2], 0x11223344u);
 }
 
+// A carry-only mismatch of a `.cc` variant: both carries in the case.
+TEST(TextCaseTest, ACarryOnlyMismatchShowsBothCarries) {
+  Finding f = AFinding();
+  f.tuple = {*ParseVariant("sub.cc.u32"), {{0, 1, 0, 0}}};
+  f.oracle = Evaluate(f.tuple.variant, f.tuple.operands);
+  f.backend_bits = f.oracle.bits;
+  f.backend_carry = false;
+  EXPECT_EQ(FormatTextCase(f),
+            "# ptxdiff case 1\n"
+            "variant: sub.cc.u32\n"
+            "operands: 0x00000000 0x00000001\n"
+            "oracle: 0xffffffff cf=1 defined\n"
+            "backend: ptxas 1 (ptxas 13.0, sm_90)\n"
+            "backend-result: 0xffffffff cf=0\n"
+            "differing-bits: 0x00000000\n"
+            "differing-carry: 1\n"
+            "kind: value-mismatch\n");
+  auto tuple = ParseTextCase(FormatTextCase(f));
+  ASSERT_TRUE(tuple.ok()) << tuple.status();
+  EXPECT_EQ(tuple->variant, f.tuple.variant);
+  // The carry-in is an operand like the others.
+  f.tuple = {*ParseVariant("addc.u32"), {{0xffffffff, 0, 1, 0}}};
+  f.oracle = Evaluate(f.tuple.variant, f.tuple.operands);
+  auto addc = ParseTextCase(FormatTextCase(f));
+  ASSERT_TRUE(addc.ok()) << addc.status();
+  EXPECT_EQ(addc->operands.v[2], 1u);
+}
+
 TEST(TextCaseTest, BadCasesNameTheProblem) {
   EXPECT_THAT(ParseTextCase("variant: add.s32\n").status().message(),
               HasSubstr("not a text case"));
@@ -68,7 +96,9 @@ TEST(ReproPtxTest, Assembles) {
                         "mul.wide.u32", "bfi.b64", "add.u16x2",
                         "vmad.s32.u32.s32.sat.shr15 d, -a.b1, b, c", "popc.b64",
                         "setp.lo.u64", "selp.b16", "slct.s64.s32",
-                        "cvt.sat.s8.u64", "cvt.s32.u8"}) {
+                        "cvt.sat.s8.u64", "cvt.s32.u8", "add.cc.u32",
+                        "sub.cc.s64", "addc.cc.u64", "subc.u32",
+                        "madc.hi.cc.s32", "mad.lo.cc.u64"}) {
     const Tuple t{*ParseVariant(s), {{1, 2, 3, 4}}};
     const std::string path = ::testing::TempDir() + "/repro.ptx";
     std::ofstream(path) << ReproPtx(t);

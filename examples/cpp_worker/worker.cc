@@ -1,7 +1,7 @@
 // An example ptxdiff worker built on the kit (kit/ptxdiff_worker.h): a small
 // "implementation under test" of the PTX integer families add, sub, min, max
 // and bfe, written from the PTX ISA text (sections 9.7.1.1, 9.7.1.2,
-// 9.7.1.12, 9.7.1.13, 9.7.1.19). Every other family is declined through the
+// 9.7.1.12, 9.7.1.13, 9.7.1.19; add.cc and sub.cc from 9.7.2.1, 9.7.2.3). Every other family is declined through the
 // `supports` lines, so ptxdiff never sends it.
 //
 //   c++ -std=c++17 -O2 -I kit examples/cpp_worker/worker.cc -o cpp_worker
@@ -41,8 +41,16 @@ uint64_t PerHalf(uint64_t a, uint64_t b, bool is_signed, Op op) {
 }
 
 // add / sub: wrapping, except .sat (only on .s32) clamps to MININT..MAXINT.
+// With .cc (PTX ISA 9.7.2.1, 9.7.2.3) the carry out of the sum, or for sub
+// the borrow (a < b), also goes back: "the same for unsigned and signed".
 Answer AddSub(const Variant& v, const uint64_t* o, bool sub) {
   const std::string& type = v.modifiers.back();
+  if (v.HasModifier("cc")) {
+    const int width = TypeBits(type);
+    const uint64_t a = LowBits(o[0], width), b = LowBits(o[1], width);
+    const uint64_t d = LowBits(sub ? a - b : a + b, width);
+    return Answer::Value(d, sub ? a < b : d < a);  // the sum wrapped below a
+  }
   if (IsPacked(type)) {
     return Answer::Value(PerHalf(o[0], o[1], false, [sub](int64_t a, int64_t b) {
       return sub ? a - b : a + b;
@@ -110,5 +118,6 @@ int main() {
   info.version = "1";
   info.device = "the CPU (examples/cpp_worker)";
   info.supports = {"add", "sub", "min", "max", "bfe"};
+  info.carry = true;  // add.cc and sub.cc answer their carry-out
   return ptxdiff::kit::Serve(info, Evaluate);
 }

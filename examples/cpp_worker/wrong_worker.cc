@@ -23,7 +23,10 @@ Answer Evaluate(const Variant& v, const uint64_t operands[4]) {
     return Answer::Value(LowBits(a + b, 16) | LowBits((a >> 16) + (b >> 16), 16) << 16);
   }
   // THE BUG: .sat is ignored, so add.sat.s32 wraps like add.s32.
-  return Answer::Value(LowBits(a + b, TypeBits(type)));
+  const int width = TypeBits(type);
+  const uint64_t d = LowBits(a + b, width);
+  // add.cc's carry out is right: the sum wrapped below a.
+  return Answer::Value(d, v.HasModifier("cc") && d < LowBits(a, width));
 }
 
 }  // namespace
@@ -33,5 +36,6 @@ int main() {
   info.name = "wrong-example";
   info.version = "1";
   info.supports = {"add"};
+  info.carry = true;
   return ptxdiff::kit::Serve(info, Evaluate);
 }

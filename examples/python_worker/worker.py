@@ -33,9 +33,16 @@ def per_half(a, b, signed, op):
 
 
 def add_sub(v, a, b, sub):
-    """Wrapping, except .sat (only on .s32) clamps to MININT..MAXINT."""
+    """Wrapping, except .sat (only on .s32) clamps to MININT..MAXINT. With
+    .cc (PTX ISA 9.7.2.1, 9.7.2.3), also the carry out of the unsigned sum,
+    or for sub the borrow (a < b)."""
     t = v.modifiers[-1]
     op = (lambda x, y: x - y) if sub else (lambda x, y: x + y)
+    if v.has_modifier("cc"):
+        w = kit.type_bits(t)
+        x, y = kit.low_bits(a, w), kit.low_bits(b, w)
+        exact = op(x, y)
+        return kit.value(kit.low_bits(exact, w), carry=exact < 0 or exact >> w != 0)
     if t in ("u16x2", "s16x2"):
         return per_half(a, b, False, op)
     if v.has_modifier("sat"):
@@ -65,9 +72,9 @@ def min_max(v, a, b, is_max):
 def evaluate(v, operands):
     a, b = operands[0], operands[1]
     if v.opcode == "add":
-        return kit.value(add_sub(v, a, b, False))
+        return add_sub(v, a, b, False)
     if v.opcode == "sub":
-        return kit.value(add_sub(v, a, b, True))
+        return add_sub(v, a, b, True)
     if v.opcode in ("min", "max"):
         return kit.value(min_max(v, a, b, v.opcode == "max"))
     # Not reached while the supports lines below are right.
@@ -77,5 +84,6 @@ def evaluate(v, operands):
 if __name__ == "__main__":
     sys.exit(kit.serve(kit.WorkerInfo(name="python-example", version="1",
                                       device="the CPU (examples/python_worker)",
-                                      supports=["add", "sub", "min", "max"]),
+                                      supports=["add", "sub", "min", "max"],
+                                      carry=True),
                        evaluate))

@@ -30,6 +30,7 @@ MAX_TUPLES_PER_BATCH = 1 << 24
 MAX_MESSAGE_SIZE = 0xFFFF
 TUPLE_SIZE = 40
 RESULT_SIZE = 16
+RESULT_FLAG_CARRY = 1  # flags bit 0 (bytes 2-3 of a result): CC.CF out
 MASK64 = (1 << 64) - 1
 
 # Message types.
@@ -172,11 +173,22 @@ class Decline:
         return "decline(%d, %r)" % (self.code, self.reason)
 
 
-def value(bits: int) -> int:
+class Carried(tuple):
+    """A value with a set carry flag: (bits, True). Made by value()."""
+    __slots__ = ()
+
+    @property
+    def bits(self) -> int:
+        return self[0]
+
+
+def value(bits: int, carry: bool = False):
     """A value answer: the destination's bits, zero-extended from the result
     width (64 for mul.wide.u32, 32 for packed types). A plain int returned
-    from evaluate means the same."""
-    return bits
+    from evaluate means the same. ``carry``: a ``.cc`` variant's outgoing
+    CC.CF (the carry out; for sub.cc/subc.cc the borrow), sent only if
+    WorkerInfo.carry is set and ignored for variants without ``.cc``."""
+    return Carried((bits, True)) if carry else bits
 
 
 def decline(code: int, reason: str) -> Decline:
@@ -214,6 +226,9 @@ class WorkerInfo:
     driver: str = ""
     device: str = ""
     supports: List[str] = field(default_factory=list)
+    # True if evaluate answers .cc variants with value(bits, carry): HELLO_REPLY
+    # says carry=1. Without it the client sends no .cc variant.
+    carry: bool = False
 
 
 # ---------------------------------------------------------------------------
@@ -259,6 +274,8 @@ def encode_hello_reply(info: WorkerInfo) -> bytes:
     pairs += [(k, getattr(info, k)) for k in ("toolchain", "driver", "device")
               if getattr(info, k)]
     pairs += [("supports", s) for s in info.supports]
+    if info.carry:
+        pairs.append(("carry", "1"))
     return encode_key_values(pairs)
 
 
@@ -330,9 +347,10 @@ def encode_run(spellings: Sequence[str], tuples: Sequence[Tuple[int, Sequence[in
     return b"".join(parts)
 
 
-def decode_results(payload: bytes) -> Tuple[List[str], List[Tuple[int, int, int, int]]]:
+def decode_results(payload: bytes, flags: bool = False):
     """(messages, [(kind, code, message index, bits)]) of a RESULTS payload
-    (the client side, for tests); raises ValueError."""
+    (the client side, for tests); with ``flags``, [(kind, code, flags,
+    message index, bits)] (flags bit 0: the carry). Raises ValueError."""
     view = memoryview(payload)
     n = _u32(view, 0, "result count")
     m = _u32(view, 4, "message count")
@@ -344,8 +362,10 @@ def decode_results(payload: bytes) -> Tuple[List[str], List[Tuple[int, int, int,
     if len(view) - at != n * RESULT_SIZE:
         raise ValueError("%d results need %d bytes, %d left"
                          % (n, n * RESULT_SIZE, len(view) - at))
-    results = [(kind, code, msg, bits) for kind, code, msg, bits
-               in struct.iter_unpack("<BBxxIQ", view[at:])]
+    records = struct.iter_unpack("<BBHIQ", view[at:])
+    if flags:
+        return messages, list(records)
+    results = [(kind, code, msg, bits) for kind, code, _, msg, bits in records]
     return messages, results
 
 
@@ -405,7 +425,10 @@ def evaluate_run(spellings: Sequence[str], n: int, records,
             r = evaluate(v, (a, b, c, d))
         except Exception as e:  # pylint: disable=broad-except
             r = Decline(OTHER, "evaluate raised %s: %s" % (type(e).__name__, e))
-        if type(r) is int and 0 <= r <= MASK64:
+        if type(r) is Carried and len(r) == 2 and type(r[0]) is int and 0 <= r[0] <= MASK64:
+            out[2 * i] = RESULT_FLAG_CARRY << 16  # a value: kind 0
+            out[2 * i + 1] = r[0]
+        elif type(r) is int and 0 <= r <= MASK64:
             out[2 * i + 1] = r
         elif isinstance(r, Decline):
             out[2 * i] = _decline_head(r.code, r.reason, messages)

@@ -176,6 +176,26 @@ class ServeTest(unittest.TestCase):
         self.assertEqual(messages, ["no mul here"])
         self.assertEqual(results, [(0, 0, 0, 1), (1, 1, 0, 0), (0, 0, 0, 42)])
 
+    def test_carry_is_flags_bit_zero(self):
+        def evaluate(v, ops):
+            if ops[0] == 1:
+                return kit.value(7, carry=True)
+            if ops[0] == 2:
+                return kit.value(7, carry=False)
+            return kit.decline(kit.OTHER, "no")
+
+        info = kit.WorkerInfo(name="kit-test", version="7", supports=["add"], carry=True)
+        self.assertIn(b"\ncarry=1\n", kit.encode_hello_reply(info))
+        self.assertNotIn(b"carry", kit.encode_hello_reply(INFO))
+        _, frames, _ = converse(HELLO + run_frame(
+            ["add.cc.u32"], [(0, (1, 0, 0, 0)), (0, (2, 0, 0, 0)), (0, (3, 0, 0, 0))]),
+            evaluate=evaluate, info=info)
+        _, results = kit.decode_results(frames[1][1], flags=True)
+        self.assertEqual(results[0], (0, 0, kit.RESULT_FLAG_CARRY, 0, 7))
+        self.assertEqual(results[1], (0, 0, 0, 0, 7))
+        self.assertEqual(results[2][:3], (1, kit.OTHER, 0))
+        self.assertEqual(kit.decode_results(frames[1][1])[1][0], (0, 0, 0, 7))
+
     def test_end_of_input_exits_zero(self):
         self.assertEqual(converse(b"")[0], 0)
         self.assertEqual(converse(HELLO)[0], 0)

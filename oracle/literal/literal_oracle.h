@@ -10,8 +10,10 @@
 //   - Evaluate() is the fast oracle: it uses whatever closed form, bit trick or
 //     batch loop computes the answer quickly.
 //   - LiteralEvaluate() is slow on purpose. Each family is a small function
-//     that reads like the spec's Semantics block (PTX ISA 9.7.1, 9.7.8.7,
-//     9.7.18.1; Intel vISA SHL), with the pseudocode quoted next to the code.
+//     that reads like the spec's Semantics block (PTX ISA 9.7.1, 9.7.2,
+//     9.7.8.7, 9.7.18.1; Intel vISA SHL), with the pseudocode quoted next to
+//     the code. The extended-precision carry and borrow (9.7.2) are computed
+//     from the unsigned register values as mathematical integers.
 //     The loops are the spec's loops (popc's while loop, clz's while loop,
 //     bfind's for loop, fns walking pos, brev/bfe/bfi bit by bit, dp4a/dp2a
 //     over the lanes); bits are read and written one at a time through an

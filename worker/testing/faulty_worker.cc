@@ -10,6 +10,9 @@
 //                  PREFIX with bit 0 of the value flipped (a backend that
 //                  disagrees with the oracle); with --when-operand=I:MIN only
 //                  where operand I (0 = a) is at least MIN
+//   wrong-carry-on=PREFIX  the same, but with the carry flag of the value
+//                  flipped instead (the bits stay right): a carry-only
+//                  mismatch on `.cc` variants, ignored on the others
 //   device-fault-on=SPELL  exit 5 with a cuda-style device-fault line on a
 //                  RUN containing that variant (as ptxdiff-worker --backend=cuda)
 //   hang           never answer a RUN
@@ -200,14 +203,18 @@ int Serve(const Flags& flags) {
     (void)backend->Run(*request, reply);
     if (f == "short") reply.results.pop_back();
     absl::string_view wrong = f;
-    if (absl::ConsumePrefix(&wrong, "wrong-on=")) {
+    const bool wrong_bits = absl::ConsumePrefix(&wrong, "wrong-on=");
+    const bool wrong_carry = !wrong_bits && absl::ConsumePrefix(&wrong, "wrong-carry-on=");
+    if (wrong_bits || wrong_carry) {
       for (size_t i = 0; i < request->tuples.size(); ++i) {
         const uint32_t index = request->tuples[i].variant_index;
         const bool operand_matches =
             flags.when_operand < 0 ||
             request->tuples[i].operands.v[flags.when_operand] >= flags.when_min;
-        if (absl::StartsWith(request->spellings[index], wrong) && operand_matches) {
-          reply.results[i].bits ^= 1;
+        if (absl::StartsWith(request->spellings[index], wrong) && operand_matches &&
+            reply.results[i].kind == ResultKind::kValue) {
+          if (wrong_bits) reply.results[i].bits ^= 1;
+          if (wrong_carry) reply.results[i].carry = !reply.results[i].carry;
         }
       }
     }

@@ -22,6 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
+#include "worker/backends/cuda/kernel_gen.h"
 #include "worker/backends/cuda/pipeline.h"
 #include "worker/backends/cuda/testing/fake_cuda_driver.h"
 #include "gtest/gtest.h"
@@ -122,14 +123,17 @@ void ExpectOracleResults(const RunRequest& request, const RunReply& reply) {
   }
 }
 
-// One variant of every PTX family, plus widths and operand forms that
-// stress the kernel frame.
+// One variant of every PTX family the kernels run (not vISA, not the carry
+// families: WhyUnsupported), plus widths and operand forms that stress the
+// kernel frame.
 std::vector<std::string> Assortment() {
   std::vector<std::string> spellings;
   for (const FamilyInfo& f : AllFamilies()) {
     bool first = true;
     ForEachVariant(f.family, [&](const Variant& v) {
-      if (first && LevelOf(v).ptx > 0) spellings.push_back(Spell(v));
+      if (first && !WhyUnsupported(v, /*device_sm=*/100, /*max_ptx=*/90)) {
+        spellings.push_back(Spell(v));
+      }
       first = false;
     });
   }
@@ -196,10 +200,18 @@ TEST(CudaBackendTest, IdentityOnAnSm90) {
   EXPECT_EQ(id.driver, "CUDA 13.0");
   EXPECT_THAT(id.toolchain, AllOf(HasSubstr("CUDA 13.0 driver JIT"),
                                   HasSubstr("register mode")));
-  EXPECT_THAT(id.supports, Contains("add"));
+  // A family whose every variant runs is listed by its opcode; add is not
+  // since its `.cc` variants are declined (no carry flag in the kernels yet,
+  // issue #11), so its other variants are listed one by one.
+  EXPECT_THAT(id.supports, Contains("mul"));
   EXPECT_THAT(id.supports, Contains("vmad"));
+  EXPECT_THAT(id.supports, Not(Contains("add")));
+  EXPECT_THAT(id.supports, Contains("add.u16x2"));
   EXPECT_THAT(id.supports, Not(Contains("visa.shl")));
+  EXPECT_THAT(id.supports, Not(Contains("addc")));
   EXPECT_TRUE(id.Supports(V("add.u16x2")));
+  EXPECT_FALSE(id.Supports(V("add.cc.u32")));
+  EXPECT_FALSE(id.Supports(V("addc.u32")));
   EXPECT_FALSE(id.Supports(V("visa.shl.ud.ud.ud")));
 }
 
@@ -210,7 +222,9 @@ TEST(CudaBackendTest, IdentityOnAnSm80LeavesOutSm90Variants) {
   const WorkerIdentity id = rig.backend->Identity();
   EXPECT_THAT(id.supports, Not(Contains("add")));
   EXPECT_THAT(id.supports, Contains("add.s32"));
-  EXPECT_THAT(id.supports, Contains("sub"));
+  EXPECT_THAT(id.supports, Contains("mul"));
+  EXPECT_THAT(id.supports, Contains("sub.s64"));
+  EXPECT_FALSE(id.Supports(V("sub.cc.s64")));
   EXPECT_FALSE(id.Supports(V("add.u16x2")));
   EXPECT_FALSE(id.Supports(V("max.relu.s32")));
   EXPECT_TRUE(id.Supports(V("max.s32")));

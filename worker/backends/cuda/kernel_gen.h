@@ -67,7 +67,9 @@ int PtxVersionFor(const Variant& v, const PtxTarget& target);
 
 // Why `v` cannot run on a device of `device_sm` whose driver accepts PTX ISA
 // up to `max_ptx` ("needs sm_90; the device is sm_80"); nullopt if it can.
-// Families that are not PTX (Intel vISA SHL) never run.
+// Families that are not PTX (Intel vISA SHL) never run, nor do the variants
+// that read or write CC.CF (WhyCarryNotGenerated: the kernels have no place
+// for a carry yet).
 std::optional<std::string> WhyUnsupported(const Variant& v, int device_sm,
                                           int max_ptx);
 

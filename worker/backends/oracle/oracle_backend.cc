@@ -14,7 +14,10 @@ namespace {
 class OracleBackend : public Backend {
  protected:
   WorkerIdentity Describe() const override {
-    return {.name = std::string(kOracleBackend), .version = "1", .toolchain = "ptxdiff CPU oracle"};
+    return {.name = std::string(kOracleBackend),
+            .version = "1",
+            .toolchain = "ptxdiff CPU oracle",
+            .carry = true};
   }
 
   absl::Status RunSupported(const ResolvedBatch& batch,
@@ -34,7 +37,7 @@ class OracleBackend : public Backend {
       for (size_t i = begin; i < end; ++i) run.push_back(batch.tuples[i].operands);
       results.resize(run.size());
       EvaluateBatch(batch.variants[index], run, results);
-      for (const Result& r : results) reply.AddValue(r.bits);
+      for (const Result& r : results) reply.AddValue(r.bits, r.carry);
       begin = end;
     }
     return absl::OkStatus();

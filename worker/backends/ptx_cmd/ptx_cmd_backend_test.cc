@@ -96,6 +96,13 @@ TEST(PtxCmdBackendTest, SupportsWhatTheTargetRuns) {
   EXPECT_FALSE((*sm80)->identity().Supports(V("add.u16x2")));
   EXPECT_TRUE((*sm80)->identity().Supports(V("add.s32")));
   EXPECT_THAT((*sm80)->identity().device, HasSubstr("sm_80"));
+  // No carry flag in the kernels yet (issue #11): neither `.cc` nor the
+  // carry-in families.
+  for (const char* carry : {"add.cc.u32", "sub.cc.s64", "mad.hi.cc.u32",
+                            "addc.u32", "subc.cc.u64", "madc.lo.s32"}) {
+    EXPECT_FALSE((*sm90)->identity().Supports(V(carry))) << carry;
+  }
+  EXPECT_TRUE((*sm90)->identity().Supports(V("add.u32")));
 }
 
 // Every way a command can fail declines that variant's tuples with a message
@@ -262,10 +269,13 @@ TEST(PtxCmdSweepTest, NoMismatchThroughTheInterpreter) {
   args.insert(args.end(), kSweepFamilies.begin(), kSweepFamilies.end());
   const CliRun run = Ptxdiff(args);
   EXPECT_EQ(run.outcome.exit_status, 0) << run.output;
-  // 9 + 4 + 2 + 4 + 10 + 16 + 4 variants, none left out.
-  EXPECT_THAT(run.output, HasSubstr("49 variants x 64 tuples = 3136 tuples"));
+  // 13 + 4 + 2 + 4 + 10 + 16 + 4 variants; only add's four .cc variants
+  // are declined (the kernels write no carry flag yet, issue #11).
+  EXPECT_THAT(run.output, HasSubstr("53 variants x 64 tuples = 3392 tuples"));
+  EXPECT_THAT(run.output, HasSubstr("agreed          3136\n"));
   EXPECT_THAT(run.output, HasSubstr("mismatched      0\n"));
-  EXPECT_THAT(run.output, HasSubstr("declined        0\n"));
+  EXPECT_THAT(run.output, HasSubstr("declined        256\n"));
+  EXPECT_THAT(run.output, HasSubstr("       256  add: "));
   EXPECT_THAT(run.output, HasSubstr("faulty batches  0  (worker restarts: 0)"));
 }
 
@@ -276,7 +286,7 @@ TEST(PtxCmdSweepTest, TheWrongModeIsAMismatchOnAddSatS32Only) {
       "--tuples", "64", "--family", "add", "--family", "sub", "--family", "bfe"};
   const CliRun run = Ptxdiff(args);
   EXPECT_EQ(run.outcome.exit_status, 1) << run.output;
-  EXPECT_THAT(run.output, HasSubstr("20 variants x 64 tuples"));
+  EXPECT_THAT(run.output, HasSubstr("28 variants x 64 tuples"));
   const size_t listed = run.output.find("mismatches (first");
   ASSERT_NE(listed, std::string::npos) << run.output;
   int mismatches = 0;

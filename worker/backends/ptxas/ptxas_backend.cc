@@ -31,6 +31,7 @@
 #include "common/files.h"
 #include "common/status_macros.h"
 #include "common/subprocess.h"
+#include "worker/backends/carry_support.h"
 #include "worker/backends/ptxas/cubin.h"
 #include "worker/backends/ptxas/ptx_module.h"
 #include "worker/backends/ptxas/sass_constants.h"
@@ -190,6 +191,12 @@ bool Foldable(Family f, int sm) {
     case Family::kDp2a:
     case Family::kLop3:
     case Family::kPrmt:
+      return false;
+    // Not measured: every variant reads CC.CF, and WhyUnsupported declines
+    // it before asking (WhyCarryNotGenerated).
+    case Family::kAddc:
+    case Family::kSubc:
+    case Family::kMadc:
       return false;
     case Family::kSad:
       return sm >= 120;
@@ -465,6 +472,7 @@ std::optional<std::string> PtxasBackend::WhyUnsupported(
   if (v.family == Family::kVisaShl) {
     return "visa.shl is not a PTX instruction";
   }
+  if (std::optional<std::string> why = WhyCarryNotGenerated(v)) return why;
   if (!foldable_[static_cast<int>(v.family)]) {
     return absl::StrCat("ptxas never folds ", opcode, " on ", arch_.name);
   }

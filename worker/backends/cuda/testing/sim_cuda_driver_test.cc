@@ -176,6 +176,9 @@ TEST_F(SimCudaTest, SweepFindsTheWrongVariant) {
   bool listed = false;
   for (std::string line; std::getline(lines, line);) {
     if (line.rfind("mismatches (first", 0) == 0) listed = true;
+    // add's .cc variants are declined (no carry flag in the kernels yet):
+    // their reasons follow the mismatch lines.
+    if (line.rfind("declined, by reason:", 0) == 0) listed = false;
     if (!listed || line.rfind("  ", 0) != 0) continue;
     ++mismatches;
     EXPECT_THAT(line, HasSubstr("add.sat.s32")) << line;
