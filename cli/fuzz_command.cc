@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -355,6 +356,15 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostrea
         << (WIFSIGNALED(status) ? absl::StrCat("signal ", WTERMSIG(status))
                                 : absl::StrCat("exit status ", WEXITSTATUS(status)))
         << "); see " << log << " and " << out_dir << "/findings/\n";
+    // The target's own errors ("ptxdiff: ...": a backend that cannot start,
+    // families it does not run) say more than the exit status.
+    for (absl::string_view line :
+         absl::StrSplit(ReadFileTail(log, 64 * 1024), '\n')) {
+      if (absl::StartsWith(line, "ptxdiff: ") &&
+          !absl::StartsWith(line, "ptxdiff: fuzzing against")) {
+        out << "fuzz: " << line.substr(9) << "\n";
+      }
+    }
     return 1;
   }
   return 0;

@@ -167,10 +167,12 @@ const Setting* FindSetting(absl::string_view key) {
 // Narrows `filter` to the families of which `backend` runs at least one
 // variant: the fuzz loop (and its mutator) then spends nothing on tuples
 // that would be generated only to be dropped (against ptxas, most of the
-// video families). Left alone when the backend runs none of them. Read from
-// the supports lines as WorkerIdentity::Supports reads them ("*", an
-// opcode, or a canonical spelling), not by asking about 77k variants again.
-void NarrowToSupported(const WorkerIdentity& backend, VariantFilter& filter) {
+// video families). FailedPrecondition when the backend runs none of them: a
+// campaign would check nothing (ptxas never folds prmt). Read from the
+// supports lines as WorkerIdentity::Supports reads them ("*", an opcode, or
+// a canonical spelling), not by asking about 77k variants again.
+absl::Status NarrowToSupported(const WorkerIdentity& backend,
+                               VariantFilter& filter) {
   std::vector<bool> runs(kNumFamilies, false);
   for (const std::string& line : backend.supports) {
     if (line == "*") runs.assign(kNumFamilies, true);
@@ -187,7 +189,21 @@ void NarrowToSupported(const WorkerIdentity& backend, VariantFilter& filter) {
       supported.push_back(info.family);
     }
   }
-  if (!supported.empty()) filter.include = std::move(supported);
+  if (supported.empty()) {
+    std::vector<std::string> asked;
+    for (const FamilyInfo& info : AllFamilies()) {
+      if (filter.Allows(info.family)) asked.emplace_back(info.opcode);
+    }
+    const std::string families = absl::StrJoin(asked, ", ");
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the backend ", backend.name, " runs no variant of the families asked for (",
+        families.size() > 200 ? "all of them" : families,
+        "), so a campaign would check nothing; `ptxdiff sweep --backend ",
+        backend.name, " --family ", asked.empty() ? "" : asked[0],
+        " --tuples 1` prints its reason"));
+  }
+  filter.include = std::move(supported);
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -260,7 +276,8 @@ absl::StatusOr<std::unique_ptr<DifferentialTarget>> DifferentialTarget::Create(
   if (config.mode == FuzzConfig::Mode::kCrash) {
     auto client = WorkerClient::Start(*command);
     if (!client.ok()) return client.status();
-    NarrowToSupported((*client)->identity(), config.filter);
+    PTXDIFF_RETURN_IF_ERROR(
+        NarrowToSupported((*client)->identity(), config.filter));
     return std::unique_ptr<DifferentialTarget>(
         new DifferentialTarget(std::move(config), *std::move(client), nullptr));
   }
@@ -276,7 +293,8 @@ absl::StatusOr<std::unique_ptr<DifferentialTarget>> DifferentialTarget::Create(
   options.reading = config.reading;
   auto campaign = Campaign::Start(std::move(options));
   if (!campaign.ok()) return campaign.status();
-  NarrowToSupported((*campaign)->identity(), config.filter);
+  PTXDIFF_RETURN_IF_ERROR(
+      NarrowToSupported((*campaign)->identity(), config.filter));
   return std::unique_ptr<DifferentialTarget>(
       new DifferentialTarget(std::move(config), nullptr, *std::move(campaign)));
 }

@@ -188,6 +188,28 @@ TEST(DifferentialTargetTest, FamiliesTheBackendDoesNotRunAreRejected) {
   EXPECT_EQ(Feed(**target, Input("shf.l.wrap.b32", {{{1, 2, 40, 0}}})), 0);
 }
 
+// A campaign over families the backend runs none of would check nothing: it
+// is refused at once, naming them and where to see why.
+TEST(DifferentialTargetTest, NoSupportedFamilyIsAClearError) {
+  const std::string dir = FreshDir("nothing");
+  std::system(("mkdir -p '" + dir + "'").c_str());
+  const std::string script = dir + "/worker.sh";
+  std::ofstream(script) << "#!/bin/sh\nexec " << PTXDIFF_FAULTY_WORKER_PATH
+                        << " --fault=none --supports=add.s32 \"$@\"\n";
+  chmod(script.c_str(), 0755);
+  FuzzConfig config;
+  config.backend = "exec:" + script;
+  config.triage_dir = dir + "/triage";
+  config.systematic = false;
+  config.filter.include = {Family::kPrmt, Family::kLop3};
+  auto target = DifferentialTarget::Create(config);
+  ASSERT_FALSE(target.ok());
+  EXPECT_EQ(target.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(target.status().message(),
+              HasSubstr("runs no variant of the families asked for (lop3, prmt)"));
+  EXPECT_THAT(target.status().message(), HasSubstr("--family lop3 --tuples 1"));
+}
+
 TEST(DifferentialTargetDeathTest, CrashModeAbortsWithAOneLineSignature) {
   const std::string dir = FreshDir("crash");
   FuzzConfig config;
