@@ -200,7 +200,7 @@ absl::Status NarrowToSupported(const WorkerIdentity& backend,
         families.size() > 200 ? "all of them" : families,
         "), so a campaign would check nothing; `ptxdiff sweep --backend ",
         backend.name, " --family ", asked.empty() ? "" : asked[0],
-        " --tuples 1` prints its reason"));
+        " --tuples 1` shows what it declines"));
   }
   filter.include = std::move(supported);
   return absl::OkStatus();
