@@ -348,16 +348,15 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   const int status = WaitWithProgress(*pid, config->stats_dir, every, start, out, forwarded);
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
   const Progress p = ReadProgress(config->stats_dir);
-  out << ProgressLine(p, seconds) << "\n";
-  PrintSummary(p, seconds, *config, out);
   const bool libfuzzer_crashed = WIFEXITED(status) && WEXITSTATUS(status) != 0 && !forwarded;
+  const bool never_started = libfuzzer_crashed && p.sum.stats.inputs == 0;
+  if (!never_started) {  // a summary of nothing would bury the error below
+    out << ProgressLine(p, seconds) << "\n";
+    PrintSummary(p, seconds, *config, out);
+  }
   if (libfuzzer_crashed || WIFSIGNALED(status)) {
-    out << "fuzz: the fuzzer exited abnormally ("
-        << (WIFSIGNALED(status) ? absl::StrCat("signal ", WTERMSIG(status))
-                                : absl::StrCat("exit status ", WEXITSTATUS(status)))
-        << "); see " << log << " and " << out_dir << "/findings/\n";
     // The target's own errors ("ptxdiff: ...": a backend that cannot start,
-    // families it does not run) say more than the exit status.
+    // families it does not run) say more than the exit status: first.
     for (absl::string_view line :
          absl::StrSplit(ReadFileTail(log, 64 * 1024), '\n')) {
       if (absl::StartsWith(line, "ptxdiff: ") &&
@@ -365,6 +364,10 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostrea
         out << "fuzz: " << line.substr(9) << "\n";
       }
     }
+    out << "fuzz: the fuzzer exited abnormally ("
+        << (WIFSIGNALED(status) ? absl::StrCat("signal ", WTERMSIG(status))
+                                : absl::StrCat("exit status ", WEXITSTATUS(status)))
+        << "); see " << log << " and " << out_dir << "/findings/\n";
     return 1;
   }
   return 0;
