@@ -166,19 +166,27 @@ TEST(DifferentialTargetTest, FamiliesOutsideTheFilterAreRejected) {
   EXPECT_EQ(Feed(**target, Input("shf.l.wrap.b32", {{{1, 2, 40, 0}}})), 0);
 }
 
-// The fuzz loop keeps to the families the backend runs: an input of another
-// family is rejected (and the mutator is given the narrowed filter).
-TEST(DifferentialTargetTest, FamiliesTheBackendDoesNotRunAreRejected) {
-  const std::string dir = FreshDir("supports");
+// A campaign configuration against a faulty worker that serves the oracle
+// for the variants in `supports` (its supports lines) only, in `dir`.
+FuzzConfig SupportingOnly(const std::string& dir, const std::string& supports) {
   std::system(("mkdir -p '" + dir + "'").c_str());
   const std::string script = dir + "/worker.sh";
   std::ofstream(script) << "#!/bin/sh\nexec " << PTXDIFF_FAULTY_WORKER_PATH
-                        << " --fault=none --supports=add.s32,shf \"$@\"\n";
+                        << " --fault=none --supports=" << supports
+                        << " \"$@\"\n";
   chmod(script.c_str(), 0755);
   FuzzConfig config;
   config.backend = "exec:" + script;
   config.triage_dir = dir + "/triage";
   config.systematic = false;
+  return config;
+}
+
+// The fuzz loop keeps to the families the backend runs: an input of another
+// family is rejected (and the mutator is given the narrowed filter).
+TEST(DifferentialTargetTest, FamiliesTheBackendDoesNotRunAreRejected) {
+  const FuzzConfig config =
+      SupportingOnly(FreshDir("supports"), "add.s32,shf");
   auto target = DifferentialTarget::Create(config);
   ASSERT_TRUE(target.ok()) << target.status();
   EXPECT_EQ((*target)->config().filter.include,
@@ -191,16 +199,7 @@ TEST(DifferentialTargetTest, FamiliesTheBackendDoesNotRunAreRejected) {
 // A campaign over families the backend runs none of would check nothing: it
 // is refused at once, naming them and where to see why.
 TEST(DifferentialTargetTest, NoSupportedFamilyIsAClearError) {
-  const std::string dir = FreshDir("nothing");
-  std::system(("mkdir -p '" + dir + "'").c_str());
-  const std::string script = dir + "/worker.sh";
-  std::ofstream(script) << "#!/bin/sh\nexec " << PTXDIFF_FAULTY_WORKER_PATH
-                        << " --fault=none --supports=add.s32 \"$@\"\n";
-  chmod(script.c_str(), 0755);
-  FuzzConfig config;
-  config.backend = "exec:" + script;
-  config.triage_dir = dir + "/triage";
-  config.systematic = false;
+  FuzzConfig config = SupportingOnly(FreshDir("nothing"), "add.s32");
   config.filter.include = {Family::kPrmt, Family::kLop3};
   auto target = DifferentialTarget::Create(config);
   ASSERT_FALSE(target.ok());
