@@ -3,14 +3,18 @@
 // worker/testing/faulty_worker.cc), for plain uniform random testing and,
 // given --ptxdiff=PATH, for the campaign (`ptxdiff fuzz`):
 //
-//   build/release/bench/finding_power_benchmark [--budget=60] [--seed=1]
+//   build/release/bench/finding_power_benchmark [--budget=60] [--seed=1] [--repeat=1]
 //       [--only=NAME] [--ptxdiff=build/fuzz/cli/ptxdiff]
 //
 // Uniform: batches of 4096 tuples, each a uniformly random variant of
 // AllVariants() with uniformly random operand bits, through WorkerClient,
-// until a backend value differs from a defined oracle result. Campaign:
-// `ptxdiff fuzz --backend exec:WRAPPER --max-time BUDGET` in a temp dir, until
-// the first entry appears in its triage directory. Both are capped at --budget.
+// until a backend value differs from a defined oracle result, timed from
+// starting its worker. Campaign: `ptxdiff fuzz --backend exec:WRAPPER
+// --max-time BUDGET` in a temp dir, timed from its start until the first
+// entry appears in its triage directory (so start-up, minimization and
+// filing included). Both are capped at --budget. Beside the seconds, the
+// tuples each checked up to its first mismatch (the campaign's from its stats
+// file's `first_mismatch_after`): the search's power without the start-up.
 
 #include <fcntl.h>
 #include <signal.h>
@@ -19,6 +23,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -62,12 +68,14 @@ const Bug kBugs[] = {
 struct Flags {
   double budget = 60;
   uint64_t seed = 1;
+  int repeat = 1;  // runs of each search; the table shows medians
   std::string only, ptxdiff;
 };
 
 struct Outcome {
   std::optional<double> seconds;  // time to find; empty if not found
   std::string what;               // the mismatching tuple or the triage entry
+  int64_t tuples = 0;  // checked until the first mismatch, it included; 0 unknown
 };
 
 absl::StatusOr<std::unique_ptr<WorkerClient>> StartFaulty(const std::string& bug) {
@@ -95,13 +103,15 @@ bool SelfCheck(const Bug& bug) {
          !Mismatch(tuples[1], out.results[1]) && Evaluate(tuples[0].variant, bug.hit).defined();
 }
 
-Outcome UniformSearch(const Bug& bug, const Flags& flags) {
+Outcome UniformSearch(const Bug& bug, const Flags& flags, uint64_t seed) {
+  const std::vector<Variant>& all = AllVariants();
+  // Timed from starting its worker, as the campaign is from starting
+  // `ptxdiff fuzz`: both pay for their processes.
+  const absl::Time start = absl::Now();
   auto client = StartFaulty(bug.name);
   if (!client.ok()) return {std::nullopt, std::string(client.status().message())};
-  const std::vector<Variant>& all = AllVariants();
-  std::mt19937_64 rng(flags.seed);
+  std::mt19937_64 rng(seed);
   std::vector<Tuple> batch(4096);
-  const absl::Time start = absl::Now();
   for (uint64_t checked = 0;; checked += batch.size()) {
     const double elapsed = absl::ToDoubleSeconds(absl::Now() - start);
     if (elapsed >= flags.budget) return {std::nullopt, absl::StrCat(checked, " tuples checked")};
@@ -117,10 +127,12 @@ Outcome UniformSearch(const Bug& bug, const Flags& flags) {
     for (size_t i = 0; i < batch.size(); ++i) {
       if (!Mismatch(batch[i], out.results[i])) continue;
       const Tuple& t = batch[i];
+      const int64_t tuples = checked + i + 1;
       return {absl::ToDoubleSeconds(absl::Now() - start),
               absl::StrFormat("%s, backend 0x%x, after %d tuples",
                               ReplayLine(t.variant, t.operands, Evaluate(t.variant, t.operands)),
-                              out.results[i].bits, checked + i + 1)};
+                              out.results[i].bits, tuples),
+              tuples};
     }
   }
 }
@@ -142,6 +154,27 @@ std::string FirstEntry(const std::string& triage) {
 pid_t Spawn(const std::vector<std::string>& argv, const std::string& log) {
   absl::StatusOr<pid_t> pid = StartProcess(argv, {.output_path = log}, "");
   return pid.ok() ? *pid : -1;
+}
+
+// The campaign's tuples checked up to its first mismatch: the earliest
+// `first_mismatch_after` in the stats files under `out`; 0 if none says.
+int64_t FirstMismatchAfter(const std::string& out) {
+  namespace fs = std::filesystem;
+  int64_t first = 0;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::recursive_directory_iterator(out + "/stats", ec)) {
+    if (e.path().extension() != ".stats") continue;
+    std::ifstream in(e.path());
+    for (std::string line; std::getline(in, line);) {
+      int64_t n = 0;
+      absl::string_view value = line;
+      if (absl::ConsumePrefix(&value, "first_mismatch_after=") && absl::SimpleAtoi(value, &n) &&
+          n > 0 && (first == 0 || n < first)) {
+        first = n;
+      }
+    }
+  }
+  return first;
 }
 
 // SIGINT, up to 30 s to stop (the campaign forwards it to libFuzzer), then SIGKILL.
@@ -179,12 +212,41 @@ Outcome CampaignSearch(const Bug& bug, const Flags& flags, std::string& command)
     if (waitpid(pid, nullptr, WNOHANG) != 0) return outcome;  // ended early
     usleep(100000);
   }
+  // The stats file is rewritten about once a second, and a stop skips the
+  // last write (libFuzzer exits at once on SIGINT): wait for the figure.
+  for (int i = 0; outcome.seconds && i < 30 && outcome.tuples == 0; ++i) {
+    outcome.tuples = FirstMismatchAfter(dir + "/out");
+    if (outcome.tuples == 0) usleep(100000);
+  }
   Stop(pid);
   return outcome;
 }
 
 std::string Seconds(const std::optional<double>& s, double budget) {
   return s ? absl::StrFormat("%.2f", *s) : absl::StrFormat("not found in %.0f s", budget);
+}
+
+// The median run: by time, a run that did not find the bug counting as
+// slowest (so "not found" when most did not), and the median of the tuples
+// counted the same way.
+Outcome Median(std::vector<Outcome> runs) {
+  const auto slower = [](const Outcome& a, const Outcome& b) {
+    return a.seconds.has_value() && (!b.seconds.has_value() || *a.seconds < *b.seconds);
+  };
+  std::sort(runs.begin(), runs.end(), slower);
+  Outcome median = runs[(runs.size() - 1) / 2];
+  std::vector<int64_t> tuples;
+  for (const Outcome& r : runs) {
+    tuples.push_back(r.seconds && r.tuples > 0 ? r.tuples : INT64_MAX);
+  }
+  std::sort(tuples.begin(), tuples.end());
+  const int64_t mid = tuples[(tuples.size() - 1) / 2];
+  median.tuples = mid == INT64_MAX ? 0 : mid;
+  return median;
+}
+
+std::string Tuples(const Outcome& o) {
+  return o.seconds && o.tuples > 0 ? absl::StrCat(o.tuples) : "-";
 }
 
 std::string Ratio(const Outcome& campaign, const Outcome& uniform, double budget) {
@@ -201,10 +263,11 @@ bool ParseFlags(int argc, char** argv, Flags& flags) {
     else if (absl::ConsumePrefix(&arg, "--seed=")) ok = absl::SimpleAtoi(arg, &flags.seed);
     else if (absl::ConsumePrefix(&arg, "--only=")) flags.only = std::string(arg);
     else if (absl::ConsumePrefix(&arg, "--ptxdiff=")) flags.ptxdiff = std::string(arg);
+    else if (absl::ConsumePrefix(&arg, "--repeat=")) ok = absl::SimpleAtoi(arg, &flags.repeat);
     else ok = false;
-    if (!ok || flags.budget <= 0) {
+    if (!ok || flags.budget <= 0 || flags.repeat < 1) {
       std::fprintf(stderr, "usage: finding_power_benchmark [--budget=S] [--seed=N] "
-                           "[--only=NAME] [--ptxdiff=PATH]\n");
+                           "[--repeat=N] [--only=NAME] [--ptxdiff=PATH]\n");
       return false;
     }
   }
@@ -214,27 +277,37 @@ bool ParseFlags(int argc, char** argv, Flags& flags) {
 int Main(int argc, char** argv) {
   Flags flags;
   if (!ParseFlags(argc, argv, flags)) return 2;
-  std::printf("uniform: seed %llu, batches of 4096 random tuples of %zu variants; budget %.0f s\n",
-              static_cast<unsigned long long>(flags.seed), AllVariants().size(), flags.budget);
+  std::printf("uniform: seeds %llu..%llu, batches of 4096 random tuples of %zu variants; "
+              "budget %.0f s; medians of %d run(s) each\n",
+              static_cast<unsigned long long>(flags.seed),
+              static_cast<unsigned long long>(flags.seed + flags.repeat - 1), AllVariants().size(),
+              flags.budget, flags.repeat);
   std::vector<std::string> commands, notes;
-  std::printf("%-22s %20s %20s %10s\n", "planted bug", "campaign s", "uniform s", "ratio");
+  std::printf("%-22s %12s %12s %7s %16s %16s\n", "planted bug", "campaign s", "uniform s",
+              "ratio", "campaign tuples", "uniform tuples");
   for (const Bug& bug : kBugs) {
     if (!flags.only.empty() && flags.only != bug.name) continue;
     if (!SelfCheck(bug)) {
       std::printf("%-22s self-check failed: the known tuple does not show the bug\n", bug.name);
       return 1;
     }
-    Outcome campaign{std::nullopt, "no --ptxdiff"};
-    if (!flags.ptxdiff.empty()) {
-      std::string command;
-      campaign = CampaignSearch(bug, flags, command);
-      commands.push_back(command);
+    std::vector<Outcome> campaigns, uniforms;
+    for (int run = 0; run < flags.repeat; ++run) {
+      if (!flags.ptxdiff.empty()) {
+        std::string command;
+        campaigns.push_back(CampaignSearch(bug, flags, command));
+        if (run == 0) commands.push_back(command);
+      }
+      uniforms.push_back(UniformSearch(bug, flags, flags.seed + run));
     }
-    const Outcome uniform = UniformSearch(bug, flags);
-    std::printf("%-22s %20s %20s %10s\n", bug.name,
+    const Outcome campaign =
+        campaigns.empty() ? Outcome{std::nullopt, "no --ptxdiff"} : Median(campaigns);
+    const Outcome uniform = Median(uniforms);
+    std::printf("%-22s %12s %12s %7s %16s %16s\n", bug.name,
                 flags.ptxdiff.empty() ? "-" : Seconds(campaign.seconds, flags.budget).c_str(),
                 Seconds(uniform.seconds, flags.budget).c_str(),
-                Ratio(campaign, uniform, flags.budget).c_str());
+                Ratio(campaign, uniform, flags.budget).c_str(), Tuples(campaign).c_str(),
+                Tuples(uniform).c_str());
     std::fflush(stdout);
     notes.push_back(absl::StrCat(bug.name, ": campaign: ", campaign.what,
                                  "; uniform: ", uniform.what));

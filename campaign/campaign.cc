@@ -63,12 +63,22 @@ Campaign::Campaign(CampaignOptions options, TriageStore store,
 
 absl::Status Campaign::StartWorkers() {
   const int workers = std::max(1, options_.in_flight);
-  for (int i = 0; i <= workers; ++i) {  // the last one minimizes
-    auto client = WorkerClient::Start(options_.worker);
-    if (!client.ok()) return client.status();
-    if (i == 0) identity_ = (*client)->identity();
-    (i < workers ? senders_.emplace_back() : minimizer_client_) = *std::move(client);
+  // Started side by side: each worker's start-up (its HELLO, working out
+  // what it supports) is the campaign's time to first tuple, paid once.
+  std::vector<absl::StatusOr<std::unique_ptr<WorkerClient>>> started(workers + 1);
+  {
+    std::vector<std::thread> starters;
+    for (auto& client : started) {
+      starters.emplace_back([&] { client = WorkerClient::Start(options_.worker); });
+    }
+    for (std::thread& t : starters) t.join();
   }
+  for (auto& client : started) {
+    if (!client.ok()) return client.status();
+  }
+  identity_ = started[0].value()->identity();
+  for (int i = 0; i < workers; ++i) senders_.push_back(*std::move(started[i]));
+  minimizer_client_ = *std::move(started[workers]);  // the last one minimizes
   batch_size_ = options_.batch_size > 0 ? options_.batch_size : BatchSizeFor(identity_.name);
   queue_.SetLaneCapacity(options_.lane_capacity > 0 ? options_.lane_capacity
                                                     : std::max<size_t>(2 * batch_size_, 4096));
@@ -123,12 +133,14 @@ Lane Campaign::LaneFor(int index, uint32_t classes) {
   return Lane::kRoutine;
 }
 
-bool Campaign::AdmitUndefined(const Result& oracle) {
+bool Campaign::WithinUndefinedShare(const Result& oracle) const {
+  return oracle.defined() ||
+         admitted_undefined_ + 1 <= options_.undefined_share * (admitted_ + 1);
+}
+
+void Campaign::CountQueued(const Result& oracle) {
   ++admitted_;
-  if (oracle.defined()) return true;
-  if (admitted_undefined_ + 1 > options_.undefined_share * admitted_) return false;
-  ++admitted_undefined_;
-  return true;
+  if (!oracle.defined()) ++admitted_undefined_;
 }
 
 void Campaign::Offer(const Tuple& t, const Result& oracle, uint32_t classes) {
@@ -136,7 +148,7 @@ void Campaign::Offer(const Tuple& t, const Result& oracle, uint32_t classes) {
   int64_t unsupported = 0, undefined = 0;
   if (!Wanted(t.variant, index)) {
     unsupported = 1;
-  } else if (!AdmitUndefined(oracle)) {
+  } else if (!WithinUndefinedShare(oracle)) {
     undefined = 1;
   } else {
     const Lane lane = LaneFor(index, classes);
@@ -147,7 +159,12 @@ void Campaign::Offer(const Tuple& t, const Result& oracle, uint32_t classes) {
     const bool thinned = lane == Lane::kRoutine && queue_.Saturated() &&
                          routine_keep_one_in_[f] > 1 &&
                          routine_seen_[f]++ % routine_keep_one_in_[f] != 0;
-    if (!thinned && declines_->Worth(index, DeclineClass(t, oracle))) queue_.Offer(t, lane);
+    // The share counts what the queue took: a defined repeat it turns away
+    // as a duplicate must not make room for another undefined tuple.
+    if (!thinned && declines_->Worth(index, DeclineClass(t, oracle)) &&
+        queue_.Offer(t, lane) == Admission::kQueued) {
+      CountQueued(oracle);
+    }
   }
   std::lock_guard<std::mutex> lock(mu_);
   ++stats_.offered;
@@ -285,6 +302,7 @@ void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
   }
   std::vector<int> reached;
   int64_t by_code[5] = {};
+  int64_t first_mismatch = -1;  // its index in `batch`
   std::vector<const Erratum*> errata;
   for (size_t i = 0; i < batch.size(); ++i) {
     const TupleResult& r = out.results[i];
@@ -297,10 +315,16 @@ void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
       ++by_code[std::min<int>(static_cast<int>(r.code), 4)];
     }
     counts.Count(j.verdict);
-    if (j.verdict == Verdict::kMismatch) QueueMismatch(batch[i], j);
+    if (j.verdict == Verdict::kMismatch) {
+      QueueMismatch(batch[i], j);
+      if (first_mismatch < 0) first_mismatch = i;
+    }
     if (j.verdict == Verdict::kOtherReading) errata.push_back(j.erratum);
   }
   std::lock_guard<std::mutex> lock(mu_);
+  if (first_mismatch >= 0 && stats_.first_mismatch_after == 0) {
+    stats_.first_mismatch_after = stats_.counts.tuples + first_mismatch + 1;
+  }
   stats_.counts += counts;
   for (int c = 0; c < 5; ++c) stats_.declined_by_code[c] += by_code[c];
   for (const Erratum* e : errata) ++stats_.other_reading_by_erratum[std::string(e->id)];

@@ -90,6 +90,9 @@ struct CampaignStats {
   int64_t worker_restarts = 0;
   int64_t supported_variants = 0;    // of the campaign's variants
   int64_t calibration_ms = 0;        // spent timing the families at start
+  // Tuples judged when the first mismatch was, that one included; 0 before
+  // any (the finding-power benchmark's tuples-to-find).
+  int64_t first_mismatch_after = 0;
   std::vector<bool> reached;         // by VariantIndex: got a non-decline
   int64_t variants_reached = 0;
 };
@@ -149,7 +152,10 @@ class Campaign {
   void FlushRepeats();
   bool Wanted(const Variant& v, int index) const;
   Lane LaneFor(int index, uint32_t classes);
-  bool AdmitUndefined(const Result& oracle);
+  // The undefined share (CampaignOptions::undefined_share) over the fuzz
+  // loop's tuples the queue took.
+  bool WithinUndefinedShare(const Result& oracle) const;
+  void CountQueued(const Result& oracle);
 
   CampaignOptions options_;
   TriageStore store_;
@@ -187,7 +193,7 @@ class Campaign {
   bool filer_busy_ = false;
   std::deque<FilingJob> filing_;
   std::condition_variable filing_ready_;
-  int64_t admitted_ = 0, admitted_undefined_ = 0;  // fuzz loop thread only
+  int64_t admitted_ = 0, admitted_undefined_ = 0;  // queued; fuzz loop thread only
 };
 
 }  // namespace ptxdiff

@@ -124,14 +124,33 @@ TEST(CampaignTest, OnlyASmallShareOfUndefinedResultsIsSent) {
   const std::string dir = FreshDir("undefined");
   auto c = Campaign::Start(Options(dir, {}));
   ASSERT_TRUE(c.ok()) << c.status();
-  for (uint64_t a = 0; a < 100; ++a) Offer(**c, "div.u32", {{a, 0, 0, 0}});  // undefined
+  // The share is of what the queue took, so the undefined tuples come after
+  // defined ones that make room for them.
   for (uint64_t a = 0; a < 100; ++a) Offer(**c, "div.u32", {{a, 1, 0, 0}});
+  for (uint64_t a = 0; a < 100; ++a) Offer(**c, "div.u32", {{a, 0, 0, 0}});  // undefined
   ASSERT_TRUE((*c)->Flush(absl::Seconds(60)));
   const CampaignStats s = (*c)->Snapshot();
   EXPECT_EQ(s.counts.agreed, 100);
   EXPECT_LE(s.counts.unspecified, 10);  // 5% of what was admitted
   EXPECT_GE(s.counts.unspecified, 1);
   EXPECT_EQ(s.skipped_undefined + s.counts.unspecified, 100);
+}
+
+TEST(CampaignTest, DefinedDuplicatesDoNotMakeRoomForUndefinedResults) {
+  const std::string dir = FreshDir("undefined-dups");
+  auto c = Campaign::Start(Options(dir, {}));
+  ASSERT_TRUE(c.ok()) << c.status();
+  // 100 distinct defined tuples, each offered ten times: the queue takes
+  // 100, so at most 5 undefined ones may follow (5% of 105), not 50.
+  for (int repeat = 0; repeat < 10; ++repeat) {
+    for (uint64_t a = 0; a < 100; ++a) Offer(**c, "div.u32", {{a, 1, 0, 0}});
+  }
+  for (uint64_t a = 0; a < 100; ++a) Offer(**c, "div.u32", {{a, 0, 0, 0}});  // undefined
+  ASSERT_TRUE((*c)->Flush(absl::Seconds(60)));
+  const CampaignStats s = (*c)->Snapshot();
+  EXPECT_EQ(s.counts.agreed, 100);
+  EXPECT_GE(s.counts.unspecified, 1);
+  EXPECT_LE(s.counts.unspecified, 5);
 }
 
 TEST(CampaignTest, TheSystematicSourceFindsABugWithoutAnyFuzzInput) {

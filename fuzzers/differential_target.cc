@@ -398,6 +398,7 @@ FuzzStats DifferentialTarget::stats() const {
   s.declined_other = c.declined_by_code[static_cast<int>(DeclineCode::kOther)] +
                      c.declined_by_code[static_cast<int>(DeclineCode::kNone)];
   s.filing_errors = c.filing_errors;
+  s.first_mismatch_after = c.first_mismatch_after;
   return s;
 }
 
@@ -459,6 +460,7 @@ const Counter kCounters[] = {
     PTXDIFF_COUNTER("declined_operand_form", s.declined_operand_form),
     PTXDIFF_COUNTER("declined_other", s.declined_other),
     PTXDIFF_COUNTER("filing_errors", s.filing_errors),
+    PTXDIFF_COUNTER("first_mismatch_after", s.first_mismatch_after),
 };
 #undef PTXDIFF_COUNTER
 
@@ -509,6 +511,10 @@ void AddStatsFile(absl::string_view text, StatsFile& sum) {
       sum.stats.other_reading_by_erratum[std::string(key.substr(kErratumPrefix.size()))] += n;
     } else if (key == "supported_variants") {
       sum.stats.supported_variants = std::max(sum.stats.supported_variants, n);
+    } else if (key == "first_mismatch_after") {
+      // The earliest over the processes; 0 (none yet) never wins.
+      int64_t& first = sum.stats.first_mismatch_after;
+      if (n > 0 && (first == 0 || n < first)) first = n;
     } else {
       for (const Counter& c : kCounters) {
         if (c.name == key) c.field(sum.stats) += n;

@@ -90,6 +90,9 @@ struct FuzzStats {
   int64_t offered = 0, queued = 0, duplicates = 0, dropped = 0, systematic = 0;
   int64_t skipped_undefined = 0, skipped_unsupported = 0, skipped_declining = 0;
   int64_t filing_errors = 0;
+  // Tuples this process had checked when it judged its first mismatch, that
+  // one included; 0 before any. A campaign's figure is the earliest.
+  int64_t first_mismatch_after = 0;
   // Declines by code: unsupported variant, not evaluable, operand form, other.
   int64_t declined_unsupported = 0, declined_not_evaluable = 0, declined_operand_form = 0,
           declined_other = 0;
@@ -106,7 +109,8 @@ struct StatsFile {
 };
 std::string FormatStatsFile(const StatsFile& file);
 // Adds one stats file's text to `sum`: counters summed (supported_variants,
-// the same for every process of a campaign, as the largest), reached
+// the same for every process of a campaign, as the largest;
+// first_mismatch_after as the earliest), reached
 // bitmaps OR-ed, the backend's description kept. Unknown lines are skipped.
 void AddStatsFile(absl::string_view text, StatsFile& sum);
 
