@@ -264,7 +264,7 @@ void Campaign::SystematicLoop() {
       keep.push_back(run[i]);
     }
     if (!keep.empty() && !queue_.PutMany(keep, Lane::kSystematic)) break;
-    if (produced % 1024 < run.size()) {
+    if (static_cast<size_t>(produced % 1024) < run.size()) {
       std::lock_guard<std::mutex> lock(mu_);
       stats_.systematic = produced;
     }

@@ -2,19 +2,11 @@
 // must reject garbage with a status, never crash, and whatever they accept
 // must encode back to the same bytes.
 
-#include <cstdlib>
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "common/check.h"
 #include "protocol/protocol.h"
-
-namespace {
-
-void Check(bool ok) {
-  if (!ok) std::abort();
-}
-
-}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return -1;
@@ -23,8 +15,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 0: {
       auto header = ptxdiff::DecodeFrameHeader(bytes);
       if (header.ok()) {
-        Check(ptxdiff::EncodeFrameHeader(header->type, header->payload_size) ==
-              bytes.substr(0, ptxdiff::kFrameHeaderSize));
+        PTXDIFF_CHECK(
+            ptxdiff::EncodeFrameHeader(header->type, header->payload_size) ==
+                bytes.substr(0, ptxdiff::kFrameHeaderSize),
+            "a frame header does not encode back to its bytes");
       }
       break;
     }
@@ -34,7 +28,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         // Reserved fields are ignored on input and written as 0, so compare
         // a second round trip.
         const std::string once = ptxdiff::EncodeRunRequest(*request);
-        Check(ptxdiff::EncodeRunRequest(*ptxdiff::DecodeRunRequest(once)) == once);
+        PTXDIFF_CHECK(
+            ptxdiff::EncodeRunRequest(*ptxdiff::DecodeRunRequest(once)) == once,
+            "a RUN request does not round-trip");
       }
       break;
     }
@@ -45,7 +41,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       auto reply = ptxdiff::DecodeRunReply(bytes, expected);
       if (reply.ok()) {
         const std::string once = ptxdiff::EncodeRunReply(*reply);
-        Check(ptxdiff::EncodeRunReply(*ptxdiff::DecodeRunReply(once, expected)) == once);
+        PTXDIFF_CHECK(ptxdiff::EncodeRunReply(
+                          *ptxdiff::DecodeRunReply(once, expected)) == once,
+                      "a RESULTS reply does not round-trip");
       }
       break;
     }

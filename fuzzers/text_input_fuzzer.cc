@@ -3,13 +3,13 @@
 // configuration. Garbage must be rejected with a status, never crash; an
 // accepted spelling must round-trip.
 
-#include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "common/check.h"
 #include "fuzzers/differential_target.h"
 #include "fuzzers/fuzz_input.h"
 #include "isa/family_table.h"
@@ -24,13 +24,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   auto variant = ptxdiff::ParseVariant(text);
   if (variant.ok()) {
-    if (!ptxdiff::IsLegal(*variant)) std::abort();
-    auto again = ptxdiff::ParseVariant(ptxdiff::Spell(*variant));
-    if (!again.ok() || !(*again == *variant)) std::abort();
+    const std::string spelled = ptxdiff::Spell(*variant);
+    PTXDIFF_CHECK(ptxdiff::IsLegal(*variant),
+                  "parsed an illegal variant: ", spelled);
+    auto again = ptxdiff::ParseVariant(spelled);
+    PTXDIFF_CHECK(again.ok() && *again == *variant, "'", spelled,
+                  "' does not parse back to the variant it spells");
   }
   for (int width : {8, 16, 32, 64}) {
     auto value = ptxdiff::ParseOperand(text, width);
-    if (value.ok() && width < 64 && (*value >> width) != 0) std::abort();
+    PTXDIFF_CHECK(!value.ok() || width == 64 || (*value >> width) == 0,
+                  "an operand wider than ", width, " bits was accepted");
   }
   (void)ptxdiff::ParseTextCase(std::string(ptxdiff::kTextCaseHeader) + "\n" + text);
   (void)ptxdiff::DecodeFuzzInput(text);

@@ -158,16 +158,19 @@ absl::string_view SpellCc(bool cc);              // "cc" or ""
 absl::string_view SpellPlusOne(VmadForm f);      // "po" for kPlusOne; the
                                                  // negations are operands
 
-// An axis value's spelling in `family`'s instructions. Intel vISA names its
+// The instruction set a family belongs to (FamilyInfo::isa).
+enum class TargetIsa : uint8_t { kPtx, kIntelVisa };
+
+// An axis value's spelling in an instruction of `isa`. Intel vISA names its
 // types its own way (SpellVisaType); every other axis spells alike.
 template <typename Value>
-absl::string_view SpellIn(Family /*family*/, Value value,
+absl::string_view SpellIn(TargetIsa /*isa*/, Value value,
                           absl::string_view (*spell)(Value)) {
   return spell(value);
 }
-inline absl::string_view SpellIn(Family family, Type t,
+inline absl::string_view SpellIn(TargetIsa isa, Type t,
                                  absl::string_view (*spell)(Type)) {
-  return family == Family::kVisaShl ? SpellVisaType(t) : spell(t);
+  return isa == TargetIsa::kIntelVisa ? SpellVisaType(t) : spell(t);
 }
 
 // Properties of scalar types. Width is in bits (16 for kS16, 32 for kU16x2).

@@ -44,7 +44,7 @@ static_assert(ListsEveryAxisOnce(kDocOrder), "add the new axis to kDocOrder");
 // Intel vISA calls its types dst, src0 and src1; the video instructions call
 // their `.type` `.dtype`.
 absl::string_view Label(const FamilyInfo& f, const AxisInfo& axis) {
-  const bool visa = f.family == Family::kVisaShl;
+  const bool visa = f.isa == TargetIsa::kIntelVisa;
   switch (axis.axis) {
     case Axis::kType:
       if (visa) return "dst";

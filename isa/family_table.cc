@@ -35,6 +35,8 @@ constexpr IsaLevel kPtx20Sm20 = {20, 20};
 constexpr IsaLevel kPtx12AllSm = {12, 0};
 constexpr IsaLevel kPtx30Sm20 = {30, 20};
 constexpr IsaLevel kPtx43Sm20 = {43, 20};
+// add/min/max `.u16x2`/`.s16x2` and min/max `.relu`.
+constexpr IsaLevel kPtx80Sm90 = {80, 90};
 
 // ---- Legality rules: one per family that needs more than the product. ----
 
@@ -149,6 +151,7 @@ std::vector<FamilyInfo> BuildTable() {
   f->syntax = ".sat.cc.type", f->optional_sat = true, f->legal = AddSubRule;
   f->optional_cc = true;
   f->carry_level_32 = kPtx12AllSm, f->carry_level_64 = kPtx43Sm20;
+  f->packed_or_relu_level = kPtx80Sm90;
   f = simple(Family::kSub, "sub", "PTX ISA 9.7.1.2", kPtx10AllSm, "d = a - b",
              2, kIntTypes);
   f->syntax = ".sat.cc.type", f->optional_sat = true, f->legal = AddSubRule;
@@ -190,9 +193,11 @@ std::vector<FamilyInfo> BuildTable() {
   f = simple(Family::kMin, "min", "PTX ISA 9.7.1.12", kPtx10AllSm,
              "d = min(a, b), optionally clamped at 0", 2, kMinMaxTypes);
   f->syntax = ".relu.type", f->optional_relu = true, f->legal = ReluRule;
+  f->packed_or_relu_level = kPtx80Sm90;
   f = simple(Family::kMax, "max", "PTX ISA 9.7.1.13", kPtx10AllSm,
              "d = max(a, b), optionally clamped at 0", 2, kMinMaxTypes);
   f->syntax = ".relu.type", f->optional_relu = true, f->legal = ReluRule;
+  f->packed_or_relu_level = kPtx80Sm90;
   simple(Family::kPopc, "popc", "PTX ISA 9.7.1.14", kPtx20Sm20,
          "d = number of one bits in a", 1, kB32B64);
   simple(Family::kClz, "clz", "PTX ISA 9.7.1.15", kPtx20Sm20,
@@ -203,6 +208,7 @@ std::vector<FamilyInfo> BuildTable() {
   f = simple(Family::kFns, "fns", "PTX ISA 9.7.1.17", {60, 30},
              "d = position of the n-th set bit from base", 3, {T::kB32});
   f->amount_sources = 0b110;  // base, offset
+  f->source_names = {"mask", "base", "offset"};
   simple(Family::kBrev, "brev", "PTX ISA 9.7.1.18", kPtx20Sm20,
          "d = a with its bits reversed", 1, kB32B64);
   f = simple(Family::kBfe, "bfe", "PTX ISA 9.7.1.19", kPtx20Sm20,
@@ -261,6 +267,7 @@ std::vector<FamilyInfo> BuildTable() {
              4, {T::kB32});
   f->source = kPtxText;
   f->immediate_sources = 0b1000;  // immLut
+  f->source_names = {"a", "b", "c", "immLut"};
   f = simple(Family::kShl, "shl", "PTX ISA 9.7.8.8", kPtx10AllSm,
              "d = a << b, 0 once b >= the width", 2, kBitTypes);
   f->source = kPtxText;
@@ -315,13 +322,13 @@ std::vector<FamilyInfo> BuildTable() {
              "d = a + b + CC.CF, optionally carry-out to CC.CF", 3,
              kCarryTypes);
   f->syntax = ".cc.type", f->source = kCarryText, f->optional_cc = true;
-  f->carry_in = true;
+  f->carry_in = true, f->source_names = {"a", "b", "cf"};
   f->carry_level_32 = kPtx12AllSm, f->carry_level_64 = kPtx43Sm20;
   f = simple(Family::kSubc, "subc", "PTX ISA 9.7.2.4", kPtx12AllSm,
              "d = a - (b + CC.CF), optionally borrow-out to CC.CF", 3,
              kCarryTypes);
   f->syntax = ".cc.type", f->source = kCarryText, f->optional_cc = true;
-  f->carry_in = true;
+  f->carry_in = true, f->source_names = {"a", "b", "cf"};
   f->carry_level_32 = kPtx12AllSm, f->carry_level_64 = kPtx43Sm20;
   f = simple(Family::kMadc, "madc", "PTX ISA 9.7.2.6", kPtx30Sm20,
              "d = (a * b) high or low + c + CC.CF, optionally carry-out to "
@@ -330,7 +337,7 @@ std::vector<FamilyInfo> BuildTable() {
   f->syntax = ".mulmode.cc.type", f->source = kCarryText,
   f->optional_cc = true;
   f->mul_modes = {MulMode::kHi, MulMode::kLo};
-  f->carry_in = true;
+  f->carry_in = true, f->source_names = {"a", "b", "c", "cf"};
   f->carry_level_32 = kPtx30Sm20, f->carry_level_64 = kPtx43Sm20;
 
   struct VideoRow {
@@ -379,6 +386,7 @@ std::vector<FamilyInfo> BuildTable() {
   f = simple(Family::kVisaShl, "visa.shl", "Intel vISA SHL (opcode 0x24)",
              {0, 0}, "dst = src0 << (src1 & 31, or & 63 for Q/UQ dst)", 2,
              kVisaTypes);
+  f->isa = TargetIsa::kIntelVisa, f->source_names = {"src0", "src1"};
   f->syntax = ".sat.type.atype.btype",
   f->source = "004_d740d6e62bd706dd.txt", f->atypes = kVisaTypes,
   f->btypes = kVisaTypes, f->optional_sat = true;
@@ -410,20 +418,22 @@ std::vector<int> AsInts(bool optional) {
 
 constexpr AxisInfo kAxes[] = {
 #define PTXDIFF_AXIS(Name, field, Value, values_, token_, Spell, Plainer, \
-                     label_)                                                 \
-  {.axis = Axis::k##Name,                                                    \
-   .token = token_,                                                          \
-   .label = label_,                                                          \
-   .is_flag = std::is_same_v<Value, bool>,                                   \
-   .get = [](const Variant& v) { return static_cast<int>(v.field); },        \
-   .set = [](Variant& v, int x) { v.field = static_cast<Value>(x); },        \
-   .values = [](const FamilyInfo& info) { return AsInts(info.values_); },    \
-   .spell = [](Family f, int x) {                                            \
-     return SpellIn(f, static_cast<Value>(x), Spell);                        \
-   },                                                                        \
-   .plainer = [](int x) {                                                    \
-     return static_cast<int>(Plainer(static_cast<Value>(x)));                \
-   }},
+                     label_)                                              \
+  {.axis = Axis::k##Name,                                                 \
+   .token = token_,                                                       \
+   .label = label_,                                                       \
+   .is_flag = std::is_same_v<Value, bool>,                                \
+   .get = [](const Variant& v) { return static_cast<int>(v.field); },     \
+   .set = [](Variant& v, int x) { v.field = static_cast<Value>(x); },     \
+   .values = [](const FamilyInfo& info) { return AsInts(info.values_); }, \
+   .spell =                                                               \
+       [](Family f, int x) {                                              \
+         return SpellIn(InfoOf(f).isa, static_cast<Value>(x), Spell);     \
+       },                                                                 \
+   .plainer =                                                             \
+       [](int x) {                                                        \
+         return static_cast<int>(Plainer(static_cast<Value>(x)));         \
+       }},
 #include "isa/axes.inc"
 #undef PTXDIFF_AXIS
 };
@@ -505,15 +515,13 @@ bool IsLegal(const Variant& v) {
 }
 
 IsaLevel LevelOf(const Variant& v) {
-  IsaLevel level = InfoOf(v.family).min_level;
-  const bool packed_or_relu = IsPacked(v.type) || v.relu;
-  const bool is_min_max_add = v.family == Family::kAdd ||
-                              v.family == Family::kMin ||
-                              v.family == Family::kMax;
-  // add/min/max `.u16x2`/`.s16x2` and min/max `.relu`: PTX ISA 8.0, sm_90.
-  if (is_min_max_add && packed_or_relu) level = {80, 90};
+  const FamilyInfo& info = InfoOf(v.family);
+  IsaLevel level = info.min_level;
+  if (IsPacked(v.type) || v.relu) {
+    level = {std::max(level.ptx, info.packed_or_relu_level.ptx),
+             std::max(level.sm, info.packed_or_relu_level.sm)};
+  }
   if (v.cc || HasCarryIn(v)) {  // extended precision: per width
-    const FamilyInfo& info = InfoOf(v.family);
     const IsaLevel& carry = TypeWidth(v.type) == 64 ? info.carry_level_64
                                                     : info.carry_level_32;
     level = {std::max(level.ptx, carry.ptx), std::max(level.sm, carry.sm)};
@@ -587,15 +595,10 @@ int ResultWidth(const Variant& v) {
 }
 
 absl::string_view SourceName(const Variant& v, int i) {
-  static constexpr std::array<absl::string_view, 3> kFns = {"mask", "base",
-                                                           "offset"};
   static constexpr std::array<absl::string_view, 4> kPlain = {"a", "b", "c",
                                                              "d"};
-  if (v.family == Family::kFns) return kFns[i];
-  if (IsCarryInSource(v, i)) return "cf";
-  if (v.family == Family::kLop3 && i == 3) return "immLut";
-  if (v.family == Family::kVisaShl) return i == 0 ? "src0" : "src1";
-  return kPlain[i];
+  const std::vector<absl::string_view>& names = InfoOf(v.family).source_names;
+  return names.empty() ? kPlain[i] : names[i];
 }
 
 bool MayBeImmediate(const Variant& v, int i) {

@@ -39,6 +39,7 @@ using AxisValueList =
 struct FamilyInfo {
   Family family;
   absl::string_view opcode;  // "add", "vshr", "visa.shl"
+  TargetIsa isa = TargetIsa::kPtx;  // Intel vISA: not PTX, no PTX level
   // The canonical spelling's modifier order, as the spec's syntax line gives
   // it, after the opcode: one token per axis (the token column of
   // isa/axes.inc: `.type`, `.mulmode`, `.dir`, `.sat`, `.po`, ...). Absent
@@ -49,6 +50,9 @@ struct FamilyInfo {
   IsaLevel min_level;        // for the plainest variant; see LevelOf
   absl::string_view summary;  // one line for the coverage doc
   int num_sources;  // without the optional `c` of the video families
+  // The names the spec gives the sources, where they are not a, b, c, d
+  // (fns: mask, base, offset; vISA: src0, src1; the carry-in: cf).
+  std::vector<absl::string_view> source_names;
   // Bit i set: source i is an amount (a shift amount, a bit position or
   // length, a count), whose magnitude against 32, 64 and 256 is what a
   // bug may depend on; for other sources it says nothing.
@@ -66,6 +70,9 @@ struct FamilyInfo {
   // where higher than min_level; see LevelOf.
   IsaLevel carry_level_32;
   IsaLevel carry_level_64;
+  // The level of the packed-type (`.u16x2`/`.s16x2`) and `.relu` forms,
+  // where higher than min_level; see LevelOf.
+  IsaLevel packed_or_relu_level;
 
   // The values the family accepts on each axis of isa/axes.inc: for an enum
   // axis a list, empty when the family lacks the axis (kNone), with kNone in

@@ -174,6 +174,24 @@ TEST(FamilyTableTest, OperandShapes) {
   EXPECT_FALSE(MayBeImmediate(v("selp.b32"), 2));  // c, a predicate
 }
 
+TEST(FamilyTableTest, SourceNamesAreRowData) {
+  for (const FamilyInfo& info : AllFamilies()) {
+    // A row names all its sources or none (a, b, c, d).
+    if (!info.source_names.empty()) {
+      EXPECT_EQ(info.source_names.size(), info.num_sources) << info.opcode;
+    }
+  }
+  auto v = [](absl::string_view s) { return *ParseVariant(s); };
+  EXPECT_EQ(SourceName(v("add.s32"), 1), "b");
+  EXPECT_EQ(SourceName(v("fns.b32"), 2), "offset");
+  EXPECT_EQ(SourceName(v("lop3.b32"), 3), "immLut");
+  EXPECT_EQ(SourceName(v("addc.cc.u32"), 2), "cf");
+  EXPECT_EQ(SourceName(v("madc.hi.s64"), 3), "cf");
+  EXPECT_EQ(SourceName(v("visa.shl.q.ub.uw"), 0), "src0");
+  EXPECT_EQ(InfoOf(Family::kVisaShl).isa, TargetIsa::kIntelVisa);
+  EXPECT_EQ(InfoOf(Family::kAdd).isa, TargetIsa::kPtx);
+}
+
 TEST(FamilyTableTest, IsaLevels) {
   auto level = [](absl::string_view s) { return LevelOf(*ParseVariant(s)); };
   EXPECT_EQ(level("add.s32").ptx, 10);
@@ -181,6 +199,8 @@ TEST(FamilyTableTest, IsaLevels) {
   EXPECT_EQ(level("add.u16x2").sm, 90);
   EXPECT_EQ(level("min.relu.s32").sm, 90);
   EXPECT_EQ(level("min.s32").sm, 0);
+  EXPECT_EQ(level("max.s16x2").ptx, 80);
+  EXPECT_EQ(level("sub.s32").ptx, 10);
   EXPECT_EQ(level("bmsk.wrap.b32").sm, 70);
   EXPECT_EQ(level("dp4a.u32.s32").ptx, 50);
   EXPECT_EQ(level("shf.r.wrap.b32").sm, 32);

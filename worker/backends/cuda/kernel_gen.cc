@@ -118,8 +118,8 @@ int PtxVersionFor(const Variant& v, const PtxTarget& target) {
 
 std::optional<std::string> WhyUnsupported(const Variant& v, int device_sm,
                                           int max_ptx) {
+  if (InfoOf(v.family).isa != TargetIsa::kPtx) return "not a PTX instruction";
   const IsaLevel level = LevelOf(v);
-  if (level.ptx == 0) return "not a PTX instruction";
   if (std::optional<std::string> why = WhyCarryNotGenerated(v)) return why;
   const std::optional<PtxTarget> target = TargetForDevice(device_sm);
   if (!target.has_value()) {

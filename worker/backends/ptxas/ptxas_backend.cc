@@ -469,8 +469,8 @@ class PtxasBackend : public Backend {
 std::optional<std::string> PtxasBackend::WhyUnsupported(
     const Variant& v) const {
   const absl::string_view opcode = InfoOf(v.family).opcode;
-  if (v.family == Family::kVisaShl) {
-    return "visa.shl is not a PTX instruction";
+  if (InfoOf(v.family).isa != TargetIsa::kPtx) {
+    return absl::StrCat(opcode, " is not a PTX instruction");
   }
   if (std::optional<std::string> why = WhyCarryNotGenerated(v)) return why;
   if (!foldable_[static_cast<int>(v.family)]) {
