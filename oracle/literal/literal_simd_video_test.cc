@@ -585,6 +585,14 @@ TEST(LiteralSimdVideoTest, FullMaskIgnoresC) {
             0x11223344u);
 }
 
+TEST(LiteralSimdVideoTest, MaskBitsAboveTheLanesAreNotRead) {
+  // vadd2 with mask_lanes 0b1110: only bit 1 names a lane (.h1); lane 0 from
+  // c (0xBBBB), lane 1: 0x11.
+  EXPECT_EQ(D(Masked(Vop2(Op::kAdd, "uuu"), 0b1110), 0x00010002, 0x00100020,
+              0xAAAABBBB),
+            0x0011BBBBu);
+}
+
 // ---------------------------------------------------------------------------
 // Masks with .add, and accumulation overflow.
 // ---------------------------------------------------------------------------
@@ -614,6 +622,13 @@ TEST(LiteralSimdVideoTest, Vset4AddMaskB31CountsMaskedLanes) {
   // Every lane differs (t = 1), but only lanes 1 and 3 are added: 5 + 2.
   EXPECT_EQ(D(Masked(Add(Vset(4, "uu", Cmp::kNe)), 0b1010), 0x01020304, 0, 5),
             7u);
+}
+
+TEST(LiteralSimdVideoTest, Vset2AddMaskH0) {
+  // vset2.s32.s32.lt.add d.h0: both lanes are less (-1 < 0, -2 < 0), but only
+  // lane 0 is added: 41 + 1.
+  EXPECT_EQ(D(Masked(Add(Vset(2, "ss", Cmp::kLt)), 0b01), 0xFFFEFFFF, 0, 41),
+            42u);
 }
 
 TEST(LiteralSimdVideoTest, Vadd2AddAccumulatesExactLaneSums) {
