@@ -25,6 +25,8 @@ std::optional<DecodedBatch> DecodeBatch(const uint8_t* data, size_t size) {
 }
 
 std::optional<std::string> FindOracleDisagreement(const DecodedBatch& batch) {
+  // The SIMD video families wait for their literal oracle (LiteralCovers).
+  if (!LiteralCovers(batch.variant.family)) return std::nullopt;
   std::vector<Result> fast(batch.tuples.size());
   EvaluateBatch(batch.variant, batch.tuples, fast);
   for (size_t i = 0; i < batch.tuples.size(); ++i) {

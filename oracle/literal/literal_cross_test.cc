@@ -27,7 +27,7 @@ void CrossCheck(int tuples_per_variant, uint64_t seed) {
   std::vector<int> failures(kNumFamilies);
   for (const Variant& v : AllVariants()) {
     int& family_failures = failures[static_cast<int>(v.family)];
-    if (family_failures >= 3) continue;
+    if (family_failures >= 3 || !LiteralCovers(v.family)) continue;
     FillEdgeTuples(v, rng, tuples);
     for (const Operands& o : tuples) {
       const Result fast = Evaluate(v, o);
@@ -51,6 +51,7 @@ TEST(LiteralCrossTest, ScalarFamiliesInDepth) {
   std::vector<Operands> tuples(20000);
   for (const Variant& v : AllVariants()) {
     if (IsVideo(v.family) || v.family == Family::kVisaShl) continue;
+    if (!LiteralCovers(v.family)) continue;  // SIMD video: pending
     FillEdgeTuples(v, rng, tuples);
     int failures = 0;
     for (const Operands& o : tuples) {

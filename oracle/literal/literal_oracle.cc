@@ -1790,6 +1790,25 @@ Result LiteralEvaluate(const Variant& v, const Operands& operands) {
       return Vmad(v, operands);
     case Family::kVset:
       return Vset(v, operands);
+    case Family::kVadd2:
+    case Family::kVsub2:
+    case Family::kVavrg2:
+    case Family::kVabsdiff2:
+    case Family::kVmin2:
+    case Family::kVmax2:
+    case Family::kVset2:
+    case Family::kVadd4:
+    case Family::kVsub4:
+    case Family::kVavrg4:
+    case Family::kVabsdiff4:
+    case Family::kVmin4:
+    case Family::kVmax4:
+    case Family::kVset4:
+      // PENDING: the literal SIMD video oracle (literal_simd_video.{h,cc},
+      // written independently against SimdVideoOpOf in simd_video_op.h) is
+      // not merged yet. Nothing here: the literal tests skip IsSimdVideo
+      // families (LiteralCovers) until it is wired in.
+      return Result{};
     case Family::kVisaShl:
       return VisaShl(v, operands);
   }
