@@ -26,7 +26,8 @@ namespace {
 constexpr size_t kBatch = 4096;  // 4096 tuples: 192 KiB, inside L2
 
 // One representative variant per family (two for the video families: plain,
-// and with selectors, saturation and a merge or secondary operation).
+// and with selectors, saturation and a merge or secondary operation; the SIMD
+// video families' selectors are operands, half of them the default).
 constexpr const char* kVariants[] = {
     "add.s32", "sub.s32", "mul.lo.s32", "mul.wide.u32", "mad.lo.s32",
     "mul24.lo.s32", "mad24.hi.sat.s32", "sad.s32", "div.s32", "rem.s32",
@@ -43,7 +44,12 @@ constexpr const char* kVariants[] = {
     "vshl.u32.u32.u32.clamp", "vshr.s32.s32.u32.sat.wrap d.h1, a.b3, b, c",
     "vmad.u32.u32.u32", "vmad.s32.s32.u32.sat.shr15 d, -a.b1, b.h0, c",
     "vset.s32.u32.lt", "vset.u32.u32.ge.add d, a.h1, b.b0, c",
-    "visa.shl.sat.d.d.ud", "visa.shl.uq.q.ub",
+    "vadd2.u32.u32.u32", "vsub2.s32.s32.s32.sat d.h0, a, b, c",
+    "vavrg2.s32.u32.s32", "vabsdiff2.u32.u32.u32.add", "vmin2.s32.s32.s32.sat",
+    "vmax2.u32.s32.u32", "vset2.s32.u32.lt.add", "vadd4.u32.u32.u32.sat",
+    "vsub4.s32.s32.s32 d.b310, a, b, c", "vavrg4.u32.u32.u32",
+    "vabsdiff4.u32.u32.u32.add", "vmin4.s32.s32.s32", "vmax4.s32.u32.s32.sat",
+    "vset4.u32.u32.ne", "visa.shl.sat.d.d.ud", "visa.shl.uq.q.ub",
 };
 
 struct Buffers {

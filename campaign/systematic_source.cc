@@ -140,6 +140,12 @@ uint64_t TailOperand(const Variant& v, int source, uint64_t bits) {
   return Low(SplitMix64(bits), width);
 }
 
+// `ops` within each source's SourceMask: a SIMD selector in canonical form.
+Operands Canonical(const Variant& v, Operands ops) {
+  for (int i = 0; i < NumSources(v); ++i) ops.v[i] &= SourceMask(v, i);
+  return ops;
+}
+
 }  // namespace
 
 void TailTuples(const Variant& v, uint64_t k, uint64_t count,
@@ -151,7 +157,7 @@ void TailTuples(const Variant& v, uint64_t k, uint64_t count,
     for (int s = 0; s < sources; ++s) {
       ops.v[s] = TailOperand(v, s, SplitMix64(seed ^ SplitMix64(i * kMaxSources + s)));
     }
-    out.push_back({v, ops});
+    out.push_back({v, Canonical(v, ops)});
   }
 }
 
@@ -177,7 +183,9 @@ void SystematicTuples(const Variant& v, uint64_t k, uint64_t count, std::vector<
     const uint64_t idx =
         static_cast<uint64_t>((static_cast<unsigned __int128>(i) * stride + id % n) % n);
     out.push_back(
-        {v, idx < s.edge_total ? EdgeTuple(s, idx) : BoundaryTuple(s, idx - s.edge_total)});
+        {v, Canonical(v, idx < s.edge_total
+                             ? EdgeTuple(s, idx)
+                             : BoundaryTuple(s, idx - s.edge_total))});
   }
 }
 

@@ -84,6 +84,33 @@ std::string JsonString(absl::string_view s) {
   return out + "\"";
 }
 
+// A SIMD video selector left out of the operands comes from the spelling
+// (`vadd2.u32.u32.u32 d, a.h01, b, c`; the default where none is written).
+absl::StatusOr<std::vector<std::string>> WithSpelledSelector(
+    const Variant& v, absl::string_view spelling,
+    std::vector<std::string> texts) {
+  if (!IsSimdVideo(v.family) ||
+      static_cast<int>(texts.size()) != NumWrittenSources(v)) {
+    return texts;
+  }
+  absl::StatusOr<uint32_t> sel = SpelledSimdSelector(v, spelling);
+  if (!sel.ok()) return sel.status();
+  texts.push_back(HexOperand(*sel, SourceWidth(v, NumSources(v) - 1)));
+  return texts;
+}
+
+// A SIMD video tuple as PTX, its selector spelled on a and b:
+// "vadd2.u32.u32.u32 d, a.h01, b.h32, c"; "" for any other variant.
+std::string SpelledInstruction(const Variant& v, const Operands& ops) {
+  if (!IsSimdVideo(v.family)) return "";
+  std::vector<std::string> sources;
+  for (int i = 0; i < NumSources(v); ++i) {
+    sources.push_back(IsSelectorSource(v, i)
+                          ? HexOperand(ops.v[i], SourceWidth(v, i))
+                          : std::string(SourceName(v, i)));
+  }
+  return PtxInstruction(v, "d", sources);
+}
 
 absl::StatusOr<Operands> ParseOperands(const Variant& v,
                                        const std::vector<std::string>& texts) {
@@ -91,9 +118,16 @@ absl::StatusOr<Operands> ParseOperands(const Variant& v,
   if (static_cast<int>(texts.size()) != n) {
     std::vector<std::string> names;
     for (int i = 0; i < n; ++i) names.emplace_back(SourceName(v, i));
-    return absl::InvalidArgumentError(absl::StrCat(
-        Spell(v), " takes ", n, " operand", n == 1 ? "" : "s", " (",
-        absl::StrJoin(names, ", "), "), got ", texts.size()));
+    // A SIMD selector may instead be spelled on a and b (WithSpelledSelector).
+    const std::string or_fewer =
+        IsSimdVideo(v.family) ? absl::StrCat(NumWrittenSources(v), " or ") : "";
+    return absl::InvalidArgumentError(
+        absl::StrCat(Spell(v), " takes ", or_fewer, n, " operand",
+                     n == 1 ? "" : "s", " (", absl::StrJoin(names, ", "),
+                     or_fewer.empty() ? ""
+                                      : "; sel may be "
+                                        "spelled as a.asel, b.bsel instead",
+                     "), got ", texts.size()));
   }
   Operands ops;
   for (int i = 0; i < n; ++i) {
@@ -124,8 +158,12 @@ void PrintEval(const Variant& v, const Operands& ops, Reading reading, bool json
     std::vector<std::string> quoted;
     for (const std::string& s : operands) quoted.push_back(JsonString(s));
     out << "{\"variant\": " << JsonString(Spell(v)) << ", \"operands\": ["
-        << absl::StrJoin(quoted, ", ") << "], \"result\": "
-        << JsonString(HexOperand(r.bits, width)) << ", \"width\": " << width;
+        << absl::StrJoin(quoted, ", ") << "]";
+    if (const std::string ptx = SpelledInstruction(v, ops); !ptx.empty()) {
+      out << ", \"instruction\": " << JsonString(ptx);
+    }
+    out << ", \"result\": " << JsonString(HexOperand(r.bits, width))
+        << ", \"width\": " << width;
     // The outgoing CC.CF of a `.cc` variant (sub.cc, subc.cc: the borrow).
     if (HasCarryOut(v)) out << ", \"carry\": " << (r.carry ? 1 : 0);
     out << ", \"defined\": " << (r.defined() ? "true" : "false");
@@ -148,6 +186,9 @@ void PrintEval(const Variant& v, const Operands& ops, Reading reading, bool json
                                                        : absl::StrCat("  undefined: ",
                                                                       Describe(x.undefined)));
   };
+  if (const std::string ptx = SpelledInstruction(v, ops); !ptx.empty()) {
+    out << ptx << "\n";  // the selector as the instruction spells it
+  }
   if (!differ) {
     out << line(r) << "\n";
     return;
@@ -174,9 +215,12 @@ int RunEval(const std::vector<std::string>& args, std::ostream& out,
   }
   auto variant = ParseVariant(parsed->positional[0]);
   if (!variant.ok()) return Fail(err, "eval", variant.status());
-  std::vector<std::string> texts(parsed->positional.begin() + 1,
-                                 parsed->positional.end());
-  auto ops = ParseOperands(*variant, texts);
+  auto texts = WithSpelledSelector(
+      *variant, parsed->positional[0],
+      std::vector<std::string>(parsed->positional.begin() + 1,
+                               parsed->positional.end()));
+  if (!texts.ok()) return Fail(err, "eval", texts.status());
+  auto ops = ParseOperands(*variant, *texts);
   if (!ops.ok()) return Fail(err, "eval", ops.status());
   if (!parsed->Has("backend")) {
     PrintEval(*variant, *ops, *reading, parsed->Has("json"), out);

@@ -51,7 +51,7 @@ absl::StatusOr<std::vector<Tuple>> DecodeFuzzInput(absl::string_view bytes) {
        at += 8 * sources) {
     Tuple t{*v, {}};
     for (size_t i = 0; i < sources; ++i) {
-      t.operands.v[i] = Low(Load64(bytes.data() + at + 8 * i), SourceWidth(*v, i));
+      t.operands.v[i] = Load64(bytes.data() + at + 8 * i) & SourceMask(*v, i);
     }
     tuples.push_back(t);
   }

@@ -50,7 +50,7 @@ Variant NeighbourVariant(const Variant& v, std::mt19937_64& rng) {
 std::vector<Operands> Masked(const Variant& v, std::vector<Operands> tuples) {
   for (Operands& o : tuples) {
     for (int i = 0; i < kMaxSources; ++i) {
-      o.v[i] = i < NumSources(v) ? Low(o.v[i], SourceWidth(v, i)) : 0;
+      o.v[i] = i < NumSources(v) ? o.v[i] & SourceMask(v, i) : 0;
     }
   }
   return tuples;

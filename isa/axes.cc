@@ -85,6 +85,14 @@ absl::string_view SpellPrmtMode(PrmtMode m) {
   return kNames[static_cast<int>(m)];
 }
 
+absl::string_view SpellSimdMask(SimdMask m) {
+  static constexpr absl::string_view kNames[] = {
+      "",     "h0", "h1",  "b0",  "b1",   "b10", "b2",   "b20", "b21",
+      "b210", "b3", "b30", "b31", "b310", "b32", "b320", "b321"};
+  static_assert(std::size(kNames) == kNumSimdMasks);
+  return kNames[static_cast<int>(m)];
+}
+
 absl::string_view SpellSat(bool sat) { return sat ? "sat" : ""; }
 absl::string_view SpellRelu(bool relu) { return relu ? "relu" : ""; }
 absl::string_view SpellShiftamt(bool shiftamt) {
@@ -100,5 +108,13 @@ static_assert(UnsignedOf(Type::kS8) == Type::kU8 &&
               UnsignedOf(Type::kS32) == Type::kU32 &&
               UnsignedOf(Type::kS64) == Type::kU64 &&
               UnsignedOf(Type::kS16x2) == Type::kU16x2);
+
+static_assert(SimdMaskLanes(SimdMask::kB0, 4) == 0b0001 &&
+              SimdMaskLanes(SimdMask::kB10, 4) == 0b0011 &&
+              SimdMaskLanes(SimdMask::kB3, 4) == 0b1000 &&
+              SimdMaskLanes(SimdMask::kB320, 4) == 0b1101 &&
+              SimdMaskLanes(SimdMask::kB321, 4) == 0b1110 &&
+              SimdMaskLanes(SimdMask::kNone, 4) == 0b1111 &&
+              SimdMaskLanes(SimdMask::kNone, 2) == 0b11);
 
 }  // namespace ptxdiff

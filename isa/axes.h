@@ -72,6 +72,21 @@ enum class Family : uint8_t {
   kVshr,
   kVmad,
   kVset,
+  // SIMD video (PTX ISA 9.7.18.2): two half-word or four byte lanes.
+  kVadd2,
+  kVsub2,
+  kVavrg2,
+  kVabsdiff2,
+  kVmin2,
+  kVmax2,
+  kVset2,
+  kVadd4,
+  kVsub4,
+  kVavrg4,
+  kVabsdiff4,
+  kVmin4,
+  kVmax4,
+  kVset4,
   kVisaShl,
 };
 inline constexpr int kNumFamilies = static_cast<int>(Family::kVisaShl) + 1;
@@ -128,6 +143,31 @@ inline constexpr int kNumCmps = static_cast<int>(Cmp::kHs) + 1;
 enum class PrmtMode : uint8_t { kNone, kF4e, kB4e, kRc8, kEcl, kEcr, kRc16 };
 inline constexpr int kNumPrmtModes = static_cast<int>(PrmtMode::kRc16) + 1;
 
+// The lanes a SIMD video instruction writes (`d.h0`, `d.b310`; PTX ISA
+// 9.7.18.2). kNone is every lane, the default `.h10` / `.b3210`, which the
+// canonical spelling leaves out; h* are the 2-lane families' masks, b* the
+// 4-lane ones', each digit a lane written.
+enum class SimdMask : uint8_t {
+  kNone,
+  kH0,
+  kH1,
+  kB0,
+  kB1,
+  kB10,
+  kB2,
+  kB20,
+  kB21,
+  kB210,
+  kB3,
+  kB30,
+  kB31,
+  kB310,
+  kB32,
+  kB320,
+  kB321,
+};
+inline constexpr int kNumSimdMasks = static_cast<int>(SimdMask::kB321) + 1;
+
 // vmad's `.shr7`/`.shr15` scaling of the final result.
 enum class Scale : uint8_t { kNone, kShr7, kShr15 };
 inline constexpr int kNumScales = static_cast<int>(Scale::kShr15) + 1;
@@ -150,6 +190,7 @@ absl::string_view SpellSecOp(SecOp s);
 absl::string_view SpellCmp(Cmp c);
 absl::string_view SpellScale(Scale s);
 absl::string_view SpellPrmtMode(PrmtMode m);
+absl::string_view SpellSimdMask(SimdMask m);  // "h0", "b310"; "" for all
 // The opcode tokens of the flags and of vmad's form: the token when set.
 absl::string_view SpellSat(bool sat);            // "sat" or ""
 absl::string_view SpellRelu(bool relu);          // "relu" or ""
@@ -201,6 +242,25 @@ constexpr bool IsPacked(Type t) {
 // Bytes 0..3 and half-words 0..1 (kNone selects the whole word).
 constexpr bool IsByteSel(Sel s) { return s >= Sel::kB0 && s <= Sel::kB3; }
 constexpr bool IsHalfSel(Sel s) { return s == Sel::kH0 || s == Sel::kH1; }
+
+// The lanes `m` writes, bit i for lane i, out of `lanes` (2 or 4): kNone
+// writes them all.
+constexpr uint32_t SimdMaskLanes(SimdMask m, int lanes) {
+  switch (m) {
+    case SimdMask::kNone:
+      return (1u << lanes) - 1;
+    case SimdMask::kH0:
+      return 0b01;
+    case SimdMask::kH1:
+      return 0b10;
+    default: {
+      // kB0 .. kB321 count through the non-empty subsets of 4 lanes in
+      // order: the k-th is the bit pattern k.
+      return static_cast<uint32_t>(m) - static_cast<uint32_t>(SimdMask::kB0) +
+             1;
+    }
+  }
+}
 
 // Plainness, for the minimizer (the Plainer column of axes.inc): the value
 // one step plainer than `value` on its axis, or `value` itself if none is.

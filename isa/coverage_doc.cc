@@ -27,9 +27,8 @@ constexpr Axis kDocOrder[] = {
     Axis::kType,      Axis::kAtype,     Axis::kBtype,    Axis::kMulMode,
     Axis::kShiftMode, Axis::kDirection, Axis::kPrmtMode, Axis::kCmp,
     Axis::kScale,     Axis::kSat,       Axis::kCc,       Axis::kRelu,
-    Axis::kShiftamt,
-    Axis::kSecOp,     Axis::kDsel,      Axis::kAsel,     Axis::kBsel,
-    Axis::kVmadForm};
+    Axis::kShiftamt,  Axis::kSecOp,     Axis::kDsel,     Axis::kAsel,
+    Axis::kBsel,      Axis::kVmadForm,  Axis::kMask};
 
 constexpr bool ListsEveryAxisOnce(std::span<const Axis> order) {
   bool seen[kNumAxes] = {};
@@ -49,8 +48,8 @@ absl::string_view Label(const FamilyInfo& f, const AxisInfo& axis) {
     case Axis::kType:
       if (visa) return "dst";
       // The spec's `.dtype` where the instruction also has an `.atype`.
-      return IsVideo(f.family) || f.family == Family::kSlct ||
-                     f.family == Family::kCvt
+      return IsVideo(f.family) || IsSimdVideo(f.family) ||
+                     f.family == Family::kSlct || f.family == Family::kCvt
                  ? "dtype"
                  : axis.label;
     case Axis::kAtype:
@@ -75,7 +74,11 @@ std::string AxisEntry(const FamilyInfo& f, const AxisInfo& axis) {
   std::vector<std::string> spelled;
   for (int value : values) {
     const absl::string_view s = axis.spell(f.family, value);
-    spelled.push_back(s.empty() ? "(none)" : absl::StrCat("`.", s, "`"));
+    // A SIMD mask's kNone is every lane (`.h10`, `.b3210`), not none.
+    const absl::string_view none =
+        axis.axis == Axis::kMask ? "(all lanes)" : "(none)";
+    spelled.push_back(s.empty() ? std::string(none)
+                                : absl::StrCat("`.", s, "`"));
   }
   return absl::StrCat(Label(f, axis), ": ", absl::StrJoin(spelled, " "));
 }
@@ -133,7 +136,11 @@ std::string RenderIsaCoverage() {
   absl::StrAppend(
       &out,
       "\nIntel vISA Q/UQ types are not supported on every platform (those "
-      "without int64:\nICL, TGL, DG2, MTL, ...).\n");
+      "without int64:\nICL, TGL, DG2, MTL, ...).\n"
+      "\nThe SIMD video families' `.asel`/`.bsel` selectors (`a.h01`, "
+      "`b.b7654`) are no axis:\nthey are the value of a fourth source, "
+      "`sel`, an immediate that the instruction\ntext writes as those "
+      "suffixes (`isa/family_table.h`, SimdSelector).\n");
   return out;
 }
 

@@ -81,6 +81,12 @@ bool VideoRule(const Variant& v) {
   return v.secop == SecOp::kNone || v.dsel == Sel::kNone;
 }
 
+// SIMD video (PTX ISA 9.7.18.2): "Saturation cannot be used with the
+// secondary accumulate operation."
+bool SimdVideoRule(const Variant& v) {
+  return !(v.sat && v.secop == SecOp::kAdd);
+}
+
 // setp's comparisons by type (PTX ISA 9.7.6.2, Integer Notes): "The signed
 // and unsigned comparison operators are eq, ne, lt, le, gt, ge. For unsigned
 // values, the comparison operators lo, ls, hi, and hs [...] may be used
@@ -121,6 +127,68 @@ bool RangeContains(Type dst, Type src) {
 // 9.7.9.21).
 bool CvtRule(const Variant& v) {
   return !v.sat || !RangeContains(v.type, v.atype);
+}
+
+// The SIMD video families (PTX ISA 9.7.18.2.1 - 9.7.18.2.4): vop2/vop4 and
+// vset2/vset4 on two half-word or four byte lanes, their sources a, b, c
+// (all required) and the selector "sel" (the `.asel`/`.bsel` suffixes).
+void AddSimdVideoRows(std::vector<FamilyInfo>& t) {
+  struct SimdRow {
+    Family family;
+    absl::string_view opcode, summary;
+  };
+  const std::vector<SimdMask> kMasks2 = {SimdMask::kNone, SimdMask::kH0,
+                                         SimdMask::kH1};
+  std::vector<SimdMask> masks4 = {SimdMask::kNone};
+  for (int m = static_cast<int>(SimdMask::kB0);
+       m <= static_cast<int>(SimdMask::kB321); ++m) {
+    masks4.push_back(static_cast<SimdMask>(m));
+  }
+  const std::vector<Cmp> kVsetCmps = {Cmp::kEq, Cmp::kNe, Cmp::kLt,
+                                      Cmp::kLe, Cmp::kGt, Cmp::kGe};
+  for (const SimdRow& row : std::initializer_list<SimdRow>{
+           {Family::kVadd2, "vadd2", "per half-word: t = a + b"},
+           {Family::kVsub2, "vsub2", "per half-word: t = a - b"},
+           {Family::kVavrg2, "vavrg2",
+            "per half-word: t = (a + b) / 2, rounded"},
+           {Family::kVabsdiff2, "vabsdiff2", "per half-word: t = |a - b|"},
+           {Family::kVmin2, "vmin2", "per half-word: t = min(a, b)"},
+           {Family::kVmax2, "vmax2", "per half-word: t = max(a, b)"},
+           {Family::kVset2, "vset2",
+            "per half-word: t = compare(a, b) ? 1 : 0"},
+           {Family::kVadd4, "vadd4", "per byte: t = a + b"},
+           {Family::kVsub4, "vsub4", "per byte: t = a - b"},
+           {Family::kVavrg4, "vavrg4", "per byte: t = (a + b) / 2, rounded"},
+           {Family::kVabsdiff4, "vabsdiff4", "per byte: t = |a - b|"},
+           {Family::kVmin4, "vmin4", "per byte: t = min(a, b)"},
+           {Family::kVmax4, "vmax4", "per byte: t = max(a, b)"},
+           {Family::kVset4, "vset4", "per byte: t = compare(a, b) ? 1 : 0"}}) {
+    const bool vset =
+        row.family == Family::kVset2 || row.family == Family::kVset4;
+    const bool two = SimdLanes(row.family) == 2;
+    const absl::string_view section =
+        two ? (vset ? "PTX ISA 9.7.18.2.2" : "PTX ISA 9.7.18.2.1")
+            : (vset ? "PTX ISA 9.7.18.2.4" : "PTX ISA 9.7.18.2.3");
+    t.push_back({.family = row.family,
+                 .opcode = row.opcode,
+                 .syntax = vset ? ".atype.btype.cmp.secop"
+                                : ".type.atype.btype.sat.secop",
+                 .section = section,
+                 .source = "PTX ISA text (9.7.18.2)",
+                 .min_level = {30, 30},
+                 .summary = row.summary,
+                 .num_sources = 4,
+                 .immediate_sources = 0b1000,  // sel
+                 .selector_sources = 0b1000});
+    FamilyInfo& f = t.back();
+    f.source_names = {"a", "b", "c", "sel"};
+    if (!vset) f.types = kU32S32, f.optional_sat = true;
+    if (vset) f.cmps = kVsetCmps;
+    f.atypes = kU32S32, f.btypes = kU32S32;
+    f.secops = {SecOp::kNone, SecOp::kAdd};
+    f.masks = two ? kMasks2 : masks4;
+    f.legal = SimdVideoRule;
+  }
 }
 
 std::vector<FamilyInfo> BuildTable() {
@@ -383,6 +451,7 @@ std::vector<FamilyInfo> BuildTable() {
   f->bsels = kAllSels, f->dsels = kAllSels, f->secops = kAllSecOps,
   f->legal = VideoRule;
   f->cmps = {Cmp::kEq, Cmp::kNe, Cmp::kLt, Cmp::kLe, Cmp::kGt, Cmp::kGe};
+  AddSimdVideoRows(t);
   f = simple(Family::kVisaShl, "visa.shl", "Intel vISA SHL (opcode 0x24)",
              {0, 0}, "dst = src0 << (src1 & 31, or & 63 for Q/UQ dst)", 2,
              kVisaTypes);
@@ -476,6 +545,19 @@ std::optional<Family> FamilyByOpcode(absl::string_view opcode) {
 }
 
 bool IsVideo(Family f) { return f >= Family::kVadd && f <= Family::kVset; }
+
+bool IsSimdVideo(Family f) {
+  return f >= Family::kVadd2 && f <= Family::kVset4;
+}
+
+int SimdLanes(Family f) {
+  if (!IsSimdVideo(f)) return 0;
+  return f <= Family::kVset2 ? 2 : 4;
+}
+
+uint32_t DefaultSimdSelector(int lanes) {
+  return lanes == 2 ? 0x3210 : 0x76543210;  // .h10 .h32; .b3210 .b7654
+}
 
 std::span<const AxisInfo, kNumAxes> AllAxes() { return kAxes; }
 
@@ -572,7 +654,10 @@ int SourceWidth(const Variant& v, int i) {
     default:
       break;
   }
-  if (v.type == Type::kNone || IsVideo(v.family)) return 32;
+  if (IsSelectorSource(v, i)) return 8 * SimdLanes(v.family);  // 16 or 32
+  if (v.type == Type::kNone || IsVideo(v.family) || IsSimdVideo(v.family)) {
+    return 32;
+  }
   return TypeWidth(v.type);
 }
 
@@ -590,7 +675,9 @@ int ResultWidth(const Variant& v) {
     default:
       break;
   }
-  if (v.type == Type::kNone || IsVideo(v.family)) return 32;
+  if (v.type == Type::kNone || IsVideo(v.family) || IsSimdVideo(v.family)) {
+    return 32;
+  }
   return TypeWidth(v.type);
 }
 
@@ -608,8 +695,28 @@ bool MayBeImmediate(const Variant& v, int i) {
   // A predicate source (selp's c: "operand c is a predicate") is a predicate
   // register; CC.CF (the carry-in source) is no operand at all: it is never
   // written in the text.
+  // The SIMD video instructions' a, b, c are registers too (9.7.18.2's
+  // syntax has no immediate form); their selector is an immediate only.
+  if (IsSimdVideo(v.family)) return IsSelectorSource(v, i);
   return !IsVideo(v.family) && SourceWidth(v, i) != 1 &&
          !IsCarryInSource(v, i);
+}
+
+bool IsSelectorSource(const Variant& v, int i) {
+  return i >= 0 && ((InfoOf(v.family).selector_sources >> i) & 1);
+}
+
+uint64_t SourceMask(const Variant& v, int i) {
+  if (IsSelectorSource(v, i)) {
+    return SimdLanes(v.family) == 2 ? 0x3333 : 0x77777777;
+  }
+  const int width = SourceWidth(v, i);
+  return width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
+}
+
+int NumWrittenSources(const Variant& v) {
+  const uint8_t selectors = InfoOf(v.family).selector_sources;
+  return NumSources(v) - (HasCarryIn(v) ? 1 : 0) - std::popcount(selectors);
 }
 
 bool MustBeImmediate(const Variant& v, int i) {

@@ -60,6 +60,11 @@ struct FamilyInfo {
   // Bit i set: source i must be written as an immediate (lop3's LUT), so a
   // kernel holds its value in the instruction text, never in a register.
   uint8_t immediate_sources = 0;
+  // Bit i set: source i is a selector (the SIMD video families' "sel"): an
+  // immediate the instruction text writes as the `.asel`/`.bsel` suffixes
+  // of a and b, never as an operand. Each lane's nibble counts only in its
+  // low 2 (2-lane) or 3 (4-lane) bits (SourceMask); see SimdSelector.
+  uint8_t selector_sources = 0;
   // True for addc, subc and madc: their last source is the incoming CC.CF
   // ("cf", 1 bit wide), which is not written in the instruction text (the
   // condition code is implicit). For addc/madc it is the carry-in, for subc
@@ -142,6 +147,17 @@ bool MayBeImmediate(const Variant& v, int i);
 // True if source `i` must be written as an immediate
 // (FamilyInfo::immediate_sources).
 bool MustBeImmediate(const Variant& v, int i);
+// True if source `i` is a selector (FamilyInfo::selector_sources): written
+// as `a.asel, b.bsel` suffixes, not as an operand.
+bool IsSelectorSource(const Variant& v, int i);
+// The bits of source `i` that the instruction reads: the low
+// SourceWidth(v, i) bits, and of a selector only the low 2 (2-lane) or 3
+// (4-lane) bits of each nibble. Generators keep operands within it, so that
+// every tuple is in its canonical form.
+uint64_t SourceMask(const Variant& v, int i);
+// The sources written as operands in the instruction text: NumSources(v)
+// without the implicit CC.CF and the selector.
+int NumWrittenSources(const Variant& v);
 // True if source `i` is an amount (FamilyInfo::amount_sources).
 bool IsAmountSource(const Variant& v, int i);
 // The first amount source of `v`, -1 if none: bfe's and bfi's position,
@@ -169,6 +185,31 @@ bool IsCarryInSource(const Variant& v, int i);
 
 // True for the nine scalar video families (vadd .. vset).
 bool IsVideo(Family f);
+// True for the fourteen SIMD video families (vadd2 .. vset4, PTX ISA
+// 9.7.18.2).
+bool IsSimdVideo(Family f);
+// The lanes of a SIMD video family: 2 (half-words) or 4 (bytes); 0 for any
+// other family.
+int SimdLanes(Family f);
+
+// The SIMD video selector `sel` (source 3) of a 2- or 4-lane family, one
+// nibble per lane: asel in the low half, bsel in the high half. Lane i of a
+// takes part AselPart(i) of the 64-bit {b, a} (a half-word 0..3 or a byte
+// 0..7), lane i of b takes BselPart(i).
+struct SimdSelector {
+  int lanes;     // 2 or 4
+  uint32_t sel;  // the operand's value
+  int AselPart(int lane) const { return Nibble(lane); }
+  int BselPart(int lane) const { return Nibble(lane + lanes); }
+
+ private:
+  int Nibble(int index) const {
+    return (sel >> (4 * index)) & (lanes == 2 ? 0x3 : 0x7);
+  }
+};
+// The default `.asel`/`.bsel` (`.h10`/`.h32`, `.b3210`/`.b7654`): the
+// selector when none is written.
+uint32_t DefaultSimdSelector(int lanes);
 
 }  // namespace ptxdiff
 

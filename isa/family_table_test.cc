@@ -56,6 +56,62 @@ TEST(FamilyTableTest, VariantCountsMatchTheSpec) {
   // 64 pairs, 26 hold (same signedness and dtype at least as wide: 2 x 10;
   // signed dtype wider than an unsigned atype: 6).
   EXPECT_EQ(CountOf(Family::kCvt), 64 + (64 - 26));
+  // SIMD video: dtype x atype x btype x (merge, .sat, .add) x masks;
+  // vset2/vset4: atype x btype x cmp x (merge, .add) x masks.
+  for (Family f : {Family::kVadd2, Family::kVsub2, Family::kVavrg2,
+                   Family::kVabsdiff2, Family::kVmin2, Family::kVmax2}) {
+    EXPECT_EQ(CountOf(f), 8 * 3 * 3) << InfoOf(f).opcode;
+  }
+  for (Family f : {Family::kVadd4, Family::kVsub4, Family::kVavrg4,
+                   Family::kVabsdiff4, Family::kVmin4, Family::kVmax4}) {
+    EXPECT_EQ(CountOf(f), 8 * 3 * 15) << InfoOf(f).opcode;
+  }
+  EXPECT_EQ(CountOf(Family::kVset2), 4 * 6 * 2 * 3);
+  EXPECT_EQ(CountOf(Family::kVset4), 4 * 6 * 2 * 15);
+  int simd = 0;
+  for (const Variant& v : AllVariants()) simd += IsSimdVideo(v.family);
+  EXPECT_EQ(simd, 3456);
+}
+
+// SIMD video (PTX ISA 9.7.18.2): a, b, c and the selector "sel", an
+// immediate of 16 (2 lanes) or 32 bits (4 lanes) written as a/b suffixes.
+TEST(FamilyTableTest, SimdVideoShapes) {
+  auto v = [](absl::string_view s) { return *ParseVariant(s); };
+  const Variant two = v("vadd2.u32.u32.u32"), four = v("vset4.s32.u32.ne.add");
+  EXPECT_EQ(NumSources(two), 4);
+  EXPECT_EQ(NumWrittenSources(two), 3);
+  EXPECT_EQ(SourceName(two, 3), "sel");
+  EXPECT_EQ(SourceWidth(two, 3), 16);
+  EXPECT_EQ(SourceWidth(four, 3), 32);
+  EXPECT_EQ(SourceWidth(four, 2), 32);
+  EXPECT_EQ(ResultWidth(four), 32);
+  EXPECT_TRUE(IsSelectorSource(two, 3));
+  EXPECT_TRUE(MustBeImmediate(two, 3));
+  EXPECT_TRUE(MayBeImmediate(two, 3));
+  EXPECT_FALSE(MayBeImmediate(two, 0));
+  EXPECT_FALSE(IsSelectorSource(two, 2));
+  EXPECT_FALSE(IsSelectorSource(v("lop3.b32"), 3));
+  EXPECT_EQ(SourceMask(two, 3), 0x3333u);
+  EXPECT_EQ(SourceMask(four, 3), 0x77777777u);
+  EXPECT_EQ(SourceMask(four, 0), 0xffffffffu);
+  EXPECT_EQ(SimdLanes(Family::kVmax2), 2);
+  EXPECT_EQ(SimdLanes(Family::kVmax4), 4);
+  EXPECT_EQ(SimdLanes(Family::kVmax), 0);
+  EXPECT_FALSE(IsVideo(Family::kVadd2));
+  EXPECT_FALSE(IsSimdVideo(Family::kVset));
+  EXPECT_EQ(LevelOf(four).ptx, 30);
+  EXPECT_EQ(LevelOf(four).sm, 30);
+  // The selector's nibbles: lane i of a takes AselPart(i), of b BselPart(i).
+  const SimdSelector defaults2{2, DefaultSimdSelector(2)};
+  EXPECT_EQ(defaults2.AselPart(0), 0);
+  EXPECT_EQ(defaults2.AselPart(1), 1);
+  EXPECT_EQ(defaults2.BselPart(0), 2);
+  EXPECT_EQ(defaults2.BselPart(1), 3);
+  const SimdSelector defaults4{4, DefaultSimdSelector(4)};
+  EXPECT_EQ(defaults4.AselPart(3), 3);
+  EXPECT_EQ(defaults4.BselPart(0), 4);
+  EXPECT_EQ(defaults4.BselPart(3), 7);
+  EXPECT_EQ((SimdSelector{4, 0xf0000000}.BselPart(3)), 7);  // the low 3 bits
 }
 
 TEST(FamilyTableTest, EveryListedVariantIsLegalAndDistinct) {
@@ -110,6 +166,21 @@ TEST(FamilyTableTest, RejectsCombinationsTheSpecForbids) {
         "madc.hi.u64", "madc.lo.cc.s32"}) {
     EXPECT_TRUE(ParseVariant(good).ok()) << good;
   }
+}
+
+TEST(FamilyTableTest, SimdVideoRejectsSatWithAdd) {
+  Variant v = *ParseVariant("vadd2.s32.s32.s32.sat");
+  v.secop = SecOp::kAdd;
+  EXPECT_FALSE(IsLegal(v));
+  v = *ParseVariant("vadd4.s32.s32.s32");
+  v.secop = SecOp::kMin;  // only .add
+  EXPECT_FALSE(IsLegal(v));
+  v = *ParseVariant("vadd2.s32.s32.s32");
+  v.mask = SimdMask::kB0;  // a 4-lane mask
+  EXPECT_FALSE(IsLegal(v));
+  v = *ParseVariant("vset2.s32.s32.lt");
+  v.sat = true;
+  EXPECT_FALSE(IsLegal(v));
 }
 
 TEST(FamilyTableTest, CarrySources) {

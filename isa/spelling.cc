@@ -1,4 +1,3 @@
-#include "absl/strings/string_view.h"
 #include "isa/spelling.h"
 
 #include <algorithm>
@@ -9,9 +8,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "common/fnv1a.h"
 #include "isa/family_table.h"
+#include "isa/operand_text.h"
 
 namespace ptxdiff {
 namespace {
@@ -27,19 +28,30 @@ absl::string_view SpellToken(const Variant& v, absl::string_view token) {
 
 // The selectors and vmad's negations are written on the operands, not as
 // opcode tokens.
+// A SIMD video instruction's lane mask too (`d.h0`).
 bool HasOperandDecoration(const Variant& v) {
-  return v.asel != Sel::kNone || v.bsel != Sel::kNone ||
-         v.dsel != Sel::kNone || v.vmad_form == VmadForm::kNegProduct ||
-         v.vmad_form == VmadForm::kNegC;
+  return v.asel != Sel::kNone || v.bsel != Sel::kNone || v.dsel != Sel::kNone ||
+         v.vmad_form == VmadForm::kNegProduct ||
+         v.vmad_form == VmadForm::kNegC || v.mask != SimdMask::kNone;
+}
+
+std::string WithSuffix(absl::string_view name, absl::string_view suffix) {
+  if (suffix.empty()) return std::string(name);
+  return absl::StrCat(name, ".", suffix);
 }
 
 std::string WithSel(absl::string_view name, Sel s) {
-  if (s == Sel::kNone) return std::string(name);
-  return absl::StrCat(name, ".", SpellSel(s));
+  return WithSuffix(name, SpellSel(s));
+}
+
+// The destination with its selector (scalar video) or lane mask (SIMD).
+std::string Destination(const Variant& v, absl::string_view name) {
+  if (v.mask != SimdMask::kNone) return WithSuffix(name, SpellSimdMask(v.mask));
+  return WithSel(name, v.dsel);
 }
 
 std::string OperandList(const Variant& v) {
-  std::vector<std::string> ops = {WithSel("d", v.dsel)};
+  std::vector<std::string> ops = {Destination(v, "d")};
   const char* neg_a = v.vmad_form == VmadForm::kNegProduct ? "-" : "";
   const char* neg_c = v.vmad_form == VmadForm::kNegC ? "-" : "";
   ops.push_back(absl::StrCat(neg_a, WithSel("a", v.asel)));
@@ -141,10 +153,11 @@ const Variant* Lookup(const std::string& normalized) {
   it = index.find(normalized.substr(0, space));
   if (it == index.end()) return nullptr;
   const Variant& v = it->second;
-  // CC.CF, the carry-in of addc/subc/madc, is not written.
-  const int written = NumSources(v) - (HasCarryIn(v) ? 1 : 0);
-  const bool plain = normalized.substr(space + 1) ==
-                     PlainOperandList(written, v.family == Family::kBfi);
+  // CC.CF, the carry-in of addc/subc/madc, and the SIMD selector are not
+  // written as operands.
+  const bool plain =
+      normalized.substr(space + 1) ==
+      PlainOperandList(NumWrittenSources(v), v.family == Family::kBfi);
   return plain ? &v : nullptr;
 }
 
@@ -167,15 +180,135 @@ int EditDistance(absl::string_view a, absl::string_view b) {
 
 std::string SpellOpcode(const Variant& v) { return OpcodePart(v); }
 
+namespace {
+
+// The `.asel` and `.bsel` suffixes that the selector source's text (an
+// immediate) spells; {"", ""} for a variant without a selector.
+std::pair<std::string, std::string> SelectorSuffixes(
+    const Variant& v, const std::vector<std::string>& sources) {
+  for (size_t i = 0; i < sources.size(); ++i) {
+    if (!IsSelectorSource(v, static_cast<int>(i))) continue;
+    const absl::StatusOr<uint64_t> sel =
+        ParseOperand(sources[i], SourceWidth(v, static_cast<int>(i)));
+    // The writers pass the selector's value; anything else is their bug,
+    // and the default keeps the line assemblable for ptxas to say so.
+    const uint32_t bits = static_cast<uint32_t>(
+        sel.value_or(DefaultSimdSelector(SimdLanes(v.family))));
+    return SpellSimdSelector(SimdLanes(v.family), bits);
+  }
+  return {"", ""};
+}
+
+}  // namespace
+
+std::pair<std::string, std::string> SpellSimdSelector(int lanes, uint32_t sel) {
+  const SimdSelector s{lanes, sel};
+  std::string asel(1, lanes == 2 ? 'h' : 'b'), bsel = asel;
+  for (int lane = lanes - 1; lane >= 0; --lane) {
+    absl::StrAppend(&asel, s.AselPart(lane));
+    absl::StrAppend(&bsel, s.BselPart(lane));
+  }
+  return {asel, bsel};
+}
+
+namespace {
+
+// One `.hxy` / `.bxyzw` selector (without the dot) as the lane parts it
+// picks, lane 0 first; nullopt if malformed.
+std::optional<std::vector<int>> ParseSelectorParts(absl::string_view text,
+                                                   int lanes) {
+  const char kind = lanes == 2 ? 'h' : 'b';
+  const int limit = lanes == 2 ? 3 : 7;
+  if (text.size() != static_cast<size_t>(lanes) + 1 || text[0] != kind) {
+    return std::nullopt;
+  }
+  std::vector<int> parts;
+  for (size_t k = text.size() - 1; k >= 1; --k) {  // the last digit is lane 0
+    const int digit = text[k] - '0';
+    if (digit < 0 || digit > limit) return std::nullopt;
+    parts.push_back(digit);
+  }
+  return parts;
+}
+
+// The suffix of operand `op` after its last dot ("" if none).
+absl::string_view SuffixOf(absl::string_view op) {
+  const size_t dot = op.rfind('.');
+  return dot == absl::string_view::npos ? "" : op.substr(dot + 1);
+}
+
+// The operands of a normalized line ("head d, a.h01, b, c"), or none.
+std::vector<std::string> NormalizedOperands(const std::string& normalized) {
+  const size_t space = normalized.find(' ');
+  if (space == std::string::npos) return {};
+  return absl::StrSplit(normalized.substr(space + 1), ", ");
+}
+
+// A SIMD video line with its selectors taken off a and b and the default
+// mask (`.h10`, `.b3210`) off d: the selectors are an operand's value, not
+// part of the variant.
+std::string WithoutSimdSelectors(const std::string& normalized) {
+  const size_t space = normalized.find(' ');
+  if (space == std::string::npos) return normalized;
+  const std::string head = normalized.substr(0, space);
+  const std::optional<Family> f =
+      FamilyByOpcode(head.substr(0, head.find('.')));
+  if (!f || !IsSimdVideo(*f)) return normalized;
+  const absl::string_view all_lanes_mask = SimdLanes(*f) == 2 ? "h10" : "b3210";
+  std::vector<std::string> ops = NormalizedOperands(normalized);
+  for (size_t i = 0; i < ops.size() && i < 3; ++i) {
+    const bool all_lanes = SuffixOf(ops[i]) == all_lanes_mask;
+    if (i > 0 || all_lanes) ops[i] = ops[i].substr(0, ops[i].rfind('.'));
+  }
+  return absl::StrCat(head, " ", absl::StrJoin(ops, ", "));
+}
+
+}  // namespace
+
+absl::StatusOr<uint32_t> SpelledSimdSelector(const Variant& v,
+                                             absl::string_view spelling) {
+  const int lanes = SimdLanes(v.family);
+  if (lanes == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(Spell(v), " is no SIMD video instruction: no selector"));
+  }
+  uint32_t sel = DefaultSimdSelector(lanes);
+  const std::vector<std::string> ops = NormalizedOperands(Normalize(spelling));
+  for (int source = 0; source < 2 && source + 1 < static_cast<int>(ops.size());
+       ++source) {
+    const std::string& op = ops[source + 1];
+    if (op.find('.') == std::string::npos) continue;  // the default
+    const std::optional<std::vector<int>> parts =
+        ParseSelectorParts(SuffixOf(op), lanes);
+    if (!parts) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "bad selector '", op, "' in '", absl::StripAsciiWhitespace(spelling),
+          "': ",
+          lanes == 2 ? ".hxy with x, y in 0..3" : ".bxyzw with x..w in 0..7"));
+    }
+    for (int lane = 0; lane < lanes; ++lane) {
+      const int nibble = lane + source * lanes;
+      sel = (sel & ~(0xfu << (4 * nibble))) |
+            (static_cast<uint32_t>((*parts)[lane]) << (4 * nibble));
+    }
+  }
+  return sel;
+}
+
 std::string PtxInstruction(const Variant& v, absl::string_view dest,
                            const std::vector<std::string>& sources) {
-  std::vector<std::string> ops = {WithSel(dest, v.dsel)};
+  const auto [asel, bsel] = SelectorSuffixes(v, sources);
+  std::vector<std::string> ops = {Destination(v, dest)};
   for (size_t i = 0; i < sources.size(); ++i) {
     if (IsCarryInSource(v, static_cast<int>(i))) continue;  // CC.CF: implicit
+    if (IsSelectorSource(v, static_cast<int>(i))) continue;  // a/b suffixes
     const bool negated = (i == 0 && v.vmad_form == VmadForm::kNegProduct) ||
                          (i == 2 && v.vmad_form == VmadForm::kNegC);
     const Sel sel = i == 0 ? v.asel : i == 1 ? v.bsel : Sel::kNone;
-    ops.push_back(absl::StrCat(negated ? "-" : "", WithSel(sources[i], sel)));
+    std::string op = WithSel(sources[i], sel);
+    if (i == 0 && !asel.empty()) op = WithSuffix(op, asel);
+    if (i == 1 && !bsel.empty()) op = WithSuffix(op, bsel);
+    ops.push_back(absl::StrCat(negated ? "-" : "", op));
   }
   return absl::StrCat(OpcodePart(v), " ", absl::StrJoin(ops, ", "));
 }
@@ -189,8 +322,14 @@ std::string Spell(const Variant& v) {
 uint64_t StableId(const Variant& v) { return Fnv1a64(Spell(v)); }
 
 absl::StatusOr<Variant> ParseVariant(absl::string_view spelling) {
-  std::string normalized = Normalize(spelling);
-  if (const Variant* v = Lookup(normalized)) return *v;
+  std::string normalized = WithoutSimdSelectors(Normalize(spelling));
+  if (const Variant* v = Lookup(normalized)) {
+    if (IsSimdVideo(v->family)) {  // a misspelt selector is no variant
+      const absl::Status selector = SpelledSimdSelector(*v, spelling).status();
+      if (!selector.ok()) return selector;
+    }
+    return *v;
+  }
   const size_t space = normalized.find(' ');
   std::string head = normalized.substr(0, space);
   std::string rest =

@@ -12,11 +12,11 @@
 #define PTXDIFF_ISA_SPELLING_H_
 
 #include <string>
-
+#include <utility>
 #include <vector>
 
-#include "absl/strings/string_view.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "isa/variant.h"
 
 namespace ptxdiff {
@@ -53,6 +53,20 @@ std::string PtxSetRegister(int width, absl::string_view reg,
 // == "addc.u32 %r0, %r1, %r2".
 std::string PtxInstruction(const Variant& v, absl::string_view dest,
                            const std::vector<std::string>& sources);
+
+// The `.asel` and `.bsel` suffixes (without the dot) a SIMD video
+// instruction of `lanes` lanes writes for the selector value `sel`
+// (FamilyInfo::selector_sources): SpellSimdSelector(2, 0x3210) ==
+// {"h10", "h32"}, SpellSimdSelector(4, 0x76543210) == {"b3210", "b7654"}.
+// Only each nibble's low 2 (3) bits are spelled.
+std::pair<std::string, std::string> SpellSimdSelector(int lanes, uint32_t sel);
+
+// The selector a SIMD video line spells on a and b (`vadd2.u32.u32.u32 d,
+// a.h01, b, c`), with the default where a selector is not written (so the
+// default for a bare spelling). InvalidArgument for a variant without a
+// selector or a malformed selector (`.h4`, `.b01`).
+absl::StatusOr<uint32_t> SpelledSimdSelector(const Variant& v,
+                                             absl::string_view spelling);
 
 // Parses a spelling back into its variant. Accepts the canonical spelling,
 // extra white space, a trailing `;`, an operand list with plain names

@@ -64,6 +64,60 @@ TEST(SpellingTest, PtxInstructionDecoratesOperands) {
   }
 }
 
+// SIMD video: the mask is part of the variant (`d.h0`), the selectors are
+// the value of the sel source and not: the spec's example lines parse to
+// the variant without them.
+TEST(SpellingTest, SimdVideoMasksAndSelectors) {
+  auto spell = [](absl::string_view s) { return Spell(*ParseVariant(s)); };
+  EXPECT_EQ(spell("vadd2.s32.s32.u32.sat r1, r2, r3, r1;"),
+            "vadd2.s32.s32.u32.sat");
+  EXPECT_EQ(spell("vsub2.s32.s32.s32.sat r1.h0, r2.h10, r3.h32, r1;"),
+            "vsub2.s32.s32.s32.sat d.h0, a, b, c");
+  EXPECT_EQ(spell("vmin2.s32.u32.u32.add r1.h10, r2.h00, r3.h22, r1;"),
+            "vmin2.s32.u32.u32.add");
+  EXPECT_EQ(spell("vsub4.s32.s32.s32.sat r1.b0, r2.b3210, r3.b7654, r1;"),
+            "vsub4.s32.s32.s32.sat d.b0, a, b, c");
+  EXPECT_EQ(spell("vset4.u32.u32.ne.add d.b3210, a, b, c"),
+            "vset4.u32.u32.ne.add");
+  EXPECT_EQ(spell("vset2.s32.u32.lt d.h1, a, b, c"),
+            "vset2.s32.u32.lt d.h1, a, b, c");
+  // The spec's `r1.b00` is no mask; .h10 is 2-lane only; a bad selector.
+  EXPECT_FALSE(ParseVariant("vmin4.s32.u32.u32.add r1.b00, r2, r3, r1").ok());
+  EXPECT_FALSE(ParseVariant("vadd4.u32.u32.u32 d.h10, a, b, c").ok());
+  EXPECT_FALSE(ParseVariant("vadd2.u32.u32.u32 d, a.h04, b, c").ok());
+  EXPECT_FALSE(ParseVariant("vadd4.u32.u32.u32 d, a.b321, b, c").ok());
+  EXPECT_FALSE(ParseVariant("vadd4.u32.u32.u32 d, a, b, c, 0x76543210").ok());
+}
+
+TEST(SpellingTest, SimdVideoSelectorValues) {
+  const Variant two = *ParseVariant("vadd2.u32.u32.u32");
+  const Variant four = *ParseVariant("vmin4.s32.u32.u32.add");
+  EXPECT_EQ(*SpelledSimdSelector(two, "vadd2.u32.u32.u32"), 0x3210u);
+  EXPECT_EQ(*SpelledSimdSelector(two, "vadd2.u32.u32.u32 d, a.h23, b.h01, c"),
+            0x0123u);
+  EXPECT_EQ(*SpelledSimdSelector(two, "vadd2.u32.u32.u32 d, a, b.h00, c"),
+            0x0010u);  // a keeps the default .h10
+  EXPECT_EQ(*SpelledSimdSelector(
+                four, "vmin4.s32.u32.u32.add r1, r2.b0000, r3.b2222, r1"),
+            0x22220000u);
+  EXPECT_FALSE(
+      SpelledSimdSelector(two, "vadd2.u32.u32.u32 d, a.b10, b, c").ok());
+  EXPECT_FALSE(
+      SpelledSimdSelector(*ParseVariant("vadd.u32.u32.u32"), "vadd.u32.u32.u32")
+          .ok());
+  EXPECT_EQ(SpellSimdSelector(2, 0x3210),
+            std::make_pair(std::string("h10"), std::string("h32")));
+  EXPECT_EQ(SpellSimdSelector(4, 0x32107654),
+            std::make_pair(std::string("b7654"), std::string("b3210")));
+  EXPECT_EQ(SpellSimdSelector(2, 0xfedc),  // only the low 2 bits count
+            std::make_pair(std::string("h10"), std::string("h32")));
+  EXPECT_EQ(PtxInstruction(*ParseVariant("vsub2.s32.s32.s32.sat d.h0, a, b, c"),
+                           "%r0", {"%r1", "%r2", "%r3", "0x0123"}),
+            "vsub2.s32.s32.s32.sat %r0.h0, %r1.h23, %r2.h01, %r3");
+  EXPECT_EQ(PtxInstruction(four, "%r0", {"%r1", "%r2", "%r3", "0x22220000"}),
+            "vmin4.s32.u32.u32.add %r0, %r1.b0000, %r2.b2222, %r3");
+}
+
 TEST(SpellingTest, AcceptsPlainOperandListsAndWhiteSpace) {
   EXPECT_EQ(*ParseVariant("  add.s32   d,a ,b ; "), *ParseVariant("add.s32"));
   EXPECT_EQ(*ParseVariant("bfi.b32 f, a, b, c, d"), *ParseVariant("bfi.b32"));

@@ -38,6 +38,10 @@ kit::Operand Expected(const Variant& v, const std::string& name) {
   kit::Operand op{name, "", false};
   const Sel sel = name == "d" ? v.dsel : name == "a" ? v.asel : name == "b" ? v.bsel : Sel::kNone;
   if (sel != Sel::kNone) op.selector = std::string(SpellSel(sel));
+  // A SIMD video variant's lane mask is d's suffix (`d.h0`, `d.b310`).
+  if (name == "d" && v.mask != SimdMask::kNone) {
+    op.selector = std::string(SpellSimdMask(v.mask));
+  }
   op.negated = (name == "a" && v.vmad_form == VmadForm::kNegProduct) ||
                (name == "c" && v.vmad_form == VmadForm::kNegC);
   return op;
@@ -59,13 +63,15 @@ TEST(KitVariantsTest, EveryPrintedSpellingParsesAndRoundTrips) {
     ASSERT_EQ(parsed->opcode, InfoOf(v->family).opcode) << line;
     ASSERT_EQ(parsed->HasModifier("sat"), v->sat) << line;
     ASSERT_EQ(parsed->spelling, line);
-    const bool decorated = v->asel != Sel::kNone || v->bsel != Sel::kNone ||
-                           v->dsel != Sel::kNone || v->vmad_form == VmadForm::kNegProduct ||
-                           v->vmad_form == VmadForm::kNegC;
+    const bool decorated =
+        v->asel != Sel::kNone || v->bsel != Sel::kNone ||
+        v->dsel != Sel::kNone || v->vmad_form == VmadForm::kNegProduct ||
+        v->vmad_form == VmadForm::kNegC || v->mask != SimdMask::kNone;
     ASSERT_EQ(!parsed->operands.empty(), decorated) << line;
     if (decorated) {
       ++with_operands;
-      ASSERT_EQ(parsed->operands.size(), 1u + NumSources(*v)) << line;
+      // The SIMD selector is written as suffixes, never as an operand.
+      ASSERT_EQ(parsed->operands.size(), 1u + NumWrittenSources(*v)) << line;
       for (const kit::Operand& op : parsed->operands) {
         ASSERT_EQ(op, Expected(*v, op.name)) << line << " operand " << op.ToString();
         negated += op.negated ? 1 : 0;

@@ -347,7 +347,9 @@ class Answer {
 // The author's function. `operands` holds a, b, c, d, each in the low bits of
 // its uint64_t, as wide as that source; unused slots are 0. For addc, subc
 // and madc the last source is the incoming CC.CF ("cf", 0 or 1): the
-// carry-in, for subc the borrow-in.
+// carry-in, for subc the borrow-in. For the SIMD video instructions (vadd2 ..
+// vset4) the fourth is "sel": the .asel/.bsel selectors, a nibble per lane,
+// asel in the low half (0x3210 = .h10/.h32, 0x76543210 = .b3210/.b7654).
 using EvaluateFn = std::function<Answer(const Variant&, const uint64_t*)>;
 
 // What the worker says of itself in HELLO_REPLY.

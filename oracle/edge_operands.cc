@@ -83,6 +83,12 @@ void FillEdgeTuples(const Variant& v, std::mt19937_64& rng,
         case 2: tuple.v[i] = Low(rng(), width); break;
         default: tuple.v[i] = rng() % 301; break;
       }
+      // A selector: half the time the default (`.h10`/`.h32`, ...), the
+      // plainest and commonest; always in canonical form.
+      if (IsSelectorSource(v, i) && rng() % 2 == 0) {
+        tuple.v[i] = DefaultSimdSelector(SimdLanes(v.family));
+      }
+      tuple.v[i] &= SourceMask(v, i);
     }
   }
 }

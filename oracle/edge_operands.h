@@ -26,8 +26,9 @@ namespace ptxdiff {
 const std::vector<uint64_t>& EdgeValues(int width);
 
 // Fills `out` with tuples for `v`: each source an edge value, a random value
-// of its width, or a small value (0..300), chosen by `rng`. Deterministic for
-// a given seed.
+// of its width, or a small value (0..300), chosen by `rng`, within its
+// SourceMask (a SIMD selector: half the time the default). Deterministic
+// for a given seed.
 void FillEdgeTuples(const Variant& v, std::mt19937_64& rng,
                     std::span<Operands> out);
 

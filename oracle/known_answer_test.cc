@@ -58,6 +58,22 @@ void ParseOutcome(const std::string& field, int number, KnownAnswer& ka) {
   ka.carry = tokens[1] == name + "1";
 }
 
+// A SIMD video line that spells its selectors on a and b (`d, a.h01, b,
+// c`) gives the same selector as its sel operand.
+void ExpectSpelledSelectorAgrees(const KnownAnswer& ka) {
+  if (!IsSimdVideo(ka.variant.family) ||
+      ka.spelling.find(' ') == std::string::npos) {
+    return;
+  }
+  const int sel = NumSources(ka.variant) - 1;
+  const absl::StatusOr<uint32_t> spelled =
+      SpelledSimdSelector(ka.variant, ka.spelling);
+  ASSERT_TRUE(spelled.ok()) << "line " << ka.line << ": " << spelled.status();
+  EXPECT_EQ(*spelled & SourceMask(ka.variant, sel),
+            ka.operands.v[sel] & SourceMask(ka.variant, sel))
+      << "line " << ka.line << ": the spelled selector and the sel operand";
+}
+
 std::vector<KnownAnswer> LoadKnownAnswers() {
   const std::string path =
       std::string(PTXDIFF_SOURCE_DIR) + "/oracle/testdata/known_answers.txt";
@@ -87,6 +103,7 @@ std::vector<KnownAnswer> LoadKnownAnswers() {
       EXPECT_TRUE(value.ok()) << "line " << number << ": " << value.status();
       ka.operands.v[i] = value.value_or(0);
     }
+    ExpectSpelledSelectorAgrees(ka);
     auto expected = ParseOperand(fields[2], ResultWidth(*variant));
     EXPECT_TRUE(expected.ok()) << "line " << number << ": " << expected.status();
     ka.expected = expected.value_or(0);

@@ -673,6 +673,98 @@ Result EvalVmad(const Variant& v, const Operands& o) {
 }
 
 // ---------------------------------------------------------------------------
+// SIMD video instructions (PTX ISA 9.7.18.2): per lane, then a merge with c
+// or an accumulation into c. Lane values are exact (int32 holds any sum or
+// difference of two 16-bit lanes); docs/spec-notes.md has the readings.
+// ---------------------------------------------------------------------------
+
+// extractAndSignExt: part `part` (a half-word or byte, `bits` wide) of the
+// 64-bit {b, a}, sign- or zero-extended.
+inline int32_t SimdPart(uint64_t ba, int part, int bits, bool sign) {
+  const uint64_t x = (ba >> (bits * part)) & LowMask(bits);
+  return sign ? static_cast<int32_t>(SignExtend(x, bits))
+              : static_cast<int32_t>(x);
+}
+
+// The lane operation; vavrg rounds half away from zero (`>>` of a negative
+// sum is arithmetic, as PTX's shr.s32).
+inline int32_t SimdLaneOp(Family f, Cmp cmp, int32_t a, int32_t b) {
+  switch (f) {
+    case Family::kVadd2:
+    case Family::kVadd4:
+      return a + b;
+    case Family::kVsub2:
+    case Family::kVsub4:
+      return a - b;
+    case Family::kVavrg2:
+    case Family::kVavrg4: {
+      const int32_t sum = a + b;
+      return sum >= 0 ? (sum + 1) >> 1 : sum >> 1;
+    }
+    case Family::kVabsdiff2:
+    case Family::kVabsdiff4:
+      return a > b ? a - b : b - a;
+    case Family::kVmin2:
+    case Family::kVmin4:
+      return std::min(a, b);
+    case Family::kVmax2:
+    case Family::kVmax4:
+      return std::max(a, b);
+    default:
+      break;  // vset2, vset4
+  }
+  switch (cmp) {
+    case Cmp::kEq:
+      return a == b;
+    case Cmp::kNe:
+      return a != b;
+    case Cmp::kLt:
+      return a < b;
+    case Cmp::kLe:
+      return a <= b;
+    case Cmp::kGt:
+      return a > b;
+    case Cmp::kGe:
+      return a >= b;
+    default:
+      return 0;  // setp's lo..hs: not vset's
+  }
+}
+
+// vadd2 .. vset2 and vadd4 .. vset4.
+Result EvalSimd(const Variant& v, const Operands& o) {
+  const int lanes = SimdLanes(v.family), bits = 32 / lanes;
+  const uint64_t ba = (Low(o.v[1], 32) << 32) | Low(o.v[0], 32);
+  const SimdSelector sel{lanes, static_cast<uint32_t>(o.v[3])};
+  const uint32_t c = static_cast<uint32_t>(o.v[2]);
+  const uint32_t written = SimdMaskLanes(v.mask, lanes);
+  const bool d_signed = IsSigned(v.type);  // vset: .u32-like, no dtype
+  const int32_t hi = d_signed ? (1 << (bits - 1)) - 1 : (1 << bits) - 1;
+  const int32_t lo = d_signed ? -(1 << (bits - 1)) : 0;
+  uint32_t merged = 0;
+  int64_t exact_sum = 0, lane_sum = 0;  // .add: the two readings
+  for (int lane = 0; lane < lanes; ++lane) {
+    const int shift = bits * lane;
+    if (((written >> lane) & 1) == 0) {  // c's lane, unchanged
+      merged |= c & static_cast<uint32_t>(LowMask(bits) << shift);
+      continue;
+    }
+    const int32_t a = SimdPart(ba, sel.AselPart(lane), bits, IsSigned(v.atype));
+    const int32_t b = SimdPart(ba, sel.BselPart(lane), bits, IsSigned(v.btype));
+    int32_t t = SimdLaneOp(v.family, v.cmp, a, b);
+    if (v.sat) t = std::clamp(t, lo, hi);
+    const uint64_t cut = static_cast<uint32_t>(t) & LowMask(bits);
+    merged |= static_cast<uint32_t>(cut << shift);
+    exact_sum += t;
+    lane_sum += d_signed ? SignExtend(cut, bits) : static_cast<int64_t>(cut);
+  }
+  if (v.secop != SecOp::kAdd) return Defined(merged);
+  const uint32_t d = c + static_cast<uint32_t>(exact_sum);
+  const bool same = d == c + static_cast<uint32_t>(lane_sum);
+  return {d, same ? Undefined::kDefined : Undefined::kSimdAccumulateAmbiguous};
+}
+
+// ---------------------------------------------------------------------------
 // Intel vISA SHL
 // ---------------------------------------------------------------------------
 
@@ -706,15 +798,17 @@ using EvalFn = Result (*)(const Variant&, const Operands&);
 
 // One evaluator per family, in Family order.
 constexpr std::array<EvalFn, kNumFamilies> kEvaluators = {
-    EvalAddSub, EvalAddSub, EvalMul,    EvalMad,    EvalMul24, EvalMad24,
-    EvalSad,    EvalDivRem, EvalDivRem, EvalAbsNeg, EvalAbsNeg, EvalMinMax,
-    EvalMinMax, EvalPopc,   EvalClz,    EvalBfind,  EvalFns,   EvalBrev,
-    EvalBfe,    EvalBfi,    EvalBmsk,   EvalSzext,  EvalDp4a,  EvalDp2a,
-    EvalShf,    EvalLogic,  EvalLogic,  EvalLogic,  EvalLogic, EvalLogic,
-    EvalLop3,   EvalShift,  EvalShift,  EvalPrmt,   EvalSetp,  EvalSelp,
-    EvalSlct,   EvalCvt,    EvalAddc,   EvalSubc,   EvalMadc,  EvalVideo,
-    EvalVideo,  EvalVideo,  EvalVideo,  EvalVideo,  EvalVideo, EvalVideo,
-    EvalVmad,   EvalVset,   EvalVisaShl,
+    EvalAddSub, EvalAddSub, EvalMul,    EvalMad,    EvalMul24,   EvalMad24,
+    EvalSad,    EvalDivRem, EvalDivRem, EvalAbsNeg, EvalAbsNeg,  EvalMinMax,
+    EvalMinMax, EvalPopc,   EvalClz,    EvalBfind,  EvalFns,     EvalBrev,
+    EvalBfe,    EvalBfi,    EvalBmsk,   EvalSzext,  EvalDp4a,    EvalDp2a,
+    EvalShf,    EvalLogic,  EvalLogic,  EvalLogic,  EvalLogic,   EvalLogic,
+    EvalLop3,   EvalShift,  EvalShift,  EvalPrmt,   EvalSetp,    EvalSelp,
+    EvalSlct,   EvalCvt,    EvalAddc,   EvalSubc,   EvalMadc,    EvalVideo,
+    EvalVideo,  EvalVideo,  EvalVideo,  EvalVideo,  EvalVideo,   EvalVideo,
+    EvalVmad,   EvalVset,   EvalSimd,   EvalSimd,   EvalSimd,    EvalSimd,
+    EvalSimd,   EvalSimd,   EvalSimd,   EvalSimd,   EvalSimd,    EvalSimd,
+    EvalSimd,   EvalSimd,   EvalSimd,   EvalSimd,   EvalVisaShl,
 };
 static_assert(std::ranges::none_of(kEvaluators,
                                    [](EvalFn f) { return f == nullptr; }),
@@ -829,14 +923,23 @@ absl::string_view Describe(Undefined why) {
              "(docs/spec-notes.md)";
     case Undefined::kVisaSatOverflow:
       return "SHL.sat result not within 33 bits is undefined (vISA SHL notes)";
+    case Undefined::kSimdAccumulateAmbiguous:
+      return "SIMD video .add: the pseudocode (exact lane results) and the "
+             "prose (lane-wide results) accumulate different sums here "
+             "(PTX ISA 9.7.18.2, docs/spec-notes.md)";
   }
   return "unknown";
 }
 
 absl::string_view Token(Undefined why) {
-  static constexpr std::array<absl::string_view, kNumUndefinedReasons> kTokens = {
-      "defined",        "division-by-zero", "remainder-sign",
-      "fns-base",       "vmad-ambiguous",   "visa-sat-overflow"};
+  static constexpr std::array<absl::string_view, kNumUndefinedReasons> kTokens =
+      {"defined",
+       "division-by-zero",
+       "remainder-sign",
+       "fns-base",
+       "vmad-ambiguous",
+       "visa-sat-overflow",
+       "simd-accumulate-ambiguous"};
   return kTokens[static_cast<int>(why)];
 }
 

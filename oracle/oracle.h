@@ -38,9 +38,13 @@ enum class Undefined : uint8_t {
   kVmadAmbiguous,
   // vISA SHL.sat whose shifted value does not fit 33 bits: "undefined".
   kVisaSatOverflow,
+  // A SIMD video `.add` (accumulate) where the pseudocode's sum of the exact
+  // lane results and the prose's sum of the "half-word [byte] results" (each
+  // cut to its lane and read as .dtype) differ (docs/spec-notes.md).
+  kSimdAccumulateAmbiguous,
 };
 inline constexpr int kNumUndefinedReasons =
-    static_cast<int>(Undefined::kVisaSatOverflow) + 1;
+    static_cast<int>(Undefined::kSimdAccumulateAmbiguous) + 1;
 
 // One line naming the spec's words, for reports ("division by zero: ...").
 absl::string_view Describe(Undefined why);

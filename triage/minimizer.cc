@@ -88,8 +88,8 @@ std::vector<Tuple> Simplifications(const Tuple& t) {
   for (int i = 0; i < NumSources(t.variant); ++i) {
     for (uint64_t y : SimplerValues(t.operands.v[i], SourceWidth(t.variant, i))) {
       Tuple s = t;
-      s.operands.v[i] = y;
-      out.push_back(s);
+      s.operands.v[i] = y & SourceMask(t.variant, i);  // a canonical selector
+      if (s.operands.v[i] != t.operands.v[i]) out.push_back(s);
     }
   }
   return out;

@@ -9,6 +9,8 @@
 #include "isa/axes.h"
 #include "isa/family_table.h"
 #include "isa/variant.h"
+#include "oracle/literal/literal_simd_video.h"
+#include "oracle/literal/simd_video_op.h"
 #include "oracle/oracle.h"
 
 namespace ptxdiff {
@@ -1661,6 +1663,44 @@ Result Vmad(const Variant& v, const Operands& ops) {
 // ---------------------------------------------------------------------------
 
 // v.type is Dst's type, v.atype Src0's, v.btype Src1's.
+// PTX ISA 9.7.18.2, the SIMD video instructions: transcribed on their own in
+// literal_simd_video.cc (by its own author, from the spec text only); `sel`
+// (source 3) carries the .asel/.bsel selectors. Its pseudocode gives a value
+// for every input; that is the answer.
+//
+// With `.add`, the Description reads another way: "For half-word positions
+// indicated in mask, the selected half-word results are added to operand c"
+// adds each lane's result as its half-word (byte), read as `.dtype`, where
+// the pseudocode's `d += mask[i] ? t[i] : 0` adds the exact t[i]. Where the
+// two sums differ, the spec says two things and the result is undefined
+// (docs/spec-notes.md, ".add: one 32-bit sum").
+Result SimdVideo(const Variant& v, const Operands& ops) {
+  const LiteralSimdOp op = SimdVideoOpOf<LiteralSimdOp>(v);
+  const uint32_t a = static_cast<uint32_t>(ops.v[0]);
+  const uint32_t b = static_cast<uint32_t>(ops.v[1]);
+  const uint32_t c = static_cast<uint32_t>(ops.v[2]);
+  const uint32_t sel = static_cast<uint32_t>(ops.v[3]);
+  const uint32_t d = LiteralSimdVideo(op, a, b, c, sel);
+  if (!op.accumulate) return Result{.bits = d};
+  // "the selected half-word results": every lane's result in its place (the
+  // SIMD merge with all lanes written), then each masked one read as .dtype.
+  LiteralSimdOp placed = op;
+  placed.accumulate = false;
+  placed.mask_lanes = static_cast<uint32_t>(Pow2(op.lanes) - 1);
+  const uint32_t results = LiteralSimdVideo(placed, a, b, /*c=*/0, sel);
+  const int width = 32 / op.lanes;
+  Integer described = UnsignedValue(c, 32);
+  for (int i = 0; i < op.lanes; ++i) {
+    if (Bit(op.mask_lanes, i) == 0) continue;
+    const Bits128 lane = Field(results, width * (i + 1) - 1, width * i);
+    described += Value(lane, width, op.d_signed);
+  }
+  const bool same = Low(described, 32) == d;
+  return Result{.bits = d,
+                .undefined = same ? Undefined::kDefined
+                                  : Undefined::kSimdAccumulateAmbiguous};
+}
+
 Result VisaShl(const Variant& v, const Operands& ops) {
   const int dst_width = TypeWidth(v.type);
   const bool dst_signed = IsSigned(v.type);
@@ -1790,6 +1830,21 @@ Result LiteralEvaluate(const Variant& v, const Operands& operands) {
       return Vmad(v, operands);
     case Family::kVset:
       return Vset(v, operands);
+    case Family::kVadd2:
+    case Family::kVsub2:
+    case Family::kVavrg2:
+    case Family::kVabsdiff2:
+    case Family::kVmin2:
+    case Family::kVmax2:
+    case Family::kVset2:
+    case Family::kVadd4:
+    case Family::kVsub4:
+    case Family::kVavrg4:
+    case Family::kVabsdiff4:
+    case Family::kVmin4:
+    case Family::kVmax4:
+    case Family::kVset4:
+      return SimdVideo(v, operands);
     case Family::kVisaShl:
       return VisaShl(v, operands);
   }

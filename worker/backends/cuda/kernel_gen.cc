@@ -14,6 +14,7 @@
 #include "isa/family_table.h"
 #include "isa/spelling.h"
 #include "worker/backends/carry_support.h"
+#include "worker/backends/simd_support.h"
 
 namespace ptxdiff {
 namespace {
@@ -121,6 +122,7 @@ std::optional<std::string> WhyUnsupported(const Variant& v, int device_sm,
   if (InfoOf(v.family).isa != TargetIsa::kPtx) return "not a PTX instruction";
   const IsaLevel level = LevelOf(v);
   if (std::optional<std::string> why = WhyCarryNotGenerated(v)) return why;
+  if (std::optional<std::string> why = WhySimdVideoNotGenerated(v)) return why;
   const std::optional<PtxTarget> target = TargetForDevice(device_sm);
   if (!target.has_value()) {
     return absl::StrCat("the device (sm_", device_sm, ") is older than sm_50");

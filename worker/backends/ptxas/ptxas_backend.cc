@@ -16,7 +16,6 @@
 #include <thread>
 #include <utility>
 
-#include "protocol/backend_names.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
@@ -31,12 +30,14 @@
 #include "common/files.h"
 #include "common/status_macros.h"
 #include "common/subprocess.h"
+#include "isa/family_table.h"
+#include "isa/spelling.h"
+#include "protocol/backend_names.h"
 #include "worker/backends/carry_support.h"
 #include "worker/backends/ptxas/cubin.h"
 #include "worker/backends/ptxas/ptx_module.h"
 #include "worker/backends/ptxas/sass_constants.h"
-#include "isa/family_table.h"
-#include "isa/spelling.h"
+#include "worker/backends/simd_support.h"
 
 namespace ptxdiff {
 namespace {
@@ -197,6 +198,23 @@ bool Foldable(Family f, int sm) {
     case Family::kAddc:
     case Family::kSubc:
     case Family::kMadc:
+      return false;
+    // Not measured yet: WhyUnsupported declines every SIMD video variant
+    // before asking (WhySimdVideoNotGenerated).
+    case Family::kVadd2:
+    case Family::kVsub2:
+    case Family::kVavrg2:
+    case Family::kVabsdiff2:
+    case Family::kVmin2:
+    case Family::kVmax2:
+    case Family::kVset2:
+    case Family::kVadd4:
+    case Family::kVsub4:
+    case Family::kVavrg4:
+    case Family::kVabsdiff4:
+    case Family::kVmin4:
+    case Family::kVmax4:
+    case Family::kVset4:
       return false;
     case Family::kSad:
       return sm >= 120;
@@ -473,6 +491,7 @@ std::optional<std::string> PtxasBackend::WhyUnsupported(
     return absl::StrCat(opcode, " is not a PTX instruction");
   }
   if (std::optional<std::string> why = WhyCarryNotGenerated(v)) return why;
+  if (std::optional<std::string> why = WhySimdVideoNotGenerated(v)) return why;
   if (!foldable_[static_cast<int>(v.family)]) {
     return absl::StrCat("ptxas never folds ", opcode, " on ", arch_.name);
   }
