@@ -233,6 +233,7 @@ void Campaign::SystematicLoop() {
   }
   int64_t admitted = 0, undefined = 0, produced = 0, unwanted_runs = 0;
   std::vector<Tuple> run, keep;
+  std::vector<bool> keep_defined;
   std::vector<Operands> ops;
   std::vector<Result> results;
   // One run of tuples of one variant at a time: evaluated as a batch, and
@@ -254,16 +255,24 @@ void Campaign::SystematicLoop() {
     results.resize(run.size());
     EvaluateBatch(run[0].variant, ops, results);
     keep.clear();
+    keep_defined.clear();
     for (size_t i = 0; i < run.size(); ++i) {
       if (!declines_->Worth(index, DeclineClass(run[i], results[i]))) continue;
-      ++admitted;
-      if (!results[i].defined()) {
-        if (undefined + 1 > options_.undefined_share * admitted) continue;
+      keep.push_back(run[i]);
+      keep_defined.push_back(results[i].defined());
+    }
+    // The undefined share is of what the queue takes: the tails repeat
+    // defined tuples more often than undefined ones, and a duplicate turned
+    // away must not make room for an undefined tuple.
+    const auto admit = [&](size_t i) {
+      if (!keep_defined[i]) {
+        if (undefined + 1 > options_.undefined_share * (admitted + 1)) return false;
         ++undefined;
       }
-      keep.push_back(run[i]);
-    }
-    if (!keep.empty() && !queue_.PutMany(keep, Lane::kSystematic)) break;
+      ++admitted;
+      return true;
+    };
+    if (!keep.empty() && !queue_.PutMany(keep, Lane::kSystematic, admit)) break;
     if (static_cast<size_t>(produced % 1024) < run.size()) {
       std::lock_guard<std::mutex> lock(mu_);
       stats_.systematic = produced;

@@ -21,24 +21,36 @@ Admission TupleQueue::Offer(const Tuple& t, Lane lane) {
 }
 
 bool TupleQueue::AdmitLocked(const Tuple& t) {
-  // The window forgets everything at once when full: cheaper than an LRU,
-  // and a repeat after millions of tuples costs one more evaluation only.
-  if (seen_.size() >= options_.seen_capacity) seen_.clear();
-  if (!seen_.insert(absl::Hash<Tuple>{}(t)).second) {
-    ++counts_.duplicates;
-    return false;
-  }
+  const uint64_t fingerprint = absl::Hash<Tuple>{}(t);
+  if (SeenLocked(fingerprint)) return false;
+  MarkSeenLocked(fingerprint);
   return true;
 }
 
-bool TupleQueue::PutMany(std::span<const Tuple> tuples, Lane lane) {
+bool TupleQueue::SeenLocked(uint64_t fingerprint) {
+  if (!seen_.contains(fingerprint)) return false;
+  ++counts_.duplicates;
+  return true;
+}
+
+void TupleQueue::MarkSeenLocked(uint64_t fingerprint) {
+  // The window forgets everything at once when full: cheaper than an LRU,
+  // and a repeat after millions of tuples costs one more evaluation only.
+  if (seen_.size() >= options_.seen_capacity) seen_.clear();
+  seen_.insert(fingerprint);
+}
+
+bool TupleQueue::PutMany(std::span<const Tuple> tuples, Lane lane,
+                         absl::FunctionRef<bool(size_t i)> admit) {
   std::unique_lock<std::mutex> lock(mu_);
   std::deque<Tuple>& q = lanes_[static_cast<int>(lane)];
   not_full_.wait(lock, [&] { return closed_ || q.size() < options_.lane_capacity; });
   if (closed_) return false;
-  for (const Tuple& t : tuples) {
-    if (!AdmitLocked(t)) continue;
-    q.push_back(t);
+  for (size_t i = 0; i < tuples.size(); ++i) {
+    const uint64_t fingerprint = absl::Hash<Tuple>{}(tuples[i]);
+    if (SeenLocked(fingerprint) || !admit(i)) continue;
+    MarkSeenLocked(fingerprint);
+    q.push_back(tuples[i]);
     ++counts_.queued;
   }
   not_empty_.notify_one();

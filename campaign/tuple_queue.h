@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/functional/function_ref.h"
 #include "absl/time/time.h"
 #include "isa/tuple.h"
 
@@ -61,8 +62,14 @@ class TupleQueue {
   // systematic source); kClosed once Close() was called.
   Admission Put(const Tuple& t, Lane lane);
   // Put for a run of tuples under one lock (blocking while the lane is full);
-  // false once closed.
-  bool PutMany(std::span<const Tuple> tuples, Lane lane);
+  // false once closed. `admit(i)` is asked, under the lock, about each
+  // tuples[i] that is not a duplicate, and may turn it away (it then stays
+  // unseen): so a caller's share rule counts only what is queued.
+  bool PutMany(std::span<const Tuple> tuples, Lane lane,
+               absl::FunctionRef<bool(size_t i)> admit);
+  bool PutMany(std::span<const Tuple> tuples, Lane lane) {
+    return PutMany(tuples, lane, [](size_t) { return true; });
+  }
 
   // Waits until at least `min` tuples are queued (or `wait` passes, or the
   // queue is closed), then takes up to `max`: novel first, then systematic
@@ -96,6 +103,8 @@ class TupleQueue {
   size_t SizeLocked() const;
   void TakeFrom(Lane lane, size_t n, std::vector<Tuple>& out);
   bool AdmitLocked(const Tuple& t);  // the dedup window; counts duplicates
+  bool SeenLocked(uint64_t fingerprint);  // counts a duplicate
+  void MarkSeenLocked(uint64_t fingerprint);
 
   Options options_;
   mutable std::mutex mu_;

@@ -36,6 +36,22 @@ TEST(TupleQueueTest, AFullLaneDropsWithoutBlockingAndFavoursNovelTuples) {
   EXPECT_EQ(q.Offer(T(3), Lane::kRoutine), Admission::kQueued);
 }
 
+TEST(TupleQueueTest, PutManyAsksOnlyAboutNewTuplesAndForgetsTheTurnedAway) {
+  TupleQueue q;
+  ASSERT_EQ(q.Offer(T(1), Lane::kRoutine), Admission::kQueued);
+  const std::vector<Tuple> run = {T(1), T(2), T(3)};
+  std::vector<size_t> asked;
+  ASSERT_TRUE(q.PutMany(run, Lane::kSystematic, [&](size_t i) {
+    asked.push_back(i);
+    return i != 2;  // T(3) turned away
+  }));
+  EXPECT_EQ(asked, (std::vector<size_t>{1, 2}));  // T(1) was a duplicate
+  EXPECT_EQ(q.counts().queued, 2);
+  EXPECT_EQ(q.counts().duplicates, 1);
+  // Turned away is not seen: it may be queued later.
+  EXPECT_EQ(q.Offer(T(3), Lane::kRoutine), Admission::kQueued);
+}
+
 TEST(TupleQueueTest, TheSystematicLaneGetsHalfOfEachBatch) {
   TupleQueue q;
   for (uint64_t i = 0; i < 10; ++i) q.Offer(T(i), Lane::kNovel);
