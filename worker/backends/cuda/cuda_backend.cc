@@ -169,6 +169,8 @@ absl::Status CudaBackend::Init() {
                                 CudaVersionText(CUDA_VERSION), ")"),
       .driver = DriverIdentity(driver, driver_->Location()),
       .device = context_->Describe(),
+      // The kernels read CC.CF back after every `.cc` instruction.
+      .carry = true,
   };
   return absl::OkStatus();
 }
@@ -205,7 +207,7 @@ absl::Status CudaBackend::RunGroups(Batch& batch,
                                 : AddImmediateGroup(batch, v, group));
   }
   PTXDIFF_RETURN_IF_ERROR(SubmitStage(batch));
-  return pipeline_->Drain(batch.reply.results);
+  return pipeline_->Drain(batch.reply.results, batch.declines);
 }
 
 absl::StatusOr<uint32_t> CudaBackend::Room(Batch& batch) {
@@ -218,7 +220,7 @@ absl::StatusOr<uint32_t> CudaBackend::Room(Batch& batch) {
 absl::Status CudaBackend::SubmitStage(Batch& batch) {
   Stage stage = std::exchange(batch.stage, Stage());
   return pipeline_->Submit(std::move(stage), batch.request.tuples,
-                           batch.reply.results);
+                           batch.reply.results, batch.declines);
 }
 
 void CudaBackend::Append(Batch& batch, const Variant& v,
@@ -246,11 +248,11 @@ absl::Status CudaBackend::AddRegisterGroup(Batch& batch, const Variant& v,
   while (!rest.empty()) {
     PTXDIFF_ASSIGN_OR_RETURN(const uint32_t room, Room(batch));
     const uint32_t take = std::min<size_t>(room, rest.size());
-    batch.stage.launches.push_back(
-        {.function = *function,
-         .mode = KernelMode::kRegister,
-         .first = static_cast<uint32_t>(batch.stage.size()),
-         .count = take});
+    batch.stage.AddLaunch({.function = *function,
+                           .mode = KernelMode::kRegister,
+                           .first = static_cast<uint32_t>(batch.stage.size()),
+                           .count = take,
+                           .variant = v});
     Append(batch, v, rest.first(take));
     rest = rest.subspan(take);
   }
@@ -322,11 +324,12 @@ absl::Status CudaBackend::AddImmediatePiece(
   for (uint32_t k = 0; k * group < positions.size(); ++k) {
     PTXDIFF_ASSIGN_OR_RETURN(const CUfunction function,
                              Function(module.get(), ImmediateEntryName(k)));
-    batch.stage.launches.push_back(
+    batch.stage.AddLaunch(
         {.function = function,
          .mode = KernelMode::kImmediate,
          .first = first + k * group,
-         .count = std::min<uint32_t>(group, positions.size() - k * group)});
+         .count = std::min<uint32_t>(group, positions.size() - k * group),
+         .variant = v});
   }
   batch.stage.modules.push_back(std::move(module));
   Append(batch, v, positions);

@@ -104,7 +104,8 @@ RunRequest Batch(const std::vector<std::string>& spellings,
   return request;
 }
 
-// Every tuple answered with the oracle's bits.
+// Every tuple answered with the oracle's bits, and a `.cc` variant's with
+// its carry.
 void ExpectOracleResults(const RunRequest& request, const RunReply& reply) {
   ASSERT_EQ(reply.results.size(), request.tuples.size());
   int wrong = 0;
@@ -112,19 +113,19 @@ void ExpectOracleResults(const RunRequest& request, const RunReply& reply) {
     const WireTuple& t = request.tuples[i];
     const Variant v = V(request.spellings[t.variant_index]);
     const TupleResult& r = reply.results[i];
-    const uint64_t want = Evaluate(v, t.operands).bits;
-    if (r.kind != ResultKind::kValue || r.bits != want) {
+    const Result want = Evaluate(v, t.operands);
+    if (r.kind != ResultKind::kValue || r.bits != want.bits ||
+        (HasCarryOut(v) && r.carry != want.carry)) {
       ++wrong;
-      ADD_FAILURE() << "tuple " << i << " "
-                    << ReplayLine(v, t.operands, Evaluate(v, t.operands))
+      ADD_FAILURE() << "tuple " << i << " " << ReplayLine(v, t.operands, want)
                     << ": got kind " << int(r.kind) << " bits 0x" << std::hex
-                    << r.bits;
+                    << r.bits << " carry " << r.carry;
     }
   }
 }
 
-// One variant of every PTX family the kernels run (not vISA, not the carry
-// families: WhyUnsupported), plus widths and operand forms that stress the
+// One variant of every PTX family the kernels run (not vISA:
+// WhyUnsupported), plus widths, operand forms and carries that stress the
 // kernel frame.
 std::vector<std::string> Assortment() {
   std::vector<std::string> spellings;
@@ -137,13 +138,26 @@ std::vector<std::string> Assortment() {
       first = false;
     });
   }
-  for (const char* s :
-       {"mul.wide.u16", "mad.wide.s32", "mad.lo.u64", "popc.b64", "bfe.s64",
-        "bfi.b64", "add.s16x2", "max.relu.s16x2", "div.u64", "rem.s16",
-        "vadd.s32.u32.s32.sat d.b1, a.h0, b.b2, c",
-        "vmad.s32.s32.u32.sat.shr15 d, -a.b1, b.h0, c",
-        "vset.u32.u32.ge.add d, a.h1, b.b0, c",
-        "vshr.s32.s32.u32.sat.wrap d.h1, a.b3, b, c"}) {
+  for (const char* s : {"mul.wide.u16",
+                        "mad.wide.s32",
+                        "mad.lo.u64",
+                        "popc.b64",
+                        "bfe.s64",
+                        "bfi.b64",
+                        "add.s16x2",
+                        "max.relu.s16x2",
+                        "div.u64",
+                        "rem.s16",
+                        "vadd.s32.u32.s32.sat d.b1, a.h0, b.b2, c",
+                        "vmad.s32.s32.u32.sat.shr15 d, -a.b1, b.h0, c",
+                        "vset.u32.u32.ge.add d, a.h1, b.b0, c",
+                        "vshr.s32.s32.u32.sat.wrap d.h1, a.b3, b, c",
+                        "add.cc.u32",
+                        "sub.cc.s64",
+                        "mad.hi.cc.s32",
+                        "addc.cc.u64",
+                        "subc.cc.u32",
+                        "madc.lo.cc.s64"}) {
     spellings.push_back(s);
   }
   return spellings;
@@ -200,18 +214,17 @@ TEST(CudaBackendTest, IdentityOnAnSm90) {
   EXPECT_EQ(id.driver, "CUDA 13.0");
   EXPECT_THAT(id.toolchain, AllOf(HasSubstr("CUDA 13.0 driver JIT"),
                                   HasSubstr("register mode")));
-  // A family whose every variant runs is listed by its opcode; add is not
-  // since its `.cc` variants are declined (no carry flag in the kernels yet,
-  // issue #11), so its other variants are listed one by one.
+  // A family whose every variant runs is listed by its opcode, add and the
+  // carry-in families too: the kernels set and read CC.CF (carry=1).
+  EXPECT_TRUE(id.carry);
   EXPECT_THAT(id.supports, Contains("mul"));
   EXPECT_THAT(id.supports, Contains("vmad"));
-  EXPECT_THAT(id.supports, Not(Contains("add")));
-  EXPECT_THAT(id.supports, Contains("add.u16x2"));
+  EXPECT_THAT(id.supports, Contains("add"));
   EXPECT_THAT(id.supports, Not(Contains("visa.shl")));
-  EXPECT_THAT(id.supports, Not(Contains("addc")));
+  EXPECT_THAT(id.supports, Contains("addc"));
   EXPECT_TRUE(id.Supports(V("add.u16x2")));
-  EXPECT_FALSE(id.Supports(V("add.cc.u32")));
-  EXPECT_FALSE(id.Supports(V("addc.u32")));
+  EXPECT_TRUE(id.Supports(V("add.cc.u32")));
+  EXPECT_TRUE(id.Supports(V("addc.u32")));
   EXPECT_FALSE(id.Supports(V("visa.shl.ud.ud.ud")));
 }
 
@@ -223,8 +236,9 @@ TEST(CudaBackendTest, IdentityOnAnSm80LeavesOutSm90Variants) {
   EXPECT_THAT(id.supports, Not(Contains("add")));
   EXPECT_THAT(id.supports, Contains("add.s32"));
   EXPECT_THAT(id.supports, Contains("mul"));
-  EXPECT_THAT(id.supports, Contains("sub.s64"));
-  EXPECT_FALSE(id.Supports(V("sub.cc.s64")));
+  // sub's every variant runs on sm_80, its `.cc` ones too (carry=1).
+  EXPECT_THAT(id.supports, Contains("sub"));
+  EXPECT_TRUE(id.Supports(V("sub.cc.s64")));
   EXPECT_FALSE(id.Supports(V("add.u16x2")));
   EXPECT_FALSE(id.Supports(V("max.relu.s32")));
   EXPECT_TRUE(id.Supports(V("max.s32")));

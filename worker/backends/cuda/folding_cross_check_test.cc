@@ -3,7 +3,8 @@
 // constants, the constants it stores (read back from the cubin by the ptxas
 // backend's decoder) must be the oracle's results, at the slots the host
 // reads them from. This checks the operand order, the immediate widths, the
-// zero-extension and the store offsets of the generated text, for every
+// zero-extension and the store offsets of the generated text, and for the
+// `.cc` variants the CC.CF setter and reader (their flag words), for every
 // non-video variant and arch whose kernels ptxas folds.
 
 #include <cstdint>
@@ -11,15 +12,16 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "worker/backends/cuda/kernel_gen.h"
-#include "worker/backends/ptxas/cubin.h"
-#include "worker/backends/ptxas/ptxas_backend.h"
-#include "worker/backends/ptxas/sass_constants.h"
 #include "gtest/gtest.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
 #include "oracle/edge_operands.h"
 #include "oracle/oracle.h"
+#include "worker/backends/carry_support.h"
+#include "worker/backends/cuda/kernel_gen.h"
+#include "worker/backends/ptxas/cubin.h"
+#include "worker/backends/ptxas/ptxas_backend.h"
+#include "worker/backends/ptxas/sass_constants.h"
 
 namespace ptxdiff {
 namespace {
@@ -73,8 +75,17 @@ bool SlctCReadAsF32(const Variant& v, const Operands& tuple) {
          (c == 0x80000000 || (c > 0x7f800000 && c <= 0x7fffffff));
 }
 
+// What a folded store at `offset` of `v`'s immediate kernel holds for
+// `tuple` by the oracle: the result, or for a `.cc` variant's second word
+// the flag word its CC.CF reader leaves.
+uint64_t Expected(const Variant& v, const Result& want, int64_t offset) {
+  if (offset % ResultBytes(v) == 0) return want.bits;
+  return want.carry ? FlagWordOfSetCarry(v) : 0;
+}
+
 struct Tally {
   int checked_tuples = 0;
+  int checked_carries = 0;
   int truncated_shift_amounts = 0;
   int slct_c_read_as_f32 = 0;
   int folded_kernels = 0;
@@ -102,13 +113,23 @@ void CheckVariant(const std::string& ptxas, const Variant& v, int arch,
     auto stores = DecodeConstantStores(*sass, texts->at(ImmediateEntryName(k)));
     if (!stores.ok()) continue;  // not folded: nothing to read back
     ++tally.folded_kernels;
-    ASSERT_EQ(stores->size(), std::min<size_t>(kGroup, tuples.size() - first));
+    // A `.cc` variant stores its flag word after each result.
+    const int words = ResultBytes(v) / kResultBytes;
+    ASSERT_EQ(stores->size(),
+              words * std::min<size_t>(kGroup, tuples.size() - first));
     for (const ConstantStore& store : *stores) {
       ASSERT_EQ(store.size, kResultBytes);
       ASSERT_EQ(store.offset % kResultBytes, 0);
-      const Operands& tuple = tuples[first + store.offset / kResultBytes];
+      const Operands& tuple = tuples[first + store.offset / ResultBytes(v)];
       const Result want = Evaluate(v, tuple);
       if (!want.defined() || FoldedWithoutMasking(v, tuple)) continue;
+      if (store.offset % ResultBytes(v) != 0) {
+        EXPECT_EQ(store.Low64(), Expected(v, want, store.offset))
+            << "sm_" << arch << ": " << ReplayLine(v, tuple, want)
+            << "'s flag word";
+        ++tally.checked_carries;
+        continue;
+      }
       if (ShiftAmountTruncated(v, tuple)) {
         Operands truncated = tuple;
         truncated.v[1] &= 0xffff;
@@ -126,7 +147,7 @@ void CheckVariant(const std::string& ptxas, const Variant& v, int arch,
         ++tally.slct_c_read_as_f32;
         continue;
       }
-      EXPECT_EQ(store.Low64(), want.bits)
+      EXPECT_EQ(store.Low64(), Expected(v, want, store.offset))
           << "sm_" << arch << ": " << ReplayLine(v, tuple, want);
       ++tally.checked_tuples;
     }
@@ -153,9 +174,11 @@ TEST(FoldingCrossCheckTest, FoldedImmediateKernelsStoreTheOraclesResults) {
   RecordProperty("checked_tuples", tally.checked_tuples);
   RecordProperty("truncated_shift_amounts", tally.truncated_shift_amounts);
   RecordProperty("slct_c_read_as_f32", tally.slct_c_read_as_f32);
+  RecordProperty("checked_carries", tally.checked_carries);
   EXPECT_GT(tally.folded_kernels, tally.kernels / 2);
   EXPECT_GT(tally.truncated_shift_amounts, 0);
   EXPECT_GT(tally.slct_c_read_as_f32, 0);
+  EXPECT_GT(tally.checked_carries, 0);
   EXPECT_GT(tally.checked_tuples, 10000);
 }
 

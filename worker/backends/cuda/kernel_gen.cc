@@ -59,6 +59,9 @@ absl::string_view LoadType(int width) {
 }
 
 std::string SourceRegister(int i) { return absl::StrCat("%src", i); }
+// CC.CF's registers: the setter's discarded sum, and the reader's flag word.
+constexpr char kCarryScratch[] = "%cc_in";
+constexpr char kFlagWord[] = "%cc_out";
 // The 32-bit register a predicate source's bit is loaded into before
 // `setp.ne.u32` makes it the predicate %src<i>.
 std::string PredicateBitsRegister(int i) { return absl::StrCat("%bit", i); }
@@ -74,6 +77,27 @@ std::string StoreResult(const Variant& v, absl::string_view address) {
       width == 1 ? "  selp.u64 %result, 1, 0, %dst;\n"
                  : absl::StrCat("  cvt.u64.", LoadType(width), " %result, %dst;\n");
   return absl::StrCat(widen, "  st.global.u64 [", address, "], %result;\n");
+}
+
+// Stores the flag word (the CC.CF reader's %cc_out), zero-extended to 64
+// bits, at `address`: the second 8 bytes of a carry variant's result.
+std::string StoreFlagWord(absl::string_view address) {
+  return absl::StrCat("  cvt.u64.u32 %result, ", kFlagWord, ";\n",
+                      "  st.global.u64 [", address, "], %result;\n");
+}
+
+// The instruction under test between the line setting the incoming CC.CF
+// (from `sources`' carry-in entry) and the one reading the outgoing flag,
+// for the variants that have them.
+std::string InstructionWithCarries(const Variant& v,
+                                   const std::vector<std::string>& sources) {
+  std::string out;
+  if (const int cf = CarryInSource(v); cf >= 0) {
+    absl::StrAppend(&out, PtxSetCarryIn(v, sources[cf], kCarryScratch));
+  }
+  absl::StrAppend(&out, "  ", PtxInstruction(v, "%dst", sources), ";\n");
+  if (HasCarryOut(v)) absl::StrAppend(&out, PtxReadCarryOut(v, kFlagWord));
+  return out;
 }
 
 // An immediate as PTX reads it: hex, as many digits as the source is wide.
@@ -121,7 +145,6 @@ std::optional<std::string> WhyUnsupported(const Variant& v, int device_sm,
                                           int max_ptx) {
   if (InfoOf(v.family).isa != TargetIsa::kPtx) return "not a PTX instruction";
   const IsaLevel level = LevelOf(v);
-  if (std::optional<std::string> why = WhyCarryNotGenerated(v)) return why;
   if (std::optional<std::string> why = WhySimdVideoNotGenerated(v)) return why;
   const std::optional<PtxTarget> target = TargetForDevice(device_sm);
   if (!target.has_value()) {
@@ -146,9 +169,18 @@ std::string ModuleHeader(const Variant& v, const PtxTarget& target) {
                       target.sm, "\n.address_size 64\n\n");
 }
 
+int ResultBytes(const Variant& v) {
+  return HasCarryOut(v) ? kCarryResultBytes : kResultBytes;
+}
+
 std::string OperandDeclarations(const Variant& v) {
   std::string out;
   for (int i = 0; i < NumSources(v); ++i) {
+    if (IsCarryInSource(v, i)) {  // the bit the CC.CF setter reads
+      absl::StrAppend(&out, "  .reg .b32 ", SourceRegister(i), ", ",
+                      kCarryScratch, ";\n");
+      continue;
+    }
     absl::StrAppend(&out, "  .reg .", RegType(SourceWidth(v, i)), " ",
                     SourceRegister(i), ";\n");
     if (SourceWidth(v, i) == 1) {
@@ -156,6 +188,7 @@ std::string OperandDeclarations(const Variant& v) {
     }
   }
   absl::StrAppend(&out, "  .reg .", RegType(ResultWidth(v)), " %dst;\n");
+  if (HasCarryOut(v)) absl::StrAppend(&out, "  .reg .b32 ", kFlagWord, ";\n");
   return out;
 }
 
@@ -182,11 +215,19 @@ void AppendImmediateDispatch(const Variant& v, int i, int lo, int hi,
 }
 
 std::string RegisterBody(const Variant& v) {
-  std::string out;
+  // The tuple's result slot: as wide as the variant's results.
+  std::string out = absl::StrCat("  mul.wide.u32 %slot, %i, ", ResultBytes(v),
+                                 ";\n", "  add.u64 %slot, %out, %slot;\n");
   std::vector<std::string> sources;
   int immediate = -1;
   for (int i = 0; i < NumSources(v); ++i) {
     sources.push_back(SourceRegister(i));
+    if (IsCarryInSource(v, i)) {  // CC.CF in: the operand's low bit
+      absl::StrAppend(&out, "  ld.global.u32 ", sources.back(), ", [%tuple+",
+                      8 * i, "];\n", "  and.b32 ", sources.back(), ", ",
+                      sources.back(), ", 1;\n");
+      continue;
+    }
     if (SourceWidth(v, i) == 1) {  // a predicate: the operand's low bit
       const std::string bits = PredicateBitsRegister(i);
       absl::StrAppend(&out, "  ld.global.u32 ", bits, ", [%tuple+", 8 * i,
@@ -199,13 +240,14 @@ std::string RegisterBody(const Variant& v) {
     if (MustBeImmediate(v, i)) immediate = i;
   }
   if (immediate < 0) {
-    absl::StrAppend(&out, "  ", PtxInstruction(v, "%dst", sources), ";\n");
+    absl::StrAppend(&out, InstructionWithCarries(v, sources));
   } else {
     const int width = SourceWidth(v, immediate);
     AppendImmediateDispatch(v, immediate, 0, 1 << width, sources, out);
     absl::StrAppend(&out, "$immediate_done:\n");
   }
   absl::StrAppend(&out, StoreResult(v, "%slot"));
+  if (HasCarryOut(v)) absl::StrAppend(&out, StoreFlagWord("%slot+8"));
   return out;
 }
 
@@ -227,8 +269,7 @@ std::string RegisterKernel(absl::string_view entry,
       "  mov.u32 %stride, %nctaid.x;\n", "  mul.lo.u32 %stride, %stride, %t;\n",
       "  setp.ge.u32 %p, %i, %n;\n", "  @%p bra $done;\n", "$loop:\n",
       "  mul.wide.u32 %tuple, %i, ", kTupleBytes, ";\n",
-      "  add.u64 %tuple, %in, %tuple;\n", "  mul.wide.u32 %slot, %i, ",
-      kResultBytes, ";\n", "  add.u64 %slot, %out, %slot;\n", bodies,
+      "  add.u64 %tuple, %in, %tuple;\n", bodies,
       "  add.u32 %i, %i, %stride;\n", "  setp.lt.u32 %p, %i, %n;\n",
       "  @%p bra $loop;\n", "$done:\n", "  ret;\n", "}\n");
 }
@@ -259,7 +300,10 @@ std::string ImmediateBody(const Variant& v, const Operands& tuple, int slot) {
   for (int i = 0; i < NumSources(v); ++i) {
     const std::string value = Immediate(v, i, tuple.v[i]);
     absl::StrAppend(&comment, " ", value);
-    if (UsesImmediate(v, i, tuple.v[i])) {
+    if (IsCarryInSource(v, i)) {  // the bit the CC.CF setter reads
+      sources.push_back(SourceRegister(i));
+      absl::StrAppend(&moves, PtxSetRegister(32, sources.back(), value));
+    } else if (UsesImmediate(v, i, tuple.v[i])) {
       sources.push_back(value);
     } else {
       sources.push_back(SourceRegister(i));
@@ -267,9 +311,11 @@ std::string ImmediateBody(const Variant& v, const Operands& tuple, int slot) {
                       PtxSetRegister(SourceWidth(v, i), sources.back(), value));
     }
   }
+  const int offset = ResultBytes(v) * slot;
   return absl::StrCat(
-      comment, "\n", moves, "  ", PtxInstruction(v, "%dst", sources), ";\n",
-      StoreResult(v, absl::StrCat("%out+", kResultBytes * slot)));
+      comment, "\n", moves, InstructionWithCarries(v, sources),
+      StoreResult(v, absl::StrCat("%out+", offset)),
+      HasCarryOut(v) ? StoreFlagWord(absl::StrCat("%out+", offset + 8)) : "");
 }
 
 std::string ImmediateKernel(absl::string_view entry,

@@ -7,8 +7,9 @@
 //              loads one 32-byte operand tuple (u64 a, b, c, d,
 //              little-endian) from global memory into registers as wide as
 //              the variant's sources, executes the instruction and stores the
-//              result zero-extended to 8 bytes. Compiled once per variant and
-//              device, then cached (module_cache.h).
+//              result zero-extended to 8 bytes (and a `.cc` variant's flag
+//              word, what CC.CF read back gives, in 8 more). Compiled once per
+//              variant and device, then cached (module_cache.h).
 //   immediate  the operands are written into the PTX text as immediates (a
 //              `mov` into a register first where PTX does not allow an
 //              immediate there), so the JIT's handling of constants is under
@@ -67,15 +68,18 @@ int PtxVersionFor(const Variant& v, const PtxTarget& target);
 
 // Why `v` cannot run on a device of `device_sm` whose driver accepts PTX ISA
 // up to `max_ptx` ("needs sm_90; the device is sm_80"); nullopt if it can.
-// Families that are not PTX (Intel vISA SHL) never run, nor do the variants
-// that read or write CC.CF (WhyCarryNotGenerated: the kernels have no place
-// for a carry yet).
+// Families that are not PTX (Intel vISA SHL) never run.
 std::optional<std::string> WhyUnsupported(const Variant& v, int device_sm,
                                           int max_ptx);
 
 // Byte sizes of the buffers the kernels read and write.
 inline constexpr int kTupleBytes = 32;  // u64 a, b, c, d
 inline constexpr int kResultBytes = 8;  // the result, zero-extended
+// A variant that writes CC.CF (HasCarryOut): the result, then the flag word
+// (what the CC.CF reader left, zero-extended; carry_support.h).
+inline constexpr int kCarryResultBytes = 16;
+// The bytes of one tuple's result of `v`: kCarryResultBytes or kResultBytes.
+int ResultBytes(const Variant& v);
 
 // Register mode: one entry,
 //   kRegisterEntry(.param .u64 in, .param .u64 out, .param .u32 n)
@@ -86,7 +90,8 @@ std::string RegisterModule(const Variant& v, const PtxTarget& target);
 // Immediate mode: entries ImmediateEntryName(0), (1), ... with one parameter,
 //   (.param .u64 out),
 // entry k evaluating tuples [k*group_size, (k+1)*group_size) and storing the
-// result of its j-th tuple at out + 8*j. One thread runs an entry.
+// result of its j-th tuple at out + ResultBytes(v)*j. One thread runs an
+// entry.
 std::string ImmediateEntryName(int k);
 std::string ImmediateModule(const Variant& v, const PtxTarget& target,
                             std::span<const Operands> tuples, int group_size);
@@ -100,9 +105,13 @@ bool UsesImmediate(const Variant& v, int i, uint64_t bits);
 // `.version`, `.target`, `.address_size` and a comment naming the variant.
 std::string ModuleHeader(const Variant& v, const PtxTarget& target);
 // The `.reg` lines of `v`'s kernels: one register per source, as wide as it,
-// and the destination. Equal for all variants with the same widths.
+// and the destination (and CC.CF's registers where `v` reads or writes it).
+// Equal for all variants with the same widths.
 std::string OperandDeclarations(const Variant& v);
-// The register-mode loop body for `v`: load, execute, store.
+// The register-mode loop body for `v`: its result slot (ResultBytes(v) per
+// tuple), load, execute, store. A variant that reads CC.CF sets it from its
+// `cf` operand just before the instruction; one that writes it reads it back
+// just after and stores the flag word at slot + 8 (carry_support.h).
 std::string RegisterBody(const Variant& v);
 // A register-mode kernel named `entry` running `bodies` (RegisterBody texts)
 // in its loop, with `declarations` (OperandDeclarations).

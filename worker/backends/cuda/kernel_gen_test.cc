@@ -92,15 +92,15 @@ TEST(TargetTest, WhyUnsupported) {
               Optional(std::string("not a PTX instruction")));
   EXPECT_THAT(WhyUnsupported(V("add.s32"), 30, 90),
               Optional(HasSubstr("older than sm_50")));
-  // The kernels have no carry flag yet: every variant that reads or writes
-  // CC.CF is declined, whatever the device (issue #11).
+  // The kernels set and read CC.CF: every variant that reads or writes it
+  // runs (their PTX ISA levels are 6.x at most).
+  int carries = 0;
   for (const Variant& v : AllVariants()) {
     if (!HasCarryOut(v) && !HasCarryIn(v)) continue;
-    EXPECT_THAT(WhyUnsupported(v, 100, 90),
-                Optional(HasSubstr("carry flags are not generated in this "
-                                   "backend's kernels yet (issue #11)")))
-        << Spell(v);
+    EXPECT_EQ(WhyUnsupported(v, 75, 90), std::nullopt) << Spell(v);
+    ++carries;
   }
+  EXPECT_EQ(carries, 48);
   EXPECT_EQ(WhyUnsupported(V("add.u32"), 100, 90), std::nullopt);
   EXPECT_EQ(WhyUnsupported(V("mad.lo.u32"), 100, 90), std::nullopt);
 }
@@ -197,6 +197,8 @@ TEST(RegisterModuleTest, PredicatesAndBytes) {
             "  .reg .b64 %src0;\n  .reg .b64 %src1;\n  .reg .pred %src2;\n"
             "  .reg .b32 %bit2;\n  .reg .b64 %dst;\n");
   EXPECT_EQ(RegisterBody(V("selp.b64")),
+            "  mul.wide.u32 %slot, %i, 8;\n"
+            "  add.u64 %slot, %out, %slot;\n"
             "  ld.global.u64 %src0, [%tuple+0];\n"
             "  ld.global.u64 %src1, [%tuple+8];\n"
             "  ld.global.u32 %bit2, [%tuple+16];\n"
@@ -207,6 +209,8 @@ TEST(RegisterModuleTest, PredicatesAndBytes) {
   EXPECT_EQ(OperandDeclarations(V("setp.lo.u16")),
             "  .reg .b16 %src0;\n  .reg .b16 %src1;\n  .reg .pred %dst;\n");
   EXPECT_EQ(RegisterBody(V("setp.lo.u16")),
+            "  mul.wide.u32 %slot, %i, 8;\n"
+            "  add.u64 %slot, %out, %slot;\n"
             "  ld.global.u16 %src0, [%tuple+0];\n"
             "  ld.global.u16 %src1, [%tuple+8];\n"
             "  setp.lo.u16 %dst, %src0, %src1;\n"
@@ -215,6 +219,8 @@ TEST(RegisterModuleTest, PredicatesAndBytes) {
   EXPECT_EQ(OperandDeclarations(V("cvt.sat.s8.u8")),
             "  .reg .b16 %src0;\n  .reg .b16 %dst;\n");
   EXPECT_EQ(RegisterBody(V("cvt.sat.s8.u8")),
+            "  mul.wide.u32 %slot, %i, 8;\n"
+            "  add.u64 %slot, %out, %slot;\n"
             "  ld.global.u8 %src0, [%tuple+0];\n"
             "  cvt.sat.s8.u8 %dst, %src0;\n"
             "  cvt.u64.u8 %result, %dst;\n"
@@ -224,12 +230,71 @@ TEST(RegisterModuleTest, PredicatesAndBytes) {
                         "  slct.u16.s32 %dst, %src0, %src1, %src2;\n"));
 }
 
+// CC.CF is set from the tuple's cf bit just before the instruction and read
+// back just after it, by instructions of the variant's own kind; the flag
+// word follows the result in a 16-byte slot.
+TEST(RegisterModuleTest, CarriesAreSetAndReadAroundTheInstruction) {
+  EXPECT_EQ(OperandDeclarations(V("addc.cc.u32")),
+            "  .reg .b32 %src0;\n  .reg .b32 %src1;\n"
+            "  .reg .b32 %src2, %cc_in;\n  .reg .b32 %dst;\n"
+            "  .reg .b32 %cc_out;\n");
+  EXPECT_EQ(RegisterBody(V("addc.cc.u32")),
+            "  mul.wide.u32 %slot, %i, 16;\n"
+            "  add.u64 %slot, %out, %slot;\n"
+            "  ld.global.u32 %src0, [%tuple+0];\n"
+            "  ld.global.u32 %src1, [%tuple+8];\n"
+            "  ld.global.u32 %src2, [%tuple+16];\n"
+            "  and.b32 %src2, %src2, 1;\n"
+            "  add.cc.u32 %cc_in, %src2, 0xffffffff;\n"
+            "  addc.cc.u32 %dst, %src0, %src1;\n"
+            "  addc.u32 %cc_out, 0, 0;\n"
+            "  cvt.u64.u32 %result, %dst;\n"
+            "  st.global.u64 [%slot], %result;\n"
+            "  cvt.u64.u32 %result, %cc_out;\n"
+            "  st.global.u64 [%slot+8], %result;\n");
+  // The sub kind: a borrow in, no flag out, 8-byte slots.
+  EXPECT_EQ(RegisterBody(V("subc.u64")),
+            "  mul.wide.u32 %slot, %i, 8;\n"
+            "  add.u64 %slot, %out, %slot;\n"
+            "  ld.global.u64 %src0, [%tuple+0];\n"
+            "  ld.global.u64 %src1, [%tuple+8];\n"
+            "  ld.global.u32 %src2, [%tuple+16];\n"
+            "  and.b32 %src2, %src2, 1;\n"
+            "  sub.cc.u32 %cc_in, 0, %src2;\n"
+            "  subc.u64 %dst, %src0, %src1;\n"
+            "  st.global.u64 [%slot], %dst;\n");
+  // A borrow out, no carry in.
+  EXPECT_THAT(RegisterBody(V("sub.cc.s32")),
+              HasSubstr("  sub.cc.s32 %dst, %src0, %src1;\n"
+                        "  subc.u32 %cc_out, 0, 0;\n"));
+  EXPECT_THAT(RegisterBody(V("sub.cc.s32")), Not(HasSubstr("%cc_in")));
+  EXPECT_EQ(ResultBytes(V("mad.hi.cc.s64")), 16);
+  EXPECT_EQ(ResultBytes(V("madc.hi.s64")), 8);
+}
+
+TEST(ImmediateModuleTest, CarriesAreSetAndReadAroundTheInstruction) {
+  // Tuple 1 of addc.cc.u32 with cf = 1: its result at out + 16, its flag
+  // word at out + 24; cf is moved into a register, never an operand.
+  EXPECT_EQ(ImmediateBody(V("addc.cc.u32"), {{0xffffffff, 0, 1}}, 1),
+            "  // tuple 1: 0xffffffff 0x00000000 0x1\n"
+            "  mov.b32 %src2, 0x1;\n"
+            "  add.cc.u32 %cc_in, %src2, 0xffffffff;\n"
+            "  addc.cc.u32 %dst, 0xffffffff, 0x00000000;\n"
+            "  addc.u32 %cc_out, 0, 0;\n"
+            "  cvt.u64.u32 %result, %dst;\n"
+            "  st.global.u64 [%out+16], %result;\n"
+            "  cvt.u64.u32 %result, %cc_out;\n"
+            "  st.global.u64 [%out+24], %result;\n");
+}
+
 // The instruction under test is every line that writes %dst: read back by
 // the parser, each is that variant, so the kernel runs what the request
 // named. There is one, except lop3's body, which holds one per LUT value
 // (the LUT must be an immediate). No other line uses the family's opcode,
 // except the store's widening of %dst into %result (cvt.u64.u16 in a cvt
-// kernel, selp.u64 in a selp one).
+// kernel, selp.u64 in a selp one), the result slot's address (add.u64
+// %slot) and CC.CF's setter and reader (%cc_in, %cc_out: addc.u32 %cc_out
+// in an addc kernel).
 TEST(RegisterModuleTest, EveryInstructionParsesBackToItsVariant) {
   int checked = 0;
   for (const Variant& v : AllVariants()) {
@@ -244,9 +309,11 @@ TEST(RegisterModuleTest, EveryInstructionParsesBackToItsVariant) {
           line.substr(space + 1, line.find(',') - space - 1);
       const bool writes_dst = dest == "%dst" || absl::StartsWith(dest, "%dst.");
       if (!writes_dst) {
-        if (absl::StartsWith(line, opcode)) {
-          ASSERT_EQ(dest, "%result") << Spell(v) << ": " << line;
+        if (absl::StartsWith(line, opcode) && dest == "%result") {
           ASSERT_TRUE(absl::StrContains(line, ", %dst;")) << line;
+        } else if (absl::StartsWith(line, opcode)) {
+          ASSERT_THAT(dest, testing::AnyOf("%slot", "%cc_in", "%cc_out"))
+              << Spell(v) << ": " << line;
         }
         continue;  // loads, branches, the store
       }

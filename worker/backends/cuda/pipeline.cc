@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <thread>
@@ -15,6 +16,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "common/status_macros.h"
+#include "isa/family_table.h"
+#include "worker/backends/carry_support.h"
 
 namespace ptxdiff {
 namespace {
@@ -33,7 +36,40 @@ void Backoff(int polls) {
   }
 }
 
+uint64_t WordAt(const uint8_t* bytes) {
+  uint64_t word = 0;
+  std::memcpy(&word, bytes, sizeof(word));
+  return word;
+}
+
+// The results of `launch`'s tuples (at `positions`) from its output bytes:
+// the result bits, and for a carry variant the carry its flag word says.
+void CollectResults(const StagedLaunch& launch, const uint8_t* out,
+                    std::span<const uint32_t> positions,
+                    std::span<TupleResult> results, Declines& declines) {
+  const Variant& v = launch.variant;
+  const int bytes = ResultBytes(v);
+  for (size_t j = 0; j < positions.size(); ++j) {
+    TupleResult& result = results[positions[j]];
+    result = TupleResult{.bits = WordAt(out + j * bytes)};
+    if (!HasCarryOut(v)) continue;
+    const uint64_t word = WordAt(out + j * bytes + kResultBytes);
+    if (const std::optional<bool> carry = CarryOfFlagWord(v, word)) {
+      result.carry = *carry;
+    } else {
+      declines.Add(positions.subspan(j, 1), DeclineCode::kNotEvaluable,
+                   UnreadableFlagWordMessage(v, word));
+    }
+  }
+}
+
 }  // namespace
+
+void Stage::AddLaunch(StagedLaunch launch) {
+  launch.out_offset = out_bytes;
+  out_bytes += uint64_t{launch.count} * ResultBytes(launch.variant);
+  launches.push_back(std::move(launch));
+}
 
 unsigned int GridSize(uint32_t count, unsigned int max_blocks) {
   const uint32_t blocks = (count + kBlockSize - 1) / kBlockSize;
@@ -54,18 +90,20 @@ absl::Status StagePipeline::AllocateSlot(Slot& slot) {
   PTXDIFF_ASSIGN_OR_RETURN(slot.stream, CreateStream(driver_));
   PTXDIFF_ASSIGN_OR_RETURN(slot.host_in,
                            AllocatePinned(driver_, tuples * kTupleBytes));
+  // Room for the widest results: a carry variant's flag word doubles them.
   PTXDIFF_ASSIGN_OR_RETURN(slot.host_out,
-                           AllocatePinned(driver_, tuples * kResultBytes));
+                           AllocatePinned(driver_, tuples * kCarryResultBytes));
   PTXDIFF_ASSIGN_OR_RETURN(slot.device_in,
                            AllocateDevice(driver_, tuples * kTupleBytes));
   PTXDIFF_ASSIGN_OR_RETURN(slot.device_out,
-                           AllocateDevice(driver_, tuples * kResultBytes));
+                           AllocateDevice(driver_, tuples * kCarryResultBytes));
   return absl::OkStatus();
 }
 
 absl::Status StagePipeline::Submit(Stage stage,
                                    std::span<const WireTuple> tuples,
-                                   std::span<TupleResult> results) {
+                                   std::span<TupleResult> results,
+                                   Declines& declines) {
   if (stage.size() == 0) return absl::OkStatus();
   if (stage.size() > limits_.stage_tuples) {
     return absl::InternalError(absl::StrCat("a stage of ", stage.size(),
@@ -76,7 +114,7 @@ absl::Status StagePipeline::Submit(Stage stage,
   next_ ^= 1;
   // The slot's buffers are about to be overwritten: its previous stage must
   // be done, and its results read, first.
-  PTXDIFF_RETURN_IF_ERROR(Finish(slot, results));
+  PTXDIFF_RETURN_IF_ERROR(Finish(slot, results, declines));
   slot.stage = std::move(stage);
   slot.deadline = absl::Now() + limits_.timeout;
   return Enqueue(slot, tuples);
@@ -103,7 +141,7 @@ absl::Status StagePipeline::Enqueue(Slot& slot,
   return PTXDIFF_CU_CALL(
       driver_, "copy results from the device",
       MemcpyDtoHAsync(slot.host_out.get(), slot.device_out.get(),
-                      n * kResultBytes, slot.stream.get()));
+                      stage.out_bytes, slot.stream.get()));
 }
 
 absl::Status StagePipeline::Launch(Slot& slot, const StagedLaunch& launch) {
@@ -111,8 +149,7 @@ absl::Status StagePipeline::Launch(Slot& slot, const StagedLaunch& launch) {
   // are enough.
   CUdeviceptr in =
       slot.device_in.get() + CUdeviceptr{launch.first} * kTupleBytes;
-  CUdeviceptr out =
-      slot.device_out.get() + CUdeviceptr{launch.first} * kResultBytes;
+  CUdeviceptr out = slot.device_out.get() + launch.out_offset;
   uint32_t count = launch.count;
   if (launch.mode == KernelMode::kImmediate) {
     void* params[] = {&out};
@@ -143,21 +180,26 @@ absl::Status StagePipeline::Wait(const Slot& slot) {
   }
 }
 
-absl::Status StagePipeline::Finish(Slot& slot, std::span<TupleResult> results) {
+absl::Status StagePipeline::Finish(Slot& slot, std::span<TupleResult> results,
+                                   Declines& declines) {
   if (!slot.stage.has_value()) return absl::OkStatus();
   PTXDIFF_RETURN_IF_ERROR(Wait(slot));
   const Stage& stage = *slot.stage;
-  const auto* out = static_cast<const uint64_t*>(slot.host_out.get());
-  for (size_t j = 0; j < stage.size(); ++j) {
-    results[stage.positions[j]] = TupleResult{.bits = out[j]};
+  const auto* out = static_cast<const uint8_t*>(slot.host_out.get());
+  for (const StagedLaunch& launch : stage.launches) {
+    CollectResults(
+        launch, out + launch.out_offset,
+        std::span(stage.positions).subspan(launch.first, launch.count), results,
+        declines);
   }
   slot.stage.reset();  // unloads its immediate-mode modules
   return absl::OkStatus();
 }
 
-absl::Status StagePipeline::Drain(std::span<TupleResult> results) {
-  PTXDIFF_RETURN_IF_ERROR(Finish(slots_[next_], results));
-  return Finish(slots_[next_ ^ 1], results);
+absl::Status StagePipeline::Drain(std::span<TupleResult> results,
+                                  Declines& declines) {
+  PTXDIFF_RETURN_IF_ERROR(Finish(slots_[next_], results, declines));
+  return Finish(slots_[next_ ^ 1], results, declines);
 }
 
 void StagePipeline::Abandon() {

@@ -27,19 +27,25 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "isa/variant.h"
+#include "protocol/protocol.h"
+#include "worker/backend.h"
 #include "worker/backends/cuda/device.h"
 #include "worker/backends/cuda/driver_api.h"
 #include "worker/backends/cuda/kernel_gen.h"
-#include "protocol/protocol.h"
 
 namespace ptxdiff {
 
-// One kernel launch over tuples [first, first + count) of its stage.
+// One kernel launch over tuples [first, first + count) of its stage, of
+// `variant`, whose results it writes from byte `out_offset` of the stage's
+// output, ResultBytes(variant) per tuple.
 struct StagedLaunch {
   CUfunction function = nullptr;
   KernelMode mode = KernelMode::kRegister;
   uint32_t first = 0;
   uint32_t count = 0;
+  Variant variant;
+  uint64_t out_offset = 0;
 };
 
 struct Stage {
@@ -47,8 +53,11 @@ struct Stage {
   std::vector<StagedLaunch> launches;
   std::vector<OwnedModule> modules;   // unloaded once the stage is done
   std::vector<std::string> variants;  // spellings, for fault reports
+  uint64_t out_bytes = 0;             // the launches' output, in all
 
   size_t size() const { return positions.size(); }
+  // Adds `launch` (all but its out_offset), its output after the others'.
+  void AddLaunch(StagedLaunch launch);
 };
 
 // The block size of register-mode launches, and their grid for `count`
@@ -71,11 +80,13 @@ class StagePipeline {
 
   // Queues `stage` (at most stage_tuples tuples, operands read from
   // `tuples` at its positions) in the next slot, after finishing the stage
-  // that slot held: its results go to `results` at its positions.
+  // that slot held: its results go to `results` at its positions, and a
+  // carry variant's result whose flag word no correct CC.CF reader leaves
+  // to `declines`.
   absl::Status Submit(Stage stage, std::span<const WireTuple> tuples,
-                      std::span<TupleResult> results);
+                      std::span<TupleResult> results, Declines& declines);
   // Finishes every stage in flight, oldest first.
-  absl::Status Drain(std::span<TupleResult> results);
+  absl::Status Drain(std::span<TupleResult> results, Declines& declines);
   // After a failure: waits for both streams, ignoring errors, and drops the
   // stages without results. Not after a timeout (the wait would hang).
   void Abandon();
@@ -100,7 +111,8 @@ class StagePipeline {
   absl::Status Enqueue(Slot& slot, std::span<const WireTuple> tuples);
   absl::Status Launch(Slot& slot, const StagedLaunch& launch);
   absl::Status Wait(const Slot& slot);
-  absl::Status Finish(Slot& slot, std::span<TupleResult> results);
+  absl::Status Finish(Slot& slot, std::span<TupleResult> results,
+                      Declines& declines);
 
   CudaDriver& driver_;
   Limits limits_;

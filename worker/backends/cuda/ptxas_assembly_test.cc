@@ -1,6 +1,8 @@
 // The generated kernels assemble with ptxas, for every variant and every arch
 // it supports among sm_75, sm_80, sm_90 and sm_100: what the driver's JIT will
-// be given on a GPU, checked without one.
+// be given on a GPU, checked without one. The carry variants' kernels (CC.CF
+// set and read around the instruction) are also checked in every writer,
+// the ptxas backend's modules included.
 //
 // Assembling ~77k variants x 4 archs as one kernel each takes ptxas ~3 ms a
 // kernel, far too slow for CI. The generator builds every kernel from parts
@@ -41,12 +43,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
-#include "worker/backends/cuda/kernel_gen.h"
 #include "common/subprocess.h"
 #include "gtest/gtest.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
 #include "oracle/edge_operands.h"
+#include "worker/backends/cuda/kernel_gen.h"
+#include "worker/backends/ptxas/ptx_module.h"
 
 namespace ptxdiff {
 namespace {
@@ -363,6 +366,42 @@ TEST_F(PtxasAssemblyTest, WholeModules) {
     }
   }
   ASSERT_GT(modules.size(), 1500u);
+  ExpectAllAssemble(modules);
+}
+
+// The 48 extended-precision variants in every writer of kernels that set
+// and read CC.CF: the cuda backend's register and immediate modules (which
+// ptx-cmd runs too) and the ptxas backend's modules, every edge value of
+// every source (cf 0 and 1), on every arch.
+TEST_F(PtxasAssemblyTest, EveryCarryVariantInEveryKernelWriter) {
+  std::vector<CheckModule> modules;
+  int carries = 0;
+  for (const Variant& v : AllVariants()) {
+    if (!HasCarryOut(v) && !HasCarryIn(v)) continue;
+    ++carries;
+    const std::vector<Operands> tuples = EdgeTuples(v);
+    std::vector<PtxTuple> ptxas_tuples;
+    for (const Operands& o : tuples) ptxas_tuples.push_back({v, o});
+    for (int arch : kArchs) {
+      ASSERT_TRUE(RunsOn(v, arch)) << Spell(v) << " on sm_" << arch;
+      const PtxTarget target = *TargetForDevice(arch);
+      const std::string sm = absl::StrCat("sm_", arch);
+      for (const auto& [what, text] :
+           {std::pair<std::string, std::string>{"register module",
+                                                RegisterModule(v, target)},
+            {"immediate module", ImmediateModule(v, target, tuples, 32)},
+            {"ptxas backend module",
+             BuildPtxModule(ptxas_tuples,
+                            {.target = sm, .ptx_version = kToolkitMaxPtx})
+                 .text}}) {
+        CheckModule module{.arch = arch,
+                           .what = absl::StrCat(what, " of ", Spell(v))};
+        module.AddOwned(text, Spell(v));
+        modules.push_back(std::move(module));
+      }
+    }
+  }
+  EXPECT_EQ(carries, 48);
   ExpectAllAssemble(modules);
 }
 

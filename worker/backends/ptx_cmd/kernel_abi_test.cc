@@ -64,7 +64,7 @@ absl::StatusOr<std::string> Interpret(
 TEST(RegisterKernelTest, GeneratedKernelsGiveTheOraclesResults) {
   std::mt19937_64 rng(7);
   std::vector<Operands> tuples(29);  // not a multiple of the 12 threads
-  int checked = 0, video = 0;
+  int checked = 0, video = 0, checked_carries = 0;
   for (const Variant& v : AllVariants()) {
     if (WhyUnsupported(v, 90, 90).has_value()) continue;
     const bool is_video = InfoOf(v.family).opcode[0] == 'v';
@@ -72,14 +72,70 @@ TEST(RegisterKernelTest, GeneratedKernelsGiveTheOraclesResults) {
     FillEdgeTuples(v, rng, tuples);
     auto out = Interpret(v, tuples);
     ASSERT_TRUE(out.ok()) << Spell(v) << ": " << out.status();
-    ASSERT_EQ(out->size(), tuples.size() * kResultBytes);
+    const int words = ResultBytes(v) / kResultBytes;
+    ASSERT_EQ(out->size(), tuples.size() * ResultBytes(v));
     for (size_t i = 0; i < tuples.size(); ++i) {
-      ASSERT_EQ(ResultAt(*out, i), Evaluate(v, tuples[i]).bits)
+      const Result want = Evaluate(v, tuples[i]);
+      ASSERT_EQ(ResultAt(*out, words * i), want.bits)
           << Spell(v) << " tuple " << i;
+      if (!HasCarryOut(v)) continue;
+      const uint64_t set_word = CarryIsBorrow(v) ? 0xffffffffu : 1u;
+      ASSERT_EQ(ResultAt(*out, words * i + 1), want.carry ? set_word : 0u)
+          << Spell(v) << " tuple " << i << "'s flag word";
     }
+    checked_carries += HasCarryOut(v) || HasCarryIn(v);
     ++checked;
   }
   EXPECT_GT(checked, 1000);
+  EXPECT_EQ(checked_carries, 48);
+}
+
+// The interpreter's CC.CF is strict: read before it is set, or read by the
+// other kind, is an error, so a generator that forgets the setter or reads
+// a borrow as a carry fails here.
+TEST(RegisterKernelTest, CarryFlagIsSetBeforeItIsReadAndReadByItsOwnKind) {
+  const std::vector<Operands> tuples(3, Operands{{1, 2, 1}});
+  const std::string good = RegisterModule(V("addc.u32"), kSm90);
+  auto error = [&](const std::string& ptx) {
+    auto kernel = RegisterKernel::Parse(ptx);
+    if (!kernel.ok()) return std::string(kernel.status().message());
+    auto out = kernel->Run(InputOf(tuples), {});
+    return out.ok() ? std::string("ran") : std::string(out.status().message());
+  };
+  EXPECT_EQ(error(good), "ran");
+  const std::string setter = "  add.cc.u32 %cc_in, %src2, 0xffffffff;\n";
+  ASSERT_TRUE(absl::StrContains(good, setter));
+  EXPECT_THAT(error(absl::StrReplaceAll(good, {{setter, ""}})),
+              HasSubstr("reads CC.CF before anything set it"));
+  EXPECT_THAT(error(absl::StrReplaceAll(
+                  good, {{setter, "  sub.cc.u32 %cc_in, 0, %src2;\n"}})),
+              HasSubstr("reads a borrow as a carry"));
+}
+
+// --wrong=addc.cc.u32: the instruction leaves CC.CF as the setter left it
+// (its carry in); the bits stay right.
+TEST(RegisterKernelTest, WrongCarryModeLeavesTheFlagOfThatVariantOnly) {
+  const RegisterKernel::RunOptions wrong = {
+      .carry_flag_unwritten = {V("addc.cc.u32")}};
+  // 0xfffffffe + 1 + 1 = 0 with a carry out; the carry in was 1 too, so
+  // only the second tuple (0xffffffff + 1 + 0: a carry out, carry in 0)
+  // shows the bug.
+  const std::vector<Operands> tuples = {{{0xfffffffe, 1, 1}},
+                                        {{0xffffffff, 1, 0}}};
+  auto out = Interpret(V("addc.cc.u32"), tuples, wrong);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(ResultAt(*out, 0), 0u);  // the bits are right
+  EXPECT_EQ(ResultAt(*out, 1), 1u);
+  EXPECT_EQ(ResultAt(*out, 2), 0u);
+  EXPECT_EQ(ResultAt(*out, 3), 0u);  // the carry is not
+  auto right = Interpret(V("addc.cc.u32"), tuples);
+  ASSERT_TRUE(right.ok());
+  EXPECT_EQ(ResultAt(*right, 3), 1u);
+  // Another variant keeps its carry in.
+  auto other = Interpret(V("addc.cc.u64"), {{{~uint64_t{0}, 1, 0}}}, wrong);
+  ASSERT_TRUE(other.ok());
+  EXPECT_EQ(ResultAt(*other, 0), 0u);
+  EXPECT_EQ(ResultAt(*other, 1), 1u);
 }
 
 TEST(RegisterKernelTest, ReadsTheKernelsStructure) {
@@ -233,12 +289,41 @@ TEST(KernelAbiDocTest, TheExampleBuffersAreWhatTheKernelReadsAndWrites) {
   EXPECT_EQ(ResultAt(out, 1), Evaluate(V("add.sat.s32"), second).bits);
 }
 
+TEST(KernelAbiDocTest, TheCarryExampleModuleIsWhatTheGeneratorWrites) {
+  const std::string example = BlockAfter(AbiDoc(), "example-carry-module");
+  ASSERT_FALSE(example.empty());
+  EXPECT_EQ(example, RegisterModule(V("addc.cc.u32"), kSm90));
+}
+
+TEST(KernelAbiDocTest, TheCarryExampleBuffersAreWhatTheKernelReadsAndWrites) {
+  const std::string doc = AbiDoc();
+  const std::string in = HexDump(BlockAfter(doc, "example-carry-in"));
+  const std::string out = HexDump(BlockAfter(doc, "example-carry-out"));
+  ASSERT_EQ(in.size(), 2u * kTupleBytes);
+  ASSERT_EQ(out.size(), 2u * kCarryResultBytes);
+  auto kernel = RegisterKernel::Parse(RegisterModule(V("addc.cc.u32"), kSm90));
+  ASSERT_TRUE(kernel.ok());
+  auto ran = kernel->Run(in, {});
+  ASSERT_TRUE(ran.ok()) << ran.status();
+  EXPECT_EQ(*ran, out);
+  // The oracle agrees with the documented results and carries.
+  for (size_t i = 0; i < 2; ++i) {
+    Operands tuple;
+    std::memcpy(tuple.v, in.data() + i * kTupleBytes, kTupleBytes);
+    const Result r = Evaluate(V("addc.cc.u32"), tuple);
+    EXPECT_EQ(ResultAt(out, 2 * i), r.bits);
+    EXPECT_EQ(ResultAt(out, 2 * i + 1), r.carry ? 1u : 0u);
+  }
+}
+
 TEST(KernelAbiDocTest, StatesTheSizesTheGeneratorUses) {
   const std::string doc = AbiDoc();
   EXPECT_EQ(kTupleBytes, 32);
   EXPECT_EQ(kResultBytes, 8);
+  EXPECT_EQ(kCarryResultBytes, 16);
   EXPECT_THAT(doc, HasSubstr("32 bytes per tuple"));
   EXPECT_THAT(doc, HasSubstr("8 bytes per tuple"));
+  EXPECT_THAT(doc, HasSubstr("16 bytes per tuple"));
   EXPECT_THAT(doc, HasSubstr(absl::StrCat("`", kRegisterEntry, "`")));
 }
 

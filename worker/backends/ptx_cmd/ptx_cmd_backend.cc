@@ -6,11 +6,11 @@
 #include <climits>
 #include <cstring>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "protocol/backend_names.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
@@ -25,6 +25,8 @@
 #include "common/subprocess.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
+#include "protocol/backend_names.h"
+#include "worker/backends/carry_support.h"
 #include "worker/backends/cuda/kernel_gen.h"
 
 namespace ptxdiff {
@@ -107,9 +109,44 @@ struct Job {
   std::vector<uint32_t> positions;  // into the request's tuples
   // Filled by RunJob: a value per position, or why there is none.
   std::vector<uint64_t> values;
+  std::vector<uint64_t> flag_words;  // a carry variant's (HasCarryOut)
   std::string failure;
   absl::Status error;  // the worker's own failure (no temporary directory)
 };
+
+// `bytes` (the command's {out}) as `job`'s values and flag words.
+void ReadOutput(absl::string_view bytes, Job& job) {
+  const size_t per_tuple = ResultBytes(job.variant);
+  job.values.resize(job.positions.size());
+  if (HasCarryOut(job.variant)) job.flag_words.resize(job.positions.size());
+  for (size_t i = 0; i < job.positions.size(); ++i) {
+    std::memcpy(&job.values[i], bytes.data() + i * per_tuple, kResultBytes);
+    if (per_tuple == kCarryResultBytes) {
+      std::memcpy(&job.flag_words[i],
+                  bytes.data() + i * per_tuple + kResultBytes, kResultBytes);
+    }
+  }
+}
+
+// `job`'s values into `results`, with the carry its flag words say for a
+// carry variant; a flag word no correct CC.CF reader leaves is declined.
+void AddResults(const Job& job, std::span<TupleResult> results,
+                Declines& declines) {
+  const Variant& v = job.variant;
+  for (size_t i = 0; i < job.positions.size(); ++i) {
+    TupleResult& result = results[job.positions[i]];
+    result = {.bits = job.values[i]};
+    if (!HasCarryOut(v)) continue;
+    if (const std::optional<bool> carry =
+            CarryOfFlagWord(v, job.flag_words[i])) {
+      result.carry = *carry;
+    } else {
+      declines.Add(std::span(job.positions).subspan(i, 1),
+                   DeclineCode::kNotEvaluable,
+                   UnreadableFlagWordMessage(v, job.flag_words[i]));
+    }
+  }
+}
 
 class PtxCmdBackend : public Backend {
  public:
@@ -120,7 +157,9 @@ class PtxCmdBackend : public Backend {
     return {.name = std::string(kPtxCmdBackend),
             .version = "1",
             .toolchain = config_.command,
-            .device = absl::StrCat("PTX for sm_", config_.target.sm)};
+            .device = absl::StrCat("PTX for sm_", config_.target.sm),
+            // The kernels read CC.CF back after every `.cc` instruction.
+            .carry = true};
   }
 
   std::optional<std::string> WhyUnsupported(const Variant& v) const override {
@@ -158,9 +197,7 @@ absl::Status PtxCmdBackend::RunSupported(const ResolvedBatch& request,
       declines.Add(job.positions, DeclineCode::kOther, job.failure);
       continue;
     }
-    for (size_t i = 0; i < job.positions.size(); ++i) {
-      reply.results[job.positions[i]] = {.bits = job.values[i]};
-    }
+    AddResults(job, reply.results, declines);
   }
   return absl::OkStatus();
 }
@@ -235,22 +272,22 @@ void PtxCmdBackend::RunJob(const ResolvedBatch& request, absl::Time deadline,
     return;
   }
   const absl::StatusOr<std::string> bytes = ReadFile(out);
-  const size_t expected = job.positions.size() * kResultBytes;
+  const size_t per_tuple = ResultBytes(job.variant);
+  const size_t expected = job.positions.size() * per_tuple;
   if (!bytes.ok()) {
     job.failure = Failure(job, "it exited 0 but wrote no {out} file", log);
     return;
   }
   if (bytes->size() != expected) {
-    job.failure = Failure(
-        job,
-        absl::StrCat("it exited 0 but wrote ", bytes->size(),
-                     " bytes to {out}, not ", expected, " (", kResultBytes,
-                     " per tuple, ", job.positions.size(), " tuples)"),
-        log);
+    job.failure =
+        Failure(job,
+                absl::StrCat("it exited 0 but wrote ", bytes->size(),
+                             " bytes to {out}, not ", expected, " (", per_tuple,
+                             " per tuple, ", job.positions.size(), " tuples)"),
+                log);
     return;
   }
-  job.values.resize(job.positions.size());
-  std::memcpy(job.values.data(), bytes->data(), expected);
+  ReadOutput(*bytes, job);
 }
 
 std::string PtxCmdBackend::Failure(const Job& job, absl::string_view what,

@@ -6,13 +6,26 @@
 #include "absl/strings/str_format.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
+#include "worker/backends/carry_support.h"
 
 namespace ptxdiff {
 namespace {
 
 // Each result gets an 8-byte slot: the widest result fits, and 16-bit
-// results leave gaps that would show a store wider than asked for.
+// results leave gaps that would show a store wider than asked for. A `.cc`
+// tuple's slot is twice as long: its flag word follows at kFlagWordOffset.
 constexpr int kSlotBytes = 8;
+constexpr int kFlagWordBytes = 4;
+
+// CC.CF's registers: the setter's discarded sum, the reader's flag word.
+constexpr char kCarryScratch[] = "%cc_in";
+constexpr char kFlagWord[] = "%cc_out";
+
+int SlotBytes(const Variant& v) {
+  return HasCarryOut(v) ? 2 * kSlotBytes : kSlotBytes;
+}
+
+bool UsesCarryFlag(const Variant& v) { return HasCarryOut(v) || HasCarryIn(v); }
 
 // `bits` in hex, exactly `width` bits wide, so that the constant ptxas
 // sees is the operand and nothing is truncated.
@@ -33,6 +46,13 @@ int AppendTuple(const PtxTuple& tuple, int64_t offset, std::string& text) {
   int lines = 2;  // the instruction and the store
   for (int i = 0; i < NumSources(v); ++i) {
     const int width = SourceWidth(v, i);
+    if (IsCarryInSource(v, i)) {  // cf: a 32-bit constant for the setter
+      sources.push_back(PtxRegister(32, i));
+      ++lines;
+      absl::StrAppend(&text, PtxSetRegister(32, sources.back(),
+                                            Immediate(tuple.operands.v[i], 1)));
+      continue;
+    }
     if (MustBeImmediate(v, i)) {  // lop3's LUT: in the instruction text
       sources.push_back(Immediate(tuple.operands.v[i], width));
       continue;
@@ -44,7 +64,15 @@ int AppendTuple(const PtxTuple& tuple, int64_t offset, std::string& text) {
   }
   const int width = ResultWidth(v);
   std::string dest = PtxRegister(width, 4);
+  if (const int cf = CarryInSource(v); cf >= 0) {
+    absl::StrAppend(&text, PtxSetCarryIn(v, sources[cf], kCarryScratch));
+    ++lines;
+  }
   absl::StrAppend(&text, "  ", PtxInstruction(v, dest, sources), ";\n");
+  if (HasCarryOut(v)) {
+    absl::StrAppend(&text, PtxReadCarryOut(v, kFlagWord));
+    ++lines;
+  }
   if (width == 1) {  // setp's predicate, as the byte 1 or 0
     const std::string byte = PtxRegister(16, 4);
     absl::StrAppend(&text, "  selp.u16 ", byte, ", 1, 0, ", dest, ";\n");
@@ -53,6 +81,11 @@ int AppendTuple(const PtxTuple& tuple, int64_t offset, std::string& text) {
   }
   absl::StrAppend(&text, "  st.global.b", StoredWidth(v), " [%ptr1+", offset,
                   "], ", dest, ";\n");
+  if (HasCarryOut(v)) {
+    absl::StrAppend(&text, "  st.global.b32 [%ptr1+", offset + kFlagWordOffset,
+                    "], ", kFlagWord, ";\n");
+    ++lines;
+  }
   return lines;
 }
 
@@ -66,22 +99,29 @@ void AppendKernel(std::span<const PtxTuple> tuples, int first_tuple,
   module.kernels.push_back(absl::StrCat("k", kernel));
   module.kernel_begin.push_back(first_tuple);
   std::string& text = module.text;
-  absl::StrAppend(
-      &text, ".visible .entry ", module.kernels.back(),
-      "(.param .u64 out)\n{\n", "  .reg .pred %p<5>;\n",
-      "  .reg .b16 %h<5>;\n  .reg .b32 %r<5>;\n",
-      "  .reg .b64 %rd<5>;\n  .reg .b64 %ptr<2>;\n",
-      "  ld.param.u64 %ptr0, [out];\n", "  cvta.to.global.u64 %ptr1, %ptr0;\n");
+  absl::StrAppend(&text, ".visible .entry ", module.kernels.back(),
+                  "(.param .u64 out)\n{\n", "  .reg .pred %p<5>;\n",
+                  "  .reg .b16 %h<5>;\n  .reg .b32 %r<5>;\n",
+                  "  .reg .b64 %rd<5>;\n  .reg .b64 %ptr<2>;\n");
+  if (std::any_of(tuples.begin(), tuples.end(),
+                  [](const PtxTuple& t) { return UsesCarryFlag(t.variant); })) {
+    absl::StrAppend(&text, "  .reg .b32 ", kCarryScratch, ", ", kFlagWord,
+                    ";\n");
+  }
+  absl::StrAppend(&text, "  ld.param.u64 %ptr0, [out];\n",
+                  "  cvta.to.global.u64 %ptr1, %ptr0;\n");
   int line = CountLines(text) + 1;
-  for (size_t j = 0; j < tuples.size(); ++j) {
-    const int64_t offset = kSlotBytes * static_cast<int64_t>(j);
-    const int lines = AppendTuple(tuples[j], offset, text);
+  int64_t offset = 0;
+  for (const PtxTuple& tuple : tuples) {
+    const int lines = AppendTuple(tuple, offset, text);
     module.slots.push_back({.kernel = kernel,
                             .offset = offset,
-                            .bytes = StoredWidth(tuples[j].variant) / 8,
+                            .bytes = StoredWidth(tuple.variant) / 8,
+                            .flag_word = HasCarryOut(tuple.variant),
                             .first_line = line,
                             .last_line = line + lines - 1});
     line += lines;
+    offset += SlotBytes(tuple.variant);
   }
   absl::StrAppend(&text, "  ret;\n}\n");
 }
@@ -115,13 +155,36 @@ int TupleAtLine(const PtxModule& module, int line) {
   return static_cast<int>(it - module.slots.begin());
 }
 
-std::optional<std::vector<uint64_t>> KernelResults(
+namespace {
+
+// The byte just past `slot`'s flag word or result.
+int64_t SlotsEnd(const ResultSlot& slot) {
+  return slot.offset + (slot.flag_word ? 2 : 1) * kSlotBytes;
+}
+
+// The little-endian value of image bytes [at, at + size), if each of them was
+// stored and the `slack` bytes after them were not.
+std::optional<uint64_t> StoredValue(const std::vector<int>& image, int64_t at,
+                                    int size, int slack) {
+  uint64_t value = 0;
+  for (int b = 0; b < size + slack; ++b) {
+    const int byte = image[at + b];
+    if ((byte == -1) != (b >= size)) return std::nullopt;
+    if (b < size) value |= uint64_t(byte) << (8 * b);
+  }
+  return value;
+}
+
+}  // namespace
+
+std::optional<std::vector<SlotValue>> KernelResults(
     const PtxModule& module, int kernel,
     std::span<const ConstantStore> stores) {
   const int begin = module.kernel_begin[kernel];
   const int end = module.kernel_begin[kernel + 1];
   // The kernel's output as bytes; -1 where nothing was stored.
-  std::vector<int> image(kSlotBytes * (end - begin), -1);
+  std::vector<int> image(end == begin ? 0 : SlotsEnd(module.slots[end - 1]),
+                         -1);
   for (const ConstantStore& store : stores) {
     if (store.offset < 0 ||
         store.offset + store.size > static_cast<int64_t>(image.size())) {
@@ -133,14 +196,19 @@ std::optional<std::vector<uint64_t>> KernelResults(
       byte = (store.words[b / 4] >> (8 * (b % 4))) & 0xff;
     }
   }
-  std::vector<uint64_t> results;
+  std::vector<SlotValue> results;
   for (int t = begin; t < end; ++t) {
     const ResultSlot& slot = module.slots[t];
-    uint64_t value = 0;
-    for (int b = 0; b < kSlotBytes; ++b) {
-      const int byte = image[slot.offset + b];
-      if ((byte == -1) != (b >= slot.bytes)) return std::nullopt;
-      if (b < slot.bytes) value |= uint64_t(byte) << (8 * b);
+    const std::optional<uint64_t> bits =
+        StoredValue(image, slot.offset, slot.bytes, kSlotBytes - slot.bytes);
+    if (!bits.has_value()) return std::nullopt;
+    SlotValue value{.bits = *bits};
+    if (slot.flag_word) {
+      const std::optional<uint64_t> word =
+          StoredValue(image, slot.offset + kFlagWordOffset, kFlagWordBytes,
+                      kSlotBytes - kFlagWordBytes);
+      if (!word.has_value()) return std::nullopt;
+      value.flag_word = static_cast<uint32_t>(*word);
     }
     results.push_back(value);
   }

@@ -8,7 +8,10 @@
 // pointer at the tuple's own offset. A predicate source (selp's c) is set by
 // a `setp.ne.u32` of its constant, and a predicate result (setp's) stored as
 // one byte, 1 or 0, through `selp.u16`; 8-bit values live in 16-bit
-// registers and are stored as one byte. A kernel holds up to
+// registers and are stored as one byte. An extended-precision tuple sets
+// CC.CF from its `cf` constant just before the instruction and reads it back
+// just after (worker/backends/carry_support.h); a `.cc` tuple stores the flag
+// word as 4 bytes at 8 past its result. A kernel holds up to
 // `tuples_per_kernel` tuples; a module holds as many kernels as it takes.
 // The module records which lines belong to which tuple, so that ptxas's
 // "line N" errors name the tuple to drop.
@@ -42,6 +45,8 @@ struct ResultSlot {
   int kernel = 0;      // index into PtxModule::kernels
   int64_t offset = 0;  // bytes from the kernel's output pointer
   int bytes = 0;       // ResultWidth / 8: 1, 2, 4 or 8 (a predicate: 1)
+  // A `.cc` tuple's flag word: 4 bytes at offset + kFlagWordOffset.
+  bool flag_word = false;
   int first_line = 0;  // the tuple's lines of the module text, 1-based
   int last_line = 0;
 };
@@ -61,10 +66,22 @@ PtxModule BuildPtxModule(std::span<const PtxTuple> tuples,
 // line of no tuple (module or kernel boilerplate).
 int TupleAtLine(const PtxModule& module, int line);
 
+// Where a `.cc` tuple's flag word is, from its slot's offset.
+inline constexpr int kFlagWordOffset = 8;
+
+// One tuple's stored result: its bits, and a `.cc` tuple's flag word (what
+// the CC.CF reader left; carry_support.h decodes it).
+struct SlotValue {
+  uint64_t bits = 0;
+  std::optional<uint32_t> flag_word;
+
+  friend bool operator==(const SlotValue&, const SlotValue&) = default;
+};
+
 // The results of kernel `kernel`'s tuples, in order, read from its decoded
-// stores; nullopt unless the stores write every result byte exactly once
-// and nothing else.
-std::optional<std::vector<uint64_t>> KernelResults(
+// stores; nullopt unless the stores write every result and flag word byte
+// exactly once and nothing else.
+std::optional<std::vector<SlotValue>> KernelResults(
     const PtxModule& module, int kernel, std::span<const ConstantStore> stores);
 
 }  // namespace ptxdiff

@@ -13,6 +13,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::Optional;
 
 PtxTuple Tuple(absl::string_view spelling, Operands operands) {
@@ -21,6 +22,15 @@ PtxTuple Tuple(absl::string_view spelling, Operands operands) {
 
 std::vector<std::string> Lines(const std::string& text) {
   return absl::StrSplit(text, '\n');
+}
+
+// The results' bits, where the tests need no flag words.
+std::optional<std::vector<uint64_t>> Bits(
+    const std::optional<std::vector<SlotValue>>& values) {
+  if (!values.has_value()) return std::nullopt;
+  std::vector<uint64_t> bits;
+  for (const SlotValue& v : *values) bits.push_back(v.bits);
+  return bits;
 }
 
 TEST(PtxModuleTest, WritesOperandsAsConstantsOfTheirWidth) {
@@ -130,6 +140,41 @@ TEST(PtxModuleTest, LinesMapBackToTheirTuples) {
   }
 }
 
+// Extended precision: CC.CF set from the cf constant before the
+// instruction, read back after it, the flag word stored 8 bytes past the
+// result in a 16-byte slot; the next tuple's slot follows.
+TEST(PtxModuleTest, CarriesAreSetAndReadAroundTheInstruction) {
+  const std::vector<PtxTuple> tuples = {
+      Tuple("addc.cc.u32", {{0xffffffff, 0, 1}}),
+      Tuple("subc.u64", {{5, 2, 0x101}}),  // bits above cf's 1 are not operand
+      Tuple("add.s32", {{1, 2}}),
+  };
+  const PtxModule m = BuildPtxModule(tuples, {});
+  EXPECT_THAT(m.text, HasSubstr("  .reg .b32 %cc_in, %cc_out;\n"));
+  EXPECT_THAT(m.text, HasSubstr("  mov.b32 %r0, 0xffffffff;\n"
+                                "  mov.b32 %r1, 0x00000000;\n"
+                                "  mov.b32 %r2, 0x1;\n"
+                                "  add.cc.u32 %cc_in, %r2, 0xffffffff;\n"
+                                "  addc.cc.u32 %r4, %r0, %r1;\n"
+                                "  addc.u32 %cc_out, 0, 0;\n"
+                                "  st.global.b32 [%ptr1+0], %r4;\n"
+                                "  st.global.b32 [%ptr1+8], %cc_out;\n"));
+  EXPECT_THAT(m.text, HasSubstr("  mov.b32 %r2, 0x1;\n"
+                                "  sub.cc.u32 %cc_in, 0, %r2;\n"
+                                "  subc.u64 %rd4, %rd0, %rd1;\n"
+                                "  st.global.b64 [%ptr1+16], %rd4;\n"));
+  ASSERT_EQ(m.slots.size(), 3u);
+  EXPECT_TRUE(m.slots[0].flag_word);
+  EXPECT_FALSE(m.slots[1].flag_word);
+  EXPECT_EQ(m.slots[1].offset, 16);
+  EXPECT_EQ(m.slots[2].offset, 24);
+  // The setter and the reader belong to their tuple's lines.
+  EXPECT_EQ(m.slots[0].last_line - m.slots[0].first_line + 1, 8);
+  // No CC.CF registers where no tuple uses them.
+  const std::vector<PtxTuple> plain = {Tuple("add.s32", {{1, 2}})};
+  EXPECT_THAT(BuildPtxModule(plain, {}).text, Not(HasSubstr("%cc_in")));
+}
+
 ConstantStore Store(int64_t offset, int size, uint64_t value) {
   return {.offset = offset,
           .size = size,
@@ -145,19 +190,42 @@ TEST(PtxModuleTest, KernelResultsReadEachSlot) {
   const std::vector<ConstantStore> exact = {Store(0, 2, 0xbeef),
                                             Store(8, 4, 0xdeadbeef),
                                             Store(16, 8, 0x0123456789abcdef)};
-  EXPECT_THAT(KernelResults(m, 0, exact),
+  EXPECT_THAT(Bits(KernelResults(m, 0, exact)),
               Optional(ElementsAre(0xbeef, 0xdeadbeef, 0x0123456789abcdef)));
   // Stores split or merged differently still give the same bytes.
   const std::vector<ConstantStore> split = {
       Store(0, 1, 0xef),    Store(1, 1, 0xbe),        Store(8, 2, 0xbeef),
       Store(10, 2, 0xdead), Store(16, 4, 0x89abcdef), Store(20, 4, 0x01234567)};
-  EXPECT_THAT(KernelResults(m, 0, split),
+  EXPECT_THAT(Bits(KernelResults(m, 0, split)),
               Optional(ElementsAre(0xbeef, 0xdeadbeef, 0x0123456789abcdef)));
+}
+
+TEST(PtxModuleTest, KernelResultsReadTheFlagWords) {
+  const std::vector<PtxTuple> tuples = {Tuple("sub.cc.u32", {{1, 2}}),
+                                        Tuple("add.s16", {{1, 2}})};
+  const PtxModule m = BuildPtxModule(tuples, {});
+  EXPECT_THAT(KernelResults(m, 0,
+                            std::vector<ConstantStore>{Store(0, 4, 0xffffffff),
+                                                       Store(8, 4, 0xffffffff),
+                                                       Store(16, 2, 3)}),
+              Optional(ElementsAre(
+                  SlotValue{.bits = 0xffffffff, .flag_word = 0xffffffff},
+                  SlotValue{.bits = 3})));
+  // A flag word missing, or stored 8 bytes wide.
+  EXPECT_EQ(KernelResults(m, 0,
+                          std::vector<ConstantStore>{Store(0, 4, 0xffffffff),
+                                                     Store(16, 2, 3)}),
+            std::nullopt);
+  EXPECT_EQ(KernelResults(m, 0,
+                          std::vector<ConstantStore>{Store(0, 4, 0xffffffff),
+                                                     Store(8, 8, 0xffffffff),
+                                                     Store(16, 2, 3)}),
+            std::nullopt);
 }
 
 std::optional<std::vector<uint64_t>> Results(
     const PtxModule& m, const std::vector<ConstantStore>& stores) {
-  return KernelResults(m, 0, stores);
+  return Bits(KernelResults(m, 0, stores));
 }
 
 TEST(PtxModuleTest, KernelResultsRefuseMissingExtraOrOverlappingBytes) {

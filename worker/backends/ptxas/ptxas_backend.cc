@@ -170,6 +170,9 @@ std::string LogSummary(absl::string_view log) {
 // edge tuples on sm_75/80/90/100/120; LOP3/PRMT stay in the SASS). setp,
 // selp, slct and integer cvt fold on sm_75/90/100/120 (research §7: every
 // edge tuple from sm_90 on; sm_75 leaves a few 16/64-bit kernels unread).
+// addc, subc and madc (CC.CF set by a constant add.cc/sub.cc) fold where
+// the chain's hardware carry is 0 (research §8; NeverFolded lists their
+// variants that never fold).
 // The other families fold for all or some operands (div/rem: a dividend of
 // 0 or 1, a divisor of 0); tuples that do not fold are declined one by one.
 // Every family is named (no default), so that a family added to the table
@@ -192,12 +195,6 @@ bool Foldable(Family f, int sm) {
     case Family::kDp2a:
     case Family::kLop3:
     case Family::kPrmt:
-      return false;
-    // Not measured: every variant reads CC.CF, and WhyUnsupported declines
-    // it before asking (WhyCarryNotGenerated).
-    case Family::kAddc:
-    case Family::kSubc:
-    case Family::kMadc:
       return false;
     // Not measured yet: WhyUnsupported declines every SIMD video variant
     // before asking (WhySimdVideoNotGenerated).
@@ -250,9 +247,33 @@ bool Foldable(Family f, int sm) {
     case Family::kSelp:
     case Family::kSlct:
     case Family::kCvt:
+    case Family::kAddc:
+    case Family::kSubc:
+    case Family::kMadc:
       return true;
   }
   return false;
+}
+
+// The extended-precision variants (their CC.CF set and read by add.cc/addc
+// or sub.cc/subc of constants) that ptxas 13.0 folds for no operands on
+// sm_75/80/90/100/120 (research §8, 24 edge tuples each): mad.cc and
+// madc.hi (an IMAD.HI or IMAD.X stays), madc.lo.cc, and every 64-bit `.cc`
+// variant (add.cc.u64 .. subc.cc.s64: the 64-bit add's carry chain stays).
+bool NeverFoldedCarry(const Variant& v) {
+  switch (v.family) {
+    case Family::kMad:
+      return v.cc;
+    case Family::kMadc:
+      return v.mul_mode == MulMode::kHi || v.cc;
+    case Family::kAdd:
+    case Family::kSub:
+    case Family::kAddc:
+    case Family::kSubc:
+      return v.cc && TypeWidth(v.type) == 64;
+    default:
+      return false;
+  }
 }
 
 // Variants of foldable families that ptxas 13.0 folds for no operands on
@@ -265,6 +286,7 @@ bool Foldable(Family f, int sm) {
 // to check the list against another ptxas.
 bool NeverFolded(const Variant& v) {
   const int width = TypeWidth(v.type);
+  if (NeverFoldedCarry(v)) return true;
   switch (v.family) {
     case Family::kMad:
       return v.mul_mode == MulMode::kHi && width >= 32 && !v.sat;
@@ -289,14 +311,28 @@ struct Outcome {
   DeclineCode code = DeclineCode::kOther;
   std::string message;
   uint64_t bits = 0;
+  bool carry = false;  // a `.cc` variant's CC.CF out
 
-  static Outcome Value(uint64_t bits) {
-    return {ResultKind::kValue, DeclineCode::kNone, "", bits};
+  static Outcome Value(uint64_t bits, bool carry = false) {
+    return {ResultKind::kValue, DeclineCode::kNone, "", bits, carry};
   }
   static Outcome Decline(DeclineCode code, std::string message) {
     return {ResultKind::kDecline, code, std::move(message), 0};
   }
 };
+
+// A decoded slot of a tuple of `v`: its value, with the carry its flag word
+// says for a `.cc` variant, or a decline where no correct CC.CF reader
+// leaves that word.
+Outcome OutcomeOfSlot(const Variant& v, const SlotValue& slot) {
+  if (!slot.flag_word.has_value()) return Outcome::Value(slot.bits);
+  const std::optional<bool> carry = CarryOfFlagWord(v, *slot.flag_word);
+  if (!carry.has_value()) {
+    return Outcome::Decline(DeclineCode::kNotEvaluable,
+                            UnreadableFlagWordMessage(v, *slot.flag_word));
+  }
+  return Outcome::Value(slot.bits, *carry);
+}
 
 // ptxas spends about as long on a kernel's own overhead as on 20 folded
 // tuples: the unit of MakeChunks' cost estimate.
@@ -418,7 +454,9 @@ class PtxasBackend : public Backend {
     return {.name = std::string(kPtxasBackend),
             .version = "1",
             .toolchain = toolchain_,
-            .device = arch_.name};
+            .device = arch_.name,
+            // The modules read CC.CF back after every `.cc` instruction.
+            .carry = true};
   }
 
   std::optional<std::string> WhyUnsupported(const Variant& v) const override;
@@ -490,7 +528,6 @@ std::optional<std::string> PtxasBackend::WhyUnsupported(
   if (InfoOf(v.family).isa != TargetIsa::kPtx) {
     return absl::StrCat(opcode, " is not a PTX instruction");
   }
-  if (std::optional<std::string> why = WhyCarryNotGenerated(v)) return why;
   if (std::optional<std::string> why = WhySimdVideoNotGenerated(v)) return why;
   if (!foldable_[static_cast<int>(v.family)]) {
     return absl::StrCat("ptxas never folds ", opcode, " on ", arch_.name);
@@ -684,7 +721,7 @@ void PtxasBackend::Decode(Batch& batch, const Chunk& chunk,
   for (size_t k = 0; k < module.kernels.size(); ++k) {
     const int begin = module.kernel_begin[k];
     const int end = module.kernel_begin[k + 1];
-    std::optional<std::vector<uint64_t>> values;
+    std::optional<std::vector<SlotValue>> values;
     if (texts.ok()) {
       auto text = texts->find(module.kernels[k]);
       if (text != texts->end()) {
@@ -704,7 +741,8 @@ void PtxasBackend::Decode(Batch& batch, const Chunk& chunk,
             DeclineCode::kOther,
             absl::StrCat("unreadable cubin: ", texts.status().message()));
       } else if (values.has_value()) {
-        batch.outcomes[tuple] = Outcome::Value((*values)[t - begin]);
+        batch.outcomes[tuple] =
+            OutcomeOfSlot(batch.tuples[tuple].variant, (*values)[t - begin]);
       } else {
         batch.outcomes[tuple] =
             Outcome::Decline(DeclineCode::kNotEvaluable, NotFoldedMessage());
@@ -752,7 +790,7 @@ void BuildReply(std::vector<Outcome>& outcomes, RunReply& reply) {
   reply.results.reserve(reply.results.size() + outcomes.size());
   for (Outcome& o : outcomes) {
     if (o.kind == ResultKind::kValue) {
-      reply.AddValue(o.bits);
+      reply.AddValue(o.bits, o.carry);
       continue;
     }
     auto [it, added] = message_index.try_emplace(

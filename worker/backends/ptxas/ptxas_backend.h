@@ -6,12 +6,13 @@
 // (ptx_module.h). Many kernels go into one module and one ptxas run; the
 // cubin's `.text.<kernel>` sections are read back (cubin.h) and decoded
 // (sass_constants.h). Where ptxas folded a kernel completely, the stored
-// constants are the tuples' results. Everything else is declined, never
-// guessed:
+// constants are the tuples' results (and a `.cc` tuple's carry, from the
+// flag word its CC.CF reader stored; carry_support.h). Everything else is
+// declined, never guessed:
 //   - a variant above the arch's SM or the toolkit's PTX ISA (LevelOf), a
 //     family ptxas never folds on the arch, or a variant it folds for no
-//     operands (mad.hi, 16/64-bit div/rem, ...): kUnsupportedVariant, and
-//     left out of `supports`;
+//     operands (mad.hi, 16/64-bit div/rem, madc.hi, 64-bit add.cc, ...):
+//     kUnsupportedVariant, and left out of `supports`;
 //   - a tuple whose lines ptxas rejects: kOperandForm with ptxas's message
 //     (the rest of its module is compiled again without it);
 //   - a kernel the decoder does not fully understand: its tuples are
@@ -26,9 +27,10 @@
 // backend learns smaller kernels for variants that often do not fold),
 // `kernels_per_module` (default 64), `jobs` (parallel ptxas processes,
 // default 2), `all_variants` (1: compile the variants ptxas folds for no
-// operands, too, to check that list against another ptxas). Construction runs ptxas three times: --version, --list-version
-// (the newest PTX ISA, used for `.version`), and a self-test that compiles
-// known tuples and insists on reading them back.
+// operands, too, to check that list against another ptxas). Construction runs
+// ptxas three times: --version, --list-version (the newest PTX ISA, used for
+// `.version`), and a self-test that compiles known tuples and insists on
+// reading them back.
 
 #ifndef PTXDIFF_WORKER_BACKENDS_PTXAS_PTXAS_BACKEND_H_
 #define PTXDIFF_WORKER_BACKENDS_PTXAS_PTXAS_BACKEND_H_

@@ -185,6 +185,13 @@ TEST_F(PtxasBackendTest, Identity) {
   EXPECT_THAT(id.supports, Not(Contains("add.u16x2")));
   EXPECT_THAT(id.supports, Contains("mad.lo.s32"));
   EXPECT_THAT(id.supports, Not(Contains("mad.hi.s32")));
+  // The carry families fold for some operands; madc.hi and the 64-bit
+  // `.cc` variants never do.
+  EXPECT_TRUE(id.carry);
+  EXPECT_THAT(id.supports, Contains("addc.u64"));
+  EXPECT_THAT(id.supports, Not(Contains("addc.cc.u64")));
+  EXPECT_THAT(id.supports, Contains("madc.lo.u32"));
+  EXPECT_THAT(id.supports, Not(Contains("madc.hi.u32")));
   for (const char* never :
        {"vadd", "vmad", "vset", "dp4a", "dp2a", "bmsk", "visa.shl", "sad"}) {
     EXPECT_THAT(id.supports, Not(Contains(never)));
@@ -236,34 +243,42 @@ TEST_F(PtxasBackendTest, DeclinesWithTheRightCode) {
   EXPECT_EQ(reply.results[5], (TupleResult{.bits = 3}));
 }
 
-// The extended-precision variants (a `.cc` carry-out or a CC.CF source)
-// are declined as unsupported, also with all_variants=1: the kernels have
-// no carry flag yet (issue #11).
-TEST_F(PtxasBackendTest, DeclinesCarryVariants) {
-  for (const KeyValues& options :
-       {KeyValues{{"arch", "sm_90"}},
-        KeyValues{{"arch", "sm_90"}, {"all_variants", "1"}}}) {
-    auto backend = Make(options);
-    ASSERT_NE(backend, nullptr);
-    const WorkerIdentity id = backend->Identity();
-    for (const Variant& v : AllVariants()) {
-      if (!HasCarryOut(v) && !HasCarryIn(v)) continue;
-      EXPECT_FALSE(id.Supports(v)) << Spell(v);
-    }
-    EXPECT_THAT(id.supports, Not(Contains("addc")));
-    const RunReply reply = RunOrDie(*backend, Request({
-                                                  {"add.cc.u32", {{1, 2}}},
-                                                  {"subc.u32", {{1, 2, 1}}},
-                                                  {"madc.lo.cc.u64", {{1, 2, 3, 1}}},
-                                                  {"add.u32", {{1, 2}}},
-                                              }));
-    for (int i = 0; i < 3; ++i) {
-      EXPECT_EQ(reply.results[i].code, DeclineCode::kUnsupportedVariant) << i;
-      EXPECT_THAT(MessageOf(reply, i),
-                  HasSubstr("carry flags are not generated in this backend's "
-                            "kernels yet (issue #11)"));
-    }
-    EXPECT_EQ(reply.results[3], (TupleResult{.bits = 3}));
+// The extended-precision variants run, CC.CF set before and read after
+// the instruction (carry=1). ptxas folds a chain whose hardware carry is 0
+// (no carry out of an add, a borrow out of a sub, no carry in to an add, a
+// borrow in to a sub); the others are not folded and are declined as not
+// evaluable, never guessed (docs/ptxas-folding-research.md §8).
+TEST_F(PtxasBackendTest, CarryVariantsFoldWhereTheChainCarriesNothing) {
+  auto backend = Make({{"arch", "sm_90"}});
+  ASSERT_NE(backend, nullptr);
+  const WorkerIdentity id = backend->Identity();
+  EXPECT_TRUE(id.carry);
+  for (const char* folds : {"add.cc.u32", "sub.cc.s32", "addc.u64",
+                            "addc.cc.s32", "subc.cc.u32", "madc.lo.s64"}) {
+    EXPECT_TRUE(id.Supports(ParseVariant(folds).value())) << folds;
+  }
+  for (const char* never : {"add.cc.u64", "subc.cc.s64", "mad.lo.cc.u32",
+                            "madc.hi.u32", "madc.lo.cc.u32"}) {
+    EXPECT_FALSE(id.Supports(ParseVariant(never).value())) << never;
+  }
+  const RunReply reply = RunOrDie(
+      *backend, Request({
+                    {"add.cc.u32", {{1, 2}}},           // 3, no carry
+                    {"sub.cc.u32", {{1, 2}}},           // -1, a borrow
+                    {"addc.u32", {{1, 2, 0}}},          // 3
+                    {"subc.cc.u32", {{1, 1, 1}}},       // -1, a borrow
+                    {"madc.lo.u32", {{2, 3, 4, 0}}},    // 10
+                    {"add.cc.u32", {{0xffffffff, 1}}},  // a carry: no fold
+                    {"addc.u32", {{1, 2, 1}}},          // a carry in
+                }));
+  EXPECT_EQ(reply.results[0], (TupleResult{.bits = 3}));
+  EXPECT_EQ(reply.results[1], (TupleResult{.bits = 0xffffffff, .carry = true}));
+  EXPECT_EQ(reply.results[2], (TupleResult{.bits = 3}));
+  EXPECT_EQ(reply.results[3], (TupleResult{.bits = 0xffffffff, .carry = true}));
+  EXPECT_EQ(reply.results[4], (TupleResult{.bits = 10}));
+  for (int i : {5, 6}) {
+    EXPECT_EQ(reply.results[i].code, DeclineCode::kNotEvaluable)
+        << i << ": " << MessageOf(reply, i);
   }
 }
 
@@ -290,8 +305,11 @@ TEST_F(PtxasBackendTest, NeverFoldedVariantsDoNotFold) {
     ops.push_back({{1, 1, 1, 1}});
     for (const Operands& o : ops) cases.push_back({Spell(v), o});
   }
-  // mad.hi 32/64-bit x4, div/rem 16/64-bit x8, add/min/max packed x6, min/max.relu x4.
-  EXPECT_EQ(never.size(), 22u) << absl::StrJoin(never, " ");
+  // mad.hi 32/64-bit x4, div/rem 16/64-bit x8, add/min/max packed x6,
+  // min/max.relu x4; and of the carry variants mad.lo.cc and mad.hi.cc x8,
+  // madc.hi x8, madc.lo.cc x4, the 64-bit add.cc, sub.cc, addc.cc and
+  // subc.cc x8.
+  EXPECT_EQ(never.size(), 50u) << absl::StrJoin(never, " ");
   const RunRequest request = Request(cases);
   const RunReply declined = RunOrDie(*listed, request);
   const RunReply tried = RunOrDie(*all, request);
@@ -301,6 +319,50 @@ TEST_F(PtxasBackendTest, NeverFoldedVariantsDoNotFold) {
     EXPECT_THAT(MessageOf(declined, i), HasSubstr("for no operands"));
     EXPECT_EQ(tried.results[i].code, DeclineCode::kNotEvaluable)
         << cases[i].spelling << " folded: update NeverFolded";
+  }
+}
+
+// What ptxas folds of the 48 carry variants is the same on every arch the
+// research measured (§8): the 20 the backend runs each fold for some tuple
+// (one whose chain carries nothing), and the 28 it declines as never folded
+// fold for none of their edge tuples with all_variants=1.
+TEST_F(PtxasBackendTest, CarryFoldingIsTheSameOnEveryArch) {
+  const std::vector<Operands> folding = {
+      {{1, 2, 0, 0}}, {{1, 2, 1, 0}}, {{1, 1, 1, 0}}, {{2, 3, 4, 0}}};
+  for (const char* arch : {"sm_75", "sm_80", "sm_90", "sm_100", "sm_120"}) {
+    SCOPED_TRACE(arch);
+    auto listed = Make({{"arch", arch}});
+    auto all = Make({{"arch", arch}, {"all_variants", "1"}});
+    ASSERT_NE(listed, nullptr);
+    ASSERT_NE(all, nullptr);
+    const WorkerIdentity listed_id = listed->Identity();
+    std::mt19937_64 rng(11);
+    std::vector<Case> runs, never;
+    for (const Variant& v : AllVariants()) {
+      if (!HasCarryOut(v) && !HasCarryIn(v)) continue;
+      if (listed_id.Supports(v)) {
+        for (const Operands& o : folding) runs.push_back({Spell(v), o});
+        continue;
+      }
+      std::vector<Operands> ops(12);
+      FillEdgeTuples(v, rng, ops);
+      ops.insert(ops.end(), folding.begin(), folding.end());
+      for (const Operands& o : ops) never.push_back({Spell(v), o});
+    }
+    EXPECT_EQ(runs.size(), 20 * folding.size());
+    const RunReply ran = RunOrDie(*listed, Request(runs));
+    absl::flat_hash_map<std::string, int> folded;
+    for (size_t i = 0; i < runs.size(); ++i) {
+      folded[runs[i].spelling] += ran.results[i].kind == ResultKind::kValue;
+    }
+    for (const auto& [spelling, count] : folded) {
+      EXPECT_GT(count, 0) << spelling << " folds for none of its tuples";
+    }
+    const RunReply tried = RunOrDie(*all, Request(never));
+    for (size_t i = 0; i < never.size(); ++i) {
+      EXPECT_EQ(tried.results[i].code, DeclineCode::kNotEvaluable)
+          << never[i].spelling << " folded: update NeverFoldedCarry";
+    }
   }
 }
 
@@ -425,6 +487,10 @@ TEST_F(PtxasBackendTest, KnownAnswersAgreeWithTheOracle) {
       if (KnownPtxasDeviation(v, answers[i].operands)) continue;
       EXPECT_EQ(r.bits, oracle.bits)
           << where << ": " << ReplayLine(v, answers[i].operands, oracle);
+      if (HasCarryOut(v)) {
+        EXPECT_EQ(r.carry, oracle.carry)
+            << where << ": " << ReplayLine(v, answers[i].operands, oracle);
+      }
     }
     EXPECT_GE(compared, 60) << "ptxas folded too few known answers";
   }
@@ -477,6 +543,7 @@ TEST_F(PtxasBackendTest, PackingGivesTheSameAnswers) {
       for (size_t i = 0; i < reply.results.size(); ++i) {
         ASSERT_EQ(reply.results[i].kind, reference.results[i].kind) << i;
         ASSERT_EQ(reply.results[i].bits, reference.results[i].bits) << i;
+        ASSERT_EQ(reply.results[i].carry, reference.results[i].carry) << i;
         ASSERT_EQ(MessageOf(reply, i), MessageOf(reference, i)) << i;
       }
     }
@@ -488,26 +555,31 @@ TEST_F(PtxasBackendTest, EdgeTuplesAgreeWithTheOracleButForKnownDeviations) {
   ASSERT_NE(backend, nullptr);
   const std::vector<Case> cases = EdgeCases(6);
   const RunReply reply = RunOrDie(*backend, Request(cases));
-  int compared = 0, deviations = 0;
+  int compared = 0, deviations = 0, carries = 0;
   for (size_t i = 0; i < cases.size(); ++i) {
     if (reply.results[i].kind != ResultKind::kValue) continue;
     const Variant v = ParseVariant(cases[i].spelling).value();
     const Result oracle = Evaluate(v, cases[i].operands);
     if (!oracle.defined()) continue;
     ++compared;
-    if (reply.results[i].bits == oracle.bits) continue;
+    const bool same_carry =
+        !HasCarryOut(v) || reply.results[i].carry == oracle.carry;
+    carries += HasCarryOut(v) || HasCarryIn(v);
+    if (reply.results[i].bits == oracle.bits && same_carry) continue;
     if (KnownPtxasDeviation(v, cases[i].operands)) {
       ++deviations;
       continue;
     }
     ADD_FAILURE() << ReplayLine(v, cases[i].operands, oracle)
-                  << "; ptxas gives 0x" << std::hex << reply.results[i].bits;
+                  << "; ptxas gives 0x" << std::hex << reply.results[i].bits
+                  << " carry " << reply.results[i].carry;
   }
   EXPECT_GT(compared, 400);
+  EXPECT_GT(carries, 20) << "too few folded carry tuples to mean anything";
   std::printf(
-      "compared %d folded tuples with the oracle; %d known deviations "
-      "(64-bit bfe/bfi, fns, slct.s32.s32)\n",
-      compared, deviations);
+      "compared %d folded tuples with the oracle (%d of carry variants); %d "
+      "known deviations (64-bit bfe/bfi, fns, slct.s32.s32)\n",
+      compared, carries, deviations);
 }
 
 // A ptxas that rejects one line of the module (as it would an operand it

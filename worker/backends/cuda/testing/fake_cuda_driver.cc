@@ -17,11 +17,64 @@
 #include "isa/family_table.h"
 #include "isa/spelling.h"
 #include "oracle/oracle.h"
+#include "worker/backends/cuda/kernel_gen.h"
 
 namespace ptxdiff {
 namespace {
 
 constexpr absl::string_view kImageMagic = "FAKE-CUBIN\n";
+
+// The CC.CF setter (writing %cc_in) or reader (writing %cc_out) in a line of
+// the generator's kernels, if the line is one; the stores of %cc_out are not.
+std::optional<FakeCudaDriver::CarryLine> ParseCarryLine(
+    absl::string_view line) {
+  line = absl::StripAsciiWhitespace(line);
+  if (!absl::ConsumeSuffix(&line, ";")) return std::nullopt;
+  const size_t space = line.find(' ');
+  if (space == absl::string_view::npos) return std::nullopt;
+  std::vector<std::string> operands =
+      absl::StrSplit(line.substr(space + 1), ", ");
+  if (operands.empty() ||
+      (operands[0] != "%cc_in" && operands[0] != "%cc_out")) {
+    return std::nullopt;
+  }
+  absl::StatusOr<Variant> v = ParseVariant(line.substr(0, space));
+  if (!v.ok()) return std::nullopt;
+  const bool sets_flag = operands[0] == "%cc_in";
+  operands.erase(operands.begin());
+  return FakeCudaDriver::CarryLine{sets_flag, *v, std::move(operands)};
+}
+
+// The value of a CC.CF line's source: tuple operand K for `%srcK` (as wide
+// as the tuple's variant reads it), else an immediate.
+uint64_t CarrySourceValue(const Variant& v, const Operands& operands,
+                          absl::string_view token) {
+  uint64_t value = 0;
+  int k = 0;
+  if (absl::ConsumePrefix(&token, "%src") && absl::SimpleAtoi(token, &k) &&
+      k >= 0 && k < NumSources(v)) {
+    const int width = SourceWidth(v, k);
+    return width >= 64 ? operands.v[k]
+                       : operands.v[k] & ((uint64_t{1} << width) - 1);
+  }
+  if (absl::ConsumePrefix(&token, "0x")) {
+    (void)absl::SimpleHexAtoi(token, &value);
+  } else {
+    (void)absl::SimpleAtoi(token, &value);
+  }
+  return value;
+}
+
+// `line` run on `operands` with the incoming CC.CF `flag`: its result.
+Result RunCarryLine(const FakeCudaDriver::CarryLine& line, const Variant& v,
+                    const Operands& operands, bool flag) {
+  Operands in;
+  for (size_t i = 0; i < line.sources.size(); ++i) {
+    in.v[i] = CarrySourceValue(v, operands, line.sources[i]);
+  }
+  if (const int cf = CarryInSource(line.variant); cf >= 0) in.v[cf] = flag;
+  return Evaluate(line.variant, in);
+}
 
 template <typename T>
 uintptr_t Id(T handle) {
@@ -107,6 +160,10 @@ void FakeCudaDriver::CorruptVariant(std::string spelling, uint64_t mask) {
 
 void FakeCudaDriver::IgnoreSaturation(std::string spelling) {
   unsaturated_.insert(std::move(spelling));
+}
+
+void FakeCudaDriver::LeaveCarryFlagUnwritten(std::string spelling) {
+  carry_flag_unwritten_.insert(std::move(spelling));
 }
 
 int FakeCudaDriver::CallCount(absl::string_view method) const {
@@ -321,6 +378,9 @@ std::optional<FakeCudaDriver::Module> FakeCudaDriver::ParseImage(
       entry.name = std::string(rest.substr(0, rest.find('(')));
       entry.immediate = absl::StartsWith(entry.name, "ptxdiff_immediate_");
       module.entries.push_back(std::move(entry));
+    } else if (std::optional<CarryLine> carry = ParseCarryLine(line)) {
+      (carry->sets_flag ? module.carry_setter : module.carry_reader) =
+          std::move(carry);
     } else if (absl::ConsumePrefix(&rest, "  // tuple ")) {
       if (module.entries.empty()) return std::nullopt;
       std::vector<absl::string_view> fields = absl::StrSplit(
@@ -572,10 +632,10 @@ CUresult FakeCudaDriver::RunKernel(const LaunchRecord& launch, uintptr_t module,
   auto m = modules_.find(module);
   // Unloaded while the kernel was queued: its code is gone.
   if (m == modules_.end()) return CUDA_ERROR_LAUNCH_FAILED;
-  const Variant v = Computed(m->second);
   const Entry& e = m->second.entries[entry];
   const size_t n = e.immediate ? e.tuples.size() : launch.n;
-  uint8_t* out = DeviceBytes(launch.out, n * 8);
+  const int bytes = ResultBytes(m->second.variant);
+  uint8_t* out = DeviceBytes(launch.out, n * bytes);
   const uint8_t* in = e.immediate ? nullptr : DeviceBytes(launch.in, n * 32);
   if (out == nullptr || (!e.immediate && in == nullptr)) {
     return CUDA_ERROR_ILLEGAL_ADDRESS;
@@ -587,11 +647,35 @@ CUresult FakeCudaDriver::RunKernel(const LaunchRecord& launch, uintptr_t module,
     } else {
       std::memcpy(operands.v, in + 32 * i, 32);
     }
-    const uint64_t bits =
-        Corrupt(m->second.spelling, Evaluate(v, operands).bits);
-    std::memcpy(out + 8 * i, &bits, 8);
+    const auto [bits, flag_word] = RunTuple(m->second, operands);
+    std::memcpy(out + bytes * i, &bits, 8);
+    if (bytes == kCarryResultBytes) {
+      std::memcpy(out + bytes * i + 8, &flag_word, 8);
+    }
   }
   return CUDA_SUCCESS;
+}
+
+std::pair<uint64_t, uint64_t> FakeCudaDriver::RunTuple(
+    const Module& module, const Operands& operands) const {
+  const Variant& declared = module.variant;
+  bool flag = false;  // stale: nothing set it
+  if (module.carry_setter.has_value()) {
+    flag = RunCarryLine(*module.carry_setter, declared, operands, flag).carry;
+  }
+  Operands in = operands;
+  if (const int cf = CarryInSource(declared); cf >= 0) in.v[cf] = flag;
+  const Variant v = Computed(module);
+  const Result result = Evaluate(v, in);
+  if (HasCarryOut(v) && !carry_flag_unwritten_.contains(module.spelling)) {
+    flag = result.carry;
+  }
+  uint64_t flag_word = 0;
+  if (module.carry_reader.has_value()) {
+    flag_word =
+        RunCarryLine(*module.carry_reader, declared, operands, flag).bits;
+  }
+  return {Corrupt(module.spelling, result.bits), flag_word};
 }
 
 Variant FakeCudaDriver::Computed(const Module& module) const {

@@ -15,6 +15,12 @@
 //     module, for register-mode kernels from the operand buffer and the
 //     launch parameters, for immediate-mode kernels from the tuples in the
 //     module text; a kernel whose module was unloaded fails;
+//   - a tuple has a CC.CF: the module's setter line (`... %cc_in, ...`) and
+//     reader line (`... %cc_out, ...`) are executed through the oracle
+//     before and after the instruction, which reads and writes the flag, and
+//     the reader's flag word is stored after the result (docs/kernel-abi.md);
+//     without a setter the flag is stale (0), without a reader no word is
+//     stored;
 //   - a sticky error makes every later call fail with it, as a lost context
 //     does.
 // Every call is logged, and any call can be made to fail.
@@ -64,6 +70,15 @@ class FakeCudaDriver : public CudaDriver {
     uint32_t n = 0;               // register mode: the count parameter
   };
 
+  // A kernel line setting CC.CF (writing %cc_in) or reading it (writing
+  // %cc_out), as the fake executes it: its instruction and its source
+  // operands (registers `%srcK`, naming tuple operand K, or immediates).
+  struct CarryLine {
+    bool sets_flag = false;  // the setter; else the reader
+    Variant variant;
+    std::vector<std::string> sources;
+  };
+
   FakeCudaDriver() : FakeCudaDriver(Config{}) {}
   explicit FakeCudaDriver(Config config);
   ~FakeCudaDriver() override;
@@ -83,6 +98,10 @@ class FakeCudaDriver : public CudaDriver {
   // `spelling` (a `.sat` variant) wraps instead of saturating: its results
   // are those of the same variant without `.sat`.
   void IgnoreSaturation(std::string spelling);
+  // `spelling` (a `.cc` variant that reads CC.CF: addc.cc, subc.cc,
+  // madc.cc) writes no CC.CF: the flag keeps its carry in. Its result bits
+  // stay right.
+  void LeaveCarryFlagUnwritten(std::string spelling);
 
   // "Method(args)" lines, in call order.
   const std::vector<std::string>& calls() const { return calls_; }
@@ -157,6 +176,7 @@ class FakeCudaDriver : public CudaDriver {
     Variant variant;
     std::string spelling;
     std::vector<Entry> entries;
+    std::optional<CarryLine> carry_setter, carry_reader;
   };
   using Work = std::function<CUresult()>;
 
@@ -175,6 +195,10 @@ class FakeCudaDriver : public CudaDriver {
   CUresult RunKernel(const LaunchRecord& launch, uintptr_t module, size_t entry,
                      int fault);
   uint64_t Corrupt(const std::string& spelling, uint64_t bits) const;
+  // One tuple of `module`'s kernel: the result bits, and the flag word the
+  // module's CC.CF reader leaves (0 if it has none).
+  std::pair<uint64_t, uint64_t> RunTuple(const Module& module,
+                                         const Operands& operands) const;
   // The variant whose results the device computes for `module`'s.
   Variant Computed(const Module& module) const;
 
@@ -186,6 +210,7 @@ class FakeCudaDriver : public CudaDriver {
   std::vector<std::pair<std::string, std::string>> rejections_;
   std::map<std::string, uint64_t> corruptions_;
   std::set<std::string> unsaturated_;
+  std::set<std::string> carry_flag_unwritten_;
   int fault_launch_ = 0;  // launch number that faults, 0 for none
   CUresult fault_result_ = CUDA_SUCCESS;
   int launch_count_ = 0;

@@ -3,7 +3,8 @@
 // (LoadCudaDriver) and everything above it (ptxdiff-worker --backend=cuda,
 // the client, the CLI, triage) run end to end on a machine without a GPU:
 //
-//   ptxdiff sweep --backend cuda --cuda-driver=<build>/worker/backends/cuda/libptxdiff_sim_cuda.so
+//   ptxdiff sweep --backend cuda
+//   --cuda-driver=<build>/worker/backends/cuda/libptxdiff_sim_cuda.so
 //
 // It is also the smallest example of what another implementation of the
 // driver API must export for ptxdiff: cuInit, cuGetErrorName and
@@ -11,7 +12,9 @@
 // driver_entry_points.h at the CUDA 12.0 ABI.
 //
 // PTXDIFF_SIM_CUDA_WRONG=add.sat.s32[,<spelling>...] makes those `.sat`
-// variants wrap instead of saturating: a driver with a bug to find.
+// variants wrap instead of saturating, and those `.cc` variants that read
+// CC.CF (addc.cc.u32, subc.cc.s64, madc.lo.cc.u32, ...) write no CC.CF (the
+// flag keeps their carry in): a driver with a bug to find.
 
 #include <cuda.h>
 
@@ -24,6 +27,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "isa/family_table.h"
 #include "isa/spelling.h"
 #include "worker/backends/cuda/driver_api.h"
 #include "worker/backends/cuda/driver_entry_points.h"
@@ -34,18 +38,24 @@ namespace {
 
 constexpr char kWrongVariable[] = "PTXDIFF_SIM_CUDA_WRONG";
 
-// The variants PTXDIFF_SIM_CUDA_WRONG names, made to wrap in `driver`;
-// InvalidArgument for a spelling that is not a `.sat` variant.
+// The variants PTXDIFF_SIM_CUDA_WRONG names, made wrong in `driver`;
+// InvalidArgument for a spelling that is neither a `.sat` variant nor a
+// `.cc` one that reads CC.CF.
 absl::Status ApplyWrongVariants(FakeCudaDriver& driver) {
   const char* list = std::getenv(kWrongVariable);
   if (list == nullptr) return absl::OkStatus();
   for (absl::string_view text : absl::StrSplit(list, ',', absl::SkipEmpty())) {
     absl::StatusOr<Variant> v = ParseVariant(text);
-    if (!v.ok() || !v->sat) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          kWrongVariable, ": '", text, "' is not a .sat variant"));
+    if (v.ok() && v->sat) {
+      driver.IgnoreSaturation(Spell(*v));
+    } else if (v.ok() && HasCarryOut(*v) && HasCarryIn(*v)) {
+      driver.LeaveCarryFlagUnwritten(Spell(*v));
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat(kWrongVariable, ": '", text,
+                       "' is neither a .sat variant nor a .cc variant that "
+                       "reads CC.CF"));
     }
-    driver.IgnoreSaturation(Spell(*v));
   }
   return absl::OkStatus();
 }

@@ -29,6 +29,7 @@ namespace ptxdiff {
 namespace {
 
 using ::testing::AllOf;
+using ::testing::AnyOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -108,14 +109,15 @@ TEST_F(SimCudaTest, MissingLibraryNamesThePathAndTheLoadersError) {
 }
 
 TEST_F(SimCudaTest, BadConfigurationFailsCuInitWithTheReason) {
-  setenv("PTXDIFF_SIM_CUDA_WRONG", "add.s32", 1);  // not a .sat variant
+  // Neither a .sat variant nor a .cc one that reads CC.CF.
+  setenv("PTXDIFF_SIM_CUDA_WRONG", "add.s32", 1);
   const CliRun run = Ptxdiff({"sweep", "--backend", "cuda", "--cuda-driver", kSim,
                            "--family", "add", "--tuples", "1"});
   EXPECT_EQ(run.code, 2) << run.output;
   EXPECT_THAT(run.output,
               HasSubstr("cuInit(0) returned CUDA_ERROR_INVALID_VALUE "
-                        "(PTXDIFF_SIM_CUDA_WRONG: 'add.s32' is not a .sat "
-                        "variant)"));
+                        "(PTXDIFF_SIM_CUDA_WRONG: 'add.s32' is neither a "
+                        ".sat variant nor a .cc variant that reads CC.CF)"));
 }
 
 absl::StatusOr<WorkerCommand> CudaWorker(const std::string& library) {
@@ -176,12 +178,54 @@ TEST_F(SimCudaTest, SweepFindsTheWrongVariant) {
   bool listed = false;
   for (std::string line; std::getline(lines, line);) {
     if (line.rfind("mismatches (first", 0) == 0) listed = true;
-    // add's .cc variants are declined (no carry flag in the kernels yet):
-    // their reasons follow the mismatch lines.
+    // Decline reasons, if any, follow the mismatch lines.
     if (line.rfind("declined, by reason:", 0) == 0) listed = false;
     if (!listed || line.rfind("  ", 0) != 0) continue;
     ++mismatches;
     EXPECT_THAT(line, HasSubstr("add.sat.s32")) << line;
+  }
+  EXPECT_GT(mismatches, 0) << run.output;
+}
+
+// The 48 extended-precision variants through the simulated GPU, which runs
+// each kernel's CC.CF setter and reader around the instruction: no
+// mismatch, nothing declined.
+TEST_F(SimCudaTest, SweepOfTheCarryFamiliesAgrees) {
+  const CliRun run =
+      Ptxdiff({"sweep", "--backend", "cuda", "--cuda-driver", kSim, "--family",
+               "add", "--family", "sub", "--family", "mad", "--family", "addc",
+               "--family", "subc", "--family", "madc", "--tuples", "64"});
+  EXPECT_EQ(run.code, 0) << run.output;
+  EXPECT_THAT(run.output, AllOf(HasSubstr("mismatched      0\n"),
+                                HasSubstr("declined        0\n"),
+                                Not(HasSubstr("agreed          0\n"))));
+}
+
+// A driver whose addc.cc.u32 writes no CC.CF (the flag keeps its carry in):
+// found as mismatches of that variant's carry alone (its bits agree).
+TEST_F(SimCudaTest, SweepFindsTheWrongCarry) {
+  setenv("PTXDIFF_SIM_CUDA_WRONG", "addc.cc.u32", 1);
+  const CliRun run =
+      Ptxdiff({"sweep", "--backend", "cuda", "--cuda-driver", kSim, "--family",
+               "addc", "--family", "add", "--tuples", "256"});
+  EXPECT_EQ(run.code, 1) << run.output;
+  std::istringstream lines(run.output);
+  int mismatches = 0;
+  bool listed = false;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("mismatches (first", 0) == 0) listed = true;
+    if (line.rfind("declined, by reason:", 0) == 0) listed = false;
+    if (!listed || line.rfind("  ", 0) != 0) continue;
+    ++mismatches;
+    // "... # oracle 0x00000000 cf=1, cuda 0x00000000 cf=0"
+    EXPECT_THAT(line, HasSubstr("'addc.cc.u32'")) << line;
+    const size_t oracle = line.find("# oracle ");
+    ASSERT_NE(oracle, std::string::npos) << line;
+    const std::string bits = line.substr(oracle + 9, 10);
+    EXPECT_THAT(line,
+                AnyOf(HasSubstr(absl::StrCat("cf=1, cuda ", bits, " cf=0")),
+                      HasSubstr(absl::StrCat("cf=0, cuda ", bits, " cf=1"))))
+        << line;
   }
   EXPECT_GT(mismatches, 0) << run.output;
 }

@@ -8,7 +8,9 @@
 // each) over a grid (3 blocks of 4 threads by default) and writes the
 // results to OUT (8 bytes each); see register_kernel.h for what it
 // understands. --wrong=add.sat.s32 makes it a deliberately wrong tool: that
-// instruction wraps instead of saturating.
+// instruction wraps instead of saturating; --wrong=addc.cc.u32 (or any other
+// `.cc` variant that reads CC.CF) writes no CC.CF, which keeps its carry in.
+// --wrong may repeat.
 //
 // Exit status: 0 done, 1 the kernel or the input could not be run (a
 // message on stderr), 2 bad command line.
@@ -23,6 +25,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/files.h"
+#include "isa/family_table.h"
 #include "isa/spelling.h"
 #include "worker/backends/ptx_cmd/testing/register_kernel.h"
 
@@ -30,7 +33,7 @@ namespace ptxdiff {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: ptx_kernel_interpreter [--wrong=add.sat.s32] "
+    "usage: ptx_kernel_interpreter [--wrong=add.sat.s32|addc.cc.u32|...] "
     "[--grid=BLOCKSxTHREADS] KERNEL.ptx IN OUT";
 
 int Fail(int code, absl::string_view message) {
@@ -39,11 +42,17 @@ int Fail(int code, absl::string_view message) {
   return code;
 }
 
-// The wrong behaviours on offer: each instruction evaluated as another.
+// The wrong behaviours on offer: add.sat.s32 evaluated as add.s32, and a
+// `.cc` variant reading CC.CF that leaves CC.CF as it was.
 bool AddWrongMode(absl::string_view name, RegisterKernel::RunOptions& options) {
-  if (name != "add.sat.s32") return false;
-  options.substitutions.emplace_back(*ParseVariant("add.sat.s32"),
-                                     *ParseVariant("add.s32"));
+  if (name == "add.sat.s32") {
+    options.substitutions.emplace_back(*ParseVariant("add.sat.s32"),
+                                       *ParseVariant("add.s32"));
+    return true;
+  }
+  const absl::StatusOr<Variant> v = ParseVariant(name);
+  if (!v.ok() || !HasCarryOut(*v) || !HasCarryIn(*v)) return false;
+  options.carry_flag_unwritten.push_back(*v);
   return true;
 }
 
@@ -61,8 +70,12 @@ int Main(int argc, char** argv) {
     absl::string_view arg = argv[i];
     if (absl::ConsumePrefix(&arg, "--wrong=")) {
       if (!AddWrongMode(arg, options)) {
-        return Fail(2, absl::StrCat("unknown --wrong mode '", arg,
-                                    "' (known: add.sat.s32)\n", kUsage));
+        return Fail(
+            2, absl::StrCat(
+                   "unknown --wrong mode '", arg,
+                   "' (known: add.sat.s32, and .cc variants that read CC.CF "
+                   "such as addc.cc.u32)\n",
+                   kUsage));
       }
     } else if (absl::ConsumePrefix(&arg, "--grid=")) {
       if (!ParseGrid(arg, options.grid)) {

@@ -27,6 +27,8 @@ using Statement = RegisterKernel::Statement;
 
 constexpr int kTupleBytes = 32;
 constexpr int kResultBytes = 8;
+// A variant that writes CC.CF: its result, then the flag word.
+constexpr int kCarryResultBytes = 16;
 
 // Where the interpreter "maps" the two buffers: far apart, so that an offset
 // that strays from one cannot land in the other.
@@ -272,9 +274,11 @@ absl::StatusOr<RegisterKernel> RegisterKernel::Parse(absl::string_view ptx) {
     // nearest spellings).
     auto parse = [&] { return ParseVariant(absl::StrReplaceAll(rest, {{"%", ""}})); };
     auto add_oracle = [&](const Variant& v) -> absl::Status {
-      if (operands.size() != static_cast<size_t>(NumSources(v)) + 1) {
-        return fail(absl::StrCat("expected a destination and ", NumSources(v),
-                                 " sources"));
+      // CC.CF, addc's carry in, is read implicitly: no operand.
+      const int written = NumSources(v) - (HasCarryIn(v) ? 1 : 0);
+      if (operands.size() != static_cast<size_t>(written) + 1) {
+        return fail(
+            absl::StrCat("expected a destination and ", written, " sources"));
       }
       s.kind = Statement::kOracle;
       s.variant = v;
@@ -449,6 +453,14 @@ struct Machine {
   uint64_t params[3];
   uint64_t specials[4];  // ctaid.x, ntid.x, tid.x, nctaid.x
   std::vector<uint64_t> regs;
+  // CC.CF: unset until an instruction writes it, then a carry (add kind) or
+  // a borrow (sub kind), whose bit only the same kind reads.
+  enum class Flag : uint8_t {
+    kUnset,
+    kCarry,
+    kBorrow
+  } flag_kind = Flag::kUnset;
+  bool flag = false;
 
   uint64_t Read(const Operand& o) const {
     switch (o.kind) {
@@ -515,15 +527,56 @@ bool Compare(const Statement& s, uint64_t a, uint64_t b) {
   return !lt;  // ge
 }
 
-uint64_t EvaluateOracle(const Machine& m, const Statement& s,
-                        const RegisterKernel::RunOptions& options) {
+Machine::Flag FlagKindOf(const Variant& v) {
+  return CarryIsBorrow(v) ? Machine::Flag::kBorrow : Machine::Flag::kCarry;
+}
+
+// The incoming CC.CF of `s` (HasCarryIn): an error where nothing of its
+// kind set it (the spec says nothing of reading a borrow as a carry).
+absl::StatusOr<bool> ReadFlag(const Machine& m, const Statement& s) {
+  if (m.flag_kind == Machine::Flag::kUnset) {
+    return LineError(s.line, s.text, "reads CC.CF before anything set it");
+  }
+  if (m.flag_kind != FlagKindOf(s.variant)) {
+    return LineError(
+        s.line, s.text,
+        m.flag_kind == Machine::Flag::kBorrow
+            ? "reads a borrow as a carry (the spec leaves it open)"
+            : "reads a carry as a borrow (the spec leaves it open)");
+  }
+  return m.flag;
+}
+
+// Runs `s` through the oracle, reading and writing CC.CF as it does, with
+// the wrong behaviours of `options`.
+absl::StatusOr<uint64_t> EvaluateOracle(
+    Machine& m, const Statement& s, const RegisterKernel::RunOptions& options) {
   Operands operands;
   for (size_t i = 0; i < s.sources.size(); ++i) operands.v[i] = m.Read(s.sources[i]);
+  const int cf = CarryInSource(s.variant);
+  if (cf >= 0) {
+    PTXDIFF_ASSIGN_OR_RETURN(const bool flag, ReadFlag(m, s));
+    operands.v[cf] = flag;
+  }
   const Variant* v = &s.variant;
   for (const auto& [from, to] : options.substitutions) {
     if (from == s.variant) v = &to;
   }
-  return Evaluate(*v, operands).bits;
+  const Result result = Evaluate(*v, operands);
+  const auto& unwritten = options.carry_flag_unwritten;
+  if (HasCarryOut(s.variant) && std::find(unwritten.begin(), unwritten.end(),
+                                          s.variant) == unwritten.end()) {
+    m.flag_kind = FlagKindOf(s.variant);
+    m.flag = result.carry;
+  }
+  return result.bits;
+}
+
+// The bytes of one tuple's result: a variant that writes CC.CF, which the
+// module's header names, stores its flag word after the result.
+int ResultBytesOf(const std::optional<Variant>& declared) {
+  return declared.has_value() && HasCarryOut(*declared) ? kCarryResultBytes
+                                                        : kResultBytes;
 }
 
 }  // namespace
@@ -536,7 +589,8 @@ absl::StatusOr<std::string> RegisterKernel::Run(
   }
   const uint64_t n = in.size() / kTupleBytes;
   if (n > UINT32_MAX) return absl::InvalidArgumentError("too many tuples");
-  std::string out(n * kResultBytes, '\0');
+  const int result_bytes = ResultBytesOf(declared_variant_);
+  std::string out(n * result_bytes, '\0');
   std::vector<bool> stored(out.size(), false);
   const Grid grid = options.grid;
   // Generous: a thread's share of the loop, at most 64 statements a tuple.
@@ -585,9 +639,12 @@ absl::StatusOr<std::string> RegisterKernel::Run(
           case Statement::kStoreGlobal:
             PTXDIFF_RETURN_IF_ERROR(Store(m, s));
             continue;
-          case Statement::kOracle:
-            m.Write(s.dst, EvaluateOracle(m, s, options));
+          case Statement::kOracle: {
+            PTXDIFF_ASSIGN_OR_RETURN(const uint64_t bits,
+                                     EvaluateOracle(m, s, options));
+            m.Write(s.dst, bits);
             continue;
+          }
         }
         break;  // ret
       }
@@ -595,9 +652,9 @@ absl::StatusOr<std::string> RegisterKernel::Run(
   }
   for (size_t i = 0; i < stored.size(); ++i) {
     if (!stored[i]) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "the kernel never stored byte ", i % kResultBytes, " of tuple ",
-          i / kResultBytes, "'s result"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("the kernel never stored byte ", i % result_bytes,
+                       " of tuple ", i / result_bytes, "'s result"));
     }
   }
   return out;

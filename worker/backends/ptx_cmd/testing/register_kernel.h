@@ -9,10 +9,13 @@
 // special registers, setp, bra, ld.global, st.global, cvt, ret) are
 // interpreted directly; every other statement must be an integer instruction
 // ptxdiff knows (ParseVariant), and is evaluated by the CPU oracle, the
-// instruction under test among them. Anything else — another statement, a
-// second entry, parameters other than (u64, u64, u32), an access outside
-// the buffers, a result slot stored twice or never — is an error naming what
-// it found, so a generator change that breaks the ABI fails loudly.
+// instruction under test among them. Each thread has a CC.CF, which the
+// extended-precision instructions (add.cc, addc, ...) write and read; reading
+// it before it is set, or reading one kind's flag with the other kind
+// (a sub.cc borrow with addc), is an error. Anything else — another statement,
+// a second entry, parameters other than (u64, u64, u32), an access outside the
+// buffers, a result slot stored twice or never — is an error naming what it
+// found, so a generator change that breaks the ABI fails loudly.
 
 #ifndef PTXDIFF_WORKER_BACKENDS_PTX_CMD_TESTING_REGISTER_KERNEL_H_
 #define PTXDIFF_WORKER_BACKENDS_PTX_CMD_TESTING_REGISTER_KERNEL_H_
@@ -45,13 +48,18 @@ class RegisterKernel {
     // Instructions of the first variant are evaluated as the second: a
     // deliberately wrong tool (add.sat.s32 as add.s32 wraps).
     std::vector<std::pair<Variant, Variant>> substitutions;
+    // These `.cc` variants that read CC.CF (addc.cc.u32) write no CC.CF,
+    // which keeps their carry in: a wrong tool whose result bits are right
+    // and whose carries are not.
+    std::vector<Variant> carry_flag_unwritten;
   };
 
   // Parses a module holding one register-mode kernel.
   static absl::StatusOr<RegisterKernel> Parse(absl::string_view ptx);
 
   // Runs the kernel on `in` (32 bytes per tuple; n = in.size() / 32) and
-  // returns the output buffer (8 bytes per tuple).
+  // returns the output buffer (8 bytes per tuple; 16 where the declared
+  // variant writes CC.CF: the result, then the flag word).
   absl::StatusOr<std::string> Run(absl::string_view in,
                                   const RunOptions& options) const;
 
