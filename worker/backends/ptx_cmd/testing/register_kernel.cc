@@ -272,15 +272,24 @@ absl::StatusOr<RegisterKernel> RegisterKernel::Parse(absl::string_view ptx) {
     // nearest spellings).
     auto parse = [&] { return ParseVariant(absl::StrReplaceAll(rest, {{"%", ""}})); };
     auto add_oracle = [&](const Variant& v) -> absl::Status {
-      if (operands.size() != static_cast<size_t>(NumSources(v)) + 1) {
-        return fail(absl::StrCat("expected a destination and ", NumSources(v),
-                                 " sources"));
+      // A SIMD selector is written as a/b suffixes, not as an operand.
+      const int written = NumWrittenSources(v);
+      if (operands.size() != static_cast<size_t>(written) + 1) {
+        return fail(
+            absl::StrCat("expected a destination and ", written, " sources"));
       }
       s.kind = Statement::kOracle;
       s.variant = v;
       PTXDIFF_RETURN_IF_ERROR(set_dst(operands[0]));
       for (size_t i = 1; i < operands.size(); ++i) {
         PTXDIFF_RETURN_IF_ERROR(add_source(operands[i]));
+      }
+      if (IsSimdVideo(v.family)) {
+        auto sel =
+            SpelledSimdSelector(v, absl::StrReplaceAll(rest, {{"%", ""}}));
+        if (!sel.ok()) return fail(sel.status().message());
+        s.sources.push_back(
+            Operand{.kind = Operand::kImmediate, .value = *sel});
       }
       return absl::OkStatus();
     };
