@@ -20,6 +20,8 @@ using i128 = __int128;
 using u128 = unsigned __int128;
 
 constexpr Result Defined(uint64_t bits) { return {bits, Undefined::kDefined}; }
+
+using EvalFn = Result (*)(const Variant&, const Operands&);
 constexpr Result WithCarry(uint64_t bits, bool carry) {
   return {bits, Undefined::kDefined, carry};
 }
@@ -686,83 +688,109 @@ inline int32_t SimdPart(uint64_t ba, int part, int bits, bool sign) {
               : static_cast<int32_t>(x);
 }
 
-// The lane operation; vavrg rounds half away from zero (`>>` of a negative
-// sum is arithmetic, as PTX's shr.s32).
-inline int32_t SimdLaneOp(Family f, Cmp cmp, int32_t a, int32_t b) {
-  switch (f) {
-    case Family::kVadd2:
-    case Family::kVadd4:
-      return a + b;
-    case Family::kVsub2:
-    case Family::kVsub4:
-      return a - b;
-    case Family::kVavrg2:
-    case Family::kVavrg4: {
-      const int32_t sum = a + b;
-      return sum >= 0 ? (sum + 1) >> 1 : sum >> 1;
-    }
-    case Family::kVabsdiff2:
-    case Family::kVabsdiff4:
-      return a > b ? a - b : b - a;
-    case Family::kVmin2:
-    case Family::kVmin4:
-      return std::min(a, b);
-    case Family::kVmax2:
-    case Family::kVmax4:
-      return std::max(a, b);
-    default:
-      break;  // vset2, vset4
-  }
+// The lane operation of a SIMD video family, a template argument so that
+// each family's batch loop is specialised (a per-lane switch on the family
+// would run per lane).
+enum class SimdOp { kAdd, kSub, kAvrg, kAbsdiff, kMin, kMax, kSet };
+
+// vset's comparison, branch-free: bit 0, 1, 2 of the accepted set stands
+// for a < b, a == b, a > b.
+constexpr uint32_t AcceptedOrders(Cmp cmp) {
   switch (cmp) {
     case Cmp::kEq:
-      return a == b;
+      return 0b010;
     case Cmp::kNe:
-      return a != b;
+      return 0b101;
     case Cmp::kLt:
-      return a < b;
+      return 0b001;
     case Cmp::kLe:
-      return a <= b;
+      return 0b011;
     case Cmp::kGt:
-      return a > b;
+      return 0b100;
     case Cmp::kGe:
-      return a >= b;
+      return 0b110;
     default:
       return 0;  // setp's lo..hs: not vset's
   }
 }
 
-// vadd2 .. vset2 and vadd4 .. vset4.
+// vavrg rounds half away from zero (`>>` of a negative sum is arithmetic,
+// as PTX's shr.s32).
+template <SimdOp kOp>
+inline int32_t SimdLaneOp(uint32_t accepted, int32_t a, int32_t b) {
+  switch (kOp) {
+    case SimdOp::kAdd:
+      return a + b;
+    case SimdOp::kSub:
+      return a - b;
+    case SimdOp::kAvrg: {
+      const int32_t sum = a + b;
+      return sum >= 0 ? (sum + 1) >> 1 : sum >> 1;
+    }
+    case SimdOp::kAbsdiff:
+      return a > b ? a - b : b - a;
+    case SimdOp::kMin:
+      return std::min(a, b);
+    case SimdOp::kMax:
+      return std::max(a, b);
+    case SimdOp::kSet: {
+      const int order = a < b ? 0 : a == b ? 1 : 2;
+      return static_cast<int32_t>((accepted >> order) & 1);
+    }
+  }
+  return 0;
+}
+
+// vadd2 .. vset2 (kLanes 2) and vadd4 .. vset4 (kLanes 4).
+template <int kLanes, SimdOp kOp>
 Result EvalSimd(const Variant& v, const Operands& o) {
-  const int lanes = SimdLanes(v.family), bits = 32 / lanes;
+  constexpr int kBits = 32 / kLanes;
   const uint64_t ba = (Low(o.v[1], 32) << 32) | Low(o.v[0], 32);
-  const SimdSelector sel{lanes, static_cast<uint32_t>(o.v[3])};
+  const SimdSelector sel{kLanes, static_cast<uint32_t>(o.v[3])};
   const uint32_t c = static_cast<uint32_t>(o.v[2]);
-  const uint32_t written = SimdMaskLanes(v.mask, lanes);
+  const uint32_t written = SimdMaskLanes(v.mask, kLanes);
+  const uint32_t accepted = AcceptedOrders(v.cmp);
   const bool d_signed = IsSigned(v.type);  // vset: .u32-like, no dtype
-  const int32_t hi = d_signed ? (1 << (bits - 1)) - 1 : (1 << bits) - 1;
-  const int32_t lo = d_signed ? -(1 << (bits - 1)) : 0;
+  const bool a_signed = IsSigned(v.atype), b_signed = IsSigned(v.btype);
+  const int32_t hi = d_signed ? (1 << (kBits - 1)) - 1 : (1 << kBits) - 1;
+  const int32_t lo = d_signed ? -(1 << (kBits - 1)) : 0;
   uint32_t merged = 0;
   int64_t exact_sum = 0, lane_sum = 0;  // .add: the two readings
-  for (int lane = 0; lane < lanes; ++lane) {
-    const int shift = bits * lane;
+  for (int lane = 0; lane < kLanes; ++lane) {
+    const int shift = kBits * lane;
     if (((written >> lane) & 1) == 0) {  // c's lane, unchanged
-      merged |= c & static_cast<uint32_t>(LowMask(bits) << shift);
+      merged |= c & static_cast<uint32_t>(LowMask(kBits) << shift);
       continue;
     }
-    const int32_t a = SimdPart(ba, sel.AselPart(lane), bits, IsSigned(v.atype));
-    const int32_t b = SimdPart(ba, sel.BselPart(lane), bits, IsSigned(v.btype));
-    int32_t t = SimdLaneOp(v.family, v.cmp, a, b);
+    const int32_t a = SimdPart(ba, sel.AselPart(lane), kBits, a_signed);
+    const int32_t b = SimdPart(ba, sel.BselPart(lane), kBits, b_signed);
+    int32_t t = SimdLaneOp<kOp>(accepted, a, b);
     if (v.sat) t = std::clamp(t, lo, hi);
-    const uint64_t cut = static_cast<uint32_t>(t) & LowMask(bits);
+    const uint64_t cut = static_cast<uint32_t>(t) & LowMask(kBits);
     merged |= static_cast<uint32_t>(cut << shift);
     exact_sum += t;
-    lane_sum += d_signed ? SignExtend(cut, bits) : static_cast<int64_t>(cut);
+    lane_sum += d_signed ? SignExtend(cut, kBits) : static_cast<int64_t>(cut);
   }
   if (v.secop != SecOp::kAdd) return Defined(merged);
   const uint32_t d = c + static_cast<uint32_t>(exact_sum);
   const bool same = d == c + static_cast<uint32_t>(lane_sum);
   return {d, same ? Undefined::kDefined : Undefined::kSimdAccumulateAmbiguous};
 }
+
+constexpr EvalFn EvalVadd2 = EvalSimd<2, SimdOp::kAdd>;
+constexpr EvalFn EvalVsub2 = EvalSimd<2, SimdOp::kSub>;
+constexpr EvalFn EvalVavrg2 = EvalSimd<2, SimdOp::kAvrg>;
+constexpr EvalFn EvalVabsd2 = EvalSimd<2, SimdOp::kAbsdiff>;
+constexpr EvalFn EvalVmin2 = EvalSimd<2, SimdOp::kMin>;
+constexpr EvalFn EvalVmax2 = EvalSimd<2, SimdOp::kMax>;
+constexpr EvalFn EvalVset2 = EvalSimd<2, SimdOp::kSet>;
+constexpr EvalFn EvalVadd4 = EvalSimd<4, SimdOp::kAdd>;
+constexpr EvalFn EvalVsub4 = EvalSimd<4, SimdOp::kSub>;
+constexpr EvalFn EvalVavrg4 = EvalSimd<4, SimdOp::kAvrg>;
+constexpr EvalFn EvalVabsd4 = EvalSimd<4, SimdOp::kAbsdiff>;
+constexpr EvalFn EvalVmin4 = EvalSimd<4, SimdOp::kMin>;
+constexpr EvalFn EvalVmax4 = EvalSimd<4, SimdOp::kMax>;
+constexpr EvalFn EvalVset4 = EvalSimd<4, SimdOp::kSet>;
 
 // ---------------------------------------------------------------------------
 // Intel vISA SHL
@@ -794,8 +822,6 @@ Result EvalVisaShl(const Variant& v, const Operands& o) {
 // Dispatch
 // ---------------------------------------------------------------------------
 
-using EvalFn = Result (*)(const Variant&, const Operands&);
-
 // One evaluator per family, in Family order.
 constexpr std::array<EvalFn, kNumFamilies> kEvaluators = {
     EvalAddSub, EvalAddSub, EvalMul,    EvalMad,    EvalMul24,   EvalMad24,
@@ -806,9 +832,9 @@ constexpr std::array<EvalFn, kNumFamilies> kEvaluators = {
     EvalLop3,   EvalShift,  EvalShift,  EvalPrmt,   EvalSetp,    EvalSelp,
     EvalSlct,   EvalCvt,    EvalAddc,   EvalSubc,   EvalMadc,    EvalVideo,
     EvalVideo,  EvalVideo,  EvalVideo,  EvalVideo,  EvalVideo,   EvalVideo,
-    EvalVmad,   EvalVset,   EvalSimd,   EvalSimd,   EvalSimd,    EvalSimd,
-    EvalSimd,   EvalSimd,   EvalSimd,   EvalSimd,   EvalSimd,    EvalSimd,
-    EvalSimd,   EvalSimd,   EvalSimd,   EvalSimd,   EvalVisaShl,
+    EvalVmad,   EvalVset,   EvalVadd2,  EvalVsub2,  EvalVavrg2,  EvalVabsd2,
+    EvalVmin2,  EvalVmax2,  EvalVset2,  EvalVadd4,  EvalVsub4,   EvalVavrg4,
+    EvalVabsd4, EvalVmin4,  EvalVmax4,  EvalVset4,  EvalVisaShl,
 };
 static_assert(std::ranges::none_of(kEvaluators,
                                    [](EvalFn f) { return f == nullptr; }),

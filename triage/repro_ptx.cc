@@ -49,6 +49,10 @@ std::string ReproPtx(const Tuple& t, int sm) {
       sources.emplace_back();
       continue;
     }
+    if (MustBeImmediate(v, i)) {  // lop3's LUT, a SIMD selector: in the text
+      sources.push_back(HexOperand(Low(t.operands.v[i], width), width));
+      continue;
+    }
     sources.push_back(PtxRegister(width, i + 1));
     absl::StrAppend(&out, PtxSetRegister(width, sources.back(),
                                          HexOperand(Low(t.operands.v[i], width), width)));

@@ -92,13 +92,28 @@ TEST(TextCaseTest, BadCasesNameTheProblem) {
 TEST(ReproPtxTest, Assembles) {
   const char* ptxas = "/usr/local/cuda/bin/ptxas";
   if (access(ptxas, X_OK) != 0) GTEST_SKIP() << "no ptxas at " << ptxas;
-  for (const char* s : {"vadd.u32.u32.u32.sat d.b1, a, b, c", "mad.wide.s16",
-                        "mul.wide.u32", "bfi.b64", "add.u16x2",
-                        "vmad.s32.u32.s32.sat.shr15 d, -a.b1, b, c", "popc.b64",
-                        "setp.lo.u64", "selp.b16", "slct.s64.s32",
-                        "cvt.sat.s8.u64", "cvt.s32.u8", "add.cc.u32",
-                        "sub.cc.s64", "addc.cc.u64", "subc.u32",
-                        "madc.hi.cc.s32", "mad.lo.cc.u64"}) {
+  for (const char* s : {"vadd.u32.u32.u32.sat d.b1, a, b, c",
+                        "mad.wide.s16",
+                        "mul.wide.u32",
+                        "bfi.b64",
+                        "add.u16x2",
+                        "vmad.s32.u32.s32.sat.shr15 d, -a.b1, b, c",
+                        "popc.b64",
+                        "setp.lo.u64",
+                        "selp.b16",
+                        "slct.s64.s32",
+                        "cvt.sat.s8.u64",
+                        "cvt.s32.u8",
+                        "add.cc.u32",
+                        "sub.cc.s64",
+                        "addc.cc.u64",
+                        "subc.u32",
+                        "madc.hi.cc.s32",
+                        "mad.lo.cc.u64",
+                        "lop3.b32",
+                        "vadd2.s32.u32.s32.sat d.h1, a, b, c",
+                        "vset4.u32.s32.ge.add d.b310, a, b, c",
+                        "vavrg4.u32.u32.u32"}) {
     const Tuple t{*ParseVariant(s), {{1, 2, 3, 4}}};
     const std::string path = ::testing::TempDir() + "/repro.ptx";
     std::ofstream(path) << ReproPtx(t);

@@ -8,13 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
 #include "worker/backends/carry_support.h"
-#include "worker/backends/simd_support.h"
 
 namespace ptxdiff {
 namespace {
@@ -145,7 +145,6 @@ std::optional<std::string> WhyUnsupported(const Variant& v, int device_sm,
                                           int max_ptx) {
   if (InfoOf(v.family).isa != TargetIsa::kPtx) return "not a PTX instruction";
   const IsaLevel level = LevelOf(v);
-  if (std::optional<std::string> why = WhySimdVideoNotGenerated(v)) return why;
   const std::optional<PtxTarget> target = TargetForDevice(device_sm);
   if (!target.has_value()) {
     return absl::StrCat("the device (sm_", device_sm, ") is older than sm_50");
@@ -189,29 +188,82 @@ std::string OperandDeclarations(const Variant& v) {
   }
   absl::StrAppend(&out, "  .reg .", RegType(ResultWidth(v)), " %dst;\n");
   if (HasCarryOut(v)) absl::StrAppend(&out, "  .reg .b32 ", kFlagWord, ";\n");
+  // The registers a SIMD selector's dispatch (2 lanes) or gather (4) uses.
+  if (SimdLanes(v.family) == 2) {
+    absl::StrAppend(&out, "  .reg .b16 %selidx, %selpart;\n");
+  } else if (SimdLanes(v.family) == 4) {
+    absl::StrAppend(&out, "  .reg .b32 %ga, %gb, %gsel;\n");
+  }
   return out;
 }
 
-// The instruction for values [lo, hi) of source `i`, which must be an
-// immediate (lop3's LUT): a binary tree of branches on the loaded value down
-// to one instruction per value, each with its value in the text. A thread
-// takes log2(hi - lo) branches.
-void AppendImmediateDispatch(const Variant& v, int i, int lo, int hi,
-                             std::vector<std::string>& sources,
-                             std::string& out) {
+// The instruction for values [lo, hi) of the 16-bit register `reg`, which
+// holds source `i` (an immediate: lop3's LUT) or an index of its values (a
+// 2-lane SIMD selector): a binary tree of branches on the register down to
+// one instruction per value, source i's text for each given by `text`. A
+// thread takes log2(hi - lo) branches.
+void AppendDispatch(const Variant& v, int i, absl::string_view reg, int lo,
+                    int hi, absl::FunctionRef<std::string(int)> text,
+                    std::vector<std::string>& sources, std::string& out) {
   if (hi - lo == 1) {
-    sources[i] = Immediate(v, i, lo);
+    sources[i] = text(lo);
     absl::StrAppend(&out, "  ", PtxInstruction(v, "%dst", sources), ";\n",
                     "  bra $immediate_done;\n");
     return;
   }
   const int mid = lo + (hi - lo) / 2;
   const std::string upper = absl::StrCat("$immediate_", mid, "_", hi);
-  absl::StrAppend(&out, "  setp.ge.u16 %p, ", SourceRegister(i), ", ", mid,
-                  ";\n  @%p bra ", upper, ";\n");
-  AppendImmediateDispatch(v, i, lo, mid, sources, out);
+  absl::StrAppend(&out, "  setp.ge.u16 %p, ", reg, ", ", mid, ";\n  @%p bra ",
+                  upper, ";\n");
+  AppendDispatch(v, i, reg, lo, mid, text, sources, out);
   absl::StrAppend(&out, upper, ":\n");
-  AppendImmediateDispatch(v, i, mid, hi, sources, out);
+  AppendDispatch(v, i, reg, mid, hi, text, sources, out);
+}
+
+// The canonical 2-lane selector (four 2-bit parts, one per nibble) whose
+// parts are the four 2-bit fields of `index`, and back: the 256 values a
+// register kernel dispatches on.
+uint32_t SelectorOfIndex(int index) {
+  uint32_t sel = 0;
+  for (int k = 0; k < 4; ++k) sel |= ((index >> (2 * k)) & 3u) << (4 * k);
+  return sel;
+}
+
+// PTX that packs the 2-lane selector in %src<sel> into %selidx, its index:
+// nibble k's low 2 bits to bits 2k..2k+1.
+std::string PackSelectorIndex(int sel) {
+  const std::string src = SourceRegister(sel);
+  std::string out = absl::StrCat("  and.b16 %selidx, ", src, ", 0x0003;\n");
+  for (int k = 1; k < 4; ++k) {
+    absl::StrAppendFormat(&out,
+                          "  shr.u16 %%selpart, %s, %d;\n"
+                          "  and.b16 %%selpart, %%selpart, 0x%04x;\n"
+                          "  or.b16 %%selidx, %%selidx, %%selpart;\n",
+                          src, 2 * k, 3 << (2 * k));
+  }
+  return out;
+}
+
+// A 4-lane SIMD instruction in a register kernel. Its 2^24 canonical
+// selectors are too many for a branch tree, so prmt gathers the bytes of
+// {b, a} the selector picks (prmt's generic mode takes byte n of {b, a} for
+// a nibble n < 8, exactly as `.bxyzw` does) into %ga (asel) and %gb (bsel),
+// and the instruction runs on them with the default selectors `.b3210` /
+// `.b7654`, which read %ga's and %gb's bytes in lane order. The same lanes
+// are extended and operated on; the 4-lane selectors themselves are spelled
+// in immediate mode and in the ptxas backend's modules.
+std::string GatheredSimd4(const Variant& v, std::vector<std::string> sources) {
+  const std::string sel = SourceRegister(3);
+  std::string out =
+      absl::StrCat("  and.b32 %gsel, ", sel, ", 0x7777;\n",  //
+                   "  prmt.b32 %ga, ", sources[0], ", ", sources[1],
+                   ", %gsel;\n", "  shr.b32 %gsel, ", sel, ", 16;\n",  //
+                   "  and.b32 %gsel, %gsel, 0x7777;\n", "  prmt.b32 %gb, ",
+                   sources[0], ", ", sources[1], ", %gsel;\n");
+  sources[0] = "%ga", sources[1] = "%gb";
+  sources[3] = Immediate(v, 3, DefaultSimdSelector(4));
+  absl::StrAppend(&out, "  ", PtxInstruction(v, "%dst", sources), ";\n");
+  return out;
 }
 
 std::string RegisterBody(const Variant& v) {
@@ -241,9 +293,23 @@ std::string RegisterBody(const Variant& v) {
   }
   if (immediate < 0) {
     absl::StrAppend(&out, InstructionWithCarries(v, sources));
+  } else if (SimdLanes(v.family) == 4) {
+    absl::StrAppend(&out, GatheredSimd4(v, sources));
+  } else if (SimdLanes(v.family) == 2) {
+    absl::StrAppend(&out, PackSelectorIndex(immediate));
+    AppendDispatch(
+        v, immediate, "%selidx", 0, 256,
+        [&](int index) {
+          return Immediate(v, immediate, SelectorOfIndex(index));
+        },
+        sources, out);
+    absl::StrAppend(&out, "$immediate_done:\n");
   } else {
     const int width = SourceWidth(v, immediate);
-    AppendImmediateDispatch(v, immediate, 0, 1 << width, sources, out);
+    AppendDispatch(
+        v, immediate, SourceRegister(immediate), 0, 1 << width,
+        [&](int value) { return Immediate(v, immediate, value); }, sources,
+        out);
     absl::StrAppend(&out, "$immediate_done:\n");
   }
   absl::StrAppend(&out, StoreResult(v, "%slot"));

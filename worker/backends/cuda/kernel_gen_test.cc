@@ -1,5 +1,6 @@
 #include "worker/backends/cuda/kernel_gen.h"
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -290,7 +291,8 @@ TEST(ImmediateModuleTest, CarriesAreSetAndReadAroundTheInstruction) {
 // The instruction under test is every line that writes %dst: read back by
 // the parser, each is that variant, so the kernel runs what the request
 // named. There is one, except lop3's body, which holds one per LUT value
-// (the LUT must be an immediate). No other line uses the family's opcode,
+// (the LUT must be an immediate), and the 2-lane SIMD video bodies, which
+// hold one per canonical selector. No other line uses the family's opcode,
 // except the store's widening of %dst into %result (cvt.u64.u16 in a cvt
 // kernel, selp.u64 in a selp one), the result slot's address (add.u64
 // %slot) and CC.CF's setter and reader (%cc_in, %cc_out: addc.u32 %cc_out
@@ -323,11 +325,53 @@ TEST(RegisterModuleTest, EveryInstructionParsesBackToItsVariant) {
                             << Spell(v);
       ++instructions;
     }
-    const bool lut = v.family == Family::kLop3;
-    ASSERT_EQ(instructions, lut ? 256 : 1) << Spell(v);
+    // lop3: one per LUT value; 2-lane SIMD video: one per selector.
+    const bool tree = v.family == Family::kLop3 || SimdLanes(v.family) == 2;
+    ASSERT_EQ(instructions, tree ? 256 : 1) << Spell(v);
     ++checked;
   }
   EXPECT_GT(checked, 76300);
+}
+
+// A 2-lane SIMD register body dispatches on the selector's index to one
+// instruction per canonical selector, each spelled in the text; a 4-lane
+// one gathers the selected bytes with prmt and runs the instruction with
+// the default selectors.
+TEST(RegisterModuleTest, SimdVideoSelectors) {
+  const Variant two = V("vsub2.s32.u32.s32.sat d.h1, a, b, c");
+  std::set<uint32_t> selectors;
+  for (absl::string_view line : absl::StrSplit(RegisterBody(two), '\n')) {
+    if (!absl::StrContains(line, "vsub2.")) continue;
+    const std::string text = absl::StrReplaceAll(line, {{"%", ""}, {";", ""}});
+    const absl::StatusOr<uint32_t> sel = SpelledSimdSelector(two, text);
+    ASSERT_TRUE(sel.ok()) << line;
+    EXPECT_EQ(*sel & ~0x3333u, 0u) << line;
+    selectors.insert(*sel);
+  }
+  EXPECT_EQ(selectors.size(), 256u);
+  EXPECT_THAT(RegisterBody(two),
+              HasSubstr("  and.b16 %selidx, %src3, 0x0003;\n"
+                        "  shr.u16 %selpart, %src3, 2;\n"
+                        "  and.b16 %selpart, %selpart, 0x000c;\n"));
+  EXPECT_THAT(OperandDeclarations(two),
+              HasSubstr(".reg .b16 %selidx, %selpart;"));
+  const Variant four = V("vmax4.u32.s32.u32.add d.b21, a, b, c");
+  EXPECT_THAT(RegisterBody(four),
+              HasSubstr("  ld.global.u32 %src3, [%tuple+24];\n"
+                        "  and.b32 %gsel, %src3, 0x7777;\n"
+                        "  prmt.b32 %ga, %src0, %src1, %gsel;\n"
+                        "  shr.b32 %gsel, %src3, 16;\n"
+                        "  and.b32 %gsel, %gsel, 0x7777;\n"
+                        "  prmt.b32 %gb, %src0, %src1, %gsel;\n"
+                        "  vmax4.u32.s32.u32.add %dst.b21, %ga.b3210, "
+                        "%gb.b7654, %src2;\n"));
+}
+
+// In immediate mode the selector is the tuple's, spelled on a and b.
+TEST(ImmediateModuleTest, SimdVideoSelectorInTheText) {
+  EXPECT_THAT(ImmediateBody(V("vadd4.u32.u32.u32"), {{1, 2, 3, 0x32107654}}, 0),
+              HasSubstr("vadd4.u32.u32.u32 %dst, %src0.b7654, %src1.b3210, "
+                        "%src2;"));
 }
 
 TEST(ImmediateModuleTest, ImmediatesWherePtxAllowsThem) {

@@ -308,16 +308,19 @@ TEST_F(PtxasAssemblyTest, EveryRegisterBody) {
 TEST_F(PtxasAssemblyTest, EveryImmediateBody) {
   // Video operands are never immediates, so their immediate bodies differ
   // from the register bodies (checked on every arch above) only in the
-  // `mov`s: one arch and one tuple per variant reach them all. The other
-  // families, where immediates and their ranges matter, get every edge
-  // value on every arch.
+  // `mov`s: one arch and one tuple per variant reach them all. The SIMD
+  // video selectors are immediates, spelled as a/b suffixes: one tuple per
+  // variant, the selectors rotating across the family, on every arch. The
+  // other families, where immediates and their ranges matter, get every
+  // edge value on every arch.
   size_t seed = 0;
   ModuleBuilder builder(
       "immediate",
       [&seed](const Variant& v) {
         std::vector<std::string> bodies;
+        const bool one = IsVideo(v.family) || IsSimdVideo(v.family);
         const std::vector<Operands> tuples =
-            IsVideo(v.family) ? OneTuple(v, seed++) : EdgeTuples(v);
+            one ? OneTuple(v, seed++) : EdgeTuples(v);
         for (size_t j = 0; j < tuples.size(); ++j) {
           bodies.push_back(ImmediateBody(v, tuples[j], j % kBodiesPerKernel));
         }
@@ -334,12 +337,19 @@ TEST_F(PtxasAssemblyTest, EveryImmediateBody) {
 }
 
 // A deterministic spread: every non-video variant, every 1000th video one
-// (the video variants share one frame per operand count).
+// (the video variants share one frame per operand count) and every 100th
+// SIMD video one (two frames: the 2-lane dispatch, the 4-lane gather).
 std::vector<Variant> WholeModuleSample() {
   std::vector<Variant> sample;
-  size_t video = 0;
+  size_t video = 0, simd = 0;
   for (const Variant& v : AllVariants()) {
-    if (!IsVideo(v.family) || video++ % 1000 == 0) sample.push_back(v);
+    if (IsVideo(v.family)) {
+      if (video++ % 1000 == 0) sample.push_back(v);
+    } else if (IsSimdVideo(v.family)) {
+      if (simd++ % 100 == 0) sample.push_back(v);
+    } else {
+      sample.push_back(v);
+    }
   }
   return sample;
 }

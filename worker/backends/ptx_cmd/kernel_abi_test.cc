@@ -138,6 +138,29 @@ TEST(RegisterKernelTest, WrongCarryModeLeavesTheFlagOfThatVariantOnly) {
   EXPECT_EQ(ResultAt(*other, 1), 1u);
 }
 
+// SIMD video through the interpreter: the 2-lane dispatch and the 4-lane
+// prmt gather give the oracle's bits for any canonical selector.
+TEST(RegisterKernelTest, SimdVideoKernelsGiveTheOraclesResults) {
+  std::mt19937_64 rng(11);
+  std::vector<Operands> tuples(48);
+  for (const char* s :
+       {"vadd2.u32.u32.u32", "vavrg2.s32.s32.u32.sat d.h0, a, b, c",
+        "vset2.s32.u32.ge.add", "vabsdiff4.u32.s32.u32.add",
+        "vmin4.s32.s32.s32.sat d.b320, a, b, c", "vset4.u32.s32.lt"}) {
+    const Variant v = V(s);
+    FillEdgeTuples(v, rng, tuples);
+    for (size_t i = 0; i < tuples.size(); i += 2) {
+      tuples[i].v[3] = rng() & SourceMask(v, 3);  // beside the defaults
+    }
+    auto out = Interpret(v, tuples);
+    ASSERT_TRUE(out.ok()) << s << ": " << out.status();
+    for (size_t i = 0; i < tuples.size(); ++i) {
+      ASSERT_EQ(ResultAt(*out, i), Evaluate(v, tuples[i]).bits)
+          << ReplayLine(v, tuples[i], Evaluate(v, tuples[i]));
+    }
+  }
+}
+
 TEST(RegisterKernelTest, ReadsTheKernelsStructure) {
   auto kernel = RegisterKernel::Parse(
       RegisterModule(V("vadd.u32.u32.u32.sat d.b1, a, b.h0, c"), kSm90));

@@ -37,7 +37,6 @@
 #include "worker/backends/ptxas/cubin.h"
 #include "worker/backends/ptxas/ptx_module.h"
 #include "worker/backends/ptxas/sass_constants.h"
-#include "worker/backends/simd_support.h"
 
 namespace ptxdiff {
 namespace {
@@ -196,17 +195,18 @@ bool Foldable(Family f, int sm) {
     case Family::kLop3:
     case Family::kPrmt:
       return false;
-    // Not measured yet: WhyUnsupported declines every SIMD video variant
-    // before asking (WhySimdVideoNotGenerated).
+    // SIMD video (research §8): only the plain forms of these fold
+    // (SimdNeverFolded), and only with the default selectors.
     case Family::kVadd2:
     case Family::kVsub2:
     case Family::kVavrg2:
-    case Family::kVabsdiff2:
     case Family::kVmin2:
     case Family::kVmax2:
-    case Family::kVset2:
     case Family::kVadd4:
     case Family::kVsub4:
+      return true;
+    case Family::kVabsdiff2:
+    case Family::kVset2:
     case Family::kVavrg4:
     case Family::kVabsdiff4:
     case Family::kVmin4:
@@ -276,6 +276,32 @@ bool NeverFoldedCarry(const Variant& v) {
   }
 }
 
+// SIMD video variants of the foldable families (Foldable) that ptxas 13.0
+// folds for no operands (research §8): all but the plain merge form (no
+// .sat, no .add, every lane) with .u32 dtype, atype and btype, and for
+// vmin2/vmax2 also all .s32. Those fold only with the default selectors
+// (DefaultSelectorOnly).
+bool SimdNeverFolded(const Variant& v) {
+  const bool plain =
+      !v.sat && v.secop == SecOp::kNone && v.mask == SimdMask::kNone;
+  const bool all_u32 =
+      v.type == Type::kU32 && v.atype == Type::kU32 && v.btype == Type::kU32;
+  const bool all_s32 =
+      v.type == Type::kS32 && v.atype == Type::kS32 && v.btype == Type::kS32;
+  const bool min_max = v.family == Family::kVmin2 || v.family == Family::kVmax2;
+  return !plain || !(all_u32 || (min_max && all_s32));
+}
+
+// ptxas 13.0 folds a SIMD video instruction only with the default
+// selectors (research §8): a tuple with another is declined before it costs
+// a compile.
+bool FoldsForSelector(const Variant& v, const Operands& o) {
+  if (!IsSimdVideo(v.family)) return true;
+  const int sel = NumSources(v) - 1;
+  return (o.v[sel] & SourceMask(v, sel)) ==
+         DefaultSimdSelector(SimdLanes(v.family));
+}
+
 // Variants of foldable families that ptxas 13.0 folds for no operands on
 // any arch (research §2, 0/12 edge tuples; checked again by
 // PtxasBackendTest.NeverFoldedVariantsDoNotFold): 32- and 64-bit mad.hi
@@ -287,6 +313,7 @@ bool NeverFoldedCarry(const Variant& v) {
 bool NeverFolded(const Variant& v) {
   const int width = TypeWidth(v.type);
   if (NeverFoldedCarry(v)) return true;
+  if (IsSimdVideo(v.family)) return SimdNeverFolded(v);
   switch (v.family) {
     case Family::kMad:
       return v.mul_mode == MulMode::kHi && width >= 32 && !v.sat;
@@ -528,7 +555,6 @@ std::optional<std::string> PtxasBackend::WhyUnsupported(
   if (InfoOf(v.family).isa != TargetIsa::kPtx) {
     return absl::StrCat(opcode, " is not a PTX instruction");
   }
-  if (std::optional<std::string> why = WhySimdVideoNotGenerated(v)) return why;
   if (!foldable_[static_cast<int>(v.family)]) {
     return absl::StrCat("ptxas never folds ", opcode, " on ", arch_.name);
   }
@@ -824,6 +850,12 @@ std::vector<int> PtxasBackend::Admit(Batch& batch,
       continue;
     }
     batch.tuples[i] = {v, wire.operands};
+    if (!FoldsForSelector(v, wire.operands)) {
+      batch.outcomes[i] = Outcome::Decline(
+          DeclineCode::kNotEvaluable,
+          "ptxas 13.0 folds SIMD video only with the default .asel/.bsel");
+      continue;
+    }
     pending.push_back(static_cast<int>(i));
   }
   // Tuples of one variant share kernels, so that a variant ptxas does not

@@ -298,6 +298,7 @@ TEST_F(PtxasBackendTest, NeverFoldedVariantsDoNotFold) {
   std::vector<std::string> never;
   for (const Variant& v : AllVariants()) {
     if (listed_id.Supports(v) || !all_id.Supports(v)) continue;
+    if (IsSimdVideo(v.family)) continue;  // SimdVideoFoldsOnlyPlain, below
     never.push_back(Spell(v));
     std::vector<Operands> ops(12);
     FillEdgeTuples(v, rng, ops);
@@ -363,6 +364,61 @@ TEST_F(PtxasBackendTest, CarryFoldingIsTheSameOnEveryArch) {
       EXPECT_EQ(tried.results[i].code, DeclineCode::kNotEvaluable)
           << never[i].spelling << " folded: update NeverFoldedCarry";
     }
+  }
+}
+
+// SIMD video (research §8): the plain all-.u32 forms (and vmin2/vmax2 all
+// .s32) fold with the default selectors and agree with the oracle; another
+// selector is declined before compiling; a sample of the other variants
+// does not fold even when tried (all_variants=1).
+TEST_F(PtxasBackendTest, SimdVideoFoldsOnlyPlain) {
+  auto listed = Make({});
+  auto all = Make({{"all_variants", "1"}});
+  ASSERT_NE(listed, nullptr);
+  ASSERT_NE(all, nullptr);
+  const WorkerIdentity listed_id = listed->Identity();
+  std::vector<Case> folding;
+  for (const char* s :
+       {"vadd2.u32.u32.u32", "vsub2.u32.u32.u32", "vavrg2.u32.u32.u32",
+        "vmin2.s32.s32.s32", "vmax2.u32.u32.u32", "vadd4.u32.u32.u32",
+        "vsub4.u32.u32.u32"}) {
+    const Variant v = *ParseVariant(s);
+    EXPECT_TRUE(listed_id.Supports(v)) << s;
+    const uint64_t sel = DefaultSimdSelector(SimdLanes(v.family));
+    folding.push_back({s, {{0x7f0180ff, 0x0102fe03, 0x11223344, sel}}});
+    folding.push_back({s, {{0xffff8000, 0x00017fff, 0, sel}}});
+  }
+  const RunReply folded = RunOrDie(*listed, Request(folding));
+  for (size_t i = 0; i < folding.size(); ++i) {
+    const Variant v = *ParseVariant(folding[i].spelling);
+    ASSERT_EQ(folded.results[i].kind, ResultKind::kValue)
+        << folding[i].spelling << ": " << MessageOf(folded, i);
+    EXPECT_EQ(folded.results[i].bits, Evaluate(v, folding[i].operands).bits)
+        << ReplayLine(v, folding[i].operands, Evaluate(v, folding[i].operands));
+  }
+  const RunReply other_selector =
+      RunOrDie(*listed, Request({{"vadd2.u32.u32.u32", {{1, 2, 3, 0x0123}}}}));
+  EXPECT_EQ(other_selector.results[0].code, DeclineCode::kNotEvaluable);
+  EXPECT_THAT(MessageOf(other_selector, 0), HasSubstr("default .asel/.bsel"));
+  std::vector<Case> never;
+  for (const char* s :
+       {"vadd2.s32.s32.s32", "vadd2.u32.u32.u32.sat", "vadd2.u32.u32.u32.add",
+        "vmin2.u32.u32.u32 d.h0, a, b, c", "vmin2.u32.s32.s32",
+        "vadd4.s32.s32.s32", "vsub4.u32.u32.u32 d.b10, a, b, c"}) {
+    const Variant v = *ParseVariant(s);
+    EXPECT_FALSE(listed_id.Supports(v)) << s;
+    never.push_back({s,
+                     {{0x7f0180ff, 0x0102fe03, 0x11223344,
+                       DefaultSimdSelector(SimdLanes(v.family))}}});
+  }
+  const RunReply tried = RunOrDie(*all, Request(never));
+  for (size_t i = 0; i < never.size(); ++i) {
+    EXPECT_EQ(tried.results[i].code, DeclineCode::kNotEvaluable)
+        << never[i].spelling << " folded: update SimdNeverFolded";
+  }
+  for (const char* s :
+       {"vabsdiff2.u32.u32.u32", "vset4.u32.u32.eq", "vmin4.u32.u32.u32"}) {
+    EXPECT_FALSE(listed_id.Supports(*ParseVariant(s))) << s;
   }
 }
 

@@ -274,8 +274,8 @@ absl::StatusOr<RegisterKernel> RegisterKernel::Parse(absl::string_view ptx) {
     // nearest spellings).
     auto parse = [&] { return ParseVariant(absl::StrReplaceAll(rest, {{"%", ""}})); };
     auto add_oracle = [&](const Variant& v) -> absl::Status {
-      // CC.CF, addc's carry in, is read implicitly: no operand.
-      const int written = NumSources(v) - (HasCarryIn(v) ? 1 : 0);
+      // A SIMD selector is written as a/b suffixes, not as an operand.
+      const int written = NumWrittenSources(v);
       if (operands.size() != static_cast<size_t>(written) + 1) {
         return fail(
             absl::StrCat("expected a destination and ", written, " sources"));
@@ -285,6 +285,13 @@ absl::StatusOr<RegisterKernel> RegisterKernel::Parse(absl::string_view ptx) {
       PTXDIFF_RETURN_IF_ERROR(set_dst(operands[0]));
       for (size_t i = 1; i < operands.size(); ++i) {
         PTXDIFF_RETURN_IF_ERROR(add_source(operands[i]));
+      }
+      if (IsSimdVideo(v.family)) {
+        auto sel =
+            SpelledSimdSelector(v, absl::StrReplaceAll(rest, {{"%", ""}}));
+        if (!sel.ok()) return fail(sel.status().message());
+        s.sources.push_back(
+            Operand{.kind = Operand::kImmediate, .value = *sel});
       }
       return absl::OkStatus();
     };
