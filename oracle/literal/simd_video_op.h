@@ -4,9 +4,9 @@
 //   LiteralSimdVideo(SimdVideoOpOf<LiteralSimdOp>(v), a, b, c, sel)
 //
 // is the literal oracle's answer for a tuple of `v`. A template over the
-// description's type, so that this mapping is written and tested from the
-// table alone (simd_video_op_test.cc mirrors the struct) and wiring the
-// literal oracle in is that one call.
+// description's type: it was written from the table alone, before the
+// literal SIMD oracle existed, and wiring that oracle in was this one call
+// (SimdVideo in literal_oracle.cc).
 
 #ifndef PTXDIFF_ORACLE_LITERAL_SIMD_VIDEO_OP_H_
 #define PTXDIFF_ORACLE_LITERAL_SIMD_VIDEO_OP_H_

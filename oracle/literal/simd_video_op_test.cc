@@ -1,34 +1,23 @@
-// SimdVideoOpOf against a mirror of the literal SIMD video oracle's
-// LiteralSimdOp (literal_simd_video.h, pending): the fields the design fixes.
+// SimdVideoOpOf: a variant as the literal SIMD video oracle's LiteralSimdOp.
 
 #include "oracle/literal/simd_video_op.h"
 
 #include "gtest/gtest.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
+#include "oracle/literal/literal_simd_video.h"
 
 namespace ptxdiff {
 namespace {
 
-// The shape of LiteralSimdOp, field for field.
-struct MirrorSimdOp {
-  int lanes;
-  enum class Op { kAdd, kSub, kAvrg, kAbsdiff, kMin, kMax, kSet } op;
-  bool d_signed, a_signed, b_signed;
-  bool sat;
-  bool accumulate;
-  Cmp cmp;
-  uint32_t mask_lanes;
-};
-
-MirrorSimdOp OpOf(const char* spelling) {
-  return SimdVideoOpOf<MirrorSimdOp>(*ParseVariant(spelling));
+LiteralSimdOp OpOf(const char* spelling) {
+  return SimdVideoOpOf<LiteralSimdOp>(*ParseVariant(spelling));
 }
 
 TEST(SimdVideoOpTest, MergeFormWithSaturationAndMixedTypes) {
-  const MirrorSimdOp op = OpOf("vadd2.s32.u32.s32.sat");
+  const LiteralSimdOp op = OpOf("vadd2.s32.u32.s32.sat");
   EXPECT_EQ(op.lanes, 2);
-  EXPECT_EQ(op.op, MirrorSimdOp::Op::kAdd);
+  EXPECT_EQ(op.op, LiteralSimdOp::Op::kAdd);
   EXPECT_TRUE(op.d_signed);
   EXPECT_FALSE(op.a_signed);
   EXPECT_TRUE(op.b_signed);
@@ -39,17 +28,17 @@ TEST(SimdVideoOpTest, MergeFormWithSaturationAndMixedTypes) {
 }
 
 TEST(SimdVideoOpTest, AccumulateFormWithAMask) {
-  const MirrorSimdOp op = OpOf("vavrg4.u32.u32.u32.add d.b310, a, b, c");
+  const LiteralSimdOp op = OpOf("vavrg4.u32.u32.u32.add d.b310, a, b, c");
   EXPECT_EQ(op.lanes, 4);
-  EXPECT_EQ(op.op, MirrorSimdOp::Op::kAvrg);
+  EXPECT_EQ(op.op, LiteralSimdOp::Op::kAvrg);
   EXPECT_FALSE(op.sat);
   EXPECT_TRUE(op.accumulate);
   EXPECT_EQ(op.mask_lanes, 0b1011u);
 }
 
 TEST(SimdVideoOpTest, VsetHasACmpAndNoDtype) {
-  const MirrorSimdOp op = OpOf("vset2.s32.u32.ge d.h1, a, b, c");
-  EXPECT_EQ(op.op, MirrorSimdOp::Op::kSet);
+  const LiteralSimdOp op = OpOf("vset2.s32.u32.ge d.h1, a, b, c");
+  EXPECT_EQ(op.op, LiteralSimdOp::Op::kSet);
   EXPECT_FALSE(op.d_signed);
   EXPECT_TRUE(op.a_signed);
   EXPECT_EQ(op.cmp, Cmp::kGe);
@@ -57,16 +46,16 @@ TEST(SimdVideoOpTest, VsetHasACmpAndNoDtype) {
 }
 
 TEST(SimdVideoOpTest, EveryFamilyMapsToItsOperation) {
-  const std::pair<Family, MirrorSimdOp::Op> expected[] = {
-      {Family::kVadd2, MirrorSimdOp::Op::kAdd},
-      {Family::kVsub4, MirrorSimdOp::Op::kSub},
-      {Family::kVavrg2, MirrorSimdOp::Op::kAvrg},
-      {Family::kVabsdiff4, MirrorSimdOp::Op::kAbsdiff},
-      {Family::kVmin2, MirrorSimdOp::Op::kMin},
-      {Family::kVmax4, MirrorSimdOp::Op::kMax},
-      {Family::kVset4, MirrorSimdOp::Op::kSet}};
+  const std::pair<Family, LiteralSimdOp::Op> expected[] = {
+      {Family::kVadd2, LiteralSimdOp::Op::kAdd},
+      {Family::kVsub4, LiteralSimdOp::Op::kSub},
+      {Family::kVavrg2, LiteralSimdOp::Op::kAvrg},
+      {Family::kVabsdiff4, LiteralSimdOp::Op::kAbsdiff},
+      {Family::kVmin2, LiteralSimdOp::Op::kMin},
+      {Family::kVmax4, LiteralSimdOp::Op::kMax},
+      {Family::kVset4, LiteralSimdOp::Op::kSet}};
   for (const auto& [family, op] : expected) {
-    EXPECT_EQ(SimdLaneOpOf<MirrorSimdOp>(family), op) << InfoOf(family).opcode;
+    EXPECT_EQ(SimdLaneOpOf<LiteralSimdOp>(family), op) << InfoOf(family).opcode;
   }
 }
 
