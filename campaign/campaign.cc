@@ -57,7 +57,8 @@ Campaign::Campaign(CampaignOptions options, TriageStore store,
       queue_(TupleQueue::Options{}),
       supported_(AllVariants().size()),
       offered_classes_(AllVariants().size()),
-      declines_(std::make_unique<DeclineModel>()) {
+      declines_(std::make_unique<DeclineModel>()),
+      fuzz_undefined_(options_.undefined_share) {
   stats_.reached.resize(AllVariants().size());
 }
 
@@ -133,22 +134,12 @@ Lane Campaign::LaneFor(int index, uint32_t classes) {
   return Lane::kRoutine;
 }
 
-bool Campaign::WithinUndefinedShare(const Result& oracle) const {
-  return oracle.defined() ||
-         admitted_undefined_ + 1 <= options_.undefined_share * (admitted_ + 1);
-}
-
-void Campaign::CountQueued(const Result& oracle) {
-  ++admitted_;
-  if (!oracle.defined()) ++admitted_undefined_;
-}
-
 void Campaign::Offer(const Tuple& t, const Result& oracle, uint32_t classes) {
   const int index = VariantIndex(t.variant);
   int64_t unsupported = 0, undefined = 0;
   if (!Wanted(t.variant, index)) {
     unsupported = 1;
-  } else if (!WithinUndefinedShare(oracle)) {
+  } else if (!fuzz_undefined_.Admits(oracle.defined())) {
     undefined = 1;
   } else {
     const Lane lane = LaneFor(index, classes);
@@ -159,11 +150,9 @@ void Campaign::Offer(const Tuple& t, const Result& oracle, uint32_t classes) {
     const bool thinned = lane == Lane::kRoutine && queue_.Saturated() &&
                          routine_keep_one_in_[f] > 1 &&
                          routine_seen_[f]++ % routine_keep_one_in_[f] != 0;
-    // The share counts what the queue took: a defined repeat it turns away
-    // as a duplicate must not make room for another undefined tuple.
     if (!thinned && declines_->Worth(index, DeclineClass(t, oracle)) &&
         queue_.Offer(t, lane) == Admission::kQueued) {
-      CountQueued(oracle);
+      fuzz_undefined_.CountQueued(oracle.defined());
     }
   }
   std::lock_guard<std::mutex> lock(mu_);
@@ -231,7 +220,8 @@ void Campaign::SystematicLoop() {
   for (int f = 0; f < kNumFamilies; ++f) {
     if (family_cost_[f] > 0) source.SetFamilyCost(static_cast<Family>(f), family_cost_[f]);
   }
-  int64_t admitted = 0, undefined = 0, produced = 0, unwanted_runs = 0;
+  int64_t produced = 0, unwanted_runs = 0;
+  UndefinedShare undefined_share(options_.undefined_share);
   std::vector<Tuple> run, keep;
   std::vector<bool> keep_defined;
   std::vector<Operands> ops;
@@ -261,15 +251,11 @@ void Campaign::SystematicLoop() {
       keep.push_back(run[i]);
       keep_defined.push_back(results[i].defined());
     }
-    // The undefined share is of what the queue takes: the tails repeat
-    // defined tuples more often than undefined ones, and a duplicate turned
-    // away must not make room for an undefined tuple.
+    // Counted over what the queue takes (the tails repeat defined tuples
+    // more often than undefined ones).
     const auto admit = [&](size_t i) {
-      if (!keep_defined[i]) {
-        if (undefined + 1 > options_.undefined_share * (admitted + 1)) return false;
-        ++undefined;
-      }
-      ++admitted;
+      if (!undefined_share.Admits(keep_defined[i])) return false;
+      undefined_share.CountQueued(keep_defined[i]);
       return true;
     };
     if (!keep.empty() && !queue_.PutMany(keep, Lane::kSystematic, admit)) break;

@@ -97,6 +97,26 @@ struct CampaignStats {
   int64_t variants_reached = 0;
 };
 
+// The undefined share (CampaignOptions::undefined_share) of one producer,
+// counted over the tuples the queue took: a repeat it turns away as a
+// duplicate must not make room for an undefined tuple.
+class UndefinedShare {
+ public:
+  explicit UndefinedShare(double share) : share_(share) {}
+  // True if a tuple with a result `defined` or not may be queued now.
+  bool Admits(bool defined) const {
+    return defined || undefined_ + 1 <= share_ * (queued_ + 1);
+  }
+  void CountQueued(bool defined) {
+    ++queued_;
+    if (!defined) ++undefined_;
+  }
+
+ private:
+  double share_;
+  int64_t queued_ = 0, undefined_ = 0;
+};
+
 class Campaign {
  public:
   // Starts the workers, the senders, the filer and the systematic source.
@@ -152,10 +172,6 @@ class Campaign {
   void FlushRepeats();
   bool Wanted(const Variant& v, int index) const;
   Lane LaneFor(int index, uint32_t classes);
-  // The undefined share (CampaignOptions::undefined_share) over the fuzz
-  // loop's tuples the queue took.
-  bool WithinUndefinedShare(const Result& oracle) const;
-  void CountQueued(const Result& oracle);
 
   CampaignOptions options_;
   TriageStore store_;
@@ -193,7 +209,7 @@ class Campaign {
   bool filer_busy_ = false;
   std::deque<FilingJob> filing_;
   std::condition_variable filing_ready_;
-  int64_t admitted_ = 0, admitted_undefined_ = 0;  // queued; fuzz loop thread only
+  UndefinedShare fuzz_undefined_;  // fuzz loop thread only
 };
 
 }  // namespace ptxdiff
