@@ -72,6 +72,11 @@ absl::string_view SpellCmp(Cmp c) {
   static_assert(std::size(kNames) == kNumCmps);
   return kNames[static_cast<int>(c)];
 }
+absl::string_view SpellBoolOp(BoolOp b) {
+  static constexpr absl::string_view kNames[] = {"", "and", "or", "xor"};
+  static_assert(std::size(kNames) == kNumBoolOps);
+  return kNames[static_cast<int>(b)];
+}
 absl::string_view SpellScale(Scale s) {
   static constexpr absl::string_view kNames[] = {"", "shr7", "shr15"};
   static_assert(std::size(kNames) == kNumScales);

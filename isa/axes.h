@@ -138,6 +138,11 @@ enum class Cmp : uint8_t {
 };
 inline constexpr int kNumCmps = static_cast<int>(Cmp::kHs) + 1;
 
+// setp's `.and`/`.or`/`.xor`, which combine the comparison with a predicate
+// source c (PTX ISA 9.7.6.2: `p = BoolOp(t, c)`); kNone is the plain form.
+enum class BoolOp : uint8_t { kNone, kAnd, kOr, kXor };
+inline constexpr int kNumBoolOps = static_cast<int>(BoolOp::kXor) + 1;
+
 // prmt's `.f4e` .. `.rc16`; kNone is the generic form, whose selectors come
 // from c's four nibbles.
 enum class PrmtMode : uint8_t { kNone, kF4e, kB4e, kRc8, kEcl, kEcr, kRc16 };
@@ -188,6 +193,7 @@ absl::string_view SpellDirection(Direction d);
 absl::string_view SpellSel(Sel s);
 absl::string_view SpellSecOp(SecOp s);
 absl::string_view SpellCmp(Cmp c);
+absl::string_view SpellBoolOp(BoolOp b);
 absl::string_view SpellScale(Scale s);
 absl::string_view SpellPrmtMode(PrmtMode m);
 absl::string_view SpellSimdMask(SimdMask m);  // "h0", "b310"; "" for all

@@ -26,9 +26,9 @@ std::string Level(const IsaLevel& level) {
 constexpr Axis kDocOrder[] = {
     Axis::kType,      Axis::kAtype,     Axis::kBtype,    Axis::kMulMode,
     Axis::kShiftMode, Axis::kDirection, Axis::kPrmtMode, Axis::kCmp,
-    Axis::kScale,     Axis::kSat,       Axis::kCc,       Axis::kRelu,
-    Axis::kShiftamt,  Axis::kSecOp,     Axis::kDsel,     Axis::kAsel,
-    Axis::kBsel,      Axis::kVmadForm,  Axis::kMask};
+    Axis::kBoolOp,    Axis::kScale,     Axis::kSat,      Axis::kCc,
+    Axis::kRelu,      Axis::kShiftamt,  Axis::kSecOp,    Axis::kDsel,
+    Axis::kAsel,      Axis::kBsel,      Axis::kVmadForm, Axis::kMask};
 
 constexpr bool ListsEveryAxisOnce(std::span<const Axis> order) {
   bool seen[kNumAxes] = {};

@@ -354,9 +354,8 @@ std::vector<FamilyInfo> BuildTable() {
                    PrmtMode::kRc16};
 
   // Comparison and selection (PTX ISA 9.7.6) and integer-to-integer cvt
-  // (9.7.9.21). setp's BoolOp combine forms and its `p|q` pair, slct's
-  // `.f32` c (and `.ftz`), and cvt's rounding and floating-point forms are
-  // left out.
+  // (9.7.9.21). setp's second destination (`p|q`), slct's `.f32` c (and
+  // `.ftz`), and cvt's rounding and floating-point forms are left out.
   const std::vector<Type> kCompareTypes = {T::kB16, T::kB32, T::kB64,
                                            T::kU16, T::kU32, T::kU64,
                                            T::kS16, T::kS32, T::kS64};
@@ -364,10 +363,13 @@ std::vector<FamilyInfo> BuildTable() {
                                        T::kS8,  T::kS16, T::kS32, T::kS64};
   const absl::string_view kPtxCompareText = "PTX ISA text (9.7.6, 9.7.9.21)";
   f = simple(Family::kSetp, "setp", "PTX ISA 9.7.6.2", kPtx10AllSm,
-             "p = a cmp b (a predicate: 1 or 0)", 2, kCompareTypes);
-  f->syntax = ".cmp.type", f->source = kPtxCompareText, f->legal = SetpRule;
+             "p = a cmp b, or (a cmp b) boolop c (predicates: 1 or 0)", 2,
+             kCompareTypes);
+  f->syntax = ".cmp.boolop.type", f->source = kPtxCompareText,
+  f->legal = SetpRule;
   f->cmps = {Cmp::kEq, Cmp::kNe, Cmp::kLt, Cmp::kLe, Cmp::kGt,
              Cmp::kGe, Cmp::kLo, Cmp::kLs, Cmp::kHi, Cmp::kHs};
+  f->bool_ops = {BoolOp::kNone, BoolOp::kAnd, BoolOp::kOr, BoolOp::kXor};
   f = simple(Family::kSelp, "selp", "PTX ISA 9.7.6.3", kPtx10AllSm,
              "d = c ? a : b (c a predicate)", 3, kCompareTypes);
   f->source = kPtxCompareText;
@@ -615,7 +617,9 @@ int NumSources(const Variant& v) {
   const int base = InfoOf(v.family).num_sources;
   const bool video_c = IsVideo(v.family) && v.family != Family::kVmad &&
                        (v.secop != SecOp::kNone || v.dsel != Sel::kNone);
-  return base + (video_c ? 1 : 0);
+  // setp's `.and`/`.or`/`.xor` read a predicate c.
+  const bool bool_op_c = v.bool_op != BoolOp::kNone;
+  return base + (video_c || bool_op_c ? 1 : 0);
 }
 
 bool HasCarryIn(const Variant& v) { return InfoOf(v.family).carry_in; }
@@ -644,6 +648,7 @@ int SourceWidth(const Variant& v, int i) {
     case Family::kLop3:
       return i == 3 ? 8 : 32;
     case Family::kSelp:
+    case Family::kSetp:
       return i == 2 ? 1 : TypeWidth(v.type);  // c is a predicate
     case Family::kSlct:
       return i == 2 ? 32 : TypeWidth(v.type);  // c is `.s32`

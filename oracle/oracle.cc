@@ -445,6 +445,17 @@ Result EvalPrmt(const Variant& v, const Operands& o) {
 // Comparison and selection (PTX ISA 9.7.6) and integer cvt (9.7.9.21)
 // ---------------------------------------------------------------------------
 
+// setp's `p = BoolOp(t, c)`; the plain form is `p = t`.
+bool CombinePredicate(BoolOp op, bool t, bool c) {
+  switch (op) {
+    case BoolOp::kAnd: return t && c;
+    case BoolOp::kOr: return t || c;
+    case BoolOp::kXor: return t != c;
+    case BoolOp::kNone: break;
+  }
+  return t;
+}
+
 // setp: the predicate as 1 or 0. lt..ge compare as `.type` reads a and b
 // (signed or unsigned), lo..hs are the unsigned ones (unsigned types only).
 // Both read as 128-bit integers, so a u64 above 2^63 stays positive.
@@ -467,7 +478,7 @@ Result EvalSetp(const Variant& v, const Operands& o) {
     case Cmp::kHs: r = a >= b; break;
     case Cmp::kNone: break;
   }
-  return Defined(r ? 1 : 0);
+  return Defined(CombinePredicate(v.bool_op, r, o.v[2] & 1) ? 1 : 0);
 }
 
 // selp: c is a predicate (its low bit).
