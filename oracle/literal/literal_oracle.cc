@@ -1076,15 +1076,23 @@ Result Prmt(const Variant& v, const Operands& ops) {
 
 // ---------------------------------------------------------------------------
 // Comparison and selection (PTX ISA 9.7.6.2-9.7.6.4) and integer-to-integer
-// cvt (9.7.9.21). Only the plain forms: setp without `.BoolOp` and `p|q`,
-// slct with an `.s32` c, cvt without rounding modifiers (spec-notes).
+// cvt (9.7.9.21). setp with and without `.BoolOp`, but its first destination
+// p only (no `p|q`); slct with an `.s32` c; cvt without rounding modifiers
+// (spec-notes).
 // ---------------------------------------------------------------------------
 
-// 9.7.6.2 setp: "Compare two numeric values with a relational operator".
-// "Operands a and b have type .type", so they are read as the type says:
-// signed for .s16/.s32/.s64, unsigned for .u16/.u32/.u64 and (as bits) for
-// .b16/.b32/.b64, whose only comparisons are eq and ne ("The untyped,
-// bit-size comparisons are eq and ne").
+// 9.7.6.2 setp: "Compare two numeric values with a relational operator, and
+// (optionally) combine this result with a predicate value by applying a
+// Boolean operator". "Operands a and b have type .type", so they are read as
+// the type says: signed for .s16/.s32/.s64, unsigned for .u16/.u32/.u64 and
+// (as bits) for .b16/.b32/.b64, whose only comparisons are eq and ne ("The
+// untyped, bit-size comparisons are eq and ne").
+// The combine forms are "setp.CmpOp.BoolOp.type p[|q], a, b, {!}c;" with
+// ".BoolOp = { and, or, xor }". A tuple has one result, p: the second
+// destination q ("A related value computed using the complement of the
+// compare result is written to the second destination operand", "q =
+// BoolOp(!t, c);") is not modelled, and `!c` is no variant of its own (it is
+// c complemented, and c takes both values anyway).
 Result Setp(const Variant& v, const Operands& ops) {
   const Integer a = Typed(v, ops, 0);
   const Integer b = Typed(v, ops, 1);
@@ -1134,7 +1142,30 @@ Result Setp(const Variant& v, const Operands& ops) {
   }
   const Integer t = compare ? 1 : 0;
   // "p = BoolOp(t, c);" with no BoolOp (and no c): p = t, a predicate, 1 bit.
-  return Defined(v, t);
+  if (v.bool_op == BoolOp::kNone) return Defined(v, t);
+  // With a BoolOp, c is source 2 ("operands p, q, and c have type .pred"): a
+  // predicate, one bit (SourceWidth(v, 2) is 1), 1 True and 0 False.
+  const Integer c = Operand(v, ops, 2, /*is_signed=*/false);
+  // "p = BoolOp(t, c);" The spec names the operators and does not spell them
+  // out; each is read as the instruction of that name on predicates (9.7.8.1
+  // and, 9.7.8.2 or, 9.7.8.3 xor: "Allowed types include predicate
+  // registers"), applied to the two one-bit values t and c.
+  Integer p = 0;
+  switch (v.bool_op) {
+    case BoolOp::kAnd:  // "d = a & b;": True when t and c are both True
+      p = (t == 1 && c == 1) ? 1 : 0;
+      break;
+    case BoolOp::kOr:  // "d = a | b;": True when t or c (or both) is True
+      p = (t == 1 || c == 1) ? 1 : 0;
+      break;
+    case BoolOp::kXor:  // "d = a ^ b;": True when exactly one of t, c is True
+      p = (t != c) ? 1 : 0;
+      break;
+    case BoolOp::kNone:
+      break;
+  }
+  // "This result is written to the first destination operand": p, 1 bit.
+  return Defined(v, p);
 }
 
 // 9.7.6.3 selp: "If c is True, a is stored in d, b otherwise. [...] Operand c
