@@ -48,8 +48,9 @@ TEST(FamilyTableTest, VariantCountsMatchTheSpec) {
   EXPECT_EQ(CountOf(Family::kVmad), 8 * 2 * 3 * 7 * 7 * 4);
   EXPECT_EQ(CountOf(Family::kVset), 4 * 6 * 7 * 7 * 10);
   EXPECT_EQ(CountOf(Family::kVisaShl), 8 * 8 * 8 * 2);
-  // b16..b64 x eq/ne; u16..u64 x eq..ge, lo..hs; s16..s64 x eq..ge
-  EXPECT_EQ(CountOf(Family::kSetp), 3 * 2 + 3 * 10 + 3 * 6);
+  // (b16..b64 x eq/ne; u16..u64 x eq..ge, lo..hs; s16..s64 x eq..ge) x
+  // (plain, .and, .or, .xor)
+  EXPECT_EQ(CountOf(Family::kSetp), (3 * 2 + 3 * 10 + 3 * 6) * 4);
   EXPECT_EQ(CountOf(Family::kSelp), 9);
   EXPECT_EQ(CountOf(Family::kSlct), 9);
   // 8 x 8 pairs, and .sat where dtype's range does not hold atype's: of the

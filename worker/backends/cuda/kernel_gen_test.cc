@@ -295,8 +295,9 @@ TEST(ImmediateModuleTest, CarriesAreSetAndReadAroundTheInstruction) {
 // hold one per canonical selector. No other line uses the family's opcode,
 // except the store's widening of %dst into %result (cvt.u64.u16 in a cvt
 // kernel, selp.u64 in a selp one), the result slot's address (add.u64
-// %slot) and CC.CF's setter and reader (%cc_in, %cc_out: addc.u32 %cc_out
-// in an addc kernel).
+// %slot), CC.CF's setter and reader (%cc_in, %cc_out: addc.u32 %cc_out
+// in an addc kernel) and a predicate source's load (setp.ne.u32 %src2 in a
+// setp.lt.and kernel).
 TEST(RegisterModuleTest, EveryInstructionParsesBackToItsVariant) {
   int checked = 0;
   for (const Variant& v : AllVariants()) {
@@ -314,7 +315,8 @@ TEST(RegisterModuleTest, EveryInstructionParsesBackToItsVariant) {
         if (absl::StartsWith(line, opcode) && dest == "%result") {
           ASSERT_TRUE(absl::StrContains(line, ", %dst;")) << line;
         } else if (absl::StartsWith(line, opcode)) {
-          ASSERT_THAT(dest, testing::AnyOf("%slot", "%cc_in", "%cc_out"))
+          ASSERT_THAT(dest, testing::AnyOf("%slot", "%cc_in", "%cc_out",
+                                           "%src2"))
               << Spell(v) << ": " << line;
         }
         continue;  // loads, branches, the store
