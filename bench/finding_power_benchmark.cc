@@ -10,11 +10,13 @@
 // AllVariants() with uniformly random operand bits, through WorkerClient,
 // until a backend value differs from a defined oracle result, timed from
 // starting its worker. Campaign: `ptxdiff fuzz --backend exec:WRAPPER
-// --max-time BUDGET` in a temp dir, timed from its start until the first
-// entry appears in its triage directory (so start-up, minimization and
-// filing included). Both are capped at --budget. Beside the seconds, the
-// tuples each checked up to its first mismatch (the campaign's from its stats
-// file's `first_mismatch_after`): the search's power without the start-up.
+// --max-time BUDGET` in a temp dir, timed from its start until it judged its
+// first mismatch (its stats files' `first_mismatch_unix_ms`; start-up
+// included, as the uniform search's worker start is), and until the first
+// entry appears in its triage directory (minimization and filing included
+// too). Both are capped at --budget. Beside the seconds, the tuples each
+// checked up to its first mismatch (the campaign's from its stats files'
+// `first_mismatch_after`): the search's power without the start-up.
 
 #include <fcntl.h>
 #include <signal.h>
@@ -76,6 +78,7 @@ struct Outcome {
   std::optional<double> seconds;  // time to find; empty if not found
   std::string what;               // the mismatching tuple or the triage entry
   int64_t tuples = 0;  // checked until the first mismatch, it included; 0 unknown
+  std::optional<double> filed;  // the campaign's: time until it filed it
 };
 
 absl::StatusOr<std::unique_ptr<WorkerClient>> StartFaulty(const std::string& bug) {
@@ -156,9 +159,10 @@ pid_t Spawn(const std::vector<std::string>& argv, const std::string& log) {
   return pid.ok() ? *pid : -1;
 }
 
-// The campaign's tuples checked up to its first mismatch: the earliest
-// `first_mismatch_after` in the stats files under `out`; 0 if none says.
-int64_t FirstMismatchAfter(const std::string& out) {
+// The campaign's first mismatch, the earliest over the stats files under
+// `out` of `key` (`first_mismatch_after`: tuples checked up to it, it
+// included; `first_mismatch_unix_ms`: when); 0 if none says.
+int64_t EarliestStat(const std::string& out, absl::string_view key) {
   namespace fs = std::filesystem;
   int64_t first = 0;
   std::error_code ec;
@@ -168,7 +172,8 @@ int64_t FirstMismatchAfter(const std::string& out) {
     for (std::string line; std::getline(in, line);) {
       int64_t n = 0;
       absl::string_view value = line;
-      if (absl::ConsumePrefix(&value, "first_mismatch_after=") && absl::SimpleAtoi(value, &n) &&
+      if (absl::ConsumePrefix(&value, key) && absl::ConsumePrefix(&value, "=") &&
+          absl::SimpleAtoi(value, &n) &&
           n > 0 && (first == 0 || n < first)) {
         first = n;
       }
@@ -201,12 +206,14 @@ Outcome CampaignSearch(const Bug& bug, const Flags& flags, std::string& command)
       "--dir", dir + "/triage", "--max-time", absl::StrCat(max_time)};
   command = absl::StrJoin(argv, " ") + " > " + dir + "/campaign.log 2>&1";
   const absl::Time start = absl::Now();
+  const int64_t start_unix_ms = absl::ToUnixMillis(start);
   const pid_t pid = Spawn(argv, dir + "/campaign.log");
   if (pid < 0) return {std::nullopt, "cannot start " + flags.ptxdiff};
   Outcome outcome{std::nullopt, "see " + dir + "/campaign.log"};
   while (absl::ToDoubleSeconds(absl::Now() - start) < flags.budget) {
     if (std::string entry = FirstEntry(dir + "/triage"); !entry.empty()) {
-      outcome = {absl::ToDoubleSeconds(absl::Now() - start), entry};
+      const double filed = absl::ToDoubleSeconds(absl::Now() - start);
+      outcome = {filed, entry, 0, filed};
       break;
     }
     if (waitpid(pid, nullptr, WNOHANG) != 0) return outcome;  // ended early
@@ -214,16 +221,24 @@ Outcome CampaignSearch(const Bug& bug, const Flags& flags, std::string& command)
   }
   // The stats file is rewritten about once a second, and a stop skips the
   // last write (libFuzzer exits at once on SIGINT): wait for the figure.
-  for (int i = 0; outcome.seconds && i < 30 && outcome.tuples == 0; ++i) {
-    outcome.tuples = FirstMismatchAfter(dir + "/out");
-    if (outcome.tuples == 0) usleep(100000);
+  int64_t found_unix_ms = 0;
+  for (int i = 0; outcome.seconds && i < 30 && found_unix_ms == 0; ++i) {
+    outcome.tuples = EarliestStat(dir + "/out", "first_mismatch_after");
+    found_unix_ms = EarliestStat(dir + "/out", "first_mismatch_unix_ms");
+    if (found_unix_ms == 0) usleep(100000);
   }
+  if (found_unix_ms > 0) outcome.seconds = (found_unix_ms - start_unix_ms) / 1000.0;
   Stop(pid);
   return outcome;
 }
 
 std::string Seconds(const std::optional<double>& s, double budget) {
-  return s ? absl::StrFormat("%.2f", *s) : absl::StrFormat("not found in %.0f s", budget);
+  if (!s) return absl::StrFormat("not found in %.0f s", budget);
+  return absl::StrFormat("%.2f", *s);
+}
+
+std::string SecondsOrDash(const std::optional<double>& s) {
+  return s ? absl::StrFormat("%.2f", *s) : "-";
 }
 
 // The median run: by time, a run that did not find the bug counting as
@@ -283,8 +298,8 @@ int Main(int argc, char** argv) {
               static_cast<unsigned long long>(flags.seed + flags.repeat - 1), AllVariants().size(),
               flags.budget, flags.repeat);
   std::vector<std::string> commands, notes;
-  std::printf("%-22s %12s %12s %7s %16s %16s\n", "planted bug", "campaign s", "uniform s",
-              "ratio", "campaign tuples", "uniform tuples");
+  std::printf("%-22s %12s %9s %12s %7s %16s %16s\n", "planted bug", "campaign s", "filed s",
+              "uniform s", "ratio", "campaign tuples", "uniform tuples");
   for (const Bug& bug : kBugs) {
     if (!flags.only.empty() && flags.only != bug.name) continue;
     if (!SelfCheck(bug)) {
@@ -303,8 +318,9 @@ int Main(int argc, char** argv) {
     const Outcome campaign =
         campaigns.empty() ? Outcome{std::nullopt, "no --ptxdiff"} : Median(campaigns);
     const Outcome uniform = Median(uniforms);
-    std::printf("%-22s %12s %12s %7s %16s %16s\n", bug.name,
+    std::printf("%-22s %12s %9s %12s %7s %16s %16s\n", bug.name,
                 flags.ptxdiff.empty() ? "-" : Seconds(campaign.seconds, flags.budget).c_str(),
+                SecondsOrDash(campaign.filed).c_str(),
                 Seconds(uniform.seconds, flags.budget).c_str(),
                 Ratio(campaign, uniform, flags.budget).c_str(), Tuples(campaign).c_str(),
                 Tuples(uniform).c_str());

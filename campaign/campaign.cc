@@ -319,6 +319,7 @@ void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
   std::lock_guard<std::mutex> lock(mu_);
   if (first_mismatch >= 0 && stats_.first_mismatch_after == 0) {
     stats_.first_mismatch_after = stats_.counts.tuples + first_mismatch + 1;
+    stats_.first_mismatch_unix_ms = absl::ToUnixMillis(absl::Now());
   }
   stats_.counts += counts;
   for (int c = 0; c < 5; ++c) stats_.declined_by_code[c] += by_code[c];

@@ -93,6 +93,9 @@ struct CampaignStats {
   // Tuples judged when the first mismatch was, that one included; 0 before
   // any (the finding-power benchmark's tuples-to-find).
   int64_t first_mismatch_after = 0;
+  // When that was (wall clock, ms since the epoch), so that a benchmark that
+  // started the process can tell time-to-find from time-to-file.
+  int64_t first_mismatch_unix_ms = 0;
   std::vector<bool> reached;         // by VariantIndex: got a non-decline
   int64_t variants_reached = 0;
 };

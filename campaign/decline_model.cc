@@ -19,7 +19,16 @@ uint32_t DeclineClass(const Tuple& t, const Result& oracle) {
     unit |= (x == 1 || x == LowMask(width)) << i;
   }
   const bool identity = oracle.bits == Low(t.operands.v[0], ResultWidth(t.variant));
-  return zero | unit << 4 | uint32_t{identity} << 8;
+  // ptxas folds a carry chain only when no carry passes along it (research
+  // §8), and a SIMD video instruction only with the default selectors (§9).
+  bool default_selectors = false;
+  for (int i = 0; i < NumSources(t.variant); ++i) {
+    if (!IsSelectorSource(t.variant, i)) continue;
+    default_selectors = (t.operands.v[i] & SourceMask(t.variant, i)) ==
+                        DefaultSimdSelector(SimdLanes(t.variant.family));
+  }
+  return zero | unit << 4 | uint32_t{identity} << 8 |
+         uint32_t{oracle.carry} << 9 | uint32_t{default_selectors} << 10;
 }
 
 DeclineModel::DeclineModel()
@@ -33,7 +42,7 @@ bool DeclineModel::Declining(int32_t answered, int64_t declined, int32_t min_ans
 }
 
 DeclineModel::Slot& DeclineModel::SlotFor(int index, uint32_t cls) {
-  uint64_t h = (static_cast<uint64_t>(index) << 9 | cls) * 0x9e3779b97f4a7c15ull;
+  uint64_t h = (static_cast<uint64_t>(index) << kDeclineClassBits | cls) * 0x9e3779b97f4a7c15ull;
   return slots_[h >> (64 - kSlotBits)];
 }
 

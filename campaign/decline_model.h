@@ -7,7 +7,9 @@
 // compiles every tuple it does not fold alone to prove it — the campaign's
 // dominant cost on ptxas. So the model counts answers per (variant, decline
 // class), where the class says which sources are 0, which are 1 or all ones,
-// and whether the result equals source a. A class answered at least
+// whether the result equals source a, whether a carry comes out (ptxas folds
+// carry chains only when none passes along) and whether a SIMD selector is
+// the default (the only one ptxas folds). A class answered at least
 // kMinAnswers times and declined at least 15/16 of the time is *declining*:
 // the campaign then sends one of its tuples in kKeepOneIn, enough to notice
 // if that changes. So does a variant declined that often over
@@ -35,8 +37,10 @@
 
 namespace ptxdiff {
 
-// The decline class of a tuple (9 bits): sources that are 0, sources that
-// are 1 or all ones, result == source a.
+// The decline class of a tuple (kDeclineClassBits bits): sources that are 0,
+// sources that are 1 or all ones, result == source a, the carry-out, and
+// whether a SIMD video selector is the default one.
+inline constexpr int kDeclineClassBits = 11;
 uint32_t DeclineClass(const Tuple& t, const Result& oracle);
 
 class DeclineModel {

@@ -26,6 +26,21 @@ TEST(DeclineModelTest, ClassesSayWhichOperandsAreZeroOrUnitAndIdentity) {
   EXPECT_TRUE(ClassOf("div.u32", {{7, 1}}) & (1u << 8));
 }
 
+// ptxas folds a carry chain only when no carry passes along it, and SIMD
+// video only with the default selectors: each is a class of its own.
+TEST(DeclineModelTest, ClassesSayWhetherACarryComesOutAndTheSelectorIsTheDefault) {
+  EXPECT_NE(ClassOf("add.cc.u32", {{0xfffffff0, 0x20}}),
+            ClassOf("add.cc.u32", {{0x10, 0x20}}));
+  EXPECT_EQ(ClassOf("add.cc.u32", {{0x10, 0x20}}),
+            ClassOf("add.cc.u32", {{0x30, 0x40}}));
+  const char* vadd2 = "vadd2.u32.u32.u32";
+  EXPECT_NE(ClassOf(vadd2, {{5, 6, 7, 0x3210}}), ClassOf(vadd2, {{5, 6, 7, 0x1032}}));
+  EXPECT_EQ(ClassOf(vadd2, {{5, 6, 7, 0x1032}}), ClassOf(vadd2, {{5, 6, 7, 0x2301}}));
+  const char* vadd4 = "vadd4.u32.u32.u32";
+  EXPECT_NE(ClassOf(vadd4, {{5, 6, 7, 0x76543210}}),
+            ClassOf(vadd4, {{5, 6, 7, 0x76543201}}));
+}
+
 TEST(DeclineModelTest, AClassDeclinedAlmostAlwaysIsMostlySkippedButNotForgotten) {
   DeclineModel m;
   const int div = VariantIndex(*ParseVariant("div.u32"));

@@ -292,7 +292,8 @@ void PrintComparison(const Variant& a, const Variant& b,
                      std::ostream& out) {
   out << "compare: " << Spell(a) << " against " << Spell(b) << ", "
       << c.tuples << " tuples (edge and random operands, seed " << seed
-      << "), results compared on the low " << c.compared_bits << " bits\n"
+      << "), results compared on the low " << c.compared_bits << " bits"
+      << (c.compared_carry ? " and CC.CF" : "") << "\n"
       << absl::StrFormat("  agree        %d\n", c.agree)
       << absl::StrFormat("  differ       %d\n", c.differ)
       << absl::StrFormat(

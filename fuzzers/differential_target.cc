@@ -399,6 +399,7 @@ FuzzStats DifferentialTarget::stats() const {
                      c.declined_by_code[static_cast<int>(DeclineCode::kNone)];
   s.filing_errors = c.filing_errors;
   s.first_mismatch_after = c.first_mismatch_after;
+  s.first_mismatch_unix_ms = c.first_mismatch_unix_ms;
   return s;
 }
 
@@ -461,6 +462,7 @@ const Counter kCounters[] = {
     PTXDIFF_COUNTER("declined_other", s.declined_other),
     PTXDIFF_COUNTER("filing_errors", s.filing_errors),
     PTXDIFF_COUNTER("first_mismatch_after", s.first_mismatch_after),
+    PTXDIFF_COUNTER("first_mismatch_unix_ms", s.first_mismatch_unix_ms),
 };
 #undef PTXDIFF_COUNTER
 
@@ -511,9 +513,10 @@ void AddStatsFile(absl::string_view text, StatsFile& sum) {
       sum.stats.other_reading_by_erratum[std::string(key.substr(kErratumPrefix.size()))] += n;
     } else if (key == "supported_variants") {
       sum.stats.supported_variants = std::max(sum.stats.supported_variants, n);
-    } else if (key == "first_mismatch_after") {
+    } else if (key == "first_mismatch_after" || key == "first_mismatch_unix_ms") {
       // The earliest over the processes; 0 (none yet) never wins.
-      int64_t& first = sum.stats.first_mismatch_after;
+      int64_t& first = key == "first_mismatch_after" ? sum.stats.first_mismatch_after
+                                                     : sum.stats.first_mismatch_unix_ms;
       if (n > 0 && (first == 0 || n < first)) first = n;
     } else {
       for (const Counter& c : kCounters) {

@@ -93,6 +93,8 @@ struct FuzzStats {
   // Tuples this process had checked when it judged its first mismatch, that
   // one included; 0 before any. A campaign's figure is the earliest.
   int64_t first_mismatch_after = 0;
+  // When (campaign.h): ms since the epoch, 0 before any; the earliest.
+  int64_t first_mismatch_unix_ms = 0;
   // Declines by code: unsupported variant, not evaluable, operand form, other.
   int64_t declined_unsupported = 0, declined_not_evaluable = 0, declined_operand_form = 0,
           declined_other = 0;
@@ -110,7 +112,7 @@ struct StatsFile {
 std::string FormatStatsFile(const StatsFile& file);
 // Adds one stats file's text to `sum`: counters summed (supported_variants,
 // the same for every process of a campaign, as the largest;
-// first_mismatch_after as the earliest), reached
+// first_mismatch_after and first_mismatch_unix_ms as the earliest), reached
 // bitmaps OR-ed, the backend's description kept. Unknown lines are skipped.
 void AddStatsFile(absl::string_view text, StatsFile& sum);
 

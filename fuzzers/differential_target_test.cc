@@ -115,6 +115,20 @@ TEST(StatsFileTest, TwoProcessesAddUp) {
   EXPECT_TRUE(sum.reached[0] && sum.reached[1] && sum.reached[5]);
 }
 
+// The first mismatch of a campaign is the earliest of its processes': in
+// tuples and in time, a process that has none (0) never counting.
+TEST(StatsFileTest, TheFirstMismatchIsTheEarliestOfTheProcesses) {
+  StatsFile none, late, early;
+  late.stats.first_mismatch_after = 900;
+  late.stats.first_mismatch_unix_ms = 1'800'000'000'500;
+  early.stats.first_mismatch_after = 300;
+  early.stats.first_mismatch_unix_ms = 1'800'000'000'100;
+  StatsFile sum;
+  for (const StatsFile* f : {&none, &late, &early}) AddStatsFile(FormatStatsFile(*f), sum);
+  EXPECT_EQ(sum.stats.first_mismatch_after, 300);
+  EXPECT_EQ(sum.stats.first_mismatch_unix_ms, 1'800'000'000'100);
+}
+
 TEST(DifferentialTargetTest, CampaignFilesOnceAndCountsRepeats) {
   const std::string dir = FreshDir("campaign");
   FuzzConfig config;

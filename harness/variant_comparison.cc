@@ -47,6 +47,7 @@ absl::StatusOr<VariantComparison> CompareVariants(const Variant& a,
   }
   VariantComparison out;
   out.compared_bits = std::min(ResultWidth(a), ResultWidth(b));
+  out.compared_carry = HasCarryOut(a) && HasCarryOut(b);
   std::vector<Operands> tuples(std::max(num_tuples, 0));
   std::mt19937_64 rng(seed);
   FillEdgeTuples(a, rng, tuples);
@@ -63,7 +64,8 @@ absl::StatusOr<VariantComparison> CompareVariants(const Variant& a,
     const Result ra = Evaluate(a, ops), rb = Evaluate(b, ops);
     ++out.tuples;
     const bool differ =
-        Low(ra.bits, out.compared_bits) != Low(rb.bits, out.compared_bits);
+        Low(ra.bits, out.compared_bits) != Low(rb.bits, out.compared_bits) ||
+        (out.compared_carry && ra.carry != rb.carry);
     if (!ra.defined() || !rb.defined()) {
       ++out.unspecified;
     } else if (differ) {

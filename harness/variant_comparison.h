@@ -35,6 +35,9 @@ struct VariantComparison {
   int unspecified = 0;
   // Results are compared on this many low bits (the narrower destination).
   int compared_bits = 0;
+  // True when both variants write CC.CF (`.cc`): then the flags are compared
+  // too, and a tuple whose values agree but whose flags differ differs.
+  bool compared_carry = false;
   // For each amount source of the first variant, the tuples by range of its
   // value (empty ranges left out): where a mask or clamp differs, the
   // differences gather in the ranges past the narrower one's width.

@@ -2,6 +2,7 @@
 
 #include "gtest/gtest.h"
 #include "isa/spelling.h"
+#include "oracle/oracle.h"
 
 namespace ptxdiff {
 namespace {
@@ -64,6 +65,29 @@ TEST(VariantComparisonTest, UndefinedResultsAreNotDifferences) {
   EXPECT_GT(c->unspecified, 0);
   EXPECT_EQ(c->differ, 0);
   EXPECT_EQ(c->agree + c->unspecified, 2000);
+}
+
+// The low 32 bits of a sum depend only on the low 32 bits of its terms, so
+// add.cc.u64 and add.cc.u32 agree on every value compared; they differ in
+// CC.CF (0xffffffff + 1 carries out of 32 bits, not out of 64), and only
+// there.
+TEST(VariantComparisonTest, CarryFlagsAreComparedWhenBothWriteThem) {
+  auto c = CompareVariants(V("add.cc.u64"), V("add.cc.u32"), 2000, 6);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->compared_carry);
+  EXPECT_EQ(c->compared_bits, 32);
+  EXPECT_GT(c->differ, 0);
+  ASSERT_FALSE(c->examples.empty());
+  for (const Operands& ops : c->examples) {
+    const Result wide = Evaluate(V("add.cc.u64"), ops);
+    const Result narrow = Evaluate(V("add.cc.u32"), ops);
+    EXPECT_EQ(wide.bits & 0xffffffff, narrow.bits);
+    EXPECT_NE(wide.carry, narrow.carry);
+  }
+  auto without_flag = CompareVariants(V("add.u64"), V("add.cc.u32"), 2000, 6);
+  ASSERT_TRUE(without_flag.ok());
+  EXPECT_FALSE(without_flag->compared_carry);
+  EXPECT_EQ(without_flag->differ, 0);
 }
 
 TEST(VariantComparisonTest, DifferentOperandCountsAreRejected) {

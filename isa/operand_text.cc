@@ -58,7 +58,9 @@ std::string ResultText(const Variant& v, uint64_t bits, bool carry) {
 std::vector<std::string> HexOperands(const Variant& v, const Operands& operands) {
   std::vector<std::string> out;
   for (int i = 0; i < NumSources(v); ++i) {
-    out.push_back(HexOperand(operands.v[i], SourceWidth(v, i)));
+    // Only the bits the instruction reads: a replay line must parse back
+    // (ParseOperand rejects wider values) to the tuple that was evaluated.
+    out.push_back(HexOperand(operands.v[i] & SourceMask(v, i), SourceWidth(v, i)));
   }
   return out;
 }

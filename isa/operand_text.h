@@ -29,7 +29,8 @@ std::string HexOperand(uint64_t bits, int width);
 std::string ResultText(const Variant& v, uint64_t bits, bool carry);
 
 // Each source of `operands` as HexOperand at its width, in order (as many as
-// NumSources(v)): the operand list of replay lines and text cases.
+// NumSources(v)), its bits beyond SourceMask(v, i) dropped: the operand list
+// of replay lines and text cases.
 std::vector<std::string> HexOperands(const Variant& v, const Operands& operands);
 
 }  // namespace ptxdiff

@@ -38,6 +38,21 @@ TEST(OperandTextTest, HexHasTheWidthsDigits) {
   EXPECT_EQ(HexOperand(1, 1), "0x1");  // the carry-in cf
 }
 
+// A tuple may hold bits above a source's width (they are ignored); its
+// operand text drops them, so that it parses back to the same operands
+// (`compare` prints one tuple for two variants of different widths).
+TEST(OperandTextTest, OperandsAreWrittenAtTheirWidthsOnly) {
+  const Variant v = *ParseVariant("add.cc.u32");
+  Operands ops;
+  ops.v[0] = 0x007fffffffffffff;
+  ops.v[1] = 0x0000000100400001;
+  const std::vector<std::string> text = HexOperands(v, ops);
+  EXPECT_EQ(text, (std::vector<std::string>{"0xffffffff", "0x00400001"}));
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(*ParseOperand(text[i], 32), ops.v[i] & 0xffffffff);
+  }
+}
+
 TEST(OperandTextTest, TheCarryInIsOneBit) {
   EXPECT_EQ(*ParseOperand("1", 1), 1u);
   EXPECT_EQ(*ParseOperand("0x0", 1), 0u);
