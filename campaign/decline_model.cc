@@ -67,25 +67,32 @@ bool DeclineModel::Unsupported(int index) const {
 bool DeclineModel::Worth(int index, uint32_t cls) {
   if (Unsupported(index)) return false;
   Slot& s = SlotFor(index, cls);
-  const bool class_declining = Declining(s.answered.load(std::memory_order_relaxed),
-                                         s.declined.load(std::memory_order_relaxed), kMinAnswers);
+  const int32_t class_answers = s.answered.load(std::memory_order_relaxed);
+  const bool class_declining =
+      Declining(class_answers, s.declined.load(std::memory_order_relaxed), kMinAnswers);
   // A variant that declines almost everything (min.u16x2 never folds) is
   // learned long before each of its classes is.
-  const bool variant_declining =
-      Declining(variant_answered_[index].load(std::memory_order_relaxed),
-                variant_declined_[index].load(std::memory_order_relaxed), kMinVariantAnswers);
+  const int32_t answered = variant_answered_[index].load(std::memory_order_relaxed);
+  const int64_t declined = variant_declined_[index].load(std::memory_order_relaxed);
+  const bool variant_declining = Declining(answered, declined, kMinVariantAnswers);
   if (!class_declining && !variant_declining) {
-    const int32_t class_answers = s.answered.load(std::memory_order_relaxed);
-    const int32_t answered = variant_answered_[index].load(std::memory_order_relaxed);
-    const bool mostly_declined =
-        answered >= kMinVariantAnswers &&
-        variant_declined_[index].load(std::memory_order_relaxed) * 2 > answered;
+    const bool mostly_declined = answered >= kMinVariantAnswers && declined * 2 > answered;
     if (class_answers >= kMinAnswers || !mostly_declined) return true;
-    if (calls_.fetch_add(1, std::memory_order_relaxed) % 4 == 0) return true;
+    // A class not yet learned in a variant that declines most tuples: only
+    // kMinAnswers of it in flight until their answers are in.
+    if (s.probes.fetch_add(1, std::memory_order_relaxed) < class_answers + kMinAnswers) {
+      return true;
+    }
+    s.probes.fetch_sub(1, std::memory_order_relaxed);
     skipped_.fetch_add(1, std::memory_order_relaxed);
     return false;
   }
-  if (calls_.fetch_add(1, std::memory_order_relaxed) % kKeepOneIn == 0) return true;
+  // Declining: probed again at its kKeepOneIn-th skipped tuple, then at
+  // twice as many, and so on. A generator offers a class it cannot tell
+  // apart from the others at its own rate (the systematic source: 10^5 a
+  // second), so probing a fixed share would still keep the backend busy.
+  const int64_t n = s.skipped.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (n >= kKeepOneIn && (n & (n - 1)) == 0) return true;
   skipped_.fetch_add(1, std::memory_order_relaxed);
   return false;
 }

@@ -11,13 +11,15 @@
 // carry chains only when none passes along) and whether a SIMD selector is
 // the default (the only one ptxas folds). A class answered at least
 // kMinAnswers times and declined at least 15/16 of the time is *declining*:
-// the campaign then sends one of its tuples in kKeepOneIn, enough to notice
-// if that changes. So does a variant declined that often over
-// kMinVariantAnswers answers (some never fold, whatever the operands). A
-// variant whose every answer was "unsupported" is not sent at all. Learning
-// is quick on purpose: on ptxas every decline costs a compile of its own. For
-// the same reason a class not yet learned, in a variant that declines more
-// than half of its tuples, is sent one tuple in four while it is learned.
+// the campaign then sends its kKeepOneIn-th tuple, then its 2 x kKeepOneIn-th,
+// 4 x ..., enough to notice if that changes without letting a generator that
+// offers 10^5 tuples a second keep the backend busy with it. So does a
+// variant declined that often over kMinVariantAnswers answers (some never
+// fold, whatever the operands). A variant whose every answer was
+// "unsupported" is not sent at all. Learning is quick on purpose: on ptxas
+// every decline costs a compile of its own. For the same reason a class not
+// yet learned, in a variant that declines more than half of its tuples, has
+// at most kMinAnswers tuples in flight until their answers are in.
 //
 // Counters live in a fixed table of atomics indexed by a hash of the key
 // (collisions only blur two classes' rates), so the fuzz loop, the
@@ -56,8 +58,9 @@ class DeclineModel {
   void Learn(int index, uint32_t cls, const TupleResult& answer);
 
   // True if a tuple of this (variant, class) is worth sending now: always,
-  // unless the class is declining or the variant unsupported; then one call
-  // in kKeepOneIn (for a declining class) or never (unsupported).
+  // unless the class is declining (then at its kKeepOneIn x 2^k-th call
+  // only), not yet learned in a mostly declined variant (then while fewer
+  // than kMinAnswers are in flight) or the variant unsupported (never).
   bool Worth(int index, uint32_t cls);
 
   // The variant answered only "unsupported variant" so far (after a few).
@@ -68,13 +71,15 @@ class DeclineModel {
  private:
   struct Slot {
     std::atomic<int32_t> answered{0}, declined{0};
+    std::atomic<int32_t> probes{0};   // sent while the class was not learned
+    std::atomic<int64_t> skipped{0};  // while it was declining
   };
   Slot& SlotFor(int index, uint32_t cls);
   static bool Declining(int32_t answered, int64_t declined, int32_t min_answers);
 
   std::unique_ptr<Slot[]> slots_;
   std::vector<std::atomic<int32_t>> variant_answered_, variant_declined_, variant_unsupported_;
-  std::atomic<int64_t> skipped_{0}, calls_{0};
+  std::atomic<int64_t> skipped_{0};
 };
 
 }  // namespace ptxdiff

@@ -35,38 +35,69 @@ std::vector<uint64_t> Bounds(int width) {
 }
 constexpr int kNumBounds = 7;
 
+// The edge values of a SIMD video selector: the default first (the common
+// case, and the only one ptxas folds), then every lane from one part, the
+// lanes reversed, a's and b's parts swapped, and the reverse of both.
+std::vector<uint64_t> BuildSelectorEdges(int lanes) {
+  const uint64_t d = DefaultSimdSelector(lanes);
+  if (lanes == 2) return {d, 0x0000, 0x3333, 0x2301, 0x1032, 0x0123};
+  return {d, 0x00000000, 0x77777777, 0x45670123, 0x32107654, 0x01234567};
+}
+
+const std::vector<uint64_t>& SelectorEdgeValues(int lanes) {
+  static const auto* two = new std::vector<uint64_t>(BuildSelectorEdges(2));
+  static const auto* four = new std::vector<uint64_t>(BuildSelectorEdges(4));
+  return lanes == 2 ? *two : *four;
+}
+
+// The edge list of source `i` of `v`: its width's, or a selector's.
+const std::vector<uint64_t>& EdgeValuesOf(const Variant& v, int i) {
+  return IsSelectorSource(v, i) ? SelectorEdgeValues(SimdLanes(v.family))
+                                : ShortEdgeValues(SourceWidth(v, i));
+}
+
 // The shape of a variant's systematic set.
 struct Shape {
   int sources;
   int width[kMaxSources];
-  uint64_t edges[kMaxSources];  // ShortEdgeValues(width).size()
+  const std::vector<uint64_t>* edge_values[kMaxSources];  // EdgeValuesOf
+  uint64_t edges[kMaxSources];  // edge_values[i]->size()
+  bool selector[kMaxSources];   // held at the default, not at 0, 1 or -1
   uint64_t edge_total = 0, boundary_total = 0;
 
   explicit Shape(const Variant& v) : sources(NumSources(v)) {
     for (int i = 0; i < sources; ++i) {
       width[i] = SourceWidth(v, i);
-      edges[i] = ShortEdgeValues(width[i]).size();
+      edge_values[i] = &EdgeValuesOf(v, i);
+      edges[i] = edge_values[i]->size();
+      selector[i] = IsSelectorSource(v, i);
     }
     if (sources == 1) edge_total = edges[0];
     const uint64_t fillers = sources > 2 ? kFillers : 1;
     for (int i = 0; i < sources; ++i) {
       for (int j = 0; j < sources; ++j) {
         if (i < j) edge_total += edges[i] * edges[j] * fillers;
-        if (i != j) boundary_total += kNumBounds * edges[i] * kBoundForms;
+        if (BoundaryPair(i, j)) boundary_total += kNumBounds * edges[i] * kBoundForms;
       }
     }
   }
   uint64_t total() const { return edge_total + boundary_total; }
+  // Sums and differences at a bound, between two sources that are numbers
+  // (a selector is not one).
+  bool BoundaryPair(int i, int j) const { return i != j && !selector[i] && !selector[j]; }
 };
 
-uint64_t Filler(int f, int width) {
-  return f == 0 ? 0 : f == 1 ? 1 : LowMask(width);
+// The value a source not in the pair is held at: 0, 1 or -1, and a selector
+// at its default.
+uint64_t Filler(const Shape& s, int f, int source) {
+  if (s.selector[source]) return (*s.edge_values[source])[0];
+  return f == 0 ? 0 : f == 1 ? 1 : LowMask(s.width[source]);
 }
 
 Operands EdgeTuple(const Shape& s, uint64_t idx) {
   Operands ops;
   if (s.sources == 1) {
-    ops.v[0] = ShortEdgeValues(s.width[0])[idx];
+    ops.v[0] = (*s.edge_values[0])[idx];
     return ops;
   }
   const uint64_t fillers = s.sources > 2 ? kFillers : 1;
@@ -79,9 +110,9 @@ Operands EdgeTuple(const Shape& s, uint64_t idx) {
       }
       const int fill = idx % fillers;
       idx /= fillers;
-      for (int k = 0; k < s.sources; ++k) ops.v[k] = Filler(fill, s.width[k]);
-      ops.v[i] = ShortEdgeValues(s.width[i])[idx % s.edges[i]];
-      ops.v[j] = ShortEdgeValues(s.width[j])[idx / s.edges[i]];
+      for (int k = 0; k < s.sources; ++k) ops.v[k] = Filler(s, fill, k);
+      ops.v[i] = (*s.edge_values[i])[idx % s.edges[i]];
+      ops.v[j] = (*s.edge_values[j])[idx / s.edges[i]];
       return ops;
     }
   }
@@ -90,9 +121,10 @@ Operands EdgeTuple(const Shape& s, uint64_t idx) {
 
 Operands BoundaryTuple(const Shape& s, uint64_t idx) {
   Operands ops;
+  for (int k = 0; k < s.sources; ++k) ops.v[k] = Filler(s, 0, k);
   for (int i = 0; i < s.sources; ++i) {
     for (int j = 0; j < s.sources; ++j) {
-      if (i == j) continue;
+      if (!s.BoundaryPair(i, j)) continue;
       const uint64_t block = kNumBounds * s.edges[i] * kBoundForms;
       if (idx >= block) {
         idx -= block;
@@ -101,7 +133,7 @@ Operands BoundaryTuple(const Shape& s, uint64_t idx) {
       const int form = idx % kBoundForms;
       idx /= kBoundForms;
       const uint64_t bound = Bounds(s.width[j])[idx % kNumBounds];
-      const uint64_t x = ShortEdgeValues(s.width[i])[idx / kNumBounds];
+      const uint64_t x = (*s.edge_values[i])[idx / kNumBounds];
       const uint64_t delta = static_cast<uint64_t>(form % 3) - 1;  // -1, 0, +1
       ops.v[i] = x;
       // x + y == bound + delta, or x - y == bound - delta.
@@ -128,12 +160,16 @@ uint64_t SplitMix64(uint64_t x) {
 }
 
 // One operand of the random tail: an edge value, a small value for an
-// amount, or random bits, in about equal shares.
+// amount, or random bits, in about equal shares; a selector is its default
+// half of the time.
 uint64_t TailOperand(const Variant& v, int source, uint64_t bits) {
   const int width = SourceWidth(v, source);
   const uint64_t pick = bits >> 62, value = bits & 0x3fffffffffffffffull;
+  if (IsSelectorSource(v, source) && pick <= 1) {
+    return DefaultSimdSelector(SimdLanes(v.family));
+  }
   if (pick == 0 || (pick == 1 && !IsAmountSource(v, source))) {
-    const std::vector<uint64_t>& edges = ShortEdgeValues(width);
+    const std::vector<uint64_t>& edges = EdgeValuesOf(v, source);
     return edges[value % edges.size()];
   }
   if (pick == 1) return value % 301;  // shift amounts, positions, lengths

@@ -48,6 +48,29 @@ TEST(SystematicTest, BoundaryTuplesPutASumExactlyOnePastTheBound) {
   EXPECT_TRUE(found);
 }
 
+// A SIMD video selector is held at its default while the numbers vary (the
+// common case, and the only one ptxas folds), and takes its own edge values
+// (not a number's) in the pairs it is part of.
+TEST(SystematicTest, SimdSelectorsAreMostlyTheDefaultAndSometimesOthers) {
+  for (const char* spelling : {"vadd4.u32.u32.u32", "vmin2.s32.s32.s32"}) {
+    const Variant v = *ParseVariant(spelling);
+    const int sel = 3;
+    ASSERT_TRUE(IsSelectorSource(v, sel));
+    const uint64_t def = DefaultSimdSelector(SimdLanes(v.family));
+    uint64_t with_default = 0;
+    std::set<uint64_t> selectors;
+    const uint64_t n = SystematicCount(v);
+    for (uint64_t k = 0; k < n; ++k) {
+      const uint64_t x = SystematicTuple(v, k).operands.v[sel];
+      with_default += x == def;
+      selectors.insert(x);
+    }
+    EXPECT_GE(3 * with_default, 2 * n) << spelling;
+    EXPECT_EQ(selectors.size(), 6u) << spelling;
+    EXPECT_TRUE(selectors.count(SimdLanes(v.family) == 4 ? 0x01234567 : 0x0123)) << spelling;
+  }
+}
+
 TEST(SystematicTest, PositionPlusLengthExactlyTheWidth) {
   const Variant v = *ParseVariant("bfe.u32");
   bool found = false;

@@ -311,6 +311,7 @@ TEST(TriageCommandsTest, MinimizeFilesOneSmallEntryThatReplays) {
   r = Ptxdiff({"triage", "list", "--dir", triage});
   EXPECT_EQ(r.code, 0);
   EXPECT_THAT(r.out, HasSubstr("     2  value-mismatch faulty     in-range         vadd.u32.u32.u32"));
+  EXPECT_THAT(r.out, HasSubstr("1 entry, 1 root cause, in " + triage));
   const std::string entry = "value-mismatch~faulty~in-range~vadd.u32.u32.u32";
   r = Ptxdiff({"triage", "show", entry, "--dir", triage});
   EXPECT_THAT(r.out, HasSubstr("count: 2"));

@@ -235,6 +235,17 @@ int WaitWithProgress(pid_t pid, const std::string& stats, int64_t every,
 
 // The summary: what was checked, what the readings explain, what was not
 // sent, and the triage directory's entries.
+// "132x value-mismatch~ptxas~min~fns.b32" (the entry, for `triage show`), or
+// for a cause filed in several trigger classes "72x slct.s32.s32 on ptxas,
+// one root cause in 2 entries: 48x value-mismatch~ptxas~in-range~..., ...".
+std::string RootCauseLine(const RootCause& c) {
+  if (c.entries.size() == 1) return absl::StrCat(c.count, "x ", c.entries[0]->name);
+  std::vector<std::string> parts;
+  for (const EntryInfo* e : c.entries) parts.push_back(absl::StrCat(e->count(), "x ", e->name));
+  return absl::StrCat(c.count, "x ", c.spelling, " on ", c.backend, ", one root cause in ",
+                      c.entries.size(), " entries: ", absl::StrJoin(parts, ", "));
+}
+
 void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
                   std::ostream& out) {
   const FuzzStats& sum = p.sum.stats;
@@ -265,12 +276,14 @@ void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
   if (!entries.ok()) return;
   int64_t explained = 0;
   for (const EntryInfo& e : *entries) explained += e.explained();
+  const std::vector<RootCause> causes = GroupByRootCause(*entries);
   out << "fuzz:   findings this run: " << sum.new_findings << " new, "
       << sum.known_findings << " already filed; the triage directory " << config.triage_dir
-      << " holds " << entries->size() << (entries->size() == 1 ? " entry (" : " entries (")
-      << explained << " explained)\n";
-  for (const EntryInfo& e : *entries) {
-    if (!e.explained()) out << "fuzz:     " << e.count() << "x " << e.name << "\n";
+      << " holds " << entries->size() << (entries->size() == 1 ? " entry" : " entries") << ", "
+      << causes.size() << (causes.size() == 1 ? " root cause" : " root causes") << " ("
+      << explained << " entries explained)\n";
+  for (const RootCause& c : causes) {
+    if (!c.explained()) out << "fuzz:     " << RootCauseLine(c) << "\n";
   }
   if (!entries->empty()) {
     out << "fuzz:   see: ptxdiff triage list --dir " << config.triage_dir << "\n";

@@ -159,13 +159,24 @@ int RunTriage(const std::vector<std::string>& args, std::ostream& out, std::ostr
   if (verb == "list" && pos.size() == 1) {
     auto entries = store->List();
     if (!entries.ok()) return Fail(err, "triage", entries.status());
-    for (const EntryInfo& e : *entries) {
-      out << absl::StrFormat("%6d  %-14s %-10s %-16s %s%s\n", e.count(),
-                             FindingKindName(e.signature.kind), e.signature.backend,
-                             e.signature.disagreement_class, e.signature.spelling,
-                             e.explained() ? "  (explained)" : "");
+    // By root cause (entries that differ only in their trigger class), each
+    // cause's entries under it when it has more than one.
+    const std::vector<RootCause> causes = GroupByRootCause(*entries);
+    for (const RootCause& c : causes) {
+      for (const EntryInfo* e : c.entries) {
+        out << absl::StrFormat("%6d  %-14s %-10s %-16s %s%s\n", e->count(),
+                               FindingKindName(e->signature.kind), e->signature.backend,
+                               e->signature.disagreement_class, e->signature.spelling,
+                               e->explained() ? "  (explained)" : "");
+      }
+      if (c.entries.size() > 1) {
+        out << absl::StrFormat("%6d  one root cause: %d entries of %s on %s\n", c.count,
+                               c.entries.size(), c.spelling, c.backend);
+      }
     }
-    out << entries->size() << " entries in " << store->dir() << "\n";
+    out << entries->size() << (entries->size() == 1 ? " entry, " : " entries, ")
+        << causes.size() << (causes.size() == 1 ? " root cause" : " root causes") << ", in "
+        << store->dir() << "\n";
     return 0;
   }
   if (verb == "show" && pos.size() == 2) {

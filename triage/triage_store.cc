@@ -162,6 +162,29 @@ int64_t EntryInfo::count() const {
   return it != meta.end() && absl::SimpleAtoi(it->second, &n) ? n : 0;
 }
 
+bool RootCause::explained() const {
+  for (const EntryInfo* e : entries) {
+    if (!e->explained()) return false;
+  }
+  return true;
+}
+
+std::vector<RootCause> GroupByRootCause(const std::vector<EntryInfo>& entries) {
+  std::vector<RootCause> causes;
+  for (const EntryInfo& e : entries) {
+    const Signature& s = e.signature;
+    auto it = std::find_if(causes.begin(), causes.end(), [&](const RootCause& c) {
+      return c.kind == s.kind && c.backend == s.backend && c.spelling == s.spelling;
+    });
+    if (it == causes.end()) {
+      it = causes.insert(causes.end(), {.kind = s.kind, .backend = s.backend, .spelling = s.spelling});
+    }
+    it->entries.push_back(&e);
+    it->count += e.count();
+  }
+  return causes;
+}
+
 absl::StatusOr<TriageStore> TriageStore::Open(const std::string& dir, bool create) {
   if (!IsDirectory(dir)) {
     if (!create) {

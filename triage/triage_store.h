@@ -34,6 +34,22 @@ struct EntryInfo {
   bool explained() const { return meta.count("explained") > 0; }
 };
 
+// Entries that differ only in their trigger class: the same kind, backend
+// and (minimized, so plainest) variant. One cause may show in two operand
+// classes (ptxas folds slct.s32.s32's c as an f32: its NaN patterns are
+// `in-range`, its -0.0 is `min`), so summaries count causes, not entries;
+// entries stay apart so that two causes in one variant are not merged.
+struct RootCause {
+  FindingKind kind;
+  std::string backend;
+  std::string spelling;
+  std::vector<const EntryInfo*> entries;  // in the order given
+  int64_t count = 0;                      // the entries' counts summed
+  bool explained() const;                 // every entry is
+};
+// `entries` grouped, in order of each cause's first entry.
+std::vector<RootCause> GroupByRootCause(const std::vector<EntryInfo>& entries);
+
 struct FileResult {
   std::string entry;  // its name
   bool is_new;        // false: an existing entry's count went up

@@ -154,6 +154,42 @@ TEST(TriageStoreTest, MergeAddsNewEntriesAndSumsCounts) {
   EXPECT_EQ((*a->List())[0].count(), 5);
 }
 
+EntryInfo Entry(FindingKind kind, const char* backend, const char* cls,
+                const char* spelling, int count, bool explained = false) {
+  EntryInfo e;
+  e.signature = {kind, spelling, backend, cls};
+  e.name = EntryName(e.signature);
+  e.meta["count"] = std::to_string(count);
+  if (explained) e.meta["explained"] = "documented";
+  return e;
+}
+
+// slct.s32.s32's one cause shows in two trigger classes: two entries, one
+// cause. Another variant, backend or kind is another cause.
+TEST(TriageStoreTest, EntriesDifferingOnlyInTheirClassAreOneRootCause) {
+  const FindingKind m = FindingKind::kValueMismatch;
+  const std::vector<EntryInfo> entries = {
+      Entry(m, "ptxas", "in-range", "slct.s32.s32", 48),
+      Entry(m, "ptxas", "min", "fns.b32", 132),
+      Entry(m, "ptxas", "min", "slct.s32.s32", 24),
+      Entry(m, "cuda", "min", "slct.s32.s32", 1),
+      Entry(FindingKind::kCrash, "ptxas", "crash", "slct.s32.s32", 2, true),
+  };
+  const std::vector<RootCause> causes = GroupByRootCause(entries);
+  ASSERT_EQ(causes.size(), 4u);
+  EXPECT_EQ(causes[0].spelling, "slct.s32.s32");
+  EXPECT_EQ(causes[0].backend, "ptxas");
+  ASSERT_EQ(causes[0].entries.size(), 2u);
+  EXPECT_EQ(causes[0].entries[0], &entries[0]);
+  EXPECT_EQ(causes[0].entries[1], &entries[2]);
+  EXPECT_EQ(causes[0].count, 72);
+  EXPECT_FALSE(causes[0].explained());
+  EXPECT_EQ(causes[1].spelling, "fns.b32");
+  EXPECT_EQ(causes[2].backend, "cuda");
+  EXPECT_EQ(causes[3].kind, FindingKind::kCrash);
+  EXPECT_TRUE(causes[3].explained());
+}
+
 TEST(TriageStoreTest, MissingOrUnwritableDirectories) {
   auto missing = TriageStore::Open(FreshDir("missing"), /*create=*/false);
   ASSERT_FALSE(missing.ok());
