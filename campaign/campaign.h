@@ -174,6 +174,10 @@ class Campaign {
   bool Record(const Finding& f, bool repeats);  // false if it could not be filed
   void FlushRepeats();
   bool Wanted(const Variant& v, int index) const;
+  // Evaluates the wanted tuples of a systematic run into `results` (the
+  // others are left as they are); false if none is wanted.
+  bool EvaluateWanted(const std::vector<Tuple>& run, std::vector<Operands>& ops,
+                      std::vector<Result>& results) const;
   Lane LaneFor(int index, uint32_t classes);
 
   CampaignOptions options_;

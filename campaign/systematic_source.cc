@@ -284,7 +284,13 @@ std::optional<Tuple> SystematicSource::Next() {
 
 bool SystematicSource::NextRun(std::vector<Tuple>& out) {
   if (std::optional<Tuple> t = NextBreadth()) {
-    out.push_back(*t);  // a run of one: each breadth tuple is another variant
+    // Each breadth tuple is another variant: a run of kBreadthRun of them.
+    out.push_back(*t);
+    for (int i = 1; i < kBreadthRun; ++i) {
+      std::optional<Tuple> next = NextBreadth();
+      if (!next) break;
+      out.push_back(*next);
+    }
     return true;
   }
   if (current_ == nullptr || left_in_run_ == 0 ||

@@ -62,7 +62,10 @@ class SystematicSource {
   std::optional<Tuple> Next();
 
   // The next run: up to `run` tuples of one variant (the same tuples Next()
-  // would give, computed together); false when every set is exhausted.
+  // would give, computed together), or in the breadth pass up to
+  // kBreadthRun tuples of as many variants; false when every set is
+  // exhausted.
+  static constexpr int kBreadthRun = 64;
   bool NextRun(std::vector<Tuple>& out);
 
   // The backend's time per tuple of each family (any unit; 1 by default).

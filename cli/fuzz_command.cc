@@ -370,17 +370,25 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   if (libfuzzer_crashed || WIFSIGNALED(status)) {
     // The target's own errors ("ptxdiff: ...": a backend that cannot start,
     // families it does not run) say more than the exit status: first.
+    int explained = 0;
     for (absl::string_view line :
          absl::StrSplit(ReadFileTail(log, 64 * 1024), '\n')) {
       if (absl::StartsWith(line, "ptxdiff: ") &&
           !absl::StartsWith(line, "ptxdiff: fuzzing against")) {
         out << "fuzz: " << line.substr(9) << "\n";
+        ++explained;
       }
     }
-    out << "fuzz: the fuzzer exited abnormally ("
-        << (WIFSIGNALED(status) ? absl::StrCat("signal ", WTERMSIG(status))
-                                : absl::StrCat("exit status ", WEXITSTATUS(status)))
-        << "); see " << log << " and " << out_dir << "/findings/\n";
+    const std::string how = WIFSIGNALED(status)
+                                ? absl::StrCat("signal ", WTERMSIG(status))
+                                : absl::StrCat("exit status ", WEXITSTATUS(status));
+    if (explained > 0 && never_started) {
+      // The target said why it could not start: nothing more to alarm about.
+      out << "fuzz: nothing was checked (" << how << "); the fuzzer's log: " << log << "\n";
+    } else {
+      out << "fuzz: the fuzzer exited abnormally (" << how << "); see " << log << " and "
+          << out_dir << "/findings/\n";
+    }
     return 1;
   }
   return 0;

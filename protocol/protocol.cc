@@ -252,11 +252,19 @@ absl::StatusOr<RunRequest> DecodeRunRequest(absl::string_view payload) {
   return request;
 }
 
+uint32_t RunReply::InternMessage(absl::string_view message) {
+  // Newest first: a backend declines a variant's tuples together, and the
+  // messages are one per reason (tens), so a scan beats keeping an index in
+  // step with a public vector.
+  for (size_t i = messages.size(); i-- > 0;) {
+    if (messages[i] == message) return static_cast<uint32_t>(i);
+  }
+  messages.emplace_back(message);
+  return static_cast<uint32_t>(messages.size() - 1);
+}
+
 void RunReply::AddDecline(DeclineCode code, absl::string_view message) {
-  uint32_t index = 0;
-  while (index < messages.size() && messages[index] != message) ++index;
-  if (index == messages.size()) messages.emplace_back(message);
-  results.push_back({.kind = ResultKind::kDecline, .code = code, .message = index});
+  results.push_back({.kind = ResultKind::kDecline, .code = code, .message = InternMessage(message)});
 }
 
 std::string EncodeRunReply(const RunReply& reply) {

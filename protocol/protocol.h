@@ -113,7 +113,10 @@ struct RunReply {
   std::vector<std::string> messages;
   std::vector<TupleResult> results;
 
-  // Appends a decline, reusing an equal message already in `messages`.
+  // The index of `message` in `messages`, appended if no equal one is there:
+  // the one place where a reply's decline messages are deduplicated.
+  uint32_t InternMessage(absl::string_view message);
+  // Appends a decline with InternMessage(message).
   void AddDecline(DeclineCode code, absl::string_view message);
   // Appends a value; `carry` is the outgoing CC.CF of a `.cc` variant.
   void AddValue(uint64_t bits, bool carry = false) {

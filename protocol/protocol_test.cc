@@ -78,6 +78,11 @@ TEST(ProtocolTest, RunReplyRoundTripsAndDeduplicatesMessages) {
   ASSERT_TRUE(d.ok()) << d.status();
   EXPECT_EQ(d->results, r.results);
   EXPECT_EQ(d->messages, r.messages);
+  // A message already in the reply (one a backend wrote itself) is reused.
+  EXPECT_EQ(r.InternMessage("immediate out of range"), 1u);
+  EXPECT_EQ(r.InternMessage("not folded"), 0u);
+  EXPECT_EQ(r.InternMessage("unsupported"), 2u);
+  EXPECT_EQ(r.messages.size(), 3u);
 }
 
 // The carry out of a `.cc` variant is bit 0 of the u16 flags (bytes 2-3 of

@@ -1,6 +1,5 @@
 #include "worker/backend.h"
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -38,11 +37,9 @@ std::vector<VariantGroup> GroupByVariant(const ResolvedBatch& batch) {
 
 void Declines::Add(std::span<const uint32_t> positions, DeclineCode code,
                    const std::string& message) {
-  auto [it, added] = index_.try_emplace(message, reply_.messages.size());
-  if (added) reply_.messages.push_back(message);
+  const uint32_t index = reply_.InternMessage(message);
   for (uint32_t p : positions) {
-    reply_.results[p] = {
-        .kind = ResultKind::kDecline, .code = code, .message = it->second};
+    reply_.results[p] = {.kind = ResultKind::kDecline, .code = code, .message = index};
   }
 }
 
@@ -91,14 +88,9 @@ RunReply Merge(const RunRequest& request, const Admission& admission,
   reply.messages = std::move(ran.messages);
   reply.results.reserve(request.tuples.size());
   // Each distinct reason once in `messages` (two variants may share one).
-  absl::flat_hash_map<absl::string_view, uint32_t> index_of;
   std::vector<uint32_t> message(request.spellings.size());
   for (size_t i = 0; i < request.spellings.size(); ++i) {
-    if (admission.resolved[i] >= 0) continue;
-    auto [it, added] = index_of.try_emplace(
-        admission.why_not[i], static_cast<uint32_t>(reply.messages.size()));
-    if (added) reply.messages.push_back(admission.why_not[i]);
-    message[i] = it->second;
+    if (admission.resolved[i] < 0) message[i] = reply.InternMessage(admission.why_not[i]);
   }
   size_t next = 0;
   for (const WireTuple& t : request.tuples) {

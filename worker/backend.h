@@ -18,7 +18,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "isa/variant.h"
@@ -44,7 +43,8 @@ struct VariantGroup {
 std::vector<VariantGroup> GroupByVariant(const ResolvedBatch& batch);
 
 // Declines written into a reply whose results are already sized and filled
-// out of order (RunReply::AddDecline appends); each distinct message once.
+// out of order (RunReply::AddDecline appends); messages interned by
+// RunReply::InternMessage.
 class Declines {
  public:
   explicit Declines(RunReply& reply) : reply_(reply) {}
@@ -53,7 +53,6 @@ class Declines {
 
  private:
   RunReply& reply_;
-  absl::flat_hash_map<std::string, uint32_t> index_;
 };
 
 class Backend {

@@ -810,20 +810,15 @@ void PtxasBackend::Learn(const Batch& batch, const std::vector<int>& compiled,
   }
 }
 
-// Fills `reply` from the outcomes, each distinct message once.
-void BuildReply(std::vector<Outcome>& outcomes, RunReply& reply) {
-  absl::flat_hash_map<std::string, uint32_t> message_index;
+// Fills `reply` from the outcomes.
+void BuildReply(const std::vector<Outcome>& outcomes, RunReply& reply) {
   reply.results.reserve(reply.results.size() + outcomes.size());
-  for (Outcome& o : outcomes) {
+  for (const Outcome& o : outcomes) {
     if (o.kind == ResultKind::kValue) {
       reply.AddValue(o.bits, o.carry);
-      continue;
+    } else {
+      reply.AddDecline(o.code, o.message);
     }
-    auto [it, added] = message_index.try_emplace(
-        o.message, static_cast<uint32_t>(reply.messages.size()));
-    if (added) reply.messages.push_back(std::move(o.message));
-    reply.results.push_back(
-        {.kind = ResultKind::kDecline, .code = o.code, .message = it->second});
   }
 }
 
