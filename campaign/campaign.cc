@@ -236,14 +236,17 @@ void Campaign::Calibrate() {
 }
 
 bool Campaign::EvaluateWanted(const std::vector<Tuple>& run, std::vector<Operands>& ops,
-                              std::vector<Result>& results) const {
+                              std::vector<int>& indices, std::vector<Result>& results) const {
   results.resize(run.size());
+  indices.assign(run.size(), -1);
   const Variant& first = run[0].variant;
   const bool one_variant = std::all_of(run.begin(), run.end(),
                                        [&](const Tuple& t) { return t.variant == first; });
   if (one_variant) {
     // A variant's run, evaluated as a batch.
-    if (!Wanted(first, VariantIndex(first))) return false;
+    const int index = VariantIndex(first);
+    if (!Wanted(first, index)) return false;
+    indices.assign(run.size(), index);
     ops.clear();
     for (const Tuple& t : run) ops.push_back(t.operands);
     EvaluateBatch(first, ops, results);
@@ -252,7 +255,9 @@ bool Campaign::EvaluateWanted(const std::vector<Tuple>& run, std::vector<Operand
   // The breadth pass: a tuple each of many variants.
   bool any = false;
   for (size_t i = 0; i < run.size(); ++i) {
-    if (!Wanted(run[i].variant, VariantIndex(run[i].variant))) continue;
+    const int index = VariantIndex(run[i].variant);
+    if (!Wanted(run[i].variant, index)) continue;
+    indices[i] = index;
     results[i] = Evaluate(run[i].variant, run[i].operands);
     any = true;
   }
@@ -275,6 +280,7 @@ void Campaign::SystematicLoop() {
   std::vector<Tuple> run, keep;
   std::vector<bool> keep_defined;
   std::vector<Operands> ops;
+  std::vector<int> indices;
   std::vector<Result> results;
   // One run at a time (a variant's tuples, or one each of many variants in
   // the breadth pass): evaluated together, and queued under one lock.
@@ -282,7 +288,7 @@ void Campaign::SystematicLoop() {
     run.clear();
     if (!source.NextRun(run)) break;
     produced += run.size();
-    if (!EvaluateWanted(run, ops, results)) {
+    if (!EvaluateWanted(run, ops, indices, results)) {
       // The endless source goes on with variants the campaign has since
       // dropped: do not spin when they are all that is left.
       if (++unwanted_runs % 1024 == 0) absl::SleepFor(absl::Milliseconds(10));
@@ -292,9 +298,7 @@ void Campaign::SystematicLoop() {
     keep.clear();
     keep_defined.clear();
     for (size_t i = 0; i < run.size(); ++i) {
-      const int index = VariantIndex(run[i].variant);
-      if (!Wanted(run[i].variant, index) ||
-          !declines_->Worth(index, DeclineClass(run[i], results[i]))) {
+      if (indices[i] < 0 || !declines_->Worth(indices[i], DeclineClass(run[i], results[i]))) {
         continue;
       }
       keep.push_back(run[i]);

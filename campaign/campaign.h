@@ -174,10 +174,11 @@ class Campaign {
   bool Record(const Finding& f, bool repeats);  // false if it could not be filed
   void FlushRepeats();
   bool Wanted(const Variant& v, int index) const;
-  // Evaluates the wanted tuples of a systematic run into `results` (the
-  // others are left as they are); false if none is wanted.
+  // Evaluates the wanted tuples of a systematic run into `results`, their
+  // VariantIndex in `indices` (-1, and the result left as it is, for the
+  // others); false if none is wanted.
   bool EvaluateWanted(const std::vector<Tuple>& run, std::vector<Operands>& ops,
-                      std::vector<Result>& results) const;
+                      std::vector<int>& indices, std::vector<Result>& results) const;
   Lane LaneFor(int index, uint32_t classes);
 
   CampaignOptions options_;

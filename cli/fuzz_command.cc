@@ -279,9 +279,8 @@ void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
   const std::vector<RootCause> causes = GroupByRootCause(*entries);
   out << "fuzz:   findings this run: " << sum.new_findings << " new, "
       << sum.known_findings << " already filed; the triage directory " << config.triage_dir
-      << " holds " << entries->size() << (entries->size() == 1 ? " entry" : " entries") << ", "
-      << causes.size() << (causes.size() == 1 ? " root cause" : " root causes") << " ("
-      << explained << " entries explained)\n";
+      << " holds " << EntriesAndCauses(entries->size(), causes.size()) << " (" << explained
+      << " entries explained)\n";
   for (const RootCause& c : causes) {
     if (!c.explained()) out << "fuzz:     " << RootCauseLine(c) << "\n";
   }

@@ -174,9 +174,7 @@ int RunTriage(const std::vector<std::string>& args, std::ostream& out, std::ostr
                                c.entries.size(), c.spelling, c.backend);
       }
     }
-    out << entries->size() << (entries->size() == 1 ? " entry, " : " entries, ")
-        << causes.size() << (causes.size() == 1 ? " root cause" : " root causes") << ", in "
-        << store->dir() << "\n";
+    out << EntriesAndCauses(entries->size(), causes.size()) << ", in " << store->dir() << "\n";
     return 0;
   }
   if (verb == "show" && pos.size() == 2) {

@@ -185,6 +185,11 @@ std::vector<RootCause> GroupByRootCause(const std::vector<EntryInfo>& entries) {
   return causes;
 }
 
+std::string EntriesAndCauses(size_t entries, size_t causes) {
+  return absl::StrCat(entries, entries == 1 ? " entry, " : " entries, ", causes,
+                      causes == 1 ? " root cause" : " root causes");
+}
+
 absl::StatusOr<TriageStore> TriageStore::Open(const std::string& dir, bool create) {
   if (!IsDirectory(dir)) {
     if (!create) {

@@ -49,6 +49,8 @@ struct RootCause {
 };
 // `entries` grouped, in order of each cause's first entry.
 std::vector<RootCause> GroupByRootCause(const std::vector<EntryInfo>& entries);
+// "1 entry, 1 root cause", "3 entries, 2 root causes": how summaries count.
+std::string EntriesAndCauses(size_t entries, size_t causes);
 
 struct FileResult {
   std::string entry;  // its name

@@ -165,6 +165,20 @@ TEST_F(SimCudaTest, SweepAgreesEverywhere) {
   EXPECT_THAT(run.output, Not(HasSubstr("agreed          0\n")));
 }
 
+// The replay lines under sweep's "mismatches (first N ...)" heading (the
+// decline reasons, if any, follow them).
+std::vector<std::string> MismatchLines(const std::string& output) {
+  std::istringstream lines(output);
+  std::vector<std::string> out;
+  bool listed = false;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("mismatches (first", 0) == 0) listed = true;
+    if (line.rfind("declined, by reason:", 0) == 0) listed = false;
+    if (listed && line.rfind("  ", 0) == 0) out.push_back(line);
+  }
+  return out;
+}
+
 TEST_F(SimCudaTest, SweepFindsTheWrongVariant) {
   setenv("PTXDIFF_SIM_CUDA_WRONG", "add.sat.s32", 1);
   // Enough edge tuples that some saturate (16 per variant need not).
@@ -173,18 +187,11 @@ TEST_F(SimCudaTest, SweepFindsTheWrongVariant) {
   EXPECT_EQ(run.code, 1) << run.output;
   EXPECT_THAT(run.output, Not(HasSubstr("mismatched      0\n")));
   // Every mismatch is of the broken variant.
-  std::istringstream lines(run.output);
-  int mismatches = 0;
-  bool listed = false;
-  for (std::string line; std::getline(lines, line);) {
-    if (line.rfind("mismatches (first", 0) == 0) listed = true;
-    // Decline reasons, if any, follow the mismatch lines.
-    if (line.rfind("declined, by reason:", 0) == 0) listed = false;
-    if (!listed || line.rfind("  ", 0) != 0) continue;
-    ++mismatches;
+  const std::vector<std::string> mismatches = MismatchLines(run.output);
+  for (const std::string& line : mismatches) {
     EXPECT_THAT(line, HasSubstr("add.sat.s32")) << line;
   }
-  EXPECT_GT(mismatches, 0) << run.output;
+  EXPECT_GT(mismatches.size(), 0u) << run.output;
 }
 
 // The 48 extended-precision variants through the simulated GPU, which runs
@@ -209,14 +216,8 @@ TEST_F(SimCudaTest, SweepFindsTheWrongCarry) {
       Ptxdiff({"sweep", "--backend", "cuda", "--cuda-driver", kSim, "--family",
                "addc", "--family", "add", "--tuples", "256"});
   EXPECT_EQ(run.code, 1) << run.output;
-  std::istringstream lines(run.output);
-  int mismatches = 0;
-  bool listed = false;
-  for (std::string line; std::getline(lines, line);) {
-    if (line.rfind("mismatches (first", 0) == 0) listed = true;
-    if (line.rfind("declined, by reason:", 0) == 0) listed = false;
-    if (!listed || line.rfind("  ", 0) != 0) continue;
-    ++mismatches;
+  const std::vector<std::string> mismatches = MismatchLines(run.output);
+  for (const std::string& line : mismatches) {
     // "... # oracle 0x00000000 cf=1, cuda 0x00000000 cf=0"
     EXPECT_THAT(line, HasSubstr("'addc.cc.u32'")) << line;
     const size_t oracle = line.find("# oracle ");
@@ -227,7 +228,7 @@ TEST_F(SimCudaTest, SweepFindsTheWrongCarry) {
                       HasSubstr(absl::StrCat("cf=0, cuda ", bits, " cf=1"))))
         << line;
   }
-  EXPECT_GT(mismatches, 0) << run.output;
+  EXPECT_GT(mismatches.size(), 0u) << run.output;
 }
 
 std::string ReadAll(const std::string& path) {
