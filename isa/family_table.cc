@@ -14,6 +14,7 @@ namespace ptxdiff {
 namespace {
 
 using T = Type;
+using W = WidthRule;
 
 const std::vector<Type> kIntTypes = {T::kU16, T::kU32, T::kU64,
                                      T::kS16, T::kS32, T::kS64};
@@ -229,11 +230,14 @@ std::vector<FamilyInfo> BuildTable() {
              "d = (a * b) high, low or wide", 2, kIntTypes);
   f->syntax = ".mulmode.type", f->legal = MulMadRule;
   f->mul_modes = {MulMode::kHi, MulMode::kLo, MulMode::kWide};
+  f->result_width = W::kTypeWide;
   f = simple(Family::kMad, "mad", "PTX ISA 9.7.1.4", kPtx10AllSm,
              "d = (a * b) high, low or wide + c", 3, kIntTypes);
   f->syntax = ".mulmode.sat.cc.type", f->optional_sat = true,
   f->legal = MadRule;
   f->mul_modes = {MulMode::kHi, MulMode::kLo, MulMode::kWide};
+  f->source_widths = {W::kType, W::kType, W::kTypeWide};  // c as wide as d
+  f->result_width = W::kTypeWide;
   f->optional_cc = true;
   f->carry_level_32 = kPtx30Sm20, f->carry_level_64 = kPtx43Sm20;
   f = simple(Family::kMul24, "mul24", "PTX ISA 9.7.1.5", kPtx10AllSm,
@@ -266,13 +270,17 @@ std::vector<FamilyInfo> BuildTable() {
              "d = max(a, b), optionally clamped at 0", 2, kMinMaxTypes);
   f->syntax = ".relu.type", f->optional_relu = true, f->legal = ReluRule;
   f->packed_or_relu_level = kPtx80Sm90;
-  simple(Family::kPopc, "popc", "PTX ISA 9.7.1.14", kPtx20Sm20,
-         "d = number of one bits in a", 1, kB32B64);
-  simple(Family::kClz, "clz", "PTX ISA 9.7.1.15", kPtx20Sm20,
-         "d = number of leading zeros in a", 1, kB32B64);
+  // popc, clz and bfind count or position bits: a `.u32` d at any width.
+  f = simple(Family::kPopc, "popc", "PTX ISA 9.7.1.14", kPtx20Sm20,
+             "d = number of one bits in a", 1, kB32B64);
+  f->result_width = W::k32;
+  f = simple(Family::kClz, "clz", "PTX ISA 9.7.1.15", kPtx20Sm20,
+             "d = number of leading zeros in a", 1, kB32B64);
+  f->result_width = W::k32;
   f = simple(Family::kBfind, "bfind", "PTX ISA 9.7.1.16", kPtx20Sm20,
              "d = position of the most significant non-sign bit", 1, kUS3264);
   f->syntax = ".shiftamt.type", f->optional_shiftamt = true;
+  f->result_width = W::k32;
   f = simple(Family::kFns, "fns", "PTX ISA 9.7.1.17", {60, 30},
              "d = position of the n-th set bit from base", 3, {T::kB32});
   f->amount_sources = 0b110;  // base, offset
@@ -282,9 +290,11 @@ std::vector<FamilyInfo> BuildTable() {
   f = simple(Family::kBfe, "bfe", "PTX ISA 9.7.1.19", kPtx20Sm20,
              "d = bit field of a at position b, length c", 3, kUS3264);
   f->amount_sources = 0b110;  // position, length
+  f->source_widths = {W::kType, W::k32, W::k32, W::k32};
   f = simple(Family::kBfi, "bfi", "PTX ISA 9.7.1.20", kPtx20Sm20,
              "f = b with a inserted at position c, length d", 4, kB32B64);
   f->amount_sources = 0b1100;  // position, length
+  f->source_widths = {W::kType, W::kType, W::k32, W::k32};
   f = simple(Family::kBmsk, "bmsk", "PTX ISA 9.7.1.22", {76, 70},
              "d = mask of b bits starting at bit a", 2, {T::kB32});
   f->syntax = ".shiftmode.type", f->shift_modes = kClampWrap;
@@ -336,16 +346,19 @@ std::vector<FamilyInfo> BuildTable() {
   f->source = kPtxText;
   f->immediate_sources = 0b1000;  // immLut
   f->source_names = {"a", "b", "c", "immLut"};
+  f->source_widths = {W::kType, W::kType, W::kType, W::k8};
   f = simple(Family::kShl, "shl", "PTX ISA 9.7.8.8", kPtx10AllSm,
              "d = a << b, 0 once b >= the width", 2, kBitTypes);
   f->source = kPtxText;
   f->amount_sources = 0b10;  // shift amount
+  f->source_widths = {W::kType, W::k32, W::k32, W::k32};
   f = simple(Family::kShr, "shr", "PTX ISA 9.7.8.9", kPtx10AllSm,
              "d = a >> b, sign- or zero-filled", 2,
              {T::kB16, T::kB32, T::kB64, T::kU16, T::kU32, T::kU64, T::kS16,
               T::kS32, T::kS64});
   f->source = kPtxText;
   f->amount_sources = 0b10;  // shift amount
+  f->source_widths = {W::kType, W::k32, W::k32, W::k32};
   f = simple(Family::kPrmt, "prmt", "PTX ISA 9.7.9.7", kPtx20Sm20,
              "d = four bytes picked from {b, a} by c", 3, {T::kB32});
   f->syntax = ".type.prmtmode", f->source = kPtxText;
@@ -370,19 +383,24 @@ std::vector<FamilyInfo> BuildTable() {
   f->cmps = {Cmp::kEq, Cmp::kNe, Cmp::kLt, Cmp::kLe, Cmp::kGt,
              Cmp::kGe, Cmp::kLo, Cmp::kLs, Cmp::kHi, Cmp::kHs};
   f->bool_ops = {BoolOp::kNone, BoolOp::kAnd, BoolOp::kOr, BoolOp::kXor};
+  f->source_widths = {W::kType, W::kType, W::k1};  // the boolop's c
+  f->result_width = W::k1;
   f = simple(Family::kSelp, "selp", "PTX ISA 9.7.6.3", kPtx10AllSm,
              "d = c ? a : b (c a predicate)", 3, kCompareTypes);
   f->source = kPtxCompareText;
+  f->source_widths = {W::kType, W::kType, W::k1};
   f = simple(Family::kSlct, "slct", "PTX ISA 9.7.6.4", kPtx10AllSm,
              "d = (c >= 0) ? a : b (c a signed 32-bit value)", 3,
              kCompareTypes);
   f->syntax = ".type.atype", f->source = kPtxCompareText,
   f->atypes = {T::kS32};
+  f->source_widths = {W::kType, W::kType, W::k32};
   f = simple(Family::kCvt, "cvt", "PTX ISA 9.7.9.21", kPtx10AllSm,
              "d = a converted: truncated, extended or saturated", 1,
              kCvtTypes);
   f->syntax = ".sat.type.atype", f->source = kPtxCompareText,
   f->atypes = kCvtTypes, f->optional_sat = true, f->legal = CvtRule;
+  f->source_widths = {W::kAType, W::kAType, W::kAType, W::kAType};
   // Extended precision with carry in (PTX ISA 9.7.2): the incoming CC.CF is
   // the last source, "cf". The `.cc` forms of add, sub and mad are rows
   // above.
@@ -462,6 +480,7 @@ std::vector<FamilyInfo> BuildTable() {
   f->source = "004_d740d6e62bd706dd.txt", f->atypes = kVisaTypes,
   f->btypes = kVisaTypes, f->optional_sat = true;
   f->amount_sources = 0b10;  // shift amount
+  f->source_widths = {W::kAType, W::kBType, W::kBType, W::kBType};
 
   for (FamilyInfo& row : t) {
     if (row.syntax.empty() && IsVideo(row.family)) {
@@ -632,58 +651,39 @@ bool IsCarryInSource(const Variant& v, int i) {
   return i >= 0 && i == CarryInSource(v);
 }
 
-int SourceWidth(const Variant& v, int i) {
-  if (IsCarryInSource(v, i)) return 1;
-  switch (v.family) {
-    case Family::kMad:
-      if (i == 2 && v.mul_mode == MulMode::kWide) return 2 * TypeWidth(v.type);
-      return TypeWidth(v.type);
-    case Family::kBfe:
-      return i == 0 ? TypeWidth(v.type) : 32;
-    case Family::kBfi:
-      return i <= 1 ? TypeWidth(v.type) : 32;
-    case Family::kShl:
-    case Family::kShr:
-      return i == 0 ? TypeWidth(v.type) : 32;
-    case Family::kLop3:
-      return i == 3 ? 8 : 32;
-    case Family::kSelp:
-    case Family::kSetp:
-      return i == 2 ? 1 : TypeWidth(v.type);  // c is a predicate
-    case Family::kSlct:
-      return i == 2 ? 32 : TypeWidth(v.type);  // c is `.s32`
-    case Family::kCvt:
+namespace {
+
+// The width `rule` gives `v`.
+int Width(WidthRule rule, const Variant& v) {
+  switch (rule) {
+    case W::kType:
+      return v.type == Type::kNone ? 32 : TypeWidth(v.type);
+    case W::kTypeWide:
+      return (v.mul_mode == MulMode::kWide ? 2 : 1) * Width(W::kType, v);
+    case W::kAType:
       return TypeWidth(v.atype);
-    case Family::kVisaShl:
-      return TypeWidth(i == 0 ? v.atype : v.btype);
-    default:
-      break;
+    case W::kBType:
+      return TypeWidth(v.btype);
+    case W::k32:
+      return 32;
+    case W::k8:
+      return 8;
+    case W::k1:
+      return 1;
   }
+  return 0;
+}
+
+}  // namespace
+
+int SourceWidth(const Variant& v, int i) {
+  if (IsCarryInSource(v, i)) return 1;                         // CC.CF
   if (IsSelectorSource(v, i)) return 8 * SimdLanes(v.family);  // 16 or 32
-  if (v.type == Type::kNone || IsVideo(v.family) || IsSimdVideo(v.family)) {
-    return 32;
-  }
-  return TypeWidth(v.type);
+  return Width(InfoOf(v.family).source_widths[i], v);
 }
 
 int ResultWidth(const Variant& v) {
-  switch (v.family) {
-    case Family::kMul:
-    case Family::kMad:
-      return TypeWidth(v.type) * (v.mul_mode == MulMode::kWide ? 2 : 1);
-    case Family::kPopc:
-    case Family::kClz:
-    case Family::kBfind:
-      return 32;
-    case Family::kSetp:
-      return 1;  // a predicate
-    default:
-      break;
-  }
-  if (v.type == Type::kNone || IsVideo(v.family) || IsSimdVideo(v.family)) {
-    return 32;
-  }
-  return TypeWidth(v.type);
+  return Width(InfoOf(v.family).result_width, v);
 }
 
 absl::string_view SourceName(const Variant& v, int i) {

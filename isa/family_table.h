@@ -9,6 +9,7 @@
 #ifndef PTXDIFF_ISA_FAMILY_TABLE_H_
 #define PTXDIFF_ISA_FAMILY_TABLE_H_
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -36,6 +37,19 @@ template <typename Value>
 using AxisValueList =
     std::conditional_t<std::is_same_v<Value, bool>, bool, std::vector<Value>>;
 
+// How wide a source or the result is, from the variant's axes (SourceWidth,
+// ResultWidth).
+enum class WidthRule : uint8_t {
+  kType,      // TypeWidth(v.type), 32 where the family has no type (dp4a,
+              // vset): so 32 for every video family (`.dtype` .u32/.s32)
+  kTypeWide,  // 2 * kType for `.wide` (mul's and mad's d, mad's c), else kType
+  kAType,     // TypeWidth(v.atype) (cvt, vISA SHL src0)
+  kBType,     // TypeWidth(v.btype) (vISA SHL src1)
+  k32,        // bit positions and lengths, shift amounts, slct's `.s32` c
+  k8,         // lop3's LUT
+  k1,         // a predicate (selp's c, setp's result and its boolop c)
+};
+
 struct FamilyInfo {
   Family family;
   absl::string_view opcode;  // "add", "vshr", "visa.shl"
@@ -53,6 +67,12 @@ struct FamilyInfo {
   // The names the spec gives the sources, where they are not a, b, c, d
   // (fns: mask, base, offset; vISA: src0, src1; the carry-in: cf).
   std::vector<absl::string_view> source_names;
+  // How wide each source slot is, and the result. Slots past the family's
+  // sources are never read; a row may fill them like its last source. Not
+  // here: the carry-in (1 bit, carry_in) and a selector (16 or 32 bits,
+  // selector_sources), already row facts.
+  std::array<WidthRule, kMaxSources> source_widths = {};  // all kType
+  WidthRule result_width = WidthRule::kType;
   // Bit i set: source i is an amount (a shift amount, a bit position or
   // length, a count), whose magnitude against 32, 64 and 256 is what a
   // bug may depend on; for other sources it says nothing.
@@ -135,8 +155,9 @@ bool IsLegal(const Variant& v);
 // Per-variant properties. `v` must be legal.
 IsaLevel LevelOf(const Variant& v);
 int NumSources(const Variant& v);
-// Width in bits of source `i` (0 = a) and of the result (the destination;
-// 64 for mul.wide.u32, 32 for the packed types).
+// Width in bits of source `i` (0 = a, i < kMaxSources) and of the result
+// (the destination; 64 for mul.wide.u32, 32 for the packed types): the row's
+// WidthRule, resolved for `v`.
 int SourceWidth(const Variant& v, int i);
 int ResultWidth(const Variant& v);
 // The name the spec gives source `i` ("a", "b", "c", "d"; bfi's are a..d,

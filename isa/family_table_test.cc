@@ -246,6 +246,49 @@ TEST(FamilyTableTest, OperandShapes) {
   EXPECT_FALSE(MayBeImmediate(v("selp.b32"), 2));  // c, a predicate
 }
 
+// The widths are row data (FamilyInfo::source_widths, result_width): one per
+// rule, so that a wrong row shows.
+TEST(FamilyTableTest, WidthsAreRowData) {
+  auto v = [](absl::string_view s) { return *ParseVariant(s); };
+  EXPECT_EQ(SourceWidth(v("mad.wide.u32"), 0), 32);
+  EXPECT_EQ(SourceWidth(v("mad.wide.u32"), 2), 64);  // c as wide as d
+  EXPECT_EQ(ResultWidth(v("mad.wide.u32")), 64);
+  EXPECT_EQ(SourceWidth(v("mad.lo.u64"), 2), 64);
+  EXPECT_EQ(ResultWidth(v("mul.hi.u16")), 16);
+  EXPECT_EQ(SourceWidth(v("bfe.u64"), 0), 64);
+  EXPECT_EQ(SourceWidth(v("bfe.u64"), 1), 32);  // position
+  EXPECT_EQ(SourceWidth(v("bfe.u64"), 2), 32);  // length
+  EXPECT_EQ(SourceWidth(v("bfi.b64"), 1), 64);
+  EXPECT_EQ(SourceWidth(v("bfi.b64"), 3), 32);
+  EXPECT_EQ(SourceWidth(v("shl.b16"), 1), 32);  // shift amount
+  EXPECT_EQ(SourceWidth(v("shr.s64"), 0), 64);
+  EXPECT_EQ(SourceWidth(v("lop3.b32"), 2), 32);
+  EXPECT_EQ(SourceWidth(v("lop3.b32"), 3), 8);  // immLut
+  EXPECT_EQ(ResultWidth(v("setp.lt.s64")), 1);
+  EXPECT_EQ(SourceWidth(v("setp.lt.and.s64"), 2), 1);  // the boolop's c
+  EXPECT_EQ(SourceWidth(v("selp.b64"), 2), 1);
+  EXPECT_EQ(SourceWidth(v("slct.s16.s32"), 2), 32);
+  EXPECT_EQ(SourceWidth(v("cvt.u16.u64"), 0), 64);  // atype
+  EXPECT_EQ(ResultWidth(v("cvt.u16.u64")), 16);
+  EXPECT_EQ(SourceWidth(v("visa.shl.uq.b.d"), 0), 8);   // atype
+  EXPECT_EQ(SourceWidth(v("visa.shl.uq.b.d"), 1), 32);  // btype
+  EXPECT_EQ(ResultWidth(v("popc.b64")), 32);
+  EXPECT_EQ(ResultWidth(v("clz.b64")), 32);
+  EXPECT_EQ(ResultWidth(v("bfind.shiftamt.s64")), 32);
+  EXPECT_EQ(SourceWidth(v("addc.u32"), 2), 1);            // CC.CF
+  EXPECT_EQ(SourceWidth(v("dp4a.u32.s32"), 2), 32);       // no type: 32
+  EXPECT_EQ(SourceWidth(v("vadd2.u32.u32.u32"), 3), 16);  // the selector
+  EXPECT_EQ(SourceWidth(v("vadd4.u32.u32.u32"), 3), 32);
+  // The video families read and write 32-bit registers (PTX ISA 9.7.18).
+  for (const Variant& x : AllVariants()) {
+    if (!IsVideo(x.family) && !IsSimdVideo(x.family)) continue;
+    for (int i = 0; i < NumSources(x); ++i) {
+      if (!IsSelectorSource(x, i)) EXPECT_EQ(SourceWidth(x, i), 32) << i;
+    }
+    EXPECT_EQ(ResultWidth(x), 32);
+  }
+}
+
 TEST(FamilyTableTest, SourceNamesAreRowData) {
   for (const FamilyInfo& info : AllFamilies()) {
     // A row names all its sources or none (a, b, c, d).
