@@ -178,6 +178,17 @@ size_t Evaluated(const BatchOutcome& out, size_t tuples) {
   return n;
 }
 
+// At most `n` of a family's variants, spread evenly over its table order:
+// the calibration batch is one systematic tuple each of as many variants as
+// it holds (the breadth pass), so building the source over a video family's
+// ten thousand variants would be wasted.
+std::vector<Variant> CalibrationSample(const std::vector<Variant>& variants, size_t n) {
+  if (variants.size() <= n) return variants;
+  std::vector<Variant> sample;
+  for (size_t i = 0; i < n; ++i) sample.push_back(variants[i * variants.size() / n]);
+  return sample;
+}
+
 }  // namespace
 
 void Campaign::Calibrate() {
@@ -199,7 +210,7 @@ void Campaign::Calibrate() {
   for (size_t s = 0; s < senders_.size(); ++s) {
     timers.emplace_back([&, s] {
       for (size_t i = s; i < families.size(); i += senders_.size()) {
-        SystematicSource source(by_family[families[i]]);
+        SystematicSource source(CalibrationSample(by_family[families[i]], per_family));
         std::vector<Tuple> tuples;
         while (tuples.size() < per_family) {
           const std::optional<Tuple> t = source.Next();

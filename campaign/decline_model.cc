@@ -1,6 +1,7 @@
 #include "campaign/decline_model.h"
 
 #include "isa/family_table.h"
+#include "isa/operand_shape.h"
 #include "oracle/bits.h"
 
 namespace ptxdiff {
@@ -11,24 +12,8 @@ constexpr int kSlotBits = 20;
 }  // namespace
 
 uint32_t DeclineClass(const Tuple& t, const Result& oracle) {
-  uint32_t zero = 0, unit = 0;
-  for (int i = 0; i < NumSources(t.variant); ++i) {
-    const int width = SourceWidth(t.variant, i);
-    const uint64_t x = Low(t.operands.v[i], width);
-    zero |= (x == 0) << i;
-    unit |= (x == 1 || x == LowMask(width)) << i;
-  }
   const bool identity = oracle.bits == Low(t.operands.v[0], ResultWidth(t.variant));
-  // ptxas folds a carry chain only when no carry passes along it (research
-  // §8), and a SIMD video instruction only with the default selectors (§9).
-  bool default_selectors = false;
-  for (int i = 0; i < NumSources(t.variant); ++i) {
-    if (!IsSelectorSource(t.variant, i)) continue;
-    default_selectors = (t.operands.v[i] & SourceMask(t.variant, i)) ==
-                        DefaultSimdSelector(SimdLanes(t.variant.family));
-  }
-  return zero | unit << 4 | uint32_t{identity} << 8 |
-         uint32_t{oracle.carry} << 9 | uint32_t{default_selectors} << 10;
+  return OperandShape(t) | uint32_t{identity} << 8 | uint32_t{oracle.carry} << 9;
 }
 
 DeclineModel::DeclineModel()

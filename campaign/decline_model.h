@@ -39,9 +39,10 @@
 
 namespace ptxdiff {
 
-// The decline class of a tuple (kDeclineClassBits bits): sources that are 0,
-// sources that are 1 or all ones, result == source a, the carry-out, and
-// whether a SIMD video selector is the default one.
+// The decline class of a tuple (kDeclineClassBits bits): its OperandShape
+// (sources that are 0, sources that are 1 or all ones, whether a SIMD video
+// selector is the default one), and of its result: bit 8, result == source
+// a; bit 9, the carry-out.
 inline constexpr int kDeclineClassBits = 11;
 uint32_t DeclineClass(const Tuple& t, const Result& oracle);
 

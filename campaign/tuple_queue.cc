@@ -16,7 +16,7 @@ Admission TupleQueue::Offer(const Tuple& t, Lane lane) {
   if (!AdmitLocked(t)) return Admission::kDuplicate;
   q.push_back(t);
   ++counts_.queued;
-  not_empty_.notify_one();
+  NotifyTakerLocked();
   return Admission::kQueued;
 }
 
@@ -53,7 +53,7 @@ bool TupleQueue::PutMany(std::span<const Tuple> tuples, Lane lane,
     q.push_back(tuples[i]);
     ++counts_.queued;
   }
-  not_empty_.notify_one();
+  NotifyTakerLocked();
   return true;
 }
 
@@ -65,7 +65,7 @@ Admission TupleQueue::Put(const Tuple& t, Lane lane) {
   if (!AdmitLocked(t)) return Admission::kDuplicate;
   q.push_back(t);
   ++counts_.queued;
-  not_empty_.notify_one();
+  NotifyTakerLocked();
   return Admission::kQueued;
 }
 
@@ -79,8 +79,11 @@ void TupleQueue::TakeFrom(Lane lane, size_t n, std::vector<Tuple>& out) {
 std::vector<Tuple> TupleQueue::TakeBatch(size_t max, size_t min, absl::Duration wait) {
   std::unique_lock<std::mutex> lock(mu_);
   min = std::max<size_t>(1, std::min(min, max));
+  ++takers_waiting_;
+  taker_wants_ = min;
   not_empty_.wait_for(lock, absl::ToChronoNanoseconds(wait),
                       [&] { return closed_ || SizeLocked() >= min; });
+  --takers_waiting_;
   std::vector<Tuple> out;
   out.reserve(std::min(max, SizeLocked()));
   const size_t systematic = lanes_[static_cast<int>(Lane::kSystematic)].size();
@@ -95,6 +98,10 @@ std::vector<Tuple> TupleQueue::TakeBatch(size_t max, size_t min, absl::Duration 
   outstanding_ += out.size();
   if (!out.empty()) not_full_.notify_all();
   return out;
+}
+
+void TupleQueue::NotifyTakerLocked() {
+  if (takers_waiting_ > 0 && SizeLocked() >= taker_wants_) not_empty_.notify_one();
 }
 
 void TupleQueue::Close() {

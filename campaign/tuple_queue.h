@@ -105,6 +105,9 @@ class TupleQueue {
   bool AdmitLocked(const Tuple& t);  // the dedup window; counts duplicates
   bool SeenLocked(uint64_t fingerprint);  // counts a duplicate
   void MarkSeenLocked(uint64_t fingerprint);
+  // Wakes a taker once the queue holds what it waits for: a notify per
+  // offered tuple would wake a sleeping sender thousands of times a batch.
+  void NotifyTakerLocked();
 
   Options options_;
   mutable std::mutex mu_;
@@ -115,6 +118,7 @@ class TupleQueue {
   absl::flat_hash_set<uint64_t> seen_;
   QueueCounts counts_;
   size_t outstanding_ = 0;  // taken, not yet Done
+  size_t takers_waiting_ = 0, taker_wants_ = 1;  // TakeBatch's `min`
   bool closed_ = false;
   std::atomic<bool> saturated_{false};
 };

@@ -87,5 +87,20 @@ TEST(TupleQueueTest, PutBlocksOnAFullLaneUntilTakenOrClosed) {
   EXPECT_EQ(q.Offer(T(9), Lane::kNovel), Admission::kClosed);
 }
 
+TEST(TupleQueueTest, AWaitingTakerWakesWhenItsMinimumIsQueued) {
+  TupleQueue q;
+  // No deadline to speak of: only the producers' notification ends the wait.
+  std::vector<Tuple> batch;
+  std::thread taker([&] { batch = q.TakeBatch(8, 3, absl::Hours(1)); });
+  std::thread offerer([&] {
+    for (uint64_t a = 1; a <= 2; ++a) q.Offer(T(a), Lane::kRoutine);
+    const std::vector<Tuple> more = {T(3), T(4)};
+    q.PutMany(more, Lane::kSystematic, [](size_t) { return true; });
+  });
+  offerer.join();
+  taker.join();
+  EXPECT_EQ(batch.size(), 4u);
+}
+
 }  // namespace
 }  // namespace ptxdiff

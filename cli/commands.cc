@@ -273,13 +273,17 @@ int RunVariants(const std::vector<std::string>& args, std::ostream& out,
       continue;
     }
     const IsaLevel level = LevelOf(v);
+    std::vector<int> source_widths;
+    for (int s = 0; s < NumSources(v); ++s)
+      source_widths.push_back(SourceWidth(v, s));
     out << absl::StrFormat(
         "  {\"spelling\": %s, \"family\": %s, \"min_ptx\": \"%d.%d\", "
-        "\"min_sm\": %d, \"sources\": %d, \"result_width\": %d, "
-        "\"stable_id\": \"%016x\"}%s\n",
+        "\"min_sm\": %d, \"sources\": %d, \"source_widths\": [%s], "
+        "\"result_width\": %d, \"stable_id\": \"%016x\"}%s\n",
         JsonString(Spell(v)), JsonString(InfoOf(v.family).opcode),
         level.ptx / 10, level.ptx % 10, level.sm, NumSources(v),
-        ResultWidth(v), StableId(v), i + 1 == selected.size() ? "" : ",");
+        absl::StrJoin(source_widths, ", "), ResultWidth(v), StableId(v),
+        i + 1 == selected.size() ? "" : ",");
   }
   if (json) out << "]\n";
   return kExitOk;

@@ -167,6 +167,13 @@ TEST(VariantsCommandTest, CountFamilyAndJson) {
   r = Ptxdiff({"variants", "--family", "mul24", "--json"});
   EXPECT_THAT(r.out, StartsWith("[\n  {\"spelling\": \"mul24.hi.u32\", "
                                 "\"family\": \"mul24\", \"min_ptx\": \"1.0\""));
+  // What a worker needs to read a tuple's operands (docs/worker-protocol.md).
+  r = Ptxdiff({"variants", "--family", "bfe", "--json"});
+  EXPECT_THAT(
+      r.out,
+      HasSubstr("{\"spelling\": \"bfe.u64\", \"family\": \"bfe\", "
+                "\"min_ptx\": \"2.0\", \"min_sm\": 20, \"sources\": 3, "
+                "\"source_widths\": [64, 32, 32], \"result_width\": 64"));
   const int total = std::stoi(Ptxdiff({"variants", "--count"}).out);
   EXPECT_GT(total, 70000);
 }

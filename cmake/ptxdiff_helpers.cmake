@@ -42,6 +42,18 @@ function(ptxdiff_cc_test)
   gtest_discover_tests(${ARG_NAME} DISCOVERY_TIMEOUT 60)
 endfunction()
 
+# Coverage instrumentation for the listed sources (in the calling directory),
+# in the fuzz configurations only: the code a fuzz target's signal comes from
+# (the oracle, the decoders of fuzz input, wire and text). The rest (the
+# campaign engine, the client, triage) is not instrumented: its threads run
+# beside the fuzz loop, and their edges would be counted as the current
+# input's coverage, at a cost on every comparison.
+function(ptxdiff_fuzz_coverage)
+  if(PTXDIFF_BUILD_FUZZERS)
+    set_source_files_properties(${ARGN} PROPERTIES COMPILE_OPTIONS -fsanitize=fuzzer-no-link)
+  endif()
+endfunction()
+
 # A libFuzzer target; built only in the fuzz configuration.
 function(ptxdiff_cc_fuzzer)
   if(NOT PTXDIFF_BUILD_FUZZERS)

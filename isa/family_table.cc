@@ -600,6 +600,12 @@ const std::vector<Variant>& AllVariants() {
   return *all;
 }
 
+namespace {
+// VariantIndex's last answer on this thread.
+thread_local Variant last_variant_looked_up;
+thread_local int last_variant_index = -2;
+}  // namespace
+
 int VariantIndex(const Variant& v) {
   static const auto* index = [] {
     auto* m = new absl::flat_hash_map<Variant, int>();
@@ -607,8 +613,15 @@ int VariantIndex(const Variant& v) {
     for (size_t i = 0; i < all.size(); ++i) m->emplace(all[i], static_cast<int>(i));
     return m;
   }();
+  // A campaign looks up the same variant for a run of tuples in a row (a
+  // batch, a systematic run): the last answer of this thread first.
+  Variant& last_variant = last_variant_looked_up;
+  int& last_index = last_variant_index;
+  if (last_index != -2 && v == last_variant) return last_index;
   const auto it = index->find(v);
-  return it == index->end() ? -1 : it->second;
+  last_variant = v;
+  last_index = it == index->end() ? -1 : it->second;
+  return last_index;
 }
 
 bool IsLegal(const Variant& v) {

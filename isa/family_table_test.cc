@@ -1,9 +1,10 @@
-#include "absl/strings/string_view.h"
 #include "isa/family_table.h"
 
 #include <map>
+#include <thread>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
 #include "isa/spelling.h"
 
@@ -121,6 +122,26 @@ TEST(FamilyTableTest, EveryListedVariantIsLegalAndDistinct) {
     EXPECT_TRUE(IsLegal(v));
     EXPECT_TRUE(seen.insert(v).second) << Spell(v);
   }
+}
+
+TEST(FamilyTableTest, VariantIndexAnswersAlikeInAnyOrderOfQuestions) {
+  const std::vector<Variant>& all = AllVariants();
+  Variant illegal = *ParseVariant("add.s32");
+  illegal.sat = true;  // `.sat` is for add.s32 only
+  illegal.type = Type::kU16;
+  ASSERT_FALSE(IsLegal(illegal));
+  // Repeats, alternations and an illegal variant in between: the answer never
+  // depends on what was asked before (VariantIndex remembers its last one).
+  for (size_t i = 0; i < all.size(); i += 997) {
+    EXPECT_EQ(VariantIndex(all[i]), static_cast<int>(i));
+    EXPECT_EQ(VariantIndex(all[i]), static_cast<int>(i));
+    EXPECT_EQ(VariantIndex(illegal), -1);
+    EXPECT_EQ(VariantIndex(all[0]), 0);
+  }
+  int other_thread = -2;
+  std::thread([&] { other_thread = VariantIndex(all.back()); }).join();
+  EXPECT_EQ(other_thread, static_cast<int>(all.size()) - 1);
+  EXPECT_EQ(VariantIndex(all[1]), 1);
 }
 
 TEST(FamilyTableTest, RejectsCombinationsTheSpecForbids) {

@@ -79,11 +79,33 @@ std::string PlainOperandList(int num_sources, bool bfi) {
   return absl::StrJoin(ops, ", ");
 }
 
+std::string ComposeSpelling(const Variant& v) {
+  std::string out = OpcodePart(v);
+  if (HasOperandDecoration(v)) absl::StrAppend(&out, " ", OperandList(v));
+  return out;
+}
+
+// Every legal variant's spelling, by VariantIndex, composed once: a campaign
+// spells the variants of every batch, and stable ids and parsing index all
+// of them.
+const std::vector<std::string>& AllSpellings() {
+  static const auto* all = [] {
+    auto* spellings = new std::vector<std::string>();
+    spellings->reserve(AllVariants().size());
+    for (const Variant& v : AllVariants())
+      spellings->push_back(ComposeSpelling(v));
+    return spellings;
+  }();
+  return *all;
+}
+
 const absl::flat_hash_map<std::string, Variant>& SpellingIndex() {
   static const auto* index = [] {
     auto* map = new absl::flat_hash_map<std::string, Variant>();
-    map->reserve(AllVariants().size());
-    for (const Variant& v : AllVariants()) map->emplace(Spell(v), v);
+    const std::vector<Variant>& all = AllVariants();
+    map->reserve(all.size());
+    for (size_t i = 0; i < all.size(); ++i)
+      map->emplace(AllSpellings()[i], all[i]);
     return map;
   }();
   return *index;
@@ -314,14 +336,27 @@ std::string PtxInstruction(const Variant& v, absl::string_view dest,
 }
 
 std::string Spell(const Variant& v) {
-  std::string out = OpcodePart(v);
-  if (HasOperandDecoration(v)) absl::StrAppend(&out, " ", OperandList(v));
-  return out;
+  const int index = VariantIndex(v);
+  return index >= 0 ? AllSpellings()[index] : ComposeSpelling(v);
 }
 
-uint64_t StableId(const Variant& v) { return Fnv1a64(Spell(v)); }
+uint64_t StableId(const Variant& v) {
+  // Every legal variant's id, hashed once: the systematic source seeds each
+  // run of tuples with it.
+  static const auto* ids = [] {
+    auto* all = new std::vector<uint64_t>();
+    for (const std::string& spelling : AllSpellings())
+      all->push_back(Fnv1a64(spelling));
+    return all;
+  }();
+  const int index = VariantIndex(v);
+  return index >= 0 ? (*ids)[index] : Fnv1a64(ComposeSpelling(v));
+}
 
 absl::StatusOr<Variant> ParseVariant(absl::string_view spelling) {
+  // A canonical spelling (what Spell and every worker request write) as it is.
+  const auto& index = SpellingIndex();
+  if (auto it = index.find(spelling); it != index.end()) return it->second;
   std::string normalized = WithoutSimdSelectors(Normalize(spelling));
   if (const Variant* v = Lookup(normalized)) {
     if (IsSimdVideo(v->family)) {  // a misspelt selector is no variant

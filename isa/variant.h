@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "isa/axes.h"
@@ -42,15 +43,17 @@ struct Variant {
 
   friend bool operator==(const Variant&, const Variant&) = default;
 
+  // Hashed as its bytes, in one step (every member is one byte, and two
+  // equal variants have equal bytes: see the static_assert below): the
+  // campaign looks variants up several times per tuple.
   template <typename H>
   friend H AbslHashValue(H h, const Variant& v) {
-    h = H::combine(std::move(h), v.family);
-#define PTXDIFF_AXIS(Name, field, ...) h = H::combine(std::move(h), v.field);
-#include "isa/axes.inc"
-#undef PTXDIFF_AXIS
-    return h;
+    return H::combine_contiguous(
+        std::move(h), reinterpret_cast<const unsigned char*>(&v), sizeof(v));
   }
 };
+static_assert(std::has_unique_object_representations_v<Variant>,
+              "Variant is hashed as its bytes: no padding, no floats");
 
 // The number of axes on which `a` and `b` differ (their families aside).
 inline int DifferingAxes(const Variant& a, const Variant& b) {

@@ -31,6 +31,7 @@
 #include "common/status_macros.h"
 #include "common/subprocess.h"
 #include "isa/family_table.h"
+#include "isa/operand_shape.h"
 #include "isa/spelling.h"
 #include "protocol/backend_names.h"
 #include "worker/backends/carry_support.h"
@@ -402,22 +403,24 @@ void ParallelFor(int threads, size_t count,
   for (std::thread& t : pool) t.join();
 }
 
-// How many tuples of each variant go into one kernel, learned across
-// batches. A kernel decodes only if all its tuples folded, and a kernel that
-// did not is compiled again in halves (Bisect). So each variant gets the
-// kernel size with the least expected cost per tuple for the rate at which
-// its tuples fold (counting as a failure a kernel that did not decode though
-// all its tuples fold alone). This changes only the speed, never an answer.
+// How many tuples go into one kernel, learned across batches. A kernel
+// decodes only if all its tuples folded, and a kernel that did not is
+// compiled again in halves (Bisect). So each tuple gets the kernel size with
+// the least expected cost per tuple for the rate at which tuples like it fold
+// (counting as a failure a kernel that did not decode though all its tuples
+// fold alone). "Like it" is its variant and operand shape (isa/operand_shape.h:
+// ptxas folds a carry chain only without a carry, `div` only by 0 or 1, ...),
+// or its variant alone while that shape has few answers yet. This changes
+// only the speed, never an answer.
 class KernelSizes {
  public:
   explicit KernelSizes(int max) : max_(max) {}
 
-  int Of(const Variant& v) const {
-    auto it = stats_.find(v);
+  int Of(const Variant& v, uint32_t shape) const {
+    const Stats* s = Find(v, shape);
+    if (s == nullptr || s->tuples < kMinShapeTuples) s = Find(v, kAnyShape);
     // Two folds of prior: a variant not seen yet gets the largest kernels.
-    const double p = it == stats_.end()
-                         ? 1.0
-                         : (it->second.folded + 2) / (it->second.tuples + 2);
+    const double p = s == nullptr ? 1.0 : (s->folded + 2) / (s->tuples + 2);
     int best = max_;
     for (int k = 1; k < max_; k *= 2) {
       if (Cost(k, p) < Cost(best, p)) best = k;
@@ -425,23 +428,37 @@ class KernelSizes {
     return best;
   }
 
-  // In one batch, `folded` of `tuples` tuples of `v` folded, and
-  // `spurious` kernels with tuples of `v` did not decode though every
+  // In one batch, `folded` of `tuples` tuples of `v` with `shape` folded,
+  // and `spurious` kernels with such tuples did not decode though every
   // tuple of theirs folded alone.
-  void Learn(const Variant& v, int folded, int tuples, int spurious) {
-    Stats& s = stats_[v];
-    s.folded += folded;
-    s.tuples += tuples + spurious;
-    if (s.tuples > 4096) {  // forget slowly: operands change over a campaign
-      s.folded /= 2;
-      s.tuples /= 2;
-    }
+  void Learn(const Variant& v, uint32_t shape, int folded, int tuples,
+             int spurious) {
+    Add(stats_[{v, shape}], folded, tuples + spurious);
+    Add(stats_[{v, kAnyShape}], folded, tuples + spurious);
   }
 
  private:
   struct Stats {
     double folded = 0, tuples = 0;
   };
+  static constexpr uint32_t kAnyShape = ~uint32_t{0};
+  // Answers of a shape before its own rate counts (a new shape goes by its
+  // variant's rate: most shapes of a variant fold alike).
+  static constexpr double kMinShapeTuples = 16;
+
+  static void Add(Stats& s, int folded, int tuples) {
+    s.folded += folded;
+    s.tuples += tuples;
+    if (s.tuples > 4096) {  // forget slowly: operands change over a campaign
+      s.folded /= 2;
+      s.tuples /= 2;
+    }
+  }
+
+  const Stats* Find(const Variant& v, uint32_t shape) const {
+    const auto it = stats_.find(std::make_pair(v, shape));
+    return it == stats_.end() ? nullptr : &it->second;
+  }
 
   // Per tuple, for k a power of two: its share of the kernel and of every
   // half Bisect compiles. A half of m tuples is compiled when the kernel of
@@ -455,7 +472,7 @@ class KernelSizes {
   }
 
   int max_;
-  absl::flat_hash_map<Variant, Stats> stats_;
+  absl::flat_hash_map<std::pair<Variant, uint32_t>, Stats> stats_;
 };
 
 class PtxasBackend : public Backend {
@@ -581,7 +598,8 @@ std::vector<Chunk> PtxasBackend::MakeChunks(
   // variants staying together, then cut into kernels of that size.
   std::vector<std::pair<int, int>> sized;  // (size, tuple)
   for (int t : pending) {
-    sized.emplace_back(sizes_.Of(batch.tuples[t].variant), t);
+    sized.emplace_back(
+        sizes_.Of(batch.tuples[t].variant, OperandShape(batch.tuples[t])), t);
   }
   std::stable_sort(
       sized.begin(), sized.end(),
@@ -781,12 +799,20 @@ void PtxasBackend::Learn(const Batch& batch, const std::vector<int>& compiled,
                          const ChunkReport& packed) {
   struct Counts {
     const Variant* variant = nullptr;
+    uint32_t shape = 0;
     int folded = 0, tuples = 0, spurious = 0;
   };
-  absl::flat_hash_map<uint32_t, Counts> counts;
+  // By (variant index in the request, operand shape).
+  absl::flat_hash_map<std::pair<uint32_t, uint32_t>, Counts> counts;
+  auto key = [&](int t) {
+    return std::make_pair(batch.request.tuples[t].variant_index,
+                          OperandShape(batch.tuples[t]));
+  };
   auto of = [&](int t) -> Counts& {
-    Counts& c = counts[batch.request.tuples[t].variant_index];
+    const auto k = key(t);
+    Counts& c = counts[k];
     c.variant = &batch.tuples[t].variant;
+    c.shape = k.second;
     return c;
   };
   for (int t : compiled) {
@@ -799,14 +825,13 @@ void PtxasBackend::Learn(const Batch& batch, const std::vector<int>& compiled,
         kernel.begin(), kernel.end(),
         [&](int t) { return batch.outcomes[t].kind == ResultKind::kValue; });
     if (!all_folded) continue;
-    absl::flat_hash_set<uint32_t> seen;
+    absl::flat_hash_set<std::pair<uint32_t, uint32_t>> seen;
     for (int t : kernel) {
-      if (seen.insert(batch.request.tuples[t].variant_index).second)
-        ++of(t).spurious;
+      if (seen.insert(key(t)).second) ++of(t).spurious;
     }
   }
-  for (const auto& [index, c] : counts) {
-    sizes_.Learn(*c.variant, c.folded, c.tuples, c.spurious);
+  for (const auto& [key, c] : counts) {
+    sizes_.Learn(*c.variant, c.shape, c.folded, c.tuples, c.spurious);
   }
 }
 

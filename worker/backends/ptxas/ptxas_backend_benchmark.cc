@@ -1,6 +1,7 @@
 // How many tuples per second the ptxas backend folds, by packing.
 //
 //   ptxas_backend_benchmark [--tuples=N] [--arch=sm_90] [--jobs=2]
+//   [--only=64x64]
 //
 // For each combination of tuples per kernel and kernels per module, with
 // `jobs` ptxas processes (both cores busy by default), runs a warm-up batch
@@ -126,7 +127,7 @@ absl::StatusOr<Measurement> Measure(const KeyValues& options,
 
 int Main(int argc, char** argv) {
   int tuples = 20000;
-  std::string arch = "sm_90", jobs = "2";
+  std::string arch = "sm_90", jobs = "2", only;
   for (int i = 1; i < argc; ++i) {
     absl::string_view arg = argv[i];
     if (absl::ConsumePrefix(&arg, "--tuples=") &&
@@ -140,8 +141,15 @@ int Main(int argc, char** argv) {
       jobs = std::string(arg);
       continue;
     }
-    std::fprintf(stderr, "usage: %s [--tuples=N] [--arch=sm_90] [--jobs=2]\n",
-                 argv[0]);
+    if (absl::ConsumePrefix(&arg,
+                            "--only=")) {  // one setting: t/kernel x k/module
+      only = std::string(arg);
+      continue;
+    }
+    std::fprintf(
+        stderr,
+        "usage: %s [--tuples=N] [--arch=sm_90] [--jobs=2] [--only=64x64]\n",
+        argv[0]);
     return 2;
   }
   auto probe = MakePtxasBackend({{"arch", arch}});
@@ -169,6 +177,8 @@ int Main(int argc, char** argv) {
                                                {64, 256},
                                                {256, 16},
                                                {256, 64}}) {
+    if (!only.empty() && only != absl::StrCat(s.per_kernel, "x", s.per_module))
+      continue;
     for (const auto& [name, requests] :
          {std::pair{"folding", folding}, std::pair{"edge", edge}}) {
       const KeyValues options = {
