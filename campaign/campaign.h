@@ -90,6 +90,7 @@ struct CampaignStats {
   int64_t worker_restarts = 0;
   int64_t supported_variants = 0;    // of the campaign's variants
   int64_t calibration_ms = 0;        // spent timing the families at start
+  int64_t families_timed = 0;        // by it (a cheap backend stops after a batch)
   // Tuples judged when the first mismatch was, that one included; 0 before
   // any (the finding-power benchmark's tuples-to-find).
   int64_t first_mismatch_after = 0;

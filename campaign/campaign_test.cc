@@ -171,6 +171,37 @@ TEST(CampaignTest, TheSystematicSourceFindsABugWithoutAnyFuzzInput) {
   EXPECT_GT(s.systematic, 0);
 }
 
+// Calibration times every family on a backend that is slow per tuple, and
+// stops after the first batches on one that is cheap (there the campaign's
+// own work sets the pace, and timing would only delay the first finding).
+TEST(CampaignTest, CalibrationTimesFamiliesOnlyWhereTheBackendIsSlow) {
+  const std::vector<Variant> variants = {*ParseVariant("popc.b32"), *ParseVariant("clz.b32"),
+                                         *ParseVariant("brev.b32"), *ParseVariant("bfind.u32"),
+                                         *ParseVariant("cnot.b32"), *ParseVariant("not.b32")};
+  for (const bool slow : {true, false}) {
+    const std::string dir = FreshDir(slow ? "calibrate_slow" : "calibrate_cheap");
+    CampaignOptions o =
+        Options(dir, slow ? std::vector<std::string>{"--us-per-tuple=40"} : std::vector<std::string>{});
+    o.systematic = true;
+    o.variants = variants;
+    o.batch_size = 0;  // the exec default: 512 tuples a family
+    auto c = Campaign::Start(o);
+    ASSERT_TRUE(c.ok()) << c.status();
+    (*c)->Stop();
+    const CampaignStats s = (*c)->Snapshot();
+    // Six families over two senders. A worker's first batch may pay for its
+    // one-time set-up (the spelling table), so a cheap backend may show
+    // itself only in each sender's second.
+    if (slow) {
+      EXPECT_EQ(s.families_timed, 6);
+    } else {
+      EXPECT_GE(s.families_timed, 1);
+      EXPECT_LE(s.families_timed, 4);
+    }
+    EXPECT_GT(s.counts.tuples, 0);  // the timed batches were judged
+  }
+}
+
 TEST(CampaignTest, AFaultyBatchIsIsolatedAndFiled) {
   const std::string dir = FreshDir("fault");
   auto c = Campaign::Start(Options(dir, {"--fault=crash-on=div.u32"}));

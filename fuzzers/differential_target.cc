@@ -169,19 +169,13 @@ const Setting* FindSetting(absl::string_view key) {
 // that would be generated only to be dropped (against ptxas, most of the
 // video families). FailedPrecondition when the backend runs none of them: a
 // campaign would check nothing (ptxas never folds prmt). Read from the
-// supports lines as WorkerIdentity::Supports reads them ("*", an opcode, or
-// a canonical spelling), not by asking about 77k variants again.
+// supports lines once (SupportedVariants).
 absl::Status NarrowToSupported(const WorkerIdentity& backend,
                                VariantFilter& filter) {
   std::vector<bool> runs(kNumFamilies, false);
-  for (const std::string& line : backend.supports) {
-    if (line == "*") runs.assign(kNumFamilies, true);
-    if (const std::optional<Family> f = FamilyByOpcode(line)) {
-      runs[static_cast<int>(*f)] = true;
-    } else if (absl::StatusOr<Variant> v = ParseVariant(line);
-               v.ok() && Spell(*v) == line) {
-      runs[static_cast<int>(v->family)] = true;
-    }
+  const std::vector<bool> supported_variants = SupportedVariants(backend);
+  for (size_t i = 0; i < supported_variants.size(); ++i) {
+    if (supported_variants[i]) runs[static_cast<int>(AllVariants()[i].family)] = true;
   }
   std::vector<Family> supported;
   for (const FamilyInfo& info : AllFamilies()) {

@@ -168,6 +168,26 @@ bool WorkerIdentity::Supports(const Variant& v) const {
   return false;
 }
 
+std::vector<bool> SupportedVariants(const WorkerIdentity& id) {
+  const std::vector<Variant>& all = AllVariants();
+  std::vector<bool> supported(all.size(), false);
+  std::vector<bool> family_runs(kNumFamilies, false);
+  for (const std::string& line : id.supports) {
+    if (line == "*") family_runs.assign(kNumFamilies, true);
+    if (const std::optional<Family> f = FamilyByOpcode(line)) {
+      family_runs[static_cast<int>(*f)] = true;
+    } else if (absl::StatusOr<Variant> v = ParseVariant(line);
+               v.ok() && Spell(*v) == line) {
+      supported[VariantIndex(*v)] = true;  // a canonical spelling
+    }
+  }
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (family_runs[static_cast<int>(all[i].family)]) supported[i] = true;
+    if (HasCarryOut(all[i]) && !id.carry) supported[i] = false;
+  }
+  return supported;
+}
+
 std::string WorkerIdentity::Describe() const {
   std::string extra = toolchain;
   for (const std::string* s : {&driver, &device}) {

@@ -66,6 +66,9 @@ struct WorkerIdentity {
   // "ptxas 1 (ptxas 13.0.48, sm_90)" for reports.
   std::string Describe() const;
 };
+// Supports(v) for every variant at once, by VariantIndex: read from the
+// supports lines in one pass rather than asking about 81k variants.
+std::vector<bool> SupportedVariants(const WorkerIdentity& id);
 KeyValues IdentityToKeyValues(const WorkerIdentity& id);
 absl::StatusOr<WorkerIdentity> IdentityFromKeyValues(const KeyValues& kv);
 

@@ -4,6 +4,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "isa/family_table.h"
 #include "isa/spelling.h"
 
 namespace ptxdiff {
@@ -155,6 +156,33 @@ TEST(ProtocolTest, IdentityAndSupports) {
   EXPECT_FALSE(back->Supports(*ParseVariant("vset.u32.u32.ne")));
   EXPECT_EQ(back->Describe(), "ptxas 1 (ptxas 13.0)");
   EXPECT_FALSE(IdentityFromKeyValues({{"name", "x"}}).ok());
+}
+
+// SupportedVariants reads the supports lines once; it must say what
+// Supports says of every variant, for "*", opcodes, spellings (one not
+// canonical: a line a worker got wrong covers nothing) and the carry flag.
+TEST(ProtocolTest, SupportedVariantsIsSupportsForEveryVariant) {
+  const std::vector<WorkerIdentity> identities = {
+      {.name = "all", .supports = {"*"}},
+      {.name = "all-carry", .supports = {"*"}, .carry = true},
+      {.name = "some",
+       .supports = {"bfe", "vset.u32.u32.eq", "add.cc.u32", "ADD.S32"}},
+      {.name = "some-carry",
+       .supports = {"addc", "add.cc.u32", "shl"},
+       .carry = true},
+      {.name = "none", .supports = {}},
+  };
+  for (const WorkerIdentity& id : identities) {
+    const std::vector<bool> supported = SupportedVariants(id);
+    ASSERT_EQ(supported.size(), AllVariants().size());
+    int64_t n = 0;
+    for (size_t i = 0; i < supported.size(); ++i) {
+      ASSERT_EQ(supported[i], id.Supports(AllVariants()[i]))
+          << id.name << ": " << Spell(AllVariants()[i]);
+      n += supported[i];
+    }
+    EXPECT_EQ(n == 0, id.name == "none") << id.name;
+  }
 }
 
 // A worker covers `.cc` variants only if it says carry=1: one that lists

@@ -14,7 +14,8 @@
 //                  flipped instead (the bits stay right): a carry-only
 //                  mismatch on `.cc` variants, ignored on the others
 //   device-fault-on=SPELL  exit 5 with a cuda-style device-fault line on a
-//                  RUN containing that variant (as ptxdiff-worker --backend=cuda)
+//                  RUN containing that variant (as ptxdiff-worker
+//                  --backend=cuda)
 //   hang           never answer a RUN
 //   garbage        answer a RUN with bytes that are not a frame
 //   short          answer a RUN with one result too few
@@ -41,6 +42,8 @@
 //                          0 flipped
 //
 // --supports=LIST (comma-separated) replaces the `supports` lines.
+// --us-per-tuple=N answers a RUN no sooner than N microseconds per tuple
+// after it came (a backend as slow as ptxas, for the campaign's calibration).
 
 #include <unistd.h>
 
@@ -68,6 +71,7 @@ struct Flags {
   std::string supports;
   int when_operand = -1;
   uint64_t when_min = 0;
+  int us_per_tuple = 0;
 };
 
 bool FirstTime(const std::string& state) {
@@ -199,6 +203,8 @@ int Serve(const Flags& flags) {
       (void)WriteFrame(STDOUT_FILENO, MessageType::kError, "cannot do that");
       continue;
     }
+    if (flags.us_per_tuple > 0)
+      usleep(flags.us_per_tuple * request->tuples.size());
     RunReply reply;
     (void)backend->Run(*request, reply);
     if (f == "short") reply.results.pop_back();
@@ -234,6 +240,11 @@ int main(int argc, char** argv) {
     if (absl::ConsumePrefix(&arg, "--fault=")) flags.fault = std::string(arg);
     if (absl::ConsumePrefix(&arg, "--state=")) flags.state = std::string(arg);
     if (absl::ConsumePrefix(&arg, "--supports=")) flags.supports = std::string(arg);
+    if (absl::ConsumePrefix(&arg, "--us-per-tuple=") &&
+        !absl::SimpleAtoi(arg, &flags.us_per_tuple)) {
+      std::fprintf(stderr, "faulty_worker: bad %s\n", argv[i]);
+      return 2;
+    }
     if (absl::ConsumePrefix(&arg, "--when-operand=")) {
       std::pair<std::string, std::string> parts = absl::StrSplit(arg, ':');
       if (!absl::SimpleAtoi(parts.first, &flags.when_operand) ||
