@@ -118,7 +118,9 @@ class TupleQueue {
   absl::flat_hash_set<uint64_t> seen_;
   QueueCounts counts_;
   size_t outstanding_ = 0;  // taken, not yet Done
-  size_t takers_waiting_ = 0, taker_wants_ = 1;  // TakeBatch's `min`
+  // Takers in TakeBatch, and the `min` the last one asked for (the senders
+  // all ask alike).
+  size_t takers_waiting_ = 0, taker_wants_ = 1;
   bool closed_ = false;
   std::atomic<bool> saturated_{false};
 };

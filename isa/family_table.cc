@@ -615,13 +615,11 @@ int VariantIndex(const Variant& v) {
   }();
   // A campaign looks up the same variant for a run of tuples in a row (a
   // batch, a systematic run): the last answer of this thread first.
-  Variant& last_variant = last_variant_looked_up;
-  int& last_index = last_variant_index;
-  if (last_index != -2 && v == last_variant) return last_index;
+  if (last_variant_index != -2 && v == last_variant_looked_up) return last_variant_index;
   const auto it = index->find(v);
-  last_variant = v;
-  last_index = it == index->end() ? -1 : it->second;
-  return last_index;
+  last_variant_looked_up = v;
+  last_variant_index = it == index->end() ? -1 : it->second;
+  return last_variant_index;
 }
 
 bool IsLegal(const Variant& v) {
