@@ -95,7 +95,7 @@ absl::Status Campaign::StartWorkers() {
   batch_size_ = options_.batch_size > 0 ? options_.batch_size : BatchSizeFor(identity_.name);
   queue_.SetLaneCapacity(options_.lane_capacity > 0 ? options_.lane_capacity
                                                     : std::max<size_t>(2 * batch_size_, 4096));
-  const std::vector<bool> supported = SupportedVariants(identity_);
+  const std::vector<bool>& supported = senders_[0]->supported_variants();
   for (const Variant& v : options_.variants) {
     const int index = VariantIndex(v);
     if (index >= 0 && supported[index]) {

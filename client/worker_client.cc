@@ -20,6 +20,7 @@
 #include "common/subprocess.h"
 #include "protocol/backend_names.h"
 #include "protocol/frame_io.h"
+#include "isa/family_table.h"
 #include "isa/spelling.h"
 
 
@@ -149,6 +150,7 @@ absl::Status WorkerClient::Launch() {
     auto identity = IdentityFromKeyValues(DecodeKeyValues(reply->payload));
     if (identity.ok()) {
       identity_ = *std::move(identity);
+      supported_ = SupportedVariants(identity_);
       return absl::OkStatus();
     }
     status = identity.status();
@@ -256,6 +258,12 @@ BackendFault WorkerClient::Classify(const absl::Status& status) {
   return {kind, detail};
 }
 
+bool WorkerClient::Supports(const Variant& v) const {
+  const int index = VariantIndex(v);
+  // An illegal variant is asked about the supports lines themselves.
+  return index >= 0 ? supported_[index] : identity_.Supports(v);
+}
+
 BatchOutcome WorkerClient::Run(std::span<const Tuple> tuples) {
   BatchOutcome outcome;
   // Tuples of supported variants go to the worker; the rest are declined.
@@ -265,7 +273,7 @@ BatchOutcome WorkerClient::Run(std::span<const Tuple> tuples) {
   absl::flat_hash_map<Variant, int64_t> variant_index;
   for (size_t i = 0; i < tuples.size(); ++i) {
     auto [it, inserted] = variant_index.try_emplace(tuples[i].variant, -1);
-    if (inserted && identity_.Supports(tuples[i].variant)) {
+    if (inserted && Supports(tuples[i].variant)) {
       it->second = request.spellings.size();
       request.spellings.push_back(Spell(tuples[i].variant));
     }

@@ -76,6 +76,10 @@ class WorkerClient {
   WorkerClient& operator=(const WorkerClient&) = delete;
 
   const WorkerIdentity& identity() const { return identity_; }
+  // identity().Supports(v), answered from a table read at the handshake.
+  bool Supports(const Variant& v) const;
+  // That table, by VariantIndex (SupportedVariants).
+  const std::vector<bool>& supported_variants() const { return supported_; }
 
   // Runs a batch (1 to kMaxTuplesPerBatch tuples). Tuples of variants the
   // worker does not support are declined here without being sent.
@@ -97,6 +101,9 @@ class WorkerClient {
 
   WorkerCommand command_;
   WorkerIdentity identity_;
+  // identity_.Supports by VariantIndex (SupportedVariants), read once per
+  // handshake: Run asks about every variant of every batch.
+  std::vector<bool> supported_;
   pid_t pid_ = -1;
   int to_worker_ = -1;
   int from_worker_ = -1;

@@ -75,6 +75,15 @@ TEST(WorkerClientTest, UnsupportedVariantsAreDeclinedWithoutBeingSent) {
   EXPECT_EQ(out.results[2].code, DeclineCode::kUnsupportedVariant);
   EXPECT_THAT(out.messages[out.results[2].message], HasSubstr("not supported by faulty"));
   EXPECT_EQ(out.results[4].kind, ResultKind::kValue);
+  // The client's table says what the supports lines say, of every variant
+  // and of one the table does not hold (`.sat` is add.s32's only).
+  for (const Variant& v : AllVariants()) {
+    ASSERT_EQ((*client)->Supports(v), (*client)->identity().Supports(v)) << Spell(v);
+  }
+  Variant illegal = *ParseVariant("add.u32");
+  illegal.sat = true;
+  ASSERT_FALSE(IsLegal(illegal));
+  EXPECT_TRUE((*client)->Supports(illegal));  // the `add` line covers it
 }
 
 TEST(WorkerClientTest, CrashIsRetriedOnAFreshWorkerThenReported) {
