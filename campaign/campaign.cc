@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <future>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -47,6 +48,17 @@ size_t BatchSizeFor(absl::string_view backend_name) {
 }
 
 absl::StatusOr<std::unique_ptr<Campaign>> Campaign::Start(CampaignOptions options) {
+  // The workers start first, side by side, while this process opens the
+  // triage directory and builds its tables: each worker's start-up (its
+  // HELLO, working out what it supports) is the campaign's time to first
+  // tuple. The minimizer's worker waits for the first finding
+  // (MinimizerClient), so that its start-up takes no core from these.
+  std::vector<std::future<absl::StatusOr<std::unique_ptr<WorkerClient>>>> starting;
+  for (int i = 0; i < std::max(1, options.in_flight); ++i) {
+    starting.push_back(std::async(std::launch::async, [command = options.worker] {
+      return WorkerClient::Start(command);
+    }));
+  }
   auto store = TriageStore::Open(options.triage_dir, /*create=*/true);
   if (!store.ok()) return store.status();
   auto journal = PendingJournal::Open(options.triage_dir);
@@ -54,7 +66,7 @@ absl::StatusOr<std::unique_ptr<Campaign>> Campaign::Start(CampaignOptions option
   if (options.variants.empty()) options.variants = AllVariants();
   std::unique_ptr<Campaign> c(
       new Campaign(std::move(options), *std::move(store), *std::move(journal)));
-  if (absl::Status s = c->StartWorkers(); !s.ok()) {
+  if (absl::Status s = c->StartWorkers(starting); !s.ok()) {
     c->journal_->Remove();
     return s;
   }
@@ -74,24 +86,14 @@ Campaign::Campaign(CampaignOptions options, TriageStore store,
   stats_.reached.resize(AllVariants().size());
 }
 
-absl::Status Campaign::StartWorkers() {
-  const int workers = std::max(1, options_.in_flight);
-  // Started side by side: each worker's start-up (its HELLO, working out
-  // what it supports) is the campaign's time to first tuple, paid once.
-  std::vector<absl::StatusOr<std::unique_ptr<WorkerClient>>> started(workers + 1);
-  {
-    std::vector<std::thread> starters;
-    for (auto& client : started) {
-      starters.emplace_back([&] { client = WorkerClient::Start(options_.worker); });
-    }
-    for (std::thread& t : starters) t.join();
-  }
+absl::Status Campaign::StartWorkers(WorkerStarts& starting) {
+  std::vector<absl::StatusOr<std::unique_ptr<WorkerClient>>> started;
+  for (auto& start : starting) started.push_back(start.get());
   for (auto& client : started) {
     if (!client.ok()) return client.status();
   }
   identity_ = started[0].value()->identity();
-  for (int i = 0; i < workers; ++i) senders_.push_back(*std::move(started[i]));
-  minimizer_client_ = *std::move(started[workers]);  // the last one minimizes
+  for (auto& client : started) senders_.push_back(*std::move(client));
   batch_size_ = options_.batch_size > 0 ? options_.batch_size : BatchSizeFor(identity_.name);
   queue_.SetLaneCapacity(options_.lane_capacity > 0 ? options_.lane_capacity
                                                     : std::max<size_t>(2 * batch_size_, 4096));
@@ -457,10 +459,25 @@ void Campaign::FilerLoop() {
   }
 }
 
+absl::StatusOr<WorkerClient*> Campaign::MinimizerClient() {
+  if (minimizer_client_ == nullptr) {
+    absl::StatusOr<std::unique_ptr<WorkerClient>> started = WorkerClient::Start(options_.worker);
+    if (!started.ok()) {
+      return absl::Status(started.status().code(),
+                          absl::StrCat("cannot start a worker to minimize with: ",
+                                       started.status().message()));
+    }
+    minimizer_client_ = *std::move(started);
+  }
+  return minimizer_client_.get();
+}
+
 void Campaign::FileJob(const FilingJob& job) {
   Finding f;
+  const absl::StatusOr<WorkerClient*> minimizer = MinimizerClient();
   if (job.fault) {
-    auto isolated = IsolateFault(*minimizer_client_, job.fault_batch);
+    auto isolated = minimizer.ok() ? IsolateFault(**minimizer, job.fault_batch)
+                                   : absl::StatusOr<Finding>(minimizer.status());
     if (isolated.ok()) {
       f = *isolated;
     } else {
@@ -473,7 +490,9 @@ void Campaign::FileJob(const FilingJob& job) {
       f.detail = job.fault->detail;
     }
   } else {
-    auto minimized = MinimizeMismatch(*minimizer_client_, job.tuple, options_.reading);
+    auto minimized = minimizer.ok()
+                         ? MinimizeMismatch(**minimizer, job.tuple, options_.reading)
+                         : absl::StatusOr<Finding>(minimizer.status());
     if (minimized.ok()) {
       f = *minimized;
     } else {

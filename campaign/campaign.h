@@ -34,6 +34,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <future>
 #include <memory>
 #include <map>
 #include <mutex>
@@ -162,7 +163,10 @@ class Campaign {
   };
 
   Campaign(CampaignOptions options, TriageStore store, std::unique_ptr<PendingJournal> journal);
-  absl::Status StartWorkers();
+  using WorkerStarts = std::vector<std::future<absl::StatusOr<std::unique_ptr<WorkerClient>>>>;
+  // Takes the started senders' workers, learns what they support, and starts
+  // the campaign's threads.
+  absl::Status StartWorkers(WorkerStarts& starting);
   // Times a batch of each family's systematic tuples on the senders' workers
   // (judging them too) to learn the backend's cost per tuple by family.
   void Calibrate();
@@ -172,6 +176,8 @@ class Campaign {
   void Judge(const std::vector<Tuple>& batch, const BatchOutcome& out);
   void QueueMismatch(const Tuple& t, const Judgement& j);
   void FileJob(const FilingJob& job);
+  // The worker that minimizes, started on the first finding (filer thread).
+  absl::StatusOr<WorkerClient*> MinimizerClient();
   bool Record(const Finding& f, bool repeats);  // false if it could not be filed
   void FlushRepeats();
   bool Wanted(const Variant& v, int index) const;
@@ -189,7 +195,7 @@ class Campaign {
   size_t batch_size_ = 0;
   TupleQueue queue_;
   std::vector<std::unique_ptr<WorkerClient>> senders_;
-  std::unique_ptr<WorkerClient> minimizer_client_;
+  std::unique_ptr<WorkerClient> minimizer_client_;  // filer thread only; null until needed
   std::vector<std::thread> threads_;
   std::atomic<bool> stopping_{false};
   bool stopped_ = false;

@@ -342,12 +342,15 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     setenv(key.c_str(), value.c_str(), 1);
   }
 
+  // -print_funcs=0: libFuzzer's NEW_FUNC lines start llvm-symbolizer,
+  // which takes a core from the campaign for ~100 ms.
   std::vector<std::string> argv = {*fuzzer,
                                    corpus,
                                    "-dict=" + dict,
                                    absl::StrCat("-max_total_time=", max_time),
                                    "-artifact_prefix=" + out_dir + "/findings/",
-                                   "-print_final_stats=1"};
+                                   "-print_final_stats=1",
+                                   "-print_funcs=0"};
   if (jobs > 1) argv.push_back(absl::StrCat("-fork=", jobs));
   out << "fuzz: " << (resumed ? "resuming from " : "starting with the seed corpus in ")
       << corpus << "; triage directory " << config->triage_dir << "; libFuzzer log " << log

@@ -1,4 +1,3 @@
-#include "absl/strings/string_view.h"
 #include "isa/family_table.h"
 
 #include <algorithm>
@@ -9,6 +8,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/string_view.h"
+#include "common/check.h"
 
 namespace ptxdiff {
 namespace {
@@ -601,32 +602,90 @@ const std::vector<Variant>& AllVariants() {
 }
 
 namespace {
-// VariantIndex's last answer on this thread.
-thread_local Variant last_variant_looked_up;
-thread_local int last_variant_index = -2;
+
+// VariantIndex by arithmetic instead of hashing: the campaign looks a
+// variant up several times per tuple, on tables too big for the cache.
+// Each family's variants sit in a dense table over the product of the
+// values its axes accept (~200k slots for ~81k variants); an axis value's
+// place in that product is read from `offset`.
+class DenseVariantIndex {
+ public:
+  static constexpr int kValueLimit = 32;  // every axis value is below this
+
+  DenseVariantIndex() {
+    for (auto& family : offset_) {
+      for (auto& axis : family) axis.fill(kRejected);
+    }
+    int32_t base = 0;
+    for (const FamilyInfo& info : AllFamilies()) {
+      const int f = static_cast<int>(info.family);
+      base_[f] = base;
+      int32_t stride = 1;
+      for (int a = kNumAxes - 1; a >= 0; --a) {  // the last axis turns fastest
+        std::vector<int> values = kAxes[a].values(info);
+        if (values.empty()) values = {0};  // absent: kNone, false
+        for (size_t i = 0; i < values.size(); ++i) {
+          PTXDIFF_CHECK(values[i] >= 0 && values[i] < kValueLimit);
+          offset_[f][a][values[i]] = static_cast<int32_t>(i) * stride;
+        }
+        stride *= static_cast<int32_t>(values.size());
+      }
+      base += stride;
+    }
+    slots_.assign(base, -1);
+    const std::vector<Variant>& all = AllVariants();
+    for (size_t i = 0; i < all.size(); ++i) {
+      const int32_t slot = Slot(all[i]);
+      PTXDIFF_CHECK(slot >= 0 && slots_[slot] == -1);
+      slots_[slot] = static_cast<int32_t>(i);
+    }
+  }
+
+  int Find(const Variant& v) const {
+    const int32_t slot = Slot(v);
+    return slot < 0 ? -1 : slots_[slot];
+  }
+
+ private:
+  static constexpr int32_t kRejected = -1;
+
+  // `v`'s slot in its family's table, or -1 if an axis holds a value the
+  // family does not accept.
+  int32_t Slot(const Variant& v) const {
+    const int f = static_cast<int>(v.family);
+    if (f < 0 || f >= kNumFamilies) return -1;
+    int32_t slot = base_[f];
+    bool rejected = false;
+    int a = 0;
+#define PTXDIFF_AXIS(Name, field, ...)                          \
+  {                                                             \
+    const unsigned value = static_cast<uint8_t>(v.field);       \
+    const int32_t offset =                                      \
+        value < kValueLimit ? offset_[f][a][value] : kRejected; \
+    rejected |= offset == kRejected;                            \
+    slot += offset;                                             \
+    ++a;                                                        \
+  }
+#include "isa/axes.inc"
+#undef PTXDIFF_AXIS
+    return rejected ? -1 : slot;
+  }
+
+  std::array<std::array<std::array<int32_t, kValueLimit>, kNumAxes>,
+             kNumFamilies>
+      offset_;
+  std::array<int32_t, kNumFamilies> base_{};
+  std::vector<int32_t> slots_;  // the index in AllVariants(), or -1
+};
+
 }  // namespace
 
 int VariantIndex(const Variant& v) {
-  static const auto* index = [] {
-    auto* m = new absl::flat_hash_map<Variant, int>();
-    const std::vector<Variant>& all = AllVariants();
-    for (size_t i = 0; i < all.size(); ++i) m->emplace(all[i], static_cast<int>(i));
-    return m;
-  }();
-  // A campaign looks up the same variant for a run of tuples in a row (a
-  // batch, a systematic run): the last answer of this thread first.
-  if (last_variant_index != -2 && v == last_variant_looked_up) return last_variant_index;
-  const auto it = index->find(v);
-  last_variant_looked_up = v;
-  last_variant_index = it == index->end() ? -1 : it->second;
-  return last_variant_index;
+  static const DenseVariantIndex* index = new DenseVariantIndex();
+  return index->Find(v);
 }
 
-bool IsLegal(const Variant& v) {
-  static const auto* legal = new absl::flat_hash_set<Variant>(
-      AllVariants().begin(), AllVariants().end());
-  return static_cast<int>(v.family) < kNumFamilies && legal->contains(v);
-}
+bool IsLegal(const Variant& v) { return VariantIndex(v) >= 0; }
 
 IsaLevel LevelOf(const Variant& v) {
   const FamilyInfo& info = InfoOf(v.family);

@@ -17,13 +17,25 @@
 namespace ptxdiff {
 namespace {
 
-// The spelling of one syntax token (`type`, `sat`, ...) for `v`; empty when
-// the axis is absent.
-absl::string_view SpellToken(const Variant& v, absl::string_view token) {
-  for (const AxisInfo& axis : AllAxes()) {
-    if (axis.token == token) return axis.spell(v.family, axis.get(v));
-  }
-  return "?";
+// The axis that spells each token of a family's syntax (`type`, `sat`,
+// ...), resolved once; nullptr for a token no axis spells (written "?").
+const std::vector<const AxisInfo*>& SyntaxAxes(Family f) {
+  static const auto* all = [] {
+    auto* by_family = new std::vector<std::vector<const AxisInfo*>>();
+    for (const FamilyInfo& info : AllFamilies()) {
+      std::vector<const AxisInfo*>& axes = by_family->emplace_back();
+      for (absl::string_view token :
+           absl::StrSplit(info.syntax, '.', absl::SkipEmpty())) {
+        const AxisInfo* spelled_by = nullptr;
+        for (const AxisInfo& axis : AllAxes()) {
+          if (axis.token == token) spelled_by = &axis;
+        }
+        axes.push_back(spelled_by);
+      }
+    }
+    return by_family;
+  }();
+  return (*all)[static_cast<int>(f)];
 }
 
 // The selectors and vmad's negations are written on the operands, not as
@@ -44,30 +56,50 @@ std::string WithSel(absl::string_view name, Sel s) {
   return WithSuffix(name, SpellSel(s));
 }
 
-// The destination with its selector (scalar video) or lane mask (SIMD).
-std::string Destination(const Variant& v, absl::string_view name) {
-  if (v.mask != SimdMask::kNone) return WithSuffix(name, SpellSimdMask(v.mask));
-  return WithSel(name, v.dsel);
+// The destination's selector (scalar video) or lane mask (SIMD): "h0", "".
+absl::string_view DestinationSuffix(const Variant& v) {
+  return v.mask != SimdMask::kNone ? SpellSimdMask(v.mask) : SpellSel(v.dsel);
 }
 
-std::string OperandList(const Variant& v) {
-  std::vector<std::string> ops = {Destination(v, "d")};
-  const char* neg_a = v.vmad_form == VmadForm::kNegProduct ? "-" : "";
-  const char* neg_c = v.vmad_form == VmadForm::kNegC ? "-" : "";
-  ops.push_back(absl::StrCat(neg_a, WithSel("a", v.asel)));
-  ops.push_back(WithSel("b", v.bsel));
-  if (NumSources(v) > 2) ops.push_back(absl::StrCat(neg_c, "c"));
-  return absl::StrJoin(ops, ", ");
+// The destination with its selector or lane mask.
+std::string Destination(const Variant& v, absl::string_view name) {
+  return WithSuffix(name, DestinationSuffix(v));
+}
+
+// Appends `.suffix` unless it is empty. Composing every variant's spelling
+// is start-up work for every process (each worker parses them), so the
+// spelling is appended into one string rather than joined from pieces.
+void AppendSuffix(std::string& out, absl::string_view suffix) {
+  if (suffix.empty()) return;
+  out.push_back('.');
+  out.append(suffix.data(), suffix.size());
+}
+
+// "d.b1, -a.h1, b.b2, c": the destination and sources with their selectors
+// and negations.
+void AppendOperandList(const Variant& v, std::string& out) {
+  out.push_back('d');
+  AppendSuffix(out, DestinationSuffix(v));
+  out.append(v.vmad_form == VmadForm::kNegProduct ? ", -a" : ", a");
+  AppendSuffix(out, SpellSel(v.asel));
+  out.append(", b");
+  AppendSuffix(out, SpellSel(v.bsel));
+  if (NumSources(v) > 2)
+    out.append(v.vmad_form == VmadForm::kNegC ? ", -c" : ", c");
+}
+
+void AppendOpcodePart(const Variant& v, std::string& out) {
+  const absl::string_view opcode = InfoOf(v.family).opcode;
+  out.append(opcode.data(), opcode.size());
+  for (const AxisInfo* axis : SyntaxAxes(v.family)) {
+    AppendSuffix(out,
+                 axis != nullptr ? axis->spell(v.family, axis->get(v)) : "?");
+  }
 }
 
 std::string OpcodePart(const Variant& v) {
-  const FamilyInfo& info = InfoOf(v.family);
-  std::string out(info.opcode);
-  for (absl::string_view token :
-       absl::StrSplit(info.syntax, '.', absl::SkipEmpty())) {
-    absl::string_view spelled = SpellToken(v, token);
-    if (!spelled.empty()) absl::StrAppend(&out, ".", spelled);
-  }
+  std::string out;
+  AppendOpcodePart(v, out);
   return out;
 }
 
@@ -80,8 +112,13 @@ std::string PlainOperandList(int num_sources, bool bfi) {
 }
 
 std::string ComposeSpelling(const Variant& v) {
-  std::string out = OpcodePart(v);
-  if (HasOperandDecoration(v)) absl::StrAppend(&out, " ", OperandList(v));
+  std::string out;
+  out.reserve(48);
+  AppendOpcodePart(v, out);
+  if (HasOperandDecoration(v)) {
+    out.push_back(' ');
+    AppendOperandList(v, out);
+  }
   return out;
 }
 
@@ -99,13 +136,15 @@ const std::vector<std::string>& AllSpellings() {
   return *all;
 }
 
-const absl::flat_hash_map<std::string, Variant>& SpellingIndex() {
+// Every legal variant by its spelling: the keys are views of
+// AllSpellings(), which is never changed once composed.
+const absl::flat_hash_map<absl::string_view, const Variant*>& SpellingIndex() {
   static const auto* index = [] {
-    auto* map = new absl::flat_hash_map<std::string, Variant>();
+    auto* map = new absl::flat_hash_map<absl::string_view, const Variant*>();
     const std::vector<Variant>& all = AllVariants();
+    const std::vector<std::string>& spellings = AllSpellings();
     map->reserve(all.size());
-    for (size_t i = 0; i < all.size(); ++i)
-      map->emplace(AllSpellings()[i], all[i]);
+    for (size_t i = 0; i < all.size(); ++i) map->emplace(spellings[i], &all[i]);
     return map;
   }();
   return *index;
@@ -168,13 +207,13 @@ std::string MoveTrailingRelu(absl::string_view head) {
 const Variant* Lookup(const std::string& normalized) {
   const auto& index = SpellingIndex();
   auto it = index.find(normalized);
-  if (it != index.end()) return &it->second;
+  if (it != index.end()) return it->second;
   // An operand list with plain names only adds nothing to the variant.
   const size_t space = normalized.find(' ');
   if (space == std::string::npos) return nullptr;
-  it = index.find(normalized.substr(0, space));
+  it = index.find(absl::string_view(normalized).substr(0, space));
   if (it == index.end()) return nullptr;
-  const Variant& v = it->second;
+  const Variant& v = *it->second;
   // CC.CF, the carry-in of addc/subc/madc, and the SIMD selector are not
   // written as operands.
   const bool plain =
@@ -356,7 +395,7 @@ uint64_t StableId(const Variant& v) {
 absl::StatusOr<Variant> ParseVariant(absl::string_view spelling) {
   // A canonical spelling (what Spell and every worker request write) as it is.
   const auto& index = SpellingIndex();
-  if (auto it = index.find(spelling); it != index.end()) return it->second;
+  if (auto it = index.find(spelling); it != index.end()) return *it->second;
   std::string normalized = WithoutSimdSelectors(Normalize(spelling));
   if (const Variant* v = Lookup(normalized)) {
     if (IsSimdVideo(v->family)) {  // a misspelt selector is no variant
