@@ -6,8 +6,6 @@
 #include <iterator>
 #include <type_traits>
 
-#include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/string_view.h"
 #include "common/check.h"
 
@@ -530,20 +528,30 @@ constexpr AxisInfo kAxes[] = {
 };
 static_assert(std::size(kAxes) == kNumAxes);
 
+// The values each axis of `info` takes in its product: {0} (kNone, false)
+// for an axis it lacks.
+using AxisValueLists = std::array<std::vector<int>, kNumAxes>;
+AxisValueLists ProductValues(const FamilyInfo& info) {
+  AxisValueLists lists;
+  for (int a = 0; a < kNumAxes; ++a) {
+    lists[a] = kAxes[a].values(info);
+    if (lists[a].empty()) lists[a] = {0};
+  }
+  return lists;
+}
+
 // The product of the axes from `first` on, `v` holding the values of the
 // axes before it; the last axis turns fastest.
-void ForEachInProduct(const FamilyInfo& info, int first, Variant& v,
+void ForEachInProduct(const FamilyInfo& info, const AxisValueLists& values,
+                      int first, Variant& v,
                       absl::FunctionRef<void(const Variant&)> fn) {
   if (first == kNumAxes) {
     if (info.legal == nullptr || info.legal(v)) fn(v);
     return;
   }
-  const AxisInfo& axis = kAxes[first];
-  std::vector<int> values = axis.values(info);
-  if (values.empty()) values = {0};  // absent: kNone, false
-  for (int value : values) {
-    axis.set(v, value);
-    ForEachInProduct(info, first + 1, v, fn);
+  for (int value : values[first]) {
+    kAxes[first].set(v, value);
+    ForEachInProduct(info, values, first + 1, v, fn);
   }
 }
 
@@ -586,7 +594,8 @@ std::span<const AxisInfo, kNumAxes> AllAxes() { return kAxes; }
 void ForEachVariant(Family family, absl::FunctionRef<void(const Variant&)> fn) {
   Variant v;
   v.family = family;
-  ForEachInProduct(InfoOf(family), 0, v, fn);
+  const FamilyInfo& info = InfoOf(family);
+  ForEachInProduct(info, ProductValues(info), 0, v, fn);
 }
 
 const std::vector<Variant>& AllVariants() {
@@ -621,9 +630,9 @@ class DenseVariantIndex {
       const int f = static_cast<int>(info.family);
       base_[f] = base;
       int32_t stride = 1;
+      const AxisValueLists lists = ProductValues(info);
       for (int a = kNumAxes - 1; a >= 0; --a) {  // the last axis turns fastest
-        std::vector<int> values = kAxes[a].values(info);
-        if (values.empty()) values = {0};  // absent: kNone, false
+        const std::vector<int>& values = lists[a];
         for (size_t i = 0; i < values.size(); ++i) {
           PTXDIFF_CHECK(values[i] >= 0 && values[i] < kValueLimit);
           offset_[f][a][values[i]] = static_cast<int32_t>(i) * stride;

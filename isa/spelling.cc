@@ -1,6 +1,7 @@
 #include "isa/spelling.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
@@ -45,6 +46,18 @@ bool HasOperandDecoration(const Variant& v) {
   return v.asel != Sel::kNone || v.bsel != Sel::kNone || v.dsel != Sel::kNone ||
          v.vmad_form == VmadForm::kNegProduct ||
          v.vmad_form == VmadForm::kNegC || v.mask != SimdMask::kNone;
+}
+
+// `v` without what is written on its operands: the opcode part is the same.
+Variant WithoutOperandDecoration(const Variant& v) {
+  Variant key = v;
+  key.asel = key.bsel = key.dsel = Sel::kNone;
+  key.mask = SimdMask::kNone;
+  if (key.vmad_form == VmadForm::kNegProduct ||
+      key.vmad_form == VmadForm::kNegC) {
+    key.vmad_form = VmadForm::kNone;
+  }
+  return key;
 }
 
 std::string WithSuffix(absl::string_view name, absl::string_view suffix) {
@@ -111,26 +124,55 @@ std::string PlainOperandList(int num_sources, bool bfi) {
   return absl::StrJoin(ops, ", ");
 }
 
-std::string ComposeSpelling(const Variant& v) {
-  std::string out;
-  out.reserve(48);
+void AppendSpelling(const Variant& v, std::string& out) {
   AppendOpcodePart(v, out);
   if (HasOperandDecoration(v)) {
     out.push_back(' ');
     AppendOperandList(v, out);
   }
+}
+
+std::string ComposeSpelling(const Variant& v) {
+  std::string out;
+  AppendSpelling(v, out);
   return out;
 }
 
 // Every legal variant's spelling, by VariantIndex, composed once: a campaign
 // spells the variants of every batch, and stable ids and parsing index all
 // of them.
-const std::vector<std::string>& AllSpellings() {
+const std::vector<absl::string_view>& AllSpellings() {
   static const auto* all = [] {
-    auto* spellings = new std::vector<std::string>();
-    spellings->reserve(AllVariants().size());
-    for (const Variant& v : AllVariants())
-      spellings->push_back(ComposeSpelling(v));
+    // One buffer for all of them: composing them is start-up work for every
+    // process that spells or parses (each worker does).
+    // Variants in a row differ mostly in their operand selectors (the last
+    // axes turn fastest), so each opcode part is composed once per run.
+    auto* text = new std::string();
+    std::vector<size_t> ends;
+    ends.reserve(AllVariants().size());
+    std::string opcode_part;
+    std::optional<Variant> opcode_of;
+    for (const Variant& v : AllVariants()) {
+      const Variant key = WithoutOperandDecoration(v);
+      if (key != opcode_of) {
+        opcode_part.clear();
+        AppendOpcodePart(v, opcode_part);
+        opcode_of = key;
+      }
+      text->append(opcode_part);
+      if (HasOperandDecoration(v)) {
+        text->push_back(' ');
+        AppendOperandList(v, *text);
+      }
+      ends.push_back(text->size());
+    }
+    auto* spellings = new std::vector<absl::string_view>();
+    spellings->reserve(ends.size());
+    size_t begin = 0;
+    for (size_t end : ends) {
+      spellings->push_back(absl::string_view(*text).substr(begin, end - begin));
+      begin = end;
+    }
     return spellings;
   }();
   return *all;
@@ -142,7 +184,7 @@ const absl::flat_hash_map<absl::string_view, const Variant*>& SpellingIndex() {
   static const auto* index = [] {
     auto* map = new absl::flat_hash_map<absl::string_view, const Variant*>();
     const std::vector<Variant>& all = AllVariants();
-    const std::vector<std::string>& spellings = AllSpellings();
+    const std::vector<absl::string_view>& spellings = AllSpellings();
     map->reserve(all.size());
     for (size_t i = 0; i < all.size(); ++i) map->emplace(spellings[i], &all[i]);
     return map;
@@ -376,7 +418,7 @@ std::string PtxInstruction(const Variant& v, absl::string_view dest,
 
 std::string Spell(const Variant& v) {
   const int index = VariantIndex(v);
-  return index >= 0 ? AllSpellings()[index] : ComposeSpelling(v);
+  return index >= 0 ? std::string(AllSpellings()[index]) : ComposeSpelling(v);
 }
 
 uint64_t StableId(const Variant& v) {
@@ -384,7 +426,7 @@ uint64_t StableId(const Variant& v) {
   // run of tuples with it.
   static const auto* ids = [] {
     auto* all = new std::vector<uint64_t>();
-    for (const std::string& spelling : AllSpellings())
+    for (absl::string_view spelling : AllSpellings())
       all->push_back(Fnv1a64(spelling));
     return all;
   }();

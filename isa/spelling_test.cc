@@ -1,9 +1,9 @@
-#include "absl/strings/string_view.h"
 #include "isa/spelling.h"
-
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "common/fnv1a.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isa/family_table.h"
@@ -31,6 +31,26 @@ TEST(SpellingTest, StableIdsAreDistinctAndFixed) {
   EXPECT_EQ(StableId(*ParseVariant("add.s32")), 0x96dfa25839970f8aull);
   EXPECT_EQ(StableId(*ParseVariant("vshr.s32.u32.u32.clamp.add d, a.b1, b.h1, c")),
             StableId(*ParseVariant("vshr.s32.u32.u32.clamp.add  d,a.b1,b.h1,c;")));
+}
+
+// The spelling table is composed with each opcode part reused along a run
+// of variants; every spelling still starts with its own opcode part
+// (composed on its own by SpellOpcode), ids are hashes of the spellings, and
+// these ids of decorated spellings are pinned as they were when each
+// spelling was composed whole.
+TEST(SpellingTest, TheSpellingTableMatchesEachVariant) {
+  for (const Variant& v : AllVariants()) {
+    const std::string spelling = Spell(v);
+    const std::string opcode = SpellOpcode(v);
+    ASSERT_EQ(spelling.substr(0, spelling.find(' ')), opcode);
+    ASSERT_EQ(StableId(v), Fnv1a64(spelling)) << spelling;
+  }
+  EXPECT_EQ(StableId(*ParseVariant("vadd.s32.u32.s32.sat d.b1, a.h1, b.b2, c")),
+            0xeb191301b5d7ba92ull);
+  EXPECT_EQ(StableId(*ParseVariant("vmad.u32.u32.u32 d, -a, b, c")),
+            0xb6a86bdf9695e4e4ull);
+  EXPECT_EQ(StableId(*ParseVariant("vmax2.u32.u32.u32 d.h1, a, b, c")),
+            0x234e771b23f2941aull);
 }
 
 TEST(SpellingTest, CanonicalSpellings) {
