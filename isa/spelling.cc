@@ -140,16 +140,20 @@ std::string ComposeSpelling(const Variant& v) {
 
 // Every legal variant's spelling, by VariantIndex, composed once: a campaign
 // spells the variants of every batch, and stable ids and parsing index all
-// of them.
+// of them. One buffer for all of them, and a view of each: composing them is
+// start-up work for every process that spells or parses (each worker does).
+struct SpellingTable {
+  std::string text;
+  std::vector<absl::string_view> spellings;
+};
+
 const std::vector<absl::string_view>& AllSpellings() {
-  static const auto* all = [] {
-    // One buffer for all of them: composing them is start-up work for every
-    // process that spells or parses (each worker does).
-    // Variants in a row differ mostly in their operand selectors (the last
-    // axes turn fastest), so each opcode part is composed once per run.
-    auto* text = new std::string();
+  static const SpellingTable* table = [] {
+    auto* t = new SpellingTable();
     std::vector<size_t> ends;
     ends.reserve(AllVariants().size());
+    // Variants in a row differ mostly in their operand selectors (the last
+    // axes turn fastest), so each opcode part is composed once per run.
     std::string opcode_part;
     std::optional<Variant> opcode_of;
     for (const Variant& v : AllVariants()) {
@@ -159,23 +163,23 @@ const std::vector<absl::string_view>& AllSpellings() {
         AppendOpcodePart(v, opcode_part);
         opcode_of = key;
       }
-      text->append(opcode_part);
+      t->text.append(opcode_part);
       if (HasOperandDecoration(v)) {
-        text->push_back(' ');
-        AppendOperandList(v, *text);
+        t->text.push_back(' ');
+        AppendOperandList(v, t->text);
       }
-      ends.push_back(text->size());
+      ends.push_back(t->text.size());
     }
-    auto* spellings = new std::vector<absl::string_view>();
-    spellings->reserve(ends.size());
+    t->spellings.reserve(ends.size());
     size_t begin = 0;
     for (size_t end : ends) {
-      spellings->push_back(absl::string_view(*text).substr(begin, end - begin));
+      t->spellings.push_back(
+          absl::string_view(t->text).substr(begin, end - begin));
       begin = end;
     }
-    return spellings;
+    return t;
   }();
-  return *all;
+  return table->spellings;
 }
 
 // Every legal variant by its spelling: the keys are views of

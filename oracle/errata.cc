@@ -8,6 +8,7 @@
 #include "oracle/bits.h"
 
 namespace ptxdiff {
+inline namespace PTXDIFF_ORACLE_COPY {
 namespace {
 
 // ---------------------------------------------------------------------------
@@ -285,4 +286,5 @@ const Erratum* ErratumExplaining(const Variant& v, const Operands& o,
   return e;
 }
 
+}  // namespace PTXDIFF_ORACLE_COPY
 }  // namespace ptxdiff

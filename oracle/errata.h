@@ -34,10 +34,12 @@ enum class Reading : uint8_t {
 inline constexpr std::array<Reading, 2> kAllReadings = {Reading::kSpec,
                                                         Reading::kHardware};
 
+inline namespace PTXDIFF_ORACLE_COPY {
 // "spec" / "hardware".
 absl::string_view ReadingName(Reading reading);
 // The inverse of ReadingName; nullopt for anything else.
 std::optional<Reading> ParseReading(absl::string_view name);
+}  // namespace PTXDIFF_ORACLE_COPY
 
 // One hardware erratum. The table is data: the conditions and values are
 // small functions, the rest is text for reports and the docs.
@@ -71,6 +73,15 @@ struct Erratum {
   }
 };
 
+// A result under a reading, and the erratum that produced it (nullptr where
+// the result is the spec reading's).
+struct ReadResult {
+  Result result;
+  const Erratum* erratum = nullptr;
+};
+
+inline namespace PTXDIFF_ORACLE_COPY {
+
 // Every erratum of the hardware reading, in a fixed order. At most one
 // applies to any tuple.
 std::span<const Erratum> AllErrata();
@@ -80,13 +91,6 @@ const Erratum* FindErratum(absl::string_view id);
 
 // The erratum that applies to this tuple, or nullptr.
 const Erratum* ErratumFor(const Variant& v, const Operands& o);
-
-// A result under a reading, and the erratum that produced it (nullptr where
-// the result is the spec reading's).
-struct ReadResult {
-  Result result;
-  const Erratum* erratum = nullptr;
-};
 
 // kSpec: Evaluate(v, o), erratum nullptr. kHardware: where an erratum
 // applies, its hardware value, marked defined, and the erratum; elsewhere
@@ -111,6 +115,7 @@ void EvaluateBatchWithReading(Reading reading, const Variant& v,
 const Erratum* ErratumExplaining(const Variant& v, const Operands& o,
                                  uint64_t backend_bits);
 
+}  // namespace PTXDIFF_ORACLE_COPY
 }  // namespace ptxdiff
 
 #endif  // PTXDIFF_ORACLE_ERRATA_H_

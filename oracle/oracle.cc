@@ -14,6 +14,7 @@
 #include "oracle/bits.h"
 
 namespace ptxdiff {
+inline namespace PTXDIFF_ORACLE_COPY {
 namespace {
 
 using i128 = __int128;
@@ -998,4 +999,5 @@ void EvaluateBatch(const Variant& v, std::span<const Operands> operands,
                                      operands.size());
 }
 
+}  // namespace PTXDIFF_ORACLE_COPY
 }  // namespace ptxdiff

@@ -18,9 +18,9 @@
 #include <span>
 #include <string>
 
-
 #include "absl/strings/string_view.h"
 #include "isa/variant.h"
+#include "oracle/copy.h"
 
 namespace ptxdiff {
 
@@ -46,10 +46,12 @@ enum class Undefined : uint8_t {
 inline constexpr int kNumUndefinedReasons =
     static_cast<int>(Undefined::kSimdAccumulateAmbiguous) + 1;
 
+inline namespace PTXDIFF_ORACLE_COPY {
 // One line naming the spec's words, for reports ("division by zero: ...").
 absl::string_view Describe(Undefined why);
 // A short stable token ("division-by-zero"), for machine-readable output.
 absl::string_view Token(Undefined why);
+}  // namespace PTXDIFF_ORACLE_COPY
 
 struct Result {
   // The destination's bits, zero-extended from ResultWidth(variant). Where
@@ -67,6 +69,8 @@ struct Result {
   friend bool operator==(const Result&, const Result&) = default;
 };
 
+inline namespace PTXDIFF_ORACLE_COPY {
+
 // One line that replays a tuple and shows a result:
 // "ptxdiff eval 'add.s32' 0x00000001 0x00000002 -> 0x00000003 (defined)",
 // "ptxdiff eval 'add.cc.u32' 0xffffffff 0x00000001 -> 0x00000000 cf=1
@@ -82,6 +86,7 @@ Result Evaluate(const Variant& v, const Operands& operands);
 void EvaluateBatch(const Variant& v, std::span<const Operands> operands,
                    std::span<Result> results);
 
+}  // namespace PTXDIFF_ORACLE_COPY
 }  // namespace ptxdiff
 
 #endif  // PTXDIFF_ORACLE_ORACLE_H_

@@ -14,6 +14,7 @@
 #include "oracle/oracle.h"
 
 namespace ptxdiff {
+inline namespace PTXDIFF_ORACLE_COPY {
 namespace {
 
 // A mathematical integer. Every intermediate in this file fits (the widest is
@@ -1882,4 +1883,5 @@ Result LiteralEvaluate(const Variant& v, const Operands& operands) {
   return Result{};  // not reached for a legal variant
 }
 
+}  // namespace PTXDIFF_ORACLE_COPY
 }  // namespace ptxdiff

@@ -39,7 +39,9 @@ namespace ptxdiff {
 // Evaluates one tuple by transcribing the spec's pseudocode. `v` must be legal
 // (IsLegal). Only the low SourceWidth(v, i) bits of each source are read, and
 // only the first NumSources(v) sources.
+inline namespace PTXDIFF_ORACLE_COPY {
 Result LiteralEvaluate(const Variant& v, const Operands& operands);
+}  // namespace PTXDIFF_ORACLE_COPY
 
 }  // namespace ptxdiff
 

@@ -47,6 +47,7 @@
 #include "isa/axes.h"
 
 namespace ptxdiff {
+inline namespace PTXDIFF_ORACLE_COPY {
 namespace {
 
 // A mathematical integer. Every intermediate here fits easily (a lane value
@@ -456,4 +457,5 @@ uint32_t LiteralSimdVideo(const LiteralSimdOp& op, uint32_t a, uint32_t b,
   return static_cast<uint32_t>(d);
 }
 
+}  // namespace PTXDIFF_ORACLE_COPY
 }  // namespace ptxdiff

@@ -24,6 +24,7 @@
 #include <cstdint>
 
 #include "isa/axes.h"
+#include "oracle/copy.h"
 
 namespace ptxdiff {
 
@@ -67,8 +68,10 @@ struct LiteralSimdOp {
 // The selected lane is sign- or zero-extended by the type of the operand
 // position it feeds (atype for Va, btype for Vb), whichever register it came
 // from.
+inline namespace PTXDIFF_ORACLE_COPY {
 uint32_t LiteralSimdVideo(const LiteralSimdOp& op, uint32_t a, uint32_t b,
                           uint32_t c, uint32_t sel);
+}  // namespace PTXDIFF_ORACLE_COPY
 
 }  // namespace ptxdiff
 
