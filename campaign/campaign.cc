@@ -496,7 +496,8 @@ void Campaign::FileJob(const FilingJob& job) {
     if (minimized.ok()) {
       f = *minimized;
     } else {
-      // Flaky, or the backend faulted while minimizing: file what was seen.
+      // Flaky, the backend faulted while minimizing, or no worker to minimize
+      // with could start (not flaky, then): file what was seen.
       f.tuple = job.tuple;
       f.oracle = EvaluateWithReading(options_.reading, job.tuple.variant, job.tuple.operands);
       f.reading = options_.reading;
@@ -504,7 +505,7 @@ void Campaign::FileJob(const FilingJob& job) {
       f.backend_carry = job.backend_carry;
       f.backend = identity_.name;
       f.backend_identity = identity_.Describe();
-      f.flaky = true;
+      f.flaky = minimizer.ok();
       f.detail = std::string(minimized.status().message());
     }
     if (f.tuple.variant != job.tuple.variant) {

@@ -213,6 +213,34 @@ TEST(CampaignTest, AFaultyBatchIsIsolatedAndFiled) {
   EXPECT_THAT(EntryNames(dir + "/triage"), ElementsAre("crash~faulty~crash~div.u32 x1"));
 }
 
+// The minimizer's worker starts at the first finding, not with the senders'.
+// When it cannot start, the finding is filed as found (not minimized, not
+// called flaky), with the reason.
+TEST(CampaignTest, AFindingIsFiledWhenNoWorkerCanStartToMinimizeIt) {
+  const std::string dir = FreshDir("nominimizer");
+  // Two starts succeed (mkdir is atomic), the third exits.
+  std::system(("mkdir -p '" + dir + "/starts'").c_str());
+  CampaignOptions o = Options(dir, {});
+  o.worker.argv = {"/bin/sh", "-c",
+                   absl::StrCat("for i in 1 2; do mkdir '", dir, "/starts/'$i 2>/dev/null && exec ",
+                                PTXDIFF_FAULTY_WORKER_PATH,
+                                " --fault=wrong-on=bfe. --when-operand=1:256; done; "
+                                "echo no more workers >&2; exit 7")};
+  o.in_flight = 2;
+  auto c = Campaign::Start(o);
+  ASSERT_TRUE(c.ok()) << c.status();
+  Offer(**c, "bfe.s64", {{0xff, 300, 8, 0}});
+  ASSERT_TRUE((*c)->Flush(absl::Seconds(60)));
+  EXPECT_EQ((*c)->Snapshot().new_findings, 1);
+  EXPECT_THAT(EntryNames(dir + "/triage"), ElementsAre("value-mismatch~faulty~ge256~bfe.s64 x1"));
+  auto shown = TriageStore::Open(dir + "/triage", false)->Show(
+      "value-mismatch~faulty~ge256~bfe.s64");
+  ASSERT_TRUE(shown.ok());
+  EXPECT_THAT(*shown, HasSubstr("cannot start a worker to minimize with"));
+  EXPECT_THAT(*shown, ::testing::Not(HasSubstr("flaky")));
+  (*c)->Stop();
+}
+
 TEST(CampaignTest, AWorkerThatCannotStartIsAClearError) {
   CampaignOptions o;
   o.worker.argv = {"/nonexistent/worker"};
