@@ -463,9 +463,8 @@ absl::StatusOr<WorkerClient*> Campaign::MinimizerClient() {
   if (minimizer_client_ == nullptr) {
     absl::StatusOr<std::unique_ptr<WorkerClient>> started = WorkerClient::Start(options_.worker);
     if (!started.ok()) {
-      return absl::Status(started.status().code(),
-                          absl::StrCat("cannot start a worker to minimize with: ",
-                                       started.status().message()));
+      return absl::UnavailableError(absl::StrCat("cannot start a worker to minimize with: ",
+                                                 started.status().message()));
     }
     minimizer_client_ = *std::move(started);
   }
@@ -496,8 +495,9 @@ void Campaign::FileJob(const FilingJob& job) {
     if (minimized.ok()) {
       f = *minimized;
     } else {
-      // Flaky, the backend faulted while minimizing, or no worker to minimize
-      // with could start (not flaky, then): file what was seen.
+      // The tuple no longer disagrees (FailedPrecondition: flaky), the backend
+      // faulted while minimizing, or no worker to minimize with could start:
+      // file what was seen, with the reason.
       f.tuple = job.tuple;
       f.oracle = EvaluateWithReading(options_.reading, job.tuple.variant, job.tuple.operands);
       f.reading = options_.reading;
@@ -505,7 +505,7 @@ void Campaign::FileJob(const FilingJob& job) {
       f.backend_carry = job.backend_carry;
       f.backend = identity_.name;
       f.backend_identity = identity_.Describe();
-      f.flaky = minimizer.ok();
+      f.flaky = absl::IsFailedPrecondition(minimized.status());
       f.detail = std::string(minimized.status().message());
     }
     if (f.tuple.variant != job.tuple.variant) {

@@ -213,32 +213,49 @@ TEST(CampaignTest, AFaultyBatchIsIsolatedAndFiled) {
   EXPECT_THAT(EntryNames(dir + "/triage"), ElementsAre("crash~faulty~crash~div.u32 x1"));
 }
 
-// The minimizer's worker starts at the first finding, not with the senders'.
-// When it cannot start, the finding is filed as found (not minimized, not
-// called flaky), with the reason.
-TEST(CampaignTest, AFindingIsFiledWhenNoWorkerCanStartToMinimizeIt) {
-  const std::string dir = FreshDir("nominimizer");
-  // Two starts succeed (mkdir is atomic), the third exits.
-  std::system(("mkdir -p '" + dir + "/starts'").c_str());
+// Options whose first two workers (the senders') are wrong on bfe with a
+// position of at least 256, and whose third (the minimizer's, started at the
+// first finding) runs `third` instead: a shell command.
+CampaignOptions WithMinimizerWorker(const std::string& dir, const std::string& third) {
+  std::system(("mkdir -p '" + dir + "/starts'").c_str());  // mkdir is atomic
   CampaignOptions o = Options(dir, {});
   o.worker.argv = {"/bin/sh", "-c",
                    absl::StrCat("for i in 1 2; do mkdir '", dir, "/starts/'$i 2>/dev/null && exec ",
                                 PTXDIFF_FAULTY_WORKER_PATH,
-                                " --fault=wrong-on=bfe. --when-operand=1:256; done; "
-                                "echo no more workers >&2; exit 7")};
+                                " --fault=wrong-on=bfe. --when-operand=1:256; done; ", third)};
   o.in_flight = 2;
-  auto c = Campaign::Start(o);
-  ASSERT_TRUE(c.ok()) << c.status();
+  return o;
+}
+
+// The finding the campaign files for one mismatching bfe.s64 tuple, as
+// `triage show` prints it.
+std::string FiledWithMinimizerWorker(const std::string& dir, const std::string& third) {
+  auto c = Campaign::Start(WithMinimizerWorker(dir, third));
+  if (!c.ok()) return c.status().ToString();
   Offer(**c, "bfe.s64", {{0xff, 300, 8, 0}});
-  ASSERT_TRUE((*c)->Flush(absl::Seconds(60)));
-  EXPECT_EQ((*c)->Snapshot().new_findings, 1);
-  EXPECT_THAT(EntryNames(dir + "/triage"), ElementsAre("value-mismatch~faulty~ge256~bfe.s64 x1"));
+  if (!(*c)->Flush(absl::Seconds(60))) return "not flushed";
+  (*c)->Stop();
   auto shown = TriageStore::Open(dir + "/triage", false)->Show(
       "value-mismatch~faulty~ge256~bfe.s64");
-  ASSERT_TRUE(shown.ok());
-  EXPECT_THAT(*shown, HasSubstr("cannot start a worker to minimize with"));
-  EXPECT_THAT(*shown, ::testing::Not(HasSubstr("flaky")));
-  (*c)->Stop();
+  return shown.ok() ? *shown : shown.status().ToString();
+}
+
+// When the minimizer's worker cannot start or faults, the finding is filed
+// as found (not minimized to bfe.u64, not called flaky), with the reason.
+TEST(CampaignTest, AFindingIsFiledWhenNoWorkerCanStartToMinimizeIt) {
+  const std::string shown =
+      FiledWithMinimizerWorker(FreshDir("nominimizer"), "echo no more workers >&2; exit 7");
+  EXPECT_THAT(shown, HasSubstr("cannot start a worker to minimize with"));
+  EXPECT_THAT(shown, HasSubstr("no more workers"));
+  EXPECT_THAT(shown, ::testing::Not(HasSubstr("flaky")));
+}
+
+TEST(CampaignTest, AFindingIsFiledWhenItsMinimizationFaults) {
+  const std::string shown = FiledWithMinimizerWorker(
+      FreshDir("crashingminimizer"),
+      absl::StrCat("exec ", PTXDIFF_FAULTY_WORKER_PATH, " --fault=crash"));
+  EXPECT_THAT(shown, HasSubstr("crash"));
+  EXPECT_THAT(shown, ::testing::Not(HasSubstr("flaky")));
 }
 
 TEST(CampaignTest, AWorkerThatCannotStartIsAClearError) {

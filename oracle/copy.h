@@ -7,7 +7,9 @@
 // the judges, the minimizer), and on the instrumented copy they would add
 // edges and hit counts to whatever input libFuzzer is running at the time.
 // The two copies differ in the inline namespace their functions are declared
-// in; the types (Result, Erratum, ...) are shared.
+// in; the types (Result, Erratum, ...) are shared. So are the inline
+// functions and templates of the headers they include (simd_video_op.h,
+// isa/): the linker keeps one instance of each, instrumented or not.
 
 #ifndef PTXDIFF_ORACLE_COPY_H_
 #define PTXDIFF_ORACLE_COPY_H_
