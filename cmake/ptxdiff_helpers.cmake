@@ -44,13 +44,23 @@ endfunction()
 
 # Coverage instrumentation for the listed sources (in the calling directory),
 # in the fuzz configurations only: the code a fuzz target's signal comes from
-# (the oracle, the decoders of fuzz input, wire and text). The rest (the
-# campaign engine, the client, triage) is not instrumented: its threads run
-# beside the fuzz loop, and their edges would be counted as the current
-# input's coverage, at a cost on every comparison.
+# (the decoders of fuzz input, wire and text). The rest (the campaign engine,
+# the client, triage) is not instrumented: its threads run beside the fuzz
+# loop, and their edges would be counted as the current input's coverage, at
+# a cost on every comparison.
+set(PTXDIFF_COVERAGE_FLAGS -fsanitize=fuzzer-no-link)
 function(ptxdiff_fuzz_coverage)
   if(PTXDIFF_BUILD_FUZZERS)
-    set_source_files_properties(${ARGN} PROPERTIES COMPILE_OPTIONS -fsanitize=fuzzer-no-link)
+    set_source_files_properties(${ARGN} PROPERTIES COMPILE_OPTIONS "${PTXDIFF_COVERAGE_FLAGS}")
+  endif()
+endfunction()
+
+# The same for a whole library, whose sources another library compiles too
+# (the oracle's signal copy, oracle/copy.h): a source's properties would
+# instrument both.
+function(ptxdiff_fuzz_coverage_target target)
+  if(PTXDIFF_BUILD_FUZZERS)
+    target_compile_options(${target} PRIVATE ${PTXDIFF_COVERAGE_FLAGS})
   endif()
 endfunction()
 

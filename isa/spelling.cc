@@ -39,16 +39,9 @@ const std::vector<const AxisInfo*>& SyntaxAxes(Family f) {
   return (*all)[static_cast<int>(f)];
 }
 
-// The selectors and vmad's negations are written on the operands, not as
-// opcode tokens.
-// A SIMD video instruction's lane mask too (`d.h0`).
-bool HasOperandDecoration(const Variant& v) {
-  return v.asel != Sel::kNone || v.bsel != Sel::kNone || v.dsel != Sel::kNone ||
-         v.vmad_form == VmadForm::kNegProduct ||
-         v.vmad_form == VmadForm::kNegC || v.mask != SimdMask::kNone;
-}
-
-// `v` without what is written on its operands: the opcode part is the same.
+// `v` without what is written on its operands, not as opcode tokens: the
+// selectors, vmad's negations and a SIMD video instruction's lane mask
+// (`d.h0`). Its opcode part is the same as `v`'s.
 Variant WithoutOperandDecoration(const Variant& v) {
   Variant key = v;
   key.asel = key.bsel = key.dsel = Sel::kNone;
@@ -58,6 +51,10 @@ Variant WithoutOperandDecoration(const Variant& v) {
     key.vmad_form = VmadForm::kNone;
   }
   return key;
+}
+
+bool HasOperandDecoration(const Variant& v) {
+  return WithoutOperandDecoration(v) != v;
 }
 
 std::string WithSuffix(absl::string_view name, absl::string_view suffix) {
@@ -124,12 +121,16 @@ std::string PlainOperandList(int num_sources, bool bfi) {
   return absl::StrJoin(ops, ", ");
 }
 
+// What follows the opcode part: " d.b1, a, b, c", or nothing.
+void AppendDecoratedOperands(const Variant& v, std::string& out) {
+  if (!HasOperandDecoration(v)) return;
+  out.push_back(' ');
+  AppendOperandList(v, out);
+}
+
 void AppendSpelling(const Variant& v, std::string& out) {
   AppendOpcodePart(v, out);
-  if (HasOperandDecoration(v)) {
-    out.push_back(' ');
-    AppendOperandList(v, out);
-  }
+  AppendDecoratedOperands(v, out);
 }
 
 std::string ComposeSpelling(const Variant& v) {
@@ -164,10 +165,7 @@ const std::vector<absl::string_view>& AllSpellings() {
         opcode_of = key;
       }
       t->text.append(opcode_part);
-      if (HasOperandDecoration(v)) {
-        t->text.push_back(' ');
-        AppendOperandList(v, t->text);
-      }
+      AppendDecoratedOperands(v, t->text);
       ends.push_back(t->text.size());
     }
     t->spellings.reserve(ends.size());
