@@ -18,7 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "fuzzers/fuzz_input.h"
+#include "isa/variant.h"
 
 namespace ptxdiff {
 namespace {

@@ -2,7 +2,6 @@
 
 #include <cstring>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -19,17 +18,6 @@ uint64_t Load64(const char* p) {
 }
 
 }  // namespace
-
-std::optional<Variant> VariantByStableId(uint64_t id) {
-  static const auto* by_id = [] {
-    auto* m = new absl::flat_hash_map<uint64_t, Variant>();
-    for (const Variant& v : AllVariants()) m->emplace(StableId(v), v);
-    return m;
-  }();
-  auto it = by_id->find(id);
-  if (it == by_id->end()) return std::nullopt;
-  return it->second;
-}
 
 absl::StatusOr<std::vector<Tuple>> DecodeFuzzInput(absl::string_view bytes) {
   if (bytes.size() < 8) {

@@ -26,9 +26,6 @@ namespace ptxdiff {
 
 inline constexpr size_t kMaxTuplesPerFuzzInput = 256;
 
-// The variant with this stable id, if any.
-std::optional<Variant> VariantByStableId(uint64_t id);
-
 // The tuples of an input. InvalidArgument names what is wrong: too short,
 // an unknown variant id, no complete tuple.
 absl::StatusOr<std::vector<Tuple>> DecodeFuzzInput(absl::string_view bytes);

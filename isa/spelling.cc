@@ -11,51 +11,12 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
-#include "common/fnv1a.h"
 #include "isa/family_table.h"
 #include "isa/operand_text.h"
+#include "isa/spelling_table.h"
 
 namespace ptxdiff {
 namespace {
-
-// The axis that spells each token of a family's syntax (`type`, `sat`,
-// ...), resolved once; nullptr for a token no axis spells (written "?").
-const std::vector<const AxisInfo*>& SyntaxAxes(Family f) {
-  static const auto* all = [] {
-    auto* by_family = new std::vector<std::vector<const AxisInfo*>>();
-    for (const FamilyInfo& info : AllFamilies()) {
-      std::vector<const AxisInfo*>& axes = by_family->emplace_back();
-      for (absl::string_view token :
-           absl::StrSplit(info.syntax, '.', absl::SkipEmpty())) {
-        const AxisInfo* spelled_by = nullptr;
-        for (const AxisInfo& axis : AllAxes()) {
-          if (axis.token == token) spelled_by = &axis;
-        }
-        axes.push_back(spelled_by);
-      }
-    }
-    return by_family;
-  }();
-  return (*all)[static_cast<int>(f)];
-}
-
-// `v` without what is written on its operands, not as opcode tokens: the
-// selectors, vmad's negations and a SIMD video instruction's lane mask
-// (`d.h0`). Its opcode part is the same as `v`'s.
-Variant WithoutOperandDecoration(const Variant& v) {
-  Variant key = v;
-  key.asel = key.bsel = key.dsel = Sel::kNone;
-  key.mask = SimdMask::kNone;
-  if (key.vmad_form == VmadForm::kNegProduct ||
-      key.vmad_form == VmadForm::kNegC) {
-    key.vmad_form = VmadForm::kNone;
-  }
-  return key;
-}
-
-bool HasOperandDecoration(const Variant& v) {
-  return WithoutOperandDecoration(v) != v;
-}
 
 std::string WithSuffix(absl::string_view name, absl::string_view suffix) {
   if (suffix.empty()) return std::string(name);
@@ -66,51 +27,9 @@ std::string WithSel(absl::string_view name, Sel s) {
   return WithSuffix(name, SpellSel(s));
 }
 
-// The destination's selector (scalar video) or lane mask (SIMD): "h0", "".
-absl::string_view DestinationSuffix(const Variant& v) {
-  return v.mask != SimdMask::kNone ? SpellSimdMask(v.mask) : SpellSel(v.dsel);
-}
-
 // The destination with its selector or lane mask.
 std::string Destination(const Variant& v, absl::string_view name) {
   return WithSuffix(name, DestinationSuffix(v));
-}
-
-// Appends `.suffix` unless it is empty. Composing every variant's spelling
-// is start-up work for every process (each worker parses them), so the
-// spelling is appended into one string rather than joined from pieces.
-void AppendSuffix(std::string& out, absl::string_view suffix) {
-  if (suffix.empty()) return;
-  out.push_back('.');
-  out.append(suffix.data(), suffix.size());
-}
-
-// "d.b1, -a.h1, b.b2, c": the destination and sources with their selectors
-// and negations.
-void AppendOperandList(const Variant& v, std::string& out) {
-  out.push_back('d');
-  AppendSuffix(out, DestinationSuffix(v));
-  out.append(v.vmad_form == VmadForm::kNegProduct ? ", -a" : ", a");
-  AppendSuffix(out, SpellSel(v.asel));
-  out.append(", b");
-  AppendSuffix(out, SpellSel(v.bsel));
-  if (NumSources(v) > 2)
-    out.append(v.vmad_form == VmadForm::kNegC ? ", -c" : ", c");
-}
-
-void AppendOpcodePart(const Variant& v, std::string& out) {
-  const absl::string_view opcode = InfoOf(v.family).opcode;
-  out.append(opcode.data(), opcode.size());
-  for (const AxisInfo* axis : SyntaxAxes(v.family)) {
-    AppendSuffix(out,
-                 axis != nullptr ? axis->spell(v.family, axis->get(v)) : "?");
-  }
-}
-
-std::string OpcodePart(const Variant& v) {
-  std::string out;
-  AppendOpcodePart(v, out);
-  return out;
 }
 
 // Plain operand names of a variant without decorations, in order.
@@ -119,79 +38,6 @@ std::string PlainOperandList(int num_sources, bool bfi) {
   std::vector<absl::string_view> ops = {bfi ? "f" : "d"};
   for (int i = 0; i < num_sources; ++i) ops.push_back(kNames[i]);
   return absl::StrJoin(ops, ", ");
-}
-
-// What follows the opcode part: " d.b1, a, b, c", or nothing.
-void AppendDecoratedOperands(const Variant& v, std::string& out) {
-  if (!HasOperandDecoration(v)) return;
-  out.push_back(' ');
-  AppendOperandList(v, out);
-}
-
-void AppendSpelling(const Variant& v, std::string& out) {
-  AppendOpcodePart(v, out);
-  AppendDecoratedOperands(v, out);
-}
-
-std::string ComposeSpelling(const Variant& v) {
-  std::string out;
-  AppendSpelling(v, out);
-  return out;
-}
-
-// Every legal variant's spelling, by VariantIndex, composed once: a campaign
-// spells the variants of every batch, and stable ids and parsing index all
-// of them. One buffer for all of them, and a view of each: composing them is
-// start-up work for every process that spells or parses (each worker does).
-struct SpellingTable {
-  std::string text;
-  std::vector<absl::string_view> spellings;
-};
-
-const std::vector<absl::string_view>& AllSpellings() {
-  static const SpellingTable* table = [] {
-    auto* t = new SpellingTable();
-    std::vector<size_t> ends;
-    ends.reserve(AllVariants().size());
-    // Variants in a row differ mostly in their operand selectors (the last
-    // axes turn fastest), so each opcode part is composed once per run.
-    std::string opcode_part;
-    std::optional<Variant> opcode_of;
-    for (const Variant& v : AllVariants()) {
-      const Variant key = WithoutOperandDecoration(v);
-      if (key != opcode_of) {
-        opcode_part.clear();
-        AppendOpcodePart(v, opcode_part);
-        opcode_of = key;
-      }
-      t->text.append(opcode_part);
-      AppendDecoratedOperands(v, t->text);
-      ends.push_back(t->text.size());
-    }
-    t->spellings.reserve(ends.size());
-    size_t begin = 0;
-    for (size_t end : ends) {
-      t->spellings.push_back(
-          absl::string_view(t->text).substr(begin, end - begin));
-      begin = end;
-    }
-    return t;
-  }();
-  return table->spellings;
-}
-
-// Every legal variant by its spelling: the keys are views of
-// AllSpellings(), which is never changed once composed.
-const absl::flat_hash_map<absl::string_view, const Variant*>& SpellingIndex() {
-  static const auto* index = [] {
-    auto* map = new absl::flat_hash_map<absl::string_view, const Variant*>();
-    const std::vector<Variant>& all = AllVariants();
-    const std::vector<absl::string_view>& spellings = AllSpellings();
-    map->reserve(all.size());
-    for (size_t i = 0; i < all.size(); ++i) map->emplace(spellings[i], &all[i]);
-    return map;
-  }();
-  return *index;
 }
 
 // The `.b0`..`.h1` selector at the end of an operand, or "". Any other
@@ -282,8 +128,6 @@ int EditDistance(absl::string_view a, absl::string_view b) {
 }
 
 }  // namespace
-
-std::string SpellOpcode(const Variant& v) { return OpcodePart(v); }
 
 namespace {
 
@@ -415,25 +259,7 @@ std::string PtxInstruction(const Variant& v, absl::string_view dest,
     if (i == 1 && !bsel.empty()) op = WithSuffix(op, bsel);
     ops.push_back(absl::StrCat(negated ? "-" : "", op));
   }
-  return absl::StrCat(OpcodePart(v), " ", absl::StrJoin(ops, ", "));
-}
-
-std::string Spell(const Variant& v) {
-  const int index = VariantIndex(v);
-  return index >= 0 ? std::string(AllSpellings()[index]) : ComposeSpelling(v);
-}
-
-uint64_t StableId(const Variant& v) {
-  // Every legal variant's id, hashed once: the systematic source seeds each
-  // run of tuples with it.
-  static const auto* ids = [] {
-    auto* all = new std::vector<uint64_t>();
-    for (absl::string_view spelling : AllSpellings())
-      all->push_back(Fnv1a64(spelling));
-    return all;
-  }();
-  const int index = VariantIndex(v);
-  return index >= 0 ? (*ids)[index] : Fnv1a64(ComposeSpelling(v));
+  return absl::StrCat(SpellOpcode(v), " ", absl::StrJoin(ops, ", "));
 }
 
 absl::StatusOr<Variant> ParseVariant(absl::string_view spelling) {
@@ -467,7 +293,7 @@ std::vector<std::string> NearestSpellings(absl::string_view spelling, int n) {
   // variants with those heads.
   static const auto* by_head = [] {
     auto* m = new absl::flat_hash_map<std::string, std::vector<std::string>>();
-    for (const Variant& v : AllVariants()) (*m)[OpcodePart(v)].push_back(Spell(v));
+    for (const Variant& v : AllVariants()) (*m)[SpellOpcode(v)].push_back(Spell(v));
     return m;
   }();
   const absl::string_view head = spelling.substr(0, spelling.find(' '));

@@ -11,6 +11,7 @@
 #define PTXDIFF_ISA_VARIANT_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -78,6 +79,8 @@ struct Operands {
 // The identity of a variant that survives the table growing: FNV-1a 64 of its
 // canonical spelling.
 uint64_t StableId(const Variant& v);
+// The legal variant with this stable id, if any.
+std::optional<Variant> VariantByStableId(uint64_t id);
 
 }  // namespace ptxdiff
 
