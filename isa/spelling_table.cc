@@ -152,6 +152,21 @@ const std::vector<absl::string_view>& AllSpellings() {
   return table->spellings;
 }
 
+// Every legal variant's stable id, by VariantIndex, hashed once: the
+// systematic source seeds each run of tuples with it, and the fuzz input
+// decoder looks variants up by it.
+const std::vector<uint64_t>& AllStableIds() {
+  static const auto* ids = [] {
+    auto* all = new std::vector<uint64_t>();
+    all->reserve(AllSpellings().size());
+    for (absl::string_view spelling : AllSpellings()) {
+      all->push_back(Fnv1a64(spelling));
+    }
+    return all;
+  }();
+  return *ids;
+}
+
 }  // namespace
 
 // The destination's selector (scalar video) or lane mask (SIMD): "h0", "".
@@ -181,16 +196,8 @@ std::string Spell(const Variant& v) {
 }
 
 uint64_t StableId(const Variant& v) {
-  // Every legal variant's id, hashed once: the systematic source seeds each
-  // run of tuples with it.
-  static const auto* ids = [] {
-    auto* all = new std::vector<uint64_t>();
-    for (absl::string_view spelling : AllSpellings())
-      all->push_back(Fnv1a64(spelling));
-    return all;
-  }();
   const int index = VariantIndex(v);
-  return index >= 0 ? (*ids)[index] : Fnv1a64(ComposeSpelling(v));
+  return index >= 0 ? AllStableIds()[index] : Fnv1a64(ComposeSpelling(v));
 }
 
 std::optional<Variant> VariantByStableId(uint64_t id) {
@@ -198,11 +205,10 @@ std::optional<Variant> VariantByStableId(uint64_t id) {
   // input with it, so building it is on the way to the first tuple.
   static const auto* by_id = [] {
     auto* m = new absl::flat_hash_map<uint64_t, int>();
-    const std::vector<Variant>& all = AllVariants();
-    m->reserve(all.size());
-    for (size_t i = 0; i < all.size(); ++i) {
-      m->emplace(StableId(all[i]), static_cast<int>(i));
-    }
+    const std::vector<uint64_t>& ids = AllStableIds();
+    m->reserve(ids.size());
+    for (size_t i = 0; i < ids.size(); ++i)
+      m->emplace(ids[i], static_cast<int>(i));
     return m;
   }();
   const auto it = by_id->find(id);
