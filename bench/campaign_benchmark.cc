@@ -79,7 +79,7 @@ void FuzzLoopStandIn(Campaign& campaign, const std::atomic<bool>& stop) {
       const Result r = Evaluate(v, o);
       campaign.Offer(t, r, SemanticClasses(t, r));
     }
-    if (campaign.Saturated()) usleep(500);
+    if (campaign.FuzzLoopShouldYield()) usleep(500);
   }
 }
 

@@ -116,7 +116,11 @@ absl::Status Campaign::StartWorkers(WorkerStarts& starting) {
   Calibrate();
   for (auto& client : senders_) threads_.emplace_back([this, c = client.get()] { SenderLoop(c); });
   threads_.emplace_back([this] { FilerLoop(); });
-  if (options_.systematic) threads_.emplace_back([this] { SystematicLoop(); });
+  if (options_.systematic) {
+    threads_.emplace_back([this] { SystematicLoop(); });
+  } else {
+    breadth_done_ = true;
+  }
   return absl::OkStatus();
 }
 
@@ -314,6 +318,7 @@ void Campaign::SystematicLoop() {
     run.clear();
     if (!source.NextRun(run)) break;
     produced += run.size();
+    if (source.breadth_done()) breadth_done_ = true;
     if (!EvaluateWanted(run, ops, indices, results)) {
       // The endless source goes on with variants the campaign has since
       // dropped: do not spin when they are all that is left.
@@ -343,6 +348,7 @@ void Campaign::SystematicLoop() {
       stats_.systematic = produced;
     }
   }
+  breadth_done_ = true;
   std::lock_guard<std::mutex> lock(mu_);
   stats_.systematic = produced;
 }

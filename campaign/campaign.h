@@ -144,9 +144,13 @@ class Campaign {
   // returns; idempotent.
   void Stop();
 
-  // The backend is behind: the fuzz loop may yield the CPU to it (on two
-  // cores, ptxas and the loop compete for the same time).
-  bool Saturated() const { return queue_.Saturated(); }
+  // The fuzz loop may yield the CPU (on two cores it competes with the
+  // backend and the systematic source for the same time): while the backend
+  // is behind, and while the breadth pass (a tuple of every variant, the
+  // surest new ground at the start) is underway.
+  bool FuzzLoopShouldYield() const {
+    return queue_.Saturated() || !breadth_done_.load(std::memory_order_relaxed);
+  }
 
   CampaignStats Snapshot() const;
   const WorkerIdentity& identity() const { return identity_; }
@@ -198,6 +202,7 @@ class Campaign {
   std::unique_ptr<WorkerClient> minimizer_client_;  // filer thread only; null until needed
   std::vector<std::thread> threads_;
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> breadth_done_{false};  // the systematic source's, or none
   bool stopped_ = false;
 
   // Per variant (by VariantIndex): supported here, and the semantic classes

@@ -8,6 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "harness/semantic_classes.h"
+#include "isa/family_table.h"
 #include "isa/spelling.h"
 
 namespace ptxdiff {
@@ -169,6 +170,46 @@ TEST(CampaignTest, TheSystematicSourceFindsABugWithoutAnyFuzzInput) {
   EXPECT_EQ(s.new_findings, 1);
   EXPECT_EQ(s.variants_reached, 2);
   EXPECT_GT(s.systematic, 0);
+}
+
+// The fuzz loop is asked to yield while the breadth pass (a tuple of every
+// variant) is underway, and not after it, nor in a campaign without a
+// systematic source.
+TEST(CampaignTest, TheFuzzLoopYieldsWhileTheBreadthPassIsUnderway) {
+  const std::string dir = FreshDir("yield");
+  // ~10k vadd variants through lanes of 64 tuples, 1 ms a tuple: the pass
+  // cannot be over for several seconds.
+  CampaignOptions o = Options(dir, {"--us-per-tuple=1000"});
+  o.systematic = true;
+  o.lane_capacity = 64;
+  for (const Variant& v : AllVariants()) {
+    if (v.family == Family::kVadd) o.variants.push_back(v);
+  }
+  auto c = Campaign::Start(o);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE((*c)->FuzzLoopShouldYield());
+  (*c)->Stop();
+}
+
+TEST(CampaignTest, TheFuzzLoopDoesNotYieldOnceTheBreadthPassIsOver) {
+  const std::string dir = FreshDir("no_yield");
+  CampaignOptions o = Options(dir, {});
+  o.variants = {*ParseVariant("popc.b32"), *ParseVariant("clz.b32")};
+  auto plain = Campaign::Start(o);  // no systematic source, so no breadth pass
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_FALSE((*plain)->FuzzLoopShouldYield());
+  (*plain)->Stop();
+
+  o.systematic = true;
+  auto c = Campaign::Start(o);
+  ASSERT_TRUE(c.ok()) << c.status();
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  while ((*c)->FuzzLoopShouldYield() && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  EXPECT_FALSE((*c)->FuzzLoopShouldYield());
+  (*c)->Stop();
+  EXPECT_GE((*c)->Snapshot().systematic, 2);
 }
 
 // Calibration times every family on a backend that is slow per tuple, and

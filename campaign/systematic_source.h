@@ -77,11 +77,14 @@ class SystematicSource {
   // Variants whose whole set has been produced, and variants visited once.
   int64_t exhausted() const { return exhausted_; }
   int64_t produced() const { return produced_; }
+  // Every variant has had its breadth-pass tuple.
+  bool breadth_done() const { return breadth_cursor_ >= breadth_.size(); }
 
  private:
   struct VariantState {
     Variant variant;
     uint64_t count;
+    uint64_t id;  // StableId(variant)
     uint64_t next = 0;
     bool tail = false;  // the set is done: counted in exhausted_
   };

@@ -1,5 +1,7 @@
 #include "campaign/systematic_source.h"
 
+#include <algorithm>
+
 #include <set>
 
 #include "absl/container/flat_hash_set.h"
@@ -102,6 +104,30 @@ TEST(SystematicTest, TheSourceReachesEveryVariantBeforeGoingDeep) {
   // and bfe variant is.
   for (const Variant& v : variants) {
     if (v.family != Family::kVadd) EXPECT_TRUE(reached.contains(v)) << Spell(v);
+  }
+}
+
+// The breadth pass: one tuple of every variant, each its set's first, in the
+// order of StableId x 0x9e3779b97f4a7c15 (fixed, so that a campaign meets
+// the variants in the same order on every run and every machine).
+TEST(SystematicTest, TheBreadthPassIsEveryVariantOnceInStableIdOrder) {
+  std::vector<Variant> variants;
+  for (const Variant& v : AllVariants()) {
+    if (v.family == Family::kAdd || v.family == Family::kVmin) variants.push_back(v);
+  }
+  std::vector<std::pair<uint64_t, Variant>> expected;
+  for (const Variant& v : variants) {
+    expected.emplace_back(StableId(v) * 0x9e3779b97f4a7c15ull, v);
+  }
+  std::sort(expected.begin(), expected.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  SystematicSource source(variants);
+  std::vector<Tuple> breadth;
+  while (!source.breadth_done()) ASSERT_TRUE(source.NextRun(breadth));
+  ASSERT_EQ(breadth.size(), variants.size());
+  for (size_t i = 0; i < breadth.size(); ++i) {
+    ASSERT_EQ(breadth[i].variant, expected[i].second) << i;
+    ASSERT_TRUE(breadth[i] == SystematicTuple(expected[i].second, 0)) << i;
   }
 }
 

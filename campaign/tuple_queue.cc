@@ -36,7 +36,13 @@ bool TupleQueue::SeenLocked(uint64_t fingerprint) {
 void TupleQueue::MarkSeenLocked(uint64_t fingerprint) {
   // The window forgets everything at once when full: cheaper than an LRU,
   // and a repeat after millions of tuples costs one more evaluation only.
-  if (seen_.size() >= options_.seen_capacity) seen_.clear();
+  if (seen_.size() >= window_) {
+    window_ = options_.seen_capacity;
+    seen_.clear();
+    // clear() frees a big table: sized again, so that the window never
+    // rehashes on the producers' path (a 4M-tuple rehash takes ~100 ms).
+    seen_.reserve(window_);
+  }
   seen_.insert(fingerprint);
 }
 

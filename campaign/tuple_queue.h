@@ -13,6 +13,7 @@
 #ifndef PTXDIFF_CAMPAIGN_TUPLE_QUEUE_H_
 #define PTXDIFF_CAMPAIGN_TUPLE_QUEUE_H_
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -46,9 +47,15 @@ class TupleQueue {
   struct Options {
     size_t lane_capacity = size_t{1} << 16;
     size_t seen_capacity = size_t{1} << 22;  // the dedup window, in tuples
+    // The first window is smaller: a table sized for the whole window is
+    // ~70 MB, and the first inserts into it each touch a fresh page (~1 us
+    // each: the breadth pass at the start of a campaign ran ~20% slower).
+    size_t first_seen_capacity = size_t{1} << 18;
   };
-  explicit TupleQueue(Options options) : options_(options) {
-    seen_.reserve(options_.seen_capacity);
+  explicit TupleQueue(Options options)
+      : options_(options),
+        window_(std::min(options_.first_seen_capacity, options_.seen_capacity)) {
+    seen_.reserve(window_);
   }
 
   // Before the producers start: the lane capacity once the batch size is known.
@@ -116,6 +123,7 @@ class TupleQueue {
   // Admitted tuples by 64-bit fingerprint: 8 bytes a tuple, reserved up
   // front so the window never rehashes on the producers' path.
   absl::flat_hash_set<uint64_t> seen_;
+  size_t window_;  // its capacity now: the first window's, then seen_capacity
   QueueCounts counts_;
   size_t outstanding_ = 0;  // taken, not yet Done
   // Takers in TakeBatch, and the `min` the last one asked for (the senders

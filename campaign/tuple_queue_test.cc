@@ -20,6 +20,23 @@ TEST(TupleQueueTest, ATupleAdmittedOnceIsNotAdmittedAgain) {
   EXPECT_EQ(q.counts().duplicates, 2);
 }
 
+// The dedup window forgets everything when full; the first window is
+// smaller than the later ones.
+TEST(TupleQueueTest, TheDedupWindowForgetsWhenFullAndGrowsAfterTheFirst) {
+  TupleQueue q(TupleQueue::Options{.seen_capacity = 4, .first_seen_capacity = 2});
+  EXPECT_EQ(q.Offer(T(1), Lane::kRoutine), Admission::kQueued);
+  EXPECT_EQ(q.Offer(T(2), Lane::kRoutine), Admission::kQueued);
+  EXPECT_EQ(q.Offer(T(1), Lane::kRoutine), Admission::kDuplicate);
+  EXPECT_EQ(q.Offer(T(3), Lane::kRoutine), Admission::kQueued);  // the first window is full
+  EXPECT_EQ(q.Offer(T(1), Lane::kRoutine), Admission::kQueued);  // so it was forgotten
+  EXPECT_EQ(q.Offer(T(2), Lane::kRoutine), Admission::kQueued);
+  EXPECT_EQ(q.Offer(T(4), Lane::kRoutine), Admission::kQueued);  // four now fit
+  EXPECT_EQ(q.Offer(T(3), Lane::kRoutine), Admission::kDuplicate);
+  EXPECT_EQ(q.Offer(T(5), Lane::kRoutine), Admission::kQueued);  // full again
+  EXPECT_EQ(q.Offer(T(3), Lane::kRoutine), Admission::kQueued);
+  EXPECT_EQ(q.counts().duplicates, 2);
+}
+
 TEST(TupleQueueTest, AFullLaneDropsWithoutBlockingAndFavoursNovelTuples) {
   TupleQueue q(TupleQueue::Options{.lane_capacity = 2});
   EXPECT_EQ(q.Offer(T(1), Lane::kRoutine), Admission::kQueued);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <deque>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
@@ -18,11 +19,10 @@
 #include "absl/strings/strip.h"
 #include "common/status_macros.h"
 #include "common/subprocess.h"
-#include "protocol/backend_names.h"
-#include "protocol/frame_io.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
-
+#include "protocol/backend_names.h"
+#include "protocol/frame_io.h"
 
 namespace ptxdiff {
 namespace {
@@ -212,14 +212,15 @@ std::string WorkerClient::StderrTail() const {
   return std::string(absl::StripAsciiWhitespace(tail));
 }
 
-absl::StatusOr<RunReply> WorkerClient::RunOnce(const RunRequest& request) {
+absl::StatusOr<RunReply> WorkerClient::RunOnce(absl::string_view payload,
+                                               size_t num_tuples) {
   if (pid_ < 0) {
     PTXDIFF_RETURN_IF_ERROR(Launch());
     ++restarts_;
   }
   const absl::Time deadline = absl::Now() + command_.timeout;
-  PTXDIFF_RETURN_IF_ERROR(WriteFrame(to_worker_, MessageType::kRun,
-                                     EncodeRunRequest(request), deadline));
+  PTXDIFF_RETURN_IF_ERROR(
+      WriteFrame(to_worker_, MessageType::kRun, payload, deadline));
   PTXDIFF_ASSIGN_OR_RETURN(Frame frame, ReadFrame(from_worker_, deadline));
   if (frame.type == MessageType::kError) {
     return absl::InvalidArgumentError(
@@ -229,7 +230,7 @@ absl::StatusOr<RunReply> WorkerClient::RunOnce(const RunRequest& request) {
     return absl::InvalidArgumentError(absl::StrCat(
         "expected RESULTS, got message type ", static_cast<int>(frame.type)));
   }
-  return DecodeRunReply(frame.payload, request.tuples.size());
+  return DecodeRunReply(frame.payload, num_tuples);
 }
 
 BackendFault WorkerClient::Classify(const absl::Status& status) {
@@ -267,26 +268,35 @@ bool WorkerClient::Supports(const Variant& v) const {
 BatchOutcome WorkerClient::Run(std::span<const Tuple> tuples) {
   BatchOutcome outcome;
   // Tuples of supported variants go to the worker; the rest are declined.
-  RunRequest request;
+  // Spellings are views of the spelling table (an illegal variant's, asked
+  // about the supports lines, is composed into `composed`).
+  std::vector<absl::string_view> spellings;
+  std::deque<std::string> composed;
+  std::vector<WireTuple> sent;
+  sent.reserve(tuples.size());
   std::vector<int64_t> sent_index(tuples.size(), -1);
-  // Per variant: its index in request.spellings, or -1 if unsupported.
+  // Per variant: its index in `spellings`, or -1 if unsupported.
   absl::flat_hash_map<Variant, int64_t> variant_index;
   for (size_t i = 0; i < tuples.size(); ++i) {
     auto [it, inserted] = variant_index.try_emplace(tuples[i].variant, -1);
     if (inserted && Supports(tuples[i].variant)) {
-      it->second = request.spellings.size();
-      request.spellings.push_back(Spell(tuples[i].variant));
+      it->second = spellings.size();
+      absl::string_view spelling = SpellingInTable(tuples[i].variant);
+      if (spelling.empty())
+        spelling = composed.emplace_back(Spell(tuples[i].variant));
+      spellings.push_back(spelling);
     }
     if (it->second < 0) continue;
-    sent_index[i] = request.tuples.size();
-    request.tuples.push_back({static_cast<uint32_t>(it->second), tuples[i].operands});
+    sent_index[i] = sent.size();
+    sent.push_back({static_cast<uint32_t>(it->second), tuples[i].operands});
   }
   RunReply reply;
-  if (!request.tuples.empty()) {
-    absl::StatusOr<RunReply> attempt = RunOnce(request);
+  if (!sent.empty()) {
+    const std::string payload = EncodeRunRequest(spellings, sent);
+    absl::StatusOr<RunReply> attempt = RunOnce(payload, sent.size());
     if (!attempt.ok()) {
       const BackendFault first = Classify(attempt.status());
-      attempt = RunOnce(request);  // on a fresh worker
+      attempt = RunOnce(payload, sent.size());  // on a fresh worker
       if (!attempt.ok()) {
         outcome.fault = Classify(attempt.status());
         outcome.fault->detail = absl::StrCat(

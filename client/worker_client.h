@@ -95,7 +95,9 @@ class WorkerClient {
   // Reaps the worker, waiting up to `grace` for it to exit on its own before
   // SIGKILL; records how it ended.
   void Kill(absl::Duration grace = absl::ZeroDuration());
-  absl::StatusOr<RunReply> RunOnce(const RunRequest& request);
+  // Sends one encoded RUN of `num_tuples` tuples and reads its reply.
+  absl::StatusOr<RunReply> RunOnce(absl::string_view payload,
+                                   size_t num_tuples);
   std::string StderrTail() const;
   BackendFault Classify(const absl::Status& status);
 

@@ -278,8 +278,13 @@ absl::StatusOr<std::unique_ptr<DifferentialTarget>> DifferentialTarget::Create(
   CampaignOptions options;
   options.worker = *command;
   options.triage_dir = config.triage_dir;
-  for (const Variant& v : AllVariants()) {
-    if (config.filter.Allows(v.family)) options.variants.push_back(v);
+  // Left empty when every family is fuzzed: Campaign::Start then takes
+  // AllVariants() after starting the workers, so their start-up and the
+  // table's overlap.
+  if (!config.filter.include.empty() || !config.filter.exclude.empty()) {
+    for (const Variant& v : AllVariants()) {
+      if (config.filter.Allows(v.family)) options.variants.push_back(v);
+    }
   }
   options.in_flight = config.in_flight;
   options.batch_size = config.batch_size;
@@ -327,9 +332,9 @@ int DifferentialTarget::RunInput(const uint8_t* data, size_t size) {
     if (campaign_) campaign_->Offer(t, oracle_[i], classes);
   }
   if (!campaign_) RunSynchronously(*tuples);
-  // Repeats are being dropped: give the CPU to the backend for a moment
-  // rather than generate more of them.
-  if (campaign_ && campaign_->Saturated()) usleep(500);
+  // Repeats are being dropped, or the breadth pass is underway: give the
+  // CPU to the backend and the systematic source for a moment.
+  if (campaign_ && campaign_->FuzzLoopShouldYield()) usleep(500);
   if (absl::Now() - last_stats_write_ > absl::Seconds(1)) WriteStats();
   return 0;
 }

@@ -541,30 +541,34 @@ AxisValueLists ProductValues(const FamilyInfo& info) {
 }
 
 // The product of the axes from `first` on, `v` holding the values of the
-// axes before it; the last axis turns fastest.
-void ForEachInProduct(const FamilyInfo& info, const AxisValueLists& values,
+// axes before it; the last axis turns fastest. False once `fn` returned
+// false (the walk stops there).
+bool ForEachInProduct(const FamilyInfo& info, const AxisValueLists& values,
                       int first, Variant& v,
-                      absl::FunctionRef<void(const Variant&)> fn) {
+                      absl::FunctionRef<bool(const Variant&)> fn) {
   if (first == kNumAxes) {
-    if (info.legal == nullptr || info.legal(v)) fn(v);
-    return;
+    return (info.legal != nullptr && !info.legal(v)) || fn(v);
   }
   for (int value : values[first]) {
     kAxes[first].set(v, value);
-    ForEachInProduct(info, values, first + 1, v, fn);
+    if (!ForEachInProduct(info, values, first + 1, v, fn)) return false;
   }
+  return true;
 }
 
 }  // namespace
 
 std::span<const FamilyInfo> AllFamilies() {
-  static const std::vector<FamilyInfo>* table =
-      new std::vector<FamilyInfo>(BuildTable());
+  static const std::vector<FamilyInfo>* table = [] {
+    auto* t = new std::vector<FamilyInfo>(BuildTable());
+    family_table_internal::rows.store(t->data(), std::memory_order_release);
+    return t;
+  }();
   return *table;
 }
 
-const FamilyInfo& InfoOf(Family f) {
-  return AllFamilies()[static_cast<int>(f)];
+const FamilyInfo* family_table_internal::BuildRows() {
+  return AllFamilies().data();
 }
 
 std::optional<Family> FamilyByOpcode(absl::string_view opcode) {
@@ -574,28 +578,25 @@ std::optional<Family> FamilyByOpcode(absl::string_view opcode) {
   return std::nullopt;
 }
 
-bool IsVideo(Family f) { return f >= Family::kVadd && f <= Family::kVset; }
-
-bool IsSimdVideo(Family f) {
-  return f >= Family::kVadd2 && f <= Family::kVset4;
-}
-
-int SimdLanes(Family f) {
-  if (!IsSimdVideo(f)) return 0;
-  return f <= Family::kVset2 ? 2 : 4;
-}
-
 uint32_t DefaultSimdSelector(int lanes) {
   return lanes == 2 ? 0x3210 : 0x76543210;  // .h10 .h32; .b3210 .b7654
 }
 
 std::span<const AxisInfo, kNumAxes> AllAxes() { return kAxes; }
 
-void ForEachVariant(Family family, absl::FunctionRef<void(const Variant&)> fn) {
+void ForEachVariantWhile(Family family,
+                         absl::FunctionRef<bool(const Variant&)> fn) {
   Variant v;
   v.family = family;
   const FamilyInfo& info = InfoOf(family);
   ForEachInProduct(info, ProductValues(info), 0, v, fn);
+}
+
+void ForEachVariant(Family family, absl::FunctionRef<void(const Variant&)> fn) {
+  ForEachVariantWhile(family, [&](const Variant& v) {
+    fn(v);
+    return true;
+  });
 }
 
 const std::vector<Variant>& AllVariants() {
@@ -711,60 +712,6 @@ IsaLevel LevelOf(const Variant& v) {
   return level;
 }
 
-int NumSources(const Variant& v) {
-  const int base = InfoOf(v.family).num_sources;
-  const bool video_c = IsVideo(v.family) && v.family != Family::kVmad &&
-                       (v.secop != SecOp::kNone || v.dsel != Sel::kNone);
-  // setp's `.and`/`.or`/`.xor` read a predicate c.
-  const bool bool_op_c = v.bool_op != BoolOp::kNone;
-  return base + (video_c || bool_op_c ? 1 : 0);
-}
-
-bool HasCarryIn(const Variant& v) { return InfoOf(v.family).carry_in; }
-
-int CarryInSource(const Variant& v) {
-  return HasCarryIn(v) ? InfoOf(v.family).num_sources - 1 : -1;
-}
-
-bool IsCarryInSource(const Variant& v, int i) {
-  return i >= 0 && i == CarryInSource(v);
-}
-
-namespace {
-
-// The width `rule` gives `v`.
-int Width(WidthRule rule, const Variant& v) {
-  switch (rule) {
-    case W::kType:
-      return v.type == Type::kNone ? 32 : TypeWidth(v.type);
-    case W::kTypeWide:
-      return (v.mul_mode == MulMode::kWide ? 2 : 1) * Width(W::kType, v);
-    case W::kAType:
-      return TypeWidth(v.atype);
-    case W::kBType:
-      return TypeWidth(v.btype);
-    case W::k32:
-      return 32;
-    case W::k8:
-      return 8;
-    case W::k1:
-      return 1;
-  }
-  return 0;
-}
-
-}  // namespace
-
-int SourceWidth(const Variant& v, int i) {
-  if (IsCarryInSource(v, i)) return 1;                         // CC.CF
-  if (IsSelectorSource(v, i)) return 8 * SimdLanes(v.family);  // 16 or 32
-  return Width(InfoOf(v.family).source_widths[i], v);
-}
-
-int ResultWidth(const Variant& v) {
-  return Width(InfoOf(v.family).result_width, v);
-}
-
 absl::string_view SourceName(const Variant& v, int i) {
   static constexpr std::array<absl::string_view, 4> kPlain = {"a", "b", "c",
                                                              "d"};
@@ -784,18 +731,6 @@ bool MayBeImmediate(const Variant& v, int i) {
   if (IsSimdVideo(v.family)) return IsSelectorSource(v, i);
   return !IsVideo(v.family) && SourceWidth(v, i) != 1 &&
          !IsCarryInSource(v, i);
-}
-
-bool IsSelectorSource(const Variant& v, int i) {
-  return i >= 0 && ((InfoOf(v.family).selector_sources >> i) & 1);
-}
-
-uint64_t SourceMask(const Variant& v, int i) {
-  if (IsSelectorSource(v, i)) {
-    return SimdLanes(v.family) == 2 ? 0x3333 : 0x77777777;
-  }
-  const int width = SourceWidth(v, i);
-  return width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
 }
 
 int NumWrittenSources(const Variant& v) {

@@ -125,6 +125,19 @@ TEST(FamilyTableTest, EveryListedVariantIsLegalAndDistinct) {
   }
 }
 
+// ForEachVariantWhile walks the family in ForEachVariant's order and stops
+// at the first false.
+TEST(FamilyTableTest, ForEachVariantWhileStopsWhereTold) {
+  std::vector<Variant> all, first_ten;
+  ForEachVariant(Family::kVadd, [&](const Variant& v) { all.push_back(v); });
+  ForEachVariantWhile(Family::kVadd, [&](const Variant& v) {
+    first_ten.push_back(v);
+    return first_ten.size() < 10;
+  });
+  ASSERT_GT(all.size(), 10u);
+  EXPECT_EQ(first_ten, std::vector<Variant>(all.begin(), all.begin() + 10));
+}
+
 TEST(FamilyTableTest, VariantIndexIsThePositionInAllVariants) {
   const std::vector<Variant>& all = AllVariants();
   for (size_t i = 0; i < all.size(); ++i) {

@@ -195,9 +195,20 @@ std::string Spell(const Variant& v) {
   return index >= 0 ? std::string(AllSpellings()[index]) : ComposeSpelling(v);
 }
 
+absl::string_view SpellingInTable(const Variant& v) {
+  const int index = VariantIndex(v);
+  return index >= 0 ? AllSpellings()[index] : absl::string_view();
+}
+
 uint64_t StableId(const Variant& v) {
   const int index = VariantIndex(v);
   return index >= 0 ? AllStableIds()[index] : Fnv1a64(ComposeSpelling(v));
+}
+
+std::string SpellWithoutTables(const Variant& v) { return ComposeSpelling(v); }
+
+uint64_t StableIdWithoutTables(const Variant& v) {
+  return Fnv1a64(ComposeSpelling(v));
 }
 
 std::optional<Variant> VariantByStableId(uint64_t id) {

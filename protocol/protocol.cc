@@ -226,13 +226,23 @@ absl::StatusOr<WorkerIdentity> IdentityFromKeyValues(const KeyValues& kv) {
 }
 
 std::string EncodeRunRequest(const RunRequest& request) {
+  const std::vector<absl::string_view> spellings(request.spellings.begin(),
+                                                 request.spellings.end());
+  return EncodeRunRequest(spellings, request.tuples);
+}
+
+std::string EncodeRunRequest(std::span<const absl::string_view> spellings,
+                             std::span<const WireTuple> tuples) {
   std::string out;
-  PutLe(out, request.spellings.size(), 4);
-  for (const std::string& s : request.spellings) PutString(out, s);
-  PutLe(out, request.tuples.size(), 4);
+  size_t bytes = 8 + 40 * tuples.size();
+  for (absl::string_view s : spellings) bytes += 2 + s.size();
+  out.reserve(bytes);
+  PutLe(out, spellings.size(), 4);
+  for (absl::string_view s : spellings) PutString(out, s);
+  PutLe(out, tuples.size(), 4);
   size_t at = out.size();
-  out.resize(at + 40 * request.tuples.size());
-  for (const WireTuple& t : request.tuples) {
+  out.resize(at + 40 * tuples.size());
+  for (const WireTuple& t : tuples) {
     const uint64_t index_and_reserved = t.variant_index;
     std::memcpy(&out[at], &index_and_reserved, 8);
     std::memcpy(&out[at + 8], t.operands.v, 32);

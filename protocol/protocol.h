@@ -9,6 +9,7 @@
 #define PTXDIFF_PROTOCOL_PROTOCOL_H_
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -83,6 +84,11 @@ struct RunRequest {
   std::vector<WireTuple> tuples;
 };
 std::string EncodeRunRequest(const RunRequest& request);
+// The same bytes from views of the spellings: the client's batches, whose
+// spellings are views of the spelling table, are encoded without copying
+// each one first.
+std::string EncodeRunRequest(std::span<const absl::string_view> spellings,
+                             std::span<const WireTuple> tuples);
 absl::StatusOr<RunRequest> DecodeRunRequest(absl::string_view payload);
 
 enum class ResultKind : uint8_t { kValue = 0, kDecline = 1 };
