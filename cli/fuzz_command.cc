@@ -246,6 +246,16 @@ std::string RootCauseLine(const RootCause& c) {
                       c.entries.size(), " entries: ", absl::StrJoin(parts, ", "));
 }
 
+// What the first seconds of a campaign went to: on a slow backend (ptxas)
+// calibration times every family, on a cheap one it stops after the first
+// batches.
+std::string CalibrationLine(const FuzzStats& sum) {
+  if (sum.families_timed == 0) return "";
+  return absl::StrCat("fuzz:   calibration: ", sum.families_timed,
+                      " families timed on the backend in ", sum.calibration_ms,
+                      " ms at start (so that families get equal backend time)\n");
+}
+
 void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
                   std::ostream& out) {
   const FuzzStats& sum = p.sum.stats;
@@ -270,7 +280,8 @@ void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
       << " fuzz inputs and " << sum.systematic << " systematically; "
       << sum.duplicates << " duplicates, " << sum.skipped_declining
       << " of operand classes the backend declines and " << sum.dropped
-      << " dropped under backpressure were not sent\n";
+      << " dropped under backpressure were not sent\n"
+      << CalibrationLine(sum);
   auto store = TriageStore::Open(config.triage_dir, false);
   auto entries = store.ok() ? store->List() : absl::StatusOr<std::vector<EntryInfo>>(store.status());
   if (!entries.ok()) return;

@@ -22,6 +22,8 @@ fail() { echo "campaign smoke test: $*"; echo "--- output"; cat "$work/run1.txt"
 grep -Eq '^fuzz: +[0-9]+s  checked [0-9]+ tuples \([0-9]+/s\)  fuzz inputs [0-9]+  variants [0-9]+/[0-9]+ supported  findings [0-9]+ new' "$work/run1.txt" ||
   fail "no well-formed progress line"
 grep -q '^fuzz: summary: ' "$work/run1.txt" || fail "no summary"
+grep -Eq '^fuzz:   calibration: [0-9]+ families timed on the backend in [0-9]+ ms' "$work/run1.txt" ||
+  fail "no calibration line in the summary"
 grep -q 'starting with the seed corpus' "$work/run1.txt" || fail "did not start from the seeds"
 entry=$(ls "$work/triage" | grep -E '^value-mismatch~faulty~[a-z0-9+-]+~vadd\.' | head -1)
 [ -n "$entry" ] || fail "no vadd entry in the triage directory"

@@ -399,6 +399,8 @@ FuzzStats DifferentialTarget::stats() const {
   s.filing_errors = c.filing_errors;
   s.first_mismatch_after = c.first_mismatch_after;
   s.first_mismatch_unix_ms = c.first_mismatch_unix_ms;
+  s.calibration_ms = c.calibration_ms;
+  s.families_timed = c.families_timed;
   return s;
 }
 
@@ -462,6 +464,8 @@ const Counter kCounters[] = {
     PTXDIFF_COUNTER("filing_errors", s.filing_errors),
     PTXDIFF_COUNTER("first_mismatch_after", s.first_mismatch_after),
     PTXDIFF_COUNTER("first_mismatch_unix_ms", s.first_mismatch_unix_ms),
+    PTXDIFF_COUNTER("calibration_ms", s.calibration_ms),
+    PTXDIFF_COUNTER("families_timed", s.families_timed),
 };
 #undef PTXDIFF_COUNTER
 
@@ -510,8 +514,14 @@ void AddStatsFile(absl::string_view text, StatsFile& sum) {
       continue;
     } else if (absl::StartsWith(key, kErratumPrefix)) {
       sum.stats.other_reading_by_erratum[std::string(key.substr(kErratumPrefix.size()))] += n;
-    } else if (key == "supported_variants") {
-      sum.stats.supported_variants = std::max(sum.stats.supported_variants, n);
+    } else if (key == "supported_variants" || key == "calibration_ms" ||
+               key == "families_timed") {
+      // The same for every process of a campaign, or each process's own
+      // start-up: the largest, not a sum.
+      int64_t& largest = key == "supported_variants" ? sum.stats.supported_variants
+                         : key == "calibration_ms"   ? sum.stats.calibration_ms
+                                                     : sum.stats.families_timed;
+      largest = std::max(largest, n);
     } else if (key == "first_mismatch_after" || key == "first_mismatch_unix_ms") {
       // The earliest over the processes; 0 (none yet) never wins.
       int64_t& first = key == "first_mismatch_after" ? sum.stats.first_mismatch_after

@@ -95,6 +95,9 @@ struct FuzzStats {
   int64_t first_mismatch_after = 0;
   // When (campaign.h): ms since the epoch, 0 before any; the earliest.
   int64_t first_mismatch_unix_ms = 0;
+  // The campaign's calibration at start (campaign.h): how long it took and
+  // how many families it timed; the largest of the processes.
+  int64_t calibration_ms = 0, families_timed = 0;
   // Declines by code: unsupported variant, not evaluable, operand form, other.
   int64_t declined_unsupported = 0, declined_not_evaluable = 0, declined_operand_form = 0,
           declined_other = 0;
@@ -113,7 +116,8 @@ std::string FormatStatsFile(const StatsFile& file);
 // Adds one stats file's text to `sum`: counters summed (supported_variants,
 // the same for every process of a campaign, as the largest;
 // first_mismatch_after and first_mismatch_unix_ms as the earliest), reached
-// bitmaps OR-ed, the backend's description kept. Unknown lines are skipped.
+// bitmaps OR-ed, the backend's description kept; calibration_ms and
+// families_timed as the largest. Unknown lines are skipped.
 void AddStatsFile(absl::string_view text, StatsFile& sum);
 
 class DifferentialTarget {

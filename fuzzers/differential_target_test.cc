@@ -115,6 +115,20 @@ TEST(StatsFileTest, TwoProcessesAddUp) {
   EXPECT_TRUE(sum.reached[0] && sum.reached[1] && sum.reached[5]);
 }
 
+// Each process calibrates at its own start: the campaign's figure is the
+// longest, not a sum.
+TEST(StatsFileTest, CalibrationIsTheLongestOfTheProcesses) {
+  StatsFile one, two;
+  one.stats.calibration_ms = 3900;
+  one.stats.families_timed = 42;
+  two.stats.calibration_ms = 4100;
+  two.stats.families_timed = 41;
+  StatsFile sum;
+  for (const StatsFile* f : {&one, &two}) AddStatsFile(FormatStatsFile(*f), sum);
+  EXPECT_EQ(sum.stats.calibration_ms, 4100);
+  EXPECT_EQ(sum.stats.families_timed, 42);
+}
+
 // The first mismatch of a campaign is the earliest of its processes': in
 // tuples and in time, a process that has none (0) never counting.
 TEST(StatsFileTest, TheFirstMismatchIsTheEarliestOfTheProcesses) {
