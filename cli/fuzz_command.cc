@@ -253,7 +253,7 @@ std::string CalibrationLine(const FuzzStats& sum) {
   if (sum.families_timed == 0) return "";
   return absl::StrCat("fuzz:   calibration: ", sum.families_timed,
                       " families timed on the backend in ", sum.calibration_ms,
-                      " ms at start (so that families get equal backend time)\n");
+                      " ms at start (on a slow backend, families then get equal backend time)\n");
 }
 
 void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
