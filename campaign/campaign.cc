@@ -306,6 +306,7 @@ void Campaign::SystematicLoop() {
     if (family_cost_[f] > 0) source.SetFamilyCost(static_cast<Family>(f), family_cost_[f]);
   }
   int64_t produced = 0, unwanted_runs = 0;
+  bool breadth_over = false;  // breadth_done_ set once, not an atomic store per run
   UndefinedShare undefined_share(options_.undefined_share);
   std::vector<Tuple> run, keep;
   std::vector<bool> keep_defined;
@@ -318,7 +319,7 @@ void Campaign::SystematicLoop() {
     run.clear();
     if (!source.NextRun(run)) break;
     produced += run.size();
-    if (source.breadth_done()) breadth_done_ = true;
+    if (!breadth_over && source.breadth_done()) breadth_done_ = breadth_over = true;
     if (!EvaluateWanted(run, ops, indices, results)) {
       // The endless source goes on with variants the campaign has since
       // dropped: do not spin when they are all that is left.

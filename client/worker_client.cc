@@ -282,8 +282,9 @@ BatchOutcome WorkerClient::Run(std::span<const Tuple> tuples) {
     if (inserted && Supports(tuples[i].variant)) {
       it->second = spellings.size();
       absl::string_view spelling = SpellingInTable(tuples[i].variant);
-      if (spelling.empty())
-        spelling = composed.emplace_back(Spell(tuples[i].variant));
+      if (spelling.empty()) {
+        spelling = composed.emplace_back(SpellWithoutTables(tuples[i].variant));
+      }
       spellings.push_back(spelling);
     }
     if (it->second < 0) continue;
