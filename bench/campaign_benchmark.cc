@@ -69,7 +69,7 @@ double BackendAlone(const WorkerCommand& command, double seconds) {
 // the campaign is saturated, as DifferentialTarget::RunInput does.
 void FuzzLoopStandIn(Campaign& campaign, const std::atomic<bool>& stop) {
   std::mt19937_64 rng(1);
-  const std::vector<Variant>& all = AllVariants();
+  const absl::Span<const Variant> all = AllVariants();
   std::vector<Operands> ops(8);
   while (!stop) {
     const Variant& v = all[rng() % all.size()];

@@ -107,7 +107,7 @@ bool SelfCheck(const Bug& bug) {
 }
 
 Outcome UniformSearch(const Bug& bug, const Flags& flags, uint64_t seed) {
-  const std::vector<Variant>& all = AllVariants();
+  const absl::Span<const Variant> all = AllVariants();
   // Timed from starting its worker, as the campaign is from starting
   // `ptxdiff fuzz`: both pay for their processes.
   const absl::Time start = absl::Now();

@@ -41,7 +41,7 @@ void RunConfiguration(const char* title, std::vector<std::string> flags) {
     return;
   }
   std::mt19937_64 rng(11);
-  const std::vector<Variant>& all = AllVariants();
+  const absl::Span<const Variant> all = AllVariants();
   std::vector<double> seconds;
   std::vector<int64_t> calls;
   int flaky = 0, attempts = 0;

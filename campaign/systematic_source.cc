@@ -255,13 +255,16 @@ Tuple SystematicTuple(const Variant& v, uint64_t k) {
   return one[0];
 }
 
-SystematicSource::SystematicSource(const std::vector<Variant>& variants, int run,
+SystematicSource::SystematicSource(absl::Span<const Variant> variants, int run,
                                    bool endless)
     : run_(std::max(1, run)), endless_(endless) {
   std::vector<FamilyState> by_family(kNumFamilies);
   for (const Variant& v : variants) {
-    if (const uint64_t n = SystematicCount(v); n > 0) {
-      by_family[static_cast<int>(v.family)].variants.push_back({v, n, StableId(v)});
+    // Every source has edge values, so a variant with sources has a set.
+    // Its size is known at its breadth tuple, which works out its shape.
+    if (NumSources(v) > 0) {
+      by_family[static_cast<int>(v.family)].variants.push_back(
+          {.variant = v, .count = 0, .id = StableId(v)});
     }
   }
   for (int f = 0; f < kNumFamilies; ++f) by_family[f].family = static_cast<Family>(f);
@@ -286,7 +289,9 @@ std::optional<Tuple> SystematicSource::NextBreadth() {
   // from what the state already holds: the pass is most of a campaign's
   // first ~0.1 s. The stride does not matter for tuple 0.
   ++v->next;
-  return NthOfSet(v->variant, Shape(v->variant), v->count, v->id, /*stride=*/1, /*i=*/0);
+  const Shape shape(v->variant);
+  v->count = shape.total();
+  return NthOfSet(v->variant, shape, v->count, v->id, /*stride=*/1, /*i=*/0);
 }
 
 std::optional<Tuple> SystematicSource::Next() {

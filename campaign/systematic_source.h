@@ -29,6 +29,7 @@
 #include <optional>
 #include <vector>
 
+#include "absl/types/span.h"
 #include "isa/tuple.h"
 #include "isa/variant.h"
 
@@ -55,7 +56,7 @@ class SystematicSource {
   // (TailTuples), with the same scheduling, so that a backend whose every
   // systematic set is done still gets fresh tuples; NextRun then never
   // returns false.
-  explicit SystematicSource(const std::vector<Variant>& variants, int run = 8,
+  explicit SystematicSource(absl::Span<const Variant> variants, int run = 8,
                             bool endless = false);
 
   // The next tuple, or nullopt when every variant's set is exhausted.
@@ -83,7 +84,7 @@ class SystematicSource {
  private:
   struct VariantState {
     Variant variant;
-    uint64_t count;
+    uint64_t count;  // the set's size (0 until the breadth pass visits it)
     uint64_t id;  // StableId(variant)
     uint64_t next = 0;
     bool tail = false;  // the set is done: counted in exhausted_

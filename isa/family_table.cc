@@ -8,6 +8,7 @@
 
 #include "absl/strings/string_view.h"
 #include "common/check.h"
+#include "isa/isa_tables.h"
 
 namespace ptxdiff {
 namespace {
@@ -599,16 +600,16 @@ void ForEachVariant(Family family, absl::FunctionRef<void(const Variant&)> fn) {
   });
 }
 
-const std::vector<Variant>& AllVariants() {
-  static const std::vector<Variant>* all = [] {
-    auto* variants = new std::vector<Variant>();
-    for (const FamilyInfo& info : AllFamilies()) {
-      ForEachVariant(info.family,
-                     [&](const Variant& v) { variants->push_back(v); });
-    }
-    return variants;
-  }();
-  return *all;
+absl::Span<const Variant> AllVariants() { return TheIsaTables().variants; }
+
+absl::Span<const Variant> VariantsOf(Family f) {
+  // AllVariants() is family by family, in Family order.
+  const absl::Span<const Variant> all = AllVariants();
+  const auto begin = std::partition_point(
+      all.begin(), all.end(), [f](const Variant& v) { return v.family < f; });
+  const auto end = std::partition_point(
+      begin, all.end(), [f](const Variant& v) { return v.family == f; });
+  return all.subspan(begin - all.begin(), end - begin);
 }
 
 namespace {
@@ -643,7 +644,7 @@ class DenseVariantIndex {
       base += stride;
     }
     slots_.assign(base, -1);
-    const std::vector<Variant>& all = AllVariants();
+    const absl::Span<const Variant> all = AllVariants();
     for (size_t i = 0; i < all.size(); ++i) {
       const int32_t slot = Slot(all[i]);
       PTXDIFF_CHECK(slot >= 0 && slots_[slot] == -1);

@@ -19,6 +19,7 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "isa/axes.h"
 #include "isa/variant.h"
 
@@ -162,8 +163,12 @@ void ForEachVariant(Family f, absl::FunctionRef<void(const Variant&)> fn);
 // variants, and a caller that wants its first few need not build them all.
 void ForEachVariantWhile(Family f, absl::FunctionRef<bool(const Variant&)> fn);
 
-// Every legal variant of every family (built once, then cached).
-const std::vector<Variant>& AllVariants();
+// Every legal variant of every family, family by family in ForEachVariant
+// order (computed at build time: isa/isa_tables.h).
+absl::Span<const Variant> AllVariants();
+// The variants of `f`: its part of AllVariants(), in ForEachVariant order
+// (read, not composed).
+absl::Span<const Variant> VariantsOf(Family f);
 
 // The index of `v` in AllVariants(), or -1 if it is not legal: for per-variant
 // tables (reached bitmaps, learned decline rates).

@@ -138,8 +138,24 @@ TEST(FamilyTableTest, ForEachVariantWhileStopsWhereTold) {
   EXPECT_EQ(first_ten, std::vector<Variant>(all.begin(), all.begin() + 10));
 }
 
+// VariantsOf reads a family's variants from AllVariants(): the ones
+// ForEachVariant composes, in its order, for every family.
+TEST(FamilyTableTest, VariantsOfIsWhatForEachVariantComposes) {
+  size_t total = 0;
+  for (const FamilyInfo& info : AllFamilies()) {
+    std::vector<Variant> composed;
+    ForEachVariant(info.family,
+                   [&](const Variant& v) { composed.push_back(v); });
+    const absl::Span<const Variant> read = VariantsOf(info.family);
+    EXPECT_EQ(std::vector<Variant>(read.begin(), read.end()), composed)
+        << info.opcode;
+    total += read.size();
+  }
+  EXPECT_EQ(total, AllVariants().size());
+}
+
 TEST(FamilyTableTest, VariantIndexIsThePositionInAllVariants) {
-  const std::vector<Variant>& all = AllVariants();
+  const absl::Span<const Variant> all = AllVariants();
   for (size_t i = 0; i < all.size(); ++i) {
     ASSERT_EQ(VariantIndex(all[i]), static_cast<int>(i)) << Spell(all[i]);
   }
@@ -152,7 +168,7 @@ TEST(FamilyTableTest, VariantIndexIsThePositionInAllVariants) {
 // variant up: every value of every axis of a sample of variants, legal or
 // not, answers as a plain lookup in AllVariants() does.
 TEST(FamilyTableTest, VariantIndexAnswersAsALookupForEveryAxisValue) {
-  const std::vector<Variant>& all = AllVariants();
+  const absl::Span<const Variant> all = AllVariants();
   absl::flat_hash_map<Variant, int> reference;
   for (size_t i = 0; i < all.size(); ++i)
     reference[all[i]] = static_cast<int>(i);

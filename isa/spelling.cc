@@ -95,15 +95,14 @@ std::string MoveTrailingRelu(absl::string_view head) {
 }
 
 const Variant* Lookup(const std::string& normalized) {
-  const auto& index = SpellingIndex();
-  auto it = index.find(normalized);
-  if (it != index.end()) return it->second;
+  if (const Variant* v = VariantSpelled(normalized)) return v;
   // An operand list with plain names only adds nothing to the variant.
   const size_t space = normalized.find(' ');
   if (space == std::string::npos) return nullptr;
-  it = index.find(absl::string_view(normalized).substr(0, space));
-  if (it == index.end()) return nullptr;
-  const Variant& v = *it->second;
+  const Variant* head =
+      VariantSpelled(absl::string_view(normalized).substr(0, space));
+  if (head == nullptr) return nullptr;
+  const Variant& v = *head;
   // CC.CF, the carry-in of addc/subc/madc, and the SIMD selector are not
   // written as operands.
   const bool plain =
@@ -264,8 +263,7 @@ std::string PtxInstruction(const Variant& v, absl::string_view dest,
 
 absl::StatusOr<Variant> ParseVariant(absl::string_view spelling) {
   // A canonical spelling (what Spell and every worker request write) as it is.
-  const auto& index = SpellingIndex();
-  if (auto it = index.find(spelling); it != index.end()) return *it->second;
+  if (const Variant* v = VariantSpelled(spelling)) return *v;
   std::string normalized = WithoutSimdSelectors(Normalize(spelling));
   if (const Variant* v = Lookup(normalized)) {
     if (IsSimdVideo(v->family)) {  // a misspelt selector is no variant

@@ -1,10 +1,11 @@
-// Composing canonical spellings (isa/spelling.h), and the tables built
-// from them once per process: every legal variant's spelling, the index
-// back from it (isa/spelling_table.h) and stable ids. Not instrumented in
+// Composing canonical spellings (isa/spelling.h), the tables composed from
+// them (isa/isa_tables.h: every legal variant's spelling and stable id, and
+// the way back from either), and the lookups in them. Not instrumented in
 // the fuzz builds, unlike the parser in spelling.cc (see spelling_table.h).
 
 #include "isa/spelling_table.h"
 
+#include <bit>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "common/fnv1a.h"
 #include "isa/family_table.h"
+#include "isa/isa_tables.h"
 #include "isa/spelling.h"
 
 namespace ptxdiff {
@@ -111,60 +113,67 @@ std::string ComposeSpelling(const Variant& v) {
   return out;
 }
 
-// Every legal variant's spelling, by VariantIndex, composed once: a campaign
-// spells the variants of every batch, and stable ids and parsing index all
-// of them. One buffer for all of them, and a view of each: composing them is
-// start-up work for every process that spells or parses (each worker does).
-struct SpellingTable {
-  std::string text;
-  std::vector<absl::string_view> spellings;
-};
+}  // namespace
 
-const std::vector<absl::string_view>& AllSpellings() {
-  static const SpellingTable* table = [] {
-    auto* t = new SpellingTable();
-    std::vector<size_t> ends;
-    ends.reserve(AllVariants().size());
-    // Variants in a row differ mostly in their operand selectors (the last
-    // axes turn fastest), so each opcode part is composed once per run.
-    std::string opcode_part;
-    std::optional<Variant> opcode_of;
-    for (const Variant& v : AllVariants()) {
-      const Variant key = WithoutOperandDecoration(v);
-      if (key != opcode_of) {
-        opcode_part.clear();
-        AppendOpcodePart(v, opcode_part);
-        opcode_of = key;
-      }
-      t->text.append(opcode_part);
-      AppendDecoratedOperands(v, t->text);
-      ends.push_back(t->text.size());
+int IsaTables::FindByStableId(uint64_t id, absl::string_view spelling) const {
+  const size_t mask = by_stable_id.size() - 1;
+  const int bits = std::countr_zero(by_stable_id.size());
+  for (size_t slot = IdSlot(id, bits);; slot = (slot + 1) & mask) {
+    const uint32_t entry = by_stable_id[slot];
+    if (entry == 0) return -1;
+    const size_t i = entry - 1;
+    if (stable_ids[i] == id &&
+        (spelling.empty() || SpellingAt(i) == spelling)) {
+      return static_cast<int>(i);
     }
-    t->spellings.reserve(ends.size());
-    size_t begin = 0;
-    for (size_t end : ends) {
-      t->spellings.push_back(
-          absl::string_view(t->text).substr(begin, end - begin));
-      begin = end;
-    }
-    return t;
-  }();
-  return table->spellings;
+  }
 }
 
-// Every legal variant's stable id, by VariantIndex, hashed once: the
-// systematic source seeds each run of tuples with it, and the fuzz input
-// decoder looks variants up by it.
-const std::vector<uint64_t>& AllStableIds() {
-  static const auto* ids = [] {
-    auto* all = new std::vector<uint64_t>();
-    all->reserve(AllSpellings().size());
-    for (absl::string_view spelling : AllSpellings()) {
-      all->push_back(Fnv1a64(spelling));
+IsaTables ComputedIsaTables::View() const {
+  return {variants, spelling_text, spelling_ends, stable_ids, by_stable_id};
+}
+
+ComputedIsaTables ComputeIsaTables() {
+  ComputedIsaTables t;
+  for (const FamilyInfo& info : AllFamilies()) {
+    ForEachVariant(info.family,
+                   [&](const Variant& v) { t.variants.push_back(v); });
+  }
+  // Variants in a row differ mostly in their operand selectors (the last
+  // axes turn fastest), so each opcode part is composed once per run.
+  std::string opcode_part;
+  std::optional<Variant> opcode_of;
+  for (const Variant& v : t.variants) {
+    const Variant key = WithoutOperandDecoration(v);
+    if (key != opcode_of) {
+      opcode_part.clear();
+      AppendOpcodePart(v, opcode_part);
+      opcode_of = key;
     }
-    return all;
-  }();
-  return *ids;
+    const size_t begin = t.spelling_text.size();
+    t.spelling_text.append(opcode_part);
+    AppendDecoratedOperands(v, t.spelling_text);
+    t.spelling_ends.push_back(static_cast<uint32_t>(t.spelling_text.size()));
+    t.stable_ids.push_back(
+        Fnv1a64(absl::string_view(t.spelling_text).substr(begin)));
+  }
+  // At most half full, so that a probe ends after a slot or two.
+  const int bits = std::bit_width(2 * t.variants.size() - 1);
+  t.by_stable_id.assign(size_t{1} << bits, 0);
+  for (size_t i = 0; i < t.stable_ids.size(); ++i) {
+    size_t slot = IdSlot(t.stable_ids[i], bits);
+    while (t.by_stable_id[slot] != 0)
+      slot = (slot + 1) & (t.by_stable_id.size() - 1);
+    t.by_stable_id[slot] = static_cast<uint32_t>(i + 1);
+  }
+  return t;
+}
+
+namespace {
+
+// The spelling of the variant at `index` (VariantIndex).
+absl::string_view SpellingAt(int index) {
+  return TheIsaTables().SpellingAt(index);
 }
 
 }  // namespace
@@ -174,35 +183,28 @@ absl::string_view DestinationSuffix(const Variant& v) {
   return v.mask != SimdMask::kNone ? SpellSimdMask(v.mask) : SpellSel(v.dsel);
 }
 
-// Every legal variant by its spelling: the keys are views of
-// AllSpellings(), which is never changed once composed.
-const absl::flat_hash_map<absl::string_view, const Variant*>& SpellingIndex() {
-  static const auto* index = [] {
-    auto* map = new absl::flat_hash_map<absl::string_view, const Variant*>();
-    const std::vector<Variant>& all = AllVariants();
-    const std::vector<absl::string_view>& spellings = AllSpellings();
-    map->reserve(all.size());
-    for (size_t i = 0; i < all.size(); ++i) map->emplace(spellings[i], &all[i]);
-    return map;
-  }();
-  return *index;
+const Variant* VariantSpelled(absl::string_view spelling) {
+  const IsaTables& tables = TheIsaTables();
+  const int index = tables.FindByStableId(Fnv1a64(spelling), spelling);
+  return index >= 0 ? &tables.variants[index] : nullptr;
 }
 
 std::string SpellOpcode(const Variant& v) { return OpcodePart(v); }
 
 std::string Spell(const Variant& v) {
   const int index = VariantIndex(v);
-  return index >= 0 ? std::string(AllSpellings()[index]) : ComposeSpelling(v);
+  return index >= 0 ? std::string(SpellingAt(index)) : ComposeSpelling(v);
 }
 
 absl::string_view SpellingInTable(const Variant& v) {
   const int index = VariantIndex(v);
-  return index >= 0 ? AllSpellings()[index] : absl::string_view();
+  return index >= 0 ? SpellingAt(index) : absl::string_view();
 }
 
 uint64_t StableId(const Variant& v) {
   const int index = VariantIndex(v);
-  return index >= 0 ? AllStableIds()[index] : Fnv1a64(ComposeSpelling(v));
+  return index >= 0 ? TheIsaTables().stable_ids[index]
+                    : Fnv1a64(ComposeSpelling(v));
 }
 
 std::string SpellWithoutTables(const Variant& v) { return ComposeSpelling(v); }
@@ -212,19 +214,10 @@ uint64_t StableIdWithoutTables(const Variant& v) {
 }
 
 std::optional<Variant> VariantByStableId(uint64_t id) {
-  // Indices into AllVariants(), sized once: the fuzz loop decodes its first
-  // input with it, so building it is on the way to the first tuple.
-  static const auto* by_id = [] {
-    auto* m = new absl::flat_hash_map<uint64_t, int>();
-    const std::vector<uint64_t>& ids = AllStableIds();
-    m->reserve(ids.size());
-    for (size_t i = 0; i < ids.size(); ++i)
-      m->emplace(ids[i], static_cast<int>(i));
-    return m;
-  }();
-  const auto it = by_id->find(id);
-  if (it == by_id->end()) return std::nullopt;
-  return AllVariants()[it->second];
+  const IsaTables& tables = TheIsaTables();
+  const int index = tables.FindByStableId(id);
+  if (index < 0) return std::nullopt;
+  return tables.variants[index];
 }
 
 }  // namespace ptxdiff

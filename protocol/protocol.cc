@@ -169,7 +169,7 @@ bool WorkerIdentity::Supports(const Variant& v) const {
 }
 
 std::vector<bool> SupportedVariants(const WorkerIdentity& id) {
-  const std::vector<Variant>& all = AllVariants();
+  const absl::Span<const Variant> all = AllVariants();
   std::vector<bool> supported(all.size(), false);
   std::vector<bool> family_runs(kNumFamilies, false);
   for (const std::string& line : id.supports) {

@@ -1,5 +1,7 @@
 #include "worker/backend.h"
 
+#include <algorithm>
+
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -57,17 +59,16 @@ std::vector<std::string> Backend::SupportsList() const {
   // that do.
   std::vector<std::string> supports;
   for (const FamilyInfo& family : AllFamilies()) {
-    bool all = true;
-    ForEachVariant(family.family, [&](const Variant& v) {
-      all = all && !WhyUnsupported(v).has_value();
-    });
-    if (all) {
+    const absl::Span<const Variant> variants = VariantsOf(family.family);
+    if (std::none_of(variants.begin(), variants.end(), [&](const Variant& v) {
+          return WhyUnsupported(v).has_value();
+        })) {
       supports.emplace_back(family.opcode);
       continue;
     }
-    ForEachVariant(family.family, [&](const Variant& v) {
+    for (const Variant& v : variants) {
       if (!WhyUnsupported(v).has_value()) supports.push_back(Spell(v));
-    });
+    }
   }
   return supports;
 }
