@@ -113,17 +113,11 @@ absl::Status Campaign::StartWorkers(WorkerStarts& starting) {
                        .backend_carry = m.backend_carry});
     ++stats_.adopted;
   }
-  std::future<std::unique_ptr<SystematicSource>> systematic;
-  if (options_.systematic) {
-    systematic = std::async(std::launch::async, [this] { return NewSystematicSource(); });
-  }
   Calibrate();
   for (auto& client : senders_) threads_.emplace_back([this, c = client.get()] { SenderLoop(c); });
   threads_.emplace_back([this] { FilerLoop(); });
   if (options_.systematic) {
-    threads_.emplace_back([this, source = systematic.get()]() mutable {
-      SystematicLoop(std::move(source));
-    });
+    threads_.emplace_back([this] { SystematicLoop(); });
   } else {
     breadth_done_ = true;
   }
@@ -300,20 +294,14 @@ bool Campaign::EvaluateWanted(const std::vector<Tuple>& run, std::vector<Operand
   return any;
 }
 
-std::unique_ptr<SystematicSource> Campaign::NewSystematicSource() const {
+void Campaign::SystematicLoop() {
   std::vector<Variant> wanted;
   for (const Variant& v : options_.variants) {
     if (Wanted(v, VariantIndex(v))) wanted.push_back(v);
   }
   // Endless: when every systematic set is done, the random tails keep the
   // backend busy (the fuzz loop alone mostly offers repeats by then).
-  return std::make_unique<SystematicSource>(wanted, /*run=*/8, /*endless=*/true);
-}
-
-void Campaign::SystematicLoop(std::unique_ptr<SystematicSource> owned) {
-  // Variants that calibration found unsupported are still in it: the loop
-  // skips them (EvaluateWanted), as it skips those dropped later.
-  SystematicSource& source = *owned;
+  SystematicSource source(wanted, /*run=*/8, /*endless=*/true);
   for (int f = 0; f < kNumFamilies; ++f) {
     if (family_cost_[f] > 0) source.SetFamilyCost(static_cast<Family>(f), family_cost_[f]);
   }

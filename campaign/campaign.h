@@ -56,8 +56,6 @@
 
 namespace ptxdiff {
 
-class SystematicSource;
-
 // Tuples per batch for a backend: thousands per ptxas compile, up to a
 // million for a GPU, tens of thousands across a pipe otherwise.
 size_t BatchSizeFor(absl::string_view backend_name);
@@ -178,10 +176,7 @@ class Campaign {
   void Calibrate();
   void SenderLoop(WorkerClient* client);
   void FilerLoop();
-  // The systematic source over the variants wanted now (built while
-  // Calibrate runs: ~9 ms of a campaign's start).
-  std::unique_ptr<SystematicSource> NewSystematicSource() const;
-  void SystematicLoop(std::unique_ptr<SystematicSource> source);
+  void SystematicLoop();
   void Judge(const std::vector<Tuple>& batch, const BatchOutcome& out);
   void QueueMismatch(const Tuple& t, const Judgement& j);
   void FileJob(const FilingJob& job);

@@ -17,7 +17,8 @@ uint32_t DeclineClass(const Tuple& t, const Result& oracle) {
 }
 
 DeclineModel::DeclineModel()
-    : variant_answered_(AllVariants().size()),
+    : slots_(new Slot[size_t{1} << kSlotBits]),
+      variant_answered_(AllVariants().size()),
       variant_declined_(AllVariants().size()),
       variant_unsupported_(AllVariants().size()) {}
 
@@ -25,38 +26,16 @@ bool DeclineModel::Declining(int32_t answered, int64_t declined, int32_t min_ans
   return answered >= min_answers && declined * 16 >= int64_t{answered} * 15;
 }
 
-DeclineModel::~DeclineModel() = default;
-
-DeclineModel::Slot& DeclineModel::SlotIn(Slot* slots, int index, uint32_t cls) {
+DeclineModel::Slot& DeclineModel::SlotFor(int index, uint32_t cls) {
   uint64_t h = (static_cast<uint64_t>(index) << kDeclineClassBits | cls) * 0x9e3779b97f4a7c15ull;
-  return slots[h >> (64 - kSlotBits)];
-}
-
-DeclineModel::Slot* DeclineModel::AllocatedSlots() {
-  if (Slot* slots = slots_.load(std::memory_order_acquire)) return slots;
-  std::lock_guard<std::mutex> lock(allocating_);
-  if (owned_slots_ == nullptr) {
-    owned_slots_.reset(new Slot[size_t{1} << kSlotBits]);
-    slots_.store(owned_slots_.get(), std::memory_order_release);
-  }
-  return owned_slots_.get();
-}
-
-size_t DeclineModel::class_table_bytes() const {
-  return slots_.load(std::memory_order_acquire) == nullptr ? 0
-                                                           : sizeof(Slot) << kSlotBits;
+  return slots_[h >> (64 - kSlotBits)];
 }
 
 void DeclineModel::Learn(int index, uint32_t cls, const TupleResult& answer) {
-  variant_answered_[index].fetch_add(1, std::memory_order_relaxed);
-  if (answer.kind != ResultKind::kDecline) {
-    if (Slot* slots = slots_.load(std::memory_order_acquire)) {
-      SlotIn(slots, index, cls).answered.fetch_add(1, std::memory_order_relaxed);
-    }
-    return;
-  }
-  Slot& s = SlotIn(AllocatedSlots(), index, cls);
+  Slot& s = SlotFor(index, cls);
   s.answered.fetch_add(1, std::memory_order_relaxed);
+  variant_answered_[index].fetch_add(1, std::memory_order_relaxed);
+  if (answer.kind != ResultKind::kDecline) return;
   s.declined.fetch_add(1, std::memory_order_relaxed);
   variant_declined_[index].fetch_add(1, std::memory_order_relaxed);
   if (answer.code == DeclineCode::kUnsupportedVariant) {
@@ -76,9 +55,7 @@ bool DeclineModel::Worth(int index, uint32_t cls) {
   // not be read.
   if (variant_declined_[index].load(std::memory_order_relaxed) == 0) return true;
   if (Unsupported(index)) return false;
-  Slot* slots = slots_.load(std::memory_order_acquire);
-  if (slots == nullptr) return true;  // not yet seen the allocation that came first
-  Slot& s = SlotIn(slots, index, cls);
+  Slot& s = SlotFor(index, cls);
   const int32_t class_answers = s.answered.load(std::memory_order_relaxed);
   const bool class_declining =
       Declining(class_answers, s.declined.load(std::memory_order_relaxed), kMinAnswers);

@@ -23,11 +23,7 @@
 //
 // Counters live in a fixed table of atomics indexed by a hash of the key
 // (collisions only blur two classes' rates), so the fuzz loop, the
-// systematic source and the senders use it without a lock. The class table
-// (24 MB) is allocated at the backend's first decline: a backend that
-// declines nothing (the oracle, a GPU, most external ones) never writes it,
-// and a campaign's start does not wait for it. Answers before that are
-// counted per variant only; they could not have made a class declining.
+// systematic source and the senders use it without a lock.
 
 #ifndef PTXDIFF_CAMPAIGN_DECLINE_MODEL_H_
 #define PTXDIFF_CAMPAIGN_DECLINE_MODEL_H_
@@ -35,7 +31,6 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "protocol/protocol.h"
@@ -58,7 +53,6 @@ class DeclineModel {
   static constexpr int64_t kKeepOneIn = 256;
 
   DeclineModel();
-  ~DeclineModel();
 
   // Records the backend's answer to a tuple of the variant at `index`
   // (VariantIndex) in decline class `cls`.
@@ -75,24 +69,18 @@ class DeclineModel {
 
   int64_t skipped() const { return skipped_.load(std::memory_order_relaxed); }
 
-  // The class table's size: 0 until the first decline.
-  size_t class_table_bytes() const;
-
  private:
   struct Slot {
     std::atomic<int32_t> answered{0}, declined{0};
     std::atomic<int32_t> probes{0};   // sent while the class was not learned
     std::atomic<int64_t> skipped{0};  // while it was declining
   };
-  static Slot& SlotIn(Slot* slots, int index, uint32_t cls);
-  Slot* AllocatedSlots();  // the class table, allocated if it was not
+  Slot& SlotFor(int index, uint32_t cls);
   static bool Declining(int32_t answered, int64_t declined, int32_t min_answers);
 
-  std::atomic<Slot*> slots_{nullptr};
-  std::unique_ptr<Slot[]> owned_slots_;  // what slots_ points to, once set
+  std::unique_ptr<Slot[]> slots_;
   std::vector<std::atomic<int32_t>> variant_answered_, variant_declined_, variant_unsupported_;
   std::atomic<int64_t> skipped_{0};
-  std::mutex allocating_;
 };
 
 }  // namespace ptxdiff

@@ -91,26 +91,6 @@ TEST(DeclineModelTest, AnUnlearnedClassOfAMostlyDeclinedVariantIsProbedAFewAtATi
   EXPECT_TRUE(m.Worth(v, fresh));  // learned, and it folds: always worth it
 }
 
-// A backend that declines nothing never has the class table written (24 MB
-// at a campaign's start); its first decline brings it, and classes are
-// learned from there on as before.
-TEST(DeclineModelTest, TheClassTableWaitsForTheFirstDecline) {
-  DeclineModel m;
-  const int v = VariantIndex(*ParseVariant("div.u32"));
-  const uint32_t folds = ClassOf("div.u32", {{7, 1}}), never = ClassOf("div.u32", {{7, 3}});
-  for (int i = 0; i < 1000; ++i) {
-    m.Learn(v, folds, kValue);
-    EXPECT_TRUE(m.Worth(v, never));
-  }
-  EXPECT_EQ(m.class_table_bytes(), 0u);
-  for (int i = 0; i < DeclineModel::kMinAnswers; ++i) m.Learn(v, never, kNotFolded);
-  EXPECT_GT(m.class_table_bytes(), 0u);
-  int sent = 0;
-  for (int i = 0; i < 10 * DeclineModel::kKeepOneIn; ++i) sent += m.Worth(v, never);
-  EXPECT_EQ(sent, 4);  // declining: probed at the 256th, 512th, ... call
-  EXPECT_TRUE(m.Worth(v, folds));
-}
-
 TEST(DeclineModelTest, AVariantOnlyEverUnsupportedIsNotSent) {
   DeclineModel m;
   const int v = VariantIndex(*ParseVariant("vadd.u32.u32.u32"));
