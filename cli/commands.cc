@@ -1,8 +1,4 @@
-#include "absl/strings/string_view.h"
 #include "cli/commands.h"
-#include "cli/backend_commands.h"
-#include "cli/fuzz_command.h"
-#include "cli/triage_commands.h"
 
 #include <algorithm>
 
@@ -13,7 +9,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "cli/backend_commands.h"
 #include "cli/flags.h"
+#include "cli/fuzz_command.h"
+#include "cli/triage_commands.h"
 #include "common/status_macros.h"
 #include "harness/differential.h"
 #include "harness/variant_comparison.h"
@@ -353,6 +354,36 @@ int RunCompare(const std::vector<std::string>& args, std::ostream& out,
   return comparison->differ > 0 ? 1 : kExitOk;
 }
 
+namespace {
+
+// The usage of one command: its lines of kUsage (its synopsis, from "  NAME",
+// and the indented lines after it), or all of kUsage if it has none.
+std::string CommandUsage(absl::string_view command) {
+  std::string block;
+  bool in_block = false;
+  for (absl::string_view line : absl::StrSplit(kUsage, '\n')) {
+    const bool synopsis =
+        absl::StartsWith(line, "  ") && line.size() > 2 && line[2] != ' ';
+    if (synopsis) {
+      in_block = absl::StartsWith(line.substr(2), absl::StrCat(command, " ")) ||
+                 line.substr(2) == command;
+    } else if (!absl::StartsWith(line, "   ")) {
+      in_block = false;
+    }
+    if (in_block) absl::StrAppend(&block, line, "\n");
+  }
+  if (block.empty()) return std::string(kUsage);
+  return absl::StrCat("usage: ptxdiff\n", block);
+}
+
+bool AsksForHelp(const std::vector<std::string>& args) {
+  return std::any_of(args.begin(), args.end(), [](const std::string& a) {
+    return a == "--help" || a == "-h";
+  });
+}
+
+}  // namespace
+
 int RunMain(const std::vector<std::string>& argv, std::ostream& out,
             std::ostream& err) {
   if (argv.size() < 2 || argv[1] == "help" || argv[1] == "--help" ||
@@ -361,6 +392,10 @@ int RunMain(const std::vector<std::string>& argv, std::ostream& out,
     return argv.size() < 2 ? kExitBadInput : kExitOk;
   }
   const std::vector<std::string> rest(argv.begin() + 2, argv.end());
+  if (AsksForHelp(rest)) {
+    out << CommandUsage(argv[1]);
+    return kExitOk;
+  }
   if (argv[1] == "eval") return RunEval(rest, out, err);
   if (argv[1] == "variants") return RunVariants(rest, out, err);
   if (argv[1] == "sweep") return RunSweep(rest, out, err);

@@ -14,6 +14,7 @@ namespace ptxdiff {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 struct CliRun {
@@ -356,6 +357,25 @@ TEST(MainTest, UsageAndUnknownCommand) {
   r = Ptxdiff({"frobnicate"});
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("unknown command 'frobnicate'"));
+}
+
+// `ptxdiff COMMAND --help` shows that command's usage (it used to be an
+// unknown flag, or for seed-corpus a directory named "--help").
+TEST(MainTest, ACommandsHelpIsItsUsage) {
+  CliRun r = Ptxdiff({"seed-corpus", "--help"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_THAT(r.out, HasSubstr("seed-corpus DIR\n      Write the seed corpus"));
+  EXPECT_THAT(r.out, Not(HasSubstr("eval '<variant>'")));
+  r = Ptxdiff({"eval", "add.s32", "-h"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_THAT(r.out, HasSubstr("Example: ptxdiff eval 'bfe.s32' 0xf0 4 4"));
+  EXPECT_THAT(r.out, Not(HasSubstr("seed-corpus")));
+  r = Ptxdiff({"triage", "--help"});
+  EXPECT_THAT(r.out, HasSubstr("triage list | show ENTRY"));
+  EXPECT_THAT(r.out, HasSubstr("--dir TRIAGE_DIR"));
+  EXPECT_THAT(r.out, Not(HasSubstr("minimize FILE")));
+  struct stat st;
+  EXPECT_NE(stat("--help", &st), 0) << "a directory named --help was written";
 }
 
 }  // namespace

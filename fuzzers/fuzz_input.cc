@@ -52,10 +52,7 @@ absl::StatusOr<std::vector<Tuple>> DecodeFuzzInput(absl::string_view bytes) {
 }
 
 std::string EncodeFuzzInput(const Variant& v, const std::vector<Operands>& tuples) {
-  return EncodeFuzzInput(StableId(v), v, tuples);
-}
-
-std::string EncodeFuzzInput(uint64_t id, const Variant& v, const std::vector<Operands>& tuples) {
+  const uint64_t id = StableId(v);
   std::string out(8, '\0');
   std::memcpy(out.data(), &id, 8);
   for (const Operands& o : tuples) {

@@ -32,8 +32,6 @@ absl::StatusOr<std::vector<Tuple>> DecodeFuzzInput(absl::string_view bytes);
 
 // The bytes of an input holding `tuples` of one variant.
 std::string EncodeFuzzInput(const Variant& v, const std::vector<Operands>& tuples);
-// The same, given the variant's StableId (StableIdWithoutTables, say).
-std::string EncodeFuzzInput(uint64_t id, const Variant& v, const std::vector<Operands>& tuples);
 
 }  // namespace ptxdiff
 

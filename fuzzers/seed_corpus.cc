@@ -1,5 +1,6 @@
 #include "fuzzers/seed_corpus.h"
 
+#include <algorithm>
 #include <random>
 #include <vector>
 
@@ -19,26 +20,20 @@ constexpr int kTuplesPerSeed = 8;
 // A family's representative: its first variant with the most modifiers set
 // among the first few, so that seeds exercise the axes.
 Variant Representative(Family f) {
+  const absl::Span<const Variant> first_few = VariantsOf(f).first(
+      std::min<size_t>(VariantsOf(f).size(), 401));
   Variant best;
-  int best_score = -1, seen = 0;
-  ForEachVariantWhile(f, [&](const Variant& v) {
+  int best_score = -1;
+  for (const Variant& v : first_few) {
     const int score = v.sat + (v.asel != Sel::kNone) + (v.secop != SecOp::kNone) +
                       (v.dsel != Sel::kNone) + (v.vmad_form != VmadForm::kNone);
     if (score > best_score) best = v, best_score = score;
-    return ++seen <= 400;
-  });
+  }
   return best;
 }
 
 // The family's first variant, its plainest form.
-Variant First(Family f) {
-  Variant first;
-  ForEachVariantWhile(f, [&](const Variant& v) {
-    first = v;
-    return false;
-  });
-  return first;
-}
+Variant First(Family f) { return VariantsOf(f).front(); }
 
 std::string Escaped(const std::string& bytes) {
   std::string out;
@@ -56,9 +51,7 @@ std::map<std::string, std::string> SeedCorpus() {
       std::vector<Operands> tuples(kTuplesPerSeed);
       FillEdgeTuples(v, rng, tuples);
       std::string name = absl::StrCat(info.opcode, ".bin");
-      // The CLI writes the corpus before every campaign: ids without the
-      // whole variant table (~20 ms on the way to the first tuple).
-      corpus[name] = EncodeFuzzInput(StableIdWithoutTables(v), v, tuples);
+      corpus[name] = EncodeFuzzInput(v, tuples);
     }
   }
   return corpus;
@@ -71,8 +64,8 @@ std::string FuzzDictionary() {
       "# then 8-byte edge operand values.\n";
   for (const FamilyInfo& info : AllFamilies()) {
     const Variant v = First(info.family);
-    const uint64_t id = StableIdWithoutTables(v);
-    absl::StrAppend(&out, "# ", SpellWithoutTables(v), "\nid_",
+    const uint64_t id = StableId(v);
+    absl::StrAppend(&out, "# ", Spell(v), "\nid_",
                     absl::StrReplaceAll(info.opcode, {{".", "_"}}), "=\"",
                     Escaped(std::string(reinterpret_cast<const char*>(&id), 8)), "\"\n");
   }

@@ -26,9 +26,9 @@ std::string Spell(const Variant& v);
 // The same as a view of the spelling table (which lives as long as the
 // process), for callers that would only copy it; empty if `v` is illegal.
 absl::string_view SpellingInTable(const Variant& v);
-// The same, composed afresh instead of read from the spelling table that
-// Spell builds on first use (~15 ms): for a process that spells only a few
-// variants, such as the CLI writing the seed corpus before a campaign.
+// The same, composed from the family table instead of read from the tables
+// computed at build time (isa/isa_tables.h): what those are checked
+// against, and the spelling of an illegal variant.
 std::string SpellWithoutTables(const Variant& v);
 
 // The opcode with its modifiers only (`vshr.s32.u32.u32.clamp.add`), without

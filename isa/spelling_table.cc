@@ -209,10 +209,6 @@ uint64_t StableId(const Variant& v) {
 
 std::string SpellWithoutTables(const Variant& v) { return ComposeSpelling(v); }
 
-uint64_t StableIdWithoutTables(const Variant& v) {
-  return Fnv1a64(ComposeSpelling(v));
-}
-
 std::optional<Variant> VariantByStableId(uint64_t id) {
   const IsaTables& tables = TheIsaTables();
   const int index = tables.FindByStableId(id);

@@ -79,10 +79,6 @@ struct Operands {
 // The identity of a variant that survives the table growing: FNV-1a 64 of its
 // canonical spelling.
 uint64_t StableId(const Variant& v);
-// The same id, computed from a spelling composed afresh instead of read from
-// the tables StableId builds on first use: for a process that ids only a few
-// variants (see SpellWithoutTables).
-uint64_t StableIdWithoutTables(const Variant& v);
 // The legal variant with this stable id, if any.
 std::optional<Variant> VariantByStableId(uint64_t id);
 
