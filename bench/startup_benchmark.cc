@@ -1,17 +1,19 @@
 // What every ptxdiff process pays before its first tuple: the variant tables
-// built on first use, and the start of a worker. Each table is built once per
+// on first use, and the start of a worker. First use happens once per
 // process, so each sample is a fresh process: the benchmark runs itself
 // (`--sample`) --runs times and prints the medians.
 //
 //   build/release/bench/startup_benchmark [--runs=9]
 //
 // The tables, in the order a worker or the campaign first needs them:
-// AllVariants (the product of every family's axes), VariantIndex (the dense
-// index over it), the spelling table (Spell), the spelling index (parsing a
-// canonical spelling), the stable ids (StableId); the campaign's systematic
-// source over every variant and its breadth pass (a tuple of each variant,
-// what a campaign's first ~0.1 s is spent on); then starting the oracle
-// worker and its first batch (one tuple), which builds the worker's tables.
+// AllVariants (every family's variants), VariantIndex (the dense index over
+// them), the spelling table (Spell), the spelling index (parsing a canonical
+// spelling), the stable ids (StableId); the campaign's systematic source
+// over every variant and its breadth pass (a tuple of each variant, what a
+// campaign's first ~0.1 s is spent on); then starting the oracle worker and
+// its first batch (one tuple). Since the tables are computed at build time
+// (isa/isa_tables.h), their steps measure reading them: copying the
+// variants, building VariantIndex, and the first pages touched.
 
 #include <sys/wait.h>
 #include <unistd.h>
