@@ -3,10 +3,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 
+#include "cli/fuzz_command.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -357,6 +359,24 @@ TEST(MainTest, UsageAndUnknownCommand) {
   r = Ptxdiff({"frobnicate"});
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("unknown command 'frobnicate'"));
+}
+
+// A ptxdiff from the release build finds the optimized campaign fuzzer
+// before the ASan one of the fuzz build, beside it first.
+TEST(FuzzCommandTest, TheCampaignFuzzerComesBeforeTheAsanOne) {
+  const std::vector<std::string> path = FuzzerSearchPath("/b/release/cli");
+  ASSERT_GE(path.size(), 4u);
+  EXPECT_EQ(path[0], "/b/release/cli/differential_fuzzer");
+  const auto at = [&](const std::string& p) {
+    return std::find(path.begin(), path.end(), p) - path.begin();
+  };
+  const auto end = static_cast<std::ptrdiff_t>(path.size());
+  EXPECT_LT(at("/b/release/cli/../../campaign/fuzzers/differential_fuzzer"),
+            at("/b/release/cli/../../fuzz/fuzzers/differential_fuzzer"));
+  EXPECT_LT(at("/b/release/cli/../../fuzz/fuzzers/differential_fuzzer"), end);
+  EXPECT_LT(at("build/campaign/fuzzers/differential_fuzzer"),
+            at("build/fuzz/fuzzers/differential_fuzzer"));
+  EXPECT_LT(at("build/fuzz/fuzzers/differential_fuzzer"), end);
 }
 
 // `ptxdiff COMMAND --help` shows that command's usage (it used to be an

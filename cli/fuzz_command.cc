@@ -60,15 +60,12 @@ absl::StatusOr<std::string> FindFuzzer() {
   char buf[4096];
   const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
   const std::string self = n > 0 ? std::string(buf, n) : "";
-  const std::string dir = self.substr(0, self.rfind('/'));
-  for (const std::string& c : {dir + "/differential_fuzzer", dir + "/../fuzzers/differential_fuzzer",
-                               dir + "/../../fuzz/fuzzers/differential_fuzzer",
-                               std::string("build/fuzz/fuzzers/differential_fuzzer")}) {
+  for (const std::string& c : FuzzerSearchPath(self.substr(0, self.rfind('/')))) {
     if (access(c.c_str(), X_OK) == 0) return c;
   }
   return absl::NotFoundError(
-      "differential_fuzzer not found: build it with `cmake --preset fuzz && cmake "
-      "--build --preset fuzz`, or set PTXDIFF_FUZZER");
+      "differential_fuzzer not found: build it with `cmake --preset campaign && cmake "
+      "--build --preset campaign` (what scripts/campaign.sh does), or set PTXDIFF_FUZZER");
 }
 
 // The sum of every process's stats file (the reached-variant bitmaps
@@ -110,6 +107,16 @@ std::string ProgressLine(const Progress& p, double seconds) {
 }
 
 }  // namespace
+
+std::vector<std::string> FuzzerSearchPath(const std::string& cli_dir) {
+  const std::string kFuzzer = "/fuzzers/differential_fuzzer";
+  return {cli_dir + "/differential_fuzzer",
+          cli_dir + "/.." + kFuzzer,
+          cli_dir + "/../../campaign" + kFuzzer,
+          cli_dir + "/../../fuzz" + kFuzzer,
+          "build/campaign" + kFuzzer,
+          "build/fuzz" + kFuzzer};
+}
 
 int RunSeedCorpus(const std::vector<std::string>& args, std::ostream& out,
                   std::ostream& err) {

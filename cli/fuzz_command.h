@@ -21,6 +21,13 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostrea
 int RunSeedCorpus(const std::vector<std::string>& args, std::ostream& out,
                   std::ostream& err);
 
+// Where `ptxdiff fuzz` looks for differential_fuzzer (unless PTXDIFF_FUZZER
+// names it), best first, given the directory of the ptxdiff binary: beside
+// it and in its own build tree, then the campaign build (optimized) before
+// the fuzz build (ASan + UBSan, several times slower), from the ptxdiff
+// binary's build tree and from the working directory.
+std::vector<std::string> FuzzerSearchPath(const std::string& cli_dir);
+
 }  // namespace ptxdiff
 
 #endif  // PTXDIFF_CLI_FUZZ_COMMAND_H_
