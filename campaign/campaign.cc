@@ -30,12 +30,6 @@ constexpr absl::Duration kBatchWait = absl::Milliseconds(50);
 // starts checking ~4 s sooner on this machine.
 constexpr size_t kCalibrationTuples = 512;
 constexpr size_t kCalibrationShareOfBatch = 32;
-// A backend this cheap per tuple checked (the oracle and exec workers take
-// about 1 us; ptxas about 100) is not timed family by family: the campaign's
-// own work, not the backend, sets the pace, so balancing the backend's time
-// would buy nothing, and timing 65 families costs a tenth of a second of
-// start-up, which is most of the time to the first finding there.
-constexpr double kCheapSecondsPerTuple = 10e-6;
 // At Stop, the filer goes on filing for at most this long; what is left
 // stays in the journal for the next campaign.
 constexpr absl::Duration kFilingGrace = absl::Seconds(10);
@@ -244,7 +238,7 @@ void Campaign::Calibrate() {
         queue_.MarkSent(tuples);
         Judge(tuples, out);
         ++timed;
-        if (family_cost_[families[i]] < kCheapSecondsPerTuple) cheap = true;
+        if (family_cost_[families[i]] < options_.cheap_seconds_per_tuple) cheap = true;
       }
     });
   }
