@@ -73,6 +73,7 @@ absl::StatusOr<std::string> FindFuzzer() {
 struct Progress {
   StatsFile sum;
   int64_t variants_reached = 0;
+  int64_t processes = 0;  // that wrote a stats file: 0 while starting
 };
 
 Progress ReadProgress(const std::string& stats_dir) {
@@ -80,6 +81,7 @@ Progress ReadProgress(const std::string& stats_dir) {
   for (const std::string& file : FilesIn(stats_dir, ".stats")) {
     if (absl::StatusOr<std::string> text = ReadFile(file); text.ok()) {
       AddStatsFile(*text, p.sum);
+      ++p.processes;
     }
   }
   p.variants_reached = std::count(p.sum.reached.begin(), p.sum.reached.end(), true);
@@ -93,6 +95,15 @@ std::string ErrataLines(const Progress& p) {
     absl::StrAppend(&out, "fuzz:     ", n, "x ", id, "\n");
   }
   return out;
+}
+
+// Before its first input the fuzzer starts the workers and, on a slow
+// backend, times each family on it (ptxas: seconds), and checks nothing yet.
+std::string StartingLine(double seconds) {
+  return absl::StrFormat(
+      "fuzz: %4.0fs  starting: the backend's workers start and each family is timed on it "
+      "(calibration)",
+      seconds);
 }
 
 std::string ProgressLine(const Progress& p, double seconds) {
@@ -228,8 +239,9 @@ int WaitWithProgress(pid_t pid, const std::string& stats, int64_t every,
       out << "fuzz: interrupted; stopping (the corpus and findings are kept)\n";
     }
     if (absl::Now() >= next_progress) {
-      out << ProgressLine(ReadProgress(stats), absl::ToDoubleSeconds(absl::Now() - start))
-          << "\n";
+      const Progress p = ReadProgress(stats);
+      const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+      out << (p.processes == 0 ? StartingLine(seconds) : ProgressLine(p, seconds)) << "\n";
       out.flush();
       next_progress += absl::Seconds(every);
     }
@@ -356,6 +368,8 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       !s.ok()) {
     return Fail(err, "fuzz", s);
   }
+  // The run ends max_time from now, start-up (workers, calibration) included.
+  config->deadline_unix_seconds = absl::ToUnixSeconds(absl::Now()) + max_time;
   for (const auto& [key, value] : FuzzConfigToPairs(*config)) {
     setenv(key.c_str(), value.c_str(), 1);
   }

@@ -14,7 +14,11 @@ exec "$faulty" --fault=wrong-on=vadd. "\$@"
 SCRIPT
 chmod +x "$work/wrong_vadd.sh"
 
-fail() { echo "campaign smoke test: $*"; echo "--- output"; cat "$work/run1.txt"; exit 1; }
+fail() {
+  echo "campaign smoke test: $*"
+  for f in "$work"/run*.txt; do echo "--- $f"; cat "$f"; done
+  exit 1
+}
 
 "$ptxdiff" fuzz --backend "exec:$work/wrong_vadd.sh" --family vadd --family add \
   --max-time 15 --progress-seconds 3 --out "$work/out" --dir "$work/triage" >"$work/run1.txt" 2>&1 ||
@@ -49,4 +53,20 @@ kill -INT "$pid"
 wait "$pid" || fail "interrupted run exited $?"
 grep -q 'interrupted; stopping' "$work/run3.txt" || fail "no interruption message"
 grep -q '^fuzz: summary: ' "$work/run3.txt" || fail "no summary after Ctrl-C"
+# A backend slow to start (each worker takes 8 s): while it starts, the
+# progress lines say so, and --max-time counts from the start, start-up
+# included (libFuzzer's own clock starts after it: this run took 8 + 10 s).
+cat >"$work/slow_start.sh" <<SCRIPT
+#!/bin/sh
+sleep 8
+exec "$faulty" "\$@"
+SCRIPT
+chmod +x "$work/slow_start.sh"
+"$ptxdiff" fuzz --backend "exec:$work/slow_start.sh" --family popc --max-time 10 \
+  --progress-seconds 2 --out "$work/out4" --dir "$work/triage4" >"$work/run4.txt" 2>&1 ||
+  fail "slow-start run exited $?"
+grep -Eq '^fuzz: +[0-9]+s  starting: ' "$work/run4.txt" || fail "no 'starting' progress line"
+took=$(sed -n 's/^fuzz: summary: \([0-9]*\) s .*/\1/p' "$work/run4.txt")
+[ -n "$took" ] && [ "$took" -lt 16 ] ||
+  fail "a 10-second run with 8 s of start-up took '${took}' s: start-up was not counted"
 echo "1 passed, 0 failed"

@@ -4,8 +4,13 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
 #include "fuzzers/differential_target.h"
 #include "fuzzers/mutator.h"
 #include "harness/semantic_classes.h"
@@ -19,9 +24,23 @@ std::unique_ptr<ptxdiff::DifferentialTarget> target;
 __attribute__((used, section("__libfuzzer_extra_counters"))) uint8_t
     semantic_counters[ptxdiff::kNumFamilies * ptxdiff::kNumSemanticClasses];
 
+// Rewrites -max_total_time in libFuzzer's arguments (it parses them after
+// this initializer, which may change them) so that the run ends at the
+// configured deadline although start-up took its share (MaxTotalTimeBy).
+void EndAtTheDeadline(int argc, char** argv, int64_t deadline_unix_seconds) {
+  constexpr absl::string_view kFlag = "-max_total_time=";
+  for (int i = 1; i < argc; ++i) {
+    absl::string_view arg = argv[i];
+    int64_t given = 0;
+    if (!absl::ConsumePrefix(&arg, kFlag) || !absl::SimpleAtoi(arg, &given)) continue;
+    const int64_t seconds = ptxdiff::MaxTotalTimeBy(deadline_unix_seconds, given, absl::Now());
+    argv[i] = strdup(absl::StrCat(kFlag, seconds).c_str());  // lives as long as libFuzzer
+  }
+}
+
 }  // namespace
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
+extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
   auto config = ptxdiff::FuzzConfigFromEnvironment();
   if (!config.ok()) {
     std::fprintf(stderr, "ptxdiff: %s\n", std::string(config.status().message()).c_str());
@@ -38,6 +57,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   // and the filing, and write the final stats. (A kill leaves the pending
   // journal for the next campaign.)
   std::atexit([] { target->Stop(); });
+  EndAtTheDeadline(*argc, *argv, target->config().deadline_unix_seconds);
   std::fprintf(stderr, "ptxdiff: fuzzing against %s, triage directory %s\n",
                target->backend().Describe().c_str(), target->config().triage_dir.c_str());
   return 0;

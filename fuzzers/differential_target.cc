@@ -155,6 +155,14 @@ const Setting kSettings[] = {
        return absl::OkStatus();
      },
      [](const FuzzConfig& c) { return std::string(ReadingName(c.reading)); }},
+    {"PTXDIFF_DEADLINE",
+     [](const std::string& v, FuzzConfig& c) {
+       if (!absl::SimpleAtoi(v, &c.deadline_unix_seconds) || c.deadline_unix_seconds < 0) {
+         return Invalid("PTXDIFF_DEADLINE", "unix seconds (0: none)", v);
+       }
+       return absl::OkStatus();
+     },
+     [](const FuzzConfig& c) { return absl::StrCat(c.deadline_unix_seconds); }},
 };
 
 const Setting* FindSetting(absl::string_view key) {
@@ -201,6 +209,12 @@ absl::Status NarrowToSupported(const WorkerIdentity& backend,
 }
 
 }  // namespace
+
+int64_t MaxTotalTimeBy(int64_t deadline_unix_seconds, int64_t given, absl::Time now) {
+  if (deadline_unix_seconds <= 0) return given;
+  const int64_t left = std::max<int64_t>(1, deadline_unix_seconds - absl::ToUnixSeconds(now));
+  return given > 0 ? std::min(given, left) : left;
+}
 
 absl::StatusOr<FuzzConfig> FuzzConfigFromPairs(
     const std::vector<std::pair<std::string, std::string>>& pairs) {

@@ -29,6 +29,8 @@
 //   PTXDIFF_BATCH            campaign: tuples per batch (default: by backend)
 //   PTXDIFF_SYSTEMATIC       campaign: 1 (default) runs the systematic source, 0 not
 //   PTXDIFF_READING          spec (default) | hardware: the oracle reading judged against
+//   PTXDIFF_DEADLINE         unix seconds at which the run is to end (ptxdiff fuzz
+//                            --max-time); 0 (default): -max_total_time alone
 
 #ifndef PTXDIFF_FUZZERS_DIFFERENTIAL_TARGET_H_
 #define PTXDIFF_FUZZERS_DIFFERENTIAL_TARGET_H_
@@ -64,6 +66,7 @@ struct FuzzConfig {
   int64_t batch_size = 0;  // 0: by backend
   bool systematic = true;
   Reading reading = Reading::kSpec;
+  int64_t deadline_unix_seconds = 0;  // 0: none (MaxTotalTimeBy)
 };
 
 // Reads the configuration from PTXDIFF_CONFIG (if set) and then the
@@ -77,6 +80,13 @@ absl::StatusOr<FuzzConfig> FuzzConfigFromPairs(
 // environment).
 std::vector<std::pair<std::string, std::string>> FuzzConfigToPairs(
     const FuzzConfig& config);
+
+// libFuzzer counts -max_total_time from after LLVMFuzzerInitialize, which
+// starts the workers and times the backend (calibration: seconds on ptxas),
+// so a 60-second `ptxdiff fuzz` ran for 75. The -max_total_time that ends
+// the run at the deadline instead: `given` if there is no deadline or it is
+// sooner, else the seconds left (at least 1).
+int64_t MaxTotalTimeBy(int64_t deadline_unix_seconds, int64_t given, absl::Time now);
 
 // Counters a campaign reports (ptxdiff fuzz reads them from the stats file).
 struct FuzzStats {

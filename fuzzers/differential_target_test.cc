@@ -74,6 +74,7 @@ TEST(FuzzConfigTest, PairsRoundTrip) {
   c.batch_size = 777;
   c.systematic = false;
   c.reading = Reading::kHardware;
+  c.deadline_unix_seconds = 1790000000;
   const auto pairs = FuzzConfigToPairs(c);
   auto back = FuzzConfigFromPairs(pairs);
   ASSERT_TRUE(back.ok()) << back.status();
@@ -82,10 +83,25 @@ TEST(FuzzConfigTest, PairsRoundTrip) {
   EXPECT_EQ(back->mode, FuzzConfig::Mode::kCrash);
   EXPECT_EQ(back->reading, Reading::kHardware);
   EXPECT_EQ(back->batch_size, 777);
+  EXPECT_EQ(back->deadline_unix_seconds, 1790000000);
   // The defaults survive the trip too (batch 0 means "by backend").
   auto defaults = FuzzConfigFromPairs(FuzzConfigToPairs(FuzzConfig{}));
   ASSERT_TRUE(defaults.ok()) << defaults.status();
   EXPECT_EQ(FuzzConfigToPairs(*defaults), FuzzConfigToPairs(FuzzConfig{}));
+}
+
+// libFuzzer's clock starts after start-up; the deadline of `ptxdiff fuzz
+// --max-time` does not: what is left of it replaces -max_total_time, which
+// it never lengthens (a -fork job's share stays its own).
+TEST(FuzzConfigTest, MaxTotalTimeIsWhatIsLeftOfTheDeadline) {
+  const absl::Time now = absl::FromUnixSeconds(1000);
+  EXPECT_EQ(MaxTotalTimeBy(0, 60, now), 60);       // no deadline
+  EXPECT_EQ(MaxTotalTimeBy(1048, 60, now), 48);    // 12 s of start-up
+  EXPECT_EQ(MaxTotalTimeBy(1100, 60, now), 60);    // a -fork job's shorter share
+  EXPECT_EQ(MaxTotalTimeBy(990, 60, now), 1);      // start-up outlasted it: end soon
+  EXPECT_EQ(MaxTotalTimeBy(1030, 0, now), 30);     // no limit given: the deadline's
+  EXPECT_THAT(FuzzConfigFromPairs({{"PTXDIFF_DEADLINE", "soon"}}).status().message(),
+              HasSubstr("PTXDIFF_DEADLINE"));
 }
 
 // What one process writes, `ptxdiff fuzz` reads back; two processes' files
