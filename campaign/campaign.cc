@@ -107,14 +107,18 @@ absl::Status Campaign::StartWorkers(WorkerStarts& starting) {
                        .backend_carry = m.backend_carry});
     ++stats_.adopted;
   }
-  Calibrate();
-  for (auto& client : senders_) threads_.emplace_back([this, c = client.get()] { SenderLoop(c); });
-  threads_.emplace_back([this] { FilerLoop(); });
+  // The systematic source is built while the families are timed (its
+  // constructor's ~30 ms over every variant was start-up on the critical
+  // path), and starts producing once the costs are known.
   if (options_.systematic) {
     threads_.emplace_back([this] { SystematicLoop(); });
   } else {
     breadth_done_ = true;
   }
+  Calibrate();
+  calibrated_.count_down();
+  for (auto& client : senders_) threads_.emplace_back([this, c = client.get()] { SenderLoop(c); });
+  threads_.emplace_back([this] { FilerLoop(); });
   return absl::OkStatus();
 }
 
@@ -149,11 +153,13 @@ Lane Campaign::LaneFor(int index, uint32_t classes) {
 
 void Campaign::Offer(const Tuple& t, const Result& oracle, uint32_t classes) {
   const int index = VariantIndex(t.variant);
-  int64_t unsupported = 0, undefined = 0;
+  // Counted without mu_ (which the senders hold while they judge): the fuzz
+  // loop is the only writer.
+  Bump(offered_);
   if (!Wanted(t.variant, index)) {
-    unsupported = 1;
+    Bump(skipped_unsupported_);
   } else if (!fuzz_undefined_.Admits(oracle.defined())) {
-    undefined = 1;
+    Bump(skipped_undefined_);
   } else {
     const Lane lane = LaneFor(index, classes);
     // While the backend cannot keep up, routine tuples of a family it is
@@ -163,15 +169,11 @@ void Campaign::Offer(const Tuple& t, const Result& oracle, uint32_t classes) {
     const bool thinned = lane == Lane::kRoutine && queue_.Saturated() &&
                          routine_keep_one_in_[f] > 1 &&
                          routine_seen_[f]++ % routine_keep_one_in_[f] != 0;
-    if (!thinned && declines_->Worth(index, DeclineClass(t, oracle)) &&
+    if (!thinned && declines_->Worth(index, [&] { return DeclineClass(t, oracle); }) &&
         queue_.Offer(t, lane) == Admission::kQueued) {
       fuzz_undefined_.CountQueued(oracle.defined());
     }
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  ++stats_.offered;
-  stats_.skipped_unsupported += unsupported;
-  stats_.skipped_undefined += undefined;
 }
 
 namespace {
@@ -296,6 +298,7 @@ void Campaign::SystematicLoop() {
   // Endless: when every systematic set is done, the random tails keep the
   // backend busy (the fuzz loop alone mostly offers repeats by then).
   SystematicSource source(wanted, /*run=*/8, /*endless=*/true);
+  calibrated_.wait();
   for (int f = 0; f < kNumFamilies; ++f) {
     if (family_cost_[f] > 0) source.SetFamilyCost(static_cast<Family>(f), family_cost_[f]);
   }
@@ -324,7 +327,8 @@ void Campaign::SystematicLoop() {
     keep.clear();
     keep_defined.clear();
     for (size_t i = 0; i < run.size(); ++i) {
-      if (indices[i] < 0 || !declines_->Worth(indices[i], DeclineClass(run[i], results[i]))) {
+      if (indices[i] < 0 ||
+          !declines_->Worth(indices[i], [&] { return DeclineClass(run[i], results[i]); })) {
         continue;
       }
       keep.push_back(run[i]);
@@ -383,7 +387,7 @@ void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
     const TupleResult& r = out.results[i];
     const int index = VariantIndex(batch[i].variant);
     const Judgement j = JudgeTuple(batch[i], r, options_.reading);
-    declines_->Learn(index, DeclineClass(batch[i], j.oracle), r);
+    declines_->Learn(index, r, [&] { return DeclineClass(batch[i], j.oracle); });
     if (r.kind != ResultKind::kDecline) {
       reached.push_back(index);
     } else {
@@ -593,6 +597,9 @@ CampaignStats Campaign::Snapshot() const {
   }
   s.queue = queue_.counts();
   s.skipped_declining = declines_->skipped();
+  s.offered = offered_.load(std::memory_order_relaxed);
+  s.skipped_unsupported = skipped_unsupported_.load(std::memory_order_relaxed);
+  s.skipped_undefined = skipped_undefined_.load(std::memory_order_relaxed);
   return s;
 }
 

@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <deque>
 #include <future>
+#include <latch>
 #include <memory>
 #include <map>
 #include <mutex>
@@ -209,6 +210,7 @@ class Campaign {
   std::vector<std::thread> threads_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> breadth_done_{false};  // the systematic source's, or none
+  std::latch calibrated_{1};  // family_cost_ and routine_keep_one_in_ are set
   bool stopped_ = false;
 
   // Per variant (by VariantIndex): supported here, and the semantic classes
@@ -236,6 +238,11 @@ class Campaign {
   std::deque<FilingJob> filing_;
   std::condition_variable filing_ready_;
   UndefinedShare fuzz_undefined_;  // fuzz loop thread only
+  // CampaignStats' fuzz loop counts: written by that thread only.
+  static void Bump(std::atomic<int64_t>& n) {
+    n.store(n.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+  std::atomic<int64_t> offered_{0}, skipped_unsupported_{0}, skipped_undefined_{0};
 };
 
 }  // namespace ptxdiff

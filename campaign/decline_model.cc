@@ -17,7 +17,7 @@ uint32_t DeclineClass(const Tuple& t, const Result& oracle) {
 }
 
 DeclineModel::DeclineModel()
-    : slots_(new Slot[size_t{1} << kSlotBits]),
+    : slots_(size_t{1} << kSlotBits),
       variant_answered_(AllVariants().size()),
       variant_declined_(AllVariants().size()),
       variant_unsupported_(AllVariants().size()) {}
@@ -31,12 +31,14 @@ DeclineModel::Slot& DeclineModel::SlotFor(int index, uint32_t cls) {
   return slots_[h >> (64 - kSlotBits)];
 }
 
-void DeclineModel::Learn(int index, uint32_t cls, const TupleResult& answer) {
-  Slot& s = SlotFor(index, cls);
-  s.answered.fetch_add(1, std::memory_order_relaxed);
+void DeclineModel::Learn(int index, const TupleResult& answer, ClassOf cls) {
   variant_answered_[index].fetch_add(1, std::memory_order_relaxed);
-  if (answer.kind != ResultKind::kDecline) return;
-  s.declined.fetch_add(1, std::memory_order_relaxed);
+  const bool declined = answer.kind == ResultKind::kDecline;
+  if (!declined && variant_declined_[index].load(std::memory_order_relaxed) == 0) return;
+  Slot& s = SlotFor(index, cls());
+  At(s.answered).fetch_add(1, std::memory_order_relaxed);
+  if (!declined) return;
+  At(s.declined).fetch_add(1, std::memory_order_relaxed);
   variant_declined_[index].fetch_add(1, std::memory_order_relaxed);
   if (answer.code == DeclineCode::kUnsupportedVariant) {
     variant_unsupported_[index].fetch_add(1, std::memory_order_relaxed);
@@ -49,16 +51,16 @@ bool DeclineModel::Unsupported(int index) const {
          variant_unsupported_[index].load(std::memory_order_relaxed) == answered;
 }
 
-bool DeclineModel::Worth(int index, uint32_t cls) {
+bool DeclineModel::Worth(int index, ClassOf cls) {
   // Nothing of this variant declined yet: it is not unsupported, no class of
   // it is declining, and its slot (a cache miss in a table of 24 MB) need
   // not be read.
   if (variant_declined_[index].load(std::memory_order_relaxed) == 0) return true;
   if (Unsupported(index)) return false;
-  Slot& s = SlotFor(index, cls);
-  const int32_t class_answers = s.answered.load(std::memory_order_relaxed);
+  Slot& s = SlotFor(index, cls());
+  const int32_t class_answers = At(s.answered).load(std::memory_order_relaxed);
   const bool class_declining =
-      Declining(class_answers, s.declined.load(std::memory_order_relaxed), kMinAnswers);
+      Declining(class_answers, At(s.declined).load(std::memory_order_relaxed), kMinAnswers);
   // A variant that declines almost everything (min.u16x2 never folds) is
   // learned long before each of its classes is.
   const int32_t answered = variant_answered_[index].load(std::memory_order_relaxed);
@@ -69,10 +71,10 @@ bool DeclineModel::Worth(int index, uint32_t cls) {
     if (class_answers >= kMinAnswers || !mostly_declined) return true;
     // A class not yet learned in a variant that declines most tuples: only
     // kMinAnswers of it in flight until their answers are in.
-    if (s.probes.fetch_add(1, std::memory_order_relaxed) < class_answers + kMinAnswers) {
+    if (At(s.probes).fetch_add(1, std::memory_order_relaxed) < class_answers + kMinAnswers) {
       return true;
     }
-    s.probes.fetch_sub(1, std::memory_order_relaxed);
+    At(s.probes).fetch_sub(1, std::memory_order_relaxed);
     skipped_.fetch_add(1, std::memory_order_relaxed);
     return false;
   }
@@ -80,7 +82,7 @@ bool DeclineModel::Worth(int index, uint32_t cls) {
   // twice as many, and so on. A generator offers a class it cannot tell
   // apart from the others at its own rate (the systematic source: 10^5 a
   // second), so probing a fixed share would still keep the backend busy.
-  const int64_t n = s.skipped.fetch_add(1, std::memory_order_relaxed) + 1;
+  const int64_t n = At(s.skipped).fetch_add(1, std::memory_order_relaxed) + 1;
   if (n >= kKeepOneIn && (n & (n - 1)) == 0) return true;
   skipped_.fetch_add(1, std::memory_order_relaxed);
   return false;

@@ -23,7 +23,11 @@
 //
 // Counters live in a fixed table of atomics indexed by a hash of the key
 // (collisions only blur two classes' rates), so the fuzz loop, the
-// systematic source and the senders use it without a lock.
+// systematic source and the senders use it without a lock. A variant's
+// classes are counted from its first decline on: until then every class's
+// rate is 0, and neither the table (a cache miss in 24 MB per answer, a
+// tenth of the oracle campaign's time when it was written on every answer)
+// nor the class itself is needed.
 
 #ifndef PTXDIFF_CAMPAIGN_DECLINE_MODEL_H_
 #define PTXDIFF_CAMPAIGN_DECLINE_MODEL_H_
@@ -33,6 +37,8 @@
 #include <memory>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
+#include "common/zeroed_pages.h"
 #include "protocol/protocol.h"
 #include "isa/tuple.h"
 #include "oracle/oracle.h"
@@ -54,15 +60,18 @@ class DeclineModel {
 
   DeclineModel();
 
+  // The tuple's decline class, asked for only when the model needs it.
+  using ClassOf = absl::FunctionRef<uint32_t()>;
+
   // Records the backend's answer to a tuple of the variant at `index`
-  // (VariantIndex) in decline class `cls`.
-  void Learn(int index, uint32_t cls, const TupleResult& answer);
+  // (VariantIndex) in decline class `cls()`.
+  void Learn(int index, const TupleResult& answer, ClassOf cls);
 
   // True if a tuple of this (variant, class) is worth sending now: always,
   // unless the class is declining (then at its kKeepOneIn x 2^k-th call
   // only), not yet learned in a mostly declined variant (then while fewer
   // than kMinAnswers are in flight) or the variant unsupported (never).
-  bool Worth(int index, uint32_t cls);
+  bool Worth(int index, ClassOf cls);
 
   // The variant answered only "unsupported variant" so far (after a few).
   bool Unsupported(int index) const;
@@ -70,15 +79,20 @@ class DeclineModel {
   int64_t skipped() const { return skipped_.load(std::memory_order_relaxed); }
 
  private:
+  // Zero-filled from the kernel, used through std::atomic_ref (At()).
   struct Slot {
-    std::atomic<int32_t> answered{0}, declined{0};
-    std::atomic<int32_t> probes{0};   // sent while the class was not learned
-    std::atomic<int64_t> skipped{0};  // while it was declining
+    int32_t answered, declined;
+    int32_t probes;   // sent while the class was not learned
+    int64_t skipped;  // while it was declining
   };
+  template <typename T>
+  static std::atomic_ref<T> At(T& counter) {
+    return std::atomic_ref<T>(counter);
+  }
   Slot& SlotFor(int index, uint32_t cls);
   static bool Declining(int32_t answered, int64_t declined, int32_t min_answers);
 
-  std::unique_ptr<Slot[]> slots_;
+  ZeroedArray<Slot> slots_;
   std::vector<std::atomic<int32_t>> variant_answered_, variant_declined_, variant_unsupported_;
   std::atomic<int64_t> skipped_{0};
 };

@@ -17,6 +17,11 @@ uint32_t ClassOf(const char* spelling, Operands ops) {
   return DeclineClass(t, Evaluate(t.variant, t.operands));
 }
 
+void Learn(DeclineModel& m, int v, uint32_t cls, const TupleResult& answer) {
+  m.Learn(v, answer, [cls] { return cls; });
+}
+bool Worth(DeclineModel& m, int v, uint32_t cls) { return m.Worth(v, [cls] { return cls; }); }
+
 TEST(DeclineModelTest, ClassesSayWhichOperandsAreZeroOrUnitAndIdentity) {
   // div.u32: a divisor of 0 vs 1 vs 7 are three classes (ptxas folds the first two).
   EXPECT_NE(ClassOf("div.u32", {{7, 0}}), ClassOf("div.u32", {{7, 1}}));
@@ -46,28 +51,28 @@ TEST(DeclineModelTest, AClassDeclinedAlmostAlwaysIsMostlySkippedButNotForgotten)
   const int div = VariantIndex(*ParseVariant("div.u32"));
   const uint32_t folds = ClassOf("div.u32", {{7, 1}}), never = ClassOf("div.u32", {{7, 3}});
   for (int i = 0; i < DeclineModel::kMinAnswers; ++i) {
-    m.Learn(div, never, kNotFolded);
-    m.Learn(div, folds, kValue);
-    m.Learn(div, folds, kValue);  // the variant as a whole folds often
+    Learn(m, div, never, kNotFolded);
+    Learn(m, div, folds, kValue);
+    Learn(m, div, folds, kValue);  // the variant as a whole folds often
   }
   // Probed at the 256th, 512th, 1024th and 2048th call: a generator that
   // keeps offering the class does not keep the backend busy with it.
   int sent = 0;
   const int calls = 10 * DeclineModel::kKeepOneIn;
-  for (int i = 0; i < calls; ++i) sent += m.Worth(div, never);
+  for (int i = 0; i < calls; ++i) sent += Worth(m, div, never);
   EXPECT_EQ(sent, 4);
   EXPECT_EQ(m.skipped(), calls - sent);
-  for (int i = 0; i < 100; ++i) EXPECT_TRUE(m.Worth(div, folds));
+  for (int i = 0; i < 100; ++i) EXPECT_TRUE(Worth(m, div, folds));
   EXPECT_FALSE(m.Unsupported(div));
 }
 
 TEST(DeclineModelTest, AVariantThatAlmostNeverFoldsIsLearnedAsAWhole) {
   DeclineModel m;
   const int v = VariantIndex(*ParseVariant("min.u16x2"));
-  for (int i = 0; i < DeclineModel::kMinVariantAnswers; ++i) m.Learn(v, i % 300, kNotFolded);
+  for (int i = 0; i < DeclineModel::kMinVariantAnswers; ++i) Learn(m, v, i % 300, kNotFolded);
   // A class never seen before is skipped too.
   int sent = 0;
-  for (int i = 0; i < 10 * DeclineModel::kKeepOneIn; ++i) sent += m.Worth(v, 511);
+  for (int i = 0; i < 10 * DeclineModel::kKeepOneIn; ++i) sent += Worth(m, v, 511);
   EXPECT_EQ(sent, 4);
 }
 
@@ -78,27 +83,46 @@ TEST(DeclineModelTest, AnUnlearnedClassOfAMostlyDeclinedVariantIsProbedAFewAtATi
   const int v = VariantIndex(*ParseVariant("div.s32"));
   const uint32_t learned = ClassOf("div.s32", {{7, 3}}), fresh = ClassOf("div.s32", {{7, 1}});
   for (int i = 0; i < DeclineModel::kMinVariantAnswers; ++i) {
-    m.Learn(v, learned, i % 4 == 0 ? kValue : kNotFolded);  // 3 in 4 declined
+    Learn(m, v, learned, i % 4 == 0 ? kValue : kNotFolded);  // 3 in 4 declined
   }
   int sent = 0;
-  for (int i = 0; i < 1000; ++i) sent += m.Worth(v, fresh);
+  for (int i = 0; i < 1000; ++i) sent += Worth(m, v, fresh);
   EXPECT_EQ(sent, DeclineModel::kMinAnswers);
-  m.Learn(v, fresh, kValue);  // one answer back: room for one more
+  Learn(m, v, fresh, kValue);  // one answer back: room for one more
   sent = 0;
-  for (int i = 0; i < 1000; ++i) sent += m.Worth(v, fresh);
+  for (int i = 0; i < 1000; ++i) sent += Worth(m, v, fresh);
   EXPECT_EQ(sent, 1);
-  for (int i = 0; i < DeclineModel::kMinAnswers; ++i) m.Learn(v, fresh, kValue);
-  EXPECT_TRUE(m.Worth(v, fresh));  // learned, and it folds: always worth it
+  for (int i = 0; i < DeclineModel::kMinAnswers; ++i) Learn(m, v, fresh, kValue);
+  EXPECT_TRUE(Worth(m, v, fresh));  // learned, and it folds: always worth it
+}
+
+// Until a variant declines something, its classes are not counted (nor
+// their classes computed): the rates start at its first decline.
+TEST(DeclineModelTest, AVariantsClassesAreCountedFromItsFirstDeclineOn) {
+  DeclineModel m;
+  const int v = VariantIndex(*ParseVariant("div.u32"));
+  const uint32_t cls = ClassOf("div.u32", {{7, 3}});
+  int asked = 0;
+  for (int i = 0; i < 100; ++i) m.Learn(v, kValue, [&] { return ++asked, cls; });
+  EXPECT_EQ(asked, 0);
+  for (int i = 0; i < DeclineModel::kMinAnswers; ++i) Learn(m, v, cls, kNotFolded);
+  // Four of four declined since the first: declining, though 100 folded before.
+  int sent = 0;
+  for (int i = 0; i < DeclineModel::kKeepOneIn - 1; ++i) sent += Worth(m, v, cls);
+  EXPECT_EQ(sent, 0);
+  // Answers after the first decline count with the class.
+  for (int i = 0; i < 4 * DeclineModel::kMinAnswers; ++i) Learn(m, v, cls, kValue);
+  EXPECT_TRUE(Worth(m, v, cls));
 }
 
 TEST(DeclineModelTest, AVariantOnlyEverUnsupportedIsNotSent) {
   DeclineModel m;
   const int v = VariantIndex(*ParseVariant("vadd.u32.u32.u32"));
-  EXPECT_TRUE(m.Worth(v, 0));
-  for (int i = 0; i < 4; ++i) m.Learn(v, i, kUnsupported);
+  EXPECT_TRUE(Worth(m, v, 0));
+  for (int i = 0; i < 4; ++i) Learn(m, v, i, kUnsupported);
   EXPECT_TRUE(m.Unsupported(v));
-  EXPECT_FALSE(m.Worth(v, 99));
-  m.Learn(v, 0, kValue);  // one real answer: it is supported after all
+  EXPECT_FALSE(Worth(m, v, 99));
+  Learn(m, v, 0, kValue);  // one real answer: it is supported after all
   EXPECT_FALSE(m.Unsupported(v));
 }
 

@@ -2,73 +2,70 @@
 
 #include <algorithm>
 
+#include "absl/container/inlined_vector.h"
+
 namespace ptxdiff {
 
 Admission TupleQueue::Offer(const Tuple& t, Lane lane) {
+  const uint64_t fingerprint = Fingerprint(t);
+  if (!Admit(fingerprint)) return Admission::kDuplicate;
   std::lock_guard<std::mutex> lock(mu_);
-  if (closed_) return Admission::kClosed;
   std::deque<Tuple>& q = lanes_[static_cast<int>(lane)];
-  if (q.size() >= options_.lane_capacity) {
+  if (closed_ || q.size() >= options_.lane_capacity) {
+    // Never queued, so not seen: it may come again.
+    seen_.Erase(fingerprint);
+    if (closed_) return Admission::kClosed;
     ++counts_.dropped;
     if (lane == Lane::kRoutine) saturated_.store(true, std::memory_order_relaxed);
     return Admission::kDropped;
   }
-  if (!AdmitLocked(t)) return Admission::kDuplicate;
   q.push_back(t);
   ++counts_.queued;
   NotifyTakerLocked();
   return Admission::kQueued;
 }
 
-bool TupleQueue::AdmitLocked(const Tuple& t) {
-  const uint64_t fingerprint = absl::Hash<Tuple>{}(t);
-  if (SeenLocked(fingerprint)) return false;
-  MarkSeenLocked(fingerprint);
-  return true;
-}
-
-bool TupleQueue::SeenLocked(uint64_t fingerprint) {
-  if (!seen_.contains(fingerprint)) return false;
-  ++counts_.duplicates;
-  return true;
-}
-
-void TupleQueue::MarkSeenLocked(uint64_t fingerprint) {
-  // The window forgets everything at once when full: cheaper than an LRU,
-  // and a repeat after millions of tuples costs one more evaluation only.
-  if (seen_.size() >= window_) {
-    window_ = options_.seen_capacity;
-    seen_.clear();
-    // clear() frees a big table: sized again, so that the window never
-    // rehashes on the producers' path (a 4M-tuple rehash takes ~100 ms).
-    seen_.reserve(window_);
-  }
-  seen_.insert(fingerprint);
+bool TupleQueue::Admit(uint64_t fingerprint) {
+  if (seen_.Insert(fingerprint)) return true;
+  duplicates_.fetch_add(1, std::memory_order_relaxed);
+  return false;
 }
 
 bool TupleQueue::PutMany(std::span<const Tuple> tuples, Lane lane,
                          absl::FunctionRef<bool(size_t i)> admit) {
+  // The dedup first, without the lock.
+  absl::InlinedVector<uint64_t, 16> fingerprints;
+  absl::InlinedVector<size_t, 16> fresh;
+  for (size_t i = 0; i < tuples.size(); ++i) {
+    fingerprints.push_back(Fingerprint(tuples[i]));
+    if (Admit(fingerprints.back())) fresh.push_back(i);
+  }
   std::unique_lock<std::mutex> lock(mu_);
   std::deque<Tuple>& q = lanes_[static_cast<int>(lane)];
   not_full_.wait(lock, [&] { return closed_ || q.size() < options_.lane_capacity; });
-  if (closed_) return false;
-  for (size_t i = 0; i < tuples.size(); ++i) {
-    const uint64_t fingerprint = absl::Hash<Tuple>{}(tuples[i]);
-    if (SeenLocked(fingerprint) || !admit(i)) continue;
-    MarkSeenLocked(fingerprint);
+  for (size_t i : fresh) {
+    if (closed_ || !admit(i)) {
+      seen_.Erase(fingerprints[i]);
+      continue;
+    }
     q.push_back(tuples[i]);
     ++counts_.queued;
   }
+  if (closed_) return false;
   NotifyTakerLocked();
   return true;
 }
 
 Admission TupleQueue::Put(const Tuple& t, Lane lane) {
+  const uint64_t fingerprint = Fingerprint(t);
+  if (!Admit(fingerprint)) return Admission::kDuplicate;
   std::unique_lock<std::mutex> lock(mu_);
   std::deque<Tuple>& q = lanes_[static_cast<int>(lane)];
   not_full_.wait(lock, [&] { return closed_ || q.size() < options_.lane_capacity; });
-  if (closed_) return Admission::kClosed;
-  if (!AdmitLocked(t)) return Admission::kDuplicate;
+  if (closed_) {
+    seen_.Erase(fingerprint);
+    return Admission::kClosed;
+  }
   q.push_back(t);
   ++counts_.queued;
   NotifyTakerLocked();
@@ -127,8 +124,7 @@ size_t TupleQueue::SizeLocked() const {
 }
 
 void TupleQueue::MarkSent(std::span<const Tuple> tuples) {
-  std::lock_guard<std::mutex> lock(mu_);
-  for (const Tuple& t : tuples) AdmitLocked(t);
+  for (const Tuple& t : tuples) seen_.Insert(Fingerprint(t));
 }
 
 void TupleQueue::Done(size_t n) {
@@ -149,7 +145,9 @@ size_t TupleQueue::size() const {
 
 QueueCounts TupleQueue::counts() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return counts_;
+  QueueCounts c = counts_;
+  c.duplicates = duplicates_.load(std::memory_order_relaxed);
+  return c;
 }
 
 }  // namespace ptxdiff

@@ -3,8 +3,9 @@
 //
 // It never makes the fuzz loop wait: Offer() admits or drops at once. It is
 // bounded: each lane holds at most `lane_capacity` tuples. It deduplicates:
-// a tuple admitted once on this run (within a window of `seen_capacity`
-// distinct tuples) is not admitted again. Under backpressure it favours what
+// a tuple admitted once on this run is not admitted again, as long as the
+// dedup table (`seen_slots` slots, seen_filter.h) still remembers it; the
+// dedup runs before the lock is taken. Under backpressure it favours what
 // is new: batches are taken from the novel lane first (tuples of a variant
 // or semantic class not sent before), then the systematic lane (at least
 // half a batch when it has tuples, so the planned search always advances),
@@ -22,9 +23,10 @@
 #include <span>
 #include <vector>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/functional/function_ref.h"
+#include "absl/hash/hash.h"
 #include "absl/time/time.h"
+#include "campaign/seen_filter.h"
 #include "isa/tuple.h"
 
 namespace ptxdiff {
@@ -46,17 +48,9 @@ class TupleQueue {
  public:
   struct Options {
     size_t lane_capacity = size_t{1} << 16;
-    size_t seen_capacity = size_t{1} << 22;  // the dedup window, in tuples
-    // The first window is smaller: a table sized for the whole window is
-    // ~70 MB, and the first inserts into it each touch a fresh page (~1 us
-    // each: the breadth pass at the start of a campaign ran ~20% slower).
-    size_t first_seen_capacity = size_t{1} << 18;
+    size_t seen_slots = size_t{1} << 22;  // the dedup table: 32 MB
   };
-  explicit TupleQueue(Options options)
-      : options_(options),
-        window_(std::min(options_.first_seen_capacity, options_.seen_capacity)) {
-    seen_.reserve(window_);
-  }
+  explicit TupleQueue(Options options) : options_(options), seen_(options_.seen_slots) {}
 
   // Before the producers start: the lane capacity once the batch size is known.
   void SetLaneCapacity(size_t n) { options_.lane_capacity = n; }
@@ -109,9 +103,9 @@ class TupleQueue {
  private:
   size_t SizeLocked() const;
   void TakeFrom(Lane lane, size_t n, std::vector<Tuple>& out);
-  bool AdmitLocked(const Tuple& t);  // the dedup window; counts duplicates
-  bool SeenLocked(uint64_t fingerprint);  // counts a duplicate
-  void MarkSeenLocked(uint64_t fingerprint);
+  // Adds the tuple to the dedup table; false (and counted) if it was there.
+  bool Admit(uint64_t fingerprint);
+  static uint64_t Fingerprint(const Tuple& t) { return absl::Hash<Tuple>{}(t); }
   // Wakes a taker once the queue holds what it waits for: a notify per
   // offered tuple would wake a sleeping sender thousands of times a batch.
   void NotifyTakerLocked();
@@ -120,11 +114,9 @@ class TupleQueue {
   mutable std::mutex mu_;
   std::condition_variable not_empty_, not_full_;
   std::deque<Tuple> lanes_[kNumLanes];
-  // Admitted tuples by 64-bit fingerprint: 8 bytes a tuple, reserved up
-  // front so the window never rehashes on the producers' path.
-  absl::flat_hash_set<uint64_t> seen_;
-  size_t window_;  // its capacity now: the first window's, then seen_capacity
-  QueueCounts counts_;
+  SeenFilter seen_;
+  QueueCounts counts_;  // but `duplicates`, counted without the lock:
+  std::atomic<int64_t> duplicates_{0};
   size_t outstanding_ = 0;  // taken, not yet Done
   // Takers in TakeBatch, and the `min` the last one asked for (the senders
   // all ask alike).

@@ -1,5 +1,6 @@
 #include "campaign/tuple_queue.h"
 
+#include <algorithm>
 #include <thread>
 
 #include "gtest/gtest.h"
@@ -20,21 +21,25 @@ TEST(TupleQueueTest, ATupleAdmittedOnceIsNotAdmittedAgain) {
   EXPECT_EQ(q.counts().duplicates, 2);
 }
 
-// The dedup window forgets everything when full; the first window is
-// smaller than the later ones.
-TEST(TupleQueueTest, TheDedupWindowForgetsWhenFullAndGrowsAfterTheFirst) {
-  TupleQueue q(TupleQueue::Options{.seen_capacity = 4, .first_seen_capacity = 2});
-  EXPECT_EQ(q.Offer(T(1), Lane::kRoutine), Admission::kQueued);
-  EXPECT_EQ(q.Offer(T(2), Lane::kRoutine), Admission::kQueued);
-  EXPECT_EQ(q.Offer(T(1), Lane::kRoutine), Admission::kDuplicate);
-  EXPECT_EQ(q.Offer(T(3), Lane::kRoutine), Admission::kQueued);  // the first window is full
-  EXPECT_EQ(q.Offer(T(1), Lane::kRoutine), Admission::kQueued);  // so it was forgotten
-  EXPECT_EQ(q.Offer(T(2), Lane::kRoutine), Admission::kQueued);
-  EXPECT_EQ(q.Offer(T(4), Lane::kRoutine), Admission::kQueued);  // four now fit
-  EXPECT_EQ(q.Offer(T(3), Lane::kRoutine), Admission::kDuplicate);
-  EXPECT_EQ(q.Offer(T(5), Lane::kRoutine), Admission::kQueued);  // full again
-  EXPECT_EQ(q.Offer(T(3), Lane::kRoutine), Admission::kQueued);
-  EXPECT_EQ(q.counts().duplicates, 2);
+// Producers on several threads offering the same tuples: each is queued
+// once, whoever wins (the dedup takes no lock).
+TEST(TupleQueueTest, ConcurrentOffersOfOneTupleQueueItOnce) {
+  TupleQueue q(TupleQueue::Options{.lane_capacity = 1 << 20});
+  constexpr uint64_t kTuples = 20000;
+  std::vector<std::thread> producers;
+  for (int p = 0; p < 4; ++p) {
+    producers.emplace_back([&] {
+      for (uint64_t a = 0; a < kTuples; ++a) q.Offer(T(a), Lane::kRoutine);
+    });
+  }
+  for (std::thread& t : producers) t.join();
+  EXPECT_EQ(q.counts().queued, static_cast<int64_t>(kTuples));
+  EXPECT_EQ(q.counts().duplicates, static_cast<int64_t>(3 * kTuples));
+  std::vector<Tuple> all = q.TakeBatch(2 * kTuples, 1, absl::ZeroDuration());
+  std::sort(all.begin(), all.end(),
+            [](const Tuple& x, const Tuple& y) { return x.operands.v[0] < y.operands.v[0]; });
+  ASSERT_EQ(all.size(), kTuples);
+  for (uint64_t a = 0; a < kTuples; ++a) EXPECT_EQ(all[a].operands.v[0], a) << a;
 }
 
 TEST(TupleQueueTest, AFullLaneDropsWithoutBlockingAndFavoursNovelTuples) {
