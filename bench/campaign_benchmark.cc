@@ -4,11 +4,14 @@
 //
 //   cmake --preset release && cmake --build --preset release
 //   build/release/bench/campaign_benchmark [--seconds=20] [--backend=NAME]...
+//       [--option=KEY=VALUE]...   (HELLO options for the workers, e.g.
+//                                  compiler=ptxas for the ptxas executable)
 //
 // For each backend:
 //   backend alone   batches of BatchSizeFor(backend) systematic tuples
-//                   sent back to back through one worker (what the backend
-//                   can check per second when it is never idle);
+//                   sent back to back through as many workers as the
+//                   campaign runs (what the backend can check per second
+//                   when it is never idle);
 //   campaign        the campaign engine (campaign/campaign.h) for the same
 //                   time, fed by its systematic source and by a thread that
 //                   offers random edge tuples as fast as it can (standing in
@@ -18,6 +21,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <memory>
+#include <mutex>
 #include <cstdio>
 #include <random>
 #include <string>
@@ -44,24 +49,40 @@ std::string TempDir() {
   return mkdtemp(dir) ? dir : "/tmp";
 }
 
-// Tuples judged per second by one worker fed back to back.
+// Tuples judged per second by as many workers as the campaign runs (one per
+// batch in flight), each fed back to back from one systematic source.
 double BackendAlone(const WorkerCommand& command, double seconds) {
-  auto client = WorkerClient::Start(command);
-  if (!client.ok()) return 0;
-  const size_t batch = BatchSizeFor((*client)->identity().name);
+  const int workers = CampaignOptions{}.in_flight;
+  std::vector<std::unique_ptr<WorkerClient>> clients;
+  for (int i = 0; i < workers; ++i) {
+    auto client = WorkerClient::Start(command);
+    if (!client.ok()) return 0;
+    clients.push_back(*std::move(client));
+  }
+  const size_t batch = BatchSizeFor(clients[0]->identity().name);
   std::vector<Variant> supported;
   for (const Variant& v : AllVariants()) {
-    if ((*client)->identity().Supports(v)) supported.push_back(v);
+    if (clients[0]->identity().Supports(v)) supported.push_back(v);
   }
   SystematicSource source(supported);
-  int64_t judged = 0;
+  std::mutex mu;  // guards source
+  std::atomic<int64_t> judged{0};
   const absl::Time start = absl::Now();
-  while (absl::Now() - start < absl::Seconds(seconds)) {
-    std::vector<Tuple> tuples;
-    while (tuples.size() < batch) tuples.push_back(*source.Next());
-    const BatchOutcome out = (*client)->Run(tuples);
-    if (!out.fault) judged += tuples.size();
+  std::vector<std::thread> threads;
+  for (auto& client : clients) {
+    threads.emplace_back([&, c = client.get()] {
+      while (absl::Now() - start < absl::Seconds(seconds)) {
+        std::vector<Tuple> tuples;
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          while (tuples.size() < batch) tuples.push_back(*source.Next());
+        }
+        const BatchOutcome out = c->Run(tuples);
+        if (!out.fault) judged += tuples.size();
+      }
+    });
   }
+  for (std::thread& t : threads) t.join();
   return judged / absl::ToDoubleSeconds(absl::Now() - start);
 }
 
@@ -83,12 +104,14 @@ void FuzzLoopStandIn(Campaign& campaign, const std::atomic<bool>& stop) {
   }
 }
 
-void Measure(const std::string& backend, double seconds) {
+void Measure(const std::string& backend, const KeyValues& hello_options, double seconds) {
   auto command = CommandForBackend(backend, PTXDIFF_WORKER_PATH);
   if (!command.ok()) {
     std::printf("%-8s %s\n", backend.c_str(), std::string(command.status().message()).c_str());
     return;
   }
+  command->hello_options.insert(command->hello_options.end(), hello_options.begin(),
+                                hello_options.end());
   const double alone = BackendAlone(*command, seconds);
   CampaignOptions options;
   options.worker = *command;
@@ -124,6 +147,7 @@ void Measure(const std::string& backend, double seconds) {
 int Main(int argc, char** argv) {
   double seconds = 20;
   std::vector<std::string> backends;
+  KeyValues hello_options;
   for (int i = 1; i < argc; ++i) {
     absl::string_view arg = argv[i];
     if (absl::ConsumePrefix(&arg, "--seconds=") && absl::SimpleAtod(arg, &seconds)) continue;
@@ -131,7 +155,14 @@ int Main(int argc, char** argv) {
       backends.emplace_back(arg);
       continue;
     }
-    std::fprintf(stderr, "usage: campaign_benchmark [--seconds=S] [--backend=NAME]...\n");
+    if (absl::ConsumePrefix(&arg, "--option=") && absl::StrContains(arg, '=')) {
+      const size_t eq = arg.find('=');
+      hello_options.emplace_back(std::string(arg.substr(0, eq)), std::string(arg.substr(eq + 1)));
+      continue;
+    }
+    std::fprintf(stderr,
+                 "usage: campaign_benchmark [--seconds=S] [--backend=NAME]... "
+                 "[--option=KEY=VALUE]...\n");
     return 2;
   }
   if (backends.empty()) {
@@ -141,7 +172,7 @@ int Main(int argc, char** argv) {
   std::printf("%.0f s per measurement, %u cores\n", seconds, std::thread::hardware_concurrency());
   std::printf("%-8s %12s %12s %6s %9s %9s %16s %10s %9s\n", "backend", "alone/s", "campaign/s",
               "ratio", "valued/s", "batch", "reached/supp.", "offered", "mismatch");
-  for (const std::string& b : backends) Measure(b, seconds);
+  for (const std::string& b : backends) Measure(b, hello_options, seconds);
   return 0;
 }
 

@@ -135,9 +135,14 @@ PtxModule BuildPtxModule(std::span<const PtxTuple> tuples,
       ".version %d.%d\n.target %s\n.address_size 64\n",
       options.ptx_version / 10, options.ptx_version % 10, options.target);
   const size_t per_kernel = std::max(1, options.tuples_per_kernel);
-  for (size_t begin = 0; begin < tuples.size(); begin += per_kernel) {
-    const size_t count = std::min(per_kernel, tuples.size() - begin);
+  size_t begin = 0;
+  for (size_t k = 0; begin < tuples.size(); ++k) {
+    const size_t size = k < options.kernel_sizes.size()
+                            ? static_cast<size_t>(std::max(1, options.kernel_sizes[k]))
+                            : per_kernel;
+    const size_t count = std::min(size, tuples.size() - begin);
     AppendKernel(tuples.subspan(begin, count), static_cast<int>(begin), module);
+    begin += count;
   }
   module.kernel_begin.push_back(static_cast<int>(tuples.size()));
   return module;

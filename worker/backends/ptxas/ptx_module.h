@@ -12,7 +12,8 @@
 // CC.CF from its `cf` constant just before the instruction and reads it back
 // just after (worker/backends/carry_support.h); a `.cc` tuple stores the flag
 // word as 4 bytes at 8 past its result. A kernel holds up to
-// `tuples_per_kernel` tuples; a module holds as many kernels as it takes.
+// `tuples_per_kernel` tuples, or the sizes given kernel by kernel; a module
+// holds as many kernels as it takes.
 // The module records which lines belong to which tuple, so that ptxas's
 // "line N" errors name the tuple to drop.
 
@@ -38,6 +39,9 @@ struct ModuleOptions {
   std::string target = "sm_90";  // `.target`, the -arch it is compiled for
   int ptx_version = 90;          // `.version`, as major * 10 + minor
   int tuples_per_kernel = 64;    // at least 1
+  // If not empty: the tuples of each kernel in turn, instead of
+  // tuples_per_kernel each (they sum to the number of tuples).
+  std::vector<int> kernel_sizes;
 };
 
 // Where one tuple's result is stored, and where the tuple is in the text.

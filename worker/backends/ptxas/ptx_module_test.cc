@@ -116,6 +116,19 @@ TEST(PtxModuleTest, SplitsTuplesIntoKernels) {
   EXPECT_THAT(m.text, HasSubstr(".visible .entry k2(.param .u64 out)"));
 }
 
+// Kernels of different sizes in one module (the backend's learned sizes).
+TEST(PtxModuleTest, SplitsTuplesIntoKernelsOfTheGivenSizes) {
+  std::vector<PtxTuple> tuples(6, Tuple("add.s16", {{1, 2}}));
+  const PtxModule m = BuildPtxModule(tuples, {.kernel_sizes = {3, 1, 2}});
+  EXPECT_THAT(m.kernels, ElementsAre("k0", "k1", "k2"));
+  EXPECT_THAT(m.kernel_begin, ElementsAre(0, 3, 4, 6));
+  EXPECT_EQ(m.slots[2].kernel, 0);
+  EXPECT_EQ(m.slots[3].kernel, 1);
+  EXPECT_EQ(m.slots[3].offset, 0);
+  EXPECT_EQ(m.slots[5].kernel, 2);
+  EXPECT_EQ(m.slots[5].offset, 8);
+}
+
 TEST(PtxModuleTest, LinesMapBackToTheirTuples) {
   const std::vector<PtxTuple> tuples = {Tuple("neg.s32", {{5}}),
                                         Tuple("bfi.b32", {{1, 2, 3, 4}}),

@@ -11,8 +11,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
-#include <map>
 #include <optional>
+#include <span>
 #include <thread>
 #include <utility>
 
@@ -30,6 +30,7 @@
 #include "common/files.h"
 #include "common/status_macros.h"
 #include "common/subprocess.h"
+#include "worker/backends/ptxas/nvjitlink.h"
 #include "isa/family_table.h"
 #include "isa/operand_shape.h"
 #include "isa/spelling.h"
@@ -103,8 +104,17 @@ struct Config {
   std::string ptxas;
   int tuples_per_kernel = 64;
   int kernels_per_module = 64;
-  int jobs = 2;
+  // Modules assembled at once: 0 until chosen, then 2 for the executable
+  // (processes), 1 in-process. A campaign runs a worker per batch in flight
+  // (two), and in-process two threads a worker were slower there: 9.0-9.7k
+  // tuples/s checked against 12.0k/s (campaign_benchmark, ptxas, 20 s),
+  // each thread's share of a batch making more, smaller modules.
+  int jobs = 0;
   bool all_variants = false;  // compile NeverFolded variants too
+  // What assembles the modules: "ptxas" (the executable, a process per
+  // module), "nvjitlink" (the same release's assembler in-process,
+  // nvjitlink.h) or "auto" (nvjitlink where it loads and is ptxas's release).
+  std::string compiler = "auto";
 };
 
 absl::StatusOr<Config> ParseConfig(const KeyValues& options) {
@@ -117,12 +127,19 @@ absl::StatusOr<Config> ParseConfig(const KeyValues& options) {
                                     4096, config.tuples_per_kernel));
   PTXDIFF_RETURN_IF_ERROR(IntOption(options, "ptxas", "kernels_per_module", 1,
                                     4096, config.kernels_per_module));
-  PTXDIFF_RETURN_IF_ERROR(
-      IntOption(options, "ptxas", "jobs", 1, 64, config.jobs));
+  PTXDIFF_RETURN_IF_ERROR(IntOption(options, "ptxas", "jobs", 1, 64, config.jobs));
   int all_variants = 0;
   PTXDIFF_RETURN_IF_ERROR(
       IntOption(options, "ptxas", "all_variants", 0, 1, all_variants));
   config.all_variants = all_variants == 1;
+  // $PTXDIFF_PTXAS_COMPILER: the default for workers the CLI starts.
+  if (std::string env = GetEnv("PTXDIFF_PTXAS_COMPILER"); !env.empty()) config.compiler = env;
+  config.compiler = OptionValue(options, "compiler").value_or(config.compiler);
+  if (config.compiler != "auto" && config.compiler != "ptxas" && config.compiler != "nvjitlink") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ptxas: compiler (or $PTXDIFF_PTXAS_COMPILER) must be auto, ptxas or nvjitlink, not '",
+        config.compiler, "'"));
+  }
   return config;
 }
 
@@ -369,12 +386,55 @@ constexpr size_t kKernelCost = 20;
 // 65280 without extended numbering.
 constexpr size_t kMaxKernelsPerModule = 4096;
 
-// Tuples (indices into the batch) compiled `per_kernel` to a kernel, in one
-// ptxas run.
+// Tuples (indices into the batch) compiled in one ptxas run, cut into
+// kernels of kernel_sizes[0], kernel_sizes[1], ... tuples. Kernels of
+// different sizes share a run: on a host where starting ptxas costs 50 ms,
+// a run per kernel size (and per bisection round and size) held the
+// campaign at ~115 tuples per run.
 struct Chunk {
-  int per_kernel = 1;
   std::vector<int> tuples;
+  std::vector<int> kernel_sizes;
+
+  void AddKernel(std::span<const int> kernel) {
+    tuples.insert(tuples.end(), kernel.begin(), kernel.end());
+    kernel_sizes.push_back(static_cast<int>(kernel.size()));
+  }
 };
+
+// The chunk without the tuples at the positions `dropped` says, its kernels
+// shrunk to match (and left out once empty).
+Chunk WithoutPositions(const Chunk& chunk, const std::vector<bool>& dropped) {
+  Chunk kept;
+  size_t p = 0;
+  for (int size : chunk.kernel_sizes) {
+    std::vector<int> kernel;
+    for (int i = 0; i < size; ++i, ++p) {
+      if (!dropped[p]) kernel.push_back(chunk.tuples[p]);
+    }
+    if (!kernel.empty()) kept.AddKernel(kernel);
+  }
+  return kept;
+}
+
+// The chunk's first and second halves: by kernels where it has several,
+// else its one kernel's tuples in two kernels.
+std::pair<Chunk, Chunk> Halves(const Chunk& chunk) {
+  std::pair<Chunk, Chunk> halves;
+  if (chunk.kernel_sizes.size() == 1) {
+    const std::span<const int> all = chunk.tuples;
+    const size_t half = all.size() / 2;
+    halves.first.AddKernel(all.first(half));
+    halves.second.AddKernel(all.subspan(half));
+    return halves;
+  }
+  size_t p = 0;
+  for (size_t k = 0; k < chunk.kernel_sizes.size(); ++k) {
+    Chunk& half = k < chunk.kernel_sizes.size() / 2 ? halves.first : halves.second;
+    half.AddKernel(std::span<const int>(chunk.tuples).subspan(p, chunk.kernel_sizes[k]));
+    p += chunk.kernel_sizes[k];
+  }
+  return halves;
+}
 
 // What compiling chunks left to do and to learn.
 struct ChunkReport {
@@ -478,11 +538,12 @@ class KernelSizes {
 class PtxasBackend : public Backend {
  public:
   PtxasBackend(Config config, SassArch arch, std::string toolchain,
-               int ptx_version)
+               int ptx_version, std::unique_ptr<NvJitLink> in_process)
       : config_(std::move(config)),
         arch_(std::move(arch)),
         toolchain_(std::move(toolchain)),
         ptx_version_(ptx_version),
+        in_process_(std::move(in_process)),
         sizes_(config_.tuples_per_kernel) {
     for (Family f : FoldableFamilies(arch_.sm)) {
       foldable_[static_cast<int>(f)] = true;
@@ -527,8 +588,8 @@ class PtxasBackend : public Backend {
   std::vector<Chunk> MakeChunks(const Batch& batch,
                                 const std::vector<int>& pending) const;
 
-  // The halves of each kernel in `failed`, as chunks of equal-sized
-  // kernels, at least `jobs` of them where there are enough kernels.
+  // The halves of each kernel in `failed`, in chunks of about equal cost,
+  // at least `jobs` of them where there are enough halves.
   std::vector<Chunk> SplitInHalves(
       const std::vector<std::vector<int>>& failed) const;
 
@@ -558,10 +619,18 @@ class PtxasBackend : public Backend {
                         " (or the SASS decoder does not read the kernel)");
   }
 
+  // Assembles a module: in-process where the library was loaded, else by
+  // running the ptxas executable.
+  absl::StatusOr<PtxasOutput> Assemble(absl::string_view ptx) const {
+    if (in_process_ != nullptr) return in_process_->Compile(arch_.name, ptx);
+    return RunPtxas(config_.ptxas, arch_.name, ptx);
+  }
+
   Config config_;
   SassArch arch_;
   std::string toolchain_;
   int ptx_version_;
+  std::unique_ptr<NvJitLink> in_process_;  // null: the ptxas executable
   bool foldable_[kNumFamilies] = {};
   KernelSizes sizes_;
 };
@@ -631,44 +700,51 @@ std::vector<Chunk> PtxasBackend::MakeChunks(
   runs = (runs + jobs - 1) / jobs * jobs;
   const size_t target = (total + runs - 1) / runs;
   std::vector<Chunk> chunks;
-  size_t chunk_cost = 0, chunk_kernels = 0;
+  size_t chunk_cost = 0;
   for (const Kernel& k : kernels) {
-    const int size = sized[k.begin].first;
-    if (chunks.empty() || chunks.back().per_kernel != size ||
-        chunk_cost >= target || chunk_kernels == kMaxKernelsPerModule) {
-      chunks.push_back({size, {}});
-      chunk_cost = chunk_kernels = 0;
+    if (chunks.empty() || chunk_cost >= target ||
+        chunks.back().kernel_sizes.size() == kMaxKernelsPerModule) {
+      chunks.emplace_back();
+      chunk_cost = 0;
     }
-    for (size_t i = k.begin; i < k.end; ++i) {
-      chunks.back().tuples.push_back(sized[i].second);
-    }
-    chunk_cost += kKernelCost + (k.end - k.begin);
-    ++chunk_kernels;
+    std::vector<int> kernel;
+    for (size_t i = k.begin; i < k.end; ++i) kernel.push_back(sized[i].second);
+    chunks.back().AddKernel(kernel);
+    chunk_cost += kKernelCost + kernel.size();
   }
   return chunks;
 }
 
 std::vector<Chunk> PtxasBackend::SplitInHalves(
     const std::vector<std::vector<int>>& failed) const {
-  // Halves of one size go together, kernel after kernel, so that a chunk's
-  // tuples cut evenly into its kernels.
-  std::map<int, std::vector<std::vector<int>>> halves;  // size -> kernels
+  std::vector<std::span<const int>> halves;
+  size_t total = 0;  // cost, in tuples
   for (const std::vector<int>& kernel : failed) {
-    const auto middle = kernel.begin() + (kernel.size() + 1) / 2;
-    halves[middle - kernel.begin()].emplace_back(kernel.begin(), middle);
-    halves[kernel.end() - middle].emplace_back(middle, kernel.end());
-  }
-  std::vector<Chunk> chunks;
-  for (const auto& [size, kernels] : halves) {
-    if (size == 0) continue;
-    const size_t per_chunk = std::min(
-        kMaxKernelsPerModule,
-        (kernels.size() + config_.jobs - 1) / config_.jobs);
-    for (size_t k = 0; k < kernels.size(); ++k) {
-      if (k % per_chunk == 0) chunks.push_back({size, {}});
-      chunks.back().tuples.insert(chunks.back().tuples.end(),
-                                  kernels[k].begin(), kernels[k].end());
+    const std::span<const int> all = kernel;
+    const size_t half = (all.size() + 1) / 2;
+    for (std::span<const int> h : {all.first(half), all.subspan(half)}) {
+      if (h.empty()) continue;
+      halves.push_back(h);
+      total += kKernelCost + h.size();
     }
+  }
+  if (halves.empty()) return {};
+  // Every half of this round in as few runs as the module limit allows, but
+  // at least `jobs` of them where there are enough halves, of equal cost.
+  const size_t runs =
+      std::max((halves.size() + kMaxKernelsPerModule - 1) / kMaxKernelsPerModule,
+               std::min<size_t>(config_.jobs, halves.size()));
+  const size_t target = (total + runs - 1) / runs;
+  std::vector<Chunk> chunks;
+  size_t chunk_cost = 0;
+  for (std::span<const int> h : halves) {
+    if (chunks.empty() || chunk_cost >= target ||
+        chunks.back().kernel_sizes.size() == kMaxKernelsPerModule) {
+      chunks.emplace_back();
+      chunk_cost = 0;
+    }
+    chunks.back().AddKernel(h);
+    chunk_cost += kKernelCost + h.size();
   }
   return chunks;
 }
@@ -706,9 +782,8 @@ absl::Status PtxasBackend::CompileChunk(Batch& batch, Chunk chunk,
     const PtxModule module =
         BuildPtxModule(tuples, {.target = arch_.name,
                                 .ptx_version = ptx_version_,
-                                .tuples_per_kernel = chunk.per_kernel});
-    PTXDIFF_ASSIGN_OR_RETURN(const PtxasOutput out,
-                             RunPtxas(config_.ptxas, arch_.name, module.text));
+                                .kernel_sizes = chunk.kernel_sizes});
+    PTXDIFF_ASSIGN_OR_RETURN(const PtxasOutput out, Assemble(module.text));
     if (out.ok) {
       Decode(batch, chunk, module, out.cubin, report);
       return absl::OkStatus();
@@ -731,23 +806,17 @@ absl::Status PtxasBackend::CompileChunk(Batch& batch, Chunk chunk,
             absl::StrCat("ptxas failed: ", LogSummary(out.log)));
         return absl::OkStatus();
       }
-      const auto half = chunk.tuples.begin() + chunk.tuples.size() / 2;
-      PTXDIFF_RETURN_IF_ERROR(CompileChunk(
-          batch, {chunk.per_kernel, {chunk.tuples.begin(), half}}, report));
-      return CompileChunk(batch, {chunk.per_kernel, {half, chunk.tuples.end()}},
-                          report);
+      auto [first, second] = Halves(chunk);
+      PTXDIFF_RETURN_IF_ERROR(CompileChunk(batch, std::move(first), report));
+      return CompileChunk(batch, std::move(second), report);
     }
-    std::vector<int> kept;
-    for (size_t p = 0; p < chunk.tuples.size(); ++p) {
-      auto it = rejected.find(static_cast<int>(p));
-      if (it == rejected.end()) {
-        kept.push_back(chunk.tuples[p]);
-      } else {
-        batch.outcomes[chunk.tuples[p]] =
-            Outcome::Decline(DeclineCode::kOperandForm, std::move(it->second));
-      }
+    std::vector<bool> dropped(chunk.tuples.size());
+    for (auto& [p, message] : rejected) {
+      dropped[p] = true;
+      batch.outcomes[chunk.tuples[p]] =
+          Outcome::Decline(DeclineCode::kOperandForm, std::move(message));
     }
-    chunk.tuples = std::move(kept);
+    chunk = WithoutPositions(chunk, dropped);
   }
   return absl::OkStatus();
 }
@@ -1022,6 +1091,27 @@ absl::StatusOr<PtxasOutput> RunPtxas(const std::string& ptxas,
   return out;
 }
 
+namespace {
+
+// The in-process assembler the config asks for: null for the ptxas
+// executable. `auto` takes libnvJitLink only from the release of the ptxas
+// found (`toolchain` is its --version line), so that the backend's answers
+// are that ptxas's either way; `nvjitlink` insists.
+absl::StatusOr<std::unique_ptr<NvJitLink>> InProcessAssembler(const Config& config,
+                                                              absl::string_view toolchain) {
+  if (config.compiler == "ptxas") return nullptr;
+  absl::StatusOr<std::unique_ptr<NvJitLink>> loaded = NvJitLink::Load(config.ptxas);
+  if (loaded.ok() && !absl::StrContains(toolchain, absl::StrCat("release ", (*loaded)->version(), ","))) {
+    loaded = absl::FailedPreconditionError(absl::StrCat((*loaded)->path(), " is nvJitLink ",
+                                                        (*loaded)->version(), "; ", config.ptxas,
+                                                        " is ", toolchain));
+  }
+  if (loaded.ok() || config.compiler == "nvjitlink") return loaded;
+  return nullptr;
+}
+
+}  // namespace
+
 std::vector<Family> FoldableFamilies(int sm) {
   std::vector<Family> out;
   for (const FamilyInfo& info : AllFamilies()) {
@@ -1038,8 +1128,16 @@ absl::StatusOr<std::unique_ptr<Backend>> MakePtxasBackend(
   PTXDIFF_ASSIGN_OR_RETURN(std::string toolchain, ToolchainOf(config.ptxas));
   PTXDIFF_ASSIGN_OR_RETURN(const int ptx_version,
                            NewestPtxVersion(config.ptxas));
-  auto backend = std::make_unique<PtxasBackend>(
-      std::move(config), std::move(arch), std::move(toolchain), ptx_version);
+  PTXDIFF_ASSIGN_OR_RETURN(std::unique_ptr<NvJitLink> in_process,
+                           InProcessAssembler(config, toolchain));
+  if (in_process != nullptr) {
+    absl::StrAppend(&toolchain, "; assembled in-process by ", in_process->path(),
+                    " (nvJitLink ", in_process->version(), ")");
+  }
+  if (config.jobs == 0) config.jobs = in_process != nullptr ? 1 : 2;
+  auto backend = std::make_unique<PtxasBackend>(std::move(config), std::move(arch),
+                                                std::move(toolchain), ptx_version,
+                                                std::move(in_process));
   PTXDIFF_RETURN_IF_ERROR(backend->SelfTest());
   return backend;
 }

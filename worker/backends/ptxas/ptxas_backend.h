@@ -25,9 +25,14 @@
 // KnownArchs(); sm_87 included, its fixed kernel prologue is whitelisted),
 // `ptxas` (path), `tuples_per_kernel` (the most per kernel, default 64; the
 // backend learns smaller kernels for variants that often do not fold),
-// `kernels_per_module` (default 64), `jobs` (parallel ptxas processes,
-// default 2), `all_variants` (1: compile the variants ptxas folds for no
-// operands, too, to check that list against another ptxas). Construction runs
+// `kernels_per_module` (default 64), `jobs` (modules assembled at once:
+// default 2 ptxas processes, or 1 when in-process, see `compiler`), `all_variants` (1: compile the variants ptxas folds for no
+// operands, too, to check that list against another ptxas), `compiler`
+// (`auto`, the default: ptxas's assembler in-process through the libnvJitLink
+// of the same release where it loads, nvjitlink.h, else the executable;
+// `ptxas`: always the executable; `nvjitlink`: in-process or fail; the
+// default is $PTXDIFF_PTXAS_COMPILER where set; the toolchain line says
+// which). Construction runs
 // ptxas three times: --version, --list-version (the newest PTX ISA, used for
 // `.version`), and a self-test that compiles known tuples and insists on
 // reading them back.

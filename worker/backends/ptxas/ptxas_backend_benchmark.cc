@@ -1,7 +1,7 @@
 // How many tuples per second the ptxas backend folds, by packing.
 //
 //   ptxas_backend_benchmark [--tuples=N] [--arch=sm_90] [--jobs=2]
-//   [--only=64x64]
+//   [--only=64x64] [--compiler=ptxas|nvjitlink]
 //
 // For each combination of tuples per kernel and kernels per module, with
 // `jobs` ptxas processes (both cores busy by default), runs a warm-up batch
@@ -11,6 +11,10 @@
 // the best of three runs), and the same per CPU-second of the backend and
 // its ptxas processes: on a shared machine, twice that is what two idle
 // cores would give.
+// Each setting is measured with both assemblers (the backend's `compiler`
+// option): the ptxas executable, a process per module, and the same
+// assembler in-process (libnvJitLink, nvjitlink.h), with the ratio of the
+// second to the first; --compiler=NAME measures one.
 // Two workloads: "folding" draws random operands for variants ptxas always
 // folds (the backend's own overhead and ptxas's compile speed), "edge" draws
 // edge operands for every variant the backend supports, as a fuzzer would
@@ -128,6 +132,7 @@ absl::StatusOr<Measurement> Measure(const KeyValues& options,
 int Main(int argc, char** argv) {
   int tuples = 20000;
   std::string arch = "sm_90", jobs = "2", only;
+  std::vector<std::string> compilers = {"ptxas", "nvjitlink"};
   for (int i = 1; i < argc; ++i) {
     absl::string_view arg = argv[i];
     if (absl::ConsumePrefix(&arg, "--tuples=") &&
@@ -135,6 +140,10 @@ int Main(int argc, char** argv) {
       continue;
     if (absl::ConsumePrefix(&arg, "--arch=")) {
       arch = std::string(arg);
+      continue;
+    }
+    if (absl::ConsumePrefix(&arg, "--compiler=")) {
+      compilers = {std::string(arg)};
       continue;
     }
     if (absl::ConsumePrefix(&arg, "--jobs=")) {
@@ -148,7 +157,8 @@ int Main(int argc, char** argv) {
     }
     std::fprintf(
         stderr,
-        "usage: %s [--tuples=N] [--arch=sm_90] [--jobs=2] [--only=64x64]\n",
+        "usage: %s [--tuples=N] [--arch=sm_90] [--jobs=2] [--only=64x64] "
+        "[--compiler=ptxas|nvjitlink]\n",
         argv[0]);
     return 2;
   }
@@ -165,8 +175,8 @@ int Main(int argc, char** argv) {
                                  FoldingWorkload(tuples, rng)};
   const RunRequest edge[2] = {EdgeWorkload(tuples, id, rng),
                               EdgeWorkload(tuples, id, rng)};
-  std::printf("%-8s %8s %8s %9s %8s %10s %10s\n", "workload", "t/kernel",
-              "k/module", "folded", "seconds", "folded/s", "per cpu-s");
+  std::printf("%-8s %8s %8s %-9s %9s %8s %10s %10s %6s\n", "workload", "t/kernel",
+              "k/module", "compiler", "folded", "seconds", "folded/s", "per cpu-s", "ratio");
   struct Setting {
     int per_kernel, per_module;
   };
@@ -181,20 +191,25 @@ int Main(int argc, char** argv) {
       continue;
     for (const auto& [name, requests] :
          {std::pair{"folding", folding}, std::pair{"edge", edge}}) {
-      const KeyValues options = {
-          {"arch", arch},
-          {"jobs", jobs},
-          {"tuples_per_kernel", absl::StrCat(s.per_kernel)},
-          {"kernels_per_module", absl::StrCat(s.per_module)}};
-      auto m = Measure(options, requests[0], requests[1]);
-      if (!m.ok()) {
-        std::fprintf(stderr, "%s\n", std::string(m.status().message()).c_str());
-        return 1;
+      double baseline = 0;  // the first compiler's folded/s
+      for (const std::string& compiler : compilers) {
+        const KeyValues options = {{"arch", arch},
+                                   {"jobs", jobs},
+                                   {"compiler", compiler},
+                                   {"tuples_per_kernel", absl::StrCat(s.per_kernel)},
+                                   {"kernels_per_module", absl::StrCat(s.per_module)}};
+        auto m = Measure(options, requests[0], requests[1]);
+        if (!m.ok()) {
+          std::fprintf(stderr, "%s\n", std::string(m.status().message()).c_str());
+          return 1;
+        }
+        const double rate = m->values / m->seconds;
+        if (baseline == 0) baseline = rate;
+        std::printf("%-8s %8d %8d %-9s %9d %8.2f %10.0f %10.0f %6.2f\n", name, s.per_kernel,
+                    s.per_module, compiler.c_str(), m->values, m->seconds, rate,
+                    m->values / m->cpu_seconds, rate / baseline);
+        std::fflush(stdout);
       }
-      std::printf("%-8s %8d %8d %9d %8.2f %10.0f %10.0f\n", name, s.per_kernel,
-                  s.per_module, m->values, m->seconds, m->values / m->seconds,
-                  m->values / m->cpu_seconds);
-      std::fflush(stdout);
     }
   }
   return 0;

@@ -20,6 +20,7 @@
 #include "absl/strings/strip.h"
 #include "gmock/gmock.h"
 #include "worker/backend.h"
+#include "worker/backends/ptxas/nvjitlink.h"
 #include "worker/backends/ptxas/sass_constants.h"
 #include "common/testing/scoped_env.h"
 #include "gtest/gtest.h"
@@ -169,6 +170,28 @@ class PtxasBackendTest : public ::testing::Test {
 
   std::string ptxas_;
 };
+
+// The toolchain line says which assembler answers.
+TEST_F(PtxasBackendTest, TheCompilerOptionChoosesTheAssembler) {
+  auto executable = Make({{"compiler", "ptxas"}});
+  ASSERT_NE(executable, nullptr);
+  EXPECT_THAT(executable->Identity().toolchain, Not(HasSubstr("in-process")));
+  EXPECT_THAT(MakePtxasBackend({{"compiler", "gcc"}}).status().message(),
+              HasSubstr("must be auto, ptxas or nvjitlink, not 'gcc'"));
+  {
+    ScopedEnv chosen("PTXDIFF_PTXAS_COMPILER", "ptxas");
+    auto from_env = Make({});
+    ASSERT_NE(from_env, nullptr);
+    EXPECT_EQ(from_env->Identity().toolchain, executable->Identity().toolchain);
+  }
+  if (!NvJitLink::Load(ptxas_).ok()) GTEST_SKIP() << "no libnvJitLink next to " << ptxas_;
+  auto in_process = Make({{"compiler", "nvjitlink"}});
+  ASSERT_NE(in_process, nullptr);
+  EXPECT_THAT(in_process->Identity().toolchain, HasSubstr("assembled in-process by"));
+  auto chosen = Make({});
+  ASSERT_NE(chosen, nullptr);
+  EXPECT_EQ(chosen->Identity().toolchain, in_process->Identity().toolchain);
+}
 
 TEST_F(PtxasBackendTest, Identity) {
   auto backend = Make({{"arch", "sm_90"}});
@@ -569,12 +592,14 @@ std::vector<Case> EdgeCases(int per_variant) {
 }
 
 // Packing several tuples per kernel, several kernels per module and running
-// ptxas in parallel changes nothing in the answers.
+// ptxas in parallel changes nothing in the answers; nor does assembling
+// in-process (libnvJitLink) rather than with the ptxas executable.
 TEST_F(PtxasBackendTest, PackingGivesTheSameAnswers) {
   const RunRequest request = Request(EdgeCases(4));
   RunReply reference;
   {
-    auto one = Make({{"tuples_per_kernel", "1"},
+    auto one = Make({{"compiler", "ptxas"},
+                     {"tuples_per_kernel", "1"},
                      {"kernels_per_module", "4096"},
                      {"jobs", "1"}});
     ASSERT_NE(one, nullptr);
@@ -584,12 +609,22 @@ TEST_F(PtxasBackendTest, PackingGivesTheSameAnswers) {
   for (const TupleResult& r : reference.results)
     values += r.kind == ResultKind::kValue;
   EXPECT_GT(values, static_cast<int>(request.tuples.size() / 2));
-  for (const KeyValues& options : std::vector<KeyValues>{
-           {{"tuples_per_kernel", "64"}},
-           {{"tuples_per_kernel", "7"},
-            {"kernels_per_module", "3"},
-            {"jobs", "3"}},
-       }) {
+  std::vector<KeyValues> settings = {
+      {{"compiler", "ptxas"}, {"tuples_per_kernel", "64"}},
+      {{"compiler", "ptxas"},
+       {"tuples_per_kernel", "7"},
+       {"kernels_per_module", "3"},
+       {"jobs", "3"}},
+  };
+  if (NvJitLink::Load(ptxas_).ok()) {
+    settings.push_back({{"compiler", "nvjitlink"}, {"tuples_per_kernel", "64"}});
+    settings.push_back({{"compiler", "nvjitlink"},
+                        {"tuples_per_kernel", "7"},
+                        {"kernels_per_module", "3"},
+                        {"jobs", "3"}});
+  }
+  for (const KeyValues& options : settings) {
+    SCOPED_TRACE(absl::StrJoin(options, " ", absl::PairFormatter("=")));
     auto packed = Make(options);
     ASSERT_NE(packed, nullptr);
     // Twice: the second run packs by the kernel sizes the first taught.
@@ -661,6 +696,7 @@ TEST_F(PtxasBackendTest,
   ScratchDir bin, tmp;
   ScopedEnv tmpdir("TMPDIR", tmp.path());
   auto backend = Make({{"ptxas", WriteFakePtxas(bin.path(), ptxas_)},
+                       {"compiler", "ptxas"},
                        {"tuples_per_kernel", "2"}});
   ASSERT_NE(backend, nullptr);
   const RunReply reply = RunOrDie(*backend, Request({
