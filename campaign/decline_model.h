@@ -34,7 +34,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <memory>
 #include <vector>
 
 #include "absl/functional/function_ref.h"

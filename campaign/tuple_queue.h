@@ -14,7 +14,6 @@
 #ifndef PTXDIFF_CAMPAIGN_TUPLE_QUEUE_H_
 #define PTXDIFF_CAMPAIGN_TUPLE_QUEUE_H_
 
-#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>

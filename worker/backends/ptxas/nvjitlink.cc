@@ -53,6 +53,9 @@ absl::StatusOr<std::unique_ptr<NvJitLink>> NvJitLink::Load(const std::string& pt
         absl::StrCat("cannot resolve ", ptxas, " to find its toolkit: ", ec.message()));
   }
   const std::string path = (real.parent_path().parent_path() / "lib64/libnvJitLink.so").string();
+  // Never closed: its own C++ runtime keeps allocations (the exception
+  // emergency pool) that LeakSanitizer reports as leaks once the library is
+  // unmapped, and loading it again costs ~100 ms.
   void* library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (library == nullptr) {
     return absl::FailedPreconditionError(absl::StrCat("cannot load ", path, ": ", dlerror()));
@@ -74,16 +77,12 @@ absl::StatusOr<std::unique_ptr<NvJitLink>> NvJitLink::Load(const std::string& pt
         absl::StrCat(path, " lacks the nvJitLink C API this worker uses"));
   }
   return std::unique_ptr<NvJitLink>(
-      new NvJitLink(library, path, std::move(api), absl::StrCat(major, ".", minor)));
+      new NvJitLink(path, std::move(api), absl::StrCat(major, ".", minor)));
 }
 
-NvJitLink::NvJitLink(void* library, std::string path, std::unique_ptr<Api> api,
-                     std::string version)
-    : library_(library), path_(std::move(path)), api_(std::move(api)), version_(std::move(version)) {}
+NvJitLink::NvJitLink(std::string path, std::unique_ptr<Api> api, std::string version)
+    : path_(std::move(path)), api_(std::move(api)), version_(std::move(version)) {}
 
-// The library stays loaded: its own C++ runtime keeps allocations (the
-// exception emergency pool) that LeakSanitizer reports as leaks once the
-// library is unmapped, and loading it again costs ~100 ms.
 NvJitLink::~NvJitLink() = default;
 
 absl::StatusOr<PtxasOutput> NvJitLink::Compile(absl::string_view arch,
@@ -100,7 +99,8 @@ absl::StatusOr<PtxasOutput> NvJitLink::Compile(absl::string_view arch,
                Api::kSuccess &&
            api_->complete(handle) == Api::kSuccess;
   size_t size = 0;
-  if (out.ok && api_->cubin_size(handle, &size) == Api::kSuccess) {
+  out.ok = out.ok && api_->cubin_size(handle, &size) == Api::kSuccess;
+  if (out.ok) {
     out.cubin.resize(size);
     out.ok = api_->cubin(handle, out.cubin.data()) == Api::kSuccess;
   }

@@ -41,10 +41,9 @@ class NvJitLink {
 
  private:
   struct Api;
-  NvJitLink(void* library, std::string path, std::unique_ptr<Api> api, std::string version);
+  NvJitLink(std::string path, std::unique_ptr<Api> api, std::string version);
 
-  void* library_;  // never closed (nvjitlink.cc)
-  std::string path_;
+  std::string path_;  // of the library, loaded for good (nvjitlink.cc)
   std::unique_ptr<Api> api_;
   std::string version_;
 };

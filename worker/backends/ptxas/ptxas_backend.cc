@@ -436,6 +436,26 @@ std::pair<Chunk, Chunk> Halves(const Chunk& chunk) {
   return halves;
 }
 
+// `kernels`, in order, in about `runs` chunks of about equal cost
+// (`total_cost` in tuples, each kernel kKernelCost + its size): a chunk
+// closes once it reaches its share or kMaxKernelsPerModule kernels.
+std::vector<Chunk> PackIntoRuns(std::span<const std::span<const int>> kernels,
+                                size_t total_cost, size_t runs) {
+  const size_t target = (total_cost + runs - 1) / runs;
+  std::vector<Chunk> chunks;
+  size_t chunk_cost = 0;
+  for (std::span<const int> kernel : kernels) {
+    if (chunks.empty() || chunk_cost >= target ||
+        chunks.back().kernel_sizes.size() == kMaxKernelsPerModule) {
+      chunks.emplace_back();
+      chunk_cost = 0;
+    }
+    chunks.back().AddKernel(kernel);
+    chunk_cost += kKernelCost + kernel.size();
+  }
+  return chunks;
+}
+
 // What compiling chunks left to do and to learn.
 struct ChunkReport {
   // The tuples of each multi-tuple kernel that did not decode: to compile
@@ -673,21 +693,16 @@ std::vector<Chunk> PtxasBackend::MakeChunks(
   std::stable_sort(
       sized.begin(), sized.end(),
       [](const auto& a, const auto& b) { return a.first > b.first; });
-  struct Kernel {
-    size_t begin, end;  // into `sized`
-  };
-  std::vector<Kernel> kernels;
+  std::vector<std::vector<int>> kernels;
   size_t total = 0;  // cost, in tuples
   for (size_t i = 0; i < sized.size();) {
-    size_t end = i;
-    while (end < sized.size() &&
-           end - i < static_cast<size_t>(sized[i].first) &&
-           sized[end].first == sized[i].first) {
-      ++end;
+    std::vector<int>& kernel = kernels.emplace_back();
+    const int size = sized[i].first;
+    for (; i < sized.size() && static_cast<int>(kernel.size()) < size && sized[i].first == size;
+         ++i) {
+      kernel.push_back(sized[i].second);
     }
-    kernels.push_back({i, end});
-    total += kKernelCost + (end - i);
-    i = end;
+    total += kKernelCost + kernel.size();
   }
   if (kernels.empty()) return {};
   // As many ptxas runs as full modules (kernels_per_module kernels of
@@ -698,21 +713,8 @@ std::vector<Chunk> PtxasBackend::MakeChunks(
       config_.kernels_per_module * (kKernelCost + config_.tuples_per_kernel);
   size_t runs = (total + module - 1) / module;
   runs = (runs + jobs - 1) / jobs * jobs;
-  const size_t target = (total + runs - 1) / runs;
-  std::vector<Chunk> chunks;
-  size_t chunk_cost = 0;
-  for (const Kernel& k : kernels) {
-    if (chunks.empty() || chunk_cost >= target ||
-        chunks.back().kernel_sizes.size() == kMaxKernelsPerModule) {
-      chunks.emplace_back();
-      chunk_cost = 0;
-    }
-    std::vector<int> kernel;
-    for (size_t i = k.begin; i < k.end; ++i) kernel.push_back(sized[i].second);
-    chunks.back().AddKernel(kernel);
-    chunk_cost += kKernelCost + kernel.size();
-  }
-  return chunks;
+  return PackIntoRuns(std::vector<std::span<const int>>(kernels.begin(), kernels.end()), total,
+                      runs);
 }
 
 std::vector<Chunk> PtxasBackend::SplitInHalves(
@@ -734,19 +736,7 @@ std::vector<Chunk> PtxasBackend::SplitInHalves(
   const size_t runs =
       std::max((halves.size() + kMaxKernelsPerModule - 1) / kMaxKernelsPerModule,
                std::min<size_t>(config_.jobs, halves.size()));
-  const size_t target = (total + runs - 1) / runs;
-  std::vector<Chunk> chunks;
-  size_t chunk_cost = 0;
-  for (std::span<const int> h : halves) {
-    if (chunks.empty() || chunk_cost >= target ||
-        chunks.back().kernel_sizes.size() == kMaxKernelsPerModule) {
-      chunks.emplace_back();
-      chunk_cost = 0;
-    }
-    chunks.back().AddKernel(h);
-    chunk_cost += kKernelCost + h.size();
-  }
-  return chunks;
+  return PackIntoRuns(halves, total, runs);
 }
 
 absl::Status PtxasBackend::Bisect(Batch& batch,
