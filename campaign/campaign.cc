@@ -117,7 +117,13 @@ absl::Status Campaign::StartWorkers(WorkerStarts& starting) {
   }
   Calibrate();
   calibrated_.count_down();
-  for (auto& client : senders_) threads_.emplace_back([this, c = client.get()] { SenderLoop(c); });
+  senders_running_ = senders_.size();
+  for (auto& client : senders_) {
+    threads_.emplace_back([this, c = client.get()] {
+      SenderLoop(c);
+      --senders_running_;
+    });
+  }
   threads_.emplace_back([this] { FilerLoop(); });
   return absl::OkStatus();
 }
@@ -130,6 +136,14 @@ void Campaign::Stop() {
   stopping_ = true;
   queue_.Close();
   filing_ready_.notify_all();
+  // A batch in flight may take a slow backend long (a tool isolating a
+  // hang): the deadline holds, so what is not done in the grace is dropped.
+  // Findings already seen are in the journal; unjudged tuples are no loss.
+  const absl::Time give_up = absl::Now() + options_.stop_grace;
+  while (senders_running_.load() > 0 && absl::Now() < give_up) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  for (auto& sender : senders_) sender->Interrupt();
   for (std::thread& t : threads_) t.join();
   threads_.clear();
   std::lock_guard<std::mutex> lock(mu_);
@@ -200,6 +214,18 @@ std::vector<Variant> CalibrationSample(const std::vector<Variant>& variants, siz
 
 }  // namespace
 
+void Campaign::CostUntimedFamilies(const std::vector<int>& families) {
+  std::vector<double> timed;
+  for (int f : families) {
+    if (family_cost_[f] > 0) timed.push_back(family_cost_[f]);
+  }
+  if (timed.empty()) return;
+  std::nth_element(timed.begin(), timed.begin() + timed.size() / 2, timed.end());
+  for (int f : families) {
+    if (family_cost_[f] == 0) family_cost_[f] = timed[timed.size() / 2];
+  }
+}
+
 void Campaign::Calibrate() {
   if (!options_.systematic) return;
   const absl::Time start = absl::Now();
@@ -220,7 +246,9 @@ void Campaign::Calibrate() {
   std::vector<std::thread> timers;
   for (size_t s = 0; s < senders_.size(); ++s) {
     timers.emplace_back([&, s] {
-      for (size_t i = s; i < families.size() && !cheap; i += senders_.size()) {
+      for (size_t i = s; i < families.size() && !cheap &&
+                         absl::Now() - start < options_.calibration_budget;
+           i += senders_.size()) {
         SystematicSource source(CalibrationSample(by_family[families[i]], per_family));
         std::vector<Tuple> tuples;
         while (tuples.size() < per_family) {
@@ -246,6 +274,7 @@ void Campaign::Calibrate() {
   }
   for (std::thread& t : timers) t.join();
   if (cheap) family_cost_.fill(0);  // equal: the systematic source's default
+  CostUntimedFamilies(families);
   double cheapest = 0;
   for (int f : families) {
     if (family_cost_[f] > 0 && (cheapest == 0 || family_cost_[f] < cheapest)) {
@@ -360,7 +389,8 @@ void Campaign::SenderLoop(WorkerClient* client) {
     if (stopping_) return;
     if (batch.empty()) continue;
     const BatchOutcome out = client->Run(batch);
-    Judge(batch, out);
+    // A batch cut short by Stop (Interrupt) is not the backend's fault.
+    if (!(out.fault && client->interrupted())) Judge(batch, out);
     queue_.Done(batch.size());
     std::lock_guard<std::mutex> lock(mu_);
     stats_.worker_restarts = 0;
@@ -398,6 +428,11 @@ void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
       QueueMismatch(batch[i], j);
       if (first_mismatch < 0) first_mismatch = i;
     }
+    if (j.verdict == Verdict::kFault) {
+      QueueMismatch(batch[i], j, r.fault,
+                    r.message < out.messages.size() ? out.messages[r.message] : "");
+      if (first_mismatch < 0) first_mismatch = i;
+    }
     if (j.verdict == Verdict::kOtherReading) errata.push_back(j.erratum);
   }
   std::lock_guard<std::mutex> lock(mu_);
@@ -413,9 +448,20 @@ void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
   }
 }
 
-void Campaign::QueueMismatch(const Tuple& t, const Judgement& j) {
+namespace {
+
+// The class a finding of `t` is filed under for the rest of the process.
+std::string CauseClass(const Tuple& t, const Result& oracle, TupleFault fault) {
+  if (fault == TupleFault::kNone) return TriggerClassOf(t, oracle);
+  return fault == TupleFault::kHang ? "hang" : "crash";
+}
+
+}  // namespace
+
+void Campaign::QueueMismatch(const Tuple& t, const Judgement& j,
+                             TupleFault fault, std::string message) {
   const PendingMismatch pending{t, j.backend_bits, j.backend_carry};
-  const std::string trigger = TriggerClassOf(t, j.oracle);
+  const std::string trigger = CauseClass(t, j.oracle, fault);
   std::lock_guard<std::mutex> lock(mu_);
   // One minimization per (variant, trigger class) per process: the rest are
   // repeats of a cause already being filed, counted in bulk.
@@ -434,7 +480,9 @@ void Campaign::QueueMismatch(const Tuple& t, const Judgement& j) {
   filing_.push_back({.seq = journal_->Add(pending),
                      .tuple = t,
                      .backend_bits = j.backend_bits,
-                     .backend_carry = j.backend_carry});
+                     .backend_carry = j.backend_carry,
+                     .tuple_fault = fault,
+                     .fault_message = std::move(message)});
   filing_ready_.notify_one();
 }
 
@@ -512,6 +560,13 @@ void Campaign::FileJob(const FilingJob& job) {
       f.backend_identity = identity_.Describe();
       f.flaky = absl::IsFailedPrecondition(minimized.status());
       f.detail = std::string(minimized.status().message());
+      if (job.tuple_fault != TupleFault::kNone) {
+        f.kind = job.tuple_fault == TupleFault::kHang ? FindingKind::kHang
+                                                      : FindingKind::kCrash;
+        f.backend_bits.reset();
+        f.batch = {job.tuple};
+        f.detail = absl::StrCat(job.fault_message, "\n(not minimized: ", f.detail, ")");
+      }
     }
     if (f.tuple.variant != job.tuple.variant) {
       f.detail = absl::StrCat(f.detail, f.detail.empty() ? "" : "; ", "found as ",
@@ -527,8 +582,9 @@ void Campaign::FileJob(const FilingJob& job) {
   if (job.seq >= 0) journal_->Done(job.seq);
   if (!job.fault) {
     std::lock_guard<std::mutex> lock(mu_);
-    const std::string trigger = TriggerClassOf(
-        job.tuple, EvaluateWithReading(options_.reading, job.tuple.variant, job.tuple.operands));
+    const std::string trigger = CauseClass(
+        job.tuple, EvaluateWithReading(options_.reading, job.tuple.variant, job.tuple.operands),
+        job.tuple_fault);
     causes_[{job.tuple.variant, trigger}].filed = f;
   }
 }

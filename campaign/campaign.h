@@ -80,6 +80,13 @@ struct CampaignOptions {
   // backend's time would buy nothing, and timing 65 families costs a tenth
   // of a second of start-up, which is most of the time to the first finding.
   double cheap_seconds_per_tuple = 10e-6;
+  // Stop waits this long for the batches in flight, then interrupts the
+  // workers (WorkerClient::Interrupt): --max-time holds on a slow backend.
+  absl::Duration stop_grace = absl::Seconds(3);
+  // Calibration stops timing families after this long (a tool that costs a
+  // second a run must not spend a short campaign timing 65 families); the
+  // families left are costed as the median of those timed.
+  absl::Duration calibration_budget = absl::Seconds(10);
 };
 
 struct CampaignStats {
@@ -169,6 +176,10 @@ class Campaign {
     Tuple tuple;
     uint64_t backend_bits = 0;
     bool backend_carry = false;  // of a `.cc` variant
+    // A tuple the implementation crashed or hung on (ResultKind::kFault),
+    // and what the worker said of it.
+    TupleFault tuple_fault = TupleFault::kNone;
+    std::string fault_message;
     std::vector<Tuple> fault_batch;  // non-empty for a faulty batch
     std::optional<BackendFault> fault;
   };
@@ -181,11 +192,18 @@ class Campaign {
   // Times a batch of each family's systematic tuples on the senders' workers
   // (judging them too) to learn the backend's cost per tuple by family.
   void Calibrate();
+  // Families the calibration budget left untimed cost the median of those
+  // timed (the budget must not make them look free).
+  void CostUntimedFamilies(const std::vector<int>& families);
   void SenderLoop(WorkerClient* client);
   void FilerLoop();
   void SystematicLoop();
   void Judge(const std::vector<Tuple>& batch, const BatchOutcome& out);
-  void QueueMismatch(const Tuple& t, const Judgement& j);
+  // Files `t` once per (variant, class) per process: its trigger class for
+  // a mismatch, "crash" or "hang" for a tuple fault (`fault`, `message`).
+  void QueueMismatch(const Tuple& t, const Judgement& j,
+                     TupleFault fault = TupleFault::kNone,
+                     std::string message = "");
   void FileJob(const FilingJob& job);
   // The worker that minimizes, started on the first finding (filer thread).
   absl::StatusOr<WorkerClient*> MinimizerClient();
@@ -209,6 +227,7 @@ class Campaign {
   std::unique_ptr<WorkerClient> minimizer_client_;  // filer thread only; null until needed
   std::vector<std::thread> threads_;
   std::atomic<bool> stopping_{false};
+  std::atomic<int> senders_running_{0};  // SenderLoops not yet returned
   std::atomic<bool> breadth_done_{false};  // the systematic source's, or none
   std::latch calibrated_{1};  // family_cost_ and routine_keep_one_in_ are set
   bool stopped_ = false;

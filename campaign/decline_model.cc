@@ -33,7 +33,9 @@ DeclineModel::Slot& DeclineModel::SlotFor(int index, uint32_t cls) {
 
 void DeclineModel::Learn(int index, const TupleResult& answer, ClassOf cls) {
   variant_answered_[index].fetch_add(1, std::memory_order_relaxed);
-  const bool declined = answer.kind == ResultKind::kDecline;
+  // A tuple the implementation crashed or hung on is filed, and its class
+  // learned like a declining one: each costs the worker an isolation.
+  const bool declined = answer.kind != ResultKind::kValue;
   if (!declined && variant_declined_[index].load(std::memory_order_relaxed) == 0) return;
   Slot& s = SlotFor(index, cls());
   At(s.answered).fetch_add(1, std::memory_order_relaxed);

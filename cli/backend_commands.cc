@@ -142,6 +142,10 @@ int PrintBackendEval(const Tuple& tuple, Reading reading, WorkerClient& client,
   const TupleResult& r = outcome.results[0];
   if (r.kind == ResultKind::kDecline) {
     out << "backend: " << name << ": declined: " << outcome.messages[r.message] << "\n";
+  } else if (r.kind == ResultKind::kFault) {
+    out << "backend: " << name << ": "
+        << (r.fault == TupleFault::kHang ? "hang" : "crash") << ": "
+        << outcome.messages[r.message] << "\n";
   } else {
     out << "backend: " << ResultText(v, r.bits, HasCarryOut(v) && r.carry) << "  ("
         << name << ")\n";
@@ -153,7 +157,7 @@ int PrintBackendEval(const Tuple& tuple, Reading reading, WorkerClient& client,
         << " reading's value (erratum " << j.erratum->id << "), not a bug";
   }
   out << "\n";
-  return j.verdict == Verdict::kMismatch ? 1 : 0;
+  return j.verdict == Verdict::kMismatch || j.verdict == Verdict::kFault ? 1 : 0;
 }
 
 int RunSweep(const std::vector<std::string>& args, std::ostream& out,
@@ -197,12 +201,12 @@ int RunSweep(const std::vector<std::string>& args, std::ostream& out,
       "sweep: %d variants x %d tuples = %d tuples in %.1f s (%.0f tuples/s)\n"
       "  agreed          %d\n  mismatched      %d\n  declined        %d\n"
       "  unspecified     %d\n  other reading   %d  (the %s reading's value: not bugs)\n"
+      "  faulted         %d  (the implementation crashed or hung on them)\n"
       "  faulty batches  %d  (worker restarts: %d)\n",
       variants->size(), *per_variant, s.counts.tuples, seconds, s.counts.tuples / seconds, s.counts.agreed,
       s.counts.mismatched, s.counts.declined, s.counts.unspecified, s.counts.other_reading,
       ReadingName(*reading == Reading::kSpec ? Reading::kHardware : Reading::kSpec),
-      s.counts.faulty_batches,
-      (*client)->restarts());
+      s.counts.faulted, s.counts.faulty_batches, (*client)->restarts());
   if (!s.mismatches.empty()) {
     out << "mismatches (first " << s.mismatches.size() << "; replay with --backend):\n";
     for (const std::string& m : s.mismatches) out << "  " << m << "\n";
@@ -217,7 +221,10 @@ int RunSweep(const std::vector<std::string>& args, std::ostream& out,
     out << "  (" << declines.size() - kMaxReasons << " more reasons)\n";
   }
   for (const std::string& f : s.faults) out << "fault: " << f << "\n";
-  return s.counts.mismatched > 0 || s.counts.faulty_batches > 0 ? 1 : 0;
+  return s.counts.mismatched > 0 || s.counts.faulty_batches > 0 ||
+                 s.counts.faulted > 0
+             ? 1
+             : 0;
 }
 
 }  // namespace ptxdiff

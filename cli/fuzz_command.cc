@@ -113,7 +113,8 @@ std::string ProgressLine(const Progress& p, double seconds) {
       "findings %d new, %d known  faults %d  restarts %d",
       seconds, s.counts.tuples, seconds > 0 ? s.counts.tuples / seconds : 0.0, s.inputs,
       p.variants_reached, s.supported_variants, s.new_findings,
-      s.known_findings + s.explained_findings, s.counts.faulty_batches,
+      s.known_findings + s.explained_findings,
+      s.counts.faulty_batches + s.counts.faulted,
       s.worker_restarts);
 }
 
@@ -258,7 +259,11 @@ int WaitWithProgress(pid_t pid, const std::string& stats, int64_t every,
 // for a cause filed in several trigger classes "72x slct.s32.s32 on ptxas,
 // one root cause in 2 entries: 48x value-mismatch~ptxas~in-range~..., ...".
 std::string RootCauseLine(const RootCause& c) {
-  if (c.entries.size() == 1) return absl::StrCat(c.count, "x ", c.entries[0]->name);
+  if (c.entries.size() == 1) {
+    const auto how = c.entries[0]->meta.find("how");  // a crash's or hang's
+    return absl::StrCat(c.count, "x ", c.entries[0]->name,
+                        how == c.entries[0]->meta.end() ? "" : ": " + how->second);
+  }
   std::vector<std::string> parts;
   for (const EntryInfo* e : c.entries) parts.push_back(absl::StrCat(e->count(), "x ", e->name));
   return absl::StrCat(c.count, "x ", c.spelling, " on ", c.backend, ", one root cause in ",
@@ -284,7 +289,12 @@ void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
       << p.variants_reached << " of the " << sum.supported_variants
       << " variants the backend supports (" << sum.counts.agreed << " agreed, "
       << sum.counts.mismatched << " mismatched, " << sum.counts.declined << " declined, "
-      << sum.counts.unspecified << " left open by the spec)\n"
+      << sum.counts.unspecified << " left open by the spec"
+      << (sum.counts.faulted > 0
+              ? absl::StrCat(", ", sum.counts.faulted,
+                             " crashed or hung the implementation: filed")
+              : "")
+      << ")\n"
       << "fuzz:   judged against the " << ReadingName(config.reading) << " reading; "
       << sum.counts.other_reading << " disagreements are exactly the "
       << (config.reading == Reading::kSpec ? "hardware" : "spec")

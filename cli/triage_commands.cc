@@ -86,13 +86,16 @@ int RunRepro(const std::vector<std::string>& args, std::ostream& out, std::ostre
   RunDifferential(**client, *tuples, tuples->size(), s, *reading);
   out << absl::StrFormat(
       "repro: %d tuples of %s on %s: %d agree, %d mismatch, %d declined, %d "
-      "unspecified, %d other reading, %d faulty batches\n",
+      "unspecified, %d other reading, %d faulted, %d faulty batches\n",
       s.counts.tuples, Spell((*tuples)[0].variant), (*client)->identity().Describe(),
       s.counts.agreed, s.counts.mismatched, s.counts.declined, s.counts.unspecified,
-      s.counts.other_reading, s.counts.faulty_batches);
+      s.counts.other_reading, s.counts.faulted, s.counts.faulty_batches);
   for (const std::string& m : s.mismatches) out << "mismatch: " << m << "\n";
   for (const std::string& f : s.faults) out << "fault: " << f << "\n";
-  return s.counts.mismatched > 0 || s.counts.faulty_batches > 0 ? 1 : 0;
+  return s.counts.mismatched > 0 || s.counts.faulty_batches > 0 ||
+                 s.counts.faulted > 0
+             ? 1
+             : 0;
 }
 
 int RunMinimize(const std::vector<std::string>& args, std::ostream& out,
@@ -119,7 +122,8 @@ int RunMinimize(const std::vector<std::string>& args, std::ostream& out,
   } else {
     for (size_t i = 0; i < tuples->size(); ++i) {
       const Tuple& t = (*tuples)[i];
-      if (JudgeTuple(t, outcome.results[i], *reading).verdict == Verdict::kMismatch) {
+      const Verdict verdict = JudgeTuple(t, outcome.results[i], *reading).verdict;
+      if (verdict == Verdict::kMismatch || verdict == Verdict::kFault) {
         finding = MinimizeMismatch(**client, t, *reading);
         break;
       }
@@ -164,9 +168,11 @@ int RunTriage(const std::vector<std::string>& args, std::ostream& out, std::ostr
     const std::vector<RootCause> causes = GroupByRootCause(*entries);
     for (const RootCause& c : causes) {
       for (const EntryInfo* e : c.entries) {
-        out << absl::StrFormat("%6d  %-14s %-10s %-16s %s%s\n", e->count(),
+        const auto how = e->meta.find("how");  // a crash's or hang's
+        out << absl::StrFormat("%6d  %-14s %-10s %-16s %s%s%s\n", e->count(),
                                FindingKindName(e->signature.kind), e->signature.backend,
                                e->signature.disagreement_class, e->signature.spelling,
+                               how == e->meta.end() ? "" : absl::StrCat(": ", how->second),
                                e->explained() ? "  (explained)" : "");
       }
       if (c.entries.size() > 1) {

@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "common/files.h"
 #include "common/status_macros.h"
 #include "common/subprocess.h"
 #include "isa/family_table.h"
@@ -103,6 +104,8 @@ WorkerClient::~WorkerClient() {
     CloseFd(to_worker_);
     for (int i = 0; i < 100; ++i) {  // up to 1 s to exit on its own
       if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
+        RemoveTree(ProcessTempDir(kPtxCmdTempPrefix, pid_));
+        running_pid_ = -1;
         pid_ = -1;
         break;
       }
@@ -136,6 +139,7 @@ absl::Status WorkerClient::Launch() {
     return pid.status();
   }
   pid_ = *pid;
+  running_pid_ = pid_;
   fcntl(to_worker_, F_SETFL, O_NONBLOCK);
   fcntl(from_worker_, F_SETFL, O_NONBLOCK);
 
@@ -193,6 +197,9 @@ void WorkerClient::Kill(absl::Duration grace) {
       waitpid(pid_, &status, 0);
       exit_description_ = "killed by the client";
     }
+    // What a ptx-cmd worker killed in the middle of a tool run left.
+    RemoveTree(ProcessTempDir(kPtxCmdTempPrefix, pid_));
+    running_pid_ = -1;
     pid_ = -1;
   }
   CloseFd(to_worker_);
@@ -212,8 +219,18 @@ std::string WorkerClient::StderrTail() const {
   return std::string(absl::StripAsciiWhitespace(tail));
 }
 
+void WorkerClient::Interrupt() {
+  interrupted_ = true;
+  const pid_t pid = running_pid_.load();
+  if (pid > 0) kill(pid, SIGKILL);
+}
+
 absl::StatusOr<RunReply> WorkerClient::RunOnce(absl::string_view payload,
                                                size_t num_tuples) {
+  if (interrupted_) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(kInterrupted, ": the client was told to stop"));
+  }
   if (pid_ < 0) {
     PTXDIFF_RETURN_IF_ERROR(Launch());
     ++restarts_;
@@ -297,6 +314,11 @@ BatchOutcome WorkerClient::Run(std::span<const Tuple> tuples) {
     absl::StatusOr<RunReply> attempt = RunOnce(payload, sent.size());
     if (!attempt.ok()) {
       const BackendFault first = Classify(attempt.status());
+      if (interrupted_) {  // no retry: the caller is stopping
+        outcome.fault = first;
+        outcome.fault->detail = absl::StrCat(kInterrupted, ": ", first.detail);
+        return outcome;
+      }
       attempt = RunOnce(payload, sent.size());  // on a fresh worker
       if (!attempt.ok()) {
         outcome.fault = Classify(attempt.status());

@@ -13,6 +13,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <span>
@@ -88,6 +89,14 @@ class WorkerClient {
   // Workers started after the first (each fault restarts one).
   int restarts() const { return restarts_; }
 
+  // From another thread: ends the batch in flight at once (SIGKILL to the
+  // worker) and every later Run, which return a kCrash fault whose detail
+  // starts with kInterrupted. For a campaign that must stop by its deadline
+  // whatever the backend is doing; the outcome is not a finding.
+  void Interrupt();
+  bool interrupted() const { return interrupted_.load(); }
+  static constexpr char kInterrupted[] = "interrupted";
+
  private:
   explicit WorkerClient(WorkerCommand command) : command_(std::move(command)) {}
 
@@ -107,6 +116,8 @@ class WorkerClient {
   // handshake: Run asks about every variant of every batch.
   std::vector<bool> supported_;
   pid_t pid_ = -1;
+  std::atomic<pid_t> running_pid_{-1};  // pid_, for Interrupt
+  std::atomic<bool> interrupted_{false};
   int to_worker_ = -1;
   int from_worker_ = -1;
   int stderr_file_ = -1;  // the worker's stderr, kept for fault reports

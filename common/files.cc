@@ -1,7 +1,9 @@
 #include "common/files.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <signal.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -12,9 +14,13 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 
 namespace ptxdiff {
 namespace {
@@ -98,27 +104,58 @@ std::string ReadFileTail(const std::string& path, size_t max_bytes) {
   return cut ? absl::StrCat("...", tail) : tail;
 }
 
-absl::StatusOr<std::unique_ptr<TempDir>> TempDir::Create(
-    absl::string_view prefix) {
+std::string TempRoot() {
   const char* tmp = std::getenv("TMPDIR");
-  std::string path = absl::StrCat(tmp != nullptr && *tmp ? tmp : "/tmp", "/",
-                                  prefix, "-XXXXXX");
-  if (mkdtemp(path.data()) == nullptr) {
-    return ErrnoError("cannot create a temporary directory", path);
-  }
-  return std::unique_ptr<TempDir>(new TempDir(std::move(path)));
+  return tmp != nullptr && *tmp ? tmp : "/tmp";
 }
 
-TempDir::~TempDir() {
+void RemoveTree(const std::string& path) {
   // Depth first, never following a symbolic link out of the directory.
   nftw(
-      path_.c_str(),
+      path.c_str(),
       [](const char* path, const struct stat*, int, struct FTW*) {
         remove(path);
         return 0;
       },
       16, FTW_DEPTH | FTW_PHYS);
 }
+
+std::string ProcessTempDir(absl::string_view prefix, int pid) {
+  return absl::StrCat(TempRoot(), "/", prefix, "-", pid);
+}
+
+void RemoveOrphanedProcessTempDirs(absl::string_view prefix) {
+  DIR* dir = opendir(TempRoot().c_str());
+  if (dir == nullptr) return;
+  const std::string start = absl::StrCat(prefix, "-");
+  std::vector<int> orphans;
+  while (const struct dirent* e = readdir(dir)) {
+    absl::string_view name = e->d_name;
+    int pid = 0;
+    if (absl::ConsumePrefix(&name, start) && absl::SimpleAtoi(name, &pid) &&
+        pid > 0 && kill(pid, 0) != 0 && errno == ESRCH) {
+      orphans.push_back(pid);
+    }
+  }
+  closedir(dir);
+  for (int pid : orphans) RemoveTree(ProcessTempDir(prefix, pid));
+}
+
+absl::StatusOr<std::unique_ptr<TempDir>> TempDir::Create(
+    absl::string_view prefix) {
+  return CreateIn(TempRoot(), prefix);
+}
+
+absl::StatusOr<std::unique_ptr<TempDir>> TempDir::CreateIn(
+    const std::string& parent, absl::string_view prefix) {
+  std::string path = absl::StrCat(parent, "/", prefix, "-XXXXXX");
+  if (mkdtemp(path.data()) == nullptr) {
+    return ErrnoError("cannot create a temporary directory", path);
+  }
+  return std::unique_ptr<TempDir>(new TempDir(std::move(path)));
+}
+
+TempDir::~TempDir() { RemoveTree(path_); }
 
 std::string TempDir::File(absl::string_view name) const {
   return absl::StrCat(path_, "/", name);

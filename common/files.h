@@ -36,6 +36,20 @@ absl::Status MakeDirs(const std::string& path);
 // with "..." when cut; "" when it cannot be read.
 std::string ReadFileTail(const std::string& path, size_t max_bytes);
 
+// $TMPDIR, else /tmp.
+std::string TempRoot();
+
+// Removes `path` and everything in it, never following a symbolic link out
+// of it; nothing if it does not exist.
+void RemoveTree(const std::string& path);
+
+// TempRoot()/<prefix>-<pid>: the directory a process keeps its temporary
+// files under, named so that whoever reaps the process (or a later process
+// finding `pid` dead) can remove what a killed process left behind.
+std::string ProcessTempDir(absl::string_view prefix, int pid);
+// Removes every ProcessTempDir(prefix, pid) whose process is gone.
+void RemoveOrphanedProcessTempDirs(absl::string_view prefix);
+
 // A private directory (mode 0700) under $TMPDIR, else /tmp, removed with
 // everything in it when destroyed, whatever happened in between (a tool
 // run inside it may leave files and directories of its own).
@@ -44,6 +58,9 @@ class TempDir {
   // `prefix` names the directory: /tmp/<prefix>-XXXXXX.
   static absl::StatusOr<std::unique_ptr<TempDir>> Create(
       absl::string_view prefix);
+  // The same under `parent` instead of TempRoot(): <parent>/<prefix>-XXXXXX.
+  static absl::StatusOr<std::unique_ptr<TempDir>> CreateIn(
+      const std::string& parent, absl::string_view prefix);
   ~TempDir();
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;

@@ -304,6 +304,13 @@ absl::StatusOr<std::unique_ptr<DifferentialTarget>> DifferentialTarget::Create(
   options.batch_size = config.batch_size;
   options.systematic = config.systematic;
   options.reading = config.reading;
+  if (config.deadline_unix_seconds > 0) {
+    // Calibration gets at most a twentieth of what is left of the run.
+    const absl::Duration left =
+        absl::FromUnixSeconds(config.deadline_unix_seconds) - absl::Now();
+    options.calibration_budget =
+        std::clamp(left / 20, absl::Seconds(1), options.calibration_budget);
+  }
   auto campaign = Campaign::Start(std::move(options));
   if (!campaign.ok()) return campaign.status();
   PTXDIFF_RETURN_IF_ERROR(
@@ -374,6 +381,13 @@ void DifferentialTarget::RunSynchronously(const std::vector<Tuple>& tuples) {
   for (size_t i = 0; i < tuples.size(); ++i) {
     const Judgement j = JudgeTuple(tuples[i], out.results[i], config_.reading);
     stats_.counts.Count(j.verdict);
+    if (j.verdict == Verdict::kFault) {  // the implementation died on it
+      f.kind = out.results[i].fault == TupleFault::kHang ? FindingKind::kHang
+                                                         : FindingKind::kCrash;
+      f.tuple = tuples[i];
+      f.oracle = j.oracle;
+      CrashWithSignature(SignatureOf(f));
+    }
     if (j.verdict != Verdict::kMismatch) continue;
     f.tuple = tuples[i];
     f.oracle = j.oracle;
@@ -458,6 +472,7 @@ const Counter kCounters[] = {
     PTXDIFF_COUNTER("unspecified", s.counts.unspecified),
     PTXDIFF_COUNTER("other_reading", s.counts.other_reading),
     PTXDIFF_COUNTER("faulty_batches", s.counts.faulty_batches),
+    PTXDIFF_COUNTER("faulted", s.counts.faulted),
     PTXDIFF_COUNTER("new_findings", s.new_findings),
     PTXDIFF_COUNTER("known_findings", s.known_findings),
     PTXDIFF_COUNTER("explained_findings", s.explained_findings),

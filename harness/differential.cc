@@ -19,6 +19,16 @@ std::string MismatchLine(const Tuple& t, const Result& oracle, uint64_t backend_
                       backend_name, " ", ResultText(v, backend_bits, backend_carry));
 }
 
+std::string TupleFaultLine(const Tuple& t, const TupleResult& r,
+                           const std::vector<std::string>& messages) {
+  const absl::string_view message =
+      r.message < messages.size() ? absl::string_view(messages[r.message]) : "";
+  return absl::StrCat(
+      r.fault == TupleFault::kHang ? "hang" : "crash", " on ptxdiff eval '",
+      Spell(t.variant), "' ", absl::StrJoin(HexOperands(t.variant, t.operands), " "),
+      ": ", message.substr(0, message.find('\n')));
+}
+
 void DiffSummary::CountDecline(Family family, absl::string_view message) {
   ++declines[absl::StrCat(InfoOf(family).opcode, ": ", message)];
 }
@@ -56,6 +66,11 @@ void RunDifferential(WorkerClient& client, std::span<const Tuple> tuples,
         summary.CountDecline(
             batch[i].variant.family,
             r.message < out.messages.size() ? out.messages[r.message] : "");
+      }
+      if (j.verdict == Verdict::kFault &&
+          summary.faults.size() < DiffSummary::kMaxListed) {
+        summary.faults.push_back(
+            TupleFaultLine(batch[i], out.results[i], out.messages));
       }
       if (j.verdict == Verdict::kMismatch &&
           summary.mismatches.size() < DiffSummary::kMaxListed) {

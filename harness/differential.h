@@ -23,7 +23,9 @@ namespace ptxdiff {
 struct DiffSummary {
   JudgeCounts counts;
   std::vector<std::string> mismatches;  // replay lines, at most kMaxListed
-  std::vector<std::string> faults;      // one line per faulty batch
+  // One line per faulty batch, and per tuple the implementation crashed or
+  // hung on (TupleFaultLine), at most kMaxListed of those.
+  std::vector<std::string> faults;
   // Why the backend declined: tuples per "family: message" (one reason of
   // many variants reads as one line per family).
   absl::flat_hash_map<std::string, int64_t> declines;
@@ -39,6 +41,11 @@ struct DiffSummary {
 void RunDifferential(WorkerClient& client, std::span<const Tuple> tuples,
                      size_t batch_size, DiffSummary& summary,
                      Reading reading = Reading::kSpec);
+
+// "crash on ptxdiff eval 'div.u32' 0x1 0x0: <the message's first line>":
+// a tuple the implementation died on (ResultKind::kFault).
+std::string TupleFaultLine(const Tuple& t, const TupleResult& r,
+                           const std::vector<std::string>& messages);
 
 // "ptxdiff eval 'add.s32' 0x1 0x2  # oracle 0x3, ptxas 0x4"; for a `.cc`
 // variant both results with their carry (ResultText):

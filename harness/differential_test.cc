@@ -19,6 +19,14 @@ TEST(DifferentialTest, Judge) {
   EXPECT_EQ(Judge(add, defined, {.kind = ResultKind::kDecline,
                                  .code = DeclineCode::kNotEvaluable}),
             Verdict::kDeclined);
+  // A crash is a finding even where the spec leaves the value open: a
+  // division by zero may give anything, but not kill the machine.
+  EXPECT_EQ(Judge(add, open, {.kind = ResultKind::kFault, .fault = TupleFault::kCrash}),
+            Verdict::kFault);
+  JudgeCounts counts;
+  counts.Count(Verdict::kFault);
+  EXPECT_EQ(counts.faulted, 1);
+  EXPECT_EQ(counts.judged(), 1);
 }
 
 // A `.cc` variant agrees only where the bits and the carry both do; for a

@@ -11,6 +11,7 @@ absl::string_view VerdictName(Verdict v) {
     case Verdict::kDeclined: return "declined";
     case Verdict::kUnspecified: return "unspecified";
     case Verdict::kOtherReading: return "other-reading";
+    case Verdict::kFault: return "fault";
   }
   return "?";
 }
@@ -24,6 +25,9 @@ bool SameAnswer(const Variant& v, const Result& oracle,
 Verdict Judge(const Variant& v, const Result& oracle,
               const TupleResult& backend) {
   if (backend.kind == ResultKind::kDecline) return Verdict::kDeclined;
+  // Before definedness: a crash on a division by zero is still a crash (the
+  // spec leaves the value open, not the machine's behaviour).
+  if (backend.kind == ResultKind::kFault) return Verdict::kFault;
   if (!oracle.defined()) return Verdict::kUnspecified;
   return SameAnswer(v, oracle, backend) ? Verdict::kAgree : Verdict::kMismatch;
 }
@@ -54,13 +58,14 @@ void JudgeCounts::Count(Verdict v) {
     case Verdict::kDeclined: ++declined; break;
     case Verdict::kUnspecified: ++unspecified; break;
     case Verdict::kOtherReading: ++other_reading; break;
+    case Verdict::kFault: ++faulted; break;
   }
 }
 
 JudgeCounts& JudgeCounts::operator+=(const JudgeCounts& o) {
   tuples += o.tuples, agreed += o.agreed, mismatched += o.mismatched;
   declined += o.declined, unspecified += o.unspecified, other_reading += o.other_reading;
-  faulty_batches += o.faulty_batches;
+  faulty_batches += o.faulty_batches, faulted += o.faulted;
   return *this;
 }
 

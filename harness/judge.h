@@ -34,6 +34,9 @@ enum class Verdict : uint8_t {
   // reading gives: a documented difference between the spec and known
   // hardware (oracle/errata.h), not an implementation bug. Counted, not filed.
   kOtherReading,
+  // The implementation crashed or hung on this tuple alone (ResultKind::
+  // kFault): a finding of kind crash or hang, whatever the oracle says.
+  kFault,
 };
 absl::string_view VerdictName(Verdict v);
 
@@ -68,11 +71,14 @@ struct JudgeCounts {
   int64_t tuples = 0, agreed = 0, mismatched = 0, declined = 0, unspecified = 0;
   int64_t other_reading = 0;  // kOtherReading: spec vs hardware, not a bug
   int64_t faulty_batches = 0;
+  int64_t faulted = 0;  // kFault: tuples the implementation died on
+
 
   void Count(Verdict v);
   // Tuples that got a verdict (all but those of faulty batches).
   int64_t judged() const {
-    return agreed + mismatched + declined + unspecified + other_reading;
+    return agreed + mismatched + declined + unspecified + other_reading +
+           faulted;
   }
   JudgeCounts& operator+=(const JudgeCounts& other);
 };

@@ -23,6 +23,12 @@ inline constexpr absl::string_view kPtxCmdBackend = "ptx-cmd";
 inline constexpr absl::string_view kExecPrefix = "exec:";
 inline constexpr absl::string_view kPtxCmdPrefix = "ptx-cmd:";
 
+// The ptx-cmd worker keeps its tool runs' files under
+// ProcessTempDir(kPtxCmdTempPrefix, its pid) (common/files.h): the client
+// that reaps a worker removes that directory, so that a worker killed in
+// the middle of a tool run leaves nothing behind.
+inline constexpr absl::string_view kPtxCmdTempPrefix = "ptxdiff-ptx-cmd";
+
 struct BuiltinBackend {
   absl::string_view name;
   // Tuples the campaign sends per batch: what one call digests well.

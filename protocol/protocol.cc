@@ -297,6 +297,12 @@ void RunReply::AddDecline(DeclineCode code, absl::string_view message) {
   results.push_back({.kind = ResultKind::kDecline, .code = code, .message = InternMessage(message)});
 }
 
+void RunReply::AddFault(TupleFault fault, absl::string_view message) {
+  results.push_back({.kind = ResultKind::kFault,
+                     .message = InternMessage(message),
+                     .fault = fault});
+}
+
 std::string EncodeRunReply(const RunReply& reply) {
   std::string out;
   PutLe(out, reply.results.size(), 4);
@@ -307,8 +313,12 @@ std::string EncodeRunReply(const RunReply& reply) {
   for (const TupleResult& t : reply.results) {
     const uint16_t flags =
         t.kind == ResultKind::kValue && t.carry ? kResultFlagCarry : 0;
+    // The code byte: a decline's code, or a fault's kind.
+    const uint8_t code = t.kind == ResultKind::kFault
+                             ? static_cast<uint8_t>(t.fault)
+                             : static_cast<uint8_t>(t.code);
     const uint64_t head = uint64_t{static_cast<uint8_t>(t.kind)} |
-                          uint64_t{static_cast<uint8_t>(t.code)} << 8 |
+                          uint64_t{code} << 8 |
                           uint64_t{flags} << 16 | uint64_t{t.message} << 32;
     std::memcpy(&out[at], &head, 8);
     std::memcpy(&out[at + 8], &t.bits, 8);
@@ -344,18 +354,26 @@ absl::StatusOr<RunReply> DecodeRunReply(absl::string_view payload,
     const uint32_t message = LoadLe<uint32_t>(p + 4);
     const uint64_t bits = LoadLe<uint64_t>(p + 8);
     p += 16;
-    if (kind > 1) {
+    if (kind > 2) {
       return absl::InvalidArgumentError(absl::StrCat("unknown result kind ", kind));
     }
     if (kind == 1 && (code < 1 || code > 4)) {
       return absl::InvalidArgumentError(absl::StrCat("unknown decline code ", code));
     }
-    if (kind == 1 && message >= num_messages) {
+    if (kind == 2 && (code < 1 || code > 2)) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown fault code ", code));
+    }
+    if (kind != 0 && message >= num_messages) {
       return absl::InvalidArgumentError(absl::StrCat(
           "message index ", message, " out of range (", num_messages, " messages)"));
     }
-    t = {static_cast<ResultKind>(kind), static_cast<DeclineCode>(code), message,
-         bits, kind == 0 && (flags & kResultFlagCarry) != 0};
+    const bool fault = kind == 2;
+    t = {.kind = static_cast<ResultKind>(kind),
+         .code = fault ? DeclineCode::kNone : static_cast<DeclineCode>(code),
+         .message = message,
+         .bits = bits,
+         .carry = kind == 0 && (flags & kResultFlagCarry) != 0,
+         .fault = fault ? static_cast<TupleFault>(code) : TupleFault::kNone};
   }
   PTXDIFF_RETURN_IF_ERROR(r.ExpectEnd());
   return reply;

@@ -91,7 +91,21 @@ std::string EncodeRunRequest(std::span<const absl::string_view> spellings,
                              std::span<const WireTuple> tuples);
 absl::StatusOr<RunRequest> DecodeRunRequest(absl::string_view payload);
 
-enum class ResultKind : uint8_t { kValue = 0, kDecline = 1 };
+enum class ResultKind : uint8_t {
+  kValue = 0,
+  kDecline = 1,
+  // The implementation under test crashed or hung on this tuple alone (the
+  // worker survived it: a tool run per batch, ptx-cmd). A finding, like a
+  // crashing worker; its message says how it ended.
+  kFault = 2,
+};
+
+// How the implementation failed on a kFault tuple (the code byte).
+enum class TupleFault : uint8_t {
+  kNone = 0,
+  kCrash = 1,  // killed by a signal, or exited without its results
+  kHang = 2,   // did not finish in time
+};
 
 enum class DeclineCode : uint8_t {
   kNone = 0,
@@ -107,13 +121,14 @@ inline constexpr uint16_t kResultFlagCarry = 1;  // bit 0: CC.CF out
 struct TupleResult {
   ResultKind kind = ResultKind::kValue;
   DeclineCode code = DeclineCode::kNone;
-  uint32_t message = 0;  // index into RunReply::messages, for declines
+  uint32_t message = 0;  // index into RunReply::messages: declines, faults
   uint64_t bits = 0;
   // A value's outgoing CC.CF (flags bit 0): the carry, or for sub.cc/subc.cc
   // the borrow. Meaningful only for variants with `.cc` (HasCarryOut); the
   // decoder cannot tell those apart, so the judge ignores it for the others.
   // Always false for a decline.
   bool carry = false;
+  TupleFault fault = TupleFault::kNone;  // for kFault
 
   friend bool operator==(const TupleResult&, const TupleResult&) = default;
 };
@@ -127,6 +142,8 @@ struct RunReply {
   uint32_t InternMessage(absl::string_view message);
   // Appends a decline with InternMessage(message).
   void AddDecline(DeclineCode code, absl::string_view message);
+  // Appends a fault with InternMessage(message).
+  void AddFault(TupleFault fault, absl::string_view message);
   // Appends a value; `carry` is the outgoing CC.CF of a `.cc` variant.
   void AddValue(uint64_t bits, bool carry = false) {
     results.push_back({.bits = bits, .carry = carry});

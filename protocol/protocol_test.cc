@@ -126,6 +126,36 @@ TEST(ProtocolTest, CarryFlagRoundTripsInBytesTwoAndThree) {
   EXPECT_EQ(EncodeRunReply(declined)[EncodeRunReply(declined).size() - 16 + 2], '\x00');
 }
 
+// Kind 2: a tuple the implementation crashed or hung on, with how (the code
+// byte) and a message.
+TEST(ProtocolTest, TupleFaultsRoundTrip) {
+  RunReply r;
+  r.AddValue(3);
+  r.AddFault(TupleFault::kCrash, "killed by signal 11 (SIGSEGV)");
+  r.AddFault(TupleFault::kHang, "timed out after 2s");
+  r.AddFault(TupleFault::kCrash, "killed by signal 11 (SIGSEGV)");
+  const std::string bytes = EncodeRunReply(r);
+  auto d = DecodeRunReply(bytes, 4);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->results, r.results);
+  EXPECT_EQ(d->messages.size(), 2u);
+  EXPECT_EQ(d->results[1].kind, ResultKind::kFault);
+  EXPECT_EQ(d->results[1].fault, TupleFault::kCrash);
+  EXPECT_EQ(d->results[2].fault, TupleFault::kHang);
+  EXPECT_EQ(d->messages[d->results[2].message], "timed out after 2s");
+  EXPECT_EQ(d->results[0].fault, TupleFault::kNone);
+  const size_t first_fault = bytes.size() - 3 * 16;
+  EXPECT_EQ(bytes[first_fault], '\x02');      // kind
+  EXPECT_EQ(bytes[first_fault + 1], '\x01');  // crash
+  std::string bad = bytes;
+  bad[first_fault + 1] = 3;
+  EXPECT_THAT(DecodeRunReply(bad, 4).status().message(),
+              HasSubstr("unknown fault code 3"));
+  bad[first_fault + 1] = 1, bad[first_fault + 4] = 9;  // message 9 of 2
+  EXPECT_THAT(DecodeRunReply(bad, 4).status().message(),
+              HasSubstr("message index 9 out of range"));
+}
+
 TEST(ProtocolTest, MalformedReplies) {
   RunReply r;
   r.AddValue(1);

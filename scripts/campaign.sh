@@ -18,5 +18,5 @@ scripts/setup.sh
 # (the test suite runs the same code under ASan + UBSan).
 cmake --preset campaign >/dev/null
 cmake --build --preset campaign -j "$(nproc)" --target ptxdiff differential_fuzzer \
-  ptxdiff-worker >/dev/null
+  ptxdiff-worker ptx_kernel_interpreter >/dev/null
 exec build/campaign/cli/ptxdiff fuzz --max-time "$seconds" "$@"

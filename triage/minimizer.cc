@@ -106,45 +106,73 @@ absl::StatusOr<Finding> MinimizeMismatch(WorkerClient& client, const Tuple& fail
   BatchOutcome first = run({&failing, 1});
   if (first.fault) return FaultStatus(*first.fault);
   Judgement best_seen = JudgeTuple(failing, first.results[0], reading);
-  if (best_seen.verdict != Verdict::kMismatch) {
+  if (best_seen.verdict != Verdict::kMismatch && best_seen.verdict != Verdict::kFault) {
     return absl::FailedPreconditionError(absl::StrCat(
         "no disagreement: ", client.identity().name, " agrees with the oracle on ",
         Spell(failing.variant), ", declines it, or the oracle leaves it unspecified"));
   }
+  // What every simpler tuple must still show: any value mismatch (not only
+  // the same differing bits: the aim is the plainest tuple that still shows
+  // the cause), or a fault of the same kind.
+  const TupleFault fault = first.results[0].fault;
+  std::string fault_message = best_seen.verdict == Verdict::kFault
+                                  ? first.messages[first.results[0].message]
+                                  : "";
+  auto shows = [&](const Judgement& j, const TupleResult& r) {
+    return j.verdict == best_seen.verdict && r.fault == fault;
+  };
+  // A hang costs a timeout per candidate that hangs: kept as found.
+  const int rounds = fault == TupleFault::kHang ? 0 : kMaxRounds;
   Tuple best = failing;
-  for (int round = 0; round < kMaxRounds; ++round) {
+  for (int round = 0; round < rounds; ++round) {
     const std::vector<Tuple> candidates = Simplifications(best);
     if (candidates.empty()) break;
     const BatchOutcome out = run(candidates);
     if (out.fault) return FaultStatus(*out.fault);
     bool improved = false;
     for (size_t i = 0; i < candidates.size(); ++i) {
-      // Any mismatch will do, not only the same differing bits: the aim is
-      // the plainest tuple that still shows the cause.
       const Judgement j = JudgeTuple(candidates[i], out.results[i], reading);
-      if (j.verdict != Verdict::kMismatch) continue;
+      if (!shows(j, out.results[i])) continue;
       if (!improved || ComplexityOf(candidates[i]) < ComplexityOf(best)) {
         best = candidates[i], best_seen = j, improved = true;
+        if (fault != TupleFault::kNone) {
+          fault_message = out.messages[out.results[i].message];
+        }
       }
     }
     if (!improved) break;
   }
-  // Confirm: the minimized tuple must disagree the same way every time.
-  const std::vector<Tuple> again(kConfirmations, best);
-  const BatchOutcome confirm = run(again);
-  bool repeats = !confirm.fault.has_value();
-  for (size_t i = 0; repeats && i < again.size(); ++i) {
-    const TupleResult& r = confirm.results[i];
-    repeats = r.kind == ResultKind::kValue && r.bits == best_seen.backend_bits &&
-              (!HasCarryOut(best.variant) || r.carry == best_seen.backend_carry);
+  // Confirm: the minimized tuple must disagree the same way every time (a
+  // hang is not run again: it would cost another timeout).
+  bool repeats = true;
+  if (fault != TupleFault::kHang) {
+    const std::vector<Tuple> again(kConfirmations, best);
+    const BatchOutcome confirm = run(again);
+    repeats = !confirm.fault.has_value();
+    for (size_t i = 0; repeats && i < again.size(); ++i) {
+      const TupleResult& r = confirm.results[i];
+      repeats = fault != TupleFault::kNone
+                    ? r.kind == ResultKind::kFault && r.fault == fault
+                    : r.kind == ResultKind::kValue &&
+                          r.bits == best_seen.backend_bits &&
+                          (!HasCarryOut(best.variant) ||
+                           r.carry == best_seen.backend_carry);
+    }
   }
   Finding f;
-  f.kind = FindingKind::kValueMismatch;
+  f.kind = fault == TupleFault::kNone ? FindingKind::kValueMismatch
+           : fault == TupleFault::kHang ? FindingKind::kHang
+                                        : FindingKind::kCrash;
   f.tuple = best;
   f.oracle = best_seen.oracle;
   f.reading = reading;
-  f.backend_bits = best_seen.backend_bits;
-  f.backend_carry = best_seen.backend_carry;
+  if (fault == TupleFault::kNone) {
+    f.backend_bits = best_seen.backend_bits;
+    f.backend_carry = best_seen.backend_carry;
+  } else {
+    f.batch = {best};
+    f.detail = fault_message;
+  }
   f.backend = client.identity().name;
   f.backend_identity = client.identity().Describe();
   f.minimize_backend_calls = calls;

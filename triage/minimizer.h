@@ -40,10 +40,12 @@ struct Complexity {
 };
 Complexity ComplexityOf(const Tuple& t);
 
-// Minimizes a value mismatch of `failing` on `client`. FailedPrecondition
-// if `failing` does not disagree with a defined oracle result on this
-// backend (it may have been flaky); a backend fault while minimizing is
-// returned as a status too.
+// Minimizes a value mismatch of `failing` on `client`, or a tuple the
+// implementation crashes on (ResultKind::kFault: simpler tuples must crash
+// too; a hang is filed as found, since each candidate that hangs costs a
+// timeout). FailedPrecondition if `failing` neither disagrees with a
+// defined oracle result nor faults on this backend (it may have been
+// flaky); a backend fault while minimizing is returned as a status too.
 // `reading` is the oracle reading judged against (judge.h).
 absl::StatusOr<Finding> MinimizeMismatch(WorkerClient& client, const Tuple& failing,
                                          Reading reading = Reading::kSpec);

@@ -130,6 +130,23 @@ void AddFoundAs(const Finding& f, std::map<std::string, std::string>& meta) {
   }
 }
 
+// How a crash or hang ended, in a few words, from its detail's first line:
+// "killed by signal 11 (SIGSEGV)" from "ptx-cmd: command '...' failed on
+// div.u32 (1 tuple): killed by signal 11 (SIGSEGV); its output ends: ...".
+std::string HowItEnded(absl::string_view detail) {
+  absl::string_view line = detail.substr(0, detail.find('\n'));
+  for (absl::string_view marker : {" tuple): ", " tuples): "}) {
+    if (const size_t at = line.find(marker); at != absl::string_view::npos) {
+      line = line.substr(at + marker.size());
+      break;
+    }
+  }
+  for (absl::string_view tail : {"; its output ends:", "; it printed nothing"}) {
+    line = line.substr(0, line.find(tail));
+  }
+  return std::string(line.substr(0, 120));
+}
+
 std::map<std::string, std::string> NewMeta(const Finding& f) {
   const std::string now = Now();
   std::map<std::string, std::string> meta = {
@@ -143,6 +160,9 @@ std::map<std::string, std::string> NewMeta(const Finding& f) {
       {"minimize_seconds", absl::StrCat(f.minimize_seconds)},
   };
   if (f.flaky) meta["flaky"] = "the minimized case did not reproduce";
+  if (f.kind != FindingKind::kValueMismatch && !f.detail.empty()) {
+    meta["how"] = HowItEnded(f.detail);  // for `triage list` and summaries
+  }
   AddFoundAs(f, meta);
   return meta;
 }

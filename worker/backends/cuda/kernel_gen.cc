@@ -58,45 +58,59 @@ absl::string_view LoadType(int width) {
   return width <= 16 ? "u16" : width <= 32 ? "u32" : "u64";
 }
 
-std::string SourceRegister(int i) { return absl::StrCat("%src", i); }
+// The registers of the instruction under test, named within `scope`: "" in
+// a one-variant kernel, "v3_" for the fourth variant of a batch kernel
+// (BatchModule), whose variants each declare their own registers.
+std::string Reg(absl::string_view scope, absl::string_view name) {
+  return absl::StrCat("%", scope, name);
+}
+std::string SourceRegister(absl::string_view scope, int i) {
+  return absl::StrCat("%", scope, "src", i);
+}
 // CC.CF's registers: the setter's discarded sum, and the reader's flag word.
-constexpr char kCarryScratch[] = "%cc_in";
-constexpr char kFlagWord[] = "%cc_out";
+std::string CarryScratch(absl::string_view scope) { return Reg(scope, "cc_in"); }
+std::string FlagWord(absl::string_view scope) { return Reg(scope, "cc_out"); }
 // The 32-bit register a predicate source's bit is loaded into before
 // `setp.ne.u32` makes it the predicate %src<i>.
-std::string PredicateBitsRegister(int i) { return absl::StrCat("%bit", i); }
+std::string PredicateBitsRegister(absl::string_view scope, int i) {
+  return absl::StrCat("%", scope, "bit", i);
+}
 
 // Stores %dst, zero-extended to 64 bits, at `address`: a predicate as 1 or
 // 0, an 8-bit result (in a 16-bit register) as its low 8 bits.
-std::string StoreResult(const Variant& v, absl::string_view address) {
+std::string StoreResult(absl::string_view scope, const Variant& v,
+                        absl::string_view address) {
   const int width = ResultWidth(v);
+  const std::string dst = Reg(scope, "dst");
   if (width == 64) {
-    return absl::StrCat("  st.global.u64 [", address, "], %dst;\n");
+    return absl::StrCat("  st.global.u64 [", address, "], ", dst, ";\n");
   }
   const std::string widen =
-      width == 1 ? "  selp.u64 %result, 1, 0, %dst;\n"
-                 : absl::StrCat("  cvt.u64.", LoadType(width), " %result, %dst;\n");
+      width == 1 ? absl::StrCat("  selp.u64 %result, 1, 0, ", dst, ";\n")
+                 : absl::StrCat("  cvt.u64.", LoadType(width), " %result, ",
+                                dst, ";\n");
   return absl::StrCat(widen, "  st.global.u64 [", address, "], %result;\n");
 }
 
 // Stores the flag word (the CC.CF reader's %cc_out), zero-extended to 64
 // bits, at `address`: the second 8 bytes of a carry variant's result.
-std::string StoreFlagWord(absl::string_view address) {
-  return absl::StrCat("  cvt.u64.u32 %result, ", kFlagWord, ";\n",
+std::string StoreFlagWord(absl::string_view scope, absl::string_view address) {
+  return absl::StrCat("  cvt.u64.u32 %result, ", FlagWord(scope), ";\n",
                       "  st.global.u64 [", address, "], %result;\n");
 }
 
 // The instruction under test between the line setting the incoming CC.CF
 // (from `sources`' carry-in entry) and the one reading the outgoing flag,
 // for the variants that have them.
-std::string InstructionWithCarries(const Variant& v,
+std::string InstructionWithCarries(absl::string_view scope, const Variant& v,
                                    const std::vector<std::string>& sources) {
   std::string out;
   if (const int cf = CarryInSource(v); cf >= 0) {
-    absl::StrAppend(&out, PtxSetCarryIn(v, sources[cf], kCarryScratch));
+    absl::StrAppend(&out, PtxSetCarryIn(v, sources[cf], CarryScratch(scope)));
   }
-  absl::StrAppend(&out, "  ", PtxInstruction(v, "%dst", sources), ";\n");
-  if (HasCarryOut(v)) absl::StrAppend(&out, PtxReadCarryOut(v, kFlagWord));
+  absl::StrAppend(&out, "  ", PtxInstruction(v, Reg(scope, "dst"), sources),
+                  ";\n");
+  if (HasCarryOut(v)) absl::StrAppend(&out, PtxReadCarryOut(v, FlagWord(scope)));
   return out;
 }
 
@@ -173,26 +187,36 @@ int ResultBytes(const Variant& v) {
 }
 
 std::string OperandDeclarations(const Variant& v) {
+  return ScopedDeclarations(v, "");
+}
+
+std::string ScopedDeclarations(const Variant& v, absl::string_view scope) {
   std::string out;
   for (int i = 0; i < NumSources(v); ++i) {
     if (IsCarryInSource(v, i)) {  // the bit the CC.CF setter reads
-      absl::StrAppend(&out, "  .reg .b32 ", SourceRegister(i), ", ",
-                      kCarryScratch, ";\n");
+      absl::StrAppend(&out, "  .reg .b32 ", SourceRegister(scope, i), ", ",
+                      CarryScratch(scope), ";\n");
       continue;
     }
     absl::StrAppend(&out, "  .reg .", RegType(SourceWidth(v, i)), " ",
-                    SourceRegister(i), ";\n");
+                    SourceRegister(scope, i), ";\n");
     if (SourceWidth(v, i) == 1) {
-      absl::StrAppend(&out, "  .reg .b32 ", PredicateBitsRegister(i), ";\n");
+      absl::StrAppend(&out, "  .reg .b32 ", PredicateBitsRegister(scope, i),
+                      ";\n");
     }
   }
-  absl::StrAppend(&out, "  .reg .", RegType(ResultWidth(v)), " %dst;\n");
-  if (HasCarryOut(v)) absl::StrAppend(&out, "  .reg .b32 ", kFlagWord, ";\n");
+  absl::StrAppend(&out, "  .reg .", RegType(ResultWidth(v)), " ",
+                  Reg(scope, "dst"), ";\n");
+  if (HasCarryOut(v)) {
+    absl::StrAppend(&out, "  .reg .b32 ", FlagWord(scope), ";\n");
+  }
   // The registers a SIMD selector's dispatch (2 lanes) or gather (4) uses.
   if (SimdLanes(v.family) == 2) {
-    absl::StrAppend(&out, "  .reg .b16 %selidx, %selpart;\n");
+    absl::StrAppend(&out, "  .reg .b16 ", Reg(scope, "selidx"), ", ",
+                    Reg(scope, "selpart"), ";\n");
   } else if (SimdLanes(v.family) == 4) {
-    absl::StrAppend(&out, "  .reg .b32 %ga, %gb, %gsel;\n");
+    absl::StrAppend(&out, "  .reg .b32 ", Reg(scope, "ga"), ", ",
+                    Reg(scope, "gb"), ", ", Reg(scope, "gsel"), ";\n");
   }
   return out;
 }
@@ -202,22 +226,23 @@ std::string OperandDeclarations(const Variant& v) {
 // 2-lane SIMD selector): a binary tree of branches on the register down to
 // one instruction per value, source i's text for each given by `text`. A
 // thread takes log2(hi - lo) branches.
-void AppendDispatch(const Variant& v, int i, absl::string_view reg, int lo,
-                    int hi, absl::FunctionRef<std::string(int)> text,
+void AppendDispatch(absl::string_view scope, const Variant& v, int i,
+                    absl::string_view reg, int lo, int hi,
+                    absl::FunctionRef<std::string(int)> text,
                     std::vector<std::string>& sources, std::string& out) {
   if (hi - lo == 1) {
     sources[i] = text(lo);
-    absl::StrAppend(&out, "  ", PtxInstruction(v, "%dst", sources), ";\n",
-                    "  bra $immediate_done;\n");
+    absl::StrAppend(&out, "  ", PtxInstruction(v, Reg(scope, "dst"), sources),
+                    ";\n", "  bra $", scope, "immediate_done;\n");
     return;
   }
   const int mid = lo + (hi - lo) / 2;
-  const std::string upper = absl::StrCat("$immediate_", mid, "_", hi);
+  const std::string upper = absl::StrCat("$", scope, "immediate_", mid, "_", hi);
   absl::StrAppend(&out, "  setp.ge.u16 %p, ", reg, ", ", mid, ";\n  @%p bra ",
                   upper, ";\n");
-  AppendDispatch(v, i, reg, lo, mid, text, sources, out);
+  AppendDispatch(scope, v, i, reg, lo, mid, text, sources, out);
   absl::StrAppend(&out, upper, ":\n");
-  AppendDispatch(v, i, reg, mid, hi, text, sources, out);
+  AppendDispatch(scope, v, i, reg, mid, hi, text, sources, out);
 }
 
 // The canonical 2-lane selector (four 2-bit parts, one per nibble) whose
@@ -231,15 +256,17 @@ uint32_t SelectorOfIndex(int index) {
 
 // PTX that packs the 2-lane selector in %src<sel> into %selidx, its index:
 // nibble k's low 2 bits to bits 2k..2k+1.
-std::string PackSelectorIndex(int sel) {
-  const std::string src = SourceRegister(sel);
-  std::string out = absl::StrCat("  and.b16 %selidx, ", src, ", 0x0003;\n");
+std::string PackSelectorIndex(absl::string_view scope, int sel) {
+  const std::string src = SourceRegister(scope, sel);
+  const std::string index = Reg(scope, "selidx"), part = Reg(scope, "selpart");
+  std::string out = absl::StrCat("  and.b16 ", index, ", ", src, ", 0x0003;\n");
   for (int k = 1; k < 4; ++k) {
     absl::StrAppendFormat(&out,
-                          "  shr.u16 %%selpart, %s, %d;\n"
-                          "  and.b16 %%selpart, %%selpart, 0x%04x;\n"
-                          "  or.b16 %%selidx, %%selidx, %%selpart;\n",
-                          src, 2 * k, 3 << (2 * k));
+                          "  shr.u16 %s, %s, %d;\n"
+                          "  and.b16 %s, %s, 0x%04x;\n"
+                          "  or.b16 %s, %s, %s;\n",
+                          part, src, 2 * k, part, part, 3 << (2 * k), index,
+                          index, part);
   }
   return out;
 }
@@ -252,28 +279,37 @@ std::string PackSelectorIndex(int sel) {
 // `.b7654`, which read %ga's and %gb's bytes in lane order. The same lanes
 // are extended and operated on; the 4-lane selectors themselves are spelled
 // in immediate mode and in the ptxas backend's modules.
-std::string GatheredSimd4(const Variant& v, std::vector<std::string> sources) {
-  const std::string sel = SourceRegister(3);
-  std::string out =
-      absl::StrCat("  and.b32 %gsel, ", sel, ", 0x7777;\n",  //
-                   "  prmt.b32 %ga, ", sources[0], ", ", sources[1],
-                   ", %gsel;\n", "  shr.b32 %gsel, ", sel, ", 16;\n",  //
-                   "  and.b32 %gsel, %gsel, 0x7777;\n", "  prmt.b32 %gb, ",
-                   sources[0], ", ", sources[1], ", %gsel;\n");
-  sources[0] = "%ga", sources[1] = "%gb";
+std::string GatheredSimd4(absl::string_view scope, const Variant& v,
+                          std::vector<std::string> sources) {
+  const std::string sel = SourceRegister(scope, 3);
+  const std::string ga = Reg(scope, "ga"), gb = Reg(scope, "gb"),
+                    gsel = Reg(scope, "gsel");
+  std::string out = absl::StrCat(
+      "  and.b32 ", gsel, ", ", sel, ", 0x7777;\n",  //
+      "  prmt.b32 ", ga, ", ", sources[0], ", ", sources[1], ", ", gsel, ";\n",
+      "  shr.b32 ", gsel, ", ", sel, ", 16;\n",  //
+      "  and.b32 ", gsel, ", ", gsel, ", 0x7777;\n",  //
+      "  prmt.b32 ", gb, ", ", sources[0], ", ", sources[1], ", ", gsel, ";\n");
+  sources[0] = ga, sources[1] = gb;
   sources[3] = Immediate(v, 3, DefaultSimdSelector(4));
-  absl::StrAppend(&out, "  ", PtxInstruction(v, "%dst", sources), ";\n");
+  absl::StrAppend(&out, "  ", PtxInstruction(v, Reg(scope, "dst"), sources),
+                  ";\n");
   return out;
 }
 
 std::string RegisterBody(const Variant& v) {
-  // The tuple's result slot: as wide as the variant's results.
-  std::string out = absl::StrCat("  mul.wide.u32 %slot, %i, ", ResultBytes(v),
+  return ScopedRegisterBody(v, "", ResultBytes(v));
+}
+
+std::string ScopedRegisterBody(const Variant& v, absl::string_view scope,
+                               int slot_bytes) {
+  // The tuple's result slot.
+  std::string out = absl::StrCat("  mul.wide.u32 %slot, %i, ", slot_bytes,
                                  ";\n", "  add.u64 %slot, %out, %slot;\n");
   std::vector<std::string> sources;
   int immediate = -1;
   for (int i = 0; i < NumSources(v); ++i) {
-    sources.push_back(SourceRegister(i));
+    sources.push_back(SourceRegister(scope, i));
     if (IsCarryInSource(v, i)) {  // CC.CF in: the operand's low bit
       absl::StrAppend(&out, "  ld.global.u32 ", sources.back(), ", [%tuple+",
                       8 * i, "];\n", "  and.b32 ", sources.back(), ", ",
@@ -281,7 +317,7 @@ std::string RegisterBody(const Variant& v) {
       continue;
     }
     if (SourceWidth(v, i) == 1) {  // a predicate: the operand's low bit
-      const std::string bits = PredicateBitsRegister(i);
+      const std::string bits = PredicateBitsRegister(scope, i);
       absl::StrAppend(&out, "  ld.global.u32 ", bits, ", [%tuple+", 8 * i,
                       "];\n", "  and.b32 ", bits, ", ", bits, ", 1;\n",
                       "  setp.ne.u32 ", sources.back(), ", ", bits, ", 0;\n");
@@ -291,29 +327,36 @@ std::string RegisterBody(const Variant& v) {
                     sources.back(), ", [%tuple+", 8 * i, "];\n");
     if (MustBeImmediate(v, i)) immediate = i;
   }
+  const std::string done = absl::StrCat("$", scope, "immediate_done:\n");
   if (immediate < 0) {
-    absl::StrAppend(&out, InstructionWithCarries(v, sources));
+    absl::StrAppend(&out, InstructionWithCarries(scope, v, sources));
   } else if (SimdLanes(v.family) == 4) {
-    absl::StrAppend(&out, GatheredSimd4(v, sources));
+    absl::StrAppend(&out, GatheredSimd4(scope, v, sources));
   } else if (SimdLanes(v.family) == 2) {
-    absl::StrAppend(&out, PackSelectorIndex(immediate));
+    absl::StrAppend(&out, PackSelectorIndex(scope, immediate));
     AppendDispatch(
-        v, immediate, "%selidx", 0, 256,
+        scope, v, immediate, Reg(scope, "selidx"), 0, 256,
         [&](int index) {
           return Immediate(v, immediate, SelectorOfIndex(index));
         },
         sources, out);
-    absl::StrAppend(&out, "$immediate_done:\n");
+    absl::StrAppend(&out, done);
   } else {
     const int width = SourceWidth(v, immediate);
     AppendDispatch(
-        v, immediate, SourceRegister(immediate), 0, 1 << width,
+        scope, v, immediate, SourceRegister(scope, immediate), 0, 1 << width,
         [&](int value) { return Immediate(v, immediate, value); }, sources,
         out);
-    absl::StrAppend(&out, "$immediate_done:\n");
+    absl::StrAppend(&out, done);
   }
-  absl::StrAppend(&out, StoreResult(v, "%slot"));
-  if (HasCarryOut(v)) absl::StrAppend(&out, StoreFlagWord("%slot+8"));
+  absl::StrAppend(&out, StoreResult(scope, v, "%slot"));
+  if (HasCarryOut(v)) {
+    absl::StrAppend(&out, StoreFlagWord(scope, "%slot+8"));
+  } else if (slot_bytes == kCarryResultBytes) {
+    // A batch kernel's slots are all 16 bytes: every byte is written.
+    absl::StrAppend(&out, "  mov.u64 %result, 0;\n",
+                    "  st.global.u64 [%slot+8], %result;\n");
+  }
   return out;
 }
 
@@ -346,6 +389,76 @@ std::string RegisterModule(const Variant& v, const PtxTarget& target) {
       RegisterKernel(kRegisterEntry, OperandDeclarations(v), RegisterBody(v)));
 }
 
+namespace {
+
+std::string BatchHeader(std::span<const BatchSegment> segments,
+                        const PtxTarget& target) {
+  int ptx = target.min_ptx;
+  uint64_t tuples = 0;
+  for (const BatchSegment& s : segments) {
+    ptx = std::max(ptx, PtxVersionFor(s.variant, target));
+    tuples = std::max<uint64_t>(tuples, uint64_t{s.first} + s.count);
+  }
+  std::string out = absl::StrCat(
+      "// ptxdiff batch: ", segments.size(),
+      segments.size() == 1 ? " variant, " : " variants, ", tuples,
+      tuples == 1 ? " tuple" : " tuples", "; {out} holds ", kBatchResultBytes,
+      " bytes per tuple\n");
+  for (const BatchSegment& s : segments) {
+    absl::StrAppend(&out, "// tuples ", s.first, "..", s.first + s.count - 1,
+                    ": ", Spell(s.variant), "\n");
+  }
+  absl::StrAppend(&out, ".version ", PtxVersionText(ptx), "\n.target sm_",
+                  target.sm, "\n.address_size 64\n\n");
+  return out;
+}
+
+// Segment k's grid-stride loop over its tuples [first, first + count).
+std::string BatchSegmentLoop(const BatchSegment& s, int k) {
+  const std::string scope = absl::StrCat("v", k, "_");
+  const uint64_t end = uint64_t{s.first} + s.count;
+  return absl::StrCat(
+      "  // ", Spell(s.variant), "\n",  //
+      "  add.u32 %i, %first, ", s.first, ";\n",
+      "  setp.ge.u32 %p, %i, ", end, ";\n",  //
+      "  @%p bra $", scope, "done;\n",       //
+      "$", scope, "loop:\n",                  //
+      "  mul.wide.u32 %tuple, %i, ", kTupleBytes, ";\n",
+      "  add.u64 %tuple, %in, %tuple;\n",
+      ScopedRegisterBody(s.variant, scope, kBatchResultBytes),
+      "  add.u32 %i, %i, %stride;\n",      //
+      "  setp.lt.u32 %p, %i, ", end, ";\n",  //
+      "  @%p bra $", scope, "loop;\n",        //
+      "$", scope, "done:\n");
+}
+
+}  // namespace
+
+std::string BatchModule(std::span<const BatchSegment> segments,
+                        const PtxTarget& target) {
+  std::string declarations, loops;
+  for (size_t k = 0; k < segments.size(); ++k) {
+    absl::StrAppend(&declarations,
+                    ScopedDeclarations(segments[k].variant,
+                                       absl::StrCat("v", k, "_")));
+    absl::StrAppend(&loops, BatchSegmentLoop(segments[k], k));
+  }
+  return absl::StrCat(
+      BatchHeader(segments, target), ".visible .entry ", kRegisterEntry, "(\n",
+      "    .param .u64 ptxdiff_in,\n", "    .param .u64 ptxdiff_out,\n",
+      "    .param .u32 ptxdiff_n)\n", "{\n", "  .reg .pred %p;\n",
+      "  .reg .b32 %i, %n, %t, %stride, %first;\n",
+      "  .reg .b64 %in, %out, %tuple, %slot, %result;\n", declarations,
+      "  ld.param.u64 %in, [ptxdiff_in];\n", "  cvta.to.global.u64 %in, %in;\n",
+      "  ld.param.u64 %out, [ptxdiff_out];\n",
+      "  cvta.to.global.u64 %out, %out;\n", "  ld.param.u32 %n, [ptxdiff_n];\n",
+      "  mov.u32 %first, %ctaid.x;\n", "  mov.u32 %t, %ntid.x;\n",
+      "  mov.u32 %stride, %tid.x;\n",
+      "  mad.lo.u32 %first, %first, %t, %stride;\n",
+      "  mov.u32 %stride, %nctaid.x;\n", "  mul.lo.u32 %stride, %stride, %t;\n",
+      loops, "  ret;\n", "}\n");
+}
+
 bool UsesImmediate(const Variant& v, int i, uint64_t bits) {
   if (MustBeImmediate(v, i)) return true;
   if (!MayBeImmediate(v, i)) return false;
@@ -367,21 +480,22 @@ std::string ImmediateBody(const Variant& v, const Operands& tuple, int slot) {
     const std::string value = Immediate(v, i, tuple.v[i]);
     absl::StrAppend(&comment, " ", value);
     if (IsCarryInSource(v, i)) {  // the bit the CC.CF setter reads
-      sources.push_back(SourceRegister(i));
+      sources.push_back(SourceRegister("", i));
       absl::StrAppend(&moves, PtxSetRegister(32, sources.back(), value));
     } else if (UsesImmediate(v, i, tuple.v[i])) {
       sources.push_back(value);
     } else {
-      sources.push_back(SourceRegister(i));
+      sources.push_back(SourceRegister("", i));
       absl::StrAppend(&moves,
                       PtxSetRegister(SourceWidth(v, i), sources.back(), value));
     }
   }
   const int offset = ResultBytes(v) * slot;
   return absl::StrCat(
-      comment, "\n", moves, InstructionWithCarries(v, sources),
-      StoreResult(v, absl::StrCat("%out+", offset)),
-      HasCarryOut(v) ? StoreFlagWord(absl::StrCat("%out+", offset + 8)) : "");
+      comment, "\n", moves, InstructionWithCarries("", v, sources),
+      StoreResult("", v, absl::StrCat("%out+", offset)),
+      HasCarryOut(v) ? StoreFlagWord("", absl::StrCat("%out+", offset + 8))
+                     : "");
 }
 
 std::string ImmediateKernel(absl::string_view entry,

@@ -87,6 +87,21 @@ int ResultBytes(const Variant& v);
 inline constexpr char kRegisterEntry[] = "ptxdiff_register";
 std::string RegisterModule(const Variant& v, const PtxTarget& target);
 
+// Register mode for a whole batch (kernel ABI 2, docs/kernel-abi.md): one
+// module, one entry kRegisterEntry with the same parameters, in which
+// segment k runs its variant on tuples [first, first + count) of the input
+// in a grid-stride loop of its own. Every tuple's result slot is
+// kBatchResultBytes: the result, then the flag word of a `.cc` variant (0
+// for the others). `.version` is the highest any segment needs.
+struct BatchSegment {
+  Variant variant;
+  uint32_t first = 0;
+  uint32_t count = 0;
+};
+inline constexpr int kBatchResultBytes = 16;
+std::string BatchModule(std::span<const BatchSegment> segments,
+                        const PtxTarget& target);
+
 // Immediate mode: entries ImmediateEntryName(0), (1), ... with one parameter,
 //   (.param .u64 out),
 // entry k evaluating tuples [k*group_size, (k+1)*group_size) and storing the
@@ -108,11 +123,19 @@ std::string ModuleHeader(const Variant& v, const PtxTarget& target);
 // and the destination (and CC.CF's registers where `v` reads or writes it).
 // Equal for all variants with the same widths.
 std::string OperandDeclarations(const Variant& v);
+// The same with every register named within `scope` ("v3_": %v3_src0,
+// %v3_dst, ...), so that many variants' registers share one kernel.
+std::string ScopedDeclarations(const Variant& v, absl::string_view scope);
 // The register-mode loop body for `v`: its result slot (ResultBytes(v) per
 // tuple), load, execute, store. A variant that reads CC.CF sets it from its
 // `cf` operand just before the instruction; one that writes it reads it back
 // just after and stores the flag word at slot + 8 (carry_support.h).
 std::string RegisterBody(const Variant& v);
+// The same within `scope` (ScopedDeclarations; labels too), storing each
+// result in a slot of `slot_bytes` (ResultBytes(v), or kBatchResultBytes:
+// then a variant without a flag word stores 0 in the slot's second half).
+std::string ScopedRegisterBody(const Variant& v, absl::string_view scope,
+                               int slot_bytes);
 // A register-mode kernel named `entry` running `bodies` (RegisterBody texts)
 // in its loop, with `declarations` (OperandDeclarations).
 std::string RegisterKernel(absl::string_view entry,

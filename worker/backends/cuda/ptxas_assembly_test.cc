@@ -379,6 +379,39 @@ TEST_F(PtxasAssemblyTest, WholeModules) {
   ExpectAllAssemble(modules);
 }
 
+// Kernel ABI 2's batch modules (what ptx-cmd hands a tool), as ptxas reads
+// them: many variants' segments in one entry, on every arch. Each module
+// mixes plain, carry and video variants (WholeModuleSample's spread, with
+// a few 2-lane SIMD ones: their dispatch makes a long function, slow to
+// assemble, and each body is assembled on its own above).
+TEST_F(PtxasAssemblyTest, BatchModules) {
+  std::vector<CheckModule> modules;
+  for (int arch : kArchs) {
+    const PtxTarget target = *TargetForDevice(arch);
+    std::vector<BatchSegment> segments;
+    int dispatching = 0;
+    auto flush = [&] {
+      if (segments.empty()) return;
+      CheckModule module{.arch = arch,
+                         .what = absl::StrCat("batch module of ", segments.size(),
+                                              " variants from ",
+                                              Spell(segments[0].variant))};
+      module.AddOwned(BatchModule(segments, target), Spell(segments[0].variant));
+      modules.push_back(std::move(module));
+      segments.clear();
+    };
+    for (const Variant& v : WholeModuleSample()) {
+      if (!RunsOn(v, arch)) continue;
+      if (SimdLanes(v.family) == 2 && ++dispatching > 3) continue;
+      segments.push_back({v, static_cast<uint32_t>(segments.size() * 3), 3});
+      if (segments.size() == 100) flush();
+    }
+    flush();
+  }
+  ASSERT_GT(modules.size(), 4u);
+  ExpectAllAssemble(modules);
+}
+
 // The 48 extended-precision variants in every writer of kernels that set
 // and read CC.CF: the cuda backend's register and immediate modules (which
 // ptx-cmd runs too) and the ptxas backend's modules, every edge value of

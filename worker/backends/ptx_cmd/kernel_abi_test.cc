@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
+#include "isa/tuple.h"
 #include "oracle/edge_operands.h"
 #include "oracle/oracle.h"
 #include "worker/backends/cuda/kernel_gen.h"
@@ -88,6 +89,48 @@ TEST(RegisterKernelTest, GeneratedKernelsGiveTheOraclesResults) {
   }
   EXPECT_GT(checked, 1000);
   EXPECT_EQ(checked_carries, 48);
+}
+
+// Kernel ABI 2: one batch module of every non-video variant and every 40th
+// video variant, each with its own segment of tuples, run once: every tuple's
+// 16-byte slot holds its variant's result and flag word (0 without `.cc`).
+TEST(RegisterKernelTest, ABatchModuleGivesEveryVariantsResults) {
+  std::mt19937_64 rng(11);
+  std::vector<BatchSegment> segments;
+  std::vector<Tuple> tuples;
+  int video = 0;
+  for (const Variant& v : AllVariants()) {
+    if (WhyUnsupported(v, 90, 90).has_value()) continue;
+    const bool is_video = InfoOf(v.family).opcode[0] == 'v';
+    if (is_video && video++ % 40 != 0) continue;
+    std::vector<Operands> ops(5 + segments.size() % 13);  // uneven segments
+    FillEdgeTuples(v, rng, ops);
+    segments.push_back({v, static_cast<uint32_t>(tuples.size()),
+                        static_cast<uint32_t>(ops.size())});
+    for (const Operands& o : ops) tuples.push_back({v, o});
+  }
+  std::vector<Operands> operands;
+  for (const Tuple& t : tuples) operands.push_back(t.operands);
+  const std::string module = BatchModule(segments, kSm90);
+  EXPECT_THAT(module, HasSubstr(absl::StrCat("// ptxdiff batch: ", segments.size(),
+                                             " variants, ", tuples.size(),
+                                             " tuples; {out} holds 16 bytes per "
+                                             "tuple\n")));
+  auto kernel = RegisterKernel::Parse(module);
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  auto out = kernel->Run(InputOf(operands), {});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(out->size(), tuples.size() * kBatchResultBytes);
+  for (size_t i = 0; i < tuples.size(); ++i) {
+    const Variant& v = tuples[i].variant;
+    const Result want = Evaluate(v, tuples[i].operands);
+    ASSERT_EQ(ResultAt(*out, 2 * i), want.bits) << Spell(v) << " tuple " << i;
+    const uint64_t set_word = CarryIsBorrow(v) ? 0xffffffffu : 1u;
+    ASSERT_EQ(ResultAt(*out, 2 * i + 1),
+              HasCarryOut(v) && want.carry ? set_word : 0u)
+        << Spell(v) << " tuple " << i << "'s flag word";
+  }
+  EXPECT_GT(segments.size(), 1000u);
 }
 
 // The interpreter's CC.CF is strict: read before it is set, or read by the
@@ -279,6 +322,29 @@ std::string HexDump(const std::string& text) {
     }
   }
   return bytes;
+}
+
+// The ABI 2 example: add.sat.s32 on tuples 0..1, addc.cc.u32 on tuple 2.
+const std::vector<BatchSegment> kExampleBatch = {
+    {.variant = V("add.sat.s32"), .first = 0, .count = 2},
+    {.variant = V("addc.cc.u32"), .first = 2, .count = 1}};
+
+TEST(KernelAbiDocTest, TheExampleBatchModuleIsWhatTheGeneratorWrites) {
+  const std::string example = BlockAfter(AbiDoc(), "example-batch-module");
+  ASSERT_FALSE(example.empty());
+  EXPECT_EQ(example, BatchModule(kExampleBatch, kSm90));
+}
+
+TEST(KernelAbiDocTest, TheExampleBatchBuffersAreWhatTheKernelReadsAndWrites) {
+  const std::string doc = AbiDoc();
+  const std::string in = HexDump(BlockAfter(doc, "example-batch-in"));
+  const std::string out = HexDump(BlockAfter(doc, "example-batch-out"));
+  ASSERT_EQ(in.size(), 3u * kTupleBytes);
+  auto kernel = RegisterKernel::Parse(BatchModule(kExampleBatch, kSm90));
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  auto ran = kernel->Run(in, {});
+  ASSERT_TRUE(ran.ok()) << ran.status();
+  EXPECT_EQ(*ran, out);
 }
 
 TEST(KernelAbiDocTest, TheExampleModuleIsWhatTheGeneratorWrites) {

@@ -1,9 +1,14 @@
 #include "worker/backends/ptx_cmd/ptx_cmd_backend.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <atomic>
 #include <bit>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <span>
@@ -37,12 +42,25 @@ static_assert(std::endian::native == std::endian::little);
 
 constexpr size_t kOutputTailBytes = 1000;
 
+// How big one batch module may grow: a plain variant's segment is ~20 lines,
+// a 2-lane SIMD variant's ~1,300 (its selector dispatch), so a module stays
+// under ~50k lines, which a tool parses in well under a second.
+constexpr int kModuleWeight = 2048;
+int SegmentWeight(const Variant& v) { return SimdLanes(v.family) == 2 ? 64 : 1; }
+
+// A tool run that ends at the timeout is a hang; the timeout adapts to what
+// runs of the tool have cost: this many times the expected time, plus the
+// floor, never more than the `timeout_ms` option.
+constexpr double kTimeoutMargin = 4;
+constexpr absl::Duration kTimeoutFloor = absl::Seconds(1);
+
 struct Config {
   std::string command;
   PtxTarget target;
   absl::Duration timeout = absl::Seconds(10);
   absl::Duration batch_timeout = absl::Seconds(45);
   int jobs = 2;
+  int abi = 2;  // 2: one module per batch; 1: one module per variant
 };
 
 absl::StatusOr<PtxTarget> ParseArch(absl::string_view arch) {
@@ -65,7 +83,23 @@ absl::StatusOr<PtxTarget> ParseArch(absl::string_view arch) {
   return *target;
 }
 
-absl::StatusOr<Config> ParseConfig(const KeyValues& options) {
+// The options from the environment (PTXDIFF_PTX_CMD_ABI=1, ...), then
+// HELLO's, which win: a user sets them for every worker a command starts.
+KeyValues WithEnvironment(const KeyValues& hello) {
+  KeyValues options;
+  for (const char* key : {"abi", "timeout_ms", "batch_timeout_ms", "jobs"}) {
+    const std::string name =
+        absl::StrCat("PTXDIFF_PTX_CMD_", absl::AsciiStrToUpper(key));
+    if (const char* value = std::getenv(name.c_str())) {
+      options.emplace_back(key, value);
+    }
+  }
+  options.insert(options.end(), hello.begin(), hello.end());
+  return options;
+}
+
+absl::StatusOr<Config> ParseConfig(const KeyValues& hello) {
+  const KeyValues options = WithEnvironment(hello);
   Config config;
   config.command = OptionValue(options, "command").value_or("");
   for (absl::string_view placeholder : {"{ptx}", "{in}", "{out}"}) {
@@ -86,76 +120,104 @@ absl::StatusOr<Config> ParseConfig(const KeyValues& options) {
                                     24 * 3600 * 1000, batch_timeout_ms));
   PTXDIFF_RETURN_IF_ERROR(
       IntOption(options, "ptx-cmd", "jobs", 1, 64, config.jobs));
+  PTXDIFF_RETURN_IF_ERROR(IntOption(options, "ptx-cmd", "abi", 1, 2, config.abi));
   config.timeout = absl::Milliseconds(timeout_ms);
   config.batch_timeout = absl::Milliseconds(batch_timeout_ms);
   return config;
 }
 
-// The input buffer: each tuple's a, b, c, d as u64, 32 bytes per tuple.
-std::string InputBuffer(const ResolvedBatch& request,
-                        const std::vector<uint32_t>& positions) {
-  std::string bytes(positions.size() * kTupleBytes, '\0');
-  for (size_t i = 0; i < positions.size(); ++i) {
-    const Operands& operands = request.tuples[positions[i]].operands;
-    static_assert(sizeof(operands.v) == kTupleBytes);
-    std::memcpy(bytes.data() + i * kTupleBytes, operands.v, kTupleBytes);
+// One variant's tuples in a tool run: positions into the request's tuples.
+struct Segment {
+  Variant variant;
+  std::vector<uint32_t> positions;
+};
+
+// The tuples one run of the tool evaluates: a module of one segment per
+// variant (kernel ABI 2), or of exactly one variant (ABI 1).
+struct Part {
+  std::vector<Segment> segments;
+  // Why it is run again on its own, if it is a half of a part whose run
+  // failed: the failure, kept for the decline of tuples left when the
+  // batch's time runs out.
+  std::string isolating;
+
+  size_t tuples() const {
+    size_t n = 0;
+    for (const Segment& s : segments) n += s.positions.size();
+    return n;
+  }
+};
+
+// The input buffer: each tuple's a, b, c, d as u64, 32 bytes per tuple, in
+// segment order.
+std::string InputBuffer(const ResolvedBatch& request, const Part& part) {
+  std::string bytes(part.tuples() * kTupleBytes, '\0');
+  size_t i = 0;
+  for (const Segment& s : part.segments) {
+    for (uint32_t p : s.positions) {
+      const Operands& operands = request.tuples[p].operands;
+      static_assert(sizeof(operands.v) == kTupleBytes);
+      std::memcpy(bytes.data() + i++ * kTupleBytes, operands.v, kTupleBytes);
+    }
   }
   return bytes;
 }
 
-// One variant's tuples of a batch: run through the command once.
-struct Job {
-  Variant variant;
-  std::vector<uint32_t> positions;  // into the request's tuples
-  // Filled by RunJob: a value per position, or why there is none.
-  std::vector<uint64_t> values;
-  std::vector<uint64_t> flag_words;  // a carry variant's (HasCarryOut)
-  std::string failure;
+// How one run of the tool ended.
+struct ToolRun {
+  enum End : uint8_t {
+    kOk,       // exit 0 and a whole {out}
+    kRefused,  // a non-zero exit status: the tool declined the module
+    kCrashed,  // a signal, or exit 0 without a whole {out}
+    kHung,     // the timeout
+    kCut,      // stopped at the batch's deadline, before its own timeout
+  } end = kOk;
+  std::string what;    // "exit status 1", "killed by signal 11 (SIGSEGV)"
+  std::string output;  // the end of what the tool printed
+  std::string out;     // {out}, for kOk
+  absl::Duration took;
   absl::Status error;  // the worker's own failure (no temporary directory)
 };
 
-// `bytes` (the command's {out}) as `job`'s values and flag words.
-void ReadOutput(absl::string_view bytes, Job& job) {
-  const size_t per_tuple = ResultBytes(job.variant);
-  job.values.resize(job.positions.size());
-  if (HasCarryOut(job.variant)) job.flag_words.resize(job.positions.size());
-  for (size_t i = 0; i < job.positions.size(); ++i) {
-    std::memcpy(&job.values[i], bytes.data() + i * per_tuple, kResultBytes);
-    if (per_tuple == kCarryResultBytes) {
-      std::memcpy(&job.flag_words[i],
-                  bytes.data() + i * per_tuple + kResultBytes, kResultBytes);
-    }
-  }
+// A shell reports a command that a signal killed as exit status 128 + N.
+bool ShellReportsSignal(int exit_status) {
+  return exit_status > 128 && exit_status <= 128 + 64;
 }
 
-// `job`'s values into `results`, with the carry its flag words say for a
-// carry variant; a flag word no correct CC.CF reader leaves is declined.
-void AddResults(const Job& job, std::span<TupleResult> results,
-                Declines& declines) {
-  const Variant& v = job.variant;
-  for (size_t i = 0; i < job.positions.size(); ++i) {
-    TupleResult& result = results[job.positions[i]];
-    result = {.bits = job.values[i]};
-    if (!HasCarryOut(v)) continue;
-    if (const std::optional<bool> carry =
-            CarryOfFlagWord(v, job.flag_words[i])) {
-      result.carry = *carry;
-    } else {
-      declines.Add(std::span(job.positions).subspan(i, 1),
-                   DeclineCode::kNotEvaluable,
-                   UnreadableFlagWordMessage(v, job.flag_words[i]));
+// The expected cost of a tool run, learned from the runs that succeeded: a
+// fixed start-up and a cost per tuple, for the timeout of the next run.
+class CostModel {
+ public:
+  void Learn(size_t tuples, absl::Duration took) {
+    const double seconds = absl::ToDoubleSeconds(took);
+    startup_ = runs_ == 0 ? seconds : std::min(startup_, seconds);
+    if (tuples > 0) {
+      per_tuple_ = std::max(per_tuple_, (seconds - startup_) / tuples);
     }
+    ++runs_;
   }
-}
+  absl::Duration Timeout(size_t tuples, absl::Duration ceiling) const {
+    if (runs_ == 0) return ceiling;
+    const double expected = startup_ + per_tuple_ * tuples;
+    return std::min(ceiling,
+                    absl::Seconds(kTimeoutMargin * expected) + kTimeoutFloor);
+  }
+
+ private:
+  int runs_ = 0;
+  double startup_ = 0, per_tuple_ = 0;
+};
 
 class PtxCmdBackend : public Backend {
  public:
-  explicit PtxCmdBackend(Config config) : config_(std::move(config)) {}
+  PtxCmdBackend(Config config, std::string files_root)
+      : config_(std::move(config)), files_root_(std::move(files_root)) {}
+  ~PtxCmdBackend() override { RemoveTree(files_root_); }
 
  protected:
   WorkerIdentity Describe() const override {
     return {.name = std::string(kPtxCmdBackend),
-            .version = "1",
+            .version = "2",
             .toolchain = config_.command,
             .device = absl::StrCat("PTX for sm_", config_.target.sm),
             // The kernels read CC.CF back after every `.cc` instruction.
@@ -173,133 +235,306 @@ class PtxCmdBackend : public Backend {
                             RunReply& reply) override;
 
  private:
-  // One job per variant, in order of first appearance.
-  std::vector<Job> MakeJobs(const ResolvedBatch& request) const;
-  void RunJobs(const ResolvedBatch& request, std::vector<Job>& jobs) const;
-  void RunJob(const ResolvedBatch& request, absl::Time deadline, Job& job) const;
-  // The command's failure on `job`, for its decline message.
-  std::string Failure(const Job& job, absl::string_view what,
-                      const std::string& output_path) const;
+  // The batch's variants as parts, each one run of the tool; the tuples of
+  // variants the tool refused before are declined instead.
+  std::vector<Part> MakeParts(const ResolvedBatch& request,
+                              Declines& declines) const;
+  // Runs every part at once (up to `jobs` at a time).
+  std::vector<ToolRun> RunParts(const ResolvedBatch& request,
+                                const std::vector<Part>& parts,
+                                absl::Time deadline) const;
+  ToolRun RunTool(const ResolvedBatch& request, const Part& part,
+                  absl::Time deadline) const;
+  // Reads a run's results into the reply, or, for a run that failed, the
+  // halves to run again (`next`), a refusal, or a fault.
+  void Settle(const Part& part, const ToolRun& run, RunReply& reply,
+              Declines& declines, std::vector<Part>& next);
+  void AddResults(const Part& part, absl::string_view out,
+                  std::span<TupleResult> results, Declines& declines) const;
+  // "command 'T' on add.sat.s32 (16 tuples): exit status 1; its output ends: ..."
+  std::string Failure(const Part& part, const ToolRun& run) const;
 
   Config config_;
+  std::string files_root_;  // ProcessTempDir(kPtxCmdTempPrefix, getpid())
+  CostModel cost_;
+  // Variants the tool refused (a non-zero exit on a module of that variant
+  // alone), with why: declined without another run.
+  absl::flat_hash_map<Variant, std::string> refused_;
 };
 
 absl::Status PtxCmdBackend::RunSupported(const ResolvedBatch& request,
                                          RunReply& reply) {
   reply.messages.clear();
   reply.results.assign(request.tuples.size(), TupleResult{});
-  std::vector<Job> jobs = MakeJobs(request);
-  RunJobs(request, jobs);
   Declines declines(reply);
-  for (const Job& job : jobs) {
-    PTXDIFF_RETURN_IF_ERROR(job.error);
-    if (!job.failure.empty()) {
-      declines.Add(job.positions, DeclineCode::kOther, job.failure);
-      continue;
+  const absl::Time deadline = absl::Now() + config_.batch_timeout;
+  std::vector<Part> parts = MakeParts(request, declines);
+  while (!parts.empty()) {
+    if (absl::Now() >= deadline) {
+      for (const Part& part : parts) {
+        for (const Segment& s : part.segments) {
+          declines.Add(
+              s.positions, DeclineCode::kOther,
+              absl::StrCat("ptx-cmd: not run: the batch's time budget "
+                           "(batch_timeout_ms=",
+                           absl::ToInt64Milliseconds(config_.batch_timeout),
+                           ") was spent",
+                           part.isolating.empty()
+                               ? ""
+                               : absl::StrCat(" isolating a failure of the "
+                                              "tool: ",
+                                              part.isolating)));
+        }
+      }
+      break;
     }
-    AddResults(job, reply.results, declines);
+    const std::vector<ToolRun> runs = RunParts(request, parts, deadline);
+    std::vector<Part> next;
+    for (size_t i = 0; i < parts.size(); ++i) {
+      PTXDIFF_RETURN_IF_ERROR(runs[i].error);
+      Settle(parts[i], runs[i], reply, declines, next);
+    }
+    parts = std::move(next);
   }
   return absl::OkStatus();
 }
 
-// One job per variant, in order of first appearance.
-std::vector<Job> PtxCmdBackend::MakeJobs(const ResolvedBatch& request) const {
-  std::vector<Job> jobs;
+std::vector<Part> PtxCmdBackend::MakeParts(const ResolvedBatch& request,
+                                           Declines& declines) const {
+  std::vector<Part> parts;
+  int weight = kModuleWeight;  // of the last part
   for (VariantGroup& group : GroupByVariant(request)) {
-    jobs.push_back({.variant = request.variants[group.variant_index],
-                    .positions = std::move(group.positions)});
+    const Variant& v = request.variants[group.variant_index];
+    if (auto it = refused_.find(v); it != refused_.end()) {
+      declines.Add(group.positions, DeclineCode::kUnsupportedVariant, it->second);
+      continue;
+    }
+    const int w = SegmentWeight(v);
+    if (config_.abi == 1 || weight + w > kModuleWeight) {
+      parts.emplace_back();
+      weight = 0;
+    }
+    weight += w;
+    parts.back().segments.push_back({v, std::move(group.positions)});
   }
-  return jobs;
+  return parts;
 }
 
-void PtxCmdBackend::RunJobs(const ResolvedBatch& request,
-                            std::vector<Job>& jobs) const {
-  const absl::Time deadline = absl::Now() + config_.batch_timeout;
+std::vector<ToolRun> PtxCmdBackend::RunParts(const ResolvedBatch& request,
+                                             const std::vector<Part>& parts,
+                                             absl::Time deadline) const {
+  std::vector<ToolRun> runs(parts.size());
   std::atomic<size_t> next{0};
   auto work = [&] {
-    for (size_t i = next++; i < jobs.size(); i = next++) {
-      RunJob(request, deadline, jobs[i]);
+    for (size_t i = next++; i < parts.size(); i = next++) {
+      runs[i] = RunTool(request, parts[i], deadline);
     }
   };
-  const int threads = std::min<int>(config_.jobs, jobs.size());
+  const int threads = std::min<int>(config_.jobs, parts.size());
   std::vector<std::thread> pool;
   for (int t = 1; t < threads; ++t) pool.emplace_back(work);
   work();
   for (std::thread& t : pool) t.join();
+  return runs;
 }
 
-void PtxCmdBackend::RunJob(const ResolvedBatch& request, absl::Time deadline,
-                           Job& job) const {
-  const absl::Duration left = deadline - absl::Now();
-  if (left <= absl::ZeroDuration()) {
-    job.failure = absl::StrCat(
-        "ptx-cmd: not run: the batch's time budget (batch_timeout_ms=",
-        absl::ToInt64Milliseconds(config_.batch_timeout),
-        ") was spent on the variants before ", Spell(job.variant));
-    return;
+// The module for `part`: ABI 2's batch module, or ABI 1's one-variant one.
+std::string ModuleFor(const Part& part, const PtxTarget& target, int abi) {
+  if (abi == 1) return RegisterModule(part.segments[0].variant, target);
+  std::vector<BatchSegment> segments;
+  uint32_t first = 0;
+  for (const Segment& s : part.segments) {
+    const uint32_t count = s.positions.size();
+    segments.push_back({s.variant, first, count});
+    first += count;
   }
-  absl::StatusOr<std::unique_ptr<TempDir>> dir = TempDir::Create("ptxdiff-ptx-cmd");
+  return BatchModule(segments, target);
+}
+
+// The bytes of one tuple's result in {out}.
+int SlotBytes(const Part& part, int abi) {
+  return abi == 1 ? ResultBytes(part.segments[0].variant) : kBatchResultBytes;
+}
+
+ToolRun PtxCmdBackend::RunTool(const ResolvedBatch& request, const Part& part,
+                               absl::Time deadline) const {
+  ToolRun run;
+  absl::StatusOr<std::unique_ptr<TempDir>> dir =
+      TempDir::CreateIn(files_root_, "run");
   if (!dir.ok()) {
-    job.error = dir.status();
-    return;
+    run.error = dir.status();
+    return run;
   }
   const std::string ptx = (*dir)->File("kernel.ptx");
   const std::string in = (*dir)->File("in.bin");
   const std::string out = (*dir)->File("out.bin");
   // Beside, not inside, what the tool sees as its files.
   const std::string log = (*dir)->File("ptxdiff-command-output.txt");
-  job.error = WriteFile(ptx, RegisterModule(job.variant, config_.target));
-  if (job.error.ok()) job.error = WriteFile(in, InputBuffer(request, job.positions));
-  if (!job.error.ok()) return;
+  run.error = WriteFile(ptx, ModuleFor(part, config_.target, config_.abi));
+  if (run.error.ok()) run.error = WriteFile(in, InputBuffer(request, part));
+  if (!run.error.ok()) return run;
 
+  const size_t n = part.tuples();
   const std::string command = absl::StrReplaceAll(
       config_.command, {{"{ptx}", ShellQuote(ptx)},
                         {"{in}", ShellQuote(in)},
                         {"{out}", ShellQuote(out)},
-                        {"{n}", absl::StrCat(job.positions.size())}});
-  const absl::Duration timeout = std::min(config_.timeout, left);
+                        {"{n}", absl::StrCat(n)}});
+  const absl::Duration own_timeout = cost_.Timeout(n, config_.timeout);
+  const absl::Duration timeout = std::max(
+      absl::Milliseconds(1), std::min(own_timeout, deadline - absl::Now()));
+  const absl::Time start = absl::Now();
   absl::StatusOr<ProcessOutcome> outcome =
       RunProcess({"/bin/sh", "-c", command},
                  {.output_path = log,
                   .working_directory = (*dir)->path(),
                   .timeout = timeout});
+  run.took = absl::Now() - start;
   if (!outcome.ok()) {
-    job.error = outcome.status();
-    return;
+    run.error = outcome.status();
+    return run;
   }
-  if (!outcome->ok()) {
-    job.failure = Failure(job, outcome->Describe(timeout), log);
-    return;
+  auto fail = [&](ToolRun::End end, std::string what) {
+    run.end = end;
+    run.what = std::move(what);
+    run.output = std::string(absl::StripTrailingAsciiWhitespace(
+        ReadFileTail(log, kOutputTailBytes)));
+    return run;
+  };
+  if (outcome->timed_out) {
+    // Cut short by the batch's budget, it has not shown that it hangs.
+    return fail(timeout < own_timeout ? ToolRun::kCut : ToolRun::kHung,
+                outcome->Describe(timeout));
   }
-  const absl::StatusOr<std::string> bytes = ReadFile(out);
-  const size_t per_tuple = ResultBytes(job.variant);
-  const size_t expected = job.positions.size() * per_tuple;
+  if (outcome->signal != 0) {
+    return fail(ToolRun::kCrashed, outcome->Describe(timeout));
+  }
+  if (ShellReportsSignal(outcome->exit_status)) {
+    const ProcessOutcome killed{.signal = outcome->exit_status - 128};
+    return fail(ToolRun::kCrashed,
+                absl::StrCat(outcome->Describe(timeout), ", as a shell reports ",
+                             killed.Describe(timeout)));
+  }
+  if (!outcome->ok()) return fail(ToolRun::kRefused, outcome->Describe(timeout));
+  absl::StatusOr<std::string> bytes = ReadFile(out);
+  const size_t expected = n * SlotBytes(part, config_.abi);
   if (!bytes.ok()) {
-    job.failure = Failure(job, "it exited 0 but wrote no {out} file", log);
-    return;
+    return fail(ToolRun::kCrashed, "it exited 0 but wrote no {out} file");
   }
   if (bytes->size() != expected) {
-    job.failure =
-        Failure(job,
+    return fail(ToolRun::kCrashed,
                 absl::StrCat("it exited 0 but wrote ", bytes->size(),
-                             " bytes to {out}, not ", expected, " (", per_tuple,
-                             " per tuple, ", job.positions.size(), " tuples)"),
-                log);
-    return;
+                             " bytes to {out}, not ", expected, " (",
+                             SlotBytes(part, config_.abi), " per tuple, ", n,
+                             n == 1 ? " tuple)" : " tuples)"));
   }
-  ReadOutput(*bytes, job);
+  run.out = *std::move(bytes);
+  return run;
 }
 
-std::string PtxCmdBackend::Failure(const Job& job, absl::string_view what,
-                                   const std::string& output_path) const {
-  const std::string tail = std::string(absl::StripTrailingAsciiWhitespace(
-      ReadFileTail(output_path, kOutputTailBytes)));
-  return absl::StrCat("ptx-cmd: command '", config_.command, "' failed on ",
-                      Spell(job.variant), " (", job.positions.size(),
-                      job.positions.size() == 1 ? " tuple): " : " tuples): ",
-                      what,
-                      tail.empty() ? "; it printed nothing"
-                                   : absl::StrCat("; its output ends:\n", tail));
+// `part` in two: its segments' halves, or one segment's tuples' halves.
+std::vector<Part> Halves(const Part& part, std::string why) {
+  Part first{.isolating = why}, second{.isolating = why};
+  if (part.segments.size() > 1) {
+    const size_t half = part.segments.size() / 2;
+    first.segments.assign(part.segments.begin(), part.segments.begin() + half);
+    second.segments.assign(part.segments.begin() + half, part.segments.end());
+  } else {
+    const Segment& s = part.segments[0];
+    const size_t half = s.positions.size() / 2;
+    first.segments.push_back(
+        {s.variant, {s.positions.begin(), s.positions.begin() + half}});
+    second.segments.push_back(
+        {s.variant, {s.positions.begin() + half, s.positions.end()}});
+  }
+  return {std::move(first), std::move(second)};
+}
+
+void PtxCmdBackend::Settle(const Part& part, const ToolRun& run,
+                           RunReply& reply, Declines& declines,
+                           std::vector<Part>& next) {
+  switch (run.end) {
+    case ToolRun::kOk:
+      cost_.Learn(part.tuples(), run.took);
+      AddResults(part, run.out, reply.results, declines);
+      return;
+    case ToolRun::kCut:
+      for (const Segment& s : part.segments) {
+        declines.Add(s.positions, DeclineCode::kOther,
+                     absl::StrCat("ptx-cmd: not finished: the batch's time "
+                                  "budget (batch_timeout_ms=",
+                                  absl::ToInt64Milliseconds(config_.batch_timeout),
+                                  ") was spent while it ran"));
+      }
+      return;
+    case ToolRun::kRefused:
+      // A refusal is of a variant (a module it cannot parse), never of
+      // operands: find the variant, never retry its tuples one by one.
+      if (part.segments.size() == 1) {
+        const std::string why = Failure(part, run);
+        refused_.try_emplace(part.segments[0].variant, why);
+        declines.Add(part.segments[0].positions,
+                     DeclineCode::kUnsupportedVariant, why);
+        return;
+      }
+      break;
+    case ToolRun::kCrashed:
+    case ToolRun::kHung:
+      // A crash or a hang is a finding: find the tuple that causes it.
+      if (part.tuples() == 1) {
+        reply.results[part.segments[0].positions[0]] = {
+            .kind = ResultKind::kFault,
+            .message = reply.InternMessage(Failure(part, run)),
+            .fault = run.end == ToolRun::kHung ? TupleFault::kHang
+                                               : TupleFault::kCrash};
+        return;
+      }
+      break;
+  }
+  for (Part& half : Halves(part, Failure(part, run))) {
+    next.push_back(std::move(half));
+  }
+}
+
+// `out`'s values into `results`, with the carry its flag words say for a
+// carry variant; a flag word no correct CC.CF reader leaves is declined.
+void PtxCmdBackend::AddResults(const Part& part, absl::string_view out,
+                               std::span<TupleResult> results,
+                               Declines& declines) const {
+  const size_t slot = SlotBytes(part, config_.abi);
+  size_t i = 0;
+  for (const Segment& s : part.segments) {
+    for (uint32_t p : s.positions) {
+      uint64_t bits = 0, flag_word = 0;
+      std::memcpy(&bits, out.data() + i * slot, kResultBytes);
+      if (slot == kCarryResultBytes) {
+        std::memcpy(&flag_word, out.data() + i * slot + kResultBytes,
+                    kResultBytes);
+      }
+      ++i;
+      results[p] = {.bits = bits};
+      if (!HasCarryOut(s.variant)) continue;
+      if (const std::optional<bool> carry = CarryOfFlagWord(s.variant, flag_word)) {
+        results[p].carry = *carry;
+      } else {
+        declines.Add({&p, 1}, DeclineCode::kNotEvaluable,
+                     UnreadableFlagWordMessage(s.variant, flag_word));
+      }
+    }
+  }
+}
+
+std::string PtxCmdBackend::Failure(const Part& part, const ToolRun& run) const {
+  const size_t n = part.tuples();
+  const std::string variants =
+      part.segments.size() == 1
+          ? Spell(part.segments[0].variant)
+          : absl::StrCat(part.segments.size(), " variants");
+  return absl::StrCat(
+      "ptx-cmd: command '", config_.command, "' failed on ", variants, " (", n,
+      n == 1 ? " tuple): " : " tuples): ", run.what,
+      run.output.empty() ? "; it printed nothing"
+                         : absl::StrCat("; its output ends:\n", run.output));
 }
 
 }  // namespace
@@ -307,7 +542,14 @@ std::string PtxCmdBackend::Failure(const Job& job, absl::string_view what,
 absl::StatusOr<std::unique_ptr<Backend>> MakePtxCmdBackend(
     const KeyValues& options) {
   PTXDIFF_ASSIGN_OR_RETURN(Config config, ParseConfig(options));
-  return std::make_unique<PtxCmdBackend>(std::move(config));
+  // What workers killed in the middle of a run left behind, then ours.
+  RemoveOrphanedProcessTempDirs(kPtxCmdTempPrefix);
+  std::string root = ProcessTempDir(kPtxCmdTempPrefix, getpid());
+  if (mkdir(root.c_str(), 0700) != 0 && errno != EEXIST) {
+    return absl::InternalError(absl::StrCat("cannot create ", root, ": ",
+                                            std::strerror(errno)));
+  }
+  return std::make_unique<PtxCmdBackend>(std::move(config), std::move(root));
 }
 
 }  // namespace ptxdiff

@@ -1,29 +1,37 @@
 // The `ptx-cmd` backend: a tool that runs PTX modules (an emulator, a
 // translator, a simulator) as the implementation under test.
 //
-// For each variant in a batch it writes the variant's register-mode kernel
-// (worker/backends/cuda/kernel_gen.h, exactly what the cuda backend sends to
-// the driver) and the variant's operand tuples to files in a private
-// temporary directory, runs the user's command template there through
-// `/bin/sh -c` with {ptx}, {in} and {out} replaced by those files' paths
-// (and {n} by the tuple count), and reads one 8-byte result per tuple from
-// {out}. docs/kernel-abi.md is the contract a tool implements.
+// For each batch it writes one module (kernel ABI 2: a segment per
+// variant, each the register-mode loop the cuda backend runs, from
+// worker/backends/cuda/kernel_gen.h) and the batch's operand tuples to files
+// in a private temporary directory, runs the user's command template there
+// once through `/bin/sh -c` with {ptx}, {in} and {out} replaced by those
+// files' paths (and {n} by the tuple count), and reads one 16-byte result
+// slot per tuple from {out}. With abi=1, one module and one run per variant
+// (8 bytes a tuple, 16 for `.cc`). docs/kernel-abi.md is the contract a
+// tool implements.
 //
-// A command that fails — a non-zero exit, a signal, the timeout, an output
-// file missing or of the wrong size — declines its tuples with code 4
-// (other) and a message naming the command, the variant, how it ended and
-// the end of its output; the worker goes on with the next variant and batch.
-// Unknown variants, non-PTX families and variants above `arch` are declined
-// with code 1 (and left out of the handshake's `supports`).
+// A run that fails is split in halves and the halves run again, until:
+//   - a non-zero exit status (a refusal: the tool cannot take the module)
+//     is pinned on one variant, whose tuples are declined with code 1 and
+//     the tool's message, now and in every later batch;
+//   - a signal, a missing or short {out} (a crash) or the timeout (a hang)
+//     is pinned on single tuples, answered as ResultKind::kFault: findings.
+// Every other tuple gets its value. The timeout adapts to the tool (4x a
+// run's expected time, learned from the runs that succeeded, plus 1 s, at
+// most timeout_ms); the batch's runs, isolation included, stop at
+// batch_timeout_ms, and what is left is declined saying so. Unknown
+// variants, non-PTX families and variants above `arch` are declined with
+// code 1 (and left out of the handshake's `supports`).
 //
 // Options (HELLO key-values):
 //   command           required: the template, e.g. `my-tool {ptx} {in} {out}`
 //   arch              sm_90: the kernels' `.target` (the newest target the
 //                     generator knows that is not above it)
-//   timeout_ms        10000: one run of the command
-//   batch_timeout_ms  45000: all runs of one batch; variants not started when
-//                     it is spent are declined (keep it below the client's
-//                     --timeout, 60 s by default)
+//   abi               2: a module per batch; 1: a module per variant
+//   timeout_ms        10000: the most one run of the command may take
+//   batch_timeout_ms  45000: all runs of one batch (keep it below the
+//                     client's --timeout, 60 s by default)
 //   jobs              2: runs of the command at once
 
 #ifndef PTXDIFF_WORKER_BACKENDS_PTX_CMD_PTX_CMD_BACKEND_H_

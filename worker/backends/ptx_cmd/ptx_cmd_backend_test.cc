@@ -2,6 +2,9 @@
 // (testing/ptx_kernel_interpreter.cc) or a shell snippet as the tool, and
 // `ptxdiff sweep` end to end.
 
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
@@ -10,14 +13,18 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "campaign/campaign.h"
 #include "client/worker_client.h"
 #include "common/files.h"
 #include "common/subprocess.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "isa/family_table.h"
 #include "isa/spelling.h"
+#include "harness/semantic_classes.h"
 #include "oracle/edge_operands.h"
 #include "oracle/oracle.h"
+#include "triage/triage_store.h"
 
 namespace ptxdiff {
 namespace {
@@ -29,6 +36,11 @@ using ::testing::Not;
 
 const std::string kInterpreter = PTXDIFF_INTERPRETER_PATH;
 const std::string kRunInterpreter = kInterpreter + " {ptx} {in} {out}";
+
+bool DirectoryExists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
 
 Variant V(absl::string_view spelling) {
   auto v = ParseVariant(spelling);
@@ -106,26 +118,146 @@ TEST(PtxCmdBackendTest, SupportsWhatTheTargetRuns) {
   EXPECT_TRUE((*sm90)->identity().Supports(V("add.u32")));
 }
 
-// Every way a command can fail declines that variant's tuples with a message
-// naming the command, how it ended and what it printed; the same worker
-// answers the next batch.
-TEST(PtxCmdBackendTest, FailingCommandsDeclineAndTheWorkerGoesOn) {
+// The tool runs once per batch (kernel ABI 2): one module holds every
+// variant. abi=1 keeps one run per variant.
+TEST(PtxCmdBackendTest, OneToolRunPerBatchOrPerVariantWithAbi1) {
+  auto record = TempDir::Create("ptx-cmd-test");
+  ASSERT_TRUE(record.ok());
+  const std::vector<Tuple> tuples = MixedTuples(
+      {"add.s32", "bfe.u64", "addc.cc.u32", "vadd2.u32.u32.u32.sat",
+       "setp.lt.and.s32", "lop3.b32"},
+      9);
+  for (const auto& [abi, runs] : std::vector<std::pair<std::string, int>>{
+           {"2", 1}, {"1", 6}}) {
+    const std::string log = (*record)->File("runs-" + abi);
+    auto client = StartPtxCmd("echo run >> " + log + "; " + kRunInterpreter,
+                              {{"abi", abi}});
+    ASSERT_TRUE(client.ok()) << client.status();
+    const BatchOutcome outcome = (*client)->Run(tuples);
+    ASSERT_FALSE(outcome.fault.has_value()) << outcome.fault->detail;
+    for (size_t i = 0; i < tuples.size(); ++i) {
+      const TupleResult& r = outcome.results[i];
+      ASSERT_EQ(r.kind, ResultKind::kValue)
+          << "abi " << abi << ": " << outcome.messages[r.message];
+      const Result expected = Evaluate(tuples[i].variant, tuples[i].operands);
+      EXPECT_EQ(r.bits, expected.bits) << Spell(tuples[i].variant);
+      if (HasCarryOut(tuples[i].variant)) EXPECT_EQ(r.carry, expected.carry);
+    }
+    const std::string text = ReadFile(log).value_or("");
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), runs) << "abi " << abi;
+  }
+}
+
+// A tool that exits non-zero on a module refuses its variant: the variant
+// is found by splitting the module, its tuples are declined with the tool's
+// message, and later batches decline it without running the tool.
+TEST(PtxCmdBackendTest, ARefusedVariantIsFoundAndDeclinedFromThenOn) {
+  auto record = TempDir::Create("ptx-cmd-test");
+  ASSERT_TRUE(record.ok());
+  const std::string log = (*record)->File("runs");
+  auto client =
+      StartPtxCmd(absl::StrCat("echo run >> ", log, "; ", kInterpreter,
+                               " --refuse=bfe {ptx} {in} {out}"));
+  ASSERT_TRUE(client.ok()) << client.status();
+  const std::vector<Tuple> tuples =
+      MixedTuples({"add.s32", "bfe.u32", "min.s16", "shf.l.wrap.b32"}, 5);
+  for (int batch = 0; batch < 2; ++batch) {
+    const BatchOutcome outcome = (*client)->Run(tuples);
+    ASSERT_FALSE(outcome.fault.has_value());
+    for (size_t i = 0; i < tuples.size(); ++i) {
+      const TupleResult& r = outcome.results[i];
+      if (tuples[i].variant == V("bfe.u32")) {
+        ASSERT_EQ(r.kind, ResultKind::kDecline);
+        EXPECT_EQ(r.code, DeclineCode::kUnsupportedVariant);
+        EXPECT_THAT(outcome.messages[r.message],
+                    AllOf(HasSubstr("failed on bfe.u32 (5 tuples): exit status "
+                                    "1; its output ends:\n"),
+                          HasSubstr("parse error: unknown instruction bfe.u32")));
+      } else {
+        ASSERT_EQ(r.kind, ResultKind::kValue);
+        EXPECT_EQ(r.bits, Evaluate(tuples[i].variant, tuples[i].operands).bits);
+      }
+    }
+  }
+  // The whole module, its halves, the refused half's halves; then one run
+  // of the three others.
+  const std::string text = ReadFile(log).value_or("");
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 5 + 1) << text;
+  EXPECT_EQ((*client)->restarts(), 0);
+}
+
+// A tool that crashes or hangs on one tuple: that tuple alone is a fault
+// (a finding), with how the tool ended and what it printed; every other
+// tuple of the batch gets its value, and the worker goes on.
+TEST(PtxCmdBackendTest, ACrashOrHangIsIsolatedToItsTuple) {
+  std::vector<Tuple> tuples =
+      MixedTuples({"add.sat.s32", "sub.s32", "bfe.u32", "vadd4.u32.u32.u32.sat"}, 8);
+  const Tuple culprit{V("add.sat.s32"), {{0x7fffffff, 5}}};
+  tuples.insert(tuples.begin() + 17, culprit);
+  struct Case {
+    std::string flag;
+    TupleFault fault;
+    std::string how;
+  };
+  for (const Case& c :
+       {Case{"--crash-on", TupleFault::kCrash, "killed by signal 11 (SIGSEGV)"},
+        Case{"--hang-on", TupleFault::kHang, "timed out after"}}) {
+    auto client = StartPtxCmd(
+        absl::StrCat(kInterpreter, " ", c.flag, "=add.sat.s32:0x7fffffff ",
+                     "{ptx} {in} {out}"),
+        // A run takes ~0.1 s here: a hang is known at 0.8 s.
+        {{"timeout_ms", "800"}});
+    ASSERT_TRUE(client.ok()) << client.status();
+    const BatchOutcome outcome = (*client)->Run(tuples);
+    ASSERT_FALSE(outcome.fault.has_value()) << outcome.fault->detail;
+    for (size_t i = 0; i < tuples.size(); ++i) {
+      const TupleResult& r = outcome.results[i];
+      if (i == 17) {
+        ASSERT_EQ(r.kind, ResultKind::kFault) << c.flag;
+        EXPECT_EQ(r.fault, c.fault);
+        EXPECT_THAT(outcome.messages[r.message],
+                    AllOf(HasSubstr("failed on add.sat.s32 (1 tuple): "),
+                          HasSubstr(c.how)));
+        continue;
+      }
+      ASSERT_EQ(r.kind, ResultKind::kValue)
+          << c.flag << " tuple " << i << ": " << outcome.messages[r.message];
+      EXPECT_EQ(r.bits, Evaluate(tuples[i].variant, tuples[i].operands).bits);
+    }
+    EXPECT_EQ((*client)->restarts(), 0);
+  }
+}
+
+// Every way a run can fail without a signal of its own: a crash of the
+// command itself, a hang, a short or missing {out}: each is a fault of the
+// tuples it ran (here every tuple, one by one).
+TEST(PtxCmdBackendTest, EveryWayARunFailsIsAFaultOrARefusal) {
   struct Case {
     std::string command;
+    ResultKind kind;
     std::string how;
   };
   const std::vector<Case> cases = {
       {"echo my-tool: no such opcode >&2; exit 1; {ptx} {in} {out}",
-       "exit status 1; its output ends:\nmy-tool: no such opcode"},
+       ResultKind::kDecline,
+       "failed on add.s32 (2 tuples): exit status 1; its output ends:\nmy-tool: "
+       "no such opcode"},
       {"echo about to crash; kill -SEGV $$; {ptx} {in} {out}",
-       "killed by signal 11 (SIGSEGV); its output ends:\nabout to crash"},
-      {"sleep 20; {ptx} {in} {out}",
-       "timed out after 300ms (killed); it printed nothing"},
-      {"head -c 12 {in} > {out}; : {ptx}",
-       "it exited 0 but wrote 12 bytes to {out}, not 16 (8 per tuple, 2 "
-       "tuples); it printed nothing"},
-      {"true {ptx} {in} {out}",
-       "it exited 0 but wrote no {out} file; it printed nothing"},
+       ResultKind::kFault,
+       "failed on add.s32 (1 tuple): killed by signal 11 (SIGSEGV); its output "
+       "ends:\nabout to crash"},
+      {"sh -c 'kill -ABRT $$' || exit $?; {ptx} {in} {out}", ResultKind::kFault,
+       "failed on add.s32 (1 tuple): exit status 134, as a shell reports "
+       "killed by signal 6 (SIGABRT)"},
+      {"sleep 20; {ptx} {in} {out}", ResultKind::kFault,
+       "failed on add.s32 (1 tuple): timed out after 300ms (killed); it "
+       "printed nothing"},
+      {"head -c 12 {in} > {out}; : {ptx}", ResultKind::kFault,
+       "failed on add.s32 (1 tuple): it exited 0 but wrote 12 bytes to {out}, "
+       "not 16 (16 per tuple, 1 tuple); it printed nothing"},
+      {"true {ptx} {in} {out}", ResultKind::kFault,
+       "failed on add.s32 (1 tuple): it exited 0 but wrote no {out} file; it "
+       "printed nothing"},
   };
   const std::vector<Tuple> tuples = {{V("add.s32"), {{1, 2}}},
                                      {V("add.s32"), {{3, 4}}}};
@@ -136,42 +268,19 @@ TEST(PtxCmdBackendTest, FailingCommandsDeclineAndTheWorkerGoesOn) {
       const BatchOutcome outcome = (*client)->Run(tuples);
       ASSERT_FALSE(outcome.fault.has_value()) << outcome.fault->detail;
       for (const TupleResult& r : outcome.results) {
-        EXPECT_EQ(r.kind, ResultKind::kDecline);
-        EXPECT_EQ(r.code, DeclineCode::kOther);
+        EXPECT_EQ(r.kind, c.kind) << c.command;
+        EXPECT_THAT(outcome.messages[r.message],
+                    AllOf(HasSubstr(absl::StrCat("ptx-cmd: command '", c.command,
+                                                 "' ")),
+                          HasSubstr(c.how)));
       }
-      ASSERT_EQ(outcome.messages.size(), 1u);
-      EXPECT_EQ(outcome.messages[0],
-                absl::StrCat("ptx-cmd: command '", c.command,
-                             "' failed on add.s32 (2 tuples): ", c.how));
     }
     EXPECT_EQ((*client)->restarts(), 0) << c.command;
   }
 }
 
-// A command that fails on one variant costs that variant only.
-TEST(PtxCmdBackendTest, AFailureDeclinesItsVariantOnly) {
-  auto client = StartPtxCmd(
-      "if grep -q 'variant: bfe' {ptx}; then exit 3; fi; " + kRunInterpreter);
-  ASSERT_TRUE(client.ok()) << client.status();
-  const std::vector<Tuple> tuples = MixedTuples({"add.s32", "bfe.u32"}, 5);
-  const BatchOutcome outcome = (*client)->Run(tuples);
-  ASSERT_FALSE(outcome.fault.has_value());
-  for (size_t i = 0; i < tuples.size(); ++i) {
-    const bool bfe = tuples[i].variant == V("bfe.u32");
-    EXPECT_EQ(outcome.results[i].kind,
-              bfe ? ResultKind::kDecline : ResultKind::kValue);
-    if (!bfe) {
-      EXPECT_EQ(outcome.results[i].bits,
-                Evaluate(tuples[i].variant, tuples[i].operands).bits);
-    }
-  }
-  ASSERT_EQ(outcome.messages.size(), 1u);
-  EXPECT_THAT(outcome.messages[0],
-              HasSubstr("failed on bfe.u32 (5 tuples): exit status 3"));
-}
-
 // A batch whose runs take longer than batch_timeout_ms is still answered in
-// time: the variants not started are declined.
+// time: what could not be run or isolated is declined, saying why.
 TEST(PtxCmdBackendTest, TheBatchBudgetBoundsTheReply) {
   auto client = StartPtxCmd("sleep 20; {ptx} {in} {out}",
                             {{"timeout_ms", "300"},
@@ -182,20 +291,21 @@ TEST(PtxCmdBackendTest, TheBatchBudgetBoundsTheReply) {
   const BatchOutcome outcome =
       (*client)->Run(MixedTuples({"add.s32", "sub.s32", "min.s32"}, 1));
   EXPECT_LT(absl::Now() - start, absl::Seconds(5));
-  ASSERT_EQ(outcome.messages.size(), 3u);
-  EXPECT_THAT(outcome.messages[0],
-              HasSubstr("add.s32 (1 tuple): timed out after 300ms"));
-  // What was left of the budget, a little under 200 ms.
-  EXPECT_THAT(outcome.messages[1],
-              AllOf(HasSubstr("sub.s32 (1 tuple): timed out after 1"),
-                    HasSubstr("ms (killed)")));
-  EXPECT_EQ(outcome.messages[2],
-            "ptx-cmd: not run: the batch's time budget (batch_timeout_ms=500) "
-            "was spent on the variants before min.s32");
+  ASSERT_FALSE(outcome.fault.has_value());
+  int declined = 0;
+  for (const TupleResult& r : outcome.results) {
+    if (r.kind != ResultKind::kDecline) continue;
+    ++declined;
+    EXPECT_THAT(outcome.messages[r.message],
+                HasSubstr("the batch's time budget (batch_timeout_ms=500) "
+                          "was spent"));
+  }
+  EXPECT_EQ(declined, 3);
 }
 
 // The command runs in a private directory holding the three files, which is
-// gone afterwards.
+// gone afterwards; so is the worker's own directory of them when the worker
+// ends, however it ends.
 TEST(PtxCmdBackendTest, RunsInATemporaryDirectoryThatIsRemoved) {
   auto record = TempDir::Create("ptx-cmd-test");
   ASSERT_TRUE(record.ok());
@@ -209,6 +319,7 @@ TEST(PtxCmdBackendTest, RunsInATemporaryDirectoryThatIsRemoved) {
   ASSERT_FALSE(outcome.fault.has_value());
   EXPECT_THAT(outcome.results,
               Each(::testing::Field(&TupleResult::kind, ResultKind::kValue)));
+  client->reset();
   auto text = ReadFile(list);
   ASSERT_TRUE(text.ok());
   std::vector<std::string> lines = absl::StrSplit(*text, '\n', absl::SkipEmpty());
@@ -216,13 +327,93 @@ TEST(PtxCmdBackendTest, RunsInATemporaryDirectoryThatIsRemoved) {
   for (const std::string& line : lines) {
     if (absl::StartsWith(line, "/")) dirs.push_back(line);
   }
-  ASSERT_EQ(dirs.size(), 2u) << *text;
-  EXPECT_NE(dirs[0], dirs[1]);
+  ASSERT_EQ(dirs.size(), 1u) << *text;
+  EXPECT_THAT(dirs[0], HasSubstr("/ptxdiff-ptx-cmd-"));
+  EXPECT_FALSE(ReadFile(dirs[0] + "/kernel.ptx").ok()) << dirs[0];
+  // The worker's directory, <tmp>/ptxdiff-ptx-cmd-<pid>, is gone too.
+  const std::string worker_dir = dirs[0].substr(0, dirs[0].rfind('/'));
+  EXPECT_FALSE(DirectoryExists(worker_dir)) << worker_dir;
+  EXPECT_THAT(*text, AllOf(HasSubstr("in.bin\nkernel.ptx\n"), HasSubstr("n=6\n")));
+}
+
+// A worker killed in the middle of a tool run (here: the client's reply
+// deadline passes while the tool hangs) leaves no files: the client that
+// reaps it removes its directory.
+TEST(PtxCmdBackendTest, AKilledWorkerLeavesNoTemporaryFiles) {
+  auto record = TempDir::Create("ptx-cmd-test");
+  ASSERT_TRUE(record.ok());
+  const std::string list = (*record)->File("dirs");
+  auto command = CommandForBackend(
+      absl::StrCat("ptx-cmd:pwd >> ", list, "; sleep 30; {ptx} {in} {out}"),
+      PTXDIFF_WORKER_PATH);
+  ASSERT_TRUE(command.ok());
+  command->timeout = absl::Seconds(1);
+  auto client = WorkerClient::Start(*command);
+  ASSERT_TRUE(client.ok()) << client.status();
+  const BatchOutcome outcome = (*client)->Run(MixedTuples({"add.s32"}, 1));
+  ASSERT_TRUE(outcome.fault.has_value());
+  EXPECT_EQ(outcome.fault->kind, FaultKind::kHang);
+  client->reset();
+  const std::string text = ReadFile(list).value_or("");
+  std::vector<std::string> dirs = absl::StrSplit(text, '\n', absl::SkipEmpty());
+  ASSERT_GE(dirs.size(), 1u);
   for (const std::string& dir : dirs) {
-    EXPECT_THAT(dir, HasSubstr("/ptxdiff-ptx-cmd-"));
-    EXPECT_FALSE(ReadFile(dir + "/kernel.ptx").ok()) << dir << " is still there";
+    const std::string worker_dir = dir.substr(0, dir.rfind('/'));
+    EXPECT_FALSE(ReadFile(dir + "/kernel.ptx").ok()) << dir;
+    EXPECT_FALSE(DirectoryExists(worker_dir)) << worker_dir;
   }
-  EXPECT_THAT(*text, AllOf(HasSubstr("in.bin\nkernel.ptx\n"), HasSubstr("n=3\n")));
+}
+
+// A campaign against a tool that crashes on div.u32 and hangs on one bfe
+// tuple files both as findings, with the tuple that causes each, and goes
+// on judging everything else.
+TEST(PtxCmdCampaignTest, CrashesAndHangsOfTheToolAreFiled) {
+  auto dir = TempDir::Create("ptx-cmd-campaign-test");
+  ASSERT_TRUE(dir.ok());
+  auto command = CommandForBackend(
+      absl::StrCat("ptx-cmd:", kInterpreter,
+                   " --crash-on=div.u32 --hang-on=bfe.u32:0x1234 {ptx} {in} {out}"),
+      PTXDIFF_WORKER_PATH);
+  ASSERT_TRUE(command.ok());
+  command->hello_options.push_back({"timeout_ms", "800"});
+  CampaignOptions options;
+  options.worker = *command;
+  options.triage_dir = (*dir)->File("triage");
+  options.systematic = false;
+  options.batch_size = 64;
+  auto campaign = Campaign::Start(options);
+  ASSERT_TRUE(campaign.ok()) << campaign.status();
+  auto offer = [&](const char* spelling, Operands ops) {
+    const Tuple t{V(spelling), ops};
+    const Result r = Evaluate(t.variant, t.operands);
+    (*campaign)->Offer(t, r, SemanticClasses(t, r));
+  };
+  offer("add.u32", {{1, 2}});
+  offer("div.u32", {{7, 2}});
+  offer("bfe.u32", {{0x1234, 4, 8}});
+  offer("bfe.u32", {{0x1235, 4, 8}});
+  ASSERT_TRUE((*campaign)->Flush(absl::Seconds(120)));
+  const CampaignStats stats = (*campaign)->Snapshot();
+  EXPECT_EQ(stats.counts.faulted, 2);
+  EXPECT_EQ(stats.counts.agreed, 2);
+  EXPECT_EQ(stats.counts.faulty_batches, 0);
+  EXPECT_EQ(stats.new_findings, 2);
+  (*campaign)->Stop();
+  auto store = TriageStore::Open((*dir)->File("triage"), false);
+  ASSERT_TRUE(store.ok());
+  auto entries = store->List();
+  ASSERT_TRUE(entries.ok());
+  std::vector<std::string> names;
+  for (const EntryInfo& e : *entries) names.push_back(e.name);
+  EXPECT_THAT(names, ::testing::UnorderedElementsAre(
+                         "crash~ptx-cmd~crash~div.u32", "hang~ptx-cmd~hang~bfe.u32"));
+  auto crash = store->Show("crash~ptx-cmd~crash~div.u32");
+  ASSERT_TRUE(crash.ok());
+  EXPECT_THAT(*crash, HasSubstr("killed by signal 11 (SIGSEGV)"));
+  auto hang = store->Show("hang~ptx-cmd~hang~bfe.u32");
+  ASSERT_TRUE(hang.ok());
+  // Filed as found (a hang is not minimized): the exact tuple.
+  EXPECT_THAT(*hang, AllOf(HasSubstr("0x00001234"), HasSubstr("timed out after")));
 }
 
 TEST(PtxCmdBackendTest, BadOptionsFailTheHandshakeClearly) {

@@ -29,6 +29,8 @@ constexpr int kTupleBytes = 32;
 constexpr int kResultBytes = 8;
 // A variant that writes CC.CF: its result, then the flag word.
 constexpr int kCarryResultBytes = 16;
+// Every result slot of a batch module (kernel ABI 2).
+constexpr int kBatchResultBytes = 16;
 
 // Where the interpreter "maps" the two buffers: far apart, so that an offset
 // that strays from one cannot land in the other.
@@ -186,6 +188,20 @@ absl::StatusOr<RegisterKernel> RegisterKernel::Parse(absl::string_view ptx) {
       kernel.declared_variant_ = *v;
       continue;
     }
+    if (absl::StartsWith(line, "// ptxdiff batch: ")) {
+      kernel.batch_ = true;  // kernel ABI 2: 16-byte result slots
+      continue;
+    }
+    if (kernel.batch_ && absl::ConsumePrefix(&rest, "// tuples ")) {
+      // "// tuples 0..15: add.sat.s32": a segment's variant.
+      const size_t colon = rest.find(": ");
+      auto v = ParseVariant(rest.substr(colon == absl::string_view::npos
+                                            ? rest.size()
+                                            : colon + 2));
+      if (!v.ok()) return LineError(number, line, v.status().message());
+      kernel.segment_variants_.push_back(*v);
+      continue;
+    }
     if (absl::StartsWith(line, "//")) continue;
     switch (state) {
       case kHeader:
@@ -298,10 +314,9 @@ absl::StatusOr<RegisterKernel> RegisterKernel::Parse(absl::string_view ptx) {
     // The variant under test goes to the oracle even where it has the form
     // of the frame's own setp or cvt (setp.ge.u32, cvt.u64.u16): a tool runs
     // every instruction of that variant alike.
-    const std::optional<Variant>& declared = kernel.declared_variant_;
     std::optional<Variant> under_test;
-    if (declared.has_value() && op == InfoOf(declared->family).opcode) {
-      if (auto v = parse(); v.ok() && *v == *declared) under_test = *v;
+    if (kernel.UnderTest(op)) {
+      if (auto v = parse(); v.ok() && kernel.UnderTest(*v)) under_test = *v;
     }
     if (under_test.has_value()) {
       PTXDIFF_RETURN_IF_ERROR(add_oracle(*under_test));
@@ -441,6 +456,22 @@ absl::StatusOr<RegisterKernel> RegisterKernel::Parse(absl::string_view ptx) {
   return kernel;
 }
 
+bool RegisterKernel::UnderTest(absl::string_view opcode) const {
+  if (declared_variant_ && InfoOf(declared_variant_->family).opcode == opcode) {
+    return true;
+  }
+  for (const Variant& v : segment_variants_) {
+    if (InfoOf(v.family).opcode == opcode) return true;
+  }
+  return false;
+}
+
+bool RegisterKernel::UnderTest(const Variant& v) const {
+  return (declared_variant_ && *declared_variant_ == v) ||
+         std::find(segment_variants_.begin(), segment_variants_.end(), v) !=
+             segment_variants_.end();
+}
+
 std::vector<Variant> RegisterKernel::OracleInstructions() const {
   std::vector<Variant> out;
   for (const Statement& s : program_) {
@@ -565,6 +596,7 @@ absl::StatusOr<uint64_t> EvaluateOracle(
     PTXDIFF_ASSIGN_OR_RETURN(const bool flag, ReadFlag(m, s));
     operands.v[cf] = flag;
   }
+  if (options.before_instruction) options.before_instruction(s.variant, operands);
   const Variant* v = &s.variant;
   for (const auto& [from, to] : options.substitutions) {
     if (from == s.variant) v = &to;
@@ -576,12 +608,17 @@ absl::StatusOr<uint64_t> EvaluateOracle(
     m.flag_kind = FlagKindOf(s.variant);
     m.flag = result.carry;
   }
+  if (options.flip_low_bit && options.flip_low_bit(s.variant, operands)) {
+    return result.bits ^ 1;
+  }
   return result.bits;
 }
 
-// The bytes of one tuple's result: a variant that writes CC.CF, which the
-// module's header names, stores its flag word after the result.
-int ResultBytesOf(const std::optional<Variant>& declared) {
+// The bytes of one tuple's result: 16 in a batch module (kernel ABI 2);
+// in a one-variant module, a variant that writes CC.CF, which the module's
+// header names, stores its flag word after the result.
+int ResultBytesOf(bool batch, const std::optional<Variant>& declared) {
+  if (batch) return kBatchResultBytes;
   return declared.has_value() && HasCarryOut(*declared) ? kCarryResultBytes
                                                         : kResultBytes;
 }
@@ -596,13 +633,15 @@ absl::StatusOr<std::string> RegisterKernel::Run(
   }
   const uint64_t n = in.size() / kTupleBytes;
   if (n > UINT32_MAX) return absl::InvalidArgumentError("too many tuples");
-  const int result_bytes = ResultBytesOf(declared_variant_);
+  const int result_bytes = ResultBytesOf(batch_, declared_variant_);
   std::string out(n * result_bytes, '\0');
   std::vector<bool> stored(out.size(), false);
   const Grid grid = options.grid;
-  // Generous: a thread's share of the loop, at most 64 statements a tuple.
+  // Generous: a thread's share of the loops, at most 64 statements a tuple,
+  // and each statement once more (a batch kernel's segments).
   const uint64_t max_steps =
-      64 * (n / (uint64_t{grid.blocks} * grid.threads) + 2) + 1000;
+      64 * (n / (uint64_t{grid.blocks} * grid.threads) + 2) +
+      program_.size() + 1000;
   for (uint32_t block = 0; block < grid.blocks; ++block) {
     for (uint32_t thread = 0; thread < grid.threads; ++thread) {
       Machine m{.in = in,

@@ -21,6 +21,7 @@
 #define PTXDIFF_WORKER_BACKENDS_PTX_CMD_TESTING_REGISTER_KERNEL_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -52,6 +53,12 @@ class RegisterKernel {
     // which keeps their carry in: a wrong tool whose result bits are right
     // and whose carries are not.
     std::vector<Variant> carry_flag_unwritten;
+    // Called before the oracle evaluates each instruction, with its
+    // operands: where a fixture crashes or hangs on a chosen input.
+    std::function<void(const Variant&, const Operands&)> before_instruction;
+    // Where it says so, the instruction's result has its low bit flipped: a
+    // planted value bug on a chosen input.
+    std::function<bool(const Variant&, const Operands&)> flip_low_bit;
   };
 
   // Parses a module holding one register-mode kernel.
@@ -86,6 +93,12 @@ class RegisterKernel {
   std::string entry_;
   std::vector<Param> params_;
   std::optional<Variant> declared_variant_;
+  bool batch_ = false;  // a `// ptxdiff batch:` module (kernel ABI 2)
+  // A batch module's `// tuples A..B: <spelling>` lines.
+  std::vector<Variant> segment_variants_;
+  // True if the header names a variant under test of `opcode`, or `v`.
+  bool UnderTest(absl::string_view opcode) const;
+  bool UnderTest(const Variant& v) const;
   std::vector<int> register_widths_;  // bits; 1 for predicates
   std::vector<Statement> program_;
   std::map<std::string, int, std::less<>> registers_;

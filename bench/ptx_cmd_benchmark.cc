@@ -1,0 +1,201 @@
+// The ptx-cmd path against a tool that behaves like a real simulator: the
+// campaign's tuples per second beside the tool's own rate on one large
+// launch, measured in the same run (issue: one tool run per batch).
+//
+//   cmake --preset release && cmake --build --preset release
+//   build/release/bench/ptx_cmd_benchmark [--seconds=60] [--startup-ms=60]
+//       [--per-tuple-us=6] [--tuples=65536]
+//
+// The tool is the test fixture ptx_kernel_interpreter, made to spend
+// --startup-ms of CPU per run and --per-tuple-us per tuple (a functional
+// simulator measured at ~60 ms and ~6 us), on top of its own interpreting.
+//
+//   one launch   one run of the tool on one module of --tuples tuples (the
+//                systematic source's first variants, a segment each, as a
+//                batch module is built): the most the tool can do.
+//   campaign     the campaign engine through `ptx-cmd:` for --seconds, fed
+//                by its systematic source and a stand-in for the fuzz loop:
+//                tuples judged per second over the whole run (start-up and
+//                calibration included) and over its last two thirds, and
+//                that steady rate's ratio to one launch.
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "campaign/campaign.h"
+#include "campaign/systematic_source.h"
+#include "client/worker_client.h"
+#include "common/files.h"
+#include "common/subprocess.h"
+#include "harness/semantic_classes.h"
+#include "isa/family_table.h"
+#include "oracle/edge_operands.h"
+#include "oracle/oracle.h"
+#include "worker/backends/cuda/kernel_gen.h"
+
+namespace ptxdiff {
+namespace {
+
+struct Settings {
+  double seconds = 60;
+  int startup_ms = 60;
+  double per_tuple_us = 6;
+  int tuples = 65536;
+};
+
+std::string ToolCommand(const Settings& s) {
+  return absl::StrCat(PTXDIFF_INTERPRETER_PATH, " --startup-ms=", s.startup_ms,
+                      " --per-tuple-us=", s.per_tuple_us, " {ptx} {in} {out}");
+}
+
+// PTX variants as the campaign would send them to an sm_90 tool.
+std::vector<Variant> PtxVariants() {
+  std::vector<Variant> out;
+  for (const Variant& v : AllVariants()) {
+    if (!WhyUnsupported(v, 90, 90).has_value()) out.push_back(v);
+  }
+  return out;
+}
+
+// The tool's rate on one module of `s.tuples` tuples: the systematic
+// source's first tuples, grouped by variant into segments (what a batch
+// module holds), in one run.
+double OneLaunch(const Settings& s) {
+  SystematicSource source(PtxVariants());
+  absl::flat_hash_map<Variant, std::vector<Operands>> by_variant;
+  std::vector<Variant> order;
+  for (int i = 0; i < s.tuples; ++i) {
+    const std::optional<Tuple> t = source.Next();
+    if (!t) break;
+    auto [it, is_new] = by_variant.try_emplace(t->variant);
+    if (is_new) order.push_back(t->variant);
+    it->second.push_back(t->operands);
+  }
+  std::vector<BatchSegment> segments;
+  std::string in;
+  for (const Variant& v : order) {
+    const std::vector<Operands>& ops = by_variant[v];
+    segments.push_back({v, static_cast<uint32_t>(in.size() / kTupleBytes),
+                        static_cast<uint32_t>(ops.size())});
+    for (const Operands& o : ops) in.append(reinterpret_cast<const char*>(o.v), kTupleBytes);
+  }
+  auto dir = TempDir::Create("ptx_cmd_benchmark");
+  if (!dir.ok()) return 0;
+  const std::string ptx = (*dir)->File("kernel.ptx"), in_path = (*dir)->File("in.bin");
+  if (!WriteFile(ptx, BatchModule(segments, *TargetForDevice(90))).ok() ||
+      !WriteFile(in_path, in).ok()) {
+    return 0;
+  }
+  const absl::Time start = absl::Now();
+  auto outcome = RunProcess(
+      {PTXDIFF_INTERPRETER_PATH, absl::StrCat("--startup-ms=", s.startup_ms),
+       absl::StrCat("--per-tuple-us=", s.per_tuple_us), ptx, in_path, (*dir)->File("out.bin")},
+      {.output_path = (*dir)->File("log"), .timeout = absl::Minutes(10)});
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  if (!outcome.ok() || !outcome->ok()) {
+    std::printf("one launch failed: %s\n", ReadFileTail((*dir)->File("log"), 500).c_str());
+    return 0;
+  }
+  std::printf("one launch: %zu tuples of %zu variants in %.2f s\n", in.size() / kTupleBytes,
+              segments.size(), seconds);
+  return in.size() / kTupleBytes / seconds;
+}
+
+// Offers random edge tuples of random variants until `stop`, yielding when
+// the campaign is saturated, as DifferentialTarget::RunInput does.
+void FuzzLoopStandIn(Campaign& campaign, const std::atomic<bool>& stop) {
+  std::mt19937_64 rng(1);
+  const absl::Span<const Variant> all = AllVariants();
+  std::vector<Operands> ops(8);
+  while (!stop) {
+    const Variant& v = all[rng() % all.size()];
+    FillEdgeTuples(v, rng, ops);
+    for (const Operands& o : ops) {
+      const Tuple t{v, o};
+      const Result r = Evaluate(v, o);
+      campaign.Offer(t, r, SemanticClasses(t, r));
+    }
+    if (campaign.FuzzLoopShouldYield()) usleep(500);
+  }
+}
+
+void MeasureCampaign(const Settings& s, double one_launch) {
+  auto command = CommandForBackend("ptx-cmd:" + ToolCommand(s), PTXDIFF_WORKER_PATH);
+  if (!command.ok()) return;
+  auto triage = TempDir::Create("ptx_cmd_benchmark_triage");
+  if (!triage.ok()) return;
+  CampaignOptions options;
+  options.worker = *command;
+  options.triage_dir = (*triage)->File("triage");
+  const absl::Time start = absl::Now();
+  auto campaign = Campaign::Start(options);
+  if (!campaign.ok()) {
+    std::printf("campaign cannot start: %s\n", std::string(campaign.status().message()).c_str());
+    return;
+  }
+  std::atomic<bool> stop{false};
+  std::thread fuzz([&] { FuzzLoopStandIn(**campaign, stop); });
+  absl::SleepUntil(start + absl::Seconds(s.seconds / 3));
+  const CampaignStats early = (*campaign)->Snapshot();
+  const absl::Time early_at = absl::Now();
+  absl::SleepUntil(start + absl::Seconds(s.seconds));
+  const CampaignStats end = (*campaign)->Snapshot();
+  const absl::Time end_at = absl::Now();
+  stop = true;
+  fuzz.join();
+  (*campaign)->Stop();
+  const double stopped = absl::ToDoubleSeconds(absl::Now() - start);
+  const double overall = end.counts.tuples / absl::ToDoubleSeconds(end_at - start);
+  const double steady = (end.counts.tuples - early.counts.tuples) /
+                        absl::ToDoubleSeconds(end_at - early_at);
+  std::printf(
+      "campaign: %lld tuples in %.1f s (stopped at %.1f s), calibration %lld ms\n"
+      "  overall %.0f tuples/s; last two thirds %.0f tuples/s = %.2f of one launch\n"
+      "  variants reached %lld of %lld supported; tool runs' faults %lld, mismatches %lld\n",
+      static_cast<long long>(end.counts.tuples), absl::ToDoubleSeconds(end_at - start), stopped,
+      static_cast<long long>(end.calibration_ms), overall, steady,
+      one_launch > 0 ? steady / one_launch : 0.0, static_cast<long long>(end.variants_reached),
+      static_cast<long long>(end.supported_variants), static_cast<long long>(end.counts.faulted),
+      static_cast<long long>(end.counts.mismatched));
+}
+
+int Main(int argc, char** argv) {
+  Settings s;
+  for (int i = 1; i < argc; ++i) {
+    absl::string_view arg = argv[i];
+    if (absl::ConsumePrefix(&arg, "--seconds=") && absl::SimpleAtod(arg, &s.seconds)) continue;
+    if (absl::ConsumePrefix(&arg, "--startup-ms=") && absl::SimpleAtoi(arg, &s.startup_ms)) {
+      continue;
+    }
+    if (absl::ConsumePrefix(&arg, "--per-tuple-us=") && absl::SimpleAtod(arg, &s.per_tuple_us)) {
+      continue;
+    }
+    if (absl::ConsumePrefix(&arg, "--tuples=") && absl::SimpleAtoi(arg, &s.tuples)) continue;
+    std::fprintf(stderr,
+                 "usage: ptx_cmd_benchmark [--seconds=S] [--startup-ms=MS] "
+                 "[--per-tuple-us=US] [--tuples=N]\n");
+    return 2;
+  }
+  std::printf("tool: %s\n%u cores\n", ToolCommand(s).c_str(), std::thread::hardware_concurrency());
+  const double one_launch = OneLaunch(s);
+  std::printf("one launch: %.0f tuples/s\n", one_launch);
+  MeasureCampaign(s, one_launch);
+  return 0;
+}
+
+}  // namespace
+}  // namespace ptxdiff
+
+int main(int argc, char** argv) { return ptxdiff::Main(argc, argv); }
