@@ -132,10 +132,11 @@ void Campaign::Stop() {
   filing_ready_.notify_all();
   for (std::thread& t : threads_) t.join();
   threads_.clear();
-  std::lock_guard<std::mutex> lock(mu_);
-  // The filer files everything it holds before it returns; whatever is in
-  // the journal was filed.
-  if (filing_.empty()) journal_->Remove();
+  // What the journal still holds was not filed: a filing failed, the
+  // backlog overflowed, or the filer ran out of time. It stays for the next
+  // campaign on this directory (it adopts the journals of processes that
+  // are gone), never removed with the findings in it.
+  journal_->RemoveIfAllDone();
 }
 
 bool Campaign::Wanted(const Variant& v, int index) const {
@@ -426,8 +427,8 @@ void Campaign::QueueMismatch(const Tuple& t, const Judgement& j) {
     return;
   }
   if (filing_.size() >= kMaxFilingBacklog) {
-    // The journal keeps it for the next campaign; say so rather than stall.
-    ++stats_.filing_errors;
+    // The journal keeps it for the next campaign rather than stall (counted
+    // in CampaignStats::unfiled; not a filing error: nothing failed).
     journal_->Add(pending);
     return;
   }
@@ -569,12 +570,20 @@ bool Campaign::Record(const Finding& f, bool repeats) {
   auto filed = store_.File(f);
   std::lock_guard<std::mutex> lock(mu_);
   if (!filed.ok()) {
-    // Nothing found is lost silently: say so, and keep fuzzing. The journal
-    // still holds the mismatch, for the next campaign.
+    // Nothing found is lost silently: say so (the summary repeats the
+    // reason), and keep fuzzing. The journal still holds the mismatch, for
+    // the next campaign.
     ++stats_.filing_errors;
-    std::fprintf(stderr, "ptxdiff: cannot file a finding: %s\n",
-                 std::string(filed.status().message()).c_str());
+    stats_.filing_error = std::string(filed.status().message());
+    std::fprintf(stderr, "ptxdiff: cannot file a finding: %s\n", stats_.filing_error.c_str());
     return false;
+  }
+  if (!filed->index_error.empty()) {
+    // Filed, so not to be filed again; but the directory is short of space.
+    ++stats_.filing_errors;
+    stats_.filing_error = filed->index_error;
+    std::fprintf(stderr, "ptxdiff: filed %s/%s, but %s\n", store_.dir().c_str(),
+                 filed->entry.c_str(), stats_.filing_error.c_str());
   }
   if (repeats) return true;  // counted as known when they were seen
   if (filed->explained) {
@@ -595,6 +604,8 @@ CampaignStats Campaign::Snapshot() const {
     std::lock_guard<std::mutex> lock(mu_);
     s = stats_;
   }
+  s.unfiled = journal_->unfiled();
+  s.unjournaled = journal_->unwritten();
   s.queue = queue_.counts();
   s.skipped_declining = declines_->skipped();
   s.offered = offered_.load(std::memory_order_relaxed);

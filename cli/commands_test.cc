@@ -361,6 +361,56 @@ TEST(MainTest, UsageAndUnknownCommand) {
   EXPECT_THAT(r.err, HasSubstr("unknown command 'frobnicate'"));
 }
 
+// `ptxdiff fuzz` with a stand-in for differential_fuzzer (PTXDIFF_FUZZER):
+// a script that writes `stats` as the fuzz process's stats file and exits 0,
+// as a campaign that ran to its time limit does.
+CliRun FuzzWithStats(const std::string& dir, const std::string& stats) {
+  std::ofstream(dir + "/stats.txt") << stats;
+  const std::string fuzzer = dir + "/fake_fuzzer.sh";
+  std::ofstream(fuzzer) << "#!/bin/sh\ncp '" << dir << "/stats.txt' \"$PTXDIFF_STATS/1.stats\"\n";
+  chmod(fuzzer.c_str(), 0755);
+  setenv("PTXDIFF_FUZZER", fuzzer.c_str(), 1);
+  setenv("PTXDIFF_WORKER", PTXDIFF_WORKER_PATH, 1);
+  CliRun r = Ptxdiff({"fuzz", "--backend", "oracle", "--max-time", "5", "--out", dir + "/out",
+                      "--dir", dir + "/triage"});
+  // RunFuzz hands its settings to the fuzzer through this process's
+  // environment: leave none behind for the other tests.
+  for (const char* name : {"PTXDIFF_FUZZER", "PTXDIFF_WORKER", "PTXDIFF_BACKEND", "PTXDIFF_ARCH",
+                           "PTXDIFF_CUDA_DRIVER", "PTXDIFF_TRIAGE_DIR", "PTXDIFF_MODE",
+                           "PTXDIFF_FAMILIES", "PTXDIFF_EXCLUDE_FAMILIES", "PTXDIFF_TIMEOUT",
+                           "PTXDIFF_STATS", "PTXDIFF_IN_FLIGHT", "PTXDIFF_BATCH",
+                           "PTXDIFF_SYSTEMATIC", "PTXDIFF_READING", "PTXDIFF_DEADLINE"}) {
+    unsetenv(name);
+  }
+  return r;
+}
+
+TEST(FuzzCommandTest, ACampaignThatTestedSomethingAndFiledItAllPasses) {
+  const CliRun r = FuzzWithStats(TempDirFor("fuzz_ok"),
+                                 "inputs=10\ntuples=100\nagreed=95\ndeclined=5\n");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_THAT(r.out, HasSubstr("fuzz:   checked 100 tuples"));
+}
+
+// Issue 28: a campaign whose filings failed (a full triage disk) exited 0
+// with the errors only in fuzz.log. It fails now, with the reason, and says
+// where the findings are kept.
+TEST(FuzzCommandTest, ACampaignThatCouldNotFileItsFindingsFails) {
+  const std::string dir = TempDirFor("fuzz_full");
+  const CliRun r = FuzzWithStats(
+      dir,
+      "inputs=10\ntuples=100\nagreed=94\nmismatched=6\nknown_findings=6\n"
+      "filing_errors=6\nunfiled=6\n"
+      "filing_error=cannot create T/.tmp-entry: No space left on device\n");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_THAT(r.err, StartsWith("ptxdiff fuzz: could not write to the triage directory " + dir +
+                                "/triage (6 failed writes; the last: cannot create "
+                                "T/.tmp-entry: No space left on device); 6 findings were not "
+                                "filed: " + dir + "/triage/.pending/ keeps them"));
+  EXPECT_THAT(r.out, HasSubstr("fuzz: summary: "));  // the summary is still printed
+}
+
 // A ptxdiff from the release build finds the optimized campaign fuzzer
 // before the ASan one of the fuzz build, beside it first.
 TEST(FuzzCommandTest, TheCampaignFuzzerComesBeforeTheAsanOne) {
@@ -396,6 +446,10 @@ TEST(MainTest, ACommandsHelpIsItsUsage) {
   EXPECT_THAT(r.out, Not(HasSubstr("minimize FILE")));
   struct stat st;
   EXPECT_NE(stat("--help", &st), 0) << "a directory named --help was written";
+  // fuzz says when it fails (a CI gate reads the exit status).
+  r = Ptxdiff({"fuzz", "--help"});
+  EXPECT_THAT(r.out, HasSubstr("a finding could not be"));
+  EXPECT_THAT(r.out, HasSubstr("2 on bad"));
 }
 
 }  // namespace

@@ -411,6 +411,9 @@ FuzzStats DifferentialTarget::stats() const {
   s.declined_other = c.declined_by_code[static_cast<int>(DeclineCode::kOther)] +
                      c.declined_by_code[static_cast<int>(DeclineCode::kNone)];
   s.filing_errors = c.filing_errors;
+  s.filing_error = c.filing_error;
+  s.unfiled = c.unfiled;
+  s.unjournaled = c.unjournaled;
   s.first_mismatch_after = c.first_mismatch_after;
   s.first_mismatch_unix_ms = c.first_mismatch_unix_ms;
   s.calibration_ms = c.calibration_ms;
@@ -476,6 +479,8 @@ const Counter kCounters[] = {
     PTXDIFF_COUNTER("declined_operand_form", s.declined_operand_form),
     PTXDIFF_COUNTER("declined_other", s.declined_other),
     PTXDIFF_COUNTER("filing_errors", s.filing_errors),
+    PTXDIFF_COUNTER("unfiled", s.unfiled),
+    PTXDIFF_COUNTER("unjournaled", s.unjournaled),
     PTXDIFF_COUNTER("first_mismatch_after", s.first_mismatch_after),
     PTXDIFF_COUNTER("first_mismatch_unix_ms", s.first_mismatch_unix_ms),
     PTXDIFF_COUNTER("calibration_ms", s.calibration_ms),
@@ -484,6 +489,9 @@ const Counter kCounters[] = {
 #undef PTXDIFF_COUNTER
 
 constexpr absl::string_view kErratumPrefix = "erratum_";
+
+// A text on one line of the stats file: its first line.
+absl::string_view OneLine(absl::string_view text) { return text.substr(0, text.find('\n')); }
 
 }  // namespace
 
@@ -504,6 +512,9 @@ std::string FormatStatsFile(const StatsFile& file) {
     }
     bitmap += "0123456789abcdef"[nibble];
   }
+  if (!stats.filing_error.empty()) {
+    absl::StrAppend(&text, "filing_error=", OneLine(stats.filing_error), "\n");
+  }
   absl::StrAppend(&text, "backend=", file.backend, "\nreached=", bitmap, "\n");
   return text;
 }
@@ -516,6 +527,8 @@ void AddStatsFile(absl::string_view text, StatsFile& sum) {
     int64_t n = 0;
     if (key == "backend") {
       sum.backend = std::string(value);
+    } else if (key == "filing_error") {
+      sum.stats.filing_error = std::string(value);
     } else if (key == "reached") {
       sum.reached.resize(std::max(sum.reached.size(), 4 * value.size()));
       for (size_t i = 0; i < value.size(); ++i) {

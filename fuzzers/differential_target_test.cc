@@ -159,6 +159,21 @@ TEST(StatsFileTest, TheFirstMismatchIsTheEarliestOfTheProcesses) {
   EXPECT_EQ(sum.stats.first_mismatch_unix_ms, 1'800'000'000'100);
 }
 
+// What a stats file carries for the summary's errors: the failed writes,
+// the findings not filed, and the last filing error (on one line).
+TEST(StatsFileTest, FilingErrorsReadBack) {
+  StatsFile full, fine;
+  full.stats.filing_errors = 6;
+  full.stats.unfiled = 6;
+  full.stats.filing_error = "cannot create x: No space left on device\nmore";
+  fine.stats.unfiled = 1;
+  StatsFile sum;
+  for (const StatsFile* f : {&full, &fine}) AddStatsFile(FormatStatsFile(*f), sum);
+  EXPECT_EQ(sum.stats.filing_errors, 6);
+  EXPECT_EQ(sum.stats.unfiled, 7);
+  EXPECT_EQ(sum.stats.filing_error, "cannot create x: No space left on device");
+}
+
 TEST(DifferentialTargetTest, CampaignFilesOnceAndCountsRepeats) {
   const std::string dir = FreshDir("campaign");
   FuzzConfig config;
