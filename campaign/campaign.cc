@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <future>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -382,6 +383,7 @@ void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
   }
   std::vector<int> reached;
   int64_t by_code[5] = {};
+  std::vector<int64_t> by_message(out.messages.size());
   int64_t first_mismatch = -1;  // its index in `batch`
   std::vector<const Erratum*> errata;
   for (size_t i = 0; i < batch.size(); ++i) {
@@ -393,6 +395,7 @@ void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
       reached.push_back(index);
     } else {
       ++by_code[std::min<int>(static_cast<int>(r.code), 4)];
+      if (r.message < by_message.size()) ++by_message[r.message];
     }
     counts.Count(j.verdict);
     if (j.verdict == Verdict::kMismatch) {
@@ -408,6 +411,9 @@ void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
   }
   stats_.counts += counts;
   for (int c = 0; c < 5; ++c) stats_.declined_by_code[c] += by_code[c];
+  for (size_t m = 0; m < by_message.size(); ++m) {
+    if (by_message[m] > 0) decline_reasons_.Add(out.messages[m], by_message[m]);
+  }
   for (const Erratum* e : errata) ++stats_.other_reading_by_erratum[std::string(e->id)];
   for (int index : reached) {
     if (!stats_.reached[index]) stats_.reached[index] = true, ++stats_.variants_reached;
@@ -603,6 +609,7 @@ CampaignStats Campaign::Snapshot() const {
   {
     std::lock_guard<std::mutex> lock(mu_);
     s = stats_;
+    std::tie(s.top_decline, s.top_decline_count) = decline_reasons_.Top();
   }
   s.unfiled = journal_->unfiled();
   s.unjournaled = journal_->unwritten();

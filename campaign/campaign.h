@@ -106,6 +106,10 @@ struct CampaignStats {
   // journal for the next campaign. `unjournaled` of them could not be
   // written to the journal either (said on stderr).
   int64_t unfiled = 0, unjournaled = 0;
+  // Why the backend declined, its most common reason (first line) and how
+  // many tuples gave it: what to tell a user when nothing was tested.
+  std::string top_decline;
+  int64_t top_decline_count = 0;
   int64_t worker_restarts = 0;
   int64_t supported_variants = 0;    // of the campaign's variants
   int64_t calibration_ms = 0;        // spent timing the families at start
@@ -245,6 +249,7 @@ class Campaign {
     int64_t unflushed = 0;
   };
   absl::flat_hash_map<std::pair<Variant, std::string>, CauseState> causes_;
+  DeclineReasons decline_reasons_;
   bool filer_busy_ = false;
   std::deque<FilingJob> filing_;
   std::condition_variable filing_ready_;

@@ -228,6 +228,26 @@ TEST(BackendCommandsTest, SweepBadInputIsExitTwo) {
   EXPECT_THAT(r.err, HasSubstr("--timeout takes a positive number"));
 }
 
+// Issue 28: a backend that declines every tuple (a ptx-cmd tool that always
+// fails) used to make a sweep that tested nothing exit 0.
+TEST(BackendCommandsTest, ASweepThatTestedNothingFailsAndSaysWhy) {
+  CliRun r = Ptxdiff(
+      {"sweep", "--backend", "ptx-cmd:/bin/false {ptx} {in} {out}", "--family", "add"});
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("agreed          0\n"));
+  EXPECT_THAT(r.out, testing::ContainsRegex("declined        [1-9]"));
+  EXPECT_THAT(r.err, StartsWith("ptxdiff sweep: nothing was tested: the backend declined all "));
+  EXPECT_THAT(r.err, HasSubstr(" tuples sent (most often, "));
+  EXPECT_THAT(r.err, HasSubstr("/bin/false {ptx} {in} {out}' failed on add."));
+  EXPECT_THAT(r.err, HasSubstr("exit status 1"));
+  // One variant the backend runs is enough to test something.
+  const std::string faulty = std::string("exec:") + PTXDIFF_FAULTY_WORKER_PATH;
+  r = Ptxdiff({"sweep", "--backend", faulty, "--family", "add", "--family", "popc", "--tuples",
+               "2"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+}
+
 // --cuda-driver belongs to the cuda backend: with another it is a mistake,
 // not silently ignored.
 TEST(BackendCommandsTest, CudaDriverNeedsTheCudaBackend) {
@@ -411,6 +431,21 @@ TEST(FuzzCommandTest, ACampaignThatCouldNotFileItsFindingsFails) {
   EXPECT_THAT(r.out, HasSubstr("fuzz: summary: "));  // the summary is still printed
 }
 
+// Issue 28: a campaign against a backend that declined everything exited 0.
+TEST(FuzzCommandTest, ACampaignThatTestedNothingFailsAndSaysWhy) {
+  const CliRun r = FuzzWithStats(
+      TempDirFor("fuzz_nothing"),
+      "inputs=10\ntuples=272\ndeclined=272\ndeclined_other=272\n"
+      "top_decline=16 ptx-cmd: command '/bin/false {ptx} {in} {out}' failed on add.s32 "
+      "(16 tuples): exit status 1\n");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_THAT(r.err, StartsWith("ptxdiff fuzz: nothing was tested: the backend declined all 272 "
+                                "tuples sent (most often, 16 tuples: ptx-cmd: command "
+                                "'/bin/false {ptx} {in} {out}' failed on add.s32 (16 tuples): "
+                                "exit status 1); `ptxdiff sweep --backend 'oracle' --tuples 1` "
+                                "lists the declines by reason\n"));
+}
+
 // A ptxdiff from the release build finds the optimized campaign fuzzer
 // before the ASan one of the fuzz build, beside it first.
 TEST(FuzzCommandTest, TheCampaignFuzzerComesBeforeTheAsanOne) {
@@ -446,10 +481,12 @@ TEST(MainTest, ACommandsHelpIsItsUsage) {
   EXPECT_THAT(r.out, Not(HasSubstr("minimize FILE")));
   struct stat st;
   EXPECT_NE(stat("--help", &st), 0) << "a directory named --help was written";
-  // fuzz says when it fails (a CI gate reads the exit status).
-  r = Ptxdiff({"fuzz", "--help"});
-  EXPECT_THAT(r.out, HasSubstr("a finding could not be"));
-  EXPECT_THAT(r.out, HasSubstr("2 on bad"));
+  // sweep and fuzz say when they fail (a CI gate reads the exit status).
+  for (const char* command : {"sweep", "fuzz"}) {
+    r = Ptxdiff({command, "--help"});
+    EXPECT_THAT(r.out, HasSubstr("nothing was tested")) << command;
+    EXPECT_THAT(r.out, HasSubstr("2 on bad")) << command;
+  }
 }
 
 }  // namespace

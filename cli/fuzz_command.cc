@@ -33,6 +33,7 @@
 #include "oracle/errata.h"
 #include "fuzzers/differential_target.h"
 #include "fuzzers/seed_corpus.h"
+#include "harness/judge.h"
 #include "client/worker_locator.h"
 #include "isa/family_table.h"
 #include "triage/triage_store.h"
@@ -323,8 +324,8 @@ void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
   }
 }
 
-// What made a run that ended by itself fail: findings it could not file.
-// Each is a line for the terminal.
+// What made a run that ended by itself fail: findings it could not file,
+// and a backend that tested nothing. Each is a line for the terminal.
 std::vector<std::string> RunErrors(const Progress& p, const FuzzConfig& config,
                                    const std::string& log) {
   const FuzzStats& sum = p.sum.stats;
@@ -345,6 +346,16 @@ std::vector<std::string> RunErrors(const Progress& p, const FuzzConfig& config,
     }
     errors.push_back(std::move(e));
   }
+  std::string nothing = NothingTestedError(sum.counts, sum.top_decline, sum.top_decline_count);
+  if (!nothing.empty() && sum.counts.declined > 0) {
+    std::string families;
+    for (Family f : config.filter.include) {
+      absl::StrAppend(&families, " --family ", InfoOf(f).opcode);
+    }
+    absl::StrAppend(&nothing, "; `ptxdiff sweep --backend '", config.backend, "'", families,
+                    " --tuples 1` lists the declines by reason");
+  }
+  if (!nothing.empty()) errors.push_back(std::move(nothing));
   return errors;
 }
 
@@ -453,8 +464,8 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     out << "fuzz: the fuzzer exited abnormally (" << how << "); see " << log << " and "
         << out_dir << "/findings/\n";
   }
-  // A run that could not file what it found fails: a CI gate must not pass
-  // on it. The reasons go to stderr, after the summary
+  // A run that could not file what it found, or tested nothing, fails: a CI
+  // gate must not pass on it. The reasons go to stderr, after the summary
   // (a fuzzer that never started has said why above).
   const std::vector<std::string> errors =
       never_started ? std::vector<std::string>() : RunErrors(p, *config, log);

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
@@ -372,8 +373,12 @@ void DifferentialTarget::RunSynchronously(const std::vector<Tuple>& tuples) {
     CrashWithSignature(SignatureOf(f));
   }
   for (size_t i = 0; i < tuples.size(); ++i) {
-    const Judgement j = JudgeTuple(tuples[i], out.results[i], config_.reading);
+    const TupleResult& r = out.results[i];
+    const Judgement j = JudgeTuple(tuples[i], r, config_.reading);
     stats_.counts.Count(j.verdict);
+    if (j.verdict == Verdict::kDeclined && r.message < out.messages.size()) {
+      decline_reasons_.Add(out.messages[r.message]);
+    }
     if (j.verdict != Verdict::kMismatch) continue;
     f.tuple = tuples[i];
     f.oracle = j.oracle;
@@ -385,7 +390,11 @@ void DifferentialTarget::RunSynchronously(const std::vector<Tuple>& tuples) {
 }
 
 FuzzStats DifferentialTarget::stats() const {
-  if (!campaign_) return stats_;
+  if (!campaign_) {
+    FuzzStats s = stats_;
+    std::tie(s.top_decline, s.top_decline_count) = decline_reasons_.Top();
+    return s;
+  }
   const CampaignStats c = campaign_->Snapshot();
   FuzzStats s;
   s.inputs = stats_.inputs;
@@ -414,6 +423,8 @@ FuzzStats DifferentialTarget::stats() const {
   s.filing_error = c.filing_error;
   s.unfiled = c.unfiled;
   s.unjournaled = c.unjournaled;
+  s.top_decline = c.top_decline;
+  s.top_decline_count = c.top_decline_count;
   s.first_mismatch_after = c.first_mismatch_after;
   s.first_mismatch_unix_ms = c.first_mismatch_unix_ms;
   s.calibration_ms = c.calibration_ms;
@@ -515,6 +526,10 @@ std::string FormatStatsFile(const StatsFile& file) {
   if (!stats.filing_error.empty()) {
     absl::StrAppend(&text, "filing_error=", OneLine(stats.filing_error), "\n");
   }
+  if (stats.top_decline_count > 0) {
+    absl::StrAppend(&text, "top_decline=", stats.top_decline_count, " ",
+                    OneLine(stats.top_decline), "\n");
+  }
   absl::StrAppend(&text, "backend=", file.backend, "\nreached=", bitmap, "\n");
   return text;
 }
@@ -529,6 +544,14 @@ void AddStatsFile(absl::string_view text, StatsFile& sum) {
       sum.backend = std::string(value);
     } else if (key == "filing_error") {
       sum.stats.filing_error = std::string(value);
+    } else if (key == "top_decline") {
+      // "<tuples> <reason>": the reason most tuples of one process gave.
+      const size_t space = value.find(' ');
+      if (space != absl::string_view::npos &&
+          absl::SimpleAtoi(value.substr(0, space), &n) && n > sum.stats.top_decline_count) {
+        sum.stats.top_decline_count = n;
+        sum.stats.top_decline = std::string(value.substr(space + 1));
+      }
     } else if (key == "reached") {
       sum.reached.resize(std::max(sum.reached.size(), 4 * value.size()));
       for (size_t i = 0; i < value.size(); ++i) {
