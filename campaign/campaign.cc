@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <future>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -146,10 +147,11 @@ void Campaign::Stop() {
   for (auto& sender : senders_) sender->Interrupt();
   for (std::thread& t : threads_) t.join();
   threads_.clear();
-  std::lock_guard<std::mutex> lock(mu_);
-  // The filer files everything it holds before it returns; whatever is in
-  // the journal was filed.
-  if (filing_.empty()) journal_->Remove();
+  // What the journal still holds was not filed: a filing failed, the
+  // backlog overflowed, or the filer ran out of time. It stays for the next
+  // campaign on this directory (it adopts the journals of processes that
+  // are gone), never removed with the findings in it.
+  journal_->RemoveIfAllDone();
 }
 
 bool Campaign::Wanted(const Variant& v, int index) const {
@@ -411,6 +413,7 @@ void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
   }
   std::vector<int> reached;
   int64_t by_code[5] = {};
+  std::vector<int64_t> by_message(out.messages.size());
   int64_t first_mismatch = -1;  // its index in `batch`
   std::vector<const Erratum*> errata;
   for (size_t i = 0; i < batch.size(); ++i) {
@@ -422,6 +425,7 @@ void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
       reached.push_back(index);
     } else {
       ++by_code[std::min<int>(static_cast<int>(r.code), 4)];
+      if (r.message < by_message.size()) ++by_message[r.message];
     }
     counts.Count(j.verdict);
     if (j.verdict == Verdict::kMismatch) {
@@ -442,6 +446,9 @@ void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
   }
   stats_.counts += counts;
   for (int c = 0; c < 5; ++c) stats_.declined_by_code[c] += by_code[c];
+  for (size_t m = 0; m < by_message.size(); ++m) {
+    if (by_message[m] > 0) decline_reasons_.Add(out.messages[m], by_message[m]);
+  }
   for (const Erratum* e : errata) ++stats_.other_reading_by_erratum[std::string(e->id)];
   for (int index : reached) {
     if (!stats_.reached[index]) stats_.reached[index] = true, ++stats_.variants_reached;
@@ -472,8 +479,8 @@ void Campaign::QueueMismatch(const Tuple& t, const Judgement& j,
     return;
   }
   if (filing_.size() >= kMaxFilingBacklog) {
-    // The journal keeps it for the next campaign; say so rather than stall.
-    ++stats_.filing_errors;
+    // The journal keeps it for the next campaign rather than stall (counted
+    // in CampaignStats::unfiled; not a filing error: nothing failed).
     journal_->Add(pending);
     return;
   }
@@ -625,12 +632,20 @@ bool Campaign::Record(const Finding& f, bool repeats) {
   auto filed = store_.File(f);
   std::lock_guard<std::mutex> lock(mu_);
   if (!filed.ok()) {
-    // Nothing found is lost silently: say so, and keep fuzzing. The journal
-    // still holds the mismatch, for the next campaign.
+    // Nothing found is lost silently: say so (the summary repeats the
+    // reason), and keep fuzzing. The journal still holds the mismatch, for
+    // the next campaign.
     ++stats_.filing_errors;
-    std::fprintf(stderr, "ptxdiff: cannot file a finding: %s\n",
-                 std::string(filed.status().message()).c_str());
+    stats_.filing_error = std::string(filed.status().message());
+    std::fprintf(stderr, "ptxdiff: cannot file a finding: %s\n", stats_.filing_error.c_str());
     return false;
+  }
+  if (!filed->index_error.empty()) {
+    // Filed, so not to be filed again; but the directory is short of space.
+    ++stats_.filing_errors;
+    stats_.filing_error = filed->index_error;
+    std::fprintf(stderr, "ptxdiff: filed %s/%s, but %s\n", store_.dir().c_str(),
+                 filed->entry.c_str(), stats_.filing_error.c_str());
   }
   if (repeats) return true;  // counted as known when they were seen
   if (filed->explained) {
@@ -650,7 +665,10 @@ CampaignStats Campaign::Snapshot() const {
   {
     std::lock_guard<std::mutex> lock(mu_);
     s = stats_;
+    std::tie(s.top_decline, s.top_decline_count) = decline_reasons_.Top();
   }
+  s.unfiled = journal_->unfiled();
+  s.unjournaled = journal_->unwritten();
   s.queue = queue_.counts();
   s.skipped_declining = declines_->skipped();
   s.offered = offered_.load(std::memory_order_relaxed);

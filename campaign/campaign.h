@@ -23,8 +23,10 @@
 //   its own worker (minimizer.h) and files it (one entry per root cause,
 //   finding.h); repeats are counted, not minimized again.
 // - Stop() closes the queue, lets the batches in flight finish, files what
-//   the filer still holds, and removes the journal; a process that dies
-//   before that leaves the journal for the next campaign to adopt.
+//   the filer still holds, and removes the journal if everything in it was
+//   filed. A filing that failed (a full disk) keeps its journal line, as
+//   does a process that dies first: the next campaign adopts the journal
+//   and files what it holds.
 
 #ifndef PTXDIFF_CAMPAIGN_CAMPAIGN_H_
 #define PTXDIFF_CAMPAIGN_CAMPAIGN_H_
@@ -101,7 +103,20 @@ struct CampaignStats {
   std::map<std::string, int64_t> other_reading_by_erratum;
   int64_t systematic = 0;            // produced by the systematic source
   int64_t new_findings = 0, known_findings = 0, explained_findings = 0;
-  int64_t filing_errors = 0, adopted = 0;
+  // Writes to the triage directory that failed (a full disk), and the
+  // reason the last one gave.
+  int64_t filing_errors = 0;
+  std::string filing_error;
+  int64_t adopted = 0;  // unfiled mismatches of earlier campaigns, filed by this one
+  // Mismatches judged and not filed: while running, those being minimized;
+  // after Stop, those whose filing failed or ran out of time, kept in the
+  // journal for the next campaign. `unjournaled` of them could not be
+  // written to the journal either (said on stderr).
+  int64_t unfiled = 0, unjournaled = 0;
+  // Why the backend declined, its most common reason (first line) and how
+  // many tuples gave it: what to tell a user when nothing was tested.
+  std::string top_decline;
+  int64_t top_decline_count = 0;
   int64_t worker_restarts = 0;
   int64_t supported_variants = 0;    // of the campaign's variants
   int64_t calibration_ms = 0;        // spent timing the families at start
@@ -253,6 +268,7 @@ class Campaign {
     int64_t unflushed = 0;
   };
   absl::flat_hash_map<std::pair<Variant, std::string>, CauseState> causes_;
+  DeclineReasons decline_reasons_;
   bool filer_busy_ = false;
   std::deque<FilingJob> filing_;
   std::condition_variable filing_ready_;

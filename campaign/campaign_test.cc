@@ -1,9 +1,12 @@
 #include "campaign/campaign.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -302,6 +305,82 @@ TEST(CampaignTest, AFindingIsFiledWhenItsMinimizationFaults) {
       absl::StrCat("exec ", PTXDIFF_FAULTY_WORKER_PATH, " --fault=crash"));
   EXPECT_THAT(shown, HasSubstr("crash"));
   EXPECT_THAT(shown, ::testing::Not(HasSubstr("flaky")));
+}
+
+// The entry a mismatching bfe.s64 with a position of 256 or more files as
+// (minimized to the plainer bfe.u64), and the worker that gives it.
+constexpr char kBfeEntry[] = "value-mismatch~faulty~ge256~bfe.u64";
+const std::vector<std::string> kWrongBfe = {"--fault=wrong-on=bfe.", "--when-operand=1:256"};
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+// A campaign that judges one bfe mismatch while the triage directory cannot
+// take its entry: a regular file where the entry's directory goes makes the
+// store's write fail, as a full disk would (and as root, whom a read-only
+// directory would not stop). Returns the campaign's stats after Stop.
+CampaignStats FileIntoABlockedEntry(const std::string& dir) {
+  const std::string triage = dir + "/triage";
+  std::system(("mkdir -p '" + triage + "'").c_str());
+  std::ofstream(triage + "/" + kBfeEntry) << "in the way\n";
+  auto c = Campaign::Start(Options(dir, kWrongBfe));
+  EXPECT_TRUE(c.ok()) << c.status();
+  if (!c.ok()) return {};
+  Offer(**c, "bfe.s64", {{0xff, 300, 8, 0}});
+  EXPECT_TRUE((*c)->Flush(absl::Seconds(60)));
+  (*c)->Stop();
+  return (*c)->Snapshot();
+}
+
+// Issue 28: a filing that failed used to lose its mismatch (the journal was
+// removed at Stop because nothing was left to file) and said so only in the
+// log. Now the journal keeps the line, and the stats say why.
+TEST(CampaignTest, AFilingThatFailsKeepsItsJournalLineAndSaysWhy) {
+  const std::string dir = FreshDir("blocked");
+  const CampaignStats s = FileIntoABlockedEntry(dir);
+  EXPECT_EQ(s.counts.mismatched, 1);
+  EXPECT_EQ(s.new_findings, 0);
+  EXPECT_EQ(s.filing_errors, 1);
+  EXPECT_THAT(s.filing_error, HasSubstr(kBfeEntry));
+  EXPECT_THAT(s.filing_error, HasSubstr("Not a directory"));
+  EXPECT_EQ(s.unfiled, 1);
+  EXPECT_EQ(s.unjournaled, 0);
+  const std::string journal =
+      absl::StrCat(dir, "/triage/.pending/", getpid(), ".journal");
+  const std::vector<PendingMismatch> kept = ParseJournal(ReadAll(journal));
+  ASSERT_EQ(kept.size(), 1u) << "no journal at " << journal;
+  EXPECT_EQ(Spell(kept[0].tuple.variant), "bfe.s64");  // as judged, before minimizing
+  EXPECT_EQ(kept[0].tuple.operands.v[1], 300u);
+}
+
+// ... and the next campaign on the directory, once it can write there,
+// files what the journal kept, and then removes the journal.
+TEST(CampaignTest, TheNextCampaignFilesWhatAFailedFilingKept) {
+  const std::string dir = FreshDir("refile");
+  ASSERT_EQ(FileIntoABlockedEntry(dir).unfiled, 1);
+  const std::string pending = dir + "/triage/.pending/";
+  ASSERT_EQ(unlink((dir + "/triage/" + kBfeEntry).c_str()), 0);  // room again
+  // The process that kept it is gone (journals are adopted only from those):
+  // this one stands in for it under a pid no process can have.
+  ASSERT_EQ(rename(absl::StrCat(pending, getpid(), ".journal").c_str(),
+                   (pending + "999999999.journal").c_str()),
+            0);
+  auto next = Campaign::Start(Options(dir, kWrongBfe));
+  ASSERT_TRUE(next.ok()) << next.status();
+  ASSERT_TRUE((*next)->Flush(absl::Seconds(60)));
+  (*next)->Stop();
+  const CampaignStats s = (*next)->Snapshot();
+  EXPECT_EQ(s.adopted, 1);
+  EXPECT_EQ(s.new_findings, 1);
+  EXPECT_EQ(s.filing_errors, 0);
+  EXPECT_EQ(s.unfiled, 0);
+  EXPECT_THAT(EntryNames(dir + "/triage"), ElementsAre(absl::StrCat(kBfeEntry, " x1")));
+  struct stat st;
+  EXPECT_NE(stat((pending + "999999999.journal").c_str(), &st), 0);
+  EXPECT_NE(stat(absl::StrCat(pending, getpid(), ".journal").c_str(), &st), 0)
+      << "everything was filed, yet the journal was kept";
 }
 
 TEST(CampaignTest, AWorkerThatCannotStartIsAClearError) {

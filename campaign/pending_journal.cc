@@ -53,29 +53,47 @@ PendingJournal::~PendingJournal() {
   if (fd_ >= 0) close(fd_);
 }
 
-void PendingJournal::Append(const std::string& line) {
-  if (fd_ < 0) return;
-  // One write per line: a crash keeps whole lines (a full disk is reported
-  // once on stderr; the mismatch still goes on to be filed).
+bool PendingJournal::Append(const std::string& line) {
+  if (fd_ < 0) return false;
+  // One write per line: a crash keeps whole lines. A line that cannot be
+  // written (a full disk) is printed instead, so that the log still holds
+  // what would otherwise be lost.
   if (write(fd_, line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
-    std::fprintf(stderr, "ptxdiff: cannot append to %s: %s\n", path_.c_str(),
-                 std::strerror(errno));
+    std::fprintf(stderr, "ptxdiff: cannot append to %s: %s; the line was: %s",
+                 path_.c_str(), std::strerror(errno), line.c_str());
+    return false;
   }
+  return true;
 }
 
 int64_t PendingJournal::Add(const PendingMismatch& m) {
   std::lock_guard<std::mutex> lock(mu_);
   const int64_t seq = next_seq_++;
   const Operands& o = m.tuple.operands;
-  Append(absl::StrFormat("M %d %x %x %x %x %x %x%s\n", seq, StableId(m.tuple.variant), o.v[0],
-                         o.v[1], o.v[2], o.v[3], m.backend_bits,
-                         m.backend_carry ? " 1" : ""));
+  open_.insert(seq);
+  if (!Append(absl::StrFormat("M %d %x %x %x %x %x %x%s\n", seq, StableId(m.tuple.variant),
+                              o.v[0], o.v[1], o.v[2], o.v[3], m.backend_bits,
+                              m.backend_carry ? " 1" : ""))) {
+    unwritten_.insert(seq);
+  }
   return seq;
 }
 
 void PendingJournal::Done(int64_t seq) {
   std::lock_guard<std::mutex> lock(mu_);
+  open_.erase(seq);
+  unwritten_.erase(seq);
   Append(absl::StrFormat("F %d\n", seq));
+}
+
+int64_t PendingJournal::unfiled() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return open_.size();
+}
+
+int64_t PendingJournal::unwritten() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return unwritten_.size();
 }
 
 void PendingJournal::Remove() {
@@ -83,6 +101,19 @@ void PendingJournal::Remove() {
   if (fd_ >= 0) close(fd_);
   fd_ = -1;
   unlink(path_.c_str());
+}
+
+bool PendingJournal::RemoveIfAllDone() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!open_.empty()) {
+      if (fd_ >= 0) close(fd_);
+      fd_ = -1;
+      return false;
+    }
+  }
+  Remove();
+  return true;
 }
 
 std::vector<PendingMismatch> ParseJournal(const std::string& text) {

@@ -14,7 +14,9 @@
 // lines that have it (their variants are unknown to it anyway).
 // A campaign starting on the same triage directory adopts the journals of
 // processes that are gone: their mismatches without an F line are filed
-// again, and the old journal is removed. A clean stop removes its own.
+// again, and the old journal is removed. A stop removes its own once
+// everything in it is filed; a journal that still holds unfiled mismatches
+// (a filing failed: a full disk) is left for the next campaign to adopt.
 
 #ifndef PTXDIFF_CAMPAIGN_PENDING_JOURNAL_H_
 #define PTXDIFF_CAMPAIGN_PENDING_JOURNAL_H_
@@ -25,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "isa/tuple.h"
 
@@ -46,19 +49,32 @@ class PendingJournal {
   int64_t Add(const PendingMismatch& m);
   void Done(int64_t seq);
 
+  // Mismatches added and not done: judged, not (yet) filed.
+  int64_t unfiled() const;
+  // Of those, how many could not be written (a full disk): they are in no
+  // journal, only in the process's stderr.
+  int64_t unwritten() const;
+
   // Removes the journal (call when everything in it is done).
   void Remove();
+  // Removes the journal if nothing in it is open; otherwise closes it and
+  // leaves it for the next campaign to adopt (once this process is gone).
+  // Returns whether it was removed.
+  bool RemoveIfAllDone();
 
   const std::string& path() const { return path_; }
 
  private:
   PendingJournal(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
-  void Append(const std::string& line);
+  // Appends one line; false (said on stderr, with the line) if it could not.
+  bool Append(const std::string& line);
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::string path_;
   int fd_;
   int64_t next_seq_ = 0;
+  // Open sequence numbers, and those of them whose line was not written.
+  absl::flat_hash_set<int64_t> open_, unwritten_;
 };
 
 // Takes over the journals under `triage_dir` whose processes are gone: each

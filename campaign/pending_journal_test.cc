@@ -1,5 +1,6 @@
 #include "campaign/pending_journal.h"
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -88,6 +89,49 @@ TEST(PendingJournalTest, AKilledProcessLeavesItsMismatchesForTheNextCampaign) {
   std::string text((std::istreambuf_iterator<char>(in)), {});
   EXPECT_EQ(ParseJournal(text).size(), 1u);
   EXPECT_TRUE(AdoptOrphanedJournals(dir, **mine).empty());
+}
+
+// A journal is removed at the end only when everything in it was filed;
+// one that holds an unfiled mismatch stays for the next campaign.
+TEST(PendingJournalTest, OnlyAJournalWithNothingUnfiledIsRemoved) {
+  const std::string dir = FreshDir("remove");
+  const Tuple t{*ParseVariant("popc.b32"), {{1, 0, 0, 0}}};
+  auto journal = PendingJournal::Open(dir);
+  ASSERT_TRUE(journal.ok()) << journal.status();
+  const int64_t filed = (*journal)->Add({t, 0});
+  (*journal)->Add({t, 2});
+  (*journal)->Done(filed);
+  EXPECT_EQ((*journal)->unfiled(), 1);
+  EXPECT_FALSE((*journal)->RemoveIfAllDone());
+  std::ifstream in((*journal)->path());
+  const std::string text((std::istreambuf_iterator<char>(in)), {});
+  ASSERT_EQ(ParseJournal(text).size(), 1u);
+  EXPECT_EQ(ParseJournal(text)[0].backend_bits, 2u);
+
+  auto done = PendingJournal::Open(FreshDir("remove_done"));
+  ASSERT_TRUE(done.ok()) << done.status();
+  (*done)->Done((*done)->Add({t, 0}));
+  EXPECT_EQ((*done)->unfiled(), 0);
+  EXPECT_TRUE((*done)->RemoveIfAllDone());
+  EXPECT_FALSE(std::ifstream((*done)->path()).good());
+}
+
+// A journal on a full disk (here /dev/full, which fails every write with
+// ENOSPC): the mismatch it could not keep is counted, not forgotten.
+TEST(PendingJournalTest, ALineTheDiskCannotTakeIsCounted) {
+  const std::string dir = FreshDir("full");
+  ASSERT_EQ(mkdir((dir + "/.pending").c_str(), 0755), 0);
+  ASSERT_EQ(symlink("/dev/full", absl::StrCat(dir, "/.pending/", getpid(), ".journal").c_str()),
+            0);
+  auto journal = PendingJournal::Open(dir);
+  ASSERT_TRUE(journal.ok()) << journal.status();
+  const Tuple t{*ParseVariant("popc.b32"), {{1, 0, 0, 0}}};
+  const int64_t seq = (*journal)->Add({t, 0});
+  EXPECT_EQ((*journal)->unfiled(), 1);
+  EXPECT_EQ((*journal)->unwritten(), 1);
+  (*journal)->Done(seq);  // filed after all
+  EXPECT_EQ((*journal)->unwritten(), 0);
+  (*journal)->Remove();
 }
 
 }  // namespace

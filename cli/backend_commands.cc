@@ -221,8 +221,12 @@ int RunSweep(const std::vector<std::string>& args, std::ostream& out,
     out << "  (" << declines.size() - kMaxReasons << " more reasons)\n";
   }
   for (const std::string& f : s.faults) out << "fault: " << f << "\n";
+  // A sweep that tested nothing must not pass as one that found nothing.
+  const auto top = declines.empty() ? std::pair<std::string, int64_t>() : declines[0];
+  const std::string nothing = NothingTestedError(s.counts, top.first, top.second);
+  if (!nothing.empty()) err << "ptxdiff sweep: " << nothing << "\n";
   return s.counts.mismatched > 0 || s.counts.faulty_batches > 0 ||
-                 s.counts.faulted > 0
+                 s.counts.faulted > 0 || !nothing.empty()
              ? 1
              : 0;
 }

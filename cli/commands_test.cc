@@ -228,6 +228,26 @@ TEST(BackendCommandsTest, SweepBadInputIsExitTwo) {
   EXPECT_THAT(r.err, HasSubstr("--timeout takes a positive number"));
 }
 
+// Issue 28: a backend that declines every tuple (a ptx-cmd tool that always
+// fails) used to make a sweep that tested nothing exit 0.
+TEST(BackendCommandsTest, ASweepThatTestedNothingFailsAndSaysWhy) {
+  CliRun r = Ptxdiff(
+      {"sweep", "--backend", "ptx-cmd:/bin/false {ptx} {in} {out}", "--family", "add"});
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("agreed          0\n"));
+  EXPECT_THAT(r.out, testing::ContainsRegex("declined        [1-9]"));
+  EXPECT_THAT(r.err, StartsWith("ptxdiff sweep: nothing was tested: the backend declined all "));
+  EXPECT_THAT(r.err, HasSubstr(" tuples sent (most often, "));
+  EXPECT_THAT(r.err, HasSubstr("/bin/false {ptx} {in} {out}' failed on add."));
+  EXPECT_THAT(r.err, HasSubstr("exit status 1"));
+  // One variant the backend runs is enough to test something.
+  const std::string faulty = std::string("exec:") + PTXDIFF_FAULTY_WORKER_PATH;
+  r = Ptxdiff({"sweep", "--backend", faulty, "--family", "add", "--family", "popc", "--tuples",
+               "2"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+}
+
 // --cuda-driver belongs to the cuda backend: with another it is a mistake,
 // not silently ignored.
 TEST(BackendCommandsTest, CudaDriverNeedsTheCudaBackend) {
@@ -361,6 +381,71 @@ TEST(MainTest, UsageAndUnknownCommand) {
   EXPECT_THAT(r.err, HasSubstr("unknown command 'frobnicate'"));
 }
 
+// `ptxdiff fuzz` with a stand-in for differential_fuzzer (PTXDIFF_FUZZER):
+// a script that writes `stats` as the fuzz process's stats file and exits 0,
+// as a campaign that ran to its time limit does.
+CliRun FuzzWithStats(const std::string& dir, const std::string& stats) {
+  std::ofstream(dir + "/stats.txt") << stats;
+  const std::string fuzzer = dir + "/fake_fuzzer.sh";
+  std::ofstream(fuzzer) << "#!/bin/sh\ncp '" << dir << "/stats.txt' \"$PTXDIFF_STATS/1.stats\"\n";
+  chmod(fuzzer.c_str(), 0755);
+  setenv("PTXDIFF_FUZZER", fuzzer.c_str(), 1);
+  setenv("PTXDIFF_WORKER", PTXDIFF_WORKER_PATH, 1);
+  CliRun r = Ptxdiff({"fuzz", "--backend", "oracle", "--max-time", "5", "--out", dir + "/out",
+                      "--dir", dir + "/triage"});
+  // RunFuzz hands its settings to the fuzzer through this process's
+  // environment: leave none behind for the other tests.
+  for (const char* name : {"PTXDIFF_FUZZER", "PTXDIFF_WORKER", "PTXDIFF_BACKEND", "PTXDIFF_ARCH",
+                           "PTXDIFF_CUDA_DRIVER", "PTXDIFF_TRIAGE_DIR", "PTXDIFF_MODE",
+                           "PTXDIFF_FAMILIES", "PTXDIFF_EXCLUDE_FAMILIES", "PTXDIFF_TIMEOUT",
+                           "PTXDIFF_STATS", "PTXDIFF_IN_FLIGHT", "PTXDIFF_BATCH",
+                           "PTXDIFF_SYSTEMATIC", "PTXDIFF_READING", "PTXDIFF_DEADLINE"}) {
+    unsetenv(name);
+  }
+  return r;
+}
+
+TEST(FuzzCommandTest, ACampaignThatTestedSomethingAndFiledItAllPasses) {
+  const CliRun r = FuzzWithStats(TempDirFor("fuzz_ok"),
+                                 "inputs=10\ntuples=100\nagreed=95\ndeclined=5\n");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_THAT(r.out, HasSubstr("fuzz:   checked 100 tuples"));
+}
+
+// Issue 28: a campaign whose filings failed (a full triage disk) exited 0
+// with the errors only in fuzz.log. It fails now, with the reason, and says
+// where the findings are kept.
+TEST(FuzzCommandTest, ACampaignThatCouldNotFileItsFindingsFails) {
+  const std::string dir = TempDirFor("fuzz_full");
+  const CliRun r = FuzzWithStats(
+      dir,
+      "inputs=10\ntuples=100\nagreed=94\nmismatched=6\nknown_findings=6\n"
+      "filing_errors=6\nunfiled=6\n"
+      "filing_error=cannot create T/.tmp-entry: No space left on device\n");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_THAT(r.err, StartsWith("ptxdiff fuzz: could not write to the triage directory " + dir +
+                                "/triage (6 failed writes; the last: cannot create "
+                                "T/.tmp-entry: No space left on device); 6 findings were not "
+                                "filed: " + dir + "/triage/.pending/ keeps them"));
+  EXPECT_THAT(r.out, HasSubstr("fuzz: summary: "));  // the summary is still printed
+}
+
+// Issue 28: a campaign against a backend that declined everything exited 0.
+TEST(FuzzCommandTest, ACampaignThatTestedNothingFailsAndSaysWhy) {
+  const CliRun r = FuzzWithStats(
+      TempDirFor("fuzz_nothing"),
+      "inputs=10\ntuples=272\ndeclined=272\ndeclined_other=272\n"
+      "top_decline=16 ptx-cmd: command '/bin/false {ptx} {in} {out}' failed on add.s32 "
+      "(16 tuples): exit status 1\n");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_THAT(r.err, StartsWith("ptxdiff fuzz: nothing was tested: the backend declined all 272 "
+                                "tuples sent (most often, 16 tuples: ptx-cmd: command "
+                                "'/bin/false {ptx} {in} {out}' failed on add.s32 (16 tuples): "
+                                "exit status 1); `ptxdiff sweep --backend 'oracle' --tuples 1` "
+                                "lists the declines by reason\n"));
+}
+
 // A ptxdiff from the release build finds the optimized campaign fuzzer
 // before the ASan one of the fuzz build, beside it first.
 TEST(FuzzCommandTest, TheCampaignFuzzerComesBeforeTheAsanOne) {
@@ -396,6 +481,12 @@ TEST(MainTest, ACommandsHelpIsItsUsage) {
   EXPECT_THAT(r.out, Not(HasSubstr("minimize FILE")));
   struct stat st;
   EXPECT_NE(stat("--help", &st), 0) << "a directory named --help was written";
+  // sweep and fuzz say when they fail (a CI gate reads the exit status).
+  for (const char* command : {"sweep", "fuzz"}) {
+    r = Ptxdiff({command, "--help"});
+    EXPECT_THAT(r.out, HasSubstr("nothing was tested")) << command;
+    EXPECT_THAT(r.out, HasSubstr("2 on bad")) << command;
+  }
 }
 
 }  // namespace

@@ -33,6 +33,7 @@
 #include "oracle/errata.h"
 #include "fuzzers/differential_target.h"
 #include "fuzzers/seed_corpus.h"
+#include "harness/judge.h"
 #include "client/worker_locator.h"
 #include "isa/family_table.h"
 #include "triage/triage_store.h"
@@ -321,12 +322,51 @@ void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
       << sum.known_findings << " already filed; the triage directory " << config.triage_dir
       << " holds " << EntriesAndCauses(entries->size(), causes.size()) << " (" << explained
       << " entries explained)\n";
+  if (sum.unfiled > 0 && sum.filing_errors == 0) {  // else an error (RunErrors)
+    out << "fuzz:   " << sum.unfiled << " findings not filed before the run ended are kept in "
+        << config.triage_dir << "/.pending/: the next campaign on this directory files them\n";
+  }
   for (const RootCause& c : causes) {
     if (!c.explained()) out << "fuzz:     " << RootCauseLine(c) << "\n";
   }
   if (!entries->empty()) {
     out << "fuzz:   see: ptxdiff triage list --dir " << config.triage_dir << "\n";
   }
+}
+
+// What made a run that ended by itself fail: findings it could not file,
+// and a backend that tested nothing. Each is a line for the terminal.
+std::vector<std::string> RunErrors(const Progress& p, const FuzzConfig& config,
+                                   const std::string& log) {
+  const FuzzStats& sum = p.sum.stats;
+  std::vector<std::string> errors;
+  if (sum.filing_errors > 0) {
+    std::string e = absl::StrCat("could not write to the triage directory ", config.triage_dir,
+                                 " (", sum.filing_errors, " failed writes; the last: ",
+                                 sum.filing_error, ")");
+    if (sum.unfiled > 0) {
+      absl::StrAppend(&e, "; ", sum.unfiled, " findings were not filed: ", config.triage_dir,
+                      "/.pending/ keeps them, and the next campaign on this directory files "
+                      "them once it can write there");
+    }
+    if (sum.unjournaled > 0) {
+      absl::StrAppend(&e, "; ", sum.unjournaled,
+                      " of them could not be kept there either (their journal lines are in ",
+                      log, ")");
+    }
+    errors.push_back(std::move(e));
+  }
+  std::string nothing = NothingTestedError(sum.counts, sum.top_decline, sum.top_decline_count);
+  if (!nothing.empty() && sum.counts.declined > 0) {
+    std::string families;
+    for (Family f : config.filter.include) {
+      absl::StrAppend(&families, " --family ", InfoOf(f).opcode);
+    }
+    absl::StrAppend(&nothing, "; `ptxdiff sweep --backend '", config.backend, "'", families,
+                    " --tuples 1` lists the declines by reason");
+  }
+  if (!nothing.empty()) errors.push_back(std::move(nothing));
+  return errors;
 }
 
 }  // namespace
@@ -429,13 +469,18 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (explained > 0 && never_started) {
       // The target said why it could not start: nothing more to alarm about.
       out << "fuzz: nothing was checked (" << how << "); the fuzzer's log: " << log << "\n";
-    } else {
-      out << "fuzz: the fuzzer exited abnormally (" << how << "); see " << log << " and "
-          << out_dir << "/findings/\n";
+      return 1;
     }
-    return 1;
+    out << "fuzz: the fuzzer exited abnormally (" << how << "); see " << log << " and "
+        << out_dir << "/findings/\n";
   }
-  return 0;
+  // A run that could not file what it found, or tested nothing, fails: a CI
+  // gate must not pass on it. The reasons go to stderr, after the summary
+  // (a fuzzer that never started has said why above).
+  const std::vector<std::string> errors =
+      never_started ? std::vector<std::string>() : RunErrors(p, *config, log);
+  for (const std::string& e : errors) err << "ptxdiff fuzz: " << e << "\n";
+  return libfuzzer_crashed || WIFSIGNALED(status) || !errors.empty() ? 1 : 0;
 }
 
 }  // namespace ptxdiff

@@ -144,6 +144,9 @@ int RunMinimize(const std::vector<std::string>& args, std::ostream& out,
                          finding->flaky ? ", FLAKY: the minimized case did not repeat" : "")
       << "minimize: " << (filed->is_new ? "filed new entry " : "counted existing entry ")
       << store->dir() << "/" << filed->entry << "\n";
+  if (!filed->index_error.empty()) {
+    err << "ptxdiff minimize: the entry is filed, but " << filed->index_error << "\n";
+  }
   return 0;
 }
 

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
@@ -379,11 +380,14 @@ void DifferentialTarget::RunSynchronously(const std::vector<Tuple>& tuples) {
     CrashWithSignature(SignatureOf(f));
   }
   for (size_t i = 0; i < tuples.size(); ++i) {
-    const Judgement j = JudgeTuple(tuples[i], out.results[i], config_.reading);
+    const TupleResult& r = out.results[i];
+    const Judgement j = JudgeTuple(tuples[i], r, config_.reading);
     stats_.counts.Count(j.verdict);
+    if (j.verdict == Verdict::kDeclined && r.message < out.messages.size()) {
+      decline_reasons_.Add(out.messages[r.message]);
+    }
     if (j.verdict == Verdict::kFault) {  // the implementation died on it
-      f.kind = out.results[i].fault == TupleFault::kHang ? FindingKind::kHang
-                                                         : FindingKind::kCrash;
+      f.kind = r.fault == TupleFault::kHang ? FindingKind::kHang : FindingKind::kCrash;
       f.tuple = tuples[i];
       f.oracle = j.oracle;
       CrashWithSignature(SignatureOf(f));
@@ -399,7 +403,11 @@ void DifferentialTarget::RunSynchronously(const std::vector<Tuple>& tuples) {
 }
 
 FuzzStats DifferentialTarget::stats() const {
-  if (!campaign_) return stats_;
+  if (!campaign_) {
+    FuzzStats s = stats_;
+    std::tie(s.top_decline, s.top_decline_count) = decline_reasons_.Top();
+    return s;
+  }
   const CampaignStats c = campaign_->Snapshot();
   FuzzStats s;
   s.inputs = stats_.inputs;
@@ -425,6 +433,11 @@ FuzzStats DifferentialTarget::stats() const {
   s.declined_other = c.declined_by_code[static_cast<int>(DeclineCode::kOther)] +
                      c.declined_by_code[static_cast<int>(DeclineCode::kNone)];
   s.filing_errors = c.filing_errors;
+  s.filing_error = c.filing_error;
+  s.unfiled = c.unfiled;
+  s.unjournaled = c.unjournaled;
+  s.top_decline = c.top_decline;
+  s.top_decline_count = c.top_decline_count;
   s.first_mismatch_after = c.first_mismatch_after;
   s.first_mismatch_unix_ms = c.first_mismatch_unix_ms;
   s.calibration_ms = c.calibration_ms;
@@ -491,6 +504,8 @@ const Counter kCounters[] = {
     PTXDIFF_COUNTER("declined_operand_form", s.declined_operand_form),
     PTXDIFF_COUNTER("declined_other", s.declined_other),
     PTXDIFF_COUNTER("filing_errors", s.filing_errors),
+    PTXDIFF_COUNTER("unfiled", s.unfiled),
+    PTXDIFF_COUNTER("unjournaled", s.unjournaled),
     PTXDIFF_COUNTER("first_mismatch_after", s.first_mismatch_after),
     PTXDIFF_COUNTER("first_mismatch_unix_ms", s.first_mismatch_unix_ms),
     PTXDIFF_COUNTER("calibration_ms", s.calibration_ms),
@@ -499,6 +514,9 @@ const Counter kCounters[] = {
 #undef PTXDIFF_COUNTER
 
 constexpr absl::string_view kErratumPrefix = "erratum_";
+
+// A text on one line of the stats file: its first line.
+absl::string_view OneLine(absl::string_view text) { return text.substr(0, text.find('\n')); }
 
 }  // namespace
 
@@ -519,6 +537,13 @@ std::string FormatStatsFile(const StatsFile& file) {
     }
     bitmap += "0123456789abcdef"[nibble];
   }
+  if (!stats.filing_error.empty()) {
+    absl::StrAppend(&text, "filing_error=", OneLine(stats.filing_error), "\n");
+  }
+  if (stats.top_decline_count > 0) {
+    absl::StrAppend(&text, "top_decline=", stats.top_decline_count, " ",
+                    OneLine(stats.top_decline), "\n");
+  }
   absl::StrAppend(&text, "backend=", file.backend, "\nreached=", bitmap, "\n");
   return text;
 }
@@ -531,6 +556,16 @@ void AddStatsFile(absl::string_view text, StatsFile& sum) {
     int64_t n = 0;
     if (key == "backend") {
       sum.backend = std::string(value);
+    } else if (key == "filing_error") {
+      sum.stats.filing_error = std::string(value);
+    } else if (key == "top_decline") {
+      // "<tuples> <reason>": the reason most tuples of one process gave.
+      const size_t space = value.find(' ');
+      if (space != absl::string_view::npos &&
+          absl::SimpleAtoi(value.substr(0, space), &n) && n > sum.stats.top_decline_count) {
+        sum.stats.top_decline_count = n;
+        sum.stats.top_decline = std::string(value.substr(space + 1));
+      }
     } else if (key == "reached") {
       sum.reached.resize(std::max(sum.reached.size(), 4 * value.size()));
       for (size_t i = 0; i < value.size(); ++i) {

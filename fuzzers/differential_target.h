@@ -99,7 +99,16 @@ struct FuzzStats {
   // dropped under backpressure, produced by the systematic source.
   int64_t offered = 0, queued = 0, duplicates = 0, dropped = 0, systematic = 0;
   int64_t skipped_undefined = 0, skipped_unsupported = 0, skipped_declining = 0;
+  // Writes to the triage directory that failed, and the last one's reason.
   int64_t filing_errors = 0;
+  std::string filing_error;
+  // Mismatches judged and not filed (at the end: kept in the pending journal
+  // for the next campaign), and of those, lines the journal could not take.
+  int64_t unfiled = 0, unjournaled = 0;
+  // The backend's most common decline reason and its tuples (of the process
+  // that saw it most): why, if nothing was tested.
+  std::string top_decline;
+  int64_t top_decline_count = 0;
   // Tuples this process had checked when it judged its first mismatch, that
   // one included; 0 before any. A campaign's figure is the earliest.
   int64_t first_mismatch_after = 0;
@@ -116,7 +125,8 @@ struct FuzzStats {
 
 // What one fuzz process writes to <stats_dir>/<pid>.stats and `ptxdiff
 // fuzz` sums over its processes: key=value lines, each counter named once,
-// in FormatStatsFile's table.
+// in FormatStatsFile's table; the texts (filing_error, top_decline) on one
+// line each.
 struct StatsFile {
   FuzzStats stats;
   std::string backend;        // WorkerIdentity::Describe()
@@ -127,7 +137,8 @@ std::string FormatStatsFile(const StatsFile& file);
 // the same for every process of a campaign, as the largest;
 // first_mismatch_after and first_mismatch_unix_ms as the earliest), reached
 // bitmaps OR-ed, the backend's description kept; calibration_ms and
-// families_timed as the largest. Unknown lines are skipped.
+// families_timed as the largest; the last filing error kept, and the top
+// decline reason with the most tuples. Unknown lines are skipped.
 void AddStatsFile(absl::string_view text, StatsFile& sum);
 
 class DifferentialTarget {
@@ -168,6 +179,7 @@ class DifferentialTarget {
   FuzzStats stats_;                       // crash mode's counts, and inputs
   uint8_t* counters_ = nullptr;
   std::vector<bool> reached_;  // crash mode, by VariantIndex
+  DeclineReasons decline_reasons_;  // crash mode
   std::vector<Result> oracle_;  // scratch for one input's tuples
   absl::Time last_stats_write_ = absl::InfinitePast();
 };

@@ -159,6 +159,63 @@ TEST(StatsFileTest, TheFirstMismatchIsTheEarliestOfTheProcesses) {
   EXPECT_EQ(sum.stats.first_mismatch_unix_ms, 1'800'000'000'100);
 }
 
+// What a stats file carries for the summary's errors: the failed writes,
+// the findings not filed, and the last filing error (on one line).
+TEST(StatsFileTest, FilingErrorsReadBack) {
+  StatsFile full, fine;
+  full.stats.filing_errors = 6;
+  full.stats.unfiled = 6;
+  full.stats.filing_error = "cannot create x: No space left on device\nmore";
+  fine.stats.unfiled = 1;
+  StatsFile sum;
+  for (const StatsFile* f : {&full, &fine}) AddStatsFile(FormatStatsFile(*f), sum);
+  EXPECT_EQ(sum.stats.filing_errors, 6);
+  EXPECT_EQ(sum.stats.unfiled, 7);
+  EXPECT_EQ(sum.stats.filing_error, "cannot create x: No space left on device");
+}
+
+// The decline reason most tuples gave, of any one process, read back on one
+// line with its count: why, if nothing was tested.
+TEST(StatsFileTest, TheTopDeclineReasonIsThatOfTheMostTuples) {
+  StatsFile declining, other, none;
+  declining.stats.top_decline =
+      "ptx-cmd: command 'false' failed on add.s32: exit status 1\nits output";
+  declining.stats.top_decline_count = 16;
+  other.stats.top_decline = "rarer";
+  other.stats.top_decline_count = 3;
+  StatsFile sum;
+  for (const StatsFile* f : {&other, &declining, &none}) AddStatsFile(FormatStatsFile(*f), sum);
+  EXPECT_EQ(sum.stats.top_decline, "ptx-cmd: command 'false' failed on add.s32: exit status 1");
+  EXPECT_EQ(sum.stats.top_decline_count, 16);
+}
+
+// Issue 28: a backend that declines everything (a ptx-cmd tool that always
+// fails): nothing is tested, and the stats say why, for `ptxdiff fuzz`.
+TEST(DifferentialTargetTest, TheStatsSayWhyNothingWasTested) {
+  const std::string dir = FreshDir("declined");
+  std::system(("mkdir -p '" + dir + "'").c_str());
+  FuzzConfig config;
+  config.backend = "ptx-cmd:/bin/false {ptx} {in} {out}";
+  config.worker = PTXDIFF_WORKER_PATH;
+  config.triage_dir = dir + "/triage";
+  config.stats_dir = dir;
+  config.systematic = false;
+  config.filter.include = {Family::kAdd};
+  auto target = DifferentialTarget::Create(config);
+  ASSERT_TRUE(target.ok()) << target.status();
+  EXPECT_EQ(Feed(**target, Input("add.s32", {{{1, 2, 0, 0}}, {{3, 4, 0, 0}}})), 0);
+  ASSERT_TRUE((*target)->Flush());
+  (*target)->Stop();
+  const FuzzStats s = (*target)->stats();
+  EXPECT_EQ(s.counts.tuples, 2);
+  EXPECT_EQ(s.counts.tested(), 0);
+  EXPECT_EQ(s.top_decline_count, 2);
+  EXPECT_THAT(s.top_decline, HasSubstr("failed on add.s32 (2 tuples): exit status 1"));
+  std::ifstream stats(dir + "/" + std::to_string(getpid()) + ".stats");
+  const std::string text((std::istreambuf_iterator<char>(stats)), {});
+  EXPECT_THAT(text, HasSubstr("top_decline=2 ptx-cmd: command '/bin/false"));
+}
+
 TEST(DifferentialTargetTest, CampaignFilesOnceAndCountsRepeats) {
   const std::string dir = FreshDir("campaign");
   FuzzConfig config;

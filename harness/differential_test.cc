@@ -155,5 +155,42 @@ TEST(DifferentialTest, DeclinesAreCountedByReason) {
       << "the reason itself is missing";
 }
 
+// Reasons are counted by their first line (the rest is a tool's output);
+// the most common wins, a tie going to the first in sorted order.
+TEST(DifferentialTest, DeclineReasonsCountFirstLines) {
+  DeclineReasons reasons;
+  EXPECT_EQ(reasons.Top(), (std::pair<std::string, int64_t>("", 0)));
+  reasons.Add("tool failed: exit status 1\nits output", 3);
+  reasons.Add("tool failed: exit status 1\nother output", 2);
+  reasons.Add("not folded", 5);
+  EXPECT_EQ(reasons.Top(), (std::pair<std::string, int64_t>("not folded", 5)));
+  reasons.Add("another reason");
+  EXPECT_EQ(reasons.Top(), (std::pair<std::string, int64_t>("not folded", 5)));
+}
+
+// What a run that tested nothing says, by why; nothing for a run that
+// tested one tuple.
+TEST(DifferentialTest, NothingTestedSaysWhy) {
+  JudgeCounts counts;
+  EXPECT_EQ(NothingTestedError(counts, "", 0),
+            "nothing was tested: no tuple was sent to the backend");
+  counts.tuples = counts.declined = 272;
+  EXPECT_EQ(NothingTestedError(counts, "add: tool failed\nits output", 16),
+            "nothing was tested: the backend declined all 272 tuples sent (most often, 16 "
+            "tuples: add: tool failed)");
+  counts.tuples += 64;
+  counts.faulty_batches = 1;
+  EXPECT_EQ(NothingTestedError(counts, "", 0),
+            "nothing was tested: the backend declined 272 tuples and 1 batch (64 tuples) "
+            "faulted the worker");
+  counts.declined = 0;
+  counts.tuples = 64;
+  EXPECT_EQ(NothingTestedError(counts, "", 0),
+            "nothing was tested: every batch sent faulted the worker: 1 batch (64 tuples)");
+  counts.tuples = 65;
+  counts.unspecified = 1;  // the spec leaves it open: still a tuple tested
+  EXPECT_EQ(NothingTestedError(counts, "", 0), "");
+}
+
 }  // namespace
 }  // namespace ptxdiff

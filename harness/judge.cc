@@ -1,5 +1,6 @@
 #include "harness/judge.h"
 
+#include "absl/strings/str_cat.h"
 #include "isa/family_table.h"
 
 namespace ptxdiff {
@@ -67,6 +68,49 @@ JudgeCounts& JudgeCounts::operator+=(const JudgeCounts& o) {
   declined += o.declined, unspecified += o.unspecified, other_reading += o.other_reading;
   faulty_batches += o.faulty_batches, faulted += o.faulted;
   return *this;
+}
+
+void DeclineReasons::Add(absl::string_view message, int64_t tuples) {
+  const absl::string_view reason = message.substr(0, message.find('\n'));
+  auto it = tuples_.find(reason);
+  if (it != tuples_.end()) {
+    it->second += tuples;
+  } else if (tuples_.size() < kMaxReasons) {
+    tuples_.emplace(reason, tuples);
+  }
+}
+
+std::pair<std::string, int64_t> DeclineReasons::Top() const {
+  std::pair<std::string, int64_t> top;
+  for (const auto& [reason, n] : tuples_) {
+    // Ties go to the first in sorted order, so that the answer is stable.
+    if (n > top.second || (n == top.second && reason < top.first)) top = {reason, n};
+  }
+  return top;
+}
+
+std::string NothingTestedError(const JudgeCounts& counts, absl::string_view top_decline,
+                               int64_t top_decline_count) {
+  if (counts.tested() > 0) return "";
+  if (counts.tuples == 0) return "nothing was tested: no tuple was sent to the backend";
+  const int64_t faulted = counts.tuples - counts.judged();  // in faulty batches
+  const std::string batches = absl::StrCat(
+      counts.faulty_batches, counts.faulty_batches == 1 ? " batch" : " batches", " (", faulted,
+      " tuples)");
+  std::string why;
+  if (counts.faulty_batches == 0) {
+    why = absl::StrCat("the backend declined all ", counts.declined, " tuples sent");
+  } else if (counts.declined == 0) {
+    why = absl::StrCat("every batch sent faulted the worker: ", batches);
+  } else {
+    why = absl::StrCat("the backend declined ", counts.declined, " tuples and ", batches,
+                       " faulted the worker");
+  }
+  if (counts.declined > 0 && !top_decline.empty()) {
+    absl::StrAppend(&why, " (most often, ", top_decline_count, " tuples: ",
+                    top_decline.substr(0, top_decline.find('\n')), ")");
+  }
+  return absl::StrCat("nothing was tested: ", why);
 }
 
 }  // namespace ptxdiff

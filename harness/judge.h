@@ -16,7 +16,10 @@
 #define PTXDIFF_HARNESS_JUDGE_H_
 
 #include <cstdint>
+#include <string>
+#include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
 #include "protocol/protocol.h"
 #include "isa/tuple.h"
@@ -80,8 +83,35 @@ struct JudgeCounts {
     return agreed + mismatched + declined + unspecified + other_reading +
            faulted;
   }
+  // Tuples the backend answered with a value: what was tested. A run where
+  // this is 0 (all declined, every batch faulty, or nothing sent) says
+  // nothing about the backend, whatever else it counted.
+  int64_t tested() const { return judged() - declined; }
   JudgeCounts& operator+=(const JudgeCounts& other);
 };
+
+// Why a backend declined, counted by reason (a message's first line: the
+// rest is a tool's output). At most kMaxReasons distinct reasons are kept,
+// since a backend may name the variant or the batch in each; later ones
+// are dropped, which can only hide a rare reason.
+class DeclineReasons {
+ public:
+  static constexpr size_t kMaxReasons = 256;
+  void Add(absl::string_view message, int64_t tuples = 1);
+  // The most common reason and its tuples; {"", 0} if none.
+  std::pair<std::string, int64_t> Top() const;
+
+ private:
+  absl::flat_hash_map<std::string, int64_t> tuples_;
+};
+
+// For a run that tested nothing (`counts.tested()` is 0), what to tell the
+// user, e.g. "nothing was tested: the backend declined all 272 tuples sent
+// (most often, 16 tuples: <top_decline>)"; empty for a run that tested
+// something. `top_decline` (DeclineReasons::Top; only its first line is
+// shown) may be empty.
+std::string NothingTestedError(const JudgeCounts& counts, absl::string_view top_decline,
+                               int64_t top_decline_count);
 
 }  // namespace ptxdiff
 

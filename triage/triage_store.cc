@@ -249,8 +249,7 @@ absl::StatusOr<FileResult> TriageStore::File(const Finding& finding) {
     meta["last_seen"] = Now();
     AddFoundAs(finding, meta);
     PTXDIFF_RETURN_IF_ERROR(WriteFileAtomic(path + "/meta.txt", FormatMeta(meta)));
-    PTXDIFF_RETURN_IF_ERROR(RewriteIndex());
-    return FileResult{name, false, meta.count("explained") > 0};
+    return FileResult{name, false, meta.count("explained") > 0, IndexError()};
   }
   std::map<std::string, std::string> files = {
       {"case.txt", FormatTextCase(finding)},
@@ -259,8 +258,12 @@ absl::StatusOr<FileResult> TriageStore::File(const Finding& finding) {
   };
   if (!finding.raw_input.empty()) files["input.bin"] = finding.raw_input;
   PTXDIFF_RETURN_IF_ERROR(WriteDirectoryAtomic(path, files));
-  PTXDIFF_RETURN_IF_ERROR(RewriteIndex());
-  return FileResult{name, true, false};
+  return FileResult{name, true, false, IndexError()};
+}
+
+std::string TriageStore::IndexError() const {
+  const absl::Status index = RewriteIndex();
+  return index.ok() ? "" : absl::StrCat("INDEX.md was not rewritten: ", index.message());
 }
 
 absl::StatusOr<std::vector<EntryInfo>> TriageStore::List() const {

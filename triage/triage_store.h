@@ -56,6 +56,10 @@ struct FileResult {
   std::string entry;  // its name
   bool is_new;        // false: an existing entry's count went up
   bool explained;     // the entry is marked as a known, explained one
+  // Non-empty when the entry was written but INDEX.md could not be (a full
+  // disk): the finding is filed, and must not be filed again; the index is
+  // rewritten whole on the next change.
+  std::string index_error;
 };
 
 class TriageStore {
@@ -67,7 +71,8 @@ class TriageStore {
   const std::string& dir() const { return dir_; }
 
   // Files a finding: a new entry, or the existing entry of its signature
-  // counted once more (last seen, count).
+  // counted once more (last seen, count). An error means the finding was not
+  // filed (nothing changed); a stale index alone is not one (index_error).
   absl::StatusOr<FileResult> File(const Finding& finding);
 
   // Every entry, sorted by name. Unparseable entry folders are skipped.
@@ -87,6 +92,8 @@ class TriageStore {
  private:
   explicit TriageStore(std::string dir) : dir_(std::move(dir)) {}
   absl::Status RewriteIndex() const;
+  // RewriteIndex's error message, or empty (File's index_error).
+  std::string IndexError() const;
 
   std::string dir_;
 };

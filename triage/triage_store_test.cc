@@ -77,6 +77,35 @@ TEST(TriageStoreTest, FilesNewEntriesAndCountsRepeats) {
   EXPECT_THAT(text, HasSubstr("| value-mismatch | faulty | in-range | `add.s32` | 2 |"));
 }
 
+// A directory short of space may take an entry and then not its INDEX.md
+// (here a directory in INDEX.md's place makes its rename fail, for root
+// too). The finding is filed, and saying it was not would have the campaign
+// keep it in its journal and file it, and count it, a second time.
+TEST(TriageStoreTest, AnIndexThatCannotBeRewrittenDoesNotUnfileTheEntry) {
+  const std::string dir = FreshDir("index");
+  auto store = TriageStore::Open(dir, /*create=*/true);
+  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_EQ(std::system(("mkdir -p '" + dir + "/INDEX.md/in-the-way'").c_str()), 0);
+  auto filed = store->File(Mismatch("add.s32", 1));
+  ASSERT_TRUE(filed.ok()) << filed.status();
+  EXPECT_TRUE(filed->is_new);
+  EXPECT_THAT(filed->index_error, HasSubstr("INDEX.md was not rewritten: cannot rename into"));
+  auto again = store->File(Mismatch("add.s32", 9));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_FALSE(again->is_new);
+  EXPECT_FALSE(again->index_error.empty());
+  auto entries = store->List();
+  ASSERT_TRUE(entries.ok());
+  ASSERT_EQ(entries->size(), 1u);
+  EXPECT_EQ((*entries)[0].count(), 2);
+  // With room again, the next change rewrites the index whole.
+  ASSERT_EQ(std::system(("rm -rf '" + dir + "/INDEX.md'").c_str()), 0);
+  EXPECT_EQ(store->File(Mismatch("add.s32", 10))->index_error, "");
+  std::ifstream index(dir + "/INDEX.md");
+  const std::string text((std::istreambuf_iterator<char>(index)), {});
+  EXPECT_THAT(text, HasSubstr("| 3 |"));
+}
+
 TEST(TriageStoreTest, ExplainedEntriesAreCountedAndSaySo) {
   auto store = TriageStore::Open(FreshDir("explained"), true);
   ASSERT_TRUE(store.ok());
