@@ -21,9 +21,12 @@ bool SeenFilter::Insert(uint64_t fingerprint) {
       return true;
     }
   }
-  // The bucket is full: the key takes the slot its low bits pick.
-  return Slot(key, static_cast<int>(key >> 1) % kWays).exchange(key, std::memory_order_relaxed) !=
-         key;
+  // The bucket is full: the key takes the slot its low bits pick. The
+  // remainder is taken unsigned: as an int's, a key with bit 32 set picked
+  // way -1..-3, a slot of the bucket before (and for bucket 0, memory before
+  // the table: the campaign's intermittent SEGV).
+  const int victim = static_cast<int>((key >> 1) % kWays);
+  return Slot(key, victim).exchange(key, std::memory_order_relaxed) != key;
 }
 
 void SeenFilter::Erase(uint64_t fingerprint) {

@@ -44,6 +44,7 @@ class SeenFilter {
  private:
   // 0 marks a free slot, so no key is 0.
   static uint64_t Key(uint64_t fingerprint) { return fingerprint | 1; }
+  // `way` in [0, kWays).
   std::atomic_ref<uint64_t> Slot(uint64_t key, int way) const {
     const size_t bucket = shift_ == 64 ? 0 : key >> shift_;
     return std::atomic_ref<uint64_t>(slots_[bucket * kWays + way]);

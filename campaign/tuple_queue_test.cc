@@ -42,6 +42,29 @@ TEST(TupleQueueTest, ConcurrentOffersOfOneTupleQueueItOnce) {
   for (uint64_t a = 0; a < kTuples; ++a) EXPECT_EQ(all[a].operands.v[0], a) << a;
 }
 
+// The campaign's two producers on a dedup table of one bucket, so that
+// every insert past the fourth evicts: the fuzz loop's Offer, and the
+// systematic source's PutMany on another thread. (An eviction whose way was
+// a negative int's remainder wrote before the table: the SEGV in
+// SeenFilter::Insert under PutMany that one smoke run in three hit.)
+TEST(TupleQueueTest, OfferAndPutManyOnAnOverflowingDedupTable) {
+  TupleQueue q(TupleQueue::Options{.lane_capacity = 1 << 20, .seen_slots = SeenFilter::kWays});
+  constexpr uint64_t kEach = 20000;
+  std::thread systematic([&] {
+    std::vector<Tuple> run;
+    for (uint64_t a = 0; a < kEach; a += 8) {
+      run.clear();
+      for (uint64_t i = a; i < a + 8; ++i) run.push_back(T(i));
+      ASSERT_TRUE(q.PutMany(run, Lane::kSystematic));
+    }
+  });
+  for (uint64_t a = kEach; a < 2 * kEach; ++a) q.Offer(T(a), Lane::kRoutine);
+  systematic.join();
+  // Distinct tuples: each new to a table that remembers four.
+  EXPECT_EQ(q.counts().queued, static_cast<int64_t>(2 * kEach));
+  EXPECT_EQ(q.counts().duplicates, 0);
+}
+
 TEST(TupleQueueTest, AFullLaneDropsWithoutBlockingAndFavoursNovelTuples) {
   TupleQueue q(TupleQueue::Options{.lane_capacity = 2});
   EXPECT_EQ(q.Offer(T(1), Lane::kRoutine), Admission::kQueued);
