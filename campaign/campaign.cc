@@ -640,6 +640,10 @@ bool Campaign::Record(const Finding& f, bool repeats) {
     std::fprintf(stderr, "ptxdiff: cannot file a finding: %s\n", stats_.filing_error.c_str());
     return false;
   }
+  if (!filed->repaired.empty()) {
+    std::fprintf(stderr, "ptxdiff: repaired the damaged entry %s/%s: %s\n", store_.dir().c_str(),
+                 filed->entry.c_str(), filed->repaired.c_str());
+  }
   if (!filed->index_error.empty()) {
     // Filed, so not to be filed again; but the directory is short of space.
     ++stats_.filing_errors;

@@ -11,6 +11,9 @@
 #include "cli/fuzz_command.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "isa/spelling.h"
+#include "oracle/oracle.h"
+#include "triage/triage_store.h"
 
 namespace ptxdiff {
 namespace {
@@ -354,6 +357,38 @@ TEST(TriageCommandsTest, MinimizeFilesOneSmallEntryThatReplays) {
   r = Ptxdiff({"triage", "merge", triage, "--dir", merged});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("1 new entries"));
+}
+
+// Issue 28, item 5: garbage in an entry's meta.txt (here a terminal's
+// clear-screen sequence) showed as count 0 with no warning, and `show`
+// sent the bytes to the terminal. The list marks the entry and warns,
+// naming it and the problem; `show` says so first, and escapes the bytes.
+TEST(TriageCommandsTest, ListAndShowSayWhichEntryIsDamagedAndHow) {
+  const std::string dir = TempDirFor("damaged") + "/triage";
+  auto store = TriageStore::Open(dir, /*create=*/true);
+  ASSERT_TRUE(store.ok()) << store.status();
+  Finding f;
+  f.tuple = {*ParseVariant("add.s32"), {{1, 2, 0, 0}}};
+  f.oracle = Evaluate(f.tuple.variant, f.tuple.operands);
+  f.backend_bits = f.oracle.bits ^ 1;
+  f.backend = "faulty";
+  f.backend_identity = "faulty 1";
+  const std::string entry = store->File(f)->entry;
+  std::ofstream(dir + "/" + entry + "/meta.txt", std::ios::app) << "\x1b[2J garbage\n";
+
+  CliRun r = Ptxdiff({"triage", "list", "--dir", dir});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_THAT(r.out, HasSubstr("     1  value-mismatch faulty     in-range         add.s32  "
+                               "(DAMAGED: see below)\n"));
+  EXPECT_THAT(r.out, HasSubstr("1 entry, 1 root cause, 1 damaged"));
+  EXPECT_EQ(r.err, "ptxdiff triage: warning: entry " + entry +
+                       ": meta.txt has 1 line that is not 'key: value' (line 9: "
+                       "\"\\x1b[2J garbage\")\n");
+  r = Ptxdiff({"triage", "show", entry, "--dir", dir});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_THAT(r.out, StartsWith("# DAMAGED: meta.txt has 1 line that is not 'key: value'"));
+  EXPECT_THAT(r.out, HasSubstr("reading: spec\n\\x1b[2J garbage\n"));
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos);
 }
 
 TEST(TriageCommandsTest, BadTriageDirectoriesAreExitTwo) {

@@ -262,7 +262,7 @@ int WaitWithProgress(pid_t pid, const std::string& stats, int64_t every,
 std::string RootCauseLine(const RootCause& c) {
   if (c.entries.size() == 1) {
     const auto how = c.entries[0]->meta.find("how");  // a crash's or hang's
-    return absl::StrCat(c.count, "x ", c.entries[0]->name,
+    return absl::StrCat(c.entries[0]->CountText(), "x ", c.entries[0]->name,
                         how == c.entries[0]->meta.end() ? "" : ": " + how->second);
   }
   std::vector<std::string> parts;
@@ -328,6 +328,12 @@ void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
   }
   for (const RootCause& c : causes) {
     if (!c.explained()) out << "fuzz:     " << RootCauseLine(c) << "\n";
+  }
+  for (const EntryInfo& e : *entries) {
+    for (const std::string& d : e.damage) {
+      out << "fuzz:   warning: entry " << e.name << " is damaged: " << d
+          << " (its next filing repairs it, keeping the damaged file)\n";
+    }
   }
   if (!entries->empty()) {
     out << "fuzz:   see: ptxdiff triage list --dir " << config.triage_dir << "\n";

@@ -144,6 +144,9 @@ int RunMinimize(const std::vector<std::string>& args, std::ostream& out,
                          finding->flaky ? ", FLAKY: the minimized case did not repeat" : "")
       << "minimize: " << (filed->is_new ? "filed new entry " : "counted existing entry ")
       << store->dir() << "/" << filed->entry << "\n";
+  if (!filed->repaired.empty()) {
+    err << "ptxdiff minimize: repaired the damaged entry: " << filed->repaired << "\n";
+  }
   if (!filed->index_error.empty()) {
     err << "ptxdiff minimize: the entry is filed, but " << filed->index_error << "\n";
   }
@@ -172,18 +175,30 @@ int RunTriage(const std::vector<std::string>& args, std::ostream& out, std::ostr
     for (const RootCause& c : causes) {
       for (const EntryInfo* e : c.entries) {
         const auto how = e->meta.find("how");  // a crash's or hang's
-        out << absl::StrFormat("%6d  %-14s %-10s %-16s %s%s%s\n", e->count(),
+        out << absl::StrFormat("%6s  %-14s %-10s %-16s %s%s%s%s\n", e->CountText(),
                                FindingKindName(e->signature.kind), e->signature.backend,
                                e->signature.disagreement_class, e->signature.spelling,
                                how == e->meta.end() ? "" : absl::StrCat(": ", how->second),
-                               e->explained() ? "  (explained)" : "");
+                               e->explained() ? "  (explained)" : "",
+                               e->damage.empty() ? "" : "  (DAMAGED: see below)");
       }
       if (c.entries.size() > 1) {
         out << absl::StrFormat("%6d  one root cause: %d entries of %s on %s\n", c.count,
                                c.entries.size(), c.spelling, c.backend);
       }
     }
-    out << EntriesAndCauses(entries->size(), causes.size()) << ", in " << store->dir() << "\n";
+    int damaged = 0;
+    for (const EntryInfo& e : *entries) {
+      damaged += !e.damage.empty();
+      for (const std::string& d : e.damage) {
+        err << "ptxdiff triage: warning: entry " << e.name << ": " << d << "\n";
+      }
+    }
+    out << EntriesAndCauses(entries->size(), causes.size())
+        << (damaged > 0 ? absl::StrCat(", ", damaged, " damaged (the next filing of each "
+                                       "repairs it, keeping the damaged files)")
+                        : "")
+        << ", in " << store->dir() << "\n";
     return 0;
   }
   if (verb == "show" && pos.size() == 2) {

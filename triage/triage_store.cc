@@ -14,15 +14,19 @@
 #include <sstream>
 
 #include "absl/status/status.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/files.h"
 #include "common/status_macros.h"
+#include "isa/spelling.h"
 #include "triage/repro_ptx.h"
 #include "triage/text_case.h"
 
@@ -45,15 +49,189 @@ bool IsDirectory(const std::string& path) {
   return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-std::map<std::string, std::string> ParseMeta(absl::string_view text) {
-  std::map<std::string, std::string> meta;
-  for (absl::string_view line : absl::StrSplit(text, '\n')) {
-    const size_t colon = line.find(':');
-    if (colon == absl::string_view::npos) continue;
-    meta[std::string(absl::StripAsciiWhitespace(line.substr(0, colon)))] =
-        std::string(absl::StripAsciiWhitespace(line.substr(colon + 1)));
+bool Exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+std::vector<std::string> FileNames(const std::string& dir) {
+  std::vector<std::string> names;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      if (e->d_name[0] != '.') names.push_back(e->d_name);
+    }
+    closedir(d);
   }
-  return meta;
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Some of `bytes`, quoted and escaped, for a message about them.
+std::string Excerpt(absl::string_view bytes) {
+  constexpr size_t kMax = 40;
+  return absl::StrCat("\"", absl::CHexEscape(bytes.substr(0, kMax)),
+                      bytes.size() > kMax ? "...\"" : "\"");
+}
+
+// `text` with the bytes a terminal would act on (controls, and everything
+// past ASCII: a damaged file's garbage) as \xNN; newlines and tabs kept.
+std::string Printable(absl::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (c == '\n' || c == '\t' || (u >= 0x20 && u < 0x7f)) {
+      out += c;
+    } else {
+      absl::StrAppend(&out, "\\x", absl::Hex(u, absl::kZeroPad2));
+    }
+  }
+  if (!out.empty() && out.back() != '\n') out += '\n';
+  return out;
+}
+
+bool IsMetaKey(absl::string_view key) {
+  return !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+  });
+}
+
+bool IsMetaValue(absl::string_view value) {
+  return std::none_of(value.begin(), value.end(), [](char c) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    return (u < 0x20 && c != '\t') || u == 0x7f;
+  });
+}
+
+// meta.txt, read and checked: the lines that parse, and what is wrong.
+struct MetaCheck {
+  std::map<std::string, std::string> meta;
+  std::vector<std::string> damage;
+  // Why there is no count that parses; empty when there is one.
+  std::string count_lost;
+};
+
+MetaCheck CheckMeta(absl::string_view text) {
+  MetaCheck c;
+  if (text.empty()) {
+    c.damage.push_back(c.count_lost = "meta.txt is empty");
+    return c;
+  }
+  std::vector<absl::string_view> lines = absl::StrSplit(text, '\n');
+  // FormatMeta ends every line: a last line without its newline was cut
+  // short, and its value is not to be trusted.
+  const bool cut = !absl::EndsWith(text, "\n");
+  if (!cut) lines.pop_back();
+  int bad = 0;
+  std::string first_bad;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const absl::string_view line = lines[i];
+    if (absl::StripAsciiWhitespace(line).empty()) continue;
+    const size_t colon = line.find(':');
+    const absl::string_view key =
+        colon == absl::string_view::npos ? "" : absl::StripAsciiWhitespace(line.substr(0, colon));
+    const absl::string_view value =
+        colon == absl::string_view::npos ? "" : absl::StripAsciiWhitespace(line.substr(colon + 1));
+    const bool cut_here = cut && i + 1 == lines.size();
+    if (cut_here || !IsMetaKey(key) || !IsMetaValue(value)) {
+      if (bad++ == 0) {
+        first_bad = absl::StrCat("line ", i + 1, cut_here ? ", cut short" : "", ": ",
+                                 Excerpt(line));
+      }
+      continue;
+    }
+    c.meta[std::string(key)] = std::string(value);
+  }
+  if (bad > 0) {
+    c.damage.push_back(absl::StrCat("meta.txt has ", bad, bad == 1 ? " line that is" : " lines that are",
+                                    " not 'key: value' (", first_bad, ")"));
+  }
+  const auto count = c.meta.find("count");
+  int64_t n = 0;
+  if (count == c.meta.end()) {
+    c.damage.push_back(c.count_lost = "meta.txt has no count");
+  } else if (!absl::SimpleAtoi(count->second, &n) || n < 0) {
+    c.damage.push_back(c.count_lost =
+                           absl::StrCat("meta.txt's count ", Excerpt(count->second), " is not a number"));
+  }
+  return c;
+}
+
+bool HasKey(absl::string_view text, absl::string_view key) {
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (absl::StartsWith(absl::StripLeadingAsciiWhitespace(line), absl::StrCat(key, ":"))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// What is wrong with the case.txt (`text`) of an entry of `signature`.
+std::vector<std::string> CheckCase(const absl::StatusOr<std::string>& text,
+                                   const Signature& signature) {
+  if (absl::IsNotFound(text.status())) return {"case.txt is missing"};
+  if (!text.ok()) return {absl::StrCat("case.txt cannot be read: ", text.status().message())};
+  if (text->empty()) return {"case.txt is empty"};
+  const absl::StatusOr<Tuple> tuple = ParseTextCase(*text);
+  if (!tuple.ok()) return {absl::StrCat("case.txt does not parse: ", tuple.status().message())};
+  // FormatTextCase ends every line, and always writes `kind:`.
+  std::vector<std::string> damage;
+  if (!absl::EndsWith(*text, "\n")) {
+    damage.push_back("case.txt is cut short: its last line has no newline");
+  } else if (!HasKey(*text, "kind")) {
+    damage.push_back("case.txt is cut short: it has no 'kind:' line");
+  }
+  const absl::StatusOr<Variant> named = ParseVariant(signature.spelling);
+  if (named.ok() && *named != tuple->variant) {
+    damage.push_back(absl::StrCat("case.txt is a case of ", Spell(tuple->variant),
+                                  ", not of the entry's ", signature.spelling));
+  }
+  return damage;
+}
+
+// Copies a damaged `file` of the entry at `path` (its bytes) to
+// <file>.damaged-<time>, under a name not yet taken; returns that name.
+absl::StatusOr<std::string> KeepAside(const std::string& path, absl::string_view file,
+                                      absl::string_view bytes) {
+  const std::string stem = absl::StrCat(
+      file, ".damaged-", absl::FormatTime("%Y%m%dT%H%M%SZ", absl::Now(), absl::UTCTimeZone()));
+  std::string name = stem;
+  for (int n = 2; Exists(absl::StrCat(path, "/", name)); ++n) name = absl::StrCat(stem, "-", n);
+  PTXDIFF_RETURN_IF_ERROR(WriteFileAtomic(absl::StrCat(path, "/", name), bytes));
+  return name;
+}
+
+// The meta.txt of the entry at `path`, for a change (under the lock). A
+// damaged one is kept aside first and what parses of it returned; a missing
+// one is rebuilt empty. A count lost either way restarts at 0, and
+// `count_lost` says when and why: the count is a lower bound from then on.
+// `repairs` gets a phrase for each thing done.
+absl::StatusOr<std::map<std::string, std::string>> MetaForUpdate(
+    const std::string& path, std::vector<std::string>& repairs) {
+  const absl::StatusOr<std::string> text = ReadFile(path + "/meta.txt");
+  MetaCheck check;
+  if (absl::IsNotFound(text.status())) {
+    check.count_lost = "meta.txt was missing";
+    repairs.push_back("meta.txt was missing: rebuilt");
+  } else if (!text.ok()) {
+    return text.status();
+  } else {
+    check = CheckMeta(*text);
+    if (check.damage.empty()) return std::move(check.meta);
+    PTXDIFF_ASSIGN_OR_RETURN(const std::string aside, KeepAside(path, "meta.txt", *text));
+    repairs.push_back(absl::StrCat(absl::StrJoin(check.damage, "; "), ": kept as ", aside));
+  }
+  if (!check.count_lost.empty()) {
+    check.meta["count"] = "0";
+    check.meta["count_lost"] =
+        absl::StrCat(Now(), ": ", check.count_lost, "; counted from then on");
+  }
+  return std::move(check.meta);
+}
+
+// Notes the repairs of a change in meta.txt.
+void NoteRepairs(const std::vector<std::string>& repairs,
+                 std::map<std::string, std::string>& meta) {
+  if (!repairs.empty()) meta["repaired"] = absl::StrCat(Now(), ": ", absl::StrJoin(repairs, "; "));
 }
 
 std::string FormatMeta(const std::map<std::string, std::string>& meta) {
@@ -167,6 +345,45 @@ std::map<std::string, std::string> NewMeta(const Finding& f) {
   return meta;
 }
 
+// A rebuilt meta.txt (`meta`, its count lost) completed from a repeat of the
+// entry's finding; first seen is when the entry's case was written.
+void CompleteRebuiltMeta(const std::string& path, const Finding& f,
+                         std::map<std::string, std::string>& meta) {
+  std::map<std::string, std::string> fresh = NewMeta(f);
+  fresh.erase("first_seen");
+  struct stat st;
+  if (stat((path + "/case.txt").c_str(), &st) == 0) {
+    meta.try_emplace("first_seen", absl::FormatTime("%Y-%m-%dT%H:%M:%SZ",
+                                                    absl::FromTimeT(st.st_mtime),
+                                                    absl::UTCTimeZone()));
+  }
+  meta.merge(fresh);  // keeps what is there: the count, and its count_lost
+}
+
+// Rebuilds a damaged or missing case.txt, and a missing repro.ptx, of the
+// entry at `path` from `f`, a finding of the same signature (the damaged
+// file kept aside). One that cannot be read for another reason is left.
+absl::Status RepairCase(const std::string& path, const Signature& signature, const Finding& f,
+                        std::vector<std::string>& repairs) {
+  const absl::StatusOr<std::string> text = ReadFile(path + "/case.txt");
+  const std::vector<std::string> damage = CheckCase(text, signature);
+  if (!damage.empty() && (text.ok() || absl::IsNotFound(text.status()))) {
+    std::string kept;
+    if (text.ok()) {
+      PTXDIFF_ASSIGN_OR_RETURN(const std::string aside, KeepAside(path, "case.txt", *text));
+      kept = absl::StrCat(": kept as ", aside);
+    }
+    PTXDIFF_RETURN_IF_ERROR(WriteFileAtomic(path + "/case.txt", FormatTextCase(f)));
+    repairs.push_back(absl::StrCat(absl::StrJoin(damage, "; "), kept,
+                                   "; rebuilt from a repeat of the finding"));
+  }
+  if (!Exists(path + "/repro.ptx")) {
+    PTXDIFF_RETURN_IF_ERROR(WriteFileAtomic(path + "/repro.ptx", ReproPtx(f.tuple)));
+    repairs.push_back("repro.ptx was missing: rebuilt");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateEntryName(absl::string_view entry) {
   if (entry.find('/') != absl::string_view::npos || entry.empty() || entry[0] == '.') {
     return absl::InvalidArgumentError(absl::StrCat("'", entry, "' is not an entry name"));
@@ -179,7 +396,18 @@ absl::Status ValidateEntryName(absl::string_view entry) {
 int64_t EntryInfo::count() const {
   int64_t n = 0;
   auto it = meta.find("count");
-  return it != meta.end() && absl::SimpleAtoi(it->second, &n) ? n : 0;
+  return it != meta.end() && absl::SimpleAtoi(it->second, &n) && n >= 0 ? n : 0;
+}
+
+bool EntryInfo::count_known() const {
+  int64_t n = 0;
+  auto it = meta.find("count");
+  return it != meta.end() && absl::SimpleAtoi(it->second, &n) && n >= 0;
+}
+
+std::string EntryInfo::CountText() const {
+  if (!count_known()) return "?";
+  return absl::StrCat(count(), count_is_lower_bound() ? "+" : "");
 }
 
 bool RootCause::explained() const {
@@ -240,17 +468,7 @@ absl::StatusOr<FileResult> TriageStore::File(const Finding& finding) {
     return absl::InvalidArgumentError(absl::StrCat("entry name too long: ", name));
   }
   const std::string path = dir_ + "/" + name;
-  if (IsDirectory(path)) {
-    PTXDIFF_ASSIGN_OR_RETURN(std::string text, ReadFile(path + "/meta.txt"));
-    std::map<std::string, std::string> meta = ParseMeta(text);
-    int64_t count = 0;
-    (void)absl::SimpleAtoi(meta["count"], &count);
-    meta["count"] = absl::StrCat(count + finding.occurrences);
-    meta["last_seen"] = Now();
-    AddFoundAs(finding, meta);
-    PTXDIFF_RETURN_IF_ERROR(WriteFileAtomic(path + "/meta.txt", FormatMeta(meta)));
-    return FileResult{name, false, meta.count("explained") > 0, IndexError()};
-  }
+  if (IsDirectory(path)) return CountIn(name, finding);
   std::map<std::string, std::string> files = {
       {"case.txt", FormatTextCase(finding)},
       {"repro.ptx", ReproPtx(finding.tuple)},
@@ -258,7 +476,26 @@ absl::StatusOr<FileResult> TriageStore::File(const Finding& finding) {
   };
   if (!finding.raw_input.empty()) files["input.bin"] = finding.raw_input;
   PTXDIFF_RETURN_IF_ERROR(WriteDirectoryAtomic(path, files));
-  return FileResult{name, true, false, IndexError()};
+  return FileResult{name, true, false, IndexError(), ""};
+}
+
+absl::StatusOr<FileResult> TriageStore::CountIn(const std::string& name,
+                                                const Finding& finding) {
+  const std::string path = dir_ + "/" + name;
+  std::vector<std::string> repairs;
+  const bool had_meta = Exists(path + "/meta.txt");
+  PTXDIFF_ASSIGN_OR_RETURN(auto meta, MetaForUpdate(path, repairs));
+  if (!had_meta) CompleteRebuiltMeta(path, finding, meta);
+  PTXDIFF_RETURN_IF_ERROR(RepairCase(path, SignatureOf(finding), finding, repairs));
+  int64_t count = 0;
+  (void)absl::SimpleAtoi(meta["count"], &count);  // MetaForUpdate leaves a number
+  meta["count"] = absl::StrCat(count + finding.occurrences);
+  meta["last_seen"] = Now();
+  AddFoundAs(finding, meta);
+  NoteRepairs(repairs, meta);
+  PTXDIFF_RETURN_IF_ERROR(WriteFileAtomic(path + "/meta.txt", FormatMeta(meta)));
+  return FileResult{name, false, meta.count("explained") > 0, IndexError(),
+                    absl::StrJoin(repairs, "; ")};
 }
 
 std::string TriageStore::IndexError() const {
@@ -274,13 +511,34 @@ absl::StatusOr<std::vector<EntryInfo>> TriageStore::List() const {
     const std::string name = e->d_name;
     auto signature = ParseEntryName(name);
     if (name[0] == '.' || !signature.ok() || !IsDirectory(dir_ + "/" + name)) continue;
-    auto meta = ReadFile(dir_ + "/" + name + "/meta.txt");
-    entries.push_back({name, *signature, meta.ok() ? ParseMeta(*meta) : decltype(EntryInfo::meta){}});
+    entries.push_back(Inspect(name, *signature));
   }
   closedir(d);
   std::sort(entries.begin(), entries.end(),
             [](const EntryInfo& a, const EntryInfo& b) { return a.name < b.name; });
   return entries;
+}
+
+EntryInfo TriageStore::Inspect(const std::string& name, const Signature& signature) const {
+  EntryInfo e{.name = name, .signature = signature};
+  const std::string path = dir_ + "/" + name;
+  const absl::StatusOr<std::string> meta = ReadFile(path + "/meta.txt");
+  if (meta.ok()) {
+    MetaCheck check = CheckMeta(*meta);
+    e.meta = std::move(check.meta);
+    e.damage = std::move(check.damage);
+  } else {
+    e.damage.push_back(absl::IsNotFound(meta.status())
+                           ? std::string("meta.txt is missing")
+                           : absl::StrCat("meta.txt cannot be read: ", meta.status().message()));
+  }
+  for (std::string& d : CheckCase(ReadFile(path + "/case.txt"), signature)) {
+    e.damage.push_back(std::move(d));
+  }
+  for (std::string& file : FileNames(path)) {
+    if (absl::StrContains(file, ".damaged-")) e.kept_aside.push_back(std::move(file));
+  }
+  return e;
 }
 
 absl::StatusOr<std::string> TriageStore::Show(absl::string_view entry) const {
@@ -289,20 +547,37 @@ absl::StatusOr<std::string> TriageStore::Show(absl::string_view entry) const {
   if (!IsDirectory(path)) {
     return absl::NotFoundError(absl::StrCat("no entry ", entry, " in ", dir_));
   }
-  PTXDIFF_ASSIGN_OR_RETURN(std::string text, ReadFile(path + "/case.txt"));
-  PTXDIFF_ASSIGN_OR_RETURN(std::string meta, ReadFile(path + "/meta.txt"));
-  return absl::StrCat(text, "\n# meta.txt\n", meta, "\n# files: ", path, "/\n");
+  const EntryInfo e = Inspect(std::string(entry), *ParseEntryName(entry));
+  std::string out;
+  for (const std::string& d : e.damage) absl::StrAppend(&out, "# DAMAGED: ", d, "\n");
+  // What a damaged file holds is shown, never lost, but not fed to the
+  // terminal raw.
+  const auto file = [&](const char* name) {
+    const absl::StatusOr<std::string> bytes = ReadFile(absl::StrCat(path, "/", name));
+    if (!bytes.ok()) return absl::StrCat("# ", name, ": ", bytes.status().message(), "\n");
+    return e.damage.empty() ? *bytes : Printable(*bytes);
+  };
+  absl::StrAppend(&out, file("case.txt"), "\n# meta.txt\n", file("meta.txt"));
+  if (!e.kept_aside.empty()) {
+    absl::StrAppend(&out, "\n# kept aside by repairs: ", absl::StrJoin(e.kept_aside, ", "), "\n");
+  }
+  absl::StrAppend(&out, "\n# files: ", path, "/\n");
+  return out;
 }
 
 absl::Status TriageStore::MarkExplained(absl::string_view entry,
                                         absl::string_view reason) {
   PTXDIFF_RETURN_IF_ERROR(ValidateEntryName(entry));
   PTXDIFF_ASSIGN_OR_RETURN(DirectoryLock lock, DirectoryLock::Acquire(dir_));
-  const std::string path = absl::StrCat(dir_, "/", entry, "/meta.txt");
-  PTXDIFF_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  std::map<std::string, std::string> meta = ParseMeta(text);
+  const std::string path = absl::StrCat(dir_, "/", entry);
+  if (!IsDirectory(path)) {
+    return absl::NotFoundError(absl::StrCat("no entry ", entry, " in ", dir_));
+  }
+  std::vector<std::string> repairs;
+  PTXDIFF_ASSIGN_OR_RETURN(auto meta, MetaForUpdate(path, repairs));
   meta["explained"] = std::string(reason);
-  PTXDIFF_RETURN_IF_ERROR(WriteFileAtomic(path, FormatMeta(meta)));
+  NoteRepairs(repairs, meta);
+  PTXDIFF_RETURN_IF_ERROR(WriteFileAtomic(path + "/meta.txt", FormatMeta(meta)));
   return RewriteIndex();
 }
 
@@ -323,11 +598,19 @@ absl::StatusOr<int> TriageStore::MergeFrom(const std::string& other_dir) {
       ++added;
       continue;
     }
-    PTXDIFF_ASSIGN_OR_RETURN(std::string text, ReadFile(mine + "/meta.txt"));
-    std::map<std::string, std::string> meta = ParseMeta(text);
+    std::vector<std::string> repairs;
+    PTXDIFF_ASSIGN_OR_RETURN(auto meta, MetaForUpdate(mine, repairs));
     int64_t count = 0;
-    (void)absl::SimpleAtoi(meta["count"], &count);
+    (void)absl::SimpleAtoi(meta["count"], &count);  // MetaForUpdate leaves a number
     meta["count"] = absl::StrCat(count + e.count());
+    // What the other directory lost of its count, this one has lost too.
+    if (!e.count_known()) {
+      meta["count_lost"] = absl::StrCat(Now(), ": merged from ", other_dir,
+                                        ", whose count of this entry is unreadable");
+    } else if (e.count_is_lower_bound() && !meta.count("count_lost")) {
+      meta["count_lost"] = e.meta.at("count_lost");
+    }
+    NoteRepairs(repairs, meta);
     // RFC 3339 UTC timestamps order as strings.
     auto theirs_at = [&e](const char* key) {
       auto it = e.meta.find(key);
@@ -350,7 +633,7 @@ absl::Status TriageStore::RewriteIndex() const {
       "# Triage index\n\nRegenerated by ptxdiff on every change; see "
       "triage/README.md for the format.\n\n"
       "| kind | backend | class | variant | count | first seen | last seen | "
-      "explained |\n|---|---|---|---|---:|---|---|---|\n";
+      "explained | damaged |\n|---|---|---|---|---:|---|---|---|---|\n";
   for (const EntryInfo& e : entries) {
     auto at = [&e](const char* key) {
       auto it = e.meta.find(key);
@@ -358,9 +641,9 @@ absl::Status TriageStore::RewriteIndex() const {
     };
     absl::StrAppend(&out, "| ", FindingKindName(e.signature.kind), " | ",
                     e.signature.backend, " | ", e.signature.disagreement_class, " | `",
-                    e.signature.spelling, "` | ", e.count(), " | ", at("first_seen"),
+                    e.signature.spelling, "` | ", e.CountText(), " | ", at("first_seen"),
                     " | ", at("last_seen"), " | ", e.explained() ? at("explained") : "",
-                    " |\n");
+                    " | ", absl::StrReplaceAll(absl::StrJoin(e.damage, "; "), {{"|", "\\|"}}), " |\n");
   }
   return WriteFileAtomic(dir_ + "/INDEX.md", out);
 }

@@ -11,6 +11,14 @@
 // in a temporary directory and renamed whole), so several fuzz processes can
 // file at once without lost, torn or duplicated entries, and a failed write
 // (a full disk) leaves what was there before.
+//
+// An entry damaged from outside (a meta.txt of garbage, a count that does
+// not parse, a missing meta.txt, a case.txt cut short or missing) is
+// reported by List (EntryInfo::damage) and repaired by the next change to
+// it: the damaged file is first copied to <file>.damaged-<time>, what parses
+// is kept, what the filing brings is rebuilt (a case.txt from the finding),
+// and a count that was lost is restarted and said to be a lower bound
+// (`count_lost` in meta.txt).
 
 #ifndef PTXDIFF_TRIAGE_TRIAGE_STORE_H_
 #define PTXDIFF_TRIAGE_TRIAGE_STORE_H_
@@ -30,7 +38,18 @@ struct EntryInfo {
   std::string name;
   Signature signature;
   std::map<std::string, std::string> meta;  // meta.txt's key: value lines
+  // What is wrong with the entry's files, a phrase each ("meta.txt is
+  // missing", "case.txt is cut short: ..."); empty for a sound entry.
+  std::vector<std::string> damage;
+  // Damaged files kept by earlier repairs (meta.txt.damaged-<time>, ...).
+  std::vector<std::string> kept_aside;
+  // 0 when meta.txt gives no count that parses (CountText says "?").
   int64_t count() const;
+  bool count_known() const;
+  // A repair or merge lost part of the count: count() is at least what was.
+  bool count_is_lower_bound() const { return meta.count("count_lost") > 0; }
+  // "189", "62+" (a lower bound), or "?" (unknown): how lists show it.
+  std::string CountText() const;
   bool explained() const { return meta.count("explained") > 0; }
 };
 
@@ -60,6 +79,9 @@ struct FileResult {
   // disk): the finding is filed, and must not be filed again; the index is
   // rewritten whole on the next change.
   std::string index_error;
+  // Non-empty when the entry was damaged and this filing repaired it: what
+  // was wrong, and where the damaged files were kept.
+  std::string repaired;
 };
 
 class TriageStore {
@@ -71,14 +93,17 @@ class TriageStore {
   const std::string& dir() const { return dir_; }
 
   // Files a finding: a new entry, or the existing entry of its signature
-  // counted once more (last seen, count). An error means the finding was not
-  // filed (nothing changed); a stale index alone is not one (index_error).
+  // counted once more (last seen, count), repaired first if it was damaged
+  // (FileResult::repaired). An error means the finding was not filed
+  // (nothing changed); a stale index alone is not one (index_error).
   absl::StatusOr<FileResult> File(const Finding& finding);
 
-  // Every entry, sorted by name. Unparseable entry folders are skipped.
+  // Every entry, sorted by name, with the damage found in its files.
+  // Unparseable entry folders are skipped.
   absl::StatusOr<std::vector<EntryInfo>> List() const;
 
-  // The entry's case.txt and meta.txt, for `ptxdiff triage show`.
+  // The entry's case.txt and meta.txt, for `ptxdiff triage show`: first what
+  // is damaged, and a damaged file's unprintable bytes as \xNN escapes.
   absl::StatusOr<std::string> Show(absl::string_view entry) const;
 
   // Marks an entry as a known, explained disagreement (a documented toolchain
@@ -91,6 +116,10 @@ class TriageStore {
 
  private:
   explicit TriageStore(std::string dir) : dir_(std::move(dir)) {}
+  // The entry `name` (a directory of dir_), read and checked.
+  EntryInfo Inspect(const std::string& name, const Signature& signature) const;
+  // File() for an entry that exists: repaired, then counted.
+  absl::StatusOr<FileResult> CountIn(const std::string& name, const Finding& finding);
   absl::Status RewriteIndex() const;
   // RewriteIndex's error message, or empty (File's index_error).
   std::string IndexError() const;

@@ -10,6 +10,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isa/spelling.h"
+#include "triage/text_case.h"
 
 namespace ptxdiff {
 namespace {
@@ -217,6 +218,179 @@ TEST(TriageStoreTest, EntriesDifferingOnlyInTheirClassAreOneRootCause) {
   EXPECT_EQ(causes[2].backend, "cuda");
   EXPECT_EQ(causes[3].kind, FindingKind::kCrash);
   EXPECT_TRUE(causes[3].explained());
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+void WriteAll(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+// The files of an entry kept aside by a repair: <file>.damaged-<time>.
+std::vector<std::string> KeptAside(const std::string& entry_dir, const std::string& file) {
+  std::vector<std::string> kept;
+  for (const std::string& name : Names(entry_dir)) {
+    if (name.rfind(file + ".damaged-", 0) == 0) kept.push_back(entry_dir + "/" + name);
+  }
+  return kept;
+}
+
+// An entry filed twice, and its directory.
+struct Filed {
+  std::string dir, name, path;
+};
+Filed FiledTwice(const std::string& test) {
+  Filed f{.dir = FreshDir(test)};
+  auto store = TriageStore::Open(f.dir, true);
+  f.name = store->File(Mismatch("add.s32", 1))->entry;
+  (void)store->File(Mismatch("add.s32", 2));
+  f.path = f.dir + "/" + f.name;
+  return f;
+}
+
+const EntryInfo& Only(const absl::StatusOr<std::vector<EntryInfo>>& entries) {
+  EXPECT_TRUE(entries.ok() && entries->size() == 1);
+  return entries->front();
+}
+
+// Garbage in meta.txt (a PNG's first bytes): listed as damage, shown
+// escaped, and on the next filing copied aside whole before meta.txt is
+// rewritten with what parsed; the count, which parsed, goes on.
+TEST(TriageStoreTest, GarbageInMetaIsReportedKeptAsideAndTheCountGoesOn) {
+  const Filed e = FiledTwice("damaged_meta");
+  const std::string damaged = ReadAll(e.path + "/meta.txt") + "\x89PNG\r\n\x1a\nnot a key value line\n";
+  WriteAll(e.path + "/meta.txt", damaged);
+  auto store = TriageStore::Open(e.dir, false);
+
+  const EntryInfo listed = Only(store->List());
+  ASSERT_EQ(listed.damage.size(), 1u);
+  EXPECT_THAT(listed.damage[0], HasSubstr("meta.txt has 3 lines that are not 'key: value' ("
+                                          "line 9: \"\\x89PNG\\r\")"));
+  EXPECT_EQ(listed.CountText(), "2");
+  const std::string shown = *store->Show(e.name);
+  EXPECT_THAT(shown, HasSubstr("# DAMAGED: meta.txt has 3 lines"));
+  EXPECT_THAT(shown, HasSubstr("reading: spec\n\\x89PNG\\x0d\n\\x1a\nnot a key value line\n"));
+  EXPECT_EQ(shown.find('\x89'), std::string::npos);
+
+  auto filed = store->File(Mismatch("add.s32", 3));
+  ASSERT_TRUE(filed.ok()) << filed.status();
+  EXPECT_THAT(filed->repaired, HasSubstr("meta.txt has 3 lines that are not 'key: value'"));
+  EXPECT_THAT(filed->repaired, HasSubstr(": kept as meta.txt.damaged-"));
+  const std::vector<std::string> kept = KeptAside(e.path, "meta.txt");
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(ReadAll(kept[0]), damaged);
+  const EntryInfo repaired = Only(store->List());
+  EXPECT_TRUE(repaired.damage.empty()) << repaired.damage[0];
+  EXPECT_EQ(repaired.CountText(), "3");
+  EXPECT_EQ(repaired.meta.at("backend"), "faulty 1");
+  EXPECT_THAT(repaired.meta.at("repaired"), HasSubstr("kept as meta.txt.damaged-"));
+  EXPECT_THAT(repaired.kept_aside, ::testing::ElementsAre(kept[0].substr(e.path.size() + 1)));
+}
+
+// A count that does not parse: the other keys are kept, the count restarts
+// and says from when it counts, and why.
+TEST(TriageStoreTest, ACountThatDoesNotParseKeepsTheOtherKeysAndSaysSo) {
+  const Filed e = FiledTwice("damaged_count");
+  std::string meta = ReadAll(e.path + "/meta.txt");
+  meta.replace(meta.find("count: 2"), 8, "count: 18x9");
+  WriteAll(e.path + "/meta.txt", meta);
+  auto store = TriageStore::Open(e.dir, false);
+  const EntryInfo listed = Only(store->List());
+  EXPECT_THAT(listed.damage, ::testing::ElementsAre("meta.txt's count \"18x9\" is not a number"));
+  EXPECT_EQ(listed.CountText(), "?");
+
+  ASSERT_TRUE(store->File(Mismatch("add.s32", 3)).ok());
+  const EntryInfo repaired = Only(store->List());
+  EXPECT_TRUE(repaired.damage.empty());
+  EXPECT_EQ(repaired.CountText(), "1+");
+  EXPECT_THAT(repaired.meta.at("count_lost"),
+              HasSubstr(": meta.txt's count \"18x9\" is not a number; counted from then on"));
+  EXPECT_EQ(repaired.meta.at("backend"), "faulty 1");
+  EXPECT_EQ(repaired.meta.count("first_seen"), 1u);
+  EXPECT_EQ(ReadAll(KeptAside(e.path, "meta.txt").at(0)), meta);
+  // Merged into another directory, the lost count stays a lower bound there.
+  auto other = TriageStore::Open(FreshDir("damaged_count_merge"), true);
+  ASSERT_TRUE(other->File(Mismatch("add.s32", 4)).ok());
+  ASSERT_TRUE(other->MergeFrom(e.dir).ok());
+  EXPECT_EQ(Only(other->List()).CountText(), "2+");
+  std::ifstream index(e.dir + "/INDEX.md");
+  EXPECT_THAT(std::string((std::istreambuf_iterator<char>(index)), {}), HasSubstr("| 1+ |"));
+}
+
+// A missing meta.txt made every later filing of the signature fail: it is
+// rebuilt from the entry (first seen: when its case was written) and the
+// filing, its count unknown before.
+TEST(TriageStoreTest, AMissingMetaIsRebuiltAndFilingGoesOn) {
+  const Filed e = FiledTwice("missing_meta");
+  ASSERT_EQ(unlink((e.path + "/meta.txt").c_str()), 0);
+  auto store = TriageStore::Open(e.dir, false);
+  const EntryInfo listed = Only(store->List());
+  EXPECT_THAT(listed.damage, ::testing::ElementsAre("meta.txt is missing"));
+  EXPECT_EQ(listed.CountText(), "?");
+  EXPECT_THAT(*store->Show(e.name), HasSubstr("# DAMAGED: meta.txt is missing\n"));
+
+  auto filed = store->File(Mismatch("add.s32", 3));
+  ASSERT_TRUE(filed.ok()) << filed.status();
+  EXPECT_FALSE(filed->is_new);
+  EXPECT_EQ(filed->repaired, "meta.txt was missing: rebuilt");
+  const EntryInfo repaired = Only(store->List());
+  EXPECT_TRUE(repaired.damage.empty());
+  EXPECT_EQ(repaired.CountText(), "1+");
+  EXPECT_EQ(repaired.meta.at("backend"), "faulty 1");
+  EXPECT_EQ(repaired.meta.count("first_seen"), 1u);
+  EXPECT_THAT(repaired.meta.at("count_lost"), HasSubstr("meta.txt was missing"));
+  // Marking an entry whose meta.txt is gone rebuilds it too.
+  ASSERT_EQ(unlink((e.path + "/meta.txt").c_str()), 0);
+  ASSERT_TRUE(store->MarkExplained(e.name, "known").ok());
+  EXPECT_EQ(Only(store->List()).CountText(), "0+");
+}
+
+// A case.txt cut short (still replayable, or not) or missing is noticed,
+// and the next filing, a case of the same signature, rebuilds it; the
+// damaged one is kept.
+TEST(TriageStoreTest, ATruncatedOrMissingCaseIsNoticedAndRebuilt) {
+  const Filed e = FiledTwice("damaged_case");
+  const std::string whole = ReadAll(e.path + "/case.txt");
+  const struct {
+    std::string bytes;  // what case.txt becomes; "-" to remove it
+    std::string damage;
+  } kDamages[] = {
+      {whole.substr(0, whole.find("kind:") + 8), "case.txt is cut short: its last line has no newline"},
+      {whole.substr(0, whole.find("operands:")), "case.txt does not parse: a text case needs"},
+      {"", "case.txt is empty"},
+      {"-", "case.txt is missing"},
+  };
+  auto store = TriageStore::Open(e.dir, false);
+  for (const auto& d : kDamages) {
+    SCOPED_TRACE(d.damage);
+    if (d.bytes == "-") {
+      ASSERT_EQ(unlink((e.path + "/case.txt").c_str()), 0);
+    } else {
+      WriteAll(e.path + "/case.txt", d.bytes);
+    }
+    const EntryInfo listed = Only(store->List());
+    ASSERT_EQ(listed.damage.size(), 1u);
+    EXPECT_THAT(listed.damage[0], HasSubstr(d.damage));
+    EXPECT_EQ(listed.CountText(), "2");  // meta.txt is sound
+
+    auto filed = store->File(Mismatch("add.s32", 3));
+    ASSERT_TRUE(filed.ok()) << filed.status();
+    EXPECT_THAT(filed->repaired, HasSubstr(d.damage));
+    EXPECT_THAT(filed->repaired, HasSubstr("rebuilt from a repeat of the finding"));
+    EXPECT_TRUE(Only(store->List()).damage.empty());
+    auto replayed = ParseTextCase(ReadAll(e.path + "/case.txt"));
+    ASSERT_TRUE(replayed.ok()) << replayed.status();
+    EXPECT_EQ(replayed->operands.v[0], 3u);
+    // Back to two filings, for the next round's expectations.
+    std::string meta = ReadAll(e.path + "/meta.txt");
+    meta.replace(meta.find("count: 3"), 8, "count: 2");
+    WriteAll(e.path + "/meta.txt", meta);
+  }
+  // The three damaged files are kept (the missing one had nothing to keep).
+  EXPECT_EQ(KeptAside(e.path, "case.txt").size(), 3u);
 }
 
 TEST(TriageStoreTest, MissingOrUnwritableDirectories) {
