@@ -34,17 +34,6 @@ absl::StatusOr<absl::Duration> ParseSeconds(const std::string& text) {
   return absl::Seconds(seconds);
 }
 
-absl::StatusOr<int64_t> ParseCount(const std::string& flag, const std::string& text,
-                                   int64_t max) {
-  int64_t n;
-  if (!absl::SimpleAtoi(text, &n) || n < 1 || n > max) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--", flag, " takes a whole number from 1 to ", max, ", not '",
-                     text, "'"));
-  }
-  return n;
-}
-
 // The variants of the --family flags (all when none), or an error naming an
 // unknown family.
 absl::StatusOr<std::vector<Variant>> SelectVariants(const ParsedArgs& args) {
@@ -173,9 +162,9 @@ int RunSweep(const std::vector<std::string>& args, std::ostream& out,
     return fail(absl::InvalidArgumentError(
         absl::StrCat("unexpected argument '", parsed->positional[0], "'")));
   }
-  auto per_variant = ParseCount("tuples", parsed->Get("tuples", "16"), 1 << 20);
-  auto seed = ParseCount("seed", parsed->Get("seed", "1"), INT64_MAX);
-  auto batch = ParseCount("batch", parsed->Get("batch", "4096"), kMaxTuplesPerBatch);
+  auto per_variant = IntFlag(*parsed, "tuples", 16, 1, 1 << 20);
+  auto seed = IntFlag(*parsed, "seed", 1, 1, INT64_MAX);
+  auto batch = IntFlag(*parsed, "batch", 4096, 1, kMaxTuplesPerBatch);
   auto variants = SelectVariants(*parsed);
   auto reading = ReadingFlag(*parsed);
   for (const absl::Status& s : {per_variant.status(), seed.status(), batch.status(),

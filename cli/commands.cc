@@ -15,7 +15,9 @@
 #include "cli/flags.h"
 #include "cli/fuzz_command.h"
 #include "cli/triage_commands.h"
+#include "cli/usage.h"
 #include "common/status_macros.h"
+#include "common/version.h"
 #include "harness/differential.h"
 #include "harness/variant_comparison.h"
 #include "isa/family_table.h"
@@ -25,65 +27,6 @@
 
 namespace ptxdiff {
 namespace {
-
-constexpr absl::string_view kUsage =
-    "usage: ptxdiff <command> [arguments]\n"
-    "\n"
-    "commands:\n"
-    "  eval '<variant>' A [B [C [D]]] [--json] [--backend NAME]\n"
-    "      Evaluate one instruction variant on operands with the CPU oracle.\n"
-    "      Operands: 0x-prefixed hex, decimal, or negative decimal.\n"
-    "      Example: ptxdiff eval 'bfe.s32' 0xf0 4 4\n"
-    "      With --backend=NAME, also run it on NAME (oracle, ptxas,\n"
-    "      exec:/path/to/worker, or ptx-cmd:'my-tool {ptx} {in} {out}' for a\n"
-    "      tool that runs PTX modules) and print the verdict; exit 1 on a\n"
-    "      mismatch.\n"
-    "  variants [--count] [--family NAME] [--json]\n"
-    "      List the canonical spellings of the instruction variants.\n"
-    "  sweep [--backend NAME] [--family NAME]... [--tuples N] [--seed S]\n"
-    "        [--arch sm_XX] [--timeout SECONDS]\n"
-    "      Run N edge-case tuples of every variant (of the families given) on\n"
-    "      a backend and compare with the oracle. Exit 0 when nothing\n"
-    "      disagreed; 1 on a mismatch or a faulty batch, or when\n"
-    "      nothing was tested (the backend declined every tuple); 2 on bad\n"
-    "      input.\n"
-    "  fuzz [--backend NAME] [--max-time SECONDS] [--jobs N] [--family NAME]...\n"
-    "       [--exclude NAME]... [--arch sm_XX] [--dir TRIAGE_DIR] [--mode crash]\n"
-    "      A fuzz campaign (default 60 s, start-up included; the best backend\n"
-    "      here); Ctrl-C stops it and running it again resumes. Needs a\n"
-    "      libFuzzer build: the campaign preset (scripts/campaign.sh builds it)\n"
-    "      or, slower, the fuzz preset. Exit 0 when the campaign ran and filed\n"
-    "      what it found; 1 when the fuzzer failed, a finding could not be\n"
-    "      filed (the triage directory's .pending/ journal keeps it for the\n"
-    "      next run), or nothing was tested (the backend declined every tuple);\n"
-    "      2 on bad input.\n"
-    "  compare '<variant>' '<variant>' [--tuples N] [--seed S]\n"
-    "      Evaluate two variants with as many operands on the same N edge and\n"
-    "      random tuples (default 4096) through the oracle, and show where\n"
-    "      they differ, by shift amount or position range: e.g. PTX 'shl.b32'\n"
-    "      against Intel vISA 'visa.shl.ud.ud.ud'. Exit 1 if they differ.\n"
-    "  seed-corpus DIR\n"
-    "      Write the seed corpus and dictionary (generated from the table).\n"
-    "  repro FILE [--backend NAME]\n"
-    "      Replay a text case or a libFuzzer crash file on the oracle and a\n"
-    "      backend; exit 0 when they agree, 1 when they disagree, 2 on error.\n"
-    "  minimize FILE [--backend NAME] [--dir TRIAGE_DIR]\n"
-    "      Minimize the disagreement in FILE and file it in the triage\n"
-    "      directory (default $PTXDIFF_TRIAGE_DIR or out/triage).\n"
-    "  triage list | show ENTRY | merge DIR... | mark ENTRY --explained WHY\n"
-    "        [--dir TRIAGE_DIR]\n"
-    "      Inspect and manage a triage directory.\n"
-    "  help\n"
-    "      Show this message.\n"
-    "\n"
-    "eval, sweep, fuzz, repro and minimize take --reading spec|hardware: judge\n"
-    "against the PTX ISA text (spec, the default) or the text corrected by\n"
-    "known NVIDIA hardware errata (oracle/errata.h). eval shows both readings\n"
-    "where they differ.\n"
-    "\n"
-    "With --backend cuda they also take --cuda-driver PATH: load PATH, any\n"
-    "implementation of the CUDA driver API, instead of NVIDIA's libcuda.so.1.\n";
-
 
 std::string JsonString(absl::string_view s) {
   std::string out = "\"";
@@ -344,46 +287,22 @@ int RunCompare(const std::vector<std::string>& args, std::ostream& out,
                     "expected two variants, e.g. 'shl.b32' "
                     "'visa.shl.ud.ud.ud'"));
   }
-  int tuples = 0;
-  uint64_t seed = 0;
-  if (!absl::SimpleAtoi(parsed->Get("tuples", "4096"), &tuples) ||
-      tuples <= 0 || !absl::SimpleAtoi(parsed->Get("seed", "1"), &seed)) {
-    return Fail(err, "compare",
-                absl::InvalidArgumentError(
-                    "--tuples must be a positive number and --seed a "
-                    "number"));
+  const absl::StatusOr<int64_t> tuples = IntFlag(*parsed, "tuples", 4096, 1, 1 << 24);
+  const absl::StatusOr<int64_t> seed = IntFlag(*parsed, "seed", 1, 0, INT64_MAX);
+  for (const absl::Status& s : {tuples.status(), seed.status()}) {
+    if (!s.ok()) return Fail(err, "compare", s);
   }
   auto a = ParseVariant(parsed->positional[0]);
   if (!a.ok()) return Fail(err, "compare", a.status());
   auto b = ParseVariant(parsed->positional[1]);
   if (!b.ok()) return Fail(err, "compare", b.status());
-  auto comparison = CompareVariants(*a, *b, tuples, seed);
+  auto comparison = CompareVariants(*a, *b, static_cast<int>(*tuples), *seed);
   if (!comparison.ok()) return Fail(err, "compare", comparison.status());
-  PrintComparison(*a, *b, *comparison, seed, out);
+  PrintComparison(*a, *b, *comparison, *seed, out);
   return comparison->differ > 0 ? 1 : kExitOk;
 }
 
 namespace {
-
-// The usage of one command: its lines of kUsage (its synopsis, from "  NAME",
-// and the indented lines after it), or all of kUsage if it has none.
-std::string CommandUsage(absl::string_view command) {
-  std::string block;
-  bool in_block = false;
-  for (absl::string_view line : absl::StrSplit(kUsage, '\n')) {
-    const bool synopsis =
-        absl::StartsWith(line, "  ") && line.size() > 2 && line[2] != ' ';
-    if (synopsis) {
-      in_block = absl::StartsWith(line.substr(2), absl::StrCat(command, " ")) ||
-                 line.substr(2) == command;
-    } else if (!absl::StartsWith(line, "   ")) {
-      in_block = false;
-    }
-    if (in_block) absl::StrAppend(&block, line, "\n");
-  }
-  if (block.empty()) return std::string(kUsage);
-  return absl::StrCat("usage: ptxdiff\n", block);
-}
 
 bool AsksForHelp(const std::vector<std::string>& args) {
   return std::any_of(args.begin(), args.end(), [](const std::string& a) {
@@ -397,8 +316,12 @@ int RunMain(const std::vector<std::string>& argv, std::ostream& out,
             std::ostream& err) {
   if (argv.size() < 2 || argv[1] == "help" || argv[1] == "--help" ||
       argv[1] == "-h") {
-    (argv.size() < 2 ? err : out) << kUsage;
+    (argv.size() < 2 ? err : out) << MainUsage();
     return argv.size() < 2 ? kExitBadInput : kExitOk;
+  }
+  if (argv[1] == "--version" || argv[1] == "version") {
+    out << "ptxdiff " << kPtxdiffVersion << "\n";
+    return kExitOk;
   }
   const std::vector<std::string> rest(argv.begin() + 2, argv.end());
   if (AsksForHelp(rest)) {
@@ -414,7 +337,7 @@ int RunMain(const std::vector<std::string>& argv, std::ostream& out,
   if (argv[1] == "seed-corpus") return RunSeedCorpus(rest, out, err);
   if (argv[1] == "minimize") return RunMinimize(rest, out, err);
   if (argv[1] == "triage") return RunTriage(rest, out, err);
-  err << "ptxdiff: unknown command '" << argv[1] << "'\n\n" << kUsage;
+  err << "ptxdiff: unknown command '" << argv[1] << "'\n\n" << MainUsage();
   return kExitBadInput;
 }
 

@@ -8,7 +8,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/str_cat.h"
 #include "cli/fuzz_command.h"
+#include "fuzzers/differential_target.h"
+#include "fuzzers/fuzz_input.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isa/spelling.h"
@@ -321,6 +324,16 @@ TEST(TriageCommandsTest, ReproExitCodes) {
   r = Ptxdiff({"repro", dir + "/missing", "--backend", "oracle"});
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("cannot read"));
+  // A hand-written case needs no header (triage/README.md: only variant and
+  // operands are needed).
+  std::ofstream(dir + "/hand.txt") << "variant: add.s32\noperands: 0x7fffffff 1\n";
+  r = Ptxdiff({"repro", dir + "/hand.txt", "--backend", "oracle"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("case:    add.s32"));
+  std::ofstream(dir + "/empty");
+  r = Ptxdiff({"repro", dir + "/empty", "--backend", "oracle"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("empty is empty"));
   std::ofstream(dir + "/bad_case.txt") << "# ptxdiff case 1\nvariant: vadd.s32\noperands: 1\n";
   r = Ptxdiff({"repro", dir + "/bad_case.txt", "--backend", "oracle"});
   EXPECT_EQ(r.code, 2);
@@ -343,14 +356,26 @@ TEST(TriageCommandsTest, MinimizeFilesOneSmallEntryThatReplays) {
 
   r = Ptxdiff({"triage", "list", "--dir", triage});
   EXPECT_EQ(r.code, 0);
-  EXPECT_THAT(r.out, HasSubstr("     2  value-mismatch faulty     in-range         vadd.u32.u32.u32"));
+  EXPECT_THAT(r.out, HasSubstr("     2  value-mismatch~faulty~in-range~vadd.u32.u32.u32\n"));
   EXPECT_THAT(r.out, HasSubstr("1 entry, 1 root cause, in " + triage));
   const std::string entry = "value-mismatch~faulty~in-range~vadd.u32.u32.u32";
   r = Ptxdiff({"triage", "show", entry, "--dir", triage});
   EXPECT_THAT(r.out, HasSubstr("count: 2"));
-  // The filed case replays the disagreement.
-  r = Ptxdiff({"repro", triage + "/" + entry + "/case.txt", "--backend", backend});
-  EXPECT_EQ(r.code, 1);
+  // The filed case replays the disagreement: by its file, and (issue 28,
+  // item 8) by the entry's name as `triage list` prints it, or its
+  // directory, which used to be read as a crash file of 0 bytes.
+  for (const std::string& what :
+       {triage + "/" + entry + "/case.txt", entry, triage + "/" + entry}) {
+    r = Ptxdiff({"repro", what, "--backend", backend, "--dir", triage});
+    EXPECT_EQ(r.code, 1) << what << ": " << r.err;
+    EXPECT_THAT(r.out, HasSubstr("verdict: mismatch")) << what;
+  }
+  r = Ptxdiff({"repro", triage, "--backend", backend});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("is a directory without a case.txt: not a triage entry"));
+  r = Ptxdiff({"repro", "crash~faulty~crash~add.s32", "--backend", backend, "--dir", triage});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("no entry crash~faulty~crash~add.s32 in " + triage));
   EXPECT_EQ(Ptxdiff({"triage", "mark", entry, "--explained", "known", "--dir", triage}).code, 0);
   EXPECT_THAT(Ptxdiff({"triage", "list", "--dir", triage}).out, HasSubstr("(explained)"));
   const std::string merged = dir + "/merged";
@@ -378,7 +403,7 @@ TEST(TriageCommandsTest, ListAndShowSayWhichEntryIsDamagedAndHow) {
 
   CliRun r = Ptxdiff({"triage", "list", "--dir", dir});
   EXPECT_EQ(r.code, 0);
-  EXPECT_THAT(r.out, HasSubstr("     1  value-mismatch faulty     in-range         add.s32  "
+  EXPECT_THAT(r.out, HasSubstr("     1  value-mismatch~faulty~in-range~add.s32  "
                                "(DAMAGED: see below)\n"));
   EXPECT_THAT(r.out, HasSubstr("1 entry, 1 root cause, 1 damaged"));
   EXPECT_EQ(r.err, "ptxdiff triage: warning: entry " + entry +
@@ -389,6 +414,39 @@ TEST(TriageCommandsTest, ListAndShowSayWhichEntryIsDamagedAndHow) {
   EXPECT_THAT(r.out, StartsWith("# DAMAGED: meta.txt has 1 line that is not 'key: value'"));
   EXPECT_THAT(r.out, HasSubstr("reading: spec\n\\x1b[2J garbage\n"));
   EXPECT_EQ(r.out.find('\x1b'), std::string::npos);
+}
+
+// Issue 28, item 8: a crash file holds only the input, so `repro` without
+// --backend replayed it on the default backend and said "agree". Crash
+// mode records each crash's backend beside the crash files (fuzzers/
+// differential_target.h); repro replays there, or says it cannot know.
+TEST(TriageCommandsTest, ACrashFileReplaysOnTheBackendItWasFoundOn) {
+  const std::string dir = TempDirFor("crash_origin");
+  const std::string crash = dir + "/crash-0123";
+  const std::string input =
+      EncodeFuzzInput(*ParseVariant("vadd.u32.u32.u32"), {{{1, 2, 0, 0}}});
+  std::ofstream(crash, std::ios::binary) << input;
+  const std::string backend = WrongVaddBackend(dir);
+
+  // Not recorded: it says which backend it replays on, and why that may not
+  // be the one that crashed.
+  CliRun r = Ptxdiff({"repro", crash});
+  EXPECT_THAT(r.out, HasSubstr("repro: replaying on "));
+  EXPECT_THAT(r.out, HasSubstr("the default backend: the crash was found on the backend its "
+                               "fuzzer ran against, which the file does not record"));
+  // Recorded: without --backend it replays there (and disagrees, as it did).
+  std::ofstream(dir + "/crash-backends.txt")
+      << CrashOriginLine(input, {"value-mismatch faulty vadd.u32.u32.u32 in-range", backend});
+  r = Ptxdiff({"repro", crash});
+  EXPECT_EQ(r.code, 1) << r.err << r.out;
+  EXPECT_THAT(r.out, StartsWith("repro: found as `value-mismatch faulty vadd.u32.u32.u32 "
+                                "in-range` on " + backend + " (" + dir +
+                                "/crash-backends.txt): replaying it there\n"));
+  EXPECT_THAT(r.out, HasSubstr("verdict: mismatch"));
+  // On another backend, as asked, it says where it was found.
+  r = Ptxdiff({"repro", crash, "--backend", "oracle"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("on " + backend + ", not on oracle\n"));
 }
 
 TEST(TriageCommandsTest, BadTriageDirectoriesAreExitTwo) {
@@ -404,6 +462,53 @@ TEST(TriageCommandsTest, BadTriageDirectoriesAreExitTwo) {
   EXPECT_EQ(Ptxdiff({"triage", "show", "nonsense", "--dir", dir}).code, 2);
   EXPECT_EQ(Ptxdiff({"triage", "frob", "--dir", dir}).code, 2);
   EXPECT_EQ(Ptxdiff({"minimize", "--backend", "oracle"}).code, 2);
+}
+
+// Issue 28, item 8: the numeric-flag error named no flag.
+TEST(MainTest, ANumericFlagsErrorNamesTheFlag) {
+  CliRun r = Ptxdiff({"fuzz", "--jobs", "99"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "ptxdiff fuzz: --jobs takes a whole number from 1 to 64, not '99'\n");
+  r = Ptxdiff({"fuzz", "--max-time", "1m"});
+  EXPECT_EQ(r.err, "ptxdiff fuzz: --max-time takes a positive whole number, not '1m'\n");
+  r = Ptxdiff({"fuzz", "--progress-seconds", "0"});
+  EXPECT_THAT(r.err, HasSubstr("--progress-seconds takes a positive whole number, not '0'"));
+  r = Ptxdiff({"compare", "add.s32", "sub.s32", "--seed", "x"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--seed takes a whole number of at least 0, not 'x'"));
+  r = Ptxdiff({"sweep", "--tuples", "0"});
+  EXPECT_THAT(r.err, HasSubstr("--tuples takes a whole number from 1 to 1048576, not '0'"));
+}
+
+TEST(MainTest, VersionPrintsTheVersion) {
+  CliRun r = Ptxdiff({"--version"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.out, "ptxdiff 0.1\n");
+  EXPECT_THAT(Ptxdiff({"help"}).out, HasSubstr("--version"));
+}
+
+// Issue 28, item 8: every command's --help repeated its one-paragraph
+// summary; it lists its flags and gives an example now.
+TEST(MainTest, EveryCommandsHelpListsItsFlagsAndAnExample) {
+  for (const char* command : {"eval", "variants", "sweep", "fuzz", "compare", "seed-corpus",
+                              "repro", "minimize", "triage"}) {
+    const CliRun r = Ptxdiff({command, "--help"});
+    EXPECT_EQ(r.code, 0) << command;
+    EXPECT_THAT(r.out, StartsWith(absl::StrCat("usage: ptxdiff ", command))) << command;
+    EXPECT_THAT(r.out, HasSubstr(absl::StrCat("\nExample: ptxdiff ", command, " "))) << command;
+    if (std::string(command) != "seed-corpus") {
+      EXPECT_THAT(r.out, HasSubstr("\nflags:\n  --")) << command;
+    }
+  }
+  const std::string fuzz = Ptxdiff({"fuzz", "--help"}).out;
+  for (const char* flag : {"--out DIR", "--corpus DIR", "--timeout SECONDS", "--reading spec|hardware",
+                           "--progress-seconds N", "--cuda-driver PATH", "--jobs N",
+                           "--mode campaign|crash", "--family NAME", "--exclude NAME",
+                           "--dir TRIAGE_DIR", "--max-time SECONDS", "--backend NAME",
+                           "--arch sm_XX"}) {
+    EXPECT_THAT(fuzz, HasSubstr("\n  " + std::string(flag) + " ")) << flag;
+  }
+  EXPECT_THAT(Ptxdiff({"repro", "--help"}).out, HasSubstr("FILE|ENTRY"));
 }
 
 TEST(MainTest, UsageAndUnknownCommand) {
@@ -434,18 +539,24 @@ CliRun FuzzWithStats(const std::string& dir, const std::string& stats) {
                            "PTXDIFF_CUDA_DRIVER", "PTXDIFF_TRIAGE_DIR", "PTXDIFF_MODE",
                            "PTXDIFF_FAMILIES", "PTXDIFF_EXCLUDE_FAMILIES", "PTXDIFF_TIMEOUT",
                            "PTXDIFF_STATS", "PTXDIFF_IN_FLIGHT", "PTXDIFF_BATCH",
-                           "PTXDIFF_SYSTEMATIC", "PTXDIFF_READING", "PTXDIFF_DEADLINE"}) {
+                           "PTXDIFF_SYSTEMATIC", "PTXDIFF_READING", "PTXDIFF_DEADLINE",
+                           "PTXDIFF_FINDINGS"}) {
     unsetenv(name);
   }
   return r;
 }
 
 TEST(FuzzCommandTest, ACampaignThatTestedSomethingAndFiledItAllPasses) {
-  const CliRun r = FuzzWithStats(TempDirFor("fuzz_ok"),
-                                 "inputs=10\ntuples=100\nagreed=95\ndeclined=5\n");
+  const CliRun r = FuzzWithStats(
+      TempDirFor("fuzz_ok"),
+      "inputs=10\ntuples=100\nagreed=95\nmismatched=3\ndeclined=2\nsupported_variants=495\n"
+      "new_findings=1\nknown_findings=2\nreached=f\n");
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.err, "");
   EXPECT_THAT(r.out, HasSubstr("fuzz:   checked 100 tuples"));
+  // Issue 28, item 8: "variants 4/495 supported" and "2 known" misled.
+  EXPECT_THAT(r.out, HasSubstr("fuzz inputs 10  variants reached 4 of 495  findings 1 new, "
+                               "2 repeats  faults 0"));
 }
 
 // Issue 28: a campaign whose filings failed (a full triage disk) exited 0

@@ -2,6 +2,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
 namespace ptxdiff {
@@ -44,6 +45,19 @@ absl::StatusOr<ParsedArgs> ParseArgs(const std::vector<std::string>& args,
     }
   }
   return out;
+}
+
+absl::StatusOr<int64_t> IntFlag(const ParsedArgs& args, const std::string& name,
+                                int64_t otherwise, int64_t min, int64_t max) {
+  if (!args.Has(name)) return otherwise;
+  const std::string text = args.Get(name);
+  int64_t n = 0;
+  if (absl::SimpleAtoi(text, &n) && n >= min && n <= max) return n;
+  const std::string range =
+      max < INT64_MAX ? absl::StrCat("a whole number from ", min, " to ", max)
+      : min == 1      ? std::string("a positive whole number")
+                      : absl::StrCat("a whole number of at least ", min);
+  return absl::InvalidArgumentError(absl::StrCat("--", name, " takes ", range, ", not '", text, "'"));
 }
 
 }  // namespace ptxdiff

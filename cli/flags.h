@@ -4,6 +4,7 @@
 #ifndef PTXDIFF_CLI_FLAGS_H_
 #define PTXDIFF_CLI_FLAGS_H_
 
+#include <cstdint>
 #include <set>
 #include <string>
 #include <vector>
@@ -29,6 +30,12 @@ struct ParsedArgs {
 absl::StatusOr<ParsedArgs> ParseArgs(const std::vector<std::string>& args,
                                      const std::set<std::string>& booleans,
                                      const std::set<std::string>& valued);
+
+// The whole number flag `name` gives, or `otherwise` when it is not given;
+// InvalidArgument naming the flag, its range and the text when it is not a
+// whole number from `min` to `max`.
+absl::StatusOr<int64_t> IntFlag(const ParsedArgs& args, const std::string& name,
+                                int64_t otherwise, int64_t min, int64_t max);
 
 }  // namespace ptxdiff
 

@@ -107,16 +107,20 @@ std::string StartingLine(double seconds) {
       seconds);
 }
 
+// "variants reached X of Y" (of those the backend supports; crash mode does
+// not count those) and "repeats" (findings of a cause already filed, this
+// run or before): a newcomer read "X/Y supported" as the support and "known"
+// as explained.
 std::string ProgressLine(const Progress& p, double seconds) {
   const FuzzStats& s = p.sum.stats;
   return absl::StrFormat(
-      "fuzz: %4.0fs  checked %d tuples (%.0f/s)  fuzz inputs %d  variants %d/%d supported  "
-      "findings %d new, %d known  faults %d  restarts %d",
+      "fuzz: %4.0fs  checked %d tuples (%.0f/s)  fuzz inputs %d  variants reached %d%s  "
+      "findings %d new, %d repeats  faults %d  restarts %d",
       seconds, s.counts.tuples, seconds > 0 ? s.counts.tuples / seconds : 0.0, s.inputs,
-      p.variants_reached, s.supported_variants, s.new_findings,
-      s.known_findings + s.explained_findings,
-      s.counts.faulty_batches + s.counts.faulted,
-      s.worker_restarts);
+      p.variants_reached,
+      s.supported_variants > 0 ? absl::StrCat(" of ", s.supported_variants) : "",
+      s.new_findings, s.known_findings + s.explained_findings,
+      s.counts.faulty_batches + s.counts.faulted, s.worker_restarts);
 }
 
 }  // namespace
@@ -383,13 +387,11 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostrea
                            "corpus", "mode", "out", "progress-seconds", "timeout",
                            "reading", "cuda-driver"});
   if (!parsed.ok()) return Fail(err, "fuzz", parsed.status());
-  int64_t max_time = 0, jobs = 1, every = 5;
-  if (!absl::SimpleAtoi(parsed->Get("max-time", "60"), &max_time) || max_time < 1 ||
-      !absl::SimpleAtoi(parsed->Get("jobs", "1"), &jobs) || jobs < 1 || jobs > 64 ||
-      !absl::SimpleAtoi(parsed->Get("progress-seconds", "5"), &every) || every < 1) {
-    return Fail(err, "fuzz", absl::InvalidArgumentError(
-                                 "--max-time, --jobs (1..64) and --progress-seconds take "
-                                 "positive whole numbers"));
+  const absl::StatusOr<int64_t> max_time = IntFlag(*parsed, "max-time", 60, 1, INT64_MAX);
+  const absl::StatusOr<int64_t> jobs = IntFlag(*parsed, "jobs", 1, 1, 64);
+  const absl::StatusOr<int64_t> every = IntFlag(*parsed, "progress-seconds", 5, 1, INT64_MAX);
+  for (const absl::Status& s : {max_time.status(), jobs.status(), every.status()}) {
+    if (!s.ok()) return Fail(err, "fuzz", s);
   }
   // The target's configuration travels in the environment: the settings
   // already there (PTXDIFF_CONFIG, PTXDIFF_*), overridden by the flags.
@@ -416,6 +418,7 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   const std::string dict = out_dir + "/differential.dict";
   const std::string log = out_dir + "/fuzz.log";
   config->triage_dir = parsed->Get("dir", DefaultTriageDir());
+  config->findings_dir = out_dir + "/findings";  // libFuzzer's -artifact_prefix
   config->stats_dir = absl::StrCat(out_dir, "/stats/run-", absl::ToUnixSeconds(absl::Now()),
                                    "-", getpid());
   bool resumed = false;
@@ -425,7 +428,7 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     return Fail(err, "fuzz", s);
   }
   // The run ends max_time from now, start-up (workers, calibration) included.
-  config->deadline_unix_seconds = absl::ToUnixSeconds(absl::Now()) + max_time;
+  config->deadline_unix_seconds = absl::ToUnixSeconds(absl::Now()) + *max_time;
   for (const auto& [key, value] : FuzzConfigToPairs(*config)) {
     setenv(key.c_str(), value.c_str(), 1);
   }
@@ -435,11 +438,11 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   std::vector<std::string> argv = {*fuzzer,
                                    corpus,
                                    "-dict=" + dict,
-                                   absl::StrCat("-max_total_time=", max_time),
+                                   absl::StrCat("-max_total_time=", *max_time),
                                    "-artifact_prefix=" + out_dir + "/findings/",
                                    "-print_final_stats=1",
                                    "-print_funcs=0"};
-  if (jobs > 1) argv.push_back(absl::StrCat("-fork=", jobs));
+  if (*jobs > 1) argv.push_back(absl::StrCat("-fork=", *jobs));
   out << "fuzz: " << (resumed ? "resuming from " : "starting with the seed corpus in ")
       << corpus << "; triage directory " << config->triage_dir << "; libFuzzer log " << log
       << "\n";
@@ -448,7 +451,7 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   if (!pid.ok()) return Fail(err, "fuzz", pid.status());
   const absl::Time start = absl::Now();
   bool forwarded = false;
-  const int status = WaitWithProgress(*pid, config->stats_dir, every, start, out, forwarded);
+  const int status = WaitWithProgress(*pid, config->stats_dir, *every, start, out, forwarded);
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
   const Progress p = ReadProgress(config->stats_dir);
   const bool libfuzzer_crashed = WIFEXITED(status) && WEXITSTATUS(status) != 0 && !forwarded;

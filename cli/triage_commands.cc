@@ -1,5 +1,8 @@
 #include "cli/triage_commands.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -10,6 +13,7 @@
 #include "cli/backend_commands.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "fuzzers/differential_target.h"
 #include "fuzzers/fuzz_input.h"
 #include "harness/differential.h"
 #include "isa/spelling.h"
@@ -27,6 +31,7 @@ absl::StatusOr<std::vector<Tuple>> ReadCase(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   const std::string data = ss.str();
+  if (data.empty()) return absl::InvalidArgumentError(absl::StrCat(path, " is empty"));
   if (LooksLikeTextCase(data)) {
     auto tuple = ParseTextCase(data);
     if (!tuple.ok()) {
@@ -41,6 +46,58 @@ absl::StatusOr<std::vector<Tuple>> ReadCase(const std::string& path) {
                      tuples.status().message()));
   }
   return tuples;
+}
+
+bool IsDirectory(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// The file `repro` replays for `arg`: a file as it is; a triage entry's
+// case.txt, for the entry's directory or its name (as `triage list` prints
+// it) in `triage_dir`. (An entry's directory was read as a crash file of 0
+// bytes.)
+absl::StatusOr<std::string> CaseFileFor(const std::string& arg, const std::string& triage_dir) {
+  if (IsDirectory(arg)) {
+    const std::string entry_case = arg + "/case.txt";
+    if (access(entry_case.c_str(), F_OK) == 0) return entry_case;
+    return absl::NotFoundError(absl::StrCat(
+        arg, " is a directory without a case.txt: not a triage entry, or a damaged one "
+             "(`ptxdiff triage list` says)"));
+  }
+  if (access(arg.c_str(), F_OK) != 0 && arg.find('/') == std::string::npos &&
+      ParseEntryName(arg).ok()) {
+    const std::string entry = absl::StrCat(triage_dir, "/", arg);
+    if (!IsDirectory(entry)) {
+      return absl::NotFoundError(absl::StrCat("no entry ", arg, " in ", triage_dir,
+                                              " (`ptxdiff triage list --dir DIR` lists them)"));
+    }
+    return CaseFileFor(entry, triage_dir);
+  }
+  return arg;  // ReadCase says what is wrong with it, if anything
+}
+
+// What `repro` says of a crash file's backend: crash mode records where each
+// crash was found (FindCrashOrigin); libFuzzer's file alone does not say.
+std::string CrashOriginNote(const std::optional<CrashOrigin>& origin, const ParsedArgs& args,
+                            const WorkerClient& client, const std::string& dir) {
+  if (origin && !args.Has("backend")) {
+    return absl::StrCat("repro: found as `", origin->signature, "` on ", origin->backend,
+                        " (", dir, "/", kCrashOriginsFile, "): replaying it there\n");
+  }
+  if (origin && args.Get("backend") != origin->backend) {
+    return absl::StrCat("repro: found as `", origin->signature, "` on ", origin->backend,
+                        ", not on ", args.Get("backend"), "\n");
+  }
+  if (!origin && !args.Has("backend")) {
+    return absl::StrCat(
+        "repro: replaying on ", client.identity().Describe(),
+        ", the default backend: the crash was found on the backend its fuzzer ran against, "
+        "which the file does not record (nor ", dir, "/", kCrashOriginsFile,
+        "); pass --backend (the fuzzer's log names it: `ptxdiff: <kind> <backend> <variant> "
+        "<class>`)\n");
+  }
+  return "";
 }
 
 absl::StatusOr<std::string> ReadRaw(const std::string& path) {
@@ -68,14 +125,26 @@ std::string DefaultTriageDir() {
 }
 
 int RunRepro(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  auto parsed = OneFile(args, {"backend", "arch", "timeout", "reading", "cuda-driver"});
+  auto parsed = OneFile(args, {"backend", "arch", "timeout", "reading", "cuda-driver", "dir"});
   if (!parsed.ok()) return Fail(err, "repro", parsed.status());
   auto reading = ReadingFlag(*parsed);
   if (!reading.ok()) return Fail(err, "repro", reading.status());
-  auto tuples = ReadCase(parsed->positional[0]);
+  auto path = CaseFileFor(parsed->positional[0], parsed->Get("dir", DefaultTriageDir()));
+  if (!path.ok()) return Fail(err, "repro", path.status());
+  auto tuples = ReadCase(*path);
   if (!tuples.ok()) return Fail(err, "repro", tuples.status());
-  auto client = StartBackend(*parsed);
+  // A crash file replays on the backend it was found on, where recorded.
+  const size_t slash = path->rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : path->substr(0, slash);
+  const absl::StatusOr<std::string> raw = ReadRaw(*path);
+  const bool crash_file = raw.ok() && !LooksLikeTextCase(*raw);
+  const std::optional<CrashOrigin> origin =
+      crash_file ? FindCrashOrigin(dir, *raw) : std::nullopt;
+  ParsedArgs backend_args = *parsed;
+  if (origin && !parsed->Has("backend")) backend_args.flags["backend"] = {origin->backend};
+  auto client = StartBackend(backend_args);
   if (!client.ok()) return Fail(err, "repro", client.status());
+  if (crash_file) out << CrashOriginNote(origin, *parsed, **client, dir);
   if (tuples->size() == 1) {
     const Tuple& t = (*tuples)[0];
     out << "case:    " << Spell(t.variant) << "\n";
@@ -175,9 +244,8 @@ int RunTriage(const std::vector<std::string>& args, std::ostream& out, std::ostr
     for (const RootCause& c : causes) {
       for (const EntryInfo* e : c.entries) {
         const auto how = e->meta.find("how");  // a crash's or hang's
-        out << absl::StrFormat("%6s  %-14s %-10s %-16s %s%s%s%s\n", e->CountText(),
-                               FindingKindName(e->signature.kind), e->signature.backend,
-                               e->signature.disagreement_class, e->signature.spelling,
+        // The entry's name: what show, mark and repro take.
+        out << absl::StrFormat("%6s  %s%s%s%s\n", e->CountText(), e->name,
                                how == e->meta.end() ? "" : absl::StrCat(": ", how->second),
                                e->explained() ? "  (explained)" : "",
                                e->damage.empty() ? "" : "  (DAMAGED: see below)");
@@ -199,6 +267,10 @@ int RunTriage(const std::vector<std::string>& args, std::ostream& out, std::ostr
                                        "repairs it, keeping the damaged files)")
                         : "")
         << ", in " << store->dir() << "\n";
+    if (!entries->empty()) {
+      out << "(ptxdiff triage show ENTRY shows one; ptxdiff repro ENTRY --backend NAME "
+             "replays it)\n";
+    }
     return 0;
   }
   if (verb == "show" && pos.size() == 2) {

@@ -23,7 +23,7 @@ fail() {
 "$ptxdiff" fuzz --backend "exec:$work/wrong_vadd.sh" --family vadd --family add \
   --max-time 15 --progress-seconds 3 --out "$work/out" --dir "$work/triage" >"$work/run1.txt" 2>&1 ||
   fail "ptxdiff fuzz exited with $?"
-grep -Eq '^fuzz: +[0-9]+s  checked [0-9]+ tuples \([0-9]+/s\)  fuzz inputs [0-9]+  variants [0-9]+/[0-9]+ supported  findings [0-9]+ new' "$work/run1.txt" ||
+grep -Eq '^fuzz: +[0-9]+s  checked [0-9]+ tuples \([0-9]+/s\)  fuzz inputs [0-9]+  variants reached [0-9]+ of [0-9]+  findings [0-9]+ new, [0-9]+ repeats' "$work/run1.txt" ||
   fail "no well-formed progress line"
 grep -q '^fuzz: summary: ' "$work/run1.txt" || fail "no summary"
 grep -Eq '^fuzz:   calibration: [0-9]+ families timed on the backend in [0-9]+ ms' "$work/run1.txt" ||

@@ -22,6 +22,7 @@
 #include "harness/semantic_classes.h"
 #include "client/worker_locator.h"
 #include "common/files.h"
+#include "common/fnv1a.h"
 #include "common/status_macros.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
@@ -156,6 +157,9 @@ const Setting kSettings[] = {
        return absl::OkStatus();
      },
      [](const FuzzConfig& c) { return std::string(ReadingName(c.reading)); }},
+    {"PTXDIFF_FINDINGS",
+     [](const std::string& v, FuzzConfig& c) { return c.findings_dir = v, absl::OkStatus(); },
+     [](const FuzzConfig& c) { return c.findings_dir; }},
     {"PTXDIFF_DEADLINE",
      [](const std::string& v, FuzzConfig& c) {
        if (!absl::SimpleAtoi(v, &c.deadline_unix_seconds) || c.deadline_unix_seconds < 0) {
@@ -210,6 +214,26 @@ absl::Status NarrowToSupported(const WorkerIdentity& backend,
 }
 
 }  // namespace
+
+std::string CrashOriginLine(absl::string_view input, const CrashOrigin& origin) {
+  return absl::StrCat(absl::Hex(Fnv1a64(input), absl::kZeroPad16), "\t", origin.signature, "\t",
+                      origin.backend, "\n");
+}
+
+std::optional<CrashOrigin> FindCrashOrigin(const std::string& dir, absl::string_view input) {
+  const absl::StatusOr<std::string> text = ReadFile(absl::StrCat(dir, "/", kCrashOriginsFile));
+  if (!text.ok()) return std::nullopt;
+  const std::string key = absl::StrCat(absl::Hex(Fnv1a64(input), absl::kZeroPad16), "\t");
+  std::optional<CrashOrigin> found;
+  for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+    if (!absl::ConsumePrefix(&line, key)) continue;
+    const std::vector<absl::string_view> fields = absl::StrSplit(line, absl::MaxSplits('\t', 1));
+    if (fields.size() == 2 && !fields[1].empty()) {
+      found = CrashOrigin{std::string(fields[0]), std::string(fields[1])};
+    }
+  }
+  return found;
+}
 
 int64_t MaxTotalTimeBy(int64_t deadline_unix_seconds, int64_t given, absl::Time now) {
   if (deadline_unix_seconds <= 0) return given;
@@ -334,6 +358,7 @@ const WorkerIdentity& DifferentialTarget::backend() const {
 
 int DifferentialTarget::RunInput(const uint8_t* data, size_t size) {
   const absl::string_view bytes(reinterpret_cast<const char*>(data), size);
+  input_ = bytes;
   auto tuples = DecodeFuzzInput(bytes);
   if (!tuples.ok() || !config_.filter.Allows((*tuples)[0].variant.family)) return -1;
   ++stats_.inputs;
@@ -377,7 +402,7 @@ void DifferentialTarget::RunSynchronously(const std::vector<Tuple>& tuples) {
     f.kind = FromFault(out.fault->kind);
     f.tuple = tuples[0];
     f.oracle = oracle_[0];
-    CrashWithSignature(SignatureOf(f));
+    Crash(f);
   }
   for (size_t i = 0; i < tuples.size(); ++i) {
     const TupleResult& r = out.results[i];
@@ -390,7 +415,7 @@ void DifferentialTarget::RunSynchronously(const std::vector<Tuple>& tuples) {
       f.kind = r.fault == TupleFault::kHang ? FindingKind::kHang : FindingKind::kCrash;
       f.tuple = tuples[i];
       f.oracle = j.oracle;
-      CrashWithSignature(SignatureOf(f));
+      Crash(f);
     }
     if (j.verdict != Verdict::kMismatch) continue;
     f.tuple = tuples[i];
@@ -398,8 +423,23 @@ void DifferentialTarget::RunSynchronously(const std::vector<Tuple>& tuples) {
     f.reading = config_.reading;
     f.backend_bits = j.backend_bits;
     f.backend_carry = j.backend_carry;
-    CrashWithSignature(SignatureOf(f));
+    Crash(f);
   }
+}
+
+void DifferentialTarget::Crash(const Finding& f) {
+  const Signature s = SignatureOf(f);
+  if (!config_.findings_dir.empty()) {
+    // Best effort, and appended (O_APPEND: -fork=N processes share the
+    // file): the crash is reported whether or not this is written.
+    const CrashOrigin origin{
+        absl::StrCat(FindingKindName(s.kind), " ", s.backend, " ", s.spelling, " ",
+                     s.disagreement_class),
+        config_.backend};
+    std::ofstream(absl::StrCat(config_.findings_dir, "/", kCrashOriginsFile), std::ios::app)
+        << CrashOriginLine(input_, origin);
+  }
+  CrashWithSignature(s);
 }
 
 FuzzStats DifferentialTarget::stats() const {

@@ -31,6 +31,9 @@
 //   PTXDIFF_READING          spec (default) | hardware: the oracle reading judged against
 //   PTXDIFF_DEADLINE         unix seconds at which the run is to end (ptxdiff fuzz
 //                            --max-time); 0 (default): -max_total_time alone
+//   PTXDIFF_FINDINGS         crash: the directory of the crash files (libFuzzer's
+//                            -artifact_prefix), where each crash's backend is
+//                            recorded for `ptxdiff repro` (kCrashOriginsFile)
 
 #ifndef PTXDIFF_FUZZERS_DIFFERENTIAL_TARGET_H_
 #define PTXDIFF_FUZZERS_DIFFERENTIAL_TARGET_H_
@@ -38,6 +41,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -67,7 +71,27 @@ struct FuzzConfig {
   bool systematic = true;
   Reading reading = Reading::kSpec;
   int64_t deadline_unix_seconds = 0;  // 0: none (MaxTotalTimeBy)
+  // Crash mode: where libFuzzer writes crash files (its -artifact_prefix),
+  // and so where each crash's backend is recorded (kCrashOriginsFile);
+  // empty: not recorded.
+  std::string findings_dir;
 };
+
+// A crash file is the input's bytes alone (libFuzzer writes it), so it does
+// not say which backend it was found on, and `ptxdiff repro` without
+// --backend replayed it on the default one. Crash mode appends a line per
+// crash to <findings_dir>/crash-backends.txt:
+//   <FNV-1a 64 of the input, 16 hex digits> TAB <the abort line's
+//   "kind backend variant class"> TAB <the backend, as --backend takes it>
+inline constexpr absl::string_view kCrashOriginsFile = "crash-backends.txt";
+struct CrashOrigin {
+  std::string signature;  // "value-mismatch faulty vadd.u32.u32.u32 in-range"
+  std::string backend;    // "exec:/path/to/worker"
+};
+std::string CrashOriginLine(absl::string_view input, const CrashOrigin& origin);
+// The origin recorded in `dir` for a crash file's bytes (the last, if
+// several), or nullopt.
+std::optional<CrashOrigin> FindCrashOrigin(const std::string& dir, absl::string_view input);
 
 // Reads the configuration from PTXDIFF_CONFIG (if set) and then the
 // environment; a bad value is InvalidArgument naming the variable.
@@ -172,6 +196,9 @@ class DifferentialTarget {
   DifferentialTarget(FuzzConfig config, std::unique_ptr<WorkerClient> client,
                      std::unique_ptr<Campaign> campaign);
   void RunSynchronously(const std::vector<Tuple>& tuples);
+  // Crash mode's end: records the crash's origin, prints the abort line and
+  // aborts.
+  [[noreturn]] void Crash(const Finding& f);
 
   FuzzConfig config_;
   std::unique_ptr<WorkerClient> client_;  // crash mode
@@ -181,6 +208,7 @@ class DifferentialTarget {
   std::vector<bool> reached_;  // crash mode, by VariantIndex
   DeclineReasons decline_reasons_;  // crash mode
   std::vector<Result> oracle_;  // scratch for one input's tuples
+  absl::string_view input_;     // the input being run (crash mode's record)
   absl::Time last_stats_write_ = absl::InfinitePast();
 };
 

@@ -75,6 +75,7 @@ TEST(FuzzConfigTest, PairsRoundTrip) {
   c.systematic = false;
   c.reading = Reading::kHardware;
   c.deadline_unix_seconds = 1790000000;
+  c.findings_dir = "out/findings";
   const auto pairs = FuzzConfigToPairs(c);
   auto back = FuzzConfigFromPairs(pairs);
   ASSERT_TRUE(back.ok()) << back.status();
@@ -322,6 +323,32 @@ TEST(DifferentialTargetDeathTest, CrashModeAbortsWithAOneLineSignature) {
         Feed(**target, Input("vadd.u32.u32.u32", {{{1, 2, 0, 0}}}));
       },
       "ptxdiff: value-mismatch faulty vadd.u32.u32.u32 in-range");
+}
+
+// Issue 28, item 8: a crash file holds the input alone, so `repro` without
+// --backend replayed it on the default backend and said "agree". Crash mode
+// records where each crash was found, beside the crash files.
+TEST(DifferentialTargetDeathTest, CrashModeRecordsTheBackendOfEachCrash) {
+  const std::string dir = FreshDir("crash_origin");
+  ASSERT_EQ(std::system(("mkdir -p '" + dir + "/findings'").c_str()), 0);
+  FuzzConfig config;
+  config.backend = WrongVaddBackend(dir);
+  config.triage_dir = dir + "/triage";
+  config.mode = FuzzConfig::Mode::kCrash;
+  config.findings_dir = dir + "/findings";
+  const std::string input = Input("vadd.u32.u32.u32", {{{1, 2, 0, 0}}});
+  EXPECT_DEATH(
+      {
+        auto target = DifferentialTarget::Create(config);
+        Feed(**target, input);
+      },
+      "ptxdiff: value-mismatch faulty vadd.u32.u32.u32 in-range");
+  const std::optional<CrashOrigin> origin = FindCrashOrigin(dir + "/findings", input);
+  ASSERT_TRUE(origin.has_value());
+  EXPECT_EQ(origin->backend, config.backend);
+  EXPECT_EQ(origin->signature, "value-mismatch faulty vadd.u32.u32.u32 in-range");
+  EXPECT_FALSE(FindCrashOrigin(dir + "/findings", input + "x").has_value());
+  EXPECT_FALSE(FindCrashOrigin(dir + "/none", input).has_value());
 }
 
 TEST(DifferentialTargetTest, BadBackendIsAClearError) {

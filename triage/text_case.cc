@@ -1,5 +1,6 @@
 #include "triage/text_case.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -45,14 +46,21 @@ std::string FormatTextCase(const Finding& f) {
 }
 
 bool LooksLikeTextCase(absl::string_view data) {
-  return absl::StartsWith(data, kTextCaseHeader);
+  if (absl::StartsWith(data, kTextCaseHeader)) return true;
+  // A hand-written case may be just its `variant:` and `operands:` lines
+  // (triage/README.md): text with a `variant:` line. A crash file starts
+  // with a variant's 8-byte id, which is no such text.
+  const bool text = std::all_of(data.begin(), data.end(), [](char c) {
+    return c == '\n' || c == '\t' || c == '\r' || (c >= 0x20 && c < 0x7f);
+  });
+  if (!text) return false;
+  for (absl::string_view line : absl::StrSplit(data, '\n')) {
+    if (absl::StartsWith(absl::StripLeadingAsciiWhitespace(line), "variant:")) return true;
+  }
+  return false;
 }
 
 absl::StatusOr<Tuple> ParseTextCase(absl::string_view text) {
-  if (!LooksLikeTextCase(text)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("not a text case: the first line must be '", kTextCaseHeader, "'"));
-  }
   std::string spelling, operands;
   int variant_line = 0, operands_line = 0, number = 0;
   for (absl::string_view line : absl::StrSplit(text, '\n')) {

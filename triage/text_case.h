@@ -10,8 +10,9 @@
 //   differing-bits: 0x00000001
 //   kind: value-mismatch
 //
-// Only `variant` and `operands` are needed to replay; the rest records what
-// was seen. Lines starting with `#` after the first are comments.
+// Only `variant` and `operands` are needed to replay (a hand-written case
+// may be just those two lines, without the header); the rest records what
+// was seen. Lines starting with `#` are comments.
 
 #ifndef PTXDIFF_TRIAGE_TEXT_CASE_H_
 #define PTXDIFF_TRIAGE_TEXT_CASE_H_
@@ -28,11 +29,14 @@ inline constexpr absl::string_view kTextCaseHeader = "# ptxdiff case 1";
 
 std::string FormatTextCase(const Finding& finding);
 
-// The tuple of a text case. A missing header, an unknown variant, or operands
-// that are missing, too many or do not fit are InvalidArgument naming the line.
+// The tuple of a text case, with or without its header. A line that is not
+// `key: value`, a missing `variant:` or `operands:` line, an unknown
+// variant, or operands that are too few, too many or do not fit are
+// InvalidArgument naming the line.
 absl::StatusOr<Tuple> ParseTextCase(absl::string_view text);
 
-// True if `data` starts like a text case (as opposed to a raw fuzzer input).
+// True if `data` is a text case (as opposed to a raw fuzzer input): it starts
+// with the header, or is text with a `variant:` line.
 bool LooksLikeTextCase(absl::string_view data);
 
 }  // namespace ptxdiff

@@ -69,9 +69,26 @@ TEST(TextCaseTest, ACarryOnlyMismatchShowsBothCarries) {
   EXPECT_EQ(addc->operands.v[2], 1u);
 }
 
+// Issue 28, item 8: triage/README.md says only variant and operands are
+// needed, but a case without the header was "not a text case".
+TEST(TextCaseTest, AHandWrittenCaseNeedsNoHeader) {
+  const std::string hand_written = "variant: add.s32\noperands: 0x7fffffff 1\n";
+  EXPECT_TRUE(LooksLikeTextCase(hand_written));
+  auto tuple = ParseTextCase(hand_written);
+  ASSERT_TRUE(tuple.ok()) << tuple.status();
+  EXPECT_EQ(tuple->variant, *ParseVariant("add.s32"));
+  EXPECT_EQ(tuple->operands.v[0], 0x7fffffffu);
+  EXPECT_EQ(tuple->operands.v[1], 1u);
+  // A comment first, indented keys, CRLF line ends.
+  EXPECT_TRUE(ParseTextCase("# mine\r\n  variant: add.s32\r\n  operands: 1 2\r\n").ok());
+  // A crash file's bytes (a variant id first) are not a text case.
+  EXPECT_FALSE(LooksLikeTextCase(std::string("\x12\x34\x56\x78\x9a\xbc\xde\xf0variant:", 16)));
+  EXPECT_FALSE(LooksLikeTextCase("just some text\n"));
+}
+
 TEST(TextCaseTest, BadCasesNameTheProblem) {
   EXPECT_THAT(ParseTextCase("variant: add.s32\n").status().message(),
-              HasSubstr("not a text case"));
+              HasSubstr("needs 'variant:' and 'operands:'"));
   EXPECT_THAT(ParseTextCase("# ptxdiff case 1\nvariant: add.s32\n").status().message(),
               HasSubstr("needs 'variant:' and 'operands:'"));
   EXPECT_THAT(

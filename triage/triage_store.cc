@@ -26,14 +26,13 @@
 #include "absl/time/time.h"
 #include "common/files.h"
 #include "common/status_macros.h"
+#include "common/version.h"
 #include "isa/spelling.h"
 #include "triage/repro_ptx.h"
 #include "triage/text_case.h"
 
 namespace ptxdiff {
 namespace {
-
-constexpr absl::string_view kPtxdiffVersion = "0.1";
 
 absl::Status ErrnoError(absl::string_view what, const std::string& path) {
   return absl::FailedPreconditionError(

@@ -1,0 +1,189 @@
+#include "cli/usage.h"
+
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+
+namespace ptxdiff {
+namespace {
+
+struct FlagHelp {
+  absl::string_view flag;  // as typed: "--max-time SECONDS"
+  absl::string_view text;  // what it does, and its default
+};
+
+struct CommandHelp {
+  absl::string_view name;
+  absl::string_view synopsis;  // what follows the name
+  absl::string_view summary;   // lines, each indented in the output
+  std::vector<FlagHelp> flags;
+  absl::string_view example;   // a command line
+};
+
+// Flags several commands share.
+constexpr FlagHelp kBackend = {
+    "--backend NAME",
+    "oracle, ptxas, cuda, exec:/path/to/worker, or ptx-cmd:'my-tool {ptx}\n"
+    "{in} {out}' (a tool that runs PTX modules); default: the best here\n"
+    "(cuda with a GPU, else ptxas with the CUDA toolkit, else oracle)"};
+constexpr FlagHelp kArch = {"--arch sm_XX",
+                            "the architecture ptxas and cuda compile for (default: the backend's)"};
+constexpr FlagHelp kTimeout = {
+    "--timeout SECONDS", "how long a worker may take to reply before it is restarted\n(default 60)"};
+constexpr FlagHelp kReading = {
+    "--reading spec|hardware",
+    "judge against the PTX ISA text (spec, the default) or the text\n"
+    "corrected by known NVIDIA hardware errata (oracle/errata.h)"};
+constexpr FlagHelp kCudaDriver = {
+    "--cuda-driver PATH",
+    "with --backend cuda: load PATH, any implementation of the CUDA\n"
+    "driver API, instead of NVIDIA's libcuda.so.1"};
+constexpr FlagHelp kDir = {"--dir TRIAGE_DIR",
+                           "the triage directory (default $PTXDIFF_TRIAGE_DIR, else out/triage)"};
+
+const std::vector<CommandHelp>& Commands() {
+  static const auto* commands = new std::vector<CommandHelp>{
+      {"eval", "'<variant>' A [B [C [D]]] [flags]",
+       "Evaluate one instruction variant on operands with the CPU oracle.\n"
+       "Operands: 0x-prefixed hex, decimal, or negative decimal. With --backend,\n"
+       "also run it there and print the verdict; exit 1 on a mismatch.",
+       {{"--json", "print the result as JSON"}, kBackend, kArch, kTimeout, kReading, kCudaDriver},
+       "ptxdiff eval 'bfe.s32' 0xf0 4 4"},
+      {"variants", "[--count] [--family NAME] [--json]",
+       "List the canonical spellings of the instruction variants.",
+       {{"--count", "print how many, not the spellings"},
+        {"--family NAME", "only this family's variants (add, vadd, bfe, ...)"},
+        {"--json", "one JSON object per variant: family, minimum PTX ISA and SM, widths"}},
+       "ptxdiff variants --family vadd --count"},
+      {"sweep", "[flags]",
+       "Run N edge-case tuples of every variant (of the families given) on a\n"
+       "backend and compare with the oracle. Exit 0 when nothing disagreed; 1 on\n"
+       "a mismatch or a faulty batch, or when nothing was tested (the backend\n"
+       "declined every tuple); 2 on bad input.",
+       {kBackend,
+        {"--family NAME", "only this family (repeatable; default: every family)"},
+        {"--tuples N", "tuples per variant (default 16)"},
+        {"--seed S", "the random seed (default 1)"},
+        {"--batch N", "tuples per batch sent to the backend (default 4096)"},
+        kArch, kTimeout, kReading, kCudaDriver},
+       "ptxdiff sweep --backend ptxas --family add --tuples 4"},
+      {"fuzz", "[flags]",
+       "A fuzz campaign (the best backend here unless --backend); Ctrl-C stops it\n"
+       "and running it again resumes from the corpus and the triage directory.\n"
+       "Needs a libFuzzer build: the campaign preset (scripts/campaign.sh builds\n"
+       "it) or, slower, the fuzz preset. Exit 0 when the campaign ran and filed\n"
+       "what it found; 1 when the fuzzer failed, a finding could not be filed\n"
+       "(the triage directory's .pending/ journal keeps it for the next run), or\n"
+       "nothing was tested (the backend declined every tuple); 2 on bad input.",
+       {kBackend,
+        {"--max-time SECONDS", "how long the campaign runs, start-up included (default 60)"},
+        {"--jobs N", "fuzz processes, 1 to 64 (default 1; libFuzzer's -fork=N)"},
+        {"--family NAME", "fuzz only this family (repeatable; default: every family)"},
+        {"--exclude NAME", "leave this family out (repeatable)"},
+        {"--mode campaign|crash",
+         "campaign (default): the backend checks big batches on the side and\n"
+         "findings are filed in the triage directory; crash: each input runs on\n"
+         "the backend in turn, and a mismatch ends the run as a crash file in\n"
+         "OUT/findings/ (for OSS-Fuzz and ClusterFuzzLite)"},
+        kDir,
+        {"--out DIR",
+         "where the corpus, the stats, findings/ (crash files) and fuzz.log\n"
+         "go (default out)"},
+        {"--corpus DIR",
+         "the corpus to resume from and grow (default OUT/corpus/differential;\n"
+         "seeded from the instruction table when empty)"},
+        {"--progress-seconds N", "a progress line every N seconds (default 5)"},
+        kArch, kTimeout, kReading, kCudaDriver},
+       "ptxdiff fuzz --backend ptxas --family vadd --max-time 300 --out out"},
+      {"compare", "'<variant>' '<variant>' [--tuples N] [--seed S]",
+       "Evaluate two variants with as many operands on the same N edge and\n"
+       "random tuples through the oracle, and show where they differ, by shift\n"
+       "amount or position range: e.g. PTX 'shl.b32' against Intel vISA\n"
+       "'visa.shl.ud.ud.ud'. Exit 1 if they differ.",
+       {{"--tuples N", "how many tuples (default 4096)"},
+        {"--seed S", "the random seed (default 1)"}},
+       "ptxdiff compare 'shl.b32' 'visa.shl.ud.ud.ud'"},
+      {"seed-corpus", "DIR",
+       "Write the seed corpus and dictionary (generated from the table).",
+       {},
+       "ptxdiff seed-corpus out/seeds"},
+      {"repro", "FILE|ENTRY [flags]",
+       "Replay a text case, a libFuzzer crash file, or a triage entry (its name\n"
+       "as `triage list` prints it, or its directory) on the oracle and a\n"
+       "backend; exit 0 when they agree, 1 when they disagree, 2 on error.\n"
+       "A crash file replays on the backend it was found on when the\n"
+       "crash-backends.txt beside it (written by `fuzz --mode crash`) says which.",
+       {kBackend, kDir, kArch, kTimeout, kReading, kCudaDriver},
+       "ptxdiff repro value-mismatch~ptxas~min~fns.b32 --backend ptxas"},
+      {"minimize", "FILE [flags]",
+       "Minimize the disagreement in FILE (a text case or a crash file) and file\n"
+       "it in the triage directory.",
+       {kBackend, kDir, kArch, kTimeout, kReading, kCudaDriver},
+       "ptxdiff minimize out/findings/crash-0123abcd --backend ptxas"},
+      {"triage", "list | show ENTRY | merge DIR... | mark ENTRY --explained WHY [--dir TRIAGE_DIR]",
+       "Inspect and manage a triage directory: list its entries (count, and the\n"
+       "name that show, mark and repro take), show one, merge other directories\n"
+       "into it, or mark an entry as a known, explained disagreement.",
+       {kDir, {"--explained WHY", "with mark: the reason the disagreement is known"}},
+       "ptxdiff triage list --dir out/triage"},
+      {"help", "", "Show this message.", {}, "ptxdiff help"},
+      {"--version", "", "Print ptxdiff's version.", {}, "ptxdiff --version"},
+  };
+  return *commands;
+}
+
+std::string Indented(absl::string_view text, int indent) {
+  std::string out;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    absl::StrAppend(&out, std::string(indent, ' '), line, "\n");
+  }
+  return out;
+}
+
+std::string Synopsis(const CommandHelp& c) {
+  return c.synopsis.empty() ? std::string(c.name) : absl::StrCat(c.name, " ", c.synopsis);
+}
+
+// "  --flag X    text", the text's later lines under its first.
+std::string FlagLines(const std::vector<FlagHelp>& flags) {
+  size_t width = 0;
+  for (const FlagHelp& f : flags) width = std::max(width, f.flag.size());
+  std::string out;
+  for (const FlagHelp& f : flags) {
+    bool first = true;
+    for (absl::string_view line : absl::StrSplit(f.text, '\n')) {
+      absl::StrAppend(&out, absl::StrFormat("  %-*s  %s\n", static_cast<int>(width),
+                                            first ? f.flag : "", line));
+      first = false;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string MainUsage() {
+  std::string out =
+      "usage: ptxdiff <command> [arguments]\n"
+      "       ptxdiff <command> --help   (its flags, their defaults, and an example)\n"
+      "\ncommands:\n";
+  for (const CommandHelp& c : Commands()) {
+    absl::StrAppend(&out, "  ", Synopsis(c), "\n", Indented(c.summary, 6));
+  }
+  return out;
+}
+
+std::string CommandUsage(absl::string_view command) {
+  for (const CommandHelp& c : Commands()) {
+    if (c.name != command) continue;
+    std::string out = absl::StrCat("usage: ptxdiff ", Synopsis(c), "\n", Indented(c.summary, 6));
+    if (!c.flags.empty()) absl::StrAppend(&out, "\nflags:\n", FlagLines(c.flags));
+    absl::StrAppend(&out, "\nExample: ", c.example, "\n");
+    return out;
+  }
+  return MainUsage();
+}
+
+}  // namespace ptxdiff
