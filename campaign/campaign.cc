@@ -328,7 +328,9 @@ void Campaign::SystematicLoop() {
   }
   // Endless: when every systematic set is done, the random tails keep the
   // backend busy (the fuzz loop alone mostly offers repeats by then).
-  SystematicSource source(wanted, /*run=*/8, /*endless=*/true);
+  const BuiltinBackend* builtin = FindBuiltinBackend(identity_.name);
+  SystematicSource source(wanted, builtin != nullptr ? builtin->systematic_run : 8,
+                          /*endless=*/true);
   calibrated_.wait();
   for (int f = 0; f < kNumFamilies; ++f) {
     if (family_cost_[f] > 0) source.SetFamilyCost(static_cast<Family>(f), family_cost_[f]);
