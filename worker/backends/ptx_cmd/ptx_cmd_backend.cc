@@ -281,7 +281,7 @@ absl::Status PtxCmdBackend::RunSupported(const ResolvedBatch& request,
         for (const Segment& s : part.segments) {
           declines.Add(
               s.positions, DeclineCode::kOther,
-              absl::StrCat("ptx-cmd: not run: the batch's time budget "
+              absl::StrCat(kNotRunPrefix, "ptx-cmd: the batch's time budget "
                            "(batch_timeout_ms=",
                            absl::ToInt64Milliseconds(config_.batch_timeout),
                            ") was spent",
@@ -484,7 +484,7 @@ void PtxCmdBackend::Settle(const Part& part, const ToolRun& run,
     case ToolRun::kCut:
       for (const Segment& s : part.segments) {
         declines.Add(s.positions, DeclineCode::kOther,
-                     absl::StrCat("ptx-cmd: not finished: the batch's time "
+                     absl::StrCat(kNotRunPrefix, "ptx-cmd: not finished: the batch's time "
                                   "budget (batch_timeout_ms=",
                                   absl::ToInt64Milliseconds(config_.batch_timeout),
                                   ") was spent while it ran"));
