@@ -10,9 +10,9 @@
 // --startup-ms of CPU per run and --per-tuple-us per tuple (a functional
 // simulator measured at ~60 ms and ~6 us), on top of its own interpreting.
 //
-//   one launch   one run of the tool on one module of --tuples tuples (the
-//                systematic source's first variants, a segment each, as a
-//                batch module is built): the most the tool can do.
+//   one launch   one run of the tool on one module of --tuples tuples (256
+//                variants spread over the PTX families, a segment each, as
+//                a batch module is built): the most the tool can do.
 //   campaign     the campaign engine through `ptx-cmd:` for --seconds, fed
 //                by its systematic source and a stand-in for the fuzz loop:
 //                tuples judged per second over the whole run (start-up and
@@ -21,8 +21,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -56,6 +58,7 @@ struct Settings {
 };
 
 std::string ToolCommand(const Settings& s) {
+  if (const char* c = std::getenv("PTX_CMD_BENCH_TOOL")) return c;
   return absl::StrCat(PTXDIFF_INTERPRETER_PATH, " --startup-ms=", s.startup_ms,
                       " --per-tuple-us=", s.per_tuple_us, " {ptx} {in} {out}");
 }
@@ -69,24 +72,20 @@ std::vector<Variant> PtxVariants() {
   return out;
 }
 
-// The tool's rate on one module of `s.tuples` tuples: the systematic
-// source's first tuples, grouped by variant into segments (what a batch
-// module holds), in one run.
+// The tool's rate on one module of `s.tuples` tuples: 256 variants spread
+// over the PTX families (every k-th), each a segment of edge tuples, in one
+// run: a large launch of the kind a batch module is.
 double OneLaunch(const Settings& s) {
-  SystematicSource source(PtxVariants());
-  absl::flat_hash_map<Variant, std::vector<Operands>> by_variant;
-  std::vector<Variant> order;
-  for (int i = 0; i < s.tuples; ++i) {
-    const std::optional<Tuple> t = source.Next();
-    if (!t) break;
-    auto [it, is_new] = by_variant.try_emplace(t->variant);
-    if (is_new) order.push_back(t->variant);
-    it->second.push_back(t->operands);
-  }
+  const std::vector<Variant> all = PtxVariants();
+  constexpr size_t kVariants = 256;
+  const size_t per_variant = std::max<size_t>(1, s.tuples / kVariants);
+  std::mt19937_64 rng(1);
   std::vector<BatchSegment> segments;
   std::string in;
-  for (const Variant& v : order) {
-    const std::vector<Operands>& ops = by_variant[v];
+  std::vector<Operands> ops(per_variant);
+  for (size_t k = 0; k < kVariants; ++k) {
+    const Variant& v = all[k * all.size() / kVariants];
+    FillEdgeTuples(v, rng, ops);
     segments.push_back({v, static_cast<uint32_t>(in.size() / kTupleBytes),
                         static_cast<uint32_t>(ops.size())});
     for (const Operands& o : ops) in.append(reinterpret_cast<const char*>(o.v), kTupleBytes);
@@ -147,10 +146,10 @@ void MeasureCampaign(const Settings& s, double one_launch) {
   }
   std::atomic<bool> stop{false};
   std::thread fuzz([&] { FuzzLoopStandIn(**campaign, stop); });
-  absl::SleepUntil(start + absl::Seconds(s.seconds / 3));
+  absl::SleepFor(start + absl::Seconds(s.seconds / 3) - absl::Now());
   const CampaignStats early = (*campaign)->Snapshot();
   const absl::Time early_at = absl::Now();
-  absl::SleepUntil(start + absl::Seconds(s.seconds));
+  absl::SleepFor(start + absl::Seconds(s.seconds) - absl::Now());
   const CampaignStats end = (*campaign)->Snapshot();
   const absl::Time end_at = absl::Now();
   stop = true;

@@ -8,6 +8,7 @@
 #include <future>
 #include <tuple>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "campaign/decline_model.h"
@@ -50,7 +51,12 @@ absl::StatusOr<std::unique_ptr<Campaign>> Campaign::Start(CampaignOptions option
   // (MinimizerClient), so that its start-up takes no core from these.
   std::vector<std::future<absl::StatusOr<std::unique_ptr<WorkerClient>>>> starting;
   for (int i = 0; i < std::max(1, options.in_flight); ++i) {
-    starting.push_back(std::async(std::launch::async, [command = options.worker] {
+    // Senders isolate a tuple that faults the worker, so that one such
+    // tuple costs its batch nothing but the isolation (and is a finding).
+    WorkerCommand command = options.worker;
+    command.isolate_faults = true;
+    command.isolation_budget = options.isolation_budget;
+    starting.push_back(std::async(std::launch::async, [command = std::move(command)] {
       return WorkerClient::Start(command);
     }));
   }
@@ -145,6 +151,8 @@ void Campaign::Stop() {
     absl::SleepFor(absl::Milliseconds(10));
   }
   for (auto& sender : senders_) sender->Interrupt();
+  // The filer then files what it holds unminimized, with the reason.
+  if (WorkerClient* m = minimizer_started_.load()) m->Interrupt();
   for (std::thread& t : threads_) t.join();
   threads_.clear();
   // What the journal still holds was not filed: a filing failed, the
@@ -328,7 +336,9 @@ void Campaign::SystematicLoop() {
   }
   // Endless: when every systematic set is done, the random tails keep the
   // backend busy (the fuzz loop alone mostly offers repeats by then).
-  SystematicSource source(wanted, /*run=*/8, /*endless=*/true);
+  const BuiltinBackend* builtin = FindBuiltinBackend(identity_.name);
+  SystematicSource source(wanted, builtin != nullptr ? builtin->systematic_run : 8,
+                          /*endless=*/true);
   calibrated_.wait();
   for (int f = 0; f < kNumFamilies; ++f) {
     if (family_cost_[f] > 0) source.SetFamilyCost(static_cast<Family>(f), family_cost_[f]);
@@ -400,6 +410,22 @@ void Campaign::SenderLoop(WorkerClient* client) {
   }
 }
 
+namespace {
+
+// A decline saying the tuple was not evaluated (kNotRunPrefix).
+bool NotRun(const TupleResult& r, const std::vector<std::string>& messages) {
+  return r.kind == ResultKind::kDecline && r.message < messages.size() &&
+         absl::StartsWith(messages[r.message], kNotRunPrefix);
+}
+
+// The class a finding of `t` is filed under for the rest of the process.
+std::string CauseClass(const Tuple& t, const Result& oracle, TupleFault fault) {
+  if (fault == TupleFault::kNone) return TriggerClassOf(t, oracle);
+  return fault == TupleFault::kHang ? "hang" : "crash";
+}
+
+}  // namespace
+
 void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
   JudgeCounts counts;
   counts.tuples = batch.size();
@@ -420,7 +446,9 @@ void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
     const TupleResult& r = out.results[i];
     const int index = VariantIndex(batch[i].variant);
     const Judgement j = JudgeTuple(batch[i], r, options_.reading);
-    declines_->Learn(index, r, [&] { return DeclineClass(batch[i], j.oracle); });
+    if (!NotRun(r, out.messages)) {
+      declines_->Learn(index, r, [&] { return DeclineClass(batch[i], j.oracle); });
+    }
     if (r.kind != ResultKind::kDecline) {
       reached.push_back(index);
     } else {
@@ -433,6 +461,7 @@ void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
       if (first_mismatch < 0) first_mismatch = i;
     }
     if (j.verdict == Verdict::kFault) {
+      declines_->Quarantine(index, [&] { return DeclineClass(batch[i], j.oracle); });
       QueueMismatch(batch[i], j, r.fault,
                     r.message < out.messages.size() ? out.messages[r.message] : "");
       if (first_mismatch < 0) first_mismatch = i;
@@ -455,15 +484,6 @@ void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
   }
 }
 
-namespace {
-
-// The class a finding of `t` is filed under for the rest of the process.
-std::string CauseClass(const Tuple& t, const Result& oracle, TupleFault fault) {
-  if (fault == TupleFault::kNone) return TriggerClassOf(t, oracle);
-  return fault == TupleFault::kHang ? "hang" : "crash";
-}
-
-}  // namespace
 
 void Campaign::QueueMismatch(const Tuple& t, const Judgement& j,
                              TupleFault fault, std::string message) {
@@ -527,13 +547,18 @@ absl::StatusOr<WorkerClient*> Campaign::MinimizerClient() {
                                                  started.status().message()));
     }
     minimizer_client_ = *std::move(started);
+    minimizer_started_ = minimizer_client_.get();
   }
   return minimizer_client_.get();
 }
 
 void Campaign::FileJob(const FilingJob& job) {
   Finding f;
-  const absl::StatusOr<WorkerClient*> minimizer = MinimizerClient();
+  // A hang is filed as found: no worker needed.
+  const absl::StatusOr<WorkerClient*> minimizer =
+      job.tuple_fault == TupleFault::kHang
+          ? absl::StatusOr<WorkerClient*>(absl::UnavailableError("not needed"))
+          : MinimizerClient();
   if (job.fault) {
     auto isolated = minimizer.ok() ? IsolateFault(**minimizer, job.fault_batch)
                                    : absl::StatusOr<Finding>(minimizer.status());
@@ -548,10 +573,23 @@ void Campaign::FileJob(const FilingJob& job) {
       f.backend_identity = identity_.Describe();
       f.detail = job.fault->detail;
     }
+  } else if (job.tuple_fault == TupleFault::kHang) {
+    // Isolated already, and each run of it costs a timeout: filed as found.
+    f.kind = FindingKind::kHang;
+    f.tuple = job.tuple;
+    f.batch = {job.tuple};
+    f.oracle = EvaluateWithReading(options_.reading, job.tuple.variant, job.tuple.operands);
+    f.reading = options_.reading;
+    f.backend = identity_.name;
+    f.backend_identity = identity_.Describe();
+    f.detail = job.fault_message;
   } else {
     auto minimized = minimizer.ok()
                          ? MinimizeMismatch(**minimizer, job.tuple, options_.reading)
                          : absl::StatusOr<Finding>(minimizer.status());
+    if (!minimized.ok() && minimizer.ok() && (*minimizer)->interrupted() && job.seq >= 0) {
+      return;  // cut short by Stop: the journal keeps it, minimized next run
+    }
     if (minimized.ok()) {
       f = *minimized;
     } else {

@@ -89,6 +89,9 @@ struct CampaignOptions {
   // second a run must not spend a short campaign timing 65 families); the
   // families left are costed as the median of those timed.
   absl::Duration calibration_budget = absl::Seconds(10);
+  // The most a sender's worker spends isolating the tuples of a batch that
+  // faults it (WorkerCommand::isolation_budget).
+  absl::Duration isolation_budget = absl::Seconds(30);
 };
 
 struct CampaignStats {
@@ -240,6 +243,7 @@ class Campaign {
   TupleQueue queue_;
   std::vector<std::unique_ptr<WorkerClient>> senders_;
   std::unique_ptr<WorkerClient> minimizer_client_;  // filer thread only; null until needed
+  std::atomic<WorkerClient*> minimizer_started_{nullptr};  // for Stop's Interrupt
   std::vector<std::thread> threads_;
   std::atomic<bool> stopping_{false};
   std::atomic<int> senders_running_{0};  // SenderLoops not yet returned

@@ -251,15 +251,41 @@ TEST(CampaignTest, CalibrationTimesFamiliesOnlyWhereTheBackendIsSlow) {
   }
 }
 
-TEST(CampaignTest, AFaultyBatchIsIsolatedAndFiled) {
+// The sender isolates the tuple that crashes the worker: it alone is a
+// fault (filed as a crash of div.u32), add.u32 is judged.
+TEST(CampaignTest, ATupleThatCrashesTheWorkerIsIsolatedAndFiled) {
   const std::string dir = FreshDir("fault");
   auto c = Campaign::Start(Options(dir, {"--fault=crash-on=div.u32"}));
   ASSERT_TRUE(c.ok()) << c.status();
   Offer(**c, "add.u32", {{1, 2, 0, 0}});
   Offer(**c, "div.u32", {{7, 2, 0, 0}});
   ASSERT_TRUE((*c)->Flush(absl::Seconds(60)));
-  EXPECT_EQ((*c)->Snapshot().counts.faulty_batches, 1);
+  EXPECT_EQ((*c)->Snapshot().counts.faulty_batches, 0);
+  EXPECT_EQ((*c)->Snapshot().counts.faulted, 1);
+  EXPECT_EQ((*c)->Snapshot().counts.agreed, 1);
   EXPECT_THAT(EntryNames(dir + "/triage"), ElementsAre("crash~faulty~crash~div.u32 x1"));
+}
+
+// A worker that hangs on one tuple (add.sat.s32 with a = MAX): that tuple is
+// isolated by the sender and filed as a hang of add.sat.s32, nothing is
+// blamed on another variant, and the rest of its batch is judged.
+TEST(CampaignTest, ATupleThatHangsTheWorkerIsFiledAloneAndTheRestJudged) {
+  const std::string dir = FreshDir("hang_tuple");
+  CampaignOptions o = Options(dir, {"--fault=hang-on=add.sat.s32",
+                                    "--when-operand=0:2147483647"});
+  o.worker.timeout = absl::Seconds(1);
+  auto c = Campaign::Start(o);
+  ASSERT_TRUE(c.ok()) << c.status();
+  Offer(**c, "add.sat.s32", {{0x7fffffff, 1, 0, 0}});
+  Offer(**c, "add.sat.s32", {{5, 6, 0, 0}});
+  Offer(**c, "add.cc.s32", {{7, 8, 0, 0}});
+  ASSERT_TRUE((*c)->Flush(absl::Seconds(60)));
+  const CampaignStats s = (*c)->Snapshot();
+  EXPECT_EQ(s.counts.faulted, 1);
+  EXPECT_EQ(s.counts.agreed, 2);
+  EXPECT_EQ(s.counts.faulty_batches, 0);
+  (*c)->Stop();
+  EXPECT_THAT(EntryNames(dir + "/triage"), ElementsAre("hang~faulty~hang~add.sat.s32 x1"));
 }
 
 // Options whose first two workers (the senders') are wrong on bfe with a

@@ -47,6 +47,14 @@ void DeclineModel::Learn(int index, const TupleResult& answer, ClassOf cls) {
   }
 }
 
+void DeclineModel::Quarantine(int index, ClassOf cls) {
+  Slot& s = SlotFor(index, cls());
+  // Declining (Declining's 15/16) whatever was answered before.
+  const int32_t answered = At(s.answered).fetch_add(kMinAnswers, std::memory_order_relaxed);
+  At(s.declined).fetch_add(16 * (answered + kMinAnswers), std::memory_order_relaxed);
+  variant_declined_[index].fetch_add(1, std::memory_order_relaxed);
+}
+
 bool DeclineModel::Unsupported(int index) const {
   const int32_t answered = variant_answered_[index].load(std::memory_order_relaxed);
   return answered >= 4 &&

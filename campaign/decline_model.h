@@ -65,6 +65,12 @@ class DeclineModel {
   // Records the backend's answer to a tuple of the variant at `index`
   // (VariantIndex) in decline class `cls()`.
   void Learn(int index, const TupleResult& answer, ClassOf cls);
+  // A tuple of this variant and class crashed or hung the implementation
+  // (filed): the class is treated as declining from now on (probed at its
+  // kKeepOneIn-th skipped tuple, then twice as far, ...), so that the
+  // tuples like it, which likely fault too and cost an isolation each, are
+  // not sent again and again.
+  void Quarantine(int index, ClassOf cls);
 
   // True if a tuple of this (variant, class) is worth sending now: always,
   // unless the class is declining (then at its kKeepOneIn x 2^k-th call

@@ -285,6 +285,15 @@ std::string CalibrationLine(const FuzzStats& sum) {
                       " ms at start (on a slow backend, families then get equal backend time)\n");
 }
 
+// The most common decline reason, its first line: a tool's refusal of a
+// variant ("... failed on lop3.b32 (8 tuples): exit status 1"), ptxas's
+// "not folded", ...
+std::string TopDeclineLine(const FuzzStats& sum) {
+  if (sum.top_decline_count == 0) return "";
+  return absl::StrCat("fuzz:     most often (", sum.top_decline_count, " tuples): ",
+                      sum.top_decline.substr(0, sum.top_decline.find('\n')), "\n");
+}
+
 void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
                   std::ostream& out) {
   const FuzzStats& sum = p.sum.stats;
@@ -310,6 +319,7 @@ void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
       << "folded), " << sum.declined_unsupported << " unsupported variant, "
       << sum.declined_operand_form << " operand form, " << sum.declined_other
       << " other\n"
+      << TopDeclineLine(sum)
       << "fuzz:   generated " << sum.offered << " tuples in " << sum.inputs
       << " fuzz inputs and " << sum.systematic << " systematically; "
       << sum.duplicates << " duplicates, " << sum.skipped_declining
@@ -327,7 +337,9 @@ void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
       << " holds " << EntriesAndCauses(entries->size(), causes.size()) << " (" << explained
       << " entries explained)\n";
   if (sum.unfiled > 0 && sum.filing_errors == 0) {  // else an error (RunErrors)
-    out << "fuzz:   " << sum.unfiled << " findings not filed before the run ended are kept in "
+    out << "fuzz:   " << sum.unfiled
+        << (sum.unfiled == 1 ? " finding" : " findings")
+        << " not filed before the run ended are kept in "
         << config.triage_dir << "/.pending/: the next campaign on this directory files them\n";
   }
   for (const RootCause& c : causes) {

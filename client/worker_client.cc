@@ -219,6 +219,103 @@ std::string WorkerClient::StderrTail() const {
   return std::string(absl::StripAsciiWhitespace(tail));
 }
 
+namespace {
+
+// A RUN of `part` naming only its own variants: a worker may do something
+// for every variant a request names (compile it, or fault on it).
+std::string EncodeOwnRequest(std::span<const absl::string_view> spellings,
+                             std::span<const WireTuple> part) {
+  std::vector<absl::string_view> own;
+  absl::flat_hash_map<uint32_t, uint32_t> index;  // batch's -> part's
+  std::vector<WireTuple> tuples(part.begin(), part.end());
+  for (WireTuple& t : tuples) {
+    auto [it, is_new] = index.try_emplace(t.variant_index, own.size());
+    if (is_new) own.push_back(spellings[t.variant_index]);
+    t.variant_index = it->second;
+  }
+  return EncodeRunRequest(own, tuples);
+}
+
+}  // namespace
+
+absl::Duration WorkerClient::LeafTimeout() const {
+  if (!fastest_reply_seconds_) return command_.timeout;
+  const double expected = *fastest_reply_seconds_ + reply_seconds_per_tuple_;
+  return std::min(command_.timeout,
+                  std::max(absl::Seconds(2), absl::Seconds(10 * expected)));
+}
+
+absl::Duration WorkerClient::IsolationTimeout(size_t n) const {
+  if (!fastest_reply_seconds_) return command_.timeout;
+  const double expected = *fastest_reply_seconds_ + reply_seconds_per_tuple_ * n;
+  // A short floor: a part that times out is split, not blamed (a single
+  // tuple gets the full timeout).
+  return std::min(command_.timeout,
+                  absl::Seconds(4 * expected) + absl::Milliseconds(250));
+}
+
+RunReply WorkerClient::Isolate(std::span<const absl::string_view> spellings,
+                               std::span<const WireTuple> sent,
+                               const BackendFault& fault) {
+  RunReply reply;
+  reply.results.assign(sent.size(), TupleResult{});
+  const absl::Time deadline = absl::Now() + command_.isolation_budget;
+  // Parts still to run, [begin, end) of `sent`, the last first (depth
+  // first: one culprit is found in log2(n) runs). The first tuple alone
+  // goes first: unless it is a culprit, it prices a run for the timeouts.
+  std::vector<std::pair<size_t, size_t>> parts = {
+      {sent.size() / 2, sent.size()}, {1, sent.size() / 2}, {0, 1}};
+  while (!parts.empty()) {
+    const auto [begin, end] = parts.back();
+    parts.pop_back();
+    const std::span<const WireTuple> part = sent.subspan(begin, end - begin);
+    if (absl::Now() >= deadline || interrupted_) {
+      for (size_t i = begin; i < end; ++i) {
+        reply.results[i] = {
+            .kind = ResultKind::kDecline,
+            .code = DeclineCode::kOther,
+            .message = reply.InternMessage(absl::StrCat(
+                kNotRunPrefix, "isolating a ", FaultKindName(fault.kind),
+                " of the worker took the whole budget (",
+                absl::FormatDuration(command_.isolation_budget), "): ", fault.detail))};
+      }
+      continue;
+    }
+    // A single tuple gets a longer timeout: a hang must be one, not a
+    // loaded machine's slow reply.
+    const absl::Duration timeout =
+        std::min(part.size() == 1 ? LeafTimeout() : IsolationTimeout(part.size()),
+                 deadline - absl::Now());
+    absl::StatusOr<RunReply> got =
+        RunOnce(EncodeOwnRequest(spellings, part), part.size(), timeout);
+    if (got.ok()) {
+      for (size_t i = 0; i < part.size(); ++i) {
+        TupleResult r = got->results[i];
+        if (r.kind != ResultKind::kValue) {
+          r.message = reply.InternMessage(got->messages[r.message]);
+        }
+        reply.results[begin + i] = r;
+      }
+      continue;
+    }
+    const BackendFault part_fault = Classify(got.status());
+    if (part.size() == 1) {
+      // The tuple alone faults the worker: the implementation's fault.
+      reply.results[begin] = {
+          .kind = ResultKind::kFault,
+          .message = reply.InternMessage(absl::StrCat(
+              "the worker ", FaultKindName(part_fault.kind), ": ", part_fault.detail)),
+          .fault = part_fault.kind == FaultKind::kHang ? TupleFault::kHang
+                                                       : TupleFault::kCrash};
+      continue;
+    }
+    const size_t mid = begin + (end - begin) / 2;
+    parts.push_back({mid, end});
+    parts.push_back({begin, mid});
+  }
+  return reply;
+}
+
 void WorkerClient::Interrupt() {
   interrupted_ = true;
   const pid_t pid = running_pid_.load();
@@ -226,7 +323,8 @@ void WorkerClient::Interrupt() {
 }
 
 absl::StatusOr<RunReply> WorkerClient::RunOnce(absl::string_view payload,
-                                               size_t num_tuples) {
+                                               size_t num_tuples,
+                                               std::optional<absl::Duration> timeout) {
   if (interrupted_) {
     return absl::FailedPreconditionError(
         absl::StrCat(kInterrupted, ": the client was told to stop"));
@@ -235,10 +333,15 @@ absl::StatusOr<RunReply> WorkerClient::RunOnce(absl::string_view payload,
     PTXDIFF_RETURN_IF_ERROR(Launch());
     ++restarts_;
   }
-  const absl::Time deadline = absl::Now() + command_.timeout;
+  const absl::Time start = absl::Now();
+  last_timeout_ = timeout.value_or(command_.timeout);
+  const absl::Time deadline = start + last_timeout_;
   PTXDIFF_RETURN_IF_ERROR(
       WriteFrame(to_worker_, MessageType::kRun, payload, deadline));
   PTXDIFF_ASSIGN_OR_RETURN(Frame frame, ReadFrame(from_worker_, deadline));
+  const double took = absl::ToDoubleSeconds(absl::Now() - start);
+  fastest_reply_seconds_ = std::min(fastest_reply_seconds_.value_or(took), took);
+  reply_seconds_per_tuple_ = std::max(reply_seconds_per_tuple_, took / num_tuples);
   if (frame.type == MessageType::kError) {
     return absl::InvalidArgumentError(
         absl::StrCat("worker answered ERROR: ", frame.payload));
@@ -264,7 +367,7 @@ BackendFault WorkerClient::Classify(const absl::Status& status) {
   }
   std::string detail = std::string(status.message());
   if (kind == FaultKind::kHang) {
-    detail = absl::StrCat("no reply within ", absl::FormatDuration(command_.timeout));
+    detail = absl::StrCat("no reply within ", absl::FormatDuration(last_timeout_));
   }
   if (kind != FaultKind::kHang && !absl::IsFailedPrecondition(status)) {
     absl::StrAppend(&detail, " (", exit_description_, ")");
@@ -319,7 +422,12 @@ BatchOutcome WorkerClient::Run(std::span<const Tuple> tuples) {
         outcome.fault->detail = absl::StrCat(kInterrupted, ": ", first.detail);
         return outcome;
       }
-      attempt = RunOnce(payload, sent.size());  // on a fresh worker
+      if (command_.isolate_faults && sent.size() > 1 &&
+          first.kind != FaultKind::kDeviceFault) {
+        attempt = Isolate(spellings, sent, first);  // its halves are the retry
+      } else {
+        attempt = RunOnce(payload, sent.size());  // on a fresh worker
+      }
       if (!attempt.ok()) {
         outcome.fault = Classify(attempt.status());
         outcome.fault->detail = absl::StrCat(

@@ -34,6 +34,15 @@ struct WorkerCommand {
   std::vector<std::string> argv;  // argv[0] is the executable's path
   KeyValues hello_options;        // sent in HELLO, e.g. {"arch", "sm_90"}
   absl::Duration timeout = absl::Seconds(60);  // per reply, and handshake
+  // When a batch faults the worker twice, split it until the tuples that
+  // fault it are alone: each comes back as a ResultKind::kFault result (a
+  // finding) and every other tuple with its answer, instead of one
+  // BackendFault for the whole batch. At most `isolation_budget` is spent
+  // on it; tuples not settled by then are declined, saying so. The
+  // campaign's senders isolate; one-off runs (minimize, repro) keep the
+  // batch fault, which IsolateFault bisects.
+  bool isolate_faults = false;
+  absl::Duration isolation_budget = absl::Seconds(30);
 };
 
 // The command for a backend name: "oracle" or "ptxas" run `worker_binary
@@ -104,9 +113,20 @@ class WorkerClient {
   // Reaps the worker, waiting up to `grace` for it to exit on its own before
   // SIGKILL; records how it ended.
   void Kill(absl::Duration grace = absl::ZeroDuration());
-  // Sends one encoded RUN of `num_tuples` tuples and reads its reply.
-  absl::StatusOr<RunReply> RunOnce(absl::string_view payload,
-                                   size_t num_tuples);
+  // Sends one encoded RUN of `num_tuples` tuples and reads its reply
+  // within `timeout` (command_.timeout by default).
+  absl::StatusOr<RunReply> RunOnce(absl::string_view payload, size_t num_tuples,
+                                   std::optional<absl::Duration> timeout = {});
+  // Answers `sent` (which faulted the worker as `fault`) by halves, down to
+  // the tuples that fault it alone (isolate_faults).
+  RunReply Isolate(std::span<const absl::string_view> spellings,
+                   std::span<const WireTuple> sent, const BackendFault& fault);
+  // The reply timeout of a run of `n` tuples while isolating: a few times
+  // what replies have cost so far, never more than command_.timeout.
+  absl::Duration IsolationTimeout(size_t n) const;
+  // The timeout of one tuple alone while isolating: 10x its expected time,
+  // at least 2 s, never more than command_.timeout.
+  absl::Duration LeafTimeout() const;
   std::string StderrTail() const;
   BackendFault Classify(const absl::Status& status);
 
@@ -124,6 +144,11 @@ class WorkerClient {
   std::string exit_description_;  // "exit status 3", "signal 11 (SIGSEGV)"
   int exit_status_ = -1;          // the worker's exit status, if it exited
   int restarts_ = 0;
+  // The slowest reply so far per tuple, and the fastest reply: the cost
+  // model of IsolationTimeout.
+  double reply_seconds_per_tuple_ = 0;
+  absl::Duration last_timeout_;  // of the last RunOnce, for its hang's detail
+  std::optional<double> fastest_reply_seconds_;
 };
 
 }  // namespace ptxdiff

@@ -151,6 +151,67 @@ TEST(WorkerClientTest, GarbageShortRepliesAndErrorsAreProtocolErrors) {
   }
 }
 
+// isolate_faults: a batch that faults the worker on one tuple is split
+// until that tuple is alone; it comes back as a fault (hang, or crash for a
+// worker that writes garbage and exits), every other tuple with its value.
+TEST(WorkerClientTest, AFaultingTupleIsIsolatedAndTheRestAnswered) {
+  std::vector<Tuple> tuples = SomeTuples({"add.sat.s32", "sub.s32", "bfe.u32"}, 8);
+  // Edge operands never put a = MAX in add.sat.s32 here but the culprit.
+  const Variant add_sat = *ParseVariant("add.sat.s32");
+  for (Tuple& t : tuples) {
+    if (t.variant == add_sat && t.operands.v[0] >= 0x7fffffff) t.operands.v[0] = 3;
+  }
+  const Tuple culprit{add_sat, {{0x7fffffff, 1}}};
+  tuples.insert(tuples.begin() + 13, culprit);
+  for (const auto& [fault, kind] : std::vector<std::pair<std::string, TupleFault>>{
+           {"--fault=hang-on=add.sat.s32", TupleFault::kHang},
+           {"--fault=garbage-on=add.sat.s32", TupleFault::kCrash}}) {
+    WorkerCommand command =
+        Faulty({fault, "--when-operand=0:2147483647"}, absl::Seconds(1));
+    command.isolate_faults = true;
+    auto client = WorkerClient::Start(command);
+    ASSERT_TRUE(client.ok()) << client.status();
+    const BatchOutcome out = (*client)->Run(tuples);
+    ASSERT_FALSE(out.fault.has_value()) << out.fault->detail;
+    for (size_t i = 0; i < tuples.size(); ++i) {
+      const TupleResult& r = out.results[i];
+      if (i == 13) {
+        ASSERT_EQ(r.kind, ResultKind::kFault) << fault;
+        EXPECT_EQ(r.fault, kind);
+        EXPECT_THAT(out.messages[r.message], HasSubstr("the worker "));
+        continue;
+      }
+      ASSERT_EQ(r.kind, ResultKind::kValue)
+          << fault << " tuple " << i << ": "
+          << (r.message < out.messages.size() ? out.messages[r.message] : "");
+      EXPECT_EQ(r.bits, Evaluate(tuples[i].variant, tuples[i].operands).bits);
+    }
+    // The same client answers the next batch.
+    ExpectMatchesOracle(SomeTuples({"add.s32"}, 8), (*client)->Run(SomeTuples({"add.s32"}, 8)));
+  }
+}
+
+// Isolation stops at its budget: what is not settled is declined, saying so.
+TEST(WorkerClientTest, IsolationStopsAtItsBudget) {
+  WorkerCommand command = Faulty({"--fault=hang"}, absl::Milliseconds(300));
+  command.isolate_faults = true;
+  command.isolation_budget = absl::Milliseconds(500);
+  auto client = WorkerClient::Start(command);
+  ASSERT_TRUE(client.ok()) << client.status();
+  const absl::Time start = absl::Now();
+  const BatchOutcome out = (*client)->Run(SomeTuples({"add.s32"}, 64));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  ASSERT_FALSE(out.fault.has_value());
+  int declined = 0;
+  for (const TupleResult& r : out.results) {
+    if (r.kind != ResultKind::kDecline) continue;
+    ++declined;
+    EXPECT_THAT(out.messages[r.message],
+                HasSubstr("not run: isolating a hang of the worker took the whole budget"));
+  }
+  EXPECT_GT(declined, 32);
+}
+
 TEST(WorkerClientTest, StartFailuresNameTheProblem) {
   WorkerCommand missing;
   missing.argv = {"/nonexistent/ptxdiff-worker"};

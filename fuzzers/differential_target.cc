@@ -335,6 +335,10 @@ absl::StatusOr<std::unique_ptr<DifferentialTarget>> DifferentialTarget::Create(
         absl::FromUnixSeconds(config.deadline_unix_seconds) - absl::Now();
     options.calibration_budget =
         std::clamp(left / 20, absl::Seconds(1), options.calibration_budget);
+    // Isolating a hang costs a timeout per halving: most of a short run
+    // may go to it, and Stop interrupts it at the deadline anyway.
+    options.isolation_budget =
+        std::clamp(left / 4, absl::Seconds(5), options.isolation_budget);
   }
   auto campaign = Campaign::Start(std::move(options));
   if (!campaign.ok()) return campaign.status();

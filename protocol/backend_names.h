@@ -33,13 +33,17 @@ struct BuiltinBackend {
   absl::string_view name;
   // Tuples the campaign sends per batch: what one call digests well.
   size_t batch_tuples;
+  // Tuples of one variant the systematic source gives at a time: more
+  // where each variant in a batch costs the backend (ptx-cmd: a segment of
+  // the module the tool parses, ~20 lines).
+  int systematic_run = 8;
 };
 
 inline constexpr BuiltinBackend kBuiltinBackends[] = {
     {kOracleBackend, 16384},
     {kPtxasBackend, 4096},  // one module of 64 kernels x 64 tuples
     {kCudaBackend, size_t{1} << 20},
-    {kPtxCmdBackend, 16384},
+    {kPtxCmdBackend, 16384, 64},
 };
 
 // The built-in backend called `name`, or nullptr (an exec: worker, a typo).

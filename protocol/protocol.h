@@ -115,6 +115,12 @@ enum class DeclineCode : uint8_t {
   kOther = 4,
 };
 
+// A decline whose message starts with this says the tuple was not
+// evaluated at all (a time budget ran out while the backend or the client
+// isolated a fault): no evidence of what the backend declines, so a
+// campaign does not learn from it.
+inline constexpr absl::string_view kNotRunPrefix = "not run: ";
+
 // Bits of a result record's u16 flags (bytes 2-3).
 inline constexpr uint16_t kResultFlagCarry = 1;  // bit 0: CC.CF out
 

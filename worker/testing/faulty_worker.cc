@@ -17,6 +17,9 @@
 //                  RUN containing that variant (as ptxdiff-worker
 //                  --backend=cuda)
 //   hang           never answer a RUN
+//   hang-on=SPELL  never answer a RUN holding a tuple of that variant (with
+//                  --when-operand=I:MIN only one whose operand I >= MIN)
+//   garbage-on=SPELL  the same, but answer garbage and exit
 //   garbage        answer a RUN with bytes that are not a frame
 //   short          answer a RUN with one result too few
 //   error          answer a RUN with an ERROR frame
@@ -144,6 +147,18 @@ void Crash() {
   std::abort();
 }
 
+// True if `request` holds a tuple of `spelling` that --when-operand admits.
+bool HoldsTupleOf(const RunRequest& request, absl::string_view spelling,
+                  const Flags& flags) {
+  for (const WireTuple& t : request.tuples) {
+    if (request.spellings[t.variant_index] != spelling) continue;
+    if (flags.when_operand < 0 || t.operands.v[flags.when_operand] >= flags.when_min) {
+      return true;
+    }
+  }
+  return false;
+}
+
 int Serve(const Flags& flags) {
   auto hello = ReadFrame(STDIN_FILENO);
   if (!hello.ok()) return 4;
@@ -195,6 +210,14 @@ int Serve(const Flags& flags) {
       }
     }
     if (f == "hang") pause();
+    absl::string_view culprit = f;
+    const bool hang_on = absl::ConsumePrefix(&culprit, "hang-on=");
+    if ((hang_on || absl::ConsumePrefix(&culprit, "garbage-on=")) &&
+        HoldsTupleOf(*request, culprit, flags)) {
+      if (hang_on) pause();
+      (void)write(STDOUT_FILENO, "\x01\x02garbage garbage garbage", 25);
+      return 0;
+    }
     if (f == "garbage") {
       (void)write(STDOUT_FILENO, "\x01\x02garbage garbage garbage", 25);
       continue;

@@ -196,6 +196,7 @@ class CostModel {
     }
     ++runs_;
   }
+  bool learned() const { return runs_ > 0; }
   absl::Duration Timeout(size_t tuples, absl::Duration ceiling) const {
     if (runs_ == 0) return ceiling;
     const double expected = startup_ + per_tuple_ * tuples;
@@ -239,6 +240,10 @@ class PtxCmdBackend : public Backend {
   // variants the tool refused before are declined instead.
   std::vector<Part> MakeParts(const ResolvedBatch& request,
                               Declines& declines) const;
+  // Before the first batch: one run of one tuple, to learn the tool's
+  // start-up cost (the adaptive timeout's base).
+  void LearnStartUp(const ResolvedBatch& request, const std::vector<Part>& parts,
+                    absl::Time deadline);
   // Runs every part at once (up to `jobs` at a time).
   std::vector<ToolRun> RunParts(const ResolvedBatch& request,
                                 const std::vector<Part>& parts,
@@ -269,13 +274,14 @@ absl::Status PtxCmdBackend::RunSupported(const ResolvedBatch& request,
   Declines declines(reply);
   const absl::Time deadline = absl::Now() + config_.batch_timeout;
   std::vector<Part> parts = MakeParts(request, declines);
+  LearnStartUp(request, parts, deadline);
   while (!parts.empty()) {
     if (absl::Now() >= deadline) {
       for (const Part& part : parts) {
         for (const Segment& s : part.segments) {
           declines.Add(
               s.positions, DeclineCode::kOther,
-              absl::StrCat("ptx-cmd: not run: the batch's time budget "
+              absl::StrCat(kNotRunPrefix, "ptx-cmd: the batch's time budget "
                            "(batch_timeout_ms=",
                            absl::ToInt64Milliseconds(config_.batch_timeout),
                            ") was spent",
@@ -297,6 +303,19 @@ absl::Status PtxCmdBackend::RunSupported(const ResolvedBatch& request,
     parts = std::move(next);
   }
   return absl::OkStatus();
+}
+
+void PtxCmdBackend::LearnStartUp(const ResolvedBatch& request,
+                                 const std::vector<Part>& parts,
+                                 absl::Time deadline) {
+  if (cost_.learned() || parts.empty()) return;
+  // One tuple, run once before the first batch: what a run costs besides
+  // its tuples, so that the first hang is not waited for timeout_ms. Its
+  // outcome is only learned from; the tuple runs again with its batch.
+  const Segment& first = parts[0].segments[0];
+  const Part probe{.segments = {{first.variant, {first.positions[0]}}}};
+  const ToolRun run = RunTool(request, probe, deadline);
+  if (run.error.ok() && run.end == ToolRun::kOk) cost_.Learn(1, run.took);
 }
 
 std::vector<Part> PtxCmdBackend::MakeParts(const ResolvedBatch& request,
@@ -380,9 +399,13 @@ ToolRun PtxCmdBackend::RunTool(const ResolvedBatch& request, const Part& part,
                         {"{in}", ShellQuote(in)},
                         {"{out}", ShellQuote(out)},
                         {"{n}", absl::StrCat(n)}});
-  const absl::Duration own_timeout = cost_.Timeout(n, config_.timeout);
+  // Whole milliseconds: the timeout is quoted in messages.
+  const absl::Duration own_timeout =
+      absl::Trunc(cost_.Timeout(n, config_.timeout), absl::Milliseconds(1));
   const absl::Duration timeout = std::max(
-      absl::Milliseconds(1), std::min(own_timeout, deadline - absl::Now()));
+      absl::Milliseconds(1),
+      std::min(own_timeout,
+               absl::Trunc(deadline - absl::Now(), absl::Milliseconds(1))));
   const absl::Time start = absl::Now();
   absl::StatusOr<ProcessOutcome> outcome =
       RunProcess({"/bin/sh", "-c", command},
@@ -412,8 +435,8 @@ ToolRun PtxCmdBackend::RunTool(const ResolvedBatch& request, const Part& part,
   if (ShellReportsSignal(outcome->exit_status)) {
     const ProcessOutcome killed{.signal = outcome->exit_status - 128};
     return fail(ToolRun::kCrashed,
-                absl::StrCat(outcome->Describe(timeout), ", as a shell reports ",
-                             killed.Describe(timeout)));
+                absl::StrCat(killed.Describe(timeout), " (a shell's ",
+                             outcome->Describe(timeout), ")"));
   }
   if (!outcome->ok()) return fail(ToolRun::kRefused, outcome->Describe(timeout));
   absl::StatusOr<std::string> bytes = ReadFile(out);
@@ -461,7 +484,7 @@ void PtxCmdBackend::Settle(const Part& part, const ToolRun& run,
     case ToolRun::kCut:
       for (const Segment& s : part.segments) {
         declines.Add(s.positions, DeclineCode::kOther,
-                     absl::StrCat("ptx-cmd: not finished: the batch's time "
+                     absl::StrCat(kNotRunPrefix, "ptx-cmd: not finished: the batch's time "
                                   "budget (batch_timeout_ms=",
                                   absl::ToInt64Milliseconds(config_.batch_timeout),
                                   ") was spent while it ran"));

@@ -119,7 +119,8 @@ TEST(PtxCmdBackendTest, SupportsWhatTheTargetRuns) {
 }
 
 // The tool runs once per batch (kernel ABI 2): one module holds every
-// variant. abi=1 keeps one run per variant.
+// variant. abi=1 keeps one run per variant. Before the first batch one run
+// of one tuple learns the tool's start-up cost.
 TEST(PtxCmdBackendTest, OneToolRunPerBatchOrPerVariantWithAbi1) {
   auto record = TempDir::Create("ptx-cmd-test");
   ASSERT_TRUE(record.ok());
@@ -128,7 +129,7 @@ TEST(PtxCmdBackendTest, OneToolRunPerBatchOrPerVariantWithAbi1) {
        "setp.lt.and.s32", "lop3.b32"},
       9);
   for (const auto& [abi, runs] : std::vector<std::pair<std::string, int>>{
-           {"2", 1}, {"1", 6}}) {
+           {"2", 1 + 1}, {"1", 1 + 6}}) {
     const std::string log = (*record)->File("runs-" + abi);
     auto client = StartPtxCmd("echo run >> " + log + "; " + kRunInterpreter,
                               {{"abi", abi}});
@@ -179,10 +180,10 @@ TEST(PtxCmdBackendTest, ARefusedVariantIsFoundAndDeclinedFromThenOn) {
       }
     }
   }
-  // The whole module, its halves, the refused half's halves; then one run
-  // of the three others.
+  // The start-up probe, the whole module, its halves, the refused half's
+  // halves; then one run of the three others.
   const std::string text = ReadFile(log).value_or("");
-  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 5 + 1) << text;
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1 + 5 + 1) << text;
   EXPECT_EQ((*client)->restarts(), 0);
 }
 
@@ -247,8 +248,8 @@ TEST(PtxCmdBackendTest, EveryWayARunFailsIsAFaultOrARefusal) {
        "failed on add.s32 (1 tuple): killed by signal 11 (SIGSEGV); its output "
        "ends:\nabout to crash"},
       {"sh -c 'kill -ABRT $$' || exit $?; {ptx} {in} {out}", ResultKind::kFault,
-       "failed on add.s32 (1 tuple): exit status 134, as a shell reports "
-       "killed by signal 6 (SIGABRT)"},
+       "failed on add.s32 (1 tuple): killed by signal 6 (SIGABRT) (a shell's "
+       "exit status 134)"},
       {"sleep 20; {ptx} {in} {out}", ResultKind::kFault,
        "failed on add.s32 (1 tuple): timed out after 300ms (killed); it "
        "printed nothing"},
@@ -327,13 +328,18 @@ TEST(PtxCmdBackendTest, RunsInATemporaryDirectoryThatIsRemoved) {
   for (const std::string& line : lines) {
     if (absl::StartsWith(line, "/")) dirs.push_back(line);
   }
-  ASSERT_EQ(dirs.size(), 1u) << *text;
-  EXPECT_THAT(dirs[0], HasSubstr("/ptxdiff-ptx-cmd-"));
-  EXPECT_FALSE(ReadFile(dirs[0] + "/kernel.ptx").ok()) << dirs[0];
-  // The worker's directory, <tmp>/ptxdiff-ptx-cmd-<pid>, is gone too.
-  const std::string worker_dir = dirs[0].substr(0, dirs[0].rfind('/'));
-  EXPECT_FALSE(DirectoryExists(worker_dir)) << worker_dir;
-  EXPECT_THAT(*text, AllOf(HasSubstr("in.bin\nkernel.ptx\n"), HasSubstr("n=6\n")));
+  // The start-up probe's run (one tuple), then the batch's.
+  ASSERT_EQ(dirs.size(), 2u) << *text;
+  EXPECT_NE(dirs[0], dirs[1]);
+  for (const std::string& dir : dirs) {
+    EXPECT_THAT(dir, HasSubstr("/ptxdiff-ptx-cmd-"));
+    EXPECT_FALSE(ReadFile(dir + "/kernel.ptx").ok()) << dir;
+    // The worker's directory, <tmp>/ptxdiff-ptx-cmd-<pid>, is gone too.
+    const std::string worker_dir = dir.substr(0, dir.rfind('/'));
+    EXPECT_FALSE(DirectoryExists(worker_dir)) << worker_dir;
+  }
+  EXPECT_THAT(*text, AllOf(HasSubstr("in.bin\nkernel.ptx\n"), HasSubstr("n=1\n"),
+                           HasSubstr("n=6\n")));
 }
 
 // A worker killed in the middle of a tool run (here: the client's reply

@@ -170,6 +170,8 @@ void SplitStatement(absl::string_view text,
 
 absl::StatusOr<RegisterKernel> RegisterKernel::Parse(absl::string_view ptx) {
   RegisterKernel kernel;
+  // At most a statement a line: a batch module has tens of thousands.
+  kernel.program_.reserve(std::count(ptx.begin(), ptx.end(), '\n') + 1);
   Parser parser(kernel.registers_, kernel.register_widths_);
   std::map<std::string, int, std::less<>> labels;
   std::vector<std::pair<size_t, std::string>> branches;  // statement, label
@@ -199,7 +201,8 @@ absl::StatusOr<RegisterKernel> RegisterKernel::Parse(absl::string_view ptx) {
                                             ? rest.size()
                                             : colon + 2));
       if (!v.ok()) return LineError(number, line, v.status().message());
-      kernel.segment_variants_.push_back(*v);
+      kernel.segment_variants_.insert(*v);
+      kernel.segment_opcodes_.emplace(InfoOf(v->family).opcode);
       continue;
     }
     if (absl::StartsWith(line, "//")) continue;
@@ -460,16 +463,12 @@ bool RegisterKernel::UnderTest(absl::string_view opcode) const {
   if (declared_variant_ && InfoOf(declared_variant_->family).opcode == opcode) {
     return true;
   }
-  for (const Variant& v : segment_variants_) {
-    if (InfoOf(v.family).opcode == opcode) return true;
-  }
-  return false;
+  return segment_opcodes_.contains(opcode);
 }
 
 bool RegisterKernel::UnderTest(const Variant& v) const {
   return (declared_variant_ && *declared_variant_ == v) ||
-         std::find(segment_variants_.begin(), segment_variants_.end(), v) !=
-             segment_variants_.end();
+         segment_variants_.contains(v);
 }
 
 std::vector<Variant> RegisterKernel::OracleInstructions() const {

@@ -28,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "isa/variant.h"
@@ -94,8 +95,10 @@ class RegisterKernel {
   std::vector<Param> params_;
   std::optional<Variant> declared_variant_;
   bool batch_ = false;  // a `// ptxdiff batch:` module (kernel ABI 2)
-  // A batch module's `// tuples A..B: <spelling>` lines.
-  std::vector<Variant> segment_variants_;
+  // A batch module's `// tuples A..B: <spelling>` lines: their variants
+  // and opcodes, looked up for every statement.
+  absl::flat_hash_set<Variant> segment_variants_;
+  absl::flat_hash_set<std::string> segment_opcodes_;
   // True if the header names a variant under test of `opcode`, or `v`.
   bool UnderTest(absl::string_view opcode) const;
   bool UnderTest(const Variant& v) const;
