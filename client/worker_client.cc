@@ -268,6 +268,7 @@ RunReply WorkerClient::Isolate(std::span<const absl::string_view> spellings,
   while (!parts.empty()) {
     const auto [begin, end] = parts.back();
     parts.pop_back();
+    if (begin == end) continue;  // the initial split of a batch of 2
     const std::span<const WireTuple> part = sent.subspan(begin, end - begin);
     if (absl::Now() >= deadline || interrupted_) {
       for (size_t i = begin; i < end; ++i) {
