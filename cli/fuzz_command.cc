@@ -338,9 +338,9 @@ void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
       << " entries explained)\n";
   if (sum.unfiled > 0 && sum.filing_errors == 0) {  // else an error (RunErrors)
     out << "fuzz:   " << sum.unfiled
-        << (sum.unfiled == 1 ? " finding" : " findings")
-        << " not filed before the run ended are kept in "
-        << config.triage_dir << "/.pending/: the next campaign on this directory files them\n";
+        << (sum.unfiled == 1 ? " finding was" : " findings were")
+        << " not filed before the run ended; " << config.triage_dir
+        << "/.pending/ keeps them, and the next campaign on this directory files them\n";
   }
   for (const RootCause& c : causes) {
     if (!c.explained()) out << "fuzz:     " << RootCauseLine(c) << "\n";
