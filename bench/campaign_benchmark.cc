@@ -33,6 +33,7 @@
 #include "absl/strings/strip.h"
 #include "absl/strings/numbers.h"
 #include "absl/time/clock.h"
+#include "bench/fuzz_loop_stand_in.h"
 #include "campaign/campaign.h"
 #include "campaign/systematic_source.h"
 #include "client/worker_client.h"
@@ -84,24 +85,6 @@ double BackendAlone(const WorkerCommand& command, double seconds) {
   }
   for (std::thread& t : threads) t.join();
   return judged / absl::ToDoubleSeconds(absl::Now() - start);
-}
-
-// Offers random edge tuples of random variants until `stop`, yielding when
-// the campaign is saturated, as DifferentialTarget::RunInput does.
-void FuzzLoopStandIn(Campaign& campaign, const std::atomic<bool>& stop) {
-  std::mt19937_64 rng(1);
-  const absl::Span<const Variant> all = AllVariants();
-  std::vector<Operands> ops(8);
-  while (!stop) {
-    const Variant& v = all[rng() % all.size()];
-    FillEdgeTuples(v, rng, ops);
-    for (const Operands& o : ops) {
-      const Tuple t{v, o};
-      const Result r = Evaluate(v, o);
-      campaign.Offer(t, r, SemanticClasses(t, r));
-    }
-    if (campaign.FuzzLoopShouldYield()) usleep(500);
-  }
 }
 
 void Measure(const std::string& backend, const KeyValues& hello_options, double seconds) {

@@ -7,8 +7,9 @@
 //       [--per-tuple-us=6] [--tuples=65536]
 //
 // The tool is the test fixture ptx_kernel_interpreter, made to spend
-// --startup-ms of CPU per run and --per-tuple-us per tuple (a functional
-// simulator measured at ~60 ms and ~6 us), on top of its own interpreting.
+// --startup-ms of CPU per run and --per-tuple-us per tuple, on top of its
+// own interpreting (the defaults stand for the functional simulator of
+// docs/performance.md's ptx-cmd section).
 //
 //   one launch   one run of the tool on one module of --tuples tuples (256
 //                variants spread over the PTX families, a segment each, as
@@ -36,6 +37,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "bench/fuzz_loop_stand_in.h"
 #include "campaign/campaign.h"
 #include "campaign/systematic_source.h"
 #include "client/worker_client.h"
@@ -58,7 +60,6 @@ struct Settings {
 };
 
 std::string ToolCommand(const Settings& s) {
-  if (const char* c = std::getenv("PTX_CMD_BENCH_TOOL")) return c;
   return absl::StrCat(PTXDIFF_INTERPRETER_PATH, " --startup-ms=", s.startup_ms,
                       " --per-tuple-us=", s.per_tuple_us, " {ptx} {in} {out}");
 }
@@ -110,24 +111,6 @@ double OneLaunch(const Settings& s) {
   std::printf("one launch: %zu tuples of %zu variants in %.2f s\n", in.size() / kTupleBytes,
               segments.size(), seconds);
   return in.size() / kTupleBytes / seconds;
-}
-
-// Offers random edge tuples of random variants until `stop`, yielding when
-// the campaign is saturated, as DifferentialTarget::RunInput does.
-void FuzzLoopStandIn(Campaign& campaign, const std::atomic<bool>& stop) {
-  std::mt19937_64 rng(1);
-  const absl::Span<const Variant> all = AllVariants();
-  std::vector<Operands> ops(8);
-  while (!stop) {
-    const Variant& v = all[rng() % all.size()];
-    FillEdgeTuples(v, rng, ops);
-    for (const Operands& o : ops) {
-      const Tuple t{v, o};
-      const Result r = Evaluate(v, o);
-      campaign.Offer(t, r, SemanticClasses(t, r));
-    }
-    if (campaign.FuzzLoopShouldYield()) usleep(500);
-  }
 }
 
 void MeasureCampaign(const Settings& s, double one_launch) {

@@ -148,6 +148,12 @@ struct Part {
   }
 };
 
+// Every tuple of `part` declined with `code` and `message`.
+void DeclineAll(const Part& part, DeclineCode code, const std::string& message,
+                Declines& declines) {
+  for (const Segment& s : part.segments) declines.Add(s.positions, code, message);
+}
+
 // The input buffer: each tuple's a, b, c, d as u64, 32 bytes per tuple, in
 // segment order.
 std::string InputBuffer(const ResolvedBatch& request, const Part& part) {
@@ -278,19 +284,17 @@ absl::Status PtxCmdBackend::RunSupported(const ResolvedBatch& request,
   while (!parts.empty()) {
     if (absl::Now() >= deadline) {
       for (const Part& part : parts) {
-        for (const Segment& s : part.segments) {
-          declines.Add(
-              s.positions, DeclineCode::kOther,
-              absl::StrCat(kNotRunPrefix, "ptx-cmd: the batch's time budget "
-                           "(batch_timeout_ms=",
-                           absl::ToInt64Milliseconds(config_.batch_timeout),
-                           ") was spent",
-                           part.isolating.empty()
-                               ? ""
-                               : absl::StrCat(" isolating a failure of the "
-                                              "tool: ",
-                                              part.isolating)));
-        }
+        DeclineAll(part, DeclineCode::kOther,
+                   absl::StrCat(kNotRunPrefix, "ptx-cmd: the batch's time budget "
+                                "(batch_timeout_ms=",
+                                absl::ToInt64Milliseconds(config_.batch_timeout),
+                                ") was spent",
+                                part.isolating.empty()
+                                    ? ""
+                                    : absl::StrCat(" isolating a failure of the "
+                                                   "tool: ",
+                                                   part.isolating)),
+                   declines);
       }
       break;
     }
@@ -482,13 +486,12 @@ void PtxCmdBackend::Settle(const Part& part, const ToolRun& run,
       AddResults(part, run.out, reply.results, declines);
       return;
     case ToolRun::kCut:
-      for (const Segment& s : part.segments) {
-        declines.Add(s.positions, DeclineCode::kOther,
-                     absl::StrCat(kNotRunPrefix, "ptx-cmd: not finished: the batch's time "
-                                  "budget (batch_timeout_ms=",
-                                  absl::ToInt64Milliseconds(config_.batch_timeout),
-                                  ") was spent while it ran"));
-      }
+      DeclineAll(part, DeclineCode::kOther,
+                 absl::StrCat(kNotRunPrefix, "ptx-cmd: not finished: the batch's time "
+                              "budget (batch_timeout_ms=",
+                              absl::ToInt64Milliseconds(config_.batch_timeout),
+                              ") was spent while it ran"),
+                 declines);
       return;
     case ToolRun::kRefused:
       // A refusal is of a variant (a module it cannot parse), never of
@@ -496,8 +499,7 @@ void PtxCmdBackend::Settle(const Part& part, const ToolRun& run,
       if (part.segments.size() == 1) {
         const std::string why = Failure(part, run);
         refused_.try_emplace(part.segments[0].variant, why);
-        declines.Add(part.segments[0].positions,
-                     DeclineCode::kUnsupportedVariant, why);
+        DeclineAll(part, DeclineCode::kUnsupportedVariant, why, declines);
         return;
       }
       break;
