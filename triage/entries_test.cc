@@ -65,6 +65,10 @@ TEST(CheckedInEntriesTest, ParseAndTheOracleStillAgreesWithThem) {
     const std::string recorded = Field(text, "oracle");
     EXPECT_EQ(recorded, HexOperand(r.bits, ResultWidth(tuple->variant)) + " " +
                             std::string(Token(r.undefined)));
+    // Filed under today's signature: the name's class is the one its case
+    // would be signed with now (an entry under an old class name would never
+    // meet the repeats of its cause).
+    EXPECT_EQ(signature->disagreement_class, TriggerClassOf(*tuple, r));
   }
 }
 
