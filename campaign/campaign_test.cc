@@ -218,10 +218,9 @@ TEST(CampaignTest, TheFuzzLoopDoesNotYieldOnceTheBreadthPassIsOver) {
 // Calibration times every family on a backend that is slow per tuple, and
 // stops after the first batches on one that is cheap (there the campaign's
 // own work sets the pace, and timing would only delay the first finding).
-// The line is drawn far from both workers, at 5 ms a tuple: the slow one
-// takes 20, the cheap one a few microseconds idle and about 1 ms on a loaded
-// machine (three busy loops on two cores), where the default line of 10 us
-// made the cheap worker look slow (6 of 6 families timed, in 5 of 5 runs).
+// Each line is drawn where no load can cross it: the slow worker sleeps 20 ms
+// a tuple against a line of 5 ms; the cheap one (microseconds idle, about
+// 1 ms with three busy loops on two cores) against a line of 1 s.
 TEST(CampaignTest, CalibrationTimesFamiliesOnlyWhereTheBackendIsSlow) {
   const std::vector<Variant> variants = {*ParseVariant("popc.b32"), *ParseVariant("clz.b32"),
                                          *ParseVariant("brev.b32"), *ParseVariant("bfind.u32"),
@@ -233,7 +232,7 @@ TEST(CampaignTest, CalibrationTimesFamiliesOnlyWhereTheBackendIsSlow) {
     o.systematic = true;
     o.variants = variants;
     o.batch_size = 0;  // the exec default: 512 tuples a family, 16 timed
-    o.cheap_seconds_per_tuple = 5e-3;
+    o.cheap_seconds_per_tuple = slow ? 5e-3 : 1.0;
     auto c = Campaign::Start(o);
     ASSERT_TRUE(c.ok()) << c.status();
     (*c)->Stop();

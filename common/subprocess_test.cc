@@ -55,30 +55,61 @@ TEST(RunProcessTest, SignalsAreNamed) {
   EXPECT_EQ(pipe.signal, SIGPIPE);
 }
 
+// True once `pid` has ended (gone, or a zombie not yet reaped by init).
+bool Ended(pid_t pid) {
+  auto stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+  if (!stat.ok()) return true;
+  const size_t paren = stat->rfind(')');
+  return paren != std::string::npos && stat->substr(paren + 2, 1) == "Z";
+}
+
+// Waits (polling) for `pid` to end; false if it still runs after `limit`.
+// The limit only bounds a failing test: a process that was killed has ended
+// within milliseconds, one that was not runs for 30 s.
+bool EndsWithin(pid_t pid, absl::Duration limit) {
+  const absl::Time deadline = absl::Now() + limit;
+  while (!Ended(pid)) {
+    if (absl::Now() > deadline) return false;
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  return true;
+}
+
+// The pid a script's background child wrote to dir/bg.pid.
+pid_t BackgroundPid(const TempDir& dir) {
+  auto text = ReadFile(dir.File("bg.pid"));
+  EXPECT_TRUE(text.ok()) << text.status();
+  return text.ok() ? static_cast<pid_t>(std::stol(*text)) : 0;
+}
+
+// A background child that outlives the shell (it writes its own pid, then
+// sleeps 30 s), as a tool's helper process would.
+constexpr char kBackgroundChild[] = "sh -c 'echo $$ > bg.pid; exec sleep 30' & ";
+
 TEST(RunProcessTest, TimeoutKillsTheWholeGroup) {
   auto dir = TempDir::Create("subprocess-test");
   ASSERT_TRUE(dir.ok());
-  const absl::Time start = absl::Now();
-  // The shell's child would outlive a kill of the shell alone and write
-  // `late` after the deadline.
-  ProcessOutcome hung = Shell(**dir, "(sleep 2; touch late) & sleep 30",
-                              absl::Milliseconds(300));
-  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  // The shell's child would outlive a kill of the shell alone.
+  ProcessOutcome hung =
+      Shell(**dir, std::string(kBackgroundChild) + "while [ ! -s bg.pid ]; do :; done; sleep 30",
+            absl::Seconds(3));  // ample for the child to write its pid
   EXPECT_TRUE(hung.timed_out);
   EXPECT_FALSE(hung.ok());
-  EXPECT_EQ(hung.Describe(absl::Milliseconds(300)),
-            "timed out after 300ms (killed)");
-  absl::SleepFor(absl::Milliseconds(2500));
-  EXPECT_FALSE(ReadFile((*dir)->File("late")).ok());
+  EXPECT_EQ(hung.Describe(absl::Seconds(3)), "timed out after 3s (killed)");
+  const pid_t child = BackgroundPid(**dir);
+  ASSERT_GT(child, 0);
+  EXPECT_TRUE(EndsWithin(child, absl::Seconds(10))) << "pid " << child << " still runs";
 }
 
 TEST(RunProcessTest, WhatTheCommandLeavesRunningIsKilled) {
   auto dir = TempDir::Create("subprocess-test");
   ASSERT_TRUE(dir.ok());
-  ProcessOutcome done = Shell(**dir, "(sleep 1; touch late) & exit 0");
+  ProcessOutcome done =
+      Shell(**dir, std::string(kBackgroundChild) + "while [ ! -s bg.pid ]; do :; done; exit 0");
   EXPECT_TRUE(done.ok());
-  absl::SleepFor(absl::Milliseconds(1500));
-  EXPECT_FALSE(ReadFile((*dir)->File("late")).ok());
+  const pid_t child = BackgroundPid(**dir);
+  ASSERT_GT(child, 0);
+  EXPECT_TRUE(EndsWithin(child, absl::Seconds(10))) << "pid " << child << " still runs";
 }
 
 TEST(RunProcessTest, AMissingExecutableIsAnError) {

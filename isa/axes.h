@@ -22,74 +22,15 @@ namespace ptxdiff {
 // all its modifiers as axes. Order is the coverage-doc order; the stable
 // identity of a variant never depends on it (see variant.h).
 enum class Family : uint8_t {
-  kAdd,
-  kSub,
-  kMul,
-  kMad,
-  kMul24,
-  kMad24,
-  kSad,
-  kDiv,
-  kRem,
-  kAbs,
-  kNeg,
-  kMin,
-  kMax,
-  kPopc,
-  kClz,
-  kBfind,
-  kFns,
-  kBrev,
-  kBfe,
-  kBfi,
-  kBmsk,
-  kSzext,
-  kDp4a,
-  kDp2a,
-  kShf,
-  kAnd,
-  kOr,
-  kXor,
-  kNot,
-  kCnot,
-  kLop3,
-  kShl,
-  kShr,
-  kPrmt,
-  kSetp,
-  kSelp,
-  kSlct,
-  kCvt,
-  kAddc,
-  kSubc,
-  kMadc,
-  kVadd,
-  kVsub,
-  kVabsdiff,
-  kVmin,
-  kVmax,
-  kVshl,
-  kVshr,
-  kVmad,
-  kVset,
-  // SIMD video (PTX ISA 9.7.18.2): two half-word or four byte lanes.
-  kVadd2,
-  kVsub2,
-  kVavrg2,
-  kVabsdiff2,
-  kVmin2,
-  kVmax2,
-  kVset2,
-  kVadd4,
-  kVsub4,
-  kVavrg4,
-  kVabsdiff4,
-  kVmin4,
-  kVmax4,
-  kVset4,
-  kVisaShl,
+#define PTXDIFF_FAMILY(Name, opcode) k##Name,
+#include "isa/families.inc"
+#undef PTXDIFF_FAMILY
 };
-inline constexpr int kNumFamilies = static_cast<int>(Family::kVisaShl) + 1;
+inline constexpr int kNumFamilies = 0
+#define PTXDIFF_FAMILY(Name, opcode) +1
+#include "isa/families.inc"
+#undef PTXDIFF_FAMILY
+    ;
 
 // An integer type. PTX spells these `.u32`, `.s16x2`, ...; Intel vISA spells
 // the scalar ones `UD`, `W`, `B`, ... (see SpellType).

@@ -136,7 +136,7 @@ bool CvtRule(const Variant& v) {
 void AddSimdVideoRows(std::vector<FamilyInfo>& t) {
   struct SimdRow {
     Family family;
-    absl::string_view opcode, summary;
+    absl::string_view summary;
   };
   const std::vector<SimdMask> kMasks2 = {SimdMask::kNone, SimdMask::kH0,
                                          SimdMask::kH1};
@@ -148,22 +148,22 @@ void AddSimdVideoRows(std::vector<FamilyInfo>& t) {
   const std::vector<Cmp> kVsetCmps = {Cmp::kEq, Cmp::kNe, Cmp::kLt,
                                       Cmp::kLe, Cmp::kGt, Cmp::kGe};
   for (const SimdRow& row : std::initializer_list<SimdRow>{
-           {Family::kVadd2, "vadd2", "per half-word: t = a + b"},
-           {Family::kVsub2, "vsub2", "per half-word: t = a - b"},
-           {Family::kVavrg2, "vavrg2",
+           {Family::kVadd2, "per half-word: t = a + b"},
+           {Family::kVsub2, "per half-word: t = a - b"},
+           {Family::kVavrg2,
             "per half-word: t = (a + b) / 2, rounded"},
-           {Family::kVabsdiff2, "vabsdiff2", "per half-word: t = |a - b|"},
-           {Family::kVmin2, "vmin2", "per half-word: t = min(a, b)"},
-           {Family::kVmax2, "vmax2", "per half-word: t = max(a, b)"},
-           {Family::kVset2, "vset2",
+           {Family::kVabsdiff2, "per half-word: t = |a - b|"},
+           {Family::kVmin2, "per half-word: t = min(a, b)"},
+           {Family::kVmax2, "per half-word: t = max(a, b)"},
+           {Family::kVset2,
             "per half-word: t = compare(a, b) ? 1 : 0"},
-           {Family::kVadd4, "vadd4", "per byte: t = a + b"},
-           {Family::kVsub4, "vsub4", "per byte: t = a - b"},
-           {Family::kVavrg4, "vavrg4", "per byte: t = (a + b) / 2, rounded"},
-           {Family::kVabsdiff4, "vabsdiff4", "per byte: t = |a - b|"},
-           {Family::kVmin4, "vmin4", "per byte: t = min(a, b)"},
-           {Family::kVmax4, "vmax4", "per byte: t = max(a, b)"},
-           {Family::kVset4, "vset4", "per byte: t = compare(a, b) ? 1 : 0"}}) {
+           {Family::kVadd4, "per byte: t = a + b"},
+           {Family::kVsub4, "per byte: t = a - b"},
+           {Family::kVavrg4, "per byte: t = (a + b) / 2, rounded"},
+           {Family::kVabsdiff4, "per byte: t = |a - b|"},
+           {Family::kVmin4, "per byte: t = min(a, b)"},
+           {Family::kVmax4, "per byte: t = max(a, b)"},
+           {Family::kVset4, "per byte: t = compare(a, b) ? 1 : 0"}}) {
     const bool vset =
         row.family == Family::kVset2 || row.family == Family::kVset4;
     const bool two = SimdLanes(row.family) == 2;
@@ -171,7 +171,7 @@ void AddSimdVideoRows(std::vector<FamilyInfo>& t) {
         two ? (vset ? "PTX ISA 9.7.18.2.2" : "PTX ISA 9.7.18.2.1")
             : (vset ? "PTX ISA 9.7.18.2.4" : "PTX ISA 9.7.18.2.3");
     t.push_back({.family = row.family,
-                 .opcode = row.opcode,
+                 .opcode = OpcodeOf(row.family),
                  .syntax = vset ? ".atype.btype.cmp.secop"
                                 : ".type.atype.btype.sat.secop",
                  .section = section,
@@ -192,15 +192,32 @@ void AddSimdVideoRows(std::vector<FamilyInfo>& t) {
   }
 }
 
+// The rows indexed by family (InfoOf reads row f for family f), whatever
+// order they were written in; every family of families.inc has exactly one.
+std::vector<FamilyInfo> InFamilyOrder(std::vector<FamilyInfo> rows) {
+  std::vector<FamilyInfo> ordered(kNumFamilies);
+  std::vector<bool> seen(kNumFamilies);
+  for (FamilyInfo& row : rows) {
+    const int f = static_cast<int>(row.family);
+    PTXDIFF_CHECK(!seen[f], "two rows for ", row.opcode);
+    seen[f] = true;
+    ordered[f] = std::move(row);
+  }
+  for (int f = 0; f < kNumFamilies; ++f) {
+    PTXDIFF_CHECK(seen[f], "no row for ", OpcodeOf(static_cast<Family>(f)));
+  }
+  return ordered;
+}
+
 std::vector<FamilyInfo> BuildTable() {
   const absl::string_view kSeedInt = "003_0456e5ea2429454c.txt";
   const absl::string_view kSeedVideo = "002_e0c447847d9489fe.txt";
   std::vector<FamilyInfo> t;
-  auto simple = [&](Family f, absl::string_view op, absl::string_view section,
+  auto simple = [&](Family f, absl::string_view section,
                     IsaLevel level, absl::string_view summary, int sources,
                     std::vector<Type> types) {
     t.push_back({.family = f,
-                 .opcode = op,
+                 .opcode = OpcodeOf(f),
                  .syntax = "",
                  .section = section,
                  .source = kSeedInt,
@@ -214,24 +231,24 @@ std::vector<FamilyInfo> BuildTable() {
   const std::vector<Type> kUS3264 = {T::kU32, T::kU64, T::kS32, T::kS64};
 
   FamilyInfo* f;
-  f = simple(Family::kAdd, "add", "PTX ISA 9.7.1.1", kPtx10AllSm, "d = a + b",
+  f = simple(Family::kAdd, "PTX ISA 9.7.1.1", kPtx10AllSm, "d = a + b",
              2, {T::kU16, T::kU32, T::kU64, T::kS16, T::kS32, T::kS64,
                  T::kU16x2, T::kS16x2});
   f->syntax = ".sat.cc.type", f->optional_sat = true, f->legal = AddSubRule;
   f->optional_cc = true;
   f->carry_level_32 = kPtx12AllSm, f->carry_level_64 = kPtx43Sm20;
   f->packed_or_relu_level = kPtx80Sm90;
-  f = simple(Family::kSub, "sub", "PTX ISA 9.7.1.2", kPtx10AllSm, "d = a - b",
+  f = simple(Family::kSub, "PTX ISA 9.7.1.2", kPtx10AllSm, "d = a - b",
              2, kIntTypes);
   f->syntax = ".sat.cc.type", f->optional_sat = true, f->legal = AddSubRule;
   f->optional_cc = true;
   f->carry_level_32 = kPtx12AllSm, f->carry_level_64 = kPtx43Sm20;
-  f = simple(Family::kMul, "mul", "PTX ISA 9.7.1.3", kPtx10AllSm,
+  f = simple(Family::kMul, "PTX ISA 9.7.1.3", kPtx10AllSm,
              "d = (a * b) high, low or wide", 2, kIntTypes);
   f->syntax = ".mulmode.type", f->legal = MulMadRule;
   f->mul_modes = {MulMode::kHi, MulMode::kLo, MulMode::kWide};
   f->result_width = W::kTypeWide;
-  f = simple(Family::kMad, "mad", "PTX ISA 9.7.1.4", kPtx10AllSm,
+  f = simple(Family::kMad, "PTX ISA 9.7.1.4", kPtx10AllSm,
              "d = (a * b) high, low or wide + c", 3, kIntTypes);
   f->syntax = ".mulmode.sat.cc.type", f->optional_sat = true,
   f->legal = MadRule;
@@ -240,79 +257,79 @@ std::vector<FamilyInfo> BuildTable() {
   f->result_width = W::kTypeWide;
   f->optional_cc = true;
   f->carry_level_32 = kPtx30Sm20, f->carry_level_64 = kPtx43Sm20;
-  f = simple(Family::kMul24, "mul24", "PTX ISA 9.7.1.5", kPtx10AllSm,
+  f = simple(Family::kMul24, "PTX ISA 9.7.1.5", kPtx10AllSm,
              "d = 24x24-bit product, bits 47..16 or 31..0", 2, kU32S32);
   f->syntax = ".mulmode.type";
   f->mul_modes = {MulMode::kHi, MulMode::kLo};
-  f = simple(Family::kMad24, "mad24", "PTX ISA 9.7.1.6", kPtx10AllSm,
+  f = simple(Family::kMad24, "PTX ISA 9.7.1.6", kPtx10AllSm,
              "d = 24x24-bit product, bits 47..16 or 31..0, + c", 3, kU32S32);
   f->syntax = ".mulmode.sat.type", f->optional_sat = true,
   f->legal = Mad24Rule;
   f->mul_modes = {MulMode::kHi, MulMode::kLo};
-  simple(Family::kSad, "sad", "PTX ISA 9.7.1.7", kPtx10AllSm,
+  simple(Family::kSad, "PTX ISA 9.7.1.7", kPtx10AllSm,
          "d = c + |a - b|", 3, kIntTypes);
-  simple(Family::kDiv, "div", "PTX ISA 9.7.1.8", kPtx10AllSm, "d = a / b", 2,
+  simple(Family::kDiv, "PTX ISA 9.7.1.8", kPtx10AllSm, "d = a / b", 2,
          kIntTypes);
-  simple(Family::kRem, "rem", "PTX ISA 9.7.1.9", kPtx10AllSm, "d = a % b", 2,
+  simple(Family::kRem, "PTX ISA 9.7.1.9", kPtx10AllSm, "d = a % b", 2,
          kIntTypes);
-  simple(Family::kAbs, "abs", "PTX ISA 9.7.1.10", kPtx10AllSm, "d = |a|", 1,
+  simple(Family::kAbs, "PTX ISA 9.7.1.10", kPtx10AllSm, "d = |a|", 1,
          {T::kS16, T::kS32, T::kS64});
-  simple(Family::kNeg, "neg", "PTX ISA 9.7.1.11", kPtx10AllSm, "d = -a", 1,
+  simple(Family::kNeg, "PTX ISA 9.7.1.11", kPtx10AllSm, "d = -a", 1,
          {T::kS16, T::kS32, T::kS64});
   const std::vector<Type> kMinMaxTypes = {T::kU16,   T::kU32,   T::kU64,
                                           T::kU16x2, T::kS16,   T::kS64,
                                           T::kS16x2, T::kS32};
-  f = simple(Family::kMin, "min", "PTX ISA 9.7.1.12", kPtx10AllSm,
+  f = simple(Family::kMin, "PTX ISA 9.7.1.12", kPtx10AllSm,
              "d = min(a, b), optionally clamped at 0", 2, kMinMaxTypes);
   f->syntax = ".relu.type", f->optional_relu = true, f->legal = ReluRule;
   f->packed_or_relu_level = kPtx80Sm90;
-  f = simple(Family::kMax, "max", "PTX ISA 9.7.1.13", kPtx10AllSm,
+  f = simple(Family::kMax, "PTX ISA 9.7.1.13", kPtx10AllSm,
              "d = max(a, b), optionally clamped at 0", 2, kMinMaxTypes);
   f->syntax = ".relu.type", f->optional_relu = true, f->legal = ReluRule;
   f->packed_or_relu_level = kPtx80Sm90;
   // popc, clz and bfind count or position bits: a `.u32` d at any width.
-  f = simple(Family::kPopc, "popc", "PTX ISA 9.7.1.14", kPtx20Sm20,
+  f = simple(Family::kPopc, "PTX ISA 9.7.1.14", kPtx20Sm20,
              "d = number of one bits in a", 1, kB32B64);
   f->result_width = W::k32;
-  f = simple(Family::kClz, "clz", "PTX ISA 9.7.1.15", kPtx20Sm20,
+  f = simple(Family::kClz, "PTX ISA 9.7.1.15", kPtx20Sm20,
              "d = number of leading zeros in a", 1, kB32B64);
   f->result_width = W::k32;
-  f = simple(Family::kBfind, "bfind", "PTX ISA 9.7.1.16", kPtx20Sm20,
+  f = simple(Family::kBfind, "PTX ISA 9.7.1.16", kPtx20Sm20,
              "d = position of the most significant non-sign bit", 1, kUS3264);
   f->syntax = ".shiftamt.type", f->optional_shiftamt = true;
   f->result_width = W::k32;
-  f = simple(Family::kFns, "fns", "PTX ISA 9.7.1.17", {60, 30},
+  f = simple(Family::kFns, "PTX ISA 9.7.1.17", {60, 30},
              "d = position of the n-th set bit from base", 3, {T::kB32});
   f->amount_sources = 0b110;  // base, offset
   f->source_names = {"mask", "base", "offset"};
-  simple(Family::kBrev, "brev", "PTX ISA 9.7.1.18", kPtx20Sm20,
+  simple(Family::kBrev, "PTX ISA 9.7.1.18", kPtx20Sm20,
          "d = a with its bits reversed", 1, kB32B64);
-  f = simple(Family::kBfe, "bfe", "PTX ISA 9.7.1.19", kPtx20Sm20,
+  f = simple(Family::kBfe, "PTX ISA 9.7.1.19", kPtx20Sm20,
              "d = bit field of a at position b, length c", 3, kUS3264);
   f->amount_sources = 0b110;  // position, length
   f->source_widths = {W::kType, W::k32, W::k32, W::k32};
-  f = simple(Family::kBfi, "bfi", "PTX ISA 9.7.1.20", kPtx20Sm20,
+  f = simple(Family::kBfi, "PTX ISA 9.7.1.20", kPtx20Sm20,
              "f = b with a inserted at position c, length d", 4, kB32B64);
   f->amount_sources = 0b1100;  // position, length
   f->source_widths = {W::kType, W::kType, W::k32, W::k32};
-  f = simple(Family::kBmsk, "bmsk", "PTX ISA 9.7.1.22", {76, 70},
+  f = simple(Family::kBmsk, "PTX ISA 9.7.1.22", {76, 70},
              "d = mask of b bits starting at bit a", 2, {T::kB32});
   f->syntax = ".shiftmode.type", f->shift_modes = kClampWrap;
   f->amount_sources = 0b11;  // position, width
-  f = simple(Family::kSzext, "szext", "PTX ISA 9.7.1.21", {76, 70},
+  f = simple(Family::kSzext, "PTX ISA 9.7.1.21", {76, 70},
              "d = a sign- or zero-extended from its low b bits", 2, kU32S32);
   f->syntax = ".shiftmode.type", f->shift_modes = kClampWrap;
   f->amount_sources = 0b10;  // width
-  f = simple(Family::kDp4a, "dp4a", "PTX ISA 9.7.1.23", {50, 61},
+  f = simple(Family::kDp4a, "PTX ISA 9.7.1.23", {50, 61},
              "d = c + four-way byte dot product of a and b", 3, {});
   f->syntax = ".atype.btype", f->atypes = kU32S32, f->btypes = kU32S32;
-  f = simple(Family::kDp2a, "dp2a", "PTX ISA 9.7.1.24", {50, 61},
+  f = simple(Family::kDp2a, "PTX ISA 9.7.1.24", {50, 61},
              "d = c + two-way dot product of a's half-words and b's bytes", 3,
              {});
   f->syntax = ".mulmode.atype.btype", f->atypes = kU32S32,
   f->btypes = kU32S32;
   f->mul_modes = {MulMode::kLo, MulMode::kHi};
-  f = simple(Family::kShf, "shf", "PTX ISA 9.7.8.7", {31, 32},
+  f = simple(Family::kShf, "PTX ISA 9.7.8.7", {31, 32},
              "d = 32 bits of the funnel-shifted [b, a]", 3, {T::kB32});
   f->syntax = ".dir.shiftmode.type", f->source = "001_f49adf3aed9ff0c2.txt";
   f->directions = {Direction::kLeft, Direction::kRight},
@@ -326,40 +343,40 @@ std::vector<FamilyInfo> BuildTable() {
   const absl::string_view kPtxText = "PTX ISA text (9.7.8, 9.7.9.7)";
   struct LogicRow {
     Family family;
-    absl::string_view opcode, section, summary;
+    absl::string_view section, summary;
     int sources;
   };
   for (const LogicRow& row : std::initializer_list<LogicRow>{
-           {Family::kAnd, "and", "PTX ISA 9.7.8.1", "d = a & b", 2},
-           {Family::kOr, "or", "PTX ISA 9.7.8.2", "d = a | b", 2},
-           {Family::kXor, "xor", "PTX ISA 9.7.8.3", "d = a ^ b", 2},
-           {Family::kNot, "not", "PTX ISA 9.7.8.4", "d = ~a", 1},
-           {Family::kCnot, "cnot", "PTX ISA 9.7.8.5", "d = (a == 0) ? 1 : 0",
+           {Family::kAnd, "PTX ISA 9.7.8.1", "d = a & b", 2},
+           {Family::kOr, "PTX ISA 9.7.8.2", "d = a | b", 2},
+           {Family::kXor, "PTX ISA 9.7.8.3", "d = a ^ b", 2},
+           {Family::kNot, "PTX ISA 9.7.8.4", "d = ~a", 1},
+           {Family::kCnot, "PTX ISA 9.7.8.5", "d = (a == 0) ? 1 : 0",
             1}}) {
-    f = simple(row.family, row.opcode, row.section, kPtx10AllSm, row.summary,
+    f = simple(row.family, row.section, kPtx10AllSm, row.summary,
                row.sources, kBitTypes);
     f->source = kPtxText;
   }
-  f = simple(Family::kLop3, "lop3", "PTX ISA 9.7.8.6", {43, 50},
+  f = simple(Family::kLop3, "PTX ISA 9.7.8.6", {43, 50},
              "d = any logic function of a, b, c, given by its truth table",
              4, {T::kB32});
   f->source = kPtxText;
   f->immediate_sources = 0b1000;  // immLut
   f->source_names = {"a", "b", "c", "immLut"};
   f->source_widths = {W::kType, W::kType, W::kType, W::k8};
-  f = simple(Family::kShl, "shl", "PTX ISA 9.7.8.8", kPtx10AllSm,
+  f = simple(Family::kShl, "PTX ISA 9.7.8.8", kPtx10AllSm,
              "d = a << b, 0 once b >= the width", 2, kBitTypes);
   f->source = kPtxText;
   f->amount_sources = 0b10;  // shift amount
   f->source_widths = {W::kType, W::k32, W::k32, W::k32};
-  f = simple(Family::kShr, "shr", "PTX ISA 9.7.8.9", kPtx10AllSm,
+  f = simple(Family::kShr, "PTX ISA 9.7.8.9", kPtx10AllSm,
              "d = a >> b, sign- or zero-filled", 2,
              {T::kB16, T::kB32, T::kB64, T::kU16, T::kU32, T::kU64, T::kS16,
               T::kS32, T::kS64});
   f->source = kPtxText;
   f->amount_sources = 0b10;  // shift amount
   f->source_widths = {W::kType, W::k32, W::k32, W::k32};
-  f = simple(Family::kPrmt, "prmt", "PTX ISA 9.7.9.7", kPtx20Sm20,
+  f = simple(Family::kPrmt, "PTX ISA 9.7.9.7", kPtx20Sm20,
              "d = four bytes picked from {b, a} by c", 3, {T::kB32});
   f->syntax = ".type.prmtmode", f->source = kPtxText;
   f->prmt_modes = {PrmtMode::kNone, PrmtMode::kF4e, PrmtMode::kB4e,
@@ -375,7 +392,7 @@ std::vector<FamilyInfo> BuildTable() {
   const std::vector<Type> kCvtTypes = {T::kU8,  T::kU16, T::kU32, T::kU64,
                                        T::kS8,  T::kS16, T::kS32, T::kS64};
   const absl::string_view kPtxCompareText = "PTX ISA text (9.7.6, 9.7.9.21)";
-  f = simple(Family::kSetp, "setp", "PTX ISA 9.7.6.2", kPtx10AllSm,
+  f = simple(Family::kSetp, "PTX ISA 9.7.6.2", kPtx10AllSm,
              "p = a cmp b, or (a cmp b) boolop c (predicates: 1 or 0)", 2,
              kCompareTypes);
   f->syntax = ".cmp.boolop.type", f->source = kPtxCompareText,
@@ -385,17 +402,17 @@ std::vector<FamilyInfo> BuildTable() {
   f->bool_ops = {BoolOp::kNone, BoolOp::kAnd, BoolOp::kOr, BoolOp::kXor};
   f->source_widths = {W::kType, W::kType, W::k1};  // the boolop's c
   f->result_width = W::k1;
-  f = simple(Family::kSelp, "selp", "PTX ISA 9.7.6.3", kPtx10AllSm,
+  f = simple(Family::kSelp, "PTX ISA 9.7.6.3", kPtx10AllSm,
              "d = c ? a : b (c a predicate)", 3, kCompareTypes);
   f->source = kPtxCompareText;
   f->source_widths = {W::kType, W::kType, W::k1};
-  f = simple(Family::kSlct, "slct", "PTX ISA 9.7.6.4", kPtx10AllSm,
+  f = simple(Family::kSlct, "PTX ISA 9.7.6.4", kPtx10AllSm,
              "d = (c >= 0) ? a : b (c a signed 32-bit value)", 3,
              kCompareTypes);
   f->syntax = ".type.atype", f->source = kPtxCompareText,
   f->atypes = {T::kS32};
   f->source_widths = {W::kType, W::kType, W::k32};
-  f = simple(Family::kCvt, "cvt", "PTX ISA 9.7.9.21", kPtx10AllSm,
+  f = simple(Family::kCvt, "PTX ISA 9.7.9.21", kPtx10AllSm,
              "d = a converted: truncated, extended or saturated", 1,
              kCvtTypes);
   f->syntax = ".sat.type.atype", f->source = kPtxCompareText,
@@ -406,19 +423,22 @@ std::vector<FamilyInfo> BuildTable() {
   // above.
   const std::vector<Type> kCarryTypes = {T::kU32, T::kS32, T::kU64, T::kS64};
   const absl::string_view kCarryText = "PTX ISA text (9.7.2)";
-  f = simple(Family::kAddc, "addc", "PTX ISA 9.7.2.2", kPtx12AllSm,
-             "d = a + b + CC.CF, optionally carry-out to CC.CF", 3,
-             kCarryTypes);
-  f->syntax = ".cc.type", f->source = kCarryText, f->optional_cc = true;
-  f->carry_in = true, f->source_names = {"a", "b", "cf"};
-  f->carry_level_32 = kPtx12AllSm, f->carry_level_64 = kPtx43Sm20;
-  f = simple(Family::kSubc, "subc", "PTX ISA 9.7.2.4", kPtx12AllSm,
-             "d = a - (b + CC.CF), optionally borrow-out to CC.CF", 3,
-             kCarryTypes);
-  f->syntax = ".cc.type", f->source = kCarryText, f->optional_cc = true;
-  f->carry_in = true, f->source_names = {"a", "b", "cf"};
-  f->carry_level_32 = kPtx12AllSm, f->carry_level_64 = kPtx43Sm20;
-  f = simple(Family::kMadc, "madc", "PTX ISA 9.7.2.6", kPtx30Sm20,
+  struct CarryRow {
+    Family family;
+    absl::string_view section, summary;
+  };
+  for (const CarryRow& row : std::initializer_list<CarryRow>{
+           {Family::kAddc, "PTX ISA 9.7.2.2",
+            "d = a + b + CC.CF, optionally carry-out to CC.CF"},
+           {Family::kSubc, "PTX ISA 9.7.2.4",
+            "d = a - (b + CC.CF), optionally borrow-out to CC.CF"}}) {
+    f = simple(row.family, row.section, kPtx12AllSm, row.summary, 3,
+               kCarryTypes);
+    f->syntax = ".cc.type", f->source = kCarryText, f->optional_cc = true;
+    f->carry_in = true, f->source_names = {"a", "b", "cf"};
+    f->carry_level_32 = kPtx12AllSm, f->carry_level_64 = kPtx43Sm20;
+  }
+  f = simple(Family::kMadc, "PTX ISA 9.7.2.6", kPtx30Sm20,
              "d = (a * b) high or low + c + CC.CF, optionally carry-out to "
              "CC.CF",
              4, kCarryTypes);
@@ -430,15 +450,15 @@ std::vector<FamilyInfo> BuildTable() {
 
   struct VideoRow {
     Family family;
-    absl::string_view opcode, summary;
+    absl::string_view summary;
   };
   for (const VideoRow& row : std::initializer_list<VideoRow>{
-           {Family::kVadd, "vadd", "tmp = a + b"},
-           {Family::kVsub, "vsub", "tmp = a - b"},
-           {Family::kVabsdiff, "vabsdiff", "tmp = |a - b|"},
-           {Family::kVmin, "vmin", "tmp = min(a, b)"},
-           {Family::kVmax, "vmax", "tmp = max(a, b)"}}) {
-    f = simple(row.family, row.opcode, "PTX ISA 9.7.18.1.1", kPtx20Sm20,
+           {Family::kVadd, "tmp = a + b"},
+           {Family::kVsub, "tmp = a - b"},
+           {Family::kVabsdiff, "tmp = |a - b|"},
+           {Family::kVmin, "tmp = min(a, b)"},
+           {Family::kVmax, "tmp = max(a, b)"}}) {
+    f = simple(row.family, "PTX ISA 9.7.18.1.1", kPtx20Sm20,
                row.summary, 2, kU32S32);
     f->syntax = "", f->source = kSeedVideo, f->atypes = kU32S32,
     f->btypes = kU32S32, f->optional_sat = true, f->asels = kAllSels,
@@ -446,9 +466,9 @@ std::vector<FamilyInfo> BuildTable() {
     f->legal = VideoRule;
   }
   for (const VideoRow& row : std::initializer_list<VideoRow>{
-           {Family::kVshl, "vshl", "tmp = a << b"},
-           {Family::kVshr, "vshr", "tmp = a >> b"}}) {
-    f = simple(row.family, row.opcode, "PTX ISA 9.7.18.1.2", kPtx20Sm20,
+           {Family::kVshl, "tmp = a << b"},
+           {Family::kVshr, "tmp = a >> b"}}) {
+    f = simple(row.family, "PTX ISA 9.7.18.1.2", kPtx20Sm20,
                row.summary, 2, kU32S32);
     f->syntax = "", f->source = "000_9b31c0f0b7344ca8.txt",
     f->atypes = kU32S32, f->btypes = {T::kU32}, f->shift_modes = kClampWrap,
@@ -456,7 +476,7 @@ std::vector<FamilyInfo> BuildTable() {
     f->dsels = kAllSels, f->secops = kAllSecOps, f->legal = VideoRule;
     f->amount_sources = 0b10;  // shift amount
   }
-  f = simple(Family::kVmad, "vmad", "PTX ISA 9.7.18.1.3", kPtx20Sm20,
+  f = simple(Family::kVmad, "PTX ISA 9.7.18.1.3", kPtx20Sm20,
              "d = (+/-)(a * b) + (+/-)c (+1), scaled", 3, kU32S32);
   f->syntax = ".type.atype.btype.po.sat.scale",
   f->source = "PTX ISA text (vmad)", f->atypes = kU32S32, f->btypes = kU32S32,
@@ -464,7 +484,7 @@ std::vector<FamilyInfo> BuildTable() {
   f->scales = {Scale::kNone, Scale::kShr7, Scale::kShr15};
   f->vmad_forms = {VmadForm::kNone, VmadForm::kNegProduct, VmadForm::kNegC,
                    VmadForm::kPlusOne};
-  f = simple(Family::kVset, "vset", "PTX ISA 9.7.18.1.4", kPtx20Sm20,
+  f = simple(Family::kVset, "PTX ISA 9.7.18.1.4", kPtx20Sm20,
              "tmp = compare(a, b) ? 1 : 0", 2, {});
   f->syntax = ".atype.btype.cmp.secop", f->source = "PTX ISA text (vset)",
   f->atypes = kU32S32, f->btypes = kU32S32, f->asels = kAllSels,
@@ -472,7 +492,7 @@ std::vector<FamilyInfo> BuildTable() {
   f->legal = VideoRule;
   f->cmps = {Cmp::kEq, Cmp::kNe, Cmp::kLt, Cmp::kLe, Cmp::kGt, Cmp::kGe};
   AddSimdVideoRows(t);
-  f = simple(Family::kVisaShl, "visa.shl", "Intel vISA SHL (opcode 0x24)",
+  f = simple(Family::kVisaShl, "Intel vISA SHL (opcode 0x24)",
              {0, 0}, "dst = src0 << (src1 & 31, or & 63 for Q/UQ dst)", 2,
              kVisaTypes);
   f->isa = TargetIsa::kIntelVisa, f->source_names = {"src0", "src1"};
@@ -492,7 +512,7 @@ std::vector<FamilyInfo> BuildTable() {
       row.syntax = ".type";
     }
   }
-  return t;
+  return InFamilyOrder(std::move(t));
 }
 
 template <typename Value>

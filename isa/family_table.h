@@ -138,6 +138,16 @@ std::span<const AxisInfo, kNumAxes> AllAxes();
 // Every family, in Family order.
 std::span<const FamilyInfo> AllFamilies();
 
+// A family's opcode as families.inc spells it ("add", "visa.shl").
+inline constexpr absl::string_view kFamilyOpcodes[kNumFamilies] = {
+#define PTXDIFF_FAMILY(Name, opcode) opcode,
+#include "isa/families.inc"
+#undef PTXDIFF_FAMILY
+};
+constexpr absl::string_view OpcodeOf(Family f) {
+  return kFamilyOpcodes[static_cast<int>(f)];
+}
+
 namespace family_table_internal {
 // AllFamilies().data() once built: InfoOf reads it inline, because the
 // campaign asks for rows many times per tuple (widths, sources, selectors)

@@ -834,20 +834,79 @@ Result EvalVisaShl(const Variant& v, const Operands& o) {
 // Dispatch
 // ---------------------------------------------------------------------------
 
-// One evaluator per family, in Family order.
-constexpr std::array<EvalFn, kNumFamilies> kEvaluators = {
-    EvalAddSub, EvalAddSub, EvalMul,    EvalMad,    EvalMul24,   EvalMad24,
-    EvalSad,    EvalDivRem, EvalDivRem, EvalAbsNeg, EvalAbsNeg,  EvalMinMax,
-    EvalMinMax, EvalPopc,   EvalClz,    EvalBfind,  EvalFns,     EvalBrev,
-    EvalBfe,    EvalBfi,    EvalBmsk,   EvalSzext,  EvalDp4a,    EvalDp2a,
-    EvalShf,    EvalLogic,  EvalLogic,  EvalLogic,  EvalLogic,   EvalLogic,
-    EvalLop3,   EvalShift,  EvalShift,  EvalPrmt,   EvalSetp,    EvalSelp,
-    EvalSlct,   EvalCvt,    EvalAddc,   EvalSubc,   EvalMadc,    EvalVideo,
-    EvalVideo,  EvalVideo,  EvalVideo,  EvalVideo,  EvalVideo,   EvalVideo,
-    EvalVmad,   EvalVset,   EvalVadd2,  EvalVsub2,  EvalVavrg2,  EvalVabsd2,
-    EvalVmin2,  EvalVmax2,  EvalVset2,  EvalVadd4,  EvalVsub4,   EvalVavrg4,
-    EvalVabsd4, EvalVmin4,  EvalVmax4,  EvalVset4,  EvalVisaShl,
-};
+// One evaluator per family, set by name: a family added to families.inc
+// without one fails the static_assert below.
+constexpr std::array<EvalFn, kNumFamilies> BuildEvaluators() {
+  std::array<EvalFn, kNumFamilies> evaluators{};
+  auto set = [&](Family f, EvalFn fn) { evaluators[static_cast<int>(f)] = fn; };
+  set(Family::kAdd, EvalAddSub);
+  set(Family::kSub, EvalAddSub);
+  set(Family::kMul, EvalMul);
+  set(Family::kMad, EvalMad);
+  set(Family::kMul24, EvalMul24);
+  set(Family::kMad24, EvalMad24);
+  set(Family::kSad, EvalSad);
+  set(Family::kDiv, EvalDivRem);
+  set(Family::kRem, EvalDivRem);
+  set(Family::kAbs, EvalAbsNeg);
+  set(Family::kNeg, EvalAbsNeg);
+  set(Family::kMin, EvalMinMax);
+  set(Family::kMax, EvalMinMax);
+  set(Family::kPopc, EvalPopc);
+  set(Family::kClz, EvalClz);
+  set(Family::kBfind, EvalBfind);
+  set(Family::kFns, EvalFns);
+  set(Family::kBrev, EvalBrev);
+  set(Family::kBfe, EvalBfe);
+  set(Family::kBfi, EvalBfi);
+  set(Family::kBmsk, EvalBmsk);
+  set(Family::kSzext, EvalSzext);
+  set(Family::kDp4a, EvalDp4a);
+  set(Family::kDp2a, EvalDp2a);
+  set(Family::kShf, EvalShf);
+  set(Family::kAnd, EvalLogic);
+  set(Family::kOr, EvalLogic);
+  set(Family::kXor, EvalLogic);
+  set(Family::kNot, EvalLogic);
+  set(Family::kCnot, EvalLogic);
+  set(Family::kLop3, EvalLop3);
+  set(Family::kShl, EvalShift);
+  set(Family::kShr, EvalShift);
+  set(Family::kPrmt, EvalPrmt);
+  set(Family::kSetp, EvalSetp);
+  set(Family::kSelp, EvalSelp);
+  set(Family::kSlct, EvalSlct);
+  set(Family::kCvt, EvalCvt);
+  set(Family::kAddc, EvalAddc);
+  set(Family::kSubc, EvalSubc);
+  set(Family::kMadc, EvalMadc);
+  set(Family::kVadd, EvalVideo);
+  set(Family::kVsub, EvalVideo);
+  set(Family::kVabsdiff, EvalVideo);
+  set(Family::kVmin, EvalVideo);
+  set(Family::kVmax, EvalVideo);
+  set(Family::kVshl, EvalVideo);
+  set(Family::kVshr, EvalVideo);
+  set(Family::kVmad, EvalVmad);
+  set(Family::kVset, EvalVset);
+  set(Family::kVadd2, EvalVadd2);
+  set(Family::kVsub2, EvalVsub2);
+  set(Family::kVavrg2, EvalVavrg2);
+  set(Family::kVabsdiff2, EvalVabsd2);
+  set(Family::kVmin2, EvalVmin2);
+  set(Family::kVmax2, EvalVmax2);
+  set(Family::kVset2, EvalVset2);
+  set(Family::kVadd4, EvalVadd4);
+  set(Family::kVsub4, EvalVsub4);
+  set(Family::kVavrg4, EvalVavrg4);
+  set(Family::kVabsdiff4, EvalVabsd4);
+  set(Family::kVmin4, EvalVmin4);
+  set(Family::kVmax4, EvalVmax4);
+  set(Family::kVset4, EvalVset4);
+  set(Family::kVisaShl, EvalVisaShl);
+  return evaluators;
+}
+constexpr std::array<EvalFn, kNumFamilies> kEvaluators = BuildEvaluators();
 static_assert(std::ranges::none_of(kEvaluators,
                                    [](EvalFn f) { return f == nullptr; }),
               "every family needs an evaluator");
