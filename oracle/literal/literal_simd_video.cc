@@ -45,76 +45,23 @@
 #include <cstdint>
 
 #include "isa/axes.h"
+#include "oracle/literal/literal_common.h"
 
 namespace ptxdiff {
 inline namespace PTXDIFF_ORACLE_COPY {
 namespace {
 
-// A mathematical integer. Every intermediate here fits easily (a lane value
-// is at most 17 bits, the accumulated d at most 32 + 4 lanes of 17 bits), so
-// nothing overflows unless the spec says it truncates.
-using Integer = __int128;
-
-// ---------------------------------------------------------------------------
-// Bits and integers.
-// ---------------------------------------------------------------------------
-
-// x[i], for 0 <= i < 64.
-int Bit(uint64_t x, int i) { return static_cast<int>((x >> i) & 1); }
-
-// x with x[i] = value.
-uint64_t WithBit(uint64_t x, int i, int value) {
-  const uint64_t one = 1;
-  return value != 0 ? (x | (one << i)) : (x & ~(one << i));
-}
-
-// 2^n, for 0 <= n < 127.
-Integer Pow2(int n) { return static_cast<Integer>(1) << n; }
-
-// x<hi..lo>, moved down to bit 0, one bit at a time.
-uint64_t Field(uint64_t x, int hi, int lo) {
-  uint64_t d = 0;
-  for (int i = lo; i <= hi; ++i) d = WithBit(d, i - lo, Bit(x, i));
-  return d;
-}
-
-// The value of bits<width-1..0> read as an unsigned number.
-Integer UnsignedValue(uint64_t bits, int width) {
-  Integer value = 0;
-  for (int i = 0; i < width; ++i) {
-    if (Bit(bits, i) == 1) value += Pow2(i);
-  }
-  return value;
-}
-
-// The value of bits<width-1..0> read as a two's complement number: bit
-// width-1 weighs -2^(width-1).
-Integer SignedValue(uint64_t bits, int width) {
-  Integer value = UnsignedValue(bits, width - 1);
-  if (Bit(bits, width - 1) == 1) value -= Pow2(width - 1);
-  return value;
-}
-
-// Sign- or zero-extends bits<width-1..0>: "sign- or zero-extend based on
-// operand type".
-Integer Value(uint64_t bits, int width, bool is_signed) {
-  return is_signed ? SignedValue(bits, width) : UnsignedValue(bits, width);
-}
-
-// The low `width` bits (width <= 64) of the two's complement representation
-// of `value`, computed arithmetically: bit i is floor(value / 2^i) mod 2.
-// This is how a number is written into a register, half-word or byte.
-uint64_t Low(Integer value, int width) {
-  // Shift into the non-negative range first; adding a multiple of 2^width
-  // does not change the low `width` bits.
-  Integer v = value;
-  while (v < 0) v += Pow2(width);
-  uint64_t bits = 0;
-  for (int i = 0; i < width; ++i) {
-    bits = WithBit(bits, i, static_cast<int>((v / Pow2(i)) % 2));
-  }
-  return bits;
-}
+// Bits and integers as every literal transcription reads and writes them
+// (literal_common.h). Every intermediate here fits easily (a lane value is
+// at most 17 bits, the accumulated d at most 32 + 4 lanes of 17 bits).
+using literal::Bit;
+using literal::Field;
+using literal::Integer;
+using literal::Low;
+using literal::Pow2;
+using literal::SignedValue;
+using literal::Value;
+using literal::WithBit;
 
 // S16_MAX, U8_MIN, ...
 constexpr Integer kS8Max = 127, kS8Min = -128;
