@@ -13,7 +13,7 @@
 #include "absl/time/clock.h"
 #include "campaign/decline_model.h"
 #include "campaign/systematic_source.h"
-#include "fuzzers/fuzz_input.h"
+#include "isa/fuzz_input.h"
 #include "harness/semantic_classes.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"

@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "cli/fuzz_command.h"
 #include "fuzzers/differential_target.h"
-#include "fuzzers/fuzz_input.h"
+#include "isa/fuzz_input.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isa/spelling.h"

@@ -14,7 +14,7 @@
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "fuzzers/differential_target.h"
-#include "fuzzers/fuzz_input.h"
+#include "isa/fuzz_input.h"
 #include "harness/differential.h"
 #include "isa/spelling.h"
 #include "triage/minimizer.h"

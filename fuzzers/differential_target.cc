@@ -18,7 +18,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
-#include "fuzzers/fuzz_input.h"
+#include "isa/fuzz_input.h"
 #include "harness/semantic_classes.h"
 #include "client/worker_locator.h"
 #include "common/files.h"

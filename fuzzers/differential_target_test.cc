@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "fuzzers/fuzz_input.h"
+#include "isa/fuzz_input.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isa/spelling.h"

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "fuzzers/fuzz_input.h"
+#include "isa/fuzz_input.h"
 #include "isa/family_table.h"
 #include "oracle/bits.h"
 #include "oracle/edge_operands.h"

@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "fuzzers/fuzz_input.h"
+#include "isa/fuzz_input.h"
 #include "gtest/gtest.h"
 #include "isa/family_table.h"
 

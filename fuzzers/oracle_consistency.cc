@@ -1,6 +1,6 @@
 #include "fuzzers/oracle_consistency.h"
 
-#include "fuzzers/fuzz_input.h"
+#include "isa/fuzz_input.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"

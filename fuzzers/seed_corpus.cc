@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
-#include "fuzzers/fuzz_input.h"
+#include "isa/fuzz_input.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
 #include "oracle/edge_operands.h"

@@ -3,7 +3,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "fuzzers/fuzz_input.h"
+#include "isa/fuzz_input.h"
 #include "gtest/gtest.h"
 #include "isa/family_table.h"
 

@@ -11,7 +11,7 @@
 #include "absl/strings/string_view.h"
 #include "common/check.h"
 #include "fuzzers/differential_target.h"
-#include "fuzzers/fuzz_input.h"
+#include "isa/fuzz_input.h"
 #include "isa/family_table.h"
 #include "isa/operand_text.h"
 #include "isa/spelling.h"

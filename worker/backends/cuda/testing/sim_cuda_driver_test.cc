@@ -18,7 +18,7 @@
 #include "absl/strings/str_join.h"
 #include "client/worker_client.h"
 #include "fuzzers/differential_target.h"
-#include "fuzzers/fuzz_input.h"
+#include "isa/fuzz_input.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isa/spelling.h"

@@ -10,8 +10,8 @@
 // A stable id survives the instruction table growing, so crash files and
 // corpora stay valid across ptxdiff versions.
 
-#ifndef PTXDIFF_FUZZERS_FUZZ_INPUT_H_
-#define PTXDIFF_FUZZERS_FUZZ_INPUT_H_
+#ifndef PTXDIFF_ISA_FUZZ_INPUT_H_
+#define PTXDIFF_ISA_FUZZ_INPUT_H_
 
 #include <cstdint>
 #include <optional>
@@ -35,4 +35,4 @@ std::string EncodeFuzzInput(const Variant& v, const std::vector<Operands>& tuple
 
 }  // namespace ptxdiff
 
-#endif  // PTXDIFF_FUZZERS_FUZZ_INPUT_H_
+#endif  // PTXDIFF_ISA_FUZZ_INPUT_H_

@@ -1,4 +1,4 @@
-#include "fuzzers/fuzz_input.h"
+#include "isa/fuzz_input.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
