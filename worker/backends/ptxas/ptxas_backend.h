@@ -49,6 +49,8 @@
 #include "worker/backend.h"
 #include "protocol/protocol.h"
 #include "isa/axes.h"
+#include "worker/backends/ptxas/foldability.h"
+#include "worker/backends/ptxas/ptxas_toolchain.h"
 
 namespace ptxdiff {
 
@@ -56,29 +58,6 @@ namespace ptxdiff {
 // do about it), InvalidArgument for a bad option.
 absl::StatusOr<std::unique_ptr<Backend>> MakePtxasBackend(
     const KeyValues& options);
-
-// The ptxas the backend runs: the `ptxas` option, else $PTXAS, else
-// $CUDA_HOME/bin/ptxas, else /usr/local/cuda/bin/ptxas, else the first ptxas
-// on $PATH. FailedPrecondition naming where it looked if none is executable.
-absl::StatusOr<std::string> FindPtxas(const KeyValues& options);
-
-// What one ptxas run left behind.
-struct PtxasOutput {
-  bool ok = false;    // exited with status 0
-  std::string log;    // its stdout and stderr, or how it died
-  std::string cubin;  // the output file, if ok
-};
-
-// Compiles `ptx` for `arch` (ptxas -arch=<arch>) in a private temporary
-// directory that is removed before returning. A non-OK status means ptxas
-// could not be run at all; a failed compilation is `ok == false`.
-absl::StatusOr<PtxasOutput> RunPtxas(const std::string& ptxas,
-                                     absl::string_view arch,
-                                     absl::string_view ptx);
-
-// The families ptxas folds for at least some operands on an arch with this
-// SM number (the backend's `supports`).
-std::vector<Family> FoldableFamilies(int sm);
 
 }  // namespace ptxdiff
 

@@ -1,0 +1,58 @@
+// The ptxas toolchain: finding ptxas, running it (with a deadline, its
+// output to a file, no shell), asking it its release and newest PTX ISA,
+// and reading its error lines.
+
+#ifndef PTXDIFF_WORKER_BACKENDS_PTXAS_PTXAS_TOOLCHAIN_H_
+#define PTXDIFF_WORKER_BACKENDS_PTXAS_PTXAS_TOOLCHAIN_H_
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "protocol/protocol.h"
+
+namespace ptxdiff {
+
+// The ptxas the backend runs: the `ptxas` option, else $PTXAS, else
+// $CUDA_HOME/bin/ptxas, else /usr/local/cuda/bin/ptxas, else the first ptxas
+// on $PATH. FailedPrecondition naming where it looked if none is executable.
+absl::StatusOr<std::string> FindPtxas(const KeyValues& options);
+
+// What one ptxas run left behind.
+struct PtxasOutput {
+  bool ok = false;    // exited with status 0
+  std::string log;    // its stdout and stderr, or how it died
+  std::string cubin;  // the output file, if ok
+};
+
+// Compiles `ptx` for `arch` (ptxas -arch=<arch>) in a private temporary
+// directory that is removed before returning. A non-OK status means ptxas
+// could not be run at all; a failed compilation is `ok == false`.
+absl::StatusOr<PtxasOutput> RunPtxas(const std::string& ptxas,
+                                     absl::string_view arch,
+                                     absl::string_view ptx);
+
+// "Cuda compilation tools, release 13.0, V13.0.88" from `ptxas --version`.
+absl::StatusOr<std::string> ToolchainOf(const std::string& ptxas);
+
+// The newest PTX ISA version ptxas accepts (the last line of
+// `ptxas --list-version`, "9.0"), as 90.
+absl::StatusOr<int> NewestPtxVersion(const std::string& ptxas);
+
+// "ptxas /tmp/.../m.ptx, line 42; error   : Argument 2 of ..." -> 42 and
+// "ptxas: error : Argument 2 of ...". nullopt for lines without a line number.
+std::optional<std::pair<int, std::string>> ParseErrorLine(absl::string_view line);
+
+// The first lines of a log, for a decline message.
+std::string LogSummary(absl::string_view log);
+
+// $name, or "" where it is not set.
+std::string GetEnv(const char* name);
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_WORKER_BACKENDS_PTXAS_PTXAS_TOOLCHAIN_H_
