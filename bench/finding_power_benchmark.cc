@@ -65,6 +65,13 @@ const Bug kBugs[] = {
     {"field-width", "bfe.u32", {{0xdeadbeef, 4, 28}}, {{0xdeadbeef, 4, 27}}},
     {"min-times-minus-one", "mul.lo.s64", {{~0ull, 1ull << 63}}, {{~0ull, (1ull << 63) + 1}}},
     {"defined-corner", "fns.b32", {{0x80000001, 31, 0xffffffff}}, {{0x80000001, 30, 0xffffffff}}},
+    // Issue 32's three kinds, and one operand value of one video variant.
+    {"destination-max", "cvt.sat.u16.s32", {{0xffff}}, {{0xfffe}}},
+    {"lane-sum-past-max", "vavrg4.s32.s32.s32", {{0x7f00, 0x0100, 0, 0x76543210}},
+     {{0x7e00, 0x0100, 0, 0x76543210}}},
+    {"equal-plus-one", "setp.le.s64", {{(1ull << 63) + 1, 1ull << 63}},
+     {{(1ull << 63) + 2, 1ull << 63}}},
+    {"video-operand-min", "vsub.s32.s32.s32.sat", {{5, 0x80000000}}, {{5, 0x80000001}}},
 };
 
 struct Flags {
