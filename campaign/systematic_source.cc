@@ -14,8 +14,10 @@ namespace {
 
 constexpr int kFillers = 3;  // other sources at 0, 1 or -1
 constexpr int kBoundForms = 6;  // sum or difference, each at B-1, B, B+1
-// First tier: each source alone at an extreme, the others at 0 or at -1.
-constexpr int kTierFillers = 2;
+// First tier: each source alone at an extreme, the others at 0, then -1,
+// then 1 (Filler's 0, 2, 1): what puts MAX + 1, MIN - 1 and MIN * -1 early.
+constexpr int kTierFillerOrder[] = {0, 2, 1};
+constexpr int kTierFillers = 3;
 // Equal extremes (MIN, MAX, 0, all ones): the first tier pairs a with b at
 // e, e+1 and e-1 (b at e); the relations section pairs every two numbers
 // at those and at (e, e+1), (e, e-1).
@@ -27,7 +29,6 @@ constexpr int kEqualForms = 5;
 constexpr int kLaneTargets = 4;
 constexpr int kLaneForms = 2;
 constexpr int kLaneSplits = 2;
-constexpr int kSelectorEdges = 6;  // BuildSelectorEdges
 
 std::vector<uint64_t> BuildShortEdges(int width) {
   const uint64_t mask = LowMask(width);
@@ -163,7 +164,8 @@ struct Shape {
     }
     if (IsSimdVideo(v.family)) {
       lanes = SimdLanes(v.family);
-      lane_total = uint64_t{kLaneSplits} * kLaneForms * kLaneTargets * kSelectorEdges * lanes;
+      lane_total = uint64_t{kLaneSplits} * kLaneForms * kLaneTargets *
+                   SelectorEdgeValues(lanes).size() * lanes;
     }
   }
   void CountPairs() {
@@ -191,8 +193,8 @@ Operands Filled(const Shape& s, int f) {
   return ops;
 }
 
-// The first tier, in order: every source at MIN (the others at 0, then at
-// -1), then every source at MAX, at 0, at all ones and at 1; then a against
+// The first tier, in order: every source at MIN (the others at 0, then -1,
+// then 1), then every source at MAX, at 0, at all ones and at 1; then a against
 // b at each equal extreme e: a == e, e + 1, e - 1 with b == e.
 Operands TierTuple(const Shape& s, uint64_t idx) {
   if (idx >= s.single_total) {
@@ -214,7 +216,7 @@ Operands TierTuple(const Shape& s, uint64_t idx) {
         idx -= fillers;
         continue;
       }
-      Operands ops = Filled(s, idx == 0 ? 0 : 2);
+      Operands ops = Filled(s, kTierFillerOrder[idx]);
       ops.v[i] = extremes[e];
       return ops;
     }
@@ -259,8 +261,9 @@ Operands LaneTuple(const Variant& v, const Shape& s, uint64_t idx) {
   const int64_t targets[kLaneTargets] = {d.lo - 1, d.lo, d.hi, d.hi + 1};
   const int64_t target = targets[idx % kLaneTargets];
   idx /= kLaneTargets;
-  const uint32_t sel = SelectorEdgeValues(s.lanes)[idx % kSelectorEdges];
-  const int lane = idx / kSelectorEdges;
+  const std::vector<uint64_t>& selectors = SelectorEdgeValues(s.lanes);
+  const uint32_t sel = selectors[idx % selectors.size()];
+  const int lane = idx / selectors.size();
   const LaneRange ar = LaneRangeOf(d.bits, IsSigned(v.atype));
   const LaneRange br = LaneRangeOf(d.bits, IsSigned(v.btype));
   // x - y == target is x + (-y) == target, -y in -br.

@@ -6,7 +6,7 @@
 // three sections:
 //   - the first tier, in order: each source alone at MIN, MAX, 0, all ones
 //     and 1 (extreme by extreme: every source at MIN first), the others at
-//     0 and then at -1; then a against b at each of MIN, MAX, 0 and all
+//     0, then -1, then 1; then a against b at each of MIN, MAX, 0 and all
 //     ones (a == b, b + 1, b - 1): a variant's likeliest bug triggers, so
 //     tuple 0 (the breadth pass's) has a at MIN;
 //   - the relations, rules over the instruction table rather than lists per

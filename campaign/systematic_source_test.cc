@@ -108,15 +108,17 @@ TEST(SystematicTest, TheFirstTierHasEachSourceAloneAtItsExtremes) {
   ASSERT_EQ(NumSources(v), 2);
   EXPECT_EQ(SystematicTuple(v, 0).operands.v[0], 0x80000000u);
   EXPECT_EQ(SystematicTuple(v, 0).operands.v[1], 0u);
-  const auto first = OperandsOf(v, 0, 32);
+  // 2 sources x 5 extremes x 3 fillers.
+  const auto first = OperandsOf(v, 0, 30);
   for (const uint64_t x : {0x80000000ull, 0x7fffffffull, 0ull, 0xffffffffull, 1ull}) {
     EXPECT_TRUE(Contains(first, {x, 0})) << x;
     EXPECT_TRUE(Contains(first, {0, x})) << x;
     EXPECT_TRUE(Contains(first, {x, 0xffffffff})) << x;
+    EXPECT_TRUE(Contains(first, {1, x})) << x;
   }
   // The same for a three-source variant, where c is a number too.
   const Variant bfe = *ParseVariant("bfe.s64");
-  const auto tier = OperandsOf(bfe, 0, 42);
+  const auto tier = OperandsOf(bfe, 0, 45);
   EXPECT_TRUE(Contains(tier, {0, 0, 0x80000000}));
   EXPECT_TRUE(Contains(tier, {0x8000000000000000, 0, 0}));
 }
@@ -125,7 +127,7 @@ TEST(SystematicTest, TheFirstTierHasEachSourceAloneAtItsExtremes) {
 // apart, early (the first tier) and in every pair of numbers (the rest).
 TEST(SystematicTest, EqualExtremesComeEarlyAndInEveryPair) {
   const Variant v = *ParseVariant("setp.lt.s32");
-  const auto first = OperandsOf(v, 0, 32);
+  const auto first = OperandsOf(v, 0, 30 + 12);  // after each source alone
   EXPECT_TRUE(Contains(first, {0x80000000, 0x80000000}));
   EXPECT_TRUE(Contains(first, {0x80000001, 0x80000000}));
   EXPECT_TRUE(Contains(first, {0x7fffffff, 0x7fffffff}));
