@@ -24,11 +24,10 @@ constexpr int kTierFillers = 3;
 constexpr int kNumEqualExtremes = 4;
 constexpr int kTierEqualForms = 3;
 constexpr int kEqualForms = 5;
-// Lane boundaries: the destination lane's MIN-1, MIN, MAX and MAX+1, as a
-// sum or a difference, split as (extreme, small) or (small, extreme).
-constexpr int kLaneTargets = 4;
+// Lane boundaries: one past the destination lane's MIN and MAX, as a sum or
+// a difference.
+constexpr int kLaneTargets = 2;
 constexpr int kLaneForms = 2;
-constexpr int kLaneSplits = 2;
 
 std::vector<uint64_t> BuildShortEdges(int width) {
   const uint64_t mask = LowMask(width);
@@ -90,6 +89,27 @@ std::vector<uint64_t> BuildSelectorEdges(int lanes) {
 const std::vector<uint64_t>& SelectorEdgeValues(int lanes) {
   static const auto* two = new std::vector<uint64_t>(BuildSelectorEdges(2));
   static const auto* four = new std::vector<uint64_t>(BuildSelectorEdges(4));
+  return lanes == 2 ? *two : *four;
+}
+
+// The selector edges under which a and b of every lane are different parts
+// (not all lanes from one part), so that a lane's a and b can be set apart.
+std::vector<uint64_t> BuildLaneSelectors(int lanes) {
+  std::vector<uint64_t> out;
+  for (const uint64_t sel : SelectorEdgeValues(lanes)) {
+    const SimdSelector selector{lanes, static_cast<uint32_t>(sel)};
+    bool apart = true;
+    for (int lane = 0; lane < lanes; ++lane) {
+      apart &= selector.AselPart(lane) != selector.BselPart(lane);
+    }
+    if (apart) out.push_back(sel);
+  }
+  return out;
+}
+
+const std::vector<uint64_t>& LaneSelectorValues(int lanes) {
+  static const auto* two = new std::vector<uint64_t>(BuildLaneSelectors(2));
+  static const auto* four = new std::vector<uint64_t>(BuildLaneSelectors(4));
   return lanes == 2 ? *two : *four;
 }
 
@@ -164,8 +184,7 @@ struct Shape {
     }
     if (IsSimdVideo(v.family)) {
       lanes = SimdLanes(v.family);
-      lane_total = uint64_t{kLaneSplits} * kLaneForms * kLaneTargets *
-                   SelectorEdgeValues(lanes).size() * lanes;
+      lane_total = uint64_t{kLaneForms} * kLaneTargets * LaneSelectorValues(lanes).size() * lanes;
     }
   }
   void CountPairs() {
@@ -238,45 +257,34 @@ Operands DestinationTuple(const Variant& v, const Shape& s, uint64_t idx) {
   return ops;
 }
 
-// x + y == target with x in `xr` and y in `yr` where they allow it: x at an
-// extreme and y small (split 0), or the other way round (split 1).
-std::pair<int64_t, int64_t> Split(int64_t target, int split, LaneRange xr, LaneRange yr) {
-  if (split == 0) {
-    const int64_t x = std::clamp(target - std::clamp<int64_t>(1, yr.lo, yr.hi), xr.lo, xr.hi);
-    return {x, std::clamp(target - x, yr.lo, yr.hi)};
-  }
-  const int64_t y = std::clamp(target - std::clamp<int64_t>(1, xr.lo, xr.hi), yr.lo, yr.hi);
-  return {std::clamp(target - y, xr.lo, xr.hi), y};
+// x + y == target, x in `xr` and y in `yr`: x at the extreme nearest the
+// target and y small, as far as the ranges allow.
+std::pair<int64_t, int64_t> Split(int64_t target, LaneRange xr, LaneRange yr) {
+  const int64_t x = std::clamp(target - std::clamp<int64_t>(1, yr.lo, yr.hi), xr.lo, xr.hi);
+  return {x, std::clamp(target - x, yr.lo, yr.hi)};
 }
 
-// One lane of a SIMD video variant whose a and b, as a selector picks and
-// the lane types read them, sum or differ to exactly the destination lane's
-// MIN - 1, MIN, MAX or MAX + 1; the other lanes, and c, at 0.
+// One lane of a SIMD video variant whose a and b, as a selector picks them
+// and the lane types read them, sum or differ to exactly one past the
+// destination lane's MIN or MAX; the other lanes, and c, at 0.
 Operands LaneTuple(const Variant& v, const Shape& s, uint64_t idx) {
-  const int split = idx % kLaneSplits;
-  idx /= kLaneSplits;
   const bool difference = idx % kLaneForms == 1;
   idx /= kLaneForms;
   const LaneRange d = SimdDestinationLane(v);
-  const int64_t targets[kLaneTargets] = {d.lo - 1, d.lo, d.hi, d.hi + 1};
-  const int64_t target = targets[idx % kLaneTargets];
+  const int64_t target = idx % kLaneTargets == 0 ? d.lo - 1 : d.hi + 1;
   idx /= kLaneTargets;
-  const std::vector<uint64_t>& selectors = SelectorEdgeValues(s.lanes);
+  const std::vector<uint64_t>& selectors = LaneSelectorValues(s.lanes);
   const uint32_t sel = selectors[idx % selectors.size()];
   const int lane = idx / selectors.size();
   const LaneRange ar = LaneRangeOf(d.bits, IsSigned(v.atype));
   const LaneRange br = LaneRangeOf(d.bits, IsSigned(v.btype));
   // x - y == target is x + (-y) == target, -y in -br.
   const LaneRange yr = difference ? LaneRange{d.bits, -br.hi, -br.lo} : br;
-  const auto [x, y] = Split(target, split, ar, yr);
+  const auto [x, y] = Split(target, ar, yr);
   const SimdSelector selector{s.lanes, sel};
   uint64_t ba = 0;
-  const auto put = [&](int part, int64_t value) {
-    const int shift = d.bits * part;
-    ba = (ba & ~(LowMask(d.bits) << shift)) | (Low(value, d.bits) << shift);
-  };
-  put(selector.AselPart(lane), x);
-  put(selector.BselPart(lane), difference ? -y : y);
+  ba |= Low(x, d.bits) << (d.bits * selector.AselPart(lane));
+  ba |= Low(difference ? -y : y, d.bits) << (d.bits * selector.BselPart(lane));
   Operands ops = Filled(s, 0);
   ops.v[0] = Low(ba, 32);
   ops.v[1] = ba >> 32;

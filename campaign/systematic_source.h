@@ -14,10 +14,11 @@
 //       destination bounds: a source wider than the destination (a
 //       narrowing cvt) at the destination's signed and unsigned MIN and MAX,
 //       each -1, +0, +1, as source values;
-//       lane bounds: in a SIMD video variant, for each lane and each of six
-//       selectors, the a and b parts the selector picks for that lane (read
-//       as .atype and .btype read them) chosen so that their exact sum or
-//       difference is the destination lane's MIN - 1, MIN, MAX or MAX + 1;
+//       lane bounds: in a SIMD video variant, for each lane and each
+//       selector edge under which a lane's a and b are different parts, the
+//       parts the selector picks for that lane (read as .atype and .btype
+//       read them) chosen so that their exact sum or difference is the
+//       destination lane's MIN - 1 or MAX + 1;
 //       equal extremes: every two numbers at MIN, MAX, 0 and all ones,
 //       equal and one apart either way;
 //   - edge pairs: for each pair of sources, every combination of two values
