@@ -1,5 +1,6 @@
-// The systematic part of a campaign's search: every variant gets its edge
-// operand combinations and boundary operands, early, and time is spread over
+// The systematic part of a campaign's search: every variant gets its
+// likeliest bug triggers first, then its boundary relations, edge operand
+// combinations and boundary operands, early, and time is spread over
 // families rather than over variants (78% of variants are video).
 //
 // For each variant the source defines a fixed set of tuples, visited in
@@ -7,8 +8,8 @@
 //   - the first tier, in order: each source alone at MIN, MAX, 0, all ones
 //     and 1 (extreme by extreme: every source at MIN first), the others at
 //     0, then -1, then 1; then a against b at each of MIN, MAX, 0 and all
-//     ones (a == b, b + 1, b - 1): a variant's likeliest bug triggers, so
-//     tuple 0 (the breadth pass's) has a at MIN;
+//     ones (a == b, a == b + 1, a == b - 1): a variant's likeliest bug
+//     triggers, so tuple 0 (the breadth pass's) has a at MIN;
 //   - the relations, rules over the instruction table rather than lists per
 //     family (harness/semantic_classes.h names them):
 //       destination bounds: a source wider than the destination (a
