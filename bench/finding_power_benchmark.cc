@@ -4,7 +4,7 @@
 // given --ptxdiff=PATH, for the campaign (`ptxdiff fuzz`):
 //
 //   build/release/bench/finding_power_benchmark [--budget=60] [--seed=1] [--repeat=1]
-//       [--only=NAME] [--ptxdiff=build/fuzz/cli/ptxdiff]
+//       [--only=NAME] [--ptxdiff=build/fuzz/cli/ptxdiff] [--no-uniform]
 //
 // Uniform: batches of 4096 tuples, each a uniformly random variant of
 // AllVariants() with uniformly random operand bits, through WorkerClient,
@@ -65,6 +65,13 @@ const Bug kBugs[] = {
     {"field-width", "bfe.u32", {{0xdeadbeef, 4, 28}}, {{0xdeadbeef, 4, 27}}},
     {"min-times-minus-one", "mul.lo.s64", {{~0ull, 1ull << 63}}, {{~0ull, (1ull << 63) + 1}}},
     {"defined-corner", "fns.b32", {{0x80000001, 31, 0xffffffff}}, {{0x80000001, 30, 0xffffffff}}},
+    // Issue 32's three kinds, and one operand value of one video variant.
+    {"destination-max", "cvt.sat.u16.s32", {{0xffff}}, {{0xfffe}}},
+    {"lane-sum-past-max", "vavrg4.s32.s32.s32", {{0x7f00, 0x0100, 0, 0x76543210}},
+     {{0x7e00, 0x0100, 0, 0x76543210}}},
+    {"equal-plus-one", "setp.le.s64", {{(1ull << 63) + 1, 1ull << 63}},
+     {{(1ull << 63) + 2, 1ull << 63}}},
+    {"video-operand-min", "vsub.s32.s32.s32.sat", {{5, 0x80000000}}, {{5, 0x80000001}}},
 };
 
 struct Flags {
@@ -72,6 +79,7 @@ struct Flags {
   uint64_t seed = 1;
   int repeat = 1;  // runs of each search; the table shows medians
   std::string only, ptxdiff;
+  bool uniform = true;  // --no-uniform: the campaign alone (comparing two builds)
 };
 
 struct Outcome {
@@ -260,6 +268,14 @@ Outcome Median(std::vector<Outcome> runs) {
   return median;
 }
 
+// Every run's time to find, in run order ("-" where not found): the table's
+// medians hide the slowest.
+std::string EachRun(const std::vector<Outcome>& runs) {
+  std::vector<std::string> out;
+  for (const Outcome& r : runs) out.push_back(SecondsOrDash(r.seconds));
+  return out.empty() ? "-" : absl::StrJoin(out, "/");
+}
+
 std::string Tuples(const Outcome& o) {
   return o.seconds && o.tuples > 0 ? absl::StrCat(o.tuples) : "-";
 }
@@ -279,10 +295,11 @@ bool ParseFlags(int argc, char** argv, Flags& flags) {
     else if (absl::ConsumePrefix(&arg, "--only=")) flags.only = std::string(arg);
     else if (absl::ConsumePrefix(&arg, "--ptxdiff=")) flags.ptxdiff = std::string(arg);
     else if (absl::ConsumePrefix(&arg, "--repeat=")) ok = absl::SimpleAtoi(arg, &flags.repeat);
+    else if (arg == "--no-uniform") flags.uniform = false;
     else ok = false;
     if (!ok || flags.budget <= 0 || flags.repeat < 1) {
       std::fprintf(stderr, "usage: finding_power_benchmark [--budget=S] [--seed=N] "
-                           "[--repeat=N] [--only=NAME] [--ptxdiff=PATH]\n");
+                           "[--repeat=N] [--only=NAME] [--ptxdiff=PATH] [--no-uniform]\n");
       return false;
     }
   }
@@ -313,11 +330,12 @@ int Main(int argc, char** argv) {
         campaigns.push_back(CampaignSearch(bug, flags, command));
         if (run == 0) commands.push_back(command);
       }
-      uniforms.push_back(UniformSearch(bug, flags, flags.seed + run));
+      if (flags.uniform) uniforms.push_back(UniformSearch(bug, flags, flags.seed + run));
     }
     const Outcome campaign =
         campaigns.empty() ? Outcome{std::nullopt, "no --ptxdiff"} : Median(campaigns);
-    const Outcome uniform = Median(uniforms);
+    const Outcome uniform =
+        uniforms.empty() ? Outcome{std::nullopt, "no uniform runs"} : Median(uniforms);
     std::printf("%-22s %12s %9s %12s %7s %16s %16s\n", bug.name,
                 flags.ptxdiff.empty() ? "-" : Seconds(campaign.seconds, flags.budget).c_str(),
                 SecondsOrDash(campaign.filed).c_str(),
@@ -325,7 +343,8 @@ int Main(int argc, char** argv) {
                 Ratio(campaign, uniform, flags.budget).c_str(), Tuples(campaign).c_str(),
                 Tuples(uniform).c_str());
     std::fflush(stdout);
-    notes.push_back(absl::StrCat(bug.name, ": campaign: ", campaign.what,
+    notes.push_back(absl::StrCat(bug.name, ": campaign runs ", EachRun(campaigns),
+                                 " s: ", campaign.what,
                                  "; uniform: ", uniform.what));
   }
   for (const std::string& n : notes) std::printf("  %s\n", n.c_str());

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "absl/container/flat_hash_set.h"
+#include "harness/semantic_classes.h"
 #include "isa/family_table.h"
 #include "oracle/bits.h"
 
@@ -13,6 +14,20 @@ namespace {
 
 constexpr int kFillers = 3;  // other sources at 0, 1 or -1
 constexpr int kBoundForms = 6;  // sum or difference, each at B-1, B, B+1
+// First tier: each source alone at an extreme, the others at 0, then -1,
+// then 1 (Filler's 0, 2, 1): what puts MAX + 1, MIN - 1 and MIN * -1 early.
+constexpr int kTierFillerOrder[] = {0, 2, 1};
+constexpr int kTierFillers = 3;
+// Equal extremes (MIN, MAX, 0, all ones): the first tier pairs a with b at
+// e, e+1 and e-1 (b at e); the relations section pairs every two numbers
+// at those and at (e, e+1), (e, e-1).
+constexpr int kNumEqualExtremes = 4;
+constexpr int kTierEqualForms = 3;
+constexpr int kEqualForms = 5;
+// Lane boundaries: one past the destination lane's MIN and MAX, as a sum or
+// a difference.
+constexpr int kLaneTargets = 2;
+constexpr int kLaneForms = 2;
 
 std::vector<uint64_t> BuildShortEdges(int width) {
   const uint64_t mask = LowMask(width);
@@ -27,6 +42,33 @@ std::vector<uint64_t> BuildShortEdges(int width) {
     if (seen.insert(x & mask).second) out.push_back(x & mask);
   }
   return out;
+}
+
+// What a source is tried at alone first: MIN, MAX, 0, all ones, 1, in that
+// order, without repeats (a 1-bit carry-in has two).
+std::vector<uint64_t> BuildExtremes(int width) {
+  const uint64_t min = uint64_t{1} << (width - 1);
+  std::vector<uint64_t> out;
+  for (uint64_t x : {min, min - 1, uint64_t{0}, LowMask(width), uint64_t{1}}) {
+    if (std::find(out.begin(), out.end(), x) == out.end()) out.push_back(x);
+  }
+  return out;
+}
+
+const std::vector<uint64_t>& ExtremeValues(int width) {
+  static const auto* tables = [] {
+    auto* t = new std::array<std::vector<uint64_t>, 65>();
+    for (int w = 1; w <= 64; ++w) (*t)[w] = BuildExtremes(w);
+    return t;
+  }();
+  return (*tables)[width];
+}
+
+// Equal extreme `e` of a width: MIN, MAX, 0, all ones.
+uint64_t EqualExtreme(int e, int width) {
+  const uint64_t min = uint64_t{1} << (width - 1);
+  const uint64_t values[kNumEqualExtremes] = {min, min - 1, 0, LowMask(width)};
+  return values[e];
 }
 
 std::vector<uint64_t> Bounds(int width) {
@@ -50,19 +92,52 @@ const std::vector<uint64_t>& SelectorEdgeValues(int lanes) {
   return lanes == 2 ? *two : *four;
 }
 
+// The selector edges under which a and b of every lane are different parts
+// (not all lanes from one part), so that a lane's a and b can be set apart.
+std::vector<uint64_t> BuildLaneSelectors(int lanes) {
+  std::vector<uint64_t> out;
+  for (const uint64_t sel : SelectorEdgeValues(lanes)) {
+    const SimdSelector selector{lanes, static_cast<uint32_t>(sel)};
+    bool apart = true;
+    for (int lane = 0; lane < lanes; ++lane) {
+      apart &= selector.AselPart(lane) != selector.BselPart(lane);
+    }
+    if (apart) out.push_back(sel);
+  }
+  return out;
+}
+
+const std::vector<uint64_t>& LaneSelectorValues(int lanes) {
+  static const auto* two = new std::vector<uint64_t>(BuildLaneSelectors(2));
+  static const auto* four = new std::vector<uint64_t>(BuildLaneSelectors(4));
+  return lanes == 2 ? *two : *four;
+}
+
 // The edge list of source `i` of `v`: its width's, or a selector's.
 const std::vector<uint64_t>& EdgeValuesOf(const Variant& v, int i) {
   return IsSelectorSource(v, i) ? SelectorEdgeValues(SimdLanes(v.family))
                                 : ShortEdgeValues(SourceWidth(v, i));
 }
 
-// The shape of a variant's systematic set.
+// The shape of a variant's systematic set: its sections, in the order they
+// are visited (SystematicTuples): the first tier in order, then the
+// relations and then the edge and boundary pairs, each in a pseudo-random
+// order of its own.
 struct Shape {
   int sources;
   int width[kMaxSources];
   const std::vector<uint64_t>* edge_values[kMaxSources];  // EdgeValuesOf
   uint64_t edges[kMaxSources];  // edge_values[i]->size()
   bool selector[kMaxSources];   // held at the default, not at 0, 1 or -1
+  bool number[kMaxSources];     // neither a selector nor the carry-in
+  bool narrowing[kMaxSources];  // NarrowsToDestination
+  int first_pair[2] = {-1, -1};  // the first two numbers, if any
+  int lanes = 0;  // a SIMD video variant's: lane boundaries of a and b
+  // The first tier.
+  uint64_t single_total = 0, tier_equal_total = 0;
+  // The relations: destination bounds, lane bounds, equal extremes.
+  uint64_t destination_total = 0, lane_total = 0, equal_total = 0;
+  // The edge and boundary pairs.
   uint64_t edge_total = 0, boundary_total = 0;
 
   explicit Shape(const Variant& v) : sources(NumSources(v)) {
@@ -71,7 +146,48 @@ struct Shape {
       edge_values[i] = &EdgeValuesOf(v, i);
       edges[i] = edge_values[i]->size();
       selector[i] = IsSelectorSource(v, i);
+      number[i] = !selector[i] && !IsCarryInSource(v, i);
+      narrowing[i] = NarrowsToDestination(v, i);
+      if (number[i] && first_pair[0] < 0) {
+        first_pair[0] = i;
+      } else if (number[i] && first_pair[1] < 0) {
+        first_pair[1] = i;
+      }
     }
+    CountFirstTier();
+    CountRelations(v);
+    CountPairs();
+  }
+  uint64_t tier() const { return single_total + tier_equal_total; }
+  uint64_t relations() const { return destination_total + lane_total + equal_total; }
+  uint64_t pairs() const { return edge_total + boundary_total; }
+  uint64_t total() const { return tier() + relations() + pairs(); }
+  int single_fillers() const { return sources > 1 ? kTierFillers : 1; }
+  // Sums and differences at a bound, between two sources that are numbers
+  // (a selector is not one).
+  bool BoundaryPair(int i, int j) const { return i != j && !selector[i] && !selector[j]; }
+  bool EqualPair(int i, int j) const { return i < j && number[i] && number[j]; }
+
+ private:
+  void CountFirstTier() {
+    for (int i = 0; i < sources; ++i) {
+      if (!selector[i]) single_total += ExtremeValues(width[i]).size() * single_fillers();
+    }
+    if (first_pair[1] >= 0) tier_equal_total = kNumEqualExtremes * kTierEqualForms;
+  }
+  void CountRelations(const Variant& v) {
+    for (int i = 0; i < sources; ++i) {
+      if (narrowing[i]) destination_total += kNumDestinationBoundaryValues;
+      for (int j = 0; j < sources; ++j) {
+        if (EqualPair(i, j)) equal_total += kNumEqualExtremes * kEqualForms;
+      }
+    }
+    if (IsSimdVideo(v.family)) {
+      lanes = SimdLanes(v.family);
+      lane_total = uint64_t{kLaneForms} * kLaneTargets * LaneSelectorValues(lanes).size() * lanes;
+    }
+  }
+  void CountPairs() {
     if (sources == 1) edge_total = edges[0];
     const uint64_t fillers = sources > 2 ? kFillers : 1;
     for (int i = 0; i < sources; ++i) {
@@ -81,10 +197,6 @@ struct Shape {
       }
     }
   }
-  uint64_t total() const { return edge_total + boundary_total; }
-  // Sums and differences at a bound, between two sources that are numbers
-  // (a selector is not one).
-  bool BoundaryPair(int i, int j) const { return i != j && !selector[i] && !selector[j]; }
 };
 
 // The value a source not in the pair is held at: 0, 1 or -1, and a selector
@@ -92,6 +204,124 @@ struct Shape {
 uint64_t Filler(const Shape& s, int f, int source) {
   if (s.selector[source]) return (*s.edge_values[source])[0];
   return f == 0 ? 0 : f == 1 ? 1 : LowMask(s.width[source]);
+}
+
+Operands Filled(const Shape& s, int f) {
+  Operands ops;
+  for (int k = 0; k < s.sources; ++k) ops.v[k] = Filler(s, f, k);
+  return ops;
+}
+
+// The first tier, in order: every source at MIN (the others at 0, then -1,
+// then 1), then every source at MAX, at 0, at all ones and at 1; then a against
+// b at each equal extreme e: a == e, e + 1, e - 1 with b == e.
+Operands TierTuple(const Shape& s, uint64_t idx) {
+  if (idx >= s.single_total) {
+    idx -= s.single_total;
+    Operands ops = Filled(s, 0);
+    const int a = s.first_pair[0], b = s.first_pair[1];
+    const int e = idx / kTierEqualForms;
+    const uint64_t delta = idx % kTierEqualForms == 2 ? ~uint64_t{0} : idx % kTierEqualForms;
+    ops.v[a] = Low(EqualExtreme(e, s.width[a]) + delta, s.width[a]);
+    ops.v[b] = EqualExtreme(e, s.width[b]);
+    return ops;
+  }
+  const uint64_t fillers = s.single_fillers();
+  for (size_t e = 0;; ++e) {
+    for (int i = 0; i < s.sources; ++i) {
+      const std::vector<uint64_t>& extremes = ExtremeValues(s.width[i]);
+      if (s.selector[i] || e >= extremes.size()) continue;
+      if (idx >= fillers) {
+        idx -= fillers;
+        continue;
+      }
+      Operands ops = Filled(s, kTierFillerOrder[idx]);
+      ops.v[i] = extremes[e];
+      return ops;
+    }
+  }
+}
+
+// A source wider than the destination at one of the destination's bounds,
+// the others at 0.
+Operands DestinationTuple(const Variant& v, const Shape& s, uint64_t idx) {
+  Operands ops = Filled(s, 0);
+  for (int i = 0; i < s.sources; ++i) {
+    if (!s.narrowing[i]) continue;
+    if (idx < kNumDestinationBoundaryValues) {
+      ops.v[i] = DestinationBoundaryValues(v, i)[idx];
+      return ops;
+    }
+    idx -= kNumDestinationBoundaryValues;
+  }
+  return ops;
+}
+
+// x + y == target, x in `xr` and y in `yr`: x at the extreme nearest the
+// target and y small, as far as the ranges allow.
+std::pair<int64_t, int64_t> Split(int64_t target, LaneRange xr, LaneRange yr) {
+  const int64_t x = std::clamp(target - std::clamp<int64_t>(1, yr.lo, yr.hi), xr.lo, xr.hi);
+  return {x, std::clamp(target - x, yr.lo, yr.hi)};
+}
+
+// One lane of a SIMD video variant whose a and b, as a selector picks them
+// and the lane types read them, sum or differ to exactly one past the
+// destination lane's MIN or MAX; the other lanes, and c, at 0.
+Operands LaneTuple(const Variant& v, const Shape& s, uint64_t idx) {
+  const bool difference = idx % kLaneForms == 1;
+  idx /= kLaneForms;
+  const LaneRange d = SimdDestinationLane(v);
+  const int64_t target = idx % kLaneTargets == 0 ? d.lo - 1 : d.hi + 1;
+  idx /= kLaneTargets;
+  const std::vector<uint64_t>& selectors = LaneSelectorValues(s.lanes);
+  const uint32_t sel = selectors[idx % selectors.size()];
+  const int lane = idx / selectors.size();
+  const LaneRange ar = LaneRangeOf(d.bits, IsSigned(v.atype));
+  const LaneRange br = LaneRangeOf(d.bits, IsSigned(v.btype));
+  // x - y == target is x + (-y) == target, -y in -br.
+  const LaneRange yr = difference ? LaneRange{d.bits, -br.hi, -br.lo} : br;
+  const auto [x, y] = Split(target, ar, yr);
+  const SimdSelector selector{s.lanes, sel};
+  uint64_t ba = 0;
+  ba |= Low(x, d.bits) << (d.bits * selector.AselPart(lane));
+  ba |= Low(difference ? -y : y, d.bits) << (d.bits * selector.BselPart(lane));
+  Operands ops = Filled(s, 0);
+  ops.v[0] = Low(ba, 32);
+  ops.v[1] = ba >> 32;
+  for (int i = 0; i < s.sources; ++i) {
+    if (s.selector[i]) ops.v[i] = sel;
+  }
+  return ops;
+}
+
+// Two numbers at an equal extreme e (MIN, MAX, 0, all ones): (e, e),
+// (e + 1, e), (e - 1, e), (e, e + 1), (e, e - 1); the others at 0.
+Operands EqualTuple(const Shape& s, uint64_t idx) {
+  Operands ops = Filled(s, 0);
+  for (int i = 0; i < s.sources; ++i) {
+    for (int j = 0; j < s.sources; ++j) {
+      if (!s.EqualPair(i, j)) continue;
+      const uint64_t block = kNumEqualExtremes * kEqualForms;
+      if (idx >= block) {
+        idx -= block;
+        continue;
+      }
+      const int e = idx / kEqualForms, form = idx % kEqualForms;
+      const uint64_t deltas[kEqualForms][2] = {
+          {0, 0}, {1, 0}, {~uint64_t{0}, 0}, {0, 1}, {0, ~uint64_t{0}}};
+      ops.v[i] = Low(EqualExtreme(e, s.width[i]) + deltas[form][0], s.width[i]);
+      ops.v[j] = Low(EqualExtreme(e, s.width[j]) + deltas[form][1], s.width[j]);
+      return ops;
+    }
+  }
+  return ops;
+}
+
+Operands RelationTuple(const Variant& v, const Shape& s, uint64_t idx) {
+  if (idx < s.destination_total) return DestinationTuple(v, s, idx);
+  idx -= s.destination_total;
+  if (idx < s.lane_total) return LaneTuple(v, s, idx);
+  return EqualTuple(s, idx - s.lane_total);
 }
 
 Operands EdgeTuple(const Shape& s, uint64_t idx) {
@@ -210,14 +440,35 @@ uint64_t SystematicCount(const Variant& v) { return Shape(v).total(); }
 
 namespace {
 
-// Tuple i of a variant's set in its fixed pseudo-random order (`stride` from
-// Stride(n, id)), given the set's shape `s` and size `n` and the variant's
-// stable id: the first tuples of a variant already cover both sections and
-// every pair of sources.
-Tuple NthOfSet(const Variant& v, const Shape& s, uint64_t n, uint64_t id, uint64_t stride,
-               uint64_t i) {
-  const uint64_t idx =
-      static_cast<uint64_t>((static_cast<unsigned __int128>(i) * stride + id % n) % n);
+// How a variant's set is visited: its first tier in order, then its
+// relations and its pairs each in a fixed pseudo-random order (index k ->
+// k * stride + id mod the section's size), so that the first tuples of a
+// section already cover its parts and every pair of sources.
+struct Order {
+  uint64_t id;  // StableId
+  uint64_t relation_stride = 1, pair_stride = 1;  // Stride(section size, id)
+
+  Order(const Shape& s, uint64_t stable_id)
+      : id(stable_id), relation_stride(Stride(s.relations(), id)),
+        pair_stride(Stride(s.pairs(), id)) {}
+  // Tuple 0 only (the breadth pass's): the first tier's first; no strides.
+  struct FirstOnly {};
+  Order(FirstOnly, uint64_t stable_id) : id(stable_id) {}
+
+  uint64_t Shuffled(uint64_t k, uint64_t n, uint64_t stride) const {
+    return static_cast<uint64_t>((static_cast<unsigned __int128>(k) * stride + id % n) % n);
+  }
+};
+
+// Tuple i of a variant's set, given its shape `s` (i < s.total()).
+Tuple NthOfSet(const Variant& v, const Shape& s, const Order& order, uint64_t i) {
+  if (i < s.tier()) return {v, Canonical(v, TierTuple(s, i))};
+  i -= s.tier();
+  if (i < s.relations()) {
+    return {v, Canonical(v, RelationTuple(v, s, order.Shuffled(i, s.relations(),
+                                                                order.relation_stride)))};
+  }
+  const uint64_t idx = order.Shuffled(i - s.relations(), s.pairs(), order.pair_stride);
   return {v, Canonical(v, idx < s.edge_total ? EdgeTuple(s, idx)
                                              : BoundaryTuple(s, idx - s.edge_total))};
 }
@@ -242,11 +493,9 @@ void RadixSortByKey(std::vector<std::pair<uint64_t, T>>& items) {
 
 void SystematicTuples(const Variant& v, uint64_t k, uint64_t count, std::vector<Tuple>& out) {
   const Shape s(v);
-  const uint64_t n = s.total();
-  const uint64_t id = StableId(v);
-  const uint64_t stride = Stride(n, id);
-  for (uint64_t i = k; i < std::min(n, k + count); ++i) {
-    out.push_back(NthOfSet(v, s, n, id, stride, i));
+  const Order order(s, StableId(v));
+  for (uint64_t i = k; i < std::min(s.total(), k + count); ++i) {
+    out.push_back(NthOfSet(v, s, order, i));
   }
 }
 
@@ -296,11 +545,11 @@ std::optional<Tuple> SystematicSource::NextBreadth() {
   ++produced_;
   // The set's first tuple (the breadth pass is each variant's first visit),
   // from what the state already holds: the pass is most of a campaign's
-  // first ~0.1 s. The stride does not matter for tuple 0.
+  // first ~0.1 s. Tuple 0 is the first tier's: no strides needed.
   ++v->next;
   const Shape shape(v->variant);
   v->count = shape.total();
-  return NthOfSet(v->variant, shape, v->count, v->id, /*stride=*/1, /*i=*/0);
+  return NthOfSet(v->variant, shape, Order(Order::FirstOnly{}, v->id), /*i=*/0);
 }
 
 std::optional<Tuple> SystematicSource::Next() {

@@ -1,23 +1,42 @@
-// The systematic part of a campaign's search: every variant gets its edge
-// operand combinations and boundary operands, early, and time is spread over
+// The systematic part of a campaign's search: every variant gets its
+// likeliest bug triggers first, then its boundary relations, edge operand
+// combinations and boundary operands, early, and time is spread over
 // families rather than over variants (78% of variants are video).
 //
-// For each variant the source defines a fixed set of tuples:
+// For each variant the source defines a fixed set of tuples, visited in
+// three sections:
+//   - the first tier, in order: each source alone at MIN, MAX, 0, all ones
+//     and 1 (extreme by extreme: every source at MIN first), the others at
+//     0, then -1, then 1; then a against b at each of MIN, MAX, 0 and all
+//     ones (a == b, a == b + 1, a == b - 1): a variant's likeliest bug
+//     triggers, so tuple 0 (the breadth pass's) has a at MIN;
+//   - the relations, rules over the instruction table rather than lists per
+//     family (harness/semantic_classes.h names them):
+//       destination bounds: a source wider than the destination (a
+//       narrowing cvt) at the destination's signed and unsigned MIN and MAX,
+//       each -1, +0, +1, as source values;
+//       lane bounds: in a SIMD video variant, for each lane and each
+//       selector edge under which a lane's a and b are different parts, the
+//       parts the selector picks for that lane (read as .atype and .btype
+//       read them) chosen so that their exact sum or difference is the
+//       destination lane's MIN - 1 or MAX + 1;
+//       equal extremes: every two numbers at MIN, MAX, 0 and all ones,
+//       equal and one apart either way;
 //   - edge pairs: for each pair of sources, every combination of two values
 //     from a short per-width edge list (0, 1, 2, -1, -2, MIN, MAX, MIN+1,
 //     powers of two around the shift widths, 255/256, byte sign patterns),
-//     the other sources held at a value from {0, 1, -1};
-//   - boundary pairs: for each pair of sources (i, j) and each bound B of
-//     the width (MAX, MIN, 0, the width itself, 32, 64, 256), x_j chosen so
-//     that x_i + x_j or x_i - x_j is exactly B - 1, B or B + 1: what puts a
-//     sum at a saturation bound, position + length at the width, a
-//     difference at zero — derived from operand widths alone, so no family
-//     needs a hand list.
-// Tuples are visited in a fixed pseudo-random order per variant (so a
-// variant's first few tuples are already spread over its set). First a
-// breadth pass gives every variant one tuple, in a shuffled order, so a bug
-// confined to one variant of the 60k video variants is met within a pass of
-// the variants (sooner, on average, than uniform random testing meets it).
+//     the other sources held at a value from {0, 1, -1}; and boundary pairs:
+//     for each pair of sources (i, j) and each bound B of the width (MAX,
+//     MIN, 0, the width itself, 32, 64, 256), x_j chosen so that x_i + x_j or
+//     x_i - x_j is exactly B - 1, B or B + 1: what puts a sum at a
+//     saturation bound, position + length at the width, a difference at
+//     zero — derived from operand widths alone.
+// The relations and the pairs are each visited in a fixed pseudo-random
+// order per variant (so a variant's first few tuples of a section are
+// already spread over it). First a breadth pass gives every variant its
+// tuple 0, in a shuffled order, so a bug confined to one variant of the 60k
+// video variants is met within a pass of the variants (sooner, on average,
+// than uniform random testing meets it).
 // Then families are visited round-robin; within a family, one run of tuples
 // per variant per pass, so small families are searched deeply early.
 // Deterministic for a given variant list.

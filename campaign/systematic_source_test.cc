@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "gtest/gtest.h"
+#include "harness/semantic_classes.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
 #include "oracle/bits.h"
@@ -82,6 +83,105 @@ TEST(SystematicTest, PositionPlusLengthExactlyTheWidth) {
             t.operands.v[2] > 0 && t.operands.v[0] != 0;
   }
   EXPECT_TRUE(found);
+}
+
+// The tuples k .. k + n - 1 of `v`'s set, as operand vectors.
+std::vector<std::vector<uint64_t>> OperandsOf(const Variant& v, uint64_t k, uint64_t n) {
+  std::vector<Tuple> tuples;
+  SystematicTuples(v, k, n, tuples);
+  std::vector<std::vector<uint64_t>> out;
+  for (const Tuple& t : tuples) {
+    out.emplace_back(t.operands.v, t.operands.v + NumSources(v));
+  }
+  return out;
+}
+
+bool Contains(const std::vector<std::vector<uint64_t>>& all, const std::vector<uint64_t>& ops) {
+  return std::find(all.begin(), all.end(), ops) != all.end();
+}
+
+// A bug at one operand value of one of 60k video variants is met within
+// its first few tuples: tuple 0 (the breadth pass's) has a at MIN, and the
+// first tier has every source alone at each extreme, the others at 0.
+TEST(SystematicTest, TheFirstTierHasEachSourceAloneAtItsExtremes) {
+  const Variant v = *ParseVariant("vabsdiff.s32.s32.s32.sat");
+  ASSERT_EQ(NumSources(v), 2);
+  EXPECT_EQ(SystematicTuple(v, 0).operands.v[0], 0x80000000u);
+  EXPECT_EQ(SystematicTuple(v, 0).operands.v[1], 0u);
+  // 2 sources x 5 extremes x 3 fillers.
+  const auto first = OperandsOf(v, 0, 30);
+  for (const uint64_t x : {0x80000000ull, 0x7fffffffull, 0ull, 0xffffffffull, 1ull}) {
+    EXPECT_TRUE(Contains(first, {x, 0})) << x;
+    EXPECT_TRUE(Contains(first, {0, x})) << x;
+    EXPECT_TRUE(Contains(first, {x, 0xffffffff})) << x;
+    EXPECT_TRUE(Contains(first, {1, x})) << x;
+  }
+  // The same for a three-source variant, where c is a number too.
+  const Variant bfe = *ParseVariant("bfe.s64");
+  const auto tier = OperandsOf(bfe, 0, 45);
+  EXPECT_TRUE(Contains(tier, {0, 0, 0x80000000}));
+  EXPECT_TRUE(Contains(tier, {0x8000000000000000, 0, 0}));
+}
+
+// Comparisons and selections: a against b at the same extreme, and one
+// apart, early (the first tier) and in every pair of numbers (the rest).
+TEST(SystematicTest, EqualExtremesComeEarlyAndInEveryPair) {
+  const Variant v = *ParseVariant("setp.lt.s32");
+  const auto first = OperandsOf(v, 0, 30 + 12);  // after each source alone
+  EXPECT_TRUE(Contains(first, {0x80000000, 0x80000000}));
+  EXPECT_TRUE(Contains(first, {0x80000001, 0x80000000}));
+  EXPECT_TRUE(Contains(first, {0x7fffffff, 0x7fffffff}));
+  EXPECT_TRUE(Contains(first, {0x7ffffffe, 0x7fffffff}));
+  EXPECT_TRUE(Contains(first, {0xffffffff, 0xffffffff}));
+  const Variant slct = *ParseVariant("slct.u32.s32");
+  const auto all = OperandsOf(slct, 0, SystematicCount(slct));
+  EXPECT_TRUE(Contains(all, {0, 0x7fffffff, 0x7ffffffe}));  // b and c, c one below
+}
+
+// A narrowing conversion meets the destination's bounds and one past them
+// (as source values), which the source type's own edges do not hold.
+TEST(SystematicTest, ANarrowingConversionMeetsTheDestinationsBounds) {
+  const Variant v = *ParseVariant("cvt.sat.s16.s32");
+  const auto all = OperandsOf(v, 0, SystematicCount(v));
+  for (const uint64_t x : {0x7fffull, 0x8000ull, 0xffff7fffull, 0xffff8000ull, 0xffffull,
+                           0x10000ull}) {
+    EXPECT_TRUE(Contains(all, {x})) << std::hex << x;
+  }
+  // Not for a widening one: every source value fits its destination.
+  EXPECT_FALSE(NarrowsToDestination(*ParseVariant("cvt.s32.s16"), 0));
+}
+
+// One lane of a SIMD video variant at its own edge: for every lane, a
+// tuple whose exact lane sum is one past the lane's MAX, and one whose
+// difference is one below its MIN, also under a selector that is not the
+// default.
+TEST(SystematicTest, EveryLaneMeetsItsOwnEdgeUnderTheSelectorsChosen) {
+  const Variant v = *ParseVariant("vadd4.s32.s32.s32");
+  const uint64_t n = SystematicCount(v);
+  const uint32_t def = DefaultSimdSelector(4);
+  for (int lane = 0; lane < 4; ++lane) {
+    bool sum_past_max = false, difference_below_min = false, other_selector = false;
+    for (uint64_t k = 0; k < n; ++k) {
+      const Tuple t = SystematicTuple(v, k);
+      const auto [a, b] = SimdLaneOperands(v, t.operands, lane);
+      if (a + b == 128) {
+        sum_past_max = true;
+        other_selector |= t.operands.v[3] != def;
+      }
+      difference_below_min |= a - b == -129;
+    }
+    EXPECT_TRUE(sum_past_max) << lane;
+    EXPECT_TRUE(difference_below_min) << lane;
+    EXPECT_TRUE(other_selector) << lane;
+  }
+}
+
+// The relations come before the edge and boundary pairs: a narrowing
+// conversion's destination bounds are all within its first 64 tuples.
+TEST(SystematicTest, TheRelationsComeBeforeThePairs) {
+  const Variant v = *ParseVariant("cvt.u8.u64");
+  const auto first = OperandsOf(v, 0, 5 + kNumDestinationBoundaryValues);
+  for (const uint64_t x : DestinationBoundaryValues(v, 0)) EXPECT_TRUE(Contains(first, {x}));
 }
 
 TEST(SystematicTest, TheSourceReachesEveryVariantBeforeGoingDeep) {

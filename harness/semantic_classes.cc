@@ -1,5 +1,7 @@
 #include "harness/semantic_classes.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "isa/family_table.h"
 #include "oracle/bits.h"
@@ -23,7 +25,100 @@ bool Clamped(const Tuple& t, const Result& oracle) {
   return IsLegal(plain) && Evaluate(plain, t.operands).bits != oracle.bits;
 }
 
+// A number, not a selector or the carry-in.
+bool IsNumber(const Variant& v, int i) {
+  return !IsSelectorSource(v, i) && !IsCarryInSource(v, i);
+}
+
+// The signed MIN or MAX of the width.
+bool IsSignedEnd(uint64_t x, int width) {
+  const uint64_t min = uint64_t{1} << (width - 1);
+  return x == min || x == min - 1;
+}
+
+bool EqualExtremes(const Variant& v, const Operands& o) {
+  for (int i = 0; i < NumSources(v); ++i) {
+    for (int j = i + 1; j < NumSources(v); ++j) {
+      const int width = SourceWidth(v, i);
+      if (!IsNumber(v, i) || !IsNumber(v, j) || width < 2 || SourceWidth(v, j) != width) {
+        continue;
+      }
+      const uint64_t x = Low(o.v[i], width), y = Low(o.v[j], width);
+      const bool near = Low(x - y + 1, width) <= 2;  // x - y in {-1, 0, 1}
+      // All ones only equal: one apart, it is 0 and -1, far too common.
+      if ((near && (IsSignedEnd(x, width) || IsSignedEnd(y, width))) ||
+          (x == y && x == LowMask(width))) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+bool AtDestinationBoundary(const Variant& v, const Operands& o) {
+  for (int i = 0; i < NumSources(v); ++i) {
+    if (!NarrowsToDestination(v, i)) continue;
+    const auto values = DestinationBoundaryValues(v, i);
+    if (std::find(values.begin(), values.end(), Low(o.v[i], SourceWidth(v, i))) !=
+        values.end()) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool AtLaneBoundary(const Variant& v, const Operands& o) {
+  if (!IsSimdVideo(v.family)) return false;
+  const LaneRange d = SimdDestinationLane(v);
+  for (int lane = 0; lane < SimdLanes(v.family); ++lane) {
+    const auto [a, b] = SimdLaneOperands(v, o, lane);
+    for (const int64_t exact : {a + b, a - b}) {
+      if (exact == d.lo - 1 || exact == d.hi + 1) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
+
+bool NarrowsToDestination(const Variant& v, int i) {
+  const int result = ResultWidth(v);
+  return IsNumber(v, i) && result > 1 && result < SourceWidth(v, i);
+}
+
+std::array<uint64_t, kNumDestinationBoundaryValues> DestinationBoundaryValues(
+    const Variant& v, int i) {
+  const LaneRange s = LaneRangeOf(ResultWidth(v), true), u = LaneRangeOf(ResultWidth(v), false);
+  const int64_t bounds[] = {s.lo, s.hi, u.lo, u.hi};
+  std::array<uint64_t, kNumDestinationBoundaryValues> out;
+  int n = 0;
+  for (const int64_t bound : bounds) {
+    for (const int64_t delta : {-1, 0, 1}) {
+      out[n++] = Low(static_cast<uint64_t>(bound + delta), SourceWidth(v, i));
+    }
+  }
+  return out;
+}
+
+LaneRange LaneRangeOf(int bits, bool is_signed) {
+  const int64_t half = int64_t{1} << (bits - 1);
+  return is_signed ? LaneRange{bits, -half, half - 1} : LaneRange{bits, 0, 2 * half - 1};
+}
+
+LaneRange SimdDestinationLane(const Variant& v) {
+  return LaneRangeOf(32 / SimdLanes(v.family), IsSigned(v.type));
+}
+
+std::pair<int64_t, int64_t> SimdLaneOperands(const Variant& v, const Operands& o, int lane) {
+  const int lanes = SimdLanes(v.family), bits = 32 / lanes;
+  const uint64_t ba = (Low(o.v[1], 32) << 32) | Low(o.v[0], 32);
+  const SimdSelector sel{lanes, static_cast<uint32_t>(o.v[3])};
+  const auto part = [&](int index, Type t) {
+    const uint64_t x = Low(ba >> (bits * index), bits);
+    return IsSigned(t) ? SignExtend(x, bits) : static_cast<int64_t>(x);
+  };
+  return {part(sel.AselPart(lane), v.atype), part(sel.BselPart(lane), v.btype)};
+}
 
 uint32_t SemanticClasses(const Tuple& t, const Result& oracle) {
   const Variant& v = t.variant;
@@ -51,6 +146,9 @@ uint32_t SemanticClasses(const Tuple& t, const Result& oracle) {
                             SelectsNegative(t.operands.v[1], v.btype, v.bsel))) {
     classes |= kNegativeSelected;
   }
+  if (EqualExtremes(v, t.operands)) classes |= kEqualExtremes;
+  if (AtDestinationBoundary(v, t.operands)) classes |= kDestinationBoundary;
+  if (AtLaneBoundary(v, t.operands)) classes |= kLaneBoundary;
   if (!oracle.defined()) classes |= kUndefined;
   const int width = ResultWidth(v);
   if (oracle.bits == 0) classes |= kResultZero;

@@ -8,8 +8,10 @@
 #ifndef PTXDIFF_HARNESS_SEMANTIC_CLASSES_H_
 #define PTXDIFF_HARNESS_SEMANTIC_CLASSES_H_
 
+#include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "isa/tuple.h"
 #include "oracle/oracle.h"
@@ -32,10 +34,49 @@ enum SemanticClass : uint32_t {
   kResultAllOnes = 1 << 10,
   kTopBitSet = 1 << 11,        // the result's top bit is set
   kMinOperand = 1 << 12,       // some operand is its width's signed MIN
+  // Two sources of one width equal, or one apart, where one is MIN, MAX or
+  // all ones: what a comparison or a selection may get wrong at its ends.
+  kEqualExtremes = 1 << 13,
+  // A source wider than the destination at the destination's MIN or MAX
+  // (signed or unsigned), or one past it (DestinationBoundaryValues).
+  kDestinationBoundary = 1 << 14,
+  // A SIMD video lane whose exact sum or difference of the parts its
+  // selector picks is one past the destination lane's MIN or MAX.
+  kLaneBoundary = 1 << 15,
 };
-inline constexpr int kNumSemanticClasses = 13;
+inline constexpr int kNumSemanticClasses = 16;
 
 uint32_t SemanticClasses(const Tuple& t, const Result& oracle);
+
+// The boundaries above as rules over the instruction table, shared with the
+// systematic source (campaign/systematic_source.h), which puts tuples on
+// them.
+
+// True if source `i` of `v` is a number wider than the destination (a
+// narrowing cvt, vISA SHL to a narrower type), so that its values at the
+// destination's bounds are where a conversion may go wrong. A 1-bit result
+// (a predicate) has no range to speak of.
+bool NarrowsToDestination(const Variant& v, int i);
+inline constexpr int kNumDestinationBoundaryValues = 12;
+// The destination's bounds in both readings (signed MIN and MAX, unsigned 0
+// and MAX), each minus one, itself and plus one, as values of source `i`'s
+// width (some may repeat). Meaningful where NarrowsToDestination(v, i).
+std::array<uint64_t, kNumDestinationBoundaryValues> DestinationBoundaryValues(
+    const Variant& v, int i);
+
+// An integer range of a lane: its width and the values it holds.
+struct LaneRange {
+  int bits;
+  int64_t lo, hi;
+};
+// A lane of `bits` bits read signed or not.
+LaneRange LaneRangeOf(int bits, bool is_signed);
+// The destination lane of a SIMD video variant (as .sat clamps to it; vset,
+// with no destination type, unsigned).
+LaneRange SimdDestinationLane(const Variant& v);
+// Lane `lane`'s a and b of a SIMD video tuple: the parts of {b, a} its
+// selector (source 3) picks, read as .atype and .btype read them.
+std::pair<int64_t, int64_t> SimdLaneOperands(const Variant& v, const Operands& o, int lane);
 
 // The classes that say what operands trigger a disagreement: out-of-range
 // amounts, fields past the top, saturation, negative selected parts, -1 and

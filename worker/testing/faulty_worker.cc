@@ -43,6 +43,17 @@
 //     defined-corner       `fns.b32` (mask, base, offset) with base == 31 and
 //                          offset < 0 as s32 (bases > 31 are undefined): bit
 //                          0 flipped
+//     destination-max      `cvt.sat.u16.s32` where a == 0xffff (exactly the
+//                          destination's MAX): answers 0xfffe, a clamp one
+//                          too low
+//     lane-sum-past-max    `vavrg4.s32.s32.s32` where lane 1's exact sum of
+//                          the bytes its selector picks (as s8) is 128, one
+//                          past the lane's MAX: bit 8 flipped
+//     equal-plus-one       `setp.le.s64` where b == INT64_MIN and a == b + 1:
+//                          the predicate flipped
+//     video-operand-min    `vsub.s32.s32.s32.sat` (one of ~60k video
+//                          variants) where b == INT32_MIN, any a: bit 0
+//                          flipped
 //
 // --supports=LIST (comma-separated) replaces the `supports` lines.
 // --us-per-tuple=N answers a RUN no sooner than N microseconds per tuple
@@ -93,6 +104,18 @@ struct Planted {
 
 int64_t S32(uint64_t x) { return static_cast<int32_t>(static_cast<uint32_t>(x)); }
 
+// The exact sum of lane `lane`'s bytes of a 4-lane SIMD video tuple with
+// signed a and b, as its selector (source 3) picks them from {b, a}: worked
+// out here, not by the code the benchmark measures.
+int64_t LaneSum(const Operands& o, int lane) {
+  const uint64_t ba = (o.v[1] << 32) | (o.v[0] & 0xffffffff);
+  const auto part = [&](int nibble) {
+    const int index = (o.v[3] >> (4 * nibble)) & 7;
+    return static_cast<int64_t>(static_cast<int8_t>(ba >> (8 * index)));
+  };
+  return part(lane) + part(lane + 4);
+}
+
 std::optional<Planted> PlantedBug(absl::string_view name) {
   struct Row {
     absl::string_view name, spelling;
@@ -119,6 +142,20 @@ std::optional<Planted> PlantedBug(absl::string_view name) {
        {"", [](const Operands& o) {
           return static_cast<uint32_t>(o.v[1]) == 31 && S32(o.v[2]) < 0;
         }, [](uint64_t r) { return r ^ 1; }}},
+      {"destination-max", "cvt.sat.u16.s32",
+       {"", [](const Operands& o) { return static_cast<uint32_t>(o.v[0]) == 0xffff; },
+        [](uint64_t) { return uint64_t{0xfffe}; }}},
+      {"lane-sum-past-max", "vavrg4.s32.s32.s32",
+       {"", [](const Operands& o) { return LaneSum(o, 1) == 128; },
+        [](uint64_t r) { return r ^ 0x100; }}},
+      {"equal-plus-one", "setp.le.s64",
+       {"", [](const Operands& o) {
+          constexpr uint64_t kMin = uint64_t{1} << 63;
+          return o.v[1] == kMin && o.v[0] == kMin + 1;
+        }, [](uint64_t r) { return r ^ 1; }}},
+      {"video-operand-min", "vsub.s32.s32.s32.sat",
+       {"", [](const Operands& o) { return static_cast<uint32_t>(o.v[1]) == 0x80000000; },
+        [](uint64_t r) { return r ^ 1; }}},
   };
   for (const Row& row : kRows) {
     if (row.name != name) continue;
