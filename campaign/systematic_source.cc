@@ -474,8 +474,8 @@ Tuple NthOfSet(const Variant& v, const Shape& s, const Order& order, uint64_t i)
 }
 
 // The keys in ascending order, by an LSD radix sort (16-bit digits): the
-// breadth pass's order of ~80k variants, on the way to a campaign's first
-// tuple, where std::sort took ~5 ms.
+// breadth pass's order of every variant, on the way to a campaign's first
+// tuple, where std::sort was a visible share of start-up.
 template <typename T>
 void RadixSortByKey(std::vector<std::pair<uint64_t, T>>& items) {
   std::vector<std::pair<uint64_t, T>> scratch(items.size());
@@ -508,9 +508,9 @@ Tuple SystematicTuple(const Variant& v, uint64_t k) {
 SystematicSource::SystematicSource(absl::Span<const Variant> variants, int run,
                                    bool endless)
     : run_(std::max(1, run)), endless_(endless) {
-  // Sized up front: on a host where a page fault costs microseconds, growing
-  // these vectors by doubling was most of the constructor's ~50 ms (a
-  // campaign's start-up waits for it).
+  // Sized up front: where a page fault is costly, growing these vectors by
+  // doubling was most of the constructor's time, which a campaign's
+  // start-up waits for (startup_benchmark).
   std::vector<FamilyState> by_family(kNumFamilies);
   std::array<size_t, kNumFamilies> family_sizes{};
   for (const Variant& v : variants) ++family_sizes[static_cast<int>(v.family)];

@@ -1,8 +1,8 @@
 // Big tables of zeroed memory for the campaign's lock-free counters and
 // dedup: mapped from the kernel, so what is never touched costs nothing, and
 // in huge pages where the kernel grants them (madvise), so that a 32 MB
-// table written at random costs 16 page faults rather than 8,192 (about
-// 80 ms of a campaign's first half second on a host with slow faults).
+// table written at random costs 16 page faults rather than 8,192 (a visible
+// share of a campaign's start-up on a host with slow faults).
 
 #ifndef PTXDIFF_COMMON_ZEROED_PAGES_H_
 #define PTXDIFF_COMMON_ZEROED_PAGES_H_

@@ -51,9 +51,9 @@ struct Config {
   int kernels_per_module = 64;
   // Modules assembled at once: 0 until chosen, then 2 for the executable
   // (processes), 1 in-process. A campaign runs a worker per batch in flight
-  // (two), and in-process two threads a worker were slower there: 9.0-9.7k
-  // tuples/s checked against 12.0k/s (campaign_benchmark, ptxas, 20 s),
-  // each thread's share of a batch making more, smaller modules.
+  // (two), and in-process two threads a worker were slower there
+  // (campaign_benchmark): each thread's share of a batch made more, smaller
+  // modules.
   int jobs = 0;
   bool all_variants = false;  // compile NeverFolded variants too
   // What assembles the modules: "ptxas" (the executable, a process per
@@ -129,9 +129,9 @@ constexpr size_t kMaxKernelsPerModule = 4096;
 
 // Tuples (indices into the batch) compiled in one ptxas run, cut into
 // kernels of kernel_sizes[0], kernel_sizes[1], ... tuples. Kernels of
-// different sizes share a run: on a host where starting ptxas costs 50 ms,
-// a run per kernel size (and per bisection round and size) held the
-// campaign at ~115 tuples per run.
+// different sizes share a run: where starting ptxas is costly, a run per
+// kernel size (and per bisection round and size) left too few tuples per
+// run.
 struct Chunk {
   std::vector<int> tuples;
   std::vector<int> kernel_sizes;
