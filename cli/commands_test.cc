@@ -601,6 +601,25 @@ TEST(FuzzCommandTest, ACorpusFileLeftEmptyStopsTheRunAndFailsIt) {
   EXPECT_NE(access(file.c_str(), F_OK), 0) << "the empty file is still in the corpus";
 }
 
+// ... and of the hundreds a full disk leaves, the first few are said, the
+// rest counted.
+TEST(FuzzCommandTest, ManyCorpusFilesLeftEmptyAreCountedNotEachSaid) {
+  const std::string dir = TempDirFor("fuzz_empty_corpus_files");
+  const CliRun r = FuzzWith(
+      dir, kSomeStats,
+      "for i in 1 2 3 4 5 6 7; do : > \"$1/0123456789abcdef0123456789abcdef0123456$i\"; "
+      "touch -d '1 minute ago' \"$1/0123456789abcdef0123456789abcdef0123456$i\"; done",
+      {"--backend", "oracle", "--out", dir + "/out", "--dir", dir + "/triage"});
+  EXPECT_EQ(r.code, 1) << r.out;
+  size_t said = 0;
+  for (size_t at = 0; (at = r.err.find("error: cannot write ", at)) != std::string::npos; ++at) {
+    ++said;
+  }
+  EXPECT_EQ(said, 5u) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("ptxdiff fuzz: error: 2 more failed write(s) under --out\n"));
+  EXPECT_THAT(r.out, HasSubstr("stopped early: 7 write(s)"));
+}
+
 // Issue 28, item 7: two campaigns sharing --out truncated each other's
 // fuzz.log. Each now appends.
 TEST(FuzzCommandTest, ACampaignAppendsToTheLogItShares) {

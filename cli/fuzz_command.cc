@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cerrno>
 #include <cstdlib>
@@ -248,8 +249,15 @@ struct OutWrites {
         errors.push_back(std::move(e));
       }
     }
-    for (size_t i = before; i < errors.size(); ++i) {
+    // A full disk leaves libFuzzer's corpus files empty by the hundred:
+    // the first few are said, the rest counted (the summary has them all).
+    constexpr size_t kSaid = 5;
+    for (size_t i = before; i < std::min(errors.size(), kSaid); ++i) {
       err << "ptxdiff fuzz: error: " << errors[i] << "\n";
+    }
+    if (errors.size() > kSaid && errors.size() > before) {
+      err << "ptxdiff fuzz: error: " << errors.size() - std::max(before, kSaid)
+          << " more failed write(s) under --out\n";
     }
     err.flush();
     return errors.size() > before;
