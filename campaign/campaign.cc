@@ -676,39 +676,42 @@ void Campaign::FileJob(const FilingJob& job) {
   }
 }
 
+namespace {
+
+// The distinct variants of `batch`, the first `at_most` by name: "add.s32,
+// add.cc.s32 and 3 more".
+std::string NamedVariants(const std::vector<Tuple>& batch, size_t at_most) {
+  absl::flat_hash_set<Variant> seen;
+  std::vector<std::string> named;
+  for (const Tuple& t : batch) {
+    if (seen.insert(t.variant).second && named.size() < at_most) {
+      named.push_back(Spell(t.variant));
+    }
+  }
+  const size_t more = seen.size() - named.size();
+  return absl::StrCat(absl::StrJoin(named, ", "),
+                      more > 0 ? absl::StrCat(" and ", more, " more") : "");
+}
+
+}  // namespace
+
 Finding Campaign::UnisolatedFault(const FilingJob& job, absl::string_view why) const {
   Finding f;
   f.kind = FromFault(job.fault->kind);
-  // A batch of one faulted the worker twice: that tuple is the cause.
-  if (job.fault_batch.size() == 1) {
-    f.tuple = job.fault_batch[0];
-    f.batch = job.fault_batch;
-    f.oracle = Evaluate(f.tuple.variant, f.tuple.operands);
-    f.backend = identity_.name;
-    f.backend_identity = identity_.Describe();
-    f.detail = absl::StrCat(job.fault->detail, "\n(not re-run alone: ", why, ")");
-    return f;
-  }
-  f.unisolated = true;
   f.tuple = job.fault_batch[0];
   f.batch = job.fault_batch;
   f.oracle = Evaluate(f.tuple.variant, f.tuple.operands);
   f.backend = identity_.name;
   f.backend_identity = identity_.Describe();
-  std::vector<std::string> variants;
-  for (const Tuple& t : job.fault_batch) {
-    std::string s = Spell(t.variant);
-    if (std::find(variants.begin(), variants.end(), s) == variants.end()) {
-      variants.push_back(std::move(s));
-    }
+  if (job.fault_batch.size() == 1) {  // it faulted the worker twice alone: the cause
+    f.detail = absl::StrCat(job.fault->detail, "\n(not re-run alone: ", why, ")");
+    return f;
   }
-  constexpr size_t kNamed = 12;
-  const size_t more = variants.size() > kNamed ? variants.size() - kNamed : 0;
-  variants.resize(std::min(variants.size(), kNamed));
+  f.unisolated = true;
   f.detail = absl::StrCat(
       "unisolated ", FaultKindName(job.fault->kind), " of a batch of ", job.fault_batch.size(),
-      " tuple(s) not narrowed to one tuple: ", why, "\nthe batch's variants: ",
-      absl::StrJoin(variants, ", "), more > 0 ? absl::StrCat(" and ", more, " more") : "",
+      " tuple(s) not narrowed to one tuple: ", why,
+      "\nthe batch's variants: ", NamedVariants(job.fault_batch, 12),
       " (the entry is named after the first, which is not known to be at fault)\nthe worker: ",
       job.fault->detail);
   return f;
