@@ -601,6 +601,19 @@ TEST(FuzzCommandTest, ACorpusFileLeftEmptyStopsTheRunAndFailsIt) {
   EXPECT_NE(access(file.c_str(), F_OK), 0) << "the empty file is still in the corpus";
 }
 
+// Issue 28, item 2: the fuzz target's own failed writes under --out (its
+// stats file: `ptxdiff: cannot write ...` on its stderr) are errors too.
+TEST(FuzzCommandTest, AStatsFileTheFuzzerCouldNotWriteFailsTheRun) {
+  const std::string dir = TempDirFor("fuzz_stats_unwritable");
+  const CliRun r = FuzzWithStats(
+      dir, kSomeStats,
+      "echo 'ptxdiff: cannot write OUT/stats/1.stats: cannot create OUT/stats/.tmp: No space "
+      "left on device' >&2");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_THAT(r.err, HasSubstr("ptxdiff fuzz: error: cannot write OUT/stats/1.stats: cannot "
+                               "create OUT/stats/.tmp: No space left on device\n"));
+}
+
 // ... and of the hundreds a full disk leaves, the first few are said, the
 // rest counted.
 TEST(FuzzCommandTest, ManyCorpusFilesLeftEmptyAreCountedNotEachSaid) {

@@ -3,9 +3,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 
+#include "absl/strings/str_cat.h"
 #include "fuzzers/fuzz_input.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -242,6 +244,28 @@ TEST(DifferentialTargetTest, CrashModeCountsTheSupportedVariantsAndTheDeclinesBy
   for (const Variant& v : AllVariants()) add_variants += v.family == Family::kAdd;
   EXPECT_GT(s.supported_variants, 0);
   EXPECT_LE(s.supported_variants, add_variants);
+}
+
+// Issue 28, item 2: a stats file that could not be written (a full disk
+// under --out) left the summary short without a word. The first failure is
+// said on stderr, in the form `ptxdiff fuzz` watches for (fuzzer_output.h).
+TEST(DifferentialTargetTest, AStatsFileThatCannotBeWrittenIsSaidOnce) {
+  const std::string dir = FreshDir("stats_unwritable");
+  FuzzConfig config;
+  config.backend = "oracle";
+  config.worker = PTXDIFF_WORKER_PATH;
+  config.triage_dir = dir + "/triage";
+  config.stats_dir = "/dev/full/stats";  // not a directory: every write fails
+  config.mode = FuzzConfig::Mode::kCrash;
+  auto target = DifferentialTarget::Create(config);
+  ASSERT_TRUE(target.ok()) << target.status();
+  ::testing::internal::CaptureStderr();
+  (*target)->WriteStats();
+  (*target)->WriteStats();
+  const std::string said = ::testing::internal::GetCapturedStderr();
+  EXPECT_THAT(said, ::testing::StartsWith(absl::StrCat("ptxdiff: cannot write /dev/full/stats/",
+                                                       getpid(), ".stats: ")));
+  EXPECT_EQ(std::count(said.begin(), said.end(), '\n'), 1) << said;
 }
 
 TEST(DifferentialTargetTest, CampaignFilesOnceAndCountsRepeats) {
