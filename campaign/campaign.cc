@@ -10,6 +10,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "campaign/decline_model.h"
 #include "campaign/systematic_source.h"
@@ -79,7 +80,8 @@ Campaign::Campaign(CampaignOptions options, TriageStore store,
     : options_(std::move(options)),
       store_(std::move(store)),
       journal_(std::move(journal)),
-      queue_(TupleQueue::Options{}),
+      queue_(options_.dedup_slots > 0 ? TupleQueue::Options{.seen_slots = options_.dedup_slots}
+                                       : TupleQueue::Options{}),
       supported_(AllVariants().size()),
       offered_classes_(AllVariants().size()),
       declines_(std::make_unique<DeclineModel>()),
@@ -128,7 +130,9 @@ absl::Status Campaign::StartWorkers(WorkerStarts& starting) {
   for (auto& client : senders_) {
     threads_.emplace_back([this, c = client.get()] {
       SenderLoop(c);
+      std::lock_guard<std::mutex> lock(mu_);
       --senders_running_;
+      filing_ready_.notify_all();  // the filer's last round waits for this
     });
   }
   threads_.emplace_back([this] { FilerLoop(); });
@@ -155,6 +159,9 @@ void Campaign::Stop() {
   if (WorkerClient* m = minimizer_started_.load()) m->Interrupt();
   for (std::thread& t : threads_) t.join();
   threads_.clear();
+  // Repeats a sender judged after the filer's last round (one cut short by
+  // kFilingGrace): every mismatch counted is counted in its entry too.
+  FlushRepeats();
   // What the journal still holds was not filed: a filing failed, the
   // backlog overflowed, or the filer ran out of time. It stays for the next
   // campaign on this directory (it adopts the journals of processes that
@@ -395,18 +402,19 @@ void Campaign::SystematicLoop() {
 
 void Campaign::SenderLoop(WorkerClient* client) {
   while (true) {
-    const std::vector<Tuple> batch = queue_.TakeBatch(batch_size_, batch_size_ / 4, kBatchWait);
+    std::vector<Tuple> batch = queue_.TakeBatch(batch_size_, batch_size_ / 4, kBatchWait);
     // Stopping drops what is still queued (it was never judged); the batch
     // in flight is finished.
     if (stopping_) return;
     if (batch.empty()) continue;
-    const BatchOutcome out = client->Run(batch);
-    // A batch cut short by Stop (Interrupt) is not the backend's fault.
-    if (!(out.fault && client->interrupted())) Judge(batch, out);
-    queue_.Done(batch.size());
-    std::lock_guard<std::mutex> lock(mu_);
-    stats_.worker_restarts = 0;
-    for (const auto& s : senders_) stats_.worker_restarts += s->restarts();
+    const size_t taken = batch.size();
+    WithholdKnownFaulting(batch);
+    if (!batch.empty()) {
+      const BatchOutcome out = client->Run(batch);
+      // A batch cut short by Stop (Interrupt) is not the backend's fault.
+      if (!(out.fault && client->interrupted())) Judge(batch, out);
+    }
+    queue_.Done(taken);
   }
 }
 
@@ -426,9 +434,39 @@ std::string CauseClass(const Tuple& t, const Result& oracle, TupleFault fault) {
 
 }  // namespace
 
+void Campaign::WithholdKnownFaulting(std::vector<Tuple>& batch) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (not_to_send_.empty()) return;
+  const size_t before = batch.size();
+  batch.erase(std::remove_if(batch.begin(), batch.end(),
+                             [&](const Tuple& t) { return not_to_send_.contains(t); }),
+              batch.end());
+  stats_.withheld_faulting += before - batch.size();
+}
+
+void Campaign::QueueUnisolated(const std::vector<Tuple>& batch, const BatchOutcome& out) {
+  std::vector<Tuple> not_run;
+  std::string why;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (!NotRun(out.results[i], out.messages)) continue;
+    if (why.empty()) why = out.messages[out.results[i].message].substr(kNotRunPrefix.size());
+    not_run.push_back(batch[i]);
+  }
+  if (not_run.empty()) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  ++stats_.counts.faulty_batches;
+  not_to_send_.insert(not_run.begin(), not_run.end());
+  filing_.push_back({.tuple = not_run[0],
+                     .fault_batch = std::move(not_run),
+                     .fault = out.unisolated,
+                     .unisolated_why = std::move(why)});
+  filing_ready_.notify_one();
+}
+
 void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
   JudgeCounts counts;
   counts.tuples = batch.size();
+  if (out.unisolated) QueueUnisolated(batch, out);
   if (out.fault) {
     counts.faulty_batches = 1;
     std::lock_guard<std::mutex> lock(mu_);
@@ -442,6 +480,7 @@ void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
   std::vector<int64_t> by_message(out.messages.size());
   int64_t first_mismatch = -1;  // its index in `batch`
   std::vector<const Erratum*> errata;
+  std::vector<Tuple> faulting;
   for (size_t i = 0; i < batch.size(); ++i) {
     const TupleResult& r = out.results[i];
     const int index = VariantIndex(batch[i].variant);
@@ -462,6 +501,7 @@ void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
     }
     if (j.verdict == Verdict::kFault) {
       declines_->Quarantine(index, [&] { return DeclineClass(batch[i], j.oracle); });
+      faulting.push_back(batch[i]);
       QueueMismatch(batch[i], j, r.fault,
                     r.message < out.messages.size() ? out.messages[r.message] : "");
       if (first_mismatch < 0) first_mismatch = i;
@@ -479,6 +519,7 @@ void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
     if (by_message[m] > 0) decline_reasons_.Add(out.messages[m], by_message[m]);
   }
   for (const Erratum* e : errata) ++stats_.other_reading_by_erratum[std::string(e->id)];
+  not_to_send_.insert(faulting.begin(), faulting.end());
   for (int index : reached) {
     if (!stats_.reached[index]) stats_.reached[index] = true, ++stats_.variants_reached;
   }
@@ -519,14 +560,18 @@ void Campaign::FilerLoop() {
     FilingJob job;
     {
       std::unique_lock<std::mutex> lock(mu_);
+      // Stopping, the filer's last round waits for the senders' batches in
+      // flight: what they judge is filed, and their repeats counted.
+      const auto senders_done = [&] { return stopping_.load() && senders_running_ == 0; };
       filing_ready_.wait_for(lock, std::chrono::seconds(1),
-                             [&] { return stopping_.load() || !filing_.empty(); });
+                             [&] { return senders_done() || !filing_.empty(); });
       if (stopping_ && !deadline) deadline = absl::Now() + kFilingGrace;
       const bool out_of_time = deadline && absl::Now() > *deadline;
       if (filing_.empty() || out_of_time) {
+        const bool last = senders_done() || out_of_time;
         lock.unlock();
         FlushRepeats();
-        if (stopping_) return;
+        if (last) return;
         continue;
       }
       job = std::move(filing_.front());
@@ -554,25 +599,22 @@ absl::StatusOr<WorkerClient*> Campaign::MinimizerClient() {
 
 void Campaign::FileJob(const FilingJob& job) {
   Finding f;
-  // A hang is filed as found: no worker needed.
+  // A hang is filed as found, and a fault the sender could not isolate: no
+  // worker needed.
   const absl::StatusOr<WorkerClient*> minimizer =
-      job.tuple_fault == TupleFault::kHang
+      job.tuple_fault == TupleFault::kHang || !job.unisolated_why.empty()
           ? absl::StatusOr<WorkerClient*>(absl::UnavailableError("not needed"))
           : MinimizerClient();
-  if (job.fault) {
+  if (job.fault && !job.unisolated_why.empty()) {
+    f = UnisolatedFault(job, job.unisolated_why);
+  } else if (job.fault) {
     auto isolated = minimizer.ok() ? IsolateFault(**minimizer, job.fault_batch)
                                    : absl::StatusOr<Finding>(minimizer.status());
-    if (isolated.ok()) {
-      f = *isolated;
-    } else {
-      f.kind = FromFault(job.fault->kind);
-      f.tuple = job.tuple;
-      f.batch = job.fault_batch;
-      f.oracle = Evaluate(f.tuple.variant, f.tuple.operands);
-      f.backend = identity_.name;
-      f.backend_identity = identity_.Describe();
-      f.detail = job.fault->detail;
-    }
+    // Not isolated, the batch's first tuple is no more to blame than the
+    // others.
+    f = isolated.ok() ? *isolated : UnisolatedFault(job, isolated.status().message());
+    std::lock_guard<std::mutex> lock(mu_);
+    not_to_send_.insert(f.batch.begin(), f.batch.end());
   } else if (job.tuple_fault == TupleFault::kHang) {
     // Isolated already, and each run of it costs a timeout: filed as found.
     f.kind = FindingKind::kHang;
@@ -632,6 +674,47 @@ void Campaign::FileJob(const FilingJob& job) {
         job.tuple_fault);
     causes_[{job.tuple.variant, trigger}].filed = f;
   }
+}
+
+namespace {
+
+// The distinct variants of `batch`, the first `at_most` by name: "add.s32,
+// add.cc.s32 and 3 more".
+std::string NamedVariants(const std::vector<Tuple>& batch, size_t at_most) {
+  absl::flat_hash_set<Variant> seen;
+  std::vector<std::string> named;
+  for (const Tuple& t : batch) {
+    if (seen.insert(t.variant).second && named.size() < at_most) {
+      named.push_back(Spell(t.variant));
+    }
+  }
+  const size_t more = seen.size() - named.size();
+  return absl::StrCat(absl::StrJoin(named, ", "),
+                      more > 0 ? absl::StrCat(" and ", more, " more") : "");
+}
+
+}  // namespace
+
+Finding Campaign::UnisolatedFault(const FilingJob& job, absl::string_view why) const {
+  Finding f;
+  f.kind = FromFault(job.fault->kind);
+  f.tuple = job.fault_batch[0];
+  f.batch = job.fault_batch;
+  f.oracle = Evaluate(f.tuple.variant, f.tuple.operands);
+  f.backend = identity_.name;
+  f.backend_identity = identity_.Describe();
+  if (job.fault_batch.size() == 1) {  // it faulted the worker twice alone: the cause
+    f.detail = absl::StrCat(job.fault->detail, "\n(not re-run alone: ", why, ")");
+    return f;
+  }
+  f.unisolated = true;
+  f.detail = absl::StrCat(
+      "unisolated ", FaultKindName(job.fault->kind), " of a batch of ", job.fault_batch.size(),
+      " tuple(s) not narrowed to one tuple: ", why,
+      "\nthe batch's variants: ", NamedVariants(job.fault_batch, 12),
+      " (the entry is named after the first, which is not known to be at fault)\nthe worker: ",
+      job.fault->detail);
+  return f;
 }
 
 void Campaign::FlushRepeats() {
@@ -709,6 +792,10 @@ CampaignStats Campaign::Snapshot() const {
     s = stats_;
     std::tie(s.top_decline, s.top_decline_count) = decline_reasons_.Top();
   }
+  // Every worker's restarts: the senders' and the filer's (minimizer's).
+  s.worker_restarts = 0;
+  for (const auto& sender : senders_) s.worker_restarts += sender->restarts();
+  if (const WorkerClient* m = minimizer_started_.load()) s.worker_restarts += m->restarts();
   s.unfiled = journal_->unfiled();
   s.unjournaled = journal_->unwritten();
   s.queue = queue_.counts();

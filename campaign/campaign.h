@@ -47,6 +47,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "campaign/decline_model.h"
 #include "campaign/pending_journal.h"
@@ -92,6 +93,9 @@ struct CampaignOptions {
   // The most a sender's worker spends isolating the tuples of a batch that
   // faults it (WorkerCommand::isolation_budget).
   absl::Duration isolation_budget = absl::Seconds(30);
+  // The queue's dedup table (TupleQueue::Options::seen_slots); 0: its
+  // default. Small in a test that needs a repeat to get through.
+  size_t dedup_slots = 0;
 };
 
 struct CampaignStats {
@@ -121,6 +125,9 @@ struct CampaignStats {
   std::string top_decline;
   int64_t top_decline_count = 0;
   int64_t worker_restarts = 0;
+  // Tuples not sent because they faulted the worker before (or were in a
+  // batch whose fault could not be isolated): each would cost it again.
+  int64_t withheld_faulting = 0;
   int64_t supported_variants = 0;    // of the campaign's variants
   int64_t calibration_ms = 0;        // spent timing the families at start
   int64_t families_timed = 0;        // by it (a cheap backend stops after a batch)
@@ -200,6 +207,9 @@ class Campaign {
     std::string fault_message;
     std::vector<Tuple> fault_batch;  // non-empty for a faulty batch
     std::optional<BackendFault> fault;
+    // Why `fault` of `fault_batch` could not be isolated by the sender
+    // (BatchOutcome::unisolated): filed as an unisolated fault at once.
+    std::string unisolated_why;
   };
 
   Campaign(CampaignOptions options, TriageStore store, std::unique_ptr<PendingJournal> journal);
@@ -217,6 +227,15 @@ class Campaign {
   void FilerLoop();
   void SystematicLoop();
   void Judge(const std::vector<Tuple>& batch, const BatchOutcome& out);
+  // Files the fault of a batch whose isolation ran out of budget (with the
+  // tuples it left not run) as unisolated, and withholds those tuples.
+  void QueueUnisolated(const std::vector<Tuple>& batch, const BatchOutcome& out);
+  // Drops from `batch` the tuples in not_to_send_.
+  void WithholdKnownFaulting(std::vector<Tuple>& batch);
+  // The finding for `job`'s fault, which could not be narrowed to one
+  // tuple (`why`): unisolated, naming the batch's variants (unless the
+  // batch is one tuple).
+  Finding UnisolatedFault(const FilingJob& job, absl::string_view why) const;
   // Files `t` once per (variant, class) per process: its trigger class for
   // a mismatch, "crash" or "hang" for a tuple fault (`fault`, `message`).
   void QueueMismatch(const Tuple& t, const Judgement& j,
@@ -272,6 +291,9 @@ class Campaign {
     int64_t unflushed = 0;
   };
   absl::flat_hash_map<std::pair<Variant, std::string>, CauseState> causes_;
+  // Tuples that faulted the worker, or were in a batch whose fault was not
+  // isolated: never sent again this run.
+  absl::flat_hash_set<Tuple> not_to_send_;
   DeclineReasons decline_reasons_;
   bool filer_busy_ = false;
   std::deque<FilingJob> filing_;

@@ -290,13 +290,14 @@ TEST(CampaignTest, ATupleThatHangsTheWorkerIsFiledAloneAndTheRestJudged) {
 // Options whose first two workers (the senders') are wrong on bfe with a
 // position of at least 256, and whose third (the minimizer's, started at the
 // first finding) runs `third` instead: a shell command.
-CampaignOptions WithMinimizerWorker(const std::string& dir, const std::string& third) {
+CampaignOptions WithMinimizerWorker(
+    const std::string& dir, const std::string& third,
+    const std::string& first_two = "--fault=wrong-on=bfe. --when-operand=1:256") {
   std::system(("mkdir -p '" + dir + "/starts'").c_str());  // mkdir is atomic
   CampaignOptions o = Options(dir, {});
   o.worker.argv = {"/bin/sh", "-c",
                    absl::StrCat("for i in 1 2; do mkdir '", dir, "/starts/'$i 2>/dev/null && exec ",
-                                PTXDIFF_FAULTY_WORKER_PATH,
-                                " --fault=wrong-on=bfe. --when-operand=1:256; done; ", third)};
+                                PTXDIFF_FAULTY_WORKER_PATH, " ", first_two, "; done; ", third)};
   o.in_flight = 2;
   return o;
 }
@@ -330,6 +331,89 @@ TEST(CampaignTest, AFindingIsFiledWhenItsMinimizationFaults) {
       absl::StrCat("exec ", PTXDIFF_FAULTY_WORKER_PATH, " --fault=crash"));
   EXPECT_THAT(shown, HasSubstr("crash"));
   EXPECT_THAT(shown, ::testing::Not(HasSubstr("flaky")));
+}
+
+// Issue 28, item 3: when isolation ran out of budget, the batch's fault
+// became declines only (nothing filed); the other way, the fault was filed
+// against the batch's first tuple. It is filed as an unisolated fault of
+// the batch, naming its variants. (A zero budget: spent at once.)
+TEST(CampaignTest, AFaultThatCouldNotBeIsolatedIsFiledAsSuchNamingTheBatch) {
+  const std::string dir = FreshDir("unisolated");
+  CampaignOptions o = Options(dir, {"--fault=hang-on=add.sat.s32",
+                                    "--when-operand=0:2147483647"});
+  o.worker.timeout = absl::Seconds(1);
+  o.isolation_budget = absl::ZeroDuration();
+  o.in_flight = 1;
+  auto c = Campaign::Start(o);
+  ASSERT_TRUE(c.ok()) << c.status();
+  Offer(**c, "add.cc.s32", {{7, 8, 0, 0}});
+  Offer(**c, "add.sat.s32", {{0x7fffffff, 1, 0, 0}});
+  Offer(**c, "add.sat.s32", {{5, 6, 0, 0}});
+  ASSERT_TRUE((*c)->Flush(absl::Seconds(60)));
+  (*c)->Stop();
+  const CampaignStats s = (*c)->Snapshot();
+  EXPECT_EQ(s.counts.faulted, 0);
+  EXPECT_EQ(s.counts.faulty_batches, 1);
+  const std::vector<std::string> names = EntryNames(dir + "/triage");
+  ASSERT_EQ(names.size(), 1u);
+  EXPECT_THAT(names[0], ::testing::StartsWith("hang~faulty~unisolated-hang~"));
+  auto shown = TriageStore::Open(dir + "/triage", false)
+                   ->Show(names[0].substr(0, names[0].size() - 3));
+  ASSERT_TRUE(shown.ok()) << shown.status();
+  EXPECT_THAT(*shown, HasSubstr("not narrowed to one tuple: isolating a hang"));
+  EXPECT_THAT(*shown, HasSubstr("add.sat.s32"));
+  EXPECT_THAT(*shown, HasSubstr("not known to be at fault"));
+}
+
+// Issue 28, item 3: a batch fault the sender does not isolate (a device
+// fault), when no worker could start to isolate it, was filed as a device
+// fault of the batch's first variant (add.u32, innocent). It is filed as an
+// unisolated fault of the batch, with the reason.
+TEST(CampaignTest, ABatchFaultNoWorkerCouldIsolateIsNotBlamedOnItsFirstVariant) {
+  const std::string dir = FreshDir("unisolated_no_minimizer");
+  CampaignOptions o = WithMinimizerWorker(dir, "echo no more workers >&2; exit 7",
+                                          "--fault=device-fault-on=div.u32");
+  o.in_flight = 1;  // its worker and the restart after the fault, then none
+  auto c = Campaign::Start(o);
+  ASSERT_TRUE(c.ok()) << c.status();
+  Offer(**c, "add.u32", {{1, 2, 0, 0}});
+  Offer(**c, "div.u32", {{7, 2, 0, 0}});
+  ASSERT_TRUE((*c)->Flush(absl::Seconds(60)));
+  (*c)->Stop();
+  const std::vector<std::string> names = EntryNames(dir + "/triage");
+  ASSERT_EQ(names.size(), 1u);
+  EXPECT_THAT(names[0],
+              ::testing::StartsWith("device-fault~faulty~unisolated-device-fault~"));
+  auto shown = TriageStore::Open(dir + "/triage", false)
+                   ->Show(names[0].substr(0, names[0].size() - 3));
+  ASSERT_TRUE(shown.ok()) << shown.status();
+  EXPECT_THAT(*shown, HasSubstr("cannot start a worker to minimize with"));
+  EXPECT_THAT(*shown, HasSubstr("the batch's variants: add.u32, div.u32"));
+}
+
+// Issue 28, item 3: a tuple that faulted the worker was sent again (each
+// time costing an isolation). The campaign withholds it for the rest of the
+// run, though the dedup table (tiny here) forgot it and the decline model's
+// quarantine lets one in 256 of its class through.
+TEST(CampaignTest, ATupleThatFaultedIsNotSentAgain) {
+  const std::string dir = FreshDir("withheld");
+  CampaignOptions o = Options(dir, {"--fault=crash-on=div.u32"});
+  o.dedup_slots = 8;
+  o.in_flight = 1;
+  auto c = Campaign::Start(o);
+  ASSERT_TRUE(c.ok()) << c.status();
+  uint64_t next = 0;
+  for (int round = 0; round < 600; ++round) {
+    Offer(**c, "div.u32", {{7, 2, 0, 0}});
+    for (int i = 0; i < 64; ++i, ++next) Offer(**c, "add.u32", {{next, 1, 0, 0}});
+    ASSERT_TRUE((*c)->Flush(absl::Seconds(60)));
+  }
+  (*c)->Stop();
+  const CampaignStats s = (*c)->Snapshot();
+  EXPECT_EQ(s.counts.faulted, 1);
+  EXPECT_EQ(s.counts.faulty_batches, 0);
+  EXPECT_GE(s.withheld_faulting, 1);
+  EXPECT_THAT(EntryNames(dir + "/triage"), ElementsAre("crash~faulty~crash~div.u32 x1"));
 }
 
 // The entry a mismatching bfe.s64 with a position of 256 or more files as
@@ -406,6 +490,46 @@ TEST(CampaignTest, TheNextCampaignFilesWhatAFailedFilingKept) {
   EXPECT_NE(stat((pending + "999999999.journal").c_str(), &st), 0);
   EXPECT_NE(stat(absl::StrCat(pending, getpid(), ".journal").c_str(), &st), 0)
       << "everything was filed, yet the journal was kept";
+}
+
+// Issue 28, item 6: the repeat counts written to the triage directory fell
+// short of the mismatches the run reported, because the filer's last flush
+// ran while a sender was still judging its batch. A slow worker (50 ms a
+// tuple) holds eight repeats in flight when Stop is called.
+TEST(CampaignTest, EveryMismatchJudgedIsCountedInItsEntry) {
+  const std::string dir = FreshDir("counts");
+  std::vector<std::string> slow_and_wrong = kWrongBfe;
+  slow_and_wrong.push_back("--us-per-tuple=50000");
+  CampaignOptions o = Options(dir, slow_and_wrong);
+  o.in_flight = 1;
+  auto c = Campaign::Start(o);
+  ASSERT_TRUE(c.ok()) << c.status();
+  Offer(**c, "bfe.u64", {{0xff, 300, 8, 0}});
+  ASSERT_TRUE((*c)->Flush(absl::Seconds(60)));  // filed: what follows repeats it
+  for (uint64_t a = 1; a <= 8; ++a) Offer(**c, "bfe.u64", {{a << 8, 300, 8, 0}});
+  const absl::Time give_up = absl::Now() + absl::Seconds(60);
+  while ((*c)->Snapshot().queue.taken < 9 && absl::Now() < give_up) {
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  ASSERT_EQ((*c)->Snapshot().queue.taken, 9) << "the repeats were never sent";
+  (*c)->Stop();  // while they are in flight
+  const CampaignStats s = (*c)->Snapshot();
+  EXPECT_EQ(s.counts.mismatched, 9);
+  EXPECT_EQ(s.known_findings, 8);
+  EXPECT_THAT(EntryNames(dir + "/triage"), ElementsAre(absl::StrCat(kBfeEntry, " x9")));
+}
+
+// Issue 28, item 6: the restart counter left out the filer's worker (the
+// minimizer's), which here crashes on every run.
+TEST(CampaignTest, TheMinimizersWorkerRestartsAreCounted) {
+  auto c = Campaign::Start(WithMinimizerWorker(
+      FreshDir("minimizer_restarts"),
+      absl::StrCat("exec ", PTXDIFF_FAULTY_WORKER_PATH, " --fault=crash")));
+  ASSERT_TRUE(c.ok()) << c.status();
+  Offer(**c, "bfe.s64", {{0xff, 300, 8, 0}});
+  ASSERT_TRUE((*c)->Flush(absl::Seconds(60)));
+  (*c)->Stop();
+  EXPECT_GT((*c)->Snapshot().worker_restarts, 0);
 }
 
 TEST(CampaignTest, AWorkerThatCannotStartIsAClearError) {

@@ -1,6 +1,9 @@
 #include "cli/commands.h"
 
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -521,18 +524,22 @@ TEST(MainTest, UsageAndUnknownCommand) {
   EXPECT_THAT(r.err, HasSubstr("unknown command 'frobnicate'"));
 }
 
-// `ptxdiff fuzz` with a stand-in for differential_fuzzer (PTXDIFF_FUZZER):
-// a script that writes `stats` as the fuzz process's stats file and exits 0,
-// as a campaign that ran to its time limit does.
-CliRun FuzzWithStats(const std::string& dir, const std::string& stats) {
+// `ptxdiff fuzz ARGS` with a stand-in for differential_fuzzer
+// (PTXDIFF_FUZZER): a script that writes `stats` as the fuzz process's stats
+// file, says "fake fuzzer ran", then runs `more` (its corpus is $1), and
+// exits 0, as a campaign that ran to its time limit does.
+CliRun FuzzWith(const std::string& dir, const std::string& stats, const std::string& more,
+                const std::vector<std::string>& args) {
   std::ofstream(dir + "/stats.txt") << stats;
   const std::string fuzzer = dir + "/fake_fuzzer.sh";
-  std::ofstream(fuzzer) << "#!/bin/sh\ncp '" << dir << "/stats.txt' \"$PTXDIFF_STATS/1.stats\"\n";
+  std::ofstream(fuzzer) << "#!/bin/sh\ncp '" << dir << "/stats.txt' \"$PTXDIFF_STATS/1.stats\"\n"
+                        << "echo fake fuzzer ran\n" << more << "\n";
   chmod(fuzzer.c_str(), 0755);
   setenv("PTXDIFF_FUZZER", fuzzer.c_str(), 1);
   setenv("PTXDIFF_WORKER", PTXDIFF_WORKER_PATH, 1);
-  CliRun r = Ptxdiff({"fuzz", "--backend", "oracle", "--max-time", "5", "--out", dir + "/out",
-                      "--dir", dir + "/triage"});
+  std::vector<std::string> command = {"fuzz", "--max-time", "5"};
+  command.insert(command.end(), args.begin(), args.end());
+  CliRun r = Ptxdiff(command);
   // RunFuzz hands its settings to the fuzzer through this process's
   // environment: leave none behind for the other tests.
   for (const char* name : {"PTXDIFF_FUZZER", "PTXDIFF_WORKER", "PTXDIFF_BACKEND", "PTXDIFF_ARCH",
@@ -544,6 +551,141 @@ CliRun FuzzWithStats(const std::string& dir, const std::string& stats) {
     unsetenv(name);
   }
   return r;
+}
+
+CliRun FuzzWithStats(const std::string& dir, const std::string& stats,
+                     const std::string& more = "") {
+  return FuzzWith(dir, stats, more,
+                  {"--backend", "oracle", "--out", dir + "/out", "--dir", dir + "/triage"});
+}
+
+constexpr char kSomeStats[] =
+    "inputs=10\ntuples=100\nagreed=100\nsupported_variants=495\nreached=f\n";
+
+// Issue 28, item 2: with the disk under --out full, fuzz.log was cut
+// mid-line and the run exited 0 with no word. Now each failed write is an
+// error on the terminal naming the file and the cause, the summary says the
+// run stopped early, and the exit status is 1. (/dev/full fails every write
+// with ENOSPC, as a full disk does.)
+TEST(FuzzCommandTest, ALogThatCannotBeWrittenFailsTheRunAndSaysWhy) {
+  const std::string dir = TempDirFor("fuzz_full_log");
+  ASSERT_EQ(mkdir((dir + "/out").c_str(), 0755), 0);
+  ASSERT_EQ(symlink("/dev/full", (dir + "/out/fuzz.log").c_str()), 0);
+  const CliRun r = FuzzWithStats(dir, kSomeStats);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_THAT(r.err, HasSubstr("ptxdiff fuzz: error: cannot write " + dir +
+                               "/out/fuzz.log: No space left on device\n"));
+  EXPECT_THAT(r.err, HasSubstr("ptxdiff fuzz: could not write under --out " + dir +
+                               "/out (1 failed write: cannot write " + dir + "/out/fuzz.log"));
+  EXPECT_THAT(r.out, HasSubstr("fuzz:   stopped early: 1 write(s) under " + dir + "/out"));
+}
+
+// Issue 28, item 2: libFuzzer's corpus writes on a full disk left ~2,000
+// empty files without a word. The first one found stops the run (as Ctrl-C
+// does: the fake fuzzer exits 72 on SIGINT, else it runs on for 30 s and
+// exits 0), is said with its cause, and is removed.
+TEST(FuzzCommandTest, ACorpusFileLeftEmptyStopsTheRunAndFailsIt) {
+  const std::string dir = TempDirFor("fuzz_empty_corpus_file");
+  const std::string name = "0123456789abcdef0123456789abcdef01234567";
+  const CliRun r = FuzzWith(
+      dir, kSomeStats,
+      ": > \"$1/" + name + "\"\ntouch -d '1 minute ago' \"$1/" + name + "\"\n" +
+          "trap 'exit 72' INT\ni=0\nwhile [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done",
+      {"--backend", "oracle", "--out", dir + "/out", "--dir", dir + "/triage",
+       "--progress-seconds", "1"});
+  const std::string file = dir + "/out/corpus/differential/" + name;
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_THAT(r.err, HasSubstr("ptxdiff fuzz: error: cannot write " + file + ": "));
+  EXPECT_THAT(r.out, HasSubstr("fuzz: stopping: a write under --out failed"));
+  EXPECT_THAT(r.err, HasSubstr("could not write under --out"));
+  EXPECT_NE(access(file.c_str(), F_OK), 0) << "the empty file is still in the corpus";
+}
+
+// Issue 28, item 2: the fuzz target's own failed writes under --out (its
+// stats file: `ptxdiff: cannot write ...` on its stderr) are errors too.
+TEST(FuzzCommandTest, AStatsFileTheFuzzerCouldNotWriteFailsTheRun) {
+  const std::string dir = TempDirFor("fuzz_stats_unwritable");
+  const CliRun r = FuzzWithStats(
+      dir, kSomeStats,
+      "echo 'ptxdiff: cannot write OUT/stats/1.stats: cannot create OUT/stats/.tmp: No space "
+      "left on device' >&2");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_THAT(r.err, HasSubstr("ptxdiff fuzz: error: cannot write OUT/stats/1.stats: cannot "
+                               "create OUT/stats/.tmp: No space left on device\n"));
+}
+
+// ... and of the hundreds a full disk leaves, the first few are said, the
+// rest counted.
+TEST(FuzzCommandTest, ManyCorpusFilesLeftEmptyAreCountedNotEachSaid) {
+  const std::string dir = TempDirFor("fuzz_empty_corpus_files");
+  const CliRun r = FuzzWith(
+      dir, kSomeStats,
+      "for i in 1 2 3 4 5 6 7; do : > \"$1/0123456789abcdef0123456789abcdef0123456$i\"; "
+      "touch -d '1 minute ago' \"$1/0123456789abcdef0123456789abcdef0123456$i\"; done",
+      {"--backend", "oracle", "--out", dir + "/out", "--dir", dir + "/triage"});
+  EXPECT_EQ(r.code, 1) << r.out;
+  size_t said = 0;
+  for (size_t at = 0; (at = r.err.find("error: cannot write ", at)) != std::string::npos; ++at) {
+    ++said;
+  }
+  EXPECT_EQ(said, 5u) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("ptxdiff fuzz: error: 2 more failed write(s) under --out\n"));
+  EXPECT_THAT(r.out, HasSubstr("stopped early: 7 write(s)"));
+}
+
+// Issue 28, item 7: two campaigns sharing --out truncated each other's
+// fuzz.log. Each now appends.
+TEST(FuzzCommandTest, ACampaignAppendsToTheLogItShares) {
+  const std::string dir = TempDirFor("fuzz_shared_log");
+  ASSERT_EQ(mkdir((dir + "/out").c_str(), 0755), 0);
+  std::ofstream(dir + "/out/fuzz.log") << "the other campaign's line\n";
+  const CliRun r = FuzzWithStats(dir, kSomeStats);
+  EXPECT_EQ(r.code, 0) << r.err;
+  std::ifstream in(dir + "/out/fuzz.log");
+  std::stringstream log;
+  log << in.rdbuf();
+  EXPECT_EQ(log.str(), "the other campaign's line\nfake fuzzer ran\n");
+}
+
+// Issue 28, item 7: a bad backend was exit 1 after the output directories
+// were made; now exit 2 before anything is touched, as in eval and sweep.
+TEST(FuzzCommandTest, ABadBackendIsExitTwoBeforeAnyDirectoryIsMade) {
+  const std::string dir = TempDirFor("fuzz_bad_backend");
+  const CliRun r = FuzzWith(dir, "", "",
+                            {"--backend", "no-such-backend", "--out", dir + "/out", "--dir",
+                             dir + "/triage"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, StartsWith("ptxdiff fuzz: unknown backend 'no-such-backend'"));
+  EXPECT_NE(access((dir + "/out").c_str(), F_OK), 0);
+  EXPECT_NE(access((dir + "/triage").c_str(), F_OK), 0);
+}
+
+// Issue 28, item 7: a `kill -9` of `ptxdiff fuzz` left the fuzzer running
+// until its own deadline. It gets SIGTERM now. (The fake fuzzer says its
+// pid through a FIFO, then sleeps 20 s; this process adopts it as the
+// orphan it becomes, to see how it ends.)
+TEST(FuzzCommandTest, KillingTheCliEndsTheFuzzer) {
+  const std::string dir = TempDirFor("fuzz_kill9");
+  const std::string fifo = dir + "/fuzzer_pid";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  const pid_t cli = fork();
+  ASSERT_GE(cli, 0);
+  if (cli == 0) {
+    FuzzWithStats(dir, kSomeStats, "echo $$ > '" + fifo + "'\nexec sleep 20");
+    _exit(0);
+  }
+  std::ifstream from_fuzzer(fifo);
+  pid_t fuzzer = -1;
+  from_fuzzer >> fuzzer;
+  ASSERT_GT(fuzzer, 0);
+  kill(cli, SIGKILL);
+  ASSERT_EQ(waitpid(cli, nullptr, 0), cli);
+  int status = 0;
+  ASSERT_EQ(waitpid(fuzzer, &status, 0), fuzzer);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM)
+      << "the fuzzer outlived ptxdiff fuzz";
+  prctl(PR_SET_CHILD_SUBREAPER, 0);
 }
 
 TEST(FuzzCommandTest, ACampaignThatTestedSomethingAndFiledItAllPasses) {

@@ -7,12 +7,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "absl/status/status.h"
@@ -29,11 +31,13 @@
 #include "common/subprocess.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "cli/fuzzer_output.h"
 #include "cli/triage_commands.h"
 #include "oracle/errata.h"
 #include "fuzzers/differential_target.h"
 #include "fuzzers/seed_corpus.h"
 #include "harness/judge.h"
+#include "client/worker_client.h"
 #include "client/worker_locator.h"
 #include "isa/family_table.h"
 #include "triage/triage_store.h"
@@ -141,11 +145,8 @@ int RunSeedCorpus(const std::vector<std::string>& args, std::ostream& out,
     return Fail(err, "seed-corpus", absl::InvalidArgumentError("expects one DIR"));
   }
   const std::string dir = args[0];
-  if (auto s = MakeDirs(dir + "/differential"); !s.ok()) return Fail(err, "seed-corpus", s);
-  for (const auto& [name, bytes] : SeedCorpus()) {
-    if (auto s = WriteFile(dir + "/differential/" + name, bytes); !s.ok()) {
-      return Fail(err, "seed-corpus", s);
-    }
+  if (auto s = WriteSeedCorpus(dir + "/differential"); !s.ok()) {
+    return Fail(err, "seed-corpus", s);
   }
   if (auto s = WriteFile(dir + "/differential.dict", FuzzDictionary()); !s.ok()) {
     return Fail(err, "seed-corpus", s);
@@ -209,28 +210,69 @@ absl::Status PrepareOutputs(const std::string& out_dir, const std::string& corpu
   }
   PTXDIFF_RETURN_IF_ERROR(TriageStore::Open(triage_dir, true).status());
   resumed = !FilesIn(corpus).empty();
-  if (!resumed) {
-    for (const auto& [name, bytes] : SeedCorpus()) {
-      PTXDIFF_RETURN_IF_ERROR(WriteFile(corpus + "/" + name, bytes));
-    }
-  }
+  if (!resumed) PTXDIFF_RETURN_IF_ERROR(WriteSeedCorpus(corpus));
   return WriteFile(dict, FuzzDictionary());
 }
 
-// Starts `argv` with its stdout and stderr in `log`.
-absl::StatusOr<pid_t> StartFuzzer(const std::vector<std::string>& argv,
-                                  const std::string& log) {
-  absl::StatusOr<pid_t> pid =
-      StartProcess(argv, {.output_path = log}, "the fuzzer");
+// Starts `argv` with its stdout and stderr in `log`; it dies with this
+// process (a `kill -9` of `ptxdiff fuzz` must not leave it running).
+absl::StatusOr<pid_t> StartFuzzer(const std::vector<std::string>& argv, FuzzerLog& log) {
+  absl::StatusOr<pid_t> pid = StartProcess(argv,
+                                           {.stdout_fd = log.fuzzer_end(),
+                                            .stderr_fd = log.fuzzer_end(),
+                                            .dies_with_caller = true},
+                                           "the fuzzer");
+  log.CloseFuzzerEnd();
   if (!pid.ok()) return absl::FailedPreconditionError(pid.status().message());
   return pid;
 }
 
-// Waits for the fuzzer, printing a progress line every `every` seconds and
-// forwarding Ctrl-C (libFuzzer then stops cleanly and prints its final
-// stats). Returns its wait status; `forwarded` says whether it was stopped.
-int WaitWithProgress(pid_t pid, const std::string& stats, int64_t every,
-                     absl::Time start, std::ostream& out, bool& forwarded) {
+// The writes under --out that failed in this run: the log's, the fuzzer's
+// (its stats file) and libFuzzer's corpus files. Each is said on the
+// terminal as soon as it is seen.
+struct OutWrites {
+  FuzzerLog& log;
+  std::string corpus;
+  std::vector<std::string> errors;
+  size_t taken_from_log = 0;
+
+  // Takes the failures seen since the last call, the corpus files left
+  // empty `corpus_min_age` ago included (none looked for without it), and
+  // says them; true if there was one.
+  bool TakeNew(std::optional<absl::Duration> corpus_min_age, std::ostream& err) {
+    const size_t before = errors.size();
+    const std::vector<std::string>& from_log = log.write_errors();
+    errors.insert(errors.end(), from_log.begin() + taken_from_log, from_log.end());
+    taken_from_log = from_log.size();
+    if (corpus_min_age) {
+      for (std::string& e : RemoveEmptyCorpusFiles(corpus, *corpus_min_age)) {
+        errors.push_back(std::move(e));
+      }
+    }
+    // A full disk leaves libFuzzer's corpus files empty by the hundred:
+    // the first few are said, the rest counted (the summary has them all).
+    constexpr size_t kSaid = 5;
+    for (size_t i = before; i < std::min(errors.size(), kSaid); ++i) {
+      err << "ptxdiff fuzz: error: " << errors[i] << "\n";
+    }
+    if (errors.size() > kSaid && errors.size() > before) {
+      err << "ptxdiff fuzz: error: " << errors.size() - std::max(before, kSaid)
+          << " more failed write(s) under --out\n";
+    }
+    err.flush();
+    return errors.size() > before;
+  }
+};
+
+// Waits for the fuzzer, moving its output to the log, printing a progress
+// line every `every` seconds and forwarding Ctrl-C (libFuzzer then stops
+// cleanly and prints its final stats). A write under --out that fails stops
+// the run the same way: what was judged is filed or journaled, and going on
+// would only lose more. Returns its wait status; `forwarded` says whether
+// it was stopped.
+int WaitWithProgress(pid_t pid, const std::string& stats, int64_t every, absl::Time start,
+                     OutWrites& writes, std::ostream& out, std::ostream& err,
+                     bool& forwarded) {
   struct sigaction on_interrupt = {};
   on_interrupt.sa_handler = [](int) { interrupted = 1; };
   sigaction(SIGINT, &on_interrupt, nullptr);
@@ -239,20 +281,31 @@ int WaitWithProgress(pid_t pid, const std::string& stats, int64_t every,
   int status = 0;
   forwarded = false;
   while (waitpid(pid, &status, WNOHANG) == 0) {
+    writes.log.Pump(absl::Milliseconds(100));
     if (interrupted && !forwarded) {
       kill(pid, SIGINT);
       forwarded = true;
       out << "fuzz: interrupted; stopping (the corpus and findings are kept)\n";
     }
+    std::optional<absl::Duration> corpus_min_age;
     if (absl::Now() >= next_progress) {
       const Progress p = ReadProgress(stats);
       const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
       out << (p.processes == 0 ? StartingLine(seconds) : ProgressLine(p, seconds)) << "\n";
       out.flush();
       next_progress += absl::Seconds(every);
+      corpus_min_age = absl::Seconds(2);  // older than any write libFuzzer is making
     }
-    usleep(100000);
+    if (writes.TakeNew(corpus_min_age, err) && !forwarded) {
+      kill(pid, SIGINT);
+      forwarded = true;
+      out << "fuzz: stopping: a write under --out failed (the findings judged so far are "
+             "filed, or kept in the triage directory's .pending/)\n";
+    }
   }
+  // What the fuzzer wrote last, and corpus files it left empty.
+  writes.log.Pump(absl::ZeroDuration());
+  writes.TakeNew(absl::ZeroDuration(), err);
   signal(SIGINT, SIG_DFL);
   signal(SIGTERM, SIG_DFL);
   return status;
@@ -391,6 +444,15 @@ std::vector<std::string> RunErrors(const Progress& p, const FuzzConfig& config,
   return errors;
 }
 
+// The error for failed writes under --out (`errors`, said as they came).
+std::string OutWritesError(const std::vector<std::string>& errors, const std::string& out_dir) {
+  return absl::StrCat("could not write under --out ", out_dir, " (", errors.size(),
+                      errors.size() == 1 ? " failed write: " : " failed writes; the first: ",
+                      errors[0],
+                      "); the run stopped there: what it judged is filed in the triage "
+                      "directory or kept in its .pending/, and the counts above may fall short");
+}
+
 }  // namespace
 
 int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -424,6 +486,11 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   const auto cuda_driver = CudaDriverFlag(*parsed, config->backend);
   if (!cuda_driver.ok()) return Fail(err, "fuzz", cuda_driver.status());
   if (!cuda_driver->empty()) config->cuda_driver = *cuda_driver;
+  // A backend the fuzzer could not start is exit 2 before any directory is
+  // made, as in `eval` and `sweep`.
+  if (auto command = CommandForBackend(config->backend, *worker); !command.ok()) {
+    return Fail(err, "fuzz", command.status());
+  }
 
   const std::string out_dir = parsed->Get("out", "out");
   const std::string corpus = parsed->Get("corpus", out_dir + "/corpus/differential");
@@ -459,11 +526,15 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       << corpus << "; triage directory " << config->triage_dir << "; libFuzzer log " << log
       << "\n";
   out.flush();
-  const absl::StatusOr<pid_t> pid = StartFuzzer(argv, log);
+  const absl::StatusOr<std::unique_ptr<FuzzerLog>> fuzzer_log = FuzzerLog::Open(log);
+  if (!fuzzer_log.ok()) return Fail(err, "fuzz", fuzzer_log.status());
+  const absl::StatusOr<pid_t> pid = StartFuzzer(argv, **fuzzer_log);
   if (!pid.ok()) return Fail(err, "fuzz", pid.status());
   const absl::Time start = absl::Now();
   bool forwarded = false;
-  const int status = WaitWithProgress(*pid, config->stats_dir, *every, start, out, forwarded);
+  OutWrites writes{.log = **fuzzer_log, .corpus = corpus};
+  const int status = WaitWithProgress(*pid, config->stats_dir, *every, start, writes, out, err,
+                                      forwarded);
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
   const Progress p = ReadProgress(config->stats_dir);
   const bool libfuzzer_crashed = WIFEXITED(status) && WEXITSTATUS(status) != 0 && !forwarded;
@@ -471,13 +542,16 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   if (!never_started) {  // a summary of nothing would bury the error below
     out << ProgressLine(p, seconds) << "\n";
     PrintSummary(p, seconds, *config, out);
+    if (!writes.errors.empty()) {
+      out << "fuzz:   stopped early: " << writes.errors.size() << " write(s) under " << out_dir
+          << " failed (the error below)\n";
+    }
   }
   if (libfuzzer_crashed || WIFSIGNALED(status)) {
     // The target's own errors ("ptxdiff: ...": a backend that cannot start,
     // families it does not run) say more than the exit status: first.
     int explained = 0;
-    for (absl::string_view line :
-         absl::StrSplit(ReadFileTail(log, 64 * 1024), '\n')) {
+    for (absl::string_view line : absl::StrSplit((*fuzzer_log)->tail(), '\n')) {
       if (absl::StartsWith(line, "ptxdiff: ") &&
           !absl::StartsWith(line, "ptxdiff: fuzzing against")) {
         out << "fuzz: " << line.substr(9) << "\n";
@@ -490,6 +564,9 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (explained > 0 && never_started) {
       // The target said why it could not start: nothing more to alarm about.
       out << "fuzz: nothing was checked (" << how << "); the fuzzer's log: " << log << "\n";
+      if (!writes.errors.empty()) {
+        err << "ptxdiff fuzz: " << OutWritesError(writes.errors, out_dir) << "\n";
+      }
       return 1;
     }
     out << "fuzz: the fuzzer exited abnormally (" << how << "); see " << log << " and "
@@ -498,8 +575,9 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   // A run that could not file what it found, or tested nothing, fails: a CI
   // gate must not pass on it. The reasons go to stderr, after the summary
   // (a fuzzer that never started has said why above).
-  const std::vector<std::string> errors =
+  std::vector<std::string> errors =
       never_started ? std::vector<std::string>() : RunErrors(p, *config, log);
+  if (!writes.errors.empty()) errors.push_back(OutWritesError(writes.errors, out_dir));
   for (const std::string& e : errors) err << "ptxdiff fuzz: " << e << "\n";
   return libfuzzer_crashed || WIFSIGNALED(status) || !errors.empty() ? 1 : 0;
 }

@@ -236,6 +236,18 @@ std::string EncodeOwnRequest(std::span<const absl::string_view> spellings,
   return EncodeRunRequest(own, tuples);
 }
 
+// True if isolation left a tuple of `reply` not run (its budget was spent).
+bool AnyNotRun(const absl::StatusOr<RunReply>& reply) {
+  if (!reply.ok()) return false;
+  for (const TupleResult& r : reply->results) {
+    if (r.kind == ResultKind::kDecline && r.message < reply->messages.size() &&
+        absl::StartsWith(reply->messages[r.message], kNotRunPrefix)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 absl::Duration WorkerClient::LeafTimeout() const {
@@ -426,6 +438,7 @@ BatchOutcome WorkerClient::Run(std::span<const Tuple> tuples) {
       if (command_.isolate_faults && sent.size() > 1 &&
           first.kind != FaultKind::kDeviceFault) {
         attempt = Isolate(spellings, sent, first);  // its halves are the retry
+        if (!interrupted_ && AnyNotRun(*attempt)) outcome.unisolated = first;
       } else {
         attempt = RunOnce(payload, sent.size());  // on a fresh worker
       }

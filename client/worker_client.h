@@ -72,6 +72,10 @@ struct BatchOutcome {
   std::vector<TupleResult> results;
   std::vector<std::string> messages;  // decline reasons, by TupleResult::message
   std::optional<BackendFault> fault;
+  // The batch faulted the worker and isolating it (isolate_faults) ran out
+  // of budget: this fault, whose cause is among the tuples declined with
+  // kNotRunPrefix. Not set for a client told to stop (Interrupt).
+  std::optional<BackendFault> unisolated;
 };
 
 class WorkerClient {
@@ -95,8 +99,9 @@ class WorkerClient {
   // worker does not support are declined here without being sent.
   BatchOutcome Run(std::span<const Tuple> tuples);
 
-  // Workers started after the first (each fault restarts one).
-  int restarts() const { return restarts_; }
+  // Workers started after the first (each fault restarts one); from any
+  // thread.
+  int restarts() const { return restarts_.load(std::memory_order_relaxed); }
 
   // From another thread: ends the batch in flight at once (SIGKILL to the
   // worker) and every later Run, which return a kCrash fault whose detail
@@ -143,7 +148,7 @@ class WorkerClient {
   int stderr_file_ = -1;  // the worker's stderr, kept for fault reports
   std::string exit_description_;  // "exit status 3", "signal 11 (SIGSEGV)"
   int exit_status_ = -1;          // the worker's exit status, if it exited
-  int restarts_ = 0;
+  std::atomic<int> restarts_{0};
   // The slowest reply so far per tuple, and the fastest reply: the cost
   // model of IsolationTimeout.
   double reply_seconds_per_tuple_ = 0;

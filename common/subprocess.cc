@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -156,6 +157,57 @@ absl::StatusOr<ProcessOutcome> RunProcess(const std::vector<std::string>& argv,
   return outcome;
 }
 
+namespace {
+
+// In the child of StartProcess with `dies_with_caller`, before exec: only
+// async-signal-safe calls.
+[[noreturn]] void ExecDyingWithCaller(char* const* args, const ChildStreams& streams,
+                                      pid_t caller, int report) {
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+  // The caller may have died before the line above: then no signal comes.
+  if (getppid() != caller) _exit(127);
+  if (streams.stdin_fd >= 0) dup2(streams.stdin_fd, STDIN_FILENO);
+  if (!streams.output_path.empty()) {
+    const int fd = open(streams.output_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) dup2(fd, STDOUT_FILENO), dup2(fd, STDERR_FILENO), close(fd);
+  }
+  if (streams.stdout_fd >= 0) dup2(streams.stdout_fd, STDOUT_FILENO);
+  if (streams.stderr_fd >= 0) dup2(streams.stderr_fd, STDERR_FILENO);
+  execv(args[0], args);
+  const int error = errno;
+  (void)!write(report, &error, sizeof(error));
+  _exit(127);
+}
+
+// StartProcess by fork, so that the child can ask for a signal at its
+// caller's death (posix_spawn cannot): `report` carries exec's errno back.
+absl::StatusOr<pid_t> ForkDyingWithCaller(char* const* args, const ChildStreams& streams,
+                                          absl::string_view what) {
+  int report[2];
+  if (pipe2(report, O_CLOEXEC) != 0) return ErrnoError("cannot start", what, errno);
+  const pid_t caller = getpid();
+  const pid_t pid = fork();
+  if (pid == 0) ExecDyingWithCaller(args, streams, caller, report[1]);
+  const int fork_error = errno;
+  close(report[1]);
+  if (pid < 0) {
+    close(report[0]);
+    return ErrnoError("cannot start", what, fork_error);
+  }
+  int exec_error = 0;
+  ssize_t n;
+  do {
+    n = read(report[0], &exec_error, sizeof(exec_error));
+  } while (n < 0 && errno == EINTR);
+  close(report[0]);
+  if (n != sizeof(exec_error)) return pid;  // closed by the exec
+  waitpid(pid, nullptr, 0);
+  return absl::NotFoundError(absl::StrCat("cannot start ", what, " '", args[0],
+                                          "': ", std::strerror(exec_error)));
+}
+
+}  // namespace
+
 absl::StatusOr<pid_t> StartProcess(const std::vector<std::string>& argv,
                                    const ChildStreams& streams,
                                    absl::string_view what) {
@@ -163,6 +215,7 @@ absl::StatusOr<pid_t> StartProcess(const std::vector<std::string>& argv,
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  if (streams.dies_with_caller) return ForkDyingWithCaller(args.data(), streams, what);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   if (streams.stdin_fd >= 0) {

@@ -56,6 +56,11 @@ struct ChildStreams {
   int stdout_fd = -1;
   int stderr_fd = -1;
   std::string output_path;
+  // The child gets SIGTERM when the thread that started it ends, whatever
+  // ends it (a `kill -9` of the caller): for a long-lived child started from
+  // the main thread of a single-threaded caller (`ptxdiff fuzz`'s fuzzer),
+  // never from a thread that ends before the child should.
+  bool dies_with_caller = false;
 };
 
 // Starts argv[0] (a path, as RunProcess) and returns its pid at once, for a

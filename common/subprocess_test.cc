@@ -1,6 +1,7 @@
 #include "common/subprocess.h"
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -139,6 +140,43 @@ TEST(StartProcessTest, StreamsAreTheOnesGiven) {
   auto log = ReadFile((*dir)->File("log"));
   ASSERT_TRUE(log.ok()) << log.status();
   EXPECT_EQ(*log, "got hello\nerr\n");
+}
+
+// Issue 28, item 7: a `kill -9` of `ptxdiff fuzz` left its fuzzer running.
+// A child started `dies_with_caller` gets SIGTERM when its caller is killed.
+TEST(StartProcessTest, AChildThatDiesWithItsCallerDoes) {
+  // The orphaned child comes to this process, which can then wait for it.
+  ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  int pid_pipe[2];
+  ASSERT_EQ(pipe(pid_pipe), 0);
+  const pid_t caller = fork();
+  ASSERT_GE(caller, 0);
+  if (caller == 0) {
+    auto child = StartProcess({"/bin/sleep", "20"}, {.dies_with_caller = true}, "sleep");
+    const pid_t pid = child.ok() ? *child : -1;
+    (void)!write(pid_pipe[1], &pid, sizeof(pid));
+    pause();
+    _exit(0);
+  }
+  pid_t child = -1;
+  ASSERT_EQ(read(pid_pipe[0], &child, sizeof(child)), static_cast<ssize_t>(sizeof(child)));
+  ASSERT_GT(child, 0);
+  kill(caller, SIGKILL);
+  ASSERT_EQ(waitpid(caller, nullptr, 0), caller);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM)
+      << "the child outlived its caller and ended by itself";
+  prctl(PR_SET_CHILD_SUBREAPER, 0);
+  close(pid_pipe[0]);
+  close(pid_pipe[1]);
+}
+
+TEST(StartProcessTest, AMissingExecutableOfAChildThatDiesWithItsCallerIsAnError) {
+  auto pid = StartProcess({"/nonexistent/tool"}, {.dies_with_caller = true}, "the tool");
+  ASSERT_FALSE(pid.ok());
+  EXPECT_THAT(pid.status().message(),
+              HasSubstr("cannot start the tool '/nonexistent/tool': No such file"));
 }
 
 TEST(StartProcessTest, AMissingExecutableNamesWhatAndWhy) {

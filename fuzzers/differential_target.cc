@@ -311,8 +311,17 @@ absl::StatusOr<std::unique_ptr<DifferentialTarget>> DifferentialTarget::Create(
     if (!client.ok()) return client.status();
     PTXDIFF_RETURN_IF_ERROR(
         NarrowToSupported((*client)->identity(), config.filter));
-    return std::unique_ptr<DifferentialTarget>(
+    // What the summary's "reaching X of the Y variants" counts against, as
+    // a campaign's Snapshot says it.
+    int64_t supported = 0;
+    for (size_t i = 0; i < AllVariants().size(); ++i) {
+      supported += (*client)->supported_variants()[i] &&
+                   config.filter.Allows(AllVariants()[i].family);
+    }
+    auto target = std::unique_ptr<DifferentialTarget>(
         new DifferentialTarget(std::move(config), *std::move(client), nullptr));
+    target->stats_.supported_variants = supported;
+    return target;
   }
   CampaignOptions options;
   options.worker = *command;
@@ -412,6 +421,7 @@ void DifferentialTarget::RunSynchronously(const std::vector<Tuple>& tuples) {
     const TupleResult& r = out.results[i];
     const Judgement j = JudgeTuple(tuples[i], r, config_.reading);
     stats_.counts.Count(j.verdict);
+    if (r.kind == ResultKind::kDecline) CountDecline(r.code);
     if (j.verdict == Verdict::kDeclined && r.message < out.messages.size()) {
       decline_reasons_.Add(out.messages[r.message]);
     }
@@ -428,6 +438,15 @@ void DifferentialTarget::RunSynchronously(const std::vector<Tuple>& tuples) {
     f.backend_bits = j.backend_bits;
     f.backend_carry = j.backend_carry;
     Crash(f);
+  }
+}
+
+void DifferentialTarget::CountDecline(DeclineCode code) {
+  switch (code) {  // as stats() sorts a campaign's declined_by_code
+    case DeclineCode::kUnsupportedVariant: ++stats_.declined_unsupported; break;
+    case DeclineCode::kNotEvaluable: ++stats_.declined_not_evaluable; break;
+    case DeclineCode::kOperandForm: ++stats_.declined_operand_form; break;
+    default: ++stats_.declined_other; break;
   }
 }
 
@@ -505,9 +524,15 @@ void DifferentialTarget::WriteStats() {
       .stats = stats(),
       .backend = backend().Describe(),
       .reached = campaign_ ? campaign_->Snapshot().reached : reached_};
-  // Best effort: the next write (within a second) tries again.
-  (void)WriteFileAtomic(absl::StrCat(config_.stats_dir, "/", getpid(), ".stats"),
-                        FormatStatsFile(file));
+  // The next write (within a second) tries again; the first failure is
+  // said, for `ptxdiff fuzz` (fuzzer_output.h): its summary reads this file.
+  const std::string path = absl::StrCat(config_.stats_dir, "/", getpid(), ".stats");
+  const absl::Status written = WriteFileAtomic(path, FormatStatsFile(file));
+  if (!written.ok() && !stats_write_failed_) {
+    stats_write_failed_ = true;
+    std::fprintf(stderr, "ptxdiff: cannot write %s: %s\n", path.c_str(),
+                 std::string(written.message()).c_str());
+  }
 }
 
 namespace {

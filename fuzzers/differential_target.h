@@ -196,6 +196,8 @@ class DifferentialTarget {
   DifferentialTarget(FuzzConfig config, std::unique_ptr<WorkerClient> client,
                      std::unique_ptr<Campaign> campaign);
   void RunSynchronously(const std::vector<Tuple>& tuples);
+  // Crash mode: counts a decline in stats_ by its code.
+  void CountDecline(DeclineCode code);
   // Crash mode's end: records the crash's origin, prints the abort line and
   // aborts.
   [[noreturn]] void Crash(const Finding& f);
@@ -210,6 +212,7 @@ class DifferentialTarget {
   std::vector<Result> oracle_;  // scratch for one input's tuples
   absl::string_view input_;     // the input being run (crash mode's record)
   absl::Time last_stats_write_ = absl::InfinitePast();
+  bool stats_write_failed_ = false;  // and said so
 };
 
 }  // namespace ptxdiff

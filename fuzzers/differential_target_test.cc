@@ -3,12 +3,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 
+#include "absl/strings/str_cat.h"
 #include "isa/fuzz_input.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "isa/family_table.h"
 #include "isa/spelling.h"
 
 namespace ptxdiff {
@@ -215,6 +218,54 @@ TEST(DifferentialTargetTest, TheStatsSayWhyNothingWasTested) {
   std::ifstream stats(dir + "/" + std::to_string(getpid()) + ".stats");
   const std::string text((std::istreambuf_iterator<char>(stats)), {});
   EXPECT_THAT(text, HasSubstr("top_decline=2 ptx-cmd: command '/bin/false"));
+}
+
+// Issue 28, item 6: crash mode's summary said "reaching 381 of the 0
+// variants" and a declines breakdown of zeros beside 14,842 declines: it
+// counted neither. It counts both now, as a campaign does.
+TEST(DifferentialTargetTest, CrashModeCountsTheSupportedVariantsAndTheDeclinesByCode) {
+  const std::string dir = FreshDir("crash_declined");
+  std::system(("mkdir -p '" + dir + "'").c_str());
+  FuzzConfig config;
+  config.backend = "ptx-cmd:/bin/false {ptx} {in} {out}";
+  config.worker = PTXDIFF_WORKER_PATH;
+  config.triage_dir = dir + "/triage";
+  config.mode = FuzzConfig::Mode::kCrash;
+  config.filter.include = {Family::kAdd};
+  auto target = DifferentialTarget::Create(config);
+  ASSERT_TRUE(target.ok()) << target.status();
+  EXPECT_EQ(Feed(**target, Input("add.s32", {{{1, 2, 0, 0}}, {{3, 4, 0, 0}}})), 0);
+  const FuzzStats s = (*target)->stats();
+  EXPECT_EQ(s.counts.declined, 2);
+  EXPECT_EQ(s.declined_unsupported + s.declined_not_evaluable + s.declined_operand_form +
+                s.declined_other,
+            s.counts.declined);
+  int64_t add_variants = 0;
+  for (const Variant& v : AllVariants()) add_variants += v.family == Family::kAdd;
+  EXPECT_GT(s.supported_variants, 0);
+  EXPECT_LE(s.supported_variants, add_variants);
+}
+
+// Issue 28, item 2: a stats file that could not be written (a full disk
+// under --out) left the summary short without a word. The first failure is
+// said on stderr, in the form `ptxdiff fuzz` watches for (fuzzer_output.h).
+TEST(DifferentialTargetTest, AStatsFileThatCannotBeWrittenIsSaidOnce) {
+  const std::string dir = FreshDir("stats_unwritable");
+  FuzzConfig config;
+  config.backend = "oracle";
+  config.worker = PTXDIFF_WORKER_PATH;
+  config.triage_dir = dir + "/triage";
+  config.stats_dir = "/dev/full/stats";  // not a directory: every write fails
+  config.mode = FuzzConfig::Mode::kCrash;
+  auto target = DifferentialTarget::Create(config);
+  ASSERT_TRUE(target.ok()) << target.status();
+  ::testing::internal::CaptureStderr();
+  (*target)->WriteStats();
+  (*target)->WriteStats();
+  const std::string said = ::testing::internal::GetCapturedStderr();
+  EXPECT_THAT(said, ::testing::StartsWith(absl::StrCat("ptxdiff: cannot write /dev/full/stats/",
+                                                       getpid(), ".stats: ")));
+  EXPECT_EQ(std::count(said.begin(), said.end(), '\n'), 1) << said;
 }
 
 TEST(DifferentialTargetTest, CampaignFilesOnceAndCountsRepeats) {

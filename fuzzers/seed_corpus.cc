@@ -1,12 +1,16 @@
 #include "fuzzers/seed_corpus.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <random>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
+#include "common/status_macros.h"
 #include "isa/fuzz_input.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
@@ -78,6 +82,33 @@ std::string FuzzDictionary() {
     }
   }
   return out;
+}
+
+absl::Status WriteSeedCorpus(const std::string& dir, const FileWriter& write) {
+  PTXDIFF_RETURN_IF_ERROR(MakeDirs(dir));
+  const size_t slash = dir.find_last_of('/');
+  const std::string parent = slash == std::string::npos ? "." : dir.substr(0, slash);
+  // Beside `dir`, not in it: libFuzzer reads a corpus directory's
+  // subdirectories too.
+  PTXDIFF_ASSIGN_OR_RETURN(std::unique_ptr<TempDir> staging,
+                           TempDir::CreateIn(parent.empty() ? "/" : parent, ".tmp-seeds"));
+  const std::map<std::string, std::string> seeds = SeedCorpus();
+  for (const auto& [name, bytes] : seeds) {
+    PTXDIFF_RETURN_IF_ERROR(write(staging->File(name), bytes));
+  }
+  // A rename takes no space; should one fail all the same, the seeds
+  // already moved go too.
+  std::vector<std::string> moved;
+  for (const auto& [name, bytes] : seeds) {
+    const std::string to = absl::StrCat(dir, "/", name);
+    if (rename(staging->File(name).c_str(), to.c_str()) != 0) {
+      const std::string why = std::strerror(errno);
+      for (const std::string& m : moved) std::remove(m.c_str());
+      return absl::InternalError(absl::StrCat("cannot move a seed into ", to, ": ", why));
+    }
+    moved.push_back(to);
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace ptxdiff

@@ -1,9 +1,14 @@
 #include "fuzzers/seed_corpus.h"
 
+#include <dirent.h>
+
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/str_cat.h"
+#include "common/files.h"
 #include "isa/fuzz_input.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isa/family_table.h"
 
@@ -37,6 +42,42 @@ TEST(SeedCorpusTest, CheckedInCorpusIsCurrent) {
   }
   EXPECT_EQ(Read(dir + "/differential.dict"), FuzzDictionary())
       << "corpus/differential.dict is stale: run `ptxdiff seed-corpus corpus`";
+}
+
+std::vector<std::string> Names(const std::string& dir) {
+  std::vector<std::string> names;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      if (std::string(e->d_name) != "." && std::string(e->d_name) != "..") {
+        names.push_back(e->d_name);
+      }
+    }
+    closedir(d);
+  }
+  return names;
+}
+
+// Issue 28, item 2: a disk that filled up at the third seed left two seeds
+// and an empty file, which the next run took for a corpus to resume.
+TEST(SeedCorpusTest, AFailedWriteLeavesNoSeedsBehind) {
+  auto tmp = TempDir::Create("seed_corpus_test");
+  ASSERT_TRUE(tmp.ok());
+  const std::string corpus = (*tmp)->File("corpus");
+  int writes = 0;
+  const auto full_at_third = [&](const std::string& path, absl::string_view bytes) {
+    if (++writes < 3) return WriteFile(path, bytes);
+    (void)WriteFile(path, "");  // created, then nothing fits
+    return absl::ResourceExhaustedError(
+        absl::StrCat("cannot write ", path, ": No space left on device"));
+  };
+  const absl::Status s = WriteSeedCorpus(corpus, full_at_third);
+  EXPECT_THAT(s.message(), ::testing::HasSubstr("No space left on device"));
+  EXPECT_THAT(Names(corpus), ::testing::IsEmpty());
+  EXPECT_THAT(Names((*tmp)->path()), ::testing::ElementsAre("corpus"));  // no staging left
+
+  ASSERT_TRUE(WriteSeedCorpus(corpus).ok());  // with room again: every seed
+  EXPECT_EQ(Names(corpus).size(), SeedCorpus().size());
+  for (const auto& [name, bytes] : SeedCorpus()) EXPECT_EQ(Read(corpus + "/" + name), bytes);
 }
 
 }  // namespace

@@ -109,7 +109,8 @@ std::string TriggerClassOf(const Tuple& t, const Result& oracle) {
 Signature SignatureOf(const Finding& f) {
   std::string cls = f.kind == FindingKind::kValueMismatch
                         ? TriggerClassOf(f.tuple, f.oracle)
-                        : std::string(FindingKindName(f.kind));
+                        : absl::StrCat(f.unisolated ? "unisolated-" : "",
+                                       FindingKindName(f.kind));
   if (f.reading == Reading::kHardware) cls += "-hw";
   return {f.kind, Spell(f.tuple.variant), f.backend, std::move(cls)};
 }

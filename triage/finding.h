@@ -61,6 +61,11 @@ struct Finding {
   // spellings it was found as before minimizing (recorded in the entry).
   int64_t occurrences = 1;
   std::vector<std::string> found_as;
+  // A fault of `batch` that could not be narrowed to one tuple (isolation
+  // ran out of budget, or no worker could start to do it): its class is
+  // "unisolated-<kind>", and `tuple` (the batch's first) only names the
+  // entry; it is not known to be at fault.
+  bool unisolated = false;
 };
 
 struct Signature {

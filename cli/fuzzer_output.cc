@@ -1,0 +1,131 @@
+#include "cli/fuzzer_output.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+
+namespace ptxdiff {
+namespace {
+
+constexpr size_t kTailBytes = 64 * 1024;
+// What the fuzz target prints when a write of its own under --out fails:
+// kTargetPrefix, then "cannot write PATH: cause".
+constexpr absl::string_view kTargetPrefix = "ptxdiff: ";
+constexpr absl::string_view kTargetWriteError = "ptxdiff: cannot write ";
+// libFuzzer names a corpus file by the SHA-1 of its bytes.
+constexpr absl::string_view kSha1OfNothing = "da39a3ee5e6b4b0d3255bfef95601890afd80709";
+
+// Why a file in `dir` was left empty, as far as the file system tells.
+std::string EmptyFileCause(const std::string& dir) {
+  struct statvfs fs;
+  if (statvfs(dir.c_str(), &fs) != 0) return "libFuzzer left it empty";
+  if (fs.f_bavail == 0) return "No space left on device (libFuzzer left it empty)";
+  if (fs.f_favail == 0) return "no inodes left on the device (libFuzzer left it empty)";
+  return absl::StrCat("libFuzzer left it empty (", fs.f_bavail * fs.f_frsize / 1024,
+                      " KiB free now)");
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<FuzzerLog>> FuzzerLog::Open(const std::string& path) {
+  const int log = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (log < 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
+  }
+  int ends[2];
+  if (pipe2(ends, O_CLOEXEC) != 0) {
+    const int error = errno;
+    close(log);
+    return absl::InternalError(absl::StrCat("cannot make a pipe: ", std::strerror(error)));
+  }
+  fcntl(ends[0], F_SETFL, O_NONBLOCK);
+  return std::unique_ptr<FuzzerLog>(new FuzzerLog(path, log, ends[0], ends[1]));
+}
+
+FuzzerLog::~FuzzerLog() {
+  CloseFuzzerEnd();
+  close(read_end_);
+  close(log_);
+}
+
+void FuzzerLog::CloseFuzzerEnd() {
+  if (fuzzer_end_ >= 0) close(fuzzer_end_);
+  fuzzer_end_ = -1;
+}
+
+void FuzzerLog::Pump(absl::Duration timeout) {
+  pollfd p = {.fd = read_end_, .events = POLLIN};
+  poll(&p, 1, static_cast<int>(absl::ToInt64Milliseconds(timeout)));
+  char buf[16384];
+  ssize_t n;
+  while ((n = read(read_end_, buf, sizeof(buf))) > 0) Take(buf, n);
+}
+
+void FuzzerLog::Take(const char* data, size_t size) {
+  Append(data, size);
+  tail_.append(data, size);
+  if (tail_.size() > kTailBytes) tail_.erase(0, tail_.size() - kTailBytes);
+  for (size_t i = 0; i < size; ++i) {
+    if (data[i] != '\n') {
+      line_ += data[i];
+      continue;
+    }
+    if (absl::StartsWith(line_, kTargetWriteError)) {
+      write_errors_.push_back(line_.substr(kTargetPrefix.size()));
+    }
+    line_.clear();
+  }
+}
+
+void FuzzerLog::Append(const char* data, size_t size) {
+  if (log_failed_) return;  // one error is enough; the tail keeps the rest
+  while (size > 0) {
+    const ssize_t n = write(log_, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      log_failed_ = true;
+      write_errors_.push_back(absl::StrCat("cannot write ", path_, ": ",
+                                           n < 0 ? std::strerror(errno) : "nothing written"));
+      return;
+    }
+    data += n;
+    size -= n;
+  }
+}
+
+std::vector<std::string> RemoveEmptyCorpusFiles(const std::string& corpus,
+                                                absl::Duration min_age) {
+  std::vector<std::string> errors;
+  const time_t written_before = absl::ToUnixSeconds(absl::Now() - min_age);
+  DIR* d = opendir(corpus.c_str());
+  if (d == nullptr) return errors;
+  std::vector<std::string> empty;
+  while (dirent* e = readdir(d)) {
+    const std::string name = e->d_name;
+    struct stat st;
+    const std::string path = corpus + "/" + name;
+    if (name[0] != '.' && name != kSha1OfNothing && stat(path.c_str(), &st) == 0 &&
+        S_ISREG(st.st_mode) && st.st_size == 0 && st.st_mtime <= written_before) {
+      empty.push_back(path);
+    }
+  }
+  closedir(d);
+  for (const std::string& path : empty) {
+    errors.push_back(absl::StrCat("cannot write ", path, ": ", EmptyFileCause(corpus)));
+    unlink(path.c_str());
+  }
+  return errors;
+}
+
+}  // namespace ptxdiff
