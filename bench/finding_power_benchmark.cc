@@ -44,6 +44,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "client/worker_client.h"
+#include "common/files.h"
 #include "common/subprocess.h"
 #include "harness/judge.h"
 #include "isa/family_table.h"
@@ -240,6 +241,9 @@ Outcome CampaignSearch(const Bug& bug, const Flags& flags, std::string& command)
   }
   if (found_unix_ms > 0) outcome.seconds = (found_unix_ms - start_unix_ms) / 1000.0;
   Stop(pid);
+  // A run that found its bug leaves nothing to look at; one that did not
+  // keeps its directory, whose campaign.log the table's line points to.
+  if (outcome.seconds) RemoveTree(dir);
   return outcome;
 }
 
