@@ -1,6 +1,6 @@
-// The literal oracle, extended-precision integer arithmetic (PTX ISA 9.7.2). See literal_oracle.h for
-// why it exists and docs/spec-notes.md for every decision on an ambiguity.
-// Quoted lines ("...") are the spec's own text.
+// The literal oracle, extended-precision integer arithmetic (PTX ISA 9.7.2).
+// See literal_oracle.h for why it exists and docs/spec-notes.md for every
+// decision on an ambiguity. Quoted lines ("...") are the spec's own text.
 
 #include <cstdint>
 
@@ -97,11 +97,7 @@ Result AddWithCarry(const Variant& v, const Operands& ops) {
   return DefinedWithFlag(v, d, CarryOut(sum, n));
 }
 
-namespace {
-
 // 9.7.2.3 sub.cc and 9.7.2.4 subc.
-}  // namespace
-
 Result SubWithBorrow(const Variant& v, const Operands& ops) {
   const Integer cf = CarryFlagIn(v, ops);  // subc: the borrow-in
   // sub.cc: "d = a - b;"
@@ -118,11 +114,7 @@ Result SubWithBorrow(const Variant& v, const Operands& ops) {
   return DefinedWithFlag(v, d, BorrowOut(RegisterValue(v, ops, 0), subtrahend));
 }
 
-namespace {
-
 // 9.7.2.5 mad.cc and 9.7.2.6 madc.
-}  // namespace
-
 Result MadWithCarry(const Variant& v, const Operands& ops) {
   const bool is_signed = IsSigned(v.type);
   const int n = TypeWidth(v.type);

@@ -1,6 +1,6 @@
-// The literal oracle, comparison and selection (PTX ISA 9.7.6) and integer cvt (9.7.9.21). See literal_oracle.h for
-// why it exists and docs/spec-notes.md for every decision on an ambiguity.
-// Quoted lines ("...") are the spec's own text.
+// The literal oracle, comparison and selection (PTX ISA 9.7.6) and integer cvt
+// (9.7.9.21). See literal_oracle.h for why it exists and docs/spec-notes.md for
+// every decision on an ambiguity. Quoted lines ("...") are the spec's own text.
 
 #include <cstdint>
 
@@ -112,12 +112,8 @@ Result Setp(const Variant& v, const Operands& ops) {
   return Defined(v, p);
 }
 
-namespace {
-
 // 9.7.6.3 selp: "If c is True, a is stored in d, b otherwise. [...] Operand c
 // is a predicate."
-}  // namespace
-
 Result Selp(const Variant& v, const Operands& ops) {
   const uint64_t a = Raw(v, ops, 0);
   const uint64_t b = Raw(v, ops, 1);
@@ -126,15 +122,11 @@ Result Selp(const Variant& v, const Operands& ops) {
   return Defined(v, UnsignedValue(c == 1 ? a : b, TypeWidth(v.type)));
 }
 
-namespace {
-
 // 9.7.6.4 slct: "Select one source operand, based on the sign of the third
 // operand." "Operands d, a, and b are treated as a bitsize type of the same
 // width as the first instruction type; operand c must match the second
 // instruction type (.s32 or .f32). The selected input is copied to the output
 // without modification."
-}  // namespace
-
 Result Slct(const Variant& v, const Operands& ops) {
   const uint64_t a = Raw(v, ops, 0);
   const uint64_t b = Raw(v, ops, 1);

@@ -1,5 +1,5 @@
-// The literal oracle, integer arithmetic (PTX ISA 9.7.1). See literal_oracle.h for
-// why it exists and docs/spec-notes.md for every decision on an ambiguity.
+// The literal oracle, integer arithmetic (PTX ISA 9.7.1). See literal_oracle.h
+// for why it exists and docs/spec-notes.md for every decision on an ambiguity.
 // Quoted lines ("...") are the spec's own text.
 
 #include <cstdint>
@@ -44,11 +44,7 @@ Result Add(const Variant& v, const Operands& ops) {
   return Defined(v, d);
 }
 
-namespace {
-
 // 9.7.1.2 sub.
-}  // namespace
-
 Result Sub(const Variant& v, const Operands& ops) {
   // "d = a - b;"
   Integer d = Typed(v, ops, 0) - Typed(v, ops, 1);
@@ -56,11 +52,7 @@ Result Sub(const Variant& v, const Operands& ops) {
   return Defined(v, d);
 }
 
-namespace {
-
 // 9.7.1.3 mul.
-}  // namespace
-
 Result Mul(const Variant& v, const Operands& ops) {
   // "t = a * b;  n = bitwidth of type;"
   const Bits128 t = Product(Typed(v, ops, 0), Typed(v, ops, 1));
@@ -75,11 +67,7 @@ Result Mul(const Variant& v, const Operands& ops) {
   }
 }
 
-namespace {
-
 // 9.7.1.4 mad.
-}  // namespace
-
 Result Mad(const Variant& v, const Operands& ops) {
   const bool is_signed = IsSigned(v.type);
   // "t = a * b;  n = bitwidth of type;"
@@ -128,11 +116,7 @@ Result Mul24(const Variant& v, const Operands& ops) {
   return Defined(v, UnsignedValue(Product24Part(v, ops), 32));
 }
 
-namespace {
-
 // 9.7.1.6 mad24.
-}  // namespace
-
 Result Mad24(const Variant& v, const Operands& ops) {
   // "d = t<47..16> + c;   // for .hi variant
   //  d = t<31..0> + c;    // for .lo variant"
@@ -144,11 +128,7 @@ Result Mad24(const Variant& v, const Operands& ops) {
   return Defined(v, d);
 }
 
-namespace {
-
 // 9.7.1.7 sad.
-}  // namespace
-
 Result Sad(const Variant& v, const Operands& ops) {
   const Integer a = Typed(v, ops, 0);
   const Integer b = Typed(v, ops, 1);
@@ -157,11 +137,7 @@ Result Sad(const Variant& v, const Operands& ops) {
   return Defined(v, c + ((a < b) ? b - a : a - b));
 }
 
-namespace {
-
 // 9.7.1.8 div.
-}  // namespace
-
 Result Div(const Variant& v, const Operands& ops) {
   const Integer a = Typed(v, ops, 0);
   const Integer b = Typed(v, ops, 1);
@@ -204,22 +180,14 @@ Result Rem(const Variant& v, const Operands& ops) {
   return Defined(v, toward_zero);
 }
 
-namespace {
-
 // 9.7.1.10 abs.
-}  // namespace
-
 Result Abs(const Variant& v, const Operands& ops) {
   // "d = |a|;" (|MIN| wraps to MIN: spec-notes).
   const Integer a = Typed(v, ops, 0);
   return Defined(v, a < 0 ? -a : a);
 }
 
-namespace {
-
 // 9.7.1.11 neg.
-}  // namespace
-
 Result Neg(const Variant& v, const Operands& ops) {
   // "d = -a;"
   return Defined(v, -Typed(v, ops, 0));
@@ -254,11 +222,7 @@ Result MinMax(const Variant& v, const Operands& ops, bool is_min) {
   return Defined(v, Relu(v.relu, pick(Typed(v, ops, 0), Typed(v, ops, 1))));
 }
 
-namespace {
-
 // 9.7.1.14 popc.
-}  // namespace
-
 Result Popc(const Variant& v, const Operands& ops) {
   uint64_t a = Raw(v, ops, 0);
   // ".u32  d = 0;
@@ -274,11 +238,7 @@ Result Popc(const Variant& v, const Operands& ops) {
   return Defined(v, d);
 }
 
-namespace {
-
 // 9.7.1.15 clz.
-}  // namespace
-
 Result Clz(const Variant& v, const Operands& ops) {
   const int width = SourceWidth(v, 0);
   uint64_t a = Raw(v, ops, 0);
@@ -302,11 +262,7 @@ Result Clz(const Variant& v, const Operands& ops) {
   return Defined(v, d);
 }
 
-namespace {
-
 // 9.7.1.16 bfind.
-}  // namespace
-
 Result Bfind(const Variant& v, const Operands& ops) {
   const int width = SourceWidth(v, 0);
   uint64_t a = Raw(v, ops, 0);
@@ -334,11 +290,7 @@ Result Bfind(const Variant& v, const Operands& ops) {
   return Defined(v, d);
 }
 
-namespace {
-
 // 9.7.1.17 fns.
-}  // namespace
-
 Result Fns(const Variant& v, const Operands& ops) {
   const uint64_t mask = Raw(v, ops, 0);
   // spec-notes: base is read as unsigned 32-bit (a negative .s32 base is a
@@ -385,11 +337,7 @@ Result Fns(const Variant& v, const Operands& ops) {
   return Defined(v, d);
 }
 
-namespace {
-
 // 9.7.1.18 brev.
-}  // namespace
-
 Result Brev(const Variant& v, const Operands& ops) {
   const uint64_t a = Raw(v, ops, 0);
   // "msb = (.type==.b32) ? 31 : 63;
@@ -400,11 +348,7 @@ Result Brev(const Variant& v, const Operands& ops) {
   return Defined(v, UnsignedValue(d, msb + 1));
 }
 
-namespace {
-
 // 9.7.1.19 bfe.
-}  // namespace
-
 Result Bfe(const Variant& v, const Operands& ops) {
   const uint64_t a = Raw(v, ops, 0);
   const uint64_t b = Raw(v, ops, 1);
@@ -437,11 +381,7 @@ Result Bfe(const Variant& v, const Operands& ops) {
   return Defined(v, UnsignedValue(d, msb + 1));
 }
 
-namespace {
-
 // 9.7.1.20 bfi (operands a, b, c, d; result f).
-}  // namespace
-
 Result Bfi(const Variant& v, const Operands& ops) {
   const uint64_t a = Raw(v, ops, 0);
   const uint64_t b = Raw(v, ops, 1);
@@ -464,11 +404,7 @@ Result Bfi(const Variant& v, const Operands& ops) {
   return Defined(v, UnsignedValue(f, msb + 1));
 }
 
-namespace {
-
 // 9.7.1.21 szext.
-}  // namespace
-
 Result Szext(const Variant& v, const Operands& ops) {
   const uint32_t a = static_cast<uint32_t>(Raw(v, ops, 0));
   const uint32_t b = static_cast<uint32_t>(Raw(v, ops, 1));
@@ -498,11 +434,7 @@ Result Szext(const Variant& v, const Operands& ops) {
   return Defined(v, d);
 }
 
-namespace {
-
 // 9.7.1.22 bmsk.
-}  // namespace
-
 Result Bmsk(const Variant& v, const Operands& ops) {
   const uint32_t a = static_cast<uint32_t>(Raw(v, ops, 0));
   const uint32_t b = static_cast<uint32_t>(Raw(v, ops, 1));
@@ -583,11 +515,7 @@ Result Dp4a(const Variant& v, const Operands& ops) {
   return Defined(v, d);
 }
 
-namespace {
-
 // 9.7.1.24 dp2a.
-}  // namespace
-
 Result Dp2a(const Variant& v, const Operands& ops) {
   // "d = c;"
   Integer d = DotProductC(v, ops);

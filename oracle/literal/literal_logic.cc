@@ -1,6 +1,6 @@
-// The literal oracle, funnel shift, logic and shift (PTX ISA 9.7.8) and prmt (9.7.9.7). See literal_oracle.h for
-// why it exists and docs/spec-notes.md for every decision on an ambiguity.
-// Quoted lines ("...") are the spec's own text.
+// The literal oracle, funnel shift, logic and shift (PTX ISA 9.7.8) and prmt
+// (9.7.9.7). See literal_oracle.h for why it exists and docs/spec-notes.md for
+// every decision on an ambiguity. Quoted lines ("...") are the spec's own text.
 
 #include <cstdint>
 
@@ -73,43 +73,27 @@ Result And(const Variant& v, const Operands& ops) {
                   [](int a, int b) { return (a == 1 && b == 1) ? 1 : 0; });
 }
 
-namespace {
-
 // 9.7.8.2 or: "Compute the bit-wise or operation for the bits in a and b."
 // "d = a | b;"
-}  // namespace
-
 Result Or(const Variant& v, const Operands& ops) {
   return BitByBit(v, ops,
                   [](int a, int b) { return (a == 1 || b == 1) ? 1 : 0; });
 }
 
-namespace {
-
 // 9.7.8.3 xor: "Compute the bit-wise exclusive-or operation for the bits in
 // a and b." "d = a ^ b;"
-}  // namespace
-
 Result Xor(const Variant& v, const Operands& ops) {
   return BitByBit(v, ops, [](int a, int b) { return a != b ? 1 : 0; });
 }
 
-namespace {
-
 // 9.7.8.4 not: "Invert the bits in a." "d = ~a;"
-}  // namespace
-
 Result Not(const Variant& v, const Operands& ops) {
   return BitByBit(v, ops, [](int a, int /*b*/) { return a == 1 ? 0 : 1; });
 }
 
-namespace {
-
 // 9.7.8.5 cnot: "Compute the logical negation using C/C++ semantics."
 // "d = (a==0) ? 1 : 0;" a is the whole .b16/.b32/.b64 operand: it is 0 when
 // none of its `width` bits is set.
-}  // namespace
-
 Result Cnot(const Variant& v, const Operands& ops) {
   const int width = TypeWidth(v.type);
   const uint64_t a = Raw(v, ops, 0);
@@ -120,12 +104,8 @@ Result Cnot(const Variant& v, const Operands& ops) {
   return Defined(v, a_is_zero ? 1 : 0);
 }
 
-namespace {
-
 // 9.7.8.6 lop3 (the plain form; the .BoolOp form writes a predicate too and
 // is not a variant).
-}  // namespace
-
 Result Lop3(const Variant& v, const Operands& ops) {
   const uint64_t a = Raw(v, ops, 0);
   const uint64_t b = Raw(v, ops, 1);
@@ -190,11 +170,7 @@ Result Shl(const Variant& v, const Operands& ops) {
   return Defined(v, UnsignedValue(d, width));
 }
 
-namespace {
-
 // 9.7.8.9 shr: "Shift bits right, sign or zero-fill on left." "d = a >> b;"
-}  // namespace
-
 Result Shr(const Variant& v, const Operands& ops) {
   const int width = TypeWidth(v.type);
   const uint64_t a = Raw(v, ops, 0);

@@ -1,6 +1,7 @@
-// The literal oracle, scalar video instructions (PTX ISA 9.7.18.1). See literal_oracle.h for
-// why it exists and docs/spec-notes.md for every decision on an ambiguity.
-// Quoted lines ("...") are the spec's own text.
+// The literal oracle, scalar video instructions (PTX ISA 9.7.18.1), and the
+// SIMD ones' entry (9.7.18.2, transcribed in literal_simd_video.cc). See
+// literal_oracle.h for why it exists and docs/spec-notes.md for every decision
+// on an ambiguity. Quoted lines ("...") are the spec's own text.
 
 #include <cstdint>
 
@@ -181,42 +182,26 @@ Result Vadd(const Variant& v, const Operands& ops) {
   return VideoFinish(v, ops, tmp);
 }
 
-namespace {
-
 // 9.7.18.1.1 vsub: "case vsub:     tmp = ta - tb;"
-}  // namespace
-
 Result Vsub(const Variant& v, const Operands& ops) {
   const Integer tmp = VideoTa(v, ops) - VideoTb(v, ops);
   return VideoFinish(v, ops, tmp);
 }
 
-namespace {
-
 // 9.7.18.1.1 vabsdiff: "case vabsdiff: tmp = | ta - tb |;"
-}  // namespace
-
 Result Vabsdiff(const Variant& v, const Operands& ops) {
   const Integer difference = VideoTa(v, ops) - VideoTb(v, ops);
   const Integer tmp = difference < 0 ? -difference : difference;
   return VideoFinish(v, ops, tmp);
 }
 
-namespace {
-
 // 9.7.18.1.1 vmin: "case vmin:     tmp = MIN( ta, tb );"
-}  // namespace
-
 Result Vmin(const Variant& v, const Operands& ops) {
   const Integer tmp = Min(VideoTa(v, ops), VideoTb(v, ops));
   return VideoFinish(v, ops, tmp);
 }
 
-namespace {
-
 // 9.7.18.1.1 vmax: "case vmax:     tmp = MAX( ta, tb );"
-}  // namespace
-
 Result Vmax(const Variant& v, const Operands& ops) {
   const Integer tmp = Max(VideoTa(v, ops), VideoTb(v, ops));
   return VideoFinish(v, ops, tmp);
@@ -246,25 +231,17 @@ Result Vshl(const Variant& v, const Operands& ops) {
   return VideoFinish(v, ops, tmp);
 }
 
-namespace {
-
 // 9.7.18.1.2 vshr: "case vshr:  tmp = ta >> tb;"
 // "Signed shift fills with the sign bit, unsigned shift fills with zero": ta
 // is sign- or zero-extended by atype, so shifting the number right (rounding
 // toward negative infinity) does both.
-}  // namespace
-
 Result Vshr(const Variant& v, const Operands& ops) {
   const Integer ta = VideoTa(v, ops);
   const Integer tmp = ta >> VideoShiftAmount(v, ops);
   return VideoFinish(v, ops, tmp);
 }
 
-namespace {
-
 // 9.7.18.1.4 vset.
-}  // namespace
-
 Result Vset(const Variant& v, const Operands& ops) {
   const Integer ta = VideoTa(v, ops);
   const Integer tb = VideoTb(v, ops);

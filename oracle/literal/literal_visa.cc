@@ -1,4 +1,4 @@
-// The literal oracle, intel vISA SHL (opcode 0x24). See literal_oracle.h for
+// The literal oracle, Intel vISA SHL (opcode 0x24). See literal_oracle.h for
 // why it exists and docs/spec-notes.md for every decision on an ambiguity.
 // Quoted lines ("...") are the spec's own text.
 
