@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <iterator>
 #include <numeric>
 
 #include "absl/container/flat_hash_set.h"
@@ -17,13 +18,17 @@ constexpr int kBoundForms = 6;  // sum or difference, each at B-1, B, B+1
 // First tier: each source alone at an extreme, the others at 0, then -1,
 // then 1 (Filler's 0, 2, 1): what puts MAX + 1, MIN - 1 and MIN * -1 early.
 constexpr int kTierFillerOrder[] = {0, 2, 1};
-constexpr int kTierFillers = 3;
+constexpr int kTierFillers = std::size(kTierFillerOrder);
 // Equal extremes (MIN, MAX, 0, all ones): the first tier pairs a with b at
 // e, e+1 and e-1 (b at e); the relations section pairs every two numbers
 // at those and at (e, e+1), (e, e-1).
 constexpr int kNumEqualExtremes = 4;
-constexpr int kTierEqualForms = 3;
 constexpr int kEqualForms = 5;
+// The forms, as what is added to (i, j) at e: the first kTierEqualForms are
+// the first tier's.
+constexpr uint64_t kEqualDeltas[kEqualForms][2] = {
+    {0, 0}, {1, 0}, {~uint64_t{0}, 0}, {0, 1}, {0, ~uint64_t{0}}};
+constexpr int kTierEqualForms = 3;
 // Lane boundaries: one past the destination lane's MIN and MAX, as a sum or
 // a difference.
 constexpr int kLaneTargets = 2;
@@ -44,12 +49,19 @@ std::vector<uint64_t> BuildShortEdges(int width) {
   return out;
 }
 
-// What a source is tried at alone first: MIN, MAX, 0, all ones, 1, in that
+// Equal extreme `e` of a width: MIN, MAX, 0, all ones.
+uint64_t EqualExtreme(int e, int width) {
+  const uint64_t min = uint64_t{1} << (width - 1);
+  const uint64_t values[kNumEqualExtremes] = {min, min - 1, 0, LowMask(width)};
+  return values[e];
+}
+
+// What a source is tried at alone first: the equal extremes, then 1, in that
 // order, without repeats (a 1-bit carry-in has two).
 std::vector<uint64_t> BuildExtremes(int width) {
-  const uint64_t min = uint64_t{1} << (width - 1);
   std::vector<uint64_t> out;
-  for (uint64_t x : {min, min - 1, uint64_t{0}, LowMask(width), uint64_t{1}}) {
+  for (int e = 0; e <= kNumEqualExtremes; ++e) {
+    const uint64_t x = e < kNumEqualExtremes ? EqualExtreme(e, width) : 1;
     if (std::find(out.begin(), out.end(), x) == out.end()) out.push_back(x);
   }
   return out;
@@ -62,13 +74,6 @@ const std::vector<uint64_t>& ExtremeValues(int width) {
     return t;
   }();
   return (*tables)[width];
-}
-
-// Equal extreme `e` of a width: MIN, MAX, 0, all ones.
-uint64_t EqualExtreme(int e, int width) {
-  const uint64_t min = uint64_t{1} << (width - 1);
-  const uint64_t values[kNumEqualExtremes] = {min, min - 1, 0, LowMask(width)};
-  return values[e];
 }
 
 std::vector<uint64_t> Bounds(int width) {
@@ -212,19 +217,23 @@ Operands Filled(const Shape& s, int f) {
   return ops;
 }
 
+// Sources i and j at equal extreme e, in form `form` (kEqualDeltas); the
+// others at 0.
+Operands AtEqualExtreme(const Shape& s, int i, int j, int e, int form) {
+  Operands ops = Filled(s, 0);
+  ops.v[i] = Low(EqualExtreme(e, s.width[i]) + kEqualDeltas[form][0], s.width[i]);
+  ops.v[j] = Low(EqualExtreme(e, s.width[j]) + kEqualDeltas[form][1], s.width[j]);
+  return ops;
+}
+
 // The first tier, in order: every source at MIN (the others at 0, then -1,
 // then 1), then every source at MAX, at 0, at all ones and at 1; then a against
 // b at each equal extreme e: a == e, e + 1, e - 1 with b == e.
 Operands TierTuple(const Shape& s, uint64_t idx) {
   if (idx >= s.single_total) {
     idx -= s.single_total;
-    Operands ops = Filled(s, 0);
-    const int a = s.first_pair[0], b = s.first_pair[1];
-    const int e = idx / kTierEqualForms;
-    const uint64_t delta = idx % kTierEqualForms == 2 ? ~uint64_t{0} : idx % kTierEqualForms;
-    ops.v[a] = Low(EqualExtreme(e, s.width[a]) + delta, s.width[a]);
-    ops.v[b] = EqualExtreme(e, s.width[b]);
-    return ops;
+    return AtEqualExtreme(s, s.first_pair[0], s.first_pair[1], idx / kTierEqualForms,
+                          idx % kTierEqualForms);
   }
   const uint64_t fillers = s.single_fillers();
   for (size_t e = 0;; ++e) {
@@ -297,7 +306,6 @@ Operands LaneTuple(const Variant& v, const Shape& s, uint64_t idx) {
 // Two numbers at an equal extreme e (MIN, MAX, 0, all ones): (e, e),
 // (e + 1, e), (e - 1, e), (e, e + 1), (e, e - 1); the others at 0.
 Operands EqualTuple(const Shape& s, uint64_t idx) {
-  Operands ops = Filled(s, 0);
   for (int i = 0; i < s.sources; ++i) {
     for (int j = 0; j < s.sources; ++j) {
       if (!s.EqualPair(i, j)) continue;
@@ -306,15 +314,10 @@ Operands EqualTuple(const Shape& s, uint64_t idx) {
         idx -= block;
         continue;
       }
-      const int e = idx / kEqualForms, form = idx % kEqualForms;
-      const uint64_t deltas[kEqualForms][2] = {
-          {0, 0}, {1, 0}, {~uint64_t{0}, 0}, {0, 1}, {0, ~uint64_t{0}}};
-      ops.v[i] = Low(EqualExtreme(e, s.width[i]) + deltas[form][0], s.width[i]);
-      ops.v[j] = Low(EqualExtreme(e, s.width[j]) + deltas[form][1], s.width[j]);
-      return ops;
+      return AtEqualExtreme(s, i, j, idx / kEqualForms, idx % kEqualForms);
     }
   }
-  return ops;
+  return Filled(s, 0);
 }
 
 Operands RelationTuple(const Variant& v, const Shape& s, uint64_t idx) {
