@@ -218,9 +218,9 @@ TEST(CampaignTest, TheFuzzLoopDoesNotYieldOnceTheBreadthPassIsOver) {
 // Calibration times every family on a backend that is slow per tuple, and
 // stops after the first batches on one that is cheap (there the campaign's
 // own work sets the pace, and timing would only delay the first finding).
-// Each line is drawn where no load can cross it: the slow worker sleeps 20 ms
-// a tuple against a line of 5 ms; the cheap one (microseconds idle, about
-// 1 ms with three busy loops on two cores) against a line of 1 s.
+// Each line is drawn where no load can cross it: the slow worker sleeps
+// (--us-per-tuple) four times the line it is judged against, and the cheap
+// one, which never sleeps, is judged against a line of a second a tuple.
 TEST(CampaignTest, CalibrationTimesFamiliesOnlyWhereTheBackendIsSlow) {
   const std::vector<Variant> variants = {*ParseVariant("popc.b32"), *ParseVariant("clz.b32"),
                                          *ParseVariant("brev.b32"), *ParseVariant("bfind.u32"),
