@@ -345,7 +345,7 @@ void Campaign::SystematicLoop() {
   // backend busy (the fuzz loop alone mostly offers repeats by then).
   const BuiltinBackend* builtin = FindBuiltinBackend(identity_.name);
   SystematicSource source(wanted, builtin != nullptr ? builtin->systematic_run : 8,
-                          /*endless=*/true);
+                          /*endless=*/true, /*runtime_forms=*/identity_.forms);
   calibrated_.wait();
   for (int f = 0; f < kNumFamilies; ++f) {
     if (family_cost_[f] > 0) source.SetFamilyCost(static_cast<Family>(f), family_cost_[f]);
@@ -663,7 +663,7 @@ void Campaign::FileJob(const FilingJob& job) {
   if (!job.fault) {
     f.found_as = {Spell(job.tuple.variant)};
     // The tuple as found, as a fuzz input: `ptxdiff repro input.bin` replays it.
-    f.raw_input = EncodeFuzzInput(job.tuple.variant, {job.tuple.operands});
+    f.raw_input = EncodeFuzzInput(std::vector<Tuple>{job.tuple});
   }
   if (!Record(f, /*repeats=*/false)) return;
   if (job.seq >= 0) journal_->Done(job.seq);

@@ -71,9 +71,14 @@ int64_t PendingJournal::Add(const PendingMismatch& m) {
   const int64_t seq = next_seq_++;
   const Operands& o = m.tuple.operands;
   open_.insert(seq);
+  // The carry and the form are optional fields, written where not 0 (the
+  // carry then as 0 or 1 before the form).
+  const std::string tail =
+      m.tuple.runtime != 0 ? absl::StrFormat(" %d %x", m.backend_carry, m.tuple.runtime)
+      : m.backend_carry    ? " 1"
+                           : "";
   if (!Append(absl::StrFormat("M %d %x %x %x %x %x %x%s\n", seq, StableId(m.tuple.variant),
-                              o.v[0], o.v[1], o.v[2], o.v[3], m.backend_bits,
-                              m.backend_carry ? " 1" : ""))) {
+                              o.v[0], o.v[1], o.v[2], o.v[3], m.backend_bits, tail))) {
     unwritten_.insert(seq);
   }
   return seq;
@@ -126,17 +131,21 @@ std::vector<PendingMismatch> ParseJournal(const std::string& text) {
       open.erase(seq);
       continue;
     }
-    uint64_t id, bits, ops[4];
-    if (f[0] != "M" || (f.size() != 8 && f.size() != 9) || !ParseHex(f[2], id) ||
+    uint64_t id, bits, ops[4], runtime = 0;
+    if (f[0] != "M" || f.size() < 8 || f.size() > 10 || !ParseHex(f[2], id) ||
         !ParseHex(f[7], bits)) {
       continue;
     }
-    if (f.size() == 9 && f[8] != "1") continue;  // the carry field is "1" or absent
+    // The carry field: "1" alone, "0" or "1" before a form.
+    if (f.size() >= 9 && f[8] != "1" && !(f.size() == 10 && f[8] == "0")) continue;
+    if (f.size() == 10 && (!ParseHex(f[9], runtime) || runtime > 0xf)) continue;
     bool ok = true;
     for (int i = 0; i < 4; ++i) ok &= ParseHex(f[3 + i], ops[i]);
     const std::optional<Variant> v = VariantByStableId(id);
     if (!ok || !v) continue;
-    PendingMismatch m{{*v, {{ops[0], ops[1], ops[2], ops[3]}}}, bits, f.size() == 9};
+    PendingMismatch m{{*v, {{ops[0], ops[1], ops[2], ops[3]}}, static_cast<uint8_t>(runtime)},
+                      bits,
+                      f.size() >= 9 && f[8] == "1"};
     open[seq] = m;
   }
   std::vector<PendingMismatch> out;

@@ -6,12 +6,14 @@
 //   <triage dir>/.pending/<pid>.journal
 //
 // One line per event, appended with write(2) (so a process crash keeps it):
-//   M <seq> <variant stable id, hex> <a> <b> <c> <d> <backend bits> [1]  (hex)
+//   M <seq> <variant stable id> <a> <b> <c> <d> <backend bits> [<carry> [<form>]]  (hex)
 //   F <seq>                                  (filed, or counted as known)
-// The optional last field `1` is the backend's carry-out of a `.cc` variant
-// (PendingMismatch::backend_carry), written only when set: a line without
-// it reads as carry 0, and a binary from before the carry flag skips the
-// lines that have it (their variants are unknown to it anyway).
+// The optional `carry` is the backend's carry-out of a `.cc` variant
+// (PendingMismatch::backend_carry), written as `1` only when set: a line
+// without it reads as carry 0, and a binary from before the carry flag
+// skips the lines that have it (their variants are unknown to it anyway).
+// The optional `form` is the tuple's Tuple::runtime, written only when not
+// 0, the carry then written as 0 or 1 before it.
 // A campaign starting on the same triage directory adopts the journals of
 // processes that are gone: their mismatches without an F line are filed
 // again, and the old journal is removed. A stop removes its own once

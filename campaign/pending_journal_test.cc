@@ -61,6 +61,27 @@ TEST(PendingJournalTest, TheCarryIsAnOptionalLastField) {
   (*journal)->Remove();
 }
 
+// A tuple's operand form follows the carry, which is then written as 0 or 1.
+TEST(PendingJournalTest, TheFormFollowsTheCarry) {
+  const Variant v = *ParseVariant("bfe.s32");
+  const std::string id = absl::StrCat(absl::Hex(StableId(v)));
+  const std::string dir = FreshDir("form");
+  auto journal = PendingJournal::Open(dir);
+  ASSERT_TRUE(journal.ok()) << journal.status();
+  const Tuple t{v, {{0, 0x28, 8, 0}}, 0b001};
+  (*journal)->Add({t, 0xffffffff, false});
+  std::ifstream in((*journal)->path());
+  const std::string written((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(written, absl::StrCat("M 0 ", id, " 0 28 8 0 ffffffff 0 1\n"));
+  const std::vector<PendingMismatch> back =
+      ParseJournal(written + absl::StrCat("M 1 ", id, " 0 28 8 0 ffffffff 2 1\n",  // bad carry
+                                          "M 2 ", id, " 0 28 8 0 ffffffff 0 zz\n"));  // bad form
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].tuple, t);
+  EXPECT_FALSE(back[0].backend_carry);
+  (*journal)->Remove();
+}
+
 // A fuzzer process killed between judging a mismatch and filing it: the next
 // campaign adopts what it left.
 TEST(PendingJournalTest, AKilledProcessLeavesItsMismatchesForTheNextCampaign) {

@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "harness/semantic_classes.h"
 #include "isa/family_table.h"
+#include "isa/operand_form.h"
 #include "oracle/bits.h"
 
 namespace ptxdiff {
@@ -136,16 +137,21 @@ struct Shape {
   bool selector[kMaxSources];   // held at the default, not at 0, 1 or -1
   bool number[kMaxSources];     // neither a selector nor the carry-in
   bool narrowing[kMaxSources];  // NarrowsToDestination
+  bool runtime[kMaxSources];    // a number that may be a runtime value (forms only)
   int first_pair[2] = {-1, -1};  // the first two numbers, if any
   int lanes = 0;  // a SIMD video variant's: lane boundaries of a and b
   // The first tier.
   uint64_t single_total = 0, tier_equal_total = 0;
+  // The runtime tier (with forms): per source that may be a runtime value,
+  // its probes, each of ExtremeValues witnesses.
+  uint64_t runtime_probes[kMaxSources] = {};
+  uint64_t runtime_total = 0;
   // The relations: destination bounds, lane bounds, equal extremes.
   uint64_t destination_total = 0, lane_total = 0, equal_total = 0;
   // The edge and boundary pairs.
   uint64_t edge_total = 0, boundary_total = 0;
 
-  explicit Shape(const Variant& v) : sources(NumSources(v)) {
+  Shape(const Variant& v, bool forms) : sources(NumSources(v)) {
     for (int i = 0; i < sources; ++i) {
       width[i] = SourceWidth(v, i);
       edge_values[i] = &EdgeValuesOf(v, i);
@@ -153,6 +159,7 @@ struct Shape {
       selector[i] = IsSelectorSource(v, i);
       number[i] = !selector[i] && !IsCarryInSource(v, i);
       narrowing[i] = NarrowsToDestination(v, i);
+      runtime[i] = forms && number[i] && CanBeRuntime(v, i);
       if (number[i] && first_pair[0] < 0) {
         first_pair[0] = i;
       } else if (number[i] && first_pair[1] < 0) {
@@ -160,13 +167,14 @@ struct Shape {
       }
     }
     CountFirstTier();
+    CountRuntimeTier();
     CountRelations(v);
     CountPairs();
   }
   uint64_t tier() const { return single_total + tier_equal_total; }
   uint64_t relations() const { return destination_total + lane_total + equal_total; }
   uint64_t pairs() const { return edge_total + boundary_total; }
-  uint64_t total() const { return tier() + relations() + pairs(); }
+  uint64_t total() const { return tier() + runtime_total + relations() + pairs(); }
   int single_fillers() const { return sources > 1 ? kTierFillers : 1; }
   // Sums and differences at a bound, between two sources that are numbers
   // (a selector is not one).
@@ -179,6 +187,19 @@ struct Shape {
       if (!selector[i]) single_total += ExtremeValues(width[i]).size() * single_fillers();
     }
     if (first_pair[1] >= 0) tier_equal_total = kNumEqualExtremes * kTierEqualForms;
+  }
+  // For runtime source r: each other source alone at each extreme, the rest
+  // at each tier filler.
+  void CountRuntimeTier() {
+    for (int r = 0; r < sources; ++r) {
+      if (!runtime[r]) continue;
+      for (int j = 0; j < sources; ++j) {
+        if (j != r && !selector[j]) {
+          runtime_probes[r] += ExtremeValues(width[j]).size() * single_fillers();
+        }
+      }
+      runtime_total += runtime_probes[r] * ExtremeValues(width[r]).size();
+    }
   }
   void CountRelations(const Variant& v) {
     for (int i = 0; i < sources; ++i) {
@@ -249,6 +270,37 @@ Operands TierTuple(const Shape& s, uint64_t idx) {
       return ops;
     }
   }
+}
+
+// The runtime tier, probe by probe: source r a runtime value, another
+// source j alone at an extreme (the others at a tier filler), as the first
+// tier has it; each probe's witnesses (r at each extreme) are consecutive,
+// so that a compiler's claim for the probe is judged at all of them at the
+// cost of one instruction (the backend compiles tuples that share their
+// immediates once).
+Tuple RuntimeTierTuple(const Variant& v, const Shape& s, uint64_t idx) {
+  int r = 0;
+  while (idx >= s.runtime_probes[r] * ExtremeValues(s.width[r]).size()) {
+    idx -= s.runtime_probes[r] * ExtremeValues(s.width[r]).size();
+    ++r;
+  }
+  const std::vector<uint64_t>& witnesses = ExtremeValues(s.width[r]);
+  uint64_t probe = idx / witnesses.size();
+  const uint64_t fillers = s.single_fillers();
+  Operands ops;
+  for (int j = 0; j < s.sources; ++j) {
+    if (j == r || s.selector[j]) continue;
+    const std::vector<uint64_t>& extremes = ExtremeValues(s.width[j]);
+    if (probe >= extremes.size() * fillers) {
+      probe -= extremes.size() * fillers;
+      continue;
+    }
+    ops = Filled(s, kTierFillerOrder[probe % fillers]);
+    ops.v[j] = extremes[probe / fillers];
+    break;
+  }
+  ops.v[r] = witnesses[idx % witnesses.size()];
+  return {v, ops, static_cast<uint8_t>(1 << r)};
 }
 
 // A source wider than the destination at one of the destination's bounds,
@@ -439,7 +491,7 @@ const std::vector<uint64_t>& ShortEdgeValues(int width) {
   return (*tables)[width];
 }
 
-uint64_t SystematicCount(const Variant& v) { return Shape(v).total(); }
+uint64_t SystematicCount(const Variant& v, bool forms) { return Shape(v, forms).total(); }
 
 namespace {
 
@@ -467,6 +519,12 @@ struct Order {
 Tuple NthOfSet(const Variant& v, const Shape& s, const Order& order, uint64_t i) {
   if (i < s.tier()) return {v, Canonical(v, TierTuple(s, i))};
   i -= s.tier();
+  if (i < s.runtime_total) {
+    Tuple t = RuntimeTierTuple(v, s, i);
+    t.operands = Canonical(v, t.operands);
+    return t;
+  }
+  i -= s.runtime_total;
   if (i < s.relations()) {
     return {v, Canonical(v, RelationTuple(v, s, order.Shuffled(i, s.relations(),
                                                                 order.relation_stride)))};
@@ -494,23 +552,24 @@ void RadixSortByKey(std::vector<std::pair<uint64_t, T>>& items) {
 
 }  // namespace
 
-void SystematicTuples(const Variant& v, uint64_t k, uint64_t count, std::vector<Tuple>& out) {
-  const Shape s(v);
+void SystematicTuples(const Variant& v, uint64_t k, uint64_t count, std::vector<Tuple>& out,
+                      bool forms) {
+  const Shape s(v, forms);
   const Order order(s, StableId(v));
   for (uint64_t i = k; i < std::min(s.total(), k + count); ++i) {
     out.push_back(NthOfSet(v, s, order, i));
   }
 }
 
-Tuple SystematicTuple(const Variant& v, uint64_t k) {
+Tuple SystematicTuple(const Variant& v, uint64_t k, bool forms) {
   std::vector<Tuple> one;
-  SystematicTuples(v, k, 1, one);
+  SystematicTuples(v, k, 1, one, forms);
   return one[0];
 }
 
 SystematicSource::SystematicSource(absl::Span<const Variant> variants, int run,
-                                   bool endless)
-    : run_(std::max(1, run)), endless_(endless) {
+                                   bool endless, bool runtime_forms)
+    : run_(std::max(1, run)), endless_(endless), forms_(runtime_forms) {
   // Sized up front: where a page fault is costly, growing these vectors by
   // doubling was most of the constructor's time, which a campaign's
   // start-up waits for (startup_benchmark).
@@ -550,7 +609,7 @@ std::optional<Tuple> SystematicSource::NextBreadth() {
   // from what the state already holds: the pass is most of a campaign's
   // first ~0.1 s. Tuple 0 is the first tier's: no strides needed.
   ++v->next;
-  const Shape shape(v->variant);
+  const Shape shape(v->variant, forms_);
   v->count = shape.total();
   return NthOfSet(v->variant, shape, Order(Order::FirstOnly{}, v->id), /*i=*/0);
 }
@@ -563,7 +622,7 @@ std::optional<Tuple> SystematicSource::Next() {
       --left_in_run_;
       ++produced_;
       if (current_->next < current_->count) {
-        return SystematicTuple(current_->variant, current_->next++);
+        return SystematicTuple(current_->variant, current_->next++, forms_);
       }
       std::vector<Tuple> one;
       TailTuples(current_->variant, current_->next++, 1, one);
@@ -590,7 +649,7 @@ bool SystematicSource::NextRun(std::vector<Tuple>& out) {
   }
   const size_t before = out.size();
   if (current_->next < current_->count) {
-    SystematicTuples(current_->variant, current_->next, left_in_run_, out);
+    SystematicTuples(current_->variant, current_->next, left_in_run_, out, forms_);
   } else {
     TailTuples(current_->variant, current_->next, left_in_run_, out);
   }

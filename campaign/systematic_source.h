@@ -10,6 +10,13 @@
 //     0, then -1, then 1; then a against b at each of MIN, MAX, 0 and all
 //     ones (a == b, a == b + 1, a == b - 1): a variant's likeliest bug
 //     triggers, so tuple 0 (the breadth pass's) has a at MIN;
+//   - where the backend runs operand forms (isa/operand_form.h), the
+//     runtime tier: each source that may be a runtime value made one, the
+//     others as the first tier puts them (one alone at an extreme, the rest
+//     at 0, -1 or 1), the runtime source's witnesses at MIN, MAX, 0, all
+//     ones and 1: what a compiler claims for every value of an operand,
+//     with the other operands at their likeliest triggers (bfe past the
+//     top of its source, a shift by all ones);
 //   - the relations, rules over the instruction table rather than lists per
 //     family (harness/semantic_classes.h names them):
 //       destination bounds: a source wider than the destination (a
@@ -55,11 +62,13 @@
 namespace ptxdiff {
 
 // The number of tuples of `v` in the systematic set, and the k-th of them
-// (k < SystematicCount(v)).
-uint64_t SystematicCount(const Variant& v);
-Tuple SystematicTuple(const Variant& v, uint64_t k);
+// (k < SystematicCount(v)). With `forms` (a backend that runs operand
+// forms), the set has the runtime tier too.
+uint64_t SystematicCount(const Variant& v, bool forms = false);
+Tuple SystematicTuple(const Variant& v, uint64_t k, bool forms = false);
 // Tuples k .. k + n - 1 (clipped to the count), appended to `out`.
-void SystematicTuples(const Variant& v, uint64_t k, uint64_t n, std::vector<Tuple>& out);
+void SystematicTuples(const Variant& v, uint64_t k, uint64_t n, std::vector<Tuple>& out,
+                      bool forms = false);
 // Tuples k .. k + n - 1 of the endless random tail that follows a variant's
 // systematic set: each operand an edge value, a small amount (0..300) for
 // amount sources, or random bits. Deterministic for (v, k).
@@ -75,8 +84,10 @@ class SystematicSource {
   // (TailTuples), with the same scheduling, so that a backend whose every
   // systematic set is done still gets fresh tuples; NextRun then never
   // returns false.
+  // With `runtime_forms` (a backend that runs operand forms), every set
+  // has its runtime tier.
   explicit SystematicSource(absl::Span<const Variant> variants, int run = 8,
-                            bool endless = false);
+                            bool endless = false, bool runtime_forms = false);
 
   // The next tuple, or nullopt when every variant's set is exhausted.
   std::optional<Tuple> Next();
@@ -122,6 +133,7 @@ class SystematicSource {
   size_t current_family_ = 0;  // index into families_ of current_
   int run_;
   bool endless_;
+  bool forms_;
   int left_in_run_ = 0;
   VariantState* current_ = nullptr;
   int64_t exhausted_ = 0, produced_ = 0;

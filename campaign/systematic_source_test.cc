@@ -1,7 +1,7 @@
 #include "campaign/systematic_source.h"
 
 #include <algorithm>
-
+#include <bit>
 #include <set>
 
 #include "absl/container/flat_hash_set.h"
@@ -36,6 +36,46 @@ TEST(SystematicTest, EveryIndexIsATupleOfTheVariantAndTheOrderIsAPermutation) {
     const size_t edges = ShortEdgeValues(SourceWidth(v, 0)).size();
     EXPECT_GE(distinct.size(), NumSources(v) == 1 ? edges : edges * edges) << s;
   }
+}
+
+// With forms, the runtime tier follows the first tier: each probe (one
+// runtime source, another source at an extreme) with its witnesses in a
+// row, so that one compiled instruction answers them all. Without forms the
+// set is as before: no tuple has a runtime source.
+TEST(SystematicTest, TheRuntimeTierProbesEachRuntimeSourceAtItsWitnesses) {
+  const Variant v = *ParseVariant("bfe.s32");
+  const uint64_t tier_end = 3 * 5 * 3 + 4 * 3;  // singles, then a against b
+  EXPECT_EQ(SystematicTuple(v, tier_end - 1, /*forms=*/true).runtime, 0);
+  // Per runtime source: 2 other sources x 5 extremes x 3 fillers probes, 5
+  // witnesses each.
+  EXPECT_EQ(SystematicCount(v, true), SystematicCount(v) + 3 * (2 * 5 * 3) * 5);
+  bool past_the_top = false;
+  std::set<std::vector<uint64_t>> witnesses;
+  for (uint64_t k = tier_end; k < tier_end + 3 * 30 * 5; ++k) {
+    const Tuple t = SystematicTuple(v, k, true);
+    ASSERT_EQ(std::popcount(t.runtime), 1) << k;
+    const int r = std::countr_zero(t.runtime);
+    // The probe's other operands are those of the first tuple of its five.
+    const Tuple first = SystematicTuple(v, k - (k - tier_end) % 5, true);
+    EXPECT_EQ(first.runtime, t.runtime);
+    for (int i = 0; i < 3; ++i) {
+      if (i != r) EXPECT_EQ(t.operands.v[i], first.operands.v[i]) << k;
+    }
+    if (r == 0) witnesses.insert({t.operands.v[0]});
+    // The claim of ptxas that issue 29 shows: a runtime source, position
+    // past 31 and a length.
+    past_the_top |= r == 0 && (t.operands.v[1] & 0xff) > 31 && (t.operands.v[2] & 0xff) > 0;
+  }
+  EXPECT_EQ(witnesses.size(), 5u);
+  EXPECT_TRUE(past_the_top);
+  for (uint64_t k = 0; k < SystematicCount(v); ++k) ASSERT_EQ(SystematicTuple(v, k).runtime, 0);
+  // lop3's immLut never is a runtime value.
+  const Variant lop3 = *ParseVariant("lop3.b32");
+  std::vector<Tuple> lop3_set;
+  SystematicTuples(lop3, 0, 2000, lop3_set, true);  // past its runtime tier
+  EXPECT_TRUE(std::any_of(lop3_set.begin(), lop3_set.end(),
+                          [](const Tuple& t) { return t.runtime != 0; }));
+  for (const Tuple& t : lop3_set) ASSERT_EQ(t.runtime & 0b1000, 0);
 }
 
 TEST(SystematicTest, BoundaryTuplesPutASumExactlyOnePastTheBound) {

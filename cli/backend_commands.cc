@@ -14,12 +14,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "client/worker_locator.h"
 #include "harness/differential.h"
 #include "isa/family_table.h"
 #include "isa/operand_text.h"
 #include "isa/spelling.h"
+#include "isa/operand_form.h"
 #include "oracle/edge_operands.h"
 
 namespace ptxdiff {
@@ -149,6 +151,23 @@ int PrintBackendEval(const Tuple& tuple, Reading reading, WorkerClient& client,
   return j.verdict == Verdict::kMismatch || j.verdict == Verdict::kFault ? 1 : 0;
 }
 
+namespace {
+
+// The sources of `v` among `names` that may be runtime values: a sweep
+// over many variants takes each name where a variant has it.
+uint8_t RuntimeSourcesNamed(const Variant& v, const std::vector<std::string>& names) {
+  uint8_t runtime = 0;
+  for (int i = 0; i < NumSources(v); ++i) {
+    if (CanBeRuntime(v, i) &&
+        std::find(names.begin(), names.end(), SourceName(v, i)) != names.end()) {
+      runtime |= 1 << i;
+    }
+  }
+  return runtime;
+}
+
+}  // namespace
+
 int RunSweep(const std::vector<std::string>& args, std::ostream& out,
              std::ostream& err) {
   auto fail = [&err](const absl::Status& s) {
@@ -156,7 +175,7 @@ int RunSweep(const std::vector<std::string>& args, std::ostream& out,
     return kExitBadInput;
   };
   auto parsed = ParseArgs(args, {}, {"backend", "family", "tuples", "seed", "arch",
-                                     "timeout", "batch", "reading", "cuda-driver"});
+                                     "timeout", "batch", "reading", "cuda-driver", "runtime"});
   if (!parsed.ok()) return fail(parsed.status());
   if (!parsed->positional.empty()) {
     return fail(absl::InvalidArgumentError(
@@ -177,9 +196,12 @@ int RunSweep(const std::vector<std::string>& args, std::ostream& out,
   std::mt19937_64 rng(*seed);
   std::vector<Tuple> tuples;
   std::vector<Operands> ops(*per_variant);
+  const std::vector<std::string> runtime_names =
+      absl::StrSplit(parsed->Get("runtime"), absl::ByAnyChar(", "), absl::SkipEmpty());
   for (const Variant& v : *variants) {
     FillEdgeTuples(v, rng, ops);
-    for (const Operands& o : ops) tuples.push_back({v, o});
+    const uint8_t runtime = RuntimeSourcesNamed(v, runtime_names);
+    for (const Operands& o : ops) tuples.push_back({v, o, runtime});
   }
   out << "sweep: backend " << (*client)->identity().Describe() << "\n";
   const absl::Time start = absl::Now();

@@ -22,6 +22,7 @@
 #include "harness/variant_comparison.h"
 #include "isa/family_table.h"
 #include "isa/operand_text.h"
+#include "isa/operand_form.h"
 #include "isa/spelling.h"
 #include "oracle/oracle.h"
 
@@ -157,7 +158,7 @@ void PrintEval(const Variant& v, const Operands& ops, Reading reading, bool json
 int RunEval(const std::vector<std::string>& args, std::ostream& out,
             std::ostream& err) {
   auto parsed =
-      ParseArgs(args, {"json"}, {"backend", "arch", "timeout", "reading", "cuda-driver"});
+      ParseArgs(args, {"json"}, {"backend", "arch", "timeout", "reading", "cuda-driver", "runtime"});
   if (!parsed.ok()) return Fail(err, "eval", parsed.status());
   auto reading = ReadingFlag(*parsed);
   if (!reading.ok()) return Fail(err, "eval", reading.status());
@@ -175,13 +176,16 @@ int RunEval(const std::vector<std::string>& args, std::ostream& out,
   if (!texts.ok()) return Fail(err, "eval", texts.status());
   auto ops = ParseOperands(*variant, *texts);
   if (!ops.ok()) return Fail(err, "eval", ops.status());
+  auto runtime = ParseRuntimeSources(*variant, parsed->Get("runtime"));
+  if (!runtime.ok()) return Fail(err, "eval", runtime.status());
   if (!parsed->Has("backend")) {
     PrintEval(*variant, *ops, *reading, parsed->Has("json"), out);
     return kExitOk;
   }
   auto client = StartBackend(*parsed);
   if (!client.ok()) return Fail(err, "eval", client.status());
-  const Tuple tuple{*variant, *ops};
+  const Tuple tuple{*variant, *ops, *runtime};
+  if (tuple.runtime != 0) out << "instruction: " << FormattedInstruction(tuple) << "\n";
   const BatchOutcome outcome = (*client)->Run({&tuple, 1});
   return PrintBackendEval(tuple, *reading, **client, outcome, out);
 }
@@ -227,16 +231,19 @@ int RunVariants(const std::vector<std::string>& args, std::ostream& out,
     }
     const IsaLevel level = LevelOf(v);
     std::vector<int> source_widths;
-    for (int s = 0; s < NumSources(v); ++s)
+    std::vector<std::string> runtime_sources;
+    for (int s = 0; s < NumSources(v); ++s) {
       source_widths.push_back(SourceWidth(v, s));
+      if (CanBeRuntime(v, s)) runtime_sources.push_back(JsonString(SourceName(v, s)));
+    }
     out << absl::StrFormat(
         "  {\"spelling\": %s, \"family\": %s, \"min_ptx\": \"%d.%d\", "
         "\"min_sm\": %d, \"sources\": %d, \"source_widths\": [%s], "
-        "\"result_width\": %d, \"stable_id\": \"%016x\"}%s\n",
+        "\"runtime_sources\": [%s], \"result_width\": %d, \"stable_id\": \"%016x\"}%s\n",
         JsonString(Spell(v)), JsonString(InfoOf(v.family).opcode),
         level.ptx / 10, level.ptx % 10, level.sm, NumSources(v),
-        absl::StrJoin(source_widths, ", "), ResultWidth(v), StableId(v),
-        i + 1 == selected.size() ? "" : ",");
+        absl::StrJoin(source_widths, ", "), absl::StrJoin(runtime_sources, ", "),
+        ResultWidth(v), StableId(v), i + 1 == selected.size() ? "" : ",");
   }
   if (json) out << "]\n";
   return kExitOk;

@@ -40,6 +40,10 @@ constexpr FlagHelp kCudaDriver = {
     "--cuda-driver PATH",
     "with --backend cuda: load PATH, any implementation of the CUDA\n"
     "driver API, instead of NVIDIA's libcuda.so.1"};
+constexpr FlagHelp kRuntime = {
+    "--runtime NAMES",
+    "these sources (e.g. a or a,c) are runtime values, unknown to a compiler\n"
+    "(kernel parameters); the operands given are their values. Default: all immediates"};
 constexpr FlagHelp kDir = {"--dir TRIAGE_DIR",
                            "the triage directory (default $PTXDIFF_TRIAGE_DIR, else out/triage)"};
 
@@ -49,8 +53,9 @@ const std::vector<CommandHelp>& Commands() {
        "Evaluate one instruction variant on operands with the CPU oracle.\n"
        "Operands: 0x-prefixed hex, decimal, or negative decimal. With --backend,\n"
        "also run it there and print the verdict; exit 1 on a mismatch.",
-       {{"--json", "print the result as JSON"}, kBackend, kArch, kTimeout, kReading, kCudaDriver},
-       "ptxdiff eval 'bfe.s32' 0xf0 4 4"},
+       {{"--json", "print the result as JSON"}, kBackend, kRuntime, kArch, kTimeout, kReading,
+        kCudaDriver},
+       "ptxdiff eval 'bfe.s32' 1 40 8 --backend ptxas --runtime a"},
       {"variants", "[--count] [--family NAME] [--json]",
        "List the canonical spellings of the instruction variants.",
        {{"--count", "print how many, not the spellings"},
@@ -67,6 +72,8 @@ const std::vector<CommandHelp>& Commands() {
         {"--tuples N", "tuples per variant (default 16)"},
         {"--seed S", "the random seed (default 1)"},
         {"--batch N", "tuples per batch sent to the backend (default 4096)"},
+        {"--runtime NAMES", "in every variant that has them, these sources are runtime\n"
+                            "values (e.g. a, or a,c): what a compiler claims for every value"},
         kArch, kTimeout, kReading, kCudaDriver},
        "ptxdiff sweep --backend ptxas --family add --tuples 4"},
       {"fuzz", "[flags]",

@@ -398,6 +398,43 @@ bool WorkerClient::Supports(const Variant& v) const {
   return index >= 0 ? supported_[index] : identity_.Supports(v);
 }
 
+bool WorkerClient::SupportsForm(const Tuple& t) const {
+  return t.runtime == 0 || identity_.forms;
+}
+
+void WorkerClient::DeclineUnsent(std::span<const Tuple> tuples,
+                                 const std::vector<int64_t>& sent_index, const RunReply& reply,
+                                 BatchOutcome& outcome) const {
+  // Message indices of the two reasons, appended once used.
+  std::optional<uint32_t> variant_message, form_message;
+  auto message = [&](std::optional<uint32_t>& index, std::string text) {
+    if (!index) {
+      index = outcome.messages.size();
+      outcome.messages.push_back(std::move(text));
+    }
+    return *index;
+  };
+  outcome.results.reserve(tuples.size());
+  for (size_t i = 0; i < tuples.size(); ++i) {
+    if (sent_index[i] >= 0) {
+      outcome.results.push_back(reply.results[sent_index[i]]);
+    } else if (!Supports(tuples[i].variant)) {
+      outcome.results.push_back(
+          {.kind = ResultKind::kDecline,
+           .code = DeclineCode::kUnsupportedVariant,
+           .message = message(variant_message,
+                              absl::StrCat("variant not supported by ", identity_.Describe()))});
+    } else {
+      outcome.results.push_back(
+          {.kind = ResultKind::kDecline,
+           .code = DeclineCode::kOperandForm,
+           .message = message(form_message, absl::StrCat("runtime operands are not run by ",
+                                                         identity_.Describe(),
+                                                         " (it does not say forms=1)"))});
+    }
+  }
+}
+
 BatchOutcome WorkerClient::Run(std::span<const Tuple> tuples) {
   BatchOutcome outcome;
   // Tuples of supported variants go to the worker; the rest are declined.
@@ -420,9 +457,9 @@ BatchOutcome WorkerClient::Run(std::span<const Tuple> tuples) {
       }
       spellings.push_back(spelling);
     }
-    if (it->second < 0) continue;
+    if (it->second < 0 || !SupportsForm(tuples[i])) continue;
     sent_index[i] = sent.size();
-    sent.push_back({static_cast<uint32_t>(it->second), tuples[i].operands});
+    sent.push_back({static_cast<uint32_t>(it->second), tuples[i].operands, tuples[i].runtime});
   }
   RunReply reply;
   if (!sent.empty()) {
@@ -453,23 +490,7 @@ BatchOutcome WorkerClient::Run(std::span<const Tuple> tuples) {
     reply = *std::move(attempt);
   }
   outcome.messages = std::move(reply.messages);
-  const uint32_t unsupported = outcome.messages.size();
-  bool any_unsupported = false;
-  outcome.results.reserve(tuples.size());
-  for (size_t i = 0; i < tuples.size(); ++i) {
-    if (sent_index[i] >= 0) {
-      outcome.results.push_back(reply.results[sent_index[i]]);
-    } else {
-      any_unsupported = true;
-      outcome.results.push_back({.kind = ResultKind::kDecline,
-                                 .code = DeclineCode::kUnsupportedVariant,
-                                 .message = unsupported});
-    }
-  }
-  if (any_unsupported) {
-    outcome.messages.push_back(
-        absl::StrCat("variant not supported by ", identity_.Describe()));
-  }
+  DeclineUnsent(tuples, sent_index, reply, outcome);
   return outcome;
 }
 

@@ -96,7 +96,9 @@ class WorkerClient {
   const std::vector<bool>& supported_variants() const { return supported_; }
 
   // Runs a batch (1 to kMaxTuplesPerBatch tuples). Tuples of variants the
-  // worker does not support are declined here without being sent.
+  // worker does not support, and tuples with runtime sources where it does
+  // not run operand forms (WorkerIdentity::forms), are declined here without
+  // being sent.
   BatchOutcome Run(std::span<const Tuple> tuples);
 
   // Workers started after the first (each fault restarts one); from any
@@ -134,6 +136,13 @@ class WorkerClient {
   absl::Duration LeafTimeout() const;
   std::string StderrTail() const;
   BackendFault Classify(const absl::Status& status);
+  // True if the worker runs `t`'s operand form (all immediates, or it said
+  // forms=1).
+  bool SupportsForm(const Tuple& t) const;
+  // The results of `tuples` into `outcome`: the reply's for those sent
+  // (sent_index >= 0), a decline naming why for the others.
+  void DeclineUnsent(std::span<const Tuple> tuples, const std::vector<int64_t>& sent_index,
+                     const RunReply& reply, BatchOutcome& outcome) const;
 
   WorkerCommand command_;
   WorkerIdentity identity_;

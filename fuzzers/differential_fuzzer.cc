@@ -75,5 +75,6 @@ extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max
 extern "C" size_t LLVMFuzzerCustomCrossOver(const uint8_t* a, size_t a_size,
                                             const uint8_t* b, size_t b_size, uint8_t* out,
                                             size_t max_out, unsigned int seed) {
-  return ptxdiff::CrossOverFuzzInputs(a, a_size, b, b_size, out, max_out, seed);
+  return ptxdiff::CrossOverFuzzInputs(a, a_size, b, b_size, out, max_out, seed,
+                                      target->config().filter);
 }

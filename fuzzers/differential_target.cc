@@ -210,6 +210,7 @@ absl::Status NarrowToSupported(const WorkerIdentity& backend,
         " --tuples 1` shows what it declines"));
   }
   filter.include = std::move(supported);
+  filter.runtime_forms = backend.forms;
   return absl::OkStatus();
 }
 

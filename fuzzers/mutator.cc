@@ -6,6 +6,7 @@
 #include "isa/fuzz_input.h"
 #include "isa/family_table.h"
 #include "oracle/bits.h"
+#include "isa/operand_form.h"
 #include "oracle/edge_operands.h"
 
 namespace ptxdiff {
@@ -47,24 +48,45 @@ Variant NeighbourVariant(const Variant& v, std::mt19937_64& rng) {
   return neighbours.empty() ? v : *neighbours[rng() % neighbours.size()];
 }
 
-std::vector<Operands> Masked(const Variant& v, std::vector<Operands> tuples) {
-  for (Operands& o : tuples) {
+// The tuples as `v`'s: operands masked to its sources, forms to those that
+// may be runtime values (none where the backend runs no forms).
+std::vector<Tuple> Masked(const Variant& v, std::vector<Tuple> tuples, bool forms) {
+  const uint8_t capable = forms ? RuntimeCapableSources(v) : 0;
+  for (Tuple& t : tuples) {
+    t.variant = v;
+    t.runtime &= capable;
     for (int i = 0; i < kMaxSources; ++i) {
-      o.v[i] = i < NumSources(v) ? o.v[i] & SourceMask(v, i) : 0;
+      t.operands.v[i] = i < NumSources(v) ? t.operands.v[i] & SourceMask(v, i) : 0;
     }
   }
   return tuples;
 }
 
-size_t Emit(const Variant& v, std::vector<Operands> tuples, uint8_t* out,
+size_t Emit(const Variant& v, std::vector<Tuple> tuples, bool forms, uint8_t* out,
             size_t max_out) {
-  const size_t per_tuple = 8 * NumSources(v);
-  if (max_out < 8 + per_tuple) return 0;
-  tuples.resize(std::min(tuples.size(), (max_out - 8) / per_tuple));
-  if (tuples.empty()) tuples.resize(1);
-  const std::string bytes = EncodeFuzzInput(v, Masked(v, std::move(tuples)));
+  tuples = Masked(v, std::move(tuples), forms);
+  const bool any_form =
+      std::any_of(tuples.begin(), tuples.end(), [](const Tuple& t) { return t.runtime != 0; });
+  const size_t header = any_form ? 16 : 8;
+  const size_t per_tuple = 8 * NumSources(v) + (any_form ? 1 : 0);
+  if (max_out < header + per_tuple) return 0;
+  tuples.resize(std::min(tuples.size(), (max_out - header) / per_tuple));
+  if (tuples.empty()) tuples.resize(1, Tuple{v, {}});
+  const std::string bytes = EncodeFuzzInput(tuples);
   std::memcpy(out, bytes.data(), bytes.size());
   return bytes.size();
+}
+
+// Makes one source of `t` that may be a runtime value one, or an immediate
+// again: the form a compiler sees.
+void ToggleRuntimeSource(Tuple& t, std::mt19937_64& rng) {
+  const uint8_t capable = RuntimeCapableSources(t.variant);
+  if (capable == 0) return;
+  int i;
+  do {
+    i = static_cast<int>(rng() % NumSources(t.variant));
+  } while (((capable >> i) & 1) == 0);
+  t.runtime ^= 1 << i;
 }
 
 void MutateOperand(const Variant& v, Operands& o, std::mt19937_64& rng) {
@@ -106,44 +128,47 @@ size_t MutateFuzzInput(uint8_t* data, size_t size, size_t max_size, unsigned see
     return n;
   }
   Variant v = (*decoded)[0].variant;
-  std::vector<Operands> tuples;
-  for (const Tuple& t : *decoded) tuples.push_back(t.operands);
-  switch (rng() % 8) {
+  std::vector<Tuple> tuples = *std::move(decoded);
+  switch (rng() % 9) {
     case 0: v = NeighbourVariant(v, rng); break;
     case 1: v = RandomVariantOf(v.family, rng); break;
     case 2: v = RandomVariantOf(RandomFamily(rng, filter), rng); break;
     case 3:  // duplicate a tuple, then change the copy
       if (tuples.size() < kMaxMutatedTuples) tuples.push_back(tuples[rng() % tuples.size()]);
-      MutateOperand(v, tuples.back(), rng);
+      MutateOperand(v, tuples.back().operands, rng);
       break;
     case 4:  // drop a tuple
       if (tuples.size() > 1) tuples.erase(tuples.begin() + rng() % tuples.size());
       break;
-    default: MutateOperand(v, tuples[rng() % tuples.size()], rng); break;
+    case 5:  // another form for a tuple
+      if (filter.runtime_forms) ToggleRuntimeSource(tuples[rng() % tuples.size()], rng);
+      break;
+    default: MutateOperand(v, tuples[rng() % tuples.size()].operands, rng); break;
   }
-  return Emit(v, std::move(tuples), data, max_size);
+  return Emit(v, std::move(tuples), filter.runtime_forms, data, max_size);
 }
 
 size_t CrossOverFuzzInputs(const uint8_t* a, size_t a_size, const uint8_t* b,
-                           size_t b_size, uint8_t* out, size_t max_out, unsigned seed) {
+                           size_t b_size, uint8_t* out, size_t max_out, unsigned seed,
+                           const VariantFilter& filter) {
   std::mt19937_64 rng(seed);
   auto first = DecodeFuzzInput(absl::string_view(reinterpret_cast<const char*>(a), a_size));
   auto second = DecodeFuzzInput(absl::string_view(reinterpret_cast<const char*>(b), b_size));
   if (!first.ok() && !second.ok()) return 0;
   if (!first.ok()) std::swap(first, second);
   const Variant v = (*first)[0].variant;
-  std::vector<Operands> tuples;
+  std::vector<Tuple> tuples;
   for (const Tuple& t : *first) {
-    if (rng() % 2 == 0) tuples.push_back(t.operands);
+    if (rng() % 2 == 0) tuples.push_back(t);
   }
   if (second.ok()) {
     for (const Tuple& t : *second) {
-      if (rng() % 2 == 0) tuples.push_back(t.operands);
+      if (rng() % 2 == 0) tuples.push_back(t);
     }
   }
-  if (tuples.empty()) tuples.push_back((*first)[0].operands);
+  if (tuples.empty()) tuples.push_back((*first)[0]);
   if (tuples.size() > kMaxMutatedTuples) tuples.resize(kMaxMutatedTuples);
-  return Emit(v, std::move(tuples), out, max_out);
+  return Emit(v, std::move(tuples), filter.runtime_forms, out, max_out);
 }
 
 }  // namespace ptxdiff

@@ -5,7 +5,8 @@
 // another family), replaces operands with interesting values (edge_operands.h:
 // 0, 1, -1, MIN/MAX per width, powers of two +-1, shift/position/length
 // values, byte and half-word sign patterns), flips operand bits, or adds,
-// duplicates or drops a tuple. Everything is drawn from a PRNG seeded with
+// duplicates or drops a tuple, or (where the backend runs operand forms)
+// makes a source a runtime value or an immediate again. Everything is drawn from a PRNG seeded with
 // libFuzzer's seed, so a run replays. The output always decodes.
 
 #ifndef PTXDIFF_FUZZERS_MUTATOR_H_
@@ -25,6 +26,9 @@ namespace ptxdiff {
 struct VariantFilter {
   std::vector<Family> include;  // empty: all families
   std::vector<Family> exclude;
+  // The backend runs operand forms (WorkerIdentity::forms): a mutation may
+  // make a source a runtime value, or an immediate again.
+  bool runtime_forms = false;
   bool Allows(Family f) const;
 };
 
@@ -35,9 +39,11 @@ size_t MutateFuzzInput(uint8_t* data, size_t size, size_t max_size, unsigned see
                        const VariantFilter& filter = {});
 
 // The variant of `a` with tuples from both `a` and `b` (operands re-masked to
-// the variant's widths), written to `out` (room for `max_out`).
+// the variant's widths, forms to its sources and the filter's
+// runtime_forms), written to `out` (room for `max_out`).
 size_t CrossOverFuzzInputs(const uint8_t* a, size_t a_size, const uint8_t* b,
-                           size_t b_size, uint8_t* out, size_t max_out, unsigned seed);
+                           size_t b_size, uint8_t* out, size_t max_out, unsigned seed,
+                           const VariantFilter& filter = {});
 
 // A fresh valid input: a random allowed variant and edge-operand tuples.
 std::string RandomFuzzInput(std::mt19937_64& rng, const VariantFilter& filter,

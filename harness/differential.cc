@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "isa/family_table.h"
+#include "isa/operand_form.h"
 #include "isa/operand_text.h"
 #include "isa/spelling.h"
 
@@ -15,6 +16,8 @@ std::string MismatchLine(const Tuple& t, const Result& oracle, uint64_t backend_
   const Variant& v = t.variant;
   return absl::StrCat("ptxdiff eval '", Spell(v), "' ",
                       absl::StrJoin(HexOperands(v, t.operands), " "),
+                      t.runtime != 0 ? absl::StrCat(" --runtime ", RuntimeSourceNames(v, t.runtime))
+                                     : "",
                       "  # oracle ", ResultText(v, oracle.bits, oracle.carry), ", ",
                       backend_name, " ", ResultText(v, backend_bits, backend_carry));
 }

@@ -1,11 +1,13 @@
 #include "isa/fuzz_input.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "isa/family_table.h"
+#include "isa/operand_form.h"
 #include "oracle/bits.h"
 
 namespace ptxdiff {
@@ -20,9 +22,12 @@ uint64_t Load64(const char* p) {
 }  // namespace
 
 absl::StatusOr<std::vector<Tuple>> DecodeFuzzInput(absl::string_view bytes) {
+  const bool with_forms = bytes.size() >= 8 && Load64(bytes.data()) == kFuzzInputFormsTag;
+  if (with_forms) bytes.remove_prefix(8);
   if (bytes.size() < 8) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "fuzz input of ", bytes.size(), " bytes is truncated: it needs a variant id"));
+        "fuzz input of ", bytes.size() + (with_forms ? 8 : 0),
+        " bytes is truncated: it needs a variant id"));
   }
   const uint64_t id = Load64(bytes.data());
   const std::optional<Variant> v = VariantByStableId(id);
@@ -33,32 +38,55 @@ absl::StatusOr<std::vector<Tuple>> DecodeFuzzInput(absl::string_view bytes) {
         id));
   }
   const size_t sources = NumSources(*v);
+  const size_t record = 8 * sources + (with_forms ? 1 : 0);
+  const uint8_t capable = RuntimeCapableSources(*v);
   std::vector<Tuple> tuples;
-  for (size_t at = 8; at + 8 * sources <= bytes.size() &&
-                      tuples.size() < kMaxTuplesPerFuzzInput;
-       at += 8 * sources) {
+  for (size_t at = 8; at + record <= bytes.size() && tuples.size() < kMaxTuplesPerFuzzInput;
+       at += record) {
     Tuple t{*v, {}};
+    const char* operands = bytes.data() + at;
+    if (with_forms) t.runtime = static_cast<uint8_t>(*operands++) & capable;
     for (size_t i = 0; i < sources; ++i) {
-      t.operands.v[i] = Load64(bytes.data() + at + 8 * i) & SourceMask(*v, i);
+      t.operands.v[i] = Load64(operands + 8 * i) & SourceMask(*v, i);
     }
     tuples.push_back(t);
   }
   if (tuples.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "fuzz input is truncated: ", bytes.size() - 8, " bytes after the variant id, ",
-        8 * sources, " needed for one tuple"));
+        record, " needed for one tuple"));
   }
   return tuples;
 }
 
+namespace {
+
+void AppendLe64(uint64_t x, std::string& out) {
+  out.append(reinterpret_cast<const char*>(&x), 8);
+}
+
+}  // namespace
+
 std::string EncodeFuzzInput(const Variant& v, const std::vector<Operands>& tuples) {
-  const uint64_t id = StableId(v);
-  std::string out(8, '\0');
-  std::memcpy(out.data(), &id, 8);
+  std::string out;
+  AppendLe64(StableId(v), out);
   for (const Operands& o : tuples) {
-    for (int i = 0; i < NumSources(v); ++i) {
-      out.append(reinterpret_cast<const char*>(&o.v[i]), 8);
-    }
+    for (int i = 0; i < NumSources(v); ++i) AppendLe64(o.v[i], out);
+  }
+  return out;
+}
+
+std::string EncodeFuzzInput(const std::vector<Tuple>& tuples) {
+  if (tuples.empty()) return "";
+  const Variant& v = tuples[0].variant;
+  const bool with_forms =
+      std::any_of(tuples.begin(), tuples.end(), [](const Tuple& t) { return t.runtime != 0; });
+  std::string out;
+  if (with_forms) AppendLe64(kFuzzInputFormsTag, out);
+  AppendLe64(StableId(v), out);
+  for (const Tuple& t : tuples) {
+    if (with_forms) out.push_back(static_cast<char>(t.runtime));
+    for (int i = 0; i < NumSources(v); ++i) AppendLe64(t.operands.v[i], out);
   }
   return out;
 }

@@ -9,6 +9,12 @@
 //
 // A stable id survives the instruction table growing, so crash files and
 // corpora stay valid across ptxdiff versions.
+//
+// An input with operand forms (isa/operand_form.h) opens with the 8 bytes of
+// kFuzzInputFormsTag before the variant id, and each of its tuples with one
+// byte: its Tuple::runtime, masked to the sources that may be runtime
+// values. An input of all-immediate tuples is written without them, so it
+// is the same bytes as before forms existed.
 
 #ifndef PTXDIFF_ISA_FUZZ_INPUT_H_
 #define PTXDIFF_ISA_FUZZ_INPUT_H_
@@ -25,13 +31,18 @@
 namespace ptxdiff {
 
 inline constexpr size_t kMaxTuplesPerFuzzInput = 256;
+// "PXDFORM1", little-endian; no variant's stable id (a test checks).
+inline constexpr uint64_t kFuzzInputFormsTag = 0x314d524f46445850;
 
 // The tuples of an input. InvalidArgument names what is wrong: too short,
 // an unknown variant id, no complete tuple.
 absl::StatusOr<std::vector<Tuple>> DecodeFuzzInput(absl::string_view bytes);
 
-// The bytes of an input holding `tuples` of one variant.
+// The bytes of an input holding `tuples` of one variant, all immediates.
 std::string EncodeFuzzInput(const Variant& v, const std::vector<Operands>& tuples);
+// The bytes of an input holding `tuples` (all of one variant, at least
+// one), with their forms.
+std::string EncodeFuzzInput(const std::vector<Tuple>& tuples);
 
 }  // namespace ptxdiff
 

@@ -26,6 +26,37 @@ TEST(FuzzInputTest, RoundTripsEveryFamily) {
   }
 }
 
+TEST(FuzzInputTest, FormsRoundTripAndAllImmediateInputsKeepTheOldBytes) {
+  const Variant v = *ParseVariant("bfe.s32");
+  const std::vector<Tuple> forms = {{v, {{1, 40, 8}}, 0b001}, {v, {{2, 3, 4}}, 0}};
+  const std::string bytes = EncodeFuzzInput(forms);
+  auto back = DecodeFuzzInput(bytes);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, forms);
+  EXPECT_EQ(bytes.size(), 8 + 8 + 2 * (1 + 3 * 8));
+  const std::vector<Tuple> immediates = {{v, {{1, 40, 8}}}};
+  EXPECT_EQ(EncodeFuzzInput(immediates), EncodeFuzzInput(v, {{{1, 40, 8}}}));
+}
+
+TEST(FuzzInputTest, AFormByteKeepsOnlySourcesThatMayBeRuntime) {
+  // lop3's immLut (source 3) must be an immediate: a mutated byte that asks
+  // for it, or for a source lop3 lacks, decodes without those bits.
+  const Variant v = *ParseVariant("lop3.b32");
+  std::string bytes = EncodeFuzzInput({{v, {{1, 2, 3, 0x80}}, 0b0001}});
+  bytes[16] = static_cast<char>(0xff);
+  auto back = DecodeFuzzInput(bytes);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ((*back)[0].runtime, 0b0111);
+}
+
+TEST(FuzzInputTest, TheFormsTagIsNoVariantsId) {
+  for (const FamilyInfo& f : AllFamilies()) {
+    ForEachVariant(f.family, [&](const Variant& x) {
+      ASSERT_NE(StableId(x), kFuzzInputFormsTag) << Spell(x);
+    });
+  }
+}
+
 TEST(FuzzInputTest, BadInputsNameTheProblem) {
   EXPECT_THAT(DecodeFuzzInput("abc").status().message(), HasSubstr("truncated"));
   EXPECT_THAT(DecodeFuzzInput(std::string(24, 'x')).status().message(),
@@ -33,6 +64,10 @@ TEST(FuzzInputTest, BadInputsNameTheProblem) {
   const std::string only_id = EncodeFuzzInput(*ParseVariant("add.s32"), {});
   EXPECT_THAT(DecodeFuzzInput(only_id + "1234").status().message(),
               HasSubstr("16 needed for one tuple"));
+  const std::string tagged = EncodeFuzzInput({{*ParseVariant("add.s32"), {{1, 2}}, 0b01}});
+  EXPECT_THAT(DecodeFuzzInput(tagged.substr(0, 12)).status().message(), HasSubstr("truncated"));
+  EXPECT_THAT(DecodeFuzzInput(tagged.substr(0, 20)).status().message(),
+              HasSubstr("17 needed for one tuple"));
 }
 
 }  // namespace

@@ -15,6 +15,10 @@ uint32_t OperandShape(const Tuple& t) {
         shape |= kDefaultSelectors;
       continue;
     }
+    if ((t.runtime >> i) & 1) {  // its value is a witness, unknown to a compiler
+      shape |= kRuntimeSource << i;
+      continue;
+    }
     shape |= uint32_t{x == 0} << i;
     shape |= uint32_t{x == 1 || x == mask} << (4 + i);
   }

@@ -17,8 +17,11 @@ namespace ptxdiff {
 
 // Bit i (i < 4): source i is 0. Bit 4 + i: source i is 1 or all ones (in its
 // width). kDefaultSelectors: the SIMD video selector is the default one.
-// Bits 8 and 9 are never set: DeclineClass keeps them for the result.
+// Bit 11 + i (kRuntimeSource << i): source i is a runtime value
+// (operand_form.h), whose value the shape then leaves out. Bits 8 and 9 are
+// never set: DeclineClass keeps them for the result.
 inline constexpr uint32_t kDefaultSelectors = 1u << 10;
+inline constexpr uint32_t kRuntimeSource = 1u << 11;
 uint32_t OperandShape(const Tuple& t);
 
 }  // namespace ptxdiff

@@ -21,6 +21,14 @@ TEST(OperandShapeTest, ZeroAndUnitSourcesInTheirWidth) {
   EXPECT_EQ(ShapeOf("div.u64", {{0, 0xffffffff, 0, 0}}), 1u << 0);
 }
 
+TEST(OperandShapeTest, ARuntimeSourceIsMarkedAndItsValueLeftOut) {
+  const Variant v = *ParseVariant("div.u32");
+  // b runtime: its witness 0 or 7 makes no difference; a's 0 still shows.
+  EXPECT_EQ(OperandShape({v, {{0, 0}}, 0b10}), (1u << 0) | (kRuntimeSource << 1));
+  EXPECT_EQ(OperandShape({v, {{0, 7}}, 0b10}), (1u << 0) | (kRuntimeSource << 1));
+  EXPECT_NE(OperandShape({v, {{0, 0}}, 0b10}), OperandShape({v, {{0, 0}}, 0}));
+}
+
 TEST(OperandShapeTest, ACarryInIsZeroOrOne) {
   // addc's third source is CC.CF, one bit: set is "1", clear is "0".
   EXPECT_EQ(ShapeOf("addc.u32", {{5, 6, 1, 0}}), 1u << 6);

@@ -330,4 +330,16 @@ std::string PtxSetRegister(int width, absl::string_view reg,
                       ";\n");
 }
 
+std::string PtxParamType(int width) {
+  return absl::StrCat(".b", width == 1 ? 32 : std::max(width, 16));
+}
+
+std::string PtxLoadParam(int width, absl::string_view reg, absl::string_view param) {
+  if (width == 1) {  // a predicate: its parameter's word, tested in a scope of its own
+    return absl::StrCat("  { .reg .b32 %w; ld.param.b32 %w, [", param, "]; setp.ne.u32 ", reg,
+                        ", %w, 0; }\n");
+  }
+  return absl::StrCat("  ld.param", PtxParamType(width), " ", reg, ", [", param, "];\n");
+}
+
 }  // namespace ptxdiff

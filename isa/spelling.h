@@ -49,6 +49,13 @@ std::string PtxRegister(int width, int n);
 std::string PtxSetRegister(int width, absl::string_view reg,
                            absl::string_view value);
 
+// A kernel parameter for a runtime value `width` bits wide: its type in
+// the entry's parameter list (".b16" for 8 and 16 bits, ".b32" for a
+// predicate's word), and the line(s) that load it into `reg`, a register
+// for that width (a predicate is set where the word is not 0).
+std::string PtxParamType(int width);
+std::string PtxLoadParam(int width, absl::string_view reg, absl::string_view param);
+
 // One PTX instruction of `v` (without `;`): the opcode with its modifiers and
 // the given operand texts (registers or immediates), decorated with the
 // variant's selectors and negations:

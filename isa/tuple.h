@@ -17,18 +17,23 @@ namespace ptxdiff {
 struct Tuple {
   Variant variant;
   Operands operands;
+  // The operand form (isa/operand_form.h): bit i set when source i is a
+  // runtime value, which a compiler cannot know (a kernel parameter); clear
+  // when it is an immediate. Its value is then the witness: the one the
+  // oracle judges the backend's answer at.
+  uint8_t runtime = 0;
 
   // Operand slots past the variant's sources are compared too: callers keep
   // them zero (the decoder and the generators do).
   friend bool operator==(const Tuple& a, const Tuple& b) {
-    return a.variant == b.variant && a.operands.v[0] == b.operands.v[0] &&
-           a.operands.v[1] == b.operands.v[1] && a.operands.v[2] == b.operands.v[2] &&
-           a.operands.v[3] == b.operands.v[3];
+    return a.variant == b.variant && a.runtime == b.runtime &&
+           a.operands.v[0] == b.operands.v[0] && a.operands.v[1] == b.operands.v[1] &&
+           a.operands.v[2] == b.operands.v[2] && a.operands.v[3] == b.operands.v[3];
   }
 
   template <typename H>
   friend H AbslHashValue(H h, const Tuple& t) {
-    return H::combine(std::move(h), t.variant, t.operands.v[0], t.operands.v[1],
+    return H::combine(std::move(h), t.variant, t.runtime, t.operands.v[0], t.operands.v[1],
                       t.operands.v[2], t.operands.v[3]);
   }
 };

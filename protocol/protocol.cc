@@ -204,6 +204,7 @@ KeyValues IdentityToKeyValues(const WorkerIdentity& id) {
                   {"device", id.device}};
   for (const std::string& s : id.supports) kv.emplace_back("supports", s);
   if (id.carry) kv.emplace_back("carry", "1");
+  if (id.forms) kv.emplace_back("forms", "1");
   return kv;
 }
 
@@ -217,6 +218,7 @@ absl::StatusOr<WorkerIdentity> IdentityFromKeyValues(const KeyValues& kv) {
     if (key == "device") id.device = value;
     if (key == "supports") id.supports.push_back(value);
     if (key == "carry") id.carry = value == "1";
+    if (key == "forms") id.forms = value == "1";
   }
   if (id.name.empty() || id.version.empty()) {
     return absl::InvalidArgumentError(
@@ -243,8 +245,8 @@ std::string EncodeRunRequest(std::span<const absl::string_view> spellings,
   size_t at = out.size();
   out.resize(at + 40 * tuples.size());
   for (const WireTuple& t : tuples) {
-    const uint64_t index_and_reserved = t.variant_index;
-    std::memcpy(&out[at], &index_and_reserved, 8);
+    const uint64_t index_and_form = t.variant_index | uint64_t{t.runtime} << 32;
+    std::memcpy(&out[at], &index_and_form, 8);
     std::memcpy(&out[at + 8], t.operands.v, 32);
     at += 40;
   }
@@ -275,6 +277,9 @@ absl::StatusOr<RunRequest> DecodeRunRequest(absl::string_view payload) {
           "variant index ", index, " out of range (", num_variants, " variants)"));
     }
     t.variant_index = index;
+    // Bits of sources that cannot be runtime values are the backend's to
+    // ignore: it checks the form against the variant (IsLegalForm).
+    t.runtime = static_cast<uint8_t>(p[4]);
     std::memcpy(t.operands.v, p + 8, 32);
     p += 40;
   }

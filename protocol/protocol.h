@@ -60,6 +60,11 @@ struct WorkerIdentity {
   // older than the carry flag lists `add` or `*` and would answer add.cc
   // with a carry of 0 (docs/worker-protocol.md).
   bool carry = false;
+  // HELLO_REPLY `forms=1`: the worker runs a tuple's runtime sources as
+  // runtime values (WireTuple::runtime; isa/operand_form.h). Without it the
+  // client sends no tuple with a runtime source: an older worker would run
+  // it as immediates and answer for another case.
+  bool forms = false;
 
   // True if a `supports` line covers `v` (and, for a variant that writes
   // CC.CF, the worker said carry=1).
@@ -77,6 +82,7 @@ absl::StatusOr<WorkerIdentity> IdentityFromKeyValues(const KeyValues& kv);
 struct WireTuple {
   uint32_t variant_index = 0;
   Operands operands;
+  uint8_t runtime = 0;  // Tuple::runtime: byte 4 of the record, once reserved
 };
 
 struct RunRequest {

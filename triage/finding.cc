@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "harness/semantic_classes.h"
+#include "isa/operand_form.h"
 #include "isa/spelling.h"
 
 namespace ptxdiff {
@@ -112,6 +113,12 @@ Signature SignatureOf(const Finding& f) {
                         : absl::StrCat(f.unisolated ? "unisolated-" : "",
                                        FindingKindName(f.kind));
   if (f.reading == Reading::kHardware) cls += "-hw";
+  // A cause with runtime sources is not the same as one with immediates: a
+  // compiler's claim about every value is another code path than its fold.
+  if (f.tuple.runtime != 0 && !f.unisolated) {
+    cls = absl::StrCat("runtime-", RuntimeSourceNames(f.tuple.variant, f.tuple.runtime), ":",
+                       cls);
+  }
   return {f.kind, Spell(f.tuple.variant), f.backend, std::move(cls)};
 }
 

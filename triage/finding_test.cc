@@ -77,5 +77,20 @@ TEST(FindingTest, SignatureOfAFault) {
   EXPECT_EQ(SignatureOf(f), (Signature{FindingKind::kHang, "div.u64", "ptxas", "hang"}));
 }
 
+// The same trigger with a runtime source is a cause of its own: its class
+// names the runtime sources, and the entry name parses back.
+TEST(FindingTest, SignatureOfARuntimeFormNamesItsRuntimeSources) {
+  Finding f;
+  f.tuple = {*ParseVariant("bfe.s32"), {{0, 40, 8}}, 0b001};
+  f.oracle = Evaluate(f.tuple.variant, f.tuple.operands);
+  f.backend = "ptxas";
+  const Signature runtime = SignatureOf(f);
+  Finding immediate = f;
+  immediate.tuple.runtime = 0;
+  EXPECT_EQ(runtime.disagreement_class,
+            "runtime-a:" + SignatureOf(immediate).disagreement_class);
+  EXPECT_EQ(*ParseEntryName(EntryName(runtime)), runtime);
+}
+
 }  // namespace
 }  // namespace ptxdiff

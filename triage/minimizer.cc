@@ -5,6 +5,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "isa/operand_form.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
 #include "harness/judge.h"
@@ -73,7 +74,7 @@ absl::Status FaultStatus(const BackendFault& fault) {
 }  // namespace
 
 Complexity ComplexityOf(const Tuple& t) {
-  Complexity c{ModifierCount(t.variant), 0, 0};
+  Complexity c{std::popcount(t.runtime), ModifierCount(t.variant), 0, 0};
   for (int i = 0; i < NumSources(t.variant); ++i) {
     const uint64_t x = Low(t.operands.v[i], SourceWidth(t.variant, i));
     c.set_bits += std::popcount(x);
@@ -84,7 +85,16 @@ Complexity ComplexityOf(const Tuple& t) {
 
 std::vector<Tuple> Simplifications(const Tuple& t) {
   std::vector<Tuple> out;
-  for (const Variant& v : PlainerVariants(t.variant)) out.push_back({v, t.operands});
+  for (const Variant& v : PlainerVariants(t.variant)) {
+    out.push_back({v, t.operands, static_cast<uint8_t>(t.runtime & RuntimeCapableSources(v))});
+  }
+  for (int i = 0; i < NumSources(t.variant); ++i) {
+    if ((t.runtime >> i) & 1) {  // an immediate instead
+      Tuple s = t;
+      s.runtime &= ~(1 << i);
+      out.push_back(s);
+    }
+  }
   for (int i = 0; i < NumSources(t.variant); ++i) {
     for (uint64_t y : SimplerValues(t.operands.v[i], SourceWidth(t.variant, i))) {
       Tuple s = t;

@@ -25,14 +25,15 @@
 namespace ptxdiff {
 
 // The candidate simplifications of `t`, each strictly simpler (Complexity):
-// plainer modifiers (no .sat, .relu, .shiftamt, selectors, secondary
-// operation, negation, .po, scale; unsigned types for signed ones) and
-// operands toward 0 and fewer set bits.
+// a runtime source made an immediate, plainer modifiers (no .sat, .relu,
+// .shiftamt, selectors, secondary operation, negation, .po, scale; unsigned
+// types for signed ones) and operands toward 0 and fewer set bits.
 std::vector<Tuple> Simplifications(const Tuple& t);
 
-// A measure that every simplification decreases: modifiers that are not the
-// plainest, then set bits, then operand values.
+// A measure that every simplification decreases: runtime sources, then
+// modifiers that are not the plainest, then set bits, then operand values.
 struct Complexity {
+  int runtime_sources;  // fewest first: a claim with fewer unknowns is plainer
   int modifiers;
   int set_bits;
   uint64_t value_sum;

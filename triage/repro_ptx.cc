@@ -6,6 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "isa/family_table.h"
+#include "absl/strings/str_join.h"
+#include "isa/operand_form.h"
 #include "isa/operand_text.h"
 #include "isa/spelling.h"
 #include "oracle/bits.h"
@@ -14,8 +16,43 @@
 namespace ptxdiff {
 namespace {
 
-
 std::string BitType(int width) { return absl::StrCat(".b", width); }
+
+// The entry's parameters: the output pointer, then each runtime source by
+// its name.
+std::string Parameters(const Tuple& t) {
+  std::string out = ".param .u64 out";
+  for (int i = 0; i < NumSources(t.variant); ++i) {
+    if ((t.runtime >> i) & 1) {
+      absl::StrAppend(&out, ", .param ", PtxParamType(SourceWidth(t.variant, i)), " ",
+                      SourceName(t.variant, i));
+    }
+  }
+  return out;
+}
+
+// How to run it: where the result goes, and which values the runtime
+// sources take for the oracle's answer above.
+std::string Usage(const Tuple& t) {
+  const Variant& v = t.variant;
+  std::string out = absl::StrCat(
+      "// The kernel takes one .u64 pointer and stores the result there",
+      HasCarryOut(v) ? (CarryIsBorrow(v) ? ", and CC.CF as a u32 at +8 (subc.u32 r, 0, 0: "
+                                          "0xffffffff after a borrow)"
+                                        : ", and CC.CF as a u32 at +8 (addc.u32 r, 0, 0)")
+                     : "",
+      ".\n");
+  if (t.runtime != 0) {
+    std::vector<std::string> witness;
+    const std::vector<std::string> values = HexOperands(v, t.operands);
+    for (int i = 0; i < NumSources(v); ++i) {
+      if ((t.runtime >> i) & 1) witness.push_back(absl::StrCat(SourceName(v, i), " = ", values[i]));
+    }
+    absl::StrAppend(&out, "// Runtime operands, unknown to the compiler, are parameters; the "
+                          "oracle's answer is for ", absl::StrJoin(witness, ", "), ".\n");
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -24,24 +61,20 @@ std::string ReproPtx(const Tuple& t, int sm) {
   sm = std::max(sm, LevelOf(v).sm);
   const int ptx_version = std::max(LevelOf(v).ptx, 80);
   const int result_width = ResultWidth(v);
+  const Result expected = Evaluate(v, t.operands);
   std::string out = absl::StrFormat(
       "// ptxdiff reproducer: %s\n"
       "// expected by the oracle: %s (%s)\n"
       "// Assemble: ptxas -arch=sm_%d repro.ptx -o repro.cubin\n"
-      "// The kernel takes one .u64 pointer and stores the result there%s.\n"
+      "%s"
       ".version %d.%d\n.target sm_%d\n.address_size 64\n\n"
-      ".visible .entry repro(.param .u64 out)\n{\n"
+      ".visible .entry repro(%s)\n{\n"
       "  .reg .pred %%p<8>;\n  .reg .b16 %%h<8>;\n  .reg .b32 %%r<8>;\n"
       "  .reg .b64 %%rd<8>;\n"
       "  ld.param.u64 %%rd7, [out];\n  cvta.to.global.u64 %%rd7, %%rd7;\n",
-      Spell(v), ResultText(v, Evaluate(v, t.operands).bits, Evaluate(v, t.operands).carry),
-      Token(Evaluate(v, t.operands).undefined), sm,
-      HasCarryOut(v) ? (CarryIsBorrow(v) ? ", and CC.CF as a u32 at +8 (subc.u32 r, 0, 0: "
-                                          "0xffffffff after a borrow)"
-                                        : ", and CC.CF as a u32 at +8 (addc.u32 r, 0, 0)")
-                     : "",
-      ptx_version / 10,
-      ptx_version % 10, sm);
+      FormattedInstruction(t), ResultText(v, expected.bits, expected.carry),
+      Token(expected.undefined), sm, Usage(t), ptx_version / 10, ptx_version % 10, sm,
+      Parameters(t));
   std::vector<std::string> sources;
   for (int i = 0; i < NumSources(v); ++i) {
     const int width = SourceWidth(v, i);
@@ -54,8 +87,10 @@ std::string ReproPtx(const Tuple& t, int sm) {
       continue;
     }
     sources.push_back(PtxRegister(width, i + 1));
-    absl::StrAppend(&out, PtxSetRegister(width, sources.back(),
-                                         HexOperand(Low(t.operands.v[i], width), width)));
+    absl::StrAppend(&out, (t.runtime >> i) & 1
+                              ? PtxLoadParam(width, sources.back(), SourceName(v, i))
+                              : PtxSetRegister(width, sources.back(),
+                                               HexOperand(Low(t.operands.v[i], width), width)));
   }
   // CC.CF is set and read with an instruction of the variant's own kind:
   // the spec leaves open how an add reads a sub's borrow and the reverse.

@@ -12,16 +12,29 @@
 #include "absl/strings/strip.h"
 #include "isa/family_table.h"
 #include "isa/operand_text.h"
+#include "isa/operand_form.h"
 #include "isa/spelling.h"
 
 namespace ptxdiff {
+
+namespace {
+
+// A case with runtime sources names them, and shows the instruction as a
+// compiler sees it; the values on the operands line are then the witness.
+std::string RuntimeLines(const Tuple& t) {
+  if (t.runtime == 0) return "";
+  return absl::StrCat("runtime: ", RuntimeSourceNames(t.variant, t.runtime),
+                      "\ninstruction: ", FormattedInstruction(t), "\n");
+}
+
+}  // namespace
 
 std::string FormatTextCase(const Finding& f) {
   const Variant& v = f.tuple.variant;
   const int width = ResultWidth(v);
   std::string out = absl::StrCat(kTextCaseHeader, "\nvariant: ", Spell(v), "\noperands: ",
                                  absl::StrJoin(HexOperands(v, f.tuple.operands), " "),
-                                 "\noracle: ",
+                                 "\n", RuntimeLines(f.tuple), "oracle: ",
                                  ResultText(v, f.oracle.bits, f.oracle.carry), " ",
                                  Token(f.oracle.undefined), "\n");
   absl::StrAppend(&out, "backend: ", f.backend_identity, "\n");
@@ -61,8 +74,8 @@ bool LooksLikeTextCase(absl::string_view data) {
 }
 
 absl::StatusOr<Tuple> ParseTextCase(absl::string_view text) {
-  std::string spelling, operands;
-  int variant_line = 0, operands_line = 0, number = 0;
+  std::string spelling, operands, runtime;
+  int variant_line = 0, operands_line = 0, runtime_line = 0, number = 0;
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
     ++number;
     line = absl::StripAsciiWhitespace(line);
@@ -76,6 +89,7 @@ absl::StatusOr<Tuple> ParseTextCase(absl::string_view text) {
     const absl::string_view value = absl::StripAsciiWhitespace(line.substr(colon + 1));
     if (key == "variant") spelling = std::string(value), variant_line = number;
     if (key == "operands") operands = std::string(value), operands_line = number;
+    if (key == "runtime") runtime = std::string(value), runtime_line = number;
   }
   if (variant_line == 0 || operands_line == 0) {
     return absl::InvalidArgumentError("a text case needs 'variant:' and 'operands:' lines");
@@ -102,6 +116,12 @@ absl::StatusOr<Tuple> ParseTextCase(absl::string_view text) {
     }
     tuple.operands.v[i] = *value;
   }
+  auto form = ParseRuntimeSources(*variant, runtime);
+  if (!form.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("line ", runtime_line, ": ", form.status().message()));
+  }
+  tuple.runtime = *form;
   return tuple;
 }
 

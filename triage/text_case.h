@@ -4,6 +4,8 @@
 //   # ptxdiff case 1
 //   variant: vadd.u32.u32.u32.sat d.b1, a, b, c
 //   operands: 0x00000100 0x00000000 0x11223344
+//   runtime: a
+//   instruction: vadd.u32.u32.u32.sat d.b1, %a, 0x00000000.h0, 0x11223344
 //   oracle: 0x1122ff44 defined
 //   backend: ptxas 1 (ptxas 13.0.88, sm_90)
 //   backend-result: 0x1122ff45
@@ -11,8 +13,10 @@
 //   kind: value-mismatch
 //
 // Only `variant` and `operands` are needed to replay (a hand-written case
-// may be just those two lines, without the header); the rest records what
-// was seen. Lines starting with `#` are comments.
+// may be just those two lines, without the header), and `runtime` where
+// some sources are runtime values (isa/operand_form.h; the operands line
+// then holds their witness values); the rest records what was seen.
+// Lines starting with `#` are comments.
 
 #ifndef PTXDIFF_TRIAGE_TEXT_CASE_H_
 #define PTXDIFF_TRIAGE_TEXT_CASE_H_

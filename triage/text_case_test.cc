@@ -41,6 +41,23 @@ TEST(TextCaseTest, FormatIsReadableAndParsesBack) {
   EXPECT_EQ(tuple->operands.v[2], 0x11223344u);
 }
 
+// A case with runtime sources names them; the operands are their witness.
+TEST(TextCaseTest, RuntimeSourcesAreNamedAndParseBack) {
+  Finding f = AFinding();
+  f.tuple = {*ParseVariant("bfe.s32"), {{1, 40, 8}}, 0b001};
+  const std::string text = FormatTextCase(f);
+  EXPECT_THAT(text, HasSubstr("operands: 0x00000001 0x00000028 0x00000008\n"
+                              "runtime: a\n"
+                              "instruction: bfe.s32 d, %a, 0x00000028, 0x00000008\n"));
+  auto tuple = ParseTextCase(text);
+  ASSERT_TRUE(tuple.ok()) << tuple.status();
+  EXPECT_EQ(*tuple, f.tuple);
+  EXPECT_THAT(ParseTextCase("variant: lop3.b32\noperands: 1 2 3 4\nruntime: immLut\n")
+                  .status()
+                  .message(),
+              HasSubstr("line 3: source 'immLut' of lop3.b32 cannot be a runtime value"));
+}
+
 // A carry-only mismatch of a `.cc` variant: both carries in the case.
 TEST(TextCaseTest, ACarryOnlyMismatchShowsBothCarries) {
   Finding f = AFinding();
@@ -137,6 +154,29 @@ TEST(ReproPtxTest, Assembles) {
     const std::string cmd = std::string(ptxas) + " -arch=sm_90 " + path +
                             " -o " + ::testing::TempDir() + "/repro.cubin 2>&1";
     EXPECT_EQ(std::system(cmd.c_str()), 0) << s << "\n" << ReproPtx(t);
+  }
+}
+
+// Runtime sources are the kernel's parameters, loaded where the immediates
+// are moved; it assembles for every width, a predicate's included.
+TEST(ReproPtxTest, RuntimeSourcesAreParameters) {
+  const Tuple bfe{*ParseVariant("bfe.s32"), {{1, 40, 8}}, 0b001};
+  const std::string ptx = ReproPtx(bfe);
+  EXPECT_THAT(ptx, HasSubstr(".entry repro(.param .u64 out, .param .b32 a)"));
+  EXPECT_THAT(ptx, HasSubstr("ld.param.b32 %r1, [a];"));
+  EXPECT_THAT(ptx, HasSubstr("mov.b32 %r2, 0x00000028;"));
+  EXPECT_THAT(ptx, HasSubstr("oracle's answer is for a = 0x00000001"));
+  const char* ptxas = "/usr/local/cuda/bin/ptxas";
+  if (access(ptxas, X_OK) != 0) GTEST_SKIP() << "no ptxas at " << ptxas;
+  for (const Tuple& t : {bfe, Tuple{*ParseVariant("selp.b16"), {{1, 2, 1}}, 0b111},
+                         Tuple{*ParseVariant("cvt.sat.s8.u64"), {{300}}, 0b1},
+                         Tuple{*ParseVariant("addc.cc.u64"), {{1, 2, 1}}, 0b011},
+                         Tuple{*ParseVariant("lop3.b32"), {{1, 2, 3, 0x96}}, 0b0111}}) {
+    const std::string path = ::testing::TempDir() + "/repro_runtime.ptx";
+    std::ofstream(path) << ReproPtx(t);
+    const std::string cmd = std::string(ptxas) + " -arch=sm_90 " + path + " -o " +
+                            ::testing::TempDir() + "/repro_runtime.cubin 2>&1";
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << Spell(t.variant) << "\n" << ReproPtx(t);
   }
 }
 

@@ -144,7 +144,7 @@ absl::Status Backend::Run(const RunRequest& request, RunReply& reply) {
   admitted.reserve(request.tuples.size());
   for (const WireTuple& t : request.tuples) {
     const int index = admission.resolved[t.variant_index];
-    if (index >= 0) admitted.push_back({static_cast<uint32_t>(index), t.operands});
+    if (index >= 0) admitted.push_back({static_cast<uint32_t>(index), t.operands, t.runtime});
   }
   batch.tuples = admitted;
   RunReply ran;

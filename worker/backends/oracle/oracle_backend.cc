@@ -17,7 +17,9 @@ class OracleBackend : public Backend {
     return {.name = std::string(kOracleBackend),
             .version = "1",
             .toolchain = "ptxdiff CPU oracle",
-            .carry = true};
+            .carry = true,
+            // The spec's answer is the same whatever a compiler knows.
+            .forms = true};
   }
 
   absl::Status RunSupported(const ResolvedBatch& batch,

@@ -37,8 +37,16 @@ std::string Immediate(uint64_t bits, int width) {
 // The bits a result is stored as: a predicate as a byte (1 or 0).
 int StoredWidth(const Variant& v) { return std::max(8, ResultWidth(v)); }
 
-// Appends one tuple's lines; returns how many lines it took.
-int AppendTuple(const PtxTuple& tuple, int64_t offset, std::string& text) {
+// The kernel parameter of runtime source `i` of the kernel's tuple `t`.
+std::string ParamName(int t, const Variant& v, int i) {
+  return absl::StrCat("t", t, "_", SourceName(v, i));
+}
+
+bool IsRuntime(const PtxTuple& tuple, int i) { return (tuple.runtime >> i) & 1; }
+
+// Appends one tuple's lines; returns how many lines it took. `t` is its
+// index in the kernel, which names its parameters.
+int AppendTuple(const PtxTuple& tuple, int t, int64_t offset, std::string& text) {
   const Variant& v = tuple.variant;
   // Sources are registers 0..3 and the destination 4 in every tuple; ptxas
   // renames them, so reusing them tuple after tuple costs nothing.
@@ -59,8 +67,10 @@ int AppendTuple(const PtxTuple& tuple, int64_t offset, std::string& text) {
     }
     sources.push_back(PtxRegister(width, i));
     ++lines;
-    absl::StrAppend(&text, PtxSetRegister(width, sources.back(),
-                                          Immediate(tuple.operands.v[i], width)));
+    absl::StrAppend(&text, IsRuntime(tuple, i)
+                               ? PtxLoadParam(width, sources.back(), ParamName(t, v, i))
+                               : PtxSetRegister(width, sources.back(),
+                                                Immediate(tuple.operands.v[i], width)));
   }
   const int width = ResultWidth(v);
   std::string dest = PtxRegister(width, 4);
@@ -93,14 +103,29 @@ int CountLines(const std::string& text) {
   return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
 }
 
+// The entry's parameters: the output pointer, then each runtime source of
+// each tuple.
+std::string Parameters(std::span<const PtxTuple> tuples) {
+  std::string out = ".param .u64 out";
+  for (size_t t = 0; t < tuples.size(); ++t) {
+    const Variant& v = tuples[t].variant;
+    for (int i = 0; i < NumSources(v); ++i) {
+      if (!IsRuntime(tuples[t], i)) continue;
+      absl::StrAppend(&out, ", .param ", PtxParamType(SourceWidth(v, i)), " ",
+                      ParamName(static_cast<int>(t), v, i));
+    }
+  }
+  return out;
+}
+
 void AppendKernel(std::span<const PtxTuple> tuples, int first_tuple,
                   PtxModule& module) {
   const int kernel = static_cast<int>(module.kernels.size());
   module.kernels.push_back(absl::StrCat("k", kernel));
   module.kernel_begin.push_back(first_tuple);
   std::string& text = module.text;
-  absl::StrAppend(&text, ".visible .entry ", module.kernels.back(),
-                  "(.param .u64 out)\n{\n", "  .reg .pred %p<5>;\n",
+  absl::StrAppend(&text, ".visible .entry ", module.kernels.back(), "(",
+                  Parameters(tuples), ")\n{\n", "  .reg .pred %p<5>;\n",
                   "  .reg .b16 %h<5>;\n  .reg .b32 %r<5>;\n",
                   "  .reg .b64 %rd<5>;\n  .reg .b64 %ptr<2>;\n");
   if (std::any_of(tuples.begin(), tuples.end(),
@@ -112,8 +137,9 @@ void AppendKernel(std::span<const PtxTuple> tuples, int first_tuple,
                   "  cvta.to.global.u64 %ptr1, %ptr0;\n");
   int line = CountLines(text) + 1;
   int64_t offset = 0;
-  for (const PtxTuple& tuple : tuples) {
-    const int lines = AppendTuple(tuple, offset, text);
+  for (size_t t = 0; t < tuples.size(); ++t) {
+    const PtxTuple& tuple = tuples[t];
+    const int lines = AppendTuple(tuple, static_cast<int>(t), offset, text);
     module.slots.push_back({.kernel = kernel,
                             .offset = offset,
                             .bytes = StoredWidth(tuple.variant) / 8,

@@ -3,7 +3,9 @@
 //
 // Every tuple becomes a few lines of one kernel: its operands moved into
 // registers as constants (so ptxas may fold them, and no operand is ever an
-// immediate that ptxas could silently truncate), the instruction itself
+// immediate that ptxas could silently truncate) or, for its runtime sources
+// (isa/operand_form.h), loaded from kernel parameters of their own
+// (`t<index in the kernel>_<source name>`), the instruction itself
 // (PtxInstruction), and a store of the destination to the kernel's output
 // pointer at the tuple's own offset. A predicate source (selp's c) is set by
 // a `setp.ne.u32` of its constant, and a predicate result (setp's) stored as

@@ -67,6 +67,29 @@ TEST(PtxModuleTest, WritesOperandsAsConstantsOfTheirWidth) {
   EXPECT_EQ(m.kernels, std::vector<std::string>{"k0"});
 }
 
+// A runtime source is loaded from a parameter of its own, named after its
+// tuple and source; the tuple's lines still map back to it.
+TEST(PtxModuleTest, RuntimeSourcesAreKernelParameters) {
+  PtxTuple bfe = Tuple("bfe.s32", {{1, 40, 8}});
+  bfe.runtime = 0b001;
+  PtxTuple selp = Tuple("selp.b16", {{1, 2, 1}});
+  selp.runtime = 0b100;
+  const std::vector<PtxTuple> tuples = {Tuple("add.s32", {{1, 2}}), bfe, selp};
+  const PtxModule m = BuildPtxModule(tuples, {.target = "sm_80", .ptx_version = 90});
+  EXPECT_THAT(m.text, HasSubstr(".entry k0(.param .u64 out, .param .b32 t1_a, "
+                                ".param .b32 t2_c)\n"));
+  EXPECT_THAT(m.text, HasSubstr("  ld.param.b32 %r0, [t1_a];\n"
+                                "  mov.b32 %r1, 0x00000028;\n"
+                                "  mov.b32 %r2, 0x00000008;\n"
+                                "  bfe.s32 %r4, %r0, %r1, %r2;\n"));
+  EXPECT_THAT(m.text, HasSubstr("ld.param.b32 %w, [t2_c]; setp.ne.u32 %p2, %w, 0; }\n"));
+  for (int t = 0; t < 3; ++t) {
+    EXPECT_EQ(TupleAtLine(m, m.slots[t].first_line), t);
+    EXPECT_EQ(TupleAtLine(m, m.slots[t].last_line), t);
+  }
+  EXPECT_EQ(m.slots[1].last_line - m.slots[1].first_line, 4);
+}
+
 // A predicate source is set by setp.ne of its bit, a predicate result is
 // stored as a byte through selp, and 8-bit values live in 16-bit registers
 // (there is no mov.b8) and are stored as a byte.

@@ -30,6 +30,7 @@
 #include "common/subprocess.h"
 #include "worker/backends/ptxas/nvjitlink.h"
 #include "isa/family_table.h"
+#include "isa/operand_form.h"
 #include "isa/operand_shape.h"
 #include "isa/spelling.h"
 #include "protocol/backend_names.h"
@@ -322,7 +323,10 @@ class PtxasBackend : public Backend {
             .toolchain = toolchain_,
             .device = arch_.name,
             // The modules read CC.CF back after every `.cc` instruction.
-            .carry = true};
+            .carry = true,
+            // Runtime sources are kernel parameters: what ptxas still stores
+            // as a constant, it claims for every value of them.
+            .forms = true};
   }
 
   std::optional<std::string> WhyUnsupported(const Variant& v) const override;
@@ -375,7 +379,12 @@ class PtxasBackend : public Backend {
   void Learn(const Batch& batch, const std::vector<int>& compiled,
              const ChunkReport& packed);
 
-  std::string NotFoldedMessage() const {
+  std::string NotFoldedMessage(const PtxTuple& t) const {
+    if (t.runtime != 0) {
+      return absl::StrCat("ptxas claims no constant for every value of the runtime operands on ",
+                          arch_.name, " (the code reads them, or the SASS decoder does not "
+                          "read the kernel): not judged without a GPU");
+    }
     return absl::StrCat("ptxas did not fold it to constants on ", arch_.name,
                         " (or the SASS decoder does not read the kernel)");
   }
@@ -588,8 +597,8 @@ void PtxasBackend::Decode(Batch& batch, const Chunk& chunk,
         batch.outcomes[tuple] =
             OutcomeOfSlot(batch.tuples[tuple].variant, (*values)[t - begin]);
       } else {
-        batch.outcomes[tuple] =
-            Outcome::Decline(DeclineCode::kNotEvaluable, NotFoldedMessage());
+        batch.outcomes[tuple] = Outcome::Decline(DeclineCode::kNotEvaluable,
+                                                 NotFoldedMessage(batch.tuples[tuple]));
       }
     }
   }
@@ -651,15 +660,19 @@ std::vector<int> PtxasBackend::Admit(Batch& batch,
                                      std::vector<int>& copy_of) const {
   const ResolvedBatch& request = batch.request;
   std::vector<int> pending;
-  // The first tuple of each (variant, operands), operands cut to their
-  // widths: equal tuples are compiled once.
+  // The first tuple of each (variant, form, immediates), the immediates cut
+  // to their widths: tuples that differ only in runtime values are one
+  // kernel's instruction, whose claim answers them all.
   absl::flat_hash_map<std::array<uint64_t, 1 + kMaxSources>, int> first;
   for (size_t i = 0; i < request.tuples.size(); ++i) {
     const WireTuple& wire = request.tuples[i];
     const Variant& v = request.variants[wire.variant_index];
-    std::array<uint64_t, 1 + kMaxSources> key = {wire.variant_index};
+    const uint8_t runtime = wire.runtime & RuntimeCapableSources(v);
+    std::array<uint64_t, 1 + kMaxSources> key = {wire.variant_index |
+                                                 uint64_t{runtime} << 32};
     for (int s = 0; s < NumSources(v); ++s) {
       const int width = SourceWidth(v, s);
+      if ((runtime >> s) & 1) continue;
       key[1 + s] = width == 64
                        ? wire.operands.v[s]
                        : wire.operands.v[s] & ((uint64_t{1} << width) - 1);
@@ -669,7 +682,7 @@ std::vector<int> PtxasBackend::Admit(Batch& batch,
       copy_of[i] = it->second;
       continue;
     }
-    batch.tuples[i] = {v, wire.operands};
+    batch.tuples[i] = {v, wire.operands, runtime};
     if (!FoldsForSelector(v, wire.operands)) {
       batch.outcomes[i] = Outcome::Decline(
           DeclineCode::kNotEvaluable,

@@ -40,6 +40,7 @@ using ::testing::Not;
 struct Case {
   std::string spelling;
   Operands operands;
+  uint8_t runtime = 0;  // the operand form (isa/operand_form.h)
 };
 
 RunRequest Request(const std::vector<Case>& cases) {
@@ -48,7 +49,7 @@ RunRequest Request(const std::vector<Case>& cases) {
   for (const Case& c : cases) {
     auto [it, added] = index.try_emplace(c.spelling, request.spellings.size());
     if (added) request.spellings.push_back(c.spelling);
-    request.tuples.push_back({it->second, c.operands});
+    request.tuples.push_back({it->second, c.operands, c.runtime});
   }
   return request;
 }
@@ -463,6 +464,38 @@ TEST_F(PtxasBackendTest, RepeatedTuplesAnswerAlike) {
   EXPECT_EQ(reply.results[4], reply.results[0]);
   EXPECT_EQ(reply.results[1].code, DeclineCode::kNotEvaluable);
   EXPECT_EQ(reply.results[3], reply.results[1]);
+}
+
+// With runtime sources, what ptxas still stores as a constant is its claim
+// for every value of them: one answer for every witness. Where the code
+// reads the parameter (or stores it as it is), nothing is claimed.
+TEST_F(PtxasBackendTest, RuntimeOperandsGetWhatPtxasClaimsForEveryValue) {
+  auto backend = Make({});
+  ASSERT_NE(backend, nullptr);
+  const RunReply reply = RunOrDie(*backend, Request({
+      {"bfe.s32", {{0, 40, 8}}, 0b001},
+      {"bfe.s32", {{1, 40, 8}}, 0b001},
+      {"bfe.s32", {{0x80000000, 40, 8}}, 0b001},
+      {"bfe.s32", {{1, 40, 8}}},         // all immediates: folded right
+      {"and.b32", {{0x1234, 0}}, 0b01},  // 0 for every a: a right claim
+      {"add.u32", {{5, 0}}, 0b01},       // a itself: no constant
+      {"min.u32", {{5, 0xffffffff}}, 0b01},  // a, stored as loaded
+      {"add.u32", {{3, 4}}, 0b100},  // add has no source c: immediates
+  }));
+  // ptxas 13.0 claims -1 for bfe.s32 with a position past 31 and a runtime
+  // source: the oracle's answer is a's sign, so the claim is wrong for every
+  // non-negative a (a known deviation, issue 29).
+  EXPECT_EQ(reply.results[0], (TupleResult{.bits = 0xffffffff}));
+  EXPECT_EQ(reply.results[1], reply.results[0]);
+  EXPECT_EQ(reply.results[2], reply.results[0]);
+  EXPECT_EQ(reply.results[3], (TupleResult{.bits = 0}));
+  EXPECT_EQ(reply.results[4], (TupleResult{.bits = 0}));
+  for (int i : {5, 6}) {
+    EXPECT_EQ(reply.results[i].code, DeclineCode::kNotEvaluable) << i;
+    EXPECT_THAT(MessageOf(reply, i), HasSubstr("claims no constant for every value")) << i;
+  }
+  EXPECT_EQ(reply.results[7], (TupleResult{.bits = 7}));
+  EXPECT_TRUE(backend->Identity().forms);
 }
 
 struct KnownAnswer {

@@ -1,0 +1,60 @@
+#include "isa/operand_form.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "isa/family_table.h"
+#include "isa/spelling.h"
+
+namespace ptxdiff {
+namespace {
+
+using ::testing::HasSubstr;
+
+Variant V(absl::string_view spelling) { return *ParseVariant(spelling); }
+
+TEST(OperandFormTest, EveryWrittenNonImmediateSourceMayBeRuntime) {
+  EXPECT_EQ(RuntimeCapableSources(V("bfe.s32")), 0b111);
+  EXPECT_EQ(RuntimeCapableSources(V("add.u32")), 0b11);
+  // lop3's LUT must be an immediate; addc's cf is CC.CF, not an operand.
+  EXPECT_EQ(RuntimeCapableSources(V("lop3.b32")), 0b0111);
+  EXPECT_EQ(RuntimeCapableSources(V("addc.u32")), 0b011);
+  // vISA SHL is not PTX: ptxdiff compiles no module of it.
+  EXPECT_EQ(RuntimeCapableSources(V("visa.shl.ud.ud.ud")), 0);
+}
+
+TEST(OperandFormTest, SimdSelectorsHaveNoForm) {
+  const Variant v = V("vadd2.u32.u32.u32");
+  for (int i = 0; i < NumSources(v); ++i) {
+    EXPECT_EQ(CanBeRuntime(v, i), !IsSelectorSource(v, i)) << i;
+  }
+}
+
+TEST(OperandFormTest, NamesParseBack) {
+  const Variant v = V("bfe.s32");
+  EXPECT_EQ(RuntimeSourceNames(v, 0b101), "a,c");
+  EXPECT_EQ(RuntimeSourceNames(v, 0), "");
+  EXPECT_EQ(*ParseRuntimeSources(v, "a,c"), 0b101);
+  EXPECT_EQ(*ParseRuntimeSources(v, "c a"), 0b101);
+  EXPECT_EQ(*ParseRuntimeSources(v, ""), 0);
+  const Variant fns = V("fns.b32");
+  EXPECT_EQ(*ParseRuntimeSources(fns, RuntimeSourceNames(fns, 0b010)), 0b010);
+}
+
+TEST(OperandFormTest, ParsingRejectsUnknownAndImmediateOnlySources) {
+  EXPECT_THAT(ParseRuntimeSources(V("add.u32"), "c").status().message(),
+              HasSubstr("has no source 'c'"));
+  EXPECT_THAT(ParseRuntimeSources(V("lop3.b32"), "immLut").status().message(),
+              HasSubstr("requires an immediate"));
+  EXPECT_FALSE(IsLegalForm(V("lop3.b32"), 0b1000));
+  EXPECT_TRUE(IsLegalForm(V("lop3.b32"), 0b0111));
+}
+
+TEST(OperandFormTest, FormattedInstructionShowsRuntimeSourcesAsRegisters) {
+  Tuple t{V("bfe.s32"), {{1, 40, 8}}, 0b001};
+  EXPECT_EQ(FormattedInstruction(t), "bfe.s32 d, %a, 0x00000028, 0x00000008");
+  t.runtime = 0;
+  EXPECT_EQ(FormattedInstruction(t), "bfe.s32 d, 0x00000001, 0x00000028, 0x00000008");
+}
+
+}  // namespace
+}  // namespace ptxdiff
