@@ -175,6 +175,50 @@ TEST(CampaignTest, TheSystematicSourceFindsABugWithoutAnyFuzzInput) {
   EXPECT_GT(s.systematic, 0);
 }
 
+// A backend that runs operand forms gets the runtime tier: a claim wrong for
+// some value of a runtime source is found, minimized (the runtime source
+// stays: with it an immediate, the backend answers right) and filed as a
+// cause of its own, its class naming the runtime source. A worker that does
+// not run forms is sent none.
+TEST(CampaignTest, TheRuntimeTierFindsAClaimForEveryValueAndFilesItsForm) {
+  const std::string dir = FreshDir("runtime_tier");
+  CampaignOptions o = Options(dir, {"--fault=claim-on=bfe.s32"});
+  o.systematic = true;
+  o.variants = {*ParseVariant("bfe.s32"), *ParseVariant("bfe.u32")};
+  auto c = Campaign::Start(o);
+  ASSERT_TRUE(c.ok()) << c.status();
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  while ((*c)->Snapshot().new_findings == 0 && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  (*c)->Stop();
+  EXPECT_EQ((*c)->Snapshot().new_findings, 1);
+  const std::vector<std::string> names = EntryNames(dir + "/triage");
+  ASSERT_EQ(names.size(), 1u);
+  EXPECT_THAT(names[0], ::testing::StartsWith("value-mismatch~faulty~runtime-a%3A"));
+  const std::string name = names[0].substr(0, names[0].find(' '));  // without " x<count>"
+  EXPECT_THAT(name, ::testing::EndsWith("~bfe.s32"));
+  std::ifstream in(dir + "/triage/" + name + "/case.txt");
+  const std::string text((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_THAT(text, ::testing::HasSubstr("runtime: a\n"));
+
+  const std::string plain = FreshDir("runtime_tier_no_forms");
+  o = Options(plain, {"--fault=claim-on=bfe.s32", "--no-forms"});
+  o.systematic = true;
+  o.variants = {*ParseVariant("bfe.s32")};
+  auto without = Campaign::Start(o);
+  ASSERT_TRUE(without.ok()) << without.status();
+  const absl::Time until = absl::Now() + absl::Seconds(60);
+  while ((*without)->Snapshot().systematic < 2000 && absl::Now() < until) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  (*without)->Stop();
+  const CampaignStats s = (*without)->Snapshot();
+  EXPECT_GE(s.systematic, 2000);
+  EXPECT_EQ(s.new_findings, 0);
+  EXPECT_EQ(s.declined_by_code[static_cast<int>(DeclineCode::kOperandForm)], 0);
+}
+
 // The fuzz loop is asked to yield while the breadth pass (a tuple of every
 // variant) is underway, and not after it, nor in a campaign without a
 // systematic source.

@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "fuzzers/differential_target.h"
+#include "isa/operand_form.h"
 #include "isa/fuzz_input.h"
 #include "harness/differential.h"
 #include "isa/spelling.h"
@@ -147,7 +148,8 @@ int RunRepro(const std::vector<std::string>& args, std::ostream& out, std::ostre
   if (crash_file) out << CrashOriginNote(origin, *parsed, **client, dir);
   if (tuples->size() == 1) {
     const Tuple& t = (*tuples)[0];
-    out << "case:    " << Spell(t.variant) << "\n";
+    // With runtime sources, the instruction as the compiler saw it.
+    out << "case:    " << (t.runtime != 0 ? FormattedInstruction(t) : Spell(t.variant)) << "\n";
     const BatchOutcome outcome = (*client)->Run(*tuples);
     return PrintBackendEval(t, *reading, **client, outcome, out);
   }

@@ -13,6 +13,11 @@
 //   wrong-carry-on=PREFIX  the same, but with the carry flag of the value
 //                  flipped instead (the bits stay right): a carry-only
 //                  mismatch on `.cc` variants, ignored on the others
+//   claim-on=SPELL answer that variant's tuples with a runtime source
+//                  (operand forms) all ones, as a compiler that claims a
+//                  constant for every value of them would; --no-forms: say
+//                  nothing of forms in HELLO_REPLY (a worker from before
+//                  them), so that no runtime source is sent
 //   device-fault-on=SPELL  exit 5 with a cuda-style device-fault line on a
 //                  RUN containing that variant (as ptxdiff-worker
 //                  --backend=cuda)
@@ -74,6 +79,7 @@
 #include "absl/strings/strip.h"
 #include "protocol/frame_io.h"
 #include "worker/backends/oracle/oracle_backend.h"
+#include "isa/family_table.h"
 #include "isa/spelling.h"
 
 namespace ptxdiff {
@@ -86,6 +92,7 @@ struct Flags {
   int when_operand = -1;
   uint64_t when_min = 0;
   int us_per_tuple = 0;
+  bool forms = true;
 };
 
 bool FirstTime(const std::string& state) {
@@ -221,6 +228,7 @@ int Serve(const Flags& flags) {
   WorkerIdentity id = backend->Identity();
   id.name = "faulty";
   if (!flags.supports.empty()) id.supports = absl::StrSplit(flags.supports, ',');
+  id.forms = flags.forms;
   (void)WriteFrame(STDOUT_FILENO, MessageType::kHelloReply,
                    EncodeKeyValues(IdentityToKeyValues(id)));
   while (true) {
@@ -268,6 +276,17 @@ int Serve(const Flags& flags) {
     RunReply reply;
     (void)backend->Run(*request, reply);
     if (f == "short") reply.results.pop_back();
+    absl::string_view claimed = f;
+    if (absl::ConsumePrefix(&claimed, "claim-on=")) {
+      for (size_t i = 0; i < request->tuples.size(); ++i) {
+        const WireTuple& t = request->tuples[i];
+        if (request->spellings[t.variant_index] == claimed && t.runtime != 0 &&
+            reply.results[i].kind == ResultKind::kValue) {
+          const int width = ResultWidth(*ParseVariant(claimed));
+          reply.results[i].bits = ~uint64_t{0} >> (64 - width);
+        }
+      }
+    }
     absl::string_view wrong = f;
     const bool wrong_bits = absl::ConsumePrefix(&wrong, "wrong-on=");
     const bool wrong_carry = !wrong_bits && absl::ConsumePrefix(&wrong, "wrong-carry-on=");
@@ -300,6 +319,7 @@ int main(int argc, char** argv) {
     if (absl::ConsumePrefix(&arg, "--fault=")) flags.fault = std::string(arg);
     if (absl::ConsumePrefix(&arg, "--state=")) flags.state = std::string(arg);
     if (absl::ConsumePrefix(&arg, "--supports=")) flags.supports = std::string(arg);
+    if (arg == "--no-forms") flags.forms = false;
     if (absl::ConsumePrefix(&arg, "--us-per-tuple=") &&
         !absl::SimpleAtoi(arg, &flags.us_per_tuple)) {
       std::fprintf(stderr, "faulty_worker: bad %s\n", argv[i]);

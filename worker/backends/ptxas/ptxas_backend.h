@@ -7,8 +7,11 @@
 // cubin's `.text.<kernel>` sections are read back (cubin.h) and decoded
 // (sass_constants.h). Where ptxas folded a kernel completely, the stored
 // constants are the tuples' results (and a `.cc` tuple's carry, from the
-// flag word its CC.CF reader stored; carry_support.h). Everything else is
-// declined, never guessed:
+// flag word its CC.CF reader stored; carry_support.h). A tuple's runtime
+// sources (isa/operand_form.h) are kernel parameters: a constant ptxas still
+// stores is its claim for every value of them, the answer for every tuple
+// that shares the variant, the form and the immediates (compiled once);
+// research §11. Everything else is declined, never guessed:
 //   - a variant above the arch's SM or the toolkit's PTX ISA (LevelOf), a
 //     family ptxas never folds on the arch, or a variant it folds for no
 //     operands (mad.hi, 16/64-bit div/rem, madc.hi, 64-bit add.cc, ...):
@@ -17,7 +20,8 @@
 //     (the rest of its module is compiled again without it);
 //   - a kernel the decoder does not fully understand: its tuples are
 //     compiled again in halves, down to one per kernel, and those still not
-//     understood are kNotEvaluable.
+//     understood are kNotEvaluable (with runtime sources: ptxas claims no
+//     constant, the code reads them).
 // Known disagreements of ptxas 13.0 with the oracle are listed in
 // ptxas_backend_test.cc (KnownPtxasDeviation).
 //
