@@ -16,7 +16,9 @@
 //                   time, fed by its systematic source and by a thread that
 //                   offers random edge tuples as fast as it can (standing in
 //                   for the libFuzzer loop, which never waits): tuples judged
-//                   per second, variants reached, and the ratio to the above.
+//                   per second, variants reached, and the ratio to the above;
+//   <name>/imm      for ptxas, which runs operand forms: the campaign again
+//                   without the runtime tier (CampaignOptions::runtime_forms).
 
 #include <unistd.h>
 
@@ -87,7 +89,8 @@ double BackendAlone(const WorkerCommand& command, double seconds) {
   return judged / absl::ToDoubleSeconds(absl::Now() - start);
 }
 
-void Measure(const std::string& backend, const KeyValues& hello_options, double seconds) {
+void Measure(const std::string& backend, const KeyValues& hello_options, double seconds,
+             bool runtime_forms) {
   auto command = CommandForBackend(backend, PTXDIFF_WORKER_PATH);
   if (!command.ok()) {
     std::printf("%-8s %s\n", backend.c_str(), std::string(command.status().message()).c_str());
@@ -99,6 +102,7 @@ void Measure(const std::string& backend, const KeyValues& hello_options, double 
   CampaignOptions options;
   options.worker = *command;
   options.triage_dir = TempDir() + "/triage";
+  options.runtime_forms = runtime_forms;
   auto campaign = Campaign::Start(options);
   if (!campaign.ok()) {
     std::printf("%-8s cannot start: %s\n", backend.c_str(),
@@ -119,7 +123,8 @@ void Measure(const std::string& backend, const KeyValues& hello_options, double 
   // backend declines some classes cheaply (ptxas: SIMD video with other
   // selectors), so checked/s alone can rise by sending what it cannot check.
   const double valued = (s.counts.judged() - s.counts.declined) / elapsed;
-  std::printf("%-8s %12.0f %12.0f %6.2f %9.0f %9d %9lld/%-6lld %10lld %9lld\n", backend.c_str(),
+  const std::string name = runtime_forms ? backend : backend + "/imm";
+  std::printf("%-10s %12.0f %12.0f %6.2f %9.0f %9d %9lld/%-6lld %10lld %9lld\n", name.c_str(),
               alone, rate, alone > 0 ? rate / alone : 0.0, valued,
               static_cast<int>((*campaign)->batch_size()),
               static_cast<long long>(s.variants_reached),
@@ -153,9 +158,14 @@ int Main(int argc, char** argv) {
     if (ChooseDefaultBackend().name == "ptxas") backends.push_back("ptxas");
   }
   std::printf("%.0f s per measurement, %u cores\n", seconds, std::thread::hardware_concurrency());
-  std::printf("%-8s %12s %12s %6s %9s %9s %16s %10s %9s\n", "backend", "alone/s", "campaign/s",
+  std::printf("%-10s %12s %12s %6s %9s %9s %16s %10s %9s\n", "backend", "alone/s", "campaign/s",
               "ratio", "valued/s", "batch", "reached/supp.", "offered", "mismatch");
-  for (const std::string& b : backends) Measure(b, hello_options, seconds);
+  for (const std::string& b : backends) {
+    Measure(b, hello_options, seconds, /*runtime_forms=*/true);
+    // A backend that runs operand forms, measured again on immediates only
+    // (`<name>/imm`): what the runtime tier costs its campaign.
+    if (b == "ptxas") Measure(b, hello_options, seconds, /*runtime_forms=*/false);
+  }
   return 0;
 }
 

@@ -345,7 +345,8 @@ void Campaign::SystematicLoop() {
   // backend busy (the fuzz loop alone mostly offers repeats by then).
   const BuiltinBackend* builtin = FindBuiltinBackend(identity_.name);
   SystematicSource source(wanted, builtin != nullptr ? builtin->systematic_run : 8,
-                          /*endless=*/true, /*runtime_forms=*/identity_.forms);
+                          /*endless=*/true,
+                          /*runtime_forms=*/identity_.forms && options_.runtime_forms);
   calibrated_.wait();
   for (int f = 0; f < kNumFamilies; ++f) {
     if (family_cost_[f] > 0) source.SetFamilyCost(static_cast<Family>(f), family_cost_[f]);

@@ -71,6 +71,9 @@ struct CampaignOptions {
   int in_flight = 2;                // batches in flight = sender workers
   size_t batch_size = 0;            // 0: BatchSizeFor(the backend's name)
   bool systematic = true;           // run the systematic source
+  // Give the systematic source its runtime tier where the backend runs
+  // operand forms (WorkerIdentity::forms); false: immediates only.
+  bool runtime_forms = true;
   double undefined_share = 0.05;    // of admitted tuples, at most
   Reading reading = Reading::kSpec; // the oracle reading judged against
   // Tuples per queue lane; 0: two batches. Small on purpose: what is queued

@@ -185,7 +185,11 @@ TEST(VariantsCommandTest, CountFamilyAndJson) {
       r.out,
       HasSubstr("{\"spelling\": \"bfe.u64\", \"family\": \"bfe\", "
                 "\"min_ptx\": \"2.0\", \"min_sm\": 20, \"sources\": 3, "
-                "\"source_widths\": [64, 32, 32], \"result_width\": 64"));
+                "\"source_widths\": [64, 32, 32], \"runtime_sources\": [\"a\", \"b\", \"c\"], "
+                "\"result_width\": 64"));
+  // lop3's LUT must be an immediate: it is no runtime source.
+  EXPECT_THAT(Ptxdiff({"variants", "--family", "lop3", "--json"}).out,
+              HasSubstr("\"runtime_sources\": [\"a\", \"b\", \"c\"], \"result_width\": 32"));
   const int total = std::stoi(Ptxdiff({"variants", "--count"}).out);
   EXPECT_GT(total, 70000);
 }
@@ -761,7 +765,7 @@ TEST(MainTest, ACommandsHelpIsItsUsage) {
   EXPECT_THAT(r.out, Not(HasSubstr("eval '<variant>'")));
   r = Ptxdiff({"eval", "add.s32", "-h"});
   EXPECT_EQ(r.code, 0);
-  EXPECT_THAT(r.out, HasSubstr("Example: ptxdiff eval 'bfe.s32' 0xf0 4 4"));
+  EXPECT_THAT(r.out, HasSubstr("Example: ptxdiff eval 'bfe.s32' 1 40 8 --backend ptxas --runtime a"));
   EXPECT_THAT(r.out, Not(HasSubstr("seed-corpus")));
   r = Ptxdiff({"triage", "--help"});
   EXPECT_THAT(r.out, HasSubstr("triage list | show ENTRY"));

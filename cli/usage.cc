@@ -42,8 +42,9 @@ constexpr FlagHelp kCudaDriver = {
     "driver API, instead of NVIDIA's libcuda.so.1"};
 constexpr FlagHelp kRuntime = {
     "--runtime NAMES",
-    "these sources (e.g. a or a,c) are runtime values, unknown to a compiler\n"
-    "(kernel parameters); the operands given are their values. Default: all immediates"};
+    "these sources (e.g. a or a,c) are runtime values, unknown to a\n"
+    "compiler (kernel parameters), the operands given their values;\n"
+    "default: all immediates"};
 constexpr FlagHelp kDir = {"--dir TRIAGE_DIR",
                            "the triage directory (default $PTXDIFF_TRIAGE_DIR, else out/triage)"};
 

@@ -122,7 +122,7 @@ std::pair<int64_t, int64_t> SimdLaneOperands(const Variant& v, const Operands& o
 
 uint32_t SemanticClasses(const Tuple& t, const Result& oracle) {
   const Variant& v = t.variant;
-  uint32_t classes = 0;
+  uint32_t classes = t.runtime != 0 ? kRuntimeSource : 0;
   for (int i = 0; i < NumSources(v); ++i) {
     const int width = SourceWidth(v, i);
     const uint64_t x = Low(t.operands.v[i], width);

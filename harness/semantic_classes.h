@@ -43,8 +43,12 @@ enum SemanticClass : uint32_t {
   // A SIMD video lane whose exact sum or difference of the parts its
   // selector picks is one past the destination lane's MIN or MAX.
   kLaneBoundary = 1 << 15,
+  // Some source is a runtime value (isa/operand_form.h): a compiler's claim
+  // for every value of it, another path than its fold. Not a trigger class:
+  // a finding's signature names its runtime sources itself.
+  kRuntimeSource = 1 << 16,
 };
-inline constexpr int kNumSemanticClasses = 16;
+inline constexpr int kNumSemanticClasses = 17;
 
 uint32_t SemanticClasses(const Tuple& t, const Result& oracle);
 

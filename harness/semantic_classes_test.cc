@@ -15,6 +15,17 @@ uint32_t ClassesOf(const char* spelling, Operands ops) {
 
 bool Has(uint32_t classes, SemanticClass c) { return (classes & c) != 0; }
 
+// A runtime source is a class of its own, so that the fuzz loop keeps an
+// input that first reaches a family with one; it signs nothing as a trigger.
+TEST(SemanticClassesTest, ARuntimeSourceIsAClassButNoTrigger) {
+  const Variant v = *ParseVariant("bfe.s32");
+  const Operands ops = {{1, 40, 8}};
+  const uint32_t runtime = SemanticClasses({v, ops, 0b001}, Evaluate(v, ops));
+  EXPECT_TRUE(Has(runtime, kRuntimeSource));
+  EXPECT_FALSE(Has(ClassesOf("bfe.s32", ops), kRuntimeSource));
+  EXPECT_EQ(TriggerClasses(runtime), TriggerClasses(ClassesOf("bfe.s32", ops)));
+}
+
 TEST(SemanticClassesTest, EqualExtremesAreTwoSourcesEqualOrOneApartAtAnEnd) {
   EXPECT_TRUE(Has(ClassesOf("setp.lt.s32", {{0x80000000, 0x80000000}}), kEqualExtremes));
   EXPECT_TRUE(Has(ClassesOf("setp.lt.s32", {{0x7ffffffe, 0x7fffffff}}), kEqualExtremes));

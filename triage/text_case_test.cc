@@ -7,6 +7,9 @@
 #include "gtest/gtest.h"
 #include "isa/spelling.h"
 #include "triage/repro_ptx.h"
+#include "worker/backends/ptxas/cubin.h"
+#include "worker/backends/ptxas/ptxas_toolchain.h"
+#include "worker/backends/ptxas/sass_constants.h"
 
 namespace ptxdiff {
 namespace {
@@ -155,6 +158,29 @@ TEST(ReproPtxTest, Assembles) {
                             " -o " + ::testing::TempDir() + "/repro.cubin 2>&1";
     EXPECT_EQ(std::system(cmd.c_str()), 0) << s << "\n" << ReproPtx(t);
   }
+}
+
+// The reproducer of the runtime-source bfe claim (issue 29) is miscompiled
+// by the public ptxas as described: its kernel reduces to one store of the
+// constant 0xffffffff, whatever `a` is, where the oracle says 0 for a = 0.
+TEST(ReproPtxTest, StockPtxasStoresTheClaimedConstantForARuntimeSource) {
+  auto ptxas = FindPtxas({});
+  if (!ptxas.ok()) GTEST_SKIP() << ptxas.status().message();
+  const Tuple bfe{*ParseVariant("bfe.s32"), {{0, 32, 1}}, 0b001};
+  EXPECT_EQ(Evaluate(bfe.variant, bfe.operands).bits, 0u);
+  auto out = RunPtxas(*ptxas, "sm_90", ReproPtx(bfe, 90));
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_TRUE(out->ok) << out->log;
+  auto elf = ParseElf(out->cubin);
+  ASSERT_TRUE(elf.ok()) << elf.status();
+  auto texts = KernelTexts(*elf);
+  ASSERT_TRUE(texts.ok()) << texts.status();
+  ASSERT_TRUE(texts->contains("repro"));
+  auto stores = DecodeConstantStores(*FindSassArch("sm_90"), texts->at("repro"));
+  ASSERT_TRUE(stores.ok()) << stores.status();
+  ASSERT_EQ(stores->size(), 1u);
+  EXPECT_EQ((*stores)[0].size, 4);
+  EXPECT_EQ((*stores)[0].Low64(), 0xffffffffu);
 }
 
 // Runtime sources are the kernel's parameters, loaded where the immediates
