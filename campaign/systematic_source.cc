@@ -127,8 +127,8 @@ const std::vector<uint64_t>& EdgeValuesOf(const Variant& v, int i) {
 
 // The shape of a variant's systematic set: its sections, in the order they
 // are visited (SystematicTuples): the first tier in order, then the
-// relations and then the edge and boundary pairs, each in a pseudo-random
-// order of its own.
+// relations in a pseudo-random order, then (with forms) the runtime tier in
+// order, then the edge and boundary pairs in a pseudo-random order.
 struct Shape {
   int sources;
   int width[kMaxSources];
@@ -519,17 +519,17 @@ struct Order {
 Tuple NthOfSet(const Variant& v, const Shape& s, const Order& order, uint64_t i) {
   if (i < s.tier()) return {v, Canonical(v, TierTuple(s, i))};
   i -= s.tier();
+  if (i < s.relations()) {
+    return {v, Canonical(v, RelationTuple(v, s, order.Shuffled(i, s.relations(),
+                                                                order.relation_stride)))};
+  }
+  i -= s.relations();
   if (i < s.runtime_total) {
     Tuple t = RuntimeTierTuple(v, s, i);
     t.operands = Canonical(v, t.operands);
     return t;
   }
-  i -= s.runtime_total;
-  if (i < s.relations()) {
-    return {v, Canonical(v, RelationTuple(v, s, order.Shuffled(i, s.relations(),
-                                                                order.relation_stride)))};
-  }
-  const uint64_t idx = order.Shuffled(i - s.relations(), s.pairs(), order.pair_stride);
+  const uint64_t idx = order.Shuffled(i - s.runtime_total, s.pairs(), order.pair_stride);
   return {v, Canonical(v, idx < s.edge_total ? EdgeTuple(s, idx)
                                              : BoundaryTuple(s, idx - s.edge_total))};
 }

@@ -10,13 +10,6 @@
 //     0, then -1, then 1; then a against b at each of MIN, MAX, 0 and all
 //     ones (a == b, a == b + 1, a == b - 1): a variant's likeliest bug
 //     triggers, so tuple 0 (the breadth pass's) has a at MIN;
-//   - where the backend runs operand forms (isa/operand_form.h), the
-//     runtime tier: each source that may be a runtime value made one, the
-//     others as the first tier puts them (one alone at an extreme, the rest
-//     at 0, -1 or 1), the runtime source's witnesses at MIN, MAX, 0, all
-//     ones and 1: what a compiler claims for every value of an operand,
-//     with the other operands at their likeliest triggers (bfe past the
-//     top of its source, a shift by all ones);
 //   - the relations, rules over the instruction table rather than lists per
 //     family (harness/semantic_classes.h names them):
 //       destination bounds: a source wider than the destination (a
@@ -29,6 +22,15 @@
 //       destination lane's MIN - 1 or MAX + 1;
 //       equal extremes: every two numbers at MIN, MAX, 0 and all ones,
 //       equal and one apart either way;
+//   - where the backend runs operand forms (isa/operand_form.h), the
+//     runtime tier: each source that may be a runtime value made one, the
+//     others as the first tier puts them (one alone at an extreme, the rest
+//     at 0, -1 or 1), the runtime source's witnesses at MIN, MAX, 0, all
+//     ones and 1: what a compiler claims for every value of an operand,
+//     with the other operands at their likeliest triggers (bfe past the
+//     top of its source, a shift by all ones). After the relations, which
+//     it would otherwise delay: against ptxas a probe costs a kernel of its
+//     own, where immediates share kernels by the dozen;
 //   - edge pairs: for each pair of sources, every combination of two values
 //     from a short per-width edge list (0, 1, 2, -1, -2, MIN, MAX, MIN+1,
 //     powers of two around the shift widths, 255/256, byte sign patterns),

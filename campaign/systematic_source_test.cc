@@ -38,13 +38,15 @@ TEST(SystematicTest, EveryIndexIsATupleOfTheVariantAndTheOrderIsAPermutation) {
   }
 }
 
-// With forms, the runtime tier follows the first tier: each probe (one
+// With forms, the runtime tier follows the relations: each probe (one
 // runtime source, another source at an extreme) with its witnesses in a
 // row, so that one compiled instruction answers them all. Without forms the
 // set is as before: no tuple has a runtime source.
 TEST(SystematicTest, TheRuntimeTierProbesEachRuntimeSourceAtItsWitnesses) {
   const Variant v = *ParseVariant("bfe.s32");
-  const uint64_t tier_end = 3 * 5 * 3 + 4 * 3;  // singles, then a against b
+  // The first tier (singles, then a against b) and the relations (equal
+  // extremes of the three pairs of numbers).
+  const uint64_t tier_end = 3 * 5 * 3 + 4 * 3 + 3 * 4 * 5;
   EXPECT_EQ(SystematicTuple(v, tier_end - 1, /*forms=*/true).runtime, 0);
   // Per runtime source: 2 other sources x 5 extremes x 3 fillers probes, 5
   // witnesses each.
