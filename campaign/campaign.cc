@@ -117,7 +117,7 @@ absl::Status Campaign::StartWorkers(WorkerStarts& starting) {
     ++stats_.adopted;
   }
   // The systematic source is built while the families are timed (its
-  // constructor's ~30 ms over every variant was start-up on the critical
+  // constructor walks every variant, which was start-up on the critical
   // path), and starts producing once the costs are known.
   if (options_.systematic) {
     threads_.emplace_back([this] { SystematicLoop(); });

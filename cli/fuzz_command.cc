@@ -513,7 +513,7 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   }
 
   // -print_funcs=0: libFuzzer's NEW_FUNC lines start llvm-symbolizer,
-  // which takes a core from the campaign for ~100 ms.
+  // which takes a core from the campaign while it runs.
   std::vector<std::string> argv = {*fuzzer,
                                    corpus,
                                    "-dict=" + dict,

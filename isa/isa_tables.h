@@ -4,9 +4,9 @@
 //
 // They are computed at build time: gen_isa_tables runs ComputeIsaTables()
 // and writes them out as data (baked_isa_tables.cc in the build tree), which
-// the `isa` library links. Composing them took each process ~15 ms at start,
-// and a campaign starts four (the CLI, the fuzzer, two workers) on two
-// cores; baked, they are pages of the binary, read when touched. The
+// the `isa` library links. Composing them at start cost every process
+// time (startup_benchmark), and a campaign starts four (the CLI, the fuzzer,
+// two workers) on two cores; baked, they are pages of the binary, read when touched. The
 // generator itself links `isa_computed`, whose TheIsaTables() computes them
 // once per process instead. Both are the same function of the family table;
 // a test compares them.

@@ -55,7 +55,7 @@ absl::StatusOr<std::unique_ptr<NvJitLink>> NvJitLink::Load(const std::string& pt
   const std::string path = (real.parent_path().parent_path() / "lib64/libnvJitLink.so").string();
   // Never closed: its own C++ runtime keeps allocations (the exception
   // emergency pool) that LeakSanitizer reports as leaks once the library is
-  // unmapped, and loading it again costs ~100 ms.
+  // unmapped, and loading it again is slow.
   void* library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (library == nullptr) {
     return absl::FailedPreconditionError(absl::StrCat("cannot load ", path, ": ", dlerror()));

@@ -2,8 +2,9 @@
 // embeds the same PTX assembler as the ptxas executable of its release (its
 // errors even read "ptxas application ptx input, line N; error ..."), and
 // compiles a module without a process, a temporary directory or two files.
-// On a host where starting ptxas costs ~50 ms, that fixed cost bounded the
-// campaign on the ptxas backend (docs/campaign.md).
+// Where starting a ptxas process is costly, that fixed cost bounded the
+// campaign on the ptxas backend (docs/campaign.md; ptxas_backend_benchmark
+// compares the two).
 //
 // The library is opened with dlopen, so a worker runs without it (with the
 // ptxas executable), and only from the toolkit the ptxas belongs to:
