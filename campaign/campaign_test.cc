@@ -365,6 +365,89 @@ TEST(CampaignTest, AFaultThatCouldNotBeIsolatedIsFiledAsSuchNamingTheBatch) {
   EXPECT_THAT(*shown, HasSubstr("not known to be at fault"));
 }
 
+// The entry names of `triage_dir` that start with `prefix`, once one is
+// there or `give_up` has passed.
+std::vector<std::string> AwaitEntries(const std::string& triage_dir, const std::string& prefix,
+                                      absl::Time give_up) {
+  while (true) {
+    std::vector<std::string> found;
+    for (const std::string& name : EntryNames(triage_dir)) {
+      if (name.starts_with(prefix)) found.push_back(name);
+    }
+    if (!found.empty() || absl::Now() >= give_up) return found;
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+}
+
+// Issue 28, item 3: isolating a fault did not look at the campaign's
+// deadline. A batch whose every tuple hangs the worker kept its sender
+// isolating for the whole budget (two minutes here: a run bisected one
+// timeout at a time), far past --max-time. Isolation now ends at the
+// deadline and files what it did not settle as an unisolated fault of the
+// batch, at once: before Stop, long before the budget's end.
+TEST(CampaignTest, IsolationEndsAtTheCampaignsDeadlineAndFilesWhatItLeft) {
+  const std::string dir = FreshDir("isolation_deadline");
+  CampaignOptions o = Options(dir, {"--fault=hang-on=add.sat.s32"});
+  o.worker.timeout = absl::Seconds(1);
+  o.isolation_budget = absl::Minutes(2);
+  o.in_flight = 1;
+  o.deadline = absl::Now() + absl::Seconds(4);
+  auto c = Campaign::Start(o);
+  ASSERT_TRUE(c.ok()) << c.status();
+  for (uint64_t a = 0; a < 64; ++a) Offer(**c, "add.sat.s32", {{a, 1, 0, 0}});
+  // Generous for a loaded machine, and a minute and a half short of the
+  // budget's end.
+  const std::vector<std::string> unisolated = AwaitEntries(
+      dir + "/triage", "hang~faulty~unisolated-hang~", o.deadline + absl::Seconds(30));
+  ASSERT_EQ(unisolated.size(), 1u) << "isolation went on past the deadline";
+  auto shown = TriageStore::Open(dir + "/triage", false)
+                   ->Show(unisolated[0].substr(0, unisolated[0].rfind(' ')));
+  ASSERT_TRUE(shown.ok()) << shown.status();
+  EXPECT_THAT(*shown, HasSubstr("isolating a hang of the worker reached the campaign's deadline"));
+  (*c)->Stop();
+  // (The tuples may have gone in one batch or two.)
+  EXPECT_GE((*c)->Snapshot().counts.faulty_batches, 1);
+  // A run cut short by the deadline blames nothing: every tuple filed alone
+  // hung alone (none is a crash, and none was cut to a shorter timeout).
+  for (const std::string& name : EntryNames(dir + "/triage")) {
+    EXPECT_THAT(name, ::testing::StartsWith("hang~faulty~")) << name;
+  }
+}
+
+// A campaign stopped (Ctrl-C) while a sender isolates: the tuples not yet
+// settled were dropped as "not run" and the batch's fault lost, and the run
+// Stop's interrupt killed was blamed on its tuple as a crash. The fault is
+// filed as unisolated, saying it was cut short, and no crash is filed.
+TEST(CampaignTest, IsolationCutShortByStopFilesTheFaultAndBlamesNothing) {
+  const std::string dir = FreshDir("isolation_stopped");
+  CampaignOptions o = Options(dir, {"--fault=hang-on=add.sat.s32"});
+  o.worker.timeout = absl::Seconds(1);
+  o.isolation_budget = absl::Minutes(2);
+  o.stop_grace = absl::Milliseconds(100);
+  o.in_flight = 1;
+  auto c = Campaign::Start(o);
+  ASSERT_TRUE(c.ok()) << c.status();
+  for (uint64_t a = 0; a < 64; ++a) Offer(**c, "add.sat.s32", {{a, 1, 0, 0}});
+  // Isolation is underway once its parts have restarted the worker.
+  const absl::Time give_up = absl::Now() + absl::Seconds(60);
+  while ((*c)->Snapshot().worker_restarts < 2 && absl::Now() < give_up) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  ASSERT_GE((*c)->Snapshot().worker_restarts, 2);
+  (*c)->Stop();
+  const std::vector<std::string> names = EntryNames(dir + "/triage");
+  bool unisolated = false;
+  for (const std::string& name : names) {
+    EXPECT_THAT(name, ::testing::StartsWith("hang~faulty~")) << name;
+    if (!name.starts_with("hang~faulty~unisolated-hang~")) continue;
+    unisolated = true;
+    auto shown = TriageStore::Open(dir + "/triage", false)->Show(name.substr(0, name.rfind(' ')));
+    ASSERT_TRUE(shown.ok()) << shown.status();
+    EXPECT_THAT(*shown, HasSubstr("was cut short: the client was told to stop"));
+  }
+  EXPECT_TRUE(unisolated) << ::testing::PrintToString(names);
+}
+
 // Issue 28, item 3: a batch fault the sender does not isolate (a device
 // fault), when no worker could start to isolate it, was filed as a device
 // fault of the batch's first variant (add.u32, innocent). It is filed as an

@@ -266,12 +266,34 @@ absl::Duration WorkerClient::IsolationTimeout(size_t n) const {
                   absl::Seconds(4 * expected) + absl::Milliseconds(250));
 }
 
+std::string WorkerClient::NotRunReason(const BackendFault& fault, absl::Time deadline) const {
+  const std::string isolating = absl::StrCat("isolating a ", FaultKindName(fault.kind), " of the worker");
+  std::string why;
+  if (interrupted_) {
+    why = absl::StrCat(isolating, " was cut short: the client was told to stop");
+  } else if (deadline == command_.isolation_deadline) {
+    why = absl::StrCat(isolating, " reached the campaign's deadline");
+  } else {
+    why = absl::StrCat(isolating, " took the whole budget (",
+                       absl::FormatDuration(command_.isolation_budget), ")");
+  }
+  return absl::StrCat(kNotRunPrefix, why, ": ", fault.detail);
+}
+
 RunReply WorkerClient::Isolate(std::span<const absl::string_view> spellings,
                                std::span<const WireTuple> sent,
                                const BackendFault& fault) {
   RunReply reply;
   reply.results.assign(sent.size(), TupleResult{});
-  const absl::Time deadline = absl::Now() + command_.isolation_budget;
+  const absl::Time deadline =
+      std::min(absl::Now() + command_.isolation_budget, command_.isolation_deadline);
+  const auto not_run = [&](size_t begin, size_t end) {
+    const uint32_t message = reply.InternMessage(NotRunReason(fault, deadline));
+    for (size_t i = begin; i < end; ++i) {
+      reply.results[i] = {.kind = ResultKind::kDecline, .code = DeclineCode::kOther,
+                          .message = message};
+    }
+  };
   // Parts still to run, [begin, end) of `sent`, the last first (depth
   // first: one culprit is found in log2(n) runs). The first tuple alone
   // goes first: unless it is a culprit, it prices a run for the timeouts.
@@ -283,24 +305,16 @@ RunReply WorkerClient::Isolate(std::span<const absl::string_view> spellings,
     if (begin == end) continue;  // the initial split of a batch of 2
     const std::span<const WireTuple> part = sent.subspan(begin, end - begin);
     if (absl::Now() >= deadline || interrupted_) {
-      for (size_t i = begin; i < end; ++i) {
-        reply.results[i] = {
-            .kind = ResultKind::kDecline,
-            .code = DeclineCode::kOther,
-            .message = reply.InternMessage(absl::StrCat(
-                kNotRunPrefix, "isolating a ", FaultKindName(fault.kind),
-                " of the worker took the whole budget (",
-                absl::FormatDuration(command_.isolation_budget), "): ", fault.detail))};
-      }
+      not_run(begin, end);
       continue;
     }
     // A single tuple gets a longer timeout: a hang must be one, not a
     // loaded machine's slow reply.
-    const absl::Duration timeout =
-        std::min(part.size() == 1 ? LeafTimeout() : IsolationTimeout(part.size()),
-                 deadline - absl::Now());
-    absl::StatusOr<RunReply> got =
-        RunOnce(EncodeOwnRequest(spellings, part), part.size(), timeout);
+    const absl::Duration wanted =
+        part.size() == 1 ? LeafTimeout() : IsolationTimeout(part.size());
+    const absl::Duration left = deadline - absl::Now();
+    absl::StatusOr<RunReply> got = RunOnce(EncodeOwnRequest(spellings, part), part.size(),
+                                           std::min(wanted, left));
     if (got.ok()) {
       for (size_t i = 0; i < part.size(); ++i) {
         TupleResult r = got->results[i];
@@ -312,6 +326,12 @@ RunReply WorkerClient::Isolate(std::span<const absl::string_view> spellings,
       continue;
     }
     const BackendFault part_fault = Classify(got.status());
+    // A run cut short (by Interrupt's kill, or by a timeout shortened to
+    // the deadline) says nothing about its tuples: not run, not blamed.
+    if (interrupted_ || (part_fault.kind == FaultKind::kHang && left < wanted)) {
+      not_run(begin, end);
+      continue;
+    }
     if (part.size() == 1) {
       // The tuple alone faults the worker: the implementation's fault.
       reply.results[begin] = {
@@ -438,7 +458,7 @@ BatchOutcome WorkerClient::Run(std::span<const Tuple> tuples) {
       if (command_.isolate_faults && sent.size() > 1 &&
           first.kind != FaultKind::kDeviceFault) {
         attempt = Isolate(spellings, sent, first);  // its halves are the retry
-        if (!interrupted_ && AnyNotRun(*attempt)) outcome.unisolated = first;
+        if (AnyNotRun(*attempt)) outcome.unisolated = first;
       } else {
         attempt = RunOnce(payload, sent.size());  // on a fresh worker
       }

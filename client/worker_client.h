@@ -38,11 +38,14 @@ struct WorkerCommand {
   // fault it are alone: each comes back as a ResultKind::kFault result (a
   // finding) and every other tuple with its answer, instead of one
   // BackendFault for the whole batch. At most `isolation_budget` is spent
-  // on it; tuples not settled by then are declined, saying so. The
+  // on it, and it ends at `isolation_deadline` (a campaign's end) whatever
+  // is left of the budget; tuples not settled by then are declined, saying
+  // why, and the batch's fault comes back as BatchOutcome::unisolated. The
   // campaign's senders isolate; one-off runs (minimize, repro) keep the
   // batch fault, which IsolateFault bisects.
   bool isolate_faults = false;
   absl::Duration isolation_budget = absl::Seconds(30);
+  absl::Time isolation_deadline = absl::InfiniteFuture();
 };
 
 // The command for a backend name: "oracle" or "ptxas" run `worker_binary
@@ -72,9 +75,9 @@ struct BatchOutcome {
   std::vector<TupleResult> results;
   std::vector<std::string> messages;  // decline reasons, by TupleResult::message
   std::optional<BackendFault> fault;
-  // The batch faulted the worker and isolating it (isolate_faults) ran out
-  // of budget: this fault, whose cause is among the tuples declined with
-  // kNotRunPrefix. Not set for a client told to stop (Interrupt).
+  // The batch faulted the worker and isolating it (isolate_faults) ended
+  // before every tuple was settled (its budget or deadline, or Interrupt):
+  // this fault, whose cause is among the tuples declined with kNotRunPrefix.
   std::optional<BackendFault> unisolated;
 };
 
@@ -126,6 +129,9 @@ class WorkerClient {
   // the tuples that fault it alone (isolate_faults).
   RunReply Isolate(std::span<const absl::string_view> spellings,
                    std::span<const WireTuple> sent, const BackendFault& fault);
+  // Why isolation that ends at `deadline` (its budget's end, or
+  // command_.isolation_deadline if sooner) leaves tuples not run now.
+  std::string NotRunReason(const BackendFault& fault, absl::Time deadline) const;
   // The reply timeout of a run of `n` tuples while isolating: a few times
   // what replies have cost so far, never more than command_.timeout.
   absl::Duration IsolationTimeout(size_t n) const;

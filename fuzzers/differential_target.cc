@@ -345,9 +345,10 @@ absl::StatusOr<std::unique_ptr<DifferentialTarget>> DifferentialTarget::Create(
     options.calibration_budget =
         std::clamp(left / 20, absl::Seconds(1), options.calibration_budget);
     // Isolating a hang costs a timeout per halving: most of a short run
-    // may go to it, and Stop interrupts it at the deadline anyway.
+    // may go to it, and it ends at the deadline whatever is left of it.
     options.isolation_budget =
         std::clamp(left / 4, absl::Seconds(5), options.isolation_budget);
+    options.deadline = absl::FromUnixSeconds(config.deadline_unix_seconds);
   }
   auto campaign = Campaign::Start(std::move(options));
   if (!campaign.ok()) return campaign.status();
