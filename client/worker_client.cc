@@ -143,7 +143,7 @@ absl::Status WorkerClient::Launch() {
   fcntl(to_worker_, F_SETFL, O_NONBLOCK);
   fcntl(from_worker_, F_SETFL, O_NONBLOCK);
 
-  const absl::Time deadline = absl::Now() + command_.timeout;
+  const absl::Time deadline = absl::Now() + std::max(command_.timeout, kMinHandshakeTimeout);
   KeyValues hello = {{"protocol", absl::StrCat(kProtocolVersion)}};
   hello.insert(hello.end(), command_.hello_options.begin(), command_.hello_options.end());
   absl::Status status = WriteFrame(to_worker_, MessageType::kHello,
@@ -287,8 +287,14 @@ RunReply WorkerClient::Isolate(std::span<const absl::string_view> spellings,
   reply.results.assign(sent.size(), TupleResult{});
   const absl::Time deadline =
       std::min(absl::Now() + command_.isolation_budget, command_.isolation_deadline);
+  // Set when no worker could be started to go on: the parts left are not
+  // run, and none is blamed.
+  std::string no_worker;
   const auto not_run = [&](size_t begin, size_t end) {
-    const uint32_t message = reply.InternMessage(NotRunReason(fault, deadline));
+    const uint32_t message = reply.InternMessage(
+        no_worker.empty() ? NotRunReason(fault, deadline)
+                          : absl::StrCat(kNotRunPrefix, "isolating a ", FaultKindName(fault.kind),
+                                         " of the worker stopped: ", no_worker));
     for (size_t i = begin; i < end; ++i) {
       reply.results[i] = {.kind = ResultKind::kDecline, .code = DeclineCode::kOther,
                           .message = message};
@@ -304,7 +310,7 @@ RunReply WorkerClient::Isolate(std::span<const absl::string_view> spellings,
     parts.pop_back();
     if (begin == end) continue;  // the initial split of a batch of 2
     const std::span<const WireTuple> part = sent.subspan(begin, end - begin);
-    if (absl::Now() >= deadline || interrupted_) {
+    if (absl::Now() >= deadline || interrupted_ || !no_worker.empty()) {
       not_run(begin, end);
       continue;
     }
@@ -323,6 +329,11 @@ RunReply WorkerClient::Isolate(std::span<const absl::string_view> spellings,
         }
         reply.results[begin + i] = r;
       }
+      continue;
+    }
+    if (relaunch_failed_) {  // no worker to run the part on: not its fault
+      no_worker = std::string(got.status().message());
+      not_run(begin, end);
       continue;
     }
     const BackendFault part_fault = Classify(got.status());
@@ -362,8 +373,12 @@ absl::StatusOr<RunReply> WorkerClient::RunOnce(absl::string_view payload,
     return absl::FailedPreconditionError(
         absl::StrCat(kInterrupted, ": the client was told to stop"));
   }
+  relaunch_failed_ = false;
   if (pid_ < 0) {
-    PTXDIFF_RETURN_IF_ERROR(Launch());
+    if (absl::Status launched = Launch(); !launched.ok()) {
+      relaunch_failed_ = true;
+      return launched;
+    }
     ++restarts_;
   }
   const absl::Time start = absl::Now();

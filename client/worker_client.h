@@ -33,7 +33,10 @@ namespace ptxdiff {
 struct WorkerCommand {
   std::vector<std::string> argv;  // argv[0] is the executable's path
   KeyValues hello_options;        // sent in HELLO, e.g. {"arch", "sm_90"}
-  absl::Duration timeout = absl::Seconds(60);  // per reply, and handshake
+  // Per reply, and per handshake but never less than kMinHandshakeTimeout
+  // there: a short timeout is set to catch a tuple's hang quickly, and a
+  // worker's start-up on a loaded machine is not one.
+  absl::Duration timeout = absl::Seconds(60);
   // When a batch faults the worker twice, split it until the tuples that
   // fault it are alone: each comes back as a ResultKind::kFault result (a
   // finding) and every other tuple with its answer, instead of one
@@ -47,6 +50,8 @@ struct WorkerCommand {
   absl::Duration isolation_budget = absl::Seconds(30);
   absl::Time isolation_deadline = absl::InfiniteFuture();
 };
+
+inline constexpr absl::Duration kMinHandshakeTimeout = absl::Seconds(10);
 
 // The command for a backend name: "oracle" or "ptxas" run `worker_binary
 // --backend=NAME`; "exec:/path/to/worker" runs that executable;
@@ -122,7 +127,8 @@ class WorkerClient {
   // SIGKILL; records how it ended.
   void Kill(absl::Duration grace = absl::ZeroDuration());
   // Sends one encoded RUN of `num_tuples` tuples and reads its reply
-  // within `timeout` (command_.timeout by default).
+  // within `timeout` (command_.timeout by default), starting a worker
+  // first if there is none (relaunch_failed_ says if that failed).
   absl::StatusOr<RunReply> RunOnce(absl::string_view payload, size_t num_tuples,
                                    std::optional<absl::Duration> timeout = {});
   // Answers `sent` (which faulted the worker as `fault`) by halves, down to
@@ -155,6 +161,7 @@ class WorkerClient {
   std::string exit_description_;  // "exit status 3", "signal 11 (SIGSEGV)"
   int exit_status_ = -1;          // the worker's exit status, if it exited
   std::atomic<int> restarts_{0};
+  bool relaunch_failed_ = false;  // the last RunOnce could not start a worker
   // The slowest reply so far per tuple, and the fastest reply: the cost
   // model of IsolationTimeout.
   double reply_seconds_per_tuple_ = 0;
