@@ -129,7 +129,10 @@ absl::Status WorkerClient::Launch() {
 
   absl::StatusOr<pid_t> pid = StartProcess(
       command_.argv,
-      {.stdin_fd = in[0], .stdout_fd = out[1], .stderr_fd = stderr_file_},
+      // A worker whose client is killed ends too, busy or not (an idle one
+      // would at its pipe's end, a busy or hung one only at its next read).
+      {.stdin_fd = in[0], .stdout_fd = out[1], .stderr_fd = stderr_file_,
+       .dies_with_caller = true},
       "worker");
   close(in[0]), close(out[1]);
   to_worker_ = in[1], from_worker_ = out[0];

@@ -107,6 +107,9 @@ class WorkerClient {
   // worker does not support are declined here without being sent.
   BatchOutcome Run(std::span<const Tuple> tuples);
 
+  // The worker process running now, or -1; from any thread.
+  pid_t worker_pid() const { return running_pid_.load(); }
+
   // Workers started after the first (each fault restarts one); from any
   // thread.
   int restarts() const { return restarts_.load(std::memory_order_relaxed); }

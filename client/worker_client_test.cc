@@ -1,8 +1,13 @@
 #include "client/worker_client.h"
 
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <future>
+#include <thread>
 #include <random>
 
 #include "gmock/gmock.h"
@@ -267,6 +272,60 @@ TEST(WorkerClientTest, IsolationBlamesNoTupleWhenTheWorkerCannotRestart) {
                                                    "stopped: "));
     EXPECT_THAT(out.messages[r.message], HasSubstr("no more workers"));
   }
+}
+
+// Issue 28, item 7: a `kill -9` of the process running a campaign left its
+// workers running; an idle one ended when its pipe closed, a busy or hung
+// one never did. A worker now gets SIGTERM when its client's process dies,
+// even when it was started from a thread that has since ended (as the
+// campaign starts its senders' workers) and is hung on a batch.
+TEST(WorkerClientTest, AWorkerDiesWithTheProcessThatStartedIt) {
+  // The orphaned worker comes to this process, which can then wait for it.
+  ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  int pid_pipe[2];
+  ASSERT_EQ(pipe(pid_pipe), 0);
+  const pid_t caller = fork();
+  ASSERT_GE(caller, 0);
+  if (caller == 0) {
+    absl::StatusOr<std::unique_ptr<WorkerClient>> started = absl::UnknownError("not started");
+    std::thread([&] {
+      started = WorkerClient::Start(
+          Faulty({"--fault=hang-on=add.sat.s32"}, absl::Hours(1)));
+    }).join();
+    // The starting thread has ended, and the worker still answers (-1: it
+    // did not start, or died with that thread).
+    pid_t worker = -1;
+    if (started.ok()) {
+      const pid_t first = (*started)->worker_pid();
+      const BatchOutcome out = (*started)->Run(SomeTuples({"add.s32"}, 4));
+      if (!out.fault && (*started)->restarts() == 0) worker = first;
+      // Then hung on a batch until the end.
+      std::thread([&] { (*started)->Run(SomeTuples({"add.sat.s32"}, 1)); }).detach();
+    }
+    (void)!write(pid_pipe[1], &worker, sizeof(worker));
+    pause();
+    _exit(0);
+  }
+  pid_t worker = -1;
+  ASSERT_EQ(read(pid_pipe[0], &worker, sizeof(worker)), static_cast<ssize_t>(sizeof(worker)));
+  close(pid_pipe[0]);
+  close(pid_pipe[1]);
+  if (worker <= 0) kill(caller, SIGKILL), waitpid(caller, nullptr, 0);
+  ASSERT_GT(worker, 0) << "the worker did not start, or did not outlive the thread that started it";
+  kill(caller, SIGKILL);
+  ASSERT_EQ(waitpid(caller, nullptr, 0), caller);
+  // Polled: a worker that got the signal ends within milliseconds; the
+  // limit only bounds a failing test (the hung worker would never end).
+  int status = 0;
+  pid_t reaped = 0;
+  const absl::Time give_up = absl::Now() + absl::Seconds(30);
+  while ((reaped = waitpid(worker, &status, WNOHANG)) == 0 && absl::Now() < give_up) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  if (reaped == 0) kill(worker, SIGKILL), waitpid(worker, nullptr, 0);
+  prctl(PR_SET_CHILD_SUBREAPER, 0);
+  ASSERT_EQ(reaped, worker) << "the worker outlived the process that started it";
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
 }
 
 TEST(WorkerClientTest, StartFailuresNameTheProblem) {
