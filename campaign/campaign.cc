@@ -728,7 +728,7 @@ Finding Campaign::UnisolatedFault(const FilingJob& job, absl::string_view why) c
       "unisolated ", FaultKindName(job.fault->kind), " of a batch of ", job.fault_batch.size(),
       " tuple(s) not narrowed to one tuple: ", why,
       "\nthe batch's variants: ", NamedVariants(job.fault_batch, 12),
-      " (the entry is named after the first, which is not known to be at fault)\nthe worker: ",
+      " (none is known to be at fault; the case holds every tuple of the batch)\nthe worker: ",
       job.fault->detail);
   return f;
 }

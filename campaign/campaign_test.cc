@@ -13,6 +13,7 @@
 #include "harness/semantic_classes.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
+#include "triage/text_case.h"
 
 namespace ptxdiff {
 namespace {
@@ -359,13 +360,22 @@ TEST(CampaignTest, AFaultThatCouldNotBeIsolatedIsFiledAsSuchNamingTheBatch) {
   EXPECT_EQ(s.counts.faulty_batches, 1);
   const std::vector<std::string> names = EntryNames(dir + "/triage");
   ASSERT_EQ(names.size(), 1u);
-  EXPECT_THAT(names[0], ::testing::StartsWith("hang~faulty~unisolated-hang~"));
-  auto shown = TriageStore::Open(dir + "/triage", false)
-                   ->Show(names[0].substr(0, names[0].size() - 3));
+  // Named after the batch, not its first variant (add.cc.s32, innocent),
+  // and its case holds every tuple of the batch.
+  const std::string entry = names[0].substr(0, names[0].size() - 3);
+  EXPECT_THAT(entry, ::testing::MatchesRegex("hang~faulty~unisolated-hang~batch-[0-9a-f]{8}"));
+  auto shown = TriageStore::Open(dir + "/triage", false)->Show(entry);
   ASSERT_TRUE(shown.ok()) << shown.status();
   EXPECT_THAT(*shown, HasSubstr("not narrowed to one tuple: isolating a hang"));
-  EXPECT_THAT(*shown, HasSubstr("add.sat.s32"));
-  EXPECT_THAT(*shown, HasSubstr("not known to be at fault"));
+  EXPECT_THAT(*shown, HasSubstr("none is known to be at fault"));
+  std::ifstream in(dir + "/triage/" + entry + "/case.txt");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto tuples = ParseTextCaseTuples(text);
+  ASSERT_TRUE(tuples.ok()) << tuples.status();
+  const Variant sat = *ParseVariant("add.sat.s32");
+  EXPECT_THAT(*tuples, ::testing::UnorderedElementsAre(
+                           Tuple{*ParseVariant("add.cc.s32"), {{7, 8, 0, 0}}},
+                           Tuple{sat, {{0x7fffffff, 1, 0, 0}}}, Tuple{sat, {{5, 6, 0, 0}}}));
 }
 
 // The entry names of `triage_dir` that start with `prefix`, once one is

@@ -42,6 +42,15 @@ std::string FormatTextCase(const Finding& f) {
                     "\n");
   }
   if (f.flaky) absl::StrAppend(&out, "flaky: the minimized case did not reproduce\n");
+  if (f.unisolated && f.batch.size() > 1 && f.batch[0] == f.tuple) {
+    absl::StrAppend(&out, "batch: ", f.batch.size(),
+                    " tuples, the one above first; the fault is among them\n");
+    for (size_t i = 1; i < f.batch.size(); ++i) {
+      const Tuple& t = f.batch[i];
+      absl::StrAppend(&out, "variant: ", Spell(t.variant), "\noperands: ",
+                      absl::StrJoin(HexOperands(t.variant, t.operands), " "), "\n");
+    }
+  }
   return out;
 }
 
@@ -103,6 +112,39 @@ absl::StatusOr<Tuple> ParseTextCase(absl::string_view text) {
     tuple.operands.v[i] = *value;
   }
   return tuple;
+}
+
+}  // namespace ptxdiff
+
+namespace ptxdiff {
+
+absl::StatusOr<std::vector<Tuple>> ParseTextCaseTuples(absl::string_view text) {
+  // Cut before each `variant:` line, and each part parsed as a case of its
+  // own, padded with the lines before it so that its errors name the line
+  // of the whole text.
+  const std::vector<absl::string_view> lines = absl::StrSplit(text, '\n');
+  std::vector<size_t> starts;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (absl::StartsWith(absl::StripLeadingAsciiWhitespace(lines[i]), "variant:")) {
+      starts.push_back(i);
+    }
+  }
+  if (starts.size() <= 1) {
+    absl::StatusOr<Tuple> one = ParseTextCase(text);
+    if (!one.ok()) return one.status();
+    return std::vector<Tuple>{*one};
+  }
+  starts.front() = 0;  // the header and comments before the first go with it
+  std::vector<Tuple> tuples;
+  for (size_t k = 0; k < starts.size(); ++k) {
+    const size_t end = k + 1 < starts.size() ? starts[k + 1] : lines.size();
+    std::string part(starts[k], '\n');
+    for (size_t i = starts[k]; i < end; ++i) absl::StrAppend(&part, lines[i], "\n");
+    absl::StatusOr<Tuple> t = ParseTextCase(part);
+    if (!t.ok()) return t.status();
+    tuples.push_back(*t);
+  }
+  return tuples;
 }
 
 }  // namespace ptxdiff
