@@ -427,6 +427,30 @@ TEST(CampaignTest, IsolationEndsAtTheCampaignsDeadlineAndFilesWhatItLeft) {
   }
 }
 
+// The filer's isolation of a batch fault (one the senders do not isolate: a
+// device fault) stops at the deadline too: past it, the fault is filed
+// unisolated at once instead of bisected.
+TEST(CampaignTest, TheFilersIsolationStopsAtTheDeadline) {
+  const std::string dir = FreshDir("filer_deadline");
+  CampaignOptions o = Options(dir, {"--fault=device-fault-on=div.u32"});
+  o.in_flight = 1;
+  o.deadline = absl::Now();  // past by the time the fault is filed
+  auto c = Campaign::Start(o);
+  ASSERT_TRUE(c.ok()) << c.status();
+  Offer(**c, "add.u32", {{1, 2, 0, 0}});
+  Offer(**c, "div.u32", {{7, 2, 0, 0}});
+  ASSERT_TRUE((*c)->Flush(absl::Seconds(60)));
+  (*c)->Stop();
+  const std::vector<std::string> names = EntryNames(dir + "/triage");
+  ASSERT_EQ(names.size(), 1u);
+  EXPECT_THAT(names[0],
+              ::testing::StartsWith("device-fault~faulty~unisolated-device-fault~batch-"));
+  auto shown = TriageStore::Open(dir + "/triage", false)
+                   ->Show(names[0].substr(0, names[0].rfind(' ')));
+  ASSERT_TRUE(shown.ok()) << shown.status();
+  EXPECT_THAT(*shown, HasSubstr("isolating the fault reached the campaign's deadline"));
+}
+
 // A campaign stopped (Ctrl-C) while a sender isolates: the tuples not yet
 // settled were dropped as "not run" and the batch's fault lost, and the run
 // Stop's interrupt killed was blamed on its tuple as a crash. The fault is
