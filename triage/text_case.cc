@@ -16,12 +16,21 @@
 
 namespace ptxdiff {
 
+namespace {
+
+// A tuple's `variant:` and `operands:` lines: the case's own, and each of a
+// batch's.
+std::string TupleLines(const Tuple& t) {
+  return absl::StrCat("variant: ", Spell(t.variant), "\noperands: ",
+                      absl::StrJoin(HexOperands(t.variant, t.operands), " "), "\n");
+}
+
+}  // namespace
+
 std::string FormatTextCase(const Finding& f) {
   const Variant& v = f.tuple.variant;
   const int width = ResultWidth(v);
-  std::string out = absl::StrCat(kTextCaseHeader, "\nvariant: ", Spell(v), "\noperands: ",
-                                 absl::StrJoin(HexOperands(v, f.tuple.operands), " "),
-                                 "\noracle: ",
+  std::string out = absl::StrCat(kTextCaseHeader, "\n", TupleLines(f.tuple), "oracle: ",
                                  ResultText(v, f.oracle.bits, f.oracle.carry), " ",
                                  Token(f.oracle.undefined), "\n");
   absl::StrAppend(&out, "backend: ", f.backend_identity, "\n");
@@ -45,11 +54,7 @@ std::string FormatTextCase(const Finding& f) {
   if (f.unisolated && f.batch.size() > 1 && f.batch[0] == f.tuple) {
     absl::StrAppend(&out, "batch: ", f.batch.size(),
                     " tuples, the one above first; the fault is among them\n");
-    for (size_t i = 1; i < f.batch.size(); ++i) {
-      const Tuple& t = f.batch[i];
-      absl::StrAppend(&out, "variant: ", Spell(t.variant), "\noperands: ",
-                      absl::StrJoin(HexOperands(t.variant, t.operands), " "), "\n");
-    }
+    for (size_t i = 1; i < f.batch.size(); ++i) absl::StrAppend(&out, TupleLines(f.batch[i]));
   }
   return out;
 }
@@ -113,10 +118,6 @@ absl::StatusOr<Tuple> ParseTextCase(absl::string_view text) {
   }
   return tuple;
 }
-
-}  // namespace ptxdiff
-
-namespace ptxdiff {
 
 absl::StatusOr<std::vector<Tuple>> ParseTextCaseTuples(absl::string_view text) {
   // Cut before each `variant:` line, and each part parsed as a case of its
