@@ -269,10 +269,14 @@ absl::Duration WorkerClient::IsolationTimeout(size_t n) const {
                   absl::Seconds(4 * expected) + absl::Milliseconds(250));
 }
 
-std::string WorkerClient::NotRunReason(const BackendFault& fault, absl::Time deadline) const {
-  const std::string isolating = absl::StrCat("isolating a ", FaultKindName(fault.kind), " of the worker");
+std::string WorkerClient::NotRunReason(const BackendFault& fault, absl::Time deadline,
+                                       absl::string_view no_worker) const {
+  const std::string isolating =
+      absl::StrCat("isolating a ", FaultKindName(fault.kind), " of the worker");
   std::string why;
-  if (interrupted_) {
+  if (!no_worker.empty()) {
+    why = absl::StrCat(isolating, " stopped: ", no_worker);
+  } else if (interrupted_) {
     why = absl::StrCat(isolating, " was cut short: the client was told to stop");
   } else if (deadline == command_.isolation_deadline) {
     why = absl::StrCat(isolating, " reached the campaign's deadline");
@@ -294,10 +298,7 @@ RunReply WorkerClient::Isolate(std::span<const absl::string_view> spellings,
   // run, and none is blamed.
   std::string no_worker;
   const auto not_run = [&](size_t begin, size_t end) {
-    const uint32_t message = reply.InternMessage(
-        no_worker.empty() ? NotRunReason(fault, deadline)
-                          : absl::StrCat(kNotRunPrefix, "isolating a ", FaultKindName(fault.kind),
-                                         " of the worker stopped: ", no_worker));
+    const uint32_t message = reply.InternMessage(NotRunReason(fault, deadline, no_worker));
     for (size_t i = begin; i < end; ++i) {
       reply.results[i] = {.kind = ResultKind::kDecline, .code = DeclineCode::kOther,
                           .message = message};

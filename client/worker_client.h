@@ -139,8 +139,10 @@ class WorkerClient {
   RunReply Isolate(std::span<const absl::string_view> spellings,
                    std::span<const WireTuple> sent, const BackendFault& fault);
   // Why isolation that ends at `deadline` (its budget's end, or
-  // command_.isolation_deadline if sooner) leaves tuples not run now.
-  std::string NotRunReason(const BackendFault& fault, absl::Time deadline) const;
+  // command_.isolation_deadline if sooner) leaves tuples not run now;
+  // `no_worker`, if set, is why no worker could be started to go on.
+  std::string NotRunReason(const BackendFault& fault, absl::Time deadline,
+                           absl::string_view no_worker) const;
   // The reply timeout of a run of `n` tuples while isolating: a few times
   // what replies have cost so far, never more than command_.timeout.
   absl::Duration IsolationTimeout(size_t n) const;
