@@ -432,7 +432,8 @@ TEST(TriageCommandsTest, AnUnisolatedFaultListsAndReplaysAsItsWholeBatch) {
   r = Ptxdiff({"minimize", triage + "/" + entry + "/case.txt", "--backend", "exec:" + script,
                "--timeout", "1", "--dir", dir + "/minimized"});
   EXPECT_EQ(r.code, 0) << r.err << r.out;
-  EXPECT_THAT(r.out, HasSubstr("filed new entry " + dir + "/minimized/hang~faulty~hang~add.sat.s32\n"));
+  EXPECT_THAT(r.out,
+              HasSubstr("filed new entry " + dir + "/minimized/hang~faulty~hang~add.sat.s32\n"));
   EXPECT_THAT(r.out, HasSubstr("operands: 0x7fffffff 0x00000001\n"));
   // On a backend that does not hang, all three are judged.
   r = Ptxdiff({"repro", entry, "--backend", "oracle", "--dir", triage});
