@@ -57,6 +57,7 @@ absl::StatusOr<std::unique_ptr<Campaign>> Campaign::Start(CampaignOptions option
     WorkerCommand command = options.worker;
     command.isolate_faults = true;
     command.isolation_budget = options.isolation_budget;
+    command.isolation_deadline = options.deadline;
     starting.push_back(std::async(std::launch::async, [command = std::move(command)] {
       return WorkerClient::Start(command);
     }));
@@ -147,6 +148,10 @@ void Campaign::Stop() {
   stopping_ = true;
   queue_.Close();
   filing_ready_.notify_all();
+  // Past the deadline the filer minimizes nothing more (a fault's
+  // isolation, a crash's minimization): what it holds is filed as found,
+  // or kept in the journal for the next campaign.
+  if (absl::Now() >= options_.deadline) StopMinimizing();
   // A batch in flight may take a slow backend long (a tool isolating a
   // hang): the deadline holds, so what is not done in the grace is dropped.
   // Findings already seen are in the journal; unjudged tuples are no loss.
@@ -155,8 +160,7 @@ void Campaign::Stop() {
     absl::SleepFor(absl::Milliseconds(10));
   }
   for (auto& sender : senders_) sender->Interrupt();
-  // The filer then files what it holds unminimized, with the reason.
-  if (WorkerClient* m = minimizer_started_.load()) m->Interrupt();
+  StopMinimizing();
   for (std::thread& t : threads_) t.join();
   threads_.clear();
   // Repeats a sender judged after the filer's last round (one cut short by
@@ -585,8 +589,16 @@ void Campaign::FilerLoop() {
   }
 }
 
+void Campaign::StopMinimizing() {
+  minimizing_stopped_ = true;
+  if (WorkerClient* m = minimizer_started_.load()) m->Interrupt();
+}
+
 absl::StatusOr<WorkerClient*> Campaign::MinimizerClient() {
   if (minimizer_client_ == nullptr) {
+    if (minimizing_stopped_) {
+      return absl::CancelledError("the campaign stopped before it could be minimized");
+    }
     absl::StatusOr<std::unique_ptr<WorkerClient>> started = WorkerClient::Start(options_.worker);
     if (!started.ok()) {
       return absl::UnavailableError(absl::StrCat("cannot start a worker to minimize with: ",
@@ -594,6 +606,8 @@ absl::StatusOr<WorkerClient*> Campaign::MinimizerClient() {
     }
     minimizer_client_ = *std::move(started);
     minimizer_started_ = minimizer_client_.get();
+    // StopMinimizing may have come while it started, and found none to stop.
+    if (minimizing_stopped_) minimizer_client_->Interrupt();
   }
   return minimizer_client_.get();
 }
@@ -609,7 +623,7 @@ void Campaign::FileJob(const FilingJob& job) {
   if (job.fault && !job.unisolated_why.empty()) {
     f = UnisolatedFault(job, job.unisolated_why);
   } else if (job.fault) {
-    auto isolated = minimizer.ok() ? IsolateFault(**minimizer, job.fault_batch)
+    auto isolated = minimizer.ok() ? IsolateFault(**minimizer, job.fault_batch, options_.deadline)
                                    : absl::StatusOr<Finding>(minimizer.status());
     // Not isolated, the batch's first tuple is no more to blame than the
     // others.
@@ -630,7 +644,9 @@ void Campaign::FileJob(const FilingJob& job) {
     auto minimized = minimizer.ok()
                          ? MinimizeMismatch(**minimizer, job.tuple, options_.reading)
                          : absl::StatusOr<Finding>(minimizer.status());
-    if (!minimized.ok() && minimizer.ok() && (*minimizer)->interrupted() && job.seq >= 0) {
+    const bool cut_short = minimizer.ok() ? (*minimizer)->interrupted()
+                                          : absl::IsCancelled(minimizer.status());
+    if (!minimized.ok() && cut_short && job.seq >= 0) {
       return;  // cut short by Stop: the journal keeps it, minimized next run
     }
     if (minimized.ok()) {
@@ -713,7 +729,7 @@ Finding Campaign::UnisolatedFault(const FilingJob& job, absl::string_view why) c
       "unisolated ", FaultKindName(job.fault->kind), " of a batch of ", job.fault_batch.size(),
       " tuple(s) not narrowed to one tuple: ", why,
       "\nthe batch's variants: ", NamedVariants(job.fault_batch, 12),
-      " (the entry is named after the first, which is not known to be at fault)\nthe worker: ",
+      " (none is known to be at fault; the case holds every tuple of the batch)\nthe worker: ",
       job.fault->detail);
   return f;
 }

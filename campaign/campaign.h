@@ -96,6 +96,10 @@ struct CampaignOptions {
   // The most a sender's worker spends isolating the tuples of a batch that
   // faults it (WorkerCommand::isolation_budget).
   absl::Duration isolation_budget = absl::Seconds(30);
+  // The campaign's end (--max-time). Isolating a fault, the senders' and
+  // the filer's, stops there whatever its budget: what it has not narrowed
+  // to one tuple by then is filed as an unisolated fault of the batch.
+  absl::Time deadline = absl::InfiniteFuture();
   // The queue's dedup table (TupleQueue::Options::seen_slots); 0: its
   // default. Small in a test that needs a repeat to get through.
   size_t dedup_slots = 0;
@@ -245,8 +249,11 @@ class Campaign {
                      TupleFault fault = TupleFault::kNone,
                      std::string message = "");
   void FileJob(const FilingJob& job);
-  // The worker that minimizes, started on the first finding (filer thread).
+  // The worker that minimizes, started on the first finding (filer thread);
+  // Cancelled once StopMinimizing was called.
   absl::StatusOr<WorkerClient*> MinimizerClient();
+  // Ends the minimizer's work in flight (Interrupt) and starts no more.
+  void StopMinimizing();
   bool Record(const Finding& f, bool repeats);  // false if it could not be filed
   void FlushRepeats();
   bool Wanted(const Variant& v, int index) const;
@@ -266,6 +273,7 @@ class Campaign {
   std::vector<std::unique_ptr<WorkerClient>> senders_;
   std::unique_ptr<WorkerClient> minimizer_client_;  // filer thread only; null until needed
   std::atomic<WorkerClient*> minimizer_started_{nullptr};  // for Stop's Interrupt
+  std::atomic<bool> minimizing_stopped_{false};
   std::vector<std::thread> threads_;
   std::atomic<bool> stopping_{false};
   std::atomic<int> senders_running_{0};  // SenderLoops not yet returned

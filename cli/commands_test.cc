@@ -391,6 +391,61 @@ TEST(TriageCommandsTest, MinimizeFilesOneSmallEntryThatReplays) {
   EXPECT_THAT(r.out, HasSubstr("1 new entries"));
 }
 
+// Issue 28: an unisolated fault's entry was named after its batch's first
+// variant, and `repro` of it replayed that one (innocent) tuple. The entry
+// is named after the batch; `triage list` says what the batch held, and
+// `repro` replays the whole batch, which faults the backend again.
+TEST(TriageCommandsTest, AnUnisolatedFaultListsAndReplaysAsItsWholeBatch) {
+  const std::string dir = TempDirFor("unisolated");
+  const std::string triage = dir + "/triage";
+  auto store = TriageStore::Open(triage, /*create=*/true);
+  ASSERT_TRUE(store.ok()) << store.status();
+  const Variant add = *ParseVariant("add.cc.s32"), sat = *ParseVariant("add.sat.s32");
+  Finding f;
+  f.kind = FindingKind::kHang;
+  f.unisolated = true;
+  f.tuple = {add, {{7, 8}}};
+  f.batch = {f.tuple, {sat, {{0x7fffffff, 1}}}, {sat, {{5, 6}}}};
+  f.oracle = Evaluate(add, f.tuple.operands);
+  f.backend = "faulty";
+  f.backend_identity = "faulty 1";
+  f.detail = "unisolated hang of a batch of 3 tuple(s) not narrowed to one tuple: budget";
+  const std::string entry = store->File(f)->entry;
+  EXPECT_EQ(entry, "hang~faulty~unisolated-hang~" + BatchName(f.batch));
+
+  CliRun r = Ptxdiff({"triage", "list", "--dir", triage});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("     1  " + entry + ": unisolated hang of a batch of 3 "
+                               "tuple(s) not narrowed to one tuple: budget (a batch of 3 "
+                               "tuples of add.cc.s32, add.sat.s32)\n"));
+  EXPECT_EQ(r.err, "");
+  r = Ptxdiff({"triage", "show", entry, "--dir", triage});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("operands: 0x7fffffff 0x00000001\n"));
+
+  // A backend that hangs on add.sat.s32 with a = MAX: the batch faults it.
+  const std::string script = dir + "/hang_worker.sh";
+  std::ofstream(script) << "#!/bin/sh\nexec " << PTXDIFF_FAULTY_WORKER_PATH
+                        << " --fault=hang-on=add.sat.s32 --when-operand=0:2147483647\n";
+  chmod(script.c_str(), 0755);
+  r = Ptxdiff({"repro", entry, "--backend", "exec:" + script, "--timeout", "1", "--dir", triage});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("repro: 3 tuples of 2 variants (add.cc.s32, ...) on faulty"));
+  EXPECT_THAT(r.out, HasSubstr(", 1 faulty batches\n"));
+  // And `minimize` bisects it to the tuple that hangs.
+  r = Ptxdiff({"minimize", triage + "/" + entry + "/case.txt", "--backend", "exec:" + script,
+               "--timeout", "1", "--dir", dir + "/minimized"});
+  EXPECT_EQ(r.code, 0) << r.err << r.out;
+  EXPECT_THAT(r.out,
+              HasSubstr("filed new entry " + dir + "/minimized/hang~faulty~hang~add.sat.s32\n"));
+  EXPECT_THAT(r.out, HasSubstr("operands: 0x7fffffff 0x00000001\n"));
+  // On a backend that does not hang, all three are judged.
+  r = Ptxdiff({"repro", entry, "--backend", "oracle", "--dir", triage});
+  EXPECT_EQ(r.code, 0) << r.err << r.out;
+  EXPECT_THAT(r.out, HasSubstr("repro: 3 tuples of 2 variants (add.cc.s32, ...) on oracle"));
+  EXPECT_THAT(r.out, HasSubstr(": 3 agree, "));
+}
+
 // Issue 28, item 5: garbage in an entry's meta.txt (here a terminal's
 // clear-screen sequence) showed as count 0 with no warning, and `show`
 // sent the bytes to the terminal. The list marks the entry and warns,

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -34,11 +35,12 @@ absl::StatusOr<std::vector<Tuple>> ReadCase(const std::string& path) {
   const std::string data = ss.str();
   if (data.empty()) return absl::InvalidArgumentError(absl::StrCat(path, " is empty"));
   if (LooksLikeTextCase(data)) {
-    auto tuple = ParseTextCase(data);
-    if (!tuple.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(path, ": ", tuple.status().message()));
+    // Every tuple: a case of a batch (an unisolated fault) replays whole.
+    auto tuples = ParseTextCaseTuples(data);
+    if (!tuples.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": ", tuples.status().message()));
     }
-    return std::vector<Tuple>{*tuple};
+    return tuples;
   }
   auto tuples = DecodeFuzzInput(data);
   if (!tuples.ok()) {
@@ -47,6 +49,17 @@ absl::StatusOr<std::vector<Tuple>> ReadCase(const std::string& path) {
                      tuples.status().message()));
   }
   return tuples;
+}
+
+// "add.s32", or "3 variants (add.cc.s32, ...)": what a replay's tuples are of.
+std::string VariantsOf(const std::vector<Tuple>& tuples) {
+  size_t variants = 0;
+  for (size_t i = 0; i < tuples.size(); ++i) {
+    variants += std::none_of(tuples.begin(), tuples.begin() + i,
+                             [&](const Tuple& t) { return t.variant == tuples[i].variant; });
+  }
+  const std::string first = Spell(tuples[0].variant);
+  return variants == 1 ? first : absl::StrCat(variants, " variants (", first, ", ...)");
 }
 
 bool IsDirectory(const std::string& path) {
@@ -154,11 +167,12 @@ int RunRepro(const std::vector<std::string>& args, std::ostream& out, std::ostre
     return PrintBackendEval(t, *reading, **client, outcome, out);
   }
   DiffSummary s;
+  // One batch, as it was sent: a batch's fault may need all of it.
   RunDifferential(**client, *tuples, tuples->size(), s, *reading);
   out << absl::StrFormat(
       "repro: %d tuples of %s on %s: %d agree, %d mismatch, %d declined, %d "
       "unspecified, %d other reading, %d faulted, %d faulty batches\n",
-      s.counts.tuples, Spell((*tuples)[0].variant), (*client)->identity().Describe(),
+      s.counts.tuples, VariantsOf(*tuples), (*client)->identity().Describe(),
       s.counts.agreed, s.counts.mismatched, s.counts.declined, s.counts.unspecified,
       s.counts.other_reading, s.counts.faulted, s.counts.faulty_batches);
   for (const std::string& m : s.mismatches) out << "mismatch: " << m << "\n";
@@ -246,9 +260,13 @@ int RunTriage(const std::vector<std::string>& args, std::ostream& out, std::ostr
     for (const RootCause& c : causes) {
       for (const EntryInfo* e : c.entries) {
         const auto how = e->meta.find("how");  // a crash's or hang's
+        const auto batch = e->meta.find("batch");  // an unisolated fault's
         // The entry's name: what show, mark and repro take.
-        out << absl::StrFormat("%6s  %s%s%s%s\n", e->CountText(), e->name,
+        out << absl::StrFormat("%6s  %s%s%s%s%s\n", e->CountText(), e->name,
                                how == e->meta.end() ? "" : absl::StrCat(": ", how->second),
+                               batch == e->meta.end()
+                                   ? ""
+                                   : absl::StrCat(" (a batch of ", batch->second, ")"),
                                e->explained() ? "  (explained)" : "",
                                e->damage.empty() ? "" : "  (DAMAGED: see below)");
       }

@@ -129,7 +129,10 @@ absl::Status WorkerClient::Launch() {
 
   absl::StatusOr<pid_t> pid = StartProcess(
       command_.argv,
-      {.stdin_fd = in[0], .stdout_fd = out[1], .stderr_fd = stderr_file_},
+      // A worker whose client is killed ends too, busy or not (an idle one
+      // would at its pipe's end, a busy or hung one only at its next read).
+      {.stdin_fd = in[0], .stdout_fd = out[1], .stderr_fd = stderr_file_,
+       .dies_with_caller = true},
       "worker");
   close(in[0]), close(out[1]);
   to_worker_ = in[1], from_worker_ = out[0];
@@ -143,7 +146,7 @@ absl::Status WorkerClient::Launch() {
   fcntl(to_worker_, F_SETFL, O_NONBLOCK);
   fcntl(from_worker_, F_SETFL, O_NONBLOCK);
 
-  const absl::Time deadline = absl::Now() + command_.timeout;
+  const absl::Time deadline = absl::Now() + std::max(command_.timeout, kMinHandshakeTimeout);
   KeyValues hello = {{"protocol", absl::StrCat(kProtocolVersion)}};
   hello.insert(hello.end(), command_.hello_options.begin(), command_.hello_options.end());
   absl::Status status = WriteFrame(to_worker_, MessageType::kHello,
@@ -266,12 +269,41 @@ absl::Duration WorkerClient::IsolationTimeout(size_t n) const {
                   absl::Seconds(4 * expected) + absl::Milliseconds(250));
 }
 
+std::string WorkerClient::NotRunReason(const BackendFault& fault, absl::Time deadline,
+                                       absl::string_view no_worker) const {
+  const std::string isolating =
+      absl::StrCat("isolating a ", FaultKindName(fault.kind), " of the worker");
+  std::string why;
+  if (!no_worker.empty()) {
+    why = absl::StrCat(isolating, " stopped: ", no_worker);
+  } else if (interrupted_) {
+    why = absl::StrCat(isolating, " was cut short: the client was told to stop");
+  } else if (deadline == command_.isolation_deadline) {
+    why = absl::StrCat(isolating, " reached the campaign's deadline");
+  } else {
+    why = absl::StrCat(isolating, " took the whole budget (",
+                       absl::FormatDuration(command_.isolation_budget), ")");
+  }
+  return absl::StrCat(kNotRunPrefix, why, ": ", fault.detail);
+}
+
 RunReply WorkerClient::Isolate(std::span<const absl::string_view> spellings,
                                std::span<const WireTuple> sent,
                                const BackendFault& fault) {
   RunReply reply;
   reply.results.assign(sent.size(), TupleResult{});
-  const absl::Time deadline = absl::Now() + command_.isolation_budget;
+  const absl::Time deadline =
+      std::min(absl::Now() + command_.isolation_budget, command_.isolation_deadline);
+  // Set when no worker could be started to go on: the parts left are not
+  // run, and none is blamed.
+  std::string no_worker;
+  const auto not_run = [&](size_t begin, size_t end) {
+    const uint32_t message = reply.InternMessage(NotRunReason(fault, deadline, no_worker));
+    for (size_t i = begin; i < end; ++i) {
+      reply.results[i] = {.kind = ResultKind::kDecline, .code = DeclineCode::kOther,
+                          .message = message};
+    }
+  };
   // Parts still to run, [begin, end) of `sent`, the last first (depth
   // first: one culprit is found in log2(n) runs). The first tuple alone
   // goes first: unless it is a culprit, it prices a run for the timeouts.
@@ -282,25 +314,17 @@ RunReply WorkerClient::Isolate(std::span<const absl::string_view> spellings,
     parts.pop_back();
     if (begin == end) continue;  // the initial split of a batch of 2
     const std::span<const WireTuple> part = sent.subspan(begin, end - begin);
-    if (absl::Now() >= deadline || interrupted_) {
-      for (size_t i = begin; i < end; ++i) {
-        reply.results[i] = {
-            .kind = ResultKind::kDecline,
-            .code = DeclineCode::kOther,
-            .message = reply.InternMessage(absl::StrCat(
-                kNotRunPrefix, "isolating a ", FaultKindName(fault.kind),
-                " of the worker took the whole budget (",
-                absl::FormatDuration(command_.isolation_budget), "): ", fault.detail))};
-      }
+    if (absl::Now() >= deadline || interrupted_ || !no_worker.empty()) {
+      not_run(begin, end);
       continue;
     }
     // A single tuple gets a longer timeout: a hang must be one, not a
     // loaded machine's slow reply.
-    const absl::Duration timeout =
-        std::min(part.size() == 1 ? LeafTimeout() : IsolationTimeout(part.size()),
-                 deadline - absl::Now());
-    absl::StatusOr<RunReply> got =
-        RunOnce(EncodeOwnRequest(spellings, part), part.size(), timeout);
+    const absl::Duration wanted =
+        part.size() == 1 ? LeafTimeout() : IsolationTimeout(part.size());
+    const absl::Duration left = deadline - absl::Now();
+    absl::StatusOr<RunReply> got = RunOnce(EncodeOwnRequest(spellings, part), part.size(),
+                                           std::min(wanted, left));
     if (got.ok()) {
       for (size_t i = 0; i < part.size(); ++i) {
         TupleResult r = got->results[i];
@@ -311,7 +335,18 @@ RunReply WorkerClient::Isolate(std::span<const absl::string_view> spellings,
       }
       continue;
     }
+    if (relaunch_failed_) {  // no worker to run the part on: not its fault
+      no_worker = std::string(got.status().message());
+      not_run(begin, end);
+      continue;
+    }
     const BackendFault part_fault = Classify(got.status());
+    // A run cut short (by Interrupt's kill, or by a timeout shortened to
+    // the deadline) says nothing about its tuples: not run, not blamed.
+    if (interrupted_ || (part_fault.kind == FaultKind::kHang && left < wanted)) {
+      not_run(begin, end);
+      continue;
+    }
     if (part.size() == 1) {
       // The tuple alone faults the worker: the implementation's fault.
       reply.results[begin] = {
@@ -342,8 +377,12 @@ absl::StatusOr<RunReply> WorkerClient::RunOnce(absl::string_view payload,
     return absl::FailedPreconditionError(
         absl::StrCat(kInterrupted, ": the client was told to stop"));
   }
+  relaunch_failed_ = false;
   if (pid_ < 0) {
-    PTXDIFF_RETURN_IF_ERROR(Launch());
+    if (absl::Status launched = Launch(); !launched.ok()) {
+      relaunch_failed_ = true;
+      return launched;
+    }
     ++restarts_;
   }
   const absl::Time start = absl::Now();
@@ -475,7 +514,7 @@ BatchOutcome WorkerClient::Run(std::span<const Tuple> tuples) {
       if (command_.isolate_faults && sent.size() > 1 &&
           first.kind != FaultKind::kDeviceFault) {
         attempt = Isolate(spellings, sent, first);  // its halves are the retry
-        if (!interrupted_ && AnyNotRun(*attempt)) outcome.unisolated = first;
+        if (AnyNotRun(*attempt)) outcome.unisolated = first;
       } else {
         attempt = RunOnce(payload, sent.size());  // on a fresh worker
       }

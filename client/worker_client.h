@@ -33,17 +33,25 @@ namespace ptxdiff {
 struct WorkerCommand {
   std::vector<std::string> argv;  // argv[0] is the executable's path
   KeyValues hello_options;        // sent in HELLO, e.g. {"arch", "sm_90"}
-  absl::Duration timeout = absl::Seconds(60);  // per reply, and handshake
+  // Per reply, and per handshake but never less than kMinHandshakeTimeout
+  // there: a short timeout is set to catch a tuple's hang quickly, and a
+  // worker's start-up on a loaded machine is not one.
+  absl::Duration timeout = absl::Seconds(60);
   // When a batch faults the worker twice, split it until the tuples that
   // fault it are alone: each comes back as a ResultKind::kFault result (a
   // finding) and every other tuple with its answer, instead of one
   // BackendFault for the whole batch. At most `isolation_budget` is spent
-  // on it; tuples not settled by then are declined, saying so. The
+  // on it, and it ends at `isolation_deadline` (a campaign's end) whatever
+  // is left of the budget; tuples not settled by then are declined, saying
+  // why, and the batch's fault comes back as BatchOutcome::unisolated. The
   // campaign's senders isolate; one-off runs (minimize, repro) keep the
   // batch fault, which IsolateFault bisects.
   bool isolate_faults = false;
   absl::Duration isolation_budget = absl::Seconds(30);
+  absl::Time isolation_deadline = absl::InfiniteFuture();
 };
+
+inline constexpr absl::Duration kMinHandshakeTimeout = absl::Seconds(10);
 
 // The command for a backend name: "oracle" or "ptxas" run `worker_binary
 // --backend=NAME`; "exec:/path/to/worker" runs that executable;
@@ -72,9 +80,9 @@ struct BatchOutcome {
   std::vector<TupleResult> results;
   std::vector<std::string> messages;  // decline reasons, by TupleResult::message
   std::optional<BackendFault> fault;
-  // The batch faulted the worker and isolating it (isolate_faults) ran out
-  // of budget: this fault, whose cause is among the tuples declined with
-  // kNotRunPrefix. Not set for a client told to stop (Interrupt).
+  // The batch faulted the worker and isolating it (isolate_faults) ended
+  // before every tuple was settled (its budget or deadline, or Interrupt):
+  // this fault, whose cause is among the tuples declined with kNotRunPrefix.
   std::optional<BackendFault> unisolated;
 };
 
@@ -101,6 +109,9 @@ class WorkerClient {
   // being sent.
   BatchOutcome Run(std::span<const Tuple> tuples);
 
+  // The worker process running now, or -1; from any thread.
+  pid_t worker_pid() const { return running_pid_.load(); }
+
   // Workers started after the first (each fault restarts one); from any
   // thread.
   int restarts() const { return restarts_.load(std::memory_order_relaxed); }
@@ -121,13 +132,19 @@ class WorkerClient {
   // SIGKILL; records how it ended.
   void Kill(absl::Duration grace = absl::ZeroDuration());
   // Sends one encoded RUN of `num_tuples` tuples and reads its reply
-  // within `timeout` (command_.timeout by default).
+  // within `timeout` (command_.timeout by default), starting a worker
+  // first if there is none (relaunch_failed_ says if that failed).
   absl::StatusOr<RunReply> RunOnce(absl::string_view payload, size_t num_tuples,
                                    std::optional<absl::Duration> timeout = {});
   // Answers `sent` (which faulted the worker as `fault`) by halves, down to
   // the tuples that fault it alone (isolate_faults).
   RunReply Isolate(std::span<const absl::string_view> spellings,
                    std::span<const WireTuple> sent, const BackendFault& fault);
+  // Why isolation that ends at `deadline` (its budget's end, or
+  // command_.isolation_deadline if sooner) leaves tuples not run now;
+  // `no_worker`, if set, is why no worker could be started to go on.
+  std::string NotRunReason(const BackendFault& fault, absl::Time deadline,
+                           absl::string_view no_worker) const;
   // The reply timeout of a run of `n` tuples while isolating: a few times
   // what replies have cost so far, never more than command_.timeout.
   absl::Duration IsolationTimeout(size_t n) const;
@@ -158,6 +175,7 @@ class WorkerClient {
   std::string exit_description_;  // "exit status 3", "signal 11 (SIGSEGV)"
   int exit_status_ = -1;          // the worker's exit status, if it exited
   std::atomic<int> restarts_{0};
+  bool relaunch_failed_ = false;  // the last RunOnce could not start a worker
   // The slowest reply so far per tuple, and the fastest reply: the cost
   // model of IsolationTimeout.
   double reply_seconds_per_tuple_ = 0;

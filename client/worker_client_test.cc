@@ -1,8 +1,13 @@
 #include "client/worker_client.h"
 
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <future>
+#include <thread>
 #include <random>
 
 #include "gmock/gmock.h"
@@ -191,7 +196,12 @@ TEST(WorkerClientTest, AFaultingTupleIsIsolatedAndTheRestAnswered) {
   }
 }
 
-// Isolation stops at its budget: what is not settled is declined, saying so.
+// Isolation stops at its budget: what is not settled is declined, saying so,
+// and the batch's fault comes back as unisolated. Every tuple hangs this
+// worker, so isolating all 64 would take 127 runs, each 300 ms or more:
+// the declines show that it stopped, and the time bound is only a guard
+// (the restarts it pays for are not bounded by the budget, and are slow on
+// a loaded machine: a bound of a few seconds failed there).
 TEST(WorkerClientTest, IsolationStopsAtItsBudget) {
   WorkerCommand command = Faulty({"--fault=hang"}, absl::Milliseconds(300));
   command.isolate_faults = true;
@@ -200,8 +210,10 @@ TEST(WorkerClientTest, IsolationStopsAtItsBudget) {
   ASSERT_TRUE(client.ok()) << client.status();
   const absl::Time start = absl::Now();
   const BatchOutcome out = (*client)->Run(SomeTuples({"add.s32"}, 64));
-  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(30));
   ASSERT_FALSE(out.fault.has_value());
+  ASSERT_TRUE(out.unisolated.has_value());
+  EXPECT_EQ(out.unisolated->kind, FaultKind::kHang);
   int declined = 0;
   for (const TupleResult& r : out.results) {
     if (r.kind != ResultKind::kDecline) continue;
@@ -210,6 +222,110 @@ TEST(WorkerClientTest, IsolationStopsAtItsBudget) {
                 HasSubstr("not run: isolating a hang of the worker took the whole budget"));
   }
   EXPECT_GT(declined, 32);
+}
+
+// Isolation stops at its deadline (a campaign's end), before its budget.
+TEST(WorkerClientTest, IsolationStopsAtItsDeadline) {
+  WorkerCommand command = Faulty({"--fault=hang"}, absl::Milliseconds(300));
+  command.isolate_faults = true;
+  command.isolation_budget = absl::Minutes(10);
+  command.isolation_deadline = absl::Now() + absl::Seconds(1);
+  auto client = WorkerClient::Start(command);
+  ASSERT_TRUE(client.ok()) << client.status();
+  const BatchOutcome out = (*client)->Run(SomeTuples({"add.s32"}, 64));
+  ASSERT_FALSE(out.fault.has_value());
+  ASSERT_TRUE(out.unisolated.has_value());
+  int declined = 0;
+  for (const TupleResult& r : out.results) {
+    if (r.kind != ResultKind::kDecline) continue;
+    ++declined;
+    EXPECT_THAT(out.messages[r.message],
+                HasSubstr("not run: isolating a hang of the worker reached the campaign's "
+                          "deadline"));
+  }
+  EXPECT_GT(declined, 32);
+}
+
+// A worker that cannot be started again while a batch is isolated: the
+// parts left were each run on no worker, and their tuples filed as
+// crashes (the failed start's). They are not run, and the fault is
+// unisolated.
+TEST(WorkerClientTest, IsolationBlamesNoTupleWhenTheWorkerCannotRestart) {
+  const std::string marker = ::testing::TempDir() + "/no_restart_" + std::to_string(getpid());
+  std::remove(marker.c_str());
+  WorkerCommand command;
+  command.argv = {"/bin/sh", "-c",
+                  "if mkdir '" + marker + "' 2>/dev/null; then exec " +
+                      PTXDIFF_FAULTY_WORKER_PATH + " --fault=hang; fi; " +
+                      "echo no more workers >&2; exit 7"};
+  command.timeout = absl::Milliseconds(300);
+  command.isolate_faults = true;
+  auto client = WorkerClient::Start(command);
+  ASSERT_TRUE(client.ok()) << client.status();
+  const BatchOutcome out = (*client)->Run(SomeTuples({"add.s32"}, 8));
+  rmdir(marker.c_str());
+  ASSERT_FALSE(out.fault.has_value());
+  ASSERT_TRUE(out.unisolated.has_value());
+  for (const TupleResult& r : out.results) {
+    ASSERT_EQ(r.kind, ResultKind::kDecline);
+    EXPECT_THAT(out.messages[r.message], HasSubstr("not run: isolating a hang of the worker "
+                                                   "stopped: "));
+    EXPECT_THAT(out.messages[r.message], HasSubstr("no more workers"));
+  }
+}
+
+// Issue 28, item 7: a `kill -9` of the process running a campaign left its
+// workers running; an idle one ended when its pipe closed, a busy or hung
+// one never did. A worker now gets SIGTERM when its client's process dies,
+// even when it was started from a thread that has since ended (as the
+// campaign starts its senders' workers) and is hung on a batch.
+TEST(WorkerClientTest, AWorkerDiesWithTheProcessThatStartedIt) {
+  // The orphaned worker comes to this process, which can then wait for it.
+  ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  int pid_pipe[2];
+  ASSERT_EQ(pipe(pid_pipe), 0);
+  const pid_t caller = fork();
+  ASSERT_GE(caller, 0);
+  if (caller == 0) {
+    absl::StatusOr<std::unique_ptr<WorkerClient>> started = absl::UnknownError("not started");
+    std::thread([&] {
+      started = WorkerClient::Start(
+          Faulty({"--fault=hang-on=add.sat.s32"}, absl::Hours(1)));
+    }).join();
+    // The starting thread has ended, and the worker still answers (-1: it
+    // did not start, or died with that thread).
+    pid_t worker = -1;
+    if (started.ok()) {
+      const pid_t first = (*started)->worker_pid();
+      const BatchOutcome out = (*started)->Run(SomeTuples({"add.s32"}, 4));
+      if (!out.fault && (*started)->restarts() == 0) worker = first;
+      // Then hung on a batch until the end.
+      std::thread([&] { (*started)->Run(SomeTuples({"add.sat.s32"}, 1)); }).detach();
+    }
+    (void)!write(pid_pipe[1], &worker, sizeof(worker));
+    pause();
+    _exit(0);
+  }
+  pid_t worker = -1;
+  ASSERT_EQ(read(pid_pipe[0], &worker, sizeof(worker)), static_cast<ssize_t>(sizeof(worker)));
+  close(pid_pipe[0]);
+  close(pid_pipe[1]);
+  if (worker <= 0) kill(caller, SIGKILL), waitpid(caller, nullptr, 0);
+  ASSERT_GT(worker, 0) << "the worker did not start, or did not outlive the thread that started it";
+  kill(caller, SIGKILL);
+  ASSERT_EQ(waitpid(caller, nullptr, 0), caller);
+  // Polled: a worker that got the signal ends within milliseconds; the
+  // limit only bounds a failing test (the hung worker would never end).
+  int status = 0;
+  pid_t reaped = 0;
+  const absl::Time give_up = absl::Now() + absl::Seconds(30);
+  while ((reaped = waitpid(worker, &status, WNOHANG)) == 0 && absl::Now() < give_up) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  if (reaped == 0) kill(worker, SIGKILL), waitpid(worker, nullptr, 0);
+  prctl(PR_SET_CHILD_SUBREAPER, 0);
+  ASSERT_EQ(reaped, worker) << "the worker outlived the process that started it";
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
 }
 
 TEST(WorkerClientTest, StartFailuresNameTheProblem) {

@@ -12,6 +12,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <future>
+#include <mutex>
+#include <thread>
 #include <cstring>
 
 #include "absl/status/status.h"
@@ -179,6 +185,60 @@ namespace {
   _exit(127);
 }
 
+// Runs the forks of children that die with their caller. PR_SET_PDEATHSIG
+// follows the thread that forked, not the process: a worker started from a
+// thread that ends soon after (Campaign::Start's std::async, a calibration
+// timer restarting a worker) would get the signal then. This thread lives
+// as long as the process.
+class Forker {
+ public:
+  // The process's forker; a forked copy of the process, which has no such
+  // thread, starts its own.
+  static Forker& Get() {
+    static std::mutex mu;
+    static Forker* forker = nullptr;  // never destroyed: its thread never ends
+    static pid_t owner = 0;
+    std::lock_guard<std::mutex> lock(mu);
+    if (forker == nullptr || owner != getpid()) {
+      forker = new Forker;
+      owner = getpid();
+    }
+    return *forker;
+  }
+
+  // Runs `fork` on the forker's thread, and returns what it returned.
+  absl::StatusOr<pid_t> Run(std::function<absl::StatusOr<pid_t>()> fork) {
+    std::packaged_task<absl::StatusOr<pid_t>()> job(std::move(fork));
+    std::future<absl::StatusOr<pid_t>> result = job.get_future();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      jobs_.push_back(std::move(job));
+    }
+    ready_.notify_one();
+    return result.get();
+  }
+
+ private:
+  Forker() { std::thread([this] { Loop(); }).detach(); }
+
+  [[noreturn]] void Loop() {
+    while (true) {
+      std::packaged_task<absl::StatusOr<pid_t>()> job;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        ready_.wait(lock, [&] { return !jobs_.empty(); });
+        job = std::move(jobs_.front());
+        jobs_.pop_front();
+      }
+      job();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable ready_;
+  std::deque<std::packaged_task<absl::StatusOr<pid_t>()>> jobs_;
+};
+
 // StartProcess by fork, so that the child can ask for a signal at its
 // caller's death (posix_spawn cannot): `report` carries exec's errno back.
 absl::StatusOr<pid_t> ForkDyingWithCaller(char* const* args, const ChildStreams& streams,
@@ -215,7 +275,9 @@ absl::StatusOr<pid_t> StartProcess(const std::vector<std::string>& argv,
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  if (streams.dies_with_caller) return ForkDyingWithCaller(args.data(), streams, what);
+  if (streams.dies_with_caller) {
+    return Forker::Get().Run([&] { return ForkDyingWithCaller(args.data(), streams, what); });
+  }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   if (streams.stdin_fd >= 0) {

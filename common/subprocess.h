@@ -56,10 +56,10 @@ struct ChildStreams {
   int stdout_fd = -1;
   int stderr_fd = -1;
   std::string output_path;
-  // The child gets SIGTERM when the thread that started it ends, whatever
-  // ends it (a `kill -9` of the caller): for a long-lived child started from
-  // the main thread of a single-threaded caller (`ptxdiff fuzz`'s fuzzer),
-  // never from a thread that ends before the child should.
+  // The child gets SIGTERM when the calling process ends, whatever ends it
+  // (a `kill -9`): `ptxdiff fuzz`'s fuzzer, and the workers. (It is forked
+  // by a thread of its own that lives as long as the process: the signal
+  // follows the thread that forked, and the thread that asks may end first.)
   bool dies_with_caller = false;
 };
 

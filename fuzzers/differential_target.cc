@@ -238,7 +238,10 @@ std::optional<CrashOrigin> FindCrashOrigin(const std::string& dir, absl::string_
 
 int64_t MaxTotalTimeBy(int64_t deadline_unix_seconds, int64_t given, absl::Time now) {
   if (deadline_unix_seconds <= 0) return given;
-  const int64_t left = std::max<int64_t>(1, deadline_unix_seconds - absl::ToUnixSeconds(now));
+  // libFuzzer stops once more than max_total_time whole seconds have passed,
+  // i.e. a second after it: the whole seconds left, less that one.
+  const absl::Duration until = absl::FromUnixSeconds(deadline_unix_seconds) - now;
+  const int64_t left = std::max<int64_t>(1, absl::ToInt64Seconds(until) - 1);
   return given > 0 ? std::min(given, left) : left;
 }
 
@@ -346,9 +349,14 @@ absl::StatusOr<std::unique_ptr<DifferentialTarget>> DifferentialTarget::Create(
     options.calibration_budget =
         std::clamp(left / 20, absl::Seconds(1), options.calibration_budget);
     // Isolating a hang costs a timeout per halving: most of a short run
-    // may go to it, and Stop interrupts it at the deadline anyway.
+    // may go to it, and it ends at the deadline whatever is left of it.
     options.isolation_budget =
         std::clamp(left / 4, absl::Seconds(5), options.isolation_budget);
+    options.deadline = absl::FromUnixSeconds(config.deadline_unix_seconds);
+    // At the end, the batches in flight get a fortieth of the run to finish
+    // (a hanging one would take its whole timeout): --max-time holds to
+    // within a few percent.
+    options.stop_grace = std::clamp(left / 40, absl::Milliseconds(500), options.stop_grace);
   }
   auto campaign = Campaign::Start(std::move(options));
   if (!campaign.ok()) return campaign.status();

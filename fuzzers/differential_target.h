@@ -109,7 +109,8 @@ std::vector<std::pair<std::string, std::string>> FuzzConfigToPairs(
 // starts the workers and times the backend (calibration: seconds on ptxas),
 // so a 60-second `ptxdiff fuzz` ran for 75. The -max_total_time that ends
 // the run at the deadline instead: `given` if there is no deadline or it is
-// sooner, else the seconds left (at least 1).
+// sooner, else the whole seconds left less one (libFuzzer stops a second
+// after max_total_time), at least 1.
 int64_t MaxTotalTimeBy(int64_t deadline_unix_seconds, int64_t given, absl::Time now);
 
 // Counters a campaign reports (ptxdiff fuzz reads them from the stats file).

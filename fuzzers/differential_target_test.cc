@@ -96,14 +96,19 @@ TEST(FuzzConfigTest, PairsRoundTrip) {
 
 // libFuzzer's clock starts after start-up; the deadline of `ptxdiff fuzz
 // --max-time` does not: what is left of it replaces -max_total_time, which
-// it never lengthens (a -fork job's share stays its own).
+// it never lengthens (a -fork job's share stays its own). libFuzzer stops
+// only once more than max_total_time whole seconds have passed, so what is
+// left is a second less than the whole seconds to the deadline (it was the
+// seconds to the deadline from the last whole second: a 45 s run took 48).
 TEST(FuzzConfigTest, MaxTotalTimeIsWhatIsLeftOfTheDeadline) {
   const absl::Time now = absl::FromUnixSeconds(1000);
   EXPECT_EQ(MaxTotalTimeBy(0, 60, now), 60);       // no deadline
-  EXPECT_EQ(MaxTotalTimeBy(1048, 60, now), 48);    // 12 s of start-up
+  EXPECT_EQ(MaxTotalTimeBy(1048, 60, now), 47);    // 12 s of start-up
   EXPECT_EQ(MaxTotalTimeBy(1100, 60, now), 60);    // a -fork job's shorter share
   EXPECT_EQ(MaxTotalTimeBy(990, 60, now), 1);      // start-up outlasted it: end soon
-  EXPECT_EQ(MaxTotalTimeBy(1030, 0, now), 30);     // no limit given: the deadline's
+  EXPECT_EQ(MaxTotalTimeBy(1030, 0, now), 29);     // no limit given: the deadline's
+  // 29.9 s left: libFuzzer stops at 29 s, ending before the deadline.
+  EXPECT_EQ(MaxTotalTimeBy(1030, 0, now + absl::Milliseconds(100)), 28);
   EXPECT_THAT(FuzzConfigFromPairs({{"PTXDIFF_DEADLINE", "soon"}}).status().message(),
               HasSubstr("PTXDIFF_DEADLINE"));
 }

@@ -1,18 +1,27 @@
 #include "triage/finding.h"
 
+#include <algorithm>
 #include <array>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/match.h"
+#include "absl/strings/strip.h"
 #include "absl/strings/str_split.h"
+#include "common/fnv1a.h"
 #include "harness/semantic_classes.h"
 #include "isa/operand_form.h"
 #include "isa/spelling.h"
 
 namespace ptxdiff {
 namespace {
+
+constexpr absl::string_view kUnisolatedPrefix = "unisolated-";
+constexpr absl::string_view kBatchPrefix = "batch-";
 
 constexpr FindingKind kAllKinds[] = {
     FindingKind::kValueMismatch, FindingKind::kCrash, FindingKind::kHang,
@@ -24,8 +33,10 @@ FaultKind ToFault(FindingKind kind) {
     case FindingKind::kHang: return FaultKind::kHang;
     case FindingKind::kProtocolError: return FaultKind::kProtocol;
     case FindingKind::kDeviceFault: return FaultKind::kDeviceFault;
-    default: return FaultKind::kCrash;
+    case FindingKind::kCrash: return FaultKind::kCrash;
+    case FindingKind::kValueMismatch: return FaultKind::kCrash;  // not a fault; never asked
   }
+  return FaultKind::kCrash;
 }
 
 bool SafeInName(char c) {
@@ -110,7 +121,7 @@ std::string TriggerClassOf(const Tuple& t, const Result& oracle) {
 Signature SignatureOf(const Finding& f) {
   std::string cls = f.kind == FindingKind::kValueMismatch
                         ? TriggerClassOf(f.tuple, f.oracle)
-                        : absl::StrCat(f.unisolated ? "unisolated-" : "",
+                        : absl::StrCat(f.unisolated ? kUnisolatedPrefix : "",
                                        FindingKindName(f.kind));
   if (f.reading == Reading::kHardware) cls += "-hw";
   // A cause with runtime sources is not the same as one with immediates: a
@@ -119,7 +130,30 @@ Signature SignatureOf(const Finding& f) {
     cls = absl::StrCat("runtime-", RuntimeSourceNames(f.tuple.variant, f.tuple.runtime), ":",
                        cls);
   }
-  return {f.kind, Spell(f.tuple.variant), f.backend, std::move(cls)};
+  return {f.kind, f.unisolated ? BatchName(f.batch) : Spell(f.tuple.variant), f.backend,
+          std::move(cls)};
+}
+
+std::string BatchName(std::span<const Tuple> batch) {
+  std::vector<std::string> spellings;
+  absl::flat_hash_set<Variant> seen;
+  for (const Tuple& t : batch) {
+    if (seen.insert(t.variant).second) spellings.push_back(Spell(t.variant));
+  }
+  std::sort(spellings.begin(), spellings.end());
+  const uint64_t hash = Fnv1a64(absl::StrJoin(spellings, "\n"));
+  return absl::StrCat(kBatchPrefix, absl::Hex(hash & 0xffffffff, absl::kZeroPad8));
+}
+
+bool IsBatchName(absl::string_view name) {
+  if (!absl::ConsumePrefix(&name, kBatchPrefix) || name.size() != 8) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return absl::ascii_isdigit(static_cast<unsigned char>(c)) || (c >= 'a' && c <= 'f');
+  });
+}
+
+bool NamesABatch(const Signature& s) {
+  return absl::StartsWith(s.disagreement_class, kUnisolatedPrefix) && IsBatchName(s.spelling);
 }
 
 std::string EntryName(const Signature& s) {
@@ -150,7 +184,7 @@ absl::StatusOr<Signature> ParseEntryName(absl::string_view name) {
     }
     *out = *decoded;
   }
-  if (!ParseVariant(s.spelling).ok()) {
+  if (!NamesABatch(s) && !ParseVariant(s.spelling).ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("'", name, "' names an unknown variant '", s.spelling, "'"));
   }

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -63,15 +64,18 @@ struct Finding {
   int64_t occurrences = 1;
   std::vector<std::string> found_as;
   // A fault of `batch` that could not be narrowed to one tuple (isolation
-  // ran out of budget, or no worker could start to do it): its class is
-  // "unisolated-<kind>", and `tuple` (the batch's first) only names the
-  // entry; it is not known to be at fault.
+  // ran out of budget or time, or no worker could start to do it): its
+  // class is "unisolated-<kind>" and its entry is named after the batch
+  // (BatchName), not a variant; `tuple` is the batch's first, not known to
+  // be at fault, and the case file holds every tuple of the batch.
   bool unisolated = false;
 };
 
 struct Signature {
   FindingKind kind;
-  std::string spelling;  // canonical spelling of the variant
+  // The canonical spelling of the variant; for an unisolated fault, the
+  // batch's name (BatchName).
+  std::string spelling;
   std::string backend;
   std::string disagreement_class;  // the trigger class, or the fault kind
 
@@ -79,6 +83,15 @@ struct Signature {
 };
 
 Signature SignatureOf(const Finding& finding);
+
+// "batch-1f2e3d4c": what an unisolated fault's entry is named after in
+// place of a variant, a hash of the batch's distinct variants (whatever
+// their order and operands): the same variants faulting unisolated again
+// are counted in one entry, and no variant is blamed.
+std::string BatchName(std::span<const Tuple> batch);
+bool IsBatchName(absl::string_view name);
+// True for a signature named after a batch, not a variant.
+bool NamesABatch(const Signature& s);
 
 // Which bytes of the result differ ("bytes-0", "bytes-0-3"), for results up
 // to 64 bits wide: shown in reports, not part of the signature.
@@ -90,7 +103,8 @@ std::string TriggerClassOf(const Tuple& t, const Result& oracle);
 
 // "value-mismatch~ptxas~in-range~vadd.u32.u32.u32.sat%20d.b1%2C%20a%2C%20b%2C%20c":
 // fields separated by `~`, the spelling percent-encoded so the name is a
-// safe file name that parses back.
+// safe file name that parses back; "hang~ptxas~unisolated-hang~batch-1f2e3d4c"
+// for an unisolated fault.
 std::string EntryName(const Signature& s);
 absl::StatusOr<Signature> ParseEntryName(absl::string_view name);
 

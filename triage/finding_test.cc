@@ -92,5 +92,36 @@ TEST(FindingTest, SignatureOfARuntimeFormNamesItsRuntimeSources) {
   EXPECT_EQ(*ParseEntryName(EntryName(runtime)), runtime);
 }
 
+// Issue 28: an unisolated fault was named after the batch's first variant,
+// which is not known to be at fault. It is named after the batch: a hash of
+// its variants, whatever their order and operands, in place of a variant.
+TEST(FindingTest, AnUnisolatedFaultIsNamedAfterItsBatch) {
+  const Variant add = *ParseVariant("add.cc.s32"), sat = *ParseVariant("add.sat.s32");
+  Finding f;
+  f.kind = FindingKind::kHang;
+  f.unisolated = true;
+  f.tuple = {add, {{7, 8}}};
+  f.batch = {f.tuple, {sat, {{0x7fffffff, 1}}}, {sat, {{5, 6}}}};
+  f.backend = "faulty";
+  const Signature s = SignatureOf(f);
+  EXPECT_EQ(s.disagreement_class, "unisolated-hang");
+  EXPECT_TRUE(IsBatchName(s.spelling)) << s.spelling;
+  EXPECT_TRUE(NamesABatch(s));
+  EXPECT_EQ(s.spelling, BatchName(std::vector<Tuple>{{sat, {{1, 2}}}, {add, {{3, 4}}}}));
+  EXPECT_NE(s.spelling, BatchName(std::vector<Tuple>{{sat, {{1, 2}}}}));
+  const std::string name = EntryName(s);
+  EXPECT_EQ(name, "hang~faulty~unisolated-hang~" + s.spelling);
+  auto back = ParseEntryName(name);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, s);
+  // Only an unisolated fault is named after a batch, and only by a hash.
+  EXPECT_FALSE(ParseEntryName("hang~faulty~hang~" + s.spelling).ok());
+  EXPECT_FALSE(ParseEntryName("hang~faulty~unisolated-hang~batch-12345").ok());
+  EXPECT_FALSE(ParseEntryName("hang~faulty~unisolated-hang~batch-1234567G").ok());
+  // A fault of one tuple is that tuple's, named after its variant.
+  f.unisolated = false;
+  EXPECT_EQ(SignatureOf(f).spelling, "add.cc.s32");
+}
+
 }  // namespace
 }  // namespace ptxdiff

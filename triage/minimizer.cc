@@ -1,6 +1,7 @@
 #include "triage/minimizer.h"
 
 #include <bit>
+#include <optional>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -191,10 +192,27 @@ absl::StatusOr<Finding> MinimizeMismatch(WorkerClient& client, const Tuple& fail
   return f;
 }
 
-absl::StatusOr<Finding> IsolateFault(WorkerClient& client, std::span<const Tuple> batch) {
+absl::StatusOr<Finding> IsolateFault(WorkerClient& client, std::span<const Tuple> batch,
+                                     absl::Time deadline) {
   const absl::Time start = absl::Now();
+  // Why isolation must end now, if it must.
+  const auto out_of_time = [&]() -> std::optional<absl::Status> {
+    if (client.interrupted()) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("isolating the fault was cut short (the client was told to stop) "
+                       "with ", batch.size(), " tuple(s) left"));
+    }
+    if (absl::Now() >= deadline) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("isolating the fault reached the campaign's deadline with ",
+                       batch.size(), " tuple(s) left"));
+    }
+    return std::nullopt;
+  };
+  if (auto stop = out_of_time()) return *stop;
   int64_t calls = 1;
   BatchOutcome out = client.Run(batch);
+  if (client.interrupted()) return *out_of_time();
   if (!out.fault) {
     return absl::FailedPreconditionError("the batch no longer faults (flaky)");
   }
@@ -203,8 +221,10 @@ absl::StatusOr<Finding> IsolateFault(WorkerClient& client, std::span<const Tuple
     const size_t half = batch.size() / 2;
     bool narrowed = false;
     for (auto part : {batch.subspan(0, half), batch.subspan(half)}) {
+      if (auto stop = out_of_time()) return *stop;
       ++calls;
       const BatchOutcome o = client.Run(part);
+      if (client.interrupted()) return *out_of_time();
       if (o.fault && o.fault->kind == fault.kind) {
         batch = part, fault = *o.fault, narrowed = true;
         break;

@@ -53,8 +53,12 @@ absl::StatusOr<Finding> MinimizeMismatch(WorkerClient& client, const Tuple& fail
 
 // Bisects a batch that faults (crash, hang, protocol error) down to the
 // smallest part that still faults, and returns it as a finding; nullopt-like
-// FailedPrecondition if the batch no longer faults.
-absl::StatusOr<Finding> IsolateFault(WorkerClient& client, std::span<const Tuple> batch);
+// FailedPrecondition if the batch no longer faults. It starts no run at or
+// after `deadline` (a campaign's end), and a client told to stop
+// (WorkerClient::Interrupt) ends it: either is DeadlineExceeded, the fault
+// not narrowed (a run cut short blames nothing).
+absl::StatusOr<Finding> IsolateFault(WorkerClient& client, std::span<const Tuple> batch,
+                                     absl::Time deadline = absl::InfiniteFuture());
 
 }  // namespace ptxdiff
 

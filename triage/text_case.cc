@@ -27,6 +27,14 @@ std::string RuntimeLines(const Tuple& t) {
                       "\ninstruction: ", FormattedInstruction(t), "\n");
 }
 
+// A tuple's `variant:` and `operands:` lines: the case's own, and each of a
+// batch's.
+std::string TupleLines(const Tuple& t) {
+  return absl::StrCat("variant: ", Spell(t.variant), "\noperands: ",
+                      absl::StrJoin(HexOperands(t.variant, t.operands), " "), "\n",
+                      RuntimeLines(t));
+}
+
 }  // namespace
 
 std::string FormatTextCase(const Finding& f) {
@@ -35,6 +43,9 @@ std::string FormatTextCase(const Finding& f) {
   std::string out = absl::StrCat(kTextCaseHeader, "\nvariant: ", Spell(v), "\noperands: ",
                                  absl::StrJoin(HexOperands(v, f.tuple.operands), " "),
                                  "\n", RuntimeLines(f.tuple), "oracle: ",
+}
+
+  std::string out = absl::StrCat(kTextCaseHeader, "\n", TupleLines(f.tuple), "oracle: ",
                                  ResultText(v, f.oracle.bits, f.oracle.carry), " ",
                                  Token(f.oracle.undefined), "\n");
   absl::StrAppend(&out, "backend: ", f.backend_identity, "\n");
@@ -55,6 +66,11 @@ std::string FormatTextCase(const Finding& f) {
                     "\n");
   }
   if (f.flaky) absl::StrAppend(&out, "flaky: the minimized case did not reproduce\n");
+  if (f.unisolated && f.batch.size() > 1 && f.batch[0] == f.tuple) {
+    absl::StrAppend(&out, "batch: ", f.batch.size(),
+                    " tuples, the one above first; the fault is among them\n");
+    for (size_t i = 1; i < f.batch.size(); ++i) absl::StrAppend(&out, TupleLines(f.batch[i]));
+  }
   return out;
 }
 
@@ -123,6 +139,35 @@ absl::StatusOr<Tuple> ParseTextCase(absl::string_view text) {
   }
   tuple.runtime = *form;
   return tuple;
+}
+
+absl::StatusOr<std::vector<Tuple>> ParseTextCaseTuples(absl::string_view text) {
+  // Cut before each `variant:` line, and each part parsed as a case of its
+  // own, padded with the lines before it so that its errors name the line
+  // of the whole text.
+  const std::vector<absl::string_view> lines = absl::StrSplit(text, '\n');
+  std::vector<size_t> starts;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (absl::StartsWith(absl::StripLeadingAsciiWhitespace(lines[i]), "variant:")) {
+      starts.push_back(i);
+    }
+  }
+  if (starts.size() <= 1) {
+    absl::StatusOr<Tuple> one = ParseTextCase(text);
+    if (!one.ok()) return one.status();
+    return std::vector<Tuple>{*one};
+  }
+  starts.front() = 0;  // the header and comments before the first go with it
+  std::vector<Tuple> tuples;
+  for (size_t k = 0; k < starts.size(); ++k) {
+    const size_t end = k + 1 < starts.size() ? starts[k + 1] : lines.size();
+    std::string part(starts[k], '\n');
+    for (size_t i = starts[k]; i < end; ++i) absl::StrAppend(&part, lines[i], "\n");
+    absl::StatusOr<Tuple> t = ParseTextCase(part);
+    if (!t.ok()) return t.status();
+    tuples.push_back(*t);
+  }
+  return tuples;
 }
 
 }  // namespace ptxdiff

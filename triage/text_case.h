@@ -17,11 +17,17 @@
 // some sources are runtime values (isa/operand_form.h; the operands line
 // then holds their witness values); the rest records what was seen.
 // Lines starting with `#` are comments.
+//
+// A case of a batch (an unisolated fault: Finding::unisolated) goes on
+// after these lines with a `batch:` line and a `variant:` and `operands:`
+// (and `runtime:`) group for each of the batch's other tuples, in the
+// order they were sent: replayed together, they are what faulted.
 
 #ifndef PTXDIFF_TRIAGE_TEXT_CASE_H_
 #define PTXDIFF_TRIAGE_TEXT_CASE_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -38,6 +44,11 @@ std::string FormatTextCase(const Finding& finding);
 // variant, or operands that are too few, too many or do not fit are
 // InvalidArgument naming the line.
 absl::StatusOr<Tuple> ParseTextCase(absl::string_view text);
+
+// Every tuple of a text case, in order: one for a case of one tuple, the
+// batch's for a case of a batch. Each `variant:` line begins a tuple, whose
+// `operands:` line must follow it; errors as ParseTextCase's.
+absl::StatusOr<std::vector<Tuple>> ParseTextCaseTuples(absl::string_view text);
 
 // True if `data` is a text case (as opposed to a raw fuzzer input): it starts
 // with the header, or is text with a `variant:` line.

@@ -126,6 +126,35 @@ TEST(TextCaseTest, BadCasesNameTheProblem) {
 }
 
 // The reproducer assembles with the public ptxas.
+// Issue 28: the case of an unisolated fault held only the batch's first
+// tuple, so replaying it replayed an innocent tuple. It holds every tuple
+// of the batch, in order, and parses back to all of them.
+TEST(TextCaseTest, ACaseOfABatchHoldsEveryTupleInOrder) {
+  const Variant add = *ParseVariant("add.cc.s32"), sat = *ParseVariant("add.sat.s32");
+  Finding f;
+  f.kind = FindingKind::kHang;
+  f.unisolated = true;
+  f.tuple = {add, {{7, 8}}};
+  f.batch = {f.tuple, {sat, {{0x7fffffff, 1}}}, {sat, {{5, 6}}}};
+  f.oracle = Evaluate(add, f.tuple.operands);
+  f.backend_identity = "faulty 1";
+  const std::string text = FormatTextCase(f);
+  EXPECT_THAT(text, HasSubstr("batch: 3 tuples"));
+  auto tuples = ParseTextCaseTuples(text);
+  ASSERT_TRUE(tuples.ok()) << tuples.status() << "\n" << text;
+  EXPECT_EQ(*tuples, f.batch);
+  // One tuple's case is one tuple, as ParseTextCase reads it.
+  f.unisolated = false;
+  tuples = ParseTextCaseTuples(FormatTextCase(f));
+  ASSERT_TRUE(tuples.ok()) << tuples.status();
+  EXPECT_EQ(*tuples, std::vector<Tuple>{f.tuple});
+  // An error names its line in the whole case.
+  auto bad = ParseTextCaseTuples(
+      "variant: add.s32\noperands: 1 2\nvariant: add.s32\noperands: 1\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("line 4: add.s32 takes 2 operands"));
+}
+
 TEST(ReproPtxTest, Assembles) {
   const char* ptxas = "/usr/local/cuda/bin/ptxas";
   if (access(ptxas, X_OK) != 0) GTEST_SKIP() << "no ptxas at " << ptxas;

@@ -164,20 +164,44 @@ bool HasKey(absl::string_view text, absl::string_view key) {
   return false;
 }
 
+// The tuples a case of a batch says it holds (its `batch:` line: FormatTextCase),
+// or 1.
+int64_t BatchSize(absl::string_view text) {
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (!absl::ConsumePrefix(&line, "batch:")) continue;
+    int64_t n = 0;
+    const absl::string_view first = absl::StripLeadingAsciiWhitespace(line);
+    return absl::SimpleAtoi(first.substr(0, first.find(' ')), &n) ? n : -1;
+  }
+  return 1;
+}
+
 // What is wrong with the case.txt (`text`) of an entry of `signature`.
 std::vector<std::string> CheckCase(const absl::StatusOr<std::string>& text,
                                    const Signature& signature) {
   if (absl::IsNotFound(text.status())) return {"case.txt is missing"};
   if (!text.ok()) return {absl::StrCat("case.txt cannot be read: ", text.status().message())};
   if (text->empty()) return {"case.txt is empty"};
-  const absl::StatusOr<Tuple> tuple = ParseTextCase(*text);
-  if (!tuple.ok()) return {absl::StrCat("case.txt does not parse: ", tuple.status().message())};
+  const absl::StatusOr<std::vector<Tuple>> tuples = ParseTextCaseTuples(*text);
+  if (!tuples.ok()) return {absl::StrCat("case.txt does not parse: ", tuples.status().message())};
+  const Tuple* tuple = &tuples->front();
   // FormatTextCase ends every line, and always writes `kind:`.
   std::vector<std::string> damage;
   if (!absl::EndsWith(*text, "\n")) {
     damage.push_back("case.txt is cut short: its last line has no newline");
   } else if (!HasKey(*text, "kind")) {
     damage.push_back("case.txt is cut short: it has no 'kind:' line");
+  }
+  if (NamesABatch(signature)) {
+    if (const int64_t said = BatchSize(*text); said != static_cast<int64_t>(tuples->size())) {
+      damage.push_back(absl::StrCat("case.txt is cut short: its batch: line says ", said,
+                                    " tuples, it holds ", tuples->size()));
+    } else if (const std::string batch = BatchName(*tuples); batch != signature.spelling) {
+      damage.push_back(absl::StrCat("case.txt holds a batch of ", tuples->size(),
+                                    " tuple(s) named ", batch, ", not the entry's ",
+                                    signature.spelling));
+    }
+    return damage;
   }
   const absl::StatusOr<Variant> named = ParseVariant(signature.spelling);
   if (named.ok() && *named != tuple->variant) {
@@ -324,6 +348,24 @@ std::string HowItEnded(absl::string_view detail) {
   return std::string(line.substr(0, 120));
 }
 
+// "3 tuples of add.cc.s32, add.sat.s32": a batch's variants, the first few
+// by name.
+std::string DescribeBatch(const std::vector<Tuple>& batch) {
+  constexpr size_t kNamed = 8;
+  std::vector<std::string> named;
+  size_t variants = 0;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const bool first = std::none_of(batch.begin(), batch.begin() + i, [&](const Tuple& t) {
+      return t.variant == batch[i].variant;
+    });
+    if (!first) continue;
+    if (++variants <= kNamed) named.push_back(Spell(batch[i].variant));
+  }
+  return absl::StrCat(batch.size(), batch.size() == 1 ? " tuple of " : " tuples of ",
+                      absl::StrJoin(named, ", "),
+                      variants > kNamed ? absl::StrCat(" and ", variants - kNamed, " more") : "");
+}
+
 std::map<std::string, std::string> NewMeta(const Finding& f) {
   const std::string now = Now();
   std::map<std::string, std::string> meta = {
@@ -340,6 +382,7 @@ std::map<std::string, std::string> NewMeta(const Finding& f) {
   if (f.kind != FindingKind::kValueMismatch && !f.detail.empty()) {
     meta["how"] = HowItEnded(f.detail);  // for `triage list` and summaries
   }
+  if (f.unisolated) meta["batch"] = DescribeBatch(f.batch);  // what its name hides
   AddFoundAs(f, meta);
   return meta;
 }
@@ -376,7 +419,7 @@ absl::Status RepairCase(const std::string& path, const Signature& signature, con
     repairs.push_back(absl::StrCat(absl::StrJoin(damage, "; "), kept,
                                    "; rebuilt from a repeat of the finding"));
   }
-  if (!Exists(path + "/repro.ptx")) {
+  if (!f.unisolated && !Exists(path + "/repro.ptx")) {
     PTXDIFF_RETURN_IF_ERROR(WriteFileAtomic(path + "/repro.ptx", ReproPtx(f.tuple)));
     repairs.push_back("repro.ptx was missing: rebuilt");
   }
@@ -470,9 +513,10 @@ absl::StatusOr<FileResult> TriageStore::File(const Finding& finding) {
   if (IsDirectory(path)) return CountIn(name, finding);
   std::map<std::string, std::string> files = {
       {"case.txt", FormatTextCase(finding)},
-      {"repro.ptx", ReproPtx(finding.tuple)},
       {"meta.txt", FormatMeta(NewMeta(finding))},
   };
+  // A batch's fault is no one kernel's: `ptxdiff repro` replays its case.
+  if (!finding.unisolated) files["repro.ptx"] = ReproPtx(finding.tuple);
   if (!finding.raw_input.empty()) files["input.bin"] = finding.raw_input;
   PTXDIFF_RETURN_IF_ERROR(WriteDirectoryAtomic(path, files));
   return FileResult{name, true, false, IndexError(), ""};

@@ -393,6 +393,50 @@ TEST(TriageStoreTest, ATruncatedOrMissingCaseIsNoticedAndRebuilt) {
   EXPECT_EQ(KeptAside(e.path, "case.txt").size(), 3u);
 }
 
+// Issue 28: an unisolated fault was filed under the batch's first variant,
+// with that tuple alone in its case and repro.ptx. Its entry is named after
+// the batch, its case holds every tuple of it (and is checked against the
+// name: a case cut short is damage), it has no repro.ptx (no one kernel
+// faulted), and meta.txt names the batch's variants for `triage list`.
+TEST(TriageStoreTest, AnUnisolatedFaultIsFiledAsItsWholeBatch) {
+  const std::string dir = FreshDir("unisolated");
+  auto store = TriageStore::Open(dir, true);
+  ASSERT_TRUE(store.ok());
+  const Variant add = *ParseVariant("add.cc.s32"), sat = *ParseVariant("add.sat.s32");
+  Finding f;
+  f.kind = FindingKind::kHang;
+  f.unisolated = true;
+  f.tuple = {add, {{7, 8}}};
+  f.batch = {f.tuple, {sat, {{0x7fffffff, 1}}}, {sat, {{5, 6}}}};
+  f.oracle = Evaluate(add, f.tuple.operands);
+  f.backend = "faulty";
+  f.backend_identity = "faulty 1";
+  f.detail = "unisolated hang of a batch of 3 tuple(s) not narrowed to one tuple: why";
+  auto filed = store->File(f);
+  ASSERT_TRUE(filed.ok()) << filed.status();
+  EXPECT_EQ(filed->entry, "hang~faulty~unisolated-hang~" + BatchName(f.batch));
+  const std::string path = dir + "/" + filed->entry;
+  EXPECT_EQ(*ParseTextCaseTuples(ReadAll(path + "/case.txt")), f.batch);
+  EXPECT_EQ(access((path + "/repro.ptx").c_str(), F_OK), -1);
+  EntryInfo listed = Only(store->List());
+  EXPECT_TRUE(listed.damage.empty()) << listed.damage[0];
+  EXPECT_EQ(listed.meta["batch"], "3 tuples of add.cc.s32, add.sat.s32");
+  // Counted again, still without a repro.ptx (a repair does not make one).
+  ASSERT_TRUE(store->File(f).ok());
+  EXPECT_EQ(access((path + "/repro.ptx").c_str(), F_OK), -1);
+  EXPECT_EQ(Only(store->List()).count(), 2);
+  // Cut short by a tuple: damage, and the next filing rebuilds the case.
+  const std::string whole = ReadAll(path + "/case.txt");
+  WriteAll(path + "/case.txt", whole.substr(0, whole.rfind("variant:")));
+  listed = Only(store->List());
+  ASSERT_EQ(listed.damage.size(), 1u);
+  EXPECT_THAT(listed.damage[0], HasSubstr("case.txt is cut short: its batch: line says 3"));
+  filed = store->File(f);
+  ASSERT_TRUE(filed.ok()) << filed.status();
+  EXPECT_THAT(filed->repaired, HasSubstr("rebuilt from a repeat of the finding"));
+  EXPECT_EQ(*ParseTextCaseTuples(ReadAll(path + "/case.txt")), f.batch);
+}
+
 TEST(TriageStoreTest, MissingOrUnwritableDirectories) {
   auto missing = TriageStore::Open(FreshDir("missing"), /*create=*/false);
   ASSERT_FALSE(missing.ok());
