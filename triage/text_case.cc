@@ -40,11 +40,6 @@ std::string TupleLines(const Tuple& t) {
 std::string FormatTextCase(const Finding& f) {
   const Variant& v = f.tuple.variant;
   const int width = ResultWidth(v);
-  std::string out = absl::StrCat(kTextCaseHeader, "\nvariant: ", Spell(v), "\noperands: ",
-                                 absl::StrJoin(HexOperands(v, f.tuple.operands), " "),
-                                 "\n", RuntimeLines(f.tuple), "oracle: ",
-}
-
   std::string out = absl::StrCat(kTextCaseHeader, "\n", TupleLines(f.tuple), "oracle: ",
                                  ResultText(v, f.oracle.bits, f.oracle.carry), " ",
                                  Token(f.oracle.undefined), "\n");
