@@ -196,7 +196,7 @@ TEST(CampaignTest, TheRuntimeTierFindsAClaimForEveryValueAndFilesItsForm) {
   EXPECT_EQ((*c)->Snapshot().new_findings, 1);
   const std::vector<std::string> names = EntryNames(dir + "/triage");
   ASSERT_EQ(names.size(), 1u);
-  EXPECT_THAT(names[0], ::testing::StartsWith("value-mismatch~faulty~runtime-a%3A"));
+  EXPECT_THAT(names[0], ::testing::StartsWith("value-mismatch~faulty~runtime-a."));
   const std::string name = names[0].substr(0, names[0].find(' '));  // without " x<count>"
   EXPECT_THAT(name, ::testing::EndsWith("~bfe.s32"));
   std::ifstream in(dir + "/triage/" + name + "/case.txt");

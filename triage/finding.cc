@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/match.h"
 #include "absl/strings/strip.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "common/fnv1a.h"
 #include "harness/semantic_classes.h"
@@ -127,8 +128,11 @@ Signature SignatureOf(const Finding& f) {
   // A cause with runtime sources is not the same as one with immediates: a
   // compiler's claim about every value is another code path than its fold.
   if (f.tuple.runtime != 0 && !f.unisolated) {
-    cls = absl::StrCat("runtime-", RuntimeSourceNames(f.tuple.variant, f.tuple.runtime), ":",
-                       cls);
+    // "runtime-a-c.": characters an entry name keeps as they are.
+    cls = absl::StrCat(
+        "runtime-",
+        absl::StrReplaceAll(RuntimeSourceNames(f.tuple.variant, f.tuple.runtime), {{",", "-"}}),
+        ".", cls);
   }
   return {f.kind, f.unisolated ? BatchName(f.batch) : Spell(f.tuple.variant), f.backend,
           std::move(cls)};

@@ -8,7 +8,7 @@
 // classes the minimized tuple needs: "ge256", "all-ones_min", "in-range";
 // semantic_classes.h; "-hw" is appended when judged against the hardware
 // reading, oracle/errata.h; a case with runtime sources is prefixed by them,
-// "runtime-a:ge256"). Which result bytes differ is not part of it: one
+// "runtime-a.ge256"). Which result bytes differ is not part of it: one
 // cause shows in different bytes for different operands. Entry names are
 // the signature, encoded so that they parse back (EntryName /
 // ParseEntryName).

@@ -2,6 +2,7 @@
 
 #include <random>
 
+#include "absl/strings/match.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isa/family_table.h"
@@ -88,8 +89,11 @@ TEST(FindingTest, SignatureOfARuntimeFormNamesItsRuntimeSources) {
   Finding immediate = f;
   immediate.tuple.runtime = 0;
   EXPECT_EQ(runtime.disagreement_class,
-            "runtime-a:" + SignatureOf(immediate).disagreement_class);
+            "runtime-a." + SignatureOf(immediate).disagreement_class);
   EXPECT_EQ(*ParseEntryName(EntryName(runtime)), runtime);
+  EXPECT_EQ(EntryName(runtime).find('%'), std::string::npos);  // readable as it is
+  f.tuple.runtime = 0b101;
+  EXPECT_TRUE(absl::StartsWith(SignatureOf(f).disagreement_class, "runtime-a-c."));
 }
 
 // Issue 28: an unisolated fault was named after the batch's first variant,
