@@ -158,6 +158,15 @@ TEST(CampaignTest, DefinedDuplicatesDoNotMakeRoomForUndefinedResults) {
   EXPECT_LE(s.counts.unspecified, 5);
 }
 
+// Lets `c` run until it files a new finding (at most 60 s), then stops it.
+void StopAtItsFirstFinding(Campaign& c) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  while (c.Snapshot().new_findings == 0 && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  c.Stop();
+}
+
 TEST(CampaignTest, TheSystematicSourceFindsABugWithoutAnyFuzzInput) {
   const std::string dir = FreshDir("systematic");
   CampaignOptions o = Options(dir, {"--fault=wrong-on=popc.b64"});
@@ -165,11 +174,7 @@ TEST(CampaignTest, TheSystematicSourceFindsABugWithoutAnyFuzzInput) {
   o.variants = {*ParseVariant("popc.b32"), *ParseVariant("popc.b64")};
   auto c = Campaign::Start(o);
   ASSERT_TRUE(c.ok()) << c.status();
-  const absl::Time deadline = absl::Now() + absl::Seconds(60);
-  while ((*c)->Snapshot().new_findings == 0 && absl::Now() < deadline) {
-    absl::SleepFor(absl::Milliseconds(20));
-  }
-  (*c)->Stop();
+  StopAtItsFirstFinding(**c);
   const CampaignStats s = (*c)->Snapshot();
   EXPECT_EQ(s.new_findings, 1);
   EXPECT_EQ(s.variants_reached, 2);
@@ -188,11 +193,7 @@ TEST(CampaignTest, TheRuntimeTierFindsAClaimForEveryValueAndFilesItsForm) {
   o.variants = {*ParseVariant("bfe.s32"), *ParseVariant("bfe.u32")};
   auto c = Campaign::Start(o);
   ASSERT_TRUE(c.ok()) << c.status();
-  const absl::Time deadline = absl::Now() + absl::Seconds(60);
-  while ((*c)->Snapshot().new_findings == 0 && absl::Now() < deadline) {
-    absl::SleepFor(absl::Milliseconds(20));
-  }
-  (*c)->Stop();
+  StopAtItsFirstFinding(**c);
   EXPECT_EQ((*c)->Snapshot().new_findings, 1);
   const std::vector<std::string> names = EntryNames(dir + "/triage");
   ASSERT_EQ(names.size(), 1u);
