@@ -55,6 +55,28 @@ std::vector<std::string> EntryNames(const std::string& triage_dir) {
   return names;
 }
 
+// What `triage show` shows of an EntryNames line's entry ("<name> x<count>").
+absl::StatusOr<std::string> ShowListed(const std::string& triage_dir, const std::string& listed) {
+  auto store = TriageStore::Open(triage_dir, false);
+  if (!store.ok()) return store.status();
+  return store->Show(listed.substr(0, listed.rfind(' ')));
+}
+
+// A campaign of `o` with one sender, offered a batch of add.u32 and div.u32
+// (the faulty worker's --fault picks which faults it), flushed and stopped:
+// its entries (EntryNames).
+std::vector<std::string> FileABatchThatFaults(CampaignOptions o) {
+  o.in_flight = 1;
+  auto c = Campaign::Start(o);
+  if (!c.ok()) return {c.status().ToString()};
+  Offer(**c, "add.u32", {{1, 2, 0, 0}});
+  Offer(**c, "div.u32", {{7, 2, 0, 0}});
+  const bool flushed = (*c)->Flush(absl::Seconds(60));
+  (*c)->Stop();
+  if (!flushed) return {"the campaign did not flush in 60 s"};
+  return EntryNames(o.triage_dir);
+}
+
 TEST(CampaignTest, JudgesAsynchronouslyAndFilesOneEntryPerRootCause) {
   const std::string dir = FreshDir("root");
   // Wrong on every bfe whose position (operand b) is at least 256.
@@ -458,8 +480,7 @@ TEST(CampaignTest, IsolationEndsAtTheCampaignsDeadlineAndFilesWhatItLeft) {
   const std::vector<std::string> unisolated = AwaitEntries(
       dir + "/triage", "hang~faulty~unisolated-hang~", o.deadline + absl::Seconds(30));
   ASSERT_EQ(unisolated.size(), 1u) << "isolation went on past the deadline";
-  auto shown = TriageStore::Open(dir + "/triage", false)
-                   ->Show(unisolated[0].substr(0, unisolated[0].rfind(' ')));
+  auto shown = ShowListed(dir + "/triage", unisolated[0]);
   ASSERT_TRUE(shown.ok()) << shown.status();
   EXPECT_THAT(*shown, HasSubstr("isolating a hang of the worker reached the campaign's deadline"));
   (*c)->Stop();
@@ -478,20 +499,12 @@ TEST(CampaignTest, IsolationEndsAtTheCampaignsDeadlineAndFilesWhatItLeft) {
 TEST(CampaignTest, TheFilersIsolationStopsAtTheDeadline) {
   const std::string dir = FreshDir("filer_deadline");
   CampaignOptions o = Options(dir, {"--fault=device-fault-on=div.u32"});
-  o.in_flight = 1;
   o.deadline = absl::Now();  // past by the time the fault is filed
-  auto c = Campaign::Start(o);
-  ASSERT_TRUE(c.ok()) << c.status();
-  Offer(**c, "add.u32", {{1, 2, 0, 0}});
-  Offer(**c, "div.u32", {{7, 2, 0, 0}});
-  ASSERT_TRUE((*c)->Flush(absl::Seconds(60)));
-  (*c)->Stop();
-  const std::vector<std::string> names = EntryNames(dir + "/triage");
+  const std::vector<std::string> names = FileABatchThatFaults(o);
   ASSERT_EQ(names.size(), 1u);
   EXPECT_THAT(names[0],
               ::testing::StartsWith("device-fault~faulty~unisolated-device-fault~batch-"));
-  auto shown = TriageStore::Open(dir + "/triage", false)
-                   ->Show(names[0].substr(0, names[0].rfind(' ')));
+  auto shown = ShowListed(dir + "/triage", names[0]);
   ASSERT_TRUE(shown.ok()) << shown.status();
   EXPECT_THAT(*shown, HasSubstr("isolating the fault reached the campaign's deadline"));
 }
@@ -523,7 +536,7 @@ TEST(CampaignTest, IsolationCutShortByStopFilesTheFaultAndBlamesNothing) {
     EXPECT_THAT(name, ::testing::StartsWith("hang~faulty~")) << name;
     if (!name.starts_with("hang~faulty~unisolated-hang~")) continue;
     unisolated = true;
-    auto shown = TriageStore::Open(dir + "/triage", false)->Show(name.substr(0, name.rfind(' ')));
+    auto shown = ShowListed(dir + "/triage", name);
     ASSERT_TRUE(shown.ok()) << shown.status();
     EXPECT_THAT(*shown, HasSubstr("was cut short: the client was told to stop"));
   }
@@ -538,19 +551,13 @@ TEST(CampaignTest, ABatchFaultNoWorkerCouldIsolateIsNotBlamedOnItsFirstVariant) 
   const std::string dir = FreshDir("unisolated_no_minimizer");
   CampaignOptions o = WithMinimizerWorker(dir, "echo no more workers >&2; exit 7",
                                           "--fault=device-fault-on=div.u32");
-  o.in_flight = 1;  // its worker and the restart after the fault, then none
-  auto c = Campaign::Start(o);
-  ASSERT_TRUE(c.ok()) << c.status();
-  Offer(**c, "add.u32", {{1, 2, 0, 0}});
-  Offer(**c, "div.u32", {{7, 2, 0, 0}});
-  ASSERT_TRUE((*c)->Flush(absl::Seconds(60)));
-  (*c)->Stop();
-  const std::vector<std::string> names = EntryNames(dir + "/triage");
+  // One sender: its worker and the restart after the fault, then none.
+  const std::vector<std::string> names = FileABatchThatFaults(o);
   ASSERT_EQ(names.size(), 1u);
   EXPECT_THAT(names[0],
               ::testing::StartsWith("device-fault~faulty~unisolated-device-fault~"));
-  auto shown = TriageStore::Open(dir + "/triage", false)
-                   ->Show(names[0].substr(0, names[0].size() - 3));
+  EXPECT_THAT(names[0], ::testing::EndsWith(" x1"));
+  auto shown = ShowListed(dir + "/triage", names[0]);
   ASSERT_TRUE(shown.ok()) << shown.status();
   EXPECT_THAT(*shown, HasSubstr("cannot start a worker to minimize with"));
   EXPECT_THAT(*shown, HasSubstr("the batch's variants: add.u32, div.u32"));

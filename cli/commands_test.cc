@@ -20,6 +20,7 @@
 #include "isa/spelling.h"
 #include "oracle/oracle.h"
 #include "triage/triage_store.h"
+#include "triage/testing/unisolated_finding.h"
 
 namespace ptxdiff {
 namespace {
@@ -220,6 +221,33 @@ TEST(BackendCommandsTest, EvalWithABackendPrintsBothAndTheVerdict) {
   EXPECT_THAT(r.out, HasSubstr("verdict: agree"));
 }
 
+std::string TempDirFor(const std::string& name);
+
+// --runtime: the named sources are runtime values; a worker that does not
+// run operand forms declines such tuples, saying why, instead of running
+// them as immediates.
+TEST(BackendCommandsTest, RuntimeSourcesReachOnlyAWorkerThatRunsForms) {
+  CliRun r = Ptxdiff({"eval", "--backend=oracle", "--runtime", "a", "bfe.s32", "1", "40", "8"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("instruction: bfe.s32 d, %a, 0x00000028, 0x00000008\n"));
+  EXPECT_THAT(r.out, HasSubstr("verdict: agree"));
+  r = Ptxdiff({"eval", "--backend=oracle", "--runtime", "immLut", "lop3.b32", "1", "2", "3", "4"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("cannot be a runtime value"));
+  const std::string faulty = std::string("exec:") + PTXDIFF_FAULTY_WORKER_PATH;
+  r = Ptxdiff({"sweep", "--backend", faulty, "--family", "bfe", "--tuples", "2", "--runtime", "a"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("agreed          8\n"));
+  const std::string script = TempDirFor("no_forms") + "/no_forms_worker.sh";
+  std::ofstream(script) << "#!/bin/sh\nexec " << PTXDIFF_FAULTY_WORKER_PATH << " --no-forms\n";
+  chmod(script.c_str(), 0755);
+  r = Ptxdiff({"sweep", "--backend", "exec:" + script, "--family", "bfe", "--tuples", "2",
+               "--runtime", "a"});
+  EXPECT_EQ(r.code, 1);  // nothing was tested
+  EXPECT_THAT(r.out, HasSubstr("declined        8\n"));
+  EXPECT_THAT(r.out, HasSubstr("(it does not say forms=1)"));
+}
+
 TEST(BackendCommandsTest, SweepThroughAnExecBackendCountsAgreements) {
   const std::string faulty = std::string("exec:") + PTXDIFF_FAULTY_WORKER_PATH;
   CliRun r = Ptxdiff({"sweep", "--backend", faulty, "--family", "popc", "--tuples", "5"});
@@ -400,15 +428,7 @@ TEST(TriageCommandsTest, AnUnisolatedFaultListsAndReplaysAsItsWholeBatch) {
   const std::string triage = dir + "/triage";
   auto store = TriageStore::Open(triage, /*create=*/true);
   ASSERT_TRUE(store.ok()) << store.status();
-  const Variant add = *ParseVariant("add.cc.s32"), sat = *ParseVariant("add.sat.s32");
-  Finding f;
-  f.kind = FindingKind::kHang;
-  f.unisolated = true;
-  f.tuple = {add, {{7, 8}}};
-  f.batch = {f.tuple, {sat, {{0x7fffffff, 1}}}, {sat, {{5, 6}}}};
-  f.oracle = Evaluate(add, f.tuple.operands);
-  f.backend = "faulty";
-  f.backend_identity = "faulty 1";
+  Finding f = AnUnisolatedHangOfABatch();
   f.detail = "unisolated hang of a batch of 3 tuple(s) not narrowed to one tuple: budget";
   const std::string entry = store->File(f)->entry;
   EXPECT_EQ(entry, "hang~faulty~unisolated-hang~" + BatchName(f.batch));

@@ -10,6 +10,7 @@
 #include <thread>
 #include <random>
 
+#include "common/testing/child_of_a_killed_caller.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isa/family_table.h"
@@ -198,10 +199,10 @@ TEST(WorkerClientTest, AFaultingTupleIsIsolatedAndTheRestAnswered) {
 
 // Isolation stops at its budget: what is not settled is declined, saying so,
 // and the batch's fault comes back as unisolated. Every tuple hangs this
-// worker, so isolating all 64 would take 127 runs, each 300 ms or more:
-// the declines show that it stopped, and the time bound is only a guard
-// (the restarts it pays for are not bounded by the budget, and are slow on
-// a loaded machine: a bound of a few seconds failed there).
+// worker, so isolating all 64 would take a run for every half down to each
+// tuple, each at least the timeout set below: the declines show that it
+// stopped, and the time bound is only a guard (the restarts it pays for are
+// not bounded by the budget, and are slow on a loaded machine).
 TEST(WorkerClientTest, IsolationStopsAtItsBudget) {
   WorkerCommand command = Faulty({"--fault=hang"}, absl::Milliseconds(300));
   command.isolate_faults = true;
@@ -280,52 +281,30 @@ TEST(WorkerClientTest, IsolationBlamesNoTupleWhenTheWorkerCannotRestart) {
 // even when it was started from a thread that has since ended (as the
 // campaign starts its senders' workers) and is hung on a batch.
 TEST(WorkerClientTest, AWorkerDiesWithTheProcessThatStartedIt) {
-  // The orphaned worker comes to this process, which can then wait for it.
-  ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
-  int pid_pipe[2];
-  ASSERT_EQ(pipe(pid_pipe), 0);
-  const pid_t caller = fork();
-  ASSERT_GE(caller, 0);
-  if (caller == 0) {
-    absl::StatusOr<std::unique_ptr<WorkerClient>> started = absl::UnknownError("not started");
+  const OrphanEnd end = ChildOfAKilledCaller([] {
+    // Never freed: the client lives, hung on a batch, until the caller is
+    // killed, after this function returns.
+    auto* started = new absl::StatusOr<std::unique_ptr<WorkerClient>>(absl::UnknownError("no"));
     std::thread([&] {
-      started = WorkerClient::Start(
+      *started = WorkerClient::Start(
           Faulty({"--fault=hang-on=add.sat.s32"}, absl::Hours(1)));
     }).join();
     // The starting thread has ended, and the worker still answers (-1: it
     // did not start, or died with that thread).
     pid_t worker = -1;
-    if (started.ok()) {
-      const pid_t first = (*started)->worker_pid();
-      const BatchOutcome out = (*started)->Run(SomeTuples({"add.s32"}, 4));
-      if (!out.fault && (*started)->restarts() == 0) worker = first;
+    if (started->ok()) {
+      WorkerClient* client = started->value().get();
+      const pid_t first = client->worker_pid();
+      const BatchOutcome out = client->Run(SomeTuples({"add.s32"}, 4));
+      if (!out.fault && client->restarts() == 0) worker = first;
       // Then hung on a batch until the end.
-      std::thread([&] { (*started)->Run(SomeTuples({"add.sat.s32"}, 1)); }).detach();
+      std::thread([client] { client->Run(SomeTuples({"add.sat.s32"}, 1)); }).detach();
     }
-    (void)!write(pid_pipe[1], &worker, sizeof(worker));
-    pause();
-    _exit(0);
-  }
-  pid_t worker = -1;
-  ASSERT_EQ(read(pid_pipe[0], &worker, sizeof(worker)), static_cast<ssize_t>(sizeof(worker)));
-  close(pid_pipe[0]);
-  close(pid_pipe[1]);
-  if (worker <= 0) kill(caller, SIGKILL), waitpid(caller, nullptr, 0);
-  ASSERT_GT(worker, 0) << "the worker did not start, or did not outlive the thread that started it";
-  kill(caller, SIGKILL);
-  ASSERT_EQ(waitpid(caller, nullptr, 0), caller);
-  // Polled: a worker that got the signal ends within milliseconds; the
-  // limit only bounds a failing test (the hung worker would never end).
-  int status = 0;
-  pid_t reaped = 0;
-  const absl::Time give_up = absl::Now() + absl::Seconds(30);
-  while ((reaped = waitpid(worker, &status, WNOHANG)) == 0 && absl::Now() < give_up) {
-    absl::SleepFor(absl::Milliseconds(10));
-  }
-  if (reaped == 0) kill(worker, SIGKILL), waitpid(worker, nullptr, 0);
-  prctl(PR_SET_CHILD_SUBREAPER, 0);
-  ASSERT_EQ(reaped, worker) << "the worker outlived the process that started it";
-  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+    return worker;
+  });
+  ASSERT_GT(end.child, 0) << "the worker did not start, or did not outlive the thread that started it";
+  ASSERT_TRUE(end.reaped) << "the worker outlived the process that started it";
+  EXPECT_TRUE(WIFSIGNALED(end.status) && WTERMSIG(end.status) == SIGTERM);
 }
 
 TEST(WorkerClientTest, StartFailuresNameTheProblem) {

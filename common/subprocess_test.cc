@@ -10,6 +10,7 @@
 
 #include "absl/time/clock.h"
 #include "common/files.h"
+#include "common/testing/child_of_a_killed_caller.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -145,31 +146,14 @@ TEST(StartProcessTest, StreamsAreTheOnesGiven) {
 // Issue 28, item 7: a `kill -9` of `ptxdiff fuzz` left its fuzzer running.
 // A child started `dies_with_caller` gets SIGTERM when its caller is killed.
 TEST(StartProcessTest, AChildThatDiesWithItsCallerDoes) {
-  // The orphaned child comes to this process, which can then wait for it.
-  ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
-  int pid_pipe[2];
-  ASSERT_EQ(pipe(pid_pipe), 0);
-  const pid_t caller = fork();
-  ASSERT_GE(caller, 0);
-  if (caller == 0) {
+  const OrphanEnd end = ChildOfAKilledCaller([] {
     auto child = StartProcess({"/bin/sleep", "20"}, {.dies_with_caller = true}, "sleep");
-    const pid_t pid = child.ok() ? *child : -1;
-    (void)!write(pid_pipe[1], &pid, sizeof(pid));
-    pause();
-    _exit(0);
-  }
-  pid_t child = -1;
-  ASSERT_EQ(read(pid_pipe[0], &child, sizeof(child)), static_cast<ssize_t>(sizeof(child)));
-  ASSERT_GT(child, 0);
-  kill(caller, SIGKILL);
-  ASSERT_EQ(waitpid(caller, nullptr, 0), caller);
-  int status = 0;
-  ASSERT_EQ(waitpid(child, &status, 0), child);
-  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM)
+    return child.ok() ? *child : -1;
+  });
+  ASSERT_GT(end.child, 0);
+  ASSERT_TRUE(end.reaped) << "the child outlived its caller";
+  EXPECT_TRUE(WIFSIGNALED(end.status) && WTERMSIG(end.status) == SIGTERM)
       << "the child outlived its caller and ended by itself";
-  prctl(PR_SET_CHILD_SUBREAPER, 0);
-  close(pid_pipe[0]);
-  close(pid_pipe[1]);
 }
 
 TEST(StartProcessTest, AMissingExecutableOfAChildThatDiesWithItsCallerIsAnError) {

@@ -7,6 +7,7 @@
 #include "gtest/gtest.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
+#include "triage/testing/unisolated_finding.h"
 
 namespace ptxdiff {
 namespace {
@@ -101,12 +102,7 @@ TEST(FindingTest, SignatureOfARuntimeFormNamesItsRuntimeSources) {
 // its variants, whatever their order and operands, in place of a variant.
 TEST(FindingTest, AnUnisolatedFaultIsNamedAfterItsBatch) {
   const Variant add = *ParseVariant("add.cc.s32"), sat = *ParseVariant("add.sat.s32");
-  Finding f;
-  f.kind = FindingKind::kHang;
-  f.unisolated = true;
-  f.tuple = {add, {{7, 8}}};
-  f.batch = {f.tuple, {sat, {{0x7fffffff, 1}}}, {sat, {{5, 6}}}};
-  f.backend = "faulty";
+  Finding f = AnUnisolatedHangOfABatch();
   const Signature s = SignatureOf(f);
   EXPECT_EQ(s.disagreement_class, "unisolated-hang");
   EXPECT_TRUE(IsBatchName(s.spelling)) << s.spelling;

@@ -10,6 +10,7 @@
 #include "worker/backends/ptxas/cubin.h"
 #include "worker/backends/ptxas/ptxas_toolchain.h"
 #include "worker/backends/ptxas/sass_constants.h"
+#include "triage/testing/unisolated_finding.h"
 
 namespace ptxdiff {
 namespace {
@@ -130,14 +131,7 @@ TEST(TextCaseTest, BadCasesNameTheProblem) {
 // tuple, so replaying it replayed an innocent tuple. It holds every tuple
 // of the batch, in order, and parses back to all of them.
 TEST(TextCaseTest, ACaseOfABatchHoldsEveryTupleInOrder) {
-  const Variant add = *ParseVariant("add.cc.s32"), sat = *ParseVariant("add.sat.s32");
-  Finding f;
-  f.kind = FindingKind::kHang;
-  f.unisolated = true;
-  f.tuple = {add, {{7, 8}}};
-  f.batch = {f.tuple, {sat, {{0x7fffffff, 1}}}, {sat, {{5, 6}}}};
-  f.oracle = Evaluate(add, f.tuple.operands);
-  f.backend_identity = "faulty 1";
+  Finding f = AnUnisolatedHangOfABatch();
   const std::string text = FormatTextCase(f);
   EXPECT_THAT(text, HasSubstr("batch: 3 tuples"));
   auto tuples = ParseTextCaseTuples(text);

@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "isa/spelling.h"
 #include "triage/text_case.h"
+#include "triage/testing/unisolated_finding.h"
 
 namespace ptxdiff {
 namespace {
@@ -402,15 +403,7 @@ TEST(TriageStoreTest, AnUnisolatedFaultIsFiledAsItsWholeBatch) {
   const std::string dir = FreshDir("unisolated");
   auto store = TriageStore::Open(dir, true);
   ASSERT_TRUE(store.ok());
-  const Variant add = *ParseVariant("add.cc.s32"), sat = *ParseVariant("add.sat.s32");
-  Finding f;
-  f.kind = FindingKind::kHang;
-  f.unisolated = true;
-  f.tuple = {add, {{7, 8}}};
-  f.batch = {f.tuple, {sat, {{0x7fffffff, 1}}}, {sat, {{5, 6}}}};
-  f.oracle = Evaluate(add, f.tuple.operands);
-  f.backend = "faulty";
-  f.backend_identity = "faulty 1";
+  Finding f = AnUnisolatedHangOfABatch();
   f.detail = "unisolated hang of a batch of 3 tuple(s) not narrowed to one tuple: why";
   auto filed = store->File(f);
   ASSERT_TRUE(filed.ok()) << filed.status();

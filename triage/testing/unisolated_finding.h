@@ -1,0 +1,31 @@
+// A finding for tests of unisolated faults (Finding::unisolated): the ones
+// of its entry name, its case, its filing and its replay share it.
+
+#ifndef PTXDIFF_TRIAGE_TESTING_UNISOLATED_FINDING_H_
+#define PTXDIFF_TRIAGE_TESTING_UNISOLATED_FINDING_H_
+
+#include "isa/spelling.h"
+#include "oracle/oracle.h"
+#include "triage/finding.h"
+
+namespace ptxdiff {
+
+// A hang of a batch of three tuples that isolation did not narrow: the
+// batch's first is add.cc.s32's (not known to be at fault), then two of
+// add.sat.s32, the first at a = MAX. No detail: each test says why.
+inline Finding AnUnisolatedHangOfABatch() {
+  const Variant add = *ParseVariant("add.cc.s32"), sat = *ParseVariant("add.sat.s32");
+  Finding f;
+  f.kind = FindingKind::kHang;
+  f.unisolated = true;
+  f.tuple = {add, {{7, 8}}};
+  f.batch = {f.tuple, {sat, {{0x7fffffff, 1}}}, {sat, {{5, 6}}}};
+  f.oracle = Evaluate(add, f.tuple.operands);
+  f.backend = "faulty";
+  f.backend_identity = "faulty 1";
+  return f;
+}
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_TRIAGE_TESTING_UNISOLATED_FINDING_H_
