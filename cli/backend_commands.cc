@@ -157,11 +157,8 @@ namespace {
 // over many variants takes each name where a variant has it.
 uint8_t RuntimeSourcesNamed(const Variant& v, const std::vector<std::string>& names) {
   uint8_t runtime = 0;
-  for (int i = 0; i < NumSources(v); ++i) {
-    if (CanBeRuntime(v, i) &&
-        std::find(names.begin(), names.end(), SourceName(v, i)) != names.end()) {
-      runtime |= 1 << i;
-    }
+  for (const std::string& name : names) {
+    if (absl::StatusOr<uint8_t> one = ParseRuntimeSources(v, name); one.ok()) runtime |= *one;
   }
   return runtime;
 }
