@@ -1,5 +1,6 @@
 // What stands in for the libFuzzer loop when a benchmark drives a campaign:
-// random edge tuples of random variants offered as fast as they come.
+// random edge tuples of random variants, in the worker's default form (as
+// inputs without forms are run), offered as fast as they come.
 
 #ifndef PTXDIFF_BENCH_FUZZ_LOOP_STAND_IN_H_
 #define PTXDIFF_BENCH_FUZZ_LOOP_STAND_IN_H_

@@ -351,6 +351,7 @@ void Campaign::SystematicLoop() {
   SystematicSource source(wanted, builtin != nullptr ? builtin->systematic_run : 8,
                           /*endless=*/true,
                           /*runtime_forms=*/identity_.forms && options_.runtime_forms);
+  source.SetRuntimeByDefault(identity_.runtime_by_default);
   calibrated_.wait();
   for (int f = 0; f < kNumFamilies; ++f) {
     if (family_cost_[f] > 0) source.SetFamilyCost(static_cast<Family>(f), family_cost_[f]);

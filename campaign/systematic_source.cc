@@ -601,6 +601,11 @@ SystematicSource::SystematicSource(absl::Span<const Variant> variants, int run,
   for (const auto& [key, v] : keyed) breadth_.push_back(v);
 }
 
+Tuple SystematicSource::InDefaultForm(Tuple t) const {
+  if (t.runtime == 0) t.runtime = DefaultForm(t.variant, runtime_by_default_);
+  return t;
+}
+
 std::optional<Tuple> SystematicSource::NextBreadth() {
   if (breadth_cursor_ >= breadth_.size()) return std::nullopt;
   VariantState* v = breadth_[breadth_cursor_++];
@@ -611,7 +616,8 @@ std::optional<Tuple> SystematicSource::NextBreadth() {
   ++v->next;
   const Shape shape(v->variant, forms_);
   v->count = shape.total();
-  return NthOfSet(v->variant, shape, Order(Order::FirstOnly{}, v->id), /*i=*/0);
+  return InDefaultForm(
+      NthOfSet(v->variant, shape, Order(Order::FirstOnly{}, v->id), /*i=*/0));
 }
 
 std::optional<Tuple> SystematicSource::Next() {
@@ -622,11 +628,12 @@ std::optional<Tuple> SystematicSource::Next() {
       --left_in_run_;
       ++produced_;
       if (current_->next < current_->count) {
-        return SystematicTuple(current_->variant, current_->next++, forms_);
+        return InDefaultForm(
+            SystematicTuple(current_->variant, current_->next++, forms_));
       }
       std::vector<Tuple> one;
       TailTuples(current_->variant, current_->next++, 1, one);
-      return one[0];
+      return InDefaultForm(one[0]);
     }
     if (!Advance()) return std::nullopt;
   }
@@ -654,6 +661,9 @@ bool SystematicSource::NextRun(std::vector<Tuple>& out) {
     TailTuples(current_->variant, current_->next, left_in_run_, out);
   }
   const uint64_t n = out.size() - before;
+  if (runtime_by_default_) {
+    for (size_t i = before; i < out.size(); ++i) out[i] = InDefaultForm(out[i]);
+  }
   current_->next += n;
   produced_ += n;
   left_in_run_ = 0;

@@ -101,6 +101,13 @@ class SystematicSource {
   static constexpr int kBreadthRun = 64;
   bool NextRun(std::vector<Tuple>& out);
 
+  // Tuples whose form the set leaves open (every tier but the runtime one)
+  // get DefaultForm(v, runtime_by_default): for a worker that runs code,
+  // every source a runtime value, its cheapest shape. Off by default.
+  void SetRuntimeByDefault(bool runtime_by_default) {
+    runtime_by_default_ = runtime_by_default;
+  }
+
   // The backend's time per tuple of each family (any unit; 1 by default).
   // Families are then given equal *time*, not equal tuples: stride
   // scheduling charges each run its count times its family's cost and picks
@@ -136,6 +143,9 @@ class SystematicSource {
   int run_;
   bool endless_;
   bool forms_;
+  bool runtime_by_default_ = false;
+  // `t`, or `t` in the default form if its form is open (all immediates).
+  Tuple InDefaultForm(Tuple t) const;
   int left_in_run_ = 0;
   VariantState* current_ = nullptr;
   int64_t exhausted_ = 0, produced_ = 0;

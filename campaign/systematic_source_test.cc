@@ -289,6 +289,28 @@ TEST(SystematicTest, RunsGiveTheSameTuplesAsOneAtATime) {
   }
 }
 
+// For a worker whose default form is runtime, the tiers that leave the form
+// open give every source that may be a runtime value as one; the runtime
+// tier keeps its probes (one source runtime, the others immediates).
+TEST(SystematicTest, OpenFormsTakeTheDefaultForm) {
+  const Variant v = *ParseVariant("bfe.s32");
+  SystematicSource source({v}, 64, /*endless=*/false, /*runtime_forms=*/true);
+  source.SetRuntimeByDefault(true);
+  std::vector<Tuple> tuples;
+  while (source.NextRun(tuples)) {
+  }
+  ASSERT_EQ(tuples.size(), SystematicCount(v, /*forms=*/true));
+  int all = 0, one = 0;
+  for (const Tuple& t : tuples) {
+    all += t.runtime == 0b111;
+    one += std::popcount(t.runtime) == 1;
+    ASSERT_NE(t.runtime, 0) << "an open form left as immediates";
+  }
+  EXPECT_GT(all, 0);
+  EXPECT_GT(one, 0);
+  EXPECT_EQ(all + one, static_cast<int>(tuples.size()));
+}
+
 // Equal time, not equal tuples: a family four times as costly gets a
 // quarter of the tuples after the breadth pass.
 TEST(SystematicTest, FamilyCostsGiveFamiliesEqualTime) {

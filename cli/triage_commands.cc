@@ -138,6 +138,16 @@ std::string DefaultTriageDir() {
   return env && *env ? env : "out/triage";
 }
 
+// A crash file that gives no forms runs in the default form of the worker
+// replaying it, as the fuzz loop ran it (isa/fuzz_input.h).
+void UseDefaultFormOfCrashFile(const std::string& path, const WorkerIdentity& worker,
+                               std::vector<Tuple>& tuples) {
+  const absl::StatusOr<std::string> raw = ReadRaw(path);
+  if (!raw.ok() || LooksLikeTextCase(*raw) || FuzzInputHasForms(*raw)) return;
+  const bool runtime = worker.forms && worker.runtime_by_default;
+  for (Tuple& t : tuples) t.runtime = DefaultForm(t.variant, runtime);
+}
+
 int RunRepro(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   auto parsed = OneFile(args, {"backend", "arch", "timeout", "reading", "cuda-driver", "dir"});
   if (!parsed.ok()) return Fail(err, "repro", parsed.status());
@@ -159,6 +169,7 @@ int RunRepro(const std::vector<std::string>& args, std::ostream& out, std::ostre
   auto client = StartBackend(backend_args);
   if (!client.ok()) return Fail(err, "repro", client.status());
   if (crash_file) out << CrashOriginNote(origin, *parsed, **client, dir);
+  UseDefaultFormOfCrashFile(*path, (*client)->identity(), *tuples);
   if (tuples->size() == 1) {
     const Tuple& t = (*tuples)[0];
     // With runtime sources, the instruction as the compiler saw it.
@@ -198,6 +209,7 @@ int RunMinimize(const std::vector<std::string>& args, std::ostream& out,
   if (!store.ok()) return Fail(err, "minimize", store.status());
   auto client = StartBackend(*parsed);
   if (!client.ok()) return Fail(err, "minimize", client.status());
+  UseDefaultFormOfCrashFile(path, (*client)->identity(), *tuples);
 
   const BatchOutcome outcome = (*client)->Run(*tuples);
   absl::StatusOr<Finding> finding = absl::FailedPreconditionError(

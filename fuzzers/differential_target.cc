@@ -211,6 +211,7 @@ absl::Status NarrowToSupported(const WorkerIdentity& backend,
   }
   filter.include = std::move(supported);
   filter.runtime_forms = backend.forms;
+  filter.runtime_by_default = backend.forms && backend.runtime_by_default;
   return absl::OkStatus();
 }
 
@@ -381,7 +382,7 @@ const WorkerIdentity& DifferentialTarget::backend() const {
 int DifferentialTarget::RunInput(const uint8_t* data, size_t size) {
   const absl::string_view bytes(reinterpret_cast<const char*>(data), size);
   input_ = bytes;
-  auto tuples = DecodeFuzzInput(bytes);
+  auto tuples = DecodeFuzzInputInDefaultForm(bytes, config_.filter.runtime_by_default);
   if (!tuples.ok() || !config_.filter.Allows((*tuples)[0].variant.family)) return -1;
   ++stats_.inputs;
   const Variant& v = (*tuples)[0].variant;

@@ -62,9 +62,22 @@ std::vector<Tuple> Masked(const Variant& v, std::vector<Tuple> tuples, bool form
   return tuples;
 }
 
-size_t Emit(const Variant& v, std::vector<Tuple> tuples, bool forms, uint8_t* out,
-            size_t max_out) {
-  tuples = Masked(v, std::move(tuples), forms);
+// The tuples of input `bytes` with their forms: the ones it gives, or the
+// default form where it gives none.
+absl::StatusOr<std::vector<Tuple>> DecodeWithForms(absl::string_view bytes,
+                                                   const VariantFilter& filter) {
+  return DecodeFuzzInputInDefaultForm(bytes, filter.runtime_by_default);
+}
+
+size_t Emit(const Variant& v, std::vector<Tuple> tuples, const VariantFilter& filter,
+            uint8_t* out, size_t max_out) {
+  tuples = Masked(v, std::move(tuples), filter.runtime_forms);
+  // All in the default form: written without forms, as the seeds are.
+  const uint8_t default_form = DefaultForm(v, filter.runtime_forms && filter.runtime_by_default);
+  if (std::all_of(tuples.begin(), tuples.end(),
+                  [&](const Tuple& t) { return t.runtime == default_form; })) {
+    for (Tuple& t : tuples) t.runtime = 0;
+  }
   const bool any_form =
       std::any_of(tuples.begin(), tuples.end(), [](const Tuple& t) { return t.runtime != 0; });
   const size_t header = any_form ? 16 : 8;
@@ -119,8 +132,8 @@ std::string RandomFuzzInput(std::mt19937_64& rng, const VariantFilter& filter,
 size_t MutateFuzzInput(uint8_t* data, size_t size, size_t max_size, unsigned seed,
                        const VariantFilter& filter) {
   std::mt19937_64 rng(seed);
-  auto decoded = DecodeFuzzInput(
-      absl::string_view(reinterpret_cast<const char*>(data), size));
+  auto decoded =
+      DecodeWithForms(absl::string_view(reinterpret_cast<const char*>(data), size), filter);
   if (!decoded.ok() || !filter.Allows((*decoded)[0].variant.family)) {
     const std::string fresh = RandomFuzzInput(rng, filter, 1 + rng() % 16);
     const size_t n = std::min(fresh.size(), max_size);
@@ -145,15 +158,16 @@ size_t MutateFuzzInput(uint8_t* data, size_t size, size_t max_size, unsigned see
       break;
     default: MutateOperand(v, tuples[rng() % tuples.size()].operands, rng); break;
   }
-  return Emit(v, std::move(tuples), filter.runtime_forms, data, max_size);
+  return Emit(v, std::move(tuples), filter, data, max_size);
 }
 
 size_t CrossOverFuzzInputs(const uint8_t* a, size_t a_size, const uint8_t* b,
                            size_t b_size, uint8_t* out, size_t max_out, unsigned seed,
                            const VariantFilter& filter) {
   std::mt19937_64 rng(seed);
-  auto first = DecodeFuzzInput(absl::string_view(reinterpret_cast<const char*>(a), a_size));
-  auto second = DecodeFuzzInput(absl::string_view(reinterpret_cast<const char*>(b), b_size));
+  auto first = DecodeWithForms(absl::string_view(reinterpret_cast<const char*>(a), a_size), filter);
+  auto second =
+      DecodeWithForms(absl::string_view(reinterpret_cast<const char*>(b), b_size), filter);
   if (!first.ok() && !second.ok()) return 0;
   if (!first.ok()) std::swap(first, second);
   const Variant v = (*first)[0].variant;
@@ -168,7 +182,7 @@ size_t CrossOverFuzzInputs(const uint8_t* a, size_t a_size, const uint8_t* b,
   }
   if (tuples.empty()) tuples.push_back((*first)[0]);
   if (tuples.size() > kMaxMutatedTuples) tuples.resize(kMaxMutatedTuples);
-  return Emit(v, std::move(tuples), filter.runtime_forms, out, max_out);
+  return Emit(v, std::move(tuples), filter, out, max_out);
 }
 
 }  // namespace ptxdiff

@@ -29,6 +29,10 @@ struct VariantFilter {
   // The backend runs operand forms (WorkerIdentity::forms): a mutation may
   // make a source a runtime value, or an immediate again.
   bool runtime_forms = false;
+  // An input without forms runs in the worker's default form
+  // (WorkerIdentity::runtime_by_default; DefaultForm): mutations start from
+  // it, and an input whose tuples are all in it is written without forms.
+  bool runtime_by_default = false;
   bool Allows(Family f) const;
 };
 

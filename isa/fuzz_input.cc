@@ -21,8 +21,21 @@ uint64_t Load64(const char* p) {
 
 }  // namespace
 
+absl::StatusOr<std::vector<Tuple>> DecodeFuzzInputInDefaultForm(absl::string_view bytes,
+                                                                bool runtime_by_default) {
+  absl::StatusOr<std::vector<Tuple>> tuples = DecodeFuzzInput(bytes);
+  if (tuples.ok() && !FuzzInputHasForms(bytes)) {
+    for (Tuple& t : *tuples) t.runtime = DefaultForm(t.variant, runtime_by_default);
+  }
+  return tuples;
+}
+
+bool FuzzInputHasForms(absl::string_view bytes) {
+  return bytes.size() >= 8 && Load64(bytes.data()) == kFuzzInputFormsTag;
+}
+
 absl::StatusOr<std::vector<Tuple>> DecodeFuzzInput(absl::string_view bytes) {
-  const bool with_forms = bytes.size() >= 8 && Load64(bytes.data()) == kFuzzInputFormsTag;
+  const bool with_forms = FuzzInputHasForms(bytes);
   if (with_forms) bytes.remove_prefix(8);
   if (bytes.size() < 8) {
     return absl::InvalidArgumentError(absl::StrCat(

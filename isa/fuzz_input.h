@@ -15,6 +15,11 @@
 // byte: its Tuple::runtime, masked to the sources that may be runtime
 // values. An input of all-immediate tuples is written without them, so it
 // is the same bytes as before forms existed.
+//
+// An input without the tag says nothing of forms: it runs in the worker's
+// default form (DefaultForm: all immediates, or, for a worker that runs
+// code, every source a runtime value), so a corpus costs a backend its
+// cheapest shape. An input with the tag says each tuple's form exactly.
 
 #ifndef PTXDIFF_ISA_FUZZ_INPUT_H_
 #define PTXDIFF_ISA_FUZZ_INPUT_H_
@@ -37,6 +42,14 @@ inline constexpr uint64_t kFuzzInputFormsTag = 0x314d524f46445850;
 // The tuples of an input. InvalidArgument names what is wrong: too short,
 // an unknown variant id, no complete tuple.
 absl::StatusOr<std::vector<Tuple>> DecodeFuzzInput(absl::string_view bytes);
+
+// True if `bytes` opens with kFuzzInputFormsTag: its tuples' forms are given.
+bool FuzzInputHasForms(absl::string_view bytes);
+
+// DecodeFuzzInput, with the tuples of an input that gives no forms in the
+// default form, DefaultForm(v, runtime_by_default).
+absl::StatusOr<std::vector<Tuple>> DecodeFuzzInputInDefaultForm(absl::string_view bytes,
+                                                                bool runtime_by_default);
 
 // The bytes of an input holding `tuples` of one variant, all immediates.
 std::string EncodeFuzzInput(const Variant& v, const std::vector<Operands>& tuples);

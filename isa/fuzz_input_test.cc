@@ -49,6 +49,28 @@ TEST(FuzzInputTest, AFormByteKeepsOnlySourcesThatMayBeRuntime) {
   EXPECT_EQ((*back)[0].runtime, 0b0111);
 }
 
+// An input without forms runs in the worker's default form: every source
+// that may be a runtime value one, for a worker that runs code. An input
+// with forms keeps them, all-immediate tuples included.
+TEST(FuzzInputTest, AnInputWithoutFormsTakesTheDefaultForm) {
+  const Variant lop3 = *ParseVariant("lop3.b32");
+  const std::string untagged = EncodeFuzzInput(lop3, {{{1, 2, 3, 0x80}}});
+  EXPECT_FALSE(FuzzInputHasForms(untagged));
+  auto runtime = DecodeFuzzInputInDefaultForm(untagged, /*runtime_by_default=*/true);
+  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  EXPECT_EQ((*runtime)[0].runtime, 0b0111);  // never the immLut
+  auto immediate = DecodeFuzzInputInDefaultForm(untagged, false);
+  ASSERT_TRUE(immediate.ok());
+  EXPECT_EQ((*immediate)[0].runtime, 0);
+  const std::vector<Tuple> given = {{lop3, {{1, 2, 3, 0x80}}, 0b0010},
+                                    {lop3, {{4, 5, 6, 0x80}}, 0}};
+  const std::string tagged = EncodeFuzzInput(given);
+  EXPECT_TRUE(FuzzInputHasForms(tagged));
+  auto kept = DecodeFuzzInputInDefaultForm(tagged, true);
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ(*kept, given);
+}
+
 TEST(FuzzInputTest, TheFormsTagIsNoVariantsId) {
   for (const FamilyInfo& f : AllFamilies()) {
     ForEachVariant(f.family, [&](const Variant& x) {

@@ -32,6 +32,14 @@ bool CanBeRuntime(const Variant& v, int i);
 // The sources of `v` that may be runtime values, one bit each.
 uint8_t RuntimeCapableSources(const Variant& v);
 
+// The form of a case that does not say one (an untagged fuzz input, a
+// systematic tuple): all immediates, or, where `runtime_by_default` (a
+// worker that runs code, WorkerIdentity::runtime_by_default), every source
+// that may be a runtime value one.
+inline uint8_t DefaultForm(const Variant& v, bool runtime_by_default) {
+  return runtime_by_default ? RuntimeCapableSources(v) : 0;
+}
+
 // True if every bit of `runtime` is a source that may be a runtime value.
 inline bool IsLegalForm(const Variant& v, uint8_t runtime) {
   return (runtime & ~RuntimeCapableSources(v)) == 0;

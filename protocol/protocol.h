@@ -65,6 +65,12 @@ struct WorkerIdentity {
   // client sends no tuple with a runtime source: an older worker would run
   // it as immediates and answer for another case.
   bool forms = false;
+  // HELLO_REPLY `default_form=runtime` (with forms=1): the worker runs code
+  // (a simulator, a GPU), for which every source a runtime value is the
+  // cheapest shape and immediates are the extra one; a case that says no
+  // form runs so (DefaultForm). Without it the default is all immediates,
+  // a compiler's constant folding.
+  bool runtime_by_default = false;
 
   // True if a `supports` line covers `v` (and, for a variant that writes
   // CC.CF, the worker said carry=1).

@@ -188,6 +188,25 @@ TEST(ProtocolTest, IdentityAndSupports) {
   EXPECT_FALSE(IdentityFromKeyValues({{"name", "x"}}).ok());
 }
 
+// default_form=runtime comes with forms=1: alone it means nothing, as a
+// worker without forms is never sent a form.
+TEST(ProtocolTest, TheDefaultFormNeedsForms) {
+  WorkerIdentity id{.name = "ptx-cmd", .version = "2", .forms = true,
+                    .runtime_by_default = true};
+  KeyValues kv = IdentityToKeyValues(id);
+  EXPECT_NE(std::find(kv.begin(), kv.end(),
+                      std::pair<std::string, std::string>{"default_form", "runtime"}),
+            kv.end());
+  auto back = IdentityFromKeyValues(DecodeKeyValues(EncodeKeyValues(kv)));
+  ASSERT_TRUE(back.ok());
+  EXPECT_TRUE(back->forms);
+  EXPECT_TRUE(back->runtime_by_default);
+  auto without_forms = IdentityFromKeyValues(
+      {{"name", "x"}, {"version", "1"}, {"default_form", "runtime"}});
+  ASSERT_TRUE(without_forms.ok());
+  EXPECT_FALSE(without_forms->runtime_by_default);
+}
+
 // SupportedVariants reads the supports lines once; it must say what
 // Supports says of every variant, for "*", opcodes, spellings (one not
 // canonical: a line a worker got wrong covers nothing) and the carry flag.

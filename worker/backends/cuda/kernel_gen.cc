@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 #include "isa/family_table.h"
+#include "isa/operand_form.h"
 #include "isa/spelling.h"
 #include "worker/backends/carry_support.h"
 
@@ -97,6 +98,26 @@ std::string StoreResult(absl::string_view scope, const Variant& v,
 std::string StoreFlagWord(absl::string_view scope, absl::string_view address) {
   return absl::StrCat("  cvt.u64.u32 %result, ", FlagWord(scope), ";\n",
                       "  st.global.u64 [", address, "], %result;\n");
+}
+
+// Loads source `i` of `v` from the operand at `address` into its register
+// (SourceRegister): CC.CF's operand and a predicate as their low bit, the
+// others as wide as the source.
+std::string LoadSource(absl::string_view scope, const Variant& v, int i,
+                       absl::string_view address) {
+  const std::string reg = SourceRegister(scope, i);
+  if (IsCarryInSource(v, i)) {  // CC.CF in: the operand's low bit
+    return absl::StrCat("  ld.global.u32 ", reg, ", [", address, "];\n",
+                        "  and.b32 ", reg, ", ", reg, ", 1;\n");
+  }
+  if (SourceWidth(v, i) == 1) {  // a predicate: the operand's low bit
+    const std::string bits = PredicateBitsRegister(scope, i);
+    return absl::StrCat("  ld.global.u32 ", bits, ", [", address, "];\n",
+                        "  and.b32 ", bits, ", ", bits, ", 1;\n",
+                        "  setp.ne.u32 ", reg, ", ", bits, ", 0;\n");
+  }
+  return absl::StrCat("  ld.global.", LoadType(SourceWidth(v, i)), " ", reg,
+                      ", [", address, "];\n");
 }
 
 // The instruction under test between the line setting the incoming CC.CF
@@ -310,22 +331,11 @@ std::string ScopedRegisterBody(const Variant& v, absl::string_view scope,
   int immediate = -1;
   for (int i = 0; i < NumSources(v); ++i) {
     sources.push_back(SourceRegister(scope, i));
-    if (IsCarryInSource(v, i)) {  // CC.CF in: the operand's low bit
-      absl::StrAppend(&out, "  ld.global.u32 ", sources.back(), ", [%tuple+",
-                      8 * i, "];\n", "  and.b32 ", sources.back(), ", ",
-                      sources.back(), ", 1;\n");
-      continue;
+    absl::StrAppend(&out, LoadSource(scope, v, i, absl::StrCat("%tuple+", 8 * i)));
+    if (MustBeImmediate(v, i) && !IsCarryInSource(v, i) &&
+        SourceWidth(v, i) != 1) {
+      immediate = i;
     }
-    if (SourceWidth(v, i) == 1) {  // a predicate: the operand's low bit
-      const std::string bits = PredicateBitsRegister(scope, i);
-      absl::StrAppend(&out, "  ld.global.u32 ", bits, ", [%tuple+", 8 * i,
-                      "];\n", "  and.b32 ", bits, ", ", bits, ", 1;\n",
-                      "  setp.ne.u32 ", sources.back(), ", ", bits, ", 0;\n");
-      continue;
-    }
-    absl::StrAppend(&out, "  ld.global.", LoadType(SourceWidth(v, i)), " ",
-                    sources.back(), ", [%tuple+", 8 * i, "];\n");
-    if (MustBeImmediate(v, i)) immediate = i;
   }
   const std::string done = absl::StrCat("$", scope, "immediate_done:\n");
   if (immediate < 0) {
@@ -432,6 +442,67 @@ std::string BatchSegmentLoop(const BatchSegment& s, int k) {
       "$", scope, "done:\n");
 }
 
+// Source `i` of `v` as an immediate holding `bits`: the text the instruction
+// reads, which is a register set by a line appended to `moves` where PTX
+// does not take an immediate there (UsesImmediate) and for CC.CF's operand.
+std::string ImmediateSource(absl::string_view scope, const Variant& v, int i,
+                            uint64_t bits, std::string& moves) {
+  const std::string value = Immediate(v, i, bits);
+  if (!IsCarryInSource(v, i) && UsesImmediate(v, i, bits)) return value;
+  const std::string reg = SourceRegister(scope, i);
+  const int width = IsCarryInSource(v, i) ? 32 : SourceWidth(v, i);
+  absl::StrAppend(&moves, PtxSetRegister(width, reg, value));
+  return reg;
+}
+
+// Tuple `index` of a batch run as written (BatchSegment::written): its
+// runtime sources loaded from the input buffer, the others immediates, the
+// result in its kBatchResultBytes slot.
+std::string WrittenBody(absl::string_view scope, const Tuple& t,
+                        uint32_t index) {
+  const Variant& v = t.variant;
+  std::string loads, moves;
+  std::vector<std::string> sources;
+  for (int i = 0; i < NumSources(v); ++i) {
+    if (((t.runtime >> i) & 1) != 0 && CanBeRuntime(v, i)) {
+      sources.push_back(SourceRegister(scope, i));
+      absl::StrAppend(&loads, LoadSource(scope, v, i,
+                                         absl::StrCat("%in+", uint64_t{kTupleBytes} * index + 8 * i)));
+    } else {
+      sources.push_back(ImmediateSource(scope, v, i, t.operands.v[i], moves));
+    }
+  }
+  const uint64_t slot = uint64_t{kBatchResultBytes} * index;
+  std::string out = absl::StrCat("  // tuple ", index, ": ",
+                                 FormattedInstruction(t), "\n", loads, moves,
+                                 InstructionWithCarries(scope, v, sources),
+                                 StoreResult(scope, v, absl::StrCat("%out+", slot)));
+  const std::string flag_slot = absl::StrCat("%out+", slot + 8);
+  if (HasCarryOut(v)) {
+    absl::StrAppend(&out, StoreFlagWord(scope, flag_slot));
+  } else {
+    absl::StrAppend(&out, "  mov.u64 %result, 0;\n", "  st.global.u64 [",
+                    flag_slot, "], %result;\n");
+  }
+  return out;
+}
+
+// Segment k's tuples as written, each once, by the grid's first thread:
+// immediates differ from tuple to tuple, so there is no loop to share.
+std::string BatchSegmentWritten(const BatchSegment& s, int k) {
+  const std::string scope = absl::StrCat("v", k, "_");
+  std::string out = absl::StrCat("  // ", Spell(s.variant), ": ", s.count,
+                                 s.count == 1 ? " tuple" : " tuples",
+                                 " as written, by thread 0\n",
+                                 "  setp.ne.u32 %p, %first, 0;\n",
+                                 "  @%p bra $", scope, "done;\n");
+  for (uint32_t j = 0; j < s.count; ++j) {
+    absl::StrAppend(&out, WrittenBody(scope, s.written[j], s.first + j));
+  }
+  absl::StrAppend(&out, "$", scope, "done:\n");
+  return out;
+}
+
 }  // namespace
 
 std::string BatchModule(std::span<const BatchSegment> segments,
@@ -441,7 +512,9 @@ std::string BatchModule(std::span<const BatchSegment> segments,
     absl::StrAppend(&declarations,
                     ScopedDeclarations(segments[k].variant,
                                        absl::StrCat("v", k, "_")));
-    absl::StrAppend(&loops, BatchSegmentLoop(segments[k], k));
+    absl::StrAppend(&loops, segments[k].written.empty()
+                                ? BatchSegmentLoop(segments[k], k)
+                                : BatchSegmentWritten(segments[k], k));
   }
   return absl::StrCat(
       BatchHeader(segments, target), ".visible .entry ", kRegisterEntry, "(\n",
@@ -477,18 +550,8 @@ std::string ImmediateBody(const Variant& v, const Operands& tuple, int slot) {
   std::string moves;
   std::vector<std::string> sources;
   for (int i = 0; i < NumSources(v); ++i) {
-    const std::string value = Immediate(v, i, tuple.v[i]);
-    absl::StrAppend(&comment, " ", value);
-    if (IsCarryInSource(v, i)) {  // the bit the CC.CF setter reads
-      sources.push_back(SourceRegister("", i));
-      absl::StrAppend(&moves, PtxSetRegister(32, sources.back(), value));
-    } else if (UsesImmediate(v, i, tuple.v[i])) {
-      sources.push_back(value);
-    } else {
-      sources.push_back(SourceRegister("", i));
-      absl::StrAppend(&moves,
-                      PtxSetRegister(SourceWidth(v, i), sources.back(), value));
-    }
+    absl::StrAppend(&comment, " ", Immediate(v, i, tuple.v[i]));
+    sources.push_back(ImmediateSource("", v, i, tuple.v[i], moves));
   }
   const int offset = ResultBytes(v) * slot;
   return absl::StrCat(

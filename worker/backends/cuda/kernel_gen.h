@@ -32,8 +32,10 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
+#include "isa/tuple.h"
 #include "isa/variant.h"
 
 namespace ptxdiff {
@@ -93,10 +95,19 @@ std::string RegisterModule(const Variant& v, const PtxTarget& target);
 // in a grid-stride loop of its own. Every tuple's result slot is
 // kBatchResultBytes: the result, then the flag word of a `.cc` variant (0
 // for the others). `.version` is the highest any segment needs.
+//
+// A segment may instead run its tuples as written (kernel ABI 2's written
+// segments): each tuple's runtime sources (Tuple::runtime) are loaded from
+// its input slot and the others are immediates in the instruction, so a tool
+// sees the operand form the case holds. The grid's first thread runs them
+// one after the other.
 struct BatchSegment {
   Variant variant;
   uint32_t first = 0;
   uint32_t count = 0;
+  // Empty: the loop, every source from the input buffer. Otherwise `count`
+  // tuples of `variant`, tuple j the batch's tuple first + j.
+  std::vector<Tuple> written;
 };
 inline constexpr int kBatchResultBytes = 16;
 std::string BatchModule(std::span<const BatchSegment> segments,

@@ -46,6 +46,7 @@
 #include "common/subprocess.h"
 #include "gtest/gtest.h"
 #include "isa/family_table.h"
+#include "isa/operand_form.h"
 #include "isa/spelling.h"
 #include "oracle/edge_operands.h"
 #include "worker/backends/cuda/kernel_gen.h"
@@ -405,6 +406,50 @@ TEST_F(PtxasAssemblyTest, BatchModules) {
       if (SimdLanes(v.family) == 2 && ++dispatching > 3) continue;
       segments.push_back({v, static_cast<uint32_t>(segments.size() * 3), 3});
       if (segments.size() == 100) flush();
+    }
+    flush();
+  }
+  ASSERT_GT(modules.size(), 4u);
+  ExpectAllAssemble(modules);
+}
+
+// Batch modules whose segments run their tuples as written (operand forms:
+// runtime sources loaded, the others immediates), on every arch: each
+// variant's edge tuples, the form rotating through all-immediate, each
+// source that may be a runtime value alone, and all of them.
+TEST_F(PtxasAssemblyTest, BatchModulesWithWrittenTuples) {
+  std::vector<CheckModule> modules;
+  for (int arch : kArchs) {
+    const PtxTarget target = *TargetForDevice(arch);
+    std::vector<BatchSegment> segments;
+    uint32_t first = 0;
+    auto flush = [&] {
+      if (segments.empty()) return;
+      CheckModule module{.arch = arch,
+                         .what = absl::StrCat("written batch module from ",
+                                              Spell(segments[0].variant))};
+      module.AddOwned(BatchModule(segments, target), Spell(segments[0].variant));
+      modules.push_back(std::move(module));
+      segments.clear();
+      first = 0;
+    };
+    for (const Variant& v : WholeModuleSample()) {
+      if (!RunsOn(v, arch)) continue;
+      const uint8_t capable = RuntimeCapableSources(v);
+      std::vector<uint8_t> forms = {0, capable};
+      for (int i = 0; i < NumSources(v); ++i) {
+        if ((capable >> i) & 1) forms.push_back(uint8_t(1 << i));
+      }
+      BatchSegment segment{.variant = v, .first = first};
+      std::vector<Operands> tuples = EdgeTuples(v);
+      tuples.resize(std::min<size_t>(tuples.size(), 12));
+      for (size_t j = 0; j < tuples.size(); ++j) {
+        segment.written.push_back({v, tuples[j], forms[j % forms.size()]});
+      }
+      segment.count = segment.written.size();
+      first += segment.count;
+      segments.push_back(std::move(segment));
+      if (segments.size() == 60) flush();
     }
     flush();
   }

@@ -15,6 +15,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isa/family_table.h"
+#include "isa/operand_form.h"
 #include "isa/spelling.h"
 #include "isa/tuple.h"
 #include "oracle/edge_operands.h"
@@ -129,6 +130,55 @@ TEST(RegisterKernelTest, ABatchModuleGivesEveryVariantsResults) {
     ASSERT_EQ(ResultAt(*out, 2 * i + 1),
               HasCarryOut(v) && want.carry ? set_word : 0u)
         << Spell(v) << " tuple " << i << "'s flag word";
+  }
+  EXPECT_GT(segments.size(), 1000u);
+}
+
+// Segments run as written (operand forms): each tuple's runtime sources
+// from the input buffer, the others immediates, run once by thread 0; every
+// variant and every form gives the oracle's result, in a module with loop
+// segments too.
+TEST(RegisterKernelTest, WrittenSegmentsGiveEveryVariantsResults) {
+  std::mt19937_64 rng(12);
+  std::vector<BatchSegment> segments;
+  std::vector<Tuple> tuples;
+  int video = 0;
+  for (const Variant& v : AllVariants()) {
+    if (WhyUnsupported(v, 90, 90).has_value()) continue;
+    const bool is_video = InfoOf(v.family).opcode[0] == 'v';
+    if (is_video && video++ % 40 != 0) continue;
+    std::vector<Operands> ops(4);
+    FillEdgeTuples(v, rng, ops);
+    const uint8_t capable = RuntimeCapableSources(v);
+    BatchSegment segment{.variant = v, .first = static_cast<uint32_t>(tuples.size()),
+                         .count = static_cast<uint32_t>(ops.size())};
+    for (size_t j = 0; j < ops.size(); ++j) {
+      // All immediates, the lowest runtime source alone, all but it, all.
+      const uint8_t lowest = capable & -capable;
+      const uint8_t forms[] = {0, lowest, uint8_t(capable & ~lowest), capable};
+      segment.written.push_back({v, ops[j], forms[j]});
+      tuples.push_back(segment.written.back());
+    }
+    segments.push_back(std::move(segment));
+    if (segments.size() % 7 == 0) {  // and a loop segment now and then
+      segments.push_back({v, static_cast<uint32_t>(tuples.size()), 2});
+      for (int j = 0; j < 2; ++j) tuples.push_back({v, ops[j], capable});
+    }
+  }
+  std::vector<Operands> operands;
+  for (const Tuple& t : tuples) operands.push_back(t.operands);
+  auto kernel = RegisterKernel::Parse(BatchModule(segments, kSm90));
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  auto out = kernel->Run(InputOf(operands), {});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(out->size(), tuples.size() * kBatchResultBytes);
+  for (size_t i = 0; i < tuples.size(); ++i) {
+    const Tuple& t = tuples[i];
+    const Result want = Evaluate(t.variant, t.operands);
+    ASSERT_EQ(ResultAt(*out, 2 * i), want.bits) << FormattedInstruction(t);
+    const uint64_t set_word = CarryIsBorrow(t.variant) ? 0xffffffffu : 1u;
+    ASSERT_EQ(ResultAt(*out, 2 * i + 1), HasCarryOut(t.variant) && want.carry ? set_word : 0u)
+        << FormattedInstruction(t) << "'s flag word";
   }
   EXPECT_GT(segments.size(), 1000u);
 }
@@ -341,6 +391,36 @@ TEST(KernelAbiDocTest, TheExampleBatchBuffersAreWhatTheKernelReadsAndWrites) {
   const std::string out = HexDump(BlockAfter(doc, "example-batch-out"));
   ASSERT_EQ(in.size(), 3u * kTupleBytes);
   auto kernel = RegisterKernel::Parse(BatchModule(kExampleBatch, kSm90));
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  auto ran = kernel->Run(in, {});
+  ASSERT_TRUE(ran.ok()) << ran.status();
+  EXPECT_EQ(*ran, out);
+}
+
+// The written example: bfe.s32 with `a` a runtime value and pos 40, len 8
+// immediates, then all three immediates.
+BatchSegment ExampleWrittenSegment() {
+  const Variant v = V("bfe.s32");
+  return {.variant = v,
+          .first = 0,
+          .count = 2,
+          .written = {{v, {{0x12345678, 40, 8}}, 0b001}, {v, {{0x80000000, 31, 1}}, 0}}};
+}
+
+TEST(KernelAbiDocTest, TheExampleWrittenModuleIsWhatTheGeneratorWrites) {
+  const std::string example = BlockAfter(AbiDoc(), "example-written-module");
+  const std::vector<BatchSegment> segments = {ExampleWrittenSegment()};
+  ASSERT_FALSE(example.empty());
+  EXPECT_EQ(example, BatchModule(segments, kSm90));
+}
+
+TEST(KernelAbiDocTest, TheExampleWrittenBuffersAreWhatTheKernelReadsAndWrites) {
+  const std::string doc = AbiDoc();
+  const std::string in = HexDump(BlockAfter(doc, "example-written-in"));
+  const std::string out = HexDump(BlockAfter(doc, "example-written-out"));
+  ASSERT_EQ(in.size(), 2u * kTupleBytes);
+  const std::vector<BatchSegment> segments = {ExampleWrittenSegment()};
+  auto kernel = RegisterKernel::Parse(BatchModule(segments, kSm90));
   ASSERT_TRUE(kernel.ok()) << kernel.status();
   auto ran = kernel->Run(in, {});
   ASSERT_TRUE(ran.ok()) << ran.status();

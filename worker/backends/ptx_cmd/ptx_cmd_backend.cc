@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -29,6 +30,7 @@
 #include "common/status_macros.h"
 #include "common/subprocess.h"
 #include "isa/family_table.h"
+#include "isa/operand_form.h"
 #include "isa/spelling.h"
 #include "protocol/backend_names.h"
 #include "worker/backends/carry_support.h"
@@ -46,7 +48,13 @@ constexpr size_t kOutputTailBytes = 1000;
 // a 2-lane SIMD variant's ~1,300 (its selector dispatch), so a module stays
 // under ~50k lines, which a tool parses in well under a second.
 constexpr int kModuleWeight = 2048;
-int SegmentWeight(const Variant& v) { return SimdLanes(v.family) == 2 ? 64 : 1; }
+// A written segment (operands as the case's form has them) takes ~6 lines a
+// tuple, so it is cut every kWrittenSegmentTuples tuples.
+constexpr size_t kWrittenSegmentTuples = 1024;
+int SegmentWeight(const Variant& v, bool written, size_t tuples) {
+  if (written) return 1 + static_cast<int>(tuples / 3);
+  return SimdLanes(v.family) == 2 ? 64 : 1;
+}
 
 // A tool run that ends at the timeout is a hang; the timeout adapts to what
 // runs of the tool have cost: this many times the expected time, plus the
@@ -61,6 +69,9 @@ struct Config {
   absl::Duration batch_timeout = absl::Seconds(45);
   int jobs = 2;
   int abi = 2;  // 2: one module per batch; 1: one module per variant
+  // Tuples run as written: runtime sources from the buffer, the others as
+  // immediates (ABI 2 only). Off: every source from the buffer.
+  bool forms = true;
 };
 
 absl::StatusOr<PtxTarget> ParseArch(absl::string_view arch) {
@@ -87,7 +98,8 @@ absl::StatusOr<PtxTarget> ParseArch(absl::string_view arch) {
 // HELLO's, which win: a user sets them for every worker a command starts.
 KeyValues WithEnvironment(const KeyValues& hello) {
   KeyValues options;
-  for (const char* key : {"abi", "timeout_ms", "batch_timeout_ms", "jobs"}) {
+  for (const char* key :
+       {"abi", "timeout_ms", "batch_timeout_ms", "jobs", "forms"}) {
     const std::string name =
         absl::StrCat("PTXDIFF_PTX_CMD_", absl::AsciiStrToUpper(key));
     if (const char* value = std::getenv(name.c_str())) {
@@ -121,16 +133,32 @@ absl::StatusOr<Config> ParseConfig(const KeyValues& hello) {
   PTXDIFF_RETURN_IF_ERROR(
       IntOption(options, "ptx-cmd", "jobs", 1, 64, config.jobs));
   PTXDIFF_RETURN_IF_ERROR(IntOption(options, "ptx-cmd", "abi", 1, 2, config.abi));
+  int forms = 1;
+  PTXDIFF_RETURN_IF_ERROR(IntOption(options, "ptx-cmd", "forms", 0, 1, forms));
+  // ABI 1's module is the one-variant loop: it has no written tuples.
+  config.forms = forms == 1 && config.abi == 2;
   config.timeout = absl::Milliseconds(timeout_ms);
   config.batch_timeout = absl::Milliseconds(batch_timeout_ms);
   return config;
 }
 
 // One variant's tuples in a tool run: positions into the request's tuples.
+// A written segment runs them as their forms say (BatchSegment::written);
+// the others every source from the input buffer.
 struct Segment {
   Variant variant;
   std::vector<uint32_t> positions;
+  bool written = false;
 };
+
+// What the tool may refuse: a variant in one of the two shapes.
+using RefusalKey = std::pair<Variant, bool>;  // variant, written
+
+// "bfe.s32" (every operand in a register), or "bfe.s32 with immediates": a
+// segment in messages.
+std::string SegmentName(const Segment& s) {
+  return s.written ? absl::StrCat(Spell(s.variant), " with immediates") : Spell(s.variant);
+}
 
 // The tuples one run of the tool evaluates: a module of one segment per
 // variant (kernel ABI 2), or of exactly one variant (ABI 1).
@@ -228,7 +256,10 @@ class PtxCmdBackend : public Backend {
             .toolchain = config_.command,
             .device = absl::StrCat("PTX for sm_", config_.target.sm),
             // The kernels read CC.CF back after every `.cc` instruction.
-            .carry = true};
+            .carry = true,
+            .forms = config_.forms,
+            // A tool runs the loop of all-register tuples fastest.
+            .runtime_by_default = config_.forms};
   }
 
   std::optional<std::string> WhyUnsupported(const Variant& v) const override {
@@ -270,7 +301,7 @@ class PtxCmdBackend : public Backend {
   CostModel cost_;
   // Variants the tool refused (a non-zero exit on a module of that variant
   // alone), with why: declined without another run.
-  absl::flat_hash_map<Variant, std::string> refused_;
+  absl::flat_hash_map<RefusalKey, std::string> refused_;
 };
 
 absl::Status PtxCmdBackend::RunSupported(const ResolvedBatch& request,
@@ -317,28 +348,56 @@ void PtxCmdBackend::LearnStartUp(const ResolvedBatch& request,
   // its tuples, so that the first hang is not waited for timeout_ms. Its
   // outcome is only learned from; the tuple runs again with its batch.
   const Segment& first = parts[0].segments[0];
-  const Part probe{.segments = {{first.variant, {first.positions[0]}}}};
+  const Part probe{
+      .segments = {{first.variant, {first.positions[0]}, first.written}}};
   const ToolRun run = RunTool(request, probe, deadline);
   if (run.error.ok() && run.end == ToolRun::kOk) cost_.Learn(1, run.took);
+}
+
+// `group`'s tuples as segments: those whose every source that may be a
+// runtime value is one run in the loop (the register shape); the others,
+// where `forms` is on, as written, in segments of at most
+// kWrittenSegmentTuples.
+std::vector<Segment> SegmentsOf(const ResolvedBatch& request,
+                                const VariantGroup& group, bool forms) {
+  const Variant& v = request.variants[group.variant_index];
+  const uint8_t capable = RuntimeCapableSources(v);
+  Segment loop{.variant = v};
+  std::vector<Segment> segments;
+  for (uint32_t p : group.positions) {
+    if (!forms || (request.tuples[p].runtime & capable) == capable) {
+      loop.positions.push_back(p);
+      continue;
+    }
+    if (segments.empty() ||
+        segments.back().positions.size() == kWrittenSegmentTuples) {
+      segments.push_back({.variant = v, .written = true});
+    }
+    segments.back().positions.push_back(p);
+  }
+  if (!loop.positions.empty()) segments.insert(segments.begin(), std::move(loop));
+  return segments;
 }
 
 std::vector<Part> PtxCmdBackend::MakeParts(const ResolvedBatch& request,
                                            Declines& declines) const {
   std::vector<Part> parts;
   int weight = kModuleWeight;  // of the last part
-  for (VariantGroup& group : GroupByVariant(request)) {
-    const Variant& v = request.variants[group.variant_index];
-    if (auto it = refused_.find(v); it != refused_.end()) {
-      declines.Add(group.positions, DeclineCode::kUnsupportedVariant, it->second);
-      continue;
+  for (const VariantGroup& group : GroupByVariant(request)) {
+    for (Segment& s : SegmentsOf(request, group, config_.forms)) {
+      if (auto it = refused_.find(RefusalKey{s.variant, s.written});
+          it != refused_.end()) {
+        declines.Add(s.positions, DeclineCode::kUnsupportedVariant, it->second);
+        continue;
+      }
+      const int w = SegmentWeight(s.variant, s.written, s.positions.size());
+      if (config_.abi == 1 || weight + w > kModuleWeight) {
+        parts.emplace_back();
+        weight = 0;
+      }
+      weight += w;
+      parts.back().segments.push_back(std::move(s));
     }
-    const int w = SegmentWeight(v);
-    if (config_.abi == 1 || weight + w > kModuleWeight) {
-      parts.emplace_back();
-      weight = 0;
-    }
-    weight += w;
-    parts.back().segments.push_back({v, std::move(group.positions)});
   }
   return parts;
 }
@@ -362,13 +421,21 @@ std::vector<ToolRun> PtxCmdBackend::RunParts(const ResolvedBatch& request,
 }
 
 // The module for `part`: ABI 2's batch module, or ABI 1's one-variant one.
-std::string ModuleFor(const Part& part, const PtxTarget& target, int abi) {
+std::string ModuleFor(const ResolvedBatch& request, const Part& part,
+                      const PtxTarget& target, int abi) {
   if (abi == 1) return RegisterModule(part.segments[0].variant, target);
   std::vector<BatchSegment> segments;
   uint32_t first = 0;
   for (const Segment& s : part.segments) {
     const uint32_t count = s.positions.size();
-    segments.push_back({s.variant, first, count});
+    BatchSegment& segment = segments.emplace_back(
+        BatchSegment{.variant = s.variant, .first = first, .count = count});
+    if (s.written) {
+      for (uint32_t p : s.positions) {
+        const WireTuple& t = request.tuples[p];
+        segment.written.push_back({s.variant, t.operands, t.runtime});
+      }
+    }
     first += count;
   }
   return BatchModule(segments, target);
@@ -393,7 +460,7 @@ ToolRun PtxCmdBackend::RunTool(const ResolvedBatch& request, const Part& part,
   const std::string out = (*dir)->File("out.bin");
   // Beside, not inside, what the tool sees as its files.
   const std::string log = (*dir)->File("ptxdiff-command-output.txt");
-  run.error = WriteFile(ptx, ModuleFor(part, config_.target, config_.abi));
+  run.error = WriteFile(ptx, ModuleFor(request, part, config_.target, config_.abi));
   if (run.error.ok()) run.error = WriteFile(in, InputBuffer(request, part));
   if (!run.error.ok()) return run;
 
@@ -470,9 +537,9 @@ std::vector<Part> Halves(const Part& part, std::string why) {
     const Segment& s = part.segments[0];
     const size_t half = s.positions.size() / 2;
     first.segments.push_back(
-        {s.variant, {s.positions.begin(), s.positions.begin() + half}});
+        {s.variant, {s.positions.begin(), s.positions.begin() + half}, s.written});
     second.segments.push_back(
-        {s.variant, {s.positions.begin() + half, s.positions.end()}});
+        {s.variant, {s.positions.begin() + half, s.positions.end()}, s.written});
   }
   return {std::move(first), std::move(second)};
 }
@@ -498,7 +565,8 @@ void PtxCmdBackend::Settle(const Part& part, const ToolRun& run,
       // operands: find the variant, never retry its tuples one by one.
       if (part.segments.size() == 1) {
         const std::string why = Failure(part, run);
-        refused_.try_emplace(part.segments[0].variant, why);
+        const Segment& s = part.segments[0];
+        refused_.try_emplace(RefusalKey{s.variant, s.written}, why);
         DeclineAll(part, DeclineCode::kUnsupportedVariant, why, declines);
         return;
       }
@@ -553,8 +621,8 @@ std::string PtxCmdBackend::Failure(const Part& part, const ToolRun& run) const {
   const size_t n = part.tuples();
   const std::string variants =
       part.segments.size() == 1
-          ? Spell(part.segments[0].variant)
-          : absl::StrCat(part.segments.size(), " variants");
+          ? SegmentName(part.segments[0])
+          : absl::StrCat(part.segments.size(), " segments");
   return absl::StrCat(
       "ptx-cmd: command '", config_.command, "' failed on ", variants, " (", n,
       n == 1 ? " tuple): " : " tuples): ", run.what,

@@ -20,11 +20,13 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isa/family_table.h"
+#include "isa/operand_form.h"
 #include "isa/spelling.h"
 #include "harness/semantic_classes.h"
 #include "oracle/edge_operands.h"
 #include "oracle/oracle.h"
 #include "triage/triage_store.h"
+#include "worker/backends/cuda/kernel_gen.h"
 
 namespace ptxdiff {
 namespace {
@@ -58,7 +60,8 @@ absl::StatusOr<std::unique_ptr<WorkerClient>> StartPtxCmd(
 }
 
 // Tuples of `spellings`, interleaved (so each variant's results must go back
-// to scattered positions), `per_variant` of each with edge operands.
+// to scattered positions), `per_variant` of each with edge operands, in the
+// form a campaign sends most: every operand in a register.
 std::vector<Tuple> MixedTuples(const std::vector<std::string>& spellings,
                                int per_variant) {
   std::mt19937_64 rng(3);
@@ -70,7 +73,8 @@ std::vector<Tuple> MixedTuples(const std::vector<std::string>& spellings,
   std::vector<Tuple> tuples;
   for (int i = 0; i < per_variant; ++i) {
     for (size_t k = 0; k < spellings.size(); ++k) {
-      tuples.push_back({V(spellings[k]), operands[k][i]});
+      const Variant v = V(spellings[k]);
+      tuples.push_back({v, operands[k][i], RuntimeCapableSources(v)});
     }
   }
   return tuples;
@@ -95,6 +99,77 @@ TEST(PtxCmdBackendTest, TheInterpreterGivesTheOraclesResults) {
     EXPECT_EQ(outcome.results[i].bits,
               Evaluate(tuples[i].variant, tuples[i].operands).bits)
         << Spell(tuples[i].variant) << " tuple " << i;
+  }
+}
+
+// `tuples` three times: as written (all immediates), with their first
+// source that may be a runtime value as one, and with every such source as
+// one (the register shape).
+std::vector<Tuple> InThreeForms(const std::vector<Tuple>& tuples) {
+  std::vector<Tuple> out;
+  for (const Tuple& t : tuples) {
+    const uint8_t capable = RuntimeCapableSources(t.variant);
+    for (uint8_t form : {uint8_t{0}, uint8_t(capable & -capable), capable}) {
+      out.push_back({t.variant, t.operands, form});
+    }
+  }
+  return out;
+}
+
+// The worker says forms=1 and runs each tuple in its form: a tool whose
+// constant path is wrong (--flip-immediate-forms) is wrong exactly where a
+// tuple has an immediate that could have been a register. forms=0 runs
+// every tuple with all its operands in registers and says no forms=1.
+TEST(PtxCmdBackendTest, TuplesRunInTheirForms) {
+  const std::vector<Tuple> tuples = InThreeForms(MixedTuples(
+      {"bfe.s32", "add.sat.s32", "addc.cc.u32", "selp.b32", "lop3.b32",
+       "vadd.s32.u32.s32.sat d.b1, a.h0, b.b2, c", "shf.l.clamp.b32"},
+      11));
+  auto client = StartPtxCmd(kInterpreter +
+                            " --flip-immediate-forms=bfe.s32 {ptx} {in} {out}");
+  ASSERT_TRUE(client.ok()) << client.status();
+  EXPECT_TRUE((*client)->identity().forms);
+  // A tool runs the loop of all-register tuples fastest: a case that gives
+  // no form is run so.
+  EXPECT_TRUE((*client)->identity().runtime_by_default);
+  const BatchOutcome outcome = (*client)->Run(tuples);
+  ASSERT_FALSE(outcome.fault.has_value()) << outcome.fault->detail;
+  int flipped = 0;
+  for (size_t i = 0; i < tuples.size(); ++i) {
+    const Tuple& t = tuples[i];
+    const TupleResult& r = outcome.results[i];
+    ASSERT_EQ(r.kind, ResultKind::kValue) << i << ": " << outcome.messages[r.message];
+    // An immediate form's operand is an immediate in the instruction where
+    // PTX takes one there (else a `mov` to a register comes first).
+    bool immediate_operand = false;
+    for (int k = 0; k < NumSources(t.variant); ++k) {
+      immediate_operand |= CanBeRuntime(t.variant, k) &&
+                           ((t.runtime >> k) & 1) == 0 &&
+                           UsesImmediate(t.variant, k, t.operands.v[k]);
+    }
+    const bool flip = t.variant == V("bfe.s32") && immediate_operand;
+    flipped += flip;
+    EXPECT_EQ(r.bits, Evaluate(t.variant, t.operands).bits ^ (flip ? 1 : 0))
+        << FormattedInstruction(t) << " with " << t.operands.v[0];
+  }
+  EXPECT_GT(flipped, 0);
+
+  auto registers = StartPtxCmd(
+      kInterpreter + " --flip-immediate-forms=bfe.s32 {ptx} {in} {out}",
+      {{"forms", "0"}});
+  ASSERT_TRUE(registers.ok()) << registers.status();
+  EXPECT_FALSE((*registers)->identity().forms);
+  EXPECT_FALSE((*registers)->identity().runtime_by_default);
+  std::vector<Tuple> immediates;
+  for (const Tuple& t : tuples) {
+    if (t.runtime == 0) immediates.push_back(t);
+  }
+  const BatchOutcome all_registers = (*registers)->Run(immediates);
+  ASSERT_FALSE(all_registers.fault.has_value()) << all_registers.fault->detail;
+  for (size_t i = 0; i < immediates.size(); ++i) {
+    EXPECT_EQ(all_registers.results[i].bits,
+              Evaluate(immediates[i].variant, immediates[i].operands).bits)
+        << Spell(immediates[i].variant);
   }
 }
 
@@ -124,12 +199,17 @@ TEST(PtxCmdBackendTest, SupportsWhatTheTargetRuns) {
 TEST(PtxCmdBackendTest, OneToolRunPerBatchOrPerVariantWithAbi1) {
   auto record = TempDir::Create("ptx-cmd-test");
   ASSERT_TRUE(record.ok());
-  const std::vector<Tuple> tuples = MixedTuples(
+  // Forms are ABI 2's: the ABI 1 worker gets the same tuples without them
+  // (a worker without forms=1 is sent none), and runs them in registers.
+  std::vector<Tuple> tuples = MixedTuples(
       {"add.s32", "bfe.u64", "addc.cc.u32", "vadd2.u32.u32.u32.sat",
        "setp.lt.and.s32", "lop3.b32"},
       9);
   for (const auto& [abi, runs] : std::vector<std::pair<std::string, int>>{
            {"2", 1 + 1}, {"1", 1 + 6}}) {
+    if (abi == "1") {
+      for (Tuple& t : tuples) t.runtime = 0;
+    }
     const std::string log = (*record)->File("runs-" + abi);
     auto client = StartPtxCmd("echo run >> " + log + "; " + kRunInterpreter,
                               {{"abi", abi}});
@@ -193,7 +273,7 @@ TEST(PtxCmdBackendTest, ARefusedVariantIsFoundAndDeclinedFromThenOn) {
 TEST(PtxCmdBackendTest, ACrashOrHangIsIsolatedToItsTuple) {
   std::vector<Tuple> tuples =
       MixedTuples({"add.sat.s32", "sub.s32", "bfe.u32", "vadd4.u32.u32.u32.sat"}, 8);
-  const Tuple culprit{V("add.sat.s32"), {{0x7fffffff, 5}}};
+  const Tuple culprit{V("add.sat.s32"), {{0x7fffffff, 5}}, 0b11};
   tuples.insert(tuples.begin() + 17, culprit);
   struct Case {
     std::string flag;
@@ -262,8 +342,8 @@ TEST(PtxCmdBackendTest, EveryWayARunFailsIsAFaultOrARefusal) {
        "failed on add.s32 (1 tuple): it exited 0 but wrote no {out} file; it "
        "printed nothing"},
   };
-  const std::vector<Tuple> tuples = {{V("add.s32"), {{1, 2}}},
-                                     {V("add.s32"), {{3, 4}}}};
+  const std::vector<Tuple> tuples = {{V("add.s32"), {{1, 2}}, 0b11},
+                                     {V("add.s32"), {{3, 4}}, 0b11}};
   for (const Case& c : cases) {
     auto client = StartPtxCmd(c.command, {{"timeout_ms", "300"}});
     ASSERT_TRUE(client.ok()) << client.status();
@@ -375,6 +455,43 @@ TEST(PtxCmdBackendTest, AKilledWorkerLeavesNoTemporaryFiles) {
 // A campaign against a tool that crashes on div.u32 and hangs on one bfe
 // tuple files both as findings, with the tuple that causes each, and goes
 // on judging everything else.
+// A campaign sends a tool the operand forms too: the systematic source's
+// runtime tier gives bfe.s32 tuples with immediates, where a tool whose
+// constant path is wrong (and whose register path, the default form, is
+// right) is caught and filed against bfe.s32 alone.
+TEST(PtxCmdCampaignTest, AToolWrongOnImmediatesOnlyIsFiled) {
+  auto dir = TempDir::Create("ptx-cmd-campaign-test");
+  ASSERT_TRUE(dir.ok());
+  auto command = CommandForBackend(
+      absl::StrCat("ptx-cmd:", kInterpreter,
+                   " --flip-immediate-forms=bfe.s32 {ptx} {in} {out}"),
+      PTXDIFF_WORKER_PATH);
+  ASSERT_TRUE(command.ok());
+  CampaignOptions options;
+  options.worker = *command;
+  options.triage_dir = (*dir)->File("triage");
+  options.variants = {V("bfe.s32"), V("bfe.u32")};
+  auto campaign = Campaign::Start(options);
+  ASSERT_TRUE(campaign.ok()) << campaign.status();
+  // The systematic source alone, until its first finding.
+  const absl::Time give_up = absl::Now() + absl::Seconds(120);
+  while ((*campaign)->Snapshot().new_findings == 0 && absl::Now() < give_up) {
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  (*campaign)->Stop();
+  auto store = TriageStore::Open((*dir)->File("triage"), false);
+  ASSERT_TRUE(store.ok());
+  auto entries = store->List();
+  ASSERT_TRUE(entries.ok());
+  ASSERT_FALSE(entries->empty());
+  for (const EntryInfo& e : *entries) {
+    EXPECT_TRUE(absl::StartsWith(e.name, "value-mismatch~ptx-cmd~")) << e.name;
+    EXPECT_TRUE(absl::EndsWith(e.name, "~bfe.s32")) << e.name;
+    // Every source a runtime value is the register shape, which is right.
+    EXPECT_FALSE(absl::StrContains(e.name, "runtime-a-b-c.")) << e.name;
+  }
+}
+
 TEST(PtxCmdCampaignTest, CrashesAndHangsOfTheToolAreFiled) {
   auto dir = TempDir::Create("ptx-cmd-campaign-test");
   ASSERT_TRUE(dir.ok());
@@ -595,7 +712,7 @@ TEST(PtxCmdSweepTest, AFailingToolIsExplainedByEval) {
   EXPECT_EQ(run.outcome.exit_status, 0) << run.output;
   EXPECT_THAT(run.output,
               HasSubstr("declined: ptx-cmd: command 'echo cannot parse >&2; "
-                        "exit 2; {ptx} {in} {out}' failed on add.s32 (1 "
+                        "exit 2; {ptx} {in} {out}' failed on add.s32 with immediates (1 "
                         "tuple): exit status 2; its output ends:\ncannot "
                         "parse\nverdict: declined"));
 }

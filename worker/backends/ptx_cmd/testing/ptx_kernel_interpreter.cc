@@ -5,6 +5,7 @@
 //                          [--startup-ms=N] [--per-tuple-us=N]
 //                          [--crash-on=VARIANT[:A]] [--hang-on=VARIANT[:A]]
 //                          [--refuse=FAMILY] [--flip-on=VARIANT[:A]]
+//                          [--flip-immediate-forms=VARIANT]
 //                          KERNEL.ptx IN OUT
 //
 // Runs the register-mode kernel in KERNEL.ptx (one variant, or a batch
@@ -22,8 +23,10 @@
 // --hang-on loops forever there instead; --refuse=FAMILY rejects a module
 // that holds an instruction of FAMILY, as a parser that does not know it
 // would (exit 1, a message); --flip-on flips the low bit of VARIANT's result
-// (where its first operand is A, if given): a planted value bug. Each may
-// repeat.
+// (where its first operand is A, if given): a planted value bug;
+// --flip-immediate-forms does so only where VARIANT's instruction has an
+// immediate operand that could have been a register: a tool whose constant
+// path is wrong. Each may repeat.
 //
 // Exit status: 0 done, 1 the kernel or the input could not be run (a
 // message on stderr), 2 bad command line.
@@ -52,7 +55,7 @@ constexpr char kUsage[] =
     "usage: ptx_kernel_interpreter [--wrong=add.sat.s32|addc.cc.u32|...] "
     "[--grid=BLOCKSxTHREADS] [--startup-ms=N] [--per-tuple-us=N] "
     "[--crash-on=VARIANT[:A]] [--hang-on=VARIANT[:A]] [--refuse=FAMILY] "
-    "[--flip-on=VARIANT[:A]] "
+    "[--flip-on=VARIANT[:A]] [--flip-immediate-forms=VARIANT] "
     "KERNEL.ptx IN OUT";
 
 // Where the tool misbehaves: a variant, and optionally its first operand.
@@ -171,6 +174,10 @@ int Main(int argc, char** argv) {
       const std::optional<Trigger> trigger = ParseTrigger(arg);
       if (!trigger) return Fail(2, absl::StrCat("bad trigger '", arg, "'\n", kUsage));
       behaviour.flips.push_back(*trigger);
+    } else if (absl::ConsumePrefix(&arg, "--flip-immediate-forms=")) {
+      const absl::StatusOr<Variant> v = ParseVariant(arg);
+      if (!v.ok()) return Fail(2, absl::StrCat("bad variant '", arg, "'\n", kUsage));
+      options.immediate_forms_flipped.push_back(*v);
     } else if (absl::ConsumePrefix(&arg, "--refuse=")) {
       behaviour.refused_families.emplace_back(arg);
     } else if (absl::StartsWith(arg, "--")) {

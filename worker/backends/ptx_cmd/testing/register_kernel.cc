@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -16,6 +17,7 @@
 #include "absl/strings/strip.h"
 #include "common/status_macros.h"
 #include "isa/family_table.h"
+#include "isa/operand_form.h"
 #include "isa/spelling.h"
 #include "oracle/oracle.h"
 
@@ -584,6 +586,17 @@ absl::StatusOr<bool> ReadFlag(const Machine& m, const Statement& s) {
   return m.flag;
 }
 
+// True if a source of `s` that could be a runtime value is an immediate.
+bool HasImmediateForm(const Statement& s) {
+  for (size_t i = 0; i < s.sources.size(); ++i) {
+    if (s.sources[i].kind == RegisterKernel::Operand::kImmediate &&
+        CanBeRuntime(s.variant, static_cast<int>(i))) {
+      return true;
+    }
+  }
+  return false;
+}
+
 // Runs `s` through the oracle, reading and writing CC.CF as it does, with
 // the wrong behaviours of `options`.
 absl::StatusOr<uint64_t> EvaluateOracle(
@@ -608,6 +621,10 @@ absl::StatusOr<uint64_t> EvaluateOracle(
     m.flag = result.carry;
   }
   if (options.flip_low_bit && options.flip_low_bit(s.variant, operands)) {
+    return result.bits ^ 1;
+  }
+  if (HasImmediateForm(s) &&
+      absl::c_linear_search(options.immediate_forms_flipped, s.variant)) {
     return result.bits ^ 1;
   }
   return result.bits;

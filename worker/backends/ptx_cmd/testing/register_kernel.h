@@ -60,6 +60,10 @@ class RegisterKernel {
     // Where it says so, the instruction's result has its low bit flipped: a
     // planted value bug on a chosen input.
     std::function<bool(const Variant&, const Operands&)> flip_low_bit;
+    // Instructions of these variants with an immediate where a runtime value
+    // could be (isa/operand_form.h) have their result's low bit flipped: a
+    // tool whose constant path is wrong and whose register path is right.
+    std::vector<Variant> immediate_forms_flipped;
   };
 
   // Parses a module holding one register-mode kernel.
