@@ -26,6 +26,7 @@
 #include "worker/backends/cuda/module_cache.h"
 #include "worker/backends/cuda/pipeline.h"
 #include "isa/family_table.h"
+#include "isa/operand_form.h"
 #include "isa/spelling.h"
 
 namespace ptxdiff {
@@ -111,6 +112,11 @@ class CudaBackend : public Backend {
                                  const VariantGroup& group);
   absl::Status AddImmediatePiece(Batch& batch, const Variant& v,
                                  std::span<const uint32_t> positions);
+  // Register mode's tuples whose form has an immediate: run as written.
+  absl::Status AddWrittenGroup(Batch& batch, const Variant& v,
+                               std::span<const uint32_t> positions);
+  absl::Status AddWrittenPiece(Batch& batch, const Variant& v,
+                               std::span<const uint32_t> positions);
   // Makes room in the stage, submitting it when full; returns the room.
   absl::StatusOr<uint32_t> Room(Batch& batch);
   absl::Status SubmitStage(Batch& batch);
@@ -171,6 +177,10 @@ absl::Status CudaBackend::Init() {
       .device = context_->Describe(),
       // The kernels read CC.CF back after every `.cc` instruction.
       .carry = true,
+      // Register mode runs each tuple in its form: registers in the cached
+      // kernels (the cheapest, so the default), immediates as written.
+      .forms = options_.mode == KernelMode::kRegister,
+      .runtime_by_default = options_.mode == KernelMode::kRegister,
   };
   return absl::OkStatus();
 }
@@ -202,9 +212,23 @@ absl::Status CudaBackend::RunGroups(Batch& batch,
                                     const std::vector<VariantGroup>& groups) {
   for (const VariantGroup& group : groups) {
     const Variant& v = batch.request.variants[group.variant_index];
-    PTXDIFF_RETURN_IF_ERROR(options_.mode == KernelMode::kRegister
-                                ? AddRegisterGroup(batch, v, group)
-                                : AddImmediateGroup(batch, v, group));
+    if (options_.mode == KernelMode::kImmediate) {
+      PTXDIFF_RETURN_IF_ERROR(AddImmediateGroup(batch, v, group));
+      continue;
+    }
+    // Every source that may be a runtime value one: the cached kernel.
+    VariantGroup registers{.variant_index = group.variant_index};
+    std::vector<uint32_t> written;
+    const uint8_t capable = RuntimeCapableSources(v);
+    for (uint32_t p : group.positions) {
+      ((batch.request.tuples[p].runtime & capable) == capable ? registers.positions
+                                                             : written)
+          .push_back(p);
+    }
+    if (!registers.positions.empty()) {
+      PTXDIFF_RETURN_IF_ERROR(AddRegisterGroup(batch, v, registers));
+    }
+    if (!written.empty()) PTXDIFF_RETURN_IF_ERROR(AddWrittenGroup(batch, v, written));
   }
   PTXDIFF_RETURN_IF_ERROR(SubmitStage(batch));
   return pipeline_->Drain(batch.reply.results, batch.declines);
@@ -331,6 +355,53 @@ absl::Status CudaBackend::AddImmediatePiece(
          .count = std::min<uint32_t>(group, positions.size() - k * group),
          .variant = v});
   }
+  batch.stage.modules.push_back(std::move(module));
+  Append(batch, v, positions);
+  return absl::OkStatus();
+}
+
+absl::Status CudaBackend::AddWrittenGroup(Batch& batch, const Variant& v,
+                                          std::span<const uint32_t> positions) {
+  std::span<const uint32_t> rest = positions;
+  while (!rest.empty()) {
+    PTXDIFF_ASSIGN_OR_RETURN(const uint32_t room, Room(batch));
+    const uint32_t take =
+        std::min<size_t>({room, kImmediateModuleTuples, rest.size()});
+    PTXDIFF_RETURN_IF_ERROR(AddWrittenPiece(batch, v, rest.first(take)));
+    rest = rest.subspan(take);
+  }
+  return absl::OkStatus();
+}
+
+// One module for `positions` (a batch module of one written segment,
+// compiled now, while the device runs the previous stage), one launch.
+absl::Status CudaBackend::AddWrittenPiece(Batch& batch, const Variant& v,
+                                          std::span<const uint32_t> positions) {
+  BatchSegment segment{.variant = v, .first = 0,
+                       .count = static_cast<uint32_t>(positions.size())};
+  for (uint32_t p : positions) {
+    const WireTuple& t = batch.request.tuples[p];
+    segment.written.push_back({v, t.operands, t.runtime});
+  }
+  absl::StatusOr<std::string> image =
+      CompilePtx(*driver_, BatchModule({&segment, 1}, target_));
+  if (!image.ok() && IsRejection(image.status())) {
+    batch.declines.Add(positions, DeclineCode::kOperandForm,
+                       absl::StrCat("the driver's JIT rejected the kernel: ",
+                                    Excerpt(image.status().message())));
+    return absl::OkStatus();
+  }
+  if (!image.ok()) return image.status();
+  PTXDIFF_ASSIGN_OR_RETURN(const CUmodule loaded, LoadModule(*driver_, *image));
+  OwnedModule module(*driver_, loaded);
+  PTXDIFF_ASSIGN_OR_RETURN(const CUfunction function,
+                           Function(module.get(), kRegisterEntry));
+  batch.stage.AddLaunch({.function = function,
+                         .mode = KernelMode::kRegister,
+                         .first = static_cast<uint32_t>(batch.stage.size()),
+                         .count = static_cast<uint32_t>(positions.size()),
+                         .variant = v,
+                         .written = true});
   batch.stage.modules.push_back(std::move(module));
   Append(batch, v, positions);
   return absl::OkStatus();

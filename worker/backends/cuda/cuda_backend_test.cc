@@ -27,6 +27,7 @@
 #include "worker/backends/cuda/testing/fake_cuda_driver.h"
 #include "gtest/gtest.h"
 #include "isa/family_table.h"
+#include "isa/operand_form.h"
 #include "isa/spelling.h"
 #include "oracle/edge_operands.h"
 #include "oracle/oracle.h"
@@ -82,7 +83,8 @@ struct Rig {
 };
 
 // A batch of `counts[i]` tuples of `spellings[i]`, shuffled together, with
-// edge and random operands.
+// edge and random operands, in the form a campaign sends most: every source
+// that may be a runtime value one (the cached register kernels).
 RunRequest Batch(const std::vector<std::string>& spellings,
                  const std::vector<int>& counts, uint64_t seed = 1) {
   RunRequest request;
@@ -96,8 +98,9 @@ RunRequest Batch(const std::vector<std::string>& spellings,
     } else {
       for (Operands& o : operands) o.v[0] = rng();
     }
+    const uint8_t form = v.ok() ? RuntimeCapableSources(*v) : 0;
     for (const Operands& o : operands) {
-      request.tuples.push_back({static_cast<uint32_t>(i), o});
+      request.tuples.push_back({static_cast<uint32_t>(i), o, form});
     }
   }
   std::shuffle(request.tuples.begin(), request.tuples.end(), rng);
@@ -302,6 +305,61 @@ INSTANTIATE_TEST_SUITE_P(
     [](const testing::TestParamInfo<RunCase>& info) {
       return absl::StrCat(info.param.mode, "_", info.param.stage_tuples);
     });
+
+// Register mode runs each tuple in its operand form: every source that may
+// be a runtime value one in the variant's cached kernel, any other form as
+// written in a module of the batch, launched on one thread. Immediate mode
+// writes every operand as an immediate, so it runs no forms.
+TEST(CudaBackendTest, RegisterModeRunsEachTupleInItsForm) {
+  Rig rig;
+  ASSERT_TRUE(rig.Make({{"stage_tuples", "50"}}).ok());
+  const WorkerIdentity identity = rig.backend->Identity();
+  EXPECT_TRUE(identity.forms);
+  EXPECT_TRUE(identity.runtime_by_default);
+  const std::vector<std::string> spellings = Assortment();
+  RunRequest request = Batch(spellings, std::vector<int>(spellings.size(), 6));
+  int written = 0;
+  for (size_t i = 0; i < request.tuples.size(); ++i) {
+    WireTuple& t = request.tuples[i];
+    const uint8_t capable = RuntimeCapableSources(V(spellings[t.variant_index]));
+    const uint8_t forms[] = {capable, 0, uint8_t(capable & -capable)};
+    t.runtime = forms[i % 3];
+    written += t.runtime != capable;
+  }
+  RunReply reply;
+  ASSERT_TRUE(rig.backend->Run(request, reply).ok());
+  ExpectOracleResults(request, reply);
+  int one_thread = 0, tuples_as_written = 0;
+  for (const FakeCudaDriver::LaunchRecord& l : rig.fake->launches()) {
+    if (l.grid == 1 && l.block == 1) {
+      ++one_thread;
+      tuples_as_written += l.n;
+      EXPECT_EQ(l.entry, kRegisterEntry);
+    }
+  }
+  EXPECT_GT(one_thread, 0);
+  EXPECT_EQ(tuples_as_written, written);
+
+  Rig immediate;
+  ASSERT_TRUE(immediate.Make({{"mode", "immediate"}}).ok());
+  EXPECT_FALSE(immediate.backend->Identity().forms);
+}
+
+// A wrong device shows in tuples as written too: the fake's wrapping
+// add.sat.s32 runs through the module's own text.
+TEST(CudaBackendTest, AWrongDeviceIsWrongOnTuplesAsWritten) {
+  Rig rig;
+  ASSERT_TRUE(rig.Make({}).ok());
+  rig.fake->IgnoreSaturation("add.sat.s32");
+  RunRequest request;
+  request.spellings = {"add.sat.s32"};
+  request.tuples = {{0, {{0x7fffffff, 1}}, 0b01}, {0, {{0x7fffffff, 1}}, 0b11}};
+  RunReply reply;
+  ASSERT_TRUE(rig.backend->Run(request, reply).ok());
+  ASSERT_EQ(reply.results.size(), 2u);
+  EXPECT_EQ(reply.results[0].bits, 0x80000000u);  // as written: wraps
+  EXPECT_EQ(reply.results[1].bits, 0x80000000u);  // in registers: wraps
+}
 
 TEST(CudaBackendTest, OneLaunchPerVariantGroupWithPackedParameters) {
   Rig rig;

@@ -48,7 +48,7 @@ void CollectResults(const StagedLaunch& launch, const uint8_t* out,
                     std::span<const uint32_t> positions,
                     std::span<TupleResult> results, Declines& declines) {
   const Variant& v = launch.variant;
-  const int bytes = ResultBytes(v);
+  const int bytes = launch.ResultSlotBytes();
   for (size_t j = 0; j < positions.size(); ++j) {
     TupleResult& result = results[positions[j]];
     result = TupleResult{.bits = WordAt(out + j * bytes)};
@@ -67,7 +67,7 @@ void CollectResults(const StagedLaunch& launch, const uint8_t* out,
 
 void Stage::AddLaunch(StagedLaunch launch) {
   launch.out_offset = out_bytes;
-  out_bytes += uint64_t{launch.count} * ResultBytes(launch.variant);
+  out_bytes += uint64_t{launch.count} * launch.ResultSlotBytes();
   launches.push_back(std::move(launch));
 }
 
@@ -151,6 +151,12 @@ absl::Status StagePipeline::Launch(Slot& slot, const StagedLaunch& launch) {
       slot.device_in.get() + CUdeviceptr{launch.first} * kTupleBytes;
   CUdeviceptr out = slot.device_out.get() + launch.out_offset;
   uint32_t count = launch.count;
+  if (launch.written) {  // thread 0 runs the tuples one after the other
+    void* params[] = {&in, &out, &count};
+    return PTXDIFF_CU_CALL(driver_, "launch a kernel of tuples as written",
+                           LaunchKernel(launch.function, 1, 1, 1, 1, 1, 1, 0,
+                                        slot.stream.get(), params, nullptr));
+  }
   if (launch.mode == KernelMode::kImmediate) {
     void* params[] = {&out};
     return PTXDIFF_CU_CALL(driver_, "launch an immediate-mode kernel",

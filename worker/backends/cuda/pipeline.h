@@ -39,6 +39,10 @@ namespace ptxdiff {
 // One kernel launch over tuples [first, first + count) of its stage, of
 // `variant`, whose results it writes from byte `out_offset` of the stage's
 // output, ResultBytes(variant) per tuple.
+//
+// A launch of tuples as written (operand forms: a batch module's written
+// segment, kernel_gen.h) is a register-mode launch run by one thread, whose
+// result slots are kBatchResultBytes.
 struct StagedLaunch {
   CUfunction function = nullptr;
   KernelMode mode = KernelMode::kRegister;
@@ -46,6 +50,12 @@ struct StagedLaunch {
   uint32_t count = 0;
   Variant variant;
   uint64_t out_offset = 0;
+  bool written = false;
+
+  // The bytes of one tuple's result in the output.
+  int ResultSlotBytes() const {
+    return written ? kBatchResultBytes : ResultBytes(variant);
+  }
 };
 
 struct Stage {

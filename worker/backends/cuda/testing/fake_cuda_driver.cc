@@ -366,6 +366,21 @@ std::optional<FakeCudaDriver::Module> FakeCudaDriver::ParseImage(
     absl::string_view text) const {
   if (!absl::ConsumePrefix(&text, kImageMagic)) return std::nullopt;
   Module module;
+  if (absl::StartsWith(text, "// ptxdiff batch: ")) {
+    absl::StatusOr<class RegisterKernel> kernel = RegisterKernel::Parse(text);
+    if (!kernel.ok()) return std::nullopt;
+    // "// tuples 0..3: bfe.s32": the (first) segment's variant.
+    const size_t at = text.find("// tuples ");
+    const size_t colon = text.find(": ", at);
+    module.spelling = std::string(
+        text.substr(colon + 2, text.find('\n', colon) - colon - 2));
+    auto v = ParseVariant(module.spelling);
+    if (!v.ok()) return std::nullopt;
+    module.variant = *v;
+    module.entries.push_back({.name = kernel->entry()});
+    module.batch = std::make_shared<const class RegisterKernel>(*std::move(kernel));
+    return module;
+  }
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
     absl::string_view rest = line;
     if (absl::ConsumePrefix(&rest, "// ptxdiff variant: ")) {
@@ -633,6 +648,7 @@ CUresult FakeCudaDriver::RunKernel(const LaunchRecord& launch, uintptr_t module,
   // Unloaded while the kernel was queued: its code is gone.
   if (m == modules_.end()) return CUDA_ERROR_LAUNCH_FAILED;
   const Entry& e = m->second.entries[entry];
+  if (m->second.batch != nullptr) return RunBatchKernel(launch, m->second);
   const size_t n = e.immediate ? e.tuples.size() : launch.n;
   const int bytes = ResultBytes(m->second.variant);
   uint8_t* out = DeviceBytes(launch.out, n * bytes);
@@ -653,6 +669,35 @@ CUresult FakeCudaDriver::RunKernel(const LaunchRecord& launch, uintptr_t module,
       std::memcpy(out + bytes * i + 8, &flag_word, 8);
     }
   }
+  return CUDA_SUCCESS;
+}
+
+CUresult FakeCudaDriver::RunBatchKernel(const LaunchRecord& launch,
+                                        const Module& module) {
+  const size_t n = launch.n;
+  uint8_t* out = DeviceBytes(launch.out, n * kBatchResultBytes);
+  const uint8_t* in = DeviceBytes(launch.in, n * kTupleBytes);
+  if (out == nullptr || in == nullptr) return CUDA_ERROR_ILLEGAL_ADDRESS;
+  RegisterKernel::RunOptions options;
+  for (const std::string& s : unsaturated_) {
+    Variant v = *ParseVariant(s);
+    Variant wraps = v;
+    wraps.sat = false;
+    options.substitutions.emplace_back(v, wraps);
+  }
+  for (const std::string& s : carry_flag_unwritten_) {
+    options.carry_flag_unwritten.push_back(*ParseVariant(s));
+  }
+  absl::StatusOr<std::string> ran = module.batch->Run(
+      absl::string_view(reinterpret_cast<const char*>(in), n * kTupleBytes), options);
+  if (!ran.ok()) return CUDA_ERROR_LAUNCH_FAILED;
+  for (size_t i = 0; i < n; ++i) {
+    uint64_t bits = 0;
+    std::memcpy(&bits, ran->data() + kBatchResultBytes * i, 8);
+    bits = Corrupt(module.spelling, bits);
+    std::memcpy(ran->data() + kBatchResultBytes * i, &bits, 8);
+  }
+  std::memcpy(out, ran->data(), ran->size());
   return CUDA_SUCCESS;
 }
 

@@ -34,6 +34,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -41,6 +42,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
+#include "worker/backends/ptx_cmd/testing/register_kernel.h"
 #include "worker/backends/cuda/driver_api.h"
 #include "isa/variant.h"
 
@@ -177,6 +179,10 @@ class FakeCudaDriver : public CudaDriver {
     std::string spelling;
     std::vector<Entry> entries;
     std::optional<CarryLine> carry_setter, carry_reader;
+    // A batch module (kernel ABI 2: the cuda backend's tuples as written),
+    // run by the PTX interpreter of the ptx-cmd tests, the module's own text.
+    // (`class`: kernel_gen.h has a function of the same name.)
+    std::shared_ptr<const class RegisterKernel> batch;
   };
   using Work = std::function<CUresult()>;
 
@@ -187,6 +193,7 @@ class FakeCudaDriver : public CudaDriver {
                              void** values);
   static void WriteLog(const LogBuffers& logs, absl::string_view text);
   std::optional<Module> ParseImage(absl::string_view text) const;
+  CUresult RunBatchKernel(const LaunchRecord& launch, const Module& module);
   // Host view of device bytes [pointer, pointer + bytes); nullptr if not
   // inside one allocation.
   uint8_t* DeviceBytes(CUdeviceptr pointer, size_t bytes);
