@@ -1,3 +1,4 @@
+#include "cli/program_command.h"
 #include "cli/commands.h"
 
 #include <algorithm>
@@ -344,6 +345,7 @@ int RunMain(const std::vector<std::string>& argv, std::ostream& out,
   if (argv[1] == "seed-corpus") return RunSeedCorpus(rest, out, err);
   if (argv[1] == "minimize") return RunMinimize(rest, out, err);
   if (argv[1] == "triage") return RunTriage(rest, out, err);
+  if (argv[1] == "program") return RunProgram(rest, out, err);
   err << "ptxdiff: unknown command '" << argv[1] << "'\n\n" << MainUsage();
   return kExitBadInput;
 }

@@ -125,6 +125,17 @@ const std::vector<CommandHelp>& Commands() {
        "crash-backends.txt beside it (written by `fuzz --mode crash`) says which.",
        {kBackend, kDir, kArch, kTimeout, kReading, kCudaDriver},
        "ptxdiff repro value-mismatch~ptxas~min~fns.b32 --backend ptxas"},
+      {"program", "FILE [--backend ptxas] [--arch sm_90] [--reading R]",
+       "Evaluate a program case (several instructions with runtime inputs:\n"
+       "docs/programs.md) with the composed oracle at its witness inputs. With\n"
+       "--backend ptxas, compile it with its inputs as immediates (the folded\n"
+       "outputs, judged at the witness) and as runtime values (the constants\n"
+       "ptxas claims for every input, refuted by the first input vector where\n"
+       "the oracle differs). Exit 1 on a disagreement.",
+       {{"--backend ptxas", "compile it with ptxas (the only backend for programs so far)"},
+        {"--arch SM", "the ptxas -arch (default sm_90)"},
+        kReading},
+       "ptxdiff program examples/programs/bfe-claim.ptxprog --backend ptxas"},
       {"minimize", "FILE [flags]",
        "Minimize the disagreement in FILE (a text case or a crash file) and file\n"
        "it in the triage directory.",

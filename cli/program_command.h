@@ -1,0 +1,17 @@
+// `ptxdiff program FILE`: a program case (program/program.h) on the composed
+// oracle and, with --backend ptxas, through ptxas in both input forms.
+
+#ifndef PTXDIFF_CLI_PROGRAM_COMMAND_H_
+#define PTXDIFF_CLI_PROGRAM_COMMAND_H_
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace ptxdiff {
+
+int RunProgram(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_CLI_PROGRAM_COMMAND_H_

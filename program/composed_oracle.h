@@ -1,0 +1,49 @@
+// The composed oracle: a program (program.h) evaluated step by step with the
+// per-variant oracle.
+//
+// Each register carries its bits and whether the spec defines them. A step
+// whose result the spec leaves open (a division by zero, `bfind`'s ...), or
+// that reads an undefined register, gives an undefined result: an output
+// that depends on one is never judged (poison propagation).
+//
+// CC.CF is state: a `.cc` step sets it, a carry-in step (addc, subc, madc)
+// reads it. Under the spec reading a flag read before any step set it, or
+// read by the other kind (a borrow by addc, a carry by subc), is undefined:
+// the spec leaves both open (docs/spec-notes.md, "What the spec leaves open:
+// the bit value of a borrow"). Under the hardware reading the flag is one
+// bit, the adder's carry-out, which after a subtraction is NOT borrow: a
+// carry is read as that bit, a borrow as its complement.
+
+#ifndef PTXDIFF_PROGRAM_COMPOSED_ORACLE_H_
+#define PTXDIFF_PROGRAM_COMPOSED_ORACLE_H_
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "oracle/errata.h"
+#include "program/program.h"
+
+namespace ptxdiff {
+
+struct ProgramValue {
+  uint64_t bits = 0;  // zero-extended from the register's width
+  bool defined = true;
+  friend bool operator==(const ProgramValue&, const ProgramValue&) = default;
+};
+
+// The outputs of `program` with its inputs set to `inputs` (one per input,
+// masked to its width), in the order of its `output` lines.
+// InvalidArgument if `inputs` has the wrong count.
+absl::StatusOr<std::vector<ProgramValue>> EvaluateProgram(
+    const Program& program, std::span<const uint64_t> inputs,
+    Reading reading = Reading::kSpec);
+
+// The outputs at the program's witness inputs.
+std::vector<ProgramValue> EvaluateAtWitness(const Program& program,
+                                            Reading reading = Reading::kSpec);
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_PROGRAM_COMPOSED_ORACLE_H_

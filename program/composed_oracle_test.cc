@@ -1,0 +1,110 @@
+#include "program/composed_oracle.h"
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "program/program.h"
+
+namespace ptxdiff {
+namespace {
+
+Program P(const std::string& body) {
+  auto p = ParseProgram("# ptxdiff program 1\n" + body);
+  EXPECT_TRUE(p.ok()) << p.status();
+  return p.ok() ? *p : Program{};
+}
+
+std::vector<ProgramValue> Outputs(const Program& p, std::vector<uint64_t> inputs,
+                              Reading reading = Reading::kSpec) {
+  auto out = EvaluateProgram(p, inputs, reading);
+  EXPECT_TRUE(out.ok()) << out.status();
+  return out.ok() ? *out : std::vector<ProgramValue>{};
+}
+
+constexpr ProgramValue Defined(uint64_t bits) { return {.bits = bits, .defined = true}; }
+
+// A 64-bit sum of 32-bit halves: the carry goes from add.cc to addc.
+TEST(ComposedOracleTest, TheCarryFlowsAlongAChain) {
+  const Program p = P(
+      "input %alo .b32 0\ninput %ahi .b32 0\ninput %blo .b32 0\ninput %bhi .b32 0\n"
+      "add.cc.u32 %lo, %alo, %blo;\n"
+      "addc.u32 %hi, %ahi, %bhi;\n"
+      "output %lo\noutput %hi\n");
+  EXPECT_EQ(Outputs(p, {0xffffffff, 0, 1, 0}),
+            (std::vector<ProgramValue>{Defined(0), Defined(1)}));
+  EXPECT_EQ(Outputs(p, {0xfffffffe, 7, 1, 8}),
+            (std::vector<ProgramValue>{Defined(0xffffffff), Defined(15)}));
+  // A borrow chain: 0x1_00000000 - 1.
+  const Program sub = P(
+      "input %lo .b32 0\ninput %hi .b32 1\n"
+      "sub.cc.u32 %dlo, %lo, 1;\n"
+      "subc.u32 %dhi, %hi, 0;\n"
+      "output %dlo\noutput %dhi\n");
+  EXPECT_EQ(Outputs(sub, {0, 1}), (std::vector<ProgramValue>{Defined(0xffffffff), Defined(0)}));
+}
+
+// ZLUDA's carry_set_all and subc_cc_s32, run on NVIDIA GPUs
+// (docs/spec-notes.md): across kinds the one bit is the adder's carry-out.
+// The spec leaves those chains open, so the spec reading judges nothing.
+TEST(ComposedOracleTest, ChainsAcrossKindsAreHardwareKnownAnswersAndOpenInTheSpec) {
+  const Program sub_then_addc = P(
+      "input %z .b32 0\n"
+      "sub.cc.u32 %x, %z, %z;\n"
+      "addc.u32 %y, %z, %z;\n"
+      "output %y\n");
+  EXPECT_EQ(Outputs(sub_then_addc, {0}, Reading::kHardware)[0], Defined(1));
+  EXPECT_FALSE(Outputs(sub_then_addc, {0}, Reading::kSpec)[0].defined);
+  const Program add_then_subc = P(
+      "input %z .b32 0\n"
+      "add.cc.u32 %x, %z, %z;\n"
+      "subc.u32 %y, %z, %z;\n"
+      "output %y\n");
+  EXPECT_EQ(Outputs(add_then_subc, {0}, Reading::kHardware)[0], Defined(0xffffffff));
+  EXPECT_FALSE(Outputs(add_then_subc, {0}, Reading::kSpec)[0].defined);
+  // A borrowing sub.cc leaves NOT borrow = 0 for addc.
+  const Program borrow_then_addc = P(
+      "input %z .b32 0\n"
+      "sub.cc.u32 %x, %z, 1;\n"
+      "addc.u32 %y, %z, %z;\n"
+      "output %y\n");
+  EXPECT_EQ(Outputs(borrow_then_addc, {0}, Reading::kHardware)[0], Defined(0));
+}
+
+TEST(ComposedOracleTest, AFlagReadBeforeAnyStepSetsItIsUndefined) {
+  const Program p = P("input %a .b32 5\naddc.u32 %y, %a, %a;\noutput %y\n");
+  EXPECT_FALSE(EvaluateAtWitness(p)[0].defined);
+  EXPECT_FALSE(EvaluateAtWitness(p, Reading::kHardware)[0].defined);
+}
+
+// What the spec leaves open poisons what depends on it, and nothing else.
+TEST(ComposedOracleTest, AnUndefinedStepPoisonsOnlyWhatDependsOnIt) {
+  const Program p = P(
+      "input %a .b32 7\ninput %z .b32 0\n"
+      "div.u32 %q, %a, %z;\n"
+      "add.u32 %r, %q, 1;\n"
+      "and.b32 %n, %r, 0;\n"   // even a mask that clears every bit
+      "add.u32 %s, %a, 1;\n"
+      "output %n\noutput %s\n");
+  const std::vector<ProgramValue> out = EvaluateAtWitness(p);
+  EXPECT_FALSE(out[0].defined);
+  EXPECT_EQ(out[1], Defined(8));
+  EXPECT_EQ(Outputs(p, {7, 2})[0], Defined(0));
+}
+
+// Issue 29's bfe: a position past the top replicates the sign bit.
+TEST(ComposedOracleTest, StepsSeeTheirSourcesMaskedToTheirWidths) {
+  const Program p = P(
+      "input %a .b32 1\n"
+      "bfe.s32 %r, %a, 40, 8;\n"
+      "setp.lt.s32 %p, %a, 0;\n"
+      "selp.b32 %s, 0xffffffff, 0, %p;\n"
+      "output %r\noutput %s\n");
+  EXPECT_EQ(Outputs(p, {1}), (std::vector<ProgramValue>{Defined(0), Defined(0)}));
+  EXPECT_EQ(Outputs(p, {0x80000000}),
+            (std::vector<ProgramValue>{Defined(0xffffffff), Defined(0xffffffff)}));
+  EXPECT_FALSE(EvaluateProgram(p, std::vector<uint64_t>{}).ok());
+}
+
+}  // namespace
+}  // namespace ptxdiff

@@ -1,0 +1,265 @@
+#include "program/program.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "common/status_macros.h"
+#include "isa/family_table.h"
+#include "isa/spelling.h"
+
+namespace ptxdiff {
+namespace {
+
+absl::Status LineError(int line, absl::string_view message) {
+  return absl::InvalidArgumentError(absl::StrCat("program line ", line, ": ", message));
+}
+
+// `.b32` / `.u32` / `.s32` -> 32, `.pred` -> 1; 0 for anything else.
+int WidthOfType(absl::string_view type) {
+  if (type == ".pred") return 1;
+  if (type.size() < 3 || type[0] != '.' || !absl::StrContains("bus", type[1])) return 0;
+  int width = 0;
+  if (!absl::SimpleAtoi(type.substr(2), &width)) return 0;
+  return width == 16 || width == 32 || width == 64 ? width : 0;
+}
+
+// "0x1f", "31", "-1" as bits.
+bool ParseValue(absl::string_view text, uint64_t& value) {
+  absl::string_view hex = text;
+  if (absl::ConsumePrefix(&hex, "0x") || absl::ConsumePrefix(&hex, "0X")) {
+    return absl::SimpleHexAtoi(hex, &value);
+  }
+  if (absl::SimpleAtoi(text, &value)) return true;
+  int64_t negative = 0;
+  if (!absl::SimpleAtoi(text, &negative)) return false;
+  value = static_cast<uint64_t>(negative);
+  return true;
+}
+
+// `%a.b1` or `-%a`: the register name `a`; empty if `token` is no register.
+std::string RegisterName(absl::string_view token) {
+  absl::ConsumePrefix(&token, "-");
+  if (!absl::ConsumePrefix(&token, "%")) return "";
+  return std::string(token.substr(0, token.find('.')));
+}
+
+// The sources written as operands, in order: all but CC.CF and a selector.
+std::vector<int> WrittenSourceIndices(const Variant& v) {
+  std::vector<int> out;
+  for (int i = 0; i < NumSources(v); ++i) {
+    if (!IsCarryInSource(v, i) && !IsSelectorSource(v, i)) out.push_back(i);
+  }
+  return out;
+}
+
+// True if a register `width` bits wide may be source `i` of `v`.
+bool FitsSource(const Variant& v, int i, int width) {
+  const int wants = SourceWidth(v, i);
+  return width == wants || (wants == 8 && width == 16);
+}
+
+class Parser {
+ public:
+  absl::StatusOr<Program> Parse(absl::string_view text) {
+    int number = 0;
+    bool header = false;
+    for (absl::string_view line : absl::StrSplit(text, '\n')) {
+      ++number;
+      if (!header) {
+        if (absl::StripAsciiWhitespace(line) != kProgramHeader) {
+          return LineError(number, absl::StrCat("expected '", kProgramHeader, "'"));
+        }
+        header = true;
+        continue;
+      }
+      line = absl::StripAsciiWhitespace(line.substr(0, line.find('#')));
+      if (line.empty()) continue;
+      PTXDIFF_RETURN_IF_ERROR(Statement(number, line));
+    }
+    if (!header) return LineError(1, absl::StrCat("expected '", kProgramHeader, "'"));
+    if (program_.outputs.empty()) {
+      return LineError(number, "no output: a program stores 1 to 4 registers");
+    }
+    return std::move(program_);
+  }
+
+ private:
+  absl::Status Statement(int number, absl::string_view line) {
+    if (absl::ConsumePrefix(&line, "input ")) return Input(number, line);
+    if (absl::ConsumePrefix(&line, "output ")) return Output(number, line);
+    if (absl::StartsWith(line, "@")) {
+      return LineError(number, "guards (@%p) are not supported yet");
+    }
+    return Step(number, line);
+  }
+
+  absl::Status Define(int number, const std::string& name, int width) {
+    if (name.empty()) return LineError(number, "expected a register (%name)");
+    if (!widths_.emplace(name, width).second) {
+      return LineError(number, absl::StrCat("%", name, " is set twice"));
+    }
+    return absl::OkStatus();
+  }
+
+  // `input %a .b32 0x7fffffff`
+  absl::Status Input(int number, absl::string_view rest) {
+    std::vector<absl::string_view> fields =
+        absl::StrSplit(rest, ' ', absl::SkipWhitespace());
+    if (fields.size() != 3) {
+      return LineError(number, "expected 'input %name .type witness'");
+    }
+    ProgramInput input{.name = RegisterName(fields[0]), .width = WidthOfType(fields[1])};
+    if (input.width == 0) {
+      return LineError(number, absl::StrCat("unknown type '", fields[1],
+                                            "' (.b16, .b32, .b64, their .u/.s, .pred)"));
+    }
+    if (!ParseValue(fields[2], input.witness)) {
+      return LineError(number, absl::StrCat("cannot read the witness '", fields[2], "'"));
+    }
+    if (input.width < 64) input.witness &= (uint64_t{1} << input.width) - 1;
+    PTXDIFF_RETURN_IF_ERROR(Define(number, input.name, input.width));
+    program_.inputs.push_back(std::move(input));
+    return absl::OkStatus();
+  }
+
+  // `output %r`
+  absl::Status Output(int number, absl::string_view rest) {
+    const std::string name = RegisterName(absl::StripAsciiWhitespace(rest));
+    if (!widths_.contains(name)) {
+      return LineError(number, absl::StrCat("output %", name, " is never set"));
+    }
+    if (program_.outputs.size() == kMaxProgramOutputs) {
+      return LineError(number, "more than 4 outputs");
+    }
+    program_.outputs.push_back(name);
+    return absl::OkStatus();
+  }
+
+  // `add.s32 %r, %a, 1;`
+  absl::Status Step(int number, absl::string_view line) {
+    absl::ConsumeSuffix(&line, ";");
+    line = absl::StripAsciiWhitespace(line);
+    // The spelling parser reads operand names without the `%`.
+    absl::StatusOr<Variant> v = ParseVariant(absl::StrReplaceAll(line, {{"%", ""}}));
+    if (!v.ok()) return LineError(number, v.status().message());
+    const size_t space = line.find_first_of(" \t");
+    if (space == absl::string_view::npos) return LineError(number, "expected operands");
+    std::vector<absl::string_view> operands =
+        absl::StrSplit(line.substr(space + 1), ',', absl::SkipWhitespace());
+    for (absl::string_view& o : operands) o = absl::StripAsciiWhitespace(o);
+    const std::vector<int> written = WrittenSourceIndices(*v);
+    if (operands.size() != written.size() + 1) {
+      return LineError(number, absl::StrCat(Spell(*v), " takes a destination and ",
+                                            written.size(), " sources"));
+    }
+    ProgramStep step{.variant = *v, .dst = RegisterName(operands[0]), .line = number};
+    step.sources.resize(NumSources(*v));
+    for (size_t k = 0; k < written.size(); ++k) {
+      PTXDIFF_RETURN_IF_ERROR(Source(number, *v, written[k], operands[k + 1],
+                                     step.sources[written[k]]));
+    }
+    for (int i = 0; i < NumSources(*v); ++i) {
+      if (!IsSelectorSource(*v, i)) continue;
+      absl::StatusOr<uint32_t> sel =
+          SpelledSimdSelector(*v, absl::StrReplaceAll(line, {{"%", ""}}));
+      if (!sel.ok()) return LineError(number, sel.status().message());
+      step.sources[i].value = *sel;
+    }
+    PTXDIFF_RETURN_IF_ERROR(Define(number, step.dst, ResultWidth(*v)));
+    program_.steps.push_back(std::move(step));
+    return absl::OkStatus();
+  }
+
+  absl::Status Source(int number, const Variant& v, int i, absl::string_view token,
+                      ProgramOperand& out) {
+    const std::string name = RegisterName(token);
+    if (name.empty()) {
+      if (!MayBeImmediate(v, i)) {
+        return LineError(number, absl::StrCat(Spell(v), " source ", SourceName(v, i),
+                                              " must be a register"));
+      }
+      // A video operand's selector or negation belongs to the variant.
+      const absl::string_view value = token.substr(0, token.find('.'));
+      if (!ParseValue(absl::StripPrefix(value, "-"), out.value)) {
+        return LineError(number, absl::StrCat("cannot read operand '", token, "'"));
+      }
+      return absl::OkStatus();
+    }
+    auto it = widths_.find(name);
+    if (it == widths_.end()) {
+      return LineError(number, absl::StrCat("%", name, " is used before it is set"));
+    }
+    if (!FitsSource(v, i, it->second)) {
+      return LineError(number, absl::StrCat("%", name, " is ", it->second, " bits wide; ",
+                                            Spell(v), " source ", SourceName(v, i),
+                                            " reads ", SourceWidth(v, i)));
+    }
+    out = {.is_register = true, .name = name};
+    return absl::OkStatus();
+  }
+
+  Program program_;
+  absl::flat_hash_map<std::string, int> widths_;
+};
+
+std::string TypeOfWidth(int width) {
+  return width == 1 ? ".pred" : absl::StrCat(".b", width);
+}
+
+std::string OperandText(const Variant& v, int i, const ProgramOperand& o) {
+  if (o.is_register) return absl::StrCat("%", o.name);
+  const uint64_t bits = o.value & SourceMask(v, i);
+  return absl::StrFormat("0x%x", bits);
+}
+
+}  // namespace
+
+int RegisterWidth(const Program& program, absl::string_view name) {
+  for (const ProgramInput& in : program.inputs) {
+    if (in.name == name) return in.width;
+  }
+  for (const ProgramStep& s : program.steps) {
+    if (s.dst == name) return ResultWidth(s.variant);
+  }
+  return 0;
+}
+
+bool LooksLikeProgram(absl::string_view text) {
+  return absl::StartsWith(absl::StripLeadingAsciiWhitespace(text), kProgramHeader);
+}
+
+absl::StatusOr<Program> ParseProgram(absl::string_view text) {
+  return Parser().Parse(text);
+}
+
+std::string FormatProgram(const Program& program) {
+  std::string out = absl::StrCat(kProgramHeader, "\n");
+  for (const ProgramInput& in : program.inputs) {
+    absl::StrAppend(&out, "input %", in.name, " ", TypeOfWidth(in.width),
+                    absl::StrFormat(" 0x%x\n", in.witness));
+  }
+  for (const ProgramStep& step : program.steps) {
+    std::vector<std::string> sources;
+    for (int i = 0; i < NumSources(step.variant); ++i) {
+      sources.push_back(OperandText(step.variant, i, step.sources[i]));
+    }
+    absl::StrAppend(&out, PtxInstruction(step.variant, absl::StrCat("%", step.dst), sources),
+                    ";\n");
+  }
+  for (const std::string& name : program.outputs) absl::StrAppend(&out, "output %", name, "\n");
+  return out;
+}
+
+}  // namespace ptxdiff

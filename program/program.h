@@ -1,0 +1,84 @@
+// A program case: a short straight-line chain of instructions ptxdiff knows,
+// with runtime inputs, judged by the composed oracle (composed_oracle.h).
+// Compilers' real bugs live between instructions (issue 31); a program is
+// how a case holds several.
+//
+// The text form, one statement per line (`#` starts a comment):
+//
+//   # ptxdiff program 1
+//   input %a .b32 0x7fffffff     a runtime input: name, width, witness value
+//   input %b .b32 1
+//   add.cc.u32 %lo, %a, %b;      a step: any variant's PTX statement, its
+//   addc.u32 %hi, 0, 0;          sources registers set before or immediates
+//   output %lo                   1 to 4 outputs: registers the program stores
+//   output %hi
+//
+// Widths are `.b16`, `.b32`, `.b64` (or `.u`/`.s` of those) and `.pred`. A
+// step's destination is a new register as wide as the variant's result; a
+// source register must be as wide as the source reads (a 16-bit register
+// for an 8-bit source). CC.CF is state between steps, set by `.cc`
+// variants and read by the carry-in families (addc, subc, madc).
+//
+// Not yet: guards (`@%p`), loops and if/else.
+
+#ifndef PTXDIFF_PROGRAM_PROGRAM_H_
+#define PTXDIFF_PROGRAM_PROGRAM_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "isa/variant.h"
+
+namespace ptxdiff {
+
+inline constexpr char kProgramHeader[] = "# ptxdiff program 1";
+inline constexpr int kMaxProgramOutputs = 4;
+
+struct ProgramInput {
+  std::string name;  // without the `%`
+  int width = 32;    // bits; 1 for a predicate
+  uint64_t witness = 0;
+};
+
+// A step's source: a register (an input or an earlier step's destination)
+// or an immediate.
+struct ProgramOperand {
+  bool is_register = false;
+  std::string name;     // a register's, without the `%`
+  uint64_t value = 0;   // an immediate's bits (masked when evaluated)
+};
+
+struct ProgramStep {
+  Variant variant;
+  std::string dst;                       // without the `%`
+  std::vector<ProgramOperand> sources;   // the written sources, in order
+  int line = 0;                          // in the text, for messages
+};
+
+struct Program {
+  std::vector<ProgramInput> inputs;
+  std::vector<ProgramStep> steps;
+  std::vector<std::string> outputs;  // register names
+};
+
+// The width of register `name` (an input or a step's destination), 0 if
+// the program has none.
+int RegisterWidth(const Program& program, absl::string_view name);
+
+// True if `text` opens with kProgramHeader.
+bool LooksLikeProgram(absl::string_view text);
+
+// Parses a program. InvalidArgument names the line and what is wrong: an
+// unknown instruction (with the nearest spellings), a register used before
+// it is set or set twice, a width that does not fit its use, no output.
+absl::StatusOr<Program> ParseProgram(absl::string_view text);
+
+// The text form, which ParseProgram reads back to the same program.
+std::string FormatProgram(const Program& program);
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_PROGRAM_PROGRAM_H_

@@ -1,0 +1,103 @@
+#include "program/program_ptx.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "isa/family_table.h"
+#include "isa/spelling.h"
+
+namespace ptxdiff {
+namespace {
+
+// PTX has no 8-bit registers: 8-bit values live in 16-bit ones.
+absl::string_view RegisterType(int width) {
+  if (width == 1) return ".pred";
+  return width <= 16 ? ".b16" : width <= 32 ? ".b32" : ".b64";
+}
+
+std::string Reg(absl::string_view name) { return absl::StrCat("%", name); }
+
+// Every register with its width: the inputs, then each step's destination.
+std::vector<std::pair<std::string, int>> Registers(const Program& p) {
+  std::vector<std::pair<std::string, int>> out;
+  for (const ProgramInput& in : p.inputs) out.emplace_back(in.name, in.width);
+  for (const ProgramStep& s : p.steps) out.emplace_back(s.dst, ResultWidth(s.variant));
+  return out;
+}
+
+// Stores register `name` (`width` bits) zero-extended at %out + `offset`.
+std::string StoreOutput(absl::string_view name, int width, int offset) {
+  const std::string address = absl::StrCat("[%out+", offset, "]");
+  if (width == 64) return absl::StrCat("  st.global.u64 ", address, ", ", Reg(name), ";\n");
+  const std::string widen =
+      width == 1 ? absl::StrCat("  selp.u64 %result, 1, 0, ", Reg(name), ";\n")
+                 : absl::StrCat("  cvt.u64.u", width <= 8 ? 8 : width <= 16 ? 16 : 32,
+                                " %result, ", Reg(name), ";\n");
+  return absl::StrCat(widen, "  st.global.u64 ", address, ", %result;\n");
+}
+
+std::string StepText(const ProgramStep& step) {
+  std::vector<std::string> sources;
+  for (int i = 0; i < NumSources(step.variant); ++i) {
+    const ProgramOperand& o = step.sources[i];
+    sources.push_back(o.is_register
+                          ? Reg(o.name)
+                          : absl::StrFormat("0x%x", o.value & SourceMask(step.variant, i)));
+  }
+  return absl::StrCat("  ", PtxInstruction(step.variant, Reg(step.dst), sources), ";\n");
+}
+
+}  // namespace
+
+std::string ProgramKernel(const Program& program, absl::string_view entry,
+                          ProgramInputs inputs) {
+  std::string params = "    .param .u64 ptxdiff_out";
+  std::string loads;
+  for (const ProgramInput& in : program.inputs) {
+    if (inputs == ProgramInputs::kRuntime) {
+      const std::string param = absl::StrCat("in_", in.name);
+      absl::StrAppend(&params, ",\n    .param ", PtxParamType(in.width), " ", param);
+      absl::StrAppend(&loads, PtxLoadParam(in.width, Reg(in.name), param));
+    } else {
+      absl::StrAppend(&loads, PtxSetRegister(in.width, Reg(in.name),
+                                             absl::StrFormat("0x%x", in.witness)));
+    }
+  }
+  std::string declarations;
+  for (const auto& [name, width] : Registers(program)) {
+    absl::StrAppend(&declarations, "  .reg ", RegisterType(width), " ", Reg(name), ";\n");
+  }
+  std::string body;
+  for (const ProgramStep& step : program.steps) absl::StrAppend(&body, StepText(step));
+  absl::flat_hash_map<std::string, int> widths;
+  for (const auto& [name, width] : Registers(program)) widths[name] = width;
+  std::string stores;
+  for (size_t k = 0; k < program.outputs.size(); ++k) {
+    const std::string& name = program.outputs[k];
+    absl::StrAppend(&stores, StoreOutput(name, widths[name], static_cast<int>(8 * k)));
+  }
+  return absl::StrCat(".visible .entry ", entry, "(\n", params, ")\n{\n",
+                      "  .reg .b64 %out, %result;\n", declarations,
+                      "  ld.param.u64 %out, [ptxdiff_out];\n",
+                      "  cvta.to.global.u64 %out, %out;\n", loads, body, stores, "  ret;\n}\n");
+}
+
+std::string ProgramModule(const Program& program, const PtxTarget& target,
+                          ProgramInputs inputs) {
+  int ptx = target.min_ptx;
+  for (const ProgramStep& step : program.steps) {
+    ptx = std::max(ptx, PtxVersionFor(step.variant, target));
+  }
+  return absl::StrCat("// ptxdiff program: ", program.steps.size(),
+                      program.steps.size() == 1 ? " step" : " steps", ", inputs ",
+                      inputs == ProgramInputs::kRuntime ? "runtime" : "immediate", "\n",
+                      ".version ", ptx / 10, ".", ptx % 10, "\n.target sm_", target.sm,
+                      "\n.address_size 64\n\n",
+                      ProgramKernel(program, kProgramEntry, inputs));
+}
+
+}  // namespace ptxdiff

@@ -1,0 +1,41 @@
+// A program (program.h) as a PTX kernel: what ptxas, a GPU or a PTX tool
+// runs. Only the outputs are stored: storing intermediates would change what
+// a compiler may do, and can hide the bug under test.
+//
+//   .visible .entry ptxdiff_program(.param .u64 ptxdiff_out[, .param .bW in_<name>...])
+//
+// Output k is stored zero-extended to 64 bits at ptxdiff_out + 8k. The
+// inputs are runtime values (kernel parameters, loaded with ld.param: what a
+// compiler cannot know) or immediates (moved into their registers: a
+// constant expression).
+
+#ifndef PTXDIFF_PROGRAM_PROGRAM_PTX_H_
+#define PTXDIFF_PROGRAM_PROGRAM_PTX_H_
+
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "program/program.h"
+#include "worker/backends/cuda/kernel_gen.h"
+
+namespace ptxdiff {
+
+inline constexpr char kProgramEntry[] = "ptxdiff_program";
+
+enum class ProgramInputs : uint8_t {
+  kRuntime,    // kernel parameters
+  kImmediate,  // the witness values, moved into the registers
+};
+
+// The kernel `entry` for `program`.
+std::string ProgramKernel(const Program& program, absl::string_view entry,
+                          ProgramInputs inputs);
+
+// A module of that one kernel (kProgramEntry) for `target`, its `.version`
+// the lowest the target and every step need.
+std::string ProgramModule(const Program& program, const PtxTarget& target,
+                          ProgramInputs inputs);
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_PROGRAM_PROGRAM_PTX_H_

@@ -1,0 +1,113 @@
+#include "program/program_ptxas.h"
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "oracle/edge_operands.h"
+#include "worker/backends/ptxas/cubin.h"
+#include "worker/backends/ptxas/ptxas_toolchain.h"
+#include "worker/backends/ptxas/sass_constants.h"
+
+namespace ptxdiff {
+namespace {
+
+uint64_t Mask(int width) { return width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1; }
+
+// The claimed outputs from the kernel's stores: one 8-byte store per output
+// at 8k, as the kernel writes them; nullopt with why if they are not that.
+std::optional<std::vector<uint64_t>> OutputsOf(const std::vector<ConstantStore>& stores,
+                                               size_t outputs, std::string& why) {
+  std::vector<uint64_t> values(outputs);
+  std::vector<bool> seen(outputs);
+  for (const ConstantStore& s : stores) {
+    const size_t k = static_cast<size_t>(s.offset / 8);
+    if (s.offset % 8 != 0 || s.size != 8 || k >= outputs || seen[k]) {
+      why = absl::StrCat("a store of ", s.size, " bytes at offset ", s.offset,
+                         " is not one of the outputs' 8-byte slots");
+      return std::nullopt;
+    }
+    values[k] = s.Low64();
+    seen[k] = true;
+  }
+  for (size_t k = 0; k < outputs; ++k) {
+    if (!seen[k]) {
+      why = absl::StrCat("output ", k, " is not stored as a constant");
+      return std::nullopt;
+    }
+  }
+  return values;
+}
+
+// The inputs' vectors RefuteClaim tries, in its order.
+std::vector<std::vector<uint64_t>> InputVectors(const Program& program, int random) {
+  std::vector<uint64_t> witness;
+  for (const ProgramInput& in : program.inputs) witness.push_back(in.witness);
+  std::vector<std::vector<uint64_t>> out = {witness};
+  for (size_t k = 0; k < program.inputs.size(); ++k) {
+    const int width = program.inputs[k].width;
+    for (uint64_t edge : EdgeValues(width == 1 ? 1 : width)) {
+      std::vector<uint64_t> v = witness;
+      v[k] = edge & Mask(width);
+      out.push_back(std::move(v));
+    }
+  }
+  std::mt19937_64 rng(1);
+  for (int r = 0; r < random; ++r) {
+    std::vector<uint64_t> v;
+    for (const ProgramInput& in : program.inputs) v.push_back(rng() & Mask(in.width));
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<ProgramCompilation> CompileProgram(const std::string& ptxas,
+                                                  const std::string& arch,
+                                                  const Program& program,
+                                                  ProgramInputs inputs) {
+  PTXDIFF_ASSIGN_OR_RETURN(const SassArch sass, FindSassArch(arch));
+  const std::optional<PtxTarget> target = TargetForDevice(sass.sm);
+  if (!target.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat("no PTX target for ", arch));
+  }
+  const std::string ptx = ProgramModule(program, *target, inputs);
+  PTXDIFF_ASSIGN_OR_RETURN(const PtxasOutput out, RunPtxas(ptxas, arch, ptx));
+  ProgramCompilation result;
+  if (!out.ok) {
+    result.why_not = absl::StrCat("ptxas rejected the kernel: ", LogSummary(out.log));
+    return result;
+  }
+  PTXDIFF_ASSIGN_OR_RETURN(const ElfFile elf, ParseElf(out.cubin));
+  PTXDIFF_ASSIGN_OR_RETURN(const auto texts, KernelTexts(elf));
+  const auto text = texts.find(kProgramEntry);
+  if (text == texts.end()) {
+    return absl::InternalError("the cubin has no ptxdiff_program kernel");
+  }
+  absl::StatusOr<std::vector<ConstantStore>> stores = DecodeConstantStores(sass, text->second);
+  if (!stores.ok()) {
+    result.why_not = std::string(stores.status().message());
+    return result;
+  }
+  result.claimed = OutputsOf(*stores, program.outputs.size(), result.why_not);
+  return result;
+}
+
+std::optional<CounterExample> RefuteClaim(const Program& program,
+                                          const std::vector<uint64_t>& claimed,
+                                          Reading reading, int random) {
+  for (std::vector<uint64_t>& inputs : InputVectors(program, random)) {
+    std::vector<ProgramValue> oracle = *EvaluateProgram(program, inputs, reading);
+    for (size_t k = 0; k < oracle.size(); ++k) {
+      if (oracle[k].defined && oracle[k].bits != claimed[k]) {
+        return CounterExample{std::move(inputs), std::move(oracle)};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace ptxdiff

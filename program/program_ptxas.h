@@ -1,0 +1,59 @@
+// A program (program.h) through ptxas: what the compiler claims it stores.
+//
+// The program's kernel (program_ptx.h) is compiled for one arch; when the
+// strict SASS decoder (worker/backends/ptxas/sass_constants.h) reads the
+// kernel as constant stores only, ptxas has claimed those constants as the
+// outputs. With immediate inputs that is the folded value at the witness;
+// with runtime inputs it is a claim for every input, which the composed
+// oracle refutes with one input vector where a defined output differs
+// (docs/ptxas-folding-research.md, "the claimed-constant reading"). Code
+// that still depends on the inputs is not judged without a GPU.
+
+#ifndef PTXDIFF_PROGRAM_PROGRAM_PTXAS_H_
+#define PTXDIFF_PROGRAM_PROGRAM_PTXAS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "oracle/errata.h"
+#include "program/composed_oracle.h"
+#include "program/program.h"
+#include "program/program_ptx.h"
+
+namespace ptxdiff {
+
+struct ProgramCompilation {
+  // The constants stored per output, if ptxas folded the kernel to them.
+  std::optional<std::vector<uint64_t>> claimed;
+  // Why not, if not: the decoder's reason, or ptxas's error.
+  std::string why_not;
+};
+
+// Compiles `program` with `ptxas` for `arch` ("sm_90"). An error only where
+// ptxas could not be run or the arch is unknown to the decoder; a program
+// ptxas rejects is `why_not`.
+absl::StatusOr<ProgramCompilation> CompileProgram(const std::string& ptxas,
+                                                  const std::string& arch,
+                                                  const Program& program,
+                                                  ProgramInputs inputs);
+
+// A refutation of a claim: the inputs and the oracle's outputs there.
+struct CounterExample {
+  std::vector<uint64_t> inputs;
+  std::vector<ProgramValue> oracle;
+};
+
+// The first input vector where the composed oracle defines an output that
+// differs from `claimed`: the witness, then each input alone at each edge
+// value (the others at the witness), then `random` pseudo-random vectors.
+// nullopt if none does.
+std::optional<CounterExample> RefuteClaim(const Program& program,
+                                          const std::vector<uint64_t>& claimed,
+                                          Reading reading, int random = 256);
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_PROGRAM_PROGRAM_PTXAS_H_

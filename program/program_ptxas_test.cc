@@ -1,0 +1,116 @@
+#include "program/program_ptxas.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "isa/family_table.h"
+#include "isa/spelling.h"
+#include "program/program_ptx.h"
+#include "worker/backends/ptxas/ptxas_toolchain.h"
+
+namespace ptxdiff {
+namespace {
+
+class ProgramPtxasTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    auto found = FindPtxas({});
+    if (!found.ok()) GTEST_SKIP() << "no ptxas: " << found.status();
+    ptxas_ = *found;
+  }
+  Program P(const std::string& body) {
+    auto p = ParseProgram(absl::StrCat(kProgramHeader, "\n", body));
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.ok() ? *p : Program{};
+  }
+  std::string ptxas_;
+};
+
+// Issue 29's claim, as a program: ptxas stores -1 for every runtime `a` of
+// bfe.s32 a, 40, 8, which the oracle refutes at the witness a = 1 (0). With
+// `a` an immediate it folds to the right 0.
+TEST_F(ProgramPtxasTest, TheBfeClaimIsRefutedAtTheWitness) {
+  const Program p = P("input %a .b32 1\nbfe.s32 %r, %a, 40, 8;\noutput %r\n");
+  auto runtime = CompileProgram(ptxas_, "sm_90", p, ProgramInputs::kRuntime);
+  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  ASSERT_TRUE(runtime->claimed.has_value()) << runtime->why_not;
+  EXPECT_EQ(*runtime->claimed, std::vector<uint64_t>{0xffffffff});
+  const std::optional<CounterExample> refuted =
+      RefuteClaim(p, *runtime->claimed, Reading::kSpec);
+  ASSERT_TRUE(refuted.has_value());
+  EXPECT_EQ(refuted->inputs, std::vector<uint64_t>{1});
+  EXPECT_EQ(refuted->oracle[0], (ProgramValue{.bits = 0, .defined = true}));
+
+  auto immediate = CompileProgram(ptxas_, "sm_90", p, ProgramInputs::kImmediate);
+  ASSERT_TRUE(immediate.ok()) << immediate.status();
+  ASSERT_TRUE(immediate->claimed.has_value()) << immediate->why_not;
+  EXPECT_EQ(*immediate->claimed, std::vector<uint64_t>{0});
+}
+
+// A chain ptxas gets right: with immediates it folds both outputs to the
+// oracle's values at the witness; with runtime inputs the code reads them,
+// which is not judged without a GPU.
+TEST_F(ProgramPtxasTest, AChainFoldsWithImmediatesAndKeepsItsCodeWithRuntimeInputs) {
+  const Program p = P(
+      "input %a .b32 0x12345\ninput %b .b32 7\n"
+      "mul.lo.u32 %x, %a, %b;\nadd.u32 %y, %x, 1;\nshr.u32 %z, %y, 3;\n"
+      "output %y\noutput %z\n");
+  auto immediate = CompileProgram(ptxas_, "sm_90", p, ProgramInputs::kImmediate);
+  ASSERT_TRUE(immediate.ok()) << immediate.status();
+  ASSERT_TRUE(immediate->claimed.has_value()) << immediate->why_not;
+  const std::vector<ProgramValue> at_witness = EvaluateAtWitness(p);
+  EXPECT_EQ(*immediate->claimed, (std::vector<uint64_t>{at_witness[0].bits, at_witness[1].bits}));
+  EXPECT_EQ(at_witness[0].bits, 0x12345u * 7 + 1);
+
+  auto runtime = CompileProgram(ptxas_, "sm_90", p, ProgramInputs::kRuntime);
+  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  EXPECT_FALSE(runtime->claimed.has_value());
+  EXPECT_FALSE(runtime->why_not.empty());
+}
+
+// One step of every family (its first PTX variant up to sm_90) as a
+// program, in both input forms, as the kernels of one module each: ptxas
+// accepts them all.
+TEST_F(ProgramPtxasTest, EveryFamilysKernelAssembles) {
+  const PtxTarget target = *TargetForDevice(90);
+  for (ProgramInputs form : {ProgramInputs::kRuntime, ProgramInputs::kImmediate}) {
+    std::string kernels;
+    int ptx = target.min_ptx, count = 0;
+    for (const FamilyInfo& f : AllFamilies()) {
+      if (f.isa != TargetIsa::kPtx) continue;
+      bool done = false;
+      ForEachVariant(f.family, [&](const Variant& v) {
+        if (done || LevelOf(v).sm > 90) return;
+        done = true;
+        Program p;
+        ProgramStep step{.variant = v, .dst = "d"};
+        step.sources.resize(NumSources(v));
+        for (int i = 0; i < NumSources(v); ++i) {
+          if (IsCarryInSource(v, i) || IsSelectorSource(v, i) || MustBeImmediate(v, i)) {
+            continue;
+          }
+          const std::string name = absl::StrCat("in", i);
+          const int width = SourceWidth(v, i) == 8 ? 16 : SourceWidth(v, i);
+          p.inputs.push_back({.name = name, .width = width, .witness = 1});
+          step.sources[i] = {.is_register = true, .name = name};
+        }
+        p.steps.push_back(step);
+        p.outputs = {"d"};
+        ptx = std::max(ptx, PtxVersionFor(v, target));
+        absl::StrAppend(&kernels, ProgramKernel(p, absl::StrCat("k", count++), form));
+      });
+    }
+    const std::string module = absl::StrCat(".version ", ptx / 10, ".", ptx % 10,
+                                            "\n.target sm_90\n.address_size 64\n\n", kernels);
+    auto out = RunPtxas(ptxas_, "sm_90", module);
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_TRUE(out->ok) << LogSummary(out->log);
+    EXPECT_GT(count, 50);
+  }
+}
+
+}  // namespace
+}  // namespace ptxdiff

@@ -1,0 +1,129 @@
+#include "program/program.h"
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "isa/family_table.h"
+#include "isa/spelling.h"
+#include "oracle/edge_operands.h"
+#include "oracle/oracle.h"
+#include "program/composed_oracle.h"
+
+namespace ptxdiff {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kCarryChain[] = R"(# ptxdiff program 1
+# a 64-bit sum of two 32-bit values, low word then high word
+input %a .b32 0xffffffff
+input %b .b32 1
+add.cc.u32 %lo, %a, %b;
+addc.u32 %hi, 0, 0;   # the carry
+output %lo
+output %hi
+)";
+
+TEST(ProgramTest, ParsesInputsStepsAndOutputs) {
+  auto p = ParseProgram(kCarryChain);
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_EQ(p->inputs.size(), 2u);
+  EXPECT_EQ(p->inputs[0].name, "a");
+  EXPECT_EQ(p->inputs[0].width, 32);
+  EXPECT_EQ(p->inputs[0].witness, 0xffffffffu);
+  ASSERT_EQ(p->steps.size(), 2u);
+  EXPECT_EQ(Spell(p->steps[1].variant), "addc.u32");
+  EXPECT_EQ(p->steps[1].line, 6);
+  EXPECT_FALSE(p->steps[1].sources[0].is_register);
+  EXPECT_EQ(p->outputs, (std::vector<std::string>{"lo", "hi"}));
+  EXPECT_TRUE(LooksLikeProgram(kCarryChain));
+  EXPECT_FALSE(LooksLikeProgram("# ptxdiff case 1\n"));
+}
+
+TEST(ProgramTest, FormatReadsBackToTheSameProgram) {
+  auto p = ParseProgram(kCarryChain);
+  ASSERT_TRUE(p.ok()) << p.status();
+  const std::string text = FormatProgram(*p);
+  EXPECT_EQ(text, "# ptxdiff program 1\n"
+                  "input %a .b32 0xffffffff\n"
+                  "input %b .b32 0x1\n"
+                  "add.cc.u32 %lo, %a, %b;\n"
+                  "addc.u32 %hi, 0x0, 0x0;\n"
+                  "output %lo\n"
+                  "output %hi\n");
+  auto again = ParseProgram(text);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(FormatProgram(*again), text);
+}
+
+// Every PTX variant as a one-step program of register inputs (a sample of
+// the video families): its text reads back, and the composed oracle gives
+// the per-variant oracle's result at the witness.
+TEST(ProgramTest, EveryVariantIsAStepThatReadsBackAndEvaluatesAsItsTuple) {
+  std::mt19937_64 rng(5);
+  int checked = 0, video = 0;
+  for (const Variant& v : AllVariants()) {
+    if (InfoOf(v.family).isa != TargetIsa::kPtx || HasCarryIn(v)) continue;
+    if ((IsVideo(v.family) || IsSimdVideo(v.family)) && video++ % 97 != 0) continue;
+    std::vector<Operands> ops(1);
+    FillEdgeTuples(v, rng, ops);
+    Program p;
+    ProgramStep step{.variant = v, .dst = "d"};
+    step.sources.resize(NumSources(v));
+    for (int i = 0; i < NumSources(v); ++i) {
+      if (IsSelectorSource(v, i) || MustBeImmediate(v, i)) {
+        step.sources[i].value = ops[0].v[i];
+        continue;
+      }
+      const std::string name = absl::StrCat("in", i);
+      const int width = SourceWidth(v, i) == 8 ? 16 : SourceWidth(v, i);
+      p.inputs.push_back({.name = name, .width = width, .witness = ops[0].v[i]});
+      step.sources[i] = {.is_register = true, .name = name};
+    }
+    p.steps.push_back(step);
+    p.outputs = {"d"};
+    const std::string text = FormatProgram(p);
+    auto back = ParseProgram(text);
+    ASSERT_TRUE(back.ok()) << Spell(v) << ":\n" << text << back.status();
+    ASSERT_EQ(FormatProgram(*back), text);
+    const Result want = Evaluate(v, ops[0]);
+    const std::vector<ProgramValue> got = EvaluateAtWitness(*back);
+    ASSERT_EQ(got[0].bits, want.bits) << text;
+    ASSERT_EQ(got[0].defined, want.defined()) << text;
+    ++checked;
+  }
+  EXPECT_GT(checked, 800);
+}
+
+TEST(ProgramTest, BadProgramsNameTheLineAndTheProblem) {
+  const std::string h = "# ptxdiff program 1\n";
+  struct Case {
+    std::string text, message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"add.s32 %r, 1, 2;\noutput %r\n", "expected '# ptxdiff program 1'"},
+           {h + "add.s32 %r, %x, 2;\noutput %r\n", "line 2: %x is used before it is set"},
+           {h + "input %a .b32 1\nadd.s32 %a, %a, 2;\noutput %a\n", "line 3: %a is set twice"},
+           {h + "input %a .b32 1\nadd.s64 %r, %a, 2;\noutput %r\n",
+            "line 3: %a is 32 bits wide; add.s64 source a reads 64"},
+           {h + "input %a .b32 1\nadd.q32 %r, %a, 2;\noutput %r\n", "line 3: "},
+           {h + "input %a .b32 1\nadd.s32 %r, %a;\noutput %r\n",
+            "line 3: unknown instruction"},
+           {h + "input %a .b32 1\n@%p add.s32 %r, %a, 1;\noutput %r\n", "guards"},
+           {h + "input %a .b32 1\nadd.s32 %r, %a, 1;\n", "no output"},
+           {h + "input %a .b32 1\noutput %q\n", "output %q is never set"},
+           {h + "input %a .f32 1\noutput %a\n", "unknown type '.f32'"},
+           {h + "input %a .b32 zz\noutput %a\n", "cannot read the witness 'zz'"},
+       }) {
+    auto p = ParseProgram(c.text);
+    ASSERT_FALSE(p.ok()) << c.text;
+    EXPECT_THAT(p.status().message(), HasSubstr(c.message)) << c.text;
+  }
+}
+
+}  // namespace
+}  // namespace ptxdiff
