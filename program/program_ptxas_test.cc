@@ -8,6 +8,7 @@
 #include "gtest/gtest.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
+#include "common/files.h"
 #include "program/program_ptx.h"
 #include "worker/backends/ptxas/ptxas_toolchain.h"
 
@@ -69,6 +70,42 @@ TEST_F(ProgramPtxasTest, AChainFoldsWithImmediatesAndKeepsItsCodeWithRuntimeInpu
   ASSERT_TRUE(runtime.ok()) << runtime.status();
   EXPECT_FALSE(runtime->claimed.has_value());
   EXPECT_FALSE(runtime->why_not.empty());
+}
+
+absl::StatusOr<Program> Testdata(const std::string& name) {
+  auto text = ReadFile(absl::StrCat(PTXDIFF_SOURCE_DIR, "/program/testdata/", name));
+  if (!text.ok()) return text.status();
+  return ParseProgram(*text);
+}
+
+// Public reproducers of ptxas miscompilations (FuzzX, found on a GPU),
+// written as program cases: regression tests against this toolkit's ptxas
+// (13.0), each flagged with no GPU. m016 and m037 fold to a wrong constant
+// with every operand an immediate; m025 claims a constant for every value
+// of its runtime input, which the oracle refutes at the witness.
+TEST_F(ProgramPtxasTest, PublicReproducersAreFlagged) {
+  struct Case {
+    std::string file;
+    ProgramInputs inputs;
+    uint64_t oracle, ptxas;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"fuzzx-m016.ptxprog", ProgramInputs::kImmediate, 0x1, 0xc},
+           {"fuzzx-m037.ptxprog", ProgramInputs::kImmediate, 0x316, 0x4316},
+           {"fuzzx-m025.ptxprog", ProgramInputs::kRuntime, 0x0, 0x4},
+       }) {
+    auto p = Testdata(c.file);
+    ASSERT_TRUE(p.ok()) << c.file << ": " << p.status();
+    EXPECT_EQ(EvaluateAtWitness(*p)[0], (ProgramValue{.bits = c.oracle, .defined = true}))
+        << c.file;
+    auto compiled = CompileProgram(ptxas_, "sm_90", *p, c.inputs);
+    ASSERT_TRUE(compiled.ok()) << c.file << ": " << compiled.status();
+    ASSERT_TRUE(compiled->claimed.has_value()) << c.file << ": " << compiled->why_not;
+    EXPECT_EQ(*compiled->claimed, std::vector<uint64_t>{c.ptxas}) << c.file;
+    const std::optional<CounterExample> refuted = RefuteClaim(*p, *compiled->claimed,
+                                                              Reading::kSpec);
+    EXPECT_TRUE(refuted.has_value()) << c.file;
+  }
 }
 
 // One step of every family (its first PTX variant up to sm_90) as a
