@@ -37,7 +37,7 @@ class Machine {
         operands.v[i] = flag.bits;
         defined &= flag.defined;
       } else if (o.is_register) {
-        const ProgramValue& r = registers_.at(o.name);
+        const ProgramValue r = Get(o.name);
         operands.v[i] = r.bits & SourceMask(v, i);
         defined &= r.defined;
       } else {
@@ -53,7 +53,20 @@ class Machine {
     }
   }
 
-  const ProgramValue& Get(const std::string& name) const { return registers_.at(name); }
+  // A move: the source's bits (masked to `width`) and definedness.
+  void Move(const ProgramStep& step) {
+    const ProgramOperand& src = step.sources[0];
+    const uint64_t mask = step.width >= 64 ? ~uint64_t{0} : (uint64_t{1} << step.width) - 1;
+    registers_[step.dst] = src.is_register ? Get(src.name)
+                                           : ProgramValue{.bits = src.value & mask};
+  }
+
+  // A register no step has set yet (one set only in a loop that did not
+  // run) holds nothing the spec defines.
+  ProgramValue Get(const std::string& name) const {
+    auto it = registers_.find(name);
+    return it == registers_.end() ? ProgramValue{.defined = false} : it->second;
+  }
 
  private:
   // The incoming CC.CF of carry-in variant `v`, as `v`'s kind reads it.
@@ -73,6 +86,43 @@ class Machine {
   bool flag_defined_ = false;
 };
 
+// For each loop's `{` the index of its `}`, and back.
+std::vector<size_t> MatchingBraces(const std::vector<ProgramStep>& steps) {
+  std::vector<size_t> match(steps.size()), open;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i].kind == ProgramStep::kLoopBegin) open.push_back(i);
+    if (steps[i].kind == ProgramStep::kLoopEnd) {
+      match[i] = open.back();
+      match[open.back()] = i;
+      open.pop_back();
+    }
+  }
+  return match;
+}
+
+// The steps in order, each loop's body its trip count times.
+void RunSteps(const std::vector<ProgramStep>& steps, Machine& machine) {
+  const std::vector<size_t> match = MatchingBraces(steps);
+  std::vector<int> left(steps.size());  // at a `}`: the loop's trips still to run
+  for (size_t pc = 0; pc < steps.size(); ++pc) {
+    const ProgramStep& step = steps[pc];
+    switch (step.kind) {
+      case ProgramStep::kInstruction: machine.Run(step); break;
+      case ProgramStep::kMove: machine.Move(step); break;
+      case ProgramStep::kLoopBegin:
+        if (step.trip == 0) {
+          pc = match[pc];
+        } else {
+          left[match[pc]] = step.trip;
+        }
+        break;
+      case ProgramStep::kLoopEnd:
+        if (--left[pc] > 0) pc = match[pc];
+        break;
+    }
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<ProgramValue>> EvaluateProgram(
@@ -87,7 +137,7 @@ absl::StatusOr<std::vector<ProgramValue>> EvaluateProgram(
     const uint64_t mask = width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
     machine.Set(program.inputs[k].name, {.bits = inputs[k] & mask});
   }
-  for (const ProgramStep& step : program.steps) machine.Run(step);
+  RunSteps(program.steps, machine);
   std::vector<ProgramValue> outputs;
   for (const std::string& name : program.outputs) outputs.push_back(machine.Get(name));
   return outputs;

@@ -92,6 +92,24 @@ TEST(ComposedOracleTest, AnUndefinedStepPoisonsOnlyWhatDependsOnIt) {
   EXPECT_EQ(Outputs(p, {7, 2})[0], Defined(0));
 }
 
+// A loop's body runs its trip count times, nested loops on every trip of
+// their parent; a register set only in a loop that does not run is unset,
+// which nothing defines.
+TEST(ComposedOracleTest, LoopsRunTheirTripCounts) {
+  const Program p = P(
+      "input %n .b32 3\nmov.b32 %acc, 0;\n"
+      "loop 4 {\n add.u32 %acc, %acc, %n;\n loop 2 {\n add.u32 %acc, %acc, 1;\n }\n}\n"
+      "loop 0 {\n mov.b32 %never, 1;\n}\n"
+      "output %acc\noutput %never\n");
+  const std::vector<ProgramValue> out = Outputs(p, {3});
+  EXPECT_EQ(out[0], Defined(4 * (3 + 2)));
+  EXPECT_FALSE(out[1].defined);
+  // FuzzX m009's chain: one-trip loops, the second negating INT_MAX.
+  const Program m009 = P(
+      "loop 1 {\n}\nmov.b32 %r, 0x7fffffff;\nloop 1 {\n neg.s32 %r, %r;\n}\noutput %r\n");
+  EXPECT_EQ(EvaluateAtWitness(m009)[0], Defined(0x80000001));
+}
+
 // Issue 29's bfe: a position past the top replicates the sign bit.
 TEST(ComposedOracleTest, StepsSeeTheirSourcesMaskedToTheirWidths) {
   const Program p = P(

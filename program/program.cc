@@ -89,6 +89,9 @@ class Parser {
       PTXDIFF_RETURN_IF_ERROR(Statement(number, line));
     }
     if (!header) return LineError(1, absl::StrCat("expected '", kProgramHeader, "'"));
+    if (!open_loops_.empty()) {
+      return LineError(open_loops_.back(), "this loop's '}' is missing");
+    }
     if (program_.outputs.empty()) {
       return LineError(number, "no output: a program stores 1 to 4 registers");
     }
@@ -102,14 +105,79 @@ class Parser {
     if (absl::StartsWith(line, "@")) {
       return LineError(number, "guards (@%p) are not supported yet");
     }
+    if (absl::ConsumePrefix(&line, "loop ")) return LoopBegin(number, line);
+    if (line == "}") return LoopEnd(number);
+    if (absl::StartsWith(line, "mov.")) return Move(number, line);
     return Step(number, line);
   }
 
+  // A register is set at one width wherever it is set.
   absl::Status Define(int number, const std::string& name, int width) {
     if (name.empty()) return LineError(number, "expected a register (%name)");
-    if (!widths_.emplace(name, width).second) {
-      return LineError(number, absl::StrCat("%", name, " is set twice"));
+    auto [it, added] = widths_.emplace(name, width);
+    if (!added && it->second != width) {
+      return LineError(number, absl::StrCat("%", name, " is ", it->second,
+                                            " bits wide; set again as ", width));
     }
+    return absl::OkStatus();
+  }
+
+  // `loop 4 {`
+  absl::Status LoopBegin(int number, absl::string_view rest) {
+    int trip = -1;
+    if (!absl::ConsumeSuffix(&rest, "{") ||
+        !absl::SimpleAtoi(absl::StripAsciiWhitespace(rest), &trip) || trip < 0 ||
+        trip > kMaxLoopTrip) {
+      return LineError(number, "expected 'loop N {' with N from 0 to 1024");
+    }
+    open_loops_.push_back(number);
+    program_.steps.push_back(
+        {.kind = ProgramStep::kLoopBegin, .trip = trip, .line = number});
+    return absl::OkStatus();
+  }
+
+  absl::Status LoopEnd(int number) {
+    if (open_loops_.empty()) return LineError(number, "'}' closes no loop");
+    open_loops_.pop_back();
+    program_.steps.push_back({.kind = ProgramStep::kLoopEnd, .line = number});
+    return absl::OkStatus();
+  }
+
+  // `mov.b32 %r, 0x7fffffff;`
+  absl::Status Move(int number, absl::string_view line) {
+    absl::ConsumeSuffix(&line, ";");
+    const size_t space = line.find_first_of(" \t");
+    const int width = WidthOfType(line.substr(3, space == absl::string_view::npos
+                                                     ? absl::string_view::npos
+                                                     : space - 3));
+    std::vector<absl::string_view> operands;
+    if (space != absl::string_view::npos) {
+      operands = absl::StrSplit(line.substr(space + 1), ',', absl::SkipWhitespace());
+    }
+    if (width == 0 || operands.size() != 2) {
+      return LineError(number, "expected 'mov.bN %dst, src' (N 16, 32 or 64, or .pred)");
+    }
+    ProgramStep step{.kind = ProgramStep::kMove,
+                     .dst = RegisterName(absl::StripAsciiWhitespace(operands[0])),
+                     .sources = {{}},
+                     .width = width,
+                     .line = number};
+    const absl::string_view src = absl::StripAsciiWhitespace(operands[1]);
+    if (const std::string name = RegisterName(src); !name.empty()) {
+      auto it = widths_.find(name);
+      if (it == widths_.end()) {
+        return LineError(number, absl::StrCat("%", name, " is used before it is set"));
+      }
+      if (it->second != width) {
+        return LineError(number, absl::StrCat("%", name, " is ", it->second,
+                                              " bits wide; the move is ", width));
+      }
+      step.sources[0] = {.is_register = true, .name = name};
+    } else if (!ParseValue(src, step.sources[0].value)) {
+      return LineError(number, absl::StrCat("cannot read operand '", src, "'"));
+    }
+    PTXDIFF_RETURN_IF_ERROR(Define(number, step.dst, width));
+    program_.steps.push_back(std::move(step));
     return absl::OkStatus();
   }
 
@@ -212,6 +280,7 @@ class Parser {
 
   Program program_;
   absl::flat_hash_map<std::string, int> widths_;
+  std::vector<int> open_loops_;  // their lines
 };
 
 std::string TypeOfWidth(int width) {
@@ -226,12 +295,17 @@ std::string OperandText(const Variant& v, int i, const ProgramOperand& o) {
 
 }  // namespace
 
+int DestinationWidth(const ProgramStep& step) {
+  return step.kind == ProgramStep::kMove ? step.width : ResultWidth(step.variant);
+}
+
 int RegisterWidth(const Program& program, absl::string_view name) {
   for (const ProgramInput& in : program.inputs) {
     if (in.name == name) return in.width;
   }
   for (const ProgramStep& s : program.steps) {
-    if (s.dst == name) return ResultWidth(s.variant);
+    const bool sets = s.kind == ProgramStep::kInstruction || s.kind == ProgramStep::kMove;
+    if (sets && s.dst == name) return DestinationWidth(s);
   }
   return 0;
 }
@@ -250,13 +324,35 @@ std::string FormatProgram(const Program& program) {
     absl::StrAppend(&out, "input %", in.name, " ", TypeOfWidth(in.width),
                     absl::StrFormat(" 0x%x\n", in.witness));
   }
+  std::string indent;
   for (const ProgramStep& step : program.steps) {
+    switch (step.kind) {
+      case ProgramStep::kLoopBegin:
+        absl::StrAppend(&out, indent, "loop ", step.trip, " {\n");
+        indent += "  ";
+        continue;
+      case ProgramStep::kLoopEnd:
+        indent.resize(indent.size() - 2);
+        absl::StrAppend(&out, indent, "}\n");
+        continue;
+      case ProgramStep::kMove: {
+        const ProgramOperand& src = step.sources[0];
+        const uint64_t mask = step.width >= 64 ? ~uint64_t{0} : (uint64_t{1} << step.width) - 1;
+        absl::StrAppend(&out, indent, "mov", TypeOfWidth(step.width), " %", step.dst, ", ",
+                        src.is_register ? absl::StrCat("%", src.name)
+                                        : absl::StrFormat("0x%x", src.value & mask),
+                        ";\n");
+        continue;
+      }
+      case ProgramStep::kInstruction:
+        break;
+    }
     std::vector<std::string> sources;
     for (int i = 0; i < NumSources(step.variant); ++i) {
       sources.push_back(OperandText(step.variant, i, step.sources[i]));
     }
-    absl::StrAppend(&out, PtxInstruction(step.variant, absl::StrCat("%", step.dst), sources),
-                    ";\n");
+    absl::StrAppend(&out, indent,
+                    PtxInstruction(step.variant, absl::StrCat("%", step.dst), sources), ";\n");
   }
   for (const std::string& name : program.outputs) absl::StrAppend(&out, "output %", name, "\n");
   return out;

@@ -1,5 +1,6 @@
-// A program case: a short straight-line chain of instructions ptxdiff knows,
-// with runtime inputs, judged by the composed oracle (composed_oracle.h).
+// A program case: a short chain of instructions ptxdiff knows, with
+// runtime inputs and constant-trip loops, judged by the composed oracle
+// (composed_oracle.h).
 // Compilers' real bugs live between instructions (issue 31); a program is
 // how a case holds several.
 //
@@ -13,13 +14,21 @@
 //   output %lo                   1 to 4 outputs: registers the program stores
 //   output %hi
 //
+// and, between steps:
+//
+//   mov.b32 %r, 0x7fffffff;      a move: a register or an immediate
+//   loop 4 {                     the steps up to the matching `}`, 4 times
+//     sub.u32 %r, %r, 1;         (a trip count from 0 to 1024; loops nest)
+//   }
+//
 // Widths are `.b16`, `.b32`, `.b64` (or `.u`/`.s` of those) and `.pred`. A
-// step's destination is a new register as wide as the variant's result; a
-// source register must be as wide as the source reads (a 16-bit register
-// for an 8-bit source). CC.CF is state between steps, set by `.cc`
+// step's destination is a register as wide as the variant's result (a
+// register may be set again, at the same width); a source register must be
+// set earlier in the text and be as wide as the source reads (a 16-bit
+// register for an 8-bit source). CC.CF is state between steps, set by `.cc`
 // variants and read by the carry-in families (addc, subc, madc).
 //
-// Not yet: guards (`@%p`), loops and if/else.
+// Not yet: guards (`@%p`) and if/else.
 
 #ifndef PTXDIFF_PROGRAM_PROGRAM_H_
 #define PTXDIFF_PROGRAM_PROGRAM_H_
@@ -36,6 +45,7 @@ namespace ptxdiff {
 
 inline constexpr char kProgramHeader[] = "# ptxdiff program 1";
 inline constexpr int kMaxProgramOutputs = 4;
+inline constexpr int kMaxLoopTrip = 1024;
 
 struct ProgramInput {
   std::string name;  // without the `%`
@@ -52,11 +62,24 @@ struct ProgramOperand {
 };
 
 struct ProgramStep {
+  enum Kind : uint8_t {
+    kInstruction,  // `variant`: dst, sources (NumSources entries)
+    kMove,         // mov.b<width> dst, sources[0]
+    kLoopBegin,    // `loop <trip> {`
+    kLoopEnd,      // `}`
+  } kind = kInstruction;
   Variant variant;
   std::string dst;                       // without the `%`
-  std::vector<ProgramOperand> sources;   // the written sources, in order
+  // An instruction's NumSources(variant) sources (CC.CF's entry unused, a
+  // selector's as an immediate); a move's one.
+  std::vector<ProgramOperand> sources;
+  int width = 0;                         // a move's
+  int trip = 0;                          // a loop's
   int line = 0;                          // in the text, for messages
 };
+
+// The width of the register a step sets (an instruction's or a move's).
+int DestinationWidth(const ProgramStep& step);
 
 struct Program {
   std::vector<ProgramInput> inputs;

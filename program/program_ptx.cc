@@ -21,12 +21,49 @@ absl::string_view RegisterType(int width) {
 
 std::string Reg(absl::string_view name) { return absl::StrCat("%", name); }
 
-// Every register with its width: the inputs, then each step's destination.
+// Every register once with its width: the inputs, then the steps'
+// destinations in order.
 std::vector<std::pair<std::string, int>> Registers(const Program& p) {
   std::vector<std::pair<std::string, int>> out;
-  for (const ProgramInput& in : p.inputs) out.emplace_back(in.name, in.width);
-  for (const ProgramStep& s : p.steps) out.emplace_back(s.dst, ResultWidth(s.variant));
+  absl::flat_hash_map<std::string, int> seen;
+  auto add = [&](const std::string& name, int width) {
+    if (seen.emplace(name, width).second) out.emplace_back(name, width);
+  };
+  for (const ProgramInput& in : p.inputs) add(in.name, in.width);
+  for (const ProgramStep& s : p.steps) {
+    if (s.kind == ProgramStep::kInstruction || s.kind == ProgramStep::kMove) {
+      add(s.dst, DestinationWidth(s));
+    }
+  }
   return out;
+}
+
+// A constant-trip loop as a counted loop, the shape compilers see: the
+// counter tested and decremented at the top of each trip. It is set in the
+// entry block for a loop at the top level (where generated code sets
+// counters, and where ptxas's known loop bugs need them), just before a
+// nested loop, which starts again on each trip of its parent.
+std::string SetCounter(int k, int trip) {
+  return absl::StrCat("  mov.u32 %ptxdiff_lc", k, ", ", trip, ";\n");
+}
+std::string LoopHead(int k) {
+  return absl::StrCat("$ptxdiff_loop", k,
+                      ":\n", "  setp.eq.u32 %ptxdiff_lp, %ptxdiff_lc", k, ", 0;\n",
+                      "  @%ptxdiff_lp bra $ptxdiff_done", k, ";\n", "  sub.u32 %ptxdiff_lc", k,
+                      ", %ptxdiff_lc", k, ", 1;\n");
+}
+std::string LoopTail(int k) {
+  return absl::StrCat("  bra $ptxdiff_loop", k, ";\n", "$ptxdiff_done", k, ":\n");
+}
+
+std::string MoveText(const ProgramStep& step) {
+  const ProgramOperand& src = step.sources[0];
+  if (!src.is_register) {
+    const uint64_t mask = step.width >= 64 ? ~uint64_t{0} : (uint64_t{1} << step.width) - 1;
+    return PtxSetRegister(step.width, Reg(step.dst), absl::StrFormat("0x%x", src.value & mask));
+  }
+  return absl::StrCat("  mov", RegisterType(step.width), " ", Reg(step.dst), ", ",
+                      Reg(src.name), ";\n");
 }
 
 // Stores register `name` (`width` bits) zero-extended at %out + `offset`.
@@ -71,8 +108,28 @@ std::string ProgramKernel(const Program& program, absl::string_view entry,
   for (const auto& [name, width] : Registers(program)) {
     absl::StrAppend(&declarations, "  .reg ", RegisterType(width), " ", Reg(name), ";\n");
   }
-  std::string body;
-  for (const ProgramStep& step : program.steps) absl::StrAppend(&body, StepText(step));
+  std::string body, counters;
+  std::vector<int> open;  // the loops' numbers
+  int loops = 0;
+  for (const ProgramStep& step : program.steps) {
+    switch (step.kind) {
+      case ProgramStep::kInstruction: absl::StrAppend(&body, StepText(step)); break;
+      case ProgramStep::kMove: absl::StrAppend(&body, MoveText(step)); break;
+      case ProgramStep::kLoopBegin:
+        absl::StrAppend(open.empty() ? &counters : &body, SetCounter(loops, step.trip));
+        open.push_back(loops);
+        absl::StrAppend(&body, LoopHead(loops++));
+        break;
+      case ProgramStep::kLoopEnd:
+        absl::StrAppend(&body, LoopTail(open.back()));
+        open.pop_back();
+        break;
+    }
+  }
+  for (int k = 0; k < loops; ++k) {
+    absl::StrAppend(&declarations, "  .reg .b32 %ptxdiff_lc", k, ";\n");
+  }
+  if (loops > 0) absl::StrAppend(&declarations, "  .reg .pred %ptxdiff_lp;\n");
   absl::flat_hash_map<std::string, int> widths;
   for (const auto& [name, width] : Registers(program)) widths[name] = width;
   std::string stores;
@@ -83,7 +140,8 @@ std::string ProgramKernel(const Program& program, absl::string_view entry,
   return absl::StrCat(".visible .entry ", entry, "(\n", params, ")\n{\n",
                       "  .reg .b64 %out, %result;\n", declarations,
                       "  ld.param.u64 %out, [ptxdiff_out];\n",
-                      "  cvta.to.global.u64 %out, %out;\n", loads, body, stores, "  ret;\n}\n");
+                      "  cvta.to.global.u64 %out, %out;\n", loads, counters, body, stores,
+                      "  ret;\n}\n");
 }
 
 std::string ProgramModule(const Program& program, const PtxTarget& target,

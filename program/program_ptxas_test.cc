@@ -72,6 +72,24 @@ TEST_F(ProgramPtxasTest, AChainFoldsWithImmediatesAndKeepsItsCodeWithRuntimeInpu
   EXPECT_FALSE(runtime->why_not.empty());
 }
 
+// Nested loops, moves and a loop that never runs compile in both forms.
+TEST_F(ProgramPtxasTest, LoopsCompile) {
+  const Program p = P(
+      "input %n .b32 3\nmov.b32 %acc, 0;\n"
+      "loop 4 {\n add.u32 %acc, %acc, %n;\n loop 2 {\n add.u32 %acc, %acc, 1;\n }\n}\n"
+      "loop 0 {\n mov.b32 %acc, 7;\n}\n"
+      "output %acc\n");
+  for (ProgramInputs form : {ProgramInputs::kRuntime, ProgramInputs::kImmediate}) {
+    auto compiled = CompileProgram(ptxas_, "sm_90", p, form);
+    ASSERT_TRUE(compiled.ok()) << compiled.status();
+    EXPECT_THAT(compiled->why_not, ::testing::Not(::testing::HasSubstr("rejected")));
+    // Where ptxas folds the nest, it is to the oracle's 4 * (3 + 2).
+    if (compiled->claimed.has_value()) {
+      EXPECT_EQ(*compiled->claimed, std::vector<uint64_t>{20});
+    }
+  }
+}
+
 absl::StatusOr<Program> Testdata(const std::string& name) {
   auto text = ReadFile(absl::StrCat(PTXDIFF_SOURCE_DIR, "/program/testdata/", name));
   if (!text.ok()) return text.status();
@@ -81,8 +99,9 @@ absl::StatusOr<Program> Testdata(const std::string& name) {
 // Public reproducers of ptxas miscompilations (FuzzX, found on a GPU),
 // written as program cases: regression tests against this toolkit's ptxas
 // (13.0), each flagged with no GPU. m016 and m037 fold to a wrong constant
-// with every operand an immediate; m025 claims a constant for every value
-// of its runtime input, which the oracle refutes at the witness.
+// with every operand an immediate, and so do the loop cases m009, m011 and
+// m012 (their counters set in the entry block); m025 claims a constant for
+// every value of its runtime input, which the oracle refutes at the witness.
 TEST_F(ProgramPtxasTest, PublicReproducersAreFlagged) {
   struct Case {
     std::string file;
@@ -93,6 +112,9 @@ TEST_F(ProgramPtxasTest, PublicReproducersAreFlagged) {
            {"fuzzx-m016.ptxprog", ProgramInputs::kImmediate, 0x1, 0xc},
            {"fuzzx-m037.ptxprog", ProgramInputs::kImmediate, 0x316, 0x4316},
            {"fuzzx-m025.ptxprog", ProgramInputs::kRuntime, 0x0, 0x4},
+           {"fuzzx-m009.ptxprog", ProgramInputs::kImmediate, 0x80000001, 0x7fffffff},
+           {"fuzzx-m011.ptxprog", ProgramInputs::kImmediate, 0x80000000, 0x7ffffffe},
+           {"fuzzx-m012.ptxprog", ProgramInputs::kImmediate, 0x800001af, 0x800001ad},
        }) {
     auto p = Testdata(c.file);
     ASSERT_TRUE(p.ok()) << c.file << ": " << p.status();

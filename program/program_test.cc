@@ -44,6 +44,42 @@ TEST(ProgramTest, ParsesInputsStepsAndOutputs) {
   EXPECT_FALSE(LooksLikeProgram("# ptxdiff case 1\n"));
 }
 
+constexpr char kLoops[] = R"(# ptxdiff program 1
+input %n .b32 3
+mov.b32 %acc, 0;
+loop 4 {
+  add.u32 %acc, %acc, %n;
+  loop 2 {
+    add.u32 %acc, %acc, 1;
+  }
+}
+output %acc
+)";
+
+TEST(ProgramTest, LoopsAndMovesReadBack) {
+  auto p = ParseProgram(kLoops);
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_EQ(p->steps.size(), 7u);
+  EXPECT_EQ(p->steps[0].kind, ProgramStep::kMove);
+  EXPECT_EQ(p->steps[1].kind, ProgramStep::kLoopBegin);
+  EXPECT_EQ(p->steps[1].trip, 4);
+  EXPECT_EQ(p->steps[5].kind, ProgramStep::kLoopEnd);
+  const std::string text = FormatProgram(*p);
+  EXPECT_EQ(text, "# ptxdiff program 1\n"
+                  "input %n .b32 0x3\n"
+                  "mov.b32 %acc, 0x0;\n"
+                  "loop 4 {\n"
+                  "  add.u32 %acc, %acc, %n;\n"
+                  "  loop 2 {\n"
+                  "    add.u32 %acc, %acc, 0x1;\n"
+                  "  }\n"
+                  "}\n"
+                  "output %acc\n");
+  auto again = ParseProgram(text);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(FormatProgram(*again), text);
+}
+
 TEST(ProgramTest, FormatReadsBackToTheSameProgram) {
   auto p = ParseProgram(kCarryChain);
   ASSERT_TRUE(p.ok()) << p.status();
@@ -107,7 +143,14 @@ TEST(ProgramTest, BadProgramsNameTheLineAndTheProblem) {
   for (const Case& c : std::vector<Case>{
            {"add.s32 %r, 1, 2;\noutput %r\n", "expected '# ptxdiff program 1'"},
            {h + "add.s32 %r, %x, 2;\noutput %r\n", "line 2: %x is used before it is set"},
-           {h + "input %a .b32 1\nadd.s32 %a, %a, 2;\noutput %a\n", "line 3: %a is set twice"},
+           {h + "input %a .b32 1\nadd.s64 %a, 5, 2;\noutput %a\n",
+            "line 3: %a is 32 bits wide; set again as 64"},
+           {h + "loop 2 {\nmov.b32 %a, 1;\noutput %a\n", "line 2: this loop's '}' is missing"},
+           {h + "mov.b32 %a, 1;\n}\noutput %a\n", "line 3: '}' closes no loop"},
+           {h + "loop 2000 {\n}\nmov.b32 %a, 1;\noutput %a\n", "N from 0 to 1024"},
+           {h + "mov.b32 %a, %q;\noutput %a\n", "%q is used before it is set"},
+           {h + "mov.b64 %a, 1;\nmov.b32 %b, %a;\noutput %b\n",
+            "%a is 64 bits wide; the move is 32"},
            {h + "input %a .b32 1\nadd.s64 %r, %a, 2;\noutput %r\n",
             "line 3: %a is 32 bits wide; add.s64 source a reads 64"},
            {h + "input %a .b32 1\nadd.q32 %r, %a, 2;\noutput %r\n", "line 3: "},
