@@ -66,6 +66,10 @@ TEST(ProgramCommandTest, TheOracleAndWhatPtxasClaims) {
   EXPECT_THAT(r.out, HasSubstr("oracle:  %lo = 0x00000000, %hi = 0x00000010"));
   // ptxas keeps the carry chain's code in both forms: nothing is judged.
   EXPECT_THAT(r.out, HasSubstr("verdict: not judged\n"));
+  // repro takes a program case too.
+  r = Ptxdiff({"repro", file, "--backend", "ptxas", "--timeout", "30"});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("refuted at %a = 0x00000001"));
 }
 
 TEST(ProgramCommandTest, BadInputSaysWhatIsWrong) {

@@ -14,11 +14,13 @@
 #include "cli/backend_commands.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "cli/program_command.h"
 #include "fuzzers/differential_target.h"
 #include "isa/operand_form.h"
 #include "isa/fuzz_input.h"
 #include "harness/differential.h"
 #include "isa/spelling.h"
+#include "program/program.h"
 #include "triage/minimizer.h"
 #include "triage/text_case.h"
 #include "triage/triage_store.h"
@@ -155,6 +157,14 @@ int RunRepro(const std::vector<std::string>& args, std::ostream& out, std::ostre
   if (!reading.ok()) return Fail(err, "repro", reading.status());
   auto path = CaseFileFor(parsed->positional[0], parsed->Get("dir", DefaultTriageDir()));
   if (!path.ok()) return Fail(err, "repro", path.status());
+  if (const absl::StatusOr<std::string> raw = ReadRaw(*path); raw.ok() && LooksLikeProgram(*raw)) {
+    // A program case: what `ptxdiff program` shows of it.
+    std::vector<std::string> program_args = {*path};
+    for (const char* flag : {"backend", "arch", "reading"}) {
+      if (parsed->Has(flag)) program_args.insert(program_args.end(), {absl::StrCat("--", flag), parsed->Get(flag)});
+    }
+    return RunProgram(program_args, out, err);
+  }
   auto tuples = ReadCase(*path);
   if (!tuples.ok()) return Fail(err, "repro", tuples.status());
   // A crash file replays on the backend it was found on, where recorded.

@@ -118,7 +118,8 @@ const std::vector<CommandHelp>& Commands() {
        {},
        "ptxdiff seed-corpus out/seeds"},
       {"repro", "FILE|ENTRY [flags]",
-       "Replay a text case, a libFuzzer crash file, or a triage entry (its name\n"
+       "Replay a text case, a program case (as `ptxdiff program` does), a\n"
+       "libFuzzer crash file, or a triage entry (its name\n"
        "as `triage list` prints it, or its directory) on the oracle and a\n"
        "backend; exit 0 when they agree, 1 when they disagree, 2 on error.\n"
        "A crash file replays on the backend it was found on when the\n"

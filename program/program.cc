@@ -295,6 +295,26 @@ std::string OperandText(const Variant& v, int i, const ProgramOperand& o) {
 
 }  // namespace
 
+Program TupleAsProgram(const Variant& v, const Operands& operands) {
+  Program p;
+  ProgramStep step{.variant = v, .dst = "d"};
+  step.sources.resize(NumSources(v));
+  for (int i = 0; i < NumSources(v); ++i) {
+    if (IsCarryInSource(v, i)) continue;
+    if (IsSelectorSource(v, i) || MustBeImmediate(v, i)) {
+      step.sources[i].value = operands.v[i];
+      continue;
+    }
+    const std::string name = absl::StrCat("in", i);
+    const int width = SourceWidth(v, i) == 8 ? 16 : SourceWidth(v, i);
+    p.inputs.push_back({.name = name, .width = width, .witness = operands.v[i]});
+    step.sources[i] = {.is_register = true, .name = name};
+  }
+  p.steps.push_back(std::move(step));
+  p.outputs = {"d"};
+  return p;
+}
+
 int DestinationWidth(const ProgramStep& step) {
   return step.kind == ProgramStep::kMove ? step.width : ResultWidth(step.variant);
 }

@@ -87,6 +87,12 @@ struct Program {
   std::vector<std::string> outputs;  // register names
 };
 
+// One tuple of `v` as a one-step program: each source that may be a
+// register an input (`%in<i>`, its witness the tuple's operand, an 8-bit
+// source in a 16-bit register), a selector or immLut an immediate; the
+// output `%d`. A carry-in variant's CC.CF is left unset.
+Program TupleAsProgram(const Variant& v, const Operands& operands);
+
 // The width of register `name` (an input or a step's destination), 0 if
 // the program has none.
 int RegisterWidth(const Program& program, absl::string_view name);

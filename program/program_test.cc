@@ -107,21 +107,7 @@ TEST(ProgramTest, EveryVariantIsAStepThatReadsBackAndEvaluatesAsItsTuple) {
     if ((IsVideo(v.family) || IsSimdVideo(v.family)) && video++ % 97 != 0) continue;
     std::vector<Operands> ops(1);
     FillEdgeTuples(v, rng, ops);
-    Program p;
-    ProgramStep step{.variant = v, .dst = "d"};
-    step.sources.resize(NumSources(v));
-    for (int i = 0; i < NumSources(v); ++i) {
-      if (IsSelectorSource(v, i) || MustBeImmediate(v, i)) {
-        step.sources[i].value = ops[0].v[i];
-        continue;
-      }
-      const std::string name = absl::StrCat("in", i);
-      const int width = SourceWidth(v, i) == 8 ? 16 : SourceWidth(v, i);
-      p.inputs.push_back({.name = name, .width = width, .witness = ops[0].v[i]});
-      step.sources[i] = {.is_register = true, .name = name};
-    }
-    p.steps.push_back(step);
-    p.outputs = {"d"};
+    const Program p = TupleAsProgram(v, ops[0]);
     const std::string text = FormatProgram(p);
     auto back = ParseProgram(text);
     ASSERT_TRUE(back.ok()) << Spell(v) << ":\n" << text << back.status();

@@ -14,6 +14,7 @@
 
 #include "protocol/backend_names.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -108,15 +109,20 @@ class CudaBackend : public Backend {
   absl::Status RunGroups(Batch& batch, const std::vector<VariantGroup>& groups);
   absl::Status AddRegisterGroup(Batch& batch, const Variant& v,
                                 const VariantGroup& group);
-  absl::Status AddImmediateGroup(Batch& batch, const Variant& v,
-                                 const VariantGroup& group);
+  // `positions` in pieces of at most kImmediateModuleTuples that fit the
+  // stage, each handed to `add` (which compiles a module for it).
+  absl::Status AddPieces(
+      Batch& batch, std::span<const uint32_t> positions,
+      absl::FunctionRef<absl::Status(std::span<const uint32_t>)> add);
   absl::Status AddImmediatePiece(Batch& batch, const Variant& v,
                                  std::span<const uint32_t> positions);
   // Register mode's tuples whose form has an immediate: run as written.
-  absl::Status AddWrittenGroup(Batch& batch, const Variant& v,
-                               std::span<const uint32_t> positions);
   absl::Status AddWrittenPiece(Batch& batch, const Variant& v,
                                std::span<const uint32_t> positions);
+  // `ptx` compiled and loaded for the tuples at `positions`; nullopt, with
+  // the tuples declined, where the JIT rejects it.
+  absl::StatusOr<std::optional<OwnedModule>> LoadBatchModule(
+      Batch& batch, std::span<const uint32_t> positions, const std::string& ptx);
   // Makes room in the stage, submitting it when full; returns the room.
   absl::StatusOr<uint32_t> Room(Batch& batch);
   absl::Status SubmitStage(Batch& batch);
@@ -213,7 +219,9 @@ absl::Status CudaBackend::RunGroups(Batch& batch,
   for (const VariantGroup& group : groups) {
     const Variant& v = batch.request.variants[group.variant_index];
     if (options_.mode == KernelMode::kImmediate) {
-      PTXDIFF_RETURN_IF_ERROR(AddImmediateGroup(batch, v, group));
+      PTXDIFF_RETURN_IF_ERROR(AddPieces(batch, group.positions, [&](auto piece) {
+        return AddImmediatePiece(batch, v, piece);
+      }));
       continue;
     }
     // Every source that may be a runtime value one: the cached kernel.
@@ -228,7 +236,8 @@ absl::Status CudaBackend::RunGroups(Batch& batch,
     if (!registers.positions.empty()) {
       PTXDIFF_RETURN_IF_ERROR(AddRegisterGroup(batch, v, registers));
     }
-    if (!written.empty()) PTXDIFF_RETURN_IF_ERROR(AddWrittenGroup(batch, v, written));
+    PTXDIFF_RETURN_IF_ERROR(AddPieces(
+        batch, written, [&](auto piece) { return AddWrittenPiece(batch, v, piece); }));
   }
   PTXDIFF_RETURN_IF_ERROR(SubmitStage(batch));
   return pipeline_->Drain(batch.reply.results, batch.declines);
@@ -310,17 +319,32 @@ absl::StatusOr<CUfunction> CudaBackend::Function(CUmodule module,
   return function;
 }
 
-absl::Status CudaBackend::AddImmediateGroup(Batch& batch, const Variant& v,
-                                            const VariantGroup& group) {
-  std::span<const uint32_t> rest = group.positions;
+absl::Status CudaBackend::AddPieces(
+    Batch& batch, std::span<const uint32_t> positions,
+    absl::FunctionRef<absl::Status(std::span<const uint32_t>)> add) {
+  std::span<const uint32_t> rest = positions;
   while (!rest.empty()) {
     PTXDIFF_ASSIGN_OR_RETURN(const uint32_t room, Room(batch));
     const uint32_t take =
         std::min<size_t>({room, kImmediateModuleTuples, rest.size()});
-    PTXDIFF_RETURN_IF_ERROR(AddImmediatePiece(batch, v, rest.first(take)));
+    PTXDIFF_RETURN_IF_ERROR(add(rest.first(take)));
     rest = rest.subspan(take);
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<OwnedModule>> CudaBackend::LoadBatchModule(
+    Batch& batch, std::span<const uint32_t> positions, const std::string& ptx) {
+  absl::StatusOr<std::string> image = CompilePtx(*driver_, ptx);
+  if (!image.ok() && IsRejection(image.status())) {
+    batch.declines.Add(positions, DeclineCode::kOperandForm,
+                       absl::StrCat("the driver's JIT rejected the kernel: ",
+                                    Excerpt(image.status().message())));
+    return std::nullopt;
+  }
+  if (!image.ok()) return image.status();
+  PTXDIFF_ASSIGN_OR_RETURN(const CUmodule loaded, LoadModule(*driver_, *image));
+  return std::optional<OwnedModule>(std::in_place, *driver_, loaded);
 }
 
 // One module for `positions` (compiled now, while the device runs the
@@ -333,21 +357,14 @@ absl::Status CudaBackend::AddImmediatePiece(
     operands.push_back(batch.request.tuples[p].operands);
   }
   const int group = options_.immediate_group;
-  absl::StatusOr<std::string> image =
-      CompilePtx(*driver_, ImmediateModule(v, target_, operands, group));
-  if (!image.ok() && IsRejection(image.status())) {
-    batch.declines.Add(positions, DeclineCode::kOperandForm,
-                       absl::StrCat("the driver's JIT rejected the kernel: ",
-                                    Excerpt(image.status().message())));
-    return absl::OkStatus();
-  }
-  if (!image.ok()) return image.status();
-  PTXDIFF_ASSIGN_OR_RETURN(const CUmodule loaded, LoadModule(*driver_, *image));
-  OwnedModule module(*driver_, loaded);
+  PTXDIFF_ASSIGN_OR_RETURN(
+      std::optional<OwnedModule> module,
+      LoadBatchModule(batch, positions, ImmediateModule(v, target_, operands, group)));
+  if (!module.has_value()) return absl::OkStatus();
   const uint32_t first = static_cast<uint32_t>(batch.stage.size());
   for (uint32_t k = 0; k * group < positions.size(); ++k) {
     PTXDIFF_ASSIGN_OR_RETURN(const CUfunction function,
-                             Function(module.get(), ImmediateEntryName(k)));
+                             Function(module->get(), ImmediateEntryName(k)));
     batch.stage.AddLaunch(
         {.function = function,
          .mode = KernelMode::kImmediate,
@@ -355,21 +372,8 @@ absl::Status CudaBackend::AddImmediatePiece(
          .count = std::min<uint32_t>(group, positions.size() - k * group),
          .variant = v});
   }
-  batch.stage.modules.push_back(std::move(module));
+  batch.stage.modules.push_back(*std::move(module));
   Append(batch, v, positions);
-  return absl::OkStatus();
-}
-
-absl::Status CudaBackend::AddWrittenGroup(Batch& batch, const Variant& v,
-                                          std::span<const uint32_t> positions) {
-  std::span<const uint32_t> rest = positions;
-  while (!rest.empty()) {
-    PTXDIFF_ASSIGN_OR_RETURN(const uint32_t room, Room(batch));
-    const uint32_t take =
-        std::min<size_t>({room, kImmediateModuleTuples, rest.size()});
-    PTXDIFF_RETURN_IF_ERROR(AddWrittenPiece(batch, v, rest.first(take)));
-    rest = rest.subspan(take);
-  }
   return absl::OkStatus();
 }
 
@@ -383,26 +387,19 @@ absl::Status CudaBackend::AddWrittenPiece(Batch& batch, const Variant& v,
     const WireTuple& t = batch.request.tuples[p];
     segment.written.push_back({v, t.operands, t.runtime});
   }
-  absl::StatusOr<std::string> image =
-      CompilePtx(*driver_, BatchModule({&segment, 1}, target_));
-  if (!image.ok() && IsRejection(image.status())) {
-    batch.declines.Add(positions, DeclineCode::kOperandForm,
-                       absl::StrCat("the driver's JIT rejected the kernel: ",
-                                    Excerpt(image.status().message())));
-    return absl::OkStatus();
-  }
-  if (!image.ok()) return image.status();
-  PTXDIFF_ASSIGN_OR_RETURN(const CUmodule loaded, LoadModule(*driver_, *image));
-  OwnedModule module(*driver_, loaded);
+  PTXDIFF_ASSIGN_OR_RETURN(
+      std::optional<OwnedModule> module,
+      LoadBatchModule(batch, positions, BatchModule({&segment, 1}, target_)));
+  if (!module.has_value()) return absl::OkStatus();
   PTXDIFF_ASSIGN_OR_RETURN(const CUfunction function,
-                           Function(module.get(), kRegisterEntry));
+                           Function(module->get(), kRegisterEntry));
   batch.stage.AddLaunch({.function = function,
                          .mode = KernelMode::kRegister,
                          .first = static_cast<uint32_t>(batch.stage.size()),
                          .count = static_cast<uint32_t>(positions.size()),
                          .variant = v,
                          .written = true});
-  batch.stage.modules.push_back(std::move(module));
+  batch.stage.modules.push_back(*std::move(module));
   Append(batch, v, positions);
   return absl::OkStatus();
 }
