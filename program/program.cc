@@ -18,6 +18,7 @@
 #include "common/status_macros.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
+#include "worker/backends/cuda/kernel_gen.h"
 
 namespace ptxdiff {
 namespace {
@@ -262,6 +263,11 @@ class Parser {
       const absl::string_view value = token.substr(0, token.find('.'));
       if (!ParseValue(absl::StripPrefix(value, "-"), out.value)) {
         return LineError(number, absl::StrCat("cannot read operand '", token, "'"));
+      }
+      if (!UsesImmediate(v, i, out.value & SourceMask(v, i))) {
+        return LineError(number, absl::StrCat(Spell(v), " source ", SourceName(v, i),
+                                              " cannot be the immediate ", token,
+                                              " (ptxas takes 0 to 255 there): use a register"));
       }
       return absl::OkStatus();
     }

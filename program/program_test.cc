@@ -147,6 +147,8 @@ TEST(ProgramTest, BadProgramsNameTheLineAndTheProblem) {
            {h + "input %a .b32 1\noutput %q\n", "output %q is never set"},
            {h + "input %a .f32 1\noutput %a\n", "unknown type '.f32'"},
            {h + "input %a .b32 zz\noutput %a\n", "cannot read the witness 'zz'"},
+           {h + "input %a .b32 1\nbfe.u32 %r, %a, 300, 8;\noutput %r\n",
+            "bfe.u32 source b cannot be the immediate 300 (ptxas takes 0 to 255 there)"},
        }) {
     auto p = ParseProgram(c.text);
     ASSERT_FALSE(p.ok()) << c.text;

@@ -1,0 +1,159 @@
+#include "program/program_generator.h"
+
+#include <algorithm>
+#include <array>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "isa/family_table.h"
+#include "isa/spelling.h"
+#include "worker/backends/cuda/kernel_gen.h"
+
+namespace ptxdiff {
+namespace {
+
+// 32-bit steps: every source and the result a 32-bit value.
+constexpr std::array<const char*, 34> kSteps = {
+    "add.u32",        "sub.u32",       "add.s32",        "sub.s32",      "mul.lo.u32",
+    "mul.hi.u32",     "mul.hi.s32",    "mad.lo.u32",     "mul24.lo.u32", "and.b32",
+    "or.b32",         "xor.b32",       "not.b32",        "neg.s32",      "abs.s32",
+    "min.u32",        "max.u32",       "min.s32",        "max.s32",      "shl.b32",
+    "shr.u32",        "shr.s32",       "bfe.u32",        "bfe.s32",      "bfi.b32",
+    "clz.b32",        "popc.b32",      "bfind.u32",      "brev.b32",     "slct.s32.s32",
+    "shf.l.clamp.b32", "shf.r.wrap.b32", "bmsk.clamp.b32", "cnot.b32",
+};
+
+constexpr std::array<uint64_t, 9> kSpecial = {0,          1,          2,          31,
+                                              32,         0xffffffff, 0x80000000, 0x7fffffff,
+                                              0x55555555};
+
+uint64_t SpecialOrRandom(std::mt19937_64& rng) {
+  return rng() % 3 == 0 ? rng() & 0xffffffff : kSpecial[rng() % kSpecial.size()];
+}
+
+class Builder {
+ public:
+  Builder(std::mt19937_64& rng, const ProgramShape& shape) : rng_(rng), shape_(shape) {}
+
+  Program Build() {
+    const int inputs = 1 + static_cast<int>(rng_() % shape_.max_inputs);
+    for (int k = 0; k < inputs; ++k) {
+      const std::string name = absl::StrCat("in", k);
+      p_.inputs.push_back({.name = name, .width = 32, .witness = SpecialOrRandom(rng_)});
+      live_.push_back(name);
+    }
+    const int steps = shape_.min_steps +
+                      static_cast<int>(rng_() % (shape_.max_steps - shape_.min_steps + 1));
+    const bool loop = static_cast<int>(rng_() % 100) < shape_.loop_percent;
+    const int loop_at = loop ? static_cast<int>(rng_() % steps) : -1;
+    for (int s = 0; s < steps; ++s) {
+      if (s == loop_at) OpenLoop();
+      AddStep();
+      if (s == loop_at + 1 || (loop && s == steps - 1 && open_)) CloseLoop();
+    }
+    Narrow();
+    p_.outputs = {live_.back()};
+    return std::move(p_);
+  }
+
+ private:
+  // An empty one-trip loop, then a loop of 1, 2 or 4 trips around the next
+  // steps: the shape of FuzzX's m009, m011 and m012.
+  void OpenLoop() {
+    p_.steps.push_back({.kind = ProgramStep::kLoopBegin, .trip = 1});
+    p_.steps.push_back({.kind = ProgramStep::kLoopEnd});
+    p_.steps.push_back({.kind = ProgramStep::kLoopBegin, .trip = 1 << (rng_() % 3)});
+    open_ = true;
+  }
+  void CloseLoop() {
+    if (!open_) return;
+    p_.steps.push_back({.kind = ProgramStep::kLoopEnd});
+    open_ = false;
+  }
+
+  // A recent register (most often the last), an input, or a constant.
+  ProgramOperand Source(const Variant& v, int i) {
+    const uint64_t value = SpecialOrRandom(rng_);
+    const bool immediate = UsesImmediate(v, i, value) && rng_() % 3 == 0;
+    if (immediate || live_.empty()) {
+      // A register is needed there, and none is live: a small constant.
+      return {.value = UsesImmediate(v, i, value) ? value : value & 0xff};
+    }
+    const size_t back = std::min<size_t>(live_.size() - 1, rng_() % 3);
+    return {.is_register = true, .name = live_[live_.size() - 1 - back]};
+  }
+
+  // A step's variant, never a suppressed one.
+  Variant StepVariant() {
+    while (true) {
+      const char* spelling = kSteps[rng_() % kSteps.size()];
+      if (std::find(shape_.suppressed.begin(), shape_.suppressed.end(), spelling) ==
+          shape_.suppressed.end()) {
+        return *ParseVariant(spelling);
+      }
+    }
+  }
+
+  void AddStep() {
+    const Variant v = StepVariant();
+    ProgramStep step{.variant = v, .dst = absl::StrCat("r", next_++)};
+    step.sources.resize(NumSources(v));
+    for (int i = 0; i < NumSources(v); ++i) step.sources[i] = Source(v, i);
+    // A square: both factors the same register.
+    if (NumSources(v) >= 2 && step.sources[0].is_register && rng_() % 4 == 0) {
+      step.sources[1] = step.sources[0];
+    }
+    live_.push_back(step.dst);
+    p_.steps.push_back(std::move(step));
+  }
+
+  // The final narrowing: a low mask, a shift, or a compare and select.
+  void Narrow() {
+    const std::string last = live_.back();
+    const std::string dst = absl::StrCat("r", next_++);
+    switch (rng_() % 4) {
+      case 0:
+        p_.steps.push_back({.variant = *ParseVariant("and.b32"),
+                            .dst = dst,
+                            .sources = {{.is_register = true, .name = last},
+                                        {.value = (uint64_t{1} << (1 + rng_() % 16)) - 1}}});
+        break;
+      case 1:
+        p_.steps.push_back({.variant = *ParseVariant("shr.u32"),
+                            .dst = dst,
+                            .sources = {{.is_register = true, .name = last},
+                                        {.value = 16 + rng_() % 16}}});
+        break;
+      case 2: {
+        const std::string p = absl::StrCat("p", next_++);
+        p_.steps.push_back({.variant = *ParseVariant("setp.lt.s32"),
+                            .dst = p,
+                            .sources = {{.is_register = true, .name = last},
+                                        {.value = SpecialOrRandom(rng_)}}});
+        p_.steps.push_back({.variant = *ParseVariant("selp.b32"),
+                            .dst = dst,
+                            .sources = {{.value = 1}, {.value = 0}, {.is_register = true, .name = p}}});
+        break;
+      }
+      default:
+        return;  // none
+    }
+    live_.push_back(dst);
+  }
+
+  std::mt19937_64& rng_;
+  const ProgramShape& shape_;
+  Program p_;
+  std::vector<std::string> live_;
+  int next_ = 0;
+  bool open_ = false;
+};
+
+}  // namespace
+
+Program RandomProgram(std::mt19937_64& rng, const ProgramShape& shape) {
+  return Builder(rng, shape).Build();
+}
+
+}  // namespace ptxdiff

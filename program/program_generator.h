@@ -1,0 +1,34 @@
+// Random program cases in the shapes where compilers' known bugs live
+// (issue 31): chains of 32-bit integer steps over a few runtime inputs, with
+// special constants (0, 1, -1, INT_MIN, INT_MAX), squares, bitfields past
+// the top, a final narrowing (an `and` mask, a shift, a compare and select),
+// and counted loops after an empty one, their counters set in the entry
+// block. Deterministic for a seed.
+
+#ifndef PTXDIFF_PROGRAM_PROGRAM_GENERATOR_H_
+#define PTXDIFF_PROGRAM_PROGRAM_GENERATOR_H_
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "program/program.h"
+
+namespace ptxdiff {
+
+struct ProgramShape {
+  int max_inputs = 3;
+  int min_steps = 2, max_steps = 7;
+  // Percent of programs with a counted loop (after an empty one).
+  int loop_percent = 30;
+  // Spellings never used as steps: root causes already known, so that one
+  // cause does not flood a run.
+  std::vector<std::string> suppressed;
+};
+
+Program RandomProgram(std::mt19937_64& rng, const ProgramShape& shape = {});
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_PROGRAM_PROGRAM_GENERATOR_H_
