@@ -131,8 +131,10 @@ absl::Status WorkerClient::Launch() {
       command_.argv,
       // A worker whose client is killed ends too, busy or not (an idle one
       // would at its pipe's end, a busy or hung one only at its next read).
+      // A Ctrl-C is its client's to act on: a campaign stops in order, and
+      // a worker killed by it would fault the batches it is to finish.
       {.stdin_fd = in[0], .stdout_fd = out[1], .stderr_fd = stderr_file_,
-       .dies_with_caller = true},
+       .dies_with_caller = true, .ignores_interrupt = true},
       "worker");
   close(in[0]), close(out[1]);
   to_worker_ = in[1], from_worker_ = out[0];
