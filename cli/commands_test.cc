@@ -879,6 +879,22 @@ TEST(FuzzCommandTest, MaxTimeBoundsARunWhoseWorkerHangsOnATuple) {
   EXPECT_FALSE(hangs.empty()) << "the hang was not filed\n" << r.out << r.err;
 }
 
+// A worker that hangs at HELLO held `ptxdiff fuzz --max-time 5` for the
+// reply timeout (60 s by default), then said "no answer before the
+// deadline". Its start ends by --max-time, saying what did not answer.
+TEST(FuzzCommandTest, AWorkerThatHangsAtHelloEndsTheRunByMaxTime) {
+  const std::string dir = TempDirFor("fuzz_hang_at_hello");
+  constexpr int kMaxTime = 5;
+  const absl::Time start = absl::Now();
+  const CliRun r = FuzzForReal({"--backend", FaultyWorkerWith(dir, "--fault=hang-at-hello"),
+                                "--family", "add", "--max-time", absl::StrCat(kMaxTime),
+                                "--out", dir + "/out", "--dir", dir + "/triage"});
+  EXPECT_LT(absl::Now() - start, absl::Seconds(kMaxTime + 8)) << r.out << r.err;
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("failed its handshake: no answer to HELLO before the run's "
+                               "deadline (--max-time)"));
+}
+
 TEST(FuzzCommandTest, ACampaignThatTestedSomethingAndFiledItAllPasses) {
   const CliRun r = FuzzWithStats(
       TempDirFor("fuzz_ok"),
