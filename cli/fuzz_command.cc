@@ -266,9 +266,9 @@ struct OutWrites {
 
 // Waits for the fuzzer, moving its output to the log, printing a progress
 // line every `every` seconds and forwarding Ctrl-C (the campaign then stops
-// as at --max-time: differential_fuzzer.cc). A write under --out that fails stops
-// the run the same way: what was judged is filed or journaled, and going on
-// would only lose more. Returns its wait status; `forwarded` says whether
+// as at --max-time: differential_fuzzer.cc). A write under --out that fails
+// stops the run the same way: what was judged is filed or journaled, and
+// going on would only lose more. Returns its wait status; `forwarded` says whether
 // it was stopped.
 int WaitWithProgress(pid_t pid, const std::string& stats, int64_t every, absl::Time start,
                      OutWrites& writes, std::ostream& out, std::ostream& err,
