@@ -58,6 +58,7 @@ absl::StatusOr<std::unique_ptr<Campaign>> Campaign::Start(CampaignOptions option
     command.isolate_faults = true;
     command.isolation_budget = options.isolation_budget;
     command.isolation_deadline = options.deadline;
+    command.start_deadline = options.deadline;
     starting.push_back(std::async(std::launch::async, [command = std::move(command)] {
       return WorkerClient::Start(command);
     }));

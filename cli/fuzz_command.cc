@@ -265,14 +265,15 @@ struct OutWrites {
 };
 
 // Waits for the fuzzer, moving its output to the log, printing a progress
-// line every `every` seconds and forwarding Ctrl-C (libFuzzer then stops
-// cleanly and prints its final stats). A write under --out that fails stops
-// the run the same way: what was judged is filed or journaled, and going on
-// would only lose more. Returns its wait status; `forwarded` says whether
+// line every `every` seconds and forwarding Ctrl-C (the campaign then stops
+// as at --max-time: differential_fuzzer.cc). A write under --out that fails
+// stops the run the same way: what was judged is filed or journaled, and
+// going on would only lose more. Returns its wait status; `forwarded` says whether
 // it was stopped.
 int WaitWithProgress(pid_t pid, const std::string& stats, int64_t every, absl::Time start,
                      OutWrites& writes, std::ostream& out, std::ostream& err,
                      bool& forwarded) {
+  interrupted = 0;  // a Ctrl-C of an earlier run in this process is no stop of this one
   struct sigaction on_interrupt = {};
   on_interrupt.sa_handler = [](int) { interrupted = 1; };
   sigaction(SIGINT, &on_interrupt, nullptr);

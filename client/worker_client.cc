@@ -93,7 +93,9 @@ absl::StatusOr<std::unique_ptr<WorkerClient>> WorkerClient::Start(
   if (command.argv.empty()) return absl::InvalidArgumentError("empty worker command");
   signal(SIGPIPE, SIG_IGN);  // a dead worker shows up as EPIPE, not a signal
   std::unique_ptr<WorkerClient> client(new WorkerClient(std::move(command)));
-  PTXDIFF_RETURN_IF_ERROR(client->Launch());
+  const absl::Time start_deadline = client->command_.start_deadline;
+  PTXDIFF_RETURN_IF_ERROR(client->Launch(
+      start_deadline > absl::Now() ? start_deadline : absl::InfiniteFuture()));
   return client;
 }
 
@@ -116,7 +118,7 @@ WorkerClient::~WorkerClient() {
   CloseFd(stderr_file_);
 }
 
-absl::Status WorkerClient::Launch() {
+absl::Status WorkerClient::Launch(absl::Time no_later_than) {
   int in[2], out[2];
   if (pipe2(in, O_CLOEXEC) != 0) return absl::InternalError(Errno("pipe2"));
   if (pipe2(out, O_CLOEXEC) != 0) {
@@ -131,8 +133,10 @@ absl::Status WorkerClient::Launch() {
       command_.argv,
       // A worker whose client is killed ends too, busy or not (an idle one
       // would at its pipe's end, a busy or hung one only at its next read).
+      // A Ctrl-C is its client's to act on: a campaign stops in order, and
+      // a worker killed by it would fault the batches it is to finish.
       {.stdin_fd = in[0], .stdout_fd = out[1], .stderr_fd = stderr_file_,
-       .dies_with_caller = true},
+       .dies_with_caller = true, .ignores_interrupt = true},
       "worker");
   close(in[0]), close(out[1]);
   to_worker_ = in[1], from_worker_ = out[0];
@@ -146,7 +150,9 @@ absl::Status WorkerClient::Launch() {
   fcntl(to_worker_, F_SETFL, O_NONBLOCK);
   fcntl(from_worker_, F_SETFL, O_NONBLOCK);
 
-  const absl::Time deadline = absl::Now() + std::max(command_.timeout, kMinHandshakeTimeout);
+  const absl::Time started = absl::Now();
+  const absl::Duration wait = std::max(command_.timeout, kMinHandshakeTimeout);
+  const absl::Time deadline = std::min(started + wait, no_later_than);
   KeyValues hello = {{"protocol", absl::StrCat(kProtocolVersion)}};
   hello.insert(hello.end(), command_.hello_options.begin(), command_.hello_options.end());
   absl::Status status = WriteFrame(to_worker_, MessageType::kHello,
@@ -167,10 +173,25 @@ absl::Status WorkerClient::Launch() {
             ? reply->payload
             : absl::StrCat("expected HELLO_REPLY, got message type ",
                            static_cast<int>(reply->type)));
+  } else if (absl::IsDeadlineExceeded(reply.status())) {
+    // "No answer before the deadline" did not say which, nor what to do.
+    status = absl::DeadlineExceededError(
+        deadline < started + wait
+            ? absl::StrCat("no answer to HELLO before the run's deadline (--max-time), ",
+                           absl::FormatDuration(absl::Trunc(absl::Now() - started,
+                                                            absl::Milliseconds(100))),
+                           " after it started: it hangs at start-up, or starts slower "
+                           "than the run is long")
+            : absl::StrCat("no answer to HELLO within ", absl::FormatDuration(wait),
+                           ": it hangs at start-up, or starts slower than that (the "
+                           "wait is the reply timeout, --timeout, at least ",
+                           absl::FormatDuration(kMinHandshakeTimeout), ")"));
   } else {
     status = reply.status();
   }
-  Kill(absl::Seconds(2));
+  // A worker whose output ended is usually exiting: its exit status says
+  // why. One that did not answer in time is not.
+  Kill(absl::IsDeadlineExceeded(status) ? absl::ZeroDuration() : absl::Seconds(2));
   std::string tail = StderrTail();
   // A worker that explains itself in ERROR usually says the same on stderr.
   if (absl::StrContains(tail, status.message())) tail.clear();

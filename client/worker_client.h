@@ -37,6 +37,13 @@ struct WorkerCommand {
   // there: a short timeout is set to catch a tuple's hang quickly, and a
   // worker's start-up on a loaded machine is not one.
   absl::Duration timeout = absl::Seconds(60);
+  // The first handshake (Start) ends here at the latest, whatever `timeout`
+  // allows: a campaign's end (--max-time), which a worker that hangs at
+  // start-up must not hold the run past. Not if it has passed already (a
+  // run that started late, a test's): the worker then starts as usual and
+  // the run ends at once. A restart's handshake is not held to it: failing
+  // that one would make a fault of the batch.
+  absl::Time start_deadline = absl::InfiniteFuture();
   // When a batch faults the worker twice, split it until the tuples that
   // fault it are alone: each comes back as a ResultKind::kFault result (a
   // finding) and every other tuple with its answer, instead of one
@@ -127,7 +134,8 @@ class WorkerClient {
  private:
   explicit WorkerClient(WorkerCommand command) : command_(std::move(command)) {}
 
-  absl::Status Launch();  // spawn + handshake
+  // Spawn + handshake, which ends by `no_later_than` at the latest.
+  absl::Status Launch(absl::Time no_later_than = absl::InfiniteFuture());
   // Reaps the worker, waiting up to `grace` for it to exit on its own before
   // SIGKILL; records how it ended.
   void Kill(absl::Duration grace = absl::ZeroDuration());

@@ -332,6 +332,23 @@ TEST(WorkerClientTest, StartFailuresNameTheProblem) {
   EXPECT_THAT(client.status().message(), HasSubstr("unknown backend 'nonesuch'"));
 }
 
+// A worker that never answers HELLO held a campaign's start for its whole
+// reply timeout (60 s by default), whatever --max-time, and was said as "no
+// answer before the deadline". The first handshake ends at the start
+// deadline, and the error says what did not answer and why it may not have.
+TEST(WorkerClientTest, AWorkerThatHangsAtHelloFailsByTheStartDeadline) {
+  WorkerCommand command = Faulty({"--fault=hang-at-hello"});  // a 20 s timeout
+  command.start_deadline = absl::Now() + absl::Seconds(1);
+  const absl::Time start = absl::Now();
+  auto client = WorkerClient::Start(command);
+  ASSERT_FALSE(client.ok());
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10)) << "the handshake ran on to its timeout";
+  EXPECT_THAT(client.status().message(),
+              HasSubstr("failed its handshake: no answer to HELLO before the run's deadline "
+                        "(--max-time), "));
+  EXPECT_THAT(client.status().message(), HasSubstr("it hangs at start-up"));
+}
+
 TEST(WorkerClientTest, BackendNames) {
   EXPECT_EQ(CommandForBackend("exec:/opt/w", "x")->argv,
             std::vector<std::string>{"/opt/w"});

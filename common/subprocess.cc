@@ -172,6 +172,11 @@ namespace {
   prctl(PR_SET_PDEATHSIG, SIGTERM);
   // The caller may have died before the line above: then no signal comes.
   if (getppid() != caller) _exit(127);
+  if (streams.ignores_interrupt) {
+    struct sigaction ignore = {};
+    ignore.sa_handler = SIG_IGN;
+    sigaction(SIGINT, &ignore, nullptr);  // kept across exec
+  }
   if (streams.stdin_fd >= 0) dup2(streams.stdin_fd, STDIN_FILENO);
   if (!streams.output_path.empty()) {
     const int fd = open(streams.output_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);

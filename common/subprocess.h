@@ -61,6 +61,11 @@ struct ChildStreams {
   // by a thread of its own that lives as long as the process: the signal
   // follows the thread that forked, and the thread that asks may end first.)
   bool dies_with_caller = false;
+  // With dies_with_caller: the child ignores SIGINT. A Ctrl-C at the
+  // terminal reaches the caller's whole process group, and the caller stops
+  // such a child in order (a campaign's workers finish their batches in
+  // flight); it still ends with the caller.
+  bool ignores_interrupt = false;
 };
 
 // Starts argv[0] (a path, as RunProcess) and returns its pid at once, for a

@@ -156,6 +156,19 @@ TEST(StartProcessTest, AChildThatDiesWithItsCallerDoes) {
       << "the child outlived its caller and ended by itself";
 }
 
+// A Ctrl-C at the terminal reaches the caller's whole process group. A
+// child started `ignores_interrupt` (a campaign's worker) lives on, for its
+// caller to stop in order.
+TEST(StartProcessTest, AChildThatIgnoresInterruptsOutlivesACtrlC) {
+  auto pid = StartProcess({"/bin/sleep", "1"},
+                          {.dies_with_caller = true, .ignores_interrupt = true}, "sleep");
+  ASSERT_TRUE(pid.ok()) << pid.status();
+  kill(*pid, SIGINT);
+  int status = 0;
+  ASSERT_EQ(waitpid(*pid, &status, 0), *pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "SIGINT ended the child";
+}
+
 TEST(StartProcessTest, AMissingExecutableOfAChildThatDiesWithItsCallerIsAnError) {
   auto pid = StartProcess({"/nonexistent/tool"}, {.dies_with_caller = true}, "the tool");
   ASSERT_FALSE(pid.ok());

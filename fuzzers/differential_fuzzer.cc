@@ -2,6 +2,8 @@
 // how it is configured). Everything but these entry points is testable
 // without libFuzzer.
 
+#include <signal.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -38,6 +40,51 @@ void EndAtTheDeadline(int argc, char** argv, int64_t deadline_unix_seconds) {
   }
 }
 
+// Set by SIGINT and SIGTERM in a campaign: the fuzz loop stops the campaign
+// at its next input.
+volatile sig_atomic_t stop_requested = 0;
+
+// True unless this is libFuzzer's -fork, -jobs or -merge parent, which runs
+// the inputs in child processes (each with its own campaign) and never
+// calls LLVMFuzzerTestOneInput: a stop asked of it would never be acted on.
+bool RunsInputsItself(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    for (absl::string_view flag : {"-fork=", "-jobs=", "-workers=", "-merge="}) {
+      absl::string_view arg = argv[i];
+      int64_t n = 0;
+      if (absl::ConsumePrefix(&arg, flag) && absl::SimpleAtoi(arg, &n) && n > 0) return false;
+    }
+  }
+  return true;
+}
+
+// libFuzzer's own SIGINT and SIGTERM handler ends the process at once
+// (_Exit), so the repeat counts the campaign had not yet written to the
+// triage directory, and its last stats, were lost. It leaves a handler
+// installed before its own in place: this one only asks for the stop, which
+// the fuzz loop carries out (StopAsAtTheEnd).
+void AskForAStopOnInterrupt() {
+  struct sigaction ask = {};
+  ask.sa_handler = [](int) { stop_requested = 1; };
+  sigemptyset(&ask.sa_mask);
+  sigaction(SIGINT, &ask, nullptr);
+  sigaction(SIGTERM, &ask, nullptr);
+}
+
+// The campaign stops as at the end of -max_total_time (the atexit below):
+// the batches in flight judged, repeat counts written to their entries,
+// findings filed or kept in the pending journal, the last stats written.
+// Then the process ends as libFuzzer's interrupt ends it, with _Exit (an
+// exit() inside an input is taken for the target's crash), but with 0:
+// the run ended in order.
+[[noreturn]] void StopAsAtTheEnd() {
+  std::fprintf(stderr, "ptxdiff: interrupted: stopping the campaign in order\n");
+  target->Stop();
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::_Exit(0);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
@@ -45,6 +92,9 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
   if (!config.ok()) {
     std::fprintf(stderr, "ptxdiff: %s\n", std::string(config.status().message()).c_str());
     std::exit(2);
+  }
+  if (config->mode == ptxdiff::FuzzConfig::Mode::kCampaign && RunsInputsItself(*argc, *argv)) {
+    AskForAStopOnInterrupt();  // before the workers start: a Ctrl-C while they do counts too
   }
   auto created = ptxdiff::DifferentialTarget::Create(*config);
   if (!created.ok()) {
@@ -64,6 +114,7 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (stop_requested) StopAsAtTheEnd();
   return target->RunInput(data, size);
 }
 

@@ -30,6 +30,7 @@
 //   error          answer a RUN with an ERROR frame
 //   exit-at-hello  print a reason on stderr and exit 3 instead of HELLO_REPLY
 //   bad-hello      answer HELLO with garbage
+//   hang-at-hello  never answer HELLO
 //   planted=NAME   one narrow planted bug, for bench/finding_power_benchmark:
 //                  the oracle's answers everywhere except one condition where
 //                  the oracle's result is defined and the answer is wrong:
@@ -209,6 +210,9 @@ int Serve(const Flags& flags) {
   if (flags.fault == "exit-at-hello") {
     std::fprintf(stderr, "faulty_worker: no device here\n");
     return 3;
+  }
+  if (flags.fault == "hang-at-hello") {
+    while (true) pause();
   }
   if (flags.fault == "bad-hello") {
     (void)write(STDOUT_FILENO, "this is not a frame at all", 26);
