@@ -43,15 +43,6 @@ struct Counts {
   std::atomic<int64_t> programs{0}, folded{0}, folded_wrong{0}, claimed{0}, refuted{0};
 };
 
-// True if a defined output at the witness differs from `claimed`.
-bool WrongAtWitness(const Program& p, const std::vector<uint64_t>& claimed) {
-  const std::vector<ProgramValue> oracle = EvaluateAtWitness(p);
-  for (size_t k = 0; k < oracle.size(); ++k) {
-    if (oracle[k].defined && oracle[k].bits != claimed[k]) return true;
-  }
-  return false;
-}
-
 class Run {
  public:
   Run(const Settings& s, std::string ptxas) : s_(s), ptxas_(std::move(ptxas)) {}
@@ -69,7 +60,7 @@ class Run {
       ++counts_.programs;
       if (immediate->claimed) {
         ++counts_.folded;
-        if (WrongAtWitness(p, *immediate->claimed)) {
+        if (Disagrees(EvaluateAtWitness(p), *immediate->claimed)) {
           ++counts_.folded_wrong;
           Report("folds wrong with immediates", p, "");
         }

@@ -52,12 +52,6 @@ std::string InputsText(const Program& p, const std::vector<uint64_t>& inputs) {
   return parts.empty() ? "no inputs" : absl::StrJoin(parts, ", ");
 }
 
-std::vector<uint64_t> Witness(const Program& p) {
-  std::vector<uint64_t> out;
-  for (const ProgramInput& in : p.inputs) out.push_back(in.witness);
-  return out;
-}
-
 // What one compilation of the program gave.
 enum class Judged : uint8_t { kNotJudged, kAgree, kMismatch };
 
@@ -65,14 +59,6 @@ enum class Judged : uint8_t { kNotJudged, kAgree, kMismatch };
 absl::string_view Reason(absl::string_view why_not) {
   absl::ConsumePrefix(&why_not, "not folded: ");
   return why_not;
-}
-
-// True if a defined output of `oracle` differs from `claimed`.
-bool Differs(const std::vector<ProgramValue>& oracle, const std::vector<uint64_t>& claimed) {
-  for (size_t k = 0; k < oracle.size(); ++k) {
-    if (oracle[k].defined && oracle[k].bits != claimed[k]) return true;
-  }
-  return false;
 }
 
 // The folded outputs with immediate inputs, judged at the witness.
@@ -85,7 +71,7 @@ absl::StatusOr<Judged> CheckImmediates(const std::string& ptxas, const std::stri
     out << "not folded, so not judged without a GPU (" << Reason(compiled->why_not) << ")\n";
     return Judged::kNotJudged;
   }
-  const bool differs = Differs(EvaluateAtWitness(p, reading), *compiled->claimed);
+  const bool differs = Disagrees(EvaluateAtWitness(p, reading), *compiled->claimed);
   out << "folds to " << ClaimedText(p, *compiled->claimed) << ": "
       << (differs ? "mismatch" : "agree") << "\n";
   return differs ? Judged::kMismatch : Judged::kAgree;
@@ -143,7 +129,7 @@ int RunProgram(const std::vector<std::string>& args, std::ostream& out, std::ost
   out << "oracle:  " << OutputsText(*program, EvaluateAtWitness(*program, *reading))
       << (program->inputs.empty()
               ? " (no inputs"
-              : absl::StrCat(" at the witness ", InputsText(*program, Witness(*program)), " ("))
+              : absl::StrCat(" at the witness ", InputsText(*program, WitnessInputs(*program)), " ("))
       << (program->inputs.empty() ? "; " : "") << ReadingName(*reading) << " reading)\n";
   if (backend.empty()) return kExitOk;
   auto ptxas = FindPtxas({});

@@ -62,13 +62,6 @@ std::vector<Tuple> Masked(const Variant& v, std::vector<Tuple> tuples, bool form
   return tuples;
 }
 
-// The tuples of input `bytes` with their forms: the ones it gives, or the
-// default form where it gives none.
-absl::StatusOr<std::vector<Tuple>> DecodeWithForms(absl::string_view bytes,
-                                                   const VariantFilter& filter) {
-  return DecodeFuzzInputInDefaultForm(bytes, filter.runtime_by_default);
-}
-
 size_t Emit(const Variant& v, std::vector<Tuple> tuples, const VariantFilter& filter,
             uint8_t* out, size_t max_out) {
   tuples = Masked(v, std::move(tuples), filter.runtime_forms);
@@ -132,8 +125,8 @@ std::string RandomFuzzInput(std::mt19937_64& rng, const VariantFilter& filter,
 size_t MutateFuzzInput(uint8_t* data, size_t size, size_t max_size, unsigned seed,
                        const VariantFilter& filter) {
   std::mt19937_64 rng(seed);
-  auto decoded =
-      DecodeWithForms(absl::string_view(reinterpret_cast<const char*>(data), size), filter);
+  auto decoded = DecodeFuzzInputInDefaultForm(
+      absl::string_view(reinterpret_cast<const char*>(data), size), filter.runtime_by_default);
   if (!decoded.ok() || !filter.Allows((*decoded)[0].variant.family)) {
     const std::string fresh = RandomFuzzInput(rng, filter, 1 + rng() % 16);
     const size_t n = std::min(fresh.size(), max_size);
@@ -165,9 +158,10 @@ size_t CrossOverFuzzInputs(const uint8_t* a, size_t a_size, const uint8_t* b,
                            size_t b_size, uint8_t* out, size_t max_out, unsigned seed,
                            const VariantFilter& filter) {
   std::mt19937_64 rng(seed);
-  auto first = DecodeWithForms(absl::string_view(reinterpret_cast<const char*>(a), a_size), filter);
-  auto second =
-      DecodeWithForms(absl::string_view(reinterpret_cast<const char*>(b), b_size), filter);
+  auto first = DecodeFuzzInputInDefaultForm(
+      absl::string_view(reinterpret_cast<const char*>(a), a_size), filter.runtime_by_default);
+  auto second = DecodeFuzzInputInDefaultForm(
+      absl::string_view(reinterpret_cast<const char*>(b), b_size), filter.runtime_by_default);
   if (!first.ok() && !second.ok()) return 0;
   if (!first.ok()) std::swap(first, second);
   const Variant v = (*first)[0].variant;

@@ -143,10 +143,15 @@ absl::StatusOr<std::vector<ProgramValue>> EvaluateProgram(
   return outputs;
 }
 
+bool Disagrees(std::span<const ProgramValue> oracle, std::span<const uint64_t> claimed) {
+  for (size_t k = 0; k < oracle.size(); ++k) {
+    if (oracle[k].defined && oracle[k].bits != claimed[k]) return true;
+  }
+  return false;
+}
+
 std::vector<ProgramValue> EvaluateAtWitness(const Program& program, Reading reading) {
-  std::vector<uint64_t> inputs;
-  for (const ProgramInput& in : program.inputs) inputs.push_back(in.witness);
-  return *EvaluateProgram(program, inputs, reading);
+  return *EvaluateProgram(program, WitnessInputs(program), reading);
 }
 
 }  // namespace ptxdiff

@@ -40,6 +40,10 @@ absl::StatusOr<std::vector<ProgramValue>> EvaluateProgram(
     const Program& program, std::span<const uint64_t> inputs,
     Reading reading = Reading::kSpec);
 
+// True if an output `oracle` defines differs from `claimed` (one value per
+// output): a claim the oracle refutes there.
+bool Disagrees(std::span<const ProgramValue> oracle, std::span<const uint64_t> claimed);
+
 // The outputs at the program's witness inputs.
 std::vector<ProgramValue> EvaluateAtWitness(const Program& program,
                                             Reading reading = Reading::kSpec);

@@ -321,6 +321,12 @@ Program TupleAsProgram(const Variant& v, const Operands& operands) {
   return p;
 }
 
+std::vector<uint64_t> WitnessInputs(const Program& program) {
+  std::vector<uint64_t> out;
+  for (const ProgramInput& in : program.inputs) out.push_back(in.witness);
+  return out;
+}
+
 int DestinationWidth(const ProgramStep& step) {
   return step.kind == ProgramStep::kMove ? step.width : ResultWidth(step.variant);
 }

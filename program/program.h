@@ -93,6 +93,9 @@ struct Program {
 // output `%d`. A carry-in variant's CC.CF is left unset.
 Program TupleAsProgram(const Variant& v, const Operands& operands);
 
+// The inputs' witness values, in order.
+std::vector<uint64_t> WitnessInputs(const Program& program);
+
 // The width of register `name` (an input or a step's destination), 0 if
 // the program has none.
 int RegisterWidth(const Program& program, absl::string_view name);

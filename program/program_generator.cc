@@ -75,11 +75,7 @@ class Builder {
   // A recent register (most often the last), an input, or a constant.
   ProgramOperand Source(const Variant& v, int i) {
     const uint64_t value = SpecialOrRandom(rng_);
-    const bool immediate = UsesImmediate(v, i, value) && rng_() % 3 == 0;
-    if (immediate || live_.empty()) {
-      // A register is needed there, and none is live: a small constant.
-      return {.value = UsesImmediate(v, i, value) ? value : value & 0xff};
-    }
+    if (UsesImmediate(v, i, value) && rng_() % 3 == 0) return {.value = value};
     const size_t back = std::min<size_t>(live_.size() - 1, rng_() % 3);
     return {.is_register = true, .name = live_[live_.size() - 1 - back]};
   }

@@ -104,8 +104,9 @@ std::string ProgramKernel(const Program& program, absl::string_view entry,
                                              absl::StrFormat("0x%x", in.witness)));
     }
   }
+  const std::vector<std::pair<std::string, int>> registers = Registers(program);
   std::string declarations;
-  for (const auto& [name, width] : Registers(program)) {
+  for (const auto& [name, width] : registers) {
     absl::StrAppend(&declarations, "  .reg ", RegisterType(width), " ", Reg(name), ";\n");
   }
   std::string body, counters;
@@ -131,7 +132,7 @@ std::string ProgramKernel(const Program& program, absl::string_view entry,
   }
   if (loops > 0) absl::StrAppend(&declarations, "  .reg .pred %ptxdiff_lp;\n");
   absl::flat_hash_map<std::string, int> widths;
-  for (const auto& [name, width] : Registers(program)) widths[name] = width;
+  for (const auto& [name, width] : registers) widths[name] = width;
   std::string stores;
   for (size_t k = 0; k < program.outputs.size(); ++k) {
     const std::string& name = program.outputs[k];

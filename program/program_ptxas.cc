@@ -43,8 +43,7 @@ std::optional<std::vector<uint64_t>> OutputsOf(const std::vector<ConstantStore>&
 
 // The inputs' vectors RefuteClaim tries, in its order.
 std::vector<std::vector<uint64_t>> InputVectors(const Program& program, int random) {
-  std::vector<uint64_t> witness;
-  for (const ProgramInput& in : program.inputs) witness.push_back(in.witness);
+  const std::vector<uint64_t> witness = WitnessInputs(program);
   std::vector<std::vector<uint64_t>> out = {witness};
   for (size_t k = 0; k < program.inputs.size(); ++k) {
     const int width = program.inputs[k].width;
@@ -101,11 +100,7 @@ std::optional<CounterExample> RefuteClaim(const Program& program,
                                           Reading reading, int random) {
   for (std::vector<uint64_t>& inputs : InputVectors(program, random)) {
     std::vector<ProgramValue> oracle = *EvaluateProgram(program, inputs, reading);
-    for (size_t k = 0; k < oracle.size(); ++k) {
-      if (oracle[k].defined && oracle[k].bits != claimed[k]) {
-        return CounterExample{std::move(inputs), std::move(oracle)};
-      }
-    }
+    if (Disagrees(oracle, claimed)) return CounterExample{std::move(inputs), std::move(oracle)};
   }
   return std::nullopt;
 }
