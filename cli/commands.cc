@@ -346,6 +346,7 @@ int RunMain(const std::vector<std::string>& argv, std::ostream& out,
   if (argv[1] == "minimize") return RunMinimize(rest, out, err);
   if (argv[1] == "triage") return RunTriage(rest, out, err);
   if (argv[1] == "program") return RunProgram(rest, out, err);
+  if (argv[1] == "programs") return RunPrograms(rest, out, err);
   err << "ptxdiff: unknown command '" << argv[1] << "'\n\n" << MainUsage();
   return kExitBadInput;
 }

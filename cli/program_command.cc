@@ -1,6 +1,8 @@
 #include "cli/program_command.h"
 
+#include <algorithm>
 #include <optional>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -8,13 +10,20 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/strings/match.h"
+#include "absl/time/time.h"
+#include "common/status_macros.h"
+#include "isa/spelling.h"
 #include "cli/backend_commands.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "cli/triage_commands.h"
 #include "common/files.h"
 #include "program/composed_oracle.h"
 #include "program/program.h"
+#include "program/program_campaign.h"
 #include "program/program_ptxas.h"
 #include "worker/backends/ptxas/ptxas_toolchain.h"
 
@@ -22,35 +31,6 @@ namespace ptxdiff {
 namespace {
 
 constexpr int kExitDisagree = 1;
-
-std::string Hex(uint64_t bits, int width) {
-  return absl::StrFormat("0x%0*x", width == 1 ? 1 : width / 4, bits);
-}
-
-// "%lo = 0x00000000, %hi = 0x00000001" (undefined outputs say so).
-std::string OutputsText(const Program& p, const std::vector<ProgramValue>& values) {
-  std::vector<std::string> parts;
-  for (size_t k = 0; k < p.outputs.size(); ++k) {
-    const int width = RegisterWidth(p, p.outputs[k]);
-    parts.push_back(absl::StrCat("%", p.outputs[k], " = ", Hex(values[k].bits, width),
-                                 values[k].defined ? "" : " (undefined: not judged)"));
-  }
-  return absl::StrJoin(parts, ", ");
-}
-
-std::string ClaimedText(const Program& p, const std::vector<uint64_t>& claimed) {
-  std::vector<ProgramValue> values;
-  for (uint64_t bits : claimed) values.push_back({.bits = bits});
-  return OutputsText(p, values);
-}
-
-std::string InputsText(const Program& p, const std::vector<uint64_t>& inputs) {
-  std::vector<std::string> parts;
-  for (size_t k = 0; k < p.inputs.size(); ++k) {
-    parts.push_back(absl::StrCat("%", p.inputs[k].name, " = ", Hex(inputs[k], p.inputs[k].width)));
-  }
-  return parts.empty() ? "no inputs" : absl::StrJoin(parts, ", ");
-}
 
 // What one compilation of the program gave.
 enum class Judged : uint8_t { kNotJudged, kAgree, kMismatch };
@@ -147,6 +127,92 @@ int RunProgram(const std::vector<std::string>& args, std::ostream& out, std::ost
   }
   out << "verdict: " << (disagree ? "mismatch" : judged ? "agree" : "not judged") << "\n";
   return disagree ? kExitDisagree : kExitOk;
+}
+
+namespace {
+
+absl::StatusOr<ProgramCampaignOptions> CampaignOptions(const ParsedArgs& args) {
+  ProgramCampaignOptions o;
+  PTXDIFF_ASSIGN_OR_RETURN(const int64_t seconds, IntFlag(args, "max-time", 60, 1, 7 * 24 * 3600));
+  o.max_time = absl::Seconds(seconds);
+  PTXDIFF_ASSIGN_OR_RETURN(const int64_t threads,
+                           IntFlag(args, "threads", std::max(1u, std::thread::hardware_concurrency()),
+                                   1, 64));
+  o.threads = static_cast<int>(threads);
+  PTXDIFF_ASSIGN_OR_RETURN(const int64_t seed, IntFlag(args, "seed", 1, 0, INT64_MAX));
+  o.seed = static_cast<uint64_t>(seed);
+  PTXDIFF_ASSIGN_OR_RETURN(o.reading, ReadingFlag(args));
+  o.arch = args.Get("arch", "sm_90");
+  o.triage_dir = args.Get("dir", DefaultTriageDir());
+  for (const std::string& list : args.All("suppress")) {
+    for (absl::string_view spelling : absl::StrSplit(list, ',', absl::SkipEmpty())) {
+      if (!ParseVariant(spelling).ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--suppress ", spelling, ": not an instruction variant"));
+      }
+      o.shape.suppressed.emplace_back(spelling);
+    }
+  }
+  PTXDIFF_ASSIGN_OR_RETURN(o.ptxas, FindPtxas({}));
+  return o;
+}
+
+double Percent(int64_t part, int64_t whole) { return whole == 0 ? 0 : 100.0 * part / whole; }
+
+// The summary: what was checked, and one line per entry filed.
+void PrintSummary(const ProgramCampaignOptions& o, const ProgramCampaignReport& r,
+                  std::ostream& out) {
+  out << absl::StrFormat(
+      "programs: ptxas %s, %d threads, %.0f s: %d programs checked (%.1f/s); ptxas folded %.0f%% "
+      "with the inputs as immediates and claimed constants for %.0f%% with runtime inputs\n",
+      o.arch, o.threads, r.seconds, r.programs, r.seconds > 0 ? r.programs / r.seconds : 0,
+      Percent(r.folded, r.programs), Percent(r.claimed, r.programs));
+  std::vector<std::string> entries;
+  for (const FiledProgram& f : r.filed) {
+    if (std::find(entries.begin(), entries.end(), f.entry) == entries.end()) {
+      entries.push_back(f.entry);
+    }
+  }
+  out << "programs: " << r.disagreements << " disagreements, filed in " << entries.size()
+      << (entries.size() == 1 ? " entry" : " entries") << " of " << o.triage_dir << "\n";
+  for (const std::string& entry : entries) {
+    int count = 0;
+    std::string what;
+    for (const FiledProgram& f : r.filed) {
+      if (f.entry != entry) continue;
+      ++count;
+      what = f.what;
+    }
+    out << "  " << entry << (count > 1 ? absl::StrCat(" (", count, " times)") : "") << "\n    "
+        << what << "\n";
+  }
+  if (!r.suppressed.empty()) {
+    out << "programs: not generated (--suppress, or found as one instruction): "
+        << absl::StrJoin(r.suppressed, ", ") << "\n";
+  }
+  for (const std::string& e : r.errors) out << "programs: error: " << e << "\n";
+  if (!entries.empty()) out << "programs: see: ptxdiff triage list --dir " << o.triage_dir << "\n";
+}
+
+}  // namespace
+
+int RunPrograms(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  auto parsed = ParseArgs(args, {}, {"max-time", "dir", "arch", "seed", "threads", "reading",
+                                     "suppress"});
+  if (!parsed.ok()) return Fail(err, "programs", parsed.status());
+  if (!parsed->positional.empty()) {
+    return Fail(err, "programs", absl::InvalidArgumentError("takes no FILE, only flags"));
+  }
+  auto options = CampaignOptions(*parsed);
+  if (!options.ok()) return Fail(err, "programs", options.status());
+  auto report = RunProgramCampaign(*options, [&out](const std::string& line) {
+    out << "programs: " << line << std::endl;
+  });
+  if (!report.ok()) return Fail(err, "programs", report.status());
+  PrintSummary(*options, *report, out);
+  const bool unfiled = std::any_of(report->errors.begin(), report->errors.end(),
+                                   [](const std::string& e) { return absl::StartsWith(e, "could not file"); });
+  return unfiled || report->programs == 0 ? kExitDisagree : kExitOk;
 }
 
 }  // namespace ptxdiff

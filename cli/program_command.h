@@ -10,6 +10,10 @@
 
 namespace ptxdiff {
 
+// `ptxdiff programs`: a campaign of random programs through ptxas
+// (program/program_campaign.h), its findings filed in the triage directory.
+int RunPrograms(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
 int RunProgram(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 }  // namespace ptxdiff

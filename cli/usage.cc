@@ -137,6 +137,21 @@ const std::vector<CommandHelp>& Commands() {
         {"--arch SM", "the ptxas -arch (default sm_90)"},
         kReading},
        "ptxdiff program examples/programs/bfe-claim.ptxprog --backend ptxas"},
+      {"programs", "[--max-time S] [--dir TRIAGE_DIR] [flags]",
+       "A campaign of random programs (short chains and loops in the shapes of\n"
+       "ptxas's known bugs: docs/programs.md) through ptxas, judged by the\n"
+       "composed oracle. Each disagreement is minimized and filed in the triage\n"
+       "directory with its program case and a repro.ptx; the summary says what\n"
+       "each entry is. Exit 0 when the run checked programs and filed what it\n"
+       "found, 1 otherwise, 2 on bad input.",
+       {{"--max-time SECONDS", "how long the campaign runs, minimizing included (default 60)"},
+        kDir,
+        {"--arch SM", "the ptxas -arch (default sm_90)"},
+        {"--threads N", "programs checked side by side (default: the cores)"},
+        {"--seed N", "the first thread's generator seed (default 1)"},
+        {"--suppress SPELLING", "never generate this variant (repeatable, or a comma list)"},
+        kReading},
+       "ptxdiff programs --max-time 600"},
       {"minimize", "FILE [flags]",
        "Minimize the disagreement in FILE (a text case or a crash file) and file\n"
        "it in the triage directory.",

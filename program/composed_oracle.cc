@@ -7,6 +7,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "isa/family_table.h"
 #include "oracle/oracle.h"
 
@@ -152,6 +154,36 @@ bool Disagrees(std::span<const ProgramValue> oracle, std::span<const uint64_t> c
 
 std::vector<ProgramValue> EvaluateAtWitness(const Program& program, Reading reading) {
   return *EvaluateProgram(program, WitnessInputs(program), reading);
+}
+
+namespace {
+std::string Hex(uint64_t bits, int width) {
+  return absl::StrFormat("0x%0*x", width == 1 ? 1 : width / 4, bits);
+}
+}  // namespace
+
+std::string OutputsText(const Program& p, std::span<const ProgramValue> values) {
+  std::vector<std::string> parts;
+  for (size_t k = 0; k < p.outputs.size() && k < values.size(); ++k) {
+    const int width = RegisterWidth(p, p.outputs[k]);
+    parts.push_back(absl::StrCat("%", p.outputs[k], " = ", Hex(values[k].bits, width),
+                                 values[k].defined ? "" : " (undefined: not judged)"));
+  }
+  return absl::StrJoin(parts, ", ");
+}
+
+std::string ClaimedText(const Program& p, std::span<const uint64_t> claimed) {
+  std::vector<ProgramValue> values;
+  for (uint64_t bits : claimed) values.push_back({.bits = bits});
+  return OutputsText(p, values);
+}
+
+std::string InputsText(const Program& p, std::span<const uint64_t> inputs) {
+  std::vector<std::string> parts;
+  for (size_t k = 0; k < p.inputs.size() && k < inputs.size(); ++k) {
+    parts.push_back(absl::StrCat("%", p.inputs[k].name, " = ", Hex(inputs[k], p.inputs[k].width)));
+  }
+  return parts.empty() ? "no inputs" : absl::StrJoin(parts, ", ");
 }
 
 }  // namespace ptxdiff

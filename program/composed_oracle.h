@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -47,6 +48,14 @@ bool Disagrees(std::span<const ProgramValue> oracle, std::span<const uint64_t> c
 // The outputs at the program's witness inputs.
 std::vector<ProgramValue> EvaluateAtWitness(const Program& program,
                                             Reading reading = Reading::kSpec);
+
+// "%lo = 0x00000000, %hi = 0x00000001": the outputs (one value each), an
+// undefined one saying it is not judged.
+std::string OutputsText(const Program& program, std::span<const ProgramValue> values);
+// The same for constants a backend stored.
+std::string ClaimedText(const Program& program, std::span<const uint64_t> claimed);
+// "%a = 0x00000001, %b = ...": the inputs (one value each); "no inputs".
+std::string InputsText(const Program& program, std::span<const uint64_t> inputs);
 
 }  // namespace ptxdiff
 

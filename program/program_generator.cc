@@ -49,7 +49,7 @@ class Builder {
     const int loop_at = loop ? static_cast<int>(rng_() % steps) : -1;
     for (int s = 0; s < steps; ++s) {
       if (s == loop_at) OpenLoop();
-      AddStep();
+      AddMotif();
       if (s == loop_at + 1 || (loop && s == steps - 1 && open_)) CloseLoop();
     }
     Narrow();
@@ -84,11 +84,57 @@ class Builder {
   Variant StepVariant() {
     while (true) {
       const char* spelling = kSteps[rng_() % kSteps.size()];
-      if (std::find(shape_.suppressed.begin(), shape_.suppressed.end(), spelling) ==
-          shape_.suppressed.end()) {
-        return *ParseVariant(spelling);
-      }
+      if (!Suppressed(spelling)) return *ParseVariant(spelling);
     }
+  }
+
+  // Mostly one random step; else a shape the public reproducers share: a
+  // special constant moved into a register (inside a loop, the m011/m012
+  // shape), or a value shifted up and squared, whose low bits are known
+  // zero (m025, m044).
+  void AddMotif() {
+    switch (rng_() % 8) {
+      case 0:
+        AddMove();
+        return;
+      case 1:
+        if (!Suppressed("mul.lo.u32") && !Suppressed("shl.b32")) {
+          AddShiftedSquare();
+          return;
+        }
+        break;
+      default:
+        break;
+    }
+    AddStep();
+  }
+
+  bool Suppressed(absl::string_view spelling) const {
+    return std::find(shape_.suppressed.begin(), shape_.suppressed.end(), spelling) !=
+           shape_.suppressed.end();
+  }
+
+  void AddMove() {
+    const std::string dst = absl::StrCat("r", next_++);
+    p_.steps.push_back({.kind = ProgramStep::kMove,
+                        .dst = dst,
+                        .sources = {{.value = kSpecial[rng_() % kSpecial.size()]}},
+                        .width = 32});
+    live_.push_back(dst);
+  }
+
+  void AddShiftedSquare() {
+    const std::string shifted = absl::StrCat("r", next_++), square = absl::StrCat("r", next_++);
+    p_.steps.push_back({.variant = *ParseVariant("shl.b32"),
+                        .dst = shifted,
+                        .sources = {{.is_register = true, .name = live_.back()},
+                                    {.value = 4 + rng_() % 20}}});
+    p_.steps.push_back({.variant = *ParseVariant("mul.lo.u32"),
+                        .dst = square,
+                        .sources = {{.is_register = true, .name = shifted},
+                                    {.is_register = true, .name = shifted}}});
+    live_.push_back(shifted);
+    live_.push_back(square);
   }
 
   void AddStep() {

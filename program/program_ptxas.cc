@@ -105,4 +105,30 @@ std::optional<CounterExample> RefuteClaim(const Program& program,
   return std::nullopt;
 }
 
+absl::StatusOr<ProgramCheck> CheckProgram(const std::string& ptxas, const std::string& arch,
+                                          const Program& program, ProgramInputs form,
+                                          Reading reading) {
+  PTXDIFF_ASSIGN_OR_RETURN(const ProgramCompilation compiled,
+                           CompileProgram(ptxas, arch, program, form));
+  ProgramCheck check;
+  if (!compiled.claimed) {
+    check.why_not = compiled.why_not;
+    return check;
+  }
+  check.judged = true;
+  const std::vector<uint64_t>& claimed = *compiled.claimed;
+  if (form == ProgramInputs::kImmediate) {
+    std::vector<ProgramValue> oracle = EvaluateAtWitness(program, reading);
+    if (Disagrees(oracle, claimed)) {
+      check.mismatch = ProgramMismatch{form, claimed, WitnessInputs(program), std::move(oracle)};
+    }
+    return check;
+  }
+  if (std::optional<CounterExample> refuted = RefuteClaim(program, claimed, reading)) {
+    check.mismatch =
+        ProgramMismatch{form, claimed, std::move(refuted->inputs), std::move(refuted->oracle)};
+  }
+  return check;
+}
+
 }  // namespace ptxdiff

@@ -54,6 +54,24 @@ std::optional<CounterExample> RefuteClaim(const Program& program,
                                           const std::vector<uint64_t>& claimed,
                                           Reading reading, int random = 256);
 
+// What ptxas does with a program in one input form, judged by the composed
+// oracle: not judged (ptxas kept code that reads the inputs, or rejected
+// the kernel), agreeing, or a mismatch.
+struct ProgramMismatch {
+  ProgramInputs form;
+  std::vector<uint64_t> claimed;     // what ptxas stores, per output
+  std::vector<uint64_t> inputs;      // where the oracle differs (immediates: the witness)
+  std::vector<ProgramValue> oracle;  // the oracle's outputs there
+};
+struct ProgramCheck {
+  bool judged = false;
+  std::optional<ProgramMismatch> mismatch;
+  std::string why_not;  // when not judged
+};
+absl::StatusOr<ProgramCheck> CheckProgram(const std::string& ptxas, const std::string& arch,
+                                          const Program& program, ProgramInputs form,
+                                          Reading reading);
+
 }  // namespace ptxdiff
 
 #endif  // PTXDIFF_PROGRAM_PROGRAM_PTXAS_H_

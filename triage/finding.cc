@@ -120,6 +120,10 @@ std::string TriggerClassOf(const Tuple& t, const Result& oracle) {
 }
 
 Signature SignatureOf(const Finding& f) {
+  if (f.program) {
+    return {f.kind, f.program->name, f.backend,
+            absl::StrCat(f.program->form, f.reading == Reading::kHardware ? "-hw" : "")};
+  }
   std::string cls = f.kind == FindingKind::kValueMismatch
                         ? TriggerClassOf(f.tuple, f.oracle)
                         : absl::StrCat(f.unisolated ? kUnisolatedPrefix : "",
@@ -149,12 +153,21 @@ std::string BatchName(std::span<const Tuple> batch) {
   return absl::StrCat(kBatchPrefix, absl::Hex(hash & 0xffffffff, absl::kZeroPad8));
 }
 
-bool IsBatchName(absl::string_view name) {
-  if (!absl::ConsumePrefix(&name, kBatchPrefix) || name.size() != 8) return false;
+namespace {
+// `prefix` and then 8 lowercase hex digits.
+bool IsHashName(absl::string_view name, absl::string_view prefix) {
+  if (!absl::ConsumePrefix(&name, prefix) || name.size() != 8) return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
     return absl::ascii_isdigit(static_cast<unsigned char>(c)) || (c >= 'a' && c <= 'f');
   });
 }
+}  // namespace
+
+bool IsBatchName(absl::string_view name) { return IsHashName(name, kBatchPrefix); }
+
+bool IsProgramName(absl::string_view name) { return IsHashName(name, "program-"); }
+
+bool NamesAProgram(const Signature& s) { return IsProgramName(s.spelling); }
 
 bool NamesABatch(const Signature& s) {
   return absl::StartsWith(s.disagreement_class, kUnisolatedPrefix) && IsBatchName(s.spelling);
@@ -188,7 +201,7 @@ absl::StatusOr<Signature> ParseEntryName(absl::string_view name) {
     }
     *out = *decoded;
   }
-  if (!NamesABatch(s) && !ParseVariant(s.spelling).ok()) {
+  if (!NamesABatch(s) && !NamesAProgram(s) && !ParseVariant(s.spelling).ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("'", name, "' names an unknown variant '", s.spelling, "'"));
   }

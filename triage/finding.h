@@ -69,6 +69,16 @@ struct Finding {
   // (BatchName), not a variant; `tuple` is the batch's first, not known to
   // be at fault, and the case file holds every tuple of the batch.
   bool unisolated = false;
+  // A program case's disagreement (program/, issue 31) in place of `tuple`:
+  // the case brings its own files, and is named after its signature.
+  struct ProgramCase {
+    std::string name;       // "program-1f2e3d4c" (ProgramSignatureName)
+    std::string form;       // the class: "immediate-fold" or "runtime-claim"
+    std::string case_text;  // the minimized program, comments saying what differs
+    std::string repro_ptx;  // a standalone module that shows it
+    std::string what;       // one line for lists and summaries
+  };
+  std::optional<ProgramCase> program;
 };
 
 struct Signature {
@@ -92,6 +102,10 @@ std::string BatchName(std::span<const Tuple> batch);
 bool IsBatchName(absl::string_view name);
 // True for a signature named after a batch, not a variant.
 bool NamesABatch(const Signature& s);
+
+// "program-1f2e3d4c": what a program case's entry is named after.
+bool IsProgramName(absl::string_view name);
+bool NamesAProgram(const Signature& s);
 
 // Which bytes of the result differ ("bytes-0", "bytes-0-3"), for results up
 // to 64 bits wide: shown in reports, not part of the signature.

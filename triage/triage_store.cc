@@ -28,6 +28,7 @@
 #include "common/status_macros.h"
 #include "common/version.h"
 #include "isa/spelling.h"
+#include "program/program.h"
 #include "triage/repro_ptx.h"
 #include "triage/text_case.h"
 
@@ -176,12 +177,23 @@ int64_t BatchSize(absl::string_view text) {
   return 1;
 }
 
+// What is wrong with a program entry's case.txt: it must read back.
+std::vector<std::string> CheckProgramCase(const std::string& text) {
+  const absl::StatusOr<Program> program = ParseProgram(text);
+  if (!program.ok()) {
+    return {absl::StrCat("case.txt does not parse: ", program.status().message())};
+  }
+  if (!absl::EndsWith(text, "\n")) return {"case.txt is cut short: its last line has no newline"};
+  return {};
+}
+
 // What is wrong with the case.txt (`text`) of an entry of `signature`.
 std::vector<std::string> CheckCase(const absl::StatusOr<std::string>& text,
                                    const Signature& signature) {
   if (absl::IsNotFound(text.status())) return {"case.txt is missing"};
   if (!text.ok()) return {absl::StrCat("case.txt cannot be read: ", text.status().message())};
   if (text->empty()) return {"case.txt is empty"};
+  if (NamesAProgram(signature)) return CheckProgramCase(*text);
   const absl::StatusOr<std::vector<Tuple>> tuples = ParseTextCaseTuples(*text);
   if (!tuples.ok()) return {absl::StrCat("case.txt does not parse: ", tuples.status().message())};
   const Tuple* tuple = &tuples->front();
@@ -383,6 +395,7 @@ std::map<std::string, std::string> NewMeta(const Finding& f) {
     meta["how"] = HowItEnded(f.detail);  // for `triage list` and summaries
   }
   if (f.unisolated) meta["batch"] = DescribeBatch(f.batch);  // what its name hides
+  if (f.program) meta["what"] = f.program->what;
   AddFoundAs(f, meta);
   return meta;
 }
@@ -402,6 +415,12 @@ void CompleteRebuiltMeta(const std::string& path, const Finding& f,
   meta.merge(fresh);  // keeps what is there: the count, and its count_lost
 }
 
+// The files a finding brings: a program case brings its own.
+std::string CaseText(const Finding& f) {
+  return f.program ? f.program->case_text : FormatTextCase(f);
+}
+std::string Repro(const Finding& f) { return f.program ? f.program->repro_ptx : ReproPtx(f.tuple); }
+
 // Rebuilds a damaged or missing case.txt, and a missing repro.ptx, of the
 // entry at `path` from `f`, a finding of the same signature (the damaged
 // file kept aside). One that cannot be read for another reason is left.
@@ -415,12 +434,12 @@ absl::Status RepairCase(const std::string& path, const Signature& signature, con
       PTXDIFF_ASSIGN_OR_RETURN(const std::string aside, KeepAside(path, "case.txt", *text));
       kept = absl::StrCat(": kept as ", aside);
     }
-    PTXDIFF_RETURN_IF_ERROR(WriteFileAtomic(path + "/case.txt", FormatTextCase(f)));
+    PTXDIFF_RETURN_IF_ERROR(WriteFileAtomic(path + "/case.txt", CaseText(f)));
     repairs.push_back(absl::StrCat(absl::StrJoin(damage, "; "), kept,
                                    "; rebuilt from a repeat of the finding"));
   }
   if (!f.unisolated && !Exists(path + "/repro.ptx")) {
-    PTXDIFF_RETURN_IF_ERROR(WriteFileAtomic(path + "/repro.ptx", ReproPtx(f.tuple)));
+    PTXDIFF_RETURN_IF_ERROR(WriteFileAtomic(path + "/repro.ptx", Repro(f)));
     repairs.push_back("repro.ptx was missing: rebuilt");
   }
   return absl::OkStatus();
@@ -512,11 +531,11 @@ absl::StatusOr<FileResult> TriageStore::File(const Finding& finding) {
   const std::string path = dir_ + "/" + name;
   if (IsDirectory(path)) return CountIn(name, finding);
   std::map<std::string, std::string> files = {
-      {"case.txt", FormatTextCase(finding)},
+      {"case.txt", CaseText(finding)},
       {"meta.txt", FormatMeta(NewMeta(finding))},
   };
   // A batch's fault is no one kernel's: `ptxdiff repro` replays its case.
-  if (!finding.unisolated) files["repro.ptx"] = ReproPtx(finding.tuple);
+  if (!finding.unisolated) files["repro.ptx"] = Repro(finding);
   if (!finding.raw_input.empty()) files["input.bin"] = finding.raw_input;
   PTXDIFF_RETURN_IF_ERROR(WriteDirectoryAtomic(path, files));
   return FileResult{name, true, false, IndexError(), ""};

@@ -1,0 +1,77 @@
+// A campaign over programs (issue 31): random programs in the known shapes
+// (program_generator.h) through ptxas in both input forms, judged by the
+// composed oracle; each disagreement minimized (program_minimizer.h) and
+// filed in the triage directory under its signature, with the minimized
+// case and a standalone PTX that ptxas miscompiles.
+//
+// A cause the minimizer brings down to one instruction is the tuple
+// campaign's business: it is filed too, and its variant is then no longer
+// generated, so that it does not flood the run. The run ends at max_time,
+// minimizing included: a disagreement still being minimized then is filed
+// as far as it got.
+
+#ifndef PTXDIFF_PROGRAM_PROGRAM_CAMPAIGN_H_
+#define PTXDIFF_PROGRAM_PROGRAM_CAMPAIGN_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "oracle/errata.h"
+#include "program/program.h"
+#include "program/program_generator.h"
+#include "program/program_ptx.h"
+
+namespace ptxdiff {
+
+struct ProgramCampaignOptions {
+  std::string ptxas;  // the ptxas binary
+  std::string arch = "sm_90";
+  absl::Duration max_time = absl::Seconds(60);
+  uint64_t seed = 1;
+  int threads = 2;
+  Reading reading = Reading::kSpec;
+  ProgramShape shape;
+  std::string triage_dir;
+  int max_minimize_calls = 300;
+  // The programs to check, in place of RandomProgram's (for tests); the run
+  // also ends when it returns nullopt.
+  std::function<std::optional<Program>(std::mt19937_64&)> next;
+};
+
+// One disagreement, minimized and filed.
+struct FiledProgram {
+  std::string entry;   // the triage entry's name
+  bool is_new = false;
+  std::string what;    // one line: the form, the steps, the values
+  int steps = 0;       // CountSteps of the minimized program
+};
+
+struct ProgramCampaignReport {
+  int64_t programs = 0;   // checked
+  int64_t folded = 0;     // inputs immediate: ptxas stored constants
+  int64_t claimed = 0;    // inputs runtime: ptxas stored constants
+  int64_t disagreements = 0;
+  double seconds = 0;
+  std::vector<FiledProgram> filed;       // in the order filed
+  std::vector<std::string> suppressed;   // variants no longer generated
+  std::vector<std::string> errors;       // what could not be filed, or run
+};
+
+// Runs the campaign; `progress` gets a line per filing. An error only when
+// the run could not start (no triage directory, an unknown arch).
+absl::StatusOr<ProgramCampaignReport> RunProgramCampaign(
+    const ProgramCampaignOptions& options,
+    const std::function<void(const std::string&)>& progress);
+
+// "runtime-claim" or "immediate-fold": a program finding's class.
+const char* ProgramFormClass(ProgramInputs form);
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_PROGRAM_PROGRAM_CAMPAIGN_H_

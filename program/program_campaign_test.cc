@@ -1,0 +1,134 @@
+#include "program/program_campaign.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/files.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "program/program_minimizer.h"
+#include "program/program_ptxas.h"
+#include "triage/triage_store.h"
+#include "worker/backends/ptxas/ptxas_toolchain.h"
+
+namespace ptxdiff {
+namespace {
+
+class ProgramCampaignTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    auto found = FindPtxas({});
+    if (!found.ok()) GTEST_SKIP() << "no ptxas: " << found.status();
+    auto dir = TempDir::Create("program-campaign");
+    ASSERT_TRUE(dir.ok()) << dir.status();
+    dir_ = std::move(*dir);
+    options_.ptxas = *found;
+    options_.threads = 1;
+    options_.max_time = absl::Seconds(120);
+    options_.triage_dir = dir_->File("triage");
+  }
+  // Runs the campaign on `programs`, each once.
+  ProgramCampaignReport Run(std::vector<Program> programs) {
+    size_t next = 0;
+    options_.next = [&](std::mt19937_64&) -> std::optional<Program> {
+      if (next == programs.size()) return std::nullopt;
+      return programs[next++];
+    };
+    auto report = RunProgramCampaign(options_, nullptr);
+    EXPECT_TRUE(report.ok()) << report.status();
+    return report.ok() ? *report : ProgramCampaignReport{};
+  }
+  static Program Testdata(const std::string& name) {
+    auto text = ReadFile(absl::StrCat(PTXDIFF_SOURCE_DIR, "/program/testdata/", name));
+    EXPECT_TRUE(text.ok()) << text.status();
+    auto p = ParseProgram(*text);
+    EXPECT_TRUE(p.ok()) << p.status();
+    return *p;
+  }
+  std::unique_ptr<TempDir> dir_;
+  ProgramCampaignOptions options_;
+};
+
+// m025's claim is minimized and filed once: a case that replays it (a
+// program of few steps, its witness where the oracle refutes the claim), a
+// repro.ptx that ptxas miscompiles, and a line saying what it is. Found
+// again, it is counted in the same entry.
+TEST_F(ProgramCampaignTest, FilesADisagreementMinimizedAndCountsItsRepeats) {
+  const Program m025 = Testdata("fuzzx-m025.ptxprog");
+  ProgramCampaignReport report = Run({m025, m025});
+  EXPECT_EQ(report.programs, 2);
+  EXPECT_EQ(report.disagreements, 2);
+  ASSERT_EQ(report.filed.size(), 2u);
+  EXPECT_TRUE(report.filed[0].is_new);
+  EXPECT_FALSE(report.filed[1].is_new);
+  EXPECT_EQ(report.filed[0].entry, report.filed[1].entry);
+  EXPECT_LE(report.filed[0].steps, 5);
+  EXPECT_THAT(report.filed[0].what, testing::StartsWith("runtime claim, "));
+  EXPECT_THAT(report.errors, testing::IsEmpty());
+
+  auto store = TriageStore::Open(options_.triage_dir, false);
+  ASSERT_TRUE(store.ok());
+  auto entries = store->List();
+  ASSERT_TRUE(entries.ok());
+  ASSERT_EQ(entries->size(), 1u);
+  const EntryInfo& e = entries->front();
+  EXPECT_TRUE(NamesAProgram(e.signature)) << e.name;
+  EXPECT_EQ(e.signature.disagreement_class, "runtime-claim");
+  EXPECT_EQ(e.count(), 2);
+  EXPECT_THAT(e.damage, testing::IsEmpty());
+  EXPECT_EQ(e.meta.at("what"), report.filed[0].what);
+
+  const std::string entry = absl::StrCat(options_.triage_dir, "/", e.name);
+  auto text = ReadFile(entry + "/case.txt");
+  ASSERT_TRUE(text.ok());
+  auto filed = ParseProgram(*text);
+  ASSERT_TRUE(filed.ok()) << filed.status();
+  auto check = CheckProgram(options_.ptxas, "sm_90", *filed, ProgramInputs::kRuntime,
+                            Reading::kSpec);
+  ASSERT_TRUE(check.ok());
+  ASSERT_TRUE(check->mismatch.has_value()) << *text;
+  EXPECT_EQ(check->mismatch->inputs, WitnessInputs(*filed)) << "the witness refutes the claim";
+  EXPECT_EQ(ProgramSignatureName(ProgramSignature(*filed)), e.signature.spelling);
+
+  auto repro = ReadFile(entry + "/repro.ptx");
+  ASSERT_TRUE(repro.ok());
+  auto assembled = RunPtxas(options_.ptxas, "sm_90", *repro);
+  ASSERT_TRUE(assembled.ok());
+  EXPECT_TRUE(assembled->ok) << LogSummary(assembled->log);
+}
+
+// Programs ptxas gets right file nothing, and are counted.
+TEST_F(ProgramCampaignTest, AgreeingProgramsFileNothing) {
+  auto p = ParseProgram(absl::StrCat(kProgramHeader,
+                                     "\ninput %a .b32 3\nadd.u32 %r, %a, 1;\noutput %r\n"));
+  ASSERT_TRUE(p.ok());
+  ProgramCampaignReport report = Run({*p, *p, *p});
+  EXPECT_EQ(report.programs, 3);
+  EXPECT_EQ(report.folded, 3);
+  EXPECT_EQ(report.disagreements, 0);
+  EXPECT_THAT(report.filed, testing::IsEmpty());
+}
+
+// A cause that minimizes to one instruction (m016's slct fold) is filed,
+// and its variant is no longer generated.
+TEST_F(ProgramCampaignTest, ASingleInstructionCauseIsSuppressed) {
+  ProgramCampaignReport report = Run({Testdata("fuzzx-m016.ptxprog")});
+  ASSERT_EQ(report.filed.size(), 1u);
+  EXPECT_EQ(report.filed[0].steps, 1);
+  EXPECT_THAT(report.suppressed, testing::Contains("slct.s32.s32"));
+}
+
+// The run ends at its time limit, minimizing included, and files what it
+// has then.
+TEST_F(ProgramCampaignTest, MaxTimeBoundsMinimizing) {
+  options_.max_time = absl::Seconds(1);
+  ProgramCampaignReport report = Run({Testdata("fuzzx-m037.ptxprog")});
+  EXPECT_EQ(report.programs, 1);
+  ASSERT_EQ(report.filed.size(), 1u);
+  EXPECT_LT(report.seconds, 30);
+}
+
+}  // namespace
+}  // namespace ptxdiff

@@ -1,0 +1,273 @@
+#include "program/program_minimizer.h"
+
+#include <cstdint>
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "isa/family_table.h"
+#include "program/composed_oracle.h"
+
+namespace ptxdiff {
+namespace {
+
+bool SetsRegister(const ProgramStep& s) {
+  return s.kind == ProgramStep::kInstruction || s.kind == ProgramStep::kMove;
+}
+
+// An immediate the program may choose: not a selector, an immLut or the
+// carry flag's unused entry, which say what the instruction is.
+bool IsOrdinaryImmediate(const ProgramStep& s, size_t i) {
+  if (s.sources[i].is_register) return false;
+  if (s.kind == ProgramStep::kMove) return true;
+  const int k = static_cast<int>(i);
+  return !IsSelectorSource(s.variant, k) && !MustBeImmediate(s.variant, k) &&
+         !IsCarryInSource(s.variant, k);
+}
+
+bool IsValid(const Program& p) { return ParseProgram(FormatProgram(p)).ok(); }
+
+// Every use of register `name` in the steps after `from` and in the
+// outputs replaced by `by`; false if an output would become an immediate.
+bool Rewire(Program& p, size_t from, const std::string& name, const ProgramOperand& by) {
+  for (size_t j = from; j < p.steps.size(); ++j) {
+    for (ProgramOperand& src : p.steps[j].sources) {
+      if (src.is_register && src.name == name) src = by;
+    }
+  }
+  for (std::string& out : p.outputs) {
+    if (out != name) continue;
+    if (!by.is_register) return false;
+    out = by.name;
+  }
+  return true;
+}
+
+// The loop depth of each step (a loop's own begin and end at the outer).
+std::vector<int> Depths(const Program& p) {
+  std::vector<int> depth;
+  int d = 0;
+  for (const ProgramStep& s : p.steps) {
+    if (s.kind == ProgramStep::kLoopEnd) --d;
+    depth.push_back(d);
+    if (s.kind == ProgramStep::kLoopBegin) ++d;
+  }
+  return depth;
+}
+
+// The value step `i` (at the top level) sets, at the witness; nullopt when
+// the oracle leaves it undefined.
+std::optional<uint64_t> ValueAfter(const Program& p, size_t i) {
+  Program prefix = p;
+  prefix.steps.resize(i + 1);
+  prefix.outputs = {p.steps[i].dst};
+  const std::vector<ProgramValue> v = EvaluateAtWitness(prefix);
+  if (v.size() != 1 || !v[0].defined) return std::nullopt;
+  return v[0].bits;
+}
+
+// Whether register `name` is set by a step after `i`.
+bool SetAgainAfter(const Program& p, size_t i, const std::string& name) {
+  for (size_t j = i + 1; j < p.steps.size(); ++j) {
+    if (SetsRegister(p.steps[j]) && p.steps[j].dst == name) return true;
+  }
+  return false;
+}
+
+// Step `i` removed, its uses rewired to each of its same-width register
+// sources, to the value it held, or (when set again later) to nothing.
+void StepRemovals(const Program& p, size_t i, int depth, std::vector<Program>& out) {
+  const ProgramStep& step = p.steps[i];
+  std::vector<ProgramOperand> replacements;
+  for (const ProgramOperand& src : step.sources) {
+    if (src.is_register && src.name != step.dst &&
+        RegisterWidth(p, src.name) == DestinationWidth(step)) {
+      replacements.push_back(src);
+    }
+  }
+  if (step.kind == ProgramStep::kMove && !step.sources[0].is_register) {
+    replacements.push_back(step.sources[0]);
+  } else if (depth == 0) {
+    if (std::optional<uint64_t> value = ValueAfter(p, i)) replacements.push_back({.value = *value});
+  }
+  auto removed = [&] {
+    Program c = p;
+    c.steps.erase(c.steps.begin() + static_cast<long>(i));
+    return c;
+  };
+  if (SetAgainAfter(p, i, step.dst)) out.push_back(removed());
+  for (const ProgramOperand& by : replacements) {
+    Program c = removed();
+    if (Rewire(c, i, step.dst, by)) out.push_back(std::move(c));
+  }
+}
+
+// The index of the `}` closing the loop opened at `begin`.
+size_t LoopEnd(const Program& p, size_t begin) {
+  int depth = 0;
+  for (size_t j = begin; j < p.steps.size(); ++j) {
+    if (p.steps[j].kind == ProgramStep::kLoopBegin) ++depth;
+    if (p.steps[j].kind == ProgramStep::kLoopEnd && --depth == 0) return j;
+  }
+  return p.steps.size();
+}
+
+// The loop at `begin` unwrapped (its body once, or gone when empty), and
+// run once.
+void LoopSimplifications(const Program& p, size_t begin, std::vector<Program>& out) {
+  const size_t end = LoopEnd(p, begin);
+  if (end >= p.steps.size()) return;
+  Program unwrapped = p;
+  unwrapped.steps.erase(unwrapped.steps.begin() + static_cast<long>(end));
+  unwrapped.steps.erase(unwrapped.steps.begin() + static_cast<long>(begin));
+  out.push_back(std::move(unwrapped));
+  if (p.steps[begin].trip > 1) {
+    Program once = p;
+    once.steps[begin].trip = 1;
+    out.push_back(std::move(once));
+  }
+}
+
+// Plainer values than `v`: 0, 1, its low 16 bits.
+std::vector<uint64_t> PlainerValues(uint64_t v) {
+  std::vector<uint64_t> out;
+  for (uint64_t plainer : {uint64_t{0}, uint64_t{1}, v & 0xffff}) {
+    if (plainer < v && std::find(out.begin(), out.end(), plainer) == out.end()) {
+      out.push_back(plainer);
+    }
+  }
+  return out;
+}
+
+void InputRemovals(const Program& p, std::vector<Program>& out) {
+  for (size_t k = 0; k < p.inputs.size(); ++k) {
+    Program c = p;
+    const ProgramInput in = c.inputs[k];
+    c.inputs.erase(c.inputs.begin() + static_cast<long>(k));
+    if (Rewire(c, 0, in.name, {.value = in.witness})) out.push_back(std::move(c));
+  }
+}
+
+void ValueSimplifications(const Program& p, std::vector<Program>& out) {
+  for (size_t k = 0; k < p.inputs.size(); ++k) {
+    for (uint64_t v : PlainerValues(p.inputs[k].witness)) {
+      Program c = p;
+      c.inputs[k].witness = v;
+      out.push_back(std::move(c));
+    }
+  }
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    for (size_t s = 0; s < p.steps[i].sources.size(); ++s) {
+      if (!IsOrdinaryImmediate(p.steps[i], s)) continue;
+      for (uint64_t v : PlainerValues(p.steps[i].sources[s].value)) {
+        Program c = p;
+        c.steps[i].sources[s].value = v;
+        out.push_back(std::move(c));
+      }
+    }
+  }
+}
+
+// The class of an immediate, as a representative value (so that the
+// signature is a program's text).
+uint64_t ImmediateClass(uint64_t v) {
+  if (v == 0 || v == 1 || v == 0xffffffff || v == ~uint64_t{0}) return v;
+  if (v == 0x80000000 || v == 0x7fffffff) return v;
+  if (v < 32) return 3;
+  if ((v & (v - 1)) == 0) return 0x100;
+  return 0x1234;
+}
+
+std::string InputName(size_t k) {
+  return k < 26 ? std::string(1, static_cast<char>('a' + k)) : absl::StrCat("in", k);
+}
+
+}  // namespace
+
+int CountSteps(const Program& program) {
+  int n = 0;
+  for (const ProgramStep& s : program.steps) n += SetsRegister(s);
+  return n;
+}
+
+std::vector<Program> ProgramSimplifications(const Program& p) {
+  std::vector<Program> out;
+  for (size_t k = 0; p.outputs.size() > 1 && k < p.outputs.size(); ++k) {
+    Program c = p;
+    c.outputs.erase(c.outputs.begin() + static_cast<long>(k));
+    out.push_back(std::move(c));
+  }
+  const std::vector<int> depth = Depths(p);
+  for (size_t i = p.steps.size(); i-- > 0;) {
+    if (SetsRegister(p.steps[i])) StepRemovals(p, i, depth[i], out);
+  }
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    if (p.steps[i].kind == ProgramStep::kLoopBegin) LoopSimplifications(p, i, out);
+  }
+  InputRemovals(p, out);
+  ValueSimplifications(p, out);
+  std::erase_if(out, [](const Program& c) { return !IsValid(c); });
+  return out;
+}
+
+absl::StatusOr<ProgramMinimizeResult> MinimizeProgram(const Program& program,
+                                                      const ProgramPredicate& shows,
+                                                      int max_calls) {
+  ProgramMinimizeResult result{.program = program};
+  bool kept = true;
+  while (kept) {
+    kept = false;
+    for (Program& candidate : ProgramSimplifications(result.program)) {
+      if (result.calls >= max_calls) {
+        result.budget_out = true;
+        return result;
+      }
+      ++result.calls;
+      absl::StatusOr<bool> still = shows(candidate);
+      if (!still.ok()) return still.status();
+      if (*still) {
+        result.program = std::move(candidate);
+        kept = true;
+        break;
+      }
+    }
+  }
+  return result;
+}
+
+std::string ProgramSignature(const Program& program) {
+  Program p = program;
+  absl::flat_hash_map<std::string, std::string> names;
+  for (size_t k = 0; k < p.inputs.size(); ++k) {
+    names[p.inputs[k].name] = InputName(k);
+    p.inputs[k].name = InputName(k);
+    p.inputs[k].witness = 0;
+  }
+  auto rename = [&names](std::string& name) {
+    auto [it, added] = names.try_emplace(name, absl::StrCat("r", names.size()));
+    name = it->second;
+  };
+  for (ProgramStep& s : p.steps) {
+    for (size_t i = 0; i < s.sources.size(); ++i) {
+      ProgramOperand& src = s.sources[i];
+      if (src.is_register) rename(src.name);
+      if (IsOrdinaryImmediate(s, i)) src.value = ImmediateClass(src.value);
+    }
+    if (SetsRegister(s)) rename(s.dst);
+  }
+  for (std::string& out : p.outputs) rename(out);
+  return FormatProgram(p);
+}
+
+std::string ProgramSignatureName(const std::string& signature) {
+  uint32_t h = 2166136261u;  // FNV-1a
+  for (unsigned char c : signature) h = (h ^ c) * 16777619u;
+  return absl::StrFormat("program-%08x", h);
+}
+
+}  // namespace ptxdiff

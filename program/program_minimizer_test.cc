@@ -1,0 +1,160 @@
+#include "program/program_minimizer.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "common/files.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "isa/spelling.h"
+#include "program/composed_oracle.h"
+#include "program/program_ptxas.h"
+#include "worker/backends/ptxas/ptxas_toolchain.h"
+
+namespace ptxdiff {
+namespace {
+
+Program P(const std::string& body) {
+  auto p = ParseProgram(absl::StrCat(kProgramHeader, "\n", body));
+  EXPECT_TRUE(p.ok()) << p.status();
+  return p.ok() ? *p : Program{};
+}
+
+// True if some step multiplies a register by itself.
+bool HasSquare(const Program& p) {
+  for (const ProgramStep& s : p.steps) {
+    if (s.kind == ProgramStep::kInstruction && Spell(s.variant) == "mul.lo.u32" &&
+        s.sources[0].is_register && s.sources[1].is_register &&
+        s.sources[0].name == s.sources[1].name) {
+      return true;
+    }
+  }
+  return false;
+}
+
+constexpr char kChain[] =
+    "input %a .b32 0x12345\ninput %b .b32 7\n"
+    "add.u32 %r0, %a, %b;\nshl.b32 %r1, %r0, 8;\nmul.lo.u32 %r2, %r1, %r1;\n"
+    "xor.b32 %r3, %r2, 0x55;\nand.b32 %r4, %r3, 7;\noutput %r4\noutput %r3\n";
+
+// With a predicate that needs only a square, the chain comes down to that
+// one step, on one input, its uses rewired away; every call is counted.
+TEST(ProgramMinimizerTest, KeepsOnlyWhatThePredicateNeeds) {
+  int calls = 0;
+  auto shows = [&calls](const Program& p) -> absl::StatusOr<bool> {
+    ++calls;
+    return HasSquare(p);
+  };
+  auto min = MinimizeProgram(P(kChain), shows);
+  ASSERT_TRUE(min.ok()) << min.status();
+  EXPECT_EQ(CountSteps(min->program), 1) << FormatProgram(min->program);
+  EXPECT_TRUE(HasSquare(min->program));
+  EXPECT_EQ(min->program.outputs.size(), 1u);
+  EXPECT_EQ(min->program.inputs.size(), 1u);
+  EXPECT_EQ(min->calls, calls);
+  EXPECT_FALSE(min->budget_out);
+}
+
+// A predicate on the oracle's value keeps the steps the value needs; a
+// removed step's uses take the value it held, so the output does not change.
+TEST(ProgramMinimizerTest, RewiresARemovedStepsUsesToTheValueItHeld) {
+  const Program chain = P(kChain);
+  const ProgramValue want = EvaluateAtWitness(chain)[0];
+  auto shows = [&want](const Program& p) -> absl::StatusOr<bool> {
+    return EvaluateAtWitness(p)[0] == want && CountSteps(p) >= 1;
+  };
+  auto min = MinimizeProgram(chain, shows);
+  ASSERT_TRUE(min.ok()) << min.status();
+  EXPECT_EQ(EvaluateAtWitness(min->program)[0], want);
+  EXPECT_EQ(CountSteps(min->program), 1) << FormatProgram(min->program);
+}
+
+// The budget bounds the calls, and the program so far is kept.
+TEST(ProgramMinimizerTest, StopsAtItsBudget) {
+  auto shows = [](const Program&) -> absl::StatusOr<bool> { return true; };
+  auto min = MinimizeProgram(P(kChain), shows, 3);
+  ASSERT_TRUE(min.ok());
+  EXPECT_EQ(min->calls, 3);
+  EXPECT_TRUE(min->budget_out);
+  EXPECT_LT(FormatProgram(min->program).size(), FormatProgram(P(kChain)).size());
+}
+
+// An error from the predicate stops the minimizing and is returned.
+TEST(ProgramMinimizerTest, PassesOnThePredicatesError) {
+  auto shows = [](const Program&) -> absl::StatusOr<bool> {
+    return absl::UnavailableError("ptxas is gone");
+  };
+  auto min = MinimizeProgram(P(kChain), shows);
+  EXPECT_EQ(min.status().code(), absl::StatusCode::kUnavailable);
+}
+
+// Loops are unwrapped, run once, or removed when empty; every candidate is
+// a valid case.
+TEST(ProgramMinimizerTest, CandidatesSimplifyLoopsAndAreValid) {
+  const Program p = P("mov.b32 %r0, 0;\nloop 1 {\n}\nloop 4 {\n  mov.b32 %r0, 0x7fffffff;\n}\n"
+                      "sub.u32 %r3, 430, %r0;\noutput %r3\n");
+  bool unwrapped = false, once = false;
+  for (const Program& c : ProgramSimplifications(p)) {
+    ASSERT_TRUE(ParseProgram(FormatProgram(c)).ok()) << FormatProgram(c);
+    const std::string text = FormatProgram(c);
+    unwrapped |= text.find("loop 1 {\n}") == std::string::npos && CountSteps(c) == 3;
+    once |= text.find("loop 4") == std::string::npos && text.find("loop 1 {\n  mov") != std::string::npos;
+  }
+  EXPECT_TRUE(unwrapped);
+  EXPECT_TRUE(once);
+}
+
+// The signature forgets names, witnesses and which constant of a class; it
+// keeps the steps and the classes.
+TEST(ProgramMinimizerTest, SignaturesNameShapesNotSpellings) {
+  const Program a = P("input %n .b32 1\nshl.b32 %x, %n, 14;\nmul.lo.u32 %y, %x, %x;\n"
+                      "and.b32 %z, 7, %y;\noutput %z\n");
+  const Program b = P("input %m .b32 0x99\nshl.b32 %p, %m, 12;\nmul.lo.u32 %q, %p, %p;\n"
+                      "and.b32 %s, 5, %q;\noutput %s\n");
+  const Program c = P("input %n .b32 1\nshl.b32 %x, %n, 14;\nmul.lo.u32 %y, %x, %x;\n"
+                      "and.b32 %z, 0x7fffffff, %y;\noutput %z\n");
+  EXPECT_EQ(ProgramSignature(a), ProgramSignature(b));
+  EXPECT_NE(ProgramSignature(a), ProgramSignature(c));
+  EXPECT_THAT(ProgramSignatureName(ProgramSignature(a)), testing::MatchesRegex("program-[0-9a-f]{8}"));
+  EXPECT_NE(ProgramSignatureName(ProgramSignature(a)), ProgramSignatureName(ProgramSignature(c)));
+  EXPECT_TRUE(ParseProgram(ProgramSignature(a)).ok()) << ProgramSignature(a);
+}
+
+class ProgramMinimizerPtxasTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    auto found = FindPtxas({});
+    if (!found.ok()) GTEST_SKIP() << "no ptxas: " << found.status();
+    ptxas_ = *found;
+  }
+  // The public reproducer `file`'s disagreement in `form`, minimized.
+  Program Minimized(const std::string& file, ProgramInputs form) {
+    auto text = ReadFile(absl::StrCat(PTXDIFF_SOURCE_DIR, "/program/testdata/", file));
+    EXPECT_TRUE(text.ok()) << text.status();
+    auto p = ParseProgram(*text);
+    EXPECT_TRUE(p.ok()) << p.status();
+    auto shows = [&](const Program& c) -> absl::StatusOr<bool> {
+      auto check = CheckProgram(ptxas_, "sm_90", c, form, Reading::kSpec);
+      if (!check.ok()) return check.status();
+      return check->mismatch.has_value();
+    };
+    EXPECT_TRUE(*shows(*p));
+    auto min = MinimizeProgram(*p, shows);
+    EXPECT_TRUE(min.ok()) << min.status();
+    EXPECT_TRUE(*shows(min->program));
+    return min->program;
+  }
+  std::string ptxas_;
+};
+
+// ptxas's real disagreements come down to a few steps that still show them.
+TEST_F(ProgramMinimizerPtxasTest, PublicReproducersMinimizeToAFewSteps) {
+  const Program m025 = Minimized("fuzzx-m025.ptxprog", ProgramInputs::kRuntime);
+  EXPECT_LE(CountSteps(m025), 5) << FormatProgram(m025);
+  EXPECT_TRUE(HasSquare(m025)) << FormatProgram(m025);
+  const Program m037 = Minimized("fuzzx-m037.ptxprog", ProgramInputs::kImmediate);
+  EXPECT_LE(CountSteps(m037), 5) << FormatProgram(m037);
+}
+
+}  // namespace
+}  // namespace ptxdiff
