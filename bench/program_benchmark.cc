@@ -9,7 +9,9 @@
 //   build/campaign/bench/program_benchmark [--seconds=60] [--arch=sm_90] [--seed=1]
 //       [--suppress=slct.s32.s32 ...]
 //
-// Each program costs two ptxas runs; both cores run programs.
+// Programs are checked as the campaign checks them, 32 to a ptxas run in
+// each form; a first slice of the run checks one per run, the baseline the
+// batches are measured against. Both cores run programs.
 
 #include <atomic>
 #include <cstdio>
@@ -25,6 +27,7 @@
 #include "absl/time/clock.h"
 #include "program/composed_oracle.h"
 #include "program/program.h"
+#include "program/program_campaign.h"
 #include "program/program_generator.h"
 #include "program/program_ptxas.h"
 #include "worker/backends/ptxas/ptxas_toolchain.h"
@@ -47,37 +50,39 @@ class Run {
  public:
   Run(const Settings& s, std::string ptxas) : s_(s), ptxas_(std::move(ptxas)) {}
 
-  void Worker(uint64_t seed, absl::Time end) {
+  // Programs checked `per_run` to a ptxas run, both forms each, until `end`.
+  void Worker(uint64_t seed, absl::Time end, int per_run) {
     std::mt19937_64 rng(seed);
     while (absl::Now() < end) {
-      const Program p = RandomProgram(rng, s_.shape);
-      auto immediate = CompileProgram(ptxas_, s_.arch, p, ProgramInputs::kImmediate);
-      auto runtime = CompileProgram(ptxas_, s_.arch, p, ProgramInputs::kRuntime);
+      std::vector<Program> batch;
+      for (int k = 0; k < per_run; ++k) batch.push_back(RandomProgram(rng, s_.shape));
+      auto immediate = CheckPrograms(ptxas_, s_.arch, batch, ProgramInputs::kImmediate, Reading::kSpec);
+      auto runtime = CheckPrograms(ptxas_, s_.arch, batch, ProgramInputs::kRuntime, Reading::kSpec);
       if (!immediate.ok() || !runtime.ok()) {
-        Report("error", p, (!immediate.ok() ? immediate : runtime).status().ToString());
+        Report("error", batch[0], (!immediate.ok() ? immediate : runtime).status().ToString());
         continue;
       }
-      ++counts_.programs;
-      if (immediate->claimed) {
-        ++counts_.folded;
-        if (Disagrees(EvaluateAtWitness(p), *immediate->claimed)) {
-          ++counts_.folded_wrong;
-          Report("folds wrong with immediates", p, "");
-        }
-      }
-      if (runtime->claimed) {
-        ++counts_.claimed;
-        if (RefuteClaim(p, *runtime->claimed, Reading::kSpec)) {
-          ++counts_.refuted;
-          Report("claims a constant the oracle refutes", p, "");
-        }
-      }
+      for (size_t k = 0; k < batch.size(); ++k) Tally(batch[k], (*immediate)[k], (*runtime)[k]);
     }
   }
 
   const Counts& counts() const { return counts_; }
 
  private:
+  void Tally(const Program& p, const ProgramCheck& immediate, const ProgramCheck& runtime) {
+    ++counts_.programs;
+    counts_.folded += immediate.judged;
+    counts_.claimed += runtime.judged && !p.inputs.empty();
+    if (immediate.mismatch) {
+      ++counts_.folded_wrong;
+      Report("folds wrong with immediates", p, "");
+    }
+    if (runtime.mismatch && !p.inputs.empty()) {
+      ++counts_.refuted;
+      Report("claims a constant the oracle refutes", p, "");
+    }
+  }
+
   void Report(const char* what, const Program& p, const std::string& detail) {
     std::lock_guard<std::mutex> lock(mu_);
     if (++reported_ > 3) return;
@@ -92,6 +97,17 @@ class Run {
 };
 
 double Percent(int64_t part, int64_t whole) { return whole == 0 ? 0 : 100.0 * part / whole; }
+
+// Runs `run` on every thread for `seconds`; its programs per second.
+double RunFor(Run& run, const Settings& s, int threads, double seconds, int per_run) {
+  const absl::Time start = absl::Now(), end = start + absl::Seconds(seconds);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&run, &s, t, end, per_run] { run.Worker(s.seed + t, end, per_run); });
+  }
+  for (std::thread& t : pool) t.join();
+  return run.counts().programs.load() / absl::ToDoubleSeconds(absl::Now() - start);
+}
 
 }  // namespace
 }  // namespace ptxdiff
@@ -121,17 +137,20 @@ int main(int argc, char** argv) {
     std::printf("skipped: %s\n", std::string(ptxas.status().message()).c_str());
     return 0;
   }
-  Run run(s, *ptxas);
-  const absl::Time start = absl::Now(), end = start + absl::Seconds(s.seconds);
   const int threads = std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) pool.emplace_back([&run, &s, t, end] { run.Worker(s.seed + t, end); });
-  for (std::thread& t : pool) t.join();
-  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  // The baseline, one program to a ptxas run, then the campaign's batches.
+  const double baseline_seconds = std::min(10.0, s.seconds / 5);
+  Run baseline(s, *ptxas), run(s, *ptxas);
+  const double baseline_rate = RunFor(baseline, s, threads, baseline_seconds, 1);
+  const double seconds = s.seconds - baseline_seconds;
+  const double rate = RunFor(run, s, threads, seconds, kProgramsPerPtxasRun);
   const Counts& c = run.counts();
-  std::printf("ptxas %s, %d threads, %.1f s\n", s.arch.c_str(), threads, seconds);
-  std::printf("programs checked: %lld (%.1f/s)\n", static_cast<long long>(c.programs.load()),
-              c.programs.load() / seconds);
+  std::printf("ptxas %s, %d threads\n", s.arch.c_str(), threads);
+  std::printf("one program per ptxas run: %.1f programs/s (%.0f s)\n", baseline_rate,
+              baseline_seconds);
+  std::printf("%d programs per ptxas run: %.1f programs/s (%.0f s), %.1fx the baseline\n",
+              kProgramsPerPtxasRun, rate, seconds, baseline_rate > 0 ? rate / baseline_rate : 0);
+  std::printf("programs checked: %lld\n", static_cast<long long>(c.programs.load()));
   std::printf("inputs immediate: folded %lld (%.1f%%), wrong at the witness %lld\n",
               static_cast<long long>(c.folded.load()), Percent(c.folded, c.programs),
               static_cast<long long>(c.folded_wrong.load()));

@@ -20,6 +20,7 @@
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "cli/triage_commands.h"
+#include "triage/triage_store.h"
 #include "common/files.h"
 #include "program/composed_oracle.h"
 #include "program/program.h"
@@ -167,24 +168,29 @@ void PrintSummary(const ProgramCampaignOptions& o, const ProgramCampaignReport& 
       "with the inputs as immediates and claimed constants for %.0f%% with runtime inputs\n",
       o.arch, o.threads, r.seconds, r.programs, r.seconds > 0 ? r.programs / r.seconds : 0,
       Percent(r.folded, r.programs), Percent(r.claimed, r.programs));
-  std::vector<std::string> entries;
+  // Entries in the order first filed, grouped by shape (one root cause).
+  std::vector<std::string> entries, shapes;
   for (const FiledProgram& f : r.filed) {
-    if (std::find(entries.begin(), entries.end(), f.entry) == entries.end()) {
-      entries.push_back(f.entry);
-    }
+    if (std::find(entries.begin(), entries.end(), f.entry) != entries.end()) continue;
+    entries.push_back(f.entry);
+    if (std::find(shapes.begin(), shapes.end(), f.shape) == shapes.end()) shapes.push_back(f.shape);
   }
-  out << "programs: " << r.disagreements << " disagreements, filed in " << entries.size()
-      << (entries.size() == 1 ? " entry" : " entries") << " of " << o.triage_dir << "\n";
-  for (const std::string& entry : entries) {
-    int count = 0;
-    std::string what;
-    for (const FiledProgram& f : r.filed) {
-      if (f.entry != entry) continue;
-      ++count;
-      what = f.what;
+  out << "programs: " << r.disagreements << " disagreements, filed as "
+      << EntriesAndCauses(entries.size(), shapes.size()) << " in " << o.triage_dir << "\n";
+  for (const std::string& shape : shapes) {
+    out << "  " << shape << "\n";
+    for (const std::string& entry : entries) {
+      const FiledProgram* last = nullptr;
+      int seen = 0;
+      for (const FiledProgram& f : r.filed) {
+        if (f.entry != entry || f.shape != shape) continue;
+        last = &f;
+        ++seen;
+      }
+      if (last == nullptr) continue;
+      out << "    " << entry << (seen > 1 ? absl::StrCat(" (", seen, " times)") : "") << "\n      "
+          << last->what << "\n";
     }
-    out << "  " << entry << (count > 1 ? absl::StrCat(" (", count, " times)") : "") << "\n    "
-        << what << "\n";
   }
   if (!r.suppressed.empty()) {
     out << "programs: not generated (--suppress, or found as one instruction): "

@@ -49,6 +49,11 @@ std::string Disagreement(const Program& p, const ProgramMismatch& m, const std::
                       " the composed oracle gives ", OutputsText(p, m.oracle));
 }
 
+// "abs.s32, setp.lt.s32, selp.b32", "(loops)" added when it has any.
+std::string Shape(const Program& p) {
+  return absl::StrCat(absl::StrJoin(StepSpellings(p), ", "), HasLoop(p) ? " (loops)" : "");
+}
+
 // "runtime claim, 3 steps (shl.b32, mul.lo.u32, and.b32): ..."
 std::string What(const Program& p, const ProgramMismatch& m, const std::string& arch) {
   const int steps = CountSteps(p);
@@ -96,9 +101,9 @@ class Campaign {
   void Worker(uint64_t seed) {
     std::mt19937_64 rng(seed);
     while (absl::Now() < end_) {
-      std::optional<Program> p = Next(rng);
-      if (!p) return;
-      CheckBothForms(*p);
+      const std::vector<Program> batch = NextBatch(rng);
+      if (batch.empty()) return;
+      CheckBatch(batch);
     }
   }
 
@@ -108,53 +113,78 @@ class Campaign {
   }
 
  private:
-  std::optional<Program> Next(std::mt19937_64& rng) {
+  // The next programs to check, as many as one ptxas run takes; fewer when
+  // `next` runs out.
+  std::vector<Program> NextBatch(std::mt19937_64& rng) {
     std::lock_guard<std::mutex> lock(mu_);
-    if (o_.next) return o_.next(rng);
+    std::vector<Program> batch;
     ProgramShape shape = o_.shape;
     shape.suppressed = suppressed_;
-    return RandomProgram(rng, shape);
+    while (static_cast<int>(batch.size()) < kProgramsPerPtxasRun) {
+      std::optional<Program> p = o_.next ? o_.next(rng) : RandomProgram(rng, shape);
+      if (!p) break;
+      batch.push_back(std::move(*p));
+    }
+    return batch;
   }
 
-  void CheckBothForms(const Program& p) {
-    bool counted = false;
+  // Both forms of each program; a disagreement in the first form is not
+  // looked for again in the second.
+  void CheckBatch(const std::vector<Program>& batch) {
+    std::vector<std::pair<Program, ProgramInputs>> found;
+    std::vector<bool> done(batch.size());
     for (ProgramInputs form : {ProgramInputs::kImmediate, ProgramInputs::kRuntime}) {
-      // Without inputs the two kernels are one.
-      if (form == ProgramInputs::kRuntime && p.inputs.empty()) break;
-      absl::StatusOr<ProgramCheck> check = CheckProgram(o_.ptxas, o_.arch, p, form, o_.reading);
-      if (!check.ok()) {
-        Error(absl::StrCat("ptxas on a program: ", check.status().message()));
+      std::vector<Program> programs;
+      std::vector<size_t> index;
+      for (size_t k = 0; k < batch.size(); ++k) {
+        // Without inputs the two kernels are one.
+        if (done[k] || (form == ProgramInputs::kRuntime && batch[k].inputs.empty())) continue;
+        programs.push_back(batch[k]);
+        index.push_back(k);
+      }
+      absl::StatusOr<std::vector<ProgramCheck>> checks =
+          CheckPrograms(o_.ptxas, o_.arch, programs, form, o_.reading);
+      if (!checks.ok()) {
+        Error(absl::StrCat("ptxas on programs: ", checks.status().message()));
         return;
       }
-      if (!counted) {
-        Count(&ProgramCampaignReport::programs);
-        counted = true;
-      }
-      if (check->judged) {
-        Count(form == ProgramInputs::kImmediate ? &ProgramCampaignReport::folded
-                                                : &ProgramCampaignReport::claimed);
-      }
-      if (check->mismatch) {
-        Count(&ProgramCampaignReport::disagreements);
-        FileMinimized(AtMismatch(p, *check->mismatch), form);
-        return;
+      for (size_t j = 0; j < checks->size(); ++j) {
+        const ProgramCheck& check = (*checks)[j];
+        if (check.judged) {
+          Count(form == ProgramInputs::kImmediate ? &ProgramCampaignReport::folded
+                                                  : &ProgramCampaignReport::claimed);
+        }
+        if (check.mismatch) {
+          done[index[j]] = true;
+          found.emplace_back(AtMismatch(programs[j], *check.mismatch), form);
+        }
       }
     }
+    Count(&ProgramCampaignReport::programs, static_cast<int64_t>(batch.size()));
+    Count(&ProgramCampaignReport::disagreements, static_cast<int64_t>(found.size()));
+    for (const auto& [program, form] : found) FileMinimized(program, form);
   }
 
-  // Whether `candidate` still shows a disagreement in `form`; false once the
-  // run is out of time, so that minimizing ends with what it has.
-  absl::StatusOr<bool> Shows(const Program& candidate, ProgramInputs form) {
-    if (absl::Now() >= end_) return false;
-    PTXDIFF_ASSIGN_OR_RETURN(const ProgramCheck check,
-                             CheckProgram(o_.ptxas, o_.arch, candidate, form, o_.reading));
-    return check.mismatch.has_value();
+  // Whether each candidate still shows a disagreement in `form`, in one
+  // ptxas run; none does once the run is out of time, so that minimizing
+  // ends with what it has.
+  absl::StatusOr<std::vector<bool>> Shows(std::span<const Program> candidates,
+                                          ProgramInputs form) {
+    std::vector<bool> out(candidates.size());
+    if (absl::Now() >= end_) return out;
+    PTXDIFF_ASSIGN_OR_RETURN(const std::vector<ProgramCheck> checks,
+                             CheckPrograms(o_.ptxas, o_.arch, candidates, form, o_.reading));
+    for (size_t k = 0; k < checks.size(); ++k) out[k] = checks[k].mismatch.has_value();
+    return out;
   }
 
   void FileMinimized(const Program& found, ProgramInputs form) {
     const absl::Time start = absl::Now();
-    auto shows = [this, form](const Program& c) { return Shows(c, form); };
-    absl::StatusOr<ProgramMinimizeResult> min = MinimizeProgram(found, shows, o_.max_minimize_calls);
+    const ProgramBatchPredicate shows = [this, form](std::span<const Program> c) {
+      return Shows(c, form);
+    };
+    absl::StatusOr<ProgramMinimizeResult> min =
+        MinimizeProgram(found, shows, o_.max_minimize_candidates);
     const Program& program = min.ok() ? min->program : found;
     // The minimized program's own disagreement, for its files.
     absl::StatusOr<ProgramCheck> check = CheckProgram(o_.ptxas, o_.arch, program, form, o_.reading);
@@ -164,7 +194,7 @@ class Campaign {
       return;
     }
     Finding f = FindingFor(AtMismatch(program, *check->mismatch), *check->mismatch);
-    f.minimize_backend_calls = min.ok() ? min->calls : 0;
+    f.minimize_backend_calls = min.ok() ? min->rounds : 0;
     f.minimize_seconds = absl::ToDoubleSeconds(absl::Now() - start);
     File(f, program);
   }
@@ -181,6 +211,7 @@ class Campaign {
         .case_text = CaseText(p, m, o_.arch, o_.reading),
         .repro_ptx = ReproText(p, m, target_, o_.arch),
         .what = What(p, m, o_.arch),
+        .shape = Shape(p),
     };
     return f;
   }
@@ -193,7 +224,8 @@ class Campaign {
                                             filed.status().message(), "\n", f.program->case_text));
       return;
     }
-    report_.filed.push_back({filed->entry, filed->is_new, f.program->what, CountSteps(p)});
+    report_.filed.push_back(
+        {filed->entry, filed->is_new, f.program->what, f.program->shape, CountSteps(p)});
     if (progress_) {
       progress_(absl::StrCat(filed->is_new ? "filed " : "again ", f.program->name, ": ",
                              f.program->what));
@@ -211,9 +243,9 @@ class Campaign {
     }
   }
 
-  void Count(int64_t ProgramCampaignReport::*field) {
+  void Count(int64_t ProgramCampaignReport::*field, int64_t n = 1) {
     std::lock_guard<std::mutex> lock(mu_);
-    ++(report_.*field);
+    report_.*field += n;
   }
 
   void Error(std::string e) {

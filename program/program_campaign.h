@@ -29,6 +29,10 @@
 
 namespace ptxdiff {
 
+// Programs checked in one ptxas run: its start-up is most of the cost of a
+// few programs.
+inline constexpr int kProgramsPerPtxasRun = 32;
+
 struct ProgramCampaignOptions {
   std::string ptxas;  // the ptxas binary
   std::string arch = "sm_90";
@@ -38,7 +42,7 @@ struct ProgramCampaignOptions {
   Reading reading = Reading::kSpec;
   ProgramShape shape;
   std::string triage_dir;
-  int max_minimize_calls = 300;
+  int max_minimize_candidates = 2000;
   // The programs to check, in place of RandomProgram's (for tests); the run
   // also ends when it returns nullopt.
   std::function<std::optional<Program>(std::mt19937_64&)> next;
@@ -49,6 +53,7 @@ struct FiledProgram {
   std::string entry;   // the triage entry's name
   bool is_new = false;
   std::string what;    // one line: the form, the steps, the values
+  std::string shape;   // its steps: entries of one shape are one root cause
   int steps = 0;       // CountSteps of the minimized program
 };
 

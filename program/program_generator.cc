@@ -65,6 +65,19 @@ class Builder {
     p_.steps.push_back({.kind = ProgramStep::kLoopEnd});
     p_.steps.push_back({.kind = ProgramStep::kLoopBegin, .trip = 1 << (rng_() % 3)});
     open_ = true;
+    set_before_loop_.clear();
+    for (const std::string& name : live_) {
+      if (!name.starts_with("in")) set_before_loop_.push_back(name);
+    }
+  }
+
+  // A step's destination: a new register, or, in a loop, often one set
+  // before it, so that the loop carries it (m009, m011, m012).
+  std::string Destination() {
+    if (open_ && !set_before_loop_.empty() && rng_() % 2 == 0) {
+      return set_before_loop_[rng_() % set_before_loop_.size()];
+    }
+    return absl::StrCat("r", next_++);
   }
   void CloseLoop() {
     if (!open_) return;
@@ -115,7 +128,7 @@ class Builder {
   }
 
   void AddMove() {
-    const std::string dst = absl::StrCat("r", next_++);
+    const std::string dst = Destination();
     p_.steps.push_back({.kind = ProgramStep::kMove,
                         .dst = dst,
                         .sources = {{.value = kSpecial[rng_() % kSpecial.size()]}},
@@ -139,7 +152,7 @@ class Builder {
 
   void AddStep() {
     const Variant v = StepVariant();
-    ProgramStep step{.variant = v, .dst = absl::StrCat("r", next_++)};
+    ProgramStep step{.variant = v, .dst = Destination()};
     step.sources.resize(NumSources(v));
     for (int i = 0; i < NumSources(v); ++i) step.sources[i] = Source(v, i);
     // A square: both factors the same register.
@@ -188,6 +201,7 @@ class Builder {
   const ProgramShape& shape_;
   Program p_;
   std::vector<std::string> live_;
+  std::vector<std::string> set_before_loop_;  // registers a loop may carry
   int next_ = 0;
   bool open_ = false;
 };

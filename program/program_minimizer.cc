@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/status_macros.h"
 #include "isa/family_table.h"
 #include "program/composed_oracle.h"
 
@@ -83,6 +84,9 @@ bool SetAgainAfter(const Program& p, size_t i, const std::string& name) {
 // sources, to the value it held, or (when set again later) to nothing.
 void StepRemovals(const Program& p, size_t i, int depth, std::vector<Program>& out) {
   const ProgramStep& step = p.steps[i];
+  // The value it held at the witness (of a top-level step: in a loop it
+  // changes).
+  const std::optional<uint64_t> value = depth == 0 ? ValueAfter(p, i) : std::nullopt;
   std::vector<ProgramOperand> replacements;
   for (const ProgramOperand& src : step.sources) {
     if (src.is_register && src.name != step.dst &&
@@ -92,8 +96,11 @@ void StepRemovals(const Program& p, size_t i, int depth, std::vector<Program>& o
   }
   if (step.kind == ProgramStep::kMove && !step.sources[0].is_register) {
     replacements.push_back(step.sources[0]);
-  } else if (depth == 0) {
-    if (std::optional<uint64_t> value = ValueAfter(p, i)) replacements.push_back({.value = *value});
+  } else if (value) {
+    replacements.push_back({.value = *value});
+    // Where only the low byte is read (bfe's and bfi's position and
+    // length), that byte is the immediate PTX takes.
+    if (*value > 0xff) replacements.push_back({.value = *value & 0xff});
   }
   auto removed = [&] {
     Program c = p;
@@ -104,6 +111,23 @@ void StepRemovals(const Program& p, size_t i, int depth, std::vector<Program>& o
   for (const ProgramOperand& by : replacements) {
     Program c = removed();
     if (Rewire(c, i, step.dst, by)) out.push_back(std::move(c));
+  }
+}
+
+// Each top-level instruction as a move of the value it held: the plainest
+// way to set its register.
+void StepsAsMoves(const Program& p, const std::vector<int>& depth, std::vector<Program>& out) {
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    const ProgramStep& step = p.steps[i];
+    if (step.kind != ProgramStep::kInstruction || depth[i] != 0 || DestinationWidth(step) <= 1) {
+      continue;
+    }
+    if (std::optional<uint64_t> value = ValueAfter(p, i)) {
+      Program c = p;
+      c.steps[i] = {.kind = ProgramStep::kMove, .dst = step.dst, .sources = {{.value = *value}},
+                    .width = DestinationWidth(step)};
+      out.push_back(std::move(c));
+    }
   }
 }
 
@@ -210,34 +234,46 @@ std::vector<Program> ProgramSimplifications(const Program& p) {
     if (p.steps[i].kind == ProgramStep::kLoopBegin) LoopSimplifications(p, i, out);
   }
   InputRemovals(p, out);
+  StepsAsMoves(p, depth, out);
   ValueSimplifications(p, out);
   std::erase_if(out, [](const Program& c) { return !IsValid(c); });
   return out;
 }
 
 absl::StatusOr<ProgramMinimizeResult> MinimizeProgram(const Program& program,
-                                                      const ProgramPredicate& shows,
-                                                      int max_calls) {
+                                                      const ProgramBatchPredicate& shows,
+                                                      int max_candidates) {
   ProgramMinimizeResult result{.program = program};
-  bool kept = true;
-  while (kept) {
-    kept = false;
-    for (Program& candidate : ProgramSimplifications(result.program)) {
-      if (result.calls >= max_calls) {
-        result.budget_out = true;
-        return result;
-      }
-      ++result.calls;
-      absl::StatusOr<bool> still = shows(candidate);
-      if (!still.ok()) return still.status();
-      if (*still) {
-        result.program = std::move(candidate);
-        kept = true;
-        break;
-      }
+  while (true) {
+    std::vector<Program> candidates = ProgramSimplifications(result.program);
+    if (candidates.empty()) return result;
+    const int left = max_candidates - result.candidates;
+    if (left <= 0) {
+      result.budget_out = true;
+      return result;
     }
+    if (static_cast<int>(candidates.size()) > left) candidates.resize(left);
+    ++result.rounds;
+    result.candidates += static_cast<int>(candidates.size());
+    PTXDIFF_ASSIGN_OR_RETURN(const std::vector<bool> still, shows(candidates));
+    const auto kept = std::find(still.begin(), still.end(), true);
+    if (kept == still.end()) return result;
+    result.program = std::move(candidates[kept - still.begin()]);
   }
-  return result;
+}
+
+absl::StatusOr<ProgramMinimizeResult> MinimizeProgram(const Program& program,
+                                                      const ProgramPredicate& shows,
+                                                      int max_candidates) {
+  auto each = [&shows](std::span<const Program> candidates) -> absl::StatusOr<std::vector<bool>> {
+    std::vector<bool> out;
+    for (const Program& c : candidates) {
+      PTXDIFF_ASSIGN_OR_RETURN(const bool still, shows(c));
+      out.push_back(still);
+    }
+    return out;
+  };
+  return MinimizeProgram(program, ProgramBatchPredicate(each), max_candidates);
 }
 
 std::string ProgramSignature(const Program& program) {

@@ -1,13 +1,15 @@
 // Minimizing a program case (issue 31): the fewest steps, loops, inputs and
 // outputs, and the plainest immediates, that still show a disagreement.
 //
-// Delta debugging, one candidate at a time: a candidate is the program with
-// one simplification, kept when it is still a valid case and `shows` says
-// the disagreement is still there. The simplifications, each tried in turn
-// until none is kept:
+// Delta debugging in rounds: a candidate is the program with one
+// simplification, valid as a case; each round asks `shows` about every
+// candidate at once (one ptxas run for a round) and keeps the first that
+// still shows the disagreement, until none does. The simplifications, in
+// the order tried:
 //   - drop an output;
 //   - remove a step, its later uses rewired to one of its register sources
-//     of the same width, or to the immediate it held at the witness;
+//     of the same width, or to the immediate it held at the witness; or
+//     make it a move of that immediate;
 //   - unwrap a loop (its body once), remove an empty loop, run a loop once;
 //   - replace an input by its witness as an immediate;
 //   - make an immediate or a witness 0, 1, or its low 16 bits.
@@ -17,6 +19,7 @@
 #define PTXDIFF_PROGRAM_PROGRAM_MINIMIZER_H_
 
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -25,21 +28,28 @@
 
 namespace ptxdiff {
 
-// True if a candidate still shows the disagreement (one compile and check);
-// an error stops the minimizing.
+// For each candidate, whether it still shows the disagreement; an error
+// stops the minimizing.
+using ProgramBatchPredicate =
+    std::function<absl::StatusOr<std::vector<bool>>(std::span<const Program>)>;
+// The same one candidate at a time.
 using ProgramPredicate = std::function<absl::StatusOr<bool>(const Program&)>;
 
 struct ProgramMinimizeResult {
   Program program;
-  int calls = 0;           // of the predicate
-  bool budget_out = false;  // stopped at max_calls, maybe not minimal
+  int rounds = 0;           // calls of the predicate
+  int candidates = 0;       // candidates it judged
+  bool budget_out = false;  // stopped at max_candidates, maybe not minimal
 };
 
-// `program` minimized while `shows` holds, calling it at most `max_calls`
-// times. `program` itself is assumed to show the disagreement.
+// `program` minimized while `shows` holds, judging at most `max_candidates`
+// candidates. `program` itself is assumed to show the disagreement.
+absl::StatusOr<ProgramMinimizeResult> MinimizeProgram(const Program& program,
+                                                      const ProgramBatchPredicate& shows,
+                                                      int max_candidates = 2000);
 absl::StatusOr<ProgramMinimizeResult> MinimizeProgram(const Program& program,
                                                       const ProgramPredicate& shows,
-                                                      int max_calls = 400);
+                                                      int max_candidates = 2000);
 
 // Every one-simplification candidate of `program`, in the order tried; each
 // valid (it reads back from its text).

@@ -145,18 +145,41 @@ std::string ProgramKernel(const Program& program, absl::string_view entry,
                       "  ret;\n}\n");
 }
 
+std::string ProgramEntry(size_t k) { return absl::StrCat(kProgramEntry, "_", k); }
+
+namespace {
+// The module's opening lines: the lowest `.version` the target and every
+// step of `programs` need.
+std::string ProgramsHeader(std::span<const Program> programs, const PtxTarget& target) {
+  int ptx = target.min_ptx;
+  for (const Program& program : programs) {
+    for (const ProgramStep& step : program.steps) {
+      if (step.kind == ProgramStep::kInstruction) {
+        ptx = std::max(ptx, PtxVersionFor(step.variant, target));
+      }
+    }
+  }
+  return absl::StrCat(".version ", ptx / 10, ".", ptx % 10, "\n.target sm_", target.sm,
+                      "\n.address_size 64\n\n");
+}
+}  // namespace
+
 std::string ProgramModule(const Program& program, const PtxTarget& target,
                           ProgramInputs inputs) {
-  int ptx = target.min_ptx;
-  for (const ProgramStep& step : program.steps) {
-    ptx = std::max(ptx, PtxVersionFor(step.variant, target));
-  }
   return absl::StrCat("// ptxdiff program: ", program.steps.size(),
                       program.steps.size() == 1 ? " step" : " steps", ", inputs ",
                       inputs == ProgramInputs::kRuntime ? "runtime" : "immediate", "\n",
-                      ".version ", ptx / 10, ".", ptx % 10, "\n.target sm_", target.sm,
-                      "\n.address_size 64\n\n",
+                      ProgramsHeader({&program, 1}, target),
                       ProgramKernel(program, kProgramEntry, inputs));
+}
+
+std::string ProgramsModule(std::span<const Program> programs, const PtxTarget& target,
+                           ProgramInputs inputs) {
+  std::string out = ProgramsHeader(programs, target);
+  for (size_t k = 0; k < programs.size(); ++k) {
+    absl::StrAppend(&out, ProgramKernel(programs[k], ProgramEntry(k), inputs), "\n");
+  }
+  return out;
 }
 
 }  // namespace ptxdiff

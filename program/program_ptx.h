@@ -12,6 +12,7 @@
 #ifndef PTXDIFF_PROGRAM_PROGRAM_PTX_H_
 #define PTXDIFF_PROGRAM_PROGRAM_PTX_H_
 
+#include <span>
 #include <string>
 
 #include "absl/strings/string_view.h"
@@ -35,6 +36,12 @@ std::string ProgramKernel(const Program& program, absl::string_view entry,
 // the lowest the target and every step need.
 std::string ProgramModule(const Program& program, const PtxTarget& target,
                           ProgramInputs inputs);
+
+// Many programs in one module (one ptxas run for all), program k's kernel
+// named ProgramEntry(k).
+std::string ProgramsModule(std::span<const Program> programs, const PtxTarget& target,
+                           ProgramInputs inputs);
+std::string ProgramEntry(size_t k);  // "ptxdiff_program_3"
 
 }  // namespace ptxdiff
 

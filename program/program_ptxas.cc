@@ -64,52 +64,47 @@ std::vector<std::vector<uint64_t>> InputVectors(const Program& program, int rand
 
 }  // namespace
 
-absl::StatusOr<ProgramCompilation> CompileProgram(const std::string& ptxas,
-                                                  const std::string& arch,
-                                                  const Program& program,
-                                                  ProgramInputs inputs) {
-  PTXDIFF_ASSIGN_OR_RETURN(const SassArch sass, FindSassArch(arch));
-  const std::optional<PtxTarget> target = TargetForDevice(sass.sm);
-  if (!target.has_value()) {
-    return absl::InvalidArgumentError(absl::StrCat("no PTX target for ", arch));
-  }
-  const std::string ptx = ProgramModule(program, *target, inputs);
-  PTXDIFF_ASSIGN_OR_RETURN(const PtxasOutput out, RunPtxas(ptxas, arch, ptx));
-  ProgramCompilation result;
+namespace {
+
+// The kernels of one ptxas run of `programs`, each read by the decoder; a
+// module ptxas rejects is split in two until the program it rejects is
+// alone (its `why_not`).
+absl::Status CompileInto(const std::string& ptxas, const std::string& arch, const SassArch& sass,
+                         const PtxTarget& target,
+                         std::span<const Program> programs, ProgramInputs inputs,
+                         ProgramCompilation* results) {
+  PTXDIFF_ASSIGN_OR_RETURN(const PtxasOutput out,
+                           RunPtxas(ptxas, arch, ProgramsModule(programs, target, inputs)));
   if (!out.ok) {
-    result.why_not = absl::StrCat("ptxas rejected the kernel: ", LogSummary(out.log));
-    return result;
+    if (programs.size() == 1) {
+      results[0].why_not = absl::StrCat("ptxas rejected the kernel: ", LogSummary(out.log));
+      return absl::OkStatus();
+    }
+    const size_t half = programs.size() / 2;
+    PTXDIFF_RETURN_IF_ERROR(
+        CompileInto(ptxas, arch, sass, target, programs.first(half), inputs, results));
+    return CompileInto(ptxas, arch, sass, target, programs.subspan(half), inputs, results + half);
   }
   PTXDIFF_ASSIGN_OR_RETURN(const ElfFile elf, ParseElf(out.cubin));
   PTXDIFF_ASSIGN_OR_RETURN(const auto texts, KernelTexts(elf));
-  const auto text = texts.find(kProgramEntry);
-  if (text == texts.end()) {
-    return absl::InternalError("the cubin has no ptxdiff_program kernel");
+  for (size_t k = 0; k < programs.size(); ++k) {
+    const auto text = texts.find(ProgramEntry(k));
+    if (text == texts.end()) {
+      return absl::InternalError(absl::StrCat("the cubin has no ", ProgramEntry(k), " kernel"));
+    }
+    absl::StatusOr<std::vector<ConstantStore>> stores = DecodeConstantStores(sass, text->second);
+    if (!stores.ok()) {
+      results[k].why_not = std::string(stores.status().message());
+      continue;
+    }
+    results[k].claimed = OutputsOf(*stores, programs[k].outputs.size(), results[k].why_not);
   }
-  absl::StatusOr<std::vector<ConstantStore>> stores = DecodeConstantStores(sass, text->second);
-  if (!stores.ok()) {
-    result.why_not = std::string(stores.status().message());
-    return result;
-  }
-  result.claimed = OutputsOf(*stores, program.outputs.size(), result.why_not);
-  return result;
+  return absl::OkStatus();
 }
 
-std::optional<CounterExample> RefuteClaim(const Program& program,
-                                          const std::vector<uint64_t>& claimed,
-                                          Reading reading, int random) {
-  for (std::vector<uint64_t>& inputs : InputVectors(program, random)) {
-    std::vector<ProgramValue> oracle = *EvaluateProgram(program, inputs, reading);
-    if (Disagrees(oracle, claimed)) return CounterExample{std::move(inputs), std::move(oracle)};
-  }
-  return std::nullopt;
-}
-
-absl::StatusOr<ProgramCheck> CheckProgram(const std::string& ptxas, const std::string& arch,
-                                          const Program& program, ProgramInputs form,
-                                          Reading reading) {
-  PTXDIFF_ASSIGN_OR_RETURN(const ProgramCompilation compiled,
-                           CompileProgram(ptxas, arch, program, form));
+// `compiled` judged by the composed oracle.
+ProgramCheck Judge(const Program& program, const ProgramCompilation& compiled,
+                   ProgramInputs form, Reading reading) {
   ProgramCheck check;
   if (!compiled.claimed) {
     check.why_not = compiled.why_not;
@@ -129,6 +124,62 @@ absl::StatusOr<ProgramCheck> CheckProgram(const std::string& ptxas, const std::s
         ProgramMismatch{form, claimed, std::move(refuted->inputs), std::move(refuted->oracle)};
   }
   return check;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<ProgramCompilation>> CompilePrograms(
+    const std::string& ptxas, const std::string& arch, std::span<const Program> programs,
+    ProgramInputs inputs) {
+  PTXDIFF_ASSIGN_OR_RETURN(const SassArch sass, FindSassArch(arch));
+  const std::optional<PtxTarget> target = TargetForDevice(sass.sm);
+  if (!target.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat("no PTX target for ", arch));
+  }
+  std::vector<ProgramCompilation> results(programs.size());
+  if (programs.empty()) return results;
+  PTXDIFF_RETURN_IF_ERROR(CompileInto(ptxas, arch, sass, *target, programs, inputs, results.data()));
+  return results;
+}
+
+absl::StatusOr<ProgramCompilation> CompileProgram(const std::string& ptxas,
+                                                  const std::string& arch,
+                                                  const Program& program,
+                                                  ProgramInputs inputs) {
+  PTXDIFF_ASSIGN_OR_RETURN(std::vector<ProgramCompilation> one,
+                           CompilePrograms(ptxas, arch, {&program, 1}, inputs));
+  return std::move(one[0]);
+}
+
+std::optional<CounterExample> RefuteClaim(const Program& program,
+                                          const std::vector<uint64_t>& claimed,
+                                          Reading reading, int random) {
+  for (std::vector<uint64_t>& inputs : InputVectors(program, random)) {
+    std::vector<ProgramValue> oracle = *EvaluateProgram(program, inputs, reading);
+    if (Disagrees(oracle, claimed)) return CounterExample{std::move(inputs), std::move(oracle)};
+  }
+  return std::nullopt;
+}
+
+absl::StatusOr<std::vector<ProgramCheck>> CheckPrograms(const std::string& ptxas,
+                                                        const std::string& arch,
+                                                        std::span<const Program> programs,
+                                                        ProgramInputs form, Reading reading) {
+  PTXDIFF_ASSIGN_OR_RETURN(const std::vector<ProgramCompilation> compiled,
+                           CompilePrograms(ptxas, arch, programs, form));
+  std::vector<ProgramCheck> checks;
+  for (size_t k = 0; k < programs.size(); ++k) {
+    checks.push_back(Judge(programs[k], compiled[k], form, reading));
+  }
+  return checks;
+}
+
+absl::StatusOr<ProgramCheck> CheckProgram(const std::string& ptxas, const std::string& arch,
+                                          const Program& program, ProgramInputs form,
+                                          Reading reading) {
+  PTXDIFF_ASSIGN_OR_RETURN(std::vector<ProgramCheck> one,
+                           CheckPrograms(ptxas, arch, {&program, 1}, form, reading));
+  return std::move(one[0]);
 }
 
 }  // namespace ptxdiff

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,13 @@ absl::StatusOr<ProgramCompilation> CompileProgram(const std::string& ptxas,
                                                   const std::string& arch,
                                                   const Program& program,
                                                   ProgramInputs inputs);
+
+// The same for many programs in one ptxas run (ProgramsModule), one result
+// each; a module ptxas rejects is split until the program it rejects is
+// alone.
+absl::StatusOr<std::vector<ProgramCompilation>> CompilePrograms(
+    const std::string& ptxas, const std::string& arch, std::span<const Program> programs,
+    ProgramInputs inputs);
 
 // A refutation of a claim: the inputs and the oracle's outputs there.
 struct CounterExample {
@@ -68,6 +76,11 @@ struct ProgramCheck {
   std::optional<ProgramMismatch> mismatch;
   std::string why_not;  // when not judged
 };
+// Many programs checked in one ptxas run (CompilePrograms).
+absl::StatusOr<std::vector<ProgramCheck>> CheckPrograms(const std::string& ptxas,
+                                                        const std::string& arch,
+                                                        std::span<const Program> programs,
+                                                        ProgramInputs form, Reading reading);
 absl::StatusOr<ProgramCheck> CheckProgram(const std::string& ptxas, const std::string& arch,
                                           const Program& program, ProgramInputs form,
                                           Reading reading);

@@ -77,6 +77,9 @@ struct Finding {
     std::string case_text;  // the minimized program, comments saying what differs
     std::string repro_ptx;  // a standalone module that shows it
     std::string what;       // one line for lists and summaries
+    // Its steps' spellings in order, "(loops)" added when it has any: what
+    // groups its entries into one root cause (GroupByRootCause).
+    std::string shape;
   };
   std::optional<ProgramCase> program;
 };

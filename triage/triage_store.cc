@@ -395,7 +395,10 @@ std::map<std::string, std::string> NewMeta(const Finding& f) {
     meta["how"] = HowItEnded(f.detail);  // for `triage list` and summaries
   }
   if (f.unisolated) meta["batch"] = DescribeBatch(f.batch);  // what its name hides
-  if (f.program) meta["what"] = f.program->what;
+  if (f.program) {
+    meta["what"] = f.program->what;
+    meta["shape"] = f.program->shape;
+  }
   AddFoundAs(f, meta);
   return meta;
 }
@@ -478,15 +481,28 @@ bool RootCause::explained() const {
   return true;
 }
 
+namespace {
+// What names an entry's cause: its variant, or a program's steps (programs
+// of one shape that differ in a constant's class are one cause).
+std::string CauseName(const EntryInfo& e) {
+  const auto shape = e.meta.find("shape");
+  if (NamesAProgram(e.signature) && shape != e.meta.end()) {
+    return absl::StrCat("program: ", shape->second);
+  }
+  return e.signature.spelling;
+}
+}  // namespace
+
 std::vector<RootCause> GroupByRootCause(const std::vector<EntryInfo>& entries) {
   std::vector<RootCause> causes;
   for (const EntryInfo& e : entries) {
     const Signature& s = e.signature;
+    const std::string name = CauseName(e);
     auto it = std::find_if(causes.begin(), causes.end(), [&](const RootCause& c) {
-      return c.kind == s.kind && c.backend == s.backend && c.spelling == s.spelling;
+      return c.kind == s.kind && c.backend == s.backend && c.spelling == name;
     });
     if (it == causes.end()) {
-      it = causes.insert(causes.end(), {.kind = s.kind, .backend = s.backend, .spelling = s.spelling});
+      it = causes.insert(causes.end(), {.kind = s.kind, .backend = s.backend, .spelling = name});
     }
     it->entries.push_back(&e);
     it->count += e.count();

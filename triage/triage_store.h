@@ -54,14 +54,15 @@ struct EntryInfo {
 };
 
 // Entries that differ only in their trigger class: the same kind, backend
-// and (minimized, so plainest) variant. One cause may show in two operand
+// and (minimized, so plainest) variant, or for programs the same steps
+// (meta.txt's `shape`). One cause may show in two operand
 // classes (ptxas folds slct.s32.s32's c as an f32: its NaN patterns are
 // `in-range`, its -0.0 is `min`), so summaries count causes, not entries;
 // entries stay apart so that two causes in one variant are not merged.
 struct RootCause {
   FindingKind kind;
   std::string backend;
-  std::string spelling;
+  std::string spelling;  // a program's: "program: abs.s32, setp.lt.s32, selp.b32"
   std::vector<const EntryInfo*> entries;  // in the order given
   int64_t count = 0;                      // the entries' counts summed
   bool explained() const;                 // every entry is
