@@ -105,8 +105,9 @@ int RunProgram(const std::vector<std::string>& args, std::ostream& out, std::ost
     return Fail(err, "program", absl::InvalidArgumentError(
                                     absl::StrCat(path, ": ", program.status().message())));
   }
-  out << "program: " << path << ": " << program->steps.size()
-      << (program->steps.size() == 1 ? " step" : " steps") << "\n";
+  const int steps = CountSteps(*program);
+  out << "program: " << path << ": " << steps << (steps == 1 ? " step" : " steps")
+      << (program->steps.size() > static_cast<size_t>(steps) ? ", with loops" : "") << "\n";
   out << "oracle:  " << OutputsText(*program, EvaluateAtWitness(*program, *reading))
       << (program->inputs.empty()
               ? " (no inputs"
@@ -164,9 +165,9 @@ double Percent(int64_t part, int64_t whole) { return whole == 0 ? 0 : 100.0 * pa
 void PrintSummary(const ProgramCampaignOptions& o, const ProgramCampaignReport& r,
                   std::ostream& out) {
   out << absl::StrFormat(
-      "programs: ptxas %s, %d threads, %.0f s: %d programs checked (%.1f/s); ptxas folded %.0f%% "
+      "programs: ptxas %s, %d %s, %.0f s: %d programs checked (%.1f/s); ptxas folded %.0f%% "
       "with the inputs as immediates and claimed constants for %.0f%% with runtime inputs\n",
-      o.arch, o.threads, r.seconds, r.programs, r.seconds > 0 ? r.programs / r.seconds : 0,
+      o.arch, o.threads, o.threads == 1 ? "thread" : "threads", r.seconds, r.programs, r.seconds > 0 ? r.programs / r.seconds : 0,
       Percent(r.folded, r.programs), Percent(r.claimed, r.programs));
   // Entries in the order first filed, grouped by shape (one root cause).
   std::vector<std::string> entries, shapes;

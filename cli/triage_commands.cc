@@ -291,6 +291,10 @@ int RunTriage(const std::vector<std::string>& args, std::ostream& out, std::ostr
                                    : absl::StrCat(" (a batch of ", batch->second, ")"),
                                e->explained() ? "  (explained)" : "",
                                e->damage.empty() ? "" : "  (DAMAGED: see below)");
+        // A program's name is a hash: say what it is.
+        if (const auto what = e->meta.find("what"); what != e->meta.end()) {
+          out << "        " << what->second << "\n";
+        }
       }
       if (c.entries.size() > 1) {
         out << absl::StrFormat("%6d  one root cause: %d entries of %s on %s\n", c.count,

@@ -321,6 +321,14 @@ Program TupleAsProgram(const Variant& v, const Operands& operands) {
   return p;
 }
 
+int CountSteps(const Program& program) {
+  int n = 0;
+  for (const ProgramStep& s : program.steps) {
+    n += s.kind == ProgramStep::kInstruction || s.kind == ProgramStep::kMove;
+  }
+  return n;
+}
+
 std::vector<uint64_t> WitnessInputs(const Program& program) {
   std::vector<uint64_t> out;
   for (const ProgramInput& in : program.inputs) out.push_back(in.witness);

@@ -93,6 +93,10 @@ struct Program {
 // output `%d`. A carry-in variant's CC.CF is left unset.
 Program TupleAsProgram(const Variant& v, const Operands& operands);
 
+// The instruction and move steps (not the loops' brackets): what "a
+// program of N steps" counts.
+int CountSteps(const Program& program);
+
 // The inputs' witness values, in order.
 std::vector<uint64_t> WitnessInputs(const Program& program);
 

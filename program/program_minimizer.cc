@@ -213,12 +213,6 @@ std::string InputName(size_t k) {
 
 }  // namespace
 
-int CountSteps(const Program& program) {
-  int n = 0;
-  for (const ProgramStep& s : program.steps) n += SetsRegister(s);
-  return n;
-}
-
 std::vector<Program> ProgramSimplifications(const Program& p) {
   std::vector<Program> out;
   for (size_t k = 0; p.outputs.size() > 1 && k < p.outputs.size(); ++k) {

@@ -55,9 +55,6 @@ absl::StatusOr<ProgramMinimizeResult> MinimizeProgram(const Program& program,
 // valid (it reads back from its text).
 std::vector<Program> ProgramSimplifications(const Program& program);
 
-// The instruction and move steps: what "a program of N steps" counts.
-int CountSteps(const Program& program);
-
 // What deduplicates a minimized program: its text with registers renamed in
 // order of appearance (inputs %a, %b, ...; others %r0, %r1, ...), witness
 // values dropped, and each immediate written as its class (0, 1, -1, min,

@@ -166,8 +166,8 @@ std::string ProgramsHeader(std::span<const Program> programs, const PtxTarget& t
 
 std::string ProgramModule(const Program& program, const PtxTarget& target,
                           ProgramInputs inputs) {
-  return absl::StrCat("// ptxdiff program: ", program.steps.size(),
-                      program.steps.size() == 1 ? " step" : " steps", ", inputs ",
+  const int steps = CountSteps(program);
+  return absl::StrCat("// ptxdiff program: ", steps, steps == 1 ? " step" : " steps", ", inputs ",
                       inputs == ProgramInputs::kRuntime ? "runtime" : "immediate", "\n",
                       ProgramsHeader({&program, 1}, target),
                       ProgramKernel(program, kProgramEntry, inputs));

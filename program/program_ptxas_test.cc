@@ -130,6 +130,49 @@ TEST_F(ProgramPtxasTest, PublicReproducersAreFlagged) {
   }
 }
 
+// Programs share a ptxas run; one ptxas rejects (here a source register
+// never declared, which no parsed program has) is split off and said to be
+// rejected, and the others are still judged.
+TEST_F(ProgramPtxasTest, ARejectedProgramIsSplitOffItsRun) {
+  const Program good = P("add.u32 %r, 1, 2;\noutput %r\n");
+  Program bad = good;
+  bad.steps[0].sources[0] = {.is_register = true, .name = "never_declared"};
+  const std::vector<Program> programs = {good, bad, good, good};
+  auto compiled = CompilePrograms(ptxas_, "sm_90", programs, ProgramInputs::kImmediate);
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  ASSERT_EQ(compiled->size(), 4u);
+  EXPECT_THAT((*compiled)[1].why_not, testing::HasSubstr("ptxas rejected the kernel"));
+  EXPECT_FALSE((*compiled)[1].claimed.has_value());
+  for (size_t k : {0, 2, 3}) {
+    ASSERT_TRUE((*compiled)[k].claimed.has_value()) << k << ": " << (*compiled)[k].why_not;
+    EXPECT_EQ(*(*compiled)[k].claimed, std::vector<uint64_t>{3});
+  }
+}
+
+// Root causes `ptxdiff programs` found on this toolkit's ptxas (13.0),
+// minimized: regression tests, each a claim for every input that the
+// oracle refutes at the case's witness.
+TEST_F(ProgramPtxasTest, CampaignFindingsAreFlagged) {
+  struct Case {
+    std::string file;
+    uint64_t oracle, ptxas;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"found-abs-lt-zero.ptxprog", 0x1, 0x0},
+           {"found-neg-abs-lt-min.ptxprog", 0x0, 0x1},
+       }) {
+    auto p = Testdata(c.file);
+    ASSERT_TRUE(p.ok()) << c.file << ": " << p.status();
+    auto check = CheckProgram(ptxas_, "sm_90", *p, ProgramInputs::kRuntime, Reading::kSpec);
+    ASSERT_TRUE(check.ok()) << c.file << ": " << check.status();
+    ASSERT_TRUE(check->mismatch.has_value()) << c.file << ": " << check->why_not;
+    EXPECT_EQ(check->mismatch->claimed, std::vector<uint64_t>{c.ptxas}) << c.file;
+    EXPECT_EQ(check->mismatch->inputs, WitnessInputs(*p)) << c.file;
+    EXPECT_EQ(check->mismatch->oracle[0], (ProgramValue{.bits = c.oracle, .defined = true}))
+        << c.file;
+  }
+}
+
 // One step of every family (its first PTX variant up to sm_90) as a
 // program, in both input forms, as the kernels of one module each: ptxas
 // accepts them all.
