@@ -96,7 +96,7 @@ class Campaign {
   Campaign(const ProgramCampaignOptions& o, TriageStore store, PtxTarget target,
            const std::function<void(const std::string&)>& progress)
       : o_(o), store_(std::move(store)), target_(target), progress_(progress),
-        end_(absl::Now() + o.max_time), suppressed_(o.shape.suppressed) {}
+        start_(absl::Now()), end_(start_ + o.max_time), suppressed_(o.shape.suppressed) {}
 
   void Worker(uint64_t seed) {
     std::mt19937_64 rng(seed);
@@ -227,7 +227,8 @@ class Campaign {
     report_.filed.push_back(
         {filed->entry, filed->is_new, f.program->what, f.program->shape, CountSteps(p)});
     if (progress_) {
-      progress_(absl::StrCat(filed->is_new ? "filed " : "again ", f.program->name, ": ",
+      progress_(absl::StrCat("[", absl::ToInt64Seconds(absl::Now() - start_), " s] ",
+                             filed->is_new ? "filed " : "again ", f.program->name, ": ",
                              f.program->what));
     }
     SuppressIfSingleInstruction(p);
@@ -257,7 +258,7 @@ class Campaign {
   TriageStore store_;
   const PtxTarget target_;
   const std::function<void(const std::string&)>& progress_;
-  const absl::Time end_;
+  const absl::Time start_, end_;
   std::mutex mu_;
   std::vector<std::string> suppressed_;
   ProgramCampaignReport report_;

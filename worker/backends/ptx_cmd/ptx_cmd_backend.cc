@@ -35,14 +35,13 @@
 #include "protocol/backend_names.h"
 #include "worker/backends/carry_support.h"
 #include "worker/backends/cuda/kernel_gen.h"
+#include "worker/backends/ptx_cmd/tool_run.h"
 
 namespace ptxdiff {
 namespace {
 
 // The buffers are the GPU's memory image, which is little-endian.
 static_assert(std::endian::native == std::endian::little);
-
-constexpr size_t kOutputTailBytes = 1000;
 
 // How big one batch module may grow: a plain variant's segment is ~20 lines,
 // a 2-lane SIMD variant's ~1,300 (its selector dispatch), so a module stays
@@ -195,27 +194,6 @@ std::string InputBuffer(const ResolvedBatch& request, const Part& part) {
     }
   }
   return bytes;
-}
-
-// How one run of the tool ended.
-struct ToolRun {
-  enum End : uint8_t {
-    kOk,       // exit 0 and a whole {out}
-    kRefused,  // a non-zero exit status: the tool declined the module
-    kCrashed,  // a signal, or exit 0 without a whole {out}
-    kHung,     // the timeout
-    kCut,      // stopped at the batch's deadline, before its own timeout
-  } end = kOk;
-  std::string what;    // "exit status 1", "killed by signal 11 (SIGSEGV)"
-  std::string output;  // the end of what the tool printed
-  std::string out;     // {out}, for kOk
-  absl::Duration took;
-  absl::Status error;  // the worker's own failure (no temporary directory)
-};
-
-// A shell reports a command that a signal killed as exit status 128 + N.
-bool ShellReportsSignal(int exit_status) {
-  return exit_status > 128 && exit_status <= 128 + 64;
 }
 
 // The expected cost of a tool run, learned from the runs that succeeded: a
@@ -448,82 +426,17 @@ int SlotBytes(const Part& part, int abi) {
 
 ToolRun PtxCmdBackend::RunTool(const ResolvedBatch& request, const Part& part,
                                absl::Time deadline) const {
-  ToolRun run;
-  absl::StatusOr<std::unique_ptr<TempDir>> dir =
-      TempDir::CreateIn(files_root_, "run");
-  if (!dir.ok()) {
-    run.error = dir.status();
-    return run;
-  }
-  const std::string ptx = (*dir)->File("kernel.ptx");
-  const std::string in = (*dir)->File("in.bin");
-  const std::string out = (*dir)->File("out.bin");
-  // Beside, not inside, what the tool sees as its files.
-  const std::string log = (*dir)->File("ptxdiff-command-output.txt");
-  run.error = WriteFile(ptx, ModuleFor(request, part, config_.target, config_.abi));
-  if (run.error.ok()) run.error = WriteFile(in, InputBuffer(request, part));
-  if (!run.error.ok()) return run;
-
   const size_t n = part.tuples();
-  const std::string command = absl::StrReplaceAll(
-      config_.command, {{"{ptx}", ShellQuote(ptx)},
-                        {"{in}", ShellQuote(in)},
-                        {"{out}", ShellQuote(out)},
-                        {"{n}", absl::StrCat(n)}});
   // Whole milliseconds: the timeout is quoted in messages.
-  const absl::Duration own_timeout =
-      absl::Trunc(cost_.Timeout(n, config_.timeout), absl::Milliseconds(1));
-  const absl::Duration timeout = std::max(
-      absl::Milliseconds(1),
-      std::min(own_timeout,
-               absl::Trunc(deadline - absl::Now(), absl::Milliseconds(1))));
-  const absl::Time start = absl::Now();
-  absl::StatusOr<ProcessOutcome> outcome =
-      RunProcess({"/bin/sh", "-c", command},
-                 {.output_path = log,
-                  .working_directory = (*dir)->path(),
-                  .timeout = timeout});
-  run.took = absl::Now() - start;
-  if (!outcome.ok()) {
-    run.error = outcome.status();
-    return run;
-  }
-  auto fail = [&](ToolRun::End end, std::string what) {
-    run.end = end;
-    run.what = std::move(what);
-    run.output = std::string(absl::StripTrailingAsciiWhitespace(
-        ReadFileTail(log, kOutputTailBytes)));
-    return run;
-  };
-  if (outcome->timed_out) {
-    // Cut short by the batch's budget, it has not shown that it hangs.
-    return fail(timeout < own_timeout ? ToolRun::kCut : ToolRun::kHung,
-                outcome->Describe(timeout));
-  }
-  if (outcome->signal != 0) {
-    return fail(ToolRun::kCrashed, outcome->Describe(timeout));
-  }
-  if (ShellReportsSignal(outcome->exit_status)) {
-    const ProcessOutcome killed{.signal = outcome->exit_status - 128};
-    return fail(ToolRun::kCrashed,
-                absl::StrCat(killed.Describe(timeout), " (a shell's ",
-                             outcome->Describe(timeout), ")"));
-  }
-  if (!outcome->ok()) return fail(ToolRun::kRefused, outcome->Describe(timeout));
-  absl::StatusOr<std::string> bytes = ReadFile(out);
-  const size_t expected = n * SlotBytes(part, config_.abi);
-  if (!bytes.ok()) {
-    return fail(ToolRun::kCrashed, "it exited 0 but wrote no {out} file");
-  }
-  if (bytes->size() != expected) {
-    return fail(ToolRun::kCrashed,
-                absl::StrCat("it exited 0 but wrote ", bytes->size(),
-                             " bytes to {out}, not ", expected, " (",
-                             SlotBytes(part, config_.abi), " per tuple, ", n,
-                             n == 1 ? " tuple)" : " tuples)"));
-  }
-  run.out = *std::move(bytes);
-  return run;
+  return RunToolOnce({.command = config_.command,
+                      .files_root = files_root_,
+                      .module = ModuleFor(request, part, config_.target, config_.abi),
+                      .in = InputBuffer(request, part),
+                      .n = n,
+                      .slot_bytes = static_cast<size_t>(SlotBytes(part, config_.abi)),
+                      .timeout = absl::Trunc(cost_.Timeout(n, config_.timeout),
+                                             absl::Milliseconds(1)),
+                      .deadline = deadline});
 }
 
 // `part` in two: its segments' halves, or one segment's tuples' halves.

@@ -1,0 +1,104 @@
+#include "worker/backends/ptx_cmd/tool_run.h"
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "absl/time/clock.h"
+#include "common/files.h"
+#include "common/subprocess.h"
+
+namespace ptxdiff {
+namespace {
+
+// What is kept of what the tool printed, for messages.
+constexpr size_t kOutputTailBytes = 1000;
+
+// A shell reports a command that a signal killed as exit status 128 + N.
+bool ShellReportsSignal(int exit_status) {
+  return exit_status > 128 && exit_status <= 128 + 64;
+}
+
+// How a run that ended without its output buffer ended, and the end of
+// what the tool printed (kept in `log`).
+ToolRun Failed(ToolRun run, ToolRun::End end, std::string what, const std::string& log) {
+  run.end = end;
+  run.what = std::move(what);
+  run.output =
+      std::string(absl::StripTrailingAsciiWhitespace(ReadFileTail(log, kOutputTailBytes)));
+  return run;
+}
+
+}  // namespace
+
+ToolRun RunToolOnce(const ToolCall& call) {
+  ToolRun run;
+  absl::StatusOr<std::unique_ptr<TempDir>> dir = TempDir::CreateIn(call.files_root, "run");
+  if (!dir.ok()) {
+    run.error = dir.status();
+    return run;
+  }
+  const std::string ptx = (*dir)->File("kernel.ptx");
+  const std::string in = (*dir)->File("in.bin");
+  const std::string out = (*dir)->File("out.bin");
+  // Beside, not inside, what the tool sees as its files.
+  const std::string log = (*dir)->File("ptxdiff-command-output.txt");
+  run.error = WriteFile(ptx, call.module);
+  if (run.error.ok()) run.error = WriteFile(in, call.in);
+  if (!run.error.ok()) return run;
+
+  const std::string command = absl::StrReplaceAll(call.command, {{"{ptx}", ShellQuote(ptx)},
+                                                                 {"{in}", ShellQuote(in)},
+                                                                 {"{out}", ShellQuote(out)},
+                                                                 {"{n}", absl::StrCat(call.n)}});
+  const absl::Duration timeout = std::max(
+      absl::Milliseconds(1),
+      std::min(call.timeout, absl::Trunc(call.deadline - absl::Now(), absl::Milliseconds(1))));
+  const absl::Time start = absl::Now();
+  absl::StatusOr<ProcessOutcome> outcome = RunProcess(
+      {"/bin/sh", "-c", command},
+      {.output_path = log, .working_directory = (*dir)->path(), .timeout = timeout});
+  run.took = absl::Now() - start;
+  if (!outcome.ok()) {
+    run.error = outcome.status();
+    return run;
+  }
+  if (outcome->timed_out) {
+    // Cut short by the caller's deadline, it has not shown that it hangs.
+    return Failed(std::move(run), timeout < call.timeout ? ToolRun::kCut : ToolRun::kHung,
+                  outcome->Describe(timeout), log);
+  }
+  if (outcome->signal != 0) {
+    return Failed(std::move(run), ToolRun::kCrashed, outcome->Describe(timeout), log);
+  }
+  if (ShellReportsSignal(outcome->exit_status)) {
+    const ProcessOutcome killed{.signal = outcome->exit_status - 128};
+    return Failed(std::move(run), ToolRun::kCrashed,
+                  absl::StrCat(killed.Describe(timeout), " (a shell's ",
+                               outcome->Describe(timeout), ")"),
+                  log);
+  }
+  if (!outcome->ok()) {
+    return Failed(std::move(run), ToolRun::kRefused, outcome->Describe(timeout), log);
+  }
+  absl::StatusOr<std::string> bytes = ReadFile(out);
+  const size_t expected = call.n * call.slot_bytes;
+  if (!bytes.ok()) {
+    return Failed(std::move(run), ToolRun::kCrashed, "it exited 0 but wrote no {out} file", log);
+  }
+  if (bytes->size() != expected) {
+    return Failed(std::move(run), ToolRun::kCrashed,
+                  absl::StrCat("it exited 0 but wrote ", bytes->size(), " bytes to {out}, not ",
+                               expected, " (", call.slot_bytes, " per tuple, ", call.n,
+                               call.n == 1 ? " tuple)" : " tuples)"),
+                  log);
+  }
+  run.out = *std::move(bytes);
+  return run;
+}
+
+}  // namespace ptxdiff

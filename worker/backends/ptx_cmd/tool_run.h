@@ -1,0 +1,52 @@
+// One run of a user's PTX tool (docs/kernel-abi.md, "The command"): the
+// module and the input buffer written to a fresh private directory, the
+// command template run once through /bin/sh with {ptx}, {in}, {out} and {n}
+// replaced, and how it ended: the output buffer, a refusal, a crash or a
+// hang. What the ptx-cmd backend and programs on a tool share.
+
+#ifndef PTXDIFF_WORKER_BACKENDS_PTX_CMD_TOOL_RUN_H_
+#define PTXDIFF_WORKER_BACKENDS_PTX_CMD_TOOL_RUN_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+
+namespace ptxdiff {
+
+// How one run of the tool ended.
+struct ToolRun {
+  enum End : uint8_t {
+    kOk,       // exit 0 and a whole {out}
+    kRefused,  // a non-zero exit status: the tool declined the module
+    kCrashed,  // a signal, or exit 0 without a whole {out}
+    kHung,     // the timeout
+    kCut,      // stopped at the caller's deadline, before its own timeout
+  } end = kOk;
+  std::string what;    // "exit status 1", "killed by signal 11 (SIGSEGV)"
+  std::string output;  // the end of what the tool printed
+  std::string out;     // {out}, for kOk
+  absl::Duration took;
+  absl::Status error;  // the harness's own failure (no temporary directory)
+};
+
+struct ToolCall {
+  std::string command;     // the template, with {ptx}, {in} and {out}
+  std::string files_root;  // where the run's private directory is made
+  std::string module;      // kernel.ptx
+  std::string in;          // in.bin
+  size_t n = 0;            // {n}: the slots the module fills
+  size_t slot_bytes = 16;  // {out} must hold n of these
+  // The tool's own timeout (a run past it hangs), and the most the caller
+  // can wait (a run cut at it is kCut, not known to hang).
+  absl::Duration timeout;
+  absl::Time deadline = absl::InfiniteFuture();
+};
+
+ToolRun RunToolOnce(const ToolCall& call);
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_WORKER_BACKENDS_PTX_CMD_TOOL_RUN_H_
