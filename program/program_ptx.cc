@@ -88,66 +88,7 @@ std::string StepText(const ProgramStep& step) {
   return absl::StrCat("  ", PtxInstruction(step.variant, Reg(step.dst), sources), ";\n");
 }
 
-}  // namespace
 
-std::string ProgramKernel(const Program& program, absl::string_view entry,
-                          ProgramInputs inputs) {
-  std::string params = "    .param .u64 ptxdiff_out";
-  std::string loads;
-  for (const ProgramInput& in : program.inputs) {
-    if (inputs == ProgramInputs::kRuntime) {
-      const std::string param = absl::StrCat("in_", in.name);
-      absl::StrAppend(&params, ",\n    .param ", PtxParamType(in.width), " ", param);
-      absl::StrAppend(&loads, PtxLoadParam(in.width, Reg(in.name), param));
-    } else {
-      absl::StrAppend(&loads, PtxSetRegister(in.width, Reg(in.name),
-                                             absl::StrFormat("0x%x", in.witness)));
-    }
-  }
-  const std::vector<std::pair<std::string, int>> registers = Registers(program);
-  std::string declarations;
-  for (const auto& [name, width] : registers) {
-    absl::StrAppend(&declarations, "  .reg ", RegisterType(width), " ", Reg(name), ";\n");
-  }
-  std::string body, counters;
-  std::vector<int> open;  // the loops' numbers
-  int loops = 0;
-  for (const ProgramStep& step : program.steps) {
-    switch (step.kind) {
-      case ProgramStep::kInstruction: absl::StrAppend(&body, StepText(step)); break;
-      case ProgramStep::kMove: absl::StrAppend(&body, MoveText(step)); break;
-      case ProgramStep::kLoopBegin:
-        absl::StrAppend(open.empty() ? &counters : &body, SetCounter(loops, step.trip));
-        open.push_back(loops);
-        absl::StrAppend(&body, LoopHead(loops++));
-        break;
-      case ProgramStep::kLoopEnd:
-        absl::StrAppend(&body, LoopTail(open.back()));
-        open.pop_back();
-        break;
-    }
-  }
-  for (int k = 0; k < loops; ++k) {
-    absl::StrAppend(&declarations, "  .reg .b32 %ptxdiff_lc", k, ";\n");
-  }
-  if (loops > 0) absl::StrAppend(&declarations, "  .reg .pred %ptxdiff_lp;\n");
-  absl::flat_hash_map<std::string, int> widths;
-  for (const auto& [name, width] : registers) widths[name] = width;
-  std::string stores;
-  for (size_t k = 0; k < program.outputs.size(); ++k) {
-    const std::string& name = program.outputs[k];
-    absl::StrAppend(&stores, StoreOutput(name, widths[name], static_cast<int>(8 * k)));
-  }
-  return absl::StrCat(".visible .entry ", entry, "(\n", params, ")\n{\n",
-                      "  .reg .b64 %out, %result;\n", declarations,
-                      "  ld.param.u64 %out, [ptxdiff_out];\n",
-                      "  cvta.to.global.u64 %out, %out;\n", loads, counters, body, stores,
-                      "  ret;\n}\n");
-}
-
-std::string ProgramEntry(size_t k) { return absl::StrCat(kProgramEntry, "_", k); }
-
-namespace {
 // The module's opening lines: the lowest `.version` the target and every
 // step of `programs` need.
 std::string ProgramsHeader(std::span<const Program> programs, const PtxTarget& target) {
@@ -162,7 +103,162 @@ std::string ProgramsHeader(std::span<const Program> programs, const PtxTarget& t
   return absl::StrCat(".version ", ptx / 10, ".", ptx % 10, "\n.target sm_", target.sm,
                       "\n.address_size 64\n\n");
 }
+
+
+// Where a kernel takes a program's inputs from.
+enum class InputSource : uint8_t {
+  kParam,      // kernel parameters in_<name>
+  kImmediate,  // the witnesses, moved into the registers
+  kBuffer,     // 8 bytes each from %in + in_offset (a tool's input buffer)
+};
+
+// One program's share of a kernel.
+struct KernelParts {
+  std::string params, declarations, loads, counters, body, stores;
+  int loops = 0;  // how many it numbered, from its first_loop
+};
+
+std::string LoadInput(const ProgramInput& in, InputSource source, int offset) {
+  switch (source) {
+    case InputSource::kParam:
+      return PtxLoadParam(in.width, Reg(in.name), absl::StrCat("in_", in.name));
+    case InputSource::kImmediate:
+      return PtxSetRegister(in.width, Reg(in.name), absl::StrFormat("0x%x", in.witness));
+    case InputSource::kBuffer:
+      break;
+  }
+  const std::string address = absl::StrCat("[%in+", offset, "]");
+  if (in.width == 1) {  // a predicate: the slot's low bit
+    return absl::StrCat("  ld.global.u32 %ptxdiff_bits, ", address, ";\n",
+                        "  and.b32 %ptxdiff_bits, %ptxdiff_bits, 1;\n",
+                        "  setp.ne.u32 ", Reg(in.name), ", %ptxdiff_bits, 0;\n");
+  }
+  return absl::StrCat("  ld.global.u", in.width, " ", Reg(in.name), ", ", address, ";\n");
+}
+
+// `program`'s registers, inputs, steps and stores (outputs at %out +
+// out_offset + 8k), its loops numbered from `first_loop`.
+KernelParts Parts(const Program& program, InputSource source, int first_loop, int in_offset,
+                  int out_offset) {
+  KernelParts parts;
+  for (size_t j = 0; j < program.inputs.size(); ++j) {
+    const ProgramInput& in = program.inputs[j];
+    if (source == InputSource::kParam) {
+      absl::StrAppend(&parts.params, ",\n    .param ", PtxParamType(in.width), " in_", in.name);
+    }
+    absl::StrAppend(&parts.loads, LoadInput(in, source, in_offset + 8 * static_cast<int>(j)));
+  }
+  const std::vector<std::pair<std::string, int>> registers = Registers(program);
+  for (const auto& [name, width] : registers) {
+    absl::StrAppend(&parts.declarations, "  .reg ", RegisterType(width), " ", Reg(name), ";\n");
+  }
+  std::vector<int> open;  // the loops' numbers
+  for (const ProgramStep& step : program.steps) {
+    switch (step.kind) {
+      case ProgramStep::kInstruction: absl::StrAppend(&parts.body, StepText(step)); break;
+      case ProgramStep::kMove: absl::StrAppend(&parts.body, MoveText(step)); break;
+      case ProgramStep::kLoopBegin: {
+        const int k = first_loop + parts.loops++;
+        absl::StrAppend(open.empty() ? &parts.counters : &parts.body, SetCounter(k, step.trip));
+        open.push_back(k);
+        absl::StrAppend(&parts.body, LoopHead(k));
+        break;
+      }
+      case ProgramStep::kLoopEnd:
+        absl::StrAppend(&parts.body, LoopTail(open.back()));
+        open.pop_back();
+        break;
+    }
+  }
+  for (int k = first_loop; k < first_loop + parts.loops; ++k) {
+    absl::StrAppend(&parts.declarations, "  .reg .b32 %ptxdiff_lc", k, ";\n");
+  }
+  absl::flat_hash_map<std::string, int> widths;
+  for (const auto& [name, width] : registers) widths[name] = width;
+  for (size_t k = 0; k < program.outputs.size(); ++k) {
+    const std::string& name = program.outputs[k];
+    absl::StrAppend(&parts.stores,
+                    StoreOutput(name, widths[name], out_offset + static_cast<int>(8 * k)));
+  }
+  return parts;
+}
+
+// `program` with every register name prefixed by `tag`: programs that
+// share a kernel never share a register.
+Program Tagged(Program p, const std::string& tag) {
+  for (ProgramInput& in : p.inputs) in.name = tag + in.name;
+  for (ProgramStep& s : p.steps) {
+    if (!s.dst.empty()) s.dst = tag + s.dst;
+    for (ProgramOperand& o : s.sources) {
+      if (o.is_register) o.name = tag + o.name;
+    }
+  }
+  for (std::string& out : p.outputs) out = tag + out;
+  return p;
+}
+
 }  // namespace
+
+std::string ProgramKernel(const Program& program, absl::string_view entry,
+                          ProgramInputs inputs) {
+  const KernelParts parts =
+      Parts(program, inputs == ProgramInputs::kRuntime ? InputSource::kParam : InputSource::kImmediate,
+            0, 0, 0);
+  std::string declarations = parts.declarations;
+  if (parts.loops > 0) absl::StrAppend(&declarations, "  .reg .pred %ptxdiff_lp;\n");
+  return absl::StrCat(".visible .entry ", entry, "(\n    .param .u64 ptxdiff_out", parts.params,
+                      ")\n{\n", "  .reg .b64 %out, %result;\n", declarations,
+                      "  ld.param.u64 %out, [ptxdiff_out];\n",
+                      "  cvta.to.global.u64 %out, %out;\n", parts.loads, parts.counters,
+                      parts.body, parts.stores, "  ret;\n}\n");
+}
+
+std::string ProgramToolModule(std::span<const Program> programs, const PtxTarget& target,
+                              ProgramInputs inputs) {
+  std::string declarations, body;
+  int loops = 0;
+  for (size_t k = 0; k < programs.size(); ++k) {
+    // Two of the ABI's slots: 2 x 32 bytes of {in}, 2 x 16 bytes of {out}.
+    const int in = static_cast<int>(k) * 2 * kTupleBytes;
+    const int out = static_cast<int>(k) * 2 * kBatchResultBytes;
+    const KernelParts parts = Parts(
+        Tagged(programs[k], absl::StrCat("p", k, "_")),
+        inputs == ProgramInputs::kRuntime ? InputSource::kBuffer : InputSource::kImmediate, loops,
+        in, out);
+    loops += parts.loops;
+    absl::StrAppend(&declarations, parts.declarations);
+    absl::StrAppend(&body, "  // program ", k, "\n", parts.loads, parts.counters, parts.body,
+                    parts.stores);
+    // Every byte of {out} is written: 0 for the outputs it does not have.
+    for (size_t j = programs[k].outputs.size(); j < kMaxProgramOutputs; ++j) {
+      absl::StrAppend(&body, "  mov.u64 %result, 0;\n  st.global.u64 [%out+", out + 8 * j,
+                      "], %result;\n");
+    }
+  }
+  if (loops > 0) absl::StrAppend(&declarations, "  .reg .pred %ptxdiff_lp;\n");
+  return absl::StrCat(
+      "// ptxdiff batch: ", programs.size(), programs.size() == 1 ? " program" : " programs",
+      " in ", 2 * programs.size(), " slots; {out} holds 16 bytes per slot\n",
+      "// program k: inputs ", inputs == ProgramInputs::kRuntime ? "at {in} + 64k + 8j" : "immediate",
+      ", outputs at {out} + 32k + 8j\n",
+      ProgramsHeader(programs, target),
+      ".visible .entry ptxdiff_register(\n    .param .u64 ptxdiff_in,\n    .param .u64 ptxdiff_out,\n"
+      "    .param .u32 ptxdiff_n)\n{\n",
+      "  .reg .pred %ptxdiff_first;\n  .reg .b32 %ptxdiff_bits, %ptxdiff_t;\n"
+      "  .reg .b64 %in, %out, %result;\n",
+      declarations,
+      "  ld.param.u64 %in, [ptxdiff_in];\n  cvta.to.global.u64 %in, %in;\n"
+      "  ld.param.u64 %out, [ptxdiff_out];\n  cvta.to.global.u64 %out, %out;\n"
+      "  // Only the grid's first thread runs the programs.\n"
+      "  mov.u32 %ptxdiff_bits, %ctaid.x;\n  mov.u32 %ptxdiff_t, %ntid.x;\n"
+      "  mul.lo.u32 %ptxdiff_bits, %ptxdiff_bits, %ptxdiff_t;\n"
+      "  mov.u32 %ptxdiff_t, %tid.x;\n  add.u32 %ptxdiff_bits, %ptxdiff_bits, %ptxdiff_t;\n"
+      "  setp.ne.u32 %ptxdiff_first, %ptxdiff_bits, 0;\n  @%ptxdiff_first bra $ptxdiff_end;\n",
+      body, "$ptxdiff_end:\n  ret;\n}\n");
+}
+
+std::string ProgramEntry(size_t k) { return absl::StrCat(kProgramEntry, "_", k); }
+
 
 std::string ProgramModule(const Program& program, const PtxTarget& target,
                           ProgramInputs inputs) {

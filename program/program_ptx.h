@@ -43,6 +43,16 @@ std::string ProgramsModule(std::span<const Program> programs, const PtxTarget& t
                            ProgramInputs inputs);
 std::string ProgramEntry(size_t k);  // "ptxdiff_program_3"
 
+// Programs for a tool that runs PTX (kernel ABI 2's command and launch,
+// docs/kernel-abi.md, "Programs"): one entry, ptxdiff_register(in, out, n),
+// whose first thread runs each program in turn. Program k fills two of
+// the ABI's slots, so {n} is twice the programs: it takes its inputs from
+// {in} + 64k + 8j (runtime) or as immediates, and stores its outputs
+// zero-extended at {out} + 32k + 8j (0 where it has none). At most 4
+// inputs each.
+std::string ProgramToolModule(std::span<const Program> programs, const PtxTarget& target,
+                              ProgramInputs inputs);
+
 }  // namespace ptxdiff
 
 #endif  // PTXDIFF_PROGRAM_PROGRAM_PTX_H_
