@@ -84,7 +84,7 @@ TEST(ProgramCommandTest, BadInputSaysWhatIsWrong) {
       std::string(PTXDIFF_SOURCE_DIR) + "/examples/programs/bfe-claim.ptxprog";
   r = Ptxdiff({"program", file, "--backend", "oracle"});
   EXPECT_EQ(r.code, 2);
-  EXPECT_THAT(r.err, HasSubstr("programs run on ptxas only so far"));
+  EXPECT_THAT(r.err, HasSubstr("programs run on ptxas or ptx-cmd:COMMAND"));
   r = Ptxdiff({"program"});
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("expects one FILE (a program case)"));

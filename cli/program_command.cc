@@ -1,6 +1,7 @@
 #include "cli/program_command.h"
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <thread>
 #include <string>
@@ -10,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/strings/match.h"
@@ -26,6 +28,8 @@
 #include "program/program.h"
 #include "program/program_campaign.h"
 #include "program/program_ptxas.h"
+#include "program/program_tool.h"
+#include "worker/backends/ptxas/sass_constants.h"
 #include "worker/backends/ptxas/ptxas_toolchain.h"
 
 namespace ptxdiff {
@@ -81,21 +85,99 @@ absl::StatusOr<Judged> CheckRuntime(const std::string& ptxas, const std::string&
   return Judged::kMismatch;
 }
 
+// What --backend names for programs: ptxas (the default) or a tool that
+// runs PTX, whose runs are made in `files`.
+struct BackendChoice {
+  std::shared_ptr<ProgramBackend> backend;
+  std::unique_ptr<TempDir> files;
+  bool ptxas = true;
+};
+
+absl::StatusOr<PtxTarget> TargetOf(const std::string& arch) {
+  int sm = 0;
+  absl::string_view digits = arch;
+  if (!absl::ConsumePrefix(&digits, "sm_") || !absl::SimpleAtoi(digits, &sm)) {
+    return absl::InvalidArgumentError(absl::StrCat("--arch ", arch, ": not an sm_NN target"));
+  }
+  const std::optional<PtxTarget> target = TargetForDevice(sm);
+  if (!target) return absl::InvalidArgumentError(absl::StrCat("no PTX target for ", arch));
+  return *target;
+}
+
+absl::StatusOr<BackendChoice> ChooseBackend(const ParsedArgs& args) {
+  const std::string backend = args.Get("backend", "ptxas");
+  const std::string arch = args.Get("arch", "sm_90");
+  BackendChoice choice;
+  if (backend == "ptxas") {
+    PTXDIFF_ASSIGN_OR_RETURN(const std::string ptxas, FindPtxas({}));
+    PTXDIFF_RETURN_IF_ERROR(FindSassArch(arch).status());
+    choice.backend = MakePtxasProgramBackend(ptxas, arch);
+    return choice;
+  }
+  absl::string_view command = backend;
+  if (!absl::ConsumePrefix(&command, "ptx-cmd:")) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--backend ", backend, ": programs run on ptxas or ptx-cmd:COMMAND"));
+  }
+  for (absl::string_view placeholder : {"{ptx}", "{in}", "{out}"}) {
+    if (!absl::StrContains(command, placeholder)) {
+      return absl::InvalidArgumentError(absl::StrCat("--backend ", backend, ": the command has no ",
+                                                     placeholder, " (docs/kernel-abi.md)"));
+    }
+  }
+  PTXDIFF_ASSIGN_OR_RETURN(const int64_t timeout, IntFlag(args, "timeout", 10, 1, 3600));
+  PTXDIFF_ASSIGN_OR_RETURN(const PtxTarget target, TargetOf(arch));
+  PTXDIFF_ASSIGN_OR_RETURN(choice.files, TempDir::Create("ptxdiff-programs"));
+  choice.backend = MakeToolProgramBackend({.command = std::string(command),
+                                           .files_root = choice.files->path(),
+                                           .target = target,
+                                           .timeout = absl::Seconds(timeout)});
+  choice.ptxas = false;
+  return choice;
+}
+
+// One form of the program on a tool: what it gave, against the oracle.
+absl::StatusOr<Judged> CheckOnTool(ProgramBackend& tool, const Program& p, ProgramInputs form,
+                                   Reading reading, std::ostream& out) {
+  PTXDIFF_ASSIGN_OR_RETURN(const std::vector<ProgramCheck> checks,
+                           tool.Check({&p, 1}, form, reading, absl::InfiniteFuture()));
+  const ProgramCheck& c = checks[0];
+  out << "ptx-cmd, inputs " << (form == ProgramInputs::kRuntime ? "runtime" : "immediate") << ": ";
+  if (c.fault) {
+    out << (c.fault->kind == ProgramFault::kCrash ? "crashed: " : "hung: ") << c.fault->what
+        << "\n";
+    return Judged::kMismatch;
+  }
+  if (c.mismatch) {
+    out << tool.Describe(p, *c.mismatch) << ": mismatch\n";
+    return Judged::kMismatch;
+  }
+  if (!c.judged) {
+    out << "not judged (" << c.why_not << ")\n";
+    return Judged::kNotJudged;
+  }
+  out << "agrees with the oracle"
+      << (form == ProgramInputs::kRuntime && !p.inputs.empty()
+              ? " at the witness and at more input vectors"
+              : "")
+      << "\n";
+  return Judged::kAgree;
+}
+
 }  // namespace
 
 int RunProgram(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  auto parsed = ParseArgs(args, {}, {"backend", "arch", "reading"});
+  auto parsed = ParseArgs(args, {}, {"backend", "arch", "reading", "timeout"});
   if (!parsed.ok()) return Fail(err, "program", parsed.status());
   if (parsed->positional.size() != 1) {
     return Fail(err, "program", absl::InvalidArgumentError("expects one FILE (a program case)"));
   }
   auto reading = ReadingFlag(*parsed);
   if (!reading.ok()) return Fail(err, "program", reading.status());
-  const std::string backend = parsed->Get("backend");
-  if (!backend.empty() && backend != "ptxas") {
-    return Fail(err, "program",
-                absl::InvalidArgumentError(absl::StrCat(
-                    "--backend ", backend, ": programs run on ptxas only so far")));
+  absl::StatusOr<BackendChoice> choice;
+  if (parsed->Has("backend")) {
+    choice = ChooseBackend(*parsed);
+    if (!choice.ok()) return Fail(err, "program", choice.status());
   }
   const std::string& path = parsed->positional[0];
   auto text = ReadFile(path);
@@ -113,16 +195,18 @@ int RunProgram(const std::vector<std::string>& args, std::ostream& out, std::ost
               ? " (no inputs"
               : absl::StrCat(" at the witness ", InputsText(*program, WitnessInputs(*program)), " ("))
       << (program->inputs.empty() ? "; " : "") << ReadingName(*reading) << " reading)\n";
-  if (backend.empty()) return kExitOk;
-  auto ptxas = FindPtxas({});
-  if (!ptxas.ok()) return Fail(err, "program", ptxas.status());
+  if (!parsed->Has("backend")) return kExitOk;
+  const std::string ptxas = choice->ptxas ? *FindPtxas({}) : "";
   const std::string arch = parsed->Get("arch", "sm_90");
   bool disagree = false, judged = false;
   // Without inputs the two kernels are one.
-  std::vector<decltype(&CheckImmediates)> checks = {CheckImmediates};
-  if (!program->inputs.empty()) checks.push_back(CheckRuntime);
-  for (auto check : checks) {
-    absl::StatusOr<Judged> j = check(*ptxas, arch, *program, *reading, out);
+  std::vector<ProgramInputs> forms = {ProgramInputs::kImmediate};
+  if (!program->inputs.empty()) forms.push_back(ProgramInputs::kRuntime);
+  for (ProgramInputs form : forms) {
+    absl::StatusOr<Judged> j =
+        !choice->ptxas ? CheckOnTool(*choice->backend, *program, form, *reading, out)
+        : form == ProgramInputs::kImmediate ? CheckImmediates(ptxas, arch, *program, *reading, out)
+                                            : CheckRuntime(ptxas, arch, *program, *reading, out);
     if (!j.ok()) return Fail(err, "program", j.status());
     disagree |= *j == Judged::kMismatch;
     judged |= *j != Judged::kNotJudged;
@@ -144,7 +228,6 @@ absl::StatusOr<ProgramCampaignOptions> CampaignOptions(const ParsedArgs& args) {
   PTXDIFF_ASSIGN_OR_RETURN(const int64_t seed, IntFlag(args, "seed", 1, 0, INT64_MAX));
   o.seed = static_cast<uint64_t>(seed);
   PTXDIFF_ASSIGN_OR_RETURN(o.reading, ReadingFlag(args));
-  o.arch = args.Get("arch", "sm_90");
   o.triage_dir = args.Get("dir", DefaultTriageDir());
   for (const std::string& list : args.All("suppress")) {
     for (absl::string_view spelling : absl::StrSplit(list, ',', absl::SkipEmpty())) {
@@ -155,20 +238,21 @@ absl::StatusOr<ProgramCampaignOptions> CampaignOptions(const ParsedArgs& args) {
       o.shape.suppressed.emplace_back(spelling);
     }
   }
-  PTXDIFF_ASSIGN_OR_RETURN(o.ptxas, FindPtxas({}));
   return o;
 }
 
 double Percent(int64_t part, int64_t whole) { return whole == 0 ? 0 : 100.0 * part / whole; }
 
 // The summary: what was checked, and one line per entry filed.
-void PrintSummary(const ProgramCampaignOptions& o, const ProgramCampaignReport& r,
-                  std::ostream& out) {
+void PrintSummary(const ProgramCampaignOptions& o, const BackendChoice& b,
+                  const std::string& arch, const ProgramCampaignReport& r, std::ostream& out) {
   out << absl::StrFormat(
-      "programs: ptxas %s, %d %s, %.0f s: %d programs checked (%.1f/s); ptxas folded %.0f%% "
-      "with the inputs as immediates and claimed constants for %.0f%% with runtime inputs\n",
-      o.arch, o.threads, o.threads == 1 ? "thread" : "threads", r.seconds, r.programs, r.seconds > 0 ? r.programs / r.seconds : 0,
-      Percent(r.folded, r.programs), Percent(r.claimed, r.programs));
+      "programs: %s %s, %d %s, %.0f s: %d programs checked (%.1f/s); %s %.0f%% "
+      "with the inputs as immediates and %s %.0f%% with runtime inputs\n",
+      b.ptxas ? "ptxas" : "ptx-cmd", arch, o.threads, o.threads == 1 ? "thread" : "threads",
+      r.seconds, r.programs, r.seconds > 0 ? r.programs / r.seconds : 0,
+      b.ptxas ? "ptxas folded" : "the tool ran", Percent(r.folded, r.programs),
+      b.ptxas ? "claimed constants for" : "ran", Percent(r.claimed, r.programs));
   // Entries in the order first filed, grouped by shape (one root cause).
   std::vector<std::string> entries, shapes;
   for (const FiledProgram& f : r.filed) {
@@ -176,8 +260,12 @@ void PrintSummary(const ProgramCampaignOptions& o, const ProgramCampaignReport& 
     entries.push_back(f.entry);
     if (std::find(shapes.begin(), shapes.end(), f.shape) == shapes.end()) shapes.push_back(f.shape);
   }
-  out << "programs: " << r.disagreements << " disagreements, filed as "
-      << EntriesAndCauses(entries.size(), shapes.size()) << " in " << o.triage_dir << "\n";
+  out << "programs: " << r.disagreements << " disagreements"
+      << (r.known > 0 ? absl::StrCat(" (", r.known, " in programs with a variant not generated "
+                                     "any more, not filed again)")
+                      : "")
+      << ", filed as " << EntriesAndCauses(entries.size(), shapes.size()) << " in "
+      << o.triage_dir << "\n";
   for (const std::string& shape : shapes) {
     out << "  " << shape << "\n";
     for (const std::string& entry : entries) {
@@ -205,18 +293,21 @@ void PrintSummary(const ProgramCampaignOptions& o, const ProgramCampaignReport& 
 
 int RunPrograms(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   auto parsed = ParseArgs(args, {}, {"max-time", "dir", "arch", "seed", "threads", "reading",
-                                     "suppress"});
+                                     "suppress", "backend", "timeout"});
   if (!parsed.ok()) return Fail(err, "programs", parsed.status());
   if (!parsed->positional.empty()) {
     return Fail(err, "programs", absl::InvalidArgumentError("takes no FILE, only flags"));
   }
   auto options = CampaignOptions(*parsed);
   if (!options.ok()) return Fail(err, "programs", options.status());
+  auto choice = ChooseBackend(*parsed);
+  if (!choice.ok()) return Fail(err, "programs", choice.status());
+  options->backend = choice->backend;
   auto report = RunProgramCampaign(*options, [&out](const std::string& line) {
     out << "programs: " << line << std::endl;
   });
   if (!report.ok()) return Fail(err, "programs", report.status());
-  PrintSummary(*options, *report, out);
+  PrintSummary(*options, *choice, parsed->Get("arch", "sm_90"), *report, out);
   const bool unfiled = std::any_of(report->errors.begin(), report->errors.end(),
                                    [](const std::string& e) { return absl::StartsWith(e, "could not file"); });
   return unfiled || report->programs == 0 ? kExitDisagree : kExitOk;

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "cli/program_command.h"
 #include "common/files.h"
 #include "gmock/gmock.h"
@@ -64,6 +65,33 @@ TEST(ProgramsCommandTest, BadFlagsSayWhatIsWrong) {
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("sm_1"));
 }
+
+#ifdef PTXDIFF_INTERPRETER_PATH
+// `ptxdiff program FILE --backend ptx-cmd:...` runs the case on the tool in
+// both forms: agreeing with a right tool (exit 0), and with a tool that
+// crashes on one of its instructions, saying so (exit 1).
+TEST(ProgramsCommandTest, AProgramRunsOnATool) {
+  const std::string file =
+      std::string(PTXDIFF_SOURCE_DIR) + "/program/testdata/found-abs-lt-zero.ptxprog";
+  const std::string tool = absl::StrCat("ptx-cmd:", PTXDIFF_INTERPRETER_PATH);
+  std::ostringstream out, err;
+  int code = RunProgram({file, "--backend", tool + " {ptx} {in} {out}"}, out, err);
+  EXPECT_EQ(code, 0) << out.str() << err.str();
+  EXPECT_THAT(out.str(), HasSubstr("ptx-cmd, inputs immediate: agrees with the oracle\n"));
+  EXPECT_THAT(out.str(), HasSubstr("ptx-cmd, inputs runtime: agrees with the oracle at the "
+                                   "witness and at more input vectors\n"));
+  EXPECT_THAT(out.str(), HasSubstr("verdict: agree\n"));
+  std::ostringstream out2, err2;
+  code = RunProgram({file, "--backend", tool + " --crash-on=abs.s32 {ptx} {in} {out}"}, out2, err2);
+  EXPECT_EQ(code, 1) << out2.str() << err2.str();
+  EXPECT_THAT(out2.str(), HasSubstr("ptx-cmd, inputs runtime: crashed: killed by signal 11"));
+  EXPECT_THAT(out2.str(), HasSubstr("verdict: mismatch\n"));
+  std::ostringstream out3, err3;
+  code = RunProgram({file, "--backend", "ptx-cmd:my-tool {ptx} {out}"}, out3, err3);
+  EXPECT_EQ(code, 2);
+  EXPECT_THAT(err3.str(), HasSubstr("the command has no {in}"));
+}
+#endif  // PTXDIFF_INTERPRETER_PATH
 
 }  // namespace
 }  // namespace ptxdiff

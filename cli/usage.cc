@@ -126,27 +126,34 @@ const std::vector<CommandHelp>& Commands() {
        "crash-backends.txt beside it (written by `fuzz --mode crash`) says which.",
        {kBackend, kDir, kArch, kTimeout, kReading, kCudaDriver},
        "ptxdiff repro value-mismatch~ptxas~min~fns.b32 --backend ptxas"},
-      {"program", "FILE [--backend ptxas] [--arch sm_90] [--reading R]",
+      {"program", "FILE [--backend ptxas|ptx-cmd:COMMAND] [--arch sm_90] [--reading R]",
        "Evaluate a program case (several instructions with runtime inputs:\n"
        "docs/programs.md) with the composed oracle at its witness inputs. With\n"
        "--backend ptxas, compile it with its inputs as immediates (the folded\n"
        "outputs, judged at the witness) and as runtime values (the constants\n"
        "ptxas claims for every input, refuted by the first input vector where\n"
-       "the oracle differs). Exit 1 on a disagreement.",
-       {{"--backend ptxas", "compile it with ptxas (the only backend for programs so far)"},
-        {"--arch SM", "the ptxas -arch (default sm_90)"},
+       "the oracle differs). With --backend 'ptx-cmd:COMMAND', run it on your\n"
+       "tool in both forms, at the witness and more input vectors\n"
+       "(docs/kernel-abi.md, \"Programs\"). Exit 1 on a disagreement, a crash or\n"
+       "a hang.",
+       {{"--backend ptxas|ptx-cmd:COMMAND", "compile it with ptxas, or run it on your tool"},
+        {"--arch SM", "the ptxas -arch, or the tool's module target (default sm_90)"},
+        {"--timeout SECONDS", "the most one run of a tool may take (default 10)"},
         kReading},
        "ptxdiff program examples/programs/bfe-claim.ptxprog --backend ptxas"},
       {"programs", "[--max-time S] [--dir TRIAGE_DIR] [flags]",
        "A campaign of random programs (short chains and loops in the shapes of\n"
-       "ptxas's known bugs: docs/programs.md) through ptxas, judged by the\n"
-       "composed oracle. Each disagreement is minimized and filed in the triage\n"
-       "directory with its program case and a repro.ptx; the summary says what\n"
-       "each entry is. Exit 0 when the run checked programs and filed what it\n"
-       "found, 1 otherwise, 2 on bad input.",
-       {{"--max-time SECONDS", "how long the campaign runs, minimizing included (default 60)"},
+       "ptxas's known bugs: docs/programs.md) through ptxas or your tool,\n"
+       "judged by the composed oracle. Each disagreement (or a tool's crash or\n"
+       "hang) is minimized and filed in the triage directory with its program\n"
+       "case and a repro.ptx; the summary says what each entry is. Exit 0 when\n"
+       "the run checked programs and filed what it found, 1 otherwise, 2 on\n"
+       "bad input.",
+       {{"--backend ptxas|ptx-cmd:COMMAND", "what runs the programs (default ptxas)"},
+        {"--max-time SECONDS", "how long the campaign runs, minimizing included (default 60)"},
         kDir,
-        {"--arch SM", "the ptxas -arch (default sm_90)"},
+        {"--arch SM", "the ptxas -arch, or the tool's module target (default sm_90)"},
+        {"--timeout SECONDS", "the most one run of a tool may take (default 10)"},
         {"--threads N", "programs checked side by side (default: the cores)"},
         {"--seed N", "the first thread's generator seed (default 1)"},
         {"--suppress SPELLING", "never generate this variant (repeatable, or a comma list)"},

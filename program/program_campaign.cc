@@ -11,14 +11,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/time/clock.h"
 #include "common/status_macros.h"
 #include "isa/spelling.h"
 #include "program/composed_oracle.h"
 #include "program/program_minimizer.h"
-#include "program/program_ptxas.h"
 #include "triage/triage_store.h"
-#include "worker/backends/ptxas/sass_constants.h"
 
 namespace ptxdiff {
 namespace {
@@ -38,28 +37,9 @@ bool HasLoop(const Program& p) {
                      [](const ProgramStep& s) { return s.kind == ProgramStep::kLoopBegin; });
 }
 
-// The disagreement in words: what ptxas stores and where the oracle differs.
-std::string Disagreement(const Program& p, const ProgramMismatch& m, const std::string& arch) {
-  if (m.form == ProgramInputs::kImmediate) {
-    return absl::StrCat("ptxas ", arch, " folds it to ", ClaimedText(p, m.claimed),
-                        "; the composed oracle gives ", OutputsText(p, m.oracle));
-  }
-  return absl::StrCat("ptxas ", arch, " claims ", ClaimedText(p, m.claimed),
-                      " for every input; at ", InputsText(p, m.inputs),
-                      " the composed oracle gives ", OutputsText(p, m.oracle));
-}
-
 // "abs.s32, setp.lt.s32, selp.b32", "(loops)" added when it has any.
 std::string Shape(const Program& p) {
   return absl::StrCat(absl::StrJoin(StepSpellings(p), ", "), HasLoop(p) ? " (loops)" : "");
-}
-
-// "runtime claim, 3 steps (shl.b32, mul.lo.u32, and.b32): ..."
-std::string What(const Program& p, const ProgramMismatch& m, const std::string& arch) {
-  const int steps = CountSteps(p);
-  return absl::StrCat(m.form == ProgramInputs::kImmediate ? "immediate fold" : "runtime claim",
-                      ", ", steps, steps == 1 ? " step" : " steps", HasLoop(p) ? " with loops" : "",
-                      " (", absl::StrJoin(StepSpellings(p), ", "), "): ", Disagreement(p, m, arch));
 }
 
 // The program with its witness at the mismatch's inputs, so that `ptxdiff
@@ -71,31 +51,29 @@ Program AtMismatch(Program p, const ProgramMismatch& m) {
   return p;
 }
 
-// The case text: the program, with comments saying what differs and how to
-// replay it.
-std::string CaseText(const Program& p, const ProgramMismatch& m, const std::string& arch,
-                     Reading reading) {
-  std::string text = FormatProgram(p);
-  const std::string comments = absl::StrCat(
-      "# ", Disagreement(p, m, arch), " (", ReadingName(reading), " reading), with the inputs ",
-      m.form == ProgramInputs::kImmediate ? "as immediates" : "as kernel parameters",
-      ".\n# Replay: ptxdiff program case.txt --backend ptxas --arch ", arch, "\n");
-  text.insert(text.find('\n') + 1, comments);
-  return text;
+// `text` as comment lines: its line breaks continued with `mark`.
+std::string CommentLines(const std::string& text, absl::string_view mark = "#") {
+  return absl::StrReplaceAll(text, {{"\n", absl::StrCat("\n", mark, " ")}});
 }
 
-std::string ReproText(const Program& p, const ProgramMismatch& m, const PtxTarget& target,
-                      const std::string& arch) {
-  return absl::StrCat("// ", Disagreement(p, m, arch),
-                      ".\n// Compile: ptxas -arch=", arch, " repro.ptx -o repro.cubin\n",
-                      ProgramModule(p, target, m.form));
+// What was found in a program: a value the oracle refutes, or a fault.
+struct Found {
+  Program program;
+  ProgramInputs form;
+  std::optional<ProgramFault::Kind> fault;  // none: a value mismatch
+};
+
+// Whether `check` shows what `found` is.
+bool ShowsLike(const ProgramCheck& check, const Found& found) {
+  if (found.fault) return check.fault && check.fault->kind == *found.fault;
+  return check.mismatch.has_value();
 }
 
 class Campaign {
  public:
-  Campaign(const ProgramCampaignOptions& o, TriageStore store, PtxTarget target,
+  Campaign(const ProgramCampaignOptions& o, TriageStore store,
            const std::function<void(const std::string&)>& progress)
-      : o_(o), store_(std::move(store)), target_(target), progress_(progress),
+      : o_(o), backend_(*o.backend), store_(std::move(store)), progress_(progress),
         start_(absl::Now()), end_(start_ + o.max_time), suppressed_(o.shape.suppressed) {}
 
   void Worker(uint64_t seed) {
@@ -128,10 +106,10 @@ class Campaign {
     return batch;
   }
 
-  // Both forms of each program; a disagreement in the first form is not
+  // Both forms of each program; what is found in the first form is not
   // looked for again in the second.
   void CheckBatch(const std::vector<Program>& batch) {
-    std::vector<std::pair<Program, ProgramInputs>> found;
+    std::vector<Found> found;
     std::vector<bool> done(batch.size());
     for (ProgramInputs form : {ProgramInputs::kImmediate, ProgramInputs::kRuntime}) {
       std::vector<Program> programs;
@@ -143,9 +121,9 @@ class Campaign {
         index.push_back(k);
       }
       absl::StatusOr<std::vector<ProgramCheck>> checks =
-          CheckPrograms(o_.ptxas, o_.arch, programs, form, o_.reading);
+          backend_.Check(programs, form, o_.reading, end_);
       if (!checks.ok()) {
-        Error(absl::StrCat("ptxas on programs: ", checks.status().message()));
+        Error(absl::StrCat(backend_.Name(), " on programs: ", checks.status().message()));
         return;
       }
       for (size_t j = 0; j < checks->size(); ++j) {
@@ -155,72 +133,105 @@ class Campaign {
                                                   : &ProgramCampaignReport::claimed);
         }
         if (check.mismatch) {
-          done[index[j]] = true;
-          found.emplace_back(AtMismatch(programs[j], *check.mismatch), form);
+          found.push_back({AtMismatch(programs[j], *check.mismatch), form, std::nullopt});
+        } else if (check.fault) {
+          found.push_back({programs[j], form, check.fault->kind});
+        } else {
+          continue;
         }
+        done[index[j]] = true;
       }
     }
     Count(&ProgramCampaignReport::programs, static_cast<int64_t>(batch.size()));
     Count(&ProgramCampaignReport::disagreements, static_cast<int64_t>(found.size()));
-    for (const auto& [program, form] : found) FileMinimized(program, form);
+    for (const Found& f : found) FileMinimized(f);
   }
 
-  // Whether each candidate still shows a disagreement in `form`, in one
-  // ptxas run; none does once the run is out of time, so that minimizing
-  // ends with what it has.
+  // Whether each candidate still shows what `found` is, in one run; none
+  // does once the run is out of time, so that minimizing ends with what it
+  // has.
   absl::StatusOr<std::vector<bool>> Shows(std::span<const Program> candidates,
-                                          ProgramInputs form) {
+                                          const Found& found) {
     std::vector<bool> out(candidates.size());
     if (absl::Now() >= end_) return out;
     PTXDIFF_ASSIGN_OR_RETURN(const std::vector<ProgramCheck> checks,
-                             CheckPrograms(o_.ptxas, o_.arch, candidates, form, o_.reading));
-    for (size_t k = 0; k < checks.size(); ++k) out[k] = checks[k].mismatch.has_value();
+                             backend_.Check(candidates, found.form, o_.reading, end_));
+    for (size_t k = 0; k < checks.size(); ++k) out[k] = ShowsLike(checks[k], found);
     return out;
   }
 
-  void FileMinimized(const Program& found, ProgramInputs form) {
+  // Minimized (a hang is not: each round would cost the tool's timeout),
+  // checked once more for its files, and filed.
+  void FileMinimized(const Found& found) {
+    if (UsesSuppressed(found.program)) {
+      Count(&ProgramCampaignReport::known);
+      return;
+    }
     const absl::Time start = absl::Now();
-    const ProgramBatchPredicate shows = [this, form](std::span<const Program> c) {
-      return Shows(c, form);
+    const ProgramBatchPredicate shows = [this, &found](std::span<const Program> c) {
+      return Shows(c, found);
     };
     absl::StatusOr<ProgramMinimizeResult> min =
-        MinimizeProgram(found, shows, o_.max_minimize_candidates);
-    const Program& program = min.ok() ? min->program : found;
-    // The minimized program's own disagreement, for its files.
-    absl::StatusOr<ProgramCheck> check = CheckProgram(o_.ptxas, o_.arch, program, form, o_.reading);
-    if (!check.ok() || !check->mismatch) {
-      Error(absl::StrCat("a disagreement did not reproduce after minimizing:\n",
+        found.fault == ProgramFault::kHang
+            ? ProgramMinimizeResult{.program = found.program}
+            : MinimizeProgram(found.program, shows, o_.max_minimize_candidates);
+    const Program& program = min.ok() ? min->program : found.program;
+    absl::StatusOr<std::vector<ProgramCheck>> check =
+        backend_.Check({&program, 1}, found.form, o_.reading, absl::InfiniteFuture());
+    if (!check.ok() || !ShowsLike((*check)[0], found)) {
+      Error(absl::StrCat("what was found did not show again after minimizing:\n",
                          FormatProgram(program)));
       return;
     }
-    Finding f = FindingFor(AtMismatch(program, *check->mismatch), *check->mismatch);
+    Finding f = FindingFor(program, found, (*check)[0]);
     f.minimize_backend_calls = min.ok() ? min->rounds : 0;
     f.minimize_seconds = absl::ToDoubleSeconds(absl::Now() - start);
-    File(f, program);
+    File(f, f.program->name, program);
   }
 
-  Finding FindingFor(const Program& p, const ProgramMismatch& m) {
+  Finding FindingFor(const Program& minimized, const Found& found, const ProgramCheck& check) {
+    const Program p = check.mismatch ? AtMismatch(minimized, *check.mismatch) : minimized;
+    const std::string disagreement =
+        check.mismatch ? backend_.Describe(p, *check.mismatch)
+                       : absl::StrCat("the tool ",
+                                      check.fault->kind == ProgramFault::kCrash ? "crashed" : "hung",
+                                      " on it: ", check.fault->what);
+    const int steps = CountSteps(p);
     Finding f;
-    f.kind = FindingKind::kValueMismatch;
+    f.kind = !check.fault ? FindingKind::kValueMismatch
+             : check.fault->kind == ProgramFault::kCrash ? FindingKind::kCrash
+                                                          : FindingKind::kHang;
     f.reading = o_.reading;
-    f.backend = "ptxas";
-    f.backend_identity = absl::StrCat("ptxas ", o_.arch, " (", o_.ptxas, ")");
+    f.backend = backend_.Name();
+    f.backend_identity = backend_.Identity();
+    if (check.fault) f.detail = check.fault->what;
+    f.raw_input = backend_.ReproInput(p);
+    std::string text = FormatProgram(p);
+    text.insert(text.find('\n') + 1,
+                absl::StrCat("# ", CommentLines(disagreement), " (", ReadingName(o_.reading),
+                             " reading).\n# Replay: ptxdiff program case.txt ",
+                             backend_.ReplayFlags(), "\n"));
     f.program = Finding::ProgramCase{
         .name = ProgramSignatureName(ProgramSignature(p)),
-        .form = ProgramFormClass(m.form),
-        .case_text = CaseText(p, m, o_.arch, o_.reading),
-        .repro_ptx = ReproText(p, m, target_, o_.arch),
-        .what = What(p, m, o_.arch),
+        .form = backend_.FindingClass(found.form),
+        .case_text = std::move(text),
+        .repro_ptx = absl::StrCat("// ", CommentLines(disagreement, "//"), ".\n",
+                                  backend_.ReproModule(p, found.form)),
+        .what = absl::StrCat(check.fault ? FindingKindName(f.kind) : backend_.FindingName(found.form),
+                             ", ", steps, steps == 1 ? " step" : " steps",
+                             HasLoop(p) ? " with loops" : "", " (",
+                             absl::StrJoin(StepSpellings(p), ", "), "): ",
+                             absl::StrReplaceAll(disagreement, {{"\n", " / "}})),
         .shape = Shape(p),
     };
     return f;
   }
 
-  void File(const Finding& f, const Program& p) {
+  void File(const Finding& f, const std::string& name, const Program& p) {
     std::lock_guard<std::mutex> lock(mu_);
     absl::StatusOr<FileResult> filed = store_.File(f);
     if (!filed.ok()) {
-      report_.errors.push_back(absl::StrCat("could not file ", f.program->name, ": ",
+      report_.errors.push_back(absl::StrCat("could not file ", name, ": ",
                                             filed.status().message(), "\n", f.program->case_text));
       return;
     }
@@ -232,6 +243,19 @@ class Campaign {
                              f.program->what));
     }
     SuppressIfSingleInstruction(p);
+  }
+
+  // Whether `p` has a step of a variant no longer generated: what is found
+  // in it is most likely that variant's known cause (generated before it
+  // was filed).
+  bool UsesSuppressed(const Program& p) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const std::string& spelling : StepSpellings(p)) {
+      if (std::find(suppressed_.begin(), suppressed_.end(), spelling) != suppressed_.end()) {
+        return true;
+      }
+    }
+    return false;
   }
 
   // A cause down to one instruction is the tuple campaign's: stop
@@ -255,8 +279,8 @@ class Campaign {
   }
 
   const ProgramCampaignOptions& o_;
+  ProgramBackend& backend_;
   TriageStore store_;
-  const PtxTarget target_;
   const std::function<void(const std::string&)>& progress_;
   const absl::Time start_, end_;
   std::mutex mu_;
@@ -266,19 +290,13 @@ class Campaign {
 
 }  // namespace
 
-const char* ProgramFormClass(ProgramInputs form) {
-  return form == ProgramInputs::kImmediate ? "immediate-fold" : "runtime-claim";
-}
-
 absl::StatusOr<ProgramCampaignReport> RunProgramCampaign(
     const ProgramCampaignOptions& options,
     const std::function<void(const std::string&)>& progress) {
-  PTXDIFF_ASSIGN_OR_RETURN(const SassArch sass, FindSassArch(options.arch));
-  const std::optional<PtxTarget> target = TargetForDevice(sass.sm);
-  if (!target) return absl::InvalidArgumentError(absl::StrCat("no PTX target for ", options.arch));
+  if (options.backend == nullptr) return absl::InvalidArgumentError("no backend for programs");
   PTXDIFF_ASSIGN_OR_RETURN(TriageStore store, TriageStore::Open(options.triage_dir, true));
   const absl::Time start = absl::Now();
-  Campaign campaign(options, std::move(store), *target, progress);
+  Campaign campaign(options, std::move(store), progress);
   std::vector<std::thread> pool;
   for (int t = 0; t < std::max(1, options.threads); ++t) {
     pool.emplace_back([&campaign, &options, t] { campaign.Worker(options.seed + t); });

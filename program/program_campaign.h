@@ -1,8 +1,9 @@
 // A campaign over programs (issue 31): random programs in the known shapes
-// (program_generator.h) through ptxas in both input forms, judged by the
-// composed oracle; each disagreement minimized (program_minimizer.h) and
-// filed in the triage directory under its signature, with the minimized
-// case and a standalone PTX that ptxas miscompiles.
+// (program_generator.h) through a backend (ptxas, or a tool that runs PTX)
+// in both input forms, judged by the composed oracle; each disagreement, or
+// crash or hang of a tool, minimized (program_minimizer.h) and filed in the
+// triage directory under its signature, with the minimized case and a
+// standalone PTX module that shows it.
 //
 // A cause the minimizer brings down to one instruction is the tuple
 // campaign's business: it is filed too, and its variant is then no longer
@@ -15,6 +16,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <random>
 #include <string>
@@ -24,6 +26,7 @@
 #include "absl/time/time.h"
 #include "oracle/errata.h"
 #include "program/program.h"
+#include "program/program_backend.h"
 #include "program/program_generator.h"
 #include "program/program_ptx.h"
 
@@ -34,8 +37,9 @@ namespace ptxdiff {
 inline constexpr int kProgramsPerPtxasRun = 32;
 
 struct ProgramCampaignOptions {
-  std::string ptxas;  // the ptxas binary
-  std::string arch = "sm_90";
+  // What runs the programs: ptxas (MakePtxasProgramBackend) or a tool that
+  // runs PTX (MakeToolProgramBackend).
+  std::shared_ptr<ProgramBackend> backend;
   absl::Duration max_time = absl::Seconds(60);
   uint64_t seed = 1;
   int threads = 2;
@@ -61,7 +65,10 @@ struct ProgramCampaignReport {
   int64_t programs = 0;   // checked
   int64_t folded = 0;     // inputs immediate: ptxas stored constants
   int64_t claimed = 0;    // inputs runtime: ptxas stored constants
-  int64_t disagreements = 0;
+  int64_t disagreements = 0;  // and faults
+  // Disagreements in programs that use a variant no longer generated (its
+  // one-instruction cause filed, or --suppress): counted, not filed.
+  int64_t known = 0;
   double seconds = 0;
   std::vector<FiledProgram> filed;       // in the order filed
   std::vector<std::string> suppressed;   // variants no longer generated
@@ -69,13 +76,10 @@ struct ProgramCampaignReport {
 };
 
 // Runs the campaign; `progress` gets a line per filing. An error only when
-// the run could not start (no triage directory, an unknown arch).
+// the run could not start (no triage directory).
 absl::StatusOr<ProgramCampaignReport> RunProgramCampaign(
     const ProgramCampaignOptions& options,
     const std::function<void(const std::string&)>& progress);
-
-// "runtime-claim" or "immediate-fold": a program finding's class.
-const char* ProgramFormClass(ProgramInputs form);
 
 }  // namespace ptxdiff
 

@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "program/program_minimizer.h"
 #include "program/program_ptxas.h"
+#include "program/program_tool.h"
 #include "triage/triage_store.h"
 #include "worker/backends/ptxas/ptxas_toolchain.h"
 
@@ -24,7 +25,8 @@ class ProgramCampaignTest : public testing::Test {
     auto dir = TempDir::Create("program-campaign");
     ASSERT_TRUE(dir.ok()) << dir.status();
     dir_ = std::move(*dir);
-    options_.ptxas = *found;
+    ptxas_ = *found;
+    options_.backend = MakePtxasProgramBackend(ptxas_, "sm_90");
     options_.threads = 1;
     options_.max_time = absl::Seconds(120);
     options_.triage_dir = dir_->File("triage");
@@ -48,6 +50,7 @@ class ProgramCampaignTest : public testing::Test {
     return *p;
   }
   std::unique_ptr<TempDir> dir_;
+  std::string ptxas_;
   ProgramCampaignOptions options_;
 };
 
@@ -85,7 +88,7 @@ TEST_F(ProgramCampaignTest, FilesADisagreementMinimizedAndCountsItsRepeats) {
   ASSERT_TRUE(text.ok());
   auto filed = ParseProgram(*text);
   ASSERT_TRUE(filed.ok()) << filed.status();
-  auto check = CheckProgram(options_.ptxas, "sm_90", *filed, ProgramInputs::kRuntime,
+  auto check = CheckProgram(ptxas_, "sm_90", *filed, ProgramInputs::kRuntime,
                             Reading::kSpec);
   ASSERT_TRUE(check.ok());
   ASSERT_TRUE(check->mismatch.has_value()) << *text;
@@ -94,7 +97,7 @@ TEST_F(ProgramCampaignTest, FilesADisagreementMinimizedAndCountsItsRepeats) {
 
   auto repro = ReadFile(entry + "/repro.ptx");
   ASSERT_TRUE(repro.ok());
-  auto assembled = RunPtxas(options_.ptxas, "sm_90", *repro);
+  auto assembled = RunPtxas(ptxas_, "sm_90", *repro);
   ASSERT_TRUE(assembled.ok());
   EXPECT_TRUE(assembled->ok) << LogSummary(assembled->log);
 }
@@ -132,3 +135,60 @@ TEST_F(ProgramCampaignTest, MaxTimeBoundsMinimizing) {
 
 }  // namespace
 }  // namespace ptxdiff
+
+#ifdef PTXDIFF_INTERPRETER_PATH
+namespace ptxdiff {
+namespace {
+
+// On a tool that runs PTX (the ptx-cmd tests' interpreter with a planted
+// wrong xor and a crash in clz), a campaign files the wrong value and the
+// crash, each minimized to the one step that has it, with the module and
+// its input buffer to rerun the tool on.
+TEST_F(ProgramCampaignTest, OnAToolWrongValuesAndCrashesAreFiledMinimized) {
+  const std::string command = absl::StrCat(
+      PTXDIFF_INTERPRETER_PATH, " --flip-on=xor.b32 --crash-on=clz.b32 {ptx} {in} {out}");
+  options_.backend = MakeToolProgramBackend(
+      {.command = command, .files_root = dir_->path(), .target = *TargetForDevice(90)});
+  auto p = [](const std::string& body) {
+    return *ParseProgram(absl::StrCat(kProgramHeader, "\n", body));
+  };
+  ProgramCampaignReport report = Run({
+      p("input %a .b32 6\nadd.u32 %r0, %a, 3;\nxor.b32 %r1, %r0, %a;\nshl.b32 %r2, %r1, 1;\n"
+        "output %r2\n"),
+      p("input %a .b32 6\nadd.u32 %r0, %a, 3;\nmul.lo.u32 %r1, %r0, %r0;\noutput %r1\n"),
+      p("input %a .b32 0x100\nnot.b32 %r0, %a;\nclz.b32 %r1, %r0;\nadd.u32 %r2, %r1, 1;\n"
+        "output %r2\n"),
+  });
+  EXPECT_EQ(report.programs, 3);
+  ASSERT_EQ(report.filed.size(), 2u) << testing::PrintToString(report.errors) << " disagreements "
+                                     << report.disagreements << " known " << report.known
+                                     << " first " << (report.filed.empty() ? "" : report.filed[0].what);
+  auto store = TriageStore::Open(options_.triage_dir, false);
+  ASSERT_TRUE(store.ok());
+  auto entries = store->List();
+  ASSERT_TRUE(entries.ok());
+  ASSERT_EQ(entries->size(), 2u);
+  for (const EntryInfo& e : *entries) {
+    EXPECT_EQ(e.signature.backend, "ptx-cmd");
+    EXPECT_THAT(e.damage, testing::IsEmpty());
+    const std::string dir = absl::StrCat(options_.triage_dir, "/", e.name);
+    auto text = ReadFile(dir + "/case.txt");
+    ASSERT_TRUE(text.ok());
+    auto filed = ParseProgram(*text);
+    ASSERT_TRUE(filed.ok()) << filed.status();
+    EXPECT_EQ(CountSteps(*filed), 1) << *text;
+    EXPECT_TRUE(ReadFile(dir + "/input.bin").ok()) << e.name;
+    EXPECT_THAT(*ReadFile(dir + "/repro.ptx"), testing::HasSubstr(".entry ptxdiff_register"));
+    if (e.signature.kind == FindingKind::kCrash) {
+      EXPECT_THAT(*text, testing::HasSubstr("clz.b32"));
+      EXPECT_THAT(e.meta.at("what"), testing::HasSubstr("SIGSEGV"));
+    } else {
+      EXPECT_EQ(e.signature.kind, FindingKind::kValueMismatch);
+      EXPECT_THAT(*text, testing::HasSubstr("xor.b32"));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ptxdiff
+#endif  // PTXDIFF_INTERPRETER_PATH

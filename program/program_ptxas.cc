@@ -1,6 +1,8 @@
 #include "program/program_ptxas.h"
 
+#include <memory>
 #include <random>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -180,6 +182,60 @@ absl::StatusOr<ProgramCheck> CheckProgram(const std::string& ptxas, const std::s
   PTXDIFF_ASSIGN_OR_RETURN(std::vector<ProgramCheck> one,
                            CheckPrograms(ptxas, arch, {&program, 1}, form, reading));
   return std::move(one[0]);
+}
+
+namespace {
+
+class PtxasProgramBackend : public ProgramBackend {
+ public:
+  PtxasProgramBackend(std::string ptxas, std::string arch)
+      : ptxas_(std::move(ptxas)), arch_(std::move(arch)) {}
+
+  std::string Name() const override { return "ptxas"; }
+  std::string Identity() const override { return absl::StrCat("ptxas ", arch_, " (", ptxas_, ")"); }
+
+  absl::StatusOr<std::vector<ProgramCheck>> Check(std::span<const Program> programs,
+                                                  ProgramInputs form, Reading reading,
+                                                  absl::Time) override {
+    return CheckPrograms(ptxas_, arch_, programs, form, reading);
+  }
+
+  std::string Describe(const Program& p, const ProgramMismatch& m) const override {
+    if (m.form == ProgramInputs::kImmediate) {
+      return absl::StrCat("ptxas ", arch_, " folds it to ", ClaimedText(p, m.claimed),
+                          "; the composed oracle gives ", OutputsText(p, m.oracle));
+    }
+    return absl::StrCat("ptxas ", arch_, " claims ", ClaimedText(p, m.claimed),
+                        " for every input; at ", InputsText(p, m.inputs),
+                        " the composed oracle gives ", OutputsText(p, m.oracle));
+  }
+
+  std::string FindingClass(ProgramInputs form) const override {
+    return form == ProgramInputs::kImmediate ? "immediate-fold" : "runtime-claim";
+  }
+  std::string FindingName(ProgramInputs form) const override {
+    return form == ProgramInputs::kImmediate ? "immediate fold" : "runtime claim";
+  }
+
+  std::string ReproModule(const Program& p, ProgramInputs form) const override {
+    const absl::StatusOr<SassArch> sass = FindSassArch(arch_);
+    const std::optional<PtxTarget> target =
+        sass.ok() ? TargetForDevice(sass->sm) : std::nullopt;
+    if (!target) return absl::StrCat("// no PTX target for ", arch_, "\n");
+    return absl::StrCat("// Compile: ptxas -arch=", arch_, " repro.ptx -o repro.cubin\n",
+                        ProgramModule(p, *target, form));
+  }
+
+  std::string ReplayFlags() const override { return absl::StrCat("--backend ptxas --arch ", arch_); }
+
+ private:
+  std::string ptxas_, arch_;
+};
+
+}  // namespace
+
+std::unique_ptr<ProgramBackend> MakePtxasProgramBackend(std::string ptxas, std::string arch) {
+  return std::make_unique<PtxasProgramBackend>(std::move(ptxas), std::move(arch));
 }
 
 }  // namespace ptxdiff

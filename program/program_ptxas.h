@@ -13,6 +13,7 @@
 #define PTXDIFF_PROGRAM_PROGRAM_PTXAS_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -21,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "oracle/errata.h"
 #include "program/composed_oracle.h"
+#include "program/program_backend.h"
 #include "program/program.h"
 #include "program/program_ptx.h"
 
@@ -62,20 +64,6 @@ std::optional<CounterExample> RefuteClaim(const Program& program,
                                           const std::vector<uint64_t>& claimed,
                                           Reading reading, int random = 256);
 
-// What ptxas does with a program in one input form, judged by the composed
-// oracle: not judged (ptxas kept code that reads the inputs, or rejected
-// the kernel), agreeing, or a mismatch.
-struct ProgramMismatch {
-  ProgramInputs form;
-  std::vector<uint64_t> claimed;     // what ptxas stores, per output
-  std::vector<uint64_t> inputs;      // where the oracle differs (immediates: the witness)
-  std::vector<ProgramValue> oracle;  // the oracle's outputs there
-};
-struct ProgramCheck {
-  bool judged = false;
-  std::optional<ProgramMismatch> mismatch;
-  std::string why_not;  // when not judged
-};
 // Many programs checked in one ptxas run (CompilePrograms).
 absl::StatusOr<std::vector<ProgramCheck>> CheckPrograms(const std::string& ptxas,
                                                         const std::string& arch,
@@ -84,6 +72,10 @@ absl::StatusOr<std::vector<ProgramCheck>> CheckPrograms(const std::string& ptxas
 absl::StatusOr<ProgramCheck> CheckProgram(const std::string& ptxas, const std::string& arch,
                                           const Program& program, ProgramInputs form,
                                           Reading reading);
+
+// ptxas as a program backend: what it folds (inputs immediate) or claims
+// for every input (inputs runtime), for `arch`.
+std::unique_ptr<ProgramBackend> MakePtxasProgramBackend(std::string ptxas, std::string arch);
 
 }  // namespace ptxdiff
 

@@ -1,12 +1,17 @@
 #include "program/program_tool.h"
 
 #include <cstring>
+#include <memory>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "common/subprocess.h"
+#include "oracle/edge_operands.h"
+#include "program/composed_oracle.h"
 
 namespace ptxdiff {
 namespace {
@@ -38,7 +43,8 @@ absl::Status RunInto(const ProgramTool& tool, std::span<const Program> programs,
                                    .in = InputBuffer(programs),
                                    .n = 2 * programs.size(),
                                    .slot_bytes = kBatchResultBytes,
-                                   .timeout = tool.timeout});
+                                   .timeout = tool.timeout,
+                                   .deadline = tool.deadline});
   PTXDIFF_RETURN_IF_ERROR(run.error);
   if (run.end == ToolRun::kOk) {
     for (size_t k = 0; k < programs.size(); ++k) {
@@ -84,6 +90,122 @@ absl::StatusOr<std::vector<ProgramToolRun>> RunProgramsOnTool(const ProgramTool&
   PTXDIFF_RETURN_IF_ERROR(RunInto(tool, runnable, inputs, ran.data()));
   for (size_t j = 0; j < ran.size(); ++j) results[index[j]] = std::move(ran[j]);
   return results;
+}
+
+namespace {
+
+// Input vectors per program beside its witness, with runtime inputs.
+constexpr int kMoreVectors = 3;
+
+// `p` at its witness, then (runtime inputs) at kMoreVectors vectors where
+// each input takes an edge value of its width.
+std::vector<Program> AtVectors(const Program& p, ProgramInputs form, std::mt19937_64& rng) {
+  std::vector<Program> out = {p};
+  if (form == ProgramInputs::kImmediate || p.inputs.empty()) return out;
+  for (int v = 0; v < kMoreVectors; ++v) {
+    Program copy = p;
+    for (ProgramInput& in : copy.inputs) {
+      const std::vector<uint64_t> edges = EdgeValues(in.width == 1 ? 1 : in.width);
+      in.witness = edges[rng() % edges.size()];
+    }
+    out.push_back(std::move(copy));
+  }
+  return out;
+}
+
+// One program's check from the runs of its copies.
+ProgramCheck Judge(std::span<const Program> copies, std::span<const ProgramToolRun> runs,
+                   ProgramInputs form, Reading reading) {
+  ProgramCheck check;
+  for (size_t c = 0; c < copies.size(); ++c) {
+    const ProgramToolRun& run = runs[c];
+    if (run.end == ToolRun::kCrashed || run.end == ToolRun::kHung) {
+      check.fault = ProgramFault{
+          run.end == ToolRun::kCrashed ? ProgramFault::kCrash : ProgramFault::kHang, run.what};
+      check.judged = false;
+      check.mismatch.reset();
+      return check;
+    }
+    if (run.end != ToolRun::kOk) {
+      check.why_not = run.what;
+      continue;
+    }
+    check.judged = true;
+    if (check.mismatch) continue;
+    std::vector<ProgramValue> oracle = EvaluateAtWitness(copies[c], reading);
+    if (Disagrees(oracle, run.outputs)) {
+      check.mismatch = ProgramMismatch{form, run.outputs, WitnessInputs(copies[c]), std::move(oracle)};
+    }
+  }
+  return check;
+}
+
+class ToolProgramBackend : public ProgramBackend {
+ public:
+  explicit ToolProgramBackend(ProgramTool tool) : tool_(std::move(tool)) {}
+
+  std::string Name() const override { return "ptx-cmd"; }
+  std::string Identity() const override {
+    return absl::StrCat("ptx-cmd sm_", tool_.target.sm, ": ", tool_.command);
+  }
+
+  absl::StatusOr<std::vector<ProgramCheck>> Check(std::span<const Program> programs,
+                                                  ProgramInputs form, Reading reading,
+                                                  absl::Time deadline) override {
+    std::mt19937_64 rng(1);
+    std::vector<Program> copies;
+    std::vector<size_t> first;  // program k's copies start at first[k]
+    for (const Program& p : programs) {
+      first.push_back(copies.size());
+      for (Program& c : AtVectors(p, form, rng)) copies.push_back(std::move(c));
+    }
+    first.push_back(copies.size());
+    ProgramTool tool = tool_;
+    tool.deadline = deadline;
+    PTXDIFF_ASSIGN_OR_RETURN(const std::vector<ProgramToolRun> runs,
+                             RunProgramsOnTool(tool, copies, form));
+    std::vector<ProgramCheck> checks;
+    for (size_t k = 0; k < programs.size(); ++k) {
+      const size_t n = first[k + 1] - first[k];
+      checks.push_back(Judge(std::span(copies).subspan(first[k], n),
+                             std::span(runs).subspan(first[k], n), form, reading));
+    }
+    return checks;
+  }
+
+  std::string Describe(const Program& p, const ProgramMismatch& m) const override {
+    return absl::StrCat("the tool gives ", ClaimedText(p, m.claimed), " at ",
+                        InputsText(p, m.inputs),
+                        m.form == ProgramInputs::kImmediate ? " (as immediates)" : "",
+                        "; the composed oracle gives ", OutputsText(p, m.oracle));
+  }
+
+  std::string FindingClass(ProgramInputs form) const override {
+    return form == ProgramInputs::kImmediate ? "immediate-inputs" : "runtime-inputs";
+  }
+  std::string FindingName(ProgramInputs form) const override {
+    return form == ProgramInputs::kImmediate ? "immediate inputs" : "runtime inputs";
+  }
+
+  std::string ReproModule(const Program& p, ProgramInputs form) const override {
+    return absl::StrCat("// Run: ", tool_.command,
+                        " with {in} = input.bin and {n} = 2 (docs/kernel-abi.md, \"Programs\")\n",
+                        ProgramToolModule({&p, 1}, tool_.target, form));
+  }
+  std::string ReproInput(const Program& p) const override { return InputBuffer({&p, 1}); }
+
+  std::string ReplayFlags() const override {
+    return absl::StrCat("--backend ", ShellQuote(absl::StrCat("ptx-cmd:", tool_.command)));
+  }
+
+ private:
+  ProgramTool tool_;
+};
+
+}  // namespace
+
+std::unique_ptr<ProgramBackend> MakeToolProgramBackend(ProgramTool tool) {
+  return std::make_unique<ToolProgramBackend>(std::move(tool));
 }
 
 }  // namespace ptxdiff

@@ -7,6 +7,7 @@
 #define PTXDIFF_PROGRAM_PROGRAM_TOOL_H_
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "program/program.h"
+#include "program/program_backend.h"
 #include "program/program_ptx.h"
 #include "worker/backends/cuda/kernel_gen.h"
 #include "worker/backends/ptx_cmd/tool_run.h"
@@ -27,6 +29,8 @@ struct ProgramTool {
   std::string files_root;  // a private directory the runs are made in
   PtxTarget target;
   absl::Duration timeout = absl::Seconds(10);  // one run of the tool
+  // Runs past it are cut (ToolRun::kCut): not known to hang.
+  absl::Time deadline = absl::InfiniteFuture();
 };
 
 // How a program's run ended: its outputs (kOk), or the tool's refusal,
@@ -44,6 +48,11 @@ struct ProgramToolRun {
 absl::StatusOr<std::vector<ProgramToolRun>> RunProgramsOnTool(const ProgramTool& tool,
                                                               std::span<const Program> programs,
                                                               ProgramInputs inputs);
+
+// The tool as a program backend: each program run at its witness and, with
+// runtime inputs, at a few more input vectors (edge values of each input),
+// all in one module; judged against the composed oracle there.
+std::unique_ptr<ProgramBackend> MakeToolProgramBackend(ProgramTool tool);
 
 }  // namespace ptxdiff
 

@@ -1,0 +1,77 @@
+// What runs a program and is judged against the composed oracle: ptxas
+// (what it folds or claims constant, program_ptxas.h) or a user's tool that
+// runs PTX (what it computes, program_tool.h). The program campaign and
+// `ptxdiff program` ask either the same way.
+
+#ifndef PTXDIFF_PROGRAM_PROGRAM_BACKEND_H_
+#define PTXDIFF_PROGRAM_PROGRAM_BACKEND_H_
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "oracle/errata.h"
+#include "program/composed_oracle.h"
+#include "program/program.h"
+#include "program/program_ptx.h"
+
+namespace ptxdiff {
+
+// A backend's outputs that the composed oracle refutes.
+struct ProgramMismatch {
+  ProgramInputs form;
+  std::vector<uint64_t> claimed;     // what the backend gave, per output
+  std::vector<uint64_t> inputs;      // where the oracle differs (immediates: the witness)
+  std::vector<ProgramValue> oracle;  // the oracle's outputs there
+};
+
+// A run that did not end: the tool crashed or hung on the program alone.
+struct ProgramFault {
+  enum Kind : uint8_t { kCrash, kHang } kind;
+  std::string what;  // how it ended, and the end of the tool's output
+};
+
+// What a backend did with a program in one input form: not judged (ptxas
+// kept code that reads the inputs; the tool refused it), agreeing, a
+// mismatch, or a fault.
+struct ProgramCheck {
+  bool judged = false;
+  std::optional<ProgramMismatch> mismatch;
+  std::optional<ProgramFault> fault;
+  std::string why_not;  // when not judged
+};
+
+class ProgramBackend {
+ public:
+  virtual ~ProgramBackend() = default;
+  // "ptxas", "ptx-cmd": a triage entry's backend.
+  virtual std::string Name() const = 0;
+  // What it is exactly (meta.txt's backend line).
+  virtual std::string Identity() const = 0;
+  // Each program checked in `form`, as few runs as it can (one for all).
+  // Runs past `deadline` are cut and not judged. An error only for the
+  // harness's own failure.
+  virtual absl::StatusOr<std::vector<ProgramCheck>> Check(std::span<const Program> programs,
+                                                          ProgramInputs form, Reading reading,
+                                                          absl::Time deadline) = 0;
+  // The disagreement in words: what it gave and where the oracle differs.
+  virtual std::string Describe(const Program& p, const ProgramMismatch& m) const = 0;
+  // A finding's class in `form` ("runtime-claim"), and its short name in
+  // summaries ("runtime claim").
+  virtual std::string FindingClass(ProgramInputs form) const = 0;
+  virtual std::string FindingName(ProgramInputs form) const = 0;
+  // A standalone reproducer: the module it is given (and its input buffer,
+  // for a tool that reads one).
+  virtual std::string ReproModule(const Program& p, ProgramInputs form) const = 0;
+  virtual std::string ReproInput(const Program& p) const { return ""; }
+  // The flags that replay a case: "--backend ptxas --arch sm_90".
+  virtual std::string ReplayFlags() const = 0;
+};
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_PROGRAM_PROGRAM_BACKEND_H_
