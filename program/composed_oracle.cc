@@ -63,6 +63,28 @@ class Machine {
                                            : ProgramValue{.bits = src.value & mask};
   }
 
+  // A step under its guard: run where the guard holds, skipped where it
+  // does not (its destination keeps its value), and its destination
+  // undefined where the guard is.
+  void Guarded(const ProgramStep& step) {
+    if (!step.guard.empty()) {
+      const ProgramValue guard = Get(step.guard);
+      if (!guard.defined) {
+        registers_[step.dst] = {.bits = Get(step.dst).bits, .defined = false};
+        if (HasCarryOut(step.variant) && step.kind == ProgramStep::kInstruction) {
+          flag_defined_ = false;
+        }
+        return;
+      }
+      if (((guard.bits & 1) != 0) == step.guard_negated) return;
+    }
+    if (step.kind == ProgramStep::kMove) {
+      Move(step);
+    } else {
+      Run(step);
+    }
+  }
+
   // A register no step has set yet (one set only in a loop that did not
   // run) holds nothing the spec defines.
   ProgramValue Get(const std::string& name) const {
@@ -109,8 +131,10 @@ void RunSteps(const std::vector<ProgramStep>& steps, Machine& machine) {
   for (size_t pc = 0; pc < steps.size(); ++pc) {
     const ProgramStep& step = steps[pc];
     switch (step.kind) {
-      case ProgramStep::kInstruction: machine.Run(step); break;
-      case ProgramStep::kMove: machine.Move(step); break;
+      case ProgramStep::kInstruction:
+      case ProgramStep::kMove:
+        machine.Guarded(step);
+        break;
       case ProgramStep::kLoopBegin:
         if (step.trip == 0) {
           pc = match[pc];

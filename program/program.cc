@@ -103,19 +103,53 @@ class Parser {
   absl::Status Statement(int number, absl::string_view line) {
     if (absl::ConsumePrefix(&line, "input ")) return Input(number, line);
     if (absl::ConsumePrefix(&line, "output ")) return Output(number, line);
-    if (absl::StartsWith(line, "@")) {
-      return LineError(number, "guards (@%p) are not supported yet");
-    }
+    if (absl::StartsWith(line, "@")) return Guarded(number, line);
     if (absl::ConsumePrefix(&line, "loop ")) return LoopBegin(number, line);
     if (line == "}") return LoopEnd(number);
     if (absl::StartsWith(line, "mov.")) return Move(number, line);
     return Step(number, line);
   }
 
+  // `@%p add.u32 %r, %r, 1;`: the step, run only where %p is true (`@!%p`:
+  // false). Its destination must be set before, so that it has a value
+  // where the step does not run.
+  absl::Status Guarded(int number, absl::string_view line) {
+    absl::ConsumePrefix(&line, "@");
+    const bool negated = absl::ConsumePrefix(&line, "!");
+    const size_t space = line.find_first_of(" \t");
+    const std::string guard = RegisterName(line.substr(0, space));
+    if (guard.empty() || space == absl::string_view::npos) {
+      return LineError(number, "expected '@%p step' or '@!%p step'");
+    }
+    auto it = widths_.find(guard);
+    if (it == widths_.end()) {
+      return LineError(number, absl::StrCat("%", guard, " is used before it is set"));
+    }
+    if (it->second != 1) {
+      return LineError(number, absl::StrCat("the guard %", guard, " is ", it->second,
+                                            " bits wide, not a .pred"));
+    }
+    const absl::string_view step = absl::StripAsciiWhitespace(line.substr(space));
+    if (absl::StartsWith(step, "loop ") || step == "}" || absl::StartsWith(step, "@")) {
+      return LineError(number, "only an instruction or a move can be guarded");
+    }
+    PTXDIFF_RETURN_IF_ERROR(absl::StartsWith(step, "mov.") ? Move(number, step)
+                                                           : Step(number, step));
+    ProgramStep& guarded = program_.steps.back();
+    if (defined_new_) {
+      return LineError(number, absl::StrCat("the guarded step's %", guarded.dst,
+                                            " must be set before it"));
+    }
+    guarded.guard = guard;
+    guarded.guard_negated = negated;
+    return absl::OkStatus();
+  }
+
   // A register is set at one width wherever it is set.
   absl::Status Define(int number, const std::string& name, int width) {
     if (name.empty()) return LineError(number, "expected a register (%name)");
     auto [it, added] = widths_.emplace(name, width);
+    defined_new_ = added;
     if (!added && it->second != width) {
       return LineError(number, absl::StrCat("%", name, " is ", it->second,
                                             " bits wide; set again as ", width));
@@ -287,6 +321,7 @@ class Parser {
   Program program_;
   absl::flat_hash_map<std::string, int> widths_;
   std::vector<int> open_loops_;  // their lines
+  bool defined_new_ = false;     // the last Define set a register first
 };
 
 std::string TypeOfWidth(int width) {
@@ -300,6 +335,11 @@ std::string OperandText(const Variant& v, int i, const ProgramOperand& o) {
 }
 
 }  // namespace
+
+std::string GuardText(const ProgramStep& step) {
+  if (step.guard.empty()) return "";
+  return absl::StrCat("@", step.guard_negated ? "!" : "", "%", step.guard, " ");
+}
 
 Program TupleAsProgram(const Variant& v, const Operands& operands) {
   Program p;
@@ -378,7 +418,8 @@ std::string FormatProgram(const Program& program) {
       case ProgramStep::kMove: {
         const ProgramOperand& src = step.sources[0];
         const uint64_t mask = step.width >= 64 ? ~uint64_t{0} : (uint64_t{1} << step.width) - 1;
-        absl::StrAppend(&out, indent, "mov", TypeOfWidth(step.width), " %", step.dst, ", ",
+        absl::StrAppend(&out, indent, GuardText(step), "mov", TypeOfWidth(step.width), " %",
+                        step.dst, ", ",
                         src.is_register ? absl::StrCat("%", src.name)
                                         : absl::StrFormat("0x%x", src.value & mask),
                         ";\n");
@@ -391,7 +432,7 @@ std::string FormatProgram(const Program& program) {
     for (int i = 0; i < NumSources(step.variant); ++i) {
       sources.push_back(OperandText(step.variant, i, step.sources[i]));
     }
-    absl::StrAppend(&out, indent,
+    absl::StrAppend(&out, indent, GuardText(step),
                     PtxInstruction(step.variant, absl::StrCat("%", step.dst), sources), ";\n");
   }
   for (const std::string& name : program.outputs) absl::StrAppend(&out, "output %", name, "\n");

@@ -20,6 +20,8 @@
 //   loop 4 {                     the steps up to the matching `}`, 4 times
 //     sub.u32 %r, %r, 1;         (a trip count from 0 to 1024; loops nest)
 //   }
+//   @%p add.u32 %r, %r, 1;       a guarded step: runs only where %p is true
+//   @!%p mov.b32 %r, 0;          (or false); otherwise %r keeps its value
 //
 // Widths are `.b16`, `.b32`, `.b64` (or `.u`/`.s` of those) and `.pred`. A
 // step's destination is a register as wide as the variant's result (a
@@ -28,7 +30,7 @@
 // register for an 8-bit source). CC.CF is state between steps, set by `.cc`
 // variants and read by the carry-in families (addc, subc, madc).
 //
-// Not yet: guards (`@%p`) and if/else.
+// Not yet: if/else.
 
 #ifndef PTXDIFF_PROGRAM_PROGRAM_H_
 #define PTXDIFF_PROGRAM_PROGRAM_H_
@@ -76,7 +78,14 @@ struct ProgramStep {
   int width = 0;                         // a move's
   int trip = 0;                          // a loop's
   int line = 0;                          // in the text, for messages
+  // `@%p` (or `@!%p` when negated): an instruction or a move that runs only
+  // where the predicate register `guard` is true (false); empty: always.
+  std::string guard;
+  bool guard_negated = false;
 };
+
+// "@%p ", "@!%p ", or "" for a step without a guard.
+std::string GuardText(const ProgramStep& step);
 
 // The width of the register a step sets (an instruction's or a move's).
 int DestinationWidth(const ProgramStep& step);

@@ -116,6 +116,9 @@ class Builder {
           return;
         }
         break;
+      case 2:
+        if (AddGuarded()) return;
+        break;
       default:
         break;
     }
@@ -148,6 +151,29 @@ class Builder {
                                     {.is_register = true, .name = shifted}}});
     live_.push_back(shifted);
     live_.push_back(square);
+  }
+
+  // A step under a guard that compares an input with a constant (a branch
+  // on a thread-index-like value, as a predicated instruction), updating a
+  // register set before it. False if no register is set yet.
+  bool AddGuarded() {
+    std::vector<std::string> set;
+    for (const std::string& name : live_) {
+      if (!name.starts_with("in")) set.push_back(name);
+    }
+    if (set.empty() || Suppressed("setp.lt.u32")) return false;
+    const std::string p = absl::StrCat("p", next_++);
+    p_.steps.push_back({.variant = *ParseVariant("setp.lt.u32"),
+                        .dst = p,
+                        .sources = {{.is_register = true, .name = p_.inputs[rng_() % p_.inputs.size()].name},
+                                    {.value = SpecialOrRandom(rng_)}}});
+    AddStep();
+    ProgramStep& guarded = p_.steps.back();
+    guarded.dst = set[rng_() % set.size()];
+    guarded.guard = p;
+    guarded.guard_negated = rng_() % 2 == 0;
+    live_.back() = guarded.dst;
+    return true;
   }
 
   void AddStep() {

@@ -19,7 +19,7 @@ namespace {
 // kind of final narrowing.
 TEST(ProgramGeneratorTest, ProgramsAreValidCasesInTheKnownShapes) {
   std::mt19937_64 rng(7);
-  int loops = 0, squares = 0, masks = 0, selects = 0;
+  int loops = 0, squares = 0, masks = 0, selects = 0, guards = 0;
   std::set<std::string> distinct;
   for (int n = 0; n < 500; ++n) {
     const Program p = RandomProgram(rng);
@@ -32,6 +32,7 @@ TEST(ProgramGeneratorTest, ProgramsAreValidCasesInTheKnownShapes) {
     loops += text.find("loop ") != std::string::npos;
     masks += text.find("and.b32") != std::string::npos;
     selects += text.find("selp.b32") != std::string::npos;
+    guards += text.find("@") != std::string::npos;
     for (const ProgramStep& s : p.steps) {
       squares += s.kind == ProgramStep::kInstruction && s.sources.size() >= 2 &&
                  s.sources[0].is_register && s.sources[1].is_register &&
@@ -43,6 +44,7 @@ TEST(ProgramGeneratorTest, ProgramsAreValidCasesInTheKnownShapes) {
   EXPECT_GT(squares, 50);
   EXPECT_GT(masks, 50);
   EXPECT_GT(selects, 50);
+  EXPECT_GT(guards, 50);
   std::mt19937_64 again(7);
   std::mt19937_64 same(7);
   EXPECT_EQ(FormatProgram(RandomProgram(again)), FormatProgram(RandomProgram(same)));

@@ -37,8 +37,17 @@ bool IsValid(const Program& p) { return ParseProgram(FormatProgram(p)).ok(); }
 // outputs replaced by `by`; false if an output would become an immediate.
 bool Rewire(Program& p, size_t from, const std::string& name, const ProgramOperand& by) {
   for (size_t j = from; j < p.steps.size(); ++j) {
-    for (ProgramOperand& src : p.steps[j].sources) {
+    ProgramStep& step = p.steps[j];
+    for (ProgramOperand& src : step.sources) {
       if (src.is_register && src.name == name) src = by;
+    }
+    if (step.guard != name) continue;
+    if (by.is_register) {
+      step.guard = by.name;
+    } else if (((by.value & 1) != 0) != step.guard_negated) {
+      step.guard.clear();  // a guard that always holds
+    } else {
+      return false;  // a step that never runs: removing it is another candidate
     }
   }
   for (std::string& out : p.outputs) {
@@ -107,7 +116,8 @@ void StepRemovals(const Program& p, size_t i, int depth, std::vector<Program>& o
     c.steps.erase(c.steps.begin() + static_cast<long>(i));
     return c;
   };
-  if (SetAgainAfter(p, i, step.dst)) out.push_back(removed());
+  // Set again later, or guarded (so set before): its uses still read a value.
+  if (SetAgainAfter(p, i, step.dst) || !step.guard.empty()) out.push_back(removed());
   for (const ProgramOperand& by : replacements) {
     Program c = removed();
     if (Rewire(c, i, step.dst, by)) out.push_back(std::move(c));
@@ -154,6 +164,17 @@ void LoopSimplifications(const Program& p, size_t begin, std::vector<Program>& o
     Program once = p;
     once.steps[begin].trip = 1;
     out.push_back(std::move(once));
+  }
+}
+
+// Each guarded step without its guard.
+void GuardRemovals(const Program& p, std::vector<Program>& out) {
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    if (p.steps[i].guard.empty()) continue;
+    Program c = p;
+    c.steps[i].guard.clear();
+    c.steps[i].guard_negated = false;
+    out.push_back(std::move(c));
   }
 }
 
@@ -227,6 +248,7 @@ std::vector<Program> ProgramSimplifications(const Program& p) {
   for (size_t i = 0; i < p.steps.size(); ++i) {
     if (p.steps[i].kind == ProgramStep::kLoopBegin) LoopSimplifications(p, i, out);
   }
+  GuardRemovals(p, out);
   InputRemovals(p, out);
   StepsAsMoves(p, depth, out);
   ValueSimplifications(p, out);
@@ -288,6 +310,7 @@ std::string ProgramSignature(const Program& program) {
       if (src.is_register) rename(src.name);
       if (IsOrdinaryImmediate(s, i)) src.value = ImmediateClass(src.value);
     }
+    if (!s.guard.empty()) rename(s.guard);
     if (SetsRegister(s)) rename(s.dst);
   }
   for (std::string& out : p.outputs) rename(out);

@@ -11,6 +11,7 @@
 //     of the same width, or to the immediate it held at the witness; or
 //     make it a move of that immediate;
 //   - unwrap a loop (its body once), remove an empty loop, run a loop once;
+//   - drop a step's guard;
 //   - replace an input by its witness as an immediate;
 //   - make an immediate or a witness 0, 1, or its low 16 bits.
 // The signature of the result (ProgramSignature) is what deduplicates it.

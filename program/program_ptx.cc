@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
 
@@ -75,6 +76,13 @@ std::string StoreOutput(absl::string_view name, int width, int offset) {
                  : absl::StrCat("  cvt.u64.u", width <= 8 ? 8 : width <= 16 ? 16 : 32,
                                 " %result, ", Reg(name), ";\n");
   return absl::StrCat(widen, "  st.global.u64 ", address, ", %result;\n");
+}
+
+// `text`'s statements each under the step's guard.
+std::string Guard(const ProgramStep& step, const std::string& text) {
+  if (step.guard.empty()) return text;
+  return absl::StrReplaceAll(text, {{"\n  ", absl::StrCat("\n  ", GuardText(step))}})
+      .insert(2, GuardText(step));
 }
 
 std::string StepText(const ProgramStep& step) {
@@ -155,8 +163,10 @@ KernelParts Parts(const Program& program, InputSource source, int first_loop, in
   std::vector<int> open;  // the loops' numbers
   for (const ProgramStep& step : program.steps) {
     switch (step.kind) {
-      case ProgramStep::kInstruction: absl::StrAppend(&parts.body, StepText(step)); break;
-      case ProgramStep::kMove: absl::StrAppend(&parts.body, MoveText(step)); break;
+      case ProgramStep::kInstruction:
+        absl::StrAppend(&parts.body, Guard(step, StepText(step)));
+        break;
+      case ProgramStep::kMove: absl::StrAppend(&parts.body, Guard(step, MoveText(step))); break;
       case ProgramStep::kLoopBegin: {
         const int k = first_loop + parts.loops++;
         absl::StrAppend(open.empty() ? &parts.counters : &parts.body, SetCounter(k, step.trip));
@@ -189,6 +199,7 @@ Program Tagged(Program p, const std::string& tag) {
   for (ProgramInput& in : p.inputs) in.name = tag + in.name;
   for (ProgramStep& s : p.steps) {
     if (!s.dst.empty()) s.dst = tag + s.dst;
+    if (!s.guard.empty()) s.guard = tag + s.guard;
     for (ProgramOperand& o : s.sources) {
       if (o.is_register) o.name = tag + o.name;
     }

@@ -142,7 +142,14 @@ TEST(ProgramTest, BadProgramsNameTheLineAndTheProblem) {
            {h + "input %a .b32 1\nadd.q32 %r, %a, 2;\noutput %r\n", "line 3: "},
            {h + "input %a .b32 1\nadd.s32 %r, %a;\noutput %r\n",
             "line 3: unknown instruction"},
-           {h + "input %a .b32 1\n@%p add.s32 %r, %a, 1;\noutput %r\n", "guards"},
+           {h + "input %a .b32 1\n@%p add.s32 %r, %a, 1;\noutput %r\n",
+            "line 3: %p is used before it is set"},
+           {h + "input %a .b32 1\n@%a add.s32 %r, %a, 1;\noutput %r\n",
+            "line 3: the guard %a is 32 bits wide, not a .pred"},
+           {h + "input %a .b32 1\nsetp.lt.u32 %p, %a, 2;\n@%p add.s32 %r, %a, 1;\noutput %r\n",
+            "line 4: the guarded step's %r must be set before it"},
+           {h + "input %a .b32 1\nsetp.lt.u32 %p, %a, 2;\n@%p loop 2 {\n}\noutput %a\n",
+            "line 4: only an instruction or a move can be guarded"},
            {h + "input %a .b32 1\nadd.s32 %r, %a, 1;\n", "no output"},
            {h + "input %a .b32 1\noutput %q\n", "output %q is never set"},
            {h + "input %a .f32 1\noutput %a\n", "unknown type '.f32'"},
@@ -154,6 +161,45 @@ TEST(ProgramTest, BadProgramsNameTheLineAndTheProblem) {
     ASSERT_FALSE(p.ok()) << c.text;
     EXPECT_THAT(p.status().message(), HasSubstr(c.message)) << c.text;
   }
+}
+
+// A guarded step runs where its predicate holds (`@!%p`: where it does
+// not) and leaves its register as it was elsewhere; it reads back from its
+// text.
+TEST(ProgramTest, GuardedStepsRunWhereTheirPredicateHolds) {
+  auto p = ParseProgram(absl::StrCat(kProgramHeader, R"(
+input %a .b32 5
+mov.b32 %r, 100;
+mov.b32 %s, 100;
+setp.lt.u32 %p, %a, 10;
+@%p add.u32 %r, %r, 1;
+@!%p mov.b32 %s, 7;
+output %r
+output %s
+)"));
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(ParseProgram(FormatProgram(*p))->steps.size(), p->steps.size());
+  EXPECT_THAT(FormatProgram(*p), HasSubstr("@%p add.u32 %r, %r, 0x1;\n@!%p mov.b32 %s, 0x7;\n"));
+  const std::vector<uint64_t> small = {5}, large = {50};
+  EXPECT_EQ((*EvaluateProgram(*p, small))[0].bits, 101u);
+  EXPECT_EQ((*EvaluateProgram(*p, small))[1].bits, 100u);
+  EXPECT_EQ((*EvaluateProgram(*p, large))[0].bits, 100u);
+  EXPECT_EQ((*EvaluateProgram(*p, large))[1].bits, 7u);
+}
+
+// A guard the spec leaves open leaves the guarded register open: whether
+// the step ran is not known.
+TEST(ProgramTest, AnUndefinedGuardPoisonsWhatItGuards) {
+  auto p = ParseProgram(absl::StrCat(kProgramHeader, R"(
+input %a .b32 5
+div.u32 %q, %a, 0;
+setp.lt.u32 %p, %q, 10;
+mov.b32 %r, 100;
+@%p add.u32 %r, %r, 1;
+output %r
+)"));
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_FALSE(EvaluateAtWitness(*p)[0].defined);
 }
 
 }  // namespace

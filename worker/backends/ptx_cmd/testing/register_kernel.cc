@@ -287,8 +287,8 @@ absl::StatusOr<RegisterKernel> RegisterKernel::Parse(absl::string_view ptx) {
       return absl::OkStatus();
     };
     const absl::string_view op = opcode[0];
-    if (s.guard >= 0 && op != "bra") {
-      return fail("only branches may be guarded here");
+    if (s.guard >= 0 && (op == "ld" || op == "st" || op == "ret")) {
+      return fail("a memory access or a return may not be guarded here");
     }
     // The parser wants plain names: `add.s32 dst, src0, src1`. Only lines
     // that may be instructions are parsed (a failed parse searches for the
@@ -678,12 +678,12 @@ absl::StatusOr<std::string> RegisterKernel::Run(
               " statements without returning (n = ", n, ")"));
         }
         const Statement& s = program_[pc++];
+        // A guarded statement whose predicate does not hold does nothing.
+        if (s.guard >= 0 && (m.regs[s.guard] != 0) == s.guard_negated) continue;
         switch (s.kind) {
           case Statement::kReturn: break;
           case Statement::kBranch:
-            if (s.guard < 0 || (m.regs[s.guard] != 0) != s.guard_negated) {
-              pc = s.target;
-            }
+            pc = s.target;
             continue;
           case Statement::kLoadParam:
             m.Write(s.dst, m.params[s.param]);

@@ -6,7 +6,8 @@
 // the entry and its parameters (the ABI's in, out, n), the register
 // declarations, and every statement, which it then executes thread by
 // thread over a grid. The frame's few statements (ld.param, cvta, mov from
-// special registers, setp, bra, ld.global, st.global, cvt, ret) are
+// special registers, setp, bra, ld.global, st.global, cvt, ret; any but a
+// memory access or ret may be guarded, `@%p`) are
 // interpreted directly; every other statement must be an integer instruction
 // ptxdiff knows (ParseVariant), and is evaluated by the CPU oracle, the
 // instruction under test among them. Each thread has a CC.CF, which the
