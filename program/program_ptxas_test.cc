@@ -160,6 +160,7 @@ TEST_F(ProgramPtxasTest, CampaignFindingsAreFlagged) {
   for (const Case& c : std::vector<Case>{
            {"found-abs-lt-zero.ptxprog", 0x1, 0x0},
            {"found-neg-abs-lt-min.ptxprog", 0x0, 0x1},
+           {"found-square-low-bits.ptxprog", 0x0, 0x400},
        }) {
     auto p = Testdata(c.file);
     ASSERT_TRUE(p.ok()) << c.file << ": " << p.status();
