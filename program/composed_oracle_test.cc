@@ -5,15 +5,10 @@
 
 #include "gtest/gtest.h"
 #include "program/program.h"
+#include "program/testing/programs.h"
 
 namespace ptxdiff {
 namespace {
-
-Program P(const std::string& body) {
-  auto p = ParseProgram("# ptxdiff program 1\n" + body);
-  EXPECT_TRUE(p.ok()) << p.status();
-  return p.ok() ? *p : Program{};
-}
 
 std::vector<ProgramValue> Outputs(const Program& p, std::vector<uint64_t> inputs,
                               Reading reading = Reading::kSpec) {
@@ -26,7 +21,7 @@ constexpr ProgramValue Defined(uint64_t bits) { return {.bits = bits, .defined =
 
 // A 64-bit sum of 32-bit halves: the carry goes from add.cc to addc.
 TEST(ComposedOracleTest, TheCarryFlowsAlongAChain) {
-  const Program p = P(
+  const Program p = ProgramOf(
       "input %alo .b32 0\ninput %ahi .b32 0\ninput %blo .b32 0\ninput %bhi .b32 0\n"
       "add.cc.u32 %lo, %alo, %blo;\n"
       "addc.u32 %hi, %ahi, %bhi;\n"
@@ -36,7 +31,7 @@ TEST(ComposedOracleTest, TheCarryFlowsAlongAChain) {
   EXPECT_EQ(Outputs(p, {0xfffffffe, 7, 1, 8}),
             (std::vector<ProgramValue>{Defined(0xffffffff), Defined(15)}));
   // A borrow chain: 0x1_00000000 - 1.
-  const Program sub = P(
+  const Program sub = ProgramOf(
       "input %lo .b32 0\ninput %hi .b32 1\n"
       "sub.cc.u32 %dlo, %lo, 1;\n"
       "subc.u32 %dhi, %hi, 0;\n"
@@ -48,14 +43,14 @@ TEST(ComposedOracleTest, TheCarryFlowsAlongAChain) {
 // (docs/spec-notes.md): across kinds the one bit is the adder's carry-out.
 // The spec leaves those chains open, so the spec reading judges nothing.
 TEST(ComposedOracleTest, ChainsAcrossKindsAreHardwareKnownAnswersAndOpenInTheSpec) {
-  const Program sub_then_addc = P(
+  const Program sub_then_addc = ProgramOf(
       "input %z .b32 0\n"
       "sub.cc.u32 %x, %z, %z;\n"
       "addc.u32 %y, %z, %z;\n"
       "output %y\n");
   EXPECT_EQ(Outputs(sub_then_addc, {0}, Reading::kHardware)[0], Defined(1));
   EXPECT_FALSE(Outputs(sub_then_addc, {0}, Reading::kSpec)[0].defined);
-  const Program add_then_subc = P(
+  const Program add_then_subc = ProgramOf(
       "input %z .b32 0\n"
       "add.cc.u32 %x, %z, %z;\n"
       "subc.u32 %y, %z, %z;\n"
@@ -63,7 +58,7 @@ TEST(ComposedOracleTest, ChainsAcrossKindsAreHardwareKnownAnswersAndOpenInTheSpe
   EXPECT_EQ(Outputs(add_then_subc, {0}, Reading::kHardware)[0], Defined(0xffffffff));
   EXPECT_FALSE(Outputs(add_then_subc, {0}, Reading::kSpec)[0].defined);
   // A borrowing sub.cc leaves NOT borrow = 0 for addc.
-  const Program borrow_then_addc = P(
+  const Program borrow_then_addc = ProgramOf(
       "input %z .b32 0\n"
       "sub.cc.u32 %x, %z, 1;\n"
       "addc.u32 %y, %z, %z;\n"
@@ -72,14 +67,14 @@ TEST(ComposedOracleTest, ChainsAcrossKindsAreHardwareKnownAnswersAndOpenInTheSpe
 }
 
 TEST(ComposedOracleTest, AFlagReadBeforeAnyStepSetsItIsUndefined) {
-  const Program p = P("input %a .b32 5\naddc.u32 %y, %a, %a;\noutput %y\n");
+  const Program p = ProgramOf("input %a .b32 5\naddc.u32 %y, %a, %a;\noutput %y\n");
   EXPECT_FALSE(EvaluateAtWitness(p)[0].defined);
   EXPECT_FALSE(EvaluateAtWitness(p, Reading::kHardware)[0].defined);
 }
 
 // What the spec leaves open poisons what depends on it, and nothing else.
 TEST(ComposedOracleTest, AnUndefinedStepPoisonsOnlyWhatDependsOnIt) {
-  const Program p = P(
+  const Program p = ProgramOf(
       "input %a .b32 7\ninput %z .b32 0\n"
       "div.u32 %q, %a, %z;\n"
       "add.u32 %r, %q, 1;\n"
@@ -96,7 +91,7 @@ TEST(ComposedOracleTest, AnUndefinedStepPoisonsOnlyWhatDependsOnIt) {
 // their parent; a register set only in a loop that does not run is unset,
 // which nothing defines.
 TEST(ComposedOracleTest, LoopsRunTheirTripCounts) {
-  const Program p = P(
+  const Program p = ProgramOf(
       "input %n .b32 3\nmov.b32 %acc, 0;\n"
       "loop 4 {\n add.u32 %acc, %acc, %n;\n loop 2 {\n add.u32 %acc, %acc, 1;\n }\n}\n"
       "loop 0 {\n mov.b32 %never, 1;\n}\n"
@@ -105,14 +100,14 @@ TEST(ComposedOracleTest, LoopsRunTheirTripCounts) {
   EXPECT_EQ(out[0], Defined(4 * (3 + 2)));
   EXPECT_FALSE(out[1].defined);
   // FuzzX m009's chain: one-trip loops, the second negating INT_MAX.
-  const Program m009 = P(
+  const Program m009 = ProgramOf(
       "loop 1 {\n}\nmov.b32 %r, 0x7fffffff;\nloop 1 {\n neg.s32 %r, %r;\n}\noutput %r\n");
   EXPECT_EQ(EvaluateAtWitness(m009)[0], Defined(0x80000001));
 }
 
 // Issue 29's bfe: a position past the top replicates the sign bit.
 TEST(ComposedOracleTest, StepsSeeTheirSourcesMaskedToTheirWidths) {
-  const Program p = P(
+  const Program p = ProgramOf(
       "input %a .b32 1\n"
       "bfe.s32 %r, %a, 40, 8;\n"
       "setp.lt.s32 %p, %a, 0;\n"

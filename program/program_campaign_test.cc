@@ -11,6 +11,7 @@
 #include "program/program_minimizer.h"
 #include "program/program_ptxas.h"
 #include "program/program_tool.h"
+#include "program/testing/programs.h"
 #include "triage/triage_store.h"
 #include "worker/backends/ptxas/ptxas_toolchain.h"
 
@@ -43,11 +44,9 @@ class ProgramCampaignTest : public testing::Test {
     return report.ok() ? *report : ProgramCampaignReport{};
   }
   static Program Testdata(const std::string& name) {
-    auto text = ReadFile(absl::StrCat(PTXDIFF_SOURCE_DIR, "/program/testdata/", name));
-    EXPECT_TRUE(text.ok()) << text.status();
-    auto p = ParseProgram(*text);
+    auto p = TestdataProgram(name);
     EXPECT_TRUE(p.ok()) << p.status();
-    return *p;
+    return p.ok() ? *p : Program{};
   }
   std::unique_ptr<TempDir> dir_;
   std::string ptxas_;
@@ -104,10 +103,8 @@ TEST_F(ProgramCampaignTest, FilesADisagreementMinimizedAndCountsItsRepeats) {
 
 // Programs ptxas gets right file nothing, and are counted.
 TEST_F(ProgramCampaignTest, AgreeingProgramsFileNothing) {
-  auto p = ParseProgram(absl::StrCat(kProgramHeader,
-                                     "\ninput %a .b32 3\nadd.u32 %r, %a, 1;\noutput %r\n"));
-  ASSERT_TRUE(p.ok());
-  ProgramCampaignReport report = Run({*p, *p, *p});
+  const Program p = ProgramOf("input %a .b32 3\nadd.u32 %r, %a, 1;\noutput %r\n");
+  ProgramCampaignReport report = Run({p, p, p});
   EXPECT_EQ(report.programs, 3);
   EXPECT_EQ(report.folded, 3);
   EXPECT_EQ(report.disagreements, 0);
@@ -149,14 +146,11 @@ TEST_F(ProgramCampaignTest, OnAToolWrongValuesAndCrashesAreFiledMinimized) {
       PTXDIFF_INTERPRETER_PATH, " --flip-on=xor.b32 --crash-on=clz.b32 {ptx} {in} {out}");
   options_.backend = MakeToolProgramBackend(
       {.command = command, .files_root = dir_->path(), .target = *TargetForDevice(90)});
-  auto p = [](const std::string& body) {
-    return *ParseProgram(absl::StrCat(kProgramHeader, "\n", body));
-  };
   ProgramCampaignReport report = Run({
-      p("input %a .b32 6\nadd.u32 %r0, %a, 3;\nxor.b32 %r1, %r0, %a;\nshl.b32 %r2, %r1, 1;\n"
+      ProgramOf("input %a .b32 6\nadd.u32 %r0, %a, 3;\nxor.b32 %r1, %r0, %a;\nshl.b32 %r2, %r1, 1;\n"
         "output %r2\n"),
-      p("input %a .b32 6\nadd.u32 %r0, %a, 3;\nmul.lo.u32 %r1, %r0, %r0;\noutput %r1\n"),
-      p("input %a .b32 0x100\nnot.b32 %r0, %a;\nclz.b32 %r1, %r0;\nadd.u32 %r2, %r1, 1;\n"
+      ProgramOf("input %a .b32 6\nadd.u32 %r0, %a, 3;\nmul.lo.u32 %r1, %r0, %r0;\noutput %r1\n"),
+      ProgramOf("input %a .b32 0x100\nnot.b32 %r0, %a;\nclz.b32 %r1, %r0;\nadd.u32 %r2, %r1, 1;\n"
         "output %r2\n"),
   });
   EXPECT_EQ(report.programs, 3);

@@ -9,16 +9,11 @@
 #include "isa/spelling.h"
 #include "program/composed_oracle.h"
 #include "program/program_ptxas.h"
+#include "program/testing/programs.h"
 #include "worker/backends/ptxas/ptxas_toolchain.h"
 
 namespace ptxdiff {
 namespace {
-
-Program P(const std::string& body) {
-  auto p = ParseProgram(absl::StrCat(kProgramHeader, "\n", body));
-  EXPECT_TRUE(p.ok()) << p.status();
-  return p.ok() ? *p : Program{};
-}
 
 // True if some step multiplies a register by itself.
 bool HasSquare(const Program& p) {
@@ -45,7 +40,7 @@ TEST(ProgramMinimizerTest, KeepsOnlyWhatThePredicateNeeds) {
     ++calls;
     return HasSquare(p);
   };
-  auto min = MinimizeProgram(P(kChain), shows);
+  auto min = MinimizeProgram(ProgramOf(kChain), shows);
   ASSERT_TRUE(min.ok()) << min.status();
   EXPECT_EQ(CountSteps(min->program), 1) << FormatProgram(min->program);
   EXPECT_TRUE(HasSquare(min->program));
@@ -59,7 +54,7 @@ TEST(ProgramMinimizerTest, KeepsOnlyWhatThePredicateNeeds) {
 // A predicate on the oracle's value keeps the steps the value needs; a
 // removed step's uses take the value it held, so the output does not change.
 TEST(ProgramMinimizerTest, RewiresARemovedStepsUsesToTheValueItHeld) {
-  const Program chain = P(kChain);
+  const Program chain = ProgramOf(kChain);
   const ProgramValue want = EvaluateAtWitness(chain)[0];
   auto shows = [&want](const Program& p) -> absl::StatusOr<bool> {
     return EvaluateAtWitness(p)[0] == want && CountSteps(p) >= 1;
@@ -73,11 +68,11 @@ TEST(ProgramMinimizerTest, RewiresARemovedStepsUsesToTheValueItHeld) {
 // The budget bounds the calls, and the program so far is kept.
 TEST(ProgramMinimizerTest, StopsAtItsBudget) {
   auto shows = [](const Program&) -> absl::StatusOr<bool> { return true; };
-  auto min = MinimizeProgram(P(kChain), shows, 3);
+  auto min = MinimizeProgram(ProgramOf(kChain), shows, 3);
   ASSERT_TRUE(min.ok());
   EXPECT_EQ(min->candidates, 3);
   EXPECT_TRUE(min->budget_out);
-  EXPECT_LT(FormatProgram(min->program).size(), FormatProgram(P(kChain)).size());
+  EXPECT_LT(FormatProgram(min->program).size(), FormatProgram(ProgramOf(kChain)).size());
 }
 
 // An error from the predicate stops the minimizing and is returned.
@@ -85,14 +80,14 @@ TEST(ProgramMinimizerTest, PassesOnThePredicatesError) {
   auto shows = [](const Program&) -> absl::StatusOr<bool> {
     return absl::UnavailableError("ptxas is gone");
   };
-  auto min = MinimizeProgram(P(kChain), shows);
+  auto min = MinimizeProgram(ProgramOf(kChain), shows);
   EXPECT_EQ(min.status().code(), absl::StatusCode::kUnavailable);
 }
 
 // Loops are unwrapped, run once, or removed when empty; every candidate is
 // a valid case.
 TEST(ProgramMinimizerTest, CandidatesSimplifyLoopsAndAreValid) {
-  const Program p = P("mov.b32 %r0, 0;\nloop 1 {\n}\nloop 4 {\n  mov.b32 %r0, 0x7fffffff;\n}\n"
+  const Program p = ProgramOf("mov.b32 %r0, 0;\nloop 1 {\n}\nloop 4 {\n  mov.b32 %r0, 0x7fffffff;\n}\n"
                       "sub.u32 %r3, 430, %r0;\noutput %r3\n");
   bool unwrapped = false, once = false;
   for (const Program& c : ProgramSimplifications(p)) {
@@ -108,11 +103,11 @@ TEST(ProgramMinimizerTest, CandidatesSimplifyLoopsAndAreValid) {
 // The signature forgets names, witnesses and which constant of a class; it
 // keeps the steps and the classes.
 TEST(ProgramMinimizerTest, SignaturesNameShapesNotSpellings) {
-  const Program a = P("input %n .b32 1\nshl.b32 %x, %n, 14;\nmul.lo.u32 %y, %x, %x;\n"
+  const Program a = ProgramOf("input %n .b32 1\nshl.b32 %x, %n, 14;\nmul.lo.u32 %y, %x, %x;\n"
                       "and.b32 %z, 7, %y;\noutput %z\n");
-  const Program b = P("input %m .b32 0x99\nshl.b32 %p, %m, 12;\nmul.lo.u32 %q, %p, %p;\n"
+  const Program b = ProgramOf("input %m .b32 0x99\nshl.b32 %p, %m, 12;\nmul.lo.u32 %q, %p, %p;\n"
                       "and.b32 %s, 5, %q;\noutput %s\n");
-  const Program c = P("input %n .b32 1\nshl.b32 %x, %n, 14;\nmul.lo.u32 %y, %x, %x;\n"
+  const Program c = ProgramOf("input %n .b32 1\nshl.b32 %x, %n, 14;\nmul.lo.u32 %y, %x, %x;\n"
                       "and.b32 %z, 0x7fffffff, %y;\noutput %z\n");
   EXPECT_EQ(ProgramSignature(a), ProgramSignature(b));
   EXPECT_NE(ProgramSignature(a), ProgramSignature(c));
@@ -130,9 +125,7 @@ class ProgramMinimizerPtxasTest : public testing::Test {
   }
   // The public reproducer `file`'s disagreement in `form`, minimized.
   Program Minimized(const std::string& file, ProgramInputs form) {
-    auto text = ReadFile(absl::StrCat(PTXDIFF_SOURCE_DIR, "/program/testdata/", file));
-    EXPECT_TRUE(text.ok()) << text.status();
-    auto p = ParseProgram(*text);
+    auto p = TestdataProgram(file);
     EXPECT_TRUE(p.ok()) << p.status();
     // Each round's candidates in one ptxas run, as campaigns minimize.
     auto shows = [&](std::span<const Program> c) -> absl::StatusOr<std::vector<bool>> {

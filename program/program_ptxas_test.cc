@@ -10,6 +10,7 @@
 #include "isa/spelling.h"
 #include "common/files.h"
 #include "program/program_ptx.h"
+#include "program/testing/programs.h"
 #include "worker/backends/ptxas/ptxas_toolchain.h"
 
 namespace ptxdiff {
@@ -22,11 +23,6 @@ class ProgramPtxasTest : public testing::Test {
     if (!found.ok()) GTEST_SKIP() << "no ptxas: " << found.status();
     ptxas_ = *found;
   }
-  Program P(const std::string& body) {
-    auto p = ParseProgram(absl::StrCat(kProgramHeader, "\n", body));
-    EXPECT_TRUE(p.ok()) << p.status();
-    return p.ok() ? *p : Program{};
-  }
   std::string ptxas_;
 };
 
@@ -34,7 +30,7 @@ class ProgramPtxasTest : public testing::Test {
 // bfe.s32 a, 40, 8, which the oracle refutes at the witness a = 1 (0). With
 // `a` an immediate it folds to the right 0.
 TEST_F(ProgramPtxasTest, TheBfeClaimIsRefutedAtTheWitness) {
-  const Program p = P("input %a .b32 1\nbfe.s32 %r, %a, 40, 8;\noutput %r\n");
+  const Program p = ProgramOf("input %a .b32 1\nbfe.s32 %r, %a, 40, 8;\noutput %r\n");
   auto runtime = CompileProgram(ptxas_, "sm_90", p, ProgramInputs::kRuntime);
   ASSERT_TRUE(runtime.ok()) << runtime.status();
   ASSERT_TRUE(runtime->claimed.has_value()) << runtime->why_not;
@@ -55,7 +51,7 @@ TEST_F(ProgramPtxasTest, TheBfeClaimIsRefutedAtTheWitness) {
 // oracle's values at the witness; with runtime inputs the code reads them,
 // which is not judged without a GPU.
 TEST_F(ProgramPtxasTest, AChainFoldsWithImmediatesAndKeepsItsCodeWithRuntimeInputs) {
-  const Program p = P(
+  const Program p = ProgramOf(
       "input %a .b32 0x12345\ninput %b .b32 7\n"
       "mul.lo.u32 %x, %a, %b;\nadd.u32 %y, %x, 1;\nshr.u32 %z, %y, 3;\n"
       "output %y\noutput %z\n");
@@ -74,7 +70,7 @@ TEST_F(ProgramPtxasTest, AChainFoldsWithImmediatesAndKeepsItsCodeWithRuntimeInpu
 
 // Nested loops, moves and a loop that never runs compile in both forms.
 TEST_F(ProgramPtxasTest, LoopsCompile) {
-  const Program p = P(
+  const Program p = ProgramOf(
       "input %n .b32 3\nmov.b32 %acc, 0;\n"
       "loop 4 {\n add.u32 %acc, %acc, %n;\n loop 2 {\n add.u32 %acc, %acc, 1;\n }\n}\n"
       "loop 0 {\n mov.b32 %acc, 7;\n}\n"
@@ -88,12 +84,6 @@ TEST_F(ProgramPtxasTest, LoopsCompile) {
       EXPECT_EQ(*compiled->claimed, std::vector<uint64_t>{20});
     }
   }
-}
-
-absl::StatusOr<Program> Testdata(const std::string& name) {
-  auto text = ReadFile(absl::StrCat(PTXDIFF_SOURCE_DIR, "/program/testdata/", name));
-  if (!text.ok()) return text.status();
-  return ParseProgram(*text);
 }
 
 // Public reproducers of ptxas miscompilations (FuzzX, found on a GPU),
@@ -116,7 +106,7 @@ TEST_F(ProgramPtxasTest, PublicReproducersAreFlagged) {
            {"fuzzx-m011.ptxprog", ProgramInputs::kImmediate, 0x80000000, 0x7ffffffe},
            {"fuzzx-m012.ptxprog", ProgramInputs::kImmediate, 0x800001af, 0x800001ad},
        }) {
-    auto p = Testdata(c.file);
+    auto p = TestdataProgram(c.file);
     ASSERT_TRUE(p.ok()) << c.file << ": " << p.status();
     EXPECT_EQ(EvaluateAtWitness(*p)[0], (ProgramValue{.bits = c.oracle, .defined = true}))
         << c.file;
@@ -134,7 +124,7 @@ TEST_F(ProgramPtxasTest, PublicReproducersAreFlagged) {
 // never declared, which no parsed program has) is split off and said to be
 // rejected, and the others are still judged.
 TEST_F(ProgramPtxasTest, ARejectedProgramIsSplitOffItsRun) {
-  const Program good = P("add.u32 %r, 1, 2;\noutput %r\n");
+  const Program good = ProgramOf("add.u32 %r, 1, 2;\noutput %r\n");
   Program bad = good;
   bad.steps[0].sources[0] = {.is_register = true, .name = "never_declared"};
   const std::vector<Program> programs = {good, bad, good, good};
@@ -162,7 +152,7 @@ TEST_F(ProgramPtxasTest, CampaignFindingsAreFlagged) {
            {"found-neg-abs-lt-min.ptxprog", 0x0, 0x1},
            {"found-square-low-bits.ptxprog", 0x0, 0x400},
        }) {
-    auto p = Testdata(c.file);
+    auto p = TestdataProgram(c.file);
     ASSERT_TRUE(p.ok()) << c.file << ": " << p.status();
     auto check = CheckProgram(ptxas_, "sm_90", *p, ProgramInputs::kRuntime, Reading::kSpec);
     ASSERT_TRUE(check.ok()) << c.file << ": " << check.status();

@@ -9,17 +9,12 @@
 #include "gtest/gtest.h"
 #include "program/composed_oracle.h"
 #include "program/program_generator.h"
+#include "program/testing/programs.h"
 
 #ifdef PTXDIFF_INTERPRETER_PATH
 
 namespace ptxdiff {
 namespace {
-
-Program P(const std::string& body) {
-  auto p = ParseProgram(absl::StrCat(kProgramHeader, "\n", body));
-  EXPECT_TRUE(p.ok()) << p.status();
-  return p.ok() ? *p : Program{};
-}
 
 class ProgramToolTest : public testing::Test {
  protected:
@@ -63,9 +58,9 @@ TEST_F(ProgramToolTest, AToolThatIsRightGivesTheOraclesOutputs) {
 // crash is pinned on the one program that has it, the others still run.
 TEST_F(ProgramToolTest, WrongValuesAndCrashesArePinnedOnTheirPrograms) {
   const std::vector<Program> programs = {
-      P("input %a .b32 0x7fffffff\nadd.sat.s32 %r, %a, 1;\nshr.u32 %s, %r, 28;\noutput %s\n"),
-      P("input %a .b32 5\nmul.lo.u32 %r, %a, %a;\noutput %r\n"),
-      P("input %a .b32 9\ninput %b .b32 0\ndiv.u32 %r, %a, %b;\noutput %r\n"),
+      ProgramOf("input %a .b32 0x7fffffff\nadd.sat.s32 %r, %a, 1;\nshr.u32 %s, %r, 28;\noutput %s\n"),
+      ProgramOf("input %a .b32 5\nmul.lo.u32 %r, %a, %a;\noutput %r\n"),
+      ProgramOf("input %a .b32 9\ninput %b .b32 0\ndiv.u32 %r, %a, %b;\noutput %r\n"),
   };
   Use("--wrong=add.sat.s32 --crash-on=div.u32");
   auto runs = RunProgramsOnTool(tool_, programs, ProgramInputs::kRuntime);
@@ -81,7 +76,7 @@ TEST_F(ProgramToolTest, WrongValuesAndCrashesArePinnedOnTheirPrograms) {
 
 // A program with more inputs than the buffer holds is refused unrun.
 TEST_F(ProgramToolTest, TooManyInputsAreRefused) {
-  const Program wide = P(
+  const Program wide = ProgramOf(
       "input %a .b32 1\ninput %b .b32 2\ninput %c .b32 3\ninput %d .b32 4\ninput %e .b32 5\n"
       "add.u32 %r, %a, %e;\noutput %r\n");
   auto runs = RunProgramsOnTool(tool_, {&wide, 1}, ProgramInputs::kRuntime);
