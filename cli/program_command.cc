@@ -313,4 +313,46 @@ int RunPrograms(const std::vector<std::string>& args, std::ostream& out, std::os
   return unfiled || report->programs == 0 ? kExitDisagree : kExitOk;
 }
 
+int MinimizeProgramCase(const std::string& path, const ParsedArgs& args, std::ostream& out,
+                        std::ostream& err) {
+  auto text = ReadFile(path);
+  if (!text.ok()) return Fail(err, "minimize", text.status());
+  auto program = ParseProgram(*text);
+  if (!program.ok()) {
+    return Fail(err, "minimize", absl::InvalidArgumentError(
+                                     absl::StrCat(path, ": ", program.status().message())));
+  }
+  auto reading = ReadingFlag(args);
+  if (!reading.ok()) return Fail(err, "minimize", reading.status());
+  auto choice = ChooseBackend(args);
+  if (!choice.ok()) return Fail(err, "minimize", choice.status());
+  // The case as a campaign of one program, on one thread.
+  bool given = false;
+  ProgramCampaignOptions o{.backend = choice->backend,
+                           .max_time = absl::Seconds(300),
+                           .threads = 1,
+                           .reading = *reading,
+                           .triage_dir = args.Get("dir", DefaultTriageDir()),
+                           .next = [&](std::mt19937_64&) -> std::optional<Program> {
+                             if (given) return std::nullopt;
+                             given = true;
+                             return *program;
+                           }};
+  auto report = RunProgramCampaign(o, nullptr);
+  if (!report.ok()) return Fail(err, "minimize", report.status());
+  for (const std::string& e : report->errors) err << "ptxdiff minimize: " << e << "\n";
+  if (report->filed.empty()) {
+    out << "minimize: no disagreement in " << path << " on " << choice->backend->Identity()
+        << "\n";
+    return kExitDisagree;
+  }
+  const FiledProgram& filed = report->filed.front();
+  const std::string entry = absl::StrCat(o.triage_dir, "/", filed.entry);
+  if (auto minimized = ReadFile(entry + "/case.txt"); minimized.ok()) out << *minimized;
+  out << "minimize: " << filed.what << "\n"
+      << "minimize: " << (filed.is_new ? "filed new entry " : "counted existing entry ") << entry
+      << "\n";
+  return kExitOk;
+}
+
 }  // namespace ptxdiff

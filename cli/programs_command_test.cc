@@ -6,6 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/program_command.h"
+#include "cli/triage_commands.h"
+#include "program/program.h"
 #include "common/files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -64,6 +66,36 @@ TEST(ProgramsCommandTest, BadFlagsSayWhatIsWrong) {
   r = Programs({"--arch", "sm_1"});
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("sm_1"));
+}
+
+// `ptxdiff minimize` takes a program case: FuzzX's m037 (7 steps) comes
+// down to at most 5 that ptxas still folds wrong, filed in the triage
+// directory; a case with no disagreement says so (exit 1).
+TEST(ProgramsCommandTest, MinimizeTakesAProgramCase) {
+  if (!FindPtxas({}).ok()) GTEST_SKIP() << "no ptxas";
+  auto dir = TempDir::Create("programs-minimize");
+  ASSERT_TRUE(dir.ok());
+  const std::string triage = (*dir)->File("triage");
+  const std::string source = PTXDIFF_SOURCE_DIR;
+  std::ostringstream out, err;
+  int code = RunMinimize({source + "/program/testdata/fuzzx-m037.ptxprog", "--backend", "ptxas",
+                          "--dir", triage},
+                         out, err);
+  EXPECT_EQ(code, 0) << out.str() << err.str();
+  EXPECT_THAT(out.str(), HasSubstr("minimize: filed new entry " + triage +
+                                   "/value-mismatch~ptxas~immediate-fold~program-"));
+  auto entries = TriageStore::Open(triage, false)->List();
+  ASSERT_TRUE(entries.ok());
+  ASSERT_EQ(entries->size(), 1u);
+  auto minimized = ParseProgram(*ReadFile(triage + "/" + entries->front().name + "/case.txt"));
+  ASSERT_TRUE(minimized.ok()) << minimized.status();
+  EXPECT_LE(CountSteps(*minimized), 5);
+  std::ostringstream out2, err2;
+  code = RunMinimize({source + "/examples/programs/carry-chain.ptxprog", "--backend", "ptxas",
+                      "--dir", triage},
+                     out2, err2);
+  EXPECT_EQ(code, 1) << out2.str() << err2.str();
+  EXPECT_THAT(out2.str(), HasSubstr("minimize: no disagreement in "));
 }
 
 #ifdef PTXDIFF_INTERPRETER_PATH

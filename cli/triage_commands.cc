@@ -160,7 +160,7 @@ int RunRepro(const std::vector<std::string>& args, std::ostream& out, std::ostre
   if (const absl::StatusOr<std::string> raw = ReadRaw(*path); raw.ok() && LooksLikeProgram(*raw)) {
     // A program case: what `ptxdiff program` shows of it.
     std::vector<std::string> program_args = {*path};
-    for (const char* flag : {"backend", "arch", "reading"}) {
+    for (const char* flag : {"backend", "arch", "reading", "timeout"}) {
       if (parsed->Has(flag)) program_args.insert(program_args.end(), {absl::StrCat("--", flag), parsed->Get(flag)});
     }
     return RunProgram(program_args, out, err);
@@ -212,6 +212,9 @@ int RunMinimize(const std::vector<std::string>& args, std::ostream& out,
   auto reading = ReadingFlag(*parsed);
   if (!reading.ok()) return Fail(err, "minimize", reading.status());
   const std::string path = parsed->positional[0];
+  if (const absl::StatusOr<std::string> raw = ReadRaw(path); raw.ok() && LooksLikeProgram(*raw)) {
+    return MinimizeProgramCase(path, *parsed, out, err);
+  }
   auto tuples = ReadCase(path);
   if (!tuples.ok()) return Fail(err, "minimize", tuples.status());
   // Open the triage directory first: a bad one fails before any work.

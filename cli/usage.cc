@@ -160,8 +160,8 @@ const std::vector<CommandHelp>& Commands() {
         kReading},
        "ptxdiff programs --max-time 600"},
       {"minimize", "FILE [flags]",
-       "Minimize the disagreement in FILE (a text case or a crash file) and file\n"
-       "it in the triage directory.",
+       "Minimize the disagreement in FILE (a text case, a crash file, or a\n"
+       "program case: docs/programs.md) and file it in the triage directory.",
        {kBackend, kDir, kArch, kTimeout, kReading, kCudaDriver},
        "ptxdiff minimize out/findings/crash-0123abcd --backend ptxas"},
       {"triage", "list | show ENTRY | merge DIR... | mark ENTRY --explained WHY [--dir TRIAGE_DIR]",
