@@ -189,11 +189,12 @@ class Builder {
     p_.steps.push_back(std::move(step));
   }
 
-  // The final narrowing: a low mask, a shift, or a compare and select.
+  // The final narrowing: a low mask, a shift, a compare and select, or a
+  // convert to 16 bits.
   void Narrow() {
     const std::string last = live_.back();
     const std::string dst = absl::StrCat("r", next_++);
-    switch (rng_() % 4) {
+    switch (rng_() % 5) {
       case 0:
         p_.steps.push_back({.variant = *ParseVariant("and.b32"),
                             .dst = dst,
@@ -215,6 +216,17 @@ class Builder {
         p_.steps.push_back({.variant = *ParseVariant("selp.b32"),
                             .dst = dst,
                             .sources = {{.value = 1}, {.value = 0}, {.is_register = true, .name = p}}});
+        break;
+      }
+      case 3: {
+        // A narrowing convert to 16 bits, plain or saturating.
+        constexpr std::array<const char*, 4> kConverts = {"cvt.u16.u32", "cvt.s16.s32",
+                                                          "cvt.sat.u16.s32", "cvt.sat.s16.u32"};
+        const char* spelling = kConverts[rng_() % kConverts.size()];
+        if (Suppressed(spelling)) return;
+        p_.steps.push_back({.variant = *ParseVariant(spelling),
+                            .dst = dst,
+                            .sources = {{.is_register = true, .name = last}}});
         break;
       }
       default:

@@ -1,9 +1,11 @@
 // Random program cases in the shapes where compilers' known bugs live
 // (issue 31): chains of 32-bit integer steps over a few runtime inputs, with
-// special constants (0, 1, -1, INT_MIN, INT_MAX), squares, bitfields past
-// the top, a final narrowing (an `and` mask, a shift, a compare and select),
-// and counted loops after an empty one, their counters set in the entry
-// block. Deterministic for a seed.
+// special constants (0, 1, -1, INT_MIN, INT_MAX) as immediates and moved
+// into registers, values shifted up and squared, bitfields past the top,
+// steps guarded by a compare of an input, a final narrowing (an `and` mask,
+// a shift, a compare and select, a convert to 16 bits), and counted loops
+// after an empty one, their counters set in the entry block, that often
+// carry a register set before them. Deterministic for a seed.
 
 #ifndef PTXDIFF_PROGRAM_PROGRAM_GENERATOR_H_
 #define PTXDIFF_PROGRAM_PROGRAM_GENERATOR_H_

@@ -15,11 +15,11 @@ namespace ptxdiff {
 namespace {
 
 // Every generated program is a valid case: its text reads back to itself,
-// and the oracle evaluates it. The shapes show up: loops, squares and each
-// kind of final narrowing.
+// and the oracle evaluates it. The shapes show up: loops, squares, guards
+// and each kind of final narrowing.
 TEST(ProgramGeneratorTest, ProgramsAreValidCasesInTheKnownShapes) {
   std::mt19937_64 rng(7);
-  int loops = 0, squares = 0, masks = 0, selects = 0, guards = 0;
+  int loops = 0, squares = 0, masks = 0, selects = 0, guards = 0, converts = 0;
   std::set<std::string> distinct;
   for (int n = 0; n < 500; ++n) {
     const Program p = RandomProgram(rng);
@@ -33,6 +33,7 @@ TEST(ProgramGeneratorTest, ProgramsAreValidCasesInTheKnownShapes) {
     masks += text.find("and.b32") != std::string::npos;
     selects += text.find("selp.b32") != std::string::npos;
     guards += text.find("@") != std::string::npos;
+    converts += text.find("cvt.") != std::string::npos;
     for (const ProgramStep& s : p.steps) {
       squares += s.kind == ProgramStep::kInstruction && s.sources.size() >= 2 &&
                  s.sources[0].is_register && s.sources[1].is_register &&
@@ -45,6 +46,7 @@ TEST(ProgramGeneratorTest, ProgramsAreValidCasesInTheKnownShapes) {
   EXPECT_GT(masks, 50);
   EXPECT_GT(selects, 50);
   EXPECT_GT(guards, 50);
+  EXPECT_GT(converts, 50);
   std::mt19937_64 again(7);
   std::mt19937_64 same(7);
   EXPECT_EQ(FormatProgram(RandomProgram(again)), FormatProgram(RandomProgram(same)));
