@@ -27,7 +27,7 @@ uint8_t RuntimeCapableSources(const Variant& v) {
 std::string RuntimeSourceNames(const Variant& v, uint8_t runtime) {
   std::vector<absl::string_view> names;
   for (int i = 0; i < NumSources(v); ++i) {
-    if ((runtime >> i) & 1) names.push_back(SourceName(v, i));
+    if (IsRuntimeSource(runtime, i)) names.push_back(SourceName(v, i));
   }
   return absl::StrJoin(names, ",");
 }
@@ -57,7 +57,7 @@ std::string FormattedInstruction(const Tuple& t) {
   const Variant& v = t.variant;
   std::vector<std::string> sources = HexOperands(v, t.operands);
   for (int i = 0; i < NumSources(v); ++i) {
-    if ((t.runtime >> i) & 1) sources[i] = absl::StrCat("%", SourceName(v, i));
+    if (t.IsRuntime(i)) sources[i] = absl::StrCat("%", SourceName(v, i));
   }
   return PtxInstruction(v, "d", sources);
 }

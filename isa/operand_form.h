@@ -32,6 +32,14 @@ bool CanBeRuntime(const Variant& v, int i);
 // The sources of `v` that may be runtime values, one bit each.
 uint8_t RuntimeCapableSources(const Variant& v);
 
+// True if every source of `v` that may be a runtime value is one in the
+// form `runtime`: the register shape, which a worker that runs code runs in
+// its variant's loop kernel (any other form it runs as written).
+inline bool IsRegisterShape(const Variant& v, uint8_t runtime) {
+  const uint8_t capable = RuntimeCapableSources(v);
+  return (runtime & capable) == capable;
+}
+
 // The form of a case that does not say one (an untagged fuzz input, a
 // systematic tuple): all immediates, or, where `runtime_by_default` (a
 // worker that runs code, WorkerIdentity::runtime_by_default), every source

@@ -29,6 +29,25 @@ TEST(OperandFormTest, SimdSelectorsHaveNoForm) {
   }
 }
 
+TEST(OperandFormTest, ATupleReadsItsFormOneSourceAtATime) {
+  const Tuple t{V("bfe.s32"), {{1, 40, 8}}, 0b101};
+  EXPECT_TRUE(t.IsRuntime(0));
+  EXPECT_FALSE(t.IsRuntime(1));
+  EXPECT_TRUE(t.IsRuntime(2));
+  EXPECT_FALSE(t.IsRuntime(3));
+}
+
+TEST(OperandFormTest, RegisterShapeIsEverySourceThatMayBeRuntimeBeingOne) {
+  EXPECT_TRUE(IsRegisterShape(V("bfe.s32"), 0b111));
+  EXPECT_FALSE(IsRegisterShape(V("bfe.s32"), 0b011));
+  EXPECT_FALSE(IsRegisterShape(V("bfe.s32"), 0));
+  // lop3's LUT is an immediate in every form; addc's cf has no form.
+  EXPECT_TRUE(IsRegisterShape(V("lop3.b32"), 0b0111));
+  EXPECT_TRUE(IsRegisterShape(V("addc.u32"), 0b011));
+  // A variant none of whose sources may be runtime values is always in it.
+  EXPECT_TRUE(IsRegisterShape(V("visa.shl.ud.ud.ud"), 0));
+}
+
 TEST(OperandFormTest, NamesParseBack) {
   const Variant v = V("bfe.s32");
   EXPECT_EQ(RuntimeSourceNames(v, 0b101), "a,c");

@@ -143,8 +143,7 @@ TEST(PtxCmdBackendTest, TuplesRunInTheirForms) {
     // PTX takes one there (else a `mov` to a register comes first).
     bool immediate_operand = false;
     for (int k = 0; k < NumSources(t.variant); ++k) {
-      immediate_operand |= CanBeRuntime(t.variant, k) &&
-                           ((t.runtime >> k) & 1) == 0 &&
+      immediate_operand |= CanBeRuntime(t.variant, k) && !t.IsRuntime(k) &&
                            UsesImmediate(t.variant, k, t.operands.v[k]);
     }
     const bool flip = t.variant == V("bfe.s32") && immediate_operand;

@@ -42,8 +42,6 @@ std::string ParamName(int t, const Variant& v, int i) {
   return absl::StrCat("t", t, "_", SourceName(v, i));
 }
 
-bool IsRuntime(const PtxTuple& tuple, int i) { return (tuple.runtime >> i) & 1; }
-
 // Appends one tuple's lines; returns how many lines it took. `t` is its
 // index in the kernel, which names its parameters.
 int AppendTuple(const PtxTuple& tuple, int t, int64_t offset, std::string& text) {
@@ -67,7 +65,7 @@ int AppendTuple(const PtxTuple& tuple, int t, int64_t offset, std::string& text)
     }
     sources.push_back(PtxRegister(width, i));
     ++lines;
-    absl::StrAppend(&text, IsRuntime(tuple, i)
+    absl::StrAppend(&text, tuple.IsRuntime(i)
                                ? PtxLoadParam(width, sources.back(), ParamName(t, v, i))
                                : PtxSetRegister(width, sources.back(),
                                                 Immediate(tuple.operands.v[i], width)));
@@ -110,7 +108,7 @@ std::string Parameters(std::span<const PtxTuple> tuples) {
   for (size_t t = 0; t < tuples.size(); ++t) {
     const Variant& v = tuples[t].variant;
     for (int i = 0; i < NumSources(v); ++i) {
-      if (!IsRuntime(tuples[t], i)) continue;
+      if (!tuples[t].IsRuntime(i)) continue;
       absl::StrAppend(&out, ", .param ", PtxParamType(SourceWidth(v, i)), " ",
                       ParamName(static_cast<int>(t), v, i));
     }

@@ -672,7 +672,7 @@ std::vector<int> PtxasBackend::Admit(Batch& batch,
                                                  uint64_t{runtime} << 32};
     for (int s = 0; s < NumSources(v); ++s) {
       const int width = SourceWidth(v, s);
-      if ((runtime >> s) & 1) continue;
+      if (IsRuntimeSource(runtime, s)) continue;
       key[1 + s] = width == 64
                        ? wire.operands.v[s]
                        : wire.operands.v[s] & ((uint64_t{1} << width) - 1);
