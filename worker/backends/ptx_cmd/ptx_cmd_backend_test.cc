@@ -285,7 +285,7 @@ TEST(PtxCmdBackendTest, ACrashOrHangIsIsolatedToItsTuple) {
     auto client = StartPtxCmd(
         absl::StrCat(kInterpreter, " ", c.flag, "=add.sat.s32:0x7fffffff ",
                      "{ptx} {in} {out}"),
-        // A run takes ~0.1 s here: a hang is known at 0.8 s.
+        // A run takes a small part of 0.8 s here: a hang is known then.
         {{"timeout_ms", "800"}});
     ASSERT_TRUE(client.ok()) << client.status();
     const BatchOutcome outcome = (*client)->Run(tuples);

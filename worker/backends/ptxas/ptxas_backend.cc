@@ -51,9 +51,8 @@ struct Config {
   int kernels_per_module = 64;
   // Modules assembled at once: 0 until chosen, then 2 for the executable
   // (processes), 1 in-process. A campaign runs a worker per batch in flight
-  // (two), and in-process two threads a worker were slower there
-  // (campaign_benchmark): each thread's share of a batch made more, smaller
-  // modules.
+  // (two), which keep two cores busy with one thread each in-process; a
+  // second thread would only cut each batch into more, smaller modules.
   int jobs = 0;
   bool all_variants = false;  // compile NeverFolded variants too
   // What assembles the modules: "ptxas" (the executable, a process per
