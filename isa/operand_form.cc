@@ -53,6 +53,20 @@ absl::StatusOr<uint8_t> ParseRuntimeSources(const Variant& v, absl::string_view 
   return runtime;
 }
 
+std::string KernelParamList(std::span<const Tuple> tuples,
+                            absl::FunctionRef<std::string(int t, int i)> param_name) {
+  std::string out = ".param .u64 out";
+  for (size_t t = 0; t < tuples.size(); ++t) {
+    const Variant& v = tuples[t].variant;
+    for (int i = 0; i < NumSources(v); ++i) {
+      if (!tuples[t].IsRuntime(i)) continue;
+      absl::StrAppend(&out, ", .param ", PtxParamType(SourceWidth(v, i)), " ",
+                      param_name(static_cast<int>(t), i));
+    }
+  }
+  return out;
+}
+
 std::string FormattedInstruction(const Tuple& t) {
   const Variant& v = t.variant;
   std::vector<std::string> sources = HexOperands(v, t.operands);

@@ -21,14 +21,7 @@ std::string BitType(int width) { return absl::StrCat(".b", width); }
 // The entry's parameters: the output pointer, then each runtime source by
 // its name.
 std::string Parameters(const Tuple& t) {
-  std::string out = ".param .u64 out";
-  for (int i = 0; i < NumSources(t.variant); ++i) {
-    if (t.IsRuntime(i)) {
-      absl::StrAppend(&out, ", .param ", PtxParamType(SourceWidth(t.variant, i)), " ",
-                      SourceName(t.variant, i));
-    }
-  }
-  return out;
+  return KernelParamList({&t, 1}, [&](int, int i) { return std::string(SourceName(t.variant, i)); });
 }
 
 // How to run it: where the result goes, and which values the runtime

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "isa/family_table.h"
+#include "isa/operand_form.h"
 #include "isa/spelling.h"
 #include "worker/backends/carry_support.h"
 
@@ -102,18 +103,9 @@ int CountLines(const std::string& text) {
 }
 
 // The entry's parameters: the output pointer, then each runtime source of
-// each tuple.
+// each tuple, named after the tuple's index in the kernel.
 std::string Parameters(std::span<const PtxTuple> tuples) {
-  std::string out = ".param .u64 out";
-  for (size_t t = 0; t < tuples.size(); ++t) {
-    const Variant& v = tuples[t].variant;
-    for (int i = 0; i < NumSources(v); ++i) {
-      if (!tuples[t].IsRuntime(i)) continue;
-      absl::StrAppend(&out, ", .param ", PtxParamType(SourceWidth(v, i)), " ",
-                      ParamName(static_cast<int>(t), v, i));
-    }
-  }
-  return out;
+  return KernelParamList(tuples, [&](int t, int i) { return ParamName(t, tuples[t].variant, i); });
 }
 
 void AppendKernel(std::span<const PtxTuple> tuples, int first_tuple,
