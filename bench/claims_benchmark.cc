@@ -58,7 +58,7 @@ std::vector<Tuple> RuntimeTier(const Variant& v) {
 std::string ProbeKey(const Tuple& t) {
   std::string key = absl::StrCat(Spell(t.variant), "/", t.runtime);
   for (int i = 0; i < NumSources(t.variant); ++i) {
-    if (!((t.runtime >> i) & 1)) absl::StrAppend(&key, "/", t.operands.v[i]);
+    if (!t.IsRuntime(i)) absl::StrAppend(&key, "/", t.operands.v[i]);
   }
   return key;
 }

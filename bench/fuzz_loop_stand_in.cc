@@ -18,8 +18,7 @@ void FuzzLoopStandIn(Campaign& campaign, const std::atomic<bool>& stop) {
   const absl::Span<const Variant> all = AllVariants();
   std::vector<Operands> ops(8);
   // As the fuzz loop decodes an input without forms (isa/fuzz_input.h).
-  const bool runtime_by_default =
-      campaign.identity().forms && campaign.identity().runtime_by_default;
+  const bool runtime_by_default = campaign.identity().runtime_by_default;
   while (!stop) {
     const Variant& v = all[rng() % all.size()];
     FillEdgeTuples(v, rng, ops);

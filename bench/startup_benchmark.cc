@@ -9,8 +9,8 @@
 // AllVariants (every family's variants), VariantIndex (the dense index over
 // them), the spelling table (Spell), the spelling index (parsing a canonical
 // spelling), the stable ids (StableId); the campaign's systematic source
-// over every variant and its breadth pass (a tuple of each variant, what a
-// campaign's first ~0.1 s is spent on); then starting the oracle worker and
+// over every variant and its breadth pass (a tuple of each variant, most of
+// a campaign's start-up); then starting the oracle worker and
 // its first batch (one tuple). Since the tables are computed at build time
 // (isa/isa_tables.h), their steps measure reading them: copying the
 // variants, building VariantIndex, and the first pages touched.

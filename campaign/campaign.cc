@@ -29,8 +29,8 @@ constexpr absl::Duration kBatchWait = absl::Milliseconds(50);
 // kCalibrationTuples, and a 32nd of the backend's batch. They are each
 // family's first systematic tuples (edge pairs, boundaries), so a backend
 // that is cheap per call gets a deep first look at every family, and ptxas
-// (4,096-tuple batches, a compile per family) 128 tuples each, which
-// starts checking ~4 s sooner on this machine.
+// (4,096-tuple batches, a compile per family) 128 tuples each, so that it
+// does not spend its start-up compiling whole batches to time families.
 constexpr size_t kCalibrationTuples = 512;
 constexpr size_t kCalibrationShareOfBatch = 32;
 // At Stop, the filer goes on filing for at most this long; what is left

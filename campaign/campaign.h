@@ -80,11 +80,11 @@ struct CampaignOptions {
   // was chosen with what the engine knew then (decline_model.h), and a slow
   // backend would otherwise work through stale choices for minutes.
   size_t lane_capacity = 0;
-  // A backend this cheap per tuple checked (the oracle and exec workers take
-  // about 1 us; ptxas about 100) is not timed family by family: the
-  // campaign's own work, not the backend, sets the pace, so balancing the
-  // backend's time would buy nothing, and timing 65 families costs a tenth
-  // of a second of start-up, which is most of the time to the first finding.
+  // A backend this cheap per tuple checked (the oracle and exec workers are
+  // below it, ptxas far above; docs/performance.md) is not timed family by
+  // family: the campaign's own work, not the backend, sets the pace, so
+  // balancing the backend's time would buy nothing, and timing every family
+  // would only delay the first finding.
   double cheap_seconds_per_tuple = 10e-6;
   // Stop waits this long for the batches in flight, then interrupts the
   // workers (WorkerClient::Interrupt): --max-time holds on a slow backend.

@@ -289,6 +289,8 @@ TEST(CampaignTest, TheFuzzLoopDoesNotYieldOnceTheBreadthPassIsOver) {
 // Each line is drawn where no load can cross it: the slow worker sleeps
 // (--us-per-tuple) four times the line it is judged against, and the cheap
 // one, which never sleeps, is judged against a line of a second a tuple.
+// The calibration budget, which a loaded machine could exhaust before the
+// slow worker's last family, is out of reach.
 TEST(CampaignTest, CalibrationTimesFamiliesOnlyWhereTheBackendIsSlow) {
   const std::vector<Variant> variants = {*ParseVariant("popc.b32"), *ParseVariant("clz.b32"),
                                          *ParseVariant("brev.b32"), *ParseVariant("bfind.u32"),
@@ -301,6 +303,7 @@ TEST(CampaignTest, CalibrationTimesFamiliesOnlyWhereTheBackendIsSlow) {
     o.variants = variants;
     o.batch_size = 0;  // the exec default: 512 tuples a family, 16 timed
     o.cheap_seconds_per_tuple = slow ? 5e-3 : 1.0;
+    o.calibration_budget = absl::InfiniteDuration();
     auto c = Campaign::Start(o);
     ASSERT_TRUE(c.ok()) << c.status();
     (*c)->Stop();
@@ -404,10 +407,10 @@ TEST(CampaignTest, AFindingIsFiledWhenItsMinimizationFaults) {
   EXPECT_THAT(shown, ::testing::Not(HasSubstr("flaky")));
 }
 
-// Issue 28, item 3: when isolation ran out of budget, the batch's fault
-// became declines only (nothing filed); the other way, the fault was filed
-// against the batch's first tuple. It is filed as an unisolated fault of
-// the batch, naming its variants. (A zero budget: spent at once.)
+// A fault whose isolation ran out of budget is filed as an unisolated fault
+// of the batch, naming its variants: not declines only (nothing filed), nor
+// a fault of the batch's first tuple (issue 28, item 3). (A zero budget:
+// spent at once.)
 TEST(CampaignTest, AFaultThatCouldNotBeIsolatedIsFiledAsSuchNamingTheBatch) {
   const std::string dir = FreshDir("unisolated");
   CampaignOptions o = Options(dir, {"--fault=hang-on=add.sat.s32",
@@ -459,12 +462,12 @@ std::vector<std::string> AwaitEntries(const std::string& triage_dir, const std::
   }
 }
 
-// Issue 28, item 3: isolating a fault did not look at the campaign's
-// deadline. A batch whose every tuple hangs the worker kept its sender
+// Isolating a fault ends at the campaign's deadline (issue 28, item 3): a
+// batch whose every tuple hangs the worker would otherwise keep its sender
 // isolating for the whole budget (two minutes here: a run bisected one
-// timeout at a time), far past --max-time. Isolation now ends at the
-// deadline and files what it did not settle as an unisolated fault of the
-// batch, at once: before Stop, long before the budget's end.
+// timeout at a time), far past --max-time. What isolation did not settle is
+// filed as an unisolated fault of the batch, at once: before Stop, long
+// before the budget's end.
 TEST(CampaignTest, IsolationEndsAtTheCampaignsDeadlineAndFilesWhatItLeft) {
   const std::string dir = FreshDir("isolation_deadline");
   CampaignOptions o = Options(dir, {"--fault=hang-on=add.sat.s32"});
@@ -543,10 +546,10 @@ TEST(CampaignTest, IsolationCutShortByStopFilesTheFaultAndBlamesNothing) {
   EXPECT_TRUE(unisolated) << ::testing::PrintToString(names);
 }
 
-// Issue 28, item 3: a batch fault the sender does not isolate (a device
-// fault), when no worker could start to isolate it, was filed as a device
-// fault of the batch's first variant (add.u32, innocent). It is filed as an
-// unisolated fault of the batch, with the reason.
+// A batch fault the sender does not isolate (a device fault), when no
+// worker could start to isolate it, is filed as an unisolated fault of the
+// batch, with the reason: not as a device fault of the batch's first
+// variant (add.u32, innocent; issue 28, item 3).
 TEST(CampaignTest, ABatchFaultNoWorkerCouldIsolateIsNotBlamedOnItsFirstVariant) {
   const std::string dir = FreshDir("unisolated_no_minimizer");
   CampaignOptions o = WithMinimizerWorker(dir, "echo no more workers >&2; exit 7",
@@ -563,10 +566,10 @@ TEST(CampaignTest, ABatchFaultNoWorkerCouldIsolateIsNotBlamedOnItsFirstVariant) 
   EXPECT_THAT(*shown, HasSubstr("the batch's variants: add.u32, div.u32"));
 }
 
-// Issue 28, item 3: a tuple that faulted the worker was sent again (each
-// time costing an isolation). The campaign withholds it for the rest of the
-// run, though the dedup table (tiny here) forgot it and the decline model's
-// quarantine lets one in 256 of its class through.
+// A tuple that faulted the worker is not sent again, each time costing an
+// isolation (issue 28, item 3): the campaign withholds it for the rest of
+// the run, though the dedup table (tiny here) forgot it and the decline
+// model's quarantine lets one in 256 of its class through.
 TEST(CampaignTest, ATupleThatFaultedIsNotSentAgain) {
   const std::string dir = FreshDir("withheld");
   CampaignOptions o = Options(dir, {"--fault=crash-on=div.u32"});
@@ -615,9 +618,9 @@ CampaignStats FileIntoABlockedEntry(const std::string& dir) {
   return (*c)->Snapshot();
 }
 
-// Issue 28: a filing that failed used to lose its mismatch (the journal was
-// removed at Stop because nothing was left to file) and said so only in the
-// log. Now the journal keeps the line, and the stats say why.
+// A filing that fails keeps its mismatch: the journal keeps the line (it is
+// not removed at Stop for want of anything left to file), and the stats,
+// not only the log, say why (issue 28).
 TEST(CampaignTest, AFilingThatFailsKeepsItsJournalLineAndSaysWhy) {
   const std::string dir = FreshDir("blocked");
   const CampaignStats s = FileIntoABlockedEntry(dir);
@@ -664,10 +667,10 @@ TEST(CampaignTest, TheNextCampaignFilesWhatAFailedFilingKept) {
       << "everything was filed, yet the journal was kept";
 }
 
-// Issue 28, item 6: the repeat counts written to the triage directory fell
-// short of the mismatches the run reported, because the filer's last flush
-// ran while a sender was still judging its batch. A slow worker (50 ms a
-// tuple) holds eight repeats in flight when Stop is called.
+// The repeat counts written to the triage directory are every mismatch the
+// run reported: the filer's last flush comes after the senders' last
+// judging (issue 28, item 6). A slow worker (50 ms a tuple) holds eight
+// repeats in flight when Stop is called.
 TEST(CampaignTest, EveryMismatchJudgedIsCountedInItsEntry) {
   const std::string dir = FreshDir("counts");
   std::vector<std::string> slow_and_wrong = kWrongBfe;
@@ -691,8 +694,8 @@ TEST(CampaignTest, EveryMismatchJudgedIsCountedInItsEntry) {
   EXPECT_THAT(EntryNames(dir + "/triage"), ElementsAre(absl::StrCat(kBfeEntry, " x9")));
 }
 
-// Issue 28, item 6: the restart counter left out the filer's worker (the
-// minimizer's), which here crashes on every run.
+// The restart counter counts the filer's worker (the minimizer's) too,
+// which here crashes on every run (issue 28, item 6).
 TEST(CampaignTest, TheMinimizersWorkerRestartsAreCounted) {
   auto c = Campaign::Start(WithMinimizerWorker(
       FreshDir("minimizer_restarts"),

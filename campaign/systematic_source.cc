@@ -612,7 +612,7 @@ std::optional<Tuple> SystematicSource::NextBreadth() {
   ++produced_;
   // The set's first tuple (the breadth pass is each variant's first visit),
   // from what the state already holds: the pass is most of a campaign's
-  // first ~0.1 s. Tuple 0 is the first tier's: no strides needed.
+  // start-up. Tuple 0 is the first tier's: no strides needed.
   ++v->next;
   const Shape shape(v->variant, forms_);
   v->count = shape.total();

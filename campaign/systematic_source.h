@@ -1,7 +1,7 @@
 // The systematic part of a campaign's search: every variant gets its
 // likeliest bug triggers first, then its boundary relations, edge operand
 // combinations and boundary operands, early, and time is spread over
-// families rather than over variants (78% of variants are video).
+// families rather than over variants (most variants are video).
 //
 // For each variant the source defines a fixed set of tuples, visited in
 // three sections:

@@ -51,16 +51,6 @@ void CloseFd(int& fd) {
 
 }  // namespace
 
-absl::string_view FaultKindName(FaultKind kind) {
-  switch (kind) {
-    case FaultKind::kCrash: return "crash";
-    case FaultKind::kHang: return "hang";
-    case FaultKind::kProtocol: return "protocol-error";
-    case FaultKind::kDeviceFault: return "device-fault";
-  }
-  return "?";
-}
-
 absl::StatusOr<WorkerCommand> CommandForBackend(absl::string_view backend,
                                                 absl::string_view worker_binary) {
   WorkerCommand command;

@@ -23,6 +23,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "protocol/fault_kind.h"
 #include "protocol/protocol.h"
 #include "isa/tuple.h"
 #include "isa/variant.h"
@@ -66,16 +67,6 @@ inline constexpr absl::Duration kMinHandshakeTimeout = absl::Seconds(10);
 // option command=TEMPLATE (docs/kernel-abi.md).
 absl::StatusOr<WorkerCommand> CommandForBackend(absl::string_view backend,
                                                 absl::string_view worker_binary);
-
-enum class FaultKind {
-  kCrash,        // the worker died
-  kHang,         // no reply before the deadline
-  kProtocol,     // garbage, ERROR, or the wrong number of results
-  kDeviceFault,  // the worker reported a lost GPU context or a hung kernel
-                 // (ptxdiff-worker's exit statuses 5 and 6)
-};
-// "crash", "hang", "protocol-error", "device-fault"
-absl::string_view FaultKindName(FaultKind kind);
 
 struct BackendFault {
   FaultKind kind;

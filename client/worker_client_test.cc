@@ -275,11 +275,10 @@ TEST(WorkerClientTest, IsolationBlamesNoTupleWhenTheWorkerCannotRestart) {
   }
 }
 
-// Issue 28, item 7: a `kill -9` of the process running a campaign left its
-// workers running; an idle one ended when its pipe closed, a busy or hung
-// one never did. A worker now gets SIGTERM when its client's process dies,
-// even when it was started from a thread that has since ended (as the
-// campaign starts its senders' workers) and is hung on a batch.
+// A worker gets SIGTERM when its client's process dies (a `kill -9` of the
+// process running a campaign), even when it was started from a thread that
+// has since ended (as the campaign starts its senders' workers) and is hung
+// on a batch: its pipe closing ends only an idle one (issue 28, item 7).
 TEST(WorkerClientTest, AWorkerDiesWithTheProcessThatStartedIt) {
   const OrphanEnd end = ChildOfAKilledCaller([] {
     // Never freed: the client lives, hung on a batch, until the caller is

@@ -143,8 +143,8 @@ TEST(StartProcessTest, StreamsAreTheOnesGiven) {
   EXPECT_EQ(*log, "got hello\nerr\n");
 }
 
-// Issue 28, item 7: a `kill -9` of `ptxdiff fuzz` left its fuzzer running.
-// A child started `dies_with_caller` gets SIGTERM when its caller is killed.
+// A child started `dies_with_caller` gets SIGTERM when its caller is killed,
+// so that a `kill -9` of `ptxdiff fuzz` ends its fuzzer (issue 28, item 7).
 TEST(StartProcessTest, AChildThatDiesWithItsCallerDoes) {
   const OrphanEnd end = ChildOfAKilledCaller([] {
     auto child = StartProcess({"/bin/sleep", "20"}, {.dies_with_caller = true}, "sleep");

@@ -211,7 +211,7 @@ absl::Status NarrowToSupported(const WorkerIdentity& backend,
   }
   filter.include = std::move(supported);
   filter.runtime_forms = backend.forms;
-  filter.runtime_by_default = backend.forms && backend.runtime_by_default;
+  filter.runtime_by_default = backend.runtime_by_default;
   return absl::OkStatus();
 }
 

@@ -198,8 +198,8 @@ TEST(StatsFileTest, TheTopDeclineReasonIsThatOfTheMostTuples) {
   EXPECT_EQ(sum.stats.top_decline_count, 16);
 }
 
-// Issue 28: a backend that declines everything (a ptx-cmd tool that always
-// fails): nothing is tested, and the stats say why, for `ptxdiff fuzz`.
+// A backend that declines everything (a ptx-cmd tool that always fails):
+// nothing is tested, and the stats say why, for `ptxdiff fuzz` (issue 28).
 TEST(DifferentialTargetTest, TheStatsSayWhyNothingWasTested) {
   const std::string dir = FreshDir("declined");
   std::system(("mkdir -p '" + dir + "'").c_str());
@@ -225,9 +225,9 @@ TEST(DifferentialTargetTest, TheStatsSayWhyNothingWasTested) {
   EXPECT_THAT(text, HasSubstr("top_decline=2 ptx-cmd: command '/bin/false"));
 }
 
-// Issue 28, item 6: crash mode's summary said "reaching 381 of the 0
-// variants" and a declines breakdown of zeros beside 14,842 declines: it
-// counted neither. It counts both now, as a campaign does.
+// Crash mode counts the variants the backend supports and the declines by
+// code, as a campaign does, so that its summary does not say "of the 0
+// variants" beside a declines breakdown of zeros (issue 28, item 6).
 TEST(DifferentialTargetTest, CrashModeCountsTheSupportedVariantsAndTheDeclinesByCode) {
   const std::string dir = FreshDir("crash_declined");
   std::system(("mkdir -p '" + dir + "'").c_str());
@@ -251,9 +251,9 @@ TEST(DifferentialTargetTest, CrashModeCountsTheSupportedVariantsAndTheDeclinesBy
   EXPECT_LE(s.supported_variants, add_variants);
 }
 
-// Issue 28, item 2: a stats file that could not be written (a full disk
-// under --out) left the summary short without a word. The first failure is
-// said on stderr, in the form `ptxdiff fuzz` watches for (fuzzer_output.h).
+// A stats file that cannot be written (a full disk under --out) would leave
+// the summary short without a word: the first failure is said on stderr,
+// in the form `ptxdiff fuzz` watches for (fuzzer_output.h; issue 28, item 2).
 TEST(DifferentialTargetTest, AStatsFileThatCannotBeWrittenIsSaidOnce) {
   const std::string dir = FreshDir("stats_unwritable");
   FuzzConfig config;
@@ -381,9 +381,10 @@ TEST(DifferentialTargetDeathTest, CrashModeAbortsWithAOneLineSignature) {
       "ptxdiff: value-mismatch faulty vadd.u32.u32.u32 in-range");
 }
 
-// Issue 28, item 8: a crash file holds the input alone, so `repro` without
-// --backend replayed it on the default backend and said "agree". Crash mode
-// records where each crash was found, beside the crash files.
+// A crash file holds the input alone, so that `repro` without --backend
+// would replay it on the default backend and say "agree": crash mode
+// records where each crash was found, beside the crash files (issue 28,
+// item 8).
 TEST(DifferentialTargetDeathTest, CrashModeRecordsTheBackendOfEachCrash) {
   const std::string dir = FreshDir("crash_origin");
   ASSERT_EQ(std::system(("mkdir -p '" + dir + "/findings'").c_str()), 0);

@@ -66,7 +66,7 @@ size_t Emit(const Variant& v, std::vector<Tuple> tuples, const VariantFilter& fi
             uint8_t* out, size_t max_out) {
   tuples = Masked(v, std::move(tuples), filter.runtime_forms);
   // All in the default form: written without forms, as the seeds are.
-  const uint8_t default_form = DefaultForm(v, filter.runtime_forms && filter.runtime_by_default);
+  const uint8_t default_form = DefaultForm(v, filter.runtime_by_default);
   if (std::all_of(tuples.begin(), tuples.end(),
                   [&](const Tuple& t) { return t.runtime == default_form; })) {
     for (Tuple& t : tuples) t.runtime = 0;

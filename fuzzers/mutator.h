@@ -30,8 +30,9 @@ struct VariantFilter {
   // make a source a runtime value, or an immediate again.
   bool runtime_forms = false;
   // An input without forms runs in the worker's default form
-  // (WorkerIdentity::runtime_by_default; DefaultForm): mutations start from
-  // it, and an input whose tuples are all in it is written without forms.
+  // (WorkerIdentity::runtime_by_default, which implies forms; DefaultForm):
+  // mutations start from it, and an input whose tuples are all in it is
+  // written without forms.
   bool runtime_by_default = false;
   bool Allows(Family f) const;
 };

@@ -57,8 +57,9 @@ std::vector<std::string> Names(const std::string& dir) {
   return names;
 }
 
-// Issue 28, item 2: a disk that filled up at the third seed left two seeds
-// and an empty file, which the next run took for a corpus to resume.
+// A disk that fills up at the third seed leaves no seeds behind: two seeds
+// and an empty file would be taken by the next run for a corpus to resume
+// (issue 28, item 2).
 TEST(SeedCorpusTest, AFailedWriteLeavesNoSeedsBehind) {
   auto tmp = TempDir::Create("seed_corpus_test");
   ASSERT_TRUE(tmp.ok());

@@ -150,8 +150,9 @@ constexpr absl::string_view OpcodeOf(Family f) {
 
 namespace family_table_internal {
 // AllFamilies().data() once built: InfoOf reads it inline, because the
-// campaign asks for rows many times per tuple (widths, sources, selectors)
-// and a call through AllFamilies' guarded static was ~6% of its breadth pass.
+// campaign asks for rows many times per tuple (widths, sources, selectors),
+// and a call through AllFamilies' guarded static each time would cost more
+// than reading the row.
 inline std::atomic<const FamilyInfo*> rows{nullptr};
 const FamilyInfo* BuildRows();
 }  // namespace family_table_internal

@@ -27,7 +27,7 @@ uint8_t RuntimeCapableSources(const Variant& v) {
 std::string RuntimeSourceNames(const Variant& v, uint8_t runtime) {
   std::vector<absl::string_view> names;
   for (int i = 0; i < NumSources(v); ++i) {
-    if ((runtime >> i) & 1) names.push_back(SourceName(v, i));
+    if (IsRuntimeSource(runtime, i)) names.push_back(SourceName(v, i));
   }
   return absl::StrJoin(names, ",");
 }
@@ -53,11 +53,25 @@ absl::StatusOr<uint8_t> ParseRuntimeSources(const Variant& v, absl::string_view 
   return runtime;
 }
 
+std::string KernelParamList(std::span<const Tuple> tuples,
+                            absl::FunctionRef<std::string(int t, int i)> param_name) {
+  std::string out = ".param .u64 out";
+  for (size_t t = 0; t < tuples.size(); ++t) {
+    const Variant& v = tuples[t].variant;
+    for (int i = 0; i < NumSources(v); ++i) {
+      if (!tuples[t].IsRuntime(i)) continue;
+      absl::StrAppend(&out, ", .param ", PtxParamType(SourceWidth(v, i)), " ",
+                      param_name(static_cast<int>(t), i));
+    }
+  }
+  return out;
+}
+
 std::string FormattedInstruction(const Tuple& t) {
   const Variant& v = t.variant;
   std::vector<std::string> sources = HexOperands(v, t.operands);
   for (int i = 0; i < NumSources(v); ++i) {
-    if ((t.runtime >> i) & 1) sources[i] = absl::StrCat("%", SourceName(v, i));
+    if (t.IsRuntime(i)) sources[i] = absl::StrCat("%", SourceName(v, i));
   }
   return PtxInstruction(v, "d", sources);
 }

@@ -14,8 +14,10 @@
 #define PTXDIFF_ISA_OPERAND_FORM_H_
 
 #include <cstdint>
+#include <span>
 #include <string>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "isa/tuple.h"
@@ -31,6 +33,14 @@ bool CanBeRuntime(const Variant& v, int i);
 
 // The sources of `v` that may be runtime values, one bit each.
 uint8_t RuntimeCapableSources(const Variant& v);
+
+// True if every source of `v` that may be a runtime value is one in the
+// form `runtime`: the register shape, which a worker that runs code runs in
+// its variant's loop kernel (any other form it runs as written).
+inline bool IsRegisterShape(const Variant& v, uint8_t runtime) {
+  const uint8_t capable = RuntimeCapableSources(v);
+  return (runtime & capable) == capable;
+}
 
 // The form of a case that does not say one (an untagged fuzz input, a
 // systematic tuple): all immediates, or, where `runtime_by_default` (a
@@ -53,6 +63,13 @@ std::string RuntimeSourceNames(const Variant& v, uint8_t runtime);
 // or spaces; empty for none). InvalidArgument naming a source `v` does not
 // have or one that cannot be a runtime value.
 absl::StatusOr<uint8_t> ParseRuntimeSources(const Variant& v, absl::string_view names);
+
+// The `.param` list of a kernel entry that runs `tuples`: `.param .u64 out`,
+// then one parameter for each runtime source of each tuple in order, of its
+// PtxParamType, named `param_name(t, i)` for source i of tuples[t]. What
+// every module ptxdiff writes for a compiler declares its inputs with.
+std::string KernelParamList(std::span<const Tuple> tuples,
+                            absl::FunctionRef<std::string(int t, int i)> param_name);
 
 // The tuple as one instruction, its runtime sources as registers named after
 // them and its immediates as values, the destination `d`:

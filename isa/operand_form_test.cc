@@ -1,5 +1,8 @@
 #include "isa/operand_form.h"
 
+#include <vector>
+
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isa/family_table.h"
@@ -29,6 +32,25 @@ TEST(OperandFormTest, SimdSelectorsHaveNoForm) {
   }
 }
 
+TEST(OperandFormTest, ATupleReadsItsFormOneSourceAtATime) {
+  const Tuple t{V("bfe.s32"), {{1, 40, 8}}, 0b101};
+  EXPECT_TRUE(t.IsRuntime(0));
+  EXPECT_FALSE(t.IsRuntime(1));
+  EXPECT_TRUE(t.IsRuntime(2));
+  EXPECT_FALSE(t.IsRuntime(3));
+}
+
+TEST(OperandFormTest, RegisterShapeIsEverySourceThatMayBeRuntimeBeingOne) {
+  EXPECT_TRUE(IsRegisterShape(V("bfe.s32"), 0b111));
+  EXPECT_FALSE(IsRegisterShape(V("bfe.s32"), 0b011));
+  EXPECT_FALSE(IsRegisterShape(V("bfe.s32"), 0));
+  // lop3's LUT is an immediate in every form; addc's cf has no form.
+  EXPECT_TRUE(IsRegisterShape(V("lop3.b32"), 0b0111));
+  EXPECT_TRUE(IsRegisterShape(V("addc.u32"), 0b011));
+  // A variant none of whose sources may be runtime values is always in it.
+  EXPECT_TRUE(IsRegisterShape(V("visa.shl.ud.ud.ud"), 0));
+}
+
 TEST(OperandFormTest, NamesParseBack) {
   const Variant v = V("bfe.s32");
   EXPECT_EQ(RuntimeSourceNames(v, 0b101), "a,c");
@@ -47,6 +69,18 @@ TEST(OperandFormTest, ParsingRejectsUnknownAndImmediateOnlySources) {
               HasSubstr("requires an immediate"));
   EXPECT_FALSE(IsLegalForm(V("lop3.b32"), 0b1000));
   EXPECT_TRUE(IsLegalForm(V("lop3.b32"), 0b0111));
+}
+
+TEST(OperandFormTest, AKernelDeclaresItsOutputThenEachRuntimeSource) {
+  const std::vector<Tuple> tuples = {{V("bfe.s32"), {{1, 40, 8}}, 0b101},
+                                     {V("add.u32"), {{1, 2}}, 0},
+                                     {V("selp.b16"), {{1, 2, 1}}, 0b110}};
+  auto name = [](int t, int i) { return absl::StrCat("t", t, "s", i); };
+  EXPECT_EQ(KernelParamList(tuples, name),
+            ".param .u64 out, .param .b32 t0s0, .param .b32 t0s2, "
+            ".param .b16 t2s1, .param .b32 t2s2");
+  EXPECT_EQ(KernelParamList({&tuples[1], 1}, name), ".param .u64 out");
+  EXPECT_EQ(KernelParamList({}, name), ".param .u64 out");
 }
 
 TEST(OperandFormTest, FormattedInstructionShowsRuntimeSourcesAsRegisters) {

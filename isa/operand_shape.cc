@@ -15,7 +15,7 @@ uint32_t OperandShape(const Tuple& t) {
         shape |= kDefaultSelectors;
       continue;
     }
-    if ((t.runtime >> i) & 1) {  // its value is a witness, unknown to a compiler
+    if (t.IsRuntime(i)) {  // its value is a witness, unknown to a compiler
       shape |= kRuntimeSource << i;
       continue;
     }

@@ -14,6 +14,10 @@
 
 namespace ptxdiff {
 
+// True if bit `source` of the operand form `runtime` (Tuple::runtime,
+// WireTuple::runtime) is set: that source is a runtime value.
+inline bool IsRuntimeSource(uint8_t runtime, int source) { return (runtime >> source) & 1; }
+
 struct Tuple {
   Variant variant;
   Operands operands;
@@ -22,6 +26,9 @@ struct Tuple {
   // when it is an immediate. Its value is then the witness: the one the
   // oracle judges the backend's answer at.
   uint8_t runtime = 0;
+
+  // True if source `source` is a runtime value in this tuple's form.
+  bool IsRuntime(int source) const { return IsRuntimeSource(runtime, source); }
 
   // Operand slots past the variant's sources are compared too: callers keep
   // them zero (the decoder and the generators do).

@@ -69,7 +69,9 @@ struct WorkerIdentity {
   // (a simulator, a GPU), for which every source a runtime value is the
   // cheapest shape and immediates are the extra one; a case that says no
   // form runs so (DefaultForm). Without it the default is all immediates,
-  // a compiler's constant folding.
+  // a compiler's constant folding. Set only with `forms`: IdentityFromKeyValues
+  // clears it for a worker that did not say forms=1, so a reader of an
+  // identity from a HELLO_REPLY need not check both.
   bool runtime_by_default = false;
 
   // True if a `supports` line covers `v` (and, for a variant that writes

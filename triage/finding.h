@@ -24,9 +24,10 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "client/worker_client.h"
+#include "isa/tuple.h"
 #include "oracle/errata.h"
 #include "oracle/oracle.h"
+#include "protocol/fault_kind.h"
 
 namespace ptxdiff {
 

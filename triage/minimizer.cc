@@ -90,7 +90,7 @@ std::vector<Tuple> Simplifications(const Tuple& t) {
     out.push_back({v, t.operands, static_cast<uint8_t>(t.runtime & RuntimeCapableSources(v))});
   }
   for (int i = 0; i < NumSources(t.variant); ++i) {
-    if ((t.runtime >> i) & 1) {  // an immediate instead
+    if (t.IsRuntime(i)) {  // an immediate instead
       Tuple s = t;
       s.runtime &= ~(1 << i);
       out.push_back(s);

@@ -21,14 +21,7 @@ std::string BitType(int width) { return absl::StrCat(".b", width); }
 // The entry's parameters: the output pointer, then each runtime source by
 // its name.
 std::string Parameters(const Tuple& t) {
-  std::string out = ".param .u64 out";
-  for (int i = 0; i < NumSources(t.variant); ++i) {
-    if ((t.runtime >> i) & 1) {
-      absl::StrAppend(&out, ", .param ", PtxParamType(SourceWidth(t.variant, i)), " ",
-                      SourceName(t.variant, i));
-    }
-  }
-  return out;
+  return KernelParamList({&t, 1}, [&](int, int i) { return std::string(SourceName(t.variant, i)); });
 }
 
 // How to run it: where the result goes, and which values the runtime
@@ -46,7 +39,7 @@ std::string Usage(const Tuple& t) {
     std::vector<std::string> witness;
     const std::vector<std::string> values = HexOperands(v, t.operands);
     for (int i = 0; i < NumSources(v); ++i) {
-      if ((t.runtime >> i) & 1) witness.push_back(absl::StrCat(SourceName(v, i), " = ", values[i]));
+      if (t.IsRuntime(i)) witness.push_back(absl::StrCat(SourceName(v, i), " = ", values[i]));
     }
     absl::StrAppend(&out, "// Runtime operands, unknown to the compiler, are parameters; the "
                           "oracle's answer is for ", absl::StrJoin(witness, ", "), ".\n");
@@ -87,7 +80,7 @@ std::string ReproPtx(const Tuple& t, int sm) {
       continue;
     }
     sources.push_back(PtxRegister(width, i + 1));
-    absl::StrAppend(&out, (t.runtime >> i) & 1
+    absl::StrAppend(&out, t.IsRuntime(i)
                               ? PtxLoadParam(width, sources.back(), SourceName(v, i))
                               : PtxSetRegister(width, sources.back(),
                                                HexOperand(Low(t.operands.v[i], width), width)));

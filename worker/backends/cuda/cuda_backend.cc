@@ -227,10 +227,8 @@ absl::Status CudaBackend::RunGroups(Batch& batch,
     // Every source that may be a runtime value one: the cached kernel.
     VariantGroup registers{.variant_index = group.variant_index};
     std::vector<uint32_t> written;
-    const uint8_t capable = RuntimeCapableSources(v);
     for (uint32_t p : group.positions) {
-      ((batch.request.tuples[p].runtime & capable) == capable ? registers.positions
-                                                             : written)
+      (IsRegisterShape(v, batch.request.tuples[p].runtime) ? registers.positions : written)
           .push_back(p);
     }
     if (!registers.positions.empty()) {

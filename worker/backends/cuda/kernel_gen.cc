@@ -464,7 +464,7 @@ std::string WrittenBody(absl::string_view scope, const Tuple& t,
   std::string loads, moves;
   std::vector<std::string> sources;
   for (int i = 0; i < NumSources(v); ++i) {
-    if (((t.runtime >> i) & 1) != 0 && CanBeRuntime(v, i)) {
+    if (t.IsRuntime(i) && CanBeRuntime(v, i)) {
       sources.push_back(SourceRegister(scope, i));
       absl::StrAppend(&loads, LoadSource(scope, v, i,
                                          absl::StrCat("%in+", uint64_t{kTupleBytes} * index + 8 * i)));

@@ -4,10 +4,11 @@
 // set and read around the instruction) are also checked in every writer,
 // the ptxas backend's modules included.
 //
-// Assembling ~77k variants x 4 archs as one kernel each takes ptxas ~3 ms a
-// kernel, far too slow for CI. The generator builds every kernel from parts
-// (kernel_gen.h): a header, a kernel frame, and a per-variant body that holds
-// everything variant-specific (its loads, the instruction, the store).
+// Assembling every variant for each of 4 archs as a kernel of its own would
+// be hundreds of thousands of kernels: far too slow for CI. The generator
+// builds every kernel from parts (kernel_gen.h): a header, a kernel frame,
+// and a per-variant body that holds everything variant-specific (its loads,
+// the instruction, the store).
 // So the tests assemble
 //   - EveryRegisterBody / EveryImmediateBody: every variant's exact body, many
 //     bodies inside one production frame with the production declarations

@@ -339,11 +339,10 @@ void PtxCmdBackend::LearnStartUp(const ResolvedBatch& request,
 std::vector<Segment> SegmentsOf(const ResolvedBatch& request,
                                 const VariantGroup& group, bool forms) {
   const Variant& v = request.variants[group.variant_index];
-  const uint8_t capable = RuntimeCapableSources(v);
   Segment loop{.variant = v};
   std::vector<Segment> segments;
   for (uint32_t p : group.positions) {
-    if (!forms || (request.tuples[p].runtime & capable) == capable) {
+    if (!forms || IsRegisterShape(v, request.tuples[p].runtime)) {
       loop.positions.push_back(p);
       continue;
     }

@@ -143,8 +143,7 @@ TEST(PtxCmdBackendTest, TuplesRunInTheirForms) {
     // PTX takes one there (else a `mov` to a register comes first).
     bool immediate_operand = false;
     for (int k = 0; k < NumSources(t.variant); ++k) {
-      immediate_operand |= CanBeRuntime(t.variant, k) &&
-                           ((t.runtime >> k) & 1) == 0 &&
+      immediate_operand |= CanBeRuntime(t.variant, k) && !t.IsRuntime(k) &&
                            UsesImmediate(t.variant, k, t.operands.v[k]);
     }
     const bool flip = t.variant == V("bfe.s32") && immediate_operand;
@@ -286,7 +285,7 @@ TEST(PtxCmdBackendTest, ACrashOrHangIsIsolatedToItsTuple) {
     auto client = StartPtxCmd(
         absl::StrCat(kInterpreter, " ", c.flag, "=add.sat.s32:0x7fffffff ",
                      "{ptx} {in} {out}"),
-        // A run takes ~0.1 s here: a hang is known at 0.8 s.
+        // A run takes a small part of 0.8 s here: a hang is known then.
         {{"timeout_ms", "800"}});
     ASSERT_TRUE(client.ok()) << client.status();
     const BatchOutcome outcome = (*client)->Run(tuples);

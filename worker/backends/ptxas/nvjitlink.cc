@@ -8,9 +8,9 @@
 #include "absl/strings/str_cat.h"
 
 // Under LeakSanitizer (the ASan builds): libnvJitLink keeps a few
-// allocations of each thread that compiled for the life of the process (its
-// memory stays flat over thousands of compiles, measured with and without a
-// thread per compile), which LeakSanitizer reports at exit.
+// allocations of each thread that compiled for the life of the process (a
+// fixed amount, which does not grow with the compiles), and LeakSanitizer
+// reports them at exit.
 extern "C" __attribute__((used, visibility("default"))) const char*
 __lsan_default_suppressions() {
   return "leak:libnvJitLink.so\n";

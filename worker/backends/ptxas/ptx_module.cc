@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "isa/family_table.h"
+#include "isa/operand_form.h"
 #include "isa/spelling.h"
 #include "worker/backends/carry_support.h"
 
@@ -42,8 +43,6 @@ std::string ParamName(int t, const Variant& v, int i) {
   return absl::StrCat("t", t, "_", SourceName(v, i));
 }
 
-bool IsRuntime(const PtxTuple& tuple, int i) { return (tuple.runtime >> i) & 1; }
-
 // Appends one tuple's lines; returns how many lines it took. `t` is its
 // index in the kernel, which names its parameters.
 int AppendTuple(const PtxTuple& tuple, int t, int64_t offset, std::string& text) {
@@ -67,7 +66,7 @@ int AppendTuple(const PtxTuple& tuple, int t, int64_t offset, std::string& text)
     }
     sources.push_back(PtxRegister(width, i));
     ++lines;
-    absl::StrAppend(&text, IsRuntime(tuple, i)
+    absl::StrAppend(&text, tuple.IsRuntime(i)
                                ? PtxLoadParam(width, sources.back(), ParamName(t, v, i))
                                : PtxSetRegister(width, sources.back(),
                                                 Immediate(tuple.operands.v[i], width)));
@@ -104,18 +103,9 @@ int CountLines(const std::string& text) {
 }
 
 // The entry's parameters: the output pointer, then each runtime source of
-// each tuple.
+// each tuple, named after the tuple's index in the kernel.
 std::string Parameters(std::span<const PtxTuple> tuples) {
-  std::string out = ".param .u64 out";
-  for (size_t t = 0; t < tuples.size(); ++t) {
-    const Variant& v = tuples[t].variant;
-    for (int i = 0; i < NumSources(v); ++i) {
-      if (!IsRuntime(tuples[t], i)) continue;
-      absl::StrAppend(&out, ", .param ", PtxParamType(SourceWidth(v, i)), " ",
-                      ParamName(static_cast<int>(t), v, i));
-    }
-  }
-  return out;
+  return KernelParamList(tuples, [&](int t, int i) { return ParamName(t, tuples[t].variant, i); });
 }
 
 void AppendKernel(std::span<const PtxTuple> tuples, int first_tuple,

@@ -5,12 +5,10 @@
 #include <array>
 #include <atomic>
 #include <cerrno>
-#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <optional>
-#include <span>
 #include <thread>
 #include <utility>
 
@@ -35,6 +33,7 @@
 #include "isa/spelling.h"
 #include "protocol/backend_names.h"
 #include "worker/backends/carry_support.h"
+#include "worker/backends/ptxas/chunk_plan.h"
 #include "worker/backends/ptxas/cubin.h"
 #include "worker/backends/ptxas/ptx_module.h"
 #include "worker/backends/ptxas/sass_constants.h"
@@ -52,9 +51,8 @@ struct Config {
   int kernels_per_module = 64;
   // Modules assembled at once: 0 until chosen, then 2 for the executable
   // (processes), 1 in-process. A campaign runs a worker per batch in flight
-  // (two), and in-process two threads a worker were slower there
-  // (campaign_benchmark): each thread's share of a batch made more, smaller
-  // modules.
+  // (two), which keep two cores busy with one thread each in-process; a
+  // second thread would only cut each batch into more, smaller modules.
   int jobs = 0;
   bool all_variants = false;  // compile NeverFolded variants too
   // What assembles the modules: "ptxas" (the executable, a process per
@@ -121,83 +119,6 @@ Outcome OutcomeOfSlot(const Variant& v, const SlotValue& slot) {
   return Outcome::Value(slot.bits, *carry);
 }
 
-// ptxas spends about as long on a kernel's own overhead as on 20 folded
-// tuples: the unit of MakeChunks' cost estimate.
-constexpr size_t kKernelCost = 20;
-// Enough to keep a cubin's section count (four per kernel) within ELF's
-// 65280 without extended numbering.
-constexpr size_t kMaxKernelsPerModule = 4096;
-
-// Tuples (indices into the batch) compiled in one ptxas run, cut into
-// kernels of kernel_sizes[0], kernel_sizes[1], ... tuples. Kernels of
-// different sizes share a run: where starting ptxas is costly, a run per
-// kernel size (and per bisection round and size) left too few tuples per
-// run.
-struct Chunk {
-  std::vector<int> tuples;
-  std::vector<int> kernel_sizes;
-
-  void AddKernel(std::span<const int> kernel) {
-    tuples.insert(tuples.end(), kernel.begin(), kernel.end());
-    kernel_sizes.push_back(static_cast<int>(kernel.size()));
-  }
-};
-
-// The chunk without the tuples at the positions `dropped` says, its kernels
-// shrunk to match (and left out once empty).
-Chunk WithoutPositions(const Chunk& chunk, const std::vector<bool>& dropped) {
-  Chunk kept;
-  size_t p = 0;
-  for (int size : chunk.kernel_sizes) {
-    std::vector<int> kernel;
-    for (int i = 0; i < size; ++i, ++p) {
-      if (!dropped[p]) kernel.push_back(chunk.tuples[p]);
-    }
-    if (!kernel.empty()) kept.AddKernel(kernel);
-  }
-  return kept;
-}
-
-// The chunk's first and second halves: by kernels where it has several,
-// else its one kernel's tuples in two kernels.
-std::pair<Chunk, Chunk> Halves(const Chunk& chunk) {
-  std::pair<Chunk, Chunk> halves;
-  if (chunk.kernel_sizes.size() == 1) {
-    const std::span<const int> all = chunk.tuples;
-    const size_t half = all.size() / 2;
-    halves.first.AddKernel(all.first(half));
-    halves.second.AddKernel(all.subspan(half));
-    return halves;
-  }
-  size_t p = 0;
-  for (size_t k = 0; k < chunk.kernel_sizes.size(); ++k) {
-    Chunk& half = k < chunk.kernel_sizes.size() / 2 ? halves.first : halves.second;
-    half.AddKernel(std::span<const int>(chunk.tuples).subspan(p, chunk.kernel_sizes[k]));
-    p += chunk.kernel_sizes[k];
-  }
-  return halves;
-}
-
-// `kernels`, in order, in about `runs` chunks of about equal cost
-// (`total_cost` in tuples, each kernel kKernelCost + its size): a chunk
-// closes once it reaches its share or kMaxKernelsPerModule kernels.
-std::vector<Chunk> PackIntoRuns(std::span<const std::span<const int>> kernels,
-                                size_t total_cost, size_t runs) {
-  const size_t target = (total_cost + runs - 1) / runs;
-  std::vector<Chunk> chunks;
-  size_t chunk_cost = 0;
-  for (std::span<const int> kernel : kernels) {
-    if (chunks.empty() || chunk_cost >= target ||
-        chunks.back().kernel_sizes.size() == kMaxKernelsPerModule) {
-      chunks.emplace_back();
-      chunk_cost = 0;
-    }
-    chunks.back().AddKernel(kernel);
-    chunk_cost += kKernelCost + kernel.size();
-  }
-  return chunks;
-}
-
 // What compiling chunks left to do and to learn.
 struct ChunkReport {
   // The tuples of each multi-tuple kernel that did not decode: to compile
@@ -224,78 +145,6 @@ void ParallelFor(int threads, size_t count,
   worker();
   for (std::thread& t : pool) t.join();
 }
-
-// How many tuples go into one kernel, learned across batches. A kernel
-// decodes only if all its tuples folded, and a kernel that did not is
-// compiled again in halves (Bisect). So each tuple gets the kernel size with
-// the least expected cost per tuple for the rate at which tuples like it fold
-// (counting as a failure a kernel that did not decode though all its tuples
-// fold alone). "Like it" is its variant and operand shape (isa/operand_shape.h:
-// ptxas folds a carry chain only without a carry, `div` only by 0 or 1, ...),
-// or its variant alone while that shape has few answers yet. This changes
-// only the speed, never an answer.
-class KernelSizes {
- public:
-  explicit KernelSizes(int max) : max_(max) {}
-
-  int Of(const Variant& v, uint32_t shape) const {
-    const Stats* s = Find(v, shape);
-    if (s == nullptr || s->tuples < kMinShapeTuples) s = Find(v, kAnyShape);
-    // Two folds of prior: a variant not seen yet gets the largest kernels.
-    const double p = s == nullptr ? 1.0 : (s->folded + 2) / (s->tuples + 2);
-    int best = max_;
-    for (int k = 1; k < max_; k *= 2) {
-      if (Cost(k, p) < Cost(best, p)) best = k;
-    }
-    return best;
-  }
-
-  // In one batch, `folded` of `tuples` tuples of `v` with `shape` folded,
-  // and `spurious` kernels with such tuples did not decode though every
-  // tuple of theirs folded alone.
-  void Learn(const Variant& v, uint32_t shape, int folded, int tuples,
-             int spurious) {
-    Add(stats_[{v, shape}], folded, tuples + spurious);
-    Add(stats_[{v, kAnyShape}], folded, tuples + spurious);
-  }
-
- private:
-  struct Stats {
-    double folded = 0, tuples = 0;
-  };
-  static constexpr uint32_t kAnyShape = ~uint32_t{0};
-  // Answers of a shape before its own rate counts (a new shape goes by its
-  // variant's rate: most shapes of a variant fold alike).
-  static constexpr double kMinShapeTuples = 16;
-
-  static void Add(Stats& s, int folded, int tuples) {
-    s.folded += folded;
-    s.tuples += tuples;
-    if (s.tuples > 4096) {  // forget slowly: operands change over a campaign
-      s.folded /= 2;
-      s.tuples /= 2;
-    }
-  }
-
-  const Stats* Find(const Variant& v, uint32_t shape) const {
-    const auto it = stats_.find(std::make_pair(v, shape));
-    return it == stats_.end() ? nullptr : &it->second;
-  }
-
-  // Per tuple, for k a power of two: its share of the kernel and of every
-  // half Bisect compiles. A half of m tuples is compiled when the kernel of
-  // 2m it came from did not decode, which happens unless all 2m fold.
-  static double Cost(int k, double p) {
-    double cost = static_cast<double>(kKernelCost + k) / k;
-    for (int m = k / 2; m >= 1; m /= 2) {
-      cost += static_cast<double>(kKernelCost + m) / m * (1 - std::pow(p, 2 * m));
-    }
-    return cost;
-  }
-
-  int max_;
-  absl::flat_hash_map<std::pair<Variant, uint32_t>, Stats> stats_;
-};
 
 class PtxasBackend : public Backend {
  public:
@@ -346,17 +195,10 @@ class PtxasBackend : public Backend {
   // others, grouped by variant.
   std::vector<int> Admit(Batch& batch, std::vector<int>& copy_of) const;
 
-  // The chunks for `pending` (grouped by variant): each variant's tuples
-  // packed by its learned kernel size, in ptxas runs of about the cost of a
-  // module of kernels_per_module kernels of tuples_per_kernel tuples, a
-  // multiple of `jobs` of them.
+  // The chunks for `pending` (grouped by variant): PlanChunks with each
+  // tuple's learned kernel size.
   std::vector<Chunk> MakeChunks(const Batch& batch,
                                 const std::vector<int>& pending) const;
-
-  // The halves of each kernel in `failed`, in chunks of about equal cost,
-  // at least `jobs` of them where there are enough halves.
-  std::vector<Chunk> SplitInHalves(
-      const std::vector<std::vector<int>>& failed) const;
 
   // Compiles the kernels that did not decode again in halves, then the
   // halves of the halves that did not, until every tuple is answered.
@@ -433,60 +275,13 @@ std::optional<std::string> PtxasBackend::WhyUnsupported(
 
 std::vector<Chunk> PtxasBackend::MakeChunks(
     const Batch& batch, const std::vector<int>& pending) const {
-  // The kernels: the tuples grouped by learned kernel size, largest first,
-  // variants staying together, then cut into kernels of that size.
-  std::vector<std::pair<int, int>> sized;  // (size, tuple)
+  std::vector<SizedTuple> sized;
   for (int t : pending) {
-    sized.emplace_back(
-        sizes_.Of(batch.tuples[t].variant, OperandShape(batch.tuples[t])), t);
+    sized.push_back({sizes_.Of(batch.tuples[t].variant, OperandShape(batch.tuples[t])), t});
   }
-  std::stable_sort(
-      sized.begin(), sized.end(),
-      [](const auto& a, const auto& b) { return a.first > b.first; });
-  std::vector<std::vector<int>> kernels;
-  size_t total = 0;  // cost, in tuples
-  for (size_t i = 0; i < sized.size();) {
-    std::vector<int>& kernel = kernels.emplace_back();
-    const int size = sized[i].first;
-    for (; i < sized.size() && static_cast<int>(kernel.size()) < size && sized[i].first == size;
-         ++i) {
-      kernel.push_back(sized[i].second);
-    }
-    total += kKernelCost + kernel.size();
-  }
-  if (kernels.empty()) return {};
-  // As many ptxas runs as full modules (kernels_per_module kernels of
-  // tuples_per_kernel tuples) would take, rounded up to a multiple of `jobs`
-  // so that every job gets the same share of the cost.
-  const size_t jobs = config_.jobs;
-  const size_t module =
-      config_.kernels_per_module * (kKernelCost + config_.tuples_per_kernel);
-  size_t runs = (total + module - 1) / module;
-  runs = (runs + jobs - 1) / jobs * jobs;
-  return PackIntoRuns(std::vector<std::span<const int>>(kernels.begin(), kernels.end()), total,
-                      runs);
-}
-
-std::vector<Chunk> PtxasBackend::SplitInHalves(
-    const std::vector<std::vector<int>>& failed) const {
-  std::vector<std::span<const int>> halves;
-  size_t total = 0;  // cost, in tuples
-  for (const std::vector<int>& kernel : failed) {
-    const std::span<const int> all = kernel;
-    const size_t half = (all.size() + 1) / 2;
-    for (std::span<const int> h : {all.first(half), all.subspan(half)}) {
-      if (h.empty()) continue;
-      halves.push_back(h);
-      total += kKernelCost + h.size();
-    }
-  }
-  if (halves.empty()) return {};
-  // Every half of this round in as few runs as the module limit allows, but
-  // at least `jobs` of them where there are enough halves, of equal cost.
-  const size_t runs =
-      std::max((halves.size() + kMaxKernelsPerModule - 1) / kMaxKernelsPerModule,
-               std::min<size_t>(config_.jobs, halves.size()));
-  return PackIntoRuns(halves, total, runs);
+  return PlanChunks(std::move(sized), {.tuples_per_kernel = config_.tuples_per_kernel,
+                                       .kernels_per_module = config_.kernels_per_module,
+                                       .jobs = config_.jobs});
 }
 
 absl::Status PtxasBackend::Bisect(Batch& batch,
@@ -494,7 +289,7 @@ absl::Status PtxasBackend::Bisect(Batch& batch,
   // A kernel usually fails for one or two tuples ptxas does not fold; finding
   // them by halves costs about 2·log2(k) kernels instead of k kernels of one.
   while (!failed.empty()) {
-    ChunkReport report = CompileChunks(batch, SplitInHalves(failed));
+    ChunkReport report = CompileChunks(batch, PlanHalves(failed, config_.jobs));
     PTXDIFF_RETURN_IF_ERROR(report.status);
     failed = std::move(report.failed_kernels);
   }
@@ -672,7 +467,7 @@ std::vector<int> PtxasBackend::Admit(Batch& batch,
                                                  uint64_t{runtime} << 32};
     for (int s = 0; s < NumSources(v); ++s) {
       const int width = SourceWidth(v, s);
-      if ((runtime >> s) & 1) continue;
+      if (IsRuntimeSource(runtime, s)) continue;
       key[1 + s] = width == 64
                        ? wire.operands.v[s]
                        : wire.operands.v[s] & ((uint64_t{1} << width) - 1);

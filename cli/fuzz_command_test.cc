@@ -1,0 +1,393 @@
+// `ptxdiff fuzz` (cli/fuzz_command.h): with a stand-in fuzzer, and whole runs
+// on libFuzzer's own loop.
+
+#include "cli/fuzz_command.h"
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "cli/testing/run_ptxdiff.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "triage/triage_store.h"
+
+namespace ptxdiff {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+
+// RunFuzz hands its settings to the fuzzer through this process's
+// environment: a test leaves none behind for the others.
+void ForgetFuzzSettings() {
+  for (const char* name : {"PTXDIFF_FUZZER", "PTXDIFF_WORKER", "PTXDIFF_BACKEND", "PTXDIFF_ARCH",
+                           "PTXDIFF_CUDA_DRIVER", "PTXDIFF_TRIAGE_DIR", "PTXDIFF_MODE",
+                           "PTXDIFF_FAMILIES", "PTXDIFF_EXCLUDE_FAMILIES", "PTXDIFF_TIMEOUT",
+                           "PTXDIFF_STATS", "PTXDIFF_IN_FLIGHT", "PTXDIFF_BATCH",
+                           "PTXDIFF_SYSTEMATIC", "PTXDIFF_READING", "PTXDIFF_DEADLINE",
+                           "PTXDIFF_FINDINGS"}) {
+    unsetenv(name);
+  }
+}
+
+// `ptxdiff fuzz ARGS` with a stand-in for differential_fuzzer
+// (PTXDIFF_FUZZER): a script that writes `stats` as the fuzz process's stats
+// file, says "fake fuzzer ran", then runs `more` (its corpus is $1), and
+// exits 0, as a campaign that ran to its time limit does.
+CliRun FuzzWith(const std::string& dir, const std::string& stats, const std::string& more,
+                const std::vector<std::string>& args) {
+  std::ofstream(dir + "/stats.txt") << stats;
+  const std::string fuzzer = dir + "/fake_fuzzer.sh";
+  std::ofstream(fuzzer) << "#!/bin/sh\ncp '" << dir << "/stats.txt' \"$PTXDIFF_STATS/1.stats\"\n"
+                        << "echo fake fuzzer ran\n" << more << "\n";
+  chmod(fuzzer.c_str(), 0755);
+  setenv("PTXDIFF_FUZZER", fuzzer.c_str(), 1);
+  setenv("PTXDIFF_WORKER", PTXDIFF_WORKER_PATH, 1);
+  std::vector<std::string> command = {"fuzz", "--max-time", "5"};
+  command.insert(command.end(), args.begin(), args.end());
+  CliRun r = Ptxdiff(command);
+  ForgetFuzzSettings();
+  return r;
+}
+
+CliRun FuzzWithStats(const std::string& dir, const std::string& stats,
+                     const std::string& more = "") {
+  return FuzzWith(dir, stats, more,
+                  {"--backend", "oracle", "--out", dir + "/out", "--dir", dir + "/triage"});
+}
+
+constexpr char kSomeStats[] =
+    "inputs=10\ntuples=100\nagreed=100\nsupported_variants=495\nreached=f\n";
+
+// Issue 28, item 2: with the disk under --out full, fuzz.log was cut
+// mid-line and the run exited 0 with no word. Now each failed write is an
+// error on the terminal naming the file and the cause, the summary says the
+// run stopped early, and the exit status is 1. (/dev/full fails every write
+// with ENOSPC, as a full disk does.)
+TEST(FuzzCommandTest, ALogThatCannotBeWrittenFailsTheRunAndSaysWhy) {
+  const std::string dir = TempDirFor("fuzz_full_log");
+  ASSERT_EQ(mkdir((dir + "/out").c_str(), 0755), 0);
+  ASSERT_EQ(symlink("/dev/full", (dir + "/out/fuzz.log").c_str()), 0);
+  const CliRun r = FuzzWithStats(dir, kSomeStats);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_THAT(r.err, HasSubstr("ptxdiff fuzz: error: cannot write " + dir +
+                               "/out/fuzz.log: No space left on device\n"));
+  EXPECT_THAT(r.err, HasSubstr("ptxdiff fuzz: could not write under --out " + dir +
+                               "/out (1 failed write: cannot write " + dir + "/out/fuzz.log"));
+  EXPECT_THAT(r.out, HasSubstr("fuzz:   stopped early: 1 write(s) under " + dir + "/out"));
+}
+
+// Issue 28, item 2: libFuzzer's corpus writes on a full disk left ~2,000
+// empty files without a word. The first one found stops the run (as Ctrl-C
+// does: the fake fuzzer exits 72 on SIGINT, else it runs on for 30 s and
+// exits 0), is said with its cause, and is removed.
+TEST(FuzzCommandTest, ACorpusFileLeftEmptyStopsTheRunAndFailsIt) {
+  const std::string dir = TempDirFor("fuzz_empty_corpus_file");
+  const std::string name = "0123456789abcdef0123456789abcdef01234567";
+  const CliRun r = FuzzWith(
+      dir, kSomeStats,
+      ": > \"$1/" + name + "\"\ntouch -d '1 minute ago' \"$1/" + name + "\"\n" +
+          "trap 'exit 72' INT\ni=0\nwhile [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done",
+      {"--backend", "oracle", "--out", dir + "/out", "--dir", dir + "/triage",
+       "--progress-seconds", "1"});
+  const std::string file = dir + "/out/corpus/differential/" + name;
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_THAT(r.err, HasSubstr("ptxdiff fuzz: error: cannot write " + file + ": "));
+  EXPECT_THAT(r.out, HasSubstr("fuzz: stopping: a write under --out failed"));
+  EXPECT_THAT(r.err, HasSubstr("could not write under --out"));
+  EXPECT_NE(access(file.c_str(), F_OK), 0) << "the empty file is still in the corpus";
+}
+
+// Issue 28, item 2: the fuzz target's own failed writes under --out (its
+// stats file: `ptxdiff: cannot write ...` on its stderr) are errors too.
+TEST(FuzzCommandTest, AStatsFileTheFuzzerCouldNotWriteFailsTheRun) {
+  const std::string dir = TempDirFor("fuzz_stats_unwritable");
+  const CliRun r = FuzzWithStats(
+      dir, kSomeStats,
+      "echo 'ptxdiff: cannot write OUT/stats/1.stats: cannot create OUT/stats/.tmp: No space "
+      "left on device' >&2");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_THAT(r.err, HasSubstr("ptxdiff fuzz: error: cannot write OUT/stats/1.stats: cannot "
+                               "create OUT/stats/.tmp: No space left on device\n"));
+}
+
+// ... and of the hundreds a full disk leaves, the first few are said, the
+// rest counted.
+TEST(FuzzCommandTest, ManyCorpusFilesLeftEmptyAreCountedNotEachSaid) {
+  const std::string dir = TempDirFor("fuzz_empty_corpus_files");
+  const CliRun r = FuzzWith(
+      dir, kSomeStats,
+      "for i in 1 2 3 4 5 6 7; do : > \"$1/0123456789abcdef0123456789abcdef0123456$i\"; "
+      "touch -d '1 minute ago' \"$1/0123456789abcdef0123456789abcdef0123456$i\"; done",
+      {"--backend", "oracle", "--out", dir + "/out", "--dir", dir + "/triage"});
+  EXPECT_EQ(r.code, 1) << r.out;
+  size_t said = 0;
+  for (size_t at = 0; (at = r.err.find("error: cannot write ", at)) != std::string::npos; ++at) {
+    ++said;
+  }
+  EXPECT_EQ(said, 5u) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("ptxdiff fuzz: error: 2 more failed write(s) under --out\n"));
+  EXPECT_THAT(r.out, HasSubstr("stopped early: 7 write(s)"));
+}
+
+// Issue 28, item 7: two campaigns sharing --out truncated each other's
+// fuzz.log. Each now appends.
+TEST(FuzzCommandTest, ACampaignAppendsToTheLogItShares) {
+  const std::string dir = TempDirFor("fuzz_shared_log");
+  ASSERT_EQ(mkdir((dir + "/out").c_str(), 0755), 0);
+  std::ofstream(dir + "/out/fuzz.log") << "the other campaign's line\n";
+  const CliRun r = FuzzWithStats(dir, kSomeStats);
+  EXPECT_EQ(r.code, 0) << r.err;
+  std::ifstream in(dir + "/out/fuzz.log");
+  std::stringstream log;
+  log << in.rdbuf();
+  EXPECT_EQ(log.str(), "the other campaign's line\nfake fuzzer ran\n");
+}
+
+// Issue 28, item 7: a bad backend was exit 1 after the output directories
+// were made; now exit 2 before anything is touched, as in eval and sweep.
+TEST(FuzzCommandTest, ABadBackendIsExitTwoBeforeAnyDirectoryIsMade) {
+  const std::string dir = TempDirFor("fuzz_bad_backend");
+  const CliRun r = FuzzWith(dir, "", "",
+                            {"--backend", "no-such-backend", "--out", dir + "/out", "--dir",
+                             dir + "/triage"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, StartsWith("ptxdiff fuzz: unknown backend 'no-such-backend'"));
+  EXPECT_NE(access((dir + "/out").c_str(), F_OK), 0);
+  EXPECT_NE(access((dir + "/triage").c_str(), F_OK), 0);
+}
+
+// Issue 28, item 7: a `kill -9` of `ptxdiff fuzz` left the fuzzer running
+// until its own deadline. It gets SIGTERM now. (The fake fuzzer says its
+// pid through a FIFO, then sleeps 20 s; this process adopts it as the
+// orphan it becomes, to see how it ends.)
+TEST(FuzzCommandTest, KillingTheCliEndsTheFuzzer) {
+  const std::string dir = TempDirFor("fuzz_kill9");
+  const std::string fifo = dir + "/fuzzer_pid";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  const pid_t cli = fork();
+  ASSERT_GE(cli, 0);
+  if (cli == 0) {
+    FuzzWithStats(dir, kSomeStats, "echo $$ > '" + fifo + "'\nexec sleep 20");
+    _exit(0);
+  }
+  std::ifstream from_fuzzer(fifo);
+  pid_t fuzzer = -1;
+  from_fuzzer >> fuzzer;
+  ASSERT_GT(fuzzer, 0);
+  kill(cli, SIGKILL);
+  ASSERT_EQ(waitpid(cli, nullptr, 0), cli);
+  int status = 0;
+  ASSERT_EQ(waitpid(fuzzer, &status, 0), fuzzer);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM)
+      << "the fuzzer outlived ptxdiff fuzz";
+  prctl(PR_SET_CHILD_SUBREAPER, 0);
+}
+
+// `ptxdiff fuzz ARGS` on the differential fuzzer itself, built for the
+// tests: libFuzzer's own loop, and its own ends.
+CliRun FuzzForReal(const std::vector<std::string>& args) {
+  setenv("PTXDIFF_FUZZER", PTXDIFF_TEST_FUZZER_PATH, 1);
+  setenv("PTXDIFF_WORKER", PTXDIFF_WORKER_PATH, 1);
+  std::vector<std::string> command = {"fuzz"};
+  command.insert(command.end(), args.begin(), args.end());
+  CliRun r = Ptxdiff(command);
+  ForgetFuzzSettings();
+  return r;
+}
+
+// An exec: backend: the faulty worker with `flags`.
+std::string FaultyWorkerWith(const std::string& dir, const std::string& flags) {
+  const std::string script = dir + "/faulty_worker.sh";
+  std::ofstream(script) << "#!/bin/sh\nexec " << PTXDIFF_FAULTY_WORKER_PATH << " " << flags
+                        << "\n";
+  chmod(script.c_str(), 0755);
+  return "exec:" + script;
+}
+
+// The triage directory's entries (none if it cannot be read).
+std::vector<EntryInfo> EntriesIn(const std::string& triage) {
+  absl::StatusOr<TriageStore> store = TriageStore::Open(triage, false);
+  if (!store.ok()) return {};
+  absl::StatusOr<std::vector<EntryInfo>> entries = store->List();
+  return entries.ok() ? *std::move(entries) : std::vector<EntryInfo>();
+}
+
+// The occurrences counted in the triage directory's entries.
+int64_t CountedInEntries(const std::string& triage) {
+  int64_t sum = 0;
+  for (const EntryInfo& e : EntriesIn(triage)) sum += e.count();
+  return sum;
+}
+
+// The summary's "findings this run: N new, M already filed": N + M, or -1.
+int64_t FindingsThisRun(const std::string& out) {
+  const size_t at = out.find("findings this run: ");
+  long long fresh = 0, repeats = 0;
+  if (at == std::string::npos ||
+      std::sscanf(out.c_str() + at, "findings this run: %lld new, %lld already filed", &fresh,
+                  &repeats) != 2) {
+    return -1;
+  }
+  return fresh + repeats;
+}
+
+// Issue 28: on Ctrl-C libFuzzer ended the fuzzer at once (its own handler's
+// _Exit), and the repeats the campaign had not yet written to their entries
+// were lost: the entries counted fewer findings than the run reported. The
+// campaign now stops as at --max-time. (popc.b32 is wrong on every tuple: a
+// few causes, filed at once, and repeats by the thousand between two
+// writes. The run is interrupted once an entry counts repeats, not after a
+// guessed time.)
+TEST(FuzzCommandTest, AnInterruptedRunCountsInItsEntriesEveryFindingItReports) {
+  const std::string dir = TempDirFor("fuzz_interrupted_counts");
+  const std::string triage = dir + "/triage";
+  CliRun r;
+  std::atomic<bool> ended{false};
+  std::thread cli([&] {
+    r = FuzzForReal({"--backend", FaultyWorkerWith(dir, "--fault=wrong-on=popc.b32"), "--family",
+                     "popc", "--max-time", "300", "--out", dir + "/out", "--dir", triage});
+    ended = true;
+  });
+  bool repeats_counted = false;
+  for (const absl::Time give_up = absl::Now() + absl::Seconds(120);
+       !repeats_counted && !ended && absl::Now() < give_up;
+       absl::SleepFor(absl::Milliseconds(50))) {
+    repeats_counted = CountedInEntries(triage) >= 100;
+  }
+  // Ctrl-C, as `ptxdiff fuzz` gets it (once it has ended, its handler is
+  // gone and the signal would end this test).
+  if (!ended) kill(getpid(), SIGINT);
+  cli.join();
+  ASSERT_TRUE(repeats_counted) << "no entry counted 100 findings in 120 s\n" << r.out << r.err;
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("fuzz: interrupted; stopping"));
+  EXPECT_THAT(r.out, Not(HasSubstr("not filed before the run ended")))
+      << "the test needs every cause filed";
+  EXPECT_EQ(CountedInEntries(triage), FindingsThisRun(r.out)) << r.out;
+}
+
+// Issue 28: --max-time bounds the whole run, a worker that hangs on one
+// tuple included (isolating a hang costs a timeout per halving: a 45 s run
+// took 188 s). The bound is wide, for a loaded machine: it catches
+// isolation or a stop that runs on past the deadline, not a few percent.
+TEST(FuzzCommandTest, MaxTimeBoundsARunWhoseWorkerHangsOnATuple) {
+  const std::string dir = TempDirFor("fuzz_hang_within_max_time");
+  const std::string triage = dir + "/triage";
+  constexpr int kMaxTime = 12;
+  const absl::Time start = absl::Now();
+  const CliRun r = FuzzForReal(
+      {"--backend",
+       FaultyWorkerWith(dir, "--fault=hang-on=add.sat.s32 --when-operand=0:2147483647"),
+       "--family", "add", "--timeout", "3", "--max-time", absl::StrCat(kMaxTime), "--out",
+       dir + "/out", "--dir", triage});
+  const absl::Duration took = absl::Now() - start;
+  EXPECT_LT(took, absl::Seconds(kMaxTime + 8)) << r.out << r.err;
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  // Isolated (hang~faulty~hang~add.sat.s32) or not (hang~faulty~unisolated-hang~batch-...).
+  std::vector<std::string> hangs;
+  for (const EntryInfo& e : EntriesIn(triage)) {
+    if (absl::StartsWith(e.name, "hang~")) hangs.push_back(e.name);
+  }
+  EXPECT_FALSE(hangs.empty()) << "the hang was not filed\n" << r.out << r.err;
+}
+
+// A worker that hangs at HELLO held `ptxdiff fuzz --max-time 5` for the
+// reply timeout (60 s by default), then said "no answer before the
+// deadline". Its start ends by --max-time, saying what did not answer.
+TEST(FuzzCommandTest, AWorkerThatHangsAtHelloEndsTheRunByMaxTime) {
+  const std::string dir = TempDirFor("fuzz_hang_at_hello");
+  constexpr int kMaxTime = 5;
+  const absl::Time start = absl::Now();
+  const CliRun r = FuzzForReal({"--backend", FaultyWorkerWith(dir, "--fault=hang-at-hello"),
+                                "--family", "add", "--max-time", absl::StrCat(kMaxTime),
+                                "--out", dir + "/out", "--dir", dir + "/triage"});
+  EXPECT_LT(absl::Now() - start, absl::Seconds(kMaxTime + 8)) << r.out << r.err;
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("failed its handshake: no answer to HELLO before the run's "
+                               "deadline (--max-time)"));
+}
+
+TEST(FuzzCommandTest, ACampaignThatTestedSomethingAndFiledItAllPasses) {
+  const CliRun r = FuzzWithStats(
+      TempDirFor("fuzz_ok"),
+      "inputs=10\ntuples=100\nagreed=95\nmismatched=3\ndeclined=2\nsupported_variants=495\n"
+      "new_findings=1\nknown_findings=2\nreached=f\n");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_THAT(r.out, HasSubstr("fuzz:   checked 100 tuples"));
+  // Issue 28, item 8: "variants 4/495 supported" and "2 known" misled.
+  EXPECT_THAT(r.out, HasSubstr("fuzz inputs 10  variants reached 4 of 495  findings 1 new, "
+                               "2 repeats  faults 0"));
+}
+
+// Issue 28: a campaign whose filings failed (a full triage disk) exited 0
+// with the errors only in fuzz.log. It fails now, with the reason, and says
+// where the findings are kept.
+TEST(FuzzCommandTest, ACampaignThatCouldNotFileItsFindingsFails) {
+  const std::string dir = TempDirFor("fuzz_full");
+  const CliRun r = FuzzWithStats(
+      dir,
+      "inputs=10\ntuples=100\nagreed=94\nmismatched=6\nknown_findings=6\n"
+      "filing_errors=6\nunfiled=6\n"
+      "filing_error=cannot create T/.tmp-entry: No space left on device\n");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_THAT(r.err, StartsWith("ptxdiff fuzz: could not write to the triage directory " + dir +
+                                "/triage (6 failed writes; the last: cannot create "
+                                "T/.tmp-entry: No space left on device); 6 findings were not "
+                                "filed: " + dir + "/triage/.pending/ keeps them"));
+  EXPECT_THAT(r.out, HasSubstr("fuzz: summary: "));  // the summary is still printed
+}
+
+// Issue 28: a campaign against a backend that declined everything exited 0.
+TEST(FuzzCommandTest, ACampaignThatTestedNothingFailsAndSaysWhy) {
+  const CliRun r = FuzzWithStats(
+      TempDirFor("fuzz_nothing"),
+      "inputs=10\ntuples=272\ndeclined=272\ndeclined_other=272\n"
+      "top_decline=16 ptx-cmd: command '/bin/false {ptx} {in} {out}' failed on add.s32 "
+      "(16 tuples): exit status 1\n");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_THAT(r.err, StartsWith("ptxdiff fuzz: nothing was tested: the backend declined all 272 "
+                                "tuples sent (most often, 16 tuples: ptx-cmd: command "
+                                "'/bin/false {ptx} {in} {out}' failed on add.s32 (16 tuples): "
+                                "exit status 1); `ptxdiff sweep --backend 'oracle' --tuples 1` "
+                                "lists the declines by reason\n"));
+}
+
+// A ptxdiff from the release build finds the optimized campaign fuzzer
+// before the ASan one of the fuzz build, beside it first.
+TEST(FuzzCommandTest, TheCampaignFuzzerComesBeforeTheAsanOne) {
+  const std::vector<std::string> path = FuzzerSearchPath("/b/release/cli");
+  ASSERT_GE(path.size(), 4u);
+  EXPECT_EQ(path[0], "/b/release/cli/differential_fuzzer");
+  const auto at = [&](const std::string& p) {
+    return std::find(path.begin(), path.end(), p) - path.begin();
+  };
+  const auto end = static_cast<std::ptrdiff_t>(path.size());
+  EXPECT_LT(at("/b/release/cli/../../campaign/fuzzers/differential_fuzzer"),
+            at("/b/release/cli/../../fuzz/fuzzers/differential_fuzzer"));
+  EXPECT_LT(at("/b/release/cli/../../fuzz/fuzzers/differential_fuzzer"), end);
+  EXPECT_LT(at("build/campaign/fuzzers/differential_fuzzer"),
+            at("build/fuzz/fuzzers/differential_fuzzer"));
+  EXPECT_LT(at("build/fuzz/fuzzers/differential_fuzzer"), end);
+}
+
+
+}  // namespace
+}  // namespace ptxdiff
