@@ -669,8 +669,8 @@ TEST(CampaignTest, TheNextCampaignFilesWhatAFailedFilingKept) {
 
 // The repeat counts written to the triage directory are every mismatch the
 // run reported: the filer's last flush comes after the senders' last
-// judging (issue 28, item 6). A slow worker (50 ms a tuple) holds eight
-// repeats in flight when Stop is called.
+// judging (issue 28, item 6). A worker slowed per tuple holds repeats in
+// flight when Stop is called.
 TEST(CampaignTest, EveryMismatchJudgedIsCountedInItsEntry) {
   const std::string dir = FreshDir("counts");
   std::vector<std::string> slow_and_wrong = kWrongBfe;

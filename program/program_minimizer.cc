@@ -91,11 +91,9 @@ bool SetAgainAfter(const Program& p, size_t i, const std::string& name) {
 
 // Step `i` removed, its uses rewired to each of its same-width register
 // sources, to the value it held, or (when set again later) to nothing.
-void StepRemovals(const Program& p, size_t i, int depth, std::vector<Program>& out) {
+void StepRemovals(const Program& p, size_t i, const std::optional<uint64_t>& value,
+                  std::vector<Program>& out) {
   const ProgramStep& step = p.steps[i];
-  // The value it held at the witness (of a top-level step: in a loop it
-  // changes).
-  const std::optional<uint64_t> value = depth == 0 ? ValueAfter(p, i) : std::nullopt;
   std::vector<ProgramOperand> replacements;
   for (const ProgramOperand& src : step.sources) {
     if (src.is_register && src.name != step.dst &&
@@ -126,13 +124,12 @@ void StepRemovals(const Program& p, size_t i, int depth, std::vector<Program>& o
 
 // Each top-level instruction as a move of the value it held: the plainest
 // way to set its register.
-void StepsAsMoves(const Program& p, const std::vector<int>& depth, std::vector<Program>& out) {
+void StepsAsMoves(const Program& p, const std::vector<std::optional<uint64_t>>& values,
+                  std::vector<Program>& out) {
   for (size_t i = 0; i < p.steps.size(); ++i) {
     const ProgramStep& step = p.steps[i];
-    if (step.kind != ProgramStep::kInstruction || depth[i] != 0 || DestinationWidth(step) <= 1) {
-      continue;
-    }
-    if (std::optional<uint64_t> value = ValueAfter(p, i)) {
+    if (step.kind != ProgramStep::kInstruction || DestinationWidth(step) <= 1) continue;
+    if (const std::optional<uint64_t>& value = values[i]) {
       Program c = p;
       c.steps[i] = {.kind = ProgramStep::kMove, .dst = step.dst, .sources = {{.value = *value}},
                     .width = DestinationWidth(step)};
@@ -241,16 +238,22 @@ std::vector<Program> ProgramSimplifications(const Program& p) {
     c.outputs.erase(c.outputs.begin() + static_cast<long>(k));
     out.push_back(std::move(c));
   }
+  // The value each top-level step held at the witness, once (in a loop it
+  // changes from trip to trip).
   const std::vector<int> depth = Depths(p);
+  std::vector<std::optional<uint64_t>> values(p.steps.size());
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    if (SetsRegister(p.steps[i]) && depth[i] == 0) values[i] = ValueAfter(p, i);
+  }
   for (size_t i = p.steps.size(); i-- > 0;) {
-    if (SetsRegister(p.steps[i])) StepRemovals(p, i, depth[i], out);
+    if (SetsRegister(p.steps[i])) StepRemovals(p, i, values[i], out);
   }
   for (size_t i = 0; i < p.steps.size(); ++i) {
     if (p.steps[i].kind == ProgramStep::kLoopBegin) LoopSimplifications(p, i, out);
   }
   GuardRemovals(p, out);
   InputRemovals(p, out);
-  StepsAsMoves(p, depth, out);
+  StepsAsMoves(p, values, out);
   ValueSimplifications(p, out);
   std::erase_if(out, [](const Program& c) { return !IsValid(c); });
   return out;
