@@ -23,17 +23,17 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <memory>
 #include <mutex>
-#include <cstdio>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "bench/fuzz_loop_stand_in.h"
 #include "campaign/campaign.h"
@@ -89,15 +89,16 @@ double BackendAlone(const WorkerCommand& command, double seconds) {
   return judged / absl::ToDoubleSeconds(absl::Now() - start);
 }
 
-void Measure(const std::string& backend, const KeyValues& hello_options, double seconds,
-             bool runtime_forms) {
+void Measure(const std::string& backend, const KeyValues& hello_options,
+             double seconds, bool runtime_forms) {
   auto command = CommandForBackend(backend, PTXDIFF_WORKER_PATH);
   if (!command.ok()) {
-    std::printf("%-8s %s\n", backend.c_str(), std::string(command.status().message()).c_str());
+    std::printf("%-8s %s\n", backend.c_str(),
+                std::string(command.status().message()).c_str());
     return;
   }
-  command->hello_options.insert(command->hello_options.end(), hello_options.begin(),
-                                hello_options.end());
+  command->hello_options.insert(command->hello_options.end(),
+                                hello_options.begin(), hello_options.end());
   const double alone = BackendAlone(*command, seconds);
   CampaignOptions options;
   options.worker = *command;
@@ -124,12 +125,13 @@ void Measure(const std::string& backend, const KeyValues& hello_options, double 
   // selectors), so checked/s alone can rise by sending what it cannot check.
   const double valued = (s.counts.judged() - s.counts.declined) / elapsed;
   const std::string name = runtime_forms ? backend : backend + "/imm";
-  std::printf("%-10s %12.0f %12.0f %6.2f %9.0f %9d %9lld/%-6lld %10lld %9lld\n", name.c_str(),
-              alone, rate, alone > 0 ? rate / alone : 0.0, valued,
+  std::printf("%-10s %12.0f %12.0f %6.2f %9.0f %9d %9lld/%-6lld %10lld %9lld\n",
+              name.c_str(), alone, rate, alone > 0 ? rate / alone : 0.0, valued,
               static_cast<int>((*campaign)->batch_size()),
               static_cast<long long>(s.variants_reached),
               static_cast<long long>(s.supported_variants),
-              static_cast<long long>(s.offered), static_cast<long long>(s.counts.mismatched));
+              static_cast<long long>(s.offered),
+              static_cast<long long>(s.counts.mismatched));
 }
 
 int Main(int argc, char** argv) {
@@ -138,14 +140,17 @@ int Main(int argc, char** argv) {
   KeyValues hello_options;
   for (int i = 1; i < argc; ++i) {
     absl::string_view arg = argv[i];
-    if (absl::ConsumePrefix(&arg, "--seconds=") && absl::SimpleAtod(arg, &seconds)) continue;
+    if (absl::ConsumePrefix(&arg, "--seconds=") &&
+        absl::SimpleAtod(arg, &seconds))
+      continue;
     if (absl::ConsumePrefix(&arg, "--backend=")) {
       backends.emplace_back(arg);
       continue;
     }
     if (absl::ConsumePrefix(&arg, "--option=") && absl::StrContains(arg, '=')) {
       const size_t eq = arg.find('=');
-      hello_options.emplace_back(std::string(arg.substr(0, eq)), std::string(arg.substr(eq + 1)));
+      hello_options.emplace_back(std::string(arg.substr(0, eq)),
+                                 std::string(arg.substr(eq + 1)));
       continue;
     }
     std::fprintf(stderr,
@@ -157,14 +162,17 @@ int Main(int argc, char** argv) {
     backends = {"oracle"};
     if (ChooseDefaultBackend().name == "ptxas") backends.push_back("ptxas");
   }
-  std::printf("%.0f s per measurement, %u cores\n", seconds, std::thread::hardware_concurrency());
-  std::printf("%-10s %12s %12s %6s %9s %9s %16s %10s %9s\n", "backend", "alone/s", "campaign/s",
-              "ratio", "valued/s", "batch", "reached/supp.", "offered", "mismatch");
+  std::printf("%.0f s per measurement, %u cores\n", seconds,
+              std::thread::hardware_concurrency());
+  std::printf("%-10s %12s %12s %6s %9s %9s %16s %10s %9s\n", "backend",
+              "alone/s", "campaign/s", "ratio", "valued/s", "batch",
+              "reached/supp.", "offered", "mismatch");
   for (const std::string& b : backends) {
     Measure(b, hello_options, seconds, /*runtime_forms=*/true);
     // A backend that runs operand forms, measured again on immediates only
     // (`<name>/imm`): what the runtime tier costs its campaign.
-    if (b == "ptxas") Measure(b, hello_options, seconds, /*runtime_forms=*/false);
+    if (b == "ptxas")
+      Measure(b, hello_options, seconds, /*runtime_forms=*/false);
   }
   return 0;
 }

@@ -70,7 +70,8 @@ struct FamilyCounts {
 };
 
 // Runs `tuples` on `backend` in batches and adds what it claims to `counts`.
-absl::Status Measure(Backend& backend, const std::vector<Tuple>& tuples, FamilyCounts& counts) {
+absl::Status Measure(Backend& backend, const std::vector<Tuple>& tuples,
+                     FamilyCounts& counts) {
   struct Probe {
     bool claimed = false, disagrees = false;
   };
@@ -81,9 +82,11 @@ absl::Status Measure(Backend& backend, const std::vector<Tuple>& tuples, FamilyC
     RunRequest request;
     absl::flat_hash_map<Variant, uint32_t> index;
     for (size_t i = begin; i < end; ++i) {
-      auto [it, added] = index.try_emplace(tuples[i].variant, request.spellings.size());
+      auto [it, added] =
+          index.try_emplace(tuples[i].variant, request.spellings.size());
       if (added) request.spellings.push_back(Spell(tuples[i].variant));
-      request.tuples.push_back({it->second, tuples[i].operands, tuples[i].runtime});
+      request.tuples.push_back(
+          {it->second, tuples[i].operands, tuples[i].runtime});
     }
     RunReply reply;
     if (absl::Status s = backend.Run(request, reply); !s.ok()) return s;
@@ -97,8 +100,8 @@ absl::Status Measure(Backend& backend, const std::vector<Tuple>& tuples, FamilyC
       if (j.verdict == Verdict::kMismatch && !p.disagrees) {
         p.disagrees = true;
         if (counts.first_disagreement.empty()) {
-          counts.first_disagreement =
-              MismatchLine(t, j.oracle, j.backend_bits, "ptxas", j.backend_carry);
+          counts.first_disagreement = MismatchLine(t, j.oracle, j.backend_bits,
+                                                   "ptxas", j.backend_carry);
         }
       }
     }
@@ -114,7 +117,8 @@ absl::Status Measure(Backend& backend, const std::vector<Tuple>& tuples, FamilyC
 int Main(const Flags& flags) {
   auto backend = MakePtxasBackend({{"arch", flags.arch}});
   if (!backend.ok()) {
-    std::fprintf(stderr, "claims_benchmark: %s\n", std::string(backend.status().message()).c_str());
+    std::fprintf(stderr, "claims_benchmark: %s\n",
+                 std::string(backend.status().message()).c_str());
     return 1;
   }
   const WorkerIdentity id = (*backend)->Identity();
@@ -122,14 +126,15 @@ int Main(const Flags& flags) {
   std::map<int, std::vector<Variant>> by_family;
   for (size_t i = 0; i < AllVariants().size(); ++i) {
     const Variant& v = AllVariants()[i];
-    if (supported[i] && (flags.family.empty() || InfoOf(v.family).opcode == flags.family)) {
+    if (supported[i] &&
+        (flags.family.empty() || InfoOf(v.family).opcode == flags.family)) {
       by_family[static_cast<int>(v.family)].push_back(v);
     }
   }
-  std::printf("claims_benchmark: %s, up to %d variants per family\n", id.Describe().c_str(),
-              flags.variants);
-  std::printf("%-10s %8s %8s %8s %7s %11s %7s\n", "family", "variants", "probes", "claimed", "%",
-              "disagreeing", "%");
+  std::printf("claims_benchmark: %s, up to %d variants per family\n",
+              id.Describe().c_str(), flags.variants);
+  std::printf("%-10s %8s %8s %8s %7s %11s %7s\n", "family", "variants",
+              "probes", "claimed", "%", "disagreeing", "%");
   const auto start = std::chrono::steady_clock::now();
   FamilyCounts total;
   std::vector<std::string> disagreements;
@@ -137,36 +142,45 @@ int Main(const Flags& flags) {
     FamilyCounts counts;
     const size_t step = std::max<size_t>(1, variants.size() / flags.variants);
     std::vector<Tuple> tuples;
-    for (size_t i = 0; i < variants.size() && counts.variants < flags.variants; i += step) {
+    for (size_t i = 0; i < variants.size() && counts.variants < flags.variants;
+         i += step) {
       ++counts.variants;
       for (const Tuple& t : RuntimeTier(variants[i])) tuples.push_back(t);
     }
     if (absl::Status s = Measure(**backend, tuples, counts); !s.ok()) {
-      std::fprintf(stderr, "claims_benchmark: %s\n", std::string(s.message()).c_str());
+      std::fprintf(stderr, "claims_benchmark: %s\n",
+                   std::string(s.message()).c_str());
       return 1;
     }
     const absl::string_view name = InfoOf(static_cast<Family>(family)).opcode;
-    std::printf("%-10s %8d %8lld %8lld %6.1f%% %11lld %6.1f%%\n", std::string(name).c_str(),
-                counts.variants, static_cast<long long>(counts.probes),
-                static_cast<long long>(counts.claimed),
-                counts.probes ? 100.0 * counts.claimed / counts.probes : 0.0,
-                static_cast<long long>(counts.disagreeing),
-                counts.claimed ? 100.0 * counts.disagreeing / counts.claimed : 0.0);
+    std::printf(
+        "%-10s %8d %8lld %8lld %6.1f%% %11lld %6.1f%%\n",
+        std::string(name).c_str(), counts.variants,
+        static_cast<long long>(counts.probes),
+        static_cast<long long>(counts.claimed),
+        counts.probes ? 100.0 * counts.claimed / counts.probes : 0.0,
+        static_cast<long long>(counts.disagreeing),
+        counts.claimed ? 100.0 * counts.disagreeing / counts.claimed : 0.0);
     std::fflush(stdout);
     total.variants += counts.variants;
     total.probes += counts.probes;
     total.claimed += counts.claimed;
     total.disagreeing += counts.disagreeing;
-    if (!counts.first_disagreement.empty()) disagreements.push_back(counts.first_disagreement);
+    if (!counts.first_disagreement.empty())
+      disagreements.push_back(counts.first_disagreement);
   }
   const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("%-10s %8d %8lld %8lld %6.1f%% %11lld %6.1f%%\n", "all", total.variants,
-              static_cast<long long>(total.probes), static_cast<long long>(total.claimed),
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  std::printf("%-10s %8d %8lld %8lld %6.1f%% %11lld %6.1f%%\n", "all",
+              total.variants, static_cast<long long>(total.probes),
+              static_cast<long long>(total.claimed),
               total.probes ? 100.0 * total.claimed / total.probes : 0.0,
               static_cast<long long>(total.disagreeing),
               total.claimed ? 100.0 * total.disagreeing / total.claimed : 0.0);
-  std::printf("(claimed: %% of probes; disagreeing: %% of claimed probes) in %.1f s\n", seconds);
+  std::printf(
+      "(claimed: %% of probes; disagreeing: %% of claimed probes) in %.1f s\n",
+      seconds);
   if (!disagreements.empty()) std::printf("first disagreement per family:\n");
   for (const std::string& d : disagreements) std::printf("  %s\n", d.c_str());
   return 0;
@@ -181,12 +195,14 @@ int main(int argc, char** argv) {
     absl::string_view arg = argv[i];
     if (absl::ConsumePrefix(&arg, "--arch=")) {
       flags.arch = std::string(arg);
-    } else if (absl::ConsumePrefix(&arg, "--variants=") && absl::SimpleAtoi(arg, &flags.variants) &&
-               flags.variants > 0) {
+    } else if (absl::ConsumePrefix(&arg, "--variants=") &&
+               absl::SimpleAtoi(arg, &flags.variants) && flags.variants > 0) {
     } else if (absl::ConsumePrefix(&arg, "--family=")) {
       flags.family = std::string(arg);
     } else {
-      std::fprintf(stderr, "usage: claims_benchmark [--arch=sm_90] [--variants=N] [--family=NAME]\n");
+      std::fprintf(stderr,
+                   "usage: claims_benchmark [--arch=sm_90] [--variants=N] "
+                   "[--family=NAME]\n");
       return 2;
     }
   }

@@ -34,13 +34,13 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/status_macros.h"
+#include "isa/family_table.h"
+#include "isa/spelling.h"
+#include "oracle/edge_operands.h"
 #include "worker/backends/cuda/cuda_backend.h"
 #include "worker/backends/cuda/device.h"
 #include "worker/backends/cuda/driver_api.h"
 #include "worker/backends/cuda/kernel_gen.h"
-#include "isa/family_table.h"
-#include "isa/spelling.h"
-#include "oracle/edge_operands.h"
 
 namespace ptxdiff {
 namespace {

@@ -3,7 +3,8 @@
 // worker/testing/faulty_worker.cc), for plain uniform random testing and,
 // given --ptxdiff=PATH, for the campaign (`ptxdiff fuzz`):
 //
-//   build/release/bench/finding_power_benchmark [--budget=60] [--seed=1] [--repeat=1]
+//   build/release/bench/finding_power_benchmark [--budget=60] [--seed=1]
+//   [--repeat=1]
 //       [--only=NAME] [--ptxdiff=build/fuzz/cli/ptxdiff] [--no-uniform]
 //
 // Uniform: batches of 4096 tuples, each a uniformly random variant of
@@ -51,7 +52,6 @@
 #include "isa/spelling.h"
 #include "oracle/oracle.h"
 
-
 namespace ptxdiff {
 namespace {
 
@@ -62,18 +62,34 @@ struct Bug {
   Operands hit, miss;
 };
 const Bug kBugs[] = {
-    {"video-selector", "vadd.s32.u32.s32.sat d.b1, a.h1, b.b2, c", {{1, 2, 3}}, {{1, 2, 3}}},
+    {"video-selector",
+     "vadd.s32.u32.s32.sat d.b1, a.h1, b.b2, c",
+     {{1, 2, 3}},
+     {{1, 2, 3}}},
     {"sat-bound", "add.sat.s32", {{0x7fffffff, 1}}, {{0x7fffffff, 2}}},
     {"field-width", "bfe.u32", {{0xdeadbeef, 4, 28}}, {{0xdeadbeef, 4, 27}}},
-    {"min-times-minus-one", "mul.lo.s64", {{~0ull, 1ull << 63}}, {{~0ull, (1ull << 63) + 1}}},
-    {"defined-corner", "fns.b32", {{0x80000001, 31, 0xffffffff}}, {{0x80000001, 30, 0xffffffff}}},
+    {"min-times-minus-one",
+     "mul.lo.s64",
+     {{~0ull, 1ull << 63}},
+     {{~0ull, (1ull << 63) + 1}}},
+    {"defined-corner",
+     "fns.b32",
+     {{0x80000001, 31, 0xffffffff}},
+     {{0x80000001, 30, 0xffffffff}}},
     // Issue 32's three kinds, and one operand value of one video variant.
     {"destination-max", "cvt.sat.u16.s32", {{0xffff}}, {{0xfffe}}},
-    {"lane-sum-past-max", "vavrg4.s32.s32.s32", {{0x7f00, 0x0100, 0, 0x76543210}},
+    {"lane-sum-past-max",
+     "vavrg4.s32.s32.s32",
+     {{0x7f00, 0x0100, 0, 0x76543210}},
      {{0x7e00, 0x0100, 0, 0x76543210}}},
-    {"equal-plus-one", "setp.le.s64", {{(1ull << 63) + 1, 1ull << 63}},
+    {"equal-plus-one",
+     "setp.le.s64",
+     {{(1ull << 63) + 1, 1ull << 63}},
      {{(1ull << 63) + 2, 1ull << 63}}},
-    {"video-operand-min", "vsub.s32.s32.s32.sat", {{5, 0x80000000}}, {{5, 0x80000001}}},
+    {"video-operand-min",
+     "vsub.s32.s32.s32.sat",
+     {{5, 0x80000000}},
+     {{5, 0x80000001}}},
 };
 
 struct Flags {
@@ -81,17 +97,20 @@ struct Flags {
   uint64_t seed = 1;
   int repeat = 1;  // runs of each search; the table shows medians
   std::string only, ptxdiff;
-  bool uniform = true;  // --no-uniform: the campaign alone (comparing two builds)
+  bool uniform =
+      true;  // --no-uniform: the campaign alone (comparing two builds)
 };
 
 struct Outcome {
   std::optional<double> seconds;  // time to find; empty if not found
   std::string what;               // the mismatching tuple or the triage entry
-  int64_t tuples = 0;  // checked until the first mismatch, it included; 0 unknown
+  int64_t tuples =
+      0;  // checked until the first mismatch, it included; 0 unknown
   std::optional<double> filed;  // the campaign's: time until it filed it
 };
 
-absl::StatusOr<std::unique_ptr<WorkerClient>> StartFaulty(const std::string& bug) {
+absl::StatusOr<std::unique_ptr<WorkerClient>> StartFaulty(
+    const std::string& bug) {
   WorkerCommand command;
   command.argv = {PTXDIFF_FAULTY_WORKER_PATH, "--fault=planted=" + bug};
   return WorkerClient::Start(command);
@@ -115,7 +134,8 @@ bool SelfCheck(const Bug& bug) {
   if (!IsLegal(tuples[1].variant)) return false;
   const BatchOutcome out = (*client)->Run(tuples);
   return !out.fault && Mismatch(tuples[0], out.results[0]) &&
-         !Mismatch(tuples[1], out.results[1]) && Evaluate(tuples[0].variant, bug.hit).defined();
+         !Mismatch(tuples[1], out.results[1]) &&
+         Evaluate(tuples[0].variant, bug.hit).defined();
 }
 
 Outcome UniformSearch(const Bug& bug, const Flags& flags, uint64_t seed) {
@@ -124,12 +144,14 @@ Outcome UniformSearch(const Bug& bug, const Flags& flags, uint64_t seed) {
   // `ptxdiff fuzz`: both pay for their processes.
   const absl::Time start = absl::Now();
   auto client = StartFaulty(bug.name);
-  if (!client.ok()) return {std::nullopt, std::string(client.status().message())};
+  if (!client.ok())
+    return {std::nullopt, std::string(client.status().message())};
   std::mt19937_64 rng(seed);
   std::vector<Tuple> batch(4096);
   for (uint64_t checked = 0;; checked += batch.size()) {
     const double elapsed = absl::ToDoubleSeconds(absl::Now() - start);
-    if (elapsed >= flags.budget) return {std::nullopt, absl::StrCat(checked, " tuples checked")};
+    if (elapsed >= flags.budget)
+      return {std::nullopt, absl::StrCat(checked, " tuples checked")};
     for (Tuple& t : batch) {
       t = {all[rng() % all.size()], {}};
       for (int i = 0; i < NumSources(t.variant); ++i) {
@@ -145,7 +167,8 @@ Outcome UniformSearch(const Bug& bug, const Flags& flags, uint64_t seed) {
       const int64_t tuples = checked + i + 1;
       return {absl::ToDoubleSeconds(absl::Now() - start),
               absl::StrFormat("%s, backend 0x%x, after %d tuples",
-                              ReplayLine(t.variant, t.operands, Evaluate(t.variant, t.operands)),
+                              ReplayLine(t.variant, t.operands,
+                                         Evaluate(t.variant, t.operands)),
                               out.results[i].bits, tuples),
               tuples};
     }
@@ -160,7 +183,8 @@ std::string FirstEntry(const std::string& triage) {
     std::error_code ec;
     for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
       const std::string name = e.path().filename();
-      if (e.is_directory(ec) && name[0] != '.' && name != "entries") return name;
+      if (e.is_directory(ec) && name[0] != '.' && name != "entries")
+        return name;
     }
   }
   return "";
@@ -178,14 +202,15 @@ int64_t EarliestStat(const std::string& out, absl::string_view key) {
   namespace fs = std::filesystem;
   int64_t first = 0;
   std::error_code ec;
-  for (const fs::directory_entry& e : fs::recursive_directory_iterator(out + "/stats", ec)) {
+  for (const fs::directory_entry& e :
+       fs::recursive_directory_iterator(out + "/stats", ec)) {
     if (e.path().extension() != ".stats") continue;
     std::ifstream in(e.path());
     for (std::string line; std::getline(in, line);) {
       int64_t n = 0;
       absl::string_view value = line;
-      if (absl::ConsumePrefix(&value, key) && absl::ConsumePrefix(&value, "=") &&
-          absl::SimpleAtoi(value, &n) &&
+      if (absl::ConsumePrefix(&value, key) &&
+          absl::ConsumePrefix(&value, "=") && absl::SimpleAtoi(value, &n) &&
           n > 0 && (first == 0 || n < first)) {
         first = n;
       }
@@ -194,7 +219,8 @@ int64_t EarliestStat(const std::string& out, absl::string_view key) {
   return first;
 }
 
-// SIGINT, up to 30 s to stop (the campaign forwards it to libFuzzer), then SIGKILL.
+// SIGINT, up to 30 s to stop (the campaign forwards it to libFuzzer), then
+// SIGKILL.
 void Stop(pid_t pid) {
   kill(pid, SIGINT);
   for (int i = 0; i < 300; ++i) {
@@ -205,17 +231,21 @@ void Stop(pid_t pid) {
   waitpid(pid, nullptr, 0);
 }
 
-Outcome CampaignSearch(const Bug& bug, const Flags& flags, std::string& command) {
+Outcome CampaignSearch(const Bug& bug, const Flags& flags,
+                       std::string& command) {
   char tmpl[] = "/tmp/finding_power.XXXXXX";
-  if (mkdtemp(tmpl) == nullptr) return {std::nullopt, "cannot create a temp dir"};
+  if (mkdtemp(tmpl) == nullptr)
+    return {std::nullopt, "cannot create a temp dir"};
   const std::string dir = tmpl, wrapper = dir + "/worker.sh";
   std::ofstream(wrapper) << "#!/bin/sh\nexec " << PTXDIFF_FAULTY_WORKER_PATH
                          << " --fault=planted=" << bug.name << " \"$@\"\n";
   chmod(wrapper.c_str(), 0755);
   const int max_time = static_cast<int>(flags.budget + 0.999);
-  const std::vector<std::string> argv = {
-      flags.ptxdiff, "fuzz", "--backend", "exec:" + wrapper, "--out", dir + "/out",
-      "--dir", dir + "/triage", "--max-time", absl::StrCat(max_time)};
+  const std::vector<std::string> argv = {flags.ptxdiff, "fuzz",
+                                         "--backend",   "exec:" + wrapper,
+                                         "--out",       dir + "/out",
+                                         "--dir",       dir + "/triage",
+                                         "--max-time",  absl::StrCat(max_time)};
   command = absl::StrJoin(argv, " ") + " > " + dir + "/campaign.log 2>&1";
   const absl::Time start = absl::Now();
   const int64_t start_unix_ms = absl::ToUnixMillis(start);
@@ -239,7 +269,8 @@ Outcome CampaignSearch(const Bug& bug, const Flags& flags, std::string& command)
     found_unix_ms = EarliestStat(dir + "/out", "first_mismatch_unix_ms");
     if (found_unix_ms == 0) usleep(100000);
   }
-  if (found_unix_ms > 0) outcome.seconds = (found_unix_ms - start_unix_ms) / 1000.0;
+  if (found_unix_ms > 0)
+    outcome.seconds = (found_unix_ms - start_unix_ms) / 1000.0;
   Stop(pid);
   // A run that found its bug leaves nothing to look at; one that did not
   // keeps its directory, whose campaign.log the table's line points to.
@@ -261,7 +292,8 @@ std::string SecondsOrDash(const std::optional<double>& s) {
 // counted the same way.
 Outcome Median(std::vector<Outcome> runs) {
   const auto slower = [](const Outcome& a, const Outcome& b) {
-    return a.seconds.has_value() && (!b.seconds.has_value() || *a.seconds < *b.seconds);
+    return a.seconds.has_value() &&
+           (!b.seconds.has_value() || *a.seconds < *b.seconds);
   };
   std::sort(runs.begin(), runs.end(), slower);
   Outcome median = runs[(runs.size() - 1) / 2];
@@ -287,9 +319,11 @@ std::string Tuples(const Outcome& o) {
   return o.seconds && o.tuples > 0 ? absl::StrCat(o.tuples) : "-";
 }
 
-std::string Ratio(const Outcome& campaign, const Outcome& uniform, double budget) {
+std::string Ratio(const Outcome& campaign, const Outcome& uniform,
+                  double budget) {
   if (!campaign.seconds) return "-";
-  if (!uniform.seconds) return absl::StrFormat("> %.0fx", budget / *campaign.seconds);
+  if (!uniform.seconds)
+    return absl::StrFormat("> %.0fx", budget / *campaign.seconds);
   return absl::StrFormat("%.1fx", *uniform.seconds / *campaign.seconds);
 }
 
@@ -297,16 +331,25 @@ bool ParseFlags(int argc, char** argv, Flags& flags) {
   for (int i = 1; i < argc; ++i) {
     absl::string_view arg = argv[i];
     bool ok = true;
-    if (absl::ConsumePrefix(&arg, "--budget=")) ok = absl::SimpleAtod(arg, &flags.budget);
-    else if (absl::ConsumePrefix(&arg, "--seed=")) ok = absl::SimpleAtoi(arg, &flags.seed);
-    else if (absl::ConsumePrefix(&arg, "--only=")) flags.only = std::string(arg);
-    else if (absl::ConsumePrefix(&arg, "--ptxdiff=")) flags.ptxdiff = std::string(arg);
-    else if (absl::ConsumePrefix(&arg, "--repeat=")) ok = absl::SimpleAtoi(arg, &flags.repeat);
-    else if (arg == "--no-uniform") flags.uniform = false;
-    else ok = false;
+    if (absl::ConsumePrefix(&arg, "--budget="))
+      ok = absl::SimpleAtod(arg, &flags.budget);
+    else if (absl::ConsumePrefix(&arg, "--seed="))
+      ok = absl::SimpleAtoi(arg, &flags.seed);
+    else if (absl::ConsumePrefix(&arg, "--only="))
+      flags.only = std::string(arg);
+    else if (absl::ConsumePrefix(&arg, "--ptxdiff="))
+      flags.ptxdiff = std::string(arg);
+    else if (absl::ConsumePrefix(&arg, "--repeat="))
+      ok = absl::SimpleAtoi(arg, &flags.repeat);
+    else if (arg == "--no-uniform")
+      flags.uniform = false;
+    else
+      ok = false;
     if (!ok || flags.budget <= 0 || flags.repeat < 1) {
-      std::fprintf(stderr, "usage: finding_power_benchmark [--budget=S] [--seed=N] "
-                           "[--repeat=N] [--only=NAME] [--ptxdiff=PATH] [--no-uniform]\n");
+      std::fprintf(
+          stderr,
+          "usage: finding_power_benchmark [--budget=S] [--seed=N] "
+          "[--repeat=N] [--only=NAME] [--ptxdiff=PATH] [--no-uniform]\n");
       return false;
     }
   }
@@ -316,18 +359,23 @@ bool ParseFlags(int argc, char** argv, Flags& flags) {
 int Main(int argc, char** argv) {
   Flags flags;
   if (!ParseFlags(argc, argv, flags)) return 2;
-  std::printf("uniform: seeds %llu..%llu, batches of 4096 random tuples of %zu variants; "
-              "budget %.0f s; medians of %d run(s) each\n",
-              static_cast<unsigned long long>(flags.seed),
-              static_cast<unsigned long long>(flags.seed + flags.repeat - 1), AllVariants().size(),
-              flags.budget, flags.repeat);
+  std::printf(
+      "uniform: seeds %llu..%llu, batches of 4096 random tuples of %zu "
+      "variants; "
+      "budget %.0f s; medians of %d run(s) each\n",
+      static_cast<unsigned long long>(flags.seed),
+      static_cast<unsigned long long>(flags.seed + flags.repeat - 1),
+      AllVariants().size(), flags.budget, flags.repeat);
   std::vector<std::string> commands, notes;
-  std::printf("%-22s %12s %9s %12s %7s %16s %16s\n", "planted bug", "campaign s", "filed s",
-              "uniform s", "ratio", "campaign tuples", "uniform tuples");
+  std::printf("%-22s %12s %9s %12s %7s %16s %16s\n", "planted bug",
+              "campaign s", "filed s", "uniform s", "ratio", "campaign tuples",
+              "uniform tuples");
   for (const Bug& bug : kBugs) {
     if (!flags.only.empty() && flags.only != bug.name) continue;
     if (!SelfCheck(bug)) {
-      std::printf("%-22s self-check failed: the known tuple does not show the bug\n", bug.name);
+      std::printf(
+          "%-22s self-check failed: the known tuple does not show the bug\n",
+          bug.name);
       return 1;
     }
     std::vector<Outcome> campaigns, uniforms;
@@ -337,21 +385,26 @@ int Main(int argc, char** argv) {
         campaigns.push_back(CampaignSearch(bug, flags, command));
         if (run == 0) commands.push_back(command);
       }
-      if (flags.uniform) uniforms.push_back(UniformSearch(bug, flags, flags.seed + run));
+      if (flags.uniform)
+        uniforms.push_back(UniformSearch(bug, flags, flags.seed + run));
     }
-    const Outcome campaign =
-        campaigns.empty() ? Outcome{std::nullopt, "no --ptxdiff"} : Median(campaigns);
-    const Outcome uniform =
-        uniforms.empty() ? Outcome{std::nullopt, "no uniform runs"} : Median(uniforms);
+    const Outcome campaign = campaigns.empty()
+                                 ? Outcome{std::nullopt, "no --ptxdiff"}
+                                 : Median(campaigns);
+    const Outcome uniform = uniforms.empty()
+                                ? Outcome{std::nullopt, "no uniform runs"}
+                                : Median(uniforms);
     std::printf("%-22s %12s %9s %12s %7s %16s %16s\n", bug.name,
-                flags.ptxdiff.empty() ? "-" : Seconds(campaign.seconds, flags.budget).c_str(),
+                flags.ptxdiff.empty()
+                    ? "-"
+                    : Seconds(campaign.seconds, flags.budget).c_str(),
                 SecondsOrDash(campaign.filed).c_str(),
                 Seconds(uniform.seconds, flags.budget).c_str(),
-                Ratio(campaign, uniform, flags.budget).c_str(), Tuples(campaign).c_str(),
-                Tuples(uniform).c_str());
+                Ratio(campaign, uniform, flags.budget).c_str(),
+                Tuples(campaign).c_str(), Tuples(uniform).c_str());
     std::fflush(stdout);
-    notes.push_back(absl::StrCat(bug.name, ": campaign runs ", EachRun(campaigns),
-                                 " s: ", campaign.what,
+    notes.push_back(absl::StrCat(bug.name, ": campaign runs ",
+                                 EachRun(campaigns), " s: ", campaign.what,
                                  "; uniform: ", uniform.what));
   }
   for (const std::string& n : notes) std::printf("  %s\n", n.c_str());

@@ -37,7 +37,8 @@ void RunConfiguration(const char* title, std::vector<std::string> flags) {
   command.argv.insert(command.argv.end(), flags.begin(), flags.end());
   auto client = WorkerClient::Start(command);
   if (!client.ok()) {
-    std::printf("%s: %s\n", title, std::string(client.status().message()).c_str());
+    std::printf("%s: %s\n", title,
+                std::string(client.status().message()).c_str());
     return;
   }
   std::mt19937_64 rng(11);
@@ -51,13 +52,15 @@ void RunConfiguration(const char* title, std::vector<std::string> flags) {
     std::vector<Operands> ops(1);
     FillEdgeTuples(v, rng, ops);
     auto f = MinimizeMismatch(**client, {v, ops[0]});
-    if (!f.ok()) continue;  // no disagreement on this tuple (oracle undefined, ...)
+    if (!f.ok())
+      continue;  // no disagreement on this tuple (oracle undefined, ...)
     seconds.push_back(f->minimize_seconds);
     calls.push_back(f->minimize_backend_calls);
     flaky += f->flaky;
   }
-  std::printf("%-44s %5zu %10.1f %10.1f %8lld %8lld %6d\n", title, seconds.size(),
-              1e3 * Percentile(seconds, 0.5), 1e3 * Percentile(seconds, 0.9),
+  std::printf("%-44s %5zu %10.1f %10.1f %8lld %8lld %6d\n", title,
+              seconds.size(), 1e3 * Percentile(seconds, 0.5),
+              1e3 * Percentile(seconds, 0.9),
               static_cast<long long>(Percentile(calls, 0.5)),
               static_cast<long long>(Percentile(calls, 0.9)), flaky);
 }
@@ -68,10 +71,12 @@ void RunConfiguration(const char* title, std::vector<std::string> flags) {
 int main() {
   std::printf("%-44s %5s %10s %10s %8s %8s %6s\n", "faulty backend", "cases",
               "median ms", "p90 ms", "med rt", "p90 rt", "flaky");
-  ptxdiff::RunConfiguration("every result wrong in bit 0", {"--fault=wrong-on="});
+  ptxdiff::RunConfiguration("every result wrong in bit 0",
+                            {"--fault=wrong-on="});
   ptxdiff::RunConfiguration("wrong only when operand b >= 32",
                             {"--fault=wrong-on=", "--when-operand=1:32"});
-  ptxdiff::RunConfiguration("wrong only when operand a >= 0x80000000",
-                            {"--fault=wrong-on=", "--when-operand=0:2147483648"});
+  ptxdiff::RunConfiguration(
+      "wrong only when operand a >= 0x80000000",
+      {"--fault=wrong-on=", "--when-operand=0:2147483648"});
   return 0;
 }

@@ -6,7 +6,8 @@
 // claims constant, and the disagreements, the first few in full.
 //
 //   cmake --build build/campaign --target program_benchmark
-//   build/campaign/bench/program_benchmark [--seconds=60] [--arch=sm_90] [--seed=1]
+//   build/campaign/bench/program_benchmark [--seconds=60] [--arch=sm_90]
+//   [--seed=1]
 //       [--suppress=slct.s32.s32 ...]
 //
 // Programs are checked as the campaign checks them, 32 to a ptxas run in
@@ -43,7 +44,8 @@ struct Settings {
 };
 
 struct Counts {
-  std::atomic<int64_t> programs{0}, folded{0}, folded_wrong{0}, claimed{0}, refuted{0};
+  std::atomic<int64_t> programs{0}, folded{0}, folded_wrong{0}, claimed{0},
+      refuted{0};
 };
 
 class Run {
@@ -55,21 +57,27 @@ class Run {
     std::mt19937_64 rng(seed);
     while (absl::Now() < end) {
       std::vector<Program> batch;
-      for (int k = 0; k < per_run; ++k) batch.push_back(RandomProgram(rng, s_.shape));
-      auto immediate = CheckPrograms(ptxas_, s_.arch, batch, ProgramInputs::kImmediate, Reading::kSpec);
-      auto runtime = CheckPrograms(ptxas_, s_.arch, batch, ProgramInputs::kRuntime, Reading::kSpec);
+      for (int k = 0; k < per_run; ++k)
+        batch.push_back(RandomProgram(rng, s_.shape));
+      auto immediate = CheckPrograms(ptxas_, s_.arch, batch,
+                                     ProgramInputs::kImmediate, Reading::kSpec);
+      auto runtime = CheckPrograms(ptxas_, s_.arch, batch,
+                                   ProgramInputs::kRuntime, Reading::kSpec);
       if (!immediate.ok() || !runtime.ok()) {
-        Report("error", batch[0], (!immediate.ok() ? immediate : runtime).status().ToString());
+        Report("error", batch[0],
+               (!immediate.ok() ? immediate : runtime).status().ToString());
         continue;
       }
-      for (size_t k = 0; k < batch.size(); ++k) Tally(batch[k], (*immediate)[k], (*runtime)[k]);
+      for (size_t k = 0; k < batch.size(); ++k)
+        Tally(batch[k], (*immediate)[k], (*runtime)[k]);
     }
   }
 
   const Counts& counts() const { return counts_; }
 
  private:
-  void Tally(const Program& p, const ProgramCheck& immediate, const ProgramCheck& runtime) {
+  void Tally(const Program& p, const ProgramCheck& immediate,
+             const ProgramCheck& runtime) {
     ++counts_.programs;
     counts_.folded += immediate.judged;
     counts_.claimed += runtime.judged && !p.inputs.empty();
@@ -86,7 +94,8 @@ class Run {
   void Report(const char* what, const Program& p, const std::string& detail) {
     std::lock_guard<std::mutex> lock(mu_);
     if (++reported_ > 3) return;
-    std::printf("--- %s %s\n%s", what, detail.c_str(), FormatProgram(p).c_str());
+    std::printf("--- %s %s\n%s", what, detail.c_str(),
+                FormatProgram(p).c_str());
   }
 
   const Settings& s_;
@@ -96,17 +105,22 @@ class Run {
   int reported_ = 0;
 };
 
-double Percent(int64_t part, int64_t whole) { return whole == 0 ? 0 : 100.0 * part / whole; }
+double Percent(int64_t part, int64_t whole) {
+  return whole == 0 ? 0 : 100.0 * part / whole;
+}
 
 // Runs `run` on every thread for `seconds`; its programs per second.
-double RunFor(Run& run, const Settings& s, int threads, double seconds, int per_run) {
+double RunFor(Run& run, const Settings& s, int threads, double seconds,
+              int per_run) {
   const absl::Time start = absl::Now(), end = start + absl::Seconds(seconds);
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) {
-    pool.emplace_back([&run, &s, t, end, per_run] { run.Worker(s.seed + t, end, per_run); });
+    pool.emplace_back(
+        [&run, &s, t, end, per_run] { run.Worker(s.seed + t, end, per_run); });
   }
   for (std::thread& t : pool) t.join();
-  return run.counts().programs.load() / absl::ToDoubleSeconds(absl::Now() - start);
+  return run.counts().programs.load() /
+         absl::ToDoubleSeconds(absl::Now() - start);
 }
 
 }  // namespace
@@ -126,9 +140,10 @@ int main(int argc, char** argv) {
     } else if (absl::ConsumePrefix(&arg, "--suppress=")) {
       s.shape.suppressed.emplace_back(arg);
     } else {
-      std::fprintf(stderr,
-                   "usage: program_benchmark [--seconds=60] [--arch=sm_90] [--seed=1] "
-                   "[--suppress=SPELLING ...]\n");
+      std::fprintf(
+          stderr,
+          "usage: program_benchmark [--seconds=60] [--arch=sm_90] [--seed=1] "
+          "[--suppress=SPELLING ...]\n");
       return 2;
     }
   }
@@ -141,21 +156,28 @@ int main(int argc, char** argv) {
   // The baseline, one program to a ptxas run, then the campaign's batches.
   const double baseline_seconds = std::min(10.0, s.seconds / 5);
   Run baseline(s, *ptxas), run(s, *ptxas);
-  const double baseline_rate = RunFor(baseline, s, threads, baseline_seconds, 1);
+  const double baseline_rate =
+      RunFor(baseline, s, threads, baseline_seconds, 1);
   const double seconds = s.seconds - baseline_seconds;
   const double rate = RunFor(run, s, threads, seconds, kProgramsPerPtxasRun);
   const Counts& c = run.counts();
   std::printf("ptxas %s, %d threads\n", s.arch.c_str(), threads);
-  std::printf("one program per ptxas run: %.1f programs/s (%.0f s)\n", baseline_rate,
-              baseline_seconds);
-  std::printf("%d programs per ptxas run: %.1f programs/s (%.0f s), %.1fx the baseline\n",
-              kProgramsPerPtxasRun, rate, seconds, baseline_rate > 0 ? rate / baseline_rate : 0);
-  std::printf("programs checked: %lld\n", static_cast<long long>(c.programs.load()));
-  std::printf("inputs immediate: folded %lld (%.1f%%), wrong at the witness %lld\n",
-              static_cast<long long>(c.folded.load()), Percent(c.folded, c.programs),
-              static_cast<long long>(c.folded_wrong.load()));
+  std::printf("one program per ptxas run: %.1f programs/s (%.0f s)\n",
+              baseline_rate, baseline_seconds);
+  std::printf(
+      "%d programs per ptxas run: %.1f programs/s (%.0f s), %.1fx the "
+      "baseline\n",
+      kProgramsPerPtxasRun, rate, seconds,
+      baseline_rate > 0 ? rate / baseline_rate : 0);
+  std::printf("programs checked: %lld\n",
+              static_cast<long long>(c.programs.load()));
+  std::printf(
+      "inputs immediate: folded %lld (%.1f%%), wrong at the witness %lld\n",
+      static_cast<long long>(c.folded.load()), Percent(c.folded, c.programs),
+      static_cast<long long>(c.folded_wrong.load()));
   std::printf("inputs runtime: constant claimed %lld (%.1f%%), refuted %lld\n",
-              static_cast<long long>(c.claimed.load()), Percent(c.claimed, c.programs),
+              static_cast<long long>(c.claimed.load()),
+              Percent(c.claimed, c.programs),
               static_cast<long long>(c.refuted.load()));
   return 0;
 }

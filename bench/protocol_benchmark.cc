@@ -52,11 +52,12 @@ int Main() {
   auto command = CommandForBackend("oracle", PTXDIFF_WORKER_PATH);
   auto client = WorkerClient::Start(*command);
   if (!client.ok()) {
-    std::fprintf(stderr, "%s\n", std::string(client.status().message()).c_str());
+    std::fprintf(stderr, "%s\n",
+                 std::string(client.status().message()).c_str());
     return 1;
   }
-  std::printf("%10s %14s %16s %16s %8s\n", "batch", "round trip", "worker tuples/s",
-              "in-proc tuples/s", "ratio");
+  std::printf("%10s %14s %16s %16s %8s\n", "batch", "round trip",
+              "worker tuples/s", "in-proc tuples/s", "ratio");
   for (size_t n : {size_t{1}, size_t{100}, size_t{10000}, size_t{1000000}}) {
     const std::vector<Tuple> tuples = MakeTuples(n);
     std::vector<Operands> ops;
@@ -67,10 +68,11 @@ int Main() {
           if ((*client)->Run(tuples).fault) std::abort();
         },
         absl::Seconds(2));
-    const double local = SecondsPerCall(
-        [&] { EvaluateBatch(tuples[0].variant, ops, results); }, absl::Seconds(1));
-    std::printf("%10zu %11.1f us %16.3g %16.3g %7.0fx\n", n, worker * 1e6, n / worker,
-                n / local, worker / local);
+    const double local =
+        SecondsPerCall([&] { EvaluateBatch(tuples[0].variant, ops, results); },
+                       absl::Seconds(1));
+    std::printf("%10zu %11.1f us %16.3g %16.3g %7.0fx\n", n, worker * 1e6,
+                n / worker, n / local, worker / local);
   }
   return 0;
 }

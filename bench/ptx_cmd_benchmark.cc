@@ -89,11 +89,13 @@ double OneLaunch(const Settings& s) {
     FillEdgeTuples(v, rng, ops);
     segments.push_back({v, static_cast<uint32_t>(in.size() / kTupleBytes),
                         static_cast<uint32_t>(ops.size())});
-    for (const Operands& o : ops) in.append(reinterpret_cast<const char*>(o.v), kTupleBytes);
+    for (const Operands& o : ops)
+      in.append(reinterpret_cast<const char*>(o.v), kTupleBytes);
   }
   auto dir = TempDir::Create("ptx_cmd_benchmark");
   if (!dir.ok()) return 0;
-  const std::string ptx = (*dir)->File("kernel.ptx"), in_path = (*dir)->File("in.bin");
+  const std::string ptx = (*dir)->File("kernel.ptx"),
+                    in_path = (*dir)->File("in.bin");
   if (!WriteFile(ptx, BatchModule(segments, *TargetForDevice(90))).ok() ||
       !WriteFile(in_path, in).ok()) {
     return 0;
@@ -101,20 +103,23 @@ double OneLaunch(const Settings& s) {
   const absl::Time start = absl::Now();
   auto outcome = RunProcess(
       {PTXDIFF_INTERPRETER_PATH, absl::StrCat("--startup-ms=", s.startup_ms),
-       absl::StrCat("--per-tuple-us=", s.per_tuple_us), ptx, in_path, (*dir)->File("out.bin")},
+       absl::StrCat("--per-tuple-us=", s.per_tuple_us), ptx, in_path,
+       (*dir)->File("out.bin")},
       {.output_path = (*dir)->File("log"), .timeout = absl::Minutes(10)});
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
   if (!outcome.ok() || !outcome->ok()) {
-    std::printf("one launch failed: %s\n", ReadFileTail((*dir)->File("log"), 500).c_str());
+    std::printf("one launch failed: %s\n",
+                ReadFileTail((*dir)->File("log"), 500).c_str());
     return 0;
   }
-  std::printf("one launch: %zu tuples of %zu variants in %.2f s\n", in.size() / kTupleBytes,
-              segments.size(), seconds);
+  std::printf("one launch: %zu tuples of %zu variants in %.2f s\n",
+              in.size() / kTupleBytes, segments.size(), seconds);
   return in.size() / kTupleBytes / seconds;
 }
 
 void MeasureCampaign(const Settings& s, double one_launch) {
-  auto command = CommandForBackend("ptx-cmd:" + ToolCommand(s), PTXDIFF_WORKER_PATH);
+  auto command =
+      CommandForBackend("ptx-cmd:" + ToolCommand(s), PTXDIFF_WORKER_PATH);
   if (!command.ok()) return;
   auto triage = TempDir::Create("ptx_cmd_benchmark_triage");
   if (!triage.ok()) return;
@@ -124,7 +129,8 @@ void MeasureCampaign(const Settings& s, double one_launch) {
   const absl::Time start = absl::Now();
   auto campaign = Campaign::Start(options);
   if (!campaign.ok()) {
-    std::printf("campaign cannot start: %s\n", std::string(campaign.status().message()).c_str());
+    std::printf("campaign cannot start: %s\n",
+                std::string(campaign.status().message()).c_str());
     return;
   }
   std::atomic<bool> stop{false};
@@ -139,17 +145,24 @@ void MeasureCampaign(const Settings& s, double one_launch) {
   fuzz.join();
   (*campaign)->Stop();
   const double stopped = absl::ToDoubleSeconds(absl::Now() - start);
-  const double overall = end.counts.tuples / absl::ToDoubleSeconds(end_at - start);
+  const double overall =
+      end.counts.tuples / absl::ToDoubleSeconds(end_at - start);
   const double steady = (end.counts.tuples - early.counts.tuples) /
                         absl::ToDoubleSeconds(end_at - early_at);
   std::printf(
-      "campaign: %lld tuples in %.1f s (stopped at %.1f s), calibration %lld ms\n"
-      "  overall %.0f tuples/s; last two thirds %.0f tuples/s = %.2f of one launch\n"
-      "  variants reached %lld of %lld supported; tool runs' faults %lld, mismatches %lld\n",
-      static_cast<long long>(end.counts.tuples), absl::ToDoubleSeconds(end_at - start), stopped,
+      "campaign: %lld tuples in %.1f s (stopped at %.1f s), calibration %lld "
+      "ms\n"
+      "  overall %.0f tuples/s; last two thirds %.0f tuples/s = %.2f of one "
+      "launch\n"
+      "  variants reached %lld of %lld supported; tool runs' faults %lld, "
+      "mismatches %lld\n",
+      static_cast<long long>(end.counts.tuples),
+      absl::ToDoubleSeconds(end_at - start), stopped,
       static_cast<long long>(end.calibration_ms), overall, steady,
-      one_launch > 0 ? steady / one_launch : 0.0, static_cast<long long>(end.variants_reached),
-      static_cast<long long>(end.supported_variants), static_cast<long long>(end.counts.faulted),
+      one_launch > 0 ? steady / one_launch : 0.0,
+      static_cast<long long>(end.variants_reached),
+      static_cast<long long>(end.supported_variants),
+      static_cast<long long>(end.counts.faulted),
       static_cast<long long>(end.counts.mismatched));
 }
 
@@ -157,20 +170,27 @@ int Main(int argc, char** argv) {
   Settings s;
   for (int i = 1; i < argc; ++i) {
     absl::string_view arg = argv[i];
-    if (absl::ConsumePrefix(&arg, "--seconds=") && absl::SimpleAtod(arg, &s.seconds)) continue;
-    if (absl::ConsumePrefix(&arg, "--startup-ms=") && absl::SimpleAtoi(arg, &s.startup_ms)) {
+    if (absl::ConsumePrefix(&arg, "--seconds=") &&
+        absl::SimpleAtod(arg, &s.seconds))
+      continue;
+    if (absl::ConsumePrefix(&arg, "--startup-ms=") &&
+        absl::SimpleAtoi(arg, &s.startup_ms)) {
       continue;
     }
-    if (absl::ConsumePrefix(&arg, "--per-tuple-us=") && absl::SimpleAtod(arg, &s.per_tuple_us)) {
+    if (absl::ConsumePrefix(&arg, "--per-tuple-us=") &&
+        absl::SimpleAtod(arg, &s.per_tuple_us)) {
       continue;
     }
-    if (absl::ConsumePrefix(&arg, "--tuples=") && absl::SimpleAtoi(arg, &s.tuples)) continue;
+    if (absl::ConsumePrefix(&arg, "--tuples=") &&
+        absl::SimpleAtoi(arg, &s.tuples))
+      continue;
     std::fprintf(stderr,
                  "usage: ptx_cmd_benchmark [--seconds=S] [--startup-ms=MS] "
                  "[--per-tuple-us=US] [--tuples=N]\n");
     return 2;
   }
-  std::printf("tool: %s\n%u cores\n", ToolCommand(s).c_str(), std::thread::hardware_concurrency());
+  std::printf("tool: %s\n%u cores\n", ToolCommand(s).c_str(),
+              std::thread::hardware_concurrency());
   const double one_launch = OneLaunch(s);
   std::printf("one launch: %.0f tuples/s\n", one_launch);
   MeasureCampaign(s, one_launch);

@@ -36,9 +36,10 @@
 namespace ptxdiff {
 namespace {
 
-constexpr const char* kSteps[] = {"AllVariants",   "VariantIndex", "spelling table",
-                                  "spelling index", "stable ids",   "systematic source",
-                                  "breadth pass",   "worker start", "first batch"};
+constexpr const char* kSteps[] = {
+    "AllVariants",    "VariantIndex", "spelling table",
+    "spelling index", "stable ids",   "systematic source",
+    "breadth pass",   "worker start", "first batch"};
 constexpr int kNumSteps = sizeof(kSteps) / sizeof(kSteps[0]);
 
 double MillisSince(absl::Time& t) {
@@ -71,7 +72,8 @@ int Sample() {
   command.argv = {PTXDIFF_WORKER_PATH, "--backend=oracle"};
   auto client = WorkerClient::Start(command);
   if (!client.ok()) {
-    std::fprintf(stderr, "%s\n", std::string(client.status().message()).c_str());
+    std::fprintf(stderr, "%s\n",
+                 std::string(client.status().message()).c_str());
     return 1;
   }
   ms.push_back(MillisSince(t));
@@ -104,8 +106,8 @@ bool RunSample(const char* self, std::vector<double>& ms) {
   waitpid(pid, &status, 0);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return false;
   ms.clear();
-  for (absl::string_view field :
-       absl::StrSplit(absl::StripAsciiWhitespace(text), ' ', absl::SkipEmpty())) {
+  for (absl::string_view field : absl::StrSplit(
+           absl::StripAsciiWhitespace(text), ' ', absl::SkipEmpty())) {
     double m = 0;
     if (!absl::SimpleAtod(field, &m)) return false;
     ms.push_back(m);
@@ -118,7 +120,8 @@ int Main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     absl::string_view arg = argv[i];
     if (arg == "--sample") return Sample();
-    if (!absl::ConsumePrefix(&arg, "--runs=") || !absl::SimpleAtoi(arg, &runs) || runs < 1) {
+    if (!absl::ConsumePrefix(&arg, "--runs=") ||
+        !absl::SimpleAtoi(arg, &runs) || runs < 1) {
       std::fprintf(stderr, "usage: startup_benchmark [--runs=N]\n");
       return 2;
     }
@@ -132,13 +135,15 @@ int Main(int argc, char** argv) {
     }
     for (int s = 0; s < kNumSteps; ++s) by_step[s].push_back(ms[s]);
   }
-  std::printf("first use in a fresh process, median of %d processes (%zu variants)\n", runs,
-              AllVariants().size());
+  std::printf(
+      "first use in a fresh process, median of %d processes (%zu variants)\n",
+      runs, AllVariants().size());
   std::printf("%-18s %8s %8s %8s\n", "step", "min ms", "median", "max ms");
   for (int s = 0; s < kNumSteps; ++s) {
     std::vector<double>& v = by_step[s];
     std::sort(v.begin(), v.end());
-    std::printf("%-18s %8.2f %8.2f %8.2f\n", kSteps[s], v.front(), v[v.size() / 2], v.back());
+    std::printf("%-18s %8.2f %8.2f %8.2f\n", kSteps[s], v.front(),
+                v[v.size() / 2], v.back());
   }
   return 0;
 }

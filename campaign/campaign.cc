@@ -1,7 +1,5 @@
 #include "campaign/campaign.h"
 
-#include "protocol/backend_names.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -14,10 +12,11 @@
 #include "absl/time/clock.h"
 #include "campaign/decline_model.h"
 #include "campaign/systematic_source.h"
-#include "isa/fuzz_input.h"
 #include "harness/semantic_classes.h"
 #include "isa/family_table.h"
+#include "isa/fuzz_input.h"
 #include "isa/spelling.h"
+#include "protocol/backend_names.h"
 #include "triage/minimizer.h"
 
 namespace ptxdiff {
@@ -44,13 +43,15 @@ size_t BatchSizeFor(absl::string_view backend_name) {
   return builtin != nullptr ? builtin->batch_tuples : 16384;  // exec: workers
 }
 
-absl::StatusOr<std::unique_ptr<Campaign>> Campaign::Start(CampaignOptions options) {
+absl::StatusOr<std::unique_ptr<Campaign>> Campaign::Start(
+    CampaignOptions options) {
   // The workers start first, side by side, while this process opens the
   // triage directory and builds its tables: each worker's start-up (its
   // HELLO, working out what it supports) is the campaign's time to first
   // tuple. The minimizer's worker waits for the first finding
   // (MinimizerClient), so that its start-up takes no core from these.
-  std::vector<std::future<absl::StatusOr<std::unique_ptr<WorkerClient>>>> starting;
+  std::vector<std::future<absl::StatusOr<std::unique_ptr<WorkerClient>>>>
+      starting;
   for (int i = 0; i < std::max(1, options.in_flight); ++i) {
     // Senders isolate a tuple that faults the worker, so that one such
     // tuple costs its batch nothing but the isolation (and is a finding).
@@ -59,15 +60,17 @@ absl::StatusOr<std::unique_ptr<Campaign>> Campaign::Start(CampaignOptions option
     command.isolation_budget = options.isolation_budget;
     command.isolation_deadline = options.deadline;
     command.start_deadline = options.deadline;
-    starting.push_back(std::async(std::launch::async, [command = std::move(command)] {
-      return WorkerClient::Start(command);
-    }));
+    starting.push_back(
+        std::async(std::launch::async, [command = std::move(command)] {
+          return WorkerClient::Start(command);
+        }));
   }
   auto store = TriageStore::Open(options.triage_dir, /*create=*/true);
   if (!store.ok()) return store.status();
   auto journal = PendingJournal::Open(options.triage_dir);
   if (!journal.ok()) return journal.status();
-  if (options.variants.empty()) options.variants.assign(AllVariants().begin(), AllVariants().end());
+  if (options.variants.empty())
+    options.variants.assign(AllVariants().begin(), AllVariants().end());
   std::unique_ptr<Campaign> c(
       new Campaign(std::move(options), *std::move(store), *std::move(journal)));
   if (absl::Status s = c->StartWorkers(starting); !s.ok()) {
@@ -82,8 +85,9 @@ Campaign::Campaign(CampaignOptions options, TriageStore store,
     : options_(std::move(options)),
       store_(std::move(store)),
       journal_(std::move(journal)),
-      queue_(options_.dedup_slots > 0 ? TupleQueue::Options{.seen_slots = options_.dedup_slots}
-                                       : TupleQueue::Options{}),
+      queue_(options_.dedup_slots > 0
+                 ? TupleQueue::Options{.seen_slots = options_.dedup_slots}
+                 : TupleQueue::Options{}),
       supported_(AllVariants().size()),
       offered_classes_(AllVariants().size()),
       declines_(std::make_unique<DeclineModel>()),
@@ -99,9 +103,11 @@ absl::Status Campaign::StartWorkers(WorkerStarts& starting) {
   }
   identity_ = started[0].value()->identity();
   for (auto& client : started) senders_.push_back(*std::move(client));
-  batch_size_ = options_.batch_size > 0 ? options_.batch_size : BatchSizeFor(identity_.name);
-  queue_.SetLaneCapacity(options_.lane_capacity > 0 ? options_.lane_capacity
-                                                    : std::max<size_t>(2 * batch_size_, 4096));
+  batch_size_ = options_.batch_size > 0 ? options_.batch_size
+                                        : BatchSizeFor(identity_.name);
+  queue_.SetLaneCapacity(options_.lane_capacity > 0
+                             ? options_.lane_capacity
+                             : std::max<size_t>(2 * batch_size_, 4096));
   const std::vector<bool>& supported = senders_[0]->supported_variants();
   for (const Variant& v : options_.variants) {
     const int index = VariantIndex(v);
@@ -111,7 +117,8 @@ absl::Status Campaign::StartWorkers(WorkerStarts& starting) {
     }
   }
   // Mismatches an earlier campaign judged but did not live to file.
-  for (const auto& [seq, m] : AdoptOrphanedJournals(options_.triage_dir, *journal_)) {
+  for (const auto& [seq, m] :
+       AdoptOrphanedJournals(options_.triage_dir, *journal_)) {
     filing_.push_back({.seq = seq,
                        .tuple = m.tuple,
                        .backend_bits = m.backend_bits,
@@ -205,7 +212,8 @@ void Campaign::Offer(const Tuple& t, const Result& oracle, uint32_t classes) {
     const bool thinned = lane == Lane::kRoutine && queue_.Saturated() &&
                          routine_keep_one_in_[f] > 1 &&
                          routine_seen_[f]++ % routine_keep_one_in_[f] != 0;
-    if (!thinned && declines_->Worth(index, [&] { return DeclineClass(t, oracle); }) &&
+    if (!thinned &&
+        declines_->Worth(index, [&] { return DeclineClass(t, oracle); }) &&
         queue_.Offer(t, lane) == Admission::kQueued) {
       fuzz_undefined_.CountQueued(oracle.defined());
     }
@@ -227,10 +235,12 @@ size_t Evaluated(const BatchOutcome& out, size_t tuples) {
 // the calibration batch is one systematic tuple each of as many variants as
 // it holds (the breadth pass), so building the source over a video family's
 // ten thousand variants would be wasted.
-std::vector<Variant> CalibrationSample(const std::vector<Variant>& variants, size_t n) {
+std::vector<Variant> CalibrationSample(const std::vector<Variant>& variants,
+                                       size_t n) {
   if (variants.size() <= n) return variants;
   std::vector<Variant> sample;
-  for (size_t i = 0; i < n; ++i) sample.push_back(variants[i * variants.size() / n]);
+  for (size_t i = 0; i < n; ++i)
+    sample.push_back(variants[i * variants.size() / n]);
   return sample;
 }
 
@@ -242,7 +252,8 @@ void Campaign::CostUntimedFamilies(const std::vector<int>& families) {
     if (family_cost_[f] > 0) timed.push_back(family_cost_[f]);
   }
   if (timed.empty()) return;
-  std::nth_element(timed.begin(), timed.begin() + timed.size() / 2, timed.end());
+  std::nth_element(timed.begin(), timed.begin() + timed.size() / 2,
+                   timed.end());
   for (int f : families) {
     if (family_cost_[f] == 0) family_cost_[f] = timed[timed.size() / 2];
   }
@@ -253,7 +264,8 @@ void Campaign::Calibrate() {
   const absl::Time start = absl::Now();
   std::vector<std::vector<Variant>> by_family(kNumFamilies);
   for (const Variant& v : options_.variants) {
-    if (Wanted(v, VariantIndex(v))) by_family[static_cast<int>(v.family)].push_back(v);
+    if (Wanted(v, VariantIndex(v)))
+      by_family[static_cast<int>(v.family)].push_back(v);
   }
   std::vector<int> families;
   for (int f = 0; f < kNumFamilies; ++f) {
@@ -261,8 +273,8 @@ void Campaign::Calibrate() {
   }
   // Families split over the senders' workers, timed one batch each. The
   // tuples are the systematic source's first ones, judged like any other.
-  const size_t per_family =
-      std::max<size_t>(1, std::min(kCalibrationTuples, batch_size_ / kCalibrationShareOfBatch));
+  const size_t per_family = std::max<size_t>(
+      1, std::min(kCalibrationTuples, batch_size_ / kCalibrationShareOfBatch));
   std::atomic<bool> cheap{false};
   std::atomic<int64_t> timed{0};
   std::vector<std::thread> timers;
@@ -271,7 +283,8 @@ void Campaign::Calibrate() {
       for (size_t i = s; i < families.size() && !cheap &&
                          absl::Now() - start < options_.calibration_budget;
            i += senders_.size()) {
-        SystematicSource source(CalibrationSample(by_family[families[i]], per_family));
+        SystematicSource source(
+            CalibrationSample(by_family[families[i]], per_family));
         std::vector<Tuple> tuples;
         while (tuples.size() < per_family) {
           const std::optional<Tuple> t = source.Next();
@@ -285,12 +298,14 @@ void Campaign::Calibrate() {
         // than the default selectors, on ptxas) must not look cheap, or
         // the systematic source would spend its time producing what the
         // decline model then skips.
-        family_cost_[families[i]] = absl::ToDoubleSeconds(absl::Now() - t0) /
-                                    std::max<size_t>(1, Evaluated(out, tuples.size()));
+        family_cost_[families[i]] =
+            absl::ToDoubleSeconds(absl::Now() - t0) /
+            std::max<size_t>(1, Evaluated(out, tuples.size()));
         queue_.MarkSent(tuples);
         Judge(tuples, out);
         ++timed;
-        if (family_cost_[families[i]] < options_.cheap_seconds_per_tuple) cheap = true;
+        if (family_cost_[families[i]] < options_.cheap_seconds_per_tuple)
+          cheap = true;
       }
     });
   }
@@ -305,20 +320,25 @@ void Campaign::Calibrate() {
   }
   for (int f : families) {
     routine_keep_one_in_[f] =
-        cheapest > 0 ? std::max<int64_t>(1, std::llround(family_cost_[f] / cheapest)) : 1;
+        cheapest > 0
+            ? std::max<int64_t>(1, std::llround(family_cost_[f] / cheapest))
+            : 1;
   }
   std::lock_guard<std::mutex> lock(mu_);
   stats_.calibration_ms = absl::ToInt64Milliseconds(absl::Now() - start);
   stats_.families_timed = timed;
 }
 
-bool Campaign::EvaluateWanted(const std::vector<Tuple>& run, std::vector<Operands>& ops,
-                              std::vector<int>& indices, std::vector<Result>& results) const {
+bool Campaign::EvaluateWanted(const std::vector<Tuple>& run,
+                              std::vector<Operands>& ops,
+                              std::vector<int>& indices,
+                              std::vector<Result>& results) const {
   results.resize(run.size());
   indices.assign(run.size(), -1);
   const Variant& first = run[0].variant;
-  const bool one_variant = std::all_of(run.begin(), run.end(),
-                                       [&](const Tuple& t) { return t.variant == first; });
+  const bool one_variant =
+      std::all_of(run.begin(), run.end(),
+                  [&](const Tuple& t) { return t.variant == first; });
   if (one_variant) {
     // A variant's run, evaluated as a batch.
     const int index = VariantIndex(first);
@@ -349,16 +369,19 @@ void Campaign::SystematicLoop() {
   // Endless: when every systematic set is done, the random tails keep the
   // backend busy (the fuzz loop alone mostly offers repeats by then).
   const BuiltinBackend* builtin = FindBuiltinBackend(identity_.name);
-  SystematicSource source(wanted, builtin != nullptr ? builtin->systematic_run : 8,
-                          /*endless=*/true,
-                          /*runtime_forms=*/identity_.forms && options_.runtime_forms);
+  SystematicSource source(
+      wanted, builtin != nullptr ? builtin->systematic_run : 8,
+      /*endless=*/true,
+      /*runtime_forms=*/identity_.forms && options_.runtime_forms);
   source.SetRuntimeByDefault(identity_.runtime_by_default);
   calibrated_.wait();
   for (int f = 0; f < kNumFamilies; ++f) {
-    if (family_cost_[f] > 0) source.SetFamilyCost(static_cast<Family>(f), family_cost_[f]);
+    if (family_cost_[f] > 0)
+      source.SetFamilyCost(static_cast<Family>(f), family_cost_[f]);
   }
   int64_t produced = 0, unwanted_runs = 0;
-  bool breadth_over = false;  // breadth_done_ set once, not an atomic store per run
+  bool breadth_over =
+      false;  // breadth_done_ set once, not an atomic store per run
   UndefinedShare undefined_share(options_.undefined_share);
   std::vector<Tuple> run, keep;
   std::vector<bool> keep_defined;
@@ -371,7 +394,8 @@ void Campaign::SystematicLoop() {
     run.clear();
     if (!source.NextRun(run)) break;
     produced += run.size();
-    if (!breadth_over && source.breadth_done()) breadth_done_ = breadth_over = true;
+    if (!breadth_over && source.breadth_done())
+      breadth_done_ = breadth_over = true;
     if (!EvaluateWanted(run, ops, indices, results)) {
       // The endless source goes on with variants the campaign has since
       // dropped: do not spin when they are all that is left.
@@ -382,8 +406,9 @@ void Campaign::SystematicLoop() {
     keep.clear();
     keep_defined.clear();
     for (size_t i = 0; i < run.size(); ++i) {
-      if (indices[i] < 0 ||
-          !declines_->Worth(indices[i], [&] { return DeclineClass(run[i], results[i]); })) {
+      if (indices[i] < 0 || !declines_->Worth(indices[i], [&] {
+            return DeclineClass(run[i], results[i]);
+          })) {
         continue;
       }
       keep.push_back(run[i]);
@@ -409,7 +434,8 @@ void Campaign::SystematicLoop() {
 
 void Campaign::SenderLoop(WorkerClient* client) {
   while (true) {
-    std::vector<Tuple> batch = queue_.TakeBatch(batch_size_, batch_size_ / 4, kBatchWait);
+    std::vector<Tuple> batch =
+        queue_.TakeBatch(batch_size_, batch_size_ / 4, kBatchWait);
     // Stopping drops what is still queued (it was never judged); the batch
     // in flight is finished.
     if (stopping_) return;
@@ -445,18 +471,21 @@ void Campaign::WithholdKnownFaulting(std::vector<Tuple>& batch) {
   std::lock_guard<std::mutex> lock(mu_);
   if (not_to_send_.empty()) return;
   const size_t before = batch.size();
-  batch.erase(std::remove_if(batch.begin(), batch.end(),
-                             [&](const Tuple& t) { return not_to_send_.contains(t); }),
-              batch.end());
+  batch.erase(
+      std::remove_if(batch.begin(), batch.end(),
+                     [&](const Tuple& t) { return not_to_send_.contains(t); }),
+      batch.end());
   stats_.withheld_faulting += before - batch.size();
 }
 
-void Campaign::QueueUnisolated(const std::vector<Tuple>& batch, const BatchOutcome& out) {
+void Campaign::QueueUnisolated(const std::vector<Tuple>& batch,
+                               const BatchOutcome& out) {
   std::vector<Tuple> not_run;
   std::string why;
   for (size_t i = 0; i < batch.size(); ++i) {
     if (!NotRun(out.results[i], out.messages)) continue;
-    if (why.empty()) why = out.messages[out.results[i].message].substr(kNotRunPrefix.size());
+    if (why.empty())
+      why = out.messages[out.results[i].message].substr(kNotRunPrefix.size());
     not_run.push_back(batch[i]);
   }
   if (not_run.empty()) return;
@@ -478,7 +507,8 @@ void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
     counts.faulty_batches = 1;
     std::lock_guard<std::mutex> lock(mu_);
     stats_.counts += counts;
-    filing_.push_back({.tuple = batch[0], .fault_batch = batch, .fault = out.fault});
+    filing_.push_back(
+        {.tuple = batch[0], .fault_batch = batch, .fault = out.fault});
     filing_ready_.notify_one();
     return;
   }
@@ -493,7 +523,8 @@ void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
     const int index = VariantIndex(batch[i].variant);
     const Judgement j = JudgeTuple(batch[i], r, options_.reading);
     if (!NotRun(r, out.messages)) {
-      declines_->Learn(index, r, [&] { return DeclineClass(batch[i], j.oracle); });
+      declines_->Learn(index, r,
+                       [&] { return DeclineClass(batch[i], j.oracle); });
     }
     if (r.kind != ResultKind::kDecline) {
       reached.push_back(index);
@@ -507,10 +538,12 @@ void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
       if (first_mismatch < 0) first_mismatch = i;
     }
     if (j.verdict == Verdict::kFault) {
-      declines_->Quarantine(index, [&] { return DeclineClass(batch[i], j.oracle); });
+      declines_->Quarantine(index,
+                            [&] { return DeclineClass(batch[i], j.oracle); });
       faulting.push_back(batch[i]);
-      QueueMismatch(batch[i], j, r.fault,
-                    r.message < out.messages.size() ? out.messages[r.message] : "");
+      QueueMismatch(
+          batch[i], j, r.fault,
+          r.message < out.messages.size() ? out.messages[r.message] : "");
       if (first_mismatch < 0) first_mismatch = i;
     }
     if (j.verdict == Verdict::kOtherReading) errata.push_back(j.erratum);
@@ -525,13 +558,14 @@ void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
   for (size_t m = 0; m < by_message.size(); ++m) {
     if (by_message[m] > 0) decline_reasons_.Add(out.messages[m], by_message[m]);
   }
-  for (const Erratum* e : errata) ++stats_.other_reading_by_erratum[std::string(e->id)];
+  for (const Erratum* e : errata)
+    ++stats_.other_reading_by_erratum[std::string(e->id)];
   not_to_send_.insert(faulting.begin(), faulting.end());
   for (int index : reached) {
-    if (!stats_.reached[index]) stats_.reached[index] = true, ++stats_.variants_reached;
+    if (!stats_.reached[index])
+      stats_.reached[index] = true, ++stats_.variants_reached;
   }
 }
-
 
 void Campaign::QueueMismatch(const Tuple& t, const Judgement& j,
                              TupleFault fault, std::string message) {
@@ -569,9 +603,12 @@ void Campaign::FilerLoop() {
       std::unique_lock<std::mutex> lock(mu_);
       // Stopping, the filer's last round waits for the senders' batches in
       // flight: what they judge is filed, and their repeats counted.
-      const auto senders_done = [&] { return stopping_.load() && senders_running_ == 0; };
-      filing_ready_.wait_for(lock, std::chrono::seconds(1),
-                             [&] { return senders_done() || !filing_.empty(); });
+      const auto senders_done = [&] {
+        return stopping_.load() && senders_running_ == 0;
+      };
+      filing_ready_.wait_for(lock, std::chrono::seconds(1), [&] {
+        return senders_done() || !filing_.empty();
+      });
       if (stopping_ && !deadline) deadline = absl::Now() + kFilingGrace;
       const bool out_of_time = deadline && absl::Now() > *deadline;
       if (filing_.empty() || out_of_time) {
@@ -599,12 +636,15 @@ void Campaign::StopMinimizing() {
 absl::StatusOr<WorkerClient*> Campaign::MinimizerClient() {
   if (minimizer_client_ == nullptr) {
     if (minimizing_stopped_) {
-      return absl::CancelledError("the campaign stopped before it could be minimized");
+      return absl::CancelledError(
+          "the campaign stopped before it could be minimized");
     }
-    absl::StatusOr<std::unique_ptr<WorkerClient>> started = WorkerClient::Start(options_.worker);
+    absl::StatusOr<std::unique_ptr<WorkerClient>> started =
+        WorkerClient::Start(options_.worker);
     if (!started.ok()) {
-      return absl::UnavailableError(absl::StrCat("cannot start a worker to minimize with: ",
-                                                 started.status().message()));
+      return absl::UnavailableError(
+          absl::StrCat("cannot start a worker to minimize with: ",
+                       started.status().message()));
     }
     minimizer_client_ = *std::move(started);
     minimizer_started_ = minimizer_client_.get();
@@ -625,11 +665,14 @@ void Campaign::FileJob(const FilingJob& job) {
   if (job.fault && !job.unisolated_why.empty()) {
     f = UnisolatedFault(job, job.unisolated_why);
   } else if (job.fault) {
-    auto isolated = minimizer.ok() ? IsolateFault(**minimizer, job.fault_batch, options_.deadline)
-                                   : absl::StatusOr<Finding>(minimizer.status());
+    auto isolated =
+        minimizer.ok()
+            ? IsolateFault(**minimizer, job.fault_batch, options_.deadline)
+            : absl::StatusOr<Finding>(minimizer.status());
     // Not isolated, the batch's first tuple is no more to blame than the
     // others.
-    f = isolated.ok() ? *isolated : UnisolatedFault(job, isolated.status().message());
+    f = isolated.ok() ? *isolated
+                      : UnisolatedFault(job, isolated.status().message());
     std::lock_guard<std::mutex> lock(mu_);
     not_to_send_.insert(f.batch.begin(), f.batch.end());
   } else if (job.tuple_fault == TupleFault::kHang) {
@@ -637,17 +680,20 @@ void Campaign::FileJob(const FilingJob& job) {
     f.kind = FindingKind::kHang;
     f.tuple = job.tuple;
     f.batch = {job.tuple};
-    f.oracle = EvaluateWithReading(options_.reading, job.tuple.variant, job.tuple.operands);
+    f.oracle = EvaluateWithReading(options_.reading, job.tuple.variant,
+                                   job.tuple.operands);
     f.reading = options_.reading;
     f.backend = identity_.name;
     f.backend_identity = identity_.Describe();
     f.detail = job.fault_message;
   } else {
-    auto minimized = minimizer.ok()
-                         ? MinimizeMismatch(**minimizer, job.tuple, options_.reading)
-                         : absl::StatusOr<Finding>(minimizer.status());
-    const bool cut_short = minimizer.ok() ? (*minimizer)->interrupted()
-                                          : absl::IsCancelled(minimizer.status());
+    auto minimized =
+        minimizer.ok()
+            ? MinimizeMismatch(**minimizer, job.tuple, options_.reading)
+            : absl::StatusOr<Finding>(minimizer.status());
+    const bool cut_short = minimizer.ok()
+                               ? (*minimizer)->interrupted()
+                               : absl::IsCancelled(minimizer.status());
     if (!minimized.ok() && cut_short && job.seq >= 0) {
       return;  // cut short by Stop: the journal keeps it, minimized next run
     }
@@ -658,7 +704,8 @@ void Campaign::FileJob(const FilingJob& job) {
       // faulted while minimizing, or no worker to minimize with could start:
       // file what was seen, with the reason.
       f.tuple = job.tuple;
-      f.oracle = EvaluateWithReading(options_.reading, job.tuple.variant, job.tuple.operands);
+      f.oracle = EvaluateWithReading(options_.reading, job.tuple.variant,
+                                     job.tuple.operands);
       f.reading = options_.reading;
       f.backend_bits = job.backend_bits;
       f.backend_carry = job.backend_carry;
@@ -671,26 +718,30 @@ void Campaign::FileJob(const FilingJob& job) {
                                                       : FindingKind::kCrash;
         f.backend_bits.reset();
         f.batch = {job.tuple};
-        f.detail = absl::StrCat(job.fault_message, "\n(not minimized: ", f.detail, ")");
+        f.detail = absl::StrCat(job.fault_message,
+                                "\n(not minimized: ", f.detail, ")");
       }
     }
     if (f.tuple.variant != job.tuple.variant) {
-      f.detail = absl::StrCat(f.detail, f.detail.empty() ? "" : "; ", "found as ",
-                              Spell(job.tuple.variant));
+      f.detail = absl::StrCat(f.detail, f.detail.empty() ? "" : "; ",
+                              "found as ", Spell(job.tuple.variant));
     }
   }
   if (!job.fault) {
     f.found_as = {Spell(job.tuple.variant)};
-    // The tuple as found, as a fuzz input: `ptxdiff repro input.bin` replays it.
+    // The tuple as found, as a fuzz input: `ptxdiff repro input.bin` replays
+    // it.
     f.raw_input = EncodeFuzzInput(std::vector<Tuple>{job.tuple});
   }
   if (!Record(f, /*repeats=*/false)) return;
   if (job.seq >= 0) journal_->Done(job.seq);
   if (!job.fault) {
     std::lock_guard<std::mutex> lock(mu_);
-    const std::string trigger = CauseClass(
-        job.tuple, EvaluateWithReading(options_.reading, job.tuple.variant, job.tuple.operands),
-        job.tuple_fault);
+    const std::string trigger =
+        CauseClass(job.tuple,
+                   EvaluateWithReading(options_.reading, job.tuple.variant,
+                                       job.tuple.operands),
+                   job.tuple_fault);
     causes_[{job.tuple.variant, trigger}].filed = f;
   }
 }
@@ -714,7 +765,8 @@ std::string NamedVariants(const std::vector<Tuple>& batch, size_t at_most) {
 
 }  // namespace
 
-Finding Campaign::UnisolatedFault(const FilingJob& job, absl::string_view why) const {
+Finding Campaign::UnisolatedFault(const FilingJob& job,
+                                  absl::string_view why) const {
   Finding f;
   f.kind = FromFault(job.fault->kind);
   f.tuple = job.fault_batch[0];
@@ -722,16 +774,19 @@ Finding Campaign::UnisolatedFault(const FilingJob& job, absl::string_view why) c
   f.oracle = Evaluate(f.tuple.variant, f.tuple.operands);
   f.backend = identity_.name;
   f.backend_identity = identity_.Describe();
-  if (job.fault_batch.size() == 1) {  // it faulted the worker twice alone: the cause
-    f.detail = absl::StrCat(job.fault->detail, "\n(not re-run alone: ", why, ")");
+  if (job.fault_batch.size() ==
+      1) {  // it faulted the worker twice alone: the cause
+    f.detail =
+        absl::StrCat(job.fault->detail, "\n(not re-run alone: ", why, ")");
     return f;
   }
   f.unisolated = true;
   f.detail = absl::StrCat(
-      "unisolated ", FaultKindName(job.fault->kind), " of a batch of ", job.fault_batch.size(),
-      " tuple(s) not narrowed to one tuple: ", why,
+      "unisolated ", FaultKindName(job.fault->kind), " of a batch of ",
+      job.fault_batch.size(), " tuple(s) not narrowed to one tuple: ", why,
       "\nthe batch's variants: ", NamedVariants(job.fault_batch, 12),
-      " (none is known to be at fault; the case holds every tuple of the batch)\nthe worker: ",
+      " (none is known to be at fault; the case holds every tuple of the "
+      "batch)\nthe worker: ",
       job.fault->detail);
   return f;
 }
@@ -777,12 +832,14 @@ bool Campaign::Record(const Finding& f, bool repeats) {
     // the next campaign.
     ++stats_.filing_errors;
     stats_.filing_error = std::string(filed.status().message());
-    std::fprintf(stderr, "ptxdiff: cannot file a finding: %s\n", stats_.filing_error.c_str());
+    std::fprintf(stderr, "ptxdiff: cannot file a finding: %s\n",
+                 stats_.filing_error.c_str());
     return false;
   }
   if (!filed->repaired.empty()) {
-    std::fprintf(stderr, "ptxdiff: repaired the damaged entry %s/%s: %s\n", store_.dir().c_str(),
-                 filed->entry.c_str(), filed->repaired.c_str());
+    std::fprintf(stderr, "ptxdiff: repaired the damaged entry %s/%s: %s\n",
+                 store_.dir().c_str(), filed->entry.c_str(),
+                 filed->repaired.c_str());
   }
   if (!filed->index_error.empty()) {
     // Filed, so not to be filed again; but the directory is short of space.
@@ -814,7 +871,8 @@ CampaignStats Campaign::Snapshot() const {
   // Every worker's restarts: the senders' and the filer's (minimizer's).
   s.worker_restarts = 0;
   for (const auto& sender : senders_) s.worker_restarts += sender->restarts();
-  if (const WorkerClient* m = minimizer_started_.load()) s.worker_restarts += m->restarts();
+  if (const WorkerClient* m = minimizer_started_.load())
+    s.worker_restarts += m->restarts();
   s.unfiled = journal_->unfiled();
   s.unjournaled = journal_->unwritten();
   s.queue = queue_.counts();

@@ -4,10 +4,12 @@
 // not been sent yet; mismatches are minimized and filed off the loop's path.
 //
 //   fuzz loop ──Offer()──┐                    ┌─ sender 1 ─ worker ─┐
-//                        ├─▶ TupleQueue ─────▶┤                     ├─▶ judge ─▶ counts
+//                        ├─▶ TupleQueue ─────▶┤                     ├─▶ judge
+//                        ─▶ counts
 //   systematic source ───┘  (dedup, lanes)    └─ sender N ─ worker ─┘      │
 //                                                               mismatch ▼
-//                                       journal ◀── filer (minimize ─▶ triage store)
+//                                       journal ◀── filer (minimize ─▶ triage
+//                                       store)
 //
 // - Offer() (the fuzz loop's thread) drops tuples of variants the backend
 //   does not support, most tuples of operand classes it declines
@@ -38,8 +40,8 @@
 #include <deque>
 #include <future>
 #include <latch>
-#include <memory>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -65,17 +67,17 @@ namespace ptxdiff {
 size_t BatchSizeFor(absl::string_view backend_name);
 
 struct CampaignOptions {
-  WorkerCommand worker;             // how to start one worker
+  WorkerCommand worker;  // how to start one worker
   std::string triage_dir = "out/triage";
-  std::vector<Variant> variants;    // what to fuzz (empty: every variant)
-  int in_flight = 2;                // batches in flight = sender workers
-  size_t batch_size = 0;            // 0: BatchSizeFor(the backend's name)
-  bool systematic = true;           // run the systematic source
+  std::vector<Variant> variants;  // what to fuzz (empty: every variant)
+  int in_flight = 2;              // batches in flight = sender workers
+  size_t batch_size = 0;          // 0: BatchSizeFor(the backend's name)
+  bool systematic = true;         // run the systematic source
   // Give the systematic source its runtime tier where the backend runs
   // operand forms (WorkerIdentity::forms); false: immediates only.
   bool runtime_forms = true;
-  double undefined_share = 0.05;    // of admitted tuples, at most
-  Reading reading = Reading::kSpec; // the oracle reading judged against
+  double undefined_share = 0.05;     // of admitted tuples, at most
+  Reading reading = Reading::kSpec;  // the oracle reading judged against
   // Tuples per queue lane; 0: two batches. Small on purpose: what is queued
   // was chosen with what the engine knew then (decline_model.h), and a slow
   // backend would otherwise work through stale choices for minutes.
@@ -108,20 +110,22 @@ struct CampaignOptions {
 struct CampaignStats {
   JudgeCounts counts;
   QueueCounts queue;
-  int64_t offered = 0;               // by the fuzz loop
-  int64_t skipped_unsupported = 0;   // variants the backend does not take
-  int64_t skipped_undefined = 0;     // over the undefined share
-  int64_t skipped_declining = 0;     // of classes the backend declines (decline_model.h)
+  int64_t offered = 0;              // by the fuzz loop
+  int64_t skipped_unsupported = 0;  // variants the backend does not take
+  int64_t skipped_undefined = 0;    // over the undefined share
+  int64_t skipped_declining =
+      0;  // of classes the backend declines (decline_model.h)
   int64_t declined_by_code[5] = {};  // by DeclineCode: what the declines were
   // kOtherReading verdicts by the erratum that explains them.
   std::map<std::string, int64_t> other_reading_by_erratum;
-  int64_t systematic = 0;            // produced by the systematic source
+  int64_t systematic = 0;  // produced by the systematic source
   int64_t new_findings = 0, known_findings = 0, explained_findings = 0;
   // Writes to the triage directory that failed (a full disk), and the
   // reason the last one gave.
   int64_t filing_errors = 0;
   std::string filing_error;
-  int64_t adopted = 0;  // unfiled mismatches of earlier campaigns, filed by this one
+  int64_t adopted =
+      0;  // unfiled mismatches of earlier campaigns, filed by this one
   // Mismatches judged and not filed: while running, those being minimized;
   // after Stop, those whose filing failed or ran out of time, kept in the
   // journal for the next campaign. `unjournaled` of them could not be
@@ -135,16 +139,16 @@ struct CampaignStats {
   // Tuples not sent because they faulted the worker before (or were in a
   // batch whose fault could not be isolated): each would cost it again.
   int64_t withheld_faulting = 0;
-  int64_t supported_variants = 0;    // of the campaign's variants
-  int64_t calibration_ms = 0;        // spent timing the families at start
-  int64_t families_timed = 0;        // by it (a cheap backend stops after a batch)
+  int64_t supported_variants = 0;  // of the campaign's variants
+  int64_t calibration_ms = 0;      // spent timing the families at start
+  int64_t families_timed = 0;  // by it (a cheap backend stops after a batch)
   // Tuples judged when the first mismatch was, that one included; 0 before
   // any (the finding-power benchmark's tuples-to-find).
   int64_t first_mismatch_after = 0;
   // When that was (wall clock, ms since the epoch), so that a benchmark that
   // started the process can tell time-to-find from time-to-file.
   int64_t first_mismatch_unix_ms = 0;
-  std::vector<bool> reached;         // by VariantIndex: got a non-decline
+  std::vector<bool> reached;  // by VariantIndex: got a non-decline
   int64_t variants_reached = 0;
 };
 
@@ -173,7 +177,8 @@ class Campaign {
   // Starts the workers, the senders, the filer and the systematic source.
   // Fails (with the worker's reason) when the first worker cannot start,
   // or the triage directory cannot be opened.
-  static absl::StatusOr<std::unique_ptr<Campaign>> Start(CampaignOptions options);
+  static absl::StatusOr<std::unique_ptr<Campaign>> Start(
+      CampaignOptions options);
   ~Campaign();
   Campaign(const Campaign&) = delete;
   Campaign& operator=(const Campaign&) = delete;
@@ -219,8 +224,10 @@ class Campaign {
     std::string unisolated_why;
   };
 
-  Campaign(CampaignOptions options, TriageStore store, std::unique_ptr<PendingJournal> journal);
-  using WorkerStarts = std::vector<std::future<absl::StatusOr<std::unique_ptr<WorkerClient>>>>;
+  Campaign(CampaignOptions options, TriageStore store,
+           std::unique_ptr<PendingJournal> journal);
+  using WorkerStarts =
+      std::vector<std::future<absl::StatusOr<std::unique_ptr<WorkerClient>>>>;
   // Takes the started senders' workers, learns what they support, and starts
   // the campaign's threads.
   absl::Status StartWorkers(WorkerStarts& starting);
@@ -236,7 +243,8 @@ class Campaign {
   void Judge(const std::vector<Tuple>& batch, const BatchOutcome& out);
   // Files the fault of a batch whose isolation ran out of budget (with the
   // tuples it left not run) as unisolated, and withholds those tuples.
-  void QueueUnisolated(const std::vector<Tuple>& batch, const BatchOutcome& out);
+  void QueueUnisolated(const std::vector<Tuple>& batch,
+                       const BatchOutcome& out);
   // Drops from `batch` the tuples in not_to_send_.
   void WithholdKnownFaulting(std::vector<Tuple>& batch);
   // The finding for `job`'s fault, which could not be narrowed to one
@@ -254,14 +262,16 @@ class Campaign {
   absl::StatusOr<WorkerClient*> MinimizerClient();
   // Ends the minimizer's work in flight (Interrupt) and starts no more.
   void StopMinimizing();
-  bool Record(const Finding& f, bool repeats);  // false if it could not be filed
+  bool Record(const Finding& f,
+              bool repeats);  // false if it could not be filed
   void FlushRepeats();
   bool Wanted(const Variant& v, int index) const;
   // Evaluates the wanted tuples of a systematic run into `results`, their
   // VariantIndex in `indices` (-1, and the result left as it is, for the
   // others); false if none is wanted.
   bool EvaluateWanted(const std::vector<Tuple>& run, std::vector<Operands>& ops,
-                      std::vector<int>& indices, std::vector<Result>& results) const;
+                      std::vector<int>& indices,
+                      std::vector<Result>& results) const;
   Lane LaneFor(int index, uint32_t classes);
 
   CampaignOptions options_;
@@ -271,12 +281,14 @@ class Campaign {
   size_t batch_size_ = 0;
   TupleQueue queue_;
   std::vector<std::unique_ptr<WorkerClient>> senders_;
-  std::unique_ptr<WorkerClient> minimizer_client_;  // filer thread only; null until needed
-  std::atomic<WorkerClient*> minimizer_started_{nullptr};  // for Stop's Interrupt
+  std::unique_ptr<WorkerClient>
+      minimizer_client_;  // filer thread only; null until needed
+  std::atomic<WorkerClient*> minimizer_started_{
+      nullptr};  // for Stop's Interrupt
   std::atomic<bool> minimizing_stopped_{false};
   std::vector<std::thread> threads_;
   std::atomic<bool> stopping_{false};
-  std::atomic<int> senders_running_{0};  // SenderLoops not yet returned
+  std::atomic<int> senders_running_{0};    // SenderLoops not yet returned
   std::atomic<bool> breadth_done_{false};  // the systematic source's, or none
   std::latch calibrated_{1};  // family_cost_ and routine_keep_one_in_ are set
   bool stopped_ = false;
@@ -314,7 +326,8 @@ class Campaign {
   static void Bump(std::atomic<int64_t>& n) {
     n.store(n.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
-  std::atomic<int64_t> offered_{0}, skipped_unsupported_{0}, skipped_undefined_{0};
+  std::atomic<int64_t> offered_{0}, skipped_unsupported_{0},
+      skipped_undefined_{0};
 };
 
 }  // namespace ptxdiff

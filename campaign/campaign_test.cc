@@ -22,12 +22,14 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 std::string FreshDir(const std::string& name) {
-  const std::string dir = ::testing::TempDir() + "/campaign_" + name + "_" + std::to_string(getpid());
+  const std::string dir = ::testing::TempDir() + "/campaign_" + name + "_" +
+                          std::to_string(getpid());
   std::system(("rm -rf '" + dir + "'").c_str());
   return dir;
 }
 
-CampaignOptions Options(const std::string& dir, std::vector<std::string> faulty_args) {
+CampaignOptions Options(const std::string& dir,
+                        std::vector<std::string> faulty_args) {
   CampaignOptions o;
   o.worker.argv = {PTXDIFF_FAULTY_WORKER_PATH};
   for (std::string& a : faulty_args) o.worker.argv.push_back(std::move(a));
@@ -56,7 +58,8 @@ std::vector<std::string> EntryNames(const std::string& triage_dir) {
 }
 
 // What `triage show` shows of an EntryNames line's entry ("<name> x<count>").
-absl::StatusOr<std::string> ShowListed(const std::string& triage_dir, const std::string& listed) {
+absl::StatusOr<std::string> ShowListed(const std::string& triage_dir,
+                                       const std::string& listed) {
   auto store = TriageStore::Open(triage_dir, false);
   if (!store.ok()) return store.status();
   return store->Show(listed.substr(0, listed.rfind(' ')));
@@ -80,7 +83,8 @@ std::vector<std::string> FileABatchThatFaults(CampaignOptions o) {
 TEST(CampaignTest, JudgesAsynchronouslyAndFilesOneEntryPerRootCause) {
   const std::string dir = FreshDir("root");
   // Wrong on every bfe whose position (operand b) is at least 256.
-  auto c = Campaign::Start(Options(dir, {"--fault=wrong-on=bfe.", "--when-operand=1:256"}));
+  auto c = Campaign::Start(
+      Options(dir, {"--fault=wrong-on=bfe.", "--when-operand=1:256"}));
   ASSERT_TRUE(c.ok()) << c.status();
   for (const char* s : {"bfe.u64", "bfe.s64"}) {
     Offer(**c, s, {{0xff, 300, 8, 0}});
@@ -97,8 +101,8 @@ TEST(CampaignTest, JudgesAsynchronouslyAndFilesOneEntryPerRootCause) {
   // one trigger class: one entry, counting all four, found as both forms.
   EXPECT_THAT(EntryNames(dir + "/triage"),
               ElementsAre("value-mismatch~faulty~ge256~bfe.u64 x4"));
-  auto shown = TriageStore::Open(dir + "/triage", false)->Show(
-      "value-mismatch~faulty~ge256~bfe.u64");
+  auto shown = TriageStore::Open(dir + "/triage", false)
+                   ->Show("value-mismatch~faulty~ge256~bfe.u64");
   ASSERT_TRUE(shown.ok());
   EXPECT_THAT(*shown, HasSubstr("found_as: bfe.u64, bfe.s64"));
   (*c)->Stop();
@@ -129,8 +133,10 @@ TEST(CampaignTest, ACarryOnlyMismatchIsFiledWithBothCarries) {
   EXPECT_THAT(*shown, HasSubstr("variant: add.cc.u32\n"));
   EXPECT_THAT(*shown, HasSubstr("differing-bits: 0x00000000\n"));
   EXPECT_THAT(*shown, HasSubstr("differing-carry: 1\n"));
-  EXPECT_THAT(*shown, testing::ContainsRegex("oracle: 0x[0-9a-f]{8} cf=([01]) defined\n"));
-  EXPECT_THAT(*shown, testing::ContainsRegex("backend-result: 0x[0-9a-f]{8} cf=[01]\n"));
+  EXPECT_THAT(*shown, testing::ContainsRegex(
+                          "oracle: 0x[0-9a-f]{8} cf=([01]) defined\n"));
+  EXPECT_THAT(*shown, testing::ContainsRegex(
+                          "backend-result: 0x[0-9a-f]{8} cf=[01]\n"));
   (*c)->Stop();
 }
 
@@ -154,7 +160,8 @@ TEST(CampaignTest, OnlyASmallShareOfUndefinedResultsIsSent) {
   // The share is of what the queue took, so the undefined tuples come after
   // defined ones that make room for them.
   for (uint64_t a = 0; a < 100; ++a) Offer(**c, "div.u32", {{a, 1, 0, 0}});
-  for (uint64_t a = 0; a < 100; ++a) Offer(**c, "div.u32", {{a, 0, 0, 0}});  // undefined
+  for (uint64_t a = 0; a < 100; ++a)
+    Offer(**c, "div.u32", {{a, 0, 0, 0}});  // undefined
   ASSERT_TRUE((*c)->Flush(absl::Seconds(60)));
   const CampaignStats s = (*c)->Snapshot();
   EXPECT_EQ(s.counts.agreed, 100);
@@ -172,7 +179,8 @@ TEST(CampaignTest, DefinedDuplicatesDoNotMakeRoomForUndefinedResults) {
   for (int repeat = 0; repeat < 10; ++repeat) {
     for (uint64_t a = 0; a < 100; ++a) Offer(**c, "div.u32", {{a, 1, 0, 0}});
   }
-  for (uint64_t a = 0; a < 100; ++a) Offer(**c, "div.u32", {{a, 0, 0, 0}});  // undefined
+  for (uint64_t a = 0; a < 100; ++a)
+    Offer(**c, "div.u32", {{a, 0, 0, 0}});  // undefined
   ASSERT_TRUE((*c)->Flush(absl::Seconds(60)));
   const CampaignStats s = (*c)->Snapshot();
   EXPECT_EQ(s.counts.agreed, 100);
@@ -219,8 +227,10 @@ TEST(CampaignTest, TheRuntimeTierFindsAClaimForEveryValueAndFilesItsForm) {
   EXPECT_EQ((*c)->Snapshot().new_findings, 1);
   const std::vector<std::string> names = EntryNames(dir + "/triage");
   ASSERT_EQ(names.size(), 1u);
-  EXPECT_THAT(names[0], ::testing::StartsWith("value-mismatch~faulty~runtime-a."));
-  const std::string name = names[0].substr(0, names[0].find(' '));  // without " x<count>"
+  EXPECT_THAT(names[0],
+              ::testing::StartsWith("value-mismatch~faulty~runtime-a."));
+  const std::string name =
+      names[0].substr(0, names[0].find(' '));  // without " x<count>"
   EXPECT_THAT(name, ::testing::EndsWith("~bfe.s32"));
   std::ifstream in(dir + "/triage/" + name + "/case.txt");
   const std::string text((std::istreambuf_iterator<char>(in)), {});
@@ -292,13 +302,16 @@ TEST(CampaignTest, TheFuzzLoopDoesNotYieldOnceTheBreadthPassIsOver) {
 // The calibration budget, which a loaded machine could exhaust before the
 // slow worker's last family, is out of reach.
 TEST(CampaignTest, CalibrationTimesFamiliesOnlyWhereTheBackendIsSlow) {
-  const std::vector<Variant> variants = {*ParseVariant("popc.b32"), *ParseVariant("clz.b32"),
-                                         *ParseVariant("brev.b32"), *ParseVariant("bfind.u32"),
-                                         *ParseVariant("cnot.b32"), *ParseVariant("not.b32")};
+  const std::vector<Variant> variants = {
+      *ParseVariant("popc.b32"), *ParseVariant("clz.b32"),
+      *ParseVariant("brev.b32"), *ParseVariant("bfind.u32"),
+      *ParseVariant("cnot.b32"), *ParseVariant("not.b32")};
   for (const bool slow : {true, false}) {
-    const std::string dir = FreshDir(slow ? "calibrate_slow" : "calibrate_cheap");
-    CampaignOptions o = Options(
-        dir, slow ? std::vector<std::string>{"--us-per-tuple=20000"} : std::vector<std::string>{});
+    const std::string dir =
+        FreshDir(slow ? "calibrate_slow" : "calibrate_cheap");
+    CampaignOptions o =
+        Options(dir, slow ? std::vector<std::string>{"--us-per-tuple=20000"}
+                          : std::vector<std::string>{});
     o.systematic = true;
     o.variants = variants;
     o.batch_size = 0;  // the exec default: 512 tuples a family, 16 timed
@@ -315,7 +328,8 @@ TEST(CampaignTest, CalibrationTimesFamiliesOnlyWhereTheBackendIsSlow) {
       EXPECT_EQ(s.families_timed, 6);
     } else {
       EXPECT_GE(s.families_timed, 1);
-      EXPECT_LE(s.families_timed, 4) << "calibration took " << s.calibration_ms << " ms";
+      EXPECT_LE(s.families_timed, 4)
+          << "calibration took " << s.calibration_ms << " ms";
     }
     EXPECT_GT(s.counts.tuples, 0);  // the timed batches were judged
   }
@@ -333,7 +347,8 @@ TEST(CampaignTest, ATupleThatCrashesTheWorkerIsIsolatedAndFiled) {
   EXPECT_EQ((*c)->Snapshot().counts.faulty_batches, 0);
   EXPECT_EQ((*c)->Snapshot().counts.faulted, 1);
   EXPECT_EQ((*c)->Snapshot().counts.agreed, 1);
-  EXPECT_THAT(EntryNames(dir + "/triage"), ElementsAre("crash~faulty~crash~div.u32 x1"));
+  EXPECT_THAT(EntryNames(dir + "/triage"),
+              ElementsAre("crash~faulty~crash~div.u32 x1"));
 }
 
 // A worker that hangs on one tuple (add.sat.s32 with a = MAX): that tuple is
@@ -344,8 +359,8 @@ TEST(CampaignTest, ATupleThatCrashesTheWorkerIsIsolatedAndFiled) {
 // kMinHandshakeTimeout).
 TEST(CampaignTest, ATupleThatHangsTheWorkerIsFiledAloneAndTheRestJudged) {
   const std::string dir = FreshDir("hang_tuple");
-  CampaignOptions o = Options(dir, {"--fault=hang-on=add.sat.s32",
-                                    "--when-operand=0:2147483647"});
+  CampaignOptions o = Options(
+      dir, {"--fault=hang-on=add.sat.s32", "--when-operand=0:2147483647"});
   o.worker.timeout = absl::Seconds(3);
   auto c = Campaign::Start(o);
   ASSERT_TRUE(c.ok()) << c.status();
@@ -358,7 +373,8 @@ TEST(CampaignTest, ATupleThatHangsTheWorkerIsFiledAloneAndTheRestJudged) {
   EXPECT_EQ(s.counts.agreed, 2);
   EXPECT_EQ(s.counts.faulty_batches, 0);
   (*c)->Stop();
-  EXPECT_THAT(EntryNames(dir + "/triage"), ElementsAre("hang~faulty~hang~add.sat.s32 x1"));
+  EXPECT_THAT(EntryNames(dir + "/triage"),
+              ElementsAre("hang~faulty~hang~add.sat.s32 x1"));
 }
 
 // Options whose first two workers (the senders') are wrong on bfe with a
@@ -366,34 +382,38 @@ TEST(CampaignTest, ATupleThatHangsTheWorkerIsFiledAloneAndTheRestJudged) {
 // first finding) runs `third` instead: a shell command.
 CampaignOptions WithMinimizerWorker(
     const std::string& dir, const std::string& third,
-    const std::string& first_two = "--fault=wrong-on=bfe. --when-operand=1:256") {
+    const std::string& first_two =
+        "--fault=wrong-on=bfe. --when-operand=1:256") {
   std::system(("mkdir -p '" + dir + "/starts'").c_str());  // mkdir is atomic
   CampaignOptions o = Options(dir, {});
   o.worker.argv = {"/bin/sh", "-c",
-                   absl::StrCat("for i in 1 2; do mkdir '", dir, "/starts/'$i 2>/dev/null && exec ",
-                                PTXDIFF_FAULTY_WORKER_PATH, " ", first_two, "; done; ", third)};
+                   absl::StrCat("for i in 1 2; do mkdir '", dir,
+                                "/starts/'$i 2>/dev/null && exec ",
+                                PTXDIFF_FAULTY_WORKER_PATH, " ", first_two,
+                                "; done; ", third)};
   o.in_flight = 2;
   return o;
 }
 
 // The finding the campaign files for one mismatching bfe.s64 tuple, as
 // `triage show` prints it.
-std::string FiledWithMinimizerWorker(const std::string& dir, const std::string& third) {
+std::string FiledWithMinimizerWorker(const std::string& dir,
+                                     const std::string& third) {
   auto c = Campaign::Start(WithMinimizerWorker(dir, third));
   if (!c.ok()) return c.status().ToString();
   Offer(**c, "bfe.s64", {{0xff, 300, 8, 0}});
   if (!(*c)->Flush(absl::Seconds(60))) return "not flushed";
   (*c)->Stop();
-  auto shown = TriageStore::Open(dir + "/triage", false)->Show(
-      "value-mismatch~faulty~ge256~bfe.s64");
+  auto shown = TriageStore::Open(dir + "/triage", false)
+                   ->Show("value-mismatch~faulty~ge256~bfe.s64");
   return shown.ok() ? *shown : shown.status().ToString();
 }
 
 // When the minimizer's worker cannot start or faults, the finding is filed
 // as found (not minimized to bfe.u64, not called flaky), with the reason.
 TEST(CampaignTest, AFindingIsFiledWhenNoWorkerCanStartToMinimizeIt) {
-  const std::string shown =
-      FiledWithMinimizerWorker(FreshDir("nominimizer"), "echo no more workers >&2; exit 7");
+  const std::string shown = FiledWithMinimizerWorker(
+      FreshDir("nominimizer"), "echo no more workers >&2; exit 7");
   EXPECT_THAT(shown, HasSubstr("cannot start a worker to minimize with"));
   EXPECT_THAT(shown, HasSubstr("no more workers"));
   EXPECT_THAT(shown, ::testing::Not(HasSubstr("flaky")));
@@ -413,8 +433,8 @@ TEST(CampaignTest, AFindingIsFiledWhenItsMinimizationFaults) {
 // spent at once.)
 TEST(CampaignTest, AFaultThatCouldNotBeIsolatedIsFiledAsSuchNamingTheBatch) {
   const std::string dir = FreshDir("unisolated");
-  CampaignOptions o = Options(dir, {"--fault=hang-on=add.sat.s32",
-                                    "--when-operand=0:2147483647"});
+  CampaignOptions o = Options(
+      dir, {"--fault=hang-on=add.sat.s32", "--when-operand=0:2147483647"});
   o.worker.timeout = absl::Seconds(1);
   o.isolation_budget = absl::ZeroDuration();
   o.in_flight = 1;
@@ -433,24 +453,28 @@ TEST(CampaignTest, AFaultThatCouldNotBeIsolatedIsFiledAsSuchNamingTheBatch) {
   // Named after the batch, not its first variant (add.cc.s32, innocent),
   // and its case holds every tuple of the batch.
   const std::string entry = names[0].substr(0, names[0].size() - 3);
-  EXPECT_THAT(entry, ::testing::MatchesRegex("hang~faulty~unisolated-hang~batch-[0-9a-f]{8}"));
+  EXPECT_THAT(entry, ::testing::MatchesRegex(
+                         "hang~faulty~unisolated-hang~batch-[0-9a-f]{8}"));
   auto shown = TriageStore::Open(dir + "/triage", false)->Show(entry);
   ASSERT_TRUE(shown.ok()) << shown.status();
   EXPECT_THAT(*shown, HasSubstr("not narrowed to one tuple: isolating a hang"));
   EXPECT_THAT(*shown, HasSubstr("none is known to be at fault"));
   std::ifstream in(dir + "/triage/" + entry + "/case.txt");
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string text((std::istreambuf_iterator<char>(in)),
+                         std::istreambuf_iterator<char>());
   auto tuples = ParseTextCaseTuples(text);
   ASSERT_TRUE(tuples.ok()) << tuples.status();
   const Variant sat = *ParseVariant("add.sat.s32");
   EXPECT_THAT(*tuples, ::testing::UnorderedElementsAre(
                            Tuple{*ParseVariant("add.cc.s32"), {{7, 8, 0, 0}}},
-                           Tuple{sat, {{0x7fffffff, 1, 0, 0}}}, Tuple{sat, {{5, 6, 0, 0}}}));
+                           Tuple{sat, {{0x7fffffff, 1, 0, 0}}},
+                           Tuple{sat, {{5, 6, 0, 0}}}));
 }
 
 // The entry names of `triage_dir` that start with `prefix`, once one is
 // there or `give_up` has passed.
-std::vector<std::string> AwaitEntries(const std::string& triage_dir, const std::string& prefix,
+std::vector<std::string> AwaitEntries(const std::string& triage_dir,
+                                      const std::string& prefix,
                                       absl::Time give_up) {
   while (true) {
     std::vector<std::string> found;
@@ -480,12 +504,16 @@ TEST(CampaignTest, IsolationEndsAtTheCampaignsDeadlineAndFilesWhatItLeft) {
   for (uint64_t a = 0; a < 64; ++a) Offer(**c, "add.sat.s32", {{a, 1, 0, 0}});
   // Generous for a loaded machine, and a minute and a half short of the
   // budget's end.
-  const std::vector<std::string> unisolated = AwaitEntries(
-      dir + "/triage", "hang~faulty~unisolated-hang~", o.deadline + absl::Seconds(30));
+  const std::vector<std::string> unisolated =
+      AwaitEntries(dir + "/triage", "hang~faulty~unisolated-hang~",
+                   o.deadline + absl::Seconds(30));
   ASSERT_EQ(unisolated.size(), 1u) << "isolation went on past the deadline";
   auto shown = ShowListed(dir + "/triage", unisolated[0]);
   ASSERT_TRUE(shown.ok()) << shown.status();
-  EXPECT_THAT(*shown, HasSubstr("isolating a hang of the worker reached the campaign's deadline"));
+  EXPECT_THAT(
+      *shown,
+      HasSubstr(
+          "isolating a hang of the worker reached the campaign's deadline"));
   (*c)->Stop();
   // (The tuples may have gone in one batch or two.)
   EXPECT_GE((*c)->Snapshot().counts.faulty_batches, 1);
@@ -506,10 +534,12 @@ TEST(CampaignTest, TheFilersIsolationStopsAtTheDeadline) {
   const std::vector<std::string> names = FileABatchThatFaults(o);
   ASSERT_EQ(names.size(), 1u);
   EXPECT_THAT(names[0],
-              ::testing::StartsWith("device-fault~faulty~unisolated-device-fault~batch-"));
+              ::testing::StartsWith(
+                  "device-fault~faulty~unisolated-device-fault~batch-"));
   auto shown = ShowListed(dir + "/triage", names[0]);
   ASSERT_TRUE(shown.ok()) << shown.status();
-  EXPECT_THAT(*shown, HasSubstr("isolating the fault reached the campaign's deadline"));
+  EXPECT_THAT(*shown,
+              HasSubstr("isolating the fault reached the campaign's deadline"));
 }
 
 // A campaign stopped (Ctrl-C) while a sender isolates: the tuples not yet
@@ -541,7 +571,8 @@ TEST(CampaignTest, IsolationCutShortByStopFilesTheFaultAndBlamesNothing) {
     unisolated = true;
     auto shown = ShowListed(dir + "/triage", name);
     ASSERT_TRUE(shown.ok()) << shown.status();
-    EXPECT_THAT(*shown, HasSubstr("was cut short: the client was told to stop"));
+    EXPECT_THAT(*shown,
+                HasSubstr("was cut short: the client was told to stop"));
   }
   EXPECT_TRUE(unisolated) << ::testing::PrintToString(names);
 }
@@ -550,15 +581,17 @@ TEST(CampaignTest, IsolationCutShortByStopFilesTheFaultAndBlamesNothing) {
 // worker could start to isolate it, is filed as an unisolated fault of the
 // batch, with the reason: not as a device fault of the batch's first
 // variant (add.u32, innocent; issue 28, item 3).
-TEST(CampaignTest, ABatchFaultNoWorkerCouldIsolateIsNotBlamedOnItsFirstVariant) {
+TEST(CampaignTest,
+     ABatchFaultNoWorkerCouldIsolateIsNotBlamedOnItsFirstVariant) {
   const std::string dir = FreshDir("unisolated_no_minimizer");
-  CampaignOptions o = WithMinimizerWorker(dir, "echo no more workers >&2; exit 7",
-                                          "--fault=device-fault-on=div.u32");
+  CampaignOptions o =
+      WithMinimizerWorker(dir, "echo no more workers >&2; exit 7",
+                          "--fault=device-fault-on=div.u32");
   // One sender: its worker and the restart after the fault, then none.
   const std::vector<std::string> names = FileABatchThatFaults(o);
   ASSERT_EQ(names.size(), 1u);
-  EXPECT_THAT(names[0],
-              ::testing::StartsWith("device-fault~faulty~unisolated-device-fault~"));
+  EXPECT_THAT(names[0], ::testing::StartsWith(
+                            "device-fault~faulty~unisolated-device-fault~"));
   EXPECT_THAT(names[0], ::testing::EndsWith(" x1"));
   auto shown = ShowListed(dir + "/triage", names[0]);
   ASSERT_TRUE(shown.ok()) << shown.status();
@@ -580,7 +613,8 @@ TEST(CampaignTest, ATupleThatFaultedIsNotSentAgain) {
   uint64_t next = 0;
   for (int round = 0; round < 600; ++round) {
     Offer(**c, "div.u32", {{7, 2, 0, 0}});
-    for (int i = 0; i < 64; ++i, ++next) Offer(**c, "add.u32", {{next, 1, 0, 0}});
+    for (int i = 0; i < 64; ++i, ++next)
+      Offer(**c, "add.u32", {{next, 1, 0, 0}});
     ASSERT_TRUE((*c)->Flush(absl::Seconds(60)));
   }
   (*c)->Stop();
@@ -588,13 +622,15 @@ TEST(CampaignTest, ATupleThatFaultedIsNotSentAgain) {
   EXPECT_EQ(s.counts.faulted, 1);
   EXPECT_EQ(s.counts.faulty_batches, 0);
   EXPECT_GE(s.withheld_faulting, 1);
-  EXPECT_THAT(EntryNames(dir + "/triage"), ElementsAre("crash~faulty~crash~div.u32 x1"));
+  EXPECT_THAT(EntryNames(dir + "/triage"),
+              ElementsAre("crash~faulty~crash~div.u32 x1"));
 }
 
 // The entry a mismatching bfe.s64 with a position of 256 or more files as
 // (minimized to the plainer bfe.u64), and the worker that gives it.
 constexpr char kBfeEntry[] = "value-mismatch~faulty~ge256~bfe.u64";
-const std::vector<std::string> kWrongBfe = {"--fault=wrong-on=bfe.", "--when-operand=1:256"};
+const std::vector<std::string> kWrongBfe = {"--fault=wrong-on=bfe.",
+                                            "--when-operand=1:256"};
 
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path);
@@ -635,7 +671,8 @@ TEST(CampaignTest, AFilingThatFailsKeepsItsJournalLineAndSaysWhy) {
       absl::StrCat(dir, "/triage/.pending/", getpid(), ".journal");
   const std::vector<PendingMismatch> kept = ParseJournal(ReadAll(journal));
   ASSERT_EQ(kept.size(), 1u) << "no journal at " << journal;
-  EXPECT_EQ(Spell(kept[0].tuple.variant), "bfe.s64");  // as judged, before minimizing
+  EXPECT_EQ(Spell(kept[0].tuple.variant),
+            "bfe.s64");  // as judged, before minimizing
   EXPECT_EQ(kept[0].tuple.operands.v[1], 300u);
 }
 
@@ -660,7 +697,8 @@ TEST(CampaignTest, TheNextCampaignFilesWhatAFailedFilingKept) {
   EXPECT_EQ(s.new_findings, 1);
   EXPECT_EQ(s.filing_errors, 0);
   EXPECT_EQ(s.unfiled, 0);
-  EXPECT_THAT(EntryNames(dir + "/triage"), ElementsAre(absl::StrCat(kBfeEntry, " x1")));
+  EXPECT_THAT(EntryNames(dir + "/triage"),
+              ElementsAre(absl::StrCat(kBfeEntry, " x1")));
   struct stat st;
   EXPECT_NE(stat((pending + "999999999.journal").c_str(), &st), 0);
   EXPECT_NE(stat(absl::StrCat(pending, getpid(), ".journal").c_str(), &st), 0)
@@ -680,8 +718,10 @@ TEST(CampaignTest, EveryMismatchJudgedIsCountedInItsEntry) {
   auto c = Campaign::Start(o);
   ASSERT_TRUE(c.ok()) << c.status();
   Offer(**c, "bfe.u64", {{0xff, 300, 8, 0}});
-  ASSERT_TRUE((*c)->Flush(absl::Seconds(60)));  // filed: what follows repeats it
-  for (uint64_t a = 1; a <= 8; ++a) Offer(**c, "bfe.u64", {{a << 8, 300, 8, 0}});
+  ASSERT_TRUE(
+      (*c)->Flush(absl::Seconds(60)));  // filed: what follows repeats it
+  for (uint64_t a = 1; a <= 8; ++a)
+    Offer(**c, "bfe.u64", {{a << 8, 300, 8, 0}});
   const absl::Time give_up = absl::Now() + absl::Seconds(60);
   while ((*c)->Snapshot().queue.taken < 9 && absl::Now() < give_up) {
     absl::SleepFor(absl::Milliseconds(1));
@@ -691,7 +731,8 @@ TEST(CampaignTest, EveryMismatchJudgedIsCountedInItsEntry) {
   const CampaignStats s = (*c)->Snapshot();
   EXPECT_EQ(s.counts.mismatched, 9);
   EXPECT_EQ(s.known_findings, 8);
-  EXPECT_THAT(EntryNames(dir + "/triage"), ElementsAre(absl::StrCat(kBfeEntry, " x9")));
+  EXPECT_THAT(EntryNames(dir + "/triage"),
+              ElementsAre(absl::StrCat(kBfeEntry, " x9")));
 }
 
 // The restart counter counts the filer's worker (the minimizer's) too,

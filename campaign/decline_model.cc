@@ -12,8 +12,10 @@ constexpr int kSlotBits = 20;
 }  // namespace
 
 uint32_t DeclineClass(const Tuple& t, const Result& oracle) {
-  const bool identity = oracle.bits == Low(t.operands.v[0], ResultWidth(t.variant));
-  return OperandShape(t) | uint32_t{identity} << 8 | uint32_t{oracle.carry} << 9;
+  const bool identity =
+      oracle.bits == Low(t.operands.v[0], ResultWidth(t.variant));
+  return OperandShape(t) | uint32_t{identity} << 8 |
+         uint32_t{oracle.carry} << 9;
 }
 
 DeclineModel::DeclineModel()
@@ -22,12 +24,14 @@ DeclineModel::DeclineModel()
       variant_declined_(AllVariants().size()),
       variant_unsupported_(AllVariants().size()) {}
 
-bool DeclineModel::Declining(int32_t answered, int64_t declined, int32_t min_answers) {
+bool DeclineModel::Declining(int32_t answered, int64_t declined,
+                             int32_t min_answers) {
   return answered >= min_answers && declined * 16 >= int64_t{answered} * 15;
 }
 
 DeclineModel::Slot& DeclineModel::SlotFor(int index, uint32_t cls) {
-  uint64_t h = (static_cast<uint64_t>(index) << kDeclineClassBits | cls) * 0x9e3779b97f4a7c15ull;
+  uint64_t h = (static_cast<uint64_t>(index) << kDeclineClassBits | cls) *
+               0x9e3779b97f4a7c15ull;
   return slots_[h >> (64 - kSlotBits)];
 }
 
@@ -36,7 +40,9 @@ void DeclineModel::Learn(int index, const TupleResult& answer, ClassOf cls) {
   // A tuple the implementation crashed or hung on is filed, and its class
   // learned like a declining one: each costs the worker an isolation.
   const bool declined = answer.kind != ResultKind::kValue;
-  if (!declined && variant_declined_[index].load(std::memory_order_relaxed) == 0) return;
+  if (!declined &&
+      variant_declined_[index].load(std::memory_order_relaxed) == 0)
+    return;
   Slot& s = SlotFor(index, cls());
   At(s.answered).fetch_add(1, std::memory_order_relaxed);
   if (!declined) return;
@@ -50,38 +56,48 @@ void DeclineModel::Learn(int index, const TupleResult& answer, ClassOf cls) {
 void DeclineModel::Quarantine(int index, ClassOf cls) {
   Slot& s = SlotFor(index, cls());
   // Declining (Declining's 15/16) whatever was answered before.
-  const int32_t answered = At(s.answered).fetch_add(kMinAnswers, std::memory_order_relaxed);
-  At(s.declined).fetch_add(16 * (answered + kMinAnswers), std::memory_order_relaxed);
+  const int32_t answered =
+      At(s.answered).fetch_add(kMinAnswers, std::memory_order_relaxed);
+  At(s.declined)
+      .fetch_add(16 * (answered + kMinAnswers), std::memory_order_relaxed);
   variant_declined_[index].fetch_add(1, std::memory_order_relaxed);
 }
 
 bool DeclineModel::Unsupported(int index) const {
-  const int32_t answered = variant_answered_[index].load(std::memory_order_relaxed);
-  return answered >= 4 &&
-         variant_unsupported_[index].load(std::memory_order_relaxed) == answered;
+  const int32_t answered =
+      variant_answered_[index].load(std::memory_order_relaxed);
+  return answered >= 4 && variant_unsupported_[index].load(
+                              std::memory_order_relaxed) == answered;
 }
 
 bool DeclineModel::Worth(int index, ClassOf cls) {
   // Nothing of this variant declined yet: it is not unsupported, no class of
   // it is declining, and its slot (a cache miss in a table of 24 MB) need
   // not be read.
-  if (variant_declined_[index].load(std::memory_order_relaxed) == 0) return true;
+  if (variant_declined_[index].load(std::memory_order_relaxed) == 0)
+    return true;
   if (Unsupported(index)) return false;
   Slot& s = SlotFor(index, cls());
   const int32_t class_answers = At(s.answered).load(std::memory_order_relaxed);
   const bool class_declining =
-      Declining(class_answers, At(s.declined).load(std::memory_order_relaxed), kMinAnswers);
+      Declining(class_answers, At(s.declined).load(std::memory_order_relaxed),
+                kMinAnswers);
   // A variant that declines almost everything (min.u16x2 never folds) is
   // learned long before each of its classes is.
-  const int32_t answered = variant_answered_[index].load(std::memory_order_relaxed);
-  const int64_t declined = variant_declined_[index].load(std::memory_order_relaxed);
-  const bool variant_declining = Declining(answered, declined, kMinVariantAnswers);
+  const int32_t answered =
+      variant_answered_[index].load(std::memory_order_relaxed);
+  const int64_t declined =
+      variant_declined_[index].load(std::memory_order_relaxed);
+  const bool variant_declining =
+      Declining(answered, declined, kMinVariantAnswers);
   if (!class_declining && !variant_declining) {
-    const bool mostly_declined = answered >= kMinVariantAnswers && declined * 2 > answered;
+    const bool mostly_declined =
+        answered >= kMinVariantAnswers && declined * 2 > answered;
     if (class_answers >= kMinAnswers || !mostly_declined) return true;
     // A class not yet learned in a variant that declines most tuples: only
     // kMinAnswers of it in flight until their answers are in.
-    if (At(s.probes).fetch_add(1, std::memory_order_relaxed) < class_answers + kMinAnswers) {
+    if (At(s.probes).fetch_add(1, std::memory_order_relaxed) <
+        class_answers + kMinAnswers) {
       return true;
     }
     At(s.probes).fetch_sub(1, std::memory_order_relaxed);

@@ -38,9 +38,9 @@
 
 #include "absl/functional/function_ref.h"
 #include "common/zeroed_pages.h"
-#include "protocol/protocol.h"
 #include "isa/tuple.h"
 #include "oracle/oracle.h"
+#include "protocol/protocol.h"
 
 namespace ptxdiff {
 
@@ -95,10 +95,12 @@ class DeclineModel {
     return std::atomic_ref<T>(counter);
   }
   Slot& SlotFor(int index, uint32_t cls);
-  static bool Declining(int32_t answered, int64_t declined, int32_t min_answers);
+  static bool Declining(int32_t answered, int64_t declined,
+                        int32_t min_answers);
 
   ZeroedArray<Slot> slots_;
-  std::vector<std::atomic<int32_t>> variant_answered_, variant_declined_, variant_unsupported_;
+  std::vector<std::atomic<int32_t>> variant_answered_, variant_declined_,
+      variant_unsupported_;
   std::atomic<int64_t> skipped_{0};
 };
 

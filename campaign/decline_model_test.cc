@@ -8,7 +8,8 @@ namespace ptxdiff {
 namespace {
 
 const TupleResult kValue{.bits = 1};
-const TupleResult kNotFolded{.kind = ResultKind::kDecline, .code = DeclineCode::kNotEvaluable};
+const TupleResult kNotFolded{.kind = ResultKind::kDecline,
+                             .code = DeclineCode::kNotEvaluable};
 const TupleResult kUnsupported{.kind = ResultKind::kDecline,
                                .code = DeclineCode::kUnsupportedVariant};
 
@@ -20,10 +21,13 @@ uint32_t ClassOf(const char* spelling, Operands ops) {
 void Learn(DeclineModel& m, int v, uint32_t cls, const TupleResult& answer) {
   m.Learn(v, answer, [cls] { return cls; });
 }
-bool Worth(DeclineModel& m, int v, uint32_t cls) { return m.Worth(v, [cls] { return cls; }); }
+bool Worth(DeclineModel& m, int v, uint32_t cls) {
+  return m.Worth(v, [cls] { return cls; });
+}
 
 TEST(DeclineModelTest, ClassesSayWhichOperandsAreZeroOrUnitAndIdentity) {
-  // div.u32: a divisor of 0 vs 1 vs 7 are three classes (ptxas folds the first two).
+  // div.u32: a divisor of 0 vs 1 vs 7 are three classes (ptxas folds the first
+  // two).
   EXPECT_NE(ClassOf("div.u32", {{7, 0}}), ClassOf("div.u32", {{7, 1}}));
   EXPECT_NE(ClassOf("div.u32", {{7, 1}}), ClassOf("div.u32", {{7, 3}}));
   EXPECT_EQ(ClassOf("div.u32", {{7, 3}}), ClassOf("div.u32", {{9, 5}}));
@@ -33,23 +37,28 @@ TEST(DeclineModelTest, ClassesSayWhichOperandsAreZeroOrUnitAndIdentity) {
 
 // ptxas folds a carry chain only when no carry passes along it, and SIMD
 // video only with the default selectors: each is a class of its own.
-TEST(DeclineModelTest, ClassesSayWhetherACarryComesOutAndTheSelectorIsTheDefault) {
+TEST(DeclineModelTest,
+     ClassesSayWhetherACarryComesOutAndTheSelectorIsTheDefault) {
   EXPECT_NE(ClassOf("add.cc.u32", {{0xfffffff0, 0x20}}),
             ClassOf("add.cc.u32", {{0x10, 0x20}}));
   EXPECT_EQ(ClassOf("add.cc.u32", {{0x10, 0x20}}),
             ClassOf("add.cc.u32", {{0x30, 0x40}}));
   const char* vadd2 = "vadd2.u32.u32.u32";
-  EXPECT_NE(ClassOf(vadd2, {{5, 6, 7, 0x3210}}), ClassOf(vadd2, {{5, 6, 7, 0x1032}}));
-  EXPECT_EQ(ClassOf(vadd2, {{5, 6, 7, 0x1032}}), ClassOf(vadd2, {{5, 6, 7, 0x2301}}));
+  EXPECT_NE(ClassOf(vadd2, {{5, 6, 7, 0x3210}}),
+            ClassOf(vadd2, {{5, 6, 7, 0x1032}}));
+  EXPECT_EQ(ClassOf(vadd2, {{5, 6, 7, 0x1032}}),
+            ClassOf(vadd2, {{5, 6, 7, 0x2301}}));
   const char* vadd4 = "vadd4.u32.u32.u32";
   EXPECT_NE(ClassOf(vadd4, {{5, 6, 7, 0x76543210}}),
             ClassOf(vadd4, {{5, 6, 7, 0x76543201}}));
 }
 
-TEST(DeclineModelTest, AClassDeclinedAlmostAlwaysIsMostlySkippedButNotForgotten) {
+TEST(DeclineModelTest,
+     AClassDeclinedAlmostAlwaysIsMostlySkippedButNotForgotten) {
   DeclineModel m;
   const int div = VariantIndex(*ParseVariant("div.u32"));
-  const uint32_t folds = ClassOf("div.u32", {{7, 1}}), never = ClassOf("div.u32", {{7, 3}});
+  const uint32_t folds = ClassOf("div.u32", {{7, 1}}),
+                 never = ClassOf("div.u32", {{7, 3}});
   for (int i = 0; i < DeclineModel::kMinAnswers; ++i) {
     Learn(m, div, never, kNotFolded);
     Learn(m, div, folds, kValue);
@@ -69,19 +78,23 @@ TEST(DeclineModelTest, AClassDeclinedAlmostAlwaysIsMostlySkippedButNotForgotten)
 TEST(DeclineModelTest, AVariantThatAlmostNeverFoldsIsLearnedAsAWhole) {
   DeclineModel m;
   const int v = VariantIndex(*ParseVariant("min.u16x2"));
-  for (int i = 0; i < DeclineModel::kMinVariantAnswers; ++i) Learn(m, v, i % 300, kNotFolded);
+  for (int i = 0; i < DeclineModel::kMinVariantAnswers; ++i)
+    Learn(m, v, i % 300, kNotFolded);
   // A class never seen before is skipped too.
   int sent = 0;
-  for (int i = 0; i < 10 * DeclineModel::kKeepOneIn; ++i) sent += Worth(m, v, 511);
+  for (int i = 0; i < 10 * DeclineModel::kKeepOneIn; ++i)
+    sent += Worth(m, v, 511);
   EXPECT_EQ(sent, 4);
 }
 
 // In a variant that declines most tuples, a class not yet learned has at
 // most kMinAnswers tuples in flight: more only as answers come back.
-TEST(DeclineModelTest, AnUnlearnedClassOfAMostlyDeclinedVariantIsProbedAFewAtATime) {
+TEST(DeclineModelTest,
+     AnUnlearnedClassOfAMostlyDeclinedVariantIsProbedAFewAtATime) {
   DeclineModel m;
   const int v = VariantIndex(*ParseVariant("div.s32"));
-  const uint32_t learned = ClassOf("div.s32", {{7, 3}}), fresh = ClassOf("div.s32", {{7, 1}});
+  const uint32_t learned = ClassOf("div.s32", {{7, 3}}),
+                 fresh = ClassOf("div.s32", {{7, 1}});
   for (int i = 0; i < DeclineModel::kMinVariantAnswers; ++i) {
     Learn(m, v, learned, i % 4 == 0 ? kValue : kNotFolded);  // 3 in 4 declined
   }
@@ -92,7 +105,8 @@ TEST(DeclineModelTest, AnUnlearnedClassOfAMostlyDeclinedVariantIsProbedAFewAtATi
   sent = 0;
   for (int i = 0; i < 1000; ++i) sent += Worth(m, v, fresh);
   EXPECT_EQ(sent, 1);
-  for (int i = 0; i < DeclineModel::kMinAnswers; ++i) Learn(m, v, fresh, kValue);
+  for (int i = 0; i < DeclineModel::kMinAnswers; ++i)
+    Learn(m, v, fresh, kValue);
   EXPECT_TRUE(Worth(m, v, fresh));  // learned, and it folds: always worth it
 }
 
@@ -103,15 +117,19 @@ TEST(DeclineModelTest, AVariantsClassesAreCountedFromItsFirstDeclineOn) {
   const int v = VariantIndex(*ParseVariant("div.u32"));
   const uint32_t cls = ClassOf("div.u32", {{7, 3}});
   int asked = 0;
-  for (int i = 0; i < 100; ++i) m.Learn(v, kValue, [&] { return ++asked, cls; });
+  for (int i = 0; i < 100; ++i)
+    m.Learn(v, kValue, [&] { return ++asked, cls; });
   EXPECT_EQ(asked, 0);
-  for (int i = 0; i < DeclineModel::kMinAnswers; ++i) Learn(m, v, cls, kNotFolded);
+  for (int i = 0; i < DeclineModel::kMinAnswers; ++i)
+    Learn(m, v, cls, kNotFolded);
   // Four of four declined since the first: declining, though 100 folded before.
   int sent = 0;
-  for (int i = 0; i < DeclineModel::kKeepOneIn - 1; ++i) sent += Worth(m, v, cls);
+  for (int i = 0; i < DeclineModel::kKeepOneIn - 1; ++i)
+    sent += Worth(m, v, cls);
   EXPECT_EQ(sent, 0);
   // Answers after the first decline count with the class.
-  for (int i = 0; i < 4 * DeclineModel::kMinAnswers; ++i) Learn(m, v, cls, kValue);
+  for (int i = 0; i < 4 * DeclineModel::kMinAnswers; ++i)
+    Learn(m, v, cls, kValue);
   EXPECT_TRUE(Worth(m, v, cls));
 }
 

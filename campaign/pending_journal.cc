@@ -23,9 +23,13 @@
 namespace ptxdiff {
 namespace {
 
-std::string PendingDir(const std::string& triage_dir) { return triage_dir + "/.pending"; }
+std::string PendingDir(const std::string& triage_dir) {
+  return triage_dir + "/.pending";
+}
 
-bool ProcessAlive(int pid) { return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM); }
+bool ProcessAlive(int pid) {
+  return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+}
 
 bool ParseHex(absl::string_view s, uint64_t& out) {
   return absl::SimpleHexAtoi(s, &out);
@@ -41,7 +45,8 @@ absl::StatusOr<std::unique_ptr<PendingJournal>> PendingJournal::Open(
         absl::StrCat("cannot create ", dir, ": ", std::strerror(errno)));
   }
   const std::string path = absl::StrCat(dir, "/", getpid(), ".journal");
-  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  const int fd =
+      open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) {
     return absl::FailedPreconditionError(
         absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
@@ -58,7 +63,8 @@ bool PendingJournal::Append(const std::string& line) {
   // One write per line: a crash keeps whole lines. A line that cannot be
   // written (a full disk) is printed instead, so that the log still holds
   // what would otherwise be lost.
-  if (write(fd_, line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
+  if (write(fd_, line.data(), line.size()) !=
+      static_cast<ssize_t>(line.size())) {
     std::fprintf(stderr, "ptxdiff: cannot append to %s: %s; the line was: %s",
                  path_.c_str(), std::strerror(errno), line.c_str());
     return false;
@@ -74,11 +80,13 @@ int64_t PendingJournal::Add(const PendingMismatch& m) {
   // The carry and the form are optional fields, written where not 0 (the
   // carry then as 0 or 1 before the form).
   const std::string tail =
-      m.tuple.runtime != 0 ? absl::StrFormat(" %d %x", m.backend_carry, m.tuple.runtime)
-      : m.backend_carry    ? " 1"
-                           : "";
-  if (!Append(absl::StrFormat("M %d %x %x %x %x %x %x%s\n", seq, StableId(m.tuple.variant),
-                              o.v[0], o.v[1], o.v[2], o.v[3], m.backend_bits, tail))) {
+      m.tuple.runtime != 0
+          ? absl::StrFormat(" %d %x", m.backend_carry, m.tuple.runtime)
+      : m.backend_carry ? " 1"
+                        : "";
+  if (!Append(absl::StrFormat("M %d %x %x %x %x %x %x%s\n", seq,
+                              StableId(m.tuple.variant), o.v[0], o.v[1], o.v[2],
+                              o.v[3], m.backend_bits, tail))) {
     unwritten_.insert(seq);
   }
   return seq;
@@ -137,15 +145,17 @@ std::vector<PendingMismatch> ParseJournal(const std::string& text) {
       continue;
     }
     // The carry field: "1" alone, "0" or "1" before a form.
-    if (f.size() >= 9 && f[8] != "1" && !(f.size() == 10 && f[8] == "0")) continue;
+    if (f.size() >= 9 && f[8] != "1" && !(f.size() == 10 && f[8] == "0"))
+      continue;
     if (f.size() == 10 && (!ParseHex(f[9], runtime) || runtime > 0xf)) continue;
     bool ok = true;
     for (int i = 0; i < 4; ++i) ok &= ParseHex(f[3 + i], ops[i]);
     const std::optional<Variant> v = VariantByStableId(id);
     if (!ok || !v) continue;
-    PendingMismatch m{{*v, {{ops[0], ops[1], ops[2], ops[3]}}, static_cast<uint8_t>(runtime)},
-                      bits,
-                      f.size() >= 9 && f[8] == "1"};
+    PendingMismatch m{
+        {*v, {{ops[0], ops[1], ops[2], ops[3]}}, static_cast<uint8_t>(runtime)},
+        bits,
+        f.size() >= 9 && f[8] == "1"};
     open[seq] = m;
   }
   std::vector<PendingMismatch> out;
@@ -164,8 +174,8 @@ std::vector<std::pair<int64_t, PendingMismatch>> AdoptOrphanedJournals(
     int pid;
     const std::string name = e->d_name;
     if (!absl::EndsWith(name, ".journal") ||
-        !absl::SimpleAtoi(name.substr(0, name.size() - 8), &pid) || pid == getpid() ||
-        ProcessAlive(pid)) {
+        !absl::SimpleAtoi(name.substr(0, name.size() - 8), &pid) ||
+        pid == getpid() || ProcessAlive(pid)) {
       continue;
     }
     orphans.push_back(dir + "/" + name);
@@ -173,7 +183,8 @@ std::vector<std::pair<int64_t, PendingMismatch>> AdoptOrphanedJournals(
   closedir(d);
   for (const std::string& path : orphans) {
     const std::string claimed = absl::StrCat(path, ".adopted-by-", getpid());
-    if (rename(path.c_str(), claimed.c_str()) != 0) continue;  // another took it
+    if (rename(path.c_str(), claimed.c_str()) != 0)
+      continue;  // another took it
     std::ifstream in(claimed);
     std::stringstream text;
     text << in.rdbuf();

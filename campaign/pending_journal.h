@@ -6,8 +6,9 @@
 //   <triage dir>/.pending/<pid>.journal
 //
 // One line per event, appended with write(2) (so a process crash keeps it):
-//   M <seq> <variant stable id> <a> <b> <c> <d> <backend bits> [<carry> [<form>]]  (hex)
-//   F <seq>                                  (filed, or counted as known)
+//   M <seq> <variant stable id> <a> <b> <c> <d> <backend bits> [<carry>
+//   [<form>]]  (hex) F <seq>                                  (filed, or
+//   counted as known)
 // The optional `carry` is the backend's carry-out of a `.cc` variant
 // (PendingMismatch::backend_carry), written as `1` only when set: a line
 // without it reads as carry 0, and a binary from before the carry flag
@@ -44,7 +45,8 @@ struct PendingMismatch {
 class PendingJournal {
  public:
   // Opens (creates) this process's journal under `triage_dir`.
-  static absl::StatusOr<std::unique_ptr<PendingJournal>> Open(const std::string& triage_dir);
+  static absl::StatusOr<std::unique_ptr<PendingJournal>> Open(
+      const std::string& triage_dir);
   ~PendingJournal();
 
   // Records a mismatch; returns its sequence number (for Done).

@@ -15,16 +15,17 @@ namespace ptxdiff {
 namespace {
 
 std::string FreshDir(const std::string& name) {
-  const std::string dir = ::testing::TempDir() + "/journal_" + name + "_" + std::to_string(getpid());
+  const std::string dir = ::testing::TempDir() + "/journal_" + name + "_" +
+                          std::to_string(getpid());
   std::system(("rm -rf '" + dir + "' && mkdir -p '" + dir + "'").c_str());
   return dir;
 }
 
 TEST(PendingJournalTest, ParsesOnlyWhatWasNotDoneAndSkipsATornLine) {
   const Variant v = *ParseVariant("bfe.u64");
-  const std::string text = absl::StrCat("M 0 ", absl::Hex(StableId(v)), " 1 100 1 0 0\n",
-                                        "M 1 ", absl::Hex(StableId(v)), " 1 0 100 0 1\n",
-                                        "F 0\nM 2 deadbeef 1 2");
+  const std::string text = absl::StrCat(
+      "M 0 ", absl::Hex(StableId(v)), " 1 100 1 0 0\n", "M 1 ",
+      absl::Hex(StableId(v)), " 1 0 100 0 1\n", "F 0\nM 2 deadbeef 1 2");
   const std::vector<PendingMismatch> open = ParseJournal(text);
   ASSERT_EQ(open.size(), 1u);
   EXPECT_EQ(open[0].tuple.variant, v);
@@ -37,9 +38,10 @@ TEST(PendingJournalTest, ParsesOnlyWhatWasNotDoneAndSkipsATornLine) {
 TEST(PendingJournalTest, TheCarryIsAnOptionalLastField) {
   const Variant v = *ParseVariant("add.cc.u32");
   const std::string id = absl::StrCat(absl::Hex(StableId(v)));
-  const std::string text = absl::StrCat("M 0 ", id, " ffffffff 1 0 0 0 1\n",  // carry 1
-                                        "M 1 ", id, " ffffffff 1 0 0 0\n",    // carry 0
-                                        "M 2 ", id, " ffffffff 1 0 0 0 7\n");  // bad field
+  const std::string text =
+      absl::StrCat("M 0 ", id, " ffffffff 1 0 0 0 1\n",   // carry 1
+                   "M 1 ", id, " ffffffff 1 0 0 0\n",     // carry 0
+                   "M 2 ", id, " ffffffff 1 0 0 0 7\n");  // bad field
   const std::vector<PendingMismatch> open = ParseJournal(text);
   ASSERT_EQ(open.size(), 2u);
   EXPECT_TRUE(open[0].backend_carry);
@@ -52,8 +54,8 @@ TEST(PendingJournalTest, TheCarryIsAnOptionalLastField) {
   (*journal)->Add({t, 0, false});
   std::ifstream in((*journal)->path());
   const std::string written((std::istreambuf_iterator<char>(in)), {});
-  EXPECT_EQ(written, absl::StrCat("M 0 ", id, " ffffffff 1 0 0 0 1\n", "M 1 ", id,
-                                  " ffffffff 1 0 0 0\n"));
+  EXPECT_EQ(written, absl::StrCat("M 0 ", id, " ffffffff 1 0 0 0 1\n", "M 1 ",
+                                  id, " ffffffff 1 0 0 0\n"));
   const std::vector<PendingMismatch> back = ParseJournal(written);
   ASSERT_EQ(back.size(), 2u);
   EXPECT_TRUE(back[0].backend_carry);
@@ -73,9 +75,10 @@ TEST(PendingJournalTest, TheFormFollowsTheCarry) {
   std::ifstream in((*journal)->path());
   const std::string written((std::istreambuf_iterator<char>(in)), {});
   EXPECT_EQ(written, absl::StrCat("M 0 ", id, " 0 28 8 0 ffffffff 0 1\n"));
-  const std::vector<PendingMismatch> back =
-      ParseJournal(written + absl::StrCat("M 1 ", id, " 0 28 8 0 ffffffff 2 1\n",  // bad carry
-                                          "M 2 ", id, " 0 28 8 0 ffffffff 0 zz\n"));  // bad form
+  const std::vector<PendingMismatch> back = ParseJournal(
+      written +
+      absl::StrCat("M 1 ", id, " 0 28 8 0 ffffffff 2 1\n",     // bad carry
+                   "M 2 ", id, " 0 28 8 0 ffffffff 0 zz\n"));  // bad form
   ASSERT_EQ(back.size(), 1u);
   EXPECT_EQ(back[0].tuple, t);
   EXPECT_FALSE(back[0].backend_carry);
@@ -142,8 +145,10 @@ TEST(PendingJournalTest, OnlyAJournalWithNothingUnfiledIsRemoved) {
 TEST(PendingJournalTest, ALineTheDiskCannotTakeIsCounted) {
   const std::string dir = FreshDir("full");
   ASSERT_EQ(mkdir((dir + "/.pending").c_str(), 0755), 0);
-  ASSERT_EQ(symlink("/dev/full", absl::StrCat(dir, "/.pending/", getpid(), ".journal").c_str()),
-            0);
+  ASSERT_EQ(
+      symlink("/dev/full",
+              absl::StrCat(dir, "/.pending/", getpid(), ".journal").c_str()),
+      0);
   auto journal = PendingJournal::Open(dir);
   ASSERT_TRUE(journal.ok()) << journal.status();
   const Tuple t{*ParseVariant("popc.b32"), {{1, 0, 0, 0}}};

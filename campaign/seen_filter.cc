@@ -17,7 +17,9 @@ bool SeenFilter::Insert(uint64_t fingerprint) {
     }
     if (free_way < 0) break;
     uint64_t expected = 0;
-    if (Slot(key, free_way).compare_exchange_strong(expected, key, std::memory_order_relaxed)) {
+    if (Slot(key, free_way)
+            .compare_exchange_strong(expected, key,
+                                     std::memory_order_relaxed)) {
       return true;
     }
   }
@@ -33,7 +35,9 @@ void SeenFilter::Erase(uint64_t fingerprint) {
   const uint64_t key = Key(fingerprint);
   for (int way = 0; way < kWays; ++way) {
     uint64_t expected = key;
-    if (Slot(key, way).compare_exchange_strong(expected, 0, std::memory_order_relaxed)) return;
+    if (Slot(key, way).compare_exchange_strong(expected, 0,
+                                               std::memory_order_relaxed))
+      return;
   }
 }
 

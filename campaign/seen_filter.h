@@ -30,7 +30,8 @@ class SeenFilter {
 
   // `slots` is rounded up to a power of two, at least one bucket.
   explicit SeenFilter(size_t slots)
-      : shift_(64 - std::countr_zero(std::bit_ceil(std::max<size_t>(kWays, slots) / kWays))),
+      : shift_(64 - std::countr_zero(
+                        std::bit_ceil(std::max<size_t>(kWays, slots) / kWays))),
         slots_(kWays * (size_t{1} << (64 - shift_))) {}
 
   // True if `fingerprint` was not in the set; either way it is now. Of

@@ -26,7 +26,8 @@ TEST(SeenFilterTest, ABucketRemembersFourAndThenEvictsTheWayTheKeyPicks) {
 // slot outside its bucket; in bucket 0, memory before the table (the
 // campaign's intermittent SEGV in Insert, or a silent write into whatever
 // is mapped below). Its own way 2 must go.
-TEST(SeenFilterTest, AFullFirstBucketEvictsOneOfItsOwnWaysWhateverTheKeysHighBits) {
+TEST(SeenFilterTest,
+     AFullFirstBucketEvictsOneOfItsOwnWaysWhateverTheKeysHighBits) {
   constexpr uint64_t kBit32 = uint64_t{1} << 32;
   SeenFilter f(SeenFilter::kWays);
   for (uint64_t fp : {4, 8, 12, 16}) ASSERT_TRUE(f.Insert(fp)) << fp;
@@ -43,9 +44,11 @@ TEST(SeenFilterTest, AFullBucketLeavesTheBucketBeforeAlone) {
   constexpr uint64_t kBucket1 = uint64_t{1} << 63, kBit32 = uint64_t{1} << 32;
   SeenFilter f(2 * SeenFilter::kWays);
   for (uint64_t i = 1; i <= 4; ++i) ASSERT_TRUE(f.Insert(i << 2)) << i;
-  for (uint64_t i = 1; i <= 4; ++i) ASSERT_TRUE(f.Insert(kBucket1 | i << 2)) << i;
+  for (uint64_t i = 1; i <= 4; ++i)
+    ASSERT_TRUE(f.Insert(kBucket1 | i << 2)) << i;
   EXPECT_TRUE(f.Insert(kBucket1 | kBit32 | 4));  // takes bucket 1's way 2
-  for (uint64_t i = 1; i <= 4; ++i) EXPECT_FALSE(f.Insert(i << 2)) << "bucket 0 forgot " << i;
+  for (uint64_t i = 1; i <= 4; ++i)
+    EXPECT_FALSE(f.Insert(i << 2)) << "bucket 0 forgot " << i;
   EXPECT_FALSE(f.Insert(kBucket1 | kBit32 | 4));
   for (uint64_t i : {1, 2, 4}) EXPECT_FALSE(f.Insert(kBucket1 | i << 2)) << i;
   EXPECT_TRUE(f.Insert(kBucket1 | 3 << 2));  // it was in way 2
@@ -70,11 +73,13 @@ TEST(SeenFilterTest, OfThreadsInsertingTheSameFingerprintsEachIsNewOnce) {
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
-      for (uint64_t i = 0; i < kFingerprints; ++i) firsts[t] += f.Insert(i * 0x9e3779b97f4a7c15ull);
+      for (uint64_t i = 0; i < kFingerprints; ++i)
+        firsts[t] += f.Insert(i * 0x9e3779b97f4a7c15ull);
     });
   }
   for (std::thread& t : threads) t.join();
-  EXPECT_EQ(firsts[0] + firsts[1] + firsts[2] + firsts[3], static_cast<int>(kFingerprints));
+  EXPECT_EQ(firsts[0] + firsts[1] + firsts[2] + firsts[3],
+            static_cast<int>(kFingerprints));
 }
 
 }  // namespace

@@ -14,7 +14,7 @@
 namespace ptxdiff {
 namespace {
 
-constexpr int kFillers = 3;  // other sources at 0, 1 or -1
+constexpr int kFillers = 3;     // other sources at 0, 1 or -1
 constexpr int kBoundForms = 6;  // sum or difference, each at B-1, B, B+1
 // First tier: each source alone at an extreme, the others at 0, then -1,
 // then 1 (Filler's 0, 2, 1): what puts MAX + 1, MIN - 1 and MIN * -1 early.
@@ -38,10 +38,12 @@ constexpr int kLaneForms = 2;
 std::vector<uint64_t> BuildShortEdges(int width) {
   const uint64_t mask = LowMask(width);
   const uint64_t min = uint64_t{1} << (width - 1);
-  std::vector<uint64_t> values = {0,   1,   2,   3,   4,   7,   8,   15,  16,
-                                  17,  31,  32,  33,  63,  64,  65,  127, 128,
-                                  255, 256, 257, min - 1, min, min + 1, mask, mask - 1,
-                                  0x80808080, 0x7f7f7f7f, 0x80007fff, 0xffff0000};
+  std::vector<uint64_t> values = {
+      0,    1,        2,          3,          4,          7,
+      8,    15,       16,         17,         31,         32,
+      33,   63,       64,         65,         127,        128,
+      255,  256,      257,        min - 1,    min,        min + 1,
+      mask, mask - 1, 0x80808080, 0x7f7f7f7f, 0x80007fff, 0xffff0000};
   absl::flat_hash_set<uint64_t> seen;
   std::vector<uint64_t> out;
   for (uint64_t x : values) {
@@ -133,11 +135,12 @@ struct Shape {
   int sources;
   int width[kMaxSources];
   const std::vector<uint64_t>* edge_values[kMaxSources];  // EdgeValuesOf
-  uint64_t edges[kMaxSources];  // edge_values[i]->size()
-  bool selector[kMaxSources];   // held at the default, not at 0, 1 or -1
-  bool number[kMaxSources];     // neither a selector nor the carry-in
-  bool narrowing[kMaxSources];  // NarrowsToDestination
-  bool runtime[kMaxSources];    // a number that may be a runtime value (forms only)
+  uint64_t edges[kMaxSources];   // edge_values[i]->size()
+  bool selector[kMaxSources];    // held at the default, not at 0, 1 or -1
+  bool number[kMaxSources];      // neither a selector nor the carry-in
+  bool narrowing[kMaxSources];   // NarrowsToDestination
+  bool runtime[kMaxSources];     // a number that may be a runtime value (forms
+                                 // only)
   int first_pair[2] = {-1, -1};  // the first two numbers, if any
   int lanes = 0;  // a SIMD video variant's: lane boundaries of a and b
   // The first tier.
@@ -172,21 +175,29 @@ struct Shape {
     CountPairs();
   }
   uint64_t tier() const { return single_total + tier_equal_total; }
-  uint64_t relations() const { return destination_total + lane_total + equal_total; }
+  uint64_t relations() const {
+    return destination_total + lane_total + equal_total;
+  }
   uint64_t pairs() const { return edge_total + boundary_total; }
-  uint64_t total() const { return tier() + runtime_total + relations() + pairs(); }
+  uint64_t total() const {
+    return tier() + runtime_total + relations() + pairs();
+  }
   int single_fillers() const { return sources > 1 ? kTierFillers : 1; }
   // Sums and differences at a bound, between two sources that are numbers
   // (a selector is not one).
-  bool BoundaryPair(int i, int j) const { return i != j && !selector[i] && !selector[j]; }
+  bool BoundaryPair(int i, int j) const {
+    return i != j && !selector[i] && !selector[j];
+  }
   bool EqualPair(int i, int j) const { return i < j && number[i] && number[j]; }
 
  private:
   void CountFirstTier() {
     for (int i = 0; i < sources; ++i) {
-      if (!selector[i]) single_total += ExtremeValues(width[i]).size() * single_fillers();
+      if (!selector[i])
+        single_total += ExtremeValues(width[i]).size() * single_fillers();
     }
-    if (first_pair[1] >= 0) tier_equal_total = kNumEqualExtremes * kTierEqualForms;
+    if (first_pair[1] >= 0)
+      tier_equal_total = kNumEqualExtremes * kTierEqualForms;
   }
   // For runtime source r: each other source alone at each extreme, the rest
   // at each tier filler.
@@ -195,7 +206,8 @@ struct Shape {
       if (!runtime[r]) continue;
       for (int j = 0; j < sources; ++j) {
         if (j != r && !selector[j]) {
-          runtime_probes[r] += ExtremeValues(width[j]).size() * single_fillers();
+          runtime_probes[r] +=
+              ExtremeValues(width[j]).size() * single_fillers();
         }
       }
       runtime_total += runtime_probes[r] * ExtremeValues(width[r]).size();
@@ -210,7 +222,8 @@ struct Shape {
     }
     if (IsSimdVideo(v.family)) {
       lanes = SimdLanes(v.family);
-      lane_total = uint64_t{kLaneForms} * kLaneTargets * LaneSelectorValues(lanes).size() * lanes;
+      lane_total = uint64_t{kLaneForms} * kLaneTargets *
+                   LaneSelectorValues(lanes).size() * lanes;
     }
   }
   void CountPairs() {
@@ -219,7 +232,8 @@ struct Shape {
     for (int i = 0; i < sources; ++i) {
       for (int j = 0; j < sources; ++j) {
         if (i < j) edge_total += edges[i] * edges[j] * fillers;
-        if (BoundaryPair(i, j)) boundary_total += kNumBounds * edges[i] * kBoundForms;
+        if (BoundaryPair(i, j))
+          boundary_total += kNumBounds * edges[i] * kBoundForms;
       }
     }
   }
@@ -242,8 +256,10 @@ Operands Filled(const Shape& s, int f) {
 // others at 0.
 Operands AtEqualExtreme(const Shape& s, int i, int j, int e, int form) {
   Operands ops = Filled(s, 0);
-  ops.v[i] = Low(EqualExtreme(e, s.width[i]) + kEqualDeltas[form][0], s.width[i]);
-  ops.v[j] = Low(EqualExtreme(e, s.width[j]) + kEqualDeltas[form][1], s.width[j]);
+  ops.v[i] =
+      Low(EqualExtreme(e, s.width[i]) + kEqualDeltas[form][0], s.width[i]);
+  ops.v[j] =
+      Low(EqualExtreme(e, s.width[j]) + kEqualDeltas[form][1], s.width[j]);
   return ops;
 }
 
@@ -253,8 +269,8 @@ Operands AtEqualExtreme(const Shape& s, int i, int j, int e, int form) {
 Operands TierTuple(const Shape& s, uint64_t idx) {
   if (idx >= s.single_total) {
     idx -= s.single_total;
-    return AtEqualExtreme(s, s.first_pair[0], s.first_pair[1], idx / kTierEqualForms,
-                          idx % kTierEqualForms);
+    return AtEqualExtreme(s, s.first_pair[0], s.first_pair[1],
+                          idx / kTierEqualForms, idx % kTierEqualForms);
   }
   const uint64_t fillers = s.single_fillers();
   for (size_t e = 0;; ++e) {
@@ -321,7 +337,8 @@ Operands DestinationTuple(const Variant& v, const Shape& s, uint64_t idx) {
 // x + y == target, x in `xr` and y in `yr`: x at the extreme nearest the
 // target and y small, as far as the ranges allow.
 std::pair<int64_t, int64_t> Split(int64_t target, LaneRange xr, LaneRange yr) {
-  const int64_t x = std::clamp(target - std::clamp<int64_t>(1, yr.lo, yr.hi), xr.lo, xr.hi);
+  const int64_t x =
+      std::clamp(target - std::clamp<int64_t>(1, yr.lo, yr.hi), xr.lo, xr.hi);
   return {x, std::clamp(target - x, yr.lo, yr.hi)};
 }
 
@@ -422,7 +439,8 @@ Operands BoundaryTuple(const Shape& s, uint64_t idx) {
       const uint64_t delta = static_cast<uint64_t>(form % 3) - 1;  // -1, 0, +1
       ops.v[i] = x;
       // x + y == bound + delta, or x - y == bound - delta.
-      ops.v[j] = Low(form < 3 ? bound + delta - x : x - bound + delta, s.width[j]);
+      ops.v[j] =
+          Low(form < 3 ? bound + delta - x : x - bound + delta, s.width[j]);
       return ops;
     }
   }
@@ -476,7 +494,8 @@ void TailTuples(const Variant& v, uint64_t k, uint64_t count,
   for (uint64_t i = k; i < k + count; ++i) {
     Operands ops;
     for (int s = 0; s < sources; ++s) {
-      ops.v[s] = TailOperand(v, s, SplitMix64(seed ^ SplitMix64(i * kMaxSources + s)));
+      ops.v[s] =
+          TailOperand(v, s, SplitMix64(seed ^ SplitMix64(i * kMaxSources + s)));
     }
     out.push_back({v, Canonical(v, ops)});
   }
@@ -491,7 +510,9 @@ const std::vector<uint64_t>& ShortEdgeValues(int width) {
   return (*tables)[width];
 }
 
-uint64_t SystematicCount(const Variant& v, bool forms) { return Shape(v, forms).total(); }
+uint64_t SystematicCount(const Variant& v, bool forms) {
+  return Shape(v, forms).total();
+}
 
 namespace {
 
@@ -500,28 +521,33 @@ namespace {
 // k * stride + id mod the section's size), so that the first tuples of a
 // section already cover its parts and every pair of sources.
 struct Order {
-  uint64_t id;  // StableId
+  uint64_t id;                                    // StableId
   uint64_t relation_stride = 1, pair_stride = 1;  // Stride(section size, id)
 
   Order(const Shape& s, uint64_t stable_id)
-      : id(stable_id), relation_stride(Stride(s.relations(), id)),
+      : id(stable_id),
+        relation_stride(Stride(s.relations(), id)),
         pair_stride(Stride(s.pairs(), id)) {}
   // Tuple 0 only (the breadth pass's): the first tier's first; no strides.
   struct FirstOnly {};
   Order(FirstOnly, uint64_t stable_id) : id(stable_id) {}
 
   uint64_t Shuffled(uint64_t k, uint64_t n, uint64_t stride) const {
-    return static_cast<uint64_t>((static_cast<unsigned __int128>(k) * stride + id % n) % n);
+    return static_cast<uint64_t>(
+        (static_cast<unsigned __int128>(k) * stride + id % n) % n);
   }
 };
 
 // Tuple i of a variant's set, given its shape `s` (i < s.total()).
-Tuple NthOfSet(const Variant& v, const Shape& s, const Order& order, uint64_t i) {
+Tuple NthOfSet(const Variant& v, const Shape& s, const Order& order,
+               uint64_t i) {
   if (i < s.tier()) return {v, Canonical(v, TierTuple(s, i))};
   i -= s.tier();
   if (i < s.relations()) {
-    return {v, Canonical(v, RelationTuple(v, s, order.Shuffled(i, s.relations(),
-                                                                order.relation_stride)))};
+    return {v,
+            Canonical(v, RelationTuple(v, s,
+                                       order.Shuffled(i, s.relations(),
+                                                      order.relation_stride)))};
   }
   i -= s.relations();
   if (i < s.runtime_total) {
@@ -529,9 +555,11 @@ Tuple NthOfSet(const Variant& v, const Shape& s, const Order& order, uint64_t i)
     t.operands = Canonical(v, t.operands);
     return t;
   }
-  const uint64_t idx = order.Shuffled(i - s.runtime_total, s.pairs(), order.pair_stride);
-  return {v, Canonical(v, idx < s.edge_total ? EdgeTuple(s, idx)
-                                             : BoundaryTuple(s, idx - s.edge_total))};
+  const uint64_t idx =
+      order.Shuffled(i - s.runtime_total, s.pairs(), order.pair_stride);
+  return {v, Canonical(v, idx < s.edge_total
+                              ? EdgeTuple(s, idx)
+                              : BoundaryTuple(s, idx - s.edge_total))};
 }
 
 // The keys in ascending order, by an LSD radix sort (16-bit digits): the
@@ -543,17 +571,19 @@ void RadixSortByKey(std::vector<std::pair<uint64_t, T>>& items) {
   std::vector<size_t> starts(size_t{1} << 16 | 1);
   for (int shift = 0; shift < 64; shift += 16) {
     std::fill(starts.begin(), starts.end(), 0);
-    for (const auto& item : items) ++starts[((item.first >> shift) & 0xffff) + 1];
+    for (const auto& item : items)
+      ++starts[((item.first >> shift) & 0xffff) + 1];
     for (size_t d = 1; d < starts.size(); ++d) starts[d] += starts[d - 1];
-    for (const auto& item : items) scratch[starts[(item.first >> shift) & 0xffff]++] = item;
+    for (const auto& item : items)
+      scratch[starts[(item.first >> shift) & 0xffff]++] = item;
     items.swap(scratch);
   }
 }
 
 }  // namespace
 
-void SystematicTuples(const Variant& v, uint64_t k, uint64_t count, std::vector<Tuple>& out,
-                      bool forms) {
+void SystematicTuples(const Variant& v, uint64_t k, uint64_t count,
+                      std::vector<Tuple>& out, bool forms) {
   const Shape s(v, forms);
   const Order order(s, StableId(v));
   for (uint64_t i = k; i < std::min(s.total(), k + count); ++i) {
@@ -576,7 +606,8 @@ SystematicSource::SystematicSource(absl::Span<const Variant> variants, int run,
   std::vector<FamilyState> by_family(kNumFamilies);
   std::array<size_t, kNumFamilies> family_sizes{};
   for (const Variant& v : variants) ++family_sizes[static_cast<int>(v.family)];
-  for (int f = 0; f < kNumFamilies; ++f) by_family[f].variants.reserve(family_sizes[f]);
+  for (int f = 0; f < kNumFamilies; ++f)
+    by_family[f].variants.reserve(family_sizes[f]);
   for (const Variant& v : variants) {
     // Every source has edge values, so a variant with sources has a set.
     // Its size is known at its breadth tuple, which works out its shape.
@@ -585,7 +616,8 @@ SystematicSource::SystematicSource(absl::Span<const Variant> variants, int run,
           {.variant = v, .count = 0, .id = StableId(v)});
     }
   }
-  for (int f = 0; f < kNumFamilies; ++f) by_family[f].family = static_cast<Family>(f);
+  for (int f = 0; f < kNumFamilies; ++f)
+    by_family[f].family = static_cast<Family>(f);
   for (FamilyState& f : by_family) {
     if (!f.variants.empty()) families_.push_back(std::move(f));
   }
@@ -595,7 +627,8 @@ SystematicSource::SystematicSource(absl::Span<const Variant> variants, int run,
   keyed.reserve(variants.size());
   breadth_.reserve(variants.size());
   for (FamilyState& f : families_) {
-    for (VariantState& v : f.variants) keyed.emplace_back(v.id * 0x9e3779b97f4a7c15ull, &v);
+    for (VariantState& v : f.variants)
+      keyed.emplace_back(v.id * 0x9e3779b97f4a7c15ull, &v);
   }
   RadixSortByKey(keyed);
   for (const auto& [key, v] : keyed) breadth_.push_back(v);
@@ -656,7 +689,8 @@ bool SystematicSource::NextRun(std::vector<Tuple>& out) {
   }
   const size_t before = out.size();
   if (current_->next < current_->count) {
-    SystematicTuples(current_->variant, current_->next, left_in_run_, out, forms_);
+    SystematicTuples(current_->variant, current_->next, left_in_run_, out,
+                     forms_);
   } else {
     TailTuples(current_->variant, current_->next, left_in_run_, out);
   }

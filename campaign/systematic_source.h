@@ -69,12 +69,13 @@ namespace ptxdiff {
 uint64_t SystematicCount(const Variant& v, bool forms = false);
 Tuple SystematicTuple(const Variant& v, uint64_t k, bool forms = false);
 // Tuples k .. k + n - 1 (clipped to the count), appended to `out`.
-void SystematicTuples(const Variant& v, uint64_t k, uint64_t n, std::vector<Tuple>& out,
-                      bool forms = false);
+void SystematicTuples(const Variant& v, uint64_t k, uint64_t n,
+                      std::vector<Tuple>& out, bool forms = false);
 // Tuples k .. k + n - 1 of the endless random tail that follows a variant's
 // systematic set: each operand an edge value, a small amount (0..300) for
 // amount sources, or random bits. Deterministic for (v, k).
-void TailTuples(const Variant& v, uint64_t k, uint64_t n, std::vector<Tuple>& out);
+void TailTuples(const Variant& v, uint64_t k, uint64_t n,
+                std::vector<Tuple>& out);
 
 // The short edge list for a width (each value fits the width).
 const std::vector<uint64_t>& ShortEdgeValues(int width);
@@ -124,7 +125,7 @@ class SystematicSource {
   struct VariantState {
     Variant variant;
     uint64_t count;  // the set's size (0 until the breadth pass visits it)
-    uint64_t id;  // StableId(variant)
+    uint64_t id;     // StableId(variant)
     uint64_t next = 0;
     bool tail = false;  // the set is done: counted in exhausted_
   };
@@ -132,14 +133,14 @@ class SystematicSource {
     Family family;
     std::vector<VariantState> variants;  // still with tuples left
     size_t cursor = 0;
-    double cost = 1;  // per tuple
+    double cost = 1;     // per tuple
     double charged = 0;  // runs so far x cost
   };
   bool Advance();  // moves to the next (family, variant) run
   std::optional<Tuple> NextBreadth();  // the breadth pass, then nullopt
 
   std::vector<FamilyState> families_;  // still with variants left
-  size_t current_family_ = 0;  // index into families_ of current_
+  size_t current_family_ = 0;          // index into families_ of current_
   int run_;
   bool endless_;
   bool forms_;

@@ -27,7 +27,8 @@ TEST(SystematicTest, EveryIndexIsATupleOfTheVariantAndTheOrderIsAPermutation) {
       EXPECT_EQ(t.variant, v);
       std::vector<uint64_t> ops;
       for (int i = 0; i < NumSources(v); ++i) {
-        EXPECT_EQ(t.operands.v[i], Low(t.operands.v[i], SourceWidth(v, i))) << s;
+        EXPECT_EQ(t.operands.v[i], Low(t.operands.v[i], SourceWidth(v, i)))
+            << s;
         ops.push_back(t.operands.v[i]);
       }
       distinct.insert(ops);
@@ -66,11 +67,13 @@ TEST(SystematicTest, TheRuntimeTierProbesEachRuntimeSourceAtItsWitnesses) {
     if (r == 0) witnesses.insert({t.operands.v[0]});
     // The claim of ptxas that issue 29 shows: a runtime source, position
     // past 31 and a length.
-    past_the_top |= r == 0 && (t.operands.v[1] & 0xff) > 31 && (t.operands.v[2] & 0xff) > 0;
+    past_the_top |=
+        r == 0 && (t.operands.v[1] & 0xff) > 31 && (t.operands.v[2] & 0xff) > 0;
   }
   EXPECT_EQ(witnesses.size(), 5u);
   EXPECT_TRUE(past_the_top);
-  for (uint64_t k = 0; k < SystematicCount(v); ++k) ASSERT_EQ(SystematicTuple(v, k).runtime, 0);
+  for (uint64_t k = 0; k < SystematicCount(v); ++k)
+    ASSERT_EQ(SystematicTuple(v, k).runtime, 0);
   // lop3's immLut never is a runtime value.
   const Variant lop3 = *ParseVariant("lop3.b32");
   std::vector<Tuple> lop3_set;
@@ -112,7 +115,8 @@ TEST(SystematicTest, SimdSelectorsAreMostlyTheDefaultAndSometimesOthers) {
     }
     EXPECT_GE(3 * with_default, 2 * n) << spelling;
     EXPECT_EQ(selectors.size(), 6u) << spelling;
-    EXPECT_TRUE(selectors.count(SimdLanes(v.family) == 4 ? 0x01234567 : 0x0123)) << spelling;
+    EXPECT_TRUE(selectors.count(SimdLanes(v.family) == 4 ? 0x01234567 : 0x0123))
+        << spelling;
   }
 }
 
@@ -128,7 +132,8 @@ TEST(SystematicTest, PositionPlusLengthExactlyTheWidth) {
 }
 
 // The tuples k .. k + n - 1 of `v`'s set, as operand vectors.
-std::vector<std::vector<uint64_t>> OperandsOf(const Variant& v, uint64_t k, uint64_t n) {
+std::vector<std::vector<uint64_t>> OperandsOf(const Variant& v, uint64_t k,
+                                              uint64_t n) {
   std::vector<Tuple> tuples;
   SystematicTuples(v, k, n, tuples);
   std::vector<std::vector<uint64_t>> out;
@@ -138,7 +143,8 @@ std::vector<std::vector<uint64_t>> OperandsOf(const Variant& v, uint64_t k, uint
   return out;
 }
 
-bool Contains(const std::vector<std::vector<uint64_t>>& all, const std::vector<uint64_t>& ops) {
+bool Contains(const std::vector<std::vector<uint64_t>>& all,
+              const std::vector<uint64_t>& ops) {
   return std::find(all.begin(), all.end(), ops) != all.end();
 }
 
@@ -152,7 +158,8 @@ TEST(SystematicTest, TheFirstTierHasEachSourceAloneAtItsExtremes) {
   EXPECT_EQ(SystematicTuple(v, 0).operands.v[1], 0u);
   // 2 sources x 5 extremes x 3 fillers.
   const auto first = OperandsOf(v, 0, 30);
-  for (const uint64_t x : {0x80000000ull, 0x7fffffffull, 0ull, 0xffffffffull, 1ull}) {
+  for (const uint64_t x :
+       {0x80000000ull, 0x7fffffffull, 0ull, 0xffffffffull, 1ull}) {
     EXPECT_TRUE(Contains(first, {x, 0})) << x;
     EXPECT_TRUE(Contains(first, {0, x})) << x;
     EXPECT_TRUE(Contains(first, {x, 0xffffffff})) << x;
@@ -177,7 +184,8 @@ TEST(SystematicTest, EqualExtremesComeEarlyAndInEveryPair) {
   EXPECT_TRUE(Contains(first, {0xffffffff, 0xffffffff}));
   const Variant slct = *ParseVariant("slct.u32.s32");
   const auto all = OperandsOf(slct, 0, SystematicCount(slct));
-  EXPECT_TRUE(Contains(all, {0, 0x7fffffff, 0x7ffffffe}));  // b and c, c one below
+  EXPECT_TRUE(
+      Contains(all, {0, 0x7fffffff, 0x7ffffffe}));  // b and c, c one below
 }
 
 // A narrowing conversion meets the destination's bounds and one past them
@@ -185,8 +193,8 @@ TEST(SystematicTest, EqualExtremesComeEarlyAndInEveryPair) {
 TEST(SystematicTest, ANarrowingConversionMeetsTheDestinationsBounds) {
   const Variant v = *ParseVariant("cvt.sat.s16.s32");
   const auto all = OperandsOf(v, 0, SystematicCount(v));
-  for (const uint64_t x : {0x7fffull, 0x8000ull, 0xffff7fffull, 0xffff8000ull, 0xffffull,
-                           0x10000ull}) {
+  for (const uint64_t x : {0x7fffull, 0x8000ull, 0xffff7fffull, 0xffff8000ull,
+                           0xffffull, 0x10000ull}) {
     EXPECT_TRUE(Contains(all, {x})) << std::hex << x;
   }
   // Not for a widening one: every source value fits its destination.
@@ -202,7 +210,8 @@ TEST(SystematicTest, EveryLaneMeetsItsOwnEdgeUnderTheSelectorsChosen) {
   const uint64_t n = SystematicCount(v);
   const uint32_t def = DefaultSimdSelector(4);
   for (int lane = 0; lane < 4; ++lane) {
-    bool sum_past_max = false, difference_below_min = false, other_selector = false;
+    bool sum_past_max = false, difference_below_min = false,
+         other_selector = false;
     for (uint64_t k = 0; k < n; ++k) {
       const Tuple t = SystematicTuple(v, k);
       const auto [a, b] = SimdLaneOperands(v, t.operands, lane);
@@ -223,13 +232,15 @@ TEST(SystematicTest, EveryLaneMeetsItsOwnEdgeUnderTheSelectorsChosen) {
 TEST(SystematicTest, TheRelationsComeBeforeThePairs) {
   const Variant v = *ParseVariant("cvt.u8.u64");
   const auto first = OperandsOf(v, 0, 5 + kNumDestinationBoundaryValues);
-  for (const uint64_t x : DestinationBoundaryValues(v, 0)) EXPECT_TRUE(Contains(first, {x}));
+  for (const uint64_t x : DestinationBoundaryValues(v, 0))
+    EXPECT_TRUE(Contains(first, {x}));
 }
 
 TEST(SystematicTest, TheSourceReachesEveryVariantBeforeGoingDeep) {
   std::vector<Variant> variants;
   for (const Variant& v : AllVariants()) {
-    if (v.family == Family::kAdd || v.family == Family::kBfe || v.family == Family::kVadd) {
+    if (v.family == Family::kAdd || v.family == Family::kBfe ||
+        v.family == Family::kVadd) {
       variants.push_back(v);
     }
   }
@@ -255,7 +266,8 @@ TEST(SystematicTest, TheSourceReachesEveryVariantBeforeGoingDeep) {
 TEST(SystematicTest, TheBreadthPassIsEveryVariantOnceInStableIdOrder) {
   std::vector<Variant> variants;
   for (const Variant& v : AllVariants()) {
-    if (v.family == Family::kAdd || v.family == Family::kVmin) variants.push_back(v);
+    if (v.family == Family::kAdd || v.family == Family::kVmin)
+      variants.push_back(v);
   }
   std::vector<std::pair<uint64_t, Variant>> expected;
   for (const Variant& v : variants) {
@@ -316,11 +328,13 @@ TEST(SystematicTest, OpenFormsTakeTheDefaultForm) {
 TEST(SystematicTest, FamilyCostsGiveFamiliesEqualTime) {
   std::vector<Variant> variants;
   for (const Variant& v : AllVariants()) {
-    if (v.family == Family::kAdd || v.family == Family::kMul) variants.push_back(v);
+    if (v.family == Family::kAdd || v.family == Family::kMul)
+      variants.push_back(v);
   }
   SystematicSource source(variants, 8);
   source.SetFamilyCost(Family::kMul, 4);
-  for (size_t i = 0; i < variants.size(); ++i) ASSERT_TRUE(source.Next());  // breadth
+  for (size_t i = 0; i < variants.size(); ++i)
+    ASSERT_TRUE(source.Next());  // breadth
   int add = 0, mul = 0;
   for (int i = 0; i < 10000; ++i) {  // well before any add variant is exhausted
     const std::optional<Tuple> t = source.Next();
@@ -331,9 +345,11 @@ TEST(SystematicTest, FamilyCostsGiveFamiliesEqualTime) {
 }
 
 TEST(SystematicTest, ASmallSourceIsExhaustedExactly) {
-  const std::vector<Variant> variants = {*ParseVariant("popc.b32"), *ParseVariant("clz.b32")};
+  const std::vector<Variant> variants = {*ParseVariant("popc.b32"),
+                                         *ParseVariant("clz.b32")};
   SystematicSource source(variants, 3);
-  uint64_t expected = SystematicCount(variants[0]) + SystematicCount(variants[1]);
+  uint64_t expected =
+      SystematicCount(variants[0]) + SystematicCount(variants[1]);
   uint64_t n = 0;
   while (source.Next()) ++n;
   EXPECT_EQ(n, expected);
@@ -341,13 +357,14 @@ TEST(SystematicTest, ASmallSourceIsExhaustedExactly) {
 }
 
 // After the sets, an endless source goes on with each variant's random tail:
-// fresh tuples (few repeats of three operands), within the operand widths, the same for the
-// same index, and small amounts for amount sources now and then.
+// fresh tuples (few repeats of three operands), within the operand widths, the
+// same for the same index, and small amounts for amount sources now and then.
 TEST(SystematicTest, AnEndlessSourceGoesOnWithRandomTails) {
   const std::vector<Variant> variants = {*ParseVariant("popc.b32"),
                                          *ParseVariant("bfe.u64")};
   SystematicSource source(variants, 4, /*endless=*/true);
-  const uint64_t sets = SystematicCount(variants[0]) + SystematicCount(variants[1]);
+  const uint64_t sets =
+      SystematicCount(variants[0]) + SystematicCount(variants[1]);
   std::vector<Tuple> tuples;
   while (tuples.size() < sets + 20000) ASSERT_TRUE(source.NextRun(tuples));
   EXPECT_EQ(source.exhausted(), 2);
@@ -357,14 +374,14 @@ TEST(SystematicTest, AnEndlessSourceGoesOnWithRandomTails) {
     const Tuple& t = tuples[i];
     std::vector<uint64_t> ops;
     for (int s = 0; s < NumSources(t.variant); ++s) {
-      ASSERT_EQ(t.operands.v[s], Low(t.operands.v[s], SourceWidth(t.variant, s)));
+      ASSERT_EQ(t.operands.v[s],
+                Low(t.operands.v[s], SourceWidth(t.variant, s)));
       ops.push_back(t.operands.v[s]);
     }
     if (t.variant.family != Family::kBfe) continue;  // one operand repeats
     tail.insert({Spell(t.variant), ops});
     ++tail_tuples;
-    if (t.operands.v[1] <= 300 &&
-        t.operands.v[1] > 64) {
+    if (t.operands.v[1] <= 300 && t.operands.v[1] > 64) {
       ++small_positions;  // neither an edge value nor random bits
     }
   }

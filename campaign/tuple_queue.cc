@@ -16,7 +16,8 @@ Admission TupleQueue::Offer(const Tuple& t, Lane lane) {
     seen_.Erase(fingerprint);
     if (closed_) return Admission::kClosed;
     ++counts_.dropped;
-    if (lane == Lane::kRoutine) saturated_.store(true, std::memory_order_relaxed);
+    if (lane == Lane::kRoutine)
+      saturated_.store(true, std::memory_order_relaxed);
     return Admission::kDropped;
   }
   q.push_back(t);
@@ -42,7 +43,8 @@ bool TupleQueue::PutMany(std::span<const Tuple> tuples, Lane lane,
   }
   std::unique_lock<std::mutex> lock(mu_);
   std::deque<Tuple>& q = lanes_[static_cast<int>(lane)];
-  not_full_.wait(lock, [&] { return closed_ || q.size() < options_.lane_capacity; });
+  not_full_.wait(lock,
+                 [&] { return closed_ || q.size() < options_.lane_capacity; });
   for (size_t i : fresh) {
     if (closed_ || !admit(i)) {
       seen_.Erase(fingerprints[i]);
@@ -61,7 +63,8 @@ Admission TupleQueue::Put(const Tuple& t, Lane lane) {
   if (!Admit(fingerprint)) return Admission::kDuplicate;
   std::unique_lock<std::mutex> lock(mu_);
   std::deque<Tuple>& q = lanes_[static_cast<int>(lane)];
-  not_full_.wait(lock, [&] { return closed_ || q.size() < options_.lane_capacity; });
+  not_full_.wait(lock,
+                 [&] { return closed_ || q.size() < options_.lane_capacity; });
   if (closed_) {
     seen_.Erase(fingerprint);
     return Admission::kClosed;
@@ -79,7 +82,8 @@ void TupleQueue::TakeFrom(Lane lane, size_t n, std::vector<Tuple>& out) {
   q.erase(q.begin(), q.begin() + n);
 }
 
-std::vector<Tuple> TupleQueue::TakeBatch(size_t max, size_t min, absl::Duration wait) {
+std::vector<Tuple> TupleQueue::TakeBatch(size_t max, size_t min,
+                                         absl::Duration wait) {
   std::unique_lock<std::mutex> lock(mu_);
   min = std::max<size_t>(1, std::min(min, max));
   ++takers_waiting_;
@@ -95,7 +99,8 @@ std::vector<Tuple> TupleQueue::TakeBatch(size_t max, size_t min, absl::Duration 
   TakeFrom(Lane::kSystematic, max - out.size(), out);
   TakeFrom(Lane::kRoutine, max - out.size(), out);
   counts_.taken += out.size();
-  if (lanes_[static_cast<int>(Lane::kRoutine)].size() < options_.lane_capacity) {
+  if (lanes_[static_cast<int>(Lane::kRoutine)].size() <
+      options_.lane_capacity) {
     saturated_.store(false, std::memory_order_relaxed);
   }
   outstanding_ += out.size();
@@ -104,7 +109,8 @@ std::vector<Tuple> TupleQueue::TakeBatch(size_t max, size_t min, absl::Duration 
 }
 
 void TupleQueue::NotifyTakerLocked() {
-  if (takers_waiting_ > 0 && SizeLocked() >= taker_wants_) not_empty_.notify_one();
+  if (takers_waiting_ > 0 && SizeLocked() >= taker_wants_)
+    not_empty_.notify_one();
 }
 
 void TupleQueue::Close() {

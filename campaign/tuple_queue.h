@@ -49,7 +49,8 @@ class TupleQueue {
     size_t lane_capacity = size_t{1} << 16;
     size_t seen_slots = size_t{1} << 22;  // the dedup table: 32 MB
   };
-  explicit TupleQueue(Options options) : options_(options), seen_(options_.seen_slots) {}
+  explicit TupleQueue(Options options)
+      : options_(options), seen_(options_.seen_slots) {}
 
   // Before the producers start: the lane capacity once the batch size is known.
   void SetLaneCapacity(size_t n) { options_.lane_capacity = n; }

@@ -36,10 +36,12 @@ TEST(TupleQueueTest, ConcurrentOffersOfOneTupleQueueItOnce) {
   EXPECT_EQ(q.counts().queued, static_cast<int64_t>(kTuples));
   EXPECT_EQ(q.counts().duplicates, static_cast<int64_t>(3 * kTuples));
   std::vector<Tuple> all = q.TakeBatch(2 * kTuples, 1, absl::ZeroDuration());
-  std::sort(all.begin(), all.end(),
-            [](const Tuple& x, const Tuple& y) { return x.operands.v[0] < y.operands.v[0]; });
+  std::sort(all.begin(), all.end(), [](const Tuple& x, const Tuple& y) {
+    return x.operands.v[0] < y.operands.v[0];
+  });
   ASSERT_EQ(all.size(), kTuples);
-  for (uint64_t a = 0; a < kTuples; ++a) EXPECT_EQ(all[a].operands.v[0], a) << a;
+  for (uint64_t a = 0; a < kTuples; ++a)
+    EXPECT_EQ(all[a].operands.v[0], a) << a;
 }
 
 // The campaign's two producers on a dedup table of one bucket, so that
@@ -48,7 +50,8 @@ TEST(TupleQueueTest, ConcurrentOffersOfOneTupleQueueItOnce) {
 // a negative int's remainder wrote before the table: the SEGV in
 // SeenFilter::Insert under PutMany that one smoke run in three hit.)
 TEST(TupleQueueTest, OfferAndPutManyOnAnOverflowingDedupTable) {
-  TupleQueue q(TupleQueue::Options{.lane_capacity = 1 << 20, .seen_slots = SeenFilter::kWays});
+  TupleQueue q(TupleQueue::Options{.lane_capacity = 1 << 20,
+                                   .seen_slots = SeenFilter::kWays});
   constexpr uint64_t kEach = 20000;
   std::thread systematic([&] {
     std::vector<Tuple> run;
@@ -121,10 +124,12 @@ TEST(TupleQueueTest, IdleOnlyWhenEveryTakenBatchIsDone) {
 TEST(TupleQueueTest, PutBlocksOnAFullLaneUntilTakenOrClosed) {
   TupleQueue q(TupleQueue::Options{.lane_capacity = 1});
   EXPECT_EQ(q.Put(T(1), Lane::kSystematic), Admission::kQueued);
-  std::thread producer([&] { EXPECT_EQ(q.Put(T(2), Lane::kSystematic), Admission::kQueued); });
+  std::thread producer(
+      [&] { EXPECT_EQ(q.Put(T(2), Lane::kSystematic), Admission::kQueued); });
   EXPECT_EQ(q.TakeBatch(1, 1, absl::Seconds(5)).size(), 1u);
   producer.join();
-  std::thread blocked([&] { EXPECT_EQ(q.Put(T(3), Lane::kSystematic), Admission::kClosed); });
+  std::thread blocked(
+      [&] { EXPECT_EQ(q.Put(T(3), Lane::kSystematic), Admission::kClosed); });
   q.Close();
   blocked.join();
   // Closing drains: what was queued can still be taken.

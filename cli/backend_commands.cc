@@ -7,8 +7,6 @@
 #include <random>
 
 #include "absl/status/status.h"
-#include "cli/commands.h"
-#include "protocol/backend_names.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -16,13 +14,15 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "cli/commands.h"
 #include "client/worker_locator.h"
 #include "harness/differential.h"
 #include "isa/family_table.h"
+#include "isa/operand_form.h"
 #include "isa/operand_text.h"
 #include "isa/spelling.h"
-#include "isa/operand_form.h"
 #include "oracle/edge_operands.h"
+#include "protocol/backend_names.h"
 
 namespace ptxdiff {
 namespace {
@@ -30,8 +30,8 @@ namespace {
 absl::StatusOr<absl::Duration> ParseSeconds(const std::string& text) {
   double seconds;
   if (!absl::SimpleAtod(text, &seconds) || seconds <= 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--timeout takes a positive number of seconds, not '", text, "'"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--timeout takes a positive number of seconds, not '", text, "'"));
   }
   return absl::Seconds(seconds);
 }
@@ -42,7 +42,8 @@ absl::StatusOr<std::vector<Variant>> SelectVariants(const ParsedArgs& args) {
   const std::vector<std::string> families = args.All("family");
   for (const std::string& name : families) {
     if (!FamilyByOpcode(name)) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown family '", name, "'"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown family '", name, "'"));
     }
   }
   std::vector<Variant> selected;
@@ -58,7 +59,8 @@ absl::StatusOr<std::vector<Variant>> SelectVariants(const ParsedArgs& args) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<WorkerClient>> StartBackend(const ParsedArgs& args) {
+absl::StatusOr<std::unique_ptr<WorkerClient>> StartBackend(
+    const ParsedArgs& args) {
   std::string backend = args.Get("backend");
   if (backend.empty()) backend = ChooseDefaultBackend().name;
   std::string worker;
@@ -69,7 +71,8 @@ absl::StatusOr<std::unique_ptr<WorkerClient>> StartBackend(const ParsedArgs& arg
   }
   auto command = CommandForBackend(backend, worker);
   if (!command.ok()) return command.status();
-  if (args.Has("arch")) command->hello_options.emplace_back("arch", args.Get("arch"));
+  if (args.Has("arch"))
+    command->hello_options.emplace_back("arch", args.Get("arch"));
   auto cuda_driver = CudaDriverFlag(args, backend);
   if (!cuda_driver.ok()) return cuda_driver.status();
   if (!cuda_driver->empty()) {
@@ -86,8 +89,9 @@ absl::StatusOr<std::unique_ptr<WorkerClient>> StartBackend(const ParsedArgs& arg
   if (!client.ok() && (backend == kPtxasBackend || nvidia_cuda)) {
     return absl::FailedPreconditionError(absl::StrCat(
         client.status().message(), "\nhint: ",
-        backend == kCudaBackend ? "without a GPU, try --backend=ptxas (needs only the CUDA toolkit)"
-                          : "without the CUDA toolkit, try --backend=oracle"));
+        backend == kCudaBackend
+            ? "without a GPU, try --backend=ptxas (needs only the CUDA toolkit)"
+            : "without the CUDA toolkit, try --backend=oracle"));
   }
   return client;
 }
@@ -97,8 +101,9 @@ absl::StatusOr<std::string> CudaDriverFlag(const ParsedArgs& args,
   if (!args.Has("cuda-driver")) return "";
   const std::string library = args.Get("cuda-driver");
   if (backend != kCudaBackend) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--cuda-driver is an option of --backend=cuda, not of '", backend, "'"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--cuda-driver is an option of --backend=cuda, not of '",
+                     backend, "'"));
   }
   if (library.empty()) {
     return absl::InvalidArgumentError(
@@ -122,43 +127,51 @@ int PrintBackendEval(const Tuple& tuple, Reading reading, WorkerClient& client,
   const Variant& v = tuple.variant;
   const Result oracle = EvaluateWithReading(reading, v, tuple.operands);
   out << "oracle:  " << ResultText(v, oracle.bits, oracle.carry)
-      << (oracle.defined() ? "  defined" : absl::StrCat("  undefined: ", Describe(oracle.undefined)))
+      << (oracle.defined()
+              ? "  defined"
+              : absl::StrCat("  undefined: ", Describe(oracle.undefined)))
       << "  (" << ReadingName(reading) << " reading)\n";
   const std::string name = client.identity().Describe();
   if (outcome.fault) {
-    out << "backend: " << name << ": " << FaultKindName(outcome.fault->kind) << ": "
-        << outcome.fault->detail << "\nverdict: backend fault\n";
+    out << "backend: " << name << ": " << FaultKindName(outcome.fault->kind)
+        << ": " << outcome.fault->detail << "\nverdict: backend fault\n";
     return kExitBadInput;
   }
   const TupleResult& r = outcome.results[0];
   if (r.kind == ResultKind::kDecline) {
-    out << "backend: " << name << ": declined: " << outcome.messages[r.message] << "\n";
+    out << "backend: " << name << ": declined: " << outcome.messages[r.message]
+        << "\n";
   } else if (r.kind == ResultKind::kFault) {
     out << "backend: " << name << ": "
         << (r.fault == TupleFault::kHang ? "hang" : "crash") << ": "
         << outcome.messages[r.message] << "\n";
   } else {
-    out << "backend: " << ResultText(v, r.bits, HasCarryOut(v) && r.carry) << "  ("
-        << name << ")\n";
+    out << "backend: " << ResultText(v, r.bits, HasCarryOut(v) && r.carry)
+        << "  (" << name << ")\n";
   }
   const Judgement j = JudgeTuple(tuple, r, reading);
   out << "verdict: " << VerdictName(j.verdict);
   if (j.verdict == Verdict::kOtherReading) {
-    out << ": the " << ReadingName(reading == Reading::kSpec ? Reading::kHardware : Reading::kSpec)
+    out << ": the "
+        << ReadingName(reading == Reading::kSpec ? Reading::kHardware
+                                                 : Reading::kSpec)
         << " reading's value (erratum " << j.erratum->id << "), not a bug";
   }
   out << "\n";
-  return j.verdict == Verdict::kMismatch || j.verdict == Verdict::kFault ? 1 : 0;
+  return j.verdict == Verdict::kMismatch || j.verdict == Verdict::kFault ? 1
+                                                                         : 0;
 }
 
 namespace {
 
 // The sources of `v` among `names` that may be runtime values: a sweep
 // over many variants takes each name where a variant has it.
-uint8_t RuntimeSourcesNamed(const Variant& v, const std::vector<std::string>& names) {
+uint8_t RuntimeSourcesNamed(const Variant& v,
+                            const std::vector<std::string>& names) {
   uint8_t runtime = 0;
   for (const std::string& name : names) {
-    if (absl::StatusOr<uint8_t> one = ParseRuntimeSources(v, name); one.ok()) runtime |= *one;
+    if (absl::StatusOr<uint8_t> one = ParseRuntimeSources(v, name); one.ok())
+      runtime |= *one;
   }
   return runtime;
 }
@@ -171,8 +184,10 @@ int RunSweep(const std::vector<std::string>& args, std::ostream& out,
     err << "ptxdiff sweep: " << s.message() << "\n";
     return kExitBadInput;
   };
-  auto parsed = ParseArgs(args, {}, {"backend", "family", "tuples", "seed", "arch",
-                                     "timeout", "batch", "reading", "cuda-driver", "runtime"});
+  auto parsed =
+      ParseArgs(args, {},
+                {"backend", "family", "tuples", "seed", "arch", "timeout",
+                 "batch", "reading", "cuda-driver", "runtime"});
   if (!parsed.ok()) return fail(parsed.status());
   if (!parsed->positional.empty()) {
     return fail(absl::InvalidArgumentError(
@@ -183,8 +198,9 @@ int RunSweep(const std::vector<std::string>& args, std::ostream& out,
   auto batch = IntFlag(*parsed, "batch", 4096, 1, kMaxTuplesPerBatch);
   auto variants = SelectVariants(*parsed);
   auto reading = ReadingFlag(*parsed);
-  for (const absl::Status& s : {per_variant.status(), seed.status(), batch.status(),
-                                variants.status(), reading.status()}) {
+  for (const absl::Status& s :
+       {per_variant.status(), seed.status(), batch.status(), variants.status(),
+        reading.status()}) {
     if (!s.ok()) return fail(s);
   }
   auto client = StartBackend(*parsed);
@@ -193,8 +209,8 @@ int RunSweep(const std::vector<std::string>& args, std::ostream& out,
   std::mt19937_64 rng(*seed);
   std::vector<Tuple> tuples;
   std::vector<Operands> ops(*per_variant);
-  const std::vector<std::string> runtime_names =
-      absl::StrSplit(parsed->Get("runtime"), absl::ByAnyChar(", "), absl::SkipEmpty());
+  const std::vector<std::string> runtime_names = absl::StrSplit(
+      parsed->Get("runtime"), absl::ByAnyChar(", "), absl::SkipEmpty());
   for (const Variant& v : *variants) {
     FillEdgeTuples(v, rng, ops);
     const uint8_t runtime = RuntimeSourcesNamed(v, runtime_names);
@@ -208,30 +224,37 @@ int RunSweep(const std::vector<std::string>& args, std::ostream& out,
   out << absl::StrFormat(
       "sweep: %d variants x %d tuples = %d tuples in %.1f s (%.0f tuples/s)\n"
       "  agreed          %d\n  mismatched      %d\n  declined        %d\n"
-      "  unspecified     %d\n  other reading   %d  (the %s reading's value: not bugs)\n"
+      "  unspecified     %d\n  other reading   %d  (the %s reading's value: "
+      "not bugs)\n"
       "  faulted         %d  (the implementation crashed or hung on them)\n"
       "  faulty batches  %d  (worker restarts: %d)\n",
-      variants->size(), *per_variant, s.counts.tuples, seconds, s.counts.tuples / seconds, s.counts.agreed,
-      s.counts.mismatched, s.counts.declined, s.counts.unspecified, s.counts.other_reading,
-      ReadingName(*reading == Reading::kSpec ? Reading::kHardware : Reading::kSpec),
+      variants->size(), *per_variant, s.counts.tuples, seconds,
+      s.counts.tuples / seconds, s.counts.agreed, s.counts.mismatched,
+      s.counts.declined, s.counts.unspecified, s.counts.other_reading,
+      ReadingName(*reading == Reading::kSpec ? Reading::kHardware
+                                             : Reading::kSpec),
       s.counts.faulted, s.counts.faulty_batches, (*client)->restarts());
   if (!s.mismatches.empty()) {
-    out << "mismatches (first " << s.mismatches.size() << "; replay with --backend):\n";
+    out << "mismatches (first " << s.mismatches.size()
+        << "; replay with --backend):\n";
     for (const std::string& m : s.mismatches) out << "  " << m << "\n";
   }
   const auto declines = s.DeclinesByCount();
   constexpr size_t kMaxReasons = 10;
   if (!declines.empty()) out << "declined, by reason:\n";
   for (size_t i = 0; i < std::min(declines.size(), kMaxReasons); ++i) {
-    out << absl::StrFormat("  %8d  %s\n", declines[i].second, declines[i].first);
+    out << absl::StrFormat("  %8d  %s\n", declines[i].second,
+                           declines[i].first);
   }
   if (declines.size() > kMaxReasons) {
     out << "  (" << declines.size() - kMaxReasons << " more reasons)\n";
   }
   for (const std::string& f : s.faults) out << "fault: " << f << "\n";
   // A sweep that tested nothing must not pass as one that found nothing.
-  const auto top = declines.empty() ? std::pair<std::string, int64_t>() : declines[0];
-  const std::string nothing = NothingTestedError(s.counts, top.first, top.second);
+  const auto top =
+      declines.empty() ? std::pair<std::string, int64_t>() : declines[0];
+  const std::string nothing =
+      NothingTestedError(s.counts, top.first, top.second);
   if (!nothing.empty()) err << "ptxdiff sweep: " << nothing << "\n";
   return s.counts.mismatched > 0 || s.counts.faulty_batches > 0 ||
                  s.counts.faulted > 0 || !nothing.empty()

@@ -19,7 +19,8 @@ namespace ptxdiff {
 
 // The worker for --backend (default: ChooseDefaultBackend()), with --arch
 // and --timeout.
-absl::StatusOr<std::unique_ptr<WorkerClient>> StartBackend(const ParsedArgs& args);
+absl::StatusOr<std::unique_ptr<WorkerClient>> StartBackend(
+    const ParsedArgs& args);
 
 // --cuda-driver PATH: the CUDA driver library the cuda backend loads instead
 // of libcuda.so.1 (HELLO's driver_library); "" when not given.

@@ -23,14 +23,16 @@ TEST(BackendCommandsTest, EvalWithABackendPrintsBothAndTheVerdict) {
             "oracle:  0xffffffff  defined  (spec reading)\n"
             "backend: 0xffffffff  (oracle 1 (ptxdiff CPU oracle))\n"
             "verdict: agree\n");
-  r = Ptxdiff({"eval", "--backend=oracle", "addc.cc.u32", "0xffffffff", "0", "1"});
+  r = Ptxdiff(
+      {"eval", "--backend=oracle", "addc.cc.u32", "0xffffffff", "0", "1"});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out,
             "oracle:  0x00000000 cf=1  defined  (spec reading)\n"
             "backend: 0x00000000 cf=1  (oracle 1 (ptxdiff CPU oracle))\n"
             "verdict: agree\n");
   r = Ptxdiff({"eval", "--backend",
-               std::string("exec:") + PTXDIFF_FAULTY_WORKER_PATH, "popc.b32", "3"});
+               std::string("exec:") + PTXDIFF_FAULTY_WORKER_PATH, "popc.b32",
+               "3"});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("verdict: agree"));
 }
@@ -39,22 +41,27 @@ TEST(BackendCommandsTest, EvalWithABackendPrintsBothAndTheVerdict) {
 // run operand forms declines such tuples, saying why, instead of running
 // them as immediates.
 TEST(BackendCommandsTest, RuntimeSourcesReachOnlyAWorkerThatRunsForms) {
-  CliRun r = Ptxdiff({"eval", "--backend=oracle", "--runtime", "a", "bfe.s32", "1", "40", "8"});
+  CliRun r = Ptxdiff({"eval", "--backend=oracle", "--runtime", "a", "bfe.s32",
+                      "1", "40", "8"});
   EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("instruction: bfe.s32 d, %a, 0x00000028, 0x00000008\n"));
+  EXPECT_THAT(
+      r.out, HasSubstr("instruction: bfe.s32 d, %a, 0x00000028, 0x00000008\n"));
   EXPECT_THAT(r.out, HasSubstr("verdict: agree"));
-  r = Ptxdiff({"eval", "--backend=oracle", "--runtime", "immLut", "lop3.b32", "1", "2", "3", "4"});
+  r = Ptxdiff({"eval", "--backend=oracle", "--runtime", "immLut", "lop3.b32",
+               "1", "2", "3", "4"});
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("cannot be a runtime value"));
   const std::string faulty = std::string("exec:") + PTXDIFF_FAULTY_WORKER_PATH;
-  r = Ptxdiff({"sweep", "--backend", faulty, "--family", "bfe", "--tuples", "2", "--runtime", "a"});
+  r = Ptxdiff({"sweep", "--backend", faulty, "--family", "bfe", "--tuples", "2",
+               "--runtime", "a"});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("agreed          8\n"));
   const std::string script = TempDirFor("no_forms") + "/no_forms_worker.sh";
-  std::ofstream(script) << "#!/bin/sh\nexec " << PTXDIFF_FAULTY_WORKER_PATH << " --no-forms\n";
+  std::ofstream(script) << "#!/bin/sh\nexec " << PTXDIFF_FAULTY_WORKER_PATH
+                        << " --no-forms\n";
   chmod(script.c_str(), 0755);
-  r = Ptxdiff({"sweep", "--backend", "exec:" + script, "--family", "bfe", "--tuples", "2",
-               "--runtime", "a"});
+  r = Ptxdiff({"sweep", "--backend", "exec:" + script, "--family", "bfe",
+               "--tuples", "2", "--runtime", "a"});
   EXPECT_EQ(r.code, 1);  // nothing was tested
   EXPECT_THAT(r.out, HasSubstr("declined        8\n"));
   EXPECT_THAT(r.out, HasSubstr("(it does not say forms=1)"));
@@ -62,7 +69,8 @@ TEST(BackendCommandsTest, RuntimeSourcesReachOnlyAWorkerThatRunsForms) {
 
 TEST(BackendCommandsTest, SweepThroughAnExecBackendCountsAgreements) {
   const std::string faulty = std::string("exec:") + PTXDIFF_FAULTY_WORKER_PATH;
-  CliRun r = Ptxdiff({"sweep", "--backend", faulty, "--family", "popc", "--tuples", "5"});
+  CliRun r = Ptxdiff(
+      {"sweep", "--backend", faulty, "--family", "popc", "--tuples", "5"});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("2 variants x 5 tuples = 10 tuples"));
   EXPECT_THAT(r.out, HasSubstr("agreed          10\n"));
@@ -70,13 +78,15 @@ TEST(BackendCommandsTest, SweepThroughAnExecBackendCountsAgreements) {
 }
 
 TEST(BackendCommandsTest, SweepBadInputIsExitTwo) {
-  EXPECT_EQ(Ptxdiff({"sweep", "--backend", "oracle", "--family", "nope"}).code, 2);
+  EXPECT_EQ(Ptxdiff({"sweep", "--backend", "oracle", "--family", "nope"}).code,
+            2);
   EXPECT_EQ(Ptxdiff({"sweep", "--backend", "oracle", "--tuples", "0"}).code, 2);
   EXPECT_EQ(Ptxdiff({"sweep", "--backend", "gpu"}).code, 2);
   CliRun r = Ptxdiff({"sweep", "--backend", "exec:/nonexistent/worker"});
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("cannot start worker '/nonexistent/worker'"));
-  r = Ptxdiff({"eval", "--backend", "oracle", "--timeout", "x", "add.s32", "1", "2"});
+  r = Ptxdiff(
+      {"eval", "--backend", "oracle", "--timeout", "x", "add.s32", "1", "2"});
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("--timeout takes a positive number"));
 }
@@ -84,19 +94,23 @@ TEST(BackendCommandsTest, SweepBadInputIsExitTwo) {
 // Issue 28: a backend that declines every tuple (a ptx-cmd tool that always
 // fails) used to make a sweep that tested nothing exit 0.
 TEST(BackendCommandsTest, ASweepThatTestedNothingFailsAndSaysWhy) {
-  CliRun r = Ptxdiff(
-      {"sweep", "--backend", "ptx-cmd:/bin/false {ptx} {in} {out}", "--family", "add"});
+  CliRun r =
+      Ptxdiff({"sweep", "--backend", "ptx-cmd:/bin/false {ptx} {in} {out}",
+               "--family", "add"});
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_THAT(r.out, HasSubstr("agreed          0\n"));
   EXPECT_THAT(r.out, testing::ContainsRegex("declined        [1-9]"));
-  EXPECT_THAT(r.err, StartsWith("ptxdiff sweep: nothing was tested: the backend declined all "));
+  EXPECT_THAT(
+      r.err,
+      StartsWith(
+          "ptxdiff sweep: nothing was tested: the backend declined all "));
   EXPECT_THAT(r.err, HasSubstr(" tuples sent (most often, "));
   EXPECT_THAT(r.err, HasSubstr("/bin/false {ptx} {in} {out}' failed on add."));
   EXPECT_THAT(r.err, HasSubstr("exit status 1"));
   // One variant the backend runs is enough to test something.
   const std::string faulty = std::string("exec:") + PTXDIFF_FAULTY_WORKER_PATH;
-  r = Ptxdiff({"sweep", "--backend", faulty, "--family", "add", "--family", "popc", "--tuples",
-               "2"});
+  r = Ptxdiff({"sweep", "--backend", faulty, "--family", "add", "--family",
+               "popc", "--tuples", "2"});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.err, "");
 }
@@ -104,10 +118,15 @@ TEST(BackendCommandsTest, ASweepThatTestedNothingFailsAndSaysWhy) {
 // --cuda-driver belongs to the cuda backend: with another it is a mistake,
 // not silently ignored.
 TEST(BackendCommandsTest, CudaDriverNeedsTheCudaBackend) {
-  CliRun r = Ptxdiff({"sweep", "--backend", "oracle", "--cuda-driver", "/x/libcuda.so"});
+  CliRun r = Ptxdiff(
+      {"sweep", "--backend", "oracle", "--cuda-driver", "/x/libcuda.so"});
   EXPECT_EQ(r.code, 2);
-  EXPECT_THAT(r.err, HasSubstr("--cuda-driver is an option of --backend=cuda, not of 'oracle'"));
-  r = Ptxdiff({"eval", "--backend", "oracle", "--cuda-driver=/x/libcuda.so", "add.s32", "1", "2"});
+  EXPECT_THAT(
+      r.err,
+      HasSubstr(
+          "--cuda-driver is an option of --backend=cuda, not of 'oracle'"));
+  r = Ptxdiff({"eval", "--backend", "oracle", "--cuda-driver=/x/libcuda.so",
+               "add.s32", "1", "2"});
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("--cuda-driver is an option of --backend=cuda"));
 }
@@ -120,20 +139,24 @@ TEST(BackendCommandsTest, ACarryOnlyDisagreementIsAMismatch) {
   std::ofstream(script) << "#!/bin/sh\nexec " << PTXDIFF_FAULTY_WORKER_PATH
                         << " --fault=wrong-carry-on=sub.cc \"$@\"\n";
   chmod(script.c_str(), 0755);
-  CliRun r = Ptxdiff({"eval", "--backend", "exec:" + script, "sub.cc.u32", "0", "1"});
+  CliRun r =
+      Ptxdiff({"eval", "--backend", "exec:" + script, "sub.cc.u32", "0", "1"});
   EXPECT_EQ(r.code, 1) << r.err;
   EXPECT_THAT(r.out, HasSubstr("oracle:  0xffffffff cf=1  defined"));
   EXPECT_THAT(r.out, HasSubstr("backend: 0xffffffff cf=0  (faulty"));
   EXPECT_THAT(r.out, HasSubstr("verdict: mismatch"));
-  r = Ptxdiff({"sweep", "--backend", "exec:" + script, "--family", "sub", "--tuples", "8"});
+  r = Ptxdiff({"sweep", "--backend", "exec:" + script, "--family", "sub",
+               "--tuples", "8"});
   EXPECT_EQ(r.code, 1) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("agreed          56\n"));  // the 7 sub without .cc
+  EXPECT_THAT(r.out,
+              HasSubstr("agreed          56\n"));  // the 7 sub without .cc
   EXPECT_THAT(r.out, HasSubstr("mismatched      32\n"));  // the 4 sub.cc
-  EXPECT_THAT(r.out, testing::ContainsRegex(
-                         "ptxdiff eval 'sub\\.cc\\.[us](32|64)' .*  # oracle 0x[0-9a-f]+ "
-                         "cf=([01]), faulty 0x[0-9a-f]+ cf=[01]"));
+  EXPECT_THAT(
+      r.out,
+      testing::ContainsRegex(
+          "ptxdiff eval 'sub\\.cc\\.[us](32|64)' .*  # oracle 0x[0-9a-f]+ "
+          "cf=([01]), faulty 0x[0-9a-f]+ cf=[01]"));
 }
-
 
 }  // namespace
 }  // namespace ptxdiff

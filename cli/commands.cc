@@ -1,4 +1,3 @@
-#include "cli/program_command.h"
 #include "cli/commands.h"
 
 #include <algorithm>
@@ -15,6 +14,7 @@
 #include "cli/backend_commands.h"
 #include "cli/flags.h"
 #include "cli/fuzz_command.h"
+#include "cli/program_command.h"
 #include "cli/triage_commands.h"
 #include "cli/usage.h"
 #include "common/status_macros.h"
@@ -22,8 +22,8 @@
 #include "harness/differential.h"
 #include "harness/variant_comparison.h"
 #include "isa/family_table.h"
-#include "isa/operand_text.h"
 #include "isa/operand_form.h"
+#include "isa/operand_text.h"
 #include "isa/spelling.h"
 #include "oracle/oracle.h"
 
@@ -88,9 +88,8 @@ absl::StatusOr<Operands> ParseOperands(const Variant& v,
   for (int i = 0; i < n; ++i) {
     auto value = ParseOperand(texts[i], SourceWidth(v, i));
     if (!value.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("operand ", SourceName(v, i), ": ",
-                       value.status().message()));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "operand ", SourceName(v, i), ": ", value.status().message()));
     }
     ops.v[i] = *value;
   }
@@ -99,15 +98,17 @@ absl::StatusOr<Operands> ParseOperands(const Variant& v,
 
 // The result under `reading`; when the other reading differs (a known
 // hardware erratum), both, naming the erratum.
-void PrintEval(const Variant& v, const Operands& ops, Reading reading, bool json,
-               std::ostream& out) {
+void PrintEval(const Variant& v, const Operands& ops, Reading reading,
+               bool json, std::ostream& out) {
   const int width = ResultWidth(v);
   const ReadResult read = Read(reading, v, ops);
   const Result& r = read.result;
-  const Reading other_reading = reading == Reading::kSpec ? Reading::kHardware : Reading::kSpec;
+  const Reading other_reading =
+      reading == Reading::kSpec ? Reading::kHardware : Reading::kSpec;
   const ReadResult other = Read(other_reading, v, ops);
   const bool differ = !(other.result == r);
-  const Erratum* erratum = read.erratum != nullptr ? read.erratum : other.erratum;
+  const Erratum* erratum =
+      read.erratum != nullptr ? read.erratum : other.erratum;
   const std::vector<std::string> operands = HexOperands(v, ops);
   if (json) {
     std::vector<std::string> quoted;
@@ -136,10 +137,10 @@ void PrintEval(const Variant& v, const Operands& ops, Reading reading, bool json
     return;
   }
   auto line = [&](const Result& x) {
-    return absl::StrCat(ResultText(v, x.bits, x.carry), x.defined()
-                                                       ? "  defined"
-                                                       : absl::StrCat("  undefined: ",
-                                                                      Describe(x.undefined)));
+    return absl::StrCat(
+        ResultText(v, x.bits, x.carry),
+        x.defined() ? "  defined"
+                    : absl::StrCat("  undefined: ", Describe(x.undefined)));
   };
   if (const std::string ptx = SpelledInstruction(v, ops); !ptx.empty()) {
     out << ptx << "\n";  // the selector as the instruction spells it
@@ -158,8 +159,9 @@ void PrintEval(const Variant& v, const Operands& ops, Reading reading, bool json
 
 int RunEval(const std::vector<std::string>& args, std::ostream& out,
             std::ostream& err) {
-  auto parsed =
-      ParseArgs(args, {"json"}, {"backend", "arch", "timeout", "reading", "cuda-driver", "runtime"});
+  auto parsed = ParseArgs(
+      args, {"json"},
+      {"backend", "arch", "timeout", "reading", "cuda-driver", "runtime"});
   if (!parsed.ok()) return Fail(err, "eval", parsed.status());
   auto reading = ReadingFlag(*parsed);
   if (!reading.ok()) return Fail(err, "eval", reading.status());
@@ -186,7 +188,8 @@ int RunEval(const std::vector<std::string>& args, std::ostream& out,
   auto client = StartBackend(*parsed);
   if (!client.ok()) return Fail(err, "eval", client.status());
   const Tuple tuple{*variant, *ops, *runtime};
-  if (tuple.runtime != 0) out << "instruction: " << FormattedInstruction(tuple) << "\n";
+  if (tuple.runtime != 0)
+    out << "instruction: " << FormattedInstruction(tuple) << "\n";
   const BatchOutcome outcome = (*client)->Run({&tuple, 1});
   return PrintBackendEval(tuple, *reading, **client, outcome, out);
 }
@@ -203,14 +206,15 @@ int RunVariants(const std::vector<std::string>& args, std::ostream& out,
   const std::string family = parsed->Get("family");
   const bool json = parsed->Has("json");
   std::vector<const Variant*> selected;
-  const bool family_known = family.empty() || FamilyByOpcode(family).has_value();
+  const bool family_known =
+      family.empty() || FamilyByOpcode(family).has_value();
   if (!family_known) {
     std::vector<absl::string_view> names;
     for (const FamilyInfo& f : AllFamilies()) names.push_back(f.opcode);
     return Fail(err, "variants",
-                absl::InvalidArgumentError(absl::StrCat(
-                    "unknown family '", family,
-                    "'; families: ", absl::StrJoin(names, " "))));
+                absl::InvalidArgumentError(
+                    absl::StrCat("unknown family '", family,
+                                 "'; families: ", absl::StrJoin(names, " "))));
   }
   for (const Variant& v : AllVariants()) {
     if (family.empty() || InfoOf(v.family).opcode == family) {
@@ -219,7 +223,7 @@ int RunVariants(const std::vector<std::string>& args, std::ostream& out,
   }
   if (parsed->Has("count")) {
     out << (json ? absl::StrCat("{\"count\": ", selected.size(), "}")
-                         : absl::StrCat(selected.size()))
+                 : absl::StrCat(selected.size()))
         << "\n";
     return kExitOk;
   }
@@ -235,16 +239,19 @@ int RunVariants(const std::vector<std::string>& args, std::ostream& out,
     std::vector<std::string> runtime_sources;
     for (int s = 0; s < NumSources(v); ++s) {
       source_widths.push_back(SourceWidth(v, s));
-      if (CanBeRuntime(v, s)) runtime_sources.push_back(JsonString(SourceName(v, s)));
+      if (CanBeRuntime(v, s))
+        runtime_sources.push_back(JsonString(SourceName(v, s)));
     }
     out << absl::StrFormat(
         "  {\"spelling\": %s, \"family\": %s, \"min_ptx\": \"%d.%d\", "
         "\"min_sm\": %d, \"sources\": %d, \"source_widths\": [%s], "
-        "\"runtime_sources\": [%s], \"result_width\": %d, \"stable_id\": \"%016x\"}%s\n",
+        "\"runtime_sources\": [%s], \"result_width\": %d, \"stable_id\": "
+        "\"%016x\"}%s\n",
         JsonString(Spell(v)), JsonString(InfoOf(v.family).opcode),
         level.ptx / 10, level.ptx % 10, level.sm, NumSources(v),
-        absl::StrJoin(source_widths, ", "), absl::StrJoin(runtime_sources, ", "),
-        ResultWidth(v), StableId(v), i + 1 == selected.size() ? "" : ",");
+        absl::StrJoin(source_widths, ", "),
+        absl::StrJoin(runtime_sources, ", "), ResultWidth(v), StableId(v),
+        i + 1 == selected.size() ? "" : ",");
   }
   if (json) out << "]\n";
   return kExitOk;
@@ -255,8 +262,8 @@ namespace {
 void PrintComparison(const Variant& a, const Variant& b,
                      const VariantComparison& c, uint64_t seed,
                      std::ostream& out) {
-  out << "compare: " << Spell(a) << " against " << Spell(b) << ", "
-      << c.tuples << " tuples (edge and random operands, seed " << seed
+  out << "compare: " << Spell(a) << " against " << Spell(b) << ", " << c.tuples
+      << " tuples (edge and random operands, seed " << seed
       << "), results compared on the low " << c.compared_bits << " bits"
       << (c.compared_carry ? " and CC.CF" : "") << "\n"
       << absl::StrFormat("  agree        %d\n", c.agree)
@@ -272,8 +279,8 @@ void PrintComparison(const Variant& a, const Variant& b,
     }
     const std::string range = absl::StrCat(
         r.lo, "..", r.hi == ~uint64_t{0} ? "max" : absl::StrCat(r.hi));
-    out << absl::StrFormat("  %-22s %6d tuples  %6d differ\n", range,
-                           r.tuples, r.differ);
+    out << absl::StrFormat("  %-22s %6d tuples  %6d differ\n", range, r.tuples,
+                           r.differ);
   }
   if (c.examples.empty()) return;
   out << "first differences (replay with eval):\n";
@@ -290,13 +297,15 @@ int RunCompare(const std::vector<std::string>& args, std::ostream& out,
   auto parsed = ParseArgs(args, {}, {"tuples", "seed"});
   if (!parsed.ok()) return Fail(err, "compare", parsed.status());
   if (parsed->positional.size() != 2) {
-    return Fail(err, "compare",
-                absl::InvalidArgumentError(
-                    "expected two variants, e.g. 'shl.b32' "
-                    "'visa.shl.ud.ud.ud'"));
+    return Fail(
+        err, "compare",
+        absl::InvalidArgumentError("expected two variants, e.g. 'shl.b32' "
+                                   "'visa.shl.ud.ud.ud'"));
   }
-  const absl::StatusOr<int64_t> tuples = IntFlag(*parsed, "tuples", 4096, 1, 1 << 24);
-  const absl::StatusOr<int64_t> seed = IntFlag(*parsed, "seed", 1, 0, INT64_MAX);
+  const absl::StatusOr<int64_t> tuples =
+      IntFlag(*parsed, "tuples", 4096, 1, 1 << 24);
+  const absl::StatusOr<int64_t> seed =
+      IntFlag(*parsed, "seed", 1, 0, INT64_MAX);
   for (const absl::Status& s : {tuples.status(), seed.status()}) {
     if (!s.ok()) return Fail(err, "compare", s);
   }
@@ -351,7 +360,8 @@ int RunMain(const std::vector<std::string>& argv, std::ostream& out,
   return kExitBadInput;
 }
 
-int Fail(std::ostream& err, std::string_view command, const absl::Status& status) {
+int Fail(std::ostream& err, std::string_view command,
+         const absl::Status& status) {
   err << "ptxdiff " << command << ": " << status.message() << "\n";
   return kExitBadInput;
 }

@@ -19,7 +19,8 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitBadInput = 2;
 
 // Writes "ptxdiff COMMAND: <message>" to `err`; returns kExitBadInput.
-int Fail(std::ostream& err, std::string_view command, const absl::Status& status);
+int Fail(std::ostream& err, std::string_view command,
+         const absl::Status& status);
 
 // `ptxdiff eval '<variant>' A [B [C [D]]] [--json]`
 int RunEval(const std::vector<std::string>& args, std::ostream& out,

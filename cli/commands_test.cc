@@ -18,7 +18,6 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
 
-
 // `ptxdiff program`: the composed oracle at the witness, and with ptxas the
 // claim issue 29 found, as a program, refuted at the witness.
 TEST(ProgramCommandTest, TheOracleAndWhatPtxasClaims) {
@@ -26,18 +25,23 @@ TEST(ProgramCommandTest, TheOracleAndWhatPtxasClaims) {
       std::string(PTXDIFF_SOURCE_DIR) + "/examples/programs/bfe-claim.ptxprog";
   CliRun r = Ptxdiff({"program", file});
   EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("oracle:  %r = 0x00000000 at the witness %a = 0x00000001 "
-                               "(spec reading)\n"));
+  EXPECT_THAT(
+      r.out,
+      HasSubstr("oracle:  %r = 0x00000000 at the witness %a = 0x00000001 "
+                "(spec reading)\n"));
   r = Ptxdiff({"program", file, "--backend", "ptxas"});
   if (absl::StrContains(r.err, "ptxas")) GTEST_SKIP() << r.err;  // no toolkit
   EXPECT_EQ(r.code, 1) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("inputs immediate: folds to %r = 0x00000000: agree\n"));
-  EXPECT_THAT(r.out, HasSubstr("inputs runtime: claims %r = 0xffffffff for every input: "
-                               "refuted at %a = 0x00000001, where the oracle gives "
-                               "%r = 0x00000000\n"));
+  EXPECT_THAT(r.out,
+              HasSubstr("inputs immediate: folds to %r = 0x00000000: agree\n"));
+  EXPECT_THAT(
+      r.out,
+      HasSubstr("inputs runtime: claims %r = 0xffffffff for every input: "
+                "refuted at %a = 0x00000001, where the oracle gives "
+                "%r = 0x00000000\n"));
   EXPECT_THAT(r.out, HasSubstr("verdict: mismatch\n"));
-  const std::string chain =
-      std::string(PTXDIFF_SOURCE_DIR) + "/examples/programs/carry-chain.ptxprog";
+  const std::string chain = std::string(PTXDIFF_SOURCE_DIR) +
+                            "/examples/programs/carry-chain.ptxprog";
   r = Ptxdiff({"program", chain, "--backend", "ptxas"});
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("oracle:  %lo = 0x00000000, %hi = 0x00000010"));
@@ -124,17 +128,22 @@ TEST(EvalCommandTest, ShowsBothReadingsWhereTheyDiffer) {
   EXPECT_EQ(r.code, 0);
   EXPECT_EQ(r.out,
             "0x0000000000000001  defined  (spec reading)\n"
-            "0x0000000000000000  defined  (hardware reading: erratum bfe-bfi-64-unmasked)\n");
+            "0x0000000000000000  defined  (hardware reading: erratum "
+            "bfe-bfi-64-unmasked)\n");
   r = Ptxdiff({"eval", "div.u32", "7", "0", "--reading=hardware", "--json"});
-  EXPECT_THAT(r.out, HasSubstr("\"result\": \"0xffffffff\", \"width\": 32, \"defined\": true"));
-  EXPECT_THAT(r.out, HasSubstr("\"reading\": \"hardware\", \"spec\": \"0x00000000\", "
-                               "\"erratum\": \"div-rem-by-zero-32\""));
+  EXPECT_THAT(
+      r.out,
+      HasSubstr(
+          "\"result\": \"0xffffffff\", \"width\": 32, \"defined\": true"));
+  EXPECT_THAT(r.out,
+              HasSubstr("\"reading\": \"hardware\", \"spec\": \"0x00000000\", "
+                        "\"erratum\": \"div-rem-by-zero-32\""));
   EXPECT_EQ(Ptxdiff({"eval", "add.s32", "1", "2", "--reading=gpu"}).code, 2);
 }
 
 TEST(EvalCommandTest, VariantWithSelectors) {
-  CliRun r = Ptxdiff(
-      {"eval", "vadd.u32.u32.u32.sat d.b1, a, b, c", "0x100", "0", "0x11223344"});
+  CliRun r = Ptxdiff({"eval", "vadd.u32.u32.u32.sat d.b1, a, b, c", "0x100",
+                      "0", "0x11223344"});
   EXPECT_EQ(r.out, "0x1122ff44  defined\n");
 }
 
@@ -194,8 +203,9 @@ TEST(CompareCommandTest, AgreementIsExitZeroAndBadInputExitTwo) {
 TEST(VariantsCommandTest, CountFamilyAndJson) {
   CliRun r = Ptxdiff({"variants", "--family", "shf"});
   EXPECT_EQ(r.code, 0);
-  EXPECT_EQ(r.out,
-            "shf.l.clamp.b32\nshf.l.wrap.b32\nshf.r.clamp.b32\nshf.r.wrap.b32\n");
+  EXPECT_EQ(
+      r.out,
+      "shf.l.clamp.b32\nshf.l.wrap.b32\nshf.r.clamp.b32\nshf.r.wrap.b32\n");
   EXPECT_EQ(Ptxdiff({"variants", "--family", "shf", "--count"}).out, "4\n");
   EXPECT_EQ(Ptxdiff({"variants", "--family", "shf", "--count", "--json"}).out,
             "{\"count\": 4}\n");
@@ -204,15 +214,17 @@ TEST(VariantsCommandTest, CountFamilyAndJson) {
                                 "\"family\": \"mul24\", \"min_ptx\": \"1.0\""));
   // What a worker needs to read a tuple's operands (docs/worker-protocol.md).
   r = Ptxdiff({"variants", "--family", "bfe", "--json"});
-  EXPECT_THAT(
-      r.out,
-      HasSubstr("{\"spelling\": \"bfe.u64\", \"family\": \"bfe\", "
-                "\"min_ptx\": \"2.0\", \"min_sm\": 20, \"sources\": 3, "
-                "\"source_widths\": [64, 32, 32], \"runtime_sources\": [\"a\", \"b\", \"c\"], "
-                "\"result_width\": 64"));
+  EXPECT_THAT(r.out,
+              HasSubstr("{\"spelling\": \"bfe.u64\", \"family\": \"bfe\", "
+                        "\"min_ptx\": \"2.0\", \"min_sm\": 20, \"sources\": 3, "
+                        "\"source_widths\": [64, 32, 32], \"runtime_sources\": "
+                        "[\"a\", \"b\", \"c\"], "
+                        "\"result_width\": 64"));
   // lop3's LUT must be an immediate: it is no runtime source.
-  EXPECT_THAT(Ptxdiff({"variants", "--family", "lop3", "--json"}).out,
-              HasSubstr("\"runtime_sources\": [\"a\", \"b\", \"c\"], \"result_width\": 32"));
+  EXPECT_THAT(
+      Ptxdiff({"variants", "--family", "lop3", "--json"}).out,
+      HasSubstr(
+          "\"runtime_sources\": [\"a\", \"b\", \"c\"], \"result_width\": 32"));
   const int total = std::stoi(Ptxdiff({"variants", "--count"}).out);
   EXPECT_GT(total, 70000);
 }
@@ -224,21 +236,29 @@ TEST(VariantsCommandTest, UnknownFamilyIsExitTwo) {
   EXPECT_EQ(Ptxdiff({"variants", "--family"}).code, 2);
 }
 
-
 // Issue 28, item 8: the numeric-flag error named no flag.
 TEST(MainTest, ANumericFlagsErrorNamesTheFlag) {
   CliRun r = Ptxdiff({"fuzz", "--jobs", "99"});
   EXPECT_EQ(r.code, 2);
-  EXPECT_EQ(r.err, "ptxdiff fuzz: --jobs takes a whole number from 1 to 64, not '99'\n");
+  EXPECT_EQ(
+      r.err,
+      "ptxdiff fuzz: --jobs takes a whole number from 1 to 64, not '99'\n");
   r = Ptxdiff({"fuzz", "--max-time", "1m"});
-  EXPECT_EQ(r.err, "ptxdiff fuzz: --max-time takes a positive whole number, not '1m'\n");
+  EXPECT_EQ(
+      r.err,
+      "ptxdiff fuzz: --max-time takes a positive whole number, not '1m'\n");
   r = Ptxdiff({"fuzz", "--progress-seconds", "0"});
-  EXPECT_THAT(r.err, HasSubstr("--progress-seconds takes a positive whole number, not '0'"));
+  EXPECT_THAT(
+      r.err,
+      HasSubstr("--progress-seconds takes a positive whole number, not '0'"));
   r = Ptxdiff({"compare", "add.s32", "sub.s32", "--seed", "x"});
   EXPECT_EQ(r.code, 2);
-  EXPECT_THAT(r.err, HasSubstr("--seed takes a whole number of at least 0, not 'x'"));
+  EXPECT_THAT(r.err,
+              HasSubstr("--seed takes a whole number of at least 0, not 'x'"));
   r = Ptxdiff({"sweep", "--tuples", "0"});
-  EXPECT_THAT(r.err, HasSubstr("--tuples takes a whole number from 1 to 1048576, not '0'"));
+  EXPECT_THAT(
+      r.err,
+      HasSubstr("--tuples takes a whole number from 1 to 1048576, not '0'"));
 }
 
 TEST(MainTest, VersionPrintsTheVersion) {
@@ -251,22 +271,26 @@ TEST(MainTest, VersionPrintsTheVersion) {
 // Issue 28, item 8: every command's --help repeated its one-paragraph
 // summary; it lists its flags and gives an example now.
 TEST(MainTest, EveryCommandsHelpListsItsFlagsAndAnExample) {
-  for (const char* command : {"eval", "variants", "sweep", "fuzz", "compare", "seed-corpus",
-                              "repro", "minimize", "triage"}) {
+  for (const char* command : {"eval", "variants", "sweep", "fuzz", "compare",
+                              "seed-corpus", "repro", "minimize", "triage"}) {
     const CliRun r = Ptxdiff({command, "--help"});
     EXPECT_EQ(r.code, 0) << command;
-    EXPECT_THAT(r.out, StartsWith(absl::StrCat("usage: ptxdiff ", command))) << command;
-    EXPECT_THAT(r.out, HasSubstr(absl::StrCat("\nExample: ptxdiff ", command, " "))) << command;
+    EXPECT_THAT(r.out, StartsWith(absl::StrCat("usage: ptxdiff ", command)))
+        << command;
+    EXPECT_THAT(r.out,
+                HasSubstr(absl::StrCat("\nExample: ptxdiff ", command, " ")))
+        << command;
     if (std::string(command) != "seed-corpus") {
       EXPECT_THAT(r.out, HasSubstr("\nflags:\n  --")) << command;
     }
   }
   const std::string fuzz = Ptxdiff({"fuzz", "--help"}).out;
-  for (const char* flag : {"--out DIR", "--corpus DIR", "--timeout SECONDS", "--reading spec|hardware",
-                           "--progress-seconds N", "--cuda-driver PATH", "--jobs N",
-                           "--mode campaign|crash", "--family NAME", "--exclude NAME",
-                           "--dir TRIAGE_DIR", "--max-time SECONDS", "--backend NAME",
-                           "--arch sm_XX"}) {
+  for (const char* flag :
+       {"--out DIR", "--corpus DIR", "--timeout SECONDS",
+        "--reading spec|hardware", "--progress-seconds N", "--cuda-driver PATH",
+        "--jobs N", "--mode campaign|crash", "--family NAME", "--exclude NAME",
+        "--dir TRIAGE_DIR", "--max-time SECONDS", "--backend NAME",
+        "--arch sm_XX"}) {
     EXPECT_THAT(fuzz, HasSubstr("\n  " + std::string(flag) + " ")) << flag;
   }
   EXPECT_THAT(Ptxdiff({"repro", "--help"}).out, HasSubstr("FILE|ENTRY"));
@@ -291,7 +315,8 @@ TEST(MainTest, ACommandsHelpIsItsUsage) {
   EXPECT_THAT(r.out, Not(HasSubstr("eval '<variant>'")));
   r = Ptxdiff({"eval", "add.s32", "-h"});
   EXPECT_EQ(r.code, 0);
-  EXPECT_THAT(r.out, HasSubstr("Example: ptxdiff eval 'bfe.s32' 1 40 8 --backend ptxas --runtime a"));
+  EXPECT_THAT(r.out, HasSubstr("Example: ptxdiff eval 'bfe.s32' 1 40 8 "
+                               "--backend ptxas --runtime a"));
   EXPECT_THAT(r.out, Not(HasSubstr("seed-corpus")));
   r = Ptxdiff({"triage", "--help"});
   EXPECT_THAT(r.out, HasSubstr("triage list | show ENTRY"));
@@ -306,7 +331,6 @@ TEST(MainTest, ACommandsHelpIsItsUsage) {
     EXPECT_THAT(r.out, HasSubstr("2 on bad")) << command;
   }
 }
-
 
 }  // namespace
 }  // namespace ptxdiff

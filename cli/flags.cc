@@ -10,7 +10,8 @@ namespace ptxdiff {
 std::string ParsedArgs::Get(const std::string& name,
                             const std::string& otherwise) const {
   auto it = flags.find(name);
-  return it == flags.end() || it->second.empty() ? otherwise : it->second.back();
+  return it == flags.end() || it->second.empty() ? otherwise
+                                                 : it->second.back();
 }
 
 std::vector<std::string> ParsedArgs::All(const std::string& name) const {
@@ -29,7 +30,8 @@ absl::StatusOr<ParsedArgs> ParseArgs(const std::vector<std::string>& args,
       continue;
     }
     const size_t eq = a.find('=');
-    const std::string name = a.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+    const std::string name =
+        a.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
     if (booleans.count(name) && eq == std::string::npos) {
       out.flags[name].push_back("");
     } else if (valued.count(name)) {
@@ -38,7 +40,8 @@ absl::StatusOr<ParsedArgs> ParseArgs(const std::vector<std::string>& args,
       } else if (i + 1 < args.size()) {
         out.flags[name].push_back(args[++i]);
       } else {
-        return absl::InvalidArgumentError(absl::StrCat("--", name, " needs a value"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("--", name, " needs a value"));
       }
     } else {
       return absl::InvalidArgumentError(absl::StrCat("unknown flag '", a, "'"));
@@ -57,7 +60,8 @@ absl::StatusOr<int64_t> IntFlag(const ParsedArgs& args, const std::string& name,
       max < INT64_MAX ? absl::StrCat("a whole number from ", min, " to ", max)
       : min == 1      ? std::string("a positive whole number")
                       : absl::StrCat("a whole number of at least ", min);
-  return absl::InvalidArgumentError(absl::StrCat("--", name, " takes ", range, ", not '", text, "'"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("--", name, " takes ", range, ", not '", text, "'"));
 }
 
 }  // namespace ptxdiff

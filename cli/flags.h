@@ -16,12 +16,14 @@ namespace ptxdiff {
 
 struct ParsedArgs {
   std::vector<std::string> positional;
-  // Every value of each flag, in order (a flag may repeat: --family a --family b).
+  // Every value of each flag, in order (a flag may repeat: --family a --family
+  // b).
   absl::flat_hash_map<std::string, std::vector<std::string>> flags;
 
   bool Has(const std::string& name) const { return flags.contains(name); }
   // The last value of `name`, or `otherwise`.
-  std::string Get(const std::string& name, const std::string& otherwise = "") const;
+  std::string Get(const std::string& name,
+                  const std::string& otherwise = "") const;
   std::vector<std::string> All(const std::string& name) const;
 };
 

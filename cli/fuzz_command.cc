@@ -26,34 +26,35 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "cli/backend_commands.h"
-#include "common/files.h"
-#include "common/status_macros.h"
-#include "common/subprocess.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "cli/fuzzer_output.h"
 #include "cli/triage_commands.h"
-#include "oracle/errata.h"
+#include "client/worker_client.h"
+#include "client/worker_locator.h"
+#include "common/files.h"
+#include "common/status_macros.h"
+#include "common/subprocess.h"
 #include "fuzzers/differential_target.h"
 #include "fuzzers/seed_corpus.h"
 #include "harness/judge.h"
-#include "client/worker_client.h"
-#include "client/worker_locator.h"
 #include "isa/family_table.h"
+#include "oracle/errata.h"
 #include "triage/triage_store.h"
-
 
 namespace ptxdiff {
 namespace {
 
 volatile sig_atomic_t interrupted = 0;
 
-std::vector<std::string> FilesIn(const std::string& dir, absl::string_view suffix = "") {
+std::vector<std::string> FilesIn(const std::string& dir,
+                                 absl::string_view suffix = "") {
   std::vector<std::string> files;
   if (DIR* d = opendir(dir.c_str())) {
     while (dirent* e = readdir(d)) {
       const std::string name = e->d_name;
-      if (name[0] != '.' && absl::EndsWith(name, suffix)) files.push_back(dir + "/" + name);
+      if (name[0] != '.' && absl::EndsWith(name, suffix))
+        files.push_back(dir + "/" + name);
     }
     closedir(d);
   }
@@ -61,16 +62,20 @@ std::vector<std::string> FilesIn(const std::string& dir, absl::string_view suffi
 }
 
 absl::StatusOr<std::string> FindFuzzer() {
-  if (const char* env = std::getenv("PTXDIFF_FUZZER"); env && *env) return std::string(env);
+  if (const char* env = std::getenv("PTXDIFF_FUZZER"); env && *env)
+    return std::string(env);
   char buf[4096];
   const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
   const std::string self = n > 0 ? std::string(buf, n) : "";
-  for (const std::string& c : FuzzerSearchPath(self.substr(0, self.rfind('/')))) {
+  for (const std::string& c :
+       FuzzerSearchPath(self.substr(0, self.rfind('/')))) {
     if (access(c.c_str(), X_OK) == 0) return c;
   }
   return absl::NotFoundError(
-      "differential_fuzzer not found: build it with `cmake --preset campaign && cmake "
-      "--build --preset campaign` (what scripts/campaign.sh does), or set PTXDIFF_FUZZER");
+      "differential_fuzzer not found: build it with `cmake --preset campaign "
+      "&& cmake "
+      "--build --preset campaign` (what scripts/campaign.sh does), or set "
+      "PTXDIFF_FUZZER");
 }
 
 // The sum of every process's stats file (the reached-variant bitmaps
@@ -89,7 +94,8 @@ Progress ReadProgress(const std::string& stats_dir) {
       ++p.processes;
     }
   }
-  p.variants_reached = std::count(p.sum.reached.begin(), p.sum.reached.end(), true);
+  p.variants_reached =
+      std::count(p.sum.reached.begin(), p.sum.reached.end(), true);
   return p;
 }
 
@@ -106,7 +112,8 @@ std::string ErrataLines(const Progress& p) {
 // backend, times each family on it (ptxas: seconds), and checks nothing yet.
 std::string StartingLine(double seconds) {
   return absl::StrFormat(
-      "fuzz: %4.0fs  starting: the backend's workers start and each family is timed on it "
+      "fuzz: %4.0fs  starting: the backend's workers start and each family is "
+      "timed on it "
       "(calibration)",
       seconds);
 }
@@ -118,11 +125,13 @@ std::string StartingLine(double seconds) {
 std::string ProgressLine(const Progress& p, double seconds) {
   const FuzzStats& s = p.sum.stats;
   return absl::StrFormat(
-      "fuzz: %4.0fs  checked %d tuples (%.0f/s)  fuzz inputs %d  variants reached %d%s  "
+      "fuzz: %4.0fs  checked %d tuples (%.0f/s)  fuzz inputs %d  variants "
+      "reached %d%s  "
       "findings %d new, %d repeats  faults %d  restarts %d",
-      seconds, s.counts.tuples, seconds > 0 ? s.counts.tuples / seconds : 0.0, s.inputs,
-      p.variants_reached,
-      s.supported_variants > 0 ? absl::StrCat(" of ", s.supported_variants) : "",
+      seconds, s.counts.tuples, seconds > 0 ? s.counts.tuples / seconds : 0.0,
+      s.inputs, p.variants_reached,
+      s.supported_variants > 0 ? absl::StrCat(" of ", s.supported_variants)
+                               : "",
       s.new_findings, s.known_findings + s.explained_findings,
       s.counts.faulty_batches + s.counts.faulted, s.worker_restarts);
 }
@@ -142,17 +151,19 @@ std::vector<std::string> FuzzerSearchPath(const std::string& cli_dir) {
 int RunSeedCorpus(const std::vector<std::string>& args, std::ostream& out,
                   std::ostream& err) {
   if (args.size() != 1) {
-    return Fail(err, "seed-corpus", absl::InvalidArgumentError("expects one DIR"));
+    return Fail(err, "seed-corpus",
+                absl::InvalidArgumentError("expects one DIR"));
   }
   const std::string dir = args[0];
   if (auto s = WriteSeedCorpus(dir + "/differential"); !s.ok()) {
     return Fail(err, "seed-corpus", s);
   }
-  if (auto s = WriteFile(dir + "/differential.dict", FuzzDictionary()); !s.ok()) {
+  if (auto s = WriteFile(dir + "/differential.dict", FuzzDictionary());
+      !s.ok()) {
     return Fail(err, "seed-corpus", s);
   }
-  out << "wrote " << SeedCorpus().size() << " seeds to " << dir << "/differential and "
-      << dir << "/differential.dict\n";
+  out << "wrote " << SeedCorpus().size() << " seeds to " << dir
+      << "/differential and " << dir << "/differential.dict\n";
   return 0;
 }
 
@@ -168,7 +179,8 @@ absl::Status ApplyFlags(const ParsedArgs& parsed, FuzzConfig& config) {
       return absl::InvalidArgumentError(
           absl::StrCat("--mode is campaign or crash, not '", mode, "'"));
     }
-    config.mode = mode == "crash" ? FuzzConfig::Mode::kCrash : FuzzConfig::Mode::kCampaign;
+    config.mode = mode == "crash" ? FuzzConfig::Mode::kCrash
+                                  : FuzzConfig::Mode::kCampaign;
   }
   if (parsed.Has("timeout") &&
       (!absl::SimpleAtod(parsed.Get("timeout"), &config.timeout_seconds) ||
@@ -192,7 +204,8 @@ absl::Status ApplyFlags(const ParsedArgs& parsed, FuzzConfig& config) {
     for (const std::string& name : parsed.All(flag)) {
       const std::optional<Family> family = FamilyByOpcode(name);
       if (!family) {
-        return absl::InvalidArgumentError(absl::StrCat("unknown family '", name, "'"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("unknown family '", name, "'"));
       }
       families->push_back(*family);
     }
@@ -202,8 +215,9 @@ absl::Status ApplyFlags(const ParsedArgs& parsed, FuzzConfig& config) {
 
 // The output directories, and the seed corpus unless `corpus` already holds
 // one (a resumed campaign); the dictionary in `dict`.
-absl::Status PrepareOutputs(const std::string& out_dir, const std::string& corpus,
-                            const std::string& stats, const std::string& triage_dir,
+absl::Status PrepareOutputs(const std::string& out_dir,
+                            const std::string& corpus, const std::string& stats,
+                            const std::string& triage_dir,
                             const std::string& dict, bool& resumed) {
   for (const std::string& d : {corpus, stats, out_dir + "/findings"}) {
     PTXDIFF_RETURN_IF_ERROR(MakeDirs(d));
@@ -216,7 +230,8 @@ absl::Status PrepareOutputs(const std::string& out_dir, const std::string& corpu
 
 // Starts `argv` with its stdout and stderr in `log`; it dies with this
 // process (a `kill -9` of `ptxdiff fuzz` must not leave it running).
-absl::StatusOr<pid_t> StartFuzzer(const std::vector<std::string>& argv, FuzzerLog& log) {
+absl::StatusOr<pid_t> StartFuzzer(const std::vector<std::string>& argv,
+                                  FuzzerLog& log) {
   absl::StatusOr<pid_t> pid = StartProcess(argv,
                                            {.stdout_fd = log.fuzzer_end(),
                                             .stderr_fd = log.fuzzer_end(),
@@ -239,10 +254,12 @@ struct OutWrites {
   // Takes the failures seen since the last call, the corpus files left
   // empty `corpus_min_age` ago included (none looked for without it), and
   // says them; true if there was one.
-  bool TakeNew(std::optional<absl::Duration> corpus_min_age, std::ostream& err) {
+  bool TakeNew(std::optional<absl::Duration> corpus_min_age,
+               std::ostream& err) {
     const size_t before = errors.size();
     const std::vector<std::string>& from_log = log.write_errors();
-    errors.insert(errors.end(), from_log.begin() + taken_from_log, from_log.end());
+    errors.insert(errors.end(), from_log.begin() + taken_from_log,
+                  from_log.end());
     taken_from_log = from_log.size();
     if (corpus_min_age) {
       for (std::string& e : RemoveEmptyCorpusFiles(corpus, *corpus_min_age)) {
@@ -268,12 +285,13 @@ struct OutWrites {
 // line every `every` seconds and forwarding Ctrl-C (the campaign then stops
 // as at --max-time: differential_fuzzer.cc). A write under --out that fails
 // stops the run the same way: what was judged is filed or journaled, and
-// going on would only lose more. Returns its wait status; `forwarded` says whether
-// it was stopped.
-int WaitWithProgress(pid_t pid, const std::string& stats, int64_t every, absl::Time start,
-                     OutWrites& writes, std::ostream& out, std::ostream& err,
-                     bool& forwarded) {
-  interrupted = 0;  // a Ctrl-C of an earlier run in this process is no stop of this one
+// going on would only lose more. Returns its wait status; `forwarded` says
+// whether it was stopped.
+int WaitWithProgress(pid_t pid, const std::string& stats, int64_t every,
+                     absl::Time start, OutWrites& writes, std::ostream& out,
+                     std::ostream& err, bool& forwarded) {
+  interrupted =
+      0;  // a Ctrl-C of an earlier run in this process is no stop of this one
   struct sigaction on_interrupt = {};
   on_interrupt.sa_handler = [](int) { interrupted = 1; };
   sigaction(SIGINT, &on_interrupt, nullptr);
@@ -292,15 +310,19 @@ int WaitWithProgress(pid_t pid, const std::string& stats, int64_t every, absl::T
     if (absl::Now() >= next_progress) {
       const Progress p = ReadProgress(stats);
       const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
-      out << (p.processes == 0 ? StartingLine(seconds) : ProgressLine(p, seconds)) << "\n";
+      out << (p.processes == 0 ? StartingLine(seconds)
+                               : ProgressLine(p, seconds))
+          << "\n";
       out.flush();
       next_progress += absl::Seconds(every);
-      corpus_min_age = absl::Seconds(2);  // older than any write libFuzzer is making
+      corpus_min_age =
+          absl::Seconds(2);  // older than any write libFuzzer is making
     }
     if (writes.TakeNew(corpus_min_age, err) && !forwarded) {
       kill(pid, SIGINT);
       forwarded = true;
-      out << "fuzz: stopping: a write under --out failed (the findings judged so far are "
+      out << "fuzz: stopping: a write under --out failed (the findings judged "
+             "so far are "
              "filed, or kept in the triage directory's .pending/)\n";
     }
   }
@@ -320,13 +342,16 @@ int WaitWithProgress(pid_t pid, const std::string& stats, int64_t every, absl::T
 std::string RootCauseLine(const RootCause& c) {
   if (c.entries.size() == 1) {
     const auto how = c.entries[0]->meta.find("how");  // a crash's or hang's
-    return absl::StrCat(c.entries[0]->CountText(), "x ", c.entries[0]->name,
-                        how == c.entries[0]->meta.end() ? "" : ": " + how->second);
+    return absl::StrCat(
+        c.entries[0]->CountText(), "x ", c.entries[0]->name,
+        how == c.entries[0]->meta.end() ? "" : ": " + how->second);
   }
   std::vector<std::string> parts;
-  for (const EntryInfo* e : c.entries) parts.push_back(absl::StrCat(e->count(), "x ", e->name));
-  return absl::StrCat(c.count, "x ", c.spelling, " on ", c.backend, ", one root cause in ",
-                      c.entries.size(), " entries: ", absl::StrJoin(parts, ", "));
+  for (const EntryInfo* e : c.entries)
+    parts.push_back(absl::StrCat(e->count(), "x ", e->name));
+  return absl::StrCat(c.count, "x ", c.spelling, " on ", c.backend,
+                      ", one root cause in ", c.entries.size(),
+                      " entries: ", absl::StrJoin(parts, ", "));
 }
 
 // What the first seconds of a campaign went to: on a slow backend (ptxas)
@@ -336,7 +361,8 @@ std::string CalibrationLine(const FuzzStats& sum) {
   if (sum.families_timed == 0) return "";
   return absl::StrCat("fuzz:   calibration: ", sum.families_timed,
                       " families timed on the backend in ", sum.calibration_ms,
-                      " ms at start (on a slow backend, families then get equal backend time)\n");
+                      " ms at start (on a slow backend, families then get "
+                      "equal backend time)\n");
 }
 
 // The most common decline reason, its first line: a tool's refusal of a
@@ -344,8 +370,10 @@ std::string CalibrationLine(const FuzzStats& sum) {
 // "not folded", ...
 std::string TopDeclineLine(const FuzzStats& sum) {
   if (sum.top_decline_count == 0) return "";
-  return absl::StrCat("fuzz:     most often (", sum.top_decline_count, " tuples): ",
-                      sum.top_decline.substr(0, sum.top_decline.find('\n')), "\n");
+  return absl::StrCat(
+      "fuzz:     most often (", sum.top_decline_count,
+      " tuples): ", sum.top_decline.substr(0, sum.top_decline.find('\n')),
+      "\n");
 }
 
 void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
@@ -356,45 +384,51 @@ void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
       << "fuzz:   checked " << sum.counts.tuples << " tuples, reaching "
       << p.variants_reached << " of the " << sum.supported_variants
       << " variants the backend supports (" << sum.counts.agreed << " agreed, "
-      << sum.counts.mismatched << " mismatched, " << sum.counts.declined << " declined, "
-      << sum.counts.unspecified << " left open by the spec"
+      << sum.counts.mismatched << " mismatched, " << sum.counts.declined
+      << " declined, " << sum.counts.unspecified << " left open by the spec"
       << (sum.counts.faulted > 0
               ? absl::StrCat(", ", sum.counts.faulted,
                              " crashed or hung the implementation: filed")
               : "")
       << ")\n"
-      << "fuzz:   judged against the " << ReadingName(config.reading) << " reading; "
-      << sum.counts.other_reading << " disagreements are exactly the "
+      << "fuzz:   judged against the " << ReadingName(config.reading)
+      << " reading; " << sum.counts.other_reading
+      << " disagreements are exactly the "
       << (config.reading == Reading::kSpec ? "hardware" : "spec")
-      << " reading's value (known spec-versus-hardware differences, oracle/errata.h): "
+      << " reading's value (known spec-versus-hardware differences, "
+         "oracle/errata.h): "
          "counted, not filed\n"
-      << ErrataLines(p)
-      << "fuzz:   declines: " << sum.declined_not_evaluable << " not evaluable (e.g. not "
+      << ErrataLines(p) << "fuzz:   declines: " << sum.declined_not_evaluable
+      << " not evaluable (e.g. not "
       << "folded), " << sum.declined_unsupported << " unsupported variant, "
       << sum.declined_operand_form << " operand form, " << sum.declined_other
       << " other\n"
-      << TopDeclineLine(sum)
-      << "fuzz:   generated " << sum.offered << " tuples in " << sum.inputs
-      << " fuzz inputs and " << sum.systematic << " systematically; "
-      << sum.duplicates << " duplicates, " << sum.skipped_declining
+      << TopDeclineLine(sum) << "fuzz:   generated " << sum.offered
+      << " tuples in " << sum.inputs << " fuzz inputs and " << sum.systematic
+      << " systematically; " << sum.duplicates << " duplicates, "
+      << sum.skipped_declining
       << " of operand classes the backend declines and " << sum.dropped
       << " dropped under backpressure were not sent\n"
       << CalibrationLine(sum);
   auto store = TriageStore::Open(config.triage_dir, false);
-  auto entries = store.ok() ? store->List() : absl::StatusOr<std::vector<EntryInfo>>(store.status());
+  auto entries = store.ok()
+                     ? store->List()
+                     : absl::StatusOr<std::vector<EntryInfo>>(store.status());
   if (!entries.ok()) return;
   int64_t explained = 0;
   for (const EntryInfo& e : *entries) explained += e.explained();
   const std::vector<RootCause> causes = GroupByRootCause(*entries);
   out << "fuzz:   findings this run: " << sum.new_findings << " new, "
-      << sum.known_findings << " already filed; the triage directory " << config.triage_dir
-      << " holds " << EntriesAndCauses(entries->size(), causes.size()) << " (" << explained
+      << sum.known_findings << " already filed; the triage directory "
+      << config.triage_dir << " holds "
+      << EntriesAndCauses(entries->size(), causes.size()) << " (" << explained
       << " entries explained)\n";
   if (sum.unfiled > 0 && sum.filing_errors == 0) {  // else an error (RunErrors)
     out << "fuzz:   " << sum.unfiled
         << (sum.unfiled == 1 ? " finding was" : " findings were")
         << " not filed before the run ended; " << config.triage_dir
-        << "/.pending/ keeps them, and the next campaign on this directory files them\n";
+        << "/.pending/ keeps them, and the next campaign on this directory "
+           "files them\n";
   }
   for (const RootCause& c : causes) {
     if (!c.explained()) out << "fuzz:     " << RootCauseLine(c) << "\n";
@@ -406,7 +440,8 @@ void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
     }
   }
   if (!entries->empty()) {
-    out << "fuzz:   see: ptxdiff triage list --dir " << config.triage_dir << "\n";
+    out << "fuzz:   see: ptxdiff triage list --dir " << config.triage_dir
+        << "\n";
   }
 }
 
@@ -417,62 +452,75 @@ std::vector<std::string> RunErrors(const Progress& p, const FuzzConfig& config,
   const FuzzStats& sum = p.sum.stats;
   std::vector<std::string> errors;
   if (sum.filing_errors > 0) {
-    std::string e = absl::StrCat("could not write to the triage directory ", config.triage_dir,
-                                 " (", sum.filing_errors, " failed writes; the last: ",
-                                 sum.filing_error, ")");
+    std::string e = absl::StrCat(
+        "could not write to the triage directory ", config.triage_dir, " (",
+        sum.filing_errors, " failed writes; the last: ", sum.filing_error, ")");
     if (sum.unfiled > 0) {
-      absl::StrAppend(&e, "; ", sum.unfiled, " findings were not filed: ", config.triage_dir,
-                      "/.pending/ keeps them, and the next campaign on this directory files "
+      absl::StrAppend(&e, "; ", sum.unfiled,
+                      " findings were not filed: ", config.triage_dir,
+                      "/.pending/ keeps them, and the next campaign on this "
+                      "directory files "
                       "them once it can write there");
     }
     if (sum.unjournaled > 0) {
       absl::StrAppend(&e, "; ", sum.unjournaled,
-                      " of them could not be kept there either (their journal lines are in ",
+                      " of them could not be kept there either (their journal "
+                      "lines are in ",
                       log, ")");
     }
     errors.push_back(std::move(e));
   }
-  std::string nothing = NothingTestedError(sum.counts, sum.top_decline, sum.top_decline_count);
+  std::string nothing =
+      NothingTestedError(sum.counts, sum.top_decline, sum.top_decline_count);
   if (!nothing.empty() && sum.counts.declined > 0) {
     std::string families;
     for (Family f : config.filter.include) {
       absl::StrAppend(&families, " --family ", InfoOf(f).opcode);
     }
-    absl::StrAppend(&nothing, "; `ptxdiff sweep --backend '", config.backend, "'", families,
-                    " --tuples 1` lists the declines by reason");
+    absl::StrAppend(&nothing, "; `ptxdiff sweep --backend '", config.backend,
+                    "'", families, " --tuples 1` lists the declines by reason");
   }
   if (!nothing.empty()) errors.push_back(std::move(nothing));
   return errors;
 }
 
 // The error for failed writes under --out (`errors`, said as they came).
-std::string OutWritesError(const std::vector<std::string>& errors, const std::string& out_dir) {
-  return absl::StrCat("could not write under --out ", out_dir, " (", errors.size(),
-                      errors.size() == 1 ? " failed write: " : " failed writes; the first: ",
-                      errors[0],
-                      "); the run stopped there: what it judged is filed in the triage "
-                      "directory or kept in its .pending/, and the counts above may fall short");
+std::string OutWritesError(const std::vector<std::string>& errors,
+                           const std::string& out_dir) {
+  return absl::StrCat(
+      "could not write under --out ", out_dir, " (", errors.size(),
+      errors.size() == 1 ? " failed write: " : " failed writes; the first: ",
+      errors[0],
+      "); the run stopped there: what it judged is filed in the triage "
+      "directory or kept in its .pending/, and the counts above may fall "
+      "short");
 }
 
 }  // namespace
 
-int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  auto parsed = ParseArgs(args, {},
-                          {"backend", "arch", "max-time", "jobs", "family", "exclude", "dir",
-                           "corpus", "mode", "out", "progress-seconds", "timeout",
-                           "reading", "cuda-driver"});
+int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
+            std::ostream& err) {
+  auto parsed =
+      ParseArgs(args, {},
+                {"backend", "arch", "max-time", "jobs", "family", "exclude",
+                 "dir", "corpus", "mode", "out", "progress-seconds", "timeout",
+                 "reading", "cuda-driver"});
   if (!parsed.ok()) return Fail(err, "fuzz", parsed.status());
-  const absl::StatusOr<int64_t> max_time = IntFlag(*parsed, "max-time", 60, 1, INT64_MAX);
+  const absl::StatusOr<int64_t> max_time =
+      IntFlag(*parsed, "max-time", 60, 1, INT64_MAX);
   const absl::StatusOr<int64_t> jobs = IntFlag(*parsed, "jobs", 1, 1, 64);
-  const absl::StatusOr<int64_t> every = IntFlag(*parsed, "progress-seconds", 5, 1, INT64_MAX);
-  for (const absl::Status& s : {max_time.status(), jobs.status(), every.status()}) {
+  const absl::StatusOr<int64_t> every =
+      IntFlag(*parsed, "progress-seconds", 5, 1, INT64_MAX);
+  for (const absl::Status& s :
+       {max_time.status(), jobs.status(), every.status()}) {
     if (!s.ok()) return Fail(err, "fuzz", s);
   }
   // The target's configuration travels in the environment: the settings
   // already there (PTXDIFF_CONFIG, PTXDIFF_*), overridden by the flags.
   absl::StatusOr<FuzzConfig> config = FuzzConfigFromEnvironment();
   if (!config.ok()) return Fail(err, "fuzz", config.status());
-  if (auto s = ApplyFlags(*parsed, *config); !s.ok()) return Fail(err, "fuzz", s);
+  if (auto s = ApplyFlags(*parsed, *config); !s.ok())
+    return Fail(err, "fuzz", s);
   auto fuzzer = FindFuzzer();
   if (!fuzzer.ok()) return Fail(err, "fuzz", fuzzer.status());
   auto worker = FindWorkerBinary();
@@ -489,21 +537,23 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   if (!cuda_driver->empty()) config->cuda_driver = *cuda_driver;
   // A backend the fuzzer could not start is exit 2 before any directory is
   // made, as in `eval` and `sweep`.
-  if (auto command = CommandForBackend(config->backend, *worker); !command.ok()) {
+  if (auto command = CommandForBackend(config->backend, *worker);
+      !command.ok()) {
     return Fail(err, "fuzz", command.status());
   }
 
   const std::string out_dir = parsed->Get("out", "out");
-  const std::string corpus = parsed->Get("corpus", out_dir + "/corpus/differential");
+  const std::string corpus =
+      parsed->Get("corpus", out_dir + "/corpus/differential");
   const std::string dict = out_dir + "/differential.dict";
   const std::string log = out_dir + "/fuzz.log";
   config->triage_dir = parsed->Get("dir", DefaultTriageDir());
   config->findings_dir = out_dir + "/findings";  // libFuzzer's -artifact_prefix
-  config->stats_dir = absl::StrCat(out_dir, "/stats/run-", absl::ToUnixSeconds(absl::Now()),
-                                   "-", getpid());
+  config->stats_dir = absl::StrCat(
+      out_dir, "/stats/run-", absl::ToUnixSeconds(absl::Now()), "-", getpid());
   bool resumed = false;
-  if (auto s = PrepareOutputs(out_dir, corpus, config->stats_dir, config->triage_dir, dict,
-                              resumed);
+  if (auto s = PrepareOutputs(out_dir, corpus, config->stats_dir,
+                              config->triage_dir, dict, resumed);
       !s.ok()) {
     return Fail(err, "fuzz", s);
   }
@@ -523,29 +573,32 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostrea
                                    "-print_final_stats=1",
                                    "-print_funcs=0"};
   if (*jobs > 1) argv.push_back(absl::StrCat("-fork=", *jobs));
-  out << "fuzz: " << (resumed ? "resuming from " : "starting with the seed corpus in ")
-      << corpus << "; triage directory " << config->triage_dir << "; libFuzzer log " << log
-      << "\n";
+  out << "fuzz: "
+      << (resumed ? "resuming from " : "starting with the seed corpus in ")
+      << corpus << "; triage directory " << config->triage_dir
+      << "; libFuzzer log " << log << "\n";
   out.flush();
-  const absl::StatusOr<std::unique_ptr<FuzzerLog>> fuzzer_log = FuzzerLog::Open(log);
+  const absl::StatusOr<std::unique_ptr<FuzzerLog>> fuzzer_log =
+      FuzzerLog::Open(log);
   if (!fuzzer_log.ok()) return Fail(err, "fuzz", fuzzer_log.status());
   const absl::StatusOr<pid_t> pid = StartFuzzer(argv, **fuzzer_log);
   if (!pid.ok()) return Fail(err, "fuzz", pid.status());
   const absl::Time start = absl::Now();
   bool forwarded = false;
   OutWrites writes{.log = **fuzzer_log, .corpus = corpus};
-  const int status = WaitWithProgress(*pid, config->stats_dir, *every, start, writes, out, err,
-                                      forwarded);
+  const int status = WaitWithProgress(*pid, config->stats_dir, *every, start,
+                                      writes, out, err, forwarded);
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
   const Progress p = ReadProgress(config->stats_dir);
-  const bool libfuzzer_crashed = WIFEXITED(status) && WEXITSTATUS(status) != 0 && !forwarded;
+  const bool libfuzzer_crashed =
+      WIFEXITED(status) && WEXITSTATUS(status) != 0 && !forwarded;
   const bool never_started = libfuzzer_crashed && p.sum.stats.inputs == 0;
   if (!never_started) {  // a summary of nothing would bury the error below
     out << ProgressLine(p, seconds) << "\n";
     PrintSummary(p, seconds, *config, out);
     if (!writes.errors.empty()) {
-      out << "fuzz:   stopped early: " << writes.errors.size() << " write(s) under " << out_dir
-          << " failed (the error below)\n";
+      out << "fuzz:   stopped early: " << writes.errors.size()
+          << " write(s) under " << out_dir << " failed (the error below)\n";
     }
   }
   if (libfuzzer_crashed || WIFSIGNALED(status)) {
@@ -559,26 +612,29 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostrea
         ++explained;
       }
     }
-    const std::string how = WIFSIGNALED(status)
-                                ? absl::StrCat("signal ", WTERMSIG(status))
-                                : absl::StrCat("exit status ", WEXITSTATUS(status));
+    const std::string how =
+        WIFSIGNALED(status) ? absl::StrCat("signal ", WTERMSIG(status))
+                            : absl::StrCat("exit status ", WEXITSTATUS(status));
     if (explained > 0 && never_started) {
       // The target said why it could not start: nothing more to alarm about.
-      out << "fuzz: nothing was checked (" << how << "); the fuzzer's log: " << log << "\n";
+      out << "fuzz: nothing was checked (" << how
+          << "); the fuzzer's log: " << log << "\n";
       if (!writes.errors.empty()) {
-        err << "ptxdiff fuzz: " << OutWritesError(writes.errors, out_dir) << "\n";
+        err << "ptxdiff fuzz: " << OutWritesError(writes.errors, out_dir)
+            << "\n";
       }
       return 1;
     }
-    out << "fuzz: the fuzzer exited abnormally (" << how << "); see " << log << " and "
-        << out_dir << "/findings/\n";
+    out << "fuzz: the fuzzer exited abnormally (" << how << "); see " << log
+        << " and " << out_dir << "/findings/\n";
   }
   // A run that could not file what it found, or tested nothing, fails: a CI
   // gate must not pass on it. The reasons go to stderr, after the summary
   // (a fuzzer that never started has said why above).
   std::vector<std::string> errors =
       never_started ? std::vector<std::string>() : RunErrors(p, *config, log);
-  if (!writes.errors.empty()) errors.push_back(OutWritesError(writes.errors, out_dir));
+  if (!writes.errors.empty())
+    errors.push_back(OutWritesError(writes.errors, out_dir));
   for (const std::string& e : errors) err << "ptxdiff fuzz: " << e << "\n";
   return libfuzzer_crashed || WIFSIGNALED(status) || !errors.empty() ? 1 : 0;
 }

@@ -17,7 +17,8 @@
 
 namespace ptxdiff {
 
-int RunFuzz(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
+            std::ostream& err);
 int RunSeedCorpus(const std::vector<std::string>& args, std::ostream& out,
                   std::ostream& err);
 

@@ -35,12 +35,13 @@ using ::testing::StartsWith;
 // RunFuzz hands its settings to the fuzzer through this process's
 // environment: a test leaves none behind for the others.
 void ForgetFuzzSettings() {
-  for (const char* name : {"PTXDIFF_FUZZER", "PTXDIFF_WORKER", "PTXDIFF_BACKEND", "PTXDIFF_ARCH",
-                           "PTXDIFF_CUDA_DRIVER", "PTXDIFF_TRIAGE_DIR", "PTXDIFF_MODE",
-                           "PTXDIFF_FAMILIES", "PTXDIFF_EXCLUDE_FAMILIES", "PTXDIFF_TIMEOUT",
-                           "PTXDIFF_STATS", "PTXDIFF_IN_FLIGHT", "PTXDIFF_BATCH",
-                           "PTXDIFF_SYSTEMATIC", "PTXDIFF_READING", "PTXDIFF_DEADLINE",
-                           "PTXDIFF_FINDINGS"}) {
+  for (const char* name :
+       {"PTXDIFF_FUZZER", "PTXDIFF_WORKER", "PTXDIFF_BACKEND", "PTXDIFF_ARCH",
+        "PTXDIFF_CUDA_DRIVER", "PTXDIFF_TRIAGE_DIR", "PTXDIFF_MODE",
+        "PTXDIFF_FAMILIES", "PTXDIFF_EXCLUDE_FAMILIES", "PTXDIFF_TIMEOUT",
+        "PTXDIFF_STATS", "PTXDIFF_IN_FLIGHT", "PTXDIFF_BATCH",
+        "PTXDIFF_SYSTEMATIC", "PTXDIFF_READING", "PTXDIFF_DEADLINE",
+        "PTXDIFF_FINDINGS"}) {
     unsetenv(name);
   }
 }
@@ -49,12 +50,14 @@ void ForgetFuzzSettings() {
 // (PTXDIFF_FUZZER): a script that writes `stats` as the fuzz process's stats
 // file, says "fake fuzzer ran", then runs `more` (its corpus is $1), and
 // exits 0, as a campaign that ran to its time limit does.
-CliRun FuzzWith(const std::string& dir, const std::string& stats, const std::string& more,
-                const std::vector<std::string>& args) {
+CliRun FuzzWith(const std::string& dir, const std::string& stats,
+                const std::string& more, const std::vector<std::string>& args) {
   std::ofstream(dir + "/stats.txt") << stats;
   const std::string fuzzer = dir + "/fake_fuzzer.sh";
-  std::ofstream(fuzzer) << "#!/bin/sh\ncp '" << dir << "/stats.txt' \"$PTXDIFF_STATS/1.stats\"\n"
-                        << "echo fake fuzzer ran\n" << more << "\n";
+  std::ofstream(fuzzer) << "#!/bin/sh\ncp '" << dir
+                        << "/stats.txt' \"$PTXDIFF_STATS/1.stats\"\n"
+                        << "echo fake fuzzer ran\n"
+                        << more << "\n";
   chmod(fuzzer.c_str(), 0755);
   setenv("PTXDIFF_FUZZER", fuzzer.c_str(), 1);
   setenv("PTXDIFF_WORKER", PTXDIFF_WORKER_PATH, 1);
@@ -67,8 +70,9 @@ CliRun FuzzWith(const std::string& dir, const std::string& stats, const std::str
 
 CliRun FuzzWithStats(const std::string& dir, const std::string& stats,
                      const std::string& more = "") {
-  return FuzzWith(dir, stats, more,
-                  {"--backend", "oracle", "--out", dir + "/out", "--dir", dir + "/triage"});
+  return FuzzWith(
+      dir, stats, more,
+      {"--backend", "oracle", "--out", dir + "/out", "--dir", dir + "/triage"});
 }
 
 constexpr char kSomeStats[] =
@@ -87,9 +91,11 @@ TEST(FuzzCommandTest, ALogThatCannotBeWrittenFailsTheRunAndSaysWhy) {
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_THAT(r.err, HasSubstr("ptxdiff fuzz: error: cannot write " + dir +
                                "/out/fuzz.log: No space left on device\n"));
-  EXPECT_THAT(r.err, HasSubstr("ptxdiff fuzz: could not write under --out " + dir +
-                               "/out (1 failed write: cannot write " + dir + "/out/fuzz.log"));
-  EXPECT_THAT(r.out, HasSubstr("fuzz:   stopped early: 1 write(s) under " + dir + "/out"));
+  EXPECT_THAT(r.err, HasSubstr("ptxdiff fuzz: could not write under --out " +
+                               dir + "/out (1 failed write: cannot write " +
+                               dir + "/out/fuzz.log"));
+  EXPECT_THAT(r.out, HasSubstr("fuzz:   stopped early: 1 write(s) under " +
+                               dir + "/out"));
 }
 
 // Issue 28, item 2: libFuzzer's corpus writes on a full disk left ~2,000
@@ -102,28 +108,34 @@ TEST(FuzzCommandTest, ACorpusFileLeftEmptyStopsTheRunAndFailsIt) {
   const CliRun r = FuzzWith(
       dir, kSomeStats,
       ": > \"$1/" + name + "\"\ntouch -d '1 minute ago' \"$1/" + name + "\"\n" +
-          "trap 'exit 72' INT\ni=0\nwhile [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done",
+          "trap 'exit 72' INT\ni=0\nwhile [ $i -lt 300 ]; do sleep 0.1; "
+          "i=$((i+1)); done",
       {"--backend", "oracle", "--out", dir + "/out", "--dir", dir + "/triage",
        "--progress-seconds", "1"});
   const std::string file = dir + "/out/corpus/differential/" + name;
   EXPECT_EQ(r.code, 1) << r.out;
-  EXPECT_THAT(r.err, HasSubstr("ptxdiff fuzz: error: cannot write " + file + ": "));
+  EXPECT_THAT(r.err,
+              HasSubstr("ptxdiff fuzz: error: cannot write " + file + ": "));
   EXPECT_THAT(r.out, HasSubstr("fuzz: stopping: a write under --out failed"));
   EXPECT_THAT(r.err, HasSubstr("could not write under --out"));
-  EXPECT_NE(access(file.c_str(), F_OK), 0) << "the empty file is still in the corpus";
+  EXPECT_NE(access(file.c_str(), F_OK), 0)
+      << "the empty file is still in the corpus";
 }
 
 // Issue 28, item 2: the fuzz target's own failed writes under --out (its
 // stats file: `ptxdiff: cannot write ...` on its stderr) are errors too.
 TEST(FuzzCommandTest, AStatsFileTheFuzzerCouldNotWriteFailsTheRun) {
   const std::string dir = TempDirFor("fuzz_stats_unwritable");
-  const CliRun r = FuzzWithStats(
-      dir, kSomeStats,
-      "echo 'ptxdiff: cannot write OUT/stats/1.stats: cannot create OUT/stats/.tmp: No space "
-      "left on device' >&2");
+  const CliRun r =
+      FuzzWithStats(dir, kSomeStats,
+                    "echo 'ptxdiff: cannot write OUT/stats/1.stats: cannot "
+                    "create OUT/stats/.tmp: No space "
+                    "left on device' >&2");
   EXPECT_EQ(r.code, 1) << r.out;
-  EXPECT_THAT(r.err, HasSubstr("ptxdiff fuzz: error: cannot write OUT/stats/1.stats: cannot "
-                               "create OUT/stats/.tmp: No space left on device\n"));
+  EXPECT_THAT(
+      r.err,
+      HasSubstr("ptxdiff fuzz: error: cannot write OUT/stats/1.stats: cannot "
+                "create OUT/stats/.tmp: No space left on device\n"));
 }
 
 // ... and of the hundreds a full disk leaves, the first few are said, the
@@ -132,16 +144,22 @@ TEST(FuzzCommandTest, ManyCorpusFilesLeftEmptyAreCountedNotEachSaid) {
   const std::string dir = TempDirFor("fuzz_empty_corpus_files");
   const CliRun r = FuzzWith(
       dir, kSomeStats,
-      "for i in 1 2 3 4 5 6 7; do : > \"$1/0123456789abcdef0123456789abcdef0123456$i\"; "
-      "touch -d '1 minute ago' \"$1/0123456789abcdef0123456789abcdef0123456$i\"; done",
+      "for i in 1 2 3 4 5 6 7; do : > "
+      "\"$1/0123456789abcdef0123456789abcdef0123456$i\"; "
+      "touch -d '1 minute ago' "
+      "\"$1/0123456789abcdef0123456789abcdef0123456$i\"; done",
       {"--backend", "oracle", "--out", dir + "/out", "--dir", dir + "/triage"});
   EXPECT_EQ(r.code, 1) << r.out;
   size_t said = 0;
-  for (size_t at = 0; (at = r.err.find("error: cannot write ", at)) != std::string::npos; ++at) {
+  for (size_t at = 0;
+       (at = r.err.find("error: cannot write ", at)) != std::string::npos;
+       ++at) {
     ++said;
   }
   EXPECT_EQ(said, 5u) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("ptxdiff fuzz: error: 2 more failed write(s) under --out\n"));
+  EXPECT_THAT(
+      r.err,
+      HasSubstr("ptxdiff fuzz: error: 2 more failed write(s) under --out\n"));
   EXPECT_THAT(r.out, HasSubstr("stopped early: 7 write(s)"));
 }
 
@@ -164,10 +182,11 @@ TEST(FuzzCommandTest, ACampaignAppendsToTheLogItShares) {
 TEST(FuzzCommandTest, ABadBackendIsExitTwoBeforeAnyDirectoryIsMade) {
   const std::string dir = TempDirFor("fuzz_bad_backend");
   const CliRun r = FuzzWith(dir, "", "",
-                            {"--backend", "no-such-backend", "--out", dir + "/out", "--dir",
-                             dir + "/triage"});
+                            {"--backend", "no-such-backend", "--out",
+                             dir + "/out", "--dir", dir + "/triage"});
   EXPECT_EQ(r.code, 2);
-  EXPECT_THAT(r.err, StartsWith("ptxdiff fuzz: unknown backend 'no-such-backend'"));
+  EXPECT_THAT(r.err,
+              StartsWith("ptxdiff fuzz: unknown backend 'no-such-backend'"));
   EXPECT_NE(access((dir + "/out").c_str(), F_OK), 0);
   EXPECT_NE(access((dir + "/triage").c_str(), F_OK), 0);
 }
@@ -215,8 +234,8 @@ CliRun FuzzForReal(const std::vector<std::string>& args) {
 // An exec: backend: the faulty worker with `flags`.
 std::string FaultyWorkerWith(const std::string& dir, const std::string& flags) {
   const std::string script = dir + "/faulty_worker.sh";
-  std::ofstream(script) << "#!/bin/sh\nexec " << PTXDIFF_FAULTY_WORKER_PATH << " " << flags
-                        << "\n";
+  std::ofstream(script) << "#!/bin/sh\nexec " << PTXDIFF_FAULTY_WORKER_PATH
+                        << " " << flags << "\n";
   chmod(script.c_str(), 0755);
   return "exec:" + script;
 }
@@ -241,7 +260,8 @@ int64_t FindingsThisRun(const std::string& out) {
   const size_t at = out.find("findings this run: ");
   long long fresh = 0, repeats = 0;
   if (at == std::string::npos ||
-      std::sscanf(out.c_str() + at, "findings this run: %lld new, %lld already filed", &fresh,
+      std::sscanf(out.c_str() + at,
+                  "findings this run: %lld new, %lld already filed", &fresh,
                   &repeats) != 2) {
     return -1;
   }
@@ -261,8 +281,10 @@ TEST(FuzzCommandTest, AnInterruptedRunCountsInItsEntriesEveryFindingItReports) {
   CliRun r;
   std::atomic<bool> ended{false};
   std::thread cli([&] {
-    r = FuzzForReal({"--backend", FaultyWorkerWith(dir, "--fault=wrong-on=popc.b32"), "--family",
-                     "popc", "--max-time", "300", "--out", dir + "/out", "--dir", triage});
+    r = FuzzForReal({"--backend",
+                     FaultyWorkerWith(dir, "--fault=wrong-on=popc.b32"),
+                     "--family", "popc", "--max-time", "300", "--out",
+                     dir + "/out", "--dir", triage});
     ended = true;
   });
   bool repeats_counted = false;
@@ -275,7 +297,8 @@ TEST(FuzzCommandTest, AnInterruptedRunCountsInItsEntriesEveryFindingItReports) {
   // gone and the signal would end this test).
   if (!ended) kill(getpid(), SIGINT);
   cli.join();
-  ASSERT_TRUE(repeats_counted) << "no entry counted 100 findings in 120 s\n" << r.out << r.err;
+  ASSERT_TRUE(repeats_counted) << "no entry counted 100 findings in 120 s\n"
+                               << r.out << r.err;
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("fuzz: interrupted; stopping"));
   EXPECT_THAT(r.out, Not(HasSubstr("not filed before the run ended")))
@@ -294,13 +317,15 @@ TEST(FuzzCommandTest, MaxTimeBoundsARunWhoseWorkerHangsOnATuple) {
   const absl::Time start = absl::Now();
   const CliRun r = FuzzForReal(
       {"--backend",
-       FaultyWorkerWith(dir, "--fault=hang-on=add.sat.s32 --when-operand=0:2147483647"),
-       "--family", "add", "--timeout", "3", "--max-time", absl::StrCat(kMaxTime), "--out",
-       dir + "/out", "--dir", triage});
+       FaultyWorkerWith(
+           dir, "--fault=hang-on=add.sat.s32 --when-operand=0:2147483647"),
+       "--family", "add", "--timeout", "3", "--max-time",
+       absl::StrCat(kMaxTime), "--out", dir + "/out", "--dir", triage});
   const absl::Duration took = absl::Now() - start;
   EXPECT_LT(took, absl::Seconds(kMaxTime + 8)) << r.out << r.err;
   EXPECT_EQ(r.code, 0) << r.out << r.err;
-  // Isolated (hang~faulty~hang~add.sat.s32) or not (hang~faulty~unisolated-hang~batch-...).
+  // Isolated (hang~faulty~hang~add.sat.s32) or not
+  // (hang~faulty~unisolated-hang~batch-...).
   std::vector<std::string> hangs;
   for (const EntryInfo& e : EntriesIn(triage)) {
     if (absl::StartsWith(e.name, "hang~")) hangs.push_back(e.name);
@@ -315,26 +340,32 @@ TEST(FuzzCommandTest, AWorkerThatHangsAtHelloEndsTheRunByMaxTime) {
   const std::string dir = TempDirFor("fuzz_hang_at_hello");
   constexpr int kMaxTime = 5;
   const absl::Time start = absl::Now();
-  const CliRun r = FuzzForReal({"--backend", FaultyWorkerWith(dir, "--fault=hang-at-hello"),
-                                "--family", "add", "--max-time", absl::StrCat(kMaxTime),
-                                "--out", dir + "/out", "--dir", dir + "/triage"});
+  const CliRun r =
+      FuzzForReal({"--backend", FaultyWorkerWith(dir, "--fault=hang-at-hello"),
+                   "--family", "add", "--max-time", absl::StrCat(kMaxTime),
+                   "--out", dir + "/out", "--dir", dir + "/triage"});
   EXPECT_LT(absl::Now() - start, absl::Seconds(kMaxTime + 8)) << r.out << r.err;
   EXPECT_EQ(r.code, 1) << r.out << r.err;
-  EXPECT_THAT(r.out, HasSubstr("failed its handshake: no answer to HELLO before the run's "
-                               "deadline (--max-time)"));
+  EXPECT_THAT(
+      r.out,
+      HasSubstr("failed its handshake: no answer to HELLO before the run's "
+                "deadline (--max-time)"));
 }
 
 TEST(FuzzCommandTest, ACampaignThatTestedSomethingAndFiledItAllPasses) {
-  const CliRun r = FuzzWithStats(
-      TempDirFor("fuzz_ok"),
-      "inputs=10\ntuples=100\nagreed=95\nmismatched=3\ndeclined=2\nsupported_variants=495\n"
-      "new_findings=1\nknown_findings=2\nreached=f\n");
+  const CliRun r =
+      FuzzWithStats(TempDirFor("fuzz_ok"),
+                    "inputs=10\ntuples=100\nagreed=95\nmismatched=3\ndeclined="
+                    "2\nsupported_variants=495\n"
+                    "new_findings=1\nknown_findings=2\nreached=f\n");
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.err, "");
   EXPECT_THAT(r.out, HasSubstr("fuzz:   checked 100 tuples"));
   // Issue 28, item 8: "variants 4/495 supported" and "2 known" misled.
-  EXPECT_THAT(r.out, HasSubstr("fuzz inputs 10  variants reached 4 of 495  findings 1 new, "
-                               "2 repeats  faults 0"));
+  EXPECT_THAT(
+      r.out,
+      HasSubstr("fuzz inputs 10  variants reached 4 of 495  findings 1 new, "
+                "2 repeats  faults 0"));
 }
 
 // Issue 28: a campaign whose filings failed (a full triage disk) exited 0
@@ -348,26 +379,35 @@ TEST(FuzzCommandTest, ACampaignThatCouldNotFileItsFindingsFails) {
       "filing_errors=6\nunfiled=6\n"
       "filing_error=cannot create T/.tmp-entry: No space left on device\n");
   EXPECT_EQ(r.code, 1) << r.out;
-  EXPECT_THAT(r.err, StartsWith("ptxdiff fuzz: could not write to the triage directory " + dir +
-                                "/triage (6 failed writes; the last: cannot create "
-                                "T/.tmp-entry: No space left on device); 6 findings were not "
-                                "filed: " + dir + "/triage/.pending/ keeps them"));
-  EXPECT_THAT(r.out, HasSubstr("fuzz: summary: "));  // the summary is still printed
+  EXPECT_THAT(
+      r.err,
+      StartsWith("ptxdiff fuzz: could not write to the triage directory " +
+                 dir +
+                 "/triage (6 failed writes; the last: cannot create "
+                 "T/.tmp-entry: No space left on device); 6 findings were not "
+                 "filed: " +
+                 dir + "/triage/.pending/ keeps them"));
+  EXPECT_THAT(r.out,
+              HasSubstr("fuzz: summary: "));  // the summary is still printed
 }
 
 // Issue 28: a campaign against a backend that declined everything exited 0.
 TEST(FuzzCommandTest, ACampaignThatTestedNothingFailsAndSaysWhy) {
-  const CliRun r = FuzzWithStats(
-      TempDirFor("fuzz_nothing"),
-      "inputs=10\ntuples=272\ndeclined=272\ndeclined_other=272\n"
-      "top_decline=16 ptx-cmd: command '/bin/false {ptx} {in} {out}' failed on add.s32 "
-      "(16 tuples): exit status 1\n");
+  const CliRun r =
+      FuzzWithStats(TempDirFor("fuzz_nothing"),
+                    "inputs=10\ntuples=272\ndeclined=272\ndeclined_other=272\n"
+                    "top_decline=16 ptx-cmd: command '/bin/false {ptx} {in} "
+                    "{out}' failed on add.s32 "
+                    "(16 tuples): exit status 1\n");
   EXPECT_EQ(r.code, 1) << r.out;
-  EXPECT_THAT(r.err, StartsWith("ptxdiff fuzz: nothing was tested: the backend declined all 272 "
-                                "tuples sent (most often, 16 tuples: ptx-cmd: command "
-                                "'/bin/false {ptx} {in} {out}' failed on add.s32 (16 tuples): "
-                                "exit status 1); `ptxdiff sweep --backend 'oracle' --tuples 1` "
-                                "lists the declines by reason\n"));
+  EXPECT_THAT(
+      r.err,
+      StartsWith(
+          "ptxdiff fuzz: nothing was tested: the backend declined all 272 "
+          "tuples sent (most often, 16 tuples: ptx-cmd: command "
+          "'/bin/false {ptx} {in} {out}' failed on add.s32 (16 tuples): "
+          "exit status 1); `ptxdiff sweep --backend 'oracle' --tuples 1` "
+          "lists the declines by reason\n"));
 }
 
 // A ptxdiff from the release build finds the optimized campaign fuzzer
@@ -387,7 +427,6 @@ TEST(FuzzCommandTest, TheCampaignFuzzerComesBeforeTheAsanOne) {
             at("build/fuzz/fuzzers/differential_fuzzer"));
   EXPECT_LT(at("build/fuzz/fuzzers/differential_fuzzer"), end);
 }
-
 
 }  // namespace
 }  // namespace ptxdiff

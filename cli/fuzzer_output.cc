@@ -23,22 +23,27 @@ constexpr size_t kTailBytes = 64 * 1024;
 constexpr absl::string_view kTargetPrefix = "ptxdiff: ";
 constexpr absl::string_view kTargetWriteError = "ptxdiff: cannot write ";
 // libFuzzer names a corpus file by the SHA-1 of its bytes.
-constexpr absl::string_view kSha1OfNothing = "da39a3ee5e6b4b0d3255bfef95601890afd80709";
+constexpr absl::string_view kSha1OfNothing =
+    "da39a3ee5e6b4b0d3255bfef95601890afd80709";
 
 // Why a file in `dir` was left empty, as far as the file system tells.
 std::string EmptyFileCause(const std::string& dir) {
   struct statvfs fs;
   if (statvfs(dir.c_str(), &fs) != 0) return "libFuzzer left it empty";
-  if (fs.f_bavail == 0) return "No space left on device (libFuzzer left it empty)";
-  if (fs.f_favail == 0) return "no inodes left on the device (libFuzzer left it empty)";
-  return absl::StrCat("libFuzzer left it empty (", fs.f_bavail * fs.f_frsize / 1024,
-                      " KiB free now)");
+  if (fs.f_bavail == 0)
+    return "No space left on device (libFuzzer left it empty)";
+  if (fs.f_favail == 0)
+    return "no inodes left on the device (libFuzzer left it empty)";
+  return absl::StrCat("libFuzzer left it empty (",
+                      fs.f_bavail * fs.f_frsize / 1024, " KiB free now)");
 }
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<FuzzerLog>> FuzzerLog::Open(const std::string& path) {
-  const int log = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+absl::StatusOr<std::unique_ptr<FuzzerLog>> FuzzerLog::Open(
+    const std::string& path) {
+  const int log =
+      open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (log < 0) {
     return absl::FailedPreconditionError(
         absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
@@ -47,7 +52,8 @@ absl::StatusOr<std::unique_ptr<FuzzerLog>> FuzzerLog::Open(const std::string& pa
   if (pipe2(ends, O_CLOEXEC) != 0) {
     const int error = errno;
     close(log);
-    return absl::InternalError(absl::StrCat("cannot make a pipe: ", std::strerror(error)));
+    return absl::InternalError(
+        absl::StrCat("cannot make a pipe: ", std::strerror(error)));
   }
   fcntl(ends[0], F_SETFL, O_NONBLOCK);
   return std::unique_ptr<FuzzerLog>(new FuzzerLog(path, log, ends[0], ends[1]));
@@ -95,8 +101,9 @@ void FuzzerLog::Append(const char* data, size_t size) {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       log_failed_ = true;
-      write_errors_.push_back(absl::StrCat("cannot write ", path_, ": ",
-                                           n < 0 ? std::strerror(errno) : "nothing written"));
+      write_errors_.push_back(
+          absl::StrCat("cannot write ", path_, ": ",
+                       n < 0 ? std::strerror(errno) : "nothing written"));
       return;
     }
     data += n;
@@ -115,14 +122,16 @@ std::vector<std::string> RemoveEmptyCorpusFiles(const std::string& corpus,
     const std::string name = e->d_name;
     struct stat st;
     const std::string path = corpus + "/" + name;
-    if (name[0] != '.' && name != kSha1OfNothing && stat(path.c_str(), &st) == 0 &&
-        S_ISREG(st.st_mode) && st.st_size == 0 && st.st_mtime <= written_before) {
+    if (name[0] != '.' && name != kSha1OfNothing &&
+        stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+        st.st_size == 0 && st.st_mtime <= written_before) {
       empty.push_back(path);
     }
   }
   closedir(d);
   for (const std::string& path : empty) {
-    errors.push_back(absl::StrCat("cannot write ", path, ": ", EmptyFileCause(corpus)));
+    errors.push_back(
+        absl::StrCat("cannot write ", path, ": ", EmptyFileCause(corpus)));
     unlink(path.c_str());
   }
   return errors;

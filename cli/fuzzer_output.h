@@ -21,7 +21,8 @@ class FuzzerLog {
  public:
   // Opens `path` to append to (two campaigns sharing --out each add their
   // lines, neither truncates the other's) and the pipe.
-  static absl::StatusOr<std::unique_ptr<FuzzerLog>> Open(const std::string& path);
+  static absl::StatusOr<std::unique_ptr<FuzzerLog>> Open(
+      const std::string& path);
   ~FuzzerLog();
   FuzzerLog(const FuzzerLog&) = delete;
   FuzzerLog& operator=(const FuzzerLog&) = delete;
@@ -44,7 +45,10 @@ class FuzzerLog {
 
  private:
   FuzzerLog(std::string path, int log, int read_end, int fuzzer_end)
-      : path_(std::move(path)), log_(log), read_end_(read_end), fuzzer_end_(fuzzer_end) {}
+      : path_(std::move(path)),
+        log_(log),
+        read_end_(read_end),
+        fuzzer_end_(fuzzer_end) {}
   void Take(const char* data, size_t size);
   void Append(const char* data, size_t size);
 

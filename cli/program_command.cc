@@ -3,34 +3,34 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "absl/strings/match.h"
 #include "absl/time/time.h"
-#include "common/status_macros.h"
-#include "isa/spelling.h"
 #include "cli/backend_commands.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "cli/triage_commands.h"
-#include "triage/triage_store.h"
 #include "common/files.h"
+#include "common/status_macros.h"
+#include "isa/spelling.h"
 #include "program/composed_oracle.h"
 #include "program/program.h"
 #include "program/program_campaign.h"
 #include "program/program_ptxas.h"
 #include "program/program_tool.h"
-#include "worker/backends/ptxas/sass_constants.h"
+#include "triage/triage_store.h"
 #include "worker/backends/ptxas/ptxas_toolchain.h"
+#include "worker/backends/ptxas/sass_constants.h"
 
 namespace ptxdiff {
 namespace {
@@ -47,16 +47,20 @@ absl::string_view Reason(absl::string_view why_not) {
 }
 
 // The folded outputs with immediate inputs, judged at the witness.
-absl::StatusOr<Judged> CheckImmediates(const std::string& ptxas, const std::string& arch,
-                                       const Program& p, Reading reading, std::ostream& out) {
+absl::StatusOr<Judged> CheckImmediates(const std::string& ptxas,
+                                       const std::string& arch,
+                                       const Program& p, Reading reading,
+                                       std::ostream& out) {
   auto compiled = CompileProgram(ptxas, arch, p, ProgramInputs::kImmediate);
   if (!compiled.ok()) return compiled.status();
   out << "ptxas " << arch << ", inputs immediate: ";
   if (!compiled->claimed) {
-    out << "not folded, so not judged without a GPU (" << Reason(compiled->why_not) << ")\n";
+    out << "not folded, so not judged without a GPU ("
+        << Reason(compiled->why_not) << ")\n";
     return Judged::kNotJudged;
   }
-  const bool differs = Disagrees(EvaluateAtWitness(p, reading), *compiled->claimed);
+  const bool differs =
+      Disagrees(EvaluateAtWitness(p, reading), *compiled->claimed);
   out << "folds to " << ClaimedText(p, *compiled->claimed) << ": "
       << (differs ? "mismatch" : "agree") << "\n";
   return differs ? Judged::kMismatch : Judged::kAgree;
@@ -64,8 +68,9 @@ absl::StatusOr<Judged> CheckImmediates(const std::string& ptxas, const std::stri
 
 // What ptxas claims with runtime inputs, refuted by the first input vector
 // where the oracle differs.
-absl::StatusOr<Judged> CheckRuntime(const std::string& ptxas, const std::string& arch,
-                                    const Program& p, Reading reading, std::ostream& out) {
+absl::StatusOr<Judged> CheckRuntime(const std::string& ptxas,
+                                    const std::string& arch, const Program& p,
+                                    Reading reading, std::ostream& out) {
   auto compiled = CompileProgram(ptxas, arch, p, ProgramInputs::kRuntime);
   if (!compiled.ok()) return compiled.status();
   out << "ptxas " << arch << ", inputs runtime: ";
@@ -75,13 +80,14 @@ absl::StatusOr<Judged> CheckRuntime(const std::string& ptxas, const std::string&
     return Judged::kNotJudged;
   }
   out << "claims " << ClaimedText(p, *compiled->claimed) << " for every input";
-  const std::optional<CounterExample> refuted = RefuteClaim(p, *compiled->claimed, reading);
+  const std::optional<CounterExample> refuted =
+      RefuteClaim(p, *compiled->claimed, reading);
   if (!refuted) {
     out << ": the oracle agrees on every input vector tried\n";
     return Judged::kAgree;
   }
-  out << ": refuted at " << InputsText(p, refuted->inputs) << ", where the oracle gives "
-      << OutputsText(p, refuted->oracle) << "\n";
+  out << ": refuted at " << InputsText(p, refuted->inputs)
+      << ", where the oracle gives " << OutputsText(p, refuted->oracle) << "\n";
   return Judged::kMismatch;
 }
 
@@ -97,10 +103,12 @@ absl::StatusOr<PtxTarget> TargetOf(const std::string& arch) {
   int sm = 0;
   absl::string_view digits = arch;
   if (!absl::ConsumePrefix(&digits, "sm_") || !absl::SimpleAtoi(digits, &sm)) {
-    return absl::InvalidArgumentError(absl::StrCat("--arch ", arch, ": not an sm_NN target"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--arch ", arch, ": not an sm_NN target"));
   }
   const std::optional<PtxTarget> target = TargetForDevice(sm);
-  if (!target) return absl::InvalidArgumentError(absl::StrCat("no PTX target for ", arch));
+  if (!target)
+    return absl::InvalidArgumentError(absl::StrCat("no PTX target for ", arch));
   return *target;
 }
 
@@ -121,11 +129,13 @@ absl::StatusOr<BackendChoice> ChooseBackend(const ParsedArgs& args) {
   }
   for (absl::string_view placeholder : {"{ptx}", "{in}", "{out}"}) {
     if (!absl::StrContains(command, placeholder)) {
-      return absl::InvalidArgumentError(absl::StrCat("--backend ", backend, ": the command has no ",
-                                                     placeholder, " (docs/kernel-abi.md)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--backend ", backend, ": the command has no ",
+                       placeholder, " (docs/kernel-abi.md)"));
     }
   }
-  PTXDIFF_ASSIGN_OR_RETURN(const int64_t timeout, IntFlag(args, "timeout", 10, 1, 3600));
+  PTXDIFF_ASSIGN_OR_RETURN(const int64_t timeout,
+                           IntFlag(args, "timeout", 10, 1, 3600));
   PTXDIFF_ASSIGN_OR_RETURN(const PtxTarget target, TargetOf(arch));
   PTXDIFF_ASSIGN_OR_RETURN(choice.files, TempDir::Create("ptxdiff-programs"));
   choice.backend = MakeToolProgramBackend({.command = std::string(command),
@@ -137,15 +147,18 @@ absl::StatusOr<BackendChoice> ChooseBackend(const ParsedArgs& args) {
 }
 
 // One form of the program on a tool: what it gave, against the oracle.
-absl::StatusOr<Judged> CheckOnTool(ProgramBackend& tool, const Program& p, ProgramInputs form,
-                                   Reading reading, std::ostream& out) {
-  PTXDIFF_ASSIGN_OR_RETURN(const std::vector<ProgramCheck> checks,
-                           tool.Check({&p, 1}, form, reading, absl::InfiniteFuture()));
+absl::StatusOr<Judged> CheckOnTool(ProgramBackend& tool, const Program& p,
+                                   ProgramInputs form, Reading reading,
+                                   std::ostream& out) {
+  PTXDIFF_ASSIGN_OR_RETURN(
+      const std::vector<ProgramCheck> checks,
+      tool.Check({&p, 1}, form, reading, absl::InfiniteFuture()));
   const ProgramCheck& c = checks[0];
-  out << "ptx-cmd, inputs " << (form == ProgramInputs::kRuntime ? "runtime" : "immediate") << ": ";
+  out << "ptx-cmd, inputs "
+      << (form == ProgramInputs::kRuntime ? "runtime" : "immediate") << ": ";
   if (c.fault) {
-    out << (c.fault->kind == ProgramFault::kCrash ? "crashed: " : "hung: ") << c.fault->what
-        << "\n";
+    out << (c.fault->kind == ProgramFault::kCrash ? "crashed: " : "hung: ")
+        << c.fault->what << "\n";
     return Judged::kMismatch;
   }
   if (c.mismatch) {
@@ -166,11 +179,14 @@ absl::StatusOr<Judged> CheckOnTool(ProgramBackend& tool, const Program& p, Progr
 
 }  // namespace
 
-int RunProgram(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+int RunProgram(const std::vector<std::string>& args, std::ostream& out,
+               std::ostream& err) {
   auto parsed = ParseArgs(args, {}, {"backend", "arch", "reading", "timeout"});
   if (!parsed.ok()) return Fail(err, "program", parsed.status());
   if (parsed->positional.size() != 1) {
-    return Fail(err, "program", absl::InvalidArgumentError("expects one FILE (a program case)"));
+    return Fail(
+        err, "program",
+        absl::InvalidArgumentError("expects one FILE (a program case)"));
   }
   auto reading = ReadingFlag(*parsed);
   if (!reading.ok()) return Fail(err, "program", reading.status());
@@ -184,17 +200,25 @@ int RunProgram(const std::vector<std::string>& args, std::ostream& out, std::ost
   if (!text.ok()) return Fail(err, "program", text.status());
   auto program = ParseProgram(*text);
   if (!program.ok()) {
-    return Fail(err, "program", absl::InvalidArgumentError(
-                                    absl::StrCat(path, ": ", program.status().message())));
+    return Fail(err, "program",
+                absl::InvalidArgumentError(
+                    absl::StrCat(path, ": ", program.status().message())));
   }
   const int steps = CountSteps(*program);
-  out << "program: " << path << ": " << steps << (steps == 1 ? " step" : " steps")
-      << (program->steps.size() > static_cast<size_t>(steps) ? ", with loops" : "") << "\n";
-  out << "oracle:  " << OutputsText(*program, EvaluateAtWitness(*program, *reading))
+  out << "program: " << path << ": " << steps
+      << (steps == 1 ? " step" : " steps")
+      << (program->steps.size() > static_cast<size_t>(steps) ? ", with loops"
+                                                             : "")
+      << "\n";
+  out << "oracle:  "
+      << OutputsText(*program, EvaluateAtWitness(*program, *reading))
       << (program->inputs.empty()
               ? " (no inputs"
-              : absl::StrCat(" at the witness ", InputsText(*program, WitnessInputs(*program)), " ("))
-      << (program->inputs.empty() ? "; " : "") << ReadingName(*reading) << " reading)\n";
+              : absl::StrCat(" at the witness ",
+                             InputsText(*program, WitnessInputs(*program)),
+                             " ("))
+      << (program->inputs.empty() ? "; " : "") << ReadingName(*reading)
+      << " reading)\n";
   if (!parsed->Has("backend")) return kExitOk;
   const std::string ptxas = choice->ptxas ? *FindPtxas({}) : "";
   const std::string arch = parsed->Get("arch", "sm_90");
@@ -204,14 +228,20 @@ int RunProgram(const std::vector<std::string>& args, std::ostream& out, std::ost
   if (!program->inputs.empty()) forms.push_back(ProgramInputs::kRuntime);
   for (ProgramInputs form : forms) {
     absl::StatusOr<Judged> j =
-        !choice->ptxas ? CheckOnTool(*choice->backend, *program, form, *reading, out)
-        : form == ProgramInputs::kImmediate ? CheckImmediates(ptxas, arch, *program, *reading, out)
-                                            : CheckRuntime(ptxas, arch, *program, *reading, out);
+        !choice->ptxas
+            ? CheckOnTool(*choice->backend, *program, form, *reading, out)
+        : form == ProgramInputs::kImmediate
+            ? CheckImmediates(ptxas, arch, *program, *reading, out)
+            : CheckRuntime(ptxas, arch, *program, *reading, out);
     if (!j.ok()) return Fail(err, "program", j.status());
     disagree |= *j == Judged::kMismatch;
     judged |= *j != Judged::kNotJudged;
   }
-  out << "verdict: " << (disagree ? "mismatch" : judged ? "agree" : "not judged") << "\n";
+  out << "verdict: "
+      << (disagree ? "mismatch"
+          : judged ? "agree"
+                   : "not judged")
+      << "\n";
   return disagree ? kExitDisagree : kExitOk;
 }
 
@@ -219,21 +249,25 @@ namespace {
 
 absl::StatusOr<ProgramCampaignOptions> CampaignOptions(const ParsedArgs& args) {
   ProgramCampaignOptions o;
-  PTXDIFF_ASSIGN_OR_RETURN(const int64_t seconds, IntFlag(args, "max-time", 60, 1, 7 * 24 * 3600));
+  PTXDIFF_ASSIGN_OR_RETURN(const int64_t seconds,
+                           IntFlag(args, "max-time", 60, 1, 7 * 24 * 3600));
   o.max_time = absl::Seconds(seconds);
-  PTXDIFF_ASSIGN_OR_RETURN(const int64_t threads,
-                           IntFlag(args, "threads", std::max(1u, std::thread::hardware_concurrency()),
-                                   1, 64));
+  PTXDIFF_ASSIGN_OR_RETURN(
+      const int64_t threads,
+      IntFlag(args, "threads",
+              std::max(1u, std::thread::hardware_concurrency()), 1, 64));
   o.threads = static_cast<int>(threads);
-  PTXDIFF_ASSIGN_OR_RETURN(const int64_t seed, IntFlag(args, "seed", 1, 0, INT64_MAX));
+  PTXDIFF_ASSIGN_OR_RETURN(const int64_t seed,
+                           IntFlag(args, "seed", 1, 0, INT64_MAX));
   o.seed = static_cast<uint64_t>(seed);
   PTXDIFF_ASSIGN_OR_RETURN(o.reading, ReadingFlag(args));
   o.triage_dir = args.Get("dir", DefaultTriageDir());
   for (const std::string& list : args.All("suppress")) {
-    for (absl::string_view spelling : absl::StrSplit(list, ',', absl::SkipEmpty())) {
+    for (absl::string_view spelling :
+         absl::StrSplit(list, ',', absl::SkipEmpty())) {
       if (!ParseVariant(spelling).ok()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("--suppress ", spelling, ": not an instruction variant"));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--suppress ", spelling, ": not an instruction variant"));
       }
       o.shape.suppressed.emplace_back(spelling);
     }
@@ -241,31 +275,40 @@ absl::StatusOr<ProgramCampaignOptions> CampaignOptions(const ParsedArgs& args) {
   return o;
 }
 
-double Percent(int64_t part, int64_t whole) { return whole == 0 ? 0 : 100.0 * part / whole; }
+double Percent(int64_t part, int64_t whole) {
+  return whole == 0 ? 0 : 100.0 * part / whole;
+}
 
 // The summary: what was checked, and one line per entry filed.
 void PrintSummary(const ProgramCampaignOptions& o, const BackendChoice& b,
-                  const std::string& arch, const ProgramCampaignReport& r, std::ostream& out) {
+                  const std::string& arch, const ProgramCampaignReport& r,
+                  std::ostream& out) {
   out << absl::StrFormat(
       "programs: %s %s, %d %s, %.0f s: %d programs checked (%.1f/s); %s %.0f%% "
       "with the inputs as immediates and %s %.0f%% with runtime inputs\n",
-      b.ptxas ? "ptxas" : "ptx-cmd", arch, o.threads, o.threads == 1 ? "thread" : "threads",
-      r.seconds, r.programs, r.seconds > 0 ? r.programs / r.seconds : 0,
+      b.ptxas ? "ptxas" : "ptx-cmd", arch, o.threads,
+      o.threads == 1 ? "thread" : "threads", r.seconds, r.programs,
+      r.seconds > 0 ? r.programs / r.seconds : 0,
       b.ptxas ? "ptxas folded" : "the tool ran", Percent(r.folded, r.programs),
-      b.ptxas ? "claimed constants for" : "ran", Percent(r.claimed, r.programs));
+      b.ptxas ? "claimed constants for" : "ran",
+      Percent(r.claimed, r.programs));
   // Entries in the order first filed, grouped by shape (one root cause).
   std::vector<std::string> entries, shapes;
   for (const FiledProgram& f : r.filed) {
-    if (std::find(entries.begin(), entries.end(), f.entry) != entries.end()) continue;
+    if (std::find(entries.begin(), entries.end(), f.entry) != entries.end())
+      continue;
     entries.push_back(f.entry);
-    if (std::find(shapes.begin(), shapes.end(), f.shape) == shapes.end()) shapes.push_back(f.shape);
+    if (std::find(shapes.begin(), shapes.end(), f.shape) == shapes.end())
+      shapes.push_back(f.shape);
   }
   out << "programs: " << r.disagreements << " disagreements"
-      << (r.known > 0 ? absl::StrCat(" (", r.known, " in programs with a variant not generated "
-                                     "any more, not filed again)")
-                      : "")
-      << ", filed as " << EntriesAndCauses(entries.size(), shapes.size()) << " in "
-      << o.triage_dir << "\n";
+      << (r.known > 0
+              ? absl::StrCat(" (", r.known,
+                             " in programs with a variant not generated "
+                             "any more, not filed again)")
+              : "")
+      << ", filed as " << EntriesAndCauses(entries.size(), shapes.size())
+      << " in " << o.triage_dir << "\n";
   for (const std::string& shape : shapes) {
     out << "  " << shape << "\n";
     for (const std::string& entry : entries) {
@@ -277,7 +320,8 @@ void PrintSummary(const ProgramCampaignOptions& o, const BackendChoice& b,
         ++seen;
       }
       if (last == nullptr) continue;
-      out << "    " << entry << (seen > 1 ? absl::StrCat(" (", seen, " times)") : "") << "\n      "
+      out << "    " << entry
+          << (seen > 1 ? absl::StrCat(" (", seen, " times)") : "") << "\n      "
           << last->what << "\n";
     }
   }
@@ -286,17 +330,21 @@ void PrintSummary(const ProgramCampaignOptions& o, const BackendChoice& b,
         << absl::StrJoin(r.suppressed, ", ") << "\n";
   }
   for (const std::string& e : r.errors) out << "programs: error: " << e << "\n";
-  if (!entries.empty()) out << "programs: see: ptxdiff triage list --dir " << o.triage_dir << "\n";
+  if (!entries.empty())
+    out << "programs: see: ptxdiff triage list --dir " << o.triage_dir << "\n";
 }
 
 }  // namespace
 
-int RunPrograms(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  auto parsed = ParseArgs(args, {}, {"max-time", "dir", "arch", "seed", "threads", "reading",
-                                     "suppress", "backend", "timeout"});
+int RunPrograms(const std::vector<std::string>& args, std::ostream& out,
+                std::ostream& err) {
+  auto parsed = ParseArgs(args, {},
+                          {"max-time", "dir", "arch", "seed", "threads",
+                           "reading", "suppress", "backend", "timeout"});
   if (!parsed.ok()) return Fail(err, "programs", parsed.status());
   if (!parsed->positional.empty()) {
-    return Fail(err, "programs", absl::InvalidArgumentError("takes no FILE, only flags"));
+    return Fail(err, "programs",
+                absl::InvalidArgumentError("takes no FILE, only flags"));
   }
   auto options = CampaignOptions(*parsed);
   if (!options.ok()) return Fail(err, "programs", options.status());
@@ -308,19 +356,22 @@ int RunPrograms(const std::vector<std::string>& args, std::ostream& out, std::os
   });
   if (!report.ok()) return Fail(err, "programs", report.status());
   PrintSummary(*options, *choice, parsed->Get("arch", "sm_90"), *report, out);
-  const bool unfiled = std::any_of(report->errors.begin(), report->errors.end(),
-                                   [](const std::string& e) { return absl::StartsWith(e, "could not file"); });
+  const bool unfiled = std::any_of(
+      report->errors.begin(), report->errors.end(), [](const std::string& e) {
+        return absl::StartsWith(e, "could not file");
+      });
   return unfiled || report->programs == 0 ? kExitDisagree : kExitOk;
 }
 
-int MinimizeProgramCase(const std::string& path, const ParsedArgs& args, std::ostream& out,
-                        std::ostream& err) {
+int MinimizeProgramCase(const std::string& path, const ParsedArgs& args,
+                        std::ostream& out, std::ostream& err) {
   auto text = ReadFile(path);
   if (!text.ok()) return Fail(err, "minimize", text.status());
   auto program = ParseProgram(*text);
   if (!program.ok()) {
-    return Fail(err, "minimize", absl::InvalidArgumentError(
-                                     absl::StrCat(path, ": ", program.status().message())));
+    return Fail(err, "minimize",
+                absl::InvalidArgumentError(
+                    absl::StrCat(path, ": ", program.status().message())));
   }
   auto reading = ReadingFlag(args);
   if (!reading.ok()) return Fail(err, "minimize", reading.status());
@@ -328,30 +379,34 @@ int MinimizeProgramCase(const std::string& path, const ParsedArgs& args, std::os
   if (!choice.ok()) return Fail(err, "minimize", choice.status());
   // The case as a campaign of one program, on one thread.
   bool given = false;
-  ProgramCampaignOptions o{.backend = choice->backend,
-                           .max_time = absl::Seconds(300),
-                           .threads = 1,
-                           .reading = *reading,
-                           .triage_dir = args.Get("dir", DefaultTriageDir()),
-                           .next = [&](std::mt19937_64&) -> std::optional<Program> {
-                             if (given) return std::nullopt;
-                             given = true;
-                             return *program;
-                           }};
+  ProgramCampaignOptions o{
+      .backend = choice->backend,
+      .max_time = absl::Seconds(300),
+      .threads = 1,
+      .reading = *reading,
+      .triage_dir = args.Get("dir", DefaultTriageDir()),
+      .next = [&](std::mt19937_64&) -> std::optional<Program> {
+        if (given) return std::nullopt;
+        given = true;
+        return *program;
+      }};
   auto report = RunProgramCampaign(o, nullptr);
   if (!report.ok()) return Fail(err, "minimize", report.status());
-  for (const std::string& e : report->errors) err << "ptxdiff minimize: " << e << "\n";
+  for (const std::string& e : report->errors)
+    err << "ptxdiff minimize: " << e << "\n";
   if (report->filed.empty()) {
-    out << "minimize: no disagreement in " << path << " on " << choice->backend->Identity()
-        << "\n";
+    out << "minimize: no disagreement in " << path << " on "
+        << choice->backend->Identity() << "\n";
     return kExitDisagree;
   }
   const FiledProgram& filed = report->filed.front();
   const std::string entry = absl::StrCat(o.triage_dir, "/", filed.entry);
-  if (auto minimized = ReadFile(entry + "/case.txt"); minimized.ok()) out << *minimized;
+  if (auto minimized = ReadFile(entry + "/case.txt"); minimized.ok())
+    out << *minimized;
   out << "minimize: " << filed.what << "\n"
-      << "minimize: " << (filed.is_new ? "filed new entry " : "counted existing entry ") << entry
-      << "\n";
+      << "minimize: "
+      << (filed.is_new ? "filed new entry " : "counted existing entry ")
+      << entry << "\n";
   return kExitOk;
 }
 

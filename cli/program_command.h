@@ -14,14 +14,16 @@ namespace ptxdiff {
 
 // `ptxdiff programs`: a campaign of random programs through ptxas
 // (program/program_campaign.h), its findings filed in the triage directory.
-int RunPrograms(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int RunPrograms(const std::vector<std::string>& args, std::ostream& out,
+                std::ostream& err);
 
 // `ptxdiff minimize FILE` for a program case: its disagreement (or a tool's
 // crash) minimized and filed in the triage directory, as a campaign would.
-int MinimizeProgramCase(const std::string& path, const ParsedArgs& args, std::ostream& out,
-                        std::ostream& err);
+int MinimizeProgramCase(const std::string& path, const ParsedArgs& args,
+                        std::ostream& out, std::ostream& err);
 
-int RunProgram(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int RunProgram(const std::vector<std::string>& args, std::ostream& out,
+               std::ostream& err);
 
 }  // namespace ptxdiff
 

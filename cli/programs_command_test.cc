@@ -7,10 +7,10 @@
 #include "absl/strings/str_cat.h"
 #include "cli/program_command.h"
 #include "cli/triage_commands.h"
-#include "program/program.h"
 #include "common/files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "program/program.h"
 #include "triage/triage_store.h"
 #include "worker/backends/ptxas/ptxas_toolchain.h"
 
@@ -37,10 +37,12 @@ TEST(ProgramsCommandTest, AShortRunChecksProgramsAndSaysWhatItFiled) {
   auto dir = TempDir::Create("programs-command");
   ASSERT_TRUE(dir.ok());
   const std::string triage = (*dir)->File("triage");
-  ProgramsRun r = Programs({"--max-time", "4", "--dir", triage, "--threads", "1", "--seed", "3"});
+  ProgramsRun r = Programs(
+      {"--max-time", "4", "--dir", triage, "--threads", "1", "--seed", "3"});
   EXPECT_EQ(r.code, 0) << r.out << r.err;
-  EXPECT_THAT(r.out, testing::ContainsRegex("programs: ptxas sm_90, 1 thread, [0-9]+ s: "
-                                            "[1-9][0-9]* programs checked"));
+  EXPECT_THAT(r.out, testing::ContainsRegex(
+                         "programs: ptxas sm_90, 1 thread, [0-9]+ s: "
+                         "[1-9][0-9]* programs checked"));
   EXPECT_THAT(r.out, HasSubstr(" disagreements, filed as "));
   auto store = TriageStore::Open(triage, false);
   ASSERT_TRUE(store.ok()) << store.status();
@@ -56,7 +58,8 @@ TEST(ProgramsCommandTest, AShortRunChecksProgramsAndSaysWhatItFiled) {
 TEST(ProgramsCommandTest, BadFlagsSayWhatIsWrong) {
   ProgramsRun r = Programs({"--suppress", "add.u32,nosuch.op"});
   EXPECT_EQ(r.code, 2);
-  EXPECT_THAT(r.err, HasSubstr("--suppress nosuch.op: not an instruction variant"));
+  EXPECT_THAT(r.err,
+              HasSubstr("--suppress nosuch.op: not an instruction variant"));
   r = Programs({"--max-time", "0"});
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("max-time"));
@@ -78,21 +81,23 @@ TEST(ProgramsCommandTest, MinimizeTakesAProgramCase) {
   const std::string triage = (*dir)->File("triage");
   const std::string source = PTXDIFF_SOURCE_DIR;
   std::ostringstream out, err;
-  int code = RunMinimize({source + "/program/testdata/fuzzx-m037.ptxprog", "--backend", "ptxas",
-                          "--dir", triage},
+  int code = RunMinimize({source + "/program/testdata/fuzzx-m037.ptxprog",
+                          "--backend", "ptxas", "--dir", triage},
                          out, err);
   EXPECT_EQ(code, 0) << out.str() << err.str();
-  EXPECT_THAT(out.str(), HasSubstr("minimize: filed new entry " + triage +
-                                   "/value-mismatch~ptxas~immediate-fold~program-"));
+  EXPECT_THAT(out.str(),
+              HasSubstr("minimize: filed new entry " + triage +
+                        "/value-mismatch~ptxas~immediate-fold~program-"));
   auto entries = TriageStore::Open(triage, false)->List();
   ASSERT_TRUE(entries.ok());
   ASSERT_EQ(entries->size(), 1u);
-  auto minimized = ParseProgram(*ReadFile(triage + "/" + entries->front().name + "/case.txt"));
+  auto minimized = ParseProgram(
+      *ReadFile(triage + "/" + entries->front().name + "/case.txt"));
   ASSERT_TRUE(minimized.ok()) << minimized.status();
   EXPECT_LE(CountSteps(*minimized), 5);
   std::ostringstream out2, err2;
-  code = RunMinimize({source + "/examples/programs/carry-chain.ptxprog", "--backend", "ptxas",
-                      "--dir", triage},
+  code = RunMinimize({source + "/examples/programs/carry-chain.ptxprog",
+                      "--backend", "ptxas", "--dir", triage},
                      out2, err2);
   EXPECT_EQ(code, 1) << out2.str() << err2.str();
   EXPECT_THAT(out2.str(), HasSubstr("minimize: no disagreement in "));
@@ -103,23 +108,32 @@ TEST(ProgramsCommandTest, MinimizeTakesAProgramCase) {
 // both forms: agreeing with a right tool (exit 0), and with a tool that
 // crashes on one of its instructions, saying so (exit 1).
 TEST(ProgramsCommandTest, AProgramRunsOnATool) {
-  const std::string file =
-      std::string(PTXDIFF_SOURCE_DIR) + "/program/testdata/found-abs-lt-zero.ptxprog";
+  const std::string file = std::string(PTXDIFF_SOURCE_DIR) +
+                           "/program/testdata/found-abs-lt-zero.ptxprog";
   const std::string tool = absl::StrCat("ptx-cmd:", PTXDIFF_INTERPRETER_PATH);
   std::ostringstream out, err;
-  int code = RunProgram({file, "--backend", tool + " {ptx} {in} {out}"}, out, err);
+  int code =
+      RunProgram({file, "--backend", tool + " {ptx} {in} {out}"}, out, err);
   EXPECT_EQ(code, 0) << out.str() << err.str();
-  EXPECT_THAT(out.str(), HasSubstr("ptx-cmd, inputs immediate: agrees with the oracle\n"));
-  EXPECT_THAT(out.str(), HasSubstr("ptx-cmd, inputs runtime: agrees with the oracle at the "
-                                   "witness and at more input vectors\n"));
+  EXPECT_THAT(out.str(),
+              HasSubstr("ptx-cmd, inputs immediate: agrees with the oracle\n"));
+  EXPECT_THAT(
+      out.str(),
+      HasSubstr("ptx-cmd, inputs runtime: agrees with the oracle at the "
+                "witness and at more input vectors\n"));
   EXPECT_THAT(out.str(), HasSubstr("verdict: agree\n"));
   std::ostringstream out2, err2;
-  code = RunProgram({file, "--backend", tool + " --crash-on=abs.s32 {ptx} {in} {out}"}, out2, err2);
+  code = RunProgram(
+      {file, "--backend", tool + " --crash-on=abs.s32 {ptx} {in} {out}"}, out2,
+      err2);
   EXPECT_EQ(code, 1) << out2.str() << err2.str();
-  EXPECT_THAT(out2.str(), HasSubstr("ptx-cmd, inputs runtime: crashed: killed by signal 11"));
+  EXPECT_THAT(
+      out2.str(),
+      HasSubstr("ptx-cmd, inputs runtime: crashed: killed by signal 11"));
   EXPECT_THAT(out2.str(), HasSubstr("verdict: mismatch\n"));
   std::ostringstream out3, err3;
-  code = RunProgram({file, "--backend", "ptx-cmd:my-tool {ptx} {out}"}, out3, err3);
+  code = RunProgram({file, "--backend", "ptx-cmd:my-tool {ptx} {out}"}, out3,
+                    err3);
   EXPECT_EQ(code, 2);
   EXPECT_THAT(err3.str(), HasSubstr("the command has no {in}"));
 }

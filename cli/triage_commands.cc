@@ -16,9 +16,9 @@
 #include "cli/flags.h"
 #include "cli/program_command.h"
 #include "fuzzers/differential_target.h"
-#include "isa/operand_form.h"
-#include "isa/fuzz_input.h"
 #include "harness/differential.h"
+#include "isa/fuzz_input.h"
+#include "isa/operand_form.h"
 #include "isa/spelling.h"
 #include "program/program.h"
 #include "triage/minimizer.h"
@@ -35,20 +35,22 @@ absl::StatusOr<std::vector<Tuple>> ReadCase(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   const std::string data = ss.str();
-  if (data.empty()) return absl::InvalidArgumentError(absl::StrCat(path, " is empty"));
+  if (data.empty())
+    return absl::InvalidArgumentError(absl::StrCat(path, " is empty"));
   if (LooksLikeTextCase(data)) {
     // Every tuple: a case of a batch (an unisolated fault) replays whole.
     auto tuples = ParseTextCaseTuples(data);
     if (!tuples.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(path, ": ", tuples.status().message()));
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": ", tuples.status().message()));
     }
     return tuples;
   }
   auto tuples = DecodeFuzzInput(data);
   if (!tuples.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": not a text case, and as a crash file: ",
-                     tuples.status().message()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        path,
+        ": not a text case, and as a crash file: ", tuples.status().message()));
   }
   return tuples;
 }
@@ -57,11 +59,13 @@ absl::StatusOr<std::vector<Tuple>> ReadCase(const std::string& path) {
 std::string VariantsOf(const std::vector<Tuple>& tuples) {
   size_t variants = 0;
   for (size_t i = 0; i < tuples.size(); ++i) {
-    variants += std::none_of(tuples.begin(), tuples.begin() + i,
-                             [&](const Tuple& t) { return t.variant == tuples[i].variant; });
+    variants += std::none_of(
+        tuples.begin(), tuples.begin() + i,
+        [&](const Tuple& t) { return t.variant == tuples[i].variant; });
   }
   const std::string first = Spell(tuples[0].variant);
-  return variants == 1 ? first : absl::StrCat(variants, " variants (", first, ", ...)");
+  return variants == 1 ? first
+                       : absl::StrCat(variants, " variants (", first, ", ...)");
 }
 
 bool IsDirectory(const std::string& path) {
@@ -73,20 +77,24 @@ bool IsDirectory(const std::string& path) {
 // case.txt, for the entry's directory or its name (as `triage list` prints
 // it) in `triage_dir`. (An entry's directory was read as a crash file of 0
 // bytes.)
-absl::StatusOr<std::string> CaseFileFor(const std::string& arg, const std::string& triage_dir) {
+absl::StatusOr<std::string> CaseFileFor(const std::string& arg,
+                                        const std::string& triage_dir) {
   if (IsDirectory(arg)) {
     const std::string entry_case = arg + "/case.txt";
     if (access(entry_case.c_str(), F_OK) == 0) return entry_case;
-    return absl::NotFoundError(absl::StrCat(
-        arg, " is a directory without a case.txt: not a triage entry, or a damaged one "
-             "(`ptxdiff triage list` says)"));
+    return absl::NotFoundError(
+        absl::StrCat(arg,
+                     " is a directory without a case.txt: not a triage entry, "
+                     "or a damaged one "
+                     "(`ptxdiff triage list` says)"));
   }
   if (access(arg.c_str(), F_OK) != 0 && arg.find('/') == std::string::npos &&
       ParseEntryName(arg).ok()) {
     const std::string entry = absl::StrCat(triage_dir, "/", arg);
     if (!IsDirectory(entry)) {
-      return absl::NotFoundError(absl::StrCat("no entry ", arg, " in ", triage_dir,
-                                              " (`ptxdiff triage list --dir DIR` lists them)"));
+      return absl::NotFoundError(
+          absl::StrCat("no entry ", arg, " in ", triage_dir,
+                       " (`ptxdiff triage list --dir DIR` lists them)"));
     }
     return CaseFileFor(entry, triage_dir);
   }
@@ -95,23 +103,28 @@ absl::StatusOr<std::string> CaseFileFor(const std::string& arg, const std::strin
 
 // What `repro` says of a crash file's backend: crash mode records where each
 // crash was found (FindCrashOrigin); libFuzzer's file alone does not say.
-std::string CrashOriginNote(const std::optional<CrashOrigin>& origin, const ParsedArgs& args,
-                            const WorkerClient& client, const std::string& dir) {
+std::string CrashOriginNote(const std::optional<CrashOrigin>& origin,
+                            const ParsedArgs& args, const WorkerClient& client,
+                            const std::string& dir) {
   if (origin && !args.Has("backend")) {
-    return absl::StrCat("repro: found as `", origin->signature, "` on ", origin->backend,
-                        " (", dir, "/", kCrashOriginsFile, "): replaying it there\n");
+    return absl::StrCat("repro: found as `", origin->signature, "` on ",
+                        origin->backend, " (", dir, "/", kCrashOriginsFile,
+                        "): replaying it there\n");
   }
   if (origin && args.Get("backend") != origin->backend) {
-    return absl::StrCat("repro: found as `", origin->signature, "` on ", origin->backend,
-                        ", not on ", args.Get("backend"), "\n");
+    return absl::StrCat("repro: found as `", origin->signature, "` on ",
+                        origin->backend, ", not on ", args.Get("backend"),
+                        "\n");
   }
   if (!origin && !args.Has("backend")) {
-    return absl::StrCat(
-        "repro: replaying on ", client.identity().Describe(),
-        ", the default backend: the crash was found on the backend its fuzzer ran against, "
-        "which the file does not record (nor ", dir, "/", kCrashOriginsFile,
-        "); pass --backend (the fuzzer's log names it: `ptxdiff: <kind> <backend> <variant> "
-        "<class>`)\n");
+    return absl::StrCat("repro: replaying on ", client.identity().Describe(),
+                        ", the default backend: the crash was found on the "
+                        "backend its fuzzer ran against, "
+                        "which the file does not record (nor ",
+                        dir, "/", kCrashOriginsFile,
+                        "); pass --backend (the fuzzer's log names it: "
+                        "`ptxdiff: <kind> <backend> <variant> "
+                        "<class>`)\n");
   }
   return "";
 }
@@ -128,7 +141,8 @@ absl::StatusOr<ParsedArgs> OneFile(const std::vector<std::string>& args,
   auto parsed = ParseArgs(args, {}, valued);
   if (!parsed.ok()) return parsed.status();
   if (parsed->positional.size() != 1) {
-    return absl::InvalidArgumentError("expects one FILE (a text case or a crash file)");
+    return absl::InvalidArgumentError(
+        "expects one FILE (a text case or a crash file)");
   }
   return parsed;
 }
@@ -142,7 +156,8 @@ std::string DefaultTriageDir() {
 
 // A crash file that gives no forms runs in the default form of the worker
 // replaying it, as the fuzz loop ran it (isa/fuzz_input.h).
-void UseDefaultFormOfCrashFile(const std::string& path, const WorkerIdentity& worker,
+void UseDefaultFormOfCrashFile(const std::string& path,
+                               const WorkerIdentity& worker,
                                std::vector<Tuple>& tuples) {
   const absl::StatusOr<std::string> raw = ReadRaw(path);
   if (!raw.ok() || LooksLikeTextCase(*raw) || FuzzInputHasForms(*raw)) return;
@@ -150,18 +165,24 @@ void UseDefaultFormOfCrashFile(const std::string& path, const WorkerIdentity& wo
   for (Tuple& t : tuples) t.runtime = DefaultForm(t.variant, runtime);
 }
 
-int RunRepro(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  auto parsed = OneFile(args, {"backend", "arch", "timeout", "reading", "cuda-driver", "dir"});
+int RunRepro(const std::vector<std::string>& args, std::ostream& out,
+             std::ostream& err) {
+  auto parsed = OneFile(
+      args, {"backend", "arch", "timeout", "reading", "cuda-driver", "dir"});
   if (!parsed.ok()) return Fail(err, "repro", parsed.status());
   auto reading = ReadingFlag(*parsed);
   if (!reading.ok()) return Fail(err, "repro", reading.status());
-  auto path = CaseFileFor(parsed->positional[0], parsed->Get("dir", DefaultTriageDir()));
+  auto path = CaseFileFor(parsed->positional[0],
+                          parsed->Get("dir", DefaultTriageDir()));
   if (!path.ok()) return Fail(err, "repro", path.status());
-  if (const absl::StatusOr<std::string> raw = ReadRaw(*path); raw.ok() && LooksLikeProgram(*raw)) {
+  if (const absl::StatusOr<std::string> raw = ReadRaw(*path);
+      raw.ok() && LooksLikeProgram(*raw)) {
     // A program case: what `ptxdiff program` shows of it.
     std::vector<std::string> program_args = {*path};
     for (const char* flag : {"backend", "arch", "reading", "timeout"}) {
-      if (parsed->Has(flag)) program_args.insert(program_args.end(), {absl::StrCat("--", flag), parsed->Get(flag)});
+      if (parsed->Has(flag))
+        program_args.insert(program_args.end(),
+                            {absl::StrCat("--", flag), parsed->Get(flag)});
     }
     return RunProgram(program_args, out, err);
   }
@@ -169,13 +190,15 @@ int RunRepro(const std::vector<std::string>& args, std::ostream& out, std::ostre
   if (!tuples.ok()) return Fail(err, "repro", tuples.status());
   // A crash file replays on the backend it was found on, where recorded.
   const size_t slash = path->rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : path->substr(0, slash);
+  const std::string dir =
+      slash == std::string::npos ? "." : path->substr(0, slash);
   const absl::StatusOr<std::string> raw = ReadRaw(*path);
   const bool crash_file = raw.ok() && !LooksLikeTextCase(*raw);
   const std::optional<CrashOrigin> origin =
       crash_file ? FindCrashOrigin(dir, *raw) : std::nullopt;
   ParsedArgs backend_args = *parsed;
-  if (origin && !parsed->Has("backend")) backend_args.flags["backend"] = {origin->backend};
+  if (origin && !parsed->Has("backend"))
+    backend_args.flags["backend"] = {origin->backend};
   auto client = StartBackend(backend_args);
   if (!client.ok()) return Fail(err, "repro", client.status());
   if (crash_file) out << CrashOriginNote(origin, *parsed, **client, dir);
@@ -183,7 +206,9 @@ int RunRepro(const std::vector<std::string>& args, std::ostream& out, std::ostre
   if (tuples->size() == 1) {
     const Tuple& t = (*tuples)[0];
     // With runtime sources, the instruction as the compiler saw it.
-    out << "case:    " << (t.runtime != 0 ? FormattedInstruction(t) : Spell(t.variant)) << "\n";
+    out << "case:    "
+        << (t.runtime != 0 ? FormattedInstruction(t) : Spell(t.variant))
+        << "\n";
     const BatchOutcome outcome = (*client)->Run(*tuples);
     return PrintBackendEval(t, *reading, **client, outcome, out);
   }
@@ -194,8 +219,9 @@ int RunRepro(const std::vector<std::string>& args, std::ostream& out, std::ostre
       "repro: %d tuples of %s on %s: %d agree, %d mismatch, %d declined, %d "
       "unspecified, %d other reading, %d faulted, %d faulty batches\n",
       s.counts.tuples, VariantsOf(*tuples), (*client)->identity().Describe(),
-      s.counts.agreed, s.counts.mismatched, s.counts.declined, s.counts.unspecified,
-      s.counts.other_reading, s.counts.faulted, s.counts.faulty_batches);
+      s.counts.agreed, s.counts.mismatched, s.counts.declined,
+      s.counts.unspecified, s.counts.other_reading, s.counts.faulted,
+      s.counts.faulty_batches);
   for (const std::string& m : s.mismatches) out << "mismatch: " << m << "\n";
   for (const std::string& f : s.faults) out << "fault: " << f << "\n";
   return s.counts.mismatched > 0 || s.counts.faulty_batches > 0 ||
@@ -206,33 +232,36 @@ int RunRepro(const std::vector<std::string>& args, std::ostream& out, std::ostre
 
 int RunMinimize(const std::vector<std::string>& args, std::ostream& out,
                 std::ostream& err) {
-  auto parsed =
-      OneFile(args, {"backend", "arch", "timeout", "dir", "reading", "cuda-driver"});
+  auto parsed = OneFile(
+      args, {"backend", "arch", "timeout", "dir", "reading", "cuda-driver"});
   if (!parsed.ok()) return Fail(err, "minimize", parsed.status());
   auto reading = ReadingFlag(*parsed);
   if (!reading.ok()) return Fail(err, "minimize", reading.status());
   const std::string path = parsed->positional[0];
-  if (const absl::StatusOr<std::string> raw = ReadRaw(path); raw.ok() && LooksLikeProgram(*raw)) {
+  if (const absl::StatusOr<std::string> raw = ReadRaw(path);
+      raw.ok() && LooksLikeProgram(*raw)) {
     return MinimizeProgramCase(path, *parsed, out, err);
   }
   auto tuples = ReadCase(path);
   if (!tuples.ok()) return Fail(err, "minimize", tuples.status());
   // Open the triage directory first: a bad one fails before any work.
-  auto store = TriageStore::Open(parsed->Get("dir", DefaultTriageDir()), /*create=*/true);
+  auto store = TriageStore::Open(parsed->Get("dir", DefaultTriageDir()),
+                                 /*create=*/true);
   if (!store.ok()) return Fail(err, "minimize", store.status());
   auto client = StartBackend(*parsed);
   if (!client.ok()) return Fail(err, "minimize", client.status());
   UseDefaultFormOfCrashFile(path, (*client)->identity(), *tuples);
 
   const BatchOutcome outcome = (*client)->Run(*tuples);
-  absl::StatusOr<Finding> finding = absl::FailedPreconditionError(
-      absl::StrCat("no disagreement in ", path, " on ", (*client)->identity().Describe()));
+  absl::StatusOr<Finding> finding = absl::FailedPreconditionError(absl::StrCat(
+      "no disagreement in ", path, " on ", (*client)->identity().Describe()));
   if (outcome.fault) {
     finding = IsolateFault(**client, *tuples);
   } else {
     for (size_t i = 0; i < tuples->size(); ++i) {
       const Tuple& t = (*tuples)[i];
-      const Verdict verdict = JudgeTuple(t, outcome.results[i], *reading).verdict;
+      const Verdict verdict =
+          JudgeTuple(t, outcome.results[i], *reading).verdict;
       if (verdict == Verdict::kMismatch || verdict == Verdict::kFault) {
         finding = MinimizeMismatch(**client, t, *reading);
         break;
@@ -249,32 +278,39 @@ int RunMinimize(const std::vector<std::string>& args, std::ostream& out,
   auto filed = store->File(*finding);
   if (!filed.ok()) return Fail(err, "minimize", filed.status());
   out << FormatTextCase(*finding)
-      << absl::StrFormat("minimize: %d backend calls, %.2f s%s\n",
-                         finding->minimize_backend_calls, finding->minimize_seconds,
-                         finding->flaky ? ", FLAKY: the minimized case did not repeat" : "")
-      << "minimize: " << (filed->is_new ? "filed new entry " : "counted existing entry ")
+      << absl::StrFormat(
+             "minimize: %d backend calls, %.2f s%s\n",
+             finding->minimize_backend_calls, finding->minimize_seconds,
+             finding->flaky ? ", FLAKY: the minimized case did not repeat" : "")
+      << "minimize: "
+      << (filed->is_new ? "filed new entry " : "counted existing entry ")
       << store->dir() << "/" << filed->entry << "\n";
   if (!filed->repaired.empty()) {
-    err << "ptxdiff minimize: repaired the damaged entry: " << filed->repaired << "\n";
+    err << "ptxdiff minimize: repaired the damaged entry: " << filed->repaired
+        << "\n";
   }
   if (!filed->index_error.empty()) {
-    err << "ptxdiff minimize: the entry is filed, but " << filed->index_error << "\n";
+    err << "ptxdiff minimize: the entry is filed, but " << filed->index_error
+        << "\n";
   }
   return 0;
 }
 
-int RunTriage(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+int RunTriage(const std::vector<std::string>& args, std::ostream& out,
+              std::ostream& err) {
   auto parsed = ParseArgs(args, {}, {"dir", "explained"});
   if (!parsed.ok()) return Fail(err, "triage", parsed.status());
   const std::vector<std::string>& pos = parsed->positional;
   if (pos.empty()) {
-    return Fail(err, "triage", absl::InvalidArgumentError(
-                                   "expects list, show ENTRY, merge DIR..., or mark "
-                                   "ENTRY --explained REASON"));
+    return Fail(err, "triage",
+                absl::InvalidArgumentError(
+                    "expects list, show ENTRY, merge DIR..., or mark "
+                    "ENTRY --explained REASON"));
   }
   const std::string& verb = pos[0];
   const bool creates = verb == "merge";
-  auto store = TriageStore::Open(parsed->Get("dir", DefaultTriageDir()), creates);
+  auto store =
+      TriageStore::Open(parsed->Get("dir", DefaultTriageDir()), creates);
   if (!store.ok()) return Fail(err, "triage", store.status());
   if (verb == "list" && pos.size() == 1) {
     auto entries = store->List();
@@ -284,24 +320,26 @@ int RunTriage(const std::vector<std::string>& args, std::ostream& out, std::ostr
     const std::vector<RootCause> causes = GroupByRootCause(*entries);
     for (const RootCause& c : causes) {
       for (const EntryInfo* e : c.entries) {
-        const auto how = e->meta.find("how");  // a crash's or hang's
+        const auto how = e->meta.find("how");      // a crash's or hang's
         const auto batch = e->meta.find("batch");  // an unisolated fault's
         // The entry's name: what show, mark and repro take.
-        out << absl::StrFormat("%6s  %s%s%s%s%s\n", e->CountText(), e->name,
-                               how == e->meta.end() ? "" : absl::StrCat(": ", how->second),
-                               batch == e->meta.end()
-                                   ? ""
-                                   : absl::StrCat(" (a batch of ", batch->second, ")"),
-                               e->explained() ? "  (explained)" : "",
-                               e->damage.empty() ? "" : "  (DAMAGED: see below)");
+        out << absl::StrFormat(
+            "%6s  %s%s%s%s%s\n", e->CountText(), e->name,
+            how == e->meta.end() ? "" : absl::StrCat(": ", how->second),
+            batch == e->meta.end()
+                ? ""
+                : absl::StrCat(" (a batch of ", batch->second, ")"),
+            e->explained() ? "  (explained)" : "",
+            e->damage.empty() ? "" : "  (DAMAGED: see below)");
         // A program's name is a hash: say what it is.
         if (const auto what = e->meta.find("what"); what != e->meta.end()) {
           out << "        " << what->second << "\n";
         }
       }
       if (c.entries.size() > 1) {
-        out << absl::StrFormat("%6d  one root cause: %d entries of %s on %s\n", c.count,
-                               c.entries.size(), c.spelling, c.backend);
+        out << absl::StrFormat("%6d  one root cause: %d entries of %s on %s\n",
+                               c.count, c.entries.size(), c.spelling,
+                               c.backend);
       }
     }
     int damaged = 0;
@@ -312,12 +350,14 @@ int RunTriage(const std::vector<std::string>& args, std::ostream& out, std::ostr
       }
     }
     out << EntriesAndCauses(entries->size(), causes.size())
-        << (damaged > 0 ? absl::StrCat(", ", damaged, " damaged (the next filing of each "
+        << (damaged > 0 ? absl::StrCat(", ", damaged,
+                                       " damaged (the next filing of each "
                                        "repairs it, keeping the damaged files)")
                         : "")
         << ", in " << store->dir() << "\n";
     if (!entries->empty()) {
-      out << "(ptxdiff triage show ENTRY shows one; ptxdiff repro ENTRY --backend NAME "
+      out << "(ptxdiff triage show ENTRY shows one; ptxdiff repro ENTRY "
+             "--backend NAME "
              "replays it)\n";
     }
     return 0;
@@ -337,13 +377,15 @@ int RunTriage(const std::vector<std::string>& args, std::ostream& out, std::ostr
     return 0;
   }
   if (verb == "mark" && pos.size() == 2 && parsed->Has("explained")) {
-    const absl::Status s = store->MarkExplained(pos[1], parsed->Get("explained"));
+    const absl::Status s =
+        store->MarkExplained(pos[1], parsed->Get("explained"));
     if (!s.ok()) return Fail(err, "triage", s);
     out << "marked " << pos[1] << " as explained\n";
     return 0;
   }
   return Fail(err, "triage",
-              absl::InvalidArgumentError(absl::StrCat("bad arguments for '", verb, "'")));
+              absl::InvalidArgumentError(
+                  absl::StrCat("bad arguments for '", verb, "'")));
 }
 
 }  // namespace ptxdiff

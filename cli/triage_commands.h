@@ -16,10 +16,12 @@ namespace ptxdiff {
 // out/triage.
 std::string DefaultTriageDir();
 
-int RunRepro(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int RunRepro(const std::vector<std::string>& args, std::ostream& out,
+             std::ostream& err);
 int RunMinimize(const std::vector<std::string>& args, std::ostream& out,
                 std::ostream& err);
-int RunTriage(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int RunTriage(const std::vector<std::string>& args, std::ostream& out,
+              std::ostream& err);
 
 }  // namespace ptxdiff
 

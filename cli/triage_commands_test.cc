@@ -55,7 +55,8 @@ TEST(TriageCommandsTest, ReproExitCodes) {
   EXPECT_THAT(r.err, HasSubstr("cannot read"));
   // A hand-written case needs no header (triage/README.md: only variant and
   // operands are needed).
-  std::ofstream(dir + "/hand.txt") << "variant: add.s32\noperands: 0x7fffffff 1\n";
+  std::ofstream(dir + "/hand.txt")
+      << "variant: add.s32\noperands: 0x7fffffff 1\n";
   r = Ptxdiff({"repro", dir + "/hand.txt", "--backend", "oracle"});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("case:    add.s32"));
@@ -63,7 +64,8 @@ TEST(TriageCommandsTest, ReproExitCodes) {
   r = Ptxdiff({"repro", dir + "/empty", "--backend", "oracle"});
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("empty is empty"));
-  std::ofstream(dir + "/bad_case.txt") << "# ptxdiff case 1\nvariant: vadd.s32\noperands: 1\n";
+  std::ofstream(dir + "/bad_case.txt")
+      << "# ptxdiff case 1\nvariant: vadd.s32\noperands: 1\n";
   r = Ptxdiff({"repro", dir + "/bad_case.txt", "--backend", "oracle"});
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("line 2: unknown instruction variant"));
@@ -74,18 +76,22 @@ TEST(TriageCommandsTest, MinimizeFilesOneSmallEntryThatReplays) {
   std::ofstream(dir + "/case.txt") << kCase;
   const std::string backend = WrongVaddBackend(dir);
   const std::string triage = dir + "/triage";
-  CliRun r = Ptxdiff({"minimize", dir + "/case.txt", "--backend", backend, "--dir", triage});
+  CliRun r = Ptxdiff(
+      {"minimize", dir + "/case.txt", "--backend", backend, "--dir", triage});
   ASSERT_EQ(r.code, 0) << r.err << r.out;
   EXPECT_THAT(r.out, HasSubstr("variant: vadd.u32.u32.u32\n"));
   EXPECT_THAT(r.out, HasSubstr("operands: 0x00000000 0x00000000\n"));
   EXPECT_THAT(r.out, HasSubstr("filed new entry"));
   // The same case again is counted, not filed again.
-  r = Ptxdiff({"minimize", dir + "/case.txt", "--backend", backend, "--dir", triage});
+  r = Ptxdiff(
+      {"minimize", dir + "/case.txt", "--backend", backend, "--dir", triage});
   EXPECT_THAT(r.out, HasSubstr("counted existing entry"));
 
   r = Ptxdiff({"triage", "list", "--dir", triage});
   EXPECT_EQ(r.code, 0);
-  EXPECT_THAT(r.out, HasSubstr("     2  value-mismatch~faulty~in-range~vadd.u32.u32.u32\n"));
+  EXPECT_THAT(
+      r.out,
+      HasSubstr("     2  value-mismatch~faulty~in-range~vadd.u32.u32.u32\n"));
   EXPECT_THAT(r.out, HasSubstr("1 entry, 1 root cause, in " + triage));
   const std::string entry = "value-mismatch~faulty~in-range~vadd.u32.u32.u32";
   r = Ptxdiff({"triage", "show", entry, "--dir", triage});
@@ -101,12 +107,20 @@ TEST(TriageCommandsTest, MinimizeFilesOneSmallEntryThatReplays) {
   }
   r = Ptxdiff({"repro", triage, "--backend", backend});
   EXPECT_EQ(r.code, 2);
-  EXPECT_THAT(r.err, HasSubstr("is a directory without a case.txt: not a triage entry"));
-  r = Ptxdiff({"repro", "crash~faulty~crash~add.s32", "--backend", backend, "--dir", triage});
+  EXPECT_THAT(
+      r.err,
+      HasSubstr("is a directory without a case.txt: not a triage entry"));
+  r = Ptxdiff({"repro", "crash~faulty~crash~add.s32", "--backend", backend,
+               "--dir", triage});
   EXPECT_EQ(r.code, 2);
-  EXPECT_THAT(r.err, HasSubstr("no entry crash~faulty~crash~add.s32 in " + triage));
-  EXPECT_EQ(Ptxdiff({"triage", "mark", entry, "--explained", "known", "--dir", triage}).code, 0);
-  EXPECT_THAT(Ptxdiff({"triage", "list", "--dir", triage}).out, HasSubstr("(explained)"));
+  EXPECT_THAT(r.err,
+              HasSubstr("no entry crash~faulty~crash~add.s32 in " + triage));
+  EXPECT_EQ(Ptxdiff({"triage", "mark", entry, "--explained", "known", "--dir",
+                     triage})
+                .code,
+            0);
+  EXPECT_THAT(Ptxdiff({"triage", "list", "--dir", triage}).out,
+              HasSubstr("(explained)"));
   const std::string merged = dir + "/merged";
   r = Ptxdiff({"triage", "merge", triage, "--dir", merged});
   EXPECT_EQ(r.code, 0) << r.err;
@@ -123,15 +137,20 @@ TEST(TriageCommandsTest, AnUnisolatedFaultListsAndReplaysAsItsWholeBatch) {
   auto store = TriageStore::Open(triage, /*create=*/true);
   ASSERT_TRUE(store.ok()) << store.status();
   Finding f = AnUnisolatedHangOfABatch();
-  f.detail = "unisolated hang of a batch of 3 tuple(s) not narrowed to one tuple: budget";
+  f.detail =
+      "unisolated hang of a batch of 3 tuple(s) not narrowed to one tuple: "
+      "budget";
   const std::string entry = store->File(f)->entry;
   EXPECT_EQ(entry, "hang~faulty~unisolated-hang~" + BatchName(f.batch));
 
   CliRun r = Ptxdiff({"triage", "list", "--dir", triage});
   EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("     1  " + entry + ": unisolated hang of a batch of 3 "
-                               "tuple(s) not narrowed to one tuple: budget (a batch of 3 "
-                               "tuples of add.cc.s32, add.sat.s32)\n"));
+  EXPECT_THAT(
+      r.out,
+      HasSubstr("     1  " + entry +
+                ": unisolated hang of a batch of 3 "
+                "tuple(s) not narrowed to one tuple: budget (a batch of 3 "
+                "tuples of add.cc.s32, add.sat.s32)\n"));
   EXPECT_EQ(r.err, "");
   r = Ptxdiff({"triage", "show", entry, "--dir", triage});
   EXPECT_EQ(r.code, 0) << r.err;
@@ -139,24 +158,31 @@ TEST(TriageCommandsTest, AnUnisolatedFaultListsAndReplaysAsItsWholeBatch) {
 
   // A backend that hangs on add.sat.s32 with a = MAX: the batch faults it.
   const std::string script = dir + "/hang_worker.sh";
-  std::ofstream(script) << "#!/bin/sh\nexec " << PTXDIFF_FAULTY_WORKER_PATH
-                        << " --fault=hang-on=add.sat.s32 --when-operand=0:2147483647\n";
+  std::ofstream(script)
+      << "#!/bin/sh\nexec " << PTXDIFF_FAULTY_WORKER_PATH
+      << " --fault=hang-on=add.sat.s32 --when-operand=0:2147483647\n";
   chmod(script.c_str(), 0755);
-  r = Ptxdiff({"repro", entry, "--backend", "exec:" + script, "--timeout", "1", "--dir", triage});
+  r = Ptxdiff({"repro", entry, "--backend", "exec:" + script, "--timeout", "1",
+               "--dir", triage});
   EXPECT_EQ(r.code, 1) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("repro: 3 tuples of 2 variants (add.cc.s32, ...) on faulty"));
+  EXPECT_THAT(
+      r.out,
+      HasSubstr("repro: 3 tuples of 2 variants (add.cc.s32, ...) on faulty"));
   EXPECT_THAT(r.out, HasSubstr(", 1 faulty batches\n"));
   // And `minimize` bisects it to the tuple that hangs.
-  r = Ptxdiff({"minimize", triage + "/" + entry + "/case.txt", "--backend", "exec:" + script,
-               "--timeout", "1", "--dir", dir + "/minimized"});
+  r = Ptxdiff({"minimize", triage + "/" + entry + "/case.txt", "--backend",
+               "exec:" + script, "--timeout", "1", "--dir",
+               dir + "/minimized"});
   EXPECT_EQ(r.code, 0) << r.err << r.out;
-  EXPECT_THAT(r.out,
-              HasSubstr("filed new entry " + dir + "/minimized/hang~faulty~hang~add.sat.s32\n"));
+  EXPECT_THAT(r.out, HasSubstr("filed new entry " + dir +
+                               "/minimized/hang~faulty~hang~add.sat.s32\n"));
   EXPECT_THAT(r.out, HasSubstr("operands: 0x7fffffff 0x00000001\n"));
   // On a backend that does not hang, all three are judged.
   r = Ptxdiff({"repro", entry, "--backend", "oracle", "--dir", triage});
   EXPECT_EQ(r.code, 0) << r.err << r.out;
-  EXPECT_THAT(r.out, HasSubstr("repro: 3 tuples of 2 variants (add.cc.s32, ...) on oracle"));
+  EXPECT_THAT(
+      r.out,
+      HasSubstr("repro: 3 tuples of 2 variants (add.cc.s32, ...) on oracle"));
   EXPECT_THAT(r.out, HasSubstr(": 3 agree, "));
 }
 
@@ -175,19 +201,24 @@ TEST(TriageCommandsTest, ListAndShowSayWhichEntryIsDamagedAndHow) {
   f.backend = "faulty";
   f.backend_identity = "faulty 1";
   const std::string entry = store->File(f)->entry;
-  std::ofstream(dir + "/" + entry + "/meta.txt", std::ios::app) << "\x1b[2J garbage\n";
+  std::ofstream(dir + "/" + entry + "/meta.txt", std::ios::app)
+      << "\x1b[2J garbage\n";
 
   CliRun r = Ptxdiff({"triage", "list", "--dir", dir});
   EXPECT_EQ(r.code, 0);
-  EXPECT_THAT(r.out, HasSubstr("     1  value-mismatch~faulty~in-range~add.s32  "
-                               "(DAMAGED: see below)\n"));
+  EXPECT_THAT(r.out,
+              HasSubstr("     1  value-mismatch~faulty~in-range~add.s32  "
+                        "(DAMAGED: see below)\n"));
   EXPECT_THAT(r.out, HasSubstr("1 entry, 1 root cause, 1 damaged"));
-  EXPECT_EQ(r.err, "ptxdiff triage: warning: entry " + entry +
-                       ": meta.txt has 1 line that is not 'key: value' (line 9: "
-                       "\"\\x1b[2J garbage\")\n");
+  EXPECT_EQ(r.err,
+            "ptxdiff triage: warning: entry " + entry +
+                ": meta.txt has 1 line that is not 'key: value' (line 9: "
+                "\"\\x1b[2J garbage\")\n");
   r = Ptxdiff({"triage", "show", entry, "--dir", dir});
   EXPECT_EQ(r.code, 0);
-  EXPECT_THAT(r.out, StartsWith("# DAMAGED: meta.txt has 1 line that is not 'key: value'"));
+  EXPECT_THAT(
+      r.out,
+      StartsWith("# DAMAGED: meta.txt has 1 line that is not 'key: value'"));
   EXPECT_THAT(r.out, HasSubstr("reading: spec\n\\x1b[2J garbage\n"));
   EXPECT_EQ(r.out.find('\x1b'), std::string::npos);
 }
@@ -208,16 +239,21 @@ TEST(TriageCommandsTest, ACrashFileReplaysOnTheBackendItWasFoundOn) {
   // be the one that crashed.
   CliRun r = Ptxdiff({"repro", crash});
   EXPECT_THAT(r.out, HasSubstr("repro: replaying on "));
-  EXPECT_THAT(r.out, HasSubstr("the default backend: the crash was found on the backend its "
-                               "fuzzer ran against, which the file does not record"));
+  EXPECT_THAT(
+      r.out,
+      HasSubstr("the default backend: the crash was found on the backend its "
+                "fuzzer ran against, which the file does not record"));
   // Recorded: without --backend it replays there (and disagrees, as it did).
-  std::ofstream(dir + "/crash-backends.txt")
-      << CrashOriginLine(input, {"value-mismatch faulty vadd.u32.u32.u32 in-range", backend});
+  std::ofstream(dir + "/crash-backends.txt") << CrashOriginLine(
+      input, {"value-mismatch faulty vadd.u32.u32.u32 in-range", backend});
   r = Ptxdiff({"repro", crash});
   EXPECT_EQ(r.code, 1) << r.err << r.out;
-  EXPECT_THAT(r.out, StartsWith("repro: found as `value-mismatch faulty vadd.u32.u32.u32 "
-                                "in-range` on " + backend + " (" + dir +
-                                "/crash-backends.txt): replaying it there\n"));
+  EXPECT_THAT(
+      r.out,
+      StartsWith("repro: found as `value-mismatch faulty vadd.u32.u32.u32 "
+                 "in-range` on " +
+                 backend + " (" + dir +
+                 "/crash-backends.txt): replaying it there\n"));
   EXPECT_THAT(r.out, HasSubstr("verdict: mismatch"));
   // On another backend, as asked, it says where it was found.
   r = Ptxdiff({"repro", crash, "--backend", "oracle"});
@@ -228,8 +264,8 @@ TEST(TriageCommandsTest, ACrashFileReplaysOnTheBackendItWasFoundOn) {
 TEST(TriageCommandsTest, BadTriageDirectoriesAreExitTwo) {
   const std::string dir = TempDirFor("baddir");
   std::ofstream(dir + "/case.txt") << kCase;
-  CliRun r = Ptxdiff({"minimize", dir + "/case.txt", "--backend", "oracle", "--dir",
-                      "/proc/self/fdinfo"});
+  CliRun r = Ptxdiff({"minimize", dir + "/case.txt", "--backend", "oracle",
+                      "--dir", "/proc/self/fdinfo"});
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("is not writable"));
   r = Ptxdiff({"triage", "list", "--dir", dir + "/none"});

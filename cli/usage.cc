@@ -19,7 +19,7 @@ struct CommandHelp {
   absl::string_view synopsis;  // what follows the name
   absl::string_view summary;   // lines, each indented in the output
   std::vector<FlagHelp> flags;
-  absl::string_view example;   // a command line
+  absl::string_view example;  // a command line
 };
 
 // Flags several commands share.
@@ -28,10 +28,12 @@ constexpr FlagHelp kBackend = {
     "oracle, ptxas, cuda, exec:/path/to/worker, or ptx-cmd:'my-tool {ptx}\n"
     "{in} {out}' (a tool that runs PTX modules); default: the best here\n"
     "(cuda with a GPU, else ptxas with the CUDA toolkit, else oracle)"};
-constexpr FlagHelp kArch = {"--arch sm_XX",
-                            "the architecture ptxas and cuda compile for (default: the backend's)"};
+constexpr FlagHelp kArch = {
+    "--arch sm_XX",
+    "the architecture ptxas and cuda compile for (default: the backend's)"};
 constexpr FlagHelp kTimeout = {
-    "--timeout SECONDS", "how long a worker may take to reply before it is restarted\n(default 60)"};
+    "--timeout SECONDS",
+    "how long a worker may take to reply before it is restarted\n(default 60)"};
 constexpr FlagHelp kReading = {
     "--reading spec|hardware",
     "judge against the PTX ISA text (spec, the default) or the text\n"
@@ -45,54 +47,82 @@ constexpr FlagHelp kRuntime = {
     "these sources (e.g. a or a,c) are runtime values, unknown to a\n"
     "compiler (kernel parameters), the operands given their values;\n"
     "default: all immediates"};
-constexpr FlagHelp kDir = {"--dir TRIAGE_DIR",
-                           "the triage directory (default $PTXDIFF_TRIAGE_DIR, else out/triage)"};
+constexpr FlagHelp kDir = {
+    "--dir TRIAGE_DIR",
+    "the triage directory (default $PTXDIFF_TRIAGE_DIR, else out/triage)"};
 
 const std::vector<CommandHelp>& Commands() {
   static const auto* commands = new std::vector<CommandHelp>{
-      {"eval", "'<variant>' A [B [C [D]]] [flags]",
+      {"eval",
+       "'<variant>' A [B [C [D]]] [flags]",
        "Evaluate one instruction variant on operands with the CPU oracle.\n"
-       "Operands: 0x-prefixed hex, decimal, or negative decimal. With --backend,\n"
+       "Operands: 0x-prefixed hex, decimal, or negative decimal. With "
+       "--backend,\n"
        "also run it there and print the verdict; exit 1 on a mismatch.",
-       {{"--json", "print the result as JSON"}, kBackend, kRuntime, kArch, kTimeout, kReading,
+       {{"--json", "print the result as JSON"},
+        kBackend,
+        kRuntime,
+        kArch,
+        kTimeout,
+        kReading,
         kCudaDriver},
        "ptxdiff eval 'bfe.s32' 1 40 8 --backend ptxas --runtime a"},
-      {"variants", "[--count] [--family NAME] [--json]",
+      {"variants",
+       "[--count] [--family NAME] [--json]",
        "List the canonical spellings of the instruction variants.",
        {{"--count", "print how many, not the spellings"},
         {"--family NAME", "only this family's variants (add, vadd, bfe, ...)"},
-        {"--json", "one JSON object per variant: family, minimum PTX ISA and SM, widths"}},
+        {"--json",
+         "one JSON object per variant: family, minimum PTX ISA and SM, "
+         "widths"}},
        "ptxdiff variants --family vadd --count"},
-      {"sweep", "[flags]",
+      {"sweep",
+       "[flags]",
        "Run N edge-case tuples of every variant (of the families given) on a\n"
-       "backend and compare with the oracle. Exit 0 when nothing disagreed; 1 on\n"
+       "backend and compare with the oracle. Exit 0 when nothing disagreed; 1 "
+       "on\n"
        "a mismatch or a faulty batch, or when nothing was tested (the backend\n"
        "declined every tuple); 2 on bad input.",
        {kBackend,
-        {"--family NAME", "only this family (repeatable; default: every family)"},
+        {"--family NAME",
+         "only this family (repeatable; default: every family)"},
         {"--tuples N", "tuples per variant (default 16)"},
         {"--seed S", "the random seed (default 1)"},
         {"--batch N", "tuples per batch sent to the backend (default 4096)"},
-        {"--runtime NAMES", "in every variant that has them, these sources are runtime\n"
-                            "values (e.g. a, or a,c): what a compiler claims for every value"},
-        kArch, kTimeout, kReading, kCudaDriver},
+        {"--runtime NAMES",
+         "in every variant that has them, these sources are runtime\n"
+         "values (e.g. a, or a,c): what a compiler claims for every value"},
+        kArch,
+        kTimeout,
+        kReading,
+        kCudaDriver},
        "ptxdiff sweep --backend ptxas --family add --tuples 4"},
-      {"fuzz", "[flags]",
-       "A fuzz campaign (the best backend here unless --backend); Ctrl-C stops it\n"
-       "and running it again resumes from the corpus and the triage directory.\n"
-       "Needs a libFuzzer build: the campaign preset (scripts/campaign.sh builds\n"
-       "it) or, slower, the fuzz preset. Exit 0 when the campaign ran and filed\n"
+      {"fuzz",
+       "[flags]",
+       "A fuzz campaign (the best backend here unless --backend); Ctrl-C stops "
+       "it\n"
+       "and running it again resumes from the corpus and the triage "
+       "directory.\n"
+       "Needs a libFuzzer build: the campaign preset (scripts/campaign.sh "
+       "builds\n"
+       "it) or, slower, the fuzz preset. Exit 0 when the campaign ran and "
+       "filed\n"
        "what it found; 1 when the fuzzer failed, a finding could not be filed\n"
-       "(the triage directory's .pending/ journal keeps it for the next run), or\n"
+       "(the triage directory's .pending/ journal keeps it for the next run), "
+       "or\n"
        "nothing was tested (the backend declined every tuple); 2 on bad input.",
        {kBackend,
-        {"--max-time SECONDS", "how long the campaign runs, start-up included (default 60)"},
-        {"--jobs N", "fuzz processes, 1 to 64 (default 1; libFuzzer's -fork=N)"},
-        {"--family NAME", "fuzz only this family (repeatable; default: every family)"},
+        {"--max-time SECONDS",
+         "how long the campaign runs, start-up included (default 60)"},
+        {"--jobs N",
+         "fuzz processes, 1 to 64 (default 1; libFuzzer's -fork=N)"},
+        {"--family NAME",
+         "fuzz only this family (repeatable; default: every family)"},
         {"--exclude NAME", "leave this family out (repeatable)"},
         {"--mode campaign|crash",
          "campaign (default): the backend checks big batches on the side and\n"
-         "findings are filed in the triage directory; crash: each input runs on\n"
+         "findings are filed in the triage directory; crash: each input runs "
+         "on\n"
          "the backend in turn, and a mismatch ends the run as a crash file in\n"
          "OUT/findings/ (for OSS-Fuzz and ClusterFuzzLite)"},
         kDir,
@@ -100,75 +130,105 @@ const std::vector<CommandHelp>& Commands() {
          "where the corpus, the stats, findings/ (crash files) and fuzz.log\n"
          "go (default out)"},
         {"--corpus DIR",
-         "the corpus to resume from and grow (default OUT/corpus/differential;\n"
+         "the corpus to resume from and grow (default "
+         "OUT/corpus/differential;\n"
          "seeded from the instruction table when empty)"},
         {"--progress-seconds N", "a progress line every N seconds (default 5)"},
-        kArch, kTimeout, kReading, kCudaDriver},
+        kArch,
+        kTimeout,
+        kReading,
+        kCudaDriver},
        "ptxdiff fuzz --backend ptxas --family vadd --max-time 300 --out out"},
-      {"compare", "'<variant>' '<variant>' [--tuples N] [--seed S]",
+      {"compare",
+       "'<variant>' '<variant>' [--tuples N] [--seed S]",
        "Evaluate two variants with as many operands on the same N edge and\n"
-       "random tuples through the oracle, and show where they differ, by shift\n"
+       "random tuples through the oracle, and show where they differ, by "
+       "shift\n"
        "amount or position range: e.g. PTX 'shl.b32' against Intel vISA\n"
        "'visa.shl.ud.ud.ud'. Exit 1 if they differ.",
        {{"--tuples N", "how many tuples (default 4096)"},
         {"--seed S", "the random seed (default 1)"}},
        "ptxdiff compare 'shl.b32' 'visa.shl.ud.ud.ud'"},
-      {"seed-corpus", "DIR",
+      {"seed-corpus",
+       "DIR",
        "Write the seed corpus and dictionary (generated from the table).",
        {},
        "ptxdiff seed-corpus out/seeds"},
-      {"repro", "FILE|ENTRY [flags]",
+      {"repro",
+       "FILE|ENTRY [flags]",
        "Replay a text case, a program case (as `ptxdiff program` does), a\n"
        "libFuzzer crash file, or a triage entry (its name\n"
        "as `triage list` prints it, or its directory) on the oracle and a\n"
        "backend; exit 0 when they agree, 1 when they disagree, 2 on error.\n"
        "A crash file replays on the backend it was found on when the\n"
-       "crash-backends.txt beside it (written by `fuzz --mode crash`) says which.",
+       "crash-backends.txt beside it (written by `fuzz --mode crash`) says "
+       "which.",
        {kBackend, kDir, kArch, kTimeout, kReading, kCudaDriver},
        "ptxdiff repro value-mismatch~ptxas~min~fns.b32 --backend ptxas"},
-      {"program", "FILE [--backend ptxas|ptx-cmd:COMMAND] [--arch sm_90] [--reading R]",
+      {"program",
+       "FILE [--backend ptxas|ptx-cmd:COMMAND] [--arch sm_90] [--reading R]",
        "Evaluate a program case (several instructions with runtime inputs:\n"
-       "docs/programs.md) with the composed oracle at its witness inputs. With\n"
+       "docs/programs.md) with the composed oracle at its witness inputs. "
+       "With\n"
        "--backend ptxas, compile it with its inputs as immediates (the folded\n"
        "outputs, judged at the witness) and as runtime values (the constants\n"
        "ptxas claims for every input, refuted by the first input vector where\n"
        "the oracle differs). With --backend 'ptx-cmd:COMMAND', run it on your\n"
        "tool in both forms, at the witness and more input vectors\n"
-       "(docs/kernel-abi.md, \"Programs\"). Exit 1 on a disagreement, a crash or\n"
+       "(docs/kernel-abi.md, \"Programs\"). Exit 1 on a disagreement, a crash "
+       "or\n"
        "a hang.",
-       {{"--backend ptxas|ptx-cmd:COMMAND", "compile it with ptxas, or run it on your tool"},
-        {"--arch SM", "the ptxas -arch, or the tool's module target (default sm_90)"},
-        {"--timeout SECONDS", "the most one run of a tool may take (default 10)"},
+       {{"--backend ptxas|ptx-cmd:COMMAND",
+         "compile it with ptxas, or run it on your tool"},
+        {"--arch SM",
+         "the ptxas -arch, or the tool's module target (default sm_90)"},
+        {"--timeout SECONDS",
+         "the most one run of a tool may take (default 10)"},
         kReading},
        "ptxdiff program examples/programs/bfe-claim.ptxprog --backend ptxas"},
-      {"programs", "[--max-time S] [--dir TRIAGE_DIR] [flags]",
-       "A campaign of random programs (short chains and loops in the shapes of\n"
+      {"programs",
+       "[--max-time S] [--dir TRIAGE_DIR] [flags]",
+       "A campaign of random programs (short chains and loops in the shapes "
+       "of\n"
        "ptxas's known bugs: docs/programs.md) through ptxas or your tool,\n"
-       "judged by the composed oracle. Each disagreement (or a tool's crash or\n"
+       "judged by the composed oracle. Each disagreement (or a tool's crash "
+       "or\n"
        "hang) is minimized and filed in the triage directory with its program\n"
-       "case and a repro.ptx; the summary says what each entry is. Exit 0 when\n"
+       "case and a repro.ptx; the summary says what each entry is. Exit 0 "
+       "when\n"
        "the run checked programs and filed what it found, 1 otherwise, 2 on\n"
        "bad input.",
-       {{"--backend ptxas|ptx-cmd:COMMAND", "what runs the programs (default ptxas)"},
-        {"--max-time SECONDS", "how long the campaign runs, minimizing included (default 60)"},
+       {{"--backend ptxas|ptx-cmd:COMMAND",
+         "what runs the programs (default ptxas)"},
+        {"--max-time SECONDS",
+         "how long the campaign runs, minimizing included (default 60)"},
         kDir,
-        {"--arch SM", "the ptxas -arch, or the tool's module target (default sm_90)"},
-        {"--timeout SECONDS", "the most one run of a tool may take (default 10)"},
+        {"--arch SM",
+         "the ptxas -arch, or the tool's module target (default sm_90)"},
+        {"--timeout SECONDS",
+         "the most one run of a tool may take (default 10)"},
         {"--threads N", "programs checked side by side (default: the cores)"},
         {"--seed N", "the first thread's generator seed (default 1)"},
-        {"--suppress SPELLING", "never generate this variant (repeatable, or a comma list)"},
+        {"--suppress SPELLING",
+         "never generate this variant (repeatable, or a comma list)"},
         kReading},
        "ptxdiff programs --max-time 600"},
-      {"minimize", "FILE [flags]",
+      {"minimize",
+       "FILE [flags]",
        "Minimize the disagreement in FILE (a text case, a crash file, or a\n"
        "program case: docs/programs.md) and file it in the triage directory.",
        {kBackend, kDir, kArch, kTimeout, kReading, kCudaDriver},
        "ptxdiff minimize out/findings/crash-0123abcd --backend ptxas"},
-      {"triage", "list | show ENTRY | merge DIR... | mark ENTRY --explained WHY [--dir TRIAGE_DIR]",
-       "Inspect and manage a triage directory: list its entries (count, and the\n"
-       "name that show, mark and repro take), show one, merge other directories\n"
+      {"triage",
+       "list | show ENTRY | merge DIR... | mark ENTRY --explained WHY [--dir "
+       "TRIAGE_DIR]",
+       "Inspect and manage a triage directory: list its entries (count, and "
+       "the\n"
+       "name that show, mark and repro take), show one, merge other "
+       "directories\n"
        "into it, or mark an entry as a known, explained disagreement.",
-       {kDir, {"--explained WHY", "with mark: the reason the disagreement is known"}},
+       {kDir,
+        {"--explained WHY", "with mark: the reason the disagreement is known"}},
        "ptxdiff triage list --dir out/triage"},
       {"help", "", "Show this message.", {}, "ptxdiff help"},
       {"--version", "", "Print ptxdiff's version.", {}, "ptxdiff --version"},
@@ -185,7 +245,8 @@ std::string Indented(absl::string_view text, int indent) {
 }
 
 std::string Synopsis(const CommandHelp& c) {
-  return c.synopsis.empty() ? std::string(c.name) : absl::StrCat(c.name, " ", c.synopsis);
+  return c.synopsis.empty() ? std::string(c.name)
+                            : absl::StrCat(c.name, " ", c.synopsis);
 }
 
 // "  --flag X    text", the text's later lines under its first.
@@ -196,8 +257,9 @@ std::string FlagLines(const std::vector<FlagHelp>& flags) {
   for (const FlagHelp& f : flags) {
     bool first = true;
     for (absl::string_view line : absl::StrSplit(f.text, '\n')) {
-      absl::StrAppend(&out, absl::StrFormat("  %-*s  %s\n", static_cast<int>(width),
-                                            first ? f.flag : "", line));
+      absl::StrAppend(&out,
+                      absl::StrFormat("  %-*s  %s\n", static_cast<int>(width),
+                                      first ? f.flag : "", line));
       first = false;
     }
   }
@@ -209,7 +271,8 @@ std::string FlagLines(const std::vector<FlagHelp>& flags) {
 std::string MainUsage() {
   std::string out =
       "usage: ptxdiff <command> [arguments]\n"
-      "       ptxdiff <command> --help   (its flags, their defaults, and an example)\n"
+      "       ptxdiff <command> --help   (its flags, their defaults, and an "
+      "example)\n"
       "\ncommands:\n";
   for (const CommandHelp& c : Commands()) {
     absl::StrAppend(&out, "  ", Synopsis(c), "\n", Indented(c.summary, 6));
@@ -220,8 +283,10 @@ std::string MainUsage() {
 std::string CommandUsage(absl::string_view command) {
   for (const CommandHelp& c : Commands()) {
     if (c.name != command) continue;
-    std::string out = absl::StrCat("usage: ptxdiff ", Synopsis(c), "\n", Indented(c.summary, 6));
-    if (!c.flags.empty()) absl::StrAppend(&out, "\nflags:\n", FlagLines(c.flags));
+    std::string out = absl::StrCat("usage: ptxdiff ", Synopsis(c), "\n",
+                                   Indented(c.summary, 6));
+    if (!c.flags.empty())
+      absl::StrAppend(&out, "\nflags:\n", FlagLines(c.flags));
     absl::StrAppend(&out, "\nExample: ", c.example, "\n");
     return out;
   }

@@ -35,11 +35,13 @@ std::string Errno(absl::string_view what) {
 }
 
 std::string DescribeWaitStatus(int status) {
-  if (WIFEXITED(status)) return absl::StrCat("exit status ", WEXITSTATUS(status));
+  if (WIFEXITED(status))
+    return absl::StrCat("exit status ", WEXITSTATUS(status));
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
     const char* name = sigabbrev_np(sig);
-    return absl::StrCat("killed by signal ", sig, " (SIG", name ? name : "?", ")");
+    return absl::StrCat("killed by signal ", sig, " (SIG", name ? name : "?",
+                        ")");
   }
   return "ended";
 }
@@ -51,36 +53,42 @@ void CloseFd(int& fd) {
 
 }  // namespace
 
-absl::StatusOr<WorkerCommand> CommandForBackend(absl::string_view backend,
-                                                absl::string_view worker_binary) {
+absl::StatusOr<WorkerCommand> CommandForBackend(
+    absl::string_view backend, absl::string_view worker_binary) {
   WorkerCommand command;
   if (absl::ConsumePrefix(&backend, kExecPrefix)) {
     if (backend.empty()) {
-      return absl::InvalidArgumentError("exec: needs a path, e.g. exec:/opt/my-worker");
+      return absl::InvalidArgumentError(
+          "exec: needs a path, e.g. exec:/opt/my-worker");
     }
     command.argv = {std::string(backend)};
   } else if (absl::ConsumePrefix(&backend, kPtxCmdPrefix)) {
     // The template goes in HELLO (one key-value line): the worker runs it.
     if (backend.empty() || absl::StrContains(backend, '\n')) {
       return absl::InvalidArgumentError(
-          "ptx-cmd: needs a one-line command, e.g. ptx-cmd:'my-tool {ptx} {in} {out}'");
+          "ptx-cmd: needs a one-line command, e.g. ptx-cmd:'my-tool {ptx} {in} "
+          "{out}'");
     }
     command.argv = {std::string(worker_binary),
                     absl::StrCat("--backend=", kPtxCmdBackend)};
     command.hello_options.emplace_back("command", std::string(backend));
   } else if (FindBuiltinBackend(backend) != nullptr) {  // but ptx-cmd, above
-    command.argv = {std::string(worker_binary), absl::StrCat("--backend=", backend)};
+    command.argv = {std::string(worker_binary),
+                    absl::StrCat("--backend=", backend)};
   } else {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "unknown backend '", backend, "'; use oracle, ptxas, cuda, or exec:/path/to/worker "
-        "(or ptx-cmd:'my-tool {ptx} {in} {out}' for a tool that runs PTX modules)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown backend '", backend,
+                     "'; use oracle, ptxas, cuda, or exec:/path/to/worker "
+                     "(or ptx-cmd:'my-tool {ptx} {in} {out}' for a tool that "
+                     "runs PTX modules)"));
   }
   return command;
 }
 
 absl::StatusOr<std::unique_ptr<WorkerClient>> WorkerClient::Start(
     WorkerCommand command) {
-  if (command.argv.empty()) return absl::InvalidArgumentError("empty worker command");
+  if (command.argv.empty())
+    return absl::InvalidArgumentError("empty worker command");
   signal(SIGPIPE, SIG_IGN);  // a dead worker shows up as EPIPE, not a signal
   std::unique_ptr<WorkerClient> client(new WorkerClient(std::move(command)));
   const absl::Time start_deadline = client->command_.start_deadline;
@@ -125,8 +133,11 @@ absl::Status WorkerClient::Launch(absl::Time no_later_than) {
       // would at its pipe's end, a busy or hung one only at its next read).
       // A Ctrl-C is its client's to act on: a campaign stops in order, and
       // a worker killed by it would fault the batches it is to finish.
-      {.stdin_fd = in[0], .stdout_fd = out[1], .stderr_fd = stderr_file_,
-       .dies_with_caller = true, .ignores_interrupt = true},
+      {.stdin_fd = in[0],
+       .stdout_fd = out[1],
+       .stderr_fd = stderr_file_,
+       .dies_with_caller = true,
+       .ignores_interrupt = true},
       "worker");
   close(in[0]), close(out[1]);
   to_worker_ = in[1], from_worker_ = out[0];
@@ -144,7 +155,8 @@ absl::Status WorkerClient::Launch(absl::Time no_later_than) {
   const absl::Duration wait = std::max(command_.timeout, kMinHandshakeTimeout);
   const absl::Time deadline = std::min(started + wait, no_later_than);
   KeyValues hello = {{"protocol", absl::StrCat(kProtocolVersion)}};
-  hello.insert(hello.end(), command_.hello_options.begin(), command_.hello_options.end());
+  hello.insert(hello.end(), command_.hello_options.begin(),
+               command_.hello_options.end());
   absl::Status status = WriteFrame(to_worker_, MessageType::kHello,
                                    EncodeKeyValues(hello), deadline);
   absl::StatusOr<Frame> reply = status.ok() ? ReadFrame(from_worker_, deadline)
@@ -167,28 +179,31 @@ absl::Status WorkerClient::Launch(absl::Time no_later_than) {
     // "No answer before the deadline" did not say which, nor what to do.
     status = absl::DeadlineExceededError(
         deadline < started + wait
-            ? absl::StrCat("no answer to HELLO before the run's deadline (--max-time), ",
-                           absl::FormatDuration(absl::Trunc(absl::Now() - started,
-                                                            absl::Milliseconds(100))),
-                           " after it started: it hangs at start-up, or starts slower "
-                           "than the run is long")
-            : absl::StrCat("no answer to HELLO within ", absl::FormatDuration(wait),
-                           ": it hangs at start-up, or starts slower than that (the "
-                           "wait is the reply timeout, --timeout, at least ",
-                           absl::FormatDuration(kMinHandshakeTimeout), ")"));
+            ? absl::StrCat(
+                  "no answer to HELLO before the run's deadline (--max-time), ",
+                  absl::FormatDuration(absl::Trunc(absl::Now() - started,
+                                                   absl::Milliseconds(100))),
+                  " after it started: it hangs at start-up, or starts slower "
+                  "than the run is long")
+            : absl::StrCat(
+                  "no answer to HELLO within ", absl::FormatDuration(wait),
+                  ": it hangs at start-up, or starts slower than that (the "
+                  "wait is the reply timeout, --timeout, at least ",
+                  absl::FormatDuration(kMinHandshakeTimeout), ")"));
   } else {
     status = reply.status();
   }
   // A worker whose output ended is usually exiting: its exit status says
   // why. One that did not answer in time is not.
-  Kill(absl::IsDeadlineExceeded(status) ? absl::ZeroDuration() : absl::Seconds(2));
+  Kill(absl::IsDeadlineExceeded(status) ? absl::ZeroDuration()
+                                        : absl::Seconds(2));
   std::string tail = StderrTail();
   // A worker that explains itself in ERROR usually says the same on stderr.
   if (absl::StrContains(tail, status.message())) tail.clear();
   return absl::FailedPreconditionError(absl::StrCat(
-      "worker '", absl::StrJoin(command_.argv, " "), "' failed its handshake: ",
-      status.message(), " (", exit_description_, ")",
-      tail.empty() ? "" : "; its stderr: ", tail));
+      "worker '", absl::StrJoin(command_.argv, " "),
+      "' failed its handshake: ", status.message(), " (", exit_description_,
+      ")", tail.empty() ? "" : "; its stderr: ", tail));
 }
 
 void WorkerClient::Kill(absl::Duration grace) {
@@ -273,14 +288,16 @@ absl::Duration WorkerClient::LeafTimeout() const {
 
 absl::Duration WorkerClient::IsolationTimeout(size_t n) const {
   if (!fastest_reply_seconds_) return command_.timeout;
-  const double expected = *fastest_reply_seconds_ + reply_seconds_per_tuple_ * n;
+  const double expected =
+      *fastest_reply_seconds_ + reply_seconds_per_tuple_ * n;
   // A short floor: a part that times out is split, not blamed (a single
   // tuple gets the full timeout).
   return std::min(command_.timeout,
                   absl::Seconds(4 * expected) + absl::Milliseconds(250));
 }
 
-std::string WorkerClient::NotRunReason(const BackendFault& fault, absl::Time deadline,
+std::string WorkerClient::NotRunReason(const BackendFault& fault,
+                                       absl::Time deadline,
                                        absl::string_view no_worker) const {
   const std::string isolating =
       absl::StrCat("isolating a ", FaultKindName(fault.kind), " of the worker");
@@ -288,7 +305,8 @@ std::string WorkerClient::NotRunReason(const BackendFault& fault, absl::Time dea
   if (!no_worker.empty()) {
     why = absl::StrCat(isolating, " stopped: ", no_worker);
   } else if (interrupted_) {
-    why = absl::StrCat(isolating, " was cut short: the client was told to stop");
+    why =
+        absl::StrCat(isolating, " was cut short: the client was told to stop");
   } else if (deadline == command_.isolation_deadline) {
     why = absl::StrCat(isolating, " reached the campaign's deadline");
   } else {
@@ -303,15 +321,17 @@ RunReply WorkerClient::Isolate(std::span<const absl::string_view> spellings,
                                const BackendFault& fault) {
   RunReply reply;
   reply.results.assign(sent.size(), TupleResult{});
-  const absl::Time deadline =
-      std::min(absl::Now() + command_.isolation_budget, command_.isolation_deadline);
+  const absl::Time deadline = std::min(absl::Now() + command_.isolation_budget,
+                                       command_.isolation_deadline);
   // Set when no worker could be started to go on: the parts left are not
   // run, and none is blamed.
   std::string no_worker;
   const auto not_run = [&](size_t begin, size_t end) {
-    const uint32_t message = reply.InternMessage(NotRunReason(fault, deadline, no_worker));
+    const uint32_t message =
+        reply.InternMessage(NotRunReason(fault, deadline, no_worker));
     for (size_t i = begin; i < end; ++i) {
-      reply.results[i] = {.kind = ResultKind::kDecline, .code = DeclineCode::kOther,
+      reply.results[i] = {.kind = ResultKind::kDecline,
+                          .code = DeclineCode::kOther,
                           .message = message};
     }
   };
@@ -334,8 +354,8 @@ RunReply WorkerClient::Isolate(std::span<const absl::string_view> spellings,
     const absl::Duration wanted =
         part.size() == 1 ? LeafTimeout() : IsolationTimeout(part.size());
     const absl::Duration left = deadline - absl::Now();
-    absl::StatusOr<RunReply> got = RunOnce(EncodeOwnRequest(spellings, part), part.size(),
-                                           std::min(wanted, left));
+    absl::StatusOr<RunReply> got = RunOnce(EncodeOwnRequest(spellings, part),
+                                           part.size(), std::min(wanted, left));
     if (got.ok()) {
       for (size_t i = 0; i < part.size(); ++i) {
         TupleResult r = got->results[i];
@@ -354,18 +374,20 @@ RunReply WorkerClient::Isolate(std::span<const absl::string_view> spellings,
     const BackendFault part_fault = Classify(got.status());
     // A run cut short (by Interrupt's kill, or by a timeout shortened to
     // the deadline) says nothing about its tuples: not run, not blamed.
-    if (interrupted_ || (part_fault.kind == FaultKind::kHang && left < wanted)) {
+    if (interrupted_ ||
+        (part_fault.kind == FaultKind::kHang && left < wanted)) {
       not_run(begin, end);
       continue;
     }
     if (part.size() == 1) {
       // The tuple alone faults the worker: the implementation's fault.
-      reply.results[begin] = {
-          .kind = ResultKind::kFault,
-          .message = reply.InternMessage(absl::StrCat(
-              "the worker ", FaultKindName(part_fault.kind), ": ", part_fault.detail)),
-          .fault = part_fault.kind == FaultKind::kHang ? TupleFault::kHang
-                                                       : TupleFault::kCrash};
+      reply.results[begin] = {.kind = ResultKind::kFault,
+                              .message = reply.InternMessage(absl::StrCat(
+                                  "the worker ", FaultKindName(part_fault.kind),
+                                  ": ", part_fault.detail)),
+                              .fault = part_fault.kind == FaultKind::kHang
+                                           ? TupleFault::kHang
+                                           : TupleFault::kCrash};
       continue;
     }
     const size_t mid = begin + (end - begin) / 2;
@@ -381,9 +403,9 @@ void WorkerClient::Interrupt() {
   if (pid > 0) kill(pid, SIGKILL);
 }
 
-absl::StatusOr<RunReply> WorkerClient::RunOnce(absl::string_view payload,
-                                               size_t num_tuples,
-                                               std::optional<absl::Duration> timeout) {
+absl::StatusOr<RunReply> WorkerClient::RunOnce(
+    absl::string_view payload, size_t num_tuples,
+    std::optional<absl::Duration> timeout) {
   if (interrupted_) {
     return absl::FailedPreconditionError(
         absl::StrCat(kInterrupted, ": the client was told to stop"));
@@ -403,8 +425,10 @@ absl::StatusOr<RunReply> WorkerClient::RunOnce(absl::string_view payload,
       WriteFrame(to_worker_, MessageType::kRun, payload, deadline));
   PTXDIFF_ASSIGN_OR_RETURN(Frame frame, ReadFrame(from_worker_, deadline));
   const double took = absl::ToDoubleSeconds(absl::Now() - start);
-  fastest_reply_seconds_ = std::min(fastest_reply_seconds_.value_or(took), took);
-  reply_seconds_per_tuple_ = std::max(reply_seconds_per_tuple_, took / num_tuples);
+  fastest_reply_seconds_ =
+      std::min(fastest_reply_seconds_.value_or(took), took);
+  reply_seconds_per_tuple_ =
+      std::max(reply_seconds_per_tuple_, took / num_tuples);
   if (frame.type == MessageType::kError) {
     return absl::InvalidArgumentError(
         absl::StrCat("worker answered ERROR: ", frame.payload));
@@ -418,10 +442,10 @@ absl::StatusOr<RunReply> WorkerClient::RunOnce(absl::string_view payload,
 
 BackendFault WorkerClient::Classify(const absl::Status& status) {
   FaultKind kind = absl::IsDeadlineExceeded(status) ? FaultKind::kHang
-                         : absl::IsUnavailable(status) || absl::IsNotFound(status) ||
-                                 absl::IsFailedPrecondition(status)
-                             ? FaultKind::kCrash
-                             : FaultKind::kProtocol;
+                   : absl::IsUnavailable(status) || absl::IsNotFound(status) ||
+                           absl::IsFailedPrecondition(status)
+                       ? FaultKind::kCrash
+                       : FaultKind::kProtocol;
   Kill(kind == FaultKind::kCrash ? absl::Seconds(2) : absl::ZeroDuration());
   // ptxdiff-worker exits 5 (context lost) or 6 (kernel timeout) on a device
   // fault: the implementation under test broke, not the worker.
@@ -430,7 +454,8 @@ BackendFault WorkerClient::Classify(const absl::Status& status) {
   }
   std::string detail = std::string(status.message());
   if (kind == FaultKind::kHang) {
-    detail = absl::StrCat("no reply within ", absl::FormatDuration(last_timeout_));
+    detail =
+        absl::StrCat("no reply within ", absl::FormatDuration(last_timeout_));
   }
   if (kind != FaultKind::kHang && !absl::IsFailedPrecondition(status)) {
     absl::StrAppend(&detail, " (", exit_description_, ")");
@@ -453,7 +478,8 @@ bool WorkerClient::SupportsForm(const Tuple& t) const {
 }
 
 void WorkerClient::DeclineUnsent(std::span<const Tuple> tuples,
-                                 const std::vector<int64_t>& sent_index, const RunReply& reply,
+                                 const std::vector<int64_t>& sent_index,
+                                 const RunReply& reply,
                                  BatchOutcome& outcome) const {
   // Message indices of the two reasons, appended once used.
   std::optional<uint32_t> variant_message, form_message;
@@ -473,14 +499,16 @@ void WorkerClient::DeclineUnsent(std::span<const Tuple> tuples,
           {.kind = ResultKind::kDecline,
            .code = DeclineCode::kUnsupportedVariant,
            .message = message(variant_message,
-                              absl::StrCat("variant not supported by ", identity_.Describe()))});
+                              absl::StrCat("variant not supported by ",
+                                           identity_.Describe()))});
     } else {
       outcome.results.push_back(
           {.kind = ResultKind::kDecline,
            .code = DeclineCode::kOperandForm,
-           .message = message(form_message, absl::StrCat("runtime operands are not run by ",
-                                                         identity_.Describe(),
-                                                         " (it does not say forms=1)"))});
+           .message = message(form_message,
+                              absl::StrCat("runtime operands are not run by ",
+                                           identity_.Describe(),
+                                           " (it does not say forms=1)"))});
     }
   }
 }
@@ -509,7 +537,8 @@ BatchOutcome WorkerClient::Run(std::span<const Tuple> tuples) {
     }
     if (it->second < 0 || !SupportsForm(tuples[i])) continue;
     sent_index[i] = sent.size();
-    sent.push_back({static_cast<uint32_t>(it->second), tuples[i].operands, tuples[i].runtime});
+    sent.push_back({static_cast<uint32_t>(it->second), tuples[i].operands,
+                    tuples[i].runtime});
   }
   RunReply reply;
   if (!sent.empty()) {
@@ -532,8 +561,8 @@ BatchOutcome WorkerClient::Run(std::span<const Tuple> tuples) {
       if (!attempt.ok()) {
         outcome.fault = Classify(attempt.status());
         outcome.fault->detail = absl::StrCat(
-            outcome.fault->detail, "; first attempt: ", FaultKindName(first.kind),
-            ": ", first.detail);
+            outcome.fault->detail,
+            "; first attempt: ", FaultKindName(first.kind), ": ", first.detail);
         return outcome;
       }
     }

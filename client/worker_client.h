@@ -23,10 +23,10 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "protocol/fault_kind.h"
-#include "protocol/protocol.h"
 #include "isa/tuple.h"
 #include "isa/variant.h"
+#include "protocol/fault_kind.h"
+#include "protocol/protocol.h"
 
 namespace ptxdiff {
 
@@ -65,8 +65,8 @@ inline constexpr absl::Duration kMinHandshakeTimeout = absl::Seconds(10);
 // --backend=NAME`; "exec:/path/to/worker" runs that executable;
 // "ptx-cmd:TEMPLATE" runs `worker_binary --backend=ptx-cmd` with the HELLO
 // option command=TEMPLATE (docs/kernel-abi.md).
-absl::StatusOr<WorkerCommand> CommandForBackend(absl::string_view backend,
-                                                absl::string_view worker_binary);
+absl::StatusOr<WorkerCommand> CommandForBackend(
+    absl::string_view backend, absl::string_view worker_binary);
 
 struct BackendFault {
   FaultKind kind;
@@ -76,7 +76,8 @@ struct BackendFault {
 struct BatchOutcome {
   // One result per tuple when `fault` is empty; empty otherwise.
   std::vector<TupleResult> results;
-  std::vector<std::string> messages;  // decline reasons, by TupleResult::message
+  std::vector<std::string>
+      messages;  // decline reasons, by TupleResult::message
   std::optional<BackendFault> fault;
   // The batch faulted the worker and isolating it (isolate_faults) ended
   // before every tuple was settled (its budget or deadline, or Interrupt):
@@ -89,7 +90,8 @@ class WorkerClient {
   // Starts the worker and completes the handshake. Fails with a clear message
   // when the executable cannot be started or does not complete the handshake
   // (including the worker's own stderr, e.g. "ptxas not found").
-  static absl::StatusOr<std::unique_ptr<WorkerClient>> Start(WorkerCommand command);
+  static absl::StatusOr<std::unique_ptr<WorkerClient>> Start(
+      WorkerCommand command);
 
   ~WorkerClient();  // BYE, then a short grace period, then SIGKILL
   WorkerClient(const WorkerClient&) = delete;
@@ -157,7 +159,8 @@ class WorkerClient {
   bool SupportsForm(const Tuple& t) const;
   // The results of `tuples` into `outcome`: the reply's for those sent
   // (sent_index >= 0), a decline naming why for the others.
-  void DeclineUnsent(std::span<const Tuple> tuples, const std::vector<int64_t>& sent_index,
+  void DeclineUnsent(std::span<const Tuple> tuples,
+                     const std::vector<int64_t>& sent_index,
                      const RunReply& reply, BatchOutcome& outcome) const;
 
   WorkerCommand command_;
@@ -170,7 +173,7 @@ class WorkerClient {
   std::atomic<bool> interrupted_{false};
   int to_worker_ = -1;
   int from_worker_ = -1;
-  int stderr_file_ = -1;  // the worker's stderr, kept for fault reports
+  int stderr_file_ = -1;          // the worker's stderr, kept for fault reports
   std::string exit_description_;  // "exit status 3", "signal 11 (SIGSEGV)"
   int exit_status_ = -1;          // the worker's exit status, if it exited
   std::atomic<int> restarts_{0};

@@ -7,8 +7,8 @@
 
 #include <cstdio>
 #include <future>
-#include <thread>
 #include <random>
+#include <thread>
 
 #include "common/testing/child_of_a_killed_caller.h"
 #include "gmock/gmock.h"
@@ -32,7 +32,8 @@ WorkerCommand Faulty(std::vector<std::string> flags,
   return c;
 }
 
-std::vector<Tuple> SomeTuples(std::vector<std::string> spellings, int per_variant) {
+std::vector<Tuple> SomeTuples(std::vector<std::string> spellings,
+                              int per_variant) {
   std::mt19937_64 rng(3);
   std::vector<Tuple> tuples;
   for (const std::string& s : spellings) {
@@ -44,12 +45,14 @@ std::vector<Tuple> SomeTuples(std::vector<std::string> spellings, int per_varian
   return tuples;
 }
 
-void ExpectMatchesOracle(const std::vector<Tuple>& tuples, const BatchOutcome& out) {
+void ExpectMatchesOracle(const std::vector<Tuple>& tuples,
+                         const BatchOutcome& out) {
   ASSERT_FALSE(out.fault.has_value()) << out.fault->detail;
   ASSERT_EQ(out.results.size(), tuples.size());
   for (size_t i = 0; i < tuples.size(); ++i) {
     ASSERT_EQ(out.results[i].kind, ResultKind::kValue);
-    EXPECT_EQ(out.results[i].bits, Evaluate(tuples[i].variant, tuples[i].operands).bits)
+    EXPECT_EQ(out.results[i].bits,
+              Evaluate(tuples[i].variant, tuples[i].operands).bits)
         << Spell(tuples[i].variant);
   }
 }
@@ -79,12 +82,14 @@ TEST(WorkerClientTest, UnsupportedVariantsAreDeclinedWithoutBeingSent) {
   EXPECT_EQ(out.results[0].kind, ResultKind::kValue);
   EXPECT_EQ(out.results[2].kind, ResultKind::kDecline);
   EXPECT_EQ(out.results[2].code, DeclineCode::kUnsupportedVariant);
-  EXPECT_THAT(out.messages[out.results[2].message], HasSubstr("not supported by faulty"));
+  EXPECT_THAT(out.messages[out.results[2].message],
+              HasSubstr("not supported by faulty"));
   EXPECT_EQ(out.results[4].kind, ResultKind::kValue);
   // The client's table says what the supports lines say, of every variant
   // and of one the table does not hold (`.sat` is add.s32's only).
   for (const Variant& v : AllVariants()) {
-    ASSERT_EQ((*client)->Supports(v), (*client)->identity().Supports(v)) << Spell(v);
+    ASSERT_EQ((*client)->Supports(v), (*client)->identity().Supports(v))
+        << Spell(v);
   }
   Variant illegal = *ParseVariant("add.u32");
   illegal.sat = true;
@@ -123,7 +128,8 @@ TEST(WorkerClientTest, ACrashThatDoesNotRepeatIsRetriedSuccessfully) {
 TEST(WorkerClientTest, TheCallerCarriesOnAfterAFaultyBatch) {
   auto client = WorkerClient::Start(Faulty({"--fault=crash-on=div.u32"}));
   ASSERT_TRUE(client.ok()) << client.status();
-  const BatchOutcome bad = (*client)->Run(SomeTuples({"add.u32", "div.u32"}, 3));
+  const BatchOutcome bad =
+      (*client)->Run(SomeTuples({"add.u32", "div.u32"}, 3));
   ASSERT_TRUE(bad.fault.has_value());
   EXPECT_EQ(bad.fault->kind, FaultKind::kCrash);
   const auto good = SomeTuples({"add.u32", "rem.u32"}, 3);
@@ -132,7 +138,8 @@ TEST(WorkerClientTest, TheCallerCarriesOnAfterAFaultyBatch) {
 }
 
 TEST(WorkerClientTest, HangIsKilledAtTheTimeout) {
-  auto client = WorkerClient::Start(Faulty({"--fault=hang"}, absl::Milliseconds(300)));
+  auto client =
+      WorkerClient::Start(Faulty({"--fault=hang"}, absl::Milliseconds(300)));
   ASSERT_TRUE(client.ok()) << client.status();
   const absl::Time start = absl::Now();
   const BatchOutcome out = (*client)->Run(SomeTuples({"add.s32"}, 1));
@@ -161,15 +168,18 @@ TEST(WorkerClientTest, GarbageShortRepliesAndErrorsAreProtocolErrors) {
 // until that tuple is alone; it comes back as a fault (hang, or crash for a
 // worker that writes garbage and exits), every other tuple with its value.
 TEST(WorkerClientTest, AFaultingTupleIsIsolatedAndTheRestAnswered) {
-  std::vector<Tuple> tuples = SomeTuples({"add.sat.s32", "sub.s32", "bfe.u32"}, 8);
+  std::vector<Tuple> tuples =
+      SomeTuples({"add.sat.s32", "sub.s32", "bfe.u32"}, 8);
   // Edge operands never put a = MAX in add.sat.s32 here but the culprit.
   const Variant add_sat = *ParseVariant("add.sat.s32");
   for (Tuple& t : tuples) {
-    if (t.variant == add_sat && t.operands.v[0] >= 0x7fffffff) t.operands.v[0] = 3;
+    if (t.variant == add_sat && t.operands.v[0] >= 0x7fffffff)
+      t.operands.v[0] = 3;
   }
   const Tuple culprit{add_sat, {{0x7fffffff, 1}}};
   tuples.insert(tuples.begin() + 13, culprit);
-  for (const auto& [fault, kind] : std::vector<std::pair<std::string, TupleFault>>{
+  for (const auto& [fault, kind] :
+       std::vector<std::pair<std::string, TupleFault>>{
            {"--fault=hang-on=add.sat.s32", TupleFault::kHang},
            {"--fault=garbage-on=add.sat.s32", TupleFault::kCrash}}) {
     WorkerCommand command =
@@ -193,7 +203,8 @@ TEST(WorkerClientTest, AFaultingTupleIsIsolatedAndTheRestAnswered) {
       EXPECT_EQ(r.bits, Evaluate(tuples[i].variant, tuples[i].operands).bits);
     }
     // The same client answers the next batch.
-    ExpectMatchesOracle(SomeTuples({"add.s32"}, 8), (*client)->Run(SomeTuples({"add.s32"}, 8)));
+    ExpectMatchesOracle(SomeTuples({"add.s32"}, 8),
+                        (*client)->Run(SomeTuples({"add.s32"}, 8)));
   }
 }
 
@@ -219,8 +230,10 @@ TEST(WorkerClientTest, IsolationStopsAtItsBudget) {
   for (const TupleResult& r : out.results) {
     if (r.kind != ResultKind::kDecline) continue;
     ++declined;
-    EXPECT_THAT(out.messages[r.message],
-                HasSubstr("not run: isolating a hang of the worker took the whole budget"));
+    EXPECT_THAT(
+        out.messages[r.message],
+        HasSubstr(
+            "not run: isolating a hang of the worker took the whole budget"));
   }
   EXPECT_GT(declined, 32);
 }
@@ -240,9 +253,11 @@ TEST(WorkerClientTest, IsolationStopsAtItsDeadline) {
   for (const TupleResult& r : out.results) {
     if (r.kind != ResultKind::kDecline) continue;
     ++declined;
-    EXPECT_THAT(out.messages[r.message],
-                HasSubstr("not run: isolating a hang of the worker reached the campaign's "
-                          "deadline"));
+    EXPECT_THAT(
+        out.messages[r.message],
+        HasSubstr(
+            "not run: isolating a hang of the worker reached the campaign's "
+            "deadline"));
   }
   EXPECT_GT(declined, 32);
 }
@@ -252,7 +267,8 @@ TEST(WorkerClientTest, IsolationStopsAtItsDeadline) {
 // crashes (the failed start's). They are not run, and the fault is
 // unisolated.
 TEST(WorkerClientTest, IsolationBlamesNoTupleWhenTheWorkerCannotRestart) {
-  const std::string marker = ::testing::TempDir() + "/no_restart_" + std::to_string(getpid());
+  const std::string marker =
+      ::testing::TempDir() + "/no_restart_" + std::to_string(getpid());
   std::remove(marker.c_str());
   WorkerCommand command;
   command.argv = {"/bin/sh", "-c",
@@ -269,8 +285,9 @@ TEST(WorkerClientTest, IsolationBlamesNoTupleWhenTheWorkerCannotRestart) {
   ASSERT_TRUE(out.unisolated.has_value());
   for (const TupleResult& r : out.results) {
     ASSERT_EQ(r.kind, ResultKind::kDecline);
-    EXPECT_THAT(out.messages[r.message], HasSubstr("not run: isolating a hang of the worker "
-                                                   "stopped: "));
+    EXPECT_THAT(out.messages[r.message],
+                HasSubstr("not run: isolating a hang of the worker "
+                          "stopped: "));
     EXPECT_THAT(out.messages[r.message], HasSubstr("no more workers"));
   }
 }
@@ -283,7 +300,8 @@ TEST(WorkerClientTest, AWorkerDiesWithTheProcessThatStartedIt) {
   const OrphanEnd end = ChildOfAKilledCaller([] {
     // Never freed: the client lives, hung on a batch, until the caller is
     // killed, after this function returns.
-    auto* started = new absl::StatusOr<std::unique_ptr<WorkerClient>>(absl::UnknownError("no"));
+    auto* started = new absl::StatusOr<std::unique_ptr<WorkerClient>>(
+        absl::UnknownError("no"));
     std::thread([&] {
       *started = WorkerClient::Start(
           Faulty({"--fault=hang-on=add.sat.s32"}, absl::Hours(1)));
@@ -297,11 +315,14 @@ TEST(WorkerClientTest, AWorkerDiesWithTheProcessThatStartedIt) {
       const BatchOutcome out = client->Run(SomeTuples({"add.s32"}, 4));
       if (!out.fault && client->restarts() == 0) worker = first;
       // Then hung on a batch until the end.
-      std::thread([client] { client->Run(SomeTuples({"add.sat.s32"}, 1)); }).detach();
+      std::thread([client] {
+        client->Run(SomeTuples({"add.sat.s32"}, 1));
+      }).detach();
     }
     return worker;
   });
-  ASSERT_GT(end.child, 0) << "the worker did not start, or did not outlive the thread that started it";
+  ASSERT_GT(end.child, 0) << "the worker did not start, or did not outlive the "
+                             "thread that started it";
   ASSERT_TRUE(end.reaped) << "the worker outlived the process that started it";
   EXPECT_TRUE(WIFSIGNALED(end.status) && WTERMSIG(end.status) == SIGTERM);
 }
@@ -328,7 +349,8 @@ TEST(WorkerClientTest, StartFailuresNameTheProblem) {
   unknown->argv[1] = "--backend=nonesuch";
   client = WorkerClient::Start(*unknown);
   ASSERT_FALSE(client.ok());
-  EXPECT_THAT(client.status().message(), HasSubstr("unknown backend 'nonesuch'"));
+  EXPECT_THAT(client.status().message(),
+              HasSubstr("unknown backend 'nonesuch'"));
 }
 
 // A worker that never answers HELLO held a campaign's start for its whole
@@ -341,10 +363,13 @@ TEST(WorkerClientTest, AWorkerThatHangsAtHelloFailsByTheStartDeadline) {
   const absl::Time start = absl::Now();
   auto client = WorkerClient::Start(command);
   ASSERT_FALSE(client.ok());
-  EXPECT_LT(absl::Now() - start, absl::Seconds(10)) << "the handshake ran on to its timeout";
-  EXPECT_THAT(client.status().message(),
-              HasSubstr("failed its handshake: no answer to HELLO before the run's deadline "
-                        "(--max-time), "));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10))
+      << "the handshake ran on to its timeout";
+  EXPECT_THAT(
+      client.status().message(),
+      HasSubstr(
+          "failed its handshake: no answer to HELLO before the run's deadline "
+          "(--max-time), "));
   EXPECT_THAT(client.status().message(), HasSubstr("it hangs at start-up"));
 }
 
@@ -355,9 +380,11 @@ TEST(WorkerClientTest, BackendNames) {
             (std::vector<std::string>{"/bin/wk", "--backend=ptxas"}));
   EXPECT_FALSE(CommandForBackend("exec:", "x").ok());
   // ptx-cmd: the built-in worker, with the template in HELLO.
-  auto ptx_cmd = CommandForBackend("ptx-cmd:tool --x=1 {ptx} {in} {out}", "/bin/wk");
+  auto ptx_cmd =
+      CommandForBackend("ptx-cmd:tool --x=1 {ptx} {in} {out}", "/bin/wk");
   ASSERT_TRUE(ptx_cmd.ok());
-  EXPECT_EQ(ptx_cmd->argv, (std::vector<std::string>{"/bin/wk", "--backend=ptx-cmd"}));
+  EXPECT_EQ(ptx_cmd->argv,
+            (std::vector<std::string>{"/bin/wk", "--backend=ptx-cmd"}));
   EXPECT_EQ(ptx_cmd->hello_options,
             (KeyValues{{"command", "tool --x=1 {ptx} {in} {out}"}}));
   EXPECT_FALSE(CommandForBackend("ptx-cmd:", "x").ok());

@@ -5,9 +5,9 @@
 
 #include <cstdlib>
 
-#include "protocol/backend_names.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "protocol/backend_names.h"
 
 namespace ptxdiff {
 namespace {
@@ -26,7 +26,8 @@ std::string SelfDirectory() {
 
 // A GPU is usable when a device node and the driver library are both there.
 bool HaveGpu() {
-  if (access("/dev/nvidia0", F_OK) != 0 && access("/dev/nvidiactl", F_OK) != 0) {
+  if (access("/dev/nvidia0", F_OK) != 0 &&
+      access("/dev/nvidiactl", F_OK) != 0) {
     return false;
   }
   void* lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
@@ -40,7 +41,8 @@ bool HaveGpu() {
 absl::StatusOr<std::string> FindWorkerBinary() {
   if (const char* env = std::getenv("PTXDIFF_WORKER"); env && *env) {
     if (IsExecutable(env)) return std::string(env);
-    return absl::NotFoundError(absl::StrCat("PTXDIFF_WORKER=", env, " is not an executable"));
+    return absl::NotFoundError(
+        absl::StrCat("PTXDIFF_WORKER=", env, " is not an executable"));
   }
   const std::string dir = SelfDirectory();
   for (const std::string& candidate :
@@ -59,14 +61,18 @@ std::string FindPtxas() {
     const std::string path = absl::StrCat(home, "/bin/ptxas");
     if (IsExecutable(path)) return path;
   }
-  return IsExecutable("/usr/local/cuda/bin/ptxas") ? "/usr/local/cuda/bin/ptxas" : "";
+  return IsExecutable("/usr/local/cuda/bin/ptxas") ? "/usr/local/cuda/bin/ptxas"
+                                                   : "";
 }
 
 DefaultBackend ChooseDefaultBackend() {
-  if (HaveGpu()) return {std::string(kCudaBackend), "an NVIDIA GPU and its driver are present"};
+  if (HaveGpu())
+    return {std::string(kCudaBackend),
+            "an NVIDIA GPU and its driver are present"};
   if (const std::string ptxas = FindPtxas(); !ptxas.empty()) {
-    return {std::string(kPtxasBackend), absl::StrCat("no GPU here; the CUDA toolkit's ", ptxas,
-                                  " constant-folds integer instructions")};
+    return {std::string(kPtxasBackend),
+            absl::StrCat("no GPU here; the CUDA toolkit's ", ptxas,
+                         " constant-folds integer instructions")};
   }
   return {std::string(kOracleBackend),
           "no GPU and no CUDA toolkit here: only the oracle's self-check runs "

@@ -1,10 +1,10 @@
 #include "common/files.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <signal.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -51,9 +51,10 @@ std::string TempNameIn(const std::string& dir, absl::string_view what) {
 
 absl::Status WriteFileAtomic(const std::string& path, absl::string_view bytes) {
   const size_t slash = path.rfind('/');
-  const std::string tmp =
-      TempNameIn(slash == std::string::npos ? "." : path.substr(0, slash), "file");
-  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  const std::string tmp = TempNameIn(
+      slash == std::string::npos ? "." : path.substr(0, slash), "file");
+  const int fd =
+      open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoError("cannot create", tmp);
   absl::Status status = WriteAll(fd, bytes, tmp);
   if (status.ok() && fsync(fd) != 0) status = ErrnoError("cannot sync", tmp);

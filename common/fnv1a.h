@@ -8,7 +8,6 @@
 
 #include "absl/strings/string_view.h"
 
-
 namespace ptxdiff {
 
 constexpr uint64_t Fnv1a64(absl::string_view s) {

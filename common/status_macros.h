@@ -8,9 +8,9 @@
 #include "absl/status/statusor.h"
 
 // Returns `expr` from the enclosing function if it is not OK.
-#define PTXDIFF_RETURN_IF_ERROR(expr)          \
-  do {                                         \
-    ::absl::Status ptxdiff_status_ = (expr);   \
+#define PTXDIFF_RETURN_IF_ERROR(expr)                  \
+  do {                                                 \
+    ::absl::Status ptxdiff_status_ = (expr);           \
     if (!ptxdiff_status_.ok()) return ptxdiff_status_; \
   } while (0)
 
@@ -18,8 +18,9 @@
 #define PTXDIFF_CONCAT_(a, b) PTXDIFF_CONCAT_INNER_(a, b)
 
 // `lhs = value of expr`, or returns its status from the enclosing function.
-#define PTXDIFF_ASSIGN_OR_RETURN(lhs, expr) \
-  PTXDIFF_ASSIGN_OR_RETURN_IMPL_(PTXDIFF_CONCAT_(ptxdiff_or_, __LINE__), lhs, expr)
+#define PTXDIFF_ASSIGN_OR_RETURN(lhs, expr)                                   \
+  PTXDIFF_ASSIGN_OR_RETURN_IMPL_(PTXDIFF_CONCAT_(ptxdiff_or_, __LINE__), lhs, \
+                                 expr)
 #define PTXDIFF_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr) \
   auto tmp = (expr);                                   \
   if (!tmp.ok()) return tmp.status();                  \

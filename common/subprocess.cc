@@ -13,12 +13,12 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <functional>
 #include <future>
 #include <mutex>
 #include <thread>
-#include <cstring>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -64,9 +64,8 @@ class FileActions {
   explicit FileActions(const ProcessOptions& options) {
     posix_spawn_file_actions_init(&actions_);
     posix_spawn_file_actions_addopen(&actions_, 0, "/dev/null", O_RDONLY, 0);
-    const char* output = options.output_path.empty()
-                             ? "/dev/null"
-                             : options.output_path.c_str();
+    const char* output =
+        options.output_path.empty() ? "/dev/null" : options.output_path.c_str();
     posix_spawn_file_actions_addopen(&actions_, 1, output,
                                      O_WRONLY | O_CREAT | O_TRUNC, 0600);
     posix_spawn_file_actions_adddup2(&actions_, 1, 2);
@@ -137,7 +136,8 @@ absl::StatusOr<ProcessOutcome> RunProcess(const std::vector<std::string>& argv,
                                           const ProcessOptions& options) {
   if (argv.empty()) return absl::InvalidArgumentError("empty command");
   std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  for (const std::string& a : argv)
+    args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   const SpawnAttributes attributes;
   const FileActions actions(options);
@@ -167,8 +167,9 @@ namespace {
 
 // In the child of StartProcess with `dies_with_caller`, before exec: only
 // async-signal-safe calls.
-[[noreturn]] void ExecDyingWithCaller(char* const* args, const ChildStreams& streams,
-                                      pid_t caller, int report) {
+[[noreturn]] void ExecDyingWithCaller(char* const* args,
+                                      const ChildStreams& streams, pid_t caller,
+                                      int report) {
   prctl(PR_SET_PDEATHSIG, SIGTERM);
   // The caller may have died before the line above: then no signal comes.
   if (getppid() != caller) _exit(127);
@@ -179,7 +180,8 @@ namespace {
   }
   if (streams.stdin_fd >= 0) dup2(streams.stdin_fd, STDIN_FILENO);
   if (!streams.output_path.empty()) {
-    const int fd = open(streams.output_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int fd =
+        open(streams.output_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd >= 0) dup2(fd, STDOUT_FILENO), dup2(fd, STDERR_FILENO), close(fd);
   }
   if (streams.stdout_fd >= 0) dup2(streams.stdout_fd, STDOUT_FILENO);
@@ -224,7 +226,9 @@ class Forker {
   }
 
  private:
-  Forker() { std::thread([this] { Loop(); }).detach(); }
+  Forker() {
+    std::thread([this] { Loop(); }).detach();
+  }
 
   [[noreturn]] void Loop() {
     while (true) {
@@ -246,10 +250,12 @@ class Forker {
 
 // StartProcess by fork, so that the child can ask for a signal at its
 // caller's death (posix_spawn cannot): `report` carries exec's errno back.
-absl::StatusOr<pid_t> ForkDyingWithCaller(char* const* args, const ChildStreams& streams,
+absl::StatusOr<pid_t> ForkDyingWithCaller(char* const* args,
+                                          const ChildStreams& streams,
                                           absl::string_view what) {
   int report[2];
-  if (pipe2(report, O_CLOEXEC) != 0) return ErrnoError("cannot start", what, errno);
+  if (pipe2(report, O_CLOEXEC) != 0)
+    return ErrnoError("cannot start", what, errno);
   const pid_t caller = getpid();
   const pid_t pid = fork();
   if (pid == 0) ExecDyingWithCaller(args, streams, caller, report[1]);
@@ -278,10 +284,12 @@ absl::StatusOr<pid_t> StartProcess(const std::vector<std::string>& argv,
                                    absl::string_view what) {
   if (argv.empty()) return absl::InvalidArgumentError("empty command");
   std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  for (const std::string& a : argv)
+    args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   if (streams.dies_with_caller) {
-    return Forker::Get().Run([&] { return ForkDyingWithCaller(args.data(), streams, what); });
+    return Forker::Get().Run(
+        [&] { return ForkDyingWithCaller(args.data(), streams, what); });
   }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -295,19 +303,20 @@ absl::StatusOr<pid_t> StartProcess(const std::vector<std::string>& argv,
     posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
   }
   if (streams.stdout_fd >= 0) {
-    posix_spawn_file_actions_adddup2(&actions, streams.stdout_fd, STDOUT_FILENO);
+    posix_spawn_file_actions_adddup2(&actions, streams.stdout_fd,
+                                     STDOUT_FILENO);
   }
   if (streams.stderr_fd >= 0) {
-    posix_spawn_file_actions_adddup2(&actions, streams.stderr_fd, STDERR_FILENO);
+    posix_spawn_file_actions_adddup2(&actions, streams.stderr_fd,
+                                     STDERR_FILENO);
   }
   pid_t pid = -1;
   const int spawn =
       posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (spawn != 0) {
-    return absl::NotFoundError(absl::StrCat("cannot start ", what, " '",
-                                            argv[0], "': ",
-                                            std::strerror(spawn)));
+    return absl::NotFoundError(absl::StrCat(
+        "cannot start ", what, " '", argv[0], "': ", std::strerror(spawn)));
   }
   return pid;
 }

@@ -22,10 +22,10 @@ using ::testing::HasSubstr;
 // Runs `script` with /bin/sh in `dir`, output to dir/log.
 ProcessOutcome Shell(const TempDir& dir, const std::string& script,
                      absl::Duration timeout = absl::Seconds(30)) {
-  auto outcome = RunProcess({"/bin/sh", "-c", script},
-                            {.output_path = dir.File("log"),
-                             .working_directory = dir.path(),
-                             .timeout = timeout});
+  auto outcome =
+      RunProcess({"/bin/sh", "-c", script}, {.output_path = dir.File("log"),
+                                             .working_directory = dir.path(),
+                                             .timeout = timeout});
   EXPECT_TRUE(outcome.ok()) << outcome.status();
   return outcome.value_or(ProcessOutcome{});
 }
@@ -86,32 +86,38 @@ pid_t BackgroundPid(const TempDir& dir) {
 
 // A background child that outlives the shell (it writes its own pid, then
 // sleeps 30 s), as a tool's helper process would.
-constexpr char kBackgroundChild[] = "sh -c 'echo $$ > bg.pid; exec sleep 30' & ";
+constexpr char kBackgroundChild[] =
+    "sh -c 'echo $$ > bg.pid; exec sleep 30' & ";
 
 TEST(RunProcessTest, TimeoutKillsTheWholeGroup) {
   auto dir = TempDir::Create("subprocess-test");
   ASSERT_TRUE(dir.ok());
   // The shell's child would outlive a kill of the shell alone.
   ProcessOutcome hung =
-      Shell(**dir, std::string(kBackgroundChild) + "while [ ! -s bg.pid ]; do :; done; sleep 30",
+      Shell(**dir,
+            std::string(kBackgroundChild) +
+                "while [ ! -s bg.pid ]; do :; done; sleep 30",
             absl::Seconds(3));  // ample for the child to write its pid
   EXPECT_TRUE(hung.timed_out);
   EXPECT_FALSE(hung.ok());
   EXPECT_EQ(hung.Describe(absl::Seconds(3)), "timed out after 3s (killed)");
   const pid_t child = BackgroundPid(**dir);
   ASSERT_GT(child, 0);
-  EXPECT_TRUE(EndsWithin(child, absl::Seconds(10))) << "pid " << child << " still runs";
+  EXPECT_TRUE(EndsWithin(child, absl::Seconds(10)))
+      << "pid " << child << " still runs";
 }
 
 TEST(RunProcessTest, WhatTheCommandLeavesRunningIsKilled) {
   auto dir = TempDir::Create("subprocess-test");
   ASSERT_TRUE(dir.ok());
   ProcessOutcome done =
-      Shell(**dir, std::string(kBackgroundChild) + "while [ ! -s bg.pid ]; do :; done; exit 0");
+      Shell(**dir, std::string(kBackgroundChild) +
+                       "while [ ! -s bg.pid ]; do :; done; exit 0");
   EXPECT_TRUE(done.ok());
   const pid_t child = BackgroundPid(**dir);
   ASSERT_GT(child, 0);
-  EXPECT_TRUE(EndsWithin(child, absl::Seconds(10))) << "pid " << child << " still runs";
+  EXPECT_TRUE(EndsWithin(child, absl::Seconds(10)))
+      << "pid " << child << " still runs";
 }
 
 TEST(RunProcessTest, AMissingExecutableIsAnError) {
@@ -128,9 +134,9 @@ TEST(StartProcessTest, StreamsAreTheOnesGiven) {
   ASSERT_TRUE(dir.ok()) << dir.status();
   int in[2];
   ASSERT_EQ(pipe(in), 0);
-  auto pid = StartProcess({"/bin/sh", "-c", "read x; echo got $x; echo err >&2"},
-                          {.stdin_fd = in[0], .output_path = (*dir)->File("log")},
-                          "test shell");
+  auto pid = StartProcess(
+      {"/bin/sh", "-c", "read x; echo got $x; echo err >&2"},
+      {.stdin_fd = in[0], .output_path = (*dir)->File("log")}, "test shell");
   ASSERT_TRUE(pid.ok()) << pid.status();
   close(in[0]);
   ASSERT_EQ(write(in[1], "hello\n", 6), 6);
@@ -147,7 +153,8 @@ TEST(StartProcessTest, StreamsAreTheOnesGiven) {
 // so that a `kill -9` of `ptxdiff fuzz` ends its fuzzer (issue 28, item 7).
 TEST(StartProcessTest, AChildThatDiesWithItsCallerDoes) {
   const OrphanEnd end = ChildOfAKilledCaller([] {
-    auto child = StartProcess({"/bin/sleep", "20"}, {.dies_with_caller = true}, "sleep");
+    auto child =
+        StartProcess({"/bin/sleep", "20"}, {.dies_with_caller = true}, "sleep");
     return child.ok() ? *child : -1;
   });
   ASSERT_GT(end.child, 0);
@@ -161,27 +168,33 @@ TEST(StartProcessTest, AChildThatDiesWithItsCallerDoes) {
 // caller to stop in order.
 TEST(StartProcessTest, AChildThatIgnoresInterruptsOutlivesACtrlC) {
   auto pid = StartProcess({"/bin/sleep", "1"},
-                          {.dies_with_caller = true, .ignores_interrupt = true}, "sleep");
+                          {.dies_with_caller = true, .ignores_interrupt = true},
+                          "sleep");
   ASSERT_TRUE(pid.ok()) << pid.status();
   kill(*pid, SIGINT);
   int status = 0;
   ASSERT_EQ(waitpid(*pid, &status, 0), *pid);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "SIGINT ended the child";
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "SIGINT ended the child";
 }
 
-TEST(StartProcessTest, AMissingExecutableOfAChildThatDiesWithItsCallerIsAnError) {
-  auto pid = StartProcess({"/nonexistent/tool"}, {.dies_with_caller = true}, "the tool");
+TEST(StartProcessTest,
+     AMissingExecutableOfAChildThatDiesWithItsCallerIsAnError) {
+  auto pid = StartProcess({"/nonexistent/tool"}, {.dies_with_caller = true},
+                          "the tool");
   ASSERT_FALSE(pid.ok());
-  EXPECT_THAT(pid.status().message(),
-              HasSubstr("cannot start the tool '/nonexistent/tool': No such file"));
+  EXPECT_THAT(
+      pid.status().message(),
+      HasSubstr("cannot start the tool '/nonexistent/tool': No such file"));
 }
 
 TEST(StartProcessTest, AMissingExecutableNamesWhatAndWhy) {
   auto pid = StartProcess({"/nonexistent/tool"}, {}, "the tool");
   ASSERT_FALSE(pid.ok());
   EXPECT_EQ(pid.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_THAT(pid.status().message(),
-              HasSubstr("cannot start the tool '/nonexistent/tool': No such file"));
+  EXPECT_THAT(
+      pid.status().message(),
+      HasSubstr("cannot start the tool '/nonexistent/tool': No such file"));
 }
 
 TEST(ShellQuoteTest, SurvivesTheShell) {

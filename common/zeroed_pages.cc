@@ -9,7 +9,8 @@ namespace ptxdiff {
 
 ZeroedPages::ZeroedPages(size_t bytes) : data_(nullptr), bytes_(bytes) {
   if (bytes_ == 0) return;
-  void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) throw std::bad_alloc();
   // Advice only: without huge pages the table still works, one small page
   // fault at a time.
@@ -22,6 +23,7 @@ ZeroedPages::~ZeroedPages() {
 }
 
 ZeroedPages::ZeroedPages(ZeroedPages&& other) noexcept
-    : data_(std::exchange(other.data_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
+    : data_(std::exchange(other.data_, nullptr)),
+      bytes_(std::exchange(other.bytes_, 0)) {}
 
 }  // namespace ptxdiff

@@ -33,7 +33,8 @@ class ZeroedPages {
 // integers, structs of them; atomics are used through std::atomic_ref).
 template <typename T>
 class ZeroedArray {
-  static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>);
+  static_assert(std::is_trivially_copyable_v<T> &&
+                std::is_trivially_destructible_v<T>);
 
  public:
   explicit ZeroedArray(size_t n) : pages_(n * sizeof(T)), size_(n) {}

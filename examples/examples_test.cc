@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "absl/strings/str_split.h"
-#include "gmock/gmock.h"
 #include "client/worker_client.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "harness/judge.h"
 #include "isa/family_table.h"
@@ -38,8 +38,10 @@ static_assert(kit::kFrameHeaderSize == kFrameHeaderSize);
 static_assert(kit::kMaxPayload == kMaxPayload);
 static_assert(kit::kMaxTuplesPerBatch == kMaxTuplesPerBatch);
 static_assert(kit::kResultFlagCarry == kResultFlagCarry);
-static_assert(static_cast<int>(kit::MessageType::kHello) == static_cast<int>(MessageType::kHello));
-static_assert(static_cast<int>(kit::MessageType::kBye) == static_cast<int>(MessageType::kBye));
+static_assert(static_cast<int>(kit::MessageType::kHello) ==
+              static_cast<int>(MessageType::kHello));
+static_assert(static_cast<int>(kit::MessageType::kBye) ==
+              static_cast<int>(MessageType::kBye));
 static_assert(static_cast<int>(kit::DeclineCode::kUnsupported) ==
               static_cast<int>(DeclineCode::kUnsupportedVariant));
 static_assert(static_cast<int>(kit::DeclineCode::kOther) ==
@@ -82,7 +84,8 @@ struct Judged {
   std::vector<TupleResult> results;
 };
 
-Judged RunAndJudge(const std::string& worker, const std::vector<Tuple>& tuples) {
+Judged RunAndJudge(const std::string& worker,
+                   const std::vector<Tuple>& tuples) {
   Judged j;
   auto command = CommandForBackend("exec:" + worker, "");
   EXPECT_TRUE(command.ok()) << command.status();
@@ -98,10 +101,12 @@ Judged RunAndJudge(const std::string& worker, const std::vector<Tuple>& tuples) 
     j.counts.Count(verdict.verdict);
     const std::string spelling = Spell(tuples[i].variant);
     if (verdict.verdict == Verdict::kAgree) {
-      ++j.agreed_per_family[std::string(InfoOf(tuples[i].variant.family).opcode)];
+      ++j.agreed_per_family[std::string(
+          InfoOf(tuples[i].variant.family).opcode)];
       j.variants_agreed.insert(spelling);
     }
-    if (verdict.verdict == Verdict::kMismatch) j.variants_mismatched.insert(spelling);
+    if (verdict.verdict == Verdict::kMismatch)
+      j.variants_mismatched.insert(spelling);
   }
   return j;
 }
@@ -116,7 +121,8 @@ CommandOutput RunCommand(const std::string& command) {
   FILE* p = popen((command + " 2>&1").c_str(), "r");
   if (p == nullptr) return out;
   char buf[4096];
-  for (size_t n; (n = std::fread(buf, 1, sizeof(buf), p)) > 0;) out.text.append(buf, n);
+  for (size_t n; (n = std::fread(buf, 1, sizeof(buf), p)) > 0;)
+    out.text.append(buf, n);
   const int status = pclose(p);
   out.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return out;
@@ -125,19 +131,23 @@ CommandOutput RunCommand(const std::string& command) {
 // The number after `label` in a sweep summary ("  agreed          2560").
 int64_t SweepCount(const std::string& text, const std::string& label) {
   std::smatch m;
-  if (!std::regex_search(text, m, std::regex("\n  " + label + " +([0-9]+)"))) return -1;
+  if (!std::regex_search(text, m, std::regex("\n  " + label + " +([0-9]+)")))
+    return -1;
   return std::stoll(m[1]);
 }
 
-std::string Sweep(const std::string& worker, const std::set<std::string>& families) {
-  std::string command = std::string(PTXDIFF_BIN) + " sweep --backend exec:" + worker;
+std::string Sweep(const std::string& worker,
+                  const std::set<std::string>& families) {
+  std::string command =
+      std::string(PTXDIFF_BIN) + " sweep --backend exec:" + worker;
   for (const std::string& f : families) command += " --family " + f;
   return command + " --tuples " + std::to_string(kPerVariant);
 }
 
 int VariantsOf(const std::set<std::string>& families) {
   int n = 0;
-  for (const Variant& v : AllVariants()) n += families.count(std::string(InfoOf(v.family).opcode));
+  for (const Variant& v : AllVariants())
+    n += families.count(std::string(InfoOf(v.family).opcode));
   return n;
 }
 
@@ -152,16 +162,20 @@ void ExpectAgreesAndDeclinesTheRest(const std::string& worker,
   const Judged j = RunAndJudge(worker, tuples);
   EXPECT_EQ(j.counts.mismatched, 0) << *j.variants_mismatched.begin();
   EXPECT_EQ(j.counts.declined, 0);
-  EXPECT_EQ(j.counts.agreed + j.counts.unspecified, static_cast<int64_t>(tuples.size()));
+  EXPECT_EQ(j.counts.agreed + j.counts.unspecified,
+            static_cast<int64_t>(tuples.size()));
   EXPECT_EQ(j.counts.agreed, static_cast<int64_t>(tuples.size()));
-  EXPECT_EQ(j.variants_agreed.size(), static_cast<size_t>(VariantsOf(families)));
+  EXPECT_EQ(j.variants_agreed.size(),
+            static_cast<size_t>(VariantsOf(families)));
   for (const std::string& f : families) {
-    EXPECT_GT(j.agreed_per_family.count(f) ? j.agreed_per_family.at(f) : 0, 0) << f;
+    EXPECT_GT(j.agreed_per_family.count(f) ? j.agreed_per_family.at(f) : 0, 0)
+        << f;
   }
-  std::printf("%s: %zu tuples of %zu variants agreed\n", worker.c_str(), tuples.size(),
-              j.variants_agreed.size());
+  std::printf("%s: %zu tuples of %zu variants agreed\n", worker.c_str(),
+              tuples.size(), j.variants_agreed.size());
 
-  const std::vector<Tuple> others = TuplesOf({"mul", "bfi", "vadd", "visa.shl"});
+  const std::vector<Tuple> others =
+      TuplesOf({"mul", "bfi", "vadd", "visa.shl"});
   const Judged d = RunAndJudge(worker, others);
   EXPECT_EQ(d.counts.declined, static_cast<int64_t>(others.size()));
   for (const TupleResult& r : d.results) {
@@ -169,12 +183,14 @@ void ExpectAgreesAndDeclinesTheRest(const std::string& worker,
   }
 }
 
-void ExpectCleanSweep(const std::string& worker, const std::set<std::string>& families) {
+void ExpectCleanSweep(const std::string& worker,
+                      const std::set<std::string>& families) {
   const CommandOutput out = RunCommand(Sweep(worker, families));
   const int tuples = VariantsOf(families) * kPerVariant;
   EXPECT_EQ(out.status, 0) << out.text;
-  EXPECT_THAT(out.text, HasSubstr("sweep: " + std::to_string(VariantsOf(families)) +
-                                  " variants x 64 tuples = " + std::to_string(tuples)));
+  EXPECT_THAT(out.text,
+              HasSubstr("sweep: " + std::to_string(VariantsOf(families)) +
+                        " variants x 64 tuples = " + std::to_string(tuples)));
   EXPECT_EQ(SweepCount(out.text, "agreed"), tuples) << out.text;
   EXPECT_EQ(SweepCount(out.text, "mismatched"), 0) << out.text;
   EXPECT_EQ(SweepCount(out.text, "declined"), 0) << out.text;
@@ -207,7 +223,8 @@ TEST(WrongExampleTest, MismatchesOnlyOnAddSatS32) {
   // 9 add variants and 4 add.cc; add.sat.s32 agrees where it does not
   // overflow.
   EXPECT_EQ(j.variants_agreed.size(), 13u);
-  EXPECT_EQ(j.counts.agreed + j.counts.mismatched, static_cast<int64_t>(tuples.size()));
+  EXPECT_EQ(j.counts.agreed + j.counts.mismatched,
+            static_cast<int64_t>(tuples.size()));
 }
 
 TEST(WrongExampleTest, SweepCatchesIt) {
@@ -215,7 +232,8 @@ TEST(WrongExampleTest, SweepCatchesIt) {
   EXPECT_EQ(out.status, 1) << out.text;  // exit 1: a mismatch
   const int64_t mismatched = SweepCount(out.text, "mismatched");
   EXPECT_GT(mismatched, 0) << out.text;
-  EXPECT_EQ(SweepCount(out.text, "agreed") + mismatched, 13 * kPerVariant) << out.text;
+  EXPECT_EQ(SweepCount(out.text, "agreed") + mismatched, 13 * kPerVariant)
+      << out.text;
   EXPECT_THAT(out.text, HasSubstr("mismatches (first "));
   // Every replay line names the wrong variant and the backend.
   size_t lines = 0;

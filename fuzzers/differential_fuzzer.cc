@@ -23,8 +23,8 @@ namespace {
 std::unique_ptr<ptxdiff::DifferentialTarget> target;
 
 // Semantic coverage: one counter per (family, operand class).
-__attribute__((used, section("__libfuzzer_extra_counters"))) uint8_t
-    semantic_counters[ptxdiff::kNumFamilies * ptxdiff::kNumSemanticClasses];
+__attribute__((used, section("__libfuzzer_extra_counters")))
+uint8_t semantic_counters[ptxdiff::kNumFamilies * ptxdiff::kNumSemanticClasses];
 
 // Rewrites -max_total_time in libFuzzer's arguments (it parses them after
 // this initializer, which may change them) so that the run ends at the
@@ -34,9 +34,12 @@ void EndAtTheDeadline(int argc, char** argv, int64_t deadline_unix_seconds) {
   for (int i = 1; i < argc; ++i) {
     absl::string_view arg = argv[i];
     int64_t given = 0;
-    if (!absl::ConsumePrefix(&arg, kFlag) || !absl::SimpleAtoi(arg, &given)) continue;
-    const int64_t seconds = ptxdiff::MaxTotalTimeBy(deadline_unix_seconds, given, absl::Now());
-    argv[i] = strdup(absl::StrCat(kFlag, seconds).c_str());  // lives as long as libFuzzer
+    if (!absl::ConsumePrefix(&arg, kFlag) || !absl::SimpleAtoi(arg, &given))
+      continue;
+    const int64_t seconds =
+        ptxdiff::MaxTotalTimeBy(deadline_unix_seconds, given, absl::Now());
+    argv[i] = strdup(
+        absl::StrCat(kFlag, seconds).c_str());  // lives as long as libFuzzer
   }
 }
 
@@ -49,10 +52,12 @@ volatile sig_atomic_t stop_requested = 0;
 // calls LLVMFuzzerTestOneInput: a stop asked of it would never be acted on.
 bool RunsInputsItself(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
-    for (absl::string_view flag : {"-fork=", "-jobs=", "-workers=", "-merge="}) {
+    for (absl::string_view flag :
+         {"-fork=", "-jobs=", "-workers=", "-merge="}) {
       absl::string_view arg = argv[i];
       int64_t n = 0;
-      if (absl::ConsumePrefix(&arg, flag) && absl::SimpleAtoi(arg, &n) && n > 0) return false;
+      if (absl::ConsumePrefix(&arg, flag) && absl::SimpleAtoi(arg, &n) && n > 0)
+        return false;
     }
   }
   return true;
@@ -78,7 +83,8 @@ void AskForAStopOnInterrupt() {
 // exit() inside an input is taken for the target's crash), but with 0:
 // the run ended in order.
 [[noreturn]] void StopAsAtTheEnd() {
-  std::fprintf(stderr, "ptxdiff: interrupted: stopping the campaign in order\n");
+  std::fprintf(stderr,
+               "ptxdiff: interrupted: stopping the campaign in order\n");
   target->Stop();
   std::fflush(stdout);
   std::fflush(stderr);
@@ -90,15 +96,19 @@ void AskForAStopOnInterrupt() {
 extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
   auto config = ptxdiff::FuzzConfigFromEnvironment();
   if (!config.ok()) {
-    std::fprintf(stderr, "ptxdiff: %s\n", std::string(config.status().message()).c_str());
+    std::fprintf(stderr, "ptxdiff: %s\n",
+                 std::string(config.status().message()).c_str());
     std::exit(2);
   }
-  if (config->mode == ptxdiff::FuzzConfig::Mode::kCampaign && RunsInputsItself(*argc, *argv)) {
-    AskForAStopOnInterrupt();  // before the workers start: a Ctrl-C while they do counts too
+  if (config->mode == ptxdiff::FuzzConfig::Mode::kCampaign &&
+      RunsInputsItself(*argc, *argv)) {
+    AskForAStopOnInterrupt();  // before the workers start: a Ctrl-C while they
+                               // do counts too
   }
   auto created = ptxdiff::DifferentialTarget::Create(*config);
   if (!created.ok()) {
-    std::fprintf(stderr, "ptxdiff: %s\n", std::string(created.status().message()).c_str());
+    std::fprintf(stderr, "ptxdiff: %s\n",
+                 std::string(created.status().message()).c_str());
     std::exit(2);
   }
   target = *std::move(created);
@@ -109,7 +119,8 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
   std::atexit([] { target->Stop(); });
   EndAtTheDeadline(*argc, *argv, target->config().deadline_unix_seconds);
   std::fprintf(stderr, "ptxdiff: fuzzing against %s, triage directory %s\n",
-               target->backend().Describe().c_str(), target->config().triage_dir.c_str());
+               target->backend().Describe().c_str(),
+               target->config().triage_dir.c_str());
   return 0;
 }
 
@@ -118,14 +129,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   return target->RunInput(data, size);
 }
 
-extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size,
-                                          unsigned int seed) {
-  return ptxdiff::MutateFuzzInput(data, size, max_size, seed, target->config().filter);
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size,
+                                          size_t max_size, unsigned int seed) {
+  return ptxdiff::MutateFuzzInput(data, size, max_size, seed,
+                                  target->config().filter);
 }
 
 extern "C" size_t LLVMFuzzerCustomCrossOver(const uint8_t* a, size_t a_size,
-                                            const uint8_t* b, size_t b_size, uint8_t* out,
-                                            size_t max_out, unsigned int seed) {
+                                            const uint8_t* b, size_t b_size,
+                                            uint8_t* out, size_t max_out,
+                                            unsigned int seed) {
   return ptxdiff::CrossOverFuzzInputs(a, a_size, b, b_size, out, max_out, seed,
                                       target->config().filter);
 }

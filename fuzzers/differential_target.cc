@@ -18,13 +18,13 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
-#include "isa/fuzz_input.h"
-#include "harness/semantic_classes.h"
 #include "client/worker_locator.h"
 #include "common/files.h"
 #include "common/fnv1a.h"
 #include "common/status_macros.h"
+#include "harness/semantic_classes.h"
 #include "isa/family_table.h"
+#include "isa/fuzz_input.h"
 #include "isa/spelling.h"
 
 namespace ptxdiff {
@@ -33,7 +33,8 @@ namespace {
 absl::StatusOr<std::vector<Family>> ParseFamilies(const std::string& key,
                                                   const std::string& list) {
   std::vector<Family> out;
-  for (absl::string_view name : absl::StrSplit(list, ',', absl::SkipWhitespace())) {
+  for (absl::string_view name :
+       absl::StrSplit(list, ',', absl::SkipWhitespace())) {
     name = absl::StripAsciiWhitespace(name);
     const std::optional<Family> family = FamilyByOpcode(name);
     if (!family) {
@@ -76,31 +77,42 @@ struct Setting {
 
 const Setting kSettings[] = {
     {"PTXDIFF_BACKEND",
-     [](const std::string& v, FuzzConfig& c) { return c.backend = v, absl::OkStatus(); },
+     [](const std::string& v, FuzzConfig& c) {
+       return c.backend = v, absl::OkStatus();
+     },
      [](const FuzzConfig& c) { return c.backend; }},
     {"PTXDIFF_ARCH",
-     [](const std::string& v, FuzzConfig& c) { return c.arch = v, absl::OkStatus(); },
+     [](const std::string& v, FuzzConfig& c) {
+       return c.arch = v, absl::OkStatus();
+     },
      [](const FuzzConfig& c) { return c.arch; }},
     {"PTXDIFF_CUDA_DRIVER",
-     [](const std::string& v, FuzzConfig& c) { return c.cuda_driver = v, absl::OkStatus(); },
+     [](const std::string& v, FuzzConfig& c) {
+       return c.cuda_driver = v, absl::OkStatus();
+     },
      [](const FuzzConfig& c) { return c.cuda_driver; }},
     {"PTXDIFF_TRIAGE_DIR",
-     [](const std::string& v, FuzzConfig& c) { return c.triage_dir = v, absl::OkStatus(); },
+     [](const std::string& v, FuzzConfig& c) {
+       return c.triage_dir = v, absl::OkStatus();
+     },
      [](const FuzzConfig& c) { return c.triage_dir; }},
     {"PTXDIFF_MODE",
      [](const std::string& v, FuzzConfig& c) {
        if (v != "campaign" && v != "crash") {
          return Invalid("PTXDIFF_MODE", "campaign or crash", v);
        }
-       c.mode = v == "crash" ? FuzzConfig::Mode::kCrash : FuzzConfig::Mode::kCampaign;
+       c.mode = v == "crash" ? FuzzConfig::Mode::kCrash
+                             : FuzzConfig::Mode::kCampaign;
        return absl::OkStatus();
      },
      [](const FuzzConfig& c) {
-       return std::string(c.mode == FuzzConfig::Mode::kCrash ? "crash" : "campaign");
+       return std::string(c.mode == FuzzConfig::Mode::kCrash ? "crash"
+                                                             : "campaign");
      }},
     {"PTXDIFF_FAMILIES",
      [](const std::string& v, FuzzConfig& c) {
-       PTXDIFF_ASSIGN_OR_RETURN(c.filter.include, ParseFamilies("PTXDIFF_FAMILIES", v));
+       PTXDIFF_ASSIGN_OR_RETURN(c.filter.include,
+                                ParseFamilies("PTXDIFF_FAMILIES", v));
        return absl::OkStatus();
      },
      [](const FuzzConfig& c) { return FamilyList(c.filter.include); }},
@@ -120,14 +132,19 @@ const Setting kSettings[] = {
      },
      [](const FuzzConfig& c) { return absl::StrCat(c.timeout_seconds); }},
     {"PTXDIFF_STATS",
-     [](const std::string& v, FuzzConfig& c) { return c.stats_dir = v, absl::OkStatus(); },
+     [](const std::string& v, FuzzConfig& c) {
+       return c.stats_dir = v, absl::OkStatus();
+     },
      [](const FuzzConfig& c) { return c.stats_dir; }},
     {"PTXDIFF_WORKER",
-     [](const std::string& v, FuzzConfig& c) { return c.worker = v, absl::OkStatus(); },
+     [](const std::string& v, FuzzConfig& c) {
+       return c.worker = v, absl::OkStatus();
+     },
      [](const FuzzConfig& c) { return c.worker; }},
     {"PTXDIFF_IN_FLIGHT",
      [](const std::string& v, FuzzConfig& c) {
-       if (!absl::SimpleAtoi(v, &c.in_flight) || c.in_flight < 1 || c.in_flight > 16) {
+       if (!absl::SimpleAtoi(v, &c.in_flight) || c.in_flight < 1 ||
+           c.in_flight > 16) {
          return Invalid("PTXDIFF_IN_FLIGHT", "1..16 batches", v);
        }
        return absl::OkStatus();
@@ -137,14 +154,16 @@ const Setting kSettings[] = {
      [](const std::string& v, FuzzConfig& c) {
        if (!absl::SimpleAtoi(v, &c.batch_size) || c.batch_size < 0 ||
            c.batch_size > kMaxTuplesPerBatch) {
-         return Invalid("PTXDIFF_BATCH", "a number of tuples (0: by backend)", v);
+         return Invalid("PTXDIFF_BATCH", "a number of tuples (0: by backend)",
+                        v);
        }
        return absl::OkStatus();
      },
      [](const FuzzConfig& c) { return absl::StrCat(c.batch_size); }},
     {"PTXDIFF_SYSTEMATIC",
      [](const std::string& v, FuzzConfig& c) {
-       if (v != "0" && v != "1") return Invalid("PTXDIFF_SYSTEMATIC", "0 or 1", v);
+       if (v != "0" && v != "1")
+         return Invalid("PTXDIFF_SYSTEMATIC", "0 or 1", v);
        c.systematic = v == "1";
        return absl::OkStatus();
      },
@@ -158,11 +177,14 @@ const Setting kSettings[] = {
      },
      [](const FuzzConfig& c) { return std::string(ReadingName(c.reading)); }},
     {"PTXDIFF_FINDINGS",
-     [](const std::string& v, FuzzConfig& c) { return c.findings_dir = v, absl::OkStatus(); },
+     [](const std::string& v, FuzzConfig& c) {
+       return c.findings_dir = v, absl::OkStatus();
+     },
      [](const FuzzConfig& c) { return c.findings_dir; }},
     {"PTXDIFF_DEADLINE",
      [](const std::string& v, FuzzConfig& c) {
-       if (!absl::SimpleAtoi(v, &c.deadline_unix_seconds) || c.deadline_unix_seconds < 0) {
+       if (!absl::SimpleAtoi(v, &c.deadline_unix_seconds) ||
+           c.deadline_unix_seconds < 0) {
          return Invalid("PTXDIFF_DEADLINE", "unix seconds (0: none)", v);
        }
        return absl::OkStatus();
@@ -188,7 +210,8 @@ absl::Status NarrowToSupported(const WorkerIdentity& backend,
   std::vector<bool> runs(kNumFamilies, false);
   const std::vector<bool> supported_variants = SupportedVariants(backend);
   for (size_t i = 0; i < supported_variants.size(); ++i) {
-    if (supported_variants[i]) runs[static_cast<int>(AllVariants()[i].family)] = true;
+    if (supported_variants[i])
+      runs[static_cast<int>(AllVariants()[i].family)] = true;
   }
   std::vector<Family> supported;
   for (const FamilyInfo& info : AllFamilies()) {
@@ -203,7 +226,8 @@ absl::Status NarrowToSupported(const WorkerIdentity& backend,
     }
     const std::string families = absl::StrJoin(asked, ", ");
     return absl::FailedPreconditionError(absl::StrCat(
-        "the backend ", backend.name, " runs no variant of the families asked for (",
+        "the backend ", backend.name,
+        " runs no variant of the families asked for (",
         families.size() > 200 ? "all of them" : families,
         "), so a campaign would check nothing; `ptxdiff sweep --backend ",
         backend.name, " --family ", asked.empty() ? "" : asked[0],
@@ -217,19 +241,24 @@ absl::Status NarrowToSupported(const WorkerIdentity& backend,
 
 }  // namespace
 
-std::string CrashOriginLine(absl::string_view input, const CrashOrigin& origin) {
-  return absl::StrCat(absl::Hex(Fnv1a64(input), absl::kZeroPad16), "\t", origin.signature, "\t",
-                      origin.backend, "\n");
+std::string CrashOriginLine(absl::string_view input,
+                            const CrashOrigin& origin) {
+  return absl::StrCat(absl::Hex(Fnv1a64(input), absl::kZeroPad16), "\t",
+                      origin.signature, "\t", origin.backend, "\n");
 }
 
-std::optional<CrashOrigin> FindCrashOrigin(const std::string& dir, absl::string_view input) {
-  const absl::StatusOr<std::string> text = ReadFile(absl::StrCat(dir, "/", kCrashOriginsFile));
+std::optional<CrashOrigin> FindCrashOrigin(const std::string& dir,
+                                           absl::string_view input) {
+  const absl::StatusOr<std::string> text =
+      ReadFile(absl::StrCat(dir, "/", kCrashOriginsFile));
   if (!text.ok()) return std::nullopt;
-  const std::string key = absl::StrCat(absl::Hex(Fnv1a64(input), absl::kZeroPad16), "\t");
+  const std::string key =
+      absl::StrCat(absl::Hex(Fnv1a64(input), absl::kZeroPad16), "\t");
   std::optional<CrashOrigin> found;
   for (absl::string_view line : absl::StrSplit(*text, '\n')) {
     if (!absl::ConsumePrefix(&line, key)) continue;
-    const std::vector<absl::string_view> fields = absl::StrSplit(line, absl::MaxSplits('\t', 1));
+    const std::vector<absl::string_view> fields =
+        absl::StrSplit(line, absl::MaxSplits('\t', 1));
     if (fields.size() == 2 && !fields[1].empty()) {
       found = CrashOrigin{std::string(fields[0]), std::string(fields[1])};
     }
@@ -237,11 +266,13 @@ std::optional<CrashOrigin> FindCrashOrigin(const std::string& dir, absl::string_
   return found;
 }
 
-int64_t MaxTotalTimeBy(int64_t deadline_unix_seconds, int64_t given, absl::Time now) {
+int64_t MaxTotalTimeBy(int64_t deadline_unix_seconds, int64_t given,
+                       absl::Time now) {
   if (deadline_unix_seconds <= 0) return given;
   // libFuzzer stops once more than max_total_time whole seconds have passed,
   // i.e. a second after it: the whole seconds left, less that one.
-  const absl::Duration until = absl::FromUnixSeconds(deadline_unix_seconds) - now;
+  const absl::Duration until =
+      absl::FromUnixSeconds(deadline_unix_seconds) - now;
   const int64_t left = std::max<int64_t>(1, absl::ToInt64Seconds(until) - 1);
   return given > 0 ? std::min(given, left) : left;
 }
@@ -272,7 +303,9 @@ absl::StatusOr<FuzzConfig> FuzzConfigFromEnvironment() {
   std::vector<std::pair<std::string, std::string>> pairs;
   if (const char* file = std::getenv("PTXDIFF_CONFIG"); file && *file) {
     std::ifstream in(file);
-    if (!in) return absl::NotFoundError(absl::StrCat("PTXDIFF_CONFIG: cannot read ", file));
+    if (!in)
+      return absl::NotFoundError(
+          absl::StrCat("PTXDIFF_CONFIG: cannot read ", file));
     std::string line;
     for (int n = 1; std::getline(in, line); ++n) {
       const absl::string_view l = absl::StripAsciiWhitespace(line);
@@ -282,8 +315,9 @@ absl::StatusOr<FuzzConfig> FuzzConfigFromEnvironment() {
         return absl::InvalidArgumentError(
             absl::StrCat(file, ":", n, ": expected KEY=VALUE, got '", l, "'"));
       }
-      pairs.emplace_back(std::string(absl::StripAsciiWhitespace(l.substr(0, eq))),
-                         std::string(absl::StripAsciiWhitespace(l.substr(eq + 1))));
+      pairs.emplace_back(
+          std::string(absl::StripAsciiWhitespace(l.substr(0, eq))),
+          std::string(absl::StripAsciiWhitespace(l.substr(eq + 1))));
     }
   }
   for (const Setting& setting : kSettings) {
@@ -306,7 +340,8 @@ absl::StatusOr<std::unique_ptr<DifferentialTarget>> DifferentialTarget::Create(
   }
   auto command = CommandForBackend(config.backend, worker);
   if (!command.ok()) return command.status();
-  if (!config.arch.empty()) command->hello_options.emplace_back("arch", config.arch);
+  if (!config.arch.empty())
+    command->hello_options.emplace_back("arch", config.arch);
   if (!config.cuda_driver.empty()) {
     command->hello_options.emplace_back("driver_library", config.cuda_driver);
   }
@@ -357,7 +392,8 @@ absl::StatusOr<std::unique_ptr<DifferentialTarget>> DifferentialTarget::Create(
     // At the end, the batches in flight get a fortieth of the run to finish
     // (a hanging one would take its whole timeout): --max-time holds to
     // within a few percent.
-    options.stop_grace = std::clamp(left / 40, absl::Milliseconds(500), options.stop_grace);
+    options.stop_grace =
+        std::clamp(left / 40, absl::Milliseconds(500), options.stop_grace);
   }
   auto campaign = Campaign::Start(std::move(options));
   if (!campaign.ok()) return campaign.status();
@@ -382,8 +418,10 @@ const WorkerIdentity& DifferentialTarget::backend() const {
 int DifferentialTarget::RunInput(const uint8_t* data, size_t size) {
   const absl::string_view bytes(reinterpret_cast<const char*>(data), size);
   input_ = bytes;
-  auto tuples = DecodeFuzzInputInDefaultForm(bytes, config_.filter.runtime_by_default);
-  if (!tuples.ok() || !config_.filter.Allows((*tuples)[0].variant.family)) return -1;
+  auto tuples =
+      DecodeFuzzInputInDefaultForm(bytes, config_.filter.runtime_by_default);
+  if (!tuples.ok() || !config_.filter.Allows((*tuples)[0].variant.family))
+    return -1;
   ++stats_.inputs;
   const Variant& v = (*tuples)[0].variant;
   // The coverage signal comes from the oracle alone.
@@ -436,7 +474,8 @@ void DifferentialTarget::RunSynchronously(const std::vector<Tuple>& tuples) {
       decline_reasons_.Add(out.messages[r.message]);
     }
     if (j.verdict == Verdict::kFault) {  // the implementation died on it
-      f.kind = r.fault == TupleFault::kHang ? FindingKind::kHang : FindingKind::kCrash;
+      f.kind = r.fault == TupleFault::kHang ? FindingKind::kHang
+                                            : FindingKind::kCrash;
       f.tuple = tuples[i];
       f.oracle = j.oracle;
       Crash(f);
@@ -453,10 +492,18 @@ void DifferentialTarget::RunSynchronously(const std::vector<Tuple>& tuples) {
 
 void DifferentialTarget::CountDecline(DeclineCode code) {
   switch (code) {  // as stats() sorts a campaign's declined_by_code
-    case DeclineCode::kUnsupportedVariant: ++stats_.declined_unsupported; break;
-    case DeclineCode::kNotEvaluable: ++stats_.declined_not_evaluable; break;
-    case DeclineCode::kOperandForm: ++stats_.declined_operand_form; break;
-    default: ++stats_.declined_other; break;
+    case DeclineCode::kUnsupportedVariant:
+      ++stats_.declined_unsupported;
+      break;
+    case DeclineCode::kNotEvaluable:
+      ++stats_.declined_not_evaluable;
+      break;
+    case DeclineCode::kOperandForm:
+      ++stats_.declined_operand_form;
+      break;
+    default:
+      ++stats_.declined_other;
+      break;
   }
 }
 
@@ -466,10 +513,11 @@ void DifferentialTarget::Crash(const Finding& f) {
     // Best effort, and appended (O_APPEND: -fork=N processes share the
     // file): the crash is reported whether or not this is written.
     const CrashOrigin origin{
-        absl::StrCat(FindingKindName(s.kind), " ", s.backend, " ", s.spelling, " ",
-                     s.disagreement_class),
+        absl::StrCat(FindingKindName(s.kind), " ", s.backend, " ", s.spelling,
+                     " ", s.disagreement_class),
         config_.backend};
-    std::ofstream(absl::StrCat(config_.findings_dir, "/", kCrashOriginsFile), std::ios::app)
+    std::ofstream(absl::StrCat(config_.findings_dir, "/", kCrashOriginsFile),
+                  std::ios::app)
         << CrashOriginLine(input_, origin);
   }
   CrashWithSignature(s);
@@ -500,9 +548,12 @@ FuzzStats DifferentialTarget::stats() const {
   s.skipped_unsupported = c.skipped_unsupported;
   s.skipped_declining = c.skipped_declining;
   s.other_reading_by_erratum = c.other_reading_by_erratum;
-  s.declined_unsupported = c.declined_by_code[static_cast<int>(DeclineCode::kUnsupportedVariant)];
-  s.declined_not_evaluable = c.declined_by_code[static_cast<int>(DeclineCode::kNotEvaluable)];
-  s.declined_operand_form = c.declined_by_code[static_cast<int>(DeclineCode::kOperandForm)];
+  s.declined_unsupported =
+      c.declined_by_code[static_cast<int>(DeclineCode::kUnsupportedVariant)];
+  s.declined_not_evaluable =
+      c.declined_by_code[static_cast<int>(DeclineCode::kNotEvaluable)];
+  s.declined_operand_form =
+      c.declined_by_code[static_cast<int>(DeclineCode::kOperandForm)];
   s.declined_other = c.declined_by_code[static_cast<int>(DeclineCode::kOther)] +
                      c.declined_by_code[static_cast<int>(DeclineCode::kNone)];
   s.filing_errors = c.filing_errors;
@@ -536,7 +587,8 @@ void DifferentialTarget::WriteStats() {
       .reached = campaign_ ? campaign_->Snapshot().reached : reached_};
   // The next write (within a second) tries again; the first failure is
   // said, for `ptxdiff fuzz` (fuzzer_output.h): its summary reads this file.
-  const std::string path = absl::StrCat(config_.stats_dir, "/", getpid(), ".stats");
+  const std::string path =
+      absl::StrCat(config_.stats_dir, "/", getpid(), ".stats");
   const absl::Status written = WriteFileAtomic(path, FormatStatsFile(file));
   if (!written.ok() && !stats_write_failed_) {
     stats_write_failed_ = true;
@@ -553,8 +605,10 @@ struct Counter {
   int64_t& (*field)(FuzzStats& s);
 };
 
-#define PTXDIFF_COUNTER(name, expr) \
-  Counter { name, [](FuzzStats& s) -> int64_t& { return expr; } }
+#define PTXDIFF_COUNTER(name, expr)                     \
+  Counter {                                             \
+    name, [](FuzzStats& s) -> int64_t& { return expr; } \
+  }
 const Counter kCounters[] = {
     PTXDIFF_COUNTER("inputs", s.inputs),
     PTXDIFF_COUNTER("tuples", s.counts.tuples),
@@ -595,7 +649,9 @@ const Counter kCounters[] = {
 constexpr absl::string_view kErratumPrefix = "erratum_";
 
 // A text on one line of the stats file: its first line.
-absl::string_view OneLine(absl::string_view text) { return text.substr(0, text.find('\n')); }
+absl::string_view OneLine(absl::string_view text) {
+  return text.substr(0, text.find('\n'));
+}
 
 }  // namespace
 
@@ -631,7 +687,8 @@ void AddStatsFile(absl::string_view text, StatsFile& sum) {
   for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
     const size_t eq = line.find('=');
     if (eq == absl::string_view::npos) continue;
-    const absl::string_view key = line.substr(0, eq), value = line.substr(eq + 1);
+    const absl::string_view key = line.substr(0, eq),
+                            value = line.substr(eq + 1);
     int64_t n = 0;
     if (key == "backend") {
       sum.backend = std::string(value);
@@ -641,14 +698,16 @@ void AddStatsFile(absl::string_view text, StatsFile& sum) {
       // "<tuples> <reason>": the reason most tuples of one process gave.
       const size_t space = value.find(' ');
       if (space != absl::string_view::npos &&
-          absl::SimpleAtoi(value.substr(0, space), &n) && n > sum.stats.top_decline_count) {
+          absl::SimpleAtoi(value.substr(0, space), &n) &&
+          n > sum.stats.top_decline_count) {
         sum.stats.top_decline_count = n;
         sum.stats.top_decline = std::string(value.substr(space + 1));
       }
     } else if (key == "reached") {
       sum.reached.resize(std::max(sum.reached.size(), 4 * value.size()));
       for (size_t i = 0; i < value.size(); ++i) {
-        const int nibble = value[i] >= 'a' ? value[i] - 'a' + 10 : value[i] - '0';
+        const int nibble =
+            value[i] >= 'a' ? value[i] - 'a' + 10 : value[i] - '0';
         for (int b = 0; b < 4; ++b) {
           if (nibble & (1 << b)) sum.reached[4 * i + b] = true;
         }
@@ -656,19 +715,23 @@ void AddStatsFile(absl::string_view text, StatsFile& sum) {
     } else if (!absl::SimpleAtoi(value, &n)) {
       continue;
     } else if (absl::StartsWith(key, kErratumPrefix)) {
-      sum.stats.other_reading_by_erratum[std::string(key.substr(kErratumPrefix.size()))] += n;
+      sum.stats.other_reading_by_erratum[std::string(
+          key.substr(kErratumPrefix.size()))] += n;
     } else if (key == "supported_variants" || key == "calibration_ms" ||
                key == "families_timed") {
       // The same for every process of a campaign, or each process's own
       // start-up: the largest, not a sum.
-      int64_t& largest = key == "supported_variants" ? sum.stats.supported_variants
-                         : key == "calibration_ms"   ? sum.stats.calibration_ms
-                                                     : sum.stats.families_timed;
+      int64_t& largest = key == "supported_variants"
+                             ? sum.stats.supported_variants
+                         : key == "calibration_ms" ? sum.stats.calibration_ms
+                                                   : sum.stats.families_timed;
       largest = std::max(largest, n);
-    } else if (key == "first_mismatch_after" || key == "first_mismatch_unix_ms") {
+    } else if (key == "first_mismatch_after" ||
+               key == "first_mismatch_unix_ms") {
       // The earliest over the processes; 0 (none yet) never wins.
-      int64_t& first = key == "first_mismatch_after" ? sum.stats.first_mismatch_after
-                                                     : sum.stats.first_mismatch_unix_ms;
+      int64_t& first = key == "first_mismatch_after"
+                           ? sum.stats.first_mismatch_after
+                           : sum.stats.first_mismatch_unix_ms;
       if (n > 0 && (first == 0 || n < first)) first = n;
     } else {
       for (const Counter& c : kCounters) {

@@ -13,7 +13,8 @@
 // or from a file named by PTXDIFF_CONFIG with the same KEY=VALUE names:
 //
 //   PTXDIFF_BACKEND          oracle | ptxas | cuda | exec:/path |
-//                            ptx-cmd:'tool {ptx} {in} {out}' (default: best here)
+//                            ptx-cmd:'tool {ptx} {in} {out}' (default: best
+//                            here)
 //   PTXDIFF_ARCH             e.g. sm_90, passed to the backend
 //   PTXDIFF_CUDA_DRIVER      cuda backend: the driver library to load instead
 //                            of libcuda.so.1 (HELLO's driver_library)
@@ -23,15 +24,18 @@
 //   PTXDIFF_EXCLUDE_FAMILIES comma-separated opcodes not to fuzz
 //   PTXDIFF_TIMEOUT          seconds per worker reply (default 60)
 //   PTXDIFF_STATS            a directory; each process writes its progress
-//                            counters to <dir>/<pid>.stats (ptxdiff fuzz reads them)
+//                            counters to <dir>/<pid>.stats (ptxdiff fuzz reads
+//                            them)
 //   PTXDIFF_WORKER           the ptxdiff-worker executable
-//   PTXDIFF_IN_FLIGHT        campaign: batches in flight (worker processes), default 2
-//   PTXDIFF_BATCH            campaign: tuples per batch (default: by backend)
-//   PTXDIFF_SYSTEMATIC       campaign: 1 (default) runs the systematic source, 0 not
-//   PTXDIFF_READING          spec (default) | hardware: the oracle reading judged against
-//   PTXDIFF_DEADLINE         unix seconds at which the run is to end (ptxdiff fuzz
+//   PTXDIFF_IN_FLIGHT        campaign: batches in flight (worker processes),
+//   default 2 PTXDIFF_BATCH            campaign: tuples per batch (default: by
+//   backend) PTXDIFF_SYSTEMATIC       campaign: 1 (default) runs the systematic
+//   source, 0 not PTXDIFF_READING          spec (default) | hardware: the
+//   oracle reading judged against PTXDIFF_DEADLINE         unix seconds at
+//   which the run is to end (ptxdiff fuzz
 //                            --max-time); 0 (default): -max_total_time alone
-//   PTXDIFF_FINDINGS         crash: the directory of the crash files (libFuzzer's
+//   PTXDIFF_FINDINGS         crash: the directory of the crash files
+//   (libFuzzer's
 //                            -artifact_prefix), where each crash's backend is
 //                            recorded for `ptxdiff repro` (kCrashOriginsFile)
 
@@ -48,8 +52,8 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "campaign/campaign.h"
-#include "fuzzers/mutator.h"
 #include "client/worker_client.h"
+#include "fuzzers/mutator.h"
 #include "harness/judge.h"
 #include "triage/finding.h"
 
@@ -91,7 +95,8 @@ struct CrashOrigin {
 std::string CrashOriginLine(absl::string_view input, const CrashOrigin& origin);
 // The origin recorded in `dir` for a crash file's bytes (the last, if
 // several), or nullopt.
-std::optional<CrashOrigin> FindCrashOrigin(const std::string& dir, absl::string_view input);
+std::optional<CrashOrigin> FindCrashOrigin(const std::string& dir,
+                                           absl::string_view input);
 
 // Reads the configuration from PTXDIFF_CONFIG (if set) and then the
 // environment; a bad value is InvalidArgument naming the variable.
@@ -111,7 +116,8 @@ std::vector<std::pair<std::string, std::string>> FuzzConfigToPairs(
 // the run at the deadline instead: `given` if there is no deadline or it is
 // sooner, else the whole seconds left less one (libFuzzer stops a second
 // after max_total_time), at least 1.
-int64_t MaxTotalTimeBy(int64_t deadline_unix_seconds, int64_t given, absl::Time now);
+int64_t MaxTotalTimeBy(int64_t deadline_unix_seconds, int64_t given,
+                       absl::Time now);
 
 // Counters a campaign reports (ptxdiff fuzz reads them from the stats file).
 struct FuzzStats {
@@ -143,8 +149,8 @@ struct FuzzStats {
   // how many families it timed; the largest of the processes.
   int64_t calibration_ms = 0, families_timed = 0;
   // Declines by code: unsupported variant, not evaluable, operand form, other.
-  int64_t declined_unsupported = 0, declined_not_evaluable = 0, declined_operand_form = 0,
-          declined_other = 0;
+  int64_t declined_unsupported = 0, declined_not_evaluable = 0,
+          declined_operand_form = 0, declined_other = 0;
   std::map<std::string, int64_t> other_reading_by_erratum;
 };
 
@@ -168,7 +174,8 @@ void AddStatsFile(absl::string_view text, StatsFile& sum);
 
 class DifferentialTarget {
  public:
-  static absl::StatusOr<std::unique_ptr<DifferentialTarget>> Create(FuzzConfig config);
+  static absl::StatusOr<std::unique_ptr<DifferentialTarget>> Create(
+      FuzzConfig config);
 
   // Runs one input. Returns -1 for an input that does not decode (libFuzzer
   // then does not keep it), 0 otherwise. In crash mode a mismatch or fault
@@ -208,10 +215,10 @@ class DifferentialTarget {
   std::unique_ptr<Campaign> campaign_;    // campaign mode
   FuzzStats stats_;                       // crash mode's counts, and inputs
   uint8_t* counters_ = nullptr;
-  std::vector<bool> reached_;  // crash mode, by VariantIndex
+  std::vector<bool> reached_;       // crash mode, by VariantIndex
   DeclineReasons decline_reasons_;  // crash mode
-  std::vector<Result> oracle_;  // scratch for one input's tuples
-  absl::string_view input_;     // the input being run (crash mode's record)
+  std::vector<Result> oracle_;      // scratch for one input's tuples
+  absl::string_view input_;         // the input being run (crash mode's record)
   absl::Time last_stats_write_ = absl::InfinitePast();
   bool stats_write_failed_ = false;  // and said so
 };

@@ -8,10 +8,10 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
-#include "isa/fuzz_input.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isa/family_table.h"
+#include "isa/fuzz_input.h"
 #include "isa/spelling.h"
 
 namespace ptxdiff {
@@ -20,7 +20,8 @@ namespace {
 using ::testing::HasSubstr;
 
 std::string FreshDir(const std::string& name) {
-  const std::string dir = ::testing::TempDir() + "/difft_" + name + "_" + std::to_string(getpid());
+  const std::string dir =
+      ::testing::TempDir() + "/difft_" + name + "_" + std::to_string(getpid());
   std::system(("rm -rf '" + dir + "'").c_str());
   return dir;
 }
@@ -40,7 +41,8 @@ std::string Input(const char* spelling, std::vector<Operands> tuples) {
 }
 
 int Feed(DifferentialTarget& t, const std::string& input) {
-  return t.RunInput(reinterpret_cast<const uint8_t*>(input.data()), input.size());
+  return t.RunInput(reinterpret_cast<const uint8_t*>(input.data()),
+                    input.size());
 }
 
 TEST(FuzzConfigTest, ParsesAndRejectsSettings) {
@@ -51,12 +53,15 @@ TEST(FuzzConfigTest, ParsesAndRejectsSettings) {
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->mode, FuzzConfig::Mode::kCrash);
   EXPECT_EQ(c->filter.include.size(), 2u);
-  EXPECT_THAT(FuzzConfigFromPairs({{"PTXDIFF_MODE", "fast"}}).status().message(),
-              HasSubstr("campaign or crash"));
-  EXPECT_THAT(FuzzConfigFromPairs({{"PTXDIFF_FAMILIES", "vaddd"}}).status().message(),
-              HasSubstr("unknown family 'vaddd'"));
-  EXPECT_THAT(FuzzConfigFromPairs({{"PTXDIFF_TIMEOUT", "-1"}}).status().message(),
-              HasSubstr("PTXDIFF_TIMEOUT"));
+  EXPECT_THAT(
+      FuzzConfigFromPairs({{"PTXDIFF_MODE", "fast"}}).status().message(),
+      HasSubstr("campaign or crash"));
+  EXPECT_THAT(
+      FuzzConfigFromPairs({{"PTXDIFF_FAMILIES", "vaddd"}}).status().message(),
+      HasSubstr("unknown family 'vaddd'"));
+  EXPECT_THAT(
+      FuzzConfigFromPairs({{"PTXDIFF_TIMEOUT", "-1"}}).status().message(),
+      HasSubstr("PTXDIFF_TIMEOUT"));
 }
 
 // What `ptxdiff fuzz` writes into the fuzz processes' environment reads
@@ -102,15 +107,18 @@ TEST(FuzzConfigTest, PairsRoundTrip) {
 // seconds to the deadline from the last whole second: a 45 s run took 48).
 TEST(FuzzConfigTest, MaxTotalTimeIsWhatIsLeftOfTheDeadline) {
   const absl::Time now = absl::FromUnixSeconds(1000);
-  EXPECT_EQ(MaxTotalTimeBy(0, 60, now), 60);       // no deadline
-  EXPECT_EQ(MaxTotalTimeBy(1048, 60, now), 47);    // 12 s of start-up
-  EXPECT_EQ(MaxTotalTimeBy(1100, 60, now), 60);    // a -fork job's shorter share
-  EXPECT_EQ(MaxTotalTimeBy(990, 60, now), 1);      // start-up outlasted it: end soon
-  EXPECT_EQ(MaxTotalTimeBy(1030, 0, now), 29);     // no limit given: the deadline's
+  EXPECT_EQ(MaxTotalTimeBy(0, 60, now), 60);     // no deadline
+  EXPECT_EQ(MaxTotalTimeBy(1048, 60, now), 47);  // 12 s of start-up
+  EXPECT_EQ(MaxTotalTimeBy(1100, 60, now), 60);  // a -fork job's shorter share
+  EXPECT_EQ(MaxTotalTimeBy(990, 60, now),
+            1);  // start-up outlasted it: end soon
+  EXPECT_EQ(MaxTotalTimeBy(1030, 0, now),
+            29);  // no limit given: the deadline's
   // 29.9 s left: libFuzzer stops at 29 s, ending before the deadline.
   EXPECT_EQ(MaxTotalTimeBy(1030, 0, now + absl::Milliseconds(100)), 28);
-  EXPECT_THAT(FuzzConfigFromPairs({{"PTXDIFF_DEADLINE", "soon"}}).status().message(),
-              HasSubstr("PTXDIFF_DEADLINE"));
+  EXPECT_THAT(
+      FuzzConfigFromPairs({{"PTXDIFF_DEADLINE", "soon"}}).status().message(),
+      HasSubstr("PTXDIFF_DEADLINE"));
 }
 
 // What one process writes, `ptxdiff fuzz` reads back; two processes' files
@@ -149,7 +157,8 @@ TEST(StatsFileTest, CalibrationIsTheLongestOfTheProcesses) {
   two.stats.calibration_ms = 4100;
   two.stats.families_timed = 41;
   StatsFile sum;
-  for (const StatsFile* f : {&one, &two}) AddStatsFile(FormatStatsFile(*f), sum);
+  for (const StatsFile* f : {&one, &two})
+    AddStatsFile(FormatStatsFile(*f), sum);
   EXPECT_EQ(sum.stats.calibration_ms, 4100);
   EXPECT_EQ(sum.stats.families_timed, 42);
 }
@@ -163,7 +172,8 @@ TEST(StatsFileTest, TheFirstMismatchIsTheEarliestOfTheProcesses) {
   early.stats.first_mismatch_after = 300;
   early.stats.first_mismatch_unix_ms = 1'800'000'000'100;
   StatsFile sum;
-  for (const StatsFile* f : {&none, &late, &early}) AddStatsFile(FormatStatsFile(*f), sum);
+  for (const StatsFile* f : {&none, &late, &early})
+    AddStatsFile(FormatStatsFile(*f), sum);
   EXPECT_EQ(sum.stats.first_mismatch_after, 300);
   EXPECT_EQ(sum.stats.first_mismatch_unix_ms, 1'800'000'000'100);
 }
@@ -177,7 +187,8 @@ TEST(StatsFileTest, FilingErrorsReadBack) {
   full.stats.filing_error = "cannot create x: No space left on device\nmore";
   fine.stats.unfiled = 1;
   StatsFile sum;
-  for (const StatsFile* f : {&full, &fine}) AddStatsFile(FormatStatsFile(*f), sum);
+  for (const StatsFile* f : {&full, &fine})
+    AddStatsFile(FormatStatsFile(*f), sum);
   EXPECT_EQ(sum.stats.filing_errors, 6);
   EXPECT_EQ(sum.stats.unfiled, 7);
   EXPECT_EQ(sum.stats.filing_error, "cannot create x: No space left on device");
@@ -193,8 +204,10 @@ TEST(StatsFileTest, TheTopDeclineReasonIsThatOfTheMostTuples) {
   other.stats.top_decline = "rarer";
   other.stats.top_decline_count = 3;
   StatsFile sum;
-  for (const StatsFile* f : {&other, &declining, &none}) AddStatsFile(FormatStatsFile(*f), sum);
-  EXPECT_EQ(sum.stats.top_decline, "ptx-cmd: command 'false' failed on add.s32: exit status 1");
+  for (const StatsFile* f : {&other, &declining, &none})
+    AddStatsFile(FormatStatsFile(*f), sum);
+  EXPECT_EQ(sum.stats.top_decline,
+            "ptx-cmd: command 'false' failed on add.s32: exit status 1");
   EXPECT_EQ(sum.stats.top_decline_count, 16);
 }
 
@@ -212,14 +225,16 @@ TEST(DifferentialTargetTest, TheStatsSayWhyNothingWasTested) {
   config.filter.include = {Family::kAdd};
   auto target = DifferentialTarget::Create(config);
   ASSERT_TRUE(target.ok()) << target.status();
-  EXPECT_EQ(Feed(**target, Input("add.s32", {{{1, 2, 0, 0}}, {{3, 4, 0, 0}}})), 0);
+  EXPECT_EQ(Feed(**target, Input("add.s32", {{{1, 2, 0, 0}}, {{3, 4, 0, 0}}})),
+            0);
   ASSERT_TRUE((*target)->Flush());
   (*target)->Stop();
   const FuzzStats s = (*target)->stats();
   EXPECT_EQ(s.counts.tuples, 2);
   EXPECT_EQ(s.counts.tested(), 0);
   EXPECT_EQ(s.top_decline_count, 2);
-  EXPECT_THAT(s.top_decline, HasSubstr("failed on add.s32 (2 tuples): exit status 1"));
+  EXPECT_THAT(s.top_decline,
+              HasSubstr("failed on add.s32 (2 tuples): exit status 1"));
   std::ifstream stats(dir + "/" + std::to_string(getpid()) + ".stats");
   const std::string text((std::istreambuf_iterator<char>(stats)), {});
   EXPECT_THAT(text, HasSubstr("top_decline=2 ptx-cmd: command '/bin/false"));
@@ -228,7 +243,8 @@ TEST(DifferentialTargetTest, TheStatsSayWhyNothingWasTested) {
 // Crash mode counts the variants the backend supports and the declines by
 // code, as a campaign does, so that its summary does not say "of the 0
 // variants" beside a declines breakdown of zeros (issue 28, item 6).
-TEST(DifferentialTargetTest, CrashModeCountsTheSupportedVariantsAndTheDeclinesByCode) {
+TEST(DifferentialTargetTest,
+     CrashModeCountsTheSupportedVariantsAndTheDeclinesByCode) {
   const std::string dir = FreshDir("crash_declined");
   std::system(("mkdir -p '" + dir + "'").c_str());
   FuzzConfig config;
@@ -239,14 +255,16 @@ TEST(DifferentialTargetTest, CrashModeCountsTheSupportedVariantsAndTheDeclinesBy
   config.filter.include = {Family::kAdd};
   auto target = DifferentialTarget::Create(config);
   ASSERT_TRUE(target.ok()) << target.status();
-  EXPECT_EQ(Feed(**target, Input("add.s32", {{{1, 2, 0, 0}}, {{3, 4, 0, 0}}})), 0);
+  EXPECT_EQ(Feed(**target, Input("add.s32", {{{1, 2, 0, 0}}, {{3, 4, 0, 0}}})),
+            0);
   const FuzzStats s = (*target)->stats();
   EXPECT_EQ(s.counts.declined, 2);
-  EXPECT_EQ(s.declined_unsupported + s.declined_not_evaluable + s.declined_operand_form +
-                s.declined_other,
+  EXPECT_EQ(s.declined_unsupported + s.declined_not_evaluable +
+                s.declined_operand_form + s.declined_other,
             s.counts.declined);
   int64_t add_variants = 0;
-  for (const Variant& v : AllVariants()) add_variants += v.family == Family::kAdd;
+  for (const Variant& v : AllVariants())
+    add_variants += v.family == Family::kAdd;
   EXPECT_GT(s.supported_variants, 0);
   EXPECT_LE(s.supported_variants, add_variants);
 }
@@ -268,8 +286,9 @@ TEST(DifferentialTargetTest, AStatsFileThatCannotBeWrittenIsSaidOnce) {
   (*target)->WriteStats();
   (*target)->WriteStats();
   const std::string said = ::testing::internal::GetCapturedStderr();
-  EXPECT_THAT(said, ::testing::StartsWith(absl::StrCat("ptxdiff: cannot write /dev/full/stats/",
-                                                       getpid(), ".stats: ")));
+  EXPECT_THAT(said, ::testing::StartsWith(
+                        absl::StrCat("ptxdiff: cannot write /dev/full/stats/",
+                                     getpid(), ".stats: ")));
   EXPECT_EQ(std::count(said.begin(), said.end(), '\n'), 1) << said;
 }
 
@@ -307,7 +326,8 @@ TEST(DifferentialTargetTest, CampaignFilesOnceAndCountsRepeats) {
   auto store = TriageStore::Open(config.triage_dir, false);
   auto entries = store->List();
   ASSERT_EQ(entries->size(), 1u);
-  EXPECT_EQ((*entries)[0].name, "value-mismatch~faulty~in-range~vadd.u32.u32.u32");
+  EXPECT_EQ((*entries)[0].name,
+            "value-mismatch~faulty~in-range~vadd.u32.u32.u32");
   EXPECT_EQ((*entries)[0].count(), 2);
 }
 
@@ -343,8 +363,7 @@ FuzzConfig SupportingOnly(const std::string& dir, const std::string& supports) {
 // The fuzz loop keeps to the families the backend runs: an input of another
 // family is rejected (and the mutator is given the narrowed filter).
 TEST(DifferentialTargetTest, FamiliesTheBackendDoesNotRunAreRejected) {
-  const FuzzConfig config =
-      SupportingOnly(FreshDir("supports"), "add.s32,shf");
+  const FuzzConfig config = SupportingOnly(FreshDir("supports"), "add.s32,shf");
   auto target = DifferentialTarget::Create(config);
   ASSERT_TRUE(target.ok()) << target.status();
   EXPECT_EQ((*target)->config().filter.include,
@@ -362,8 +381,9 @@ TEST(DifferentialTargetTest, NoSupportedFamilyIsAClearError) {
   auto target = DifferentialTarget::Create(config);
   ASSERT_FALSE(target.ok());
   EXPECT_EQ(target.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(target.status().message(),
-              HasSubstr("runs no variant of the families asked for (lop3, prmt)"));
+  EXPECT_THAT(
+      target.status().message(),
+      HasSubstr("runs no variant of the families asked for (lop3, prmt)"));
   EXPECT_THAT(target.status().message(), HasSubstr("--family lop3 --tuples 1"));
 }
 
@@ -400,10 +420,12 @@ TEST(DifferentialTargetDeathTest, CrashModeRecordsTheBackendOfEachCrash) {
         Feed(**target, input);
       },
       "ptxdiff: value-mismatch faulty vadd.u32.u32.u32 in-range");
-  const std::optional<CrashOrigin> origin = FindCrashOrigin(dir + "/findings", input);
+  const std::optional<CrashOrigin> origin =
+      FindCrashOrigin(dir + "/findings", input);
   ASSERT_TRUE(origin.has_value());
   EXPECT_EQ(origin->backend, config.backend);
-  EXPECT_EQ(origin->signature, "value-mismatch faulty vadd.u32.u32.u32 in-range");
+  EXPECT_EQ(origin->signature,
+            "value-mismatch faulty vadd.u32.u32.u32 in-range");
   EXPECT_FALSE(FindCrashOrigin(dir + "/findings", input + "x").has_value());
   EXPECT_FALSE(FindCrashOrigin(dir + "/none", input).has_value());
 }

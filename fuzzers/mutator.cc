@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cstring>
 
-#include "isa/fuzz_input.h"
 #include "isa/family_table.h"
-#include "oracle/bits.h"
+#include "isa/fuzz_input.h"
 #include "isa/operand_form.h"
+#include "oracle/bits.h"
 #include "oracle/edge_operands.h"
 
 namespace ptxdiff {
@@ -18,7 +18,8 @@ constexpr size_t kMaxMutatedTuples = 64;
 const std::vector<std::vector<Variant>>& VariantsByFamily() {
   static const auto* by_family = [] {
     auto* v = new std::vector<std::vector<Variant>>(kNumFamilies);
-    for (const Variant& x : AllVariants()) (*v)[static_cast<int>(x.family)].push_back(x);
+    for (const Variant& x : AllVariants())
+      (*v)[static_cast<int>(x.family)].push_back(x);
     return v;
   }();
   return *by_family;
@@ -27,7 +28,8 @@ const std::vector<std::vector<Variant>>& VariantsByFamily() {
 Family RandomFamily(std::mt19937_64& rng, const VariantFilter& filter) {
   std::vector<Family> allowed;
   for (int f = 0; f < kNumFamilies; ++f) {
-    if (filter.Allows(static_cast<Family>(f))) allowed.push_back(static_cast<Family>(f));
+    if (filter.Allows(static_cast<Family>(f)))
+      allowed.push_back(static_cast<Family>(f));
   }
   if (allowed.empty()) return Family::kAdd;
   return allowed[rng() % allowed.size()];
@@ -50,20 +52,22 @@ Variant NeighbourVariant(const Variant& v, std::mt19937_64& rng) {
 
 // The tuples as `v`'s: operands masked to its sources, forms to those that
 // may be runtime values (none where the backend runs no forms).
-std::vector<Tuple> Masked(const Variant& v, std::vector<Tuple> tuples, bool forms) {
+std::vector<Tuple> Masked(const Variant& v, std::vector<Tuple> tuples,
+                          bool forms) {
   const uint8_t capable = forms ? RuntimeCapableSources(v) : 0;
   for (Tuple& t : tuples) {
     t.variant = v;
     t.runtime &= capable;
     for (int i = 0; i < kMaxSources; ++i) {
-      t.operands.v[i] = i < NumSources(v) ? t.operands.v[i] & SourceMask(v, i) : 0;
+      t.operands.v[i] =
+          i < NumSources(v) ? t.operands.v[i] & SourceMask(v, i) : 0;
     }
   }
   return tuples;
 }
 
-size_t Emit(const Variant& v, std::vector<Tuple> tuples, const VariantFilter& filter,
-            uint8_t* out, size_t max_out) {
+size_t Emit(const Variant& v, std::vector<Tuple> tuples,
+            const VariantFilter& filter, uint8_t* out, size_t max_out) {
   tuples = Masked(v, std::move(tuples), filter.runtime_forms);
   // All in the default form: written without forms, as the seeds are.
   const uint8_t default_form = DefaultForm(v, filter.runtime_by_default);
@@ -72,7 +76,8 @@ size_t Emit(const Variant& v, std::vector<Tuple> tuples, const VariantFilter& fi
     for (Tuple& t : tuples) t.runtime = 0;
   }
   const bool any_form =
-      std::any_of(tuples.begin(), tuples.end(), [](const Tuple& t) { return t.runtime != 0; });
+      std::any_of(tuples.begin(), tuples.end(),
+                  [](const Tuple& t) { return t.runtime != 0; });
   const size_t header = any_form ? 16 : 8;
   const size_t per_tuple = 8 * NumSources(v) + (any_form ? 1 : 0);
   if (max_out < header + per_tuple) return 0;
@@ -101,17 +106,25 @@ void MutateOperand(const Variant& v, Operands& o, std::mt19937_64& rng) {
   const std::vector<uint64_t>& edges = EdgeValues(width);
   switch (rng() % 4) {
     case 0:
-    case 1: o.v[i] = edges[rng() % edges.size()]; break;
-    case 2: o.v[i] ^= uint64_t{1} << (rng() % width); break;
-    default: o.v[i] = Low(rng(), width); break;
+    case 1:
+      o.v[i] = edges[rng() % edges.size()];
+      break;
+    case 2:
+      o.v[i] ^= uint64_t{1} << (rng() % width);
+      break;
+    default:
+      o.v[i] = Low(rng(), width);
+      break;
   }
 }
 
 }  // namespace
 
 bool VariantFilter::Allows(Family f) const {
-  if (std::find(exclude.begin(), exclude.end(), f) != exclude.end()) return false;
-  return include.empty() || std::find(include.begin(), include.end(), f) != include.end();
+  if (std::find(exclude.begin(), exclude.end(), f) != exclude.end())
+    return false;
+  return include.empty() ||
+         std::find(include.begin(), include.end(), f) != include.end();
 }
 
 std::string RandomFuzzInput(std::mt19937_64& rng, const VariantFilter& filter,
@@ -122,11 +135,12 @@ std::string RandomFuzzInput(std::mt19937_64& rng, const VariantFilter& filter,
   return EncodeFuzzInput(v, ops);
 }
 
-size_t MutateFuzzInput(uint8_t* data, size_t size, size_t max_size, unsigned seed,
-                       const VariantFilter& filter) {
+size_t MutateFuzzInput(uint8_t* data, size_t size, size_t max_size,
+                       unsigned seed, const VariantFilter& filter) {
   std::mt19937_64 rng(seed);
   auto decoded = DecodeFuzzInputInDefaultForm(
-      absl::string_view(reinterpret_cast<const char*>(data), size), filter.runtime_by_default);
+      absl::string_view(reinterpret_cast<const char*>(data), size),
+      filter.runtime_by_default);
   if (!decoded.ok() || !filter.Allows((*decoded)[0].variant.family)) {
     const std::string fresh = RandomFuzzInput(rng, filter, 1 + rng() % 16);
     const size_t n = std::min(fresh.size(), max_size);
@@ -136,32 +150,45 @@ size_t MutateFuzzInput(uint8_t* data, size_t size, size_t max_size, unsigned see
   Variant v = (*decoded)[0].variant;
   std::vector<Tuple> tuples = *std::move(decoded);
   switch (rng() % 9) {
-    case 0: v = NeighbourVariant(v, rng); break;
-    case 1: v = RandomVariantOf(v.family, rng); break;
-    case 2: v = RandomVariantOf(RandomFamily(rng, filter), rng); break;
+    case 0:
+      v = NeighbourVariant(v, rng);
+      break;
+    case 1:
+      v = RandomVariantOf(v.family, rng);
+      break;
+    case 2:
+      v = RandomVariantOf(RandomFamily(rng, filter), rng);
+      break;
     case 3:  // duplicate a tuple, then change the copy
-      if (tuples.size() < kMaxMutatedTuples) tuples.push_back(tuples[rng() % tuples.size()]);
+      if (tuples.size() < kMaxMutatedTuples)
+        tuples.push_back(tuples[rng() % tuples.size()]);
       MutateOperand(v, tuples.back().operands, rng);
       break;
     case 4:  // drop a tuple
-      if (tuples.size() > 1) tuples.erase(tuples.begin() + rng() % tuples.size());
+      if (tuples.size() > 1)
+        tuples.erase(tuples.begin() + rng() % tuples.size());
       break;
     case 5:  // another form for a tuple
-      if (filter.runtime_forms) ToggleRuntimeSource(tuples[rng() % tuples.size()], rng);
+      if (filter.runtime_forms)
+        ToggleRuntimeSource(tuples[rng() % tuples.size()], rng);
       break;
-    default: MutateOperand(v, tuples[rng() % tuples.size()].operands, rng); break;
+    default:
+      MutateOperand(v, tuples[rng() % tuples.size()].operands, rng);
+      break;
   }
   return Emit(v, std::move(tuples), filter, data, max_size);
 }
 
 size_t CrossOverFuzzInputs(const uint8_t* a, size_t a_size, const uint8_t* b,
-                           size_t b_size, uint8_t* out, size_t max_out, unsigned seed,
-                           const VariantFilter& filter) {
+                           size_t b_size, uint8_t* out, size_t max_out,
+                           unsigned seed, const VariantFilter& filter) {
   std::mt19937_64 rng(seed);
   auto first = DecodeFuzzInputInDefaultForm(
-      absl::string_view(reinterpret_cast<const char*>(a), a_size), filter.runtime_by_default);
+      absl::string_view(reinterpret_cast<const char*>(a), a_size),
+      filter.runtime_by_default);
   auto second = DecodeFuzzInputInDefaultForm(
-      absl::string_view(reinterpret_cast<const char*>(b), b_size), filter.runtime_by_default);
+      absl::string_view(reinterpret_cast<const char*>(b), b_size),
+      filter.runtime_by_default);
   if (!first.ok() && !second.ok()) return 0;
   if (!first.ok()) std::swap(first, second);
   const Variant v = (*first)[0].variant;

@@ -6,8 +6,9 @@
 // 0, 1, -1, MIN/MAX per width, powers of two +-1, shift/position/length
 // values, byte and half-word sign patterns), flips operand bits, or adds,
 // duplicates or drops a tuple, or (where the backend runs operand forms)
-// makes a source a runtime value or an immediate again. Everything is drawn from a PRNG seeded with
-// libFuzzer's seed, so a run replays. The output always decodes.
+// makes a source a runtime value or an immediate again. Everything is drawn
+// from a PRNG seeded with libFuzzer's seed, so a run replays. The output always
+// decodes.
 
 #ifndef PTXDIFF_FUZZERS_MUTATOR_H_
 #define PTXDIFF_FUZZERS_MUTATOR_H_
@@ -40,15 +41,15 @@ struct VariantFilter {
 // Mutates the input in `data` (of `size` bytes, room for `max_size`) and
 // returns the new size. An input that does not decode is replaced by a fresh
 // random one.
-size_t MutateFuzzInput(uint8_t* data, size_t size, size_t max_size, unsigned seed,
-                       const VariantFilter& filter = {});
+size_t MutateFuzzInput(uint8_t* data, size_t size, size_t max_size,
+                       unsigned seed, const VariantFilter& filter = {});
 
 // The variant of `a` with tuples from both `a` and `b` (operands re-masked to
 // the variant's widths, forms to its sources and the filter's
 // runtime_forms), written to `out` (room for `max_out`).
 size_t CrossOverFuzzInputs(const uint8_t* a, size_t a_size, const uint8_t* b,
-                           size_t b_size, uint8_t* out, size_t max_out, unsigned seed,
-                           const VariantFilter& filter = {});
+                           size_t b_size, uint8_t* out, size_t max_out,
+                           unsigned seed, const VariantFilter& filter = {});
 
 // A fresh valid input: a random allowed variant and edge-operand tuples.
 std::string RandomFuzzInput(std::mt19937_64& rng, const VariantFilter& filter,

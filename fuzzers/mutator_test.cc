@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <set>
 
-#include "isa/fuzz_input.h"
 #include "gtest/gtest.h"
 #include "isa/family_table.h"
+#include "isa/fuzz_input.h"
 #include "isa/operand_form.h"
 #include "isa/spelling.h"
 
@@ -48,12 +48,15 @@ TEST(MutatorTest, RespectsTheFamilyFilterAndMaxSize) {
 
 TEST(MutatorTest, CrossOverMixesTuplesUnderOneVariant) {
   std::mt19937_64 rng(1);
-  const std::string a = RandomFuzzInput(rng, {}, 8), b = RandomFuzzInput(rng, {}, 8);
+  const std::string a = RandomFuzzInput(rng, {}, 8),
+                    b = RandomFuzzInput(rng, {}, 8);
   std::vector<uint8_t> out(4096);
-  const size_t n = CrossOverFuzzInputs(reinterpret_cast<const uint8_t*>(a.data()), a.size(),
-                                       reinterpret_cast<const uint8_t*>(b.data()), b.size(),
-                                       out.data(), out.size(), 7);
-  auto tuples = DecodeFuzzInput(absl::string_view(reinterpret_cast<char*>(out.data()), n));
+  const size_t n =
+      CrossOverFuzzInputs(reinterpret_cast<const uint8_t*>(a.data()), a.size(),
+                          reinterpret_cast<const uint8_t*>(b.data()), b.size(),
+                          out.data(), out.size(), 7);
+  auto tuples = DecodeFuzzInput(
+      absl::string_view(reinterpret_cast<char*>(out.data()), n));
   ASSERT_TRUE(tuples.ok()) << tuples.status();
   EXPECT_EQ((*tuples)[0].variant, (*DecodeFuzzInput(a))[0].variant);
 }
@@ -63,14 +66,16 @@ TEST(MutatorTest, CrossOverMixesTuplesUnderOneVariant) {
 // tuples are all in it stays without forms, one with a toggled source
 // carries every tuple's form.
 TEST(MutatorTest, MutationsStartFromTheDefaultForm) {
-  const VariantFilter runtime{.runtime_forms = true, .runtime_by_default = true};
+  const VariantFilter runtime{.runtime_forms = true,
+                              .runtime_by_default = true};
   const Variant v = *ParseVariant("bfe.s32");
   const std::string seed = EncodeFuzzInput(v, {{{1, 40, 8}}, {{2, 3, 4}}});
   int without_forms = 0, with_forms = 0;
   for (unsigned s = 0; s < 400; ++s) {
     std::vector<uint8_t> buf(seed.begin(), seed.end());
     buf.resize(4096);
-    const size_t n = MutateFuzzInput(buf.data(), seed.size(), buf.size(), s, runtime);
+    const size_t n =
+        MutateFuzzInput(buf.data(), seed.size(), buf.size(), s, runtime);
     const absl::string_view out(reinterpret_cast<const char*>(buf.data()), n);
     auto tuples = DecodeFuzzInputInDefaultForm(out, true);
     ASSERT_TRUE(tuples.ok()) << tuples.status();
@@ -82,8 +87,9 @@ TEST(MutatorTest, MutationsStartFromTheDefaultForm) {
     // A tagged input differs from the default somewhere: a toggle of one
     // source from every source runtime.
     const uint8_t capable = RuntimeCapableSources((*tuples)[0].variant);
-    EXPECT_TRUE(std::any_of(tuples->begin(), tuples->end(),
-                            [&](const Tuple& t) { return t.runtime != capable; }));
+    EXPECT_TRUE(
+        std::any_of(tuples->begin(), tuples->end(),
+                    [&](const Tuple& t) { return t.runtime != capable; }));
   }
   EXPECT_GT(without_forms, 0);
   EXPECT_GT(with_forms, 0);

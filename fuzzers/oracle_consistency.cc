@@ -1,10 +1,9 @@
 #include "fuzzers/oracle_consistency.h"
 
-#include "isa/fuzz_input.h"
-
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "isa/family_table.h"
+#include "isa/fuzz_input.h"
 #include "isa/operand_text.h"
 #include "isa/spelling.h"
 #include "oracle/literal/literal_oracle.h"
@@ -30,10 +29,10 @@ std::optional<std::string> FindOracleDisagreement(const DecodedBatch& batch) {
   for (size_t i = 0; i < batch.tuples.size(); ++i) {
     const Result literal = LiteralEvaluate(batch.variant, batch.tuples[i]);
     if (fast[i] != literal) {
-      return absl::StrCat("oracle disagreement:\n  fast:    ",
-                          ReplayLine(batch.variant, batch.tuples[i], fast[i]),
-                          "\n  literal: ",
-                          ReplayLine(batch.variant, batch.tuples[i], literal));
+      return absl::StrCat(
+          "oracle disagreement:\n  fast:    ",
+          ReplayLine(batch.variant, batch.tuples[i], fast[i]),
+          "\n  literal: ", ReplayLine(batch.variant, batch.tuples[i], literal));
     }
   }
   return std::nullopt;

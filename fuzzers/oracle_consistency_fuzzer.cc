@@ -11,7 +11,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto batch = ptxdiff::DecodeBatch(data, size);
-  if (!batch) return -1;  // no known variant or no whole tuple: not worth keeping
+  if (!batch)
+    return -1;  // no known variant or no whole tuple: not worth keeping
   if (auto disagreement = ptxdiff::FindOracleDisagreement(*batch)) {
     std::fprintf(stderr, "%s\n", disagreement->c_str());
     std::abort();

@@ -10,7 +10,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return -1;
-  const absl::string_view bytes(reinterpret_cast<const char*>(data) + 1, size - 1);
+  const absl::string_view bytes(reinterpret_cast<const char*>(data) + 1,
+                                size - 1);
   switch (data[0] % 4) {
     case 0: {
       auto header = ptxdiff::DecodeFrameHeader(bytes);
@@ -37,7 +38,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 2: {
       // The expected count comes from the payload's own first bytes, so both
       // the count check and the body are reached.
-      const size_t expected = bytes.size() >= 4 ? static_cast<uint8_t>(bytes[0]) : 0;
+      const size_t expected =
+          bytes.size() >= 4 ? static_cast<uint8_t>(bytes[0]) : 0;
       auto reply = ptxdiff::DecodeRunReply(bytes, expected);
       if (reply.ok()) {
         const std::string once = ptxdiff::EncodeRunReply(*reply);

@@ -11,8 +11,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
 #include "common/status_macros.h"
-#include "isa/fuzz_input.h"
 #include "isa/family_table.h"
+#include "isa/fuzz_input.h"
 #include "isa/spelling.h"
 #include "oracle/edge_operands.h"
 
@@ -24,13 +24,14 @@ constexpr int kTuplesPerSeed = 8;
 // A family's representative: its first variant with the most modifiers set
 // among the first few, so that seeds exercise the axes.
 Variant Representative(Family f) {
-  const absl::Span<const Variant> first_few = VariantsOf(f).first(
-      std::min<size_t>(VariantsOf(f).size(), 401));
+  const absl::Span<const Variant> first_few =
+      VariantsOf(f).first(std::min<size_t>(VariantsOf(f).size(), 401));
   Variant best;
   int best_score = -1;
   for (const Variant& v : first_few) {
-    const int score = v.sat + (v.asel != Sel::kNone) + (v.secop != SecOp::kNone) +
-                      (v.dsel != Sel::kNone) + (v.vmad_form != VmadForm::kNone);
+    const int score = v.sat + (v.asel != Sel::kNone) +
+                      (v.secop != SecOp::kNone) + (v.dsel != Sel::kNone) +
+                      (v.vmad_form != VmadForm::kNone);
     if (score > best_score) best = v, best_score = score;
   }
   return best;
@@ -63,22 +64,26 @@ std::map<std::string, std::string> SeedCorpus() {
 
 std::string FuzzDictionary() {
   std::string out =
-      "# ptxdiff differential fuzzer dictionary (generated: ptxdiff seed-corpus)\n"
-      "# Variant ids (first 8 bytes of an input) of each family's plainest form,\n"
+      "# ptxdiff differential fuzzer dictionary (generated: ptxdiff "
+      "seed-corpus)\n"
+      "# Variant ids (first 8 bytes of an input) of each family's plainest "
+      "form,\n"
       "# then 8-byte edge operand values.\n";
   for (const FamilyInfo& info : AllFamilies()) {
     const Variant v = First(info.family);
     const uint64_t id = StableId(v);
     absl::StrAppend(&out, "# ", Spell(v), "\nid_",
                     absl::StrReplaceAll(info.opcode, {{".", "_"}}), "=\"",
-                    Escaped(std::string(reinterpret_cast<const char*>(&id), 8)), "\"\n");
+                    Escaped(std::string(reinterpret_cast<const char*>(&id), 8)),
+                    "\"\n");
   }
   int n = 0;
   for (int width : {32, 64}) {
     for (uint64_t x : EdgeValues(width)) {
       if (x < 2 || ++n > 60) continue;
-      absl::StrAppend(&out, "edge_", n, "=\"",
-                      Escaped(std::string(reinterpret_cast<const char*>(&x), 8)), "\"\n");
+      absl::StrAppend(
+          &out, "edge_", n, "=\"",
+          Escaped(std::string(reinterpret_cast<const char*>(&x), 8)), "\"\n");
     }
   }
   return out;
@@ -87,11 +92,13 @@ std::string FuzzDictionary() {
 absl::Status WriteSeedCorpus(const std::string& dir, const FileWriter& write) {
   PTXDIFF_RETURN_IF_ERROR(MakeDirs(dir));
   const size_t slash = dir.find_last_of('/');
-  const std::string parent = slash == std::string::npos ? "." : dir.substr(0, slash);
+  const std::string parent =
+      slash == std::string::npos ? "." : dir.substr(0, slash);
   // Beside `dir`, not in it: libFuzzer reads a corpus directory's
   // subdirectories too.
-  PTXDIFF_ASSIGN_OR_RETURN(std::unique_ptr<TempDir> staging,
-                           TempDir::CreateIn(parent.empty() ? "/" : parent, ".tmp-seeds"));
+  PTXDIFF_ASSIGN_OR_RETURN(
+      std::unique_ptr<TempDir> staging,
+      TempDir::CreateIn(parent.empty() ? "/" : parent, ".tmp-seeds"));
   const std::map<std::string, std::string> seeds = SeedCorpus();
   for (const auto& [name, bytes] : seeds) {
     PTXDIFF_RETURN_IF_ERROR(write(staging->File(name), bytes));
@@ -104,7 +111,8 @@ absl::Status WriteSeedCorpus(const std::string& dir, const FileWriter& write) {
     if (rename(staging->File(name).c_str(), to.c_str()) != 0) {
       const std::string why = std::strerror(errno);
       for (const std::string& m : moved) std::remove(m.c_str());
-      return absl::InternalError(absl::StrCat("cannot move a seed into ", to, ": ", why));
+      return absl::InternalError(
+          absl::StrCat("cannot move a seed into ", to, ": ", why));
     }
     moved.push_back(to);
   }

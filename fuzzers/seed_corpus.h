@@ -24,14 +24,16 @@ std::map<std::string, std::string> SeedCorpus();
 std::string FuzzDictionary();
 
 // Writes one file (WriteFile; in a test, one that fails as a full disk does).
-using FileWriter = std::function<absl::Status(const std::string& path, absl::string_view bytes)>;
+using FileWriter = std::function<absl::Status(const std::string& path,
+                                              absl::string_view bytes)>;
 
 // Writes SeedCorpus() into `dir` (created if missing), all or nothing: the
 // seeds go to a temporary directory beside `dir` and are renamed into it
 // once every one is written. A failed write (a full disk) leaves `dir`
 // without seeds, never a part of them that a later run would take for a
 // corpus to resume from.
-absl::Status WriteSeedCorpus(const std::string& dir, const FileWriter& write = WriteFile);
+absl::Status WriteSeedCorpus(const std::string& dir,
+                             const FileWriter& write = WriteFile);
 
 }  // namespace ptxdiff
 

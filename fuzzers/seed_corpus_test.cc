@@ -7,10 +7,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/files.h"
-#include "isa/fuzz_input.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isa/family_table.h"
+#include "isa/fuzz_input.h"
 
 namespace ptxdiff {
 namespace {
@@ -65,7 +65,8 @@ TEST(SeedCorpusTest, AFailedWriteLeavesNoSeedsBehind) {
   ASSERT_TRUE(tmp.ok());
   const std::string corpus = (*tmp)->File("corpus");
   int writes = 0;
-  const auto full_at_third = [&](const std::string& path, absl::string_view bytes) {
+  const auto full_at_third = [&](const std::string& path,
+                                 absl::string_view bytes) {
     if (++writes < 3) return WriteFile(path, bytes);
     (void)WriteFile(path, "");  // created, then nothing fits
     return absl::ResourceExhaustedError(
@@ -74,11 +75,13 @@ TEST(SeedCorpusTest, AFailedWriteLeavesNoSeedsBehind) {
   const absl::Status s = WriteSeedCorpus(corpus, full_at_third);
   EXPECT_THAT(s.message(), ::testing::HasSubstr("No space left on device"));
   EXPECT_THAT(Names(corpus), ::testing::IsEmpty());
-  EXPECT_THAT(Names((*tmp)->path()), ::testing::ElementsAre("corpus"));  // no staging left
+  EXPECT_THAT(Names((*tmp)->path()),
+              ::testing::ElementsAre("corpus"));  // no staging left
 
   ASSERT_TRUE(WriteSeedCorpus(corpus).ok());  // with room again: every seed
   EXPECT_EQ(Names(corpus).size(), SeedCorpus().size());
-  for (const auto& [name, bytes] : SeedCorpus()) EXPECT_EQ(Read(corpus + "/" + name), bytes);
+  for (const auto& [name, bytes] : SeedCorpus())
+    EXPECT_EQ(Read(corpus + "/" + name), bytes);
 }
 
 }  // namespace

@@ -11,8 +11,8 @@
 #include "absl/strings/string_view.h"
 #include "common/check.h"
 #include "fuzzers/differential_target.h"
-#include "isa/fuzz_input.h"
 #include "isa/family_table.h"
+#include "isa/fuzz_input.h"
 #include "isa/operand_text.h"
 #include "isa/spelling.h"
 #include "triage/text_case.h"
@@ -36,13 +36,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     PTXDIFF_CHECK(!value.ok() || width == 64 || (*value >> width) == 0,
                   "an operand wider than ", width, " bits was accepted");
   }
-  (void)ptxdiff::ParseTextCase(std::string(ptxdiff::kTextCaseHeader) + "\n" + text);
+  (void)ptxdiff::ParseTextCase(std::string(ptxdiff::kTextCaseHeader) + "\n" +
+                               text);
   (void)ptxdiff::DecodeFuzzInput(text);
   std::vector<std::pair<std::string, std::string>> pairs;
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
     const size_t eq = line.find('=');
     if (eq != absl::string_view::npos) {
-      pairs.emplace_back(std::string(line.substr(0, eq)), std::string(line.substr(eq + 1)));
+      pairs.emplace_back(std::string(line.substr(0, eq)),
+                         std::string(line.substr(eq + 1)));
     }
   }
   (void)ptxdiff::FuzzConfigFromPairs(pairs);

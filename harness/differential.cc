@@ -11,25 +11,28 @@
 
 namespace ptxdiff {
 
-std::string MismatchLine(const Tuple& t, const Result& oracle, uint64_t backend_bits,
-                         absl::string_view backend_name, bool backend_carry) {
+std::string MismatchLine(const Tuple& t, const Result& oracle,
+                         uint64_t backend_bits, absl::string_view backend_name,
+                         bool backend_carry) {
   const Variant& v = t.variant;
-  return absl::StrCat("ptxdiff eval '", Spell(v), "' ",
-                      absl::StrJoin(HexOperands(v, t.operands), " "),
-                      t.runtime != 0 ? absl::StrCat(" --runtime ", RuntimeSourceNames(v, t.runtime))
-                                     : "",
-                      "  # oracle ", ResultText(v, oracle.bits, oracle.carry), ", ",
-                      backend_name, " ", ResultText(v, backend_bits, backend_carry));
+  return absl::StrCat(
+      "ptxdiff eval '", Spell(v), "' ",
+      absl::StrJoin(HexOperands(v, t.operands), " "),
+      t.runtime != 0
+          ? absl::StrCat(" --runtime ", RuntimeSourceNames(v, t.runtime))
+          : "",
+      "  # oracle ", ResultText(v, oracle.bits, oracle.carry), ", ",
+      backend_name, " ", ResultText(v, backend_bits, backend_carry));
 }
 
 std::string TupleFaultLine(const Tuple& t, const TupleResult& r,
                            const std::vector<std::string>& messages) {
   const absl::string_view message =
       r.message < messages.size() ? absl::string_view(messages[r.message]) : "";
-  return absl::StrCat(
-      r.fault == TupleFault::kHang ? "hang" : "crash", " on ptxdiff eval '",
-      Spell(t.variant), "' ", absl::StrJoin(HexOperands(t.variant, t.operands), " "),
-      ": ", message.substr(0, message.find('\n')));
+  return absl::StrCat(r.fault == TupleFault::kHang ? "hang" : "crash",
+                      " on ptxdiff eval '", Spell(t.variant), "' ",
+                      absl::StrJoin(HexOperands(t.variant, t.operands), " "),
+                      ": ", message.substr(0, message.find('\n')));
 }
 
 void DiffSummary::CountDecline(Family family, absl::string_view message) {
@@ -50,15 +53,16 @@ void RunDifferential(WorkerClient& client, std::span<const Tuple> tuples,
                      size_t batch_size, DiffSummary& summary, Reading reading) {
   const std::string backend = client.identity().name;
   for (size_t begin = 0; begin < tuples.size(); begin += batch_size) {
-    const auto batch = tuples.subspan(begin, std::min(batch_size, tuples.size() - begin));
+    const auto batch =
+        tuples.subspan(begin, std::min(batch_size, tuples.size() - begin));
     summary.counts.tuples += batch.size();
     const BatchOutcome out = client.Run(batch);
     if (out.fault) {
       ++summary.counts.faulty_batches;
-      summary.faults.push_back(absl::StrCat(FaultKindName(out.fault->kind), " on a batch of ",
-                                            batch.size(), " tuples starting with ",
-                                            Spell(batch[0].variant), ": ",
-                                            out.fault->detail));
+      summary.faults.push_back(
+          absl::StrCat(FaultKindName(out.fault->kind), " on a batch of ",
+                       batch.size(), " tuples starting with ",
+                       Spell(batch[0].variant), ": ", out.fault->detail));
       continue;
     }
     for (size_t i = 0; i < batch.size(); ++i) {
@@ -77,8 +81,8 @@ void RunDifferential(WorkerClient& client, std::span<const Tuple> tuples,
       }
       if (j.verdict == Verdict::kMismatch &&
           summary.mismatches.size() < DiffSummary::kMaxListed) {
-        summary.mismatches.push_back(MismatchLine(batch[i], j.oracle, j.backend_bits, backend,
-                                                  j.backend_carry));
+        summary.mismatches.push_back(MismatchLine(
+            batch[i], j.oracle, j.backend_bits, backend, j.backend_carry));
       }
     }
   }

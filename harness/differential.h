@@ -50,8 +50,9 @@ std::string TupleFaultLine(const Tuple& t, const TupleResult& r,
 // "ptxdiff eval 'add.s32' 0x1 0x2  # oracle 0x3, ptxas 0x4"; for a `.cc`
 // variant both results with their carry (ResultText):
 // "... # oracle 0x00000000 cf=1, ptxas 0x00000000 cf=0".
-std::string MismatchLine(const Tuple& t, const Result& oracle, uint64_t backend_bits,
-                         absl::string_view backend_name, bool backend_carry = false);
+std::string MismatchLine(const Tuple& t, const Result& oracle,
+                         uint64_t backend_bits, absl::string_view backend_name,
+                         bool backend_carry = false);
 
 }  // namespace ptxdiff
 

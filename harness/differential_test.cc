@@ -16,12 +16,14 @@ TEST(DifferentialTest, Judge) {
   EXPECT_EQ(Judge(add, defined, {.bits = 5}), Verdict::kAgree);
   EXPECT_EQ(Judge(add, defined, {.bits = 6}), Verdict::kMismatch);
   EXPECT_EQ(Judge(add, open, {.bits = 0xffffffff}), Verdict::kUnspecified);
-  EXPECT_EQ(Judge(add, defined, {.kind = ResultKind::kDecline,
-                                 .code = DeclineCode::kNotEvaluable}),
-            Verdict::kDeclined);
+  EXPECT_EQ(
+      Judge(add, defined,
+            {.kind = ResultKind::kDecline, .code = DeclineCode::kNotEvaluable}),
+      Verdict::kDeclined);
   // A crash is a finding even where the spec leaves the value open: a
   // division by zero may give anything, but not kill the machine.
-  EXPECT_EQ(Judge(add, open, {.kind = ResultKind::kFault, .fault = TupleFault::kCrash}),
+  EXPECT_EQ(Judge(add, open,
+                  {.kind = ResultKind::kFault, .fault = TupleFault::kCrash}),
             Verdict::kFault);
   JudgeCounts counts;
   counts.Count(Verdict::kFault);
@@ -33,18 +35,21 @@ TEST(DifferentialTest, Judge) {
 // variant without `.cc` the reply's carry flag is ignored.
 TEST(DifferentialTest, JudgeComparesTheCarryOfCcVariantsOnly) {
   const Tuple add_cc{*ParseVariant("add.cc.u32"), {{0xffffffff, 1, 0, 0}}};
-  EXPECT_EQ(JudgeTuple(add_cc, {.bits = 0, .carry = true}).verdict, Verdict::kAgree);
+  EXPECT_EQ(JudgeTuple(add_cc, {.bits = 0, .carry = true}).verdict,
+            Verdict::kAgree);
   const Judgement carry_only = JudgeTuple(add_cc, {.bits = 0, .carry = false});
   EXPECT_EQ(carry_only.verdict, Verdict::kMismatch);
   EXPECT_TRUE(carry_only.oracle.carry);
   EXPECT_FALSE(carry_only.backend_carry);
   EXPECT_EQ(carry_only.backend_bits, 0u);
-  EXPECT_EQ(JudgeTuple(add_cc, {.bits = 1, .carry = true}).verdict, Verdict::kMismatch);
+  EXPECT_EQ(JudgeTuple(add_cc, {.bits = 1, .carry = true}).verdict,
+            Verdict::kMismatch);
   // sub.cc: the borrow.
   const Tuple sub_cc{*ParseVariant("sub.cc.u32"), {{0, 1, 0, 0}}};
   EXPECT_EQ(JudgeTuple(sub_cc, {.bits = 0xffffffff, .carry = true}).verdict,
             Verdict::kAgree);
-  EXPECT_EQ(JudgeTuple(sub_cc, {.bits = 0xffffffff}).verdict, Verdict::kMismatch);
+  EXPECT_EQ(JudgeTuple(sub_cc, {.bits = 0xffffffff}).verdict,
+            Verdict::kMismatch);
   // addc without .cc writes no carry: a set flag is ignored, and reported
   // as false.
   const Tuple addc{*ParseVariant("addc.u32"), {{0xffffffff, 0, 1, 0}}};
@@ -52,8 +57,10 @@ TEST(DifferentialTest, JudgeComparesTheCarryOfCcVariantsOnly) {
   EXPECT_EQ(ignored.verdict, Verdict::kAgree);
   EXPECT_FALSE(ignored.backend_carry);
   const Tuple plain{*ParseVariant("add.u32"), {{0xffffffff, 1, 0, 0}}};
-  EXPECT_EQ(JudgeTuple(plain, {.bits = 0, .carry = true}).verdict, Verdict::kAgree);
-  EXPECT_EQ(Judge(plain.variant, {0, Undefined::kDefined}, {.bits = 0, .carry = true}),
+  EXPECT_EQ(JudgeTuple(plain, {.bits = 0, .carry = true}).verdict,
+            Verdict::kAgree);
+  EXPECT_EQ(Judge(plain.variant, {0, Undefined::kDefined},
+                  {.bits = 0, .carry = true}),
             Verdict::kAgree);
   EXPECT_EQ(Judge(add_cc.variant, {0, Undefined::kDefined, true}, {.bits = 0}),
             Verdict::kMismatch);
@@ -62,33 +69,45 @@ TEST(DifferentialTest, JudgeComparesTheCarryOfCcVariantsOnly) {
 // A value that only the other reading explains is not a mismatch, under
 // either reading; one that neither explains is.
 TEST(DifferentialTest, TheOtherReadingsValueIsClassifiedNotFiled) {
-  const Tuple bfe{*ParseVariant("bfe.u64"), {{1, 256, 1, 0}}};  // spec 1, hardware 0
-  EXPECT_EQ(JudgeTuple(bfe, {.bits = 0}, Reading::kSpec).verdict, Verdict::kOtherReading);
+  const Tuple bfe{*ParseVariant("bfe.u64"),
+                  {{1, 256, 1, 0}}};  // spec 1, hardware 0
+  EXPECT_EQ(JudgeTuple(bfe, {.bits = 0}, Reading::kSpec).verdict,
+            Verdict::kOtherReading);
   EXPECT_STREQ(JudgeTuple(bfe, {.bits = 0}, Reading::kSpec).erratum->id.data(),
                "bfe-bfi-64-unmasked");
-  EXPECT_EQ(JudgeTuple(bfe, {.bits = 1}, Reading::kHardware).verdict, Verdict::kOtherReading);
-  EXPECT_EQ(JudgeTuple(bfe, {.bits = 1}, Reading::kSpec).verdict, Verdict::kAgree);
-  EXPECT_EQ(JudgeTuple(bfe, {.bits = 7}, Reading::kSpec).verdict, Verdict::kMismatch);
+  EXPECT_EQ(JudgeTuple(bfe, {.bits = 1}, Reading::kHardware).verdict,
+            Verdict::kOtherReading);
+  EXPECT_EQ(JudgeTuple(bfe, {.bits = 1}, Reading::kSpec).verdict,
+            Verdict::kAgree);
+  EXPECT_EQ(JudgeTuple(bfe, {.bits = 7}, Reading::kSpec).verdict,
+            Verdict::kMismatch);
   // Division by zero: open under the spec, all ones on hardware.
   const Tuple div{*ParseVariant("div.u32"), {{7, 0, 0, 0}}};
-  EXPECT_EQ(JudgeTuple(div, {.bits = 5}, Reading::kSpec).verdict, Verdict::kUnspecified);
-  EXPECT_EQ(JudgeTuple(div, {.bits = 5}, Reading::kHardware).verdict, Verdict::kMismatch);
-  EXPECT_EQ(JudgeTuple(div, {.bits = 0xffffffff}, Reading::kHardware).verdict, Verdict::kAgree);
+  EXPECT_EQ(JudgeTuple(div, {.bits = 5}, Reading::kSpec).verdict,
+            Verdict::kUnspecified);
+  EXPECT_EQ(JudgeTuple(div, {.bits = 5}, Reading::kHardware).verdict,
+            Verdict::kMismatch);
+  EXPECT_EQ(JudgeTuple(div, {.bits = 0xffffffff}, Reading::kHardware).verdict,
+            Verdict::kAgree);
 }
 
 TEST(DifferentialTest, MismatchLineReplays) {
   const Tuple t{*ParseVariant("add.s16"), {{1, 0xffff, 0, 0}}};
-  EXPECT_EQ(MismatchLine(t, Evaluate(t.variant, t.operands), 7, "ptxas"),
-            "ptxdiff eval 'add.s16' 0x0001 0xffff  # oracle 0x0000, ptxas 0x0007");
+  EXPECT_EQ(
+      MismatchLine(t, Evaluate(t.variant, t.operands), 7, "ptxas"),
+      "ptxdiff eval 'add.s16' 0x0001 0xffff  # oracle 0x0000, ptxas 0x0007");
   // A carry-only mismatch shows as one: both carries are written.
   const Tuple cc{*ParseVariant("add.cc.u32"), {{0xffffffff, 1, 0, 0}}};
-  EXPECT_EQ(MismatchLine(cc, Evaluate(cc.variant, cc.operands), 0, "ptxas", false),
-            "ptxdiff eval 'add.cc.u32' 0xffffffff 0x00000001  # oracle 0x00000000 "
-            "cf=1, ptxas 0x00000000 cf=0");
+  EXPECT_EQ(
+      MismatchLine(cc, Evaluate(cc.variant, cc.operands), 0, "ptxas", false),
+      "ptxdiff eval 'add.cc.u32' 0xffffffff 0x00000001  # oracle 0x00000000 "
+      "cf=1, ptxas 0x00000000 cf=0");
   const Tuple addc{*ParseVariant("addc.u32"), {{0xffffffff, 0, 1, 0}}};
-  EXPECT_EQ(MismatchLine(addc, Evaluate(addc.variant, addc.operands), 1, "x", true),
-            "ptxdiff eval 'addc.u32' 0xffffffff 0x00000000 0x1  # oracle 0x00000000, x "
-            "0x00000001");
+  EXPECT_EQ(
+      MismatchLine(addc, Evaluate(addc.variant, addc.operands), 1, "x", true),
+      "ptxdiff eval 'addc.u32' 0xffffffff 0x00000000 0x1  # oracle 0x00000000, "
+      "x "
+      "0x00000001");
 }
 
 // A crash mid-run is counted as a faulty batch while the other batches are
@@ -109,7 +128,8 @@ TEST(DifferentialTest, CountsAgreementsAndFaultyBatches) {
   EXPECT_EQ(summary.counts.tuples, 12);
   EXPECT_EQ(summary.counts.faulty_batches, 1);
   ASSERT_EQ(summary.faults.size(), 1u);
-  EXPECT_THAT(summary.faults[0], HasSubstr("crash on a batch of 4 tuples starting with div.u32"));
+  EXPECT_THAT(summary.faults[0],
+              HasSubstr("crash on a batch of 4 tuples starting with div.u32"));
   EXPECT_EQ(summary.counts.agreed + summary.counts.unspecified, 8);
   EXPECT_EQ(summary.counts.mismatched, 0);
 }
@@ -119,15 +139,17 @@ TEST(DifferentialTest, ABackendThatDisagreesIsAMismatch) {
   command.argv = {PTXDIFF_FAULTY_WORKER_PATH, "--fault=wrong-on=popc.b32"};
   auto client = WorkerClient::Start(command);
   ASSERT_TRUE(client.ok()) << client.status();
-  const std::vector<Tuple> tuples = {{*ParseVariant("popc.b32"), {{0xff, 0, 0, 0}}},
-                                     {*ParseVariant("popc.b64"), {{0xff, 0, 0, 0}}}};
+  const std::vector<Tuple> tuples = {
+      {*ParseVariant("popc.b32"), {{0xff, 0, 0, 0}}},
+      {*ParseVariant("popc.b64"), {{0xff, 0, 0, 0}}}};
   DiffSummary summary;
   RunDifferential(**client, tuples, 100, summary);
   EXPECT_EQ(summary.counts.mismatched, 1);
   EXPECT_EQ(summary.counts.agreed, 1);
   ASSERT_EQ(summary.mismatches.size(), 1u);
   EXPECT_EQ(summary.mismatches[0],
-            "ptxdiff eval 'popc.b32' 0x000000ff  # oracle 0x00000008, faulty 0x00000009");
+            "ptxdiff eval 'popc.b32' 0x000000ff  # oracle 0x00000008, faulty "
+            "0x00000009");
 }
 
 // Declines are counted by family and reason: one line per reason, however
@@ -139,7 +161,8 @@ TEST(DifferentialTest, DeclinesAreCountedByReason) {
   ASSERT_TRUE(client.ok()) << client.status();
   std::vector<Tuple> tuples;
   for (const char* s : {"popc.b32", "popc.b64", "clz.b32", "clz.b64"}) {
-    for (uint64_t x : {1ull, 2ull, 3ull}) tuples.push_back({*ParseVariant(s), {{x}}});
+    for (uint64_t x : {1ull, 2ull, 3ull})
+      tuples.push_back({*ParseVariant(s), {{x}}});
   }
   DiffSummary summary;
   RunDifferential(**client, tuples, 100, summary);
@@ -176,17 +199,20 @@ TEST(DifferentialTest, NothingTestedSaysWhy) {
             "nothing was tested: no tuple was sent to the backend");
   counts.tuples = counts.declined = 272;
   EXPECT_EQ(NothingTestedError(counts, "add: tool failed\nits output", 16),
-            "nothing was tested: the backend declined all 272 tuples sent (most often, 16 "
+            "nothing was tested: the backend declined all 272 tuples sent "
+            "(most often, 16 "
             "tuples: add: tool failed)");
   counts.tuples += 64;
   counts.faulty_batches = 1;
   EXPECT_EQ(NothingTestedError(counts, "", 0),
-            "nothing was tested: the backend declined 272 tuples and 1 batch (64 tuples) "
+            "nothing was tested: the backend declined 272 tuples and 1 batch "
+            "(64 tuples) "
             "faulted the worker");
   counts.declined = 0;
   counts.tuples = 64;
   EXPECT_EQ(NothingTestedError(counts, "", 0),
-            "nothing was tested: every batch sent faulted the worker: 1 batch (64 tuples)");
+            "nothing was tested: every batch sent faulted the worker: 1 batch "
+            "(64 tuples)");
   counts.tuples = 65;
   counts.unspecified = 1;  // the spec leaves it open: still a tuple tested
   EXPECT_EQ(NothingTestedError(counts, "", 0), "");

@@ -7,12 +7,18 @@ namespace ptxdiff {
 
 absl::string_view VerdictName(Verdict v) {
   switch (v) {
-    case Verdict::kAgree: return "agree";
-    case Verdict::kMismatch: return "mismatch";
-    case Verdict::kDeclined: return "declined";
-    case Verdict::kUnspecified: return "unspecified";
-    case Verdict::kOtherReading: return "other-reading";
-    case Verdict::kFault: return "fault";
+    case Verdict::kAgree:
+      return "agree";
+    case Verdict::kMismatch:
+      return "mismatch";
+    case Verdict::kDeclined:
+      return "declined";
+    case Verdict::kUnspecified:
+      return "unspecified";
+    case Verdict::kOtherReading:
+      return "other-reading";
+    case Verdict::kFault:
+      return "fault";
   }
   return "?";
 }
@@ -33,7 +39,8 @@ Verdict Judge(const Variant& v, const Result& oracle,
   return SameAnswer(v, oracle, backend) ? Verdict::kAgree : Verdict::kMismatch;
 }
 
-Judgement JudgeTuple(const Tuple& tuple, const TupleResult& backend, Reading reading) {
+Judgement JudgeTuple(const Tuple& tuple, const TupleResult& backend,
+                     Reading reading) {
   Judgement j;
   const ReadResult read = Read(reading, tuple.variant, tuple.operands);
   j.oracle = read.result;
@@ -42,9 +49,11 @@ Judgement JudgeTuple(const Tuple& tuple, const TupleResult& backend, Reading rea
   j.backend_bits = backend.bits;
   j.backend_carry = HasCarryOut(tuple.variant) && backend.carry;
   if (j.verdict == Verdict::kMismatch) {
-    const Reading other = reading == Reading::kSpec ? Reading::kHardware : Reading::kSpec;
+    const Reading other =
+        reading == Reading::kSpec ? Reading::kHardware : Reading::kSpec;
     const ReadResult alt = Read(other, tuple.variant, tuple.operands);
-    if (alt.result.defined() && SameAnswer(tuple.variant, alt.result, backend)) {
+    if (alt.result.defined() &&
+        SameAnswer(tuple.variant, alt.result, backend)) {
       j.verdict = Verdict::kOtherReading;
       j.erratum = alt.erratum != nullptr ? alt.erratum : read.erratum;
     }
@@ -54,18 +63,31 @@ Judgement JudgeTuple(const Tuple& tuple, const TupleResult& backend, Reading rea
 
 void JudgeCounts::Count(Verdict v) {
   switch (v) {
-    case Verdict::kAgree: ++agreed; break;
-    case Verdict::kMismatch: ++mismatched; break;
-    case Verdict::kDeclined: ++declined; break;
-    case Verdict::kUnspecified: ++unspecified; break;
-    case Verdict::kOtherReading: ++other_reading; break;
-    case Verdict::kFault: ++faulted; break;
+    case Verdict::kAgree:
+      ++agreed;
+      break;
+    case Verdict::kMismatch:
+      ++mismatched;
+      break;
+    case Verdict::kDeclined:
+      ++declined;
+      break;
+    case Verdict::kUnspecified:
+      ++unspecified;
+      break;
+    case Verdict::kOtherReading:
+      ++other_reading;
+      break;
+    case Verdict::kFault:
+      ++faulted;
+      break;
   }
 }
 
 JudgeCounts& JudgeCounts::operator+=(const JudgeCounts& o) {
   tuples += o.tuples, agreed += o.agreed, mismatched += o.mismatched;
-  declined += o.declined, unspecified += o.unspecified, other_reading += o.other_reading;
+  declined += o.declined, unspecified += o.unspecified,
+      other_reading += o.other_reading;
   faulty_batches += o.faulty_batches, faulted += o.faulted;
   return *this;
 }
@@ -84,31 +106,36 @@ std::pair<std::string, int64_t> DeclineReasons::Top() const {
   std::pair<std::string, int64_t> top;
   for (const auto& [reason, n] : tuples_) {
     // Ties go to the first in sorted order, so that the answer is stable.
-    if (n > top.second || (n == top.second && reason < top.first)) top = {reason, n};
+    if (n > top.second || (n == top.second && reason < top.first))
+      top = {reason, n};
   }
   return top;
 }
 
-std::string NothingTestedError(const JudgeCounts& counts, absl::string_view top_decline,
+std::string NothingTestedError(const JudgeCounts& counts,
+                               absl::string_view top_decline,
                                int64_t top_decline_count) {
   if (counts.tested() > 0) return "";
-  if (counts.tuples == 0) return "nothing was tested: no tuple was sent to the backend";
+  if (counts.tuples == 0)
+    return "nothing was tested: no tuple was sent to the backend";
   const int64_t faulted = counts.tuples - counts.judged();  // in faulty batches
   const std::string batches = absl::StrCat(
-      counts.faulty_batches, counts.faulty_batches == 1 ? " batch" : " batches", " (", faulted,
-      " tuples)");
+      counts.faulty_batches, counts.faulty_batches == 1 ? " batch" : " batches",
+      " (", faulted, " tuples)");
   std::string why;
   if (counts.faulty_batches == 0) {
-    why = absl::StrCat("the backend declined all ", counts.declined, " tuples sent");
+    why = absl::StrCat("the backend declined all ", counts.declined,
+                       " tuples sent");
   } else if (counts.declined == 0) {
     why = absl::StrCat("every batch sent faulted the worker: ", batches);
   } else {
-    why = absl::StrCat("the backend declined ", counts.declined, " tuples and ", batches,
-                       " faulted the worker");
+    why = absl::StrCat("the backend declined ", counts.declined, " tuples and ",
+                       batches, " faulted the worker");
   }
   if (counts.declined > 0 && !top_decline.empty()) {
-    absl::StrAppend(&why, " (most often, ", top_decline_count, " tuples: ",
-                    top_decline.substr(0, top_decline.find('\n')), ")");
+    absl::StrAppend(&why, " (most often, ", top_decline_count,
+                    " tuples: ", top_decline.substr(0, top_decline.find('\n')),
+                    ")");
   }
   return absl::StrCat("nothing was tested: ", why);
 }

@@ -21,10 +21,10 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
-#include "protocol/protocol.h"
 #include "isa/tuple.h"
 #include "oracle/errata.h"
 #include "oracle/oracle.h"
+#include "protocol/protocol.h"
 
 namespace ptxdiff {
 
@@ -76,7 +76,6 @@ struct JudgeCounts {
   int64_t faulty_batches = 0;
   int64_t faulted = 0;  // kFault: tuples the implementation died on
 
-
   void Count(Verdict v);
   // Tuples that got a verdict (all but those of faulty batches).
   int64_t judged() const {
@@ -110,7 +109,8 @@ class DeclineReasons {
 // (most often, 16 tuples: <top_decline>)"; empty for a run that tested
 // something. `top_decline` (DeclineReasons::Top; only its first line is
 // shown) may be empty.
-std::string NothingTestedError(const JudgeCounts& counts, absl::string_view top_decline,
+std::string NothingTestedError(const JudgeCounts& counts,
+                               absl::string_view top_decline,
                                int64_t top_decline_count);
 
 }  // namespace ptxdiff

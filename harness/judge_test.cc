@@ -36,7 +36,8 @@ TEST(JudgeTest, AValueIsJudgedOnItsBits) {
 TEST(JudgeTest, TheCarryCountsOnlyWhereTheVariantWritesIt) {
   const Tuple cc = T("add.cc.u32", {{0xffffffff, 1}});
   EXPECT_EQ(JudgeTuple(cc, Value(0, /*carry=*/true)).verdict, Verdict::kAgree);
-  EXPECT_EQ(JudgeTuple(cc, Value(0, /*carry=*/false)).verdict, Verdict::kMismatch);
+  EXPECT_EQ(JudgeTuple(cc, Value(0, /*carry=*/false)).verdict,
+            Verdict::kMismatch);
   const Tuple plain = T("add.u32", {{0xffffffff, 1}});
   const Judgement j = JudgeTuple(plain, Value(0, /*carry=*/true));
   EXPECT_EQ(j.verdict, Verdict::kAgree);
@@ -48,12 +49,16 @@ TEST(JudgeTest, TheCarryCountsOnlyWhereTheVariantWritesIt) {
 // the spec leaves the result open is never compared.
 TEST(JudgeTest, DeclinesFaultsAndOpenResults) {
   const Tuple by_zero = T("div.u32", {{7, 0}});
-  EXPECT_EQ(JudgeTuple(by_zero, {.kind = ResultKind::kDecline}).verdict, Verdict::kDeclined);
-  EXPECT_EQ(JudgeTuple(by_zero, {.kind = ResultKind::kFault, .fault = TupleFault::kCrash})
+  EXPECT_EQ(JudgeTuple(by_zero, {.kind = ResultKind::kDecline}).verdict,
+            Verdict::kDeclined);
+  EXPECT_EQ(JudgeTuple(by_zero, {.kind = ResultKind::kFault,
+                                 .fault = TupleFault::kCrash})
                 .verdict,
             Verdict::kFault);
-  EXPECT_EQ(JudgeTuple(by_zero, Value(0x12345678)).verdict, Verdict::kUnspecified);
-  EXPECT_EQ(JudgeTuple(T("add.s32", {{1, 2}}), {.kind = ResultKind::kDecline}).verdict,
+  EXPECT_EQ(JudgeTuple(by_zero, Value(0x12345678)).verdict,
+            Verdict::kUnspecified);
+  EXPECT_EQ(JudgeTuple(T("add.s32", {{1, 2}}), {.kind = ResultKind::kDecline})
+                .verdict,
             Verdict::kDeclined);
 }
 
@@ -68,18 +73,24 @@ TEST(JudgeTest, TheOtherReadingsValueIsNotABug) {
   EXPECT_EQ(under_spec.verdict, Verdict::kOtherReading);
   ASSERT_NE(under_spec.erratum, nullptr);
   EXPECT_EQ(std::string(under_spec.erratum->id), "bfe-bfi-64-unmasked");
-  EXPECT_EQ(JudgeTuple(bfe, Value(spec), Reading::kSpec).verdict, Verdict::kAgree);
+  EXPECT_EQ(JudgeTuple(bfe, Value(spec), Reading::kSpec).verdict,
+            Verdict::kAgree);
 
-  EXPECT_EQ(JudgeTuple(bfe, Value(hardware), Reading::kHardware).verdict, Verdict::kAgree);
-  EXPECT_EQ(JudgeTuple(bfe, Value(spec), Reading::kHardware).verdict, Verdict::kOtherReading);
-  EXPECT_EQ(JudgeTuple(bfe, Value(7), Reading::kSpec).verdict, Verdict::kMismatch);
-  EXPECT_EQ(JudgeTuple(bfe, Value(7), Reading::kHardware).verdict, Verdict::kMismatch);
+  EXPECT_EQ(JudgeTuple(bfe, Value(hardware), Reading::kHardware).verdict,
+            Verdict::kAgree);
+  EXPECT_EQ(JudgeTuple(bfe, Value(spec), Reading::kHardware).verdict,
+            Verdict::kOtherReading);
+  EXPECT_EQ(JudgeTuple(bfe, Value(7), Reading::kSpec).verdict,
+            Verdict::kMismatch);
+  EXPECT_EQ(JudgeTuple(bfe, Value(7), Reading::kHardware).verdict,
+            Verdict::kMismatch);
 }
 
 TEST(JudgeCountsTest, WhatWasTestedLeavesOutDeclinesAndFaultyBatches) {
   JudgeCounts c;
-  for (Verdict v : {Verdict::kAgree, Verdict::kAgree, Verdict::kMismatch, Verdict::kDeclined,
-                    Verdict::kUnspecified, Verdict::kOtherReading, Verdict::kFault}) {
+  for (Verdict v : {Verdict::kAgree, Verdict::kAgree, Verdict::kMismatch,
+                    Verdict::kDeclined, Verdict::kUnspecified,
+                    Verdict::kOtherReading, Verdict::kFault}) {
     c.Count(v);
   }
   c.tuples = 10, c.faulty_batches = 1;  // 3 tuples in a batch that faulted
@@ -100,7 +111,8 @@ TEST(DeclineReasonsTest, CountedByFirstLineAndCapped) {
   reasons.Add("not folded\nthe tool's output, which varies", 3);
   reasons.Add("not folded\nother output", 2);
   reasons.Add("unsupported", 5);
-  EXPECT_EQ(reasons.Top(), (std::pair<std::string, int64_t>{"not folded", 5}));  // tie: sorted
+  EXPECT_EQ(reasons.Top(),
+            (std::pair<std::string, int64_t>{"not folded", 5}));  // tie: sorted
   for (size_t i = 0; i < DeclineReasons::kMaxReasons + 10; ++i) {
     reasons.Add(absl::StrCat("reason ", i), 100);
   }
@@ -119,19 +131,23 @@ TEST(NothingTestedErrorTest, SaysWhyNothingWasTested) {
   JudgeCounts declined;
   declined.tuples = declined.declined = 272;
   EXPECT_EQ(NothingTestedError(declined, "not folded\ndetail", 200),
-            "nothing was tested: the backend declined all 272 tuples sent (most often, 200 "
+            "nothing was tested: the backend declined all 272 tuples sent "
+            "(most often, 200 "
             "tuples: not folded)");
 
   JudgeCounts faulty;
   faulty.tuples = 64, faulty.faulty_batches = 2;
-  EXPECT_THAT(NothingTestedError(faulty, "", 0),
-              HasSubstr("every batch sent faulted the worker: 2 batches (64 tuples)"));
+  EXPECT_THAT(
+      NothingTestedError(faulty, "", 0),
+      HasSubstr("every batch sent faulted the worker: 2 batches (64 tuples)"));
 
   JudgeCounts both = faulty;
   both.tuples += 8, both.declined = 8;
-  EXPECT_THAT(NothingTestedError(both, "unsupported", 8),
-              HasSubstr("the backend declined 8 tuples and 2 batches (64 tuples) faulted the "
-                        "worker (most often, 8 tuples: unsupported)"));
+  EXPECT_THAT(
+      NothingTestedError(both, "unsupported", 8),
+      HasSubstr(
+          "the backend declined 8 tuples and 2 batches (64 tuples) faulted the "
+          "worker (most often, 8 tuples: unsupported)"));
 }
 
 }  // namespace

@@ -11,7 +11,9 @@ namespace {
 
 bool SelectsNegative(uint64_t x, Type t, Sel s) {
   if (!IsSigned(t)) return false;
-  if (IsByteSel(s)) return (x >> (8 * (static_cast<int>(s) - static_cast<int>(Sel::kB0)) + 7)) & 1;
+  if (IsByteSel(s))
+    return (x >> (8 * (static_cast<int>(s) - static_cast<int>(Sel::kB0)) + 7)) &
+           1;
   if (IsHalfSel(s)) return (x >> (s == Sel::kH1 ? 31 : 15)) & 1;
   return (x >> 31) & 1;
 }
@@ -40,7 +42,8 @@ bool EqualExtremes(const Variant& v, const Operands& o) {
   for (int i = 0; i < NumSources(v); ++i) {
     for (int j = i + 1; j < NumSources(v); ++j) {
       const int width = SourceWidth(v, i);
-      if (!IsNumber(v, i) || !IsNumber(v, j) || width < 2 || SourceWidth(v, j) != width) {
+      if (!IsNumber(v, i) || !IsNumber(v, j) || width < 2 ||
+          SourceWidth(v, j) != width) {
         continue;
       }
       const uint64_t x = Low(o.v[i], width), y = Low(o.v[j], width);
@@ -59,8 +62,8 @@ bool AtDestinationBoundary(const Variant& v, const Operands& o) {
   for (int i = 0; i < NumSources(v); ++i) {
     if (!NarrowsToDestination(v, i)) continue;
     const auto values = DestinationBoundaryValues(v, i);
-    if (std::find(values.begin(), values.end(), Low(o.v[i], SourceWidth(v, i))) !=
-        values.end()) {
+    if (std::find(values.begin(), values.end(),
+                  Low(o.v[i], SourceWidth(v, i))) != values.end()) {
       return true;
     }
   }
@@ -88,7 +91,8 @@ bool NarrowsToDestination(const Variant& v, int i) {
 
 std::array<uint64_t, kNumDestinationBoundaryValues> DestinationBoundaryValues(
     const Variant& v, int i) {
-  const LaneRange s = LaneRangeOf(ResultWidth(v), true), u = LaneRangeOf(ResultWidth(v), false);
+  const LaneRange s = LaneRangeOf(ResultWidth(v), true),
+                  u = LaneRangeOf(ResultWidth(v), false);
   const int64_t bounds[] = {s.lo, s.hi, u.lo, u.hi};
   std::array<uint64_t, kNumDestinationBoundaryValues> out;
   int n = 0;
@@ -102,14 +106,16 @@ std::array<uint64_t, kNumDestinationBoundaryValues> DestinationBoundaryValues(
 
 LaneRange LaneRangeOf(int bits, bool is_signed) {
   const int64_t half = int64_t{1} << (bits - 1);
-  return is_signed ? LaneRange{bits, -half, half - 1} : LaneRange{bits, 0, 2 * half - 1};
+  return is_signed ? LaneRange{bits, -half, half - 1}
+                   : LaneRange{bits, 0, 2 * half - 1};
 }
 
 LaneRange SimdDestinationLane(const Variant& v) {
   return LaneRangeOf(32 / SimdLanes(v.family), IsSigned(v.type));
 }
 
-std::pair<int64_t, int64_t> SimdLaneOperands(const Variant& v, const Operands& o, int lane) {
+std::pair<int64_t, int64_t> SimdLaneOperands(const Variant& v,
+                                             const Operands& o, int lane) {
   const int lanes = SimdLanes(v.family), bits = 32 / lanes;
   const uint64_t ba = (Low(o.v[1], 32) << 32) | Low(o.v[0], 32);
   const SimdSelector sel{lanes, static_cast<uint32_t>(o.v[3])};
@@ -139,11 +145,13 @@ uint32_t SemanticClasses(const Tuple& t, const Result& oracle) {
     const int pos_index = FirstAmountSource(v);
     const uint64_t pos = t.operands.v[pos_index] & 0xff;
     const uint64_t len = t.operands.v[pos_index + 1] & 0xff;
-    if (pos + len > static_cast<uint64_t>(TypeWidth(v.type))) classes |= kFieldCrossesTop;
+    if (pos + len > static_cast<uint64_t>(TypeWidth(v.type)))
+      classes |= kFieldCrossesTop;
   }
   if (Clamped(t, oracle)) classes |= kSaturated;
-  if (IsVideo(v.family) && (SelectsNegative(t.operands.v[0], v.atype, v.asel) ||
-                            SelectsNegative(t.operands.v[1], v.btype, v.bsel))) {
+  if (IsVideo(v.family) &&
+      (SelectsNegative(t.operands.v[0], v.atype, v.asel) ||
+       SelectsNegative(t.operands.v[1], v.btype, v.bsel))) {
     classes |= kNegativeSelected;
   }
   if (EqualExtremes(v, t.operands)) classes |= kEqualExtremes;
@@ -167,10 +175,10 @@ uint32_t TriggerClasses(uint32_t classes) {
 
 std::string TriggerClassName(uint32_t classes) {
   static constexpr std::pair<uint32_t, const char*> kNames[] = {
-      {kAllOnesOperand, "all-ones"},   {kMinOperand, "min"},
-      {kShiftAtLeast32, "ge32"},       {kShiftAtLeast64, "ge64"},
-      {kAbove255, "ge256"},            {kFieldCrossesTop, "field-past-top"},
-      {kSaturated, "saturated"},       {kNegativeSelected, "negative-part"}};
+      {kAllOnesOperand, "all-ones"}, {kMinOperand, "min"},
+      {kShiftAtLeast32, "ge32"},     {kShiftAtLeast64, "ge64"},
+      {kAbove255, "ge256"},          {kFieldCrossesTop, "field-past-top"},
+      {kSaturated, "saturated"},     {kNegativeSelected, "negative-part"}};
   std::string out;
   for (const auto& [bit, name] : kNames) {
     if (classes & bit) absl::StrAppend(&out, out.empty() ? "" : "_", name);

@@ -20,8 +20,8 @@ namespace ptxdiff {
 
 // The classes, one bit each.
 enum SemanticClass : uint32_t {
-  kZeroOperand = 1 << 0,       // some operand is 0
-  kAllOnesOperand = 1 << 1,    // some operand is all ones (-1)
+  kZeroOperand = 1 << 0,     // some operand is 0
+  kAllOnesOperand = 1 << 1,  // some operand is all ones (-1)
   // Amounts only (IsAmountSource: shift amounts, positions, lengths).
   kShiftAtLeast32 = 1 << 2,    // some amount in [32, 64)
   kShiftAtLeast64 = 1 << 3,    // some amount in [64, 256)
@@ -32,8 +32,8 @@ enum SemanticClass : uint32_t {
   kUndefined = 1 << 8,         // the spec leaves the result open
   kResultZero = 1 << 9,
   kResultAllOnes = 1 << 10,
-  kTopBitSet = 1 << 11,        // the result's top bit is set
-  kMinOperand = 1 << 12,       // some operand is its width's signed MIN
+  kTopBitSet = 1 << 11,   // the result's top bit is set
+  kMinOperand = 1 << 12,  // some operand is its width's signed MIN
   // Two sources of one width equal, or one apart, where one is MIN, MAX or
   // all ones: what a comparison or a selection may get wrong at its ends.
   kEqualExtremes = 1 << 13,
@@ -80,15 +80,16 @@ LaneRange LaneRangeOf(int bits, bool is_signed);
 LaneRange SimdDestinationLane(const Variant& v);
 // Lane `lane`'s a and b of a SIMD video tuple: the parts of {b, a} its
 // selector (source 3) picks, read as .atype and .btype read them.
-std::pair<int64_t, int64_t> SimdLaneOperands(const Variant& v, const Operands& o, int lane);
+std::pair<int64_t, int64_t> SimdLaneOperands(const Variant& v,
+                                             const Operands& o, int lane);
 
 // The classes that say what operands trigger a disagreement: out-of-range
 // amounts, fields past the top, saturation, negative selected parts, -1 and
 // MIN. Zero operands and result classes are left out: a minimized tuple has
 // them by accident of minimizing, not because they cause anything.
-inline constexpr uint32_t kTriggerClasses = kAllOnesOperand | kShiftAtLeast32 |
-                                            kShiftAtLeast64 | kAbove255 | kFieldCrossesTop |
-                                            kSaturated | kNegativeSelected | kMinOperand;
+inline constexpr uint32_t kTriggerClasses =
+    kAllOnesOperand | kShiftAtLeast32 | kShiftAtLeast64 | kAbove255 |
+    kFieldCrossesTop | kSaturated | kNegativeSelected | kMinOperand;
 
 // The trigger classes among `classes` that sign a finding: kTriggerClasses,
 // less MIN and all-ones operands where the result saturated (one bound,

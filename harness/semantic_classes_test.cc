@@ -27,18 +27,26 @@ TEST(SemanticClassesTest, ARuntimeSourceIsAClassButNoTrigger) {
 }
 
 TEST(SemanticClassesTest, EqualExtremesAreTwoSourcesEqualOrOneApartAtAnEnd) {
-  EXPECT_TRUE(Has(ClassesOf("setp.lt.s32", {{0x80000000, 0x80000000}}), kEqualExtremes));
-  EXPECT_TRUE(Has(ClassesOf("setp.lt.s32", {{0x7ffffffe, 0x7fffffff}}), kEqualExtremes));
+  EXPECT_TRUE(Has(ClassesOf("setp.lt.s32", {{0x80000000, 0x80000000}}),
+                  kEqualExtremes));
+  EXPECT_TRUE(Has(ClassesOf("setp.lt.s32", {{0x7ffffffe, 0x7fffffff}}),
+                  kEqualExtremes));
   EXPECT_TRUE(Has(ClassesOf("min.u16", {{0xffff, 0xffff}}), kEqualExtremes));
   EXPECT_FALSE(Has(ClassesOf("setp.lt.s32", {{5, 5}}), kEqualExtremes));
-  EXPECT_FALSE(Has(ClassesOf("setp.lt.s32", {{0, 0xffffffff}}), kEqualExtremes));
-  EXPECT_FALSE(Has(ClassesOf("setp.lt.s32", {{0x80000000, 0x7ffffff0}}), kEqualExtremes));
+  EXPECT_FALSE(
+      Has(ClassesOf("setp.lt.s32", {{0, 0xffffffff}}), kEqualExtremes));
+  EXPECT_FALSE(Has(ClassesOf("setp.lt.s32", {{0x80000000, 0x7ffffff0}}),
+                   kEqualExtremes));
 }
 
-TEST(SemanticClassesTest, DestinationBoundaryIsANarrowedSourceAtTheDestinationsEdge) {
-  EXPECT_TRUE(Has(ClassesOf("cvt.s8.s32", {{0x80}}), kDestinationBoundary));  // MAX + 1
-  EXPECT_TRUE(Has(ClassesOf("cvt.s8.s32", {{0xffffff7f}}), kDestinationBoundary));  // MIN - 1
-  EXPECT_TRUE(Has(ClassesOf("cvt.sat.u16.s64", {{0x10000}}), kDestinationBoundary));
+TEST(SemanticClassesTest,
+     DestinationBoundaryIsANarrowedSourceAtTheDestinationsEdge) {
+  EXPECT_TRUE(
+      Has(ClassesOf("cvt.s8.s32", {{0x80}}), kDestinationBoundary));  // MAX + 1
+  EXPECT_TRUE(Has(ClassesOf("cvt.s8.s32", {{0xffffff7f}}),
+                  kDestinationBoundary));  // MIN - 1
+  EXPECT_TRUE(
+      Has(ClassesOf("cvt.sat.u16.s64", {{0x10000}}), kDestinationBoundary));
   EXPECT_FALSE(Has(ClassesOf("cvt.s8.s32", {{0x1234}}), kDestinationBoundary));
   // Widening: the destination holds every source value.
   EXPECT_FALSE(Has(ClassesOf("cvt.s32.s8", {{0x80}}), kDestinationBoundary));
@@ -46,10 +54,12 @@ TEST(SemanticClassesTest, DestinationBoundaryIsANarrowedSourceAtTheDestinationsE
 
 TEST(SemanticClassesTest, LaneBoundaryIsOneLanesExactResultOnePastItsEdge) {
   // Lane 2 of vadd4.s32.s32.s32: 0x7f + 0x01 = 128, one past s8's MAX.
-  EXPECT_TRUE(Has(ClassesOf("vadd4.s32.s32.s32", {{0x007f0000, 0x00010000, 0, 0x76543210}}),
-                  kLaneBoundary));
-  EXPECT_FALSE(Has(ClassesOf("vadd4.s32.s32.s32", {{0x007e0000, 0x00010000, 0, 0x76543210}}),
-                   kLaneBoundary));
+  EXPECT_TRUE(Has(
+      ClassesOf("vadd4.s32.s32.s32", {{0x007f0000, 0x00010000, 0, 0x76543210}}),
+      kLaneBoundary));
+  EXPECT_FALSE(Has(
+      ClassesOf("vadd4.s32.s32.s32", {{0x007e0000, 0x00010000, 0, 0x76543210}}),
+      kLaneBoundary));
   // The lanes as the selector picks them: lane 0 of a reads byte 2 of a
   // (asel 0x2), lane 0 of b byte 0 of b (bsel 0x4).
   const Operands picked = {{0x007f0000, 0x00000001, 0, 0x44440002}};
@@ -59,8 +69,9 @@ TEST(SemanticClassesTest, LaneBoundaryIsOneLanesExactResultOnePastItsEdge) {
   // Unsigned lanes end at 255: 0xff + 0x01 is past it, 0x7f + 0x01 is not.
   EXPECT_TRUE(Has(ClassesOf("vadd4.u32.u32.u32", {{0xff, 0x01, 0, 0x76543210}}),
                   kLaneBoundary));
-  EXPECT_FALSE(Has(ClassesOf("vadd4.u32.u32.u32", {{0x7f, 0x01, 0, 0x76543210}}),
-                   kLaneBoundary));
+  EXPECT_FALSE(
+      Has(ClassesOf("vadd4.u32.u32.u32", {{0x7f, 0x01, 0, 0x76543210}}),
+          kLaneBoundary));
 }
 
 }  // namespace

@@ -52,8 +52,7 @@ struct VariantComparison {
 // InvalidArgument if their numbers of sources differ.
 absl::StatusOr<VariantComparison> CompareVariants(const Variant& a,
                                                   const Variant& b,
-                                                  int num_tuples,
-                                                  uint64_t seed,
+                                                  int num_tuples, uint64_t seed,
                                                   int max_examples = 4);
 
 }  // namespace ptxdiff

@@ -1,26 +1,41 @@
-#include "absl/strings/string_view.h"
 #include "isa/axes.h"
 
 #include <iterator>
+
+#include "absl/strings/string_view.h"
 
 namespace ptxdiff {
 
 absl::string_view SpellType(Type t) {
   switch (t) {
-    case Type::kNone: return "";
-    case Type::kU8: return "u8";
-    case Type::kS8: return "s8";
-    case Type::kU16: return "u16";
-    case Type::kS16: return "s16";
-    case Type::kU32: return "u32";
-    case Type::kS32: return "s32";
-    case Type::kU64: return "u64";
-    case Type::kS64: return "s64";
-    case Type::kB16: return "b16";
-    case Type::kB32: return "b32";
-    case Type::kB64: return "b64";
-    case Type::kU16x2: return "u16x2";
-    case Type::kS16x2: return "s16x2";
+    case Type::kNone:
+      return "";
+    case Type::kU8:
+      return "u8";
+    case Type::kS8:
+      return "s8";
+    case Type::kU16:
+      return "u16";
+    case Type::kS16:
+      return "s16";
+    case Type::kU32:
+      return "u32";
+    case Type::kS32:
+      return "s32";
+    case Type::kU64:
+      return "u64";
+    case Type::kS64:
+      return "s64";
+    case Type::kB16:
+      return "b16";
+    case Type::kB32:
+      return "b32";
+    case Type::kB64:
+      return "b64";
+    case Type::kU16x2:
+      return "u16x2";
+    case Type::kS16x2:
+      return "s16x2";
   }
   return "?";
 }
@@ -28,15 +43,24 @@ absl::string_view SpellType(Type t) {
 // Intel vISA's names: B/UB byte, W/UW word, D/UD dword, Q/UQ qword.
 absl::string_view SpellVisaType(Type t) {
   switch (t) {
-    case Type::kU8: return "ub";
-    case Type::kS8: return "b";
-    case Type::kU16: return "uw";
-    case Type::kS16: return "w";
-    case Type::kU32: return "ud";
-    case Type::kS32: return "d";
-    case Type::kU64: return "uq";
-    case Type::kS64: return "q";
-    default: return "?";
+    case Type::kU8:
+      return "ub";
+    case Type::kS8:
+      return "b";
+    case Type::kU16:
+      return "uw";
+    case Type::kS16:
+      return "w";
+    case Type::kU32:
+      return "ud";
+    case Type::kS32:
+      return "d";
+    case Type::kU64:
+      return "uq";
+    case Type::kS64:
+      return "q";
+    default:
+      return "?";
   }
 }
 
@@ -57,7 +81,7 @@ absl::string_view SpellDirection(Direction d) {
 }
 absl::string_view SpellSel(Sel s) {
   static constexpr absl::string_view kNames[] = {"",   "b0", "b1", "b2",
-                                                "b3", "h0", "h1"};
+                                                 "b3", "h0", "h1"};
   static_assert(std::size(kNames) == kNumSels);
   return kNames[static_cast<int>(s)];
 }
@@ -85,7 +109,7 @@ absl::string_view SpellScale(Scale s) {
 
 absl::string_view SpellPrmtMode(PrmtMode m) {
   static constexpr absl::string_view kNames[] = {"",    "f4e", "b4e", "rc8",
-                                                "ecl", "ecr", "rc16"};
+                                                 "ecl", "ecr", "rc16"};
   static_assert(std::size(kNames) == kNumPrmtModes);
   return kNames[static_cast<int>(m)];
 }

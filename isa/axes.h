@@ -15,7 +15,6 @@
 
 #include "absl/strings/string_view.h"
 
-
 namespace ptxdiff {
 
 // An instruction family: one opcode of the PTX ISA (or of Intel vISA), with
@@ -75,7 +74,17 @@ inline constexpr int kNumSecOps = static_cast<int>(SecOp::kMax) + 1;
 // Comparison of vset and setp. `lo`/`ls`/`hi`/`hs` are setp's unsigned
 // comparisons (PTX ISA 9.3.1.1); vset has eq .. ge only.
 enum class Cmp : uint8_t {
-  kNone, kEq, kNe, kLt, kLe, kGt, kGe, kLo, kLs, kHi, kHs
+  kNone,
+  kEq,
+  kNe,
+  kLt,
+  kLe,
+  kGt,
+  kGe,
+  kLo,
+  kLs,
+  kHi,
+  kHs
 };
 inline constexpr int kNumCmps = static_cast<int>(Cmp::kHs) + 1;
 
@@ -165,16 +174,21 @@ inline absl::string_view SpellIn(TargetIsa isa, Type t,
 // Inline: the oracle's inner loops call them per tuple.
 constexpr int TypeWidth(Type t) {
   switch (t) {
-    case Type::kNone: return 0;
+    case Type::kNone:
+      return 0;
     case Type::kU8:
-    case Type::kS8: return 8;
+    case Type::kS8:
+      return 8;
     case Type::kU16:
     case Type::kS16:
-    case Type::kB16: return 16;
+    case Type::kB16:
+      return 16;
     case Type::kU64:
     case Type::kS64:
-    case Type::kB64: return 64;
-    default: return 32;
+    case Type::kB64:
+      return 64;
+    default:
+      return 32;
   }
 }
 // s8..s64 and s16x2.

@@ -16,14 +16,15 @@ TEST(CoverageDocTest, CheckedInDocIsCurrent) {
   std::stringstream checked_in;
   checked_in << in.rdbuf();
   EXPECT_EQ(checked_in.str(), RenderIsaCoverage())
-      << path << " is stale: run `cmake --build build/asan --target "
-                 "update_isa_coverage` and commit the result";
+      << path
+      << " is stale: run `cmake --build build/asan --target "
+         "update_isa_coverage` and commit the result";
 }
 
 TEST(CoverageDocTest, NamesEveryFamily) {
   const std::string doc = RenderIsaCoverage();
-  for (const char* opcode : {"`add`", "`dp2a`", "`shf`", "`vmad`", "`vset`",
-                             "`visa.shl`"}) {
+  for (const char* opcode :
+       {"`add`", "`dp2a`", "`shf`", "`vmad`", "`vset`", "`visa.shl`"}) {
     EXPECT_NE(doc.find(opcode), std::string::npos) << opcode;
   }
 }

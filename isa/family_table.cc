@@ -25,8 +25,7 @@ const std::vector<Sel> kAllSels = {Sel::kNone, Sel::kB0, Sel::kB1, Sel::kB2,
                                    Sel::kB3,   Sel::kH0, Sel::kH1};
 const std::vector<SecOp> kAllSecOps = {SecOp::kNone, SecOp::kAdd, SecOp::kMin,
                                        SecOp::kMax};
-const std::vector<ShiftMode> kClampWrap = {ShiftMode::kClamp,
-                                           ShiftMode::kWrap};
+const std::vector<ShiftMode> kClampWrap = {ShiftMode::kClamp, ShiftMode::kWrap};
 
 constexpr IsaLevel kPtx10AllSm = {10, 0};
 constexpr IsaLevel kPtx20Sm20 = {20, 20};
@@ -63,8 +62,8 @@ bool MulMadRule(const Variant& v) {
 // types .u32 .s32 .u64 .s64.
 bool MadRule(const Variant& v) {
   if (!MulMadRule(v)) return false;
-  return !v.cc || (v.mul_mode != MulMode::kWide && !v.sat &&
-                   IsCarryType(v.type));
+  return !v.cc ||
+         (v.mul_mode != MulMode::kWide && !v.sat && IsCarryType(v.type));
 }
 
 // mad24's `.sat` only in `.hi.s32`.
@@ -150,13 +149,11 @@ void AddSimdVideoRows(std::vector<FamilyInfo>& t) {
   for (const SimdRow& row : std::initializer_list<SimdRow>{
            {Family::kVadd2, "per half-word: t = a + b"},
            {Family::kVsub2, "per half-word: t = a - b"},
-           {Family::kVavrg2,
-            "per half-word: t = (a + b) / 2, rounded"},
+           {Family::kVavrg2, "per half-word: t = (a + b) / 2, rounded"},
            {Family::kVabsdiff2, "per half-word: t = |a - b|"},
            {Family::kVmin2, "per half-word: t = min(a, b)"},
            {Family::kVmax2, "per half-word: t = max(a, b)"},
-           {Family::kVset2,
-            "per half-word: t = compare(a, b) ? 1 : 0"},
+           {Family::kVset2, "per half-word: t = compare(a, b) ? 1 : 0"},
            {Family::kVadd4, "per byte: t = a + b"},
            {Family::kVsub4, "per byte: t = a - b"},
            {Family::kVavrg4, "per byte: t = (a + b) / 2, rounded"},
@@ -213,8 +210,8 @@ std::vector<FamilyInfo> BuildTable() {
   const absl::string_view kSeedInt = "003_0456e5ea2429454c.txt";
   const absl::string_view kSeedVideo = "002_e0c447847d9489fe.txt";
   std::vector<FamilyInfo> t;
-  auto simple = [&](Family f, absl::string_view section,
-                    IsaLevel level, absl::string_view summary, int sources,
+  auto simple = [&](Family f, absl::string_view section, IsaLevel level,
+                    absl::string_view summary, int sources,
                     std::vector<Type> types) {
     t.push_back({.family = f,
                  .opcode = OpcodeOf(f),
@@ -231,15 +228,15 @@ std::vector<FamilyInfo> BuildTable() {
   const std::vector<Type> kUS3264 = {T::kU32, T::kU64, T::kS32, T::kS64};
 
   FamilyInfo* f;
-  f = simple(Family::kAdd, "PTX ISA 9.7.1.1", kPtx10AllSm, "d = a + b",
-             2, {T::kU16, T::kU32, T::kU64, T::kS16, T::kS32, T::kS64,
-                 T::kU16x2, T::kS16x2});
+  f = simple(Family::kAdd, "PTX ISA 9.7.1.1", kPtx10AllSm, "d = a + b", 2,
+             {T::kU16, T::kU32, T::kU64, T::kS16, T::kS32, T::kS64, T::kU16x2,
+              T::kS16x2});
   f->syntax = ".sat.cc.type", f->optional_sat = true, f->legal = AddSubRule;
   f->optional_cc = true;
   f->carry_level_32 = kPtx12AllSm, f->carry_level_64 = kPtx43Sm20;
   f->packed_or_relu_level = kPtx80Sm90;
-  f = simple(Family::kSub, "PTX ISA 9.7.1.2", kPtx10AllSm, "d = a - b",
-             2, kIntTypes);
+  f = simple(Family::kSub, "PTX ISA 9.7.1.2", kPtx10AllSm, "d = a - b", 2,
+             kIntTypes);
   f->syntax = ".sat.cc.type", f->optional_sat = true, f->legal = AddSubRule;
   f->optional_cc = true;
   f->carry_level_32 = kPtx12AllSm, f->carry_level_64 = kPtx43Sm20;
@@ -263,11 +260,10 @@ std::vector<FamilyInfo> BuildTable() {
   f->mul_modes = {MulMode::kHi, MulMode::kLo};
   f = simple(Family::kMad24, "PTX ISA 9.7.1.6", kPtx10AllSm,
              "d = 24x24-bit product, bits 47..16 or 31..0, + c", 3, kU32S32);
-  f->syntax = ".mulmode.sat.type", f->optional_sat = true,
-  f->legal = Mad24Rule;
+  f->syntax = ".mulmode.sat.type", f->optional_sat = true, f->legal = Mad24Rule;
   f->mul_modes = {MulMode::kHi, MulMode::kLo};
-  simple(Family::kSad, "PTX ISA 9.7.1.7", kPtx10AllSm,
-         "d = c + |a - b|", 3, kIntTypes);
+  simple(Family::kSad, "PTX ISA 9.7.1.7", kPtx10AllSm, "d = c + |a - b|", 3,
+         kIntTypes);
   simple(Family::kDiv, "PTX ISA 9.7.1.8", kPtx10AllSm, "d = a / b", 2,
          kIntTypes);
   simple(Family::kRem, "PTX ISA 9.7.1.9", kPtx10AllSm, "d = a % b", 2,
@@ -276,8 +272,8 @@ std::vector<FamilyInfo> BuildTable() {
          {T::kS16, T::kS32, T::kS64});
   simple(Family::kNeg, "PTX ISA 9.7.1.11", kPtx10AllSm, "d = -a", 1,
          {T::kS16, T::kS32, T::kS64});
-  const std::vector<Type> kMinMaxTypes = {T::kU16,   T::kU32,   T::kU64,
-                                          T::kU16x2, T::kS16,   T::kS64,
+  const std::vector<Type> kMinMaxTypes = {T::kU16,   T::kU32, T::kU64,
+                                          T::kU16x2, T::kS16, T::kS64,
                                           T::kS16x2, T::kS32};
   f = simple(Family::kMin, "PTX ISA 9.7.1.12", kPtx10AllSm,
              "d = min(a, b), optionally clamped at 0", 2, kMinMaxTypes);
@@ -326,8 +322,7 @@ std::vector<FamilyInfo> BuildTable() {
   f = simple(Family::kDp2a, "PTX ISA 9.7.1.24", {50, 61},
              "d = c + two-way dot product of a's half-words and b's bytes", 3,
              {});
-  f->syntax = ".mulmode.atype.btype", f->atypes = kU32S32,
-  f->btypes = kU32S32;
+  f->syntax = ".mulmode.atype.btype", f->atypes = kU32S32, f->btypes = kU32S32;
   f->mul_modes = {MulMode::kLo, MulMode::kHi};
   f = simple(Family::kShf, "PTX ISA 9.7.8.7", {31, 32},
              "d = 32 bits of the funnel-shifted [b, a]", 3, {T::kB32});
@@ -351,15 +346,14 @@ std::vector<FamilyInfo> BuildTable() {
            {Family::kOr, "PTX ISA 9.7.8.2", "d = a | b", 2},
            {Family::kXor, "PTX ISA 9.7.8.3", "d = a ^ b", 2},
            {Family::kNot, "PTX ISA 9.7.8.4", "d = ~a", 1},
-           {Family::kCnot, "PTX ISA 9.7.8.5", "d = (a == 0) ? 1 : 0",
-            1}}) {
-    f = simple(row.family, row.section, kPtx10AllSm, row.summary,
-               row.sources, kBitTypes);
+           {Family::kCnot, "PTX ISA 9.7.8.5", "d = (a == 0) ? 1 : 0", 1}}) {
+    f = simple(row.family, row.section, kPtx10AllSm, row.summary, row.sources,
+               kBitTypes);
     f->source = kPtxText;
   }
   f = simple(Family::kLop3, "PTX ISA 9.7.8.6", {43, 50},
-             "d = any logic function of a, b, c, given by its truth table",
-             4, {T::kB32});
+             "d = any logic function of a, b, c, given by its truth table", 4,
+             {T::kB32});
   f->source = kPtxText;
   f->immediate_sources = 0b1000;  // immLut
   f->source_names = {"a", "b", "c", "immLut"};
@@ -389,8 +383,8 @@ std::vector<FamilyInfo> BuildTable() {
   const std::vector<Type> kCompareTypes = {T::kB16, T::kB32, T::kB64,
                                            T::kU16, T::kU32, T::kU64,
                                            T::kS16, T::kS32, T::kS64};
-  const std::vector<Type> kCvtTypes = {T::kU8,  T::kU16, T::kU32, T::kU64,
-                                       T::kS8,  T::kS16, T::kS32, T::kS64};
+  const std::vector<Type> kCvtTypes = {T::kU8, T::kU16, T::kU32, T::kU64,
+                                       T::kS8, T::kS16, T::kS32, T::kS64};
   const absl::string_view kPtxCompareText = "PTX ISA text (9.7.6, 9.7.9.21)";
   f = simple(Family::kSetp, "PTX ISA 9.7.6.2", kPtx10AllSm,
              "p = a cmp b, or (a cmp b) boolop c (predicates: 1 or 0)", 2,
@@ -409,12 +403,10 @@ std::vector<FamilyInfo> BuildTable() {
   f = simple(Family::kSlct, "PTX ISA 9.7.6.4", kPtx10AllSm,
              "d = (c >= 0) ? a : b (c a signed 32-bit value)", 3,
              kCompareTypes);
-  f->syntax = ".type.atype", f->source = kPtxCompareText,
-  f->atypes = {T::kS32};
+  f->syntax = ".type.atype", f->source = kPtxCompareText, f->atypes = {T::kS32};
   f->source_widths = {W::kType, W::kType, W::k32};
   f = simple(Family::kCvt, "PTX ISA 9.7.9.21", kPtx10AllSm,
-             "d = a converted: truncated, extended or saturated", 1,
-             kCvtTypes);
+             "d = a converted: truncated, extended or saturated", 1, kCvtTypes);
   f->syntax = ".sat.type.atype", f->source = kPtxCompareText,
   f->atypes = kCvtTypes, f->optional_sat = true, f->legal = CvtRule;
   f->source_widths = {W::kAType, W::kAType, W::kAType, W::kAType};
@@ -442,8 +434,7 @@ std::vector<FamilyInfo> BuildTable() {
              "d = (a * b) high or low + c + CC.CF, optionally carry-out to "
              "CC.CF",
              4, kCarryTypes);
-  f->syntax = ".mulmode.cc.type", f->source = kCarryText,
-  f->optional_cc = true;
+  f->syntax = ".mulmode.cc.type", f->source = kCarryText, f->optional_cc = true;
   f->mul_modes = {MulMode::kHi, MulMode::kLo};
   f->carry_in = true, f->source_names = {"a", "b", "c", "cf"};
   f->carry_level_32 = kPtx30Sm20, f->carry_level_64 = kPtx43Sm20;
@@ -452,28 +443,27 @@ std::vector<FamilyInfo> BuildTable() {
     Family family;
     absl::string_view summary;
   };
-  for (const VideoRow& row : std::initializer_list<VideoRow>{
-           {Family::kVadd, "tmp = a + b"},
-           {Family::kVsub, "tmp = a - b"},
-           {Family::kVabsdiff, "tmp = |a - b|"},
-           {Family::kVmin, "tmp = min(a, b)"},
-           {Family::kVmax, "tmp = max(a, b)"}}) {
-    f = simple(row.family, "PTX ISA 9.7.18.1.1", kPtx20Sm20,
-               row.summary, 2, kU32S32);
+  for (const VideoRow& row :
+       std::initializer_list<VideoRow>{{Family::kVadd, "tmp = a + b"},
+                                       {Family::kVsub, "tmp = a - b"},
+                                       {Family::kVabsdiff, "tmp = |a - b|"},
+                                       {Family::kVmin, "tmp = min(a, b)"},
+                                       {Family::kVmax, "tmp = max(a, b)"}}) {
+    f = simple(row.family, "PTX ISA 9.7.18.1.1", kPtx20Sm20, row.summary, 2,
+               kU32S32);
     f->syntax = "", f->source = kSeedVideo, f->atypes = kU32S32,
     f->btypes = kU32S32, f->optional_sat = true, f->asels = kAllSels,
     f->bsels = kAllSels, f->dsels = kAllSels, f->secops = kAllSecOps,
     f->legal = VideoRule;
   }
   for (const VideoRow& row : std::initializer_list<VideoRow>{
-           {Family::kVshl, "tmp = a << b"},
-           {Family::kVshr, "tmp = a >> b"}}) {
-    f = simple(row.family, "PTX ISA 9.7.18.1.2", kPtx20Sm20,
-               row.summary, 2, kU32S32);
-    f->syntax = "", f->source = "000_9b31c0f0b7344ca8.txt",
-    f->atypes = kU32S32, f->btypes = {T::kU32}, f->shift_modes = kClampWrap,
-    f->optional_sat = true, f->asels = kAllSels, f->bsels = kAllSels,
-    f->dsels = kAllSels, f->secops = kAllSecOps, f->legal = VideoRule;
+           {Family::kVshl, "tmp = a << b"}, {Family::kVshr, "tmp = a >> b"}}) {
+    f = simple(row.family, "PTX ISA 9.7.18.1.2", kPtx20Sm20, row.summary, 2,
+               kU32S32);
+    f->syntax = "", f->source = "000_9b31c0f0b7344ca8.txt", f->atypes = kU32S32,
+    f->btypes = {T::kU32}, f->shift_modes = kClampWrap, f->optional_sat = true,
+    f->asels = kAllSels, f->bsels = kAllSels, f->dsels = kAllSels,
+    f->secops = kAllSecOps, f->legal = VideoRule;
     f->amount_sources = 0b10;  // shift amount
   }
   f = simple(Family::kVmad, "PTX ISA 9.7.18.1.3", kPtx20Sm20,
@@ -492,21 +482,20 @@ std::vector<FamilyInfo> BuildTable() {
   f->legal = VideoRule;
   f->cmps = {Cmp::kEq, Cmp::kNe, Cmp::kLt, Cmp::kLe, Cmp::kGt, Cmp::kGe};
   AddSimdVideoRows(t);
-  f = simple(Family::kVisaShl, "Intel vISA SHL (opcode 0x24)",
-             {0, 0}, "dst = src0 << (src1 & 31, or & 63 for Q/UQ dst)", 2,
-             kVisaTypes);
+  f = simple(Family::kVisaShl, "Intel vISA SHL (opcode 0x24)", {0, 0},
+             "dst = src0 << (src1 & 31, or & 63 for Q/UQ dst)", 2, kVisaTypes);
   f->isa = TargetIsa::kIntelVisa, f->source_names = {"src0", "src1"};
-  f->syntax = ".sat.type.atype.btype",
-  f->source = "004_d740d6e62bd706dd.txt", f->atypes = kVisaTypes,
-  f->btypes = kVisaTypes, f->optional_sat = true;
+  f->syntax = ".sat.type.atype.btype", f->source = "004_d740d6e62bd706dd.txt",
+  f->atypes = kVisaTypes, f->btypes = kVisaTypes, f->optional_sat = true;
   f->amount_sources = 0b10;  // shift amount
   f->source_widths = {W::kAType, W::kBType, W::kBType, W::kBType};
 
   for (FamilyInfo& row : t) {
     if (row.syntax.empty() && IsVideo(row.family)) {
       row.syntax = row.family == Family::kVshl || row.family == Family::kVshr
-                       ? absl::string_view(".type.atype.btype.sat."
-                                          "shiftmode.secop")
+                       ? absl::string_view(
+                             ".type.atype.btype.sat."
+                             "shiftmode.secop")
                        : absl::string_view(".type.atype.btype.sat.secop");
     } else if (row.syntax.empty()) {
       row.syntax = ".type";
@@ -726,8 +715,8 @@ IsaLevel LevelOf(const Variant& v) {
              std::max(level.sm, info.packed_or_relu_level.sm)};
   }
   if (v.cc || HasCarryIn(v)) {  // extended precision: per width
-    const IsaLevel& carry = TypeWidth(v.type) == 64 ? info.carry_level_64
-                                                    : info.carry_level_32;
+    const IsaLevel& carry =
+        TypeWidth(v.type) == 64 ? info.carry_level_64 : info.carry_level_32;
     level = {std::max(level.ptx, carry.ptx), std::max(level.sm, carry.sm)};
   }
   return level;
@@ -735,7 +724,7 @@ IsaLevel LevelOf(const Variant& v) {
 
 absl::string_view SourceName(const Variant& v, int i) {
   static constexpr std::array<absl::string_view, 4> kPlain = {"a", "b", "c",
-                                                             "d"};
+                                                              "d"};
   const std::vector<absl::string_view>& names = InfoOf(v.family).source_names;
   return names.empty() ? kPlain[i] : names[i];
 }
@@ -750,8 +739,7 @@ bool MayBeImmediate(const Variant& v, int i) {
   // The SIMD video instructions' a, b, c are registers too (9.7.18.2's
   // syntax has no immediate form); their selector is an immediate only.
   if (IsSimdVideo(v.family)) return IsSelectorSource(v, i);
-  return !IsVideo(v.family) && SourceWidth(v, i) != 1 &&
-         !IsCarryInSource(v, i);
+  return !IsVideo(v.family) && SourceWidth(v, i) != 1 && !IsCarryInSource(v, i);
 }
 
 int NumWrittenSources(const Variant& v) {

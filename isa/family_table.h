@@ -54,7 +54,7 @@ enum class WidthRule : uint8_t {
 
 struct FamilyInfo {
   Family family;
-  absl::string_view opcode;  // "add", "vshr", "visa.shl"
+  absl::string_view opcode;         // "add", "vshr", "visa.shl"
   TargetIsa isa = TargetIsa::kPtx;  // Intel vISA: not PTX, no PTX level
   // The canonical spelling's modifier order, as the spec's syntax line gives
   // it, after the opcode: one token per axis (the token column of
@@ -63,9 +63,9 @@ struct FamilyInfo {
   absl::string_view syntax;
   absl::string_view section;  // where the semantics come from
   absl::string_view source;   // the seed file, or the PTX ISA text
-  IsaLevel min_level;        // for the plainest variant; see LevelOf
+  IsaLevel min_level;         // for the plainest variant; see LevelOf
   absl::string_view summary;  // one line for the coverage doc
-  int num_sources;  // without the optional `c` of the video families
+  int num_sources;            // without the optional `c` of the video families
   // The names the spec gives the sources, where they are not a, b, c, d
   // (fns: mask, base, offset; vISA: src0, src1; the carry-in: cf).
   std::vector<absl::string_view> source_names;

@@ -200,33 +200,42 @@ TEST(FamilyTableTest, VariantIndexAnswersAsALookupForEveryAxisValue) {
 TEST(FamilyTableTest, RejectsCombinationsTheSpecForbids) {
   Variant add_sat_u32{.family = Family::kAdd, .type = Type::kU32, .sat = true};
   EXPECT_FALSE(IsLegal(add_sat_u32));
-  Variant mul_wide_u64{.family = Family::kMul, .type = Type::kU64,
-                       .mul_mode = MulMode::kWide};
+  Variant mul_wide_u64{
+      .family = Family::kMul, .type = Type::kU64, .mul_mode = MulMode::kWide};
   EXPECT_FALSE(IsLegal(mul_wide_u64));
-  Variant mad_lo_sat{.family = Family::kMad, .type = Type::kS32,
-                     .mul_mode = MulMode::kLo, .sat = true};
+  Variant mad_lo_sat{.family = Family::kMad,
+                     .type = Type::kS32,
+                     .mul_mode = MulMode::kLo,
+                     .sat = true};
   EXPECT_FALSE(IsLegal(mad_lo_sat));
-  Variant min_relu_u32{.family = Family::kMin, .type = Type::kU32,
-                       .relu = true};
+  Variant min_relu_u32{
+      .family = Family::kMin, .type = Type::kU32, .relu = true};
   EXPECT_FALSE(IsLegal(min_relu_u32));
-  Variant setp_lt_b32{.family = Family::kSetp, .type = Type::kB32,
-                      .cmp = Cmp::kLt};
+  Variant setp_lt_b32{
+      .family = Family::kSetp, .type = Type::kB32, .cmp = Cmp::kLt};
   EXPECT_FALSE(IsLegal(setp_lt_b32));  // bit-size: eq and ne only
-  Variant setp_lo_s32{.family = Family::kSetp, .type = Type::kS32,
-                      .cmp = Cmp::kLo};
+  Variant setp_lo_s32{
+      .family = Family::kSetp, .type = Type::kS32, .cmp = Cmp::kLo};
   EXPECT_FALSE(IsLegal(setp_lo_s32));  // lo..hs: unsigned only
-  Variant setp_lt_u32{.family = Family::kSetp, .type = Type::kU32,
-                      .cmp = Cmp::kLt};
+  Variant setp_lt_u32{
+      .family = Family::kSetp, .type = Type::kU32, .cmp = Cmp::kLt};
   EXPECT_TRUE(IsLegal(setp_lt_u32));
-  Variant cvt_sat_s32_u16{.family = Family::kCvt, .type = Type::kS32,
-                          .atype = Type::kU16, .sat = true};
+  Variant cvt_sat_s32_u16{.family = Family::kCvt,
+                          .type = Type::kS32,
+                          .atype = Type::kU16,
+                          .sat = true};
   EXPECT_FALSE(IsLegal(cvt_sat_s32_u16));  // nothing to saturate
-  Variant cvt_sat_u64_s8{.family = Family::kCvt, .type = Type::kU64,
-                         .atype = Type::kS8, .sat = true};
+  Variant cvt_sat_u64_s8{.family = Family::kCvt,
+                         .type = Type::kU64,
+                         .atype = Type::kS8,
+                         .sat = true};
   EXPECT_TRUE(IsLegal(cvt_sat_u64_s8));  // negatives clamp to 0
-  Variant vadd_merge_and_secop{
-      .family = Family::kVadd, .type = Type::kU32, .atype = Type::kU32,
-      .btype = Type::kU32, .secop = SecOp::kAdd, .dsel = Sel::kB0};
+  Variant vadd_merge_and_secop{.family = Family::kVadd,
+                               .type = Type::kU32,
+                               .atype = Type::kU32,
+                               .btype = Type::kU32,
+                               .secop = SecOp::kAdd,
+                               .dsel = Sel::kB0};
   EXPECT_FALSE(IsLegal(vadd_merge_and_secop));
   // .cc: u32 s32 u64 s64 only, never with .sat, mad only with .hi/.lo.
   for (absl::string_view bad :
@@ -394,15 +403,15 @@ TEST(FamilyTableTest, IsaLevels) {
   EXPECT_EQ(level("dp4a.u32.s32").ptx, 50);
   EXPECT_EQ(level("shf.r.wrap.b32").sm, 32);
   EXPECT_EQ(level("fns.b32").ptx, 60);
-  for (const char* s : {"setp.hs.u16", "selp.b64", "slct.s16.s32",
-                        "cvt.sat.u8.s64"}) {
+  for (const char* s :
+       {"setp.hs.u16", "selp.b64", "slct.s16.s32", "cvt.sat.u8.s64"}) {
     EXPECT_EQ(level(s).ptx, 10) << s;
     EXPECT_EQ(level(s).sm, 0) << s;
   }
   // PTX ISA 9.7.2: 32-bit add.cc/addc/sub.cc/subc PTX 1.2 on all targets,
   // mad.cc/madc PTX 3.0 sm_20; every 64-bit form PTX 4.3 sm_20.
-  for (absl::string_view s : {"add.cc.u32", "addc.s32", "sub.cc.s32",
-                              "subc.cc.u32"}) {
+  for (absl::string_view s :
+       {"add.cc.u32", "addc.s32", "sub.cc.s32", "subc.cc.u32"}) {
     EXPECT_EQ(level(s).ptx, 12) << s;
     EXPECT_EQ(level(s).sm, 0) << s;
   }

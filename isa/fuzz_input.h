@@ -48,11 +48,12 @@ bool FuzzInputHasForms(absl::string_view bytes);
 
 // DecodeFuzzInput, with the tuples of an input that gives no forms in the
 // default form, DefaultForm(v, runtime_by_default).
-absl::StatusOr<std::vector<Tuple>> DecodeFuzzInputInDefaultForm(absl::string_view bytes,
-                                                                bool runtime_by_default);
+absl::StatusOr<std::vector<Tuple>> DecodeFuzzInputInDefaultForm(
+    absl::string_view bytes, bool runtime_by_default);
 
 // The bytes of an input holding `tuples` of one variant, all immediates.
-std::string EncodeFuzzInput(const Variant& v, const std::vector<Operands>& tuples);
+std::string EncodeFuzzInput(const Variant& v,
+                            const std::vector<Operands>& tuples);
 // The bytes of an input holding `tuples` (all of one variant, at least
 // one), with their forms.
 std::string EncodeFuzzInput(const std::vector<Tuple>& tuples);

@@ -28,7 +28,8 @@ TEST(FuzzInputTest, RoundTripsEveryFamily) {
 
 TEST(FuzzInputTest, FormsRoundTripAndAllImmediateInputsKeepTheOldBytes) {
   const Variant v = *ParseVariant("bfe.s32");
-  const std::vector<Tuple> forms = {{v, {{1, 40, 8}}, 0b001}, {v, {{2, 3, 4}}, 0}};
+  const std::vector<Tuple> forms = {{v, {{1, 40, 8}}, 0b001},
+                                    {v, {{2, 3, 4}}, 0}};
   const std::string bytes = EncodeFuzzInput(forms);
   auto back = DecodeFuzzInput(bytes);
   ASSERT_TRUE(back.ok()) << back.status();
@@ -56,7 +57,8 @@ TEST(FuzzInputTest, AnInputWithoutFormsTakesTheDefaultForm) {
   const Variant lop3 = *ParseVariant("lop3.b32");
   const std::string untagged = EncodeFuzzInput(lop3, {{{1, 2, 3, 0x80}}});
   EXPECT_FALSE(FuzzInputHasForms(untagged));
-  auto runtime = DecodeFuzzInputInDefaultForm(untagged, /*runtime_by_default=*/true);
+  auto runtime =
+      DecodeFuzzInputInDefaultForm(untagged, /*runtime_by_default=*/true);
   ASSERT_TRUE(runtime.ok()) << runtime.status();
   EXPECT_EQ((*runtime)[0].runtime, 0b0111);  // never the immLut
   auto immediate = DecodeFuzzInputInDefaultForm(untagged, false);
@@ -80,14 +82,17 @@ TEST(FuzzInputTest, TheFormsTagIsNoVariantsId) {
 }
 
 TEST(FuzzInputTest, BadInputsNameTheProblem) {
-  EXPECT_THAT(DecodeFuzzInput("abc").status().message(), HasSubstr("truncated"));
+  EXPECT_THAT(DecodeFuzzInput("abc").status().message(),
+              HasSubstr("truncated"));
   EXPECT_THAT(DecodeFuzzInput(std::string(24, 'x')).status().message(),
               HasSubstr("names no known variant"));
   const std::string only_id = EncodeFuzzInput(*ParseVariant("add.s32"), {});
   EXPECT_THAT(DecodeFuzzInput(only_id + "1234").status().message(),
               HasSubstr("16 needed for one tuple"));
-  const std::string tagged = EncodeFuzzInput({{*ParseVariant("add.s32"), {{1, 2}}, 0b01}});
-  EXPECT_THAT(DecodeFuzzInput(tagged.substr(0, 12)).status().message(), HasSubstr("truncated"));
+  const std::string tagged =
+      EncodeFuzzInput({{*ParseVariant("add.s32"), {{1, 2}}, 0b01}});
+  EXPECT_THAT(DecodeFuzzInput(tagged.substr(0, 12)).status().message(),
+              HasSubstr("truncated"));
   EXPECT_THAT(DecodeFuzzInput(tagged.substr(0, 20)).status().message(),
               HasSubstr("17 needed for one tuple"));
 }

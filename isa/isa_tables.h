@@ -6,10 +6,10 @@
 // and writes them out as data (baked_isa_tables.cc in the build tree), which
 // the `isa` library links. Composing them at start cost every process
 // time (startup_benchmark), and a campaign starts four (the CLI, the fuzzer,
-// two workers) on two cores; baked, they are pages of the binary, read when touched. The
-// generator itself links `isa_computed`, whose TheIsaTables() computes them
-// once per process instead. Both are the same function of the family table;
-// a test compares them.
+// two workers) on two cores; baked, they are pages of the binary, read when
+// touched. The generator itself links `isa_computed`, whose TheIsaTables()
+// computes them once per process instead. Both are the same function of the
+// family table; a test compares them.
 
 #ifndef PTXDIFF_ISA_ISA_TABLES_H_
 #define PTXDIFF_ISA_ISA_TABLES_H_

@@ -13,7 +13,8 @@ namespace ptxdiff {
 
 bool CanBeRuntime(const Variant& v, int i) {
   return InfoOf(v.family).isa == TargetIsa::kPtx && i < NumSources(v) &&
-         !IsCarryInSource(v, i) && !IsSelectorSource(v, i) && !MustBeImmediate(v, i);
+         !IsCarryInSource(v, i) && !IsSelectorSource(v, i) &&
+         !MustBeImmediate(v, i);
 }
 
 uint8_t RuntimeCapableSources(const Variant& v) {
@@ -32,29 +33,33 @@ std::string RuntimeSourceNames(const Variant& v, uint8_t runtime) {
   return absl::StrJoin(names, ",");
 }
 
-absl::StatusOr<uint8_t> ParseRuntimeSources(const Variant& v, absl::string_view names) {
+absl::StatusOr<uint8_t> ParseRuntimeSources(const Variant& v,
+                                            absl::string_view names) {
   uint8_t runtime = 0;
-  for (absl::string_view name : absl::StrSplit(names, absl::ByAnyChar(", "), absl::SkipEmpty())) {
+  for (absl::string_view name :
+       absl::StrSplit(names, absl::ByAnyChar(", "), absl::SkipEmpty())) {
     int source = -1;
     for (int i = 0; i < NumSources(v); ++i) {
       if (SourceName(v, i) == name) source = i;
     }
     if (source < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(Spell(v), " has no source '", name, "' to be a runtime value"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          Spell(v), " has no source '", name, "' to be a runtime value"));
     }
     if (!CanBeRuntime(v, source)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "source '", name, "' of ", Spell(v), " cannot be a runtime value",
-          MustBeImmediate(v, source) ? " (PTX requires an immediate there)" : ""));
+          MustBeImmediate(v, source) ? " (PTX requires an immediate there)"
+                                     : ""));
     }
     runtime |= 1 << source;
   }
   return runtime;
 }
 
-std::string KernelParamList(std::span<const Tuple> tuples,
-                            absl::FunctionRef<std::string(int t, int i)> param_name) {
+std::string KernelParamList(
+    std::span<const Tuple> tuples,
+    absl::FunctionRef<std::string(int t, int i)> param_name) {
   std::string out = ".param .u64 out";
   for (size_t t = 0; t < tuples.size(); ++t) {
     const Variant& v = tuples[t].variant;

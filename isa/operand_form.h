@@ -62,14 +62,16 @@ std::string RuntimeSourceNames(const Variant& v, uint8_t runtime);
 // The form whose runtime sources are named in `names` (separated by commas
 // or spaces; empty for none). InvalidArgument naming a source `v` does not
 // have or one that cannot be a runtime value.
-absl::StatusOr<uint8_t> ParseRuntimeSources(const Variant& v, absl::string_view names);
+absl::StatusOr<uint8_t> ParseRuntimeSources(const Variant& v,
+                                            absl::string_view names);
 
 // The `.param` list of a kernel entry that runs `tuples`: `.param .u64 out`,
 // then one parameter for each runtime source of each tuple in order, of its
 // PtxParamType, named `param_name(t, i)` for source i of tuples[t]. What
 // every module ptxdiff writes for a compiler declares its inputs with.
-std::string KernelParamList(std::span<const Tuple> tuples,
-                            absl::FunctionRef<std::string(int t, int i)> param_name);
+std::string KernelParamList(
+    std::span<const Tuple> tuples,
+    absl::FunctionRef<std::string(int t, int i)> param_name);
 
 // The tuple as one instruction, its runtime sources as registers named after
 // them and its immediates as values, the destination `d`:

@@ -87,7 +87,8 @@ TEST(OperandFormTest, FormattedInstructionShowsRuntimeSourcesAsRegisters) {
   Tuple t{V("bfe.s32"), {{1, 40, 8}}, 0b001};
   EXPECT_EQ(FormattedInstruction(t), "bfe.s32 d, %a, 0x00000028, 0x00000008");
   t.runtime = 0;
-  EXPECT_EQ(FormattedInstruction(t), "bfe.s32 d, 0x00000001, 0x00000028, 0x00000008");
+  EXPECT_EQ(FormattedInstruction(t),
+            "bfe.s32 d, 0x00000001, 0x00000028, 0x00000008");
 }
 
 }  // namespace

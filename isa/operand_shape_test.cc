@@ -24,8 +24,10 @@ TEST(OperandShapeTest, ZeroAndUnitSourcesInTheirWidth) {
 TEST(OperandShapeTest, ARuntimeSourceIsMarkedAndItsValueLeftOut) {
   const Variant v = *ParseVariant("div.u32");
   // b runtime: its witness 0 or 7 makes no difference; a's 0 still shows.
-  EXPECT_EQ(OperandShape({v, {{0, 0}}, 0b10}), (1u << 0) | (kRuntimeSource << 1));
-  EXPECT_EQ(OperandShape({v, {{0, 7}}, 0b10}), (1u << 0) | (kRuntimeSource << 1));
+  EXPECT_EQ(OperandShape({v, {{0, 0}}, 0b10}),
+            (1u << 0) | (kRuntimeSource << 1));
+  EXPECT_EQ(OperandShape({v, {{0, 7}}, 0b10}),
+            (1u << 0) | (kRuntimeSource << 1));
   EXPECT_NE(OperandShape({v, {{0, 0}}, 0b10}), OperandShape({v, {{0, 0}}, 0}));
 }
 

@@ -1,4 +1,3 @@
-#include "absl/strings/string_view.h"
 #include "isa/operand_text.h"
 
 #include "absl/algorithm/container.h"
@@ -7,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "isa/family_table.h"
 
@@ -25,7 +25,8 @@ absl::StatusOr<uint64_t> ParseOperand(absl::string_view text, int width) {
   uint64_t magnitude = 0;
   bool ok;
   if (absl::ConsumePrefix(&t, "0x") || absl::ConsumePrefix(&t, "0X")) {
-    ok = !t.empty() && t.size() <= 16 && absl::c_all_of(t, absl::ascii_isxdigit) &&
+    ok = !t.empty() && t.size() <= 16 &&
+         absl::c_all_of(t, absl::ascii_isxdigit) &&
          absl::SimpleHexAtoi(t, &magnitude);
   } else {
     ok = !t.empty() && absl::c_all_of(t, absl::ascii_isdigit) &&
@@ -33,14 +34,15 @@ absl::StatusOr<uint64_t> ParseOperand(absl::string_view text, int width) {
   }
   if (!ok) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "'", text, "' is not a 64-bit number (use decimal, -decimal or 0x hex)"));
+        "'", text,
+        "' is not a 64-bit number (use decimal, -decimal or 0x hex)"));
   }
   const uint64_t max_unsigned = Mask(width);
   const uint64_t max_negative = uint64_t{1} << (width - 1);  // |MIN|
   if (negative ? magnitude > max_negative : magnitude > max_unsigned) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "'%s' does not fit in %d bits (range -%u .. 0x%x)", text, width,
-        max_negative, max_unsigned));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("'%s' does not fit in %d bits (range -%u .. 0x%x)",
+                        text, width, max_negative, max_unsigned));
   }
   return (negative ? 0 - magnitude : magnitude) & max_unsigned;
 }
@@ -55,12 +57,14 @@ std::string ResultText(const Variant& v, uint64_t bits, bool carry) {
   return text;
 }
 
-std::vector<std::string> HexOperands(const Variant& v, const Operands& operands) {
+std::vector<std::string> HexOperands(const Variant& v,
+                                     const Operands& operands) {
   std::vector<std::string> out;
   for (int i = 0; i < NumSources(v); ++i) {
     // Only the bits the instruction reads: a replay line must parse back
     // (ParseOperand rejects wider values) to the tuple that was evaluated.
-    out.push_back(HexOperand(operands.v[i] & SourceMask(v, i), SourceWidth(v, i)));
+    out.push_back(
+        HexOperand(operands.v[i] & SourceMask(v, i), SourceWidth(v, i)));
   }
   return out;
 }

@@ -8,9 +8,8 @@
 #include <string>
 #include <vector>
 
-
-#include "absl/strings/string_view.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "isa/variant.h"
 
 namespace ptxdiff {
@@ -31,7 +30,8 @@ std::string ResultText(const Variant& v, uint64_t bits, bool carry);
 // Each source of `operands` as HexOperand at its width, in order (as many as
 // NumSources(v)), its bits beyond SourceMask(v, i) dropped: the operand list
 // of replay lines and text cases.
-std::vector<std::string> HexOperands(const Variant& v, const Operands& operands);
+std::vector<std::string> HexOperands(const Variant& v,
+                                     const Operands& operands);
 
 }  // namespace ptxdiff
 

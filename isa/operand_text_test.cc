@@ -63,7 +63,8 @@ TEST(OperandTextTest, ResultTextShowsTheCarryOfCcVariants) {
   EXPECT_EQ(ResultText(*ParseVariant("add.u32"), 3, false), "0x00000003");
   EXPECT_EQ(ResultText(*ParseVariant("add.u32"), 3, true), "0x00000003");
   EXPECT_EQ(ResultText(*ParseVariant("addc.u32"), 0, true), "0x00000000");
-  EXPECT_EQ(ResultText(*ParseVariant("add.cc.u32"), 0, true), "0x00000000 cf=1");
+  EXPECT_EQ(ResultText(*ParseVariant("add.cc.u32"), 0, true),
+            "0x00000000 cf=1");
   EXPECT_EQ(ResultText(*ParseVariant("subc.cc.u64"), 1, false),
             "0x0000000000000001 cf=0");
 }

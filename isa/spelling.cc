@@ -60,8 +60,7 @@ std::string NormalizeOperands(absl::string_view head,
     op = absl::StripAsciiWhitespace(op);
     const size_t i = ops.size();
     const bool negated = absl::ConsumePrefix(&op, "-");
-    absl::string_view name =
-        i < 5 ? kNames[i] : absl::string_view("?");
+    absl::string_view name = i < 5 ? kNames[i] : absl::string_view("?");
     if (i == 0 && absl::StartsWith(head, "bfi.")) name = "f";
     ops.push_back(absl::StrCat(negated ? "-" : "", name, SelectorSuffix(op)));
   }
@@ -248,7 +247,7 @@ std::string PtxInstruction(const Variant& v, absl::string_view dest,
   const auto [asel, bsel] = SelectorSuffixes(v, sources);
   std::vector<std::string> ops = {Destination(v, dest)};
   for (size_t i = 0; i < sources.size(); ++i) {
-    if (IsCarryInSource(v, static_cast<int>(i))) continue;  // CC.CF: implicit
+    if (IsCarryInSource(v, static_cast<int>(i))) continue;   // CC.CF: implicit
     if (IsSelectorSource(v, static_cast<int>(i))) continue;  // a/b suffixes
     const bool negated = (i == 0 && v.vmad_form == VmadForm::kNegProduct) ||
                          (i == 2 && v.vmad_form == VmadForm::kNegC);
@@ -274,8 +273,7 @@ absl::StatusOr<Variant> ParseVariant(absl::string_view spelling) {
   }
   const size_t space = normalized.find(' ');
   std::string head = normalized.substr(0, space);
-  std::string rest =
-      space == std::string::npos ? "" : normalized.substr(space);
+  std::string rest = space == std::string::npos ? "" : normalized.substr(space);
   if (const Variant* v = Lookup(MoveTrailingRelu(head) + rest)) return *v;
 
   std::vector<std::string> nearest = NearestSpellings(normalized, 3);
@@ -291,16 +289,19 @@ std::vector<std::string> NearestSpellings(absl::string_view spelling, int n) {
   // variants with those heads.
   static const auto* by_head = [] {
     auto* m = new absl::flat_hash_map<std::string, std::vector<std::string>>();
-    for (const Variant& v : AllVariants()) (*m)[SpellOpcode(v)].push_back(Spell(v));
+    for (const Variant& v : AllVariants())
+      (*m)[SpellOpcode(v)].push_back(Spell(v));
     return m;
   }();
   const absl::string_view head = spelling.substr(0, spelling.find(' '));
   std::vector<std::pair<int, const std::string*>> heads;
-  for (const auto& [h, spellings] : *by_head) heads.emplace_back(EditDistance(head, h), &h);
+  for (const auto& [h, spellings] : *by_head)
+    heads.emplace_back(EditDistance(head, h), &h);
   const size_t keep_heads = std::min<size_t>(n, heads.size());
   std::partial_sort(heads.begin(), heads.begin() + keep_heads, heads.end(),
                     [](const auto& x, const auto& y) {
-                      return x.first != y.first ? x.first < y.first : *x.second < *y.second;
+                      return x.first != y.first ? x.first < y.first
+                                                : *x.second < *y.second;
                     });
   std::vector<std::pair<int, std::string>> scored;
   for (size_t i = 0; i < keep_heads; ++i) {
@@ -325,7 +326,8 @@ std::string PtxRegister(int width, int n) {
 
 std::string PtxSetRegister(int width, absl::string_view reg,
                            absl::string_view value) {
-  if (width == 1) return absl::StrCat("  setp.ne.u32 ", reg, ", ", value, ", 0;\n");
+  if (width == 1)
+    return absl::StrCat("  setp.ne.u32 ", reg, ", ", value, ", 0;\n");
   return absl::StrCat("  mov.b", std::max(width, 16), " ", reg, ", ", value,
                       ";\n");
 }
@@ -334,12 +336,15 @@ std::string PtxParamType(int width) {
   return absl::StrCat(".b", width == 1 ? 32 : std::max(width, 16));
 }
 
-std::string PtxLoadParam(int width, absl::string_view reg, absl::string_view param) {
-  if (width == 1) {  // a predicate: its parameter's word, tested in a scope of its own
-    return absl::StrCat("  { .reg .b32 %w; ld.param.b32 %w, [", param, "]; setp.ne.u32 ", reg,
-                        ", %w, 0; }\n");
+std::string PtxLoadParam(int width, absl::string_view reg,
+                         absl::string_view param) {
+  if (width ==
+      1) {  // a predicate: its parameter's word, tested in a scope of its own
+    return absl::StrCat("  { .reg .b32 %w; ld.param.b32 %w, [", param,
+                        "]; setp.ne.u32 ", reg, ", %w, 0; }\n");
   }
-  return absl::StrCat("  ld.param", PtxParamType(width), " ", reg, ", [", param, "];\n");
+  return absl::StrCat("  ld.param", PtxParamType(width), " ", reg, ", [", param,
+                      "];\n");
 }
 
 }  // namespace ptxdiff

@@ -54,7 +54,8 @@ std::string PtxSetRegister(int width, absl::string_view reg,
 // predicate's word), and the line(s) that load it into `reg`, a register
 // for that width (a predicate is set where the word is not 0).
 std::string PtxParamType(int width);
-std::string PtxLoadParam(int width, absl::string_view reg, absl::string_view param);
+std::string PtxLoadParam(int width, absl::string_view reg,
+                         absl::string_view param);
 
 // One PTX instruction of `v` (without `;`): the opcode with its modifiers and
 // the given operand texts (registers or immediates), decorated with the
@@ -85,9 +86,9 @@ absl::StatusOr<uint32_t> SpelledSimdSelector(const Variant& v,
 // Parses a spelling back into its variant. Accepts the canonical spelling,
 // extra white space, a trailing `;`, an operand list with plain names
 // (`add.s32 d, a, b`) or registers and immediates in place of the names
-// (`vadd.s32.u32.s32.sat r1, r2.b0, r3.h0;`), and the spec's alternative spellings noted in
-// docs/spec-notes.md. An unknown spelling is InvalidArgument naming the
-// nearest valid spellings.
+// (`vadd.s32.u32.s32.sat r1, r2.b0, r3.h0;`), and the spec's alternative
+// spellings noted in docs/spec-notes.md. An unknown spelling is InvalidArgument
+// naming the nearest valid spellings.
 absl::StatusOr<Variant> ParseVariant(absl::string_view spelling);
 
 // Up to `n` valid spellings closest to `spelling` (edit distance), nearest

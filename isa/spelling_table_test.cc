@@ -21,17 +21,20 @@ TEST(SpellingTableTest, AVariantWithoutDecoratedOperandsIsItsOpcodePart) {
   EXPECT_EQ(Spell(V("shf.l.clamp.b32")), "shf.l.clamp.b32");
   // Written with an operand list, the operands undecorated: none in the
   // spelling.
-  EXPECT_EQ(Spell(V("vadd2.s32.s32.u32.sat r1, r2, r3, r1")), "vadd2.s32.s32.u32.sat");
+  EXPECT_EQ(Spell(V("vadd2.s32.s32.u32.sat r1, r2, r3, r1")),
+            "vadd2.s32.s32.u32.sat");
 }
 
 TEST(SpellingTableTest, DecoratedOperandsFollowTheOpcodePart) {
   const Variant selectors = V("vadd.s32.u32.s32.sat r1.b1, r2.h1, r3.b2, r4");
   EXPECT_EQ(SpellOpcode(selectors), "vadd.s32.u32.s32.sat");
   EXPECT_EQ(Spell(selectors), "vadd.s32.u32.s32.sat d.b1, a.h1, b.b2, c");
-  EXPECT_EQ(Spell(V("vmad.u32.u32.u32 r0, -r1, r2, r3")), "vmad.u32.u32.u32 d, -a, b, c");
+  EXPECT_EQ(Spell(V("vmad.u32.u32.u32 r0, -r1, r2, r3")),
+            "vmad.u32.u32.u32 d, -a, b, c");
   EXPECT_EQ(Spell(V("vmad.s32.s32.u32.sat r0, r1, r2, -r3")),
             "vmad.s32.s32.u32.sat d, a, b, -c");
-  EXPECT_EQ(Spell(V("vset2.s32.u32.lt r1.h1, r2, r3, r1")), "vset2.s32.u32.lt d.h1, a, b, c");
+  EXPECT_EQ(Spell(V("vset2.s32.u32.lt r1.h1, r2, r3, r1")),
+            "vset2.s32.u32.lt d.h1, a, b, c");
 }
 
 TEST(SpellingTableTest, TheDestinationSuffixIsASelectorOrALaneMask) {
@@ -49,7 +52,8 @@ TEST(SpellingTableTest, EveryTableSpellingLooksUpItsVariant) {
     const Variant* found = VariantSpelled(SpellingInTable(v));
     ASSERT_NE(found, nullptr) << Spell(v);
     ASSERT_EQ(*found, v) << Spell(v);
-    ASSERT_EQ(VariantSpelled(SpellingInTable(v)), found) << "one variant, one address";
+    ASSERT_EQ(VariantSpelled(SpellingInTable(v)), found)
+        << "one variant, one address";
   }
 }
 

@@ -29,8 +29,9 @@ TEST(SpellingTest, StableIdsAreDistinctAndFixed) {
   }
   // Pinned: these must never change, or corpora and crash files break.
   EXPECT_EQ(StableId(*ParseVariant("add.s32")), 0x96dfa25839970f8aull);
-  EXPECT_EQ(StableId(*ParseVariant("vshr.s32.u32.u32.clamp.add d, a.b1, b.h1, c")),
-            StableId(*ParseVariant("vshr.s32.u32.u32.clamp.add  d,a.b1,b.h1,c;")));
+  EXPECT_EQ(
+      StableId(*ParseVariant("vshr.s32.u32.u32.clamp.add d, a.b1, b.h1, c")),
+      StableId(*ParseVariant("vshr.s32.u32.u32.clamp.add  d,a.b1,b.h1,c;")));
 }
 
 // The spelling table is composed with each opcode part reused along a run
@@ -67,9 +68,10 @@ TEST(SpellingTest, CanonicalSpellings) {
 }
 
 TEST(SpellingTest, PtxInstructionDecoratesOperands) {
-  EXPECT_EQ(PtxInstruction(*ParseVariant("vadd.u32.u32.u32.sat d.b1, a, b.h0, c"),
-                           "%r0", {"%r1", "%r2", "%r3"}),
-            "vadd.u32.u32.u32.sat %r0.b1, %r1, %r2.h0, %r3");
+  EXPECT_EQ(
+      PtxInstruction(*ParseVariant("vadd.u32.u32.u32.sat d.b1, a, b.h0, c"),
+                     "%r0", {"%r1", "%r2", "%r3"}),
+      "vadd.u32.u32.u32.sat %r0.b1, %r1, %r2.h0, %r3");
   EXPECT_EQ(PtxInstruction(*ParseVariant("vmad.s32.s32.s32 d, a, b, -c"), "%r0",
                            {"%r1", "%r2", "%r3"}),
             "vmad.s32.s32.s32 %r0, %r1, %r2, -%r3");
@@ -148,14 +150,19 @@ TEST(SpellingTest, AcceptsPlainOperandListsAndWhiteSpace) {
 // CC.CF is implicit: addc/subc/madc are written without their "cf" source,
 // and PtxInstruction leaves it out.
 TEST(SpellingTest, CarryInIsNotAnOperandInTheText) {
-  EXPECT_EQ(*ParseVariant("addc.cc.u32 x2, y2, z2;"), *ParseVariant("addc.cc.u32"));
+  EXPECT_EQ(*ParseVariant("addc.cc.u32 x2, y2, z2;"),
+            *ParseVariant("addc.cc.u32"));
   EXPECT_EQ(*ParseVariant("subc.u64 d, a, b"), *ParseVariant("subc.u64"));
-  EXPECT_EQ(*ParseVariant("madc.hi.cc.s32 d, a, b, c"), *ParseVariant("madc.hi.cc.s32"));
-  EXPECT_EQ(*ParseVariant("add.cc.u32 x1, y1, z1;"), *ParseVariant("add.cc.u32"));
-  EXPECT_EQ(*ParseVariant("mad.lo.cc.u32 d, a, b, c"), *ParseVariant("mad.lo.cc.u32"));
+  EXPECT_EQ(*ParseVariant("madc.hi.cc.s32 d, a, b, c"),
+            *ParseVariant("madc.hi.cc.s32"));
+  EXPECT_EQ(*ParseVariant("add.cc.u32 x1, y1, z1;"),
+            *ParseVariant("add.cc.u32"));
+  EXPECT_EQ(*ParseVariant("mad.lo.cc.u32 d, a, b, c"),
+            *ParseVariant("mad.lo.cc.u32"));
   EXPECT_FALSE(ParseVariant("addc.u32 d, a, b, cf").ok());
-  EXPECT_EQ(PtxInstruction(*ParseVariant("addc.u32"), "%r0", {"%r1", "%r2", "%r3"}),
-            "addc.u32 %r0, %r1, %r2");
+  EXPECT_EQ(
+      PtxInstruction(*ParseVariant("addc.u32"), "%r0", {"%r1", "%r2", "%r3"}),
+      "addc.u32 %r0, %r1, %r2");
   EXPECT_EQ(PtxInstruction(*ParseVariant("madc.lo.cc.u64"), "%rd0",
                            {"%rd1", "%rd2", "%rd3", "%r4"}),
             "madc.lo.cc.u64 %rd0, %rd1, %rd2, %rd3");
@@ -191,24 +198,48 @@ TEST(SpellingTest, UnknownSpellingNamesNearestValidOnes) {
 // belongs to a covered family parses (except the ones spec-notes.md lists).
 TEST(SpellingTest, SpecExamplesParse) {
   const char* kExamples[] = {
-      "add.u32     x,y,z;", "add.sat.s32 c,c,1;", "add.u16x2   u,v,w;",
-      "sub.s32 c,a,b;", "mul.wide.s16 fa,fxs,fys;", "mul.lo.s16 fa,fxs,fys;",
-      "mul.wide.s32 z,x,y;", "mad.lo.s32 d,a,b,c;", "mad.lo.s32 r,p,q,r;",
-      "mul24.lo.s32 d,a,b;", "mad24.lo.s32 d,a,b,c;", "sad.s32  d,a,b,c;",
-      "sad.u32  d,a,b,d;", "div.s32  b,n,i;", "rem.s32  x,x,8;",
-      "abs.s32  r0,a;", "neg.s32  r0,a;", "min.s32  r0,a,b;",
-      "min.u16  h,i,j;", "min.s16x2.relu u,v,w;", "max.u32  d,a,b;",
-      "max.s32  q,q,0;", "max.relu.s16x2 t,t,u;", "popc.b32  d, a;",
-      "popc.b64  cnt, X;", "clz.b32  d, a;", "clz.b64  cnt, X;",
-      "bfind.u32  d, a;", "bfind.shiftamt.s64  cnt, X;",
-      "fns.b32 d, 0xaaaaaaaa, 3, 1;", "brev.b32  d, a;",
-      "bfi.b32  d,a,b,start,len;", "szext.clamp.s32 rd, ra, rb;",
-      "szext.wrap.u32  rd, 0xffffffff, 0;", "bmsk.clamp.b32  rd, ra, rb;",
-      "bmsk.wrap.b32   rd, 1, 2;", "dp4a.u32.u32           d0, a0, b0, c0;",
+      "add.u32     x,y,z;",
+      "add.sat.s32 c,c,1;",
+      "add.u16x2   u,v,w;",
+      "sub.s32 c,a,b;",
+      "mul.wide.s16 fa,fxs,fys;",
+      "mul.lo.s16 fa,fxs,fys;",
+      "mul.wide.s32 z,x,y;",
+      "mad.lo.s32 d,a,b,c;",
+      "mad.lo.s32 r,p,q,r;",
+      "mul24.lo.s32 d,a,b;",
+      "mad24.lo.s32 d,a,b,c;",
+      "sad.s32  d,a,b,c;",
+      "sad.u32  d,a,b,d;",
+      "div.s32  b,n,i;",
+      "rem.s32  x,x,8;",
+      "abs.s32  r0,a;",
+      "neg.s32  r0,a;",
+      "min.s32  r0,a,b;",
+      "min.u16  h,i,j;",
+      "min.s16x2.relu u,v,w;",
+      "max.u32  d,a,b;",
+      "max.s32  q,q,0;",
+      "max.relu.s16x2 t,t,u;",
+      "popc.b32  d, a;",
+      "popc.b64  cnt, X;",
+      "clz.b32  d, a;",
+      "clz.b64  cnt, X;",
+      "bfind.u32  d, a;",
+      "bfind.shiftamt.s64  cnt, X;",
+      "fns.b32 d, 0xaaaaaaaa, 3, 1;",
+      "brev.b32  d, a;",
+      "bfi.b32  d,a,b,start,len;",
+      "szext.clamp.s32 rd, ra, rb;",
+      "szext.wrap.u32  rd, 0xffffffff, 0;",
+      "bmsk.clamp.b32  rd, ra, rb;",
+      "bmsk.wrap.b32   rd, 1, 2;",
+      "dp4a.u32.u32           d0, a0, b0, c0;",
       "dp4a.u32.s32           d1, a1, b1, c1;",
       "dp2a.lo.u32.u32           d0, a0, b0, c0;",
       "dp2a.hi.u32.s32           d1, a1, b1, c1;",
-      "shf.l.clamp.b32  r3,r1,r0,16;", "shf.r.clamp.b32  r1,r0,r0,n;",
+      "shf.l.clamp.b32  r3,r1,r0,16;",
+      "shf.r.clamp.b32  r1,r0,r0,n;",
       "vadd.s32.u32.s32.sat      r1, r2.b0, r3.h0;",
       "vsub.s32.s32.u32.sat      r1, r2.h1, r3.h1;",
       "vabsdiff.s32.s32.s32.sat  r1.h0, r2.b0, r3.b2, c;",
@@ -217,7 +248,8 @@ TEST(SpellingTest, SpecExamplesParse) {
       "vshr.u32.u32.u32.wrap   r1, r2, r3.h1;",
       "vmad.s32.s32.u32.sat    r0, r1, r2, -r3;",
       "vmad.u32.u32.u32.shr15  r0, r1.h0, r2.h0, r3;",
-      "vset.s32.u32.lt    r1, r2, r3;", "vset.u32.u32.ne    r1, r2, r3.h1;",
+      "vset.s32.u32.lt    r1, r2, r3;",
+      "vset.u32.u32.ne    r1, r2, r3.h1;",
   };
   for (const char* example : kExamples) {
     auto parsed = ParseVariant(example);

@@ -16,7 +16,9 @@ namespace ptxdiff {
 
 // True if bit `source` of the operand form `runtime` (Tuple::runtime,
 // WireTuple::runtime) is set: that source is a runtime value.
-inline bool IsRuntimeSource(uint8_t runtime, int source) { return (runtime >> source) & 1; }
+inline bool IsRuntimeSource(uint8_t runtime, int source) {
+  return (runtime >> source) & 1;
+}
 
 struct Tuple {
   Variant variant;
@@ -34,14 +36,16 @@ struct Tuple {
   // them zero (the decoder and the generators do).
   friend bool operator==(const Tuple& a, const Tuple& b) {
     return a.variant == b.variant && a.runtime == b.runtime &&
-           a.operands.v[0] == b.operands.v[0] && a.operands.v[1] == b.operands.v[1] &&
-           a.operands.v[2] == b.operands.v[2] && a.operands.v[3] == b.operands.v[3];
+           a.operands.v[0] == b.operands.v[0] &&
+           a.operands.v[1] == b.operands.v[1] &&
+           a.operands.v[2] == b.operands.v[2] &&
+           a.operands.v[3] == b.operands.v[3];
   }
 
   template <typename H>
   friend H AbslHashValue(H h, const Tuple& t) {
-    return H::combine(std::move(h), t.variant, t.runtime, t.operands.v[0], t.operands.v[1],
-                      t.operands.v[2], t.operands.v[3]);
+    return H::combine(std::move(h), t.variant, t.runtime, t.operands.v[0],
+                      t.operands.v[1], t.operands.v[2], t.operands.v[3]);
   }
 };
 

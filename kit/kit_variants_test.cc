@@ -19,7 +19,8 @@ namespace {
 
 std::vector<std::string> VariantsOutput() {
   std::vector<std::string> lines;
-  std::unique_ptr<FILE, int (*)(FILE*)> p(popen(PTXDIFF_BIN " variants", "r"), pclose);
+  std::unique_ptr<FILE, int (*)(FILE*)> p(popen(PTXDIFF_BIN " variants", "r"),
+                                          pclose);
   if (!p) return lines;
   std::string line;
   for (int c; (c = std::fgetc(p.get())) != EOF;) {
@@ -36,7 +37,10 @@ std::vector<std::string> VariantsOutput() {
 // The operand the spelling must show for `name`, given the variant.
 kit::Operand Expected(const Variant& v, const std::string& name) {
   kit::Operand op{name, "", false};
-  const Sel sel = name == "d" ? v.dsel : name == "a" ? v.asel : name == "b" ? v.bsel : Sel::kNone;
+  const Sel sel = name == "d"   ? v.dsel
+                  : name == "a" ? v.asel
+                  : name == "b" ? v.bsel
+                                : Sel::kNone;
   if (sel != Sel::kNone) op.selector = std::string(SpellSel(sel));
   // A SIMD video variant's lane mask is d's suffix (`d.h0`, `d.b310`).
   if (name == "d" && v.mask != SimdMask::kNone) {
@@ -73,15 +77,18 @@ TEST(KitVariantsTest, EveryPrintedSpellingParsesAndRoundTrips) {
       // The SIMD selector is written as suffixes, never as an operand.
       ASSERT_EQ(parsed->operands.size(), 1u + NumWrittenSources(*v)) << line;
       for (const kit::Operand& op : parsed->operands) {
-        ASSERT_EQ(op, Expected(*v, op.name)) << line << " operand " << op.ToString();
+        ASSERT_EQ(op, Expected(*v, op.name))
+            << line << " operand " << op.ToString();
         negated += op.negated ? 1 : 0;
       }
     }
     visa += parsed->opcode == "visa.shl" ? 1 : 0;
   }
   EXPECT_EQ(failures, 0u);
-  std::printf("%zu spellings round-tripped: %zu with operand lists, %zu negations, %zu visa.shl\n",
-              lines.size(), with_operands, negated, visa);
+  std::printf(
+      "%zu spellings round-tripped: %zu with operand lists, %zu negations, %zu "
+      "visa.shl\n",
+      lines.size(), with_operands, negated, visa);
   EXPECT_GT(with_operands, 60000u);
   EXPECT_GT(negated, 0u);
   EXPECT_EQ(visa, 1024u);

@@ -51,15 +51,16 @@ inline constexpr uint16_t kProtocolVersion = 1;
 inline constexpr size_t kFrameHeaderSize = 16;
 inline constexpr uint64_t kMaxPayload = uint64_t{1} << 30;
 inline constexpr uint32_t kMaxTuplesPerBatch = 1u << 24;
-inline constexpr size_t kTupleSize = 40;   // u32 index, u32 reserved, 4 x u64
-inline constexpr size_t kResultSize = 16;  // u8 kind, u8 code, u16 flags, u32, u64
-inline constexpr uint16_t kResultFlagCarry = 1;  // flags bit 0: CC.CF out
+inline constexpr size_t kTupleSize = 40;  // u32 index, u32 reserved, 4 x u64
+inline constexpr size_t kResultSize =
+    16;  // u8 kind, u8 code, u16 flags, u32, u64
+inline constexpr uint16_t kResultFlagCarry = 1;    // flags bit 0: CC.CF out
 inline constexpr size_t kMaxMessageSize = 0xffff;  // u16 length prefix
 
 // The exit statuses Serve returns (main should return them).
-inline constexpr int kExitOk = 0;            // BYE, end of input, client gone
-inline constexpr int kExitBadSetup = 2;      // WorkerInfo lacks name/version
-inline constexpr int kExitCannotStart = 3;   // the on_hello callback threw
+inline constexpr int kExitOk = 0;             // BYE, end of input, client gone
+inline constexpr int kExitBadSetup = 2;       // WorkerInfo lacks name/version
+inline constexpr int kExitCannotStart = 3;    // the on_hello callback threw
 inline constexpr int kExitProtocolError = 4;  // garbage on stdin
 
 enum class MessageType : uint16_t {
@@ -236,15 +237,14 @@ inline bool ParseOperand(std::string_view text, Operand* op,
   }
   const size_t dot = s.find('.');
   op->name = std::string(s.substr(0, dot));
-  if (op->name.empty() ||
-      op->name.find_first_of(" \t") != std::string::npos) {
+  if (op->name.empty() || op->name.find_first_of(" \t") != std::string::npos) {
     return Fail(error, "bad operand '" + std::string(text) + "'");
   }
   if (dot != std::string_view::npos) {
     op->selector = std::string(s.substr(dot + 1));
     if (op->selector.empty()) {
-      return Fail(error, "empty selector in operand '" + std::string(text) +
-                             "'");
+      return Fail(error,
+                  "empty selector in operand '" + std::string(text) + "'");
     }
   }
   return true;
@@ -354,8 +354,8 @@ using EvaluateFn = std::function<Answer(const Variant&, const uint64_t*)>;
 
 // What the worker says of itself in HELLO_REPLY.
 struct WorkerInfo {
-  std::string name;     // required, e.g. "my-emulator"
-  std::string version;  // required, e.g. "0.3.1"
+  std::string name;                       // required, e.g. "my-emulator"
+  std::string version;                    // required, e.g. "0.3.1"
   std::string toolchain, driver, device;  // optional
   // "*", family opcodes ("add", "visa.shl") or canonical spellings. The
   // client declines (code 1) every tuple not covered without sending it.
@@ -456,12 +456,18 @@ class Reader {
 
 inline const char* MessageTypeName(MessageType type) {
   switch (type) {
-    case MessageType::kHello: return "HELLO";
-    case MessageType::kHelloReply: return "HELLO_REPLY";
-    case MessageType::kRun: return "RUN";
-    case MessageType::kResults: return "RESULTS";
-    case MessageType::kError: return "ERROR";
-    case MessageType::kBye: return "BYE";
+    case MessageType::kHello:
+      return "HELLO";
+    case MessageType::kHelloReply:
+      return "HELLO_REPLY";
+    case MessageType::kRun:
+      return "RUN";
+    case MessageType::kResults:
+      return "RESULTS";
+    case MessageType::kError:
+      return "ERROR";
+    case MessageType::kBye:
+      return "BYE";
   }
   return "?";
 }
@@ -597,10 +603,10 @@ inline bool DecodeRunRequest(std::string_view payload, RunRequest* out,
   for (uint32_t i = 0; i < out->num_tuples; ++i) {
     const uint32_t index = out->VariantIndex(i);
     if (index >= num_variants) {
-      return internal::Fail(
-          error, "tuple " + std::to_string(i) + ": variant index " +
-                     std::to_string(index) + " out of range (" +
-                     std::to_string(num_variants) + " variants)");
+      return internal::Fail(error,
+                            "tuple " + std::to_string(i) + ": variant index " +
+                                std::to_string(index) + " out of range (" +
+                                std::to_string(num_variants) + " variants)");
     }
   }
   return true;
@@ -704,8 +710,8 @@ inline std::string EncodeRunRequest(const std::vector<std::string>& spellings,
 }
 
 struct WireResult {
-  uint8_t kind = 0;  // 0 value, 1 decline
-  uint8_t code = 0;  // DeclineCode for declines
+  uint8_t kind = 0;    // 0 value, 1 decline
+  uint8_t code = 0;    // DeclineCode for declines
   uint16_t flags = 0;  // kResultFlagCarry: a `.cc` variant's CC.CF out
   uint32_t message = 0;
   uint64_t bits = 0;
@@ -738,8 +744,8 @@ inline bool DecodeResults(std::string_view payload, DecodedResults* out,
     w.flags = static_cast<uint16_t>(internal::GetLe(p + 2, 2));
     w.message = static_cast<uint32_t>(internal::GetLe(p + 4, 4));
     w.bits = internal::GetLe(p + 8, 8);
-    if (w.kind > 1 || (w.kind == 1 && (w.code < 1 || w.code > 4 ||
-                                       w.message >= m))) {
+    if (w.kind > 1 ||
+        (w.kind == 1 && (w.code < 1 || w.code > 4 || w.message >= m))) {
       return internal::Fail(error, "bad result " + std::to_string(i));
     }
   }
@@ -869,8 +875,8 @@ inline bool WriteFrame(int fd, MessageType type, std::string_view head,
 inline int Complain(int err_fd, const WorkerInfo& info, int status,
                     const std::string& message) {
   const std::string line =
-      (info.name.empty() ? std::string("worker") : info.name) + ": " +
-      message + "\n";
+      (info.name.empty() ? std::string("worker") : info.name) + ": " + message +
+      "\n";
   WriteFully(err_fd, line);
   return status;
 }
@@ -883,9 +889,8 @@ inline std::string CheckInfo(const WorkerInfo& info) {
   if (info.name.empty() || info.version.empty()) {
     return "WorkerInfo needs a name and a version (HELLO_REPLY requires both)";
   }
-  for (const std::string* s :
-       {&info.name, &info.version, &info.toolchain, &info.driver,
-        &info.device}) {
+  for (const std::string* s : {&info.name, &info.version, &info.toolchain,
+                               &info.driver, &info.device}) {
     if (!IsOneLine(*s)) return "WorkerInfo field with a line break: " + *s;
   }
   for (const std::string& s : info.supports) {
@@ -923,11 +928,13 @@ inline int Handshake(int frames_out, const WorkerInfo& info,
   FrameHeader header;
   std::string payload, error;
   switch (ReadFrame(options.in_fd, &header, &payload, &error)) {
-    case ReadStatus::kEndOfInput: return kExitOk;
+    case ReadStatus::kEndOfInput:
+      return kExitOk;
     case ReadStatus::kError:
       return Complain(options.err_fd, info, kExitProtocolError,
                       "protocol error: " + error);
-    case ReadStatus::kOk: break;
+    case ReadStatus::kOk:
+      break;
   }
   if (header.type == MessageType::kBye) return kExitOk;
   if (header.type != MessageType::kHello) {
@@ -974,11 +981,13 @@ inline int Serve(const WorkerInfo& info, const EvaluateFn& fn,
   std::string payload, error;
   while (true) {
     switch (internal::ReadFrame(options.in_fd, &header, &payload, &error)) {
-      case internal::ReadStatus::kEndOfInput: return kExitOk;
+      case internal::ReadStatus::kEndOfInput:
+        return kExitOk;
       case internal::ReadStatus::kError:
         return internal::Complain(options.err_fd, info, kExitProtocolError,
                                   "protocol error: " + error);
-      case internal::ReadStatus::kOk: break;
+      case internal::ReadStatus::kOk:
+        break;
     }
     if (header.type == MessageType::kBye) return kExitOk;
     if (header.type != MessageType::kRun) {

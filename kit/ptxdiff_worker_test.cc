@@ -36,13 +36,16 @@ WorkerInfo TestInfo() {
 
 // add.*: a + b (low 32 bits); "boom": throws; anything else: declined.
 Answer AddOrDecline(const Variant& v, const uint64_t operands[4]) {
-  if (v.opcode == "add") return Answer::Value((operands[0] + operands[1]) & 0xffffffff);
-  if (v.opcode == "boom") throw std::runtime_error("boom at " + std::to_string(operands[0]));
+  if (v.opcode == "add")
+    return Answer::Value((operands[0] + operands[1]) & 0xffffffff);
+  if (v.opcode == "boom")
+    throw std::runtime_error("boom at " + std::to_string(operands[0]));
   if (v.opcode == "weird") throw 42;
   return Answer::Decline(DeclineCode::kUnsupported, "no " + v.opcode + " here");
 }
 
-std::string Header(std::string magic, uint16_t version, uint16_t type, uint64_t size) {
+std::string Header(std::string magic, uint16_t version, uint16_t type,
+                   uint64_t size) {
   std::string h = magic;
   internal::PutLe(h, version, 2);
   internal::PutLe(h, type, 2);
@@ -57,13 +60,15 @@ std::string Header(std::string magic, uint16_t version, uint16_t type, uint64_t 
 TEST(KitFrameTest, HeaderLayoutIsLittleEndianPxdf) {
   const std::string h = EncodeFrameHeader(MessageType::kResults, 0x01020304ull);
   ASSERT_EQ(h.size(), kFrameHeaderSize);
-  EXPECT_EQ(h, std::string("PXDF\x01\x00\x04\x00\x04\x03\x02\x01\x00\x00\x00\x00", 16));
+  EXPECT_EQ(h, std::string(
+                   "PXDF\x01\x00\x04\x00\x04\x03\x02\x01\x00\x00\x00\x00", 16));
   FrameHeader decoded;
   std::string error;
   ASSERT_TRUE(DecodeFrameHeader(h, &decoded, &error)) << error;
   EXPECT_EQ(decoded.type, MessageType::kResults);
   EXPECT_EQ(decoded.payload_size, 0x01020304ull);
-  EXPECT_EQ(EncodeFrame(MessageType::kError, "why"), EncodeFrameHeader(MessageType::kError, 3) + "why");
+  EXPECT_EQ(EncodeFrame(MessageType::kError, "why"),
+            EncodeFrameHeader(MessageType::kError, 3) + "why");
 }
 
 TEST(KitFrameTest, BadHeadersAreRejectedWithWhatIsWrong) {
@@ -77,25 +82,29 @@ TEST(KitFrameTest, BadHeadersAreRejectedWithWhatIsWrong) {
   EXPECT_THAT(error, HasSubstr("unknown message type 0"));
   EXPECT_FALSE(DecodeFrameHeader(Header("PXDF", 1, 7, 0), &h, &error));
   EXPECT_THAT(error, HasSubstr("unknown message type 7"));
-  EXPECT_FALSE(DecodeFrameHeader(Header("PXDF", 1, 3, kMaxPayload + 1), &h, &error));
+  EXPECT_FALSE(
+      DecodeFrameHeader(Header("PXDF", 1, 3, kMaxPayload + 1), &h, &error));
   EXPECT_THAT(error, HasSubstr("exceeds the limit of 2^30"));
   EXPECT_TRUE(DecodeFrameHeader(Header("PXDF", 1, 3, kMaxPayload), &h, &error));
   EXPECT_FALSE(DecodeFrameHeader("PXDF", &h, &error));
 }
 
 TEST(KitFrameTest, KeyValuesAndHelloReply) {
-  EXPECT_THAT(DecodeKeyValues("protocol=1\nno equals sign\narch=sm_90\na=b=c\n"),
-              ElementsAre(std::pair<std::string, std::string>("protocol", "1"),
-                          std::pair<std::string, std::string>("arch", "sm_90"),
-                          std::pair<std::string, std::string>("a", "b=c")));
+  EXPECT_THAT(
+      DecodeKeyValues("protocol=1\nno equals sign\narch=sm_90\na=b=c\n"),
+      ElementsAre(std::pair<std::string, std::string>("protocol", "1"),
+                  std::pair<std::string, std::string>("arch", "sm_90"),
+                  std::pair<std::string, std::string>("a", "b=c")));
   // Empty optional fields are left out; supports repeats.
   EXPECT_EQ(EncodeHelloReply(TestInfo()),
-            "name=kit-test\nversion=7\ndevice=a CPU\nsupports=add\nsupports=bfe.u32\n");
+            "name=kit-test\nversion=7\ndevice=a "
+            "CPU\nsupports=add\nsupports=bfe.u32\n");
 }
 
 TEST(KitRunTest, DecodesAWellFormedRun) {
   WireTuple t0{1, {1, 2, 3, 4}}, t1{0, {~0ull, 0, 0, 5}};
-  const std::string payload = EncodeRunRequest({"add.s32", "bfe.u32"}, {t0, t1});
+  const std::string payload =
+      EncodeRunRequest({"add.s32", "bfe.u32"}, {t0, t1});
   RunRequest r;
   std::string error;
   ASSERT_TRUE(DecodeRunRequest(payload, &r, &error)) << error;
@@ -110,30 +119,37 @@ TEST(KitRunTest, DecodesAWellFormedRun) {
 }
 
 TEST(KitRunTest, MalformedRunsAreRejectedWithWhatIsWrong) {
-  const std::string good = EncodeRunRequest({"add.s32"}, {WireTuple{0, {1, 2, 0, 0}}});
+  const std::string good =
+      EncodeRunRequest({"add.s32"}, {WireTuple{0, {1, 2, 0, 0}}});
   auto error_of = [](const std::string& payload) {
     RunRequest r;
     std::string error;
     return DecodeRunRequest(payload, &r, &error) ? std::string("ok") : error;
   };
   EXPECT_EQ(error_of(good), "ok");
-  EXPECT_THAT(error_of(good.substr(0, 3)), HasSubstr("truncated: variant count"));
+  EXPECT_THAT(error_of(good.substr(0, 3)),
+              HasSubstr("truncated: variant count"));
   EXPECT_THAT(error_of(good.substr(0, 8)), HasSubstr("truncated: spelling"));
-  EXPECT_THAT(error_of(good.substr(0, good.size() - 1)),
-              HasSubstr("truncated: 1 tuples of 40 bytes need 40 bytes, 39 left"));
+  EXPECT_THAT(
+      error_of(good.substr(0, good.size() - 1)),
+      HasSubstr("truncated: 1 tuples of 40 bytes need 40 bytes, 39 left"));
   EXPECT_THAT(error_of(good + "x"), HasSubstr("1 unexpected bytes at the end"));
   // Wrong counts: three variants announced, one sent; two tuples announced.
-  EXPECT_THAT(error_of(std::string("\x03\x00\x00\x00\x07\x00" "add.s32", 13)),
+  EXPECT_THAT(error_of(std::string("\x03\x00\x00\x00\x07\x00"
+                                   "add.s32",
+                                   13)),
               HasSubstr("truncated: spelling at byte 13 of 13"));
   std::string two_tuples = good;
   two_tuples[4 + 2 + 7] = 2;  // the tuple count after "add.s32"
   EXPECT_THAT(error_of(two_tuples), HasSubstr("truncated: 2 tuples"));
-  EXPECT_THAT(error_of(EncodeRunRequest({"add.s32"}, {})), HasSubstr("tuple count 0 outside"));
+  EXPECT_THAT(error_of(EncodeRunRequest({"add.s32"}, {})),
+              HasSubstr("tuple count 0 outside"));
   EXPECT_THAT(error_of(EncodeRunRequest({"add.s32"}, {WireTuple{1, {}}})),
               HasSubstr("variant index 1 out of range (1 variants)"));
   std::string too_many = EncodeRunRequest({}, {});
   too_many.replace(4, 4, std::string("\x01\x00\x00\x01", 4));  // 2^24 + 1
-  EXPECT_THAT(error_of(too_many), HasSubstr("tuple count 16777217 outside 1..16777216"));
+  EXPECT_THAT(error_of(too_many),
+              HasSubstr("tuple count 16777217 outside 1..16777216"));
 }
 
 TEST(KitResultsTest, DeclineMessagesAreStoredOnce) {
@@ -184,9 +200,10 @@ TEST(KitResultsTest, TheCarryIsFlagsBitZero) {
   EXPECT_EQ(d.results[3].flags, 0);
   WorkerInfo info = TestInfo();
   info.carry = true;
-  EXPECT_EQ(EncodeHelloReply(info),
-            "name=kit-test\nversion=7\ndevice=a CPU\nsupports=add\nsupports=bfe.u32\n"
-            "carry=1\n");
+  EXPECT_EQ(
+      EncodeHelloReply(info),
+      "name=kit-test\nversion=7\ndevice=a CPU\nsupports=add\nsupports=bfe.u32\n"
+      "carry=1\n");
 }
 
 TEST(KitResultsTest, LongMessagesAreClippedAndBadCodesBecomeOther) {
@@ -283,8 +300,9 @@ TEST(KitBitsTest, Helpers) {
 // Serve on a thread, talking to the test through pipes as a client would.
 class ServedWorker {
  public:
-  explicit ServedWorker(WorkerInfo info = TestInfo(), EvaluateFn fn = AddOrDecline,
-                        std::function<void(const KeyValues&)> on_hello = nullptr) {
+  explicit ServedWorker(
+      WorkerInfo info = TestInfo(), EvaluateFn fn = AddOrDecline,
+      std::function<void(const KeyValues&)> on_hello = nullptr) {
     int in[2], out[2], err[2];
     EXPECT_EQ(pipe(in), 0);
     EXPECT_EQ(pipe(out), 0);
@@ -314,7 +332,9 @@ class ServedWorker {
   void Send(const std::string& bytes) {
     ASSERT_TRUE(internal::WriteFully(to_worker_, bytes));
   }
-  void Send(MessageType type, const std::string& payload) { Send(EncodeFrame(type, payload)); }
+  void Send(MessageType type, const std::string& payload) {
+    Send(EncodeFrame(type, payload));
+  }
   void Hello() {
     Send(MessageType::kHello, "protocol=1\narch=sm_90\n");
     ASSERT_EQ(Read().first, MessageType::kHelloReply);
@@ -363,7 +383,8 @@ class ServedWorker {
 
 TEST(KitServeTest, HandshakeRunAndBye) {
   KeyValues hello;
-  ServedWorker w(TestInfo(), AddOrDecline, [&hello](const KeyValues& kv) { hello = kv; });
+  ServedWorker w(TestInfo(), AddOrDecline,
+                 [&hello](const KeyValues& kv) { hello = kv; });
   w.Send(MessageType::kHello, "protocol=1\narch=sm_90\n");
   auto [type, reply] = w.Read();
   EXPECT_EQ(type, MessageType::kHelloReply);
@@ -373,7 +394,8 @@ TEST(KitServeTest, HandshakeRunAndBye) {
 
   const DecodedResults d =
       w.Run({"add.s32", "mul.lo.s32"},
-            {WireTuple{0, {0xffffffff, 2, 0, 0}}, WireTuple{1, {3, 4, 0, 0}}, WireTuple{0, {40, 2, 0, 0}}});
+            {WireTuple{0, {0xffffffff, 2, 0, 0}}, WireTuple{1, {3, 4, 0, 0}},
+             WireTuple{0, {40, 2, 0, 0}}});
   EXPECT_EQ(d.results[0].kind, 0);
   EXPECT_EQ(d.results[0].bits, 1u);
   EXPECT_EQ(d.results[1].kind, 1);
@@ -400,17 +422,25 @@ struct FramingCase {
 };
 
 TEST(KitServeTest, FramingErrorsExitFourWithAStderrLine) {
-  const std::string run = EncodeRunRequest({"add.s32"}, {WireTuple{0, {1, 2, 0, 0}}});
+  const std::string run =
+      EncodeRunRequest({"add.s32"}, {WireTuple{0, {1, 2, 0, 0}}});
   const std::vector<FramingCase> cases = {
-      {"bad magic", Header("XXDF", 1, 3, 0), "not a ptxdiff frame: magic bytes 58 58 44 46"},
-      {"bad version", Header("PXDF", 2, 3, 0), "protocol version 2, this worker speaks 1"},
+      {"bad magic", Header("XXDF", 1, 3, 0),
+       "not a ptxdiff frame: magic bytes 58 58 44 46"},
+      {"bad version", Header("PXDF", 2, 3, 0),
+       "protocol version 2, this worker speaks 1"},
       {"unknown type", Header("PXDF", 1, 9, 0), "unknown message type 9"},
-      {"oversized", Header("PXDF", 1, 3, kMaxPayload + 1), "exceeds the limit of 2^30"},
-      {"truncated header", std::string("PXDF\x01\x00", 6), "truncated frame header: input ended after 6 of 16"},
-      {"truncated payload", EncodeFrameHeader(MessageType::kRun, run.size()) + run.substr(0, 10),
+      {"oversized", Header("PXDF", 1, 3, kMaxPayload + 1),
+       "exceeds the limit of 2^30"},
+      {"truncated header", std::string("PXDF\x01\x00", 6),
+       "truncated frame header: input ended after 6 of 16"},
+      {"truncated payload",
+       EncodeFrameHeader(MessageType::kRun, run.size()) + run.substr(0, 10),
        "truncated frame: RUN payload of"},
-      {"wrong type", EncodeFrame(MessageType::kResults, ""), "expected RUN or BYE, got RESULTS"},
-      {"second hello", EncodeFrame(MessageType::kHello, ""), "expected RUN or BYE, got HELLO"},
+      {"wrong type", EncodeFrame(MessageType::kResults, ""),
+       "expected RUN or BYE, got RESULTS"},
+      {"second hello", EncodeFrame(MessageType::kHello, ""),
+       "expected RUN or BYE, got HELLO"},
   };
   for (const FramingCase& c : cases) {
     SCOPED_TRACE(c.name);
@@ -435,7 +465,8 @@ TEST(KitServeTest, RunBeforeHelloIsAProtocolError) {
 TEST(KitServeTest, MalformedRunGetsErrorAndServingGoesOn) {
   ServedWorker w;
   w.Hello();
-  std::string wrong_count = EncodeRunRequest({"add.s32"}, {WireTuple{0, {1, 2, 0, 0}}});
+  std::string wrong_count =
+      EncodeRunRequest({"add.s32"}, {WireTuple{0, {1, 2, 0, 0}}});
   wrong_count[4 + 2 + 7] = 3;  // three tuples announced, one sent
   w.Send(MessageType::kRun, wrong_count);
   auto [type, text] = w.Read();
@@ -453,18 +484,21 @@ TEST(KitServeTest, MalformedRunGetsErrorAndServingGoesOn) {
 TEST(KitServeTest, ExceptionsBecomeDeclinesWithTheirText) {
   ServedWorker w;
   w.Hello();
-  const DecodedResults d = w.Run(
-      {"boom", "add.u32", "weird"},
-      {WireTuple{0, {1, 0, 0, 0}}, WireTuple{1, {1, 1, 0, 0}}, WireTuple{0, {1, 0, 0, 0}},
-       WireTuple{0, {2, 0, 0, 0}}, WireTuple{2, {}}});
+  const DecodedResults d =
+      w.Run({"boom", "add.u32", "weird"},
+            {WireTuple{0, {1, 0, 0, 0}}, WireTuple{1, {1, 1, 0, 0}},
+             WireTuple{0, {1, 0, 0, 0}}, WireTuple{0, {2, 0, 0, 0}},
+             WireTuple{2, {}}});
   EXPECT_EQ(d.results[0].kind, 1);
   EXPECT_EQ(d.results[0].code, static_cast<uint8_t>(DeclineCode::kOther));
   EXPECT_EQ(d.messages.at(d.results[0].message), "Evaluate threw: boom at 1");
   EXPECT_EQ(d.results[1].kind, 0);
   EXPECT_EQ(d.results[1].bits, 2u);
-  EXPECT_EQ(d.results[2].message, d.results[0].message);  // same text, stored once
+  EXPECT_EQ(d.results[2].message,
+            d.results[0].message);  // same text, stored once
   EXPECT_EQ(d.messages.at(d.results[3].message), "Evaluate threw: boom at 2");
-  EXPECT_EQ(d.messages.at(d.results[4].message), "Evaluate threw a non-std::exception");
+  EXPECT_EQ(d.messages.at(d.results[4].message),
+            "Evaluate threw a non-std::exception");
   EXPECT_EQ(d.messages.size(), 3u);
   EXPECT_EQ(w.Finish(), kExitOk);
 }
@@ -473,9 +507,11 @@ TEST(KitServeTest, UnparsableSpellingDeclinesItsTuples) {
   ServedWorker w;
   w.Hello();
   const DecodedResults d =
-      w.Run({"add..s32", "add.s32"}, {WireTuple{0, {}}, WireTuple{1, {1, 1, 0, 0}}, WireTuple{0, {}}});
+      w.Run({"add..s32", "add.s32"},
+            {WireTuple{0, {}}, WireTuple{1, {1, 1, 0, 0}}, WireTuple{0, {}}});
   EXPECT_EQ(d.results[0].code, static_cast<uint8_t>(DeclineCode::kUnsupported));
-  EXPECT_THAT(d.messages.at(d.results[0].message), HasSubstr("cannot parse spelling 'add..s32'"));
+  EXPECT_THAT(d.messages.at(d.results[0].message),
+              HasSubstr("cannot parse spelling 'add..s32'"));
   EXPECT_EQ(d.results[1].bits, 2u);
   EXPECT_EQ(d.results[2].message, d.results[0].message);
   EXPECT_EQ(d.messages.size(), 1u);
@@ -490,8 +526,9 @@ TEST(KitServeTest, MissingNameOrVersionExitsTwo) {
 }
 
 TEST(KitServeTest, OnHelloThatThrowsAnswersErrorAndExitsThree) {
-  ServedWorker w(TestInfo(), AddOrDecline,
-                 [](const KeyValues&) { throw std::runtime_error("no device 3"); });
+  ServedWorker w(TestInfo(), AddOrDecline, [](const KeyValues&) {
+    throw std::runtime_error("no device 3");
+  });
   w.Send(MessageType::kHello, "device=3\n");
   auto [type, text] = w.Read();
   EXPECT_EQ(type, MessageType::kError);
@@ -510,7 +547,8 @@ TEST(KitServeTest, MillionTupleBatchRoundTrips) {
   auto fn = [](const Variant& v, const uint64_t* o) {
     if (v.opcode == "sub") return Answer::Value(o[0] - o[1]);
     if (v.opcode == "add") return Answer::Value(o[0] + o[1]);
-    if (o[2] % 2 == 1) return Answer::Decline(DeclineCode::kNotEvaluable, "odd");
+    if (o[2] % 2 == 1)
+      return Answer::Decline(DeclineCode::kNotEvaluable, "odd");
     return Answer::Decline(DeclineCode::kOperandForm, "even");
   };
   ServedWorker w(TestInfo(), fn);
@@ -518,7 +556,8 @@ TEST(KitServeTest, MillionTupleBatchRoundTrips) {
   const auto start = std::chrono::steady_clock::now();
   const DecodedResults d = w.Run({"add.u64", "sub.u64", "bfe.u32"}, tuples);
   const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   std::printf("%u tuples round trip in %.2f s\n", kTuples, seconds);
   ASSERT_EQ(d.results.size(), kTuples);
   ASSERT_EQ(d.messages.size(), 2u);
@@ -528,10 +567,12 @@ TEST(KitServeTest, MillionTupleBatchRoundTrips) {
     const WireResult& r = d.results[i];
     bool ok;
     if (t.variant_index == 2) {
-      ok = r.kind == 1 && r.code == (i % 2 ? 2 : 3) && d.messages[r.message] == (i % 2 ? "odd" : "even");
+      ok = r.kind == 1 && r.code == (i % 2 ? 2 : 3) &&
+           d.messages[r.message] == (i % 2 ? "odd" : "even");
     } else {
-      const uint64_t want = t.variant_index == 0 ? t.operands[0] + t.operands[1]
-                                                 : t.operands[0] - t.operands[1];
+      const uint64_t want = t.variant_index == 0
+                                ? t.operands[0] + t.operands[1]
+                                : t.operands[0] - t.operands[1];
       ok = r.kind == 0 && r.bits == want;
     }
     mismatches += ok ? 0 : 1;
@@ -566,25 +607,33 @@ TEST(KitServeTest, StrayStdoutOutputGoesToStderr) {
   close(err[1]);
   ASSERT_TRUE(internal::WriteFully(
       in[1], EncodeFrame(MessageType::kHello, "") +
-                 EncodeFrame(MessageType::kRun, EncodeRunRequest({"add.s32"}, {WireTuple{0, {41, 0, 0, 0}}})) +
+                 EncodeFrame(MessageType::kRun,
+                             EncodeRunRequest({"add.s32"},
+                                              {WireTuple{0, {41, 0, 0, 0}}})) +
                  EncodeFrame(MessageType::kBye, "")));
   close(in[1]);
   FrameHeader h;
   std::string payload, error;
-  ASSERT_EQ(internal::ReadFrame(out[0], &h, &payload, &error), internal::ReadStatus::kOk) << error;
+  ASSERT_EQ(internal::ReadFrame(out[0], &h, &payload, &error),
+            internal::ReadStatus::kOk)
+      << error;
   EXPECT_EQ(h.type, MessageType::kHelloReply);
-  ASSERT_EQ(internal::ReadFrame(out[0], &h, &payload, &error), internal::ReadStatus::kOk) << error;
+  ASSERT_EQ(internal::ReadFrame(out[0], &h, &payload, &error),
+            internal::ReadStatus::kOk)
+      << error;
   ASSERT_EQ(h.type, MessageType::kResults);
   DecodedResults d;
   ASSERT_TRUE(DecodeResults(payload, &d, &error)) << error;
   EXPECT_EQ(d.results.at(0).bits, 42u);
-  EXPECT_EQ(internal::ReadFrame(out[0], &h, &payload, &error), internal::ReadStatus::kEndOfInput);
+  EXPECT_EQ(internal::ReadFrame(out[0], &h, &payload, &error),
+            internal::ReadStatus::kEndOfInput);
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
   EXPECT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0);
   std::string err_text(4096, '\0');
-  err_text.resize(static_cast<size_t>(internal::ReadFully(err[0], err_text.data(), err_text.size())));
+  err_text.resize(static_cast<size_t>(
+      internal::ReadFully(err[0], err_text.data(), err_text.size())));
   EXPECT_EQ(err_text, "evaluating add.s32\n");
   close(out[0]);
   close(err[0]);

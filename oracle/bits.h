@@ -17,7 +17,8 @@ constexpr uint64_t LowMask(int n) {
 constexpr uint64_t Low(uint64_t x, int width) { return x & LowMask(width); }
 
 constexpr unsigned __int128 Low128(unsigned __int128 x, int width) {
-  return width >= 128 ? x : x & ((static_cast<unsigned __int128>(1) << width) - 1);
+  return width >= 128 ? x
+                      : x & ((static_cast<unsigned __int128>(1) << width) - 1);
 }
 
 // The low `width` bits of x read as a two's complement number.

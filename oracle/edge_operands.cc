@@ -20,22 +20,22 @@ std::vector<uint64_t> BuildEdgeValues(int width) {
   add(uint64_t{1} << (width - 1));        // MIN
   add((uint64_t{1} << (width - 1)) - 1);  // MAX
   add((uint64_t{1} << (width - 1)) + 1);  // MIN + 1
-  for (int i = 1; i < width; ++i) {  // powers of two and their neighbours
+  for (int i = 1; i < width; ++i) {       // powers of two and their neighbours
     add(uint64_t{1} << i);
     add((uint64_t{1} << i) - 1);
     add((uint64_t{1} << i) + 1);
   }
   // Shift amounts, positions and lengths, including just past the width.
-  for (uint64_t x : {5ull, 7ull, 8ull, 15ull, 16ull, 17ull, 23ull, 24ull,
-                     31ull, 32ull, 33ull, 63ull, 64ull, 65ull, 127ull, 128ull,
-                     255ull, 256ull, 257ull, 0x100000020ull}) {
+  for (uint64_t x :
+       {5ull,   7ull,   8ull,   15ull,  16ull,  17ull,         23ull,
+        24ull,  31ull,  32ull,  33ull,  63ull,  64ull,         65ull,
+        127ull, 128ull, 255ull, 256ull, 257ull, 0x100000020ull}) {
     add(x);
   }
   // Byte and half-word sign patterns for the video selectors.
-  for (uint64_t x : {0x80808080ull, 0x7f7f7f7full, 0x80007fffull,
-                     0x7fff8000ull, 0xff00ff00ull, 0x00ff00ffull,
-                     0x01800180ull, 0x807f7f80ull, 0xaaaaaaaaull,
-                     0x55555555ull, 0xffff0000ull, 0x0000ffffull,
+  for (uint64_t x : {0x80808080ull, 0x7f7f7f7full, 0x80007fffull, 0x7fff8000ull,
+                     0xff00ff00ull, 0x00ff00ffull, 0x01800180ull, 0x807f7f80ull,
+                     0xaaaaaaaaull, 0x55555555ull, 0xffff0000ull, 0x0000ffffull,
                      0x00800000ull, 0xff7fffffull}) {
     add(x);
   }
@@ -44,9 +44,9 @@ std::vector<uint64_t> BuildEdgeValues(int width) {
   // reuses a float comparison goes wrong exactly there (ptxas 13.0 folds
   // slct.s32.s32 as if c were an f32; issue 13). Only where they fit.
   if (width >= 32) {
-    for (uint64_t x : {0x00000000ull, 0x80000000ull, 0x7f800000ull,
-                       0x7f800001ull, 0x7fffffffull, 0xff800000ull,
-                       0xffffffffull}) {
+    for (uint64_t x :
+         {0x00000000ull, 0x80000000ull, 0x7f800000ull, 0x7f800001ull,
+          0x7fffffffull, 0xff800000ull, 0xffffffffull}) {
       add(x);
     }
   }
@@ -79,9 +79,15 @@ void FillEdgeTuples(const Variant& v, std::mt19937_64& rng,
       const std::vector<uint64_t>& edges = EdgeValues(width);
       switch (rng() % 4) {
         case 0:
-        case 1: tuple.v[i] = edges[rng() % edges.size()]; break;
-        case 2: tuple.v[i] = Low(rng(), width); break;
-        default: tuple.v[i] = rng() % 301; break;
+        case 1:
+          tuple.v[i] = edges[rng() % edges.size()];
+          break;
+        case 2:
+          tuple.v[i] = Low(rng(), width);
+          break;
+        default:
+          tuple.v[i] = rng() % 301;
+          break;
       }
       // A selector: half the time the default (`.h10`/`.h32`, ...), the
       // plainest and commonest; always in canonical form.

@@ -79,45 +79,109 @@ const std::vector<KnownAnswer>& KnownAnswers() {
   static const auto* answers = new std::vector<KnownAnswer>{
       // bfe-bfi-64-unmasked. The two checked-in ptxas triage entries: the
       // backend's values there are the hardware reading's.
-      {"bfe.u64", {0x0401010100000000, 24, 256}, 0, Undefined::kDefined,
-       0x0000000401010100, "bfe-bfi-64-unmasked"},
-      {"bfi.b64", {0x10000, 0x0000000100000020, 0x100, 0x40}, 0x10000,
-       Undefined::kDefined, 0x0000000100000020, "bfe-bfi-64-unmasked"},
+      {"bfe.u64",
+       {0x0401010100000000, 24, 256},
+       0,
+       Undefined::kDefined,
+       0x0000000401010100,
+       "bfe-bfi-64-unmasked"},
+      {"bfi.b64",
+       {0x10000, 0x0000000100000020, 0x100, 0x40},
+       0x10000,
+       Undefined::kDefined,
+       0x0000000100000020,
+       "bfe-bfi-64-unmasked"},
       // The example: length 1 at position 256 is position 0 in the
       // spec, beyond the msb on the hardware.
-      {"bfe.u64", {1, 256, 1}, 1, Undefined::kDefined, 0,
+      {"bfe.u64",
+       {1, 256, 1},
+       1,
+       Undefined::kDefined,
+       0,
        "bfe-bfi-64-unmasked"},
       // Position beyond the msb: .s64 fills with a[63].
-      {"bfe.s64", {0x8000000000000000, 256, 1}, 0, Undefined::kDefined,
-       0xffffffffffffffff, "bfe-bfi-64-unmasked"},
-      {"bfe.s64", {0x8000000000000000, 0x100000, 8}, 0, Undefined::kDefined,
-       0xffffffffffffffff, "bfe-bfi-64-unmasked"},
+      {"bfe.s64",
+       {0x8000000000000000, 256, 1},
+       0,
+       Undefined::kDefined,
+       0xffffffffffffffff,
+       "bfe-bfi-64-unmasked"},
+      {"bfe.s64",
+       {0x8000000000000000, 0x100000, 8},
+       0,
+       Undefined::kDefined,
+       0xffffffffffffffff,
+       "bfe-bfi-64-unmasked"},
       // Length 260 is 4 in the spec, the whole word on the hardware.
-      {"bfe.u64", {0xffffffffffffffff, 0, 0x104}, 0xf, Undefined::kDefined,
-       0xffffffffffffffff, "bfe-bfi-64-unmasked"},
-      {"bfe.s64", {0x00000000f0000000, 28, 0x104}, 0xffffffffffffffff,
-       Undefined::kDefined, 0xf, "bfe-bfi-64-unmasked"},
+      {"bfe.u64",
+       {0xffffffffffffffff, 0, 0x104},
+       0xf,
+       Undefined::kDefined,
+       0xffffffffffffffff,
+       "bfe-bfi-64-unmasked"},
+      {"bfe.s64",
+       {0x00000000f0000000, 28, 0x104},
+       0xffffffffffffffff,
+       Undefined::kDefined,
+       0xf,
+       "bfe-bfi-64-unmasked"},
       // bfi: length 0x101 (1 in the spec's low byte) at position 8.
-      {"bfi.b64", {0xffffffffffffffff, 0, 8, 0x101}, 0x100,
-       Undefined::kDefined, 0xffffffffffffff00, "bfe-bfi-64-unmasked"},
+      {"bfi.b64",
+       {0xffffffffffffffff, 0, 8, 0x101},
+       0x100,
+       Undefined::kDefined,
+       0xffffffffffffff00,
+       "bfe-bfi-64-unmasked"},
       // div-rem-by-zero-32.
-      {"div.u32", {7, 0}, 0, Undefined::kDivisionByZero, 0xffffffff,
+      {"div.u32",
+       {7, 0},
+       0,
+       Undefined::kDivisionByZero,
+       0xffffffff,
        "div-rem-by-zero-32"},
-      {"div.s32", {0x80000000, 0}, 0, Undefined::kDivisionByZero, 0xffffffff,
+      {"div.s32",
+       {0x80000000, 0},
+       0,
+       Undefined::kDivisionByZero,
+       0xffffffff,
        "div-rem-by-zero-32"},
-      {"div.s32", {0, 0}, 0, Undefined::kDivisionByZero, 0xffffffff,
+      {"div.s32",
+       {0, 0},
+       0,
+       Undefined::kDivisionByZero,
+       0xffffffff,
        "div-rem-by-zero-32"},
-      {"rem.u32", {0x12345678, 0}, 0, Undefined::kDivisionByZero, 0xffffffff,
+      {"rem.u32",
+       {0x12345678, 0},
+       0,
+       Undefined::kDivisionByZero,
+       0xffffffff,
        "div-rem-by-zero-32"},
-      {"rem.s32", {0xfffffff9, 0}, 0, Undefined::kDivisionByZero, 0xffffffff,
+      {"rem.s32",
+       {0xfffffff9, 0},
+       0,
+       Undefined::kDivisionByZero,
+       0xffffffff,
        "div-rem-by-zero-32"},
       // rem-truncates: same bits, now defined.
-      {"rem.s32", {0xfffffff9, 2}, 0xffffffff, Undefined::kRemainderSign,
-       0xffffffff, "rem-truncates"},
-      {"rem.s32", {7, 0xfffffffe}, 1, Undefined::kRemainderSign, 1,
+      {"rem.s32",
+       {0xfffffff9, 2},
+       0xffffffff,
+       Undefined::kRemainderSign,
+       0xffffffff,
        "rem-truncates"},
-      {"rem.s64", {0x8000000000000001, 3}, 0xffffffffffffffff,
-       Undefined::kRemainderSign, 0xffffffffffffffff, "rem-truncates"},
+      {"rem.s32",
+       {7, 0xfffffffe},
+       1,
+       Undefined::kRemainderSign,
+       1,
+       "rem-truncates"},
+      {"rem.s64",
+       {0x8000000000000001, 3},
+       0xffffffffffffffff,
+       Undefined::kRemainderSign,
+       0xffffffffffffffff,
+       "rem-truncates"},
   };
   return *answers;
 }
@@ -283,22 +347,23 @@ TEST(ErrataTest, Bfe64MatchesPtxTestsReference) {
   ASSERT_NE(e, nullptr);
   std::mt19937_64 rng(15);
   // Positions and lengths around every boundary, and some large ones.
-  std::vector<uint64_t> counts = {0, 1, 31, 32, 33, 62, 63, 64, 65, 127, 128,
-                                  255, 256, 257, 300, 319, 320, 511, 512,
-                                  0x10000, 0x7fffffff, 0x80000000, 0xffffffff};
+  std::vector<uint64_t> counts = {
+      0,   1,   31,  32,      33,         62,         63,        64,
+      65,  127, 128, 255,     256,        257,        300,       319,
+      320, 511, 512, 0x10000, 0x7fffffff, 0x80000000, 0xffffffff};
   const std::vector<uint64_t>& values = EdgeValues(64);
   for (absl::string_view spelling : {"bfe.u64", "bfe.s64", "bfi.b64"}) {
     const Variant v = V(spelling);
     const bool bfi = v.family == Family::kBfi;
     for (int round = 0; round < 20000; ++round) {
-      const uint64_t pos = round % 3 == 0 ? rng() % 1024
-                                          : counts[rng() % counts.size()];
-      const uint64_t len = round % 5 == 0 ? rng() % 1024
-                                          : counts[rng() % counts.size()];
+      const uint64_t pos =
+          round % 3 == 0 ? rng() % 1024 : counts[rng() % counts.size()];
+      const uint64_t len =
+          round % 5 == 0 ? rng() % 1024 : counts[rng() % counts.size()];
       const uint64_t a = rng() % 2 ? values[rng() % values.size()] : rng();
       const uint64_t b = rng();
-      const Operands o = bfi ? Operands{{a, b, pos, len}}
-                             : Operands{{a, pos, len, 0}};
+      const Operands o =
+          bfi ? Operands{{a, b, pos, len}} : Operands{{a, pos, len, 0}};
       const uint64_t expected =
           bfi ? PtxTestsBfiHost(a, b, pos, len)
               : PtxTestsBfeHost(a, pos, len, v.type == Type::kS64);
@@ -373,8 +438,8 @@ TEST(ErrataDocTest, SpecNotesListTheTable) {
     const std::string id(section.substr(id_start, id_end - id_start));
     const size_t next = section.find("\n### ", id_end);
     const absl::string_view entry = section.substr(
-        at, next == absl::string_view::npos ? absl::string_view::npos
-                                            : next - at);
+        at,
+        next == absl::string_view::npos ? absl::string_view::npos : next - at);
     documented.insert(id);
     const Erratum* e = FindErratum(id);
     EXPECT_NE(e, nullptr) << "spec-notes.md documents `" << id

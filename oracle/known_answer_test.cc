@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/string_view.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "gtest/gtest.h"
 #include "isa/family_table.h"
@@ -88,7 +88,8 @@ std::vector<KnownAnswer> LoadKnownAnswers() {
     std::vector<std::string> fields = absl::StrSplit(line, '|');
     EXPECT_EQ(fields.size(), 4u) << "line " << number << ": " << line;
     if (fields.size() != 4) continue;
-    for (std::string& f : fields) f = std::string(absl::StripAsciiWhitespace(f));
+    for (std::string& f : fields)
+      f = std::string(absl::StripAsciiWhitespace(f));
     auto variant = ParseVariant(fields[0]);
     EXPECT_TRUE(variant.ok()) << "line " << number << ": " << variant.status();
     if (!variant.ok()) continue;
@@ -105,7 +106,8 @@ std::vector<KnownAnswer> LoadKnownAnswers() {
     }
     ExpectSpelledSelectorAgrees(ka);
     auto expected = ParseOperand(fields[2], ResultWidth(*variant));
-    EXPECT_TRUE(expected.ok()) << "line " << number << ": " << expected.status();
+    EXPECT_TRUE(expected.ok())
+        << "line " << number << ": " << expected.status();
     ka.expected = expected.value_or(0);
     out.push_back(ka);
   }

@@ -1,4 +1,3 @@
-#include "absl/strings/string_view.h"
 #include "oracle/oracle.h"
 
 #include <algorithm>
@@ -8,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
 #include "isa/family_table.h"
 #include "isa/operand_text.h"
 #include "isa/spelling.h"
@@ -150,7 +150,8 @@ void Loop(const Variant& variant, const Operands* in, Result* out, size_t n) {
 using LoopFn = void (*)(const Variant&, const Operands*, Result*, size_t);
 
 template <size_t... I>
-constexpr std::array<LoopFn, kNumFamilies> MakeLoops(std::index_sequence<I...>) {
+constexpr std::array<LoopFn, kNumFamilies> MakeLoops(
+    std::index_sequence<I...>) {
   return {&Loop<kEvaluators[I]>...};
 }
 
@@ -161,9 +162,11 @@ void LoopAddSub(const Variant& v, const Operands* in, Result* out, size_t n) {
   if (v.sat || v.cc || IsPacked(v.type)) return Loop<EvalAddSub>(v, in, out, n);
   const uint64_t mask = LowMask(TypeWidth(v.type));
   if (v.family == Family::kSub) {
-    for (size_t i = 0; i < n; ++i) out[i] = Defined((in[i].v[0] - in[i].v[1]) & mask);
+    for (size_t i = 0; i < n; ++i)
+      out[i] = Defined((in[i].v[0] - in[i].v[1]) & mask);
   } else {
-    for (size_t i = 0; i < n; ++i) out[i] = Defined((in[i].v[0] + in[i].v[1]) & mask);
+    for (size_t i = 0; i < n; ++i)
+      out[i] = Defined((in[i].v[0] + in[i].v[1]) & mask);
   }
 }
 
@@ -172,7 +175,8 @@ void LoopMinMaxS32(const Operands* in, Result* out, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     const int32_t a = static_cast<int32_t>(in[i].v[0]);
     const int32_t b = static_cast<int32_t>(in[i].v[1]);
-    out[i] = Defined(static_cast<uint32_t>(kMax ? std::max(a, b) : std::min(a, b)));
+    out[i] =
+        Defined(static_cast<uint32_t>(kMax ? std::max(a, b) : std::min(a, b)));
   }
 }
 
@@ -191,9 +195,11 @@ void LoopMinMax(const Variant& v, const Operands* in, Result* out, size_t n) {
     return Loop<EvalMinMax>(v, in, out, n);
   }
   if (v.type == Type::kS32) {
-    return is_max ? LoopMinMaxS32<true>(in, out, n) : LoopMinMaxS32<false>(in, out, n);
+    return is_max ? LoopMinMaxS32<true>(in, out, n)
+                  : LoopMinMaxS32<false>(in, out, n);
   }
-  return is_max ? LoopMinMaxU32<true>(in, out, n) : LoopMinMaxU32<false>(in, out, n);
+  return is_max ? LoopMinMaxU32<true>(in, out, n)
+                : LoopMinMaxU32<false>(in, out, n);
 }
 
 template <bool kSigned>
@@ -233,7 +239,8 @@ constexpr std::array<LoopFn, kNumFamilies> kLoops =
 
 absl::string_view Describe(Undefined why) {
   switch (why) {
-    case Undefined::kDefined: return "defined";
+    case Undefined::kDefined:
+      return "defined";
     case Undefined::kDivisionByZero:
       return "division by zero yields an unspecified, machine-specific value "
              "(PTX ISA 9.7.1.8)";
@@ -271,8 +278,8 @@ absl::string_view Token(Undefined why) {
 std::string ReplayLine(const Variant& v, const Operands& operands,
                        const Result& result) {
   return absl::StrCat("ptxdiff eval '", Spell(v), "' ",
-                      absl::StrJoin(HexOperands(v, operands), " "),
-                      " -> ", ResultText(v, result.bits, result.carry), " (",
+                      absl::StrJoin(HexOperands(v, operands), " "), " -> ",
+                      ResultText(v, result.bits, result.carry), " (",
                       Token(result.undefined), ")");
 }
 

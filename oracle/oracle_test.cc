@@ -1,10 +1,10 @@
-#include "absl/strings/string_view.h"
 #include "oracle/oracle.h"
 
 #include <random>
 #include <set>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
@@ -59,9 +59,9 @@ TEST(OracleTest, ReasonsHaveDistinctTokensAndDescriptions) {
 TEST(OracleTest, UndefinedOnlyWhereTheSpecSaysSo) {
   std::mt19937_64 rng(9);
   std::vector<Operands> tuples(64);
-  const std::set<Family> may_be_undefined = {
-      Family::kDiv, Family::kRem, Family::kFns, Family::kVmad,
-      Family::kVisaShl};
+  const std::set<Family> may_be_undefined = {Family::kDiv, Family::kRem,
+                                             Family::kFns, Family::kVmad,
+                                             Family::kVisaShl};
   for (const Variant& v : AllVariants()) {
     if (may_be_undefined.count(v.family)) continue;
     // SIMD video `.add` of vop2/vop4 (not vset2/vset4, whose lanes are 0 or
@@ -143,9 +143,12 @@ TEST(OracleTest, CarryAndBorrow) {
   EXPECT_EQ(eval("mad.lo.cc.u32", {{1, 0xffffffff, 1}}), value(0, true));
   EXPECT_EQ(eval("mad.hi.cc.u32", {{0x10000, 0x10000, 0xfffffffe}}),
             value(0xffffffff, false));
-  EXPECT_EQ(eval("mad.hi.cc.u32", {{0x10000, 0x10000, 0xffffffff}}), value(0, true));
-  EXPECT_EQ(eval("mad.hi.cc.s32", {{0xffffffff, 1, 1}}), value(0, true));  // hi(-1) = -1
-  EXPECT_EQ(eval("mad.hi.cc.u32", {{0xffffffff, 1, 1}}), value(1, false));  // hi = 0
+  EXPECT_EQ(eval("mad.hi.cc.u32", {{0x10000, 0x10000, 0xffffffff}}),
+            value(0, true));
+  EXPECT_EQ(eval("mad.hi.cc.s32", {{0xffffffff, 1, 1}}),
+            value(0, true));  // hi(-1) = -1
+  EXPECT_EQ(eval("mad.hi.cc.u32", {{0xffffffff, 1, 1}}),
+            value(1, false));  // hi = 0
   EXPECT_EQ(eval("madc.hi.cc.s32", {{0xffffffff, 1, 0xffffffff, 1}}),
             value(0xffffffff, true));
   EXPECT_EQ(eval("madc.lo.u64", {{~0ull, ~0ull, ~0ull, 1}}), value(1, false));
@@ -156,7 +159,8 @@ TEST(OracleTest, CarryAndBorrow) {
   for (const Variant& v : AllVariants()) {
     if (v.cc) continue;
     FillEdgeTuples(v, rng, tuples);
-    for (const Operands& o : tuples) ASSERT_FALSE(Evaluate(v, o).carry) << Spell(v);
+    for (const Operands& o : tuples)
+      ASSERT_FALSE(Evaluate(v, o).carry) << Spell(v);
   }
 }
 
@@ -167,9 +171,9 @@ TEST(EdgeOperandsTest, F32SpecialPatternsAndWidths) {
     const std::vector<uint64_t>& edges = EdgeValues(width);
     const std::set<uint64_t> values(edges.begin(), edges.end());
     EXPECT_EQ(values.size(), edges.size()) << width;
-    for (uint64_t x : {0x00000000ull, 0x80000000ull, 0x7f800000ull,
-                       0x7f800001ull, 0x7fffffffull, 0xff800000ull,
-                       0xffffffffull}) {
+    for (uint64_t x :
+         {0x00000000ull, 0x80000000ull, 0x7f800000ull, 0x7f800001ull,
+          0x7fffffffull, 0xff800000ull, 0xffffffffull}) {
       EXPECT_TRUE(values.count(x)) << width << ": " << x;
     }
   }

@@ -26,7 +26,9 @@ class Machine {
  public:
   explicit Machine(Reading reading) : reading_(reading) {}
 
-  void Set(const std::string& name, ProgramValue value) { registers_[name] = value; }
+  void Set(const std::string& name, ProgramValue value) {
+    registers_[name] = value;
+  }
 
   void Run(const ProgramStep& step) {
     const Variant& v = step.variant;
@@ -47,7 +49,8 @@ class Machine {
       }
     }
     const Result result = EvaluateWithReading(reading_, v, operands);
-    registers_[step.dst] = {.bits = result.bits, .defined = defined && result.defined()};
+    registers_[step.dst] = {.bits = result.bits,
+                            .defined = defined && result.defined()};
     if (HasCarryOut(v)) {
       flag_ = {.kind = CarryIsBorrow(v) ? Flag::kBorrow : Flag::kCarry,
                .value = result.carry};
@@ -58,9 +61,11 @@ class Machine {
   // A move: the source's bits (masked to `width`) and definedness.
   void Move(const ProgramStep& step) {
     const ProgramOperand& src = step.sources[0];
-    const uint64_t mask = step.width >= 64 ? ~uint64_t{0} : (uint64_t{1} << step.width) - 1;
-    registers_[step.dst] = src.is_register ? Get(src.name)
-                                           : ProgramValue{.bits = src.value & mask};
+    const uint64_t mask =
+        step.width >= 64 ? ~uint64_t{0} : (uint64_t{1} << step.width) - 1;
+    registers_[step.dst] = src.is_register
+                               ? Get(src.name)
+                               : ProgramValue{.bits = src.value & mask};
   }
 
   // A step under its guard: run where the guard holds, skipped where it
@@ -71,7 +76,8 @@ class Machine {
       const ProgramValue guard = Get(step.guard);
       if (!guard.defined) {
         registers_[step.dst] = {.bits = Get(step.dst).bits, .defined = false};
-        if (HasCarryOut(step.variant) && step.kind == ProgramStep::kInstruction) {
+        if (HasCarryOut(step.variant) &&
+            step.kind == ProgramStep::kInstruction) {
           flag_defined_ = false;
         }
         return;
@@ -97,7 +103,8 @@ class Machine {
   ProgramValue ReadFlag(const Variant& v) const {
     const Flag::Kind wants = CarryIsBorrow(v) ? Flag::kBorrow : Flag::kCarry;
     if (flag_.kind == Flag::kUnset) return {.bits = 0, .defined = false};
-    if (flag_.kind == wants) return {.bits = flag_.value, .defined = flag_defined_};
+    if (flag_.kind == wants)
+      return {.bits = flag_.value, .defined = flag_defined_};
     // Across kinds: open in the spec; on hardware the one bit is the
     // adder's carry-out, so a borrow reads as NOT carry and back.
     return {.bits = !flag_.value,
@@ -127,7 +134,8 @@ std::vector<size_t> MatchingBraces(const std::vector<ProgramStep>& steps) {
 // The steps in order, each loop's body its trip count times.
 void RunSteps(const std::vector<ProgramStep>& steps, Machine& machine) {
   const std::vector<size_t> match = MatchingBraces(steps);
-  std::vector<int> left(steps.size());  // at a `}`: the loop's trips still to run
+  std::vector<int> left(
+      steps.size());  // at a `}`: the loop's trips still to run
   for (size_t pc = 0; pc < steps.size(); ++pc) {
     const ProgramStep& step = steps[pc];
     switch (step.kind) {
@@ -154,29 +162,34 @@ void RunSteps(const std::vector<ProgramStep>& steps, Machine& machine) {
 absl::StatusOr<std::vector<ProgramValue>> EvaluateProgram(
     const Program& program, std::span<const uint64_t> inputs, Reading reading) {
   if (inputs.size() != program.inputs.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("the program has ", program.inputs.size(),
-                                                   " inputs; ", inputs.size(), " given"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the program has ", program.inputs.size(), " inputs; ",
+                     inputs.size(), " given"));
   }
   Machine machine(reading);
   for (size_t k = 0; k < inputs.size(); ++k) {
     const int width = program.inputs[k].width;
-    const uint64_t mask = width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
+    const uint64_t mask =
+        width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
     machine.Set(program.inputs[k].name, {.bits = inputs[k] & mask});
   }
   RunSteps(program.steps, machine);
   std::vector<ProgramValue> outputs;
-  for (const std::string& name : program.outputs) outputs.push_back(machine.Get(name));
+  for (const std::string& name : program.outputs)
+    outputs.push_back(machine.Get(name));
   return outputs;
 }
 
-bool Disagrees(std::span<const ProgramValue> oracle, std::span<const uint64_t> claimed) {
+bool Disagrees(std::span<const ProgramValue> oracle,
+               std::span<const uint64_t> claimed) {
   for (size_t k = 0; k < oracle.size(); ++k) {
     if (oracle[k].defined && oracle[k].bits != claimed[k]) return true;
   }
   return false;
 }
 
-std::vector<ProgramValue> EvaluateAtWitness(const Program& program, Reading reading) {
+std::vector<ProgramValue> EvaluateAtWitness(const Program& program,
+                                            Reading reading) {
   return *EvaluateProgram(program, WitnessInputs(program), reading);
 }
 
@@ -186,12 +199,14 @@ std::string Hex(uint64_t bits, int width) {
 }
 }  // namespace
 
-std::string OutputsText(const Program& p, std::span<const ProgramValue> values) {
+std::string OutputsText(const Program& p,
+                        std::span<const ProgramValue> values) {
   std::vector<std::string> parts;
   for (size_t k = 0; k < p.outputs.size() && k < values.size(); ++k) {
     const int width = RegisterWidth(p, p.outputs[k]);
-    parts.push_back(absl::StrCat("%", p.outputs[k], " = ", Hex(values[k].bits, width),
-                                 values[k].defined ? "" : " (undefined: not judged)"));
+    parts.push_back(
+        absl::StrCat("%", p.outputs[k], " = ", Hex(values[k].bits, width),
+                     values[k].defined ? "" : " (undefined: not judged)"));
   }
   return absl::StrJoin(parts, ", ");
 }
@@ -205,7 +220,8 @@ std::string ClaimedText(const Program& p, std::span<const uint64_t> claimed) {
 std::string InputsText(const Program& p, std::span<const uint64_t> inputs) {
   std::vector<std::string> parts;
   for (size_t k = 0; k < p.inputs.size() && k < inputs.size(); ++k) {
-    parts.push_back(absl::StrCat("%", p.inputs[k].name, " = ", Hex(inputs[k], p.inputs[k].width)));
+    parts.push_back(absl::StrCat("%", p.inputs[k].name, " = ",
+                                 Hex(inputs[k], p.inputs[k].width)));
   }
   return parts.empty() ? "no inputs" : absl::StrJoin(parts, ", ");
 }

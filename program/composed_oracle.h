@@ -43,7 +43,8 @@ absl::StatusOr<std::vector<ProgramValue>> EvaluateProgram(
 
 // True if an output `oracle` defines differs from `claimed` (one value per
 // output): a claim the oracle refutes there.
-bool Disagrees(std::span<const ProgramValue> oracle, std::span<const uint64_t> claimed);
+bool Disagrees(std::span<const ProgramValue> oracle,
+               std::span<const uint64_t> claimed);
 
 // The outputs at the program's witness inputs.
 std::vector<ProgramValue> EvaluateAtWitness(const Program& program,
@@ -51,11 +52,14 @@ std::vector<ProgramValue> EvaluateAtWitness(const Program& program,
 
 // "%lo = 0x00000000, %hi = 0x00000001": the outputs (one value each), an
 // undefined one saying it is not judged.
-std::string OutputsText(const Program& program, std::span<const ProgramValue> values);
+std::string OutputsText(const Program& program,
+                        std::span<const ProgramValue> values);
 // The same for constants a backend stored.
-std::string ClaimedText(const Program& program, std::span<const uint64_t> claimed);
+std::string ClaimedText(const Program& program,
+                        std::span<const uint64_t> claimed);
 // "%a = 0x00000001, %b = ...": the inputs (one value each); "no inputs".
-std::string InputsText(const Program& program, std::span<const uint64_t> inputs);
+std::string InputsText(const Program& program,
+                       std::span<const uint64_t> inputs);
 
 }  // namespace ptxdiff
 

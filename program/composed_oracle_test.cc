@@ -10,19 +10,23 @@
 namespace ptxdiff {
 namespace {
 
-std::vector<ProgramValue> Outputs(const Program& p, std::vector<uint64_t> inputs,
-                              Reading reading = Reading::kSpec) {
+std::vector<ProgramValue> Outputs(const Program& p,
+                                  std::vector<uint64_t> inputs,
+                                  Reading reading = Reading::kSpec) {
   auto out = EvaluateProgram(p, inputs, reading);
   EXPECT_TRUE(out.ok()) << out.status();
   return out.ok() ? *out : std::vector<ProgramValue>{};
 }
 
-constexpr ProgramValue Defined(uint64_t bits) { return {.bits = bits, .defined = true}; }
+constexpr ProgramValue Defined(uint64_t bits) {
+  return {.bits = bits, .defined = true};
+}
 
 // A 64-bit sum of 32-bit halves: the carry goes from add.cc to addc.
 TEST(ComposedOracleTest, TheCarryFlowsAlongAChain) {
   const Program p = ProgramOf(
-      "input %alo .b32 0\ninput %ahi .b32 0\ninput %blo .b32 0\ninput %bhi .b32 0\n"
+      "input %alo .b32 0\ninput %ahi .b32 0\ninput %blo .b32 0\ninput %bhi "
+      ".b32 0\n"
       "add.cc.u32 %lo, %alo, %blo;\n"
       "addc.u32 %hi, %ahi, %bhi;\n"
       "output %lo\noutput %hi\n");
@@ -36,13 +40,15 @@ TEST(ComposedOracleTest, TheCarryFlowsAlongAChain) {
       "sub.cc.u32 %dlo, %lo, 1;\n"
       "subc.u32 %dhi, %hi, 0;\n"
       "output %dlo\noutput %dhi\n");
-  EXPECT_EQ(Outputs(sub, {0, 1}), (std::vector<ProgramValue>{Defined(0xffffffff), Defined(0)}));
+  EXPECT_EQ(Outputs(sub, {0, 1}),
+            (std::vector<ProgramValue>{Defined(0xffffffff), Defined(0)}));
 }
 
 // ZLUDA's carry_set_all and subc_cc_s32, run on NVIDIA GPUs
 // (docs/spec-notes.md): across kinds the one bit is the adder's carry-out.
 // The spec leaves those chains open, so the spec reading judges nothing.
-TEST(ComposedOracleTest, ChainsAcrossKindsAreHardwareKnownAnswersAndOpenInTheSpec) {
+TEST(ComposedOracleTest,
+     ChainsAcrossKindsAreHardwareKnownAnswersAndOpenInTheSpec) {
   const Program sub_then_addc = ProgramOf(
       "input %z .b32 0\n"
       "sub.cc.u32 %x, %z, %z;\n"
@@ -55,7 +61,8 @@ TEST(ComposedOracleTest, ChainsAcrossKindsAreHardwareKnownAnswersAndOpenInTheSpe
       "add.cc.u32 %x, %z, %z;\n"
       "subc.u32 %y, %z, %z;\n"
       "output %y\n");
-  EXPECT_EQ(Outputs(add_then_subc, {0}, Reading::kHardware)[0], Defined(0xffffffff));
+  EXPECT_EQ(Outputs(add_then_subc, {0}, Reading::kHardware)[0],
+            Defined(0xffffffff));
   EXPECT_FALSE(Outputs(add_then_subc, {0}, Reading::kSpec)[0].defined);
   // A borrowing sub.cc leaves NOT borrow = 0 for addc.
   const Program borrow_then_addc = ProgramOf(
@@ -67,7 +74,8 @@ TEST(ComposedOracleTest, ChainsAcrossKindsAreHardwareKnownAnswersAndOpenInTheSpe
 }
 
 TEST(ComposedOracleTest, AFlagReadBeforeAnyStepSetsItIsUndefined) {
-  const Program p = ProgramOf("input %a .b32 5\naddc.u32 %y, %a, %a;\noutput %y\n");
+  const Program p =
+      ProgramOf("input %a .b32 5\naddc.u32 %y, %a, %a;\noutput %y\n");
   EXPECT_FALSE(EvaluateAtWitness(p)[0].defined);
   EXPECT_FALSE(EvaluateAtWitness(p, Reading::kHardware)[0].defined);
 }
@@ -78,7 +86,7 @@ TEST(ComposedOracleTest, AnUndefinedStepPoisonsOnlyWhatDependsOnIt) {
       "input %a .b32 7\ninput %z .b32 0\n"
       "div.u32 %q, %a, %z;\n"
       "add.u32 %r, %q, 1;\n"
-      "and.b32 %n, %r, 0;\n"   // even a mask that clears every bit
+      "and.b32 %n, %r, 0;\n"  // even a mask that clears every bit
       "add.u32 %s, %a, 1;\n"
       "output %n\noutput %s\n");
   const std::vector<ProgramValue> out = EvaluateAtWitness(p);
@@ -93,7 +101,8 @@ TEST(ComposedOracleTest, AnUndefinedStepPoisonsOnlyWhatDependsOnIt) {
 TEST(ComposedOracleTest, LoopsRunTheirTripCounts) {
   const Program p = ProgramOf(
       "input %n .b32 3\nmov.b32 %acc, 0;\n"
-      "loop 4 {\n add.u32 %acc, %acc, %n;\n loop 2 {\n add.u32 %acc, %acc, 1;\n }\n}\n"
+      "loop 4 {\n add.u32 %acc, %acc, %n;\n loop 2 {\n add.u32 %acc, %acc, "
+      "1;\n }\n}\n"
       "loop 0 {\n mov.b32 %never, 1;\n}\n"
       "output %acc\noutput %never\n");
   const std::vector<ProgramValue> out = Outputs(p, {3});
@@ -101,7 +110,8 @@ TEST(ComposedOracleTest, LoopsRunTheirTripCounts) {
   EXPECT_FALSE(out[1].defined);
   // FuzzX m009's chain: one-trip loops, the second negating INT_MAX.
   const Program m009 = ProgramOf(
-      "loop 1 {\n}\nmov.b32 %r, 0x7fffffff;\nloop 1 {\n neg.s32 %r, %r;\n}\noutput %r\n");
+      "loop 1 {\n}\nmov.b32 %r, 0x7fffffff;\nloop 1 {\n neg.s32 %r, "
+      "%r;\n}\noutput %r\n");
   EXPECT_EQ(EvaluateAtWitness(m009)[0], Defined(0x80000001));
 }
 
@@ -113,9 +123,11 @@ TEST(ComposedOracleTest, StepsSeeTheirSourcesMaskedToTheirWidths) {
       "setp.lt.s32 %p, %a, 0;\n"
       "selp.b32 %s, 0xffffffff, 0, %p;\n"
       "output %r\noutput %s\n");
-  EXPECT_EQ(Outputs(p, {1}), (std::vector<ProgramValue>{Defined(0), Defined(0)}));
-  EXPECT_EQ(Outputs(p, {0x80000000}),
-            (std::vector<ProgramValue>{Defined(0xffffffff), Defined(0xffffffff)}));
+  EXPECT_EQ(Outputs(p, {1}),
+            (std::vector<ProgramValue>{Defined(0), Defined(0)}));
+  EXPECT_EQ(
+      Outputs(p, {0x80000000}),
+      (std::vector<ProgramValue>{Defined(0xffffffff), Defined(0xffffffff)}));
   EXPECT_FALSE(EvaluateProgram(p, std::vector<uint64_t>{}).ok());
 }
 

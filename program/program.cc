@@ -24,13 +24,15 @@ namespace ptxdiff {
 namespace {
 
 absl::Status LineError(int line, absl::string_view message) {
-  return absl::InvalidArgumentError(absl::StrCat("program line ", line, ": ", message));
+  return absl::InvalidArgumentError(
+      absl::StrCat("program line ", line, ": ", message));
 }
 
 // `.b32` / `.u32` / `.s32` -> 32, `.pred` -> 1; 0 for anything else.
 int WidthOfType(absl::string_view type) {
   if (type == ".pred") return 1;
-  if (type.size() < 3 || type[0] != '.' || !absl::StrContains("bus", type[1])) return 0;
+  if (type.size() < 3 || type[0] != '.' || !absl::StrContains("bus", type[1]))
+    return 0;
   int width = 0;
   if (!absl::SimpleAtoi(type.substr(2), &width)) return 0;
   return width == 16 || width == 32 || width == 64 ? width : 0;
@@ -80,7 +82,8 @@ class Parser {
       ++number;
       if (!header) {
         if (absl::StripAsciiWhitespace(line) != kProgramHeader) {
-          return LineError(number, absl::StrCat("expected '", kProgramHeader, "'"));
+          return LineError(number,
+                           absl::StrCat("expected '", kProgramHeader, "'"));
         }
         header = true;
         continue;
@@ -89,7 +92,8 @@ class Parser {
       if (line.empty()) continue;
       PTXDIFF_RETURN_IF_ERROR(Statement(number, line));
     }
-    if (!header) return LineError(1, absl::StrCat("expected '", kProgramHeader, "'"));
+    if (!header)
+      return LineError(1, absl::StrCat("expected '", kProgramHeader, "'"));
     if (!open_loops_.empty()) {
       return LineError(open_loops_.back(), "this loop's '}' is missing");
     }
@@ -123,18 +127,23 @@ class Parser {
     }
     auto it = widths_.find(guard);
     if (it == widths_.end()) {
-      return LineError(number, absl::StrCat("%", guard, " is used before it is set"));
+      return LineError(number,
+                       absl::StrCat("%", guard, " is used before it is set"));
     }
     if (it->second != 1) {
-      return LineError(number, absl::StrCat("the guard %", guard, " is ", it->second,
-                                            " bits wide, not a .pred"));
+      return LineError(number,
+                       absl::StrCat("the guard %", guard, " is ", it->second,
+                                    " bits wide, not a .pred"));
     }
-    const absl::string_view step = absl::StripAsciiWhitespace(line.substr(space));
-    if (absl::StartsWith(step, "loop ") || step == "}" || absl::StartsWith(step, "@")) {
+    const absl::string_view step =
+        absl::StripAsciiWhitespace(line.substr(space));
+    if (absl::StartsWith(step, "loop ") || step == "}" ||
+        absl::StartsWith(step, "@")) {
       return LineError(number, "only an instruction or a move can be guarded");
     }
-    PTXDIFF_RETURN_IF_ERROR(absl::StartsWith(step, "mov.") ? Move(number, step)
-                                                           : Step(number, step));
+    PTXDIFF_RETURN_IF_ERROR(absl::StartsWith(step, "mov.")
+                                ? Move(number, step)
+                                : Step(number, step));
     ProgramStep& guarded = program_.steps.back();
     if (defined_new_) {
       return LineError(number, absl::StrCat("the guarded step's %", guarded.dst,
@@ -151,8 +160,9 @@ class Parser {
     auto [it, added] = widths_.emplace(name, width);
     defined_new_ = added;
     if (!added && it->second != width) {
-      return LineError(number, absl::StrCat("%", name, " is ", it->second,
-                                            " bits wide; set again as ", width));
+      return LineError(number,
+                       absl::StrCat("%", name, " is ", it->second,
+                                    " bits wide; set again as ", width));
     }
     return absl::OkStatus();
   }
@@ -161,8 +171,8 @@ class Parser {
   absl::Status LoopBegin(int number, absl::string_view rest) {
     int trip = -1;
     if (!absl::ConsumeSuffix(&rest, "{") ||
-        !absl::SimpleAtoi(absl::StripAsciiWhitespace(rest), &trip) || trip < 0 ||
-        trip > kMaxLoopTrip) {
+        !absl::SimpleAtoi(absl::StripAsciiWhitespace(rest), &trip) ||
+        trip < 0 || trip > kMaxLoopTrip) {
       return LineError(number, "expected 'loop N {' with N from 0 to 1024");
     }
     open_loops_.push_back(number);
@@ -182,30 +192,35 @@ class Parser {
   absl::Status Move(int number, absl::string_view line) {
     absl::ConsumeSuffix(&line, ";");
     const size_t space = line.find_first_of(" \t");
-    const int width = WidthOfType(line.substr(3, space == absl::string_view::npos
-                                                     ? absl::string_view::npos
-                                                     : space - 3));
+    const int width = WidthOfType(line.substr(
+        3, space == absl::string_view::npos ? absl::string_view::npos
+                                            : space - 3));
     std::vector<absl::string_view> operands;
     if (space != absl::string_view::npos) {
-      operands = absl::StrSplit(line.substr(space + 1), ',', absl::SkipWhitespace());
+      operands =
+          absl::StrSplit(line.substr(space + 1), ',', absl::SkipWhitespace());
     }
     if (width == 0 || operands.size() != 2) {
-      return LineError(number, "expected 'mov.bN %dst, src' (N 16, 32 or 64, or .pred)");
+      return LineError(
+          number, "expected 'mov.bN %dst, src' (N 16, 32 or 64, or .pred)");
     }
-    ProgramStep step{.kind = ProgramStep::kMove,
-                     .dst = RegisterName(absl::StripAsciiWhitespace(operands[0])),
-                     .sources = {{}},
-                     .width = width,
-                     .line = number};
+    ProgramStep step{
+        .kind = ProgramStep::kMove,
+        .dst = RegisterName(absl::StripAsciiWhitespace(operands[0])),
+        .sources = {{}},
+        .width = width,
+        .line = number};
     const absl::string_view src = absl::StripAsciiWhitespace(operands[1]);
     if (const std::string name = RegisterName(src); !name.empty()) {
       auto it = widths_.find(name);
       if (it == widths_.end()) {
-        return LineError(number, absl::StrCat("%", name, " is used before it is set"));
+        return LineError(number,
+                         absl::StrCat("%", name, " is used before it is set"));
       }
       if (it->second != width) {
-        return LineError(number, absl::StrCat("%", name, " is ", it->second,
-                                              " bits wide; the move is ", width));
+        return LineError(number,
+                         absl::StrCat("%", name, " is ", it->second,
+                                      " bits wide; the move is ", width));
       }
       step.sources[0] = {.is_register = true, .name = name};
     } else if (!ParseValue(src, step.sources[0].value)) {
@@ -223,13 +238,16 @@ class Parser {
     if (fields.size() != 3) {
       return LineError(number, "expected 'input %name .type witness'");
     }
-    ProgramInput input{.name = RegisterName(fields[0]), .width = WidthOfType(fields[1])};
+    ProgramInput input{.name = RegisterName(fields[0]),
+                       .width = WidthOfType(fields[1])};
     if (input.width == 0) {
-      return LineError(number, absl::StrCat("unknown type '", fields[1],
-                                            "' (.b16, .b32, .b64, their .u/.s, .pred)"));
+      return LineError(
+          number, absl::StrCat("unknown type '", fields[1],
+                               "' (.b16, .b32, .b64, their .u/.s, .pred)"));
     }
     if (!ParseValue(fields[2], input.witness)) {
-      return LineError(number, absl::StrCat("cannot read the witness '", fields[2], "'"));
+      return LineError(
+          number, absl::StrCat("cannot read the witness '", fields[2], "'"));
     }
     if (input.width < 64) input.witness &= (uint64_t{1} << input.width) - 1;
     PTXDIFF_RETURN_IF_ERROR(Define(number, input.name, input.width));
@@ -255,19 +273,23 @@ class Parser {
     absl::ConsumeSuffix(&line, ";");
     line = absl::StripAsciiWhitespace(line);
     // The spelling parser reads operand names without the `%`.
-    absl::StatusOr<Variant> v = ParseVariant(absl::StrReplaceAll(line, {{"%", ""}}));
+    absl::StatusOr<Variant> v =
+        ParseVariant(absl::StrReplaceAll(line, {{"%", ""}}));
     if (!v.ok()) return LineError(number, v.status().message());
     const size_t space = line.find_first_of(" \t");
-    if (space == absl::string_view::npos) return LineError(number, "expected operands");
+    if (space == absl::string_view::npos)
+      return LineError(number, "expected operands");
     std::vector<absl::string_view> operands =
         absl::StrSplit(line.substr(space + 1), ',', absl::SkipWhitespace());
     for (absl::string_view& o : operands) o = absl::StripAsciiWhitespace(o);
     const std::vector<int> written = WrittenSourceIndices(*v);
     if (operands.size() != written.size() + 1) {
-      return LineError(number, absl::StrCat(Spell(*v), " takes a destination and ",
-                                            written.size(), " sources"));
+      return LineError(number,
+                       absl::StrCat(Spell(*v), " takes a destination and ",
+                                    written.size(), " sources"));
     }
-    ProgramStep step{.variant = *v, .dst = RegisterName(operands[0]), .line = number};
+    ProgramStep step{
+        .variant = *v, .dst = RegisterName(operands[0]), .line = number};
     step.sources.resize(NumSources(*v));
     for (size_t k = 0; k < written.size(); ++k) {
       PTXDIFF_RETURN_IF_ERROR(Source(number, *v, written[k], operands[k + 1],
@@ -285,34 +307,40 @@ class Parser {
     return absl::OkStatus();
   }
 
-  absl::Status Source(int number, const Variant& v, int i, absl::string_view token,
-                      ProgramOperand& out) {
+  absl::Status Source(int number, const Variant& v, int i,
+                      absl::string_view token, ProgramOperand& out) {
     const std::string name = RegisterName(token);
     if (name.empty()) {
       if (!MayBeImmediate(v, i)) {
-        return LineError(number, absl::StrCat(Spell(v), " source ", SourceName(v, i),
-                                              " must be a register"));
+        return LineError(number,
+                         absl::StrCat(Spell(v), " source ", SourceName(v, i),
+                                      " must be a register"));
       }
       // A video operand's selector or negation belongs to the variant.
       const absl::string_view value = token.substr(0, token.find('.'));
       if (!ParseValue(absl::StripPrefix(value, "-"), out.value)) {
-        return LineError(number, absl::StrCat("cannot read operand '", token, "'"));
+        return LineError(number,
+                         absl::StrCat("cannot read operand '", token, "'"));
       }
       if (!UsesImmediate(v, i, out.value & SourceMask(v, i))) {
-        return LineError(number, absl::StrCat(Spell(v), " source ", SourceName(v, i),
-                                              " cannot be the immediate ", token,
-                                              " (ptxas takes 0 to 255 there): use a register"));
+        return LineError(
+            number,
+            absl::StrCat(Spell(v), " source ", SourceName(v, i),
+                         " cannot be the immediate ", token,
+                         " (ptxas takes 0 to 255 there): use a register"));
       }
       return absl::OkStatus();
     }
     auto it = widths_.find(name);
     if (it == widths_.end()) {
-      return LineError(number, absl::StrCat("%", name, " is used before it is set"));
+      return LineError(number,
+                       absl::StrCat("%", name, " is used before it is set"));
     }
     if (!FitsSource(v, i, it->second)) {
-      return LineError(number, absl::StrCat("%", name, " is ", it->second, " bits wide; ",
-                                            Spell(v), " source ", SourceName(v, i),
-                                            " reads ", SourceWidth(v, i)));
+      return LineError(
+          number, absl::StrCat("%", name, " is ", it->second, " bits wide; ",
+                               Spell(v), " source ", SourceName(v, i),
+                               " reads ", SourceWidth(v, i)));
     }
     out = {.is_register = true, .name = name};
     return absl::OkStatus();
@@ -353,7 +381,8 @@ Program TupleAsProgram(const Variant& v, const Operands& operands) {
     }
     const std::string name = absl::StrCat("in", i);
     const int width = SourceWidth(v, i) == 8 ? 16 : SourceWidth(v, i);
-    p.inputs.push_back({.name = name, .width = width, .witness = operands.v[i]});
+    p.inputs.push_back(
+        {.name = name, .width = width, .witness = operands.v[i]});
     step.sources[i] = {.is_register = true, .name = name};
   }
   p.steps.push_back(std::move(step));
@@ -376,7 +405,8 @@ std::vector<uint64_t> WitnessInputs(const Program& program) {
 }
 
 int DestinationWidth(const ProgramStep& step) {
-  return step.kind == ProgramStep::kMove ? step.width : ResultWidth(step.variant);
+  return step.kind == ProgramStep::kMove ? step.width
+                                         : ResultWidth(step.variant);
 }
 
 int RegisterWidth(const Program& program, absl::string_view name) {
@@ -384,14 +414,16 @@ int RegisterWidth(const Program& program, absl::string_view name) {
     if (in.name == name) return in.width;
   }
   for (const ProgramStep& s : program.steps) {
-    const bool sets = s.kind == ProgramStep::kInstruction || s.kind == ProgramStep::kMove;
+    const bool sets =
+        s.kind == ProgramStep::kInstruction || s.kind == ProgramStep::kMove;
     if (sets && s.dst == name) return DestinationWidth(s);
   }
   return 0;
 }
 
 bool LooksLikeProgram(absl::string_view text) {
-  return absl::StartsWith(absl::StripLeadingAsciiWhitespace(text), kProgramHeader);
+  return absl::StartsWith(absl::StripLeadingAsciiWhitespace(text),
+                          kProgramHeader);
 }
 
 absl::StatusOr<Program> ParseProgram(absl::string_view text) {
@@ -417,11 +449,13 @@ std::string FormatProgram(const Program& program) {
         continue;
       case ProgramStep::kMove: {
         const ProgramOperand& src = step.sources[0];
-        const uint64_t mask = step.width >= 64 ? ~uint64_t{0} : (uint64_t{1} << step.width) - 1;
-        absl::StrAppend(&out, indent, GuardText(step), "mov", TypeOfWidth(step.width), " %",
-                        step.dst, ", ",
-                        src.is_register ? absl::StrCat("%", src.name)
-                                        : absl::StrFormat("0x%x", src.value & mask),
+        const uint64_t mask =
+            step.width >= 64 ? ~uint64_t{0} : (uint64_t{1} << step.width) - 1;
+        absl::StrAppend(&out, indent, GuardText(step), "mov",
+                        TypeOfWidth(step.width), " %", step.dst, ", ",
+                        src.is_register
+                            ? absl::StrCat("%", src.name)
+                            : absl::StrFormat("0x%x", src.value & mask),
                         ";\n");
         continue;
       }
@@ -432,10 +466,13 @@ std::string FormatProgram(const Program& program) {
     for (int i = 0; i < NumSources(step.variant); ++i) {
       sources.push_back(OperandText(step.variant, i, step.sources[i]));
     }
-    absl::StrAppend(&out, indent, GuardText(step),
-                    PtxInstruction(step.variant, absl::StrCat("%", step.dst), sources), ";\n");
+    absl::StrAppend(
+        &out, indent, GuardText(step),
+        PtxInstruction(step.variant, absl::StrCat("%", step.dst), sources),
+        ";\n");
   }
-  for (const std::string& name : program.outputs) absl::StrAppend(&out, "output %", name, "\n");
+  for (const std::string& name : program.outputs)
+    absl::StrAppend(&out, "output %", name, "\n");
   return out;
 }
 

@@ -59,8 +59,8 @@ struct ProgramInput {
 // or an immediate.
 struct ProgramOperand {
   bool is_register = false;
-  std::string name;     // a register's, without the `%`
-  uint64_t value = 0;   // an immediate's bits (masked when evaluated)
+  std::string name;    // a register's, without the `%`
+  uint64_t value = 0;  // an immediate's bits (masked when evaluated)
 };
 
 struct ProgramStep {
@@ -71,13 +71,13 @@ struct ProgramStep {
     kLoopEnd,      // `}`
   } kind = kInstruction;
   Variant variant;
-  std::string dst;                       // without the `%`
+  std::string dst;  // without the `%`
   // An instruction's NumSources(variant) sources (CC.CF's entry unused, a
   // selector's as an immediate); a move's one.
   std::vector<ProgramOperand> sources;
-  int width = 0;                         // a move's
-  int trip = 0;                          // a loop's
-  int line = 0;                          // in the text, for messages
+  int width = 0;  // a move's
+  int trip = 0;   // a loop's
+  int line = 0;   // in the text, for messages
   // `@%p` (or `@!%p` when negated): an instruction or a move that runs only
   // where the predicate register `guard` is true (false); empty: always.
   std::string guard;

@@ -24,8 +24,9 @@ namespace ptxdiff {
 // A backend's outputs that the composed oracle refutes.
 struct ProgramMismatch {
   ProgramInputs form;
-  std::vector<uint64_t> claimed;     // what the backend gave, per output
-  std::vector<uint64_t> inputs;      // where the oracle differs (immediates: the witness)
+  std::vector<uint64_t> claimed;  // what the backend gave, per output
+  std::vector<uint64_t>
+      inputs;  // where the oracle differs (immediates: the witness)
   std::vector<ProgramValue> oracle;  // the oracle's outputs there
 };
 
@@ -55,18 +56,20 @@ class ProgramBackend {
   // Each program checked in `form`, as few runs as it can (one for all).
   // Runs past `deadline` are cut and not judged. An error only for the
   // harness's own failure.
-  virtual absl::StatusOr<std::vector<ProgramCheck>> Check(std::span<const Program> programs,
-                                                          ProgramInputs form, Reading reading,
-                                                          absl::Time deadline) = 0;
+  virtual absl::StatusOr<std::vector<ProgramCheck>> Check(
+      std::span<const Program> programs, ProgramInputs form, Reading reading,
+      absl::Time deadline) = 0;
   // The disagreement in words: what it gave and where the oracle differs.
-  virtual std::string Describe(const Program& p, const ProgramMismatch& m) const = 0;
+  virtual std::string Describe(const Program& p,
+                               const ProgramMismatch& m) const = 0;
   // A finding's class in `form` ("runtime-claim"), and its short name in
   // summaries ("runtime claim").
   virtual std::string FindingClass(ProgramInputs form) const = 0;
   virtual std::string FindingName(ProgramInputs form) const = 0;
   // A standalone reproducer: the module it is given (and its input buffer,
   // for a tool that reads one).
-  virtual std::string ReproModule(const Program& p, ProgramInputs form) const = 0;
+  virtual std::string ReproModule(const Program& p,
+                                  ProgramInputs form) const = 0;
   virtual std::string ReproInput(const Program& p) const { return ""; }
   // The flags that replay a case: "--backend ptxas --arch sm_90".
   virtual std::string ReplayFlags() const = 0;

@@ -33,13 +33,15 @@ std::vector<std::string> StepSpellings(const Program& p) {
 }
 
 bool HasLoop(const Program& p) {
-  return std::any_of(p.steps.begin(), p.steps.end(),
-                     [](const ProgramStep& s) { return s.kind == ProgramStep::kLoopBegin; });
+  return std::any_of(p.steps.begin(), p.steps.end(), [](const ProgramStep& s) {
+    return s.kind == ProgramStep::kLoopBegin;
+  });
 }
 
 // "abs.s32, setp.lt.s32, selp.b32", "(loops)" added when it has any.
 std::string Shape(const Program& p) {
-  return absl::StrCat(absl::StrJoin(StepSpellings(p), ", "), HasLoop(p) ? " (loops)" : "");
+  return absl::StrCat(absl::StrJoin(StepSpellings(p), ", "),
+                      HasLoop(p) ? " (loops)" : "");
 }
 
 // The program with its witness at the mismatch's inputs, so that `ptxdiff
@@ -52,7 +54,8 @@ Program AtMismatch(Program p, const ProgramMismatch& m) {
 }
 
 // `text` as comment lines: its line breaks continued with `mark`.
-std::string CommentLines(const std::string& text, absl::string_view mark = "#") {
+std::string CommentLines(const std::string& text,
+                         absl::string_view mark = "#") {
   return absl::StrReplaceAll(text, {{"\n", absl::StrCat("\n", mark, " ")}});
 }
 
@@ -73,8 +76,13 @@ class Campaign {
  public:
   Campaign(const ProgramCampaignOptions& o, TriageStore store,
            const std::function<void(const std::string&)>& progress)
-      : o_(o), backend_(*o.backend), store_(std::move(store)), progress_(progress),
-        start_(absl::Now()), end_(start_ + o.max_time), suppressed_(o.shape.suppressed) {}
+      : o_(o),
+        backend_(*o.backend),
+        store_(std::move(store)),
+        progress_(progress),
+        start_(absl::Now()),
+        end_(start_ + o.max_time),
+        suppressed_(o.shape.suppressed) {}
 
   void Worker(uint64_t seed) {
     std::mt19937_64 rng(seed);
@@ -99,7 +107,8 @@ class Campaign {
     ProgramShape shape = o_.shape;
     shape.suppressed = suppressed_;
     while (static_cast<int>(batch.size()) < kProgramsPerPtxasRun) {
-      std::optional<Program> p = o_.next ? o_.next(rng) : RandomProgram(rng, shape);
+      std::optional<Program> p =
+          o_.next ? o_.next(rng) : RandomProgram(rng, shape);
       if (!p) break;
       batch.push_back(std::move(*p));
     }
@@ -111,29 +120,35 @@ class Campaign {
   void CheckBatch(const std::vector<Program>& batch) {
     std::vector<Found> found;
     std::vector<bool> done(batch.size());
-    for (ProgramInputs form : {ProgramInputs::kImmediate, ProgramInputs::kRuntime}) {
+    for (ProgramInputs form :
+         {ProgramInputs::kImmediate, ProgramInputs::kRuntime}) {
       std::vector<Program> programs;
       std::vector<size_t> index;
       for (size_t k = 0; k < batch.size(); ++k) {
         // Without inputs the two kernels are one.
-        if (done[k] || (form == ProgramInputs::kRuntime && batch[k].inputs.empty())) continue;
+        if (done[k] ||
+            (form == ProgramInputs::kRuntime && batch[k].inputs.empty()))
+          continue;
         programs.push_back(batch[k]);
         index.push_back(k);
       }
       absl::StatusOr<std::vector<ProgramCheck>> checks =
           backend_.Check(programs, form, o_.reading, end_);
       if (!checks.ok()) {
-        Error(absl::StrCat(backend_.Name(), " on programs: ", checks.status().message()));
+        Error(absl::StrCat(backend_.Name(),
+                           " on programs: ", checks.status().message()));
         return;
       }
       for (size_t j = 0; j < checks->size(); ++j) {
         const ProgramCheck& check = (*checks)[j];
         if (check.judged) {
-          Count(form == ProgramInputs::kImmediate ? &ProgramCampaignReport::folded
-                                                  : &ProgramCampaignReport::claimed);
+          Count(form == ProgramInputs::kImmediate
+                    ? &ProgramCampaignReport::folded
+                    : &ProgramCampaignReport::claimed);
         }
         if (check.mismatch) {
-          found.push_back({AtMismatch(programs[j], *check.mismatch), form, std::nullopt});
+          found.push_back(
+              {AtMismatch(programs[j], *check.mismatch), form, std::nullopt});
         } else if (check.fault) {
           found.push_back({programs[j], form, check.fault->kind});
         } else {
@@ -143,7 +158,8 @@ class Campaign {
       }
     }
     Count(&ProgramCampaignReport::programs, static_cast<int64_t>(batch.size()));
-    Count(&ProgramCampaignReport::disagreements, static_cast<int64_t>(found.size()));
+    Count(&ProgramCampaignReport::disagreements,
+          static_cast<int64_t>(found.size()));
     for (const Found& f : found) FileMinimized(f);
   }
 
@@ -154,9 +170,11 @@ class Campaign {
                                           const Found& found) {
     std::vector<bool> out(candidates.size());
     if (absl::Now() >= end_) return out;
-    PTXDIFF_ASSIGN_OR_RETURN(const std::vector<ProgramCheck> checks,
-                             backend_.Check(candidates, found.form, o_.reading, end_));
-    for (size_t k = 0; k < checks.size(); ++k) out[k] = ShowsLike(checks[k], found);
+    PTXDIFF_ASSIGN_OR_RETURN(
+        const std::vector<ProgramCheck> checks,
+        backend_.Check(candidates, found.form, o_.reading, end_));
+    for (size_t k = 0; k < checks.size(); ++k)
+      out[k] = ShowsLike(checks[k], found);
     return out;
   }
 
@@ -168,19 +186,19 @@ class Campaign {
       return;
     }
     const absl::Time start = absl::Now();
-    const ProgramBatchPredicate shows = [this, &found](std::span<const Program> c) {
-      return Shows(c, found);
-    };
+    const ProgramBatchPredicate shows =
+        [this, &found](std::span<const Program> c) { return Shows(c, found); };
     absl::StatusOr<ProgramMinimizeResult> min =
         found.fault == ProgramFault::kHang
             ? ProgramMinimizeResult{.program = found.program}
             : MinimizeProgram(found.program, shows, o_.max_minimize_candidates);
     const Program& program = min.ok() ? min->program : found.program;
-    absl::StatusOr<std::vector<ProgramCheck>> check =
-        backend_.Check({&program, 1}, found.form, o_.reading, absl::InfiniteFuture());
+    absl::StatusOr<std::vector<ProgramCheck>> check = backend_.Check(
+        {&program, 1}, found.form, o_.reading, absl::InfiniteFuture());
     if (!check.ok() || !ShowsLike((*check)[0], found)) {
-      Error(absl::StrCat("what was found did not show again after minimizing:\n",
-                         FormatProgram(program)));
+      Error(
+          absl::StrCat("what was found did not show again after minimizing:\n",
+                       FormatProgram(program)));
       return;
     }
     Finding f = FindingFor(program, found, (*check)[0]);
@@ -189,18 +207,22 @@ class Campaign {
     File(f, f.program->name, program);
   }
 
-  Finding FindingFor(const Program& minimized, const Found& found, const ProgramCheck& check) {
-    const Program p = check.mismatch ? AtMismatch(minimized, *check.mismatch) : minimized;
+  Finding FindingFor(const Program& minimized, const Found& found,
+                     const ProgramCheck& check) {
+    const Program p =
+        check.mismatch ? AtMismatch(minimized, *check.mismatch) : minimized;
     const std::string disagreement =
-        check.mismatch ? backend_.Describe(p, *check.mismatch)
-                       : absl::StrCat("the tool ",
-                                      check.fault->kind == ProgramFault::kCrash ? "crashed" : "hung",
-                                      " on it: ", check.fault->what);
+        check.mismatch
+            ? backend_.Describe(p, *check.mismatch)
+            : absl::StrCat("the tool ",
+                           check.fault->kind == ProgramFault::kCrash ? "crashed"
+                                                                     : "hung",
+                           " on it: ", check.fault->what);
     const int steps = CountSteps(p);
     Finding f;
     f.kind = !check.fault ? FindingKind::kValueMismatch
              : check.fault->kind == ProgramFault::kCrash ? FindingKind::kCrash
-                                                          : FindingKind::kHang;
+                                                         : FindingKind::kHang;
     f.reading = o_.reading;
     f.backend = backend_.Name();
     f.backend_identity = backend_.Identity();
@@ -208,20 +230,23 @@ class Campaign {
     f.raw_input = backend_.ReproInput(p);
     std::string text = FormatProgram(p);
     text.insert(text.find('\n') + 1,
-                absl::StrCat("# ", CommentLines(disagreement), " (", ReadingName(o_.reading),
+                absl::StrCat("# ", CommentLines(disagreement), " (",
+                             ReadingName(o_.reading),
                              " reading).\n# Replay: ptxdiff program case.txt ",
                              backend_.ReplayFlags(), "\n"));
     f.program = Finding::ProgramCase{
         .name = ProgramSignatureName(ProgramSignature(p)),
         .form = backend_.FindingClass(found.form),
         .case_text = std::move(text),
-        .repro_ptx = absl::StrCat("// ", CommentLines(disagreement, "//"), ".\n",
-                                  backend_.ReproModule(p, found.form)),
-        .what = absl::StrCat(check.fault ? FindingKindName(f.kind) : backend_.FindingName(found.form),
-                             ", ", steps, steps == 1 ? " step" : " steps",
-                             HasLoop(p) ? " with loops" : "", " (",
-                             absl::StrJoin(StepSpellings(p), ", "), "): ",
-                             absl::StrReplaceAll(disagreement, {{"\n", " / "}})),
+        .repro_ptx = absl::StrCat("// ", CommentLines(disagreement, "//"),
+                                  ".\n", backend_.ReproModule(p, found.form)),
+        .what = absl::StrCat(
+            check.fault ? FindingKindName(f.kind)
+                        : backend_.FindingName(found.form),
+            ", ", steps, steps == 1 ? " step" : " steps",
+            HasLoop(p) ? " with loops" : "", " (",
+            absl::StrJoin(StepSpellings(p), ", "),
+            "): ", absl::StrReplaceAll(disagreement, {{"\n", " / "}})),
         .shape = Shape(p),
     };
     return f;
@@ -232,15 +257,16 @@ class Campaign {
     absl::StatusOr<FileResult> filed = store_.File(f);
     if (!filed.ok()) {
       report_.errors.push_back(absl::StrCat("could not file ", name, ": ",
-                                            filed.status().message(), "\n", f.program->case_text));
+                                            filed.status().message(), "\n",
+                                            f.program->case_text));
       return;
     }
-    report_.filed.push_back(
-        {filed->entry, filed->is_new, f.program->what, f.program->shape, CountSteps(p)});
+    report_.filed.push_back({filed->entry, filed->is_new, f.program->what,
+                             f.program->shape, CountSteps(p)});
     if (progress_) {
-      progress_(absl::StrCat("[", absl::ToInt64Seconds(absl::Now() - start_), " s] ",
-                             filed->is_new ? "filed " : "again ", f.program->name, ": ",
-                             f.program->what));
+      progress_(absl::StrCat("[", absl::ToInt64Seconds(absl::Now() - start_),
+                             " s] ", filed->is_new ? "filed " : "again ",
+                             f.program->name, ": ", f.program->what));
     }
     SuppressIfSingleInstruction(p);
   }
@@ -251,7 +277,8 @@ class Campaign {
   bool UsesSuppressed(const Program& p) {
     std::lock_guard<std::mutex> lock(mu_);
     for (const std::string& spelling : StepSpellings(p)) {
-      if (std::find(suppressed_.begin(), suppressed_.end(), spelling) != suppressed_.end()) {
+      if (std::find(suppressed_.begin(), suppressed_.end(), spelling) !=
+          suppressed_.end()) {
         return true;
       }
     }
@@ -263,7 +290,8 @@ class Campaign {
   void SuppressIfSingleInstruction(const Program& p) {
     const std::vector<std::string> spellings = StepSpellings(p);
     if (spellings.size() != 1 || HasLoop(p) || spellings[0] == "mov") return;
-    if (std::find(suppressed_.begin(), suppressed_.end(), spellings[0]) == suppressed_.end()) {
+    if (std::find(suppressed_.begin(), suppressed_.end(), spellings[0]) ==
+        suppressed_.end()) {
       suppressed_.push_back(spellings[0]);
     }
   }
@@ -293,13 +321,16 @@ class Campaign {
 absl::StatusOr<ProgramCampaignReport> RunProgramCampaign(
     const ProgramCampaignOptions& options,
     const std::function<void(const std::string&)>& progress) {
-  if (options.backend == nullptr) return absl::InvalidArgumentError("no backend for programs");
-  PTXDIFF_ASSIGN_OR_RETURN(TriageStore store, TriageStore::Open(options.triage_dir, true));
+  if (options.backend == nullptr)
+    return absl::InvalidArgumentError("no backend for programs");
+  PTXDIFF_ASSIGN_OR_RETURN(TriageStore store,
+                           TriageStore::Open(options.triage_dir, true));
   const absl::Time start = absl::Now();
   Campaign campaign(options, std::move(store), progress);
   std::vector<std::thread> pool;
   for (int t = 0; t < std::max(1, options.threads); ++t) {
-    pool.emplace_back([&campaign, &options, t] { campaign.Worker(options.seed + t); });
+    pool.emplace_back(
+        [&campaign, &options, t] { campaign.Worker(options.seed + t); });
   }
   for (std::thread& t : pool) t.join();
   ProgramCampaignReport report = campaign.TakeReport();

@@ -54,25 +54,25 @@ struct ProgramCampaignOptions {
 
 // One disagreement, minimized and filed.
 struct FiledProgram {
-  std::string entry;   // the triage entry's name
+  std::string entry;  // the triage entry's name
   bool is_new = false;
-  std::string what;    // one line: the form, the steps, the values
-  std::string shape;   // its steps: entries of one shape are one root cause
-  int steps = 0;       // CountSteps of the minimized program
+  std::string what;   // one line: the form, the steps, the values
+  std::string shape;  // its steps: entries of one shape are one root cause
+  int steps = 0;      // CountSteps of the minimized program
 };
 
 struct ProgramCampaignReport {
-  int64_t programs = 0;   // checked
-  int64_t folded = 0;     // inputs immediate: ptxas stored constants
-  int64_t claimed = 0;    // inputs runtime: ptxas stored constants
+  int64_t programs = 0;       // checked
+  int64_t folded = 0;         // inputs immediate: ptxas stored constants
+  int64_t claimed = 0;        // inputs runtime: ptxas stored constants
   int64_t disagreements = 0;  // and faults
   // Disagreements in programs that use a variant no longer generated (its
   // one-instruction cause filed, or --suppress): counted, not filed.
   int64_t known = 0;
   double seconds = 0;
-  std::vector<FiledProgram> filed;       // in the order filed
-  std::vector<std::string> suppressed;   // variants no longer generated
-  std::vector<std::string> errors;       // what could not be filed, or run
+  std::vector<FiledProgram> filed;      // in the order filed
+  std::vector<std::string> suppressed;  // variants no longer generated
+  std::vector<std::string> errors;      // what could not be filed, or run
 };
 
 // Runs the campaign; `progress` gets a line per filing. An error only when

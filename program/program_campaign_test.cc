@@ -91,8 +91,10 @@ TEST_F(ProgramCampaignTest, FilesADisagreementMinimizedAndCountsItsRepeats) {
                             Reading::kSpec);
   ASSERT_TRUE(check.ok());
   ASSERT_TRUE(check->mismatch.has_value()) << *text;
-  EXPECT_EQ(check->mismatch->inputs, WitnessInputs(*filed)) << "the witness refutes the claim";
-  EXPECT_EQ(ProgramSignatureName(ProgramSignature(*filed)), e.signature.spelling);
+  EXPECT_EQ(check->mismatch->inputs, WitnessInputs(*filed))
+      << "the witness refutes the claim";
+  EXPECT_EQ(ProgramSignatureName(ProgramSignature(*filed)),
+            e.signature.spelling);
 
   auto repro = ReadFile(entry + "/repro.ptx");
   ASSERT_TRUE(repro.ok());
@@ -103,7 +105,8 @@ TEST_F(ProgramCampaignTest, FilesADisagreementMinimizedAndCountsItsRepeats) {
 
 // Programs ptxas gets right file nothing, and are counted.
 TEST_F(ProgramCampaignTest, AgreeingProgramsFileNothing) {
-  const Program p = ProgramOf("input %a .b32 3\nadd.u32 %r, %a, 1;\noutput %r\n");
+  const Program p =
+      ProgramOf("input %a .b32 3\nadd.u32 %r, %a, 1;\noutput %r\n");
   ProgramCampaignReport report = Run({p, p, p});
   EXPECT_EQ(report.programs, 3);
   EXPECT_EQ(report.folded, 3);
@@ -142,21 +145,27 @@ namespace {
 // crash, each minimized to the one step that has it, with the module and
 // its input buffer to rerun the tool on.
 TEST_F(ProgramCampaignTest, OnAToolWrongValuesAndCrashesAreFiledMinimized) {
-  const std::string command = absl::StrCat(
-      PTXDIFF_INTERPRETER_PATH, " --flip-on=xor.b32 --crash-on=clz.b32 {ptx} {in} {out}");
-  options_.backend = MakeToolProgramBackend(
-      {.command = command, .files_root = dir_->path(), .target = *TargetForDevice(90)});
+  const std::string command =
+      absl::StrCat(PTXDIFF_INTERPRETER_PATH,
+                   " --flip-on=xor.b32 --crash-on=clz.b32 {ptx} {in} {out}");
+  options_.backend = MakeToolProgramBackend({.command = command,
+                                             .files_root = dir_->path(),
+                                             .target = *TargetForDevice(90)});
   ProgramCampaignReport report = Run({
-      ProgramOf("input %a .b32 6\nadd.u32 %r0, %a, 3;\nxor.b32 %r1, %r0, %a;\nshl.b32 %r2, %r1, 1;\n"
-        "output %r2\n"),
-      ProgramOf("input %a .b32 6\nadd.u32 %r0, %a, 3;\nmul.lo.u32 %r1, %r0, %r0;\noutput %r1\n"),
-      ProgramOf("input %a .b32 0x100\nnot.b32 %r0, %a;\nclz.b32 %r1, %r0;\nadd.u32 %r2, %r1, 1;\n"
-        "output %r2\n"),
+      ProgramOf("input %a .b32 6\nadd.u32 %r0, %a, 3;\nxor.b32 %r1, %r0, "
+                "%a;\nshl.b32 %r2, %r1, 1;\n"
+                "output %r2\n"),
+      ProgramOf("input %a .b32 6\nadd.u32 %r0, %a, 3;\nmul.lo.u32 %r1, %r0, "
+                "%r0;\noutput %r1\n"),
+      ProgramOf("input %a .b32 0x100\nnot.b32 %r0, %a;\nclz.b32 %r1, "
+                "%r0;\nadd.u32 %r2, %r1, 1;\n"
+                "output %r2\n"),
   });
   EXPECT_EQ(report.programs, 3);
-  ASSERT_EQ(report.filed.size(), 2u) << testing::PrintToString(report.errors) << " disagreements "
-                                     << report.disagreements << " known " << report.known
-                                     << " first " << (report.filed.empty() ? "" : report.filed[0].what);
+  ASSERT_EQ(report.filed.size(), 2u)
+      << testing::PrintToString(report.errors) << " disagreements "
+      << report.disagreements << " known " << report.known << " first "
+      << (report.filed.empty() ? "" : report.filed[0].what);
   auto store = TriageStore::Open(options_.triage_dir, false);
   ASSERT_TRUE(store.ok());
   auto entries = store->List();
@@ -172,7 +181,8 @@ TEST_F(ProgramCampaignTest, OnAToolWrongValuesAndCrashesAreFiledMinimized) {
     ASSERT_TRUE(filed.ok()) << filed.status();
     EXPECT_EQ(CountSteps(*filed), 1) << *text;
     EXPECT_TRUE(ReadFile(dir + "/input.bin").ok()) << e.name;
-    EXPECT_THAT(*ReadFile(dir + "/repro.ptx"), testing::HasSubstr(".entry ptxdiff_register"));
+    EXPECT_THAT(*ReadFile(dir + "/repro.ptx"),
+                testing::HasSubstr(".entry ptxdiff_register"));
     if (e.signature.kind == FindingKind::kCrash) {
       EXPECT_THAT(*text, testing::HasSubstr("clz.b32"));
       EXPECT_THAT(e.meta.at("what"), testing::HasSubstr("SIGSEGV"));

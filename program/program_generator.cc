@@ -15,36 +15,41 @@ namespace {
 
 // 32-bit steps: every source and the result a 32-bit value.
 constexpr std::array<const char*, 34> kSteps = {
-    "add.u32",        "sub.u32",       "add.s32",        "sub.s32",      "mul.lo.u32",
-    "mul.hi.u32",     "mul.hi.s32",    "mad.lo.u32",     "mul24.lo.u32", "and.b32",
-    "or.b32",         "xor.b32",       "not.b32",        "neg.s32",      "abs.s32",
-    "min.u32",        "max.u32",       "min.s32",        "max.s32",      "shl.b32",
-    "shr.u32",        "shr.s32",       "bfe.u32",        "bfe.s32",      "bfi.b32",
-    "clz.b32",        "popc.b32",      "bfind.u32",      "brev.b32",     "slct.s32.s32",
-    "shf.l.clamp.b32", "shf.r.wrap.b32", "bmsk.clamp.b32", "cnot.b32",
+    "add.u32",        "sub.u32",      "add.s32",         "sub.s32",
+    "mul.lo.u32",     "mul.hi.u32",   "mul.hi.s32",      "mad.lo.u32",
+    "mul24.lo.u32",   "and.b32",      "or.b32",          "xor.b32",
+    "not.b32",        "neg.s32",      "abs.s32",         "min.u32",
+    "max.u32",        "min.s32",      "max.s32",         "shl.b32",
+    "shr.u32",        "shr.s32",      "bfe.u32",         "bfe.s32",
+    "bfi.b32",        "clz.b32",      "popc.b32",        "bfind.u32",
+    "brev.b32",       "slct.s32.s32", "shf.l.clamp.b32", "shf.r.wrap.b32",
+    "bmsk.clamp.b32", "cnot.b32",
 };
 
-constexpr std::array<uint64_t, 9> kSpecial = {0,          1,          2,          31,
-                                              32,         0xffffffff, 0x80000000, 0x7fffffff,
-                                              0x55555555};
+constexpr std::array<uint64_t, 9> kSpecial = {
+    0, 1, 2, 31, 32, 0xffffffff, 0x80000000, 0x7fffffff, 0x55555555};
 
 uint64_t SpecialOrRandom(std::mt19937_64& rng) {
-  return rng() % 3 == 0 ? rng() & 0xffffffff : kSpecial[rng() % kSpecial.size()];
+  return rng() % 3 == 0 ? rng() & 0xffffffff
+                        : kSpecial[rng() % kSpecial.size()];
 }
 
 class Builder {
  public:
-  Builder(std::mt19937_64& rng, const ProgramShape& shape) : rng_(rng), shape_(shape) {}
+  Builder(std::mt19937_64& rng, const ProgramShape& shape)
+      : rng_(rng), shape_(shape) {}
 
   Program Build() {
     const int inputs = 1 + static_cast<int>(rng_() % shape_.max_inputs);
     for (int k = 0; k < inputs; ++k) {
       const std::string name = absl::StrCat("in", k);
-      p_.inputs.push_back({.name = name, .width = 32, .witness = SpecialOrRandom(rng_)});
+      p_.inputs.push_back(
+          {.name = name, .width = 32, .witness = SpecialOrRandom(rng_)});
       live_.push_back(name);
     }
-    const int steps = shape_.min_steps +
-                      static_cast<int>(rng_() % (shape_.max_steps - shape_.min_steps + 1));
+    const int steps =
+        shape_.min_steps +
+        static_cast<int>(rng_() % (shape_.max_steps - shape_.min_steps + 1));
     const bool loop = static_cast<int>(rng_() % 100) < shape_.loop_percent;
     const int loop_at = loop ? static_cast<int>(rng_() % steps) : -1;
     for (int s = 0; s < steps; ++s) {
@@ -63,7 +68,8 @@ class Builder {
   void OpenLoop() {
     p_.steps.push_back({.kind = ProgramStep::kLoopBegin, .trip = 1});
     p_.steps.push_back({.kind = ProgramStep::kLoopEnd});
-    p_.steps.push_back({.kind = ProgramStep::kLoopBegin, .trip = 1 << (rng_() % 3)});
+    p_.steps.push_back(
+        {.kind = ProgramStep::kLoopBegin, .trip = 1 << (rng_() % 3)});
     open_ = true;
     set_before_loop_.clear();
     for (const std::string& name : live_) {
@@ -126,21 +132,23 @@ class Builder {
   }
 
   bool Suppressed(absl::string_view spelling) const {
-    return std::find(shape_.suppressed.begin(), shape_.suppressed.end(), spelling) !=
-           shape_.suppressed.end();
+    return std::find(shape_.suppressed.begin(), shape_.suppressed.end(),
+                     spelling) != shape_.suppressed.end();
   }
 
   void AddMove() {
     const std::string dst = Destination();
-    p_.steps.push_back({.kind = ProgramStep::kMove,
-                        .dst = dst,
-                        .sources = {{.value = kSpecial[rng_() % kSpecial.size()]}},
-                        .width = 32});
+    p_.steps.push_back(
+        {.kind = ProgramStep::kMove,
+         .dst = dst,
+         .sources = {{.value = kSpecial[rng_() % kSpecial.size()]}},
+         .width = 32});
     live_.push_back(dst);
   }
 
   void AddShiftedSquare() {
-    const std::string shifted = absl::StrCat("r", next_++), square = absl::StrCat("r", next_++);
+    const std::string shifted = absl::StrCat("r", next_++),
+                      square = absl::StrCat("r", next_++);
     p_.steps.push_back({.variant = *ParseVariant("shl.b32"),
                         .dst = shifted,
                         .sources = {{.is_register = true, .name = live_.back()},
@@ -163,10 +171,12 @@ class Builder {
     }
     if (set.empty() || Suppressed("setp.lt.u32")) return false;
     const std::string p = absl::StrCat("p", next_++);
-    p_.steps.push_back({.variant = *ParseVariant("setp.lt.u32"),
-                        .dst = p,
-                        .sources = {{.is_register = true, .name = p_.inputs[rng_() % p_.inputs.size()].name},
-                                    {.value = SpecialOrRandom(rng_)}}});
+    p_.steps.push_back(
+        {.variant = *ParseVariant("setp.lt.u32"),
+         .dst = p,
+         .sources = {{.is_register = true,
+                      .name = p_.inputs[rng_() % p_.inputs.size()].name},
+                     {.value = SpecialOrRandom(rng_)}}});
     AddStep();
     ProgramStep& guarded = p_.steps.back();
     guarded.dst = set[rng_() % set.size()];
@@ -196,10 +206,11 @@ class Builder {
     const std::string dst = absl::StrCat("r", next_++);
     switch (rng_() % 5) {
       case 0:
-        p_.steps.push_back({.variant = *ParseVariant("and.b32"),
-                            .dst = dst,
-                            .sources = {{.is_register = true, .name = last},
-                                        {.value = (uint64_t{1} << (1 + rng_() % 16)) - 1}}});
+        p_.steps.push_back(
+            {.variant = *ParseVariant("and.b32"),
+             .dst = dst,
+             .sources = {{.is_register = true, .name = last},
+                         {.value = (uint64_t{1} << (1 + rng_() % 16)) - 1}}});
         break;
       case 1:
         p_.steps.push_back({.variant = *ParseVariant("shr.u32"),
@@ -215,13 +226,15 @@ class Builder {
                                         {.value = SpecialOrRandom(rng_)}}});
         p_.steps.push_back({.variant = *ParseVariant("selp.b32"),
                             .dst = dst,
-                            .sources = {{.value = 1}, {.value = 0}, {.is_register = true, .name = p}}});
+                            .sources = {{.value = 1},
+                                        {.value = 0},
+                                        {.is_register = true, .name = p}}});
         break;
       }
       case 3: {
         // A narrowing convert to 16 bits, plain or saturating.
-        constexpr std::array<const char*, 4> kConverts = {"cvt.u16.u32", "cvt.s16.s32",
-                                                          "cvt.sat.u16.s32", "cvt.sat.s16.u32"};
+        constexpr std::array<const char*, 4> kConverts = {
+            "cvt.u16.u32", "cvt.s16.s32", "cvt.sat.u16.s32", "cvt.sat.s16.u32"};
         const char* spelling = kConverts[rng_() % kConverts.size()];
         if (Suppressed(spelling)) return;
         p_.steps.push_back({.variant = *ParseVariant(spelling),

@@ -49,7 +49,8 @@ TEST(ProgramGeneratorTest, ProgramsAreValidCasesInTheKnownShapes) {
   EXPECT_GT(converts, 50);
   std::mt19937_64 again(7);
   std::mt19937_64 same(7);
-  EXPECT_EQ(FormatProgram(RandomProgram(again)), FormatProgram(RandomProgram(same)));
+  EXPECT_EQ(FormatProgram(RandomProgram(again)),
+            FormatProgram(RandomProgram(same)));
 }
 
 // ptxas accepts generated programs' kernels in both input forms.
@@ -57,13 +58,17 @@ TEST(ProgramGeneratorTest, KernelsAssemble) {
   auto ptxas = FindPtxas({});
   if (!ptxas.ok()) GTEST_SKIP() << ptxas.status();
   std::mt19937_64 rng(8);
-  for (ProgramInputs form : {ProgramInputs::kRuntime, ProgramInputs::kImmediate}) {
+  for (ProgramInputs form :
+       {ProgramInputs::kRuntime, ProgramInputs::kImmediate}) {
     std::string kernels;
     for (int n = 0; n < 100; ++n) {
-      absl::StrAppend(&kernels, ProgramKernel(RandomProgram(rng), absl::StrCat("k", n), form));
+      absl::StrAppend(&kernels, ProgramKernel(RandomProgram(rng),
+                                              absl::StrCat("k", n), form));
     }
-    auto out = RunPtxas(*ptxas, "sm_90",
-                        absl::StrCat(".version 7.8\n.target sm_90\n.address_size 64\n\n", kernels));
+    auto out = RunPtxas(
+        *ptxas, "sm_90",
+        absl::StrCat(".version 7.8\n.target sm_90\n.address_size 64\n\n",
+                     kernels));
     ASSERT_TRUE(out.ok()) << out.status();
     EXPECT_TRUE(out->ok) << LogSummary(out->log);
   }

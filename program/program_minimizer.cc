@@ -1,7 +1,7 @@
 #include "program/program_minimizer.h"
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -35,7 +35,8 @@ bool IsValid(const Program& p) { return ParseProgram(FormatProgram(p)).ok(); }
 
 // Every use of register `name` in the steps after `from` and in the
 // outputs replaced by `by`; false if an output would become an immediate.
-bool Rewire(Program& p, size_t from, const std::string& name, const ProgramOperand& by) {
+bool Rewire(Program& p, size_t from, const std::string& name,
+            const ProgramOperand& by) {
   for (size_t j = from; j < p.steps.size(); ++j) {
     ProgramStep& step = p.steps[j];
     for (ProgramOperand& src : step.sources) {
@@ -91,7 +92,8 @@ bool SetAgainAfter(const Program& p, size_t i, const std::string& name) {
 
 // Step `i` removed, its uses rewired to each of its same-width register
 // sources, to the value it held, or (when set again later) to nothing.
-void StepRemovals(const Program& p, size_t i, const std::optional<uint64_t>& value,
+void StepRemovals(const Program& p, size_t i,
+                  const std::optional<uint64_t>& value,
                   std::vector<Program>& out) {
   const ProgramStep& step = p.steps[i];
   std::vector<ProgramOperand> replacements;
@@ -115,7 +117,8 @@ void StepRemovals(const Program& p, size_t i, const std::optional<uint64_t>& val
     return c;
   };
   // Set again later, or guarded (so set before): its uses still read a value.
-  if (SetAgainAfter(p, i, step.dst) || !step.guard.empty()) out.push_back(removed());
+  if (SetAgainAfter(p, i, step.dst) || !step.guard.empty())
+    out.push_back(removed());
   for (const ProgramOperand& by : replacements) {
     Program c = removed();
     if (Rewire(c, i, step.dst, by)) out.push_back(std::move(c));
@@ -124,14 +127,18 @@ void StepRemovals(const Program& p, size_t i, const std::optional<uint64_t>& val
 
 // Each top-level instruction as a move of the value it held: the plainest
 // way to set its register.
-void StepsAsMoves(const Program& p, const std::vector<std::optional<uint64_t>>& values,
+void StepsAsMoves(const Program& p,
+                  const std::vector<std::optional<uint64_t>>& values,
                   std::vector<Program>& out) {
   for (size_t i = 0; i < p.steps.size(); ++i) {
     const ProgramStep& step = p.steps[i];
-    if (step.kind != ProgramStep::kInstruction || DestinationWidth(step) <= 1) continue;
+    if (step.kind != ProgramStep::kInstruction || DestinationWidth(step) <= 1)
+      continue;
     if (const std::optional<uint64_t>& value = values[i]) {
       Program c = p;
-      c.steps[i] = {.kind = ProgramStep::kMove, .dst = step.dst, .sources = {{.value = *value}},
+      c.steps[i] = {.kind = ProgramStep::kMove,
+                    .dst = step.dst,
+                    .sources = {{.value = *value}},
                     .width = DestinationWidth(step)};
       out.push_back(std::move(c));
     }
@@ -150,7 +157,8 @@ size_t LoopEnd(const Program& p, size_t begin) {
 
 // The loop at `begin` unwrapped (its body once, or gone when empty), and
 // run once.
-void LoopSimplifications(const Program& p, size_t begin, std::vector<Program>& out) {
+void LoopSimplifications(const Program& p, size_t begin,
+                         std::vector<Program>& out) {
   const size_t end = LoopEnd(p, begin);
   if (end >= p.steps.size()) return;
   Program unwrapped = p;
@@ -179,7 +187,8 @@ void GuardRemovals(const Program& p, std::vector<Program>& out) {
 std::vector<uint64_t> PlainerValues(uint64_t v) {
   std::vector<uint64_t> out;
   for (uint64_t plainer : {uint64_t{0}, uint64_t{1}, v & 0xffff}) {
-    if (plainer < v && std::find(out.begin(), out.end(), plainer) == out.end()) {
+    if (plainer < v &&
+        std::find(out.begin(), out.end(), plainer) == out.end()) {
       out.push_back(plainer);
     }
   }
@@ -191,7 +200,8 @@ void InputRemovals(const Program& p, std::vector<Program>& out) {
     Program c = p;
     const ProgramInput in = c.inputs[k];
     c.inputs.erase(c.inputs.begin() + static_cast<long>(k));
-    if (Rewire(c, 0, in.name, {.value = in.witness})) out.push_back(std::move(c));
+    if (Rewire(c, 0, in.name, {.value = in.witness}))
+      out.push_back(std::move(c));
   }
 }
 
@@ -226,7 +236,8 @@ uint64_t ImmediateClass(uint64_t v) {
 }
 
 std::string InputName(size_t k) {
-  return k < 26 ? std::string(1, static_cast<char>('a' + k)) : absl::StrCat("in", k);
+  return k < 26 ? std::string(1, static_cast<char>('a' + k))
+                : absl::StrCat("in", k);
 }
 
 }  // namespace
@@ -249,7 +260,8 @@ std::vector<Program> ProgramSimplifications(const Program& p) {
     if (SetsRegister(p.steps[i])) StepRemovals(p, i, values[i], out);
   }
   for (size_t i = 0; i < p.steps.size(); ++i) {
-    if (p.steps[i].kind == ProgramStep::kLoopBegin) LoopSimplifications(p, i, out);
+    if (p.steps[i].kind == ProgramStep::kLoopBegin)
+      LoopSimplifications(p, i, out);
   }
   GuardRemovals(p, out);
   InputRemovals(p, out);
@@ -259,9 +271,9 @@ std::vector<Program> ProgramSimplifications(const Program& p) {
   return out;
 }
 
-absl::StatusOr<ProgramMinimizeResult> MinimizeProgram(const Program& program,
-                                                      const ProgramBatchPredicate& shows,
-                                                      int max_candidates) {
+absl::StatusOr<ProgramMinimizeResult> MinimizeProgram(
+    const Program& program, const ProgramBatchPredicate& shows,
+    int max_candidates) {
   ProgramMinimizeResult result{.program = program};
   while (true) {
     std::vector<Program> candidates = ProgramSimplifications(result.program);
@@ -281,10 +293,10 @@ absl::StatusOr<ProgramMinimizeResult> MinimizeProgram(const Program& program,
   }
 }
 
-absl::StatusOr<ProgramMinimizeResult> MinimizeProgram(const Program& program,
-                                                      const ProgramPredicate& shows,
-                                                      int max_candidates) {
-  auto each = [&shows](std::span<const Program> candidates) -> absl::StatusOr<std::vector<bool>> {
+absl::StatusOr<ProgramMinimizeResult> MinimizeProgram(
+    const Program& program, const ProgramPredicate& shows, int max_candidates) {
+  auto each = [&shows](std::span<const Program> candidates)
+      -> absl::StatusOr<std::vector<bool>> {
     std::vector<bool> out;
     for (const Program& c : candidates) {
       PTXDIFF_ASSIGN_OR_RETURN(const bool still, shows(c));

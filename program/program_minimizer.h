@@ -45,12 +45,12 @@ struct ProgramMinimizeResult {
 
 // `program` minimized while `shows` holds, judging at most `max_candidates`
 // candidates. `program` itself is assumed to show the disagreement.
-absl::StatusOr<ProgramMinimizeResult> MinimizeProgram(const Program& program,
-                                                      const ProgramBatchPredicate& shows,
-                                                      int max_candidates = 2000);
-absl::StatusOr<ProgramMinimizeResult> MinimizeProgram(const Program& program,
-                                                      const ProgramPredicate& shows,
-                                                      int max_candidates = 2000);
+absl::StatusOr<ProgramMinimizeResult> MinimizeProgram(
+    const Program& program, const ProgramBatchPredicate& shows,
+    int max_candidates = 2000);
+absl::StatusOr<ProgramMinimizeResult> MinimizeProgram(
+    const Program& program, const ProgramPredicate& shows,
+    int max_candidates = 2000);
 
 // Every one-simplification candidate of `program`, in the order tried; each
 // valid (it reads back from its text).

@@ -18,9 +18,9 @@ namespace {
 // True if some step multiplies a register by itself.
 bool HasSquare(const Program& p) {
   for (const ProgramStep& s : p.steps) {
-    if (s.kind == ProgramStep::kInstruction && Spell(s.variant) == "mul.lo.u32" &&
-        s.sources[0].is_register && s.sources[1].is_register &&
-        s.sources[0].name == s.sources[1].name) {
+    if (s.kind == ProgramStep::kInstruction &&
+        Spell(s.variant) == "mul.lo.u32" && s.sources[0].is_register &&
+        s.sources[1].is_register && s.sources[0].name == s.sources[1].name) {
       return true;
     }
   }
@@ -72,7 +72,8 @@ TEST(ProgramMinimizerTest, StopsAtItsBudget) {
   ASSERT_TRUE(min.ok());
   EXPECT_EQ(min->candidates, 3);
   EXPECT_TRUE(min->budget_out);
-  EXPECT_LT(FormatProgram(min->program).size(), FormatProgram(ProgramOf(kChain)).size());
+  EXPECT_LT(FormatProgram(min->program).size(),
+            FormatProgram(ProgramOf(kChain)).size());
 }
 
 // An error from the predicate stops the minimizing and is returned.
@@ -87,14 +88,17 @@ TEST(ProgramMinimizerTest, PassesOnThePredicatesError) {
 // Loops are unwrapped, run once, or removed when empty; every candidate is
 // a valid case.
 TEST(ProgramMinimizerTest, CandidatesSimplifyLoopsAndAreValid) {
-  const Program p = ProgramOf("mov.b32 %r0, 0;\nloop 1 {\n}\nloop 4 {\n  mov.b32 %r0, 0x7fffffff;\n}\n"
-                      "sub.u32 %r3, 430, %r0;\noutput %r3\n");
+  const Program p = ProgramOf(
+      "mov.b32 %r0, 0;\nloop 1 {\n}\nloop 4 {\n  mov.b32 %r0, 0x7fffffff;\n}\n"
+      "sub.u32 %r3, 430, %r0;\noutput %r3\n");
   bool unwrapped = false, once = false;
   for (const Program& c : ProgramSimplifications(p)) {
     ASSERT_TRUE(ParseProgram(FormatProgram(c)).ok()) << FormatProgram(c);
     const std::string text = FormatProgram(c);
-    unwrapped |= text.find("loop 1 {\n}") == std::string::npos && CountSteps(c) == 3;
-    once |= text.find("loop 4") == std::string::npos && text.find("loop 1 {\n  mov") != std::string::npos;
+    unwrapped |=
+        text.find("loop 1 {\n}") == std::string::npos && CountSteps(c) == 3;
+    once |= text.find("loop 4") == std::string::npos &&
+            text.find("loop 1 {\n  mov") != std::string::npos;
   }
   EXPECT_TRUE(unwrapped);
   EXPECT_TRUE(once);
@@ -103,16 +107,21 @@ TEST(ProgramMinimizerTest, CandidatesSimplifyLoopsAndAreValid) {
 // The signature forgets names, witnesses and which constant of a class; it
 // keeps the steps and the classes.
 TEST(ProgramMinimizerTest, SignaturesNameShapesNotSpellings) {
-  const Program a = ProgramOf("input %n .b32 1\nshl.b32 %x, %n, 14;\nmul.lo.u32 %y, %x, %x;\n"
-                      "and.b32 %z, 7, %y;\noutput %z\n");
-  const Program b = ProgramOf("input %m .b32 0x99\nshl.b32 %p, %m, 12;\nmul.lo.u32 %q, %p, %p;\n"
-                      "and.b32 %s, 5, %q;\noutput %s\n");
-  const Program c = ProgramOf("input %n .b32 1\nshl.b32 %x, %n, 14;\nmul.lo.u32 %y, %x, %x;\n"
-                      "and.b32 %z, 0x7fffffff, %y;\noutput %z\n");
+  const Program a = ProgramOf(
+      "input %n .b32 1\nshl.b32 %x, %n, 14;\nmul.lo.u32 %y, %x, %x;\n"
+      "and.b32 %z, 7, %y;\noutput %z\n");
+  const Program b = ProgramOf(
+      "input %m .b32 0x99\nshl.b32 %p, %m, 12;\nmul.lo.u32 %q, %p, %p;\n"
+      "and.b32 %s, 5, %q;\noutput %s\n");
+  const Program c = ProgramOf(
+      "input %n .b32 1\nshl.b32 %x, %n, 14;\nmul.lo.u32 %y, %x, %x;\n"
+      "and.b32 %z, 0x7fffffff, %y;\noutput %z\n");
   EXPECT_EQ(ProgramSignature(a), ProgramSignature(b));
   EXPECT_NE(ProgramSignature(a), ProgramSignature(c));
-  EXPECT_THAT(ProgramSignatureName(ProgramSignature(a)), testing::MatchesRegex("program-[0-9a-f]{8}"));
-  EXPECT_NE(ProgramSignatureName(ProgramSignature(a)), ProgramSignatureName(ProgramSignature(c)));
+  EXPECT_THAT(ProgramSignatureName(ProgramSignature(a)),
+              testing::MatchesRegex("program-[0-9a-f]{8}"));
+  EXPECT_NE(ProgramSignatureName(ProgramSignature(a)),
+            ProgramSignatureName(ProgramSignature(c)));
   EXPECT_TRUE(ParseProgram(ProgramSignature(a)).ok()) << ProgramSignature(a);
 }
 
@@ -128,11 +137,13 @@ class ProgramMinimizerPtxasTest : public testing::Test {
     auto p = TestdataProgram(file);
     EXPECT_TRUE(p.ok()) << p.status();
     // Each round's candidates in one ptxas run, as campaigns minimize.
-    auto shows = [&](std::span<const Program> c) -> absl::StatusOr<std::vector<bool>> {
+    auto shows =
+        [&](std::span<const Program> c) -> absl::StatusOr<std::vector<bool>> {
       auto checks = CheckPrograms(ptxas_, "sm_90", c, form, Reading::kSpec);
       if (!checks.ok()) return checks.status();
       std::vector<bool> out;
-      for (const ProgramCheck& check : *checks) out.push_back(check.mismatch.has_value());
+      for (const ProgramCheck& check : *checks)
+        out.push_back(check.mismatch.has_value());
       return out;
     };
     EXPECT_EQ(*shows({&*p, 1}), std::vector<bool>{true});
@@ -149,7 +160,8 @@ TEST_F(ProgramMinimizerPtxasTest, PublicReproducersMinimizeToAFewSteps) {
   const Program m025 = Minimized("fuzzx-m025.ptxprog", ProgramInputs::kRuntime);
   EXPECT_LE(CountSteps(m025), 5) << FormatProgram(m025);
   EXPECT_TRUE(HasSquare(m025)) << FormatProgram(m025);
-  const Program m037 = Minimized("fuzzx-m037.ptxprog", ProgramInputs::kImmediate);
+  const Program m037 =
+      Minimized("fuzzx-m037.ptxprog", ProgramInputs::kImmediate);
   EXPECT_LE(CountSteps(m037), 5) << FormatProgram(m037);
 }
 

@@ -48,32 +48,39 @@ std::string SetCounter(int k, int trip) {
   return absl::StrCat("  mov.u32 %ptxdiff_lc", k, ", ", trip, ";\n");
 }
 std::string LoopHead(int k) {
-  return absl::StrCat("$ptxdiff_loop", k,
-                      ":\n", "  setp.eq.u32 %ptxdiff_lp, %ptxdiff_lc", k, ", 0;\n",
-                      "  @%ptxdiff_lp bra $ptxdiff_done", k, ";\n", "  sub.u32 %ptxdiff_lc", k,
-                      ", %ptxdiff_lc", k, ", 1;\n");
+  return absl::StrCat("$ptxdiff_loop", k, ":\n",
+                      "  setp.eq.u32 %ptxdiff_lp, %ptxdiff_lc", k, ", 0;\n",
+                      "  @%ptxdiff_lp bra $ptxdiff_done", k, ";\n",
+                      "  sub.u32 %ptxdiff_lc", k, ", %ptxdiff_lc", k, ", 1;\n");
 }
 std::string LoopTail(int k) {
-  return absl::StrCat("  bra $ptxdiff_loop", k, ";\n", "$ptxdiff_done", k, ":\n");
+  return absl::StrCat("  bra $ptxdiff_loop", k, ";\n", "$ptxdiff_done", k,
+                      ":\n");
 }
 
 std::string MoveText(const ProgramStep& step) {
   const ProgramOperand& src = step.sources[0];
   if (!src.is_register) {
-    const uint64_t mask = step.width >= 64 ? ~uint64_t{0} : (uint64_t{1} << step.width) - 1;
-    return PtxSetRegister(step.width, Reg(step.dst), absl::StrFormat("0x%x", src.value & mask));
+    const uint64_t mask =
+        step.width >= 64 ? ~uint64_t{0} : (uint64_t{1} << step.width) - 1;
+    return PtxSetRegister(step.width, Reg(step.dst),
+                          absl::StrFormat("0x%x", src.value & mask));
   }
-  return absl::StrCat("  mov", RegisterType(step.width), " ", Reg(step.dst), ", ",
-                      Reg(src.name), ";\n");
+  return absl::StrCat("  mov", RegisterType(step.width), " ", Reg(step.dst),
+                      ", ", Reg(src.name), ";\n");
 }
 
 // Stores register `name` (`width` bits) zero-extended at %out + `offset`.
 std::string StoreOutput(absl::string_view name, int width, int offset) {
   const std::string address = absl::StrCat("[%out+", offset, "]");
-  if (width == 64) return absl::StrCat("  st.global.u64 ", address, ", ", Reg(name), ";\n");
+  if (width == 64)
+    return absl::StrCat("  st.global.u64 ", address, ", ", Reg(name), ";\n");
   const std::string widen =
       width == 1 ? absl::StrCat("  selp.u64 %result, 1, 0, ", Reg(name), ";\n")
-                 : absl::StrCat("  cvt.u64.u", width <= 8 ? 8 : width <= 16 ? 16 : 32,
+                 : absl::StrCat("  cvt.u64.u",
+                                width <= 8    ? 8
+                                : width <= 16 ? 16
+                                              : 32,
                                 " %result, ", Reg(name), ";\n");
   return absl::StrCat(widen, "  st.global.u64 ", address, ", %result;\n");
 }
@@ -81,7 +88,8 @@ std::string StoreOutput(absl::string_view name, int width, int offset) {
 // `text`'s statements each under the step's guard.
 std::string Guard(const ProgramStep& step, const std::string& text) {
   if (step.guard.empty()) return text;
-  return absl::StrReplaceAll(text, {{"\n  ", absl::StrCat("\n  ", GuardText(step))}})
+  return absl::StrReplaceAll(text,
+                             {{"\n  ", absl::StrCat("\n  ", GuardText(step))}})
       .insert(2, GuardText(step));
 }
 
@@ -89,17 +97,19 @@ std::string StepText(const ProgramStep& step) {
   std::vector<std::string> sources;
   for (int i = 0; i < NumSources(step.variant); ++i) {
     const ProgramOperand& o = step.sources[i];
-    sources.push_back(o.is_register
-                          ? Reg(o.name)
-                          : absl::StrFormat("0x%x", o.value & SourceMask(step.variant, i)));
+    sources.push_back(
+        o.is_register
+            ? Reg(o.name)
+            : absl::StrFormat("0x%x", o.value & SourceMask(step.variant, i)));
   }
-  return absl::StrCat("  ", PtxInstruction(step.variant, Reg(step.dst), sources), ";\n");
+  return absl::StrCat(
+      "  ", PtxInstruction(step.variant, Reg(step.dst), sources), ";\n");
 }
-
 
 // The module's opening lines: the lowest `.version` the target and every
 // step of `programs` need.
-std::string ProgramsHeader(std::span<const Program> programs, const PtxTarget& target) {
+std::string ProgramsHeader(std::span<const Program> programs,
+                           const PtxTarget& target) {
   int ptx = target.min_ptx;
   for (const Program& program : programs) {
     for (const ProgramStep& step : program.steps) {
@@ -108,10 +118,9 @@ std::string ProgramsHeader(std::span<const Program> programs, const PtxTarget& t
       }
     }
   }
-  return absl::StrCat(".version ", ptx / 10, ".", ptx % 10, "\n.target sm_", target.sm,
-                      "\n.address_size 64\n\n");
+  return absl::StrCat(".version ", ptx / 10, ".", ptx % 10, "\n.target sm_",
+                      target.sm, "\n.address_size 64\n\n");
 }
-
 
 // Where a kernel takes a program's inputs from.
 enum class InputSource : uint8_t {
@@ -131,7 +140,8 @@ std::string LoadInput(const ProgramInput& in, InputSource source, int offset) {
     case InputSource::kParam:
       return PtxLoadParam(in.width, Reg(in.name), absl::StrCat("in_", in.name));
     case InputSource::kImmediate:
-      return PtxSetRegister(in.width, Reg(in.name), absl::StrFormat("0x%x", in.witness));
+      return PtxSetRegister(in.width, Reg(in.name),
+                            absl::StrFormat("0x%x", in.witness));
     case InputSource::kBuffer:
       break;
   }
@@ -139,26 +149,31 @@ std::string LoadInput(const ProgramInput& in, InputSource source, int offset) {
   if (in.width == 1) {  // a predicate: the slot's low bit
     return absl::StrCat("  ld.global.u32 %ptxdiff_bits, ", address, ";\n",
                         "  and.b32 %ptxdiff_bits, %ptxdiff_bits, 1;\n",
-                        "  setp.ne.u32 ", Reg(in.name), ", %ptxdiff_bits, 0;\n");
+                        "  setp.ne.u32 ", Reg(in.name),
+                        ", %ptxdiff_bits, 0;\n");
   }
-  return absl::StrCat("  ld.global.u", in.width, " ", Reg(in.name), ", ", address, ";\n");
+  return absl::StrCat("  ld.global.u", in.width, " ", Reg(in.name), ", ",
+                      address, ";\n");
 }
 
 // `program`'s registers, inputs, steps and stores (outputs at %out +
 // out_offset + 8k), its loops numbered from `first_loop`.
-KernelParts Parts(const Program& program, InputSource source, int first_loop, int in_offset,
-                  int out_offset) {
+KernelParts Parts(const Program& program, InputSource source, int first_loop,
+                  int in_offset, int out_offset) {
   KernelParts parts;
   for (size_t j = 0; j < program.inputs.size(); ++j) {
     const ProgramInput& in = program.inputs[j];
     if (source == InputSource::kParam) {
-      absl::StrAppend(&parts.params, ",\n    .param ", PtxParamType(in.width), " in_", in.name);
+      absl::StrAppend(&parts.params, ",\n    .param ", PtxParamType(in.width),
+                      " in_", in.name);
     }
-    absl::StrAppend(&parts.loads, LoadInput(in, source, in_offset + 8 * static_cast<int>(j)));
+    absl::StrAppend(&parts.loads,
+                    LoadInput(in, source, in_offset + 8 * static_cast<int>(j)));
   }
   const std::vector<std::pair<std::string, int>> registers = Registers(program);
   for (const auto& [name, width] : registers) {
-    absl::StrAppend(&parts.declarations, "  .reg ", RegisterType(width), " ", Reg(name), ";\n");
+    absl::StrAppend(&parts.declarations, "  .reg ", RegisterType(width), " ",
+                    Reg(name), ";\n");
   }
   std::vector<int> open;  // the loops' numbers
   for (const ProgramStep& step : program.steps) {
@@ -166,10 +181,13 @@ KernelParts Parts(const Program& program, InputSource source, int first_loop, in
       case ProgramStep::kInstruction:
         absl::StrAppend(&parts.body, Guard(step, StepText(step)));
         break;
-      case ProgramStep::kMove: absl::StrAppend(&parts.body, Guard(step, MoveText(step))); break;
+      case ProgramStep::kMove:
+        absl::StrAppend(&parts.body, Guard(step, MoveText(step)));
+        break;
       case ProgramStep::kLoopBegin: {
         const int k = first_loop + parts.loops++;
-        absl::StrAppend(open.empty() ? &parts.counters : &parts.body, SetCounter(k, step.trip));
+        absl::StrAppend(open.empty() ? &parts.counters : &parts.body,
+                        SetCounter(k, step.trip));
         open.push_back(k);
         absl::StrAppend(&parts.body, LoopHead(k));
         break;
@@ -187,8 +205,9 @@ KernelParts Parts(const Program& program, InputSource source, int first_loop, in
   for (const auto& [name, width] : registers) widths[name] = width;
   for (size_t k = 0; k < program.outputs.size(); ++k) {
     const std::string& name = program.outputs[k];
-    absl::StrAppend(&parts.stores,
-                    StoreOutput(name, widths[name], out_offset + static_cast<int>(8 * k)));
+    absl::StrAppend(
+        &parts.stores,
+        StoreOutput(name, widths[name], out_offset + static_cast<int>(8 * k)));
   }
   return parts;
 }
@@ -213,47 +232,54 @@ Program Tagged(Program p, const std::string& tag) {
 std::string ProgramKernel(const Program& program, absl::string_view entry,
                           ProgramInputs inputs) {
   const KernelParts parts =
-      Parts(program, inputs == ProgramInputs::kRuntime ? InputSource::kParam : InputSource::kImmediate,
+      Parts(program,
+            inputs == ProgramInputs::kRuntime ? InputSource::kParam
+                                              : InputSource::kImmediate,
             0, 0, 0);
   std::string declarations = parts.declarations;
-  if (parts.loops > 0) absl::StrAppend(&declarations, "  .reg .pred %ptxdiff_lp;\n");
-  return absl::StrCat(".visible .entry ", entry, "(\n    .param .u64 ptxdiff_out", parts.params,
-                      ")\n{\n", "  .reg .b64 %out, %result;\n", declarations,
+  if (parts.loops > 0)
+    absl::StrAppend(&declarations, "  .reg .pred %ptxdiff_lp;\n");
+  return absl::StrCat(".visible .entry ", entry,
+                      "(\n    .param .u64 ptxdiff_out", parts.params, ")\n{\n",
+                      "  .reg .b64 %out, %result;\n", declarations,
                       "  ld.param.u64 %out, [ptxdiff_out];\n",
-                      "  cvta.to.global.u64 %out, %out;\n", parts.loads, parts.counters,
-                      parts.body, parts.stores, "  ret;\n}\n");
+                      "  cvta.to.global.u64 %out, %out;\n", parts.loads,
+                      parts.counters, parts.body, parts.stores, "  ret;\n}\n");
 }
 
-std::string ProgramToolModule(std::span<const Program> programs, const PtxTarget& target,
-                              ProgramInputs inputs) {
+std::string ProgramToolModule(std::span<const Program> programs,
+                              const PtxTarget& target, ProgramInputs inputs) {
   std::string declarations, body;
   int loops = 0;
   for (size_t k = 0; k < programs.size(); ++k) {
     // Two of the ABI's slots: 2 x 32 bytes of {in}, 2 x 16 bytes of {out}.
     const int in = static_cast<int>(k) * 2 * kTupleBytes;
     const int out = static_cast<int>(k) * 2 * kBatchResultBytes;
-    const KernelParts parts = Parts(
-        Tagged(programs[k], absl::StrCat("p", k, "_")),
-        inputs == ProgramInputs::kRuntime ? InputSource::kBuffer : InputSource::kImmediate, loops,
-        in, out);
+    const KernelParts parts =
+        Parts(Tagged(programs[k], absl::StrCat("p", k, "_")),
+              inputs == ProgramInputs::kRuntime ? InputSource::kBuffer
+                                                : InputSource::kImmediate,
+              loops, in, out);
     loops += parts.loops;
     absl::StrAppend(&declarations, parts.declarations);
-    absl::StrAppend(&body, "  // program ", k, "\n", parts.loads, parts.counters, parts.body,
-                    parts.stores);
+    absl::StrAppend(&body, "  // program ", k, "\n", parts.loads,
+                    parts.counters, parts.body, parts.stores);
     // Every byte of {out} is written: 0 for the outputs it does not have.
     for (size_t j = programs[k].outputs.size(); j < kMaxProgramOutputs; ++j) {
-      absl::StrAppend(&body, "  mov.u64 %result, 0;\n  st.global.u64 [%out+", out + 8 * j,
-                      "], %result;\n");
+      absl::StrAppend(&body, "  mov.u64 %result, 0;\n  st.global.u64 [%out+",
+                      out + 8 * j, "], %result;\n");
     }
   }
   if (loops > 0) absl::StrAppend(&declarations, "  .reg .pred %ptxdiff_lp;\n");
   return absl::StrCat(
-      "// ptxdiff batch: ", programs.size(), programs.size() == 1 ? " program" : " programs",
-      " in ", 2 * programs.size(), " slots; {out} holds 16 bytes per slot\n",
-      "// program k: inputs ", inputs == ProgramInputs::kRuntime ? "at {in} + 64k + 8j" : "immediate",
-      ", outputs at {out} + 32k + 8j\n",
-      ProgramsHeader(programs, target),
-      ".visible .entry ptxdiff_register(\n    .param .u64 ptxdiff_in,\n    .param .u64 ptxdiff_out,\n"
+      "// ptxdiff batch: ", programs.size(),
+      programs.size() == 1 ? " program" : " programs", " in ",
+      2 * programs.size(), " slots; {out} holds 16 bytes per slot\n",
+      "// program k: inputs ",
+      inputs == ProgramInputs::kRuntime ? "at {in} + 64k + 8j" : "immediate",
+      ", outputs at {out} + 32k + 8j\n", ProgramsHeader(programs, target),
+      ".visible .entry ptxdiff_register(\n    .param .u64 ptxdiff_in,\n    "
+      ".param .u64 ptxdiff_out,\n"
       "    .param .u32 ptxdiff_n)\n{\n",
       "  .reg .pred %ptxdiff_first;\n  .reg .b32 %ptxdiff_bits, %ptxdiff_t;\n"
       "  .reg .b64 %in, %out, %result;\n",
@@ -263,28 +289,33 @@ std::string ProgramToolModule(std::span<const Program> programs, const PtxTarget
       "  // Only the grid's first thread runs the programs.\n"
       "  mov.u32 %ptxdiff_bits, %ctaid.x;\n  mov.u32 %ptxdiff_t, %ntid.x;\n"
       "  mul.lo.u32 %ptxdiff_bits, %ptxdiff_bits, %ptxdiff_t;\n"
-      "  mov.u32 %ptxdiff_t, %tid.x;\n  add.u32 %ptxdiff_bits, %ptxdiff_bits, %ptxdiff_t;\n"
-      "  setp.ne.u32 %ptxdiff_first, %ptxdiff_bits, 0;\n  @%ptxdiff_first bra $ptxdiff_end;\n",
+      "  mov.u32 %ptxdiff_t, %tid.x;\n  add.u32 %ptxdiff_bits, %ptxdiff_bits, "
+      "%ptxdiff_t;\n"
+      "  setp.ne.u32 %ptxdiff_first, %ptxdiff_bits, 0;\n  @%ptxdiff_first bra "
+      "$ptxdiff_end;\n",
       body, "$ptxdiff_end:\n  ret;\n}\n");
 }
 
-std::string ProgramEntry(size_t k) { return absl::StrCat(kProgramEntry, "_", k); }
-
+std::string ProgramEntry(size_t k) {
+  return absl::StrCat(kProgramEntry, "_", k);
+}
 
 std::string ProgramModule(const Program& program, const PtxTarget& target,
                           ProgramInputs inputs) {
   const int steps = CountSteps(program);
-  return absl::StrCat("// ptxdiff program: ", steps, steps == 1 ? " step" : " steps", ", inputs ",
-                      inputs == ProgramInputs::kRuntime ? "runtime" : "immediate", "\n",
-                      ProgramsHeader({&program, 1}, target),
-                      ProgramKernel(program, kProgramEntry, inputs));
+  return absl::StrCat(
+      "// ptxdiff program: ", steps, steps == 1 ? " step" : " steps",
+      ", inputs ", inputs == ProgramInputs::kRuntime ? "runtime" : "immediate",
+      "\n", ProgramsHeader({&program, 1}, target),
+      ProgramKernel(program, kProgramEntry, inputs));
 }
 
-std::string ProgramsModule(std::span<const Program> programs, const PtxTarget& target,
-                           ProgramInputs inputs) {
+std::string ProgramsModule(std::span<const Program> programs,
+                           const PtxTarget& target, ProgramInputs inputs) {
   std::string out = ProgramsHeader(programs, target);
   for (size_t k = 0; k < programs.size(); ++k) {
-    absl::StrAppend(&out, ProgramKernel(programs[k], ProgramEntry(k), inputs), "\n");
+    absl::StrAppend(&out, ProgramKernel(programs[k], ProgramEntry(k), inputs),
+                    "\n");
   }
   return out;
 }

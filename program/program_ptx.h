@@ -2,7 +2,8 @@
 // runs. Only the outputs are stored: storing intermediates would change what
 // a compiler may do, and can hide the bug under test.
 //
-//   .visible .entry ptxdiff_program(.param .u64 ptxdiff_out[, .param .bW in_<name>...])
+//   .visible .entry ptxdiff_program(.param .u64 ptxdiff_out[, .param .bW
+//   in_<name>...])
 //
 // Output k is stored zero-extended to 64 bits at ptxdiff_out + 8k. The
 // inputs are runtime values (kernel parameters, loaded with ld.param: what a
@@ -39,8 +40,8 @@ std::string ProgramModule(const Program& program, const PtxTarget& target,
 
 // Many programs in one module (one ptxas run for all), program k's kernel
 // named ProgramEntry(k).
-std::string ProgramsModule(std::span<const Program> programs, const PtxTarget& target,
-                           ProgramInputs inputs);
+std::string ProgramsModule(std::span<const Program> programs,
+                           const PtxTarget& target, ProgramInputs inputs);
 std::string ProgramEntry(size_t k);  // "ptxdiff_program_3"
 
 // Programs for a tool that runs PTX (kernel ABI 2's command and launch,
@@ -50,8 +51,8 @@ std::string ProgramEntry(size_t k);  // "ptxdiff_program_3"
 // {in} + 64k + 8j (runtime) or as immediates, and stores its outputs
 // zero-extended at {out} + 32k + 8j (0 where it has none). At most 4
 // inputs each.
-std::string ProgramToolModule(std::span<const Program> programs, const PtxTarget& target,
-                              ProgramInputs inputs);
+std::string ProgramToolModule(std::span<const Program> programs,
+                              const PtxTarget& target, ProgramInputs inputs);
 
 }  // namespace ptxdiff
 

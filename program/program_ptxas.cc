@@ -2,8 +2,8 @@
 
 #include <memory>
 #include <random>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -16,12 +16,15 @@
 namespace ptxdiff {
 namespace {
 
-uint64_t Mask(int width) { return width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1; }
+uint64_t Mask(int width) {
+  return width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
+}
 
 // The claimed outputs from the kernel's stores: one 8-byte store per output
 // at 8k, as the kernel writes them; nullopt with why if they are not that.
-std::optional<std::vector<uint64_t>> OutputsOf(const std::vector<ConstantStore>& stores,
-                                               size_t outputs, std::string& why) {
+std::optional<std::vector<uint64_t>> OutputsOf(
+    const std::vector<ConstantStore>& stores, size_t outputs,
+    std::string& why) {
   std::vector<uint64_t> values(outputs);
   std::vector<bool> seen(outputs);
   for (const ConstantStore& s : stores) {
@@ -44,7 +47,8 @@ std::optional<std::vector<uint64_t>> OutputsOf(const std::vector<ConstantStore>&
 }
 
 // The inputs' vectors RefuteClaim tries, in its order.
-std::vector<std::vector<uint64_t>> InputVectors(const Program& program, int random) {
+std::vector<std::vector<uint64_t>> InputVectors(const Program& program,
+                                                int random) {
   const std::vector<uint64_t> witness = WitnessInputs(program);
   std::vector<std::vector<uint64_t>> out = {witness};
   for (size_t k = 0; k < program.inputs.size(); ++k) {
@@ -58,7 +62,8 @@ std::vector<std::vector<uint64_t>> InputVectors(const Program& program, int rand
   std::mt19937_64 rng(1);
   for (int r = 0; r < random; ++r) {
     std::vector<uint64_t> v;
-    for (const ProgramInput& in : program.inputs) v.push_back(rng() & Mask(in.width));
+    for (const ProgramInput& in : program.inputs)
+      v.push_back(rng() & Mask(in.width));
     out.push_back(std::move(v));
   }
   return out;
@@ -71,35 +76,41 @@ namespace {
 // The kernels of one ptxas run of `programs`, each read by the decoder; a
 // module ptxas rejects is split in two until the program it rejects is
 // alone (its `why_not`).
-absl::Status CompileInto(const std::string& ptxas, const std::string& arch, const SassArch& sass,
-                         const PtxTarget& target,
-                         std::span<const Program> programs, ProgramInputs inputs,
-                         ProgramCompilation* results) {
-  PTXDIFF_ASSIGN_OR_RETURN(const PtxasOutput out,
-                           RunPtxas(ptxas, arch, ProgramsModule(programs, target, inputs)));
+absl::Status CompileInto(const std::string& ptxas, const std::string& arch,
+                         const SassArch& sass, const PtxTarget& target,
+                         std::span<const Program> programs,
+                         ProgramInputs inputs, ProgramCompilation* results) {
+  PTXDIFF_ASSIGN_OR_RETURN(
+      const PtxasOutput out,
+      RunPtxas(ptxas, arch, ProgramsModule(programs, target, inputs)));
   if (!out.ok) {
     if (programs.size() == 1) {
-      results[0].why_not = absl::StrCat("ptxas rejected the kernel: ", LogSummary(out.log));
+      results[0].why_not =
+          absl::StrCat("ptxas rejected the kernel: ", LogSummary(out.log));
       return absl::OkStatus();
     }
     const size_t half = programs.size() / 2;
-    PTXDIFF_RETURN_IF_ERROR(
-        CompileInto(ptxas, arch, sass, target, programs.first(half), inputs, results));
-    return CompileInto(ptxas, arch, sass, target, programs.subspan(half), inputs, results + half);
+    PTXDIFF_RETURN_IF_ERROR(CompileInto(ptxas, arch, sass, target,
+                                        programs.first(half), inputs, results));
+    return CompileInto(ptxas, arch, sass, target, programs.subspan(half),
+                       inputs, results + half);
   }
   PTXDIFF_ASSIGN_OR_RETURN(const ElfFile elf, ParseElf(out.cubin));
   PTXDIFF_ASSIGN_OR_RETURN(const auto texts, KernelTexts(elf));
   for (size_t k = 0; k < programs.size(); ++k) {
     const auto text = texts.find(ProgramEntry(k));
     if (text == texts.end()) {
-      return absl::InternalError(absl::StrCat("the cubin has no ", ProgramEntry(k), " kernel"));
+      return absl::InternalError(
+          absl::StrCat("the cubin has no ", ProgramEntry(k), " kernel"));
     }
-    absl::StatusOr<std::vector<ConstantStore>> stores = DecodeConstantStores(sass, text->second);
+    absl::StatusOr<std::vector<ConstantStore>> stores =
+        DecodeConstantStores(sass, text->second);
     if (!stores.ok()) {
       results[k].why_not = std::string(stores.status().message());
       continue;
     }
-    results[k].claimed = OutputsOf(*stores, programs[k].outputs.size(), results[k].why_not);
+    results[k].claimed =
+        OutputsOf(*stores, programs[k].outputs.size(), results[k].why_not);
   }
   return absl::OkStatus();
 }
@@ -117,13 +128,15 @@ ProgramCheck Judge(const Program& program, const ProgramCompilation& compiled,
   if (form == ProgramInputs::kImmediate) {
     std::vector<ProgramValue> oracle = EvaluateAtWitness(program, reading);
     if (Disagrees(oracle, claimed)) {
-      check.mismatch = ProgramMismatch{form, claimed, WitnessInputs(program), std::move(oracle)};
+      check.mismatch = ProgramMismatch{form, claimed, WitnessInputs(program),
+                                       std::move(oracle)};
     }
     return check;
   }
-  if (std::optional<CounterExample> refuted = RefuteClaim(program, claimed, reading)) {
-    check.mismatch =
-        ProgramMismatch{form, claimed, std::move(refuted->inputs), std::move(refuted->oracle)};
+  if (std::optional<CounterExample> refuted =
+          RefuteClaim(program, claimed, reading)) {
+    check.mismatch = ProgramMismatch{form, claimed, std::move(refuted->inputs),
+                                     std::move(refuted->oracle)};
   }
   return check;
 }
@@ -131,8 +144,8 @@ ProgramCheck Judge(const Program& program, const ProgramCompilation& compiled,
 }  // namespace
 
 absl::StatusOr<std::vector<ProgramCompilation>> CompilePrograms(
-    const std::string& ptxas, const std::string& arch, std::span<const Program> programs,
-    ProgramInputs inputs) {
+    const std::string& ptxas, const std::string& arch,
+    std::span<const Program> programs, ProgramInputs inputs) {
   PTXDIFF_ASSIGN_OR_RETURN(const SassArch sass, FindSassArch(arch));
   const std::optional<PtxTarget> target = TargetForDevice(sass.sm);
   if (!target.has_value()) {
@@ -140,7 +153,8 @@ absl::StatusOr<std::vector<ProgramCompilation>> CompilePrograms(
   }
   std::vector<ProgramCompilation> results(programs.size());
   if (programs.empty()) return results;
-  PTXDIFF_RETURN_IF_ERROR(CompileInto(ptxas, arch, sass, *target, programs, inputs, results.data()));
+  PTXDIFF_RETURN_IF_ERROR(CompileInto(ptxas, arch, sass, *target, programs,
+                                      inputs, results.data()));
   return results;
 }
 
@@ -157,16 +171,17 @@ std::optional<CounterExample> RefuteClaim(const Program& program,
                                           const std::vector<uint64_t>& claimed,
                                           Reading reading, int random) {
   for (std::vector<uint64_t>& inputs : InputVectors(program, random)) {
-    std::vector<ProgramValue> oracle = *EvaluateProgram(program, inputs, reading);
-    if (Disagrees(oracle, claimed)) return CounterExample{std::move(inputs), std::move(oracle)};
+    std::vector<ProgramValue> oracle =
+        *EvaluateProgram(program, inputs, reading);
+    if (Disagrees(oracle, claimed))
+      return CounterExample{std::move(inputs), std::move(oracle)};
   }
   return std::nullopt;
 }
 
-absl::StatusOr<std::vector<ProgramCheck>> CheckPrograms(const std::string& ptxas,
-                                                        const std::string& arch,
-                                                        std::span<const Program> programs,
-                                                        ProgramInputs form, Reading reading) {
+absl::StatusOr<std::vector<ProgramCheck>> CheckPrograms(
+    const std::string& ptxas, const std::string& arch,
+    std::span<const Program> programs, ProgramInputs form, Reading reading) {
   PTXDIFF_ASSIGN_OR_RETURN(const std::vector<ProgramCompilation> compiled,
                            CompilePrograms(ptxas, arch, programs, form));
   std::vector<ProgramCheck> checks;
@@ -176,11 +191,13 @@ absl::StatusOr<std::vector<ProgramCheck>> CheckPrograms(const std::string& ptxas
   return checks;
 }
 
-absl::StatusOr<ProgramCheck> CheckProgram(const std::string& ptxas, const std::string& arch,
-                                          const Program& program, ProgramInputs form,
-                                          Reading reading) {
-  PTXDIFF_ASSIGN_OR_RETURN(std::vector<ProgramCheck> one,
-                           CheckPrograms(ptxas, arch, {&program, 1}, form, reading));
+absl::StatusOr<ProgramCheck> CheckProgram(const std::string& ptxas,
+                                          const std::string& arch,
+                                          const Program& program,
+                                          ProgramInputs form, Reading reading) {
+  PTXDIFF_ASSIGN_OR_RETURN(
+      std::vector<ProgramCheck> one,
+      CheckPrograms(ptxas, arch, {&program, 1}, form, reading));
   return std::move(one[0]);
 }
 
@@ -192,29 +209,36 @@ class PtxasProgramBackend : public ProgramBackend {
       : ptxas_(std::move(ptxas)), arch_(std::move(arch)) {}
 
   std::string Name() const override { return "ptxas"; }
-  std::string Identity() const override { return absl::StrCat("ptxas ", arch_, " (", ptxas_, ")"); }
+  std::string Identity() const override {
+    return absl::StrCat("ptxas ", arch_, " (", ptxas_, ")");
+  }
 
-  absl::StatusOr<std::vector<ProgramCheck>> Check(std::span<const Program> programs,
-                                                  ProgramInputs form, Reading reading,
-                                                  absl::Time) override {
+  absl::StatusOr<std::vector<ProgramCheck>> Check(
+      std::span<const Program> programs, ProgramInputs form, Reading reading,
+      absl::Time) override {
     return CheckPrograms(ptxas_, arch_, programs, form, reading);
   }
 
-  std::string Describe(const Program& p, const ProgramMismatch& m) const override {
+  std::string Describe(const Program& p,
+                       const ProgramMismatch& m) const override {
     if (m.form == ProgramInputs::kImmediate) {
-      return absl::StrCat("ptxas ", arch_, " folds it to ", ClaimedText(p, m.claimed),
-                          "; the composed oracle gives ", OutputsText(p, m.oracle));
+      return absl::StrCat(
+          "ptxas ", arch_, " folds it to ", ClaimedText(p, m.claimed),
+          "; the composed oracle gives ", OutputsText(p, m.oracle));
     }
     return absl::StrCat("ptxas ", arch_, " claims ", ClaimedText(p, m.claimed),
                         " for every input; at ", InputsText(p, m.inputs),
-                        " the composed oracle gives ", OutputsText(p, m.oracle));
+                        " the composed oracle gives ",
+                        OutputsText(p, m.oracle));
   }
 
   std::string FindingClass(ProgramInputs form) const override {
-    return form == ProgramInputs::kImmediate ? "immediate-fold" : "runtime-claim";
+    return form == ProgramInputs::kImmediate ? "immediate-fold"
+                                             : "runtime-claim";
   }
   std::string FindingName(ProgramInputs form) const override {
-    return form == ProgramInputs::kImmediate ? "immediate fold" : "runtime claim";
+    return form == ProgramInputs::kImmediate ? "immediate fold"
+                                             : "runtime claim";
   }
 
   std::string ReproModule(const Program& p, ProgramInputs form) const override {
@@ -222,11 +246,14 @@ class PtxasProgramBackend : public ProgramBackend {
     const std::optional<PtxTarget> target =
         sass.ok() ? TargetForDevice(sass->sm) : std::nullopt;
     if (!target) return absl::StrCat("// no PTX target for ", arch_, "\n");
-    return absl::StrCat("// Compile: ptxas -arch=", arch_, " repro.ptx -o repro.cubin\n",
+    return absl::StrCat("// Compile: ptxas -arch=", arch_,
+                        " repro.ptx -o repro.cubin\n",
                         ProgramModule(p, *target, form));
   }
 
-  std::string ReplayFlags() const override { return absl::StrCat("--backend ptxas --arch ", arch_); }
+  std::string ReplayFlags() const override {
+    return absl::StrCat("--backend ptxas --arch ", arch_);
+  }
 
  private:
   std::string ptxas_, arch_;
@@ -234,8 +261,10 @@ class PtxasProgramBackend : public ProgramBackend {
 
 }  // namespace
 
-std::unique_ptr<ProgramBackend> MakePtxasProgramBackend(std::string ptxas, std::string arch) {
-  return std::make_unique<PtxasProgramBackend>(std::move(ptxas), std::move(arch));
+std::unique_ptr<ProgramBackend> MakePtxasProgramBackend(std::string ptxas,
+                                                        std::string arch) {
+  return std::make_unique<PtxasProgramBackend>(std::move(ptxas),
+                                               std::move(arch));
 }
 
 }  // namespace ptxdiff

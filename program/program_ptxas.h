@@ -22,8 +22,8 @@
 #include "absl/status/statusor.h"
 #include "oracle/errata.h"
 #include "program/composed_oracle.h"
-#include "program/program_backend.h"
 #include "program/program.h"
+#include "program/program_backend.h"
 #include "program/program_ptx.h"
 
 namespace ptxdiff {
@@ -47,8 +47,8 @@ absl::StatusOr<ProgramCompilation> CompileProgram(const std::string& ptxas,
 // each; a module ptxas rejects is split until the program it rejects is
 // alone.
 absl::StatusOr<std::vector<ProgramCompilation>> CompilePrograms(
-    const std::string& ptxas, const std::string& arch, std::span<const Program> programs,
-    ProgramInputs inputs);
+    const std::string& ptxas, const std::string& arch,
+    std::span<const Program> programs, ProgramInputs inputs);
 
 // A refutation of a claim: the inputs and the oracle's outputs there.
 struct CounterExample {
@@ -65,17 +65,18 @@ std::optional<CounterExample> RefuteClaim(const Program& program,
                                           Reading reading, int random = 256);
 
 // Many programs checked in one ptxas run (CompilePrograms).
-absl::StatusOr<std::vector<ProgramCheck>> CheckPrograms(const std::string& ptxas,
-                                                        const std::string& arch,
-                                                        std::span<const Program> programs,
-                                                        ProgramInputs form, Reading reading);
-absl::StatusOr<ProgramCheck> CheckProgram(const std::string& ptxas, const std::string& arch,
-                                          const Program& program, ProgramInputs form,
-                                          Reading reading);
+absl::StatusOr<std::vector<ProgramCheck>> CheckPrograms(
+    const std::string& ptxas, const std::string& arch,
+    std::span<const Program> programs, ProgramInputs form, Reading reading);
+absl::StatusOr<ProgramCheck> CheckProgram(const std::string& ptxas,
+                                          const std::string& arch,
+                                          const Program& program,
+                                          ProgramInputs form, Reading reading);
 
 // ptxas as a program backend: what it folds (inputs immediate) or claims
 // for every input (inputs runtime), for `arch`.
-std::unique_ptr<ProgramBackend> MakePtxasProgramBackend(std::string ptxas, std::string arch);
+std::unique_ptr<ProgramBackend> MakePtxasProgramBackend(std::string ptxas,
+                                                        std::string arch);
 
 }  // namespace ptxdiff
 

@@ -4,11 +4,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
-#include "common/files.h"
 #include "program/program_ptx.h"
 #include "program/testing/programs.h"
 #include "worker/backends/ptxas/ptxas_toolchain.h"
@@ -30,7 +30,8 @@ class ProgramPtxasTest : public testing::Test {
 // bfe.s32 a, 40, 8, which the oracle refutes at the witness a = 1 (0). With
 // `a` an immediate it folds to the right 0.
 TEST_F(ProgramPtxasTest, TheBfeClaimIsRefutedAtTheWitness) {
-  const Program p = ProgramOf("input %a .b32 1\nbfe.s32 %r, %a, 40, 8;\noutput %r\n");
+  const Program p =
+      ProgramOf("input %a .b32 1\nbfe.s32 %r, %a, 40, 8;\noutput %r\n");
   auto runtime = CompileProgram(ptxas_, "sm_90", p, ProgramInputs::kRuntime);
   ASSERT_TRUE(runtime.ok()) << runtime.status();
   ASSERT_TRUE(runtime->claimed.has_value()) << runtime->why_not;
@@ -41,7 +42,8 @@ TEST_F(ProgramPtxasTest, TheBfeClaimIsRefutedAtTheWitness) {
   EXPECT_EQ(refuted->inputs, std::vector<uint64_t>{1});
   EXPECT_EQ(refuted->oracle[0], (ProgramValue{.bits = 0, .defined = true}));
 
-  auto immediate = CompileProgram(ptxas_, "sm_90", p, ProgramInputs::kImmediate);
+  auto immediate =
+      CompileProgram(ptxas_, "sm_90", p, ProgramInputs::kImmediate);
   ASSERT_TRUE(immediate.ok()) << immediate.status();
   ASSERT_TRUE(immediate->claimed.has_value()) << immediate->why_not;
   EXPECT_EQ(*immediate->claimed, std::vector<uint64_t>{0});
@@ -50,16 +52,19 @@ TEST_F(ProgramPtxasTest, TheBfeClaimIsRefutedAtTheWitness) {
 // A chain ptxas gets right: with immediates it folds both outputs to the
 // oracle's values at the witness; with runtime inputs the code reads them,
 // which is not judged without a GPU.
-TEST_F(ProgramPtxasTest, AChainFoldsWithImmediatesAndKeepsItsCodeWithRuntimeInputs) {
+TEST_F(ProgramPtxasTest,
+       AChainFoldsWithImmediatesAndKeepsItsCodeWithRuntimeInputs) {
   const Program p = ProgramOf(
       "input %a .b32 0x12345\ninput %b .b32 7\n"
       "mul.lo.u32 %x, %a, %b;\nadd.u32 %y, %x, 1;\nshr.u32 %z, %y, 3;\n"
       "output %y\noutput %z\n");
-  auto immediate = CompileProgram(ptxas_, "sm_90", p, ProgramInputs::kImmediate);
+  auto immediate =
+      CompileProgram(ptxas_, "sm_90", p, ProgramInputs::kImmediate);
   ASSERT_TRUE(immediate.ok()) << immediate.status();
   ASSERT_TRUE(immediate->claimed.has_value()) << immediate->why_not;
   const std::vector<ProgramValue> at_witness = EvaluateAtWitness(p);
-  EXPECT_EQ(*immediate->claimed, (std::vector<uint64_t>{at_witness[0].bits, at_witness[1].bits}));
+  EXPECT_EQ(*immediate->claimed,
+            (std::vector<uint64_t>{at_witness[0].bits, at_witness[1].bits}));
   EXPECT_EQ(at_witness[0].bits, 0x12345u * 7 + 1);
 
   auto runtime = CompileProgram(ptxas_, "sm_90", p, ProgramInputs::kRuntime);
@@ -72,13 +77,16 @@ TEST_F(ProgramPtxasTest, AChainFoldsWithImmediatesAndKeepsItsCodeWithRuntimeInpu
 TEST_F(ProgramPtxasTest, LoopsCompile) {
   const Program p = ProgramOf(
       "input %n .b32 3\nmov.b32 %acc, 0;\n"
-      "loop 4 {\n add.u32 %acc, %acc, %n;\n loop 2 {\n add.u32 %acc, %acc, 1;\n }\n}\n"
+      "loop 4 {\n add.u32 %acc, %acc, %n;\n loop 2 {\n add.u32 %acc, %acc, "
+      "1;\n }\n}\n"
       "loop 0 {\n mov.b32 %acc, 7;\n}\n"
       "output %acc\n");
-  for (ProgramInputs form : {ProgramInputs::kRuntime, ProgramInputs::kImmediate}) {
+  for (ProgramInputs form :
+       {ProgramInputs::kRuntime, ProgramInputs::kImmediate}) {
     auto compiled = CompileProgram(ptxas_, "sm_90", p, form);
     ASSERT_TRUE(compiled.ok()) << compiled.status();
-    EXPECT_THAT(compiled->why_not, ::testing::Not(::testing::HasSubstr("rejected")));
+    EXPECT_THAT(compiled->why_not,
+                ::testing::Not(::testing::HasSubstr("rejected")));
     // Where ptxas folds the nest, it is to the oracle's 4 * (3 + 2).
     if (compiled->claimed.has_value()) {
       EXPECT_EQ(*compiled->claimed, std::vector<uint64_t>{20});
@@ -102,20 +110,25 @@ TEST_F(ProgramPtxasTest, PublicReproducersAreFlagged) {
            {"fuzzx-m016.ptxprog", ProgramInputs::kImmediate, 0x1, 0xc},
            {"fuzzx-m037.ptxprog", ProgramInputs::kImmediate, 0x316, 0x4316},
            {"fuzzx-m025.ptxprog", ProgramInputs::kRuntime, 0x0, 0x4},
-           {"fuzzx-m009.ptxprog", ProgramInputs::kImmediate, 0x80000001, 0x7fffffff},
-           {"fuzzx-m011.ptxprog", ProgramInputs::kImmediate, 0x80000000, 0x7ffffffe},
-           {"fuzzx-m012.ptxprog", ProgramInputs::kImmediate, 0x800001af, 0x800001ad},
+           {"fuzzx-m009.ptxprog", ProgramInputs::kImmediate, 0x80000001,
+            0x7fffffff},
+           {"fuzzx-m011.ptxprog", ProgramInputs::kImmediate, 0x80000000,
+            0x7ffffffe},
+           {"fuzzx-m012.ptxprog", ProgramInputs::kImmediate, 0x800001af,
+            0x800001ad},
        }) {
     auto p = TestdataProgram(c.file);
     ASSERT_TRUE(p.ok()) << c.file << ": " << p.status();
-    EXPECT_EQ(EvaluateAtWitness(*p)[0], (ProgramValue{.bits = c.oracle, .defined = true}))
+    EXPECT_EQ(EvaluateAtWitness(*p)[0],
+              (ProgramValue{.bits = c.oracle, .defined = true}))
         << c.file;
     auto compiled = CompileProgram(ptxas_, "sm_90", *p, c.inputs);
     ASSERT_TRUE(compiled.ok()) << c.file << ": " << compiled.status();
-    ASSERT_TRUE(compiled->claimed.has_value()) << c.file << ": " << compiled->why_not;
+    ASSERT_TRUE(compiled->claimed.has_value())
+        << c.file << ": " << compiled->why_not;
     EXPECT_EQ(*compiled->claimed, std::vector<uint64_t>{c.ptxas}) << c.file;
-    const std::optional<CounterExample> refuted = RefuteClaim(*p, *compiled->claimed,
-                                                              Reading::kSpec);
+    const std::optional<CounterExample> refuted =
+        RefuteClaim(*p, *compiled->claimed, Reading::kSpec);
     EXPECT_TRUE(refuted.has_value()) << c.file;
   }
 }
@@ -128,13 +141,16 @@ TEST_F(ProgramPtxasTest, ARejectedProgramIsSplitOffItsRun) {
   Program bad = good;
   bad.steps[0].sources[0] = {.is_register = true, .name = "never_declared"};
   const std::vector<Program> programs = {good, bad, good, good};
-  auto compiled = CompilePrograms(ptxas_, "sm_90", programs, ProgramInputs::kImmediate);
+  auto compiled =
+      CompilePrograms(ptxas_, "sm_90", programs, ProgramInputs::kImmediate);
   ASSERT_TRUE(compiled.ok()) << compiled.status();
   ASSERT_EQ(compiled->size(), 4u);
-  EXPECT_THAT((*compiled)[1].why_not, testing::HasSubstr("ptxas rejected the kernel"));
+  EXPECT_THAT((*compiled)[1].why_not,
+              testing::HasSubstr("ptxas rejected the kernel"));
   EXPECT_FALSE((*compiled)[1].claimed.has_value());
   for (size_t k : {0, 2, 3}) {
-    ASSERT_TRUE((*compiled)[k].claimed.has_value()) << k << ": " << (*compiled)[k].why_not;
+    ASSERT_TRUE((*compiled)[k].claimed.has_value())
+        << k << ": " << (*compiled)[k].why_not;
     EXPECT_EQ(*(*compiled)[k].claimed, std::vector<uint64_t>{3});
   }
 }
@@ -154,12 +170,16 @@ TEST_F(ProgramPtxasTest, CampaignFindingsAreFlagged) {
        }) {
     auto p = TestdataProgram(c.file);
     ASSERT_TRUE(p.ok()) << c.file << ": " << p.status();
-    auto check = CheckProgram(ptxas_, "sm_90", *p, ProgramInputs::kRuntime, Reading::kSpec);
+    auto check = CheckProgram(ptxas_, "sm_90", *p, ProgramInputs::kRuntime,
+                              Reading::kSpec);
     ASSERT_TRUE(check.ok()) << c.file << ": " << check.status();
-    ASSERT_TRUE(check->mismatch.has_value()) << c.file << ": " << check->why_not;
-    EXPECT_EQ(check->mismatch->claimed, std::vector<uint64_t>{c.ptxas}) << c.file;
+    ASSERT_TRUE(check->mismatch.has_value())
+        << c.file << ": " << check->why_not;
+    EXPECT_EQ(check->mismatch->claimed, std::vector<uint64_t>{c.ptxas})
+        << c.file;
     EXPECT_EQ(check->mismatch->inputs, WitnessInputs(*p)) << c.file;
-    EXPECT_EQ(check->mismatch->oracle[0], (ProgramValue{.bits = c.oracle, .defined = true}))
+    EXPECT_EQ(check->mismatch->oracle[0],
+              (ProgramValue{.bits = c.oracle, .defined = true}))
         << c.file;
   }
 }
@@ -169,7 +189,8 @@ TEST_F(ProgramPtxasTest, CampaignFindingsAreFlagged) {
 // accepts them all.
 TEST_F(ProgramPtxasTest, EveryFamilysKernelAssembles) {
   const PtxTarget target = *TargetForDevice(90);
-  for (ProgramInputs form : {ProgramInputs::kRuntime, ProgramInputs::kImmediate}) {
+  for (ProgramInputs form :
+       {ProgramInputs::kRuntime, ProgramInputs::kImmediate}) {
     std::string kernels;
     int ptx = target.min_ptx, count = 0;
     for (const FamilyInfo& f : AllFamilies()) {
@@ -180,11 +201,13 @@ TEST_F(ProgramPtxasTest, EveryFamilysKernelAssembles) {
         done = true;
         const Program p = TupleAsProgram(v, Operands{{1, 1, 1, 1}});
         ptx = std::max(ptx, PtxVersionFor(v, target));
-        absl::StrAppend(&kernels, ProgramKernel(p, absl::StrCat("k", count++), form));
+        absl::StrAppend(&kernels,
+                        ProgramKernel(p, absl::StrCat("k", count++), form));
       });
     }
-    const std::string module = absl::StrCat(".version ", ptx / 10, ".", ptx % 10,
-                                            "\n.target sm_90\n.address_size 64\n\n", kernels);
+    const std::string module =
+        absl::StrCat(".version ", ptx / 10, ".", ptx % 10,
+                     "\n.target sm_90\n.address_size 64\n\n", kernels);
     auto out = RunPtxas(ptxas_, "sm_90", module);
     ASSERT_TRUE(out.ok()) << out.status();
     EXPECT_TRUE(out->ok) << LogSummary(out->log);

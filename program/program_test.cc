@@ -65,16 +65,17 @@ TEST(ProgramTest, LoopsAndMovesReadBack) {
   EXPECT_EQ(p->steps[1].trip, 4);
   EXPECT_EQ(p->steps[5].kind, ProgramStep::kLoopEnd);
   const std::string text = FormatProgram(*p);
-  EXPECT_EQ(text, "# ptxdiff program 1\n"
-                  "input %n .b32 0x3\n"
-                  "mov.b32 %acc, 0x0;\n"
-                  "loop 4 {\n"
-                  "  add.u32 %acc, %acc, %n;\n"
-                  "  loop 2 {\n"
-                  "    add.u32 %acc, %acc, 0x1;\n"
-                  "  }\n"
-                  "}\n"
-                  "output %acc\n");
+  EXPECT_EQ(text,
+            "# ptxdiff program 1\n"
+            "input %n .b32 0x3\n"
+            "mov.b32 %acc, 0x0;\n"
+            "loop 4 {\n"
+            "  add.u32 %acc, %acc, %n;\n"
+            "  loop 2 {\n"
+            "    add.u32 %acc, %acc, 0x1;\n"
+            "  }\n"
+            "}\n"
+            "output %acc\n");
   auto again = ParseProgram(text);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(FormatProgram(*again), text);
@@ -84,13 +85,14 @@ TEST(ProgramTest, FormatReadsBackToTheSameProgram) {
   auto p = ParseProgram(kCarryChain);
   ASSERT_TRUE(p.ok()) << p.status();
   const std::string text = FormatProgram(*p);
-  EXPECT_EQ(text, "# ptxdiff program 1\n"
-                  "input %a .b32 0xffffffff\n"
-                  "input %b .b32 0x1\n"
-                  "add.cc.u32 %lo, %a, %b;\n"
-                  "addc.u32 %hi, 0x0, 0x0;\n"
-                  "output %lo\n"
-                  "output %hi\n");
+  EXPECT_EQ(text,
+            "# ptxdiff program 1\n"
+            "input %a .b32 0xffffffff\n"
+            "input %b .b32 0x1\n"
+            "add.cc.u32 %lo, %a, %b;\n"
+            "addc.u32 %hi, 0x0, 0x0;\n"
+            "output %lo\n"
+            "output %hi\n");
   auto again = ParseProgram(text);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(FormatProgram(*again), text);
@@ -104,7 +106,8 @@ TEST(ProgramTest, EveryVariantIsAStepThatReadsBackAndEvaluatesAsItsTuple) {
   int checked = 0, video = 0;
   for (const Variant& v : AllVariants()) {
     if (InfoOf(v.family).isa != TargetIsa::kPtx || HasCarryIn(v)) continue;
-    if ((IsVideo(v.family) || IsSimdVideo(v.family)) && video++ % 97 != 0) continue;
+    if ((IsVideo(v.family) || IsSimdVideo(v.family)) && video++ % 97 != 0)
+      continue;
     std::vector<Operands> ops(1);
     FillEdgeTuples(v, rng, ops);
     const Program p = TupleAsProgram(v, ops[0]);
@@ -128,12 +131,15 @@ TEST(ProgramTest, BadProgramsNameTheLineAndTheProblem) {
   };
   for (const Case& c : std::vector<Case>{
            {"add.s32 %r, 1, 2;\noutput %r\n", "expected '# ptxdiff program 1'"},
-           {h + "add.s32 %r, %x, 2;\noutput %r\n", "line 2: %x is used before it is set"},
+           {h + "add.s32 %r, %x, 2;\noutput %r\n",
+            "line 2: %x is used before it is set"},
            {h + "input %a .b32 1\nadd.s64 %a, 5, 2;\noutput %a\n",
             "line 3: %a is 32 bits wide; set again as 64"},
-           {h + "loop 2 {\nmov.b32 %a, 1;\noutput %a\n", "line 2: this loop's '}' is missing"},
+           {h + "loop 2 {\nmov.b32 %a, 1;\noutput %a\n",
+            "line 2: this loop's '}' is missing"},
            {h + "mov.b32 %a, 1;\n}\noutput %a\n", "line 3: '}' closes no loop"},
-           {h + "loop 2000 {\n}\nmov.b32 %a, 1;\noutput %a\n", "N from 0 to 1024"},
+           {h + "loop 2000 {\n}\nmov.b32 %a, 1;\noutput %a\n",
+            "N from 0 to 1024"},
            {h + "mov.b32 %a, %q;\noutput %a\n", "%q is used before it is set"},
            {h + "mov.b64 %a, 1;\nmov.b32 %b, %a;\noutput %b\n",
             "%a is 64 bits wide; the move is 32"},
@@ -146,16 +152,20 @@ TEST(ProgramTest, BadProgramsNameTheLineAndTheProblem) {
             "line 3: %p is used before it is set"},
            {h + "input %a .b32 1\n@%a add.s32 %r, %a, 1;\noutput %r\n",
             "line 3: the guard %a is 32 bits wide, not a .pred"},
-           {h + "input %a .b32 1\nsetp.lt.u32 %p, %a, 2;\n@%p add.s32 %r, %a, 1;\noutput %r\n",
+           {h + "input %a .b32 1\nsetp.lt.u32 %p, %a, 2;\n@%p add.s32 %r, %a, "
+                "1;\noutput %r\n",
             "line 4: the guarded step's %r must be set before it"},
-           {h + "input %a .b32 1\nsetp.lt.u32 %p, %a, 2;\n@%p loop 2 {\n}\noutput %a\n",
+           {h + "input %a .b32 1\nsetp.lt.u32 %p, %a, 2;\n@%p loop 2 "
+                "{\n}\noutput %a\n",
             "line 4: only an instruction or a move can be guarded"},
            {h + "input %a .b32 1\nadd.s32 %r, %a, 1;\n", "no output"},
            {h + "input %a .b32 1\noutput %q\n", "output %q is never set"},
            {h + "input %a .f32 1\noutput %a\n", "unknown type '.f32'"},
-           {h + "input %a .b32 zz\noutput %a\n", "cannot read the witness 'zz'"},
+           {h + "input %a .b32 zz\noutput %a\n",
+            "cannot read the witness 'zz'"},
            {h + "input %a .b32 1\nbfe.u32 %r, %a, 300, 8;\noutput %r\n",
-            "bfe.u32 source b cannot be the immediate 300 (ptxas takes 0 to 255 there)"},
+            "bfe.u32 source b cannot be the immediate 300 (ptxas takes 0 to "
+            "255 there)"},
        }) {
     auto p = ParseProgram(c.text);
     ASSERT_FALSE(p.ok()) << c.text;
@@ -179,7 +189,8 @@ output %s
 )"));
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(ParseProgram(FormatProgram(*p))->steps.size(), p->steps.size());
-  EXPECT_THAT(FormatProgram(*p), HasSubstr("@%p add.u32 %r, %r, 0x1;\n@!%p mov.b32 %s, 0x7;\n"));
+  EXPECT_THAT(FormatProgram(*p),
+              HasSubstr("@%p add.u32 %r, %r, 0x1;\n@!%p mov.b32 %s, 0x7;\n"));
   const std::vector<uint64_t> small = {5}, large = {50};
   EXPECT_EQ((*EvaluateProgram(*p, small))[0].bits, 101u);
   EXPECT_EQ((*EvaluateProgram(*p, small))[1].bits, 100u);

@@ -32,19 +32,22 @@ std::string InputBuffer(std::span<const Program> programs) {
 }
 
 std::string HowItEnded(const ToolRun& run) {
-  return run.output.empty() ? run.what : absl::StrCat(run.what, "; its output ends:\n", run.output);
+  return run.output.empty()
+             ? run.what
+             : absl::StrCat(run.what, "; its output ends:\n", run.output);
 }
 
 absl::Status RunInto(const ProgramTool& tool, std::span<const Program> programs,
                      ProgramInputs inputs, ProgramToolRun* results) {
-  const ToolRun run = RunToolOnce({.command = tool.command,
-                                   .files_root = tool.files_root,
-                                   .module = ProgramToolModule(programs, tool.target, inputs),
-                                   .in = InputBuffer(programs),
-                                   .n = 2 * programs.size(),
-                                   .slot_bytes = kBatchResultBytes,
-                                   .timeout = tool.timeout,
-                                   .deadline = tool.deadline});
+  const ToolRun run =
+      RunToolOnce({.command = tool.command,
+                   .files_root = tool.files_root,
+                   .module = ProgramToolModule(programs, tool.target, inputs),
+                   .in = InputBuffer(programs),
+                   .n = 2 * programs.size(),
+                   .slot_bytes = kBatchResultBytes,
+                   .timeout = tool.timeout,
+                   .deadline = tool.deadline});
   PTXDIFF_RETURN_IF_ERROR(run.error);
   if (run.end == ToolRun::kOk) {
     for (size_t k = 0; k < programs.size(); ++k) {
@@ -67,19 +70,20 @@ absl::Status RunInto(const ProgramTool& tool, std::span<const Program> programs,
 
 }  // namespace
 
-absl::StatusOr<std::vector<ProgramToolRun>> RunProgramsOnTool(const ProgramTool& tool,
-                                                              std::span<const Program> programs,
-                                                              ProgramInputs inputs) {
+absl::StatusOr<std::vector<ProgramToolRun>> RunProgramsOnTool(
+    const ProgramTool& tool, std::span<const Program> programs,
+    ProgramInputs inputs) {
   std::vector<ProgramToolRun> results(programs.size());
   // Programs the buffer has no room for are refused; the others run.
   std::vector<Program> runnable;
   std::vector<size_t> index;
   for (size_t k = 0; k < programs.size(); ++k) {
     if (programs[k].inputs.size() > kMaxToolProgramInputs) {
-      results[k] = {.end = ToolRun::kRefused,
-                    .what = absl::StrCat("a program on a tool takes at most ",
-                                         kMaxToolProgramInputs, " inputs; it has ",
-                                         programs[k].inputs.size())};
+      results[k] = {
+          .end = ToolRun::kRefused,
+          .what = absl::StrCat("a program on a tool takes at most ",
+                               kMaxToolProgramInputs, " inputs; it has ",
+                               programs[k].inputs.size())};
       continue;
     }
     runnable.push_back(programs[k]);
@@ -99,13 +103,15 @@ constexpr int kMoreVectors = 3;
 
 // `p` at its witness, then (runtime inputs) at kMoreVectors vectors where
 // each input takes an edge value of its width.
-std::vector<Program> AtVectors(const Program& p, ProgramInputs form, std::mt19937_64& rng) {
+std::vector<Program> AtVectors(const Program& p, ProgramInputs form,
+                               std::mt19937_64& rng) {
   std::vector<Program> out = {p};
   if (form == ProgramInputs::kImmediate || p.inputs.empty()) return out;
   for (int v = 0; v < kMoreVectors; ++v) {
     Program copy = p;
     for (ProgramInput& in : copy.inputs) {
-      const std::vector<uint64_t> edges = EdgeValues(in.width == 1 ? 1 : in.width);
+      const std::vector<uint64_t> edges =
+          EdgeValues(in.width == 1 ? 1 : in.width);
       in.witness = edges[rng() % edges.size()];
     }
     out.push_back(std::move(copy));
@@ -114,14 +120,17 @@ std::vector<Program> AtVectors(const Program& p, ProgramInputs form, std::mt1993
 }
 
 // One program's check from the runs of its copies.
-ProgramCheck Judge(std::span<const Program> copies, std::span<const ProgramToolRun> runs,
-                   ProgramInputs form, Reading reading) {
+ProgramCheck Judge(std::span<const Program> copies,
+                   std::span<const ProgramToolRun> runs, ProgramInputs form,
+                   Reading reading) {
   ProgramCheck check;
   for (size_t c = 0; c < copies.size(); ++c) {
     const ProgramToolRun& run = runs[c];
     if (run.end == ToolRun::kCrashed || run.end == ToolRun::kHung) {
-      check.fault = ProgramFault{
-          run.end == ToolRun::kCrashed ? ProgramFault::kCrash : ProgramFault::kHang, run.what};
+      check.fault =
+          ProgramFault{run.end == ToolRun::kCrashed ? ProgramFault::kCrash
+                                                    : ProgramFault::kHang,
+                       run.what};
       check.judged = false;
       check.mismatch.reset();
       return check;
@@ -134,7 +143,8 @@ ProgramCheck Judge(std::span<const Program> copies, std::span<const ProgramToolR
     if (check.mismatch) continue;
     std::vector<ProgramValue> oracle = EvaluateAtWitness(copies[c], reading);
     if (Disagrees(oracle, run.outputs)) {
-      check.mismatch = ProgramMismatch{form, run.outputs, WitnessInputs(copies[c]), std::move(oracle)};
+      check.mismatch = ProgramMismatch{
+          form, run.outputs, WitnessInputs(copies[c]), std::move(oracle)};
     }
   }
   return check;
@@ -149,9 +159,9 @@ class ToolProgramBackend : public ProgramBackend {
     return absl::StrCat("ptx-cmd sm_", tool_.target.sm, ": ", tool_.command);
   }
 
-  absl::StatusOr<std::vector<ProgramCheck>> Check(std::span<const Program> programs,
-                                                  ProgramInputs form, Reading reading,
-                                                  absl::Time deadline) override {
+  absl::StatusOr<std::vector<ProgramCheck>> Check(
+      std::span<const Program> programs, ProgramInputs form, Reading reading,
+      absl::Time deadline) override {
     std::mt19937_64 rng(1);
     std::vector<Program> copies;
     std::vector<size_t> first;  // program k's copies start at first[k]
@@ -168,34 +178,43 @@ class ToolProgramBackend : public ProgramBackend {
     for (size_t k = 0; k < programs.size(); ++k) {
       const size_t n = first[k + 1] - first[k];
       checks.push_back(Judge(std::span(copies).subspan(first[k], n),
-                             std::span(runs).subspan(first[k], n), form, reading));
+                             std::span(runs).subspan(first[k], n), form,
+                             reading));
     }
     return checks;
   }
 
-  std::string Describe(const Program& p, const ProgramMismatch& m) const override {
-    return absl::StrCat("the tool gives ", ClaimedText(p, m.claimed), " at ",
-                        InputsText(p, m.inputs),
-                        m.form == ProgramInputs::kImmediate ? " (as immediates)" : "",
-                        "; the composed oracle gives ", OutputsText(p, m.oracle));
+  std::string Describe(const Program& p,
+                       const ProgramMismatch& m) const override {
+    return absl::StrCat(
+        "the tool gives ", ClaimedText(p, m.claimed), " at ",
+        InputsText(p, m.inputs),
+        m.form == ProgramInputs::kImmediate ? " (as immediates)" : "",
+        "; the composed oracle gives ", OutputsText(p, m.oracle));
   }
 
   std::string FindingClass(ProgramInputs form) const override {
-    return form == ProgramInputs::kImmediate ? "immediate-inputs" : "runtime-inputs";
+    return form == ProgramInputs::kImmediate ? "immediate-inputs"
+                                             : "runtime-inputs";
   }
   std::string FindingName(ProgramInputs form) const override {
-    return form == ProgramInputs::kImmediate ? "immediate inputs" : "runtime inputs";
+    return form == ProgramInputs::kImmediate ? "immediate inputs"
+                                             : "runtime inputs";
   }
 
   std::string ReproModule(const Program& p, ProgramInputs form) const override {
     return absl::StrCat("// Run: ", tool_.command,
-                        " with {in} = input.bin and {n} = 2 (docs/kernel-abi.md, \"Programs\")\n",
+                        " with {in} = input.bin and {n} = 2 "
+                        "(docs/kernel-abi.md, \"Programs\")\n",
                         ProgramToolModule({&p, 1}, tool_.target, form));
   }
-  std::string ReproInput(const Program& p) const override { return InputBuffer({&p, 1}); }
+  std::string ReproInput(const Program& p) const override {
+    return InputBuffer({&p, 1});
+  }
 
   std::string ReplayFlags() const override {
-    return absl::StrCat("--backend ", ShellQuote(absl::StrCat("ptx-cmd:", tool_.command)));
+    return absl::StrCat("--backend ",
+                        ShellQuote(absl::StrCat("ptx-cmd:", tool_.command)));
   }
 
  private:

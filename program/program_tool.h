@@ -38,16 +38,16 @@ struct ProgramTool {
 struct ProgramToolRun {
   ToolRun::End end = ToolRun::kOk;
   std::vector<uint64_t> outputs;  // one per output, for kOk
-  std::string what;               // how it ended, and the end of the tool's output
+  std::string what;  // how it ended, and the end of the tool's output
 };
 
 // Each program run once, its inputs at their witnesses (`inputs` kRuntime:
 // from the input buffer; kImmediate: in the instructions). An error only
 // for the harness's own failure (no temporary directory); a program with
 // more than kMaxToolProgramInputs inputs is refused without a run.
-absl::StatusOr<std::vector<ProgramToolRun>> RunProgramsOnTool(const ProgramTool& tool,
-                                                              std::span<const Program> programs,
-                                                              ProgramInputs inputs);
+absl::StatusOr<std::vector<ProgramToolRun>> RunProgramsOnTool(
+    const ProgramTool& tool, std::span<const Program> programs,
+    ProgramInputs inputs);
 
 // The tool as a program backend: each program run at its witness and, with
 // runtime inputs, at a few more input vectors (edge values of each input),

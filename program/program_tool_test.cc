@@ -28,7 +28,8 @@ class ProgramToolTest : public testing::Test {
   }
   // The interpreter, with `flags`, as the tool.
   void Use(const std::string& flags) {
-    tool_.command = absl::StrCat(PTXDIFF_INTERPRETER_PATH, " ", flags, " {ptx} {in} {out}");
+    tool_.command =
+        absl::StrCat(PTXDIFF_INTERPRETER_PATH, " ", flags, " {ptx} {in} {out}");
   }
   std::unique_ptr<TempDir> dir_;
   ProgramTool tool_;
@@ -41,14 +42,16 @@ TEST_F(ProgramToolTest, AToolThatIsRightGivesTheOraclesOutputs) {
   std::mt19937_64 rng(5);
   std::vector<Program> programs;
   for (int k = 0; k < 40; ++k) programs.push_back(RandomProgram(rng));
-  for (ProgramInputs form : {ProgramInputs::kRuntime, ProgramInputs::kImmediate}) {
+  for (ProgramInputs form :
+       {ProgramInputs::kRuntime, ProgramInputs::kImmediate}) {
     auto runs = RunProgramsOnTool(tool_, programs, form);
     ASSERT_TRUE(runs.ok()) << runs.status();
     ASSERT_EQ(runs->size(), programs.size());
     for (size_t k = 0; k < programs.size(); ++k) {
       ASSERT_EQ((*runs)[k].end, ToolRun::kOk) << (*runs)[k].what << "\n"
                                               << FormatProgram(programs[k]);
-      EXPECT_FALSE(Disagrees(EvaluateAtWitness(programs[k]), (*runs)[k].outputs))
+      EXPECT_FALSE(
+          Disagrees(EvaluateAtWitness(programs[k]), (*runs)[k].outputs))
           << FormatProgram(programs[k]);
     }
   }
@@ -58,16 +61,19 @@ TEST_F(ProgramToolTest, AToolThatIsRightGivesTheOraclesOutputs) {
 // crash is pinned on the one program that has it, the others still run.
 TEST_F(ProgramToolTest, WrongValuesAndCrashesArePinnedOnTheirPrograms) {
   const std::vector<Program> programs = {
-      ProgramOf("input %a .b32 0x7fffffff\nadd.sat.s32 %r, %a, 1;\nshr.u32 %s, %r, 28;\noutput %s\n"),
+      ProgramOf("input %a .b32 0x7fffffff\nadd.sat.s32 %r, %a, 1;\nshr.u32 %s, "
+                "%r, 28;\noutput %s\n"),
       ProgramOf("input %a .b32 5\nmul.lo.u32 %r, %a, %a;\noutput %r\n"),
-      ProgramOf("input %a .b32 9\ninput %b .b32 0\ndiv.u32 %r, %a, %b;\noutput %r\n"),
+      ProgramOf(
+          "input %a .b32 9\ninput %b .b32 0\ndiv.u32 %r, %a, %b;\noutput %r\n"),
   };
   Use("--wrong=add.sat.s32 --crash-on=div.u32");
   auto runs = RunProgramsOnTool(tool_, programs, ProgramInputs::kRuntime);
   ASSERT_TRUE(runs.ok()) << runs.status();
   ASSERT_EQ((*runs)[0].end, ToolRun::kOk) << (*runs)[0].what;
-  EXPECT_EQ((*runs)[0].outputs, std::vector<uint64_t>{0x8});  // wrapped: 0x80000000 >> 28
-  EXPECT_EQ(EvaluateAtWitness(programs[0])[0].bits, 0x7u);    // saturated
+  EXPECT_EQ((*runs)[0].outputs,
+            std::vector<uint64_t>{0x8});  // wrapped: 0x80000000 >> 28
+  EXPECT_EQ(EvaluateAtWitness(programs[0])[0].bits, 0x7u);  // saturated
   ASSERT_EQ((*runs)[1].end, ToolRun::kOk) << (*runs)[1].what;
   EXPECT_EQ((*runs)[1].outputs, std::vector<uint64_t>{25});
   EXPECT_EQ((*runs)[2].end, ToolRun::kCrashed);
@@ -77,7 +83,8 @@ TEST_F(ProgramToolTest, WrongValuesAndCrashesArePinnedOnTheirPrograms) {
 // A program with more inputs than the buffer holds is refused unrun.
 TEST_F(ProgramToolTest, TooManyInputsAreRefused) {
   const Program wide = ProgramOf(
-      "input %a .b32 1\ninput %b .b32 2\ninput %c .b32 3\ninput %d .b32 4\ninput %e .b32 5\n"
+      "input %a .b32 1\ninput %b .b32 2\ninput %c .b32 3\ninput %d .b32 "
+      "4\ninput %e .b32 5\n"
       "add.u32 %r, %a, %e;\noutput %r\n");
   auto runs = RunProgramsOnTool(tool_, {&wide, 1}, ProgramInputs::kRuntime);
   ASSERT_TRUE(runs.ok());

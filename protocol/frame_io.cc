@@ -33,13 +33,15 @@ absl::Status WaitReady(int fd, short events, absl::Time deadline) {
   }
 }
 
-absl::Status WriteAll(int fd, const char* data, size_t size, absl::Time deadline) {
+absl::Status WriteAll(int fd, const char* data, size_t size,
+                      absl::Time deadline) {
   while (size > 0) {
     PTXDIFF_RETURN_IF_ERROR(WaitReady(fd, POLLOUT, deadline));
     const ssize_t n = write(fd, data, size);
     if (n < 0) {
       if (errno == EINTR || errno == EAGAIN) continue;
-      if (errno == EPIPE) return absl::UnavailableError("the peer closed its input");
+      if (errno == EPIPE)
+        return absl::UnavailableError("the peer closed its input");
       return absl::InternalError(absl::StrCat("write: ", std::strerror(errno)));
     }
     data += n;
@@ -75,8 +77,8 @@ absl::Status WriteFrame(int fd, MessageType type, absl::string_view payload,
 absl::StatusOr<Frame> ReadFrame(int fd, absl::Time deadline) {
   char header[kFrameHeaderSize];
   PTXDIFF_RETURN_IF_ERROR(ReadAll(fd, header, sizeof(header), deadline));
-  PTXDIFF_ASSIGN_OR_RETURN(FrameHeader h,
-                           DecodeFrameHeader(absl::string_view(header, sizeof(header))));
+  PTXDIFF_ASSIGN_OR_RETURN(FrameHeader h, DecodeFrameHeader(absl::string_view(
+                                              header, sizeof(header))));
   Frame frame{h.type, std::string(h.payload_size, '\0')};
   PTXDIFF_RETURN_IF_ERROR(
       ReadAll(fd, frame.payload.data(), frame.payload.size(), deadline));

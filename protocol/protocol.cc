@@ -97,8 +97,8 @@ class Reader {
   size_t pos_ = 0;
 };
 
-#define PTXDIFF_READ(lhs, expr)             \
-  auto lhs##_or = (expr);                   \
+#define PTXDIFF_READ(lhs, expr)                 \
+  auto lhs##_or = (expr);                       \
   if (!lhs##_or.ok()) return lhs##_or.status(); \
   auto lhs = *std::move(lhs##_or)
 
@@ -125,11 +125,13 @@ absl::StatusOr<FrameHeader> DecodeFrameHeader(absl::string_view header) {
         kFrameMagic));
   }
   if (version != kProtocolVersion) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "protocol version ", version, ", this client speaks ", kProtocolVersion));
+    return absl::InvalidArgumentError(absl::StrCat("protocol version ", version,
+                                                   ", this client speaks ",
+                                                   kProtocolVersion));
   }
   if (type < 1 || type > 6) {
-    return absl::InvalidArgumentError(absl::StrCat("unknown message type ", type));
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown message type ", type));
   }
   if (size > kMaxPayload) {
     return absl::InvalidArgumentError(
@@ -140,7 +142,8 @@ absl::StatusOr<FrameHeader> DecodeFrameHeader(absl::string_view header) {
 
 std::string EncodeKeyValues(const KeyValues& kv) {
   std::string out;
-  for (const auto& [key, value] : kv) absl::StrAppend(&out, key, "=", value, "\n");
+  for (const auto& [key, value] : kv)
+    absl::StrAppend(&out, key, "=", value, "\n");
   return out;
 }
 
@@ -199,13 +202,16 @@ std::string WorkerIdentity::Describe() const {
 }
 
 KeyValues IdentityToKeyValues(const WorkerIdentity& id) {
-  KeyValues kv = {{"name", id.name},         {"version", id.version},
-                  {"toolchain", id.toolchain}, {"driver", id.driver},
+  KeyValues kv = {{"name", id.name},
+                  {"version", id.version},
+                  {"toolchain", id.toolchain},
+                  {"driver", id.driver},
                   {"device", id.device}};
   for (const std::string& s : id.supports) kv.emplace_back("supports", s);
   if (id.carry) kv.emplace_back("carry", "1");
   if (id.forms) kv.emplace_back("forms", "1");
-  if (id.forms && id.runtime_by_default) kv.emplace_back("default_form", "runtime");
+  if (id.forms && id.runtime_by_default)
+    kv.emplace_back("default_form", "runtime");
   return kv;
 }
 
@@ -267,8 +273,8 @@ absl::StatusOr<RunRequest> DecodeRunRequest(absl::string_view payload) {
   }
   PTXDIFF_READ(num_tuples, r.Le(4, "tuple count"));
   if (num_tuples == 0 || num_tuples > kMaxTuplesPerBatch) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("tuple count ", num_tuples, " outside 1..", kMaxTuplesPerBatch));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tuple count ", num_tuples, " outside 1..", kMaxTuplesPerBatch));
   }
   PTXDIFF_RETURN_IF_ERROR(r.ExpectRecords(num_tuples, 40, "tuples"));
   request.tuples.resize(num_tuples);
@@ -276,8 +282,9 @@ absl::StatusOr<RunRequest> DecodeRunRequest(absl::string_view payload) {
   for (WireTuple& t : request.tuples) {
     const uint32_t index = LoadLe<uint32_t>(p);
     if (index >= num_variants) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "variant index ", index, " out of range (", num_variants, " variants)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("variant index ", index, " out of range (", num_variants,
+                       " variants)"));
     }
     t.variant_index = index;
     // Bits of sources that cannot be runtime values are the backend's to
@@ -302,7 +309,9 @@ uint32_t RunReply::InternMessage(absl::string_view message) {
 }
 
 void RunReply::AddDecline(DeclineCode code, absl::string_view message) {
-  results.push_back({.kind = ResultKind::kDecline, .code = code, .message = InternMessage(message)});
+  results.push_back({.kind = ResultKind::kDecline,
+                     .code = code,
+                     .message = InternMessage(message)});
 }
 
 void RunReply::AddFault(TupleFault fault, absl::string_view message) {
@@ -326,8 +335,8 @@ std::string EncodeRunReply(const RunReply& reply) {
                              ? static_cast<uint8_t>(t.fault)
                              : static_cast<uint8_t>(t.code);
     const uint64_t head = uint64_t{static_cast<uint8_t>(t.kind)} |
-                          uint64_t{code} << 8 |
-                          uint64_t{flags} << 16 | uint64_t{t.message} << 32;
+                          uint64_t{code} << 8 | uint64_t{flags} << 16 |
+                          uint64_t{t.message} << 32;
     std::memcpy(&out[at], &head, 8);
     std::memcpy(&out[at + 8], &t.bits, 8);
     at += 16;
@@ -341,9 +350,9 @@ absl::StatusOr<RunReply> DecodeRunReply(absl::string_view payload,
   RunReply reply;
   PTXDIFF_READ(num_results, r.Le(4, "result count"));
   if (num_results != expected_tuples) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "worker returned ", num_results, " results for ", expected_tuples,
-        " tuples"));
+    return absl::InvalidArgumentError(absl::StrCat("worker returned ",
+                                                   num_results, " results for ",
+                                                   expected_tuples, " tuples"));
   }
   PTXDIFF_READ(num_messages, r.Le(4, "message count"));
   PTXDIFF_RETURN_IF_ERROR(r.ExpectRecords(num_messages, 2, "messages"));
@@ -363,17 +372,21 @@ absl::StatusOr<RunReply> DecodeRunReply(absl::string_view payload,
     const uint64_t bits = LoadLe<uint64_t>(p + 8);
     p += 16;
     if (kind > 2) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown result kind ", kind));
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown result kind ", kind));
     }
     if (kind == 1 && (code < 1 || code > 4)) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown decline code ", code));
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown decline code ", code));
     }
     if (kind == 2 && (code < 1 || code > 2)) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown fault code ", code));
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown fault code ", code));
     }
     if (kind != 0 && message >= num_messages) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "message index ", message, " out of range (", num_messages, " messages)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("message index ", message, " out of range (",
+                       num_messages, " messages)"));
     }
     const bool fault = kind == 2;
     t = {.kind = static_cast<ResultKind>(kind),

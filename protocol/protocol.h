@@ -1,4 +1,5 @@
-// The worker protocol's messages and their byte layout (docs/worker-protocol.md).
+// The worker protocol's messages and their byte layout
+// (docs/worker-protocol.md).
 //
 // Encoding and decoding are pure functions on byte strings, so they are unit
 // tested and fuzzed without a process; frame_io.h moves frames over file

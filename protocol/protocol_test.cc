@@ -14,7 +14,8 @@ using ::testing::HasSubstr;
 
 TEST(ProtocolTest, FrameHeaderRoundTripsAndHasTheDocumentedBytes) {
   const std::string h = EncodeFrameHeader(MessageType::kRun, 0x0102);
-  EXPECT_EQ(h, std::string("PXDF\x01\x00\x03\x00\x02\x01\x00\x00\x00\x00\x00\x00", 16));
+  EXPECT_EQ(h, std::string(
+                   "PXDF\x01\x00\x03\x00\x02\x01\x00\x00\x00\x00\x00\x00", 16));
   auto d = DecodeFrameHeader(h);
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(d->type, MessageType::kRun);
@@ -40,7 +41,8 @@ TEST(ProtocolTest, RunRequestRoundTrips) {
   r.spellings = {"add.s32", "vadd.u32.u32.u32.sat d.b1, a, b.h0, c"};
   r.tuples = {{0, {{1, 2, 0, 0}}}, {1, {{~0ull, 5, 6, 7}}}};
   const std::string bytes = EncodeRunRequest(r);
-  EXPECT_EQ(bytes.size(), 4 + (2 + 7) + (2 + r.spellings[1].size()) + 4 + 2 * 40);
+  EXPECT_EQ(bytes.size(),
+            4 + (2 + 7) + (2 + r.spellings[1].size()) + 4 + 2 * 40);
   auto d = DecodeRunRequest(bytes);
   ASSERT_TRUE(d.ok()) << d.status();
   EXPECT_EQ(d->spellings, r.spellings);
@@ -53,8 +55,9 @@ TEST(ProtocolTest, RunRequestRoundTrips) {
 TEST(ProtocolTest, MalformedRunRequests) {
   RunRequest r{{"add.s32"}, {{0, {{1, 2, 0, 0}}}}};
   const std::string good = EncodeRunRequest(r);
-  EXPECT_THAT(DecodeRunRequest(good.substr(0, good.size() - 1)).status().message(),
-              HasSubstr("truncated"));
+  EXPECT_THAT(
+      DecodeRunRequest(good.substr(0, good.size() - 1)).status().message(),
+      HasSubstr("truncated"));
   EXPECT_THAT(DecodeRunRequest(good + "x").status().message(),
               HasSubstr("unexpected bytes"));
   RunRequest bad_index{{"add.s32"}, {{3, {}}}};
@@ -123,7 +126,8 @@ TEST(ProtocolTest, CarryFlagRoundTripsInBytesTwoAndThree) {
   EXPECT_EQ(f->results[0].kind, ResultKind::kDecline);
   // And the encoder never writes one for a decline.
   declined.results[0].carry = true;
-  EXPECT_EQ(EncodeRunReply(declined)[EncodeRunReply(declined).size() - 16 + 2], '\x00');
+  EXPECT_EQ(EncodeRunReply(declined)[EncodeRunReply(declined).size() - 16 + 2],
+            '\x00');
 }
 
 // Kind 2: a tuple the implementation crashed or hung on, with how (the code
@@ -170,15 +174,19 @@ TEST(ProtocolTest, MalformedReplies) {
   EXPECT_THAT(DecodeRunReply(bad_kind, 2).status().message(),
               HasSubstr("unknown result kind 7"));
   std::string bad_message = good;
-  bad_message[8] = 1, bad_message[9] = 2, bad_message[12] = 5;  // decline, msg 5
+  bad_message[8] = 1, bad_message[9] = 2,
+  bad_message[12] = 5;  // decline, msg 5
   EXPECT_THAT(DecodeRunReply(bad_message, 2).status().message(),
               HasSubstr("message index 5 out of range"));
 }
 
 TEST(ProtocolTest, IdentityAndSupports) {
-  WorkerIdentity id{.name = "ptxas", .version = "1", .toolchain = "ptxas 13.0",
+  WorkerIdentity id{.name = "ptxas",
+                    .version = "1",
+                    .toolchain = "ptxas 13.0",
                     .supports = {"add", "vset.u32.u32.eq"}};
-  auto back = IdentityFromKeyValues(DecodeKeyValues(EncodeKeyValues(IdentityToKeyValues(id))));
+  auto back = IdentityFromKeyValues(
+      DecodeKeyValues(EncodeKeyValues(IdentityToKeyValues(id))));
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(back->supports, id.supports);
   EXPECT_TRUE(back->Supports(*ParseVariant("add.sat.s32")));
@@ -191,12 +199,15 @@ TEST(ProtocolTest, IdentityAndSupports) {
 // default_form=runtime comes with forms=1: alone it means nothing, as a
 // worker without forms is never sent a form.
 TEST(ProtocolTest, TheDefaultFormNeedsForms) {
-  WorkerIdentity id{.name = "ptx-cmd", .version = "2", .forms = true,
+  WorkerIdentity id{.name = "ptx-cmd",
+                    .version = "2",
+                    .forms = true,
                     .runtime_by_default = true};
   KeyValues kv = IdentityToKeyValues(id);
-  EXPECT_NE(std::find(kv.begin(), kv.end(),
-                      std::pair<std::string, std::string>{"default_form", "runtime"}),
-            kv.end());
+  EXPECT_NE(
+      std::find(kv.begin(), kv.end(),
+                std::pair<std::string, std::string>{"default_form", "runtime"}),
+      kv.end());
   auto back = IdentityFromKeyValues(DecodeKeyValues(EncodeKeyValues(kv)));
   ASSERT_TRUE(back.ok());
   EXPECT_TRUE(back->forms);
@@ -244,15 +255,18 @@ TEST(ProtocolTest, CcVariantsNeedCarryInTheHelloReply) {
   EXPECT_FALSE(old.Supports(*ParseVariant("add.cc.u32")));
   EXPECT_FALSE(old.Supports(*ParseVariant("madc.lo.cc.u32")));
   EXPECT_TRUE(old.Supports(*ParseVariant("addc.u32")));
-  WorkerIdentity spelled{.name = "s", .version = "1", .supports = {"add.cc.u32"}};
+  WorkerIdentity spelled{
+      .name = "s", .version = "1", .supports = {"add.cc.u32"}};
   EXPECT_FALSE(spelled.Supports(*ParseVariant("add.cc.u32")));
   spelled.carry = true;
   EXPECT_TRUE(spelled.Supports(*ParseVariant("add.cc.u32")));
   EXPECT_FALSE(spelled.Supports(*ParseVariant("add.cc.s32")));
 
-  WorkerIdentity carry{.name = "new", .version = "1", .supports = {"add"}, .carry = true};
+  WorkerIdentity carry{
+      .name = "new", .version = "1", .supports = {"add"}, .carry = true};
   const KeyValues kv = IdentityToKeyValues(carry);
-  EXPECT_NE(std::find(kv.begin(), kv.end(), std::pair<std::string, std::string>("carry", "1")),
+  EXPECT_NE(std::find(kv.begin(), kv.end(),
+                      std::pair<std::string, std::string>("carry", "1")),
             kv.end());
   auto back = IdentityFromKeyValues(DecodeKeyValues(EncodeKeyValues(kv)));
   ASSERT_TRUE(back.ok());

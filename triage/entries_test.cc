@@ -13,8 +13,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "gtest/gtest.h"
-#include "isa/family_table.h"
 #include "harness/judge.h"
+#include "isa/family_table.h"
 #include "isa/operand_text.h"
 #include "triage/finding.h"
 #include "triage/text_case.h"
@@ -28,7 +28,8 @@ std::vector<std::string> EntryNames(const std::string& dir) {
     while (dirent* e = readdir(d)) {
       struct stat st;
       const std::string path = dir + "/" + e->d_name;
-      if (e->d_name[0] != '.' && stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+      if (e->d_name[0] != '.' && stat(path.c_str(), &st) == 0 &&
+          S_ISDIR(st.st_mode)) {
         names.push_back(e->d_name);
       }
     }
@@ -55,7 +56,8 @@ std::string Field(const std::string& text, const std::string& key) {
 TEST(CheckedInEntriesTest, ParseAndTheOracleStillAgreesWithThem) {
   const std::string dir = std::string(PTXDIFF_SOURCE_DIR) + "/triage/entries";
   // A loop over no entries would pass whatever the oracle did.
-  ASSERT_EQ(EntryNames(dir).size(), 5u) << "triage/entries/README.md lists what is checked in";
+  ASSERT_EQ(EntryNames(dir).size(), 5u)
+      << "triage/entries/README.md lists what is checked in";
   for (const std::string& name : EntryNames(dir)) {
     SCOPED_TRACE(name);
     auto signature = ParseEntryName(name);
@@ -87,9 +89,12 @@ TEST(CheckedInEntriesTest, EntriesExplainedByAnErratumAreOtherReadingVerdicts) {
     auto tuple = ParseTextCase(text);
     ASSERT_TRUE(tuple.ok()) << tuple.status();
     uint64_t backend_bits = 0;
-    ASSERT_TRUE(absl::SimpleHexAtoi(Field(text, "backend-result"), &backend_bits));
-    const std::string why = Field(Read(dir + "/" + name + "/meta.txt"), "explained");
-    const Judgement j = JudgeTuple(*tuple, {.bits = backend_bits}, Reading::kSpec);
+    ASSERT_TRUE(
+        absl::SimpleHexAtoi(Field(text, "backend-result"), &backend_bits));
+    const std::string why =
+        Field(Read(dir + "/" + name + "/meta.txt"), "explained");
+    const Judgement j =
+        JudgeTuple(*tuple, {.bits = backend_bits}, Reading::kSpec);
     if (why.find("erratum ") != std::string::npos) {
       ++explained_by_erratum;
       EXPECT_EQ(j.verdict, Verdict::kOtherReading);
@@ -97,7 +102,8 @@ TEST(CheckedInEntriesTest, EntriesExplainedByAnErratumAreOtherReadingVerdicts) {
       EXPECT_NE(why.find(std::string(j.erratum->id)), std::string::npos) << why;
     } else {
       EXPECT_EQ(j.verdict, Verdict::kMismatch);
-      EXPECT_EQ(JudgeTuple(*tuple, {.bits = backend_bits}, Reading::kHardware).verdict,
+      EXPECT_EQ(JudgeTuple(*tuple, {.bits = backend_bits}, Reading::kHardware)
+                    .verdict,
                 Verdict::kMismatch);
     }
   }

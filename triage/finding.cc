@@ -6,13 +6,13 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/match.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "common/fnv1a.h"
 #include "harness/semantic_classes.h"
 #include "isa/operand_form.h"
@@ -31,18 +31,23 @@ constexpr FindingKind kAllKinds[] = {
 // The fault a finding kind other than a value mismatch files.
 FaultKind ToFault(FindingKind kind) {
   switch (kind) {
-    case FindingKind::kHang: return FaultKind::kHang;
-    case FindingKind::kProtocolError: return FaultKind::kProtocol;
-    case FindingKind::kDeviceFault: return FaultKind::kDeviceFault;
-    case FindingKind::kCrash: return FaultKind::kCrash;
-    case FindingKind::kValueMismatch: return FaultKind::kCrash;  // not a fault; never asked
+    case FindingKind::kHang:
+      return FaultKind::kHang;
+    case FindingKind::kProtocolError:
+      return FaultKind::kProtocol;
+    case FindingKind::kDeviceFault:
+      return FaultKind::kDeviceFault;
+    case FindingKind::kCrash:
+      return FaultKind::kCrash;
+    case FindingKind::kValueMismatch:
+      return FaultKind::kCrash;  // not a fault; never asked
   }
   return FaultKind::kCrash;
 }
 
 bool SafeInName(char c) {
-  return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' ||
-         c == '-';
+  return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' ||
+         c == '_' || c == '-';
 }
 
 std::string PercentEncode(absl::string_view s) {
@@ -65,7 +70,8 @@ absl::StatusOr<std::string> PercentDecode(absl::string_view s) {
       continue;
     }
     int value = 0;
-    if (i + 2 >= s.size()) return absl::InvalidArgumentError("truncated %-escape");
+    if (i + 2 >= s.size())
+      return absl::InvalidArgumentError("truncated %-escape");
     for (int k = 1; k <= 2; ++k) {
       const char c = s[i + k];
       if (!absl::ascii_isxdigit(static_cast<unsigned char>(c))) {
@@ -98,10 +104,14 @@ std::optional<FindingKind> ParseFindingKind(absl::string_view name) {
 
 FindingKind FromFault(FaultKind kind) {
   switch (kind) {
-    case FaultKind::kCrash: return FindingKind::kCrash;
-    case FaultKind::kHang: return FindingKind::kHang;
-    case FaultKind::kProtocol: return FindingKind::kProtocolError;
-    case FaultKind::kDeviceFault: return FindingKind::kDeviceFault;
+    case FaultKind::kCrash:
+      return FindingKind::kCrash;
+    case FaultKind::kHang:
+      return FindingKind::kHang;
+    case FaultKind::kProtocol:
+      return FindingKind::kProtocolError;
+    case FaultKind::kDeviceFault:
+      return FindingKind::kDeviceFault;
   }
   return FindingKind::kCrash;
 }
@@ -122,7 +132,8 @@ std::string TriggerClassOf(const Tuple& t, const Result& oracle) {
 Signature SignatureOf(const Finding& f) {
   if (f.program) {
     return {f.kind, f.program->name, f.backend,
-            absl::StrCat(f.program->form, f.reading == Reading::kHardware ? "-hw" : "")};
+            absl::StrCat(f.program->form,
+                         f.reading == Reading::kHardware ? "-hw" : "")};
   }
   std::string cls = f.kind == FindingKind::kValueMismatch
                         ? TriggerClassOf(f.tuple, f.oracle)
@@ -135,11 +146,12 @@ Signature SignatureOf(const Finding& f) {
     // "runtime-a-c.": characters an entry name keeps as they are.
     cls = absl::StrCat(
         "runtime-",
-        absl::StrReplaceAll(RuntimeSourceNames(f.tuple.variant, f.tuple.runtime), {{",", "-"}}),
+        absl::StrReplaceAll(
+            RuntimeSourceNames(f.tuple.variant, f.tuple.runtime), {{",", "-"}}),
         ".", cls);
   }
-  return {f.kind, f.unisolated ? BatchName(f.batch) : Spell(f.tuple.variant), f.backend,
-          std::move(cls)};
+  return {f.kind, f.unisolated ? BatchName(f.batch) : Spell(f.tuple.variant),
+          f.backend, std::move(cls)};
 }
 
 std::string BatchName(std::span<const Tuple> batch) {
@@ -150,7 +162,8 @@ std::string BatchName(std::span<const Tuple> batch) {
   }
   std::sort(spellings.begin(), spellings.end());
   const uint64_t hash = Fnv1a64(absl::StrJoin(spellings, "\n"));
-  return absl::StrCat(kBatchPrefix, absl::Hex(hash & 0xffffffff, absl::kZeroPad8));
+  return absl::StrCat(kBatchPrefix,
+                      absl::Hex(hash & 0xffffffff, absl::kZeroPad8));
 }
 
 namespace {
@@ -158,24 +171,30 @@ namespace {
 bool IsHashName(absl::string_view name, absl::string_view prefix) {
   if (!absl::ConsumePrefix(&name, prefix) || name.size() != 8) return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
-    return absl::ascii_isdigit(static_cast<unsigned char>(c)) || (c >= 'a' && c <= 'f');
+    return absl::ascii_isdigit(static_cast<unsigned char>(c)) ||
+           (c >= 'a' && c <= 'f');
   });
 }
 }  // namespace
 
-bool IsBatchName(absl::string_view name) { return IsHashName(name, kBatchPrefix); }
+bool IsBatchName(absl::string_view name) {
+  return IsHashName(name, kBatchPrefix);
+}
 
-bool IsProgramName(absl::string_view name) { return IsHashName(name, "program-"); }
+bool IsProgramName(absl::string_view name) {
+  return IsHashName(name, "program-");
+}
 
 bool NamesAProgram(const Signature& s) { return IsProgramName(s.spelling); }
 
 bool NamesABatch(const Signature& s) {
-  return absl::StartsWith(s.disagreement_class, kUnisolatedPrefix) && IsBatchName(s.spelling);
+  return absl::StartsWith(s.disagreement_class, kUnisolatedPrefix) &&
+         IsBatchName(s.spelling);
 }
 
 std::string EntryName(const Signature& s) {
-  return absl::StrCat(FindingKindName(s.kind), "~", PercentEncode(s.backend), "~",
-                      PercentEncode(s.disagreement_class), "~",
+  return absl::StrCat(FindingKindName(s.kind), "~", PercentEncode(s.backend),
+                      "~", PercentEncode(s.disagreement_class), "~",
                       PercentEncode(s.spelling));
 }
 
@@ -183,7 +202,8 @@ absl::StatusOr<Signature> ParseEntryName(absl::string_view name) {
   std::vector<absl::string_view> fields = absl::StrSplit(name, '~');
   if (fields.size() != 4) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "'", name, "' is not a triage entry name (kind~backend~class~spelling)"));
+        "'", name,
+        "' is not a triage entry name (kind~backend~class~spelling)"));
   }
   const auto kind = ParseFindingKind(fields[0]);
   if (!kind) {
@@ -202,8 +222,8 @@ absl::StatusOr<Signature> ParseEntryName(absl::string_view name) {
     *out = *decoded;
   }
   if (!NamesABatch(s) && !NamesAProgram(s) && !ParseVariant(s.spelling).ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("'", name, "' names an unknown variant '", s.spelling, "'"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", name, "' names an unknown variant '", s.spelling, "'"));
   }
   return s;
 }

@@ -44,22 +44,22 @@ FindingKind FromFault(FaultKind kind);
 
 struct Finding {
   FindingKind kind = FindingKind::kValueMismatch;
-  Tuple tuple;                 // the (minimized) disagreeing tuple
-  std::vector<Tuple> batch;    // for faults: the batch's tuples
-  Result oracle;               // the oracle's result under `reading`
-  Reading reading = Reading::kSpec;  // what it was judged against
+  Tuple tuple;                           // the (minimized) disagreeing tuple
+  std::vector<Tuple> batch;              // for faults: the batch's tuples
+  Result oracle;                         // the oracle's result under `reading`
+  Reading reading = Reading::kSpec;      // what it was judged against
   std::optional<uint64_t> backend_bits;  // for value mismatches
   // With backend_bits: the backend's outgoing CC.CF, for a `.cc` variant
   // (HasCarryOut; false for the others). A mismatch may be in it alone.
   bool backend_carry = false;
-  std::string backend;         // the backend's name ("ptxas")
+  std::string backend;           // the backend's name ("ptxas")
   std::string backend_identity;  // WorkerIdentity::Describe()
-  std::string detail;          // for faults: what the client saw
-  std::string raw_input;       // the fuzzer input that found it, if any
+  std::string detail;            // for faults: what the client saw
+  std::string raw_input;         // the fuzzer input that found it, if any
   // How minimizing went.
   int64_t minimize_backend_calls = 0;
   double minimize_seconds = 0;
-  bool flaky = false;          // the minimized case did not reproduce
+  bool flaky = false;  // the minimized case did not reproduce
   // How many times it was seen (a campaign files repeats in bulk), and the
   // spellings it was found as before minimizing (recorded in the entry).
   int64_t occurrences = 1;
@@ -73,9 +73,10 @@ struct Finding {
   // A program case's disagreement (program/, issue 31) in place of `tuple`:
   // the case brings its own files, and is named after its signature.
   struct ProgramCase {
-    std::string name;       // "program-1f2e3d4c" (ProgramSignatureName)
-    std::string form;       // the class: "immediate-fold" or "runtime-claim"
-    std::string case_text;  // the minimized program, comments saying what differs
+    std::string name;  // "program-1f2e3d4c" (ProgramSignatureName)
+    std::string form;  // the class: "immediate-fold" or "runtime-claim"
+    std::string
+        case_text;  // the minimized program, comments saying what differs
     std::string repro_ptx;  // a standalone module that shows it
     std::string what;       // one line for lists and summaries
     // Its steps' spellings in order, "(loops)" added when it has any: what

@@ -33,11 +33,13 @@ TEST(FindingTest, EntryNameExample) {
   const Signature s{FindingKind::kValueMismatch,
                     "vadd.u32.u32.u32.sat d.b1, a, b, c", "ptxas", "bytes-0"};
   EXPECT_EQ(EntryName(s),
-            "value-mismatch~ptxas~bytes-0~vadd.u32.u32.u32.sat%20d.b1%2C%20a%2C%20b%2C%20c");
+            "value-mismatch~ptxas~bytes-0~vadd.u32.u32.u32.sat%20d.b1%2C%20a%"
+            "2C%20b%2C%20c");
 }
 
 TEST(FindingTest, BadEntryNames) {
-  EXPECT_THAT(ParseEntryName("INDEX.md").status().message(), HasSubstr("not a triage entry"));
+  EXPECT_THAT(ParseEntryName("INDEX.md").status().message(),
+              HasSubstr("not a triage entry"));
   EXPECT_THAT(ParseEntryName("oops~a~b~add.s32").status().message(),
               HasSubstr("unknown finding kind 'oops'"));
   EXPECT_THAT(ParseEntryName("crash~a~b~add.s33").status().message(),
@@ -76,7 +78,8 @@ TEST(FindingTest, SignatureOfAFault) {
   f.kind = FindingKind::kHang;
   f.tuple = {*ParseVariant("div.u64"), {}};
   f.backend = "ptxas";
-  EXPECT_EQ(SignatureOf(f), (Signature{FindingKind::kHang, "div.u64", "ptxas", "hang"}));
+  EXPECT_EQ(SignatureOf(f),
+            (Signature{FindingKind::kHang, "div.u64", "ptxas", "hang"}));
 }
 
 // The same trigger with a runtime source is a cause of its own: its class
@@ -92,22 +95,26 @@ TEST(FindingTest, SignatureOfARuntimeFormNamesItsRuntimeSources) {
   EXPECT_EQ(runtime.disagreement_class,
             "runtime-a." + SignatureOf(immediate).disagreement_class);
   EXPECT_EQ(*ParseEntryName(EntryName(runtime)), runtime);
-  EXPECT_EQ(EntryName(runtime).find('%'), std::string::npos);  // readable as it is
+  EXPECT_EQ(EntryName(runtime).find('%'),
+            std::string::npos);  // readable as it is
   f.tuple.runtime = 0b101;
-  EXPECT_TRUE(absl::StartsWith(SignatureOf(f).disagreement_class, "runtime-a-c."));
+  EXPECT_TRUE(
+      absl::StartsWith(SignatureOf(f).disagreement_class, "runtime-a-c."));
 }
 
 // Issue 28: an unisolated fault was named after the batch's first variant,
 // which is not known to be at fault. It is named after the batch: a hash of
 // its variants, whatever their order and operands, in place of a variant.
 TEST(FindingTest, AnUnisolatedFaultIsNamedAfterItsBatch) {
-  const Variant add = *ParseVariant("add.cc.s32"), sat = *ParseVariant("add.sat.s32");
+  const Variant add = *ParseVariant("add.cc.s32"),
+                sat = *ParseVariant("add.sat.s32");
   Finding f = AnUnisolatedHangOfABatch();
   const Signature s = SignatureOf(f);
   EXPECT_EQ(s.disagreement_class, "unisolated-hang");
   EXPECT_TRUE(IsBatchName(s.spelling)) << s.spelling;
   EXPECT_TRUE(NamesABatch(s));
-  EXPECT_EQ(s.spelling, BatchName(std::vector<Tuple>{{sat, {{1, 2}}}, {add, {{3, 4}}}}));
+  EXPECT_EQ(s.spelling,
+            BatchName(std::vector<Tuple>{{sat, {{1, 2}}}, {add, {{3, 4}}}}));
   EXPECT_NE(s.spelling, BatchName(std::vector<Tuple>{{sat, {{1, 2}}}}));
   const std::string name = EntryName(s);
   EXPECT_EQ(name, "hang~faulty~unisolated-hang~" + s.spelling);
@@ -117,7 +124,8 @@ TEST(FindingTest, AnUnisolatedFaultIsNamedAfterItsBatch) {
   // Only an unisolated fault is named after a batch, and only by a hash.
   EXPECT_FALSE(ParseEntryName("hang~faulty~hang~" + s.spelling).ok());
   EXPECT_FALSE(ParseEntryName("hang~faulty~unisolated-hang~batch-12345").ok());
-  EXPECT_FALSE(ParseEntryName("hang~faulty~unisolated-hang~batch-1234567G").ok());
+  EXPECT_FALSE(
+      ParseEntryName("hang~faulty~unisolated-hang~batch-1234567G").ok());
   // A fault of one tuple is that tuple's, named after its variant.
   f.unisolated = false;
   EXPECT_EQ(SignatureOf(f).spelling, "add.cc.s32");

@@ -6,10 +6,10 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "isa/operand_form.h"
-#include "isa/family_table.h"
-#include "isa/spelling.h"
 #include "harness/judge.h"
+#include "isa/family_table.h"
+#include "isa/operand_form.h"
+#include "isa/spelling.h"
 #include "oracle/bits.h"
 #include "oracle/oracle.h"
 
@@ -49,7 +49,8 @@ std::vector<uint64_t> SimplerValues(uint64_t x, int width) {
   if (x == 0) return out;
   auto add = [&](uint64_t y) {
     y = Low(y, width);
-    if (std::popcount(y) < std::popcount(x) || (std::popcount(y) == std::popcount(x) && y < x)) {
+    if (std::popcount(y) < std::popcount(x) ||
+        (std::popcount(y) == std::popcount(x) && y < x)) {
       out.push_back(y);
     }
   };
@@ -66,10 +67,10 @@ std::vector<uint64_t> SimplerValues(uint64_t x, int width) {
   return out;
 }
 
-
 absl::Status FaultStatus(const BackendFault& fault) {
   return absl::UnavailableError(
-      absl::StrCat("backend ", FaultKindName(fault.kind), " while minimizing: ", fault.detail));
+      absl::StrCat("backend ", FaultKindName(fault.kind),
+                   " while minimizing: ", fault.detail));
 }
 
 }  // namespace
@@ -87,7 +88,8 @@ Complexity ComplexityOf(const Tuple& t) {
 std::vector<Tuple> Simplifications(const Tuple& t) {
   std::vector<Tuple> out;
   for (const Variant& v : PlainerVariants(t.variant)) {
-    out.push_back({v, t.operands, static_cast<uint8_t>(t.runtime & RuntimeCapableSources(v))});
+    out.push_back({v, t.operands,
+                   static_cast<uint8_t>(t.runtime & RuntimeCapableSources(v))});
   }
   for (int i = 0; i < NumSources(t.variant); ++i) {
     if (t.IsRuntime(i)) {  // an immediate instead
@@ -97,7 +99,8 @@ std::vector<Tuple> Simplifications(const Tuple& t) {
     }
   }
   for (int i = 0; i < NumSources(t.variant); ++i) {
-    for (uint64_t y : SimplerValues(t.operands.v[i], SourceWidth(t.variant, i))) {
+    for (uint64_t y :
+         SimplerValues(t.operands.v[i], SourceWidth(t.variant, i))) {
       Tuple s = t;
       s.operands.v[i] = y & SourceMask(t.variant, i);  // a canonical selector
       if (s.operands.v[i] != t.operands.v[i]) out.push_back(s);
@@ -106,7 +109,8 @@ std::vector<Tuple> Simplifications(const Tuple& t) {
   return out;
 }
 
-absl::StatusOr<Finding> MinimizeMismatch(WorkerClient& client, const Tuple& failing,
+absl::StatusOr<Finding> MinimizeMismatch(WorkerClient& client,
+                                         const Tuple& failing,
                                          Reading reading) {
   const absl::Time start = absl::Now();
   int64_t calls = 0;
@@ -117,10 +121,12 @@ absl::StatusOr<Finding> MinimizeMismatch(WorkerClient& client, const Tuple& fail
   BatchOutcome first = run({&failing, 1});
   if (first.fault) return FaultStatus(*first.fault);
   Judgement best_seen = JudgeTuple(failing, first.results[0], reading);
-  if (best_seen.verdict != Verdict::kMismatch && best_seen.verdict != Verdict::kFault) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "no disagreement: ", client.identity().name, " agrees with the oracle on ",
-        Spell(failing.variant), ", declines it, or the oracle leaves it unspecified"));
+  if (best_seen.verdict != Verdict::kMismatch &&
+      best_seen.verdict != Verdict::kFault) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("no disagreement: ", client.identity().name,
+                     " agrees with the oracle on ", Spell(failing.variant),
+                     ", declines it, or the oracle leaves it unspecified"));
   }
   // What every simpler tuple must still show: any value mismatch (not only
   // the same differing bits: the aim is the plainest tuple that still shows
@@ -171,7 +177,7 @@ absl::StatusOr<Finding> MinimizeMismatch(WorkerClient& client, const Tuple& fail
     }
   }
   Finding f;
-  f.kind = fault == TupleFault::kNone ? FindingKind::kValueMismatch
+  f.kind = fault == TupleFault::kNone   ? FindingKind::kValueMismatch
            : fault == TupleFault::kHang ? FindingKind::kHang
                                         : FindingKind::kCrash;
   f.tuple = best;
@@ -192,20 +198,22 @@ absl::StatusOr<Finding> MinimizeMismatch(WorkerClient& client, const Tuple& fail
   return f;
 }
 
-absl::StatusOr<Finding> IsolateFault(WorkerClient& client, std::span<const Tuple> batch,
+absl::StatusOr<Finding> IsolateFault(WorkerClient& client,
+                                     std::span<const Tuple> batch,
                                      absl::Time deadline) {
   const absl::Time start = absl::Now();
   // Why isolation must end now, if it must.
   const auto out_of_time = [&]() -> std::optional<absl::Status> {
     if (client.interrupted()) {
-      return absl::DeadlineExceededError(
-          absl::StrCat("isolating the fault was cut short (the client was told to stop) "
-                       "with ", batch.size(), " tuple(s) left"));
+      return absl::DeadlineExceededError(absl::StrCat(
+          "isolating the fault was cut short (the client was told to stop) "
+          "with ",
+          batch.size(), " tuple(s) left"));
     }
     if (absl::Now() >= deadline) {
-      return absl::DeadlineExceededError(
-          absl::StrCat("isolating the fault reached the campaign's deadline with ",
-                       batch.size(), " tuple(s) left"));
+      return absl::DeadlineExceededError(absl::StrCat(
+          "isolating the fault reached the campaign's deadline with ",
+          batch.size(), " tuple(s) left"));
     }
     return std::nullopt;
   };

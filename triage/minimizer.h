@@ -48,7 +48,8 @@ Complexity ComplexityOf(const Tuple& t);
 // defined oracle result nor faults on this backend (it may have been
 // flaky); a backend fault while minimizing is returned as a status too.
 // `reading` is the oracle reading judged against (judge.h).
-absl::StatusOr<Finding> MinimizeMismatch(WorkerClient& client, const Tuple& failing,
+absl::StatusOr<Finding> MinimizeMismatch(WorkerClient& client,
+                                         const Tuple& failing,
                                          Reading reading = Reading::kSpec);
 
 // Bisects a batch that faults (crash, hang, protocol error) down to the
@@ -57,8 +58,9 @@ absl::StatusOr<Finding> MinimizeMismatch(WorkerClient& client, const Tuple& fail
 // after `deadline` (a campaign's end), and a client told to stop
 // (WorkerClient::Interrupt) ends it: either is DeadlineExceeded, the fault
 // not narrowed (a run cut short blames nothing).
-absl::StatusOr<Finding> IsolateFault(WorkerClient& client, std::span<const Tuple> batch,
-                                     absl::Time deadline = absl::InfiniteFuture());
+absl::StatusOr<Finding> IsolateFault(
+    WorkerClient& client, std::span<const Tuple> batch,
+    absl::Time deadline = absl::InfiniteFuture());
 
 }  // namespace ptxdiff
 

@@ -30,7 +30,8 @@ TEST(SimplificationsTest, AreStrictlySimplerAndLegal) {
   }
   EXPECT_TRUE(Simplifications({*ParseVariant("add.u32"), {}}).empty());
   // A signed type is one step from its unsigned form.
-  const std::vector<Tuple> plain = Simplifications({*ParseVariant("add.s32"), {}});
+  const std::vector<Tuple> plain =
+      Simplifications({*ParseVariant("add.s32"), {}});
   ASSERT_EQ(plain.size(), 1u);
   EXPECT_EQ(Spell(plain[0].variant), "add.u32");
 }
@@ -76,7 +77,8 @@ TEST(MinimizerTest, IsDeterministic) {
 
 TEST(MinimizerTest, NoDisagreementIsAnError) {
   auto client = Faulty({});
-  auto f = MinimizeMismatch(*client, {*ParseVariant("add.s32"), {{1, 2, 0, 0}}});
+  auto f =
+      MinimizeMismatch(*client, {*ParseVariant("add.s32"), {{1, 2, 0, 0}}});
   ASSERT_FALSE(f.ok());
   EXPECT_THAT(f.status().message(), HasSubstr("no disagreement"));
 }
@@ -84,7 +86,8 @@ TEST(MinimizerTest, NoDisagreementIsAnError) {
 TEST(IsolateFaultTest, BisectsACrashingBatchToTheTuple) {
   auto client = Faulty({"--fault=crash-on=div.u32"});
   std::vector<Tuple> batch;
-  for (const char* s : {"add.u32", "sub.u32", "mul.lo.u32", "div.u32", "rem.u32"}) {
+  for (const char* s :
+       {"add.u32", "sub.u32", "mul.lo.u32", "div.u32", "rem.u32"}) {
     batch.push_back({*ParseVariant(s), {{5, 3, 0, 0}}});
   }
   auto f = IsolateFault(*client, batch);

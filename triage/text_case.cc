@@ -11,8 +11,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "isa/family_table.h"
-#include "isa/operand_text.h"
 #include "isa/operand_form.h"
+#include "isa/operand_text.h"
 #include "isa/spelling.h"
 
 namespace ptxdiff {
@@ -31,8 +31,8 @@ std::string RuntimeLines(const Tuple& t) {
 // batch's.
 std::string TupleLines(const Tuple& t) {
   return absl::StrCat("variant: ", Spell(t.variant), "\noperands: ",
-                      absl::StrJoin(HexOperands(t.variant, t.operands), " "), "\n",
-                      RuntimeLines(t));
+                      absl::StrJoin(HexOperands(t.variant, t.operands), " "),
+                      "\n", RuntimeLines(t));
 }
 
 }  // namespace
@@ -40,9 +40,10 @@ std::string TupleLines(const Tuple& t) {
 std::string FormatTextCase(const Finding& f) {
   const Variant& v = f.tuple.variant;
   const int width = ResultWidth(v);
-  std::string out = absl::StrCat(kTextCaseHeader, "\n", TupleLines(f.tuple), "oracle: ",
-                                 ResultText(v, f.oracle.bits, f.oracle.carry), " ",
-                                 Token(f.oracle.undefined), "\n");
+  std::string out =
+      absl::StrCat(kTextCaseHeader, "\n", TupleLines(f.tuple),
+                   "oracle: ", ResultText(v, f.oracle.bits, f.oracle.carry),
+                   " ", Token(f.oracle.undefined), "\n");
   absl::StrAppend(&out, "backend: ", f.backend_identity, "\n");
   if (f.backend_bits) {
     absl::StrAppend(&out, "backend-result: ",
@@ -57,14 +58,16 @@ std::string FormatTextCase(const Finding& f) {
   }
   absl::StrAppend(&out, "kind: ", FindingKindName(f.kind), "\n");
   if (!f.detail.empty()) {
-    absl::StrAppend(&out, "detail: ", absl::StrReplaceAll(f.detail, {{"\n", " | "}}),
-                    "\n");
+    absl::StrAppend(
+        &out, "detail: ", absl::StrReplaceAll(f.detail, {{"\n", " | "}}), "\n");
   }
-  if (f.flaky) absl::StrAppend(&out, "flaky: the minimized case did not reproduce\n");
+  if (f.flaky)
+    absl::StrAppend(&out, "flaky: the minimized case did not reproduce\n");
   if (f.unisolated && f.batch.size() > 1 && f.batch[0] == f.tuple) {
     absl::StrAppend(&out, "batch: ", f.batch.size(),
                     " tuples, the one above first; the fault is among them\n");
-    for (size_t i = 1; i < f.batch.size(); ++i) absl::StrAppend(&out, TupleLines(f.batch[i]));
+    for (size_t i = 1; i < f.batch.size(); ++i)
+      absl::StrAppend(&out, TupleLines(f.batch[i]));
   }
   return out;
 }
@@ -79,7 +82,8 @@ bool LooksLikeTextCase(absl::string_view data) {
   });
   if (!text) return false;
   for (absl::string_view line : absl::StrSplit(data, '\n')) {
-    if (absl::StartsWith(absl::StripLeadingAsciiWhitespace(line), "variant:")) return true;
+    if (absl::StartsWith(absl::StripLeadingAsciiWhitespace(line), "variant:"))
+      return true;
   }
   return false;
 }
@@ -93,17 +97,20 @@ absl::StatusOr<Tuple> ParseTextCase(absl::string_view text) {
     if (line.empty() || absl::StartsWith(line, "#")) continue;
     const size_t colon = line.find(':');
     if (colon == absl::string_view::npos) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("line ", number, ": expected 'key: value', got '", line, "'"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "line ", number, ": expected 'key: value', got '", line, "'"));
     }
     const absl::string_view key = line.substr(0, colon);
-    const absl::string_view value = absl::StripAsciiWhitespace(line.substr(colon + 1));
+    const absl::string_view value =
+        absl::StripAsciiWhitespace(line.substr(colon + 1));
     if (key == "variant") spelling = std::string(value), variant_line = number;
-    if (key == "operands") operands = std::string(value), operands_line = number;
+    if (key == "operands")
+      operands = std::string(value), operands_line = number;
     if (key == "runtime") runtime = std::string(value), runtime_line = number;
   }
   if (variant_line == 0 || operands_line == 0) {
-    return absl::InvalidArgumentError("a text case needs 'variant:' and 'operands:' lines");
+    return absl::InvalidArgumentError(
+        "a text case needs 'variant:' and 'operands:' lines");
   }
   auto variant = ParseVariant(spelling);
   if (!variant.ok()) {
@@ -114,8 +121,8 @@ absl::StatusOr<Tuple> ParseTextCase(absl::string_view text) {
       absl::StrSplit(operands, ' ', absl::SkipWhitespace());
   if (static_cast<int>(texts.size()) != NumSources(*variant)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "line ", operands_line, ": ", Spell(*variant), " takes ", NumSources(*variant),
-        " operands, the case gives ", texts.size()));
+        "line ", operands_line, ": ", Spell(*variant), " takes ",
+        NumSources(*variant), " operands, the case gives ", texts.size()));
   }
   Tuple tuple{*variant, {}};
   for (size_t i = 0; i < texts.size(); ++i) {
@@ -143,7 +150,8 @@ absl::StatusOr<std::vector<Tuple>> ParseTextCaseTuples(absl::string_view text) {
   const std::vector<absl::string_view> lines = absl::StrSplit(text, '\n');
   std::vector<size_t> starts;
   for (size_t i = 0; i < lines.size(); ++i) {
-    if (absl::StartsWith(absl::StripLeadingAsciiWhitespace(lines[i]), "variant:")) {
+    if (absl::StartsWith(absl::StripLeadingAsciiWhitespace(lines[i]),
+                         "variant:")) {
       starts.push_back(i);
     }
   }
@@ -157,7 +165,8 @@ absl::StatusOr<std::vector<Tuple>> ParseTextCaseTuples(absl::string_view text) {
   for (size_t k = 0; k < starts.size(); ++k) {
     const size_t end = k + 1 < starts.size() ? starts[k + 1] : lines.size();
     std::string part(starts[k], '\n');
-    for (size_t i = starts[k]; i < end; ++i) absl::StrAppend(&part, lines[i], "\n");
+    for (size_t i = starts[k]; i < end; ++i)
+      absl::StrAppend(&part, lines[i], "\n");
     absl::StatusOr<Tuple> t = ParseTextCase(part);
     if (!t.ok()) return t.status();
     tuples.push_back(*t);

@@ -7,10 +7,10 @@
 #include "gtest/gtest.h"
 #include "isa/spelling.h"
 #include "triage/repro_ptx.h"
+#include "triage/testing/unisolated_finding.h"
 #include "worker/backends/ptxas/cubin.h"
 #include "worker/backends/ptxas/ptxas_toolchain.h"
 #include "worker/backends/ptxas/sass_constants.h"
-#include "triage/testing/unisolated_finding.h"
 
 namespace ptxdiff {
 namespace {
@@ -50,16 +50,19 @@ TEST(TextCaseTest, RuntimeSourcesAreNamedAndParseBack) {
   Finding f = AFinding();
   f.tuple = {*ParseVariant("bfe.s32"), {{1, 40, 8}}, 0b001};
   const std::string text = FormatTextCase(f);
-  EXPECT_THAT(text, HasSubstr("operands: 0x00000001 0x00000028 0x00000008\n"
-                              "runtime: a\n"
-                              "instruction: bfe.s32 d, %a, 0x00000028, 0x00000008\n"));
+  EXPECT_THAT(
+      text, HasSubstr("operands: 0x00000001 0x00000028 0x00000008\n"
+                      "runtime: a\n"
+                      "instruction: bfe.s32 d, %a, 0x00000028, 0x00000008\n"));
   auto tuple = ParseTextCase(text);
   ASSERT_TRUE(tuple.ok()) << tuple.status();
   EXPECT_EQ(*tuple, f.tuple);
-  EXPECT_THAT(ParseTextCase("variant: lop3.b32\noperands: 1 2 3 4\nruntime: immLut\n")
-                  .status()
-                  .message(),
-              HasSubstr("line 3: source 'immLut' of lop3.b32 cannot be a runtime value"));
+  EXPECT_THAT(
+      ParseTextCase("variant: lop3.b32\noperands: 1 2 3 4\nruntime: immLut\n")
+          .status()
+          .message(),
+      HasSubstr(
+          "line 3: source 'immLut' of lop3.b32 cannot be a runtime value"));
 }
 
 // A carry-only mismatch of a `.cc` variant: both carries in the case.
@@ -101,29 +104,38 @@ TEST(TextCaseTest, AHandWrittenCaseNeedsNoHeader) {
   EXPECT_EQ(tuple->operands.v[0], 0x7fffffffu);
   EXPECT_EQ(tuple->operands.v[1], 1u);
   // A comment first, indented keys, CRLF line ends.
-  EXPECT_TRUE(ParseTextCase("# mine\r\n  variant: add.s32\r\n  operands: 1 2\r\n").ok());
+  EXPECT_TRUE(
+      ParseTextCase("# mine\r\n  variant: add.s32\r\n  operands: 1 2\r\n")
+          .ok());
   // A crash file's bytes (a variant id first) are not a text case.
-  EXPECT_FALSE(LooksLikeTextCase(std::string("\x12\x34\x56\x78\x9a\xbc\xde\xf0variant:", 16)));
+  EXPECT_FALSE(LooksLikeTextCase(
+      std::string("\x12\x34\x56\x78\x9a\xbc\xde\xf0variant:", 16)));
   EXPECT_FALSE(LooksLikeTextCase("just some text\n"));
 }
 
 TEST(TextCaseTest, BadCasesNameTheProblem) {
   EXPECT_THAT(ParseTextCase("variant: add.s32\n").status().message(),
               HasSubstr("needs 'variant:' and 'operands:'"));
-  EXPECT_THAT(ParseTextCase("# ptxdiff case 1\nvariant: add.s32\n").status().message(),
-              HasSubstr("needs 'variant:' and 'operands:'"));
   EXPECT_THAT(
-      ParseTextCase("# ptxdiff case 1\nvariant: add.s33\noperands: 1 2\n").status().message(),
+      ParseTextCase("# ptxdiff case 1\nvariant: add.s32\n").status().message(),
+      HasSubstr("needs 'variant:' and 'operands:'"));
+  EXPECT_THAT(
+      ParseTextCase("# ptxdiff case 1\nvariant: add.s33\noperands: 1 2\n")
+          .status()
+          .message(),
       HasSubstr("line 2: unknown instruction variant 'add.s33'"));
-  EXPECT_THAT(
-      ParseTextCase("# ptxdiff case 1\nvariant: add.s16\noperands: 1\n").status().message(),
-      HasSubstr("line 3: add.s16 takes 2 operands, the case gives 1"));
-  EXPECT_THAT(ParseTextCase("# ptxdiff case 1\nvariant: add.s16\noperands: 1 0x10000\n")
+  EXPECT_THAT(ParseTextCase("# ptxdiff case 1\nvariant: add.s16\noperands: 1\n")
                   .status()
                   .message(),
-              HasSubstr("operand b: '0x10000' does not fit in 16 bits"));
-  EXPECT_THAT(ParseTextCase("# ptxdiff case 1\nvariant add.s16\n").status().message(),
-              HasSubstr("line 2: expected 'key: value'"));
+              HasSubstr("line 3: add.s16 takes 2 operands, the case gives 1"));
+  EXPECT_THAT(
+      ParseTextCase("# ptxdiff case 1\nvariant: add.s16\noperands: 1 0x10000\n")
+          .status()
+          .message(),
+      HasSubstr("operand b: '0x10000' does not fit in 16 bits"));
+  EXPECT_THAT(
+      ParseTextCase("# ptxdiff case 1\nvariant add.s16\n").status().message(),
+      HasSubstr("line 2: expected 'key: value'"));
 }
 
 // The reproducer assembles with the public ptxas.
@@ -146,7 +158,8 @@ TEST(TextCaseTest, ACaseOfABatchHoldsEveryTupleInOrder) {
   auto bad = ParseTextCaseTuples(
       "variant: add.s32\noperands: 1 2\nvariant: add.s32\noperands: 1\n");
   ASSERT_FALSE(bad.ok());
-  EXPECT_THAT(bad.status().message(), HasSubstr("line 4: add.s32 takes 2 operands"));
+  EXPECT_THAT(bad.status().message(),
+              HasSubstr("line 4: add.s32 takes 2 operands"));
 }
 
 TEST(ReproPtxTest, Assembles) {
@@ -199,7 +212,8 @@ TEST(ReproPtxTest, StockPtxasStoresTheClaimedConstantForARuntimeSource) {
   auto texts = KernelTexts(*elf);
   ASSERT_TRUE(texts.ok()) << texts.status();
   ASSERT_TRUE(texts->contains("repro"));
-  auto stores = DecodeConstantStores(*FindSassArch("sm_90"), texts->at("repro"));
+  auto stores =
+      DecodeConstantStores(*FindSassArch("sm_90"), texts->at("repro"));
   ASSERT_TRUE(stores.ok()) << stores.status();
   ASSERT_EQ(stores->size(), 1u);
   EXPECT_EQ((*stores)[0].size, 4);
@@ -217,15 +231,18 @@ TEST(ReproPtxTest, RuntimeSourcesAreParameters) {
   EXPECT_THAT(ptx, HasSubstr("oracle's answer is for a = 0x00000001"));
   const char* ptxas = "/usr/local/cuda/bin/ptxas";
   if (access(ptxas, X_OK) != 0) GTEST_SKIP() << "no ptxas at " << ptxas;
-  for (const Tuple& t : {bfe, Tuple{*ParseVariant("selp.b16"), {{1, 2, 1}}, 0b111},
-                         Tuple{*ParseVariant("cvt.sat.s8.u64"), {{300}}, 0b1},
-                         Tuple{*ParseVariant("addc.cc.u64"), {{1, 2, 1}}, 0b011},
-                         Tuple{*ParseVariant("lop3.b32"), {{1, 2, 3, 0x96}}, 0b0111}}) {
+  for (const Tuple& t :
+       {bfe, Tuple{*ParseVariant("selp.b16"), {{1, 2, 1}}, 0b111},
+        Tuple{*ParseVariant("cvt.sat.s8.u64"), {{300}}, 0b1},
+        Tuple{*ParseVariant("addc.cc.u64"), {{1, 2, 1}}, 0b011},
+        Tuple{*ParseVariant("lop3.b32"), {{1, 2, 3, 0x96}}, 0b0111}}) {
     const std::string path = ::testing::TempDir() + "/repro_runtime.ptx";
     std::ofstream(path) << ReproPtx(t);
-    const std::string cmd = std::string(ptxas) + " -arch=sm_90 " + path + " -o " +
-                            ::testing::TempDir() + "/repro_runtime.cubin 2>&1";
-    EXPECT_EQ(std::system(cmd.c_str()), 0) << Spell(t.variant) << "\n" << ReproPtx(t);
+    const std::string cmd = std::string(ptxas) + " -arch=sm_90 " + path +
+                            " -o " + ::testing::TempDir() +
+                            "/repro_runtime.cubin 2>&1";
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << Spell(t.variant) << "\n"
+                                           << ReproPtx(t);
   }
 }
 

@@ -41,7 +41,8 @@ absl::Status ErrnoError(absl::string_view what, const std::string& path) {
 }
 
 std::string Now() {
-  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::Now(), absl::UTCTimeZone());
+  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::Now(),
+                          absl::UTCTimeZone());
 }
 
 bool IsDirectory(const std::string& path) {
@@ -128,45 +129,52 @@ MetaCheck CheckMeta(absl::string_view text) {
     if (absl::StripAsciiWhitespace(line).empty()) continue;
     const size_t colon = line.find(':');
     const absl::string_view key =
-        colon == absl::string_view::npos ? "" : absl::StripAsciiWhitespace(line.substr(0, colon));
+        colon == absl::string_view::npos
+            ? ""
+            : absl::StripAsciiWhitespace(line.substr(0, colon));
     const absl::string_view value =
-        colon == absl::string_view::npos ? "" : absl::StripAsciiWhitespace(line.substr(colon + 1));
+        colon == absl::string_view::npos
+            ? ""
+            : absl::StripAsciiWhitespace(line.substr(colon + 1));
     const bool cut_here = cut && i + 1 == lines.size();
     if (cut_here || !IsMetaKey(key) || !IsMetaValue(value)) {
       if (bad++ == 0) {
-        first_bad = absl::StrCat("line ", i + 1, cut_here ? ", cut short" : "", ": ",
-                                 Excerpt(line));
+        first_bad = absl::StrCat("line ", i + 1, cut_here ? ", cut short" : "",
+                                 ": ", Excerpt(line));
       }
       continue;
     }
     c.meta[std::string(key)] = std::string(value);
   }
   if (bad > 0) {
-    c.damage.push_back(absl::StrCat("meta.txt has ", bad, bad == 1 ? " line that is" : " lines that are",
-                                    " not 'key: value' (", first_bad, ")"));
+    c.damage.push_back(absl::StrCat(
+        "meta.txt has ", bad, bad == 1 ? " line that is" : " lines that are",
+        " not 'key: value' (", first_bad, ")"));
   }
   const auto count = c.meta.find("count");
   int64_t n = 0;
   if (count == c.meta.end()) {
     c.damage.push_back(c.count_lost = "meta.txt has no count");
   } else if (!absl::SimpleAtoi(count->second, &n) || n < 0) {
-    c.damage.push_back(c.count_lost =
-                           absl::StrCat("meta.txt's count ", Excerpt(count->second), " is not a number"));
+    c.damage.push_back(c.count_lost = absl::StrCat("meta.txt's count ",
+                                                   Excerpt(count->second),
+                                                   " is not a number"));
   }
   return c;
 }
 
 bool HasKey(absl::string_view text, absl::string_view key) {
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
-    if (absl::StartsWith(absl::StripLeadingAsciiWhitespace(line), absl::StrCat(key, ":"))) {
+    if (absl::StartsWith(absl::StripLeadingAsciiWhitespace(line),
+                         absl::StrCat(key, ":"))) {
       return true;
     }
   }
   return false;
 }
 
-// The tuples a case of a batch says it holds (its `batch:` line: FormatTextCase),
-// or 1.
+// The tuples a case of a batch says it holds (its `batch:` line:
+// FormatTextCase), or 1.
 int64_t BatchSize(absl::string_view text) {
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
     if (!absl::ConsumePrefix(&line, "batch:")) continue;
@@ -181,9 +189,11 @@ int64_t BatchSize(absl::string_view text) {
 std::vector<std::string> CheckProgramCase(const std::string& text) {
   const absl::StatusOr<Program> program = ParseProgram(text);
   if (!program.ok()) {
-    return {absl::StrCat("case.txt does not parse: ", program.status().message())};
+    return {
+        absl::StrCat("case.txt does not parse: ", program.status().message())};
   }
-  if (!absl::EndsWith(text, "\n")) return {"case.txt is cut short: its last line has no newline"};
+  if (!absl::EndsWith(text, "\n"))
+    return {"case.txt is cut short: its last line has no newline"};
   return {};
 }
 
@@ -191,11 +201,14 @@ std::vector<std::string> CheckProgramCase(const std::string& text) {
 std::vector<std::string> CheckCase(const absl::StatusOr<std::string>& text,
                                    const Signature& signature) {
   if (absl::IsNotFound(text.status())) return {"case.txt is missing"};
-  if (!text.ok()) return {absl::StrCat("case.txt cannot be read: ", text.status().message())};
+  if (!text.ok())
+    return {absl::StrCat("case.txt cannot be read: ", text.status().message())};
   if (text->empty()) return {"case.txt is empty"};
   if (NamesAProgram(signature)) return CheckProgramCase(*text);
   const absl::StatusOr<std::vector<Tuple>> tuples = ParseTextCaseTuples(*text);
-  if (!tuples.ok()) return {absl::StrCat("case.txt does not parse: ", tuples.status().message())};
+  if (!tuples.ok())
+    return {
+        absl::StrCat("case.txt does not parse: ", tuples.status().message())};
   const Tuple* tuple = &tuples->front();
   // FormatTextCase ends every line, and always writes `kind:`.
   std::vector<std::string> damage;
@@ -205,19 +218,23 @@ std::vector<std::string> CheckCase(const absl::StatusOr<std::string>& text,
     damage.push_back("case.txt is cut short: it has no 'kind:' line");
   }
   if (NamesABatch(signature)) {
-    if (const int64_t said = BatchSize(*text); said != static_cast<int64_t>(tuples->size())) {
-      damage.push_back(absl::StrCat("case.txt is cut short: its batch: line says ", said,
-                                    " tuples, it holds ", tuples->size()));
-    } else if (const std::string batch = BatchName(*tuples); batch != signature.spelling) {
-      damage.push_back(absl::StrCat("case.txt holds a batch of ", tuples->size(),
-                                    " tuple(s) named ", batch, ", not the entry's ",
-                                    signature.spelling));
+    if (const int64_t said = BatchSize(*text);
+        said != static_cast<int64_t>(tuples->size())) {
+      damage.push_back(
+          absl::StrCat("case.txt is cut short: its batch: line says ", said,
+                       " tuples, it holds ", tuples->size()));
+    } else if (const std::string batch = BatchName(*tuples);
+               batch != signature.spelling) {
+      damage.push_back(absl::StrCat("case.txt holds a batch of ",
+                                    tuples->size(), " tuple(s) named ", batch,
+                                    ", not the entry's ", signature.spelling));
     }
     return damage;
   }
   const absl::StatusOr<Variant> named = ParseVariant(signature.spelling);
   if (named.ok() && *named != tuple->variant) {
-    damage.push_back(absl::StrCat("case.txt is a case of ", Spell(tuple->variant),
+    damage.push_back(absl::StrCat("case.txt is a case of ",
+                                  Spell(tuple->variant),
                                   ", not of the entry's ", signature.spelling));
   }
   return damage;
@@ -225,13 +242,17 @@ std::vector<std::string> CheckCase(const absl::StatusOr<std::string>& text,
 
 // Copies a damaged `file` of the entry at `path` (its bytes) to
 // <file>.damaged-<time>, under a name not yet taken; returns that name.
-absl::StatusOr<std::string> KeepAside(const std::string& path, absl::string_view file,
+absl::StatusOr<std::string> KeepAside(const std::string& path,
+                                      absl::string_view file,
                                       absl::string_view bytes) {
   const std::string stem = absl::StrCat(
-      file, ".damaged-", absl::FormatTime("%Y%m%dT%H%M%SZ", absl::Now(), absl::UTCTimeZone()));
+      file, ".damaged-",
+      absl::FormatTime("%Y%m%dT%H%M%SZ", absl::Now(), absl::UTCTimeZone()));
   std::string name = stem;
-  for (int n = 2; Exists(absl::StrCat(path, "/", name)); ++n) name = absl::StrCat(stem, "-", n);
-  PTXDIFF_RETURN_IF_ERROR(WriteFileAtomic(absl::StrCat(path, "/", name), bytes));
+  for (int n = 2; Exists(absl::StrCat(path, "/", name)); ++n)
+    name = absl::StrCat(stem, "-", n);
+  PTXDIFF_RETURN_IF_ERROR(
+      WriteFileAtomic(absl::StrCat(path, "/", name), bytes));
   return name;
 }
 
@@ -252,8 +273,10 @@ absl::StatusOr<std::map<std::string, std::string>> MetaForUpdate(
   } else {
     check = CheckMeta(*text);
     if (check.damage.empty()) return std::move(check.meta);
-    PTXDIFF_ASSIGN_OR_RETURN(const std::string aside, KeepAside(path, "meta.txt", *text));
-    repairs.push_back(absl::StrCat(absl::StrJoin(check.damage, "; "), ": kept as ", aside));
+    PTXDIFF_ASSIGN_OR_RETURN(const std::string aside,
+                             KeepAside(path, "meta.txt", *text));
+    repairs.push_back(
+        absl::StrCat(absl::StrJoin(check.damage, "; "), ": kept as ", aside));
   }
   if (!check.count_lost.empty()) {
     check.meta["count"] = "0";
@@ -266,12 +289,14 @@ absl::StatusOr<std::map<std::string, std::string>> MetaForUpdate(
 // Notes the repairs of a change in meta.txt.
 void NoteRepairs(const std::vector<std::string>& repairs,
                  std::map<std::string, std::string>& meta) {
-  if (!repairs.empty()) meta["repaired"] = absl::StrCat(Now(), ": ", absl::StrJoin(repairs, "; "));
+  if (!repairs.empty())
+    meta["repaired"] = absl::StrCat(Now(), ": ", absl::StrJoin(repairs, "; "));
 }
 
 std::string FormatMeta(const std::map<std::string, std::string>& meta) {
   std::string out;
-  for (const auto& [key, value] : meta) absl::StrAppend(&out, key, ": ", value, "\n");
+  for (const auto& [key, value] : meta)
+    absl::StrAppend(&out, key, ": ", value, "\n");
   return out;
 }
 
@@ -288,8 +313,8 @@ void RemoveTree(const std::string& dir) {
 
 // Builds a directory of `files` under a temporary name, then renames it to
 // `path` in one step.
-absl::Status WriteDirectoryAtomic(const std::string& path,
-                                  const std::map<std::string, std::string>& files) {
+absl::Status WriteDirectoryAtomic(
+    const std::string& path, const std::map<std::string, std::string>& files) {
   const std::string tmp = TempNameIn(path.substr(0, path.rfind('/')), "entry");
   if (mkdir(tmp.c_str(), 0755) != 0) return ErrnoError("cannot create", tmp);
   absl::Status status;
@@ -332,7 +357,8 @@ class DirectoryLock {
 // meta's `found_as`: the spellings a root cause was found as before
 // minimizing, comma-separated, each once.
 void AddFoundAs(const Finding& f, std::map<std::string, std::string>& meta) {
-  std::vector<std::string> all = absl::StrSplit(meta["found_as"], ", ", absl::SkipEmpty());
+  std::vector<std::string> all =
+      absl::StrSplit(meta["found_as"], ", ", absl::SkipEmpty());
   for (const std::string& s : f.found_as) {
     if (std::find(all.begin(), all.end(), s) == all.end()) all.push_back(s);
   }
@@ -354,7 +380,8 @@ std::string HowItEnded(absl::string_view detail) {
       break;
     }
   }
-  for (absl::string_view tail : {"; its output ends:", "; it printed nothing"}) {
+  for (absl::string_view tail :
+       {"; its output ends:", "; it printed nothing"}) {
     line = line.substr(0, line.find(tail));
   }
   return std::string(line.substr(0, 120));
@@ -367,15 +394,17 @@ std::string DescribeBatch(const std::vector<Tuple>& batch) {
   std::vector<std::string> named;
   size_t variants = 0;
   for (size_t i = 0; i < batch.size(); ++i) {
-    const bool first = std::none_of(batch.begin(), batch.begin() + i, [&](const Tuple& t) {
-      return t.variant == batch[i].variant;
-    });
+    const bool first = std::none_of(
+        batch.begin(), batch.begin() + i,
+        [&](const Tuple& t) { return t.variant == batch[i].variant; });
     if (!first) continue;
     if (++variants <= kNamed) named.push_back(Spell(batch[i].variant));
   }
-  return absl::StrCat(batch.size(), batch.size() == 1 ? " tuple of " : " tuples of ",
-                      absl::StrJoin(named, ", "),
-                      variants > kNamed ? absl::StrCat(" and ", variants - kNamed, " more") : "");
+  return absl::StrCat(
+      batch.size(), batch.size() == 1 ? " tuple of " : " tuples of ",
+      absl::StrJoin(named, ", "),
+      variants > kNamed ? absl::StrCat(" and ", variants - kNamed, " more")
+                        : "");
 }
 
 std::map<std::string, std::string> NewMeta(const Finding& f) {
@@ -394,7 +423,8 @@ std::map<std::string, std::string> NewMeta(const Finding& f) {
   if (f.kind != FindingKind::kValueMismatch && !f.detail.empty()) {
     meta["how"] = HowItEnded(f.detail);  // for `triage list` and summaries
   }
-  if (f.unisolated) meta["batch"] = DescribeBatch(f.batch);  // what its name hides
+  if (f.unisolated)
+    meta["batch"] = DescribeBatch(f.batch);  // what its name hides
   if (f.program) {
     meta["what"] = f.program->what;
     meta["shape"] = f.program->shape;
@@ -411,9 +441,10 @@ void CompleteRebuiltMeta(const std::string& path, const Finding& f,
   fresh.erase("first_seen");
   struct stat st;
   if (stat((path + "/case.txt").c_str(), &st) == 0) {
-    meta.try_emplace("first_seen", absl::FormatTime("%Y-%m-%dT%H:%M:%SZ",
-                                                    absl::FromTimeT(st.st_mtime),
-                                                    absl::UTCTimeZone()));
+    meta.try_emplace(
+        "first_seen",
+        absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromTimeT(st.st_mtime),
+                         absl::UTCTimeZone()));
   }
   meta.merge(fresh);  // keeps what is there: the count, and its count_lost
 }
@@ -422,19 +453,22 @@ void CompleteRebuiltMeta(const std::string& path, const Finding& f,
 std::string CaseText(const Finding& f) {
   return f.program ? f.program->case_text : FormatTextCase(f);
 }
-std::string Repro(const Finding& f) { return f.program ? f.program->repro_ptx : ReproPtx(f.tuple); }
+std::string Repro(const Finding& f) {
+  return f.program ? f.program->repro_ptx : ReproPtx(f.tuple);
+}
 
 // Rebuilds a damaged or missing case.txt, and a missing repro.ptx, of the
 // entry at `path` from `f`, a finding of the same signature (the damaged
 // file kept aside). One that cannot be read for another reason is left.
-absl::Status RepairCase(const std::string& path, const Signature& signature, const Finding& f,
-                        std::vector<std::string>& repairs) {
+absl::Status RepairCase(const std::string& path, const Signature& signature,
+                        const Finding& f, std::vector<std::string>& repairs) {
   const absl::StatusOr<std::string> text = ReadFile(path + "/case.txt");
   const std::vector<std::string> damage = CheckCase(text, signature);
   if (!damage.empty() && (text.ok() || absl::IsNotFound(text.status()))) {
     std::string kept;
     if (text.ok()) {
-      PTXDIFF_ASSIGN_OR_RETURN(const std::string aside, KeepAside(path, "case.txt", *text));
+      PTXDIFF_ASSIGN_OR_RETURN(const std::string aside,
+                               KeepAside(path, "case.txt", *text));
       kept = absl::StrCat(": kept as ", aside);
     }
     PTXDIFF_RETURN_IF_ERROR(WriteFileAtomic(path + "/case.txt", CaseText(f)));
@@ -449,8 +483,10 @@ absl::Status RepairCase(const std::string& path, const Signature& signature, con
 }
 
 absl::Status ValidateEntryName(absl::string_view entry) {
-  if (entry.find('/') != absl::string_view::npos || entry.empty() || entry[0] == '.') {
-    return absl::InvalidArgumentError(absl::StrCat("'", entry, "' is not an entry name"));
+  if (entry.find('/') != absl::string_view::npos || entry.empty() ||
+      entry[0] == '.') {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", entry, "' is not an entry name"));
   }
   return ParseEntryName(entry).status();
 }
@@ -498,11 +534,15 @@ std::vector<RootCause> GroupByRootCause(const std::vector<EntryInfo>& entries) {
   for (const EntryInfo& e : entries) {
     const Signature& s = e.signature;
     const std::string name = CauseName(e);
-    auto it = std::find_if(causes.begin(), causes.end(), [&](const RootCause& c) {
-      return c.kind == s.kind && c.backend == s.backend && c.spelling == name;
-    });
+    auto it =
+        std::find_if(causes.begin(), causes.end(), [&](const RootCause& c) {
+          return c.kind == s.kind && c.backend == s.backend &&
+                 c.spelling == name;
+        });
     if (it == causes.end()) {
-      it = causes.insert(causes.end(), {.kind = s.kind, .backend = s.backend, .spelling = name});
+      it = causes.insert(
+          causes.end(),
+          {.kind = s.kind, .backend = s.backend, .spelling = name});
     }
     it->entries.push_back(&e);
     it->count += e.count();
@@ -515,7 +555,8 @@ std::string EntriesAndCauses(size_t entries, size_t causes) {
                       causes == 1 ? " root cause" : " root causes");
 }
 
-absl::StatusOr<TriageStore> TriageStore::Open(const std::string& dir, bool create) {
+absl::StatusOr<TriageStore> TriageStore::Open(const std::string& dir,
+                                              bool create) {
   if (!IsDirectory(dir)) {
     if (!create) {
       return absl::FailedPreconditionError(
@@ -526,14 +567,16 @@ absl::StatusOr<TriageStore> TriageStore::Open(const std::string& dir, bool creat
       absl::StrAppend(&partial, part, "/");
       if (!part.empty()) mkdir(partial.c_str(), 0755);
     }
-    if (!IsDirectory(dir)) return ErrnoError("cannot create triage directory", dir);
+    if (!IsDirectory(dir))
+      return ErrnoError("cannot create triage directory", dir);
   }
   // Proves the directory writable (access() says yes to root on read-only
   // mounts too): the lock file is needed for every change anyway.
   auto lock = DirectoryLock::Acquire(dir);
   if (!lock.ok()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "triage directory ", dir, " is not writable: ", lock.status().message()));
+    return absl::FailedPreconditionError(
+        absl::StrCat("triage directory ", dir,
+                     " is not writable: ", lock.status().message()));
   }
   return TriageStore(dir);
 }
@@ -542,7 +585,8 @@ absl::StatusOr<FileResult> TriageStore::File(const Finding& finding) {
   PTXDIFF_ASSIGN_OR_RETURN(DirectoryLock lock, DirectoryLock::Acquire(dir_));
   const std::string name = EntryName(SignatureOf(finding));
   if (name.size() > 240) {
-    return absl::InvalidArgumentError(absl::StrCat("entry name too long: ", name));
+    return absl::InvalidArgumentError(
+        absl::StrCat("entry name too long: ", name));
   }
   const std::string path = dir_ + "/" + name;
   if (IsDirectory(path)) return CountIn(name, finding);
@@ -564,21 +608,26 @@ absl::StatusOr<FileResult> TriageStore::CountIn(const std::string& name,
   const bool had_meta = Exists(path + "/meta.txt");
   PTXDIFF_ASSIGN_OR_RETURN(auto meta, MetaForUpdate(path, repairs));
   if (!had_meta) CompleteRebuiltMeta(path, finding, meta);
-  PTXDIFF_RETURN_IF_ERROR(RepairCase(path, SignatureOf(finding), finding, repairs));
+  PTXDIFF_RETURN_IF_ERROR(
+      RepairCase(path, SignatureOf(finding), finding, repairs));
   int64_t count = 0;
-  (void)absl::SimpleAtoi(meta["count"], &count);  // MetaForUpdate leaves a number
+  (void)absl::SimpleAtoi(meta["count"],
+                         &count);  // MetaForUpdate leaves a number
   meta["count"] = absl::StrCat(count + finding.occurrences);
   meta["last_seen"] = Now();
   AddFoundAs(finding, meta);
   NoteRepairs(repairs, meta);
-  PTXDIFF_RETURN_IF_ERROR(WriteFileAtomic(path + "/meta.txt", FormatMeta(meta)));
+  PTXDIFF_RETURN_IF_ERROR(
+      WriteFileAtomic(path + "/meta.txt", FormatMeta(meta)));
   return FileResult{name, false, meta.count("explained") > 0, IndexError(),
                     absl::StrJoin(repairs, "; ")};
 }
 
 std::string TriageStore::IndexError() const {
   const absl::Status index = RewriteIndex();
-  return index.ok() ? "" : absl::StrCat("INDEX.md was not rewritten: ", index.message());
+  return index.ok()
+             ? ""
+             : absl::StrCat("INDEX.md was not rewritten: ", index.message());
 }
 
 absl::StatusOr<std::vector<EntryInfo>> TriageStore::List() const {
@@ -588,16 +637,19 @@ absl::StatusOr<std::vector<EntryInfo>> TriageStore::List() const {
   while (dirent* e = readdir(d)) {
     const std::string name = e->d_name;
     auto signature = ParseEntryName(name);
-    if (name[0] == '.' || !signature.ok() || !IsDirectory(dir_ + "/" + name)) continue;
+    if (name[0] == '.' || !signature.ok() || !IsDirectory(dir_ + "/" + name))
+      continue;
     entries.push_back(Inspect(name, *signature));
   }
   closedir(d);
-  std::sort(entries.begin(), entries.end(),
-            [](const EntryInfo& a, const EntryInfo& b) { return a.name < b.name; });
+  std::sort(
+      entries.begin(), entries.end(),
+      [](const EntryInfo& a, const EntryInfo& b) { return a.name < b.name; });
   return entries;
 }
 
-EntryInfo TriageStore::Inspect(const std::string& name, const Signature& signature) const {
+EntryInfo TriageStore::Inspect(const std::string& name,
+                               const Signature& signature) const {
   EntryInfo e{.name = name, .signature = signature};
   const std::string path = dir_ + "/" + name;
   const absl::StatusOr<std::string> meta = ReadFile(path + "/meta.txt");
@@ -608,13 +660,15 @@ EntryInfo TriageStore::Inspect(const std::string& name, const Signature& signatu
   } else {
     e.damage.push_back(absl::IsNotFound(meta.status())
                            ? std::string("meta.txt is missing")
-                           : absl::StrCat("meta.txt cannot be read: ", meta.status().message()));
+                           : absl::StrCat("meta.txt cannot be read: ",
+                                          meta.status().message()));
   }
   for (std::string& d : CheckCase(ReadFile(path + "/case.txt"), signature)) {
     e.damage.push_back(std::move(d));
   }
   for (std::string& file : FileNames(path)) {
-    if (absl::StrContains(file, ".damaged-")) e.kept_aside.push_back(std::move(file));
+    if (absl::StrContains(file, ".damaged-"))
+      e.kept_aside.push_back(std::move(file));
   }
   return e;
 }
@@ -627,17 +681,21 @@ absl::StatusOr<std::string> TriageStore::Show(absl::string_view entry) const {
   }
   const EntryInfo e = Inspect(std::string(entry), *ParseEntryName(entry));
   std::string out;
-  for (const std::string& d : e.damage) absl::StrAppend(&out, "# DAMAGED: ", d, "\n");
+  for (const std::string& d : e.damage)
+    absl::StrAppend(&out, "# DAMAGED: ", d, "\n");
   // What a damaged file holds is shown, never lost, but not fed to the
   // terminal raw.
   const auto file = [&](const char* name) {
-    const absl::StatusOr<std::string> bytes = ReadFile(absl::StrCat(path, "/", name));
-    if (!bytes.ok()) return absl::StrCat("# ", name, ": ", bytes.status().message(), "\n");
+    const absl::StatusOr<std::string> bytes =
+        ReadFile(absl::StrCat(path, "/", name));
+    if (!bytes.ok())
+      return absl::StrCat("# ", name, ": ", bytes.status().message(), "\n");
     return e.damage.empty() ? *bytes : Printable(*bytes);
   };
   absl::StrAppend(&out, file("case.txt"), "\n# meta.txt\n", file("meta.txt"));
   if (!e.kept_aside.empty()) {
-    absl::StrAppend(&out, "\n# kept aside by repairs: ", absl::StrJoin(e.kept_aside, ", "), "\n");
+    absl::StrAppend(&out, "\n# kept aside by repairs: ",
+                    absl::StrJoin(e.kept_aside, ", "), "\n");
   }
   absl::StrAppend(&out, "\n# files: ", path, "/\n");
   return out;
@@ -655,12 +713,14 @@ absl::Status TriageStore::MarkExplained(absl::string_view entry,
   PTXDIFF_ASSIGN_OR_RETURN(auto meta, MetaForUpdate(path, repairs));
   meta["explained"] = std::string(reason);
   NoteRepairs(repairs, meta);
-  PTXDIFF_RETURN_IF_ERROR(WriteFileAtomic(path + "/meta.txt", FormatMeta(meta)));
+  PTXDIFF_RETURN_IF_ERROR(
+      WriteFileAtomic(path + "/meta.txt", FormatMeta(meta)));
   return RewriteIndex();
 }
 
 absl::StatusOr<int> TriageStore::MergeFrom(const std::string& other_dir) {
-  PTXDIFF_ASSIGN_OR_RETURN(TriageStore other, Open(other_dir, /*create=*/false));
+  PTXDIFF_ASSIGN_OR_RETURN(TriageStore other,
+                           Open(other_dir, /*create=*/false));
   PTXDIFF_ASSIGN_OR_RETURN(std::vector<EntryInfo> theirs, other.List());
   PTXDIFF_ASSIGN_OR_RETURN(DirectoryLock lock, DirectoryLock::Acquire(dir_));
   int added = 0;
@@ -679,12 +739,14 @@ absl::StatusOr<int> TriageStore::MergeFrom(const std::string& other_dir) {
     std::vector<std::string> repairs;
     PTXDIFF_ASSIGN_OR_RETURN(auto meta, MetaForUpdate(mine, repairs));
     int64_t count = 0;
-    (void)absl::SimpleAtoi(meta["count"], &count);  // MetaForUpdate leaves a number
+    (void)absl::SimpleAtoi(meta["count"],
+                           &count);  // MetaForUpdate leaves a number
     meta["count"] = absl::StrCat(count + e.count());
     // What the other directory lost of its count, this one has lost too.
     if (!e.count_known()) {
-      meta["count_lost"] = absl::StrCat(Now(), ": merged from ", other_dir,
-                                        ", whose count of this entry is unreadable");
+      meta["count_lost"] =
+          absl::StrCat(Now(), ": merged from ", other_dir,
+                       ", whose count of this entry is unreadable");
     } else if (e.count_is_lower_bound() && !meta.count("count_lost")) {
       meta["count_lost"] = e.meta.at("count_lost");
     }
@@ -694,12 +756,15 @@ absl::StatusOr<int> TriageStore::MergeFrom(const std::string& other_dir) {
       auto it = e.meta.find(key);
       return it == e.meta.end() ? std::string() : it->second;
     };
-    if (!theirs_at("first_seen").empty() && theirs_at("first_seen") < meta["first_seen"]) {
+    if (!theirs_at("first_seen").empty() &&
+        theirs_at("first_seen") < meta["first_seen"]) {
       meta["first_seen"] = theirs_at("first_seen");
     }
     meta["last_seen"] = std::max(meta["last_seen"], theirs_at("last_seen"));
-    if (e.explained() && !meta.count("explained")) meta["explained"] = theirs_at("explained");
-    PTXDIFF_RETURN_IF_ERROR(WriteFileAtomic(mine + "/meta.txt", FormatMeta(meta)));
+    if (e.explained() && !meta.count("explained"))
+      meta["explained"] = theirs_at("explained");
+    PTXDIFF_RETURN_IF_ERROR(
+        WriteFileAtomic(mine + "/meta.txt", FormatMeta(meta)));
   }
   PTXDIFF_RETURN_IF_ERROR(RewriteIndex());
   return added;
@@ -717,11 +782,14 @@ absl::Status TriageStore::RewriteIndex() const {
       auto it = e.meta.find(key);
       return it == e.meta.end() ? std::string("-") : it->second;
     };
-    absl::StrAppend(&out, "| ", FindingKindName(e.signature.kind), " | ",
-                    e.signature.backend, " | ", e.signature.disagreement_class, " | `",
-                    e.signature.spelling, "` | ", e.CountText(), " | ", at("first_seen"),
-                    " | ", at("last_seen"), " | ", e.explained() ? at("explained") : "",
-                    " | ", absl::StrReplaceAll(absl::StrJoin(e.damage, "; "), {{"|", "\\|"}}), " |\n");
+    absl::StrAppend(
+        &out, "| ", FindingKindName(e.signature.kind), " | ",
+        e.signature.backend, " | ", e.signature.disagreement_class, " | `",
+        e.signature.spelling, "` | ", e.CountText(), " | ", at("first_seen"),
+        " | ", at("last_seen"), " | ", e.explained() ? at("explained") : "",
+        " | ",
+        absl::StrReplaceAll(absl::StrJoin(e.damage, "; "), {{"|", "\\|"}}),
+        " |\n");
   }
   return WriteFileAtomic(dir_ + "/INDEX.md", out);
 }

@@ -62,7 +62,8 @@ struct EntryInfo {
 struct RootCause {
   FindingKind kind;
   std::string backend;
-  std::string spelling;  // a program's: "program: abs.s32, setp.lt.s32, selp.b32"
+  std::string
+      spelling;  // a program's: "program: abs.s32, setp.lt.s32, selp.b32"
   std::vector<const EntryInfo*> entries;  // in the order given
   int64_t count = 0;                      // the entries' counts summed
   bool explained() const;                 // every entry is
@@ -120,7 +121,8 @@ class TriageStore {
   // The entry `name` (a directory of dir_), read and checked.
   EntryInfo Inspect(const std::string& name, const Signature& signature) const;
   // File() for an entry that exists: repaired, then counted.
-  absl::StatusOr<FileResult> CountIn(const std::string& name, const Finding& finding);
+  absl::StatusOr<FileResult> CountIn(const std::string& name,
+                                     const Finding& finding);
   absl::Status RewriteIndex() const;
   // RewriteIndex's error message, or empty (File's index_error).
   std::string IndexError() const;

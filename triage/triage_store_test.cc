@@ -10,8 +10,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isa/spelling.h"
-#include "triage/text_case.h"
 #include "triage/testing/unisolated_finding.h"
+#include "triage/text_case.h"
 
 namespace ptxdiff {
 namespace {
@@ -19,8 +19,8 @@ namespace {
 using ::testing::HasSubstr;
 
 std::string FreshDir(const std::string& name) {
-  const std::string dir = ::testing::TempDir() + "/triage_" + name + "_" +
-                          std::to_string(getpid());
+  const std::string dir =
+      ::testing::TempDir() + "/triage_" + name + "_" + std::to_string(getpid());
   std::system(("rm -rf '" + dir + "'").c_str());
   return dir;
 }
@@ -76,7 +76,9 @@ TEST(TriageStoreTest, FilesNewEntriesAndCountsRepeats) {
   EXPECT_THAT(*shown, HasSubstr("count: 2\n"));
   std::ifstream index(dir + "/INDEX.md");
   std::string text((std::istreambuf_iterator<char>(index)), {});
-  EXPECT_THAT(text, HasSubstr("| value-mismatch | faulty | in-range | `add.s32` | 2 |"));
+  EXPECT_THAT(
+      text,
+      HasSubstr("| value-mismatch | faulty | in-range | `add.s32` | 2 |"));
 }
 
 // A directory short of space may take an entry and then not its INDEX.md
@@ -87,11 +89,13 @@ TEST(TriageStoreTest, AnIndexThatCannotBeRewrittenDoesNotUnfileTheEntry) {
   const std::string dir = FreshDir("index");
   auto store = TriageStore::Open(dir, /*create=*/true);
   ASSERT_TRUE(store.ok()) << store.status();
-  ASSERT_EQ(std::system(("mkdir -p '" + dir + "/INDEX.md/in-the-way'").c_str()), 0);
+  ASSERT_EQ(std::system(("mkdir -p '" + dir + "/INDEX.md/in-the-way'").c_str()),
+            0);
   auto filed = store->File(Mismatch("add.s32", 1));
   ASSERT_TRUE(filed.ok()) << filed.status();
   EXPECT_TRUE(filed->is_new);
-  EXPECT_THAT(filed->index_error, HasSubstr("INDEX.md was not rewritten: cannot rename into"));
+  EXPECT_THAT(filed->index_error,
+              HasSubstr("INDEX.md was not rewritten: cannot rename into"));
   auto again = store->File(Mismatch("add.s32", 9));
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_FALSE(again->is_new);
@@ -138,8 +142,9 @@ TEST(TriageStoreTest, ConcurrentWritersLoseNothing) {
         // in range, >= 32, >= 64, >= 256).
         const bool shared = i % 2 == 0;
         constexpr uint64_t kClassOperand[] = {1, 40, 100, 300};
-        if (!store->File(Mismatch(shared ? "add.s32" : "bmsk.clamp.b32",
-                                  shared ? i : kClassOperand[p % 4]))
+        if (!store
+                 ->File(Mismatch(shared ? "add.s32" : "bmsk.clamp.b32",
+                                 shared ? i : kClassOperand[p % 4]))
                  .ok()) {
           _exit(1);
         }
@@ -231,10 +236,12 @@ void WriteAll(const std::string& path, const std::string& bytes) {
 }
 
 // The files of an entry kept aside by a repair: <file>.damaged-<time>.
-std::vector<std::string> KeptAside(const std::string& entry_dir, const std::string& file) {
+std::vector<std::string> KeptAside(const std::string& entry_dir,
+                                   const std::string& file) {
   std::vector<std::string> kept;
   for (const std::string& name : Names(entry_dir)) {
-    if (name.rfind(file + ".damaged-", 0) == 0) kept.push_back(entry_dir + "/" + name);
+    if (name.rfind(file + ".damaged-", 0) == 0)
+      kept.push_back(entry_dir + "/" + name);
   }
   return kept;
 }
@@ -262,23 +269,28 @@ const EntryInfo& Only(const absl::StatusOr<std::vector<EntryInfo>>& entries) {
 // rewritten with what parsed; the count, which parsed, goes on.
 TEST(TriageStoreTest, GarbageInMetaIsReportedKeptAsideAndTheCountGoesOn) {
   const Filed e = FiledTwice("damaged_meta");
-  const std::string damaged = ReadAll(e.path + "/meta.txt") + "\x89PNG\r\n\x1a\nnot a key value line\n";
+  const std::string damaged =
+      ReadAll(e.path + "/meta.txt") + "\x89PNG\r\n\x1a\nnot a key value line\n";
   WriteAll(e.path + "/meta.txt", damaged);
   auto store = TriageStore::Open(e.dir, false);
 
   const EntryInfo listed = Only(store->List());
   ASSERT_EQ(listed.damage.size(), 1u);
-  EXPECT_THAT(listed.damage[0], HasSubstr("meta.txt has 3 lines that are not 'key: value' ("
-                                          "line 9: \"\\x89PNG\\r\")"));
+  EXPECT_THAT(listed.damage[0],
+              HasSubstr("meta.txt has 3 lines that are not 'key: value' ("
+                        "line 9: \"\\x89PNG\\r\")"));
   EXPECT_EQ(listed.CountText(), "2");
   const std::string shown = *store->Show(e.name);
   EXPECT_THAT(shown, HasSubstr("# DAMAGED: meta.txt has 3 lines"));
-  EXPECT_THAT(shown, HasSubstr("reading: spec\n\\x89PNG\\x0d\n\\x1a\nnot a key value line\n"));
+  EXPECT_THAT(
+      shown,
+      HasSubstr("reading: spec\n\\x89PNG\\x0d\n\\x1a\nnot a key value line\n"));
   EXPECT_EQ(shown.find('\x89'), std::string::npos);
 
   auto filed = store->File(Mismatch("add.s32", 3));
   ASSERT_TRUE(filed.ok()) << filed.status();
-  EXPECT_THAT(filed->repaired, HasSubstr("meta.txt has 3 lines that are not 'key: value'"));
+  EXPECT_THAT(filed->repaired,
+              HasSubstr("meta.txt has 3 lines that are not 'key: value'"));
   EXPECT_THAT(filed->repaired, HasSubstr(": kept as meta.txt.damaged-"));
   const std::vector<std::string> kept = KeptAside(e.path, "meta.txt");
   ASSERT_EQ(kept.size(), 1u);
@@ -287,8 +299,10 @@ TEST(TriageStoreTest, GarbageInMetaIsReportedKeptAsideAndTheCountGoesOn) {
   EXPECT_TRUE(repaired.damage.empty()) << repaired.damage[0];
   EXPECT_EQ(repaired.CountText(), "3");
   EXPECT_EQ(repaired.meta.at("backend"), "faulty 1");
-  EXPECT_THAT(repaired.meta.at("repaired"), HasSubstr("kept as meta.txt.damaged-"));
-  EXPECT_THAT(repaired.kept_aside, ::testing::ElementsAre(kept[0].substr(e.path.size() + 1)));
+  EXPECT_THAT(repaired.meta.at("repaired"),
+              HasSubstr("kept as meta.txt.damaged-"));
+  EXPECT_THAT(repaired.kept_aside,
+              ::testing::ElementsAre(kept[0].substr(e.path.size() + 1)));
 }
 
 // A count that does not parse: the other keys are kept, the count restarts
@@ -300,15 +314,18 @@ TEST(TriageStoreTest, ACountThatDoesNotParseKeepsTheOtherKeysAndSaysSo) {
   WriteAll(e.path + "/meta.txt", meta);
   auto store = TriageStore::Open(e.dir, false);
   const EntryInfo listed = Only(store->List());
-  EXPECT_THAT(listed.damage, ::testing::ElementsAre("meta.txt's count \"18x9\" is not a number"));
+  EXPECT_THAT(listed.damage, ::testing::ElementsAre(
+                                 "meta.txt's count \"18x9\" is not a number"));
   EXPECT_EQ(listed.CountText(), "?");
 
   ASSERT_TRUE(store->File(Mismatch("add.s32", 3)).ok());
   const EntryInfo repaired = Only(store->List());
   EXPECT_TRUE(repaired.damage.empty());
   EXPECT_EQ(repaired.CountText(), "1+");
-  EXPECT_THAT(repaired.meta.at("count_lost"),
-              HasSubstr(": meta.txt's count \"18x9\" is not a number; counted from then on"));
+  EXPECT_THAT(
+      repaired.meta.at("count_lost"),
+      HasSubstr(
+          ": meta.txt's count \"18x9\" is not a number; counted from then on"));
   EXPECT_EQ(repaired.meta.at("backend"), "faulty 1");
   EXPECT_EQ(repaired.meta.count("first_seen"), 1u);
   EXPECT_EQ(ReadAll(KeptAside(e.path, "meta.txt").at(0)), meta);
@@ -318,7 +335,8 @@ TEST(TriageStoreTest, ACountThatDoesNotParseKeepsTheOtherKeysAndSaysSo) {
   ASSERT_TRUE(other->MergeFrom(e.dir).ok());
   EXPECT_EQ(Only(other->List()).CountText(), "2+");
   std::ifstream index(e.dir + "/INDEX.md");
-  EXPECT_THAT(std::string((std::istreambuf_iterator<char>(index)), {}), HasSubstr("| 1+ |"));
+  EXPECT_THAT(std::string((std::istreambuf_iterator<char>(index)), {}),
+              HasSubstr("| 1+ |"));
 }
 
 // A missing meta.txt made every later filing of the signature fail: it is
@@ -331,7 +349,8 @@ TEST(TriageStoreTest, AMissingMetaIsRebuiltAndFilingGoesOn) {
   const EntryInfo listed = Only(store->List());
   EXPECT_THAT(listed.damage, ::testing::ElementsAre("meta.txt is missing"));
   EXPECT_EQ(listed.CountText(), "?");
-  EXPECT_THAT(*store->Show(e.name), HasSubstr("# DAMAGED: meta.txt is missing\n"));
+  EXPECT_THAT(*store->Show(e.name),
+              HasSubstr("# DAMAGED: meta.txt is missing\n"));
 
   auto filed = store->File(Mismatch("add.s32", 3));
   ASSERT_TRUE(filed.ok()) << filed.status();
@@ -342,7 +361,8 @@ TEST(TriageStoreTest, AMissingMetaIsRebuiltAndFilingGoesOn) {
   EXPECT_EQ(repaired.CountText(), "1+");
   EXPECT_EQ(repaired.meta.at("backend"), "faulty 1");
   EXPECT_EQ(repaired.meta.count("first_seen"), 1u);
-  EXPECT_THAT(repaired.meta.at("count_lost"), HasSubstr("meta.txt was missing"));
+  EXPECT_THAT(repaired.meta.at("count_lost"),
+              HasSubstr("meta.txt was missing"));
   // Marking an entry whose meta.txt is gone rebuilds it too.
   ASSERT_EQ(unlink((e.path + "/meta.txt").c_str()), 0);
   ASSERT_TRUE(store->MarkExplained(e.name, "known").ok());
@@ -359,8 +379,10 @@ TEST(TriageStoreTest, ATruncatedOrMissingCaseIsNoticedAndRebuilt) {
     std::string bytes;  // what case.txt becomes; "-" to remove it
     std::string damage;
   } kDamages[] = {
-      {whole.substr(0, whole.find("kind:") + 8), "case.txt is cut short: its last line has no newline"},
-      {whole.substr(0, whole.find("operands:")), "case.txt does not parse: a text case needs"},
+      {whole.substr(0, whole.find("kind:") + 8),
+       "case.txt is cut short: its last line has no newline"},
+      {whole.substr(0, whole.find("operands:")),
+       "case.txt does not parse: a text case needs"},
       {"", "case.txt is empty"},
       {"-", "case.txt is missing"},
   };
@@ -380,7 +402,8 @@ TEST(TriageStoreTest, ATruncatedOrMissingCaseIsNoticedAndRebuilt) {
     auto filed = store->File(Mismatch("add.s32", 3));
     ASSERT_TRUE(filed.ok()) << filed.status();
     EXPECT_THAT(filed->repaired, HasSubstr(d.damage));
-    EXPECT_THAT(filed->repaired, HasSubstr("rebuilt from a repeat of the finding"));
+    EXPECT_THAT(filed->repaired,
+                HasSubstr("rebuilt from a repeat of the finding"));
     EXPECT_TRUE(Only(store->List()).damage.empty());
     auto replayed = ParseTextCase(ReadAll(e.path + "/case.txt"));
     ASSERT_TRUE(replayed.ok()) << replayed.status();
@@ -404,7 +427,8 @@ TEST(TriageStoreTest, AnUnisolatedFaultIsFiledAsItsWholeBatch) {
   auto store = TriageStore::Open(dir, true);
   ASSERT_TRUE(store.ok());
   Finding f = AnUnisolatedHangOfABatch();
-  f.detail = "unisolated hang of a batch of 3 tuple(s) not narrowed to one tuple: why";
+  f.detail =
+      "unisolated hang of a batch of 3 tuple(s) not narrowed to one tuple: why";
   auto filed = store->File(f);
   ASSERT_TRUE(filed.ok()) << filed.status();
   EXPECT_EQ(filed->entry, "hang~faulty~unisolated-hang~" + BatchName(f.batch));
@@ -423,10 +447,12 @@ TEST(TriageStoreTest, AnUnisolatedFaultIsFiledAsItsWholeBatch) {
   WriteAll(path + "/case.txt", whole.substr(0, whole.rfind("variant:")));
   listed = Only(store->List());
   ASSERT_EQ(listed.damage.size(), 1u);
-  EXPECT_THAT(listed.damage[0], HasSubstr("case.txt is cut short: its batch: line says 3"));
+  EXPECT_THAT(listed.damage[0],
+              HasSubstr("case.txt is cut short: its batch: line says 3"));
   filed = store->File(f);
   ASSERT_TRUE(filed.ok()) << filed.status();
-  EXPECT_THAT(filed->repaired, HasSubstr("rebuilt from a repeat of the finding"));
+  EXPECT_THAT(filed->repaired,
+              HasSubstr("rebuilt from a repeat of the finding"));
   EXPECT_EQ(*ParseTextCaseTuples(ReadAll(path + "/case.txt")), f.batch);
 }
 
@@ -439,7 +465,8 @@ TEST(TriageStoreTest, MissingOrUnwritableDirectories) {
   ASSERT_FALSE(unwritable.ok());
   EXPECT_THAT(unwritable.status().message(), HasSubstr("is not writable"));
   auto store = TriageStore::Open(FreshDir("show"), true);
-  EXPECT_THAT(store->Show("crash~x~y~add.s32").status().message(), HasSubstr("no entry"));
+  EXPECT_THAT(store->Show("crash~x~y~add.s32").status().message(),
+              HasSubstr("no entry"));
   EXPECT_FALSE(store->MergeFrom(FreshDir("nonexistent")).ok());
 }
 

@@ -17,8 +17,8 @@ namespace {
 absl::Status CheckCount(const RunReply& reply, size_t tuples) {
   if (reply.results.size() == tuples) return absl::OkStatus();
   return absl::InternalError(absl::StrCat("the backend answered ",
-                                          reply.results.size(), " of ",
-                                          tuples, " tuples"));
+                                          reply.results.size(), " of ", tuples,
+                                          " tuples"));
 }
 
 }  // namespace
@@ -41,7 +41,8 @@ void Declines::Add(std::span<const uint32_t> positions, DeclineCode code,
                    const std::string& message) {
   const uint32_t index = reply_.InternMessage(message);
   for (uint32_t p : positions) {
-    reply_.results[p] = {.kind = ResultKind::kDecline, .code = code, .message = index};
+    reply_.results[p] = {
+        .kind = ResultKind::kDecline, .code = code, .message = index};
   }
 }
 
@@ -91,7 +92,8 @@ RunReply Merge(const RunRequest& request, const Admission& admission,
   // Each distinct reason once in `messages` (two variants may share one).
   std::vector<uint32_t> message(request.spellings.size());
   for (size_t i = 0; i < request.spellings.size(); ++i) {
-    if (admission.resolved[i] < 0) message[i] = reply.InternMessage(admission.why_not[i]);
+    if (admission.resolved[i] < 0)
+      message[i] = reply.InternMessage(admission.why_not[i]);
   }
   size_t next = 0;
   for (const WireTuple& t : request.tuples) {
@@ -144,7 +146,8 @@ absl::Status Backend::Run(const RunRequest& request, RunReply& reply) {
   admitted.reserve(request.tuples.size());
   for (const WireTuple& t : request.tuples) {
     const int index = admission.resolved[t.variant_index];
-    if (index >= 0) admitted.push_back({static_cast<uint32_t>(index), t.operands, t.runtime});
+    if (index >= 0)
+      admitted.push_back({static_cast<uint32_t>(index), t.operands, t.runtime});
   }
   batch.tuples = admitted;
   RunReply ran;

@@ -23,15 +23,19 @@ class EchoBackend : public Backend {
   std::vector<WireTuple> last_tuples;
 
  protected:
-  WorkerIdentity Describe() const override { return {.name = "echo", .version = "1"}; }
+  WorkerIdentity Describe() const override {
+    return {.name = "echo", .version = "1"};
+  }
   std::optional<std::string> WhyUnsupported(const Variant& v) const override {
     if (v.family == Family::kBfe) return "echo runs no bfe";
     return std::nullopt;
   }
-  absl::Status RunSupported(const ResolvedBatch& batch, RunReply& reply) override {
+  absl::Status RunSupported(const ResolvedBatch& batch,
+                            RunReply& reply) override {
     last.variants = batch.variants;
     last_tuples.assign(batch.tuples.begin(), batch.tuples.end());
-    for (const WireTuple& t : batch.tuples) reply.AddValue(t.operands.v[0] + t.runtime);
+    for (const WireTuple& t : batch.tuples)
+      reply.AddValue(t.operands.v[0] + t.runtime);
     return absl::OkStatus();
   }
 };
@@ -43,7 +47,8 @@ TEST(BackendTest, RunDeclinesWhatTheBackendDoesNotRunAndPassesTheRestOn) {
   EchoBackend backend;
   RunRequest request;
   request.spellings = {"add.s32", "bfe.u32", "no.such", "sub.s32"};
-  request.tuples = {{0, {{10}}, 0b01}, {1, {{20}}}, {2, {{30}}}, {3, {{40}}}, {0, {{50}}}};
+  request.tuples = {
+      {0, {{10}}, 0b01}, {1, {{20}}}, {2, {{30}}}, {3, {{40}}}, {0, {{50}}}};
   RunReply reply;
   ASSERT_TRUE(backend.Run(request, reply).ok());
   ASSERT_EQ(reply.results.size(), 5u);
@@ -53,7 +58,8 @@ TEST(BackendTest, RunDeclinesWhatTheBackendDoesNotRunAndPassesTheRestOn) {
   EXPECT_EQ(reply.results[1].kind, ResultKind::kDecline);
   EXPECT_EQ(reply.results[1].code, DeclineCode::kUnsupportedVariant);
   EXPECT_EQ(reply.messages[reply.results[1].message], "echo runs no bfe");
-  EXPECT_THAT(reply.messages[reply.results[2].message], HasSubstr("unknown variant 'no.such'"));
+  EXPECT_THAT(reply.messages[reply.results[2].message],
+              HasSubstr("unknown variant 'no.such'"));
   // The backend saw only what it runs, re-indexed, with the forms kept.
   ASSERT_EQ(backend.last.variants.size(), 2u);
   EXPECT_EQ(Spell(backend.last.variants[1]), "sub.s32");
@@ -68,7 +74,8 @@ TEST(BackendTest, ABadVariantIndexIsAnError) {
   request.spellings = {"add.s32"};
   request.tuples = {{3, {{1}}}};
   RunReply reply;
-  EXPECT_THAT(backend.Run(request, reply).message(), HasSubstr("variant index 3 of 1"));
+  EXPECT_THAT(backend.Run(request, reply).message(),
+              HasSubstr("variant index 3 of 1"));
 }
 
 // Identity lists a family's opcode where every variant runs, and nothing of
@@ -85,10 +92,12 @@ TEST(BackendTest, IdentityListsWhatTheBackendRuns) {
 
 // GroupByVariant: groups in order of first appearance, positions in order.
 TEST(BackendTest, GroupByVariantKeepsFirstAppearanceOrder) {
-  const std::vector<WireTuple> tuples = {{1, {}}, {0, {}}, {1, {}}, {2, {}}, {0, {}}};
-  ResolvedBatch batch{.variants = {*ParseVariant("add.s32"), *ParseVariant("sub.s32"),
-                                   *ParseVariant("mul.lo.s32")},
-                      .tuples = tuples};
+  const std::vector<WireTuple> tuples = {
+      {1, {}}, {0, {}}, {1, {}}, {2, {}}, {0, {}}};
+  ResolvedBatch batch{
+      .variants = {*ParseVariant("add.s32"), *ParseVariant("sub.s32"),
+                   *ParseVariant("mul.lo.s32")},
+      .tuples = tuples};
   const std::vector<VariantGroup> groups = GroupByVariant(batch);
   ASSERT_EQ(groups.size(), 3u);
   EXPECT_EQ(groups[0].variant_index, 1u);
@@ -103,8 +112,10 @@ TEST(BackendTest, IntOptionNamesTheBackendTheKeyAndTheRange) {
   EXPECT_EQ(out, 3);
   EXPECT_TRUE(IntOption({}, "x", "jobs", 1, 8, out).ok());
   EXPECT_EQ(out, 3);
-  const absl::Status bad = IntOption({{"jobs", "9"}}, "ptx-cmd", "jobs", 1, 8, out);
-  EXPECT_EQ(bad.message(), "ptx-cmd backend option jobs=9: expected an integer in [1, 8]");
+  const absl::Status bad =
+      IntOption({{"jobs", "9"}}, "ptx-cmd", "jobs", 1, 8, out);
+  EXPECT_EQ(bad.message(),
+            "ptx-cmd backend option jobs=9: expected an integer in [1, 8]");
   EXPECT_EQ(out, 3);
   EXPECT_EQ(OptionValue({{"a", "1"}, {"a", "2"}}, "a"), "2");
 }

@@ -28,9 +28,8 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(absl::string_view name,
         "(find_package(CUDAToolkit) failed); --backend=ptxas needs no GPU");
   }
 #endif
-  return absl::NotFoundError(
-      absl::StrCat("unknown backend '", name,
-                   "'; built in: ", BuiltinBackendNames()));
+  return absl::NotFoundError(absl::StrCat(
+      "unknown backend '", name, "'; built in: ", BuiltinBackendNames()));
 }
 
 }  // namespace ptxdiff

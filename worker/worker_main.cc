@@ -13,17 +13,17 @@
 #include <string>
 
 #include "absl/strings/match.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
-#include "worker/backend.h"
+#include "absl/strings/strip.h"
 #include "protocol/frame_io.h"
+#include "worker/backend.h"
 
 namespace ptxdiff {
 namespace {
 
 int Fatal(int code, absl::string_view message) {
-  std::fprintf(stderr, "ptxdiff-worker: %.*s\n", static_cast<int>(message.size()),
-               message.data());
+  std::fprintf(stderr, "ptxdiff-worker: %.*s\n",
+               static_cast<int>(message.size()), message.data());
   return code;
 }
 
@@ -31,15 +31,17 @@ int Fatal(int code, absl::string_view message) {
 absl::Status Answer(Backend& backend, const Frame& frame) {
   auto request = DecodeRunRequest(frame.payload);
   if (!request.ok()) {
-    return WriteFrame(STDOUT_FILENO, MessageType::kError,
-                      absl::StrCat("malformed RUN: ", request.status().message()));
+    return WriteFrame(
+        STDOUT_FILENO, MessageType::kError,
+        absl::StrCat("malformed RUN: ", request.status().message()));
   }
   RunReply reply;
   const absl::Status run = backend.Run(*request, reply);
   if (!run.ok()) {
     return WriteFrame(STDOUT_FILENO, MessageType::kError, run.ToString());
   }
-  return WriteFrame(STDOUT_FILENO, MessageType::kResults, EncodeRunReply(reply));
+  return WriteFrame(STDOUT_FILENO, MessageType::kResults,
+                    EncodeRunReply(reply));
 }
 
 int Serve(absl::string_view backend_name) {
@@ -49,7 +51,8 @@ int Serve(absl::string_view backend_name) {
   }
   auto backend = MakeBackend(backend_name, DecodeKeyValues(hello->payload));
   if (!backend.ok()) {
-    (void)WriteFrame(STDOUT_FILENO, MessageType::kError, backend.status().message());
+    (void)WriteFrame(STDOUT_FILENO, MessageType::kError,
+                     backend.status().message());
     return Fatal(3, backend.status().message());
   }
   if (!WriteFrame(STDOUT_FILENO, MessageType::kHelloReply,
@@ -62,7 +65,8 @@ int Serve(absl::string_view backend_name) {
     if (absl::IsUnavailable(frame.status())) return 0;  // client went away
     if (!frame.ok()) return Fatal(4, frame.status().message());
     if (frame->type == MessageType::kBye) return 0;
-    if (frame->type != MessageType::kRun) return Fatal(4, "expected RUN or BYE");
+    if (frame->type != MessageType::kRun)
+      return Fatal(4, "expected RUN or BYE");
     if (!Answer(**backend, *frame).ok()) return 0;  // client went away
   }
 }
@@ -78,8 +82,9 @@ int main(int argc, char** argv) {
     if (absl::ConsumePrefix(&arg, "--backend=")) {
       backend = std::string(arg);
     } else {
-      return ptxdiff::Fatal(2, absl::StrCat("unknown argument '", arg,
-                                            "'; usage: ptxdiff-worker --backend=NAME"));
+      return ptxdiff::Fatal(
+          2, absl::StrCat("unknown argument '", arg,
+                          "'; usage: ptxdiff-worker --backend=NAME"));
     }
   }
   if (backend.empty()) {

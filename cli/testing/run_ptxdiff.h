@@ -32,7 +32,8 @@ inline CliRun Ptxdiff(std::vector<std::string> args) {
 // An empty directory under the test's temporary directory, named after
 // `name` and this process.
 inline std::string TempDirFor(const std::string& name) {
-  const std::string dir = ::testing::TempDir() + "/cli_" + name + "_" + std::to_string(getpid());
+  const std::string dir =
+      ::testing::TempDir() + "/cli_" + name + "_" + std::to_string(getpid());
   std::system(("rm -rf '" + dir + "' && mkdir -p '" + dir + "'").c_str());
   return dir;
 }

@@ -28,8 +28,9 @@ struct OrphanEnd {
 // (PR_SET_CHILD_SUBREAPER while this runs). Polled: a child that got its
 // signal ends within milliseconds, and the limit only bounds a failing test.
 // A child still running at the limit is killed and reaped, not reported.
-inline OrphanEnd ChildOfAKilledCaller(const std::function<pid_t()>& start,
-                                      std::chrono::seconds limit = std::chrono::seconds(30)) {
+inline OrphanEnd ChildOfAKilledCaller(
+    const std::function<pid_t()>& start,
+    std::chrono::seconds limit = std::chrono::seconds(30)) {
   OrphanEnd end;
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   int pid_pipe[2];
@@ -41,7 +42,8 @@ inline OrphanEnd ChildOfAKilledCaller(const std::function<pid_t()>& start,
     pause();
     _exit(0);
   }
-  if (read(pid_pipe[0], &end.child, sizeof(end.child)) != sizeof(end.child)) end.child = -1;
+  if (read(pid_pipe[0], &end.child, sizeof(end.child)) != sizeof(end.child))
+    end.child = -1;
   close(pid_pipe[0]);
   close(pid_pipe[1]);
   kill(caller, SIGKILL);

@@ -20,7 +20,8 @@ class ScopedEnv {
       setenv(name, value, 1);
     }
   }
-  ScopedEnv(const char* name, const std::string& value) : ScopedEnv(name, value.c_str()) {}
+  ScopedEnv(const char* name, const std::string& value)
+      : ScopedEnv(name, value.c_str()) {}
   ~ScopedEnv() {
     if (old_.has_value()) {
       setenv(name_, old_->c_str(), 1);

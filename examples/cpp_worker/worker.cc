@@ -1,8 +1,9 @@
 // An example ptxdiff worker built on the kit (kit/ptxdiff_worker.h): a small
 // "implementation under test" of the PTX integer families add, sub, min, max
 // and bfe, written from the PTX ISA text (sections 9.7.1.1, 9.7.1.2,
-// 9.7.1.12, 9.7.1.13, 9.7.1.19; add.cc and sub.cc from 9.7.2.1, 9.7.2.3). Every other family is declined through the
-// `supports` lines, so ptxdiff never sends it.
+// 9.7.1.12, 9.7.1.13, 9.7.1.19; add.cc and sub.cc from 9.7.2.1, 9.7.2.3). Every
+// other family is declined through the `supports` lines, so ptxdiff never sends
+// it.
 //
 //   c++ -std=c++17 -O2 -I kit examples/cpp_worker/worker.cc -o cpp_worker
 //   ptxdiff sweep --backend exec:$PWD/cpp_worker --family add --family bfe
@@ -23,8 +24,11 @@ using ptxdiff::kit::SignExtend;
 using ptxdiff::kit::TypeBits;
 using ptxdiff::kit::Variant;
 
-// For these families the type is the last modifier: add.sat.s32, min.relu.s16x2.
-bool IsPacked(const std::string& type) { return type == "u16x2" || type == "s16x2"; }
+// For these families the type is the last modifier: add.sat.s32,
+// min.relu.s16x2.
+bool IsPacked(const std::string& type) {
+  return type == "u16x2" || type == "s16x2";
+}
 
 // Applies `op` to each 16-bit half of packed operands, as the spec says for
 // .u16x2 / .s16x2: each half is an independent 16-bit operation.
@@ -52,9 +56,9 @@ Answer AddSub(const Variant& v, const uint64_t* o, bool sub) {
     return Answer::Value(d, sub ? a < b : d < a);  // the sum wrapped below a
   }
   if (IsPacked(type)) {
-    return Answer::Value(PerHalf(o[0], o[1], false, [sub](int64_t a, int64_t b) {
-      return sub ? a - b : a + b;
-    }));
+    return Answer::Value(
+        PerHalf(o[0], o[1], false,
+                [sub](int64_t a, int64_t b) { return sub ? a - b : a + b; }));
   }
   if (v.HasModifier("sat")) {
     const int64_t a = SignExtend(o[0], 32), b = SignExtend(o[1], 32);
@@ -62,7 +66,8 @@ Answer AddSub(const Variant& v, const uint64_t* o, bool sub) {
     const int64_t clamped = std::clamp<int64_t>(exact, INT32_MIN, INT32_MAX);
     return Answer::Value(LowBits(static_cast<uint64_t>(clamped), 32));
   }
-  return Answer::Value(LowBits(sub ? o[0] - o[1] : o[0] + o[1], TypeBits(type)));
+  return Answer::Value(
+      LowBits(sub ? o[0] - o[1] : o[0] + o[1], TypeBits(type)));
 }
 
 // min / max, signed or unsigned by type; .relu clamps a negative result to 0.
@@ -73,11 +78,14 @@ Answer MinMax(const Variant& v, const uint64_t* o, bool is_max) {
     const int64_t r = is_max ? std::max(a, b) : std::min(a, b);
     return relu ? std::max<int64_t>(r, 0) : r;
   };
-  if (IsPacked(type)) return Answer::Value(PerHalf(o[0], o[1], is_signed, pick));
+  if (IsPacked(type))
+    return Answer::Value(PerHalf(o[0], o[1], is_signed, pick));
   const int width = TypeBits(type);
   if (is_signed) {
     return Answer::Value(
-        LowBits(static_cast<uint64_t>(pick(SignExtend(o[0], width), SignExtend(o[1], width))), width));
+        LowBits(static_cast<uint64_t>(
+                    pick(SignExtend(o[0], width), SignExtend(o[1], width))),
+                width));
   }
   const uint64_t a = LowBits(o[0], width), b = LowBits(o[1], width);
   return Answer::Value(is_max ? std::max(a, b) : std::min(a, b));
@@ -89,12 +97,15 @@ Answer Bfe(const Variant& v, const uint64_t* o) {
   const std::string& type = v.modifiers.back();
   const int msb = TypeBits(type) - 1;
   const uint64_t a = o[0];
-  const int pos = static_cast<int>(o[1] & 0xff), len = static_cast<int>(o[2] & 0xff);
-  const uint64_t sbit =
-      !IsSignedType(type) || len == 0 ? 0 : (a >> std::min(pos + len - 1, msb)) & 1;
+  const int pos = static_cast<int>(o[1] & 0xff),
+            len = static_cast<int>(o[2] & 0xff);
+  const uint64_t sbit = !IsSignedType(type) || len == 0
+                            ? 0
+                            : (a >> std::min(pos + len - 1, msb)) & 1;
   uint64_t d = 0;
   for (int i = 0; i <= msb; ++i) {
-    const uint64_t bit = i < len && pos + i <= msb ? (a >> (pos + i)) & 1 : sbit;
+    const uint64_t bit =
+        i < len && pos + i <= msb ? (a >> (pos + i)) & 1 : sbit;
     d |= bit << i;
   }
   return Answer::Value(d);
@@ -107,7 +118,8 @@ ptxdiff::kit::Answer Evaluate(const Variant& v, const uint64_t operands[4]) {
   if (v.opcode == "max") return MinMax(v, operands, true);
   if (v.opcode == "bfe") return Bfe(v, operands);
   // Not reached while the supports lines below are right.
-  return Answer::Decline(DeclineCode::kUnsupported, "not implemented: " + v.opcode);
+  return Answer::Decline(DeclineCode::kUnsupported,
+                         "not implemented: " + v.opcode);
 }
 
 }  // namespace

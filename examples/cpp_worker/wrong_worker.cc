@@ -20,7 +20,8 @@ Answer Evaluate(const Variant& v, const uint64_t operands[4]) {
   const std::string& type = v.modifiers.back();
   const uint64_t a = operands[0], b = operands[1];
   if (type == "u16x2" || type == "s16x2") {
-    return Answer::Value(LowBits(a + b, 16) | LowBits((a >> 16) + (b >> 16), 16) << 16);
+    return Answer::Value(LowBits(a + b, 16) | LowBits((a >> 16) + (b >> 16), 16)
+                                                  << 16);
   }
   // THE BUG: .sat is ignored, so add.sat.s32 wraps like add.s32.
   const int width = TypeBits(type);

@@ -135,8 +135,7 @@ Result MadWithCarry(const Variant& v, const Operands& ops) {
   // half, c and CC.CF does.
   // AMBIGUOUS: there is no "same for signed" note here; the product half is
   // taken as its n register bits, unsigned, as for add.cc.
-  const Integer sum =
-      UnsignedValue(part, n) + RegisterValue(v, ops, 2) + cf;
+  const Integer sum = UnsignedValue(part, n) + RegisterValue(v, ops, 2) + cf;
   return DefinedWithFlag(v, d, CarryOut(sum, n));
 }
 

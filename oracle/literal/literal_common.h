@@ -16,7 +16,6 @@ namespace ptxdiff {
 inline namespace PTXDIFF_ORACLE_COPY {
 namespace literal {
 
-
 // A mathematical integer. Every intermediate in this file fits (the widest is
 // an s64 shifted left by 63, or a 65-bit vmad sum), so nothing here overflows
 // unless the spec says it truncates.
@@ -113,7 +112,8 @@ inline uint64_t Raw(const Variant& v, const Operands& ops, int i) {
 }
 
 // Source `i` as a number, sign- or zero-extended from its width.
-inline Integer Operand(const Variant& v, const Operands& ops, int i, bool is_signed) {
+inline Integer Operand(const Variant& v, const Operands& ops, int i,
+                       bool is_signed) {
   return Value(Raw(v, ops, i), SourceWidth(v, i), is_signed);
 }
 
@@ -168,7 +168,6 @@ inline uint32_t Shr32(uint32_t x, int64_t n) {
   }
   return d;
 }
-
 
 }  // namespace literal
 }  // namespace PTXDIFF_ORACLE_COPY

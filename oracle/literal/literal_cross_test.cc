@@ -4,9 +4,9 @@
 #include <random>
 #include <vector>
 
-#include "absl/strings/string_view.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
 #include "isa/family_table.h"
 #include "isa/operand_text.h"
@@ -17,7 +17,6 @@
 
 namespace ptxdiff {
 namespace {
-
 
 // Compares the two oracles on `tuples_per_variant` tuples of every variant;
 // stops a family at its first few disagreements to keep the output readable.
@@ -72,9 +71,12 @@ TEST(LiteralCrossTest, ScalarFamiliesInDepth) {
 TEST(LiteralCrossTest, VideoEdgePairsExhaustive) {
   const std::vector<uint64_t>& edges = EdgeValues(32);
   for (absl::string_view spelling :
-       {"vadd.s32.s32.u32.sat d.b2, a.h1, b.b3, c", "vshl.s32.s32.u32.sat.clamp.max",
-        "vshr.u32.s32.u32.wrap.min d, a.b1, b, c", "vmin.u32.s32.s32.sat d.h0, a, b.h1, c",
-        "vmad.s32.u32.s32.sat.shr15 d, -a.b1, b.h0, c", "vset.s32.u32.ge.add d, a.h1, b, c",
+       {"vadd.s32.s32.u32.sat d.b2, a.h1, b.b3, c",
+        "vshl.s32.s32.u32.sat.clamp.max",
+        "vshr.u32.s32.u32.wrap.min d, a.b1, b, c",
+        "vmin.u32.s32.s32.sat d.h0, a, b.h1, c",
+        "vmad.s32.u32.s32.sat.shr15 d, -a.b1, b.h0, c",
+        "vset.s32.u32.ge.add d, a.h1, b, c",
         "vmad.u32.u32.u32.sat.shr7 d, a, b, -c"}) {
     const Variant v = *ParseVariant(spelling);
     for (uint64_t a : edges) {

@@ -18,13 +18,16 @@ inline namespace PTXDIFF_ORACLE_COPY {
 Result LiteralEvaluate(const Variant& v, const Operands& operands) {
   switch (v.family) {
     case Family::kAdd:
-      return v.cc ? literal::AddWithCarry(v, operands) : literal::Add(v, operands);
+      return v.cc ? literal::AddWithCarry(v, operands)
+                  : literal::Add(v, operands);
     case Family::kSub:
-      return v.cc ? literal::SubWithBorrow(v, operands) : literal::Sub(v, operands);
+      return v.cc ? literal::SubWithBorrow(v, operands)
+                  : literal::Sub(v, operands);
     case Family::kMul:
       return literal::Mul(v, operands);
     case Family::kMad:
-      return v.cc ? literal::MadWithCarry(v, operands) : literal::Mad(v, operands);
+      return v.cc ? literal::MadWithCarry(v, operands)
+                  : literal::Mad(v, operands);
     case Family::kMul24:
       return literal::Mul24(v, operands);
     case Family::kMad24:

@@ -42,7 +42,8 @@ Result AddWithCarry(const Variant& v, const Operands& ops);
 Result SubWithBorrow(const Variant& v, const Operands& ops);
 Result MadWithCarry(const Variant& v, const Operands& ops);
 
-// literal_logic.cc: Funnel shift, logic and shift (PTX ISA 9.7.8) and prmt (9.7.9.7).
+// literal_logic.cc: Funnel shift, logic and shift (PTX ISA 9.7.8) and prmt
+// (9.7.9.7).
 Result Shf(const Variant& v, const Operands& ops);
 Result And(const Variant& v, const Operands& ops);
 Result Or(const Variant& v, const Operands& ops);
@@ -54,7 +55,8 @@ Result Shl(const Variant& v, const Operands& ops);
 Result Shr(const Variant& v, const Operands& ops);
 Result Prmt(const Variant& v, const Operands& ops);
 
-// literal_compare.cc: Comparison and selection (PTX ISA 9.7.6) and integer cvt (9.7.9.21).
+// literal_compare.cc: Comparison and selection (PTX ISA 9.7.6) and integer cvt
+// (9.7.9.21).
 Result Setp(const Variant& v, const Operands& ops);
 Result Selp(const Variant& v, const Operands& ops);
 Result Slct(const Variant& v, const Operands& ops);

@@ -9,8 +9,8 @@
 #include "isa/family_table.h"
 #include "isa/variant.h"
 #include "oracle/literal/literal_common.h"
-#include "oracle/literal/literal_simd_video.h"
 #include "oracle/literal/literal_sections.h"
+#include "oracle/literal/literal_simd_video.h"
 #include "oracle/literal/simd_video_op.h"
 #include "oracle/oracle.h"
 

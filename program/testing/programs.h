@@ -17,7 +17,8 @@ namespace ptxdiff {
 // The program whose text is `body` after the header; a test failure (and
 // an empty program) if it does not parse.
 inline Program ProgramOf(const std::string& body) {
-  absl::StatusOr<Program> p = ParseProgram(absl::StrCat(kProgramHeader, "\n", body));
+  absl::StatusOr<Program> p =
+      ParseProgram(absl::StrCat(kProgramHeader, "\n", body));
   EXPECT_TRUE(p.ok()) << p.status() << "\n" << body;
   return p.ok() ? *std::move(p) : Program{};
 }

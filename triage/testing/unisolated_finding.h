@@ -14,7 +14,8 @@ namespace ptxdiff {
 // batch's first is add.cc.s32's (not known to be at fault), then two of
 // add.sat.s32, the first at a = MAX. No detail: each test says why.
 inline Finding AnUnisolatedHangOfABatch() {
-  const Variant add = *ParseVariant("add.cc.s32"), sat = *ParseVariant("add.sat.s32");
+  const Variant add = *ParseVariant("add.cc.s32"),
+                sat = *ParseVariant("add.sat.s32");
   Finding f;
   f.kind = FindingKind::kHang;
   f.unisolated = true;

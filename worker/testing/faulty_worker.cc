@@ -78,10 +78,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "protocol/frame_io.h"
-#include "worker/backends/oracle/oracle_backend.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
+#include "protocol/frame_io.h"
+#include "worker/backends/oracle/oracle_backend.h"
 
 namespace ptxdiff {
 namespace {
@@ -110,7 +110,9 @@ struct Planted {
   uint64_t (*wrong)(uint64_t);
 };
 
-int64_t S32(uint64_t x) { return static_cast<int32_t>(static_cast<uint32_t>(x)); }
+int64_t S32(uint64_t x) {
+  return static_cast<int32_t>(static_cast<uint32_t>(x));
+}
 
 // The exact sum of lane `lane`'s bytes of a 4-lane SIMD video tuple with
 // signed a and b, as its selector (source 3) picks them from {b, a}: worked
@@ -130,39 +132,66 @@ std::optional<Planted> PlantedBug(absl::string_view name) {
     Planted bug;
   };
   static const Row kRows[] = {
-      {"video-selector", "vadd.s32.u32.s32.sat d.b1, a.h1, b.b2, c",
+      {"video-selector",
+       "vadd.s32.u32.s32.sat d.b1, a.h1, b.b2, c",
        {"", [](const Operands&) { return true; },
         [](uint64_t r) { return r ^ 0x100; }}},
-      {"sat-bound", "add.sat.s32",
-       {"", [](const Operands& o) { return S32(o.v[0]) + S32(o.v[1]) == int64_t{1} << 31; },
+      {"sat-bound",
+       "add.sat.s32",
+       {"",
+        [](const Operands& o) {
+          return S32(o.v[0]) + S32(o.v[1]) == int64_t{1} << 31;
+        },
         [](uint64_t) { return uint64_t{0x80000000}; }}},
-      {"field-width", "bfe.u32",
-       {"", [](const Operands& o) {
-          return (o.v[2] & 0xff) != 0 && (o.v[1] & 0xff) + (o.v[2] & 0xff) == 32;
-        }, [](uint64_t r) { return r ^ 1; }}},
-      {"min-times-minus-one", "mul.lo.s64",
-       {"", [](const Operands& o) {
+      {"field-width",
+       "bfe.u32",
+       {"",
+        [](const Operands& o) {
+          return (o.v[2] & 0xff) != 0 &&
+                 (o.v[1] & 0xff) + (o.v[2] & 0xff) == 32;
+        },
+        [](uint64_t r) { return r ^ 1; }}},
+      {"min-times-minus-one",
+       "mul.lo.s64",
+       {"",
+        [](const Operands& o) {
           constexpr uint64_t kMin = uint64_t{1} << 63, kMinusOne = ~uint64_t{0};
           return (o.v[0] == kMin && o.v[1] == kMinusOne) ||
                  (o.v[0] == kMinusOne && o.v[1] == kMin);
-        }, [](uint64_t) { return uint64_t{0x7fffffffffffffff}; }}},
-      {"defined-corner", "fns.b32",
-       {"", [](const Operands& o) {
+        },
+        [](uint64_t) { return uint64_t{0x7fffffffffffffff}; }}},
+      {"defined-corner",
+       "fns.b32",
+       {"",
+        [](const Operands& o) {
           return static_cast<uint32_t>(o.v[1]) == 31 && S32(o.v[2]) < 0;
-        }, [](uint64_t r) { return r ^ 1; }}},
-      {"destination-max", "cvt.sat.u16.s32",
-       {"", [](const Operands& o) { return static_cast<uint32_t>(o.v[0]) == 0xffff; },
+        },
+        [](uint64_t r) { return r ^ 1; }}},
+      {"destination-max",
+       "cvt.sat.u16.s32",
+       {"",
+        [](const Operands& o) {
+          return static_cast<uint32_t>(o.v[0]) == 0xffff;
+        },
         [](uint64_t) { return uint64_t{0xfffe}; }}},
-      {"lane-sum-past-max", "vavrg4.s32.s32.s32",
+      {"lane-sum-past-max",
+       "vavrg4.s32.s32.s32",
        {"", [](const Operands& o) { return LaneSum(o, 1) == 128; },
         [](uint64_t r) { return r ^ 0x100; }}},
-      {"equal-plus-one", "setp.le.s64",
-       {"", [](const Operands& o) {
+      {"equal-plus-one",
+       "setp.le.s64",
+       {"",
+        [](const Operands& o) {
           constexpr uint64_t kMin = uint64_t{1} << 63;
           return o.v[1] == kMin && o.v[0] == kMin + 1;
-        }, [](uint64_t r) { return r ^ 1; }}},
-      {"video-operand-min", "vsub.s32.s32.s32.sat",
-       {"", [](const Operands& o) { return static_cast<uint32_t>(o.v[1]) == 0x80000000; },
+        },
+        [](uint64_t r) { return r ^ 1; }}},
+      {"video-operand-min",
+       "vsub.s32.s32.s32.sat",
+       {"",
+        [](const Operands& o) {
+          return static_cast<uint32_t>(o.v[1]) == 0x80000000;
+        },
         [](uint64_t r) { return r ^ 1; }}},
   };
   for (const Row& row : kRows) {
@@ -176,11 +205,13 @@ std::optional<Planted> PlantedBug(absl::string_view name) {
   return std::nullopt;
 }
 
-void ApplyPlanted(const Planted& bug, const RunRequest& request, RunReply& reply) {
+void ApplyPlanted(const Planted& bug, const RunRequest& request,
+                  RunReply& reply) {
   for (size_t i = 0; i < request.tuples.size(); ++i) {
     const WireTuple& t = request.tuples[i];
     if (reply.results[i].kind == ResultKind::kValue &&
-        request.spellings[t.variant_index] == bug.spelling && bug.hit(t.operands)) {
+        request.spellings[t.variant_index] == bug.spelling &&
+        bug.hit(t.operands)) {
       reply.results[i].bits = bug.wrong(reply.results[i].bits);
     }
   }
@@ -197,7 +228,8 @@ bool HoldsTupleOf(const RunRequest& request, absl::string_view spelling,
                   const Flags& flags) {
   for (const WireTuple& t : request.tuples) {
     if (request.spellings[t.variant_index] != spelling) continue;
-    if (flags.when_operand < 0 || t.operands.v[flags.when_operand] >= flags.when_min) {
+    if (flags.when_operand < 0 ||
+        t.operands.v[flags.when_operand] >= flags.when_min) {
       return true;
     }
   }
@@ -231,7 +263,8 @@ int Serve(const Flags& flags) {
   std::unique_ptr<Backend> backend = MakeOracleBackend();
   WorkerIdentity id = backend->Identity();
   id.name = "faulty";
-  if (!flags.supports.empty()) id.supports = absl::StrSplit(flags.supports, ',');
+  if (!flags.supports.empty())
+    id.supports = absl::StrSplit(flags.supports, ',');
   id.forms = flags.forms;
   (void)WriteFrame(STDOUT_FILENO, MessageType::kHelloReply,
                    EncodeKeyValues(IdentityToKeyValues(id)));
@@ -252,8 +285,11 @@ int Serve(const Flags& flags) {
     if (absl::ConsumePrefix(&faulting, "device-fault-on=")) {
       for (const std::string& s : request->spellings) {
         if (s == faulting) {
-          std::fprintf(stderr, "ptxdiff-worker: cuda device fault: illegal instruction; "
-                               "in flight: %s\n", s.c_str());
+          std::fprintf(
+              stderr,
+              "ptxdiff-worker: cuda device fault: illegal instruction; "
+              "in flight: %s\n",
+              s.c_str());
           std::exit(5);
         }
       }
@@ -293,22 +329,24 @@ int Serve(const Flags& flags) {
     }
     absl::string_view wrong = f;
     const bool wrong_bits = absl::ConsumePrefix(&wrong, "wrong-on=");
-    const bool wrong_carry = !wrong_bits && absl::ConsumePrefix(&wrong, "wrong-carry-on=");
+    const bool wrong_carry =
+        !wrong_bits && absl::ConsumePrefix(&wrong, "wrong-carry-on=");
     if (wrong_bits || wrong_carry) {
       for (size_t i = 0; i < request->tuples.size(); ++i) {
         const uint32_t index = request->tuples[i].variant_index;
         const bool operand_matches =
             flags.when_operand < 0 ||
             request->tuples[i].operands.v[flags.when_operand] >= flags.when_min;
-        if (absl::StartsWith(request->spellings[index], wrong) && operand_matches &&
-            reply.results[i].kind == ResultKind::kValue) {
+        if (absl::StartsWith(request->spellings[index], wrong) &&
+            operand_matches && reply.results[i].kind == ResultKind::kValue) {
           if (wrong_bits) reply.results[i].bits ^= 1;
           if (wrong_carry) reply.results[i].carry = !reply.results[i].carry;
         }
       }
     }
     if (planted) ApplyPlanted(*planted, *request, reply);
-    (void)WriteFrame(STDOUT_FILENO, MessageType::kResults, EncodeRunReply(reply));
+    (void)WriteFrame(STDOUT_FILENO, MessageType::kResults,
+                     EncodeRunReply(reply));
   }
 }
 
@@ -322,7 +360,8 @@ int main(int argc, char** argv) {
     absl::string_view arg = argv[i];
     if (absl::ConsumePrefix(&arg, "--fault=")) flags.fault = std::string(arg);
     if (absl::ConsumePrefix(&arg, "--state=")) flags.state = std::string(arg);
-    if (absl::ConsumePrefix(&arg, "--supports=")) flags.supports = std::string(arg);
+    if (absl::ConsumePrefix(&arg, "--supports="))
+      flags.supports = std::string(arg);
     if (arg == "--no-forms") flags.forms = false;
     if (absl::ConsumePrefix(&arg, "--us-per-tuple=") &&
         !absl::SimpleAtoi(arg, &flags.us_per_tuple)) {
@@ -332,7 +371,8 @@ int main(int argc, char** argv) {
     if (absl::ConsumePrefix(&arg, "--when-operand=")) {
       std::pair<std::string, std::string> parts = absl::StrSplit(arg, ':');
       if (!absl::SimpleAtoi(parts.first, &flags.when_operand) ||
-          !absl::SimpleAtoi(parts.second, &flags.when_min) || flags.when_operand > 3) {
+          !absl::SimpleAtoi(parts.second, &flags.when_min) ||
+          flags.when_operand > 3) {
         std::fprintf(stderr, "faulty_worker: bad --when-operand=%s\n", argv[i]);
         return 2;
       }

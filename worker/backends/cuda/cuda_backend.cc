@@ -12,7 +12,6 @@
 #include <utility>
 #include <vector>
 
-#include "protocol/backend_names.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
@@ -22,13 +21,14 @@
 #include "absl/strings/str_replace.h"
 #include "common/fnv1a.h"
 #include "common/status_macros.h"
+#include "isa/family_table.h"
+#include "isa/operand_form.h"
+#include "isa/spelling.h"
+#include "protocol/backend_names.h"
 #include "worker/backends/cuda/device.h"
 #include "worker/backends/cuda/jit.h"
 #include "worker/backends/cuda/module_cache.h"
 #include "worker/backends/cuda/pipeline.h"
-#include "isa/family_table.h"
-#include "isa/operand_form.h"
-#include "isa/spelling.h"
 
 namespace ptxdiff {
 namespace {
@@ -122,7 +122,8 @@ class CudaBackend : public Backend {
   // `ptx` compiled and loaded for the tuples at `positions`; nullopt, with
   // the tuples declined, where the JIT rejects it.
   absl::StatusOr<std::optional<OwnedModule>> LoadBatchModule(
-      Batch& batch, std::span<const uint32_t> positions, const std::string& ptx);
+      Batch& batch, std::span<const uint32_t> positions,
+      const std::string& ptx);
   // Makes room in the stage, submitting it when full; returns the room.
   absl::StatusOr<uint32_t> Room(Batch& batch);
   absl::Status SubmitStage(Batch& batch);
@@ -192,7 +193,8 @@ absl::Status CudaBackend::Init() {
 }
 
 std::optional<std::string> CudaBackend::WhyUnsupported(const Variant& v) const {
-  std::optional<std::string> why = ::ptxdiff::WhyUnsupported(v, context_->sm(), max_ptx_);
+  std::optional<std::string> why =
+      ::ptxdiff::WhyUnsupported(v, context_->sm(), max_ptx_);
   if (!why.has_value()) return std::nullopt;
   return absl::StrCat("not run on ", context_->Describe(), ": ", *why);
 }
@@ -219,23 +221,25 @@ absl::Status CudaBackend::RunGroups(Batch& batch,
   for (const VariantGroup& group : groups) {
     const Variant& v = batch.request.variants[group.variant_index];
     if (options_.mode == KernelMode::kImmediate) {
-      PTXDIFF_RETURN_IF_ERROR(AddPieces(batch, group.positions, [&](auto piece) {
-        return AddImmediatePiece(batch, v, piece);
-      }));
+      PTXDIFF_RETURN_IF_ERROR(AddPieces(
+          batch, group.positions,
+          [&](auto piece) { return AddImmediatePiece(batch, v, piece); }));
       continue;
     }
     // Every source that may be a runtime value one: the cached kernel.
     VariantGroup registers{.variant_index = group.variant_index};
     std::vector<uint32_t> written;
     for (uint32_t p : group.positions) {
-      (IsRegisterShape(v, batch.request.tuples[p].runtime) ? registers.positions : written)
+      (IsRegisterShape(v, batch.request.tuples[p].runtime) ? registers.positions
+                                                           : written)
           .push_back(p);
     }
     if (!registers.positions.empty()) {
       PTXDIFF_RETURN_IF_ERROR(AddRegisterGroup(batch, v, registers));
     }
-    PTXDIFF_RETURN_IF_ERROR(AddPieces(
-        batch, written, [&](auto piece) { return AddWrittenPiece(batch, v, piece); }));
+    PTXDIFF_RETURN_IF_ERROR(AddPieces(batch, written, [&](auto piece) {
+      return AddWrittenPiece(batch, v, piece);
+    }));
   }
   PTXDIFF_RETURN_IF_ERROR(SubmitStage(batch));
   return pipeline_->Drain(batch.reply.results, batch.declines);
@@ -357,7 +361,8 @@ absl::Status CudaBackend::AddImmediatePiece(
   const int group = options_.immediate_group;
   PTXDIFF_ASSIGN_OR_RETURN(
       std::optional<OwnedModule> module,
-      LoadBatchModule(batch, positions, ImmediateModule(v, target_, operands, group)));
+      LoadBatchModule(batch, positions,
+                      ImmediateModule(v, target_, operands, group)));
   if (!module.has_value()) return absl::OkStatus();
   const uint32_t first = static_cast<uint32_t>(batch.stage.size());
   for (uint32_t k = 0; k * group < positions.size(); ++k) {
@@ -379,7 +384,8 @@ absl::Status CudaBackend::AddImmediatePiece(
 // compiled now, while the device runs the previous stage), one launch.
 absl::Status CudaBackend::AddWrittenPiece(Batch& batch, const Variant& v,
                                           std::span<const uint32_t> positions) {
-  BatchSegment segment{.variant = v, .first = 0,
+  BatchSegment segment{.variant = v,
+                       .first = 0,
                        .count = static_cast<uint32_t>(positions.size())};
   for (uint32_t p : positions) {
     const WireTuple& t = batch.request.tuples[p];
@@ -434,7 +440,8 @@ absl::StatusOr<CudaBackendOptions> ParseCudaBackendOptions(
     if (key == "driver_library") {
       if (value.empty()) {
         return absl::InvalidArgumentError(
-            "option driver_library=: expected the path of a CUDA driver library");
+            "option driver_library=: expected the path of a CUDA driver "
+            "library");
       }
       parsed.driver_library = value;
     } else if (key == "device") {

@@ -40,10 +40,10 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "protocol/protocol.h"
 #include "worker/backend.h"
 #include "worker/backends/cuda/driver_api.h"
 #include "worker/backends/cuda/kernel_gen.h"
-#include "protocol/protocol.h"
 
 namespace ptxdiff {
 

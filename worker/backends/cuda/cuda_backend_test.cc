@@ -22,15 +22,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
-#include "worker/backends/cuda/kernel_gen.h"
-#include "worker/backends/cuda/pipeline.h"
-#include "worker/backends/cuda/testing/fake_cuda_driver.h"
 #include "gtest/gtest.h"
 #include "isa/family_table.h"
 #include "isa/operand_form.h"
 #include "isa/spelling.h"
 #include "oracle/edge_operands.h"
 #include "oracle/oracle.h"
+#include "worker/backends/cuda/kernel_gen.h"
+#include "worker/backends/cuda/pipeline.h"
+#include "worker/backends/cuda/testing/fake_cuda_driver.h"
 
 namespace ptxdiff {
 namespace {
@@ -321,7 +321,8 @@ TEST(CudaBackendTest, RegisterModeRunsEachTupleInItsForm) {
   int written = 0;
   for (size_t i = 0; i < request.tuples.size(); ++i) {
     WireTuple& t = request.tuples[i];
-    const uint8_t capable = RuntimeCapableSources(V(spellings[t.variant_index]));
+    const uint8_t capable =
+        RuntimeCapableSources(V(spellings[t.variant_index]));
     const uint8_t forms[] = {capable, 0, uint8_t(capable & -capable)};
     t.runtime = forms[i % 3];
     written += t.runtime != capable;

@@ -8,9 +8,9 @@
 
 #include "absl/status/statusor.h"
 #include "gmock/gmock.h"
+#include "gtest/gtest.h"
 #include "worker/backends/cuda/driver_api.h"
 #include "worker/backends/cuda/testing/fake_cuda_driver.h"
-#include "gtest/gtest.h"
 
 namespace ptxdiff {
 

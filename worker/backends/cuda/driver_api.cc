@@ -38,8 +38,9 @@ std::string LoadedPath(void* handle, const std::string& library) {
   return path;
 }
 
-// The driver in libcuda.so.1 (or the library named instead). The library is never closed: the driver keeps
-// threads and the primary context alive until the process exits.
+// The driver in libcuda.so.1 (or the library named instead). The library is
+// never closed: the driver keeps threads and the primary context alive until
+// the process exits.
 class RealCudaDriver : public CudaDriver {
  public:
   CUresult Init(unsigned int flags) override { return init_(flags); }
@@ -172,11 +173,12 @@ absl::Status RealCudaDriver::Load(const std::string& library) {
     const std::string detail =
         absl::StrCat(" (", why ? why : "unknown dlopen error", ")");
     if (library == kDefaultCudaDriverLibrary) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "cannot load ", library, detail, ": no NVIDIA driver on this machine"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("cannot load ", library, detail,
+                       ": no NVIDIA driver on this machine"));
     }
-    return absl::FailedPreconditionError(absl::StrCat(
-        "cannot load the CUDA driver library ", library, detail));
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot load the CUDA driver library ", library, detail));
   }
   location_ = LoadedPath(handle_, library);
   init_ = reinterpret_cast<PFN_cuInit_v2000>(dlsym(handle_, "cuInit"));

@@ -9,8 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
-#include "worker/backends/cuda/testing/fake_cuda_driver.h"
 #include "gtest/gtest.h"
+#include "worker/backends/cuda/testing/fake_cuda_driver.h"
 
 namespace ptxdiff {
 namespace {
@@ -34,11 +34,12 @@ TEST(CheckCudaResultTest, NamesWhatCallErrorAndPlace) {
   const absl::Status status =
       PTXDIFF_CU_CALL(driver, "allocate device memory", MemAlloc(&pointer, 64));
   EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_THAT(std::string(status.message()),
-              MatchesRegex("Failed to allocate device memory: "
-                           "cuMemAlloc\\(&pointer, 64\\) returned "
-                           "CUDA_ERROR_OUT_OF_MEMORY "
-                           "\\(worker/backends/cuda/driver_api_test.cc:[0-9]+\\)"));
+  EXPECT_THAT(
+      std::string(status.message()),
+      MatchesRegex("Failed to allocate device memory: "
+                   "cuMemAlloc\\(&pointer, 64\\) returned "
+                   "CUDA_ERROR_OUT_OF_MEMORY "
+                   "\\(worker/backends/cuda/driver_api_test.cc:[0-9]+\\)"));
   EXPECT_THAT(CudaResultOf(status), Optional(CUDA_ERROR_OUT_OF_MEMORY));
 }
 
@@ -93,11 +94,11 @@ TEST(LoadCudaDriverTest, MissingLibraryNamesIt) {
   auto driver = LoadCudaDriver("/nonexistent/libcuda.so.1");
   ASSERT_FALSE(driver.ok());
   EXPECT_EQ(driver.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(std::string(driver.status().message()),
-              AllOf(HasSubstr("cannot load the CUDA driver library "
-                              "/nonexistent/libcuda.so.1 ("),
-                    HasSubstr("No such file or directory"),
-                    Not(HasSubstr("NVIDIA"))));
+  EXPECT_THAT(
+      std::string(driver.status().message()),
+      AllOf(HasSubstr("cannot load the CUDA driver library "
+                      "/nonexistent/libcuda.so.1 ("),
+            HasSubstr("No such file or directory"), Not(HasSubstr("NVIDIA"))));
 }
 
 TEST(LoadCudaDriverTest, NotADriverLibrary) {

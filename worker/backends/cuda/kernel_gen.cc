@@ -69,7 +69,9 @@ std::string SourceRegister(absl::string_view scope, int i) {
   return absl::StrCat("%", scope, "src", i);
 }
 // CC.CF's registers: the setter's discarded sum, and the reader's flag word.
-std::string CarryScratch(absl::string_view scope) { return Reg(scope, "cc_in"); }
+std::string CarryScratch(absl::string_view scope) {
+  return Reg(scope, "cc_in");
+}
 std::string FlagWord(absl::string_view scope) { return Reg(scope, "cc_out"); }
 // The 32-bit register a predicate source's bit is loaded into before
 // `setp.ne.u32` makes it the predicate %src<i>.
@@ -131,7 +133,8 @@ std::string InstructionWithCarries(absl::string_view scope, const Variant& v,
   }
   absl::StrAppend(&out, "  ", PtxInstruction(v, Reg(scope, "dst"), sources),
                   ";\n");
-  if (HasCarryOut(v)) absl::StrAppend(&out, PtxReadCarryOut(v, FlagWord(scope)));
+  if (HasCarryOut(v))
+    absl::StrAppend(&out, PtxReadCarryOut(v, FlagWord(scope)));
   return out;
 }
 
@@ -258,7 +261,8 @@ void AppendDispatch(absl::string_view scope, const Variant& v, int i,
     return;
   }
   const int mid = lo + (hi - lo) / 2;
-  const std::string upper = absl::StrCat("$", scope, "immediate_", mid, "_", hi);
+  const std::string upper =
+      absl::StrCat("$", scope, "immediate_", mid, "_", hi);
   absl::StrAppend(&out, "  setp.ge.u16 %p, ", reg, ", ", mid, ";\n  @%p bra ",
                   upper, ";\n");
   AppendDispatch(scope, v, i, reg, lo, mid, text, sources, out);
@@ -308,7 +312,7 @@ std::string GatheredSimd4(absl::string_view scope, const Variant& v,
   std::string out = absl::StrCat(
       "  and.b32 ", gsel, ", ", sel, ", 0x7777;\n",  //
       "  prmt.b32 ", ga, ", ", sources[0], ", ", sources[1], ", ", gsel, ";\n",
-      "  shr.b32 ", gsel, ", ", sel, ", 16;\n",  //
+      "  shr.b32 ", gsel, ", ", sel, ", 16;\n",       //
       "  and.b32 ", gsel, ", ", gsel, ", 0x7777;\n",  //
       "  prmt.b32 ", gb, ", ", sources[0], ", ", sources[1], ", ", gsel, ";\n");
   sources[0] = ga, sources[1] = gb;
@@ -331,7 +335,8 @@ std::string ScopedRegisterBody(const Variant& v, absl::string_view scope,
   int immediate = -1;
   for (int i = 0; i < NumSources(v); ++i) {
     sources.push_back(SourceRegister(scope, i));
-    absl::StrAppend(&out, LoadSource(scope, v, i, absl::StrCat("%tuple+", 8 * i)));
+    absl::StrAppend(&out,
+                    LoadSource(scope, v, i, absl::StrCat("%tuple+", 8 * i)));
     if (MustBeImmediate(v, i) && !IsCarryInSource(v, i) &&
         SourceWidth(v, i) != 1) {
       immediate = i;
@@ -409,11 +414,11 @@ std::string BatchHeader(std::span<const BatchSegment> segments,
     ptx = std::max(ptx, PtxVersionFor(s.variant, target));
     tuples = std::max<uint64_t>(tuples, uint64_t{s.first} + s.count);
   }
-  std::string out = absl::StrCat(
-      "// ptxdiff batch: ", segments.size(),
-      segments.size() == 1 ? " variant, " : " variants, ", tuples,
-      tuples == 1 ? " tuple" : " tuples", "; {out} holds ", kBatchResultBytes,
-      " bytes per tuple\n");
+  std::string out =
+      absl::StrCat("// ptxdiff batch: ", segments.size(),
+                   segments.size() == 1 ? " variant, " : " variants, ", tuples,
+                   tuples == 1 ? " tuple" : " tuples", "; {out} holds ",
+                   kBatchResultBytes, " bytes per tuple\n");
   for (const BatchSegment& s : segments) {
     absl::StrAppend(&out, "// tuples ", s.first, "..", s.first + s.count - 1,
                     ": ", Spell(s.variant), "\n");
@@ -427,19 +432,18 @@ std::string BatchHeader(std::span<const BatchSegment> segments,
 std::string BatchSegmentLoop(const BatchSegment& s, int k) {
   const std::string scope = absl::StrCat("v", k, "_");
   const uint64_t end = uint64_t{s.first} + s.count;
-  return absl::StrCat(
-      "  // ", Spell(s.variant), "\n",  //
-      "  add.u32 %i, %first, ", s.first, ";\n",
-      "  setp.ge.u32 %p, %i, ", end, ";\n",  //
-      "  @%p bra $", scope, "done;\n",       //
-      "$", scope, "loop:\n",                  //
-      "  mul.wide.u32 %tuple, %i, ", kTupleBytes, ";\n",
-      "  add.u64 %tuple, %in, %tuple;\n",
-      ScopedRegisterBody(s.variant, scope, kBatchResultBytes),
-      "  add.u32 %i, %i, %stride;\n",      //
-      "  setp.lt.u32 %p, %i, ", end, ";\n",  //
-      "  @%p bra $", scope, "loop;\n",        //
-      "$", scope, "done:\n");
+  return absl::StrCat("  // ", Spell(s.variant), "\n",  //
+                      "  add.u32 %i, %first, ", s.first, ";\n",
+                      "  setp.ge.u32 %p, %i, ", end, ";\n",  //
+                      "  @%p bra $", scope, "done;\n",       //
+                      "$", scope, "loop:\n",                 //
+                      "  mul.wide.u32 %tuple, %i, ", kTupleBytes, ";\n",
+                      "  add.u64 %tuple, %in, %tuple;\n",
+                      ScopedRegisterBody(s.variant, scope, kBatchResultBytes),
+                      "  add.u32 %i, %i, %stride;\n",        //
+                      "  setp.lt.u32 %p, %i, ", end, ";\n",  //
+                      "  @%p bra $", scope, "loop;\n",       //
+                      "$", scope, "done:\n");
 }
 
 // Source `i` of `v` as an immediate holding `bits`: the text the instruction
@@ -466,17 +470,20 @@ std::string WrittenBody(absl::string_view scope, const Tuple& t,
   for (int i = 0; i < NumSources(v); ++i) {
     if (t.IsRuntime(i) && CanBeRuntime(v, i)) {
       sources.push_back(SourceRegister(scope, i));
-      absl::StrAppend(&loads, LoadSource(scope, v, i,
-                                         absl::StrCat("%in+", uint64_t{kTupleBytes} * index + 8 * i)));
+      absl::StrAppend(
+          &loads,
+          LoadSource(
+              scope, v, i,
+              absl::StrCat("%in+", uint64_t{kTupleBytes} * index + 8 * i)));
     } else {
       sources.push_back(ImmediateSource(scope, v, i, t.operands.v[i], moves));
     }
   }
   const uint64_t slot = uint64_t{kBatchResultBytes} * index;
-  std::string out = absl::StrCat("  // tuple ", index, ": ",
-                                 FormattedInstruction(t), "\n", loads, moves,
-                                 InstructionWithCarries(scope, v, sources),
-                                 StoreResult(scope, v, absl::StrCat("%out+", slot)));
+  std::string out =
+      absl::StrCat("  // tuple ", index, ": ", FormattedInstruction(t), "\n",
+                   loads, moves, InstructionWithCarries(scope, v, sources),
+                   StoreResult(scope, v, absl::StrCat("%out+", slot)));
   const std::string flag_slot = absl::StrCat("%out+", slot + 8);
   if (HasCarryOut(v)) {
     absl::StrAppend(&out, StoreFlagWord(scope, flag_slot));
@@ -491,11 +498,10 @@ std::string WrittenBody(absl::string_view scope, const Tuple& t,
 // immediates differ from tuple to tuple, so there is no loop to share.
 std::string BatchSegmentWritten(const BatchSegment& s, int k) {
   const std::string scope = absl::StrCat("v", k, "_");
-  std::string out = absl::StrCat("  // ", Spell(s.variant), ": ", s.count,
-                                 s.count == 1 ? " tuple" : " tuples",
-                                 " as written, by thread 0\n",
-                                 "  setp.ne.u32 %p, %first, 0;\n",
-                                 "  @%p bra $", scope, "done;\n");
+  std::string out = absl::StrCat(
+      "  // ", Spell(s.variant), ": ", s.count,
+      s.count == 1 ? " tuple" : " tuples", " as written, by thread 0\n",
+      "  setp.ne.u32 %p, %first, 0;\n", "  @%p bra $", scope, "done;\n");
   for (uint32_t j = 0; j < s.count; ++j) {
     absl::StrAppend(&out, WrittenBody(scope, s.written[j], s.first + j));
   }
@@ -509,9 +515,9 @@ std::string BatchModule(std::span<const BatchSegment> segments,
                         const PtxTarget& target) {
   std::string declarations, loops;
   for (size_t k = 0; k < segments.size(); ++k) {
-    absl::StrAppend(&declarations,
-                    ScopedDeclarations(segments[k].variant,
-                                       absl::StrCat("v", k, "_")));
+    absl::StrAppend(
+        &declarations,
+        ScopedDeclarations(segments[k].variant, absl::StrCat("v", k, "_")));
     absl::StrAppend(&loops, segments[k].written.empty()
                                 ? BatchSegmentLoop(segments[k], k)
                                 : BatchSegmentWritten(segments[k], k));

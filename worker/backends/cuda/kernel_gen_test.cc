@@ -315,16 +315,16 @@ TEST(RegisterModuleTest, EveryInstructionParsesBackToItsVariant) {
         if (absl::StartsWith(line, opcode) && dest == "%result") {
           ASSERT_TRUE(absl::StrContains(line, ", %dst;")) << line;
         } else if (absl::StartsWith(line, opcode)) {
-          ASSERT_THAT(dest, testing::AnyOf("%slot", "%cc_in", "%cc_out",
-                                           "%src2"))
+          ASSERT_THAT(dest,
+                      testing::AnyOf("%slot", "%cc_in", "%cc_out", "%src2"))
               << Spell(v) << ": " << line;
         }
         continue;  // loads, branches, the store
       }
       auto parsed = ParseVariant(absl::StrReplaceAll(line, {{"%", ""}}));
       ASSERT_TRUE(parsed.ok()) << line << ": " << parsed.status();
-      ASSERT_EQ(*parsed, v) << line << " is " << Spell(*parsed) << ", not "
-                            << Spell(v);
+      ASSERT_EQ(*parsed, v)
+          << line << " is " << Spell(*parsed) << ", not " << Spell(v);
       ++instructions;
     }
     // lop3: one per LUT value; 2-lane SIMD video: one per selector.

@@ -12,13 +12,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/fnv1a.h"
+#include "common/testing/scoped_env.h"
 #include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "isa/spelling.h"
 #include "worker/backends/cuda/jit.h"
 #include "worker/backends/cuda/kernel_gen.h"
 #include "worker/backends/cuda/testing/fake_cuda_driver.h"
-#include "common/testing/scoped_env.h"
-#include "gtest/gtest.h"
-#include "isa/spelling.h"
 
 namespace ptxdiff {
 namespace {
@@ -178,7 +178,6 @@ TEST(ImageCacheTest, UnwritableDirectoryIsAnError) {
   EXPECT_EQ(stored.code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(std::string(stored.message()), HasSubstr(dir.path()));
 }
-
 
 TEST(DefaultCacheDirTest, XdgThenHome) {
   {

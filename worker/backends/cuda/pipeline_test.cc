@@ -19,11 +19,13 @@ TEST(StageTest, LaunchesOutputsFollowEachOtherBySlotSize) {
   Stage stage;
   stage.AddLaunch({.first = 0, .count = 5, .variant = V("add.s32")});
   stage.AddLaunch({.first = 5, .count = 3, .variant = V("addc.cc.u32")});
-  stage.AddLaunch({.first = 8, .count = 2, .variant = V("add.s32"), .written = true});
+  stage.AddLaunch(
+      {.first = 8, .count = 2, .variant = V("add.s32"), .written = true});
   ASSERT_EQ(stage.launches.size(), 3u);
   EXPECT_EQ(stage.launches[0].out_offset, 0u);
   EXPECT_EQ(stage.launches[1].out_offset, 5u * kResultBytes);
-  EXPECT_EQ(stage.launches[2].out_offset, 5u * kResultBytes + 3u * kCarryResultBytes);
+  EXPECT_EQ(stage.launches[2].out_offset,
+            5u * kResultBytes + 3u * kCarryResultBytes);
   EXPECT_EQ(stage.out_bytes, 5u * 8 + 3u * 16 + 2u * 16);
   EXPECT_EQ(stage.launches[2].ResultSlotBytes(), kBatchResultBytes);
   EXPECT_EQ(stage.launches[0].ResultSlotBytes(), kResultBytes);

@@ -394,11 +394,12 @@ TEST_F(PtxasAssemblyTest, BatchModules) {
     int dispatching = 0;
     auto flush = [&] {
       if (segments.empty()) return;
-      CheckModule module{.arch = arch,
-                         .what = absl::StrCat("batch module of ", segments.size(),
-                                              " variants from ",
-                                              Spell(segments[0].variant))};
-      module.AddOwned(BatchModule(segments, target), Spell(segments[0].variant));
+      CheckModule module{
+          .arch = arch,
+          .what = absl::StrCat("batch module of ", segments.size(),
+                               " variants from ", Spell(segments[0].variant))};
+      module.AddOwned(BatchModule(segments, target),
+                      Spell(segments[0].variant));
       modules.push_back(std::move(module));
       segments.clear();
     };
@@ -429,7 +430,8 @@ TEST_F(PtxasAssemblyTest, BatchModulesWithWrittenTuples) {
       CheckModule module{.arch = arch,
                          .what = absl::StrCat("written batch module from ",
                                               Spell(segments[0].variant))};
-      module.AddOwned(BatchModule(segments, target), Spell(segments[0].variant));
+      module.AddOwned(BatchModule(segments, target),
+                      Spell(segments[0].variant));
       modules.push_back(std::move(module));
       segments.clear();
       first = 0;

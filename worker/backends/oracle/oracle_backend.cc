@@ -3,10 +3,10 @@
 #include <optional>
 #include <vector>
 
-#include "protocol/backend_names.h"
 #include "absl/strings/str_cat.h"
 #include "isa/spelling.h"
 #include "oracle/oracle.h"
+#include "protocol/backend_names.h"
 
 namespace ptxdiff {
 namespace {
@@ -36,7 +36,8 @@ class OracleBackend : public Backend {
         ++end;
       }
       run.clear();
-      for (size_t i = begin; i < end; ++i) run.push_back(batch.tuples[i].operands);
+      for (size_t i = begin; i < end; ++i)
+        run.push_back(batch.tuples[i].operands);
       results.resize(run.size());
       EvaluateBatch(batch.variants[index], run, results);
       for (const Result& r : results) reply.AddValue(r.bits, r.carry);

@@ -113,10 +113,11 @@ TEST(RegisterKernelTest, ABatchModuleGivesEveryVariantsResults) {
   std::vector<Operands> operands;
   for (const Tuple& t : tuples) operands.push_back(t.operands);
   const std::string module = BatchModule(segments, kSm90);
-  EXPECT_THAT(module, HasSubstr(absl::StrCat("// ptxdiff batch: ", segments.size(),
-                                             " variants, ", tuples.size(),
-                                             " tuples; {out} holds 16 bytes per "
-                                             "tuple\n")));
+  EXPECT_THAT(module,
+              HasSubstr(absl::StrCat("// ptxdiff batch: ", segments.size(),
+                                     " variants, ", tuples.size(),
+                                     " tuples; {out} holds 16 bytes per "
+                                     "tuple\n")));
   auto kernel = RegisterKernel::Parse(module);
   ASSERT_TRUE(kernel.ok()) << kernel.status();
   auto out = kernel->Run(InputOf(operands), {});
@@ -150,7 +151,8 @@ TEST(RegisterKernelTest, WrittenSegmentsGiveEveryVariantsResults) {
     std::vector<Operands> ops(4);
     FillEdgeTuples(v, rng, ops);
     const uint8_t capable = RuntimeCapableSources(v);
-    BatchSegment segment{.variant = v, .first = static_cast<uint32_t>(tuples.size()),
+    BatchSegment segment{.variant = v,
+                         .first = static_cast<uint32_t>(tuples.size()),
                          .count = static_cast<uint32_t>(ops.size())};
     for (size_t j = 0; j < ops.size(); ++j) {
       // All immediates, the lowest runtime source alone, all but it, all.
@@ -177,7 +179,8 @@ TEST(RegisterKernelTest, WrittenSegmentsGiveEveryVariantsResults) {
     const Result want = Evaluate(t.variant, t.operands);
     ASSERT_EQ(ResultAt(*out, 2 * i), want.bits) << FormattedInstruction(t);
     const uint64_t set_word = CarryIsBorrow(t.variant) ? 0xffffffffu : 1u;
-    ASSERT_EQ(ResultAt(*out, 2 * i + 1), HasCarryOut(t.variant) && want.carry ? set_word : 0u)
+    ASSERT_EQ(ResultAt(*out, 2 * i + 1),
+              HasCarryOut(t.variant) && want.carry ? set_word : 0u)
         << FormattedInstruction(t) << "'s flag word";
   }
   EXPECT_GT(segments.size(), 1000u);
@@ -275,8 +278,8 @@ TEST(RegisterKernelTest, ReadsTheKernelsStructure) {
 
 TEST(RegisterKernelTest, AnyGridCoversEveryTuple) {
   const std::vector<Operands> tuples(50, Operands{{0x7fffffff, 1}});
-  for (RegisterKernel::Grid grid : {RegisterKernel::Grid{1, 1}, {1, 64}, {7, 3},
-                                    {100, 100}}) {
+  for (RegisterKernel::Grid grid :
+       {RegisterKernel::Grid{1, 1}, {1, 64}, {7, 3}, {100, 100}}) {
     auto out = Interpret(V("add.sat.s32"), tuples, {.grid = grid});
     ASSERT_TRUE(out.ok()) << out.status();
     for (size_t i = 0; i < tuples.size(); ++i) {
@@ -320,23 +323,26 @@ TEST(RegisterKernelTest, FailsLoudlyOnWhatItDoesNotUnderstand) {
   EXPECT_EQ(error(good), "ran");
   EXPECT_THAT(error(edit("add.s32 %dst", "frob.s32 %dst")),
               HasSubstr("not a statement this interpreter knows"));
-  EXPECT_THAT(error(edit("    .param .u32 ptxdiff_n)", "    .param .u64 ptxdiff_n)")),
-              HasSubstr("the entry's parameters are (u64, u64, u64)"));
+  EXPECT_THAT(
+      error(edit("    .param .u32 ptxdiff_n)", "    .param .u64 ptxdiff_n)")),
+      HasSubstr("the entry's parameters are (u64, u64, u64)"));
   EXPECT_THAT(error(edit("[%tuple+8]", "[%tuple+32]")),
               HasSubstr("load outside the input buffer"));
   EXPECT_THAT(error(edit("[%tuple+8]", "[%tuple+2]")),
               HasSubstr("misaligned load"));
   EXPECT_THAT(error(edit("  st.global.u64 [%slot], %result;\n", "")),
               HasSubstr("never stored byte 0 of tuple 0"));
-  EXPECT_THAT(error(edit("mul.lo.u32 %stride, %stride, %t;", "mov.u32 %stride, 1;")),
-              HasSubstr("a second store"));
+  EXPECT_THAT(
+      error(edit("mul.lo.u32 %stride, %stride, %t;", "mov.u32 %stride, 1;")),
+      HasSubstr("a second store"));
   EXPECT_THAT(error(edit("  ret;\n", "$spin:\n  bra $spin;\n  ret;\n")),
               HasSubstr("without returning"));
   EXPECT_THAT(error(good + good), HasSubstr("one entry per module"));
   EXPECT_THAT(error(edit(".address_size 64", ".address_size 32")),
               HasSubstr("not a module directive"));
-  EXPECT_THAT(error(edit("// ptxdiff variant: add.s32", "// ptxdiff variant: sub.s32")),
-              HasSubstr("says it tests sub.s32 but no instruction is"));
+  EXPECT_THAT(
+      error(edit("// ptxdiff variant: add.s32", "// ptxdiff variant: sub.s32")),
+      HasSubstr("says it tests sub.s32 but no instruction is"));
   EXPECT_THAT(error(ImmediateModule(V("add.s32"), kSm90, tuples, 32)),
               HasSubstr("the entry's parameters are (u64)"));
 }
@@ -365,7 +371,8 @@ std::string HexDump(const std::string& text) {
   std::string bytes;
   for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
     line = line.substr(line.find(':') + 1);
-    for (absl::string_view byte : absl::StrSplit(line, ' ', absl::SkipEmpty())) {
+    for (absl::string_view byte :
+         absl::StrSplit(line, ' ', absl::SkipEmpty())) {
       uint32_t value = 0;
       EXPECT_TRUE(absl::SimpleHexAtoi(byte, &value)) << line;
       bytes.push_back(static_cast<char>(value));
@@ -404,7 +411,8 @@ BatchSegment ExampleWrittenSegment() {
   return {.variant = v,
           .first = 0,
           .count = 2,
-          .written = {{v, {{0x12345678, 40, 8}}, 0b001}, {v, {{0x80000000, 31, 1}}, 0}}};
+          .written = {{v, {{0x12345678, 40, 8}}, 0b001},
+                      {v, {{0x80000000, 31, 1}}, 0}}};
 }
 
 TEST(KernelAbiDocTest, TheExampleWrittenModuleIsWhatTheGeneratorWrites) {
@@ -432,11 +440,12 @@ TEST(KernelAbiDocTest, TheExampleModuleIsWhatTheGeneratorWrites) {
   ASSERT_FALSE(example.empty());
   EXPECT_EQ(example, RegisterModule(V("add.sat.s32"), kSm90));
   // The entry's signature as the doc states it.
-  EXPECT_THAT(example, HasSubstr(absl::StrCat(
-                           ".visible .entry ", kRegisterEntry, "(\n"
-                           "    .param .u64 ptxdiff_in,\n"
-                           "    .param .u64 ptxdiff_out,\n"
-                           "    .param .u32 ptxdiff_n)\n")));
+  EXPECT_THAT(example,
+              HasSubstr(absl::StrCat(".visible .entry ", kRegisterEntry,
+                                     "(\n"
+                                     "    .param .u64 ptxdiff_in,\n"
+                                     "    .param .u64 ptxdiff_out,\n"
+                                     "    .param .u32 ptxdiff_n)\n")));
 }
 
 TEST(KernelAbiDocTest, TheExampleBuffersAreWhatTheKernelReadsAndWrites) {

@@ -4,9 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <atomic>
 #include <bit>
+#include <cerrno>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -131,7 +131,8 @@ absl::StatusOr<Config> ParseConfig(const KeyValues& hello) {
                                     24 * 3600 * 1000, batch_timeout_ms));
   PTXDIFF_RETURN_IF_ERROR(
       IntOption(options, "ptx-cmd", "jobs", 1, 64, config.jobs));
-  PTXDIFF_RETURN_IF_ERROR(IntOption(options, "ptx-cmd", "abi", 1, 2, config.abi));
+  PTXDIFF_RETURN_IF_ERROR(
+      IntOption(options, "ptx-cmd", "abi", 1, 2, config.abi));
   int forms = 1;
   PTXDIFF_RETURN_IF_ERROR(IntOption(options, "ptx-cmd", "forms", 0, 1, forms));
   // ABI 1's module is the one-variant loop: it has no written tuples.
@@ -156,7 +157,8 @@ using RefusalKey = std::pair<Variant, bool>;  // variant, written
 // "bfe.s32" (every operand in a register), or "bfe.s32 with immediates": a
 // segment in messages.
 std::string SegmentName(const Segment& s) {
-  return s.written ? absl::StrCat(Spell(s.variant), " with immediates") : Spell(s.variant);
+  return s.written ? absl::StrCat(Spell(s.variant), " with immediates")
+                   : Spell(s.variant);
 }
 
 // The tuples one run of the tool evaluates: a module of one segment per
@@ -178,7 +180,8 @@ struct Part {
 // Every tuple of `part` declined with `code` and `message`.
 void DeclineAll(const Part& part, DeclineCode code, const std::string& message,
                 Declines& declines) {
-  for (const Segment& s : part.segments) declines.Add(s.positions, code, message);
+  for (const Segment& s : part.segments)
+    declines.Add(s.positions, code, message);
 }
 
 // The input buffer: each tuple's a, b, c, d as u64, 32 bytes per tuple, in
@@ -241,10 +244,11 @@ class PtxCmdBackend : public Backend {
   }
 
   std::optional<std::string> WhyUnsupported(const Variant& v) const override {
-    std::optional<std::string> why =
-        ::ptxdiff::WhyUnsupported(v, config_.target.sm, MaxPtxOfDriver(INT_MAX));
+    std::optional<std::string> why = ::ptxdiff::WhyUnsupported(
+        v, config_.target.sm, MaxPtxOfDriver(INT_MAX));
     if (!why.has_value()) return std::nullopt;
-    return absl::StrCat("not run as PTX for sm_", config_.target.sm, ": ", *why);
+    return absl::StrCat("not run as PTX for sm_", config_.target.sm, ": ",
+                        *why);
   }
 
   absl::Status RunSupported(const ResolvedBatch& request,
@@ -257,8 +261,8 @@ class PtxCmdBackend : public Backend {
                               Declines& declines) const;
   // Before the first batch: one run of one tuple, to learn the tool's
   // start-up cost (the adaptive timeout's base).
-  void LearnStartUp(const ResolvedBatch& request, const std::vector<Part>& parts,
-                    absl::Time deadline);
+  void LearnStartUp(const ResolvedBatch& request,
+                    const std::vector<Part>& parts, absl::Time deadline);
   // Runs every part at once (up to `jobs` at a time).
   std::vector<ToolRun> RunParts(const ResolvedBatch& request,
                                 const std::vector<Part>& parts,
@@ -271,7 +275,8 @@ class PtxCmdBackend : public Backend {
               Declines& declines, std::vector<Part>& next);
   void AddResults(const Part& part, absl::string_view out,
                   std::span<TupleResult> results, Declines& declines) const;
-  // "command 'T' on add.sat.s32 (16 tuples): exit status 1; its output ends: ..."
+  // "command 'T' on add.sat.s32 (16 tuples): exit status 1; its output ends:
+  // ..."
   std::string Failure(const Part& part, const ToolRun& run) const;
 
   Config config_;
@@ -293,17 +298,19 @@ absl::Status PtxCmdBackend::RunSupported(const ResolvedBatch& request,
   while (!parts.empty()) {
     if (absl::Now() >= deadline) {
       for (const Part& part : parts) {
-        DeclineAll(part, DeclineCode::kOther,
-                   absl::StrCat(kNotRunPrefix, "ptx-cmd: the batch's time budget "
-                                "(batch_timeout_ms=",
-                                absl::ToInt64Milliseconds(config_.batch_timeout),
-                                ") was spent",
-                                part.isolating.empty()
-                                    ? ""
-                                    : absl::StrCat(" isolating a failure of the "
-                                                   "tool: ",
-                                                   part.isolating)),
-                   declines);
+        DeclineAll(
+            part, DeclineCode::kOther,
+            absl::StrCat(kNotRunPrefix,
+                         "ptx-cmd: the batch's time budget "
+                         "(batch_timeout_ms=",
+                         absl::ToInt64Milliseconds(config_.batch_timeout),
+                         ") was spent",
+                         part.isolating.empty()
+                             ? ""
+                             : absl::StrCat(" isolating a failure of the "
+                                            "tool: ",
+                                            part.isolating)),
+            declines);
       }
       break;
     }
@@ -352,7 +359,8 @@ std::vector<Segment> SegmentsOf(const ResolvedBatch& request,
     }
     segments.back().positions.push_back(p);
   }
-  if (!loop.positions.empty()) segments.insert(segments.begin(), std::move(loop));
+  if (!loop.positions.empty())
+    segments.insert(segments.begin(), std::move(loop));
   return segments;
 }
 
@@ -427,15 +435,16 @@ ToolRun PtxCmdBackend::RunTool(const ResolvedBatch& request, const Part& part,
                                absl::Time deadline) const {
   const size_t n = part.tuples();
   // Whole milliseconds: the timeout is quoted in messages.
-  return RunToolOnce({.command = config_.command,
-                      .files_root = files_root_,
-                      .module = ModuleFor(request, part, config_.target, config_.abi),
-                      .in = InputBuffer(request, part),
-                      .n = n,
-                      .slot_bytes = static_cast<size_t>(SlotBytes(part, config_.abi)),
-                      .timeout = absl::Trunc(cost_.Timeout(n, config_.timeout),
-                                             absl::Milliseconds(1)),
-                      .deadline = deadline});
+  return RunToolOnce(
+      {.command = config_.command,
+       .files_root = files_root_,
+       .module = ModuleFor(request, part, config_.target, config_.abi),
+       .in = InputBuffer(request, part),
+       .n = n,
+       .slot_bytes = static_cast<size_t>(SlotBytes(part, config_.abi)),
+       .timeout = absl::Trunc(cost_.Timeout(n, config_.timeout),
+                              absl::Milliseconds(1)),
+       .deadline = deadline});
 }
 
 // `part` in two: its segments' halves, or one segment's tuples' halves.
@@ -448,10 +457,12 @@ std::vector<Part> Halves(const Part& part, std::string why) {
   } else {
     const Segment& s = part.segments[0];
     const size_t half = s.positions.size() / 2;
-    first.segments.push_back(
-        {s.variant, {s.positions.begin(), s.positions.begin() + half}, s.written});
-    second.segments.push_back(
-        {s.variant, {s.positions.begin() + half, s.positions.end()}, s.written});
+    first.segments.push_back({s.variant,
+                              {s.positions.begin(), s.positions.begin() + half},
+                              s.written});
+    second.segments.push_back({s.variant,
+                               {s.positions.begin() + half, s.positions.end()},
+                               s.written});
   }
   return {std::move(first), std::move(second)};
 }
@@ -466,7 +477,8 @@ void PtxCmdBackend::Settle(const Part& part, const ToolRun& run,
       return;
     case ToolRun::kCut:
       DeclineAll(part, DeclineCode::kOther,
-                 absl::StrCat(kNotRunPrefix, "ptx-cmd: not finished: the batch's time "
+                 absl::StrCat(kNotRunPrefix,
+                              "ptx-cmd: not finished: the batch's time "
                               "budget (batch_timeout_ms=",
                               absl::ToInt64Milliseconds(config_.batch_timeout),
                               ") was spent while it ran"),
@@ -519,7 +531,8 @@ void PtxCmdBackend::AddResults(const Part& part, absl::string_view out,
       ++i;
       results[p] = {.bits = bits};
       if (!HasCarryOut(s.variant)) continue;
-      if (const std::optional<bool> carry = CarryOfFlagWord(s.variant, flag_word)) {
+      if (const std::optional<bool> carry =
+              CarryOfFlagWord(s.variant, flag_word)) {
         results[p].carry = *carry;
       } else {
         declines.Add({&p, 1}, DeclineCode::kNotEvaluable,
@@ -551,8 +564,8 @@ absl::StatusOr<std::unique_ptr<Backend>> MakePtxCmdBackend(
   RemoveOrphanedProcessTempDirs(kPtxCmdTempPrefix);
   std::string root = ProcessTempDir(kPtxCmdTempPrefix, getpid());
   if (mkdir(root.c_str(), 0700) != 0 && errno != EEXIST) {
-    return absl::InternalError(absl::StrCat("cannot create ", root, ": ",
-                                            std::strerror(errno)));
+    return absl::InternalError(
+        absl::StrCat("cannot create ", root, ": ", std::strerror(errno)));
   }
   return std::make_unique<PtxCmdBackend>(std::move(config), std::move(root));
 }

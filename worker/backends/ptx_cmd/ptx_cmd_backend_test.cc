@@ -19,10 +19,10 @@
 #include "common/subprocess.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "harness/semantic_classes.h"
 #include "isa/family_table.h"
 #include "isa/operand_form.h"
 #include "isa/spelling.h"
-#include "harness/semantic_classes.h"
 #include "oracle/edge_operands.h"
 #include "oracle/oracle.h"
 #include "triage/triage_store.h"
@@ -85,11 +85,11 @@ TEST(PtxCmdBackendTest, TheInterpreterGivesTheOraclesResults) {
   ASSERT_TRUE(client.ok()) << client.status();
   EXPECT_EQ((*client)->identity().name, "ptx-cmd");
   EXPECT_EQ((*client)->identity().toolchain, kRunInterpreter);
-  const std::vector<Tuple> tuples = MixedTuples(
-      {"add.sat.s32", "bfe.u64", "mul.wide.u16", "mad.wide.u32",
-       "vadd.s32.u32.s32.sat d.b1, a.h0, b.b2, c", "bfi.b32", "shf.l.clamp.b32",
-       "dp4a.s32.u32", "max.relu.s16x2"},
-      37);
+  const std::vector<Tuple> tuples =
+      MixedTuples({"add.sat.s32", "bfe.u64", "mul.wide.u16", "mad.wide.u32",
+                   "vadd.s32.u32.s32.sat d.b1, a.h0, b.b2, c", "bfi.b32",
+                   "shf.l.clamp.b32", "dp4a.s32.u32", "max.relu.s16x2"},
+                  37);
   const BatchOutcome outcome = (*client)->Run(tuples);
   ASSERT_FALSE(outcome.fault.has_value()) << outcome.fault->detail;
   ASSERT_EQ(outcome.results.size(), tuples.size());
@@ -138,7 +138,8 @@ TEST(PtxCmdBackendTest, TuplesRunInTheirForms) {
   for (size_t i = 0; i < tuples.size(); ++i) {
     const Tuple& t = tuples[i];
     const TupleResult& r = outcome.results[i];
-    ASSERT_EQ(r.kind, ResultKind::kValue) << i << ": " << outcome.messages[r.message];
+    ASSERT_EQ(r.kind, ResultKind::kValue)
+        << i << ": " << outcome.messages[r.message];
     // An immediate form's operand is an immediate in the instruction where
     // PTX takes one there (else a `mov` to a register comes first).
     bool immediate_operand = false;
@@ -200,12 +201,12 @@ TEST(PtxCmdBackendTest, OneToolRunPerBatchOrPerVariantWithAbi1) {
   ASSERT_TRUE(record.ok());
   // Forms are ABI 2's: the ABI 1 worker gets the same tuples without them
   // (a worker without forms=1 is sent none), and runs them in registers.
-  std::vector<Tuple> tuples = MixedTuples(
-      {"add.s32", "bfe.u64", "addc.cc.u32", "vadd2.u32.u32.u32.sat",
-       "setp.lt.and.s32", "lop3.b32"},
-      9);
-  for (const auto& [abi, runs] : std::vector<std::pair<std::string, int>>{
-           {"2", 1 + 1}, {"1", 1 + 6}}) {
+  std::vector<Tuple> tuples =
+      MixedTuples({"add.s32", "bfe.u64", "addc.cc.u32", "vadd2.u32.u32.u32.sat",
+                   "setp.lt.and.s32", "lop3.b32"},
+                  9);
+  for (const auto& [abi, runs] :
+       std::vector<std::pair<std::string, int>>{{"2", 1 + 1}, {"1", 1 + 6}}) {
     if (abi == "1") {
       for (Tuple& t : tuples) t.runtime = 0;
     }
@@ -224,7 +225,8 @@ TEST(PtxCmdBackendTest, OneToolRunPerBatchOrPerVariantWithAbi1) {
       if (HasCarryOut(tuples[i].variant)) EXPECT_EQ(r.carry, expected.carry);
     }
     const std::string text = ReadFile(log).value_or("");
-    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), runs) << "abi " << abi;
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), runs)
+        << "abi " << abi;
   }
 }
 
@@ -249,10 +251,11 @@ TEST(PtxCmdBackendTest, ARefusedVariantIsFoundAndDeclinedFromThenOn) {
       if (tuples[i].variant == V("bfe.u32")) {
         ASSERT_EQ(r.kind, ResultKind::kDecline);
         EXPECT_EQ(r.code, DeclineCode::kUnsupportedVariant);
-        EXPECT_THAT(outcome.messages[r.message],
-                    AllOf(HasSubstr("failed on bfe.u32 (5 tuples): exit status "
-                                    "1; its output ends:\n"),
-                          HasSubstr("parse error: unknown instruction bfe.u32")));
+        EXPECT_THAT(
+            outcome.messages[r.message],
+            AllOf(HasSubstr("failed on bfe.u32 (5 tuples): exit status "
+                            "1; its output ends:\n"),
+                  HasSubstr("parse error: unknown instruction bfe.u32")));
       } else {
         ASSERT_EQ(r.kind, ResultKind::kValue);
         EXPECT_EQ(r.bits, Evaluate(tuples[i].variant, tuples[i].operands).bits);
@@ -270,8 +273,8 @@ TEST(PtxCmdBackendTest, ARefusedVariantIsFoundAndDeclinedFromThenOn) {
 // (a finding), with how the tool ended and what it printed; every other
 // tuple of the batch gets its value, and the worker goes on.
 TEST(PtxCmdBackendTest, ACrashOrHangIsIsolatedToItsTuple) {
-  std::vector<Tuple> tuples =
-      MixedTuples({"add.sat.s32", "sub.s32", "bfe.u32", "vadd4.u32.u32.u32.sat"}, 8);
+  std::vector<Tuple> tuples = MixedTuples(
+      {"add.sat.s32", "sub.s32", "bfe.u32", "vadd4.u32.u32.u32.sat"}, 8);
   const Tuple culprit{V("add.sat.s32"), {{0x7fffffff, 5}}, 0b11};
   tuples.insert(tuples.begin() + 17, culprit);
   struct Case {
@@ -321,7 +324,8 @@ TEST(PtxCmdBackendTest, EveryWayARunFailsIsAFaultOrARefusal) {
   const std::vector<Case> cases = {
       {"echo my-tool: no such opcode >&2; exit 1; {ptx} {in} {out}",
        ResultKind::kDecline,
-       "failed on add.s32 (2 tuples): exit status 1; its output ends:\nmy-tool: "
+       "failed on add.s32 (2 tuples): exit status 1; its output "
+       "ends:\nmy-tool: "
        "no such opcode"},
       {"echo about to crash; kill -SEGV $$; {ptx} {in} {out}",
        ResultKind::kFault,
@@ -333,7 +337,8 @@ TEST(PtxCmdBackendTest, EveryWayARunFailsIsAFaultOrARefusal) {
       // At most timeout_ms, less when the run's adaptive timeout or the
       // batch's deadline is nearer: the length is not the point.
       {"sleep 20; {ptx} {in} {out}", ResultKind::kFault,
-       "failed on add.s32 (1 tuple): timed out after ", "ms (killed); it printed nothing"},
+       "failed on add.s32 (1 tuple): timed out after ",
+       "ms (killed); it printed nothing"},
       {"head -c 12 {in} > {out}; : {ptx}", ResultKind::kFault,
        "failed on add.s32 (1 tuple): it exited 0 but wrote 12 bytes to {out}, "
        "not 16 (16 per tuple, 1 tuple); it printed nothing"},
@@ -352,8 +357,8 @@ TEST(PtxCmdBackendTest, EveryWayARunFailsIsAFaultOrARefusal) {
       for (const TupleResult& r : outcome.results) {
         EXPECT_EQ(r.kind, c.kind) << c.command;
         EXPECT_THAT(outcome.messages[r.message],
-                    AllOf(HasSubstr(absl::StrCat("ptx-cmd: command '", c.command,
-                                                 "' ")),
+                    AllOf(HasSubstr(absl::StrCat("ptx-cmd: command '",
+                                                 c.command, "' ")),
                           HasSubstr(c.how), HasSubstr(c.and_then)));
       }
     }
@@ -364,10 +369,9 @@ TEST(PtxCmdBackendTest, EveryWayARunFailsIsAFaultOrARefusal) {
 // A batch whose runs take longer than batch_timeout_ms is still answered in
 // time: what could not be run or isolated is declined, saying why.
 TEST(PtxCmdBackendTest, TheBatchBudgetBoundsTheReply) {
-  auto client = StartPtxCmd("sleep 20; {ptx} {in} {out}",
-                            {{"timeout_ms", "300"},
-                             {"batch_timeout_ms", "500"},
-                             {"jobs", "1"}});
+  auto client = StartPtxCmd(
+      "sleep 20; {ptx} {in} {out}",
+      {{"timeout_ms", "300"}, {"batch_timeout_ms", "500"}, {"jobs", "1"}});
   ASSERT_TRUE(client.ok()) << client.status();
   const absl::Time start = absl::Now();
   const BatchOutcome outcome =
@@ -392,9 +396,9 @@ TEST(PtxCmdBackendTest, RunsInATemporaryDirectoryThatIsRemoved) {
   auto record = TempDir::Create("ptx-cmd-test");
   ASSERT_TRUE(record.ok());
   const std::string list = (*record)->File("dirs");
-  auto client = StartPtxCmd(
-      absl::StrCat("pwd >> ", list, "; ls >> ", list, "; n={n}; ",
-                   kRunInterpreter, " && echo n=$n >> ", list));
+  auto client =
+      StartPtxCmd(absl::StrCat("pwd >> ", list, "; ls >> ", list, "; n={n}; ",
+                               kRunInterpreter, " && echo n=$n >> ", list));
   ASSERT_TRUE(client.ok()) << client.status();
   const BatchOutcome outcome =
       (*client)->Run(MixedTuples({"add.s32", "bfe.u32"}, 3));
@@ -404,7 +408,8 @@ TEST(PtxCmdBackendTest, RunsInATemporaryDirectoryThatIsRemoved) {
   client->reset();
   auto text = ReadFile(list);
   ASSERT_TRUE(text.ok());
-  std::vector<std::string> lines = absl::StrSplit(*text, '\n', absl::SkipEmpty());
+  std::vector<std::string> lines =
+      absl::StrSplit(*text, '\n', absl::SkipEmpty());
   std::vector<std::string> dirs;
   for (const std::string& line : lines) {
     if (absl::StartsWith(line, "/")) dirs.push_back(line);
@@ -419,8 +424,8 @@ TEST(PtxCmdBackendTest, RunsInATemporaryDirectoryThatIsRemoved) {
     const std::string worker_dir = dir.substr(0, dir.rfind('/'));
     EXPECT_FALSE(DirectoryExists(worker_dir)) << worker_dir;
   }
-  EXPECT_THAT(*text, AllOf(HasSubstr("in.bin\nkernel.ptx\n"), HasSubstr("n=1\n"),
-                           HasSubstr("n=6\n")));
+  EXPECT_THAT(*text, AllOf(HasSubstr("in.bin\nkernel.ptx\n"),
+                           HasSubstr("n=1\n"), HasSubstr("n=6\n")));
 }
 
 // A worker killed in the middle of a tool run (here: the client's reply
@@ -498,8 +503,9 @@ TEST(PtxCmdCampaignTest, CrashesAndHangsOfTheToolAreFiled) {
   auto dir = TempDir::Create("ptx-cmd-campaign-test");
   ASSERT_TRUE(dir.ok());
   auto command = CommandForBackend(
-      absl::StrCat("ptx-cmd:", kInterpreter,
-                   " --crash-on=div.u32 --hang-on=bfe.u32:0x1234 {ptx} {in} {out}"),
+      absl::StrCat(
+          "ptx-cmd:", kInterpreter,
+          " --crash-on=div.u32 --hang-on=bfe.u32:0x1234 {ptx} {in} {out}"),
       PTXDIFF_WORKER_PATH);
   ASSERT_TRUE(command.ok());
   CampaignOptions options;
@@ -531,15 +537,17 @@ TEST(PtxCmdCampaignTest, CrashesAndHangsOfTheToolAreFiled) {
   ASSERT_TRUE(entries.ok());
   std::vector<std::string> names;
   for (const EntryInfo& e : *entries) names.push_back(e.name);
-  EXPECT_THAT(names, ::testing::UnorderedElementsAre(
-                         "crash~ptx-cmd~crash~div.u32", "hang~ptx-cmd~hang~bfe.u32"));
+  EXPECT_THAT(names,
+              ::testing::UnorderedElementsAre("crash~ptx-cmd~crash~div.u32",
+                                              "hang~ptx-cmd~hang~bfe.u32"));
   auto crash = store->Show("crash~ptx-cmd~crash~div.u32");
   ASSERT_TRUE(crash.ok());
   EXPECT_THAT(*crash, HasSubstr("killed by signal 11 (SIGSEGV)"));
   auto hang = store->Show("hang~ptx-cmd~hang~bfe.u32");
   ASSERT_TRUE(hang.ok());
   // Filed as found (a hang is not minimized): the exact tuple.
-  EXPECT_THAT(*hang, AllOf(HasSubstr("0x00001234"), HasSubstr("timed out after")));
+  EXPECT_THAT(*hang,
+              AllOf(HasSubstr("0x00001234"), HasSubstr("timed out after")));
 }
 
 TEST(PtxCmdBackendTest, BadOptionsFailTheHandshakeClearly) {
@@ -584,9 +592,8 @@ const std::vector<std::string> kSweepFamilies = {
     "--family", "shf", "--family", "min", "--family", "mul"};
 
 TEST(PtxCmdSweepTest, NoMismatchThroughTheInterpreter) {
-  std::vector<std::string> args = {"sweep", "--backend",
-                                   "ptx-cmd:" + kRunInterpreter, "--tuples",
-                                   "64"};
+  std::vector<std::string> args = {
+      "sweep", "--backend", "ptx-cmd:" + kRunInterpreter, "--tuples", "64"};
   args.insert(args.end(), kSweepFamilies.begin(), kSweepFamilies.end());
   const CliRun run = Ptxdiff(args);
   EXPECT_EQ(run.outcome.exit_status, 0) << run.output;
@@ -671,9 +678,17 @@ TEST(PtxCmdSweepTest, TheWrongCarryModeIsACarryMismatchOnAddcCcU32Only) {
 
 TEST(PtxCmdSweepTest, TheWrongModeIsAMismatchOnAddSatS32Only) {
   std::vector<std::string> args = {
-      "sweep", "--backend",
+      "sweep",
+      "--backend",
       "ptx-cmd:" + kInterpreter + " --wrong=add.sat.s32 {ptx} {in} {out}",
-      "--tuples", "64", "--family", "add", "--family", "sub", "--family", "bfe"};
+      "--tuples",
+      "64",
+      "--family",
+      "add",
+      "--family",
+      "sub",
+      "--family",
+      "bfe"};
   const CliRun run = Ptxdiff(args);
   EXPECT_EQ(run.outcome.exit_status, 1) << run.output;
   EXPECT_THAT(run.output, HasSubstr("28 variants x 64 tuples"));
@@ -707,15 +722,18 @@ TEST(PtxCmdSweepTest, AnUnreadableFlagWordIsDeclined) {
 }
 
 TEST(PtxCmdSweepTest, AFailingToolIsExplainedByEval) {
-  const CliRun run = Ptxdiff(
-      {"eval", "--backend", "ptx-cmd:echo cannot parse >&2; exit 2; {ptx} {in} {out}",
-       "add.s32", "1", "2"});
+  const CliRun run =
+      Ptxdiff({"eval", "--backend",
+               "ptx-cmd:echo cannot parse >&2; exit 2; {ptx} {in} {out}",
+               "add.s32", "1", "2"});
   EXPECT_EQ(run.outcome.exit_status, 0) << run.output;
-  EXPECT_THAT(run.output,
-              HasSubstr("declined: ptx-cmd: command 'echo cannot parse >&2; "
-                        "exit 2; {ptx} {in} {out}' failed on add.s32 with immediates (1 "
-                        "tuple): exit status 2; its output ends:\ncannot "
-                        "parse\nverdict: declined"));
+  EXPECT_THAT(
+      run.output,
+      HasSubstr(
+          "declined: ptx-cmd: command 'echo cannot parse >&2; "
+          "exit 2; {ptx} {in} {out}' failed on add.s32 with immediates (1 "
+          "tuple): exit status 2; its output ends:\ncannot "
+          "parse\nverdict: declined"));
 }
 
 }  // namespace

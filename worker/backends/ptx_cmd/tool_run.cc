@@ -25,11 +25,12 @@ bool ShellReportsSignal(int exit_status) {
 
 // How a run that ended without its output buffer ended, and the end of
 // what the tool printed (kept in `log`).
-ToolRun Failed(ToolRun run, ToolRun::End end, std::string what, const std::string& log) {
+ToolRun Failed(ToolRun run, ToolRun::End end, std::string what,
+               const std::string& log) {
   run.end = end;
   run.what = std::move(what);
-  run.output =
-      std::string(absl::StripTrailingAsciiWhitespace(ReadFileTail(log, kOutputTailBytes)));
+  run.output = std::string(
+      absl::StripTrailingAsciiWhitespace(ReadFileTail(log, kOutputTailBytes)));
   return run;
 }
 
@@ -37,7 +38,8 @@ ToolRun Failed(ToolRun run, ToolRun::End end, std::string what, const std::strin
 
 ToolRun RunToolOnce(const ToolCall& call) {
   ToolRun run;
-  absl::StatusOr<std::unique_ptr<TempDir>> dir = TempDir::CreateIn(call.files_root, "run");
+  absl::StatusOr<std::unique_ptr<TempDir>> dir =
+      TempDir::CreateIn(call.files_root, "run");
   if (!dir.ok()) {
     run.error = dir.status();
     return run;
@@ -51,17 +53,20 @@ ToolRun RunToolOnce(const ToolCall& call) {
   if (run.error.ok()) run.error = WriteFile(in, call.in);
   if (!run.error.ok()) return run;
 
-  const std::string command = absl::StrReplaceAll(call.command, {{"{ptx}", ShellQuote(ptx)},
-                                                                 {"{in}", ShellQuote(in)},
-                                                                 {"{out}", ShellQuote(out)},
-                                                                 {"{n}", absl::StrCat(call.n)}});
-  const absl::Duration timeout = std::max(
-      absl::Milliseconds(1),
-      std::min(call.timeout, absl::Trunc(call.deadline - absl::Now(), absl::Milliseconds(1))));
+  const std::string command =
+      absl::StrReplaceAll(call.command, {{"{ptx}", ShellQuote(ptx)},
+                                         {"{in}", ShellQuote(in)},
+                                         {"{out}", ShellQuote(out)},
+                                         {"{n}", absl::StrCat(call.n)}});
+  const absl::Duration timeout =
+      std::max(absl::Milliseconds(1),
+               std::min(call.timeout, absl::Trunc(call.deadline - absl::Now(),
+                                                  absl::Milliseconds(1))));
   const absl::Time start = absl::Now();
   absl::StatusOr<ProcessOutcome> outcome = RunProcess(
-      {"/bin/sh", "-c", command},
-      {.output_path = log, .working_directory = (*dir)->path(), .timeout = timeout});
+      {"/bin/sh", "-c", command}, {.output_path = log,
+                                   .working_directory = (*dir)->path(),
+                                   .timeout = timeout});
   run.took = absl::Now() - start;
   if (!outcome.ok()) {
     run.error = outcome.status();
@@ -69,11 +74,13 @@ ToolRun RunToolOnce(const ToolCall& call) {
   }
   if (outcome->timed_out) {
     // Cut short by the caller's deadline, it has not shown that it hangs.
-    return Failed(std::move(run), timeout < call.timeout ? ToolRun::kCut : ToolRun::kHung,
+    return Failed(std::move(run),
+                  timeout < call.timeout ? ToolRun::kCut : ToolRun::kHung,
                   outcome->Describe(timeout), log);
   }
   if (outcome->signal != 0) {
-    return Failed(std::move(run), ToolRun::kCrashed, outcome->Describe(timeout), log);
+    return Failed(std::move(run), ToolRun::kCrashed, outcome->Describe(timeout),
+                  log);
   }
   if (ShellReportsSignal(outcome->exit_status)) {
     const ProcessOutcome killed{.signal = outcome->exit_status - 128};
@@ -83,17 +90,20 @@ ToolRun RunToolOnce(const ToolCall& call) {
                   log);
   }
   if (!outcome->ok()) {
-    return Failed(std::move(run), ToolRun::kRefused, outcome->Describe(timeout), log);
+    return Failed(std::move(run), ToolRun::kRefused, outcome->Describe(timeout),
+                  log);
   }
   absl::StatusOr<std::string> bytes = ReadFile(out);
   const size_t expected = call.n * call.slot_bytes;
   if (!bytes.ok()) {
-    return Failed(std::move(run), ToolRun::kCrashed, "it exited 0 but wrote no {out} file", log);
+    return Failed(std::move(run), ToolRun::kCrashed,
+                  "it exited 0 but wrote no {out} file", log);
   }
   if (bytes->size() != expected) {
     return Failed(std::move(run), ToolRun::kCrashed,
-                  absl::StrCat("it exited 0 but wrote ", bytes->size(), " bytes to {out}, not ",
-                               expected, " (", call.slot_bytes, " per tuple, ", call.n,
+                  absl::StrCat("it exited 0 but wrote ", bytes->size(),
+                               " bytes to {out}, not ", expected, " (",
+                               call.slot_bytes, " per tuple, ", call.n,
                                call.n == 1 ? " tuple)" : " tuples)"),
                   log);
   }

@@ -52,22 +52,27 @@ std::pair<Chunk, Chunk> Halves(const Chunk& chunk) {
   }
   size_t p = 0;
   for (size_t k = 0; k < chunk.kernel_sizes.size(); ++k) {
-    Chunk& half = k < chunk.kernel_sizes.size() / 2 ? halves.first : halves.second;
-    half.AddKernel(std::span<const int>(chunk.tuples).subspan(p, chunk.kernel_sizes[k]));
+    Chunk& half =
+        k < chunk.kernel_sizes.size() / 2 ? halves.first : halves.second;
+    half.AddKernel(
+        std::span<const int>(chunk.tuples).subspan(p, chunk.kernel_sizes[k]));
     p += chunk.kernel_sizes[k];
   }
   return halves;
 }
 
-std::vector<Chunk> PlanChunks(std::vector<SizedTuple> sized, const ChunkLimits& limits) {
-  std::stable_sort(sized.begin(), sized.end(),
-                   [](const SizedTuple& a, const SizedTuple& b) { return a.size > b.size; });
+std::vector<Chunk> PlanChunks(std::vector<SizedTuple> sized,
+                              const ChunkLimits& limits) {
+  std::stable_sort(
+      sized.begin(), sized.end(),
+      [](const SizedTuple& a, const SizedTuple& b) { return a.size > b.size; });
   std::vector<std::vector<int>> kernels;
   size_t total = 0;  // cost, in tuples
   for (size_t i = 0; i < sized.size();) {
     std::vector<int>& kernel = kernels.emplace_back();
     const int size = sized[i].size;
-    for (; i < sized.size() && static_cast<int>(kernel.size()) < size && sized[i].size == size;
+    for (; i < sized.size() && static_cast<int>(kernel.size()) < size &&
+           sized[i].size == size;
          ++i) {
       kernel.push_back(sized[i].tuple);
     }
@@ -76,14 +81,17 @@ std::vector<Chunk> PlanChunks(std::vector<SizedTuple> sized, const ChunkLimits& 
   if (kernels.empty()) return {};
   // Every job gets the same share of the cost.
   const size_t jobs = limits.jobs;
-  const size_t module = limits.kernels_per_module * (kKernelCost + limits.tuples_per_kernel);
+  const size_t module =
+      limits.kernels_per_module * (kKernelCost + limits.tuples_per_kernel);
   size_t runs = (total + module - 1) / module;
   runs = (runs + jobs - 1) / jobs * jobs;
-  return PackIntoRuns(std::vector<std::span<const int>>(kernels.begin(), kernels.end()), total,
-                      runs);
+  return PackIntoRuns(
+      std::vector<std::span<const int>>(kernels.begin(), kernels.end()), total,
+      runs);
 }
 
-std::vector<Chunk> PlanHalves(const std::vector<std::vector<int>>& failed, int jobs) {
+std::vector<Chunk> PlanHalves(const std::vector<std::vector<int>>& failed,
+                              int jobs) {
   std::vector<std::span<const int>> halves;
   size_t total = 0;  // cost, in tuples
   for (const std::vector<int>& kernel : failed) {
@@ -96,9 +104,9 @@ std::vector<Chunk> PlanHalves(const std::vector<std::vector<int>>& failed, int j
     }
   }
   if (halves.empty()) return {};
-  const size_t runs =
-      std::max((halves.size() + kMaxKernelsPerModule - 1) / kMaxKernelsPerModule,
-               std::min<size_t>(jobs, halves.size()));
+  const size_t runs = std::max(
+      (halves.size() + kMaxKernelsPerModule - 1) / kMaxKernelsPerModule,
+      std::min<size_t>(jobs, halves.size()));
   return PackIntoRuns(halves, total, runs);
 }
 
@@ -114,8 +122,8 @@ int KernelSizes::Of(const Variant& v, uint32_t shape) const {
   return best;
 }
 
-void KernelSizes::Learn(const Variant& v, uint32_t shape, int folded, int tuples,
-                        int spurious) {
+void KernelSizes::Learn(const Variant& v, uint32_t shape, int folded,
+                        int tuples, int spurious) {
   Add(stats_[{v, shape}], folded, tuples + spurious);
   Add(stats_[{v, kAnyShape}], folded, tuples + spurious);
 }
@@ -129,7 +137,8 @@ void KernelSizes::Add(Stats& s, int folded, int tuples) {
   }
 }
 
-const KernelSizes::Stats* KernelSizes::Find(const Variant& v, uint32_t shape) const {
+const KernelSizes::Stats* KernelSizes::Find(const Variant& v,
+                                            uint32_t shape) const {
   const auto it = stats_.find(std::make_pair(v, shape));
   return it == stats_.end() ? nullptr : &it->second;
 }

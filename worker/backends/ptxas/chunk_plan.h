@@ -73,13 +73,15 @@ struct SizedTuple {
 // kernels of that size; then in as many runs of about equal cost as full
 // modules (`kernels_per_module` kernels of `tuples_per_kernel` tuples)
 // would take, rounded up to a multiple of `jobs`.
-std::vector<Chunk> PlanChunks(std::vector<SizedTuple> sized, const ChunkLimits& limits);
+std::vector<Chunk> PlanChunks(std::vector<SizedTuple> sized,
+                              const ChunkLimits& limits);
 
 // One bisection round: each of the `failed` kernels (the tuples of a kernel
 // that did not decode) in two halves, the first the larger, all in as few
 // runs as the module limit allows but at least `jobs` where there are
 // enough halves, of about equal cost.
-std::vector<Chunk> PlanHalves(const std::vector<std::vector<int>>& failed, int jobs);
+std::vector<Chunk> PlanHalves(const std::vector<std::vector<int>>& failed,
+                              int jobs);
 
 // How many tuples go into one kernel, learned across batches. Each tuple
 // gets the kernel size with the least expected cost per tuple (its kernel,
@@ -100,7 +102,8 @@ class KernelSizes {
   // In one batch, `folded` of `tuples` tuples of `v` with `shape` folded,
   // and `spurious` kernels with such tuples did not decode though every
   // tuple of theirs folded alone.
-  void Learn(const Variant& v, uint32_t shape, int folded, int tuples, int spurious);
+  void Learn(const Variant& v, uint32_t shape, int folded, int tuples,
+             int spurious);
 
  private:
   struct Stats {

@@ -16,14 +16,16 @@ using ::testing::ElementsAre;
 // Every tuple of `chunks`, in order.
 std::vector<int> AllTuples(const std::vector<Chunk>& chunks) {
   std::vector<int> all;
-  for (const Chunk& c : chunks) all.insert(all.end(), c.tuples.begin(), c.tuples.end());
+  for (const Chunk& c : chunks)
+    all.insert(all.end(), c.tuples.begin(), c.tuples.end());
   return all;
 }
 
 // Each chunk's kernels cover its tuples exactly.
 void ExpectKernelsCoverTheirTuples(const std::vector<Chunk>& chunks) {
   for (const Chunk& c : chunks) {
-    EXPECT_EQ(std::accumulate(c.kernel_sizes.begin(), c.kernel_sizes.end(), size_t{0}),
+    EXPECT_EQ(std::accumulate(c.kernel_sizes.begin(), c.kernel_sizes.end(),
+                              size_t{0}),
               c.tuples.size());
     EXPECT_LE(c.kernel_sizes.size(), kMaxKernelsPerModule);
     for (int size : c.kernel_sizes) EXPECT_GT(size, 0);
@@ -57,8 +59,8 @@ TEST(ChunkPlanTest, ABatchLargerThanAModuleTakesSeveralRuns) {
   for (int t = 0; t < 1000; ++t) sized.push_back({8, t});
   // 125 kernels of 8, each of cost 28; a module of 10 such kernels costs
   // 280: 13 runs, rounded up to a multiple of 2.
-  const std::vector<Chunk> chunks =
-      PlanChunks(sized, {.tuples_per_kernel = 8, .kernels_per_module = 10, .jobs = 2});
+  const std::vector<Chunk> chunks = PlanChunks(
+      sized, {.tuples_per_kernel = 8, .kernels_per_module = 10, .jobs = 2});
   EXPECT_EQ(chunks.size(), 14u);
   ExpectKernelsCoverTheirTuples(chunks);
   std::vector<int> in_order(1000);
@@ -77,9 +79,10 @@ TEST(ChunkPlanTest, EveryTupleIsPlannedOnce) {
     std::vector<SizedTuple> sized;
     const int n = static_cast<int>(rng() % 300);
     for (int t = 0; t < n; ++t) sized.push_back({1 << (rng() % 7), t});
-    const ChunkLimits limits{.tuples_per_kernel = 64,
-                             .kernels_per_module = 1 + static_cast<int>(rng() % 8),
-                             .jobs = 1 + static_cast<int>(rng() % 4)};
+    const ChunkLimits limits{
+        .tuples_per_kernel = 64,
+        .kernels_per_module = 1 + static_cast<int>(rng() % 8),
+        .jobs = 1 + static_cast<int>(rng() % 4)};
     const std::vector<Chunk> chunks = PlanChunks(sized, limits);
     ExpectKernelsCoverTheirTuples(chunks);
     std::vector<int> all = AllTuples(chunks);
@@ -93,8 +96,8 @@ TEST(ChunkPlanTest, EveryTupleIsPlannedOnce) {
 TEST(ChunkPlanTest, AModuleHoldsAtMostItsKernelLimit) {
   std::vector<SizedTuple> sized;
   for (int t = 0; t < 5000; ++t) sized.push_back({1, t});
-  const std::vector<Chunk> chunks =
-      PlanChunks(sized, {.tuples_per_kernel = 1, .kernels_per_module = 100000, .jobs = 1});
+  const std::vector<Chunk> chunks = PlanChunks(
+      sized, {.tuples_per_kernel = 1, .kernels_per_module = 100000, .jobs = 1});
   ASSERT_EQ(chunks.size(), 2u);
   EXPECT_EQ(chunks[0].kernel_sizes.size(), kMaxKernelsPerModule);
   ExpectKernelsCoverTheirTuples(chunks);
@@ -140,7 +143,8 @@ TEST(ChunkPlanTest, DroppedTuplesLeaveTheirKernels) {
   chunk.AddKernel(std::vector<int>{10, 11});
   chunk.AddKernel(std::vector<int>{12});
   chunk.AddKernel(std::vector<int>{13, 14, 15});
-  const Chunk kept = WithoutPositions(chunk, {true, false, true, false, true, false});
+  const Chunk kept =
+      WithoutPositions(chunk, {true, false, true, false, true, false});
   EXPECT_THAT(kept.tuples, ElementsAre(11, 13, 15));
   // The kernel of 12 alone is gone.
   EXPECT_THAT(kept.kernel_sizes, ElementsAre(1, 2));

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "gmock/gmock.h"
-#include "worker/backends/ptxas/ptxas_backend.h"
 #include "gtest/gtest.h"
+#include "worker/backends/ptxas/ptxas_backend.h"
 
 namespace ptxdiff {
 namespace {

@@ -42,7 +42,6 @@ bool SimdNeverFolded(const Variant& v) {
   return !plain || !(all_u32 || (min_max && all_s32));
 }
 
-
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -179,7 +178,6 @@ bool NeverFolded(const Variant& v) {
       return false;
   }
 }
-
 
 std::vector<Family> FoldableFamilies(int sm) {
   std::vector<Family> out;

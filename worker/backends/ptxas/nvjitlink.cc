@@ -45,20 +45,23 @@ bool Resolve(void* library, const char* name, F& fn) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<NvJitLink>> NvJitLink::Load(const std::string& ptxas) {
+absl::StatusOr<std::unique_ptr<NvJitLink>> NvJitLink::Load(
+    const std::string& ptxas) {
   std::error_code ec;
   const std::filesystem::path real = std::filesystem::canonical(ptxas, ec);
   if (ec) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("cannot resolve ", ptxas, " to find its toolkit: ", ec.message()));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cannot resolve ", ptxas, " to find its toolkit: ", ec.message()));
   }
-  const std::string path = (real.parent_path().parent_path() / "lib64/libnvJitLink.so").string();
+  const std::string path =
+      (real.parent_path().parent_path() / "lib64/libnvJitLink.so").string();
   // Never closed: its own C++ runtime keeps allocations (the exception
   // emergency pool) that LeakSanitizer reports as leaks once the library is
   // unmapped, and loading it again is slow.
   void* library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (library == nullptr) {
-    return absl::FailedPreconditionError(absl::StrCat("cannot load ", path, ": ", dlerror()));
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot load ", path, ": ", dlerror()));
   }
   auto api = std::make_unique<Api>();
   const bool resolved =
@@ -80,8 +83,11 @@ absl::StatusOr<std::unique_ptr<NvJitLink>> NvJitLink::Load(const std::string& pt
       new NvJitLink(path, std::move(api), absl::StrCat(major, ".", minor)));
 }
 
-NvJitLink::NvJitLink(std::string path, std::unique_ptr<Api> api, std::string version)
-    : path_(std::move(path)), api_(std::move(api)), version_(std::move(version)) {}
+NvJitLink::NvJitLink(std::string path, std::unique_ptr<Api> api,
+                     std::string version)
+    : path_(std::move(path)),
+      api_(std::move(api)),
+      version_(std::move(version)) {}
 
 NvJitLink::~NvJitLink() = default;
 
@@ -91,12 +97,13 @@ absl::StatusOr<PtxasOutput> NvJitLink::Compile(absl::string_view arch,
   const char* options[] = {arch_option.c_str()};
   Api::Handle handle = nullptr;
   if (api_->create(&handle, 1, options) != Api::kSuccess) {
-    return absl::InternalError(absl::StrCat("nvJitLinkCreate failed for ", arch_option));
+    return absl::InternalError(
+        absl::StrCat("nvJitLinkCreate failed for ", arch_option));
   }
   PtxasOutput out;
   // A PTX input is assembled as it is added; its errors are in the error log.
-  out.ok = api_->add_data(handle, Api::kInputPtx, ptx.data(), ptx.size(), "m.ptx") ==
-               Api::kSuccess &&
+  out.ok = api_->add_data(handle, Api::kInputPtx, ptx.data(), ptx.size(),
+                          "m.ptx") == Api::kSuccess &&
            api_->complete(handle) == Api::kSuccess;
   size_t size = 0;
   out.ok = out.ok && api_->cubin_size(handle, &size) == Api::kSuccess;
@@ -104,9 +111,11 @@ absl::StatusOr<PtxasOutput> NvJitLink::Compile(absl::string_view arch,
     out.cubin.resize(size);
     out.ok = api_->cubin(handle, out.cubin.data()) == Api::kSuccess;
   }
-  if (!out.ok && api_->error_log_size(handle, &size) == Api::kSuccess && size > 0) {
+  if (!out.ok && api_->error_log_size(handle, &size) == Api::kSuccess &&
+      size > 0) {
     out.log.resize(size);
-    if (api_->error_log(handle, out.log.data()) != Api::kSuccess) out.log.clear();
+    if (api_->error_log(handle, out.log.data()) != Api::kSuccess)
+      out.log.clear();
     while (!out.log.empty() && out.log.back() == '\0') out.log.pop_back();
   }
   api_->destroy(&handle);

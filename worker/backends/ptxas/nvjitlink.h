@@ -26,7 +26,8 @@ namespace ptxdiff {
 class NvJitLink {
  public:
   // FailedPrecondition naming where it looked, or what is missing.
-  static absl::StatusOr<std::unique_ptr<NvJitLink>> Load(const std::string& ptxas);
+  static absl::StatusOr<std::unique_ptr<NvJitLink>> Load(
+      const std::string& ptxas);
   ~NvJitLink();
   NvJitLink(const NvJitLink&) = delete;
   NvJitLink& operator=(const NvJitLink&) = delete;
@@ -38,7 +39,8 @@ class NvJitLink {
   // As RunPtxas: ok == false with the assembler's log where it rejects the
   // module; a non-OK status where the library fails otherwise. Safe to call
   // from several threads at once (a handle per call).
-  absl::StatusOr<PtxasOutput> Compile(absl::string_view arch, absl::string_view ptx) const;
+  absl::StatusOr<PtxasOutput> Compile(absl::string_view arch,
+                                      absl::string_view ptx) const;
 
  private:
   struct Api;

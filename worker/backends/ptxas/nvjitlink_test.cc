@@ -2,10 +2,10 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "isa/spelling.h"
 #include "worker/backends/ptxas/cubin.h"
 #include "worker/backends/ptxas/ptx_module.h"
 #include "worker/backends/ptxas/ptxas_backend.h"
-#include "isa/spelling.h"
 
 namespace ptxdiff {
 namespace {
@@ -49,7 +49,8 @@ TEST_F(NvJitLinkTest, AssemblesAModuleAsThePtxasExecutableDoes) {
   ASSERT_TRUE(texts_a.ok() && texts_b.ok());
   ASSERT_EQ(texts_a->size(), 2u);
   for (const std::string& kernel : module.kernels) {
-    ASSERT_TRUE(texts_a->contains(kernel) && texts_b->contains(kernel)) << kernel;
+    ASSERT_TRUE(texts_a->contains(kernel) && texts_b->contains(kernel))
+        << kernel;
     EXPECT_EQ(texts_a->at(kernel), texts_b->at(kernel)) << kernel;
   }
   EXPECT_EQ(CubinSm(*elf_a), 90);
@@ -62,7 +63,8 @@ TEST_F(NvJitLinkTest, ARejectedModuleComesBackWithTheLinesItNames) {
       ".version 9.0\n.target sm_90\n.address_size 64\n"
       ".visible .entry k0(.param .u64 out)\n{\n"
       "  .reg .b32 %r<2>;\n  .reg .b64 %rd<2>;\n"
-      "  add.s32 %r0, %r1, %rd0;\n"  // line 8: a 64-bit register in a 32-bit add
+      "  add.s32 %r0, %r1, %rd0;\n"  // line 8: a 64-bit register in a 32-bit
+                                     // add
       "  ret;\n}\n";
   auto out = library_->Compile("sm_90", ptx);
   ASSERT_TRUE(out.ok()) << out.status();

@@ -45,7 +45,8 @@ std::string ParamName(int t, const Variant& v, int i) {
 
 // Appends one tuple's lines; returns how many lines it took. `t` is its
 // index in the kernel, which names its parameters.
-int AppendTuple(const PtxTuple& tuple, int t, int64_t offset, std::string& text) {
+int AppendTuple(const PtxTuple& tuple, int t, int64_t offset,
+                std::string& text) {
   const Variant& v = tuple.variant;
   // Sources are registers 0..3 and the destination 4 in every tuple; ptxas
   // renames them, so reusing them tuple after tuple costs nothing.
@@ -66,10 +67,11 @@ int AppendTuple(const PtxTuple& tuple, int t, int64_t offset, std::string& text)
     }
     sources.push_back(PtxRegister(width, i));
     ++lines;
-    absl::StrAppend(&text, tuple.IsRuntime(i)
-                               ? PtxLoadParam(width, sources.back(), ParamName(t, v, i))
-                               : PtxSetRegister(width, sources.back(),
-                                                Immediate(tuple.operands.v[i], width)));
+    absl::StrAppend(
+        &text, tuple.IsRuntime(i)
+                   ? PtxLoadParam(width, sources.back(), ParamName(t, v, i))
+                   : PtxSetRegister(width, sources.back(),
+                                    Immediate(tuple.operands.v[i], width)));
   }
   const int width = ResultWidth(v);
   std::string dest = PtxRegister(width, 4);
@@ -105,7 +107,8 @@ int CountLines(const std::string& text) {
 // The entry's parameters: the output pointer, then each runtime source of
 // each tuple, named after the tuple's index in the kernel.
 std::string Parameters(std::span<const PtxTuple> tuples) {
-  return KernelParamList(tuples, [&](int t, int i) { return ParamName(t, tuples[t].variant, i); });
+  return KernelParamList(
+      tuples, [&](int t, int i) { return ParamName(t, tuples[t].variant, i); });
 }
 
 void AppendKernel(std::span<const PtxTuple> tuples, int first_tuple,
@@ -153,9 +156,10 @@ PtxModule BuildPtxModule(std::span<const PtxTuple> tuples,
   const size_t per_kernel = std::max(1, options.tuples_per_kernel);
   size_t begin = 0;
   for (size_t k = 0; begin < tuples.size(); ++k) {
-    const size_t size = k < options.kernel_sizes.size()
-                            ? static_cast<size_t>(std::max(1, options.kernel_sizes[k]))
-                            : per_kernel;
+    const size_t size =
+        k < options.kernel_sizes.size()
+            ? static_cast<size_t>(std::max(1, options.kernel_sizes[k]))
+            : per_kernel;
     const size_t count = std::min(size, tuples.size() - begin);
     AppendKernel(tuples.subspan(begin, count), static_cast<int>(begin), module);
     begin += count;

@@ -28,9 +28,9 @@
 #include <string>
 #include <vector>
 
-#include "worker/backends/ptxas/sass_constants.h"
 #include "isa/tuple.h"
 #include "isa/variant.h"
+#include "worker/backends/ptxas/sass_constants.h"
 
 namespace ptxdiff {
 

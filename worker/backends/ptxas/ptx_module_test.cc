@@ -75,14 +75,17 @@ TEST(PtxModuleTest, RuntimeSourcesAreKernelParameters) {
   PtxTuple selp = Tuple("selp.b16", {{1, 2, 1}});
   selp.runtime = 0b100;
   const std::vector<PtxTuple> tuples = {Tuple("add.s32", {{1, 2}}), bfe, selp};
-  const PtxModule m = BuildPtxModule(tuples, {.target = "sm_80", .ptx_version = 90});
+  const PtxModule m =
+      BuildPtxModule(tuples, {.target = "sm_80", .ptx_version = 90});
   EXPECT_THAT(m.text, HasSubstr(".entry k0(.param .u64 out, .param .b32 t1_a, "
                                 ".param .b32 t2_c)\n"));
   EXPECT_THAT(m.text, HasSubstr("  ld.param.b32 %r0, [t1_a];\n"
                                 "  mov.b32 %r1, 0x00000028;\n"
                                 "  mov.b32 %r2, 0x00000008;\n"
                                 "  bfe.s32 %r4, %r0, %r1, %r2;\n"));
-  EXPECT_THAT(m.text, HasSubstr("ld.param.b32 %w, [t2_c]; setp.ne.u32 %p2, %w, 0; }\n"));
+  EXPECT_THAT(
+      m.text,
+      HasSubstr("ld.param.b32 %w, [t2_c]; setp.ne.u32 %p2, %w, 0; }\n"));
   for (int t = 0; t < 3; ++t) {
     EXPECT_EQ(TupleAtLine(m, m.slots[t].first_line), t);
     EXPECT_EQ(TupleAtLine(m, m.slots[t].last_line), t);

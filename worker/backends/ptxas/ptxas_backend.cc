@@ -1,6 +1,5 @@
 #include "worker/backends/ptxas/ptxas_backend.h"
 
-
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -26,7 +25,6 @@
 #include "common/files.h"
 #include "common/status_macros.h"
 #include "common/subprocess.h"
-#include "worker/backends/ptxas/nvjitlink.h"
 #include "isa/family_table.h"
 #include "isa/operand_form.h"
 #include "isa/operand_shape.h"
@@ -35,6 +33,7 @@
 #include "worker/backends/carry_support.h"
 #include "worker/backends/ptxas/chunk_plan.h"
 #include "worker/backends/ptxas/cubin.h"
+#include "worker/backends/ptxas/nvjitlink.h"
 #include "worker/backends/ptxas/ptx_module.h"
 #include "worker/backends/ptxas/sass_constants.h"
 
@@ -71,18 +70,22 @@ absl::StatusOr<Config> ParseConfig(const KeyValues& options) {
                                     4096, config.tuples_per_kernel));
   PTXDIFF_RETURN_IF_ERROR(IntOption(options, "ptxas", "kernels_per_module", 1,
                                     4096, config.kernels_per_module));
-  PTXDIFF_RETURN_IF_ERROR(IntOption(options, "ptxas", "jobs", 1, 64, config.jobs));
+  PTXDIFF_RETURN_IF_ERROR(
+      IntOption(options, "ptxas", "jobs", 1, 64, config.jobs));
   int all_variants = 0;
   PTXDIFF_RETURN_IF_ERROR(
       IntOption(options, "ptxas", "all_variants", 0, 1, all_variants));
   config.all_variants = all_variants == 1;
   // $PTXDIFF_PTXAS_COMPILER: the default for workers the CLI starts.
-  if (std::string env = GetEnv("PTXDIFF_PTXAS_COMPILER"); !env.empty()) config.compiler = env;
+  if (std::string env = GetEnv("PTXDIFF_PTXAS_COMPILER"); !env.empty())
+    config.compiler = env;
   config.compiler = OptionValue(options, "compiler").value_or(config.compiler);
-  if (config.compiler != "auto" && config.compiler != "ptxas" && config.compiler != "nvjitlink") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "ptxas: compiler (or $PTXDIFF_PTXAS_COMPILER) must be auto, ptxas or nvjitlink, not '",
-        config.compiler, "'"));
+  if (config.compiler != "auto" && config.compiler != "ptxas" &&
+      config.compiler != "nvjitlink") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ptxas: compiler (or $PTXDIFF_PTXAS_COMPILER) must be "
+                     "auto, ptxas or nvjitlink, not '",
+                     config.compiler, "'"));
   }
   return config;
 }
@@ -202,8 +205,7 @@ class PtxasBackend : public Backend {
 
   // Compiles the kernels that did not decode again in halves, then the
   // halves of the halves that did not, until every tuple is answered.
-  absl::Status Bisect(Batch& batch,
-                      std::vector<std::vector<int>> failed) const;
+  absl::Status Bisect(Batch& batch, std::vector<std::vector<int>> failed) const;
 
   // Compiles the chunks on `jobs` threads.
   ChunkReport CompileChunks(Batch& batch, std::vector<Chunk> chunks) const;
@@ -223,9 +225,12 @@ class PtxasBackend : public Backend {
 
   std::string NotFoldedMessage(const PtxTuple& t) const {
     if (t.runtime != 0) {
-      return absl::StrCat("ptxas claims no constant for every value of the runtime operands on ",
-                          arch_.name, " (the code reads them, or the SASS decoder does not "
-                          "read the kernel): not judged without a GPU");
+      return absl::StrCat(
+          "ptxas claims no constant for every value of the runtime operands "
+          "on ",
+          arch_.name,
+          " (the code reads them, or the SASS decoder does not "
+          "read the kernel): not judged without a GPU");
     }
     return absl::StrCat("ptxas did not fold it to constants on ", arch_.name,
                         " (or the SASS decoder does not read the kernel)");
@@ -277,11 +282,13 @@ std::vector<Chunk> PtxasBackend::MakeChunks(
     const Batch& batch, const std::vector<int>& pending) const {
   std::vector<SizedTuple> sized;
   for (int t : pending) {
-    sized.push_back({sizes_.Of(batch.tuples[t].variant, OperandShape(batch.tuples[t])), t});
+    sized.push_back(
+        {sizes_.Of(batch.tuples[t].variant, OperandShape(batch.tuples[t])), t});
   }
-  return PlanChunks(std::move(sized), {.tuples_per_kernel = config_.tuples_per_kernel,
-                                       .kernels_per_module = config_.kernels_per_module,
-                                       .jobs = config_.jobs});
+  return PlanChunks(std::move(sized),
+                    {.tuples_per_kernel = config_.tuples_per_kernel,
+                     .kernels_per_module = config_.kernels_per_module,
+                     .jobs = config_.jobs});
 }
 
 absl::Status PtxasBackend::Bisect(Batch& batch,
@@ -392,8 +399,8 @@ void PtxasBackend::Decode(Batch& batch, const Chunk& chunk,
         batch.outcomes[tuple] =
             OutcomeOfSlot(batch.tuples[tuple].variant, (*values)[t - begin]);
       } else {
-        batch.outcomes[tuple] = Outcome::Decline(DeclineCode::kNotEvaluable,
-                                                 NotFoldedMessage(batch.tuples[tuple]));
+        batch.outcomes[tuple] = Outcome::Decline(
+            DeclineCode::kNotEvaluable, NotFoldedMessage(batch.tuples[tuple]));
       }
     }
   }
@@ -556,21 +563,23 @@ namespace {
 // executable. `auto` takes libnvJitLink only from the release of the ptxas
 // found (`toolchain` is its --version line), so that the backend's answers
 // are that ptxas's either way; `nvjitlink` insists.
-absl::StatusOr<std::unique_ptr<NvJitLink>> InProcessAssembler(const Config& config,
-                                                              absl::string_view toolchain) {
+absl::StatusOr<std::unique_ptr<NvJitLink>> InProcessAssembler(
+    const Config& config, absl::string_view toolchain) {
   if (config.compiler == "ptxas") return nullptr;
-  absl::StatusOr<std::unique_ptr<NvJitLink>> loaded = NvJitLink::Load(config.ptxas);
-  if (loaded.ok() && !absl::StrContains(toolchain, absl::StrCat("release ", (*loaded)->version(), ","))) {
-    loaded = absl::FailedPreconditionError(absl::StrCat((*loaded)->path(), " is nvJitLink ",
-                                                        (*loaded)->version(), "; ", config.ptxas,
-                                                        " is ", toolchain));
+  absl::StatusOr<std::unique_ptr<NvJitLink>> loaded =
+      NvJitLink::Load(config.ptxas);
+  if (loaded.ok() &&
+      !absl::StrContains(toolchain,
+                         absl::StrCat("release ", (*loaded)->version(), ","))) {
+    loaded = absl::FailedPreconditionError(
+        absl::StrCat((*loaded)->path(), " is nvJitLink ", (*loaded)->version(),
+                     "; ", config.ptxas, " is ", toolchain));
   }
   if (loaded.ok() || config.compiler == "nvjitlink") return loaded;
   return nullptr;
 }
 
 }  // namespace
-
 
 absl::StatusOr<std::unique_ptr<Backend>> MakePtxasBackend(
     const KeyValues& options) {
@@ -583,13 +592,14 @@ absl::StatusOr<std::unique_ptr<Backend>> MakePtxasBackend(
   PTXDIFF_ASSIGN_OR_RETURN(std::unique_ptr<NvJitLink> in_process,
                            InProcessAssembler(config, toolchain));
   if (in_process != nullptr) {
-    absl::StrAppend(&toolchain, "; assembled in-process by ", in_process->path(),
-                    " (nvJitLink ", in_process->version(), ")");
+    absl::StrAppend(&toolchain, "; assembled in-process by ",
+                    in_process->path(), " (nvJitLink ", in_process->version(),
+                    ")");
   }
   if (config.jobs == 0) config.jobs = in_process != nullptr ? 1 : 2;
-  auto backend = std::make_unique<PtxasBackend>(std::move(config), std::move(arch),
-                                                std::move(toolchain), ptx_version,
-                                                std::move(in_process));
+  auto backend = std::make_unique<PtxasBackend>(
+      std::move(config), std::move(arch), std::move(toolchain), ptx_version,
+      std::move(in_process));
   PTXDIFF_RETURN_IF_ERROR(backend->SelfTest());
   return backend;
 }

@@ -30,8 +30,9 @@
 // `ptxas` (path), `tuples_per_kernel` (the most per kernel, default 64; the
 // backend learns smaller kernels for variants that often do not fold),
 // `kernels_per_module` (default 64), `jobs` (modules assembled at once:
-// default 2 ptxas processes, or 1 when in-process, see `compiler`), `all_variants` (1: compile the variants ptxas folds for no
-// operands, too, to check that list against another ptxas), `compiler`
+// default 2 ptxas processes, or 1 when in-process, see `compiler`),
+// `all_variants` (1: compile the variants ptxas folds for no operands, too, to
+// check that list against another ptxas), `compiler`
 // (`auto`, the default: ptxas's assembler in-process through the libnvJitLink
 // of the same release where it loads, nvjitlink.h, else the executable;
 // `ptxas`: always the executable; `nvjitlink`: in-process or fail; the
@@ -50,9 +51,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "worker/backend.h"
-#include "protocol/protocol.h"
 #include "isa/axes.h"
+#include "protocol/protocol.h"
+#include "worker/backend.h"
 #include "worker/backends/ptxas/foldability.h"
 #include "worker/backends/ptxas/ptxas_toolchain.h"
 

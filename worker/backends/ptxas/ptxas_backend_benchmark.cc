@@ -33,10 +33,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
-#include "worker/backends/ptxas/ptxas_backend.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
 #include "oracle/edge_operands.h"
+#include "worker/backends/ptxas/ptxas_backend.h"
 
 namespace ptxdiff {
 namespace {
@@ -175,8 +175,9 @@ int Main(int argc, char** argv) {
                                  FoldingWorkload(tuples, rng)};
   const RunRequest edge[2] = {EdgeWorkload(tuples, id, rng),
                               EdgeWorkload(tuples, id, rng)};
-  std::printf("%-8s %8s %8s %-9s %9s %8s %10s %10s %6s\n", "workload", "t/kernel",
-              "k/module", "compiler", "folded", "seconds", "folded/s", "per cpu-s", "ratio");
+  std::printf("%-8s %8s %8s %-9s %9s %8s %10s %10s %6s\n", "workload",
+              "t/kernel", "k/module", "compiler", "folded", "seconds",
+              "folded/s", "per cpu-s", "ratio");
   struct Setting {
     int per_kernel, per_module;
   };
@@ -193,21 +194,24 @@ int Main(int argc, char** argv) {
          {std::pair{"folding", folding}, std::pair{"edge", edge}}) {
       double baseline = 0;  // the first compiler's folded/s
       for (const std::string& compiler : compilers) {
-        const KeyValues options = {{"arch", arch},
-                                   {"jobs", jobs},
-                                   {"compiler", compiler},
-                                   {"tuples_per_kernel", absl::StrCat(s.per_kernel)},
-                                   {"kernels_per_module", absl::StrCat(s.per_module)}};
+        const KeyValues options = {
+            {"arch", arch},
+            {"jobs", jobs},
+            {"compiler", compiler},
+            {"tuples_per_kernel", absl::StrCat(s.per_kernel)},
+            {"kernels_per_module", absl::StrCat(s.per_module)}};
         auto m = Measure(options, requests[0], requests[1]);
         if (!m.ok()) {
-          std::fprintf(stderr, "%s\n", std::string(m.status().message()).c_str());
+          std::fprintf(stderr, "%s\n",
+                       std::string(m.status().message()).c_str());
           return 1;
         }
         const double rate = m->values / m->seconds;
         if (baseline == 0) baseline = rate;
-        std::printf("%-8s %8d %8d %-9s %9d %8.2f %10.0f %10.0f %6.2f\n", name, s.per_kernel,
-                    s.per_module, compiler.c_str(), m->values, m->seconds, rate,
-                    m->values / m->cpu_seconds, rate / baseline);
+        std::printf("%-8s %8d %8d %-9s %9d %8.2f %10.0f %10.0f %6.2f\n", name,
+                    s.per_kernel, s.per_module, compiler.c_str(), m->values,
+                    m->seconds, rate, m->values / m->cpu_seconds,
+                    rate / baseline);
         std::fflush(stdout);
       }
     }

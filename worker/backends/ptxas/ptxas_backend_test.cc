@@ -18,17 +18,17 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "gmock/gmock.h"
-#include "worker/backend.h"
-#include "worker/backends/ptxas/nvjitlink.h"
-#include "worker/backends/ptxas/sass_constants.h"
 #include "common/testing/scoped_env.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isa/family_table.h"
 #include "isa/operand_text.h"
 #include "isa/spelling.h"
 #include "oracle/edge_operands.h"
 #include "oracle/oracle.h"
+#include "worker/backend.h"
+#include "worker/backends/ptxas/nvjitlink.h"
+#include "worker/backends/ptxas/sass_constants.h"
 
 namespace ptxdiff {
 namespace {
@@ -66,7 +66,6 @@ std::string MessageOf(const RunReply& reply, size_t i) {
   const TupleResult& r = reply.results[i];
   return r.kind == ResultKind::kDecline ? reply.messages[r.message] : "";
 }
-
 
 // A fresh directory, removed (with its files) at the end of the test.
 class ScratchDir {
@@ -185,10 +184,12 @@ TEST_F(PtxasBackendTest, TheCompilerOptionChoosesTheAssembler) {
     ASSERT_NE(from_env, nullptr);
     EXPECT_EQ(from_env->Identity().toolchain, executable->Identity().toolchain);
   }
-  if (!NvJitLink::Load(ptxas_).ok()) GTEST_SKIP() << "no libnvJitLink next to " << ptxas_;
+  if (!NvJitLink::Load(ptxas_).ok())
+    GTEST_SKIP() << "no libnvJitLink next to " << ptxas_;
   auto in_process = Make({{"compiler", "nvjitlink"}});
   ASSERT_NE(in_process, nullptr);
-  EXPECT_THAT(in_process->Identity().toolchain, HasSubstr("assembled in-process by"));
+  EXPECT_THAT(in_process->Identity().toolchain,
+              HasSubstr("assembled in-process by"));
   auto chosen = Make({});
   ASSERT_NE(chosen, nullptr);
   EXPECT_EQ(chosen->Identity().toolchain, in_process->Identity().toolchain);
@@ -241,15 +242,14 @@ TEST_F(PtxasBackendTest, EveryKnownArchPassesTheSelfTest) {
 TEST_F(PtxasBackendTest, DeclinesWithTheRightCode) {
   auto backend = Make({{"arch", "sm_75"}});
   ASSERT_NE(backend, nullptr);
-  const RunReply reply =
-      RunOrDie(*backend, Request({
-                             {"add.s32 frob", {{1, 2}}},
-                             {"vadd.u32.u32.u32", {{1, 2}}},
-                             {"add.u16x2", {{1, 2}}},
-                             {"visa.shl.ud.ud.ud", {{1, 2}}},
-                             {"div.u32", {{1000, 7}}},
-                             {"add.s32", {{1, 2}}},
-                         }));
+  const RunReply reply = RunOrDie(*backend, Request({
+                                                {"add.s32 frob", {{1, 2}}},
+                                                {"vadd.u32.u32.u32", {{1, 2}}},
+                                                {"add.u16x2", {{1, 2}}},
+                                                {"visa.shl.ud.ud.ud", {{1, 2}}},
+                                                {"div.u32", {{1000, 7}}},
+                                                {"add.s32", {{1, 2}}},
+                                            }));
   const DeclineCode expected[] = {
       DeclineCode::kUnsupportedVariant, DeclineCode::kUnsupportedVariant,
       DeclineCode::kUnsupportedVariant, DeclineCode::kUnsupportedVariant,
@@ -472,16 +472,18 @@ TEST_F(PtxasBackendTest, RepeatedTuplesAnswerAlike) {
 TEST_F(PtxasBackendTest, RuntimeOperandsGetWhatPtxasClaimsForEveryValue) {
   auto backend = Make({});
   ASSERT_NE(backend, nullptr);
-  const RunReply reply = RunOrDie(*backend, Request({
-      {"bfe.s32", {{0, 40, 8}}, 0b001},
-      {"bfe.s32", {{1, 40, 8}}, 0b001},
-      {"bfe.s32", {{0x80000000, 40, 8}}, 0b001},
-      {"bfe.s32", {{1, 40, 8}}},         // all immediates: folded right
-      {"and.b32", {{0x1234, 0}}, 0b01},  // 0 for every a: a right claim
-      {"add.u32", {{5, 0}}, 0b01},       // a itself: no constant
-      {"min.u32", {{5, 0xffffffff}}, 0b01},  // a, stored as loaded
-      {"add.u32", {{3, 4}}, 0b100},  // add has no source c: immediates
-  }));
+  const RunReply reply = RunOrDie(
+      *backend,
+      Request({
+          {"bfe.s32", {{0, 40, 8}}, 0b001},
+          {"bfe.s32", {{1, 40, 8}}, 0b001},
+          {"bfe.s32", {{0x80000000, 40, 8}}, 0b001},
+          {"bfe.s32", {{1, 40, 8}}},             // all immediates: folded right
+          {"and.b32", {{0x1234, 0}}, 0b01},      // 0 for every a: a right claim
+          {"add.u32", {{5, 0}}, 0b01},           // a itself: no constant
+          {"min.u32", {{5, 0xffffffff}}, 0b01},  // a, stored as loaded
+          {"add.u32", {{3, 4}}, 0b100},  // add has no source c: immediates
+      }));
   // ptxas 13.0 claims -1 for bfe.s32 with a position past 31 and a runtime
   // source: the oracle's answer is a's sign, so the claim is wrong for every
   // non-negative a (a known deviation, issue 29).
@@ -492,7 +494,9 @@ TEST_F(PtxasBackendTest, RuntimeOperandsGetWhatPtxasClaimsForEveryValue) {
   EXPECT_EQ(reply.results[4], (TupleResult{.bits = 0}));
   for (int i : {5, 6}) {
     EXPECT_EQ(reply.results[i].code, DeclineCode::kNotEvaluable) << i;
-    EXPECT_THAT(MessageOf(reply, i), HasSubstr("claims no constant for every value")) << i;
+    EXPECT_THAT(MessageOf(reply, i),
+                HasSubstr("claims no constant for every value"))
+        << i;
   }
   EXPECT_EQ(reply.results[7], (TupleResult{.bits = 7}));
   EXPECT_TRUE(backend->Identity().forms);
@@ -650,7 +654,8 @@ TEST_F(PtxasBackendTest, PackingGivesTheSameAnswers) {
        {"jobs", "3"}},
   };
   if (NvJitLink::Load(ptxas_).ok()) {
-    settings.push_back({{"compiler", "nvjitlink"}, {"tuples_per_kernel", "64"}});
+    settings.push_back(
+        {{"compiler", "nvjitlink"}, {"tuples_per_kernel", "64"}});
     settings.push_back({{"compiler", "nvjitlink"},
                         {"tuples_per_kernel", "7"},
                         {"kernels_per_module", "3"},

@@ -53,7 +53,8 @@ absl::StatusOr<ProcessResult> RunTool(const std::vector<std::string>& argv,
 // Runs `ptxas args...` for its output only (--version, --list-version).
 absl::StatusOr<ProcessResult> RunPtxasQuery(const std::string& ptxas,
                                             absl::string_view arg) {
-  PTXDIFF_ASSIGN_OR_RETURN(std::unique_ptr<TempDir> dir, TempDir::Create("ptxdiff-ptxas"));
+  PTXDIFF_ASSIGN_OR_RETURN(std::unique_ptr<TempDir> dir,
+                           TempDir::Create("ptxdiff-ptxas"));
   return RunTool({ptxas, std::string(arg)}, dir->File("log"));
 }
 
@@ -62,7 +63,6 @@ bool IsExecutableFile(const std::string& path) {
   return !path.empty() && stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
          access(path.c_str(), X_OK) == 0;
 }
-
 
 absl::Status PtxasNotFound(absl::string_view where) {
   return absl::FailedPreconditionError(absl::StrCat(
@@ -145,7 +145,6 @@ absl::StatusOr<int> NewestPtxVersion(const std::string& ptxas) {
       " --list-version did not end with a version: ", LogSummary(run.output)));
 }
 
-
 absl::StatusOr<std::string> FindPtxas(const KeyValues& options) {
   if (std::optional<std::string> path = OptionValue(options, "ptxas")) {
     if (!IsExecutableFile(*path)) return PtxasNotFound(*path);
@@ -176,7 +175,8 @@ absl::StatusOr<std::string> FindPtxas(const KeyValues& options) {
 absl::StatusOr<PtxasOutput> RunPtxas(const std::string& ptxas,
                                      absl::string_view arch,
                                      absl::string_view ptx) {
-  PTXDIFF_ASSIGN_OR_RETURN(std::unique_ptr<TempDir> dir, TempDir::Create("ptxdiff-ptxas"));
+  PTXDIFF_ASSIGN_OR_RETURN(std::unique_ptr<TempDir> dir,
+                           TempDir::Create("ptxdiff-ptxas"));
   const std::string input = dir->File("m.ptx");
   const std::string output = dir->File("m.cubin");
   PTXDIFF_RETURN_IF_ERROR(WriteFile(input, ptx));

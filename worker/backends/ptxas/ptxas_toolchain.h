@@ -45,7 +45,8 @@ absl::StatusOr<int> NewestPtxVersion(const std::string& ptxas);
 
 // "ptxas /tmp/.../m.ptx, line 42; error   : Argument 2 of ..." -> 42 and
 // "ptxas: error : Argument 2 of ...". nullopt for lines without a line number.
-std::optional<std::pair<int, std::string>> ParseErrorLine(absl::string_view line);
+std::optional<std::pair<int, std::string>> ParseErrorLine(
+    absl::string_view line);
 
 // The first lines of a log, for a decline message.
 std::string LogSummary(absl::string_view log);

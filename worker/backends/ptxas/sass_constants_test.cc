@@ -8,9 +8,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
+#include "gtest/gtest.h"
 #include "worker/backends/ptxas/cubin.h"
 #include "worker/backends/ptxas/ptxas_backend.h"
-#include "gtest/gtest.h"
 
 namespace ptxdiff {
 namespace {

@@ -372,13 +372,14 @@ std::optional<FakeCudaDriver::Module> FakeCudaDriver::ParseImage(
     // "// tuples 0..3: bfe.s32": the (first) segment's variant.
     const size_t at = text.find("// tuples ");
     const size_t colon = text.find(": ", at);
-    module.spelling = std::string(
-        text.substr(colon + 2, text.find('\n', colon) - colon - 2));
+    module.spelling =
+        std::string(text.substr(colon + 2, text.find('\n', colon) - colon - 2));
     auto v = ParseVariant(module.spelling);
     if (!v.ok()) return std::nullopt;
     module.variant = *v;
     module.entries.push_back({.name = kernel->entry()});
-    module.batch = std::make_shared<const class RegisterKernel>(*std::move(kernel));
+    module.batch =
+        std::make_shared<const class RegisterKernel>(*std::move(kernel));
     return module;
   }
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
@@ -689,7 +690,8 @@ CUresult FakeCudaDriver::RunBatchKernel(const LaunchRecord& launch,
     options.carry_flag_unwritten.push_back(*ParseVariant(s));
   }
   absl::StatusOr<std::string> ran = module.batch->Run(
-      absl::string_view(reinterpret_cast<const char*>(in), n * kTupleBytes), options);
+      absl::string_view(reinterpret_cast<const char*>(in), n * kTupleBytes),
+      options);
   if (!ran.ok()) return CUDA_ERROR_LAUNCH_FAILED;
   for (size_t i = 0; i < n; ++i) {
     uint64_t bits = 0;

@@ -42,9 +42,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
-#include "worker/backends/ptx_cmd/testing/register_kernel.h"
-#include "worker/backends/cuda/driver_api.h"
 #include "isa/variant.h"
+#include "worker/backends/cuda/driver_api.h"
+#include "worker/backends/ptx_cmd/testing/register_kernel.h"
 
 namespace ptxdiff {
 

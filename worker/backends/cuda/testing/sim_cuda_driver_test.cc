@@ -18,9 +18,9 @@
 #include "absl/strings/str_join.h"
 #include "client/worker_client.h"
 #include "fuzzers/differential_target.h"
-#include "isa/fuzz_input.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "isa/fuzz_input.h"
 #include "isa/spelling.h"
 #include "triage/triage_store.h"
 #include "worker/backends/cuda/driver_api.h"
@@ -56,8 +56,8 @@ class SimCudaTest : public ::testing::Test {
   }
 
   std::string FreshDir(const std::string& name) {
-    const std::string dir = absl::StrCat(::testing::TempDir(), "/sim_cuda_",
-                                         name, "_", getpid());
+    const std::string dir =
+        absl::StrCat(::testing::TempDir(), "/sim_cuda_", name, "_", getpid());
     std::system(("rm -rf '" + dir + "' && mkdir -p '" + dir + "'").c_str());
     dirs_.push_back(dir);
     return dir;
@@ -82,7 +82,8 @@ CliRun Ptxdiff(const std::vector<std::string>& args) {
   if (pipe == nullptr) return run;
   char buffer[4096];
   size_t n;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) run.output.append(buffer, n);
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0)
+    run.output.append(buffer, n);
   const int status = pclose(pipe);
   run.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return run;
@@ -95,7 +96,8 @@ TEST_F(SimCudaTest, LoaderResolvesEveryEntryPointAndRecordsThePath) {
   int version = 0;
   EXPECT_EQ((*driver)->DriverGetVersion(&version), CUDA_SUCCESS);
   EXPECT_EQ(version, 13000);
-  EXPECT_EQ(CudaErrorName(**driver, CUDA_ERROR_NO_DEVICE), "CUDA_ERROR_NO_DEVICE");
+  EXPECT_EQ(CudaErrorName(**driver, CUDA_ERROR_NO_DEVICE),
+            "CUDA_ERROR_NO_DEVICE");
 }
 
 TEST_F(SimCudaTest, MissingLibraryNamesThePathAndTheLoadersError) {
@@ -111,8 +113,8 @@ TEST_F(SimCudaTest, MissingLibraryNamesThePathAndTheLoadersError) {
 TEST_F(SimCudaTest, BadConfigurationFailsCuInitWithTheReason) {
   // Neither a .sat variant nor a .cc one that reads CC.CF.
   setenv("PTXDIFF_SIM_CUDA_WRONG", "add.s32", 1);
-  const CliRun run = Ptxdiff({"sweep", "--backend", "cuda", "--cuda-driver", kSim,
-                           "--family", "add", "--tuples", "1"});
+  const CliRun run = Ptxdiff({"sweep", "--backend", "cuda", "--cuda-driver",
+                              kSim, "--family", "add", "--tuples", "1"});
   EXPECT_EQ(run.code, 2) << run.output;
   EXPECT_THAT(run.output,
               HasSubstr("cuInit(0) returned CUDA_ERROR_INVALID_VALUE "
@@ -122,7 +124,8 @@ TEST_F(SimCudaTest, BadConfigurationFailsCuInitWithTheReason) {
 
 absl::StatusOr<WorkerCommand> CudaWorker(const std::string& library) {
   auto command = CommandForBackend("cuda", PTXDIFF_WORKER_PATH);
-  if (command.ok()) command->hello_options.emplace_back("driver_library", library);
+  if (command.ok())
+    command->hello_options.emplace_back("driver_library", library);
   return command;
 }
 
@@ -155,13 +158,13 @@ TEST_F(SimCudaTest, WorkerExitsThreeNamingAMissingLibrary) {
 }
 
 TEST_F(SimCudaTest, SweepAgreesEverywhere) {
-  const CliRun run = Ptxdiff({"sweep", "--backend", "cuda", "--cuda-driver", kSim,
-                           "--family", "add", "--tuples", "16"});
+  const CliRun run = Ptxdiff({"sweep", "--backend", "cuda", "--cuda-driver",
+                              kSim, "--family", "add", "--tuples", "16"});
   EXPECT_EQ(run.code, 0) << run.output;
-  EXPECT_THAT(run.output,
-              AllOf(HasSubstr(absl::StrCat("driver at ", RealPath(kSim))),
-                    HasSubstr("mismatched      0\n"),
-                    HasSubstr("faulty batches  0")));
+  EXPECT_THAT(
+      run.output,
+      AllOf(HasSubstr(absl::StrCat("driver at ", RealPath(kSim))),
+            HasSubstr("mismatched      0\n"), HasSubstr("faulty batches  0")));
   EXPECT_THAT(run.output, Not(HasSubstr("agreed          0\n")));
 }
 
@@ -182,8 +185,8 @@ std::vector<std::string> MismatchLines(const std::string& output) {
 TEST_F(SimCudaTest, SweepFindsTheWrongVariant) {
   setenv("PTXDIFF_SIM_CUDA_WRONG", "add.sat.s32", 1);
   // Enough edge tuples that some saturate (16 per variant need not).
-  const CliRun run = Ptxdiff({"sweep", "--backend", "cuda", "--cuda-driver", kSim,
-                           "--family", "add", "--tuples", "256"});
+  const CliRun run = Ptxdiff({"sweep", "--backend", "cuda", "--cuda-driver",
+                              kSim, "--family", "add", "--tuples", "256"});
   EXPECT_EQ(run.code, 1) << run.output;
   EXPECT_THAT(run.output, Not(HasSubstr("mismatched      0\n")));
   // Every mismatch is of the broken variant.
@@ -243,8 +246,9 @@ TEST_F(SimCudaTest, MinimizedFindingRecordsTheDriver) {
   std::ofstream(dir + "/case.txt") << "# ptxdiff case 1\n"
                                       "variant: add.sat.s32\n"
                                       "operands: 0x7fffffff 0x00000001\n";
-  const CliRun run = Ptxdiff({"minimize", dir + "/case.txt", "--backend", "cuda",
-                           "--cuda-driver", kSim, "--dir", dir + "/triage"});
+  const CliRun run =
+      Ptxdiff({"minimize", dir + "/case.txt", "--backend", "cuda",
+               "--cuda-driver", kSim, "--dir", dir + "/triage"});
   ASSERT_EQ(run.code, 0) << run.output;
   EXPECT_THAT(run.output, HasSubstr("filed new entry"));
   auto store = TriageStore::Open(dir + "/triage", false);
@@ -254,7 +258,8 @@ TEST_F(SimCudaTest, MinimizedFindingRecordsTheDriver) {
   ASSERT_EQ(entries->size(), 1u);
   const std::string entry = dir + "/triage/" + (*entries)[0].name;
   EXPECT_THAT((*entries)[0].name, HasSubstr("add.sat.s32"));
-  const std::string driver = absl::StrCat("CUDA 13.0 driver at ", RealPath(kSim));
+  const std::string driver =
+      absl::StrCat("CUDA 13.0 driver at ", RealPath(kSim));
   EXPECT_THAT(ReadAll(entry + "/meta.txt"), HasSubstr(driver));
   EXPECT_THAT(ReadAll(entry + "/case.txt"), HasSubstr(driver));
 }
@@ -275,8 +280,8 @@ TEST_F(SimCudaTest, CampaignFilesFindingsWithTheDriver) {
   EXPECT_EQ(config->cuda_driver, kSim);
   auto target = DifferentialTarget::Create(*config);
   ASSERT_TRUE(target.ok()) << target.status();
-  const std::string input = EncodeFuzzInput(*ParseVariant("add.sat.s32"),
-                                            {{{0x7fffffff, 1, 0, 0}}});
+  const std::string input =
+      EncodeFuzzInput(*ParseVariant("add.sat.s32"), {{{0x7fffffff, 1, 0, 0}}});
   EXPECT_EQ((*target)->RunInput(reinterpret_cast<const uint8_t*>(input.data()),
                                 input.size()),
             0);

@@ -166,17 +166,20 @@ int Main(int argc, char** argv) {
     } else if (absl::ConsumePrefix(&arg, "--crash-on=") ||
                absl::ConsumePrefix(&arg, "--hang-on=")) {
       const std::optional<Trigger> trigger = ParseTrigger(arg);
-      if (!trigger) return Fail(2, absl::StrCat("bad trigger '", arg, "'\n", kUsage));
+      if (!trigger)
+        return Fail(2, absl::StrCat("bad trigger '", arg, "'\n", kUsage));
       (absl::StartsWith(argv[i], "--crash-on=") ? behaviour.crashes
                                                 : behaviour.hangs)
           .push_back(*trigger);
     } else if (absl::ConsumePrefix(&arg, "--flip-on=")) {
       const std::optional<Trigger> trigger = ParseTrigger(arg);
-      if (!trigger) return Fail(2, absl::StrCat("bad trigger '", arg, "'\n", kUsage));
+      if (!trigger)
+        return Fail(2, absl::StrCat("bad trigger '", arg, "'\n", kUsage));
       behaviour.flips.push_back(*trigger);
     } else if (absl::ConsumePrefix(&arg, "--flip-immediate-forms=")) {
       const absl::StatusOr<Variant> v = ParseVariant(arg);
-      if (!v.ok()) return Fail(2, absl::StrCat("bad variant '", arg, "'\n", kUsage));
+      if (!v.ok())
+        return Fail(2, absl::StrCat("bad variant '", arg, "'\n", kUsage));
       options.immediate_forms_flipped.push_back(*v);
     } else if (absl::ConsumePrefix(&arg, "--refuse=")) {
       behaviour.refused_families.emplace_back(arg);
@@ -218,7 +221,8 @@ int Main(int argc, char** argv) {
     return false;
   };
   auto out = kernel->Run(*in, options);
-  Spin(behaviour.per_tuple * static_cast<double>(in->size() / 32));  // 32 bytes a tuple
+  Spin(behaviour.per_tuple *
+       static_cast<double>(in->size() / 32));  // 32 bytes a tuple
   if (!out.ok()) {
     return Fail(1, absl::StrCat(files[0], ": ", out.status().message()));
   }

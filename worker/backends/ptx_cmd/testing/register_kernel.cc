@@ -138,7 +138,8 @@ class Parser {
   // `[%reg+8]` or `[%reg]`.
   absl::Status Address(absl::string_view token, Statement& s) const {
     token = absl::StripAsciiWhitespace(token);
-    if (!absl::ConsumePrefix(&token, "[") || !absl::ConsumeSuffix(&token, "]")) {
+    if (!absl::ConsumePrefix(&token, "[") ||
+        !absl::ConsumeSuffix(&token, "]")) {
       return absl::InvalidArgumentError("expected an address [%reg+offset]");
     }
     const size_t plus = token.find('+');
@@ -199,9 +200,8 @@ absl::StatusOr<RegisterKernel> RegisterKernel::Parse(absl::string_view ptx) {
     if (kernel.batch_ && absl::ConsumePrefix(&rest, "// tuples ")) {
       // "// tuples 0..15: add.sat.s32": a segment's variant.
       const size_t colon = rest.find(": ");
-      auto v = ParseVariant(rest.substr(colon == absl::string_view::npos
-                                            ? rest.size()
-                                            : colon + 2));
+      auto v = ParseVariant(rest.substr(
+          colon == absl::string_view::npos ? rest.size() : colon + 2));
       if (!v.ok()) return LineError(number, line, v.status().message());
       kernel.segment_variants_.insert(*v);
       kernel.segment_opcodes_.emplace(InfoOf(v->family).opcode);
@@ -293,7 +293,9 @@ absl::StatusOr<RegisterKernel> RegisterKernel::Parse(absl::string_view ptx) {
     // The parser wants plain names: `add.s32 dst, src0, src1`. Only lines
     // that may be instructions are parsed (a failed parse searches for the
     // nearest spellings).
-    auto parse = [&] { return ParseVariant(absl::StrReplaceAll(rest, {{"%", ""}})); };
+    auto parse = [&] {
+      return ParseVariant(absl::StrReplaceAll(rest, {{"%", ""}}));
+    };
     auto add_oracle = [&](const Variant& v) -> absl::Status {
       // A SIMD selector is written as a/b suffixes, not as an operand.
       const int written = NumWrittenSources(v);
@@ -335,7 +337,8 @@ absl::StatusOr<RegisterKernel> RegisterKernel::Parse(absl::string_view ptx) {
       s.kind = Statement::kLoadParam;
       s.width = TypeWidth(opcode[2]);
       absl::string_view name = operands[1];
-      if (!absl::ConsumePrefix(&name, "[") || !absl::ConsumeSuffix(&name, "]")) {
+      if (!absl::ConsumePrefix(&name, "[") ||
+          !absl::ConsumeSuffix(&name, "]")) {
         return fail("expected [parameter]");
       }
       s.text = std::string(name);  // resolved against the parameters below
@@ -346,7 +349,8 @@ absl::StatusOr<RegisterKernel> RegisterKernel::Parse(absl::string_view ptx) {
       s.width = TypeWidth(opcode[2]);
       PTXDIFF_RETURN_IF_ERROR(set_dst(operands[0]));
       Statement address;
-      if (!parser.Address(operands[1], address).ok()) return fail("bad address");
+      if (!parser.Address(operands[1], address).ok())
+        return fail("bad address");
       s.sources.push_back({.kind = Operand::kRegister, .reg = address.dst});
       s.offset = address.offset;
     } else if (op == "st" && opcode.size() == 3 && opcode[1] == "global" &&
@@ -354,13 +358,14 @@ absl::StatusOr<RegisterKernel> RegisterKernel::Parse(absl::string_view ptx) {
       s.kind = Statement::kStoreGlobal;
       s.width = TypeWidth(opcode[2]);
       Statement address;
-      if (!parser.Address(operands[0], address).ok()) return fail("bad address");
+      if (!parser.Address(operands[0], address).ok())
+        return fail("bad address");
       s.sources.push_back({.kind = Operand::kRegister, .reg = address.dst});
       s.offset = address.offset;
       PTXDIFF_RETURN_IF_ERROR(add_source(operands[1]));
     } else if ((op == "mov" && opcode.size() == 2 && operands.size() == 2) ||
-               (op == "cvta" && absl::StrJoin(opcode, ".") ==
-                                    "cvta.to.global.u64" &&
+               (op == "cvta" &&
+                absl::StrJoin(opcode, ".") == "cvta.to.global.u64" &&
                 operands.size() == 2)) {
       // A generic address is the global one here: cvta is a move.
       s.kind = Statement::kMove;
@@ -388,9 +393,10 @@ absl::StatusOr<RegisterKernel> RegisterKernel::Parse(absl::string_view ptx) {
     } else {
       const absl::StatusOr<Variant> as_variant = parse();
       if (!as_variant.ok()) {
-        return fail(absl::StrCat("not a statement this interpreter knows, nor "
-                                 "an instruction ptxdiff knows (",
-                                 as_variant.status().message(), ")"));
+        return fail(
+            absl::StrCat("not a statement this interpreter knows, nor "
+                         "an instruction ptxdiff knows (",
+                         as_variant.status().message(), ")"));
       }
       PTXDIFF_RETURN_IF_ERROR(add_oracle(*as_variant));
     }
@@ -414,7 +420,8 @@ absl::StatusOr<RegisterKernel> RegisterKernel::Parse(absl::string_view ptx) {
   // The parameters: (.param .u64 in, .param .u64 out, .param .u32 n).
   absl::string_view list = params;
   list = list.substr(0, list.find(')'));
-  for (absl::string_view p : absl::StrSplit(list, ',', absl::SkipWhitespace())) {
+  for (absl::string_view p :
+       absl::StrSplit(list, ',', absl::SkipWhitespace())) {
     std::vector<absl::string_view> words =
         absl::StrSplit(absl::StripAsciiWhitespace(p), ' ', absl::SkipEmpty());
     if (words.size() != 3 || words[0] != ".param" || words[1].size() < 2) {
@@ -427,9 +434,9 @@ absl::StatusOr<RegisterKernel> RegisterKernel::Parse(absl::string_view ptx) {
   std::vector<std::string> types;
   for (const Param& p : kernel.params_) types.push_back(p.type);
   if (types != std::vector<std::string>{"u64", "u64", "u32"}) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the entry's parameters are (", absl::StrJoin(types, ", "),
-        "); the register-mode ABI is (u64 in, u64 out, u32 n)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the entry's parameters are (", absl::StrJoin(types, ", "),
+                     "); the register-mode ABI is (u64 in, u64 out, u32 n)"));
   }
   for (Statement& s : kernel.program_) {
     if (s.kind != Statement::kLoadParam) continue;
@@ -443,8 +450,8 @@ absl::StatusOr<RegisterKernel> RegisterKernel::Parse(absl::string_view ptx) {
   for (const auto& [index, label] : branches) {
     auto it = labels.find(label);
     if (it == labels.end()) {
-      return LineError(kernel.program_[index].line,
-                       kernel.program_[index].text, "no such label");
+      return LineError(kernel.program_[index].line, kernel.program_[index].text,
+                       "no such label");
     }
     kernel.program_[index].target = it->second;
   }
@@ -452,10 +459,9 @@ absl::StatusOr<RegisterKernel> RegisterKernel::Parse(absl::string_view ptx) {
     const std::vector<Variant> evaluated = kernel.OracleInstructions();
     if (std::find(evaluated.begin(), evaluated.end(),
                   *kernel.declared_variant_) == evaluated.end()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("the module says it tests ",
-                       Spell(*kernel.declared_variant_),
-                       " but no instruction is that variant"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the module says it tests ", Spell(*kernel.declared_variant_),
+          " but no instruction is that variant"));
     }
   }
   return kernel;
@@ -503,9 +509,12 @@ struct Machine {
 
   uint64_t Read(const Operand& o) const {
     switch (o.kind) {
-      case Operand::kRegister: return regs[o.reg];
-      case Operand::kImmediate: return o.value;
-      case Operand::kSpecial: return specials[o.value];
+      case Operand::kRegister:
+        return regs[o.reg];
+      case Operand::kImmediate:
+        return o.value;
+      case Operand::kSpecial:
+        return specials[o.value];
     }
     return 0;
   }
@@ -556,8 +565,8 @@ bool Compare(const Statement& s, uint64_t a, uint64_t b) {
     a = (a ^ sign) - sign;
     b = (b ^ sign) - sign;
   }
-  const bool lt = s.is_signed ? static_cast<int64_t>(a) < static_cast<int64_t>(b)
-                              : a < b;
+  const bool lt =
+      s.is_signed ? static_cast<int64_t>(a) < static_cast<int64_t>(b) : a < b;
   if (s.compare == "eq") return a == b;
   if (s.compare == "ne") return a != b;
   if (s.compare == "lt") return lt;
@@ -602,13 +611,15 @@ bool HasImmediateForm(const Statement& s) {
 absl::StatusOr<uint64_t> EvaluateOracle(
     Machine& m, const Statement& s, const RegisterKernel::RunOptions& options) {
   Operands operands;
-  for (size_t i = 0; i < s.sources.size(); ++i) operands.v[i] = m.Read(s.sources[i]);
+  for (size_t i = 0; i < s.sources.size(); ++i)
+    operands.v[i] = m.Read(s.sources[i]);
   const int cf = CarryInSource(s.variant);
   if (cf >= 0) {
     PTXDIFF_ASSIGN_OR_RETURN(const bool flag, ReadFlag(m, s));
     operands.v[cf] = flag;
   }
-  if (options.before_instruction) options.before_instruction(s.variant, operands);
+  if (options.before_instruction)
+    options.before_instruction(s.variant, operands);
   const Variant* v = &s.variant;
   for (const auto& [from, to] : options.substitutions) {
     if (from == s.variant) v = &to;
@@ -656,8 +667,8 @@ absl::StatusOr<std::string> RegisterKernel::Run(
   // Generous: a thread's share of the loops, at most 64 statements a tuple,
   // and each statement once more (a batch kernel's segments).
   const uint64_t max_steps =
-      64 * (n / (uint64_t{grid.blocks} * grid.threads) + 2) +
-      program_.size() + 1000;
+      64 * (n / (uint64_t{grid.blocks} * grid.threads) + 2) + program_.size() +
+      1000;
   for (uint32_t block = 0; block < grid.blocks; ++block) {
     for (uint32_t thread = 0; thread < grid.threads; ++thread) {
       Machine m{.in = in,
@@ -681,19 +692,23 @@ absl::StatusOr<std::string> RegisterKernel::Run(
         // A guarded statement whose predicate does not hold does nothing.
         if (s.guard >= 0 && (m.regs[s.guard] != 0) == s.guard_negated) continue;
         switch (s.kind) {
-          case Statement::kReturn: break;
+          case Statement::kReturn:
+            break;
           case Statement::kBranch:
             pc = s.target;
             continue;
           case Statement::kLoadParam:
             m.Write(s.dst, m.params[s.param]);
             continue;
-          case Statement::kMove: m.Write(s.dst, m.Read(s.sources[0])); continue;
+          case Statement::kMove:
+            m.Write(s.dst, m.Read(s.sources[0]));
+            continue;
           case Statement::kConvert:
             m.Write(s.dst, Mask(m.Read(s.sources[0]), s.width));
             continue;
           case Statement::kSetp:
-            m.Write(s.dst, Compare(s, m.Read(s.sources[0]), m.Read(s.sources[1])));
+            m.Write(s.dst,
+                    Compare(s, m.Read(s.sources[0]), m.Read(s.sources[1])));
             continue;
           case Statement::kLoadGlobal:
             PTXDIFF_RETURN_IF_ERROR(Load(m, s));

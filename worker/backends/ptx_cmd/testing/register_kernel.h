@@ -114,30 +114,30 @@ class RegisterKernel {
 
 struct RegisterKernel::Statement {
   enum Kind : uint8_t {
-    kLoadParam,   // ld.param.T dst, [param]
-    kMove,        // mov.T dst, src; cvta.to.global.u64 dst, src
-    kConvert,     // cvt.uD.uS dst, src (zero-extends or truncates)
-    kSetp,        // setp.CMP.T dst, a, b
-    kBranch,      // [@[!]p] bra label
-    kLoadGlobal,  // ld.global.T dst, [reg+offset]
-    kStoreGlobal, // st.global.T [reg+offset], src
-    kReturn,      // ret
-    kOracle,      // an integer instruction: the oracle
+    kLoadParam,    // ld.param.T dst, [param]
+    kMove,         // mov.T dst, src; cvta.to.global.u64 dst, src
+    kConvert,      // cvt.uD.uS dst, src (zero-extends or truncates)
+    kSetp,         // setp.CMP.T dst, a, b
+    kBranch,       // [@[!]p] bra label
+    kLoadGlobal,   // ld.global.T dst, [reg+offset]
+    kStoreGlobal,  // st.global.T [reg+offset], src
+    kReturn,       // ret
+    kOracle,       // an integer instruction: the oracle
   };
   Kind kind = kReturn;
   int line = 0;
   std::string text;
   int dst = -1;
   std::vector<Operand> sources;
-  int width = 0;         // memory access, conversion or comparison width
+  int width = 0;           // memory access, conversion or comparison width
   bool is_signed = false;  // setp
   std::string compare;     // setp: eq ne lt le gt ge
   int guard = -1;          // predicate register, or -1
   bool guard_negated = false;
-  int target = -1;         // branch: statement index
-  int64_t offset = 0;      // memory access
-  int param = -1;          // ld.param
-  Variant variant;         // kOracle
+  int target = -1;     // branch: statement index
+  int64_t offset = 0;  // memory access
+  int param = -1;      // ld.param
+  Variant variant;     // kOracle
 };
 
 }  // namespace ptxdiff
