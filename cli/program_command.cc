@@ -25,6 +25,7 @@
 #include "isa/spelling.h"
 #include "program/composed_oracle.h"
 #include "program/program.h"
+#include "program/program_backends.h"
 #include "program/program_campaign.h"
 #include "program/program_ptxas.h"
 #include "program/program_tool.h"
@@ -91,59 +92,14 @@ absl::StatusOr<Judged> CheckRuntime(const std::string& ptxas,
   return Judged::kMismatch;
 }
 
-// What --backend names for programs: ptxas (the default) or a tool that
-// runs PTX, whose runs are made in `files`.
-struct BackendChoice {
-  std::shared_ptr<ProgramBackend> backend;
-  std::unique_ptr<TempDir> files;
-  bool ptxas = true;
-};
-
-absl::StatusOr<PtxTarget> TargetOf(const std::string& arch) {
-  int sm = 0;
-  absl::string_view digits = arch;
-  if (!absl::ConsumePrefix(&digits, "sm_") || !absl::SimpleAtoi(digits, &sm)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--arch ", arch, ": not an sm_NN target"));
-  }
-  const std::optional<PtxTarget> target = TargetForDevice(sm);
-  if (!target)
-    return absl::InvalidArgumentError(absl::StrCat("no PTX target for ", arch));
-  return *target;
-}
-
-absl::StatusOr<BackendChoice> ChooseBackend(const ParsedArgs& args) {
-  const std::string backend = args.Get("backend", "ptxas");
-  const std::string arch = args.Get("arch", "sm_90");
-  BackendChoice choice;
-  if (backend == "ptxas") {
-    PTXDIFF_ASSIGN_OR_RETURN(const std::string ptxas, FindPtxas({}));
-    PTXDIFF_RETURN_IF_ERROR(FindSassArch(arch).status());
-    choice.backend = MakePtxasProgramBackend(ptxas, arch);
-    return choice;
-  }
-  absl::string_view command = backend;
-  if (!absl::ConsumePrefix(&command, "ptx-cmd:")) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--backend ", backend, ": programs run on ptxas or ptx-cmd:COMMAND"));
-  }
-  for (absl::string_view placeholder : {"{ptx}", "{in}", "{out}"}) {
-    if (!absl::StrContains(command, placeholder)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--backend ", backend, ": the command has no ",
-                       placeholder, " (docs/kernel-abi.md)"));
-    }
-  }
+// What --backend names for programs (program_backends.h): ptxas, the
+// default, or a tool that runs PTX.
+absl::StatusOr<ChosenProgramBackend> ChooseBackend(const ParsedArgs& args) {
   PTXDIFF_ASSIGN_OR_RETURN(const int64_t timeout,
                            IntFlag(args, "timeout", 10, 1, 3600));
-  PTXDIFF_ASSIGN_OR_RETURN(const PtxTarget target, TargetOf(arch));
-  PTXDIFF_ASSIGN_OR_RETURN(choice.files, TempDir::Create("ptxdiff-programs"));
-  choice.backend = MakeToolProgramBackend({.command = std::string(command),
-                                           .files_root = choice.files->path(),
-                                           .target = target,
-                                           .timeout = absl::Seconds(timeout)});
-  choice.ptxas = false;
-  return choice;
+  return MakeProgramBackend({.backend = args.Get("backend", "ptxas"),
+                             .arch = args.Get("arch", "sm_90"),
+                             .timeout = absl::Seconds(timeout)});
 }
 
 // One form of the program on a tool: what it gave, against the oracle.
@@ -190,7 +146,7 @@ int RunProgram(const std::vector<std::string>& args, std::ostream& out,
   }
   auto reading = ReadingFlag(*parsed);
   if (!reading.ok()) return Fail(err, "program", reading.status());
-  absl::StatusOr<BackendChoice> choice;
+  absl::StatusOr<ChosenProgramBackend> choice;
   if (parsed->Has("backend")) {
     choice = ChooseBackend(*parsed);
     if (!choice.ok()) return Fail(err, "program", choice.status());
@@ -220,7 +176,7 @@ int RunProgram(const std::vector<std::string>& args, std::ostream& out,
       << (program->inputs.empty() ? "; " : "") << ReadingName(*reading)
       << " reading)\n";
   if (!parsed->Has("backend")) return kExitOk;
-  const std::string ptxas = choice->ptxas ? *FindPtxas({}) : "";
+  const std::string ptxas = choice->is_ptxas ? *FindPtxas({}) : "";
   const std::string arch = parsed->Get("arch", "sm_90");
   bool disagree = false, judged = false;
   // Without inputs the two kernels are one.
@@ -228,7 +184,7 @@ int RunProgram(const std::vector<std::string>& args, std::ostream& out,
   if (!program->inputs.empty()) forms.push_back(ProgramInputs::kRuntime);
   for (ProgramInputs form : forms) {
     absl::StatusOr<Judged> j =
-        !choice->ptxas
+        !choice->is_ptxas
             ? CheckOnTool(*choice->backend, *program, form, *reading, out)
         : form == ProgramInputs::kImmediate
             ? CheckImmediates(ptxas, arch, *program, *reading, out)
@@ -280,17 +236,18 @@ double Percent(int64_t part, int64_t whole) {
 }
 
 // The summary: what was checked, and one line per entry filed.
-void PrintSummary(const ProgramCampaignOptions& o, const BackendChoice& b,
-                  const std::string& arch, const ProgramCampaignReport& r,
-                  std::ostream& out) {
+void PrintSummary(const ProgramCampaignOptions& o,
+                  const ChosenProgramBackend& b, const std::string& arch,
+                  const ProgramCampaignReport& r, std::ostream& out) {
   out << absl::StrFormat(
       "programs: %s %s, %d %s, %.0f s: %d programs checked (%.1f/s); %s %.0f%% "
       "with the inputs as immediates and %s %.0f%% with runtime inputs\n",
-      b.ptxas ? "ptxas" : "ptx-cmd", arch, o.threads,
+      b.is_ptxas ? "ptxas" : "ptx-cmd", arch, o.threads,
       o.threads == 1 ? "thread" : "threads", r.seconds, r.programs,
       r.seconds > 0 ? r.programs / r.seconds : 0,
-      b.ptxas ? "ptxas folded" : "the tool ran", Percent(r.folded, r.programs),
-      b.ptxas ? "claimed constants for" : "ran",
+      b.is_ptxas ? "ptxas folded" : "the tool ran",
+      Percent(r.folded, r.programs),
+      b.is_ptxas ? "claimed constants for" : "ran",
       Percent(r.claimed, r.programs));
   // Entries in the order first filed, grouped by shape (one root cause).
   std::vector<std::string> entries, shapes;

@@ -24,7 +24,8 @@ struct Flag {
 
 class Machine {
  public:
-  explicit Machine(Reading reading) : reading_(reading) {}
+  Machine(Reading reading, const StepObserver* observer)
+      : reading_(reading), observer_(observer) {}
 
   void Set(const std::string& name, ProgramValue value) {
     registers_[name] = value;
@@ -49,6 +50,7 @@ class Machine {
       }
     }
     const Result result = EvaluateWithReading(reading_, v, operands);
+    if (observer_ != nullptr) (*observer_)(v, operands, result);
     registers_[step.dst] = {.bits = result.bits,
                             .defined = defined && result.defined()};
     if (HasCarryOut(v)) {
@@ -112,6 +114,7 @@ class Machine {
   }
 
   Reading reading_;
+  const StepObserver* observer_;
   absl::flat_hash_map<std::string, ProgramValue> registers_;
   Flag flag_;
   bool flag_defined_ = false;
@@ -160,13 +163,14 @@ void RunSteps(const std::vector<ProgramStep>& steps, Machine& machine) {
 }  // namespace
 
 absl::StatusOr<std::vector<ProgramValue>> EvaluateProgram(
-    const Program& program, std::span<const uint64_t> inputs, Reading reading) {
+    const Program& program, std::span<const uint64_t> inputs, Reading reading,
+    const StepObserver* observer) {
   if (inputs.size() != program.inputs.size()) {
     return absl::InvalidArgumentError(
         absl::StrCat("the program has ", program.inputs.size(), " inputs; ",
                      inputs.size(), " given"));
   }
-  Machine machine(reading);
+  Machine machine(reading, observer);
   for (size_t k = 0; k < inputs.size(); ++k) {
     const int width = program.inputs[k].width;
     const uint64_t mask =

@@ -18,12 +18,14 @@
 #define PTXDIFF_PROGRAM_COMPOSED_ORACLE_H_
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "oracle/errata.h"
+#include "oracle/oracle.h"
 #include "program/program.h"
 
 namespace ptxdiff {
@@ -34,12 +36,17 @@ struct ProgramValue {
   friend bool operator==(const ProgramValue&, const ProgramValue&) = default;
 };
 
+// Told of each instruction step as it runs: its operands and the per-variant
+// oracle's result (the program fuzzer's signal).
+using StepObserver =
+    std::function<void(const Variant&, const Operands&, const Result&)>;
+
 // The outputs of `program` with its inputs set to `inputs` (one per input,
 // masked to its width), in the order of its `output` lines.
 // InvalidArgument if `inputs` has the wrong count.
 absl::StatusOr<std::vector<ProgramValue>> EvaluateProgram(
     const Program& program, std::span<const uint64_t> inputs,
-    Reading reading = Reading::kSpec);
+    Reading reading = Reading::kSpec, const StepObserver* observer = nullptr);
 
 // True if an output `oracle` defines differs from `claimed` (one value per
 // output): a claim the oracle refutes there.

@@ -67,12 +67,6 @@ std::vector<int> WrittenSourceIndices(const Variant& v) {
   return out;
 }
 
-// True if a register `width` bits wide may be source `i` of `v`.
-bool FitsSource(const Variant& v, int i, int width) {
-  const int wants = SourceWidth(v, i);
-  return width == wants || (wants == 8 && width == 16);
-}
-
 class Parser {
  public:
   absl::StatusOr<Program> Parse(absl::string_view text) {
@@ -336,7 +330,7 @@ class Parser {
       return LineError(number,
                        absl::StrCat("%", name, " is used before it is set"));
     }
-    if (!FitsSource(v, i, it->second)) {
+    if (!RegisterFitsSource(v, i, it->second)) {
       return LineError(
           number, absl::StrCat("%", name, " is ", it->second, " bits wide; ",
                                Spell(v), " source ", SourceName(v, i),
@@ -363,6 +357,11 @@ std::string OperandText(const Variant& v, int i, const ProgramOperand& o) {
 }
 
 }  // namespace
+
+bool RegisterFitsSource(const Variant& v, int i, int width) {
+  const int wants = SourceWidth(v, i);
+  return width == wants || (wants == 8 && width == 16);
+}
 
 std::string GuardText(const ProgramStep& step) {
   if (step.guard.empty()) return "";

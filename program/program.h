@@ -87,6 +87,10 @@ struct ProgramStep {
 // "@%p ", "@!%p ", or "" for a step without a guard.
 std::string GuardText(const ProgramStep& step);
 
+// True if a register `width` bits wide may be source `i` of `v` (as wide
+// as it reads, or 16 bits for an 8-bit source).
+bool RegisterFitsSource(const Variant& v, int i, int width);
+
 // The width of the register a step sets (an instruction's or a move's).
 int DestinationWidth(const ProgramStep& step);
 

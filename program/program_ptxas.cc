@@ -79,10 +79,12 @@ namespace {
 absl::Status CompileInto(const std::string& ptxas, const std::string& arch,
                          const SassArch& sass, const PtxTarget& target,
                          std::span<const Program> programs,
-                         ProgramInputs inputs, ProgramCompilation* results) {
+                         ProgramInputs inputs, int opt_level,
+                         ProgramCompilation* results) {
   PTXDIFF_ASSIGN_OR_RETURN(
       const PtxasOutput out,
-      RunPtxas(ptxas, arch, ProgramsModule(programs, target, inputs)));
+      RunPtxas(ptxas, arch, ProgramsModule(programs, target, inputs),
+               opt_level));
   if (!out.ok) {
     if (programs.size() == 1) {
       results[0].why_not =
@@ -91,9 +93,10 @@ absl::Status CompileInto(const std::string& ptxas, const std::string& arch,
     }
     const size_t half = programs.size() / 2;
     PTXDIFF_RETURN_IF_ERROR(CompileInto(ptxas, arch, sass, target,
-                                        programs.first(half), inputs, results));
+                                        programs.first(half), inputs, opt_level,
+                                        results));
     return CompileInto(ptxas, arch, sass, target, programs.subspan(half),
-                       inputs, results + half);
+                       inputs, opt_level, results + half);
   }
   PTXDIFF_ASSIGN_OR_RETURN(const ElfFile elf, ParseElf(out.cubin));
   PTXDIFF_ASSIGN_OR_RETURN(const auto texts, KernelTexts(elf));
@@ -145,7 +148,7 @@ ProgramCheck Judge(const Program& program, const ProgramCompilation& compiled,
 
 absl::StatusOr<std::vector<ProgramCompilation>> CompilePrograms(
     const std::string& ptxas, const std::string& arch,
-    std::span<const Program> programs, ProgramInputs inputs) {
+    std::span<const Program> programs, ProgramInputs inputs, int opt_level) {
   PTXDIFF_ASSIGN_OR_RETURN(const SassArch sass, FindSassArch(arch));
   const std::optional<PtxTarget> target = TargetForDevice(sass.sm);
   if (!target.has_value()) {
@@ -154,16 +157,18 @@ absl::StatusOr<std::vector<ProgramCompilation>> CompilePrograms(
   std::vector<ProgramCompilation> results(programs.size());
   if (programs.empty()) return results;
   PTXDIFF_RETURN_IF_ERROR(CompileInto(ptxas, arch, sass, *target, programs,
-                                      inputs, results.data()));
+                                      inputs, opt_level, results.data()));
   return results;
 }
 
 absl::StatusOr<ProgramCompilation> CompileProgram(const std::string& ptxas,
                                                   const std::string& arch,
                                                   const Program& program,
-                                                  ProgramInputs inputs) {
-  PTXDIFF_ASSIGN_OR_RETURN(std::vector<ProgramCompilation> one,
-                           CompilePrograms(ptxas, arch, {&program, 1}, inputs));
+                                                  ProgramInputs inputs,
+                                                  int opt_level) {
+  PTXDIFF_ASSIGN_OR_RETURN(
+      std::vector<ProgramCompilation> one,
+      CompilePrograms(ptxas, arch, {&program, 1}, inputs, opt_level));
   return std::move(one[0]);
 }
 

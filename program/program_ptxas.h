@@ -25,6 +25,7 @@
 #include "program/program.h"
 #include "program/program_backend.h"
 #include "program/program_ptx.h"
+#include "worker/backends/ptxas/ptxas_toolchain.h"
 
 namespace ptxdiff {
 
@@ -35,20 +36,20 @@ struct ProgramCompilation {
   std::string why_not;
 };
 
-// Compiles `program` with `ptxas` for `arch` ("sm_90"). An error only where
-// ptxas could not be run or the arch is unknown to the decoder; a program
-// ptxas rejects is `why_not`.
-absl::StatusOr<ProgramCompilation> CompileProgram(const std::string& ptxas,
-                                                  const std::string& arch,
-                                                  const Program& program,
-                                                  ProgramInputs inputs);
+// Compiles `program` with `ptxas` for `arch` ("sm_90"), at -O`opt_level`.
+// An error only where ptxas could not be run or the arch is unknown to the
+// decoder; a program ptxas rejects is `why_not`.
+absl::StatusOr<ProgramCompilation> CompileProgram(
+    const std::string& ptxas, const std::string& arch, const Program& program,
+    ProgramInputs inputs, int opt_level = kPtxasDefaultOptLevel);
 
 // The same for many programs in one ptxas run (ProgramsModule), one result
 // each; a module ptxas rejects is split until the program it rejects is
 // alone.
 absl::StatusOr<std::vector<ProgramCompilation>> CompilePrograms(
     const std::string& ptxas, const std::string& arch,
-    std::span<const Program> programs, ProgramInputs inputs);
+    std::span<const Program> programs, ProgramInputs inputs,
+    int opt_level = kPtxasDefaultOptLevel);
 
 // A refutation of a claim: the inputs and the oracle's outputs there.
 struct CounterExample {

@@ -133,6 +133,33 @@ TEST_F(ProgramPtxasTest, PublicReproducersAreFlagged) {
   }
 }
 
+// The same reproducers at -O0, where ptxas optimizes the least: each wrong
+// constant above is its optimizer's, so at -O0 ptxas either keeps code that
+// computes the value (which only a GPU runs: FuzzX's -O0 runs on one gave
+// the oracle's values, the table above) or claims what the oracle gives.
+TEST_F(ProgramPtxasTest, PublicReproducersAgreeAtO0) {
+  int kept = 0;
+  for (const auto& [file, form] :
+       std::vector<std::pair<std::string, ProgramInputs>>{
+           {"fuzzx-m016.ptxprog", ProgramInputs::kImmediate},
+           {"fuzzx-m037.ptxprog", ProgramInputs::kImmediate},
+           {"fuzzx-m025.ptxprog", ProgramInputs::kRuntime},
+           {"fuzzx-m009.ptxprog", ProgramInputs::kImmediate},
+           {"fuzzx-m011.ptxprog", ProgramInputs::kImmediate},
+           {"fuzzx-m012.ptxprog", ProgramInputs::kImmediate},
+       }) {
+    auto p = TestdataProgram(file);
+    ASSERT_TRUE(p.ok()) << file << ": " << p.status();
+    auto compiled = CompileProgram(ptxas_, "sm_90", *p, form, /*opt_level=*/0);
+    ASSERT_TRUE(compiled.ok()) << file << ": " << compiled.status();
+    kept += !compiled->claimed.has_value();
+    EXPECT_TRUE(!compiled->claimed ||
+                !RefuteClaim(*p, *compiled->claimed, Reading::kSpec))
+        << file << " at -O0 claims " << ClaimedText(*p, *compiled->claimed);
+  }
+  RecordProperty("kept_code_at_O0", kept);
+}
+
 // Programs share a ptxas run; one ptxas rejects (here a source register
 // never declared, which no parsed program has) is split off and said to be
 // rejected, and the others are still judged.

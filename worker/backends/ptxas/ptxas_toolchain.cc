@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <memory>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -174,16 +175,18 @@ absl::StatusOr<std::string> FindPtxas(const KeyValues& options) {
 
 absl::StatusOr<PtxasOutput> RunPtxas(const std::string& ptxas,
                                      absl::string_view arch,
-                                     absl::string_view ptx) {
+                                     absl::string_view ptx, int opt_level) {
   PTXDIFF_ASSIGN_OR_RETURN(std::unique_ptr<TempDir> dir,
                            TempDir::Create("ptxdiff-ptxas"));
   const std::string input = dir->File("m.ptx");
   const std::string output = dir->File("m.cubin");
   PTXDIFF_RETURN_IF_ERROR(WriteFile(input, ptx));
-  PTXDIFF_ASSIGN_OR_RETURN(
-      const ProcessResult run,
-      RunTool({ptxas, absl::StrCat("-arch=", arch), "-o", output, input},
-              dir->File("log")));
+  std::vector<std::string> args = {ptxas, absl::StrCat("-arch=", arch)};
+  if (opt_level != kPtxasDefaultOptLevel)
+    args.push_back(absl::StrCat("-O", opt_level));
+  args.insert(args.end(), {"-o", output, input});
+  PTXDIFF_ASSIGN_OR_RETURN(const ProcessResult run,
+                           RunTool(args, dir->File("log")));
   PtxasOutput out{.ok = run.ok, .log = run.output};
   if (out.ok) {
     PTXDIFF_ASSIGN_OR_RETURN(out.cubin, ReadFile(output));

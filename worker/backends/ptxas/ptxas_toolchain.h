@@ -29,12 +29,17 @@ struct PtxasOutput {
   std::string cubin;  // the output file, if ok
 };
 
-// Compiles `ptx` for `arch` (ptxas -arch=<arch>) in a private temporary
-// directory that is removed before returning. A non-OK status means ptxas
-// could not be run at all; a failed compilation is `ok == false`.
+// ptxas's default optimization level (-O3).
+inline constexpr int kPtxasDefaultOptLevel = 3;
+
+// Compiles `ptx` for `arch` (ptxas -arch=<arch>, and -O<opt_level> unless
+// it is the default) in a private temporary directory that is removed
+// before returning. A non-OK status means ptxas could not be run at all; a
+// failed compilation is `ok == false`.
 absl::StatusOr<PtxasOutput> RunPtxas(const std::string& ptxas,
                                      absl::string_view arch,
-                                     absl::string_view ptx);
+                                     absl::string_view ptx,
+                                     int opt_level = kPtxasDefaultOptLevel);
 
 // "Cuda compilation tools, release 13.0, V13.0.88" from `ptxas --version`.
 absl::StatusOr<std::string> ToolchainOf(const std::string& ptxas);

@@ -1,0 +1,86 @@
+// libFuzzer target: programs (program/program_encoding.h) against a program
+// backend, judged by the composed oracle (program_target.h says how it is
+// configured). Everything but these entry points is testable without
+// libFuzzer.
+
+#include <signal.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <random>
+
+#include "fuzzers/program_mutator.h"
+#include "fuzzers/program_target.h"
+
+namespace {
+
+std::unique_ptr<ptxdiff::ProgramFuzzTarget> target;
+
+__attribute__((used, section("__libfuzzer_extra_counters")))
+uint8_t signal_counters[ptxdiff::kProgramSignalCounters];
+
+// Set by SIGINT and SIGTERM: the fuzz loop stops the campaign at its next
+// input, so that what is queued is checked and filed.
+volatile sig_atomic_t stop_requested = 0;
+
+// Stops the campaign and prints what it did.
+void StopAndReport() {
+  const ptxdiff::ProgramCampaignReport& report = target->Stop();
+  std::fprintf(stderr, "ptxdiff: %s\n",
+               ptxdiff::ProgramFuzzTarget::Summary(report).c_str());
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
+  auto config = ptxdiff::ProgramFuzzConfigFromEnvironment();
+  if (!config.ok()) {
+    std::fprintf(stderr, "ptxdiff: %s\n",
+                 std::string(config.status().message()).c_str());
+    std::exit(2);
+  }
+  auto created = ptxdiff::ProgramFuzzTarget::Create(*config);
+  if (!created.ok()) {
+    std::fprintf(stderr, "ptxdiff: %s\n",
+                 std::string(created.status().message()).c_str());
+    std::exit(2);
+  }
+  target = *std::move(created);
+  target->SetSignalCounters(signal_counters);
+  struct sigaction ask = {};
+  ask.sa_handler = [](int) { stop_requested = 1; };
+  sigemptyset(&ask.sa_mask);
+  sigaction(SIGINT, &ask, nullptr);
+  sigaction(SIGTERM, &ask, nullptr);
+  // At libFuzzer's exit (-max_total_time, -runs): check what is queued.
+  std::atexit(StopAndReport);
+  std::fprintf(stderr, "ptxdiff: fuzzing programs against %s\n",
+               target->Describe().c_str());
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (stop_requested) {
+    std::fprintf(stderr,
+                 "ptxdiff: interrupted: checking what is queued, then "
+                 "stopping\n");
+    StopAndReport();
+    std::fflush(stderr);
+    std::_Exit(0);
+  }
+  return target->RunInput(data, size);
+}
+
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size,
+                                          size_t max_size, unsigned int seed) {
+  return ptxdiff::MutateProgramInput(data, size, max_size, seed);
+}
+
+extern "C" size_t LLVMFuzzerCustomCrossOver(const uint8_t* a, size_t a_size,
+                                            const uint8_t* b, size_t b_size,
+                                            uint8_t* out, size_t max_out,
+                                            unsigned int seed) {
+  return ptxdiff::CrossOverProgramInputs(a, a_size, b, b_size, out, max_out,
+                                         seed);
+}

@@ -1,0 +1,285 @@
+#include "fuzzers/program_mutator.h"
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "isa/family_table.h"
+#include "oracle/edge_operands.h"
+
+namespace ptxdiff {
+namespace {
+
+size_t Below(std::mt19937_64& rng, size_t n) { return n == 0 ? 0 : rng() % n; }
+
+bool OneIn(std::mt19937_64& rng, int n) { return rng() % n == 0; }
+
+// A value to try: an edge value of a width (the decoder masks it to the
+// source's), a small one, or random bits.
+uint64_t InterestingValue(std::mt19937_64& rng) {
+  static constexpr int kWidths[] = {8, 16, 32, 64};
+  switch (rng() % 4) {
+    case 0:
+      return rng() % 66;  // amounts around 0, 31, 32, 63, 64
+    case 1:
+      return rng();
+    default: {
+      const std::vector<uint64_t>& edges = EdgeValues(kWidths[rng() % 4]);
+      return edges[Below(rng, edges.size())];
+    }
+  }
+}
+
+uint64_t Tweak(uint64_t v, std::mt19937_64& rng) {
+  switch (rng() % 3) {
+    case 0:
+      return v ^ (uint64_t{1} << (rng() % 64));
+    case 1:
+      return v + 1;
+    default:
+      return v - 1;
+  }
+}
+
+// Every operand record of every step, and every witness: what a value
+// mutation may change.
+std::vector<uint64_t*> Values(ProgramRecords& r) {
+  std::vector<uint64_t*> out;
+  for (InputRecord& in : r.inputs) out.push_back(&in.witness);
+  for (StepRecord& s : r.steps) {
+    for (OperandRecord& o : s.operands) {
+      if (!o.is_register) out.push_back(&o.value);
+    }
+  }
+  return out;
+}
+
+std::vector<OperandRecord*> OperandRecords(ProgramRecords& r) {
+  std::vector<OperandRecord*> out;
+  for (StepRecord& s : r.steps) {
+    for (OperandRecord& o : s.operands) out.push_back(&o);
+  }
+  return out;
+}
+
+// The indices of the steps of `kind`.
+std::vector<size_t> StepsOf(const ProgramRecords& r,
+                            std::initializer_list<ProgramStep::Kind> kinds) {
+  std::vector<size_t> out;
+  for (size_t k = 0; k < r.steps.size(); ++k) {
+    if (std::find(kinds.begin(), kinds.end(), r.steps[k].kind) != kinds.end())
+      out.push_back(k);
+  }
+  return out;
+}
+
+// A PTX variant: one of `family` (mostly), else any.
+Variant AnotherVariant(std::mt19937_64& rng, const Variant* sibling_of) {
+  if (sibling_of != nullptr && !OneIn(rng, 4)) {
+    const absl::Span<const Variant> family = VariantsOf(sibling_of->family);
+    return family[Below(rng, family.size())];
+  }
+  const absl::Span<const Variant> all = AllVariants();
+  for (;;) {
+    const Variant& v = all[Below(rng, all.size())];
+    if (InfoOf(v.family).isa == TargetIsa::kPtx) return v;
+  }
+}
+
+StepRecord FreshInstruction(std::mt19937_64& rng) {
+  StepRecord s{.variant_id = StableId(AnotherVariant(rng, nullptr))};
+  for (int k = 0; k < kMaxSources; ++k) {
+    s.operands.push_back({.is_register = !OneIn(rng, 3),
+                          .pick = static_cast<uint8_t>(rng() % 3),
+                          .value = InterestingValue(rng)});
+  }
+  return s;
+}
+
+void ChangeValue(ProgramRecords& r, std::mt19937_64& rng) {
+  const std::vector<uint64_t*> values = Values(r);
+  if (values.empty()) return;
+  uint64_t& v = *values[Below(rng, values.size())];
+  v = OneIn(rng, 3) ? Tweak(v, rng) : InterestingValue(rng);
+}
+
+void ChangeOperand(ProgramRecords& r, std::mt19937_64& rng) {
+  const std::vector<OperandRecord*> operands = OperandRecords(r);
+  if (operands.empty()) return;
+  OperandRecord& o = *operands[Below(rng, operands.size())];
+  if (OneIn(rng, 2)) {
+    o.is_register = !o.is_register;
+    if (!o.is_register) o.value = InterestingValue(rng);
+  }
+  o.pick = static_cast<uint8_t>(rng() % 4);
+}
+
+void ChangeVariant(ProgramRecords& r, std::mt19937_64& rng) {
+  const std::vector<size_t> steps = StepsOf(r, {ProgramStep::kInstruction});
+  if (steps.empty()) return;
+  StepRecord& s = r.steps[steps[Below(rng, steps.size())]];
+  const std::optional<Variant> v = VariantByStableId(s.variant_id);
+  s.variant_id = StableId(AnotherVariant(rng, v ? &*v : nullptr));
+  while (s.operands.size() < kMaxSources) {
+    s.operands.push_back({.pick = static_cast<uint8_t>(rng() % 3)});
+  }
+}
+
+void AddStep(ProgramRecords& r, std::mt19937_64& rng) {
+  if (r.steps.size() + 1 >= kMaxProgramInputRecords) return;
+  const std::vector<size_t> steps =
+      StepsOf(r, {ProgramStep::kInstruction, ProgramStep::kMove});
+  StepRecord s = !steps.empty() && OneIn(rng, 2)
+                     ? r.steps[steps[Below(rng, steps.size())]]
+                     : FreshInstruction(rng);
+  r.steps.insert(r.steps.begin() + Below(rng, r.steps.size() + 1), s);
+}
+
+void DropStep(ProgramRecords& r, std::mt19937_64& rng) {
+  if (r.steps.empty()) return;
+  r.steps.erase(r.steps.begin() + Below(rng, r.steps.size()));
+}
+
+void SwapSteps(ProgramRecords& r, std::mt19937_64& rng) {
+  if (r.steps.size() < 2) return;
+  const size_t k = Below(rng, r.steps.size() - 1);
+  std::swap(r.steps[k], r.steps[k + 1]);
+}
+
+void ChangeLoops(ProgramRecords& r, std::mt19937_64& rng) {
+  static constexpr uint16_t kTrips[] = {0, 1, 2, 3, 4, 31, 32, 33, 1024};
+  const std::vector<size_t> loops = StepsOf(r, {ProgramStep::kLoopBegin});
+  if (!loops.empty() && OneIn(rng, 2)) {
+    StepRecord& loop = r.steps[loops[Below(rng, loops.size())]];
+    loop.trip = OneIn(rng, 4) ? rng() % (kMaxLoopTrip + 1)
+                              : kTrips[Below(rng, std::size(kTrips))];
+    return;
+  }
+  if (r.steps.size() + 2 > kMaxProgramInputRecords) return;
+  // Around steps [begin, end): an empty loop where they are the same.
+  size_t begin = Below(rng, r.steps.size() + 1);
+  size_t end = begin + Below(rng, r.steps.size() - begin + 1);
+  r.steps.insert(r.steps.begin() + end, {.kind = ProgramStep::kLoopEnd});
+  r.steps.insert(r.steps.begin() + begin,
+                 {.kind = ProgramStep::kLoopBegin,
+                  .trip = kTrips[Below(rng, std::size(kTrips))]});
+}
+
+void ChangeDestination(ProgramRecords& r, std::mt19937_64& rng) {
+  const std::vector<size_t> steps =
+      StepsOf(r, {ProgramStep::kInstruction, ProgramStep::kMove});
+  if (steps.empty()) return;
+  StepRecord& s = r.steps[steps[Below(rng, steps.size())]];
+  if (OneIn(rng, 2)) {
+    s.guarded = !s.guarded;
+    s.guard_negated = OneIn(rng, 2);
+    s.guard_pick = static_cast<uint8_t>(rng() % 3);
+    if (s.guarded) s.dst_set_before = true;  // a guard needs one
+  } else {
+    s.dst_set_before = !s.dst_set_before;
+    s.dst_pick = static_cast<uint8_t>(rng() % 4);
+  }
+}
+
+void ChangeOutputs(ProgramRecords& r, std::mt19937_64& rng) {
+  if (r.outputs.empty() ||
+      (r.outputs.size() < kMaxProgramOutputs && OneIn(rng, 3))) {
+    r.outputs.push_back(static_cast<uint8_t>(rng() % 4));
+  } else if (r.outputs.size() > 1 && OneIn(rng, 2)) {
+    r.outputs.erase(r.outputs.begin() + Below(rng, r.outputs.size()));
+  } else {
+    r.outputs[Below(rng, r.outputs.size())] = static_cast<uint8_t>(rng() % 6);
+  }
+}
+
+void ChangeInputs(ProgramRecords& r, std::mt19937_64& rng) {
+  if (r.inputs.size() < kMaxProgramInputs && OneIn(rng, 2)) {
+    r.inputs.push_back(
+        {.type = static_cast<uint8_t>(OneIn(rng, 4) ? rng() % 4 : 1),
+         .witness = InterestingValue(rng)});
+  } else if (!r.inputs.empty() && OneIn(rng, 2)) {
+    r.inputs.erase(r.inputs.begin() + Below(rng, r.inputs.size()));
+  } else if (!r.inputs.empty()) {
+    r.inputs[Below(rng, r.inputs.size())].type = rng() % 4;
+  }
+}
+
+size_t Emit(const std::string& bytes, uint8_t* out, size_t max) {
+  if (bytes.size() > max) return 0;
+  std::memcpy(out, bytes.data(), bytes.size());
+  return bytes.size();
+}
+
+// `records` written, or a fresh program if they are too long for `max` or
+// decode to nothing to store.
+size_t WriteOrFresh(const ProgramRecords& records, std::mt19937_64& rng,
+                    const ProgramShape& shape, uint8_t* out, size_t max) {
+  if (DecodeProgramRecords(records).ok()) {
+    if (const size_t n = Emit(WriteProgramRecords(records), out, max)) return n;
+  }
+  return Emit(RandomProgramInput(rng, shape), out, max);
+}
+
+}  // namespace
+
+void MutateProgramRecords(ProgramRecords& records, std::mt19937_64& rng) {
+  using Mutation = void (*)(ProgramRecords&, std::mt19937_64&);
+  // Values and operands most often: they move a program across its
+  // operands' classes, where single instructions' bugs are.
+  static constexpr Mutation kMutations[] = {
+      ChangeValue,   ChangeValue,   ChangeValue,   ChangeOperand,
+      ChangeOperand, ChangeVariant, ChangeVariant, AddStep,
+      DropStep,      SwapSteps,     ChangeLoops,   ChangeDestination,
+      ChangeOutputs, ChangeInputs,
+  };
+  const int n = 1 + rng() % 3;
+  for (int k = 0; k < n; ++k) {
+    kMutations[Below(rng, std::size(kMutations))](records, rng);
+  }
+}
+
+std::string RandomProgramInput(std::mt19937_64& rng,
+                               const ProgramShape& shape) {
+  for (;;) {
+    absl::StatusOr<std::string> bytes =
+        ProgramInputBytes(RandomProgram(rng, shape));
+    if (bytes.ok()) return *std::move(bytes);
+  }
+}
+
+size_t MutateProgramInput(uint8_t* data, size_t size, size_t max_size,
+                          unsigned seed, const ProgramShape& shape) {
+  std::mt19937_64 rng(seed);
+  absl::StatusOr<ProgramRecords> records = ReadProgramRecords(
+      absl::string_view(reinterpret_cast<const char*>(data), size));
+  if (!records.ok()) {
+    return Emit(RandomProgramInput(rng, shape), data, max_size);
+  }
+  MutateProgramRecords(*records, rng);
+  return WriteOrFresh(*records, rng, shape, data, max_size);
+}
+
+size_t CrossOverProgramInputs(const uint8_t* a, size_t a_size, const uint8_t* b,
+                              size_t b_size, uint8_t* out, size_t max_out,
+                              unsigned seed, const ProgramShape& shape) {
+  std::mt19937_64 rng(seed);
+  absl::StatusOr<ProgramRecords> first = ReadProgramRecords(
+      absl::string_view(reinterpret_cast<const char*>(a), a_size));
+  absl::StatusOr<ProgramRecords> second = ReadProgramRecords(
+      absl::string_view(reinterpret_cast<const char*>(b), b_size));
+  if (!first.ok() || !second.ok()) {
+    return Emit(RandomProgramInput(rng, shape), out, max_out);
+  }
+  ProgramRecords child = *first;
+  child.steps.resize(Below(rng, first->steps.size() + 1));
+  const size_t from = Below(rng, second->steps.size() + 1);
+  child.steps.insert(child.steps.end(), second->steps.begin() + from,
+                     second->steps.end());
+  return WriteOrFresh(child, rng, shape, out, max_out);
+}
+
+}  // namespace ptxdiff

@@ -1,0 +1,95 @@
+#include "fuzzers/program_mutator.h"
+
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "program/program.h"
+#include "program/program_encoding.h"
+#include "program/testing/programs.h"
+
+namespace ptxdiff {
+namespace {
+
+std::string Mutated(std::string input, unsigned seed) {
+  input.resize(4096);
+  const size_t n = MutateProgramInput(reinterpret_cast<uint8_t*>(input.data()),
+                                      input.size(), 4096, seed);
+  input.resize(n);
+  return input;
+}
+
+// Chains of mutations from generated programs: each result decodes, and
+// together they reach every kind of change.
+TEST(ProgramMutatorTest, MutantsDecodeAndReachEveryKindOfChange) {
+  std::mt19937_64 rng(3);
+  std::set<int> step_counts, output_counts, input_counts;
+  int with_loops = 0, with_guards = 0, distinct_programs = 0;
+  std::string input = RandomProgramInput(rng, {});
+  std::set<std::string> seen;
+  for (unsigned seed = 0; seed < 4000; ++seed) {
+    if (seed % 50 == 0) input = RandomProgramInput(rng, {});
+    const std::string next = Mutated(input, seed);
+    const absl::StatusOr<Program> p = DecodeProgramInput(next);
+    ASSERT_TRUE(p.ok()) << p.status();
+    ASSERT_TRUE(ParseProgram(FormatProgram(*p)).ok()) << FormatProgram(*p);
+    step_counts.insert(CountSteps(*p));
+    output_counts.insert(p->outputs.size());
+    input_counts.insert(p->inputs.size());
+    for (const ProgramStep& s : p->steps) {
+      with_loops += s.kind == ProgramStep::kLoopBegin;
+      with_guards += !s.guard.empty();
+    }
+    const std::string text = FormatProgram(*p);
+    distinct_programs += !seen.contains(text);
+    seen.insert(text);
+    input = next;
+  }
+  EXPECT_GT(step_counts.size(), 10u);
+  EXPECT_EQ(output_counts.size(), 4u);
+  EXPECT_EQ(input_counts.size(), 5u);
+  EXPECT_GT(with_loops, 100);
+  EXPECT_GT(with_guards, 100);
+  EXPECT_GT(distinct_programs, 3000);  // distinct programs
+}
+
+TEST(ProgramMutatorTest, ReplaysForASeed) {
+  std::mt19937_64 rng(5);
+  const std::string input = RandomProgramInput(rng, {});
+  EXPECT_EQ(Mutated(input, 17), Mutated(input, 17));
+  EXPECT_NE(Mutated(input, 17), Mutated(input, 18));
+}
+
+TEST(ProgramMutatorTest, WhatIsNoProgramInputBecomesOne) {
+  const std::string mutated = Mutated("not a program input", 1);
+  EXPECT_TRUE(DecodeProgramInput(mutated).ok());
+}
+
+TEST(ProgramMutatorTest, CrossOverKeepsTheFirstsInputs) {
+  std::mt19937_64 rng(9);
+  for (unsigned seed = 0; seed < 200; ++seed) {
+    const std::string a = RandomProgramInput(rng, {});
+    const std::string b = RandomProgramInput(rng, {});
+    std::string out(4096, '\0');
+    out.resize(CrossOverProgramInputs(
+        reinterpret_cast<const uint8_t*>(a.data()), a.size(),
+        reinterpret_cast<const uint8_t*>(b.data()), b.size(),
+        reinterpret_cast<uint8_t*>(out.data()), out.size(), seed));
+    const absl::StatusOr<Program> child = DecodeProgramInput(out);
+    ASSERT_TRUE(child.ok()) << child.status();
+    EXPECT_EQ(WitnessInputs(*child), WitnessInputs(*DecodeProgramInput(a)));
+  }
+}
+
+TEST(ProgramMutatorTest, ARoomTooSmallGetsNothing) {
+  std::mt19937_64 rng(2);
+  std::string input = RandomProgramInput(rng, {});
+  EXPECT_EQ(MutateProgramInput(reinterpret_cast<uint8_t*>(input.data()),
+                               input.size(), 4, 1),
+            0u);
+}
+
+}  // namespace
+}  // namespace ptxdiff

@@ -1,0 +1,196 @@
+#include "fuzzers/program_target.h"
+
+#include <cstdlib>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/time.h"
+#include "common/status_macros.h"
+#include "isa/tuple.h"
+#include "program/composed_oracle.h"
+#include "program/program_encoding.h"
+
+namespace ptxdiff {
+namespace {
+
+absl::Status Invalid(absl::string_view key, absl::string_view wants,
+                     absl::string_view value) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(key, "=", value, ": expected ", wants));
+}
+
+absl::Status Apply(const std::string& key, const std::string& value,
+                   ProgramFuzzConfig& c) {
+  if (key == "PTXDIFF_BACKEND") {
+    c.backend.backend = value;
+  } else if (key == "PTXDIFF_ARCH") {
+    c.backend.arch = value;
+  } else if (key == "PTXDIFF_TRIAGE_DIR") {
+    c.triage_dir = value;
+  } else if (key == "PTXDIFF_READING") {
+    const std::optional<Reading> reading = ParseReading(value);
+    if (!reading) return Invalid(key, "spec or hardware", value);
+    c.reading = *reading;
+  } else if (key == "PTXDIFF_TIMEOUT") {
+    int seconds = 0;
+    if (!absl::SimpleAtoi(value, &seconds) || seconds < 1 || seconds > 3600)
+      return Invalid(key, "seconds from 1 to 3600", value);
+    c.backend.timeout = absl::Seconds(seconds);
+  }
+  return absl::OkStatus();
+}
+
+constexpr const char* kKeys[] = {"PTXDIFF_BACKEND", "PTXDIFF_ARCH",
+                                 "PTXDIFF_TRIAGE_DIR", "PTXDIFF_READING",
+                                 "PTXDIFF_TIMEOUT"};
+
+}  // namespace
+
+absl::StatusOr<ProgramFuzzConfig> ProgramFuzzConfigFromPairs(
+    const std::vector<std::pair<std::string, std::string>>& pairs) {
+  ProgramFuzzConfig config;
+  for (const auto& [key, value] : pairs) {
+    PTXDIFF_RETURN_IF_ERROR(Apply(key, value, config));
+  }
+  return config;
+}
+
+absl::StatusOr<ProgramFuzzConfig> ProgramFuzzConfigFromEnvironment() {
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (const char* key : kKeys) {
+    if (const char* value = std::getenv(key)) pairs.emplace_back(key, value);
+  }
+  return ProgramFuzzConfigFromPairs(pairs);
+}
+
+absl::StatusOr<std::unique_ptr<ProgramFuzzTarget>> ProgramFuzzTarget::Create(
+    ProgramFuzzConfig config) {
+  PTXDIFF_ASSIGN_OR_RETURN(ChosenProgramBackend backend,
+                           MakeProgramBackend(config.backend));
+  std::unique_ptr<ProgramFuzzTarget> target(
+      new ProgramFuzzTarget(std::move(config), std::move(backend)));
+  return target;
+}
+
+ProgramFuzzTarget::ProgramFuzzTarget(ProgramFuzzConfig config,
+                                     ChosenProgramBackend backend)
+    : config_(std::move(config)), backend_(std::move(backend)) {
+  // One thread checks: the fuzz loop has the other core.
+  campaign_ = std::thread([this] {
+    ProgramCampaignOptions options{
+        .backend = backend_.backend,
+        .max_time = absl::InfiniteDuration(),
+        .threads = 1,
+        .reading = config_.reading,
+        .triage_dir = config_.triage_dir,
+        .next = [this](std::mt19937_64&) { return Next(); },
+    };
+    report_ = RunProgramCampaign(options, [](const std::string& line) {
+      std::fprintf(stderr, "ptxdiff: programs: %s\n", line.c_str());
+    });
+  });
+}
+
+ProgramFuzzTarget::~ProgramFuzzTarget() { Stop(); }
+
+int ProgramFuzzTarget::RunInput(const uint8_t* data, size_t size) {
+  absl::StatusOr<Program> program = DecodeProgramInput(
+      absl::string_view(reinterpret_cast<const char*>(data), size));
+  if (!program.ok()) return -1;
+  Signal(*program);
+  std::unique_lock<std::mutex> lock(mu_);
+  changed_.wait(lock,
+                [this] { return stopping_ || queue_.size() < config_.queue; });
+  if (stopping_) return 0;
+  queue_.push_back(*std::move(program));
+  changed_.notify_all();
+  return 0;
+}
+
+std::optional<Program> ProgramFuzzTarget::Next() {
+  std::unique_lock<std::mutex> lock(mu_);
+  changed_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+  if (queue_.empty()) return std::nullopt;
+  Program p = std::move(queue_.front());
+  queue_.pop_front();
+  changed_.notify_all();
+  return p;
+}
+
+void ProgramFuzzTarget::Signal(const Program& program) {
+  if (counters_ == nullptr) return;
+  bool wide = false;
+  for (const ProgramInput& in : program.inputs) wide |= in.width == 64;
+  bool loop = false, guard = false;
+  for (const ProgramStep& s : program.steps) {
+    loop |= s.kind == ProgramStep::kLoopBegin;
+    guard |= !s.guard.empty();
+  }
+  const StepObserver observe = [this](const Variant& v, const Operands& o,
+                                      const Result& r) {
+    const uint32_t classes =
+        SemanticClasses(Tuple{.variant = v, .operands = o}, r);
+    for (int c = 0; c < kNumSemanticClasses; ++c) {
+      if ((classes >> c) & 1) {
+        ++counters_[static_cast<int>(v.family) * kNumSemanticClasses + c];
+      }
+    }
+  };
+  const absl::StatusOr<std::vector<ProgramValue>> outputs = EvaluateProgram(
+      program, WitnessInputs(program), config_.reading, &observe);
+  bool undefined = false;
+  for (const ProgramValue& v : outputs.value_or(std::vector<ProgramValue>{})) {
+    undefined |= !v.defined;
+  }
+  uint8_t* features = counters_ + kNumFamilies * kNumSemanticClasses;
+  features[kHasLoop] += loop;
+  features[kHasGuard] += guard;
+  features[kUndefinedOutput] += undefined;
+  features[kFiveOrMoreSteps] += CountSteps(program) >= 5;
+  features[kWideInput] += wide;
+}
+
+const ProgramCampaignReport& ProgramFuzzTarget::Stop() {
+  if (!stopped_) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+      changed_.notify_all();
+    }
+    campaign_.join();
+    stopped_ = true;
+    if (!report_.ok()) {
+      std::fprintf(stderr, "ptxdiff: the program campaign did not run: %s\n",
+                   std::string(report_.status().message()).c_str());
+      report_ = ProgramCampaignReport{};
+    }
+  }
+  return *report_;
+}
+
+std::string ProgramFuzzTarget::Describe() const {
+  return absl::StrCat(backend_.backend->Identity(), ", triage directory ",
+                      config_.triage_dir);
+}
+
+std::string ProgramFuzzTarget::Summary(const ProgramCampaignReport& r) {
+  std::vector<std::string> filed;
+  for (const FiledProgram& f : r.filed) {
+    filed.push_back(
+        absl::StrCat(f.is_new ? "new " : "again ", f.entry, ": ", f.what));
+  }
+  std::string out = absl::StrCat(r.programs, " programs checked (", r.folded,
+                                 " folded, ", r.claimed, " claimed constant), ",
+                                 r.disagreements, " disagreements, ", r.known,
+                                 " of them known, ", r.filed.size(), " filed");
+  if (!filed.empty())
+    absl::StrAppend(&out, ":\n  ", absl::StrJoin(filed, "\n  "));
+  for (const std::string& e : r.errors) absl::StrAppend(&out, "\nerror: ", e);
+  return out;
+}
+
+}  // namespace ptxdiff

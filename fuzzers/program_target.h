@@ -1,0 +1,117 @@
+// The program fuzz target's logic, callable without libFuzzer. An input is
+// a program in the byte form (program/program_encoding.h). It is evaluated
+// with the composed oracle, whose steps' (family, operand class) pairs are
+// the coverage signal (the oracle is mostly branch-free), and queued for a
+// program campaign (program/program_campaign.h) that checks the queued
+// programs in batches on the backend, in both input forms, and minimizes
+// and files each disagreement in the triage directory. The fuzz loop waits
+// only when the queue is full: the backend sets the pace, and every
+// program the fuzzer runs is checked.
+//
+// Configuration comes from the environment (libFuzzer owns the command
+// line), or from KEY=VALUE pairs:
+//
+//   PTXDIFF_BACKEND     ptxas (default) | ptx-cmd:'tool {ptx} {in} {out}'
+//   PTXDIFF_ARCH        sm_90 (default)
+//   PTXDIFF_TRIAGE_DIR  default out/triage
+//   PTXDIFF_READING     spec (default) | hardware
+//   PTXDIFF_TIMEOUT     seconds per tool run (default 10)
+
+#ifndef PTXDIFF_FUZZERS_PROGRAM_TARGET_H_
+#define PTXDIFF_FUZZERS_PROGRAM_TARGET_H_
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "harness/semantic_classes.h"
+#include "isa/axes.h"
+#include "oracle/errata.h"
+#include "program/program.h"
+#include "program/program_backends.h"
+#include "program/program_campaign.h"
+
+namespace ptxdiff {
+
+struct ProgramFuzzConfig {
+  ProgramBackendOptions backend;
+  std::string triage_dir = "out/triage";
+  Reading reading = Reading::kSpec;
+  // Programs queued before the fuzz loop waits: two ptxas runs' worth.
+  size_t queue = 2 * kProgramsPerPtxasRun;
+};
+
+// A bad value is InvalidArgument naming the variable.
+absl::StatusOr<ProgramFuzzConfig> ProgramFuzzConfigFromPairs(
+    const std::vector<std::pair<std::string, std::string>>& pairs);
+absl::StatusOr<ProgramFuzzConfig> ProgramFuzzConfigFromEnvironment();
+
+// libFuzzer's extra counters: one per (family, semantic class) a step
+// reaches, then one per program feature (ProgramFeature).
+enum ProgramFeature {
+  kHasLoop,
+  kHasGuard,
+  kUndefinedOutput,  // an output the oracle leaves open at the witness
+  kFiveOrMoreSteps,
+  kWideInput,  // an input of 64 bits
+  kNumProgramFeatures,
+};
+inline constexpr size_t kProgramSignalCounters =
+    kNumFamilies * kNumSemanticClasses + kNumProgramFeatures;
+
+class ProgramFuzzTarget {
+ public:
+  // Chooses the backend and starts the campaign.
+  static absl::StatusOr<std::unique_ptr<ProgramFuzzTarget>> Create(
+      ProgramFuzzConfig config);
+  ~ProgramFuzzTarget();
+
+  // Runs one input: -1 (libFuzzer does not keep it) if it is no program,
+  // 0 once it is queued.
+  int RunInput(const uint8_t* data, size_t size);
+
+  // kProgramSignalCounters counters; may be null.
+  void SetSignalCounters(uint8_t* counters) { counters_ = counters; }
+
+  // Checks what is queued, finishes the campaign and returns its report;
+  // later calls return the same report, and RunInput then queues nothing.
+  const ProgramCampaignReport& Stop();
+
+  // "ptxas (...), triage directory out/triage": for the start-up line.
+  std::string Describe() const;
+  // The report's figures in one paragraph.
+  static std::string Summary(const ProgramCampaignReport& report);
+
+ private:
+  ProgramFuzzTarget(ProgramFuzzConfig config, ChosenProgramBackend backend);
+  // The campaign's next program: the queue's first, waiting for one;
+  // nullopt once stopped and empty.
+  std::optional<Program> Next();
+  void Signal(const Program& program);
+
+  ProgramFuzzConfig config_;
+  ChosenProgramBackend backend_;
+  uint8_t* counters_ = nullptr;
+
+  std::mutex mu_;
+  std::condition_variable changed_;
+  std::deque<Program> queue_;
+  bool stopping_ = false;
+
+  std::thread campaign_;
+  absl::StatusOr<ProgramCampaignReport> report_;
+  bool stopped_ = false;
+};
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_FUZZERS_PROGRAM_TARGET_H_

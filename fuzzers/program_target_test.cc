@@ -1,0 +1,137 @@
+#include "fuzzers/program_target.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/files.h"
+#include "gtest/gtest.h"
+#include "isa/spelling.h"
+#include "program/program_encoding.h"
+#include "program/testing/programs.h"
+
+namespace ptxdiff {
+namespace {
+
+TEST(ProgramFuzzConfigTest, ReadsItsVariables) {
+  auto c = ProgramFuzzConfigFromPairs({{"PTXDIFF_BACKEND", "ptx-cmd:t {ptx}"},
+                                       {"PTXDIFF_ARCH", "sm_80"},
+                                       {"PTXDIFF_TRIAGE_DIR", "/tmp/t"},
+                                       {"PTXDIFF_READING", "hardware"},
+                                       {"PTXDIFF_TIMEOUT", "3"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->backend.backend, "ptx-cmd:t {ptx}");
+  EXPECT_EQ(c->backend.arch, "sm_80");
+  EXPECT_EQ(c->triage_dir, "/tmp/t");
+  EXPECT_EQ(c->reading, Reading::kHardware);
+  EXPECT_EQ(c->backend.timeout, absl::Seconds(3));
+}
+
+TEST(ProgramFuzzConfigTest, ABadValueNamesItsVariable) {
+  auto reading = ProgramFuzzConfigFromPairs({{"PTXDIFF_READING", "mine"}});
+  EXPECT_TRUE(absl::StrContains(reading.status().message(), "PTXDIFF_READING"))
+      << reading.status();
+  auto timeout = ProgramFuzzConfigFromPairs({{"PTXDIFF_TIMEOUT", "0"}});
+  EXPECT_TRUE(absl::StrContains(timeout.status().message(), "PTXDIFF_TIMEOUT"))
+      << timeout.status();
+  auto backend = ProgramFuzzTarget::Create(
+      *ProgramFuzzConfigFromPairs({{"PTXDIFF_BACKEND", "cobol"}}));
+  EXPECT_TRUE(absl::StrContains(backend.status().message(), "cobol"))
+      << backend.status();
+}
+
+#ifdef PTXDIFF_INTERPRETER_PATH
+
+std::string Bytes(const std::string& body) {
+  absl::StatusOr<std::string> bytes = ProgramInputBytes(ProgramOf(body));
+  EXPECT_TRUE(bytes.ok()) << bytes.status();
+  return bytes.value_or("");
+}
+
+int Feed(ProgramFuzzTarget& target, const std::string& bytes) {
+  return target.RunInput(reinterpret_cast<const uint8_t*>(bytes.data()),
+                         bytes.size());
+}
+
+class ProgramFuzzTargetTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    auto dir = TempDir::Create("program-fuzz-test");
+    ASSERT_TRUE(dir.ok()) << dir.status();
+    dir_ = *std::move(dir);
+  }
+  // The tests' interpreter as the tool, with a wrong xor.b32 planted.
+  std::unique_ptr<ProgramFuzzTarget> Target() {
+    ProgramFuzzConfig config;
+    config.backend.backend =
+        absl::StrCat("ptx-cmd:", PTXDIFF_INTERPRETER_PATH,
+                     " --flip-on=xor.b32 {ptx} {in} {out}");
+    config.triage_dir = dir_->File("triage");
+    auto target = ProgramFuzzTarget::Create(config);
+    EXPECT_TRUE(target.ok()) << target.status();
+    return target.ok() ? *std::move(target) : nullptr;
+  }
+  std::unique_ptr<TempDir> dir_;
+};
+
+// Every program run is checked, and the planted bug is minimized and filed.
+TEST_F(ProgramFuzzTargetTest, QueuedProgramsAreCheckedAndWhatDisagreesFiled) {
+  auto target = Target();
+  ASSERT_NE(target, nullptr);
+  const std::string right = Bytes(
+      "input %a .b32 5\ninput %b .b32 9\nadd.u32 %r, %a, %b;\n"
+      "output %r\n");
+  const std::string wrong = Bytes(
+      "input %a .b32 5\ninput %b .b32 9\nadd.u32 %s, %a, %b;\n"
+      "xor.b32 %r, %s, %a;\noutput %r\n");
+  for (int k = 0; k < 40; ++k) ASSERT_EQ(Feed(*target, right), 0);
+  ASSERT_EQ(Feed(*target, wrong), 0);
+  const ProgramCampaignReport& report = target->Stop();
+  EXPECT_EQ(report.programs, 41);
+  EXPECT_GE(report.disagreements, 1);
+  ASSERT_EQ(report.filed.size(), 1u) << ProgramFuzzTarget::Summary(report);
+  EXPECT_TRUE(absl::StrContains(report.filed[0].what, "xor.b32"))
+      << report.filed[0].what;
+  EXPECT_EQ(report.filed[0].steps, 1);
+  EXPECT_TRUE(ReadFile(absl::StrCat(dir_->File("triage"), "/",
+                                    report.filed[0].entry, "/case.txt"))
+                  .ok());
+  EXPECT_TRUE(absl::StrContains(ProgramFuzzTarget::Summary(report),
+                                "41 programs checked"));
+}
+
+TEST_F(ProgramFuzzTargetTest, WhatIsNoProgramIsNotKept) {
+  auto target = Target();
+  ASSERT_NE(target, nullptr);
+  EXPECT_EQ(Feed(*target, "not a program"), -1);
+  EXPECT_EQ(target->Stop().programs, 0);
+  // Stopped: an input is neither queued nor waited on.
+  EXPECT_EQ(Feed(*target, Bytes("mov.b32 %r, 1;\noutput %r\n")), 0);
+  EXPECT_EQ(target->Stop().programs, 0);
+}
+
+TEST_F(ProgramFuzzTargetTest, TheSignalCountsStepClassesAndFeatures) {
+  auto target = Target();
+  ASSERT_NE(target, nullptr);
+  std::vector<uint8_t> counters(kProgramSignalCounters);
+  target->SetSignalCounters(counters.data());
+  ASSERT_EQ(Feed(*target, Bytes("input %a .b32 0x80000000\nmov.b32 %r, 0;\n"
+                                "loop 2 {\nadd.u32 %r, %r, %a;\n}\n"
+                                "output %r\n")),
+            0);
+  const Family add = ParseVariant("add.u32")->family;
+  const int min_class = __builtin_ctz(kMinOperand);
+  EXPECT_GT(counters[static_cast<int>(add) * kNumSemanticClasses + min_class],
+            0);
+  const uint8_t* features =
+      counters.data() + kNumFamilies * kNumSemanticClasses;
+  EXPECT_GT(features[kHasLoop], 0);
+  EXPECT_EQ(features[kHasGuard], 0);
+  target->Stop();
+}
+
+#endif  // PTXDIFF_INTERPRETER_PATH
+
+}  // namespace
+}  // namespace ptxdiff

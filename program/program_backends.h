@@ -1,0 +1,40 @@
+// The program backends by name, as `--backend` and PTXDIFF_BACKEND give
+// them: `ptxas` (what it folds or claims constant) or `ptx-cmd:COMMAND` (a
+// tool that runs PTX, docs/kernel-abi.md "Programs"). The CLI's program
+// commands and the program fuzzer choose them here.
+
+#ifndef PTXDIFF_PROGRAM_PROGRAM_BACKENDS_H_
+#define PTXDIFF_PROGRAM_PROGRAM_BACKENDS_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "common/files.h"
+#include "program/program_backend.h"
+
+namespace ptxdiff {
+
+struct ProgramBackendOptions {
+  std::string backend = "ptxas";
+  std::string arch = "sm_90";
+  absl::Duration timeout = absl::Seconds(10);  // a tool's run
+};
+
+struct ChosenProgramBackend {
+  std::shared_ptr<ProgramBackend> backend;
+  // Where a tool's runs are made (removed with it); null for ptxas.
+  std::unique_ptr<TempDir> files;
+  bool is_ptxas = true;
+};
+
+// The backend `options` name. InvalidArgument naming what is wrong: an
+// unknown backend, a tool command without {ptx}, {in} or {out}, an arch
+// with no PTX target; FailedPrecondition where there is no ptxas.
+absl::StatusOr<ChosenProgramBackend> MakeProgramBackend(
+    const ProgramBackendOptions& options);
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_PROGRAM_PROGRAM_BACKENDS_H_

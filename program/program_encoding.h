@@ -1,0 +1,113 @@
+// The byte form of a program case: the input of the program fuzzer
+// (fuzzers/program_fuzzer.cc), and so its crash files and corpus, which
+// `ptxdiff program` and `ptxdiff repro` read as well as the text form.
+//
+// Every register is named by where it was set, not by its name: a source
+// is "the k-th most recently set register that fits here", a guard the k-th
+// most recent predicate. So every byte string after the tag decodes to a
+// program the parser accepts (a pick wraps around the registers there are;
+// a step that cannot be made whole is left out), and a mutation that adds,
+// drops or moves a step keeps the others' sources meaningful:
+//
+//   bytes 0..7   kProgramInputTag, little-endian
+//   u8           inputs (modulo 5)
+//   per input    u8 type (modulo 4: .b16 .b32 .b64 .pred), u64 witness
+//   u8           step records (at most kMaxProgramInputRecords)
+//   per record   u8 op: bits 0-1 the kind (instruction, move, `loop {`,
+//                `}`), bit 2 guarded, bit 3 the guard negated, bit 4 the
+//                destination a register set before (else a new one)
+//                [u8 the guard's pick, if guarded]
+//                [u8 the destination's pick, if set before]
+//                instruction: u64 the variant's StableId, u8 its operand
+//                  records, each u8 (bit 7 a register, bits 0-6 its pick)
+//                  and, for an immediate, u64 its bits; one per source but
+//                  CC.CF, a selector's as an immediate
+//                move: u8 width (as an input's type), one operand record
+//                `loop {`: u16 trip count (modulo 1025)
+//   u8           outputs (modulo 4, plus 1), each u8: the pick among all
+//                registers
+//
+// Little-endian throughout; bytes past the end read as zeros. Loops nest at
+// most kMaxProgramInputLoopDepth deep, and a nested loop's trips are cut so
+// that the innermost runs at most kMaxLoopTrip times in all.
+
+#ifndef PTXDIFF_PROGRAM_PROGRAM_ENCODING_H_
+#define PTXDIFF_PROGRAM_PROGRAM_ENCODING_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "program/program.h"
+
+namespace ptxdiff {
+
+// "PXDPROG1"; not a tuple input's variant id or forms tag (a test checks).
+inline constexpr uint64_t kProgramInputTag = 0x31474f5250445850;
+inline constexpr int kMaxProgramInputRecords = 48;
+inline constexpr int kMaxProgramInputLoopDepth = 3;
+inline constexpr int kMaxProgramInputs = 4;
+
+// The records of an input, as read: what a mutation changes.
+struct OperandRecord {
+  bool is_register = true;
+  uint8_t pick = 0;  // 0..127
+  uint64_t value = 0;
+};
+
+struct StepRecord {
+  ProgramStep::Kind kind = ProgramStep::kInstruction;
+  bool guarded = false, guard_negated = false, dst_set_before = false;
+  uint8_t guard_pick = 0, dst_pick = 0;
+  uint64_t variant_id = 0;  // an instruction's
+  uint8_t width_type = 1;   // a move's: 0 .b16, 1 .b32, 2 .b64, 3 .pred
+  std::vector<OperandRecord> operands;  // an instruction's, or a move's one
+  uint16_t trip = 0;                    // a loop's
+};
+
+struct InputRecord {
+  uint8_t type = 1;  // 0 .b16, 1 .b32, 2 .b64, 3 .pred
+  uint64_t witness = 0;
+};
+
+struct ProgramRecords {
+  std::vector<InputRecord> inputs;
+  std::vector<StepRecord> steps;
+  std::vector<uint8_t> outputs;  // picks
+};
+
+// True if `bytes` opens with kProgramInputTag.
+bool LooksLikeProgramInput(absl::string_view bytes);
+
+// The records of `bytes`. InvalidArgument if it does not open with the tag.
+absl::StatusOr<ProgramRecords> ReadProgramRecords(absl::string_view bytes);
+// The bytes ReadProgramRecords reads back to `records` (counts and picks
+// as they will be read: inputs and records cut to their limits).
+std::string WriteProgramRecords(const ProgramRecords& records);
+
+// The program `records` describe, made whole: a pick wraps around the
+// registers that fit, an immediate ptxas would not take becomes a register
+// where one fits, a step that cannot be made whole (a register source with
+// none that fits, a variant not in PTX) is left out, as is a `}` that closes
+// nothing, and loops left open are closed at the end. Inputs are named
+// %a..%d, the registers steps set %r<k> (%p<k> for predicates).
+// InvalidArgument only for a program with no register to store.
+absl::StatusOr<Program> DecodeProgramRecords(const ProgramRecords& records);
+
+// ReadProgramRecords then DecodeProgramRecords.
+absl::StatusOr<Program> DecodeProgramInput(absl::string_view bytes);
+
+// The records of `program`, which decode to it with its registers renamed.
+// InvalidArgument for what the byte form cannot say: more than
+// kMaxProgramInputs inputs or kMaxProgramInputRecords steps, a loop nested
+// deeper or running longer than it allows, a register more than 127 picks
+// back.
+absl::StatusOr<ProgramRecords> EncodeProgram(const Program& program);
+// The bytes of EncodeProgram.
+absl::StatusOr<std::string> ProgramInputBytes(const Program& program);
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_PROGRAM_PROGRAM_ENCODING_H_

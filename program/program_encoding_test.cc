@@ -1,0 +1,195 @@
+#include "program/program_encoding.h"
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "isa/fuzz_input.h"
+#include "isa/spelling.h"
+#include "program/composed_oracle.h"
+#include "program/program_generator.h"
+#include "program/program_minimizer.h"
+#include "program/testing/programs.h"
+
+namespace ptxdiff {
+namespace {
+
+// `p` through the byte form and back: the same program but for register
+// names, the same values, and the same bytes again.
+void ExpectRoundTrip(const Program& p) {
+  const absl::StatusOr<std::string> bytes = ProgramInputBytes(p);
+  ASSERT_TRUE(bytes.ok()) << bytes.status() << "\n" << FormatProgram(p);
+  const absl::StatusOr<Program> decoded = DecodeProgramInput(*bytes);
+  ASSERT_TRUE(decoded.ok()) << decoded.status() << "\n" << FormatProgram(p);
+  EXPECT_EQ(ProgramSignature(*decoded), ProgramSignature(p))
+      << FormatProgram(p) << "decoded as\n"
+      << FormatProgram(*decoded);
+  EXPECT_EQ(EvaluateAtWitness(*decoded), EvaluateAtWitness(p))
+      << FormatProgram(p);
+  EXPECT_EQ(WitnessInputs(*decoded), WitnessInputs(p));
+  EXPECT_EQ(ProgramInputBytes(*decoded).value_or(""), *bytes);
+}
+
+TEST(ProgramEncodingTest, TestdataProgramsRoundTrip) {
+  for (const char* name :
+       {"fuzzx-m009.ptxprog", "fuzzx-m011.ptxprog", "fuzzx-m012.ptxprog",
+        "fuzzx-m016.ptxprog", "fuzzx-m025.ptxprog", "fuzzx-m037.ptxprog",
+        "found-abs-lt-zero.ptxprog", "found-neg-abs-lt-min.ptxprog",
+        "found-square-low-bits.ptxprog"}) {
+    SCOPED_TRACE(name);
+    const absl::StatusOr<Program> p = TestdataProgram(name);
+    ASSERT_TRUE(p.ok()) << p.status();
+    ExpectRoundTrip(*p);
+  }
+}
+
+TEST(ProgramEncodingTest, GeneratedProgramsRoundTrip) {
+  std::mt19937_64 rng(7);
+  for (int k = 0; k < 300; ++k) ExpectRoundTrip(RandomProgram(rng));
+}
+
+TEST(ProgramEncodingTest, GuardsMovesAndSetAgainRoundTrip) {
+  ExpectRoundTrip(ProgramOf(
+      "input %a .b32 5\ninput %q .pred 1\ninput %w .b64 0x8000000000000000\n"
+      "mov.b32 %m, %a;\n@!%q add.u32 %m, %m, 0x7fffffff;\n"
+      "mov.pred %t, %q;\n@%t mov.b32 %a, 3;\nmul.wide.u32 %x, %a, %m;\n"
+      "vadd.u32.u32.u32.add %v, %a.b1, %m.h0, %a;\n"
+      "output %x\noutput %v\noutput %t\n"));
+}
+
+// Any bytes after the tag are a program the parser accepts, or a program
+// with nothing to store; and what they decode to round-trips.
+TEST(ProgramEncodingTest, AnyBytesAfterTheTagDecodeToAParsedProgram) {
+  std::mt19937_64 rng(11);
+  int programs = 0, with_steps = 0;
+  for (int k = 0; k < 1000; ++k) {
+    std::string bytes(8 + rng() % 300, '\0');
+    for (char& c : bytes) c = static_cast<char>(rng());
+    for (int b = 0; b < 8; ++b)
+      bytes[b] = static_cast<char>(kProgramInputTag >> (8 * b));
+    const absl::StatusOr<Program> p = DecodeProgramInput(bytes);
+    if (!p.ok()) {
+      ASSERT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument)
+          << p.status();
+      continue;
+    }
+    ++programs;
+    with_steps += CountSteps(*p) > 0;
+    ASSERT_TRUE(ParseProgram(FormatProgram(*p)).ok()) << FormatProgram(*p);
+    ExpectRoundTrip(*p);
+  }
+  EXPECT_GT(programs, 500);
+  EXPECT_GT(with_steps, 170);
+}
+
+ProgramRecords TwoInputs() {
+  return {.inputs = {{.type = 1, .witness = 5}, {.type = 1, .witness = 7}}};
+}
+
+StepRecord Add(OperandRecord a, OperandRecord b) {
+  return {.variant_id = StableId(*ParseVariant("add.u32")), .operands = {a, b}};
+}
+
+TEST(ProgramEncodingTest, PicksWrapAroundTheRegistersThatFit) {
+  ProgramRecords r = TwoInputs();
+  // Pick 0 is the most recent (%b), pick 3 wraps to %a.
+  r.steps.push_back(Add({.pick = 0}, {.pick = 3}));
+  r.outputs = {0};
+  const absl::StatusOr<Program> p = DecodeProgramRecords(r);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(FormatProgram(*p), absl::StrCat(kProgramHeader,
+                                            "\ninput %a .b32 0x5\n"
+                                            "input %b .b32 0x7\n"
+                                            "add.u32 %r0, %b, %a;\n"
+                                            "output %r0\n"));
+}
+
+TEST(ProgramEncodingTest, WhatCannotBeMadeWholeIsLeftOut) {
+  ProgramRecords r = TwoInputs();
+  // A `}` that closes nothing; a step of vISA (not PTX); a guard on a new
+  // register (dropped: the step would leave it unset); a register source of
+  // a width no register has (shl.b64's a, 64 bits), made an immediate.
+  r.steps.push_back({.kind = ProgramStep::kLoopEnd});
+  r.steps.push_back({.variant_id = StableId(*ParseVariant("visa.shl.q.ub.uw")),
+                     .operands = {{}, {}}});
+  r.steps.push_back({.kind = ProgramStep::kMove,
+                     .guarded = true,
+                     .width_type = 3,
+                     .operands = {{.is_register = false, .value = 1}}});
+  r.steps.push_back({.variant_id = StableId(*ParseVariant("shl.b64")),
+                     .operands = {{.is_register = true, .pick = 0, .value = 9},
+                                  {.is_register = true, .pick = 1}}});
+  r.outputs = {0};
+  const absl::StatusOr<Program> p = DecodeProgramRecords(r);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(FormatProgram(*p), absl::StrCat(kProgramHeader,
+                                            "\ninput %a .b32 0x5\n"
+                                            "input %b .b32 0x7\n"
+                                            "mov.pred %p0, 0x1;\n"
+                                            "shl.b64 %r1, 0x9, %a;\n"
+                                            "output %r1\n"));
+}
+
+TEST(ProgramEncodingTest, LoopsAreClosedCutAndNestedAtMostThreeDeep) {
+  ProgramRecords r = TwoInputs();
+  for (int k = 0; k < 5; ++k) {
+    r.steps.push_back({.kind = ProgramStep::kLoopBegin, .trip = 1000});
+  }
+  r.steps.push_back(Add({.pick = 0}, {.pick = 1}));
+  r.steps.push_back({.kind = ProgramStep::kLoopEnd});
+  r.outputs = {0};
+  const absl::StatusOr<Program> p = DecodeProgramRecords(r);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(FormatProgram(*p), absl::StrCat(kProgramHeader,
+                                            "\ninput %a .b32 0x5\n"
+                                            "input %b .b32 0x7\n"
+                                            "loop 1000 {\n"
+                                            "  loop 1 {\n"
+                                            "    loop 1 {\n"
+                                            "      add.u32 %r0, %b, %a;\n"
+                                            "    }\n"
+                                            "  }\n"
+                                            "}\n"
+                                            "output %r0\n"));
+}
+
+TEST(ProgramEncodingTest, AnUnknownVariantIdStillNamesAVariant) {
+  ProgramRecords r = TwoInputs();
+  r.steps.push_back(Add({.pick = 0}, {.pick = 1}));
+  r.steps[0].variant_id = 12345;
+  const absl::StatusOr<Program> p = DecodeProgramRecords(r);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_TRUE(ParseProgram(FormatProgram(*p)).ok());
+}
+
+TEST(ProgramEncodingTest, NothingToStoreIsAnError) {
+  const absl::StatusOr<Program> p = DecodeProgramRecords({});
+  EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(DecodeProgramInput("not a program").status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(ProgramEncodingTest, WhatTheByteFormCannotSayIsAnError) {
+  const absl::StatusOr<std::string> five_inputs = ProgramInputBytes(ProgramOf(
+      "input %a .b32 1\ninput %b .b32 1\ninput %c .b32 1\ninput %d .b32 1\n"
+      "input %e .b32 1\noutput %e\n"));
+  EXPECT_FALSE(five_inputs.ok());
+  const absl::StatusOr<std::string> long_loops = ProgramInputBytes(
+      ProgramOf("mov.b32 %r, 0;\nloop 64 {\nloop 64 {\nadd.u32 %r, %r, 1;\n}\n}"
+                "\noutput %r\n"));
+  EXPECT_FALSE(long_loops.ok());
+}
+
+// The tag opens no tuple input: a program input is never read as tuples.
+TEST(ProgramEncodingTest, TheTagIsNoVariantIdAndNoFormsTag) {
+  EXPECT_NE(kProgramInputTag, kFuzzInputFormsTag);
+  EXPECT_FALSE(VariantByStableId(kProgramInputTag).has_value());
+  EXPECT_TRUE(LooksLikeProgramInput(WriteProgramRecords({})));
+  EXPECT_FALSE(LooksLikeProgramInput(EncodeFuzzInput(
+      *ParseVariant("add.u32"), std::vector<Operands>{Operands{{1, 2}}})));
+}
+
+}  // namespace
+}  // namespace ptxdiff
