@@ -27,6 +27,7 @@
 #include "program/program.h"
 #include "program/program_backends.h"
 #include "program/program_campaign.h"
+#include "program/program_encoding.h"
 #include "program/program_ptxas.h"
 #include "program/program_tool.h"
 #include "triage/triage_store.h"
@@ -154,7 +155,7 @@ int RunProgram(const std::vector<std::string>& args, std::ostream& out,
   const std::string& path = parsed->positional[0];
   auto text = ReadFile(path);
   if (!text.ok()) return Fail(err, "program", text.status());
-  auto program = ParseProgram(*text);
+  auto program = ParseProgramCase(*text);
   if (!program.ok()) {
     return Fail(err, "program",
                 absl::InvalidArgumentError(
@@ -166,6 +167,8 @@ int RunProgram(const std::vector<std::string>& args, std::ostream& out,
       << (program->steps.size() > static_cast<size_t>(steps) ? ", with loops"
                                                              : "")
       << "\n";
+  // A fuzzer's input: the program as text, to keep as a case.
+  if (LooksLikeProgramInput(*text)) out << FormatProgram(*program);
   out << "oracle:  "
       << OutputsText(*program, EvaluateAtWitness(*program, *reading))
       << (program->inputs.empty()
@@ -324,7 +327,7 @@ int MinimizeProgramCase(const std::string& path, const ParsedArgs& args,
                         std::ostream& out, std::ostream& err) {
   auto text = ReadFile(path);
   if (!text.ok()) return Fail(err, "minimize", text.status());
-  auto program = ParseProgram(*text);
+  auto program = ParseProgramCase(*text);
   if (!program.ok()) {
     return Fail(err, "minimize",
                 absl::InvalidArgumentError(

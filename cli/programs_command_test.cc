@@ -11,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "program/program.h"
+#include "program/program_encoding.h"
 #include "triage/triage_store.h"
 #include "worker/backends/ptxas/ptxas_toolchain.h"
 
@@ -101,6 +102,31 @@ TEST(ProgramsCommandTest, MinimizeTakesAProgramCase) {
                      out2, err2);
   EXPECT_EQ(code, 1) << out2.str() << err2.str();
   EXPECT_THAT(out2.str(), HasSubstr("minimize: no disagreement in "));
+}
+
+// A program fuzzer's input (or crash file), in the byte form, is a program
+// case too: `ptxdiff program` shows it as text, and `repro` replays it.
+TEST(ProgramsCommandTest, AFuzzersInputIsAProgramCase) {
+  auto dir = TempDir::Create("programs-bytes");
+  ASSERT_TRUE(dir.ok());
+  const std::string file = (*dir)->File("crash-1234");
+  const absl::StatusOr<std::string> bytes = ProgramInputBytes(*ParseProgram(
+      absl::StrCat(kProgramHeader,
+                   "\ninput %x .b32 0x7fffffff\nadd.u32 %y, %x, 1;\n"
+                   "output %y\n")));
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  ASSERT_TRUE(WriteFile(file, *bytes).ok());
+  std::ostringstream out, err;
+  EXPECT_EQ(RunProgram({file}, out, err), 0) << err.str();
+  EXPECT_THAT(out.str(), HasSubstr("add.u32 %r0, %a, 0x1;\n"));
+  EXPECT_THAT(out.str(), HasSubstr("oracle:  %r0 = 0x80000000"));
+  std::ostringstream out2, err2;
+  EXPECT_EQ(RunRepro({file}, out2, err2), 0) << err2.str();
+  EXPECT_THAT(out2.str(), HasSubstr("oracle:  %r0 = 0x80000000"));
+  std::ostringstream out3, err3;
+  ASSERT_TRUE(WriteFile(file, bytes->substr(0, 6)).ok());
+  EXPECT_EQ(RunProgram({file}, out3, err3), 2);
+  EXPECT_THAT(err3.str(), HasSubstr("program line 1"));
 }
 
 #ifdef PTXDIFF_INTERPRETER_PATH

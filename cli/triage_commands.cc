@@ -21,6 +21,7 @@
 #include "isa/operand_form.h"
 #include "isa/spelling.h"
 #include "program/program.h"
+#include "program/program_encoding.h"
 #include "triage/minimizer.h"
 #include "triage/text_case.h"
 #include "triage/triage_store.h"
@@ -176,7 +177,7 @@ int RunRepro(const std::vector<std::string>& args, std::ostream& out,
                           parsed->Get("dir", DefaultTriageDir()));
   if (!path.ok()) return Fail(err, "repro", path.status());
   if (const absl::StatusOr<std::string> raw = ReadRaw(*path);
-      raw.ok() && LooksLikeProgram(*raw)) {
+      raw.ok() && LooksLikeProgramCase(*raw)) {
     // A program case: what `ptxdiff program` shows of it.
     std::vector<std::string> program_args = {*path};
     for (const char* flag : {"backend", "arch", "reading", "timeout"}) {
@@ -239,7 +240,7 @@ int RunMinimize(const std::vector<std::string>& args, std::ostream& out,
   if (!reading.ok()) return Fail(err, "minimize", reading.status());
   const std::string path = parsed->positional[0];
   if (const absl::StatusOr<std::string> raw = ReadRaw(path);
-      raw.ok() && LooksLikeProgram(*raw)) {
+      raw.ok() && LooksLikeProgramCase(*raw)) {
     return MinimizeProgramCase(path, *parsed, out, err);
   }
   auto tuples = ReadCase(path);

@@ -35,6 +35,9 @@ absl::Status Apply(const std::string& key, const std::string& value,
     const std::optional<Reading> reading = ParseReading(value);
     if (!reading) return Invalid(key, "spec or hardware", value);
     c.reading = *reading;
+  } else if (key == "PTXDIFF_THREADS") {
+    if (!absl::SimpleAtoi(value, &c.threads) || c.threads < 1 || c.threads > 64)
+      return Invalid(key, "threads from 1 to 64", value);
   } else if (key == "PTXDIFF_TIMEOUT") {
     int seconds = 0;
     if (!absl::SimpleAtoi(value, &seconds) || seconds < 1 || seconds > 3600)
@@ -44,9 +47,9 @@ absl::Status Apply(const std::string& key, const std::string& value,
   return absl::OkStatus();
 }
 
-constexpr const char* kKeys[] = {"PTXDIFF_BACKEND", "PTXDIFF_ARCH",
+constexpr const char* kKeys[] = {"PTXDIFF_BACKEND",    "PTXDIFF_ARCH",
                                  "PTXDIFF_TRIAGE_DIR", "PTXDIFF_READING",
-                                 "PTXDIFF_TIMEOUT"};
+                                 "PTXDIFF_TIMEOUT",    "PTXDIFF_THREADS"};
 
 }  // namespace
 
@@ -79,12 +82,11 @@ absl::StatusOr<std::unique_ptr<ProgramFuzzTarget>> ProgramFuzzTarget::Create(
 ProgramFuzzTarget::ProgramFuzzTarget(ProgramFuzzConfig config,
                                      ChosenProgramBackend backend)
     : config_(std::move(config)), backend_(std::move(backend)) {
-  // One thread checks: the fuzz loop has the other core.
   campaign_ = std::thread([this] {
     ProgramCampaignOptions options{
         .backend = backend_.backend,
         .max_time = absl::InfiniteDuration(),
-        .threads = 1,
+        .threads = config_.threads,
         .reading = config_.reading,
         .triage_dir = config_.triage_dir,
         .next = [this](std::mt19937_64&) { return Next(); },
@@ -100,7 +102,12 @@ ProgramFuzzTarget::~ProgramFuzzTarget() { Stop(); }
 int ProgramFuzzTarget::RunInput(const uint8_t* data, size_t size) {
   absl::StatusOr<Program> program = DecodeProgramInput(
       absl::string_view(reinterpret_cast<const char*>(data), size));
-  if (!program.ok()) return -1;
+  if (!program.ok()) {
+    // libFuzzer starts an empty corpus with one such input ("\n"); one
+    // is kept, as its own feature, for the mutator to make a program of.
+    if (counters_ != nullptr) ++Features()[kNotAProgram];
+    return 0;
+  }
   Signal(*program);
   std::unique_lock<std::mutex> lock(mu_);
   changed_.wait(lock,
@@ -146,7 +153,7 @@ void ProgramFuzzTarget::Signal(const Program& program) {
   for (const ProgramValue& v : outputs.value_or(std::vector<ProgramValue>{})) {
     undefined |= !v.defined;
   }
-  uint8_t* features = counters_ + kNumFamilies * kNumSemanticClasses;
+  uint8_t* features = Features();
   features[kHasLoop] += loop;
   features[kHasGuard] += guard;
   features[kUndefinedOutput] += undefined;

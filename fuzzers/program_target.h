@@ -16,6 +16,8 @@
 //   PTXDIFF_TRIAGE_DIR  default out/triage
 //   PTXDIFF_READING     spec (default) | hardware
 //   PTXDIFF_TIMEOUT     seconds per tool run (default 10)
+//   PTXDIFF_THREADS     threads checking programs (default 2: the fuzz loop
+//                       mostly waits for them)
 
 #ifndef PTXDIFF_FUZZERS_PROGRAM_TARGET_H_
 #define PTXDIFF_FUZZERS_PROGRAM_TARGET_H_
@@ -46,6 +48,7 @@ struct ProgramFuzzConfig {
   ProgramBackendOptions backend;
   std::string triage_dir = "out/triage";
   Reading reading = Reading::kSpec;
+  int threads = 2;
   // Programs queued before the fuzz loop waits: two ptxas runs' worth.
   size_t queue = 2 * kProgramsPerPtxasRun;
 };
@@ -63,6 +66,7 @@ enum ProgramFeature {
   kUndefinedOutput,  // an output the oracle leaves open at the witness
   kFiveOrMoreSteps,
   kWideInput,  // an input of 64 bits
+  kNotAProgram,
   kNumProgramFeatures,
 };
 inline constexpr size_t kProgramSignalCounters =
@@ -75,8 +79,9 @@ class ProgramFuzzTarget {
       ProgramFuzzConfig config);
   ~ProgramFuzzTarget();
 
-  // Runs one input: -1 (libFuzzer does not keep it) if it is no program,
-  // 0 once it is queued.
+  // Runs one input, and returns 0. One that is no program is not queued:
+  // it has a feature of its own, so that libFuzzer keeps one (its first
+  // input, "\n", without a corpus), for the mutator to make a program of.
   int RunInput(const uint8_t* data, size_t size);
 
   // kProgramSignalCounters counters; may be null.
@@ -97,6 +102,7 @@ class ProgramFuzzTarget {
   // nullopt once stopped and empty.
   std::optional<Program> Next();
   void Signal(const Program& program);
+  uint8_t* Features() { return counters_ + kNumFamilies * kNumSemanticClasses; }
 
   ProgramFuzzConfig config_;
   ChosenProgramBackend backend_;

@@ -19,13 +19,15 @@ TEST(ProgramFuzzConfigTest, ReadsItsVariables) {
                                        {"PTXDIFF_ARCH", "sm_80"},
                                        {"PTXDIFF_TRIAGE_DIR", "/tmp/t"},
                                        {"PTXDIFF_READING", "hardware"},
-                                       {"PTXDIFF_TIMEOUT", "3"}});
+                                       {"PTXDIFF_TIMEOUT", "3"},
+                                       {"PTXDIFF_THREADS", "1"}});
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->backend.backend, "ptx-cmd:t {ptx}");
   EXPECT_EQ(c->backend.arch, "sm_80");
   EXPECT_EQ(c->triage_dir, "/tmp/t");
   EXPECT_EQ(c->reading, Reading::kHardware);
   EXPECT_EQ(c->backend.timeout, absl::Seconds(3));
+  EXPECT_EQ(c->threads, 1);
 }
 
 TEST(ProgramFuzzConfigTest, ABadValueNamesItsVariable) {
@@ -101,10 +103,13 @@ TEST_F(ProgramFuzzTargetTest, QueuedProgramsAreCheckedAndWhatDisagreesFiled) {
                                 "41 programs checked"));
 }
 
-TEST_F(ProgramFuzzTargetTest, WhatIsNoProgramIsNotKept) {
+TEST_F(ProgramFuzzTargetTest, WhatIsNoProgramIsNotQueued) {
   auto target = Target();
   ASSERT_NE(target, nullptr);
-  EXPECT_EQ(Feed(*target, "not a program"), -1);
+  std::vector<uint8_t> counters(kProgramSignalCounters);
+  target->SetSignalCounters(counters.data());
+  EXPECT_EQ(Feed(*target, "\n"), 0);
+  EXPECT_EQ(counters[kNumFamilies * kNumSemanticClasses + kNotAProgram], 1);
   EXPECT_EQ(target->Stop().programs, 0);
   // Stopped: an input is neither queued nor waited on.
   EXPECT_EQ(Feed(*target, Bytes("mov.b32 %r, 1;\noutput %r\n")), 0);

@@ -100,12 +100,18 @@ class Campaign {
 
  private:
   // The next programs to check, as many as one ptxas run takes; fewer when
-  // `next` runs out.
+  // `next` runs out. `next` is called by one thread at a time, and not
+  // under the lock that filing takes: it may wait (the program fuzzer's
+  // queue).
   std::vector<Program> NextBatch(std::mt19937_64& rng) {
-    std::lock_guard<std::mutex> lock(mu_);
-    std::vector<Program> batch;
     ProgramShape shape = o_.shape;
-    shape.suppressed = suppressed_;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      shape.suppressed = suppressed_;
+    }
+    std::unique_lock<std::mutex> next_lock(next_mu_, std::defer_lock);
+    if (o_.next) next_lock.lock();
+    std::vector<Program> batch;
     while (static_cast<int>(batch.size()) < kProgramsPerPtxasRun) {
       std::optional<Program> p =
           o_.next ? o_.next(rng) : RandomProgram(rng, shape);
@@ -312,6 +318,7 @@ class Campaign {
   const std::function<void(const std::string&)>& progress_;
   const absl::Time start_, end_;
   std::mutex mu_;
+  std::mutex next_mu_;  // held while `next` is called
   std::vector<std::string> suppressed_;
   ProgramCampaignReport report_;
 };

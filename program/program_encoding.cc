@@ -566,4 +566,13 @@ absl::StatusOr<std::string> ProgramInputBytes(const Program& program) {
   return WriteProgramRecords(*records);
 }
 
+bool LooksLikeProgramCase(absl::string_view contents) {
+  return LooksLikeProgram(contents) || LooksLikeProgramInput(contents);
+}
+
+absl::StatusOr<Program> ParseProgramCase(absl::string_view contents) {
+  if (LooksLikeProgramInput(contents)) return DecodeProgramInput(contents);
+  return ParseProgram(contents);
+}
+
 }  // namespace ptxdiff

@@ -108,6 +108,11 @@ absl::StatusOr<ProgramRecords> EncodeProgram(const Program& program);
 // The bytes of EncodeProgram.
 absl::StatusOr<std::string> ProgramInputBytes(const Program& program);
 
+// A program case in either form: the text form (program.h) or the byte
+// form (a program fuzzer's input or crash file).
+bool LooksLikeProgramCase(absl::string_view contents);
+absl::StatusOr<Program> ParseProgramCase(absl::string_view contents);
+
 }  // namespace ptxdiff
 
 #endif  // PTXDIFF_PROGRAM_PROGRAM_ENCODING_H_
