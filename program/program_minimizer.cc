@@ -17,10 +17,6 @@
 namespace ptxdiff {
 namespace {
 
-bool SetsRegister(const ProgramStep& s) {
-  return s.kind == ProgramStep::kInstruction || s.kind == ProgramStep::kMove;
-}
-
 // An immediate the program may choose: not a selector, an immLut or the
 // carry flag's unused entry, which say what the instruction is.
 bool IsOrdinaryImmediate(const ProgramStep& s, size_t i) {
@@ -45,6 +41,8 @@ bool Rewire(Program& p, size_t from, const std::string& name,
     if (step.guard != name) continue;
     if (by.is_register) {
       step.guard = by.name;
+    } else if (step.kind == ProgramStep::kIfBegin) {
+      return false;  // the branch it would take is a candidate of its own
     } else if (((by.value & 1) != 0) != step.guard_negated) {
       step.guard.clear();  // a guard that always holds
     } else {
@@ -59,14 +57,15 @@ bool Rewire(Program& p, size_t from, const std::string& name,
   return true;
 }
 
-// The loop depth of each step (a loop's own begin and end at the outer).
+// The block depth of each step (a block's own brackets at the outer).
 std::vector<int> Depths(const Program& p) {
   std::vector<int> depth;
   int d = 0;
   for (const ProgramStep& s : p.steps) {
-    if (s.kind == ProgramStep::kLoopEnd) --d;
+    if (s.kind == ProgramStep::kLoopEnd || s.kind == ProgramStep::kIfEnd) --d;
     depth.push_back(d);
-    if (s.kind == ProgramStep::kLoopBegin) ++d;
+    if (s.kind == ProgramStep::kLoopBegin || s.kind == ProgramStep::kIfBegin)
+      ++d;
   }
   return depth;
 }
@@ -175,7 +174,7 @@ void LoopSimplifications(const Program& p, size_t begin,
 // Each guarded step without its guard.
 void GuardRemovals(const Program& p, std::vector<Program>& out) {
   for (size_t i = 0; i < p.steps.size(); ++i) {
-    if (p.steps[i].guard.empty()) continue;
+    if (p.steps[i].guard.empty() || !SetsRegister(p.steps[i])) continue;
     Program c = p;
     c.steps[i].guard.clear();
     c.steps[i].guard_negated = false;
