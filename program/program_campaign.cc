@@ -32,16 +32,25 @@ std::vector<std::string> StepSpellings(const Program& p) {
   return out;
 }
 
-bool HasLoop(const Program& p) {
-  return std::any_of(p.steps.begin(), p.steps.end(), [](const ProgramStep& s) {
-    return s.kind == ProgramStep::kLoopBegin;
-  });
+bool Has(const Program& p, ProgramStep::Kind kind) {
+  return std::any_of(p.steps.begin(), p.steps.end(),
+                     [kind](const ProgramStep& s) { return s.kind == kind; });
 }
 
-// "abs.s32, setp.lt.s32, selp.b32", "(loops)" added when it has any.
+// "loops", "if/else", "loops, if/else" or "": the kinds of blocks it has.
+std::string BlockKinds(const Program& p) {
+  std::vector<std::string> kinds;
+  if (Has(p, ProgramStep::kLoopBegin)) kinds.push_back("loops");
+  if (Has(p, ProgramStep::kIfBegin)) kinds.push_back("if/else");
+  return absl::StrJoin(kinds, ", ");
+}
+
+// "abs.s32, setp.lt.s32, selp.b32", "(loops)" or "(if/else)" added when it
+// has any: the same steps around a branch may be another cause.
 std::string Shape(const Program& p) {
+  const std::string blocks = BlockKinds(p);
   return absl::StrCat(absl::StrJoin(StepSpellings(p), ", "),
-                      HasLoop(p) ? " (loops)" : "");
+                      blocks.empty() ? "" : absl::StrCat(" (", blocks, ")"));
 }
 
 // The program with its witness at the mismatch's inputs, so that `ptxdiff
@@ -244,8 +253,8 @@ class Campaign {
             check.fault ? FindingKindName(f.kind)
                         : backend_.FindingName(found.form),
             ", ", steps, steps == 1 ? " step" : " steps",
-            HasLoop(p) ? " with loops" : "", " (",
-            absl::StrJoin(StepSpellings(p), ", "),
+            BlockKinds(p).empty() ? "" : absl::StrCat(" with ", BlockKinds(p)),
+            " (", absl::StrJoin(StepSpellings(p), ", "),
             "): ", absl::StrReplaceAll(disagreement, {{"\n", " / "}})),
         .shape = Shape(p),
     };
@@ -289,7 +298,10 @@ class Campaign {
   // generating its variant.
   void SuppressIfSingleInstruction(const Program& p) {
     const std::vector<std::string> spellings = StepSpellings(p);
-    if (spellings.size() != 1 || HasLoop(p) || spellings[0] == "mov") return;
+    if (spellings.size() != 1 || !BlockKinds(p).empty() ||
+        spellings[0] == "mov") {
+      return;
+    }
     if (std::find(suppressed_.begin(), suppressed_.end(), spellings[0]) ==
         suppressed_.end()) {
       suppressed_.push_back(spellings[0]);
