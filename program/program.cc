@@ -1,5 +1,6 @@
 #include "program/program.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -496,6 +497,17 @@ int CountSteps(const Program& program) {
   int n = 0;
   for (const ProgramStep& s : program.steps) n += SetsRegister(s);
   return n;
+}
+
+std::string BlockKinds(const Program& program) {
+  auto has = [&program](ProgramStep::Kind kind) {
+    return std::any_of(program.steps.begin(), program.steps.end(),
+                       [kind](const ProgramStep& s) { return s.kind == kind; });
+  };
+  std::vector<std::string> kinds;
+  if (has(ProgramStep::kLoopBegin)) kinds.push_back("loops");
+  if (has(ProgramStep::kIfBegin)) kinds.push_back("if/else");
+  return absl::StrJoin(kinds, ", ");
 }
 
 std::vector<uint64_t> WitnessInputs(const Program& program) {

@@ -134,6 +134,9 @@ Program TupleAsProgram(const Variant& v, const Operands& operands);
 // program of N steps" counts.
 int CountSteps(const Program& program);
 
+// "loops", "if/else", "loops, if/else" or "": the kinds of blocks it has.
+std::string BlockKinds(const Program& program);
+
 // The inputs' witness values, in order.
 std::vector<uint64_t> WitnessInputs(const Program& program);
 

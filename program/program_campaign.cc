@@ -32,19 +32,6 @@ std::vector<std::string> StepSpellings(const Program& p) {
   return out;
 }
 
-bool Has(const Program& p, ProgramStep::Kind kind) {
-  return std::any_of(p.steps.begin(), p.steps.end(),
-                     [kind](const ProgramStep& s) { return s.kind == kind; });
-}
-
-// "loops", "if/else", "loops, if/else" or "": the kinds of blocks it has.
-std::string BlockKinds(const Program& p) {
-  std::vector<std::string> kinds;
-  if (Has(p, ProgramStep::kLoopBegin)) kinds.push_back("loops");
-  if (Has(p, ProgramStep::kIfBegin)) kinds.push_back("if/else");
-  return absl::StrJoin(kinds, ", ");
-}
-
 // "abs.s32, setp.lt.s32, selp.b32", "(loops)" or "(if/else)" added when it
 // has any: the same steps around a branch may be another cause.
 std::string Shape(const Program& p) {

@@ -120,6 +120,9 @@ TEST(ProgramTest, IfElseBlocksNestAndReadBack) {
   EXPECT_EQ(p->steps[12].kind, ProgramStep::kIfEnd);
   EXPECT_EQ(p->steps[13].kind, ProgramStep::kLoopEnd);
   EXPECT_EQ(CountSteps(*p), 6);
+  EXPECT_EQ(BlockKinds(*p), "loops, if/else");
+  EXPECT_EQ(BlockKinds(*ParseProgram(kLoops)), "loops");
+  EXPECT_EQ(BlockKinds(*ParseProgram(kCarryChain)), "");
   const std::string text = FormatProgram(*p);
   EXPECT_EQ(text,
             "# ptxdiff program 1\n"
