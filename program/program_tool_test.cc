@@ -37,8 +37,8 @@ class ProgramToolTest : public testing::Test {
 };
 
 // A tool that runs PTX right gives the composed oracle's outputs for
-// generated programs (loops, squares, narrowing), in both input forms, many
-// programs in one run.
+// generated programs (loops, if/else, squares, narrowing), in both input
+// forms, many programs in one run.
 TEST_F(ProgramToolTest, AToolThatIsRightGivesTheOraclesOutputs) {
   std::mt19937_64 rng(5);
   std::vector<Program> programs;
