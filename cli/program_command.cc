@@ -164,8 +164,9 @@ int RunProgram(const std::vector<std::string>& args, std::ostream& out,
   const int steps = CountSteps(*program);
   out << "program: " << path << ": " << steps
       << (steps == 1 ? " step" : " steps")
-      << (program->steps.size() > static_cast<size_t>(steps) ? ", with loops"
-                                                             : "")
+      << (BlockKinds(*program).empty()
+              ? ""
+              : absl::StrCat(", with ", BlockKinds(*program)))
       << "\n";
   // A fuzzer's input: the program as text, to keep as a case.
   if (LooksLikeProgramInput(*text)) out << FormatProgram(*program);

@@ -169,6 +169,22 @@ void ChangeLoops(ProgramRecords& r, std::mt19937_64& rng) {
                   .trip = kTrips[Below(rng, std::size(kTrips))]});
 }
 
+// An if around steps [begin, end), an else part for some of them.
+void WrapInIf(ProgramRecords& r, std::mt19937_64& rng) {
+  if (r.steps.size() + 3 > kMaxProgramInputRecords) return;
+  const size_t begin = Below(rng, r.steps.size() + 1);
+  const size_t end = begin + Below(rng, r.steps.size() - begin + 1);
+  const size_t split = begin + Below(rng, end - begin + 1);
+  r.steps.insert(r.steps.begin() + end, {.kind = ProgramStep::kIfEnd});
+  if (OneIn(rng, 2)) {
+    r.steps.insert(r.steps.begin() + split, {.kind = ProgramStep::kElse});
+  }
+  r.steps.insert(r.steps.begin() + begin,
+                 {.kind = ProgramStep::kIfBegin,
+                  .guard_negated = OneIn(rng, 2),
+                  .guard_pick = static_cast<uint8_t>(rng() % 3)});
+}
+
 void ChangeDestination(ProgramRecords& r, std::mt19937_64& rng) {
   const std::vector<size_t> steps =
       StepsOf(r, {ProgramStep::kInstruction, ProgramStep::kMove});

@@ -6,8 +6,8 @@
 // to an edge value of its width (edge_operands.h) or flips its bits, makes
 // a source a register or an immediate, changes a step's variant along its
 // family (or to another family), adds, copies, drops or swaps steps, wraps
-// steps in a counted loop or changes a trip count, guards a step or sets
-// its destination again, changes the outputs, or adds or drops an input.
+// steps in a counted loop (or changes a trip count) or in an if/else,
+// guards a step or sets its destination again, changes the outputs, or adds or drops an input.
 // Everything is drawn from a PRNG seeded with libFuzzer's seed, so a run
 // replays. An input that does not decode is replaced by a fresh program in
 // the generator's shapes (program_generator.h).

@@ -26,7 +26,8 @@ std::string Mutated(std::string input, unsigned seed) {
 TEST(ProgramMutatorTest, MutantsDecodeAndReachEveryKindOfChange) {
   std::mt19937_64 rng(3);
   std::set<int> step_counts, output_counts, input_counts;
-  int with_loops = 0, with_guards = 0, distinct_programs = 0;
+  int with_loops = 0, with_guards = 0, with_ifs = 0, with_else = 0,
+      distinct_programs = 0;
   std::string input = RandomProgramInput(rng, {});
   std::set<std::string> seen;
   for (unsigned seed = 0; seed < 4000; ++seed) {
@@ -40,7 +41,9 @@ TEST(ProgramMutatorTest, MutantsDecodeAndReachEveryKindOfChange) {
     input_counts.insert(p->inputs.size());
     for (const ProgramStep& s : p->steps) {
       with_loops += s.kind == ProgramStep::kLoopBegin;
-      with_guards += !s.guard.empty();
+      with_guards += !s.guard.empty() && s.kind != ProgramStep::kIfBegin;
+      with_ifs += s.kind == ProgramStep::kIfBegin;
+      with_else += s.kind == ProgramStep::kElse;
     }
     const std::string text = FormatProgram(*p);
     distinct_programs += !seen.contains(text);
@@ -52,6 +55,8 @@ TEST(ProgramMutatorTest, MutantsDecodeAndReachEveryKindOfChange) {
   EXPECT_EQ(input_counts.size(), 5u);
   EXPECT_GT(with_loops, 100);
   EXPECT_GT(with_guards, 100);
+  EXPECT_GT(with_ifs, 100);
+  EXPECT_GT(with_else, 50);
   EXPECT_GT(distinct_programs, 3000);  // distinct programs
 }
 

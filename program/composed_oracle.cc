@@ -1,6 +1,7 @@
 #include "program/composed_oracle.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -77,11 +78,7 @@ class Machine {
     if (!step.guard.empty()) {
       const ProgramValue guard = Get(step.guard);
       if (!guard.defined) {
-        registers_[step.dst] = {.bits = Get(step.dst).bits, .defined = false};
-        if (HasCarryOut(step.variant) &&
-            step.kind == ProgramStep::kInstruction) {
-          flag_defined_ = false;
-        }
+        Poison(step);
         return;
       }
       if (((guard.bits & 1) != 0) == step.guard_negated) return;
@@ -90,6 +87,14 @@ class Machine {
       Move(step);
     } else {
       Run(step);
+    }
+  }
+
+  // What step `step` may set, undefined: whether it ran is not known.
+  void Poison(const ProgramStep& step) {
+    registers_[step.dst] = {.bits = Get(step.dst).bits, .defined = false};
+    if (step.kind == ProgramStep::kInstruction && HasCarryOut(step.variant)) {
+      flag_defined_ = false;
     }
   }
 
@@ -120,27 +125,24 @@ class Machine {
   bool flag_defined_ = false;
 };
 
-// For each loop's `{` the index of its `}`, and back.
-std::vector<size_t> MatchingBraces(const std::vector<ProgramStep>& steps) {
-  std::vector<size_t> match(steps.size()), open;
-  for (size_t i = 0; i < steps.size(); ++i) {
-    if (steps[i].kind == ProgramStep::kLoopBegin) open.push_back(i);
-    if (steps[i].kind == ProgramStep::kLoopEnd) {
-      match[i] = open.back();
-      match[open.back()] = i;
-      open.pop_back();
-    }
-  }
-  return match;
+// Whether an if's branch taken is its first, the step at `begin` its
+// `if %p {`; nullopt when the condition is undefined.
+std::optional<bool> TakesThen(const ProgramStep& begin,
+                              const Machine& machine) {
+  const ProgramValue condition = machine.Get(begin.guard);
+  if (!condition.defined) return std::nullopt;
+  return ((condition.bits & 1) != 0) != begin.guard_negated;
 }
 
-// The steps in order, each loop's body its trip count times.
+// The steps in order: each loop's body its trip count times, each if's
+// branch its condition takes. Under a condition the spec leaves open,
+// neither branch runs and whatever either sets is undefined after it.
 void RunSteps(const std::vector<ProgramStep>& steps, Machine& machine) {
-  const std::vector<size_t> match = MatchingBraces(steps);
-  std::vector<int> left(
-      steps.size());  // at a `}`: the loop's trips still to run
+  const std::vector<ProgramBlock> blocks = BlocksOf(steps);
+  std::vector<int> left(steps.size());  // at a `}`: the trips still to run
   for (size_t pc = 0; pc < steps.size(); ++pc) {
     const ProgramStep& step = steps[pc];
+    const ProgramBlock& block = blocks[pc];
     switch (step.kind) {
       case ProgramStep::kInstruction:
       case ProgramStep::kMove:
@@ -148,13 +150,28 @@ void RunSteps(const std::vector<ProgramStep>& steps, Machine& machine) {
         break;
       case ProgramStep::kLoopBegin:
         if (step.trip == 0) {
-          pc = match[pc];
+          pc = block.end;
         } else {
-          left[match[pc]] = step.trip;
+          left[block.end] = step.trip;
         }
         break;
       case ProgramStep::kLoopEnd:
-        if (--left[pc] > 0) pc = match[pc];
+        if (--left[pc] > 0) pc = block.begin;
+        break;
+      case ProgramStep::kIfBegin:
+        if (const std::optional<bool> then = TakesThen(step, machine)) {
+          if (!*then) pc = block.else_at;
+          break;
+        }
+        for (size_t i = block.begin; i < block.end; ++i) {
+          if (SetsRegister(steps[i])) machine.Poison(steps[i]);
+        }
+        pc = block.end;
+        break;
+      case ProgramStep::kElse:  // the end of the branch taken
+        pc = block.end;
+        break;
+      case ProgramStep::kIfEnd:
         break;
     }
   }

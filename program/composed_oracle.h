@@ -6,6 +6,12 @@
 // that reads an undefined register, gives an undefined result: an output
 // that depends on one is never judged (poison propagation).
 //
+// An if runs the branch its condition takes. A condition the spec leaves
+// open runs neither: every register either branch sets is undefined after
+// the block (and CC.CF, when a branch sets it), as is a guarded step's
+// register under an undefined guard. A register the path taken never set
+// (first set in the other branch, or in a loop run 0 times) is undefined.
+//
 // CC.CF is state: a `.cc` step sets it, a carry-in step (addc, subc, madc)
 // reads it. Under the spec reading a flag read before any step set it, or
 // read by the other kind (a borrow by addc, a carry by subc), is undefined:

@@ -131,5 +131,58 @@ TEST(ComposedOracleTest, StepsSeeTheirSourcesMaskedToTheirWidths) {
   EXPECT_FALSE(EvaluateProgram(p, std::vector<uint64_t>{}).ok());
 }
 
+// An if runs the branch its condition takes, in loops and around them;
+// `if !%p` the other way.
+TEST(ComposedOracleTest, AnIfRunsTheBranchItsConditionTakes) {
+  const Program p = ProgramOf(
+      "input %a .b32 0\ninput %n .b32 7\n"
+      "setp.lt.u32 %p, %a, 16;\n"
+      "if %p {\n shl.b32 %r, %n, 24;\n loop 2 {\n  add.u32 %r, %r, 1;\n }\n"
+      "} else {\n mov.b32 %r, 0x80000000;\n}\n"
+      "loop 3 {\n if !%p {\n  add.u32 %r, %r, 2;\n }\n}\n"
+      "output %r\n");
+  EXPECT_EQ(Outputs(p, {3, 7})[0], Defined(0x07000002));
+  EXPECT_EQ(Outputs(p, {16, 7})[0], Defined(0x80000006));
+  EXPECT_EQ(Outputs(p, {0xffffffff, 1})[0], Defined(0x80000006));
+}
+
+// A condition the spec leaves open runs neither branch: what either sets
+// (CC.CF included) is undefined after the block, what neither sets keeps
+// its value.
+TEST(ComposedOracleTest, AnUndefinedConditionPoisonsWhatEitherBranchSets) {
+  const Program p = ProgramOf(
+      "input %a .b32 5\ninput %d .b32 0\n"
+      "div.u32 %q, %a, %d;\n"
+      "setp.lt.u32 %p, %q, 10;\n"
+      "mov.b32 %r, 1;\nmov.b32 %s, 2;\nmov.b32 %t, 3;\n"
+      "add.cc.u32 %c, %a, %a;\n"
+      "if %p {\n mov.b32 %r, 4;\n} else {\n loop 2 {\n"
+      "  add.cc.u32 %s, %s, 1;\n }\n}\n"
+      "addc.u32 %k, 0, 0;\n"
+      "output %r\noutput %s\noutput %t\noutput %k\n");
+  const std::vector<ProgramValue> open = Outputs(p, {5, 0});
+  EXPECT_FALSE(open[0].defined);
+  EXPECT_FALSE(open[1].defined);
+  EXPECT_EQ(open[2], Defined(3));
+  EXPECT_FALSE(open[3].defined);
+  // With the condition defined, everything is.
+  EXPECT_EQ(Outputs(p, {5, 1}),
+            (std::vector<ProgramValue>{Defined(4), Defined(2), Defined(3),
+                                       Defined(0)}));
+}
+
+// A register first set in one branch and read after the block is undefined
+// where the other branch ran, as one set only in a loop that ran 0 times.
+TEST(ComposedOracleTest, ARegisterSetInOneBranchIsUndefinedOnTheOtherPath) {
+  const Program p = ProgramOf(
+      "input %a .b32 0\n"
+      "setp.lt.u32 %p, %a, 16;\n"
+      "if %p {\n mov.b32 %r, 9;\n} else {\n add.u32 %r, %r, 1;\n}\n"
+      "add.u32 %s, %r, 1;\n"
+      "output %s\n");
+  EXPECT_EQ(Outputs(p, {3})[0], Defined(10));
+  EXPECT_FALSE(Outputs(p, {16})[0].defined);
+}
+
 }  // namespace
 }  // namespace ptxdiff

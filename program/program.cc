@@ -1,5 +1,6 @@
 #include "program/program.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -88,8 +89,11 @@ class Parser {
     }
     if (!header)
       return LineError(1, absl::StrCat("expected '", kProgramHeader, "'"));
-    if (!open_loops_.empty()) {
-      return LineError(open_loops_.back(), "this loop's '}' is missing");
+    if (!open_blocks_.empty()) {
+      const OpenBlock& open = open_blocks_.back();
+      return LineError(open.line,
+                       absl::StrCat("this ", open.is_if ? "if" : "loop",
+                                    "'s '}' is missing"));
     }
     if (program_.outputs.empty()) {
       return LineError(number, "no output: a program stores 1 to 4 registers");
@@ -103,7 +107,12 @@ class Parser {
     if (absl::ConsumePrefix(&line, "output ")) return Output(number, line);
     if (absl::StartsWith(line, "@")) return Guarded(number, line);
     if (absl::ConsumePrefix(&line, "loop ")) return LoopBegin(number, line);
-    if (line == "}") return LoopEnd(number);
+    if (absl::ConsumePrefix(&line, "if ")) return IfBegin(number, line);
+    if (line == "}") return BlockEnd(number);
+    if (IsElse(line)) return Else(number);
+    if (absl::StartsWith(line, "else") || absl::StartsWith(line, "}")) {
+      return LineError(number, "expected '}' or '} else {' alone on its line");
+    }
     if (absl::StartsWith(line, "mov.")) return Move(number, line);
     return Step(number, line);
   }
@@ -131,8 +140,8 @@ class Parser {
     }
     const absl::string_view step =
         absl::StripAsciiWhitespace(line.substr(space));
-    if (absl::StartsWith(step, "loop ") || step == "}" ||
-        absl::StartsWith(step, "@")) {
+    if (absl::StartsWith(step, "loop ") || absl::StartsWith(step, "if ") ||
+        absl::StartsWith(step, "}") || absl::StartsWith(step, "@")) {
       return LineError(number, "only an instruction or a move can be guarded");
     }
     PTXDIFF_RETURN_IF_ERROR(absl::StartsWith(step, "mov.")
@@ -169,16 +178,67 @@ class Parser {
         trip < 0 || trip > kMaxLoopTrip) {
       return LineError(number, "expected 'loop N {' with N from 0 to 1024");
     }
-    open_loops_.push_back(number);
+    open_blocks_.push_back({.line = number});
     program_.steps.push_back(
         {.kind = ProgramStep::kLoopBegin, .trip = trip, .line = number});
     return absl::OkStatus();
   }
 
-  absl::Status LoopEnd(int number) {
-    if (open_loops_.empty()) return LineError(number, "'}' closes no loop");
-    open_loops_.pop_back();
-    program_.steps.push_back({.kind = ProgramStep::kLoopEnd, .line = number});
+  // `if %p {` or `if !%p {`: %p a predicate set before.
+  absl::Status IfBegin(int number, absl::string_view rest) {
+    const bool braced = absl::ConsumeSuffix(&rest, "{");
+    rest = absl::StripAsciiWhitespace(rest);
+    const bool negated = absl::ConsumePrefix(&rest, "!");
+    const std::string condition = RegisterName(rest);
+    if (!braced || condition.empty() || rest != absl::StrCat("%", condition)) {
+      return LineError(number, "expected 'if %p {' or 'if !%p {'");
+    }
+    auto it = widths_.find(condition);
+    if (it == widths_.end()) {
+      return LineError(
+          number, absl::StrCat("%", condition, " is used before it is set"));
+    }
+    if (it->second != 1) {
+      return LineError(
+          number, absl::StrCat("the condition %", condition, " is ", it->second,
+                               " bits wide, not a .pred"));
+    }
+    open_blocks_.push_back({.line = number, .is_if = true});
+    program_.steps.push_back({.kind = ProgramStep::kIfBegin,
+                              .line = number,
+                              .guard = condition,
+                              .guard_negated = negated});
+    return absl::OkStatus();
+  }
+
+  // `} else {`, spaced any way between its three tokens.
+  static bool IsElse(absl::string_view line) {
+    const std::vector<absl::string_view> tokens =
+        absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipWhitespace());
+    return tokens == std::vector<absl::string_view>{"}", "else", "{"};
+  }
+
+  absl::Status Else(int number) {
+    if (open_blocks_.empty() || !open_blocks_.back().is_if) {
+      return LineError(number, "'} else {' without its 'if %p {'");
+    }
+    if (open_blocks_.back().has_else) {
+      return LineError(number, "a second '} else {' for one 'if'");
+    }
+    open_blocks_.back().has_else = true;
+    program_.steps.push_back({.kind = ProgramStep::kElse, .line = number});
+    return absl::OkStatus();
+  }
+
+  absl::Status BlockEnd(int number) {
+    if (open_blocks_.empty()) {
+      return LineError(number, "'}' closes no loop or if");
+    }
+    const bool is_if = open_blocks_.back().is_if;
+    open_blocks_.pop_back();
+    program_.steps.push_back(
+        {.kind = is_if ? ProgramStep::kIfEnd : ProgramStep::kLoopEnd,
+         .line = number});
     return absl::OkStatus();
   }
 
@@ -342,8 +402,13 @@ class Parser {
 
   Program program_;
   absl::flat_hash_map<std::string, int> widths_;
-  std::vector<int> open_loops_;  // their lines
-  bool defined_new_ = false;     // the last Define set a register first
+  struct OpenBlock {
+    int line = 0;  // of its `loop N {` or `if %p {`
+    bool is_if = false;
+    bool has_else = false;
+  };
+  std::vector<OpenBlock> open_blocks_;  // innermost last
+  bool defined_new_ = false;            // the last Define set a register first
 };
 
 std::string TypeOfWidth(int width) {
@@ -366,6 +431,44 @@ bool RegisterFitsSource(const Variant& v, int i, int width) {
 std::string GuardText(const ProgramStep& step) {
   if (step.guard.empty()) return "";
   return absl::StrCat("@", step.guard_negated ? "!" : "", "%", step.guard, " ");
+}
+
+bool SetsRegister(const ProgramStep& step) {
+  return step.kind == ProgramStep::kInstruction ||
+         step.kind == ProgramStep::kMove;
+}
+
+std::vector<ProgramBlock> BlocksOf(const std::vector<ProgramStep>& steps) {
+  std::vector<ProgramBlock> out(steps.size());
+  std::vector<size_t> open;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    switch (steps[i].kind) {
+      case ProgramStep::kLoopBegin:
+      case ProgramStep::kIfBegin:
+        open.push_back(i);
+        break;
+      case ProgramStep::kElse:
+        out[open.back()].else_at = i;
+        break;
+      case ProgramStep::kLoopEnd:
+      case ProgramStep::kIfEnd: {
+        ProgramBlock& block = out[open.back()];
+        block.begin = open.back();
+        block.end = i;
+        if (block.else_at == 0) block.else_at = i;
+        open.pop_back();
+        out[i] = block;
+        if (steps[block.else_at].kind == ProgramStep::kElse) {
+          out[block.else_at] = block;
+        }
+        break;
+      }
+      case ProgramStep::kInstruction:
+      case ProgramStep::kMove:
+        break;
+    }
+  }
+  return out;
 }
 
 Program TupleAsProgram(const Variant& v, const Operands& operands) {
@@ -391,10 +494,19 @@ Program TupleAsProgram(const Variant& v, const Operands& operands) {
 
 int CountSteps(const Program& program) {
   int n = 0;
-  for (const ProgramStep& s : program.steps) {
-    n += s.kind == ProgramStep::kInstruction || s.kind == ProgramStep::kMove;
-  }
+  for (const ProgramStep& s : program.steps) n += SetsRegister(s);
   return n;
+}
+
+std::string BlockKinds(const Program& program) {
+  auto has = [&program](ProgramStep::Kind kind) {
+    return std::any_of(program.steps.begin(), program.steps.end(),
+                       [kind](const ProgramStep& s) { return s.kind == kind; });
+  };
+  std::vector<std::string> kinds;
+  if (has(ProgramStep::kLoopBegin)) kinds.push_back("loops");
+  if (has(ProgramStep::kIfBegin)) kinds.push_back("if/else");
+  return absl::StrJoin(kinds, ", ");
 }
 
 std::vector<uint64_t> WitnessInputs(const Program& program) {
@@ -413,9 +525,7 @@ int RegisterWidth(const Program& program, absl::string_view name) {
     if (in.name == name) return in.width;
   }
   for (const ProgramStep& s : program.steps) {
-    const bool sets =
-        s.kind == ProgramStep::kInstruction || s.kind == ProgramStep::kMove;
-    if (sets && s.dst == name) return DestinationWidth(s);
+    if (SetsRegister(s) && s.dst == name) return DestinationWidth(s);
   }
   return 0;
 }
@@ -442,7 +552,16 @@ std::string FormatProgram(const Program& program) {
         absl::StrAppend(&out, indent, "loop ", step.trip, " {\n");
         indent += "  ";
         continue;
+      case ProgramStep::kIfBegin:
+        absl::StrAppend(&out, indent, "if ", step.guard_negated ? "!" : "", "%",
+                        step.guard, " {\n");
+        indent += "  ";
+        continue;
+      case ProgramStep::kElse:
+        absl::StrAppend(&out, indent.substr(2), "} else {\n");
+        continue;
       case ProgramStep::kLoopEnd:
+      case ProgramStep::kIfEnd:
         indent.resize(indent.size() - 2);
         absl::StrAppend(&out, indent, "}\n");
         continue;

@@ -1,5 +1,6 @@
 // A program case: a short chain of instructions ptxdiff knows, with
-// runtime inputs and constant-trip loops, judged by the composed oracle
+// runtime inputs, constant-trip loops and if/else blocks, judged by the
+// composed oracle
 // (composed_oracle.h).
 // Compilers' real bugs live between instructions (issue 31); a program is
 // how a case holds several.
@@ -22,6 +23,11 @@
 //   }
 //   @%p add.u32 %r, %r, 1;       a guarded step: runs only where %p is true
 //   @!%p mov.b32 %r, 0;          (or false); otherwise %r keeps its value
+//   if %p {                      the steps up to `} else {` where %p is true,
+//     shl.b32 %s, %a, 24;        (`if !%p {`: false), the steps after it
+//   } else {                     elsewhere; `} else {` may be left out.
+//     mov.b32 %s, 0x80000000;    %p is a .pred register set before; blocks
+//   }                            nest with loops and each other
 //
 // Widths are `.b16`, `.b32`, `.b64` (or `.u`/`.s` of those) and `.pred`. A
 // step's destination is a register as wide as the variant's result (a
@@ -30,7 +36,11 @@
 // register for an 8-bit source). CC.CF is state between steps, set by `.cc`
 // variants and read by the carry-in families (addc, subc, madc).
 //
-// Not yet: if/else.
+// A register is set wherever a step in the text before sets it, as for a
+// loop: one first set inside a branch (or a loop) may be read after the
+// block, and where the path taken did not set it (the other branch ran, the
+// loop ran 0 times) it holds nothing the spec defines: the composed oracle
+// leaves what reads it undefined, and such an output is not judged.
 
 #ifndef PTXDIFF_PROGRAM_PROGRAM_H_
 #define PTXDIFF_PROGRAM_PROGRAM_H_
@@ -68,7 +78,10 @@ struct ProgramStep {
     kInstruction,  // `variant`: dst, sources (NumSources entries)
     kMove,         // mov.b<width> dst, sources[0]
     kLoopBegin,    // `loop <trip> {`
-    kLoopEnd,      // `}`
+    kLoopEnd,      // `}` of a loop
+    kIfBegin,      // `if %guard {` (`if !%guard {` when guard_negated)
+    kElse,         // `} else {`
+    kIfEnd,        // `}` of an if
   } kind = kInstruction;
   Variant variant;
   std::string dst;  // without the `%`
@@ -80,6 +93,7 @@ struct ProgramStep {
   int line = 0;   // in the text, for messages
   // `@%p` (or `@!%p` when negated): an instruction or a move that runs only
   // where the predicate register `guard` is true (false); empty: always.
+  // An if's condition, the same way.
   std::string guard;
   bool guard_negated = false;
 };
@@ -90,6 +104,20 @@ std::string GuardText(const ProgramStep& step);
 // True if a register `width` bits wide may be source `i` of `v` (as wide
 // as it reads, or 16 bits for an 8-bit source).
 bool RegisterFitsSource(const Variant& v, int i, int width);
+
+// True for an instruction or a move: a step that sets a register.
+bool SetsRegister(const ProgramStep& step);
+
+// Where a block's parts are, for balanced steps (as parsed): `begin` the
+// index of its `loop N {` or `if %p {`, `end` of its `}`, and for an if
+// `else_at` of its `} else {` (its `}` when it has none: where the path
+// where the condition fails goes on).
+struct ProgramBlock {
+  size_t begin = 0, else_at = 0, end = 0;
+};
+// For each step that opens, splits or closes a block, that block; a default
+// ProgramBlock for the others.
+std::vector<ProgramBlock> BlocksOf(const std::vector<ProgramStep>& steps);
 
 // The width of the register a step sets (an instruction's or a move's).
 int DestinationWidth(const ProgramStep& step);
@@ -106,9 +134,12 @@ struct Program {
 // output `%d`. A carry-in variant's CC.CF is left unset.
 Program TupleAsProgram(const Variant& v, const Operands& operands);
 
-// The instruction and move steps (not the loops' brackets): what "a
+// The instruction and move steps (not the blocks' brackets): what "a
 // program of N steps" counts.
 int CountSteps(const Program& program);
+
+// "loops", "if/else", "loops, if/else" or "": the kinds of blocks it has.
+std::string BlockKinds(const Program& program);
 
 // The inputs' witness values, in order.
 std::vector<uint64_t> WitnessInputs(const Program& program);
@@ -122,7 +153,9 @@ bool LooksLikeProgram(absl::string_view text);
 
 // Parses a program. InvalidArgument names the line and what is wrong: an
 // unknown instruction (with the nearest spellings), a register used before
-// it is set or set twice, a width that does not fit its use, no output.
+// it is set or set twice, a width that does not fit its use, a brace that
+// does not balance, an `else` without its `if`, a condition that is not a
+// .pred register, no output.
 absl::StatusOr<Program> ParseProgram(absl::string_view text);
 
 // The text form, which ParseProgram reads back to the same program.

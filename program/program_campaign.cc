@@ -32,16 +32,12 @@ std::vector<std::string> StepSpellings(const Program& p) {
   return out;
 }
 
-bool HasLoop(const Program& p) {
-  return std::any_of(p.steps.begin(), p.steps.end(), [](const ProgramStep& s) {
-    return s.kind == ProgramStep::kLoopBegin;
-  });
-}
-
-// "abs.s32, setp.lt.s32, selp.b32", "(loops)" added when it has any.
+// "abs.s32, setp.lt.s32, selp.b32", "(loops)" or "(if/else)" added when it
+// has any: the same steps around a branch may be another cause.
 std::string Shape(const Program& p) {
+  const std::string blocks = BlockKinds(p);
   return absl::StrCat(absl::StrJoin(StepSpellings(p), ", "),
-                      HasLoop(p) ? " (loops)" : "");
+                      blocks.empty() ? "" : absl::StrCat(" (", blocks, ")"));
 }
 
 // The program with its witness at the mismatch's inputs, so that `ptxdiff
@@ -250,8 +246,8 @@ class Campaign {
             check.fault ? FindingKindName(f.kind)
                         : backend_.FindingName(found.form),
             ", ", steps, steps == 1 ? " step" : " steps",
-            HasLoop(p) ? " with loops" : "", " (",
-            absl::StrJoin(StepSpellings(p), ", "),
+            BlockKinds(p).empty() ? "" : absl::StrCat(" with ", BlockKinds(p)),
+            " (", absl::StrJoin(StepSpellings(p), ", "),
             "): ", absl::StrReplaceAll(disagreement, {{"\n", " / "}})),
         .shape = Shape(p),
     };
@@ -295,7 +291,10 @@ class Campaign {
   // generating its variant.
   void SuppressIfSingleInstruction(const Program& p) {
     const std::vector<std::string> spellings = StepSpellings(p);
-    if (spellings.size() != 1 || HasLoop(p) || spellings[0] == "mov") return;
+    if (spellings.size() != 1 || !BlockKinds(p).empty() ||
+        spellings[0] == "mov") {
+      return;
+    }
     if (std::find(suppressed_.begin(), suppressed_.end(), spellings[0]) ==
         suppressed_.end()) {
       suppressed_.push_back(spellings[0]);

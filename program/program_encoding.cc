@@ -116,7 +116,7 @@ class Decoder {
       if (Room() == 0) break;
       Step(records.steps[k]);
     }
-    while (!open_.empty()) LoopEnd();
+    while (!open_.empty()) CloseBlock();
     Outputs(records.outputs);
     if (program_.outputs.empty()) {
       return absl::InvalidArgumentError(
@@ -136,7 +136,7 @@ class Decoder {
   // each open loop: the byte form holds a program's steps as records.
   size_t Room() const {
     size_t open = 0;
-    for (const std::optional<int>& t : open_) open += t.has_value();
+    for (const OpenBlock& b : open_) open += b.kept;
     return kMaxProgramInputRecords - program_.steps.size() - open;
   }
 
@@ -157,8 +157,13 @@ class Decoder {
         return Move(r);
       case ProgramStep::kLoopBegin:
         return LoopBegin(r);
+      case ProgramStep::kIfBegin:
+        return IfBegin(r);
+      case ProgramStep::kElse:
+        return Else();
       case ProgramStep::kLoopEnd:
-        if (!open_.empty()) LoopEnd();
+      case ProgramStep::kIfEnd:
+        if (!open_.empty()) CloseBlock();
         return;
     }
   }
@@ -241,24 +246,59 @@ class Decoder {
     program_.steps.push_back(std::move(step));
   }
 
+  // The trips of the loops open around the next step.
+  std::vector<int> OuterTrips() const {
+    std::vector<int> trips;
+    for (const OpenBlock& b : open_) {
+      if (b.kept && b.is_loop) trips.push_back(b.trip);
+    }
+    return trips;
+  }
+
   void LoopBegin(const StepRecord& r) {
-    if (open_.size() >= kMaxProgramInputLoopDepth || Room() < 2) {
-      open_.push_back(std::nullopt);  // left out, and so is its `}`
+    const std::vector<int> outer = OuterTrips();
+    if (outer.size() >= kMaxProgramInputLoopDepth ||
+        open_.size() >= kMaxProgramInputBlockDepth || Room() < 2) {
+      open_.push_back({.is_loop = true, .kept = false});
       return;
     }
-    std::vector<int> outer;
-    for (const std::optional<int>& t : open_) {
-      if (t) outer.push_back(*t);
-    }
     const int trip = std::min<int>(r.trip % (kMaxLoopTrip + 1), TripCap(outer));
-    open_.push_back(trip);
+    open_.push_back({.is_loop = true, .kept = true, .trip = trip});
     program_.steps.push_back({.kind = ProgramStep::kLoopBegin, .trip = trip});
   }
 
-  void LoopEnd() {
-    const bool kept = open_.back().has_value();
+  // `if %p {` on the pick among the predicates set before; left out (with
+  // its else and `}`) where there is none.
+  void IfBegin(const StepRecord& r) {
+    const auto predicates = registers_.Fitting(WidthIs(1));
+    if (predicates.empty() || open_.size() >= kMaxProgramInputBlockDepth ||
+        Room() < 2) {
+      open_.push_back({.is_loop = false, .kept = false});
+      return;
+    }
+    open_.push_back({.is_loop = false, .kept = true});
+    program_.steps.push_back(
+        {.kind = ProgramStep::kIfBegin,
+         .guard = predicates[r.guard_pick % predicates.size()]->name,
+         .guard_negated = r.guard_negated});
+  }
+
+  // `} else {` of the innermost block, if it is an if without one.
+  void Else() {
+    if (open_.empty() || open_.back().is_loop || open_.back().has_else) return;
+    open_.back().has_else = true;
+    if (open_.back().kept && Room() >= 1) {
+      program_.steps.push_back({.kind = ProgramStep::kElse});
+    }
+  }
+
+  // The `}` of the innermost block, whichever kind the record says.
+  void CloseBlock() {
+    const OpenBlock block = open_.back();
     open_.pop_back();
-    if (kept) program_.steps.push_back({.kind = ProgramStep::kLoopEnd});
+    if (!block.kept) return;
+    program_.steps.push_back(
+        {.kind = block.is_loop ? ProgramStep::kLoopEnd : ProgramStep::kIfEnd});
   }
 
   void Outputs(const std::vector<uint8_t>& picks) {
@@ -278,7 +318,13 @@ class Decoder {
   Program program_;
   RegisterFile registers_;
   int set_by_steps_ = 0;
-  std::vector<std::optional<int>> open_;  // trips; nullopt: a loop left out
+  struct OpenBlock {
+    bool is_loop = true;
+    bool kept = true;  // false: left out, and so are its else and `}`
+    int trip = 0;      // a loop's
+    bool has_else = false;
+  };
+  std::vector<OpenBlock> open_;
 };
 
 class Encoder {
@@ -318,17 +364,37 @@ class Encoder {
     StepRecord r{.kind = s.kind};
     switch (s.kind) {
       case ProgramStep::kLoopBegin:
-        if (open_.size() >= kMaxProgramInputLoopDepth ||
-            s.trip > TripCap(open_)) {
+        if (trips_.size() >= kMaxProgramInputLoopDepth ||
+            open_.size() >= kMaxProgramInputBlockDepth ||
+            s.trip > TripCap(trips_)) {
           return absl::InvalidArgumentError(
               "a loop nested deeper or running longer than the byte form "
               "takes");
         }
-        open_.push_back(s.trip);
+        open_.push_back(true);
+        trips_.push_back(s.trip);
         r.trip = static_cast<uint16_t>(s.trip);
         return r;
+      case ProgramStep::kIfBegin: {
+        if (open_.size() >= kMaxProgramInputBlockDepth) {
+          return absl::InvalidArgumentError(
+              "blocks nested deeper than the byte form takes");
+        }
+        open_.push_back(false);
+        r.guard_negated = s.guard_negated;
+        absl::StatusOr<uint8_t> pick = registers_.PickOf(s.guard, WidthIs(1));
+        if (!pick.ok()) return pick.status();
+        r.guard_pick = *pick;
+        return r;
+      }
+      case ProgramStep::kElse:
+        return r;
       case ProgramStep::kLoopEnd:
-        if (!open_.empty()) open_.pop_back();
+      case ProgramStep::kIfEnd:
+        if (!open_.empty()) {
+          if (open_.back()) trips_.pop_back();
+          open_.pop_back();
+        }
         return r;
       case ProgramStep::kMove:
         r.width_type = *TypeOfWidth(s.width);
@@ -394,7 +460,8 @@ class Encoder {
 
   ProgramRecords records_;
   RegisterFile registers_;
-  std::vector<int> open_;  // trips
+  std::vector<bool> open_;  // the blocks open: true for a loop
+  std::vector<int> trips_;  // the loops'
 };
 
 // Reads little-endian fields; past the end, zeros.
@@ -424,10 +491,17 @@ void Append(std::string& out, uint64_t v, int bytes) {
 }
 
 enum OpBits : uint8_t {
-  kGuarded = 1 << 2,
-  kGuardNegated = 1 << 3,
-  kDstSetBefore = 1 << 4,
+  kKindBits = 7,
+  kGuarded = 1 << 3,
+  kGuardNegated = 1 << 4,
+  kDstSetBefore = 1 << 5,
 };
+constexpr int kNumKinds = ProgramStep::kIfEnd + 1;
+
+// An if's condition is a pick like a guard's, always there.
+bool HasGuardPick(const StepRecord& r) {
+  return r.guarded || r.kind == ProgramStep::kIfBegin;
+}
 constexpr uint8_t kRegisterOperand = 0x80;
 
 OperandRecord ReadOperand(ByteReader& in) {
@@ -445,11 +519,12 @@ void WriteOperand(std::string& out, const OperandRecord& o) {
 
 StepRecord ReadStep(ByteReader& in) {
   const uint8_t op = in.U8();
-  StepRecord r{.kind = static_cast<ProgramStep::Kind>(op & 3),
-               .guarded = (op & kGuarded) != 0,
-               .guard_negated = (op & kGuardNegated) != 0,
-               .dst_set_before = (op & kDstSetBefore) != 0};
-  if (r.guarded) r.guard_pick = in.U8();
+  StepRecord r{
+      .kind = static_cast<ProgramStep::Kind>((op & kKindBits) % kNumKinds),
+      .guarded = (op & kGuarded) != 0,
+      .guard_negated = (op & kGuardNegated) != 0,
+      .dst_set_before = (op & kDstSetBefore) != 0};
+  if (HasGuardPick(r)) r.guard_pick = in.U8();
   if (r.dst_set_before) r.dst_pick = in.U8();
   switch (r.kind) {
     case ProgramStep::kInstruction: {
@@ -466,6 +541,9 @@ StepRecord ReadStep(ByteReader& in) {
       r.trip = static_cast<uint16_t>(in.Read(2) % (kMaxLoopTrip + 1));
       break;
     case ProgramStep::kLoopEnd:
+    case ProgramStep::kIfBegin:
+    case ProgramStep::kElse:
+    case ProgramStep::kIfEnd:
       break;
   }
   return r;
@@ -477,7 +555,7 @@ void WriteStep(std::string& out, const StepRecord& r) {
              (r.guard_negated ? kGuardNegated : 0) |
              (r.dst_set_before ? kDstSetBefore : 0),
          1);
-  if (r.guarded) Append(out, r.guard_pick, 1);
+  if (HasGuardPick(r)) Append(out, r.guard_pick, 1);
   if (r.dst_set_before) Append(out, r.dst_pick, 1);
   switch (r.kind) {
     case ProgramStep::kInstruction: {
@@ -495,6 +573,9 @@ void WriteStep(std::string& out, const StepRecord& r) {
       Append(out, r.trip % (kMaxLoopTrip + 1), 2);
       break;
     case ProgramStep::kLoopEnd:
+    case ProgramStep::kIfBegin:
+    case ProgramStep::kElse:
+    case ProgramStep::kIfEnd:
       break;
   }
 }

@@ -13,10 +13,11 @@
 //   u8           inputs (modulo 5)
 //   per input    u8 type (modulo 4: .b16 .b32 .b64 .pred), u64 witness
 //   u8           step records (at most kMaxProgramInputRecords)
-//   per record   u8 op: bits 0-1 the kind (instruction, move, `loop {`,
-//                `}`), bit 2 guarded, bit 3 the guard negated, bit 4 the
+//   per record   u8 op: bits 0-2 the kind (modulo 7: instruction, move,
+//                `loop {`, `}`, `if {`, `} else {`, `}`), bit 3 guarded,
+//                bit 4 the guard (or an if's condition) negated, bit 5 the
 //                destination a register set before (else a new one)
-//                [u8 the guard's pick, if guarded]
+//                [u8 the guard's pick, if guarded; an if's condition's]
 //                [u8 the destination's pick, if set before]
 //                instruction: u64 the variant's StableId, u8 its operand
 //                  records, each u8 (bit 7 a register, bits 0-6 its pick)
@@ -24,12 +25,14 @@
 //                  CC.CF, a selector's as an immediate
 //                move: u8 width (as an input's type), one operand record
 //                `loop {`: u16 trip count (modulo 1025)
+//                either `}` closes the innermost block, loop or if
 //   u8           outputs (modulo 4, plus 1), each u8: the pick among all
 //                registers
 //
-// Little-endian throughout; bytes past the end read as zeros. Loops nest at
-// most kMaxProgramInputLoopDepth deep, and a nested loop's trips are cut so
-// that the innermost runs at most kMaxLoopTrip times in all.
+// Little-endian throughout; bytes past the end read as zeros. Blocks nest at
+// most kMaxProgramInputBlockDepth deep, loops kMaxProgramInputLoopDepth, and
+// a nested loop's trips are cut so that the innermost runs at most
+// kMaxLoopTrip times in all.
 
 #ifndef PTXDIFF_PROGRAM_PROGRAM_ENCODING_H_
 #define PTXDIFF_PROGRAM_PROGRAM_ENCODING_H_
@@ -48,6 +51,7 @@ namespace ptxdiff {
 inline constexpr uint64_t kProgramInputTag = 0x31474f5250445850;
 inline constexpr int kMaxProgramInputRecords = 48;
 inline constexpr int kMaxProgramInputLoopDepth = 3;
+inline constexpr int kMaxProgramInputBlockDepth = 6;
 inline constexpr int kMaxProgramInputs = 4;
 
 // The records of an input, as read: what a mutation changes.
@@ -90,8 +94,9 @@ std::string WriteProgramRecords(const ProgramRecords& records);
 // The program `records` describe, made whole: a pick wraps around the
 // registers that fit, an immediate ptxas would not take becomes a register
 // where one fits, a step that cannot be made whole (a register source with
-// none that fits, a variant not in PTX) is left out, as is a `}` that closes
-// nothing, and loops left open are closed at the end. Inputs are named
+// none that fits, a variant not in PTX, an if with no predicate set
+// before) is left out, as is a `}` that closes nothing and an else that
+// follows no if, and blocks left open are closed at the end. Inputs are named
 // %a..%d, the registers steps set %r<k> (%p<k> for predicates).
 // InvalidArgument only for a program with no register to store.
 absl::StatusOr<Program> DecodeProgramRecords(const ProgramRecords& records);

@@ -155,6 +155,44 @@ TEST(ProgramEncodingTest, LoopsAreClosedCutAndNestedAtMostThreeDeep) {
                                             "output %r0\n"));
 }
 
+TEST(ProgramEncodingTest, BlocksAreMadeWhole) {
+  ProgramRecords r = TwoInputs();
+  // An if with no predicate set before is left out, with its else and `}`;
+  // an else after a loop's `{` is too; a `}` closes the innermost block,
+  // whichever kind the record says.
+  r.steps.push_back({.kind = ProgramStep::kIfBegin});
+  r.steps.push_back(Add({.pick = 0}, {.pick = 1}));
+  r.steps.push_back({.kind = ProgramStep::kElse});
+  r.steps.push_back({.kind = ProgramStep::kIfEnd});
+  r.steps.push_back(
+      {.variant_id = StableId(*ParseVariant("setp.lt.u32")),
+       .operands = {{.pick = 0}, {.is_register = false, .value = 16}}});
+  r.steps.push_back({.kind = ProgramStep::kLoopBegin, .trip = 2});
+  r.steps.push_back({.kind = ProgramStep::kElse});
+  r.steps.push_back({.kind = ProgramStep::kIfBegin, .guard_negated = true});
+  r.steps.push_back({.kind = ProgramStep::kMove,
+                     .dst_set_before = true,
+                     .operands = {{.is_register = false, .value = 3}}});
+  r.steps.push_back({.kind = ProgramStep::kElse});
+  r.steps.push_back({.kind = ProgramStep::kLoopEnd});
+  r.outputs = {0};
+  const absl::StatusOr<Program> p = DecodeProgramRecords(r);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(FormatProgram(*p), absl::StrCat(kProgramHeader,
+                                            "\ninput %a .b32 0x5\n"
+                                            "input %b .b32 0x7\n"
+                                            "add.u32 %r0, %b, %a;\n"
+                                            "setp.lt.u32 %p1, %r0, 0x10;\n"
+                                            "loop 2 {\n"
+                                            "  if !%p1 {\n"
+                                            "    mov.b32 %r0, 0x3;\n"
+                                            "  } else {\n"
+                                            "  }\n"
+                                            "}\n"
+                                            "output %p1\n"));
+  ExpectRoundTrip(*p);
+}
+
 TEST(ProgramEncodingTest, AnUnknownVariantIdStillNamesAVariant) {
   ProgramRecords r = TwoInputs();
   r.steps.push_back(Add({.pick = 0}, {.pick = 1}));

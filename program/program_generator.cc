@@ -52,11 +52,17 @@ class Builder {
         static_cast<int>(rng_() % (shape_.max_steps - shape_.min_steps + 1));
     const bool loop = static_cast<int>(rng_() % 100) < shape_.loop_percent;
     const int loop_at = loop ? static_cast<int>(rng_() % steps) : -1;
+    // Where an if/else goes, in addition to the motifs: before step
+    // `branch_at`, or (at `steps`) just before the final narrowing.
+    const bool branch = static_cast<int>(rng_() % 100) < shape_.if_else_percent;
+    const int branch_at = branch ? static_cast<int>(rng_() % (steps + 1)) : -1;
     for (int s = 0; s < steps; ++s) {
       if (s == loop_at) OpenLoop();
+      if (s == branch_at) AddIfElse();
       AddMotif();
       if (s == loop_at + 1 || (loop && s == steps - 1 && open_)) CloseLoop();
     }
+    if (branch_at == steps) AddIfElse();
     Narrow();
     p_.outputs = {live_.back()};
     return std::move(p_);
@@ -136,8 +142,8 @@ class Builder {
                      spelling) != shape_.suppressed.end();
   }
 
-  void AddMove() {
-    const std::string dst = Destination();
+  void AddMove() { AddMoveTo(Destination()); }
+  void AddMoveTo(const std::string& dst) {
     p_.steps.push_back(
         {.kind = ProgramStep::kMove,
          .dst = dst,
@@ -188,7 +194,10 @@ class Builder {
 
   void AddStep() {
     const Variant v = StepVariant();
-    ProgramStep step{.variant = v, .dst = Destination()};
+    AddStepTo(v, Destination());
+  }
+  void AddStepTo(const Variant& v, const std::string& dst) {
+    ProgramStep step{.variant = v, .dst = dst};
     step.sources.resize(NumSources(v));
     for (int i = 0; i < NumSources(v); ++i) step.sources[i] = Source(v, i);
     // A square: both factors the same register.
@@ -197,6 +206,57 @@ class Builder {
     }
     live_.push_back(step.dst);
     p_.steps.push_back(std::move(step));
+  }
+
+  // An if/else on a compare of an input with a constant (a branch on a
+  // thread-index-like value, as divergent code has), each branch setting
+  // one new register its own way: the steps after it read a value that is
+  // one of two, where a compiler may merge what it knows of each branch
+  // wrong (and, just before the narrowing, it is what gets narrowed).
+  // False if no compare may be generated.
+  bool AddIfElse() {
+    if (Suppressed("setp.lt.u32")) return false;
+    const std::string p = AddInputCompare();
+    const std::string dst = absl::StrCat("r", next_++);
+    p_.steps.push_back({.kind = ProgramStep::kIfBegin,
+                        .guard = p,
+                        .guard_negated = rng_() % 4 == 0});
+    AddBranch(dst);
+    p_.steps.push_back({.kind = ProgramStep::kElse});
+    AddBranch(dst);
+    p_.steps.push_back({.kind = ProgramStep::kIfEnd});
+    live_.push_back(dst);
+    return true;
+  }
+
+  // `setp.lt.u32 %p, %in, c`: most often a small bound, as a thread index
+  // is compared; the predicate's name.
+  std::string AddInputCompare() {
+    constexpr std::array<uint64_t, 4> kBounds = {1, 16, 32, 0x80000000};
+    const std::string p = absl::StrCat("p", next_++);
+    const uint64_t bound = rng_() % 2 == 0 ? kBounds[rng_() % kBounds.size()]
+                                           : SpecialOrRandom(rng_);
+    p_.steps.push_back(
+        {.variant = *ParseVariant("setp.lt.u32"),
+         .dst = p,
+         .sources = {{.is_register = true,
+                      .name = p_.inputs[rng_() % p_.inputs.size()].name},
+                     {.value = bound}}});
+    return p;
+  }
+
+  // One branch: `dst` set by a special constant's move or a random step,
+  // sometimes updated by a second step; what the branch sets is not live
+  // after it (only `dst`, which both branches set).
+  void AddBranch(const std::string& dst) {
+    const size_t live = live_.size();
+    if (rng_() % 3 == 0) {
+      AddMoveTo(dst);
+    } else {
+      AddStepTo(StepVariant(), dst);
+    }
+    if (rng_() % 3 == 0) AddStepTo(StepVariant(), dst);
+    live_.resize(live);
   }
 
   // The final narrowing: a low mask, a shift, a compare and select, or a

@@ -3,9 +3,11 @@
 // special constants (0, 1, -1, INT_MIN, INT_MAX) as immediates and moved
 // into registers, values shifted up and squared, bitfields past the top,
 // steps guarded by a compare of an input, a final narrowing (an `and` mask,
-// a shift, a compare and select, a convert to 16 bits), and counted loops
+// a shift, a compare and select, a convert to 16 bits), counted loops
 // after an empty one, their counters set in the entry block, that often
-// carry a register set before them. Deterministic for a seed.
+// carry a register set before them, and if/else blocks on a compare of an
+// input (a thread-index-like value) whose branches each set one register
+// their own way. Deterministic for a seed.
 
 #ifndef PTXDIFF_PROGRAM_PROGRAM_GENERATOR_H_
 #define PTXDIFF_PROGRAM_PROGRAM_GENERATOR_H_
@@ -24,6 +26,9 @@ struct ProgramShape {
   int min_steps = 2, max_steps = 7;
   // Percent of programs with a counted loop (after an empty one).
   int loop_percent = 30;
+  // Percent of programs with an if/else on a compare of an input, each
+  // branch setting the same register.
+  int if_else_percent = 25;
   // Spellings never used as steps: root causes already known, so that one
   // cause does not flood a run.
   std::vector<std::string> suppressed;

@@ -15,11 +15,12 @@ namespace ptxdiff {
 namespace {
 
 // Every generated program is a valid case: its text reads back to itself,
-// and the oracle evaluates it. The shapes show up: loops, squares, guards
-// and each kind of final narrowing.
+// and the oracle evaluates it. The shapes show up: loops, squares, guards,
+// if/else blocks and each kind of final narrowing.
 TEST(ProgramGeneratorTest, ProgramsAreValidCasesInTheKnownShapes) {
   std::mt19937_64 rng(7);
-  int loops = 0, squares = 0, masks = 0, selects = 0, guards = 0, converts = 0;
+  int loops = 0, squares = 0, masks = 0, selects = 0, guards = 0, converts = 0,
+      ifs = 0;
   std::set<std::string> distinct;
   for (int n = 0; n < 500; ++n) {
     const Program p = RandomProgram(rng);
@@ -34,6 +35,7 @@ TEST(ProgramGeneratorTest, ProgramsAreValidCasesInTheKnownShapes) {
     selects += text.find("selp.b32") != std::string::npos;
     guards += text.find("@") != std::string::npos;
     converts += text.find("cvt.") != std::string::npos;
+    ifs += text.find("} else {") != std::string::npos;
     for (const ProgramStep& s : p.steps) {
       squares += s.kind == ProgramStep::kInstruction && s.sources.size() >= 2 &&
                  s.sources[0].is_register && s.sources[1].is_register &&
@@ -47,30 +49,64 @@ TEST(ProgramGeneratorTest, ProgramsAreValidCasesInTheKnownShapes) {
   EXPECT_GT(selects, 50);
   EXPECT_GT(guards, 50);
   EXPECT_GT(converts, 50);
+  EXPECT_GT(ifs, 75);
+  EXPECT_LT(ifs, 175);
   std::mt19937_64 again(7);
   std::mt19937_64 same(7);
   EXPECT_EQ(FormatProgram(RandomProgram(again)),
             FormatProgram(RandomProgram(same)));
 }
 
-// ptxas accepts generated programs' kernels in both input forms.
+// Both branches of a generated if/else set one register, and only it: the
+// steps after the block read a value set on either path.
+TEST(ProgramGeneratorTest, BothBranchesSetTheSameRegister) {
+  std::mt19937_64 rng(9);
+  int checked = 0;
+  for (int n = 0; n < 300; ++n) {
+    const Program p = RandomProgram(rng);
+    const std::vector<ProgramBlock> blocks = BlocksOf(p.steps);
+    for (size_t i = 0; i < p.steps.size(); ++i) {
+      if (p.steps[i].kind != ProgramStep::kIfBegin) continue;
+      const ProgramBlock& b = blocks[i];
+      ASSERT_NE(b.else_at, b.end) << FormatProgram(p);
+      const std::string& set = p.steps[b.else_at - 1].dst;
+      EXPECT_EQ(p.steps[b.end - 1].dst, set) << FormatProgram(p);
+      for (size_t j = b.begin + 1; j < b.end; ++j) {
+        if (SetsRegister(p.steps[j])) EXPECT_EQ(p.steps[j].dst, set);
+      }
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 40);
+}
+
+// ptxas accepts generated programs' kernels (if/else blocks among them) in
+// both input forms on several targets, as one module of kernels and as a
+// tool's module of all the programs.
 TEST(ProgramGeneratorTest, KernelsAssemble) {
   auto ptxas = FindPtxas({});
   if (!ptxas.ok()) GTEST_SKIP() << ptxas.status();
   std::mt19937_64 rng(8);
-  for (ProgramInputs form :
-       {ProgramInputs::kRuntime, ProgramInputs::kImmediate}) {
-    std::string kernels;
-    for (int n = 0; n < 100; ++n) {
-      absl::StrAppend(&kernels, ProgramKernel(RandomProgram(rng),
-                                              absl::StrCat("k", n), form));
+  std::vector<Program> programs;
+  int ifs = 0;
+  for (int n = 0; n < 100; ++n) {
+    programs.push_back(RandomProgram(rng));
+    ifs += FormatProgram(programs.back()).find("if ") != std::string::npos;
+  }
+  EXPECT_GT(ifs, 10);
+  for (int sm : {75, 90, 120}) {
+    const PtxTarget target = *TargetForDevice(sm);
+    const std::string arch = absl::StrCat("sm_", sm);
+    for (ProgramInputs form :
+         {ProgramInputs::kRuntime, ProgramInputs::kImmediate}) {
+      for (const std::string& module :
+           {ProgramsModule(programs, target, form),
+            ProgramToolModule(programs, target, form)}) {
+        auto out = RunPtxas(*ptxas, arch, module);
+        ASSERT_TRUE(out.ok()) << out.status();
+        EXPECT_TRUE(out->ok) << arch << ": " << LogSummary(out->log);
+      }
     }
-    auto out = RunPtxas(
-        *ptxas, "sm_90",
-        absl::StrCat(".version 7.8\n.target sm_90\n.address_size 64\n\n",
-                     kernels));
-    ASSERT_TRUE(out.ok()) << out.status();
-    EXPECT_TRUE(out->ok) << LogSummary(out->log);
   }
 }
 

@@ -17,10 +17,6 @@
 namespace ptxdiff {
 namespace {
 
-bool SetsRegister(const ProgramStep& s) {
-  return s.kind == ProgramStep::kInstruction || s.kind == ProgramStep::kMove;
-}
-
 // An immediate the program may choose: not a selector, an immLut or the
 // carry flag's unused entry, which say what the instruction is.
 bool IsOrdinaryImmediate(const ProgramStep& s, size_t i) {
@@ -45,6 +41,8 @@ bool Rewire(Program& p, size_t from, const std::string& name,
     if (step.guard != name) continue;
     if (by.is_register) {
       step.guard = by.name;
+    } else if (step.kind == ProgramStep::kIfBegin) {
+      return false;  // the branch it would take is a candidate of its own
     } else if (((by.value & 1) != 0) != step.guard_negated) {
       step.guard.clear();  // a guard that always holds
     } else {
@@ -59,14 +57,15 @@ bool Rewire(Program& p, size_t from, const std::string& name,
   return true;
 }
 
-// The loop depth of each step (a loop's own begin and end at the outer).
+// The block depth of each step (a block's own brackets at the outer).
 std::vector<int> Depths(const Program& p) {
   std::vector<int> depth;
   int d = 0;
   for (const ProgramStep& s : p.steps) {
-    if (s.kind == ProgramStep::kLoopEnd) --d;
+    if (s.kind == ProgramStep::kLoopEnd || s.kind == ProgramStep::kIfEnd) --d;
     depth.push_back(d);
-    if (s.kind == ProgramStep::kLoopBegin) ++d;
+    if (s.kind == ProgramStep::kLoopBegin || s.kind == ProgramStep::kIfBegin)
+      ++d;
   }
   return depth;
 }
@@ -82,16 +81,18 @@ std::optional<uint64_t> ValueAfter(const Program& p, size_t i) {
   return v[0].bits;
 }
 
-// Whether register `name` is set by a step after `i`.
-bool SetAgainAfter(const Program& p, size_t i, const std::string& name) {
-  for (size_t j = i + 1; j < p.steps.size(); ++j) {
-    if (SetsRegister(p.steps[j]) && p.steps[j].dst == name) return true;
+// Whether register `name` is set by a step other than `i`.
+bool SetElsewhere(const Program& p, size_t i, const std::string& name) {
+  for (size_t j = 0; j < p.steps.size(); ++j) {
+    if (j != i && SetsRegister(p.steps[j]) && p.steps[j].dst == name)
+      return true;
   }
   return false;
 }
 
 // Step `i` removed, its uses rewired to each of its same-width register
-// sources, to the value it held, or (when set again later) to nothing.
+// sources, to the value it held, or (when set by another step too) to
+// nothing.
 void StepRemovals(const Program& p, size_t i,
                   const std::optional<uint64_t>& value,
                   std::vector<Program>& out) {
@@ -116,9 +117,10 @@ void StepRemovals(const Program& p, size_t i,
     c.steps.erase(c.steps.begin() + static_cast<long>(i));
     return c;
   };
-  // Set again later, or guarded (so set before): its uses still read a value.
-  if (SetAgainAfter(p, i, step.dst) || !step.guard.empty())
-    out.push_back(removed());
+  // Set by another step (before it, later, or in the other branch of an
+  // if, whose unwrapping leaves both): its uses may still read a value; the
+  // candidate is valid if the text still sets the register before each use.
+  if (SetElsewhere(p, i, step.dst)) out.push_back(removed());
   for (const ProgramOperand& by : replacements) {
     Program c = removed();
     if (Rewire(c, i, step.dst, by)) out.push_back(std::move(c));
@@ -145,26 +147,26 @@ void StepsAsMoves(const Program& p,
   }
 }
 
-// The index of the `}` closing the loop opened at `begin`.
-size_t LoopEnd(const Program& p, size_t begin) {
-  int depth = 0;
-  for (size_t j = begin; j < p.steps.size(); ++j) {
-    if (p.steps[j].kind == ProgramStep::kLoopBegin) ++depth;
-    if (p.steps[j].kind == ProgramStep::kLoopEnd && --depth == 0) return j;
-  }
-  return p.steps.size();
+// `p` with the steps from `first` up to (not including) `last` erased.
+Program Erased(Program p, size_t first, size_t last) {
+  p.steps.erase(p.steps.begin() + static_cast<long>(first),
+                p.steps.begin() + static_cast<long>(last));
+  return p;
 }
 
-// The loop at `begin` unwrapped (its body once, or gone when empty), and
+// `p` with the block's brackets gone and only the steps from `first` up to
+// `last` of it kept.
+Program KeepOf(const Program& p, const ProgramBlock& block, size_t first,
+               size_t last) {
+  return Erased(Erased(p, last, block.end + 1), block.begin, first);
+}
+
+// The loop at `block` unwrapped (its body once, or gone when empty), and
 // run once.
-void LoopSimplifications(const Program& p, size_t begin,
+void LoopSimplifications(const Program& p, const ProgramBlock& block,
                          std::vector<Program>& out) {
-  const size_t end = LoopEnd(p, begin);
-  if (end >= p.steps.size()) return;
-  Program unwrapped = p;
-  unwrapped.steps.erase(unwrapped.steps.begin() + static_cast<long>(end));
-  unwrapped.steps.erase(unwrapped.steps.begin() + static_cast<long>(begin));
-  out.push_back(std::move(unwrapped));
+  const size_t begin = block.begin;
+  out.push_back(KeepOf(p, block, begin + 1, block.end));
   if (p.steps[begin].trip > 1) {
     Program once = p;
     once.steps[begin].trip = 1;
@@ -172,10 +174,22 @@ void LoopSimplifications(const Program& p, size_t begin,
   }
 }
 
+// The if at `block` replaced by its then part, and by its else part (gone
+// when it has none); an empty else dropped.
+void IfSimplifications(const Program& p, const ProgramBlock& block,
+                       std::vector<Program>& out) {
+  out.push_back(KeepOf(p, block, block.begin + 1, block.else_at));
+  const bool has_else = block.else_at != block.end;
+  out.push_back(KeepOf(p, block, block.else_at + has_else, block.end));
+  if (has_else && block.else_at + 1 == block.end) {
+    out.push_back(Erased(p, block.else_at, block.end));
+  }
+}
+
 // Each guarded step without its guard.
 void GuardRemovals(const Program& p, std::vector<Program>& out) {
   for (size_t i = 0; i < p.steps.size(); ++i) {
-    if (p.steps[i].guard.empty()) continue;
+    if (p.steps[i].guard.empty() || !SetsRegister(p.steps[i])) continue;
     Program c = p;
     c.steps[i].guard.clear();
     c.steps[i].guard_negated = false;
@@ -259,9 +273,12 @@ std::vector<Program> ProgramSimplifications(const Program& p) {
   for (size_t i = p.steps.size(); i-- > 0;) {
     if (SetsRegister(p.steps[i])) StepRemovals(p, i, values[i], out);
   }
+  const std::vector<ProgramBlock> blocks = BlocksOf(p.steps);
   for (size_t i = 0; i < p.steps.size(); ++i) {
     if (p.steps[i].kind == ProgramStep::kLoopBegin)
-      LoopSimplifications(p, i, out);
+      LoopSimplifications(p, blocks[i], out);
+    if (p.steps[i].kind == ProgramStep::kIfBegin)
+      IfSimplifications(p, blocks[i], out);
   }
   GuardRemovals(p, out);
   InputRemovals(p, out);

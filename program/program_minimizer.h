@@ -11,6 +11,8 @@
 //     of the same width, or to the immediate it held at the witness; or
 //     make it a move of that immediate;
 //   - unwrap a loop (its body once), remove an empty loop, run a loop once;
+//   - replace an if by its then part or by its else part (an if without an
+//     else: remove it), drop an empty else;
 //   - drop a step's guard;
 //   - replace an input by its witness as an immediate;
 //   - make an immediate or a witness 0, 1, or its low 16 bits.
@@ -56,8 +58,9 @@ absl::StatusOr<ProgramMinimizeResult> MinimizeProgram(
 // valid (it reads back from its text).
 std::vector<Program> ProgramSimplifications(const Program& program);
 
-// What deduplicates a minimized program: its text with registers renamed in
-// order of appearance (inputs %a, %b, ...; others %r0, %r1, ...), witness
+// What deduplicates a minimized program: its text (its blocks included)
+// with registers renamed in order of appearance (inputs %a, %b, ...; others
+// %r0, %r1, ...; an if's condition as a guard's), witness
 // values dropped, and each immediate written as its class (0, 1, -1, min,
 // max, small for < 32, pow2, k). Two findings of one shape have one.
 std::string ProgramSignature(const Program& program);

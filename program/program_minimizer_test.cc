@@ -2,7 +2,9 @@
 
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "common/files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -104,6 +106,54 @@ TEST(ProgramMinimizerTest, CandidatesSimplifyLoopsAndAreValid) {
   EXPECT_TRUE(once);
 }
 
+constexpr char kBranches[] =
+    "input %a .b32 3\ninput %n .b32 5\n"
+    "setp.lt.u32 %p, %a, 16;\n"
+    "if %p {\n  mov.b32 %r, 0x80000000;\n} else {\n"
+    "  mul.lo.u32 %r, %n, %n;\n}\n"
+    "if !%p {\n  add.u32 %r, %r, 1;\n} else {\n}\n"
+    "and.b32 %s, %r, 0xff;\noutput %s\n";
+
+// An if is replaced by its then part, by its else part (an if without an
+// else: removed), and an empty else is dropped; every candidate is valid.
+TEST(ProgramMinimizerTest, CandidatesReplaceAnIfByABranch) {
+  const Program p = ProgramOf(kBranches);
+  bool then_part = false, else_part = false, no_else = false, gone = false;
+  for (const Program& c : ProgramSimplifications(p)) {
+    const std::string text = FormatProgram(c);
+    ASSERT_TRUE(ParseProgram(text).ok()) << text;
+    then_part |= absl::StrContains(text,
+                                   "setp.lt.u32 %p, %a, 0x10;\n"
+                                   "mov.b32 %r, 0x80000000;\nif !%p");
+    else_part |= absl::StrContains(text,
+                                   "setp.lt.u32 %p, %a, 0x10;\n"
+                                   "mul.lo.u32 %r, %n, %n;\nif !%p");
+    no_else |= absl::StrContains(text,
+                                 "if !%p {\n  add.u32 %r, %r, 0x1;\n}\n"
+                                 "and.b32");
+    gone |= absl::StrContains(text, "}\nand.b32") &&
+            !absl::StrContains(text, "if !%p") && CountSteps(c) == 4;
+  }
+  EXPECT_TRUE(then_part);
+  EXPECT_TRUE(else_part);
+  EXPECT_TRUE(no_else);
+  EXPECT_TRUE(gone);
+}
+
+// A disagreement in one branch comes down to that branch's step, the ifs
+// around it gone.
+TEST(ProgramMinimizerTest, KeepsOnlyTheBranchThePredicateNeeds) {
+  auto shows = [](const Program& p) -> absl::StatusOr<bool> {
+    return HasSquare(p);
+  };
+  auto min = MinimizeProgram(ProgramOf(kBranches), shows);
+  ASSERT_TRUE(min.ok()) << min.status();
+  EXPECT_EQ(CountSteps(min->program), 1) << FormatProgram(min->program);
+  EXPECT_TRUE(HasSquare(min->program));
+  EXPECT_EQ(FormatProgram(min->program).find("if "), std::string::npos)
+      << FormatProgram(min->program);
+}
+
 // The signature forgets names, witnesses and which constant of a class; it
 // keeps the steps and the classes.
 TEST(ProgramMinimizerTest, SignaturesNameShapesNotSpellings) {
@@ -123,6 +173,28 @@ TEST(ProgramMinimizerTest, SignaturesNameShapesNotSpellings) {
   EXPECT_NE(ProgramSignatureName(ProgramSignature(a)),
             ProgramSignatureName(ProgramSignature(c)));
   EXPECT_TRUE(ParseProgram(ProgramSignature(a)).ok()) << ProgramSignature(a);
+}
+
+// The signature of a program with blocks keeps them: the if's condition
+// renamed as a guard is, its sense and its else kept.
+TEST(ProgramMinimizerTest, SignaturesKeepBlocks) {
+  const Program a = ProgramOf(kBranches);
+  Program b = ProgramOf(absl::StrReplaceAll(
+      kBranches, {{"%p", "%q"}, {"%r", "%x"}, {"16", "20"}, {"0xff", "0x3f"}}));
+  b.inputs[0].witness = 99;
+  EXPECT_EQ(ProgramSignature(a), ProgramSignature(b));
+  const std::string signature = ProgramSignature(a);
+  EXPECT_THAT(signature, testing::HasSubstr("if %r2 {\n"));
+  EXPECT_THAT(signature, testing::HasSubstr("if !%r2 {\n"));
+  EXPECT_TRUE(ParseProgram(signature).ok()) << signature;
+  // The same steps with the other sense, or with no else, are other shapes.
+  for (const auto& [from, to] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"if !%p", "if %p"}, {"} else {\n}\nand", "}\nand"}}) {
+    const Program other =
+        ProgramOf(absl::StrReplaceAll(kBranches, {{from, to}}));
+    EXPECT_NE(ProgramSignature(other), signature) << from;
+  }
 }
 
 class ProgramMinimizerPtxasTest : public testing::Test {

@@ -32,9 +32,7 @@ std::vector<std::pair<std::string, int>> Registers(const Program& p) {
   };
   for (const ProgramInput& in : p.inputs) add(in.name, in.width);
   for (const ProgramStep& s : p.steps) {
-    if (s.kind == ProgramStep::kInstruction || s.kind == ProgramStep::kMove) {
-      add(s.dst, DestinationWidth(s));
-    }
+    if (SetsRegister(s)) add(s.dst, DestinationWidth(s));
   }
   return out;
 }
@@ -56,6 +54,21 @@ std::string LoopHead(int k) {
 std::string LoopTail(int k) {
   return absl::StrCat("  bra $ptxdiff_loop", k, ";\n", "$ptxdiff_done", k,
                       ":\n");
+}
+
+// An if as the branches compilers see: to the else part where the
+// condition fails, and from the end of the then part over it. An if without
+// an else has its else label at its end.
+std::string IfHead(int k, const ProgramStep& begin) {
+  return absl::StrCat("  @", begin.guard_negated ? "" : "!", Reg(begin.guard),
+                      " bra $ptxdiff_else", k, ";\n");
+}
+std::string ElseHead(int k) {
+  return absl::StrCat("  bra.uni $ptxdiff_fi", k, ";\n$ptxdiff_else", k, ":\n");
+}
+std::string IfTail(int k, bool has_else) {
+  return has_else ? absl::StrCat("$ptxdiff_fi", k, ":\n")
+                  : absl::StrCat("$ptxdiff_else", k, ":\n");
 }
 
 std::string MoveText(const ProgramStep& step) {
@@ -129,10 +142,15 @@ enum class InputSource : uint8_t {
   kBuffer,     // 8 bytes each from %in + in_offset (a tool's input buffer)
 };
 
+// How many loops and ifs a kernel's labels have numbered.
+struct LabelCount {
+  int loops = 0, ifs = 0;
+};
+
 // One program's share of a kernel.
 struct KernelParts {
   std::string params, declarations, loads, counters, body, stores;
-  int loops = 0;  // how many it numbered, from its first_loop
+  LabelCount labels;  // how many it numbered, from its first ones
 };
 
 std::string LoadInput(const ProgramInput& in, InputSource source, int offset) {
@@ -157,8 +175,8 @@ std::string LoadInput(const ProgramInput& in, InputSource source, int offset) {
 }
 
 // `program`'s registers, inputs, steps and stores (outputs at %out +
-// out_offset + 8k), its loops numbered from `first_loop`.
-KernelParts Parts(const Program& program, InputSource source, int first_loop,
+// out_offset + 8k), its loops and ifs numbered from `first`'s.
+KernelParts Parts(const Program& program, InputSource source, LabelCount first,
                   int in_offset, int out_offset) {
   KernelParts parts;
   for (size_t j = 0; j < program.inputs.size(); ++j) {
@@ -175,7 +193,15 @@ KernelParts Parts(const Program& program, InputSource source, int first_loop,
     absl::StrAppend(&parts.declarations, "  .reg ", RegisterType(width), " ",
                     Reg(name), ";\n");
   }
-  std::vector<int> open;  // the loops' numbers
+  // The open loops' numbers. A loop inside another has its counter set
+  // on each trip of the outer; one inside ifs only runs at most once, and
+  // has its counter set in the entry block like any top-level loop.
+  std::vector<int> open;
+  struct OpenIf {
+    int k = 0;
+    bool has_else = false;
+  };
+  std::vector<OpenIf> open_ifs;
   for (const ProgramStep& step : program.steps) {
     switch (step.kind) {
       case ProgramStep::kInstruction:
@@ -185,7 +211,7 @@ KernelParts Parts(const Program& program, InputSource source, int first_loop,
         absl::StrAppend(&parts.body, Guard(step, MoveText(step)));
         break;
       case ProgramStep::kLoopBegin: {
-        const int k = first_loop + parts.loops++;
+        const int k = first.loops + parts.labels.loops++;
         absl::StrAppend(open.empty() ? &parts.counters : &parts.body,
                         SetCounter(k, step.trip));
         open.push_back(k);
@@ -196,9 +222,23 @@ KernelParts Parts(const Program& program, InputSource source, int first_loop,
         absl::StrAppend(&parts.body, LoopTail(open.back()));
         open.pop_back();
         break;
+      case ProgramStep::kIfBegin: {
+        open_ifs.push_back({.k = first.ifs + parts.labels.ifs++});
+        absl::StrAppend(&parts.body, IfHead(open_ifs.back().k, step));
+        break;
+      }
+      case ProgramStep::kElse:
+        open_ifs.back().has_else = true;
+        absl::StrAppend(&parts.body, ElseHead(open_ifs.back().k));
+        break;
+      case ProgramStep::kIfEnd:
+        absl::StrAppend(&parts.body,
+                        IfTail(open_ifs.back().k, open_ifs.back().has_else));
+        open_ifs.pop_back();
+        break;
     }
   }
-  for (int k = first_loop; k < first_loop + parts.loops; ++k) {
+  for (int k = first.loops; k < first.loops + parts.labels.loops; ++k) {
     absl::StrAppend(&parts.declarations, "  .reg .b32 %ptxdiff_lc", k, ";\n");
   }
   absl::flat_hash_map<std::string, int> widths;
@@ -235,9 +275,9 @@ std::string ProgramKernel(const Program& program, absl::string_view entry,
       Parts(program,
             inputs == ProgramInputs::kRuntime ? InputSource::kParam
                                               : InputSource::kImmediate,
-            0, 0, 0);
+            {}, 0, 0);
   std::string declarations = parts.declarations;
-  if (parts.loops > 0)
+  if (parts.labels.loops > 0)
     absl::StrAppend(&declarations, "  .reg .pred %ptxdiff_lp;\n");
   return absl::StrCat(".visible .entry ", entry,
                       "(\n    .param .u64 ptxdiff_out", parts.params, ")\n{\n",
@@ -250,7 +290,7 @@ std::string ProgramKernel(const Program& program, absl::string_view entry,
 std::string ProgramToolModule(std::span<const Program> programs,
                               const PtxTarget& target, ProgramInputs inputs) {
   std::string declarations, body;
-  int loops = 0;
+  LabelCount labels;
   for (size_t k = 0; k < programs.size(); ++k) {
     // Two of the ABI's slots: 2 x 32 bytes of {in}, 2 x 16 bytes of {out}.
     const int in = static_cast<int>(k) * 2 * kTupleBytes;
@@ -259,8 +299,9 @@ std::string ProgramToolModule(std::span<const Program> programs,
         Parts(Tagged(programs[k], absl::StrCat("p", k, "_")),
               inputs == ProgramInputs::kRuntime ? InputSource::kBuffer
                                                 : InputSource::kImmediate,
-              loops, in, out);
-    loops += parts.loops;
+              labels, in, out);
+    labels.loops += parts.labels.loops;
+    labels.ifs += parts.labels.ifs;
     absl::StrAppend(&declarations, parts.declarations);
     absl::StrAppend(&body, "  // program ", k, "\n", parts.loads,
                     parts.counters, parts.body, parts.stores);
@@ -270,7 +311,8 @@ std::string ProgramToolModule(std::span<const Program> programs,
                       out + 8 * j, "], %result;\n");
     }
   }
-  if (loops > 0) absl::StrAppend(&declarations, "  .reg .pred %ptxdiff_lp;\n");
+  if (labels.loops > 0)
+    absl::StrAppend(&declarations, "  .reg .pred %ptxdiff_lp;\n");
   return absl::StrCat(
       "// ptxdiff batch: ", programs.size(),
       programs.size() == 1 ? " program" : " programs", " in ",

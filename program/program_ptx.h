@@ -8,7 +8,10 @@
 // Output k is stored zero-extended to 64 bits at ptxdiff_out + 8k. The
 // inputs are runtime values (kernel parameters, loaded with ld.param: what a
 // compiler cannot know) or immediates (moved into their registers: a
-// constant expression).
+// constant expression). A loop is a counted loop; an if branches to its else
+// part where its condition fails (`@!%p bra $ptxdiff_else<k>`) and from the
+// end of its then part over it (`bra.uni $ptxdiff_fi<k>`), its labels
+// numbered across the kernel (across the module for a tool's).
 
 #ifndef PTXDIFF_PROGRAM_PROGRAM_PTX_H_
 #define PTXDIFF_PROGRAM_PROGRAM_PTX_H_

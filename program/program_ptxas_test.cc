@@ -9,6 +9,7 @@
 #include "gtest/gtest.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
+#include "program/composed_oracle.h"
 #include "program/program_ptx.h"
 #include "program/testing/programs.h"
 #include "worker/backends/ptxas/ptxas_toolchain.h"
@@ -90,6 +91,35 @@ TEST_F(ProgramPtxasTest, LoopsCompile) {
     // Where ptxas folds the nest, it is to the oracle's 4 * (3 + 2).
     if (compiled->claimed.has_value()) {
       EXPECT_EQ(*compiled->claimed, std::vector<uint64_t>{20});
+    }
+  }
+}
+
+// if/else blocks, nested with loops and each other, compile in both forms
+// on several targets; where ptxas folds them it is to the oracle's value
+// (the else branch at the witness, then the loop's if/else's then branch).
+TEST_F(ProgramPtxasTest, IfElseBlocksCompile) {
+  const Program p = ProgramOf(
+      "input %a .b32 20\ninput %n .b32 7\n"
+      "setp.lt.u32 %p, %a, 16;\n"
+      "if %p {\n shl.b32 %r, %n, 24;\n} else {\n mov.b32 %r, 0x80000000;\n"
+      " if !%p {\n  add.u32 %r, %r, 1;\n }\n}\n"
+      "loop 2 {\n if !%p {\n  add.u32 %r, %r, %n;\n } else {\n"
+      "  add.u32 %r, %r, 1;\n }\n}\n"
+      "output %r\n");
+  const uint64_t want = 0x80000000 + 1 + 2 * 7;
+  ASSERT_EQ(EvaluateAtWitness(p)[0].bits, want);
+  for (const char* arch : {"sm_75", "sm_90", "sm_120"}) {
+    for (ProgramInputs form :
+         {ProgramInputs::kRuntime, ProgramInputs::kImmediate}) {
+      auto compiled = CompileProgram(ptxas_, arch, p, form);
+      ASSERT_TRUE(compiled.ok()) << compiled.status();
+      EXPECT_THAT(compiled->why_not,
+                  ::testing::Not(::testing::HasSubstr("rejected")))
+          << arch;
+      if (compiled->claimed.has_value()) {
+        EXPECT_EQ(*compiled->claimed, std::vector<uint64_t>{want}) << arch;
+      }
     }
   }
 }

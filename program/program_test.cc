@@ -81,6 +81,92 @@ TEST(ProgramTest, LoopsAndMovesReadBack) {
   EXPECT_EQ(FormatProgram(*again), text);
 }
 
+constexpr char kIfElse[] = R"(# ptxdiff program 1
+input %a .b32 3
+input %n .b32 7
+setp.lt.u32 %p, %a, 16;
+if %p {
+  shl.b32 %r, %n, 24;
+  loop 2 {
+    add.u32 %r, %r, 1;
+  }
+} else {
+  mov.b32 %r, 0x80000000;
+}
+loop 3 {
+  if !%p {
+    add.u32 %r, %r, 2;
+  }
+}
+and.b32 %s, %r, 0xff;
+output %s
+)";
+
+// if/else blocks nest with loops and each other, and read back from their
+// text; `} else {` splits an if, `}` closes the innermost block.
+TEST(ProgramTest, IfElseBlocksNestAndReadBack) {
+  auto p = ParseProgram(kIfElse);
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_EQ(p->steps.size(), 15u);
+  EXPECT_EQ(p->steps[1].kind, ProgramStep::kIfBegin);
+  EXPECT_EQ(p->steps[1].guard, "p");
+  EXPECT_FALSE(p->steps[1].guard_negated);
+  EXPECT_EQ(p->steps[1].line, 5);
+  EXPECT_EQ(p->steps[5].kind, ProgramStep::kLoopEnd);
+  EXPECT_EQ(p->steps[6].kind, ProgramStep::kElse);
+  EXPECT_EQ(p->steps[8].kind, ProgramStep::kIfEnd);
+  EXPECT_EQ(p->steps[10].kind, ProgramStep::kIfBegin);
+  EXPECT_TRUE(p->steps[10].guard_negated);
+  EXPECT_EQ(p->steps[12].kind, ProgramStep::kIfEnd);
+  EXPECT_EQ(p->steps[13].kind, ProgramStep::kLoopEnd);
+  EXPECT_EQ(CountSteps(*p), 6);
+  EXPECT_EQ(BlockKinds(*p), "loops, if/else");
+  EXPECT_EQ(BlockKinds(*ParseProgram(kLoops)), "loops");
+  EXPECT_EQ(BlockKinds(*ParseProgram(kCarryChain)), "");
+  const std::string text = FormatProgram(*p);
+  EXPECT_EQ(text,
+            "# ptxdiff program 1\n"
+            "input %a .b32 0x3\n"
+            "input %n .b32 0x7\n"
+            "setp.lt.u32 %p, %a, 0x10;\n"
+            "if %p {\n"
+            "  shl.b32 %r, %n, 0x18;\n"
+            "  loop 2 {\n"
+            "    add.u32 %r, %r, 0x1;\n"
+            "  }\n"
+            "} else {\n"
+            "  mov.b32 %r, 0x80000000;\n"
+            "}\n"
+            "loop 3 {\n"
+            "  if !%p {\n"
+            "    add.u32 %r, %r, 0x2;\n"
+            "  }\n"
+            "}\n"
+            "and.b32 %s, %r, 0xff;\n"
+            "output %s\n");
+  auto again = ParseProgram(text);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(FormatProgram(*again), text);
+}
+
+// Each block's parts, found from any of its brackets.
+TEST(ProgramTest, BlocksOfFindEachBlocksParts) {
+  auto p = ParseProgram(kIfElse);
+  ASSERT_TRUE(p.ok()) << p.status();
+  const std::vector<ProgramBlock> blocks = BlocksOf(p->steps);
+  for (size_t i : {1, 6, 8}) {
+    EXPECT_EQ(blocks[i].begin, 1u) << i;
+    EXPECT_EQ(blocks[i].else_at, 6u) << i;
+    EXPECT_EQ(blocks[i].end, 8u) << i;
+  }
+  EXPECT_EQ(blocks[3].begin, 3u);
+  EXPECT_EQ(blocks[3].end, 5u);
+  EXPECT_EQ(blocks[10].begin, 10u);  // an if without an else
+  EXPECT_EQ(blocks[10].else_at, 12u);
+  EXPECT_EQ(blocks[12].end, 12u);
+  EXPECT_EQ(blocks[13].begin, 9u);
+}
+
 TEST(ProgramTest, FormatReadsBackToTheSameProgram) {
   auto p = ParseProgram(kCarryChain);
   ASSERT_TRUE(p.ok()) << p.status();
@@ -158,6 +244,38 @@ TEST(ProgramTest, BadProgramsNameTheLineAndTheProblem) {
            {h + "input %a .b32 1\nsetp.lt.u32 %p, %a, 2;\n@%p loop 2 "
                 "{\n}\noutput %a\n",
             "line 4: only an instruction or a move can be guarded"},
+           {h + "input %a .b32 1\nsetp.lt.u32 %p, %a, 2;\nif %p {\nmov.b32 "
+                "%r, 1;\noutput %r\n",
+            "line 4: this if's '}' is missing"},
+           {h + "input %a .b32 1\nsetp.lt.u32 %p, %a, 2;\nif %p {\nloop 2 "
+                "{\n}\noutput %a\n",
+            "line 4: this if's '}' is missing"},
+           {h + "input %a .b32 1\nsetp.lt.u32 %p, %a, 2;\nloop 2 {\nif %p "
+                "{\n}\noutput %a\n",
+            "line 4: this loop's '}' is missing"},
+           {h + "input %a .b32 1\n} else {\n}\noutput %a\n",
+            "line 3: '} else {' without its 'if %p {'"},
+           {h + "input %a .b32 1\nloop 2 {\n} else {\n}\noutput %a\n",
+            "line 4: '} else {' without its 'if %p {'"},
+           {h + "input %a .b32 1\nsetp.lt.u32 %p, %a, 2;\nif %p {\n} else "
+                "{\n} else {\n}\noutput %a\n",
+            "line 6: a second '} else {' for one 'if'"},
+           {h + "input %a .b32 1\nsetp.lt.u32 %p, %a, 2;\nif %p {\nelse "
+                "{\n}\noutput %a\n",
+            "line 5: expected '}' or '} else {' alone on its line"},
+           {h + "input %a .b32 1\nsetp.lt.u32 %p, %a, 2;\nif %p {\n} mov.b32 "
+                "%r, 1;\noutput %a\n",
+            "line 5: expected '}' or '} else {' alone on its line"},
+           {h + "input %a .b32 1\nif %a {\n}\noutput %a\n",
+            "line 3: the condition %a is 32 bits wide, not a .pred"},
+           {h + "input %a .b32 1\nif %q {\n}\noutput %a\n",
+            "line 3: %q is used before it is set"},
+           {h + "input %a .b32 1\nif 1 {\n}\noutput %a\n",
+            "line 3: expected 'if %p {' or 'if !%p {'"},
+           {h + "input %p .pred 1\nif %p\n}\noutput %p\n",
+            "line 3: expected 'if %p {' or 'if !%p {'"},
+           {h + "input %p .pred 1\n@%p if %p {\n}\noutput %p\n",
+            "line 3: only an instruction or a move can be guarded"},
            {h + "input %a .b32 1\nadd.s32 %r, %a, 1;\n", "no output"},
            {h + "input %a .b32 1\noutput %q\n", "output %q is never set"},
            {h + "input %a .f32 1\noutput %a\n", "unknown type '.f32'"},

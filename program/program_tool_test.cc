@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "common/files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -36,8 +37,8 @@ class ProgramToolTest : public testing::Test {
 };
 
 // A tool that runs PTX right gives the composed oracle's outputs for
-// generated programs (loops, squares, narrowing), in both input forms, many
-// programs in one run.
+// generated programs (loops, if/else, squares, narrowing), in both input
+// forms, many programs in one run.
 TEST_F(ProgramToolTest, AToolThatIsRightGivesTheOraclesOutputs) {
   std::mt19937_64 rng(5);
   std::vector<Program> programs;
@@ -54,6 +55,44 @@ TEST_F(ProgramToolTest, AToolThatIsRightGivesTheOraclesOutputs) {
           Disagrees(EvaluateAtWitness(programs[k]), (*runs)[k].outputs))
           << FormatProgram(programs[k]);
     }
+  }
+}
+
+// if/else programs compute right on a tool that runs PTX: each branch at
+// a witness that takes it, nested in a loop and around one, two programs in
+// one module whose labels do not collide.
+TEST_F(ProgramToolTest, IfElseProgramsTakeTheirBranches) {
+  const std::string text =
+      "input %a .b32 3\ninput %n .b32 7\n"
+      "setp.lt.u32 %p, %a, 16;\n"
+      "if %p {\n shl.b32 %r, %n, 24;\n loop 2 {\n  add.u32 %r, %r, 1;\n }\n"
+      "} else {\n mov.b32 %r, 0x80000000;\n}\n"
+      "loop 3 {\n if !%p {\n  add.u32 %r, %r, %n;\n }\n}\n"
+      "output %r\n";
+  Program then_branch = ProgramOf(text), else_branch = ProgramOf(text);
+  else_branch.inputs[0].witness = 16;
+  const std::vector<Program> programs = {then_branch, else_branch};
+  const std::string module =
+      ProgramToolModule(programs, tool_.target, ProgramInputs::kRuntime);
+  for (const char* label :
+       {"$ptxdiff_else0:", "$ptxdiff_fi0:", "$ptxdiff_else1:",
+        "$ptxdiff_else2:", "$ptxdiff_fi2:", "$ptxdiff_else3:"}) {
+    EXPECT_EQ(
+        std::vector<absl::string_view>(absl::StrSplit(module, label)).size(),
+        2u)  // exactly once
+        << label << "\n"
+        << module;
+  }
+  for (ProgramInputs form :
+       {ProgramInputs::kRuntime, ProgramInputs::kImmediate}) {
+    auto runs = RunProgramsOnTool(tool_, programs, form);
+    ASSERT_TRUE(runs.ok()) << runs.status();
+    ASSERT_EQ((*runs)[0].end, ToolRun::kOk) << (*runs)[0].what;
+    ASSERT_EQ((*runs)[1].end, ToolRun::kOk) << (*runs)[1].what;
+    EXPECT_EQ((*runs)[0].outputs, std::vector<uint64_t>{0x07000002});
+    EXPECT_EQ((*runs)[1].outputs, std::vector<uint64_t>{0x80000000 + 3 * 7});
+    EXPECT_EQ(EvaluateAtWitness(programs[0])[0].bits, 0x07000002u);
+    EXPECT_EQ(EvaluateAtWitness(programs[1])[0].bits, 0x80000000u + 3 * 7);
   }
 }
 
