@@ -28,6 +28,9 @@ struct ToolRun {
   std::string what;    // "exit status 1", "killed by signal 11 (SIGSEGV)"
   std::string output;  // the end of what the tool printed
   std::string out;     // {out}, for kOk
+  // The command's exit status, when it exited (-1 after a signal or a
+  // timeout): a caller whose command speaks in exit statuses reads it.
+  int exit_status = -1;
   absl::Duration took;
   absl::Status error;  // the harness's own failure (no temporary directory)
 };
