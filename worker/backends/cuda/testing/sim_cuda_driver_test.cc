@@ -338,6 +338,34 @@ TEST_F(SimCudaTest, ProgramFindsTheWrongInstructionOnTheSimulatedGpu) {
                                 HasSubstr("verdict: mismatch")));
 }
 
+// A filed program case replays with the flags its `# Replay:` line gives.
+TEST_F(SimCudaTest, ProgramCaseReplaysOnTheSimulatedGpu) {
+  setenv("PTXDIFF_SIM_CUDA_WRONG", "add.sat.s32", 1);
+  const std::string file = WriteProgram(FreshDir("program"), kSaturating);
+  const CliRun run =
+      Ptxdiff({"repro", file, "--backend", "cuda", "--cuda-driver", kSim});
+  EXPECT_EQ(run.code, 1) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("cuda, inputs runtime: the GPU gives"));
+}
+
+// A finding on the GPU is minimized and filed as a cuda entry, whose case
+// says how to replay it.
+TEST_F(SimCudaTest, ProgramFindingIsFiledAsACudaEntry) {
+  setenv("PTXDIFF_SIM_CUDA_WRONG", "add.sat.s32", 1);
+  const std::string dir = FreshDir("program");
+  const std::string file = WriteProgram(dir, kSaturating);
+  const CliRun run = Ptxdiff({"minimize", file, "--backend", "cuda",
+                              "--cuda-driver", kSim, "--dir", dir + "/triage"});
+  EXPECT_EQ(run.code, 0) << run.output;
+  EXPECT_THAT(
+      run.output,
+      AllOf(HasSubstr("filed new entry"), HasSubstr("value-mismatch~cuda~"),
+            HasSubstr("the GPU gives %r = 0x80000000"),
+            HasSubstr(absl::StrCat("# Replay: ptxdiff program case.txt "
+                                   "--backend cuda --cuda-driver '",
+                                   kSim, "' --arch sm_90"))));
+}
+
 TEST_F(SimCudaTest, ProgramsCampaignRunsOnTheSimulatedGpu) {
   const std::string dir = FreshDir("programs");
   const CliRun run =
