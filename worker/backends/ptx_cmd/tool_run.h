@@ -2,7 +2,8 @@
 // module and the input buffer written to a fresh private directory, the
 // command template run once through /bin/sh with {ptx}, {in}, {out} and {n}
 // replaced, and how it ended: the output buffer, a refusal, a crash or a
-// hang. What the ptx-cmd backend and programs on a tool share.
+// hang. What the ptx-cmd backend and programs on a tool share, and programs
+// on a GPU, each run a ptxdiff-worker --run-module command (program_cuda.h).
 
 #ifndef PTXDIFF_WORKER_BACKENDS_PTX_CMD_TOOL_RUN_H_
 #define PTXDIFF_WORKER_BACKENDS_PTX_CMD_TOOL_RUN_H_
