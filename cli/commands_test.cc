@@ -61,7 +61,8 @@ TEST(ProgramCommandTest, BadInputSaysWhatIsWrong) {
       std::string(PTXDIFF_SOURCE_DIR) + "/examples/programs/bfe-claim.ptxprog";
   r = Ptxdiff({"program", file, "--backend", "oracle"});
   EXPECT_EQ(r.code, 2);
-  EXPECT_THAT(r.err, HasSubstr("programs run on ptxas or ptx-cmd:COMMAND"));
+  EXPECT_THAT(r.err,
+              HasSubstr("programs run on ptxas, cuda or ptx-cmd:COMMAND"));
   r = Ptxdiff({"program"});
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("expects one FILE (a program case)"));

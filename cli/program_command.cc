@@ -8,11 +8,13 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
@@ -20,6 +22,8 @@
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "cli/triage_commands.h"
+#include "client/worker_client.h"
+#include "client/worker_locator.h"
 #include "common/files.h"
 #include "common/status_macros.h"
 #include "isa/spelling.h"
@@ -27,9 +31,11 @@
 #include "program/program.h"
 #include "program/program_backends.h"
 #include "program/program_campaign.h"
+#include "program/program_cuda.h"
 #include "program/program_encoding.h"
 #include "program/program_ptxas.h"
 #include "program/program_tool.h"
+#include "protocol/backend_names.h"
 #include "triage/triage_store.h"
 #include "worker/backends/ptxas/ptxas_toolchain.h"
 #include "worker/backends/ptxas/sass_constants.h"
@@ -93,12 +99,62 @@ absl::StatusOr<Judged> CheckRuntime(const std::string& ptxas,
   return Judged::kMismatch;
 }
 
-// What --backend names for programs (program_backends.h): ptxas, the
-// default, or a tool that runs PTX.
-absl::StatusOr<ChosenProgramBackend> ChooseBackend(const ParsedArgs& args) {
+// The SM of a device the cuda backend describes as "NAME (sm_90, ...)".
+std::optional<int> DeviceSm(absl::string_view device) {
+  const size_t at = device.rfind("(sm_");
+  int sm = 0;
+  if (at == absl::string_view::npos) return std::nullopt;
+  const absl::string_view digits = device.substr(at + 4);
+  if (!absl::SimpleAtoi(digits.substr(0, digits.find_first_of(",)")), &sm)) {
+    return std::nullopt;
+  }
+  return sm;
+}
+
+// The GPU: a worker started once to see that it runs here, and which device
+// and driver it finds; then one worker process per module
+// (program_cuda.h). Without a GPU, one line saying why.
+absl::StatusOr<ChosenProgramBackend> ChooseCuda(const ParsedArgs& args) {
+  absl::StatusOr<std::unique_ptr<WorkerClient>> client = StartBackend(args);
+  if (!client.ok()) {
+    return absl::FailedPreconditionError(absl::StrReplaceAll(
+        absl::StripTrailingAsciiWhitespace(client.status().message()),
+        {{"\n", "; "}}));
+  }
+  const WorkerIdentity identity = (*client)->identity();
+  client->reset();  // the handshake is all it was for
+  const std::optional<int> sm = DeviceSm(identity.device);
+  ChosenProgramBackend choice{.is_ptxas = false};
+  choice.arch = args.Get("arch", sm ? absl::StrCat("sm_", *sm) : "sm_90");
+  PTXDIFF_ASSIGN_OR_RETURN(const PtxTarget target, TargetOfArch(choice.arch));
+  PTXDIFF_ASSIGN_OR_RETURN(const std::string worker, FindWorkerBinary());
+  PTXDIFF_ASSIGN_OR_RETURN(const std::string driver_library,
+                           CudaDriverFlag(args, kCudaBackend));
   PTXDIFF_ASSIGN_OR_RETURN(const int64_t timeout,
                            IntFlag(args, "timeout", 10, 1, 3600));
-  return MakeProgramBackend({.backend = args.Get("backend", "ptxas"),
+  PTXDIFF_ASSIGN_OR_RETURN(choice.files, TempDir::Create("ptxdiff-programs"));
+  choice.backend =
+      MakeCudaProgramBackend({.worker = worker,
+                              .driver_library = driver_library,
+                              .target = target,
+                              .device_name = identity.device,
+                              .driver = identity.driver,
+                              .files_root = choice.files->path(),
+                              .kernel_timeout = absl::Seconds(timeout)});
+  return choice;
+}
+
+// What --backend names for programs: ptxas (the default) or a tool that
+// runs PTX (program_backends.h), or a GPU.
+absl::StatusOr<ChosenProgramBackend> ChooseBackend(const ParsedArgs& args) {
+  const std::string backend = args.Get("backend", "ptxas");
+  if (backend != kCudaBackend && args.Has("cuda-driver")) {
+    return CudaDriverFlag(args, backend).status();
+  }
+  if (backend == kCudaBackend) return ChooseCuda(args);
+  PTXDIFF_ASSIGN_OR_RETURN(const int64_t timeout,
+                           IntFlag(args, "timeout", 10, 1, 3600));
+  return MakeProgramBackend({.backend = backend,
                              .arch = args.Get("arch", "sm_90"),
                              .timeout = absl::Seconds(timeout)});
 }
@@ -111,7 +167,7 @@ absl::StatusOr<Judged> CheckOnTool(ProgramBackend& tool, const Program& p,
       const std::vector<ProgramCheck> checks,
       tool.Check({&p, 1}, form, reading, absl::InfiniteFuture()));
   const ProgramCheck& c = checks[0];
-  out << "ptx-cmd, inputs "
+  out << tool.Name() << ", inputs "
       << (form == ProgramInputs::kRuntime ? "runtime" : "immediate") << ": ";
   if (c.fault) {
     out << (c.fault->kind == ProgramFault::kCrash ? "crashed: " : "hung: ")
@@ -138,7 +194,8 @@ absl::StatusOr<Judged> CheckOnTool(ProgramBackend& tool, const Program& p,
 
 int RunProgram(const std::vector<std::string>& args, std::ostream& out,
                std::ostream& err) {
-  auto parsed = ParseArgs(args, {}, {"backend", "arch", "reading", "timeout"});
+  auto parsed = ParseArgs(
+      args, {}, {"backend", "arch", "reading", "timeout", "cuda-driver"});
   if (!parsed.ok()) return Fail(err, "program", parsed.status());
   if (parsed->positional.size() != 1) {
     return Fail(
@@ -241,15 +298,17 @@ double Percent(int64_t part, int64_t whole) {
 
 // The summary: what was checked, and one line per entry filed.
 void PrintSummary(const ProgramCampaignOptions& o,
-                  const ChosenProgramBackend& b, const std::string& arch,
-                  const ProgramCampaignReport& r, std::ostream& out) {
+                  const ChosenProgramBackend& b, const ProgramCampaignReport& r,
+                  std::ostream& out) {
   out << absl::StrFormat(
       "programs: %s %s, %d %s, %.0f s: %d programs checked (%.1f/s); %s %.0f%% "
       "with the inputs as immediates and %s %.0f%% with runtime inputs\n",
-      b.is_ptxas ? "ptxas" : "ptx-cmd", arch, o.threads,
+      b.backend->Name(), b.arch, o.threads,
       o.threads == 1 ? "thread" : "threads", r.seconds, r.programs,
       r.seconds > 0 ? r.programs / r.seconds : 0,
-      b.is_ptxas ? "ptxas folded" : "the tool ran",
+      b.is_ptxas                    ? "ptxas folded"
+      : b.backend->Name() == "cuda" ? "the GPU ran"
+                                    : "the tool ran",
       Percent(r.folded, r.programs),
       b.is_ptxas ? "claimed constants for" : "ran",
       Percent(r.claimed, r.programs));
@@ -299,9 +358,10 @@ void PrintSummary(const ProgramCampaignOptions& o,
 
 int RunPrograms(const std::vector<std::string>& args, std::ostream& out,
                 std::ostream& err) {
-  auto parsed = ParseArgs(args, {},
-                          {"max-time", "dir", "arch", "seed", "threads",
-                           "reading", "suppress", "backend", "timeout"});
+  auto parsed =
+      ParseArgs(args, {},
+                {"max-time", "dir", "arch", "seed", "threads", "reading",
+                 "suppress", "backend", "timeout", "cuda-driver"});
   if (!parsed.ok()) return Fail(err, "programs", parsed.status());
   if (!parsed->positional.empty()) {
     return Fail(err, "programs",
@@ -316,7 +376,7 @@ int RunPrograms(const std::vector<std::string>& args, std::ostream& out,
     out << "programs: " << line << std::endl;
   });
   if (!report.ok()) return Fail(err, "programs", report.status());
-  PrintSummary(*options, *choice, parsed->Get("arch", "sm_90"), *report, out);
+  PrintSummary(*options, *choice, *report, out);
   const bool unfiled = std::any_of(
       report->errors.begin(), report->errors.end(), [](const std::string& e) {
         return absl::StartsWith(e, "could not file");

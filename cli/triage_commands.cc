@@ -180,7 +180,8 @@ int RunRepro(const std::vector<std::string>& args, std::ostream& out,
       raw.ok() && LooksLikeProgramCase(*raw)) {
     // A program case: what `ptxdiff program` shows of it.
     std::vector<std::string> program_args = {*path};
-    for (const char* flag : {"backend", "arch", "reading", "timeout"}) {
+    for (const char* flag :
+         {"backend", "arch", "reading", "timeout", "cuda-driver"}) {
       if (parsed->Has(flag))
         program_args.insert(program_args.end(),
                             {absl::StrCat("--", flag), parsed->Get(flag)});

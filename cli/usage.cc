@@ -166,47 +166,50 @@ const std::vector<CommandHelp>& Commands() {
        {kBackend, kDir, kArch, kTimeout, kReading, kCudaDriver},
        "ptxdiff repro value-mismatch~ptxas~min~fns.b32 --backend ptxas"},
       {"program",
-       "FILE [--backend ptxas|ptx-cmd:COMMAND] [--arch sm_90] [--reading R]",
+       "FILE [--backend ptxas|cuda|ptx-cmd:COMMAND] [--arch sm_90] "
+       "[--reading R]",
        "Evaluate a program case (several instructions with runtime inputs:\n"
        "docs/programs.md) with the composed oracle at its witness inputs. "
        "With\n"
        "--backend ptxas, compile it with its inputs as immediates (the folded\n"
        "outputs, judged at the witness) and as runtime values (the constants\n"
        "ptxas claims for every input, refuted by the first input vector where\n"
-       "the oracle differs). With --backend 'ptx-cmd:COMMAND', run it on your\n"
-       "tool in both forms, at the witness and more input vectors\n"
-       "(docs/kernel-abi.md, \"Programs\"). Exit 1 on a disagreement, a crash "
-       "or\n"
-       "a hang.",
-       {{"--backend ptxas|ptx-cmd:COMMAND",
-         "compile it with ptxas, or run it on your tool"},
+       "the oracle differs). With --backend cuda (a GPU) or\n"
+       "'ptx-cmd:COMMAND' (your tool), run it in both forms, at the witness\n"
+       "and more input vectors (docs/kernel-abi.md, \"Programs\"). Exit 1 on "
+       "a\n"
+       "disagreement, a crash or a hang.",
+       {{"--backend ptxas|cuda|ptx-cmd:COMMAND",
+         "compile it with ptxas, or run it on a GPU or your tool"},
         {"--arch SM",
-         "the ptxas -arch, or the tool's module target (default sm_90)"},
+         "the ptxas -arch, or the module's target (default sm_90; cuda: the "
+         "device's)"},
         {"--timeout SECONDS",
-         "the most one run of a tool may take (default 10)"},
+         "the most one run of a tool or one kernel may take (default 10)"},
+        kCudaDriver,
         kReading},
        "ptxdiff program examples/programs/bfe-claim.ptxprog --backend ptxas"},
       {"programs",
        "[--max-time S] [--dir TRIAGE_DIR] [flags]",
        "A campaign of random programs (short chains and loops in the shapes "
        "of\n"
-       "ptxas's known bugs: docs/programs.md) through ptxas or your tool,\n"
-       "judged by the composed oracle. Each disagreement (or a tool's crash "
-       "or\n"
-       "hang) is minimized and filed in the triage directory with its program\n"
-       "case and a repro.ptx; the summary says what each entry is. Exit 0 "
-       "when\n"
-       "the run checked programs and filed what it found, 1 otherwise, 2 on\n"
-       "bad input.",
-       {{"--backend ptxas|ptx-cmd:COMMAND",
+       "ptxas's known bugs: docs/programs.md) through ptxas, a GPU or your\n"
+       "tool, judged by the composed oracle. Each disagreement (or a crash or\n"
+       "hang of the GPU or tool) is minimized and filed in the triage\n"
+       "directory with its program case and a repro.ptx; the summary says\n"
+       "what each entry is. Exit 0 when the run checked programs and filed\n"
+       "what it found, 1 otherwise, 2 on bad input.",
+       {{"--backend ptxas|cuda|ptx-cmd:COMMAND",
          "what runs the programs (default ptxas)"},
         {"--max-time SECONDS",
          "how long the campaign runs, minimizing included (default 60)"},
         kDir,
         {"--arch SM",
-         "the ptxas -arch, or the tool's module target (default sm_90)"},
+         "the ptxas -arch, or the module's target (default sm_90; cuda: the "
+         "device's)"},
         {"--timeout SECONDS",
-         "the most one run of a tool may take (default 10)"},
+         "the most one run of a tool or one kernel may take (default 10)"},
+        kCudaDriver,
         {"--threads N", "programs checked side by side (default: the cores)"},
         {"--seed N", "the first thread's generator seed (default 1)"},
         {"--suppress SPELLING",

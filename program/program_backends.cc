@@ -15,9 +15,8 @@
 #include "worker/backends/ptxas/sass_constants.h"
 
 namespace ptxdiff {
-namespace {
 
-absl::StatusOr<PtxTarget> TargetOf(const std::string& arch) {
+absl::StatusOr<PtxTarget> TargetOfArch(const std::string& arch) {
   int sm = 0;
   absl::string_view digits = arch;
   if (!absl::ConsumePrefix(&digits, "sm_") || !absl::SimpleAtoi(digits, &sm)) {
@@ -30,10 +29,13 @@ absl::StatusOr<PtxTarget> TargetOf(const std::string& arch) {
   return *target;
 }
 
+namespace {
+
 absl::StatusOr<ChosenProgramBackend> Ptxas(const std::string& arch) {
   PTXDIFF_ASSIGN_OR_RETURN(const std::string ptxas, FindPtxas({}));
   PTXDIFF_RETURN_IF_ERROR(FindSassArch(arch).status());
-  return ChosenProgramBackend{.backend = MakePtxasProgramBackend(ptxas, arch)};
+  return ChosenProgramBackend{.backend = MakePtxasProgramBackend(ptxas, arch),
+                              .arch = arch};
 }
 
 absl::StatusOr<ChosenProgramBackend> Tool(absl::string_view command,
@@ -45,8 +47,8 @@ absl::StatusOr<ChosenProgramBackend> Tool(absl::string_view command,
                        placeholder, " (docs/kernel-abi.md)"));
     }
   }
-  PTXDIFF_ASSIGN_OR_RETURN(const PtxTarget target, TargetOf(o.arch));
-  ChosenProgramBackend chosen{.is_ptxas = false};
+  PTXDIFF_ASSIGN_OR_RETURN(const PtxTarget target, TargetOfArch(o.arch));
+  ChosenProgramBackend chosen{.is_ptxas = false, .arch = o.arch};
   PTXDIFF_ASSIGN_OR_RETURN(chosen.files, TempDir::Create("ptxdiff-programs"));
   chosen.backend = MakeToolProgramBackend({.command = std::string(command),
                                            .files_root = chosen.files->path(),
@@ -62,9 +64,14 @@ absl::StatusOr<ChosenProgramBackend> MakeProgramBackend(
   if (options.backend == "ptxas") return Ptxas(options.arch);
   absl::string_view command = options.backend;
   if (absl::ConsumePrefix(&command, "ptx-cmd:")) return Tool(command, options);
+  if (options.backend == "cuda") {
+    return absl::InvalidArgumentError(
+        "--backend cuda: programs run on a GPU from `ptxdiff program` and "
+        "`ptxdiff programs`; here, on ptxas or ptx-cmd:COMMAND");
+  }
   return absl::InvalidArgumentError(
       absl::StrCat("--backend ", options.backend,
-                   ": programs run on ptxas or ptx-cmd:COMMAND"));
+                   ": programs run on ptxas, cuda or ptx-cmd:COMMAND"));
 }
 
 }  // namespace ptxdiff

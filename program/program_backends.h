@@ -1,7 +1,7 @@
 // The program backends by name, as `--backend` and PTXDIFF_BACKEND give
 // them: `ptxas` (what it folds or claims constant) or `ptx-cmd:COMMAND` (a
 // tool that runs PTX, docs/kernel-abi.md "Programs"). The CLI's program
-// commands and the program fuzzer choose them here.
+// commands (which add `cuda`) and the program fuzzer choose them here.
 
 #ifndef PTXDIFF_PROGRAM_PROGRAM_BACKENDS_H_
 #define PTXDIFF_PROGRAM_PROGRAM_BACKENDS_H_
@@ -13,6 +13,7 @@
 #include "absl/time/time.h"
 #include "common/files.h"
 #include "program/program_backend.h"
+#include "worker/backends/cuda/kernel_gen.h"
 
 namespace ptxdiff {
 
@@ -27,9 +28,14 @@ struct ChosenProgramBackend {
   // Where a tool's runs are made (removed with it); null for ptxas.
   std::unique_ptr<TempDir> files;
   bool is_ptxas = true;
+  std::string arch;  // the target the programs are compiled for
 };
 
-// The backend `options` name. InvalidArgument naming what is wrong: an
+// The PTX target of "sm_90"; InvalidArgument for anything else.
+absl::StatusOr<PtxTarget> TargetOfArch(const std::string& arch);
+
+// The backend `options` name (`cuda` is the CLI's: it starts a worker
+// first, cli/program_command.cc). InvalidArgument naming what is wrong: an
 // unknown backend, a tool command without {ptx}, {in} or {out}, an arch
 // with no PTX target; FailedPrecondition where there is no ptxas.
 absl::StatusOr<ChosenProgramBackend> MakeProgramBackend(

@@ -1,15 +1,18 @@
 #include "program/program_ptxas.h"
 
+#include <random>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/files.h"
+#include "common/subprocess.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
 #include "program/composed_oracle.h"
+#include "program/program_generator.h"
 #include "program/program_ptx.h"
 #include "program/testing/programs.h"
 #include "worker/backends/ptxas/ptxas_toolchain.h"
@@ -269,6 +272,45 @@ TEST_F(ProgramPtxasTest, EveryFamilysKernelAssembles) {
     ASSERT_TRUE(out.ok()) << out.status();
     EXPECT_TRUE(out->ok) << LogSummary(out->log);
     EXPECT_GT(count, 50);
+  }
+}
+
+// The module of programs a tool or a GPU runs (ProgramToolModule, kernel
+// ABI 2: the `ptx-cmd` and `cuda` backends) assembles for each arch from
+// sm_75 to sm_100, in both input forms: generated programs (loops, guards,
+// narrowing) and the testdata cases, many in one module as the backends
+// run them.
+TEST_F(ProgramPtxasTest, ProgramToolModulesAssembleOnEveryArch) {
+  std::mt19937_64 rng(11);
+  std::vector<Program> programs;
+  for (int k = 0; k < 40; ++k) programs.push_back(RandomProgram(rng));
+  for (const char* name :
+       {"found-abs-lt-zero.ptxprog", "found-neg-abs-lt-min.ptxprog",
+        "found-square-low-bits.ptxprog", "fuzzx-m009.ptxprog",
+        "fuzzx-m037.ptxprog"}) {
+    absl::StatusOr<Program> p = TestdataProgram(name);
+    ASSERT_TRUE(p.ok()) << name << ": " << p.status();
+    programs.push_back(*std::move(p));
+  }
+  auto dir = TempDir::Create("program-tool-module");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  const std::string ptx = (*dir)->File("m.ptx"), log = (*dir)->File("m.log");
+  for (int sm : {75, 80, 90, 100}) {
+    for (ProgramInputs form :
+         {ProgramInputs::kRuntime, ProgramInputs::kImmediate}) {
+      const std::string module =
+          ProgramToolModule(programs, *TargetForDevice(sm), form);
+      ASSERT_TRUE(WriteFile(ptx, module).ok());
+      auto ran = RunProcess({ptxas_, absl::StrCat("-arch=sm_", sm), "-o",
+                             (*dir)->File("m.cubin"), ptx},
+                            {.output_path = log});
+      ASSERT_TRUE(ran.ok()) << ran.status();
+      EXPECT_TRUE(ran->ok())
+          << "sm_" << sm << ", inputs "
+          << (form == ProgramInputs::kRuntime ? "runtime" : "immediate") << ": "
+          << ran->Describe(absl::Seconds(0)) << "\n"
+          << ReadFileTail(log, 2000);
+    }
   }
 }
 

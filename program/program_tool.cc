@@ -1,5 +1,6 @@
 #include "program/program_tool.h"
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -19,8 +20,9 @@ namespace {
 // A program's share of {in} and of {out}: two of the ABI's slots.
 constexpr size_t kInBytes = 2 * kTupleBytes, kOutBytes = 2 * kBatchResultBytes;
 
-// The input buffer: program k's inputs little-endian at 64k + 8j.
-std::string InputBuffer(std::span<const Program> programs) {
+}  // namespace
+
+std::string ProgramInputBuffer(std::span<const Program> programs) {
   std::string in(programs.size() * kInBytes, '\0');
   for (size_t k = 0; k < programs.size(); ++k) {
     for (size_t j = 0; j < programs[k].inputs.size(); ++j) {
@@ -31,23 +33,20 @@ std::string InputBuffer(std::span<const Program> programs) {
   return in;
 }
 
+namespace {
+
 std::string HowItEnded(const ToolRun& run) {
   return run.output.empty()
              ? run.what
              : absl::StrCat(run.what, "; its output ends:\n", run.output);
 }
 
-absl::Status RunInto(const ProgramTool& tool, std::span<const Program> programs,
-                     ProgramInputs inputs, ProgramToolRun* results) {
+absl::Status RunInto(const ProgramModuleRunner& runner,
+                     std::span<const Program> programs, ProgramInputs inputs,
+                     absl::Time deadline, ProgramToolRun* results) {
   const ToolRun run =
-      RunToolOnce({.command = tool.command,
-                   .files_root = tool.files_root,
-                   .module = ProgramToolModule(programs, tool.target, inputs),
-                   .in = InputBuffer(programs),
-                   .n = 2 * programs.size(),
-                   .slot_bytes = kBatchResultBytes,
-                   .timeout = tool.timeout,
-                   .deadline = tool.deadline});
+      runner.Run(ProgramToolModule(programs, runner.target(), inputs),
+                 ProgramInputBuffer(programs), 2 * programs.size(), deadline);
   PTXDIFF_RETURN_IF_ERROR(run.error);
   if (run.end == ToolRun::kOk) {
     for (size_t k = 0; k < programs.size(); ++k) {
@@ -64,15 +63,51 @@ absl::Status RunInto(const ProgramTool& tool, std::span<const Program> programs,
     return absl::OkStatus();
   }
   const size_t half = programs.size() / 2;
-  PTXDIFF_RETURN_IF_ERROR(RunInto(tool, programs.first(half), inputs, results));
-  return RunInto(tool, programs.subspan(half), inputs, results + half);
+  PTXDIFF_RETURN_IF_ERROR(
+      RunInto(runner, programs.first(half), inputs, deadline, results));
+  return RunInto(runner, programs.subspan(half), inputs, deadline,
+                 results + half);
 }
+
+class ToolModuleRunner : public ProgramModuleRunner {
+ public:
+  explicit ToolModuleRunner(ProgramTool tool) : tool_(std::move(tool)) {}
+
+  ToolRun Run(const std::string& module, const std::string& in, size_t n,
+              absl::Time deadline) const override {
+    return RunToolOnce({.command = tool_.command,
+                        .files_root = tool_.files_root,
+                        .module = module,
+                        .in = in,
+                        .n = n,
+                        .slot_bytes = kBatchResultBytes,
+                        .timeout = tool_.timeout,
+                        .deadline = std::min(deadline, tool_.deadline)});
+  }
+  const PtxTarget& target() const override { return tool_.target; }
+  std::string Name() const override { return "ptx-cmd"; }
+  std::string Identity() const override {
+    return absl::StrCat("ptx-cmd sm_", tool_.target.sm, ": ", tool_.command);
+  }
+  std::string ReplayFlags() const override {
+    return absl::StrCat("--backend ",
+                        ShellQuote(absl::StrCat("ptx-cmd:", tool_.command)));
+  }
+  std::string Who() const override { return "the tool"; }
+  std::string HowToRun() const override {
+    return absl::StrCat("Run: ", tool_.command,
+                        " with {in} = input.bin and {n} = 2");
+  }
+
+ private:
+  ProgramTool tool_;
+};
 
 }  // namespace
 
-absl::StatusOr<std::vector<ProgramToolRun>> RunProgramsOnTool(
-    const ProgramTool& tool, std::span<const Program> programs,
-    ProgramInputs inputs) {
+absl::StatusOr<std::vector<ProgramToolRun>> RunPrograms(
+    const ProgramModuleRunner& runner, std::span<const Program> programs,
+    ProgramInputs inputs, absl::Time deadline) {
   std::vector<ProgramToolRun> results(programs.size());
   // Programs the buffer has no room for are refused; the others run.
   std::vector<Program> runnable;
@@ -91,9 +126,16 @@ absl::StatusOr<std::vector<ProgramToolRun>> RunProgramsOnTool(
   }
   if (runnable.empty()) return results;
   std::vector<ProgramToolRun> ran(runnable.size());
-  PTXDIFF_RETURN_IF_ERROR(RunInto(tool, runnable, inputs, ran.data()));
+  PTXDIFF_RETURN_IF_ERROR(
+      RunInto(runner, runnable, inputs, deadline, ran.data()));
   for (size_t j = 0; j < ran.size(); ++j) results[index[j]] = std::move(ran[j]);
   return results;
+}
+
+absl::StatusOr<std::vector<ProgramToolRun>> RunProgramsOnTool(
+    const ProgramTool& tool, std::span<const Program> programs,
+    ProgramInputs inputs) {
+  return RunPrograms(ToolModuleRunner(tool), programs, inputs, tool.deadline);
 }
 
 namespace {
@@ -150,14 +192,14 @@ ProgramCheck Judge(std::span<const Program> copies,
   return check;
 }
 
-class ToolProgramBackend : public ProgramBackend {
+class RunnerProgramBackend : public ProgramBackend {
  public:
-  explicit ToolProgramBackend(ProgramTool tool) : tool_(std::move(tool)) {}
+  explicit RunnerProgramBackend(
+      std::unique_ptr<const ProgramModuleRunner> runner)
+      : runner_(std::move(runner)) {}
 
-  std::string Name() const override { return "ptx-cmd"; }
-  std::string Identity() const override {
-    return absl::StrCat("ptx-cmd sm_", tool_.target.sm, ": ", tool_.command);
-  }
+  std::string Name() const override { return runner_->Name(); }
+  std::string Identity() const override { return runner_->Identity(); }
 
   absl::StatusOr<std::vector<ProgramCheck>> Check(
       std::span<const Program> programs, ProgramInputs form, Reading reading,
@@ -170,10 +212,8 @@ class ToolProgramBackend : public ProgramBackend {
       for (Program& c : AtVectors(p, form, rng)) copies.push_back(std::move(c));
     }
     first.push_back(copies.size());
-    ProgramTool tool = tool_;
-    tool.deadline = deadline;
     PTXDIFF_ASSIGN_OR_RETURN(const std::vector<ProgramToolRun> runs,
-                             RunProgramsOnTool(tool, copies, form));
+                             RunPrograms(*runner_, copies, form, deadline));
     std::vector<ProgramCheck> checks;
     for (size_t k = 0; k < programs.size(); ++k) {
       const size_t n = first[k + 1] - first[k];
@@ -187,7 +227,7 @@ class ToolProgramBackend : public ProgramBackend {
   std::string Describe(const Program& p,
                        const ProgramMismatch& m) const override {
     return absl::StrCat(
-        "the tool gives ", ClaimedText(p, m.claimed), " at ",
+        runner_->Who(), " gives ", ClaimedText(p, m.claimed), " at ",
         InputsText(p, m.inputs),
         m.form == ProgramInputs::kImmediate ? " (as immediates)" : "",
         "; the composed oracle gives ", OutputsText(p, m.oracle));
@@ -203,28 +243,33 @@ class ToolProgramBackend : public ProgramBackend {
   }
 
   std::string ReproModule(const Program& p, ProgramInputs form) const override {
-    return absl::StrCat("// Run: ", tool_.command,
-                        " with {in} = input.bin and {n} = 2 "
-                        "(docs/kernel-abi.md, \"Programs\")\n",
-                        ProgramToolModule({&p, 1}, tool_.target, form));
+    return absl::StrCat("// ", runner_->HowToRun(),
+                        " (docs/kernel-abi.md, \"Programs\")\n",
+                        ProgramToolModule({&p, 1}, runner_->target(), form));
   }
   std::string ReproInput(const Program& p) const override {
-    return InputBuffer({&p, 1});
+    return ProgramInputBuffer({&p, 1});
   }
 
-  std::string ReplayFlags() const override {
-    return absl::StrCat("--backend ",
-                        ShellQuote(absl::StrCat("ptx-cmd:", tool_.command)));
-  }
+  std::string ReplayFlags() const override { return runner_->ReplayFlags(); }
 
  private:
-  ProgramTool tool_;
+  std::unique_ptr<const ProgramModuleRunner> runner_;
 };
 
 }  // namespace
 
+std::unique_ptr<ProgramBackend> MakeRunnerProgramBackend(
+    std::unique_ptr<const ProgramModuleRunner> runner) {
+  return std::make_unique<RunnerProgramBackend>(std::move(runner));
+}
+
+std::unique_ptr<ProgramModuleRunner> MakeToolModuleRunner(ProgramTool tool) {
+  return std::make_unique<ToolModuleRunner>(std::move(tool));
+}
+
 std::unique_ptr<ProgramBackend> MakeToolProgramBackend(ProgramTool tool) {
-  return std::make_unique<ToolProgramBackend>(std::move(tool));
+  return MakeRunnerProgramBackend(MakeToolModuleRunner(std::move(tool)));
 }
 
 }  // namespace ptxdiff

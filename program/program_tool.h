@@ -1,7 +1,8 @@
-// Programs on a user's tool that runs PTX (the ptx-cmd backend's command,
-// docs/kernel-abi.md, "Programs"): many programs in one module, one run of
-// the tool for all of them; a module the tool refuses, crashes or hangs on
-// is halved until the program it fails on is alone.
+// Programs on an implementation that runs PTX modules of kernel ABI 2
+// (docs/kernel-abi.md, "Programs"): a user's tool (the ptx-cmd backend's
+// command) or a GPU (program_cuda.h). Many programs in one module, one run
+// for all of them; a module the runner refuses, crashes or hangs on is
+// halved until the program it fails on is alone.
 
 #ifndef PTXDIFF_PROGRAM_PROGRAM_TOOL_H_
 #define PTXDIFF_PROGRAM_PROGRAM_TOOL_H_
@@ -24,6 +25,29 @@ namespace ptxdiff {
 
 inline constexpr int kMaxToolProgramInputs = 4;
 
+// Where a module of programs (ProgramToolModule) runs: a user's tool (a
+// command) or a GPU (program_cuda.h). The backend around it (halving a
+// module that fails, judging, describing, filing) is the same for both.
+class ProgramModuleRunner {
+ public:
+  virtual ~ProgramModuleRunner() = default;
+  // One run of `module` on the input buffer `in`, filling `n` slots of
+  // kBatchResultBytes: the output buffer (kOk), or a refusal, crash or hang
+  // (kCut: stopped at `deadline`, not known to hang). `error` only for the
+  // harness's own failure. Called from several threads at once.
+  virtual ToolRun Run(const std::string& module, const std::string& in,
+                      size_t n, absl::Time deadline) const = 0;
+  virtual const PtxTarget& target() const = 0;
+  // ProgramBackend's Name, Identity and ReplayFlags.
+  virtual std::string Name() const = 0;
+  virtual std::string Identity() const = 0;
+  virtual std::string ReplayFlags() const = 0;
+  // Who gives the outputs, in a mismatch's words: "the tool", "the GPU".
+  virtual std::string Who() const = 0;
+  // How to run a reproducer's module and input.bin: its first comment line.
+  virtual std::string HowToRun() const = 0;
+};
+
 struct ProgramTool {
   std::string command;     // the template: {ptx}, {in}, {out}, optional {n}
   std::string files_root;  // a private directory the runs are made in
@@ -42,16 +66,31 @@ struct ProgramToolRun {
 };
 
 // Each program run once, its inputs at their witnesses (`inputs` kRuntime:
-// from the input buffer; kImmediate: in the instructions). An error only
-// for the harness's own failure (no temporary directory); a program with
-// more than kMaxToolProgramInputs inputs is refused without a run.
+// from the input buffer; kImmediate: in the instructions), as few runs as
+// the runner allows: one module for all, halved where a run fails until
+// the program it fails on is alone. An error only for the harness's own
+// failure (no temporary directory); a program with more than
+// kMaxToolProgramInputs inputs is refused without a run.
+absl::StatusOr<std::vector<ProgramToolRun>> RunPrograms(
+    const ProgramModuleRunner& runner, std::span<const Program> programs,
+    ProgramInputs inputs, absl::Time deadline);
+// The same on `tool`, until tool.deadline.
 absl::StatusOr<std::vector<ProgramToolRun>> RunProgramsOnTool(
     const ProgramTool& tool, std::span<const Program> programs,
     ProgramInputs inputs);
 
-// The tool as a program backend: each program run at its witness and, with
-// runtime inputs, at a few more input vectors (edge values of each input),
-// all in one module; judged against the composed oracle there.
+// The input buffer for `programs`: program k's witnesses little-endian at
+// {in} + 64k + 8j.
+std::string ProgramInputBuffer(std::span<const Program> programs);
+
+// The runner as a program backend: each program run at its witness and,
+// with runtime inputs, at a few more input vectors (edge values of each
+// input), all in one module; judged against the composed oracle there.
+std::unique_ptr<ProgramBackend> MakeRunnerProgramBackend(
+    std::unique_ptr<const ProgramModuleRunner> runner);
+
+// A user's tool: each run one run of its command (RunToolOnce).
+std::unique_ptr<ProgramModuleRunner> MakeToolModuleRunner(ProgramTool tool);
 std::unique_ptr<ProgramBackend> MakeToolProgramBackend(ProgramTool tool);
 
 }  // namespace ptxdiff

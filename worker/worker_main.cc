@@ -5,18 +5,28 @@
 // Speaks the protocol on stdin/stdout; diagnostics go to stderr. Exit codes:
 // 0 after BYE or end of input, 2 bad command line, 3 the backend cannot start
 // here, 4 a protocol error on stdin.
+//
+//   ptxdiff-worker --backend=cuda --run-module PTX IN OUT N [KEY=VALUE...]
+//
+// Runs one module on the GPU and exits (worker/backends/cuda/module_run.h):
+// the program backend's runs, one process each.
 
 #include <signal.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "protocol/backend_names.h"
 #include "protocol/frame_io.h"
 #include "worker/backend.h"
+#if defined(PTXDIFF_HAVE_CUDA_BACKEND)
+#include "worker/backends/cuda/module_run.h"
+#endif
 
 namespace ptxdiff {
 namespace {
@@ -71,6 +81,20 @@ int Serve(absl::string_view backend_name) {
   }
 }
 
+// The arguments after --run-module, run as one module.
+int RunModule(absl::string_view backend, const std::vector<std::string>& args) {
+  if (backend != kCudaBackend) {
+    return Fatal(2, "--run-module runs a module on --backend=cuda only");
+  }
+#if defined(PTXDIFF_HAVE_CUDA_BACKEND)
+  return RunModuleCommand(args);
+#else
+  return Fatal(3,
+               "this ptxdiff-worker was built without the CUDA toolkit's "
+               "headers (find_package(CUDAToolkit) failed)");
+#endif
+}
+
 }  // namespace
 }  // namespace ptxdiff
 
@@ -81,6 +105,9 @@ int main(int argc, char** argv) {
     absl::string_view arg = argv[i];
     if (absl::ConsumePrefix(&arg, "--backend=")) {
       backend = std::string(arg);
+    } else if (arg == "--run-module") {
+      return ptxdiff::RunModule(
+          backend, std::vector<std::string>(argv + i + 1, argv + argc));
     } else {
       return ptxdiff::Fatal(
           2, absl::StrCat("unknown argument '", arg,

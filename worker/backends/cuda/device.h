@@ -40,6 +40,9 @@ class Owned {
   ~Owned() { Reset(); }
 
   Handle get() const { return handle_; }
+  // Gives the resource up unreleased: for one a kernel that never ends
+  // still uses, whose release would wait for it.
+  void Abandon() { handle_ = Handle{}; }
   void Reset() {
     if (handle_ != Handle{}) (void)(driver_->*Release)(handle_);
     handle_ = Handle{};

@@ -72,6 +72,7 @@ ToolRun RunToolOnce(const ToolCall& call) {
     run.error = outcome.status();
     return run;
   }
+  run.exit_status = outcome->exit_status;
   if (outcome->timed_out) {
     // Cut short by the caller's deadline, it has not shown that it hangs.
     return Failed(std::move(run),

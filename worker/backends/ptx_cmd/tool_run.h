@@ -2,7 +2,8 @@
 // module and the input buffer written to a fresh private directory, the
 // command template run once through /bin/sh with {ptx}, {in}, {out} and {n}
 // replaced, and how it ended: the output buffer, a refusal, a crash or a
-// hang. What the ptx-cmd backend and programs on a tool share.
+// hang. What the ptx-cmd backend and programs on a tool share, and programs
+// on a GPU, each run a ptxdiff-worker --run-module command (program_cuda.h).
 
 #ifndef PTXDIFF_WORKER_BACKENDS_PTX_CMD_TOOL_RUN_H_
 #define PTXDIFF_WORKER_BACKENDS_PTX_CMD_TOOL_RUN_H_
@@ -28,6 +29,9 @@ struct ToolRun {
   std::string what;    // "exit status 1", "killed by signal 11 (SIGSEGV)"
   std::string output;  // the end of what the tool printed
   std::string out;     // {out}, for kOk
+  // The command's exit status, when it exited (-1 after a signal or a
+  // timeout): a caller whose command speaks in exit statuses reads it.
+  int exit_status = -1;
   absl::Duration took;
   absl::Status error;  // the harness's own failure (no temporary directory)
 };

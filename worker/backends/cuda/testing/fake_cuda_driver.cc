@@ -158,6 +158,14 @@ void FakeCudaDriver::CorruptVariant(std::string spelling, uint64_t mask) {
   corruptions_[std::move(spelling)] = mask;
 }
 
+void FakeCudaDriver::FaultOnPtxContaining(std::string needle, CUresult result) {
+  ptx_faults_.emplace_back(std::move(needle), result);
+}
+
+void FakeCudaDriver::HangOnPtxContaining(std::string needle) {
+  ptx_hangs_.push_back(std::move(needle));
+}
+
 void FakeCudaDriver::IgnoreSaturation(std::string spelling) {
   unsaturated_.insert(std::move(spelling));
 }
@@ -369,14 +377,17 @@ std::optional<FakeCudaDriver::Module> FakeCudaDriver::ParseImage(
   if (absl::StartsWith(text, "// ptxdiff batch: ")) {
     absl::StatusOr<class RegisterKernel> kernel = RegisterKernel::Parse(text);
     if (!kernel.ok()) return std::nullopt;
-    // "// tuples 0..3: bfe.s32": the (first) segment's variant.
+    // "// tuples 0..3: bfe.s32": the (first) segment's variant. A module
+    // of programs (program/program_ptx.h) has none.
     const size_t at = text.find("// tuples ");
-    const size_t colon = text.find(": ", at);
-    module.spelling =
-        std::string(text.substr(colon + 2, text.find('\n', colon) - colon - 2));
-    auto v = ParseVariant(module.spelling);
-    if (!v.ok()) return std::nullopt;
-    module.variant = *v;
+    if (at != absl::string_view::npos) {
+      const size_t colon = text.find(": ", at);
+      module.spelling = std::string(
+          text.substr(colon + 2, text.find('\n', colon) - colon - 2));
+      auto v = ParseVariant(module.spelling);
+      if (!v.ok()) return std::nullopt;
+      module.variant = *v;
+    }
     module.entries.push_back({.name = kernel->entry()});
     module.batch =
         std::make_shared<const class RegisterKernel>(*std::move(kernel));
@@ -420,10 +431,17 @@ CUresult FakeCudaDriver::ModuleLoadDataEx(CUmodule* module, const void* image,
                                           void** option_values) {
   if (auto r = Enter("ModuleLoadDataEx", "")) return *r;
   const LogBuffers logs = FindLogs(num_options, options, option_values);
-  std::optional<Module> parsed = ParseImage(static_cast<const char*>(image));
+  const absl::string_view text = static_cast<const char*>(image);
+  std::optional<Module> parsed = ParseImage(text);
   if (!parsed.has_value()) {
     WriteLog(logs, "fake driver: not an image this device can load");
     return CUDA_ERROR_INVALID_IMAGE;
+  }
+  for (const auto& [needle, result] : ptx_faults_) {
+    if (absl::StrContains(text, needle)) parsed->fault = result;
+  }
+  for (const std::string& needle : ptx_hangs_) {
+    parsed->hangs |= absl::StrContains(text, needle);
   }
   const uintptr_t id = next_handle_++;
   modules_[id] = std::move(*parsed);
@@ -580,7 +598,9 @@ CUresult FakeCudaDriver::StreamQuery(CUstream stream) {
     return *r;
   }
   if (!streams_.contains(Id(stream))) return CUDA_ERROR_INVALID_HANDLE;
-  if (busy_polls_ < 0) return CUDA_ERROR_NOT_READY;
+  if (busy_polls_ < 0 || hung_streams_.contains(Id(stream))) {
+    return CUDA_ERROR_NOT_READY;
+  }
   if (busy_polls_ > 0 && !streams_[Id(stream)].empty()) {
     --busy_polls_;
     return CUDA_ERROR_NOT_READY;
@@ -635,6 +655,7 @@ CUresult FakeCudaDriver::LaunchKernel(
     launch.n = *static_cast<uint32_t*>(params[2]);
   }
   launches_.push_back(launch);
+  if (m->second.hangs) hung_streams_.insert(Id(stream));
   const int fault = ++launch_count_ == fault_launch_ ? 1 : 0;
   s->second.push_back(
       [this, launch, module = f->second.first, index = f->second.second,
@@ -648,6 +669,7 @@ CUresult FakeCudaDriver::RunKernel(const LaunchRecord& launch, uintptr_t module,
   auto m = modules_.find(module);
   // Unloaded while the kernel was queued: its code is gone.
   if (m == modules_.end()) return CUDA_ERROR_LAUNCH_FAILED;
+  if (m->second.fault != CUDA_SUCCESS) return m->second.fault;
   const Entry& e = m->second.entries[entry];
   if (m->second.batch != nullptr) return RunBatchKernel(launch, m->second);
   const size_t n = e.immediate ? e.tuples.size() : launch.n;

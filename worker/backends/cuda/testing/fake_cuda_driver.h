@@ -95,6 +95,10 @@ class FakeCudaDriver : public CudaDriver {
   // StreamQuery answers NOT_READY `polls` times before the work runs; -1:
   // forever (a kernel that never ends).
   void SetBusyPolls(int polls) { busy_polls_ = polls; }
+  // Kernels of modules whose PTX contains `needle` fault with `result` when
+  // they run (a device that traps on one instruction), or never end.
+  void FaultOnPtxContaining(std::string needle, CUresult result);
+  void HangOnPtxContaining(std::string needle);
   // Results of `spelling` come out XORed with `mask` (a device that differs).
   void CorruptVariant(std::string spelling, uint64_t mask);
   // `spelling` (a `.sat` variant) wraps instead of saturating: its results
@@ -183,6 +187,10 @@ class FakeCudaDriver : public CudaDriver {
     // run by the PTX interpreter of the ptx-cmd tests, the module's own text.
     // (`class`: kernel_gen.h has a function of the same name.)
     std::shared_ptr<const class RegisterKernel> batch;
+    // FaultOnPtxContaining's result for its kernels, and
+    // HangOnPtxContaining's.
+    CUresult fault = CUDA_SUCCESS;
+    bool hangs = false;
   };
   using Work = std::function<CUresult()>;
 
@@ -218,7 +226,10 @@ class FakeCudaDriver : public CudaDriver {
   std::map<std::string, uint64_t> corruptions_;
   std::set<std::string> unsaturated_;
   std::set<std::string> carry_flag_unwritten_;
-  int fault_launch_ = 0;  // launch number that faults, 0 for none
+  std::vector<std::pair<std::string, CUresult>> ptx_faults_;
+  std::vector<std::string> ptx_hangs_;
+  std::set<uintptr_t> hung_streams_;  // a kernel that never ends is queued
+  int fault_launch_ = 0;              // launch number that faults, 0 for none
   CUresult fault_result_ = CUDA_SUCCESS;
   int launch_count_ = 0;
   int busy_polls_ = 0;

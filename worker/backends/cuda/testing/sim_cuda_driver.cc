@@ -15,6 +15,9 @@
 // variants wrap instead of saturating, and those `.cc` variants that read
 // CC.CF (addc.cc.u32, subc.cc.s64, madc.lo.cc.u32, ...) write no CC.CF (the
 // flag keeps their carry in): a driver with a bug to find.
+// PTXDIFF_SIM_CUDA_TRAP=TEXT makes every kernel whose PTX contains TEXT
+// (`div.u32 `) fault with CUDA_ERROR_ILLEGAL_INSTRUCTION, a sticky error;
+// PTXDIFF_SIM_CUDA_HANG=TEXT makes such kernels never end.
 
 #include <cuda.h>
 
@@ -37,6 +40,19 @@ namespace ptxdiff {
 namespace {
 
 constexpr char kWrongVariable[] = "PTXDIFF_SIM_CUDA_WRONG";
+constexpr char kTrapVariable[] = "PTXDIFF_SIM_CUDA_TRAP";
+constexpr char kHangVariable[] = "PTXDIFF_SIM_CUDA_HANG";
+
+// The kernels PTXDIFF_SIM_CUDA_TRAP and PTXDIFF_SIM_CUDA_HANG name, made to
+// fault or never end in `driver`.
+void ApplyFaults(FakeCudaDriver& driver) {
+  if (const char* trap = std::getenv(kTrapVariable); trap && *trap) {
+    driver.FaultOnPtxContaining(trap, CUDA_ERROR_ILLEGAL_INSTRUCTION);
+  }
+  if (const char* hang = std::getenv(kHangVariable); hang && *hang) {
+    driver.HangOnPtxContaining(hang);
+  }
+}
 
 // The variants PTXDIFF_SIM_CUDA_WRONG names, made wrong in `driver`;
 // InvalidArgument for a spelling that is neither a `.sat` variant nor a
@@ -75,6 +91,7 @@ SimDriver& Sim() {
   static SimDriver* const sim = [] {
     auto* made = new SimDriver;
     made->configuration = ApplyWrongVariants(made->fake);
+    ApplyFaults(made->fake);
     made->init_error_name = absl::StrCat("CUDA_ERROR_INVALID_VALUE (",
                                          made->configuration.message(), ")");
     return made;

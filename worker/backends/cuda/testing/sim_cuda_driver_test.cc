@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -299,6 +300,100 @@ TEST_F(SimCudaTest, CampaignFilesFindingsWithTheDriver) {
   ASSERT_EQ(entries->size(), 1u);
   EXPECT_THAT((*entries)[0].meta["backend"],
               HasSubstr(absl::StrCat("driver at ", RealPath(kSim))));
+}
+
+// Program cases on the cuda backend (program/program_cuda.h): `ptxdiff
+// program` and `ptxdiff programs` run each module in a worker on the
+// simulated driver.
+std::string WriteProgram(const std::string& dir, const std::string& body) {
+  const std::string path = dir + "/case.ptxprog";
+  std::ofstream(path) << "# ptxdiff program 1\n" << body;
+  return path;
+}
+
+constexpr char kSaturating[] =
+    "input %a .b32 0x7fffffff\nadd.sat.s32 %r, %a, 1;\nshr.u32 %s, %r, 28;\n"
+    "output %s\n";
+
+TEST_F(SimCudaTest, ProgramAgreesOnTheSimulatedGpu) {
+  const std::string file = WriteProgram(FreshDir("program"), kSaturating);
+  const CliRun run =
+      Ptxdiff({"program", file, "--backend", "cuda", "--cuda-driver", kSim});
+  EXPECT_EQ(run.code, 0) << run.output;
+  EXPECT_THAT(run.output,
+              AllOf(HasSubstr("cuda, inputs immediate: agrees"),
+                    HasSubstr("cuda, inputs runtime: agrees with the oracle at "
+                              "the witness and at more input vectors"),
+                    HasSubstr("verdict: agree")));
+}
+
+TEST_F(SimCudaTest, ProgramFindsTheWrongInstructionOnTheSimulatedGpu) {
+  setenv("PTXDIFF_SIM_CUDA_WRONG", "add.sat.s32", 1);
+  const std::string file = WriteProgram(FreshDir("program"), kSaturating);
+  const CliRun run =
+      Ptxdiff({"program", file, "--backend", "cuda", "--cuda-driver", kSim});
+  EXPECT_EQ(run.code, 1) << run.output;
+  EXPECT_THAT(run.output, AllOf(HasSubstr("cuda, inputs runtime: the GPU gives "
+                                          "%s = 0x00000008 at %a = 0x7fffffff"),
+                                HasSubstr("verdict: mismatch")));
+}
+
+// A filed program case replays with the flags its `# Replay:` line gives.
+TEST_F(SimCudaTest, ProgramCaseReplaysOnTheSimulatedGpu) {
+  setenv("PTXDIFF_SIM_CUDA_WRONG", "add.sat.s32", 1);
+  const std::string file = WriteProgram(FreshDir("program"), kSaturating);
+  const CliRun run =
+      Ptxdiff({"repro", file, "--backend", "cuda", "--cuda-driver", kSim});
+  EXPECT_EQ(run.code, 1) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("cuda, inputs runtime: the GPU gives"));
+}
+
+// A finding on the GPU is minimized and filed as a cuda entry, whose case
+// says how to replay it.
+TEST_F(SimCudaTest, ProgramFindingIsFiledAsACudaEntry) {
+  setenv("PTXDIFF_SIM_CUDA_WRONG", "add.sat.s32", 1);
+  const std::string dir = FreshDir("program");
+  const std::string file = WriteProgram(dir, kSaturating);
+  const CliRun run = Ptxdiff({"minimize", file, "--backend", "cuda",
+                              "--cuda-driver", kSim, "--dir", dir + "/triage"});
+  EXPECT_EQ(run.code, 0) << run.output;
+  EXPECT_THAT(
+      run.output,
+      AllOf(HasSubstr("filed new entry"), HasSubstr("value-mismatch~cuda~"),
+            HasSubstr("the GPU gives %r = 0x80000000"),
+            HasSubstr(absl::StrCat("# Replay: ptxdiff program case.txt "
+                                   "--backend cuda --cuda-driver '",
+                                   kSim, "' --arch sm_90"))));
+}
+
+TEST_F(SimCudaTest, ProgramsCampaignRunsOnTheSimulatedGpu) {
+  const std::string dir = FreshDir("programs");
+  const CliRun run =
+      Ptxdiff({"programs", "--backend", "cuda", "--cuda-driver", kSim,
+               "--max-time", "4", "--threads", "2", "--dir", dir + "/triage"});
+  EXPECT_EQ(run.code, 0) << run.output;
+  EXPECT_THAT(run.output, AllOf(HasSubstr("programs: cuda sm_90, 2 threads"),
+                                HasSubstr("the GPU ran 100%"),
+                                HasSubstr("programs: 0 disagreements")));
+}
+
+// Without a GPU, --backend cuda says why in one line, and what to use.
+TEST_F(SimCudaTest, ProgramOnCudaWithoutAGpuSaysWhyInOneLine) {
+  if (LoadCudaDriver().ok()) GTEST_SKIP() << "this machine has a CUDA driver";
+  const std::string file = WriteProgram(FreshDir("program"), kSaturating);
+  for (const char* command : {"program", "programs"}) {
+    std::vector<std::string> args = {command, "--backend", "cuda"};
+    if (std::string(command) == "program") args.push_back(file);
+    const CliRun run = Ptxdiff(args);
+    EXPECT_EQ(run.code, 2) << run.output;
+    EXPECT_THAT(
+        run.output,
+        AllOf(HasSubstr(absl::StrCat("ptxdiff ", command, ": ")),
+              HasSubstr("the cuda backend cannot run here"),
+              HasSubstr("libcuda.so.1"), HasSubstr("try --backend=ptxas")));
+    EXPECT_EQ(std::count(run.output.begin(), run.output.end(), '\n'), 1)
+        << run.output;
+  }
 }
 
 }  // namespace

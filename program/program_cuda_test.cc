@@ -1,0 +1,267 @@
+// Programs on the `cuda` backend without a GPU: a module of programs run by
+// RunModuleOnDevice on the simulated GPU (FakeCudaDriver, whose batch
+// modules run through the ptx-cmd tests' PTX interpreter), and the backend
+// end to end, each run a `ptxdiff-worker --run-module` process on the
+// simulated driver library (libptxdiff_sim_cuda.so), its bugs planted
+// through the environment.
+
+#include "program/program_cuda.h"
+
+#include <stdlib.h>
+
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/files.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "program/composed_oracle.h"
+#include "program/program_generator.h"
+#include "program/program_ptx.h"
+#include "program/program_tool.h"
+#include "program/testing/programs.h"
+#include "worker/backends/cuda/device.h"
+#include "worker/backends/cuda/module_run.h"
+#include "worker/backends/cuda/testing/fake_cuda_driver.h"
+
+namespace ptxdiff {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Saturates to 0x7fffffff, shifted down to 7; wrapping gives 8.
+Program SaturatingProgram() {
+  return ProgramOf(
+      "input %a .b32 0x7fffffff\nadd.sat.s32 %r, %a, 1;\nshr.u32 %s, %r, "
+      "28;\noutput %s\n");
+}
+Program SquareProgram() {
+  return ProgramOf("input %a .b32 5\nmul.lo.u32 %r, %a, %a;\noutput %r\n");
+}
+Program DivisionProgram() {
+  return ProgramOf(
+      "input %a .b32 9\ninput %b .b32 3\ndiv.u32 %r, %a, %b;\noutput %r\n");
+}
+
+std::vector<Program> RandomPrograms(int count, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<Program> programs;
+  for (int k = 0; k < count; ++k) programs.push_back(RandomProgram(rng));
+  return programs;
+}
+
+// Program k's outputs in a module's output buffer.
+std::vector<uint64_t> OutputsOf(const std::string& out, const Program& p,
+                                size_t k) {
+  std::vector<uint64_t> outputs(p.outputs.size());
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    std::memcpy(&outputs[j], out.data() + 32 * k + 8 * j, 8);
+  }
+  return outputs;
+}
+
+class ModuleOnFakeGpuTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    auto context = DeviceContext::Open(driver_, 0);
+    ASSERT_TRUE(context.ok()) << context.status();
+    context_ = *std::move(context);
+  }
+  absl::StatusOr<CudaModuleRun> Run(
+      const std::vector<Program>& programs,
+      ProgramInputs form = ProgramInputs::kRuntime,
+      absl::Duration timeout = absl::Seconds(10)) {
+    return RunModuleOnDevice(
+        driver_, ProgramToolModule(programs, *TargetForDevice(90), form),
+        ProgramInputBuffer(programs), 2 * programs.size(), timeout);
+  }
+  FakeCudaDriver driver_;
+  std::unique_ptr<DeviceContext> context_;
+};
+
+// Generated programs (loops, squares, narrowing) give the composed oracle's
+// outputs, many in one module launched on one thread, in both input forms.
+TEST_F(ModuleOnFakeGpuTest, RightProgramsGiveTheOraclesOutputs) {
+  const std::vector<Program> programs = RandomPrograms(40, 5);
+  for (ProgramInputs form :
+       {ProgramInputs::kRuntime, ProgramInputs::kImmediate}) {
+    auto run = Run(programs, form);
+    ASSERT_TRUE(run.ok()) << run.status();
+    ASSERT_EQ(run->end, CudaModuleRun::kOk) << run->what;
+    for (size_t k = 0; k < programs.size(); ++k) {
+      EXPECT_FALSE(Disagrees(EvaluateAtWitness(programs[k]),
+                             OutputsOf(run->out, programs[k], k)))
+          << FormatProgram(programs[k]);
+    }
+    const FakeCudaDriver::LaunchRecord& launch = driver_.launches().back();
+    EXPECT_EQ(launch.grid * launch.block, 1u);
+    EXPECT_EQ(launch.n, 2 * programs.size());
+  }
+}
+
+TEST_F(ModuleOnFakeGpuTest, AWrongInstructionGivesItsWrongValue) {
+  driver_.IgnoreSaturation("add.sat.s32");
+  auto run = Run({SaturatingProgram(), SquareProgram()});
+  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_EQ(run->end, CudaModuleRun::kOk) << run->what;
+  EXPECT_EQ(OutputsOf(run->out, SaturatingProgram(), 0),
+            std::vector<uint64_t>{8});
+  EXPECT_EQ(OutputsOf(run->out, SquareProgram(), 1), std::vector<uint64_t>{25});
+}
+
+TEST_F(ModuleOnFakeGpuTest, AJitRejectionIsTheModulesWithItsLog) {
+  driver_.RejectPtxContaining("div.u32", "ptxas: div.u32 is not for you");
+  auto run = Run({SquareProgram(), DivisionProgram()});
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->end, CudaModuleRun::kRejected);
+  EXPECT_THAT(run->what, HasSubstr("div.u32 is not for you"));
+}
+
+TEST_F(ModuleOnFakeGpuTest, AStickyErrorIsADeviceFault) {
+  driver_.FaultOnPtxContaining("div.u32 ", CUDA_ERROR_ILLEGAL_INSTRUCTION);
+  auto run = Run({SquareProgram(), DivisionProgram()});
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->end, CudaModuleRun::kDeviceFault);
+  EXPECT_THAT(run->what, HasSubstr("CUDA_ERROR_ILLEGAL_INSTRUCTION"));
+}
+
+TEST_F(ModuleOnFakeGpuTest, AKernelPastItsTimeoutIsATimeout) {
+  driver_.HangOnPtxContaining("div.u32 ");
+  auto run =
+      Run({DivisionProgram()}, ProgramInputs::kRuntime, absl::Milliseconds(50));
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->end, CudaModuleRun::kTimeout);
+  EXPECT_THAT(run->what, HasSubstr("longer than the timeout of 50ms"));
+}
+
+#if defined(PTXDIFF_SIM_CUDA_PATH) && defined(PTXDIFF_WORKER_PATH)
+
+constexpr const char* kPlants[] = {
+    "PTXDIFF_SIM_CUDA_WRONG", "PTXDIFF_SIM_CUDA_TRAP", "PTXDIFF_SIM_CUDA_HANG"};
+
+// The backend on the simulated driver library; its workers inherit the
+// bugs a test plants in the environment.
+class CudaProgramBackendTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    for (const char* plant : kPlants) unsetenv(plant);
+    auto dir = TempDir::Create("program-cuda");
+    ASSERT_TRUE(dir.ok()) << dir.status();
+    dir_ = *std::move(dir);
+  }
+  void TearDown() override {
+    for (const char* plant : kPlants) unsetenv(plant);
+  }
+  ProgramGpu Gpu(absl::Duration kernel_timeout = absl::Seconds(10)) const {
+    return {.worker = PTXDIFF_WORKER_PATH,
+            .driver_library = PTXDIFF_SIM_CUDA_PATH,
+            .target = *TargetForDevice(90),
+            .device_name = "ptxdiff simulated GPU (sm_90, device 0, 4 SMs)",
+            .driver = "CUDA 13.0 driver at the simulated library",
+            .files_root = dir_->path(),
+            .kernel_timeout = kernel_timeout};
+  }
+  std::vector<ProgramCheck> Check(
+      std::span<const Program> programs, ProgramInputs form,
+      absl::Duration kernel_timeout = absl::Seconds(10)) {
+    auto checks =
+        MakeCudaProgramBackend(Gpu(kernel_timeout))
+            ->Check(programs, form, Reading::kSpec, absl::InfiniteFuture());
+    EXPECT_TRUE(checks.ok()) << checks.status();
+    return checks.ok() ? *std::move(checks) : std::vector<ProgramCheck>{};
+  }
+  std::unique_ptr<TempDir> dir_;
+};
+
+TEST_F(CudaProgramBackendTest, RightProgramsAgreeInBothForms) {
+  const std::vector<Program> programs = RandomPrograms(12, 7);
+  for (ProgramInputs form :
+       {ProgramInputs::kRuntime, ProgramInputs::kImmediate}) {
+    const std::vector<ProgramCheck> checks = Check(programs, form);
+    ASSERT_EQ(checks.size(), programs.size());
+    for (size_t k = 0; k < checks.size(); ++k) {
+      EXPECT_TRUE(checks[k].judged) << checks[k].why_not;
+      EXPECT_FALSE(checks[k].mismatch.has_value())
+          << FormatProgram(programs[k]);
+      EXPECT_FALSE(checks[k].fault.has_value()) << checks[k].fault->what;
+    }
+  }
+}
+
+TEST_F(CudaProgramBackendTest, APlantedWrongInstructionIsFound) {
+  setenv("PTXDIFF_SIM_CUDA_WRONG", "add.sat.s32", 1);
+  const std::vector<Program> programs = {SaturatingProgram(), SquareProgram()};
+  const std::vector<ProgramCheck> checks =
+      Check(programs, ProgramInputs::kRuntime);
+  ASSERT_EQ(checks.size(), 2u);
+  ASSERT_TRUE(checks[0].mismatch.has_value());
+  EXPECT_EQ(checks[0].mismatch->claimed, std::vector<uint64_t>{8});
+  EXPECT_EQ(
+      MakeCudaProgramBackend(Gpu())->Describe(programs[0], *checks[0].mismatch),
+      "the GPU gives %s = 0x00000008 at %a = 0x7fffffff; the composed "
+      "oracle gives %s = 0x00000007");
+  EXPECT_TRUE(checks[1].judged);
+  EXPECT_FALSE(checks[1].mismatch.has_value());
+}
+
+// The module faults; halved, the fault is pinned on the one program whose
+// kernel traps, run alone, and the others are judged.
+TEST_F(CudaProgramBackendTest, ADeviceFaultIsACrashOfTheProgramAlone) {
+  setenv("PTXDIFF_SIM_CUDA_TRAP", "div.u32 ", 1);
+  const std::vector<Program> programs = {SaturatingProgram(), DivisionProgram(),
+                                         SquareProgram()};
+  auto runs = RunPrograms(*MakeCudaModuleRunner(Gpu()), programs,
+                          ProgramInputs::kRuntime, absl::InfiniteFuture());
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  EXPECT_EQ((*runs)[0].end, ToolRun::kOk) << (*runs)[0].what;
+  EXPECT_EQ((*runs)[1].end, ToolRun::kCrashed);
+  EXPECT_THAT((*runs)[1].what,
+              HasSubstr("cuda device fault: Failed to run the module's "
+                        "kernel: cuStreamQuery(stream) returned "
+                        "CUDA_ERROR_ILLEGAL_INSTRUCTION"));
+  EXPECT_EQ((*runs)[2].end, ToolRun::kOk) << (*runs)[2].what;
+
+  const std::vector<ProgramCheck> checks =
+      Check(programs, ProgramInputs::kRuntime);
+  ASSERT_EQ(checks.size(), 3u);
+  ASSERT_TRUE(checks[1].fault.has_value());
+  EXPECT_EQ(checks[1].fault->kind, ProgramFault::kCrash);
+  EXPECT_TRUE(checks[0].judged && !checks[0].mismatch);
+  EXPECT_TRUE(checks[2].judged && !checks[2].mismatch);
+}
+
+TEST_F(CudaProgramBackendTest, AKernelPastItsTimeoutIsAHang) {
+  setenv("PTXDIFF_SIM_CUDA_HANG", "div.u32 ", 1);
+  const std::vector<Program> programs = {SquareProgram(), DivisionProgram()};
+  const std::vector<ProgramCheck> checks =
+      Check(programs, ProgramInputs::kImmediate, absl::Milliseconds(300));
+  ASSERT_EQ(checks.size(), 2u);
+  EXPECT_TRUE(checks[0].judged && !checks[0].mismatch);
+  ASSERT_TRUE(checks[1].fault.has_value());
+  EXPECT_EQ(checks[1].fault->kind, ProgramFault::kHang);
+  EXPECT_THAT(checks[1].fault->what,
+              HasSubstr("cuda kernel timeout: the module's kernel ran longer "
+                        "than the timeout of 300ms"));
+}
+
+// The replay flags and the reproducer name the driver library and the
+// target, so a filed case runs again as it was found.
+TEST_F(CudaProgramBackendTest, ReproducersSayHowToRunThem) {
+  auto backend = MakeCudaProgramBackend(Gpu());
+  EXPECT_EQ(backend->Name(), "cuda");
+  EXPECT_THAT(backend->ReplayFlags(),
+              HasSubstr(absl::StrCat("--backend cuda --cuda-driver '",
+                                     PTXDIFF_SIM_CUDA_PATH, "' --arch sm_90")));
+  EXPECT_THAT(backend->ReproModule(SquareProgram(), ProgramInputs::kRuntime),
+              HasSubstr("// Run: ptxdiff-worker --backend=cuda --run-module "
+                        "repro.ptx input.bin out.bin 2 device=0"));
+}
+
+#endif  // PTXDIFF_SIM_CUDA_PATH && PTXDIFF_WORKER_PATH
+
+}  // namespace
+}  // namespace ptxdiff
