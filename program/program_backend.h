@@ -44,6 +44,9 @@ struct ProgramCheck {
   std::optional<ProgramMismatch> mismatch;
   std::optional<ProgramFault> fault;
   std::string why_not;  // when not judged
+  // Not run: the run was cut at the caller's deadline. Not checked, and so
+  // not counted as checked.
+  bool cut = false;
 };
 
 class ProgramBackend {

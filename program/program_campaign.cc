@@ -121,7 +121,10 @@ class Campaign {
   // looked for again in the second.
   void CheckBatch(const std::vector<Program>& batch) {
     std::vector<Found> found;
-    std::vector<bool> done(batch.size());
+    // Per program: found (not looked for in the second form), cut at the
+    // run's end (not counted), and judged in each form.
+    std::vector<bool> done(batch.size()), cut(batch.size()),
+        folded(batch.size()), claimed(batch.size());
     for (ProgramInputs form :
          {ProgramInputs::kImmediate, ProgramInputs::kRuntime}) {
       std::vector<Program> programs;
@@ -143,10 +146,10 @@ class Campaign {
       }
       for (size_t j = 0; j < checks->size(); ++j) {
         const ProgramCheck& check = (*checks)[j];
+        if (check.cut) cut[index[j]] = true;
         if (check.judged) {
-          Count(form == ProgramInputs::kImmediate
-                    ? &ProgramCampaignReport::folded
-                    : &ProgramCampaignReport::claimed);
+          (form == ProgramInputs::kImmediate ? folded : claimed)[index[j]] =
+              true;
         }
         if (check.mismatch) {
           found.push_back(
@@ -159,7 +162,12 @@ class Campaign {
         done[index[j]] = true;
       }
     }
-    Count(&ProgramCampaignReport::programs, static_cast<int64_t>(batch.size()));
+    for (size_t k = 0; k < batch.size(); ++k) {
+      if (cut[k]) continue;
+      Count(&ProgramCampaignReport::programs);
+      if (folded[k]) Count(&ProgramCampaignReport::folded);
+      if (claimed[k]) Count(&ProgramCampaignReport::claimed);
+    }
     Count(&ProgramCampaignReport::disagreements,
           static_cast<int64_t>(found.size()));
     for (const Found& f : found) FileMinimized(f);

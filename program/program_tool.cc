@@ -58,8 +58,11 @@ absl::Status RunInto(const ProgramModuleRunner& runner,
     }
     return absl::OkStatus();
   }
-  if (programs.size() == 1) {
-    results[0] = {.end = run.end, .what = HowItEnded(run)};
+  // Past the deadline every smaller run would be cut too.
+  if (programs.size() == 1 || run.end == ToolRun::kCut) {
+    for (size_t k = 0; k < programs.size(); ++k) {
+      results[k] = {.end = run.end, .what = HowItEnded(run)};
+    }
     return absl::OkStatus();
   }
   const size_t half = programs.size() / 2;
@@ -179,6 +182,7 @@ ProgramCheck Judge(std::span<const Program> copies,
     }
     if (run.end != ToolRun::kOk) {
       check.why_not = run.what;
+      check.cut |= run.end == ToolRun::kCut;
       continue;
     }
     check.judged = true;

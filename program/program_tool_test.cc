@@ -119,6 +119,27 @@ TEST_F(ProgramToolTest, WrongValuesAndCrashesArePinnedOnTheirPrograms) {
   EXPECT_THAT((*runs)[2].what, testing::HasSubstr("SIGSEGV"));
 }
 
+// Past the caller's deadline the run is cut: every program of it is cut
+// (not halved into runs that would be cut too), and a backend's check says
+// so, so that a campaign does not count them as checked.
+TEST_F(ProgramToolTest, RunsPastTheDeadlineAreCutNotChecked) {
+  std::mt19937_64 rng(3);
+  std::vector<Program> programs;
+  for (int k = 0; k < 8; ++k) programs.push_back(RandomProgram(rng));
+  tool_.deadline = absl::Now() - absl::Seconds(1);
+  auto runs = RunProgramsOnTool(tool_, programs, ProgramInputs::kRuntime);
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  for (const ProgramToolRun& run : *runs) EXPECT_EQ(run.end, ToolRun::kCut);
+  auto backend = MakeToolProgramBackend(tool_);
+  auto checks = backend->Check(programs, ProgramInputs::kImmediate,
+                               Reading::kSpec, absl::InfinitePast());
+  ASSERT_TRUE(checks.ok()) << checks.status();
+  for (const ProgramCheck& check : *checks) {
+    EXPECT_TRUE(check.cut);
+    EXPECT_FALSE(check.judged);
+  }
+}
+
 // A program with more inputs than the buffer holds is refused unrun.
 TEST_F(ProgramToolTest, TooManyInputsAreRefused) {
   const Program wide = ProgramOf(
