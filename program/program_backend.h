@@ -62,6 +62,14 @@ class ProgramBackend {
   virtual absl::StatusOr<std::vector<ProgramCheck>> Check(
       std::span<const Program> programs, ProgramInputs form, Reading reading,
       absl::Time deadline) = 0;
+  // The same up to the first program the backend crashes on: those after it
+  // may be left unchecked (`cut`). What a minimizer of a crash asks, which
+  // keeps the first candidate that still crashes.
+  virtual absl::StatusOr<std::vector<ProgramCheck>> CheckUntilCrash(
+      std::span<const Program> programs, ProgramInputs form, Reading reading,
+      absl::Time deadline) {
+    return Check(programs, form, reading, deadline);
+  }
   // The disagreement in words: what it gave and where the oracle differs.
   virtual std::string Describe(const Program& p,
                                const ProgramMismatch& m) const = 0;

@@ -182,7 +182,9 @@ class Campaign {
     if (absl::Now() >= end_) return out;
     PTXDIFF_ASSIGN_OR_RETURN(
         const std::vector<ProgramCheck> checks,
-        backend_.Check(candidates, found.form, o_.reading, end_));
+        found.fault == ProgramFault::kCrash
+            ? backend_.CheckUntilCrash(candidates, found.form, o_.reading, end_)
+            : backend_.Check(candidates, found.form, o_.reading, end_));
     for (size_t k = 0; k < checks.size(); ++k)
       out[k] = ShowsLike(checks[k], found);
     return out;

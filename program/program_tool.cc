@@ -41,12 +41,28 @@ std::string HowItEnded(const ToolRun& run) {
              : absl::StrCat(run.what, "; its output ends:\n", run.output);
 }
 
+// How a run of programs goes: to each program's end, or (a minimizer
+// after a crash) only up to the first program that crashes.
+struct RunPlan {
+  ProgramInputs inputs;
+  absl::Time deadline;
+  bool stop_at_crash = false;
+  bool crashed = false;  // a program has crashed
+};
+
+// Marks `programs`' results as not run, saying why.
+void NotRun(size_t programs, const std::string& why, ProgramToolRun* results) {
+  for (size_t k = 0; k < programs; ++k) {
+    results[k] = {.end = ToolRun::kCut, .what = why};
+  }
+}
+
 absl::Status RunInto(const ProgramModuleRunner& runner,
-                     std::span<const Program> programs, ProgramInputs inputs,
-                     absl::Time deadline, ProgramToolRun* results) {
-  const ToolRun run =
-      runner.Run(ProgramToolModule(programs, runner.target(), inputs),
-                 ProgramInputBuffer(programs), 2 * programs.size(), deadline);
+                     std::span<const Program> programs, RunPlan& plan,
+                     ProgramToolRun* results) {
+  const ToolRun run = runner.Run(
+      ProgramToolModule(programs, runner.target(), plan.inputs),
+      ProgramInputBuffer(programs), 2 * programs.size(), plan.deadline);
   PTXDIFF_RETURN_IF_ERROR(run.error);
   if (run.end == ToolRun::kOk) {
     for (size_t k = 0; k < programs.size(); ++k) {
@@ -63,13 +79,17 @@ absl::Status RunInto(const ProgramModuleRunner& runner,
     for (size_t k = 0; k < programs.size(); ++k) {
       results[k] = {.end = run.end, .what = HowItEnded(run)};
     }
+    plan.crashed |= run.end == ToolRun::kCrashed;
     return absl::OkStatus();
   }
   const size_t half = programs.size() / 2;
-  PTXDIFF_RETURN_IF_ERROR(
-      RunInto(runner, programs.first(half), inputs, deadline, results));
-  return RunInto(runner, programs.subspan(half), inputs, deadline,
-                 results + half);
+  PTXDIFF_RETURN_IF_ERROR(RunInto(runner, programs.first(half), plan, results));
+  if (plan.stop_at_crash && plan.crashed) {
+    NotRun(programs.size() - half, "not run: a program before it crashed",
+           results + half);
+    return absl::OkStatus();
+  }
+  return RunInto(runner, programs.subspan(half), plan, results + half);
 }
 
 class ToolModuleRunner : public ProgramModuleRunner {
@@ -110,7 +130,7 @@ class ToolModuleRunner : public ProgramModuleRunner {
 
 absl::StatusOr<std::vector<ProgramToolRun>> RunPrograms(
     const ProgramModuleRunner& runner, std::span<const Program> programs,
-    ProgramInputs inputs, absl::Time deadline) {
+    ProgramInputs inputs, absl::Time deadline, bool stop_at_crash) {
   std::vector<ProgramToolRun> results(programs.size());
   // Programs the buffer has no room for are refused; the others run.
   std::vector<Program> runnable;
@@ -129,8 +149,9 @@ absl::StatusOr<std::vector<ProgramToolRun>> RunPrograms(
   }
   if (runnable.empty()) return results;
   std::vector<ProgramToolRun> ran(runnable.size());
-  PTXDIFF_RETURN_IF_ERROR(
-      RunInto(runner, runnable, inputs, deadline, ran.data()));
+  RunPlan plan{
+      .inputs = inputs, .deadline = deadline, .stop_at_crash = stop_at_crash};
+  PTXDIFF_RETURN_IF_ERROR(RunInto(runner, runnable, plan, ran.data()));
   for (size_t j = 0; j < ran.size(); ++j) results[index[j]] = std::move(ran[j]);
   return results;
 }
@@ -208,6 +229,17 @@ class RunnerProgramBackend : public ProgramBackend {
   absl::StatusOr<std::vector<ProgramCheck>> Check(
       std::span<const Program> programs, ProgramInputs form, Reading reading,
       absl::Time deadline) override {
+    return CheckOn(programs, form, reading, deadline, false);
+  }
+  absl::StatusOr<std::vector<ProgramCheck>> CheckUntilCrash(
+      std::span<const Program> programs, ProgramInputs form, Reading reading,
+      absl::Time deadline) override {
+    return CheckOn(programs, form, reading, deadline, true);
+  }
+
+  absl::StatusOr<std::vector<ProgramCheck>> CheckOn(
+      std::span<const Program> programs, ProgramInputs form, Reading reading,
+      absl::Time deadline, bool stop_at_crash) {
     std::mt19937_64 rng(1);
     std::vector<Program> copies;
     std::vector<size_t> first;  // program k's copies start at first[k]
@@ -216,8 +248,9 @@ class RunnerProgramBackend : public ProgramBackend {
       for (Program& c : AtVectors(p, form, rng)) copies.push_back(std::move(c));
     }
     first.push_back(copies.size());
-    PTXDIFF_ASSIGN_OR_RETURN(const std::vector<ProgramToolRun> runs,
-                             RunPrograms(*runner_, copies, form, deadline));
+    PTXDIFF_ASSIGN_OR_RETURN(
+        const std::vector<ProgramToolRun> runs,
+        RunPrograms(*runner_, copies, form, deadline, stop_at_crash));
     std::vector<ProgramCheck> checks;
     for (size_t k = 0; k < programs.size(); ++k) {
       const size_t n = first[k + 1] - first[k];

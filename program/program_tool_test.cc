@@ -140,6 +140,56 @@ TEST_F(ProgramToolTest, RunsPastTheDeadlineAreCutNotChecked) {
   }
 }
 
+// Counts the runs of the runner it wraps.
+class CountingRunner : public ProgramModuleRunner {
+ public:
+  explicit CountingRunner(std::unique_ptr<ProgramModuleRunner> runner)
+      : runner_(std::move(runner)) {}
+  ToolRun Run(const std::string& module, const std::string& in, size_t n,
+              absl::Time deadline) const override {
+    ++runs;
+    return runner_->Run(module, in, n, deadline);
+  }
+  const PtxTarget& target() const override { return runner_->target(); }
+  std::string Name() const override { return runner_->Name(); }
+  std::string Identity() const override { return runner_->Identity(); }
+  std::string ReplayFlags() const override { return runner_->ReplayFlags(); }
+  std::string Who() const override { return runner_->Who(); }
+  std::string HowToRun() const override { return runner_->HowToRun(); }
+  mutable int runs = 0;
+
+ private:
+  std::unique_ptr<ProgramModuleRunner> runner_;
+};
+
+// A minimizer of a crash keeps the first candidate that still crashes: the
+// runs stop there, where isolating every crashing program takes more.
+TEST_F(ProgramToolTest, RunsUpToTheFirstCrashTakeFewerRuns) {
+  std::vector<Program> programs;
+  for (int k = 0; k < 16; ++k) {
+    programs.push_back(ProgramOf(
+        k == 5 || k == 11
+            ? "input %a .b32 9\ninput %b .b32 3\ndiv.u32 %r, %a, %b;\n"
+              "output %r\n"
+            : "input %a .b32 5\nmul.lo.u32 %r, %a, %a;\noutput %r\n"));
+  }
+  Use("--crash-on=div.u32");
+  CountingRunner all(MakeToolModuleRunner(tool_));
+  auto every = RunPrograms(all, programs, ProgramInputs::kImmediate,
+                           absl::InfiniteFuture());
+  ASSERT_TRUE(every.ok()) << every.status();
+  EXPECT_EQ((*every)[5].end, ToolRun::kCrashed);
+  EXPECT_EQ((*every)[11].end, ToolRun::kCrashed);
+  CountingRunner first(MakeToolModuleRunner(tool_));
+  auto until = RunPrograms(first, programs, ProgramInputs::kImmediate,
+                           absl::InfiniteFuture(), /*stop_at_crash=*/true);
+  ASSERT_TRUE(until.ok()) << until.status();
+  for (int k = 0; k < 5; ++k) EXPECT_EQ((*until)[k].end, ToolRun::kOk);
+  EXPECT_EQ((*until)[5].end, ToolRun::kCrashed);
+  for (int k = 6; k < 16; ++k) EXPECT_EQ((*until)[k].end, ToolRun::kCut);
+  EXPECT_LT(first.runs, all.runs);
+}
+
 // A program with more inputs than the buffer holds is refused unrun.
 TEST_F(ProgramToolTest, TooManyInputsAreRefused) {
   const Program wide = ProgramOf(
