@@ -37,7 +37,8 @@ TEST(ProgramEncodingTest, TestdataProgramsRoundTrip) {
        {"fuzzx-m009.ptxprog", "fuzzx-m011.ptxprog", "fuzzx-m012.ptxprog",
         "fuzzx-m016.ptxprog", "fuzzx-m025.ptxprog", "fuzzx-m037.ptxprog",
         "found-abs-lt-zero.ptxprog", "found-neg-abs-lt-min.ptxprog",
-        "found-square-low-bits.ptxprog"}) {
+        "found-square-low-bits.ptxprog",
+        "found-bmsk-min-max-unsigned.ptxprog"}) {
     SCOPED_TRACE(name);
     const absl::StatusOr<Program> p = TestdataProgram(name);
     ASSERT_TRUE(p.ok()) << p.status();

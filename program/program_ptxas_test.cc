@@ -222,16 +222,18 @@ TEST_F(ProgramPtxasTest, CampaignFindingsAreFlagged) {
   struct Case {
     std::string file;
     uint64_t oracle, ptxas;
+    ProgramInputs form = ProgramInputs::kRuntime;
   };
   for (const Case& c : std::vector<Case>{
            {"found-abs-lt-zero.ptxprog", 0x1, 0x0},
            {"found-neg-abs-lt-min.ptxprog", 0x0, 0x1},
            {"found-square-low-bits.ptxprog", 0x0, 0x400},
+           {"found-bmsk-min-max-unsigned.ptxprog", 0xffffffff, 0x0,
+            ProgramInputs::kImmediate},
        }) {
     auto p = TestdataProgram(c.file);
     ASSERT_TRUE(p.ok()) << c.file << ": " << p.status();
-    auto check = CheckProgram(ptxas_, "sm_90", *p, ProgramInputs::kRuntime,
-                              Reading::kSpec);
+    auto check = CheckProgram(ptxas_, "sm_90", *p, c.form, Reading::kSpec);
     ASSERT_TRUE(check.ok()) << c.file << ": " << check.status();
     ASSERT_TRUE(check->mismatch.has_value())
         << c.file << ": " << check->why_not;
