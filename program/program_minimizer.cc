@@ -254,6 +254,25 @@ std::string InputName(size_t k) {
                 : absl::StrCat("in", k);
 }
 
+// The one output stored from another register a top-level step sets: where
+// what shows is in a step whose value is not stored (a tool crashing on an
+// instruction whose result is dropped), storing it lets the rest go. Last
+// among the candidates: a program keeps its output while anything else
+// simplifies.
+void OutputRewires(const Program& p, const std::vector<int>& depth,
+                   std::vector<Program>& out) {
+  if (p.outputs.size() != 1) return;
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    if (!SetsRegister(p.steps[i]) || depth[i] != 0 ||
+        p.steps[i].dst == p.outputs[0]) {
+      continue;
+    }
+    Program c = p;
+    c.outputs = {p.steps[i].dst};
+    out.push_back(std::move(c));
+  }
+}
+
 }  // namespace
 
 std::vector<Program> ProgramSimplifications(const Program& p) {
@@ -284,6 +303,7 @@ std::vector<Program> ProgramSimplifications(const Program& p) {
   InputRemovals(p, out);
   StepsAsMoves(p, values, out);
   ValueSimplifications(p, out);
+  OutputRewires(p, depth, out);
   std::erase_if(out, [](const Program& c) { return !IsValid(c); });
   return out;
 }

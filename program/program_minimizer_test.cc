@@ -68,6 +68,27 @@ TEST(ProgramMinimizerTest, RewiresARemovedStepsUsesToTheValueItHeld) {
 }
 
 // The budget bounds the calls, and the program so far is kept.
+// What shows is a step whose value is not stored (a tool that crashes on
+// `clz`, here a predicate on the spelling): the output is stored from it
+// instead, and the rest goes.
+TEST(ProgramMinimizerTest, StoresTheStepThatShowsWhenItsValueIsDropped) {
+  auto has_clz = [](const Program& p) -> absl::StatusOr<bool> {
+    for (const ProgramStep& s : p.steps) {
+      if (s.kind == ProgramStep::kInstruction &&
+          Spell(s.variant) == "clz.b32") {
+        return true;
+      }
+    }
+    return false;
+  };
+  auto min = MinimizeProgram(
+      ProgramOf("input %a .b32 3\nclz.b32 %r7, %a;\nmov.b32 %r8, 0x0;\n"
+                "output %r8\n"),
+      has_clz);
+  ASSERT_TRUE(min.ok()) << min.status();
+  EXPECT_EQ(CountSteps(min->program), 1) << FormatProgram(min->program);
+}
+
 TEST(ProgramMinimizerTest, StopsAtItsBudget) {
   auto shows = [](const Program&) -> absl::StatusOr<bool> { return true; };
   auto min = MinimizeProgram(ProgramOf(kChain), shows, 3);
