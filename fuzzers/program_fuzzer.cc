@@ -8,8 +8,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <random>
 
+#include "absl/strings/numbers.h"
+#include "absl/strings/strip.h"
+#include "absl/time/time.h"
 #include "fuzzers/program_mutator.h"
 #include "fuzzers/program_target.h"
 
@@ -31,6 +35,22 @@ void StopAndReport() {
                ptxdiff::ProgramFuzzTarget::Summary(report).c_str());
 }
 
+// libFuzzer's -max_total_time, if given: the campaign ends then, and a
+// grace later, so that stopping (checking what is queued, minimizing) is
+// bounded too.
+std::optional<int64_t> MaxTotalTime(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    absl::string_view arg = argv[i];
+    int64_t seconds = 0;
+    if (absl::ConsumePrefix(&arg, "-max_total_time=") &&
+        absl::SimpleAtoi(arg, &seconds) && seconds > 0) {
+      return seconds;
+    }
+  }
+  return std::nullopt;
+}
+constexpr absl::Duration kStopGrace = absl::Seconds(15);
+
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
@@ -39,6 +59,9 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
     std::fprintf(stderr, "ptxdiff: %s\n",
                  std::string(config.status().message()).c_str());
     std::exit(2);
+  }
+  if (const std::optional<int64_t> seconds = MaxTotalTime(*argc, *argv)) {
+    config->max_time = absl::Seconds(*seconds) + kStopGrace;
   }
   auto created = ptxdiff::ProgramFuzzTarget::Create(*config);
   if (!created.ok()) {

@@ -85,7 +85,7 @@ ProgramFuzzTarget::ProgramFuzzTarget(ProgramFuzzConfig config,
   campaign_ = std::thread([this] {
     ProgramCampaignOptions options{
         .backend = backend_.backend,
-        .max_time = absl::InfiniteDuration(),
+        .max_time = config_.max_time,
         .threads = config_.threads,
         .reading = config_.reading,
         .triage_dir = config_.triage_dir,
@@ -94,6 +94,10 @@ ProgramFuzzTarget::ProgramFuzzTarget(ProgramFuzzConfig config,
     report_ = RunProgramCampaign(options, [](const std::string& line) {
       std::fprintf(stderr, "ptxdiff: programs: %s\n", line.c_str());
     });
+    // Out of time: the fuzz loop must not wait on a queue nobody takes.
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+    changed_.notify_all();
   });
 }
 

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "harness/semantic_classes.h"
 #include "isa/axes.h"
 #include "oracle/errata.h"
@@ -49,6 +50,10 @@ struct ProgramFuzzConfig {
   std::string triage_dir = "out/triage";
   Reading reading = Reading::kSpec;
   int threads = 2;
+  // When the campaign ends, minimizing and what is queued included
+  // (program_fuzzer: libFuzzer's -max_total_time and a grace for the last
+  // batches); later inputs are not checked.
+  absl::Duration max_time = absl::InfiniteDuration();
   // Programs queued before the fuzz loop waits: two ptxas runs' worth.
   size_t queue = 2 * kProgramsPerPtxasRun;
 };

@@ -116,6 +116,23 @@ TEST_F(ProgramFuzzTargetTest, WhatIsNoProgramIsNotQueued) {
   EXPECT_EQ(target->Stop().programs, 0);
 }
 
+// Past its max_time the campaign takes no more programs, and the fuzz loop
+// does not wait on the full queue (it would wait for ever).
+TEST_F(ProgramFuzzTargetTest, PastItsTimeInputsAreNotWaitedOn) {
+  ProgramFuzzConfig config;
+  config.backend.backend =
+      absl::StrCat("ptx-cmd:", PTXDIFF_INTERPRETER_PATH, " {ptx} {in} {out}");
+  config.triage_dir = dir_->File("triage");
+  config.max_time = absl::ZeroDuration();
+  auto target = ProgramFuzzTarget::Create(config);
+  ASSERT_TRUE(target.ok()) << target.status();
+  const std::string program = Bytes("mov.b32 %r, 1;\noutput %r\n");
+  for (size_t k = 0; k < 3 * config.queue; ++k) {
+    ASSERT_EQ(Feed(**target, program), 0);
+  }
+  EXPECT_EQ((*target)->Stop().programs, 0);
+}
+
 TEST_F(ProgramFuzzTargetTest, TheSignalCountsStepClassesAndFeatures) {
   auto target = Target();
   ASSERT_NE(target, nullptr);
