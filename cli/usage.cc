@@ -47,6 +47,15 @@ constexpr FlagHelp kRuntime = {
     "these sources (e.g. a or a,c) are runtime values, unknown to a\n"
     "compiler (kernel parameters), the operands given their values;\n"
     "default: all immediates"};
+// The program commands': programs are compiled for a target, and a
+// tool's or a GPU's run has a timeout of its own.
+constexpr FlagHelp kProgramArch = {
+    "--arch SM",
+    "the ptxas -arch, or the module's target (default sm_90; cuda: the "
+    "device's)"};
+constexpr FlagHelp kProgramTimeout = {
+    "--timeout SECONDS",
+    "the most one run of a tool or one kernel may take (default 10)"};
 constexpr FlagHelp kDir = {
     "--dir TRIAGE_DIR",
     "the triage directory (default $PTXDIFF_TRIAGE_DIR, else out/triage)"};
@@ -181,11 +190,8 @@ const std::vector<CommandHelp>& Commands() {
        "disagreement, a crash or a hang.",
        {{"--backend ptxas|cuda|ptx-cmd:COMMAND",
          "compile it with ptxas, or run it on a GPU or your tool"},
-        {"--arch SM",
-         "the ptxas -arch, or the module's target (default sm_90; cuda: the "
-         "device's)"},
-        {"--timeout SECONDS",
-         "the most one run of a tool or one kernel may take (default 10)"},
+        kProgramArch,
+        kProgramTimeout,
         kCudaDriver,
         kReading},
        "ptxdiff program examples/programs/bfe-claim.ptxprog --backend ptxas"},
@@ -204,11 +210,8 @@ const std::vector<CommandHelp>& Commands() {
         {"--max-time SECONDS",
          "how long the campaign runs, minimizing included (default 60)"},
         kDir,
-        {"--arch SM",
-         "the ptxas -arch, or the module's target (default sm_90; cuda: the "
-         "device's)"},
-        {"--timeout SECONDS",
-         "the most one run of a tool or one kernel may take (default 10)"},
+        kProgramArch,
+        kProgramTimeout,
         kCudaDriver,
         {"--threads N", "programs checked side by side (default: the cores)"},
         {"--seed N", "the first thread's generator seed (default 1)"},

@@ -64,8 +64,7 @@ class Machine {
   // A move: the source's bits (masked to `width`) and definedness.
   void Move(const ProgramStep& step) {
     const ProgramOperand& src = step.sources[0];
-    const uint64_t mask =
-        step.width >= 64 ? ~uint64_t{0} : (uint64_t{1} << step.width) - 1;
+    const uint64_t mask = WidthMask(step.width);
     registers_[step.dst] = src.is_register
                                ? Get(src.name)
                                : ProgramValue{.bits = src.value & mask};
@@ -190,8 +189,7 @@ absl::StatusOr<std::vector<ProgramValue>> EvaluateProgram(
   Machine machine(reading, observer);
   for (size_t k = 0; k < inputs.size(); ++k) {
     const int width = program.inputs[k].width;
-    const uint64_t mask =
-        width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
+    const uint64_t mask = WidthMask(width);
     machine.Set(program.inputs[k].name, {.bits = inputs[k] & mask});
   }
   RunSteps(program.steps, machine);

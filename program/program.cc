@@ -303,7 +303,7 @@ class Parser {
       return LineError(
           number, absl::StrCat("cannot read the witness '", fields[2], "'"));
     }
-    if (input.width < 64) input.witness &= (uint64_t{1} << input.width) - 1;
+    input.witness &= WidthMask(input.width);
     PTXDIFF_RETURN_IF_ERROR(Define(number, input.name, input.width));
     program_.inputs.push_back(std::move(input));
     return absl::OkStatus();
@@ -422,6 +422,10 @@ std::string OperandText(const Variant& v, int i, const ProgramOperand& o) {
 }
 
 }  // namespace
+
+uint64_t WidthMask(int width) {
+  return width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
+}
 
 bool RegisterFitsSource(const Variant& v, int i, int width) {
   const int wants = SourceWidth(v, i);
@@ -567,8 +571,7 @@ std::string FormatProgram(const Program& program) {
         continue;
       case ProgramStep::kMove: {
         const ProgramOperand& src = step.sources[0];
-        const uint64_t mask =
-            step.width >= 64 ? ~uint64_t{0} : (uint64_t{1} << step.width) - 1;
+        const uint64_t mask = WidthMask(step.width);
         absl::StrAppend(&out, indent, GuardText(step), "mov",
                         TypeOfWidth(step.width), " %", step.dst, ", ",
                         src.is_register

@@ -119,6 +119,9 @@ struct ProgramBlock {
 // ProgramBlock for the others.
 std::vector<ProgramBlock> BlocksOf(const std::vector<ProgramStep>& steps);
 
+// The bits a register `width` bits wide holds.
+uint64_t WidthMask(int width);
+
 // The width of the register a step sets (an instruction's or a move's).
 int DestinationWidth(const ProgramStep& step);
 

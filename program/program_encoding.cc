@@ -28,10 +28,6 @@ std::optional<uint8_t> TypeOfWidth(int width) {
   return std::nullopt;
 }
 
-uint64_t WidthMask(int width) {
-  return width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
-}
-
 // The registers set so far, in the order they were first set.
 class RegisterFile {
  public:

@@ -74,8 +74,7 @@ std::string IfTail(int k, bool has_else) {
 std::string MoveText(const ProgramStep& step) {
   const ProgramOperand& src = step.sources[0];
   if (!src.is_register) {
-    const uint64_t mask =
-        step.width >= 64 ? ~uint64_t{0} : (uint64_t{1} << step.width) - 1;
+    const uint64_t mask = WidthMask(step.width);
     return PtxSetRegister(step.width, Reg(step.dst),
                           absl::StrFormat("0x%x", src.value & mask));
   }

@@ -16,10 +16,6 @@
 namespace ptxdiff {
 namespace {
 
-uint64_t Mask(int width) {
-  return width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
-}
-
 // The claimed outputs from the kernel's stores: one 8-byte store per output
 // at 8k, as the kernel writes them; nullopt with why if they are not that.
 std::optional<std::vector<uint64_t>> OutputsOf(
@@ -55,7 +51,7 @@ std::vector<std::vector<uint64_t>> InputVectors(const Program& program,
     const int width = program.inputs[k].width;
     for (uint64_t edge : EdgeValues(width == 1 ? 1 : width)) {
       std::vector<uint64_t> v = witness;
-      v[k] = edge & Mask(width);
+      v[k] = edge & WidthMask(width);
       out.push_back(std::move(v));
     }
   }
@@ -63,7 +59,7 @@ std::vector<std::vector<uint64_t>> InputVectors(const Program& program,
   for (int r = 0; r < random; ++r) {
     std::vector<uint64_t> v;
     for (const ProgramInput& in : program.inputs)
-      v.push_back(rng() & Mask(in.width));
+      v.push_back(rng() & WidthMask(in.width));
     out.push_back(std::move(v));
   }
   return out;
