@@ -38,7 +38,7 @@ enum class SassOp : uint8_t {
   kSgxt,      // d = a extended from its low b bits
   kBmsk,      // d = a mask of b bits at a
   kImad,      // d = a * b + c [.X: + carry]
-  kImadHi,    // d = (a * b) >> 32 + c
+  kImadHi,    // d = (a * b + {c+1:c}) >> 32
   kImadWide,  // {d+1:d} = a * b + {c+1:c}
   kIdp4a,     // d = c + the dot product of a's and b's bytes
   kFlo,       // d = the position of b's leading one

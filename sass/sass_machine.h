@@ -39,6 +39,7 @@ struct SassLaunch {
   uint32_t known_from = 0;
   std::vector<SassBuffer> buffers;
   int64_t max_steps = int64_t{1} << 20;
+  bool trace = false;  // keep SassRun::trace
 };
 
 // One store the kernel made, in program order.
@@ -49,6 +50,15 @@ struct SassStore {
   std::array<uint32_t, 4> words = {};  // little-endian, past size 0
 };
 
+// One instruction run, with what it wrote to its destination register.
+struct SassTraceStep {
+  uint32_t pc = 0;
+  std::string text;                   // SassText
+  uint64_t word_lo = 0, word_hi = 0;  // its encoding
+  bool executed = false;              // its guard held
+  uint32_t dst_value = 0;
+};
+
 struct SassRun {
   bool ran = false;  // reached an EXIT
   std::vector<SassStore> stores;
@@ -57,6 +67,7 @@ struct SassRun {
   // stopped it ("op 0x21f", "ISETP: a second predicate destination").
   std::string why_not;
   std::string blocker;
+  std::vector<SassTraceStep> trace;  // SassLaunch::trace
 };
 
 // Runs `kernel` (a decoded `.text`) for one thread.

@@ -20,10 +20,11 @@ void Append(std::vector<uint8_t>& bank, int bytes, uint64_t value) {
 KernelExecution ExecuteKernel(const SassArchInfo& arch,
                               const std::vector<SassSlot>& kernel,
                               std::span<const KernelArgument> arguments,
-                              int64_t output_bytes) {
+                              int64_t output_bytes, bool trace) {
   SassLaunch launch;
   launch.constant_bank.assign(arch.param_base, 0);
   launch.known_from = arch.param_base;
+  launch.trace = trace;
   Append(launch.constant_bank, 8, kOutputAddress);
   for (const KernelArgument& a : arguments)
     Append(launch.constant_bank, a.bytes, a.value);
@@ -33,14 +34,15 @@ KernelExecution ExecuteKernel(const SassArchInfo& arch,
   SassRun run = RunSass(kernel, launch);
   KernelExecution out{.ran = run.ran,
                       .steps = run.steps,
-                      .why_not = std::move(run.why_not),
-                      .blocker = std::move(run.blocker)};
+                      .why_not = run.why_not,
+                      .blocker = run.blocker};
   for (const SassStore& s : run.stores) {
     out.stores.push_back(
         {.offset = static_cast<int64_t>(s.address - kOutputAddress),
          .size = s.size,
          .words = s.words});
   }
+  out.run = std::move(run);
   return out;
 }
 

@@ -18,6 +18,7 @@
 
 #include "sass/sass_decoder.h"
 #include "sass/sass_instruction.h"
+#include "sass/sass_machine.h"
 #include "worker/backends/ptxas/sass_constants.h"
 
 namespace ptxdiff {
@@ -37,12 +38,13 @@ struct KernelExecution {
   int64_t steps = 0;
   std::string why_not;  // when not run: why, and the census key
   std::string blocker;
+  SassRun run;  // the machine's own account (its trace where asked for)
 };
 
 KernelExecution ExecuteKernel(const SassArchInfo& arch,
                               const std::vector<SassSlot>& kernel,
                               std::span<const KernelArgument> arguments,
-                              int64_t output_bytes);
+                              int64_t output_bytes, bool trace = false);
 
 // The last value stored to each byte of [0, size) of the output, -1 where
 // nothing was: how the stores of a run read as the buffer they leave.
