@@ -126,6 +126,14 @@ class Reader {
     }
   }
 
+  // c's negation flag, where c is a register (IMAD).
+  void NegateC() {
+    SassOperand& c = d_.insn.src[2];
+    if (c.kind != SassOperand::kImmediate) {
+      c.negate = bits_.Flag(NegateBit(position_[2]));
+    }
+  }
+
   // b's bitwise-not flag, where b is at 32 (POPC, FLO).
   void InvertB() {
     SassOperand& b = d_.insn.src[1];
@@ -239,6 +247,7 @@ void DecodeLea(Bits& bits, Reader& r, Decoding& d, int form) {
   // register or to the 64-bit {c:a} pair is a calibration question for
   // hardware (docs/sass-evaluator.md); not run until it is settled.
   if (bits.Flag(72)) d.Refuse("LEA with a negated operand");
+  insn.is_signed = bits.Flag(73);  // .SX32: the high word is a's sign
   insn.extended = bits.Flag(74);
   insn.shift = static_cast<int>(bits.Take(75, 5));
   insn.hi = bits.Flag(80);
@@ -265,6 +274,7 @@ void DecodeOneSource(Bits& bits, Reader& r, Decoding& d, int form) {
 
 void DecodeIabsdiff(Bits& bits, Reader& r, Decoding& d, int form) {
   r.AluSources(form, true, true, true);
+  d.insn.is_signed = bits.Flag(73);
   d.insn.pdst[0] = static_cast<int>(bits.Take(81, 3));
   if (d.insn.pdst[0] != kSassPt) d.Refuse("IABSDIFF writing a predicate");
 }
@@ -301,6 +311,7 @@ void DecodeBmsk(Bits& bits, Reader& r, Decoding& d, int form) {
 void DecodeImad(Bits& bits, Reader& r, Decoding& d, int form) {
   SassInstruction& insn = d.insn;
   r.AluSources(form, true, true, true);
+  r.NegateC();
   insn.is_signed = bits.Flag(73);
   insn.extended = bits.Flag(74);
   insn.pdst[0] = static_cast<int>(bits.Take(81, 3));
@@ -316,6 +327,8 @@ void DecodeIdp(Bits& bits, Reader& r, Decoding& d, int form) {
   r.AluSources(form, true, true, true);
   d.insn.a_signed = bits.Flag(73);
   d.insn.b_signed = bits.Flag(74);
+  d.insn.dp2a = bits.Flag(76);  // IDP.2A: a's halves times two of b's bytes
+  d.insn.hi = bits.Flag(77);    // .HI: b's upper two bytes
 }
 
 void DecodeFlo(Bits& bits, Reader& r, Decoding& d, int form) {
@@ -339,6 +352,7 @@ void DecodeViadd(Bits& bits, Reader& r, Decoding& d, int form) {
 void DecodeVimnmx(Bits& bits, Reader& r, Decoding& d, int form) {
   r.AluSources(form, true, true, false);
   d.insn.is_signed = bits.Flag(72);
+  d.insn.simd16 = bits.Flag(73);       // two 16-bit lanes
   d.insn.psrc[0] = bits.Pred(87, 90);  // PT: the minimum
   d.insn.pdst = {static_cast<int>(bits.Take(81, 3)),
                  static_cast<int>(bits.Take(84, 3))};
@@ -627,6 +641,8 @@ SassSlot DecodeSassInstruction(const SassArchInfo& arch, uint64_t lo,
   } else {
     DecodeByOpcode(arch, opcode, bits, d);
   }
+  // The uniform datapath's instructions are guarded by a uniform predicate.
+  if (d.insn.uniform) d.insn.guard.uniform = true;
   if (d.why_not.empty()) {
     const std::string unread = bits.Unread();
     if (!unread.empty())

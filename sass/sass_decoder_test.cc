@@ -59,7 +59,7 @@ TEST_F(SassDecoderTest, ReadsTheModifiersThatChangeValues) {
   EXPECT_THAT(listing, HasSubstr("IMAD.HI R"));    // signed: no .U32
   EXPECT_THAT(listing, HasSubstr("SHF.R.U32 R"));  // the low word
   EXPECT_THAT(listing, HasSubstr("PRMT R"));
-  EXPECT_THAT(listing, HasSubstr("VIMNMX R"));
+  EXPECT_THAT(listing, HasSubstr("VIMNMX.S32 R"));
   EXPECT_THAT(listing, HasSubstr("VIMNMX.U32 R"));
   EXPECT_THAT(listing, HasSubstr("LOP3.LUT R"));
   EXPECT_THAT(listing, HasSubstr(", 0x3c\n"));  // a ^ b's table

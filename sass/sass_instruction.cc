@@ -133,7 +133,12 @@ std::string Suffixes(const SassInstruction& i) {
                           i.is_signed ? ".S" : ".U", i.width,
                           i.hi ? ".HI" : "");
     case SassOp::kLea:
-      return absl::StrCat(i.hi ? ".HI" : "", i.extended ? ".X" : "");
+      return absl::StrCat(i.hi ? ".HI" : "", i.extended ? ".X" : "",
+                          i.is_signed ? ".SX32" : "");
+    case SassOp::kIdp4a:
+      return i.dp2a ? (i.hi ? " (.2A.HI)" : " (.2A)") : "";
+    case SassOp::kIabsdiff:
+      return i.is_signed ? "" : ".U32";
     case SassOp::kIadd3:
     case SassOp::kImad:
       return i.extended ? ".X" : "";
@@ -141,8 +146,9 @@ std::string Suffixes(const SassInstruction& i) {
     case SassOp::kImadWide:
       return i.is_signed ? "" : ".U32";
     case SassOp::kSgxt:
-    case SassOp::kVimnmx:
       return i.is_signed ? "" : ".U32";
+    case SassOp::kVimnmx:
+      return absl::StrCat(i.is_signed ? ".S" : ".U", i.simd16 ? "16x2" : "32");
     case SassOp::kFlo:
       return absl::StrCat(i.is_signed ? "" : ".U32",
                           i.shift_amount ? ".SH" : "");
@@ -197,7 +203,9 @@ std::string SassText(const SassInstruction& i) {
       parts.push_back(absl::StrFormat("SR%d", i.special));
       break;
     default:
-      parts.push_back(Reg(i.dst, u || i.op == SassOp::kR2ur));
+      if (i.op != SassOp::kIsetp) {
+        parts.push_back(Reg(i.dst, u || i.op == SassOp::kR2ur));
+      }
       pdsts();
       for (const SassOperand& o : i.src) {
         if (o.kind != SassOperand::kNone) parts.push_back(Operand(o));

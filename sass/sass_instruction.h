@@ -40,7 +40,7 @@ enum class SassOp : uint8_t {
   kImad,      // d = a * b + c [.X: + carry]
   kImadHi,    // d = (a * b + {c+1:c}) >> 32
   kImadWide,  // {d+1:d} = a * b + {c+1:c}
-  kIdp4a,     // d = c + the dot product of a's and b's bytes
+  kIdp4a,     // d = c + the dot product of a's and b's bytes (or .2A)
   kFlo,       // d = the position of b's leading one
   kBrev,      // d = b's bits reversed
   kPopc,      // d = the number of b's set bits
@@ -109,7 +109,9 @@ struct SassInstruction {
   int set_op = 0;                         // ISETP: 0 AND, 1 OR, 2 XOR
   int prmt_mode =
       0;  // PRMT: 0 index, 1 F4E, 2 B4E, 3 RC8, 4 ECL, 5 ECR, 6 RC16
-  bool a_signed = false, b_signed = false;  // IDP.4A's byte types
+  bool a_signed = false, b_signed = false;  // IDP's byte types
+  bool dp2a = false;                        // IDP.2A (hi: its .HI)
+  bool simd16 = false;                      // VIMNMX on two 16-bit lanes
   int special = 0;                          // S2R, CS2R: the special register
   int64_t target = 0;  // BRA, BSSY: the byte offset jumped to
   int barrier = 0;     // BSSY, BSYNC

@@ -13,11 +13,16 @@ namespace {
 constexpr int kNumRegisters = 256;
 constexpr int kNumUniform = 64;
 
-// A register's contents: a value the kernel computed, or nothing known.
+// A register's contents: a value the kernel computed, with the bytes that
+// hold nothing known. A register never written is all undefined; an
+// instruction that reads an undefined byte writes an undefined result (its
+// value can only matter if it reaches a store, an address, a predicate or
+// a branch, which refuse), and PRMT moves definedness byte by byte, as
+// ptxas's 16-bit code keeps garbage in the upper halves it never stores.
 struct Word {
   uint32_t value = 0;
-  bool written = false;
-  bool opaque = false;  // a driver's word: may be moved, not used
+  uint8_t undefined = 0xf;  // one bit per byte
+  bool opaque = false;      // a driver's word: may be moved, not used
 };
 
 // -0 * 0 + h is h for every fp16 h but a NaN, which the fp16 unit replaces
@@ -68,48 +73,47 @@ bool SetOp(int op, bool x, bool y) {
   return op == 0 ? (x && y) : op == 1 ? (x || y) : (x != y);
 }
 
-// PTX's prmt, which PRMT implements: the bytes of {c:a} picked by `sel`.
-uint32_t Permute(uint32_t a, uint32_t sel, uint32_t c, int mode) {
-  const uint64_t bytes = uint64_t{c} << 32 | a;
-  auto byte = [&](int n) {
-    return static_cast<uint32_t>(bytes >> (8 * n)) & 0xff;
-  };
-  uint32_t out = 0;
-  if (mode == 0) {
-    for (int i = 0; i < 4; ++i) {
-      const uint32_t n = (sel >> (4 * i)) & 0xf;
-      uint32_t b = byte(n & 7);
-      if (n & 8) b = (b & 0x80) ? 0xff : 0;
-      out |= b << (8 * i);
-    }
-    return out;
-  }
+// PTX's prmt, which PRMT implements: for each byte of the result, which
+// byte of {c:a} it takes (0..7), and whether it is that byte's sign
+// replicated (mode 0's selector bit 3).
+struct BytePick {
+  int from = 0;
+  bool sign = false;
+};
+
+std::array<BytePick, 4> PermutePicks(uint32_t sel, int mode) {
+  std::array<BytePick, 4> picks;
   const int s = static_cast<int>(sel & 3);
-  int picks[4];
   for (int i = 0; i < 4; ++i) {
+    int from = 0;
     switch (mode) {
+      case 0: {
+        const uint32_t n = (sel >> (4 * i)) & 0xf;
+        picks[i] = {static_cast<int>(n & 7), (n & 8) != 0};
+        continue;
+      }
       case 1:
-        picks[i] = (s + i) & 7;
+        from = (s + i) & 7;
         break;  // F4E
       case 2:
-        picks[i] = (s - i + 8) & 7;
+        from = (s - i + 8) & 7;
         break;  // B4E
       case 3:
-        picks[i] = s;
+        from = s;
         break;  // RC8
       case 4:
-        picks[i] = std::max(i, s);
+        from = std::max(i, s);
         break;  // ECL
       case 5:
-        picks[i] = std::min(i, s);
+        from = std::min(i, s);
         break;  // ECR
       default:
-        picks[i] = (s & 1) * 2 + (i & 1);
+        from = (s & 1) * 2 + (i & 1);
         break;  // RC16
     }
+    picks[i] = {from, false};
   }
-  for (int i = 0; i < 4; ++i) out |= byte(picks[i]) << (8 * i);
-  return out;
+  return picks;
 }
 
 class Machine {
@@ -194,13 +198,14 @@ class Machine {
     return reg == kSassRz ? nullptr : &r_[reg];
   }
 
+  // The register's value; an undefined byte taints the instruction's
+  // result (tainted_).
   uint32_t ReadReg(int reg, bool uniform) {
     const Word* w = Slot(reg, uniform);
     if (w == nullptr) return 0;
-    if (!w->written) {
-      Refuse(absl::StrCat("reads ", uniform ? "UR" : "R", reg,
-                          " before any write"));
-      return 0;
+    if (w->undefined != 0) {
+      tainted_ = true;
+      return w->value;
     }
     if (w->opaque) {
       Refuse(absl::StrCat("uses ", uniform ? "UR" : "R", reg,
@@ -211,7 +216,26 @@ class Machine {
   }
 
   void WriteReg(int reg, bool uniform, uint32_t value, bool opaque = false) {
-    if (Word* w = Slot(reg, uniform)) *w = {value, true, opaque};
+    if (Word* w = Slot(reg, uniform)) {
+      *w = {value, static_cast<uint8_t>(tainted_ ? 0xf : 0), opaque};
+    }
+  }
+
+  // The undefined bytes of an operand (none for immediates and constants).
+  uint8_t UndefinedBytes(const SassOperand& o) {
+    if (o.kind != SassOperand::kRegister && o.kind != SassOperand::kUniform) {
+      return 0;
+    }
+    const Word* w = Slot(o.reg, o.kind == SassOperand::kUniform);
+    return w == nullptr ? 0 : w->undefined;
+  }
+
+  // Refuses where this instruction's result depends on an undefined byte
+  // and goes somewhere a value must be known: `what`.
+  bool RequireDefined(const char* what) {
+    if (!tainted_) return true;
+    Refuse(absl::StrCat(what, " depends on a register never written"));
+    return false;
   }
 
   void WriteDst(uint32_t value) {
@@ -288,6 +312,7 @@ class Machine {
 
   void WritePred(int index, bool uniform, bool value) {
     if (index == kSassPt) return;
+    if (!RequireDefined("a predicate")) return;
     (uniform ? up_ : p_)[index] = value;
   }
 
@@ -295,6 +320,7 @@ class Machine {
   // Runs `i`; the next byte offset, or nullopt at an EXIT.
   std::optional<size_t> Step(const SassInstruction& i) {
     const size_t next = i.pc + 16;
+    tainted_ = false;
     guard_held_ = ReadPred(i.guard);
     if (!guard_held_) return next;
     switch (i.op) {
@@ -342,12 +368,17 @@ class Machine {
                        : static_cast<uint32_t>(b));
         return next;
       }
-      case SassOp::kIabsdiff:
-        Refuse("IABSDIFF's signedness is not yet pinned");
+      case SassOp::kIabsdiff: {
+        const uint32_t a = Read(i.src[0]), b = Read(i.src[1]);
+        const int64_t x =
+            i.is_signed ? int64_t{static_cast<int32_t>(a)} : int64_t{a};
+        const int64_t y =
+            i.is_signed ? int64_t{static_cast<int32_t>(b)} : int64_t{b};
+        WriteDst(static_cast<uint32_t>(x > y ? x - y : y - x) + Read(i.src[2]));
         return next;
+      }
       case SassOp::kPrmt:
-        WriteDst(Permute(Read(i.src[0]), Read(i.src[1]), Read(i.src[2]),
-                         i.prmt_mode));
+        Prmt(i);
         return next;
       case SassOp::kShf:
         Shf(i);
@@ -366,8 +397,7 @@ class Machine {
         ImadWide(i);
         return next;
       case SassOp::kIdp4a:
-        WriteDst(Idp4a(Read(i.src[0]), Read(i.src[1]), Read(i.src[2]),
-                       i.a_signed, i.b_signed));
+        WriteDst(Idp(i, Read(i.src[0]), Read(i.src[1]), Read(i.src[2])));
         return next;
       case SassOp::kFlo:
         WriteDst(Flo(i));
@@ -392,9 +422,9 @@ class Machine {
         return next;
       case SassOp::kVimnmx: {
         const uint32_t a = Read(i.src[0]), b = Read(i.src[1]);
-        const bool a_less = Compare(SassCompare::kLt, a, b, i.is_signed);
         const bool min = ReadPred(i.psrc[0]);
-        WriteDst(min == a_less ? a : b);
+        WriteDst(i.simd16 ? MinMax16x2(a, b, i.is_signed, min)
+                          : MinMax(a, b, i.is_signed, min));
         return next;
       }
       case SassOp::kR2ur:
@@ -428,12 +458,36 @@ class Machine {
     if (from.kind == SassOperand::kRegister ||
         from.kind == SassOperand::kUniform) {
       const Word* w = Slot(from.reg, from.kind == SassOperand::kUniform);
-      if (w != nullptr && w->written && w->opaque) {
-        WriteReg(dst, uniform, w->value, /*opaque=*/true);
+      Word* to = Slot(dst, uniform);
+      if (w != nullptr && to != nullptr) {
+        *to = *w;  // value, definedness and opacity as they are
         return;
       }
     }
     WriteReg(dst, uniform, Read(from));
+  }
+
+  // PRMT moves bytes, and their definedness with them.
+  void Prmt(const SassInstruction& i) {
+    const uint32_t a = Read(i.src[0]);
+    const uint32_t c = Read(i.src[2]);
+    tainted_ = false;  // only the selector taints the whole result
+    const uint32_t sel = Read(i.src[1]);
+    const uint8_t undefined_in =
+        UndefinedBytes(i.src[0]) | UndefinedBytes(i.src[2]) << 4;
+    const uint64_t bytes = uint64_t{c} << 32 | a;
+    uint32_t d = 0;
+    uint8_t undefined = 0;
+    const std::array<BytePick, 4> picks = PermutePicks(sel, i.prmt_mode);
+    for (int k = 0; k < 4; ++k) {
+      uint32_t byte =
+          static_cast<uint32_t>(bytes >> (8 * picks[k].from)) & 0xff;
+      if (picks[k].sign) byte = (byte & 0x80) ? 0xff : 0;
+      d |= byte << (8 * k);
+      if ((undefined_in >> picks[k].from) & 1) undefined |= 1 << k;
+    }
+    if (tainted_) undefined = 0xf;
+    if (Word* w = Slot(i.dst, i.uniform)) *w = {d, undefined, false};
   }
 
   void Isetp(const SassInstruction& i) {
@@ -456,11 +510,14 @@ class Machine {
   }
 
   // An operand of an addition: negated in two's complement (the +1 is part
-  // of the sum, and so of its carry), or bitwise in an extended addition.
-  uint64_t Addend(const SassOperand& o, bool extended) {
-    const uint32_t v = Read(o);
-    if (!o.negate) return v;
+  // of the sum, and so of its carry), or bitwise in an extended addition
+  // (IADD3.X, IMAD.X: the high word of a subtraction, its borrow the carry).
+  static uint64_t Negated(uint32_t v, bool negate, bool extended) {
+    if (!negate) return v;
     return extended ? uint64_t{~v} : uint64_t{~v} + 1;
+  }
+  uint64_t Addend(const SassOperand& o, bool extended) {
+    return Negated(Read(o), o.negate, extended);
   }
 
   // The carry out of a 32-bit sum into `pdst`: 0 or 1. A sum of three
@@ -492,7 +549,11 @@ class Machine {
     const uint32_t a = Read(i.src[0]), b = Read(i.src[1]);
     uint64_t shifted;
     if (i.hi) {
-      const uint64_t pair = uint64_t{Read(i.src[2])} << 32 | a;
+      // .SX32: the pair is a sign-extended (c is not read).
+      const uint32_t high =
+          i.is_signed ? static_cast<uint32_t>(static_cast<int32_t>(a) >> 31)
+                      : Read(i.src[2]);
+      const uint64_t pair = uint64_t{high} << 32 | a;
       shifted = (pair << i.shift) >> 32 & 0xffffffff;
     } else {
       if (i.extended) {
@@ -547,7 +608,9 @@ class Machine {
   }
 
   void Imad(const SassInstruction& i) {
-    uint64_t sum = uint64_t{Read(i.src[0]) * Read(i.src[1])} + Read(i.src[2]);
+    const uint32_t c = Read(i.src[2]);
+    uint64_t sum = uint64_t{Read(i.src[0]) * Read(i.src[1])} +
+                   Negated(c, i.src[2].negate, i.extended);
     if (i.extended) sum += ReadPred(i.psrc[0]);
     WriteDst(static_cast<uint32_t>(sum));
   }
@@ -593,13 +656,40 @@ class Machine {
     WritePred(i.pdst[0], i.pdst_uniform, (sum >> 64) != 0);
   }
 
-  static uint32_t Idp4a(uint32_t a, uint32_t b, uint32_t c, bool as, bool bs) {
+  static uint32_t MinMax(uint32_t a, uint32_t b, bool is_signed, bool min) {
+    const bool a_less = Compare(SassCompare::kLt, a, b, is_signed);
+    return min == a_less ? a : b;
+  }
+
+  static uint32_t MinMax16x2(uint32_t a, uint32_t b, bool is_signed, bool min) {
+    uint32_t d = 0;
+    for (int lane = 0; lane < 2; ++lane) {
+      uint32_t x = (a >> (16 * lane)) & 0xffff, y = (b >> (16 * lane)) & 0xffff;
+      if (is_signed) {  // compare as sign-extended halves
+        x = static_cast<uint32_t>(static_cast<int16_t>(x));
+        y = static_cast<uint32_t>(static_cast<int16_t>(y));
+      }
+      d |= (MinMax(x, y, is_signed, min) & 0xffff) << (16 * lane);
+    }
+    return d;
+  }
+
+  // IDP.4A: c + the four products of a's and b's bytes; IDP.2A: c + a's two
+  // halves times b's bytes 0, 1 (2, 3 with .HI).
+  static uint32_t Idp(const SassInstruction& i, uint32_t a, uint32_t b,
+                      uint32_t c) {
+    auto part = [](uint32_t v, int bits, int k, bool is_signed) -> int64_t {
+      const uint32_t x = (v >> (bits * k)) & ((1u << bits) - 1);
+      if (!is_signed) return x;
+      return bits == 8 ? int64_t{static_cast<int8_t>(x)}
+                       : int64_t{static_cast<int16_t>(x)};
+    };
     uint32_t sum = c;
-    for (int k = 0; k < 4; ++k) {
-      const uint32_t x = (a >> (8 * k)) & 0xff, y = (b >> (8 * k)) & 0xff;
-      const int32_t sx = as ? static_cast<int8_t>(x) : static_cast<int32_t>(x);
-      const int32_t sy = bs ? static_cast<int8_t>(y) : static_cast<int32_t>(y);
-      sum += static_cast<uint32_t>(sx * sy);
+    const int terms = i.dp2a ? 2 : 4;
+    for (int k = 0; k < terms; ++k) {
+      const int64_t x = part(a, i.dp2a ? 16 : 8, k, i.a_signed);
+      const int64_t y = part(b, 8, i.dp2a && i.hi ? k + 2 : k, i.b_signed);
+      sum += static_cast<uint32_t>(x * y);
     }
     return sum;
   }
@@ -627,6 +717,7 @@ class Machine {
     uint64_t offset = i.src[1].value;
     if (i.src[0].kind == SassOperand::kRegister)
       offset += ReadReg(i.src[0].reg, false);
+    if (!RequireDefined("a constant load's index")) return;
     if (i.width < 4) {
       const uint32_t v = ReadConstant(i.src[1].bank, offset, i.width);
       const int bits = 8 * i.width;
@@ -653,6 +744,7 @@ class Machine {
 
   void Stg(const SassInstruction& i) {
     const uint64_t base = ReadPair(i.src[0]);
+    if (!RequireDefined("a store's address")) return;
     const int64_t offset = static_cast<int32_t>(i.src[2].value << 8) >> 8;
     SassStore store{.pc = i.pc, .address = base + offset, .size = i.width};
     const int words = std::max(1, i.width / 4);
@@ -662,7 +754,13 @@ class Machine {
       return;
     }
     for (int w = 0; w < words; ++w) {
-      store.words[w] = data == kSassRz ? 0 : ReadReg(data + w, false);
+      if (data == kSassRz) break;
+      store.words[w] = ReadReg(data + w, false);
+      const int stored = std::min(4, i.width - 4 * w);
+      if (r_[data + w].undefined & ((1u << stored) - 1)) {
+        Refuse(absl::StrCat("stores bytes of R", data + w, " never written"));
+        return;
+      }
     }
     if (i.width < 4) store.words[0] &= (1u << (8 * i.width)) - 1;
     if (!error_.empty()) return;
@@ -681,6 +779,7 @@ class Machine {
   const SassLaunch& launch_;
   const SassInstruction* current_ = nullptr;
   bool guard_held_ = false;
+  bool tainted_ = false;  // the current instruction read an undefined byte
   std::array<Word, kNumRegisters> r_;
   std::array<Word, kNumUniform> ur_;
   std::array<std::optional<bool>, 7> p_, up_;

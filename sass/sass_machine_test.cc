@@ -145,16 +145,29 @@ SassLaunch EmptyLaunch() {
   return launch;
 }
 
-TEST(SassMachineRefusals, AReadBeforeAnyWrite) {
+// A register never written taints what is computed from it; storing it
+// refuses (ptxas's 16-bit code computes on garbage upper halves it never
+// stores, which runs).
+TEST(SassMachineRefusals, StoringARegisterNeverWritten) {
   SassInstruction add{.op = SassOp::kIadd3, .dst = 2};
   add.src = {SassOperand{.kind = SassOperand::kRegister, .reg = 1},
              SassOperand{.kind = SassOperand::kRegister, .reg = kSassRz},
              SassOperand{.kind = SassOperand::kRegister, .reg = kSassRz}};
-  const SassRun run =
-      RunSass({Insn(add, 0), Insn({.op = SassOp::kExit}, 16)}, EmptyLaunch());
-  EXPECT_FALSE(run.ran);
-  EXPECT_THAT(run.why_not, HasSubstr("reads R1 before any write"));
-  EXPECT_EQ(run.blocker, "IADD3: reads R1 before any write");
+  SassInstruction stg{.op = SassOp::kStg, .width = 4};
+  stg.src = {SassOperand{.kind = SassOperand::kRegister, .reg = kSassRz},
+             SassOperand{.kind = SassOperand::kRegister, .reg = 2},
+             SassOperand{.kind = SassOperand::kImmediate, .value = 0}};
+  SassLaunch launch = EmptyLaunch();
+  launch.buffers.push_back(
+      {.address = 0, .bytes = std::vector<uint8_t>(16), .writable = true});
+  const SassRun computed =
+      RunSass({Insn(add, 0), Insn({.op = SassOp::kExit}, 16)}, launch);
+  EXPECT_TRUE(computed.ran) << computed.why_not;
+  const SassRun stored = RunSass(
+      {Insn(add, 0), Insn(stg, 16), Insn({.op = SassOp::kExit}, 32)}, launch);
+  EXPECT_FALSE(stored.ran);
+  EXPECT_THAT(stored.why_not, HasSubstr("stores bytes of R2 never written"));
+  EXPECT_EQ(stored.blocker, "STG.E: stores bytes of R2 never written");
 }
 
 TEST(SassMachineRefusals, ADriverWordUsedAsAValue) {

@@ -8,6 +8,7 @@
 #include "common/status_macros.h"
 #include "isa/family_table.h"
 #include "isa/operand_form.h"
+#include "isa/spelling.h"
 #include "oracle/errata.h"
 #include "oracle/oracle.h"
 #include "worker/backends/carry_support.h"
@@ -82,6 +83,7 @@ void CalibrationReport::Merge(const CalibrationReport& o) {
   agreed += o.agreed;
   undefined += o.undefined;
   for (const auto& [k, n] : o.not_run) not_run[k] += n;
+  not_run_example.insert(o.not_run_example.begin(), o.not_run_example.end());
   disagreements.insert(disagreements.end(), o.disagreements.begin(),
                        o.disagreements.end());
   disagreeing.insert(disagreeing.end(), o.disagreeing.begin(),
@@ -94,7 +96,9 @@ std::string CalibrationReport::Summary() const {
   for (const auto& [k, n] : not_run) blockers.emplace_back(n, k);
   std::sort(blockers.rbegin(), blockers.rend());
   std::vector<std::string> parts;
-  for (const auto& [n, k] : blockers) parts.push_back(absl::StrCat(n, "x ", k));
+  for (const auto& [n, k] : blockers) {
+    parts.push_back(absl::StrCat(n, "x ", k, " (", not_run_example.at(k), ")"));
+  }
   return absl::StrFormat(
       "%d tuples: %d executed (%.1f%%), %d agree (%d left open by the spec), "
       "%d disagreements, %d rejected by ptxas; not run: %s",
@@ -142,6 +146,9 @@ absl::StatusOr<CalibrationReport> CalibrateTuples(const std::string& ptxas,
     const KernelExecution run = ExecuteKernel(arch, kernel, args, 16);
     if (!run.ran) {
       ++report.not_run[run.blocker];
+      report.not_run_example.emplace(
+          run.blocker,
+          absl::StrCat(Spell(tuples[k].variant), ": ", run.why_not));
       continue;
     }
     const auto values = KernelResults(module, static_cast<int>(k), run.stores);

@@ -32,6 +32,7 @@ struct CalibrationReport {
   int64_t undefined = 0;  // executed, the spec leaves the result open
   // Kernels not run, by what stopped them (SassRun::blocker), in tuples.
   std::map<std::string, int64_t> not_run;
+  std::map<std::string, std::string> not_run_example;  // a variant each
   // Executed tuples whose value the oracle refutes, as replay lines with
   // the evaluator's value.
   std::vector<std::string> disagreements;

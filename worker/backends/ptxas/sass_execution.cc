@@ -28,6 +28,11 @@ KernelExecution ExecuteKernel(const SassArchInfo& arch,
   Append(launch.constant_bank, 8, kOutputAddress);
   for (const KernelArgument& a : arguments)
     Append(launch.constant_bank, a.bytes, a.value);
+  // The parameter buffer ends on an 8-byte boundary; ptxas loads a 16-bit
+  // parameter as a 32-bit word. The padding is taken as zeros, so that a
+  // kernel that uses it runs (a bug that depends on it would not show).
+  while (launch.constant_bank.size() % 8 != 0)
+    launch.constant_bank.push_back(0);
   launch.buffers.push_back({.address = kOutputAddress,
                             .bytes = std::vector<uint8_t>(output_bytes),
                             .writable = true});
