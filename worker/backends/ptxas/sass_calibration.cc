@@ -20,19 +20,6 @@
 namespace ptxdiff {
 namespace {
 
-// The kernel parameters after the output pointer: each runtime source, as
-// PtxParamType declares it (a predicate as a 32-bit word, 8 bits as 16).
-std::vector<KernelArgument> Arguments(const Tuple& t) {
-  std::vector<KernelArgument> out;
-  for (int i = 0; i < NumSources(t.variant); ++i) {
-    if (!t.IsRuntime(i)) continue;
-    const int width = SourceWidth(t.variant, i);
-    out.push_back({.bytes = width == 1 ? 4 : std::max(width, 16) / 8,
-                   .value = t.operands.v[i]});
-  }
-  return out;
-}
-
 // The run of `kernel` on `args` as its trace.
 std::string TraceText(const SassArchInfo& arch,
                       const std::vector<SassSlot>& kernel,
@@ -49,32 +36,112 @@ std::string TraceText(const SassArchInfo& arch,
 }
 
 // Judges one executed tuple against the hardware reading (the oracle with
-// the known errata); false where they disagree.
-bool Judge(const Tuple& t, const SlotValue& slot, CalibrationReport& report) {
+// the known errata).
+void Judge(const Tuple& t, const SlotValue& slot, TupleCalibration& out) {
   const Result want =
       EvaluateWithReading(Reading::kHardware, t.variant, t.operands);
+  out.outcome = CalibrationOutcome::kAgrees;
   if (!want.defined()) {
-    ++report.undefined;
-    ++report.agreed;
-    return true;
+    out.undefined = true;
+    return;
   }
   bool carry = false;
   if (slot.flag_word.has_value()) {
     const std::optional<bool> c = CarryOfFlagWord(t.variant, *slot.flag_word);
     carry = c.value_or(!want.carry);  // an unreadable flag word disagrees
   }
-  if (slot.bits == want.bits && carry == want.carry) {
-    ++report.agreed;
-    return true;
+  if (slot.bits == want.bits && carry == want.carry) return;
+  out.outcome = CalibrationOutcome::kDisagrees;
+  out.line = absl::StrFormat("%s: the evaluator gives 0x%x%s",
+                             ReplayLine(t.variant, t.operands, want), slot.bits,
+                             slot.flag_word ? absl::StrCat(" cf=", carry) : "");
+}
+
+// Runs kernel k of a compiled module for tuple t.
+TupleCalibration RunOne(const SassArchInfo& arch, const PtxModule& module,
+                        int k, absl::string_view text, const Tuple& t,
+                        std::string* trace) {
+  TupleCalibration out;
+  absl::StatusOr<std::vector<SassSlot>> kernel = DecodeSassKernel(arch, text);
+  if (!kernel.ok()) {
+    out.blocker = out.why_not = std::string(kernel.status().message());
+    return out;
   }
-  report.disagreements.push_back(absl::StrFormat(
-      "%s: the evaluator gives 0x%x%s", ReplayLine(t.variant, t.operands, want),
-      slot.bits, slot.flag_word ? absl::StrCat(" cf=", carry) : ""));
-  report.disagreeing.push_back(t);
-  return false;
+  const std::vector<KernelArgument> args = RuntimeArguments(t);
+  const KernelExecution run = ExecuteKernel(arch, *kernel, args, 16);
+  if (!run.ran) {
+    out.blocker = run.blocker;
+    out.why_not = run.why_not;
+    return out;
+  }
+  const auto values = KernelResults(module, k, run.stores);
+  if (!values.has_value()) {
+    out.blocker = out.why_not = "stores that are not the tuple's result";
+    return out;
+  }
+  Judge(t, (*values)[0], out);
+  if (out.outcome == CalibrationOutcome::kDisagrees && trace != nullptr &&
+      trace->empty()) {
+    *trace = TraceText(arch, *kernel, args);
+  }
+  return out;
+}
+
+absl::Status CalibrateInto(const std::string& ptxas, const SassArchInfo& arch,
+                           std::span<const Tuple> tuples, int opt_level,
+                           TupleCalibration* out, std::string* trace) {
+  if (tuples.empty()) return absl::OkStatus();
+  const PtxModule module =
+      BuildPtxModule(tuples, {.target = arch.name, .tuples_per_kernel = 1});
+  PTXDIFF_ASSIGN_OR_RETURN(const PtxasOutput compiled,
+                           RunPtxas(ptxas, arch.name, module.text, opt_level));
+  if (!compiled.ok) {
+    // Split until what ptxas rejects is alone.
+    if (tuples.size() == 1) {
+      out->rejected = true;
+      out->blocker = out->why_not = "rejected by ptxas";
+      return absl::OkStatus();
+    }
+    const size_t half = tuples.size() / 2;
+    PTXDIFF_RETURN_IF_ERROR(
+        CalibrateInto(ptxas, arch, tuples.first(half), opt_level, out, trace));
+    return CalibrateInto(ptxas, arch, tuples.subspan(half), opt_level,
+                         out + half, trace);
+  }
+  PTXDIFF_ASSIGN_OR_RETURN(const ElfFile elf, ParseElf(compiled.cubin));
+  PTXDIFF_ASSIGN_OR_RETURN(const auto texts, KernelTexts(elf));
+  for (size_t k = 0; k < tuples.size(); ++k) {
+    const auto text = texts.find(module.kernels[k]);
+    if (text == texts.end()) {
+      return absl::InternalError(absl::StrCat("no kernel ", module.kernels[k]));
+    }
+    out[k] = RunOne(arch, module, static_cast<int>(k), text->second, tuples[k],
+                    trace);
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
+
+std::vector<KernelArgument> RuntimeArguments(const Tuple& t) {
+  std::vector<KernelArgument> out;
+  for (int i = 0; i < NumSources(t.variant); ++i) {
+    if (!t.IsRuntime(i)) continue;
+    const int width = SourceWidth(t.variant, i);
+    out.push_back({.bytes = width == 1 ? 4 : std::max(width, 16) / 8,
+                   .value = t.operands.v[i]});
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<TupleCalibration>> CalibrateEach(
+    const std::string& ptxas, const SassArchInfo& arch,
+    std::span<const Tuple> tuples, int opt_level) {
+  std::vector<TupleCalibration> out(tuples.size());
+  PTXDIFF_RETURN_IF_ERROR(
+      CalibrateInto(ptxas, arch, tuples, opt_level, out.data(), nullptr));
+  return out;
+}
 
 void CalibrationReport::Merge(const CalibrationReport& o) {
   tuples += o.tuples;
@@ -111,55 +178,31 @@ absl::StatusOr<CalibrationReport> CalibrateTuples(const std::string& ptxas,
                                                   const SassArchInfo& arch,
                                                   std::span<const Tuple> tuples,
                                                   int opt_level) {
+  std::vector<TupleCalibration> each(tuples.size());
   CalibrationReport report;
-  if (tuples.empty()) return report;
-  const PtxModule module =
-      BuildPtxModule(tuples, {.target = arch.name, .tuples_per_kernel = 1});
-  PTXDIFF_ASSIGN_OR_RETURN(const PtxasOutput out,
-                           RunPtxas(ptxas, arch.name, module.text, opt_level));
-  if (!out.ok) {
-    // Split until what ptxas rejects is alone.
-    if (tuples.size() == 1) {
-      report.tuples = report.rejected = 1;
-      return report;
-    }
-    const size_t half = tuples.size() / 2;
-    PTXDIFF_ASSIGN_OR_RETURN(
-        report, CalibrateTuples(ptxas, arch, tuples.first(half), opt_level));
-    PTXDIFF_ASSIGN_OR_RETURN(
-        const CalibrationReport second,
-        CalibrateTuples(ptxas, arch, tuples.subspan(half), opt_level));
-    report.Merge(second);
-    return report;
-  }
-  PTXDIFF_ASSIGN_OR_RETURN(const ElfFile elf, ParseElf(out.cubin));
-  PTXDIFF_ASSIGN_OR_RETURN(const auto texts, KernelTexts(elf));
+  PTXDIFF_RETURN_IF_ERROR(CalibrateInto(ptxas, arch, tuples, opt_level,
+                                        each.data(), &report.first_trace));
   for (size_t k = 0; k < tuples.size(); ++k) {
+    const TupleCalibration& c = each[k];
     ++report.tuples;
-    const auto text = texts.find(module.kernels[k]);
-    if (text == texts.end()) {
-      return absl::InternalError(absl::StrCat("no kernel ", module.kernels[k]));
-    }
-    PTXDIFF_ASSIGN_OR_RETURN(const std::vector<SassSlot> kernel,
-                             DecodeSassKernel(arch, text->second));
-    const std::vector<KernelArgument> args = Arguments(tuples[k]);
-    const KernelExecution run = ExecuteKernel(arch, kernel, args, 16);
-    if (!run.ran) {
-      ++report.not_run[run.blocker];
-      report.not_run_example.emplace(
-          run.blocker,
-          absl::StrCat(Spell(tuples[k].variant), ": ", run.why_not));
+    if (c.rejected) {
+      ++report.rejected;
       continue;
     }
-    const auto values = KernelResults(module, static_cast<int>(k), run.stores);
-    if (!values.has_value()) {
-      ++report.not_run["stores that are not the tuple's result"];
+    if (c.outcome == CalibrationOutcome::kNotRun) {
+      ++report.not_run[c.blocker];
+      report.not_run_example.emplace(
+          c.blocker, absl::StrCat(Spell(tuples[k].variant), ": ", c.why_not));
       continue;
     }
     ++report.executed;
-    if (!Judge(tuples[k], (*values)[0], report) && report.first_trace.empty()) {
-      report.first_trace = TraceText(arch, kernel, args);
+    if (c.outcome == CalibrationOutcome::kAgrees) {
+      ++report.agreed;
+      report.undefined += c.undefined;
+      continue;
     }
+    report.disagreements.push_back(c.line);
+    report.disagreeing.push_back(tuples[k]);
   }
   return report;
 }

@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "isa/tuple.h"
 #include "sass/sass_decoder.h"
+#include "worker/backends/ptxas/sass_execution.h"
 
 namespace ptxdiff {
 
@@ -45,6 +46,30 @@ struct CalibrationReport {
   // "12000 tuples: 11890 executed (99.1%), 0 disagreements; not run: ..."
   std::string Summary() const;
 };
+
+// The kernel parameters after the output pointer that hold `t`'s runtime
+// sources, as PtxParamType declares them (a predicate as a 32-bit word).
+std::vector<KernelArgument> RuntimeArguments(const Tuple& t);
+
+// One tuple's calibration: its kernel ran to the oracle's value (or to a
+// result the spec leaves open), to another value, or not at all.
+enum class CalibrationOutcome : uint8_t { kAgrees, kDisagrees, kNotRun };
+
+struct TupleCalibration {
+  CalibrationOutcome outcome = CalibrationOutcome::kNotRun;
+  bool undefined = false;  // kAgrees because the spec leaves it open
+  bool rejected = false;   // kNotRun because ptxas would not compile it
+  std::string blocker;     // kNotRun: what stopped the evaluator
+  std::string why_not;
+  std::string line;  // kDisagrees: the replay line and the value
+};
+
+// Each tuple compiled for `arch` at -O`opt_level` (every runtime source a
+// parameter), one kernel each in one module, run and judged with the
+// hardware reading. An error only where ptxas cannot be run.
+absl::StatusOr<std::vector<TupleCalibration>> CalibrateEach(
+    const std::string& ptxas, const SassArchInfo& arch,
+    std::span<const Tuple> tuples, int opt_level);
 
 // Compiles `tuples` (each with every runtime-capable source a parameter)
 // for `arch` at -O`opt_level`, one tuple per kernel, runs each kernel and
