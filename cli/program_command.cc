@@ -54,6 +54,38 @@ absl::string_view Reason(absl::string_view why_not) {
   return why_not;
 }
 
+// Where ptxas kept code: the code run on the CPU by the SASS evaluator
+// (docs/sass-evaluator.md), judged where it runs.
+Judged CheckExecuted(const std::string& ptxas, const std::string& arch,
+                     const Program& p, ProgramInputs form, Reading reading,
+                     absl::string_view why_not_folded, std::ostream& out) {
+  const absl::StatusOr<ProgramCheck> check =
+      CheckProgram(ptxas, arch, p, form, reading);
+  if (!check.ok() || !check->judged) {
+    out << "not folded, and not judged without a GPU ("
+        << (check.ok() ? check->why_not : std::string(why_not_folded))
+        << ")\n";
+    return Judged::kNotJudged;
+  }
+  if (!check->mismatch) {
+    out << "its code, run on the CPU, agrees with the oracle"
+        << (form == ProgramInputs::kRuntime && !p.inputs.empty()
+                ? " at the witness and at more input vectors"
+                : "")
+        << "\n";
+    return Judged::kAgree;
+  }
+  const ProgramMismatch& m = *check->mismatch;
+  out << "its code, run on the CPU"
+      << (form == ProgramInputs::kRuntime
+              ? absl::StrCat(" at ", InputsText(p, m.inputs))
+              : "")
+      << ", stores " << ClaimedText(p, m.claimed) << ", where the oracle gives "
+      << OutputsText(p, m.oracle)
+      << " (its -O0 code runs to the oracle's values): mismatch\n";
+  return Judged::kMismatch;
+}
+
 // The folded outputs with immediate inputs, judged at the witness.
 absl::StatusOr<Judged> CheckImmediates(const std::string& ptxas,
                                        const std::string& arch,
@@ -63,9 +95,8 @@ absl::StatusOr<Judged> CheckImmediates(const std::string& ptxas,
   if (!compiled.ok()) return compiled.status();
   out << "ptxas " << arch << ", inputs immediate: ";
   if (!compiled->claimed) {
-    out << "not folded, so not judged without a GPU ("
-        << Reason(compiled->why_not) << ")\n";
-    return Judged::kNotJudged;
+    return CheckExecuted(ptxas, arch, p, ProgramInputs::kImmediate, reading,
+                         Reason(compiled->why_not), out);
   }
   const bool differs =
       Disagrees(EvaluateAtWitness(p, reading), *compiled->claimed);
@@ -83,9 +114,8 @@ absl::StatusOr<Judged> CheckRuntime(const std::string& ptxas,
   if (!compiled.ok()) return compiled.status();
   out << "ptxas " << arch << ", inputs runtime: ";
   if (!compiled->claimed) {
-    out << "the code reads its inputs, so not judged without a GPU ("
-        << Reason(compiled->why_not) << ")\n";
-    return Judged::kNotJudged;
+    return CheckExecuted(ptxas, arch, p, ProgramInputs::kRuntime, reading,
+                         Reason(compiled->why_not), out);
   }
   out << "claims " << ClaimedText(p, *compiled->claimed) << " for every input";
   const std::optional<CounterExample> refuted =
