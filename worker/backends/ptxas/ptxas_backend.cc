@@ -85,7 +85,8 @@ absl::StatusOr<Config> ParseConfig(const KeyValues& options) {
   PTXDIFF_RETURN_IF_ERROR(
       IntOption(options, "ptxas", "all_variants", 0, 1, all_variants));
   config.all_variants = all_variants == 1;
-  int execute = 1;
+  // $PTXDIFF_PTXAS_EXECUTE=0: the default for workers the CLI starts.
+  int execute = GetEnv("PTXDIFF_PTXAS_EXECUTE") == "0" ? 0 : 1;
   PTXDIFF_RETURN_IF_ERROR(
       IntOption(options, "ptxas", "execute", 0, 1, execute));
   config.execute = execute == 1;
