@@ -52,6 +52,9 @@ struct ProgramCheck {
   // Not run: the run was cut at the caller's deadline. Not checked, and so
   // not counted as checked.
   bool cut = false;
+  // Judged on code run on the CPU (ptxas's SASS on the evaluator), not on a
+  // fold, a claim or a tool's run.
+  bool executed = false;
 };
 
 class ProgramBackend {

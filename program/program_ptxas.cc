@@ -171,6 +171,7 @@ ProgramCheck JudgeExecuted(const SassArchInfo& arch, const Program& program,
       return check;
     }
     check.judged = true;
+    check.executed = true;
     std::vector<ProgramValue> oracle =
         *EvaluateProgram(program, inputs, reading);
     if (Disagrees(oracle, *got)) {
@@ -290,11 +291,14 @@ std::optional<CounterExample> RefuteClaim(const Program& program,
 
 absl::StatusOr<std::vector<ProgramCheck>> CheckPrograms(
     const std::string& ptxas, const std::string& arch,
-    std::span<const Program> programs, ProgramInputs form, Reading reading) {
+    std::span<const Program> programs, ProgramInputs form, Reading reading,
+    bool execute) {
   PTXDIFF_ASSIGN_OR_RETURN(const std::vector<ProgramCompilation> compiled,
                            CompilePrograms(ptxas, arch, programs, form));
   std::optional<SassArchInfo> executable;
-  if (auto info = FindSassArchInfo(arch); info.ok()) executable = *info;
+  if (auto info = FindSassArchInfo(arch); info.ok() && execute) {
+    executable = *info;
+  }
   std::vector<ProgramCheck> checks;
   for (size_t k = 0; k < programs.size(); ++k) {
     checks.push_back(

@@ -73,10 +73,12 @@ std::optional<CounterExample> RefuteClaim(const Program& program,
                                           const std::vector<uint64_t>& claimed,
                                           Reading reading, int random = 256);
 
-// Many programs checked in one ptxas run (CompilePrograms).
+// Many programs checked in one ptxas run (CompilePrograms); with `execute`
+// false, on folds and claims alone (the benchmark's baseline).
 absl::StatusOr<std::vector<ProgramCheck>> CheckPrograms(
     const std::string& ptxas, const std::string& arch,
-    std::span<const Program> programs, ProgramInputs form, Reading reading);
+    std::span<const Program> programs, ProgramInputs form, Reading reading,
+    bool execute = true);
 absl::StatusOr<ProgramCheck> CheckProgram(const std::string& ptxas,
                                           const std::string& arch,
                                           const Program& program,
