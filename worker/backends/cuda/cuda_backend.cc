@@ -55,13 +55,19 @@ std::string Excerpt(absl::string_view text) {
   return absl::StrCat(text.substr(0, kMaxLogInDecline), " ...");
 }
 
-// "CUDA 13.0 driver at /usr/lib/x86_64-linux-gnu/libcuda.so.1": the version
-// the driver reports and the library it was loaded from, so that a finding
-// says which implementation of the driver API produced it.
+// "CUDA 13.0 driver at /usr/lib/x86_64-linux-gnu/libcuda.so.1 (entry points:
+// 26 by cuGetProcAddress)": the version the driver reports, the library it
+// was loaded from and how its entry points were found, so that a finding
+// says which implementation of the driver API produced it, and through
+// which ABI.
 std::string DriverIdentity(absl::string_view version,
-                           absl::string_view location) {
+                           const CudaDriver& driver) {
+  const std::string location = driver.Location();
   if (location.empty()) return absl::StrCat("CUDA ", version);
-  return absl::StrCat("CUDA ", version, " driver at ", location);
+  const std::string entry_points = driver.EntryPoints();
+  return absl::StrCat("CUDA ", version, " driver at ", location,
+                      entry_points.empty() ? "" : " (", entry_points,
+                      entry_points.empty() ? "" : ")");
 }
 
 // Another driver library's images are not NVIDIA's (nor is its version
@@ -180,7 +186,7 @@ absl::Status CudaBackend::Init() {
                                 KernelModeName(options_.mode),
                                 " mode (ptxdiff built with CUDA ",
                                 CudaVersionText(CUDA_VERSION), ")"),
-      .driver = DriverIdentity(driver, driver_->Location()),
+      .driver = DriverIdentity(driver, *driver_),
       .device = context_->Describe(),
       // The kernels read CC.CF back after every `.cc` instruction.
       .carry = true,

@@ -104,8 +104,10 @@ TEST(LoadCudaDriverTest, MissingLibraryNamesIt) {
 TEST(LoadCudaDriverTest, NotADriverLibrary) {
   auto driver = LoadCudaDriver("libm.so.6");
   ASSERT_FALSE(driver.ok());
+  EXPECT_EQ(driver.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(driver.status().message()),
-              HasSubstr("it is not the CUDA driver"));
+              HasSubstr("libm.so.6 exports neither cuInit nor cuGetErrorName: "
+                        "it is not the CUDA driver"));
 }
 
 // The toolkit's link stub, which containers without the driver mounted often
