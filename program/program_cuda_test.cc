@@ -31,6 +31,7 @@
 namespace ptxdiff {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 // Saturates to 0x7fffffff, shifted down to 7; wrapping gives 8.
@@ -141,7 +142,8 @@ TEST_F(ModuleOnFakeGpuTest, AKernelPastItsTimeoutIsATimeout) {
 #if defined(PTXDIFF_SIM_CUDA_PATH) && defined(PTXDIFF_WORKER_PATH)
 
 constexpr const char* kPlants[] = {
-    "PTXDIFF_SIM_CUDA_WRONG", "PTXDIFF_SIM_CUDA_TRAP", "PTXDIFF_SIM_CUDA_HANG"};
+    "PTXDIFF_SIM_CUDA_WRONG", "PTXDIFF_SIM_CUDA_TRAP", "PTXDIFF_SIM_CUDA_HANG",
+    "PTXDIFF_SIM_CUDA_UNSUPPORTED"};
 
 // The backend on the simulated driver library, in both ways it gives the
 // loader its entry points (through cuGetProcAddress_v2, and exported by name
@@ -248,6 +250,25 @@ TEST_P(CudaProgramBackendTest, AKernelPastItsTimeoutIsAHang) {
   EXPECT_THAT(checks[1].fault->what,
               HasSubstr("cuda kernel timeout: the module's kernel ran longer "
                         "than the timeout of 300ms"));
+}
+
+// An entry point the driver library does not support fails every module
+// alike: not a finding of any program but the harness's error, naming the
+// entry point and the call it failed in.
+TEST_P(CudaProgramBackendTest,
+       AnUnsupportedEntryPointIsTheHarnessErrorNamingIt) {
+  setenv("PTXDIFF_SIM_CUDA_UNSUPPORTED", "cuStreamQuery", 1);
+  const std::vector<Program> programs = {SquareProgram(), SaturatingProgram()};
+  auto checks = MakeCudaProgramBackend(Gpu())->Check(
+      programs, ProgramInputs::kRuntime, Reading::kSpec,
+      absl::InfiniteFuture());
+  ASSERT_FALSE(checks.ok());
+  EXPECT_THAT(std::string(checks.status().message()),
+              AllOf(HasSubstr(absl::StrCat(
+                        "cuStreamQuery is not supported by the CUDA driver "
+                        "library ")),
+                    HasSubstr(": cuStreamQuery(stream) returned "
+                              "CUDA_ERROR_NOT_SUPPORTED")));
 }
 
 // The replay flags and the reproducer name the driver library and the

@@ -95,6 +95,8 @@ class CudaBackend : public Backend {
         options_(options),
         on_fatal_(std::move(on_fatal)) {}
 
+  // Opens the device and allocates the pipeline; FailedPrecondition naming
+  // the entry point where one the library does not support fails it.
   absl::Status Init();
 
  protected:
@@ -112,6 +114,7 @@ class CudaBackend : public Backend {
     Stage stage;
   };
 
+  absl::Status Open();
   absl::Status RunGroups(Batch& batch, const std::vector<VariantGroup>& groups);
   absl::Status AddRegisterGroup(Batch& batch, const Variant& v,
                                 const VariantGroup& group);
@@ -125,6 +128,9 @@ class CudaBackend : public Backend {
   // Register mode's tuples whose form has an immediate: run as written.
   absl::Status AddWrittenPiece(Batch& batch, const Variant& v,
                                std::span<const uint32_t> positions);
+  // A batch that failed on a call the driver does not support: every tuple
+  // declined (not run), saying which entry point, in which call.
+  void DeclineUnsupported(Batch& batch, const std::string& why);
   // `ptx` compiled and loaded for the tuples at `positions`; nullopt, with
   // the tuples declined, where the JIT rejects it.
   absl::StatusOr<std::optional<OwnedModule>> LoadBatchModule(
@@ -157,6 +163,15 @@ class CudaBackend : public Backend {
 };
 
 absl::Status CudaBackend::Init() {
+  const absl::Status status = Open();
+  if (std::optional<std::string> unsupported =
+          DescribeUnsupportedCall(*driver_, status)) {
+    return absl::FailedPreconditionError(*unsupported);
+  }
+  return status;
+}
+
+absl::Status CudaBackend::Open() {
   PTXDIFF_ASSIGN_OR_RETURN(context_,
                            DeviceContext::Open(*driver_, options_.device));
   const std::optional<PtxTarget> target = TargetForDevice(context_->sm());
@@ -216,6 +231,11 @@ absl::Status CudaBackend::RunSupported(const ResolvedBatch& request,
   reply.results.assign(request.tuples.size(), TupleResult{});
   Batch batch{request, reply, Declines(reply), Stage()};
   const absl::Status status = RunGroups(batch, groups);
+  if (std::optional<std::string> unsupported =
+          DescribeUnsupportedCall(*driver_, status)) {
+    DeclineUnsupported(batch, *unsupported);
+    return absl::OkStatus();
+  }
   if (!status.ok()) return Fail(status);
   // Between batches nothing is in flight: the one safe time to unload.
   cache_->Trim(options_.max_modules);
@@ -412,6 +432,22 @@ absl::Status CudaBackend::AddWrittenPiece(Batch& batch, const Variant& v,
   batch.stage.modules.push_back(*std::move(module));
   Append(batch, v, positions);
   return absl::OkStatus();
+}
+
+// A partial implementation of the driver API answers what it does not
+// implement so in every batch that calls it: not a fault of the batch (which
+// the client would retry and bisect, batch after batch), but tuples the
+// backend cannot run here, declined with one reason, which a campaign's and
+// a sweep's summaries count once. The same entry point may work in another
+// batch (one that finds its kernels in the cache calls no JIT), so the next
+// batch tries again.
+void CudaBackend::DeclineUnsupported(Batch& batch, const std::string& why) {
+  pipeline_->Abandon();
+  batch.reply.messages.clear();  // of declines now overwritten
+  std::vector<uint32_t> all(batch.request.tuples.size());
+  for (uint32_t i = 0; i < all.size(); ++i) all[i] = i;
+  batch.declines.Add(all, DeclineCode::kOther,
+                     absl::StrCat(kNotRunPrefix, why));
 }
 
 // Ordinary errors fail the batch (the worker answers ERROR and goes on); a

@@ -23,6 +23,7 @@ namespace ptxdiff {
 namespace {
 
 constexpr absl::string_view kResultPayload = "ptxdiff/cuda-result";
+constexpr absl::string_view kCallPayload = "ptxdiff/cuda-call";
 
 // The name a library without cuGetProcAddress exports each entry point's
 // CUDA 12.0 ABI under is cuda.h's (PTXDIFF_CUDA_EXPORTED_NAME), which is the
@@ -322,6 +323,7 @@ absl::Status CheckCudaResult(CudaDriver& driver, CUresult result,
   }
   status.SetPayload(kResultPayload,
                     absl::Cord(absl::StrCat(static_cast<int>(result))));
+  status.SetPayload(kCallPayload, absl::Cord(call.substr(0, call.find('('))));
   return status;
 }
 
@@ -333,6 +335,33 @@ std::optional<CUresult> CudaResultOf(const absl::Status& status) {
     return std::nullopt;
   }
   return static_cast<CUresult>(value);
+}
+
+std::optional<std::string> CudaCallOf(const absl::Status& status) {
+  const auto payload = status.GetPayload(kCallPayload);
+  if (!payload.has_value()) return std::nullopt;
+  return std::string(*payload);
+}
+
+bool IsUnsupportedCudaError(CUresult result) {
+  return result == CUDA_ERROR_NOT_SUPPORTED ||
+         result == CUDA_ERROR_STUB_LIBRARY;
+}
+
+std::optional<std::string> DescribeUnsupportedCall(const CudaDriver& driver,
+                                                   const absl::Status& status) {
+  const std::optional<CUresult> result = CudaResultOf(status);
+  const std::optional<std::string> call = CudaCallOf(status);
+  if (!result.has_value() || !IsUnsupportedCudaError(*result) ||
+      !call.has_value()) {
+    return std::nullopt;
+  }
+  const std::string location = driver.Location();
+  const absl::string_view message = status.message();
+  return absl::StrCat(
+      *call, " is not supported by the CUDA driver",
+      location.empty() ? "" : absl::StrCat(" library ", location), ": ",
+      message.substr(0, message.find('\n')));
 }
 
 bool IsStickyCudaError(CUresult result) {

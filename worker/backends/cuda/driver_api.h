@@ -144,6 +144,26 @@ absl::Status CheckCudaResult(CudaDriver& driver, CUresult result,
 // The CUresult of a status made by CheckCudaResult; nullopt for others.
 std::optional<CUresult> CudaResultOf(const absl::Status& status);
 
+// True for the errors with which a driver answers a call it does not support
+// (CUDA_ERROR_NOT_SUPPORTED, as partial implementations of the driver API
+// answer what they do not implement; CUDA_ERROR_STUB_LIBRARY): asking again
+// will not help, whatever is asked.
+bool IsUnsupportedCudaError(CUresult result);
+
+// The driver function a status made by CheckCudaResult is about
+// ("cuStreamQuery"); nullopt for other statuses.
+std::optional<std::string> CudaCallOf(const absl::Status& status);
+
+// For a status of a call the driver does not support (IsUnsupportedCudaError
+// of its CudaResultOf), one line naming the entry point, the library and the
+// call it failed in:
+//   cuStreamQuery is not supported by the CUDA driver library <path>: Failed
+//   to run the batch's kernels: cuStreamQuery(stream) returned
+//   CUDA_ERROR_NOT_SUPPORTED (worker/backends/cuda/pipeline.cc:123)
+// (the status message's first line: no JIT log); nullopt for other statuses.
+std::optional<std::string> DescribeUnsupportedCall(const CudaDriver& driver,
+                                                   const absl::Status& status);
+
 // True for the errors after which the context is unusable (illegal
 // instruction or address, launch failure, device-side trap, ECC, ...): every
 // later call fails, so the worker must exit and be restarted.

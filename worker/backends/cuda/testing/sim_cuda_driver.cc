@@ -28,7 +28,9 @@
 // PTXDIFF_SIM_CUDA_TRAP=TEXT makes every kernel whose PTX contains TEXT
 // (`div.u32 `) fault with CUDA_ERROR_ILLEGAL_INSTRUCTION, a sticky error;
 // PTXDIFF_SIM_CUDA_HANG=TEXT makes such kernels never end.
-// PTXDIFF_SIM_CUDA_NO_PROC_ADDRESS=cuLinkCreate[,...] makes
+// PTXDIFF_SIM_CUDA_UNSUPPORTED=cuStreamQuery[,...] makes every call of those
+// entry points answer CUDA_ERROR_NOT_SUPPORTED, as a partial implementation
+// does; PTXDIFF_SIM_CUDA_NO_PROC_ADDRESS=cuLinkCreate[,...] makes
 // cuGetProcAddress_v2 not find those.
 
 #include <cuda.h>
@@ -58,6 +60,7 @@ namespace {
 constexpr char kWrongVariable[] = "PTXDIFF_SIM_CUDA_WRONG";
 constexpr char kTrapVariable[] = "PTXDIFF_SIM_CUDA_TRAP";
 constexpr char kHangVariable[] = "PTXDIFF_SIM_CUDA_HANG";
+constexpr char kUnsupportedVariable[] = "PTXDIFF_SIM_CUDA_UNSUPPORTED";
 constexpr char kNoProcAddressVariable[] = "PTXDIFF_SIM_CUDA_NO_PROC_ADDRESS";
 
 // The entry points' symbols (driver_entry_points.h), and the CudaDriver
@@ -92,6 +95,21 @@ absl::StatusOr<std::vector<std::string>> ListedEntryPoints(
     listed.emplace_back(text);
   }
   return listed;
+}
+
+// PTXDIFF_SIM_CUDA_UNSUPPORTED's entry points made to answer
+// CUDA_ERROR_NOT_SUPPORTED in `driver`.
+absl::Status ApplyUnsupported(FakeCudaDriver& driver) {
+  PTXDIFF_ASSIGN_OR_RETURN(const std::vector<std::string> unsupported,
+                           ListedEntryPoints(kUnsupportedVariable));
+  for (const std::string& symbol : unsupported) {
+    for (const EntryPointMethod& m : kMethods) {
+      if (m.symbol == symbol) {
+        driver.FailEveryCall(m.method, CUDA_ERROR_NOT_SUPPORTED);
+      }
+    }
+  }
+  return absl::OkStatus();
 }
 
 // The kernels PTXDIFF_SIM_CUDA_TRAP and PTXDIFF_SIM_CUDA_HANG name, made to
@@ -144,6 +162,9 @@ SimDriver& Sim() {
   static SimDriver* const sim = [] {
     auto* made = new SimDriver;
     made->configuration = ApplyWrongVariants(made->fake);
+    if (made->configuration.ok()) {
+      made->configuration = ApplyUnsupported(made->fake);
+    }
     absl::StatusOr<std::vector<std::string>> hidden =
         ListedEntryPoints(kNoProcAddressVariable);
     if (hidden.ok()) made->no_proc_address = *std::move(hidden);

@@ -44,7 +44,7 @@ std::string RealPath(const std::string& path) {
 // workers inherit.
 constexpr const char* kPlants[] = {
     "PTXDIFF_SIM_CUDA_WRONG", "PTXDIFF_SIM_CUDA_TRAP", "PTXDIFF_SIM_CUDA_HANG",
-    "PTXDIFF_SIM_CUDA_NO_PROC_ADDRESS"};
+    "PTXDIFF_SIM_CUDA_UNSUPPORTED", "PTXDIFF_SIM_CUDA_NO_PROC_ADDRESS"};
 
 // A scratch directory per test, removed when the test ends; compiled
 // kernels go to one of them, not to the user's cache.
@@ -459,6 +459,51 @@ TEST_F(SimCudaTest, ALibraryWhoseCuGetProcAddressLacksOneIsRefusedNamingIt) {
                 "looks up: cuMemAlloc_v2 (or cuMemAlloc), cuStreamQuery; it "
                 "seems to be NVIDIA's driver of CUDA 12.0 or later (it exports "
                 "cuGetProcAddress_v2)"))));
+}
+
+// An entry point that answers CUDA_ERROR_NOT_SUPPORTED in every batch (a
+// partial implementation): every tuple declined with one reason naming it
+// and the call it failed in, counted once; no faulty batch, no restart.
+TEST_P(SimCudaLibraryTest, AnUnsupportedEntryPointIsNamedOnce) {
+  setenv("PTXDIFF_SIM_CUDA_UNSUPPORTED", "cuStreamQuery", 1);
+  const CliRun run =
+      Ptxdiff({"sweep", "--backend", "cuda", "--cuda-driver", Sim(), "--family",
+               "add", "--tuples", "16", "--batch", "64"});
+  EXPECT_EQ(run.code, 1) << run.output;  // nothing was tested
+  EXPECT_THAT(run.output,
+              AllOf(HasSubstr("agreed          0\n"),
+                    HasSubstr("faulty batches  0  (worker restarts: 0)"),
+                    HasSubstr("declined, by reason:\n")));
+  const std::string reason = absl::StrCat(
+      "not run: cuStreamQuery is not supported by the CUDA driver library ",
+      RealPath(Sim()), ": Failed to ");
+  std::istringstream lines(run.output);
+  int reason_lines = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find(reason) == std::string::npos) continue;
+    ++reason_lines;
+    EXPECT_THAT(line, AllOf(HasSubstr(": cuStreamQuery("),
+                            HasSubstr("returned CUDA_ERROR_NOT_SUPPORTED "
+                                      "(worker/backends/cuda/")))
+        << line;
+  }
+  // In the list of reasons once; in the "nothing tested" line, the most
+  // common reason, once more.
+  EXPECT_EQ(reason_lines, 2) << run.output;
+  EXPECT_THAT(run.output, Not(HasSubstr("fault:")));
+}
+
+// One called at start-up: the backend cannot run here, and says which.
+TEST_P(SimCudaLibraryTest, AnUnsupportedEntryPointAtStartupIsNamed) {
+  setenv("PTXDIFF_SIM_CUDA_UNSUPPORTED", "cuMemHostAlloc", 1);
+  const CliRun run = Ptxdiff({"sweep", "--backend", "cuda", "--cuda-driver",
+                              Sim(), "--family", "add", "--tuples", "1"});
+  EXPECT_EQ(run.code, 2) << run.output;
+  EXPECT_THAT(run.output,
+              HasSubstr(absl::StrCat(
+                  "the cuda backend cannot run here: cuMemHostAlloc is not "
+                  "supported by the CUDA driver library ",
+                  RealPath(Sim()), ": Failed to ")));
 }
 
 // Without a GPU, --backend cuda says why in one line, and what to use.
