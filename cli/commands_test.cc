@@ -29,6 +29,9 @@ TEST(ProgramCommandTest, TheOracleAndWhatPtxasClaims) {
       r.out,
       HasSubstr("oracle:  %r = 0x00000000 at the witness %a = 0x00000001 "
                 "(spec reading)\n"));
+  // Issue 42, item 9: without --backend, it says that nothing was judged.
+  EXPECT_THAT(r.out, HasSubstr("verdict: not judged (no --backend: the "
+                               "oracle's values alone;"));
   r = Ptxdiff({"program", file, "--backend", "ptxas"});
   if (absl::StrContains(r.err, "ptxas")) GTEST_SKIP() << r.err;  // no toolkit
   EXPECT_EQ(r.code, 1) << r.err;
@@ -39,14 +42,17 @@ TEST(ProgramCommandTest, TheOracleAndWhatPtxasClaims) {
       HasSubstr("inputs runtime: claims %r = 0xffffffff for every input: "
                 "refuted at %a = 0x00000001, where the oracle gives "
                 "%r = 0x00000000\n"));
-  EXPECT_THAT(r.out, HasSubstr("verdict: mismatch\n"));
+  // Issue 42, item 9: the verdict names the backend and the form it is of.
+  EXPECT_THAT(r.out,
+              HasSubstr("verdict: mismatch (ptxas sm_90, inputs runtime)\n"));
   const std::string chain = std::string(PTXDIFF_SOURCE_DIR) +
                             "/examples/programs/carry-chain.ptxprog";
   r = Ptxdiff({"program", chain, "--backend", "ptxas"});
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("oracle:  %lo = 0x00000000, %hi = 0x00000010"));
   // ptxas keeps the carry chain's code in both forms: nothing is judged.
-  EXPECT_THAT(r.out, HasSubstr("verdict: not judged\n"));
+  EXPECT_THAT(r.out, HasSubstr("verdict: not judged (ptxas sm_90, inputs "
+                               "immediate and runtime)\n"));
   // repro takes a program case too.
   r = Ptxdiff({"repro", file, "--backend", "ptxas", "--timeout", "30"});
   EXPECT_EQ(r.code, 1) << r.err;
