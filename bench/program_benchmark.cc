@@ -65,9 +65,11 @@ class Run {
         batch.push_back(RandomProgram(rng, s_.shape));
       auto immediate =
           CheckPrograms(ptxas_, s_.arch, batch, ProgramInputs::kImmediate,
-                        Reading::kSpec, execute_);
+                        Reading::kSpec, kPtxasTimeout, absl::InfiniteFuture(),
+                        execute_);
       auto runtime = CheckPrograms(ptxas_, s_.arch, batch,
                                    ProgramInputs::kRuntime, Reading::kSpec,
+                                   kPtxasTimeout, absl::InfiniteFuture(),
                                    execute_);
       if (!immediate.ok() || !runtime.ok()) {
         Report("error", batch[0],

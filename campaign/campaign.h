@@ -52,7 +52,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "campaign/decline_model.h"
-#include "campaign/pending_journal.h"
+#include "triage/pending_journal.h"
 #include "campaign/tuple_queue.h"
 #include "client/worker_client.h"
 #include "harness/judge.h"

@@ -29,6 +29,9 @@ TEST(ProgramCommandTest, TheOracleAndWhatPtxasClaims) {
       r.out,
       HasSubstr("oracle:  %r = 0x00000000 at the witness %a = 0x00000001 "
                 "(spec reading)\n"));
+  // Issue 42, item 9: without --backend, it says that nothing was judged.
+  EXPECT_THAT(r.out, HasSubstr("verdict: not judged (no --backend: the "
+                               "oracle's values alone;"));
   r = Ptxdiff({"program", file, "--backend", "ptxas"});
   if (absl::StrContains(r.err, "ptxas")) GTEST_SKIP() << r.err;  // no toolkit
   EXPECT_EQ(r.code, 1) << r.err;
@@ -39,7 +42,9 @@ TEST(ProgramCommandTest, TheOracleAndWhatPtxasClaims) {
       HasSubstr("inputs runtime: claims %r = 0xffffffff for every input: "
                 "refuted at %a = 0x00000001, where the oracle gives "
                 "%r = 0x00000000\n"));
-  EXPECT_THAT(r.out, HasSubstr("verdict: mismatch\n"));
+  // Issue 42, item 9: the verdict names the backend and the form it is of.
+  EXPECT_THAT(r.out,
+              HasSubstr("verdict: mismatch (ptxas sm_90, inputs runtime)\n"));
   const std::string chain = std::string(PTXDIFF_SOURCE_DIR) +
                             "/examples/programs/carry-chain.ptxprog";
   r = Ptxdiff({"program", chain, "--backend", "ptxas"});
@@ -50,7 +55,7 @@ TEST(ProgramCommandTest, TheOracleAndWhatPtxasClaims) {
   EXPECT_THAT(r.out,
               HasSubstr("inputs runtime: its code, run on the CPU, agrees with "
                         "the oracle at the witness and at more input vectors"));
-  EXPECT_THAT(r.out, HasSubstr("verdict: agree\n"));
+  EXPECT_THAT(r.out, HasSubstr("verdict: agree (ptxas sm_90, inputs "));
   // repro takes a program case too.
   r = Ptxdiff({"repro", file, "--backend", "ptxas", "--timeout", "30"});
   EXPECT_EQ(r.code, 1) << r.err;

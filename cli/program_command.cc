@@ -25,6 +25,7 @@
 #include "client/worker_client.h"
 #include "client/worker_locator.h"
 #include "common/files.h"
+#include "common/interrupt.h"
 #include "common/status_macros.h"
 #include "isa/spelling.h"
 #include "program/composed_oracle.h"
@@ -44,14 +45,62 @@ namespace ptxdiff {
 namespace {
 
 constexpr int kExitDisagree = 1;
+// A stop (Ctrl-C) before the verdict: 128 + SIGINT, as a shell reports it.
+constexpr int kExitInterrupted = 130;
 
-// What one compilation of the program gave.
-enum class Judged : uint8_t { kNotJudged, kAgree, kMismatch };
+// What one form of the program gave, from least to most telling: a verdict
+// names the most telling of its forms.
+enum class Judged : uint8_t {
+  kNotJudged,
+  kAgree,
+  kMismatch,
+  kHang,
+  kCrash,
+  kInterrupted
+};
+
+absl::string_view JudgedName(Judged j) {
+  switch (j) {
+    case Judged::kNotJudged:
+      return "not judged";
+    case Judged::kAgree:
+      return "agree";
+    case Judged::kMismatch:
+      return "mismatch";
+    case Judged::kHang:
+      return "hang";
+    case Judged::kCrash:
+      return "crash";
+    case Judged::kInterrupted:
+      return "interrupted";
+  }
+  return "?";
+}
+
+absl::string_view FormName(ProgramInputs form) {
+  return form == ProgramInputs::kRuntime ? "runtime" : "immediate";
+}
 
 // The decoder's reason without its "not folded: " prefix.
 absl::string_view Reason(absl::string_view why_not) {
   absl::ConsumePrefix(&why_not, "not folded: ");
   return why_not;
+}
+
+// A compilation that gave no constants: a crash of ptxas, a run cut by a
+// stop, or code (or a rejection, or a timeout) that is not judged.
+Judged Unjudged(const ProgramCompilation& c, absl::string_view not_judged,
+                std::ostream& out) {
+  if (c.fault) {
+    out << "crashed: " << c.fault->what << "\n";
+    return Judged::kCrash;
+  }
+  if (c.cut) {
+    out << "interrupted\n";
+    return Judged::kInterrupted;
+  }
+  out << not_judged << " (" << Reason(c.why_not) << ")\n";
+  return Judged::kNotJudged;
 }
 
 // Where ptxas kept code: the code run on the CPU by the SASS evaluator
@@ -89,12 +138,17 @@ Judged CheckExecuted(const std::string& ptxas, const std::string& arch,
 // The folded outputs with immediate inputs, judged at the witness.
 absl::StatusOr<Judged> CheckImmediates(const std::string& ptxas,
                                        const std::string& arch,
-                                       const Program& p, Reading reading,
-                                       std::ostream& out) {
-  auto compiled = CompileProgram(ptxas, arch, p, ProgramInputs::kImmediate);
+                                       absl::Duration timeout, const Program& p,
+                                       Reading reading, std::ostream& out) {
+  auto compiled = CompileProgram(ptxas, arch, p, ProgramInputs::kImmediate,
+                                 kPtxasDefaultOptLevel, timeout);
   if (!compiled.ok()) return compiled.status();
   out << "ptxas " << arch << ", inputs immediate: ";
   if (!compiled->claimed) {
+    if (compiled->fault || compiled->cut || compiled->code.empty()) {
+      return Unjudged(*compiled, "not folded, so not judged without a GPU",
+                      out);
+    }
     return CheckExecuted(ptxas, arch, p, ProgramInputs::kImmediate, reading,
                          Reason(compiled->why_not), out);
   }
@@ -108,12 +162,19 @@ absl::StatusOr<Judged> CheckImmediates(const std::string& ptxas,
 // What ptxas claims with runtime inputs, refuted by the first input vector
 // where the oracle differs.
 absl::StatusOr<Judged> CheckRuntime(const std::string& ptxas,
-                                    const std::string& arch, const Program& p,
+                                    const std::string& arch,
+                                    absl::Duration timeout, const Program& p,
                                     Reading reading, std::ostream& out) {
-  auto compiled = CompileProgram(ptxas, arch, p, ProgramInputs::kRuntime);
+  auto compiled = CompileProgram(ptxas, arch, p, ProgramInputs::kRuntime,
+                                 kPtxasDefaultOptLevel, timeout);
   if (!compiled.ok()) return compiled.status();
   out << "ptxas " << arch << ", inputs runtime: ";
   if (!compiled->claimed) {
+    if (compiled->fault || compiled->cut || compiled->code.empty()) {
+      return Unjudged(*compiled,
+                      "the code reads its inputs, so not judged without a GPU",
+                      out);
+    }
     return CheckExecuted(ptxas, arch, p, ProgramInputs::kRuntime, reading,
                          Reason(compiled->why_not), out);
   }
@@ -197,16 +258,19 @@ absl::StatusOr<Judged> CheckOnTool(ProgramBackend& tool, const Program& p,
       const std::vector<ProgramCheck> checks,
       tool.Check({&p, 1}, form, reading, absl::InfiniteFuture()));
   const ProgramCheck& c = checks[0];
-  out << tool.Name() << ", inputs "
-      << (form == ProgramInputs::kRuntime ? "runtime" : "immediate") << ": ";
+  out << tool.Name() << ", inputs " << FormName(form) << ": ";
   if (c.fault) {
-    out << (c.fault->kind == ProgramFault::kCrash ? "crashed: " : "hung: ")
-        << c.fault->what << "\n";
-    return Judged::kMismatch;
+    const bool crash = c.fault->kind == ProgramFault::kCrash;
+    out << (crash ? "crashed: " : "hung: ") << c.fault->what << "\n";
+    return crash ? Judged::kCrash : Judged::kHang;
   }
   if (c.mismatch) {
     out << tool.Describe(p, *c.mismatch) << ": mismatch\n";
     return Judged::kMismatch;
+  }
+  if (c.cut) {
+    out << "interrupted\n";
+    return Judged::kInterrupted;
   }
   if (!c.judged) {
     out << "not judged (" << c.why_not << ")\n";
@@ -220,31 +284,60 @@ absl::StatusOr<Judged> CheckOnTool(ProgramBackend& tool, const Program& p,
   return Judged::kAgree;
 }
 
+// "verdict: mismatch (ptxas sm_90, inputs runtime)": the most telling of
+// the forms' results, and on what it was seen.
+std::string VerdictLine(
+    const std::string& backend,
+    const std::vector<std::pair<ProgramInputs, Judged>>& results) {
+  Judged verdict = Judged::kNotJudged;
+  for (const auto& [form, j] : results) verdict = std::max(verdict, j);
+  std::vector<std::string> forms;
+  for (const auto& [form, j] : results) {
+    if (j == verdict) forms.emplace_back(FormName(form));
+  }
+  return absl::StrCat("verdict: ", JudgedName(verdict), " (", backend,
+                      ", inputs ", absl::StrJoin(forms, " and "), ")\n");
+}
+
 }  // namespace
 
 int RunProgram(const std::vector<std::string>& args, std::ostream& out,
                std::ostream& err) {
+  return RunProgramAs("program", args, out, err);
+}
+
+int RunProgramAs(std::string_view command, const std::vector<std::string>& args,
+                 std::ostream& out, std::ostream& err) {
   auto parsed = ParseArgs(
       args, {}, {"backend", "arch", "reading", "timeout", "cuda-driver"});
-  if (!parsed.ok()) return Fail(err, "program", parsed.status());
+  if (!parsed.ok()) return Fail(err, command, parsed.status());
   if (parsed->positional.size() != 1) {
     return Fail(
-        err, "program",
+        err, command,
         absl::InvalidArgumentError("expects one FILE (a program case)"));
   }
   auto reading = ReadingFlag(*parsed);
-  if (!reading.ok()) return Fail(err, "program", reading.status());
+  if (!reading.ok()) return Fail(err, command, reading.status());
+  // Checked with or without --backend: a flag given is never ignored.
+  const absl::StatusOr<int64_t> timeout_seconds =
+      IntFlag(*parsed, "timeout", 10, 1, 3600);
+  if (!timeout_seconds.ok())
+    return Fail(err, command, timeout_seconds.status());
+  if (parsed->Has("arch")) {
+    if (absl::Status s = TargetOfArch(parsed->Get("arch")).status(); !s.ok())
+      return Fail(err, command, s);
+  }
   absl::StatusOr<ChosenProgramBackend> choice;
   if (parsed->Has("backend")) {
     choice = ChooseBackend(*parsed);
-    if (!choice.ok()) return Fail(err, "program", choice.status());
+    if (!choice.ok()) return Fail(err, command, choice.status());
   }
   const std::string& path = parsed->positional[0];
   auto text = ReadFile(path);
-  if (!text.ok()) return Fail(err, "program", text.status());
+  if (!text.ok()) return Fail(err, command, text.status());
   auto program = ParseProgramCase(*text);
   if (!program.ok()) {
-    return Fail(err, "program",
+    return Fail(err, command,
                 absl::InvalidArgumentError(
                     absl::StrCat(path, ": ", program.status().message())));
   }
@@ -266,10 +359,17 @@ int RunProgram(const std::vector<std::string>& args, std::ostream& out,
                              " ("))
       << (program->inputs.empty() ? "; " : "") << ReadingName(*reading)
       << " reading)\n";
-  if (!parsed->Has("backend")) return kExitOk;
+  if (!parsed->Has("backend")) {
+    out << "verdict: not judged (no --backend: the oracle's values alone; "
+           "--backend ptxas, cuda or ptx-cmd:COMMAND judges a backend)\n";
+    return kExitOk;
+  }
   const std::string ptxas = choice->is_ptxas ? *FindPtxas({}) : "";
   const std::string arch = parsed->Get("arch", "sm_90");
-  bool disagree = false, judged = false;
+  const absl::Duration timeout = absl::Seconds(*timeout_seconds);
+  // Ctrl-C stops a long compilation or run, whose files go with it.
+  const ScopedInterruptHandler on_interrupt;
+  std::vector<std::pair<ProgramInputs, Judged>> results;
   // Without inputs the two kernels are one.
   std::vector<ProgramInputs> forms = {ProgramInputs::kImmediate};
   if (!program->inputs.empty()) forms.push_back(ProgramInputs::kRuntime);
@@ -278,18 +378,21 @@ int RunProgram(const std::vector<std::string>& args, std::ostream& out,
         !choice->is_ptxas
             ? CheckOnTool(*choice->backend, *program, form, *reading, out)
         : form == ProgramInputs::kImmediate
-            ? CheckImmediates(ptxas, arch, *program, *reading, out)
-            : CheckRuntime(ptxas, arch, *program, *reading, out);
-    if (!j.ok()) return Fail(err, "program", j.status());
-    disagree |= *j == Judged::kMismatch;
-    judged |= *j != Judged::kNotJudged;
+            ? CheckImmediates(ptxas, arch, timeout, *program, *reading, out)
+            : CheckRuntime(ptxas, arch, timeout, *program, *reading, out);
+    if (!j.ok()) return Fail(err, command, j.status());
+    results.emplace_back(form, *j);
+    if (*j == Judged::kInterrupted) break;
   }
-  out << "verdict: "
-      << (disagree ? "mismatch"
-          : judged ? "agree"
-                   : "not judged")
-      << "\n";
-  return disagree ? kExitDisagree : kExitOk;
+  out << VerdictLine(
+      choice->is_ptxas ? absl::StrCat("ptxas ", arch) : choice->backend->Name(),
+      results);
+  Judged verdict = Judged::kNotJudged;
+  for (const auto& [form, j] : results) verdict = std::max(verdict, j);
+  return verdict == Judged::kInterrupted ? kExitInterrupted
+         : verdict == Judged::kNotJudged || verdict == Judged::kAgree
+             ? kExitOk
+             : kExitDisagree;
 }
 
 namespace {
@@ -326,10 +429,46 @@ double Percent(int64_t part, int64_t whole) {
   return whole == 0 ? 0 : 100.0 * part / whole;
 }
 
+// What the pending journal gave the run and keeps for the next.
+std::string PendingLines(const ProgramCampaignOptions& o,
+                         const ProgramCampaignReport& r) {
+  std::string out;
+  if (r.adopted > 0) {
+    absl::StrAppend(&out, "programs: ", r.adopted,
+                    r.adopted == 1 ? " finding" : " findings",
+                    " an earlier run left in ", o.triage_dir,
+                    "/.pending/ taken up first\n");
+  }
+  if (r.pending > r.other_backend) {
+    const int64_t n = r.pending - r.other_backend;
+    absl::StrAppend(&out, "programs: ", n,
+                    n == 1 ? " finding was" : " findings were",
+                    " not filed before the run ended; ", o.triage_dir,
+                    "/.pending/ keeps them, and the next run on this "
+                    "directory files them\n");
+  }
+  if (r.other_backend > 0) {
+    absl::StrAppend(&out, "programs: ", r.other_backend,
+                    r.other_backend == 1 ? " finding" : " findings",
+                    " found on another backend stay in ", o.triage_dir,
+                    "/.pending/ for a run on it\n");
+  }
+  if (r.unjournaled > 0) {
+    absl::StrAppend(&out, "programs: ", r.unjournaled,
+                    " of them could not be kept there either (their journal "
+                    "lines are on stderr)\n");
+  }
+  return out;
+}
+
 // The summary: what was checked, and one line per entry filed.
 void PrintSummary(const ProgramCampaignOptions& o,
                   const ChosenProgramBackend& b, const ProgramCampaignReport& r,
                   std::ostream& out) {
+  if (r.interrupted) {
+    out << absl::StrFormat("programs: interrupted after %.0f s; stopped\n",
+                           r.seconds);
+  }
   out << absl::StrFormat(
       "programs: %s %s, %d %s, %.0f s: %d programs checked (%.1f/s); %s %.0f%% "
       "with the inputs as immediates and %s %.0f%% with runtime inputs\n",
@@ -379,9 +518,36 @@ void PrintSummary(const ProgramCampaignOptions& o,
     out << "programs: not generated (--suppress, or found as one instruction): "
         << absl::StrJoin(r.suppressed, ", ") << "\n";
   }
+  out << PendingLines(o, r);
   for (const std::string& e : r.errors) out << "programs: error: " << e << "\n";
   if (!entries.empty())
     out << "programs: see: ptxdiff triage list --dir " << o.triage_dir << "\n";
+}
+
+// " (most often, 32 programs: exit status 1)": the most common reason.
+std::string MostOften(const ProgramCampaignReport::Reasons& r) {
+  if (r.top_count == 0) return "";
+  return absl::StrCat(" (most often, ", r.top_count,
+                      r.top_count == 1 ? " program: " : " programs: ", r.top,
+                      ")");
+}
+
+// Why a run checked or judged nothing ("" if it did): a CI gate must not
+// pass on a run that tested nothing (as `ptxdiff fuzz`).
+std::string NothingChecked(const ChosenProgramBackend& b,
+                           const ProgramCampaignReport& r) {
+  if (r.programs == 0) {
+    return r.not_run.programs == 0
+               ? "nothing was checked: no program was generated"
+               : absl::StrCat("nothing was checked: the run ended before ",
+                              b.backend->Name(), " finished any of the ",
+                              r.not_run.programs, " programs sent",
+                              MostOften(r.not_run));
+  }
+  if (r.folded + r.claimed + r.disagreements > 0) return "";
+  return absl::StrCat("nothing was judged: ", b.backend->Name(),
+                      " judged none of the ", r.programs, " programs checked",
+                      MostOften(r.not_judged));
 }
 
 }  // namespace
@@ -402,6 +568,9 @@ int RunPrograms(const std::vector<std::string>& args, std::ostream& out,
   auto choice = ChooseBackend(*parsed);
   if (!choice.ok()) return Fail(err, "programs", choice.status());
   options->backend = choice->backend;
+  // Ctrl-C stops the run as --max-time does: the summary, and the findings
+  // not yet filed kept in the journal.
+  const ScopedInterruptHandler on_interrupt;
   auto report = RunProgramCampaign(*options, [&out](const std::string& line) {
     out << "programs: " << line << std::endl;
   });
@@ -411,7 +580,9 @@ int RunPrograms(const std::vector<std::string>& args, std::ostream& out,
       report->errors.begin(), report->errors.end(), [](const std::string& e) {
         return absl::StartsWith(e, "could not file");
       });
-  return unfiled || report->programs == 0 ? kExitDisagree : kExitOk;
+  const std::string nothing = NothingChecked(*choice, *report);
+  if (!nothing.empty()) err << "ptxdiff programs: " << nothing << "\n";
+  return unfiled || !nothing.empty() ? kExitDisagree : kExitOk;
 }
 
 int MinimizeProgramCase(const std::string& path, const ParsedArgs& args,
@@ -440,7 +611,10 @@ int MinimizeProgramCase(const std::string& path, const ParsedArgs& args,
         if (given) return std::nullopt;
         given = true;
         return *program;
-      }};
+      },
+      .adopt_pending = false,
+      .file_unfinished = true};
+  const ScopedInterruptHandler on_interrupt;
   auto report = RunProgramCampaign(o, nullptr);
   if (!report.ok()) return Fail(err, "minimize", report.status());
   for (const std::string& e : report->errors)

@@ -6,6 +6,7 @@
 
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/flags.h"
@@ -24,6 +25,10 @@ int MinimizeProgramCase(const std::string& path, const ParsedArgs& args,
 
 int RunProgram(const std::vector<std::string>& args, std::ostream& out,
                std::ostream& err);
+// The same for another command that shows a program case (`repro`), which
+// names itself in its errors.
+int RunProgramAs(std::string_view command, const std::vector<std::string>& args,
+                 std::ostream& out, std::ostream& err);
 
 }  // namespace ptxdiff
 

@@ -56,6 +56,26 @@ TEST(ProgramsCommandTest, AShortRunChecksProgramsAndSaysWhatItFiled) {
   }
 }
 
+// Issue 42, item 8: a tool that refuses every module (or does not exist)
+// gave "142 programs checked ... the tool ran 0%" and exit 0. A run that
+// judged nothing fails now, and says why.
+TEST(ProgramsCommandTest, ARunThatJudgedNothingFailsAndSaysWhy) {
+  auto dir = TempDir::Create("programs-nothing");
+  ASSERT_TRUE(dir.ok());
+  for (const std::string& tool :
+       {std::string("/bin/false"), (*dir)->File("nonexistent-tool")}) {
+    const ProgramsRun r = Programs(
+        {"--backend", "ptx-cmd:" + tool + " {ptx} {in} {out}", "--max-time",
+         "3", "--threads", "1", "--dir", (*dir)->File("triage")});
+    EXPECT_EQ(r.code, 1) << r.out << r.err;
+    EXPECT_THAT(r.err, testing::ContainsRegex(
+                           "^ptxdiff programs: nothing was judged: ptx-cmd "
+                           "judged none of the [0-9]+ programs checked \\(most "
+                           "often, [0-9]+ programs: exit status (1|127)"))
+        << tool;
+  }
+}
+
 TEST(ProgramsCommandTest, BadFlagsSayWhatIsWrong) {
   ProgramsRun r = Programs({"--suppress", "add.u32,nosuch.op"});
   EXPECT_EQ(r.code, 2);
@@ -96,6 +116,16 @@ TEST(ProgramsCommandTest, MinimizeTakesAProgramCase) {
       *ReadFile(triage + "/" + entries->front().name + "/case.txt"));
   ASSERT_TRUE(minimized.ok()) << minimized.status();
   EXPECT_LE(CountSteps(*minimized), 5);
+  // Issue 42, item 9: `repro ENTRY` printed the oracle alone and exited 0.
+  // It replays the entry on the backend it was found on.
+  std::ostringstream out4, err4;
+  EXPECT_EQ(RunRepro({entries->front().name, "--dir", triage}, out4, err4), 1)
+      << out4.str() << err4.str();
+  EXPECT_THAT(out4.str(),
+              testing::StartsWith("repro: replaying on the backend it was "
+                                  "found on: --backend ptxas --arch sm_90\n"));
+  EXPECT_THAT(out4.str(), HasSubstr("verdict: mismatch (ptxas sm_90, inputs "
+                                    "immediate)\n"));
   std::ostringstream out2, err2;
   code = RunMinimize({source + "/examples/programs/carry-chain.ptxprog",
                       "--backend", "ptxas", "--dir", triage},
@@ -147,7 +177,8 @@ TEST(ProgramsCommandTest, AProgramRunsOnATool) {
       out.str(),
       HasSubstr("ptx-cmd, inputs runtime: agrees with the oracle at the "
                 "witness and at more input vectors\n"));
-  EXPECT_THAT(out.str(), HasSubstr("verdict: agree\n"));
+  EXPECT_THAT(out.str(), HasSubstr("verdict: agree (ptx-cmd, inputs immediate "
+                                   "and runtime)\n"));
   std::ostringstream out2, err2;
   code = RunProgram(
       {file, "--backend", tool + " --crash-on=abs.s32 {ptx} {in} {out}"}, out2,
@@ -156,7 +187,8 @@ TEST(ProgramsCommandTest, AProgramRunsOnATool) {
   EXPECT_THAT(
       out2.str(),
       HasSubstr("ptx-cmd, inputs runtime: crashed: killed by signal 11"));
-  EXPECT_THAT(out2.str(), HasSubstr("verdict: mismatch\n"));
+  // Issue 42, item 11: a crash is a crash, not a mismatch.
+  EXPECT_THAT(out2.str(), HasSubstr("verdict: crash (ptx-cmd, inputs "));
   std::ostringstream out3, err3;
   code = RunProgram({file, "--backend", "ptx-cmd:my-tool {ptx} {out}"}, out3,
                     err3);

@@ -9,12 +9,17 @@
 #include <sstream>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "cli/backend_commands.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "cli/program_command.h"
+#include "common/files.h"
 #include "fuzzers/differential_target.h"
 #include "harness/differential.h"
 #include "isa/fuzz_input.h"
@@ -130,6 +135,96 @@ std::string CrashOriginNote(const std::optional<CrashOrigin>& origin,
   return "";
 }
 
+// The words of a shell command line: spaces split them, and '...' quotes
+// (with '\'' for a quote, as ShellQuote writes it).
+std::vector<std::string> ShellWords(absl::string_view line) {
+  std::vector<std::string> words;
+  std::string word;
+  bool in_word = false, quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '\'') {
+        quoted = false;
+      } else {
+        word += c;
+      }
+    } else if (c == '\'') {
+      quoted = in_word = true;
+    } else if (c == '\\' && i + 1 < line.size()) {
+      word += line[++i];
+      in_word = true;
+    } else if (c == ' ' || c == '\t') {
+      if (in_word) words.push_back(std::move(word));
+      word.clear();
+      in_word = false;
+    } else {
+      word += c;
+      in_word = true;
+    }
+  }
+  if (in_word) words.push_back(std::move(word));
+  return words;
+}
+
+// The directory of the triage entry whose case.txt `case_path` is, if it
+// is one (a meta.txt beside it).
+std::optional<std::string> EntryDirOf(const std::string& case_path) {
+  if (!absl::EndsWith(case_path, "/case.txt")) return std::nullopt;
+  const std::string dir = case_path.substr(0, case_path.size() - 9);
+  if (access((dir + "/meta.txt").c_str(), F_OK) != 0) return std::nullopt;
+  return dir;
+}
+
+// The flags a program case's "# Replay: ptxdiff program case.txt FLAGS"
+// line gives (a filed entry's case has one); empty if it has none.
+std::vector<std::string> ReplayFlagsOf(absl::string_view case_text) {
+  for (absl::string_view line : absl::StrSplit(case_text, '\n')) {
+    if (absl::ConsumePrefix(&line, "# Replay: ptxdiff program case.txt ")) {
+      return ShellWords(line);
+    }
+  }
+  return {};
+}
+
+// The --backend (and --arch) that replay a tuple entry where it was found,
+// from its meta.txt's backend line (WorkerIdentity::Describe, "ptx-cmd 1
+// (my-tool {ptx} {in} {out})"); an error saying why not for a worker the
+// entry cannot start again (an exec: worker's path is not recorded).
+absl::StatusOr<std::vector<std::string>> EntryBackendFlags(
+    const std::string& entry_dir) {
+  const std::string meta = ReadFile(entry_dir + "/meta.txt").value_or("");
+  std::string identity;
+  for (absl::string_view line : absl::StrSplit(meta, '\n')) {
+    if (absl::ConsumePrefix(&line, "backend: ")) identity = std::string(line);
+  }
+  const std::string name = identity.substr(0, identity.find(' '));
+  if (name == "oracle" || name == "cuda")
+    return std::vector<std::string>{"--backend", name};
+  if (name == "ptxas") {
+    std::vector<std::string> flags = {"--backend", "ptxas"};
+    const size_t sm = identity.rfind("sm_");
+    if (sm != std::string::npos) {
+      flags.push_back("--arch");
+      flags.push_back(identity.substr(
+          sm, identity.find_first_not_of("sm_0123456789", sm) - sm));
+    }
+    return flags;
+  }
+  const size_t open = identity.find(" (");
+  if (name == "ptx-cmd" && open != std::string::npos &&
+      absl::EndsWith(identity, ")")) {
+    return std::vector<std::string>{
+        "--backend",
+        absl::StrCat("ptx-cmd:",
+                     identity.substr(open + 2, identity.size() - open - 3))};
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      entry_dir, " was found on ", identity.empty() ? "?" : identity,
+      ", which it does not record how to start (an exec: worker's path): "
+      "pass --backend to replay it"));
+}
+
 absl::StatusOr<std::string> ReadRaw(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;
@@ -176,9 +271,11 @@ int RunRepro(const std::vector<std::string>& args, std::ostream& out,
   auto path = CaseFileFor(parsed->positional[0],
                           parsed->Get("dir", DefaultTriageDir()));
   if (!path.ok()) return Fail(err, "repro", path.status());
+  const std::optional<std::string> entry = EntryDirOf(*path);
   if (const absl::StatusOr<std::string> raw = ReadRaw(*path);
       raw.ok() && LooksLikeProgramCase(*raw)) {
-    // A program case: what `ptxdiff program` shows of it.
+    // A program case: what `ptxdiff program` shows of it; an entry's on the
+    // backend it was found on, as its case's Replay line says.
     std::vector<std::string> program_args = {*path};
     for (const char* flag :
          {"backend", "arch", "reading", "timeout", "cuda-driver"}) {
@@ -186,10 +283,28 @@ int RunRepro(const std::vector<std::string>& args, std::ostream& out,
         program_args.insert(program_args.end(),
                             {absl::StrCat("--", flag), parsed->Get(flag)});
     }
-    return RunProgram(program_args, out, err);
+    if (const std::vector<std::string> replay = ReplayFlagsOf(*raw);
+        !parsed->Has("backend") && !replay.empty()) {
+      out << "repro: replaying on the backend it was found on: "
+          << absl::StrJoin(replay, " ") << "\n";
+      program_args.insert(program_args.end(), replay.begin(), replay.end());
+    }
+    return RunProgramAs("repro", program_args, out, err);
   }
   auto tuples = ReadCase(*path);
   if (!tuples.ok()) return Fail(err, "repro", tuples.status());
+  ParsedArgs entry_args = *parsed;
+  if (entry && !parsed->Has("backend")) {
+    // A triage entry replays on the backend it was found on.
+    absl::StatusOr<std::vector<std::string>> flags = EntryBackendFlags(*entry);
+    if (!flags.ok()) return Fail(err, "repro", flags.status());
+    for (size_t k = 0; k + 1 < flags->size(); k += 2) {
+      const std::string key = (*flags)[k].substr(2);
+      if (!parsed->Has(key)) entry_args.flags[key] = {(*flags)[k + 1]};
+    }
+    out << "repro: replaying on the backend it was found on: "
+        << absl::StrJoin(*flags, " ") << "\n";
+  }
   // A crash file replays on the backend it was found on, where recorded.
   const size_t slash = path->rfind('/');
   const std::string dir =
@@ -198,7 +313,7 @@ int RunRepro(const std::vector<std::string>& args, std::ostream& out,
   const bool crash_file = raw.ok() && !LooksLikeTextCase(*raw);
   const std::optional<CrashOrigin> origin =
       crash_file ? FindCrashOrigin(dir, *raw) : std::nullopt;
-  ParsedArgs backend_args = *parsed;
+  ParsedArgs backend_args = entry_args;
   if (origin && !parsed->Has("backend"))
     backend_args.flags["backend"] = {origin->backend};
   auto client = StartBackend(backend_args);

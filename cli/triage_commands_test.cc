@@ -6,6 +6,7 @@
 
 #include <fstream>
 
+#include "absl/strings/match.h"
 #include "cli/testing/run_ptxdiff.h"
 #include "fuzzers/differential_target.h"
 #include "gmock/gmock.h"
@@ -105,6 +106,13 @@ TEST(TriageCommandsTest, MinimizeFilesOneSmallEntryThatReplays) {
     EXPECT_EQ(r.code, 1) << what << ": " << r.err;
     EXPECT_THAT(r.out, HasSubstr("verdict: mismatch")) << what;
   }
+  // Issue 42, item 9: without --backend an entry replayed on "the best
+  // here" (ptxas) and agreed. It replays where it was found, or (an exec:
+  // worker, whose path the entry does not hold) says why it cannot.
+  r = Ptxdiff({"repro", entry, "--dir", triage});
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_THAT(r.err, HasSubstr("which it does not record how to start (an "
+                               "exec: worker's path): pass --backend"));
   r = Ptxdiff({"repro", triage, "--backend", backend});
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(
@@ -125,6 +133,20 @@ TEST(TriageCommandsTest, MinimizeFilesOneSmallEntryThatReplays) {
   r = Ptxdiff({"triage", "merge", triage, "--dir", merged});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("1 new entries"));
+}
+
+// Issue 42, item 9: a checked-in ptxas entry replays on ptxas, for the
+// arch it was found on, without --backend.
+TEST(TriageCommandsTest, AnEntryReplaysOnTheBackendItWasFoundOn) {
+  const std::string entries =
+      std::string(PTXDIFF_SOURCE_DIR) + "/triage/entries";
+  const CliRun r =
+      Ptxdiff({"repro", "value-mismatch~ptxas~min~fns.b32", "--dir", entries});
+  if (absl::StrContains(r.err, "ptxas not found")) GTEST_SKIP() << r.err;
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_THAT(r.out, StartsWith("repro: replaying on the backend it was found "
+                                "on: --backend ptxas --arch sm_90\n"));
+  EXPECT_THAT(r.out, HasSubstr("verdict: mismatch"));
 }
 
 // Issue 28: an unisolated fault's entry was named after its batch's first

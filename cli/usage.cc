@@ -55,7 +55,8 @@ constexpr FlagHelp kProgramArch = {
     "device's)"};
 constexpr FlagHelp kProgramTimeout = {
     "--timeout SECONDS",
-    "the most one run of a tool or one kernel may take (default 10)"};
+    "the most one run of ptxas, of a tool or of one kernel may take\n"
+    "(default 10)"};
 constexpr FlagHelp kDir = {
     "--dir TRIAGE_DIR",
     "the triage directory (default $PTXDIFF_TRIAGE_DIR, else out/triage)"};

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,14 +14,18 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+
+extern char** environ;
 
 namespace ptxdiff {
 namespace {
@@ -142,9 +147,139 @@ void RemoveOrphanedProcessTempDirs(absl::string_view prefix) {
   for (int pid : orphans) RemoveTree(ProcessTempDir(prefix, pid));
 }
 
+namespace {
+
+// Starts the process that removes `root` once this process has ended,
+// however it ends, and first kills the process groups recorded in
+// `root`/groups (RecordProcessGroup): a shell reading a pipe whose only
+// writer is this process (the end is close-on-exec, so no command this
+// process runs holds it), which sees end-of-file when the process is gone.
+// In a process group of its own, so that a Ctrl-C at the terminal does not
+// end it first.
+bool StartRootRemover(const std::string& root) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return false;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[0], STDIN_FILENO);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null",
+                                   O_WRONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  const char* argv[] = {
+      "/bin/sh",
+      "-c",
+      "read -r _; for g in \"$1\"/groups/*; do [ -e \"$g\" ] && "
+      "kill -9 \"-${g##*/}\"; done 2>/dev/null; rm -rf -- \"$1\"",
+      "ptxdiff-remover",
+      root.c_str(),
+      nullptr};
+  pid_t pid;
+  const int spawned = posix_spawn(&pid, argv[0], &actions, &attr,
+                                  const_cast<char* const*>(argv), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  close(fds[0]);
+  if (spawned != 0) {
+    close(fds[1]);
+    return false;
+  }
+  return true;  // fds[1] stays open, unused, for the life of the process
+}
+
+}  // namespace
+
+namespace {
+
+// The roots this process has a remover for, by the TempRoot() they are in
+// ($TMPDIR may change), and the pid they are for (a forked copy of the
+// process makes its own).
+struct Roots {
+  std::mutex mu;
+  pid_t owner = 0;
+  absl::flat_hash_map<std::string, std::string> by_temp_root;
+};
+Roots& TheRoots() {
+  static auto* roots = new Roots;  // never destroyed: removers outlive main
+  return *roots;
+}
+
+// Removes the root of `path` (a TempDir or a group record in it) once empty:
+// the root comes back with the next use, and until then $TMPDIR holds
+// nothing of this process.
+void RemoveRootIfEmpty(const std::string& root) { rmdir(root.c_str()); }
+
+}  // namespace
+
+std::string ProcessTempRoot() {
+  Roots& roots = TheRoots();
+  std::lock_guard<std::mutex> lock(roots.mu);
+  if (roots.owner != getpid()) {
+    roots.by_temp_root.clear();
+    roots.owner = getpid();
+  }
+  const std::string temp_root = TempRoot();
+  auto [it, added] = roots.by_temp_root.emplace(temp_root, "");
+  if (added) {
+    RemoveOrphanedProcessTempDirs("ptxdiff");  // a remover killed too
+    const std::string root = ProcessTempDir("ptxdiff", getpid());
+    it->second = (mkdir(root.c_str(), 0700) == 0 || errno == EEXIST) &&
+                         StartRootRemover(root)
+                     ? root
+                     : temp_root;  // no better place: as before, unguarded
+    if (it->second == temp_root) rmdir(root.c_str());
+  }
+  // Made again where it was removed when it last emptied.
+  if (it->second != temp_root) mkdir(it->second.c_str(), 0700);
+  return it->second;
+}
+
+namespace {
+
+// `root`/groups/<pgid>, where ProcessTempRoot() has a remover; "" if not.
+std::string GroupRecord(const std::string& root, int pgid) {
+  if (root == TempRoot()) return "";
+  return absl::StrCat(root, "/groups/", pgid);
+}
+
+}  // namespace
+
+void RecordProcessGroup(int pgid) {
+  // Twice: the root or its groups/ may be removed, emptied, in between.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const std::string root = ProcessTempRoot();
+    const std::string record = GroupRecord(root, pgid);
+    if (record.empty()) return;
+    mkdir((root + "/groups").c_str(), 0700);
+    const int fd = open(record.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+      close(fd);
+      return;
+    }
+  }
+}
+
+void ForgetProcessGroup(int pgid) {
+  const std::string root = ProcessTempRoot();
+  const std::string record = GroupRecord(root, pgid);
+  if (record.empty()) return;
+  unlink(record.c_str());
+  rmdir((root + "/groups").c_str());
+  RemoveRootIfEmpty(root);
+}
+
 absl::StatusOr<std::unique_ptr<TempDir>> TempDir::Create(
     absl::string_view prefix) {
-  return CreateIn(TempRoot(), prefix);
+  // Twice: the root may be removed, emptied, between its making and this.
+  absl::StatusOr<std::unique_ptr<TempDir>> dir =
+      CreateIn(ProcessTempRoot(), prefix);
+  if (!dir.ok() && absl::IsNotFound(dir.status()))
+    dir = CreateIn(ProcessTempRoot(), prefix);
+  if (dir.ok()) (*dir)->in_root_ = true;
+  return dir;
 }
 
 absl::StatusOr<std::unique_ptr<TempDir>> TempDir::CreateIn(
@@ -156,7 +291,10 @@ absl::StatusOr<std::unique_ptr<TempDir>> TempDir::CreateIn(
   return std::unique_ptr<TempDir>(new TempDir(std::move(path)));
 }
 
-TempDir::~TempDir() { RemoveTree(path_); }
+TempDir::~TempDir() {
+  RemoveTree(path_);
+  if (in_root_) RemoveRootIfEmpty(path_.substr(0, path_.rfind('/')));
+}
 
 std::string TempDir::File(absl::string_view name) const {
   return absl::StrCat(path_, "/", name);

@@ -50,12 +50,29 @@ std::string ProcessTempDir(absl::string_view prefix, int pid);
 // Removes every ProcessTempDir(prefix, pid) whose process is gone.
 void RemoveOrphanedProcessTempDirs(absl::string_view prefix);
 
-// A private directory (mode 0700) under $TMPDIR, else /tmp, removed with
-// everything in it when destroyed, whatever happened in between (a tool
-// run inside it may leave files and directories of its own).
+// ProcessTempDir("ptxdiff", this process's pid), created (mode 0700) on
+// first use with a process, its remover, that removes it and everything in
+// it once this process has ended, however it ends (a `kill -9` included):
+// where TempDir::Create makes its directories. It is removed whenever it
+// empties (so that $TMPDIR holds nothing of a process that holds no
+// TempDir) and made again when used. TempRoot() if it cannot be made.
+std::string ProcessTempRoot();
+
+// The process groups this process runs commands in (RunProcess) are
+// recorded under ProcessTempRoot() while they run: the remover kills those
+// still recorded when this process ends first. Record a group as soon as it
+// is started, and forget it before its leader is reaped (while its id
+// cannot be another group's).
+void RecordProcessGroup(int pgid);
+void ForgetProcessGroup(int pgid);
+
+// A private directory (mode 0700), removed with everything in it when
+// destroyed, whatever happened in between (a tool run inside it may leave
+// files and directories of its own).
 class TempDir {
  public:
-  // `prefix` names the directory: /tmp/<prefix>-XXXXXX.
+  // `prefix` names the directory: ProcessTempRoot()/<prefix>-XXXXXX (under
+  // $TMPDIR, else /tmp), gone with this process if it is killed first.
   static absl::StatusOr<std::unique_ptr<TempDir>> Create(
       absl::string_view prefix);
   // The same under `parent` instead of TempRoot(): <parent>/<prefix>-XXXXXX.
@@ -72,6 +89,7 @@ class TempDir {
  private:
   explicit TempDir(std::string path) : path_(std::move(path)) {}
   std::string path_;
+  bool in_root_ = false;  // made in ProcessTempRoot(), removed when empty
 };
 
 }  // namespace ptxdiff

@@ -23,6 +23,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/files.h"
+#include "common/interrupt.h"
 
 extern char** environ;
 
@@ -82,26 +84,34 @@ class FileActions {
   posix_spawn_file_actions_t actions_;
 };
 
+// How waiting for a child ended.
+enum class Waited { kExited, kDeadline, kInterrupted };
+
 // Waits until `pid` has ended, without reaping it (a zombie keeps its pid,
-// and so its process group id, from being reused). False at the deadline.
-bool WaitForExit(pid_t pid, absl::Time deadline) {
+// and so its process group id, from being reused), at most until
+// `deadline`, and no longer than a stop (interrupt.h).
+Waited WaitForExit(pid_t pid, absl::Time deadline) {
   // The syscall: glibc 2.36's <sys/pidfd.h> lacks extern "C" for C++.
   const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
   if (pidfd >= 0) {
+    Waited waited = Waited::kDeadline;
     while (true) {
       const absl::Duration left = deadline - absl::Now();
       if (left <= absl::ZeroDuration()) break;
-      pollfd p = {.fd = pidfd, .events = POLLIN, .revents = 0};
+      pollfd p[2] = {{.fd = pidfd, .events = POLLIN, .revents = 0},
+                     {.fd = InterruptFd(), .events = POLLIN, .revents = 0}};
       const int64_t ms = std::min<int64_t>(
           absl::ToInt64Milliseconds(absl::Ceil(left, absl::Milliseconds(1))),
           1 << 30);
-      if (poll(&p, 1, static_cast<int>(ms)) > 0) {
-        close(pidfd);
-        return true;
+      if (poll(p, 2, static_cast<int>(ms)) > 0) {
+        waited = p[0].revents != 0 ? Waited::kExited
+                 : Interrupted()   ? Waited::kInterrupted
+                                   : waited;
+        if (waited != Waited::kDeadline) break;
       }
     }
     close(pidfd);
-    return false;
+    return waited;
   }
   // No pidfd (an old kernel, a sandbox): poll, backing off to 10 ms.
   absl::Duration pause = absl::Microseconds(100);
@@ -109,9 +119,10 @@ bool WaitForExit(pid_t pid, absl::Time deadline) {
     siginfo_t info = {};
     if (waitid(P_PID, pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
         info.si_pid == pid) {
-      return true;
+      return Waited::kExited;
     }
-    if (absl::Now() >= deadline) return false;
+    if (Interrupted()) return Waited::kInterrupted;
+    if (absl::Now() >= deadline) return Waited::kDeadline;
     absl::SleepFor(pause);
     pause = std::min(pause * 2, absl::Milliseconds(10));
   }
@@ -124,6 +135,7 @@ std::string ProcessOutcome::Describe(absl::Duration timeout) const {
     return absl::StrCat("timed out after ", absl::FormatDuration(timeout),
                         " (killed)");
   }
+  if (interrupted) return "interrupted (killed)";
   if (signal != 0) {
     const char* name = sigabbrev_np(signal);
     return absl::StrCat("killed by signal ", signal, " (SIG",
@@ -135,25 +147,38 @@ std::string ProcessOutcome::Describe(absl::Duration timeout) const {
 absl::StatusOr<ProcessOutcome> RunProcess(const std::vector<std::string>& argv,
                                           const ProcessOptions& options) {
   if (argv.empty()) return absl::InvalidArgumentError("empty command");
+  ProcessOutcome outcome;
+  if (Interrupted()) {  // a stop: nothing more is started
+    outcome.interrupted = true;
+    return outcome;
+  }
   std::vector<char*> args;
   for (const std::string& a : argv)
     args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   const SpawnAttributes attributes;
   const FileActions actions(options);
+  // The remover that kills the group if this process ends first, however it
+  // ends (files.h), is made first: between the spawn and the record there
+  // is then only the record's one file to make.
+  ProcessTempRoot();
   pid_t pid = 0;
   const int spawn = posix_spawn(&pid, args[0], actions.get(), attributes.get(),
                                 args.data(), environ);
   if (spawn != 0) return ErrnoError("cannot run", argv[0], spawn);
+  RecordProcessGroup(pid);
 
-  ProcessOutcome outcome;
   const absl::Time deadline = options.timeout == absl::InfiniteDuration()
                                   ? absl::InfiniteFuture()
                                   : absl::Now() + options.timeout;
-  outcome.timed_out = !WaitForExit(pid, deadline);
-  // The whole group: at the deadline, the command and all it started; after
-  // a normal end, whatever it left running.
+  const Waited waited = WaitForExit(pid, deadline);
+  outcome.timed_out = waited == Waited::kDeadline;
+  outcome.interrupted = waited == Waited::kInterrupted;
+  // The whole group: at the deadline or a stop, the command and all it
+  // started; after a normal end, whatever it left running. Forgotten before
+  // it is reaped, while its id cannot be another group's.
   kill(-pid, SIGKILL);
+  ForgetProcessGroup(pid);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) return ErrnoError("cannot wait for", argv[0], errno);

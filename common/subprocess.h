@@ -4,7 +4,9 @@
 // (never the caller's stdout, which may carry protocol frames). It runs in a
 // process group of its own, so that a timeout kills whatever it started too
 // (a shell's children), and anything it leaves running is killed when it
-// ends.
+// ends. The group dies with its caller, however the caller ends (a `kill
+// -9` included: the caller's remover kills the groups it records, files.h),
+// and a stop of the caller (interrupt.h) ends it at once.
 
 #ifndef PTXDIFF_COMMON_SUBPROCESS_H_
 #define PTXDIFF_COMMON_SUBPROCESS_H_
@@ -32,19 +34,21 @@ struct ProcessOptions {
 
 // How a child ended.
 struct ProcessOutcome {
-  bool timed_out = false;  // killed by us at the deadline
-  int exit_status = -1;    // if it exited
-  int signal = 0;          // if a signal ended it (SIGKILL after a timeout)
+  bool timed_out = false;    // killed by us at the deadline
+  bool interrupted = false;  // killed (or not started) at a stop
+  int exit_status = -1;      // if it exited
+  int signal = 0;            // if a signal ended it (SIGKILL after a timeout)
 
-  bool ok() const { return !timed_out && exit_status == 0; }
+  bool ok() const { return !timed_out && !interrupted && exit_status == 0; }
   // "exit status 1", "killed by signal 11 (SIGSEGV)", "timed out after
-  // 2s (killed)".
+  // 2s (killed)", "interrupted (killed)".
   std::string Describe(absl::Duration timeout) const;
 };
 
 // Runs argv[0] (a path; no PATH search, no shell unless argv names one) and
 // waits for it. A non-OK status means it could not be started or waited
-// for; how it ended, whatever that was, is the outcome.
+// for; how it ended, whatever that was, is the outcome. After a stop
+// (Interrupted()) it starts nothing: the outcome is `interrupted`.
 absl::StatusOr<ProcessOutcome> RunProcess(const std::vector<std::string>& argv,
                                           const ProcessOptions& options);
 

@@ -6,10 +6,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <fstream>
 #include <string>
+#include <thread>
+#include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "common/files.h"
+#include "common/interrupt.h"
 #include "common/testing/child_of_a_killed_caller.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -195,6 +203,129 @@ TEST(StartProcessTest, AMissingExecutableNamesWhatAndWhy) {
   EXPECT_THAT(
       pid.status().message(),
       HasSubstr("cannot start the tool '/nonexistent/tool': No such file"));
+}
+
+// The pids a script wrote to `file`, one a line.
+std::vector<pid_t> PidsIn(const std::string& file) {
+  std::vector<pid_t> out;
+  std::ifstream in(file);
+  for (pid_t pid; in >> pid;) out.push_back(pid);
+  return out;
+}
+
+// Polls `done` every 10 ms, reaping what comes to this process, at most
+// `limit` (which only bounds a failing test).
+template <typename Done>
+bool Within(absl::Duration limit, Done done) {
+  for (const absl::Time give_up = absl::Now() + limit; absl::Now() < give_up;
+       absl::SleepFor(absl::Milliseconds(10))) {
+    while (waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
+    if (done()) return true;
+  }
+  return done();
+}
+
+bool Gone(pid_t pid) {
+  waitpid(pid, nullptr, WNOHANG);
+  return kill(pid, 0) != 0 && errno == ESRCH;
+}
+
+// A shell that writes its pid and its background child's to `pids`, then
+// waits on the child, which sleeps longer than any test.
+std::string HangingScript(const std::string& pids) {
+  return "echo $$ >> '" + pids + "'; sleep 1000 & echo $! >> '" + pids +
+         "'; wait";
+}
+
+// Issue 42, item 7: a command RunProcess ran (its process group, a
+// shell's children included) outlived a caller killed by SIGKILL. The
+// group dies with its caller now.
+TEST(RunProcessTest, TheCommandAndWhatItStartedDieWithAKilledCaller) {
+  auto dir = TempDir::Create("subprocess-test");
+  ASSERT_TRUE(dir.ok());
+  const std::string pids = (*dir)->File("pids");
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  const pid_t caller = fork();
+  if (caller == 0) {
+    (void)RunProcess({"/bin/sh", "-c", HangingScript(pids)}, {});
+    _exit(0);
+  }
+  const bool started =
+      Within(absl::Seconds(30), [&] { return PidsIn(pids).size() >= 2; });
+  kill(caller, SIGKILL);
+  waitpid(caller, nullptr, 0);
+  ASSERT_TRUE(started) << "the command never ran";
+  for (pid_t pid : PidsIn(pids)) {
+    EXPECT_TRUE(Within(absl::Seconds(10), [&] { return Gone(pid); }))
+        << pid << " outlived its caller";
+  }
+  prctl(PR_SET_CHILD_SUBREAPER, 0);
+}
+
+// A stop (Ctrl-C in a command that handles it) ends the command RunProcess
+// waits for at once, and what it started; after it, nothing is started.
+TEST(RunProcessTest, AStopEndsTheCommandAndStartsNoMore) {
+  auto dir = TempDir::Create("subprocess-test");
+  ASSERT_TRUE(dir.ok());
+  const std::string pids = (*dir)->File("pids");
+  std::thread stopper([&] {
+    if (Within(absl::Seconds(30), [&] { return PidsIn(pids).size() >= 2; }))
+      Interrupt();
+  });
+  const absl::Time start = absl::Now();
+  auto outcome = RunProcess({"/bin/sh", "-c", HangingScript(pids)},
+                            {.timeout = absl::Seconds(60)});
+  stopper.join();
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_TRUE(outcome->interrupted);
+  EXPECT_FALSE(outcome->ok());
+  EXPECT_EQ(outcome->Describe(absl::Seconds(60)), "interrupted (killed)");
+  EXPECT_LT(absl::Now() - start, absl::Seconds(30));
+  for (pid_t pid : PidsIn(pids)) {
+    EXPECT_TRUE(Within(absl::Seconds(10), [&] { return Gone(pid); })) << pid;
+  }
+  auto after = RunProcess({"/bin/sh", "-c", "echo ran > '" + pids + "'"}, {});
+  ASSERT_TRUE(after.ok());
+  EXPECT_TRUE(after->interrupted);
+  ClearInterrupt();
+  EXPECT_EQ(PidsIn(pids).size(), 2u) << "a command ran after the stop";
+  after = RunProcess({"/bin/true"}, {});
+  ASSERT_TRUE(after.ok());
+  EXPECT_TRUE(after->ok()) << "a cleared stop still stops";
+}
+
+// A TempDir lives under this process's root, which a process of its own
+// removes once this one is gone, however it ends: here a forked copy of
+// this process, killed by SIGKILL with its TempDir alive.
+TEST(TempDirTest, AKilledProcesssDirectoriesAreRemoved) {
+  auto dir = TempDir::Create("subprocess-test");
+  ASSERT_TRUE(dir.ok());
+  const std::string report = (*dir)->File("report");
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  const pid_t child = fork();
+  if (child == 0) {
+    auto mine = TempDir::Create("killed");
+    if (mine.ok()) std::ofstream(report) << (*mine)->path() << "\n";
+    pause();
+    _exit(0);
+  }
+  std::string path;
+  const bool made = Within(absl::Seconds(30), [&] {
+    path = ReadFile(report).value_or("");
+    return absl::EndsWith(path, "\n");
+  });
+  path = std::string(absl::StripTrailingAsciiWhitespace(path));
+  EXPECT_THAT(path, HasSubstr(absl::StrCat("/ptxdiff-", child, "/killed-")));
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  ASSERT_TRUE(made) << "the child made no TempDir";
+  struct stat st;
+  EXPECT_TRUE(Within(
+      absl::Seconds(10),
+      [&] { return stat(ProcessTempDir("ptxdiff", child).c_str(), &st) != 0; }))
+      << "left: " << path;
+  prctl(PR_SET_CHILD_SUBREAPER, 0);
 }
 
 TEST(ShellQuoteTest, SurvivesTheShell) {

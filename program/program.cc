@@ -178,7 +178,20 @@ class Parser {
         trip < 0 || trip > kMaxLoopTrip) {
       return LineError(number, "expected 'loop N {' with N from 0 to 1024");
     }
-    open_blocks_.push_back({.line = number});
+    // Nested loops multiply: the innermost body runs at most kMaxLoopTrip
+    // times in all, as in the byte form (program_encoding.h), so that a
+    // case is evaluated (and compiled) in bounded time.
+    int64_t around = 1;
+    for (const OpenBlock& b : open_blocks_) around *= std::max(b.trip, 1);
+    if (around * trip > kMaxLoopTrip) {
+      return LineError(
+          number,
+          absl::StrCat("loop ", trip, " inside loops of ", around,
+                       " trips in all would run its body ", around * trip,
+                       " times; nested loops run at most ", kMaxLoopTrip,
+                       " times in all"));
+    }
+    open_blocks_.push_back({.line = number, .trip = trip});
     program_.steps.push_back(
         {.kind = ProgramStep::kLoopBegin, .trip = trip, .line = number});
     return absl::OkStatus();
@@ -406,6 +419,7 @@ class Parser {
     int line = 0;  // of its `loop N {` or `if %p {`
     bool is_if = false;
     bool has_else = false;
+    int trip = 1;  // a loop's
   };
   std::vector<OpenBlock> open_blocks_;  // innermost last
   bool defined_new_ = false;            // the last Define set a register first

@@ -19,7 +19,8 @@
 //
 //   mov.b32 %r, 0x7fffffff;      a move: a register or an immediate
 //   loop 4 {                     the steps up to the matching `}`, 4 times
-//     sub.u32 %r, %r, 1;         (a trip count from 0 to 1024; loops nest)
+//     sub.u32 %r, %r, 1;         (a trip count from 0 to 1024; loops nest,
+//                                the innermost running 1024 times at most)
 //   }
 //   @%p add.u32 %r, %r, 1;       a guarded step: runs only where %p is true
 //   @!%p mov.b32 %r, 0;          (or false); otherwise %r keeps its value

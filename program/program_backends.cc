@@ -31,11 +31,12 @@ absl::StatusOr<PtxTarget> TargetOfArch(const std::string& arch) {
 
 namespace {
 
-absl::StatusOr<ChosenProgramBackend> Ptxas(const std::string& arch) {
+absl::StatusOr<ChosenProgramBackend> Ptxas(const ProgramBackendOptions& o) {
   PTXDIFF_ASSIGN_OR_RETURN(const std::string ptxas, FindPtxas({}));
-  PTXDIFF_RETURN_IF_ERROR(FindSassArch(arch).status());
-  return ChosenProgramBackend{.backend = MakePtxasProgramBackend(ptxas, arch),
-                              .arch = arch};
+  PTXDIFF_RETURN_IF_ERROR(FindSassArch(o.arch).status());
+  return ChosenProgramBackend{
+      .backend = MakePtxasProgramBackend(ptxas, o.arch, o.timeout),
+      .arch = o.arch};
 }
 
 absl::StatusOr<ChosenProgramBackend> Tool(absl::string_view command,
@@ -61,7 +62,7 @@ absl::StatusOr<ChosenProgramBackend> Tool(absl::string_view command,
 
 absl::StatusOr<ChosenProgramBackend> MakeProgramBackend(
     const ProgramBackendOptions& options) {
-  if (options.backend == "ptxas") return Ptxas(options.arch);
+  if (options.backend == "ptxas") return Ptxas(options);
   absl::string_view command = options.backend;
   if (absl::ConsumePrefix(&command, "ptx-cmd:")) return Tool(command, options);
   if (options.backend == "cuda") {

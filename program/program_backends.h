@@ -20,7 +20,7 @@ namespace ptxdiff {
 struct ProgramBackendOptions {
   std::string backend = "ptxas";
   std::string arch = "sm_90";
-  absl::Duration timeout = absl::Seconds(10);  // a tool's run
+  absl::Duration timeout = absl::Seconds(10);  // a run of ptxas or a tool
 };
 
 struct ChosenProgramBackend {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <deque>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -9,14 +10,19 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "common/interrupt.h"
 #include "common/status_macros.h"
 #include "isa/spelling.h"
 #include "program/composed_oracle.h"
 #include "program/program_minimizer.h"
+#include "triage/pending_journal.h"
 #include "triage/triage_store.h"
 
 namespace ptxdiff {
@@ -60,6 +66,7 @@ struct Found {
   Program program;
   ProgramInputs form;
   std::optional<ProgramFault::Kind> fault;  // none: a value mismatch
+  int64_t seq = -1;                         // its pending journal line
 };
 
 // Whether `check` shows what `found` is.
@@ -71,18 +78,38 @@ bool ShowsLike(const ProgramCheck& check, const Found& found) {
 class Campaign {
  public:
   Campaign(const ProgramCampaignOptions& o, TriageStore store,
+           std::unique_ptr<PendingJournal> journal,
            const std::function<void(const std::string&)>& progress)
       : o_(o),
         backend_(*o.backend),
         store_(std::move(store)),
+        journal_(std::move(journal)),
         progress_(progress),
         start_(absl::Now()),
         end_(start_ + o.max_time),
         suppressed_(o.shape.suppressed) {}
 
+  // What earlier runs left in the pending journal: this backend's to file
+  // first, another's kept for a run on it.
+  void AdoptPending() {
+    for (const auto& [seq, record] : AdoptOrphanedRecords(
+             o_.triage_dir, *journal_, [](absl::string_view r) {
+               return ParseProgramJournalRecord(r).has_value();
+             })) {
+      std::optional<PendingProgram> p = ParseProgramJournalRecord(record);
+      if (p->identity != backend_.Identity()) {
+        ++report_.other_backend;
+        continue;
+      }
+      backlog_.push_back({std::move(p->program), p->form, p->fault, seq});
+      ++report_.adopted;
+    }
+  }
+
   void Worker(uint64_t seed) {
+    while (std::optional<Found> f = TakeBacklog()) FileMinimized(*f);
     std::mt19937_64 rng(seed);
-    while (absl::Now() < end_) {
+    while (!OutOfTime()) {
       const std::vector<Program> batch = NextBatch(rng);
       if (batch.empty()) return;
       CheckBatch(batch);
@@ -91,10 +118,29 @@ class Campaign {
 
   ProgramCampaignReport TakeReport() {
     report_.suppressed = suppressed_;
+    report_.interrupted = Interrupted();
+    // What is not filed stays for the next run (never removed with it).
+    report_.pending = journal_->unfiled();
+    report_.unjournaled = journal_->unwritten();
+    journal_->RemoveIfAllDone();
     return std::move(report_);
   }
 
  private:
+  // Past max_time, stopped (a filing failed: nothing more would be filed
+  // either), or interrupted (Ctrl-C: common/interrupt.h).
+  bool OutOfTime() const {
+    return stopping_ || Interrupted() || absl::Now() >= end_;
+  }
+
+  std::optional<Found> TakeBacklog() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (backlog_.empty() || OutOfTime()) return std::nullopt;
+    Found f = std::move(backlog_.front());
+    backlog_.pop_front();
+    return f;
+  }
+
   // The next programs to check, as many as one ptxas run takes; fewer when
   // `next` runs out. `next` is called by one thread at a time, and not
   // under the lock that filing takes: it may wait (the program fuzzer's
@@ -125,6 +171,7 @@ class Campaign {
     // run's end (not counted), and judged in each form.
     std::vector<bool> done(batch.size()), cut(batch.size()),
         folded(batch.size()), claimed(batch.size());
+    std::vector<std::string> why(batch.size());  // not judged: why not
     for (ProgramInputs form :
          {ProgramInputs::kImmediate, ProgramInputs::kRuntime}) {
       std::vector<Program> programs;
@@ -147,6 +194,7 @@ class Campaign {
       for (size_t j = 0; j < checks->size(); ++j) {
         const ProgramCheck& check = (*checks)[j];
         if (check.cut) cut[index[j]] = true;
+        if (!check.judged) why[index[j]] = check.why_not;
         if (check.judged) {
           (form == ProgramInputs::kImmediate ? folded : claimed)[index[j]] =
               true;
@@ -163,60 +211,96 @@ class Campaign {
       }
     }
     for (size_t k = 0; k < batch.size(); ++k) {
-      if (cut[k]) continue;
+      if (cut[k]) {
+        CountWhy(report_.not_run, why[k]);
+        continue;
+      }
       Count(&ProgramCampaignReport::programs);
       if (folded[k]) Count(&ProgramCampaignReport::folded);
       if (claimed[k]) Count(&ProgramCampaignReport::claimed);
+      if (!folded[k] && !claimed[k] && !done[k])
+        CountWhy(report_.not_judged, why[k]);
     }
     Count(&ProgramCampaignReport::disagreements,
           static_cast<int64_t>(found.size()));
+    // Journaled before minimizing: a kill, a stop or a full disk from here
+    // on leaves them for the next run.
+    for (Found& f : found) {
+      f.seq = journal_->AddRecord(ProgramJournalRecord(
+          backend_.Identity(), f.program, f.form, f.fault));
+    }
     for (const Found& f : found) FileMinimized(f);
   }
 
-  // Whether each candidate still shows what `found` is, in one run; none
+  // Whether each candidate still shows what `found` is, in one run. None
   // does once the run is out of time, so that minimizing ends with what it
-  // has.
+  // has; `cut` then says so.
   absl::StatusOr<std::vector<bool>> Shows(std::span<const Program> candidates,
-                                          const Found& found) {
+                                          const Found& found, bool& cut) {
     std::vector<bool> out(candidates.size());
-    if (absl::Now() >= end_) return out;
+    if (OutOfTime()) {
+      cut = true;
+      return out;
+    }
     PTXDIFF_ASSIGN_OR_RETURN(
         const std::vector<ProgramCheck> checks,
         found.fault == ProgramFault::kCrash
             ? backend_.CheckUntilCrash(candidates, found.form, o_.reading, end_)
             : backend_.Check(candidates, found.form, o_.reading, end_));
-    for (size_t k = 0; k < checks.size(); ++k)
+    bool shown = false;
+    for (size_t k = 0; k < checks.size(); ++k) {
       out[k] = ShowsLike(checks[k], found);
+      // A candidate cut before the first that shows might have shown (after
+      // it, CheckUntilCrash leaves them unrun by design).
+      if (checks[k].cut && !shown) cut = true;
+      shown |= out[k];
+    }
     return out;
   }
 
   // Minimized (a hang is not: each round would cost the tool's timeout),
-  // checked once more for its files, and filed.
+  // checked once more for its files, and filed; its journal line is then
+  // done. Cut short by the run's end, it stays in the journal for the next
+  // run (unless file_unfinished): filed half-minimized it would be a new
+  // root cause that is not one.
   void FileMinimized(const Found& found) {
     if (UsesSuppressed(found.program)) {
       Count(&ProgramCampaignReport::known);
+      journal_->Done(found.seq);
       return;
     }
     const absl::Time start = absl::Now();
-    const ProgramBatchPredicate shows =
-        [this, &found](std::span<const Program> c) { return Shows(c, found); };
+    bool cut = false;
+    const ProgramBatchPredicate shows = [this, &found,
+                                         &cut](std::span<const Program> c) {
+      return Shows(c, found, cut);
+    };
     absl::StatusOr<ProgramMinimizeResult> min =
         found.fault == ProgramFault::kHang
             ? ProgramMinimizeResult{.program = found.program}
             : MinimizeProgram(found.program, shows, o_.max_minimize_candidates);
+    if (cut && !o_.file_unfinished) return;
     const Program& program = min.ok() ? min->program : found.program;
-    absl::StatusOr<std::vector<ProgramCheck>> check = backend_.Check(
-        {&program, 1}, found.form, o_.reading, absl::InfiniteFuture());
-    if (!check.ok() || !ShowsLike((*check)[0], found)) {
+    absl::StatusOr<std::vector<ProgramCheck>> check =
+        backend_.Check({&program, 1}, found.form, o_.reading,
+                       o_.file_unfinished ? absl::InfiniteFuture() : end_);
+    if (!check.ok()) {  // the harness's failure: the next run tries again
+      Error(absl::StrCat(backend_.Name(),
+                         " on a finding: ", check.status().message()));
+      return;
+    }
+    if ((*check)[0].cut) return;  // the next run confirms it
+    if (!ShowsLike((*check)[0], found)) {
       Error(
           absl::StrCat("what was found did not show again after minimizing:\n",
                        FormatProgram(program)));
+      journal_->Done(found.seq);
       return;
     }
     Finding f = FindingFor(program, found, (*check)[0]);
     f.minimize_backend_calls = min.ok() ? min->rounds : 0;
     f.minimize_seconds = absl::ToDoubleSeconds(absl::Now() - start);
-    File(f, f.program->name, program);
+    if (File(f, f.program->name, program)) journal_->Done(found.seq);
   }
 
   Finding FindingFor(const Program& minimized, const Found& found,
@@ -226,9 +310,10 @@ class Campaign {
     const std::string disagreement =
         check.mismatch
             ? backend_.Describe(p, *check.mismatch)
-            : absl::StrCat("the tool ",
-                           check.fault->kind == ProgramFault::kCrash ? "crashed"
-                                                                     : "hung",
+            : absl::StrCat(backend_.Name() == "ptxas" ? "ptxas" : "the tool",
+                           check.fault->kind == ProgramFault::kCrash
+                               ? " crashed"
+                               : " hung",
                            " on it: ", check.fault->what);
     const int steps = CountSteps(p);
     Finding f;
@@ -271,14 +356,17 @@ class Campaign {
     return f;
   }
 
-  void File(const Finding& f, const std::string& name, const Program& p) {
+  // Files `f`; false if it could not, which ends the run: what it finds
+  // from then on could not be filed either, and the journal keeps this one.
+  bool File(const Finding& f, const std::string& name, const Program& p) {
     std::lock_guard<std::mutex> lock(mu_);
     absl::StatusOr<FileResult> filed = store_.File(f);
     if (!filed.ok()) {
       report_.errors.push_back(absl::StrCat("could not file ", name, ": ",
                                             filed.status().message(), "\n",
                                             f.program->case_text));
-      return;
+      stopping_ = true;
+      return false;
     }
     report_.filed.push_back({filed->entry, filed->is_new, f.program->what,
                              f.program->shape, CountSteps(p)});
@@ -288,6 +376,7 @@ class Campaign {
                              f.program->name, ": ", f.program->what));
     }
     SuppressIfSingleInstruction(p);
+    return true;
   }
 
   // Whether `p` has a step of a variant no longer generated: what is found
@@ -318,6 +407,19 @@ class Campaign {
     }
   }
 
+  // One more program in `reasons`, under the first line of `why`.
+  void CountWhy(ProgramCampaignReport::Reasons& reasons,
+                const std::string& why) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++reasons.programs;
+    const std::string line = why.substr(0, std::min(why.find('\n'), 300ul));
+    const int64_t n = ++why_counts_[&reasons][line];
+    if (n > reasons.top_count) {
+      reasons.top_count = n;
+      reasons.top = line;
+    }
+  }
+
   void Count(int64_t ProgramCampaignReport::*field, int64_t n = 1) {
     std::lock_guard<std::mutex> lock(mu_);
     report_.*field += n;
@@ -331,15 +433,61 @@ class Campaign {
   const ProgramCampaignOptions& o_;
   ProgramBackend& backend_;
   TriageStore store_;
+  std::unique_ptr<PendingJournal> journal_;
   const std::function<void(const std::string&)>& progress_;
   const absl::Time start_, end_;
+  std::atomic<bool> stopping_{false};  // a filing failed
   std::mutex mu_;
   std::mutex next_mu_;  // held while `next` is called
   std::vector<std::string> suppressed_;
+  std::deque<Found> backlog_;  // adopted from the journal, to file first
+  // CountWhy's counts, per reason, of each of the report's Reasons.
+  absl::flat_hash_map<const ProgramCampaignReport::Reasons*,
+                      absl::flat_hash_map<std::string, int64_t>>
+      why_counts_;
   ProgramCampaignReport report_;
 };
 
 }  // namespace
+
+std::string ProgramJournalRecord(const std::string& identity,
+                                 const Program& program, ProgramInputs form,
+                                 std::optional<ProgramFault::Kind> fault) {
+  return absl::StrCat(absl::BytesToHexString(identity), " ",
+                      form == ProgramInputs::kRuntime ? "runtime" : "immediate",
+                      " ",
+                      !fault                           ? "mismatch"
+                      : *fault == ProgramFault::kCrash ? "crash"
+                                                       : "hang",
+                      " ", absl::BytesToHexString(FormatProgram(program)));
+}
+
+std::optional<PendingProgram> ParseProgramJournalRecord(
+    absl::string_view record) {
+  const std::vector<absl::string_view> f = absl::StrSplit(record, ' ');
+  if (f.size() != 4) return std::nullopt;
+  PendingProgram p;
+  if (f[1] != "runtime" && f[1] != "immediate") return std::nullopt;
+  p.form =
+      f[1] == "runtime" ? ProgramInputs::kRuntime : ProgramInputs::kImmediate;
+  if (f[2] == "crash") {
+    p.fault = ProgramFault::kCrash;
+  } else if (f[2] == "hang") {
+    p.fault = ProgramFault::kHang;
+  } else if (f[2] != "mismatch") {
+    return std::nullopt;
+  }
+  const auto is_hex = [](absl::string_view s) {
+    return s.size() % 2 == 0 &&
+           s.find_first_not_of("0123456789abcdefABCDEF") == s.npos;
+  };
+  if (!is_hex(f[0]) || !is_hex(f[3])) return std::nullopt;
+  p.identity = absl::HexStringToBytes(f[0]);
+  absl::StatusOr<Program> program = ParseProgram(absl::HexStringToBytes(f[3]));
+  if (!program.ok()) return std::nullopt;
+  p.program = *std::move(program);
+  return p;
+}
 
 absl::StatusOr<ProgramCampaignReport> RunProgramCampaign(
     const ProgramCampaignOptions& options,
@@ -348,8 +496,12 @@ absl::StatusOr<ProgramCampaignReport> RunProgramCampaign(
     return absl::InvalidArgumentError("no backend for programs");
   PTXDIFF_ASSIGN_OR_RETURN(TriageStore store,
                            TriageStore::Open(options.triage_dir, true));
+  PTXDIFF_ASSIGN_OR_RETURN(
+      std::unique_ptr<PendingJournal> journal,
+      PendingJournal::Open(options.triage_dir, JournalKind::kPrograms));
   const absl::Time start = absl::Now();
-  Campaign campaign(options, std::move(store), progress);
+  Campaign campaign(options, std::move(store), std::move(journal), progress);
+  if (options.adopt_pending) campaign.AdoptPending();
   std::vector<std::thread> pool;
   for (int t = 0; t < std::max(1, options.threads); ++t) {
     pool.emplace_back(

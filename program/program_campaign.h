@@ -7,9 +7,14 @@
 //
 // A cause the minimizer brings down to one instruction is the tuple
 // campaign's business: it is filed too, and its variant is then no longer
-// generated, so that it does not flood the run. The run ends at max_time,
-// minimizing included: a disagreement still being minimized then is filed
-// as far as it got.
+// generated, so that it does not flood the run.
+//
+// Nothing found is lost: each finding is written to the triage directory's
+// pending journal (triage/pending_journal.h, JournalKind::kPrograms) before
+// it is minimized, and marked done once filed. The run ends at max_time,
+// minimizing included: what is not minimized and filed by then stays in the
+// journal, and so does a finding whose filing failed (a full disk), which
+// also ends the run. The next run on the directory files them first.
 
 #ifndef PTXDIFF_PROGRAM_PROGRAM_CAMPAIGN_H_
 #define PTXDIFF_PROGRAM_PROGRAM_CAMPAIGN_H_
@@ -23,6 +28,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "oracle/errata.h"
 #include "program/program.h"
@@ -50,6 +56,12 @@ struct ProgramCampaignOptions {
   // The programs to check, in place of RandomProgram's (for tests); the run
   // also ends when it returns nullopt.
   std::function<std::optional<Program>(std::mt19937_64&)> next;
+  // Whether to file first what earlier runs left in the pending journal
+  // (`ptxdiff minimize` of one case does not).
+  bool adopt_pending = true;
+  // At max_time, a finding still being minimized is filed as far as it got
+  // (`ptxdiff minimize`), not kept pending for the next run.
+  bool file_unfinished = false;
 };
 
 // One disagreement, minimized and filed.
@@ -69,14 +81,50 @@ struct ProgramCampaignReport {
   // Disagreements in programs that use a variant no longer generated (its
   // one-instruction cause filed, or --suppress): counted, not filed.
   int64_t known = 0;
+  // Programs and why, by the most common reason (its first line).
+  struct Reasons {
+    int64_t programs = 0;
+    std::string top;
+    int64_t top_count = 0;
+  };
+  // Checked but judged in no form (ptxas kept code; the tool refused them),
+  // and not checked at all (the run ended, or was stopped, first).
+  Reasons not_judged, not_run;
+  // Findings an earlier run left in the pending journal, taken up here.
+  int64_t adopted = 0;
+  // Findings not filed when the run ended (out of time, or a filing failed),
+  // kept in the pending journal for the next run; `unjournaled` of them
+  // could not be written there either (said on stderr).
+  int64_t pending = 0, unjournaled = 0;
+  // Of `pending`, those found on another backend than this run's: kept for
+  // a run on theirs.
+  int64_t other_backend = 0;
   double seconds = 0;
-  std::vector<FiledProgram> filed;      // in the order filed
+  bool interrupted = false;         // stopped by Ctrl-C (common/interrupt.h)
+  std::vector<FiledProgram> filed;  // in the order filed
   std::vector<std::string> suppressed;  // variants no longer generated
   std::vector<std::string> errors;      // what could not be filed, or run
 };
 
-// Runs the campaign; `progress` gets a line per filing. An error only when
-// the run could not start (no triage directory).
+// One pending finding as a journal line's record, and back: `identity` is
+// the backend's (ProgramBackend::Identity), which a run on another backend
+// does not file; the program is written whole (FormatProgram), in hex.
+std::string ProgramJournalRecord(const std::string& identity,
+                                 const Program& program, ProgramInputs form,
+                                 std::optional<ProgramFault::Kind> fault);
+struct PendingProgram {
+  std::string identity;
+  Program program;
+  ProgramInputs form = ProgramInputs::kImmediate;
+  std::optional<ProgramFault::Kind> fault;  // none: a value mismatch
+};
+std::optional<PendingProgram> ParseProgramJournalRecord(
+    absl::string_view record);
+
+// Runs the campaign; `progress` gets a line per filing. It stops early at a
+// stop of the process (Interrupted(), common/interrupt.h) as it would at
+// max_time. An error only when the run could not start (no triage
+// directory, no journal).
 absl::StatusOr<ProgramCampaignReport> RunProgramCampaign(
     const ProgramCampaignOptions& options,
     const std::function<void(const std::string&)>& progress);

@@ -1,10 +1,17 @@
 #include "program/program_campaign.h"
 
+#include <dirent.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "common/files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -42,6 +49,22 @@ class ProgramCampaignTest : public testing::Test {
     auto report = RunProgramCampaign(options_, nullptr);
     EXPECT_TRUE(report.ok()) << report.status();
     return report.ok() ? *report : ProgramCampaignReport{};
+  }
+  std::vector<EntryInfo> EntriesIn(const std::string& dir) {
+    auto store = TriageStore::Open(dir, false);
+    if (!store.ok()) return {};
+    return store->List().value_or(std::vector<EntryInfo>{});
+  }
+  // The journals in the triage directory's .pending/.
+  std::vector<std::string> PendingJournals() {
+    std::vector<std::string> out;
+    DIR* d = opendir((options_.triage_dir + "/.pending").c_str());
+    if (d == nullptr) return out;
+    while (const dirent* e = readdir(d)) {
+      if (absl::EndsWith(e->d_name, ".journal")) out.push_back(e->d_name);
+    }
+    closedir(d);
+    return out;
   }
   static Program Testdata(const std::string& name) {
     auto p = TestdataProgram(name);
@@ -123,14 +146,120 @@ TEST_F(ProgramCampaignTest, ASingleInstructionCauseIsSuppressed) {
   EXPECT_THAT(report.suppressed, testing::Contains("slct.s32.s32"));
 }
 
-// The run ends at its time limit, minimizing included, and files what it
-// has then.
-TEST_F(ProgramCampaignTest, MaxTimeBoundsMinimizing) {
+// The run ends at its time limit, minimizing included (issue 42, item 5:
+// what was still being minimized then was filed as found, a new root cause
+// that was not one). It stays in the pending journal, and the next run on
+// the directory files it minimized.
+TEST_F(ProgramCampaignTest, MaxTimeBoundsMinimizingAndTheNextRunFinishesIt) {
   options_.max_time = absl::Seconds(1);
   ProgramCampaignReport report = Run({Testdata("fuzzx-m037.ptxprog")});
   EXPECT_EQ(report.programs, 1);
-  ASSERT_EQ(report.filed.size(), 1u);
+  EXPECT_THAT(report.filed, testing::IsEmpty());
+  EXPECT_EQ(report.pending, 1);
   EXPECT_LT(report.seconds, 30);
+  EXPECT_THAT(EntriesIn(options_.triage_dir), testing::IsEmpty());
+
+  options_.max_time = absl::Seconds(120);
+  report = Run({});
+  EXPECT_EQ(report.adopted, 1);
+  EXPECT_EQ(report.pending, 0);
+  ASSERT_EQ(report.filed.size(), 1u);
+  EXPECT_LE(report.filed[0].steps, 5);
+  EXPECT_THAT(PendingJournals(), testing::IsEmpty());
+}
+
+// Issue 42, item 1: a finding whose filing failed (a full disk; here a
+// regular file where its entry's directory goes) was lost. It is kept in
+// the journal, the run stops there (it would only find it again), and the
+// next run files it once it can.
+TEST_F(ProgramCampaignTest, AFilingThatFailsKeepsTheFindingForTheNextRun) {
+  const Program m016 = Testdata("fuzzx-m016.ptxprog");
+  const std::string triage = options_.triage_dir;
+  options_.triage_dir = dir_->File("scratch");
+  ASSERT_EQ(Run({m016}).filed.size(), 1u);
+  const std::vector<EntryInfo> scratch = EntriesIn(options_.triage_dir);
+  ASSERT_EQ(scratch.size(), 1u);
+  options_.triage_dir = triage;
+  ASSERT_TRUE(MakeDirs(triage).ok());
+  const std::string blocked = absl::StrCat(triage, "/", scratch[0].name);
+  ASSERT_TRUE(WriteFile(blocked, "in the way\n").ok());
+
+  ProgramCampaignReport report = Run({m016, m016, m016});
+  EXPECT_EQ(report.disagreements, 3);
+  EXPECT_THAT(report.filed, testing::IsEmpty());
+  ASSERT_FALSE(report.errors.empty());
+  EXPECT_THAT(report.errors[0], testing::StartsWith("could not file "));
+  EXPECT_EQ(report.pending, 3);
+  EXPECT_EQ(report.unjournaled, 0);
+  EXPECT_THAT(PendingJournals(), testing::SizeIs(1));
+
+  ASSERT_EQ(unlink(blocked.c_str()), 0);  // room again
+  report = Run({});
+  EXPECT_EQ(report.adopted, 3);
+  EXPECT_EQ(report.pending, 0);
+  EXPECT_THAT(report.errors, testing::IsEmpty());
+  const std::vector<EntryInfo> entries = EntriesIn(triage);
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_EQ(entries[0].name, scratch[0].name);
+  // One instruction (slct): filed once, the others then counted as known,
+  // as in a run that found them itself.
+  EXPECT_EQ(entries[0].count(), 1);
+  EXPECT_EQ(report.known, 2);
+  EXPECT_THAT(PendingJournals(), testing::IsEmpty());
+}
+
+// Issue 42, item 1: a process killed while it minimizes (SIGKILL, here of a
+// forked copy of this one, by its pid) leaves its finding in the journal,
+// and the next run files it.
+TEST_F(ProgramCampaignTest, AKillDuringMinimizingLosesNothing) {
+  const pid_t child = fork();
+  if (child == 0) {
+    Run({Testdata("fuzzx-m037.ptxprog")});
+    _exit(0);
+  }
+  // Killed once its finding is journaled (it is minimizing then: m037
+  // takes many rounds), not after a guessed time.
+  const std::string journal = absl::StrCat(options_.triage_dir, "/.pending/",
+                                           child, ".programs.journal");
+  bool journaled = false;
+  for (const absl::Time give_up = absl::Now() + absl::Seconds(60);
+       !journaled && absl::Now() < give_up;
+       absl::SleepFor(absl::Milliseconds(10))) {
+    journaled = absl::StrContains(ReadFile(journal).value_or(""), "M 0 ");
+  }
+  kill(child, SIGKILL);
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(journaled) << "nothing journaled in 60 s";
+  ASSERT_TRUE(WIFSIGNALED(status)) << "it ended before it was killed";
+  EXPECT_THAT(EntriesIn(options_.triage_dir), testing::IsEmpty());
+
+  ProgramCampaignReport report = Run({});
+  EXPECT_EQ(report.adopted, 1);
+  ASSERT_EQ(report.filed.size(), 1u);
+  EXPECT_LE(report.filed[0].steps, 5);
+  EXPECT_THAT(PendingJournals(), testing::IsEmpty());
+}
+
+// A pending finding is written whole and read back; a torn or foreign
+// record is not read.
+TEST(ProgramJournalRecordTest, ReadsBackWhatItWrote) {
+  const Program p = ProgramOf(
+      "input %a .b32 0x80000000\nloop 2 {\n  abs.s32 %r, %a;\n}\n"
+      "output %r\n");
+  const std::string record =
+      ProgramJournalRecord("ptx-cmd sm_90: tool {ptx}", p,
+                           ProgramInputs::kRuntime, ProgramFault::kCrash);
+  EXPECT_EQ(record.find('\n'), std::string::npos);
+  const std::optional<PendingProgram> back = ParseProgramJournalRecord(record);
+  ASSERT_TRUE(back.has_value()) << record;
+  EXPECT_EQ(back->identity, "ptx-cmd sm_90: tool {ptx}");
+  EXPECT_EQ(FormatProgram(back->program), FormatProgram(p));
+  EXPECT_EQ(back->form, ProgramInputs::kRuntime);
+  EXPECT_EQ(back->fault, ProgramFault::kCrash);
+  EXPECT_FALSE(ParseProgramJournalRecord(record.substr(0, record.size() - 3)));
+  EXPECT_FALSE(ParseProgramJournalRecord("6162 runtime mismatch"));
+  EXPECT_FALSE(ParseProgramJournalRecord("6162 sideways mismatch 6162"));
 }
 
 }  // namespace

@@ -215,10 +215,12 @@ TEST(ProgramEncodingTest, WhatTheByteFormCannotSayIsAnError) {
       "input %a .b32 1\ninput %b .b32 1\ninput %c .b32 1\ninput %d .b32 1\n"
       "input %e .b32 1\noutput %e\n"));
   EXPECT_FALSE(five_inputs.ok());
-  const absl::StatusOr<std::string> long_loops = ProgramInputBytes(
-      ProgramOf("mov.b32 %r, 0;\nloop 64 {\nloop 64 {\nadd.u32 %r, %r, 1;\n}\n}"
-                "\noutput %r\n"));
-  EXPECT_FALSE(long_loops.ok());
+  // Both forms cap the trips of nested loops (1024 in all); the text form
+  // nests loops deeper than the byte form's kMaxProgramInputLoopDepth.
+  const absl::StatusOr<std::string> deep_loops = ProgramInputBytes(
+      ProgramOf("mov.b32 %r, 0;\nloop 1 {\nloop 1 {\nloop 1 {\nloop 1 {\n"
+                "add.u32 %r, %r, 1;\n}\n}\n}\n}\noutput %r\n"));
+  EXPECT_FALSE(deep_loops.ok());
 }
 
 // The tag opens no tuple input: a program input is never read as tuples.

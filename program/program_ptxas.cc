@@ -1,5 +1,6 @@
 #include "program/program_ptxas.h"
 
+#include <algorithm>
 #include <memory>
 #include <random>
 #include <string>
@@ -71,20 +72,60 @@ std::vector<std::vector<uint64_t>> InputVectors(const Program& program,
 
 namespace {
 
+// How long ptxas may run: its timeout, and no later than the deadline.
+struct PtxasLimits {
+  absl::Duration timeout;
+  absl::Time deadline;
+};
+
+// A run that did not end by itself: each of `programs` cut (at the deadline
+// or a stop: not judged, not counted) or, past ptxas's own timeout, not
+// judged, saying so. Splitting the module would cost the timeout again.
+void NotFinished(const PtxasOutput& out, absl::Duration timeout, bool cut,
+                 size_t programs, ProgramCompilation* results) {
+  const std::string why =
+      cut ? "not compiled: the run ended first"
+          : absl::StrCat("ptxas did not finish: ", out.how.Describe(timeout));
+  for (size_t k = 0; k < programs; ++k) {
+    results[k].cut = cut;
+    results[k].why_not = why;
+  }
+}
+
 // The kernels of one ptxas run of `programs`, each read by the decoder; a
-// module ptxas rejects is split in two until the program it rejects is
-// alone (its `why_not`).
+// module ptxas rejects or crashes on is split in two until the program it
+// fails on is alone (its `why_not`, or its `fault`).
 absl::Status CompileInto(const std::string& ptxas, const std::string& arch,
                          const SassArch& sass, const PtxTarget& target,
                          std::span<const Program> programs,
                          ProgramInputs inputs, int opt_level,
+                         const PtxasLimits& limits,
                          ProgramCompilation* results) {
+  const absl::Duration timeout = std::min(
+      limits.timeout,
+      absl::Trunc(limits.deadline - absl::Now(), absl::Milliseconds(1)));
+  if (timeout <= absl::ZeroDuration()) {
+    NotFinished({}, timeout, true, programs.size(), results);
+    return absl::OkStatus();
+  }
   PTXDIFF_ASSIGN_OR_RETURN(
       const PtxasOutput out,
-      RunPtxas(ptxas, arch, ProgramsModule(programs, target, inputs),
-               opt_level));
+      RunPtxas(ptxas, arch, ProgramsModule(programs, target, inputs), opt_level,
+               timeout));
+  if (out.how.timed_out || out.how.interrupted) {
+    NotFinished(out, timeout, out.how.interrupted || timeout < limits.timeout,
+                programs.size(), results);
+    return absl::OkStatus();
+  }
   if (!out.ok) {
     if (programs.size() == 1) {
+      if (out.how.signal != 0) {
+        results[0].fault = ProgramFault{
+            ProgramFault::kCrash,
+            absl::StrCat("ptxas ", out.how.Describe(timeout),
+                         "; its output ends:\n", LogSummary(out.log))};
+        return absl::OkStatus();
+      }
       results[0].why_not =
           absl::StrCat("ptxas rejected the kernel: ", LogSummary(out.log));
       return absl::OkStatus();
@@ -92,9 +133,9 @@ absl::Status CompileInto(const std::string& ptxas, const std::string& arch,
     const size_t half = programs.size() / 2;
     PTXDIFF_RETURN_IF_ERROR(CompileInto(ptxas, arch, sass, target,
                                         programs.first(half), inputs, opt_level,
-                                        results));
+                                        limits, results));
     return CompileInto(ptxas, arch, sass, target, programs.subspan(half),
-                       inputs, opt_level, results + half);
+                       inputs, opt_level, limits, results + half);
   }
   PTXDIFF_ASSIGN_OR_RETURN(const ElfFile elf, ParseElf(out.cubin));
   PTXDIFF_ASSIGN_OR_RETURN(const auto texts, KernelTexts(elf));
@@ -192,6 +233,8 @@ ProgramCheck Judge(const Program& program, const ProgramCompilation& compiled,
                    ProgramInputs form, Reading reading,
                    const std::optional<SassArchInfo>& executable) {
   ProgramCheck check;
+  check.fault = compiled.fault;
+  check.cut = compiled.cut;
   if (!compiled.claimed) {
     if (executable.has_value() && !compiled.code.empty()) {
       return JudgeExecuted(*executable, program, compiled.code, form, reading);
@@ -253,7 +296,8 @@ void CrossCheckAtO0(const std::string& ptxas, const std::string& arch,
 
 absl::StatusOr<std::vector<ProgramCompilation>> CompilePrograms(
     const std::string& ptxas, const std::string& arch,
-    std::span<const Program> programs, ProgramInputs inputs, int opt_level) {
+    std::span<const Program> programs, ProgramInputs inputs, int opt_level,
+    absl::Duration timeout, absl::Time deadline) {
   PTXDIFF_ASSIGN_OR_RETURN(const SassArch sass, FindSassArch(arch));
   const std::optional<PtxTarget> target = TargetForDevice(sass.sm);
   if (!target.has_value()) {
@@ -262,18 +306,17 @@ absl::StatusOr<std::vector<ProgramCompilation>> CompilePrograms(
   std::vector<ProgramCompilation> results(programs.size());
   if (programs.empty()) return results;
   PTXDIFF_RETURN_IF_ERROR(CompileInto(ptxas, arch, sass, *target, programs,
-                                      inputs, opt_level, results.data()));
+                                      inputs, opt_level, {timeout, deadline},
+                                      results.data()));
   return results;
 }
 
-absl::StatusOr<ProgramCompilation> CompileProgram(const std::string& ptxas,
-                                                  const std::string& arch,
-                                                  const Program& program,
-                                                  ProgramInputs inputs,
-                                                  int opt_level) {
+absl::StatusOr<ProgramCompilation> CompileProgram(
+    const std::string& ptxas, const std::string& arch, const Program& program,
+    ProgramInputs inputs, int opt_level, absl::Duration timeout) {
   PTXDIFF_ASSIGN_OR_RETURN(
       std::vector<ProgramCompilation> one,
-      CompilePrograms(ptxas, arch, {&program, 1}, inputs, opt_level));
+      CompilePrograms(ptxas, arch, {&program, 1}, inputs, opt_level, timeout));
   return std::move(one[0]);
 }
 
@@ -292,9 +335,11 @@ std::optional<CounterExample> RefuteClaim(const Program& program,
 absl::StatusOr<std::vector<ProgramCheck>> CheckPrograms(
     const std::string& ptxas, const std::string& arch,
     std::span<const Program> programs, ProgramInputs form, Reading reading,
-    bool execute) {
-  PTXDIFF_ASSIGN_OR_RETURN(const std::vector<ProgramCompilation> compiled,
-                           CompilePrograms(ptxas, arch, programs, form));
+    absl::Duration timeout, absl::Time deadline, bool execute) {
+  PTXDIFF_ASSIGN_OR_RETURN(
+      const std::vector<ProgramCompilation> compiled,
+      CompilePrograms(ptxas, arch, programs, form, kPtxasDefaultOptLevel,
+                      timeout, deadline));
   std::optional<SassArchInfo> executable;
   if (auto info = FindSassArchInfo(arch); info.ok() && execute) {
     executable = *info;
@@ -325,8 +370,9 @@ namespace {
 
 class PtxasProgramBackend : public ProgramBackend {
  public:
-  PtxasProgramBackend(std::string ptxas, std::string arch)
-      : ptxas_(std::move(ptxas)), arch_(std::move(arch)) {}
+  PtxasProgramBackend(std::string ptxas, std::string arch,
+                      absl::Duration timeout)
+      : ptxas_(std::move(ptxas)), arch_(std::move(arch)), timeout_(timeout) {}
 
   std::string Name() const override { return "ptxas"; }
   std::string Identity() const override {
@@ -335,8 +381,9 @@ class PtxasProgramBackend : public ProgramBackend {
 
   absl::StatusOr<std::vector<ProgramCheck>> Check(
       std::span<const Program> programs, ProgramInputs form, Reading reading,
-      absl::Time) override {
-    return CheckPrograms(ptxas_, arch_, programs, form, reading);
+      absl::Time deadline) override {
+    return CheckPrograms(ptxas_, arch_, programs, form, reading, timeout_,
+                         deadline);
   }
 
   std::string Describe(const Program& p,
@@ -397,14 +444,15 @@ class PtxasProgramBackend : public ProgramBackend {
 
  private:
   std::string ptxas_, arch_;
+  absl::Duration timeout_;
 };
 
 }  // namespace
 
-std::unique_ptr<ProgramBackend> MakePtxasProgramBackend(std::string ptxas,
-                                                        std::string arch) {
+std::unique_ptr<ProgramBackend> MakePtxasProgramBackend(
+    std::string ptxas, std::string arch, absl::Duration timeout) {
   return std::make_unique<PtxasProgramBackend>(std::move(ptxas),
-                                               std::move(arch));
+                                               std::move(arch), timeout);
 }
 
 }  // namespace ptxdiff

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "oracle/errata.h"
 #include "program/composed_oracle.h"
 #include "program/program.h"
@@ -42,22 +43,32 @@ struct ProgramCompilation {
   // The kernel's decoded SASS, where ptxas compiled it and the evaluator
   // reads the arch: what runs when nothing is claimed.
   std::vector<SassSlot> code;
+  // ptxas crashed on it (a signal): a finding, not a rejection.
+  std::optional<ProgramFault> fault;
+  // Not compiled: cut at the caller's deadline, or by a stop of this
+  // process (common/interrupt.h).
+  bool cut = false;
 };
 
-// Compiles `program` with `ptxas` for `arch` ("sm_90"), at -O`opt_level`.
-// An error only where ptxas could not be run or the arch is unknown to the
-// decoder; a program ptxas rejects is `why_not`.
+// Compiles `program` with `ptxas` for `arch` ("sm_90"), at -O`opt_level`,
+// killing ptxas after `timeout` (a program it did not finish is
+// `why_not`). An error only where ptxas could not be run or the arch is
+// unknown to the decoder; a program ptxas rejects is `why_not`.
 absl::StatusOr<ProgramCompilation> CompileProgram(
     const std::string& ptxas, const std::string& arch, const Program& program,
-    ProgramInputs inputs, int opt_level = kPtxasDefaultOptLevel);
+    ProgramInputs inputs, int opt_level = kPtxasDefaultOptLevel,
+    absl::Duration timeout = kPtxasTimeout);
 
 // The same for many programs in one ptxas run (ProgramsModule), one result
-// each; a module ptxas rejects is split until the program it rejects is
-// alone.
+// each; a module ptxas rejects or crashes on is split until the program it
+// fails on is alone. Runs are bounded by `timeout` and by `deadline`: a run
+// that `deadline` cuts short leaves its programs `cut`.
 absl::StatusOr<std::vector<ProgramCompilation>> CompilePrograms(
     const std::string& ptxas, const std::string& arch,
     std::span<const Program> programs, ProgramInputs inputs,
-    int opt_level = kPtxasDefaultOptLevel);
+    int opt_level = kPtxasDefaultOptLevel,
+    absl::Duration timeout = kPtxasTimeout,
+    absl::Time deadline = absl::InfiniteFuture());
 
 // A refutation of a claim: the inputs and the oracle's outputs there.
 struct CounterExample {
@@ -78,16 +89,19 @@ std::optional<CounterExample> RefuteClaim(const Program& program,
 absl::StatusOr<std::vector<ProgramCheck>> CheckPrograms(
     const std::string& ptxas, const std::string& arch,
     std::span<const Program> programs, ProgramInputs form, Reading reading,
-    bool execute = true);
+    absl::Duration timeout = kPtxasTimeout,
+    absl::Time deadline = absl::InfiniteFuture(), bool execute = true);
 absl::StatusOr<ProgramCheck> CheckProgram(const std::string& ptxas,
                                           const std::string& arch,
                                           const Program& program,
                                           ProgramInputs form, Reading reading);
 
 // ptxas as a program backend: what it folds (inputs immediate) or claims
-// for every input (inputs runtime), for `arch`.
-std::unique_ptr<ProgramBackend> MakePtxasProgramBackend(std::string ptxas,
-                                                        std::string arch);
+// for every input (inputs runtime), for `arch`; each run of ptxas killed
+// after `timeout`.
+std::unique_ptr<ProgramBackend> MakePtxasProgramBackend(
+    std::string ptxas, std::string arch,
+    absl::Duration timeout = kPtxasTimeout);
 
 }  // namespace ptxdiff
 

@@ -1,10 +1,13 @@
 #include "program/program_ptxas.h"
 
+#include <sys/stat.h>
+
 #include <random>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "common/files.h"
 #include "common/subprocess.h"
 #include "gmock/gmock.h"
@@ -333,6 +336,70 @@ TEST_F(ProgramPtxasTest, ProgramToolModulesAssembleOnEveryArch) {
           << ReadFileTail(log, 2000);
     }
   }
+}
+
+// A stand-in for ptxas, a shell script running `body`, in `dir`.
+std::string FakePtxas(const TempDir& dir, const std::string& body) {
+  const std::string path = dir.File("ptxas");
+  EXPECT_TRUE(WriteFile(path, "#!/bin/sh\n" + body + "\n").ok());
+  chmod(path.c_str(), 0755);
+  return path;
+}
+
+// Issue 42, item 10: a ptxas that crashes (SIGSEGV on a long register name)
+// was reported as "rejected the kernel", not judged. A compiler crash is a
+// finding: of the program alone, found by splitting the module.
+TEST(ProgramPtxasFaultTest, ACrashOfPtxasIsAFaultOfTheProgram) {
+  auto dir = TempDir::Create("program-ptxas-fault");
+  ASSERT_TRUE(dir.ok());
+  const std::string ptxas = FakePtxas(**dir, "kill -SEGV $$");
+  const std::vector<Program> programs = {
+      ProgramOf("input %a .b32 1\nadd.u32 %r, %a, 1;\noutput %r\n"),
+      ProgramOf("input %a .b32 1\nsub.u32 %r, %a, 1;\noutput %r\n")};
+  auto compiled =
+      CompilePrograms(ptxas, "sm_90", programs, ProgramInputs::kImmediate);
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  for (const ProgramCompilation& c : *compiled) {
+    ASSERT_TRUE(c.fault.has_value()) << c.why_not;
+    EXPECT_EQ(c.fault->kind, ProgramFault::kCrash);
+    EXPECT_THAT(c.fault->what,
+                testing::StartsWith("ptxas killed by signal 11 (SIGSEGV)"));
+  }
+  auto check = CheckProgram(ptxas, "sm_90", programs[0],
+                            ProgramInputs::kImmediate, Reading::kSpec);
+  ASSERT_TRUE(check.ok());
+  ASSERT_TRUE(check->fault.has_value());
+  EXPECT_FALSE(check->judged);
+}
+
+// Issue 42, items 3 and 4: ptxas had a fixed 60 s. Past its timeout a
+// module is not judged, saying why, and not split (each half would cost
+// the timeout again); cut by the caller's deadline, its programs are `cut`
+// (not checked, not counted).
+TEST(ProgramPtxasFaultTest, TheTimeoutAndTheDeadlineBoundPtxas) {
+  auto dir = TempDir::Create("program-ptxas-slow");
+  ASSERT_TRUE(dir.ok());
+  const std::string ptxas = FakePtxas(**dir, "exec sleep 60");
+  const std::vector<Program> programs = {
+      ProgramOf("input %a .b32 1\nadd.u32 %r, %a, 1;\noutput %r\n"),
+      ProgramOf("input %a .b32 1\nsub.u32 %r, %a, 1;\noutput %r\n")};
+  absl::Time start = absl::Now();
+  auto slow =
+      CompilePrograms(ptxas, "sm_90", programs, ProgramInputs::kImmediate,
+                      kPtxasDefaultOptLevel, absl::Seconds(1));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10)) << "split, or not bound";
+  ASSERT_TRUE(slow.ok()) << slow.status();
+  for (const ProgramCompilation& c : *slow) {
+    EXPECT_FALSE(c.cut);
+    EXPECT_EQ(c.why_not, "ptxas did not finish: timed out after 1s (killed)");
+  }
+  start = absl::Now();
+  auto cut = CompilePrograms(ptxas, "sm_90", programs,
+                             ProgramInputs::kImmediate, kPtxasDefaultOptLevel,
+                             absl::Seconds(60), absl::Now() + absl::Seconds(1));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10));
+  ASSERT_TRUE(cut.ok()) << cut.status();
+  for (const ProgramCompilation& c : *cut) EXPECT_TRUE(c.cut);
 }
 
 }  // namespace

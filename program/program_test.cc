@@ -210,6 +210,18 @@ TEST(ProgramTest, EveryVariantIsAStepThatReadsBackAndEvaluatesAsItsTuple) {
   EXPECT_GT(checked, 800);
 }
 
+// Nested loops whose trips multiply to 1024 at most are a case; their
+// evaluation stays bounded.
+TEST(ProgramTest, NestedLoopsUpToTheCapParse) {
+  auto p = ParseProgram(
+      "# ptxdiff program 1\ninput %a .b32 1\nloop 32 {\nloop 0 {\n}\nloop 32 "
+      "{\nadd.u32 %a, %a, 1;\n}\n}\noutput %a\n");
+  ASSERT_TRUE(p.ok()) << p.status();
+  auto out = EvaluateProgram(*p, WitnessInputs(*p), Reading::kSpec);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].bits, 1025u);
+}
+
 TEST(ProgramTest, BadProgramsNameTheLineAndTheProblem) {
   const std::string h = "# ptxdiff program 1\n";
   struct Case {
@@ -226,6 +238,16 @@ TEST(ProgramTest, BadProgramsNameTheLineAndTheProblem) {
            {h + "mov.b32 %a, 1;\n}\noutput %a\n", "line 3: '}' closes no loop"},
            {h + "loop 2000 {\n}\nmov.b32 %a, 1;\noutput %a\n",
             "N from 0 to 1024"},
+           // Issue 42, item 2: four nested loops of 1024 never ended.
+           {h + "input %a .b32 1\nloop 1024 {\nloop 1024 {\nloop 1024 "
+                "{\nloop 1024 {\nadd.u32 %a, %a, 1;\n}\n}\n}\n}\noutput "
+                "%a\n",
+            "line 4: loop 1024 inside loops of 1024 trips in all would run "
+            "its body 1048576 times; nested loops run at most 1024 times in "
+            "all"},
+           {h + "input %a .b32 1\nloop 32 {\nloop 0 {\n}\nloop 33 "
+                "{\n}\n}\noutput %a\n",
+            "line 6: loop 33 inside loops of 32 trips"},
            {h + "mov.b32 %a, %q;\noutput %a\n", "%q is used before it is set"},
            {h + "mov.b64 %a, 1;\nmov.b32 %b, %a;\noutput %b\n",
             "%a is 64 bits wide; the move is 32"},

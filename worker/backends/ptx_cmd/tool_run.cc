@@ -73,11 +73,22 @@ ToolRun RunToolOnce(const ToolCall& call) {
     return run;
   }
   run.exit_status = outcome->exit_status;
-  if (outcome->timed_out) {
+  if (outcome->interrupted) {  // a stop of this process: no verdict on it
+    return Failed(std::move(run), ToolRun::kCut, outcome->Describe(timeout),
+                  log);
+  }
+  if (outcome->timed_out && timeout < call.timeout) {
     // Cut short by the caller's deadline, it has not shown that it hangs.
-    return Failed(std::move(run),
-                  timeout < call.timeout ? ToolRun::kCut : ToolRun::kHung,
-                  outcome->Describe(timeout), log);
+    return Failed(std::move(run), ToolRun::kCut,
+                  absl::StrCat("stopped at the run's deadline after ",
+                               absl::FormatDuration(timeout),
+                               ", before the tool's own timeout of ",
+                               absl::FormatDuration(call.timeout)),
+                  log);
+  }
+  if (outcome->timed_out) {
+    return Failed(std::move(run), ToolRun::kHung, outcome->Describe(timeout),
+                  log);
   }
   if (outcome->signal != 0) {
     return Failed(std::move(run), ToolRun::kCrashed, outcome->Describe(timeout),

@@ -24,7 +24,8 @@ struct ToolRun {
     kRefused,  // a non-zero exit status: the tool declined the module
     kCrashed,  // a signal, or exit 0 without a whole {out}
     kHung,     // the timeout
-    kCut,      // stopped at the caller's deadline, before its own timeout
+    kCut,      // stopped at the caller's deadline, before its own
+               // timeout, or by a stop of this process (interrupt.h)
   } end = kOk;
   std::string what;    // "exit status 1", "killed by signal 11 (SIGSEGV)"
   std::string output;  // the end of what the tool printed

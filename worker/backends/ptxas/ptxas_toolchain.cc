@@ -26,27 +26,26 @@ namespace {
 // ---------------------------------------------------------------------------
 // Processes.
 
-// Longer than any module of kernels_per_module kernels takes (about a
-// second): a ptxas that hangs is killed, and its tuples are declined.
-constexpr absl::Duration kPtxasTimeout = absl::Seconds(60);
-
 struct ProcessResult {
   bool ok = false;     // exited with status 0
   std::string output;  // stdout and stderr, then how it ended if not 0
+  ProcessOutcome how;
 };
 
 // Runs argv[0] (a path) with its stdout and stderr into `log_path` and
-// waits for it, at most kPtxasTimeout. Not system(): no shell ever sees
-// the paths.
+// waits for it, at most `timeout`. Not system(): no shell ever sees the
+// paths.
 absl::StatusOr<ProcessResult> RunTool(const std::vector<std::string>& argv,
-                                      const std::string& log_path) {
+                                      const std::string& log_path,
+                                      absl::Duration timeout = kPtxasTimeout) {
   PTXDIFF_ASSIGN_OR_RETURN(
       const ProcessOutcome outcome,
-      RunProcess(argv, {.output_path = log_path, .timeout = kPtxasTimeout}));
+      RunProcess(argv, {.output_path = log_path, .timeout = timeout}));
   ProcessResult result{.ok = outcome.ok(),
-                       .output = ReadFile(log_path).value_or("")};
+                       .output = ReadFile(log_path).value_or(""),
+                       .how = outcome};
   if (!result.ok) {
-    absl::StrAppend(&result.output, "[", outcome.Describe(kPtxasTimeout), "]");
+    absl::StrAppend(&result.output, "[", outcome.Describe(timeout), "]");
   }
   return result;
 }
@@ -175,7 +174,8 @@ absl::StatusOr<std::string> FindPtxas(const KeyValues& options) {
 
 absl::StatusOr<PtxasOutput> RunPtxas(const std::string& ptxas,
                                      absl::string_view arch,
-                                     absl::string_view ptx, int opt_level) {
+                                     absl::string_view ptx, int opt_level,
+                                     absl::Duration timeout) {
   PTXDIFF_ASSIGN_OR_RETURN(std::unique_ptr<TempDir> dir,
                            TempDir::Create("ptxdiff-ptxas"));
   const std::string input = dir->File("m.ptx");
@@ -186,8 +186,8 @@ absl::StatusOr<PtxasOutput> RunPtxas(const std::string& ptxas,
     args.push_back(absl::StrCat("-O", opt_level));
   args.insert(args.end(), {"-o", output, input});
   PTXDIFF_ASSIGN_OR_RETURN(const ProcessResult run,
-                           RunTool(args, dir->File("log")));
-  PtxasOutput out{.ok = run.ok, .log = run.output};
+                           RunTool(args, dir->File("log"), timeout));
+  PtxasOutput out{.ok = run.ok, .log = run.output, .how = run.how};
   if (out.ok) {
     PTXDIFF_ASSIGN_OR_RETURN(out.cubin, ReadFile(output));
   }

@@ -13,6 +13,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "common/subprocess.h"
 #include "protocol/protocol.h"
 
 namespace ptxdiff {
@@ -27,19 +29,26 @@ struct PtxasOutput {
   bool ok = false;    // exited with status 0
   std::string log;    // its stdout and stderr, or how it died
   std::string cubin;  // the output file, if ok
+  // How it ended: a crash (a signal), past its timeout, or cut by a stop of
+  // this process (common/interrupt.h) are not rejections of the PTX.
+  ProcessOutcome how;
 };
 
 // ptxas's default optimization level (-O3).
 inline constexpr int kPtxasDefaultOptLevel = 3;
+// Longer than any module of kernels_per_module kernels takes (about a
+// second): a ptxas that hangs is killed, and its tuples are declined.
+inline constexpr absl::Duration kPtxasTimeout = absl::Seconds(60);
 
 // Compiles `ptx` for `arch` (ptxas -arch=<arch>, and -O<opt_level> unless
 // it is the default) in a private temporary directory that is removed
-// before returning. A non-OK status means ptxas could not be run at all; a
-// failed compilation is `ok == false`.
+// before returning, killing ptxas after `timeout`. A non-OK status means
+// ptxas could not be run at all; a failed compilation is `ok == false`.
 absl::StatusOr<PtxasOutput> RunPtxas(const std::string& ptxas,
                                      absl::string_view arch,
                                      absl::string_view ptx,
-                                     int opt_level = kPtxasDefaultOptLevel);
+                                     int opt_level = kPtxasDefaultOptLevel,
+                                     absl::Duration timeout = kPtxasTimeout);
 
 // "Cuda compilation tools, release 13.0, V13.0.88" from `ptxas --version`.
 absl::StatusOr<std::string> ToolchainOf(const std::string& ptxas);

@@ -1,4 +1,4 @@
-#include "campaign/pending_journal.h"
+#include "triage/pending_journal.h"
 
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -19,6 +19,13 @@ std::string FreshDir(const std::string& name) {
                           std::to_string(getpid());
   std::system(("rm -rf '" + dir + "' && mkdir -p '" + dir + "'").c_str());
   return dir;
+}
+
+// Writes a journal holding one open record, "left over".
+bool WriteLeftover(const std::string& path) {
+  std::ofstream out(path);
+  out << "M 0 left over\nM 1 filed\nF 1\n";
+  return out.good();
 }
 
 TEST(PendingJournalTest, ParsesOnlyWhatWasNotDoneAndSkipsATornLine) {
@@ -158,6 +165,81 @@ TEST(PendingJournalTest, ALineTheDiskCannotTakeIsCounted) {
   (*journal)->Done(seq);  // filed after all
   EXPECT_EQ((*journal)->unwritten(), 0);
   (*journal)->Remove();
+}
+
+// The program campaign's journal is a file of its own kind: each kind adopts
+// only its own, so that neither campaign drops what it cannot file.
+TEST(PendingJournalTest, EachKindAdoptsOnlyItsOwnJournals) {
+  const std::string dir = FreshDir("kinds");
+  const Tuple t{*ParseVariant("fns.b32"), {{0xffffffff, 0, 0x80000000, 0}}};
+  const pid_t child = fork();
+  if (child == 0) {
+    auto tuples = PendingJournal::Open(dir);
+    auto programs = PendingJournal::Open(dir, JournalKind::kPrograms);
+    if (!tuples.ok() || !programs.ok()) _exit(1);
+    (*tuples)->Add({t, 7});
+    (*programs)->AddRecord("a program's record");
+    (*programs)->Done((*programs)->AddRecord("one filed"));
+    _exit(0);  // as if killed
+  }
+  int status;
+  waitpid(child, &status, 0);
+  ASSERT_EQ(WEXITSTATUS(status), 0);
+  struct stat st;
+  ASSERT_EQ(
+      stat(absl::StrCat(dir, "/.pending/", child, ".programs.journal").c_str(),
+           &st),
+      0);
+  auto programs = PendingJournal::Open(dir, JournalKind::kPrograms);
+  ASSERT_TRUE(programs.ok()) << programs.status();
+  const auto records = AdoptOrphanedRecords(
+      dir, **programs, [](absl::string_view) { return true; });
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].second, "a program's record");
+  EXPECT_EQ((*programs)->unfiled(), 1);
+  auto tuples = PendingJournal::Open(dir);
+  ASSERT_TRUE(tuples.ok()) << tuples.status();
+  const auto mismatches = AdoptOrphanedJournals(dir, **tuples);
+  ASSERT_EQ(mismatches.size(), 1u);
+  EXPECT_EQ(mismatches[0].second.backend_bits, 7u);
+  (*programs)->Remove();
+  (*tuples)->Remove();
+}
+
+// A campaign of this process that ended with findings unfiled leaves its
+// journal closed: the next campaign of the same process adopts it (as it
+// would a dead process's), and never one still open.
+TEST(PendingJournalTest, ThisProcesssClosedJournalIsAdoptedAndAnOpenOneIsNot) {
+  const std::string dir = FreshDir("same_process");
+  auto first = PendingJournal::Open(dir, JournalKind::kPrograms);
+  ASSERT_TRUE(first.ok()) << first.status();
+  (*first)->AddRecord("kept");
+  auto second = PendingJournal::Open(dir, JournalKind::kPrograms);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_NE((*first)->path(), (*second)->path());
+  const auto accept = [](absl::string_view) { return true; };
+  EXPECT_TRUE(AdoptOrphanedRecords(dir, **second, accept).empty())
+      << "adopted a journal still open";
+  EXPECT_FALSE((*first)->RemoveIfAllDone());
+  const auto adopted = AdoptOrphanedRecords(dir, **second, accept);
+  ASSERT_EQ(adopted.size(), 1u);
+  EXPECT_EQ(adopted[0].second, "kept");
+  struct stat st;
+  EXPECT_NE(stat((*first)->path().c_str(), &st), 0) << "not removed";
+  // A third opened now gets the plain name again; a leftover there is
+  // moved aside for adoption, not appended to.
+  (*second)->Done(adopted[0].first);
+  EXPECT_TRUE((*second)->RemoveIfAllDone());
+  ASSERT_TRUE(WriteLeftover(
+      absl::StrCat(dir, "/.pending/", getpid(), ".programs.journal")));
+  auto third = PendingJournal::Open(dir, JournalKind::kPrograms);
+  ASSERT_TRUE(third.ok()) << third.status();
+  EXPECT_EQ((*third)->path(),
+            absl::StrCat(dir, "/.pending/", getpid(), ".programs.journal"));
+  const auto moved = AdoptOrphanedRecords(dir, **third, accept);
+  ASSERT_EQ(moved.size(), 1u);
+  EXPECT_EQ(moved[0].second, "left over");
+  (*third)->Remove();
 }
 
 }  // namespace

@@ -1,0 +1,270 @@
+// How `ptxdiff program` and `ptxdiff programs` end when they are stopped
+// (Ctrl-C) or killed (kill -9), run as the `ptxdiff` binary: what they
+// print, how soon they end, and that no process they started and no
+// temporary directory outlives them (issue 42, items 6 and 7). Each check
+// is by pid and by path: the tool's processes write their pids, the run's
+// TMPDIR is a directory of the test's own, and this process is the
+// subreaper of whatever the run leaves, so that it sees each one end.
+
+#include <dirent.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "cli/testing/run_ptxdiff.h"
+#include "common/files.h"
+#include "common/subprocess.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "worker/backends/ptxas/ptxas_toolchain.h"
+
+#ifdef PTXDIFF_CLI_PATH
+namespace ptxdiff {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+// The entries of `dir` (none if it does not exist).
+std::vector<std::string> Entries(const std::string& dir) {
+  std::vector<std::string> out;
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return out;
+  while (const dirent* e = readdir(d)) {
+    const std::string name = e->d_name;
+    if (name != "." && name != "..") out.push_back(name);
+  }
+  closedir(d);
+  return out;
+}
+
+// Whether `pid` still runs; a zombie left to this process (the subreaper)
+// is reaped, and so gone.
+bool Alive(pid_t pid) {
+  waitpid(pid, nullptr, WNOHANG);
+  return kill(pid, 0) == 0 || errno != ESRCH;
+}
+
+// The pids a tool wrote, one a line, to `file`.
+std::vector<pid_t> PidsIn(const std::string& file) {
+  std::vector<pid_t> out;
+  for (absl::string_view line :
+       absl::StrSplit(ReadFile(file).value_or(""), '\n', absl::SkipEmpty())) {
+    pid_t pid;
+    if (absl::SimpleAtoi(line, &pid)) out.push_back(pid);
+  }
+  return out;
+}
+
+// Polls `done` every 10 ms for at most `limit` (which only bounds a failing
+// test); whether it held.
+template <typename Done>
+bool Within(absl::Duration limit, Done done) {
+  for (const absl::Time give_up = absl::Now() + limit; absl::Now() < give_up;
+       absl::SleepFor(absl::Milliseconds(10))) {
+    if (done()) return true;
+  }
+  return done();
+}
+
+// A `ptxdiff` run in the background, its TMPDIR `dir`/tmp and its output in
+// `dir`/out.txt, with this process as the subreaper of what it leaves.
+class Background {
+ public:
+  Background(const std::string& dir, std::vector<std::string> args)
+      : dir_(dir) {
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    MakeDirs(tmp()).IgnoreError();
+    std::vector<std::string> argv = {"/usr/bin/env", "TMPDIR=" + tmp(),
+                                     PTXDIFF_CLI_PATH};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto pid = StartProcess(argv, {.output_path = dir + "/out.txt"}, "ptxdiff");
+    EXPECT_TRUE(pid.ok()) << pid.status();
+    pid_ = pid.value_or(-1);
+  }
+  ~Background() {
+    if (pid_ > 0 && status_ < 0) kill(pid_, SIGKILL), Wait(absl::Seconds(10));
+    // What the run left to this process (its remover of temporary
+    // directories, once done) is reaped.
+    while (waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
+    prctl(PR_SET_CHILD_SUBREAPER, 0);
+  }
+
+  pid_t pid() const { return pid_; }
+  std::string tmp() const { return dir_ + "/tmp"; }
+  std::string out() const { return ReadFile(dir_ + "/out.txt").value_or(""); }
+  // Waits for it to end, at most `limit`; its exit status (-1: it did not
+  // end, or a signal ended it).
+  int Wait(absl::Duration limit) {
+    // Not Within: its reaping of any child would take this one's status.
+    for (const absl::Time give_up = absl::Now() + limit;
+         status_ < 0 && absl::Now() < give_up;
+         absl::SleepFor(absl::Milliseconds(10))) {
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) status_ = status;
+    }
+    return status_ >= 0 && WIFEXITED(status_) ? WEXITSTATUS(status_) : -1;
+  }
+  bool Signaled() const { return status_ >= 0 && WIFSIGNALED(status_); }
+
+ private:
+  std::string dir_;
+  pid_t pid_ = -1;
+  int status_ = -1;
+};
+
+// A tool that hangs: it writes its pid and its child's to `pids`, then
+// waits on a sleep that would outlast any test.
+std::string HangingTool(const std::string& dir) {
+  const std::string tool = dir + "/hang.sh";
+  std::ofstream(tool) << "#!/bin/sh\necho $$ >> '" << dir
+                      << "/pids'\nsleep 1000 &\necho $! >> '" << dir
+                      << "/pids'\nwait\n";
+  chmod(tool.c_str(), 0755);
+  return absl::StrCat("ptx-cmd:", tool, " {ptx} {in} {out}");
+}
+
+// Issue 42, item 6: Ctrl-C killed `ptxdiff programs` at once, with no
+// summary, leaving its temporary directories. It stops within 2 s now, with
+// the summary, and leaves no process and no directory.
+TEST(ProgramsStopTest, CtrlCStopsACampaignWithItsSummaryAndLeavesNothing) {
+  const std::string dir = TempDirFor("programs_ctrl_c");
+  Background run(
+      dir, {"programs", "--backend", HangingTool(dir), "--timeout", "300",
+            "--max-time", "600", "--threads", "1", "--dir", dir + "/triage"});
+  ASSERT_TRUE(Within(absl::Seconds(60),
+                     [&] { return PidsIn(dir + "/pids").size() >= 2; }))
+      << "the tool never ran\n"
+      << run.out();
+  const std::vector<pid_t> tool = PidsIn(dir + "/pids");
+  const absl::Time interrupted = absl::Now();
+  kill(run.pid(), SIGINT);
+  const int code = run.Wait(absl::Seconds(30));
+  const absl::Duration took = absl::Now() - interrupted;
+  EXPECT_LE(took, absl::Seconds(2)) << run.out();
+  EXPECT_EQ(code, 1) << "nothing was checked: " << run.out();
+  EXPECT_THAT(run.out(), HasSubstr("programs: interrupted after "));
+  EXPECT_THAT(run.out(), HasSubstr(" programs checked "));
+  for (pid_t pid : tool) {
+    EXPECT_TRUE(Within(absl::Seconds(10), [&] { return !Alive(pid); }))
+        << "tool process " << pid << " outlived ptxdiff";
+  }
+  EXPECT_TRUE(
+      Within(absl::Seconds(10), [&] { return Entries(run.tmp()).empty(); }))
+      << "left in TMPDIR: " << testing::PrintToString(Entries(run.tmp()));
+}
+
+// Issue 42, item 7: a kill -9 of `ptxdiff programs` left the tool's process
+// tree running, and its temporary directory. Both go with it now.
+TEST(ProgramsStopTest, AKilledCampaignLeavesNoProcessAndNoDirectory) {
+  const std::string dir = TempDirFor("programs_kill_9");
+  Background run(
+      dir, {"programs", "--backend", HangingTool(dir), "--timeout", "300",
+            "--max-time", "600", "--threads", "1", "--dir", dir + "/triage"});
+  ASSERT_TRUE(Within(absl::Seconds(60),
+                     [&] { return PidsIn(dir + "/pids").size() >= 2; }))
+      << "the tool never ran\n"
+      << run.out();
+  EXPECT_THAT(Entries(run.tmp()), testing::Not(IsEmpty()));
+  kill(run.pid(), SIGKILL);
+  run.Wait(absl::Seconds(30));
+  EXPECT_TRUE(run.Signaled());
+  for (pid_t pid : PidsIn(dir + "/pids")) {
+    EXPECT_TRUE(Within(absl::Seconds(10), [&] { return !Alive(pid); }))
+        << "tool process " << pid << " outlived ptxdiff";
+  }
+  EXPECT_TRUE(
+      Within(absl::Seconds(10), [&] { return Entries(run.tmp()).empty(); }))
+      << "left in TMPDIR: " << testing::PrintToString(Entries(run.tmp()));
+}
+
+// The processes whose command line mentions `text`, by /proc.
+std::vector<pid_t> ProcessesMentioning(const std::string& text) {
+  std::vector<pid_t> out;
+  for (const std::string& name : Entries("/proc")) {
+    pid_t pid;
+    if (!absl::SimpleAtoi(name, &pid)) continue;
+    std::string cmdline = ReadFile("/proc/" + name + "/cmdline").value_or("");
+    if (absl::StrContains(cmdline, text)) out.push_back(pid);
+  }
+  return out;
+}
+
+// A program ptxas takes long over: 2,000 nested one-trip loops (46 s in
+// issue 42's run), which the loop cap allows (their trips multiply to 1).
+std::string DeepLoops(const std::string& dir) {
+  std::string text = "# ptxdiff program 1\ninput %a .b32 1\n";
+  for (int k = 0; k < 2000; ++k) text += "loop 1 {\n";
+  text += "add.u32 %a, %a, 1;\n";
+  for (int k = 0; k < 2000; ++k) text += "}\n";
+  text += "output %a\n";
+  const std::string path = dir + "/deep.ptxprog";
+  EXPECT_TRUE(WriteFile(path, text).ok());
+  return path;
+}
+
+// Issue 42, item 3: --timeout was not applied to ptxas (a 2,000-deep loop
+// program ran 46 s with --timeout 5). ptxas is killed at it now, and the
+// form is not judged, saying why.
+TEST(ProgramsStopTest, TheTimeoutBoundsPtxas) {
+  if (!FindPtxas({}).ok()) GTEST_SKIP() << "no ptxas";
+  const std::string dir = TempDirFor("program_ptxas_timeout");
+  const absl::Time start = absl::Now();
+  Background run(
+      dir, {"program", DeepLoops(dir), "--backend", "ptxas", "--timeout", "2"});
+  const int code = run.Wait(absl::Seconds(60));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(12)) << run.out();
+  EXPECT_EQ(code, 0) << run.out();
+  EXPECT_THAT(run.out(),
+              HasSubstr("ptxas did not finish: timed out after 2s (killed)"));
+  EXPECT_THAT(run.out(), HasSubstr("verdict: not judged (ptxas sm_90"));
+  EXPECT_TRUE(
+      Within(absl::Seconds(10), [&] { return Entries(run.tmp()).empty(); }))
+      << "left in TMPDIR: " << testing::PrintToString(Entries(run.tmp()));
+}
+
+// Issue 42, item 7: Ctrl-C on a long `program --backend ptxas` left ptxas
+// running with its temporary directory. ptxas ends with it now.
+TEST(ProgramsStopTest, CtrlCOfAProgramOnPtxasEndsPtxasToo) {
+  if (!FindPtxas({}).ok()) GTEST_SKIP() << "no ptxas";
+  const std::string dir = TempDirFor("program_ptxas_ctrl_c");
+  Background run(dir, {"program", DeepLoops(dir), "--backend", "ptxas",
+                       "--timeout", "300"});
+  std::vector<pid_t> ptxas;
+  ASSERT_TRUE(Within(absl::Seconds(60),
+                     [&] {
+                       ptxas = ProcessesMentioning(run.tmp() + "/ptxdiff-");
+                       return !ptxas.empty();
+                     }))
+      << "ptxas never ran\n"
+      << run.out();
+  const absl::Time interrupted = absl::Now();
+  kill(run.pid(), SIGINT);
+  EXPECT_EQ(run.Wait(absl::Seconds(30)), 130) << run.out();
+  EXPECT_LE(absl::Now() - interrupted, absl::Seconds(2));
+  EXPECT_THAT(run.out(), HasSubstr("inputs immediate: interrupted"));
+  for (pid_t pid : ptxas) {
+    EXPECT_TRUE(Within(absl::Seconds(10), [&] { return !Alive(pid); }))
+        << "ptxas " << pid << " outlived ptxdiff";
+  }
+  EXPECT_TRUE(
+      Within(absl::Seconds(10), [&] { return Entries(run.tmp()).empty(); }))
+      << "left in TMPDIR: " << testing::PrintToString(Entries(run.tmp()));
+}
+
+}  // namespace
+}  // namespace ptxdiff
+#endif  // PTXDIFF_CLI_PATH

@@ -1,0 +1,311 @@
+#include "triage/pending_journal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "isa/variant.h"
+
+namespace ptxdiff {
+namespace {
+
+std::string PendingDir(const std::string& triage_dir) {
+  return triage_dir + "/.pending";
+}
+
+// ".journal", ".programs.journal": what a kind's file names end with.
+std::string Suffix(JournalKind kind) {
+  return kind == JournalKind::kPrograms ? ".programs.journal" : ".journal";
+}
+
+bool ProcessAlive(int pid) {
+  return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+}
+
+bool ParseHex(absl::string_view s, uint64_t& out) {
+  return absl::SimpleHexAtoi(s, &out);
+}
+
+// The journals this process holds open, by path: a journal of this pid that
+// is not among them was left by a campaign of this process that has ended,
+// and is adopted as a dead process's would be.
+std::mutex& OpenPathsMutex() {
+  static std::mutex mu;
+  return mu;
+}
+absl::flat_hash_set<std::string>& OpenPaths() {
+  static auto* paths = new absl::flat_hash_set<std::string>;
+  return *paths;
+}
+
+bool IsRegularFile(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// The pid in a journal's file name of `kind` ("123.journal",
+// "123-2.programs.journal"); 0 if it is not one.
+int PidOfJournal(absl::string_view name, JournalKind kind) {
+  if (!absl::ConsumeSuffix(&name, Suffix(kind))) return 0;
+  name = name.substr(0, name.find('-'));
+  int pid = 0;
+  return absl::SimpleAtoi(name, &pid) && pid > 0 ? pid : 0;
+}
+
+// Renames `path`, a journal an earlier campaign of this process left, to
+// the first free `<pid>-<k><suffix>` (the caller holds OpenPathsMutex).
+void MoveAside(const std::string& path, const std::string& dir,
+               const std::string& suffix) {
+  for (int k = 1;; ++k) {
+    const std::string aside = absl::StrCat(dir, "/", getpid(), "-", k, suffix);
+    if (!OpenPaths().contains(aside) && access(aside.c_str(), F_OK) != 0) {
+      rename(path.c_str(), aside.c_str());
+      return;
+    }
+  }
+}
+
+// Opens a new journal file for this process under `dir` (the caller holds
+// OpenPathsMutex): `<pid><suffix>` unless this process has it open, else
+// `<pid>-<n><suffix>`. A regular file left at the first name by an earlier
+// journal of this process is moved to a `-<n>` name first (to be adopted
+// like any other); anything else there (a test's /dev/full) is used as is.
+absl::StatusOr<std::pair<std::string, int>> OpenFreshFile(
+    const std::string& dir, JournalKind kind) {
+  const std::string suffix = Suffix(kind);
+  const std::string plain = absl::StrCat(dir, "/", getpid(), suffix);
+  for (int n = 0;; ++n) {
+    const std::string path =
+        n == 0 ? plain : absl::StrCat(dir, "/", getpid(), "-", n, suffix);
+    if (OpenPaths().contains(path)) continue;
+    if (n == 0 && IsRegularFile(path)) MoveAside(path, dir, suffix);
+    const int flags =
+        O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (n == 0 ? 0 : O_EXCL);
+    const int fd = open(path.c_str(), flags, 0644);
+    if (fd >= 0) return std::make_pair(path, fd);
+    if (errno != EEXIST) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
+    }
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<PendingJournal>> PendingJournal::Open(
+    const std::string& triage_dir, JournalKind kind) {
+  const std::string dir = PendingDir(triage_dir);
+  if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot create ", dir, ": ", std::strerror(errno)));
+  }
+  std::lock_guard<std::mutex> lock(OpenPathsMutex());
+  absl::StatusOr<std::pair<std::string, int>> file = OpenFreshFile(dir, kind);
+  if (!file.ok()) return file.status();
+  OpenPaths().insert(file->first);
+  return std::unique_ptr<PendingJournal>(
+      new PendingJournal(kind, file->first, file->second));
+}
+
+PendingJournal::~PendingJournal() {
+  std::lock_guard<std::mutex> lock(mu_);
+  CloseLocked();
+}
+
+void PendingJournal::CloseLocked() {
+  if (fd_ < 0) return;
+  close(fd_);
+  fd_ = -1;
+  std::lock_guard<std::mutex> lock(OpenPathsMutex());
+  OpenPaths().erase(path_);
+}
+
+bool PendingJournal::Append(const std::string& line) {
+  if (fd_ < 0) return false;
+  // One write per line: a crash keeps whole lines. A line that cannot be
+  // written (a full disk) is printed instead, so that the log still holds
+  // what would otherwise be lost.
+  if (write(fd_, line.data(), line.size()) !=
+      static_cast<ssize_t>(line.size())) {
+    std::fprintf(stderr, "ptxdiff: cannot append to %s: %s; the line was: %s",
+                 path_.c_str(), std::strerror(errno), line.c_str());
+    return false;
+  }
+  return true;
+}
+
+int64_t PendingJournal::Add(const PendingMismatch& m) {
+  return AddRecord(TupleRecord(m));
+}
+
+int64_t PendingJournal::AddRecord(absl::string_view record) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const int64_t seq = next_seq_++;
+  open_.insert(seq);
+  if (!Append(absl::StrCat("M ", seq, " ", record, "\n"))) {
+    unwritten_.insert(seq);
+  }
+  return seq;
+}
+
+void PendingJournal::Done(int64_t seq) {
+  std::lock_guard<std::mutex> lock(mu_);
+  open_.erase(seq);
+  unwritten_.erase(seq);
+  Append(absl::StrFormat("F %d\n", seq));
+}
+
+int64_t PendingJournal::unfiled() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return open_.size();
+}
+
+int64_t PendingJournal::unwritten() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return unwritten_.size();
+}
+
+void PendingJournal::Remove() {
+  std::lock_guard<std::mutex> lock(mu_);
+  // Unlinked before it is closed: no adoption of this process finds it
+  // closed and still there.
+  unlink(path_.c_str());
+  CloseLocked();
+}
+
+bool PendingJournal::RemoveIfAllDone() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!open_.empty()) {
+      CloseLocked();
+      return false;
+    }
+  }
+  Remove();
+  return true;
+}
+
+std::string TupleRecord(const PendingMismatch& m) {
+  const Operands& o = m.tuple.operands;
+  // The carry and the form are optional fields, written where not 0 (the
+  // carry then as 0 or 1 before the form).
+  const std::string tail =
+      m.tuple.runtime != 0
+          ? absl::StrFormat(" %d %x", m.backend_carry, m.tuple.runtime)
+      : m.backend_carry ? " 1"
+                        : "";
+  return absl::StrFormat("%x %x %x %x %x %x%s", StableId(m.tuple.variant),
+                         o.v[0], o.v[1], o.v[2], o.v[3], m.backend_bits, tail);
+}
+
+std::optional<PendingMismatch> ParseTupleRecord(absl::string_view record) {
+  const std::vector<absl::string_view> f = absl::StrSplit(record, ' ');
+  uint64_t id, bits, ops[4], runtime = 0;
+  if (f.size() < 6 || f.size() > 8 || !ParseHex(f[0], id) ||
+      !ParseHex(f[5], bits)) {
+    return std::nullopt;
+  }
+  // The carry field: "1" alone, "0" or "1" before a form.
+  if (f.size() >= 7 && f[6] != "1" && !(f.size() == 8 && f[6] == "0"))
+    return std::nullopt;
+  if (f.size() == 8 && (!ParseHex(f[7], runtime) || runtime > 0xf))
+    return std::nullopt;
+  bool ok = true;
+  for (int i = 0; i < 4; ++i) ok &= ParseHex(f[1 + i], ops[i]);
+  const std::optional<Variant> v = VariantByStableId(id);
+  if (!ok || !v) return std::nullopt;
+  return PendingMismatch{
+      {*v, {{ops[0], ops[1], ops[2], ops[3]}}, static_cast<uint8_t>(runtime)},
+      bits,
+      f.size() >= 7 && f[6] == "1"};
+}
+
+std::vector<std::string> OpenRecords(const std::string& text) {
+  std::map<int64_t, std::string> open;
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    const std::vector<absl::string_view> f =
+        absl::StrSplit(line, absl::MaxSplits(' ', 2));
+    int64_t seq;
+    if (f.size() < 2 || !absl::SimpleAtoi(f[1], &seq)) continue;
+    if (f[0] == "F" && f.size() == 2) {
+      open.erase(seq);
+    } else if (f[0] == "M" && f.size() == 3) {
+      open[seq] = std::string(f[2]);
+    }
+  }
+  std::vector<std::string> out;
+  for (auto& [seq, record] : open) out.push_back(std::move(record));
+  return out;
+}
+
+std::vector<PendingMismatch> ParseJournal(const std::string& text) {
+  std::vector<PendingMismatch> out;
+  for (const std::string& record : OpenRecords(text)) {
+    if (std::optional<PendingMismatch> m = ParseTupleRecord(record))
+      out.push_back(*m);
+  }
+  return out;
+}
+
+std::vector<std::pair<int64_t, std::string>> AdoptOrphanedRecords(
+    const std::string& triage_dir, PendingJournal& into,
+    const std::function<bool(absl::string_view)>& readable) {
+  std::vector<std::pair<int64_t, std::string>> out;
+  const std::string dir = PendingDir(triage_dir);
+  std::vector<std::string> orphans;
+  {
+    std::lock_guard<std::mutex> lock(OpenPathsMutex());
+    DIR* d = opendir(dir.c_str());
+    if (d == nullptr) return out;
+    while (dirent* e = readdir(d)) {
+      const std::string path = dir + "/" + e->d_name;
+      const int pid = PidOfJournal(e->d_name, into.kind());
+      const bool orphan =
+          pid == getpid() ? !OpenPaths().contains(path) : !ProcessAlive(pid);
+      if (pid > 0 && orphan) orphans.push_back(path);
+    }
+    closedir(d);
+  }
+  for (const std::string& path : orphans) {
+    const std::string claimed = absl::StrCat(path, ".adopted-by-", getpid());
+    if (rename(path.c_str(), claimed.c_str()) != 0)
+      continue;  // another took it
+    std::ifstream in(claimed);
+    std::stringstream text;
+    text << in.rdbuf();
+    for (const std::string& record : OpenRecords(text.str())) {
+      if (readable(record)) out.emplace_back(into.AddRecord(record), record);
+    }
+    unlink(claimed.c_str());
+  }
+  return out;
+}
+
+std::vector<std::pair<int64_t, PendingMismatch>> AdoptOrphanedJournals(
+    const std::string& triage_dir, PendingJournal& into) {
+  std::vector<std::pair<int64_t, PendingMismatch>> out;
+  for (const auto& [seq, record] :
+       AdoptOrphanedRecords(triage_dir, into, [](absl::string_view r) {
+         return ParseTupleRecord(r).has_value();
+       })) {
+    out.emplace_back(seq, *ParseTupleRecord(record));
+  }
+  return out;
+}
+
+}  // namespace ptxdiff
