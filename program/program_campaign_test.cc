@@ -146,19 +146,74 @@ TEST_F(ProgramCampaignTest, ASingleInstructionCauseIsSuppressed) {
   EXPECT_THAT(report.suppressed, testing::Contains("slct.s32.s32"));
 }
 
+// A backend whose checks after the first finding wait for the run's
+// deadline: the time limit falls inside minimizing on any machine, however
+// fast or loaded.
+class DeadlineDuringMinimizing : public ProgramBackend {
+ public:
+  explicit DeadlineDuringMinimizing(std::shared_ptr<ProgramBackend> inner)
+      : inner_(std::move(inner)) {}
+  std::string Name() const override { return inner_->Name(); }
+  std::string Identity() const override { return inner_->Identity(); }
+  absl::StatusOr<std::vector<ProgramCheck>> Check(
+      std::span<const Program> programs, ProgramInputs form, Reading reading,
+      absl::Time deadline) override {
+    // (A check of no programs is the found one's other form, skipped.)
+    if (found_ && !programs.empty())
+      absl::SleepFor(deadline - absl::Now() + absl::Milliseconds(1));
+    auto checks = inner_->Check(programs, form, reading, deadline);
+    if (checks.ok()) {
+      for (const ProgramCheck& c : *checks) found_ |= c.mismatch.has_value();
+    }
+    return checks;
+  }
+  std::string Describe(const Program& p,
+                       const ProgramMismatch& m) const override {
+    return inner_->Describe(p, m);
+  }
+  std::string FindingClass(ProgramInputs form) const override {
+    return inner_->FindingClass(form);
+  }
+  std::string FindingName(ProgramInputs form) const override {
+    return inner_->FindingName(form);
+  }
+  std::string MismatchClass(const ProgramMismatch& m) const override {
+    return inner_->MismatchClass(m);
+  }
+  std::string MismatchName(const ProgramMismatch& m) const override {
+    return inner_->MismatchName(m);
+  }
+  std::string ReproModule(const Program& p,
+                          ProgramInputs form) const override {
+    return inner_->ReproModule(p, form);
+  }
+  std::string ReproInput(const Program& p) const override {
+    return inner_->ReproInput(p);
+  }
+  std::string ReplayFlags() const override { return inner_->ReplayFlags(); }
+
+ private:
+  std::shared_ptr<ProgramBackend> inner_;
+  bool found_ = false;
+};
+
 // The run ends at its time limit, minimizing included (issue 42, item 5:
 // what was still being minimized then was filed as found, a new root cause
 // that was not one). It stays in the pending journal, and the next run on
 // the directory files it minimized.
 TEST_F(ProgramCampaignTest, MaxTimeBoundsMinimizingAndTheNextRunFinishesIt) {
-  options_.max_time = absl::Seconds(1);
+  const std::shared_ptr<ProgramBackend> ptxas = options_.backend;
+  options_.backend = std::make_shared<DeadlineDuringMinimizing>(ptxas);
+  options_.max_time = absl::Seconds(8);  // room for the first check
   ProgramCampaignReport report = Run({Testdata("fuzzx-m037.ptxprog")});
   EXPECT_EQ(report.programs, 1);
+  EXPECT_EQ(report.disagreements, 1);
   EXPECT_THAT(report.filed, testing::IsEmpty());
   EXPECT_EQ(report.pending, 1);
   EXPECT_LT(report.seconds, 30);
   EXPECT_THAT(EntriesIn(options_.triage_dir), testing::IsEmpty());
 
+  options_.backend = ptxas;
   options_.max_time = absl::Seconds(120);
   report = Run({});
   EXPECT_EQ(report.adopted, 1);
@@ -214,11 +269,14 @@ TEST_F(ProgramCampaignTest, AFilingThatFailsKeepsTheFindingForTheNextRun) {
 TEST_F(ProgramCampaignTest, AKillDuringMinimizingLosesNothing) {
   const pid_t child = fork();
   if (child == 0) {
+    // Its minimizing waits for the run's deadline: it is still minimizing
+    // when it is killed, on any machine.
+    options_.backend =
+        std::make_shared<DeadlineDuringMinimizing>(options_.backend);
     Run({Testdata("fuzzx-m037.ptxprog")});
     _exit(0);
   }
-  // Killed once its finding is journaled (it is minimizing then: m037
-  // takes many rounds), not after a guessed time.
+  // Killed once its finding is journaled, not after a guessed time.
   const std::string journal = absl::StrCat(options_.triage_dir, "/.pending/",
                                            child, ".programs.journal");
   bool journaled = false;
