@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -239,6 +240,65 @@ TEST_F(ProgramCampaignTest, AKillDuringMinimizingLosesNothing) {
   ASSERT_EQ(report.filed.size(), 1u);
   EXPECT_LE(report.filed[0].steps, 5);
   EXPECT_THAT(PendingJournals(), testing::IsEmpty());
+}
+
+// A stand-in tool that hangs on every module (its sleep is killed with it).
+std::string HangingTool(const TempDir& dir) {
+  const std::string tool = dir.File("hang.sh");
+  EXPECT_TRUE(WriteFile(tool, "#!/bin/sh\nexec sleep 600\n").ok());
+  chmod(tool.c_str(), 0755);
+  return tool + " {ptx} {in} {out}";
+}
+
+// Issue 42, item 8: a tool that hangs on every module gave "0 programs
+// checked" and filed nothing, where `fuzz` files an unisolated hang. The
+// module's hang is filed when the run's end cuts its halving, with the
+// module and its input to rerun the tool on.
+TEST_F(ProgramCampaignTest, AModuleThatHangsUnisolatedIsFiledAsTheModules) {
+  options_.backend = MakeToolProgramBackend({.command = HangingTool(*dir_),
+                                             .files_root = dir_->path(),
+                                             .target = *TargetForDevice(90),
+                                             .timeout = absl::Seconds(1)});
+  options_.max_time = absl::Milliseconds(2500);
+  const Program p = ProgramOf("mov.b32 %r, 1;\noutput %r\n");
+  const absl::Time start = absl::Now();
+  ProgramCampaignReport report = Run(std::vector<Program>(8, p));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  EXPECT_EQ(report.programs, 0);
+  EXPECT_EQ(report.hangs, 1);
+  ASSERT_EQ(report.filed.size(), 1u) << testing::PrintToString(report.errors);
+  EXPECT_THAT(report.filed[0].entry,
+              testing::StartsWith("hang~ptx-cmd~unisolated-hang~program-"));
+  EXPECT_THAT(report.filed[0].what,
+              testing::HasSubstr("unisolated hang of a module of 8 programs"));
+  const std::string entry =
+      absl::StrCat(options_.triage_dir, "/", report.filed[0].entry);
+  EXPECT_TRUE(ParseProgram(*ReadFile(entry + "/case.txt")).ok());
+  EXPECT_EQ(ReadFile(entry + "/input.bin")->size(),
+            ProgramInputBuffer(std::vector<Program>(8, p)).size());
+  EXPECT_THAT(EntriesIn(options_.triage_dir), testing::SizeIs(1));
+}
+
+// Issue 42, items 4 and 5: a hang seen of a program alone was run again to
+// confirm it (the tool's timeout once more, past --max-time) or, at the
+// run's end, not filed. It is filed as seen.
+TEST_F(ProgramCampaignTest, AHangSeenAloneIsFiledWithoutAnotherRun) {
+  options_.backend = MakeToolProgramBackend({.command = HangingTool(*dir_),
+                                             .files_root = dir_->path(),
+                                             .target = *TargetForDevice(90),
+                                             .timeout = absl::Seconds(1)});
+  options_.max_time = absl::Seconds(6);
+  const Program p = ProgramOf("mov.b32 %r, 1;\noutput %r\n");
+  const absl::Time start = absl::Now();
+  ProgramCampaignReport report = Run({p, p});
+  // Three runs of 1 s (the module, then each alone), not five.
+  EXPECT_LT(absl::Now() - start, absl::Milliseconds(4500));
+  EXPECT_EQ(report.hangs, 2);
+  ASSERT_EQ(report.filed.size(), 2u) << testing::PrintToString(report.errors);
+  EXPECT_THAT(report.filed[0].entry,
+              testing::StartsWith("hang~ptx-cmd~immediate-inputs~program-"));
+  EXPECT_EQ(report.filed[0].entry, report.filed[1].entry);
+  EXPECT_EQ(report.pending, 0);
 }
 
 // A pending finding is written whole and read back; a torn or foreign
