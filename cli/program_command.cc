@@ -514,7 +514,7 @@ void PrintSummary(const ProgramCampaignOptions& o,
       Percent(r.claimed, r.programs));
   out << FindingsLines(o, r);
   if (!r.suppressed.empty()) {
-    out << "programs: not generated (--suppress, or found as one instruction): "
+    out << "programs: not generated (--suppress, or filed as one instruction): "
         << absl::StrJoin(r.suppressed, ", ") << "\n";
   }
   out << PendingLines(o, r);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -97,6 +98,29 @@ class Campaign {
         start_(absl::Now()),
         end_(start_ + o.max_time),
         suppressed_(o.shape.suppressed) {}
+
+  // The variants the triage directory holds a tuple entry of, on this
+  // backend: their causes are filed as one instruction already (by the
+  // tuple campaign, or this one), so programs with them are not generated,
+  // and what minimizes to one of them alone is counted as known, not filed
+  // again as a program.
+  void SuppressTupleCauses() {
+    const absl::StatusOr<std::vector<EntryInfo>> entries = store_.List();
+    if (!entries.ok()) return;
+    for (const EntryInfo& e : *entries) {
+      const Signature& s = e.signature;
+      if (NamesAProgram(s) || NamesABatch(s) ||
+          s.kind != FindingKind::kValueMismatch ||
+          s.backend != backend_.Name()) {
+        continue;
+      }
+      tuple_causes_.insert(s.spelling);
+      if (std::find(suppressed_.begin(), suppressed_.end(), s.spelling) ==
+          suppressed_.end()) {
+        suppressed_.push_back(s.spelling);
+      }
+    }
+  }
 
   // What earlier runs left in the pending journal: this backend's to file
   // first, another's kept for a run on it.
@@ -349,6 +373,11 @@ class Campaign {
             : MinimizeProgram(found.program, shows, o_.max_minimize_candidates);
     if (cut && !o_.file_unfinished) return;
     const Program& program = min.ok() ? min->program : found.program;
+    if (IsATupleCause(program)) {
+      Count(&ProgramCampaignReport::known);
+      journal_->Done(found.seq);
+      return;
+    }
     // A hang seen of the program alone is not run again (each run costs the
     // timeout), so that the run's end does not keep it from being filed.
     absl::StatusOr<std::vector<ProgramCheck>> check =
@@ -461,6 +490,14 @@ class Campaign {
     return false;
   }
 
+  // Whether `p` is one instruction of a variant the triage directory holds
+  // a tuple entry of (SuppressTupleCauses).
+  bool IsATupleCause(const Program& p) {
+    const std::vector<std::string> spellings = StepSpellings(p);
+    return spellings.size() == 1 && BlockKinds(p).empty() &&
+           tuple_causes_.contains(spellings[0]);
+  }
+
   // A cause down to one instruction is the tuple campaign's: stop
   // generating its variant.
   void SuppressIfSingleInstruction(const Program& p) {
@@ -509,6 +546,7 @@ class Campaign {
   std::mutex next_mu_;  // held while `next` is called
   std::vector<std::string> suppressed_;
   std::deque<Found> backlog_;  // adopted from the journal, to file first
+  absl::flat_hash_set<std::string> tuple_causes_;  // SuppressTupleCauses
   // CountWhy's counts, per reason, of each of the report's Reasons.
   absl::flat_hash_map<const ProgramCampaignReport::Reasons*,
                       absl::flat_hash_map<std::string, int64_t>>
@@ -569,6 +607,7 @@ absl::StatusOr<ProgramCampaignReport> RunProgramCampaign(
       PendingJournal::Open(options.triage_dir, JournalKind::kPrograms));
   const absl::Time start = absl::Now();
   Campaign campaign(options, std::move(store), std::move(journal), progress);
+  campaign.SuppressTupleCauses();
   if (options.adopt_pending) campaign.AdoptPending();
   std::vector<std::thread> pool;
   for (int t = 0; t < std::max(1, options.threads); ++t) {

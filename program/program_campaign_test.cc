@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -145,6 +146,26 @@ TEST_F(ProgramCampaignTest, ASingleInstructionCauseIsSuppressed) {
   ASSERT_EQ(report.filed.size(), 1u);
   EXPECT_EQ(report.filed[0].steps, 1);
   EXPECT_THAT(report.suppressed, testing::Contains("slct.s32.s32"));
+}
+
+// Issue 42, item 12: a cause the triage directory holds as one
+// instruction (the tuple campaign's slct.s32.s32 entry) was filed again as a
+// program entry, one root cause counted twice. Its variant is not generated,
+// and a program that shows it is counted as known.
+TEST_F(ProgramCampaignTest, ACauseFiledAsOneInstructionIsNotFiledAgain) {
+  const std::string entry = "value-mismatch~ptxas~in-range~slct.s32.s32";
+  ASSERT_TRUE(MakeDirs(options_.triage_dir).ok());
+  ASSERT_EQ(std::system(absl::StrCat("cp -r '", PTXDIFF_SOURCE_DIR,
+                                     "/triage/entries/", entry, "' '",
+                                     options_.triage_dir, "/'")
+                            .c_str()),
+            0);
+  ProgramCampaignReport report = Run({Testdata("fuzzx-m016.ptxprog")});
+  EXPECT_EQ(report.programs, 1);
+  EXPECT_EQ(report.known, 1);
+  EXPECT_THAT(report.filed, testing::IsEmpty());
+  EXPECT_THAT(report.suppressed, testing::Contains("slct.s32.s32"));
+  EXPECT_THAT(EntriesIn(options_.triage_dir), testing::SizeIs(1));
 }
 
 // The run ends at its time limit, minimizing included (issue 42, item 5:
