@@ -36,6 +36,13 @@ namespace {
 
 // The tuples of a text case or a libFuzzer crash file.
 absl::StatusOr<std::vector<Tuple>> ReadCase(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path,
+                     " is a directory, not a case (a triage entry's is its "
+                     "case.txt)"));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
   std::stringstream ss;
@@ -223,6 +230,14 @@ absl::StatusOr<std::vector<std::string>> EntryBackendFlags(
       entry_dir, " was found on ", identity.empty() ? "?" : identity,
       ", which it does not record how to start (an exec: worker's path): "
       "pass --backend to replay it"));
+}
+
+// What a triage verb takes, for its error.
+std::string TriageVerbUsage(absl::string_view verb) {
+  if (verb == "show") return "show ENTRY";
+  if (verb == "merge") return "merge DIR...";
+  if (verb == "mark") return "mark ENTRY --explained WHY";
+  return "list, show ENTRY, merge DIR... or mark ENTRY --explained WHY";
 }
 
 absl::StatusOr<std::string> ReadRaw(const std::string& path) {
@@ -502,7 +517,8 @@ int RunTriage(const std::vector<std::string>& args, std::ostream& out,
   }
   return Fail(err, "triage",
               absl::InvalidArgumentError(
-                  absl::StrCat("bad arguments for '", verb, "'")));
+                  absl::StrCat("'", verb, "' takes: ", TriageVerbUsage(verb),
+                               " (ptxdiff triage --help)")));
 }
 
 }  // namespace ptxdiff
