@@ -24,6 +24,7 @@
 #include "harness/differential.h"
 #include "isa/fuzz_input.h"
 #include "isa/operand_form.h"
+#include "isa/operand_text.h"
 #include "isa/spelling.h"
 #include "program/program.h"
 #include "program/program_encoding.h"
@@ -340,7 +341,8 @@ int RunRepro(const std::vector<std::string>& args, std::ostream& out,
     // With runtime sources, the instruction as the compiler saw it.
     out << "case:    "
         << (t.runtime != 0 ? FormattedInstruction(t) : Spell(t.variant))
-        << "\n";
+        << "\noperands: "
+        << absl::StrJoin(HexOperands(t.variant, t.operands), " ") << "\n";
     const BatchOutcome outcome = (*client)->Run(*tuples);
     return PrintBackendEval(t, *reading, **client, outcome, out);
   }
