@@ -374,7 +374,7 @@ TEST_F(SimCudaTest, ProgramsCampaignRunsOnTheSimulatedGpu) {
   EXPECT_EQ(run.code, 0) << run.output;
   EXPECT_THAT(run.output, AllOf(HasSubstr("programs: cuda sm_90, 2 threads"),
                                 HasSubstr("the GPU ran 100%"),
-                                HasSubstr("programs: 0 disagreements")));
+                                HasSubstr("programs: found 0 disagreements")));
 }
 
 // Without a GPU, --backend cuda says why in one line, and what to use.
