@@ -12,7 +12,9 @@
 //
 // Programs are checked as the campaign checks them, 32 to a ptxas run in
 // each form; a first slice of the run checks one per run, the baseline the
-// batches are measured against. Both cores run programs.
+// batches are measured against. The batches run half the time without the
+// SASS evaluator (folds and claims alone) and half with it (the code ptxas
+// keeps run on the CPU), the rates side by side. Both cores run programs.
 
 #include <atomic>
 #include <cstdio>
@@ -20,6 +22,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -45,12 +48,13 @@ struct Settings {
 
 struct Counts {
   std::atomic<int64_t> programs{0}, folded{0}, folded_wrong{0}, claimed{0},
-      refuted{0};
+      refuted{0}, executed_immediate{0}, executed_runtime{0};
 };
 
 class Run {
  public:
-  Run(const Settings& s, std::string ptxas) : s_(s), ptxas_(std::move(ptxas)) {}
+  Run(const Settings& s, std::string ptxas, bool execute)
+      : s_(s), ptxas_(std::move(ptxas)), execute_(execute) {}
 
   // Programs checked `per_run` to a ptxas run, both forms each, until `end`.
   void Worker(uint64_t seed, absl::Time end, int per_run) {
@@ -59,10 +63,14 @@ class Run {
       std::vector<Program> batch;
       for (int k = 0; k < per_run; ++k)
         batch.push_back(RandomProgram(rng, s_.shape));
-      auto immediate = CheckPrograms(ptxas_, s_.arch, batch,
-                                     ProgramInputs::kImmediate, Reading::kSpec);
+      auto immediate =
+          CheckPrograms(ptxas_, s_.arch, batch, ProgramInputs::kImmediate,
+                        Reading::kSpec, kPtxasTimeout, absl::InfiniteFuture(),
+                        execute_);
       auto runtime = CheckPrograms(ptxas_, s_.arch, batch,
-                                   ProgramInputs::kRuntime, Reading::kSpec);
+                                   ProgramInputs::kRuntime, Reading::kSpec,
+                                   kPtxasTimeout, absl::InfiniteFuture(),
+                                   execute_);
       if (!immediate.ok() || !runtime.ok()) {
         Report("error", batch[0],
                (!immediate.ok() ? immediate : runtime).status().ToString());
@@ -79,15 +87,22 @@ class Run {
   void Tally(const Program& p, const ProgramCheck& immediate,
              const ProgramCheck& runtime) {
     ++counts_.programs;
-    counts_.folded += immediate.judged;
-    counts_.claimed += runtime.judged && !p.inputs.empty();
+    counts_.folded += immediate.judged && !immediate.executed;
+    counts_.claimed += runtime.judged && !runtime.executed && !p.inputs.empty();
+    counts_.executed_immediate += immediate.executed;
+    counts_.executed_runtime += runtime.executed && !p.inputs.empty();
     if (immediate.mismatch) {
       ++counts_.folded_wrong;
-      Report("folds wrong with immediates", p, "");
+      Report(immediate.executed ? "its code (immediates) runs to a value the "
+                                  "oracle refutes"
+                                : "folds wrong with immediates",
+             p, "");
     }
     if (runtime.mismatch && !p.inputs.empty()) {
       ++counts_.refuted;
-      Report("claims a constant the oracle refutes", p, "");
+      Report(runtime.executed ? "its code runs to a value the oracle refutes"
+                              : "claims a constant the oracle refutes",
+             p, "");
     }
   }
 
@@ -100,6 +115,7 @@ class Run {
 
   const Settings& s_;
   std::string ptxas_;
+  bool execute_;
   Counts counts_;
   std::mutex mu_;
   int reported_ = 0;
@@ -153,31 +169,45 @@ int main(int argc, char** argv) {
     return 0;
   }
   const int threads = std::max(1u, std::thread::hardware_concurrency());
-  // The baseline, one program to a ptxas run, then the campaign's batches.
+  // The baseline, one program to a ptxas run; then the campaign's batches,
+  // without the evaluator and with it.
   const double baseline_seconds = std::min(10.0, s.seconds / 5);
-  Run baseline(s, *ptxas), run(s, *ptxas);
+  Run baseline(s, *ptxas, true), folds(s, *ptxas, false), run(s, *ptxas, true);
   const double baseline_rate =
       RunFor(baseline, s, threads, baseline_seconds, 1);
-  const double seconds = s.seconds - baseline_seconds;
+  const double seconds = (s.seconds - baseline_seconds) / 2;
+  const double folds_rate =
+      RunFor(folds, s, threads, seconds, kProgramsPerPtxasRun);
   const double rate = RunFor(run, s, threads, seconds, kProgramsPerPtxasRun);
-  const Counts& c = run.counts();
   std::printf("ptxas %s, %d threads\n", s.arch.c_str(), threads);
   std::printf("one program per ptxas run: %.1f programs/s (%.0f s)\n",
               baseline_rate, baseline_seconds);
-  std::printf(
-      "%d programs per ptxas run: %.1f programs/s (%.0f s), %.1fx the "
-      "baseline\n",
-      kProgramsPerPtxasRun, rate, seconds,
-      baseline_rate > 0 ? rate / baseline_rate : 0);
-  std::printf("programs checked: %lld\n",
-              static_cast<long long>(c.programs.load()));
-  std::printf(
-      "inputs immediate: folded %lld (%.1f%%), wrong at the witness %lld\n",
-      static_cast<long long>(c.folded.load()), Percent(c.folded, c.programs),
-      static_cast<long long>(c.folded_wrong.load()));
-  std::printf("inputs runtime: constant claimed %lld (%.1f%%), refuted %lld\n",
-              static_cast<long long>(c.claimed.load()),
-              Percent(c.claimed, c.programs),
-              static_cast<long long>(c.refuted.load()));
+  for (const auto& [name, r, rr] :
+       {std::tuple<const char*, const Run*, double>{"folds and claims alone",
+                                                    &folds, folds_rate},
+        {"with the SASS evaluator", &run, rate}}) {
+    const Counts& c = r->counts();
+    std::printf(
+        "%d programs per ptxas run, %s: %.1f programs/s (%.0f s), %.1fx the "
+        "baseline\n",
+        kProgramsPerPtxasRun, name, rr, seconds,
+        baseline_rate > 0 ? rr / baseline_rate : 0);
+    std::printf(
+        "  checked %lld; inputs immediate: folded %lld (%.1f%%), executed "
+        "%lld (%.1f%%), wrong %lld; inputs runtime: claimed %lld (%.1f%%), "
+        "executed %lld (%.1f%%), refuted %lld\n",
+        static_cast<long long>(c.programs.load()),
+        static_cast<long long>(c.folded.load()), Percent(c.folded, c.programs),
+        static_cast<long long>(c.executed_immediate.load()),
+        Percent(c.executed_immediate, c.programs),
+        static_cast<long long>(c.folded_wrong.load()),
+        static_cast<long long>(c.claimed.load()),
+        Percent(c.claimed, c.programs),
+        static_cast<long long>(c.executed_runtime.load()),
+        Percent(c.executed_runtime, c.programs),
+        static_cast<long long>(c.refuted.load()));
+  }
+  std::printf("with the evaluator / without: %.2f\n",
+              folds_rate > 0 ? rate / folds_rate : 0);
   return 0;
 }

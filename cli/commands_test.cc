@@ -50,9 +50,12 @@ TEST(ProgramCommandTest, TheOracleAndWhatPtxasClaims) {
   r = Ptxdiff({"program", chain, "--backend", "ptxas"});
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("oracle:  %lo = 0x00000000, %hi = 0x00000010"));
-  // ptxas keeps the carry chain's code in both forms: nothing is judged.
-  EXPECT_THAT(r.out, HasSubstr("verdict: not judged (ptxas sm_90, inputs "
-                               "immediate and runtime)\n"));
+  // ptxas keeps the carry chain's code in both forms: the SASS evaluator
+  // runs it.
+  EXPECT_THAT(r.out,
+              HasSubstr("inputs runtime: its code, run on the CPU, agrees with "
+                        "the oracle at the witness and at more input vectors"));
+  EXPECT_THAT(r.out, HasSubstr("verdict: agree (ptxas sm_90, inputs "));
   // repro takes a program case too.
   r = Ptxdiff({"repro", file, "--backend", "ptxas", "--timeout", "30"});
   EXPECT_EQ(r.code, 1) << r.err;

@@ -103,6 +103,46 @@ Judged Unjudged(const ProgramCompilation& c, absl::string_view not_judged,
   return Judged::kNotJudged;
 }
 
+// Where ptxas kept code: the code run on the CPU by the SASS evaluator
+// (docs/sass-evaluator.md), judged where it runs.
+Judged CheckExecuted(const std::string& ptxas, const std::string& arch,
+                     absl::Duration timeout, const Program& p,
+                     ProgramInputs form, Reading reading,
+                     absl::string_view why_not_folded, std::ostream& out) {
+  // Its runs of ptxas are bounded by --timeout too.
+  const absl::StatusOr<std::vector<ProgramCheck>> checks =
+      CheckPrograms(ptxas, arch, {&p, 1}, form, reading, timeout);
+  const absl::StatusOr<ProgramCheck> check =
+      checks.ok() ? absl::StatusOr<ProgramCheck>((*checks)[0])
+                  : absl::StatusOr<ProgramCheck>(checks.status());
+  if (check.ok() && check->cut) {
+    out << "interrupted\n";
+    return Judged::kInterrupted;
+  }
+  if (!check.ok() || !check->judged) {
+    out << "not folded, and not judged without a GPU ("
+        << (check.ok() ? check->why_not : std::string(why_not_folded)) << ")\n";
+    return Judged::kNotJudged;
+  }
+  if (!check->mismatch) {
+    out << "its code, run on the CPU, agrees with the oracle"
+        << (form == ProgramInputs::kRuntime && !p.inputs.empty()
+                ? " at the witness and at more input vectors"
+                : "")
+        << "\n";
+    return Judged::kAgree;
+  }
+  const ProgramMismatch& m = *check->mismatch;
+  out << "its code, run on the CPU"
+      << (form == ProgramInputs::kRuntime
+              ? absl::StrCat(" at ", InputsText(p, m.inputs))
+              : "")
+      << ", stores " << ClaimedText(p, m.claimed) << ", where the oracle gives "
+      << OutputsText(p, m.oracle)
+      << " (its -O0 code runs to the oracle's values): mismatch\n";
+  return Judged::kMismatch;
+}
+
 // The folded outputs with immediate inputs, judged at the witness.
 absl::StatusOr<Judged> CheckImmediates(const std::string& ptxas,
                                        const std::string& arch,
@@ -113,7 +153,12 @@ absl::StatusOr<Judged> CheckImmediates(const std::string& ptxas,
   if (!compiled.ok()) return compiled.status();
   out << "ptxas " << arch << ", inputs immediate: ";
   if (!compiled->claimed) {
-    return Unjudged(*compiled, "not folded, so not judged without a GPU", out);
+    if (compiled->fault || compiled->cut || compiled->code.empty()) {
+      return Unjudged(*compiled, "not folded, so not judged without a GPU",
+                      out);
+    }
+    return CheckExecuted(ptxas, arch, timeout, p, ProgramInputs::kImmediate,
+                         reading, Reason(compiled->why_not), out);
   }
   const bool differs =
       Disagrees(EvaluateAtWitness(p, reading), *compiled->claimed);
@@ -133,9 +178,13 @@ absl::StatusOr<Judged> CheckRuntime(const std::string& ptxas,
   if (!compiled.ok()) return compiled.status();
   out << "ptxas " << arch << ", inputs runtime: ";
   if (!compiled->claimed) {
-    return Unjudged(*compiled,
-                    "the code reads its inputs, so not judged without a GPU",
-                    out);
+    if (compiled->fault || compiled->cut || compiled->code.empty()) {
+      return Unjudged(*compiled,
+                      "the code reads its inputs, so not judged without a GPU",
+                      out);
+    }
+    return CheckExecuted(ptxas, arch, timeout, p, ProgramInputs::kRuntime,
+                         reading, Reason(compiled->why_not), out);
   }
   out << "claims " << ClaimedText(p, *compiled->claimed) << " for every input";
   const std::optional<CounterExample> refuted =

@@ -28,6 +28,11 @@ struct ProgramMismatch {
   std::vector<uint64_t>
       inputs;  // where the oracle differs (immediates: the witness)
   std::vector<ProgramValue> oracle;  // the oracle's outputs there
+  // The backend's values came from running its code on the CPU (ptxas's
+  // SASS on sass/sass_machine.h), not from a fold, a claim or a tool; the
+  // SASS that ran, as a listing.
+  bool executed = false;
+  std::string listing;
 };
 
 // A run that did not end: the tool crashed or hung on the program alone.
@@ -50,6 +55,9 @@ struct ProgramCheck {
   // Cut, in a module the backend hung on before the deadline cut its
   // halving: how that run ended. An unisolated hang, of the module.
   std::string hung_in_module;
+  // Judged on code run on the CPU (ptxas's SASS on the evaluator), not on a
+  // fold, a claim or a tool's run.
+  bool executed = false;
 };
 
 class ProgramBackend {
@@ -80,6 +88,14 @@ class ProgramBackend {
   // summaries ("runtime claim").
   virtual std::string FindingClass(ProgramInputs form) const = 0;
   virtual std::string FindingName(ProgramInputs form) const = 0;
+  // The same for a mismatch, which may say more than its form (ptxas's
+  // executed code: "runtime-executed").
+  virtual std::string MismatchClass(const ProgramMismatch& m) const {
+    return FindingClass(m.form);
+  }
+  virtual std::string MismatchName(const ProgramMismatch& m) const {
+    return FindingName(m.form);
+  }
   // A standalone reproducer: the module it is given (and its input buffer,
   // for a tool that reads one).
   virtual std::string ReproModule(const Program& p,

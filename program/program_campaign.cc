@@ -436,13 +436,20 @@ class Campaign {
                              backend_.ReplayFlags(), "\n"));
     f.program = Finding::ProgramCase{
         .name = ProgramSignatureName(ProgramSignature(p)),
-        .form = backend_.FindingClass(found.form),
+        .form = check.mismatch ? backend_.MismatchClass(*check.mismatch)
+                               : backend_.FindingClass(found.form),
         .case_text = std::move(text),
-        .repro_ptx = absl::StrCat("// ", CommentLines(disagreement, "//"),
-                                  ".\n", backend_.ReproModule(p, found.form)),
+        .repro_ptx = absl::StrCat(
+            "// ", CommentLines(disagreement, "//"), ".\n",
+            check.mismatch && !check.mismatch->listing.empty()
+                ? absl::StrCat("// The SASS that ran:\n// ",
+                               CommentLines(check.mismatch->listing, "//"),
+                               "\n")
+                : "",
+            backend_.ReproModule(p, found.form)),
         .what = absl::StrCat(
             check.fault ? FindingKindName(f.kind)
-                        : backend_.FindingName(found.form),
+                        : backend_.MismatchName(*check.mismatch),
             ", ", steps, steps == 1 ? " step" : " steps",
             BlockKinds(p).empty() ? "" : absl::StrCat(" with ", BlockKinds(p)),
             " (", absl::StrJoin(StepSpellings(p), ", "),

@@ -31,6 +31,7 @@
 namespace ptxdiff {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 // Saturates to 0x7fffffff, shifted down to 7; wrapping gives 8.
@@ -141,11 +142,14 @@ TEST_F(ModuleOnFakeGpuTest, AKernelPastItsTimeoutIsATimeout) {
 #if defined(PTXDIFF_SIM_CUDA_PATH) && defined(PTXDIFF_WORKER_PATH)
 
 constexpr const char* kPlants[] = {
-    "PTXDIFF_SIM_CUDA_WRONG", "PTXDIFF_SIM_CUDA_TRAP", "PTXDIFF_SIM_CUDA_HANG"};
+    "PTXDIFF_SIM_CUDA_WRONG", "PTXDIFF_SIM_CUDA_TRAP", "PTXDIFF_SIM_CUDA_HANG",
+    "PTXDIFF_SIM_CUDA_UNSUPPORTED"};
 
-// The backend on the simulated driver library; its workers inherit the
-// bugs a test plants in the environment.
-class CudaProgramBackendTest : public testing::Test {
+// The backend on the simulated driver library, in both ways it gives the
+// loader its entry points (through cuGetProcAddress_v2, and exported by name
+// without it); its workers inherit the bugs a test plants in the
+// environment.
+class CudaProgramBackendTest : public testing::TestWithParam<const char*> {
  protected:
   void SetUp() override {
     for (const char* plant : kPlants) unsetenv(plant);
@@ -158,7 +162,7 @@ class CudaProgramBackendTest : public testing::Test {
   }
   ProgramGpu Gpu(absl::Duration kernel_timeout = absl::Seconds(10)) const {
     return {.worker = PTXDIFF_WORKER_PATH,
-            .driver_library = PTXDIFF_SIM_CUDA_PATH,
+            .driver_library = GetParam(),
             .target = *TargetForDevice(90),
             .device_name = "ptxdiff simulated GPU (sm_90, device 0, 4 SMs)",
             .driver = "CUDA 13.0 driver at the simulated library",
@@ -177,7 +181,7 @@ class CudaProgramBackendTest : public testing::Test {
   std::unique_ptr<TempDir> dir_;
 };
 
-TEST_F(CudaProgramBackendTest, RightProgramsAgreeInBothForms) {
+TEST_P(CudaProgramBackendTest, RightProgramsAgreeInBothForms) {
   const std::vector<Program> programs = RandomPrograms(12, 7);
   for (ProgramInputs form :
        {ProgramInputs::kRuntime, ProgramInputs::kImmediate}) {
@@ -192,7 +196,7 @@ TEST_F(CudaProgramBackendTest, RightProgramsAgreeInBothForms) {
   }
 }
 
-TEST_F(CudaProgramBackendTest, APlantedWrongInstructionIsFound) {
+TEST_P(CudaProgramBackendTest, APlantedWrongInstructionIsFound) {
   setenv("PTXDIFF_SIM_CUDA_WRONG", "add.sat.s32", 1);
   const std::vector<Program> programs = {SaturatingProgram(), SquareProgram()};
   const std::vector<ProgramCheck> checks =
@@ -210,7 +214,7 @@ TEST_F(CudaProgramBackendTest, APlantedWrongInstructionIsFound) {
 
 // The module faults; halved, the fault is pinned on the one program whose
 // kernel traps, run alone, and the others are judged.
-TEST_F(CudaProgramBackendTest, ADeviceFaultIsACrashOfTheProgramAlone) {
+TEST_P(CudaProgramBackendTest, ADeviceFaultIsACrashOfTheProgramAlone) {
   setenv("PTXDIFF_SIM_CUDA_TRAP", "div.u32 ", 1);
   const std::vector<Program> programs = {SaturatingProgram(), DivisionProgram(),
                                          SquareProgram()};
@@ -234,7 +238,7 @@ TEST_F(CudaProgramBackendTest, ADeviceFaultIsACrashOfTheProgramAlone) {
   EXPECT_TRUE(checks[2].judged && !checks[2].mismatch);
 }
 
-TEST_F(CudaProgramBackendTest, AKernelPastItsTimeoutIsAHang) {
+TEST_P(CudaProgramBackendTest, AKernelPastItsTimeoutIsAHang) {
   setenv("PTXDIFF_SIM_CUDA_HANG", "div.u32 ", 1);
   const std::vector<Program> programs = {SquareProgram(), DivisionProgram()};
   const std::vector<ProgramCheck> checks =
@@ -248,18 +252,47 @@ TEST_F(CudaProgramBackendTest, AKernelPastItsTimeoutIsAHang) {
                         "than the timeout of 300ms"));
 }
 
+// An entry point the driver library does not support fails every module
+// alike: not a finding of any program but the harness's error, naming the
+// entry point and the call it failed in.
+TEST_P(CudaProgramBackendTest,
+       AnUnsupportedEntryPointIsTheHarnessErrorNamingIt) {
+  setenv("PTXDIFF_SIM_CUDA_UNSUPPORTED", "cuStreamQuery", 1);
+  const std::vector<Program> programs = {SquareProgram(), SaturatingProgram()};
+  auto checks = MakeCudaProgramBackend(Gpu())->Check(
+      programs, ProgramInputs::kRuntime, Reading::kSpec,
+      absl::InfiniteFuture());
+  ASSERT_FALSE(checks.ok());
+  EXPECT_THAT(std::string(checks.status().message()),
+              AllOf(HasSubstr(absl::StrCat(
+                        "cuStreamQuery is not supported by the CUDA driver "
+                        "library ")),
+                    HasSubstr(": cuStreamQuery(stream) returned "
+                              "CUDA_ERROR_NOT_SUPPORTED")));
+}
+
 // The replay flags and the reproducer name the driver library and the
 // target, so a filed case runs again as it was found.
-TEST_F(CudaProgramBackendTest, ReproducersSayHowToRunThem) {
+TEST_P(CudaProgramBackendTest, ReproducersSayHowToRunThem) {
   auto backend = MakeCudaProgramBackend(Gpu());
   EXPECT_EQ(backend->Name(), "cuda");
   EXPECT_THAT(backend->ReplayFlags(),
               HasSubstr(absl::StrCat("--backend cuda --cuda-driver '",
-                                     PTXDIFF_SIM_CUDA_PATH, "' --arch sm_90")));
+                                     GetParam(), "' --arch sm_90")));
   EXPECT_THAT(backend->ReproModule(SquareProgram(), ProgramInputs::kRuntime),
               HasSubstr("// Run: ptxdiff-worker --backend=cuda --run-module "
                         "repro.ptx input.bin out.bin 2 device=0"));
 }
+
+INSTANTIATE_TEST_SUITE_P(BothWays, CudaProgramBackendTest,
+                         testing::Values(PTXDIFF_SIM_CUDA_PATH,
+                                         PTXDIFF_SIM_CUDA_PLAIN_PATH),
+                         [](const testing::TestParamInfo<const char*>& info) {
+                           return std::string(
+                               info.param == std::string(PTXDIFF_SIM_CUDA_PATH)
+                                   ? "ProcAddress"
+                                   : "ExportedNames");
+                         });
 
 #endif  // PTXDIFF_SIM_CUDA_PATH && PTXDIFF_WORKER_PATH
 

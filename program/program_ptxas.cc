@@ -10,9 +10,11 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "oracle/edge_operands.h"
+#include "sass/sass_decoder.h"
 #include "worker/backends/ptxas/cubin.h"
 #include "worker/backends/ptxas/ptxas_toolchain.h"
 #include "worker/backends/ptxas/sass_constants.h"
+#include "worker/backends/ptxas/sass_execution.h"
 
 namespace ptxdiff {
 namespace {
@@ -147,6 +149,10 @@ absl::Status CompileInto(const std::string& ptxas, const std::string& arch,
         DecodeConstantStores(sass, text->second);
     if (!stores.ok()) {
       results[k].why_not = std::string(stores.status().message());
+      if (const auto info = FindSassArchInfo(arch); info.ok()) {
+        auto code = DecodeSassKernel(*info, text->second);
+        if (code.ok()) results[k].code = *std::move(code);
+      }
       continue;
     }
     results[k].claimed =
@@ -155,13 +161,84 @@ absl::Status CompileInto(const std::string& ptxas, const std::string& arch,
   return absl::OkStatus();
 }
 
+// The kernel's parameters after the output pointer: each input as
+// PtxParamType declares it (a predicate as a 32-bit word).
+std::vector<KernelArgument> ArgumentsOf(const Program& program,
+                                        const std::vector<uint64_t>& inputs) {
+  std::vector<KernelArgument> out;
+  for (size_t k = 0; k < program.inputs.size(); ++k) {
+    const int width = program.inputs[k].width;
+    out.push_back({.bytes = width == 1 ? 4 : std::max(width, 16) / 8,
+                   .value = inputs[k]});
+  }
+  return out;
+}
+
+// What `code` stores per output when run with `inputs` (none for the
+// immediate form), or nullopt with why it was not run.
+std::optional<std::vector<uint64_t>> Execute(
+    const SassArchInfo& arch, const Program& program,
+    const std::vector<SassSlot>& code, ProgramInputs form,
+    const std::vector<uint64_t>& inputs, std::string& why) {
+  const std::vector<KernelArgument> args = form == ProgramInputs::kRuntime
+                                               ? ArgumentsOf(program, inputs)
+                                               : std::vector<KernelArgument>{};
+  const int64_t bytes = 8 * static_cast<int64_t>(program.outputs.size());
+  const KernelExecution run = ExecuteKernel(arch, code, args, bytes);
+  if (!run.ran) {
+    why = absl::StrCat("the SASS evaluator did not run it: ", run.why_not);
+    return std::nullopt;
+  }
+  return OutputsOf(run.stores, program.outputs.size(), why);
+}
+
+// The executed code judged at the witness (immediates) or at the
+// refutation's input vectors (runtime inputs): the first mismatch.
+ProgramCheck JudgeExecuted(const SassArchInfo& arch, const Program& program,
+                           const std::vector<SassSlot>& code,
+                           ProgramInputs form, Reading reading) {
+  ProgramCheck check;
+  const std::vector<std::vector<uint64_t>> vectors =
+      form == ProgramInputs::kImmediate
+          ? std::vector<std::vector<uint64_t>>{WitnessInputs(program)}
+          : InputVectors(program, /*random=*/32);
+  for (const std::vector<uint64_t>& inputs : vectors) {
+    std::string why;
+    const std::optional<std::vector<uint64_t>> got =
+        Execute(arch, program, code, form, inputs, why);
+    if (!got.has_value()) {
+      check.judged = false;
+      check.why_not = why;
+      return check;
+    }
+    check.judged = true;
+    check.executed = true;
+    std::vector<ProgramValue> oracle =
+        *EvaluateProgram(program, inputs, reading);
+    if (Disagrees(oracle, *got)) {
+      check.mismatch = ProgramMismatch{.form = form,
+                                       .claimed = *got,
+                                       .inputs = inputs,
+                                       .oracle = std::move(oracle),
+                                       .executed = true,
+                                       .listing = SassListing(code)};
+      return check;
+    }
+  }
+  return check;
+}
+
 // `compiled` judged by the composed oracle.
 ProgramCheck Judge(const Program& program, const ProgramCompilation& compiled,
-                   ProgramInputs form, Reading reading) {
+                   ProgramInputs form, Reading reading,
+                   const std::optional<SassArchInfo>& executable) {
   ProgramCheck check;
   check.fault = compiled.fault;
   check.cut = compiled.cut;
   if (!compiled.claimed) {
+    if (executable.has_value() && !compiled.code.empty()) {
+      return JudgeExecuted(*executable, program, compiled.code, form, reading);
+    }
     check.why_not = compiled.why_not;
     return check;
   }
@@ -181,6 +258,38 @@ ProgramCheck Judge(const Program& program, const ProgramCompilation& compiled,
                                      std::move(refuted->oracle)};
   }
   return check;
+}
+
+// An executed mismatch stands only where the program's -O0 code, run at the
+// same inputs, gives the oracle's values: there the evaluator is calibrated
+// on this very program, and the difference is in the optimized code.
+void CrossCheckAtO0(const std::string& ptxas, const std::string& arch,
+                    const SassArchInfo& info, const Program& program,
+                    Reading reading, ProgramCheck& check) {
+  if (!check.mismatch || !check.mismatch->executed) return;
+  const ProgramMismatch& m = *check.mismatch;
+  absl::StatusOr<ProgramCompilation> o0 =
+      CompileProgram(ptxas, arch, program, m.form, /*opt_level=*/0);
+  std::string why = "its -O0 code did not compile";
+  bool calibrated = false;
+  if (o0.ok()) {
+    std::optional<std::vector<uint64_t>> got;
+    if (o0->claimed) {
+      got = o0->claimed;
+    } else if (!o0->code.empty()) {
+      got = Execute(info, program, o0->code, m.form, m.inputs, why);
+    }
+    if (got.has_value()) {
+      calibrated = !Disagrees(m.oracle, *got);
+      if (!calibrated) why = "its -O0 code runs to other values too";
+    }
+  }
+  if (calibrated) return;
+  check.mismatch.reset();
+  check.judged = false;
+  check.why_not = absl::StrCat(
+      "the evaluator's run of the code disagrees with the oracle, but ", why,
+      ": not judged (the evaluator is not calibrated on it)");
 }
 
 }  // namespace
@@ -226,14 +335,23 @@ std::optional<CounterExample> RefuteClaim(const Program& program,
 absl::StatusOr<std::vector<ProgramCheck>> CheckPrograms(
     const std::string& ptxas, const std::string& arch,
     std::span<const Program> programs, ProgramInputs form, Reading reading,
-    absl::Duration timeout, absl::Time deadline) {
+    absl::Duration timeout, absl::Time deadline, bool execute) {
   PTXDIFF_ASSIGN_OR_RETURN(
       const std::vector<ProgramCompilation> compiled,
       CompilePrograms(ptxas, arch, programs, form, kPtxasDefaultOptLevel,
                       timeout, deadline));
+  std::optional<SassArchInfo> executable;
+  if (auto info = FindSassArchInfo(arch); info.ok() && execute) {
+    executable = *info;
+  }
   std::vector<ProgramCheck> checks;
   for (size_t k = 0; k < programs.size(); ++k) {
-    checks.push_back(Judge(programs[k], compiled[k], form, reading));
+    checks.push_back(
+        Judge(programs[k], compiled[k], form, reading, executable));
+    if (executable.has_value()) {
+      CrossCheckAtO0(ptxas, arch, *executable, programs[k], reading,
+                     checks.back());
+    }
   }
   return checks;
 }
@@ -270,6 +388,16 @@ class PtxasProgramBackend : public ProgramBackend {
 
   std::string Describe(const Program& p,
                        const ProgramMismatch& m) const override {
+    if (m.executed) {
+      return absl::StrCat("ptxas ", arch_, "'s code, run on the CPU",
+                          m.form == ProgramInputs::kRuntime
+                              ? absl::StrCat(" at ", InputsText(p, m.inputs))
+                              : "",
+                          ", stores ", ClaimedText(p, m.claimed),
+                          "; the composed oracle gives ",
+                          OutputsText(p, m.oracle),
+                          " (its -O0 code runs to the oracle's values)");
+    }
     if (m.form == ProgramInputs::kImmediate) {
       return absl::StrCat(
           "ptxas ", arch_, " folds it to ", ClaimedText(p, m.claimed),
@@ -288,6 +416,16 @@ class PtxasProgramBackend : public ProgramBackend {
   std::string FindingName(ProgramInputs form) const override {
     return form == ProgramInputs::kImmediate ? "immediate fold"
                                              : "runtime claim";
+  }
+  std::string MismatchClass(const ProgramMismatch& m) const override {
+    if (!m.executed) return FindingClass(m.form);
+    return m.form == ProgramInputs::kImmediate ? "immediate-executed"
+                                               : "runtime-executed";
+  }
+  std::string MismatchName(const ProgramMismatch& m) const override {
+    if (!m.executed) return FindingName(m.form);
+    return m.form == ProgramInputs::kImmediate ? "executed code (immediates)"
+                                               : "executed code";
   }
 
   std::string ReproModule(const Program& p, ProgramInputs form) const override {

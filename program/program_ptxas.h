@@ -7,7 +7,11 @@
 // with runtime inputs it is a claim for every input, which the composed
 // oracle refutes with one input vector where a defined output differs
 // (docs/ptxas-folding-research.md, "the claimed-constant reading"). Code
-// that still depends on the inputs is not judged without a GPU.
+// that still depends on the inputs is run on the CPU (sass/sass_machine.h)
+// where the evaluator understands all of it, at the witness and at the
+// refutation's input vectors: a value it refutes is filed as "executed"
+// only where the same program's -O0 code runs to the oracle's values
+// (the evaluator's calibration, docs/sass-evaluator.md).
 
 #ifndef PTXDIFF_PROGRAM_PROGRAM_PTXAS_H_
 #define PTXDIFF_PROGRAM_PROGRAM_PTXAS_H_
@@ -26,6 +30,7 @@
 #include "program/program.h"
 #include "program/program_backend.h"
 #include "program/program_ptx.h"
+#include "sass/sass_instruction.h"
 #include "worker/backends/ptxas/ptxas_toolchain.h"
 
 namespace ptxdiff {
@@ -35,6 +40,9 @@ struct ProgramCompilation {
   std::optional<std::vector<uint64_t>> claimed;
   // Why not, if not: the decoder's reason, or ptxas's error.
   std::string why_not;
+  // The kernel's decoded SASS, where ptxas compiled it and the evaluator
+  // reads the arch: what runs when nothing is claimed.
+  std::vector<SassSlot> code;
   // ptxas crashed on it (a signal): a finding, not a rejection.
   std::optional<ProgramFault> fault;
   // Not compiled: cut at the caller's deadline, or by a stop of this
@@ -76,12 +84,13 @@ std::optional<CounterExample> RefuteClaim(const Program& program,
                                           const std::vector<uint64_t>& claimed,
                                           Reading reading, int random = 256);
 
-// Many programs checked in one ptxas run (CompilePrograms).
+// Many programs checked in one ptxas run (CompilePrograms); with `execute`
+// false, on folds and claims alone (the benchmark's baseline).
 absl::StatusOr<std::vector<ProgramCheck>> CheckPrograms(
     const std::string& ptxas, const std::string& arch,
     std::span<const Program> programs, ProgramInputs form, Reading reading,
     absl::Duration timeout = kPtxasTimeout,
-    absl::Time deadline = absl::InfiniteFuture());
+    absl::Time deadline = absl::InfiniteFuture(), bool execute = true);
 absl::StatusOr<ProgramCheck> CheckProgram(const std::string& ptxas,
                                           const std::string& arch,
                                           const Program& program,

@@ -80,6 +80,25 @@ TEST_F(ProgramPtxasTest,
   EXPECT_FALSE(runtime->why_not.empty());
 }
 
+// Code ptxas keeps for runtime inputs is run on the CPU and judged: at
+// the witness and at the refutation's vectors, where it agrees.
+TEST_F(ProgramPtxasTest, RuntimeCodeIsRunAndJudged) {
+  const Program p = ProgramOf(
+      "input %a .b32 0x12345\ninput %b .b32 7\n"
+      "mul.lo.u32 %x, %a, %b;\nadd.u32 %y, %x, 1;\nshr.u32 %z, %y, 3;\n"
+      "loop 3 {\n xor.b32 %y, %y, %a;\n}\n"
+      "output %y\noutput %z\n");
+  auto runtime = CompileProgram(ptxas_, "sm_90", p, ProgramInputs::kRuntime);
+  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  EXPECT_FALSE(runtime->claimed.has_value());
+  EXPECT_FALSE(runtime->code.empty());
+  auto check =
+      CheckProgram(ptxas_, "sm_90", p, ProgramInputs::kRuntime, Reading::kSpec);
+  ASSERT_TRUE(check.ok()) << check.status();
+  EXPECT_TRUE(check->judged) << check->why_not;
+  EXPECT_FALSE(check->mismatch.has_value());
+}
+
 // Nested loops, moves and a loop that never runs compile in both forms.
 TEST_F(ProgramPtxasTest, LoopsCompile) {
   const Program p = ProgramOf(

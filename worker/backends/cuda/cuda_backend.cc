@@ -55,13 +55,19 @@ std::string Excerpt(absl::string_view text) {
   return absl::StrCat(text.substr(0, kMaxLogInDecline), " ...");
 }
 
-// "CUDA 13.0 driver at /usr/lib/x86_64-linux-gnu/libcuda.so.1": the version
-// the driver reports and the library it was loaded from, so that a finding
-// says which implementation of the driver API produced it.
+// "CUDA 13.0 driver at /usr/lib/x86_64-linux-gnu/libcuda.so.1 (entry points:
+// 26 by cuGetProcAddress)": the version the driver reports, the library it
+// was loaded from and how its entry points were found, so that a finding
+// says which implementation of the driver API produced it, and through
+// which ABI.
 std::string DriverIdentity(absl::string_view version,
-                           absl::string_view location) {
+                           const CudaDriver& driver) {
+  const std::string location = driver.Location();
   if (location.empty()) return absl::StrCat("CUDA ", version);
-  return absl::StrCat("CUDA ", version, " driver at ", location);
+  const std::string entry_points = driver.EntryPoints();
+  return absl::StrCat("CUDA ", version, " driver at ", location,
+                      entry_points.empty() ? "" : " (", entry_points,
+                      entry_points.empty() ? "" : ")");
 }
 
 // Another driver library's images are not NVIDIA's (nor is its version
@@ -89,6 +95,8 @@ class CudaBackend : public Backend {
         options_(options),
         on_fatal_(std::move(on_fatal)) {}
 
+  // Opens the device and allocates the pipeline; FailedPrecondition naming
+  // the entry point where one the library does not support fails it.
   absl::Status Init();
 
  protected:
@@ -106,6 +114,7 @@ class CudaBackend : public Backend {
     Stage stage;
   };
 
+  absl::Status Open();
   absl::Status RunGroups(Batch& batch, const std::vector<VariantGroup>& groups);
   absl::Status AddRegisterGroup(Batch& batch, const Variant& v,
                                 const VariantGroup& group);
@@ -119,6 +128,9 @@ class CudaBackend : public Backend {
   // Register mode's tuples whose form has an immediate: run as written.
   absl::Status AddWrittenPiece(Batch& batch, const Variant& v,
                                std::span<const uint32_t> positions);
+  // A batch that failed on a call the driver does not support: every tuple
+  // declined (not run), saying which entry point, in which call.
+  void DeclineUnsupported(Batch& batch, const std::string& why);
   // `ptx` compiled and loaded for the tuples at `positions`; nullopt, with
   // the tuples declined, where the JIT rejects it.
   absl::StatusOr<std::optional<OwnedModule>> LoadBatchModule(
@@ -151,6 +163,15 @@ class CudaBackend : public Backend {
 };
 
 absl::Status CudaBackend::Init() {
+  const absl::Status status = Open();
+  if (std::optional<std::string> unsupported =
+          DescribeUnsupportedCall(*driver_, status)) {
+    return absl::FailedPreconditionError(*unsupported);
+  }
+  return status;
+}
+
+absl::Status CudaBackend::Open() {
   PTXDIFF_ASSIGN_OR_RETURN(context_,
                            DeviceContext::Open(*driver_, options_.device));
   const std::optional<PtxTarget> target = TargetForDevice(context_->sm());
@@ -180,7 +201,7 @@ absl::Status CudaBackend::Init() {
                                 KernelModeName(options_.mode),
                                 " mode (ptxdiff built with CUDA ",
                                 CudaVersionText(CUDA_VERSION), ")"),
-      .driver = DriverIdentity(driver, driver_->Location()),
+      .driver = DriverIdentity(driver, *driver_),
       .device = context_->Describe(),
       // The kernels read CC.CF back after every `.cc` instruction.
       .carry = true,
@@ -210,6 +231,11 @@ absl::Status CudaBackend::RunSupported(const ResolvedBatch& request,
   reply.results.assign(request.tuples.size(), TupleResult{});
   Batch batch{request, reply, Declines(reply), Stage()};
   const absl::Status status = RunGroups(batch, groups);
+  if (std::optional<std::string> unsupported =
+          DescribeUnsupportedCall(*driver_, status)) {
+    DeclineUnsupported(batch, *unsupported);
+    return absl::OkStatus();
+  }
   if (!status.ok()) return Fail(status);
   // Between batches nothing is in flight: the one safe time to unload.
   cache_->Trim(options_.max_modules);
@@ -406,6 +432,22 @@ absl::Status CudaBackend::AddWrittenPiece(Batch& batch, const Variant& v,
   batch.stage.modules.push_back(*std::move(module));
   Append(batch, v, positions);
   return absl::OkStatus();
+}
+
+// A partial implementation of the driver API answers what it does not
+// implement so in every batch that calls it: not a fault of the batch (which
+// the client would retry and bisect, batch after batch), but tuples the
+// backend cannot run here, declined with one reason, which a campaign's and
+// a sweep's summaries count once. The same entry point may work in another
+// batch (one that finds its kernels in the cache calls no JIT), so the next
+// batch tries again.
+void CudaBackend::DeclineUnsupported(Batch& batch, const std::string& why) {
+  pipeline_->Abandon();
+  batch.reply.messages.clear();  // of declines now overwritten
+  std::vector<uint32_t> all(batch.request.tuples.size());
+  for (uint32_t i = 0; i < all.size(); ++i) all[i] = i;
+  batch.declines.Add(all, DeclineCode::kOther,
+                     absl::StrCat(kNotRunPrefix, why));
 }
 
 // Ordinary errors fail the batch (the worker answers ERROR and goes on); a

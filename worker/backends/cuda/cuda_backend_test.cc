@@ -747,6 +747,75 @@ TEST(CudaBackendTest, OrdinaryRunFailuresFailTheBatchOnly) {
   }
 }
 
+// A partial implementation of the driver API answers an entry point it does
+// not implement with CUDA_ERROR_NOT_SUPPORTED in every batch: each batch's
+// tuples are declined (not run) with one reason naming the entry point and
+// the call it failed in, the same in every batch, and no batch fails.
+TEST(CudaBackendTest, AnUnsupportedEntryPointDeclinesTheBatchNamingIt) {
+  for (const char* method :
+       {"StreamQuery", "LinkCreate", "MemcpyDtoHAsync", "LaunchKernel"}) {
+    Rig rig;
+    ASSERT_TRUE(rig.Make({{"stage_tuples", "8"}}).ok());
+    rig.fake->FailEveryCall(method, CUDA_ERROR_NOT_SUPPORTED);
+    std::vector<std::string> reasons;
+    for (uint64_t seed : {1, 2}) {
+      const RunRequest request =
+          Batch({"add.s32", "mul.hi.u32"}, {12, 12}, seed);
+      RunReply reply;
+      ASSERT_TRUE(rig.backend->Run(request, reply).ok()) << method;
+      ASSERT_EQ(reply.results.size(), request.tuples.size());
+      ASSERT_EQ(reply.messages.size(), 1u) << method;
+      for (const TupleResult& r : reply.results) {
+        EXPECT_EQ(r.kind, ResultKind::kDecline);
+        EXPECT_EQ(r.code, DeclineCode::kOther);
+        EXPECT_EQ(r.message, 0u);
+      }
+      reasons.push_back(reply.messages[0]);
+    }
+    EXPECT_THAT(
+        reasons[0],
+        AllOf(HasSubstr(absl::StrCat("not run: cu", method,
+                                     " is not supported by the CUDA driver: "
+                                     "Failed to ")),
+              HasSubstr(absl::StrCat(": cu", method, "(")),
+              HasSubstr("returned CUDA_ERROR_NOT_SUPPORTED (worker/backends/"
+                        "cuda/")))
+        << method;
+    EXPECT_EQ(reasons[1], reasons[0]);
+    EXPECT_EQ(rig.fatal.calls, 0) << method;
+    rig.Destroy();
+    EXPECT_EQ(rig.leaks, "") << method;
+  }
+}
+
+// The JIT's log is not part of the reason: it differs from kernel to
+// kernel, and the reason is counted once.
+TEST(CudaBackendTest, AnUnsupportedJitCallsReasonHasNoLog) {
+  Rig rig;
+  ASSERT_TRUE(rig.Make({}).ok());
+  rig.fake->FailEveryCall("LinkAddData", CUDA_ERROR_NOT_SUPPORTED);
+  const RunRequest request = Batch({"add.s32"}, {4});
+  RunReply reply;
+  ASSERT_TRUE(rig.backend->Run(request, reply).ok());
+  ASSERT_EQ(reply.messages.size(), 1u);
+  EXPECT_THAT(reply.messages[0],
+              AllOf(HasSubstr("not run: cuLinkAddData is not supported"),
+                    Not(HasSubstr("\n"))));
+}
+
+// Called at start-up, an unsupported entry point is the machine's problem:
+// the backend cannot run here, and says which.
+TEST(CudaBackendTest, AnUnsupportedEntryPointAtStartupNamesIt) {
+  auto driver = std::make_unique<FakeCudaDriver>();
+  driver->FailEveryCall("MemHostAlloc", CUDA_ERROR_NOT_SUPPORTED);
+  auto made = MakeCudaBackend({{"cache_dir", ""}}, std::move(driver));
+  ASSERT_FALSE(made.ok());
+  EXPECT_EQ(made.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(made.status().message()),
+              HasSubstr("the cuda backend cannot run here: cuMemHostAlloc is "
+                        "not supported by the CUDA driver: Failed to "));
+}
+
 TEST(CudaBackendTest, DeviceFaultEndsTheWorker) {
   Rig rig;
   ASSERT_TRUE(rig.Make({{"stage_tuples", "8"}}).ok());

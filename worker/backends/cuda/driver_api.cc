@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 
 #include "absl/status/status.h"
 #include "absl/strings/cord.h"
@@ -16,11 +17,25 @@
 #include "absl/strings/string_view.h"
 #include "common/status_macros.h"
 #include "worker/backends/cuda/driver_entry_points.h"
+#include "worker/backends/cuda/entry_point_lookup.h"
 
 namespace ptxdiff {
 namespace {
 
 constexpr absl::string_view kResultPayload = "ptxdiff/cuda-result";
+constexpr absl::string_view kCallPayload = "ptxdiff/cuda-call";
+
+// The name a library without cuGetProcAddress exports each entry point's
+// CUDA 12.0 ABI under is cuda.h's (PTXDIFF_CUDA_EXPORTED_NAME), which is the
+// newest ABI of the toolkit built with: should a newer toolkit give one of
+// them another signature, this stops the build rather than calling it with
+// the wrong one.
+#define PTXDIFF_CHECK_EXPORTED_ABI(method, symbol, type, function) \
+  static_assert(std::is_same_v<decltype(&function), type>,          \
+                "cuda.h's " PTXDIFF_CUDA_EXPORTED_NAME(function) " is " \
+                "not the CUDA 12.0 ABI of " symbol);
+PTXDIFF_CUDA_ENTRY_POINTS(PTXDIFF_CHECK_EXPORTED_ABI)
+#undef PTXDIFF_CHECK_EXPORTED_ABI
 
 // The file the loader opened for `handle`, absolute and without symlinks
 // (libcuda.so.1 becomes e.g. /usr/lib/x86_64-linux-gnu/libcuda.so.580.65.06),
@@ -142,25 +157,25 @@ class RealCudaDriver : public CudaDriver {
   }
 
   std::string Location() const override { return location_; }
+  std::string EntryPoints() const override { return entry_points_; }
 
   // Fills the entry points from `library`, as LoadCudaDriver describes.
   absl::Status Load(const std::string& library);
 
  private:
   absl::Status ResolveEntryPoints(const std::string& library);
-  // cuGetProcAddress at kCudaAbiVersion, shaped for PTXDIFF_CU_CALL.
-  CUresult GetProcAddress(const char* symbol, void** pointer,
-                          CUdriverProcAddressQueryResult* found) {
-    return get_proc_address_(symbol, pointer, kCudaAbiVersion,
-                             CU_GET_PROC_ADDRESS_DEFAULT, found);
-  }
+  // cuGetProcAddress_v2's entry point `symbol` at kCudaAbiVersion; nullptr
+  // where it fails.
+  void* ProcAddress(const char* symbol) const;
+  void* Exported(const char* name) const { return dlsym(handle_, name); }
 
   void* handle_ = nullptr;
   std::string location_;
+  std::string entry_points_;
   PFN_cuGetProcAddress_v12000 get_proc_address_ = nullptr;
   PFN_cuInit_v2000 init_ = nullptr;
   PFN_cuGetErrorName_v6000 get_error_name_ = nullptr;
-#define PTXDIFF_DECLARE_ENTRY_POINT(method, symbol, type) \
+#define PTXDIFF_DECLARE_ENTRY_POINT(method, symbol, type, function) \
   type method##_ = nullptr;
   PTXDIFF_CUDA_ENTRY_POINTS(PTXDIFF_DECLARE_ENTRY_POINT)
 #undef PTXDIFF_DECLARE_ENTRY_POINT
@@ -181,40 +196,65 @@ absl::Status RealCudaDriver::Load(const std::string& library) {
         absl::StrCat("cannot load the CUDA driver library ", library, detail));
   }
   location_ = LoadedPath(handle_, library);
-  init_ = reinterpret_cast<PFN_cuInit_v2000>(dlsym(handle_, "cuInit"));
-  get_error_name_ = reinterpret_cast<PFN_cuGetErrorName_v6000>(
-      dlsym(handle_, "cuGetErrorName"));
+  init_ = reinterpret_cast<PFN_cuInit_v2000>(Exported("cuInit"));
+  get_error_name_ =
+      reinterpret_cast<PFN_cuGetErrorName_v6000>(Exported("cuGetErrorName"));
+  if (init_ == nullptr && get_error_name_ == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(library,
+                     " exports neither cuInit nor cuGetErrorName: it is not "
+                     "the CUDA driver"));
+  }
   if (init_ == nullptr || get_error_name_ == nullptr) {
     return absl::FailedPreconditionError(absl::StrCat(
-        library,
-        " has no cuInit or cuGetErrorName: it is not the CUDA driver"));
+        library, " lacks ", init_ == nullptr ? "cuInit" : "cuGetErrorName",
+        ", which every implementation of the CUDA driver API exports"));
   }
   PTXDIFF_RETURN_IF_ERROR(
       PTXDIFF_CU_CALL(*this, "initialize the CUDA driver", Init(0)));
   return ResolveEntryPoints(library);
 }
 
+void* RealCudaDriver::ProcAddress(const char* symbol) const {
+  void* address = nullptr;
+  CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  const CUresult result = get_proc_address_(
+      symbol, &address, kCudaAbiVersion, CU_GET_PROC_ADDRESS_DEFAULT, &found);
+  if (result != CUDA_SUCCESS || found != CU_GET_PROC_ADDRESS_SUCCESS) {
+    return nullptr;
+  }
+  return address;
+}
+
 absl::Status RealCudaDriver::ResolveEntryPoints(const std::string& library) {
   get_proc_address_ = reinterpret_cast<PFN_cuGetProcAddress_v12000>(
-      dlsym(handle_, "cuGetProcAddress_v2"));
-  if (get_proc_address_ == nullptr) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(library,
-                     " has no cuGetProcAddress_v2: the NVIDIA driver is older "
-                     "than CUDA 12.0; install a newer driver"));
+      Exported("cuGetProcAddress_v2"));
+  SymbolLookup proc_address;
+  if (get_proc_address_ != nullptr) {
+    proc_address = [this](const char* symbol) { return ProcAddress(symbol); };
   }
-  CUdriverProcAddressQueryResult found;
-#define PTXDIFF_RESOLVE_ENTRY_POINT(method, symbol, type)                     \
-  PTXDIFF_RETURN_IF_ERROR(PTXDIFF_CU_CALL(                                    \
-      *this, "find " symbol " in the driver",                                 \
-      GetProcAddress(symbol, reinterpret_cast<void**>(&method##_), &found))); \
-  if (found != CU_GET_PROC_ADDRESS_SUCCESS || method##_ == nullptr) {         \
-    return absl::FailedPreconditionError(absl::StrCat(                        \
-        "the CUDA driver in ", library, " has no " symbol " of CUDA 12.0 (",  \
-        "cuGetProcAddress status ", static_cast<int>(found), ")"));           \
+  const SymbolLookup exported = [this](const char* name) {
+    return Exported(name);
+  };
+  EntryPointReport report;
+#define PTXDIFF_FIND_ENTRY_POINT(method, symbol, type, function)          \
+  {                                                                       \
+    const EntryPointNames names = {symbol,                                \
+                                   PTXDIFF_CUDA_EXPORTED_NAME(function)}; \
+    const FoundEntryPoint found =                                         \
+        FindEntryPoint(names, proc_address, exported);                    \
+    method##_ = reinterpret_cast<type>(found.address);                    \
+    report.Add(names, found.source);                                      \
   }
-  PTXDIFF_CUDA_ENTRY_POINTS(PTXDIFF_RESOLVE_ENTRY_POINT)
-#undef PTXDIFF_RESOLVE_ENTRY_POINT
+  PTXDIFF_CUDA_ENTRY_POINTS(PTXDIFF_FIND_ENTRY_POINT)
+#undef PTXDIFF_FIND_ENTRY_POINT
+  if (!report.complete()) {
+    return MissingEntryPointsError(
+        library, report,
+        KindOfDriverLibrary(get_proc_address_ != nullptr,
+                            Exported("cuGetProcAddress") != nullptr));
+  }
+  entry_points_ = report.Summary();
   return absl::OkStatus();
 }
 
@@ -283,6 +323,7 @@ absl::Status CheckCudaResult(CudaDriver& driver, CUresult result,
   }
   status.SetPayload(kResultPayload,
                     absl::Cord(absl::StrCat(static_cast<int>(result))));
+  status.SetPayload(kCallPayload, absl::Cord(call.substr(0, call.find('('))));
   return status;
 }
 
@@ -294,6 +335,33 @@ std::optional<CUresult> CudaResultOf(const absl::Status& status) {
     return std::nullopt;
   }
   return static_cast<CUresult>(value);
+}
+
+std::optional<std::string> CudaCallOf(const absl::Status& status) {
+  const auto payload = status.GetPayload(kCallPayload);
+  if (!payload.has_value()) return std::nullopt;
+  return std::string(*payload);
+}
+
+bool IsUnsupportedCudaError(CUresult result) {
+  return result == CUDA_ERROR_NOT_SUPPORTED ||
+         result == CUDA_ERROR_STUB_LIBRARY;
+}
+
+std::optional<std::string> DescribeUnsupportedCall(const CudaDriver& driver,
+                                                   const absl::Status& status) {
+  const std::optional<CUresult> result = CudaResultOf(status);
+  const std::optional<std::string> call = CudaCallOf(status);
+  if (!result.has_value() || !IsUnsupportedCudaError(*result) ||
+      !call.has_value()) {
+    return std::nullopt;
+  }
+  const std::string location = driver.Location();
+  const absl::string_view message = status.message();
+  return absl::StrCat(
+      *call, " is not supported by the CUDA driver",
+      location.empty() ? "" : absl::StrCat(" library ", location), ": ",
+      message.substr(0, message.find('\n')));
 }
 
 bool IsStickyCudaError(CUresult result) {

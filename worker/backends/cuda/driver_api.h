@@ -4,9 +4,10 @@
 // virtual method per call with the C signature (types from cuda.h), so that
 // the backend's host logic is tested with a test double
 // (testing/fake_cuda_driver.h) on machines without a GPU. The real
-// implementation (LoadCudaDriver) opens libcuda.so.1 at run time and resolves
-// every entry point through cuGetProcAddress: binaries never link libcuda and
-// build and start where there is no driver.
+// implementation (LoadCudaDriver) opens libcuda.so.1 (or another
+// implementation of the driver API) at run time and finds every entry point
+// through cuGetProcAddress or by its exported name (entry_point_lookup.h):
+// binaries never link libcuda and build and start where there is no driver.
 //
 // Every call site checks its result once, through PTXDIFF_CU_CALL, which turns
 // a failure into
@@ -38,6 +39,9 @@ class CudaDriver {
   // The path of the library the driver was loaded from, as the dynamic
   // loader resolved it; empty for an in-process test double.
   virtual std::string Location() const { return ""; }
+  // How the entry points were found ("entry points: 26 by
+  // cuGetProcAddress": EntryPointReport::Summary); empty for a test double.
+  virtual std::string EntryPoints() const { return ""; }
 
   virtual CUresult Init(unsigned int flags) = 0;
   virtual CUresult DriverGetVersion(int* version) = 0;
@@ -103,18 +107,23 @@ class CudaDriver {
 // NVIDIA's driver, as the dynamic loader finds it.
 inline constexpr char kDefaultCudaDriverLibrary[] = "libcuda.so.1";
 
-// The real driver: dlopen(`library`) and cuGetProcAddress for every entry
-// point, asking for the ABI of CUDA 12.0 (kCudaAbiVersion), whose signatures
-// the methods above have. Then cuInit(0), so that the error names the
-// machine's actual problem. `library` may be any implementation of the driver
-// API (a path or a name the loader searches for). Fails with
-// FailedPrecondition:
+// The real driver: dlopen(`library`), cuInit and cuGetErrorName by their
+// exported names, cuInit(0) (so that the error names the machine's actual
+// problem), then every entry point of driver_entry_points.h at the ABI of
+// CUDA 12.0 (kCudaAbiVersion), whose signatures the methods above have:
+// through cuGetProcAddress_v2 where the library has it, else (or where it
+// fails) by exported name (entry_point_lookup.h). `library` may be any
+// implementation of the driver API (a path or a name the loader searches
+// for). Fails with FailedPrecondition:
 //   - "cannot load libcuda.so.1 (<dlerror>): no NVIDIA driver on this machine"
 //     ("cannot load the CUDA driver library <library> (<dlerror>)" for
 //     another library);
+//   - "<library> exports neither cuInit nor cuGetErrorName: it is not the
+//     CUDA driver" (or names the one it lacks);
 //   - "... returned CUDA_ERROR_NO_DEVICE" / "CUDA_ERROR_STUB_LIBRARY" / ...
 //     (cuInit's error name) when the driver is there but unusable;
-//   - a driver older than CUDA 12.0 (no cuGetProcAddress_v2).
+//   - "<library> lacks 2 of the 26 CUDA driver entry points ...: <names>;
+//     it seems to be <what the library seems>" (MissingEntryPointsError).
 absl::StatusOr<std::unique_ptr<CudaDriver>> LoadCudaDriver(
     const std::string& library = kDefaultCudaDriverLibrary);
 
@@ -134,6 +143,26 @@ absl::Status CheckCudaResult(CudaDriver& driver, CUresult result,
 
 // The CUresult of a status made by CheckCudaResult; nullopt for others.
 std::optional<CUresult> CudaResultOf(const absl::Status& status);
+
+// True for the errors with which a driver answers a call it does not support
+// (CUDA_ERROR_NOT_SUPPORTED, as partial implementations of the driver API
+// answer what they do not implement; CUDA_ERROR_STUB_LIBRARY): asking again
+// will not help, whatever is asked.
+bool IsUnsupportedCudaError(CUresult result);
+
+// The driver function a status made by CheckCudaResult is about
+// ("cuStreamQuery"); nullopt for other statuses.
+std::optional<std::string> CudaCallOf(const absl::Status& status);
+
+// For a status of a call the driver does not support (IsUnsupportedCudaError
+// of its CudaResultOf), one line naming the entry point, the library and the
+// call it failed in:
+//   cuStreamQuery is not supported by the CUDA driver library <path>: Failed
+//   to run the batch's kernels: cuStreamQuery(stream) returned
+//   CUDA_ERROR_NOT_SUPPORTED (worker/backends/cuda/pipeline.cc:123)
+// (the status message's first line: no JIT log); nullopt for other statuses.
+std::optional<std::string> DescribeUnsupportedCall(const CudaDriver& driver,
+                                                   const absl::Status& status);
 
 // True for the errors after which the context is unusable (illegal
 // instruction or address, launch failure, device-side trap, ECC, ...): every

@@ -64,6 +64,41 @@ TEST(CheckCudaResultTest, UnnamedErrorsByNumber) {
   EXPECT_EQ(CudaResultOf(absl::InternalError("other")), std::nullopt);
 }
 
+TEST(CheckCudaResultTest, NamesTheEntryPointCalled) {
+  FakeCudaDriver driver;
+  driver.FailCall("StreamQuery", CUDA_ERROR_INVALID_VALUE);
+  const absl::Status status =
+      PTXDIFF_CU_CALL(driver, "wait", StreamQuery(nullptr));
+  EXPECT_THAT(CudaCallOf(status), Optional(std::string("cuStreamQuery")));
+  EXPECT_EQ(CudaCallOf(absl::InternalError("other")), std::nullopt);
+}
+
+TEST(UnsupportedCudaCallTest, NamesTheEntryPointAndTheCall) {
+  FakeCudaDriver driver;
+  EXPECT_TRUE(IsUnsupportedCudaError(CUDA_ERROR_NOT_SUPPORTED));
+  EXPECT_FALSE(IsUnsupportedCudaError(CUDA_ERROR_INVALID_VALUE));
+  driver.FailEveryCall("StreamQuery", CUDA_ERROR_NOT_SUPPORTED);
+  const absl::Status status =
+      PTXDIFF_CU_CALL(driver, "run the batch's kernels", StreamQuery(nullptr));
+  EXPECT_THAT(
+      DescribeUnsupportedCall(driver, status),
+      Optional(MatchesRegex(
+          "cuStreamQuery is not supported by the CUDA driver: Failed to run "
+          "the batch's kernels: cuStreamQuery\\(nullptr\\) returned "
+          "CUDA_ERROR_NOT_SUPPORTED "
+          "\\(worker/backends/cuda/driver_api_test.cc:[0-9]+\\)")));
+  // Every later call too.
+  EXPECT_EQ(driver.StreamQuery(nullptr), CUDA_ERROR_NOT_SUPPORTED);
+  // Not for another error, nor a status of no call.
+  driver.FailCall("MemFree", CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(DescribeUnsupportedCall(
+                driver, PTXDIFF_CU_CALL(driver, "free", MemFree(0))),
+            std::nullopt);
+  EXPECT_EQ(DescribeUnsupportedCall(driver, absl::OkStatus()), std::nullopt);
+  EXPECT_EQ(DescribeUnsupportedCall(driver, absl::InternalError("x")),
+            std::nullopt);
+}
+
 TEST(StickyTest, ContextDestroyingErrors) {
   EXPECT_TRUE(IsStickyCudaError(CUDA_ERROR_ILLEGAL_INSTRUCTION));
   EXPECT_TRUE(IsStickyCudaError(CUDA_ERROR_ILLEGAL_ADDRESS));
@@ -104,8 +139,10 @@ TEST(LoadCudaDriverTest, MissingLibraryNamesIt) {
 TEST(LoadCudaDriverTest, NotADriverLibrary) {
   auto driver = LoadCudaDriver("libm.so.6");
   ASSERT_FALSE(driver.ok());
+  EXPECT_EQ(driver.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(driver.status().message()),
-              HasSubstr("it is not the CUDA driver"));
+              HasSubstr("libm.so.6 exports neither cuInit nor cuGetErrorName: "
+                        "it is not the CUDA driver"));
 }
 
 // The toolkit's link stub, which containers without the driver mounted often

@@ -145,6 +145,14 @@ int Fail(int exit_status, absl::string_view message) {
   return exit_status;
 }
 
+// Why the device cannot be used: the entry point the library does not
+// support, if that is why.
+std::string CannotRunHere(const CudaDriver& driver,
+                          const absl::Status& status) {
+  return DescribeUnsupportedCall(driver, status)
+      .value_or(std::string(status.message()));
+}
+
 }  // namespace
 
 absl::StatusOr<CudaModuleRun> RunModuleOnDevice(CudaDriver& driver,
@@ -185,9 +193,15 @@ int RunModuleCommand(std::span<const std::string> args,
   }
   absl::StatusOr<std::unique_ptr<DeviceContext>> context =
       DeviceContext::Open(*driver, parsed->device);
-  if (!context.ok()) return Fail(3, context.status().message());
+  if (!context.ok()) return Fail(3, CannotRunHere(*driver, context.status()));
   absl::StatusOr<CudaModuleRun> run =
       RunModuleOnDevice(*driver, *ptx, *in, n, parsed->kernel_timeout);
+  // A call the library does not support fails every module alike: the
+  // machine cannot run them, as where the device does not open.
+  if (std::optional<std::string> unsupported =
+          DescribeUnsupportedCall(*driver, run.status())) {
+    return Fail(3, *unsupported);
+  }
   if (!run.ok()) return Fail(kExitModuleRunFailed, run.status().message());
   if (run->end == CudaModuleRun::kDeviceFault ||
       run->end == CudaModuleRun::kTimeout) {

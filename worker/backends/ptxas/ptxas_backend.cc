@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <thread>
 #include <utility>
@@ -29,13 +30,17 @@
 #include "isa/operand_form.h"
 #include "isa/operand_shape.h"
 #include "isa/spelling.h"
+#include "oracle/errata.h"
 #include "protocol/backend_names.h"
+#include "sass/sass_decoder.h"
 #include "worker/backends/carry_support.h"
 #include "worker/backends/ptxas/chunk_plan.h"
 #include "worker/backends/ptxas/cubin.h"
 #include "worker/backends/ptxas/nvjitlink.h"
 #include "worker/backends/ptxas/ptx_module.h"
+#include "worker/backends/ptxas/sass_calibration.h"
 #include "worker/backends/ptxas/sass_constants.h"
+#include "worker/backends/ptxas/sass_execution.h"
 
 namespace ptxdiff {
 namespace {
@@ -54,6 +59,10 @@ struct Config {
   // second thread would only cut each batch into more, smaller modules.
   int jobs = 0;
   bool all_variants = false;  // compile NeverFolded variants too
+  // Run the code ptxas keeps on the CPU (sass/sass_machine.h) where the arch
+  // is one the evaluator reads: every tuple gets a value, not only the
+  // folded and claimed ones. execute=0 judges folds and claims alone.
+  bool execute = true;
   // What assembles the modules: "ptxas" (the executable, a process per
   // module), "nvjitlink" (the same release's assembler in-process,
   // nvjitlink.h) or "auto" (nvjitlink where it loads and is ptxas's release).
@@ -76,6 +85,11 @@ absl::StatusOr<Config> ParseConfig(const KeyValues& options) {
   PTXDIFF_RETURN_IF_ERROR(
       IntOption(options, "ptxas", "all_variants", 0, 1, all_variants));
   config.all_variants = all_variants == 1;
+  // $PTXDIFF_PTXAS_EXECUTE=0: the default for workers the CLI starts.
+  int execute = GetEnv("PTXDIFF_PTXAS_EXECUTE") == "0" ? 0 : 1;
+  PTXDIFF_RETURN_IF_ERROR(
+      IntOption(options, "ptxas", "execute", 0, 1, execute));
+  config.execute = execute == 1;
   // $PTXDIFF_PTXAS_COMPILER: the default for workers the CLI starts.
   if (std::string env = GetEnv("PTXDIFF_PTXAS_COMPILER"); !env.empty())
     config.compiler = env;
@@ -149,6 +163,35 @@ void ParallelFor(int threads, size_t count,
   for (std::thread& t : pool) t.join();
 }
 
+// A kernel the evaluator ran: its code, its tuples (batch indices, in
+// kernel order) and where their results are (a module of that one kernel).
+struct ExecutedKernel {
+  std::vector<SassSlot> code;
+  std::vector<int> tuples;
+  PtxModule layout;  // slots and kernel_begin only
+  int64_t output_bytes = 0;
+};
+
+// Runs `kernel` with `tuples` (in its order) as its parameters; their
+// values, or nullopt with why.
+std::optional<std::vector<SlotValue>> RunKernel(
+    const SassArchInfo& arch, const ExecutedKernel& kernel,
+    const std::vector<const PtxTuple*>& tuples, std::string& why) {
+  std::vector<KernelArgument> args;
+  for (const PtxTuple* t : tuples) {
+    for (const KernelArgument& a : RuntimeArguments(*t)) args.push_back(a);
+  }
+  const KernelExecution run =
+      ExecuteKernel(arch, kernel.code, args, kernel.output_bytes);
+  if (!run.ran) {
+    why = run.why_not;
+    return std::nullopt;
+  }
+  auto values = KernelResults(kernel.layout, 0, run.stores);
+  if (!values.has_value()) why = "its stores are not the tuples' results";
+  return values;
+}
+
 class PtxasBackend : public Backend {
  public:
   PtxasBackend(Config config, SassArch arch, std::string toolchain,
@@ -161,6 +204,10 @@ class PtxasBackend : public Backend {
         sizes_(config_.tuples_per_kernel) {
     for (Family f : FoldableFamilies(arch_.sm)) {
       foldable_[static_cast<int>(f)] = true;
+    }
+    if (auto info = FindSassArchInfo(arch_.name);
+        info.ok() && config_.execute) {
+      executable_ = *std::move(info);
     }
   }
 
@@ -192,7 +239,19 @@ class PtxasBackend : public Backend {
     const ResolvedBatch& request;
     std::vector<PtxTuple> tuples;  // valid where compiled
     std::vector<Outcome> outcomes;
+    // Per tuple (written by the compiling threads, one element each): its
+    // value came from running its kernel's SASS, which is kept to run again
+    // for the tuple's repeats with other runtime values; or, where the
+    // evaluator did not run the kernel, why.
+    std::vector<uint8_t> executed = std::vector<uint8_t>(tuples.size());
+    std::vector<std::shared_ptr<const ExecutedKernel>> kernels =
+        std::vector<std::shared_ptr<const ExecutedKernel>>(tuples.size());
+    std::vector<std::string> not_run = std::vector<std::string>(tuples.size());
   };
+
+  // Answers each repeat of a tuple: the tuple's own outcome, or, where its
+  // kernel was run, a run of that kernel with the repeat's runtime values.
+  void AnswerRepeats(Batch& batch, const std::vector<int>& copy_of) const;
 
   // Marks each repeat of an earlier tuple in `copy_of` and returns the
   // others, grouped by variant.
@@ -223,7 +282,25 @@ class PtxasBackend : public Backend {
   void Learn(const Batch& batch, const std::vector<int>& compiled,
              const ChunkReport& packed);
 
-  std::string NotFoldedMessage(const PtxTuple& t) const {
+  // Runs a compiled kernel that is not all constants; its tuples' values,
+  // or nullopt (each tuple's not_run says why).
+  std::optional<std::vector<SlotValue>> Execute(Batch& batch,
+                                                const Chunk& chunk,
+                                                const PtxModule& module, int k,
+                                                absl::string_view text) const;
+
+  // Executed values the oracle refutes stand only where the tuple's -O0
+  // code runs to the oracle's value (the evaluator calibrated on it); the
+  // others are declined.
+  absl::Status CrossCheckExecuted(Batch& batch) const;
+
+  std::string NotFoldedMessage(const PtxTuple& t,
+                               const std::string& not_run) const {
+    if (!not_run.empty()) {
+      return absl::StrCat("ptxas keeps code on ", arch_.name,
+                          " that the SASS evaluator does not run (", not_run,
+                          "): not judged without a GPU");
+    }
     if (t.runtime != 0) {
       return absl::StrCat(
           "ptxas claims no constant for every value of the runtime operands "
@@ -250,6 +327,7 @@ class PtxasBackend : public Backend {
   std::unique_ptr<NvJitLink> in_process_;  // null: the ptxas executable
   bool foldable_[kNumFamilies] = {};
   KernelSizes sizes_;
+  std::optional<SassArchInfo> executable_;  // set where code is run
 };
 
 std::optional<std::string> PtxasBackend::WhyUnsupported(
@@ -258,7 +336,7 @@ std::optional<std::string> PtxasBackend::WhyUnsupported(
   if (InfoOf(v.family).isa != TargetIsa::kPtx) {
     return absl::StrCat(opcode, " is not a PTX instruction");
   }
-  if (!foldable_[static_cast<int>(v.family)]) {
+  if (!foldable_[static_cast<int>(v.family)] && !executable_) {
     return absl::StrCat("ptxas never folds ", opcode, " on ", arch_.name);
   }
   const IsaLevel level = LevelOf(v);
@@ -271,7 +349,7 @@ std::optional<std::string> PtxasBackend::WhyUnsupported(
                         level.ptx % 10, "; ptxas supports up to ",
                         ptx_version_ / 10, ".", ptx_version_ % 10);
   }
-  if (NeverFolded(v) && !config_.all_variants) {
+  if (NeverFolded(v) && !config_.all_variants && !executable_) {
     return absl::StrCat("ptxas 13.0 folds ", Spell(v),
                         " for no operands (all_variants=1 tries anyway)");
   }
@@ -382,6 +460,10 @@ void PtxasBackend::Decode(Batch& batch, const Chunk& chunk,
       if (text != texts->end()) {
         auto stores = DecodeConstantStores(arch_, text->second);
         if (stores.ok()) values = KernelResults(module, k, *stores);
+        if (!values.has_value() && executable_) {
+          values =
+              Execute(batch, chunk, module, static_cast<int>(k), text->second);
+        }
       }
     }
     if (texts.ok() && !values.has_value() && end - begin > 1) {
@@ -400,10 +482,113 @@ void PtxasBackend::Decode(Batch& batch, const Chunk& chunk,
             OutcomeOfSlot(batch.tuples[tuple].variant, (*values)[t - begin]);
       } else {
         batch.outcomes[tuple] = Outcome::Decline(
-            DeclineCode::kNotEvaluable, NotFoldedMessage(batch.tuples[tuple]));
+            DeclineCode::kNotEvaluable,
+            NotFoldedMessage(batch.tuples[tuple], batch.not_run[tuple]));
       }
     }
   }
+}
+
+std::optional<std::vector<SlotValue>> PtxasBackend::Execute(
+    Batch& batch, const Chunk& chunk, const PtxModule& module, int k,
+    absl::string_view text) const {
+  const int begin = module.kernel_begin[k];
+  const int end = module.kernel_begin[k + 1];
+  auto kernel = std::make_shared<ExecutedKernel>();
+  std::vector<const PtxTuple*> tuples;
+  for (int t = begin; t < end; ++t) {
+    kernel->tuples.push_back(chunk.tuples[t]);
+    tuples.push_back(&batch.tuples[chunk.tuples[t]]);
+    ResultSlot slot = module.slots[t];
+    slot.kernel = 0;
+    kernel->layout.slots.push_back(slot);
+  }
+  kernel->layout.kernels = {module.kernels[k]};
+  kernel->layout.kernel_begin = {0, end - begin};
+  kernel->output_bytes = module.slots[end - 1].offset + 16;
+  std::string why;
+  std::optional<std::vector<SlotValue>> values;
+  absl::StatusOr<std::vector<SassSlot>> code =
+      DecodeSassKernel(*executable_, text);
+  if (code.ok()) {
+    kernel->code = *std::move(code);
+    values = RunKernel(*executable_, *kernel, tuples, why);
+  } else {
+    why = std::string(code.status().message());
+  }
+  for (int t = begin; t < end; ++t) {
+    const int tuple = chunk.tuples[t];
+    if (values.has_value()) {
+      batch.executed[tuple] = 1;
+      batch.kernels[tuple] = kernel;
+    } else {
+      batch.not_run[tuple] = why;
+    }
+  }
+  return values;
+}
+
+void PtxasBackend::AnswerRepeats(Batch& batch,
+                                 const std::vector<int>& copy_of) const {
+  for (size_t i = 0; i < copy_of.size(); ++i) {
+    const int first = copy_of[i];
+    if (first < 0) continue;
+    batch.outcomes[i] = batch.outcomes[first];
+    const std::shared_ptr<const ExecutedKernel>& kernel = batch.kernels[first];
+    if (kernel == nullptr || batch.tuples[i] == batch.tuples[first]) continue;
+    std::vector<const PtxTuple*> tuples;
+    size_t position = 0;
+    for (size_t t = 0; t < kernel->tuples.size(); ++t) {
+      const bool mine = kernel->tuples[t] == first;
+      if (mine) position = t;
+      tuples.push_back(
+          &batch.tuples[mine ? static_cast<int>(i) : kernel->tuples[t]]);
+    }
+    std::string why;
+    const auto values = RunKernel(*executable_, *kernel, tuples, why);
+    if (!values.has_value()) {
+      batch.outcomes[i] = Outcome::Decline(
+          DeclineCode::kNotEvaluable, NotFoldedMessage(batch.tuples[i], why));
+      continue;
+    }
+    batch.outcomes[i] =
+        OutcomeOfSlot(batch.tuples[i].variant, (*values)[position]);
+    batch.executed[i] = 1;
+  }
+}
+
+absl::Status PtxasBackend::CrossCheckExecuted(Batch& batch) const {
+  std::vector<int> refuted;
+  for (size_t i = 0; i < batch.tuples.size(); ++i) {
+    if (!batch.executed[i] || batch.outcomes[i].kind != ResultKind::kValue) {
+      continue;
+    }
+    const PtxTuple& t = batch.tuples[i];
+    const Result want =
+        EvaluateWithReading(Reading::kHardware, t.variant, t.operands);
+    const Outcome& got = batch.outcomes[i];
+    if (want.defined() && (got.bits != want.bits || got.carry != want.carry)) {
+      refuted.push_back(static_cast<int>(i));
+    }
+  }
+  if (refuted.empty()) return absl::OkStatus();
+  std::vector<Tuple> tuples;
+  for (int i : refuted) tuples.push_back(batch.tuples[i]);
+  PTXDIFF_ASSIGN_OR_RETURN(
+      const std::vector<TupleCalibration> at_o0,
+      CalibrateEach(config_.ptxas, *executable_, tuples, /*opt_level=*/0));
+  for (size_t j = 0; j < refuted.size(); ++j) {
+    if (at_o0[j].outcome == CalibrationOutcome::kAgrees) continue;
+    batch.outcomes[refuted[j]] = Outcome::Decline(
+        DeclineCode::kNotEvaluable,
+        absl::StrCat("the SASS evaluator's run of ptxas's code disagrees with "
+                     "the oracle, but its run of the -O0 code ",
+                     at_o0[j].outcome == CalibrationOutcome::kDisagrees
+                         ? "disagrees too"
+                         : "did not run",
+                     ": not judged (the evaluator is not calibrated on it)"));
+  }
+  return absl::OkStatus();
 }
 
 void PtxasBackend::Learn(const Batch& batch, const std::vector<int>& compiled,
@@ -474,18 +659,20 @@ std::vector<int> PtxasBackend::Admit(Batch& batch,
                                                  uint64_t{runtime} << 32};
     for (int s = 0; s < NumSources(v); ++s) {
       const int width = SourceWidth(v, s);
+      // A claim answers every runtime value at once; executed code is run
+      // again for each (AnswerRepeats).
       if (IsRuntimeSource(runtime, s)) continue;
       key[1 + s] = width == 64
                        ? wire.operands.v[s]
                        : wire.operands.v[s] & ((uint64_t{1} << width) - 1);
     }
+    batch.tuples[i] = {v, wire.operands, runtime};
     auto [it, added] = first.try_emplace(key, static_cast<int>(i));
     if (!added) {
       copy_of[i] = it->second;
       continue;
     }
-    batch.tuples[i] = {v, wire.operands, runtime};
-    if (!FoldsForSelector(v, wire.operands)) {
+    if (!executable_ && !FoldsForSelector(v, wire.operands)) {
       batch.outcomes[i] = Outcome::Decline(
           DeclineCode::kNotEvaluable,
           "ptxas 13.0 folds SIMD video only with the default .asel/.bsel");
@@ -511,9 +698,8 @@ absl::Status PtxasBackend::RunSupported(const ResolvedBatch& request,
   PTXDIFF_RETURN_IF_ERROR(packed.status);
   PTXDIFF_RETURN_IF_ERROR(Bisect(batch, packed.failed_kernels));
   Learn(batch, pending, packed);
-  for (size_t i = 0; i < copy_of.size(); ++i) {
-    if (copy_of[i] >= 0) batch.outcomes[i] = batch.outcomes[copy_of[i]];
-  }
+  AnswerRepeats(batch, copy_of);
+  PTXDIFF_RETURN_IF_ERROR(CrossCheckExecuted(batch));
   BuildReply(batch.outcomes, reply);
   return absl::OkStatus();
 }

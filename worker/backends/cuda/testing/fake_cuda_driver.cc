@@ -123,6 +123,8 @@ const char* NameOf(CUresult result) {
       return "CUDA_ERROR_LAUNCH_FAILED";
     case CUDA_ERROR_STUB_LIBRARY:
       return "CUDA_ERROR_STUB_LIBRARY";
+    case CUDA_ERROR_NOT_SUPPORTED:
+      return "CUDA_ERROR_NOT_SUPPORTED";
     case CUDA_ERROR_UNKNOWN:
       return "CUDA_ERROR_UNKNOWN";
     default:
@@ -143,6 +145,10 @@ void FakeCudaDriver::FailCall(absl::string_view method, CUresult result,
                               int nth) {
   const std::string name(method);
   failures_[name][call_counts_[name] + nth] = result;
+}
+
+void FakeCudaDriver::FailEveryCall(absl::string_view method, CUresult result) {
+  always_failing_[std::string(method)] = result;
 }
 
 void FakeCudaDriver::RejectPtxContaining(std::string needle, std::string log) {
@@ -201,6 +207,9 @@ std::optional<CUresult> FakeCudaDriver::Enter(absl::string_view method,
   calls_.push_back(absl::StrCat(name, "(", args, ")"));
   if (auto f = failures_.find(name); f != failures_.end()) {
     if (auto r = f->second.find(n); r != f->second.end()) return r->second;
+  }
+  if (auto f = always_failing_.find(name); f != always_failing_.end()) {
+    return f->second;
   }
   if (sticky_ != CUDA_SUCCESS) return sticky_;
   return std::nullopt;

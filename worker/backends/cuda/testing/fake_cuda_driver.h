@@ -88,6 +88,10 @@ class FakeCudaDriver : public CudaDriver {
   // The `nth` call from now (1 = the next) of `method` (the CudaDriver
   // method name, e.g. "MemAlloc") returns `result` and does nothing.
   void FailCall(absl::string_view method, CUresult result, int nth = 1);
+  // Every call of `method` from now on returns `result` and does nothing: an
+  // entry point a partial implementation of the driver API answers with
+  // CUDA_ERROR_NOT_SUPPORTED.
+  void FailEveryCall(absl::string_view method, CUresult result);
   // The JIT rejects PTX containing `needle`, with `log` in its error log.
   void RejectPtxContaining(std::string needle, std::string log);
   // The `nth` kernel launched from now faults with `result` when it runs.
@@ -222,6 +226,7 @@ class FakeCudaDriver : public CudaDriver {
   absl::flat_hash_map<std::string, int> call_counts_;
   // method -> (call number at which to fail -> result)
   std::map<std::string, std::map<int, CUresult>, std::less<>> failures_;
+  std::map<std::string, CUresult, std::less<>> always_failing_;
   std::vector<std::pair<std::string, std::string>> rejections_;
   std::map<std::string, uint64_t> corruptions_;
   std::set<std::string> unsaturated_;

@@ -1,0 +1,118 @@
+#include "sass/sass_decoder.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "sass/testing/compiled_kernel.h"
+
+namespace ptxdiff {
+namespace {
+
+using ::ptxdiff::testing::CompileSass;
+using ::ptxdiff::testing::KernelOf;
+using ::testing::HasSubstr;
+
+class SassDecoderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!ptxdiff::testing::HavePtxas()) GTEST_SKIP() << "no ptxas here";
+  }
+
+  // The listing of `body` compiled at -O`opt`; fails the test on a slot the
+  // decoder does not understand before the EXIT.
+  std::string Listing(int params, const std::string& body, int opt = 3) {
+    absl::StatusOr<std::vector<SassSlot>> kernel =
+        CompileSass(KernelOf(params, body), "k", opt);
+    EXPECT_TRUE(kernel.ok()) << kernel.status();
+    if (!kernel.ok()) return "";
+    const std::string listing = SassListing(*kernel);
+    EXPECT_FALSE(absl::StrContains(listing, "??")) << listing;
+    return listing;
+  }
+};
+
+TEST_F(SassDecoderTest, ReadsTheThreeRegisterAddAndTheStore) {
+  const std::string listing =
+      Listing(2, "  add.s32 %r2, %r0, %r1;\n  st.global.b32 [%out+12], %r2;\n");
+  EXPECT_THAT(listing, HasSubstr("IADD3 R"));
+  EXPECT_THAT(listing, HasSubstr(", RZ\n"));
+  EXPECT_THAT(listing, HasSubstr("STG.E [R2.64+0xc]"));
+  EXPECT_THAT(listing, HasSubstr("LDC.64 R"));
+  EXPECT_THAT(listing, HasSubstr("c[0x0][0x210]"));  // the output pointer
+  EXPECT_THAT(listing, HasSubstr("EXIT"));
+}
+
+TEST_F(SassDecoderTest, ReadsTheModifiersThatChangeValues) {
+  const std::string listing = Listing(
+      3,
+      "  mul.hi.s32 %r3, %r0, %r1;\n  st.global.b32 [%out], %r3;\n"
+      "  shf.r.clamp.b32 %r4, %r0, %r1, %r2;\n  st.global.b32 [%out+4], %r4;\n"
+      "  prmt.b32 %r5, %r0, %r1, %r2;\n  st.global.b32 [%out+8], %r5;\n"
+      "  min.s32 %r6, %r0, %r1;\n  st.global.b32 [%out+12], %r6;\n"
+      "  max.u32 %r7, %r0, %r1;\n  st.global.b32 [%out+16], %r7;\n"
+      "  xor.b32 %r8, %r0, %r1;\n  st.global.b32 [%out+20], %r8;\n"
+      "  popc.b32 %r9, %r0;\n  st.global.b32 [%out+24], %r9;\n"
+      "  brev.b32 %r10, %r1;\n  st.global.b32 [%out+28], %r10;\n");
+  EXPECT_THAT(listing, HasSubstr("IMAD.HI R"));    // signed: no .U32
+  EXPECT_THAT(listing, HasSubstr("SHF.R.U32 R"));  // the low word
+  EXPECT_THAT(listing, HasSubstr("PRMT R"));
+  EXPECT_THAT(listing, HasSubstr("VIMNMX.S32 R"));
+  EXPECT_THAT(listing, HasSubstr("VIMNMX.U32 R"));
+  EXPECT_THAT(listing, HasSubstr("LOP3.LUT R"));
+  EXPECT_THAT(listing, HasSubstr(", 0x3c\n"));  // a ^ b's table
+  EXPECT_THAT(listing, HasSubstr("POPC R"));
+  EXPECT_THAT(listing, HasSubstr("BREV R"));
+}
+
+TEST_F(SassDecoderTest, BranchTargetsAreInstructionsOfTheKernel) {
+  absl::StatusOr<std::vector<SassSlot>> kernel = CompileSass(
+      KernelOf(2,
+               "  mov.u32 %r2, 0;\n$L:\n  setp.eq.u32 %p0, %r1, 0;\n"
+               "  @%p0 bra $D;\n  sub.u32 %r1, %r1, 1;\n"
+               "  xor.b32 %r2, %r2, %r0;\n  bra $L;\n$D:\n"
+               "  st.global.b32 [%out], %r2;\n"),
+      "k", 0);
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  int branches = 0;
+  for (const SassSlot& s : *kernel) {
+    ASSERT_TRUE(s.ok()) << s.why_not;
+    if (s.insn.op != SassOp::kBra) continue;
+    ++branches;
+    EXPECT_EQ(s.insn.target % 16, 0);
+    EXPECT_GE(s.insn.target, 0);
+    EXPECT_LT(s.insn.target, static_cast<int64_t>(16 * kernel->size()));
+  }
+  EXPECT_GE(branches, 3);  // the exit test, the back edge, the padding
+}
+
+TEST_F(SassDecoderTest, AnUnreadBitMakesTheInstructionNotUnderstood) {
+  const SassArchInfo arch = *FindSassArchInfo("sm_90");
+  // IADD3 R5, R4, R5, RZ as ptxas writes it.
+  const uint64_t lo = 0x0000000504057210, hi = 0x00007ffe0ff;
+  ASSERT_TRUE(DecodeSassInstruction(arch, lo, hi, 0).ok());
+  const SassSlot flipped =
+      DecodeSassInstruction(arch, lo, hi | (uint64_t{1} << (76 - 64)), 0x40);
+  EXPECT_FALSE(flipped.ok());
+  EXPECT_THAT(flipped.why_not, HasSubstr("IADD3 at +0x0040"));
+  EXPECT_THAT(flipped.why_not, HasSubstr("bits 76 not understood"));
+}
+
+TEST_F(SassDecoderTest, AnUnknownOpcodeIsNamed) {
+  const SassArchInfo arch = *FindSassArchInfo("sm_90");
+  const SassSlot slot = DecodeSassInstruction(arch, 0x21f, 0, 0x10);
+  EXPECT_FALSE(slot.ok());
+  EXPECT_THAT(slot.why_not, HasSubstr("op 0x21f at +0x0010"));
+}
+
+TEST(SassArchInfoTest, NamesTheArchsItReads) {
+  EXPECT_TRUE(FindSassArchInfo("sm_90a").ok());
+  const absl::StatusOr<SassArchInfo> old = FindSassArchInfo("sm_80");
+  ASSERT_FALSE(old.ok());
+  EXPECT_THAT(old.status().message(), HasSubstr("sm_90"));
+}
+
+}  // namespace
+}  // namespace ptxdiff

@@ -1,0 +1,233 @@
+#include "sass/sass_instruction.h"
+
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace ptxdiff {
+namespace {
+
+const char* BaseName(SassOp op) {
+  switch (op) {
+    case SassOp::kNop:
+      return "NOP";
+    case SassOp::kMov:
+      return "MOV";
+    case SassOp::kSel:
+      return "SEL";
+    case SassOp::kIsetp:
+      return "ISETP";
+    case SassOp::kIadd3:
+      return "IADD3";
+    case SassOp::kLea:
+      return "LEA";
+    case SassOp::kLop3:
+      return "LOP3.LUT";
+    case SassOp::kIabs:
+      return "IABS";
+    case SassOp::kIabsdiff:
+      return "IABSDIFF";
+    case SassOp::kPrmt:
+      return "PRMT";
+    case SassOp::kShf:
+      return "SHF";
+    case SassOp::kSgxt:
+      return "SGXT";
+    case SassOp::kBmsk:
+      return "BMSK";
+    case SassOp::kImad:
+      return "IMAD";
+    case SassOp::kImadHi:
+      return "IMAD.HI";
+    case SassOp::kImadWide:
+      return "IMAD.WIDE";
+    case SassOp::kIdp4a:
+      return "IDP.4A";
+    case SassOp::kFlo:
+      return "FLO";
+    case SassOp::kBrev:
+      return "BREV";
+    case SassOp::kPopc:
+      return "POPC";
+    case SassOp::kPlop3:
+      return "PLOP3.LUT";
+    case SassOp::kViadd:
+      return "VIADD";
+    case SassOp::kVimnmx:
+      return "VIMNMX";
+    case SassOp::kR2ur:
+      return "R2UR";
+    case SassOp::kS2r:
+      return "S2R";
+    case SassOp::kCs2r:
+      return "CS2R";
+    case SassOp::kLdc:
+      return "LDC";
+    case SassOp::kLdg:
+      return "LDG.E";
+    case SassOp::kStg:
+      return "STG.E";
+    case SassOp::kBra:
+      return "BRA";
+    case SassOp::kExit:
+      return "EXIT";
+    case SassOp::kBssy:
+      return "BSSY";
+    case SassOp::kBsync:
+      return "BSYNC";
+    case SassOp::kHfma2Mov:
+      return "HFMA2.MMA";
+  }
+  return "?";
+}
+
+std::string Reg(int r, bool uniform) {
+  if (uniform) return r == kSassUrz ? "URZ" : absl::StrCat("UR", r);
+  return r == kSassRz ? "RZ" : absl::StrCat("R", r);
+}
+
+std::string Pred(const SassPredicate& p) {
+  const std::string name =
+      p.index == kSassPt ? "PT" : absl::StrCat("P", p.index);
+  return absl::StrCat(p.negated ? "!" : "", p.uniform ? "U" : "", name);
+}
+
+std::string Operand(const SassOperand& o) {
+  std::string text;
+  switch (o.kind) {
+    case SassOperand::kNone:
+      return "";
+    case SassOperand::kRegister:
+      text = Reg(o.reg, false);
+      break;
+    case SassOperand::kUniform:
+      text = Reg(o.reg, true);
+      break;
+    case SassOperand::kImmediate:
+      return absl::StrFormat("0x%x", o.value);
+    case SassOperand::kConstant:
+      text = absl::StrFormat("c[0x%x][0x%x]", o.bank, o.value);
+      break;
+  }
+  return absl::StrCat(o.negate ? "-" : "", o.invert ? "~" : "", text);
+}
+
+const char* CompareName(SassCompare c) {
+  static constexpr const char* kNames[] = {"F",  "LT", "EQ", "LE",
+                                           "GT", "NE", "GE", "T"};
+  return kNames[static_cast<int>(c)];
+}
+
+std::string Suffixes(const SassInstruction& i) {
+  switch (i.op) {
+    case SassOp::kIsetp: {
+      static constexpr const char* kSetOps[] = {"AND", "OR", "XOR", "?"};
+      return absl::StrCat(".", CompareName(i.compare),
+                          i.is_signed ? "" : ".U32", i.extended ? ".EX" : "",
+                          ".", kSetOps[i.set_op & 3]);
+    }
+    case SassOp::kShf:
+      return absl::StrCat(i.right ? ".R" : ".L", i.wrap ? ".W" : "",
+                          i.is_signed ? ".S" : ".U", i.width,
+                          i.hi ? ".HI" : "");
+    case SassOp::kLea:
+      return absl::StrCat(i.hi ? ".HI" : "", i.extended ? ".X" : "",
+                          i.is_signed ? ".SX32" : "");
+    case SassOp::kIdp4a:
+      return i.dp2a ? (i.hi ? " (.2A.HI)" : " (.2A)") : "";
+    case SassOp::kIabsdiff:
+      return i.is_signed ? "" : ".U32";
+    case SassOp::kIadd3:
+    case SassOp::kImad:
+      return i.extended ? ".X" : "";
+    case SassOp::kImadHi:
+    case SassOp::kImadWide:
+      return i.is_signed ? "" : ".U32";
+    case SassOp::kSgxt:
+      return i.is_signed ? "" : ".U32";
+    case SassOp::kVimnmx:
+      return absl::StrCat(i.is_signed ? ".S" : ".U", i.simd16 ? "16x2" : "32");
+    case SassOp::kFlo:
+      return absl::StrCat(i.is_signed ? "" : ".U32",
+                          i.shift_amount ? ".SH" : "");
+    case SassOp::kBmsk:
+      return i.wrap ? ".W" : "";
+    case SassOp::kLdc:
+    case SassOp::kStg:
+      return i.width == 4 ? "" : absl::StrCat(".", i.width * 8);
+    default:
+      return "";
+  }
+}
+
+}  // namespace
+
+std::string SassOpName(SassOp op, bool uniform) {
+  return absl::StrCat(uniform ? "U" : "", BaseName(op));
+}
+
+std::string SassText(const SassInstruction& i) {
+  std::vector<std::string> parts;
+  const bool u = i.uniform;
+  auto pdsts = [&] {
+    for (int p : i.pdst) {
+      if (p != kSassPt) {
+        parts.push_back(Pred({.index = p, .uniform = i.pdst_uniform}));
+      }
+    }
+  };
+  switch (i.op) {
+    case SassOp::kBra:
+    case SassOp::kBssy:
+      parts.push_back(absl::StrFormat("0x%x", i.target));
+      break;
+    case SassOp::kStg:
+      parts.push_back(
+          absl::StrFormat("[R%d.64+0x%x]", i.src[0].reg, i.src[2].value));
+      parts.push_back(Reg(i.src[1].reg, false));
+      break;
+    case SassOp::kExit:
+    case SassOp::kNop:
+    case SassOp::kBsync:
+      break;
+    case SassOp::kPlop3:
+      pdsts();
+      for (const SassPredicate& p : i.psrc) parts.push_back(Pred(p));
+      parts.push_back(absl::StrFormat("0x%x, 0x%x", i.lut & 0xff, i.lut >> 8));
+      break;
+    case SassOp::kS2r:
+    case SassOp::kCs2r:
+      parts.push_back(Reg(i.dst, false));
+      parts.push_back(absl::StrFormat("SR%d", i.special));
+      break;
+    default:
+      if (i.op != SassOp::kIsetp) {
+        parts.push_back(Reg(i.dst, u || i.op == SassOp::kR2ur));
+      }
+      pdsts();
+      for (const SassOperand& o : i.src) {
+        if (o.kind != SassOperand::kNone) parts.push_back(Operand(o));
+      }
+      if (i.op == SassOp::kLop3)
+        parts.push_back(absl::StrFormat("0x%x", i.lut));
+      if (i.op == SassOp::kLea) parts.push_back(absl::StrCat(i.shift));
+      if (i.op == SassOp::kSel || i.op == SassOp::kVimnmx ||
+          (i.extended && i.op != SassOp::kIsetp)) {
+        parts.push_back(Pred(i.psrc[0]));
+      }
+      if (i.op == SassOp::kIsetp) {
+        parts.push_back(Pred(i.psrc[1]));
+        if (i.extended) parts.push_back(Pred(i.psrc[0]));
+      }
+      break;
+  }
+  const std::string guard = i.guard.index == kSassPt && !i.guard.negated
+                                ? ""
+                                : absl::StrCat("@", Pred(i.guard), " ");
+  return absl::StrCat(guard, SassOpName(i.op, u), Suffixes(i), " ",
+                      absl::StrJoin(parts, ", "));
+}
+
+}  // namespace ptxdiff

@@ -1,0 +1,133 @@
+// One decoded SASS instruction: what the decoder (sass_decoder.h) reads out
+// of ptxas's 128-bit encodings, and what the machine (sass_machine.h) runs.
+//
+// Only the integer subset ptxas emits for ptxdiff's kernels is described:
+// each SassOp names one operation whose effect on the registers is fully
+// known, with the modifiers that change its value as fields here. A bit of
+// an encoding that the decoder does not read makes the instruction "not
+// understood" (SassSlot::why_not) rather than a guess; the machine refuses
+// to run such an instruction, so a kernel is either run exactly or not run.
+
+#ifndef PTXDIFF_SASS_SASS_INSTRUCTION_H_
+#define PTXDIFF_SASS_SASS_INSTRUCTION_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace ptxdiff {
+
+inline constexpr int kSassRz = 255;  // the zero register
+inline constexpr int kSassUrz = 63;  // the uniform zero register
+inline constexpr int kSassPt = 7;    // the true predicate (PT, UPT)
+
+// What an instruction does. The uniform-datapath forms (UIADD3, ULOP3, ...)
+// are the same operations with SassInstruction::uniform set.
+enum class SassOp : uint8_t {
+  kNop,
+  kMov,       // d = b
+  kSel,       // d = p ? a : b
+  kIsetp,     // P = (a cmp b [.EX: with the low compare]) setop q
+  kIadd3,     // d = ±a ± b ± c [.X: + carries]; P, Q = carries out
+  kLea,       // d = (a << s) + b; .HI: ({c:a} << s) >> 32 + b
+  kLop3,      // d = lut(a, b, c)
+  kIabs,      // d = |b|
+  kIabsdiff,  // d = |a - b| + c
+  kPrmt,      // d = bytes of {c:a} selected by b
+  kShf,       // funnel shift of {c:a} by b
+  kSgxt,      // d = a extended from its low b bits
+  kBmsk,      // d = a mask of b bits at a
+  kImad,      // d = a * b + c [.X: + carry]
+  kImadHi,    // d = (a * b + {c+1:c}) >> 32
+  kImadWide,  // {d+1:d} = a * b + {c+1:c}
+  kIdp4a,     // d = c + the dot product of a's and b's bytes (or .2A)
+  kFlo,       // d = the position of b's leading one
+  kBrev,      // d = b's bits reversed
+  kPopc,      // d = the number of b's set bits
+  kPlop3,     // P = lut0(p, q, r); Q = lut1(p, q, r)
+  kViadd,     // d = a + b
+  kVimnmx,    // d = min or max(a, b)
+  kR2ur,      // uniform d = a
+  kS2r,       // d = a special register
+  kCs2r,      // d (, d+1) = a special register (SRZ: 0)
+  kLdc,       // d = c[bank][a + offset]
+  kLdg,       // d = [a + offset]
+  kStg,       // [a + offset] = b
+  kBra,       // jump to target
+  kExit,
+  kBssy,      // a convergence barrier's reconvergence point
+  kBsync,     // wait at a convergence barrier
+  kHfma2Mov,  // HFMA2(.MMA) d, -RZ, RZ, imm: d = imm where fp16 gives it back
+};
+
+// "IADD3", "ULOP3": the mnemonic of `op`, uniform or not.
+std::string SassOpName(SassOp op, bool uniform);
+
+// A register, uniform register, immediate or constant-bank word.
+struct SassOperand {
+  enum Kind : uint8_t { kNone, kRegister, kUniform, kImmediate, kConstant };
+  Kind kind = kNone;
+  int reg = 0;          // kRegister, kUniform: its number
+  uint32_t value = 0;   // kImmediate: the bits; kConstant: the byte offset
+  int bank = 0;         // kConstant
+  bool negate = false;  // two's-complement negation (IADD3: bitwise with .X)
+  bool invert = false;  // bitwise not (POPC, FLO)
+};
+
+struct SassPredicate {
+  int index = kSassPt;  // 0..6, or kSassPt
+  bool negated = false;
+  bool uniform = false;  // UP0..UP6, UPT
+};
+
+// Integer comparisons, as ISETP encodes them.
+enum class SassCompare : uint8_t { kF, kLt, kEq, kLe, kGt, kNe, kGe, kT };
+
+struct SassInstruction {
+  uint32_t pc = 0;                    // byte offset in the kernel's .text
+  uint64_t word_lo = 0, word_hi = 0;  // the encoding, scheduling bits cleared
+  SassOp op = SassOp::kNop;
+  bool uniform = false;  // runs on the uniform datapath: d and sources are URs
+  SassPredicate guard;   // @P0, @!P1; PT when unguarded
+  int dst = kSassRz;     // register (or uniform register) written
+  std::array<SassOperand, 3> src;                // a, b, c
+  std::array<SassPredicate, 3> psrc;             // carries in, conditions
+  std::array<int, 2> pdst = {kSassPt, kSassPt};  // predicates written
+  bool pdst_uniform = false;                     // pdst are UPs
+
+  // Modifiers; each is read by the ops it names.
+  bool is_signed = false;     // ISETP, IMAD.HI/.WIDE, SGXT, FLO, VIMNMX, SHF
+  bool extended = false;      // .X (IADD3, IMAD, LEA), .EX (ISETP)
+  bool hi = false;            // .HI (LEA, SHF)
+  bool wrap = false;          // .W (SHF, BMSK, SGXT)
+  bool right = false;         // .R (SHF)
+  bool shift_amount = false;  // FLO.SH: 31 - position
+  int width = 32;             // SHF's type: 32 or 64; loads/stores: bytes
+  int shift = 0;              // LEA's shift
+  uint32_t lut = 0;           // LOP3; PLOP3: lut0 | lut1 << 8
+  SassCompare compare = SassCompare::kF;  // ISETP
+  int set_op = 0;                         // ISETP: 0 AND, 1 OR, 2 XOR
+  int prmt_mode =
+      0;  // PRMT: 0 index, 1 F4E, 2 B4E, 3 RC8, 4 ECL, 5 ECR, 6 RC16
+  bool a_signed = false, b_signed = false;  // IDP's byte types
+  bool dp2a = false;                        // IDP.2A (hi: its .HI)
+  bool simd16 = false;                      // VIMNMX on two 16-bit lanes
+  int special = 0;                          // S2R, CS2R: the special register
+  int64_t target = 0;  // BRA, BSSY: the byte offset jumped to
+  int barrier = 0;     // BSSY, BSYNC
+};
+
+// One instruction of a kernel as decoded: the instruction, or why it is not
+// understood (the machine refuses to run it).
+struct SassSlot {
+  SassInstruction insn;
+  std::string why_not;  // empty when understood
+  bool ok() const { return why_not.empty(); }
+};
+
+// The instruction as text, close to nvdisasm's: "IADD3 R5, P0, R4, -R5, RZ".
+std::string SassText(const SassInstruction& insn);
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_SASS_SASS_INSTRUCTION_H_

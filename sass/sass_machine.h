@@ -1,0 +1,78 @@
+// Running a kernel's SASS on the CPU, for one thread: what makes ptxas
+// testable without a GPU on the code it emits, not only on what it folds.
+//
+// The machine holds the thread's registers, uniform registers and
+// predicates, the kernel's constant bank 0 (its parameters at the arch's
+// parameter base) and the global memory the launch gives it, and runs the
+// decoded instructions (sass_decoder.h) from offset 0 to an EXIT. It never
+// guesses: an instruction the decoder did not understand, a register read
+// before any write, a word of the constant bank that the driver fills (the
+// stack pointer, a memory descriptor) used as a value, an access outside
+// the launch's memory, or a run past its step budget ends the run "not
+// run", naming the instruction and why, and what stopped it
+// (SassRun::blocker) is a key a census counts.
+
+#ifndef PTXDIFF_SASS_SASS_MACHINE_H_
+#define PTXDIFF_SASS_SASS_MACHINE_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sass/sass_decoder.h"
+#include "sass/sass_instruction.h"
+
+namespace ptxdiff {
+
+// Global memory a launch gives the kernel.
+struct SassBuffer {
+  uint64_t address = 0;
+  std::vector<uint8_t> bytes;
+  bool writable = false;
+};
+
+struct SassLaunch {
+  // Bank 0's bytes. Those below `known_from` are the driver's (the stack
+  // pointer, memory descriptors): they may be loaded, not used as values.
+  std::vector<uint8_t> constant_bank;
+  uint32_t known_from = 0;
+  std::vector<SassBuffer> buffers;
+  int64_t max_steps = int64_t{1} << 20;
+  bool trace = false;  // keep SassRun::trace
+};
+
+// One store the kernel made, in program order.
+struct SassStore {
+  uint32_t pc = 0;
+  uint64_t address = 0;
+  int size = 0;                        // bytes: 1, 2, 4, 8 or 16
+  std::array<uint32_t, 4> words = {};  // little-endian, past size 0
+};
+
+// One instruction run, with what it wrote to its destination register.
+struct SassTraceStep {
+  uint32_t pc = 0;
+  std::string text;                   // SassText
+  uint64_t word_lo = 0, word_hi = 0;  // its encoding
+  bool executed = false;              // its guard held
+  uint32_t dst_value = 0;
+};
+
+struct SassRun {
+  bool ran = false;  // reached an EXIT
+  std::vector<SassStore> stores;
+  int64_t steps = 0;
+  // When not run: why, naming the instruction, and the census key of what
+  // stopped it ("op 0x21f", "ISETP: a second predicate destination").
+  std::string why_not;
+  std::string blocker;
+  std::vector<SassTraceStep> trace;  // SassLaunch::trace
+};
+
+// Runs `kernel` (a decoded `.text`) for one thread.
+SassRun RunSass(const std::vector<SassSlot>& kernel, const SassLaunch& launch);
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_SASS_SASS_MACHINE_H_

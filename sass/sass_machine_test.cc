@@ -1,0 +1,219 @@
+#include "sass/sass_machine.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "sass/testing/compiled_kernel.h"
+#include "worker/backends/ptxas/sass_execution.h"
+
+namespace ptxdiff {
+namespace {
+
+using ::ptxdiff::testing::CompileSass;
+using ::ptxdiff::testing::KernelOf;
+using ::testing::HasSubstr;
+
+// The 32-bit words a kernel stored at 4k, run with `params` as p0, p1, ...
+struct Stored {
+  bool ran = false;
+  std::string why_not;
+  std::vector<uint32_t> words;
+};
+
+Stored RunKernel(const std::string& body, const std::vector<uint32_t>& params,
+                 int words, int opt = 3) {
+  absl::StatusOr<std::vector<SassSlot>> kernel =
+      CompileSass(KernelOf(static_cast<int>(params.size()), body), "k", opt);
+  EXPECT_TRUE(kernel.ok()) << kernel.status();
+  if (!kernel.ok()) return {};
+  std::vector<KernelArgument> args;
+  for (uint32_t p : params) args.push_back({.bytes = 4, .value = p});
+  const KernelExecution run =
+      ExecuteKernel(*FindSassArchInfo("sm_90"), *kernel, args, 4 * words);
+  Stored out{.ran = run.ran, .why_not = run.why_not};
+  const std::vector<int> image = StoredImage(run.stores, 4 * words);
+  for (int w = 0; w < words; ++w) {
+    uint32_t v = 0;
+    for (int b = 0; b < 4; ++b)
+      v |= static_cast<uint32_t>(image[4 * w + b] & 0xff) << (8 * b);
+    out.words.push_back(v);
+  }
+  return out;
+}
+
+class SassMachineTest : public ::testing::TestWithParam<int> {
+ protected:
+  void SetUp() override {
+    if (!ptxdiff::testing::HavePtxas()) GTEST_SKIP() << "no ptxas here";
+  }
+  int opt() const { return GetParam(); }
+};
+
+TEST_P(SassMachineTest, RunsArithmeticOnItsParameters) {
+  const std::string body =
+      "  add.s32 %r4, %r0, %r1;\n  st.global.b32 [%out], %r4;\n"
+      "  mul.lo.s32 %r5, %r0, %r1;\n  st.global.b32 [%out+4], %r5;\n"
+      "  mul.hi.s32 %r6, %r0, %r1;\n  st.global.b32 [%out+8], %r6;\n"
+      "  mad.lo.s32 %r7, %r0, %r1, %r2;\n  st.global.b32 [%out+12], %r7;\n"
+      "  sub.s32 %r8, %r0, %r2;\n  st.global.b32 [%out+16], %r8;\n"
+      "  shl.b32 %r9, %r0, %r1;\n  st.global.b32 [%out+20], %r9;\n"
+      "  shr.s32 %r10, %r2, %r1;\n  st.global.b32 [%out+24], %r10;\n";
+  for (auto [a, b, c] : {std::tuple<uint32_t, uint32_t, uint32_t>{7, 5, 3},
+                         {0xfffffff0u, 3, 0x80000001u},
+                         {0x12345678u, 40, 0xdeadbeefu}}) {
+    const Stored s = RunKernel(body, {a, b, c}, 7, opt());
+    ASSERT_TRUE(s.ran) << s.why_not;
+    EXPECT_EQ(s.words[0], a + b);
+    EXPECT_EQ(s.words[1], a * b);
+    EXPECT_EQ(s.words[2],
+              static_cast<uint32_t>((int64_t{static_cast<int32_t>(a)} *
+                                     static_cast<int32_t>(b)) >>
+                                    32));
+    EXPECT_EQ(s.words[3], a * b + c);
+    EXPECT_EQ(s.words[4], a - c);
+    EXPECT_EQ(s.words[5], b >= 32 ? 0u : a << b);
+    EXPECT_EQ(s.words[6], static_cast<uint32_t>(static_cast<int32_t>(c) >>
+                                                (b >= 32 ? 31 : b)));
+  }
+}
+
+TEST_P(SassMachineTest, RunsSixtyFourBitCarryChains) {
+  const std::string body =
+      "  mov.b64 %rd0, {%r0, %r1};\n  mov.b64 %rd1, {%r2, %r3};\n"
+      "  add.s64 %rd2, %rd0, %rd1;\n  st.global.b64 [%out], %rd2;\n"
+      "  sub.s64 %rd3, %rd0, %rd1;\n  st.global.b64 [%out+8], %rd3;\n"
+      "  mul.lo.u64 %rd4, %rd0, %rd1;\n  st.global.b64 [%out+16], %rd4;\n";
+  for (auto [x, y] : {std::pair<uint64_t, uint64_t>{0xffffffffull, 1},
+                      {0x123456789abcdefull, 0xfedcba9876543210ull},
+                      {5, 0x100000000ull},
+                      {0xffffffffffffffffull, 0xffffffffffffffffull},
+                      {0xfffffffe00000003ull, 0x80000000ffffffffull},
+                      {0x00000001ffffffffull, 0xffffffff00000001ull}}) {
+    const Stored s =
+        RunKernel(body,
+                  {static_cast<uint32_t>(x), static_cast<uint32_t>(x >> 32),
+                   static_cast<uint32_t>(y), static_cast<uint32_t>(y >> 32)},
+                  6, opt());
+    ASSERT_TRUE(s.ran) << s.why_not;
+    auto word64 = [&](int k) {
+      return s.words[2 * k] | uint64_t{s.words[2 * k + 1]} << 32;
+    };
+    EXPECT_EQ(word64(0), x + y);
+    EXPECT_EQ(word64(1), x - y);
+    EXPECT_EQ(word64(2), x * y);
+  }
+}
+
+TEST_P(SassMachineTest, RunsLoopsAndBranches) {
+  const std::string body =
+      "  mov.u32 %r2, 0;\n$L:\n  setp.eq.u32 %p0, %r1, 0;\n  @%p0 bra $D;\n"
+      "  sub.u32 %r1, %r1, 1;\n  mul.lo.u32 %r0, %r0, 3;\n"
+      "  xor.b32 %r2, %r2, %r0;\n  bra $L;\n$D:\n"
+      "  st.global.b32 [%out], %r2;\n";
+  for (uint32_t trips : {0u, 1u, 5u, 37u}) {
+    uint32_t x = 0x1234, acc = 0;
+    for (uint32_t t = 0; t < trips; ++t) {
+      x *= 3;
+      acc ^= x;
+    }
+    const Stored s = RunKernel(body, {0x1234, trips}, 1, opt());
+    ASSERT_TRUE(s.ran) << s.why_not;
+    EXPECT_EQ(s.words[0], acc) << trips << " trips";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(OptLevels, SassMachineTest, ::testing::Values(0, 3),
+                         [](const auto& info) {
+                           return absl::StrCat("O", info.param);
+                         });
+
+// Hand-made kernels: what the machine refuses.
+SassSlot Insn(SassInstruction i, uint32_t pc) {
+  i.pc = pc;
+  return {.insn = i};
+}
+
+SassLaunch EmptyLaunch() {
+  SassLaunch launch;
+  launch.constant_bank.assign(0x218, 0);
+  launch.known_from = 0x210;
+  launch.max_steps = 1000;
+  return launch;
+}
+
+// A register never written taints what is computed from it; storing it
+// refuses (ptxas's 16-bit code computes on garbage upper halves it never
+// stores, which runs).
+TEST(SassMachineRefusals, StoringARegisterNeverWritten) {
+  SassInstruction add{.op = SassOp::kIadd3, .dst = 2};
+  add.src = {SassOperand{.kind = SassOperand::kRegister, .reg = 1},
+             SassOperand{.kind = SassOperand::kRegister, .reg = kSassRz},
+             SassOperand{.kind = SassOperand::kRegister, .reg = kSassRz}};
+  SassInstruction stg{.op = SassOp::kStg, .width = 4};
+  stg.src = {SassOperand{.kind = SassOperand::kRegister, .reg = kSassRz},
+             SassOperand{.kind = SassOperand::kRegister, .reg = 2},
+             SassOperand{.kind = SassOperand::kImmediate, .value = 0}};
+  SassLaunch launch = EmptyLaunch();
+  launch.buffers.push_back(
+      {.address = 0, .bytes = std::vector<uint8_t>(16), .writable = true});
+  const SassRun computed =
+      RunSass({Insn(add, 0), Insn({.op = SassOp::kExit}, 16)}, launch);
+  EXPECT_TRUE(computed.ran) << computed.why_not;
+  const SassRun stored = RunSass(
+      {Insn(add, 0), Insn(stg, 16), Insn({.op = SassOp::kExit}, 32)}, launch);
+  EXPECT_FALSE(stored.ran);
+  EXPECT_THAT(stored.why_not, HasSubstr("stores bytes of R2 never written"));
+  EXPECT_EQ(stored.blocker, "STG.E: stores bytes of R2 never written");
+}
+
+TEST(SassMachineRefusals, ADriverWordUsedAsAValue) {
+  SassInstruction ldc{.op = SassOp::kLdc, .dst = 1, .width = 4};
+  ldc.src[0] = {.kind = SassOperand::kRegister, .reg = kSassRz};
+  ldc.src[1] = {.kind = SassOperand::kConstant, .value = 0x28};
+  SassInstruction add{.op = SassOp::kIadd3, .dst = 2};
+  add.src = {SassOperand{.kind = SassOperand::kRegister, .reg = 1},
+             SassOperand{.kind = SassOperand::kImmediate, .value = 1},
+             SassOperand{.kind = SassOperand::kRegister, .reg = kSassRz}};
+  const SassRun loaded =
+      RunSass({Insn(ldc, 0), Insn({.op = SassOp::kExit}, 16)}, EmptyLaunch());
+  EXPECT_TRUE(loaded.ran) << loaded.why_not;  // loading it is fine
+  const SassRun used =
+      RunSass({Insn(ldc, 0), Insn(add, 16), Insn({.op = SassOp::kExit}, 32)},
+              EmptyLaunch());
+  EXPECT_FALSE(used.ran);
+  EXPECT_THAT(used.why_not, HasSubstr("uses R1, a word the driver fills"));
+}
+
+TEST(SassMachineRefusals, ARunPastItsStepBudget) {
+  const SassRun run =
+      RunSass({Insn({.op = SassOp::kBra, .target = 0}, 0)}, EmptyLaunch());
+  EXPECT_FALSE(run.ran);
+  EXPECT_EQ(run.blocker, "step budget");
+  EXPECT_EQ(run.steps, 1001);
+}
+
+TEST(SassMachineRefusals, AnInstructionNotUnderstood) {
+  const SassArchInfo arch = *FindSassArchInfo("sm_90");
+  const SassRun run =
+      RunSass({DecodeSassInstruction(arch, 0x721f, 0, 0)}, EmptyLaunch());
+  EXPECT_FALSE(run.ran);
+  EXPECT_EQ(run.blocker, "op 0x21f");
+}
+
+TEST(SassMachineRefusals, AStoreOutsideTheBuffers) {
+  SassInstruction stg{.op = SassOp::kStg, .width = 4};
+  stg.src = {SassOperand{.kind = SassOperand::kRegister, .reg = kSassRz},
+             SassOperand{.kind = SassOperand::kRegister, .reg = kSassRz},
+             SassOperand{.kind = SassOperand::kImmediate, .value = 0x40}};
+  const SassRun run =
+      RunSass({Insn(stg, 0), Insn({.op = SassOp::kExit}, 16)}, EmptyLaunch());
+  EXPECT_FALSE(run.ran);
+  EXPECT_THAT(run.why_not, HasSubstr("outside the launch's buffers"));
+}
+
+}  // namespace
+}  // namespace ptxdiff

@@ -1,0 +1,43 @@
+#include "sass/testing/compiled_kernel.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "sass/sass_decoder.h"
+#include "worker/backends/ptxas/cubin.h"
+#include "worker/backends/ptxas/ptxas_toolchain.h"
+
+namespace ptxdiff::testing {
+
+bool HavePtxas() { return FindPtxas({}).ok(); }
+
+absl::StatusOr<std::vector<SassSlot>> CompileSass(absl::string_view ptx,
+                                                  absl::string_view kernel,
+                                                  int opt_level) {
+  PTXDIFF_ASSIGN_OR_RETURN(const std::string ptxas, FindPtxas({}));
+  PTXDIFF_ASSIGN_OR_RETURN(const PtxasOutput out,
+                           RunPtxas(ptxas, "sm_90", ptx, opt_level));
+  if (!out.ok) return absl::InvalidArgumentError(out.log);
+  PTXDIFF_ASSIGN_OR_RETURN(const ElfFile elf, ParseElf(out.cubin));
+  PTXDIFF_ASSIGN_OR_RETURN(const auto texts, KernelTexts(elf));
+  const auto text = texts.find(std::string(kernel));
+  if (text == texts.end()) return absl::NotFoundError("no such kernel");
+  PTXDIFF_ASSIGN_OR_RETURN(const SassArchInfo arch, FindSassArchInfo("sm_90"));
+  return DecodeSassKernel(arch, text->second);
+}
+
+std::string KernelOf(int params, absl::string_view body) {
+  std::string list = ".param .u64 out";
+  std::string loads;
+  for (int i = 0; i < params; ++i) {
+    absl::StrAppend(&list, ", .param .b32 p", i);
+    absl::StrAppend(&loads, "  ld.param.b32 %r", i, ", [p", i, "];\n");
+  }
+  return absl::StrCat(
+      ".version 9.0\n.target sm_90\n.address_size 64\n.visible .entry k(", list,
+      ")\n{\n  .reg .pred %p<8>;\n  .reg .b16 %h<16>;\n  .reg .b32 %r<32>;\n"
+      "  .reg .b64 %rd<16>, %out;\n  ld.param.u64 %out, [out];\n"
+      "  cvta.to.global.u64 %out, %out;\n",
+      loads, body, "  ret;\n}\n");
+}
+
+}  // namespace ptxdiff::testing

@@ -1,0 +1,31 @@
+// Tests' way to SASS: PTX compiled by ptxas and decoded, one kernel's slots.
+// Tests that use it skip themselves where there is no ptxas.
+
+#ifndef PTXDIFF_SASS_TESTING_COMPILED_KERNEL_H_
+#define PTXDIFF_SASS_TESTING_COMPILED_KERNEL_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "sass/sass_instruction.h"
+
+namespace ptxdiff::testing {
+
+// Whether ptxas is here (FindPtxas's search).
+bool HavePtxas();
+
+// `kernel`'s decoded slots from `ptx` compiled for sm_90 at -O`opt_level`.
+absl::StatusOr<std::vector<SassSlot>> CompileSass(absl::string_view ptx,
+                                                  absl::string_view kernel,
+                                                  int opt_level = 3);
+
+// A module of one kernel `k(.param .u64 out, .param .b32 p0, ...)` whose
+// body is `body`, after `%out` is set to the output's global address and
+// `%r0..%rN-1` are loaded from p0..pN-1.
+std::string KernelOf(int params, absl::string_view body);
+
+}  // namespace ptxdiff::testing
+
+#endif  // PTXDIFF_SASS_TESTING_COMPILED_KERNEL_H_

@@ -1,0 +1,84 @@
+// The SASS evaluator's self-check (issue 40's calibration): tuples compiled
+// by ptxas at -O0, where it emits close to a literal translation of the PTX,
+// run on the machine (sass/sass_machine.h) and compared with the oracle.
+// At -O0 a disagreement is a defect of the evaluator (or a finding of
+// ptxas's -O0 code, to be told apart), never a finding of optimized code:
+// the evaluator earns the right to judge -O3 code here.
+//
+// Every runtime-capable source of a tuple is a kernel parameter, so ptxas
+// folds nothing and every instruction the PTX asks for is run.
+
+#ifndef PTXDIFF_WORKER_BACKENDS_PTXAS_SASS_CALIBRATION_H_
+#define PTXDIFF_WORKER_BACKENDS_PTXAS_SASS_CALIBRATION_H_
+
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "isa/tuple.h"
+#include "sass/sass_decoder.h"
+#include "worker/backends/ptxas/sass_execution.h"
+
+namespace ptxdiff {
+
+struct CalibrationReport {
+  int64_t tuples = 0;     // compiled and looked at
+  int64_t rejected = 0;   // ptxas would not compile them
+  int64_t executed = 0;   // their kernel ran to the end
+  int64_t agreed = 0;     // executed, and the oracle's (hardware reading's)
+                          // value, or its result is not defined
+  int64_t undefined = 0;  // executed, the spec leaves the result open
+  // Kernels not run, by what stopped them (SassRun::blocker), in tuples.
+  std::map<std::string, int64_t> not_run;
+  std::map<std::string, std::string> not_run_example;  // a variant each
+  // Executed tuples whose value the oracle refutes, as replay lines with
+  // the evaluator's value.
+  std::vector<std::string> disagreements;
+  std::vector<Tuple> disagreeing;  // their tuples, in the same order
+  // The first disagreement's run, one "/*0040*/ IADD3 R5, R4, R5, RZ  ->
+  // 0x1234" line per instruction run: where the evaluator went wrong.
+  std::string first_trace;
+
+  void Merge(const CalibrationReport& other);
+  // "12000 tuples: 11890 executed (99.1%), 0 disagreements; not run: ..."
+  std::string Summary() const;
+};
+
+// The kernel parameters after the output pointer that hold `t`'s runtime
+// sources, as PtxParamType declares them (a predicate as a 32-bit word).
+std::vector<KernelArgument> RuntimeArguments(const Tuple& t);
+
+// One tuple's calibration: its kernel ran to the oracle's value (or to a
+// result the spec leaves open), to another value, or not at all.
+enum class CalibrationOutcome : uint8_t { kAgrees, kDisagrees, kNotRun };
+
+struct TupleCalibration {
+  CalibrationOutcome outcome = CalibrationOutcome::kNotRun;
+  bool undefined = false;  // kAgrees because the spec leaves it open
+  bool rejected = false;   // kNotRun because ptxas would not compile it
+  std::string blocker;     // kNotRun: what stopped the evaluator
+  std::string why_not;
+  std::string line;  // kDisagrees: the replay line and the value
+};
+
+// Each tuple compiled for `arch` at -O`opt_level` (every runtime source a
+// parameter), one kernel each in one module, run and judged with the
+// hardware reading. An error only where ptxas cannot be run.
+absl::StatusOr<std::vector<TupleCalibration>> CalibrateEach(
+    const std::string& ptxas, const SassArchInfo& arch,
+    std::span<const Tuple> tuples, int opt_level);
+
+// Compiles `tuples` (each with every runtime-capable source a parameter)
+// for `arch` at -O`opt_level`, one tuple per kernel, runs each kernel and
+// judges it. An error only where ptxas cannot be run.
+absl::StatusOr<CalibrationReport> CalibrateTuples(const std::string& ptxas,
+                                                  const SassArchInfo& arch,
+                                                  std::span<const Tuple> tuples,
+                                                  int opt_level);
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_WORKER_BACKENDS_PTXAS_SASS_CALIBRATION_H_

@@ -1,0 +1,56 @@
+// Running one of ptxdiff's compiled kernels on the CPU (sass/sass_machine.h):
+// the bridge between a kernel's PTX parameters and the machine's constant
+// bank, and between the machine's stores and the offsets from the output
+// pointer that the ptxas backend and the program backends read.
+//
+// Every kernel ptxdiff compiles takes the output pointer as its first
+// parameter, then its runtime operands or inputs, each aligned to its size
+// (the PTX ABI); the output pointer is given a buffer of `output_bytes`
+// here, and a store anywhere else stops the run.
+
+#ifndef PTXDIFF_WORKER_BACKENDS_PTXAS_SASS_EXECUTION_H_
+#define PTXDIFF_WORKER_BACKENDS_PTXAS_SASS_EXECUTION_H_
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "sass/sass_decoder.h"
+#include "sass/sass_instruction.h"
+#include "sass/sass_machine.h"
+#include "worker/backends/ptxas/sass_constants.h"
+
+namespace ptxdiff {
+
+// A kernel parameter after the output pointer: its size in bytes (2, 4 or
+// 8) and value.
+struct KernelArgument {
+  int bytes = 4;
+  uint64_t value = 0;
+};
+
+// What a run of a kernel stored, as ConstantStores from the output pointer
+// (in program order; a later store to the same bytes is a later entry).
+struct KernelExecution {
+  bool ran = false;
+  std::vector<ConstantStore> stores;
+  int64_t steps = 0;
+  std::string why_not;  // when not run: why, and the census key
+  std::string blocker;
+  SassRun run;  // the machine's own account (its trace where asked for)
+};
+
+KernelExecution ExecuteKernel(const SassArchInfo& arch,
+                              const std::vector<SassSlot>& kernel,
+                              std::span<const KernelArgument> arguments,
+                              int64_t output_bytes, bool trace = false);
+
+// The last value stored to each byte of [0, size) of the output, -1 where
+// nothing was: how the stores of a run read as the buffer they leave.
+std::vector<int> StoredImage(const std::vector<ConstantStore>& stores,
+                             int64_t size);
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_WORKER_BACKENDS_PTXAS_SASS_EXECUTION_H_
