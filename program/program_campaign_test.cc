@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -26,6 +27,42 @@
 
 namespace ptxdiff {
 namespace {
+
+// A backend whose checks after the first wait `delay` first: a minimizing
+// that takes longer than the first check by as much as a test needs.
+class SlowAfterTheFirstCheck : public ProgramBackend {
+ public:
+  SlowAfterTheFirstCheck(std::shared_ptr<ProgramBackend> inner,
+                         absl::Duration delay)
+      : inner_(std::move(inner)), delay_(delay) {}
+  std::string Name() const override { return inner_->Name(); }
+  std::string Identity() const override { return inner_->Identity(); }
+  absl::StatusOr<std::vector<ProgramCheck>> Check(
+      std::span<const Program> programs, ProgramInputs form, Reading reading,
+      absl::Time deadline) override {
+    if (checks_++ > 0) absl::SleepFor(delay_);
+    return inner_->Check(programs, form, reading, deadline);
+  }
+  std::string Describe(const Program& p,
+                       const ProgramMismatch& m) const override {
+    return inner_->Describe(p, m);
+  }
+  std::string FindingClass(ProgramInputs form) const override {
+    return inner_->FindingClass(form);
+  }
+  std::string FindingName(ProgramInputs form) const override {
+    return inner_->FindingName(form);
+  }
+  std::string ReproModule(const Program& p, ProgramInputs form) const override {
+    return inner_->ReproModule(p, form);
+  }
+  std::string ReplayFlags() const override { return inner_->ReplayFlags(); }
+
+ private:
+  std::shared_ptr<ProgramBackend> inner_;
+  absl::Duration delay_;
+  std::atomic<int> checks_{0};
+};
 
 class ProgramCampaignTest : public testing::Test {
  protected:
@@ -173,7 +210,12 @@ TEST_F(ProgramCampaignTest, ACauseFiledAsOneInstructionIsNotFiledAgain) {
 // that was not one). It stays in the pending journal, and the next run on
 // the directory files it minimized.
 TEST_F(ProgramCampaignTest, MaxTimeBoundsMinimizingAndTheNextRunFinishesIt) {
-  options_.max_time = absl::Seconds(1);
+  // Each minimizing round 4 s slower, so that max_time cuts minimizing and
+  // not the first check, however loaded the machine.
+  const std::shared_ptr<ProgramBackend> ptxas = options_.backend;
+  options_.backend =
+      std::make_shared<SlowAfterTheFirstCheck>(ptxas, absl::Seconds(4));
+  options_.max_time = absl::Seconds(10);
   ProgramCampaignReport report = Run({Testdata("fuzzx-m037.ptxprog")});
   EXPECT_EQ(report.programs, 1);
   EXPECT_THAT(report.filed, testing::IsEmpty());
@@ -181,6 +223,7 @@ TEST_F(ProgramCampaignTest, MaxTimeBoundsMinimizingAndTheNextRunFinishesIt) {
   EXPECT_LT(report.seconds, 30);
   EXPECT_THAT(EntriesIn(options_.triage_dir), testing::IsEmpty());
 
+  options_.backend = ptxas;
   options_.max_time = absl::Seconds(120);
   report = Run({});
   EXPECT_EQ(report.adopted, 1);
