@@ -68,12 +68,16 @@ TEST(ProgramsCommandTest, ARunThatJudgedNothingFailsAndSaysWhy) {
        {std::string("/bin/false"), (*dir)->File("nonexistent-tool")}) {
     const ProgramsRun r = Programs(
         {"--backend", "ptx-cmd:" + tool + " {ptx} {in} {out}", "--max-time",
-         "3", "--threads", "1", "--dir", (*dir)->File("triage")});
+         "6", "--threads", "1", "--dir", (*dir)->File("triage")});
     EXPECT_EQ(r.code, 1) << r.out << r.err;
-    EXPECT_THAT(r.err, testing::ContainsRegex(
-                           "^ptxdiff programs: nothing was judged: ptx-cmd "
-                           "judged none of the [0-9]+ programs checked \\(most "
-                           "often, [0-9]+ programs: exit status (1|127)"))
+    // Where the machine is loaded, the run can end before the tool's first
+    // answer: nothing checked rather than nothing judged, exit 1 either way.
+    EXPECT_THAT(r.err,
+                testing::ContainsRegex(
+                    "^ptxdiff programs: nothing was judged: ptx-cmd judged "
+                    "none of the [0-9]+ programs checked \\(most often, "
+                    "[0-9]+ programs?: exit status (1|127)|^ptxdiff programs: "
+                    "nothing was checked: the run ended before ptx-cmd"))
         << tool;
   }
 }

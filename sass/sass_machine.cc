@@ -631,7 +631,7 @@ class Machine {
         Refuse("IMAD.HI with a carry");
         return;
       }
-      WriteDst(static_cast<uint32_t>((product + ReadPair(i.src[2])) >> 32));
+      WriteDst(static_cast<uint32_t>((product + PairAddend(i)) >> 32));
       return;
     }
     // ptxas writes IMAD.WIDE by RZ inside -O3 carry chains (madc.hi.cc.u64)
@@ -646,7 +646,7 @@ class Machine {
       return;
     }
     unsigned __int128 sum =
-        static_cast<unsigned __int128>(product) + ReadPair(i.src[2]);
+        static_cast<unsigned __int128>(product) + PairAddend(i);
     if (i.extended) sum += ReadPred(i.psrc[0]);
     const uint64_t d = static_cast<uint64_t>(sum);
     WriteReg(i.dst, i.uniform, static_cast<uint32_t>(d));
@@ -654,6 +654,14 @@ class Machine {
       WriteReg(i.dst + 1, i.uniform, static_cast<uint32_t>(d >> 32));
     }
     WritePred(i.pdst[0], i.pdst_uniform, (sum >> 64) != 0);
+  }
+
+  // IMAD.HI's and IMAD.WIDE's c, a pair: negated as a 64-bit value (bitwise
+  // in .X, as IADD3.X).
+  uint64_t PairAddend(const SassInstruction& i) {
+    const uint64_t c = ReadPair(i.src[2]);
+    if (!i.src[2].negate) return c;
+    return i.extended ? ~c : ~c + 1;
   }
 
   static uint32_t MinMax(uint32_t a, uint32_t b, bool is_signed, bool min) {
