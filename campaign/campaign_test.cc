@@ -335,6 +335,27 @@ TEST(CampaignTest, CalibrationTimesFamiliesOnlyWhereTheBackendIsSlow) {
   }
 }
 
+// Issue 42, item 4: calibration on a backend whose batches never end (a
+// tool that hangs takes its whole batch budget) held `fuzz --max-time 20`
+// for 48 s. It ends at the campaign's deadline, and what it cut there is no
+// finding.
+TEST(CampaignTest, CalibrationEndsAtTheDeadline) {
+  const std::string dir = FreshDir("calibrate_deadline");
+  CampaignOptions o = Options(dir, {"--fault=hang-on=popc.b32"});
+  o.systematic = true;
+  o.variants = {*ParseVariant("popc.b32"), *ParseVariant("clz.b32")};
+  o.calibration_budget = absl::InfiniteDuration();
+  o.worker.timeout = absl::Seconds(60);  // a hang is not caught first
+  const absl::Time start = absl::Now();
+  o.deadline = start + absl::Seconds(3);
+  auto c = Campaign::Start(o);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10));
+  (*c)->Stop();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(15));
+  EXPECT_THAT(EntryNames(dir + "/triage"), testing::IsEmpty());
+}
+
 // The sender isolates the tuple that crashes the worker: it alone is a
 // fault (filed as a crash of div.u32), add.u32 is judged.
 TEST(CampaignTest, ATupleThatCrashesTheWorkerIsIsolatedAndFiled) {

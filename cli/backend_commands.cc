@@ -166,12 +166,17 @@ namespace {
 
 // The sources of `v` among `names` that may be runtime values: a sweep
 // over many variants takes each name where a variant has it.
+// `taken` marks the names some variant took.
 uint8_t RuntimeSourcesNamed(const Variant& v,
-                            const std::vector<std::string>& names) {
+                            const std::vector<std::string>& names,
+                            std::vector<bool>& taken) {
   uint8_t runtime = 0;
-  for (const std::string& name : names) {
-    if (absl::StatusOr<uint8_t> one = ParseRuntimeSources(v, name); one.ok())
+  for (size_t k = 0; k < names.size(); ++k) {
+    if (absl::StatusOr<uint8_t> one = ParseRuntimeSources(v, names[k]);
+        one.ok()) {
       runtime |= *one;
+      taken[k] = true;
+    }
   }
   return runtime;
 }
@@ -211,10 +216,20 @@ int RunSweep(const std::vector<std::string>& args, std::ostream& out,
   std::vector<Operands> ops(*per_variant);
   const std::vector<std::string> runtime_names = absl::StrSplit(
       parsed->Get("runtime"), absl::ByAnyChar(", "), absl::SkipEmpty());
+  std::vector<bool> taken(runtime_names.size());
   for (const Variant& v : *variants) {
     FillEdgeTuples(v, rng, ops);
-    const uint8_t runtime = RuntimeSourcesNamed(v, runtime_names);
+    const uint8_t runtime = RuntimeSourcesNamed(v, runtime_names, taken);
     for (const Operands& o : ops) tuples.push_back({v, o, runtime});
+  }
+  // A name no variant takes is a mistake, not a sweep of all immediates.
+  for (size_t k = 0; k < runtime_names.size(); ++k) {
+    if (!taken[k]) {
+      return fail(absl::InvalidArgumentError(absl::StrCat(
+          "--runtime ", runtime_names[k],
+          ": no variant swept has a source of that name that can be a "
+          "runtime value (variants --json lists runtime_sources)")));
+    }
   }
   out << "sweep: backend " << (*client)->identity().Describe() << "\n";
   const absl::Time start = absl::Now();

@@ -77,6 +77,50 @@ TEST(ProgramCommandTest, BadInputSaysWhatIsWrong) {
   EXPECT_THAT(r.err, HasSubstr("expects one FILE (a program case)"));
 }
 
+// Issue 42, items 14 and 15: messages that named the wrong thing, and flags
+// that were ignored (exit 0) or refused too late (exit 1, after making
+// directories).
+TEST(CommandsTest, BadInputIsNamedAndIsExitTwo) {
+  const std::string dir = TempDirFor("bad_input_named");
+  const std::string file =
+      std::string(PTXDIFF_SOURCE_DIR) + "/examples/programs/bfe-claim.ptxprog";
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"program", dir},
+            "ptxdiff program: " + dir + " is a directory, not a file"},
+           {{"minimize", dir},
+            "ptxdiff minimize: " + dir + " is a directory, not a case"},
+           {{"program", file, "--arch", "sm_1"},
+            "ptxdiff program: no PTX target for sm_1"},
+           {{"repro", file, "--arch", "sm_1"},
+            "ptxdiff repro: no PTX target for sm_1"},
+           {{"repro", file, "--timeout", "-1"},
+            "ptxdiff repro: --timeout takes a whole number from 1 to 3600"},
+           {{"triage", "mark", "E", "--dir", dir},
+            "'mark' takes: mark ENTRY --explained WHY"},
+           {{"sweep", "--family", "add", "--runtime", "q", "--backend",
+             "oracle"},
+            "--runtime q: no variant swept has a source of that name"},
+           {{"fuzz", "--arch", "sm_1", "--backend", "oracle", "--out",
+             dir + "/out"},
+            "ptxdiff fuzz: no PTX target for sm_1"},
+           {{"programs", "--dir", "/sys/ptxdiff-test/triage", "--max-time",
+             "1"},
+            "cannot create triage directory /sys/ptxdiff-test/triage: "
+            "Operation not permitted"},
+       }) {
+    const CliRun r = Ptxdiff(c.args);
+    EXPECT_EQ(r.code, 2) << testing::PrintToString(c.args) << r.out;
+    EXPECT_THAT(r.err, HasSubstr(c.message)) << testing::PrintToString(c.args);
+  }
+  struct stat st;
+  EXPECT_NE(stat((dir + "/out").c_str(), &st), 0)
+      << "fuzz made --out before refusing --arch";
+}
+
 TEST(EvalCommandTest, PrintsHexResultAndDefinedness) {
   CliRun r = Ptxdiff({"eval", "bfe.s32", "0xf0", "4", "4"});
   EXPECT_EQ(r.code, 0);

@@ -40,6 +40,7 @@
 #include "harness/judge.h"
 #include "isa/family_table.h"
 #include "oracle/errata.h"
+#include "program/program_backends.h"
 #include "triage/triage_store.h"
 
 namespace ptxdiff {
@@ -172,7 +173,12 @@ namespace {
 // The flags that override a setting of `config` (mode, timeout, reading,
 // families); InvalidArgument naming the flag for a bad value.
 absl::Status ApplyFlags(const ParsedArgs& parsed, FuzzConfig& config) {
-  if (parsed.Has("arch")) config.arch = parsed.Get("arch");
+  if (parsed.Has("arch")) {
+    // Checked here, exit 2 before any directory is made: the worker would
+    // only refuse it after --out, the corpus and the triage directory exist.
+    config.arch = parsed.Get("arch");
+    if (absl::Status s = TargetOfArch(config.arch).status(); !s.ok()) return s;
+  }
   if (parsed.Has("mode")) {
     const std::string mode = parsed.Get("mode");
     if (mode != "campaign" && mode != "crash") {

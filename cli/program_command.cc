@@ -106,14 +106,22 @@ Judged Unjudged(const ProgramCompilation& c, absl::string_view not_judged,
 // Where ptxas kept code: the code run on the CPU by the SASS evaluator
 // (docs/sass-evaluator.md), judged where it runs.
 Judged CheckExecuted(const std::string& ptxas, const std::string& arch,
-                     const Program& p, ProgramInputs form, Reading reading,
+                     absl::Duration timeout, const Program& p,
+                     ProgramInputs form, Reading reading,
                      absl::string_view why_not_folded, std::ostream& out) {
+  // Its runs of ptxas are bounded by --timeout too.
+  const absl::StatusOr<std::vector<ProgramCheck>> checks =
+      CheckPrograms(ptxas, arch, {&p, 1}, form, reading, timeout);
   const absl::StatusOr<ProgramCheck> check =
-      CheckProgram(ptxas, arch, p, form, reading);
+      checks.ok() ? absl::StatusOr<ProgramCheck>((*checks)[0])
+                  : absl::StatusOr<ProgramCheck>(checks.status());
+  if (check.ok() && check->cut) {
+    out << "interrupted\n";
+    return Judged::kInterrupted;
+  }
   if (!check.ok() || !check->judged) {
     out << "not folded, and not judged without a GPU ("
-        << (check.ok() ? check->why_not : std::string(why_not_folded))
-        << ")\n";
+        << (check.ok() ? check->why_not : std::string(why_not_folded)) << ")\n";
     return Judged::kNotJudged;
   }
   if (!check->mismatch) {
@@ -149,8 +157,8 @@ absl::StatusOr<Judged> CheckImmediates(const std::string& ptxas,
       return Unjudged(*compiled, "not folded, so not judged without a GPU",
                       out);
     }
-    return CheckExecuted(ptxas, arch, p, ProgramInputs::kImmediate, reading,
-                         Reason(compiled->why_not), out);
+    return CheckExecuted(ptxas, arch, timeout, p, ProgramInputs::kImmediate,
+                         reading, Reason(compiled->why_not), out);
   }
   const bool differs =
       Disagrees(EvaluateAtWitness(p, reading), *compiled->claimed);
@@ -175,8 +183,8 @@ absl::StatusOr<Judged> CheckRuntime(const std::string& ptxas,
                       "the code reads its inputs, so not judged without a GPU",
                       out);
     }
-    return CheckExecuted(ptxas, arch, p, ProgramInputs::kRuntime, reading,
-                         Reason(compiled->why_not), out);
+    return CheckExecuted(ptxas, arch, timeout, p, ProgramInputs::kRuntime,
+                         reading, Reason(compiled->why_not), out);
   }
   out << "claims " << ClaimedText(p, *compiled->claimed) << " for every input";
   const std::optional<CounterExample> refuted =
@@ -461,7 +469,79 @@ std::string PendingLines(const ProgramCampaignOptions& o,
   return out;
 }
 
-// The summary: what was checked, and one line per entry filed.
+// One entry filed in a run: how often, and whether this run made it.
+struct EntryFiled {
+  std::string entry, shape;
+  int times = 0;
+  bool is_new = false;
+};
+
+// "new  value-mismatch~ptxas~...~program-1f2e3d4c (3 times)".
+std::string EntryLine(const EntryFiled& e) {
+  return absl::StrCat(
+      e.is_new ? "new    " : "again  ", e.entry,
+      e.times > 1 ? absl::StrCat(" (", e.times, " times)") : "");
+}
+
+// What was found and where it was filed: a line per entry (what each is,
+// the progress lines said as it was filed), under a line per root cause of
+// several entries; the first kMaxEntryLines of them.
+std::string FindingsLines(const ProgramCampaignOptions& o,
+                          const ProgramCampaignReport& r) {
+  constexpr size_t kMaxEntryLines = 20;
+  std::vector<EntryFiled> entries;  // in the order first filed
+  std::vector<std::string> shapes;
+  for (const FiledProgram& f : r.filed) {
+    auto it =
+        std::find_if(entries.begin(), entries.end(),
+                     [&](const EntryFiled& e) { return e.entry == f.entry; });
+    if (it == entries.end()) {
+      entries.push_back({f.entry, f.shape});
+      it = entries.end() - 1;
+    }
+    ++it->times;
+    it->is_new |= f.is_new;
+    if (std::find(shapes.begin(), shapes.end(), f.shape) == shapes.end())
+      shapes.push_back(f.shape);
+  }
+  const int64_t fresh =
+      std::count_if(entries.begin(), entries.end(),
+                    [](const EntryFiled& e) { return e.is_new; });
+  std::string out = absl::StrCat(
+      "programs: found ", r.disagreements,
+      r.disagreements == 1 ? " disagreement, " : " disagreements, ", r.crashes,
+      r.crashes == 1 ? " crash, " : " crashes, ", r.hangs,
+      r.hangs == 1 ? " hang" : " hangs",
+      r.known > 0 ? absl::StrCat(" (", r.known,
+                                 " in programs with a variant not generated "
+                                 "any more, not filed again)")
+                  : "",
+      "; filed in ", EntriesAndCauses(entries.size(), shapes.size()), " (",
+      fresh, " new) in ", o.triage_dir, "\n");
+  std::vector<std::string> lines;
+  for (const std::string& shape : shapes) {
+    std::vector<const EntryFiled*> of;
+    for (const EntryFiled& e : entries)
+      if (e.shape == shape) of.push_back(&e);
+    if (of.size() == 1) {
+      lines.push_back(absl::StrCat("  ", EntryLine(*of[0]), ": ", shape));
+      continue;
+    }
+    lines.push_back(
+        absl::StrCat("  one root cause in ", of.size(), " entries: ", shape));
+    for (const EntryFiled* e : of) lines.push_back("    " + EntryLine(*e));
+  }
+  for (size_t k = 0; k < lines.size() && k < kMaxEntryLines; ++k)
+    absl::StrAppend(&out, lines[k], "\n");
+  if (lines.size() > kMaxEntryLines) {
+    absl::StrAppend(&out, "  ... and ", lines.size() - kMaxEntryLines,
+                    " more lines (ptxdiff triage list --dir ", o.triage_dir,
+                    ")\n");
+  }
+  return out;
+}
+
+// The summary: what was checked, and what was found and filed.
 void PrintSummary(const ProgramCampaignOptions& o,
                   const ChosenProgramBackend& b, const ProgramCampaignReport& r,
                   std::ostream& out) {
@@ -481,46 +561,14 @@ void PrintSummary(const ProgramCampaignOptions& o,
       Percent(r.folded, r.programs),
       b.is_ptxas ? "claimed constants for" : "ran",
       Percent(r.claimed, r.programs));
-  // Entries in the order first filed, grouped by shape (one root cause).
-  std::vector<std::string> entries, shapes;
-  for (const FiledProgram& f : r.filed) {
-    if (std::find(entries.begin(), entries.end(), f.entry) != entries.end())
-      continue;
-    entries.push_back(f.entry);
-    if (std::find(shapes.begin(), shapes.end(), f.shape) == shapes.end())
-      shapes.push_back(f.shape);
-  }
-  out << "programs: " << r.disagreements << " disagreements"
-      << (r.known > 0
-              ? absl::StrCat(" (", r.known,
-                             " in programs with a variant not generated "
-                             "any more, not filed again)")
-              : "")
-      << ", filed as " << EntriesAndCauses(entries.size(), shapes.size())
-      << " in " << o.triage_dir << "\n";
-  for (const std::string& shape : shapes) {
-    out << "  " << shape << "\n";
-    for (const std::string& entry : entries) {
-      const FiledProgram* last = nullptr;
-      int seen = 0;
-      for (const FiledProgram& f : r.filed) {
-        if (f.entry != entry || f.shape != shape) continue;
-        last = &f;
-        ++seen;
-      }
-      if (last == nullptr) continue;
-      out << "    " << entry
-          << (seen > 1 ? absl::StrCat(" (", seen, " times)") : "") << "\n      "
-          << last->what << "\n";
-    }
-  }
+  out << FindingsLines(o, r);
   if (!r.suppressed.empty()) {
-    out << "programs: not generated (--suppress, or found as one instruction): "
+    out << "programs: not generated (--suppress, or filed as one instruction): "
         << absl::StrJoin(r.suppressed, ", ") << "\n";
   }
   out << PendingLines(o, r);
   for (const std::string& e : r.errors) out << "programs: error: " << e << "\n";
-  if (!entries.empty())
+  if (!r.filed.empty())
     out << "programs: see: ptxdiff triage list --dir " << o.triage_dir << "\n";
 }
 
@@ -536,6 +584,9 @@ std::string MostOften(const ProgramCampaignReport::Reasons& r) {
 // pass on a run that tested nothing (as `ptxdiff fuzz`).
 std::string NothingChecked(const ChosenProgramBackend& b,
                            const ProgramCampaignReport& r) {
+  // A crash or a hang (isolated or not) is the backend tested, and failing;
+  // findings an earlier run left, filed, are work done too.
+  if (r.crashes + r.hangs > 0 || !r.filed.empty()) return "";
   if (r.programs == 0) {
     return r.not_run.programs == 0
                ? "nothing was checked: no program was generated"

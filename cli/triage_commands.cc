@@ -24,6 +24,7 @@
 #include "harness/differential.h"
 #include "isa/fuzz_input.h"
 #include "isa/operand_form.h"
+#include "isa/operand_text.h"
 #include "isa/spelling.h"
 #include "program/program.h"
 #include "program/program_encoding.h"
@@ -36,6 +37,13 @@ namespace {
 
 // The tuples of a text case or a libFuzzer crash file.
 absl::StatusOr<std::vector<Tuple>> ReadCase(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path,
+                     " is a directory, not a case (a triage entry's is its "
+                     "case.txt)"));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
   std::stringstream ss;
@@ -225,6 +233,14 @@ absl::StatusOr<std::vector<std::string>> EntryBackendFlags(
       "pass --backend to replay it"));
 }
 
+// What a triage verb takes, for its error.
+std::string TriageVerbUsage(absl::string_view verb) {
+  if (verb == "show") return "show ENTRY";
+  if (verb == "merge") return "merge DIR...";
+  if (verb == "mark") return "mark ENTRY --explained WHY";
+  return "list, show ENTRY, merge DIR... or mark ENTRY --explained WHY";
+}
+
 absl::StatusOr<std::string> ReadRaw(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;
@@ -325,7 +341,8 @@ int RunRepro(const std::vector<std::string>& args, std::ostream& out,
     // With runtime sources, the instruction as the compiler saw it.
     out << "case:    "
         << (t.runtime != 0 ? FormattedInstruction(t) : Spell(t.variant))
-        << "\n";
+        << "\noperands: "
+        << absl::StrJoin(HexOperands(t.variant, t.operands), " ") << "\n";
     const BatchOutcome outcome = (*client)->Run(*tuples);
     return PrintBackendEval(t, *reading, **client, outcome, out);
   }
@@ -502,7 +519,8 @@ int RunTriage(const std::vector<std::string>& args, std::ostream& out,
   }
   return Fail(err, "triage",
               absl::InvalidArgumentError(
-                  absl::StrCat("bad arguments for '", verb, "'")));
+                  absl::StrCat("'", verb, "' takes: ", TriageVerbUsage(verb),
+                               " (ptxdiff triage --help)")));
 }
 
 }  // namespace ptxdiff

@@ -61,6 +61,8 @@ TEST(TriageCommandsTest, ReproExitCodes) {
   r = Ptxdiff({"repro", dir + "/hand.txt", "--backend", "oracle"});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("case:    add.s32"));
+  // Issue 42, item 11: the operands replayed are shown.
+  EXPECT_THAT(r.out, HasSubstr("\noperands: 0x7fffffff 0x00000001\n"));
   std::ofstream(dir + "/empty");
   r = Ptxdiff({"repro", dir + "/empty", "--backend", "oracle"});
   EXPECT_EQ(r.code, 2);

@@ -72,6 +72,11 @@ absl::Status WriteFileAtomic(const std::string& path, absl::string_view bytes) {
 }
 
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(path, " is a directory, not a file"));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return ErrnoError("cannot read", path);
   std::ostringstream bytes;

@@ -15,7 +15,8 @@
 
 namespace ptxdiff {
 
-// The bytes of `path`; NotFound if it does not exist, Internal otherwise.
+// The bytes of `path`; NotFound if it does not exist, FailedPrecondition for
+// a directory, Internal otherwise.
 absl::StatusOr<std::string> ReadFile(const std::string& path);
 
 // Replaces `path` with `bytes`.

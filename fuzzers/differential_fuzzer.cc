@@ -82,9 +82,8 @@ void AskForAStopOnInterrupt() {
 // Then the process ends as libFuzzer's interrupt ends it, with _Exit (an
 // exit() inside an input is taken for the target's crash), but with 0:
 // the run ended in order.
-[[noreturn]] void StopAsAtTheEnd() {
-  std::fprintf(stderr,
-               "ptxdiff: interrupted: stopping the campaign in order\n");
+[[noreturn]] void StopAsAtTheEnd(const char* why) {
+  std::fprintf(stderr, "ptxdiff: %s: stopping the campaign in order\n", why);
   target->Stop();
   std::fflush(stdout);
   std::fflush(stderr);
@@ -125,7 +124,13 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  if (stop_requested) StopAsAtTheEnd();
+  if (stop_requested) StopAsAtTheEnd("interrupted");
+  // A start-up that took the run's time (a calibration on a tool that
+  // hangs) leaves libFuzzer its minimum of a second or two: the run ends at
+  // its deadline instead (issue 42, item 4).
+  const int64_t deadline = target->config().deadline_unix_seconds;
+  if (deadline > 0 && absl::ToUnixSeconds(absl::Now()) >= deadline)
+    StopAsAtTheEnd("the run's deadline has come");
   return target->RunInput(data, size);
 }
 

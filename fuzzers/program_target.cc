@@ -196,8 +196,14 @@ std::string ProgramFuzzTarget::Summary(const ProgramCampaignReport& r) {
   }
   std::string out = absl::StrCat(r.programs, " programs checked (", r.folded,
                                  " folded, ", r.claimed, " claimed constant), ",
-                                 r.disagreements, " disagreements, ", r.known,
+                                 r.disagreements, " disagreements, ", r.crashes,
+                                 " crashes, ", r.hangs, " hangs, ", r.known,
                                  " of them known, ", r.filed.size(), " filed");
+  if (r.pending > 0) {
+    absl::StrAppend(&out, "; ", r.pending,
+                    " kept in the triage directory's .pending/ for the next "
+                    "run");
+  }
   if (!filed.empty())
     absl::StrAppend(&out, ":\n  ", absl::StrJoin(filed, "\n  "));
   for (const std::string& e : r.errors) absl::StrAppend(&out, "\nerror: ", e);

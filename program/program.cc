@@ -24,9 +24,20 @@
 namespace ptxdiff {
 namespace {
 
+// `message` quotes what the line holds: a byte that is no printable ASCII
+// (a NUL, an escape, a non-ASCII name) is shown as \xNN, not printed.
 absl::Status LineError(int line, absl::string_view message) {
+  std::string shown;
+  for (const char c : message) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte < 0x7f) {
+      shown += c;
+    } else {
+      absl::StrAppendFormat(&shown, "\\x%02x", byte);
+    }
+  }
   return absl::InvalidArgumentError(
-      absl::StrCat("program line ", line, ": ", message));
+      absl::StrCat("program line ", line, ": ", shown));
 }
 
 // `.b32` / `.u32` / `.s32` -> 32, `.pred` -> 1; 0 for anything else.
@@ -50,6 +61,32 @@ bool ParseValue(absl::string_view text, uint64_t& value) {
   if (!absl::SimpleAtoi(text, &negative)) return false;
   value = static_cast<uint64_t>(negative);
   return true;
+}
+
+// Longer names are refused: ptxas crashes on a 100,000-character one.
+constexpr size_t kMaxRegisterName = 64;
+
+// A name PTX takes for a register: a letter, then letters, digits, `_` or
+// `$` (ASCII only).
+bool IsRegisterName(absl::string_view name) {
+  if (name.empty() || name.size() > kMaxRegisterName ||
+      !absl::ascii_isalpha(static_cast<unsigned char>(name[0]))) {
+    return false;
+  }
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_' ||
+           c == '$';
+  });
+}
+
+// Whether a value written as `text` (read as `value`) fits `width` bits:
+// as an unsigned number, or, written negative, as a signed one; a .pred
+// (width 1) is 0 or 1.
+bool FitsWidth(absl::string_view text, uint64_t value, int width) {
+  if (width >= 64) return true;
+  if (!absl::StartsWith(text, "-")) return value <= WidthMask(width);
+  const int64_t v = static_cast<int64_t>(value);
+  return width > 1 && v >= -(int64_t{1} << (width - 1));
 }
 
 // `%a.b1` or `-%a`: the register name `a`; empty if `token` is no register.
@@ -160,6 +197,14 @@ class Parser {
   // A register is set at one width wherever it is set.
   absl::Status Define(int number, const std::string& name, int width) {
     if (name.empty()) return LineError(number, "expected a register (%name)");
+    if (!IsRegisterName(name)) {
+      return LineError(number,
+                       absl::StrCat("'%", name.substr(0, 40),
+                                    name.size() > 40 ? "...'" : "'",
+                                    " is not a register name: a letter, then "
+                                    "letters, digits, _ or $, at most ",
+                                    kMaxRegisterName, " in all"));
+    }
     auto [it, added] = widths_.emplace(name, width);
     defined_new_ = added;
     if (!added && it->second != width) {
@@ -316,8 +361,21 @@ class Parser {
       return LineError(
           number, absl::StrCat("cannot read the witness '", fields[2], "'"));
     }
+    if (!FitsWidth(fields[2], input.witness, input.width)) {
+      return LineError(
+          number,
+          absl::StrCat(
+              "the witness ", fields[2], " does not fit ", fields[1],
+              input.width == 1
+                  ? " (0 or 1)"
+                  : absl::StrCat(" (", input.width, " bits, signed or not)")));
+    }
     input.witness &= WidthMask(input.width);
     PTXDIFF_RETURN_IF_ERROR(Define(number, input.name, input.width));
+    if (!defined_new_) {
+      return LineError(number,
+                       absl::StrCat("%", input.name, " is declared twice"));
+    }
     program_.inputs.push_back(std::move(input));
     return absl::OkStatus();
   }

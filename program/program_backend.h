@@ -52,6 +52,9 @@ struct ProgramCheck {
   // Not run: the run was cut at the caller's deadline. Not checked, and so
   // not counted as checked.
   bool cut = false;
+  // Cut, in a module the backend hung on before the deadline cut its
+  // halving: how that run ended. An unisolated hang, of the module.
+  std::string hung_in_module;
   // Judged on code run on the CPU (ptxas's SASS on the evaluator), not on a
   // fold, a claim or a tool's run.
   bool executed = false;
@@ -98,6 +101,15 @@ class ProgramBackend {
   virtual std::string ReproModule(const Program& p,
                                   ProgramInputs form) const = 0;
   virtual std::string ReproInput(const Program& p) const { return ""; }
+  // The same for a module of several programs (an unisolated fault's); by
+  // default the first program's.
+  virtual std::string ReproModuleOf(std::span<const Program> programs,
+                                    ProgramInputs form) const {
+    return ReproModule(programs[0], form);
+  }
+  virtual std::string ReproInputOf(std::span<const Program> programs) const {
+    return ReproInput(programs[0]);
+  }
   // The flags that replay a case: "--backend ptxas --arch sm_90".
   virtual std::string ReplayFlags() const = 0;
 };

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -42,9 +43,15 @@ std::vector<std::string> StepSpellings(const Program& p) {
 // has any: the same steps around a branch may be another cause.
 std::string Shape(const Program& p) {
   const std::string blocks = BlockKinds(p);
-  return absl::StrCat(absl::StrJoin(StepSpellings(p), ", "),
+  const std::vector<std::string> steps = StepSpellings(p);
+  return absl::StrCat(steps.empty() ? "no steps" : absl::StrJoin(steps, ", "),
                       blocks.empty() ? "" : absl::StrCat(" (", blocks, ")"));
 }
+
+// The root cause of every hang: not minimized (each round would cost the
+// tool's timeout), a hang's steps are not known to be its cause, and so
+// many hangs of one tool are one cause, not one each.
+constexpr char kHangShape[] = "a hang (not minimized)";
 
 // The program with its witness at the mismatch's inputs, so that `ptxdiff
 // program` on the case shows the disagreement.
@@ -67,6 +74,9 @@ struct Found {
   ProgramInputs form;
   std::optional<ProgramFault::Kind> fault;  // none: a value mismatch
   int64_t seq = -1;                         // its pending journal line
+  // A hang seen of the program alone: how it ended (not known of one
+  // taken up from the journal).
+  std::string hang_seen;
 };
 
 // Whether `check` shows what `found` is.
@@ -88,6 +98,29 @@ class Campaign {
         start_(absl::Now()),
         end_(start_ + o.max_time),
         suppressed_(o.shape.suppressed) {}
+
+  // The variants the triage directory holds a tuple entry of, on this
+  // backend: their causes are filed as one instruction already (by the
+  // tuple campaign, or this one), so programs with them are not generated,
+  // and what minimizes to one of them alone is counted as known, not filed
+  // again as a program.
+  void SuppressTupleCauses() {
+    const absl::StatusOr<std::vector<EntryInfo>> entries = store_.List();
+    if (!entries.ok()) return;
+    for (const EntryInfo& e : *entries) {
+      const Signature& s = e.signature;
+      if (NamesAProgram(s) || NamesABatch(s) ||
+          s.kind != FindingKind::kValueMismatch ||
+          s.backend != backend_.Name()) {
+        continue;
+      }
+      tuple_causes_.insert(s.spelling);
+      if (std::find(suppressed_.begin(), suppressed_.end(), s.spelling) ==
+          suppressed_.end()) {
+        suppressed_.push_back(s.spelling);
+      }
+    }
+  }
 
   // What earlier runs left in the pending journal: this backend's to file
   // first, another's kept for a run on it.
@@ -172,6 +205,9 @@ class Campaign {
     std::vector<bool> done(batch.size()), cut(batch.size()),
         folded(batch.size()), claimed(batch.size());
     std::vector<std::string> why(batch.size());  // not judged: why not
+    std::vector<Program> hung;  // in a module that hung, not isolated
+    std::string hung_how;
+    ProgramInputs hung_form = ProgramInputs::kImmediate;
     for (ProgramInputs form :
          {ProgramInputs::kImmediate, ProgramInputs::kRuntime}) {
       std::vector<Program> programs;
@@ -195,6 +231,12 @@ class Campaign {
         const ProgramCheck& check = (*checks)[j];
         if (check.cut) cut[index[j]] = true;
         if (!check.judged) why[index[j]] = check.why_not;
+        if (!check.hung_in_module.empty() &&
+            (hung.empty() || hung_form == form)) {
+          hung.push_back(programs[j]);
+          hung_how = check.hung_in_module;
+          hung_form = form;
+        }
         if (check.judged) {
           (form == ProgramInputs::kImmediate ? folded : claimed)[index[j]] =
               true;
@@ -203,7 +245,10 @@ class Campaign {
           found.push_back(
               {AtMismatch(programs[j], *check.mismatch), form, std::nullopt});
         } else if (check.fault) {
-          found.push_back({programs[j], form, check.fault->kind});
+          found.push_back({programs[j], form, check.fault->kind, -1,
+                           check.fault->kind == ProgramFault::kHang
+                               ? check.fault->what
+                               : ""});
         } else {
           continue;
         }
@@ -221,15 +266,59 @@ class Campaign {
       if (!folded[k] && !claimed[k] && !done[k])
         CountWhy(report_.not_judged, why[k]);
     }
-    Count(&ProgramCampaignReport::disagreements,
-          static_cast<int64_t>(found.size()));
+    for (const Found& f : found) {
+      Count(!f.fault ? &ProgramCampaignReport::disagreements
+            : *f.fault == ProgramFault::kCrash ? &ProgramCampaignReport::crashes
+                                               : &ProgramCampaignReport::hangs);
+    }
     // Journaled before minimizing: a kill, a stop or a full disk from here
     // on leaves them for the next run.
     for (Found& f : found) {
       f.seq = journal_->AddRecord(ProgramJournalRecord(
           backend_.Identity(), f.program, f.form, f.fault));
     }
+    if (!hung.empty()) FileUnisolatedHang(hung, hung_form, hung_how);
     for (const Found& f : found) FileMinimized(f);
+  }
+
+  // A module the backend hung on whose halving the deadline cut, so that no
+  // one program of it is known to hang: filed as the module's hang (as the
+  // tuple campaign files a batch's), its case the first program, its
+  // reproducer the module of them all. Not journaled, as no fault is.
+  void FileUnisolatedHang(const std::vector<Program>& programs,
+                          ProgramInputs form, const std::string& how) {
+    Count(&ProgramCampaignReport::hangs);
+    std::string signatures;
+    for (const Program& p : programs) signatures += ProgramSignature(p);
+    const std::string what = absl::StrCat(
+        "unisolated hang of a module of ", programs.size(),
+        " programs (inputs ",
+        form == ProgramInputs::kRuntime ? "runtime" : "immediate",
+        "): the run ended before it found one that hangs alone; the module "
+        "run: ",
+        absl::StrReplaceAll(how, {{"\n", " / "}}));
+    std::string text = FormatProgram(programs[0]);
+    text.insert(text.find('\n') + 1,
+                absl::StrCat("# ", CommentLines(what),
+                             ".\n# The first of them; repro.ptx holds the "
+                             "module, input.bin its input.\n"));
+    Finding f;
+    f.kind = FindingKind::kHang;
+    f.reading = o_.reading;
+    f.backend = backend_.Name();
+    f.backend_identity = backend_.Identity();
+    f.detail = how;
+    f.raw_input = backend_.ReproInputOf(programs);
+    f.program = Finding::ProgramCase{
+        .name = ProgramSignatureName(signatures),
+        .form = "unisolated-hang",
+        .case_text = std::move(text),
+        .repro_ptx = absl::StrCat("// ", CommentLines(what, "//"), ".\n",
+                                  backend_.ReproModuleOf(programs, form)),
+        .what = what,
+        .shape = kHangShape,
+    };
+    File(f, f.program->name, programs[0], /*may_suppress=*/false);
   }
 
   // Whether each candidate still shows what `found` is, in one run. None
@@ -269,6 +358,9 @@ class Campaign {
       journal_->Done(found.seq);
       return;
     }
+    // Out of time, it stays in the journal (see below) without the cost of
+    // making candidates.
+    if (found.hang_seen.empty() && OutOfTime() && !o_.file_unfinished) return;
     const absl::Time start = absl::Now();
     bool cut = false;
     const ProgramBatchPredicate shows = [this, &found,
@@ -281,9 +373,20 @@ class Campaign {
             : MinimizeProgram(found.program, shows, o_.max_minimize_candidates);
     if (cut && !o_.file_unfinished) return;
     const Program& program = min.ok() ? min->program : found.program;
+    if (IsATupleCause(program)) {
+      Count(&ProgramCampaignReport::known);
+      journal_->Done(found.seq);
+      return;
+    }
+    // A hang seen of the program alone is not run again (each run costs the
+    // timeout), so that the run's end does not keep it from being filed.
     absl::StatusOr<std::vector<ProgramCheck>> check =
-        backend_.Check({&program, 1}, found.form, o_.reading,
-                       o_.file_unfinished ? absl::InfiniteFuture() : end_);
+        !found.hang_seen.empty()
+            ? std::vector<ProgramCheck>{ProgramCheck{
+                  .fault = ProgramFault{ProgramFault::kHang, found.hang_seen}}}
+            : backend_.Check(
+                  {&program, 1}, found.form, o_.reading,
+                  o_.file_unfinished ? absl::InfiniteFuture() : end_);
     if (!check.ok()) {  // the harness's failure: the next run tries again
       Error(absl::StrCat(backend_.Name(),
                          " on a finding: ", check.status().message()));
@@ -351,14 +454,15 @@ class Campaign {
             BlockKinds(p).empty() ? "" : absl::StrCat(" with ", BlockKinds(p)),
             " (", absl::StrJoin(StepSpellings(p), ", "),
             "): ", absl::StrReplaceAll(disagreement, {{"\n", " / "}})),
-        .shape = Shape(p),
+        .shape = f.kind == FindingKind::kHang ? kHangShape : Shape(p),
     };
     return f;
   }
 
   // Files `f`; false if it could not, which ends the run: what it finds
   // from then on could not be filed either, and the journal keeps this one.
-  bool File(const Finding& f, const std::string& name, const Program& p) {
+  bool File(const Finding& f, const std::string& name, const Program& p,
+            bool may_suppress = true) {
     std::lock_guard<std::mutex> lock(mu_);
     absl::StatusOr<FileResult> filed = store_.File(f);
     if (!filed.ok()) {
@@ -375,7 +479,7 @@ class Campaign {
                              " s] ", filed->is_new ? "filed " : "again ",
                              f.program->name, ": ", f.program->what));
     }
-    SuppressIfSingleInstruction(p);
+    if (may_suppress) SuppressIfSingleInstruction(p);
     return true;
   }
 
@@ -391,6 +495,14 @@ class Campaign {
       }
     }
     return false;
+  }
+
+  // Whether `p` is one instruction of a variant the triage directory holds
+  // a tuple entry of (SuppressTupleCauses).
+  bool IsATupleCause(const Program& p) {
+    const std::vector<std::string> spellings = StepSpellings(p);
+    return spellings.size() == 1 && BlockKinds(p).empty() &&
+           tuple_causes_.contains(spellings[0]);
   }
 
   // A cause down to one instruction is the tuple campaign's: stop
@@ -441,6 +553,7 @@ class Campaign {
   std::mutex next_mu_;  // held while `next` is called
   std::vector<std::string> suppressed_;
   std::deque<Found> backlog_;  // adopted from the journal, to file first
+  absl::flat_hash_set<std::string> tuple_causes_;  // SuppressTupleCauses
   // CountWhy's counts, per reason, of each of the report's Reasons.
   absl::flat_hash_map<const ProgramCampaignReport::Reasons*,
                       absl::flat_hash_map<std::string, int64_t>>
@@ -501,6 +614,7 @@ absl::StatusOr<ProgramCampaignReport> RunProgramCampaign(
       PendingJournal::Open(options.triage_dir, JournalKind::kPrograms));
   const absl::Time start = absl::Now();
   Campaign campaign(options, std::move(store), std::move(journal), progress);
+  campaign.SuppressTupleCauses();
   if (options.adopt_pending) campaign.AdoptPending();
   std::vector<std::thread> pool;
   for (int t = 0; t < std::max(1, options.threads); ++t) {

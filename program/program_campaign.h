@@ -74,10 +74,11 @@ struct FiledProgram {
 };
 
 struct ProgramCampaignReport {
-  int64_t programs = 0;       // checked
-  int64_t folded = 0;         // inputs immediate: ptxas stored constants
-  int64_t claimed = 0;        // inputs runtime: ptxas stored constants
-  int64_t disagreements = 0;  // and faults
+  int64_t programs = 0;            // checked
+  int64_t folded = 0;              // inputs immediate: ptxas stored constants
+  int64_t claimed = 0;             // inputs runtime: ptxas stored constants
+  int64_t disagreements = 0;       // values the oracle refutes
+  int64_t crashes = 0, hangs = 0;  // of the backend (hangs: unisolated too)
   // Disagreements in programs that use a variant no longer generated (its
   // one-instruction cause filed, or --suppress): counted, not filed.
   int64_t known = 0;

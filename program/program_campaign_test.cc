@@ -2,9 +2,11 @@
 
 #include <dirent.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,6 +26,57 @@
 
 namespace ptxdiff {
 namespace {
+
+// A backend whose checks after the first finding wait for the run's
+// deadline: the time limit falls inside minimizing on any machine, however
+// fast or loaded.
+class DeadlineDuringMinimizing : public ProgramBackend {
+ public:
+  explicit DeadlineDuringMinimizing(std::shared_ptr<ProgramBackend> inner)
+      : inner_(std::move(inner)) {}
+  std::string Name() const override { return inner_->Name(); }
+  std::string Identity() const override { return inner_->Identity(); }
+  absl::StatusOr<std::vector<ProgramCheck>> Check(
+      std::span<const Program> programs, ProgramInputs form, Reading reading,
+      absl::Time deadline) override {
+    // (A check of no programs is the found one's other form, skipped.)
+    if (found_ && !programs.empty())
+      absl::SleepFor(deadline - absl::Now() + absl::Milliseconds(1));
+    auto checks = inner_->Check(programs, form, reading, deadline);
+    if (checks.ok()) {
+      for (const ProgramCheck& c : *checks) found_ |= c.mismatch.has_value();
+    }
+    return checks;
+  }
+  std::string Describe(const Program& p,
+                       const ProgramMismatch& m) const override {
+    return inner_->Describe(p, m);
+  }
+  std::string FindingClass(ProgramInputs form) const override {
+    return inner_->FindingClass(form);
+  }
+  std::string FindingName(ProgramInputs form) const override {
+    return inner_->FindingName(form);
+  }
+  std::string MismatchClass(const ProgramMismatch& m) const override {
+    return inner_->MismatchClass(m);
+  }
+  std::string MismatchName(const ProgramMismatch& m) const override {
+    return inner_->MismatchName(m);
+  }
+  std::string ReproModule(const Program& p,
+                          ProgramInputs form) const override {
+    return inner_->ReproModule(p, form);
+  }
+  std::string ReproInput(const Program& p) const override {
+    return inner_->ReproInput(p);
+  }
+  std::string ReplayFlags() const override { return inner_->ReplayFlags(); }
+
+ private:
+  std::shared_ptr<ProgramBackend> inner_;
+  bool found_ = false;
+};
 
 class ProgramCampaignTest : public testing::Test {
  protected:
@@ -146,56 +199,26 @@ TEST_F(ProgramCampaignTest, ASingleInstructionCauseIsSuppressed) {
   EXPECT_THAT(report.suppressed, testing::Contains("slct.s32.s32"));
 }
 
-// A backend whose checks after the first finding wait for the run's
-// deadline: the time limit falls inside minimizing on any machine, however
-// fast or loaded.
-class DeadlineDuringMinimizing : public ProgramBackend {
- public:
-  explicit DeadlineDuringMinimizing(std::shared_ptr<ProgramBackend> inner)
-      : inner_(std::move(inner)) {}
-  std::string Name() const override { return inner_->Name(); }
-  std::string Identity() const override { return inner_->Identity(); }
-  absl::StatusOr<std::vector<ProgramCheck>> Check(
-      std::span<const Program> programs, ProgramInputs form, Reading reading,
-      absl::Time deadline) override {
-    // (A check of no programs is the found one's other form, skipped.)
-    if (found_ && !programs.empty())
-      absl::SleepFor(deadline - absl::Now() + absl::Milliseconds(1));
-    auto checks = inner_->Check(programs, form, reading, deadline);
-    if (checks.ok()) {
-      for (const ProgramCheck& c : *checks) found_ |= c.mismatch.has_value();
-    }
-    return checks;
-  }
-  std::string Describe(const Program& p,
-                       const ProgramMismatch& m) const override {
-    return inner_->Describe(p, m);
-  }
-  std::string FindingClass(ProgramInputs form) const override {
-    return inner_->FindingClass(form);
-  }
-  std::string FindingName(ProgramInputs form) const override {
-    return inner_->FindingName(form);
-  }
-  std::string MismatchClass(const ProgramMismatch& m) const override {
-    return inner_->MismatchClass(m);
-  }
-  std::string MismatchName(const ProgramMismatch& m) const override {
-    return inner_->MismatchName(m);
-  }
-  std::string ReproModule(const Program& p,
-                          ProgramInputs form) const override {
-    return inner_->ReproModule(p, form);
-  }
-  std::string ReproInput(const Program& p) const override {
-    return inner_->ReproInput(p);
-  }
-  std::string ReplayFlags() const override { return inner_->ReplayFlags(); }
 
- private:
-  std::shared_ptr<ProgramBackend> inner_;
-  bool found_ = false;
-};
+// Issue 42, item 12: a cause the triage directory holds as one
+// instruction (the tuple campaign's slct.s32.s32 entry) was filed again as a
+// program entry, one root cause counted twice. Its variant is not generated,
+// and a program that shows it is counted as known.
+TEST_F(ProgramCampaignTest, ACauseFiledAsOneInstructionIsNotFiledAgain) {
+  const std::string entry = "value-mismatch~ptxas~in-range~slct.s32.s32";
+  ASSERT_TRUE(MakeDirs(options_.triage_dir).ok());
+  ASSERT_EQ(std::system(absl::StrCat("cp -r '", PTXDIFF_SOURCE_DIR,
+                                     "/triage/entries/", entry, "' '",
+                                     options_.triage_dir, "/'")
+                            .c_str()),
+            0);
+  ProgramCampaignReport report = Run({Testdata("fuzzx-m016.ptxprog")});
+  EXPECT_EQ(report.programs, 1);
+  EXPECT_EQ(report.known, 1);
+  EXPECT_THAT(report.filed, testing::IsEmpty());
+  EXPECT_THAT(report.suppressed, testing::Contains("slct.s32.s32"));
+  EXPECT_THAT(EntriesIn(options_.triage_dir), testing::SizeIs(1));
+}
 
 // The run ends at its time limit, minimizing included (issue 42, item 5:
 // what was still being minimized then was filed as found, a new root cause
@@ -297,6 +320,65 @@ TEST_F(ProgramCampaignTest, AKillDuringMinimizingLosesNothing) {
   ASSERT_EQ(report.filed.size(), 1u);
   EXPECT_LE(report.filed[0].steps, 5);
   EXPECT_THAT(PendingJournals(), testing::IsEmpty());
+}
+
+// A stand-in tool that hangs on every module (its sleep is killed with it).
+std::string HangingTool(const TempDir& dir) {
+  const std::string tool = dir.File("hang.sh");
+  EXPECT_TRUE(WriteFile(tool, "#!/bin/sh\nexec sleep 600\n").ok());
+  chmod(tool.c_str(), 0755);
+  return tool + " {ptx} {in} {out}";
+}
+
+// Issue 42, item 8: a tool that hangs on every module gave "0 programs
+// checked" and filed nothing, where `fuzz` files an unisolated hang. The
+// module's hang is filed when the run's end cuts its halving, with the
+// module and its input to rerun the tool on.
+TEST_F(ProgramCampaignTest, AModuleThatHangsUnisolatedIsFiledAsTheModules) {
+  options_.backend = MakeToolProgramBackend({.command = HangingTool(*dir_),
+                                             .files_root = dir_->path(),
+                                             .target = *TargetForDevice(90),
+                                             .timeout = absl::Seconds(1)});
+  options_.max_time = absl::Milliseconds(2500);
+  const Program p = ProgramOf("mov.b32 %r, 1;\noutput %r\n");
+  const absl::Time start = absl::Now();
+  ProgramCampaignReport report = Run(std::vector<Program>(8, p));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  EXPECT_EQ(report.programs, 0);
+  EXPECT_EQ(report.hangs, 1);
+  ASSERT_EQ(report.filed.size(), 1u) << testing::PrintToString(report.errors);
+  EXPECT_THAT(report.filed[0].entry,
+              testing::StartsWith("hang~ptx-cmd~unisolated-hang~program-"));
+  EXPECT_THAT(report.filed[0].what,
+              testing::HasSubstr("unisolated hang of a module of 8 programs"));
+  const std::string entry =
+      absl::StrCat(options_.triage_dir, "/", report.filed[0].entry);
+  EXPECT_TRUE(ParseProgram(*ReadFile(entry + "/case.txt")).ok());
+  EXPECT_EQ(ReadFile(entry + "/input.bin")->size(),
+            ProgramInputBuffer(std::vector<Program>(8, p)).size());
+  EXPECT_THAT(EntriesIn(options_.triage_dir), testing::SizeIs(1));
+}
+
+// Issue 42, items 4 and 5: a hang seen of a program alone was run again to
+// confirm it (the tool's timeout once more, past --max-time) or, at the
+// run's end, not filed. It is filed as seen.
+TEST_F(ProgramCampaignTest, AHangSeenAloneIsFiledWithoutAnotherRun) {
+  options_.backend = MakeToolProgramBackend({.command = HangingTool(*dir_),
+                                             .files_root = dir_->path(),
+                                             .target = *TargetForDevice(90),
+                                             .timeout = absl::Seconds(1)});
+  options_.max_time = absl::Seconds(6);
+  const Program p = ProgramOf("mov.b32 %r, 1;\noutput %r\n");
+  const absl::Time start = absl::Now();
+  ProgramCampaignReport report = Run({p, p});
+  // Three runs of 1 s (the module, then each alone), not five.
+  EXPECT_LT(absl::Now() - start, absl::Milliseconds(4500));
+  EXPECT_EQ(report.hangs, 2);
+  ASSERT_EQ(report.filed.size(), 2u) << testing::PrintToString(report.errors);
+  EXPECT_THAT(report.filed[0].entry,
+              testing::StartsWith("hang~ptx-cmd~immediate-inputs~program-"));
+  EXPECT_EQ(report.filed[0].entry, report.filed[1].entry);
+  EXPECT_EQ(report.pending, 0);
 }
 
 // A pending finding is written whole and read back; a torn or foreign

@@ -303,6 +303,26 @@ TEST(ProgramTest, BadProgramsNameTheLineAndTheProblem) {
            {h + "input %a .f32 1\noutput %a\n", "unknown type '.f32'"},
            {h + "input %a .b32 zz\noutput %a\n",
             "cannot read the witness 'zz'"},
+           // Issue 42, item 13: these were taken (0x100000005 as 5, a
+           // second %a, a name ptxas then refused), or printed raw.
+           {h + "input %a .b32 0x100000005\noutput %a\n",
+            "line 2: the witness 0x100000005 does not fit .b32 (32 bits, "
+            "signed or not)"},
+           {h + "input %a .b16 -70000\noutput %a\n",
+            "the witness -70000 does not fit .b16"},
+           {h + "input %p .pred 7\noutput %p\n",
+            "the witness 7 does not fit .pred (0 or 1)"},
+           {h + "input %a .b32 1\ninput %a .b32 2\noutput %a\n",
+            "line 3: %a is declared twice"},
+           {h + "input %\xc3\xa9t\xc3\xa9 .b32 1\noutput %a\n",
+            "line 2: '%\\xc3\\xa9t\\xc3\\xa9' is not a register name"},
+           {h + "input %a .b32 1\nadd.u32 %" + std::string(100, 'r') +
+                ", %a, 1;\noutput %a\n",
+            "line 3: '%rrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrr...' is not a "
+            "register name: a letter, then letters, digits, _ or $, at most "
+            "64 in all"},
+           {h + std::string("input %a .b32 zz\0\noutput %a\n", 28),
+            "cannot read the witness 'zz\\x00'"},
            {h + "input %a .b32 1\nbfe.u32 %r, %a, 300, 8;\noutput %r\n",
             "bfe.u32 source b cannot be the immediate 300 (ptxas takes 0 to "
             "255 there)"},

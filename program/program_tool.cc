@@ -89,7 +89,17 @@ absl::Status RunInto(const ProgramModuleRunner& runner,
            results + half);
     return absl::OkStatus();
   }
-  return RunInto(runner, programs.subspan(half), plan, results + half);
+  PTXDIFF_RETURN_IF_ERROR(
+      RunInto(runner, programs.subspan(half), plan, results + half));
+  // Those the halving did not reach before the deadline are known to be in
+  // a module that hung, and no more.
+  if (run.end == ToolRun::kHung) {
+    for (size_t k = 0; k < programs.size(); ++k) {
+      if (results[k].end == ToolRun::kCut && results[k].hung_in_module.empty())
+        results[k].hung_in_module = HowItEnded(run);
+    }
+  }
+  return absl::OkStatus();
 }
 
 class ToolModuleRunner : public ProgramModuleRunner {
@@ -204,6 +214,8 @@ ProgramCheck Judge(std::span<const Program> copies,
     if (run.end != ToolRun::kOk) {
       check.why_not = run.what;
       check.cut |= run.end == ToolRun::kCut;
+      if (!run.hung_in_module.empty())
+        check.hung_in_module = run.hung_in_module;
       continue;
     }
     check.judged = true;
@@ -280,12 +292,19 @@ class RunnerProgramBackend : public ProgramBackend {
   }
 
   std::string ReproModule(const Program& p, ProgramInputs form) const override {
-    return absl::StrCat("// ", runner_->HowToRun(),
-                        " (docs/kernel-abi.md, \"Programs\")\n",
-                        ProgramToolModule({&p, 1}, runner_->target(), form));
+    return ReproModuleOf({&p, 1}, form);
   }
   std::string ReproInput(const Program& p) const override {
     return ProgramInputBuffer({&p, 1});
+  }
+  std::string ReproModuleOf(std::span<const Program> programs,
+                            ProgramInputs form) const override {
+    return absl::StrCat("// ", runner_->HowToRun(),
+                        " (docs/kernel-abi.md, \"Programs\")\n",
+                        ProgramToolModule(programs, runner_->target(), form));
+  }
+  std::string ReproInputOf(std::span<const Program> programs) const override {
+    return ProgramInputBuffer(programs);
   }
 
   std::string ReplayFlags() const override { return runner_->ReplayFlags(); }

@@ -63,6 +63,10 @@ struct ProgramToolRun {
   ToolRun::End end = ToolRun::kOk;
   std::vector<uint64_t> outputs;  // one per output, for kOk
   std::string what;  // how it ended, and the end of the tool's output
+  // kCut, in a module the tool hung on whose halving the deadline cut: how
+  // that module's run ended (an unisolated hang: no one program is known to
+  // hang).
+  std::string hung_in_module;
 };
 
 // Each program run once, its inputs at their witnesses (`inputs` kRuntime:

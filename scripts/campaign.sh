@@ -16,7 +16,26 @@ shift || true
 scripts/setup.sh
 # The campaign build: libFuzzer instrumentation, optimized, no sanitizers
 # (the test suite runs the same code under ASan + UBSan).
+# Its first build takes minutes on two cores: it says so, and shows ninja's
+# progress (issue 42, item 16: it printed nothing for 2.5 minutes). The
+# build's output goes to build/campaign-build.log, shown if it fails.
 cmake --preset campaign >/dev/null
+[[ -x build/campaign/cli/ptxdiff ]] ||
+  echo "campaign.sh: building the campaign preset (the first build takes a few minutes)"
+log=build/campaign-build.log
 cmake --build --preset campaign -j "$(nproc)" --target ptxdiff differential_fuzzer \
-  ptxdiff-worker ptx_kernel_interpreter >/dev/null
+  ptxdiff-worker ptx_kernel_interpreter >"$log" 2>&1 &
+build=$!
+while kill -0 "$build" 2>/dev/null; do
+  step=$(grep -oE '^\[[0-9]+/[0-9]+\]' "$log" | tail -n 1 || true)
+  [[ -z $step ]] || printf '\rcampaign.sh: build %s' "$step"
+  sleep 2
+done
+status=0
+wait "$build" || status=$?
+[[ -z ${step:-} ]] || echo
+if ((status != 0)); then
+  tail -n 30 "$log" >&2
+  exit "$status"
+fi
 exec build/campaign/cli/ptxdiff fuzz --max-time "$seconds" "$@"

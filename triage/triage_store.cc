@@ -563,12 +563,19 @@ absl::StatusOr<TriageStore> TriageStore::Open(const std::string& dir,
           absl::StrCat("triage directory ", dir, " does not exist"));
     }
     std::string partial;
+    int mkdir_error = 0;  // the first mkdir's that failed but EEXIST's
     for (absl::string_view part : absl::StrSplit(dir, '/')) {
       absl::StrAppend(&partial, part, "/");
-      if (!part.empty()) mkdir(partial.c_str(), 0755);
+      if (!part.empty() && mkdir(partial.c_str(), 0755) != 0 &&
+          errno != EEXIST && mkdir_error == 0) {
+        mkdir_error = errno;
+      }
     }
-    if (!IsDirectory(dir))
+    if (!IsDirectory(dir)) {
+      // Its cause (a read-only file system), not the ENOENT of the check.
+      if (mkdir_error != 0) errno = mkdir_error;
       return ErrnoError("cannot create triage directory", dir);
+    }
   }
   // Proves the directory writable (access() says yes to root on read-only
   // mounts too): the lock file is needed for every change anyway.

@@ -415,7 +415,7 @@ TEST_P(SimCudaLibraryTest, ProgramsCampaignRunsOnTheSimulatedGpu) {
   EXPECT_EQ(run.code, 0) << run.output;
   EXPECT_THAT(run.output, AllOf(HasSubstr("programs: cuda sm_90, 2 threads"),
                                 HasSubstr("the GPU ran 100%"),
-                                HasSubstr("programs: 0 disagreements")));
+                                HasSubstr("programs: found 0 disagreements")));
 }
 
 // A library that lacks entry points is refused naming them all, and what it
