@@ -36,8 +36,8 @@ absl::StatusOr<absl::Duration> ParseSeconds(const std::string& text) {
   return absl::Seconds(seconds);
 }
 
-// The variants of the --family flags (all when none), or an error naming an
-// unknown family.
+}  // namespace
+
 absl::StatusOr<std::vector<Variant>> SelectVariants(const ParsedArgs& args) {
   const std::vector<std::string> families = args.All("family");
   for (const std::string& name : families) {
@@ -56,8 +56,6 @@ absl::StatusOr<std::vector<Variant>> SelectVariants(const ParsedArgs& args) {
   }
   return selected;
 }
-
-}  // namespace
 
 absl::StatusOr<std::unique_ptr<WorkerClient>> StartBackend(
     const ParsedArgs& args) {

@@ -17,6 +17,10 @@
 
 namespace ptxdiff {
 
+// The variants of the --family flags (all when none), or an error naming an
+// unknown family.
+absl::StatusOr<std::vector<Variant>> SelectVariants(const ParsedArgs& args);
+
 // The worker for --backend (default: ChooseDefaultBackend()), with --arch
 // and --timeout.
 absl::StatusOr<std::unique_ptr<WorkerClient>> StartBackend(

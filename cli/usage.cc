@@ -237,6 +237,24 @@ const std::vector<CommandHelp>& Commands() {
        {kDir,
         {"--explained WHY", "with mark: the reason the disagreement is known"}},
        "ptxdiff triage list --dir out/triage"},
+      {"calibrate",
+       "[flags]",
+       "The SASS evaluator's self-check: every variant compiled by ptxas\n"
+       "with every runtime-capable source a parameter, its code run on the\n"
+       "CPU for N operand sets and judged by the oracle. At -O0 a\n"
+       "disagreement is a defect of the evaluator, not of ptxas. Prints the\n"
+       "share of kernels run to the end and what stopped the rest. Exit 0\n"
+       "when everything executed agrees, 1 otherwise, 2 on bad input.",
+       {{"--family NAME",
+         "only this family (repeatable; default: every PTX family)"},
+        {"--tuples N", "operand sets per variant, one kernel (default 12)"},
+        {"--opt N", "ptxas's -O level, 0 to 3 (default 0)"},
+        {"--arch sm_90", "the target (the evaluator decodes sm_90, sm_90a)"},
+        {"--max-time SECONDS", "stop after this long (default: when done)"},
+        {"--threads N", "ptxas runs side by side (default: the cores)"},
+        {"--seed N", "the operands' seed (default 1)"},
+        {"--show N", "disagreements listed (default 20)"}},
+       "ptxdiff calibrate --family bfe --opt 3"},
       {"help", "", "Show this message.", {}, "ptxdiff help"},
       {"--version", "", "Print ptxdiff's version.", {}, "ptxdiff --version"},
   };

@@ -12,12 +12,16 @@
 #define PTXDIFF_WORKER_BACKENDS_PTXAS_SASS_CALIBRATION_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <optional>
+#include <random>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "isa/tuple.h"
 #include "sass/sass_decoder.h"
 #include "worker/backends/ptxas/sass_execution.h"
@@ -31,11 +35,19 @@ struct CalibrationReport {
   int64_t agreed = 0;     // executed, and the oracle's (hardware reading's)
                           // value, or its result is not defined
   int64_t undefined = 0;  // executed, the spec leaves the result open
+  // Kernels compiled (one per variant and immediates), and those that ran
+  // to the end for every tuple given them: the census's share.
+  int64_t kernels = 0;
+  int64_t kernels_run = 0;
   // Kernels not run, by what stopped them (SassRun::blocker), in tuples.
   std::map<std::string, int64_t> not_run;
   std::map<std::string, std::string> not_run_example;  // a variant each
-  // Executed tuples whose value the oracle refutes, as replay lines with
-  // the evaluator's value.
+  // Disagreements that are known findings of ptxas's code, not of the
+  // evaluator (KnownCalibrationFinding), in tuples by finding.
+  std::map<std::string, int64_t> known;
+  std::map<std::string, std::string> known_example;  // a replay line each
+  // The other disagreements of executed tuples, as replay lines with the
+  // evaluator's value: defects of the evaluator until told apart.
   std::vector<std::string> disagreements;
   std::vector<Tuple> disagreeing;  // their tuples, in the same order
   // The first disagreement's run, one "/*0040*/ IADD3 R5, R4, R5, RZ  ->
@@ -46,6 +58,12 @@ struct CalibrationReport {
   // "12000 tuples: 11890 executed (99.1%), 0 disagreements; not run: ..."
   std::string Summary() const;
 };
+
+// Where ptxas's own code for `v` at -O`opt_level` is known to disagree with
+// the spec (docs/sass-evaluator.md): what is known, or nothing. Calibration
+// counts such disagreements apart; they are findings, not the evaluator's.
+std::optional<std::string> KnownCalibrationFinding(const Variant& v,
+                                                   int opt_level);
 
 // The kernel parameters after the output pointer that hold `t`'s runtime
 // sources, as PtxParamType declares them (a predicate as a 32-bit word).
@@ -65,19 +83,54 @@ struct TupleCalibration {
 };
 
 // Each tuple compiled for `arch` at -O`opt_level` (every runtime source a
-// parameter), one kernel each in one module, run and judged with the
-// hardware reading. An error only where ptxas cannot be run.
+// parameter) in one module, a kernel for each run of consecutive tuples
+// that differ only in runtime values, run and judged with the hardware
+// reading. An error only where ptxas cannot be run.
 absl::StatusOr<std::vector<TupleCalibration>> CalibrateEach(
     const std::string& ptxas, const SassArchInfo& arch,
     std::span<const Tuple> tuples, int opt_level);
 
 // Compiles `tuples` (each with every runtime-capable source a parameter)
-// for `arch` at -O`opt_level`, one tuple per kernel, runs each kernel and
-// judges it. An error only where ptxas cannot be run.
+// for `arch` at -O`opt_level`, one kernel for each run of consecutive
+// tuples that differ only in runtime values, runs each tuple on its kernel
+// and judges it. An error only where ptxas cannot be run.
 absl::StatusOr<CalibrationReport> CalibrateTuples(const std::string& ptxas,
                                                   const SassArchInfo& arch,
                                                   std::span<const Tuple> tuples,
                                                   int opt_level);
+
+// The self-check as a campaign (`ptxdiff calibrate`): every variant given,
+// `tuples_per_variant` edge and random operand sets each on one kernel
+// (every runtime-capable source a parameter), compiled
+// `variants_per_module` variants to a ptxas run on `threads` threads until
+// all are done, `deadline`, or a stop (common/interrupt.h).
+struct CalibrationCampaignOptions {
+  std::string ptxas;
+  std::string arch = "sm_90";
+  std::vector<Variant> variants;  // of PTX families
+  int tuples_per_variant = 12;
+  int opt_level = 0;
+  uint64_t seed = 1;
+  int threads = 1;
+  int variants_per_module = 64;
+  absl::Time deadline = absl::InfiniteFuture();
+  // Called after each module, under a lock, with the report so far and
+  // the variants done.
+  std::function<void(const CalibrationReport&, int64_t)> progress;
+};
+
+// The tuples of one variant in the campaign: `n` operand sets from
+// FillEdgeTuples, every runtime-capable source a runtime value, the other
+// sources (immediates) those of the first set, so that one kernel answers
+// all of them.
+std::vector<Tuple> CalibrationTuples(const Variant& v, int n,
+                                     std::mt19937_64& rng);
+
+// The campaign's report (those variants the deadline left are not in it);
+// an error only where ptxas cannot be run, or for an arch with no decoding
+// table.
+absl::StatusOr<CalibrationReport> RunCalibrationCampaign(
+    const CalibrationCampaignOptions& options);
 
 }  // namespace ptxdiff
 

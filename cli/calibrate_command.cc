@@ -1,0 +1,162 @@
+#include "cli/calibrate_command.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "cli/backend_commands.h"
+#include "cli/commands.h"
+#include "cli/flags.h"
+#include "common/interrupt.h"
+#include "isa/family_table.h"
+#include "worker/backends/ptxas/ptxas_toolchain.h"
+#include "worker/backends/ptxas/sass_calibration.h"
+
+namespace ptxdiff {
+namespace {
+
+constexpr absl::Duration kProgressEvery = absl::Seconds(10);
+
+double Percent(int64_t part, int64_t whole) {
+  return whole > 0 ? 100.0 * part / whole : 0.0;
+}
+
+void PrintProgress(const CalibrationReport& r, int64_t variants,
+                   int64_t of, absl::Time start, std::ostream& out) {
+  out << absl::StrFormat(
+             "  [%4.0f s] %d of %d variants, %d tuples: %.1f%% of kernels "
+             "run to the end, %d disagreements",
+             absl::ToDoubleSeconds(absl::Now() - start), variants, of,
+             r.tuples, Percent(r.kernels_run, r.kernels),
+             r.disagreements.size())
+      << std::endl;
+}
+
+void PrintReport(const CalibrationReport& r, int64_t show,
+                 std::ostream& out) {
+  out << absl::StrFormat(
+      "  kernels         %d, %d run to the end for every tuple (%.1f%%)\n"
+      "  tuples          %d: %d executed (%.1f%%), %d rejected by ptxas\n"
+      "  agree           %d (%d of them left open by the spec)\n"
+      "  disagreements   %d  (defects of the evaluator until told apart)\n",
+      r.kernels, r.kernels_run, Percent(r.kernels_run, r.kernels), r.tuples,
+      r.executed, Percent(r.executed, r.tuples), r.rejected, r.agreed,
+      r.undefined, r.disagreements.size());
+  for (const auto& [finding, n] : r.known) {
+    out << absl::StrFormat(
+        "  known findings  %d tuples: %s (docs/sass-evaluator.md), e.g.\n"
+        "                    %s\n",
+        n, finding, r.known_example.at(finding));
+  }
+  if (!r.disagreements.empty()) {
+    out << "disagreements (the oracle's value, then the evaluator's):\n";
+    for (size_t i = 0; i < std::min<size_t>(r.disagreements.size(), show);
+         ++i) {
+      out << "  " << r.disagreements[i] << "\n";
+    }
+    if (r.disagreements.size() > static_cast<size_t>(show)) {
+      out << "  (" << r.disagreements.size() - show << " more)\n";
+    }
+    out << "the first one's run on the evaluator:\n" << r.first_trace;
+  }
+  if (r.not_run.empty()) return;
+  std::vector<std::pair<int64_t, std::string>> blockers;
+  for (const auto& [blocker, n] : r.not_run) blockers.emplace_back(n, blocker);
+  std::sort(blockers.rbegin(), blockers.rend());
+  out << "not run, by what stopped the evaluator (tuples, an example):\n";
+  for (const auto& [n, blocker] : blockers) {
+    out << absl::StrFormat("  %8d  %s\n            %s\n", n, blocker,
+                           r.not_run_example.at(blocker));
+  }
+}
+
+}  // namespace
+
+int RunCalibrate(const std::vector<std::string>& args, std::ostream& out,
+                 std::ostream& err) {
+  auto parsed = ParseArgs(args, {},
+                          {"family", "tuples", "opt", "arch", "seed",
+                           "threads", "max-time", "show"});
+  if (!parsed.ok()) return Fail(err, "calibrate", parsed.status());
+  if (!parsed->positional.empty()) {
+    return Fail(err, "calibrate",
+                absl::InvalidArgumentError(absl::StrCat(
+                    "unexpected argument '", parsed->positional[0], "'")));
+  }
+  const int default_threads =
+      static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  auto tuples = IntFlag(*parsed, "tuples", 12, 1, 1 << 16);
+  auto opt = IntFlag(*parsed, "opt", 0, 0, 3);
+  auto seed = IntFlag(*parsed, "seed", 1, 1, INT64_MAX);
+  auto threads = IntFlag(*parsed, "threads", default_threads, 1, 256);
+  auto max_time = IntFlag(*parsed, "max-time", 0, 0, 30 * 24 * 3600);
+  auto show = IntFlag(*parsed, "show", 20, 0, 1 << 20);
+  auto selected = SelectVariants(*parsed);
+  for (const absl::Status& s :
+       {tuples.status(), opt.status(), seed.status(), threads.status(),
+        max_time.status(), show.status(), selected.status()}) {
+    if (!s.ok()) return Fail(err, "calibrate", s);
+  }
+  const std::string arch = parsed->Get("arch", "sm_90");
+  if (!FindSassArchInfo(arch).ok()) {
+    return Fail(err, "calibrate",
+                absl::InvalidArgumentError(absl::StrCat(
+                    "--arch ", arch,
+                    ": the SASS evaluator decodes sm_90 and sm_90a only")));
+  }
+  absl::StatusOr<std::string> ptxas = FindPtxas({});
+  if (!ptxas.ok()) return Fail(err, "calibrate", ptxas.status());
+
+  CalibrationCampaignOptions o;
+  o.ptxas = *ptxas;
+  o.arch = arch;
+  for (const Variant& v : *selected) {
+    if (InfoOf(v.family).isa == TargetIsa::kPtx) o.variants.push_back(v);
+  }
+  if (o.variants.empty()) {
+    return Fail(err, "calibrate",
+                absl::InvalidArgumentError(
+                    "no PTX variant selected (vISA families have no SASS)"));
+  }
+  o.tuples_per_variant = static_cast<int>(*tuples);
+  o.opt_level = static_cast<int>(*opt);
+  o.seed = static_cast<uint64_t>(*seed);
+  o.threads = static_cast<int>(*threads);
+  const absl::Time start = absl::Now();
+  if (*max_time > 0) o.deadline = start + absl::Seconds(*max_time);
+  absl::Time last_progress = start;
+  const int64_t of = static_cast<int64_t>(o.variants.size());
+  o.progress = [&](const CalibrationReport& r, int64_t done) {
+    if (absl::Now() - last_progress < kProgressEvery) return;
+    last_progress = absl::Now();
+    PrintProgress(r, done, of, start, out);
+  };
+  out << absl::StrFormat(
+             "calibrate: %s at -O%d for %s: %d variants x %d tuples, every "
+             "runtime-capable source a parameter, %d threads%s",
+             o.ptxas, o.opt_level, arch, of, o.tuples_per_variant, o.threads,
+             *max_time > 0 ? absl::StrCat(", at most ", *max_time, " s") : "")
+      << std::endl;
+
+  ScopedInterruptHandler interrupt;  // Ctrl-C: the report of what was done
+  absl::StatusOr<CalibrationReport> report = RunCalibrationCampaign(o);
+  if (!report.ok()) {
+    err << "ptxdiff calibrate: " << report.status().message() << "\n";
+    return 1;
+  }
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  out << absl::StrFormat("calibrate: %d tuples in %.1f s (%.0f tuples/s)%s\n",
+                         report->tuples, seconds, report->tuples / seconds,
+                         Interrupted() ? ", interrupted" : "");
+  PrintReport(*report, *show, out);
+  if (report->executed == 0) {
+    err << "ptxdiff calibrate: nothing was executed: no kernel ran to the "
+           "end on the evaluator\n";
+    return 1;
+  }
+  return report->disagreements.empty() ? 0 : 1;
+}
+
+}  // namespace ptxdiff
