@@ -100,11 +100,29 @@ TEST_F(SassDecoderTest, AnUnreadBitMakesTheInstructionNotUnderstood) {
   EXPECT_THAT(flipped.why_not, HasSubstr("bits 76 not understood"));
 }
 
+// I2I's type (bits 76..77), opcode 0x21f's sign table (bits 72..79) and
+// its predicate, VIMNMX.RELU (bit 76), VIADD's 16-bit lanes (bit 73).
+TEST_F(SassDecoderTest, ReadsSaturationsAndTheSignTable) {
+  const std::string listing = Listing(
+      2,
+      "  cvt.sat.s16.s32 %r2, %r0;\n  st.global.b32 [%out], %r2;\n"
+      "  add.sat.s32 %r3, %r0, %r1;\n  st.global.b32 [%out+4], %r3;\n"
+      "  max.relu.s32 %r4, %r0, %r1;\n  st.global.b32 [%out+8], %r4;\n"
+      "  add.u16x2 %r5, %r0, %r1;\n  st.global.b32 [%out+12], %r5;\n",
+      0);
+  EXPECT_THAT(listing, HasSubstr("I2I.S16.S32.SAT R"));
+  EXPECT_THAT(listing, HasSubstr(", 0x2\n"));   // a, b >= 0, c < 0
+  EXPECT_THAT(listing, HasSubstr(", 0x40\n"));  // a, b < 0, c >= 0
+  EXPECT_THAT(listing, HasSubstr("OP0x21F.SIGNS P0, R"));
+  EXPECT_THAT(listing, HasSubstr("VIMNMX.S32.RELU R"));
+  EXPECT_THAT(listing, HasSubstr("VIADD.16x2 R"));
+}
+
 TEST_F(SassDecoderTest, AnUnknownOpcodeIsNamed) {
   const SassArchInfo arch = *FindSassArchInfo("sm_90");
-  const SassSlot slot = DecodeSassInstruction(arch, 0x21f, 0, 0x10);
+  const SassSlot slot = DecodeSassInstruction(arch, 0x215, 0, 0x10);
   EXPECT_FALSE(slot.ok());
-  EXPECT_THAT(slot.why_not, HasSubstr("op 0x21f at +0x0010"));
+  EXPECT_THAT(slot.why_not, HasSubstr("op 0x215 at +0x0010"));
 }
 
 TEST(SassArchInfoTest, NamesTheArchsItReads) {

@@ -57,6 +57,10 @@ const char* BaseName(SassOp op) {
       return "VIADD";
     case SassOp::kVimnmx:
       return "VIMNMX";
+    case SassOp::kI2i:
+      return "I2I";
+    case SassOp::kSignLut:
+      return "OP0x21F.SIGNS";
     case SassOp::kR2ur:
       return "R2UR";
     case SassOp::kS2r:
@@ -148,7 +152,12 @@ std::string Suffixes(const SassInstruction& i) {
     case SassOp::kSgxt:
       return i.is_signed ? "" : ".U32";
     case SassOp::kVimnmx:
-      return absl::StrCat(i.is_signed ? ".S" : ".U", i.simd16 ? "16x2" : "32");
+      return absl::StrCat(i.is_signed ? ".S" : ".U", i.simd16 ? "16x2" : "32",
+                          i.relu ? ".RELU" : "");
+    case SassOp::kViadd:
+      return i.simd16 ? ".16x2" : "";
+    case SassOp::kI2i:
+      return absl::StrCat(i.is_signed ? ".S" : ".U", i.width, ".S32.SAT");
     case SassOp::kFlo:
       return absl::StrCat(i.is_signed ? "" : ".U32",
                           i.shift_amount ? ".SH" : "");
@@ -203,14 +212,14 @@ std::string SassText(const SassInstruction& i) {
       parts.push_back(absl::StrFormat("SR%d", i.special));
       break;
     default:
-      if (i.op != SassOp::kIsetp) {
+      if (i.op != SassOp::kIsetp && i.op != SassOp::kSignLut) {
         parts.push_back(Reg(i.dst, u || i.op == SassOp::kR2ur));
       }
       pdsts();
       for (const SassOperand& o : i.src) {
         if (o.kind != SassOperand::kNone) parts.push_back(Operand(o));
       }
-      if (i.op == SassOp::kLop3)
+      if (i.op == SassOp::kLop3 || i.op == SassOp::kSignLut)
         parts.push_back(absl::StrFormat("0x%x", i.lut));
       if (i.op == SassOp::kLea) parts.push_back(absl::StrCat(i.shift));
       if (i.op == SassOp::kSel || i.op == SassOp::kVimnmx ||

@@ -46,7 +46,10 @@ enum class SassOp : uint8_t {
   kPopc,      // d = the number of b's set bits
   kPlop3,     // P = lut0(p, q, r); Q = lut1(p, q, r)
   kViadd,     // d = a + b
-  kVimnmx,    // d = min or max(a, b)
+  kVimnmx,    // d = min or max(a, b) [.RELU: and 0]
+  kI2i,       // d = b (s32) clamped to an 8- or 16-bit type
+  kSignLut,   // P = lut(the sign bits of a, b, c): opcode 0x21f, its name
+              // unknown here; ptxas's add.sat.s32 overflow test
   kR2ur,      // uniform d = a
   kS2r,       // d = a special register
   kCs2r,      // d (, d+1) = a special register (SRZ: 0)
@@ -96,22 +99,25 @@ struct SassInstruction {
   bool pdst_uniform = false;                     // pdst are UPs
 
   // Modifiers; each is read by the ops it names.
-  bool is_signed = false;     // ISETP, IMAD.HI/.WIDE, SGXT, FLO, VIMNMX, SHF
+  bool is_signed = false;     // ISETP, IMAD.HI/.WIDE, SGXT, FLO, VIMNMX, SHF,
+                              // I2I's type
   bool extended = false;      // .X (IADD3, IMAD, LEA), .EX (ISETP)
   bool hi = false;            // .HI (LEA, SHF)
   bool wrap = false;          // .W (SHF, BMSK, SGXT)
   bool right = false;         // .R (SHF)
   bool shift_amount = false;  // FLO.SH: 31 - position
-  int width = 32;             // SHF's type: 32 or 64; loads/stores: bytes
+  int width = 32;             // SHF's type: 32 or 64; loads/stores: bytes;
+                              // I2I's: 8 or 16 bits
   int shift = 0;              // LEA's shift
-  uint32_t lut = 0;           // LOP3; PLOP3: lut0 | lut1 << 8
+  uint32_t lut = 0;  // LOP3, op 0x21f; PLOP3: lut0 | lut1 << 8
   SassCompare compare = SassCompare::kF;  // ISETP
   int set_op = 0;                         // ISETP: 0 AND, 1 OR, 2 XOR
   int prmt_mode =
       0;  // PRMT: 0 index, 1 F4E, 2 B4E, 3 RC8, 4 ECL, 5 ECR, 6 RC16
   bool a_signed = false, b_signed = false;  // IDP's byte types
   bool dp2a = false;                        // IDP.2A (hi: its .HI)
-  bool simd16 = false;                      // VIMNMX on two 16-bit lanes
+  bool simd16 = false;  // VIMNMX, VIADD on two 16-bit lanes
+  bool relu = false;    // VIMNMX.RELU: a negative result is 0
   int special = 0;                          // S2R, CS2R: the special register
   int64_t target = 0;  // BRA, BSSY: the byte offset jumped to
   int barrier = 0;     // BSSY, BSYNC

@@ -199,9 +199,9 @@ TEST(SassMachineRefusals, ARunPastItsStepBudget) {
 TEST(SassMachineRefusals, AnInstructionNotUnderstood) {
   const SassArchInfo arch = *FindSassArchInfo("sm_90");
   const SassRun run =
-      RunSass({DecodeSassInstruction(arch, 0x721f, 0, 0)}, EmptyLaunch());
+      RunSass({DecodeSassInstruction(arch, 0x7215, 0, 0)}, EmptyLaunch());
   EXPECT_FALSE(run.ran);
-  EXPECT_EQ(run.blocker, "op 0x21f");
+  EXPECT_EQ(run.blocker, "op 0x215");
 }
 
 TEST(SassMachineRefusals, AStoreOutsideTheBuffers) {

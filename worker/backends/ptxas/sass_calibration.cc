@@ -6,6 +6,8 @@
 #include <thread>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -191,14 +193,58 @@ absl::StatusOr<std::vector<TupleCalibration>> CalibrateEach(
   return out;
 }
 
+namespace {
+
+// A scalar video instruction's destination selector ("h1", "b2"; "" for
+// none) and whether it saturates with operand types of both signednesses,
+// from its spelling ("vadd.s32.u32.u32.sat d.h1, a, b, c").
+struct ScalarVideoShape {
+  std::string dsel;
+  bool mixed_sat = false;
+};
+
+ScalarVideoShape ShapeOf(const Variant& v) {
+  const std::string spelling = Spell(v);
+  const std::vector<std::string> words = absl::StrSplit(spelling, ' ');
+  ScalarVideoShape out;
+  if (words.size() > 1 && absl::StartsWith(words[1], "d.")) {
+    out.dsel = std::string(absl::StripSuffix(words[1].substr(2), ","));
+  }
+  const std::vector<std::string> parts = absl::StrSplit(words[0], '.');
+  bool s = false, u = false;
+  for (size_t k = 1; k < parts.size() && k <= 3; ++k) {
+    s |= parts[k][0] == 's';
+    u |= parts[k][0] == 'u';
+  }
+  out.mixed_sat = s && u && absl::StrContains(words[0], ".sat");
+  return out;
+}
+
+}  // namespace
+
 std::optional<std::string> KnownCalibrationFinding(const Variant& v,
                                                    int opt_level) {
   // The scalar video instructions (vadd ... vset, not the SIMD vadd2 or
-  // vadd4): ptxas's code at every level takes the high half in destination
-  // part merges and clamps mixed-signedness saturation as unsigned.
+  // vadd4): ptxas's code at every level merges the result's high half (the
+  // spec: its low half) into a destination part other than the lowest, and
+  // clamps mixed-signedness saturation as unsigned.
   const absl::string_view op = InfoOf(v.family).opcode;
   if (op[0] == 'v' && op.back() != '2' && op.back() != '4') {
-    return "scalar video: ptxas's part merges and mixed-signedness .sat";
+    const ScalarVideoShape shape = ShapeOf(v);
+    if (!shape.dsel.empty() && shape.dsel != "h0" && shape.dsel != "b0") {
+      return "scalar video part merges: ptxas's code merges the result's "
+             "high half";
+    }
+    if (shape.mixed_sat) {
+      return "scalar video mixed-signedness .sat: ptxas's code clamps as "
+             "unsigned";
+    }
+    // The rest: the -O0 code sign-extends the 32-bit sum of unsigned
+    // operands before .sat and the secondary min/max, where the spec keeps
+    // the intermediate's full precision (seen in the calibration's traces;
+    // each instruction of those kernels is pinned elsewhere).
+    return "scalar video intermediate: ptxas's code saturates and takes "
+           "min/max of the 32-bit sum sign-extended";
   }
   // madc.hi.cc.{u64,s64} at -O1..-O3: the code never adds c into d (c's
   // registers feed only the carry out), where -O0 code runs to the
