@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "cli/testing/run_ptxdiff.h"
+#include "worker/backends/ptxas/ptxas_toolchain.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -156,6 +157,33 @@ TEST(BackendCommandsTest, ACarryOnlyDisagreementIsAMismatch) {
       testing::ContainsRegex(
           "ptxdiff eval 'sub\\.cc\\.[us](32|64)' .*  # oracle 0x[0-9a-f]+ "
           "cf=([01]), faulty 0x[0-9a-f]+ cf=[01]"));
+}
+
+// `ptxdiff calibrate`: the evaluator's self-check on tuples and on random
+// programs, its census, and bad input named.
+TEST(CalibrateCommandTest, TuplesAndProgramsAgreeAtO0AndBadInputIsNamed) {
+  if (!FindPtxas({}).ok()) GTEST_SKIP() << "no ptxas";
+  CliRun r = Ptxdiff({"calibrate", "--family", "bfe", "--family", "cvt",
+                      "--tuples", "4", "--threads", "1"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("run to the end for every tuple (100.0%)"));
+  EXPECT_THAT(r.out, HasSubstr("disagreements   0"));
+
+  r = Ptxdiff({"calibrate", "--programs", "40", "--threads", "1"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("programs        40, "));
+  EXPECT_THAT(r.out, HasSubstr("disagreements   0"));
+
+  r = Ptxdiff({"calibrate", "--arch", "sm_80"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("decodes sm_90 and sm_90a only"));
+  r = Ptxdiff({"calibrate", "--programs", "5", "--family", "bfe"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--family and --tuples are for tuples"));
+  r = Ptxdiff({"calibrate", "--family", "visa.shl"});  // no SASS
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("no PTX variant selected"));
+  EXPECT_EQ(Ptxdiff({"calibrate", "--opt", "4"}).code, 2);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "cli/flags.h"
 #include "common/interrupt.h"
 #include "isa/family_table.h"
+#include "program/program_calibration.h"
 #include "worker/backends/ptxas/ptxas_toolchain.h"
 #include "worker/backends/ptxas/sass_calibration.h"
 
@@ -72,13 +73,92 @@ void PrintReport(const CalibrationReport& r, int64_t show,
   }
 }
 
+void PrintProgramReport(const ProgramCalibrationReport& r, int64_t show,
+                        std::ostream& out) {
+  out << absl::StrFormat(
+      "  programs        %d, %d checks (a program in one input form)\n"
+      "  run to the end  %d checks (%.1f%%); %d more judged on constants "
+      "ptxas stored\n"
+      "  agree           %d\n"
+      "  disagreements   %d  (defects of the evaluator or the composed "
+      "oracle until told apart)\n",
+      r.programs, r.checks, r.executed, Percent(r.executed, r.checks),
+      r.constant, r.agreed, r.disagreements.size());
+  for (const auto& [finding, n] : r.known) {
+    out << absl::StrFormat("  known findings  %d checks: %s\n", n, finding);
+  }
+  for (size_t i = 0; i < std::min<size_t>(r.disagreements.size(), show);
+       ++i) {
+    out << "  " << r.disagreements[i] << "\n";
+  }
+  if (r.not_run.empty()) return;
+  std::vector<std::pair<int64_t, std::string>> reasons;
+  for (const auto& [key, n] : r.not_run) reasons.emplace_back(n, key);
+  std::sort(reasons.rbegin(), reasons.rend());
+  out << "not judged, by why (checks, an example):\n";
+  for (const auto& [n, key] : reasons) {
+    out << absl::StrFormat("  %8d  %s\n            %s\n", n, key,
+                           r.not_run_example.at(key).substr(0, 200));
+  }
+}
+
+// `calibrate --programs N`: random programs instead of tuples.
+int CalibratePrograms(const std::string& ptxas, const std::string& arch,
+                      int64_t programs, int opt, uint64_t seed, int threads,
+                      int64_t max_time, int64_t show, std::ostream& out,
+                      std::ostream& err) {
+  ProgramCalibrationOptions o;
+  o.ptxas = ptxas;
+  o.arch = arch;
+  o.programs = programs;
+  o.opt_level = opt;
+  o.seed = seed;
+  o.threads = threads;
+  const absl::Time start = absl::Now();
+  if (max_time > 0) o.deadline = start + absl::Seconds(max_time);
+  absl::Time last_progress = start;
+  o.progress = [&](const ProgramCalibrationReport& r) {
+    if (absl::Now() - last_progress < kProgressEvery) return;
+    last_progress = absl::Now();
+    out << absl::StrFormat(
+               "  [%4.0f s] %d of %d programs: %.1f%% of checks run to the "
+               "end, %d disagreements",
+               absl::ToDoubleSeconds(absl::Now() - start), r.programs,
+               programs, Percent(r.executed, r.checks), r.disagreements.size())
+        << std::endl;
+  };
+  out << absl::StrFormat(
+             "calibrate: %s at -O%d for %s: %d random programs, both input "
+             "forms, %d threads%s",
+             ptxas, opt, arch, programs, threads,
+             max_time > 0 ? absl::StrCat(", at most ", max_time, " s") : "")
+      << std::endl;
+  ScopedInterruptHandler interrupt;
+  absl::StatusOr<ProgramCalibrationReport> report = ptxdiff::CalibratePrograms(o);
+  if (!report.ok()) {
+    err << "ptxdiff calibrate: " << report.status().message() << "\n";
+    return 1;
+  }
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  out << absl::StrFormat("calibrate: %d programs in %.1f s (%.1f programs/s)%s\n",
+                         report->programs, seconds, report->programs / seconds,
+                         Interrupted() ? ", interrupted" : "");
+  PrintProgramReport(*report, show, out);
+  if (report->executed == 0) {
+    err << "ptxdiff calibrate: nothing was executed: no program's code ran "
+           "to the end on the evaluator\n";
+    return 1;
+  }
+  return report->disagreements.empty() ? 0 : 1;
+}
+
 }  // namespace
 
 int RunCalibrate(const std::vector<std::string>& args, std::ostream& out,
                  std::ostream& err) {
   auto parsed = ParseArgs(args, {},
                           {"family", "tuples", "opt", "arch", "seed",
-                           "threads", "max-time", "show"});
+                           "threads", "max-time", "show", "programs"});
   if (!parsed.ok()) return Fail(err, "calibrate", parsed.status());
   if (!parsed->positional.empty()) {
     return Fail(err, "calibrate",
@@ -93,10 +173,12 @@ int RunCalibrate(const std::vector<std::string>& args, std::ostream& out,
   auto threads = IntFlag(*parsed, "threads", default_threads, 1, 256);
   auto max_time = IntFlag(*parsed, "max-time", 0, 0, 30 * 24 * 3600);
   auto show = IntFlag(*parsed, "show", 20, 0, 1 << 20);
+  auto programs = IntFlag(*parsed, "programs", 0, 1, INT64_MAX);
   auto selected = SelectVariants(*parsed);
   for (const absl::Status& s :
        {tuples.status(), opt.status(), seed.status(), threads.status(),
-        max_time.status(), show.status(), selected.status()}) {
+        max_time.status(), show.status(), programs.status(),
+        selected.status()}) {
     if (!s.ok()) return Fail(err, "calibrate", s);
   }
   const std::string arch = parsed->Get("arch", "sm_90");
@@ -108,6 +190,18 @@ int RunCalibrate(const std::vector<std::string>& args, std::ostream& out,
   }
   absl::StatusOr<std::string> ptxas = FindPtxas({});
   if (!ptxas.ok()) return Fail(err, "calibrate", ptxas.status());
+  if (parsed->Has("programs")) {
+    if (parsed->Has("family") || parsed->Has("tuples")) {
+      return Fail(err, "calibrate",
+                  absl::InvalidArgumentError(
+                      "--programs checks random programs: --family and "
+                      "--tuples are for tuples"));
+    }
+    return CalibratePrograms(*ptxas, arch, *programs, static_cast<int>(*opt),
+                             static_cast<uint64_t>(*seed),
+                             static_cast<int>(*threads), *max_time, *show, out,
+                             err);
+  }
 
   CalibrationCampaignOptions o;
   o.ptxas = *ptxas;

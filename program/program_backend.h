@@ -58,6 +58,9 @@ struct ProgramCheck {
   // Judged on code run on the CPU (ptxas's SASS on the evaluator), not on a
   // fold, a claim or a tool's run.
   bool executed = false;
+  // Not judged because the evaluator did not run the code: what stopped it
+  // (SassRun::blocker, a census key).
+  std::string blocker;
 };
 
 class ProgramBackend {

@@ -179,7 +179,8 @@ std::vector<KernelArgument> ArgumentsOf(const Program& program,
 std::optional<std::vector<uint64_t>> Execute(
     const SassArchInfo& arch, const Program& program,
     const std::vector<SassSlot>& code, ProgramInputs form,
-    const std::vector<uint64_t>& inputs, std::string& why) {
+    const std::vector<uint64_t>& inputs, std::string& why,
+    std::string* blocker = nullptr) {
   const std::vector<KernelArgument> args = form == ProgramInputs::kRuntime
                                                ? ArgumentsOf(program, inputs)
                                                : std::vector<KernelArgument>{};
@@ -187,6 +188,7 @@ std::optional<std::vector<uint64_t>> Execute(
   const KernelExecution run = ExecuteKernel(arch, code, args, bytes);
   if (!run.ran) {
     why = absl::StrCat("the SASS evaluator did not run it: ", run.why_not);
+    if (blocker != nullptr) *blocker = run.blocker;
     return std::nullopt;
   }
   return OutputsOf(run.stores, program.outputs.size(), why);
@@ -205,7 +207,7 @@ ProgramCheck JudgeExecuted(const SassArchInfo& arch, const Program& program,
   for (const std::vector<uint64_t>& inputs : vectors) {
     std::string why;
     const std::optional<std::vector<uint64_t>> got =
-        Execute(arch, program, code, form, inputs, why);
+        Execute(arch, program, code, form, inputs, why, &check.blocker);
     if (!got.has_value()) {
       check.judged = false;
       check.why_not = why;
@@ -335,11 +337,11 @@ std::optional<CounterExample> RefuteClaim(const Program& program,
 absl::StatusOr<std::vector<ProgramCheck>> CheckPrograms(
     const std::string& ptxas, const std::string& arch,
     std::span<const Program> programs, ProgramInputs form, Reading reading,
-    absl::Duration timeout, absl::Time deadline, bool execute) {
-  PTXDIFF_ASSIGN_OR_RETURN(
-      const std::vector<ProgramCompilation> compiled,
-      CompilePrograms(ptxas, arch, programs, form, kPtxasDefaultOptLevel,
-                      timeout, deadline));
+    absl::Duration timeout, absl::Time deadline, bool execute,
+    int opt_level) {
+  PTXDIFF_ASSIGN_OR_RETURN(const std::vector<ProgramCompilation> compiled,
+                           CompilePrograms(ptxas, arch, programs, form,
+                                           opt_level, timeout, deadline));
   std::optional<SassArchInfo> executable;
   if (auto info = FindSassArchInfo(arch); info.ok() && execute) {
     executable = *info;
@@ -348,7 +350,7 @@ absl::StatusOr<std::vector<ProgramCheck>> CheckPrograms(
   for (size_t k = 0; k < programs.size(); ++k) {
     checks.push_back(
         Judge(programs[k], compiled[k], form, reading, executable));
-    if (executable.has_value()) {
+    if (executable.has_value() && opt_level > 0) {
       CrossCheckAtO0(ptxas, arch, *executable, programs[k], reading,
                      checks.back());
     }

@@ -84,13 +84,16 @@ std::optional<CounterExample> RefuteClaim(const Program& program,
                                           const std::vector<uint64_t>& claimed,
                                           Reading reading, int random = 256);
 
-// Many programs checked in one ptxas run (CompilePrograms); with `execute`
-// false, on folds and claims alone (the benchmark's baseline).
+// Many programs checked in one ptxas run (CompilePrograms) at
+// -O`opt_level`; with `execute` false, on folds and claims alone (the
+// benchmark's baseline). Above -O0 an executed mismatch stands only where
+// the program's -O0 code runs to the oracle's values.
 absl::StatusOr<std::vector<ProgramCheck>> CheckPrograms(
     const std::string& ptxas, const std::string& arch,
     std::span<const Program> programs, ProgramInputs form, Reading reading,
     absl::Duration timeout = kPtxasTimeout,
-    absl::Time deadline = absl::InfiniteFuture(), bool execute = true);
+    absl::Time deadline = absl::InfiniteFuture(), bool execute = true,
+    int opt_level = kPtxasDefaultOptLevel);
 absl::StatusOr<ProgramCheck> CheckProgram(const std::string& ptxas,
                                           const std::string& arch,
                                           const Program& program,
