@@ -333,8 +333,10 @@ std::string PtxSetRegister(int width, absl::string_view reg,
 }
 
 std::string PtxParamType(int width) {
-  return absl::StrCat(".b", width == 1 ? 32 : std::max(width, 16));
+  return absl::StrCat(".b", PtxParamBytes(width) * 8);
 }
+
+int PtxParamBytes(int width) { return width == 1 ? 4 : std::max(width, 16) / 8; }
 
 std::string PtxLoadParam(int width, absl::string_view reg,
                          absl::string_view param) {

@@ -54,6 +54,8 @@ std::string PtxSetRegister(int width, absl::string_view reg,
 // predicate's word), and the line(s) that load it into `reg`, a register
 // for that width (a predicate is set where the word is not 0).
 std::string PtxParamType(int width);
+// Its size in bytes: 2 for 8 and 16 bits, 4 for a predicate's word.
+int PtxParamBytes(int width);
 std::string PtxLoadParam(int width, absl::string_view reg,
                          absl::string_view param);
 

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "oracle/edge_operands.h"
+#include "isa/spelling.h"
 #include "sass/sass_decoder.h"
 #include "worker/backends/ptxas/cubin.h"
 #include "worker/backends/ptxas/ptxas_toolchain.h"
@@ -168,7 +169,7 @@ std::vector<KernelArgument> ArgumentsOf(const Program& program,
   std::vector<KernelArgument> out;
   for (size_t k = 0; k < program.inputs.size(); ++k) {
     const int width = program.inputs[k].width;
-    out.push_back({.bytes = width == 1 ? 4 : std::max(width, 16) / 8,
+    out.push_back({.bytes = PtxParamBytes(width),
                    .value = inputs[k]});
   }
   return out;

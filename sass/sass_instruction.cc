@@ -173,6 +173,14 @@ std::string Suffixes(const SassInstruction& i) {
 
 }  // namespace
 
+bool Hfma2GivesBack(uint32_t imm) {
+  for (uint32_t h : {imm & 0xffff, imm >> 16}) {
+    const bool nan = (h & 0x7c00) == 0x7c00 && (h & 0x3ff) != 0;
+    if (nan && h != 0x7fff) return false;
+  }
+  return true;
+}
+
 std::string SassOpName(SassOp op, bool uniform) {
   return absl::StrCat(uniform ? "U" : "", BaseName(op));
 }

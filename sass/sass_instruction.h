@@ -63,6 +63,11 @@ enum class SassOp : uint8_t {
   kHfma2Mov,  // HFMA2(.MMA) d, -RZ, RZ, imm: d = imm where fp16 gives it back
 };
 
+// Whether HFMA2 d, -RZ, RZ, imm (ptxas's constant move) gives `imm` back:
+// -0 * 0 + h is h for every fp16 h but a NaN, which the fp16 unit replaces
+// with the canonical NaN 0x7fff.
+bool Hfma2GivesBack(uint32_t imm);
+
 // "IADD3", "ULOP3": the mnemonic of `op`, uniform or not.
 std::string SassOpName(SassOp op, bool uniform);
 

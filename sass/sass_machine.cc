@@ -25,16 +25,6 @@ struct Word {
   bool opaque = false;      // a driver's word: may be moved, not used
 };
 
-// -0 * 0 + h is h for every fp16 h but a NaN, which the fp16 unit replaces
-// with the canonical NaN 0x7fff.
-bool Hfma2GivesBack(uint32_t imm) {
-  for (uint32_t h : {imm & 0xffff, imm >> 16}) {
-    const bool nan = (h & 0x7c00) == 0x7c00 && (h & 0x3ff) != 0;
-    if (nan && h != 0x7fff) return false;
-  }
-  return true;
-}
-
 uint32_t Lut3(uint32_t lut, uint32_t a, uint32_t b, uint32_t c) {
   uint32_t out = 0;
   for (int i = 0; i < 8; ++i) {

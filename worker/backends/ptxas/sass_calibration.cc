@@ -178,7 +178,7 @@ std::vector<KernelArgument> RuntimeArguments(const Tuple& t) {
   for (int i = 0; i < NumSources(t.variant); ++i) {
     if (!t.IsRuntime(i)) continue;
     const int width = SourceWidth(t.variant, i);
-    out.push_back({.bytes = width == 1 ? 4 : std::max(width, 16) / 8,
+    out.push_back({.bytes = PtxParamBytes(width),
                    .value = t.operands.v[i]});
   }
   return out;

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "sass/sass_instruction.h"
 
 namespace ptxdiff {
 namespace {
@@ -128,16 +129,6 @@ absl::Status NotFolded(absl::string_view why) {
 std::string Describe(const Insn& insn, size_t pc) {
   return absl::StrFormat("op 0x%03x at +0x%x (%016x %011x)", insn.Opcode(), pc,
                          insn.lo, insn.hi);
-}
-
-// -0 * 0 + h is h for every fp16 h but a NaN, which the fp16 unit replaces
-// with the canonical NaN 0x7fff.
-bool Hfma2GivesBack(uint32_t imm) {
-  for (uint32_t h : {imm & 0xffff, imm >> 16}) {
-    const bool nan = (h & 0x7c00) == 0x7c00 && (h & 0x3ff) != 0;
-    if (nan && h != 0x7fff) return false;
-  }
-  return true;
 }
 
 // What a register holds at some point of the walk.
