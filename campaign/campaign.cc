@@ -94,6 +94,7 @@ Campaign::Campaign(CampaignOptions options, TriageStore store,
       declines_(std::make_unique<DeclineModel>()),
       fuzz_undefined_(options_.undefined_share) {
   stats_.reached.resize(AllVariants().size());
+  stats_.reached_runtime.resize(AllVariants().size());
 }
 
 absl::Status Campaign::StartWorkers(WorkerStarts& starting) {
@@ -527,7 +528,7 @@ void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
     filing_ready_.notify_one();
     return;
   }
-  std::vector<int> reached;
+  std::vector<int> reached, reached_runtime;
   int64_t by_code[5] = {};
   std::vector<int64_t> by_message(out.messages.size());
   int64_t first_mismatch = -1;  // its index in `batch`
@@ -543,6 +544,7 @@ void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
     }
     if (r.kind != ResultKind::kDecline) {
       reached.push_back(index);
+      if (batch[i].runtime != 0) reached_runtime.push_back(index);
     } else {
       ++by_code[std::min<int>(static_cast<int>(r.code), 4)];
       if (r.message < by_message.size()) ++by_message[r.message];
@@ -579,6 +581,12 @@ void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
   for (int index : reached) {
     if (!stats_.reached[index])
       stats_.reached[index] = true, ++stats_.variants_reached;
+  }
+  for (int index : reached_runtime) {
+    if (!stats_.reached_runtime[index]) {
+      stats_.reached_runtime[index] = true;
+      ++stats_.variants_reached_runtime;
+    }
   }
 }
 

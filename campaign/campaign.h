@@ -150,6 +150,11 @@ struct CampaignStats {
   int64_t first_mismatch_unix_ms = 0;
   std::vector<bool> reached;  // by VariantIndex: got a non-decline
   int64_t variants_reached = 0;
+  // The same in a runtime form (a tuple with a source the compiler cannot
+  // know): what a backend that folds or claims declines, and one that runs
+  // the code (ptxas's SASS on the evaluator) answers.
+  std::vector<bool> reached_runtime;
+  int64_t variants_reached_runtime = 0;
 };
 
 // The undefined share (CampaignOptions::undefined_share) of one producer,

@@ -39,8 +39,9 @@ CampaignOptions Options(const std::string& dir,
   return o;
 }
 
-void Offer(Campaign& c, const char* spelling, Operands ops) {
-  const Tuple t{*ParseVariant(spelling), ops};
+void Offer(Campaign& c, const char* spelling, Operands ops,
+           uint8_t runtime = 0) {
+  const Tuple t{*ParseVariant(spelling), ops, runtime};
   const Result r = Evaluate(t.variant, t.operands);
   c.Offer(t, r, SemanticClasses(t, r));
 }
@@ -151,6 +152,23 @@ TEST(CampaignTest, VariantsTheBackendDoesNotSupportAreNotSent) {
   EXPECT_EQ(s.counts.tuples, 1);
   EXPECT_EQ(s.skipped_unsupported, 1);
   EXPECT_EQ(s.variants_reached, 1);
+}
+
+// Variants with a verdict in a runtime form are counted apart: what a
+// backend that runs the code answers and one that folds declines.
+TEST(CampaignTest, VariantsReachedInARuntimeFormAreCounted) {
+  const std::string dir = FreshDir("runtime-reached");
+  auto c = Campaign::Start(Options(dir, {}));
+  ASSERT_TRUE(c.ok()) << c.status();
+  Offer(**c, "add.s32", {{1, 2, 0, 0}});
+  Offer(**c, "popc.b32", {{7, 0, 0, 0}}, /*runtime=*/1);
+  ASSERT_TRUE((*c)->Flush(absl::Seconds(60)));
+  const CampaignStats s = (*c)->Snapshot();
+  EXPECT_EQ(s.variants_reached, 2);
+  EXPECT_EQ(s.variants_reached_runtime, 1);
+  EXPECT_EQ(std::count(s.reached_runtime.begin(), s.reached_runtime.end(),
+                       true),
+            1);
 }
 
 TEST(CampaignTest, OnlyASmallShareOfUndefinedResultsIsSent) {

@@ -84,6 +84,7 @@ absl::StatusOr<std::string> FindFuzzer() {
 struct Progress {
   StatsFile sum;
   int64_t variants_reached = 0;
+  int64_t variants_reached_runtime = 0;  // with a tuple in a runtime form
   int64_t processes = 0;  // that wrote a stats file: 0 while starting
 };
 
@@ -97,6 +98,8 @@ Progress ReadProgress(const std::string& stats_dir) {
   }
   p.variants_reached =
       std::count(p.sum.reached.begin(), p.sum.reached.end(), true);
+  p.variants_reached_runtime = std::count(p.sum.reached_runtime.begin(),
+                                          p.sum.reached_runtime.end(), true);
   return p;
 }
 
@@ -397,6 +400,11 @@ void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
                              " crashed or hung the implementation: filed")
               : "")
       << ")\n"
+      << (p.variants_reached_runtime > 0
+              ? absl::StrCat("fuzz:   ", p.variants_reached_runtime,
+                             " of them with a verdict in a runtime form "
+                             "(a source the compiler cannot know)\n")
+              : "")
       << "fuzz:   judged against the " << ReadingName(config.reading)
       << " reading; " << sum.counts.other_reading
       << " disagreements are exactly the "

@@ -584,7 +584,9 @@ void DifferentialTarget::WriteStats() {
   const StatsFile file{
       .stats = stats(),
       .backend = backend().Describe(),
-      .reached = campaign_ ? campaign_->Snapshot().reached : reached_};
+      .reached = campaign_ ? campaign_->Snapshot().reached : reached_,
+      .reached_runtime = campaign_ ? campaign_->Snapshot().reached_runtime
+                                   : std::vector<bool>{}};
   // The next write (within a second) tries again; the first failure is
   // said, for `ptxdiff fuzz` (fuzzer_output.h): its summary reads this file.
   const std::string path =
@@ -653,6 +655,30 @@ absl::string_view OneLine(absl::string_view text) {
   return text.substr(0, text.find('\n'));
 }
 
+// A bitmap as hex nibbles, bit 0 of the first nibble first.
+std::string Bitmap(const std::vector<bool>& bits) {
+  std::string out;
+  for (size_t i = 0; i < bits.size(); i += 4) {
+    int nibble = 0;
+    for (size_t b = 0; b < 4 && i + b < bits.size(); ++b) {
+      nibble |= bits[i + b] << b;
+    }
+    out += "0123456789abcdef"[nibble];
+  }
+  return out;
+}
+
+// ORs Bitmap's text into `bits`, growing it as needed.
+void OrBitmap(absl::string_view text, std::vector<bool>& bits) {
+  bits.resize(std::max(bits.size(), 4 * text.size()));
+  for (size_t i = 0; i < text.size(); ++i) {
+    const int nibble = text[i] >= 'a' ? text[i] - 'a' + 10 : text[i] - '0';
+    for (int b = 0; b < 4; ++b) {
+      if (nibble & (1 << b)) bits[4 * i + b] = true;
+    }
+  }
+}
+
 }  // namespace
 
 std::string FormatStatsFile(const StatsFile& file) {
@@ -664,14 +690,6 @@ std::string FormatStatsFile(const StatsFile& file) {
   for (const auto& [id, n] : stats.other_reading_by_erratum) {
     absl::StrAppend(&text, kErratumPrefix, id, "=", n, "\n");
   }
-  std::string bitmap;
-  for (size_t i = 0; i < file.reached.size(); i += 4) {
-    int nibble = 0;
-    for (size_t b = 0; b < 4 && i + b < file.reached.size(); ++b) {
-      nibble |= file.reached[i + b] << b;
-    }
-    bitmap += "0123456789abcdef"[nibble];
-  }
   if (!stats.filing_error.empty()) {
     absl::StrAppend(&text, "filing_error=", OneLine(stats.filing_error), "\n");
   }
@@ -679,7 +697,12 @@ std::string FormatStatsFile(const StatsFile& file) {
     absl::StrAppend(&text, "top_decline=", stats.top_decline_count, " ",
                     OneLine(stats.top_decline), "\n");
   }
-  absl::StrAppend(&text, "backend=", file.backend, "\nreached=", bitmap, "\n");
+  absl::StrAppend(&text, "backend=", file.backend,
+                  "\nreached=", Bitmap(file.reached), "\n");
+  if (!file.reached_runtime.empty()) {
+    absl::StrAppend(&text, "reached_runtime=", Bitmap(file.reached_runtime),
+                    "\n");
+  }
   return text;
 }
 
@@ -704,14 +727,9 @@ void AddStatsFile(absl::string_view text, StatsFile& sum) {
         sum.stats.top_decline = std::string(value.substr(space + 1));
       }
     } else if (key == "reached") {
-      sum.reached.resize(std::max(sum.reached.size(), 4 * value.size()));
-      for (size_t i = 0; i < value.size(); ++i) {
-        const int nibble =
-            value[i] >= 'a' ? value[i] - 'a' + 10 : value[i] - '0';
-        for (int b = 0; b < 4; ++b) {
-          if (nibble & (1 << b)) sum.reached[4 * i + b] = true;
-        }
-      }
+      OrBitmap(value, sum.reached);
+    } else if (key == "reached_runtime") {
+      OrBitmap(value, sum.reached_runtime);
     } else if (!absl::SimpleAtoi(value, &n)) {
       continue;
     } else if (absl::StartsWith(key, kErratumPrefix)) {

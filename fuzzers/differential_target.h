@@ -162,6 +162,7 @@ struct StatsFile {
   FuzzStats stats;
   std::string backend;        // WorkerIdentity::Describe()
   std::vector<bool> reached;  // by VariantIndex: got a non-decline
+  std::vector<bool> reached_runtime;  // the same in a runtime form
 };
 std::string FormatStatsFile(const StatsFile& file);
 // Adds one stats file's text to `sum`: counters summed (supported_variants,

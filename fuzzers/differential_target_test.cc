@@ -133,8 +133,10 @@ TEST(StatsFileTest, TwoProcessesAddUp) {
   one.stats.other_reading_by_erratum["bfe-bfi-64-unmasked"] = 7;
   one.backend = "ptxas 1 (x, sm_90)";
   one.reached = {true, false, false, false, false, true};
+  one.reached_runtime = {false, false, false, false, false, true};
   StatsFile two = one;
   two.reached = {false, true};
+  two.reached_runtime = {};
   StatsFile sum;
   AddStatsFile(FormatStatsFile(one), sum);
   AddStatsFile(FormatStatsFile(two), sum);
@@ -146,6 +148,10 @@ TEST(StatsFileTest, TwoProcessesAddUp) {
   EXPECT_EQ(sum.backend, "ptxas 1 (x, sm_90)");
   EXPECT_EQ(std::count(sum.reached.begin(), sum.reached.end(), true), 3);
   EXPECT_TRUE(sum.reached[0] && sum.reached[1] && sum.reached[5]);
+  EXPECT_EQ(
+      std::count(sum.reached_runtime.begin(), sum.reached_runtime.end(), true),
+      1);
+  EXPECT_TRUE(sum.reached_runtime[5]);
 }
 
 // Each process calibrates at its own start: the campaign's figure is the
