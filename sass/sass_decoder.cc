@@ -392,6 +392,32 @@ void DecodeVimnmx(Bits& bits, Reader& r, Decoding& d, int form) {
   }
 }
 
+// The float operations of ptxas's integer division (div, rem of 32 bits):
+// the reciprocal of the divisor as an f32, rounded down to an integer
+// estimate the integer code then corrects. Each is read in the one form
+// ptxas uses there; any other bit is not understood.
+void DecodeI2f(Bits& bits, Reader& r, Decoding& d, int form) {
+  r.AluSources(form, false, true, false);
+  d.insn.is_signed = bits.Flag(74);  // an s32 (cvt.rp.f32.s32 sets it)
+  const bool f32_of_32 = bits.Flag(76) && bits.Flag(85);
+  if (!f32_of_32 || bits.Take(78, 2) != 2) {
+    d.Refuse("I2F other than .F32.RP of 32 bits");
+  }
+}
+
+void DecodeMufu(Bits& bits, Reader& r, Decoding& d, int form) {
+  r.AluSources(form, false, true, false);
+  if (bits.Take(74, 4) != 4) d.Refuse("MUFU other than .RCP");
+}
+
+void DecodeF2i(Bits& bits, Reader& r, Decoding& d, int form) {
+  r.AluSources(form, false, true, false);
+  const bool u32_trunc = bits.Flag(76) && bits.Flag(77) &&
+                         bits.Take(78, 2) == 3 && bits.Flag(80) &&
+                         bits.Flag(85);
+  if (!u32_trunc) d.Refuse("F2I other than .FTZ.U32.TRUNC.NTZ");
+}
+
 struct AluRow {
   uint16_t op9;  // bits 0..8
   SassOp op;
@@ -439,6 +465,9 @@ constexpr AluRow kAluRows[] = {
     {0x048, SassOp::kVimnmx, false, DecodeVimnmx},
     {0x038, SassOp::kI2i, false, DecodeI2i},
     {0x01f, SassOp::kSignLut, false, DecodeSignLut},
+    {0x106, SassOp::kI2f, false, DecodeI2f},
+    {0x108, SassOp::kMufuRcp, false, DecodeMufu},
+    {0x105, SassOp::kF2i, false, DecodeF2i},
 };
 
 const AluRow* FindAluRow(uint32_t op9) {

@@ -118,6 +118,19 @@ TEST_F(SassDecoderTest, ReadsSaturationsAndTheSignTable) {
   EXPECT_THAT(listing, HasSubstr("VIADD.16x2 R"));
 }
 
+// 32-bit division: the divisor's reciprocal as an f32 (I2F.RP of an s32 or
+// a u32, MUFU.RCP), truncated back (F2I).
+TEST_F(SassDecoderTest, ReadsTheFloatStepsOfDivision) {
+  const std::string listing = Listing(
+      2,
+      "  div.u32 %r2, %r0, %r1;\n  st.global.b32 [%out], %r2;\n"
+      "  div.s32 %r3, %r0, %r1;\n  st.global.b32 [%out+4], %r3;\n");
+  EXPECT_THAT(listing, HasSubstr("I2F.U32.RP R"));
+  EXPECT_THAT(listing, HasSubstr("I2F.RP R"));
+  EXPECT_THAT(listing, HasSubstr("MUFU.RCP R"));
+  EXPECT_THAT(listing, HasSubstr("F2I.FTZ.U32.TRUNC.NTZ R"));
+}
+
 TEST_F(SassDecoderTest, AnUnknownOpcodeIsNamed) {
   const SassArchInfo arch = *FindSassArchInfo("sm_90");
   const SassSlot slot = DecodeSassInstruction(arch, 0x215, 0, 0x10);

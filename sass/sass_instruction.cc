@@ -61,6 +61,12 @@ const char* BaseName(SassOp op) {
       return "I2I";
     case SassOp::kSignLut:
       return "OP0x21F.SIGNS";
+    case SassOp::kI2f:
+      return "I2F";
+    case SassOp::kMufuRcp:
+      return "MUFU.RCP";
+    case SassOp::kF2i:
+      return "F2I.FTZ.U32.TRUNC.NTZ";
     case SassOp::kR2ur:
       return "R2UR";
     case SassOp::kS2r:
@@ -158,6 +164,8 @@ std::string Suffixes(const SassInstruction& i) {
       return i.simd16 ? ".16x2" : "";
     case SassOp::kI2i:
       return absl::StrCat(i.is_signed ? ".S" : ".U", i.width, ".S32.SAT");
+    case SassOp::kI2f:
+      return i.is_signed ? ".RP" : ".U32.RP";
     case SassOp::kFlo:
       return absl::StrCat(i.is_signed ? "" : ".U32",
                           i.shift_amount ? ".SH" : "");

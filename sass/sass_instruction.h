@@ -50,6 +50,9 @@ enum class SassOp : uint8_t {
   kI2i,       // d = b (s32) clamped to an 8- or 16-bit type
   kSignLut,   // P = lut(the sign bits of a, b, c): opcode 0x21f, its name
               // unknown here; ptxas's add.sat.s32 overflow test
+  kI2f,       // d = b (u32 or s32) as an f32, rounded up (.RP)
+  kMufuRcp,   // d = 1 / b (f32), modelled as IEEE's correctly rounded one
+  kF2i,       // d = b (f32) truncated to a u32, saturated (NaN: 0)
   kR2ur,      // uniform d = a
   kS2r,       // d = a special register
   kCs2r,      // d (, d+1) = a special register (SRZ: 0)

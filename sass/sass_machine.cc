@@ -433,6 +433,16 @@ class Machine {
         WriteDst(static_cast<uint32_t>(std::clamp(x, lo, hi)));
         return next;
       }
+      case SassOp::kI2f:
+        WriteDst(I2fRoundUp(Read(i.src[1]), i.is_signed));
+        return next;
+      case SassOp::kMufuRcp:
+        WriteDst(std::bit_cast<uint32_t>(
+            1.0f / std::bit_cast<float>(Read(i.src[1]))));
+        return next;
+      case SassOp::kF2i:
+        WriteDst(F2iTruncU32(std::bit_cast<float>(Read(i.src[1]))));
+        return next;
       case SassOp::kSignLut: {
         const uint32_t index = (Read(i.src[0]) >> 31) << 2 |
                                (Read(i.src[1]) >> 31) << 1 |
@@ -692,6 +702,22 @@ class Machine {
   static uint32_t MinMax(uint32_t a, uint32_t b, bool is_signed, bool min) {
     const bool a_less = Compare(SassCompare::kLt, a, b, is_signed);
     return min == a_less ? a : b;
+  }
+
+  // An integer as an f32, rounded toward +infinity.
+  static uint32_t I2fRoundUp(uint32_t b, bool is_signed) {
+    const double v = is_signed ? static_cast<double>(static_cast<int32_t>(b))
+                               : static_cast<double>(b);
+    float f = static_cast<float>(v);  // to nearest
+    if (double{f} < v) f = std::nextafter(f, HUGE_VALF);
+    return std::bit_cast<uint32_t>(f);
+  }
+
+  // An f32 truncated toward zero into [0, 2^32 - 1]; NaN is 0.
+  static uint32_t F2iTruncU32(float f) {
+    if (std::isnan(f) || f <= 0) return 0;
+    if (f >= 4294967296.0f) return 0xffffffffu;
+    return static_cast<uint32_t>(f);
   }
 
   static uint32_t Add16x2(uint32_t a, uint32_t b) {

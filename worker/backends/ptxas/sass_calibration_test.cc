@@ -124,7 +124,8 @@ TEST_F(SassCalibrationTest, KnownFindingsOfPtxasAreCountedApart) {
 // I2I (cvt.sat to 8 and 16 bits, and vadd2's .sat), opcode 0x21f's sign-bit
 // table (add.sat.s32, sub.sat.s32), VIMNMX.RELU, VIADD on 16-bit lanes,
 // and at -O3 IADD3's two carries out (vmad) and LEA's negated b
-// (vabsdiff). Every kernel runs to the end and agrees (scalar video: but
+// (vabsdiff), and 32-bit division's I2F.RP, MUFU.RCP and F2I. Every kernel
+// runs to the end and agrees (scalar video: but
 // for the known findings of ptxas's code).
 TEST_F(SassCalibrationTest, RunsTheOperationsTheCensusFoundMissing) {
   struct Case {
@@ -139,6 +140,7 @@ TEST_F(SassCalibrationTest, RunsTheOperationsTheCensusFoundMissing) {
       {"add.u16x2", 0},           {"vadd2.u32.s32.u32.sat", 0},
       {"vmad.u32.u32.u32.shr7 d, -a, b, c", 3},
       {"vabsdiff.u32.s32.s32", 3},
+      {"div.s32", 3},             {"rem.u32", 0},
   };
   std::mt19937_64 rng(11);
   for (const Case& c : cases) {
