@@ -551,16 +551,19 @@ void PrintSummary(const ProgramCampaignOptions& o,
   }
   out << absl::StrFormat(
       "programs: %s %s, %d %s, %.0f s: %d programs checked (%.1f/s); %s %.0f%% "
-      "with the inputs as immediates and %s %.0f%% with runtime inputs\n",
+      "with the inputs as immediates and %.0f%% with runtime inputs%s\n",
       b.backend->Name(), b.arch, o.threads,
       o.threads == 1 ? "thread" : "threads", r.seconds, r.programs,
       r.seconds > 0 ? r.programs / r.seconds : 0,
-      b.is_ptxas                    ? "ptxas folded"
+      b.is_ptxas                    ? "judged"
       : b.backend->Name() == "cuda" ? "the GPU ran"
                                     : "the tool ran",
-      Percent(r.folded, r.programs),
-      b.is_ptxas ? "claimed constants for" : "ran",
-      Percent(r.claimed, r.programs));
+      Percent(r.folded, r.programs), Percent(r.claimed, r.programs),
+      b.is_ptxas ? absl::StrFormat(" (%.0f%% of the programs on their code "
+                                   "run on the CPU, the rest on constants "
+                                   "ptxas folded or claimed)",
+                                   Percent(r.executed, r.programs))
+                 : "");
   out << FindingsLines(o, r);
   if (!r.suppressed.empty()) {
     out << "programs: not generated (--suppress, or filed as one instruction): "

@@ -195,7 +195,9 @@ std::string ProgramFuzzTarget::Summary(const ProgramCampaignReport& r) {
         absl::StrCat(f.is_new ? "new " : "again ", f.entry, ": ", f.what));
   }
   std::string out = absl::StrCat(r.programs, " programs checked (", r.folded,
-                                 " folded, ", r.claimed, " claimed constant), ",
+                                 " judged with immediates, ", r.claimed,
+                                 " with runtime inputs, ", r.executed,
+                                 " on code run on the CPU), ",
                                  r.disagreements, " disagreements, ", r.crashes,
                                  " crashes, ", r.hangs, " hangs, ", r.known,
                                  " of them known, ", r.filed.size(), " filed");

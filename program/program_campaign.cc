@@ -203,7 +203,7 @@ class Campaign {
     // Per program: found (not looked for in the second form), cut at the
     // run's end (not counted), and judged in each form.
     std::vector<bool> done(batch.size()), cut(batch.size()),
-        folded(batch.size()), claimed(batch.size());
+        folded(batch.size()), claimed(batch.size()), executed(batch.size());
     std::vector<std::string> why(batch.size());  // not judged: why not
     std::vector<Program> hung;  // in a module that hung, not isolated
     std::string hung_how;
@@ -240,6 +240,7 @@ class Campaign {
         if (check.judged) {
           (form == ProgramInputs::kImmediate ? folded : claimed)[index[j]] =
               true;
+          if (check.executed) executed[index[j]] = true;
         }
         if (check.mismatch) {
           found.push_back(
@@ -263,6 +264,7 @@ class Campaign {
       Count(&ProgramCampaignReport::programs);
       if (folded[k]) Count(&ProgramCampaignReport::folded);
       if (claimed[k]) Count(&ProgramCampaignReport::claimed);
+      if (executed[k]) Count(&ProgramCampaignReport::executed);
       if (!folded[k] && !claimed[k] && !done[k])
         CountWhy(report_.not_judged, why[k]);
     }

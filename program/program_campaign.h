@@ -75,8 +75,11 @@ struct FiledProgram {
 
 struct ProgramCampaignReport {
   int64_t programs = 0;            // checked
-  int64_t folded = 0;              // inputs immediate: ptxas stored constants
-  int64_t claimed = 0;             // inputs runtime: ptxas stored constants
+  // Judged with the inputs immediate (ptxas: folded, or its code run on the
+  // CPU) and with runtime inputs (claimed, or run).
+  int64_t folded = 0;
+  int64_t claimed = 0;
+  int64_t executed = 0;  // of them, judged on code run on the CPU (ptxas)
   int64_t disagreements = 0;       // values the oracle refutes
   int64_t crashes = 0, hangs = 0;  // of the backend (hangs: unisolated too)
   // Disagreements in programs that use a variant no longer generated (its

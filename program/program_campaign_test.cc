@@ -186,6 +186,8 @@ TEST_F(ProgramCampaignTest, AgreeingProgramsFileNothing) {
   ProgramCampaignReport report = Run({p, p, p});
   EXPECT_EQ(report.programs, 3);
   EXPECT_EQ(report.folded, 3);
+  EXPECT_EQ(report.claimed, 3);
+  EXPECT_EQ(report.executed, 3) << "the runtime form runs ptxas's code";
   EXPECT_EQ(report.disagreements, 0);
   EXPECT_THAT(report.filed, testing::IsEmpty());
 }
