@@ -104,14 +104,17 @@ void StepRemovals(const Program& p, size_t i,
       replacements.push_back(src);
     }
   }
+  std::optional<uint64_t> held = value;
   if (step.kind == ProgramStep::kMove && !step.sources[0].is_register) {
     replacements.push_back(step.sources[0]);
+    held = step.sources[0].value;
   } else if (value) {
     replacements.push_back({.value = *value});
-    // Where only the low byte is read (bfe's and bfi's position and
-    // length), that byte is the immediate PTX takes.
-    if (*value > 0xff) replacements.push_back({.value = *value & 0xff});
   }
+  // Where only the low byte is read (bfe's and bfi's position and length),
+  // that byte is the immediate PTX takes (ptxas refuses 0xffff there, so a
+  // move of it could not be folded into the instruction: issue 42, item 12).
+  if (held && *held > 0xff) replacements.push_back({.value = *held & 0xff});
   auto removed = [&] {
     Program c = p;
     c.steps.erase(c.steps.begin() + static_cast<long>(i));

@@ -258,5 +258,32 @@ TEST_F(ProgramMinimizerPtxasTest, PublicReproducersMinimizeToAFewSteps) {
   EXPECT_LE(CountSteps(m037), 5) << FormatProgram(m037);
 }
 
+// A move of a value ptxas takes only as its low byte (bfe's position and
+// length) folds into the instruction as that byte: the bfe.s32 claim is one
+// step, one root cause with the one-instruction entry, not a program cause
+// of its own (issue 42, item 12).
+TEST_F(ProgramMinimizerPtxasTest, AMoveOfALowByteOperandFoldsIntoTheStep) {
+  const Program p = ProgramOf(
+      "input %in0 .b32 0x0\nmov.b32 %r3, 0xffff;\n"
+      "bfe.s32 %r4, %in0, %r3, %r3;\noutput %r4\n");
+  auto shows =
+      [&](std::span<const Program> c) -> absl::StatusOr<std::vector<bool>> {
+    auto checks =
+        CheckPrograms(ptxas_, "sm_90", c, ProgramInputs::kRuntime,
+                      Reading::kSpec);
+    if (!checks.ok()) return checks.status();
+    std::vector<bool> out;
+    for (const ProgramCheck& check : *checks)
+      out.push_back(check.mismatch.has_value());
+    return out;
+  };
+  ASSERT_EQ(*shows({&p, 1}), std::vector<bool>{true});
+  auto min = MinimizeProgram(p, ProgramBatchPredicate(shows));
+  ASSERT_TRUE(min.ok()) << min.status();
+  EXPECT_EQ(CountSteps(min->program), 1) << FormatProgram(min->program);
+  EXPECT_THAT(FormatProgram(min->program),
+              testing::HasSubstr("bfe.s32 %r4, %in0, 0xff, "));
+}
+
 }  // namespace
 }  // namespace ptxdiff
