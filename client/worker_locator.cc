@@ -72,7 +72,8 @@ DefaultBackend ChooseDefaultBackend() {
   if (const std::string ptxas = FindPtxas(); !ptxas.empty()) {
     return {std::string(kPtxasBackend),
             absl::StrCat("no GPU here; the CUDA toolkit's ", ptxas,
-                         " constant-folds integer instructions")};
+                         " compiles each case, and what it folds, claims or "
+                         "(sm_90) emits as code run on the CPU is judged")};
   }
   return {std::string(kOracleBackend),
           "no GPU and no CUDA toolkit here: only the oracle's self-check runs "

@@ -23,6 +23,7 @@ cmake --preset campaign >/dev/null
 [[ -x build/campaign/cli/ptxdiff ]] ||
   echo "campaign.sh: building the campaign preset (the first build takes a few minutes)"
 log=build/campaign-build.log
+: >"$log"  # there before the progress loop reads it
 cmake --build --preset campaign -j "$(nproc)" --target ptxdiff differential_fuzzer \
   ptxdiff-worker ptx_kernel_interpreter >"$log" 2>&1 &
 build=$!
