@@ -1,6 +1,10 @@
 #include "cli/calibrate_command.h"
 
 #include <algorithm>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -20,10 +24,6 @@ namespace {
 
 constexpr absl::Duration kProgressEvery = absl::Seconds(10);
 
-double Percent(int64_t part, int64_t whole) {
-  return whole > 0 ? 100.0 * part / whole : 0.0;
-}
-
 void PrintProgress(const CalibrationReport& r, int64_t variants,
                    int64_t of, absl::Time start, std::ostream& out) {
   out << absl::StrFormat(
@@ -33,6 +33,23 @@ void PrintProgress(const CalibrationReport& r, int64_t variants,
              r.tuples, Percent(r.kernels_run, r.kernels),
              r.disagreements.size())
       << std::endl;
+}
+
+// What was not run or judged, by reason, the most common first, an example
+// each (cut to `example_width`).
+void PrintCensus(absl::string_view title,
+                 const std::map<std::string, int64_t>& counts,
+                 const std::map<std::string, std::string>& examples,
+                 size_t example_width, std::ostream& out) {
+  if (counts.empty()) return;
+  std::vector<std::pair<int64_t, std::string>> by_count;
+  for (const auto& [key, n] : counts) by_count.emplace_back(n, key);
+  std::sort(by_count.rbegin(), by_count.rend());
+  out << title << "\n";
+  for (const auto& [n, key] : by_count) {
+    out << absl::StrFormat("  %8d  %s\n            %s\n", n, key,
+                           examples.at(key).substr(0, example_width));
+  }
 }
 
 void PrintReport(const CalibrationReport& r, int64_t show,
@@ -62,15 +79,8 @@ void PrintReport(const CalibrationReport& r, int64_t show,
     }
     out << "the first one's run on the evaluator:\n" << r.first_trace;
   }
-  if (r.not_run.empty()) return;
-  std::vector<std::pair<int64_t, std::string>> blockers;
-  for (const auto& [blocker, n] : r.not_run) blockers.emplace_back(n, blocker);
-  std::sort(blockers.rbegin(), blockers.rend());
-  out << "not run, by what stopped the evaluator (tuples, an example):\n";
-  for (const auto& [n, blocker] : blockers) {
-    out << absl::StrFormat("  %8d  %s\n            %s\n", n, blocker,
-                           r.not_run_example.at(blocker));
-  }
+  PrintCensus("not run, by what stopped the evaluator (tuples, an example):",
+              r.not_run, r.not_run_example, std::string::npos, out);
 }
 
 void PrintProgramReport(const ProgramCalibrationReport& r, int64_t show,
@@ -91,15 +101,8 @@ void PrintProgramReport(const ProgramCalibrationReport& r, int64_t show,
        ++i) {
     out << "  " << r.disagreements[i] << "\n";
   }
-  if (r.not_run.empty()) return;
-  std::vector<std::pair<int64_t, std::string>> reasons;
-  for (const auto& [key, n] : r.not_run) reasons.emplace_back(n, key);
-  std::sort(reasons.rbegin(), reasons.rend());
-  out << "not judged, by why (checks, an example):\n";
-  for (const auto& [n, key] : reasons) {
-    out << absl::StrFormat("  %8d  %s\n            %s\n", n, key,
-                           r.not_run_example.at(key).substr(0, 200));
-  }
+  PrintCensus("not judged, by why (checks, an example):", r.not_run,
+              r.not_run_example, 200, out);
 }
 
 // `calibrate --programs N`: random programs instead of tuples.

@@ -362,6 +362,10 @@ int RunMain(const std::vector<std::string>& argv, std::ostream& out,
   return kExitBadInput;
 }
 
+double Percent(int64_t part, int64_t whole) {
+  return whole > 0 ? 100.0 * part / whole : 0.0;
+}
+
 int Fail(std::ostream& err, std::string_view command,
          const absl::Status& status) {
   err << "ptxdiff " << command << ": " << status.message() << "\n";

@@ -18,6 +18,9 @@ namespace ptxdiff {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitBadInput = 2;
 
+// 100 * part / whole, or 0 when there is no whole: a summary's share.
+double Percent(int64_t part, int64_t whole);
+
 // Writes "ptxdiff COMMAND: <message>" to `err`; returns kExitBadInput.
 int Fail(std::ostream& err, std::string_view command,
          const absl::Status& status);

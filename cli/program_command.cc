@@ -433,10 +433,6 @@ absl::StatusOr<ProgramCampaignOptions> CampaignOptions(const ParsedArgs& args) {
   return o;
 }
 
-double Percent(int64_t part, int64_t whole) {
-  return whole == 0 ? 0 : 100.0 * part / whole;
-}
-
 // What the pending journal gave the run and keeps for the next.
 std::string PendingLines(const ProgramCampaignOptions& o,
                          const ProgramCampaignReport& r) {

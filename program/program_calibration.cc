@@ -1,18 +1,15 @@
 #include "program/program_calibration.h"
 
-#include <atomic>
-#include <mutex>
 #include <optional>
 #include <random>
 #include <span>
-#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/time/clock.h"
-#include "common/interrupt.h"
+#include "common/parallel_jobs.h"
 #include "common/status_macros.h"
 #include "program/program_generator.h"
 #include "program/program_ptxas.h"
@@ -127,38 +124,23 @@ absl::StatusOr<ProgramCalibrationReport> CalibratePrograms(
     const ProgramCalibrationOptions& o) {
   const int64_t batches =
       (o.programs + kProgramsPerBatch - 1) / kProgramsPerBatch;
-  std::atomic<int64_t> next{0};
-  std::mutex mu;
-  ProgramCalibrationReport report;
-  absl::Status error;
-  auto work = [&] {
-    for (int64_t b = next++;
-         b < batches && absl::Now() < o.deadline && !Interrupted();
-         b = next++) {
-      // Each batch's programs from its own seed: the same programs
-      // whatever the threads.
-      std::mt19937_64 rng(o.seed * 1000003 + static_cast<uint64_t>(b));
-      std::vector<Program> batch;
-      const int64_t n =
-          std::min<int64_t>(kProgramsPerBatch, o.programs - b * kProgramsPerBatch);
-      for (int64_t k = 0; k < n; ++k) batch.push_back(RandomProgram(rng));
-      absl::StatusOr<ProgramCalibrationReport> part = CalibrateBatch(o, batch);
-      std::lock_guard<std::mutex> lock(mu);
-      if (!part.ok()) {
-        if (Interrupted()) return;
-        error = part.status();
-        next = batches;
-        return;
-      }
-      report.Merge(*part);
-      if (o.progress) o.progress(report);
-    }
+  auto batch = [&](int64_t b) {
+    // Each batch's programs from its own seed: the same programs whatever
+    // the threads.
+    std::mt19937_64 rng(o.seed * 1000003 + static_cast<uint64_t>(b));
+    std::vector<Program> programs;
+    const int64_t n = std::min<int64_t>(kProgramsPerBatch,
+                                        o.programs - b * kProgramsPerBatch);
+    for (int64_t k = 0; k < n; ++k) programs.push_back(RandomProgram(rng));
+    return CalibrateBatch(o, programs);
   };
-  std::vector<std::thread> threads;
-  for (int t = 1; t < o.threads; ++t) threads.emplace_back(work);
-  work();
-  for (std::thread& t : threads) t.join();
-  if (!error.ok()) return error;
+  ProgramCalibrationReport report;
+  PTXDIFF_RETURN_IF_ERROR(RunParallelJobs(
+      batches, o.threads, o.deadline, batch,
+      [&](int64_t, const ProgramCalibrationReport& part) {
+        report.Merge(part);
+        if (o.progress) o.progress(report);
+      }));
   return report;
 }
 

@@ -1,18 +1,14 @@
 #include "worker/backends/ptxas/sass_calibration.h"
 
 #include <algorithm>
-#include <atomic>
-#include <mutex>
-#include <thread>
 
 #include "absl/strings/match.h"
-#include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
-
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "common/interrupt.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "common/parallel_jobs.h"
 #include "common/status_macros.h"
 #include "isa/family_table.h"
 #include "isa/operand_form.h"
@@ -374,45 +370,32 @@ absl::StatusOr<CalibrationReport> RunCalibrationCampaign(
   PTXDIFF_ASSIGN_OR_RETURN(const SassArchInfo arch, FindSassArchInfo(o.arch));
   const size_t per_module = std::max(1, o.variants_per_module);
   const size_t modules = (o.variants.size() + per_module - 1) / per_module;
-  std::atomic<size_t> next{0};
-  std::mutex mu;
+  auto first = [&](int64_t m) { return static_cast<size_t>(m) * per_module; };
+  auto end = [&](int64_t m) {
+    return std::min(o.variants.size(), first(m) + per_module);
+  };
+  auto module = [&](int64_t m) -> absl::StatusOr<CalibrationReport> {
+    // Each module's operands from its own seed: the same campaign whatever
+    // the threads.
+    std::mt19937_64 rng(o.seed * 1000003 + static_cast<uint64_t>(m));
+    std::vector<Tuple> tuples;
+    for (size_t i = first(m); i < end(m); ++i) {
+      for (Tuple& t :
+           CalibrationTuples(o.variants[i], o.tuples_per_variant, rng)) {
+        tuples.push_back(t);
+      }
+    }
+    return CalibrateTuples(o.ptxas, arch, tuples, o.opt_level);
+  };
   CalibrationReport report;
   int64_t variants_done = 0;
-  absl::Status error;
-  auto work = [&] {
-    for (size_t m = next++;
-         m < modules && absl::Now() < o.deadline && !Interrupted();
-         m = next++) {
-      // Each module's operands from its own seed: the same campaign
-      // whatever the threads.
-      std::mt19937_64 rng(o.seed * 1000003 + m);
-      std::vector<Tuple> tuples;
-      const size_t end = std::min(o.variants.size(), (m + 1) * per_module);
-      for (size_t i = m * per_module; i < end; ++i) {
-        for (Tuple& t :
-             CalibrationTuples(o.variants[i], o.tuples_per_variant, rng)) {
-          tuples.push_back(t);
-        }
-      }
-      absl::StatusOr<CalibrationReport> part =
-          CalibrateTuples(o.ptxas, arch, tuples, o.opt_level);
-      std::lock_guard<std::mutex> lock(mu);
-      if (!part.ok()) {
-        if (Interrupted()) return;  // ptxas was stopped with the campaign
-        error = part.status();
-        next = modules;
-        return;
-      }
-      report.Merge(*part);
-      variants_done += static_cast<int64_t>(end - m * per_module);
-      if (o.progress) o.progress(report, variants_done);
-    }
-  };
-  std::vector<std::thread> threads;
-  for (int t = 1; t < o.threads; ++t) threads.emplace_back(work);
-  work();
-  for (std::thread& t : threads) t.join();
-  if (!error.ok()) return error;
+  PTXDIFF_RETURN_IF_ERROR(RunParallelJobs(
+      static_cast<int64_t>(modules), o.threads, o.deadline, module,
+      [&](int64_t m, const CalibrationReport& part) {
+        report.Merge(part);
+        variants_done += static_cast<int64_t>(end(m) - first(m));
+        if (o.progress) o.progress(report, variants_done);
+      }));
   return report;
 }
 

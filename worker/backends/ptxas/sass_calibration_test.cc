@@ -47,6 +47,23 @@ class SassCalibrationTest : public ::testing::Test {
     if (!found.ok()) GTEST_SKIP() << "no ptxas here";
     ptxas_ = *found;
   }
+  // The sample calibrated at -O`opt`, its summary printed (and, with
+  // $PTXDIFF_CALIBRATE, every disagreement and known finding).
+  absl::StatusOr<CalibrationReport> Calibrate(const std::vector<Tuple>& tuples,
+                                              int opt) {
+    absl::StatusOr<CalibrationReport> report =
+        CalibrateTuples(ptxas_, *FindSassArchInfo("sm_90"), tuples, opt);
+    if (!report.ok()) return report;
+    std::cout << report->Summary() << "\n";
+    if (std::getenv("PTXDIFF_CALIBRATE") != nullptr) {  // debugging
+      std::cout << absl::StrJoin(report->disagreements, "\n") << "\n"
+                << absl::StrJoin(report->known_example, "\n",
+                                 absl::PairFormatter(": "))
+                << "\n"
+                << report->first_trace;
+    }
+    return report;
+  }
   std::string ptxas_;
 };
 
@@ -55,17 +72,8 @@ class SassCalibrationTest : public ::testing::Test {
 // the campaign mode runs it over millions).
 TEST_F(SassCalibrationTest, AgreesWithTheOracleAtO0OnEveryFamily) {
   const std::vector<Tuple> tuples = SampleTuples(4, 6, 1);
-  const absl::StatusOr<CalibrationReport> report = CalibrateTuples(
-      ptxas_, *FindSassArchInfo("sm_90"), tuples, /*opt_level=*/0);
+  const absl::StatusOr<CalibrationReport> report = Calibrate(tuples, 0);
   ASSERT_TRUE(report.ok()) << report.status();
-  std::cout << report->Summary() << "\n";
-  if (std::getenv("PTXDIFF_CALIBRATE") != nullptr) {  // debugging: show all
-    std::cout << absl::StrJoin(report->disagreements, "\n") << "\n"
-              << absl::StrJoin(report->known_example, "\n",
-                               absl::PairFormatter(": "))
-              << "\n"
-              << report->first_trace;
-  }
   EXPECT_THAT(report->disagreements, testing::IsEmpty())
       << report->first_trace;
   EXPECT_EQ(report->tuples, static_cast<int64_t>(tuples.size()));
@@ -76,20 +84,10 @@ TEST_F(SassCalibrationTest, AgreesWithTheOracleAtO0OnEveryFamily) {
 }
 
 TEST_F(SassCalibrationTest, AgreesWithTheOracleAtO3OnEveryFamily) {
-  const std::vector<Tuple> tuples = SampleTuples(4, 6, 2);
   const char* opt = std::getenv("PTXDIFF_CALIBRATE_OPT");  // debugging
   const absl::StatusOr<CalibrationReport> report =
-      CalibrateTuples(ptxas_, *FindSassArchInfo("sm_90"), tuples,
-                      opt != nullptr ? std::atoi(opt) : 3);
+      Calibrate(SampleTuples(4, 6, 2), opt != nullptr ? std::atoi(opt) : 3);
   ASSERT_TRUE(report.ok()) << report.status();
-  std::cout << report->Summary() << "\n";
-  if (std::getenv("PTXDIFF_CALIBRATE") != nullptr) {  // debugging: show all
-    std::cout << absl::StrJoin(report->disagreements, "\n") << "\n"
-              << absl::StrJoin(report->known_example, "\n",
-                               absl::PairFormatter(": "))
-              << "\n"
-              << report->first_trace;
-  }
   EXPECT_THAT(report->disagreements, testing::IsEmpty())
       << report->first_trace;
   EXPECT_GT(report->executed, report->tuples / 2);
