@@ -390,6 +390,7 @@ void Campaign::SystematicLoop() {
       /*endless=*/true,
       /*runtime_forms=*/identity_.forms && options_.runtime_forms);
   source.SetRuntimeByDefault(identity_.runtime_by_default);
+  source.SetBreadthInBothForms(identity_.both_forms && options_.runtime_forms);
   calibrated_.wait();
   for (int f = 0; f < kNumFamilies; ++f) {
     if (family_cost_[f] > 0)

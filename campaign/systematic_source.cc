@@ -640,6 +640,12 @@ Tuple SystematicSource::InDefaultForm(Tuple t) const {
 }
 
 std::optional<Tuple> SystematicSource::NextBreadth() {
+  if (breadth_runtime_copy_) {
+    // Not a tuple of the set: the set's tuple 0 in its other form.
+    const Tuple copy = *breadth_runtime_copy_;
+    breadth_runtime_copy_.reset();
+    return copy;
+  }
   if (breadth_cursor_ >= breadth_.size()) return std::nullopt;
   VariantState* v = breadth_[breadth_cursor_++];
   ++produced_;
@@ -649,8 +655,16 @@ std::optional<Tuple> SystematicSource::NextBreadth() {
   ++v->next;
   const Shape shape(v->variant, forms_);
   v->count = shape.total();
-  return InDefaultForm(
+  const Tuple first = InDefaultForm(
       NthOfSet(v->variant, shape, Order(Order::FirstOnly{}, v->id), /*i=*/0));
+  const uint8_t runtime = RuntimeCapableSources(v->variant);
+  if (breadth_both_forms_ && forms_ && runtime != 0 && first.runtime != runtime) {
+    Tuple copy = first;
+    copy.runtime = runtime;
+    breadth_runtime_copy_ = copy;
+    ++produced_;
+  }
+  return first;
 }
 
 std::optional<Tuple> SystematicSource::Next() {

@@ -109,6 +109,14 @@ class SystematicSource {
     runtime_by_default_ = runtime_by_default;
   }
 
+  // The breadth pass gives each variant its tuple 0 twice: in the default
+  // form, then with every source that may be a runtime value one (where it
+  // has any). For a compiler whose code is also run (WorkerIdentity::
+  // both_forms: ptxas with its SASS evaluator), so that every variant's
+  // emitted code is judged as early as its folding. Set before the first
+  // tuple; off by default.
+  void SetBreadthInBothForms(bool both) { breadth_both_forms_ = both; }
+
   // The backend's time per tuple of each family (any unit; 1 by default).
   // Families are then given equal *time*, not equal tuples: stride
   // scheduling charges each run its count times its family's cost and picks
@@ -118,8 +126,11 @@ class SystematicSource {
   // Variants whose whole set has been produced, and variants visited once.
   int64_t exhausted() const { return exhausted_; }
   int64_t produced() const { return produced_; }
-  // Every variant has had its breadth-pass tuple.
-  bool breadth_done() const { return breadth_cursor_ >= breadth_.size(); }
+  // Every variant has had its breadth-pass tuple (in both forms, where the
+  // pass gives both).
+  bool breadth_done() const {
+    return breadth_cursor_ >= breadth_.size() && !breadth_runtime_copy_;
+  }
 
  private:
   struct VariantState {
@@ -145,6 +156,9 @@ class SystematicSource {
   bool endless_;
   bool forms_;
   bool runtime_by_default_ = false;
+  bool breadth_both_forms_ = false;
+  // The breadth tuple's runtime copy, given next (breadth_both_forms_).
+  std::optional<Tuple> breadth_runtime_copy_;
   // `t`, or `t` in the default form if its form is open (all immediates).
   Tuple InDefaultForm(Tuple t) const;
   int left_in_run_ = 0;

@@ -8,6 +8,7 @@
 #include "gtest/gtest.h"
 #include "harness/semantic_classes.h"
 #include "isa/family_table.h"
+#include "isa/operand_form.h"
 #include "isa/spelling.h"
 #include "oracle/bits.h"
 
@@ -283,6 +284,51 @@ TEST(SystematicTest, TheBreadthPassIsEveryVariantOnceInStableIdOrder) {
     ASSERT_EQ(breadth[i].variant, expected[i].second) << i;
     ASSERT_TRUE(breadth[i] == SystematicTuple(expected[i].second, 0)) << i;
   }
+}
+
+// For a compiler whose code is also run: each variant's tuple 0 as
+// immediates, then at once with every runtime-capable source a runtime
+// value (same operands); a variant with none (no source can be one) once.
+TEST(SystematicTest, TheBreadthPassInBothFormsGivesTupleZeroTwice) {
+  std::vector<Variant> variants;
+  for (const Variant& v : AllVariants()) {
+    if (v.family == Family::kAdd || v.family == Family::kBfe ||
+        v.family == Family::kFns)
+      variants.push_back(v);
+  }
+  SystematicSource source(variants, 8, /*endless=*/false,
+                          /*runtime_forms=*/true);
+  source.SetBreadthInBothForms(true);
+  std::vector<Tuple> breadth;
+  while (!source.breadth_done()) ASSERT_TRUE(source.NextRun(breadth));
+  size_t expected = 0;
+  for (const Variant& v : variants)
+    expected += RuntimeCapableSources(v) != 0 ? 2 : 1;
+  ASSERT_EQ(breadth.size(), expected);
+  absl::flat_hash_set<Variant> as_immediates, as_runtime;
+  for (size_t i = 0; i < breadth.size(); ++i) {
+    const Tuple& t = breadth[i];
+    if (t.runtime == 0) {
+      ASSERT_TRUE(t == SystematicTuple(t.variant, 0, /*forms=*/true)) << i;
+      ASSERT_TRUE(as_immediates.insert(t.variant).second) << i;
+      continue;
+    }
+    ASSERT_GT(i, 0u);
+    const Tuple& before = breadth[i - 1];
+    EXPECT_EQ(t.variant, before.variant) << i;
+    EXPECT_EQ(before.runtime, 0) << i;
+    EXPECT_EQ(t.runtime, RuntimeCapableSources(t.variant)) << i;
+    EXPECT_TRUE(std::equal(std::begin(t.operands.v), std::end(t.operands.v),
+                           std::begin(before.operands.v)))
+        << i;
+    ASSERT_TRUE(as_runtime.insert(t.variant).second) << i;
+  }
+  EXPECT_EQ(as_immediates.size(), variants.size());
+  EXPECT_GT(as_runtime.size(), variants.size() / 2);
+  // After the pass, the sets go on as without it.
+  std::vector<Tuple> next;
+  ASSERT_TRUE(source.NextRun(next));
+  EXPECT_TRUE(next[0] == SystematicTuple(next[0].variant, 1, /*forms=*/true));
 }
 
 TEST(SystematicTest, RunsGiveTheSameTuplesAsOneAtATime) {

@@ -210,8 +210,11 @@ KeyValues IdentityToKeyValues(const WorkerIdentity& id) {
   for (const std::string& s : id.supports) kv.emplace_back("supports", s);
   if (id.carry) kv.emplace_back("carry", "1");
   if (id.forms) kv.emplace_back("forms", "1");
-  if (id.forms && id.runtime_by_default)
+  if (id.forms && id.runtime_by_default) {
     kv.emplace_back("default_form", "runtime");
+  } else if (id.forms && id.both_forms) {
+    kv.emplace_back("default_form", "both");
+  }
   return kv;
 }
 
@@ -226,9 +229,13 @@ absl::StatusOr<WorkerIdentity> IdentityFromKeyValues(const KeyValues& kv) {
     if (key == "supports") id.supports.push_back(value);
     if (key == "carry") id.carry = value == "1";
     if (key == "forms") id.forms = value == "1";
-    if (key == "default_form") id.runtime_by_default = value == "runtime";
+    if (key == "default_form") {
+      id.runtime_by_default = value == "runtime";
+      id.both_forms = value == "both";
+    }
   }
   id.runtime_by_default &= id.forms;
+  id.both_forms &= id.forms;
   if (id.name.empty() || id.version.empty()) {
     return absl::InvalidArgumentError(
         "HELLO_REPLY lacks the required keys name= and version=");

@@ -74,6 +74,12 @@ struct WorkerIdentity {
   // clears it for a worker that did not say forms=1, so a reader of an
   // identity from a HELLO_REPLY need not check both.
   bool runtime_by_default = false;
+  // HELLO_REPLY `default_form=both` (with forms=1): a compiler whose emitted
+  // code is also run (ptxas with its SASS evaluator). A case that says no
+  // form is all immediates, as without it (its constant folding), and a
+  // campaign gives each variant's first tuple in the runtime form too (the
+  // code it emits), as early. Cleared like runtime_by_default without forms.
+  bool both_forms = false;
 
   // True if a `supports` line covers `v` (and, for a variant that writes
   // CC.CF, the worker said carry=1).

@@ -218,6 +218,26 @@ TEST(ProtocolTest, TheDefaultFormNeedsForms) {
   EXPECT_FALSE(without_forms->runtime_by_default);
 }
 
+// default_form=both: immediates by default, and runtime forms as early; a
+// worker says one default form, so `both` is never read as runtime too.
+TEST(ProtocolTest, BothFormsRoundTripsAndNeedsForms) {
+  WorkerIdentity id{
+      .name = "ptxas", .version = "1", .forms = true, .both_forms = true};
+  KeyValues kv = IdentityToKeyValues(id);
+  EXPECT_NE(
+      std::find(kv.begin(), kv.end(),
+                std::pair<std::string, std::string>{"default_form", "both"}),
+      kv.end());
+  auto back = IdentityFromKeyValues(DecodeKeyValues(EncodeKeyValues(kv)));
+  ASSERT_TRUE(back.ok());
+  EXPECT_TRUE(back->both_forms);
+  EXPECT_FALSE(back->runtime_by_default);
+  auto without_forms = IdentityFromKeyValues(
+      {{"name", "x"}, {"version", "1"}, {"default_form", "both"}});
+  ASSERT_TRUE(without_forms.ok());
+  EXPECT_FALSE(without_forms->both_forms);
+}
+
 // SupportedVariants reads the supports lines once; it must say what
 // Supports says of every variant, for "*", opcodes, spellings (one not
 // canonical: a line a worker got wrong covers nothing) and the carry flag.

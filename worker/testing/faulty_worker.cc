@@ -17,7 +17,10 @@
 //                  (operand forms) all ones, as a compiler that claims a
 //                  constant for every value of them would; --no-forms: say
 //                  nothing of forms in HELLO_REPLY (a worker from before
-//                  them), so that no runtime source is sent
+//                  them), so that no runtime source is sent;
+//                  --default-form=runtime|both: say that default form in
+//                  HELLO_REPLY (a worker that runs code; a compiler whose
+//                  code is also run)
 //   device-fault-on=SPELL  exit 5 with a cuda-style device-fault line on a
 //                  RUN containing that variant (as ptxdiff-worker
 //                  --backend=cuda)
@@ -94,6 +97,7 @@ struct Flags {
   uint64_t when_min = 0;
   int us_per_tuple = 0;
   bool forms = true;
+  std::string default_form;  // HELLO_REPLY's default_form, if any
 };
 
 bool FirstTime(const std::string& state) {
@@ -266,6 +270,8 @@ int Serve(const Flags& flags) {
   if (!flags.supports.empty())
     id.supports = absl::StrSplit(flags.supports, ',');
   id.forms = flags.forms;
+  id.runtime_by_default = flags.default_form == "runtime";
+  id.both_forms = flags.default_form == "both";
   (void)WriteFrame(STDOUT_FILENO, MessageType::kHelloReply,
                    EncodeKeyValues(IdentityToKeyValues(id)));
   while (true) {
@@ -363,6 +369,8 @@ int main(int argc, char** argv) {
     if (absl::ConsumePrefix(&arg, "--supports="))
       flags.supports = std::string(arg);
     if (arg == "--no-forms") flags.forms = false;
+    if (absl::ConsumePrefix(&arg, "--default-form="))
+      flags.default_form = std::string(arg);
     if (absl::ConsumePrefix(&arg, "--us-per-tuple=") &&
         !absl::SimpleAtoi(arg, &flags.us_per_tuple)) {
       std::fprintf(stderr, "faulty_worker: bad %s\n", argv[i]);

@@ -225,7 +225,10 @@ class PtxasBackend : public Backend {
             .carry = true,
             // Runtime sources are kernel parameters: what ptxas still stores
             // as a constant, it claims for every value of them.
-            .forms = true};
+            .forms = true,
+            // With the SASS evaluator, the code it emits for them is run
+            // too: judged for every value, not only where it claims one.
+            .both_forms = executable_.has_value()};
   }
 
   std::optional<std::string> WhyUnsupported(const Variant& v) const override;
@@ -358,15 +361,26 @@ std::optional<std::string> PtxasBackend::WhyUnsupported(
 
 std::vector<Chunk> PtxasBackend::MakeChunks(
     const Batch& batch, const std::vector<int>& pending) const {
-  std::vector<SizedTuple> sized;
+  // All-immediate tuples and tuples with runtime sources in separate
+  // kernels: a kernel with one runtime source is run, not read as constants,
+  // and an all-immediate tuple's value should stay what ptxas folded it to.
+  std::vector<SizedTuple> sized[2];
   for (int t : pending) {
-    sized.push_back(
+    sized[batch.tuples[t].runtime != 0].push_back(
         {sizes_.Of(batch.tuples[t].variant, OperandShape(batch.tuples[t])), t});
   }
-  return PlanChunks(std::move(sized),
+  std::vector<Chunk> chunks;
+  for (std::vector<SizedTuple>& form : sized) {
+    if (form.empty()) continue;
+    for (Chunk& c :
+         PlanChunks(std::move(form),
                     {.tuples_per_kernel = config_.tuples_per_kernel,
                      .kernels_per_module = config_.kernels_per_module,
-                     .jobs = config_.jobs});
+                     .jobs = config_.jobs})) {
+      chunks.push_back(std::move(c));
+    }
+  }
+  return chunks;
 }
 
 absl::Status PtxasBackend::Bisect(Batch& batch,
@@ -557,6 +571,28 @@ void PtxasBackend::AnswerRepeats(Batch& batch,
   }
 }
 
+// Why an executed value the oracle refutes is not judged, its -O0 code not
+// having run to the oracle's value: where ptxas's -O0 code is known to
+// disagree for such an instruction (a finding of its own, written down in
+// docs/sass-evaluator.md), that; else the evaluator's calibration gap.
+std::string NotCalibratedMessage(const Variant& v, CalibrationOutcome at_o0) {
+  if (at_o0 == CalibrationOutcome::kDisagrees) {
+    if (std::optional<std::string> known = KnownCalibrationFinding(v, 0)) {
+      return absl::StrCat(
+          "ptxas's code disagrees with the oracle, and so does its -O0 code, "
+          "as it is known to for this instruction (",
+          *known,
+          "; docs/sass-evaluator.md): not judged, the -O0 code being no "
+          "reference here");
+    }
+  }
+  return absl::StrCat(
+      "the SASS evaluator's run of ptxas's code disagrees with the oracle, "
+      "but its run of the -O0 code ",
+      at_o0 == CalibrationOutcome::kDisagrees ? "disagrees too" : "did not run",
+      ": not judged (the evaluator is not calibrated on it)");
+}
+
 absl::Status PtxasBackend::CrossCheckExecuted(Batch& batch) const {
   std::vector<int> refuted;
   for (size_t i = 0; i < batch.tuples.size(); ++i) {
@@ -579,14 +615,10 @@ absl::Status PtxasBackend::CrossCheckExecuted(Batch& batch) const {
       CalibrateEach(config_.ptxas, *executable_, tuples, /*opt_level=*/0));
   for (size_t j = 0; j < refuted.size(); ++j) {
     if (at_o0[j].outcome == CalibrationOutcome::kAgrees) continue;
-    batch.outcomes[refuted[j]] = Outcome::Decline(
-        DeclineCode::kNotEvaluable,
-        absl::StrCat("the SASS evaluator's run of ptxas's code disagrees with "
-                     "the oracle, but its run of the -O0 code ",
-                     at_o0[j].outcome == CalibrationOutcome::kDisagrees
-                         ? "disagrees too"
-                         : "did not run",
-                     ": not judged (the evaluator is not calibrated on it)"));
+    batch.outcomes[refuted[j]] =
+        Outcome::Decline(DeclineCode::kNotEvaluable,
+                         NotCalibratedMessage(batch.tuples[refuted[j]].variant,
+                                              at_o0[j].outcome));
   }
   return absl::OkStatus();
 }

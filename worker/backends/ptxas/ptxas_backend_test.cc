@@ -228,9 +228,21 @@ TEST_F(PtxasBackendTest, Identity) {
        {"vadd", "vmad", "vset", "dp4a", "dp2a", "bmsk", "visa.shl", "sad"}) {
     EXPECT_THAT(id.supports, Not(Contains(never)));
   }
-  auto sm120 = Make({{"arch", "sm_120"}});
+  // Folds and claims alone: immediates are the default form, runtime forms
+  // extra. With the SASS evaluator (sm_90's tables) its code is run too:
+  // both forms, as early.
+  EXPECT_TRUE(id.forms);
+  EXPECT_FALSE(id.runtime_by_default);
+  EXPECT_FALSE(id.both_forms);
+  auto executing = Make({{"arch", "sm_90"}, {"execute", "1"}});
+  ASSERT_NE(executing, nullptr);
+  EXPECT_TRUE(executing->Identity().both_forms);
+  EXPECT_FALSE(executing->Identity().runtime_by_default);
+  auto sm120 = Make({{"arch", "sm_120"}, {"execute", "1"}});
   ASSERT_NE(sm120, nullptr);
   EXPECT_THAT(sm120->Identity().supports, Contains("sad"));
+  // No evaluator tables for sm_120: its code is not run.
+  EXPECT_FALSE(sm120->Identity().both_forms);
   // Through the worker's factory, too.
   auto by_name = MakeBackend("ptxas", {{"arch", "sm_75"}});
   ASSERT_TRUE(by_name.ok()) << by_name.status();
@@ -754,6 +766,24 @@ TEST_F(PtxasBackendTest, ExecutedCodeAnswersRuntimeOperands) {
   EXPECT_EQ(reply.results[2], (TupleResult{.bits = 5}));
   EXPECT_EQ(reply.results[3], (TupleResult{.bits = 0xfffffffe}));
   EXPECT_EQ(reply.results[4], (TupleResult{.bits = 16}));
+}
+
+// A value the oracle refutes whose -O0 code disagrees too is not judged;
+// where ptxas's -O0 code is known to disagree for such an instruction (a
+// scalar video part merge), the decline names that finding rather than a
+// gap of the evaluator's.
+TEST_F(PtxasBackendTest, ARefutedValueWhoseO0CodeIsKnownWrongSaysSo) {
+  auto backend = Make({{"execute", "1"}});
+  ASSERT_NE(backend, nullptr);
+  // Spec: the sum's low half (2) into d.h1; ptxas's code at every level
+  // merges its high half (1).
+  const RunReply reply = RunOrDie(
+      *backend,
+      Request({{"vadd.u32.u32.u32 d.h1, a, b, c", {{0x10002, 0, 0}}, 0b111}}));
+  ASSERT_EQ(reply.results[0].kind, ResultKind::kDecline);
+  EXPECT_EQ(reply.results[0].code, DeclineCode::kNotEvaluable);
+  EXPECT_THAT(MessageOf(reply, 0), HasSubstr("so does its -O0 code"));
+  EXPECT_THAT(MessageOf(reply, 0), HasSubstr("scalar video part merges"));
 }
 
 TEST_F(PtxasBackendTest,
