@@ -640,31 +640,34 @@ Tuple SystematicSource::InDefaultForm(Tuple t) const {
 }
 
 std::optional<Tuple> SystematicSource::NextBreadth() {
-  if (breadth_runtime_copy_) {
-    // Not a tuple of the set: the set's tuple 0 in its other form.
-    const Tuple copy = *breadth_runtime_copy_;
-    breadth_runtime_copy_.reset();
-    return copy;
-  }
-  if (breadth_cursor_ >= breadth_.size()) return std::nullopt;
-  VariantState* v = breadth_[breadth_cursor_++];
-  ++produced_;
-  // The set's first tuple (the breadth pass is each variant's first visit),
-  // from what the state already holds: the pass is most of a campaign's
-  // start-up. Tuple 0 is the first tier's: no strides needed.
-  ++v->next;
-  const Shape shape(v->variant, forms_);
-  v->count = shape.total();
-  const Tuple first = InDefaultForm(
-      NthOfSet(v->variant, shape, Order(Order::FirstOnly{}, v->id), /*i=*/0));
-  const uint8_t runtime = RuntimeCapableSources(v->variant);
-  if (breadth_both_forms_ && forms_ && runtime != 0 && first.runtime != runtime) {
-    Tuple copy = first;
-    copy.runtime = runtime;
-    breadth_runtime_copy_ = copy;
+  if (breadth_cursor_ < breadth_.size()) {
+    VariantState* v = breadth_[breadth_cursor_++];
     ++produced_;
+    // The set's first tuple (the breadth pass is each variant's first
+    // visit), from what the state already holds: the pass is most of a
+    // campaign's start-up. Tuple 0 is the first tier's: no strides needed.
+    ++v->next;
+    const Shape shape(v->variant, forms_);
+    v->count = shape.total();
+    return InDefaultForm(NthOfSet(v->variant, shape,
+                                  Order(Order::FirstOnly{}, v->id), /*i=*/0));
   }
-  return first;
+  // Then, in both forms, the same tuples again in the runtime form, in the
+  // same order: after every variant's folding, not interleaved with it, so
+  // that the first minute still reaches every variant.
+  while (breadth_both_forms_ && forms_ &&
+         breadth_cursor_ < 2 * breadth_.size()) {
+    const VariantState* v = breadth_[breadth_cursor_++ - breadth_.size()];
+    const uint8_t runtime = RuntimeCapableSources(v->variant);
+    if (runtime == 0) continue;
+    Tuple t = NthOfSet(v->variant, Shape(v->variant, forms_),
+                       Order(Order::FirstOnly{}, v->id), /*i=*/0);
+    if (t.runtime == runtime) continue;  // the default form already
+    t.runtime = runtime;
+    ++produced_;
+    return t;
+  }
+  return std::nullopt;
 }
 
 std::optional<Tuple> SystematicSource::Next() {

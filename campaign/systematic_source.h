@@ -110,11 +110,12 @@ class SystematicSource {
   }
 
   // The breadth pass gives each variant its tuple 0 twice: in the default
-  // form, then with every source that may be a runtime value one (where it
-  // has any). For a compiler whose code is also run (WorkerIdentity::
-  // both_forms: ptxas with its SASS evaluator), so that every variant's
-  // emitted code is judged as early as its folding. Set before the first
-  // tuple; off by default.
+  // form, then, once every variant had that, in the same order with every
+  // source that may be a runtime value one (where it has any). For a
+  // compiler whose code is also run (WorkerIdentity::both_forms: ptxas with
+  // its SASS evaluator), so that every variant's emitted code is judged
+  // before any variant goes deep. Set before the first tuple; off by
+  // default.
   void SetBreadthInBothForms(bool both) { breadth_both_forms_ = both; }
 
   // The backend's time per tuple of each family (any unit; 1 by default).
@@ -129,7 +130,8 @@ class SystematicSource {
   // Every variant has had its breadth-pass tuple (in both forms, where the
   // pass gives both).
   bool breadth_done() const {
-    return breadth_cursor_ >= breadth_.size() && !breadth_runtime_copy_;
+    return breadth_cursor_ >=
+           (breadth_both_forms_ && forms_ ? 2 : 1) * breadth_.size();
   }
 
  private:
@@ -157,15 +159,13 @@ class SystematicSource {
   bool forms_;
   bool runtime_by_default_ = false;
   bool breadth_both_forms_ = false;
-  // The breadth tuple's runtime copy, given next (breadth_both_forms_).
-  std::optional<Tuple> breadth_runtime_copy_;
   // `t`, or `t` in the default form if its form is open (all immediates).
   Tuple InDefaultForm(Tuple t) const;
   int left_in_run_ = 0;
   VariantState* current_ = nullptr;
   int64_t exhausted_ = 0, produced_ = 0;
   // The breadth pass (pointers into families_, which does not change until
-  // the pass is over).
+  // the pass is over); with both forms the cursor runs over it twice.
   std::vector<VariantState*> breadth_;
   size_t breadth_cursor_ = 0;
 };
