@@ -19,6 +19,12 @@
 // folds (the backend's own overhead and ptxas's compile speed), "edge" draws
 // edge operands for every variant the backend supports, as a fuzzer would
 // (some do not fold, and each of those costs a kernel of its own).
+// Then runtime operands (edge tuples of the variants the backend supports
+// without the evaluator, a random non-empty set of the sources that may be
+// runtime values kernel parameters) at the default packing, without the
+// SASS evaluator (claims alone: what ptxas still stores as a constant) and
+// with it (the code ptxas keeps, run on the CPU): tuples/s and the tuples
+// given a value, side by side, with the ratio of the two rates.
 
 #include <sys/resource.h>
 
@@ -34,6 +40,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
 #include "isa/family_table.h"
+#include "isa/operand_form.h"
 #include "isa/spelling.h"
 #include "oracle/edge_operands.h"
 #include "worker/backends/ptxas/ptxas_backend.h"
@@ -79,6 +86,21 @@ RunRequest EdgeWorkload(int n, const WorkerIdentity& id, std::mt19937_64& rng) {
     FillEdgeTuples(ParseVariant(request.spellings[index]).value(), rng,
                    {&o, 1});
     request.tuples.push_back({index, o});
+  }
+  return request;
+}
+
+// `request` with a random non-empty set of the sources that may be runtime
+// values made them (tuples without such a source stay immediates), as the
+// runtime tier and the mutator's toggles give them.
+RunRequest WithRuntimeSources(RunRequest request, std::mt19937_64& rng) {
+  for (WireTuple& t : request.tuples) {
+    const uint8_t capable = RuntimeCapableSources(
+        ParseVariant(request.spellings[t.variant_index]).value());
+    if (capable == 0) continue;
+    do {
+      t.runtime = capable & rng();
+    } while (t.runtime == 0);
   }
   return request;
 }
@@ -215,6 +237,44 @@ int Main(int argc, char** argv) {
         std::fflush(stdout);
       }
     }
+  }
+  // Runtime operands, without the evaluator and with it, over the variants
+  // the backend supports without it (with it, every variant).
+  auto claims_only = MakePtxasBackend({{"arch", arch}, {"execute", "0"}});
+  if (!claims_only.ok()) {
+    std::fprintf(stderr, "%s\n",
+                 std::string(claims_only.status().message()).c_str());
+    return 1;
+  }
+  const WorkerIdentity claims_id = (*claims_only)->Identity();
+  const RunRequest runtime[2] = {
+      WithRuntimeSources(EdgeWorkload(tuples, claims_id, rng), rng),
+      WithRuntimeSources(EdgeWorkload(tuples, claims_id, rng), rng)};
+  std::printf("\nruntime operands (edge tuples of the variants ptxas may fold, "
+              "some sources kernel parameters), default packing, "
+              "nvjitlink:\n");
+  double without = 0;
+  for (const char* execute : {"0", "1"}) {
+    auto m = Measure({{"arch", arch},
+                      {"jobs", jobs},
+                      {"compiler", "nvjitlink"},
+                      {"execute", execute}},
+                     runtime[0], runtime[1]);
+    if (!m.ok()) {
+      std::fprintf(stderr, "%s\n", std::string(m.status().message()).c_str());
+      return 1;
+    }
+    const double rate = runtime[1].tuples.size() / m->seconds;
+    if (without == 0) without = rate;
+    std::printf(
+        "  %-32s %8.2f s %8.0f tuples/s  given a value: %6d (%5.1f%%)%s\n",
+        execute[0] == '1' ? "with the SASS evaluator:" : "claims alone:",
+        m->seconds, rate, m->values,
+        100.0 * m->values / runtime[1].tuples.size(),
+        execute[0] == '1'
+            ? absl::StrFormat("  %.2fx the rate without", rate / without)
+                  .c_str()
+            : "");
   }
   return 0;
 }
