@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -146,6 +147,13 @@ int PrintBackendEval(const Tuple& tuple, Reading reading, WorkerClient& client,
   } else {
     out << "backend: " << ResultText(v, r.bits, HasCarryOut(v) && r.carry)
         << "  (" << name << ")\n";
+    if (r.has_note) {
+      // How it was obtained ("executed: ...", with the code that ran).
+      out << "         "
+          << absl::StrReplaceAll(outcome.messages[r.message],
+                                 {{"\n", "\n         "}})
+          << "\n";
+    }
   }
   const Judgement j = JudgeTuple(tuple, r, reading);
   out << "verdict: " << VerdictName(j.verdict);

@@ -321,6 +321,17 @@ void RunReply::AddDecline(DeclineCode code, absl::string_view message) {
                      .message = InternMessage(message)});
 }
 
+void RunReply::AddValue(uint64_t bits, bool carry, absl::string_view note) {
+  if (note.empty()) {
+    results.push_back({.bits = bits, .carry = carry});
+    return;
+  }
+  results.push_back({.message = InternMessage(note),
+                     .bits = bits,
+                     .carry = carry,
+                     .has_note = true});
+}
+
 void RunReply::AddFault(TupleFault fault, absl::string_view message) {
   results.push_back({.kind = ResultKind::kFault,
                      .message = InternMessage(message),
@@ -335,15 +346,17 @@ std::string EncodeRunReply(const RunReply& reply) {
   size_t at = out.size();
   out.resize(at + 16 * reply.results.size());
   for (const TupleResult& t : reply.results) {
-    const uint16_t flags =
-        t.kind == ResultKind::kValue && t.carry ? kResultFlagCarry : 0;
+    const bool value = t.kind == ResultKind::kValue;
+    const uint16_t flags = (value && t.carry ? kResultFlagCarry : 0) |
+                           (value && t.has_note ? kResultFlagNote : 0);
+    const uint32_t message = !value || t.has_note ? t.message : 0;
     // The code byte: a decline's code, or a fault's kind.
     const uint8_t code = t.kind == ResultKind::kFault
                              ? static_cast<uint8_t>(t.fault)
                              : static_cast<uint8_t>(t.code);
     const uint64_t head = uint64_t{static_cast<uint8_t>(t.kind)} |
                           uint64_t{code} << 8 | uint64_t{flags} << 16 |
-                          uint64_t{t.message} << 32;
+                          uint64_t{message} << 32;
     std::memcpy(&out[at], &head, 8);
     std::memcpy(&out[at + 8], &t.bits, 8);
     at += 16;
@@ -372,9 +385,11 @@ absl::StatusOr<RunReply> DecodeRunReply(absl::string_view payload,
   const char* p = r.Take(num_results * 16);
   for (TupleResult& t : reply.results) {
     const uint8_t kind = p[0], code = p[1];
-    // Flag bits other than the carry are reserved and ignored, as is a
-    // carry on a decline: a worker from before the flags wrote 0 here.
+    // Flag bits other than the carry and the note are reserved and
+    // ignored, as are both on a decline: a worker from before the flags
+    // wrote 0 here.
     const uint16_t flags = LoadLe<uint16_t>(p + 2);
+    const bool note = kind == 0 && (flags & kResultFlagNote) != 0;
     const uint32_t message = LoadLe<uint32_t>(p + 4);
     const uint64_t bits = LoadLe<uint64_t>(p + 8);
     p += 16;
@@ -390,7 +405,7 @@ absl::StatusOr<RunReply> DecodeRunReply(absl::string_view payload,
       return absl::InvalidArgumentError(
           absl::StrCat("unknown fault code ", code));
     }
-    if (kind != 0 && message >= num_messages) {
+    if ((kind != 0 || note) && message >= num_messages) {
       return absl::InvalidArgumentError(
           absl::StrCat("message index ", message, " out of range (",
                        num_messages, " messages)"));
@@ -398,9 +413,10 @@ absl::StatusOr<RunReply> DecodeRunReply(absl::string_view payload,
     const bool fault = kind == 2;
     t = {.kind = static_cast<ResultKind>(kind),
          .code = fault ? DeclineCode::kNone : static_cast<DeclineCode>(code),
-         .message = message,
+         .message = kind != 0 || note ? message : 0,
          .bits = bits,
          .carry = kind == 0 && (flags & kResultFlagCarry) != 0,
+         .has_note = note,
          .fault = fault ? static_cast<TupleFault>(code) : TupleFault::kNone};
   }
   PTXDIFF_RETURN_IF_ERROR(r.ExpectEnd());

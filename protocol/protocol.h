@@ -144,20 +144,33 @@ inline constexpr absl::string_view kNotRunPrefix = "not run: ";
 
 // Bits of a result record's u16 flags (bytes 2-3).
 inline constexpr uint16_t kResultFlagCarry = 1;  // bit 0: CC.CF out
+// Bit 1: a value's message index names a note on how the value was obtained
+// ("folded", "executed ..."): for reports, never for judging.
+inline constexpr uint16_t kResultFlagNote = 2;
 
 struct TupleResult {
   ResultKind kind = ResultKind::kValue;
   DeclineCode code = DeclineCode::kNone;
-  uint32_t message = 0;  // index into RunReply::messages: declines, faults
+  // Index into RunReply::messages: declines, faults, and values with a note.
+  uint32_t message = 0;
   uint64_t bits = 0;
   // A value's outgoing CC.CF (flags bit 0): the carry, or for sub.cc/subc.cc
   // the borrow. Meaningful only for variants with `.cc` (HasCarryOut); the
   // decoder cannot tell those apart, so the judge ignores it for the others.
   // Always false for a decline.
   bool carry = false;
+  // A value whose `message` says how the backend obtained it (flags bit 1):
+  // ptxas's "folded to a constant" or "its code, run on the CPU", with the
+  // code. Reports show it; the judge ignores it.
+  bool has_note = false;
   TupleFault fault = TupleFault::kNone;  // for kFault
 
-  friend bool operator==(const TupleResult&, const TupleResult&) = default;
+  // The same answer: a value's note (has_note, message) takes no part.
+  friend bool operator==(const TupleResult& a, const TupleResult& b) {
+    return a.kind == b.kind && a.code == b.code && a.bits == b.bits &&
+           a.carry == b.carry && a.fault == b.fault &&
+           (a.kind == ResultKind::kValue || a.message == b.message);
+  }
 };
 
 struct RunReply {
@@ -171,9 +184,13 @@ struct RunReply {
   void AddDecline(DeclineCode code, absl::string_view message);
   // Appends a fault with InternMessage(message).
   void AddFault(TupleFault fault, absl::string_view message);
-  // Appends a value; `carry` is the outgoing CC.CF of a `.cc` variant.
-  void AddValue(uint64_t bits, bool carry = false) {
-    results.push_back({.bits = bits, .carry = carry});
+  // Appends a value; `carry` is the outgoing CC.CF of a `.cc` variant, and
+  // a non-empty `note` (interned) says how it was obtained.
+  void AddValue(uint64_t bits, bool carry = false, absl::string_view note = {});
+  // The note of result `i`, or "" where it has none.
+  absl::string_view NoteOf(size_t i) const {
+    return results[i].has_note ? messages[results[i].message]
+                               : absl::string_view();
   }
 };
 std::string EncodeRunReply(const RunReply& reply);

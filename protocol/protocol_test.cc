@@ -109,9 +109,9 @@ TEST(ProtocolTest, CarryFlagRoundTripsInBytesTwoAndThree) {
   EXPECT_TRUE(d->results[0].carry);
   EXPECT_FALSE(d->results[1].carry);
   EXPECT_NE(d->results[0], (TupleResult{.bits = 0}));  // carry takes part
-  // Reserved flag bits: ignored.
+  // Reserved flag bits: ignored (bit 1 is the note's: the next test).
   std::string reserved = bytes;
-  reserved[24 + 2] = '\x02', reserved[24 + 3] = '\x80';
+  reserved[24 + 2] = '\x04', reserved[24 + 3] = '\x80';
   auto e = DecodeRunReply(reserved, 3);
   ASSERT_TRUE(e.ok()) << e.status();
   EXPECT_FALSE(e->results[1].carry);
@@ -128,6 +128,45 @@ TEST(ProtocolTest, CarryFlagRoundTripsInBytesTwoAndThree) {
   declined.results[0].carry = true;
   EXPECT_EQ(EncodeRunReply(declined)[EncodeRunReply(declined).size() - 16 + 2],
             '\x00');
+}
+
+// Bit 1 of a value's flags: its message index names a note on how it was
+// obtained, interned with the decline messages; without the bit a value's
+// index is 0 and means nothing, and an index out of range with it is an
+// error naming it.
+TEST(ProtocolTest, AValuesNoteRoundTripsThroughFlagsBitOne) {
+  RunReply r;
+  r.AddValue(5, /*carry=*/true, "executed: its code, run on the CPU");
+  r.AddDecline(DeclineCode::kNotEvaluable, "not folded");
+  r.AddValue(6, /*carry=*/false, "executed: its code, run on the CPU");
+  r.AddValue(7);
+  EXPECT_EQ(r.messages.size(), 2u);
+  const std::string bytes = EncodeRunReply(r);
+  auto d = DecodeRunReply(bytes, 4);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->results, r.results);
+  EXPECT_EQ(d->NoteOf(0), "executed: its code, run on the CPU");
+  EXPECT_TRUE(d->results[0].carry);
+  EXPECT_EQ(d->NoteOf(2), "executed: its code, run on the CPU");
+  EXPECT_EQ(d->NoteOf(3), "");
+  EXPECT_FALSE(d->results[3].has_note);
+  // The note takes no part in what a value is: a judge compares bits.
+  EXPECT_EQ(d->results[0].bits, 5u);
+  // The bit with an index past the messages.
+  std::string bad = bytes;
+  const size_t last = bad.size() - 16;
+  bad[last + 2] = '\x02';
+  bad[last + 4] = '\x09';
+  auto e = DecodeRunReply(bad, 4);
+  ASSERT_FALSE(e.ok());
+  EXPECT_THAT(std::string(e.status().message()),
+              testing::HasSubstr("message index 9 out of range"));
+  // A value's index without the bit is read as 0.
+  std::string stray = bytes;
+  stray[last + 4] = '\x09';
+  auto f = DecodeRunReply(stray, 4);
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(f->results[3], (TupleResult{.bits = 7}));
 }
 
 // Kind 2: a tuple the implementation crashed or hung on, with how (the code

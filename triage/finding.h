@@ -54,6 +54,9 @@ struct Finding {
   bool backend_carry = false;
   std::string backend;           // the backend's name ("ptxas")
   std::string backend_identity;  // WorkerIdentity::Describe()
+  // With backend_bits: how the backend obtained them, where its reply said
+  // (a value's note: ptxas's "executed: ...", with the SASS that ran).
+  std::string backend_note;
   std::string detail;            // for faults: what the client saw
   std::string raw_input;         // the fuzzer input that found it, if any
   // How minimizing went.

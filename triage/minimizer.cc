@@ -162,10 +162,14 @@ absl::StatusOr<Finding> MinimizeMismatch(WorkerClient& client,
   // Confirm: the minimized tuple must disagree the same way every time (a
   // hang is not run again: it would cost another timeout).
   bool repeats = true;
+  std::string note;  // how the backend obtained the minimized tuple's value
   if (fault != TupleFault::kHang) {
     const std::vector<Tuple> again(kConfirmations, best);
     const BatchOutcome confirm = run(again);
     repeats = !confirm.fault.has_value();
+    if (repeats && confirm.results[0].has_note) {
+      note = confirm.messages[confirm.results[0].message];
+    }
     for (size_t i = 0; repeats && i < again.size(); ++i) {
       const TupleResult& r = confirm.results[i];
       repeats = fault != TupleFault::kNone
@@ -186,6 +190,7 @@ absl::StatusOr<Finding> MinimizeMismatch(WorkerClient& client,
   if (fault == TupleFault::kNone) {
     f.backend_bits = best_seen.backend_bits;
     f.backend_carry = best_seen.backend_carry;
+    f.backend_note = std::move(note);
   } else {
     f.batch = {best};
     f.detail = fault_message;

@@ -52,6 +52,19 @@ TEST(MinimizerTest, DropsModifiersAndOperandBitsKeepingTheDisagreement) {
   EXPECT_EQ(f->backend, "faulty");
 }
 
+// How the backend obtained the minimized tuple's value (its reply's note)
+// goes with the finding.
+TEST(MinimizerTest, TheFindingKeepsTheBackendsNoteOnItsValue) {
+  auto client = Faulty({"--fault=wrong-on=popc.", "--note=executed: here"});
+  auto f = MinimizeMismatch(*client, {*ParseVariant("popc.b64"), {{7}}});
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(f->backend_note, "executed: here");
+  auto plain = Faulty({"--fault=wrong-on=popc."});
+  auto g = MinimizeMismatch(*plain, {*ParseVariant("popc.b64"), {{7}}});
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(g->backend_note, "");
+}
+
 TEST(MinimizerTest, KeepsTheOperandClassThatTriggersTheBug) {
   // Wrong only when the shift amount (operand b) is at least 32.
   auto client = Faulty({"--fault=wrong-on=vshl.", "--when-operand=1:32"});

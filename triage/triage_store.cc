@@ -429,6 +429,15 @@ std::map<std::string, std::string> NewMeta(const Finding& f) {
     meta["what"] = f.program->what;
     meta["shape"] = f.program->shape;
   }
+  if (!f.backend_note.empty()) {
+    // Its first line, as a meta value (a worker's text may hold anything);
+    // the SASS that ran, if the note has it, is in repro.ptx.
+    std::string line = f.backend_note.substr(0, f.backend_note.find('\n'));
+    for (char& c : line) {
+      if (!IsMetaValue(absl::string_view(&c, 1))) c = ' ';
+    }
+    meta["obtained"] = std::move(line);
+  }
   AddFoundAs(f, meta);
   return meta;
 }
@@ -454,7 +463,12 @@ std::string CaseText(const Finding& f) {
   return f.program ? f.program->case_text : FormatTextCase(f);
 }
 std::string Repro(const Finding& f) {
-  return f.program ? f.program->repro_ptx : ReproPtx(f.tuple);
+  if (f.program) return f.program->repro_ptx;
+  if (f.backend_note.empty()) return ReproPtx(f.tuple);
+  // How the backend's value came about, and the code that ran, first.
+  return absl::StrCat("// ", f.backend, "'s value: ",
+                      absl::StrReplaceAll(f.backend_note, {{"\n", "\n// "}}),
+                      "\n", ReproPtx(f.tuple));
 }
 
 // Rebuilds a damaged or missing case.txt, and a missing repro.ptx, of the

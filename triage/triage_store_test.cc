@@ -81,6 +81,38 @@ TEST(TriageStoreTest, FilesNewEntriesAndCountsRepeats) {
       HasSubstr("| value-mismatch | faulty | in-range | `add.s32` | 2 |"));
 }
 
+// How the backend obtained its value (a worker's note) is kept: its first
+// line in meta.txt (made a valid meta value whatever the worker wrote), all
+// of it, the code that ran included, at the top of repro.ptx.
+TEST(TriageStoreTest, TheBackendsNoteOnItsValueIsInMetaAndRepro) {
+  const std::string dir = FreshDir("note");
+  auto store = TriageStore::Open(dir, /*create=*/true);
+  ASSERT_TRUE(store.ok()) << store.status();
+  Finding f = Mismatch("add.s32", 1);
+  f.backend_note =
+      "executed: its\x01 code\nThe SASS that ran:\n  IADD3 R0, R1, R2, RZ";
+  auto filed = store->File(f);
+  ASSERT_TRUE(filed.ok()) << filed.status();
+  const std::string entry = dir + "/" + filed->entry;
+  std::ifstream meta(entry + "/meta.txt");
+  const std::string meta_text((std::istreambuf_iterator<char>(meta)), {});
+  EXPECT_THAT(meta_text, HasSubstr("obtained: executed: its  code\n"));
+  std::ifstream repro(entry + "/repro.ptx");
+  const std::string repro_text((std::istreambuf_iterator<char>(repro)), {});
+  EXPECT_EQ(repro_text.rfind(
+                "// faulty's value: executed: its\x01 code\n"
+                "// The SASS that ran:\n//   IADD3 R0, R1, R2, RZ\n",
+                0),
+            0u)
+      << repro_text;
+  EXPECT_THAT(repro_text, HasSubstr(".entry"));
+  // Read back whole: the entry is not damaged.
+  auto entries = store->List();
+  ASSERT_TRUE(entries.ok());
+  ASSERT_EQ(entries->size(), 1u);
+  EXPECT_TRUE((*entries)[0].damage.empty());
+}
+
 // A directory short of space may take an entry and then not its INDEX.md
 // (here a directory in INDEX.md's place makes its rename fail, for root
 // too). The finding is filed, and saying it was not would have the campaign

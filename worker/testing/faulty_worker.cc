@@ -20,7 +20,8 @@
 //                  them), so that no runtime source is sent;
 //                  --default-form=runtime|both: say that default form in
 //                  HELLO_REPLY (a worker that runs code; a compiler whose
-//                  code is also run)
+//                  code is also run); --note=TEXT: every value with the note
+//                  TEXT ("\n" in it a line break), as ptxas says "executed"
 //   device-fault-on=SPELL  exit 5 with a cuda-style device-fault line on a
 //                  RUN containing that variant (as ptxdiff-worker
 //                  --backend=cuda)
@@ -79,6 +80,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "isa/family_table.h"
@@ -98,6 +100,7 @@ struct Flags {
   int us_per_tuple = 0;
   bool forms = true;
   std::string default_form;  // HELLO_REPLY's default_form, if any
+  std::string note;          // every value's note, if any
 };
 
 bool FirstTime(const std::string& state) {
@@ -351,6 +354,14 @@ int Serve(const Flags& flags) {
       }
     }
     if (planted) ApplyPlanted(*planted, *request, reply);
+    if (!flags.note.empty()) {
+      const uint32_t note = reply.InternMessage(flags.note);
+      for (TupleResult& r : reply.results) {
+        if (r.kind != ResultKind::kValue) continue;
+        r.has_note = true;
+        r.message = note;
+      }
+    }
     (void)WriteFrame(STDOUT_FILENO, MessageType::kResults,
                      EncodeRunReply(reply));
   }
@@ -371,6 +382,8 @@ int main(int argc, char** argv) {
     if (arg == "--no-forms") flags.forms = false;
     if (absl::ConsumePrefix(&arg, "--default-form="))
       flags.default_form = std::string(arg);
+    if (absl::ConsumePrefix(&arg, "--note="))
+      flags.note = absl::StrReplaceAll(arg, {{"\\n", "\n"}});
     if (absl::ConsumePrefix(&arg, "--us-per-tuple=") &&
         !absl::SimpleAtoi(arg, &flags.us_per_tuple)) {
       std::fprintf(stderr, "faulty_worker: bad %s\n", argv[i]);

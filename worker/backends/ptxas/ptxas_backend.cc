@@ -111,7 +111,7 @@ absl::StatusOr<Config> ParseConfig(const KeyValues& options) {
 struct Outcome {
   ResultKind kind = ResultKind::kDecline;
   DeclineCode code = DeclineCode::kOther;
-  std::string message;
+  std::string message;  // a decline's reason, or a value's note
   uint64_t bits = 0;
   bool carry = false;  // a `.cc` variant's CC.CF out
 
@@ -134,6 +134,28 @@ Outcome OutcomeOfSlot(const Variant& v, const SlotValue& slot) {
                             UnreadableFlagWordMessage(v, *slot.flag_word));
   }
   return Outcome::Value(slot.bits, *carry);
+}
+
+// A value's note (TupleResult::has_note): how ptxas gave it. One text per
+// way and arch, so that a reply interns a few, not one per tuple.
+std::string FoldedNote(const PtxTuple& t, absl::string_view arch) {
+  return t.runtime == 0
+             ? absl::StrCat("folded: ptxas stored it as a constant (", arch,
+                            ")")
+             : absl::StrCat("claimed: ptxas stored it as a constant for every "
+                            "value of the runtime sources (",
+                            arch, ")");
+}
+std::string ExecutedNote(absl::string_view arch) {
+  return absl::StrCat("executed: ptxas's code for ", arch, " at -O",
+                      kPtxasDefaultOptLevel,
+                      ", run on the CPU by the SASS evaluator");
+}
+
+// `outcome` with `note`, if it is a value.
+Outcome Noted(Outcome outcome, std::string note) {
+  if (outcome.kind == ResultKind::kValue) outcome.message = std::move(note);
+  return outcome;
 }
 
 // What compiling chunks left to do and to learn.
@@ -469,6 +491,7 @@ void PtxasBackend::Decode(Batch& batch, const Chunk& chunk,
     const int begin = module.kernel_begin[k];
     const int end = module.kernel_begin[k + 1];
     std::optional<std::vector<SlotValue>> values;
+    bool executed = false;
     if (texts.ok()) {
       auto text = texts->find(module.kernels[k]);
       if (text != texts->end()) {
@@ -477,6 +500,7 @@ void PtxasBackend::Decode(Batch& batch, const Chunk& chunk,
         if (!values.has_value() && executable_) {
           values =
               Execute(batch, chunk, module, static_cast<int>(k), text->second);
+          executed = values.has_value();
         }
       }
     }
@@ -492,8 +516,10 @@ void PtxasBackend::Decode(Batch& batch, const Chunk& chunk,
             DeclineCode::kOther,
             absl::StrCat("unreadable cubin: ", texts.status().message()));
       } else if (values.has_value()) {
-        batch.outcomes[tuple] =
-            OutcomeOfSlot(batch.tuples[tuple].variant, (*values)[t - begin]);
+        batch.outcomes[tuple] = Noted(
+            OutcomeOfSlot(batch.tuples[tuple].variant, (*values)[t - begin]),
+            executed ? ExecutedNote(arch_.name)
+                     : FoldedNote(batch.tuples[tuple], arch_.name));
       } else {
         batch.outcomes[tuple] = Outcome::Decline(
             DeclineCode::kNotEvaluable,
@@ -549,7 +575,13 @@ void PtxasBackend::AnswerRepeats(Batch& batch,
     if (first < 0) continue;
     batch.outcomes[i] = batch.outcomes[first];
     const std::shared_ptr<const ExecutedKernel>& kernel = batch.kernels[first];
-    if (kernel == nullptr || batch.tuples[i] == batch.tuples[first]) continue;
+    if (kernel == nullptr) continue;
+    if (batch.tuples[i] == batch.tuples[first]) {
+      // The same run: cross-checked like the first (CrossCheckExecuted).
+      batch.executed[i] = batch.executed[first];
+      batch.kernels[i] = kernel;
+      continue;
+    }
     std::vector<const PtxTuple*> tuples;
     size_t position = 0;
     for (size_t t = 0; t < kernel->tuples.size(); ++t) {
@@ -566,8 +598,10 @@ void PtxasBackend::AnswerRepeats(Batch& batch,
       continue;
     }
     batch.outcomes[i] =
-        OutcomeOfSlot(batch.tuples[i].variant, (*values)[position]);
+        Noted(OutcomeOfSlot(batch.tuples[i].variant, (*values)[position]),
+              ExecutedNote(arch_.name));
     batch.executed[i] = 1;
+    batch.kernels[i] = kernel;
   }
 }
 
@@ -614,7 +648,19 @@ absl::Status PtxasBackend::CrossCheckExecuted(Batch& batch) const {
       const std::vector<TupleCalibration> at_o0,
       CalibrateEach(config_.ptxas, *executable_, tuples, /*opt_level=*/0));
   for (size_t j = 0; j < refuted.size(); ++j) {
-    if (at_o0[j].outcome == CalibrationOutcome::kAgrees) continue;
+    if (at_o0[j].outcome == CalibrationOutcome::kAgrees) {
+      // It stands: the note says why, with the code that ran.
+      Outcome& o = batch.outcomes[refuted[j]];
+      const ExecutedKernel* kernel = batch.kernels[refuted[j]].get();
+      o.message = absl::StrCat(
+          o.message, "; its -O0 code runs to the oracle's value",
+          kernel != nullptr
+              ? absl::StrCat("\nThe SASS that ran:\n",
+                             absl::StripTrailingAsciiWhitespace(
+                                 SassListing(kernel->code)))
+              : "");
+      continue;
+    }
     batch.outcomes[refuted[j]] =
         Outcome::Decline(DeclineCode::kNotEvaluable,
                          NotCalibratedMessage(batch.tuples[refuted[j]].variant,
@@ -668,7 +714,7 @@ void BuildReply(const std::vector<Outcome>& outcomes, RunReply& reply) {
   reply.results.reserve(reply.results.size() + outcomes.size());
   for (const Outcome& o : outcomes) {
     if (o.kind == ResultKind::kValue) {
-      reply.AddValue(o.bits, o.carry);
+      reply.AddValue(o.bits, o.carry, o.message);
     } else {
       reply.AddDecline(o.code, o.message);
     }

@@ -768,6 +768,31 @@ TEST_F(PtxasBackendTest, ExecutedCodeAnswersRuntimeOperands) {
   EXPECT_EQ(reply.results[4], (TupleResult{.bits = 16}));
 }
 
+// Every value says how ptxas gave it: folded (immediates stored as a
+// constant), claimed (a constant for every value of the runtime sources),
+// or executed; an executed value the oracle refutes, its -O0 code agreeing,
+// says so, with the SASS that ran (madc.hi.s64 at -O3: c is never read).
+TEST_F(PtxasBackendTest, ValuesSayHowPtxasObtainedThem) {
+  auto backend = Make({{"execute", "1"}});
+  ASSERT_NE(backend, nullptr);
+  const auto note_of = [&](const Case& c) {
+    const RunReply reply = RunOrDie(*backend, Request({c}));
+    EXPECT_EQ(reply.results[0].kind, ResultKind::kValue) << MessageOf(reply, 0);
+    return std::string(reply.NoteOf(0));
+  };
+  EXPECT_THAT(note_of({"add.u32", {{5, 7}}}), HasSubstr("folded: "));
+  EXPECT_THAT(note_of({"bfe.s32", {{0, 40, 8}}, 0b001}),
+              HasSubstr("claimed: "));
+  const std::string executed = note_of({"add.u32", {{5, 7}}, 0b01});
+  EXPECT_THAT(executed, HasSubstr("executed: ptxas's code for sm_90 at -O3"));
+  EXPECT_THAT(executed, Not(HasSubstr("SASS that ran")));
+  const std::string refuted = note_of({"madc.hi.s64", {{0, 1, 0, 0}}});
+  EXPECT_THAT(refuted, HasSubstr("executed: "));
+  EXPECT_THAT(refuted, HasSubstr("its -O0 code runs to the oracle's value"));
+  EXPECT_THAT(refuted, HasSubstr("The SASS that ran:\n"));
+  EXPECT_THAT(refuted, HasSubstr("STG"));
+}
+
 // A value the oracle refutes whose -O0 code disagrees too is not judged;
 // where ptxas's -O0 code is known to disagree for such an instruction (a
 // scalar video part merge), the decline names that finding rather than a
