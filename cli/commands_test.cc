@@ -5,6 +5,8 @@
 
 #include <sys/stat.h>
 
+#include <fstream>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "cli/testing/run_ptxdiff.h"
@@ -42,9 +44,10 @@ TEST(ProgramCommandTest, TheOracleAndWhatPtxasClaims) {
       HasSubstr("inputs runtime: claims %r = 0xffffffff for every input: "
                 "refuted at %a = 0x00000001, where the oracle gives "
                 "%r = 0x00000000\n"));
-  // Issue 42, item 9: the verdict names the backend and the form it is of.
-  EXPECT_THAT(r.out,
-              HasSubstr("verdict: mismatch (ptxas sm_90, inputs runtime)\n"));
+  // Issue 42, item 9: the verdict names the backend and the form it is of;
+  // issue 44, item 6: and what the other form gave.
+  EXPECT_THAT(r.out, HasSubstr("verdict: mismatch (ptxas sm_90, inputs "
+                               "runtime; inputs immediate: agree)\n"));
   const std::string chain = std::string(PTXDIFF_SOURCE_DIR) +
                             "/examples/programs/carry-chain.ptxprog";
   r = Ptxdiff({"program", chain, "--backend", "ptxas"});
@@ -56,6 +59,18 @@ TEST(ProgramCommandTest, TheOracleAndWhatPtxasClaims) {
               HasSubstr("inputs runtime: its code, run on the CPU, agrees with "
                         "the oracle at the witness and at more input vectors"));
   EXPECT_THAT(r.out, HasSubstr("verdict: agree (ptxas sm_90, inputs "));
+  // Issue 44, item 6: a kernel the SASS decoder refuses (64-bit division
+  // calls a subroutine) is not judged in either form: the verdict says so,
+  // never "agree", and the exit status (3) tells it from an agreement.
+  const std::string div = testing::TempDir() + "/div64.ptxprog";
+  std::ofstream(div) << "# ptxdiff program 1\ninput %a .b64 1000\n"
+                        "div.u64 %r, %a, 7;\noutput %r\n";
+  r = Ptxdiff({"program", div, "--backend", "ptxas"});
+  EXPECT_EQ(r.code, 3) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("inputs runtime: not folded, and not judged"));
+  EXPECT_THAT(r.out, HasSubstr("verdict: not judged (ptxas sm_90, inputs "
+                               "immediate and runtime)\n"));
+  EXPECT_THAT(r.out, Not(HasSubstr("agree")));
   // repro takes a program case too.
   r = Ptxdiff({"repro", file, "--backend", "ptxas", "--timeout", "30"});
   EXPECT_EQ(r.code, 1) << r.err;

@@ -45,6 +45,9 @@ namespace ptxdiff {
 namespace {
 
 constexpr int kExitDisagree = 1;
+// A backend was named and no form of the program could be judged on it:
+// not 0, which says that what was judged agrees.
+constexpr int kExitNotJudged = 3;
 // A stop (Ctrl-C) before the verdict: 128 + SIGINT, as a shell reports it.
 constexpr int kExitInterrupted = 130;
 
@@ -292,19 +295,28 @@ absl::StatusOr<Judged> CheckOnTool(ProgramBackend& tool, const Program& p,
   return Judged::kAgree;
 }
 
-// "verdict: mismatch (ptxas sm_90, inputs runtime)": the most telling of
-// the forms' results, and on what it was seen.
+// "verdict: mismatch (ptxas sm_90, inputs runtime; inputs immediate:
+// agree)": the most telling of the forms' results, on what it was seen, and
+// what the other forms gave, so that "agree" never stands for a form that
+// was not judged.
 std::string VerdictLine(
     const std::string& backend,
     const std::vector<std::pair<ProgramInputs, Judged>>& results) {
   Judged verdict = Judged::kNotJudged;
   for (const auto& [form, j] : results) verdict = std::max(verdict, j);
-  std::vector<std::string> forms;
+  std::vector<std::string> forms, others;
   for (const auto& [form, j] : results) {
-    if (j == verdict) forms.emplace_back(FormName(form));
+    if (j == verdict) {
+      forms.emplace_back(FormName(form));
+    } else {
+      others.push_back(
+          absl::StrCat("inputs ", FormName(form), ": ", JudgedName(j)));
+    }
   }
   return absl::StrCat("verdict: ", JudgedName(verdict), " (", backend,
-                      ", inputs ", absl::StrJoin(forms, " and "), ")\n");
+                      ", inputs ", absl::StrJoin(forms, " and "),
+                      others.empty() ? "" : "; ", absl::StrJoin(others, "; "),
+                      ")\n");
 }
 
 }  // namespace
@@ -398,9 +410,9 @@ int RunProgramAs(std::string_view command, const std::vector<std::string>& args,
   Judged verdict = Judged::kNotJudged;
   for (const auto& [form, j] : results) verdict = std::max(verdict, j);
   return verdict == Judged::kInterrupted ? kExitInterrupted
-         : verdict == Judged::kNotJudged || verdict == Judged::kAgree
-             ? kExitOk
-             : kExitDisagree;
+         : verdict == Judged::kNotJudged  ? kExitNotJudged
+         : verdict == Judged::kAgree      ? kExitOk
+                                          : kExitDisagree;
 }
 
 namespace {
