@@ -196,7 +196,9 @@ TEST(DifferentialTest, DeclineReasonsCountFirstLines) {
 TEST(DifferentialTest, NothingTestedSaysWhy) {
   JudgeCounts counts;
   EXPECT_EQ(NothingTestedError(counts, "", 0),
-            "nothing was tested: no tuple was sent to the backend");
+            "nothing was tested: no tuple came back from the backend (none "
+            "was sent, or its first batches were still running when the run "
+            "ended)");
   counts.tuples = counts.declined = 272;
   EXPECT_EQ(NothingTestedError(counts, "add: tool failed\nits output", 16),
             "nothing was tested: the backend declined all 272 tuples sent "

@@ -117,7 +117,9 @@ std::string NothingTestedError(const JudgeCounts& counts,
                                int64_t top_decline_count) {
   if (counts.tested() > 0) return "";
   if (counts.tuples == 0)
-    return "nothing was tested: no tuple was sent to the backend";
+    return "nothing was tested: no tuple came back from the backend (none "
+           "was sent, or its first batches were still running when the run "
+           "ended)";
   const int64_t faulted = counts.tuples - counts.judged();  // in faulty batches
   const std::string batches = absl::StrCat(
       counts.faulty_batches, counts.faulty_batches == 1 ? " batch" : " batches",

@@ -126,7 +126,9 @@ TEST(NothingTestedErrorTest, SaysWhyNothingWasTested) {
   EXPECT_EQ(NothingTestedError(some, "x", 1), "");
 
   EXPECT_EQ(NothingTestedError(JudgeCounts{}, "", 0),
-            "nothing was tested: no tuple was sent to the backend");
+            "nothing was tested: no tuple came back from the backend (none "
+            "was sent, or its first batches were still running when the run "
+            "ended)");
 
   JudgeCounts declined;
   declined.tuples = declined.declined = 272;

@@ -29,6 +29,21 @@
 namespace ptxdiff {
 namespace {
 
+// `text` as one line of at most kWhatChars characters: a finding's `what`
+// goes into progress lines, summaries and meta.txt, and a tool's output
+// tail in it can be thousands of characters (the whole of it stays in the
+// entry's case.txt and repro.ptx).
+constexpr size_t kWhatChars = 240;
+std::string OneLine(absl::string_view text) {
+  std::string line = absl::StrReplaceAll(text, {{"\n", " / "}});
+  if (line.size() > kWhatChars) {
+    line.resize(kWhatChars - 3);
+    line += "...";
+  }
+  return line;
+}
+
+
 // The spellings of a program's instruction steps, in order.
 std::vector<std::string> StepSpellings(const Program& p) {
   std::vector<std::string> out;
@@ -449,13 +464,13 @@ class Campaign {
                                "\n")
                 : "",
             backend_.ReproModule(p, found.form)),
-        .what = absl::StrCat(
+        .what = OneLine(absl::StrCat(
             check.fault ? FindingKindName(f.kind)
                         : backend_.MismatchName(*check.mismatch),
             ", ", steps, steps == 1 ? " step" : " steps",
             BlockKinds(p).empty() ? "" : absl::StrCat(" with ", BlockKinds(p)),
             " (", absl::StrJoin(StepSpellings(p), ", "),
-            "): ", absl::StrReplaceAll(disagreement, {{"\n", " / "}})),
+            "): ", disagreement)),
         .shape = f.kind == FindingKind::kHang ? kHangShape : Shape(p),
     };
     return f;
