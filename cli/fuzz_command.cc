@@ -441,8 +441,11 @@ void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
     out << "fuzz:   " << sum.unfiled
         << (sum.unfiled == 1 ? " finding was" : " findings were")
         << " not filed before the run ended; " << config.triage_dir
-        << "/.pending/ keeps them, and the next campaign on this directory "
-           "files them\n";
+        << (sum.unfiled == 1
+                ? "/.pending/ keeps it, and the next campaign on this "
+                  "directory files it\n"
+                : "/.pending/ keeps them, and the next campaign on this "
+                  "directory files them\n");
   }
   for (const RootCause& c : causes) {
     if (!c.explained()) out << "fuzz:     " << RootCauseLine(c) << "\n";

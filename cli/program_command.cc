@@ -460,8 +460,10 @@ std::string PendingLines(const ProgramCampaignOptions& o,
     absl::StrAppend(&out, "programs: ", n,
                     n == 1 ? " finding was" : " findings were",
                     " not filed before the run ended; ", o.triage_dir,
-                    "/.pending/ keeps them, and the next run on this "
-                    "directory files them\n");
+                    n == 1 ? "/.pending/ keeps it, and the next run on this "
+                             "directory files it\n"
+                           : "/.pending/ keeps them, and the next run on this "
+                             "directory files them\n");
   }
   if (r.other_backend > 0) {
     absl::StrAppend(&out, "programs: ", r.other_backend,
