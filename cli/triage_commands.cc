@@ -222,10 +222,18 @@ absl::StatusOr<std::vector<std::string>> EntryBackendFlags(
   const size_t open = identity.find(" (");
   if (name == "ptx-cmd" && open != std::string::npos &&
       absl::EndsWith(identity, ")")) {
-    return std::vector<std::string>{
-        "--backend",
-        absl::StrCat("ptx-cmd:",
-                     identity.substr(open + 2, identity.size() - open - 3))};
+    // "(COMMAND)", or "(COMMAND, PTX for sm_90)" where the worker names the
+    // target it writes PTX for: that is --arch, not part of the command.
+    std::string command = identity.substr(open + 2, identity.size() - open - 3);
+    std::vector<std::string> flags;
+    const size_t target = command.rfind(", PTX for sm_");
+    if (target != std::string::npos) {
+      flags = {"--arch", command.substr(target + 10)};
+      command.resize(target);
+    }
+    flags.insert(flags.begin(),
+                 {"--backend", absl::StrCat("ptx-cmd:", command)});
+    return flags;
   }
   return absl::InvalidArgumentError(absl::StrCat(
       entry_dir, " was found on ", identity.empty() ? "?" : identity,

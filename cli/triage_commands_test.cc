@@ -21,6 +21,7 @@ namespace ptxdiff {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 // A backend that disagrees with the oracle on every vadd: the faulty worker
@@ -149,6 +150,28 @@ TEST(TriageCommandsTest, AnEntryReplaysOnTheBackendItWasFoundOn) {
   EXPECT_THAT(r.out, StartsWith("repro: replaying on the backend it was found "
                                 "on: --backend ptxas --arch sm_90\n"));
   EXPECT_THAT(r.out, HasSubstr("verdict: mismatch"));
+}
+
+// A ptx-cmd worker names the target it writes PTX for after its command
+// ("ptx-cmd 2 (my-tool {ptx} {in} {out}, PTX for sm_90)"): repro takes
+// that as --arch, not as more words of the command.
+TEST(TriageCommandsTest, APtxCmdEntryReplaysItsCommandAndItsTarget) {
+  const std::string dir = TempDirFor("ptx_cmd_entry");
+  const std::string entry = dir + "/crash~ptx-cmd~crash~add.u32";
+  ASSERT_EQ(mkdir(entry.c_str(), 0755), 0) << entry;
+  std::ofstream(entry + "/case.txt")
+      << "# ptxdiff case 1\nvariant: add.u32\noperands: 0x1 0x2\n";
+  std::ofstream(entry + "/meta.txt")
+      << "backend: ptx-cmd 2 (/bin/true {ptx} {in} {out}, PTX for sm_80)\n"
+         "count: 1\n";
+  const CliRun r =
+      Ptxdiff({"repro", "crash~ptx-cmd~crash~add.u32", "--dir", dir});
+  EXPECT_THAT(r.out, StartsWith("repro: replaying on the backend it was found "
+                                "on: --backend ptx-cmd:/bin/true {ptx} {in} "
+                                "{out} --arch sm_80\n"))
+      << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("PTX for sm_80)"));
+  EXPECT_THAT(r.out, Not(HasSubstr("sm_80, PTX for")));
 }
 
 // Issue 28: an unisolated fault's entry was named after its batch's first

@@ -315,10 +315,14 @@ class Campaign {
         "run: ",
         absl::StrReplaceAll(how, {{"\n", " / "}}));
     std::string text = FormatProgram(programs[0]);
+    // The Replay line: `repro` of the entry runs its first program alone
+    // on the backend it was found on, as it would any program entry.
     text.insert(text.find('\n') + 1,
                 absl::StrCat("# ", CommentLines(what),
                              ".\n# The first of them; repro.ptx holds the "
-                             "module, input.bin its input.\n"));
+                             "module, input.bin its input.\n# Replay: ptxdiff "
+                             "program case.txt ",
+                             backend_.ReplayFlags(), "\n"));
     Finding f;
     f.kind = FindingKind::kHang;
     f.reading = o_.reading;

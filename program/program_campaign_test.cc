@@ -356,6 +356,10 @@ TEST_F(ProgramCampaignTest, AModuleThatHangsUnisolatedIsFiledAsTheModules) {
   const std::string entry =
       absl::StrCat(options_.triage_dir, "/", report.filed[0].entry);
   EXPECT_TRUE(ParseProgram(*ReadFile(entry + "/case.txt")).ok());
+  // `repro` of the entry runs its first program on the tool it hung.
+  EXPECT_THAT(*ReadFile(entry + "/case.txt"),
+              testing::HasSubstr("# Replay: ptxdiff program case.txt "
+                                 "--backend 'ptx-cmd:"));
   EXPECT_EQ(ReadFile(entry + "/input.bin")->size(),
             ProgramInputBuffer(std::vector<Program>(8, p)).size());
   EXPECT_THAT(EntriesIn(options_.triage_dir), testing::SizeIs(1));
