@@ -173,9 +173,10 @@ TEST(CampaignTest, VariantsReachedInARuntimeFormAreCounted) {
 }
 
 // A compiler whose code is also run (default_form=both): the breadth pass
-// gives every variant its first tuple in a runtime form as well, so a
-// variant's code is judged as early as its folding; without it, the runtime
-// forms wait for each variant's runtime tier.
+// gives every variant its first tuple in a runtime form as well, after
+// every variant's folding, so that every variant's code is judged before
+// any goes deep; without it, the runtime forms wait for each variant's
+// runtime tier.
 TEST(CampaignTest, BothFormsReachEveryVariantInARuntimeFormInTheBreadthPass) {
   std::vector<Variant> variants;
   for (const Variant& v : AllVariants()) {

@@ -235,46 +235,39 @@ TEST(ProtocolTest, IdentityAndSupports) {
   EXPECT_FALSE(IdentityFromKeyValues({{"name", "x"}}).ok());
 }
 
-// default_form=runtime comes with forms=1: alone it means nothing, as a
-// worker without forms is never sent a form.
-TEST(ProtocolTest, TheDefaultFormNeedsForms) {
-  WorkerIdentity id{.name = "ptx-cmd",
-                    .version = "2",
-                    .forms = true,
-                    .runtime_by_default = true};
-  KeyValues kv = IdentityToKeyValues(id);
-  EXPECT_NE(
-      std::find(kv.begin(), kv.end(),
-                std::pair<std::string, std::string>{"default_form", "runtime"}),
-      kv.end());
-  auto back = IdentityFromKeyValues(DecodeKeyValues(EncodeKeyValues(kv)));
-  ASSERT_TRUE(back.ok());
-  EXPECT_TRUE(back->forms);
-  EXPECT_TRUE(back->runtime_by_default);
-  auto without_forms = IdentityFromKeyValues(
-      {{"name", "x"}, {"version", "1"}, {"default_form", "runtime"}});
-  ASSERT_TRUE(without_forms.ok());
-  EXPECT_FALSE(without_forms->runtime_by_default);
-}
-
-// default_form=both: immediates by default, and runtime forms as early; a
-// worker says one default form, so `both` is never read as runtime too.
-TEST(ProtocolTest, BothFormsRoundTripsAndNeedsForms) {
-  WorkerIdentity id{
-      .name = "ptxas", .version = "1", .forms = true, .both_forms = true};
-  KeyValues kv = IdentityToKeyValues(id);
-  EXPECT_NE(
-      std::find(kv.begin(), kv.end(),
-                std::pair<std::string, std::string>{"default_form", "both"}),
-      kv.end());
-  auto back = IdentityFromKeyValues(DecodeKeyValues(EncodeKeyValues(kv)));
-  ASSERT_TRUE(back.ok());
-  EXPECT_TRUE(back->both_forms);
-  EXPECT_FALSE(back->runtime_by_default);
-  auto without_forms = IdentityFromKeyValues(
-      {{"name", "x"}, {"version", "1"}, {"default_form", "both"}});
-  ASSERT_TRUE(without_forms.ok());
-  EXPECT_FALSE(without_forms->both_forms);
+// default_form comes with forms=1: alone it means nothing, as a worker
+// without forms is never sent a form. `runtime` (a worker that runs code)
+// and `both` (a compiler whose code is also run: immediates by default,
+// runtime forms as early) each set their own field and not the other's.
+TEST(ProtocolTest, EachDefaultFormRoundTripsAndNeedsForms) {
+  struct Form {
+    const char* value;
+    bool WorkerIdentity::*field;
+    bool WorkerIdentity::*other;
+  };
+  for (const Form& f :
+       {Form{"runtime", &WorkerIdentity::runtime_by_default,
+             &WorkerIdentity::both_forms},
+        Form{"both", &WorkerIdentity::both_forms,
+             &WorkerIdentity::runtime_by_default}}) {
+    SCOPED_TRACE(f.value);
+    WorkerIdentity id{.name = "w", .version = "2", .forms = true};
+    id.*f.field = true;
+    KeyValues kv = IdentityToKeyValues(id);
+    EXPECT_NE(std::find(kv.begin(), kv.end(),
+                        std::pair<std::string, std::string>{"default_form",
+                                                            f.value}),
+              kv.end());
+    auto back = IdentityFromKeyValues(DecodeKeyValues(EncodeKeyValues(kv)));
+    ASSERT_TRUE(back.ok());
+    EXPECT_TRUE(back->forms);
+    EXPECT_TRUE((*back).*f.field);
+    EXPECT_FALSE((*back).*f.other);
+    auto without_forms = IdentityFromKeyValues(
+        {{"name", "x"}, {"version", "1"}, {"default_form", f.value}});
+    ASSERT_TRUE(without_forms.ok());
+    EXPECT_FALSE((*without_forms).*f.field);
+  }
 }
 
 // SupportedVariants reads the supports lines once; it must say what
