@@ -191,34 +191,5 @@ TEST(DifferentialTest, DeclineReasonsCountFirstLines) {
   EXPECT_EQ(reasons.Top(), (std::pair<std::string, int64_t>("not folded", 5)));
 }
 
-// What a run that tested nothing says, by why; nothing for a run that
-// tested one tuple.
-TEST(DifferentialTest, NothingTestedSaysWhy) {
-  JudgeCounts counts;
-  EXPECT_EQ(NothingTestedError(counts, "", 0),
-            "nothing was tested: no tuple came back from the backend (none "
-            "was sent, or its first batches were still running when the run "
-            "ended)");
-  counts.tuples = counts.declined = 272;
-  EXPECT_EQ(NothingTestedError(counts, "add: tool failed\nits output", 16),
-            "nothing was tested: the backend declined all 272 tuples sent "
-            "(most often, 16 "
-            "tuples: add: tool failed)");
-  counts.tuples += 64;
-  counts.faulty_batches = 1;
-  EXPECT_EQ(NothingTestedError(counts, "", 0),
-            "nothing was tested: the backend declined 272 tuples and 1 batch "
-            "(64 tuples) "
-            "faulted the worker");
-  counts.declined = 0;
-  counts.tuples = 64;
-  EXPECT_EQ(NothingTestedError(counts, "", 0),
-            "nothing was tested: every batch sent faulted the worker: 1 batch "
-            "(64 tuples)");
-  counts.tuples = 65;
-  counts.unspecified = 1;  // the spec leaves it open: still a tuple tested
-  EXPECT_EQ(NothingTestedError(counts, "", 0), "");
-}
-
 }  // namespace
 }  // namespace ptxdiff

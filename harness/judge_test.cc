@@ -124,6 +124,10 @@ TEST(NothingTestedErrorTest, SaysWhyNothingWasTested) {
   JudgeCounts some;
   some.tuples = 2, some.agreed = 1, some.declined = 1;
   EXPECT_EQ(NothingTestedError(some, "x", 1), "");
+  // A tuple the spec leaves open was still tested.
+  JudgeCounts open;
+  open.tuples = 65, open.faulty_batches = 1, open.unspecified = 1;
+  EXPECT_EQ(NothingTestedError(open, "", 0), "");
 
   EXPECT_EQ(NothingTestedError(JudgeCounts{}, "", 0),
             "nothing was tested: no tuple came back from the backend (none "
