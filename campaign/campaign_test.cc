@@ -186,8 +186,9 @@ TEST(CampaignTest, BothFormsReachEveryVariantInARuntimeFormInTheBreadthPass) {
   }
   int capable = 0;
   for (const Variant& v : variants) capable += RuntimeCapableSources(v) != 0;
-  // Judged in order, a batch at a time (1 ms a tuple): after the pass's
-  // tuples and two batches more, every variant had its breadth tuples.
+  // Judged in order, a batch at a time, the worker slowed so that the count
+  // can be caught (--us-per-tuple): after the pass's tuples and two batches
+  // more, every variant had its breadth tuples.
   const int64_t pass = 2 * static_cast<int64_t>(variants.size()) + 2 * 64;
   for (const bool both : {false, true}) {
     const std::string dir = FreshDir(both ? "both-forms" : "one-form");

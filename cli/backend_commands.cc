@@ -147,11 +147,9 @@ int PrintBackendEval(const Tuple& tuple, Reading reading, WorkerClient& client,
   } else {
     out << "backend: " << ResultText(v, r.bits, HasCarryOut(v) && r.carry)
         << "  (" << name << ")\n";
-    if (r.has_note) {
+    if (const absl::string_view note = outcome.NoteOf(0); !note.empty()) {
       // How it was obtained ("executed: ...", with the code that ran).
-      out << "         "
-          << absl::StrReplaceAll(outcome.messages[r.message],
-                                 {{"\n", "\n         "}})
+      out << "         " << absl::StrReplaceAll(note, {{"\n", "\n         "}})
           << "\n";
     }
   }

@@ -438,14 +438,12 @@ void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
       << EntriesAndCauses(entries->size(), causes.size()) << " (" << explained
       << " entries explained)\n";
   if (sum.unfiled > 0 && sum.filing_errors == 0) {  // else an error (RunErrors)
+    const char* them = sum.unfiled == 1 ? "it" : "them";
     out << "fuzz:   " << sum.unfiled
         << (sum.unfiled == 1 ? " finding was" : " findings were")
         << " not filed before the run ended; " << config.triage_dir
-        << (sum.unfiled == 1
-                ? "/.pending/ keeps it, and the next campaign on this "
-                  "directory files it\n"
-                : "/.pending/ keeps them, and the next campaign on this "
-                  "directory files them\n");
+        << "/.pending/ keeps " << them
+        << ", and the next campaign on this directory files " << them << "\n";
   }
   for (const RootCause& c : causes) {
     if (!c.explained()) out << "fuzz:     " << RootCauseLine(c) << "\n";

@@ -460,10 +460,9 @@ std::string PendingLines(const ProgramCampaignOptions& o,
     absl::StrAppend(&out, "programs: ", n,
                     n == 1 ? " finding was" : " findings were",
                     " not filed before the run ended; ", o.triage_dir,
-                    n == 1 ? "/.pending/ keeps it, and the next run on this "
-                             "directory files it\n"
-                           : "/.pending/ keeps them, and the next run on this "
-                             "directory files them\n");
+                    "/.pending/ keeps ", n == 1 ? "it" : "them",
+                    ", and the next run on this directory files ",
+                    n == 1 ? "it" : "them", "\n");
   }
   if (r.other_backend > 0) {
     absl::StrAppend(&out, "programs: ", r.other_backend,

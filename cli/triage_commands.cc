@@ -224,11 +224,12 @@ absl::StatusOr<std::vector<std::string>> EntryBackendFlags(
       absl::EndsWith(identity, ")")) {
     // "(COMMAND)", or "(COMMAND, PTX for sm_90)" where the worker names the
     // target it writes PTX for: that is --arch, not part of the command.
+    constexpr absl::string_view kTarget = ", PTX for ";
     std::string command = identity.substr(open + 2, identity.size() - open - 3);
     std::vector<std::string> flags;
-    const size_t target = command.rfind(", PTX for sm_");
+    const size_t target = command.rfind(absl::StrCat(kTarget, "sm_"));
     if (target != std::string::npos) {
-      flags = {"--arch", command.substr(target + 10)};
+      flags = {"--arch", command.substr(target + kTarget.size())};
       command.resize(target);
     }
     flags.insert(flags.begin(),

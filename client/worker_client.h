@@ -76,13 +76,19 @@ struct BackendFault {
 struct BatchOutcome {
   // One result per tuple when `fault` is empty; empty otherwise.
   std::vector<TupleResult> results;
-  std::vector<std::string>
-      messages;  // decline reasons, by TupleResult::message
+  // Decline reasons and values' notes, by TupleResult::message.
+  std::vector<std::string> messages;
   std::optional<BackendFault> fault;
   // The batch faulted the worker and isolating it (isolate_faults) ended
   // before every tuple was settled (its budget or deadline, or Interrupt):
   // this fault, whose cause is among the tuples declined with kNotRunPrefix.
   std::optional<BackendFault> unisolated;
+
+  // The note of result `i` (how the backend obtained its value), or "".
+  absl::string_view NoteOf(size_t i) const {
+    return results[i].has_note ? messages[results[i].message]
+                               : absl::string_view();
+  }
 };
 
 class WorkerClient {

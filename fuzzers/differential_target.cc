@@ -486,7 +486,7 @@ void DifferentialTarget::RunSynchronously(const std::vector<Tuple>& tuples) {
     f.reading = config_.reading;
     f.backend_bits = j.backend_bits;
     f.backend_carry = j.backend_carry;
-    if (r.has_note) f.backend_note = out.messages[r.message];
+    f.backend_note = std::string(out.NoteOf(i));
     Crash(f);
   }
 }

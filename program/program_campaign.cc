@@ -43,7 +43,6 @@ std::string OneLine(absl::string_view text) {
   return line;
 }
 
-
 // The spellings of a program's instruction steps, in order.
 std::vector<std::string> StepSpellings(const Program& p) {
   std::vector<std::string> out;
@@ -336,7 +335,7 @@ class Campaign {
         .case_text = std::move(text),
         .repro_ptx = absl::StrCat("// ", CommentLines(what, "//"), ".\n",
                                   backend_.ReproModuleOf(programs, form)),
-        .what = what,
+        .what = OneLine(what),
         .shape = kHangShape,
     };
     File(f, f.program->name, programs[0], /*may_suppress=*/false);

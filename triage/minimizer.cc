@@ -167,9 +167,7 @@ absl::StatusOr<Finding> MinimizeMismatch(WorkerClient& client,
     const std::vector<Tuple> again(kConfirmations, best);
     const BatchOutcome confirm = run(again);
     repeats = !confirm.fault.has_value();
-    if (repeats && confirm.results[0].has_note) {
-      note = confirm.messages[confirm.results[0].message];
-    }
+    if (repeats) note = std::string(confirm.NoteOf(0));
     for (size_t i = 0; repeats && i < again.size(); ++i) {
       const TupleResult& r = confirm.results[i];
       repeats = fault != TupleFault::kNone

@@ -136,21 +136,27 @@ Outcome OutcomeOfSlot(const Variant& v, const SlotValue& slot) {
   return Outcome::Value(slot.bits, *carry);
 }
 
-// A value's note (TupleResult::has_note): how ptxas gave it. One text per
-// way and arch, so that a reply interns a few, not one per tuple.
-std::string FoldedNote(const PtxTuple& t, absl::string_view arch) {
-  return t.runtime == 0
-             ? absl::StrCat("folded: ptxas stored it as a constant (", arch,
-                            ")")
-             : absl::StrCat("claimed: ptxas stored it as a constant for every "
-                            "value of the runtime sources (",
-                            arch, ")");
-}
-std::string ExecutedNote(absl::string_view arch) {
-  return absl::StrCat("executed: ptxas's code for ", arch, " at -O",
-                      kPtxasDefaultOptLevel,
-                      ", run on the CPU by the SASS evaluator");
-}
+// A value's notes (TupleResult::has_note): how ptxas gave it, one text per
+// way, made once per backend (a reply interns a few, not one per tuple).
+struct ValueNotes {
+  explicit ValueNotes(absl::string_view arch)
+      : folded(absl::StrCat("folded: ptxas stored it as a constant (", arch,
+                            ")")),
+        claimed(absl::StrCat("claimed: ptxas stored it as a constant for "
+                             "every value of the runtime sources (",
+                             arch, ")")),
+        executed(absl::StrCat("executed: ptxas's code for ", arch, " at -O",
+                              kPtxasDefaultOptLevel,
+                              ", run on the CPU by the SASS evaluator")) {}
+
+  // The note of a value of `t`, which its kernel's run gave if `executed`,
+  // else its stored constants.
+  const std::string& Of(const PtxTuple& t, bool by_execution) const {
+    return by_execution ? executed : t.runtime == 0 ? folded : claimed;
+  }
+
+  std::string folded, claimed, executed;
+};
 
 // `outcome` with `note`, if it is a value.
 Outcome Noted(Outcome outcome, std::string note) {
@@ -220,6 +226,7 @@ class PtxasBackend : public Backend {
                int ptx_version, std::unique_ptr<NvJitLink> in_process)
       : config_(std::move(config)),
         arch_(std::move(arch)),
+        notes_(arch_.name),
         toolchain_(std::move(toolchain)),
         ptx_version_(ptx_version),
         in_process_(std::move(in_process)),
@@ -347,6 +354,7 @@ class PtxasBackend : public Backend {
 
   Config config_;
   SassArch arch_;
+  ValueNotes notes_;
   std::string toolchain_;
   int ptx_version_;
   std::unique_ptr<NvJitLink> in_process_;  // null: the ptxas executable
@@ -491,7 +499,6 @@ void PtxasBackend::Decode(Batch& batch, const Chunk& chunk,
     const int begin = module.kernel_begin[k];
     const int end = module.kernel_begin[k + 1];
     std::optional<std::vector<SlotValue>> values;
-    bool executed = false;
     if (texts.ok()) {
       auto text = texts->find(module.kernels[k]);
       if (text != texts->end()) {
@@ -500,7 +507,6 @@ void PtxasBackend::Decode(Batch& batch, const Chunk& chunk,
         if (!values.has_value() && executable_) {
           values =
               Execute(batch, chunk, module, static_cast<int>(k), text->second);
-          executed = values.has_value();
         }
       }
     }
@@ -518,8 +524,7 @@ void PtxasBackend::Decode(Batch& batch, const Chunk& chunk,
       } else if (values.has_value()) {
         batch.outcomes[tuple] = Noted(
             OutcomeOfSlot(batch.tuples[tuple].variant, (*values)[t - begin]),
-            executed ? ExecutedNote(arch_.name)
-                     : FoldedNote(batch.tuples[tuple], arch_.name));
+            notes_.Of(batch.tuples[tuple], batch.executed[tuple]));
       } else {
         batch.outcomes[tuple] = Outcome::Decline(
             DeclineCode::kNotEvaluable,
@@ -599,7 +604,7 @@ void PtxasBackend::AnswerRepeats(Batch& batch,
     }
     batch.outcomes[i] =
         Noted(OutcomeOfSlot(batch.tuples[i].variant, (*values)[position]),
-              ExecutedNote(arch_.name));
+              notes_.executed);
     batch.executed[i] = 1;
     batch.kernels[i] = kernel;
   }
