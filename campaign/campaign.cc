@@ -516,6 +516,30 @@ void Campaign::QueueUnisolated(const std::vector<Tuple>& batch,
   filing_ready_.notify_one();
 }
 
+std::vector<bool> Campaign::SendAgain(const std::vector<Tuple>& batch,
+                                      const std::vector<size_t>& unrun) {
+  // At the campaign's end they are dropped, as the queue's tuples are.
+  if (stopping_) return std::vector<bool>(unrun.size(), true);
+  std::vector<Tuple> requeue;
+  std::vector<bool> again(unrun.size(), false);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (size_t k = 0; k < unrun.size(); ++k) {
+      const Tuple& t = batch[unrun[k]];
+      // Once each, and only what is still worth sending: the classes this
+      // batch found faulting are quarantined by now.
+      again[k] = sent_again_.insert(t).second &&
+                 declines_->Worth(VariantIndex(t.variant), [&] {
+                   return DeclineClass(t, Evaluate(t.variant, t.operands));
+                 });
+      if (again[k]) requeue.push_back(t);
+    }
+    stats_.sent_again += requeue.size();
+  }
+  queue_.Requeue(requeue);
+  return again;
+}
+
 void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
   JudgeCounts counts;
   counts.tuples = batch.size();
@@ -535,7 +559,12 @@ void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
   int64_t first_mismatch = -1;  // its index in `batch`
   std::vector<const Erratum*> errata;
   std::vector<Tuple> faulting;
-  for (size_t i = 0; i < batch.size(); ++i) {
+  // Tuples the backend left unrun (its time budget ran out), unless an
+  // unisolated fault's (QueueUnisolated withholds those): judged after the
+  // others, whose faults may quarantine their classes, then sent again or,
+  // the second time, counted as declined.
+  std::vector<size_t> unrun;
+  auto judge = [&](size_t i) {
     const TupleResult& r = out.results[i];
     const int index = VariantIndex(batch[i].variant);
     const Judgement j = JudgeTuple(batch[i], r, options_.reading);
@@ -565,6 +594,21 @@ void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
       if (first_mismatch < 0) first_mismatch = i;
     }
     if (j.verdict == Verdict::kOtherReading) errata.push_back(j.erratum);
+  };
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (!out.unisolated && NotRun(out.results[i], out.messages)) {
+      unrun.push_back(i);
+    } else {
+      judge(i);
+    }
+  }
+  const std::vector<bool> again = SendAgain(batch, unrun);
+  for (size_t k = 0; k < unrun.size(); ++k) {
+    if (again[k]) {
+      --counts.tuples;
+    } else {
+      judge(unrun[k]);
+    }
   }
   std::lock_guard<std::mutex> lock(mu_);
   if (first_mismatch >= 0 && stats_.first_mismatch_after == 0) {

@@ -52,12 +52,12 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "campaign/decline_model.h"
-#include "triage/pending_journal.h"
 #include "campaign/tuple_queue.h"
 #include "client/worker_client.h"
 #include "harness/judge.h"
 #include "oracle/oracle.h"
 #include "triage/finding.h"
+#include "triage/pending_journal.h"
 #include "triage/triage_store.h"
 
 namespace ptxdiff {
@@ -139,6 +139,9 @@ struct CampaignStats {
   // Tuples not sent because they faulted the worker before (or were in a
   // batch whose fault could not be isolated): each would cost it again.
   int64_t withheld_faulting = 0;
+  // Tuples a batch left unrun (a backend's time budget ran out while it
+  // isolated a fault) and that were sent again.
+  int64_t sent_again = 0;
   int64_t supported_variants = 0;  // of the campaign's variants
   int64_t calibration_ms = 0;      // spent timing the families at start
   int64_t families_timed = 0;  // by it (a cheap backend stops after a batch)
@@ -250,6 +253,12 @@ class Campaign {
   // tuples it left not run) as unisolated, and withholds those tuples.
   void QueueUnisolated(const std::vector<Tuple>& batch,
                        const BatchOutcome& out);
+  // Puts back in the queue the tuples batch[unrun[k]], which the backend
+  // left unrun (kNotRunPrefix), that were not put back before and are still
+  // worth sending (decline_model.h); which it put back (all of them, once
+  // the campaign stops: they are dropped, not judged).
+  std::vector<bool> SendAgain(const std::vector<Tuple>& batch,
+                              const std::vector<size_t>& unrun);
   // Drops from `batch` the tuples in not_to_send_.
   void WithholdKnownFaulting(std::vector<Tuple>& batch);
   // The finding for `job`'s fault, which could not be narrowed to one
@@ -322,6 +331,9 @@ class Campaign {
   // Tuples that faulted the worker, or were in a batch whose fault was not
   // isolated: never sent again this run.
   absl::flat_hash_set<Tuple> not_to_send_;
+  // Tuples a batch left unrun (its time budget ran out) and that were put
+  // back in the queue: once each; a second time they are declined.
+  absl::flat_hash_set<Tuple> sent_again_;
   DeclineReasons decline_reasons_;
   bool filer_busy_ = false;
   std::deque<FilingJob> filing_;

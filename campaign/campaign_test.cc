@@ -167,9 +167,8 @@ TEST(CampaignTest, VariantsReachedInARuntimeFormAreCounted) {
   const CampaignStats s = (*c)->Snapshot();
   EXPECT_EQ(s.variants_reached, 2);
   EXPECT_EQ(s.variants_reached_runtime, 1);
-  EXPECT_EQ(std::count(s.reached_runtime.begin(), s.reached_runtime.end(),
-                       true),
-            1);
+  EXPECT_EQ(
+      std::count(s.reached_runtime.begin(), s.reached_runtime.end(), true), 1);
 }
 
 // A compiler whose code is also run (default_form=both): the breadth pass
@@ -708,6 +707,29 @@ TEST(CampaignTest, ATupleThatFaultedIsNotSentAgain) {
   EXPECT_GE(s.withheld_faulting, 1);
   EXPECT_THAT(EntryNames(dir + "/triage"),
               ElementsAre("crash~faulty~crash~div.u32 x1"));
+}
+
+// Tuples a batch left unrun, because the backend's time budget ran out
+// before it got to them, are sent again, not declined (issue 41, item 1):
+// every tuple offered is judged.
+TEST(CampaignTest, TuplesABatchLeftUnrunAreSentAgain) {
+  const std::string dir = FreshDir("sent_again");
+  CampaignOptions o = Options(dir, {"--fault=not-run-once-on=add.u32",
+                                    "--state=" + dir + "-not-run-once"});
+  auto c = Campaign::Start(o);
+  ASSERT_TRUE(c.ok()) << c.status();
+  for (uint64_t i = 0; i < 32; ++i) {
+    Offer(**c, "add.u32", {{i, 1, 0, 0}});
+    Offer(**c, "sub.u32", {{i, 1, 0, 0}});
+  }
+  ASSERT_TRUE((*c)->Flush(absl::Seconds(60)));
+  (*c)->Stop();
+  const CampaignStats s = (*c)->Snapshot();
+  EXPECT_GT(s.sent_again, 0);
+  EXPECT_EQ(s.counts.tuples, 64);
+  EXPECT_EQ(s.counts.agreed, 64);
+  EXPECT_EQ(s.counts.declined, 0);
+  std::remove((dir + "-not-run-once").c_str());
 }
 
 // The entry a mismatching bfe.s64 with a position of 256 or more files as

@@ -649,8 +649,8 @@ std::optional<Tuple> SystematicSource::NextBreadth() {
     ++v->next;
     const Shape shape(v->variant, forms_);
     v->count = shape.total();
-    return InDefaultForm(NthOfSet(v->variant, shape,
-                                  Order(Order::FirstOnly{}, v->id), /*i=*/0));
+    return InDefaultForm(
+        NthOfSet(v->variant, shape, Order(Order::FirstOnly{}, v->id), /*i=*/0));
   }
   // Then, in both forms, the same tuples again in the runtime form, in the
   // same order: after every variant's folding, not interleaved with it, so

@@ -129,6 +129,16 @@ size_t TupleQueue::SizeLocked() const {
   return lanes_[0].size() + lanes_[1].size() + lanes_[2].size();
 }
 
+void TupleQueue::Requeue(std::span<const Tuple> tuples) {
+  if (tuples.empty()) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (closed_) return;
+  std::deque<Tuple>& q = lanes_[static_cast<int>(Lane::kNovel)];
+  q.insert(q.end(), tuples.begin(), tuples.end());
+  counts_.requeued += tuples.size();
+  NotifyTakerLocked();
+}
+
 void TupleQueue::MarkSent(std::span<const Tuple> tuples) {
   for (const Tuple& t : tuples) seen_.Insert(Fingerprint(t));
 }

@@ -41,6 +41,7 @@ enum class Admission : uint8_t { kQueued, kDuplicate, kDropped, kClosed };
 
 struct QueueCounts {
   int64_t queued = 0, duplicates = 0, dropped = 0, taken = 0;
+  int64_t requeued = 0;  // Requeue
 };
 
 class TupleQueue {
@@ -82,6 +83,11 @@ class TupleQueue {
   // what is left.
   void Close();
   bool closed() const;
+
+  // Puts back tuples a batch left unrun (a backend's time budget ran out
+  // before it got to them): into the novel lane, taken first, past the dedup
+  // and the lane's capacity (they were admitted once already). Never blocks.
+  void Requeue(std::span<const Tuple> tuples);
 
   // Adds tuples sent some other way (the campaign's calibration) to the
   // dedup window, so that they are not sent again.

@@ -21,6 +21,25 @@ TEST(TupleQueueTest, ATupleAdmittedOnceIsNotAdmittedAgain) {
   EXPECT_EQ(q.counts().duplicates, 2);
 }
 
+// A tuple a batch left unrun goes back past the dedup and the lane's
+// capacity, and is taken before the routine and systematic lanes.
+TEST(TupleQueueTest, ARequeuedTupleIsTakenFirstThoughSeen) {
+  TupleQueue q(TupleQueue::Options{.lane_capacity = 1});
+  EXPECT_EQ(q.Offer(T(1), Lane::kNovel), Admission::kQueued);
+  EXPECT_EQ(q.TakeBatch(10, 1, absl::ZeroDuration()).size(), 1u);
+  EXPECT_EQ(q.Offer(T(2), Lane::kRoutine), Admission::kQueued);
+  const std::vector<Tuple> unrun = {T(1), T(3)};
+  q.Requeue(unrun);
+  const std::vector<Tuple> next = q.TakeBatch(2, 1, absl::ZeroDuration());
+  ASSERT_EQ(next.size(), 2u);
+  EXPECT_EQ(next[0], T(1));
+  EXPECT_EQ(next[1], T(3));
+  EXPECT_EQ(q.counts().requeued, 2);
+  q.Close();
+  q.Requeue(unrun);  // closed: dropped
+  EXPECT_EQ(q.TakeBatch(10, 1, absl::ZeroDuration()).size(), 1u);  // T(2)
+}
+
 // Producers on several threads offering the same tuples: each is queued
 // once, whoever wins (the dedup takes no lock).
 TEST(TupleQueueTest, ConcurrentOffersOfOneTupleQueueItOnce) {

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -41,6 +42,7 @@
 #include "isa/family_table.h"
 #include "oracle/errata.h"
 #include "program/program_backends.h"
+#include "protocol/backend_names.h"
 #include "triage/triage_store.h"
 
 namespace ptxdiff {
@@ -385,6 +387,22 @@ std::string TopDeclineLine(const FuzzStats& sum) {
       "\n");
 }
 
+bool IsEmptyOrMissingDir(const std::string& path) {
+  std::error_code error;
+  return std::filesystem::is_empty(path, error) || error;
+}
+
+// What faults of the backend cost the search, when they cost anything.
+std::string FaultCostLine(const FuzzStats& sum) {
+  if (sum.withheld_faulting == 0 && sum.sent_again == 0) return "";
+  return absl::StrCat(
+      "fuzz:   faults: ", sum.withheld_faulting,
+      " tuples not sent again because they crashed or hung the backend "
+      "before; ",
+      sum.sent_again,
+      " sent again because a batch's time ran out before they ran\n");
+}
+
 void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
                   std::ostream& out) {
   const FuzzStats& sum = p.sum.stats;
@@ -417,10 +435,10 @@ void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
       << "folded), " << sum.declined_unsupported << " unsupported variant, "
       << sum.declined_operand_form << " operand form, " << sum.declined_other
       << " other\n"
-      << TopDeclineLine(sum) << "fuzz:   generated " << sum.offered
-      << " tuples in " << sum.inputs << " fuzz inputs and " << sum.systematic
-      << " systematically; " << sum.duplicates << " duplicates, "
-      << sum.skipped_declining
+      << TopDeclineLine(sum) << FaultCostLine(sum) << "fuzz:   generated "
+      << sum.offered << " tuples in " << sum.inputs << " fuzz inputs and "
+      << sum.systematic << " systematically; " << sum.duplicates
+      << " duplicates, " << sum.skipped_declining
       << " of operand classes the backend declines and " << sum.dropped
       << " dropped under backpressure were not sent\n"
       << CalibrationLine(sum);
@@ -564,6 +582,7 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
   const std::string log = out_dir + "/fuzz.log";
   config->triage_dir = parsed->Get("dir", DefaultTriageDir());
   config->findings_dir = out_dir + "/findings";  // libFuzzer's -artifact_prefix
+  config->refusals_dir = out_dir + "/refusals";
   config->stats_dir = absl::StrCat(
       out_dir, "/stats/run-", absl::ToUnixSeconds(absl::Now()), "-", getpid());
   bool resumed = false;
@@ -592,6 +611,12 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
       << (resumed ? "resuming from " : "starting with the seed corpus in ")
       << corpus << "; triage directory " << config->triage_dir
       << "; libFuzzer log " << log << "\n";
+  if (absl::StartsWith(config->backend, kPtxCmdPrefix) &&
+      !IsEmptyOrMissingDir(config->refusals_dir)) {
+    out << "fuzz: what tools refused in earlier runs is not sent again "
+           "(remembered in "
+        << config->refusals_dir << "/; delete it after changing the tool)\n";
+  }
   out.flush();
   const absl::StatusOr<std::unique_ptr<FuzzerLog>> fuzzer_log =
       FuzzerLog::Open(log);

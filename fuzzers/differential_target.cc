@@ -26,6 +26,7 @@
 #include "isa/family_table.h"
 #include "isa/fuzz_input.h"
 #include "isa/spelling.h"
+#include "protocol/backend_names.h"
 
 namespace ptxdiff {
 namespace {
@@ -181,6 +182,11 @@ const Setting kSettings[] = {
        return c.findings_dir = v, absl::OkStatus();
      },
      [](const FuzzConfig& c) { return c.findings_dir; }},
+    {"PTXDIFF_REFUSALS_DIR",
+     [](const std::string& v, FuzzConfig& c) {
+       return c.refusals_dir = v, absl::OkStatus();
+     },
+     [](const FuzzConfig& c) { return c.refusals_dir; }},
     {"PTXDIFF_DEADLINE",
      [](const std::string& v, FuzzConfig& c) {
        if (!absl::SimpleAtoi(v, &c.deadline_unix_seconds) ||
@@ -344,6 +350,10 @@ absl::StatusOr<std::unique_ptr<DifferentialTarget>> DifferentialTarget::Create(
     command->hello_options.emplace_back("arch", config.arch);
   if (!config.cuda_driver.empty()) {
     command->hello_options.emplace_back("driver_library", config.cuda_driver);
+  }
+  if (!config.refusals_dir.empty() &&
+      absl::StartsWith(config.backend, kPtxCmdPrefix)) {
+    command->hello_options.emplace_back("refusals_dir", config.refusals_dir);
   }
   command->timeout = absl::Seconds(config.timeout_seconds);
   if (config.mode == FuzzConfig::Mode::kCrash) {
@@ -548,6 +558,8 @@ FuzzStats DifferentialTarget::stats() const {
   s.skipped_undefined = c.skipped_undefined;
   s.skipped_unsupported = c.skipped_unsupported;
   s.skipped_declining = c.skipped_declining;
+  s.withheld_faulting = c.withheld_faulting;
+  s.sent_again = c.sent_again;
   s.other_reading_by_erratum = c.other_reading_by_erratum;
   s.declined_unsupported =
       c.declined_by_code[static_cast<int>(DeclineCode::kUnsupportedVariant)];
@@ -635,6 +647,8 @@ const Counter kCounters[] = {
     PTXDIFF_COUNTER("skipped_undefined", s.skipped_undefined),
     PTXDIFF_COUNTER("skipped_unsupported", s.skipped_unsupported),
     PTXDIFF_COUNTER("skipped_declining", s.skipped_declining),
+    PTXDIFF_COUNTER("withheld_faulting", s.withheld_faulting),
+    PTXDIFF_COUNTER("sent_again", s.sent_again),
     PTXDIFF_COUNTER("declined_unsupported", s.declined_unsupported),
     PTXDIFF_COUNTER("declined_not_evaluable", s.declined_not_evaluable),
     PTXDIFF_COUNTER("declined_operand_form", s.declined_operand_form),

@@ -79,6 +79,9 @@ struct FuzzConfig {
   // and so where each crash's backend is recorded (kCrashOriginsFile);
   // empty: not recorded.
   std::string findings_dir;
+  // Where a ptx-cmd tool's refusals are remembered across runs
+  // (worker/backends/ptx_cmd/refusal_memory.h); empty: not remembered.
+  std::string refusals_dir;
 };
 
 // A crash file is the input's bytes alone (libFuzzer writes it), so it does
@@ -130,6 +133,9 @@ struct FuzzStats {
   // dropped under backpressure, produced by the systematic source.
   int64_t offered = 0, queued = 0, duplicates = 0, dropped = 0, systematic = 0;
   int64_t skipped_undefined = 0, skipped_unsupported = 0, skipped_declining = 0;
+  // Tuples not sent again because they faulted the backend, and tuples sent
+  // again because a batch left them unrun (CampaignStats).
+  int64_t withheld_faulting = 0, sent_again = 0;
   // Writes to the triage directory that failed, and the last one's reason.
   int64_t filing_errors = 0;
   std::string filing_error;
@@ -160,8 +166,8 @@ struct FuzzStats {
 // line each.
 struct StatsFile {
   FuzzStats stats;
-  std::string backend;        // WorkerIdentity::Describe()
-  std::vector<bool> reached;  // by VariantIndex: got a non-decline
+  std::string backend;                // WorkerIdentity::Describe()
+  std::vector<bool> reached;          // by VariantIndex: got a non-decline
   std::vector<bool> reached_runtime;  // the same in a runtime form
 };
 std::string FormatStatsFile(const StatsFile& file);

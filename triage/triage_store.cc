@@ -381,7 +381,7 @@ std::string HowItEnded(absl::string_view detail) {
     }
   }
   for (absl::string_view tail :
-       {"; its output ends:", "; it printed nothing"}) {
+       {"; its output ends:", "; it said: ", "; it printed nothing"}) {
     line = line.substr(0, line.find(tail));
   }
   return std::string(line.substr(0, 120));

@@ -25,6 +25,10 @@
 //   device-fault-on=SPELL  exit 5 with a cuda-style device-fault line on a
 //                  RUN containing that variant (as ptxdiff-worker
 //                  --backend=cuda)
+//   not-run-once-on=SPELL  decline that variant's tuples as not run (a
+//                  backend whose batch time budget ran out) in the first RUN
+//                  holding it, of the first process (--state=FILE remembers
+//                  it across processes); answer them from then on
 //   hang           never answer a RUN
 //   hang-on=SPELL  never answer a RUN holding a tuple of that variant (with
 //                  --when-operand=I:MIN only one whose operand I >= MIN)
@@ -78,8 +82,10 @@
 #include <optional>
 #include <string>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -325,6 +331,22 @@ int Serve(const Flags& flags) {
     RunReply reply;
     (void)backend->Run(*request, reply);
     if (f == "short") reply.results.pop_back();
+    absl::string_view unrun = f;
+    if (absl::ConsumePrefix(&unrun, "not-run-once-on=") &&
+        absl::c_linear_search(request->spellings, unrun) &&
+        FirstTime(flags.state)) {
+      const uint32_t why = reply.InternMessage(
+          absl::StrCat(kNotRunPrefix,
+                       "faulty_worker: the batch's time budget "
+                       "was spent"));
+      for (size_t i = 0; i < request->tuples.size(); ++i) {
+        if (request->spellings[request->tuples[i].variant_index] != unrun)
+          continue;
+        reply.results[i] = {.kind = ResultKind::kDecline,
+                            .code = DeclineCode::kOther,
+                            .message = why};
+      }
+    }
     absl::string_view claimed = f;
     if (absl::ConsumePrefix(&claimed, "claim-on=")) {
       for (size_t i = 0; i < request->tuples.size(); ++i) {

@@ -8,6 +8,7 @@
 #include <bit>
 #include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -18,15 +19,19 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "common/files.h"
+#include "common/interrupt.h"
 #include "common/status_macros.h"
 #include "common/subprocess.h"
 #include "isa/family_table.h"
@@ -35,6 +40,7 @@
 #include "protocol/backend_names.h"
 #include "worker/backends/carry_support.h"
 #include "worker/backends/cuda/kernel_gen.h"
+#include "worker/backends/ptx_cmd/refusal_memory.h"
 #include "worker/backends/ptx_cmd/tool_run.h"
 
 namespace ptxdiff {
@@ -59,7 +65,32 @@ int SegmentWeight(const Variant& v, bool written, size_t tuples) {
 // runs of the tool have cost: this many times the expected time, plus the
 // floor, never more than the `timeout_ms` option.
 constexpr double kTimeoutMargin = 4;
-constexpr absl::Duration kTimeoutFloor = absl::Seconds(1);
+constexpr absl::Duration kTimeoutFloor = absl::Milliseconds(250);
+
+// A variant that has crashed or hung the tool runs apart from the others,
+// in parts of this many tuples: its next faults cost a few small runs, and
+// the clean variants keep their big ones.
+constexpr size_t kFaultingPartTuples = 4;
+// A variant that faults the tool this often in one batch has the rest of
+// its tuples in that batch left unrun: each would cost a run, a hang a
+// whole timeout, and a tool that faults on a class of inputs faults on most
+// of them (the campaign quarantines the classes that faulted). Counted as
+// tuples found faulting, and as runs of its tuples alone that crashed, or
+// hung (each a timeout spent).
+constexpr int kFaultsPerVariantInBatch = 3;
+constexpr int kCrashRunsPerVariantInBatch = 12;
+constexpr int kHangRunsPerVariantInBatch = 4;
+
+// A variant's faults in the batch being run.
+struct BatchFaults {
+  int tuples = 0;
+  int crash_runs = 0, hang_runs = 0;
+  bool Enough() const {
+    return tuples >= kFaultsPerVariantInBatch ||
+           crash_runs >= kCrashRunsPerVariantInBatch ||
+           hang_runs >= kHangRunsPerVariantInBatch;
+  }
+};
 
 struct Config {
   std::string command;
@@ -71,6 +102,9 @@ struct Config {
   // Tuples run as written: runtime sources from the buffer, the others as
   // immediates (ABI 2 only). Off: every source from the buffer.
   bool forms = true;
+  // Where what the tool refuses is remembered across runs (refusal_memory.h);
+  // empty: nowhere.
+  std::string refusals_dir;
 };
 
 absl::StatusOr<PtxTarget> ParseArch(absl::string_view arch) {
@@ -137,6 +171,7 @@ absl::StatusOr<Config> ParseConfig(const KeyValues& hello) {
   PTXDIFF_RETURN_IF_ERROR(IntOption(options, "ptx-cmd", "forms", 0, 1, forms));
   // ABI 1's module is the one-variant loop: it has no written tuples.
   config.forms = forms == 1 && config.abi == 2;
+  config.refusals_dir = OptionValue(options, "refusals_dir").value_or("");
   config.timeout = absl::Milliseconds(timeout_ms);
   config.batch_timeout = absl::Milliseconds(batch_timeout_ms);
   return config;
@@ -150,9 +185,6 @@ struct Segment {
   std::vector<uint32_t> positions;
   bool written = false;
 };
-
-// What the tool may refuse: a variant in one of the two shapes.
-using RefusalKey = std::pair<Variant, bool>;  // variant, written
 
 // "bfe.s32" (every operand in a register), or "bfe.s32 with immediates": a
 // segment in messages.
@@ -177,6 +209,9 @@ struct Part {
   }
 };
 
+// The tuple run to learn the tool's start-up: add.u32 1, 2.
+constexpr WireTuple kProbeTuple[] = {{.operands = {{1, 2}}}};
+
 // Every tuple of `part` declined with `code` and `message`.
 void DeclineAll(const Part& part, DeclineCode code, const std::string& message,
                 Declines& declines) {
@@ -199,35 +234,46 @@ std::string InputBuffer(const ResolvedBatch& request, const Part& part) {
   return bytes;
 }
 
-// The expected cost of a tool run, learned from the runs that succeeded: a
-// fixed start-up and a cost per tuple, for the timeout of the next run.
+// The expected cost of a tool run, learned from the runs that succeeded, for
+// the timeout of the next run: a start-up, the slowest seen (a real tool's
+// varies from run to run), and a cost per tuple, learned from runs big
+// enough that their tuples, not the start-up's jitter, show in their time.
 class CostModel {
  public:
+  static constexpr size_t kPerTupleFrom = 256;  // tuples
+
   void Learn(size_t tuples, absl::Duration took) {
     const double seconds = absl::ToDoubleSeconds(took);
-    startup_ = runs_ == 0 ? seconds : std::min(startup_, seconds);
-    if (tuples > 0) {
-      per_tuple_ = std::max(per_tuple_, (seconds - startup_) / tuples);
+    if (tuples < kPerTupleFrom) {
+      fastest_startup_ =
+          startups_ == 0 ? seconds : std::min(fastest_startup_, seconds);
+      slowest_startup_ = std::max(slowest_startup_, seconds);
+      ++startups_;
+    } else if (startups_ > 0) {
+      per_tuple_ = std::max(per_tuple_, (seconds - fastest_startup_) / tuples);
     }
-    ++runs_;
   }
-  bool learned() const { return runs_ > 0; }
+  bool learned() const { return startups_ > 0; }
   absl::Duration Timeout(size_t tuples, absl::Duration ceiling) const {
-    if (runs_ == 0) return ceiling;
-    const double expected = startup_ + per_tuple_ * tuples;
+    if (startups_ == 0) return ceiling;
+    const double expected = slowest_startup_ + per_tuple_ * tuples;
     return std::min(ceiling,
                     absl::Seconds(kTimeoutMargin * expected) + kTimeoutFloor);
   }
 
  private:
-  int runs_ = 0;
-  double startup_ = 0, per_tuple_ = 0;
+  int startups_ = 0;
+  double fastest_startup_ = 0, slowest_startup_ = 0, per_tuple_ = 0;
 };
 
 class PtxCmdBackend : public Backend {
  public:
-  PtxCmdBackend(Config config, std::string files_root)
-      : config_(std::move(config)), files_root_(std::move(files_root)) {}
+  PtxCmdBackend(Config config, std::string files_root,
+                std::optional<RefusalMemory> memory, Refusals remembered)
+      : config_(std::move(config)),
+        files_root_(std::move(files_root)),
+        memory_(std::move(memory)),
+        refused_(std::move(remembered)) {}
   ~PtxCmdBackend() override { RemoveTree(files_root_); }
 
  protected:
@@ -246,9 +292,11 @@ class PtxCmdBackend : public Backend {
   std::optional<std::string> WhyUnsupported(const Variant& v) const override {
     std::optional<std::string> why = ::ptxdiff::WhyUnsupported(
         v, config_.target.sm, MaxPtxOfDriver(INT_MAX));
-    if (!why.has_value()) return std::nullopt;
-    return absl::StrCat("not run as PTX for sm_", config_.target.sm, ": ",
-                        *why);
+    if (why.has_value()) {
+      return absl::StrCat("not run as PTX for sm_", config_.target.sm, ": ",
+                          *why);
+    }
+    return RefusedInEveryShape(v);
   }
 
   absl::Status RunSupported(const ResolvedBatch& request,
@@ -261,8 +309,7 @@ class PtxCmdBackend : public Backend {
                               Declines& declines) const;
   // Before the first batch: one run of one tuple, to learn the tool's
   // start-up cost (the adaptive timeout's base).
-  void LearnStartUp(const ResolvedBatch& request,
-                    const std::vector<Part>& parts, absl::Time deadline);
+  void LearnStartUp(absl::Time deadline);
   // Runs every part at once (up to `jobs` at a time).
   std::vector<ToolRun> RunParts(const ResolvedBatch& request,
                                 const std::vector<Part>& parts,
@@ -271,21 +318,60 @@ class PtxCmdBackend : public Backend {
                   absl::Time deadline) const;
   // Reads a run's results into the reply, or, for a run that failed, the
   // halves to run again (`next`), a refusal, or a fault.
-  void Settle(const Part& part, const ToolRun& run, RunReply& reply,
-              Declines& declines, std::vector<Part>& next);
+  void Settle(const ResolvedBatch& request, const Part& part,
+              const ToolRun& run, RunReply& reply, Declines& declines,
+              std::vector<Part>& next);
   void AddResults(const Part& part, absl::string_view out,
                   std::span<TupleResult> results, Declines& declines) const;
   // "command 'T' on add.sat.s32 (16 tuples): exit status 1; its output ends:
   // ..."
   std::string Failure(const Part& part, const ToolRun& run) const;
 
+  // The tool's refusal of `v` in every shape it may be sent in, as
+  // remembered from earlier runs: such a variant is not offered at all.
+  std::optional<std::string> RefusedInEveryShape(const Variant& v) const;
+  // Records a refusal, and remembers it for later runs.
+  void Refused(const RefusalKey& key, const std::string& why);
+
   Config config_;
   std::string files_root_;  // ProcessTempDir(kPtxCmdTempPrefix, getpid())
   CostModel cost_;
+  std::optional<RefusalMemory> memory_;
   // Variants the tool refused (a non-zero exit on a module of that variant
   // alone), with why: declined without another run.
-  absl::flat_hash_map<RefusalKey, std::string> refused_;
+  Refusals refused_;
+  // Variants that crashed or hung the tool: run apart (kFaultingPartTuples).
+  absl::flat_hash_set<Variant> faulting_;
+  absl::flat_hash_map<Variant, BatchFaults> faults_in_batch_;
 };
+
+// `parts` without the segments of variants that faulted the tool enough in
+// this batch (BatchFaults::Enough): those are declined as not run.
+std::vector<Part> WithoutFaultyVariants(
+    std::vector<Part> parts,
+    const absl::flat_hash_map<Variant, BatchFaults>& faults,
+    Declines& declines) {
+  if (faults.empty()) return parts;
+  std::vector<Part> kept;
+  for (Part& part : parts) {
+    Part rest{.isolating = part.isolating};
+    for (Segment& s : part.segments) {
+      const auto it = faults.find(s.variant);
+      if (it == faults.end() || !it->second.Enough()) {
+        rest.segments.push_back(std::move(s));
+        continue;
+      }
+      declines.Add(s.positions, DeclineCode::kOther,
+                   absl::StrCat(kNotRunPrefix, "ptx-cmd: ", Spell(s.variant),
+                                " crashed or hung the tool in ",
+                                it->second.crash_runs + it->second.hang_runs,
+                                " runs of this batch; its other tuples were "
+                                "not run, each would cost a run"));
+    }
+    if (!rest.segments.empty()) kept.push_back(std::move(rest));
+  }
+  return kept;
+}
 
 absl::Status PtxCmdBackend::RunSupported(const ResolvedBatch& request,
                                          RunReply& reply) {
@@ -294,8 +380,11 @@ absl::Status PtxCmdBackend::RunSupported(const ResolvedBatch& request,
   Declines declines(reply);
   const absl::Time deadline = absl::Now() + config_.batch_timeout;
   std::vector<Part> parts = MakeParts(request, declines);
-  LearnStartUp(request, parts, deadline);
-  while (!parts.empty()) {
+  if (!parts.empty()) LearnStartUp(deadline);
+  faults_in_batch_.clear();
+  while (!(parts = WithoutFaultyVariants(std::move(parts), faults_in_batch_,
+                                         declines))
+              .empty()) {
     if (absl::Now() >= deadline) {
       for (const Part& part : parts) {
         DeclineAll(
@@ -318,24 +407,24 @@ absl::Status PtxCmdBackend::RunSupported(const ResolvedBatch& request,
     std::vector<Part> next;
     for (size_t i = 0; i < parts.size(); ++i) {
       PTXDIFF_RETURN_IF_ERROR(runs[i].error);
-      Settle(parts[i], runs[i], reply, declines, next);
+      Settle(request, parts[i], runs[i], reply, declines, next);
     }
     parts = std::move(next);
   }
   return absl::OkStatus();
 }
 
-void PtxCmdBackend::LearnStartUp(const ResolvedBatch& request,
-                                 const std::vector<Part>& parts,
-                                 absl::Time deadline) {
-  if (cost_.learned() || parts.empty()) return;
-  // One tuple, run once before the first batch: what a run costs besides
-  // its tuples, so that the first hang is not waited for timeout_ms. Its
-  // outcome is only learned from; the tuple runs again with its batch.
-  const Segment& first = parts[0].segments[0];
-  const Part probe{
-      .segments = {{first.variant, {first.positions[0]}, first.written}}};
-  const ToolRun run = RunTool(request, probe, deadline);
+void PtxCmdBackend::LearnStartUp(absl::Time deadline) {
+  if (cost_.learned()) return;
+  // One run before the first batch, of one tuple of the plainest variant
+  // (never one of the batch: that may be the one that hangs the tool), to
+  // learn what a run costs besides its tuples, so that the first hang is not
+  // waited for timeout_ms. A tool that refuses it leaves the cost unlearned
+  // until a run succeeds.
+  const ResolvedBatch probe_batch{.variants = {*ParseVariant("add.u32")},
+                                  .tuples = kProbeTuple};
+  const Part probe{.segments = {{probe_batch.variants[0], {0}, false}}};
+  const ToolRun run = RunTool(probe_batch, probe, deadline);
   if (run.error.ok() && run.end == ToolRun::kOk) cost_.Learn(1, run.took);
 }
 
@@ -366,13 +455,24 @@ std::vector<Segment> SegmentsOf(const ResolvedBatch& request,
 
 std::vector<Part> PtxCmdBackend::MakeParts(const ResolvedBatch& request,
                                            Declines& declines) const {
-  std::vector<Part> parts;
+  std::vector<Part> parts, apart;
   int weight = kModuleWeight;  // of the last part
   for (const VariantGroup& group : GroupByVariant(request)) {
     for (Segment& s : SegmentsOf(request, group, config_.forms)) {
       if (auto it = refused_.find(RefusalKey{s.variant, s.written});
           it != refused_.end()) {
         declines.Add(s.positions, DeclineCode::kUnsupportedVariant, it->second);
+        continue;
+      }
+      if (faulting_.contains(s.variant)) {
+        for (size_t i = 0; i < s.positions.size(); i += kFaultingPartTuples) {
+          const auto first = s.positions.begin() + i;
+          const auto last =
+              s.positions.begin() +
+              std::min(s.positions.size(), i + kFaultingPartTuples);
+          apart.push_back(
+              {.segments = {{s.variant, {first, last}, s.written}}});
+        }
         continue;
       }
       const int w = SegmentWeight(s.variant, s.written, s.positions.size());
@@ -384,6 +484,9 @@ std::vector<Part> PtxCmdBackend::MakeParts(const ResolvedBatch& request,
       parts.back().segments.push_back(std::move(s));
     }
   }
+  // Last: the clean parts' runs go first to the jobs.
+  parts.insert(parts.end(), std::make_move_iterator(apart.begin()),
+               std::make_move_iterator(apart.end()));
   return parts;
 }
 
@@ -447,41 +550,104 @@ ToolRun PtxCmdBackend::RunTool(const ResolvedBatch& request, const Part& part,
        .deadline = deadline});
 }
 
-// `part` in two: its segments' halves, or one segment's tuples' halves.
-std::vector<Part> Halves(const Part& part, std::string why) {
-  Part first{.isolating = why}, second{.isolating = why};
+// What to run instead of `part`, whose run failed: its segments' halves;
+// or, for one segment, its first tuple alone and the halves of the rest: a
+// tool that faults on a whole class of inputs has its first faulting tuple
+// found in one run, where halving alone would spend a hang's timeout on
+// each of log2(n) levels.
+std::vector<Part> Split(const Part& part, const std::string& why) {
+  std::vector<Part> parts;
   if (part.segments.size() > 1) {
     const size_t half = part.segments.size() / 2;
-    first.segments.assign(part.segments.begin(), part.segments.begin() + half);
-    second.segments.assign(part.segments.begin() + half, part.segments.end());
-  } else {
-    const Segment& s = part.segments[0];
-    const size_t half = s.positions.size() / 2;
-    first.segments.push_back({s.variant,
-                              {s.positions.begin(), s.positions.begin() + half},
-                              s.written});
-    second.segments.push_back({s.variant,
-                               {s.positions.begin() + half, s.positions.end()},
-                               s.written});
+    parts.push_back({.isolating = why});
+    parts.back().segments.assign(part.segments.begin(),
+                                 part.segments.begin() + half);
+    parts.push_back({.isolating = why});
+    parts.back().segments.assign(part.segments.begin() + half,
+                                 part.segments.end());
+    return parts;
   }
-  return {std::move(first), std::move(second)};
+  const Segment& s = part.segments[0];
+  auto add = [&](size_t from, size_t to) {
+    if (from == to) return;
+    parts.push_back(
+        {.segments = {{s.variant,
+                       {s.positions.begin() + from, s.positions.begin() + to},
+                       s.written}},
+         .isolating = why});
+  };
+  const size_t n = s.positions.size();
+  const size_t middle = 1 + (n - 1) / 2;
+  add(0, 1);
+  add(1, middle);
+  add(middle, n);
+  return parts;
 }
 
-void PtxCmdBackend::Settle(const Part& part, const ToolRun& run,
-                           RunReply& reply, Declines& declines,
-                           std::vector<Part>& next) {
+// k, for a line of segment k of a batch module: its registers and labels
+// are `%vK_...` and `$vK_...` (kernel_gen.h's scopes).
+std::optional<size_t> SegmentNamedIn(absl::string_view line) {
+  for (size_t at = line.find("v"); at != absl::string_view::npos;
+       at = line.find("v", at + 1)) {
+    if (at == 0 || (line[at - 1] != '%' && line[at - 1] != '$')) continue;
+    size_t end = at + 1;
+    while (end < line.size() && absl::ascii_isdigit(line[end])) ++end;
+    size_t k = 0;
+    if (end > at + 1 && end < line.size() && line[end] == '_' &&
+        absl::SimpleAtoi(line.substr(at + 1, end - at - 1), &k)) {
+      return k;
+    }
+  }
+  return std::nullopt;
+}
+
+// The index of the segment of `module` on a line that one of a tool's
+// `error_lines` names ("kernel.ptx:123: ...", "line 123"), by the segment's
+// register and label prefix there (`%v7_a`, `$v7_loop`: segment 7).
+std::optional<size_t> SegmentOnErrorLine(
+    const std::vector<std::string>& error_lines, absl::string_view module) {
+  const std::vector<absl::string_view> lines = absl::StrSplit(module, '\n');
+  for (absl::string_view error : error_lines) {
+    for (size_t at = 0; at < error.size(); ++at) {
+      if (!absl::ascii_isdigit(error[at])) continue;
+      size_t end = at;
+      while (end < error.size() && absl::ascii_isdigit(error[end])) ++end;
+      const bool after_colon = at > 0 && error[at - 1] == ':';
+      const bool after_line =
+          at >= 5 && absl::EqualsIgnoreCase(error.substr(at - 5, 5), "line ");
+      size_t number = 0;
+      if ((after_colon || after_line) &&
+          absl::SimpleAtoi(error.substr(at, end - at), &number) &&
+          number >= 1 && number <= lines.size()) {
+        if (const std::optional<size_t> k = SegmentNamedIn(lines[number - 1]))
+          return k;
+      }
+      at = end;
+    }
+  }
+  return std::nullopt;
+}
+
+void PtxCmdBackend::Settle(const ResolvedBatch& request, const Part& part,
+                           const ToolRun& run, RunReply& reply,
+                           Declines& declines, std::vector<Part>& next) {
   switch (run.end) {
     case ToolRun::kOk:
       cost_.Learn(part.tuples(), run.took);
       AddResults(part, run.out, reply.results, declines);
       return;
     case ToolRun::kCut:
+      // Not the tool's doing: the batch's time ran out, or the worker was
+      // told to stop (the campaign's end). A campaign sends them again.
       DeclineAll(part, DeclineCode::kOther,
-                 absl::StrCat(kNotRunPrefix,
-                              "ptx-cmd: not finished: the batch's time "
-                              "budget (batch_timeout_ms=",
-                              absl::ToInt64Milliseconds(config_.batch_timeout),
-                              ") was spent while it ran"),
+                 absl::StrCat(
+                     kNotRunPrefix, "ptx-cmd: not finished: ",
+                     Interrupted()
+                         ? "the worker was told to stop while it ran"
+                         : absl::StrCat(
+                               "the batch's time budget (batch_timeout_ms=",
+                               absl::ToInt64Milliseconds(config_.batch_timeout),
+                               ") was spent while it ran")),
                  declines);
       return;
     case ToolRun::kRefused:
@@ -490,15 +656,42 @@ void PtxCmdBackend::Settle(const Part& part, const ToolRun& run,
       if (part.segments.size() == 1) {
         const std::string why = Failure(part, run);
         const Segment& s = part.segments[0];
-        refused_.try_emplace(RefusalKey{s.variant, s.written}, why);
+        Refused(RefusalKey{s.variant, s.written}, why);
         DeclineAll(part, DeclineCode::kUnsupportedVariant, why, declines);
+        return;
+      }
+      // The segment the tool's error names by its line, alone, and the
+      // rest in halves: a refusal costs a run of its own, not a halving, and
+      // the module's next refusals (a parser stops at the first) are found
+      // in halves at once, not by running the rest again for each.
+      if (const std::optional<size_t> k = SegmentOnErrorLine(
+              run.error_lines,
+              ModuleFor(request, part, config_.target, config_.abi));
+          k.has_value() && *k < part.segments.size()) {
+        const std::string why = Failure(part, run);
+        Part named{.isolating = why}, rest{.isolating = why};
+        for (size_t i = 0; i < part.segments.size(); ++i) {
+          (i == *k ? named : rest).segments.push_back(part.segments[i]);
+        }
+        next.push_back(std::move(named));
+        if (rest.segments.size() < 2) {
+          if (!rest.segments.empty()) next.push_back(std::move(rest));
+          return;
+        }
+        for (Part& half : Split(rest, why)) next.push_back(std::move(half));
         return;
       }
       break;
     case ToolRun::kCrashed:
     case ToolRun::kHung:
       // A crash or a hang is a finding: find the tuple that causes it.
+      if (part.segments.size() == 1) {
+        faulting_.insert(part.segments[0].variant);
+        BatchFaults& faults = faults_in_batch_[part.segments[0].variant];
+        ++(run.end == ToolRun::kHung ? faults.hang_runs : faults.crash_runs);
+      }
       if (part.tuples() == 1) {
+        ++faults_in_batch_[part.segments[0].variant].tuples;
         reply.results[part.segments[0].positions[0]] = {
             .kind = ResultKind::kFault,
             .message = reply.InternMessage(Failure(part, run)),
@@ -508,8 +701,8 @@ void PtxCmdBackend::Settle(const Part& part, const ToolRun& run,
       }
       break;
   }
-  for (Part& half : Halves(part, Failure(part, run))) {
-    next.push_back(std::move(half));
+  for (Part& smaller : Split(part, Failure(part, run))) {
+    next.push_back(std::move(smaller));
   }
 }
 
@@ -542,17 +735,43 @@ void PtxCmdBackend::AddResults(const Part& part, absl::string_view out,
   }
 }
 
+std::optional<std::string> PtxCmdBackend::RefusedInEveryShape(
+    const Variant& v) const {
+  const auto registers = refused_.find(RefusalKey{v, false});
+  if (registers == refused_.end()) return std::nullopt;
+  if (config_.forms && !refused_.contains(RefusalKey{v, true}))
+    return std::nullopt;
+  return absl::StrCat("refused by the tool in an earlier run (remembered in ",
+                      memory_ ? memory_->path() : "this worker",
+                      "): ", registers->second);
+}
+
+void PtxCmdBackend::Refused(const RefusalKey& key, const std::string& why) {
+  if (!refused_.try_emplace(key, why).second || !memory_) return;
+  if (absl::Status remembered = memory_->Remember(key, why); !remembered.ok()) {
+    // Not fatal: the refusal holds for this run; the next finds it again.
+    std::fprintf(stderr, "ptxdiff-worker: ptx-cmd: %s\n",
+                 std::string(remembered.message()).c_str());
+  }
+}
+
 std::string PtxCmdBackend::Failure(const Part& part, const ToolRun& run) const {
   const size_t n = part.tuples();
   const std::string variants =
       part.segments.size() == 1
           ? SegmentName(part.segments[0])
           : absl::StrCat(part.segments.size(), " segments");
-  return absl::StrCat(
-      "ptx-cmd: command '", config_.command, "' failed on ", variants, " (", n,
-      n == 1 ? " tuple): " : " tuples): ", run.what,
-      run.output.empty() ? "; it printed nothing"
-                         : absl::StrCat("; its output ends:\n", run.output));
+  std::string printed = "; it printed nothing";
+  if (!run.error_lines.empty()) {
+    // A tool that logs much says why in a line of its own, rarely its last.
+    printed =
+        absl::StrCat("; it said: ", absl::StrJoin(run.error_lines, " / "));
+  } else if (!run.output.empty()) {
+    printed = absl::StrCat("; its output ends:\n", run.output);
+  }
+  return absl::StrCat("ptx-cmd: command '", config_.command, "' failed on ",
+                      variants, " (", n,
+                      n == 1 ? " tuple): " : " tuples): ", run.what, printed);
 }
 
 }  // namespace
@@ -567,7 +786,16 @@ absl::StatusOr<std::unique_ptr<Backend>> MakePtxCmdBackend(
     return absl::InternalError(
         absl::StrCat("cannot create ", root, ": ", std::strerror(errno)));
   }
-  return std::make_unique<PtxCmdBackend>(std::move(config), std::move(root));
+  std::optional<RefusalMemory> memory;
+  Refusals remembered;
+  if (!config.refusals_dir.empty()) {
+    memory.emplace(config.refusals_dir, config.command,
+                   absl::StrCat("sm_", config.target.sm));
+    PTXDIFF_ASSIGN_OR_RETURN(remembered, memory->Load());
+  }
+  return std::make_unique<PtxCmdBackend>(std::move(config), std::move(root),
+                                         std::move(memory),
+                                         std::move(remembered));
 }
 
 }  // namespace ptxdiff

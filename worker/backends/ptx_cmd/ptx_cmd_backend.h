@@ -33,6 +33,10 @@
 //   batch_timeout_ms  45000: all runs of one batch (keep it below the
 //                     client's --timeout, 60 s by default)
 //   jobs              2: runs of the command at once
+//   refusals_dir      where the variants the tool refuses are remembered
+//                     across runs (refusal_memory.h): those it refused in
+//                     every shape are left out of the handshake's
+//                     `supports`; unset, nowhere
 
 #ifndef PTXDIFF_WORKER_BACKENDS_PTX_CMD_PTX_CMD_BACKEND_H_
 #define PTXDIFF_WORKER_BACKENDS_PTX_CMD_PTX_CMD_BACKEND_H_

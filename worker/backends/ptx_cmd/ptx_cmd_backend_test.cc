@@ -34,6 +34,7 @@ namespace {
 using ::testing::AllOf;
 using ::testing::Each;
 using ::testing::HasSubstr;
+using ::testing::MatchesRegex;
 using ::testing::Not;
 
 const std::string kInterpreter = PTXDIFF_INTERPRETER_PATH;
@@ -232,41 +233,100 @@ TEST(PtxCmdBackendTest, OneToolRunPerBatchOrPerVariantWithAbi1) {
 
 // A tool that exits non-zero on a module refuses its variant: the variant
 // is found by splitting the module, its tuples are declined with the tool's
-// message, and later batches decline it without running the tool.
+// message, and later batches decline it without running the tool. Where the
+// tool's error names a line of the module, the segment on that line is tried
+// alone beside the rest's halves; where it says nothing, the module is
+// halved.
 TEST(PtxCmdBackendTest, ARefusedVariantIsFoundAndDeclinedFromThenOn) {
+  for (const bool says_its_line : {true, false}) {
+    SCOPED_TRACE(says_its_line ? "an error naming its line" : "a silent tool");
+    auto record = TempDir::Create("ptx-cmd-test");
+    ASSERT_TRUE(record.ok());
+    const std::string log = (*record)->File("runs");
+    auto client = StartPtxCmd(absl::StrCat(
+        "echo run >> ", log, "; ", kInterpreter,
+        " --refuse=bfe {ptx} {in} {out}", says_its_line ? "" : " 2>/dev/null"));
+    ASSERT_TRUE(client.ok()) << client.status();
+    const std::vector<Tuple> tuples =
+        MixedTuples({"add.s32", "bfe.u32", "min.s16", "shf.l.wrap.b32"}, 5);
+    for (int batch = 0; batch < 2; ++batch) {
+      const BatchOutcome outcome = (*client)->Run(tuples);
+      ASSERT_FALSE(outcome.fault.has_value());
+      for (size_t i = 0; i < tuples.size(); ++i) {
+        const TupleResult& r = outcome.results[i];
+        if (tuples[i].variant == V("bfe.u32")) {
+          ASSERT_EQ(r.kind, ResultKind::kDecline);
+          EXPECT_EQ(r.code, DeclineCode::kUnsupportedVariant);
+          EXPECT_THAT(outcome.messages[r.message],
+                      HasSubstr("failed on bfe.u32 (5 tuples): exit status 1"));
+          if (says_its_line) {
+            EXPECT_THAT(outcome.messages[r.message],
+                        MatchesRegex(".*; it said: .*kernel.ptx:[0-9]+: parse "
+                                     "error: unknown instruction bfe.u32"));
+          }
+        } else {
+          ASSERT_EQ(r.kind, ResultKind::kValue);
+          EXPECT_EQ(r.bits,
+                    Evaluate(tuples[i].variant, tuples[i].operands).bits);
+        }
+      }
+    }
+    // The start-up probe, the whole module, then the named segment beside
+    // the rest's halves (or the halves, and the refused half's halves);
+    // then one run of the three others.
+    const std::string text = ReadFile(log).value_or("");
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'),
+              says_its_line ? 1 + 4 + 1 : 1 + 5 + 1)
+        << text;
+    EXPECT_EQ((*client)->restarts(), 0);
+  }
+}
+
+// What a tool refused is remembered across runs beside the corpus (issue
+// 41, item 2): a worker started later with the same refusals_dir declines
+// the refused shape without running the tool, and leaves a variant refused
+// in both shapes out of its handshake, so a campaign never sends it.
+TEST(PtxCmdBackendTest, WhatAToolRefusedIsRememberedByTheNextWorker) {
   auto record = TempDir::Create("ptx-cmd-test");
   ASSERT_TRUE(record.ok());
   const std::string log = (*record)->File("runs");
-  auto client =
-      StartPtxCmd(absl::StrCat("echo run >> ", log, "; ", kInterpreter,
-                               " --refuse=bfe {ptx} {in} {out}"));
-  ASSERT_TRUE(client.ok()) << client.status();
-  const std::vector<Tuple> tuples =
-      MixedTuples({"add.s32", "bfe.u32", "min.s16", "shf.l.wrap.b32"}, 5);
-  for (int batch = 0; batch < 2; ++batch) {
-    const BatchOutcome outcome = (*client)->Run(tuples);
-    ASSERT_FALSE(outcome.fault.has_value());
-    for (size_t i = 0; i < tuples.size(); ++i) {
-      const TupleResult& r = outcome.results[i];
-      if (tuples[i].variant == V("bfe.u32")) {
-        ASSERT_EQ(r.kind, ResultKind::kDecline);
-        EXPECT_EQ(r.code, DeclineCode::kUnsupportedVariant);
-        EXPECT_THAT(
-            outcome.messages[r.message],
-            AllOf(HasSubstr("failed on bfe.u32 (5 tuples): exit status "
-                            "1; its output ends:\n"),
-                  HasSubstr("parse error: unknown instruction bfe.u32")));
-      } else {
-        ASSERT_EQ(r.kind, ResultKind::kValue);
-        EXPECT_EQ(r.bits, Evaluate(tuples[i].variant, tuples[i].operands).bits);
-      }
+  const std::string command =
+      absl::StrCat("echo run >> ", log, "; ", kInterpreter,
+                   " --refuse=bfe {ptx} {in} {out}");
+  const KeyValues memory = {{"refusals_dir", (*record)->File("refusals")}};
+  std::vector<Tuple> tuples = MixedTuples({"add.s32", "bfe.u32"}, 3);
+  const std::vector<Tuple> registers = tuples;
+  for (const Tuple& t : registers) tuples.push_back({t.variant, t.operands, 0});
+  {
+    auto first = StartPtxCmd(command, memory);
+    ASSERT_TRUE(first.ok()) << first.status();
+    EXPECT_TRUE((*first)->supported_variants()[VariantIndex(V("bfe.u32"))]);
+    ASSERT_FALSE((*first)->Run(tuples).fault.has_value());
+  }
+  RemoveTree(log);
+  auto second = StartPtxCmd(command, memory);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_FALSE((*second)->supported_variants()[VariantIndex(V("bfe.u32"))]);
+  // A worker without the memory finds it again.
+  auto forgetful = StartPtxCmd(command);
+  ASSERT_TRUE(forgetful.ok()) << forgetful.status();
+  EXPECT_TRUE((*forgetful)->supported_variants()[VariantIndex(V("bfe.u32"))]);
+  const BatchOutcome outcome = (*second)->Run(tuples);
+  ASSERT_FALSE(outcome.fault.has_value());
+  for (size_t i = 0; i < tuples.size(); ++i) {
+    const TupleResult& r = outcome.results[i];
+    if (tuples[i].variant == V("bfe.u32")) {
+      ASSERT_EQ(r.kind, ResultKind::kDecline);
+      EXPECT_EQ(r.code, DeclineCode::kUnsupportedVariant);
+      EXPECT_THAT(outcome.messages[r.message],
+                  HasSubstr("variant not supported by ptx-cmd"));
+    } else {
+      EXPECT_EQ(r.kind, ResultKind::kValue) << outcome.messages[r.message];
     }
   }
-  // The start-up probe, the whole module, its halves, the refused half's
-  // halves; then one run of the three others.
+  // The probe and one module of add.s32 in each shape: bfe.u32 never ran.
   const std::string text = ReadFile(log).value_or("");
-  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1 + 5 + 1) << text;
-  EXPECT_EQ((*client)->restarts(), 0);
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1 + 1) << text;
 }
 
 // A tool that crashes or hangs on one tuple: that tuple alone is a fault
@@ -308,6 +368,108 @@ TEST(PtxCmdBackendTest, ACrashOrHangIsIsolatedToItsTuple) {
       EXPECT_EQ(r.bits, Evaluate(tuples[i].variant, tuples[i].operands).bits);
     }
     EXPECT_EQ((*client)->restarts(), 0);
+  }
+}
+
+// A variant that faulted the tool runs apart from then on (issue 41, item
+// 1): with a tool that hangs on every bfe.u32 tuple, the second batch's
+// clean variants run in one module of their own, never beside bfe.u32,
+// whose tuples are each still a hang, found in small runs.
+TEST(PtxCmdBackendTest, AVariantThatFaultedRunsApartFromThenOn) {
+  auto record = TempDir::Create("ptx-cmd-test");
+  ASSERT_TRUE(record.ok());
+  const std::string mixed = (*record)->File("mixed");
+  auto client =
+      StartPtxCmd(absl::StrCat("if grep -q ': bfe.u32$' {ptx} && grep -q ': "
+                               "add.s32$' {ptx}; then echo "
+                               "run >> ",
+                               mixed, "; fi; ", kInterpreter,
+                               " --hang-on=bfe.u32 {ptx} {in} {out}"),
+                  {{"timeout_ms", "800"}});
+  ASSERT_TRUE(client.ok()) << client.status();
+  const std::vector<Tuple> tuples =
+      MixedTuples({"add.s32", "bfe.u32", "min.s16"}, 3);
+  auto modules_of_both = [&] {
+    const std::string text = ReadFile(mixed).value_or("");
+    return std::count(text.begin(), text.end(), '\n');
+  };
+  for (int batch = 0; batch < 2; ++batch) {
+    const int64_t before = modules_of_both();
+    const BatchOutcome outcome = (*client)->Run(tuples);
+    ASSERT_FALSE(outcome.fault.has_value());
+    for (size_t i = 0; i < tuples.size(); ++i) {
+      const TupleResult& r = outcome.results[i];
+      if (tuples[i].variant == V("bfe.u32")) {
+        ASSERT_EQ(r.kind, ResultKind::kFault) << outcome.messages[r.message];
+        EXPECT_EQ(r.fault, TupleFault::kHang);
+      } else {
+        ASSERT_EQ(r.kind, ResultKind::kValue) << outcome.messages[r.message];
+      }
+    }
+    // The first batch ran them together once, before it knew; the second
+    // never.
+    EXPECT_EQ(modules_of_both() - before, batch == 0 ? 1 : 0);
+  }
+}
+
+// The dense-fault fixture (issue 41, item 7) is the tool it says it is: it
+// crashes on every division by zero and every sad, hangs on bfind of small
+// operands, refuses its parser's variants, reads 64-bit immediates as 32
+// bits, and runs everything else right.
+TEST(PtxCmdBackendTest, TheDenseFaultFixtureFaultsAsDocumented) {
+  auto client = StartPtxCmd(
+      absl::StrCat(kInterpreter, " --dense-faults {ptx} {in} {out}"),
+      {{"timeout_ms", "1500"}});
+  ASSERT_TRUE(client.ok()) << client.status();
+  struct Case {
+    Tuple tuple;
+    std::string expect;  // "crash: SIGFPE", "hang", "refused", "value", "wrong"
+  };
+  const uint8_t kRegisters = 0b111;
+  const std::vector<Case> cases = {
+      {{V("div.u32"), {{7, 0}}, kRegisters}, "crash: SIGFPE"},
+      {{V("rem.s64"), {{7, 0}}, 0}, "crash: SIGFPE"},
+      {{V("div.u32"), {{7, 2}}, kRegisters}, "value"},
+      {{V("sad.u32"), {{1, 2, 3}}, kRegisters}, "crash: SIGABRT"},
+      {{V("bfind.u32"), {{5}}, kRegisters}, "hang"},
+      {{V("bfind.u32"), {{0x80000000}}, kRegisters}, "value"},
+      {{V("lop3.b32"), {{1, 2, 3, 0x96}}, kRegisters}, "refused"},
+      {{V("addc.cc.u32"), {{1, 2, 1}}, kRegisters}, "refused"},
+      {{V("add.u16x2"), {{1, 2}}, kRegisters}, "refused"},
+      {{V("vmax.u32.u32.u32 d.b3, a.b3, b.b3, c"), {{1, 2, 3}}, kRegisters},
+       "refused"},
+      {{V("add.u64"), {{0x100000001, 1}}, 0}, "wrong"},
+      {{V("add.u64"), {{0x100000001, 1}}, kRegisters}, "value"},
+  };
+  std::vector<Tuple> tuples;
+  for (const Case& c : cases) tuples.push_back(c.tuple);
+  const BatchOutcome outcome = (*client)->Run(tuples);
+  ASSERT_FALSE(outcome.fault.has_value());
+  for (size_t i = 0; i < cases.size(); ++i) {
+    SCOPED_TRACE(absl::StrCat(Spell(tuples[i].variant), " case ", i));
+    const TupleResult& r = outcome.results[i];
+    const std::string message =
+        r.message < outcome.messages.size() ? outcome.messages[r.message] : "";
+    const uint64_t oracle =
+        Evaluate(tuples[i].variant, tuples[i].operands).bits;
+    const std::string& expect = cases[i].expect;
+    if (absl::StartsWith(expect, "crash")) {
+      ASSERT_EQ(r.kind, ResultKind::kFault) << message;
+      EXPECT_EQ(r.fault, TupleFault::kCrash);
+      EXPECT_THAT(message, HasSubstr(expect.substr(7)));
+    } else if (expect == "hang") {
+      ASSERT_EQ(r.kind, ResultKind::kFault) << message;
+      EXPECT_EQ(r.fault, TupleFault::kHang);
+    } else if (expect == "refused") {
+      ASSERT_EQ(r.kind, ResultKind::kDecline) << message;
+      EXPECT_EQ(r.code, DeclineCode::kUnsupportedVariant);
+      EXPECT_THAT(message, HasSubstr("parse error: unknown instruction"));
+    } else {
+      ASSERT_EQ(r.kind, ResultKind::kValue) << message;
+      if (expect == "value") EXPECT_EQ(r.bits, oracle);
+      // 0x100000001 read as 1: 1 + 1, not 0x100000002.
+      if (expect == "wrong") EXPECT_EQ(r.bits, 2u);
+    }
   }
 }
 

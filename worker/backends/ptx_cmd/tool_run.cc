@@ -4,10 +4,14 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "common/files.h"
 #include "common/subprocess.h"
@@ -17,6 +21,28 @@ namespace {
 
 // What is kept of what the tool printed, for messages.
 constexpr size_t kOutputTailBytes = 1000;
+
+// What is read of what the tool printed for its error lines: all of it,
+// unless it printed more than this, then its end.
+constexpr size_t kErrorScanBytes = size_t{4} << 20;
+constexpr size_t kErrorLineBytes = 240;
+
+// The first kMaxErrorLines lines of `log` that say "error".
+std::vector<std::string> ErrorLines(const std::string& log) {
+  std::vector<std::string> lines;
+  for (absl::string_view line :
+       absl::StrSplit(ReadFileTail(log, kErrorScanBytes), '\n')) {
+    if (lines.size() == kMaxErrorLines) break;
+    const size_t at = absl::AsciiStrToLower(line).find("error");
+    if (at == std::string::npos) continue;
+    // From a little before the word: a line of the log may run into it (a
+    // tool's buffered stdout cut by its stderr).
+    line = line.substr(at > kErrorLineBytes / 2 ? at - kErrorLineBytes / 2 : 0);
+    line = absl::StripAsciiWhitespace(line);
+    lines.emplace_back(line.substr(0, kErrorLineBytes));
+  }
+  return lines;
+}
 
 // A shell reports a command that a signal killed as exit status 128 + N.
 bool ShellReportsSignal(int exit_status) {
@@ -31,6 +57,7 @@ ToolRun Failed(ToolRun run, ToolRun::End end, std::string what,
   run.what = std::move(what);
   run.output = std::string(
       absl::StripTrailingAsciiWhitespace(ReadFileTail(log, kOutputTailBytes)));
+  run.error_lines = ErrorLines(log);
   return run;
 }
 

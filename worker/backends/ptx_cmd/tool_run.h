@@ -11,11 +11,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 
 namespace ptxdiff {
+
+inline constexpr size_t kMaxErrorLines = 3;
 
 // How one run of the tool ended.
 struct ToolRun {
@@ -29,7 +32,11 @@ struct ToolRun {
   } end = kOk;
   std::string what;    // "exit status 1", "killed by signal 11 (SIGSEGV)"
   std::string output;  // the end of what the tool printed
-  std::string out;     // {out}, for kOk
+  // Up to kMaxErrorLines lines of what it printed, anywhere, that say
+  // "error" (any case): a parser's "kernel.ptx:12: syntax error", which a
+  // tool that logs tens of KB may print long before its output ends.
+  std::vector<std::string> error_lines;
+  std::string out;  // {out}, for kOk
   // The command's exit status, when it exited (-1 after a signal or a
   // timeout): a caller whose command speaks in exit statuses reads it.
   int exit_status = -1;

@@ -6,7 +6,7 @@
 //                          [--crash-on=VARIANT[:A]] [--hang-on=VARIANT[:A]]
 //                          [--refuse=FAMILY] [--flip-on=VARIANT[:A]]
 //                          [--flip-immediate-forms=VARIANT]
-//                          KERNEL.ptx IN OUT
+//                          [--dense-faults] KERNEL.ptx IN OUT
 //
 // Runs the register-mode kernel in KERNEL.ptx (one variant, or a batch
 // module: kernel ABI 2) on the tuples in IN (32 bytes each) over a grid (3
@@ -28,12 +28,28 @@
 // immediate operand that could have been a register: a tool whose constant
 // path is wrong. Each may repeat.
 //
+// --dense-faults gives it the fault density of a real simulator (issue 41),
+// all at once:
+//   - it hangs on `bfind` of every width wherever the operand is below 2^16
+//     (0 among them): a whole class of inputs of a family;
+//   - it dies of SIGFPE on every `div` and `rem` by zero, in every width;
+//   - it aborts (SIGABRT) on every `sad`;
+//   - its parser refuses every `.cc` and carry-in variant, every packed
+//     (x2) type, `lop3`, and every video variant reading and writing byte 3
+//     (`d.b3, a.b3, b.b3`): 265 variants over 30 families, each refusal
+//     naming the module's line (`KERNEL.ptx:LINE: parse error: ...`);
+//   - it reads every immediate as its low 32 bits (64-bit constants wrong;
+//     the same values in registers right);
+//   - its start-up time varies from half to one and a half times
+//     --startup-ms, and it prints ~30 KB of log per run.
+//
 // Exit status: 0 done, 1 the kernel or the input could not be run (a
 // message on stderr), 2 bad command line.
 
 #include <csignal>
 #include <cstdio>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -56,7 +72,7 @@ constexpr char kUsage[] =
     "[--grid=BLOCKSxTHREADS] [--startup-ms=N] [--per-tuple-us=N] "
     "[--crash-on=VARIANT[:A]] [--hang-on=VARIANT[:A]] [--refuse=FAMILY] "
     "[--flip-on=VARIANT[:A]] [--flip-immediate-forms=VARIANT] "
-    "KERNEL.ptx IN OUT";
+    "[--dense-faults] KERNEL.ptx IN OUT";
 
 // Where the tool misbehaves: a variant, and optionally its first operand.
 struct Trigger {
@@ -96,17 +112,60 @@ struct Behaviour {
   absl::Duration startup, per_tuple;
   std::vector<Trigger> crashes, hangs, flips;
   std::vector<std::string> refused_families;
+  bool dense = false;  // --dense-faults
 };
 
-// The refused family of an instruction in `kernel`, if any.
+// --dense-faults: the parser's refusals (see the top of the file).
+bool DenselyRefused(const Variant& v) {
+  const std::string spelling = Spell(v);
+  return HasCarryOut(v) || HasCarryIn(v) || IsPacked(v.type) ||
+         v.family == Family::kLop3 ||
+         absl::StrContains(spelling, "d.b3, a.b3, b.b3");
+}
+
+// The first instruction of `kernel` the tool refuses: "LINE: spelling".
 std::optional<std::string> Refused(const RegisterKernel& kernel,
                                    const Behaviour& behaviour) {
-  for (const Variant& v : kernel.OracleInstructions()) {
+  const std::vector<Variant> instructions = kernel.OracleInstructions();
+  const std::vector<int> lines = kernel.OracleInstructionLines();
+  for (size_t i = 0; i < instructions.size(); ++i) {
+    const Variant& v = instructions[i];
+    bool refused = behaviour.dense && DenselyRefused(v);
     for (const std::string& family : behaviour.refused_families) {
-      if (InfoOf(v.family).opcode == family) return Spell(v);
+      refused = refused || InfoOf(v.family).opcode == family;
     }
+    if (refused)
+      return absl::StrCat(lines[i], ": parse error: unknown instruction ",
+                          Spell(v));
   }
   return std::nullopt;
+}
+
+// --dense-faults: where the tool hangs (SIGFPE and SIGABRT are raised
+// directly).
+bool DenseHang(const Variant& v, const Operands& operands) {
+  return v.family == Family::kBfind && operands.v[0] < (uint64_t{1} << 16);
+}
+int DenseSignal(const Variant& v, const Operands& operands) {
+  if (v.family == Family::kSad) return SIGABRT;
+  if (v.family != Family::kDiv && v.family != Family::kRem) return 0;
+  const int bits = TypeWidth(v.type);
+  const uint64_t b =
+      bits == 64 ? operands.v[1] : operands.v[1] & ((uint64_t{1} << bits) - 1);
+  return b == 0 ? SIGFPE : 0;
+}
+
+// --dense-faults: a real simulator's banner, configuration and statistics,
+// ~30 KB a run.
+void PrintLog(size_t tuples) {
+  std::printf("*** ptx_kernel_interpreter: a simulator stand-in ***\n");
+  for (int i = 0; i < 400; ++i) {
+    std::printf(
+        "config option %03d = default value, as a simulator lists "
+        "its configuration\n",
+        i);
+  }
+  std::printf("kernel done: %zu tuples\n", tuples);
 }
 
 int Fail(int code, absl::string_view message) {
@@ -181,6 +240,9 @@ int Main(int argc, char** argv) {
       if (!v.ok())
         return Fail(2, absl::StrCat("bad variant '", arg, "'\n", kUsage));
       options.immediate_forms_flipped.push_back(*v);
+    } else if (arg == "--dense-faults") {
+      behaviour.dense = true;
+      options.immediates_read_as_32_bits = true;
     } else if (absl::ConsumePrefix(&arg, "--refuse=")) {
       behaviour.refused_families.emplace_back(arg);
     } else if (absl::StartsWith(arg, "--")) {
@@ -198,10 +260,16 @@ int Main(int argc, char** argv) {
   if (!kernel.ok()) {
     return Fail(1, absl::StrCat(files[0], ": ", kernel.status().message()));
   }
-  Spin(behaviour.startup);
+  if (behaviour.dense) {
+    std::mt19937_64 jitter(std::random_device{}());
+    Spin(behaviour.startup *
+         std::uniform_real_distribution<double>(0.5, 1.5)(jitter));
+    PrintLog(in->size() / 32);
+  } else {
+    Spin(behaviour.startup);
+  }
   if (const std::optional<std::string> refused = Refused(*kernel, behaviour)) {
-    return Fail(1, absl::StrCat(files[0], ": parse error: unknown instruction ",
-                                *refused));
+    return Fail(1, absl::StrCat(files[0], ":", *refused));
   }
   options.before_instruction = [&](const Variant& v, const Operands& operands) {
     for (const Trigger& t : behaviour.crashes) {
@@ -212,6 +280,13 @@ int Main(int argc, char** argv) {
     }
     for (const Trigger& t : behaviour.hangs) {
       while (t.Matches(v, operands)) absl::SleepFor(absl::Seconds(1));
+    }
+    if (!behaviour.dense) return;
+    while (DenseHang(v, operands)) absl::SleepFor(absl::Seconds(1));
+    if (const int signal = DenseSignal(v, operands)) {
+      std::fflush(stdout);
+      std::signal(signal, SIG_DFL);
+      std::raise(signal);
     }
   };
   options.flip_low_bit = [&](const Variant& v, const Operands& operands) {

@@ -487,6 +487,14 @@ std::vector<Variant> RegisterKernel::OracleInstructions() const {
   return out;
 }
 
+std::vector<int> RegisterKernel::OracleInstructionLines() const {
+  std::vector<int> out;
+  for (const Statement& s : program_) {
+    if (s.kind == Statement::kOracle) out.push_back(s.line);
+  }
+  return out;
+}
+
 namespace {
 
 // One thread's machine state and the memory it shares with the others.
@@ -498,6 +506,7 @@ struct Machine {
   uint64_t params[3];
   uint64_t specials[4];  // ctaid.x, ntid.x, tid.x, nctaid.x
   std::vector<uint64_t> regs;
+  bool immediates_read_as_32_bits = false;
   // CC.CF: unset until an instruction writes it, then a carry (add kind) or
   // a borrow (sub kind), whose bit only the same kind reads.
   enum class Flag : uint8_t {
@@ -512,7 +521,7 @@ struct Machine {
       case Operand::kRegister:
         return regs[o.reg];
       case Operand::kImmediate:
-        return o.value;
+        return immediates_read_as_32_bits ? o.value & 0xffffffff : o.value;
       case Operand::kSpecial:
         return specials[o.value];
     }
@@ -671,13 +680,15 @@ absl::StatusOr<std::string> RegisterKernel::Run(
       1000;
   for (uint32_t block = 0; block < grid.blocks; ++block) {
     for (uint32_t thread = 0; thread < grid.threads; ++thread) {
-      Machine m{.in = in,
-                .out = out,
-                .stored = stored,
-                .widths = register_widths_,
-                .params = {kInBase, kOutBase, n},
-                .specials = {block, grid.threads, thread, grid.blocks},
-                .regs = std::vector<uint64_t>(register_widths_.size(), 0)};
+      Machine m{
+          .in = in,
+          .out = out,
+          .stored = stored,
+          .widths = register_widths_,
+          .params = {kInBase, kOutBase, n},
+          .specials = {block, grid.threads, thread, grid.blocks},
+          .regs = std::vector<uint64_t>(register_widths_.size(), 0),
+          .immediates_read_as_32_bits = options.immediates_read_as_32_bits};
       size_t pc = 0;
       for (uint64_t steps = 0;; ++steps) {
         if (pc >= program_.size()) {

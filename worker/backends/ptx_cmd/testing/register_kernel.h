@@ -65,6 +65,9 @@ class RegisterKernel {
     // could be (isa/operand_form.h) have their result's low bit flipped: a
     // tool whose constant path is wrong and whose register path is right.
     std::vector<Variant> immediate_forms_flipped;
+    // Immediates are read as their low 32 bits, as a lexer that parses
+    // every literal into 32 bits would: wrong for 64-bit constants only.
+    bool immediates_read_as_32_bits = false;
   };
 
   // Parses a module holding one register-mode kernel.
@@ -84,6 +87,8 @@ class RegisterKernel {
   }
   // The instructions the oracle evaluates, in program order.
   std::vector<Variant> OracleInstructions() const;
+  // Their lines in the module (1 for the first), in the same order.
+  std::vector<int> OracleInstructionLines() const;
 
   // Public for the implementation's helpers; not part of the interface.
   struct Operand {

@@ -1,0 +1,92 @@
+#include "worker/backends/ptx_cmd/refusal_memory.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "common/files.h"
+#include "common/fnv1a.h"
+#include "isa/spelling.h"
+
+namespace ptxdiff {
+namespace {
+
+constexpr absl::string_view kRegisters = "registers";
+constexpr absl::string_view kImmediates = "immediates";
+
+// `text` on one line, without the separator.
+std::string OneLine(absl::string_view text) {
+  return absl::StrReplaceAll(text, {{"\n", " / "}, {"\t", " "}});
+}
+
+absl::Status AppendWhole(const std::string& path, absl::string_view bytes) {
+  const int fd =
+      open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return absl::InternalError(
+        absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
+  }
+  const ssize_t wrote = write(fd, bytes.data(), bytes.size());
+  const int error = errno;
+  close(fd);
+  if (wrote != static_cast<ssize_t>(bytes.size())) {
+    return absl::InternalError(absl::StrCat(
+        "cannot write to ", path, ": ",
+        wrote < 0 ? std::strerror(error) : "short write (a full disk?)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+RefusalMemory::RefusalMemory(absl::string_view dir, absl::string_view command,
+                             absl::string_view target)
+    : dir_(dir) {
+  const std::string identity = absl::StrCat(command, "\n", target);
+  path_ = absl::StrFormat("%s/ptx-cmd-%016x.tsv", dir, Fnv1a64(identity));
+  header_ = absl::StrCat("# what the tool refused: ptx-cmd '", OneLine(command),
+                         "', PTX for ", target,
+                         " (delete this file after changing the tool)\n");
+}
+
+absl::StatusOr<Refusals> RefusalMemory::Load() const {
+  Refusals refusals;
+  if (access(path_.c_str(), F_OK) != 0) return refusals;
+  absl::StatusOr<std::string> text = ReadFile(path_);
+  if (!text.ok()) return text.status();
+  for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+    const std::vector<absl::string_view> fields =
+        absl::StrSplit(line, absl::MaxSplits('\t', 2));
+    if (fields.size() != 3 ||
+        (fields[0] != kRegisters && fields[0] != kImmediates)) {
+      continue;
+    }
+    const absl::StatusOr<Variant> v = ParseVariant(fields[1]);
+    if (!v.ok()) continue;
+    refusals.try_emplace(RefusalKey{*v, fields[0] == kImmediates},
+                         std::string(fields[2]));
+  }
+  return refusals;
+}
+
+absl::Status RefusalMemory::Remember(const RefusalKey& key,
+                                     absl::string_view why) const {
+  if (access(path_.c_str(), F_OK) != 0) {
+    if (absl::Status made = MakeDirs(dir_); !made.ok()) return made;
+    if (absl::Status wrote = AppendWhole(path_, header_); !wrote.ok())
+      return wrote;
+  }
+  return AppendWhole(path_,
+                     absl::StrCat(key.second ? kImmediates : kRegisters, "\t",
+                                  Spell(key.first), "\t", OneLine(why), "\n"));
+}
+
+}  // namespace ptxdiff

@@ -1,0 +1,53 @@
+// What a tool refused, remembered across runs (issue 41, item 2): a parser
+// that does not know `lop3` refuses it in every campaign, and finding that
+// out again costs runs of whole modules each time.
+//
+// One file per tool identity (its command template and target) in a
+// directory beside the campaign's corpus (`ptxdiff fuzz` passes
+// <out>/refusals): a header line naming the identity, then a line per
+// refusal, `registers|immediates TAB spelling TAB the tool's message` (on
+// one line). Workers of one campaign append to it at once; each line is
+// written whole with O_APPEND, and a line repeated is read once. A user who
+// changes the tool deletes the file (or the directory).
+
+#ifndef PTXDIFF_WORKER_BACKENDS_PTX_CMD_REFUSAL_MEMORY_H_
+#define PTXDIFF_WORKER_BACKENDS_PTX_CMD_REFUSAL_MEMORY_H_
+
+#include <string>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "isa/variant.h"
+
+namespace ptxdiff {
+
+// A variant in one of the two shapes a tool may refuse: every operand in a
+// register (false), or operands as written (true; immediates among them).
+using RefusalKey = std::pair<Variant, bool>;
+using Refusals = absl::flat_hash_map<RefusalKey, std::string>;
+
+class RefusalMemory {
+ public:
+  // The memory of the tool `command` for PTX `target` ("sm_90") in `dir`.
+  RefusalMemory(absl::string_view dir, absl::string_view command,
+                absl::string_view target);
+
+  const std::string& path() const { return path_; }
+
+  // Every refusal the file holds (none if it does not exist); a line that
+  // is not one (a variant this build does not know, a damaged line) is
+  // skipped.
+  absl::StatusOr<Refusals> Load() const;
+  // Appends one, making the directory and the header as needed.
+  absl::Status Remember(const RefusalKey& key, absl::string_view why) const;
+
+ private:
+  std::string dir_, path_, header_;
+};
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_WORKER_BACKENDS_PTX_CMD_REFUSAL_MEMORY_H_
