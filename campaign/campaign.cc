@@ -678,9 +678,16 @@ void Campaign::FilerLoop() {
         return senders_done() || !filing_.empty();
       });
       if (stopping_ && !deadline) deadline = absl::Now() + kFilingGrace;
-      const bool out_of_time = deadline && absl::Now() > *deadline;
-      if (filing_.empty() || out_of_time) {
-        const bool last = senders_done() || out_of_time;
+      // Out of time, what is left is filed as found: minimizing stops (a
+      // job in it is filed as far as it got), filing takes milliseconds.
+      if (deadline && absl::Now() > *deadline && !minimizing_stopped_) {
+        lock.unlock();
+        StopMinimizing();
+        continue;
+      }
+      if (filing_.empty()) {
+        const bool last =
+            senders_done() || (deadline && absl::Now() > *deadline);
         lock.unlock();
         FlushRepeats();
         if (last) return;
@@ -762,9 +769,6 @@ void Campaign::FileJob(const FilingJob& job) {
     const bool cut_short = minimizer.ok()
                                ? (*minimizer)->interrupted()
                                : absl::IsCancelled(minimizer.status());
-    if (!minimized.ok() && cut_short && job.seq >= 0) {
-      return;  // cut short by Stop: the journal keeps it, minimized next run
-    }
     if (minimized.ok()) {
       f = *minimized;
     } else {
@@ -780,7 +784,10 @@ void Campaign::FileJob(const FilingJob& job) {
       f.backend = identity_.name;
       f.backend_identity = identity_.Describe();
       f.flaky = absl::IsFailedPrecondition(minimized.status());
-      f.detail = std::string(minimized.status().message());
+      // Cut short by the campaign's end: filed as found rather than left
+      // for the next campaign (nothing pending when the run ends).
+      f.detail = cut_short ? "not minimized: the campaign ended first"
+                           : std::string(minimized.status().message());
       if (job.tuple_fault != TupleFault::kNone) {
         f.kind = job.tuple_fault == TupleFault::kHang ? FindingKind::kHang
                                                       : FindingKind::kCrash;

@@ -25,10 +25,11 @@
 //   its own worker (minimizer.h) and files it (one entry per root cause,
 //   finding.h); repeats are counted, not minimized again.
 // - Stop() closes the queue, lets the batches in flight finish, files what
-//   the filer still holds, and removes the journal if everything in it was
-//   filed. A filing that failed (a full disk) keeps its journal line, as
-//   does a process that dies first: the next campaign adopts the journal
-//   and files what it holds.
+//   the filer still holds (past the deadline as found, not minimized:
+//   nothing found is left pending when the disk is fine), and removes the
+//   journal if everything in it was filed. A filing that failed (a full
+//   disk) keeps its journal line, as does a process that dies first: the
+//   next campaign adopts the journal and files what it holds.
 
 #ifndef PTXDIFF_CAMPAIGN_CAMPAIGN_H_
 #define PTXDIFF_CAMPAIGN_CAMPAIGN_H_

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
@@ -286,17 +287,24 @@ TEST(CampaignTest, TheRuntimeTierFindsAClaimForEveryValueAndFilesItsForm) {
   auto c = Campaign::Start(o);
   ASSERT_TRUE(c.ok()) << c.status();
   StopAtItsFirstFinding(**c);
-  EXPECT_EQ((*c)->Snapshot().new_findings, 1);
+  // The first finding minimized; what the Stop cut short filed as found.
   const std::vector<std::string> names = EntryNames(dir + "/triage");
-  ASSERT_EQ(names.size(), 1u);
-  EXPECT_THAT(names[0],
-              ::testing::StartsWith("value-mismatch~faulty~runtime-a."));
-  const std::string name =
-      names[0].substr(0, names[0].find(' '));  // without " x<count>"
-  EXPECT_THAT(name, ::testing::EndsWith("~bfe.s32"));
-  std::ifstream in(dir + "/triage/" + name + "/case.txt");
-  const std::string text((std::istreambuf_iterator<char>(in)), {});
-  EXPECT_THAT(text, ::testing::HasSubstr("runtime: a\n"));
+  EXPECT_EQ((*c)->Snapshot().new_findings, static_cast<int64_t>(names.size()));
+  int minimized = 0;
+  for (const std::string& listed : names) {
+    const std::string name =
+        listed.substr(0, listed.find(' '));  // without " x<count>"
+    std::ifstream in(dir + "/triage/" + name + "/case.txt");
+    const std::string text((std::istreambuf_iterator<char>(in)), {});
+    if (absl::StrContains(text, "not minimized: the campaign ended first"))
+      continue;
+    ++minimized;
+    EXPECT_THAT(name,
+                ::testing::StartsWith("value-mismatch~faulty~runtime-a."));
+    EXPECT_THAT(name, ::testing::EndsWith("~bfe.s32"));
+    EXPECT_THAT(text, ::testing::HasSubstr("runtime: a\n"));
+  }
+  EXPECT_EQ(minimized, 1);
 
   const std::string plain = FreshDir("runtime_tier_no_forms");
   o = Options(plain, {"--fault=claim-on=bfe.s32", "--no-forms"});
@@ -730,6 +738,35 @@ TEST(CampaignTest, TuplesABatchLeftUnrunAreSentAgain) {
   EXPECT_EQ(s.counts.agreed, 64);
   EXPECT_EQ(s.counts.declined, 0);
   std::remove((dir + "-not-run-once").c_str());
+}
+
+// Nothing found is left pending when the run ends (issue 41, item 6): a
+// mismatch whose minimizing the deadline cuts short is filed as found,
+// saying so, not kept in the journal for the next campaign.
+TEST(CampaignTest, AFindingMinimizingAtTheDeadlineIsFiledAsFound) {
+  const std::string dir = FreshDir("filed_as_found");
+  // Each tuple costs 0.3 s: a minimizing round of tens of candidates takes
+  // seconds, past the deadline.
+  CampaignOptions o =
+      Options(dir, {"--fault=wrong-on=add.u32", "--us-per-tuple=300000"});
+  o.deadline = absl::Now() + absl::Seconds(3);
+  auto c = Campaign::Start(o);
+  ASSERT_TRUE(c.ok()) << c.status();
+  Offer(**c, "add.u32", {{0x12345678, 0x9abcdef, 0, 0}});
+  while ((*c)->Snapshot().counts.mismatched == 0)
+    absl::SleepFor(absl::Milliseconds(20));
+  absl::SleepFor(o.deadline - absl::Now());
+  (*c)->Stop();
+  const CampaignStats s = (*c)->Snapshot();
+  EXPECT_EQ(s.unfiled, 0);
+  EXPECT_EQ(s.new_findings, 1);
+  const std::vector<std::string> names = EntryNames(dir + "/triage");
+  ASSERT_EQ(names.size(), 1u);
+  const std::string entry =
+      dir + "/triage/" + names[0].substr(0, names[0].find(' '));
+  std::ifstream case_file(entry + "/case.txt");
+  const std::string text((std::istreambuf_iterator<char>(case_file)), {});
+  EXPECT_THAT(text, HasSubstr("not minimized: the campaign ended first"));
 }
 
 // The entry a mismatching bfe.s64 with a position of 256 or more files as

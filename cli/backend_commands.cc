@@ -10,9 +10,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "cli/commands.h"
@@ -27,6 +27,16 @@
 
 namespace ptxdiff {
 namespace {
+
+// A reason or a fault in a list, on one line of at most kListedBytes: a
+// tool's message may end with a kilobyte of its output (`eval` shows it).
+constexpr size_t kListedBytes = 300;
+std::string FirstLine(absl::string_view text) {
+  absl::string_view line = text.substr(0, text.find('\n'));
+  if (line.size() <= kListedBytes && line.size() == text.size())
+    return std::string(line);
+  return absl::StrCat(line.substr(0, kListedBytes), " ...");
+}
 
 absl::StatusOr<absl::Duration> ParseSeconds(const std::string& text) {
   double seconds;
@@ -263,12 +273,13 @@ int RunSweep(const std::vector<std::string>& args, std::ostream& out,
   if (!declines.empty()) out << "declined, by reason:\n";
   for (size_t i = 0; i < std::min(declines.size(), kMaxReasons); ++i) {
     out << absl::StrFormat("  %8d  %s\n", declines[i].second,
-                           declines[i].first);
+                           FirstLine(declines[i].first));
   }
   if (declines.size() > kMaxReasons) {
     out << "  (" << declines.size() - kMaxReasons << " more reasons)\n";
   }
-  for (const std::string& f : s.faults) out << "fault: " << f << "\n";
+  for (const std::string& f : s.faults)
+    out << "fault: " << FirstLine(f) << "\n";
   // A sweep that tested nothing must not pass as one that found nothing.
   const auto top =
       declines.empty() ? std::pair<std::string, int64_t>() : declines[0];

@@ -117,14 +117,18 @@ class Campaign {
   // backend: their causes are filed as one instruction already (by the
   // tuple campaign, or this one), so programs with them are not generated,
   // and what minimizes to one of them alone is counted as known, not filed
-  // again as a program.
+  // again as a program. A variant that crashed or hung the backend is kept
+  // out too: in a program that is not about it, it would only fault again,
+  // and cost an isolation each time (issue 41, item 5).
   void SuppressTupleCauses() {
     const absl::StatusOr<std::vector<EntryInfo>> entries = store_.List();
     if (!entries.ok()) return;
     for (const EntryInfo& e : *entries) {
       const Signature& s = e.signature;
-      if (NamesAProgram(s) || NamesABatch(s) ||
-          s.kind != FindingKind::kValueMismatch ||
+      const bool tuple_kind = s.kind == FindingKind::kValueMismatch ||
+                              s.kind == FindingKind::kCrash ||
+                              s.kind == FindingKind::kHang;
+      if (NamesAProgram(s) || NamesABatch(s) || !tuple_kind ||
           s.backend != backend_.Name()) {
         continue;
       }
@@ -472,8 +476,7 @@ class Campaign {
                         : backend_.MismatchName(*check.mismatch),
             ", ", steps, steps == 1 ? " step" : " steps",
             BlockKinds(p).empty() ? "" : absl::StrCat(" with ", BlockKinds(p)),
-            " (", absl::StrJoin(StepSpellings(p), ", "),
-            "): ", disagreement)),
+            " (", absl::StrJoin(StepSpellings(p), ", "), "): ", disagreement)),
         .shape = f.kind == FindingKind::kHang ? kHangShape : Shape(p),
     };
     return f;

@@ -106,16 +106,22 @@ class ToolModuleRunner : public ProgramModuleRunner {
  public:
   explicit ToolModuleRunner(ProgramTool tool) : tool_(std::move(tool)) {}
 
+  // The timeout adapts to the tool as the ptx-cmd backend's does: a hang
+  // costs a few times a run, not tool_.timeout (its ceiling).
   ToolRun Run(const std::string& module, const std::string& in, size_t n,
               absl::Time deadline) const override {
-    return RunToolOnce({.command = tool_.command,
-                        .files_root = tool_.files_root,
-                        .module = module,
-                        .in = in,
-                        .n = n,
-                        .slot_bytes = kBatchResultBytes,
-                        .timeout = tool_.timeout,
-                        .deadline = std::min(deadline, tool_.deadline)});
+    ToolRun run =
+        RunToolOnce({.command = tool_.command,
+                     .files_root = tool_.files_root,
+                     .module = module,
+                     .in = in,
+                     .n = n,
+                     .slot_bytes = kBatchResultBytes,
+                     .timeout = absl::Trunc(cost_.Timeout(n, tool_.timeout),
+                                            absl::Milliseconds(1)),
+                     .deadline = std::min(deadline, tool_.deadline)});
+    if (run.error.ok() && run.end == ToolRun::kOk) cost_.Learn(n, run.took);
+    return run;
   }
   const PtxTarget& target() const override { return tool_.target; }
   std::string Name() const override { return "ptx-cmd"; }
@@ -134,6 +140,7 @@ class ToolModuleRunner : public ProgramModuleRunner {
 
  private:
   ProgramTool tool_;
+  mutable ToolCostModel cost_;
 };
 
 }  // namespace

@@ -52,7 +52,9 @@ struct ProgramTool {
   std::string command;     // the template: {ptx}, {in}, {out}, optional {n}
   std::string files_root;  // a private directory the runs are made in
   PtxTarget target;
-  absl::Duration timeout = absl::Seconds(10);  // one run of the tool
+  // The most one run of the tool may take: the ceiling of a timeout that
+  // adapts to what its runs cost (ToolCostModel).
+  absl::Duration timeout = absl::Seconds(10);
   // Runs past it are cut (ToolRun::kCut): not known to hang.
   absl::Time deadline = absl::InfiniteFuture();
 };

@@ -57,8 +57,15 @@ struct Finding {
   // With backend_bits: how the backend obtained them, where its reply said
   // (a value's note: ptxas's "executed: ...", with the SASS that ran).
   std::string backend_note;
-  std::string detail;            // for faults: what the client saw
-  std::string raw_input;         // the fuzzer input that found it, if any
+  std::string detail;  // for faults: what the client saw
+  // What the disagreement depends on, where a contrast tells it across
+  // variants (one bug, one cause): "wrong only with 64-bit immediates (the
+  // same operands in registers agree)" (the minimizer's contrast run).
+  // Faults get theirs when filed (FaultCause). Entries of one kind and
+  // backend with the same cause are one root cause (GroupByRootCause);
+  // empty: the variant is the cause.
+  std::string cause;
+  std::string raw_input;  // the fuzzer input that found it, if any
   // How minimizing went.
   int64_t minimize_backend_calls = 0;
   double minimize_seconds = 0;

@@ -1,5 +1,6 @@
 #include "triage/minimizer.h"
 
+#include <algorithm>
 #include <bit>
 #include <optional>
 
@@ -109,6 +110,27 @@ std::vector<Tuple> Simplifications(const Tuple& t) {
   return out;
 }
 
+// `t` with every source that may be a runtime value one, if any is an
+// immediate: the contrast of a mismatch seen with immediates.
+std::optional<Tuple> InRegisters(const Tuple& t) {
+  const uint8_t all = RuntimeCapableSources(t.variant);
+  if ((t.runtime & all) == all) return std::nullopt;
+  return Tuple{t.variant, t.operands, all};
+}
+
+// "wrong only with 64-bit immediates (...)": the widest of `t`'s immediates
+// that could have been registers names the cause.
+std::string ImmediatesCause(const Tuple& t) {
+  int widest = 0;
+  for (int i = 0; i < NumSources(t.variant); ++i) {
+    if (CanBeRuntime(t.variant, i) && !t.IsRuntime(i))
+      widest = std::max(widest, SourceWidth(t.variant, i));
+  }
+  return absl::StrCat("wrong only with ", widest,
+                      "-bit immediates (the same operands in registers "
+                      "agree)");
+}
+
 absl::StatusOr<Finding> MinimizeMismatch(WorkerClient& client,
                                          const Tuple& failing,
                                          Reading reading) {
@@ -160,15 +182,28 @@ absl::StatusOr<Finding> MinimizeMismatch(WorkerClient& client,
     if (!improved) break;
   }
   // Confirm: the minimized tuple must disagree the same way every time (a
-  // hang is not run again: it would cost another timeout).
+  // hang is not run again: it would cost another timeout). A value mismatch
+  // with immediates is also run with them in registers, in the same batch:
+  // if that agrees, the cause is the immediates, whatever the variant.
   bool repeats = true;
   std::string note;  // how the backend obtained the minimized tuple's value
+  std::string cause;
   if (fault != TupleFault::kHang) {
-    const std::vector<Tuple> again(kConfirmations, best);
+    std::vector<Tuple> again(kConfirmations, best);
+    const std::optional<Tuple> contrast =
+        fault == TupleFault::kNone && client.identity().forms
+            ? InRegisters(best)
+            : std::nullopt;
+    if (contrast) again.push_back(*contrast);
     const BatchOutcome confirm = run(again);
     repeats = !confirm.fault.has_value();
     if (repeats) note = std::string(confirm.NoteOf(0));
-    for (size_t i = 0; repeats && i < again.size(); ++i) {
+    if (repeats && contrast &&
+        JudgeTuple(*contrast, confirm.results.back(), reading).verdict ==
+            Verdict::kAgree) {
+      cause = ImmediatesCause(best);
+    }
+    for (size_t i = 0; repeats && i < kConfirmations; ++i) {
       const TupleResult& r = confirm.results[i];
       repeats = fault != TupleFault::kNone
                     ? r.kind == ResultKind::kFault && r.fault == fault
@@ -193,6 +228,7 @@ absl::StatusOr<Finding> MinimizeMismatch(WorkerClient& client,
     f.batch = {best};
     f.detail = fault_message;
   }
+  f.cause = std::move(cause);
   f.backend = client.identity().name;
   f.backend_identity = client.identity().Describe();
   f.minimize_backend_calls = calls;

@@ -27,6 +27,7 @@
 #include "common/files.h"
 #include "common/status_macros.h"
 #include "common/version.h"
+#include "isa/family_table.h"
 #include "isa/spelling.h"
 #include "program/program.h"
 #include "triage/repro_ptx.h"
@@ -407,6 +408,27 @@ std::string DescribeBatch(const std::vector<Tuple>& batch) {
                         : "");
 }
 
+// A crash's or hang's cause across variants (finding.h): where the spec
+// leaves the value open, that condition ("crash where the spec leaves the
+// value open: division-by-zero", in div and rem alike); else the family and
+// how it ended ("crash in sad: killed by signal 6 (SIGABRT)"). Empty for an
+// unisolated fault or a program's.
+std::string FaultCause(const Finding& f) {
+  if (f.kind == FindingKind::kValueMismatch || f.unisolated || f.program)
+    return "";
+  const absl::string_view kind = FindingKindName(f.kind);
+  if (!f.oracle.defined()) {
+    return absl::StrCat(kind, " where the spec leaves the value open: ",
+                        Token(f.oracle.undefined));
+  }
+  std::string how = HowItEnded(f.detail);
+  how = how.substr(0, how.find(" (a shell's"));
+  if (f.kind == FindingKind::kHang || how.empty())
+    return absl::StrCat(kind, " in ", InfoOf(f.tuple.variant.family).opcode);
+  return absl::StrCat(kind, " in ", InfoOf(f.tuple.variant.family).opcode, ": ",
+                      how);
+}
+
 std::map<std::string, std::string> NewMeta(const Finding& f) {
   const std::string now = Now();
   std::map<std::string, std::string> meta = {
@@ -425,6 +447,10 @@ std::map<std::string, std::string> NewMeta(const Finding& f) {
   }
   if (f.unisolated)
     meta["batch"] = DescribeBatch(f.batch);  // what its name hides
+  if (std::string cause = f.cause.empty() ? FaultCause(f) : f.cause;
+      !cause.empty() && IsMetaValue(cause)) {
+    meta["cause"] = std::move(cause);
+  }
   if (f.program) {
     meta["what"] = f.program->what;
     meta["shape"] = f.program->shape;
@@ -534,20 +560,39 @@ bool RootCause::explained() const {
 namespace {
 // What names an entry's cause: its variant, or a program's steps (programs
 // of one shape that differ in a constant's class are one cause).
-std::string CauseName(const EntryInfo& e) {
+// An entry's cause (finding.h), or its variant's, or for a program its
+// shape. `causes` holds the causes other entries of a variant name: an
+// entry filed without one (not minimized, or filed before causes were)
+// joins its variant's.
+// Entries of one variant, kind and backend.
+std::string VariantKey(const Signature& s) {
+  return absl::StrCat(FindingKindName(s.kind), "\t", s.backend, "\t",
+                      s.spelling);
+}
+
+std::string CauseName(const EntryInfo& e,
+                      const std::map<std::string, std::string>& causes) {
   const auto shape = e.meta.find("shape");
   if (NamesAProgram(e.signature) && shape != e.meta.end()) {
     return absl::StrCat("program: ", shape->second);
   }
-  return e.signature.spelling;
+  if (const auto cause = e.meta.find("cause"); cause != e.meta.end())
+    return cause->second;
+  const auto known = causes.find(VariantKey(e.signature));
+  return known != causes.end() ? known->second : e.signature.spelling;
 }
 }  // namespace
 
 std::vector<RootCause> GroupByRootCause(const std::vector<EntryInfo>& entries) {
+  std::map<std::string, std::string> variant_causes;
+  for (const EntryInfo& e : entries) {
+    if (const auto cause = e.meta.find("cause"); cause != e.meta.end())
+      variant_causes.try_emplace(VariantKey(e.signature), cause->second);
+  }
   std::vector<RootCause> causes;
   for (const EntryInfo& e : entries) {
     const Signature& s = e.signature;
-    const std::string name = CauseName(e);
+    const std::string name = CauseName(e, variant_causes);
     auto it =
         std::find_if(causes.begin(), causes.end(), [&](const RootCause& c) {
           return c.kind == s.kind && c.backend == s.backend &&

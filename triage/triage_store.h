@@ -53,17 +53,22 @@ struct EntryInfo {
   bool explained() const { return meta.count("explained") > 0; }
 };
 
-// Entries that differ only in their trigger class: the same kind, backend
-// and (minimized, so plainest) variant, or for programs the same steps
+// Entries of one kind and backend that differ only in their trigger class:
+// the same (minimized, so plainest) variant, or for programs the same steps
 // (meta.txt's `shape`). One cause may show in two operand
 // classes (ptxas folds slct.s32.s32's c as an f32: its NaN patterns are
 // `in-range`, its -0.0 is `min`), so summaries count causes, not entries;
 // entries stay apart so that two causes in one variant are not merged.
+// Entries whose meta.txt names the same `cause` (Finding::cause: "wrong
+// only with 64-bit immediates ...", "crash where the spec leaves the value
+// open: division-by-zero") are one cause across variants, and an entry
+// without one joins the cause its variant's other entries name.
 struct RootCause {
   FindingKind kind;
   std::string backend;
-  std::string
-      spelling;  // a program's: "program: abs.s32, setp.lt.s32, selp.b32"
+  // The variant, the meta's `cause`, or a program's "program: abs.s32,
+  // setp.lt.s32, selp.b32".
+  std::string spelling;
   std::vector<const EntryInfo*> entries;  // in the order given
   int64_t count = 0;                      // the entries' counts summed
   bool explained() const;                 // every entry is

@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <map>
 #include <set>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isa/spelling.h"
@@ -99,11 +101,11 @@ TEST(TriageStoreTest, TheBackendsNoteOnItsValueIsInMetaAndRepro) {
   EXPECT_THAT(meta_text, HasSubstr("obtained: executed: its  code\n"));
   std::ifstream repro(entry + "/repro.ptx");
   const std::string repro_text((std::istreambuf_iterator<char>(repro)), {});
-  EXPECT_EQ(repro_text.rfind(
-                "// faulty's value: executed: its\x01 code\n"
-                "// The SASS that ran:\n//   IADD3 R0, R1, R2, RZ\n",
-                0),
-            0u)
+  EXPECT_EQ(
+      repro_text.rfind("// faulty's value: executed: its\x01 code\n"
+                       "// The SASS that ran:\n//   IADD3 R0, R1, R2, RZ\n",
+                       0),
+      0u)
       << repro_text;
   EXPECT_THAT(repro_text, HasSubstr(".entry"));
   // Read back whole: the entry is not damaged.
@@ -256,6 +258,68 @@ TEST(TriageStoreTest, EntriesDifferingOnlyInTheirClassAreOneRootCause) {
   EXPECT_EQ(causes[2].backend, "cuda");
   EXPECT_EQ(causes[3].kind, FindingKind::kCrash);
   EXPECT_TRUE(causes[3].explained());
+}
+
+Finding Fault(FindingKind kind, const char* spelling, Operands operands,
+              const char* how) {
+  Finding f;
+  f.kind = kind;
+  f.tuple = {*ParseVariant(spelling), operands};
+  f.batch = {f.tuple};
+  f.oracle = Evaluate(f.tuple.variant, f.tuple.operands);
+  f.backend = "ptx-cmd";
+  f.backend_identity = "ptx-cmd 2";
+  f.detail = absl::StrCat("ptx-cmd: command 't' failed on ", spelling,
+                          " (1 tuple): ", how, "; its output ends:\nlog");
+  return f;
+}
+
+// One bug, one cause (issue 41, item 4): entries whose meta names the same
+// cause are one root cause across variants; a crash where the spec leaves
+// the value open is caused by that condition, whatever the family; another
+// crash by its family and how it ended; an entry of a variant filed
+// without a cause (not minimized) joins the cause its variant's other
+// entry names.
+TEST(TriageStoreTest, EntriesNamingOneCauseAreOneRootCauseAcrossVariants) {
+  const std::string dir = FreshDir("causes");
+  auto store = TriageStore::Open(dir, /*create=*/true);
+  ASSERT_TRUE(store.ok()) << store.status();
+  const std::string immediates =
+      "wrong only with 64-bit immediates (the same operands in registers "
+      "agree)";
+  for (const char* v : {"add.u64", "sub.u64", "mul.lo.u64"}) {
+    Finding f = Mismatch(v, 0x100000001);
+    f.cause = immediates;
+    ASSERT_TRUE(store->File(f).ok());
+  }
+  ASSERT_TRUE(store->File(Mismatch("add.u64", 0x8000000000000000)).ok());
+  ASSERT_TRUE(store->File(Mismatch("add.s32", 1)).ok());
+  const char* fpe = "killed by signal 8 (SIGFPE) (a shell's exit status 136)";
+  ASSERT_TRUE(
+      store->File(Fault(FindingKind::kCrash, "div.u32", {{7, 0}}, fpe)).ok());
+  ASSERT_TRUE(
+      store->File(Fault(FindingKind::kCrash, "rem.s64", {{7, 0}}, fpe)).ok());
+  const char* abort = "killed by signal 6 (SIGABRT)";
+  ASSERT_TRUE(
+      store->File(Fault(FindingKind::kCrash, "sad.u32", {{1, 2, 3}}, abort))
+          .ok());
+  ASSERT_TRUE(
+      store->File(Fault(FindingKind::kCrash, "sad.s64", {{1, 2, 3}}, abort))
+          .ok());
+  auto entries = store->List();
+  ASSERT_TRUE(entries.ok());
+  ASSERT_EQ(entries->size(), 9u);
+  std::map<std::string, size_t> causes;
+  for (const RootCause& c : GroupByRootCause(*entries))
+    causes[c.spelling] = c.entries.size();
+  EXPECT_THAT(
+      causes,
+      ::testing::UnorderedElementsAre(
+          ::testing::Pair(immediates, 4u), ::testing::Pair("add.s32", 1u),
+          ::testing::Pair(
+              "crash where the spec leaves the value open: division-by-zero",
+              2u),
+          ::testing::Pair("crash in sad: killed by signal 6 (SIGABRT)", 2u)));
 }
 
 std::string ReadAll(const std::string& path) {

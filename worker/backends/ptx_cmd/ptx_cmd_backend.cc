@@ -61,12 +61,6 @@ int SegmentWeight(const Variant& v, bool written, size_t tuples) {
   return SimdLanes(v.family) == 2 ? 64 : 1;
 }
 
-// A tool run that ends at the timeout is a hang; the timeout adapts to what
-// runs of the tool have cost: this many times the expected time, plus the
-// floor, never more than the `timeout_ms` option.
-constexpr double kTimeoutMargin = 4;
-constexpr absl::Duration kTimeoutFloor = absl::Milliseconds(250);
-
 // A variant that has crashed or hung the tool runs apart from the others,
 // in parts of this many tuples: its next faults cost a few small runs, and
 // the clean variants keep their big ones.
@@ -99,9 +93,12 @@ struct Config {
   absl::Duration batch_timeout = absl::Seconds(45);
   int jobs = 2;
   int abi = 2;  // 2: one module per batch; 1: one module per variant
-  // Tuples run as written: runtime sources from the buffer, the others as
-  // immediates (ABI 2 only). Off: every source from the buffer.
-  bool forms = true;
+  // How operand forms run (ABI 2: `forms` 1 or 0; ABI 1 has no forms).
+  enum class Forms {
+    kAsWritten,          // the register shape in loops, the rest written
+    kRegisterShapeOnly,  // the register shape in loops, the rest declined
+    kAllInRegisters,     // every tuple in a loop (ABI 1: no forms said)
+  } forms = Forms::kAsWritten;
   // Where what the tool refuses is remembered across runs (refusal_memory.h);
   // empty: nowhere.
   std::string refusals_dir;
@@ -170,7 +167,9 @@ absl::StatusOr<Config> ParseConfig(const KeyValues& hello) {
   int forms = 1;
   PTXDIFF_RETURN_IF_ERROR(IntOption(options, "ptx-cmd", "forms", 0, 1, forms));
   // ABI 1's module is the one-variant loop: it has no written tuples.
-  config.forms = forms == 1 && config.abi == 2;
+  config.forms = config.abi == 1 ? Config::Forms::kAllInRegisters
+                 : forms == 1    ? Config::Forms::kAsWritten
+                                 : Config::Forms::kRegisterShapeOnly;
   config.refusals_dir = OptionValue(options, "refusals_dir").value_or("");
   config.timeout = absl::Milliseconds(timeout_ms);
   config.batch_timeout = absl::Milliseconds(batch_timeout_ms);
@@ -234,38 +233,6 @@ std::string InputBuffer(const ResolvedBatch& request, const Part& part) {
   return bytes;
 }
 
-// The expected cost of a tool run, learned from the runs that succeeded, for
-// the timeout of the next run: a start-up, the slowest seen (a real tool's
-// varies from run to run), and a cost per tuple, learned from runs big
-// enough that their tuples, not the start-up's jitter, show in their time.
-class CostModel {
- public:
-  static constexpr size_t kPerTupleFrom = 256;  // tuples
-
-  void Learn(size_t tuples, absl::Duration took) {
-    const double seconds = absl::ToDoubleSeconds(took);
-    if (tuples < kPerTupleFrom) {
-      fastest_startup_ =
-          startups_ == 0 ? seconds : std::min(fastest_startup_, seconds);
-      slowest_startup_ = std::max(slowest_startup_, seconds);
-      ++startups_;
-    } else if (startups_ > 0) {
-      per_tuple_ = std::max(per_tuple_, (seconds - fastest_startup_) / tuples);
-    }
-  }
-  bool learned() const { return startups_ > 0; }
-  absl::Duration Timeout(size_t tuples, absl::Duration ceiling) const {
-    if (startups_ == 0) return ceiling;
-    const double expected = slowest_startup_ + per_tuple_ * tuples;
-    return std::min(ceiling,
-                    absl::Seconds(kTimeoutMargin * expected) + kTimeoutFloor);
-  }
-
- private:
-  int startups_ = 0;
-  double fastest_startup_ = 0, slowest_startup_ = 0, per_tuple_ = 0;
-};
-
 class PtxCmdBackend : public Backend {
  public:
   PtxCmdBackend(Config config, std::string files_root,
@@ -278,15 +245,18 @@ class PtxCmdBackend : public Backend {
 
  protected:
   WorkerIdentity Describe() const override {
-    return {.name = std::string(kPtxCmdBackend),
-            .version = "2",
-            .toolchain = config_.command,
-            .device = absl::StrCat("PTX for sm_", config_.target.sm),
-            // The kernels read CC.CF back after every `.cc` instruction.
-            .carry = true,
-            .forms = config_.forms,
-            // A tool runs the loop of all-register tuples fastest.
-            .runtime_by_default = config_.forms};
+    return {
+        .name = std::string(kPtxCmdBackend),
+        // The kernel ABI it writes, as the banner says ("ptx-cmd abi 2
+        // (my-tool ...)"): a bare "2" read as the ABI with abi=1.
+        .version = absl::StrCat("abi ", config_.abi),
+        .toolchain = config_.command,
+        .device = absl::StrCat("PTX for sm_", config_.target.sm),
+        // The kernels read CC.CF back after every `.cc` instruction.
+        .carry = true,
+        .forms = config_.forms != Config::Forms::kAllInRegisters,
+        // A tool runs the loop of all-register tuples fastest.
+        .runtime_by_default = config_.forms != Config::Forms::kAllInRegisters};
   }
 
   std::optional<std::string> WhyUnsupported(const Variant& v) const override {
@@ -335,7 +305,7 @@ class PtxCmdBackend : public Backend {
 
   Config config_;
   std::string files_root_;  // ProcessTempDir(kPtxCmdTempPrefix, getpid())
-  CostModel cost_;
+  ToolCostModel cost_;
   std::optional<RefusalMemory> memory_;
   // Variants the tool refused (a non-zero exit on a module of that variant
   // alone), with why: declined without another run.
@@ -429,17 +399,25 @@ void PtxCmdBackend::LearnStartUp(absl::Time deadline) {
 }
 
 // `group`'s tuples as segments: those whose every source that may be a
-// runtime value is one run in the loop (the register shape); the others,
-// where `forms` is on, as written, in segments of at most
-// kWrittenSegmentTuples.
+// runtime value is one run in the loop (the register shape); the others as
+// written, in segments of at most kWrittenSegmentTuples, or declined, or in
+// the loop too, as `forms` says.
 std::vector<Segment> SegmentsOf(const ResolvedBatch& request,
-                                const VariantGroup& group, bool forms) {
+                                const VariantGroup& group, Config::Forms forms,
+                                Declines& declines) {
   const Variant& v = request.variants[group.variant_index];
   Segment loop{.variant = v};
   std::vector<Segment> segments;
   for (uint32_t p : group.positions) {
-    if (!forms || IsRegisterShape(v, request.tuples[p].runtime)) {
+    if (forms == Config::Forms::kAllInRegisters ||
+        IsRegisterShape(v, request.tuples[p].runtime)) {
       loop.positions.push_back(p);
+      continue;
+    }
+    if (forms == Config::Forms::kRegisterShapeOnly) {
+      declines.Add({&p, 1}, DeclineCode::kOperandForm,
+                   "ptx-cmd: forms=0 runs only the register shape (every "
+                   "source that may be a runtime value one)");
       continue;
     }
     if (segments.empty() ||
@@ -458,7 +436,7 @@ std::vector<Part> PtxCmdBackend::MakeParts(const ResolvedBatch& request,
   std::vector<Part> parts, apart;
   int weight = kModuleWeight;  // of the last part
   for (const VariantGroup& group : GroupByVariant(request)) {
-    for (Segment& s : SegmentsOf(request, group, config_.forms)) {
+    for (Segment& s : SegmentsOf(request, group, config_.forms, declines)) {
       if (auto it = refused_.find(RefusalKey{s.variant, s.written});
           it != refused_.end()) {
         declines.Add(s.positions, DeclineCode::kUnsupportedVariant, it->second);
@@ -739,7 +717,8 @@ std::optional<std::string> PtxCmdBackend::RefusedInEveryShape(
     const Variant& v) const {
   const auto registers = refused_.find(RefusalKey{v, false});
   if (registers == refused_.end()) return std::nullopt;
-  if (config_.forms && !refused_.contains(RefusalKey{v, true}))
+  if (config_.forms == Config::Forms::kAsWritten &&
+      !refused_.contains(RefusalKey{v, true}))
     return std::nullopt;
   return absl::StrCat("refused by the tool in an earlier run (remembered in ",
                       memory_ ? memory_->path() : "this worker",

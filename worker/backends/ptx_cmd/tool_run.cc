@@ -80,11 +80,12 @@ ToolRun RunToolOnce(const ToolCall& call) {
   if (run.error.ok()) run.error = WriteFile(in, call.in);
   if (!run.error.ok()) return run;
 
-  const std::string command =
-      absl::StrReplaceAll(call.command, {{"{ptx}", ShellQuote(ptx)},
-                                         {"{in}", ShellQuote(in)},
-                                         {"{out}", ShellQuote(out)},
-                                         {"{n}", absl::StrCat(call.n)}});
+  const std::string command = absl::StrReplaceAll(
+      call.command, {{"{ptx}", ShellQuote(ptx)},
+                     {"{in}", ShellQuote(in)},
+                     {"{out}", ShellQuote(out)},
+                     {"{n}", absl::StrCat(call.n)},
+                     {"{out_bytes}", absl::StrCat(call.n * call.slot_bytes)}});
   const absl::Duration timeout =
       std::max(absl::Milliseconds(1),
                std::min(call.timeout, absl::Trunc(call.deadline - absl::Now(),
@@ -148,6 +149,33 @@ ToolRun RunToolOnce(const ToolCall& call) {
   }
   run.out = *std::move(bytes);
   return run;
+}
+
+void ToolCostModel::Learn(size_t slots, absl::Duration took) {
+  const double seconds = absl::ToDoubleSeconds(took);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (slots < kPerSlotFrom) {
+    fastest_startup_ =
+        startups_ == 0 ? seconds : std::min(fastest_startup_, seconds);
+    slowest_startup_ = std::max(slowest_startup_, seconds);
+    ++startups_;
+  } else if (startups_ > 0) {
+    per_slot_ = std::max(per_slot_, (seconds - fastest_startup_) / slots);
+  }
+}
+
+bool ToolCostModel::learned() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return startups_ > 0;
+}
+
+absl::Duration ToolCostModel::Timeout(size_t slots,
+                                      absl::Duration ceiling) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (startups_ == 0) return ceiling;
+  const double expected = slowest_startup_ + per_slot_ * slots;
+  return std::min(ceiling,
+                  absl::Seconds(kTimeoutMargin * expected) + kTimeoutFloor);
 }
 
 }  // namespace ptxdiff

@@ -1,15 +1,17 @@
 // One run of a user's PTX tool (docs/kernel-abi.md, "The command"): the
 // module and the input buffer written to a fresh private directory, the
-// command template run once through /bin/sh with {ptx}, {in}, {out} and {n}
-// replaced, and how it ended: the output buffer, a refusal, a crash or a
-// hang. What the ptx-cmd backend and programs on a tool share, and programs
-// on a GPU, each run a ptxdiff-worker --run-module command (program_cuda.h).
+// command template run once through /bin/sh with {ptx}, {in}, {out}, {n}
+// and {out_bytes} (the size {out} must have) replaced, and how it ended: the
+// output buffer, a refusal, a crash or a hang. What the ptx-cmd backend and
+// programs on a tool share, and programs on a GPU, each run a ptxdiff-worker
+// --run-module command (program_cuda.h).
 
 #ifndef PTXDIFF_WORKER_BACKENDS_PTX_CMD_TOOL_RUN_H_
 #define PTXDIFF_WORKER_BACKENDS_PTX_CMD_TOOL_RUN_H_
 
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -58,6 +60,29 @@ struct ToolCall {
 };
 
 ToolRun RunToolOnce(const ToolCall& call);
+
+// The expected cost of a tool's runs, learned from those that succeeded, for
+// the timeout of the next (a run that ends at it hangs): kTimeoutMargin
+// times the expected time plus kTimeoutFloor, never more than a ceiling.
+// The expected time is the slowest start-up seen (a real tool's varies from
+// run to run) plus a cost per slot, learned from runs big enough that their
+// slots, not the start-up's jitter, show in their time. Thread-safe.
+class ToolCostModel {
+ public:
+  static constexpr double kTimeoutMargin = 4;
+  static constexpr absl::Duration kTimeoutFloor = absl::Milliseconds(500);
+  static constexpr size_t kPerSlotFrom = 256;
+
+  void Learn(size_t slots, absl::Duration took);
+  bool learned() const;
+  // The ceiling until a run succeeded.
+  absl::Duration Timeout(size_t slots, absl::Duration ceiling) const;
+
+ private:
+  mutable std::mutex mu_;
+  int startups_ = 0;
+  double fastest_startup_ = 0, slowest_startup_ = 0, per_slot_ = 0;
+};
 
 }  // namespace ptxdiff
 
