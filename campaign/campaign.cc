@@ -36,6 +36,8 @@ constexpr size_t kCalibrationShareOfBatch = 32;
 // At Stop, the filer goes on filing for at most this long; what is left
 // stays in the journal for the next campaign.
 constexpr absl::Duration kFilingGrace = absl::Seconds(10);
+// The contrast batch of the mismatches left at the end: one batch.
+constexpr absl::Duration kContrastTimeout = absl::Seconds(5);
 
 }  // namespace
 
@@ -685,6 +687,16 @@ void Campaign::FilerLoop() {
         StopMinimizing();
         continue;
       }
+      if (minimizing_stopped_ && !filing_.empty() && !contrasted_) {
+        contrasted_ = true;
+        std::deque<FilingJob> left = std::move(filing_);
+        filing_.clear();
+        lock.unlock();
+        ContrastAtTheEnd(left);
+        lock.lock();
+        for (FilingJob& j : left) filing_.push_back(std::move(j));
+        continue;
+      }
       if (filing_.empty()) {
         const bool last =
             senders_done() || (deadline && absl::Now() > *deadline);
@@ -700,6 +712,33 @@ void Campaign::FilerLoop() {
     FileJob(job);
     std::lock_guard<std::mutex> lock(mu_);
     filer_busy_ = false;
+  }
+}
+
+void Campaign::ContrastAtTheEnd(std::deque<FilingJob>& jobs) {
+  std::vector<Tuple> contrasts;
+  std::vector<FilingJob*> of;
+  for (FilingJob& job : jobs) {
+    if (job.fault || job.tuple_fault != TupleFault::kNone) continue;
+    if (std::optional<Tuple> t = InRegisters(job.tuple)) {
+      contrasts.push_back(*t);
+      of.push_back(&job);
+    }
+  }
+  if (contrasts.empty() || !identity_.forms) return;
+  WorkerCommand command = options_.worker;
+  command.timeout = kContrastTimeout;
+  command.start_deadline = absl::Now() + kContrastTimeout;
+  absl::StatusOr<std::unique_ptr<WorkerClient>> client =
+      WorkerClient::Start(command);
+  if (!client.ok()) return;  // filed without a cause
+  const BatchOutcome out = (*client)->Run(contrasts);
+  if (out.fault) return;
+  for (size_t i = 0; i < contrasts.size(); ++i) {
+    if (JudgeTuple(contrasts[i], out.results[i], options_.reading).verdict ==
+        Verdict::kAgree) {
+      of[i]->cause = ImmediatesCause(of[i]->tuple);
+    }
   }
 }
 
@@ -788,6 +827,7 @@ void Campaign::FileJob(const FilingJob& job) {
       // for the next campaign (nothing pending when the run ends).
       f.detail = cut_short ? "not minimized: the campaign ended first"
                            : std::string(minimized.status().message());
+      f.cause = job.cause;
       if (job.tuple_fault != TupleFault::kNone) {
         f.kind = job.tuple_fault == TupleFault::kHang ? FindingKind::kHang
                                                       : FindingKind::kCrash;

@@ -231,6 +231,9 @@ class Campaign {
     // Why `fault` of `fault_batch` could not be isolated by the sender
     // (BatchOutcome::unisolated): filed as an unisolated fault at once.
     std::string unisolated_why;
+    // For a mismatch filed as found (the campaign ended before it was
+    // minimized): its cause, if the contrast run at the end told one.
+    std::string cause;
   };
 
   Campaign(CampaignOptions options, TriageStore store,
@@ -240,6 +243,12 @@ class Campaign {
   // Takes the started senders' workers, learns what they support, and starts
   // the campaign's threads.
   absl::Status StartWorkers(WorkerStarts& starting);
+  // The jobs left when the campaign ran out of time, to be filed as found:
+  // their value mismatches with immediates run once more with them in
+  // registers, in one batch on a fresh worker, so that each is filed under
+  // the cause that contrast tells (FilingJob::cause), as a minimized one
+  // would be. Bounded by kContrastTimeout.
+  void ContrastAtTheEnd(std::deque<FilingJob>& jobs);
   // Times a batch of each family's systematic tuples on the senders' workers
   // (judging them too) to learn the backend's cost per tuple by family.
   void Calibrate();
@@ -301,6 +310,7 @@ class Campaign {
   std::atomic<WorkerClient*> minimizer_started_{
       nullptr};  // for Stop's Interrupt
   std::atomic<bool> minimizing_stopped_{false};
+  bool contrasted_ = false;  // ContrastAtTheEnd ran (the filer's, under mu_)
   std::vector<std::thread> threads_;
   std::atomic<bool> stopping_{false};
   std::atomic<int> senders_running_{0};    // SenderLoops not yet returned

@@ -110,16 +110,12 @@ std::vector<Tuple> Simplifications(const Tuple& t) {
   return out;
 }
 
-// `t` with every source that may be a runtime value one, if any is an
-// immediate: the contrast of a mismatch seen with immediates.
 std::optional<Tuple> InRegisters(const Tuple& t) {
   const uint8_t all = RuntimeCapableSources(t.variant);
   if ((t.runtime & all) == all) return std::nullopt;
   return Tuple{t.variant, t.operands, all};
 }
 
-// "wrong only with 64-bit immediates (...)": the widest of `t`'s immediates
-// that could have been registers names the cause.
 std::string ImmediatesCause(const Tuple& t) {
   int widest = 0;
   for (int i = 0; i < NumSources(t.variant); ++i) {

@@ -15,7 +15,9 @@
 #ifndef PTXDIFF_TRIAGE_MINIMIZER_H_
 #define PTXDIFF_TRIAGE_MINIMIZER_H_
 
+#include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -40,6 +42,14 @@ struct Complexity {
   friend auto operator<=>(const Complexity&, const Complexity&) = default;
 };
 Complexity ComplexityOf(const Tuple& t);
+
+// `t` with every source that may be a runtime value one, if any of those is
+// an immediate: the contrast of a mismatch seen with immediates.
+std::optional<Tuple> InRegisters(const Tuple& t);
+// The cause of a mismatch of `t` whose contrast (InRegisters) agrees:
+// "wrong only with 64-bit immediates (the same operands in registers
+// agree)", the width the widest of those immediates' (Finding::cause).
+std::string ImmediatesCause(const Tuple& t);
 
 // Minimizes a value mismatch of `failing` on `client`, or a tuple the
 // implementation crashes on (ResultKind::kFault: simpler tuples must crash
