@@ -74,6 +74,9 @@ constexpr size_t kFaultingPartTuples = 4;
 constexpr int kFaultsPerVariantInBatch = 3;
 constexpr int kCrashRunsPerVariantInBatch = 12;
 constexpr int kHangRunsPerVariantInBatch = 4;
+// And a family whose variants hung the tool this often (bfind's 8 variants
+// hanging on one class of inputs would cost 32 timeouts a batch).
+constexpr int kHangRunsPerFamilyInBatch = 8;
 
 // A variant's faults in the batch being run.
 struct BatchFaults {
@@ -312,7 +315,14 @@ class PtxCmdBackend : public Backend {
   Refusals refused_;
   // Variants that crashed or hung the tool: run apart (kFaultingPartTuples).
   absl::flat_hash_set<Variant> faulting_;
+  absl::flat_hash_set<Family> faulting_families_;  // theirs
+
+  // `part`, which faulted, as the segments of faulting_families_ and the
+  // rest; empty if that does not split it.
+  std::vector<Part> SuspectsApart(const Part& part,
+                                  const std::string& why) const;
   absl::flat_hash_map<Variant, BatchFaults> faults_in_batch_;
+  absl::flat_hash_map<Family, int> family_hang_runs_;  // in the batch
 };
 
 // `parts` without the segments of variants that faulted the tool enough in
@@ -320,6 +330,7 @@ class PtxCmdBackend : public Backend {
 std::vector<Part> WithoutFaultyVariants(
     std::vector<Part> parts,
     const absl::flat_hash_map<Variant, BatchFaults>& faults,
+    const absl::flat_hash_map<Family, int>& family_hang_runs,
     Declines& declines) {
   if (faults.empty()) return parts;
   std::vector<Part> kept;
@@ -327,16 +338,26 @@ std::vector<Part> WithoutFaultyVariants(
     Part rest{.isolating = part.isolating};
     for (Segment& s : part.segments) {
       const auto it = faults.find(s.variant);
-      if (it == faults.end() || !it->second.Enough()) {
+      const auto family = family_hang_runs.find(s.variant.family);
+      const bool family_hangs = family != family_hang_runs.end() &&
+                                family->second >= kHangRunsPerFamilyInBatch;
+      if ((it == faults.end() || !it->second.Enough()) && !family_hangs) {
         rest.segments.push_back(std::move(s));
         continue;
       }
-      declines.Add(s.positions, DeclineCode::kOther,
-                   absl::StrCat(kNotRunPrefix, "ptx-cmd: ", Spell(s.variant),
-                                " crashed or hung the tool in ",
-                                it->second.crash_runs + it->second.hang_runs,
-                                " runs of this batch; its other tuples were "
-                                "not run, each would cost a run"));
+      declines.Add(
+          s.positions, DeclineCode::kOther,
+          absl::StrCat(
+              kNotRunPrefix, "ptx-cmd: ",
+              family_hangs
+                  ? absl::StrCat(InfoOf(s.variant.family).opcode,
+                                 " hung the tool in ", family->second,
+                                 " runs of this batch")
+                  : absl::StrCat(Spell(s.variant),
+                                 " crashed or hung the tool in ",
+                                 it->second.crash_runs + it->second.hang_runs,
+                                 " runs of this batch"),
+              "; its other tuples were not run, each would cost a run"));
     }
     if (!rest.segments.empty()) kept.push_back(std::move(rest));
   }
@@ -352,8 +373,9 @@ absl::Status PtxCmdBackend::RunSupported(const ResolvedBatch& request,
   std::vector<Part> parts = MakeParts(request, declines);
   if (!parts.empty()) LearnStartUp(deadline);
   faults_in_batch_.clear();
+  family_hang_runs_.clear();
   while (!(parts = WithoutFaultyVariants(std::move(parts), faults_in_batch_,
-                                         declines))
+                                         family_hang_runs_, declines))
               .empty()) {
     if (absl::Now() >= deadline) {
       for (const Part& part : parts) {
@@ -665,8 +687,11 @@ void PtxCmdBackend::Settle(const ResolvedBatch& request, const Part& part,
       // A crash or a hang is a finding: find the tuple that causes it.
       if (part.segments.size() == 1) {
         faulting_.insert(part.segments[0].variant);
+        faulting_families_.insert(part.segments[0].variant.family);
         BatchFaults& faults = faults_in_batch_[part.segments[0].variant];
         ++(run.end == ToolRun::kHung ? faults.hang_runs : faults.crash_runs);
+        if (run.end == ToolRun::kHung)
+          ++family_hang_runs_[part.segments[0].variant.family];
       }
       if (part.tuples() == 1) {
         ++faults_in_batch_[part.segments[0].variant].tuples;
@@ -677,11 +702,30 @@ void PtxCmdBackend::Settle(const ResolvedBatch& request, const Part& part,
                                                : TupleFault::kCrash};
         return;
       }
+      // Suspects first: the segments of families that faulted the tool
+      // before, apart from the rest, which then most likely runs at once (a
+      // hang costs a timeout per split).
+      if (std::vector<Part> split = SuspectsApart(part, Failure(part, run));
+          !split.empty()) {
+        for (Part& p : split) next.push_back(std::move(p));
+        return;
+      }
       break;
   }
   for (Part& smaller : Split(part, Failure(part, run))) {
     next.push_back(std::move(smaller));
   }
+}
+
+std::vector<Part> PtxCmdBackend::SuspectsApart(const Part& part,
+                                               const std::string& why) const {
+  Part suspects{.isolating = why}, rest{.isolating = why};
+  for (const Segment& s : part.segments) {
+    (faulting_families_.contains(s.variant.family) ? suspects : rest)
+        .segments.push_back(s);
+  }
+  if (suspects.segments.empty() || rest.segments.empty()) return {};
+  return {std::move(suspects), std::move(rest)};
 }
 
 // `out`'s values into `results`, with the carry its flag words say for a

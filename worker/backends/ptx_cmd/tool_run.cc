@@ -151,29 +151,46 @@ ToolRun RunToolOnce(const ToolCall& call) {
   return run;
 }
 
+void ToolCostModel::Recent::Add(double x) {
+  if (runs.size() < kStartupsKept) {
+    runs.push_back(x);
+  } else {
+    runs[next] = x;
+  }
+  next = (next + 1) % kStartupsKept;
+}
+
+double ToolCostModel::Recent::NinthDecile() const {
+  if (runs.empty()) return 0;
+  std::vector<double> sorted = runs;
+  const size_t at = sorted.size() * 9 / 10;
+  std::nth_element(sorted.begin(), sorted.begin() + at, sorted.end());
+  return sorted[at];
+}
+
 void ToolCostModel::Learn(size_t slots, absl::Duration took) {
   const double seconds = absl::ToDoubleSeconds(took);
   std::lock_guard<std::mutex> lock(mu_);
   if (slots < kPerSlotFrom) {
     fastest_startup_ =
-        startups_ == 0 ? seconds : std::min(fastest_startup_, seconds);
-    slowest_startup_ = std::max(slowest_startup_, seconds);
-    ++startups_;
-  } else if (startups_ > 0) {
-    per_slot_ = std::max(per_slot_, (seconds - fastest_startup_) / slots);
+        startups_.runs.empty() ? seconds : std::min(fastest_startup_, seconds);
+    startups_.Add(seconds);
+  } else if (!startups_.runs.empty()) {
+    per_slot_.Add(std::max(0.0, seconds - fastest_startup_) / slots);
   }
 }
 
 bool ToolCostModel::learned() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return startups_ > 0;
+  return !startups_.runs.empty();
 }
 
 absl::Duration ToolCostModel::Timeout(size_t slots,
                                       absl::Duration ceiling) const {
   std::lock_guard<std::mutex> lock(mu_);
-  if (startups_ == 0) return ceiling;
-  const double expected = slowest_startup_ + per_slot_ * slots;
+  if (startups_.runs.empty()) return ceiling;
+  const double expected =
+      startups_.NinthDecile() + per_slot_.NinthDecile() * slots;
   return std::min(ceiling,
                   absl::Seconds(kTimeoutMargin * expected) + kTimeoutFloor);
 }

@@ -64,14 +64,18 @@ ToolRun RunToolOnce(const ToolCall& call);
 // The expected cost of a tool's runs, learned from those that succeeded, for
 // the timeout of the next (a run that ends at it hangs): kTimeoutMargin
 // times the expected time plus kTimeoutFloor, never more than a ceiling.
-// The expected time is the slowest start-up seen (a real tool's varies from
-// run to run) plus a cost per slot, learned from runs big enough that their
-// slots, not the start-up's jitter, show in their time. Thread-safe.
+// The expected time is a start-up plus a cost per slot, each the slowest of
+// the fastest nine tenths of its last kStartupsKept measures (a real tool's
+// varies from run to run, and one run slowed by a busy machine must not make
+// every later hang cost more): the start-up from small runs, the cost per
+// slot from runs big enough that their slots, not the start-up's jitter,
+// show in their time. Thread-safe.
 class ToolCostModel {
  public:
   static constexpr double kTimeoutMargin = 4;
   static constexpr absl::Duration kTimeoutFloor = absl::Milliseconds(500);
   static constexpr size_t kPerSlotFrom = 256;
+  static constexpr size_t kStartupsKept = 32;
 
   void Learn(size_t slots, absl::Duration took);
   bool learned() const;
@@ -79,9 +83,17 @@ class ToolCostModel {
   absl::Duration Timeout(size_t slots, absl::Duration ceiling) const;
 
  private:
+  // The last kStartupsKept of `runs`, a ring.
+  struct Recent {
+    std::vector<double> runs;
+    size_t next = 0;
+    void Add(double x);
+    double NinthDecile() const;  // 0 if empty
+  };
+
   mutable std::mutex mu_;
-  int startups_ = 0;
-  double fastest_startup_ = 0, slowest_startup_ = 0, per_slot_ = 0;
+  Recent startups_, per_slot_;
+  double fastest_startup_ = 0;
 };
 
 }  // namespace ptxdiff
