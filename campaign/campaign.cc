@@ -768,7 +768,29 @@ absl::StatusOr<WorkerClient*> Campaign::MinimizerClient() {
   return minimizer_client_.get();
 }
 
+bool Campaign::CountUnderItsCause(const FilingJob& job) {
+  if (job.cause.empty()) return false;
+  std::optional<Finding> repeat;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [key, cause] : causes_) {
+      if (cause.filed && cause.filed->cause == job.cause &&
+          cause.filed->kind == FindingKind::kValueMismatch) {
+        repeat = *cause.filed;
+        break;
+      }
+    }
+  }
+  if (!repeat) return false;
+  repeat->occurrences = 1;
+  repeat->found_as = {Spell(job.tuple.variant)};
+  if (!Record(*repeat, /*repeats=*/false)) return true;  // the journal keeps it
+  if (job.seq >= 0) journal_->Done(job.seq);
+  return true;
+}
+
 void Campaign::FileJob(const FilingJob& job) {
+  if (CountUnderItsCause(job)) return;
   Finding f;
   // A hang is filed as found, and a fault the sender could not isolate: no
   // worker needed.

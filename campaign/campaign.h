@@ -249,6 +249,11 @@ class Campaign {
   // the cause that contrast tells (FilingJob::cause), as a minimized one
   // would be. Bounded by kContrastTimeout.
   void ContrastAtTheEnd(std::deque<FilingJob>& jobs);
+  // A job ContrastAtTheEnd told the cause of, where this run filed a
+  // minimized entry of that cause: counted as a repeat of that entry (its
+  // variant added to the entry's found_as), not filed as found in an entry
+  // of its own. False if there is none.
+  bool CountUnderItsCause(const FilingJob& job);
   // Times a batch of each family's systematic tuples on the senders' workers
   // (judging them too) to learn the backend's cost per tuple by family.
   void Calibrate();
