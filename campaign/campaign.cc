@@ -680,12 +680,14 @@ void Campaign::FilerLoop() {
         return senders_done() || !filing_.empty();
       });
       if (stopping_ && !deadline) deadline = absl::Now() + kFilingGrace;
-      // Out of time, what is left is filed as found: minimizing stops (a
-      // job in it is filed as far as it got), filing takes milliseconds.
-      if (deadline && absl::Now() > *deadline && !minimizing_stopped_) {
+      // Past the grace what is left stays in the journal, for the next
+      // campaign (a backend wrong on thousands of variants leaves thousands:
+      // filing them all would not end). Before it, once Stop has stopped
+      // minimizing, the rest is filed as found, in milliseconds each.
+      if (deadline && absl::Now() > *deadline) {
         lock.unlock();
-        StopMinimizing();
-        continue;
+        FlushRepeats();
+        return;
       }
       if (minimizing_stopped_ && !filing_.empty() && !contrasted_) {
         contrasted_ = true;
@@ -698,8 +700,7 @@ void Campaign::FilerLoop() {
         continue;
       }
       if (filing_.empty()) {
-        const bool last =
-            senders_done() || (deadline && absl::Now() > *deadline);
+        const bool last = senders_done();
         lock.unlock();
         FlushRepeats();
         if (last) return;
@@ -725,6 +726,7 @@ void Campaign::ContrastAtTheEnd(std::deque<FilingJob>& jobs) {
       of.push_back(&job);
     }
   }
+  for (FilingJob& job : jobs) job.end_of_run = true;
   if (contrasts.empty() || !identity_.forms) return;
   WorkerCommand command = options_.worker;
   command.timeout = kContrastTimeout;
@@ -769,14 +771,25 @@ absl::StatusOr<WorkerClient*> Campaign::MinimizerClient() {
 }
 
 bool Campaign::CountUnderItsCause(const FilingJob& job) {
-  if (job.cause.empty()) return false;
+  if (!job.end_of_run || job.fault || job.tuple_fault != TupleFault::kNone)
+    return false;
   std::optional<Finding> repeat;
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (const auto& [key, cause] : causes_) {
-      if (cause.filed && cause.filed->cause == job.cause &&
-          cause.filed->kind == FindingKind::kValueMismatch) {
-        repeat = *cause.filed;
+      const std::optional<Finding>& f = cause.filed;
+      if (!f || f->kind != FindingKind::kValueMismatch ||
+          f->minimize_backend_calls == 0) {
+        continue;
+      }
+      // Its cause, told by contrast; else its family's minimized entry, the
+      // one the minimizer most likely steps it to (the plainest variant).
+      const bool same = job.cause.empty()
+                            ? f->cause.empty() && f->tuple.variant.family ==
+                                                      job.tuple.variant.family
+                            : f->cause == job.cause;
+      if (same) {
+        repeat = *f;
         break;
       }
     }

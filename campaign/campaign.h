@@ -231,8 +231,9 @@ class Campaign {
     // Why `fault` of `fault_batch` could not be isolated by the sender
     // (BatchOutcome::unisolated): filed as an unisolated fault at once.
     std::string unisolated_why;
-    // For a mismatch filed as found (the campaign ended before it was
-    // minimized): its cause, if the contrast run at the end told one.
+    // Left when the campaign ended (ContrastAtTheEnd), and its cause, if
+    // the contrast run then told one.
+    bool end_of_run = false;
     std::string cause;
   };
 
@@ -249,10 +250,11 @@ class Campaign {
   // the cause that contrast tells (FilingJob::cause), as a minimized one
   // would be. Bounded by kContrastTimeout.
   void ContrastAtTheEnd(std::deque<FilingJob>& jobs);
-  // A job ContrastAtTheEnd told the cause of, where this run filed a
-  // minimized entry of that cause: counted as a repeat of that entry (its
-  // variant added to the entry's found_as), not filed as found in an entry
-  // of its own. False if there is none.
+  // A mismatch left at the campaign's end, where this run filed a minimized
+  // entry of the cause ContrastAtTheEnd told, or (no cause told) of its
+  // family: counted as a repeat of that entry (its variant added to the
+  // entry's found_as), not filed unminimized as an entry of its own. False
+  // if there is none: it is filed as found.
   bool CountUnderItsCause(const FilingJob& job);
   // Times a batch of each family's systematic tuples on the senders' workers
   // (judging them too) to learn the backend's cost per tuple by family.

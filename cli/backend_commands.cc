@@ -29,12 +29,16 @@ namespace ptxdiff {
 namespace {
 
 // A reason or a fault in a list, on one line of at most kListedBytes: a
-// tool's message may end with a kilobyte of its output (`eval` shows it).
+// tool's message may end with a kilobyte of its output (`eval` shows it),
+// and names the tool's command, which the banner above shows once.
 constexpr size_t kListedBytes = 300;
-std::string FirstLine(absl::string_view text) {
-  absl::string_view line = text.substr(0, text.find('\n'));
-  if (line.size() <= kListedBytes && line.size() == text.size())
-    return std::string(line);
+std::string FirstLine(absl::string_view text, absl::string_view toolchain) {
+  std::string line(text.substr(0, text.find('\n')));
+  if (!toolchain.empty()) {
+    line = absl::StrReplaceAll(
+        line, {{absl::StrCat("command '", toolchain, "' "), "command "}});
+  }
+  if (line.size() <= kListedBytes && line.size() == text.size()) return line;
   return absl::StrCat(line.substr(0, kListedBytes), " ...");
 }
 
@@ -246,6 +250,7 @@ int RunSweep(const std::vector<std::string>& args, std::ostream& out,
     }
   }
   out << "sweep: backend " << (*client)->identity().Describe() << "\n";
+  const std::string toolchain = (*client)->identity().toolchain;
   const absl::Time start = absl::Now();
   DiffSummary s;
   RunDifferential(**client, tuples, *batch, s, *reading);
@@ -273,13 +278,13 @@ int RunSweep(const std::vector<std::string>& args, std::ostream& out,
   if (!declines.empty()) out << "declined, by reason:\n";
   for (size_t i = 0; i < std::min(declines.size(), kMaxReasons); ++i) {
     out << absl::StrFormat("  %8d  %s\n", declines[i].second,
-                           FirstLine(declines[i].first));
+                           FirstLine(declines[i].first, toolchain));
   }
   if (declines.size() > kMaxReasons) {
     out << "  (" << declines.size() - kMaxReasons << " more reasons)\n";
   }
   for (const std::string& f : s.faults)
-    out << "fault: " << FirstLine(f) << "\n";
+    out << "fault: " << FirstLine(f, toolchain) << "\n";
   // A sweep that tested nothing must not pass as one that found nothing.
   const auto top =
       declines.empty() ? std::pair<std::string, int64_t>() : declines[0];

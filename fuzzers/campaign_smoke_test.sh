@@ -29,7 +29,7 @@ grep -q '^fuzz: summary: ' "$work/run1.txt" || fail "no summary"
 grep -Eq '^fuzz:   calibration: [0-9]+ families timed on the backend in [0-9]+ ms' "$work/run1.txt" ||
   fail "no calibration line in the summary"
 grep -q 'starting with the seed corpus' "$work/run1.txt" || fail "did not start from the seeds"
-entry=$(ls "$work/triage" | grep -E '^value-mismatch~faulty~[a-z0-9+-]+~vadd\.' | head -1)
+entry=$(ls "$work/triage" | grep -E '^value-mismatch~faulty~[a-z0-9+-]+~vadd\.' | sed -n 1p)
 [ -n "$entry" ] || fail "no vadd entry in the triage directory"
 for f in case.txt repro.ptx meta.txt input.bin; do
   [ -s "$work/triage/$entry/$f" ] || fail "entry lacks $f"

@@ -35,9 +35,11 @@ std::vector<std::string> ErrorLines(const std::string& log) {
     if (lines.size() == kMaxErrorLines) break;
     const size_t at = absl::AsciiStrToLower(line).find("error");
     if (at == std::string::npos) continue;
-    // From a little before the word: a line of the log may run into it (a
-    // tool's buffered stdout cut by its stderr).
-    line = line.substr(at > kErrorLineBytes / 2 ? at - kErrorLineBytes / 2 : 0);
+    // From a little before the word (a file and line: `kernel.ptx:12: parse
+    // error`): a line of the log may run into it (a tool's buffered stdout
+    // cut by its stderr).
+    constexpr size_t kBefore = 80;
+    line = line.substr(at > kBefore ? at - kBefore : 0);
     line = absl::StripAsciiWhitespace(line);
     lines.emplace_back(line.substr(0, kErrorLineBytes));
   }
