@@ -34,6 +34,7 @@ namespace {
 using ::testing::AllOf;
 using ::testing::Each;
 using ::testing::HasSubstr;
+using ::testing::Matcher;
 using ::testing::MatchesRegex;
 using ::testing::Not;
 
@@ -240,6 +241,25 @@ TEST(PtxCmdBackendTest, OneToolRunPerBatchOrPerVariantWithAbi1) {
   }
 }
 
+// Every tuple of `refused` in `outcome` declined as an unsupported variant,
+// with a message `why` matches; every other tuple given the oracle's value.
+void ExpectDeclinedAsUnsupportedTheRestRun(const std::vector<Tuple>& tuples,
+                                           const BatchOutcome& outcome,
+                                           const Variant& refused,
+                                           const Matcher<std::string>& why) {
+  for (size_t i = 0; i < tuples.size(); ++i) {
+    const TupleResult& r = outcome.results[i];
+    if (tuples[i].variant == refused) {
+      ASSERT_EQ(r.kind, ResultKind::kDecline);
+      EXPECT_EQ(r.code, DeclineCode::kUnsupportedVariant);
+      EXPECT_THAT(outcome.messages[r.message], why);
+    } else {
+      ASSERT_EQ(r.kind, ResultKind::kValue) << outcome.messages[r.message];
+      EXPECT_EQ(r.bits, Evaluate(tuples[i].variant, tuples[i].operands).bits);
+    }
+  }
+}
+
 // A tool that exits non-zero on a module refuses its variant: the variant
 // is found by splitting the module, its tuples are declined with the tool's
 // message, and later batches decline it without running the tool. Where the
@@ -261,24 +281,15 @@ TEST(PtxCmdBackendTest, ARefusedVariantIsFoundAndDeclinedFromThenOn) {
     for (int batch = 0; batch < 2; ++batch) {
       const BatchOutcome outcome = (*client)->Run(tuples);
       ASSERT_FALSE(outcome.fault.has_value());
-      for (size_t i = 0; i < tuples.size(); ++i) {
-        const TupleResult& r = outcome.results[i];
-        if (tuples[i].variant == V("bfe.u32")) {
-          ASSERT_EQ(r.kind, ResultKind::kDecline);
-          EXPECT_EQ(r.code, DeclineCode::kUnsupportedVariant);
-          EXPECT_THAT(outcome.messages[r.message],
-                      HasSubstr("failed on bfe.u32 (5 tuples): exit status 1"));
-          if (says_its_line) {
-            EXPECT_THAT(outcome.messages[r.message],
-                        MatchesRegex(".*; it said: .*kernel.ptx:[0-9]+: parse "
-                                     "error: unknown instruction bfe.u32"));
-          }
-        } else {
-          ASSERT_EQ(r.kind, ResultKind::kValue);
-          EXPECT_EQ(r.bits,
-                    Evaluate(tuples[i].variant, tuples[i].operands).bits);
-        }
-      }
+      const Matcher<std::string> refusal =
+          HasSubstr("failed on bfe.u32 (5 tuples): exit status 1");
+      ExpectDeclinedAsUnsupportedTheRestRun(
+          tuples, outcome, V("bfe.u32"),
+          says_its_line
+              ? AllOf(refusal,
+                      MatchesRegex(".*; it said: .*kernel.ptx:[0-9]+: parse "
+                                   "error: unknown instruction bfe.u32"))
+              : refusal);
     }
     // The start-up probe, the whole module, then the named segment beside
     // the rest's halves (or the halves, and the refused half's halves);
@@ -322,17 +333,9 @@ TEST(PtxCmdBackendTest, WhatAToolRefusedIsRememberedByTheNextWorker) {
   EXPECT_TRUE((*forgetful)->supported_variants()[VariantIndex(V("bfe.u32"))]);
   const BatchOutcome outcome = (*second)->Run(tuples);
   ASSERT_FALSE(outcome.fault.has_value());
-  for (size_t i = 0; i < tuples.size(); ++i) {
-    const TupleResult& r = outcome.results[i];
-    if (tuples[i].variant == V("bfe.u32")) {
-      ASSERT_EQ(r.kind, ResultKind::kDecline);
-      EXPECT_EQ(r.code, DeclineCode::kUnsupportedVariant);
-      EXPECT_THAT(outcome.messages[r.message],
-                  HasSubstr("variant not supported by ptx-cmd"));
-    } else {
-      EXPECT_EQ(r.kind, ResultKind::kValue) << outcome.messages[r.message];
-    }
-  }
+  ExpectDeclinedAsUnsupportedTheRestRun(
+      tuples, outcome, V("bfe.u32"),
+      HasSubstr("variant not supported by ptx-cmd"));
   // The probe and one module of add.s32 in each shape: bfe.u32 never ran.
   const std::string text = ReadFile(log).value_or("");
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1 + 1) << text;
@@ -680,7 +683,7 @@ TEST(PtxCmdCampaignTest, AToolWrongOnImmediatesOnlyIsFiled) {
 // A campaign against a tool that crashes on div.u32 and hangs on one bfe
 // tuple files both as findings, with the tuple that causes each, and goes
 // on judging everything else. The tool's timeout is the backend's own,
-// adapted to what its runs cost here and now (4x, plus 500 ms): a fixed
+// adapted to what its runs cost here and now (ToolCostModel): a fixed
 // one under that (timeout_ms=800, once) made a good run slowed by a loaded
 // machine a hang, filed against a tuple that never hangs.
 TEST(PtxCmdCampaignTest, CrashesAndHangsOfTheToolAreFiled) {
