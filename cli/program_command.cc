@@ -143,6 +143,7 @@ Judged CheckExecuted(const std::string& ptxas, const std::string& arch,
       << ", stores " << ClaimedText(p, m.claimed) << ", where the oracle gives "
       << OutputsText(p, m.oracle)
       << " (its -O0 code runs to the oracle's values): mismatch\n";
+  if (!m.departure.empty()) out << "  the code " << m.departure << "\n";
   return Judged::kMismatch;
 }
 
@@ -480,7 +481,7 @@ std::string PendingLines(const ProgramCampaignOptions& o,
 
 // One entry filed in a run: how often, and whether this run made it.
 struct EntryFiled {
-  std::string entry, shape;
+  std::string entry, cause;
   int times = 0;
   bool is_new = false;
 };
@@ -499,19 +500,19 @@ std::string FindingsLines(const ProgramCampaignOptions& o,
                           const ProgramCampaignReport& r) {
   constexpr size_t kMaxEntryLines = 20;
   std::vector<EntryFiled> entries;  // in the order first filed
-  std::vector<std::string> shapes;
+  std::vector<std::string> causes;
   for (const FiledProgram& f : r.filed) {
     auto it =
         std::find_if(entries.begin(), entries.end(),
                      [&](const EntryFiled& e) { return e.entry == f.entry; });
     if (it == entries.end()) {
-      entries.push_back({f.entry, f.shape});
+      entries.push_back({f.entry, f.cause});
       it = entries.end() - 1;
     }
     ++it->times;
     it->is_new |= f.is_new;
-    if (std::find(shapes.begin(), shapes.end(), f.shape) == shapes.end())
-      shapes.push_back(f.shape);
+    if (std::find(causes.begin(), causes.end(), f.cause) == causes.end())
+      causes.push_back(f.cause);
   }
   const int64_t fresh =
       std::count_if(entries.begin(), entries.end(),
@@ -525,19 +526,19 @@ std::string FindingsLines(const ProgramCampaignOptions& o,
                                  " in programs with a variant not generated "
                                  "any more, not filed again)")
                   : "",
-      "; filed in ", EntriesAndCauses(entries.size(), shapes.size()), " (",
+      "; filed in ", EntriesAndCauses(entries.size(), causes.size()), " (",
       fresh, " new) in ", o.triage_dir, "\n");
   std::vector<std::string> lines;
-  for (const std::string& shape : shapes) {
+  for (const std::string& cause : causes) {
     std::vector<const EntryFiled*> of;
     for (const EntryFiled& e : entries)
-      if (e.shape == shape) of.push_back(&e);
+      if (e.cause == cause) of.push_back(&e);
     if (of.size() == 1) {
-      lines.push_back(absl::StrCat("  ", EntryLine(*of[0]), ": ", shape));
+      lines.push_back(absl::StrCat("  ", EntryLine(*of[0]), ": ", cause));
       continue;
     }
     lines.push_back(
-        absl::StrCat("  one root cause in ", of.size(), " entries: ", shape));
+        absl::StrCat("  one root cause in ", of.size(), " entries: ", cause));
     for (const EntryFiled* e : of) lines.push_back("    " + EntryLine(*e));
   }
   for (size_t k = 0; k < lines.size() && k < kMaxEntryLines; ++k)

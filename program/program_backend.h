@@ -33,6 +33,11 @@ struct ProgramMismatch {
   // SASS that ran, as a listing.
   bool executed = false;
   std::string listing;
+  // Executed: where the code first departs from its -O0 code's values on
+  // the way to the wrong output (sass/sass_departure.h), as a sentence, and
+  // as the key its root cause is grouped by; empty where none is seen.
+  std::string departure;
+  std::string departure_key;
 };
 
 // A run that did not end: the tool crashed or hung on the program alone.

@@ -451,6 +451,10 @@ class Campaign {
     f.backend = backend_.Name();
     f.backend_identity = backend_.Identity();
     if (check.fault) f.detail = check.fault->what;
+    if (check.mismatch && !check.mismatch->departure_key.empty()) {
+      f.cause = absl::StrCat("executed code departs first at `",
+                             check.mismatch->departure_key, "`");
+    }
     f.raw_input = backend_.ReproInput(p);
     std::string text = FormatProgram(p);
     text.insert(text.find('\n') + 1,
@@ -495,8 +499,9 @@ class Campaign {
       stopping_ = true;
       return false;
     }
-    report_.filed.push_back({filed->entry, filed->is_new, f.program->what,
-                             f.program->shape, CountSteps(p)});
+    report_.filed.push_back(
+        {filed->entry, filed->is_new, f.program->what,
+         f.cause.empty() ? f.program->shape : f.cause, CountSteps(p)});
     if (progress_) {
       progress_(absl::StrCat("[", absl::ToInt64Seconds(absl::Now() - start_),
                              " s] ", filed->is_new ? "filed " : "again ",

@@ -69,7 +69,9 @@ struct FiledProgram {
   std::string entry;  // the triage entry's name
   bool is_new = false;
   std::string what;   // one line: the form, the steps, the values
-  std::string shape;  // its steps: entries of one shape are one root cause
+  // What its root cause is known by: where its executed code departs
+  // (Finding::cause), else its steps' shape.
+  std::string cause;
   int steps = 0;      // CountSteps of the minimized program
 };
 

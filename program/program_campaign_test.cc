@@ -179,6 +179,34 @@ TEST_F(ProgramCampaignTest, FilesADisagreementMinimizedAndCountsItsRepeats) {
   EXPECT_TRUE(assembled->ok) << LogSummary(assembled->log);
 }
 
+// Two programs whose executed code departs at one instruction (a clamp
+// after `neg`, after `abs`) are two entries of one root cause: the report
+// and meta.txt name where the code departs, and GroupByRootCause joins them.
+TEST_F(ProgramCampaignTest, ExecutedEntriesAreGroupedWhereTheirCodeDeparts) {
+  ProgramCampaignReport report =
+      Run({Testdata("found-neg-cvt-sat-u16.ptxprog"),
+           Testdata("found-abs-cvt-sat-u16.ptxprog")});
+  ASSERT_EQ(report.filed.size(), 2u);
+  const std::string sel =
+      "executed code departs first at `SEL R, R, 0xffff, !P`";
+  EXPECT_EQ(report.filed[0].cause, sel) << report.filed[0].what;
+  EXPECT_EQ(report.filed[1].cause, sel) << report.filed[1].what;
+  EXPECT_NE(report.filed[0].entry, report.filed[1].entry);
+  const std::vector<EntryInfo> entries = EntriesIn(options_.triage_dir);
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(entries[0].meta.at("cause"), sel);
+  for (const char* file : {"/case.txt", "/repro.ptx"}) {
+    auto text = ReadFile(
+        absl::StrCat(options_.triage_dir, "/", entries[0].name, file));
+    ASSERT_TRUE(text.ok()) << text.status();
+    EXPECT_THAT(*text, testing::HasSubstr("the code departs first at +0x"))
+        << file;
+  }
+  const std::vector<RootCause> causes = GroupByRootCause(entries);
+  ASSERT_EQ(causes.size(), 1u);
+  EXPECT_EQ(causes[0].entries.size(), 2u);
+}
+
 // Programs ptxas gets right file nothing, and are counted.
 TEST_F(ProgramCampaignTest, AgreeingProgramsFileNothing) {
   const Program p =

@@ -12,6 +12,7 @@
 #include "oracle/edge_operands.h"
 #include "isa/spelling.h"
 #include "sass/sass_decoder.h"
+#include "sass/sass_departure.h"
 #include "worker/backends/ptxas/cubin.h"
 #include "worker/backends/ptxas/ptxas_toolchain.h"
 #include "worker/backends/ptxas/sass_constants.h"
@@ -250,25 +251,63 @@ ProgramCheck Judge(const Program& program, const ProgramCompilation& compiled,
   if (form == ProgramInputs::kImmediate) {
     std::vector<ProgramValue> oracle = EvaluateAtWitness(program, reading);
     if (Disagrees(oracle, claimed)) {
-      check.mismatch = ProgramMismatch{form, claimed, WitnessInputs(program),
-                                       std::move(oracle)};
+      check.mismatch = ProgramMismatch{.form = form,
+                                       .claimed = claimed,
+                                       .inputs = WitnessInputs(program),
+                                       .oracle = std::move(oracle)};
     }
     return check;
   }
   if (std::optional<CounterExample> refuted =
           RefuteClaim(program, claimed, reading)) {
-    check.mismatch = ProgramMismatch{form, claimed, std::move(refuted->inputs),
-                                     std::move(refuted->oracle)};
+    check.mismatch = ProgramMismatch{.form = form,
+                                     .claimed = claimed,
+                                     .inputs = std::move(refuted->inputs),
+                                     .oracle = std::move(refuted->oracle)};
   }
   return check;
 }
 
+// Where `optimized` departs from `reference` (code that runs to the
+// oracle's values) on the way to the first output `m` shows wrong.
+std::optional<SassDeparture> DepartureOf(const SassArchInfo& info,
+                                         const Program& program,
+                                         const std::vector<SassSlot>& optimized,
+                                         const std::vector<SassSlot>& reference,
+                                         const ProgramMismatch& m) {
+  const std::vector<KernelArgument> args =
+      m.form == ProgramInputs::kRuntime ? ArgumentsOf(program, m.inputs)
+                                        : std::vector<KernelArgument>{};
+  const int64_t bytes = 8 * static_cast<int64_t>(program.outputs.size());
+  const KernelExecution wrong =
+      ExecuteKernel(info, optimized, args, bytes, /*trace=*/true);
+  const KernelExecution right =
+      ExecuteKernel(info, reference, args, bytes, /*trace=*/true);
+  if (!wrong.ran || !right.ran ||
+      wrong.stores.size() != wrong.run.stores.size()) {
+    return std::nullopt;
+  }
+  size_t k = 0;
+  while (k < m.oracle.size() &&
+         (!m.oracle[k].defined || m.oracle[k].bits == m.claimed[k])) {
+    ++k;
+  }
+  for (size_t s = wrong.stores.size(); s-- > 0;) {
+    if (wrong.stores[s].offset == static_cast<int64_t>(8 * k)) {
+      return FirstDeparture(wrong.run, wrong.run.stores[s], right.run);
+    }
+  }
+  return std::nullopt;
+}
+
 // An executed mismatch stands only where the program's -O0 code, run at the
 // same inputs, gives the oracle's values: there the evaluator is calibrated
-// on this very program, and the difference is in the optimized code.
+// on this very program, and the difference is in the optimized code. Where
+// it stands, the -O0 run also tells where the optimized code departs.
 void CrossCheckAtO0(const std::string& ptxas, const std::string& arch,
                     const SassArchInfo& info, const Program& program,
-                    Reading reading, ProgramCheck& check) {
+                    const std::vector<SassSlot>& optimized, Reading reading,
+                    ProgramCheck& check) {
   if (!check.mismatch || !check.mismatch->executed) return;
   const ProgramMismatch& m = *check.mismatch;
   absl::StatusOr<ProgramCompilation> o0 =
@@ -287,7 +326,15 @@ void CrossCheckAtO0(const std::string& ptxas, const std::string& arch,
       if (!calibrated) why = "its -O0 code runs to other values too";
     }
   }
-  if (calibrated) return;
+  if (calibrated) {
+    if (o0->claimed) return;
+    if (const std::optional<SassDeparture> d = DepartureOf(
+            info, program, optimized, o0->code, *check.mismatch)) {
+      check.mismatch->departure = DescribeDeparture(*d);
+      check.mismatch->departure_key = d->key;
+    }
+    return;
+  }
   check.mismatch.reset();
   check.judged = false;
   check.why_not = absl::StrCat(
@@ -352,8 +399,8 @@ absl::StatusOr<std::vector<ProgramCheck>> CheckPrograms(
     checks.push_back(
         Judge(programs[k], compiled[k], form, reading, executable));
     if (executable.has_value() && opt_level > 0) {
-      CrossCheckAtO0(ptxas, arch, *executable, programs[k], reading,
-                     checks.back());
+      CrossCheckAtO0(ptxas, arch, *executable, programs[k], compiled[k].code,
+                     reading, checks.back());
     }
   }
   return checks;
@@ -399,7 +446,9 @@ class PtxasProgramBackend : public ProgramBackend {
                           ", stores ", ClaimedText(p, m.claimed),
                           "; the composed oracle gives ",
                           OutputsText(p, m.oracle),
-                          " (its -O0 code runs to the oracle's values)");
+                          " (its -O0 code runs to the oracle's values)",
+                          m.departure.empty() ? "" : "; the code ",
+                          m.departure);
     }
     if (m.form == ProgramInputs::kImmediate) {
       return absl::StrCat(

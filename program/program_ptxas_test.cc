@@ -237,6 +237,34 @@ TEST_F(ProgramPtxasTest, ARejectedProgramIsSplitOffItsRun) {
   }
 }
 
+// Programs whose -O3 code the evaluator runs to a wrong value: each says
+// where the code departs from its -O0 code's values, and the clamps after
+// `neg` and after `abs` depart at one instruction (one root cause).
+TEST_F(ProgramPtxasTest, ExecutedFindingsSayWhereTheCodeDeparts) {
+  std::vector<std::string> keys;
+  for (const char* file :
+       {"found-neg-cvt-sat-u16.ptxprog", "found-abs-cvt-sat-u16.ptxprog"}) {
+    auto p = TestdataProgram(file);
+    ASSERT_TRUE(p.ok()) << file << ": " << p.status();
+    auto check = CheckProgram(ptxas_, "sm_90", *p, ProgramInputs::kRuntime,
+                              Reading::kSpec);
+    ASSERT_TRUE(check.ok()) << file << ": " << check.status();
+    ASSERT_TRUE(check->mismatch.has_value()) << file << ": " << check->why_not;
+    const ProgramMismatch& m = *check->mismatch;
+    EXPECT_TRUE(m.executed) << file;
+    EXPECT_EQ(m.claimed, std::vector<uint64_t>{0xffff}) << file;
+    EXPECT_THAT(m.departure,
+                ::testing::ContainsRegex(
+                    "SEL U?R[0-9]+, U?R[0-9]+, 0xffff, !U?P[0-9]`, which "
+                    "wrote 0xffff, a value its -O0 code never computes \\(its "
+                    "condition from `U?ISETP\\."))
+        << file;
+    keys.push_back(m.departure_key);
+  }
+  EXPECT_EQ(keys[0], "SEL R, R, 0xffff, !P");
+  EXPECT_EQ(keys[0], keys[1]);
+}
+
 // Root causes `ptxdiff programs` found on this toolkit's ptxas (13.0),
 // minimized: regression tests, each a claim for every input that the
 // oracle refutes at the case's witness.

@@ -229,8 +229,10 @@ ProgramCheck Judge(std::span<const Program> copies,
     if (check.mismatch) continue;
     std::vector<ProgramValue> oracle = EvaluateAtWitness(copies[c], reading);
     if (Disagrees(oracle, run.outputs)) {
-      check.mismatch = ProgramMismatch{
-          form, run.outputs, WitnessInputs(copies[c]), std::move(oracle)};
+      check.mismatch = ProgramMismatch{.form = form,
+                                       .claimed = run.outputs,
+                                       .inputs = WitnessInputs(copies[c]),
+                                       .oracle = std::move(oracle)};
     }
   }
   return check;

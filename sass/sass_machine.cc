@@ -131,6 +131,9 @@ class Machine {
         break;
       }
       current_ = &slot.insn;
+      step_ = run.steps - 1;
+      reads_.clear();
+      writes_.clear();
       const std::optional<size_t> next = Step(slot.insn);
       if (launch_.trace) Trace(slot.insn, run.trace);
       if (!error_.empty()) break;
@@ -167,6 +170,8 @@ class Machine {
     if (const Word* w = Slot(i.dst, i.uniform || i.op == SassOp::kR2ur)) {
       step.dst_value = w->value;
     }
+    step.reads = std::move(reads_);
+    step.writes = std::move(writes_);
     trace.push_back(std::move(step));
   }
 
@@ -193,6 +198,8 @@ class Machine {
   uint32_t ReadReg(int reg, bool uniform) {
     const Word* w = Slot(reg, uniform);
     if (w == nullptr) return 0;
+    Note(reads_, uniform ? SassAccess::kUniform : SassAccess::kRegister, reg,
+         w->value);
     if (w->undefined != 0) {
       tainted_ = true;
       return w->value;
@@ -208,7 +215,19 @@ class Machine {
   void WriteReg(int reg, bool uniform, uint32_t value, bool opaque = false) {
     if (Word* w = Slot(reg, uniform)) {
       *w = {value, static_cast<uint8_t>(tainted_ ? 0xf : 0), opaque};
+      Note(writes_, uniform ? SassAccess::kUniform : SassAccess::kRegister,
+           reg, value);
     }
+  }
+
+  // Keeps an access for the trace, where the launch asks for one.
+  void Note(std::vector<SassAccess>& accesses, SassAccess::Kind kind,
+            int index, uint32_t value) {
+    if (!launch_.trace) return;
+    accesses.push_back({.kind = kind,
+                        .index = index,
+                        .value = value,
+                        .stored = storing_});
   }
 
   // The undefined bytes of an operand (none for immediates and constants).
@@ -297,6 +316,9 @@ class Machine {
                           " before any write"));
       return false;
     }
+    Note(reads_,
+         p.uniform ? SassAccess::kUniformPredicate : SassAccess::kPredicate,
+         p.index, *v);
     return *v != p.negated;
   }
 
@@ -304,6 +326,9 @@ class Machine {
     if (index == kSassPt) return;
     if (!RequireDefined("a predicate")) return;
     (uniform ? up_ : p_)[index] = value;
+    Note(writes_,
+         uniform ? SassAccess::kUniformPredicate : SassAccess::kPredicate,
+         index, value);
   }
 
   // --- the operations ---
@@ -484,6 +509,12 @@ class Machine {
       Word* to = Slot(dst, uniform);
       if (w != nullptr && to != nullptr) {
         *to = *w;  // value, definedness and opacity as they are
+        const auto kind = from.kind == SassOperand::kUniform
+                              ? SassAccess::kUniform
+                              : SassAccess::kRegister;
+        Note(reads_, kind, from.reg, w->value);
+        Note(writes_, uniform ? SassAccess::kUniform : SassAccess::kRegister,
+             dst, w->value);
         return;
       }
     }
@@ -510,7 +541,11 @@ class Machine {
       if ((undefined_in >> picks[k].from) & 1) undefined |= 1 << k;
     }
     if (tainted_) undefined = 0xf;
-    if (Word* w = Slot(i.dst, i.uniform)) *w = {d, undefined, false};
+    if (Word* w = Slot(i.dst, i.uniform)) {
+      *w = {d, undefined, false};
+      Note(writes_, i.uniform ? SassAccess::kUniform : SassAccess::kRegister,
+           i.dst, d);
+    }
   }
 
   void Isetp(const SassInstruction& i) {
@@ -810,7 +845,8 @@ class Machine {
     const uint64_t base = ReadPair(i.src[0]);
     if (!RequireDefined("a store's address")) return;
     const int64_t offset = static_cast<int32_t>(i.src[2].value << 8) >> 8;
-    SassStore store{.pc = i.pc, .address = base + offset, .size = i.width};
+    SassStore store{
+        .pc = i.pc, .step = step_, .address = base + offset, .size = i.width};
     const int words = std::max(1, i.width / 4);
     const int data = i.src[1].reg;
     if (data != kSassRz && (data % words != 0 || data + words > kSassRz)) {
@@ -819,7 +855,9 @@ class Machine {
     }
     for (int w = 0; w < words; ++w) {
       if (data == kSassRz) break;
+      storing_ = true;
       store.words[w] = ReadReg(data + w, false);
+      storing_ = false;
       const int stored = std::min(4, i.width - 4 * w);
       if (r_[data + w].undefined & ((1u << stored) - 1)) {
         Refuse(absl::StrCat("stores bytes of R", data + w, " never written"));
@@ -844,6 +882,11 @@ class Machine {
   const SassInstruction* current_ = nullptr;
   bool guard_held_ = false;
   bool tainted_ = false;  // the current instruction read an undefined byte
+  int64_t step_ = 0;      // the current instruction's index in the run
+  // The trace's accesses of the current instruction (SassLaunch::trace);
+  // storing_ while a store reads its data.
+  std::vector<SassAccess> reads_, writes_;
+  bool storing_ = false;
   std::array<Word, kNumRegisters> r_;
   std::array<Word, kNumUniform> ur_;
   std::array<std::optional<bool>, 7> p_, up_;

@@ -45,9 +45,20 @@ struct SassLaunch {
 // One store the kernel made, in program order.
 struct SassStore {
   uint32_t pc = 0;
+  int64_t step = 0;  // its index in SassRun::trace, where traced
   uint64_t address = 0;
   int size = 0;                        // bytes: 1, 2, 4, 8 or 16
   std::array<uint32_t, 4> words = {};  // little-endian, past size 0
+};
+
+// A register or predicate an instruction read or wrote, with its value:
+// the data flow of a traced run (sass_departure.h follows it).
+struct SassAccess {
+  enum Kind : uint8_t { kRegister, kUniform, kPredicate, kUniformPredicate };
+  Kind kind = kRegister;
+  int index = 0;
+  uint32_t value = 0;  // a predicate's: 0 or 1
+  bool stored = false;  // read as the data of a store
 };
 
 // One instruction run, with what it wrote to its destination register.
@@ -57,6 +68,7 @@ struct SassTraceStep {
   uint64_t word_lo = 0, word_hi = 0;  // its encoding
   bool executed = false;              // its guard held
   uint32_t dst_value = 0;
+  std::vector<SassAccess> reads, writes;  // in the order it made them
 };
 
 struct SassRun {

@@ -13,8 +13,7 @@
 namespace ptxdiff {
 namespace {
 
-using ::ptxdiff::testing::CompileSass;
-using ::ptxdiff::testing::KernelOf;
+using ::ptxdiff::testing::RunCompiledKernel;
 using ::testing::HasSubstr;
 
 // The 32-bit words a kernel stored at 4k, run with `params` as p0, p1, ...
@@ -26,14 +25,11 @@ struct Stored {
 
 Stored RunKernel(const std::string& body, const std::vector<uint32_t>& params,
                  int words, int opt = 3) {
-  absl::StatusOr<std::vector<SassSlot>> kernel =
-      CompileSass(KernelOf(static_cast<int>(params.size()), body), "k", opt);
-  EXPECT_TRUE(kernel.ok()) << kernel.status();
-  if (!kernel.ok()) return {};
-  std::vector<KernelArgument> args;
-  for (uint32_t p : params) args.push_back({.bytes = 4, .value = p});
-  const KernelExecution run =
-      ExecuteKernel(*FindSassArchInfo("sm_90"), *kernel, args, 4 * words);
+  absl::StatusOr<KernelExecution> ran =
+      RunCompiledKernel(body, params, 4 * words, opt);
+  EXPECT_TRUE(ran.ok()) << ran.status();
+  if (!ran.ok()) return {};
+  const KernelExecution& run = *ran;
   Stored out{.ran = run.ran, .why_not = run.why_not};
   const std::vector<int> image = StoredImage(run.stores, 4 * words);
   for (int w = 0; w < words; ++w) {

@@ -558,26 +558,26 @@ bool RootCause::explained() const {
 }
 
 namespace {
-// What names an entry's cause: its variant, or a program's steps (programs
-// of one shape that differ in a constant's class are one cause).
-// An entry's cause (finding.h), or its variant's, or for a program its
-// shape. `causes` holds the causes other entries of a variant name: an
-// entry filed without one (not minimized, or filed before causes were)
-// joins its variant's.
 // Entries of one variant, kind and backend.
 std::string VariantKey(const Signature& s) {
   return absl::StrCat(FindingKindName(s.kind), "\t", s.backend, "\t",
                       s.spelling);
 }
 
+// What names an entry's cause: its own (finding.h; for a program, where its
+// executed code departs), else a program's steps (programs of one shape
+// that differ in a constant's class are one cause), else the cause other
+// entries of its variant name (`causes`: an entry filed without one, not
+// minimized or filed before causes were, joins its variant's), else its
+// variant.
 std::string CauseName(const EntryInfo& e,
                       const std::map<std::string, std::string>& causes) {
+  if (const auto cause = e.meta.find("cause"); cause != e.meta.end())
+    return cause->second;
   const auto shape = e.meta.find("shape");
   if (NamesAProgram(e.signature) && shape != e.meta.end()) {
     return absl::StrCat("program: ", shape->second);
   }
-  if (const auto cause = e.meta.find("cause"); cause != e.meta.end())
-    return cause->second;
   const auto known = causes.find(VariantKey(e.signature));
   return known != causes.end() ? known->second : e.signature.spelling;
 }

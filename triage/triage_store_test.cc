@@ -322,6 +322,35 @@ TEST(TriageStoreTest, EntriesNamingOneCauseAreOneRootCauseAcrossVariants) {
           ::testing::Pair("crash in sad: killed by signal 6 (SIGABRT)", 2u)));
 }
 
+// Programs are grouped by their shape, unless they say where their
+// executed code departs (issue 40, item 4): then by that, across shapes.
+TEST(TriageStoreTest, ProgramsDepartingAtOneInstructionAreOneRootCause) {
+  const FindingKind m = FindingKind::kValueMismatch;
+  const std::string sel = "executed code departs first at `SEL R, R, 0xffff, !P`";
+  std::vector<EntryInfo> entries = {
+      Entry(m, "ptxas", "runtime-executed", "program-a81bce21", 2),
+      Entry(m, "ptxas", "runtime-executed", "program-1f2e3d4c", 1),
+      Entry(m, "ptxas", "runtime-executed", "program-452552bc", 1),
+      Entry(m, "ptxas", "runtime-claim", "program-00c0ffee", 1),
+      Entry(m, "ptxas", "runtime-claim", "program-0000beef", 1),
+  };
+  entries[0].meta["shape"] = "abs.s32, cvt.sat.u16.s32";
+  entries[1].meta["shape"] = "neg.s32, cvt.sat.u16.s32";
+  entries[2].meta["shape"] = "cnot.b32, cvt.sat.s16.u32";
+  entries[3].meta["shape"] = "bfe.s32";
+  entries[4].meta["shape"] = "bfe.s32";
+  entries[0].meta["cause"] = entries[1].meta["cause"] = sel;
+  entries[2].meta["cause"] =
+      "executed code departs first at `SEL R, R, 0xffff8000, !P`";
+  const std::vector<RootCause> causes = GroupByRootCause(entries);
+  ASSERT_EQ(causes.size(), 3u);
+  EXPECT_EQ(causes[0].spelling, sel);
+  EXPECT_EQ(causes[0].entries.size(), 2u);
+  EXPECT_EQ(causes[0].count, 3);
+  EXPECT_EQ(causes[2].spelling, "program: bfe.s32");
+  EXPECT_EQ(causes[2].entries.size(), 2u);
+}
+
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string((std::istreambuf_iterator<char>(in)), {});

@@ -40,4 +40,17 @@ std::string KernelOf(int params, absl::string_view body) {
       loads, body, "  ret;\n}\n");
 }
 
+absl::StatusOr<KernelExecution> RunCompiledKernel(
+    absl::string_view body, const std::vector<uint32_t>& params,
+    int64_t output_bytes, int opt_level, bool trace) {
+  PTXDIFF_ASSIGN_OR_RETURN(
+      const std::vector<SassSlot> kernel,
+      CompileSass(KernelOf(static_cast<int>(params.size()), body), "k",
+                  opt_level));
+  std::vector<KernelArgument> args;
+  for (uint32_t p : params) args.push_back({.bytes = 4, .value = p});
+  PTXDIFF_ASSIGN_OR_RETURN(const SassArchInfo arch, FindSassArchInfo("sm_90"));
+  return ExecuteKernel(arch, kernel, args, output_bytes, trace);
+}
+
 }  // namespace ptxdiff::testing

@@ -4,12 +4,14 @@
 #ifndef PTXDIFF_SASS_TESTING_COMPILED_KERNEL_H_
 #define PTXDIFF_SASS_TESTING_COMPILED_KERNEL_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "sass/sass_instruction.h"
+#include "worker/backends/ptxas/sass_execution.h"
 
 namespace ptxdiff::testing {
 
@@ -25,6 +27,12 @@ absl::StatusOr<std::vector<SassSlot>> CompileSass(absl::string_view ptx,
 // body is `body`, after `%out` is set to the output's global address and
 // `%r0..%rN-1` are loaded from p0..pN-1.
 std::string KernelOf(int params, absl::string_view body);
+
+// KernelOf(params.size(), body) compiled at -O`opt_level` and run with
+// `params` as p0, p1, ..., `output_bytes` at %out; traced if `trace`.
+absl::StatusOr<KernelExecution> RunCompiledKernel(
+    absl::string_view body, const std::vector<uint32_t>& params,
+    int64_t output_bytes, int opt_level, bool trace = false);
 
 }  // namespace ptxdiff::testing
 

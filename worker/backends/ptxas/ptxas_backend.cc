@@ -33,6 +33,7 @@
 #include "oracle/errata.h"
 #include "protocol/backend_names.h"
 #include "sass/sass_decoder.h"
+#include "sass/sass_departure.h"
 #include "worker/backends/carry_support.h"
 #include "worker/backends/ptxas/chunk_plan.h"
 #include "worker/backends/ptxas/cubin.h"
@@ -610,6 +611,36 @@ void PtxasBackend::AnswerRepeats(Batch& batch,
   }
 }
 
+// Where `kernel`'s code departs from `reference` (the tuple's -O0 run) on
+// the way to the tuple's wrong result (or, its bits right, its flag word).
+std::optional<SassDeparture> TupleDeparture(const SassArchInfo& arch,
+                                            const ExecutedKernel& kernel,
+                                            const std::vector<PtxTuple>& tuples,
+                                            int tuple, bool bits_wrong,
+                                            const SassRun& reference) {
+  std::vector<KernelArgument> args;
+  size_t position = 0;
+  for (size_t t = 0; t < kernel.tuples.size(); ++t) {
+    if (kernel.tuples[t] == tuple) position = t;
+    for (const KernelArgument& a : RuntimeArguments(tuples[kernel.tuples[t]]))
+      args.push_back(a);
+  }
+  const KernelExecution run = ExecuteKernel(arch, kernel.code, args,
+                                            kernel.output_bytes,
+                                            /*trace=*/true);
+  if (!run.ran || run.stores.size() != run.run.stores.size()) {
+    return std::nullopt;
+  }
+  const int64_t offset = kernel.layout.slots[position].offset +
+                         (bits_wrong ? 0 : kFlagWordOffset);
+  for (size_t s = run.stores.size(); s-- > 0;) {
+    if (run.stores[s].offset == offset) {
+      return FirstDeparture(run.run, run.run.stores[s], reference);
+    }
+  }
+  return std::nullopt;
+}
+
 // Why an executed value the oracle refutes is not judged, its -O0 code not
 // having run to the oracle's value: where ptxas's -O0 code is known to
 // disagree for such an instruction (a finding of its own, written down in
@@ -634,6 +665,7 @@ std::string NotCalibratedMessage(const Variant& v, CalibrationOutcome at_o0) {
 
 absl::Status PtxasBackend::CrossCheckExecuted(Batch& batch) const {
   std::vector<int> refuted;
+  std::vector<bool> bits_wrong;
   for (size_t i = 0; i < batch.tuples.size(); ++i) {
     if (!batch.executed[i] || batch.outcomes[i].kind != ResultKind::kValue) {
       continue;
@@ -644,6 +676,7 @@ absl::Status PtxasBackend::CrossCheckExecuted(Batch& batch) const {
     const Outcome& got = batch.outcomes[i];
     if (want.defined() && (got.bits != want.bits || got.carry != want.carry)) {
       refuted.push_back(static_cast<int>(i));
+      bits_wrong.push_back(got.bits != want.bits);
     }
   }
   if (refuted.empty()) return absl::OkStatus();
@@ -651,14 +684,24 @@ absl::Status PtxasBackend::CrossCheckExecuted(Batch& batch) const {
   for (int i : refuted) tuples.push_back(batch.tuples[i]);
   PTXDIFF_ASSIGN_OR_RETURN(
       const std::vector<TupleCalibration> at_o0,
-      CalibrateEach(config_.ptxas, *executable_, tuples, /*opt_level=*/0));
+      CalibrateEach(config_.ptxas, *executable_, tuples, /*opt_level=*/0,
+                    /*keep_runs=*/true));
   for (size_t j = 0; j < refuted.size(); ++j) {
     if (at_o0[j].outcome == CalibrationOutcome::kAgrees) {
-      // It stands: the note says why, with the code that ran.
+      // It stands: the note says why, where the code departs, and the code
+      // that ran.
       Outcome& o = batch.outcomes[refuted[j]];
       const ExecutedKernel* kernel = batch.kernels[refuted[j]].get();
+      const std::optional<SassDeparture> departure =
+          kernel != nullptr
+              ? TupleDeparture(*executable_, *kernel, batch.tuples,
+                               refuted[j], bits_wrong[j], at_o0[j].run)
+              : std::nullopt;
       o.message = absl::StrCat(
           o.message, "; its -O0 code runs to the oracle's value",
+          departure.has_value()
+              ? absl::StrCat("; the code ", DescribeDeparture(*departure))
+              : "",
           kernel != nullptr
               ? absl::StrCat("\nThe SASS that ran:\n",
                              absl::StripTrailingAsciiWhitespace(

@@ -793,6 +793,29 @@ TEST_F(PtxasBackendTest, ValuesSayHowPtxasObtainedThem) {
   EXPECT_THAT(refuted, HasSubstr("STG"));
 }
 
+// An executed value that stands says where the code departs from its -O0
+// code's values (sass/sass_departure.h): bfi.b32 with a length of 70, which
+// the -O3 code takes modulo 64 in its mask. Where the wrong value is one
+// the -O0 code computes too (madc.hi.s64 of immediates stores 1), it says
+// nothing of a departure.
+TEST_F(PtxasBackendTest, AnExecutedFindingSaysWhereTheCodeDeparts) {
+  auto backend = Make({{"execute", "1"}});
+  ASSERT_NE(backend, nullptr);
+  const RunReply reply = RunOrDie(
+      *backend, Request({{"bfi.b32", {{0, 0xffffffff, 1, 70}}, 0b0010},
+                         {"madc.hi.s64", {{0, 1, 0, 0}}}}));
+  ASSERT_EQ(reply.results[0].kind, ResultKind::kValue) << MessageOf(reply, 0);
+  EXPECT_EQ(reply.results[0].bits, 0xffffff81u);
+  EXPECT_THAT(std::string(reply.NoteOf(0)),
+              ::testing::ContainsRegex(
+                  "; the code departs first at \\+0x[0-9a-f]{4} `LOP3\\.LUT "
+                  "R[0-9]+, RZ, 0x7e, R[0-9]+, 0xe2`, which wrote 0xffffff81, a "
+                  "value its -O0 code never computes\n"));
+  EXPECT_THAT(std::string(reply.NoteOf(1)),
+              HasSubstr("its -O0 code runs to the oracle's value"));
+  EXPECT_THAT(std::string(reply.NoteOf(1)), Not(HasSubstr("departs")));
+}
+
 // A value the oracle refutes whose -O0 code disagrees too is not judged;
 // where ptxas's -O0 code is known to disagree for such an instruction (a
 // scalar video part merge), the decline names that finding rather than a

@@ -65,10 +65,11 @@ void Judge(const Tuple& t, const SlotValue& slot, TupleCalibration& out) {
 // Runs the decoded kernel k of a compiled module for tuple t.
 TupleCalibration RunOne(const SassArchInfo& arch, const PtxModule& module,
                         int k, const std::vector<SassSlot>& kernel,
-                        const Tuple& t, int opt_level, std::string* trace) {
+                        const Tuple& t, int opt_level, bool keep_run,
+                        std::string* trace) {
   TupleCalibration out;
   const std::vector<KernelArgument> args = RuntimeArguments(t);
-  const KernelExecution run = ExecuteKernel(arch, kernel, args, 16);
+  KernelExecution run = ExecuteKernel(arch, kernel, args, 16, keep_run);
   if (!run.ran) {
     out.blocker = run.blocker;
     out.why_not = run.why_not;
@@ -80,6 +81,7 @@ TupleCalibration RunOne(const SassArchInfo& arch, const PtxModule& module,
     return out;
   }
   Judge(t, (*values)[0], out);
+  if (keep_run) out.run = std::move(run.run);
   if (out.outcome == CalibrationOutcome::kDisagrees && trace != nullptr &&
       trace->empty() && !KnownCalibrationFinding(t.variant, opt_level)) {
     *trace = TraceText(arch, kernel, args);
@@ -116,22 +118,24 @@ std::vector<KernelGroup> GroupsOf(std::span<const Tuple> tuples) {
 // Every tuple of `group` run on kernel k; one decoding for all.
 void RunGroup(const SassArchInfo& arch, const PtxModule& module, int k,
               absl::string_view text, std::span<const Tuple> tuples,
-              KernelGroup group, int opt_level, TupleCalibration* out,
-              std::string* trace) {
+              KernelGroup group, int opt_level, bool keep_runs,
+              TupleCalibration* out, std::string* trace) {
   absl::StatusOr<std::vector<SassSlot>> kernel = DecodeSassKernel(arch, text);
   for (size_t i = group.begin; i < group.end; ++i) {
     if (!kernel.ok()) {
       out[i].blocker = out[i].why_not = std::string(kernel.status().message());
       continue;
     }
-    out[i] = RunOne(arch, module, k, *kernel, tuples[i], opt_level, trace);
+    out[i] = RunOne(arch, module, k, *kernel, tuples[i], opt_level, keep_runs,
+                    trace);
   }
 }
 
 absl::Status CalibrateInto(const std::string& ptxas, const SassArchInfo& arch,
                            std::span<const Tuple> tuples,
                            std::span<const KernelGroup> groups, int opt_level,
-                           TupleCalibration* out, std::string* trace) {
+                           bool keep_runs, TupleCalibration* out,
+                           std::string* trace) {
   if (groups.empty()) return absl::OkStatus();
   std::vector<Tuple> firsts;
   for (const KernelGroup& g : groups) firsts.push_back(tuples[g.begin]);
@@ -149,10 +153,11 @@ absl::Status CalibrateInto(const std::string& ptxas, const SassArchInfo& arch,
       return absl::OkStatus();
     }
     const size_t half = groups.size() / 2;
-    PTXDIFF_RETURN_IF_ERROR(CalibrateInto(
-        ptxas, arch, tuples, groups.first(half), opt_level, out, trace));
+    PTXDIFF_RETURN_IF_ERROR(CalibrateInto(ptxas, arch, tuples,
+                                          groups.first(half), opt_level,
+                                          keep_runs, out, trace));
     return CalibrateInto(ptxas, arch, tuples, groups.subspan(half), opt_level,
-                         out, trace);
+                         keep_runs, out, trace);
   }
   PTXDIFF_ASSIGN_OR_RETURN(const ElfFile elf, ParseElf(compiled.cubin));
   PTXDIFF_ASSIGN_OR_RETURN(const auto texts, KernelTexts(elf));
@@ -162,7 +167,7 @@ absl::Status CalibrateInto(const std::string& ptxas, const SassArchInfo& arch,
       return absl::InternalError(absl::StrCat("no kernel ", module.kernels[k]));
     }
     RunGroup(arch, module, static_cast<int>(k), text->second, tuples,
-             groups[k], opt_level, out, trace);
+             groups[k], opt_level, keep_runs, out, trace);
   }
   return absl::OkStatus();
 }
@@ -182,10 +187,11 @@ std::vector<KernelArgument> RuntimeArguments(const Tuple& t) {
 
 absl::StatusOr<std::vector<TupleCalibration>> CalibrateEach(
     const std::string& ptxas, const SassArchInfo& arch,
-    std::span<const Tuple> tuples, int opt_level) {
+    std::span<const Tuple> tuples, int opt_level, bool keep_runs) {
   std::vector<TupleCalibration> out(tuples.size());
   PTXDIFF_RETURN_IF_ERROR(CalibrateInto(ptxas, arch, tuples, GroupsOf(tuples),
-                                        opt_level, out.data(), nullptr));
+                                        opt_level, keep_runs, out.data(),
+                                        nullptr));
   return out;
 }
 
@@ -343,7 +349,8 @@ absl::StatusOr<CalibrationReport> CalibrateTuples(const std::string& ptxas,
   const std::vector<KernelGroup> groups = GroupsOf(tuples);
   CalibrationReport report;
   PTXDIFF_RETURN_IF_ERROR(CalibrateInto(ptxas, arch, tuples, groups, opt_level,
-                                        each.data(), &report.first_trace));
+                                        /*keep_runs=*/false, each.data(),
+                                        &report.first_trace));
   for (const KernelGroup& g : groups) {
     Count(tuples, g, each.data(), opt_level, report);
   }

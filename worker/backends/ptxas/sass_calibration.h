@@ -80,15 +80,18 @@ struct TupleCalibration {
   std::string blocker;     // kNotRun: what stopped the evaluator
   std::string why_not;
   std::string line;  // kDisagrees: the replay line and the value
+  SassRun run;       // the machine's traced run, where CalibrateEach keeps it
 };
 
 // Each tuple compiled for `arch` at -O`opt_level` (every runtime source a
 // parameter) in one module, a kernel for each run of consecutive tuples
 // that differ only in runtime values, run and judged with the hardware
-// reading. An error only where ptxas cannot be run.
+// reading; with `keep_runs`, each run traced (TupleCalibration::run: the
+// -O0 reference sass_departure.h compares optimized code with). An error
+// only where ptxas cannot be run.
 absl::StatusOr<std::vector<TupleCalibration>> CalibrateEach(
     const std::string& ptxas, const SassArchInfo& arch,
-    std::span<const Tuple> tuples, int opt_level);
+    std::span<const Tuple> tuples, int opt_level, bool keep_runs = false);
 
 // Compiles `tuples` (each with every runtime-capable source a parameter)
 // for `arch` at -O`opt_level`, one kernel for each run of consecutive
