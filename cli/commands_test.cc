@@ -59,12 +59,12 @@ TEST(ProgramCommandTest, TheOracleAndWhatPtxasClaims) {
               HasSubstr("inputs runtime: its code, run on the CPU, agrees with "
                         "the oracle at the witness and at more input vectors"));
   EXPECT_THAT(r.out, HasSubstr("verdict: agree (ptxas sm_90, inputs "));
-  // Issue 44, item 6: a kernel the SASS decoder refuses (64-bit division
-  // calls a subroutine) is not judged in either form: the verdict says so,
-  // never "agree", and the exit status (3) tells it from an agreement.
-  const std::string div = testing::TempDir() + "/div64.ptxprog";
-  std::ofstream(div) << "# ptxdiff program 1\ninput %a .b64 1000\n"
-                        "div.u64 %r, %a, 7;\noutput %r\n";
+  // Issue 44, item 6: a kernel the SASS decoder refuses (16-bit division's
+  // float code) is not judged in either form: the verdict says so, never
+  // "agree", and the exit status (3) tells it from an agreement.
+  const std::string div = testing::TempDir() + "/div16.ptxprog";
+  std::ofstream(div) << "# ptxdiff program 1\ninput %a .b16 1000\n"
+                        "input %b .b16 7\ndiv.u16 %r, %a, %b;\noutput %r\n";
   r = Ptxdiff({"program", div, "--backend", "ptxas"});
   EXPECT_EQ(r.code, 3) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("inputs runtime: not folded, and not judged"));

@@ -327,7 +327,7 @@ void DecodeImad(Bits& bits, Reader& r, Decoding& d, int form) {
   insn.pdst_uniform = insn.uniform;
   insn.psrc[0] = bits.Pred(87, 90, insn.uniform);
   if (!insn.extended) RequireFalse(insn.psrc[0], d, "IMAD's carry-in");
-  if (insn.op != SassOp::kImadWide && insn.pdst[0] != kSassPt) {
+  if (insn.op == SassOp::kImad && insn.pdst[0] != kSassPt) {
     d.Refuse("IMAD writing a carry");
   }
 }
@@ -405,6 +405,18 @@ void DecodeI2f(Bits& bits, Reader& r, Decoding& d, int form) {
   }
 }
 
+// 64-bit division's (a subroutine ptxas calls): an unsigned 64-bit
+// register pair rounded up to an f32.
+void DecodeI2f64(Bits& bits, Reader& r, Decoding& d, int form) {
+  r.AluSources(form, false, true, false);
+  d.insn.width = 64;
+  const bool f32_of_u64 =
+      !bits.Flag(74) && bits.Flag(76) && bits.Take(84, 2) == 3;
+  if (!f32_of_u64 || bits.Take(78, 2) != 2) {
+    d.Refuse("I2F other than .U64.RP to an f32");
+  }
+}
+
 void DecodeMufu(Bits& bits, Reader& r, Decoding& d, int form) {
   r.AluSources(form, false, true, false);
   if (bits.Take(74, 4) != 4) d.Refuse("MUFU other than .RCP");
@@ -416,6 +428,18 @@ void DecodeF2i(Bits& bits, Reader& r, Decoding& d, int form) {
                          bits.Take(78, 2) == 3 && bits.Flag(80) &&
                          bits.Flag(85);
   if (!u32_trunc) d.Refuse("F2I other than .FTZ.U32.TRUNC.NTZ");
+}
+
+// 64-bit division's: an f32 truncated to a u64 register pair.
+void DecodeF2i64(Bits& bits, Reader& r, Decoding& d, int form) {
+  r.AluSources(form, false, true, false);
+  d.insn.width = 64;
+  const bool u64_trunc = bits.Flag(75) && bits.Flag(76) &&
+                         bits.Take(78, 2) == 3 && bits.Flag(85);
+  if (!u64_trunc) d.Refuse("F2I other than .U64.TRUNC");
+  if (d.insn.dst % 2 != 0 || d.insn.dst + 1 >= kSassRz) {
+    d.Refuse("F2I.U64 into an odd register pair");
+  }
 }
 
 struct AluRow {
@@ -468,6 +492,8 @@ constexpr AluRow kAluRows[] = {
     {0x106, SassOp::kI2f, false, DecodeI2f},
     {0x108, SassOp::kMufuRcp, false, DecodeMufu},
     {0x105, SassOp::kF2i, false, DecodeF2i},
+    {0x112, SassOp::kI2f, false, DecodeI2f64},
+    {0x111, SassOp::kF2i, false, DecodeF2i64},
 };
 
 const AluRow* FindAluRow(uint32_t op9) {
@@ -581,6 +607,21 @@ void DecodeControl(uint32_t opcode, Bits& bits, Decoding& d) {
       insn.barrier = static_cast<int>(bits.Take(16, 4));
       insn.psrc[0] = bits.Pred(87, 90);
       RequireTrue(insn.psrc[0], d, "BSYNC's condition");
+      return;
+    case 0x944:  // CALL.REL.NOINC: ptxas's subroutines (64-bit division)
+      insn.op = SassOp::kCall;
+      insn.target = insn.pc + 16 + BranchOffset(bits, 48);
+      if (!bits.Flag(86)) d.Refuse("CALL without .NOINC");
+      insn.psrc[0] = bits.Pred(87, 90);
+      RequireTrue(insn.psrc[0], d, "CALL's condition");
+      return;
+    case 0x950:  // RET.REL.NODEC Ra: to the kernel's start + {Ra+1:Ra}
+      insn.op = SassOp::kRet;
+      insn.src[0] = {.kind = SassOperand::kRegister, .reg = bits.Reg(24)};
+      insn.target = insn.pc + 16 + BranchOffset(bits, 48);
+      if (!bits.Flag(86)) d.Refuse("RET without .NODEC");
+      insn.psrc[0] = bits.Pred(87, 90);
+      RequireTrue(insn.psrc[0], d, "RET's condition");
       return;
     case 0x94d:  // EXIT
       insn.op = SassOp::kExit;
@@ -742,12 +783,13 @@ absl::StatusOr<std::vector<SassSlot>> DecodeSassKernel(const SassArchInfo& arch,
 }
 
 std::string SassListing(const std::vector<SassSlot>& kernel) {
-  // Up to the last EXIT: what follows is ptxas's padding.
+  // Up to the last EXIT or RET (a subroutine follows the kernel's EXIT):
+  // what follows is ptxas's padding.
+  auto ends_code = [](const SassSlot& s) {
+    return s.ok() && (s.insn.op == SassOp::kExit || s.insn.op == SassOp::kRet);
+  };
   size_t end = kernel.size();
-  while (end > 0 &&
-         !(kernel[end - 1].ok() && kernel[end - 1].insn.op == SassOp::kExit)) {
-    --end;
-  }
+  while (end > 0 && !ends_code(kernel[end - 1])) --end;
   if (end == 0) end = kernel.size();
   std::string out;
   for (size_t i = 0; i < end; ++i) {

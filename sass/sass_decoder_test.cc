@@ -14,6 +14,7 @@ namespace {
 using ::ptxdiff::testing::CompileSass;
 using ::ptxdiff::testing::KernelOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class SassDecoderTest : public ::testing::Test {
  protected:
@@ -43,6 +44,23 @@ TEST_F(SassDecoderTest, ReadsTheThreeRegisterAddAndTheStore) {
   EXPECT_THAT(listing, HasSubstr("LDC.64 R"));
   EXPECT_THAT(listing, HasSubstr("c[0x0][0x210]"));  // the output pointer
   EXPECT_THAT(listing, HasSubstr("EXIT"));
+}
+
+// 64-bit division is a subroutine after the kernel's EXIT: the listing
+// shows it, with the call, the return and the reciprocal's conversions.
+TEST_F(SassDecoderTest, ReadsSixtyFourBitDivisionsSubroutine) {
+  const std::string listing = Listing(
+      2,
+      "  cvt.u64.u32 %rd1, %r0;\n  cvt.u64.u32 %rd2, %r1;\n"
+      "  shl.b64 %rd1, %rd1, 20;\n  div.u64 %rd3, %rd1, %rd2;\n"
+      "  st.global.b64 [%out], %rd3;\n");
+  EXPECT_THAT(listing, HasSubstr("CALL.REL.NOINC 0x"));
+  EXPECT_THAT(listing, HasSubstr("I2F.U64.RP R"));
+  EXPECT_THAT(listing, HasSubstr("MUFU.RCP R"));
+  EXPECT_THAT(listing, HasSubstr("F2I.U64.TRUNC R"));
+  EXPECT_THAT(listing, ::testing::ContainsRegex("IMAD.HI.U32 R[0-9]+, P[0-9]"));
+  EXPECT_THAT(listing, ::testing::ContainsRegex("RET.REL.NODEC R[0-9]+, 0x0\n$"));
+  EXPECT_THAT(listing, Not(HasSubstr("??"))) << "every instruction read";
 }
 
 TEST_F(SassDecoderTest, ReadsTheModifiersThatChangeValues) {

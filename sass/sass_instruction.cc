@@ -66,7 +66,7 @@ const char* BaseName(SassOp op) {
     case SassOp::kMufuRcp:
       return "MUFU.RCP";
     case SassOp::kF2i:
-      return "F2I.FTZ.U32.TRUNC.NTZ";
+      return "F2I";
     case SassOp::kR2ur:
       return "R2UR";
     case SassOp::kS2r:
@@ -81,6 +81,10 @@ const char* BaseName(SassOp op) {
       return "STG.E";
     case SassOp::kBra:
       return "BRA";
+    case SassOp::kCall:
+      return "CALL.REL.NOINC";
+    case SassOp::kRet:
+      return "RET.REL.NODEC";
     case SassOp::kExit:
       return "EXIT";
     case SassOp::kBssy:
@@ -165,7 +169,10 @@ std::string Suffixes(const SassInstruction& i) {
     case SassOp::kI2i:
       return absl::StrCat(i.is_signed ? ".S" : ".U", i.width, ".S32.SAT");
     case SassOp::kI2f:
+      if (i.width == 64) return i.is_signed ? ".S64.RP" : ".U64.RP";
       return i.is_signed ? ".RP" : ".U32.RP";
+    case SassOp::kF2i:
+      return i.width == 64 ? ".U64.TRUNC" : ".FTZ.U32.TRUNC.NTZ";
     case SassOp::kFlo:
       return absl::StrCat(i.is_signed ? "" : ".U32",
                           i.shift_amount ? ".SH" : "");
@@ -206,6 +213,11 @@ std::string SassText(const SassInstruction& i) {
   switch (i.op) {
     case SassOp::kBra:
     case SassOp::kBssy:
+    case SassOp::kCall:
+      parts.push_back(absl::StrFormat("0x%x", i.target));
+      break;
+    case SassOp::kRet:
+      parts.push_back(Reg(i.src[0].reg, false));
       parts.push_back(absl::StrFormat("0x%x", i.target));
       break;
     case SassOp::kStg:

@@ -50,9 +50,11 @@ enum class SassOp : uint8_t {
   kI2i,       // d = b (s32) clamped to an 8- or 16-bit type
   kSignLut,   // P = lut(the sign bits of a, b, c): opcode 0x21f, its name
               // unknown here; ptxas's add.sat.s32 overflow test
-  kI2f,       // d = b (u32 or s32) as an f32, rounded up (.RP)
+  kI2f,       // d = b (u32, s32 or, width 64, u64) as an f32, rounded up
+              // (.RP)
   kMufuRcp,   // d = 1 / b (f32), modelled as IEEE's correctly rounded one
-  kF2i,       // d = b (f32) truncated to a u32, saturated (NaN: 0)
+  kF2i,       // d = b (f32) truncated to a u32 (width 64: the pair
+              // {d+1:d} to a u64), saturated (NaN: 0)
   kR2ur,      // uniform d = a
   kS2r,       // d = a special register
   kCs2r,      // d (, d+1) = a special register (SRZ: 0)
@@ -60,6 +62,9 @@ enum class SassOp : uint8_t {
   kLdg,       // d = [a + offset]
   kStg,       // [a + offset] = b
   kBra,       // jump to target
+  kCall,      // CALL.REL.NOINC: jump to target (the caller keeps the
+              // return address in registers, as ptxas's division does)
+  kRet,       // RET.REL.NODEC: jump to target + the pair {a+1:a}
   kExit,
   kBssy,      // a convergence barrier's reconvergence point
   kBsync,     // wait at a convergence barrier
@@ -115,7 +120,9 @@ struct SassInstruction {
   bool right = false;         // .R (SHF)
   bool shift_amount = false;  // FLO.SH: 31 - position
   int width = 32;             // SHF's type: 32 or 64; loads/stores: bytes;
-                              // I2I's: 8 or 16 bits
+                              // I2I's: 8 or 16 bits; I2F's source and
+                              // F2I's destination: 32 or 64
+
   int shift = 0;              // LEA's shift
   uint32_t lut = 0;  // LOP3, op 0x21f; PLOP3: lut0 | lut1 << 8
   SassCompare compare = SassCompare::kF;  // ISETP
@@ -127,7 +134,8 @@ struct SassInstruction {
   bool simd16 = false;  // VIMNMX, VIADD on two 16-bit lanes
   bool relu = false;    // VIMNMX.RELU: a negative result is 0
   int special = 0;                          // S2R, CS2R: the special register
-  int64_t target = 0;  // BRA, BSSY: the byte offset jumped to
+  int64_t target = 0;  // BRA, BSSY, CALL: the byte offset jumped to; RET:
+                       // the base its register pair is added to
   int barrier = 0;     // BSSY, BSYNC
 };
 

@@ -345,6 +345,13 @@ class Machine {
         return next;
       case SassOp::kBra:
         return ReadPred(i.psrc[0]) ? static_cast<size_t>(i.target) : next;
+      case SassOp::kCall:
+        return static_cast<size_t>(i.target);
+      case SassOp::kRet: {
+        const uint64_t to = i.target + ReadPair(i.src[0]);
+        if (!RequireDefined("a return address")) return next;
+        return static_cast<size_t>(to);
+      }
       case SassOp::kExit:
         return std::nullopt;
       case SassOp::kMov:
@@ -459,13 +466,21 @@ class Machine {
         return next;
       }
       case SassOp::kI2f:
-        WriteDst(I2fRoundUp(Read(i.src[1]), i.is_signed));
+        WriteDst(i.width == 64 ? I2fRoundUpU64(ReadPair(i.src[1]))
+                               : I2fRoundUp(Read(i.src[1]), i.is_signed));
         return next;
       case SassOp::kMufuRcp:
         WriteDst(std::bit_cast<uint32_t>(
             1.0f / std::bit_cast<float>(Read(i.src[1]))));
         return next;
       case SassOp::kF2i:
+        if (i.width == 64) {
+          const uint64_t d =
+              F2iTruncU64(std::bit_cast<float>(Read(i.src[1])));
+          WriteReg(i.dst, false, static_cast<uint32_t>(d));
+          WriteReg(i.dst + 1, false, static_cast<uint32_t>(d >> 32));
+          return next;
+        }
         WriteDst(F2iTruncU32(std::bit_cast<float>(Read(i.src[1]))));
         return next;
       case SassOp::kSignLut: {
@@ -696,12 +711,17 @@ class Machine {
                     : uint64_t{a} * b;
     if (i.op == SassOp::kImadHi) {
       // c is a pair too: the high word of a * b + {c+1:c} (-O3 passes
-      // mad.hi's c as {c:0}).
-      if (i.extended || i.pdst[0] != kSassPt) {
-        Refuse("IMAD.HI with a carry");
+      // mad.hi's c as {c:0}); the carry out of that sum of 64-bit words, a
+      // signed product taken as its two's-complement word (64-bit
+      // division's Newton steps; mad.hi.cc's carry).
+      if (i.extended) {
+        Refuse("IMAD.HI with a carry in");
         return;
       }
-      WriteDst(static_cast<uint32_t>((product + PairAddend(i)) >> 32));
+      const unsigned __int128 sum =
+          static_cast<unsigned __int128>(product) + PairAddend(i);
+      WriteDst(static_cast<uint32_t>(static_cast<uint64_t>(sum) >> 32));
+      WritePred(i.pdst[0], i.pdst_uniform, (sum >> 64) != 0);
       return;
     }
     // ptxas writes IMAD.WIDE by RZ inside -O3 carry chains (madc.hi.cc.u64)
@@ -746,6 +766,21 @@ class Machine {
     float f = static_cast<float>(v);  // to nearest
     if (double{f} < v) f = std::nextafter(f, HUGE_VALF);
     return std::bit_cast<uint32_t>(f);
+  }
+
+  // A u64 as the nearest f32 at or above it; long double holds every u64.
+  static uint32_t I2fRoundUpU64(uint64_t b) {
+    const long double v = static_cast<long double>(b);
+    float f = static_cast<float>(b);  // to nearest
+    if (static_cast<long double>(f) < v) f = std::nextafter(f, HUGE_VALF);
+    return std::bit_cast<uint32_t>(f);
+  }
+
+  // An f32 truncated toward zero into [0, 2^64 - 1]; NaN is 0.
+  static uint64_t F2iTruncU64(float f) {
+    if (std::isnan(f) || f <= 0) return 0;
+    if (f >= 18446744073709551616.0f) return ~uint64_t{0};
+    return static_cast<uint64_t>(f);
   }
 
   // An f32 truncated toward zero into [0, 2^32 - 1]; NaN is 0.

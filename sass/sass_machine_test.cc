@@ -1,6 +1,7 @@
 #include "sass/sass_machine.h"
 
 #include <cstdint>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -209,6 +210,52 @@ TEST(SassMachineRefusals, AStoreOutsideTheBuffers) {
       RunSass({Insn(stg, 0), Insn({.op = SassOp::kExit}, 16)}, EmptyLaunch());
   EXPECT_FALSE(run.ran);
   EXPECT_THAT(run.why_not, HasSubstr("outside the launch's buffers"));
+}
+
+// 64-bit division: ptxas calls a subroutine (CALL.REL.NOINC, RET.REL.NODEC
+// to an address the caller keeps in registers) that estimates the
+// reciprocal through I2F.U64.RP, MUFU.RCP and F2I.U64.TRUNC and corrects
+// it with integer Newton steps (IMAD.HI writing a carry). Operands of every
+// magnitude, at -O0 and -O3, give C++'s quotients and remainders.
+TEST_P(SassMachineTest, RunsSixtyFourBitDivisionThroughItsSubroutine) {
+  std::mt19937_64 rng(64);
+  auto any_magnitude = [&] {
+    const int bits = static_cast<int>(rng() % 64) + 1;
+    return rng() >> (64 - bits);
+  };
+  for (const char* op : {"div.u64", "rem.u64", "div.s64", "rem.s64"}) {
+    const std::string ptx = absl::StrCat(
+        ".version 9.0\n.target sm_90\n.address_size 64\n"
+        ".visible .entry k(.param .u64 out, .param .u64 p0, .param .u64 p1)\n"
+        "{\n  .reg .b64 %rd<4>, %out;\n  ld.param.u64 %out, [out];\n"
+        "  cvta.to.global.u64 %out, %out;\n  ld.param.u64 %rd1, [p0];\n"
+        "  ld.param.u64 %rd2, [p1];\n  ",
+        op, " %rd3, %rd1, %rd2;\n  st.global.u64 [%out], %rd3;\n  ret;\n}\n");
+    absl::StatusOr<std::vector<SassSlot>> kernel =
+        ptxdiff::testing::CompileSass(ptx, "k", opt());
+    ASSERT_TRUE(kernel.ok()) << kernel.status();
+    const bool is_signed = op[4] == 's';
+    const bool is_div = op[0] == 'd';
+    for (int k = 0; k < 2000; ++k) {
+      uint64_t a = any_magnitude(), b = any_magnitude();
+      if (is_signed && rng() % 2) a = ~a + 1;
+      if (is_signed && rng() % 2) b = ~b + 1;
+      if (b == 0 || (is_signed && b == ~uint64_t{0})) continue;
+      const KernelExecution run = ExecuteKernel(
+          *FindSassArchInfo("sm_90"), *kernel,
+          std::vector<KernelArgument>{{.bytes = 8, .value = a},
+                                      {.bytes = 8, .value = b}},
+          8);
+      ASSERT_TRUE(run.ran) << op << ": " << run.why_not;
+      ASSERT_EQ(run.stores.size(), 1u);
+      const int64_t sa = static_cast<int64_t>(a), sb = static_cast<int64_t>(b);
+      const uint64_t want =
+          is_signed ? static_cast<uint64_t>(is_div ? sa / sb : sa % sb)
+                    : (is_div ? a / b : a % b);
+      ASSERT_EQ(run.stores[0].Low64(), want)
+          << op << " 0x" << std::hex << a << ", 0x" << b << " at -O" << opt();
+    }
+  }
 }
 
 }  // namespace

@@ -248,11 +248,13 @@ std::optional<std::string> KnownCalibrationFinding(const Variant& v,
     return "scalar video intermediate: ptxas's code saturates and takes "
            "min/max of the 32-bit sum sign-extended";
   }
-  // madc.hi.cc.{u64,s64} at -O1..-O3: the code never adds c into d (c's
+  // madc.hi[.cc].{u64,s64} at -O1..-O3: the code never adds c into d (c's
   // registers feed only the carry out), where -O0 code runs to the
-  // oracle's values.
-  if (opt_level > 0 && absl::StartsWith(Spell(v), "madc.hi.cc.")) {
-    return "madc.hi.cc 64-bit above -O0: ptxas's code never adds c";
+  // oracle's values. The 32-bit forms agree.
+  const std::string spelling = Spell(v);
+  if (opt_level > 0 && absl::StartsWith(spelling, "madc.hi.") &&
+      absl::EndsWith(spelling.substr(0, spelling.find(' ')), "64")) {
+    return "madc.hi 64-bit above -O0: ptxas's code never adds c";
   }
   return std::nullopt;
 }
