@@ -79,6 +79,41 @@ const std::vector<uint64_t>& ExtremeValues(int width) {
   return (*tables)[width];
 }
 
+// Values inside a width's range, where the extremes put nothing: each byte
+// boundary below the width (2^(k-1) - 1, 2^(k-1), 2^k - 1, 2^k: 0x7f, 0x80,
+// 0xff, 0x100, ... 0x100000000), the alternating patterns 0x55.., 0xaa..
+// and 0x0f0f.., and 2^k + 1 (two set bits); without the extremes and without
+// repeats. What a clamp at the wrong bound, a mask one bit short or a carry
+// out of a byte needs.
+std::vector<uint64_t> BuildMiddleValues(int width) {
+  const uint64_t mask = LowMask(width);
+  const std::vector<uint64_t>& extremes = ExtremeValues(width);
+  std::vector<uint64_t> out;
+  const auto add = [&](uint64_t x) {
+    if (x > mask || std::find(extremes.begin(), extremes.end(), x) !=
+                        extremes.end() ||
+        std::find(out.begin(), out.end(), x) != out.end()) {
+      return;
+    }
+    out.push_back(x);
+  };
+  // Byte and half boundaries first: the likeliest to matter.
+  for (const int k : {8, 16, 24, 32}) {
+    if (k >= width) break;
+    const uint64_t top = uint64_t{1} << k;
+    for (const uint64_t x : {top / 2 - 1, top / 2, top - 1, top}) add(x);
+  }
+  if (width >= 8) {
+    for (const uint64_t pattern :
+         {0x5555555555555555ull, 0xaaaaaaaaaaaaaaaaull, 0x0f0f0f0f0f0f0f0full})
+      add(pattern & mask);
+  }
+  for (const int k : {8, 16, 32}) {
+    if (k < width - 1) add((uint64_t{1} << k) + 1);
+  }
+  return out;
+}
+
 std::vector<uint64_t> Bounds(int width) {
   const uint64_t min = uint64_t{1} << (width - 1);
   return {min - 1, min, 0, static_cast<uint64_t>(width), 32, 64, 256};
@@ -151,6 +186,10 @@ struct Shape {
   uint64_t runtime_total = 0;
   // The relations: destination bounds, lane bounds, equal extremes.
   uint64_t destination_total = 0, lane_total = 0, equal_total = 0;
+  // The middle tier: each number alone at its MiddleValues.
+  const std::vector<uint64_t>* middle_values[kMaxSources] = {};
+  uint64_t middle_total = 0;
+  size_t middle_rounds = 0;  // the longest list: one value of each a round
   // The edge and boundary pairs.
   uint64_t edge_total = 0, boundary_total = 0;
 
@@ -172,6 +211,7 @@ struct Shape {
     CountFirstTier();
     CountRuntimeTier();
     CountRelations(v);
+    CountMiddleTier();
     CountPairs();
   }
   uint64_t tier() const { return single_total + tier_equal_total; }
@@ -180,7 +220,7 @@ struct Shape {
   }
   uint64_t pairs() const { return edge_total + boundary_total; }
   uint64_t total() const {
-    return tier() + runtime_total + relations() + pairs();
+    return tier() + runtime_total + relations() + middle_total + pairs();
   }
   int single_fillers() const { return sources > 1 ? kTierFillers : 1; }
   // Sums and differences at a bound, between two sources that are numbers
@@ -224,6 +264,14 @@ struct Shape {
       lanes = SimdLanes(v.family);
       lane_total = uint64_t{kLaneForms} * kLaneTargets *
                    LaneSelectorValues(lanes).size() * lanes;
+    }
+  }
+  void CountMiddleTier() {
+    for (int i = 0; i < sources; ++i) {
+      if (!number[i]) continue;
+      middle_values[i] = &MiddleValues(width[i]);
+      middle_total += middle_values[i]->size();
+      middle_rounds = std::max(middle_rounds, middle_values[i]->size());
     }
   }
   void CountPairs() {
@@ -396,6 +444,23 @@ Operands RelationTuple(const Variant& v, const Shape& s, uint64_t idx) {
   return EqualTuple(s, idx - s.lane_total);
 }
 
+// The middle tier, value by value: every number at its first middle value
+// (the others at 0), then every number at its second, ..., so that a
+// variant's first few middle tuples already cover each of its sources.
+Operands MiddleTuple(const Shape& s, uint64_t idx) {
+  for (size_t round = 0; round < s.middle_rounds; ++round) {
+    for (int i = 0; i < s.sources; ++i) {
+      const std::vector<uint64_t>* values = s.middle_values[i];
+      if (values == nullptr || round >= values->size()) continue;
+      if (idx-- > 0) continue;
+      Operands ops = Filled(s, 0);
+      ops.v[i] = (*values)[round];
+      return ops;
+    }
+  }
+  return Filled(s, 0);
+}
+
 Operands EdgeTuple(const Shape& s, uint64_t idx) {
   Operands ops;
   if (s.sources == 1) {
@@ -510,6 +575,15 @@ const std::vector<uint64_t>& ShortEdgeValues(int width) {
   return (*tables)[width];
 }
 
+const std::vector<uint64_t>& MiddleValues(int width) {
+  static const auto* tables = [] {
+    auto* t = new std::array<std::vector<uint64_t>, 65>();
+    for (int w = 1; w <= 64; ++w) (*t)[w] = BuildMiddleValues(w);
+    return t;
+  }();
+  return (*tables)[width];
+}
+
 uint64_t SystematicCount(const Variant& v, bool forms) {
   return Shape(v, forms).total();
 }
@@ -550,6 +624,8 @@ Tuple NthOfSet(const Variant& v, const Shape& s, const Order& order,
                                                       order.relation_stride)))};
   }
   i -= s.relations();
+  if (i < s.middle_total) return {v, Canonical(v, MiddleTuple(s, i))};
+  i -= s.middle_total;
   if (i < s.runtime_total) {
     Tuple t = RuntimeTierTuple(v, s, i);
     t.operands = Canonical(v, t.operands);

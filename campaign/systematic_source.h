@@ -4,7 +4,7 @@
 // families rather than over variants (most variants are video).
 //
 // For each variant the source defines a fixed set of tuples, visited in
-// three sections:
+// these sections:
 //   - the first tier, in order: each source alone at MIN, MAX, 0, all ones
 //     and 1 (extreme by extreme: every source at MIN first), the others at
 //     0, then -1, then 1; then a against b at each of MIN, MAX, 0 and all
@@ -22,6 +22,12 @@
 //       destination lane's MIN - 1 or MAX + 1;
 //       equal extremes: every two numbers at MIN, MAX, 0 and all ones,
 //       equal and one apart either way;
+//   - the middle tier: each number alone at values inside its range, the
+//     others at 0, value by value across the sources (MiddleValues: byte
+//     and half boundaries 0x7f, 0x80, 0xff, 0x100 up to 0x100000000 below
+//     the width, alternating patterns, 2^k + 1): where a clamp at the wrong
+//     bound, a mask one bit short or a carry out of a byte shows, which no
+//     extreme reaches;
 //   - where the backend runs operand forms (isa/operand_form.h), the
 //     runtime tier: each source that may be a runtime value made one, the
 //     others as the first tier puts them (one alone at an extreme, the rest
@@ -79,6 +85,8 @@ void TailTuples(const Variant& v, uint64_t k, uint64_t n,
 
 // The short edge list for a width (each value fits the width).
 const std::vector<uint64_t>& ShortEdgeValues(int width);
+// The middle tier's values for a width (each fits it; none an extreme).
+const std::vector<uint64_t>& MiddleValues(int width);
 
 class SystematicSource {
  public:

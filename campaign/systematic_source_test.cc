@@ -46,9 +46,10 @@ TEST(SystematicTest, EveryIndexIsATupleOfTheVariantAndTheOrderIsAPermutation) {
 // set is as before: no tuple has a runtime source.
 TEST(SystematicTest, TheRuntimeTierProbesEachRuntimeSourceAtItsWitnesses) {
   const Variant v = *ParseVariant("bfe.s32");
-  // The first tier (singles, then a against b) and the relations (equal
-  // extremes of the three pairs of numbers).
-  const uint64_t tier_end = 3 * 5 * 3 + 4 * 3 + 3 * 4 * 5;
+  // The first tier (singles, then a against b), the relations (equal
+  // extremes of the three pairs of numbers) and the middle tier.
+  const uint64_t tier_end =
+      3 * 5 * 3 + 4 * 3 + 3 * 4 * 5 + 3 * MiddleValues(32).size();
   EXPECT_EQ(SystematicTuple(v, tier_end - 1, /*forms=*/true).runtime, 0);
   // Per runtime source: 2 other sources x 5 extremes x 3 fillers probes, 5
   // witnesses each.
@@ -187,6 +188,50 @@ TEST(SystematicTest, EqualExtremesComeEarlyAndInEveryPair) {
   const auto all = OperandsOf(slct, 0, SystematicCount(slct));
   EXPECT_TRUE(
       Contains(all, {0, 0x7fffffff, 0x7ffffffe}));  // b and c, c one below
+}
+
+// Values inside the range, which no extreme reaches: each byte boundary
+// below the width, its 64-bit kin, alternating patterns; no extreme twice.
+TEST(SystematicTest, MiddleValuesAreTheBoundariesInsideTheRange) {
+  const std::vector<uint64_t>& w64 = MiddleValues(64);
+  for (const uint64_t x :
+       {0x7full, 0x80ull, 0xffull, 0x100ull, 0x7fffull, 0x8000ull, 0xffffull,
+        0x10000ull, 0x7fffffull, 0x800000ull, 0x7fffffffull, 0x80000000ull,
+        0xffffffffull, 0x100000000ull, 0x5555555555555555ull,
+        0xaaaaaaaaaaaaaaaaull, 0x0f0f0f0f0f0f0f0full, 0x10001ull}) {
+    EXPECT_NE(std::find(w64.begin(), w64.end(), x), w64.end()) << std::hex << x;
+  }
+  const std::vector<uint64_t>& w32 = MiddleValues(32);
+  for (const uint64_t extreme : {0ull, 1ull, 0x7fffffffull, 0x80000000ull,
+                                 0xffffffffull, 0x100000000ull}) {
+    EXPECT_EQ(std::find(w32.begin(), w32.end(), extreme), w32.end())
+        << std::hex << extreme;
+  }
+  EXPECT_EQ(std::set<uint64_t>(w32.begin(), w32.end()).size(), w32.size());
+  EXPECT_TRUE(MiddleValues(1).empty());
+}
+
+// The middle tier follows the relations: every number alone at each middle
+// value, the others at 0, value by value (each source's first value before
+// any source's second), so that a variant's first middle tuples already
+// cover all its sources.
+TEST(SystematicTest, TheMiddleTierFollowsTheRelationsValueByValue) {
+  const Variant v = *ParseVariant("bfe.s32");
+  const uint64_t start = 3 * 5 * 3 + 4 * 3 + 3 * 4 * 5;  // tier + relations
+  const std::vector<uint64_t>& middle = MiddleValues(32);
+  const auto tier = OperandsOf(v, start, 3 * middle.size());
+  ASSERT_EQ(tier.size(), 3 * middle.size());
+  for (size_t round = 0; round < middle.size(); ++round) {
+    for (int i = 0; i < 3; ++i) {
+      std::vector<uint64_t> expected(3, 0);
+      expected[i] = middle[round];
+      EXPECT_EQ(tier[3 * round + i], expected) << round << " " << i;
+    }
+  }
+  // Before it, none of these: the extremes and their relations.
+  const auto before = OperandsOf(v, 0, start);
+  EXPECT_FALSE(Contains(before, {0x100, 0, 0}));
+  EXPECT_FALSE(Contains(before, {0, 0x8000, 0}));
 }
 
 // A narrowing conversion meets the destination's bounds and one past them
