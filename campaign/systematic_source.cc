@@ -162,6 +162,31 @@ const std::vector<uint64_t>& EdgeValuesOf(const Variant& v, int i) {
                                 : ShortEdgeValues(SourceWidth(v, i));
 }
 
+// The part of a source or of the destination that a selector axis names (a
+// scalar video `.asel`, `.bsel` or `.dsel`: a byte or a half-word): where it
+// starts and how wide it is; the whole register for no selector.
+struct Part {
+  int shift;
+  int bits;
+};
+Part SelectedPart(Sel sel, int width) {
+  if (IsByteSel(sel)) {
+    return {8 * (static_cast<int>(sel) - static_cast<int>(Sel::kB0)), 8};
+  }
+  if (IsHalfSel(sel)) return {sel == Sel::kH1 ? 16 : 0, 16};
+  return {0, width};
+}
+// Source i as the instruction reads it: a and b through their selectors.
+Part SourcePart(const Variant& v, int i, int width) {
+  if (i == 0) return SelectedPart(v.asel, width);
+  if (i == 1) return SelectedPart(v.bsel, width);
+  return {0, width};
+}
+// A destination part's bounds, each one past and one inside, as the exact
+// sum or difference of a and b (the parts their selectors read).
+constexpr int kPartTargets = 4;
+constexpr int kPartForms = 2;
+
 // The shape of a variant's systematic set: its sections, in the order they
 // are visited (SystematicTuples): the first tier in order, then the
 // relations in a pseudo-random order, then (with forms) the runtime tier in
@@ -186,6 +211,13 @@ struct Shape {
   uint64_t runtime_total = 0;
   // The relations: destination bounds, lane bounds, equal extremes.
   uint64_t destination_total = 0, lane_total = 0, equal_total = 0;
+  // What each source's selector reads of it (the whole source without one):
+  // the middle tier's values are the part's, put in place.
+  Part part[kMaxSources];
+  // A variant that merges its result into a part of the destination: the
+  // part's bounds right after tuple 0 (PartBoundTuple).
+  int destination_part_bits = 0;
+  uint64_t part_total = 0;
   // The middle tier: each number alone at its MiddleValues.
   const std::vector<uint64_t>* middle_values[kMaxSources] = {};
   uint64_t middle_total = 0;
@@ -196,6 +228,7 @@ struct Shape {
   Shape(const Variant& v, bool forms) : sources(NumSources(v)) {
     for (int i = 0; i < sources; ++i) {
       width[i] = SourceWidth(v, i);
+      part[i] = SourcePart(v, i, width[i]);
       edge_values[i] = &EdgeValuesOf(v, i);
       edges[i] = edge_values[i]->size();
       selector[i] = IsSelectorSource(v, i);
@@ -208,13 +241,16 @@ struct Shape {
         first_pair[1] = i;
       }
     }
+    CountPartBounds(v);
     CountFirstTier();
     CountRuntimeTier();
     CountRelations(v);
     CountMiddleTier();
     CountPairs();
   }
-  uint64_t tier() const { return single_total + tier_equal_total; }
+  uint64_t tier() const {
+    return part_total + single_total + tier_equal_total;
+  }
   uint64_t relations() const {
     return destination_total + lane_total + equal_total;
   }
@@ -231,6 +267,12 @@ struct Shape {
   bool EqualPair(int i, int j) const { return i < j && number[i] && number[j]; }
 
  private:
+  void CountPartBounds(const Variant& v) {
+    const Part d = SelectedPart(v.dsel, 32);
+    if (d.bits == 32 || sources < 2 || !number[0] || !number[1]) return;
+    destination_part_bits = d.bits;
+    part_total = kPartTargets * kPartForms;
+  }
   void CountFirstTier() {
     for (int i = 0; i < sources; ++i) {
       if (!selector[i])
@@ -269,7 +311,7 @@ struct Shape {
   void CountMiddleTier() {
     for (int i = 0; i < sources; ++i) {
       if (!number[i]) continue;
-      middle_values[i] = &MiddleValues(width[i]);
+      middle_values[i] = &MiddleValues(part[i].bits);
       middle_total += middle_values[i]->size();
       middle_rounds = std::max(middle_rounds, middle_values[i]->size());
     }
@@ -420,6 +462,36 @@ Operands LaneTuple(const Variant& v, const Shape& s, uint64_t idx) {
   return ops;
 }
 
+// a and b, as their selectors read them, chosen so that their exact sum or
+// difference is one past or one inside the destination part's MIN or MAX:
+// where the part saturates, wraps or is merged, which the extremes' parts
+// (0, 1, all ones) do not reach.
+Operands PartBoundTuple(const Variant& v, const Shape& s, uint64_t idx) {
+  const bool difference = idx % kPartForms == 1;
+  const LaneRange d = LaneRangeOf(s.destination_part_bits, IsSigned(v.type));
+  const int64_t targets[kPartTargets] = {d.hi + 1, d.hi - 1, d.lo - 1,
+                                         d.lo + 1};
+  const int64_t target = targets[idx / kPartForms];
+  const Part a = s.part[0], b = s.part[1];
+  const LaneRange ar = LaneRangeOf(a.bits, IsSigned(v.atype));
+  const LaneRange br = LaneRangeOf(b.bits, IsSigned(v.btype));
+  // x - y == target is x + (-y) == target, -y in -br.
+  const LaneRange yr = difference ? LaneRange{b.bits, -br.hi, -br.lo} : br;
+  const auto [x, y] = Split(target, ar, yr);
+  Operands ops = Filled(s, 0);
+  ops.v[0] = Low(x, a.bits) << a.shift;
+  ops.v[1] = Low(difference ? -y : y, b.bits) << b.shift;
+  return ops;
+}
+
+// The first tier with the destination part's bounds after its tuple 0 (a
+// variant's likeliest trigger stays first: the breadth pass's).
+Operands FirstTierTuple(const Variant& v, const Shape& s, uint64_t idx) {
+  if (idx == 0 || s.part_total == 0) return TierTuple(s, idx);
+  if (idx <= s.part_total) return PartBoundTuple(v, s, idx - 1);
+  return TierTuple(s, idx - s.part_total);
+}
+
 // Two numbers at an equal extreme e (MIN, MAX, 0, all ones): (e, e),
 // (e + 1, e), (e - 1, e), (e, e + 1), (e, e - 1); the others at 0.
 Operands EqualTuple(const Shape& s, uint64_t idx) {
@@ -454,7 +526,7 @@ Operands MiddleTuple(const Shape& s, uint64_t idx) {
       if (values == nullptr || round >= values->size()) continue;
       if (idx-- > 0) continue;
       Operands ops = Filled(s, 0);
-      ops.v[i] = (*values)[round];
+      ops.v[i] = (*values)[round] << s.part[i].shift;
       return ops;
     }
   }
@@ -615,7 +687,7 @@ struct Order {
 // Tuple i of a variant's set, given its shape `s` (i < s.total()).
 Tuple NthOfSet(const Variant& v, const Shape& s, const Order& order,
                uint64_t i) {
-  if (i < s.tier()) return {v, Canonical(v, TierTuple(s, i))};
+  if (i < s.tier()) return {v, Canonical(v, FirstTierTuple(v, s, i))};
   i -= s.tier();
   if (i < s.relations()) {
     return {v,

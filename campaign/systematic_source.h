@@ -9,7 +9,12 @@
 //     and 1 (extreme by extreme: every source at MIN first), the others at
 //     0, then -1, then 1; then a against b at each of MIN, MAX, 0 and all
 //     ones (a == b, a == b + 1, a == b - 1): a variant's likeliest bug
-//     triggers, so tuple 0 (the breadth pass's) has a at MIN;
+//     triggers, so tuple 0 (the breadth pass's) has a at MIN; right after
+//     tuple 0, in a variant that merges its result into a part of the
+//     destination (a video `d.b1`, `d.h0`), a and b as their selectors read
+//     them chosen so that their exact sum or difference is one past and one
+//     inside the part's MIN and MAX: where the part saturates or wraps,
+//     which no extreme reaches, early even among 60k video variants;
 //   - the relations, rules over the instruction table rather than lists per
 //     family (harness/semantic_classes.h names them):
 //       destination bounds: a source wider than the destination (a
@@ -22,12 +27,13 @@
 //       destination lane's MIN - 1 or MAX + 1;
 //       equal extremes: every two numbers at MIN, MAX, 0 and all ones,
 //       equal and one apart either way;
-//   - the middle tier: each number alone at values inside its range, the
-//     others at 0, value by value across the sources (MiddleValues: byte
-//     and half boundaries 0x7f, 0x80, 0xff, 0x100 up to 0x100000000 below
-//     the width, alternating patterns, 2^k + 1): where a clamp at the wrong
-//     bound, a mask one bit short or a carry out of a byte shows, which no
-//     extreme reaches;
+//   - the middle tier: each number alone at values inside its range (of
+//     the part its selector reads, put in place), the others at 0, value by
+//     value across the sources (MiddleValues: byte and half boundaries
+//     0x7f, 0x80, 0xff, 0x100 up to 0x100000000 below the width,
+//     alternating patterns, 2^k + 1): where a clamp at the wrong bound, a
+//     mask one bit short or a carry out of a byte shows, which no extreme
+//     reaches;
 //   - where the backend runs operand forms (isa/operand_form.h), the
 //     runtime tier: each source that may be a runtime value made one, the
 //     others as the first tier puts them (one alone at an extreme, the rest

@@ -234,6 +234,46 @@ TEST(SystematicTest, TheMiddleTierFollowsTheRelationsValueByValue) {
   EXPECT_FALSE(Contains(before, {0, 0x8000, 0}));
 }
 
+// The part a scalar video selector reads gets the middle values of its
+// own width (a.h1 at 0x80 is a == 0x800000), not of the register's.
+TEST(SystematicTest, TheMiddleTierFillsThePartASelectorReads) {
+  const Variant v = *ParseVariant("vadd.u32.u32.u32 d, a.h1, b.b2");
+  ASSERT_EQ(NumSources(v), 2);
+  const auto all = OperandsOf(v, 0, SystematicCount(v));
+  for (const uint64_t x : {0x7full, 0x80ull, 0xffull, 0x5555ull}) {
+    EXPECT_TRUE(Contains(all, {x << 16, 0})) << std::hex << x;
+  }
+  for (const uint64_t x : {0x55ull, 0xaaull, 0x0full}) {
+    EXPECT_TRUE(Contains(all, {0, x << 16})) << std::hex << x;
+  }
+}
+
+// The exact sum or difference of a and b (their selected parts, as
+// .atype and .btype read them) for tuples 1..8: one past and one inside the
+// destination part's bounds, right after tuple 0, which stays a at MIN.
+TEST(SystematicTest, AMergeIntoAPartMeetsThePartsBoundsRightAfterTupleZero) {
+  const Variant v = *ParseVariant("vadd.s32.s32.u32.sat d.h1, a.b1, b.h0, c");
+  ASSERT_EQ(NumSources(v), 3);
+  EXPECT_EQ(SystematicTuple(v, 0).operands.v[0], 0x80000000u);
+  std::set<int64_t> sums, differences;
+  for (uint64_t k = 1; k <= 8; ++k) {
+    const Operands& o = SystematicTuple(v, k).operands;
+    const int64_t a = static_cast<int8_t>(o.v[0] >> 8);
+    const int64_t b = static_cast<uint16_t>(o.v[1]);
+    EXPECT_EQ(o.v[0] & ~uint64_t{0xff00}, 0u) << k;  // a only in its byte
+    sums.insert(a + b);
+    differences.insert(a - b);
+  }
+  for (const int64_t bound : {0x8000, 0x7ffe, -0x8001, -0x7fff}) {
+    EXPECT_TRUE(sums.count(bound) || differences.count(bound)) << bound;
+  }
+  // No part in the destination: tuple 1 is the first tier's (a at MIN, b at
+  // -1), as before.
+  const Variant whole = *ParseVariant("vadd.s32.s32.u32.sat");
+  EXPECT_EQ(SystematicTuple(whole, 1).operands.v[0], 0x80000000u);
+  EXPECT_EQ(SystematicTuple(whole, 1).operands.v[1], 0xffffffffu);
+}
+
 // A narrowing conversion meets the destination's bounds and one past them
 // (as source values), which the source type's own edges do not hold.
 TEST(SystematicTest, ANarrowingConversionMeetsTheDestinationsBounds) {
