@@ -84,8 +84,10 @@ const std::vector<uint64_t>& ExtremeValues(int width) {
 // 0xff, 0x100, ... 0x100000000), the alternating patterns 0x55.., 0xaa..
 // and 0x0f0f.., and 2^k + 1 (two set bits); without the extremes and without
 // repeats. What a clamp at the wrong bound, a mask one bit short or a carry
-// out of a byte needs.
-std::vector<uint64_t> BuildMiddleValues(int width) {
+// out of a byte needs. An amount (a shift amount, a bit position or length)
+// gets the byte and half boundaries alone: its edge pairs already hold its
+// magnitudes against 32, 64 and 256, and its patterns say little.
+std::vector<uint64_t> BuildMiddleValues(int width, bool amount) {
   const uint64_t mask = LowMask(width);
   const std::vector<uint64_t>& extremes = ExtremeValues(width);
   std::vector<uint64_t> out;
@@ -99,10 +101,11 @@ std::vector<uint64_t> BuildMiddleValues(int width) {
   };
   // Byte and half boundaries first: the likeliest to matter.
   for (const int k : {8, 16, 24, 32}) {
-    if (k >= width) break;
+    if (k >= width || (amount && k > 16)) break;
     const uint64_t top = uint64_t{1} << k;
     for (const uint64_t x : {top / 2 - 1, top / 2, top - 1, top}) add(x);
   }
+  if (amount) return out;
   if (width >= 8) {
     for (const uint64_t pattern :
          {0x5555555555555555ull, 0xaaaaaaaaaaaaaaaaull, 0x0f0f0f0f0f0f0f0full})
@@ -199,6 +202,7 @@ struct Shape {
   bool selector[kMaxSources];    // held at the default, not at 0, 1 or -1
   bool number[kMaxSources];      // neither a selector nor the carry-in
   bool narrowing[kMaxSources];   // NarrowsToDestination
+  bool amount[kMaxSources];      // IsAmountSource
   bool runtime[kMaxSources];     // a number that may be a runtime value (forms
                                  // only)
   int first_pair[2] = {-1, -1};  // the first two numbers, if any
@@ -234,6 +238,7 @@ struct Shape {
       selector[i] = IsSelectorSource(v, i);
       number[i] = !selector[i] && !IsCarryInSource(v, i);
       narrowing[i] = NarrowsToDestination(v, i);
+      amount[i] = IsAmountSource(v, i);
       runtime[i] = forms && number[i] && CanBeRuntime(v, i);
       if (number[i] && first_pair[0] < 0) {
         first_pair[0] = i;
@@ -311,7 +316,7 @@ struct Shape {
   void CountMiddleTier() {
     for (int i = 0; i < sources; ++i) {
       if (!number[i]) continue;
-      middle_values[i] = &MiddleValues(part[i].bits);
+      middle_values[i] = &MiddleValues(part[i].bits, amount[i]);
       middle_total += middle_values[i]->size();
       middle_rounds = std::max(middle_rounds, middle_values[i]->size());
     }
@@ -647,13 +652,16 @@ const std::vector<uint64_t>& ShortEdgeValues(int width) {
   return (*tables)[width];
 }
 
-const std::vector<uint64_t>& MiddleValues(int width) {
+const std::vector<uint64_t>& MiddleValues(int width, bool amount) {
   static const auto* tables = [] {
-    auto* t = new std::array<std::vector<uint64_t>, 65>();
-    for (int w = 1; w <= 64; ++w) (*t)[w] = BuildMiddleValues(w);
+    auto* t = new std::array<std::array<std::vector<uint64_t>, 65>, 2>();
+    for (int w = 1; w <= 64; ++w) {
+      (*t)[0][w] = BuildMiddleValues(w, /*amount=*/false);
+      (*t)[1][w] = BuildMiddleValues(w, /*amount=*/true);
+    }
     return t;
   }();
-  return (*tables)[width];
+  return (*tables)[amount][width];
 }
 
 uint64_t SystematicCount(const Variant& v, bool forms) {

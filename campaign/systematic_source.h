@@ -31,7 +31,8 @@
 //     the part its selector reads, put in place), the others at 0, value by
 //     value across the sources (MiddleValues: byte and half boundaries
 //     0x7f, 0x80, 0xff, 0x100 up to 0x100000000 below the width,
-//     alternating patterns, 2^k + 1): where a clamp at the wrong bound, a
+//     alternating patterns, 2^k + 1; an amount its byte and half
+//     boundaries alone): where a clamp at the wrong bound, a
 //     mask one bit short or a carry out of a byte shows, which no extreme
 //     reaches;
 //   - where the backend runs operand forms (isa/operand_form.h), the
@@ -91,8 +92,9 @@ void TailTuples(const Variant& v, uint64_t k, uint64_t n,
 
 // The short edge list for a width (each value fits the width).
 const std::vector<uint64_t>& ShortEdgeValues(int width);
-// The middle tier's values for a width (each fits it; none an extreme).
-const std::vector<uint64_t>& MiddleValues(int width);
+// The middle tier's values for a width (each fits it; none an extreme); for
+// an amount (IsAmountSource), its byte and half boundaries alone.
+const std::vector<uint64_t>& MiddleValues(int width, bool amount = false);
 
 class SystematicSource {
  public:

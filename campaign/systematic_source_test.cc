@@ -48,8 +48,9 @@ TEST(SystematicTest, TheRuntimeTierProbesEachRuntimeSourceAtItsWitnesses) {
   const Variant v = *ParseVariant("bfe.s32");
   // The first tier (singles, then a against b), the relations (equal
   // extremes of the three pairs of numbers) and the middle tier.
-  const uint64_t tier_end =
-      3 * 5 * 3 + 4 * 3 + 3 * 4 * 5 + 3 * MiddleValues(32).size();
+  const uint64_t tier_end = 3 * 5 * 3 + 4 * 3 + 3 * 4 * 5 +
+                            MiddleValues(32).size() +
+                            2 * MiddleValues(32, /*amount=*/true).size();
   EXPECT_EQ(SystematicTuple(v, tier_end - 1, /*forms=*/true).runtime, 0);
   // Per runtime source: 2 other sources x 5 extremes x 3 fillers probes, 5
   // witnesses each.
@@ -209,6 +210,10 @@ TEST(SystematicTest, MiddleValuesAreTheBoundariesInsideTheRange) {
   }
   EXPECT_EQ(std::set<uint64_t>(w32.begin(), w32.end()).size(), w32.size());
   EXPECT_TRUE(MiddleValues(1).empty());
+  // An amount's: the byte and half boundaries alone.
+  EXPECT_EQ(MiddleValues(32, /*amount=*/true),
+            (std::vector<uint64_t>{0x7f, 0x80, 0xff, 0x100, 0x7fff, 0x8000,
+                                   0xffff, 0x10000}));
 }
 
 // The middle tier follows the relations: every number alone at each middle
@@ -216,22 +221,32 @@ TEST(SystematicTest, MiddleValuesAreTheBoundariesInsideTheRange) {
 // any source's second), so that a variant's first middle tuples already
 // cover all its sources.
 TEST(SystematicTest, TheMiddleTierFollowsTheRelationsValueByValue) {
-  const Variant v = *ParseVariant("bfe.s32");
-  const uint64_t start = 3 * 5 * 3 + 4 * 3 + 3 * 4 * 5;  // tier + relations
+  const Variant v = *ParseVariant("add.s32");
+  const uint64_t start = 2 * 5 * 3 + 4 * 3 + 4 * 5;  // tier + relations
   const std::vector<uint64_t>& middle = MiddleValues(32);
-  const auto tier = OperandsOf(v, start, 3 * middle.size());
-  ASSERT_EQ(tier.size(), 3 * middle.size());
+  const auto tier = OperandsOf(v, start, 2 * middle.size());
+  ASSERT_EQ(tier.size(), 2 * middle.size());
   for (size_t round = 0; round < middle.size(); ++round) {
-    for (int i = 0; i < 3; ++i) {
-      std::vector<uint64_t> expected(3, 0);
+    for (int i = 0; i < 2; ++i) {
+      std::vector<uint64_t> expected(2, 0);
       expected[i] = middle[round];
-      EXPECT_EQ(tier[3 * round + i], expected) << round << " " << i;
+      EXPECT_EQ(tier[2 * round + i], expected) << round << " " << i;
     }
   }
   // Before it, none of these: the extremes and their relations.
   const auto before = OperandsOf(v, 0, start);
-  EXPECT_FALSE(Contains(before, {0x100, 0, 0}));
-  EXPECT_FALSE(Contains(before, {0, 0x8000, 0}));
+  EXPECT_FALSE(Contains(before, {0x100, 0}));
+  EXPECT_FALSE(Contains(before, {0, 0x8000}));
+  // bfe's position and length, amounts, get their shorter list.
+  const Variant bfe = *ParseVariant("bfe.s32");
+  const uint64_t bfe_start = 3 * 5 * 3 + 4 * 3 + 3 * 4 * 5;
+  const auto bfe_tier = OperandsOf(bfe, bfe_start, 3);
+  EXPECT_EQ(bfe_tier[0], (std::vector<uint64_t>{0x7f, 0, 0}));
+  EXPECT_EQ(bfe_tier[1], (std::vector<uint64_t>{0, 0x7f, 0}));
+  // a's longer list ends the tier: rounds past the amounts' 8 are a's alone.
+  const size_t bfe_middle = MiddleValues(32).size() + 2 * 8;
+  EXPECT_EQ(OperandsOf(bfe, bfe_start + bfe_middle - 1, 1)[0],
+            (std::vector<uint64_t>{MiddleValues(32).back(), 0, 0}));
 }
 
 // The part a scalar video selector reads gets the middle values of its
