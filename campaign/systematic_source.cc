@@ -191,9 +191,11 @@ constexpr int kPartTargets = 4;
 constexpr int kPartForms = 2;
 
 // The shape of a variant's systematic set: its sections, in the order they
-// are visited (SystematicTuples): the first tier in order, then the
-// relations in a pseudo-random order, then (with forms) the runtime tier in
-// order, then the edge and boundary pairs in a pseudo-random order.
+// are visited (SystematicTuples): the first tier in order (with a
+// destination part's bounds after its tuple 0), then the relations in a
+// pseudo-random order, then the middle tier in order, then (with forms) the
+// runtime tier in order, then the edge and boundary pairs in a
+// pseudo-random order.
 struct Shape {
   int sources;
   int width[kMaxSources];
