@@ -79,6 +79,44 @@ const std::vector<uint64_t>& ExtremeValues(int width) {
   return (*tables)[width];
 }
 
+// Values inside a width's range, where the extremes put nothing: each byte
+// boundary below the width (2^(k-1) - 1, 2^(k-1), 2^k - 1, 2^k: 0x7f, 0x80,
+// 0xff, 0x100, ... 0x100000000), the alternating patterns 0x55.., 0xaa..
+// and 0x0f0f.., and 2^k + 1 (two set bits); without the extremes and without
+// repeats. What a clamp at the wrong bound, a mask one bit short or a carry
+// out of a byte needs. An amount (a shift amount, a bit position or length)
+// gets the byte and half boundaries alone: its edge pairs already hold its
+// magnitudes against 32, 64 and 256, and its patterns say little.
+std::vector<uint64_t> BuildMiddleValues(int width, bool amount) {
+  const uint64_t mask = LowMask(width);
+  const std::vector<uint64_t>& extremes = ExtremeValues(width);
+  std::vector<uint64_t> out;
+  const auto add = [&](uint64_t x) {
+    if (x > mask || std::find(extremes.begin(), extremes.end(), x) !=
+                        extremes.end() ||
+        std::find(out.begin(), out.end(), x) != out.end()) {
+      return;
+    }
+    out.push_back(x);
+  };
+  // Byte and half boundaries first: the likeliest to matter.
+  for (const int k : {8, 16, 24, 32}) {
+    if (k >= width || (amount && k > 16)) break;
+    const uint64_t top = uint64_t{1} << k;
+    for (const uint64_t x : {top / 2 - 1, top / 2, top - 1, top}) add(x);
+  }
+  if (amount) return out;
+  if (width >= 8) {
+    for (const uint64_t pattern :
+         {0x5555555555555555ull, 0xaaaaaaaaaaaaaaaaull, 0x0f0f0f0f0f0f0f0full})
+      add(pattern & mask);
+  }
+  for (const int k : {8, 16, 32}) {
+    if (k < width - 1) add((uint64_t{1} << k) + 1);
+  }
+  return out;
+}
+
 std::vector<uint64_t> Bounds(int width) {
   const uint64_t min = uint64_t{1} << (width - 1);
   return {min - 1, min, 0, static_cast<uint64_t>(width), 32, 64, 256};
@@ -127,10 +165,37 @@ const std::vector<uint64_t>& EdgeValuesOf(const Variant& v, int i) {
                                 : ShortEdgeValues(SourceWidth(v, i));
 }
 
+// The part of a source or of the destination that a selector axis names (a
+// scalar video `.asel`, `.bsel` or `.dsel`: a byte or a half-word): where it
+// starts and how wide it is; the whole register for no selector.
+struct Part {
+  int shift;
+  int bits;
+};
+Part SelectedPart(Sel sel, int width) {
+  if (IsByteSel(sel)) {
+    return {8 * (static_cast<int>(sel) - static_cast<int>(Sel::kB0)), 8};
+  }
+  if (IsHalfSel(sel)) return {sel == Sel::kH1 ? 16 : 0, 16};
+  return {0, width};
+}
+// Source i as the instruction reads it: a and b through their selectors.
+Part SourcePart(const Variant& v, int i, int width) {
+  if (i == 0) return SelectedPart(v.asel, width);
+  if (i == 1) return SelectedPart(v.bsel, width);
+  return {0, width};
+}
+// A destination part's bounds, each one past and one inside, as the exact
+// sum or difference of a and b (the parts their selectors read).
+constexpr int kPartTargets = 4;
+constexpr int kPartForms = 2;
+
 // The shape of a variant's systematic set: its sections, in the order they
-// are visited (SystematicTuples): the first tier in order, then the
-// relations in a pseudo-random order, then (with forms) the runtime tier in
-// order, then the edge and boundary pairs in a pseudo-random order.
+// are visited (SystematicTuples): the first tier in order (with a
+// destination part's bounds after its tuple 0), then the relations in a
+// pseudo-random order, then the middle tier in order, then (with forms) the
+// runtime tier in order, then the edge and boundary pairs in a
+// pseudo-random order.
 struct Shape {
   int sources;
   int width[kMaxSources];
@@ -139,6 +204,7 @@ struct Shape {
   bool selector[kMaxSources];    // held at the default, not at 0, 1 or -1
   bool number[kMaxSources];      // neither a selector nor the carry-in
   bool narrowing[kMaxSources];   // NarrowsToDestination
+  bool amount[kMaxSources];      // IsAmountSource
   bool runtime[kMaxSources];     // a number that may be a runtime value (forms
                                  // only)
   int first_pair[2] = {-1, -1};  // the first two numbers, if any
@@ -151,17 +217,30 @@ struct Shape {
   uint64_t runtime_total = 0;
   // The relations: destination bounds, lane bounds, equal extremes.
   uint64_t destination_total = 0, lane_total = 0, equal_total = 0;
+  // What each source's selector reads of it (the whole source without one):
+  // the middle tier's values are the part's, put in place.
+  Part part[kMaxSources];
+  // A variant that merges its result into a part of the destination: the
+  // part's bounds right after tuple 0 (PartBoundTuple).
+  int destination_part_bits = 0;
+  uint64_t part_total = 0;
+  // The middle tier: each number alone at its MiddleValues.
+  const std::vector<uint64_t>* middle_values[kMaxSources] = {};
+  uint64_t middle_total = 0;
+  size_t middle_rounds = 0;  // the longest list: one value of each a round
   // The edge and boundary pairs.
   uint64_t edge_total = 0, boundary_total = 0;
 
   Shape(const Variant& v, bool forms) : sources(NumSources(v)) {
     for (int i = 0; i < sources; ++i) {
       width[i] = SourceWidth(v, i);
+      part[i] = SourcePart(v, i, width[i]);
       edge_values[i] = &EdgeValuesOf(v, i);
       edges[i] = edge_values[i]->size();
       selector[i] = IsSelectorSource(v, i);
       number[i] = !selector[i] && !IsCarryInSource(v, i);
       narrowing[i] = NarrowsToDestination(v, i);
+      amount[i] = IsAmountSource(v, i);
       runtime[i] = forms && number[i] && CanBeRuntime(v, i);
       if (number[i] && first_pair[0] < 0) {
         first_pair[0] = i;
@@ -169,18 +248,22 @@ struct Shape {
         first_pair[1] = i;
       }
     }
+    CountPartBounds(v);
     CountFirstTier();
     CountRuntimeTier();
     CountRelations(v);
+    CountMiddleTier();
     CountPairs();
   }
-  uint64_t tier() const { return single_total + tier_equal_total; }
+  uint64_t tier() const {
+    return part_total + single_total + tier_equal_total;
+  }
   uint64_t relations() const {
     return destination_total + lane_total + equal_total;
   }
   uint64_t pairs() const { return edge_total + boundary_total; }
   uint64_t total() const {
-    return tier() + runtime_total + relations() + pairs();
+    return tier() + runtime_total + relations() + middle_total + pairs();
   }
   int single_fillers() const { return sources > 1 ? kTierFillers : 1; }
   // Sums and differences at a bound, between two sources that are numbers
@@ -191,6 +274,12 @@ struct Shape {
   bool EqualPair(int i, int j) const { return i < j && number[i] && number[j]; }
 
  private:
+  void CountPartBounds(const Variant& v) {
+    const Part d = SelectedPart(v.dsel, 32);
+    if (d.bits == 32 || sources < 2 || !number[0] || !number[1]) return;
+    destination_part_bits = d.bits;
+    part_total = kPartTargets * kPartForms;
+  }
   void CountFirstTier() {
     for (int i = 0; i < sources; ++i) {
       if (!selector[i])
@@ -224,6 +313,14 @@ struct Shape {
       lanes = SimdLanes(v.family);
       lane_total = uint64_t{kLaneForms} * kLaneTargets *
                    LaneSelectorValues(lanes).size() * lanes;
+    }
+  }
+  void CountMiddleTier() {
+    for (int i = 0; i < sources; ++i) {
+      if (!number[i]) continue;
+      middle_values[i] = &MiddleValues(part[i].bits, amount[i]);
+      middle_total += middle_values[i]->size();
+      middle_rounds = std::max(middle_rounds, middle_values[i]->size());
     }
   }
   void CountPairs() {
@@ -372,6 +469,36 @@ Operands LaneTuple(const Variant& v, const Shape& s, uint64_t idx) {
   return ops;
 }
 
+// a and b, as their selectors read them, chosen so that their exact sum or
+// difference is one past or one inside the destination part's MIN or MAX:
+// where the part saturates, wraps or is merged, which the extremes' parts
+// (0, 1, all ones) do not reach.
+Operands PartBoundTuple(const Variant& v, const Shape& s, uint64_t idx) {
+  const bool difference = idx % kPartForms == 1;
+  const LaneRange d = LaneRangeOf(s.destination_part_bits, IsSigned(v.type));
+  const int64_t targets[kPartTargets] = {d.hi + 1, d.hi - 1, d.lo - 1,
+                                         d.lo + 1};
+  const int64_t target = targets[idx / kPartForms];
+  const Part a = s.part[0], b = s.part[1];
+  const LaneRange ar = LaneRangeOf(a.bits, IsSigned(v.atype));
+  const LaneRange br = LaneRangeOf(b.bits, IsSigned(v.btype));
+  // x - y == target is x + (-y) == target, -y in -br.
+  const LaneRange yr = difference ? LaneRange{b.bits, -br.hi, -br.lo} : br;
+  const auto [x, y] = Split(target, ar, yr);
+  Operands ops = Filled(s, 0);
+  ops.v[0] = Low(x, a.bits) << a.shift;
+  ops.v[1] = Low(difference ? -y : y, b.bits) << b.shift;
+  return ops;
+}
+
+// The first tier with the destination part's bounds after its tuple 0 (a
+// variant's likeliest trigger stays first: the breadth pass's).
+Operands FirstTierTuple(const Variant& v, const Shape& s, uint64_t idx) {
+  if (idx == 0 || s.part_total == 0) return TierTuple(s, idx);
+  if (idx <= s.part_total) return PartBoundTuple(v, s, idx - 1);
+  return TierTuple(s, idx - s.part_total);
+}
+
 // Two numbers at an equal extreme e (MIN, MAX, 0, all ones): (e, e),
 // (e + 1, e), (e - 1, e), (e, e + 1), (e, e - 1); the others at 0.
 Operands EqualTuple(const Shape& s, uint64_t idx) {
@@ -394,6 +521,23 @@ Operands RelationTuple(const Variant& v, const Shape& s, uint64_t idx) {
   idx -= s.destination_total;
   if (idx < s.lane_total) return LaneTuple(v, s, idx);
   return EqualTuple(s, idx - s.lane_total);
+}
+
+// The middle tier, value by value: every number at its first middle value
+// (the others at 0), then every number at its second, ..., so that a
+// variant's first few middle tuples already cover each of its sources.
+Operands MiddleTuple(const Shape& s, uint64_t idx) {
+  for (size_t round = 0; round < s.middle_rounds; ++round) {
+    for (int i = 0; i < s.sources; ++i) {
+      const std::vector<uint64_t>* values = s.middle_values[i];
+      if (values == nullptr || round >= values->size()) continue;
+      if (idx-- > 0) continue;
+      Operands ops = Filled(s, 0);
+      ops.v[i] = (*values)[round] << s.part[i].shift;
+      return ops;
+    }
+  }
+  return Filled(s, 0);
 }
 
 Operands EdgeTuple(const Shape& s, uint64_t idx) {
@@ -510,6 +654,18 @@ const std::vector<uint64_t>& ShortEdgeValues(int width) {
   return (*tables)[width];
 }
 
+const std::vector<uint64_t>& MiddleValues(int width, bool amount) {
+  static const auto* tables = [] {
+    auto* t = new std::array<std::array<std::vector<uint64_t>, 65>, 2>();
+    for (int w = 1; w <= 64; ++w) {
+      (*t)[0][w] = BuildMiddleValues(w, /*amount=*/false);
+      (*t)[1][w] = BuildMiddleValues(w, /*amount=*/true);
+    }
+    return t;
+  }();
+  return (*tables)[amount][width];
+}
+
 uint64_t SystematicCount(const Variant& v, bool forms) {
   return Shape(v, forms).total();
 }
@@ -541,7 +697,7 @@ struct Order {
 // Tuple i of a variant's set, given its shape `s` (i < s.total()).
 Tuple NthOfSet(const Variant& v, const Shape& s, const Order& order,
                uint64_t i) {
-  if (i < s.tier()) return {v, Canonical(v, TierTuple(s, i))};
+  if (i < s.tier()) return {v, Canonical(v, FirstTierTuple(v, s, i))};
   i -= s.tier();
   if (i < s.relations()) {
     return {v,
@@ -550,6 +706,8 @@ Tuple NthOfSet(const Variant& v, const Shape& s, const Order& order,
                                                       order.relation_stride)))};
   }
   i -= s.relations();
+  if (i < s.middle_total) return {v, Canonical(v, MiddleTuple(s, i))};
+  i -= s.middle_total;
   if (i < s.runtime_total) {
     Tuple t = RuntimeTierTuple(v, s, i);
     t.operands = Canonical(v, t.operands);

@@ -4,12 +4,17 @@
 // families rather than over variants (most variants are video).
 //
 // For each variant the source defines a fixed set of tuples, visited in
-// three sections:
+// these sections:
 //   - the first tier, in order: each source alone at MIN, MAX, 0, all ones
 //     and 1 (extreme by extreme: every source at MIN first), the others at
 //     0, then -1, then 1; then a against b at each of MIN, MAX, 0 and all
 //     ones (a == b, a == b + 1, a == b - 1): a variant's likeliest bug
-//     triggers, so tuple 0 (the breadth pass's) has a at MIN;
+//     triggers, so tuple 0 (the breadth pass's) has a at MIN; right after
+//     tuple 0, in a variant that merges its result into a part of the
+//     destination (a video `d.b1`, `d.h0`), a and b as their selectors read
+//     them chosen so that their exact sum or difference is one past and one
+//     inside the part's MIN and MAX: where the part saturates or wraps,
+//     which no extreme reaches, early even among 60k video variants;
 //   - the relations, rules over the instruction table rather than lists per
 //     family (harness/semantic_classes.h names them):
 //       destination bounds: a source wider than the destination (a
@@ -22,6 +27,14 @@
 //       destination lane's MIN - 1 or MAX + 1;
 //       equal extremes: every two numbers at MIN, MAX, 0 and all ones,
 //       equal and one apart either way;
+//   - the middle tier: each number alone at values inside its range (of
+//     the part its selector reads, put in place), the others at 0, value by
+//     value across the sources (MiddleValues: byte and half boundaries
+//     0x7f, 0x80, 0xff, 0x100 up to 0x100000000 below the width,
+//     alternating patterns, 2^k + 1; an amount its byte and half
+//     boundaries alone): where a clamp at the wrong bound, a
+//     mask one bit short or a carry out of a byte shows, which no extreme
+//     reaches;
 //   - where the backend runs operand forms (isa/operand_form.h), the
 //     runtime tier: each source that may be a runtime value made one, the
 //     others as the first tier puts them (one alone at an extreme, the rest
@@ -79,6 +92,9 @@ void TailTuples(const Variant& v, uint64_t k, uint64_t n,
 
 // The short edge list for a width (each value fits the width).
 const std::vector<uint64_t>& ShortEdgeValues(int width);
+// The middle tier's values for a width (each fits it; none an extreme); for
+// an amount (IsAmountSource), its byte and half boundaries alone.
+const std::vector<uint64_t>& MiddleValues(int width, bool amount = false);
 
 class SystematicSource {
  public:

@@ -46,9 +46,11 @@ TEST(SystematicTest, EveryIndexIsATupleOfTheVariantAndTheOrderIsAPermutation) {
 // set is as before: no tuple has a runtime source.
 TEST(SystematicTest, TheRuntimeTierProbesEachRuntimeSourceAtItsWitnesses) {
   const Variant v = *ParseVariant("bfe.s32");
-  // The first tier (singles, then a against b) and the relations (equal
-  // extremes of the three pairs of numbers).
-  const uint64_t tier_end = 3 * 5 * 3 + 4 * 3 + 3 * 4 * 5;
+  // The first tier (singles, then a against b), the relations (equal
+  // extremes of the three pairs of numbers) and the middle tier.
+  const uint64_t tier_end = 3 * 5 * 3 + 4 * 3 + 3 * 4 * 5 +
+                            MiddleValues(32).size() +
+                            2 * MiddleValues(32, /*amount=*/true).size();
   EXPECT_EQ(SystematicTuple(v, tier_end - 1, /*forms=*/true).runtime, 0);
   // Per runtime source: 2 other sources x 5 extremes x 3 fillers probes, 5
   // witnesses each.
@@ -187,6 +189,104 @@ TEST(SystematicTest, EqualExtremesComeEarlyAndInEveryPair) {
   const auto all = OperandsOf(slct, 0, SystematicCount(slct));
   EXPECT_TRUE(
       Contains(all, {0, 0x7fffffff, 0x7ffffffe}));  // b and c, c one below
+}
+
+// Values inside the range, which no extreme reaches: each byte boundary
+// below the width, its 64-bit kin, alternating patterns; no extreme twice.
+TEST(SystematicTest, MiddleValuesAreTheBoundariesInsideTheRange) {
+  const std::vector<uint64_t>& w64 = MiddleValues(64);
+  for (const uint64_t x :
+       {0x7full, 0x80ull, 0xffull, 0x100ull, 0x7fffull, 0x8000ull, 0xffffull,
+        0x10000ull, 0x7fffffull, 0x800000ull, 0x7fffffffull, 0x80000000ull,
+        0xffffffffull, 0x100000000ull, 0x5555555555555555ull,
+        0xaaaaaaaaaaaaaaaaull, 0x0f0f0f0f0f0f0f0full, 0x10001ull}) {
+    EXPECT_NE(std::find(w64.begin(), w64.end(), x), w64.end()) << std::hex << x;
+  }
+  const std::vector<uint64_t>& w32 = MiddleValues(32);
+  for (const uint64_t extreme : {0ull, 1ull, 0x7fffffffull, 0x80000000ull,
+                                 0xffffffffull, 0x100000000ull}) {
+    EXPECT_EQ(std::find(w32.begin(), w32.end(), extreme), w32.end())
+        << std::hex << extreme;
+  }
+  EXPECT_EQ(std::set<uint64_t>(w32.begin(), w32.end()).size(), w32.size());
+  EXPECT_TRUE(MiddleValues(1).empty());
+  // An amount's: the byte and half boundaries alone.
+  EXPECT_EQ(MiddleValues(32, /*amount=*/true),
+            (std::vector<uint64_t>{0x7f, 0x80, 0xff, 0x100, 0x7fff, 0x8000,
+                                   0xffff, 0x10000}));
+}
+
+// The middle tier follows the relations: every number alone at each middle
+// value, the others at 0, value by value (each source's first value before
+// any source's second), so that a variant's first middle tuples already
+// cover all its sources.
+TEST(SystematicTest, TheMiddleTierFollowsTheRelationsValueByValue) {
+  const Variant v = *ParseVariant("add.s32");
+  const uint64_t start = 2 * 5 * 3 + 4 * 3 + 4 * 5;  // tier + relations
+  const std::vector<uint64_t>& middle = MiddleValues(32);
+  const auto tier = OperandsOf(v, start, 2 * middle.size());
+  ASSERT_EQ(tier.size(), 2 * middle.size());
+  for (size_t round = 0; round < middle.size(); ++round) {
+    for (int i = 0; i < 2; ++i) {
+      std::vector<uint64_t> expected(2, 0);
+      expected[i] = middle[round];
+      EXPECT_EQ(tier[2 * round + i], expected) << round << " " << i;
+    }
+  }
+  // Before it, none of these: the extremes and their relations.
+  const auto before = OperandsOf(v, 0, start);
+  EXPECT_FALSE(Contains(before, {0x100, 0}));
+  EXPECT_FALSE(Contains(before, {0, 0x8000}));
+  // bfe's position and length, amounts, get their shorter list.
+  const Variant bfe = *ParseVariant("bfe.s32");
+  const uint64_t bfe_start = 3 * 5 * 3 + 4 * 3 + 3 * 4 * 5;
+  const auto bfe_tier = OperandsOf(bfe, bfe_start, 3);
+  EXPECT_EQ(bfe_tier[0], (std::vector<uint64_t>{0x7f, 0, 0}));
+  EXPECT_EQ(bfe_tier[1], (std::vector<uint64_t>{0, 0x7f, 0}));
+  // a's longer list ends the tier: rounds past the amounts' 8 are a's alone.
+  const size_t bfe_middle = MiddleValues(32).size() + 2 * 8;
+  EXPECT_EQ(OperandsOf(bfe, bfe_start + bfe_middle - 1, 1)[0],
+            (std::vector<uint64_t>{MiddleValues(32).back(), 0, 0}));
+}
+
+// The part a scalar video selector reads gets the middle values of its
+// own width (a.h1 at 0x80 is a == 0x800000), not of the register's.
+TEST(SystematicTest, TheMiddleTierFillsThePartASelectorReads) {
+  const Variant v = *ParseVariant("vadd.u32.u32.u32 d, a.h1, b.b2");
+  ASSERT_EQ(NumSources(v), 2);
+  const auto all = OperandsOf(v, 0, SystematicCount(v));
+  for (const uint64_t x : {0x7full, 0x80ull, 0xffull, 0x5555ull}) {
+    EXPECT_TRUE(Contains(all, {x << 16, 0})) << std::hex << x;
+  }
+  for (const uint64_t x : {0x55ull, 0xaaull, 0x0full}) {
+    EXPECT_TRUE(Contains(all, {0, x << 16})) << std::hex << x;
+  }
+}
+
+// The exact sum or difference of a and b (their selected parts, as
+// .atype and .btype read them) for tuples 1..8: one past and one inside the
+// destination part's bounds, right after tuple 0, which stays a at MIN.
+TEST(SystematicTest, AMergeIntoAPartMeetsThePartsBoundsRightAfterTupleZero) {
+  const Variant v = *ParseVariant("vadd.s32.s32.u32.sat d.h1, a.b1, b.h0, c");
+  ASSERT_EQ(NumSources(v), 3);
+  EXPECT_EQ(SystematicTuple(v, 0).operands.v[0], 0x80000000u);
+  std::set<int64_t> sums, differences;
+  for (uint64_t k = 1; k <= 8; ++k) {
+    const Operands& o = SystematicTuple(v, k).operands;
+    const int64_t a = static_cast<int8_t>(o.v[0] >> 8);
+    const int64_t b = static_cast<uint16_t>(o.v[1]);
+    EXPECT_EQ(o.v[0] & ~uint64_t{0xff00}, 0u) << k;  // a only in its byte
+    sums.insert(a + b);
+    differences.insert(a - b);
+  }
+  for (const int64_t bound : {0x8000, 0x7ffe, -0x8001, -0x7fff}) {
+    EXPECT_TRUE(sums.count(bound) || differences.count(bound)) << bound;
+  }
+  // No part in the destination: tuple 1 is the first tier's (a at MIN, b at
+  // -1), as before.
+  const Variant whole = *ParseVariant("vadd.s32.s32.u32.sat");
+  EXPECT_EQ(SystematicTuple(whole, 1).operands.v[0], 0x80000000u);
+  EXPECT_EQ(SystematicTuple(whole, 1).operands.v[1], 0xffffffffu);
 }
 
 // A narrowing conversion meets the destination's bounds and one past them

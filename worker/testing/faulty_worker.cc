@@ -68,6 +68,16 @@
 //     video-operand-min    `vsub.s32.s32.s32.sat` (one of ~60k video
 //                          variants) where b == INT32_MIN, any a: bit 0
 //                          flipped
+//     part-clamp           `vmax.u32.u32.u32.sat d.b0, a.h0, b.h0, c` where
+//                          the half-words' max is past the byte: saturated
+//                          at the register's bound, not the part's (the
+//                          result's low byte merged instead of 0xff)
+//     mask-one-bit-short   `vadd.u32.u32.u32.sat d.b2, a.b0, b.b1, c` where
+//                          the bytes' sum is 0x80..0xfe: the saturation test
+//                          masks 7 bits, so the part answers 0xff
+//     lane-carry           `vadd4.u32.u32.u32.sat` where lane 0's exact sum
+//                          (unsigned) is past 0xff and lane 1's below 0xff:
+//                          lane 0's carry added into lane 1
 //
 // --supports=LIST (comma-separated) replaces the `supports` lines.
 // --us-per-tuple=N answers a RUN no sooner than N microseconds per tuple
@@ -75,6 +85,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -116,11 +127,11 @@ bool FirstTime(const std::string& state) {
 }
 
 // A planted bug: where `hit` holds for a tuple of the variant spelled
-// `spelling`, the answer is wrong(oracle's bits).
+// `spelling`, the answer is wrong(oracle's bits, the operands).
 struct Planted {
   std::string spelling;
   bool (*hit)(const Operands&);
-  uint64_t (*wrong)(uint64_t);
+  uint64_t (*wrong)(uint64_t, const Operands&);
 };
 
 int64_t S32(uint64_t x) {
@@ -139,6 +150,21 @@ int64_t LaneSum(const Operands& o, int lane) {
   return part(lane) + part(lane + 4);
 }
 
+// The exact sum of lane `lane`'s bytes of a 4-lane SIMD video tuple with
+// unsigned a and b, as the selector picks them (see LaneSum).
+int64_t UnsignedLaneSum(const Operands& o, int lane) {
+  const uint64_t ba = (o.v[1] << 32) | (o.v[0] & 0xffffffff);
+  const auto part = [&](int nibble) {
+    const int index = (o.v[3] >> (4 * nibble)) & 7;
+    return static_cast<int64_t>((ba >> (8 * index)) & 0xff);
+  };
+  return part(lane) + part(lane + 4);
+}
+
+// A scalar video tuple's half-word or byte of x at `index` (unsigned).
+uint64_t HalfOf(uint64_t x, int index) { return (x >> (16 * index)) & 0xffff; }
+uint64_t ByteOf(uint64_t x, int index) { return (x >> (8 * index)) & 0xff; }
+
 std::optional<Planted> PlantedBug(absl::string_view name) {
   struct Row {
     absl::string_view name, spelling;
@@ -148,14 +174,14 @@ std::optional<Planted> PlantedBug(absl::string_view name) {
       {"video-selector",
        "vadd.s32.u32.s32.sat d.b1, a.h1, b.b2, c",
        {"", [](const Operands&) { return true; },
-        [](uint64_t r) { return r ^ 0x100; }}},
+        [](uint64_t r, const Operands&) { return r ^ 0x100; }}},
       {"sat-bound",
        "add.sat.s32",
        {"",
         [](const Operands& o) {
           return S32(o.v[0]) + S32(o.v[1]) == int64_t{1} << 31;
         },
-        [](uint64_t) { return uint64_t{0x80000000}; }}},
+        [](uint64_t, const Operands&) { return uint64_t{0x80000000}; }}},
       {"field-width",
        "bfe.u32",
        {"",
@@ -163,7 +189,7 @@ std::optional<Planted> PlantedBug(absl::string_view name) {
           return (o.v[2] & 0xff) != 0 &&
                  (o.v[1] & 0xff) + (o.v[2] & 0xff) == 32;
         },
-        [](uint64_t r) { return r ^ 1; }}},
+        [](uint64_t r, const Operands&) { return r ^ 1; }}},
       {"min-times-minus-one",
        "mul.lo.s64",
        {"",
@@ -172,25 +198,25 @@ std::optional<Planted> PlantedBug(absl::string_view name) {
           return (o.v[0] == kMin && o.v[1] == kMinusOne) ||
                  (o.v[0] == kMinusOne && o.v[1] == kMin);
         },
-        [](uint64_t) { return uint64_t{0x7fffffffffffffff}; }}},
+        [](uint64_t, const Operands&) { return uint64_t{0x7fffffffffffffff}; }}},
       {"defined-corner",
        "fns.b32",
        {"",
         [](const Operands& o) {
           return static_cast<uint32_t>(o.v[1]) == 31 && S32(o.v[2]) < 0;
         },
-        [](uint64_t r) { return r ^ 1; }}},
+        [](uint64_t r, const Operands&) { return r ^ 1; }}},
       {"destination-max",
        "cvt.sat.u16.s32",
        {"",
         [](const Operands& o) {
           return static_cast<uint32_t>(o.v[0]) == 0xffff;
         },
-        [](uint64_t) { return uint64_t{0xfffe}; }}},
+        [](uint64_t, const Operands&) { return uint64_t{0xfffe}; }}},
       {"lane-sum-past-max",
        "vavrg4.s32.s32.s32",
        {"", [](const Operands& o) { return LaneSum(o, 1) == 128; },
-        [](uint64_t r) { return r ^ 0x100; }}},
+        [](uint64_t r, const Operands&) { return r ^ 0x100; }}},
       {"equal-plus-one",
        "setp.le.s64",
        {"",
@@ -198,14 +224,40 @@ std::optional<Planted> PlantedBug(absl::string_view name) {
           constexpr uint64_t kMin = uint64_t{1} << 63;
           return o.v[1] == kMin && o.v[0] == kMin + 1;
         },
-        [](uint64_t r) { return r ^ 1; }}},
+        [](uint64_t r, const Operands&) { return r ^ 1; }}},
       {"video-operand-min",
        "vsub.s32.s32.s32.sat",
        {"",
         [](const Operands& o) {
           return static_cast<uint32_t>(o.v[1]) == 0x80000000;
         },
-        [](uint64_t r) { return r ^ 1; }}},
+        [](uint64_t r, const Operands&) { return r ^ 1; }}},
+      // Issue 43's middle-value kinds: values inside the ranges.
+      {"part-clamp",
+       "vmax.u32.u32.u32.sat d.b0, a.h0, b.h0, c",
+       {"",
+        [](const Operands& o) {
+          return std::max(HalfOf(o.v[0], 0), HalfOf(o.v[1], 0)) > 0xff;
+        },
+        [](uint64_t r, const Operands& o) {
+          const uint64_t tmp = std::max(HalfOf(o.v[0], 0), HalfOf(o.v[1], 0));
+          return (r & ~uint64_t{0xff}) | (tmp & 0xff);
+        }}},
+      {"mask-one-bit-short",
+       "vadd.u32.u32.u32.sat d.b2, a.b0, b.b1, c",
+       {"",
+        [](const Operands& o) {
+          const uint64_t tmp = ByteOf(o.v[0], 0) + ByteOf(o.v[1], 1);
+          return tmp >= 0x80 && tmp < 0xff;
+        },
+        [](uint64_t r, const Operands&) { return r | 0xff0000; }}},
+      {"lane-carry",
+       "vadd4.u32.u32.u32.sat",
+       {"",
+        [](const Operands& o) {
+          return UnsignedLaneSum(o, 0) >= 0x100 && UnsignedLaneSum(o, 1) < 0xff;
+        },
+        [](uint64_t r, const Operands&) { return r + 0x100; }}},
   };
   for (const Row& row : kRows) {
     if (row.name != name) continue;
@@ -225,7 +277,7 @@ void ApplyPlanted(const Planted& bug, const RunRequest& request,
     if (reply.results[i].kind == ResultKind::kValue &&
         request.spellings[t.variant_index] == bug.spelling &&
         bug.hit(t.operands)) {
-      reply.results[i].bits = bug.wrong(reply.results[i].bits);
+      reply.results[i].bits = bug.wrong(reply.results[i].bits, t.operands);
     }
   }
 }
