@@ -452,7 +452,7 @@ class Campaign {
     f.backend_identity = backend_.Identity();
     if (check.fault) f.detail = check.fault->what;
     if (check.mismatch && !check.mismatch->departure_key.empty()) {
-      f.cause = absl::StrCat("executed code departs first at `",
+      f.cause = absl::StrCat("executed code that departs first at `",
                              check.mismatch->departure_key, "`");
     }
     f.raw_input = backend_.ReproInput(p);

@@ -188,7 +188,7 @@ TEST_F(ProgramCampaignTest, ExecutedEntriesAreGroupedWhereTheirCodeDeparts) {
            Testdata("found-abs-cvt-sat-u16.ptxprog")});
   ASSERT_EQ(report.filed.size(), 2u);
   const std::string sel =
-      "executed code departs first at `SEL R, R, 0xffff, !P`";
+      "executed code that departs first at `SEL R, R, 0xffff, !P`";
   EXPECT_EQ(report.filed[0].cause, sel) << report.filed[0].what;
   EXPECT_EQ(report.filed[1].cause, sel) << report.filed[1].what;
   EXPECT_NE(report.filed[0].entry, report.filed[1].entry);

@@ -326,7 +326,7 @@ TEST(TriageStoreTest, EntriesNamingOneCauseAreOneRootCauseAcrossVariants) {
 // executed code departs (issue 40, item 4): then by that, across shapes.
 TEST(TriageStoreTest, ProgramsDepartingAtOneInstructionAreOneRootCause) {
   const FindingKind m = FindingKind::kValueMismatch;
-  const std::string sel = "executed code departs first at `SEL R, R, 0xffff, !P`";
+  const std::string sel = "executed code that departs first at `SEL R, R, 0xffff, !P`";
   std::vector<EntryInfo> entries = {
       Entry(m, "ptxas", "runtime-executed", "program-a81bce21", 2),
       Entry(m, "ptxas", "runtime-executed", "program-1f2e3d4c", 1),
@@ -341,7 +341,7 @@ TEST(TriageStoreTest, ProgramsDepartingAtOneInstructionAreOneRootCause) {
   entries[4].meta["shape"] = "bfe.s32";
   entries[0].meta["cause"] = entries[1].meta["cause"] = sel;
   entries[2].meta["cause"] =
-      "executed code departs first at `SEL R, R, 0xffff8000, !P`";
+      "executed code that departs first at `SEL R, R, 0xffff8000, !P`";
   const std::vector<RootCause> causes = GroupByRootCause(entries);
   ASSERT_EQ(causes.size(), 3u);
   EXPECT_EQ(causes[0].spelling, sel);
