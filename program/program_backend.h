@@ -35,9 +35,10 @@ struct ProgramMismatch {
   std::string listing;
   // Executed: where the code first departs from its -O0 code's values on
   // the way to the wrong output (sass/sass_departure.h), as a sentence, and
-  // as the key its root cause is grouped by; empty where none is seen.
+  // as the root cause it is filed under (DepartureCause); empty where none
+  // is seen.
   std::string departure;
-  std::string departure_key;
+  std::string departure_cause;
 };
 
 // A run that did not end: the tool crashed or hung on the program alone.

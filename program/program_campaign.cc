@@ -451,10 +451,7 @@ class Campaign {
     f.backend = backend_.Name();
     f.backend_identity = backend_.Identity();
     if (check.fault) f.detail = check.fault->what;
-    if (check.mismatch && !check.mismatch->departure_key.empty()) {
-      f.cause = absl::StrCat("executed code that departs first at `",
-                             check.mismatch->departure_key, "`");
-    }
+    if (check.mismatch) f.cause = check.mismatch->departure_cause;
     f.raw_input = backend_.ReproInput(p);
     std::string text = FormatProgram(p);
     text.insert(text.find('\n') + 1,

@@ -331,7 +331,7 @@ void CrossCheckAtO0(const std::string& ptxas, const std::string& arch,
     if (const std::optional<SassDeparture> d = DepartureOf(
             info, program, optimized, o0->code, *check.mismatch)) {
       check.mismatch->departure = DescribeDeparture(*d);
-      check.mismatch->departure_key = d->key;
+      check.mismatch->departure_cause = DepartureCause(*d);
     }
     return;
   }

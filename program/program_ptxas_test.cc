@@ -259,9 +259,9 @@ TEST_F(ProgramPtxasTest, ExecutedFindingsSayWhereTheCodeDeparts) {
                     "wrote 0xffff, a value its -O0 code never computes \\(its "
                     "condition from `U?ISETP\\."))
         << file;
-    keys.push_back(m.departure_key);
+    keys.push_back(m.departure_cause);
   }
-  EXPECT_EQ(keys[0], "SEL R, R, 0xffff, !P");
+  EXPECT_EQ(keys[0], "executed code that departs first at `SEL R, R, 0xffff, !P`");
   EXPECT_EQ(keys[0], keys[1]);
 }
 

@@ -156,6 +156,10 @@ std::string DescribeDeparture(const SassDeparture& d) {
           : absl::StrCat(" (its condition from `", d.condition, "`)"));
 }
 
+std::string DepartureCause(const SassDeparture& d) {
+  return absl::StrCat("executed code that departs first at `", d.key, "`");
+}
+
 std::string SassKey(absl::string_view text) {
   const size_t mnemonic = MnemonicAt(text);
   std::string out;

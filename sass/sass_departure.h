@@ -56,6 +56,10 @@ std::optional<SassDeparture> FirstDeparture(const SassRun& optimized,
 // where the reference is a run of the same PTX's -O0 code.
 std::string DescribeDeparture(const SassDeparture& d);
 
+// "executed code that departs first at `SEL R, R, 0xffff, !P`": the root
+// cause a finding of code departing at `d` is filed under.
+std::string DepartureCause(const SassDeparture& d);
+
 // An instruction's text as what two programs' instructions share when they
 // do the same thing: register and predicate numbers dropped, constant-bank
 // offsets unnamed, and the uniform datapath's forms read as the others

@@ -22,6 +22,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/files.h"
@@ -429,6 +430,15 @@ std::string FaultCause(const Finding& f) {
                       how);
 }
 
+// The cause a backend's note names on a line "cause: ..." (docs/
+// worker-protocol.md), or "".
+std::string NoteCause(const std::string& note) {
+  for (absl::string_view line : absl::StrSplit(note, '\n')) {
+    if (absl::ConsumePrefix(&line, "cause: ")) return std::string(line);
+  }
+  return "";
+}
+
 std::map<std::string, std::string> NewMeta(const Finding& f) {
   const std::string now = Now();
   std::map<std::string, std::string> meta = {
@@ -447,8 +457,10 @@ std::map<std::string, std::string> NewMeta(const Finding& f) {
   }
   if (f.unisolated)
     meta["batch"] = DescribeBatch(f.batch);  // what its name hides
-  if (std::string cause = f.cause.empty() ? FaultCause(f) : f.cause;
-      !cause.empty() && IsMetaValue(cause)) {
+  std::string cause = f.cause;
+  if (cause.empty()) cause = FaultCause(f);
+  if (cause.empty()) cause = NoteCause(f.backend_note);
+  if (!cause.empty() && IsMetaValue(cause)) {
     meta["cause"] = std::move(cause);
   }
   if (f.program) {

@@ -351,6 +351,34 @@ TEST(TriageStoreTest, ProgramsDepartingAtOneInstructionAreOneRootCause) {
   EXPECT_EQ(causes[2].entries.size(), 2u);
 }
 
+// A backend's note may name the root cause on a line "cause: ..."
+// (docs/worker-protocol.md: ptxas's executed code, where it departs): the
+// entry keeps it, and entries of two variants naming it are one cause.
+TEST(TriageStoreTest, ACauseTheBackendsNoteNamesGroupsVariants) {
+  const std::string dir = FreshDir("note-causes");
+  auto store = TriageStore::Open(dir, /*create=*/true);
+  ASSERT_TRUE(store.ok()) << store.status();
+  const std::string cause =
+      "executed code that departs first at `LOP3.LUT R, RZ, 0x7e, R, 0xe2`";
+  for (const char* v : {"bfi.b32", "bfi.b64"}) {
+    Finding f = Mismatch(v, 1);
+    f.backend_note = absl::StrCat(
+        "executed: ptxas's code; the code departs first at +0x0040 ...\n",
+        "cause: ", cause, "\nThe SASS that ran:\n/*0000*/  EXIT");
+    ASSERT_TRUE(store->File(f).ok());
+  }
+  ASSERT_TRUE(store->File(Mismatch("add.s32", 1)).ok());
+  auto entries = store->List();
+  ASSERT_TRUE(entries.ok());
+  ASSERT_EQ(entries->size(), 3u);
+  std::map<std::string, size_t> causes;
+  for (const RootCause& c : GroupByRootCause(*entries))
+    causes[c.spelling] = c.entries.size();
+  EXPECT_THAT(causes, ::testing::UnorderedElementsAre(
+                          ::testing::Pair(cause, 2u),
+                          ::testing::Pair("add.s32", 1u)));
+}
+
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string((std::istreambuf_iterator<char>(in)), {});

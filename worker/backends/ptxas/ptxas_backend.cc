@@ -700,7 +700,8 @@ absl::Status PtxasBackend::CrossCheckExecuted(Batch& batch) const {
       o.message = absl::StrCat(
           o.message, "; its -O0 code runs to the oracle's value",
           departure.has_value()
-              ? absl::StrCat("; the code ", DescribeDeparture(*departure))
+              ? absl::StrCat("; the code ", DescribeDeparture(*departure),
+                             "\ncause: ", DepartureCause(*departure))
               : "",
           kernel != nullptr
               ? absl::StrCat("\nThe SASS that ran:\n",

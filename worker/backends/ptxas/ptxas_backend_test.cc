@@ -811,6 +811,9 @@ TEST_F(PtxasBackendTest, AnExecutedFindingSaysWhereTheCodeDeparts) {
                   "; the code departs first at \\+0x[0-9a-f]{4} `LOP3\\.LUT "
                   "R[0-9]+, RZ, 0x7e, R[0-9]+, 0xe2`, which wrote 0xffffff81, a "
                   "value its -O0 code never computes\n"));
+  EXPECT_THAT(std::string(reply.NoteOf(0)),
+              HasSubstr("\ncause: executed code that departs first at "
+                        "`LOP3.LUT R, RZ, 0x7e, R, 0xe2`\n"));
   EXPECT_THAT(std::string(reply.NoteOf(1)),
               HasSubstr("its -O0 code runs to the oracle's value"));
   EXPECT_THAT(std::string(reply.NoteOf(1)), Not(HasSubstr("departs")));
