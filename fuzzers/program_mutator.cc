@@ -249,8 +249,8 @@ void MutateProgramRecords(ProgramRecords& records, std::mt19937_64& rng) {
   static constexpr Mutation kMutations[] = {
       ChangeValue,   ChangeValue,   ChangeValue,   ChangeOperand,
       ChangeOperand, ChangeVariant, ChangeVariant, AddStep,
-      DropStep,      SwapSteps,     ChangeLoops,   ChangeDestination,
-      ChangeOutputs, ChangeInputs,
+      DropStep,      SwapSteps,     ChangeLoops,   WrapInIf,
+      ChangeDestination, ChangeOutputs, ChangeInputs,
   };
   const int n = 1 + rng() % 3;
   for (int k = 0; k < n; ++k) {

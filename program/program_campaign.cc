@@ -152,7 +152,10 @@ class Campaign {
         ++report_.other_backend;
         continue;
       }
-      backlog_.push_back({std::move(p->program), p->form, p->fault, seq});
+      backlog_.push_back({.program = std::move(p->program),
+                          .form = p->form,
+                          .fault = p->fault,
+                          .seq = seq});
       ++report_.adopted;
     }
   }
@@ -262,7 +265,8 @@ class Campaign {
         }
         if (check.mismatch) {
           found.push_back(
-              {AtMismatch(programs[j], *check.mismatch), form, std::nullopt});
+              {.program = AtMismatch(programs[j], *check.mismatch),
+               .form = form});
         } else if (check.fault) {
           found.push_back({programs[j], form, check.fault->kind, -1,
                            check.fault->kind == ProgramFault::kHang
