@@ -625,20 +625,10 @@ std::optional<SassDeparture> TupleDeparture(const SassArchInfo& arch,
     for (const KernelArgument& a : RuntimeArguments(tuples[kernel.tuples[t]]))
       args.push_back(a);
   }
-  const KernelExecution run = ExecuteKernel(arch, kernel.code, args,
-                                            kernel.output_bytes,
-                                            /*trace=*/true);
-  if (!run.ran || run.stores.size() != run.run.stores.size()) {
-    return std::nullopt;
-  }
   const int64_t offset = kernel.layout.slots[position].offset +
                          (bits_wrong ? 0 : kFlagWordOffset);
-  for (size_t s = run.stores.size(); s-- > 0;) {
-    if (run.stores[s].offset == offset) {
-      return FirstDeparture(run.run, run.run.stores[s], reference);
-    }
-  }
-  return std::nullopt;
+  return DepartureAt(arch, kernel.code, args, kernel.output_bytes, offset,
+                     reference);
 }
 
 // Why an executed value the oracle refutes is not judged, its -O0 code not

@@ -51,6 +51,24 @@ KernelExecution ExecuteKernel(const SassArchInfo& arch,
   return out;
 }
 
+std::optional<SassDeparture> DepartureAt(
+    const SassArchInfo& arch, const std::vector<SassSlot>& optimized,
+    std::span<const KernelArgument> arguments, int64_t output_bytes,
+    int64_t offset, const SassRun& reference) {
+  const KernelExecution run =
+      ExecuteKernel(arch, optimized, arguments, output_bytes, /*trace=*/true);
+  // ExecuteKernel keeps one ConstantStore per machine store, in order.
+  if (!run.ran || run.stores.size() != run.run.stores.size()) {
+    return std::nullopt;
+  }
+  for (size_t s = run.stores.size(); s-- > 0;) {
+    if (run.stores[s].offset == offset) {
+      return FirstDeparture(run.run, run.run.stores[s], reference);
+    }
+  }
+  return std::nullopt;
+}
+
 std::vector<int> StoredImage(const std::vector<ConstantStore>& stores,
                              int64_t size) {
   std::vector<int> image(size, -1);

@@ -12,11 +12,13 @@
 #define PTXDIFF_WORKER_BACKENDS_PTXAS_SASS_EXECUTION_H_
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "sass/sass_decoder.h"
+#include "sass/sass_departure.h"
 #include "sass/sass_instruction.h"
 #include "sass/sass_machine.h"
 #include "worker/backends/ptxas/sass_constants.h"
@@ -45,6 +47,15 @@ KernelExecution ExecuteKernel(const SassArchInfo& arch,
                               const std::vector<SassSlot>& kernel,
                               std::span<const KernelArgument> arguments,
                               int64_t output_bytes, bool trace = false);
+
+// Where `optimized`, run traced with `arguments`, departs from `reference`
+// (a traced run of right code at the same inputs) on the way to its last
+// store at `offset` from the output pointer (sass/sass_departure.h);
+// nullopt where it does not run to the end or stores nothing there.
+std::optional<SassDeparture> DepartureAt(
+    const SassArchInfo& arch, const std::vector<SassSlot>& optimized,
+    std::span<const KernelArgument> arguments, int64_t output_bytes,
+    int64_t offset, const SassRun& reference);
 
 // The last value stored to each byte of [0, size) of the output, -1 where
 // nothing was: how the stores of a run read as the buffer they leave.
