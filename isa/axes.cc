@@ -36,6 +36,8 @@ absl::string_view SpellType(Type t) {
       return "u16x2";
     case Type::kS16x2:
       return "s16x2";
+    case Type::kF32:
+      return "f32";
   }
   return "?";
 }

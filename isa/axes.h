@@ -48,8 +48,10 @@ enum class Type : uint8_t {
   kB64,
   kU16x2,
   kS16x2,
+  // Only as set's destination type: 1.0f or 0.0f, 32 bits.
+  kF32,
 };
-inline constexpr int kNumTypes = static_cast<int>(Type::kS16x2) + 1;
+inline constexpr int kNumTypes = static_cast<int>(Type::kF32) + 1;
 
 // `.hi`/`.lo`/`.wide` of mul and mad; `.hi`/`.lo` of mul24, mad24 and dp2a.
 enum class MulMode : uint8_t { kNone, kHi, kLo, kWide };

@@ -41,7 +41,7 @@ constexpr bool ListsEveryAxisOnce(std::span<const Axis> order) {
 static_assert(ListsEveryAxisOnce(kDocOrder), "add the new axis to kDocOrder");
 
 // Intel vISA calls its types dst, src0 and src1; the video instructions call
-// their `.type` `.dtype`.
+// their `.type` `.dtype`; set calls its `.atype` `.stype`.
 absl::string_view Label(const FamilyInfo& f, const AxisInfo& axis) {
   const bool visa = f.isa == TargetIsa::kIntelVisa;
   switch (axis.axis) {
@@ -49,10 +49,12 @@ absl::string_view Label(const FamilyInfo& f, const AxisInfo& axis) {
       if (visa) return "dst";
       // The spec's `.dtype` where the instruction also has an `.atype`.
       return IsVideo(f.family) || IsSimdVideo(f.family) ||
-                     f.family == Family::kSlct || f.family == Family::kCvt
+                     f.family == Family::kSlct || f.family == Family::kCvt ||
+                     f.family == Family::kSet
                  ? "dtype"
                  : axis.label;
     case Axis::kAtype:
+      if (f.family == Family::kSet) return "stype";
       return visa ? "src0" : axis.label;
     case Axis::kBtype:
       return visa ? "src1" : axis.label;

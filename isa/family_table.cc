@@ -93,9 +93,10 @@ bool SimdVideoRule(const Variant& v) {
 // instead of lt, le, gt, ge"; "The untyped, bit-size comparisons are eq and
 // ne." (9.3.1.1's Table 22 lists only lo..hs for unsigned; setp's own notes
 // allow both.)
-bool SetpRule(const Variant& v) {
-  const bool bits = v.type == T::kB16 || v.type == T::kB32 || v.type == T::kB64;
-  switch (v.cmp) {
+bool ComparisonAllowed(Cmp cmp, Type compared) {
+  const bool bits =
+      compared == T::kB16 || compared == T::kB32 || compared == T::kB64;
+  switch (cmp) {
     case Cmp::kEq:
     case Cmp::kNe:
       return true;
@@ -108,12 +109,16 @@ bool SetpRule(const Variant& v) {
     case Cmp::kLs:
     case Cmp::kHi:
     case Cmp::kHs:
-      return !bits && !IsSigned(v.type);
+      return !bits && !IsSigned(compared);
     case Cmp::kNone:
       return false;
   }
   return false;
 }
+bool SetpRule(const Variant& v) { return ComparisonAllowed(v.cmp, v.type); }
+// set (PTX ISA 9.7.6.1) compares `.stype` operands (atype here) as setp
+// compares `.type` ones.
+bool SetRule(const Variant& v) { return ComparisonAllowed(v.cmp, v.atype); }
 
 // True if every value of integer type `src` is a value of `dst`.
 bool RangeContains(Type dst, Type src) {
@@ -396,6 +401,16 @@ std::vector<FamilyInfo> BuildTable() {
   f->bool_ops = {BoolOp::kNone, BoolOp::kAnd, BoolOp::kOr, BoolOp::kXor};
   f->source_widths = {W::kType, W::kType, W::k1};  // the boolop's c
   f->result_width = W::k1;
+  f = simple(Family::kSet, "PTX ISA 9.7.6.1", kPtx10AllSm,
+             "d = a cmp b, or (a cmp b) boolop c, as all ones (1.0f for .f32) "
+             "or 0",
+             2, {T::kU32, T::kS32, T::kF32});
+  f->syntax = ".cmp.boolop.type.atype", f->source = kPtxCompareText,
+  f->legal = SetRule, f->atypes = kCompareTypes;
+  f->cmps = {Cmp::kEq, Cmp::kNe, Cmp::kLt, Cmp::kLe, Cmp::kGt,
+             Cmp::kGe, Cmp::kLo, Cmp::kLs, Cmp::kHi, Cmp::kHs};
+  f->bool_ops = {BoolOp::kNone, BoolOp::kAnd, BoolOp::kOr, BoolOp::kXor};
+  f->source_widths = {W::kAType, W::kAType, W::k1};  // the boolop's c
   f = simple(Family::kSelp, "PTX ISA 9.7.6.3", kPtx10AllSm,
              "d = c ? a : b (c a predicate)", 3, kCompareTypes);
   f->source = kPtxCompareText;

@@ -217,6 +217,12 @@ TEST(FamilyTableTest, RejectsCombinationsTheSpecForbids) {
   Variant setp_lo_s32{
       .family = Family::kSetp, .type = Type::kS32, .cmp = Cmp::kLo};
   EXPECT_FALSE(IsLegal(setp_lo_s32));  // lo..hs: unsigned only
+  // set compares its .stype (atype) as setp compares its .type.
+  EXPECT_FALSE(IsLegal({.family = Family::kSet, .type = Type::kU32,
+                        .atype = Type::kB32, .cmp = Cmp::kLt}));
+  EXPECT_FALSE(IsLegal({.family = Family::kSet, .type = Type::kF32,
+                        .atype = Type::kS16, .cmp = Cmp::kLo}));
+  EXPECT_TRUE(ParseVariant("set.hs.s32.u64").ok());
   Variant setp_lt_u32{
       .family = Family::kSetp, .type = Type::kU32, .cmp = Cmp::kLt};
   EXPECT_TRUE(IsLegal(setp_lt_u32));

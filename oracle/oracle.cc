@@ -101,6 +101,7 @@ constexpr std::array<EvalFn, kNumFamilies> BuildEvaluators() {
   set(Family::kShl, EvalShift);
   set(Family::kShr, EvalShift);
   set(Family::kPrmt, EvalPrmt);
+  set(Family::kSet, EvalSet);
   set(Family::kSetp, EvalSetp);
   set(Family::kSelp, EvalSelp);
   set(Family::kSlct, EvalSlct);

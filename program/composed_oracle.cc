@@ -239,8 +239,15 @@ std::string ClaimedText(const Program& p, std::span<const uint64_t> claimed) {
 std::string InputsText(const Program& p, std::span<const uint64_t> inputs) {
   std::vector<std::string> parts;
   for (size_t k = 0; k < p.inputs.size() && k < inputs.size(); ++k) {
-    parts.push_back(absl::StrCat("%", p.inputs[k].name, " = ",
-                                 Hex(inputs[k], p.inputs[k].width)));
+    const ProgramInput& in = p.inputs[k];
+    if (in.thread != ThreadInput::kNone) {  // a lane, as PTX shows it
+      parts.push_back(absl::StrCat("%", in.name, " = ",
+                                   ThreadInputName(in.thread), " = ",
+                                   inputs[k]));
+      continue;
+    }
+    parts.push_back(absl::StrCat("%", in.name, " = ",
+                                 Hex(inputs[k], in.width)));
   }
   return parts.empty() ? "no inputs" : absl::StrJoin(parts, ", ");
 }

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
@@ -343,12 +344,50 @@ class Parser {
     return absl::OkStatus();
   }
 
-  // `input %a .b32 0x7fffffff`
+  // An input's register, set once.
+  absl::Status AddInput(int number, ProgramInput input) {
+    PTXDIFF_RETURN_IF_ERROR(Define(number, input.name, input.width));
+    if (!defined_new_) {
+      return LineError(number,
+                       absl::StrCat("%", input.name, " is declared twice"));
+    }
+    program_.inputs.push_back(std::move(input));
+    return absl::OkStatus();
+  }
+
+  // `input %t .b32 %tid.x [lane]`: a value each thread has, 32 bits.
+  absl::Status ThreadInputLine(int number, ProgramInput input,
+                               const std::vector<absl::string_view>& fields) {
+    for (ThreadInput t : {ThreadInput::kTidX, ThreadInput::kLaneId}) {
+      if (fields[2] == ThreadInputName(t)) input.thread = t;
+    }
+    if (input.thread == ThreadInput::kNone) {
+      return LineError(number,
+                       absl::StrCat("unknown thread input '", fields[2],
+                                    "' (%tid.x, %laneid)"));
+    }
+    if (input.width != 32) {
+      return LineError(number, absl::StrCat(fields[2], " is 32 bits wide, not ",
+                                            fields[1]));
+    }
+    if (fields.size() == 4 &&
+        (!ParseValue(fields[3], input.witness) ||
+         input.witness >= static_cast<uint64_t>(kProgramLanes))) {
+      return LineError(number,
+                       absl::StrCat("the lane '", fields[3],
+                                    "' is not one of 0 to ", kProgramLanes - 1));
+    }
+    return AddInput(number, std::move(input));
+  }
+
+  // `input %a .b32 0x7fffffff`, `input %t .b32 %tid.x [lane]`
   absl::Status Input(int number, absl::string_view rest) {
     std::vector<absl::string_view> fields =
         absl::StrSplit(rest, ' ', absl::SkipWhitespace());
-    if (fields.size() != 3) {
-      return LineError(number, "expected 'input %name .type witness'");
+    const bool thread = fields.size() >= 3 && absl::StartsWith(fields[2], "%");
+    if (fields.size() != 3 && !(thread && fields.size() == 4)) {
+      return LineError(number, "expected 'input %name .type witness' or "
+                               "'input %name .b32 %tid.x [lane]'");
     }
     ProgramInput input{.name = RegisterName(fields[0]),
                        .width = WidthOfType(fields[1])};
@@ -357,6 +396,7 @@ class Parser {
           number, absl::StrCat("unknown type '", fields[1],
                                "' (.b16, .b32, .b64, their .u/.s, .pred)"));
     }
+    if (thread) return ThreadInputLine(number, std::move(input), fields);
     if (!ParseValue(fields[2], input.witness)) {
       return LineError(
           number, absl::StrCat("cannot read the witness '", fields[2], "'"));
@@ -371,13 +411,7 @@ class Parser {
                   : absl::StrCat(" (", input.width, " bits, signed or not)")));
     }
     input.witness &= WidthMask(input.width);
-    PTXDIFF_RETURN_IF_ERROR(Define(number, input.name, input.width));
-    if (!defined_new_) {
-      return LineError(number,
-                       absl::StrCat("%", input.name, " is declared twice"));
-    }
-    program_.inputs.push_back(std::move(input));
-    return absl::OkStatus();
+    return AddInput(number, std::move(input));
   }
 
   // `output %r`
@@ -501,6 +535,7 @@ uint64_t WidthMask(int width) {
 
 bool RegisterFitsSource(const Variant& v, int i, int width) {
   const int wants = SourceWidth(v, i);
+  if (v.family == Family::kCvt) return width >= wants && width > 1;
   return width == wants || (wants == 8 && width == 16);
 }
 
@@ -568,6 +603,41 @@ Program TupleAsProgram(const Variant& v, const Operands& operands) {
   return p;
 }
 
+absl::string_view ThreadInputName(ThreadInput t) {
+  switch (t) {
+    case ThreadInput::kTidX:
+      return "%tid.x";
+    case ThreadInput::kLaneId:
+      return "%laneid";
+    case ThreadInput::kNone:
+      break;
+  }
+  return "";
+}
+
+bool HasThreadInputs(const Program& program) {
+  return absl::c_any_of(program.inputs, [](const ProgramInput& in) {
+    return in.thread != ThreadInput::kNone;
+  });
+}
+
+std::vector<uint64_t> AtLane(const Program& program,
+                             std::vector<uint64_t> inputs, uint32_t lane) {
+  for (size_t k = 0; k < program.inputs.size() && k < inputs.size(); ++k) {
+    if (program.inputs[k].thread != ThreadInput::kNone) inputs[k] = lane;
+  }
+  return inputs;
+}
+
+uint32_t LaneOf(const Program& program, const std::vector<uint64_t>& inputs) {
+  for (size_t k = 0; k < program.inputs.size() && k < inputs.size(); ++k) {
+    if (program.inputs[k].thread != ThreadInput::kNone) {
+      return static_cast<uint32_t>(inputs[k]);
+    }
+  }
+  return 0;
+}
+
 int CountSteps(const Program& program) {
   int n = 0;
   for (const ProgramStep& s : program.steps) n += SetsRegister(s);
@@ -588,6 +658,12 @@ std::string BlockKinds(const Program& program) {
 std::vector<uint64_t> WitnessInputs(const Program& program) {
   std::vector<uint64_t> out;
   for (const ProgramInput& in : program.inputs) out.push_back(in.witness);
+  // One thread's: every thread input on the first one's lane.
+  for (const ProgramInput& in : program.inputs) {
+    if (in.thread != ThreadInput::kNone) {
+      return AtLane(program, std::move(out), static_cast<uint32_t>(in.witness));
+    }
+  }
   return out;
 }
 
@@ -618,8 +694,14 @@ absl::StatusOr<Program> ParseProgram(absl::string_view text) {
 std::string FormatProgram(const Program& program) {
   std::string out = absl::StrCat(kProgramHeader, "\n");
   for (const ProgramInput& in : program.inputs) {
-    absl::StrAppend(&out, "input %", in.name, " ", TypeOfWidth(in.width),
-                    absl::StrFormat(" 0x%x\n", in.witness));
+    absl::StrAppend(&out, "input %", in.name, " ", TypeOfWidth(in.width));
+    if (in.thread != ThreadInput::kNone) {
+      absl::StrAppend(&out, " ", ThreadInputName(in.thread));
+      if (in.witness != 0) absl::StrAppend(&out, " ", in.witness);
+      out += "\n";
+      continue;
+    }
+    absl::StrAppend(&out, absl::StrFormat(" 0x%x\n", in.witness));
   }
   std::string indent;
   for (const ProgramStep& step : program.steps) {

@@ -10,6 +10,8 @@
 //   # ptxdiff program 1
 //   input %a .b32 0x7fffffff     a runtime input: name, width, witness value
 //   input %b .b32 1
+//   input %t .b32 %tid.x 20      a thread input (%tid.x, %laneid): each
+//                                thread's own, the lane shown after it
 //   add.cc.u32 %lo, %a, %b;      a step: any variant's PTX statement, its
 //   addc.u32 %hi, 0, 0;          sources registers set before or immediates
 //   output %lo                   1 to 4 outputs: registers the program stores
@@ -60,10 +62,21 @@ inline constexpr char kProgramHeader[] = "# ptxdiff program 1";
 inline constexpr int kMaxProgramOutputs = 4;
 inline constexpr int kMaxLoopTrip = 1024;
 
+// An input the hardware gives each thread. A program with one runs on every
+// thread of a block of kProgramLanes threads (one warp: %tid.x is %laneid)
+// and is judged on each.
+enum class ThreadInput : uint8_t { kNone, kTidX, kLaneId };
+inline constexpr int kProgramLanes = 32;
+
+// "%tid.x", "%laneid"; "" for kNone.
+absl::string_view ThreadInputName(ThreadInput t);
+
 struct ProgramInput {
   std::string name;  // without the `%`
   int width = 32;    // bits; 1 for a predicate
+  // A parameter's value the program is shown at; a thread input's lane.
   uint64_t witness = 0;
+  ThreadInput thread = ThreadInput::kNone;  // a parameter unless set
 };
 
 // A step's source: a register (an input or an earlier step's destination)
@@ -102,8 +115,9 @@ struct ProgramStep {
 // "@%p ", "@!%p ", or "" for a step without a guard.
 std::string GuardText(const ProgramStep& step);
 
-// True if a register `width` bits wide may be source `i` of `v` (as wide
-// as it reads, or 16 bits for an 8-bit source).
+// True if a register `width` bits wide may be source `i` of `v`: as wide as
+// it reads, 16 bits for an 8-bit source, or for cvt any wider register (PTX
+// ISA 9.4.1: cvt reads the low bits of a wider source).
 bool RegisterFitsSource(const Variant& v, int i, int width);
 
 // True for an instruction or a move: a step that sets a register.
@@ -145,8 +159,19 @@ int CountSteps(const Program& program);
 // "loops", "if/else", "loops, if/else" or "": the kinds of blocks it has.
 std::string BlockKinds(const Program& program);
 
-// The inputs' witness values, in order.
+// The inputs' witness values, in order (every thread input on the first
+// one's lane).
 std::vector<uint64_t> WitnessInputs(const Program& program);
+
+// True if an input is a thread input: the program runs on every lane.
+bool HasThreadInputs(const Program& program);
+
+// `inputs` with every thread input at `lane`: a thread's inputs.
+std::vector<uint64_t> AtLane(const Program& program,
+                             std::vector<uint64_t> inputs, uint32_t lane);
+
+// The lane of a thread's `inputs` (any thread input's value; 0 if none).
+uint32_t LaneOf(const Program& program, const std::vector<uint64_t>& inputs);
 
 // The width of register `name` (an input or a step's destination), 0 if
 // the program has none.

@@ -50,6 +50,12 @@ struct ProgramFault {
 // What a backend did with a program in one input form: not judged (ptxas
 // kept code that reads the inputs; the tool refused it), agreeing, a
 // mismatch, or a fault.
+// A tool's or a GPU's why_not for a program with thread inputs: the kernel
+// ABI runs programs on one thread (docs/kernel-abi.md).
+inline constexpr char kThreadInputsNotRun[] =
+    "a program with thread inputs (%tid.x, %laneid) runs on one thread "
+    "here: judged on ptxas's code only, each lane run on the CPU";
+
 struct ProgramCheck {
   bool judged = false;
   std::optional<ProgramMismatch> mismatch;

@@ -336,6 +336,10 @@ class Encoder {
           "the byte form takes at most ", kMaxProgramInputRecords,
           " steps and loop brackets; the program has ", p.steps.size()));
     }
+    if (HasThreadInputs(p)) {
+      return absl::InvalidArgumentError(
+          "the byte form has no thread inputs (%tid.x, %laneid) yet");
+    }
     for (const ProgramInput& in : p.inputs) {
       records_.inputs.push_back(
           {.type = *TypeOfWidth(in.width), .witness = in.witness});

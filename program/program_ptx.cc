@@ -153,6 +153,10 @@ struct KernelParts {
 };
 
 std::string LoadInput(const ProgramInput& in, InputSource source, int offset) {
+  if (in.thread != ThreadInput::kNone) {
+    return absl::StrCat("  mov.u32 ", Reg(in.name), ", ",
+                        ThreadInputName(in.thread), ";\n");
+  }
   switch (source) {
     case InputSource::kParam:
       return PtxLoadParam(in.width, Reg(in.name), absl::StrCat("in_", in.name));
@@ -180,7 +184,7 @@ KernelParts Parts(const Program& program, InputSource source, LabelCount first,
   KernelParts parts;
   for (size_t j = 0; j < program.inputs.size(); ++j) {
     const ProgramInput& in = program.inputs[j];
-    if (source == InputSource::kParam) {
+    if (source == InputSource::kParam && in.thread == ThreadInput::kNone) {
       absl::StrAppend(&parts.params, ",\n    .param ", PtxParamType(in.width),
                       " in_", in.name);
     }
@@ -251,6 +255,17 @@ KernelParts Parts(const Program& program, InputSource source, LabelCount first,
   return parts;
 }
 
+// A program with thread inputs runs on every thread of its block: each
+// stores its outputs at %out + ThreadOutputBytes(program) * %tid.x.
+std::string ThreadOutputs(const Program& program) {
+  if (!HasThreadInputs(program)) return "";
+  return absl::StrCat(
+      "  {\n  .reg .b32 %ptxdiff_tid;\n  .reg .b64 %ptxdiff_slot;\n",
+      "  mov.u32 %ptxdiff_tid, %tid.x;\n",
+      "  mul.wide.u32 %ptxdiff_slot, %ptxdiff_tid, ", ThreadOutputBytes(program),
+      ";\n  add.s64 %out, %out, %ptxdiff_slot;\n  }\n");
+}
+
 // `program` with every register name prefixed by `tag`: programs that
 // share a kernel never share a register.
 Program Tagged(Program p, const std::string& tag) {
@@ -282,8 +297,9 @@ std::string ProgramKernel(const Program& program, absl::string_view entry,
                       "(\n    .param .u64 ptxdiff_out", parts.params, ")\n{\n",
                       "  .reg .b64 %out, %result;\n", declarations,
                       "  ld.param.u64 %out, [ptxdiff_out];\n",
-                      "  cvta.to.global.u64 %out, %out;\n", parts.loads,
-                      parts.counters, parts.body, parts.stores, "  ret;\n}\n");
+                      "  cvta.to.global.u64 %out, %out;\n",
+                      ThreadOutputs(program), parts.loads, parts.counters,
+                      parts.body, parts.stores, "  ret;\n}\n");
 }
 
 std::string ProgramToolModule(std::span<const Program> programs,

@@ -5,7 +5,9 @@
 //   .visible .entry ptxdiff_program(.param .u64 ptxdiff_out[, .param .bW
 //   in_<name>...])
 //
-// Output k is stored zero-extended to 64 bits at ptxdiff_out + 8k. The
+// Output k is stored zero-extended to 64 bits at ptxdiff_out + 8k (by each
+// thread of a program with thread inputs at ptxdiff_out + 8k +
+// ThreadOutputBytes * %tid.x, launched as one block of kProgramLanes). The
 // inputs are runtime values (kernel parameters, loaded with ld.param: what a
 // compiler cannot know) or immediates (moved into their registers: a
 // constant expression). A loop is a counted loop; an if branches to its else
@@ -31,6 +33,11 @@ enum class ProgramInputs : uint8_t {
   kRuntime,    // kernel parameters
   kImmediate,  // the witness values, moved into the registers
 };
+
+// The bytes of outputs each thread stores: 8 per output.
+inline int ThreadOutputBytes(const Program& program) {
+  return 8 * static_cast<int>(program.outputs.size());
+}
 
 // The kernel `entry` for `program`.
 std::string ProgramKernel(const Program& program, absl::string_view entry,

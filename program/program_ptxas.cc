@@ -47,16 +47,31 @@ std::optional<std::vector<uint64_t>> OutputsOf(
   return values;
 }
 
-// The inputs' vectors RefuteClaim tries, in its order.
+// The witness on every lane of the launch, the witness's lane first (the
+// witness alone for a program without thread inputs).
+std::vector<std::vector<uint64_t>> WitnessOnEveryLane(const Program& program) {
+  const std::vector<uint64_t> witness = WitnessInputs(program);
+  std::vector<std::vector<uint64_t>> out = {witness};
+  if (!HasThreadInputs(program)) return out;
+  for (uint32_t lane = 0; lane < kProgramLanes; ++lane) {
+    if (lane != LaneOf(program, witness))
+      out.push_back(AtLane(program, witness, lane));
+  }
+  return out;
+}
+
+// The inputs' vectors RefuteClaim tries, in its order: the witness on every
+// lane, each parameter at its edges, then random ones on random lanes.
 std::vector<std::vector<uint64_t>> InputVectors(const Program& program,
                                                 int random) {
   const std::vector<uint64_t> witness = WitnessInputs(program);
-  std::vector<std::vector<uint64_t>> out = {witness};
+  std::vector<std::vector<uint64_t>> out = WitnessOnEveryLane(program);
   for (size_t k = 0; k < program.inputs.size(); ++k) {
-    const int width = program.inputs[k].width;
-    for (uint64_t edge : EdgeValues(width == 1 ? 1 : width)) {
+    const ProgramInput& in = program.inputs[k];
+    if (in.thread != ThreadInput::kNone) continue;
+    for (uint64_t edge : EdgeValues(in.width == 1 ? 1 : in.width)) {
       std::vector<uint64_t> v = witness;
-      v[k] = edge & WidthMask(width);
+      v[k] = edge & WidthMask(in.width);
       out.push_back(std::move(v));
     }
   }
@@ -65,7 +80,8 @@ std::vector<std::vector<uint64_t>> InputVectors(const Program& program,
     std::vector<uint64_t> v;
     for (const ProgramInput& in : program.inputs)
       v.push_back(rng() & WidthMask(in.width));
-    out.push_back(std::move(v));
+    out.push_back(AtLane(program, std::move(v),
+                         static_cast<uint32_t>(rng() % kProgramLanes)));
   }
   return out;
 }
@@ -157,10 +173,33 @@ absl::Status CompileInto(const std::string& ptxas, const std::string& arch,
       }
       continue;
     }
+    if (HasThreadInputs(programs[k])) {
+      // Each thread stores at its own offset: the code is run per lane.
+      results[k].why_not = "its stores depend on the thread";
+      if (const auto info = FindSassArchInfo(arch); info.ok()) {
+        auto code = DecodeSassKernel(*info, text->second);
+        if (code.ok()) results[k].code = *std::move(code);
+      }
+      continue;
+    }
     results[k].claimed =
         OutputsOf(*stores, programs[k].outputs.size(), results[k].why_not);
   }
   return absl::OkStatus();
+}
+
+// Where a thread of the kernel stores: its lane, the offset its outputs
+// start at, and the output buffer up to its last.
+struct ThreadSlot {
+  uint32_t lane = 0;
+  int64_t base = 0, buffer_bytes = 0;
+};
+ThreadSlot ThreadSlotOf(const Program& program,
+                        const std::vector<uint64_t>& inputs) {
+  ThreadSlot slot{.lane = LaneOf(program, inputs)};
+  slot.base = int64_t{ThreadOutputBytes(program)} * slot.lane;
+  slot.buffer_bytes = slot.base + ThreadOutputBytes(program);
+  return slot;
 }
 
 // The kernel's parameters after the output pointer: each input as
@@ -169,6 +208,7 @@ std::vector<KernelArgument> ArgumentsOf(const Program& program,
                                         const std::vector<uint64_t>& inputs) {
   std::vector<KernelArgument> out;
   for (size_t k = 0; k < program.inputs.size(); ++k) {
+    if (program.inputs[k].thread != ThreadInput::kNone) continue;
     const int width = program.inputs[k].width;
     out.push_back({.bytes = PtxParamBytes(width),
                    .value = inputs[k]});
@@ -186,14 +226,17 @@ std::optional<std::vector<uint64_t>> Execute(
   const std::vector<KernelArgument> args = form == ProgramInputs::kRuntime
                                                ? ArgumentsOf(program, inputs)
                                                : std::vector<KernelArgument>{};
-  const int64_t bytes = 8 * static_cast<int64_t>(program.outputs.size());
-  const KernelExecution run = ExecuteKernel(arch, code, args, bytes);
+  const ThreadSlot slot = ThreadSlotOf(program, inputs);
+  const KernelExecution run =
+      ExecuteKernel(arch, code, args, slot.buffer_bytes, false, slot.lane);
   if (!run.ran) {
     why = absl::StrCat("the SASS evaluator did not run it: ", run.why_not);
     if (blocker != nullptr) *blocker = run.blocker;
     return std::nullopt;
   }
-  return OutputsOf(run.stores, program.outputs.size(), why);
+  std::vector<ConstantStore> own = run.stores;
+  for (ConstantStore& s : own) s.offset -= slot.base;
+  return OutputsOf(own, program.outputs.size(), why);
 }
 
 // The executed code judged at the witness (immediates) or at the
@@ -203,9 +246,8 @@ ProgramCheck JudgeExecuted(const SassArchInfo& arch, const Program& program,
                            ProgramInputs form, Reading reading) {
   ProgramCheck check;
   const std::vector<std::vector<uint64_t>> vectors =
-      form == ProgramInputs::kImmediate
-          ? std::vector<std::vector<uint64_t>>{WitnessInputs(program)}
-          : InputVectors(program, /*random=*/32);
+      form == ProgramInputs::kImmediate ? WitnessOnEveryLane(program)
+                                        : InputVectors(program, /*random=*/32);
   for (const std::vector<uint64_t>& inputs : vectors) {
     std::string why;
     const std::optional<std::vector<uint64_t>> got =
@@ -278,17 +320,18 @@ std::optional<SassDeparture> DepartureOf(const SassArchInfo& info,
   const std::vector<KernelArgument> args =
       m.form == ProgramInputs::kRuntime ? ArgumentsOf(program, m.inputs)
                                         : std::vector<KernelArgument>{};
-  const int64_t bytes = 8 * static_cast<int64_t>(program.outputs.size());
-  const KernelExecution right =
-      ExecuteKernel(info, reference, args, bytes, /*trace=*/true);
+  const ThreadSlot slot = ThreadSlotOf(program, m.inputs);
+  const KernelExecution right = ExecuteKernel(
+      info, reference, args, slot.buffer_bytes, /*trace=*/true, slot.lane);
   if (!right.ran) return std::nullopt;
   size_t k = 0;
   while (k < m.oracle.size() &&
          (!m.oracle[k].defined || m.oracle[k].bits == m.claimed[k])) {
     ++k;
   }
-  return DepartureAt(info, optimized, args, bytes, static_cast<int64_t>(8 * k),
-                     right.run);
+  return DepartureAt(info, optimized, args, slot.buffer_bytes,
+                     slot.base + static_cast<int64_t>(8 * k), right.run,
+                     slot.lane);
 }
 
 // An executed mismatch stands only where the program's -O0 code, run at the
@@ -433,6 +476,8 @@ class PtxasProgramBackend : public ProgramBackend {
       return absl::StrCat("ptxas ", arch_, "'s code, run on the CPU",
                           m.form == ProgramInputs::kRuntime
                               ? absl::StrCat(" at ", InputsText(p, m.inputs))
+                          : HasThreadInputs(p)
+                              ? absl::StrCat(" on lane ", LaneOf(p, m.inputs))
                               : "",
                           ", stores ", ClaimedText(p, m.claimed),
                           "; the composed oracle gives ",

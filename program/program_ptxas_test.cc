@@ -265,6 +265,45 @@ TEST_F(ProgramPtxasTest, ExecutedFindingsSayWhereTheCodeDeparts) {
   EXPECT_EQ(keys[0], keys[1]);
 }
 
+// A thread input: each lane's code run on the CPU, judged by the oracle at
+// that lane. Lane 0 (the witness) agrees; the refutation finds lane 2.
+TEST_F(ProgramPtxasTest, ThreadInputsAreJudgedOnEveryLane) {
+  auto p = TestdataProgram("lane-abs-cvt-sat-u16.ptxprog");
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_EQ(WitnessInputs(*p), std::vector<uint64_t>{0});
+  for (ProgramInputs form :
+       {ProgramInputs::kRuntime, ProgramInputs::kImmediate}) {
+    auto check = CheckProgram(ptxas_, "sm_90", *p, form, Reading::kSpec);
+    ASSERT_TRUE(check.ok()) << check.status();
+    ASSERT_TRUE(check->mismatch.has_value()) << check->why_not;
+    const ProgramMismatch& m = *check->mismatch;
+    EXPECT_TRUE(m.executed);
+    EXPECT_EQ(LaneOf(*p, m.inputs) % 4, 2u);
+    EXPECT_EQ(m.claimed, std::vector<uint64_t>{0xffff});
+    ASSERT_EQ(m.oracle.size(), 1u);
+    EXPECT_EQ(m.oracle[0].bits, 0u);
+    EXPECT_EQ(m.departure_cause,
+              "executed code that departs first at `SEL R, R, 0xffff, !P`");
+  }
+  // Where every lane agrees, the program is judged and agrees.
+  auto fine = ParseProgram(absl::StrCat(kProgramHeader, R"(
+input %t .b32 %tid.x 7
+input %l .b32 %laneid
+input %a .b32 5
+mad.lo.u32 %r, %t, 3, %a;
+sub.u32 %s, %r, %l;
+output %s
+)"));
+  ASSERT_TRUE(fine.ok()) << fine.status();
+  auto check =
+      CheckProgram(ptxas_, "sm_90", *fine, ProgramInputs::kRuntime,
+                   Reading::kSpec);
+  ASSERT_TRUE(check.ok()) << check.status();
+  EXPECT_TRUE(check->judged) << check->why_not;
+  EXPECT_TRUE(check->executed);
+  EXPECT_FALSE(check->mismatch.has_value());
+}
+
 // Root causes `ptxdiff programs` found on this toolkit's ptxas (13.0),
 // minimized: regression tests, each a claim for every input that the
 // oracle refutes at the case's witness.

@@ -358,6 +358,95 @@ output %s
   EXPECT_EQ((*EvaluateProgram(*p, large))[1].bits, 7u);
 }
 
+// PTX ISA 9.4.1: cvt reads the low bits of a source register wider than its
+// source type; every other instruction wants the width it reads.
+TEST(ProgramTest, CvtReadsTheLowBitsOfAWiderRegister) {
+  auto p = ParseProgram(absl::StrCat(kProgramHeader, R"(
+input %a .b64 0x123456789abcfff0
+cvt.u32.u16 %r, %a;
+cvt.s32.s8 %s, %a;
+cvt.u32.u8 %t, %r;
+output %r
+output %s
+output %t
+)"));
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(ParseProgram(FormatProgram(*p))->steps.size(), p->steps.size());
+  auto out = EvaluateProgram(*p, WitnessInputs(*p), Reading::kSpec);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].bits, 0xfff0u);
+  EXPECT_EQ((*out)[1].bits, 0xfffffff0u);  // 0xf0 as s8 is -16
+  EXPECT_EQ((*out)[2].bits, 0xf0u);
+  auto add = ParseProgram(absl::StrCat(
+      kProgramHeader, "\ninput %a .b64 1\nadd.u32 %r, %a, 1;\noutput %r\n"));
+  EXPECT_THAT(add.status().message(),
+              HasSubstr("%a is 64 bits wide; add.u32 source a reads 32"));
+  auto narrower = ParseProgram(absl::StrCat(
+      kProgramHeader, "\ninput %a .b16 1\ncvt.u64.u32 %r, %a;\noutput %r\n"));
+  EXPECT_THAT(narrower.status().message(),
+              HasSubstr("%a is 16 bits wide; cvt.u64.u32 source a reads 32"));
+}
+
+// set writes its comparison as a word: all ones, or 1.0f for .f32.
+TEST(ProgramTest, SetWritesAWordAPredicateCanBeComparedFrom) {
+  auto p = ParseProgram(absl::StrCat(kProgramHeader, R"(
+input %a .b32 0xffffffff
+set.eq.u32.u32 %m, %a, 0xffffffff;
+set.lt.f32.s32 %f, %a, 0;
+setp.ne.b32 %p, %m, 0;
+set.eq.and.s32.b16 %n, 7, 7, %p;
+output %m
+output %f
+output %n
+)"));
+  ASSERT_TRUE(p.ok()) << p.status();
+  auto out = EvaluateProgram(*p, WitnessInputs(*p), Reading::kSpec);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[0].bits, 0xffffffffu);
+  EXPECT_EQ((*out)[1].bits, 0x3f800000u);  // -1 < 0 as .s32: 1.0f
+  EXPECT_EQ((*out)[2].bits, 0xffffffffu);
+  const std::vector<uint64_t> zero = {0};
+  EXPECT_EQ((*EvaluateProgram(*p, zero))[0].bits, 0u);
+  EXPECT_EQ((*EvaluateProgram(*p, zero))[2].bits, 0u);
+}
+
+// %tid.x and %laneid: each thread's own value, the lane shown after it.
+TEST(ProgramTest, ThreadInputsReadBackAndShareOneLane) {
+  auto p = ParseProgram(absl::StrCat(kProgramHeader, R"(
+input %t .b32 %tid.x 20
+input %l .b32 %laneid 3
+input %a .b32 5
+add.u32 %r, %t, %a;
+output %r
+)"));
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_TRUE(HasThreadInputs(*p));
+  EXPECT_EQ(p->inputs[0].thread, ThreadInput::kTidX);
+  EXPECT_EQ(p->inputs[1].thread, ThreadInput::kLaneId);
+  EXPECT_THAT(FormatProgram(*p), HasSubstr("input %t .b32 %tid.x 20\n"
+                                           "input %l .b32 %laneid 3\n"));
+  EXPECT_EQ(FormatProgram(*ParseProgram(FormatProgram(*p))), FormatProgram(*p));
+  // One thread's inputs: the first thread input's lane for both.
+  EXPECT_EQ(WitnessInputs(*p), (std::vector<uint64_t>{20, 20, 5}));
+  EXPECT_EQ((*EvaluateProgram(*p, WitnessInputs(*p)))[0].bits, 25u);
+  EXPECT_EQ(LaneOf(*p, AtLane(*p, {0, 0, 5}, 9)), 9u);
+  const std::string h = absl::StrCat(kProgramHeader, "\n");
+  for (const auto& [text, message] : std::vector<std::pair<std::string,
+                                                           std::string>>{
+           {h + "input %t .b64 %tid.x\noutput %t\n",
+            "line 2: %tid.x is 32 bits wide, not .b64"},
+           {h + "input %t .b32 %ctaid.x\noutput %t\n",
+            "line 2: unknown thread input '%ctaid.x' (%tid.x, %laneid)"},
+           {h + "input %t .b32 %tid.x 32\noutput %t\n",
+            "line 2: the lane '32' is not one of 0 to 31"},
+           {h + "input %t .b32 5 6\noutput %t\n",
+            "line 2: expected 'input %name .type witness'"},
+       }) {
+    EXPECT_THAT(ParseProgram(text).status().message(), HasSubstr(message))
+        << text;
+  }
+}
+
 // A guard the spec leaves open leaves the guarded register open: whether
 // the step ran is not known.
 TEST(ProgramTest, AnUndefinedGuardPoisonsWhatItGuards) {

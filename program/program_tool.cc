@@ -266,6 +266,9 @@ class RunnerProgramBackend : public ProgramBackend {
     std::vector<size_t> first;  // program k's copies start at first[k]
     for (const Program& p : programs) {
       first.push_back(copies.size());
+      // The ABI runs programs on one thread: one with thread inputs has no
+      // copies, and is not judged.
+      if (HasThreadInputs(p)) continue;
       for (Program& c : AtVectors(p, form, rng)) copies.push_back(std::move(c));
     }
     first.push_back(copies.size());
@@ -274,6 +277,10 @@ class RunnerProgramBackend : public ProgramBackend {
         RunPrograms(*runner_, copies, form, deadline, stop_at_crash));
     std::vector<ProgramCheck> checks;
     for (size_t k = 0; k < programs.size(); ++k) {
+      if (HasThreadInputs(programs[k])) {
+        checks.push_back({.why_not = kThreadInputsNotRun});
+        continue;
+      }
       const size_t n = first[k + 1] - first[k];
       checks.push_back(Judge(std::span(copies).subspan(first[k], n),
                              std::span(runs).subspan(first[k], n), form,

@@ -202,6 +202,23 @@ TEST_F(ProgramToolTest, TooManyInputsAreRefused) {
   EXPECT_THAT((*runs)[0].what, testing::HasSubstr("at most 4 inputs"));
 }
 
+// The kernel ABI runs a program on one thread: one with a thread input is
+// not judged, and says why, beside a program that is.
+TEST_F(ProgramToolTest, ProgramsWithThreadInputsAreNotJudged) {
+  const std::vector<Program> programs = {
+      ProgramOf("input %t .b32 %tid.x\nadd.u32 %r, %t, 1;\noutput %r\n"),
+      ProgramOf("input %a .b32 1\nadd.u32 %r, %a, 1;\noutput %r\n")};
+  auto backend = MakeToolProgramBackend(tool_);
+  auto checks = backend->Check(programs, ProgramInputs::kRuntime,
+                               Reading::kSpec, absl::InfiniteFuture());
+  ASSERT_TRUE(checks.ok()) << checks.status();
+  ASSERT_EQ(checks->size(), 2u);
+  EXPECT_FALSE((*checks)[0].judged);
+  EXPECT_EQ((*checks)[0].why_not, kThreadInputsNotRun);
+  EXPECT_TRUE((*checks)[1].judged) << (*checks)[1].why_not;
+  EXPECT_FALSE((*checks)[1].mismatch.has_value());
+}
+
 }  // namespace
 }  // namespace ptxdiff
 

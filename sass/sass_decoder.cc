@@ -392,16 +392,26 @@ void DecodeVimnmx(Bits& bits, Reader& r, Decoding& d, int form) {
   }
 }
 
-// The float operations of ptxas's integer division (div, rem of 32 bits):
-// the reciprocal of the divisor as an f32, rounded down to an integer
-// estimate the integer code then corrects. Each is read in the one form
-// ptxas uses there; any other bit is not understood.
+// The float operations of ptxas's integer division (div, rem: the
+// reciprocal of the divisor as an f32, rounded down to an integer estimate
+// the integer code then corrects) and of set's 1.0f: an integer of 8 to 32
+// bits (64 from a register pair: DecodeI2f64) as an f32, rounded as its
+// 2-bit field says. Bits 75-76 are the destination's size (2: 32 bits),
+// 84-85 the source's (0 to 2: 8 to 32 bits), 74 its sign, 60-61 which of
+// its bytes or halves is read (-O0 code reads the half it copied high with
+// PRMT 0x5410: .H1).
 void DecodeI2f(Bits& bits, Reader& r, Decoding& d, int form) {
   r.AluSources(form, false, true, false);
-  d.insn.is_signed = bits.Flag(74);  // an s32 (cvt.rp.f32.s32 sets it)
-  const bool f32_of_32 = bits.Flag(76) && bits.Flag(85);
-  if (!f32_of_32 || bits.Take(78, 2) != 2) {
-    d.Refuse("I2F other than .F32.RP of 32 bits");
+  d.insn.is_signed = bits.Flag(74);
+  d.insn.round = static_cast<SassRound>(bits.Take(78, 2));
+  const uint64_t source_size = bits.Take(84, 2);
+  d.insn.width = 8 << source_size;
+  d.insn.source_part = static_cast<int>(bits.Take(60, 2));
+  if (bits.Take(75, 2) != 2 || source_size > 2) {
+    d.Refuse("I2F other than an f32 of 8 to 32 bits");
+  }
+  if (d.insn.source_part * d.insn.width >= 32) {
+    d.Refuse("I2F of a part past the register");
   }
 }
 
@@ -410,9 +420,10 @@ void DecodeI2f(Bits& bits, Reader& r, Decoding& d, int form) {
 void DecodeI2f64(Bits& bits, Reader& r, Decoding& d, int form) {
   r.AluSources(form, false, true, false);
   d.insn.width = 64;
+  d.insn.round = static_cast<SassRound>(bits.Take(78, 2));
   const bool f32_of_u64 =
-      !bits.Flag(74) && bits.Flag(76) && bits.Take(84, 2) == 3;
-  if (!f32_of_u64 || bits.Take(78, 2) != 2) {
+      !bits.Flag(74) && bits.Take(75, 2) == 2 && bits.Take(84, 2) == 3;
+  if (!f32_of_u64 || d.insn.round != SassRound::kUp) {
     d.Refuse("I2F other than .U64.RP to an f32");
   }
 }
@@ -490,6 +501,7 @@ constexpr AluRow kAluRows[] = {
     {0x038, SassOp::kI2i, false, DecodeI2i},
     {0x01f, SassOp::kSignLut, false, DecodeSignLut},
     {0x106, SassOp::kI2f, false, DecodeI2f},
+    {0x045, SassOp::kI2f, false, DecodeI2f},  // I2FP: 32-bit sources only
     {0x108, SassOp::kMufuRcp, false, DecodeMufu},
     {0x105, SassOp::kF2i, false, DecodeF2i},
     {0x112, SassOp::kI2f, false, DecodeI2f64},

@@ -168,9 +168,20 @@ std::string Suffixes(const SassInstruction& i) {
       return i.simd16 ? ".16x2" : "";
     case SassOp::kI2i:
       return absl::StrCat(i.is_signed ? ".S" : ".U", i.width, ".S32.SAT");
-    case SassOp::kI2f:
-      if (i.width == 64) return i.is_signed ? ".S64.RP" : ".U64.RP";
-      return i.is_signed ? ".RP" : ".U32.RP";
+    case SassOp::kI2f: {
+      static constexpr absl::string_view kRounds[] = {"", ".RM", ".RP",
+                                                      ".RZ"};
+      // I2F of an s32 is spelt without its source type.
+      const std::string source =
+          i.width == 32 && i.is_signed
+              ? ""
+              : absl::StrCat(i.is_signed ? ".S" : ".U", i.width);
+      const std::string part =
+          i.source_part == 0
+              ? ""
+              : absl::StrCat(i.width == 8 ? ".B" : ".H", i.source_part);
+      return absl::StrCat(source, kRounds[static_cast<int>(i.round)], part);
+    }
     case SassOp::kF2i:
       return i.width == 64 ? ".U64.TRUNC" : ".FTZ.U32.TRUNC.NTZ";
     case SassOp::kFlo:

@@ -50,7 +50,7 @@ enum class SassOp : uint8_t {
   kI2i,       // d = b (s32) clamped to an 8- or 16-bit type
   kSignLut,   // P = lut(the sign bits of a, b, c): opcode 0x21f, its name
               // unknown here; ptxas's add.sat.s32 overflow test
-  kI2f,       // d = b (u32, s32 or, width 64, u64) as an f32, rounded up
+  kI2f,       // d = b (8 to 64 bits, signed or not) as an f32, rounded
               // (.RP)
   kMufuRcp,   // d = 1 / b (f32), modelled as IEEE's correctly rounded one
   kF2i,       // d = b (f32) truncated to a u32 (width 64: the pair
@@ -99,6 +99,10 @@ struct SassPredicate {
 // Integer comparisons, as ISETP encodes them.
 enum class SassCompare : uint8_t { kF, kLt, kEq, kLe, kGt, kNe, kGe, kT };
 
+// A float conversion's rounding, in the order of its 2-bit field: .RN (the
+// default, not spelt), .RM, .RP, .RZ.
+enum class SassRound : uint8_t { kNearest, kDown, kUp, kZero };
+
 struct SassInstruction {
   uint32_t pc = 0;                    // byte offset in the kernel's .text
   uint64_t word_lo = 0, word_hi = 0;  // the encoding, scheduling bits cleared
@@ -120,8 +124,10 @@ struct SassInstruction {
   bool right = false;         // .R (SHF)
   bool shift_amount = false;  // FLO.SH: 31 - position
   int width = 32;             // SHF's type: 32 or 64; loads/stores: bytes;
-                              // I2I's: 8 or 16 bits; I2F's source and
-                              // F2I's destination: 32 or 64
+                              // I2I's: 8 or 16 bits; I2F's source: 8 to
+                              // 64; F2I's destination: 32 or 64
+  SassRound round = SassRound::kNearest;  // I2F
+  int source_part = 0;  // I2F of 8 or 16 bits: the byte or half of b read
 
   int shift = 0;              // LEA's shift
   uint32_t lut = 0;  // LOP3, op 0x21f; PLOP3: lut0 | lut1 << 8

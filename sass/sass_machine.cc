@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
@@ -465,10 +466,13 @@ class Machine {
         WriteDst(static_cast<uint32_t>(std::clamp(x, lo, hi)));
         return next;
       }
-      case SassOp::kI2f:
-        WriteDst(i.width == 64 ? I2fRoundUpU64(ReadPair(i.src[1]))
-                               : I2fRoundUp(Read(i.src[1]), i.is_signed));
+      case SassOp::kI2f: {
+        const uint64_t b = i.width == 64
+                               ? ReadPair(i.src[1])
+                               : Read(i.src[1]) >> (i.source_part * i.width);
+        WriteDst(IntegerToF32(b, i.width, i.is_signed, i.round));
         return next;
+      }
       case SassOp::kMufuRcp:
         WriteDst(std::bit_cast<uint32_t>(
             1.0f / std::bit_cast<float>(Read(i.src[1]))));
@@ -494,7 +498,12 @@ class Machine {
         Move(i.src[0], i.dst, true);
         return next;
       case SassOp::kS2r:
-        Refuse("special registers are not modelled");
+        if (i.special == kSassSrTidX || i.special == kSassSrLaneId) {
+          WriteDst(launch_.thread);
+          return next;
+        }
+        Refuse(absl::StrFormat("special register 0x%x is not modelled",
+                               i.special));
         return next;
       case SassOp::kCs2r:
         if (i.special != 0xff) Refuse("special registers are not modelled");
@@ -759,20 +768,27 @@ class Machine {
     return min == a_less ? a : b;
   }
 
-  // An integer as an f32, rounded toward +infinity.
-  static uint32_t I2fRoundUp(uint32_t b, bool is_signed) {
-    const double v = is_signed ? static_cast<double>(static_cast<int32_t>(b))
-                               : static_cast<double>(b);
-    float f = static_cast<float>(v);  // to nearest
-    if (double{f} < v) f = std::nextafter(f, HUGE_VALF);
-    return std::bit_cast<uint32_t>(f);
-  }
-
-  // A u64 as the nearest f32 at or above it; long double holds every u64.
-  static uint32_t I2fRoundUpU64(uint64_t b) {
-    const long double v = static_cast<long double>(b);
-    float f = static_cast<float>(b);  // to nearest
-    if (static_cast<long double>(f) < v) f = std::nextafter(f, HUGE_VALF);
+  // The low `width` bits of b, as a signed or unsigned integer, as the f32
+  // `round` picks: the nearest (ties to even) or the next one toward -inf,
+  // +inf or zero. A long double holds every 64-bit integer exactly, so the
+  // cast to float is the one rounding.
+  static uint32_t IntegerToF32(uint64_t b, int width, bool is_signed,
+                               SassRound round) {
+    const int unused = 64 - width;
+    const uint64_t low = b << unused >> unused;
+    const long double v =
+        is_signed ? static_cast<long double>(static_cast<int64_t>(b << unused) >>
+                                             unused)
+                  : static_cast<long double>(low);
+    float f = static_cast<float>(v);
+    const long double rounded = f;
+    if (round == SassRound::kUp && rounded < v) {
+      f = std::nextafter(f, HUGE_VALF);
+    } else if (round == SassRound::kDown && rounded > v) {
+      f = std::nextafter(f, -HUGE_VALF);
+    } else if (round == SassRound::kZero && std::fabs(rounded) > std::fabs(v)) {
+      f = std::nextafter(f, 0.0f);
+    }
     return std::bit_cast<uint32_t>(f);
   }
 

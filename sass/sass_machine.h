@@ -40,7 +40,15 @@ struct SassLaunch {
   std::vector<SassBuffer> buffers;
   int64_t max_steps = int64_t{1} << 20;
   bool trace = false;  // keep SassRun::trace
+  // The thread run: its %tid.x in a one-dimensional block of at most one
+  // warp, so also its %laneid (threads run one at a time: the programs
+  // ptxdiff compiles share nothing between threads).
+  uint32_t thread = 0;
 };
+
+// S2R's special registers the machine knows.
+inline constexpr int kSassSrLaneId = 0x00;
+inline constexpr int kSassSrTidX = 0x21;
 
 // One store the kernel made, in program order.
 struct SassStore {

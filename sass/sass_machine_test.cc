@@ -1,5 +1,7 @@
 #include "sass/sass_machine.h"
 
+#include <bit>
+#include <cfenv>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -120,6 +122,61 @@ TEST_P(SassMachineTest, RunsLoopsAndBranches) {
     const Stored s = RunKernel(body, {0x1234, trips}, 1, opt());
     ASSERT_TRUE(s.ran) << s.why_not;
     EXPECT_EQ(s.words[0], acc) << trips << " trips";
+  }
+}
+
+// The host's conversion of `v` to an f32 under a rounding mode: the
+// reference for I2F (and I2FP), whose 2-bit field is .RN, .RM, .RP, .RZ.
+float HostF32(double v, int mode) {
+  const int old = std::fegetround();
+  std::fesetround(mode);
+  volatile double exact = v;  // a runtime conversion, in `mode`
+  volatile float f = static_cast<float>(exact);
+  std::fesetround(old);
+  return f;
+}
+
+// cvt.rX.f32 of 8- to 32-bit integers (I2F, I2FP): each rounding, each
+// width read from the low bits of a 32-bit register, signed or not.
+TEST_P(SassMachineTest, ConvertsIntegersToF32InEveryRoundingAndWidth) {
+  struct Form {
+    const char* cvt;
+    int mode, width;
+    bool is_signed;
+  };
+  const std::vector<Form> forms = {
+      {"cvt.rn.f32.s32", FE_TONEAREST, 32, true},
+      {"cvt.rm.f32.u32", FE_DOWNWARD, 32, false},
+      {"cvt.rp.f32.s32", FE_UPWARD, 32, true},
+      {"cvt.rz.f32.s32", FE_TOWARDZERO, 32, true},
+      {"cvt.rn.f32.u16", FE_TONEAREST, 16, false},
+      {"cvt.rm.f32.s16", FE_DOWNWARD, 16, true},
+      {"cvt.rn.f32.s8", FE_TONEAREST, 8, true},
+      {"cvt.rz.f32.u8", FE_TOWARDZERO, 8, false},
+  };
+  std::string body;
+  for (size_t k = 0; k < forms.size(); ++k) {
+    absl::StrAppend(&body, "  ", forms[k].cvt, " %r", 8 + k, ", %r0;\n",
+                    "  st.global.b32 [%out+", 4 * k, "], %r", 8 + k, ";\n");
+  }
+  for (uint32_t a : {0u, 1u, 0xffffffffu, 0x01000001u, 0x7fffffffu,
+                     0x80000001u, 0xfeffffffu, 0x12345677u, 0xffff8000u,
+                     0x000001ffu, 0x00000080u}) {
+    const Stored s = RunKernel(body, {a}, static_cast<int>(forms.size()),
+                               opt());
+    ASSERT_TRUE(s.ran) << s.why_not;
+    for (size_t k = 0; k < forms.size(); ++k) {
+      const Form& f = forms[k];
+      const uint32_t low =
+          f.width == 32 ? a : a & ((uint32_t{1} << f.width) - 1);
+      const double v = f.is_signed
+                           ? static_cast<double>(static_cast<int32_t>(
+                                 low << (32 - f.width)) >>
+                                                 (32 - f.width))
+                           : static_cast<double>(low);
+      EXPECT_EQ(s.words[k], std::bit_cast<uint32_t>(HostF32(v, f.mode)))
+          << f.cvt << " of 0x" << std::hex << a << " at -O" << opt();
+    }
   }
 }
 

@@ -17,8 +17,9 @@ namespace literal {
 namespace {
 
 // ---------------------------------------------------------------------------
-// Comparison and selection (PTX ISA 9.7.6.2-9.7.6.4) and integer-to-integer
-// cvt (9.7.9.21). setp with and without `.BoolOp`, but its first destination
+// Comparison and selection (PTX ISA 9.7.6.1-9.7.6.4) and integer-to-integer
+// cvt (9.7.9.21). set and setp with and without `.BoolOp` (set with integer
+// sources only), setp's first destination
 // p only (no `p|q`); slct with an `.s32` c; cvt without rounding modifiers
 // (spec-notes).
 // ---------------------------------------------------------------------------
@@ -35,11 +36,12 @@ namespace {
 // compare result is written to the second destination operand", "q =
 // BoolOp(!t, c);") is not modelled, and `!c` is no variant of its own (it is
 // c complemented, and c takes both values anyway).
-}  // namespace
 
-Result Setp(const Variant& v, const Operands& ops) {
-  const Integer a = Typed(v, ops, 0);
-  const Integer b = Typed(v, ops, 1);
+// setp's p (and set's BoolOp(t, c)): a and b read as `compared`, setp's
+// `.type` or set's `.stype`.
+Integer ComparePredicate(const Variant& v, const Operands& ops, Type compared) {
+  const Integer a = Operand(v, ops, 0, IsSigned(compared));
+  const Integer b = Operand(v, ops, 1, IsSigned(compared));
   // 9.3.1.1 Table 22: lo, ls, hi, hs are the "Unsigned Operator" column
   // (lower, lower-or-same, higher, higher-or-same): a and b as unsigned
   // numbers, whatever the type.
@@ -85,8 +87,8 @@ Result Setp(const Variant& v, const Operands& ops) {
       break;
   }
   const Integer t = compare ? 1 : 0;
-  // "p = BoolOp(t, c);" with no BoolOp (and no c): p = t, a predicate, 1 bit.
-  if (v.bool_op == BoolOp::kNone) return Defined(v, t);
+  // "p = BoolOp(t, c);" with no BoolOp (and no c): p = t.
+  if (v.bool_op == BoolOp::kNone) return t;
   // With a BoolOp, c is source 2 ("operands p, q, and c have type .pred"): a
   // predicate, one bit (SourceWidth(v, 2) is 1), 1 True and 0 False.
   const Integer c = Operand(v, ops, 2, /*is_signed=*/false);
@@ -108,9 +110,35 @@ Result Setp(const Variant& v, const Operands& ops) {
     case BoolOp::kNone:
       break;
   }
-  // "This result is written to the first destination operand": p, 1 bit.
-  return Defined(v, p);
+  return p;
 }
+
+}  // namespace
+
+Result Setp(const Variant& v, const Operands& ops) {
+  // "This result is written to the first destination operand": p, 1 bit.
+  return Defined(v, ComparePredicate(v, ops, v.type));
+}
+
+// 9.7.6.1 set: "Compares two numeric values and optionally combines the
+// result with another predicate value by applying a Boolean operator. If this
+// result is True, 1.0f is written for floating-point destination types, and
+// 0xffffffff is written for integer destination types. Otherwise, 0x00000000
+// is written." "Operand d has type .dtype; operands a and b have type .stype;
+// operand c has type .pred." Here .dtype is the variant's type and .stype its
+// atype; the comparison and BoolOp read as setp's (9.7.6.2), whose semantics
+// block set's repeats: "t = (a CmpOp b) ? 1 : 0;".
+Result Set(const Variant& v, const Operands& ops) {
+  const bool result = ComparePredicate(v, ops, v.atype) == 1;
+  // "if (isFloat(dtype)) d = BoolOp(t, c) ? 1.0f : 0x00000000; else
+  //  d = BoolOp(t, c) ? 0xffffffff : 0x00000000;" 1.0f as IEEE 754 binary32:
+  //  sign 0, biased exponent 127, fraction 0.
+  const Integer one_f32 = Integer{127} << 23;
+  if (!result) return Defined(v, 0);
+  return Defined(v, v.type == Type::kF32 ? one_f32 : Integer{0xffffffff});
+}
+
+
 
 // 9.7.6.3 selp: "If c is True, a is stored in d, b otherwise. [...] Operand c
 // is a predicate."

@@ -88,6 +88,8 @@ Result LiteralEvaluate(const Variant& v, const Operands& operands) {
       return literal::Shr(v, operands);
     case Family::kPrmt:
       return literal::Prmt(v, operands);
+    case Family::kSet:
+      return literal::Set(v, operands);
     case Family::kSetp:
       return literal::Setp(v, operands);
     case Family::kSelp:

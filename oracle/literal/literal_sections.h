@@ -57,6 +57,7 @@ Result Prmt(const Variant& v, const Operands& ops);
 
 // literal_compare.cc: Comparison and selection (PTX ISA 9.7.6) and integer cvt
 // (9.7.9.21).
+Result Set(const Variant& v, const Operands& ops);
 Result Setp(const Variant& v, const Operands& ops);
 Result Selp(const Variant& v, const Operands& ops);
 Result Slct(const Variant& v, const Operands& ops);

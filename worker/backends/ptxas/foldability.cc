@@ -130,6 +130,7 @@ bool Foldable(Family f, int sm) {
     case Family::kCnot:
     case Family::kShl:
     case Family::kShr:
+    case Family::kSet:
     case Family::kSetp:
     case Family::kSelp:
     case Family::kSlct:

@@ -20,8 +20,10 @@ void Append(std::vector<uint8_t>& bank, int bytes, uint64_t value) {
 KernelExecution ExecuteKernel(const SassArchInfo& arch,
                               const std::vector<SassSlot>& kernel,
                               std::span<const KernelArgument> arguments,
-                              int64_t output_bytes, bool trace) {
+                              int64_t output_bytes, bool trace,
+                              uint32_t thread) {
   SassLaunch launch;
+  launch.thread = thread;
   launch.constant_bank.assign(arch.param_base, 0);
   launch.known_from = arch.param_base;
   launch.trace = trace;
@@ -54,9 +56,9 @@ KernelExecution ExecuteKernel(const SassArchInfo& arch,
 std::optional<SassDeparture> DepartureAt(
     const SassArchInfo& arch, const std::vector<SassSlot>& optimized,
     std::span<const KernelArgument> arguments, int64_t output_bytes,
-    int64_t offset, const SassRun& reference) {
-  const KernelExecution run =
-      ExecuteKernel(arch, optimized, arguments, output_bytes, /*trace=*/true);
+    int64_t offset, const SassRun& reference, uint32_t thread) {
+  const KernelExecution run = ExecuteKernel(arch, optimized, arguments,
+                                            output_bytes, /*trace=*/true, thread);
   // ExecuteKernel keeps one ConstantStore per machine store, in order.
   if (!run.ran || run.stores.size() != run.run.stores.size()) {
     return std::nullopt;

@@ -43,10 +43,12 @@ struct KernelExecution {
   SassRun run;  // the machine's own account (its trace where asked for)
 };
 
+// `thread` is the %tid.x (and %laneid) of the thread run.
 KernelExecution ExecuteKernel(const SassArchInfo& arch,
                               const std::vector<SassSlot>& kernel,
                               std::span<const KernelArgument> arguments,
-                              int64_t output_bytes, bool trace = false);
+                              int64_t output_bytes, bool trace = false,
+                              uint32_t thread = 0);
 
 // Where `optimized`, run traced with `arguments`, departs from `reference`
 // (a traced run of right code at the same inputs) on the way to its last
@@ -55,7 +57,7 @@ KernelExecution ExecuteKernel(const SassArchInfo& arch,
 std::optional<SassDeparture> DepartureAt(
     const SassArchInfo& arch, const std::vector<SassSlot>& optimized,
     std::span<const KernelArgument> arguments, int64_t output_bytes,
-    int64_t offset, const SassRun& reference);
+    int64_t offset, const SassRun& reference, uint32_t thread = 0);
 
 // The last value stored to each byte of [0, size) of the output, -1 where
 // nothing was: how the stores of a run read as the buffer they leave.
