@@ -136,7 +136,8 @@ std::string RandomFuzzInput(std::mt19937_64& rng, const VariantFilter& filter,
 }
 
 size_t MutateFuzzInput(uint8_t* data, size_t size, size_t max_size,
-                       unsigned seed, const VariantFilter& filter) {
+                       unsigned seed, const VariantFilter& filter,
+                       FuzzSteer* steer) {
   std::mt19937_64 rng(seed);
   auto decoded = DecodeFuzzInputInDefaultForm(
       absl::string_view(reinterpret_cast<const char*>(data), size),
@@ -149,6 +150,16 @@ size_t MutateFuzzInput(uint8_t* data, size_t size, size_t max_size,
   }
   Variant v = (*decoded)[0].variant;
   std::vector<Tuple> tuples = *std::move(decoded);
+  if (steer != nullptr && steer->HadItsShare(v)) {
+    if (const std::optional<Variant> next = steer->NextToExplore()) {
+      // The input's values, each tuple with one of them changed: what the
+      // corpus learned carries over, and the new variant gets values of
+      // its own, not repeats.
+      v = *next;
+      for (Tuple& t : tuples) MutateOperand(v, t.operands, rng);
+      return Emit(v, std::move(tuples), filter, data, max_size);
+    }
+  }
   switch (rng() % 9) {
     case 0:
       v = NeighbourVariant(v, rng);
