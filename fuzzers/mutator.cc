@@ -118,6 +118,13 @@ void MutateOperand(const Variant& v, Operands& o, std::mt19937_64& rng) {
   }
 }
 
+// Where `steer` sends an input of `v`: nowhere else (nullopt) unless `v`
+// had its share.
+std::optional<Variant> Steered(const Variant& v, FuzzSteer* steer) {
+  if (steer == nullptr || !steer->HadItsShare(v)) return std::nullopt;
+  return steer->NextToExplore();
+}
+
 }  // namespace
 
 bool VariantFilter::Allows(Family f) const {
@@ -150,15 +157,12 @@ size_t MutateFuzzInput(uint8_t* data, size_t size, size_t max_size,
   }
   Variant v = (*decoded)[0].variant;
   std::vector<Tuple> tuples = *std::move(decoded);
-  if (steer != nullptr && steer->HadItsShare(v)) {
-    if (const std::optional<Variant> next = steer->NextToExplore()) {
-      // The input's values, each tuple with one of them changed: what the
-      // corpus learned carries over, and the new variant gets values of
-      // its own, not repeats.
-      v = *next;
-      for (Tuple& t : tuples) MutateOperand(v, t.operands, rng);
-      return Emit(v, std::move(tuples), filter, data, max_size);
-    }
+  if (const std::optional<Variant> next = Steered(v, steer)) {
+    // The input's values, each tuple with one of them changed: what the
+    // corpus learned carries over, and the new variant gets values of its
+    // own, not repeats.
+    for (Tuple& t : tuples) MutateOperand(*next, t.operands, rng);
+    return Emit(*next, std::move(tuples), filter, data, max_size);
   }
   switch (rng() % 9) {
     case 0:
@@ -192,7 +196,8 @@ size_t MutateFuzzInput(uint8_t* data, size_t size, size_t max_size,
 
 size_t CrossOverFuzzInputs(const uint8_t* a, size_t a_size, const uint8_t* b,
                            size_t b_size, uint8_t* out, size_t max_out,
-                           unsigned seed, const VariantFilter& filter) {
+                           unsigned seed, const VariantFilter& filter,
+                           FuzzSteer* steer) {
   std::mt19937_64 rng(seed);
   auto first = DecodeFuzzInputInDefaultForm(
       absl::string_view(reinterpret_cast<const char*>(a), a_size),
@@ -202,7 +207,8 @@ size_t CrossOverFuzzInputs(const uint8_t* a, size_t a_size, const uint8_t* b,
       filter.runtime_by_default);
   if (!first.ok() && !second.ok()) return 0;
   if (!first.ok()) std::swap(first, second);
-  const Variant v = (*first)[0].variant;
+  const Variant v =
+      Steered((*first)[0].variant, steer).value_or((*first)[0].variant);
   std::vector<Tuple> tuples;
   for (const Tuple& t : *first) {
     if (rng() % 2 == 0) tuples.push_back(t);

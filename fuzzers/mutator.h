@@ -63,10 +63,12 @@ size_t MutateFuzzInput(uint8_t* data, size_t size, size_t max_size,
 
 // The variant of `a` with tuples from both `a` and `b` (operands re-masked to
 // the variant's widths, forms to its sources and the filter's
-// runtime_forms), written to `out` (room for `max_out`).
+// runtime_forms), written to `out` (room for `max_out`). With a `steer`,
+// where that variant had its share, NextToExplore's variant instead.
 size_t CrossOverFuzzInputs(const uint8_t* a, size_t a_size, const uint8_t* b,
                            size_t b_size, uint8_t* out, size_t max_out,
-                           unsigned seed, const VariantFilter& filter = {});
+                           unsigned seed, const VariantFilter& filter = {},
+                           FuzzSteer* steer = nullptr);
 
 // A fresh valid input: a random allowed variant and edge-operand tuples.
 std::string RandomFuzzInput(std::mt19937_64& rng, const VariantFilter& filter,

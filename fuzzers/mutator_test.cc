@@ -154,5 +154,26 @@ TEST(MutatorTest, AnInputWhoseVariantHadItsShareGoesWhereTheSteerSays) {
   EXPECT_GT(stayed, 25);  // most mutations keep the variant
 }
 
+// A crossover of an input whose variant had its share goes there too.
+TEST(MutatorTest, ACrossOverWhoseVariantHadItsShareGoesWhereTheSteerSays) {
+  const Variant spent = *ParseVariant("add.u64");
+  const Variant next = *ParseVariant("sad.u32");
+  OneVariantSteer steer(spent, next);
+  const std::string a = EncodeFuzzInput(spent, {{{~0ull, 5}}, {{7, 9}}});
+  const std::string b = EncodeFuzzInput(*ParseVariant("sub.u32"), {{{1, 2}}});
+  std::vector<uint8_t> out(4096);
+  for (unsigned s = 0; s < 20; ++s) {
+    const size_t n = CrossOverFuzzInputs(
+        reinterpret_cast<const uint8_t*>(a.data()), a.size(),
+        reinterpret_cast<const uint8_t*>(b.data()), b.size(), out.data(),
+        out.size(), s, {}, &steer);
+    auto tuples = DecodeFuzzInput(
+        absl::string_view(reinterpret_cast<const char*>(out.data()), n));
+    ASSERT_TRUE(tuples.ok()) << tuples.status();
+    for (const Tuple& t : *tuples) EXPECT_EQ(t.variant, next);
+  }
+  EXPECT_EQ(steer.asked, 20);
+}
+
 }  // namespace
 }  // namespace ptxdiff
