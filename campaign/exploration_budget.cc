@@ -58,7 +58,7 @@ ExplorationBudget::ExplorationBudget(std::vector<int> indices,
     : tuples_(num_variants),
       member_(num_variants),
       buckets_(new std::atomic<int64_t>[kExploredBuckets]) {
-  // A fixed shuffle without a sort (81k variants, on the way to the first
+  // A fixed shuffle without a sort (every variant, on the way to the first
   // input): a stride coprime with the count.
   const size_t n = indices.size();
   const size_t stride = CoprimeStride(n, seed ^ 0x2545f4914f6cdd1dull);

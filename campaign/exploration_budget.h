@@ -3,16 +3,16 @@
 //
 // The systematic source gives every variant its tiers (extremes, relations,
 // narrowing points, middle values) by family, so a video variant among
-// 60k gets a few dozen tuples a minute, all planned. What lies between
-// those values is the fuzz stage's to find, and libFuzzer's corpus holds a
-// few hundred variants: without a budget, the fuzz inputs went to those,
-// and most variants got none. The budget counts, per variant, the tuples
+// tens of thousands gets few tuples, all planned. What lies between those
+// values is the fuzz stage's to find, and libFuzzer's corpus holds a small
+// share of the variants: without a budget, the fuzz inputs stayed on
+// those, and most variants got none. The budget counts, per variant, the tuples
 // from fuzz inputs the campaign queued for the backend, and walks the
 // variants in a fixed shuffled order, a pass at a time: each pass raises
 // every variant's budget by kTuplesPerPass, and Next gives the variants of
 // the pass still under it. The mutator moves an input whose variant has had
 // its share (HadItsShare) to the next such variant, so each pass gives
-// every variant about one fuzz input, and none is left with its planned
+// every variant a steered fuzz input, and none is left with its planned
 // tuples alone.
 //
 // One thread (the fuzz loop's) counts and asks; Histogram may be read from
@@ -42,8 +42,8 @@ uint32_t ExploredBucketHigh(int b);
 
 class ExplorationBudget {
  public:
-  // What a pass adds to every variant's budget: about one fuzz input (an
-  // input holds 1 to 64 tuples, most a handful).
+  // What a pass adds to every variant's budget: a steered input's tuples,
+  // and room for a few more from mutations of one the corpus kept.
   static constexpr uint32_t kTuplesPerPass = 8;
 
   // Over the variants `indices` (VariantIndex values, each once) of a table

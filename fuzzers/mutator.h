@@ -41,7 +41,7 @@ struct VariantFilter {
 };
 
 // Where a campaign wants its fuzz inputs (campaign/exploration_budget.h):
-// libFuzzer's corpus holds a few hundred variants, and mutation alone
+// libFuzzer's corpus holds a small share of the variants, and mutation alone
 // keeps most inputs there.
 class FuzzSteer {
  public:
