@@ -113,13 +113,17 @@ absl::Status Campaign::StartWorkers(WorkerStarts& starting) {
                              ? options_.lane_capacity
                              : std::max<size_t>(2 * batch_size_, 4096));
   const std::vector<bool>& supported = senders_[0]->supported_variants();
+  std::vector<int> to_explore;
   for (const Variant& v : options_.variants) {
     const int index = VariantIndex(v);
     if (index >= 0 && supported[index]) {
       supported_[index] = 1;
       ++stats_.supported_variants;
+      to_explore.push_back(index);
     }
   }
+  exploration_ = std::make_unique<ExplorationBudget>(std::move(to_explore),
+                                                     AllVariants().size());
   // Mismatches an earlier campaign judged but did not live to file.
   for (const auto& [seq, m] :
        AdoptOrphanedJournals(options_.triage_dir, *journal_)) {
@@ -220,8 +224,21 @@ void Campaign::Offer(const Tuple& t, const Result& oracle, uint32_t classes) {
         declines_->Worth(index, [&] { return DeclineClass(t, oracle); }) &&
         queue_.Offer(t, lane) == Admission::kQueued) {
       fuzz_undefined_.CountQueued(oracle.defined());
+      exploration_->Count(index);
     }
   }
+}
+
+bool Campaign::HadItsShare(const Variant& v) const {
+  const int index = VariantIndex(v);
+  return index < 0 || exploration_->HadItsShare(index);
+}
+
+std::optional<Variant> Campaign::NextToExplore() {
+  const int index =
+      exploration_->Next([&](int i) { return Wanted(AllVariants()[i], i); });
+  if (index < 0) return std::nullopt;
+  return AllVariants()[index];
 }
 
 namespace {
@@ -1030,6 +1047,7 @@ CampaignStats Campaign::Snapshot() const {
   s.offered = offered_.load(std::memory_order_relaxed);
   s.skipped_unsupported = skipped_unsupported_.load(std::memory_order_relaxed);
   s.skipped_undefined = skipped_undefined_.load(std::memory_order_relaxed);
+  if (exploration_) s.explored = exploration_->Histogram();
   return s;
 }
 

@@ -53,6 +53,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "campaign/decline_model.h"
+#include "campaign/exploration_budget.h"
 #include "campaign/tuple_queue.h"
 #include "client/worker_client.h"
 #include "harness/judge.h"
@@ -159,6 +160,9 @@ struct CampaignStats {
   // the code (ptxas's SASS on the evaluator) answers.
   std::vector<bool> reached_runtime;
   int64_t variants_reached_runtime = 0;
+  // The supported variants by how many tuples from fuzz inputs each got
+  // queued (ExplorationBudget::Histogram, LeastExploredText).
+  std::vector<int64_t> explored;
 };
 
 // The undefined share (CampaignOptions::undefined_share) of one producer,
@@ -211,6 +215,13 @@ class Campaign {
   bool FuzzLoopShouldYield() const {
     return queue_.Saturated() || !breadth_done_.load(std::memory_order_relaxed);
   }
+
+  // Where the fuzz stage is wanted (exploration_budget.h), for the fuzz
+  // loop's mutator, on its thread: whether `v` has had its share of
+  // fuzz-input tuples this pass, and the next variant still under it
+  // (nullopt when none is wanted).
+  bool HadItsShare(const Variant& v) const;
+  std::optional<Variant> NextToExplore();
 
   CampaignStats Snapshot() const;
   const WorkerIdentity& identity() const { return identity_; }
@@ -329,6 +340,8 @@ class Campaign {
   // already offered; what the backend declines, per operand class.
   std::vector<uint8_t> supported_;
   std::vector<uint32_t> offered_classes_;  // fuzz loop thread only
+  // Fuzz-input tuples queued per variant; fuzz loop thread only.
+  std::unique_ptr<ExplorationBudget> exploration_;
   std::unique_ptr<DeclineModel> declines_;
   // Seconds per tuple by family (Calibrate), and for the fuzz loop's
   // routine tuples, keep one in `routine_keep_one_in_` of each family so

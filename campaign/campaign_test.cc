@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <set>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -249,6 +250,35 @@ TEST(CampaignTest, DefinedDuplicatesDoNotMakeRoomForUndefinedResults) {
   EXPECT_EQ(s.counts.agreed, 100);
   EXPECT_GE(s.counts.unspecified, 1);
   EXPECT_LE(s.counts.unspecified, 5);
+}
+
+// The exploration budget counts a variant's fuzz-input tuples that were
+// queued, not its repeats; once it had its share, the fuzz stage is wanted
+// at the campaign's other variants, each in turn.
+TEST(CampaignTest, FuzzInputsAreWantedWhereTheBudgetIsNotSpent) {
+  const std::string dir = FreshDir("explore");
+  CampaignOptions o = Options(dir, {});
+  o.variants = {*ParseVariant("add.u32"), *ParseVariant("sub.u32"),
+                *ParseVariant("mul.lo.u32")};
+  auto c = Campaign::Start(o);
+  ASSERT_TRUE(c.ok()) << c.status();
+  const Variant add = *ParseVariant("add.u32");
+  for (uint64_t a = 0; a < ExplorationBudget::kTuplesPerPass; ++a) {
+    EXPECT_FALSE((*c)->HadItsShare(add));
+    Offer(**c, "add.u32", {{a, 1, 0, 0}});
+    Offer(**c, "add.u32", {{a, 1, 0, 0}});  // a repeat: not counted
+  }
+  EXPECT_TRUE((*c)->HadItsShare(add));
+  EXPECT_FALSE((*c)->HadItsShare(*ParseVariant("sub.u32")));
+  EXPECT_TRUE((*c)->HadItsShare(*ParseVariant("add.s32")));  // not fuzzed
+  std::set<std::string> next;
+  for (int i = 0; i < 2; ++i) next.insert(Spell(*(*c)->NextToExplore()));
+  EXPECT_THAT(next, ElementsAre("mul.lo.u32", "sub.u32"));
+  const CampaignStats s = (*c)->Snapshot();
+  ASSERT_EQ(s.explored.size(), static_cast<size_t>(kExploredBuckets));
+  EXPECT_EQ(s.explored[0], 2);
+  EXPECT_EQ(s.explored[ExplorationBudget::kTuplesPerPass], 1);
+  (*c)->Stop();
 }
 
 // Lets `c` run until it files a new finding (at most 60 s), then stops it.

@@ -26,6 +26,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "campaign/exploration_budget.h"
 #include "cli/backend_commands.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
@@ -387,6 +388,13 @@ std::string TopDeclineLine(const FuzzStats& sum) {
       "\n");
 }
 
+// How far the fuzz stage reached the variants least explored by it
+// (campaign/exploration_budget.h).
+std::string LeastExploredLine(const std::vector<int64_t>& explored) {
+  const std::string text = LeastExploredText(explored);
+  return text.empty() ? "" : absl::StrCat("fuzz:   ", text, "\n");
+}
+
 bool IsEmptyOrMissingDir(const std::string& path) {
   std::error_code error;
   return std::filesystem::is_empty(path, error) || error;
@@ -441,7 +449,7 @@ void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
       << " duplicates, " << sum.skipped_declining
       << " of operand classes the backend declines and " << sum.dropped
       << " dropped under backpressure were not sent\n"
-      << CalibrationLine(sum);
+      << LeastExploredLine(p.sum.explored) << CalibrationLine(sum);
   auto store = TriageStore::Open(config.triage_dir, false);
   auto entries = store.ok()
                      ? store->List()

@@ -357,10 +357,16 @@ TEST(FuzzCommandTest, ACampaignThatTestedSomethingAndFiledItAllPasses) {
       FuzzWithStats(TempDirFor("fuzz_ok"),
                     "inputs=10\ntuples=100\nagreed=95\nmismatched=3\ndeclined="
                     "2\nsupported_variants=495\n"
-                    "new_findings=1\nknown_findings=2\nreached=f\n");
+                    "new_findings=1\nknown_findings=2\nreached=f\n"
+                    "explored=1,2,0,3\n");
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.err, "");
   EXPECT_THAT(r.out, HasSubstr("fuzz:   checked 100 tuples"));
+  // Issue 43: how far the fuzz stage reached its least-explored variants.
+  EXPECT_THAT(r.out,
+              HasSubstr("fuzz:   least-explored variants: 1 of 6 got at most 0 "
+                        "tuples from fuzz inputs beyond the systematic tiers; "
+                        "the median variant got 1\n"));
   // Issue 28, item 8: "variants 4/495 supported" and "2 known" misled.
   EXPECT_THAT(
       r.out,

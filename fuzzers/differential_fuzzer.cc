@@ -137,7 +137,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size,
                                           size_t max_size, unsigned int seed) {
   return ptxdiff::MutateFuzzInput(data, size, max_size, seed,
-                                  target->config().filter);
+                                  target->config().filter, target->steer());
 }
 
 extern "C" size_t LLVMFuzzerCustomCrossOver(const uint8_t* a, size_t a_size,
@@ -145,5 +145,5 @@ extern "C" size_t LLVMFuzzerCustomCrossOver(const uint8_t* a, size_t a_size,
                                             uint8_t* out, size_t max_out,
                                             unsigned int seed) {
   return ptxdiff::CrossOverFuzzInputs(a, a_size, b, b_size, out, max_out, seed,
-                                      target->config().filter);
+                                      target->config().filter, target->steer());
 }

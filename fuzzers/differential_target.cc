@@ -419,6 +419,7 @@ DifferentialTarget::DifferentialTarget(FuzzConfig config,
     : config_(std::move(config)),
       client_(std::move(client)),
       campaign_(std::move(campaign)),
+      steer_(campaign_.get()),
       reached_(AllVariants().size()) {}
 
 const WorkerIdentity& DifferentialTarget::backend() const {
@@ -594,12 +595,13 @@ void DifferentialTarget::Stop() {
 void DifferentialTarget::WriteStats() {
   last_stats_write_ = absl::Now();
   if (config_.stats_dir.empty()) return;
-  const StatsFile file{
-      .stats = stats(),
-      .backend = backend().Describe(),
-      .reached = campaign_ ? campaign_->Snapshot().reached : reached_,
-      .reached_runtime = campaign_ ? campaign_->Snapshot().reached_runtime
-                                   : std::vector<bool>{}};
+  const CampaignStats snapshot =
+      campaign_ ? campaign_->Snapshot() : CampaignStats{};
+  const StatsFile file{.stats = stats(),
+                       .backend = backend().Describe(),
+                       .reached = campaign_ ? snapshot.reached : reached_,
+                       .reached_runtime = snapshot.reached_runtime,
+                       .explored = snapshot.explored};
   // The next write (within a second) tries again; the first failure is
   // said, for `ptxdiff fuzz` (fuzzer_output.h): its summary reads this file.
   const std::string path =
@@ -694,6 +696,17 @@ void OrBitmap(absl::string_view text, std::vector<bool>& bits) {
   }
 }
 
+// Adds a histogram's text ("3,0,17") into `sum`, growing it as needed.
+void AddHistogram(absl::string_view text, std::vector<int64_t>& sum) {
+  size_t b = 0;
+  for (absl::string_view count : absl::StrSplit(text, ',')) {
+    int64_t n = 0;
+    if (!absl::SimpleAtoi(count, &n)) n = 0;
+    if (b >= sum.size()) sum.resize(b + 1);
+    sum[b++] += n;
+  }
+}
+
 }  // namespace
 
 std::string FormatStatsFile(const StatsFile& file) {
@@ -716,6 +729,10 @@ std::string FormatStatsFile(const StatsFile& file) {
                   "\nreached=", Bitmap(file.reached), "\n");
   if (!file.reached_runtime.empty()) {
     absl::StrAppend(&text, "reached_runtime=", Bitmap(file.reached_runtime),
+                    "\n");
+  }
+  if (!file.explored.empty()) {
+    absl::StrAppend(&text, "explored=", absl::StrJoin(file.explored, ","),
                     "\n");
   }
   return text;
@@ -745,6 +762,8 @@ void AddStatsFile(absl::string_view text, StatsFile& sum) {
       OrBitmap(value, sum.reached);
     } else if (key == "reached_runtime") {
       OrBitmap(value, sum.reached_runtime);
+    } else if (key == "explored") {
+      AddHistogram(value, sum.explored);
     } else if (!absl::SimpleAtoi(value, &n)) {
       continue;
     } else if (absl::StartsWith(key, kErratumPrefix)) {

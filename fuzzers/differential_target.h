@@ -169,14 +169,18 @@ struct StatsFile {
   std::string backend;                // WorkerIdentity::Describe()
   std::vector<bool> reached;          // by VariantIndex: got a non-decline
   std::vector<bool> reached_runtime;  // the same in a runtime form
+  // Variants by fuzz-input tuples (CampaignStats::explored); summed over
+  // processes, so with -fork a variant counts once in each.
+  std::vector<int64_t> explored;
 };
 std::string FormatStatsFile(const StatsFile& file);
 // Adds one stats file's text to `sum`: counters summed (supported_variants,
 // the same for every process of a campaign, as the largest;
 // first_mismatch_after and first_mismatch_unix_ms as the earliest), reached
-// bitmaps OR-ed, the backend's description kept; calibration_ms and
-// families_timed as the largest; the last filing error kept, and the top
-// decline reason with the most tuples. Unknown lines are skipped.
+// bitmaps OR-ed, explored histograms added, the backend's description kept;
+// calibration_ms and families_timed as the largest; the last filing error
+// kept, and the top decline reason with the most tuples. Unknown lines are
+// skipped.
 void AddStatsFile(absl::string_view text, StatsFile& sum);
 
 class DifferentialTarget {
@@ -191,6 +195,10 @@ class DifferentialTarget {
 
   // libFuzzer's extra counters, (family x semantic class); may be null.
   void SetSemanticCounters(uint8_t* counters) { counters_ = counters; }
+
+  // Where the campaign wants the mutator's inputs (its exploration budget);
+  // null in crash mode, where an input's variant is the mutator's to choose.
+  FuzzSteer* steer() { return campaign_ ? &steer_ : nullptr; }
 
   // The counters now (in campaign mode, a snapshot of the engine's).
   FuzzStats stats() const;
@@ -217,9 +225,25 @@ class DifferentialTarget {
   // aborts.
   [[noreturn]] void Crash(const Finding& f);
 
+  // The campaign's exploration budget, as the mutator asks it.
+  class CampaignSteer : public FuzzSteer {
+   public:
+    explicit CampaignSteer(Campaign* campaign) : campaign_(campaign) {}
+    bool HadItsShare(const Variant& v) override {
+      return campaign_->HadItsShare(v);
+    }
+    std::optional<Variant> NextToExplore() override {
+      return campaign_->NextToExplore();
+    }
+
+   private:
+    Campaign* campaign_;
+  };
+
   FuzzConfig config_;
   std::unique_ptr<WorkerClient> client_;  // crash mode
   std::unique_ptr<Campaign> campaign_;    // campaign mode
+  CampaignSteer steer_{nullptr};          // over campaign_
   FuzzStats stats_;                       // crash mode's counts, and inputs
   uint8_t* counters_ = nullptr;
   std::vector<bool> reached_;       // crash mode, by VariantIndex

@@ -17,6 +17,7 @@
 namespace ptxdiff {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 std::string FreshDir(const std::string& name) {
@@ -134,9 +135,11 @@ TEST(StatsFileTest, TwoProcessesAddUp) {
   one.backend = "ptxas 1 (x, sm_90)";
   one.reached = {true, false, false, false, false, true};
   one.reached_runtime = {false, false, false, false, false, true};
+  one.explored = {2, 0, 5};
   StatsFile two = one;
   two.reached = {false, true};
   two.reached_runtime = {};
+  two.explored = {1, 3, 0, 4};
   StatsFile sum;
   AddStatsFile(FormatStatsFile(one), sum);
   AddStatsFile(FormatStatsFile(two), sum);
@@ -152,6 +155,7 @@ TEST(StatsFileTest, TwoProcessesAddUp) {
       std::count(sum.reached_runtime.begin(), sum.reached_runtime.end(), true),
       1);
   EXPECT_TRUE(sum.reached_runtime[5]);
+  EXPECT_THAT(sum.explored, ElementsAre(3, 3, 5, 4));
 }
 
 // Each process calibrates at its own start: the campaign's figure is the

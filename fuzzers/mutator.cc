@@ -13,6 +13,13 @@ namespace ptxdiff {
 namespace {
 
 constexpr size_t kMaxMutatedTuples = 64;
+// A steered input (FuzzSteer) carries at most this many of its tuples. Most
+// of what the fuzz stage offered before the budget was repeats, which the
+// queue turns away; a steered input's tuples are all new, and every one
+// checked is one the systematic tiers wait behind. At two, the fuzz stage
+// sends the backend about as many tuples as before, and a pass over the
+// variants is that much quicker.
+constexpr size_t kSteeredTuples = 2;
 
 // The legal variants of each family, built once.
 const std::vector<std::vector<Variant>>& VariantsByFamily() {
@@ -118,6 +125,21 @@ void MutateOperand(const Variant& v, Operands& o, std::mt19937_64& rng) {
   }
 }
 
+// `n` of the tuples at random (all, if there are no more).
+void KeepAtMost(size_t n, std::vector<Tuple>& tuples, std::mt19937_64& rng) {
+  if (tuples.size() <= n) return;
+  for (size_t i = 0; i < n; ++i)
+    std::swap(tuples[i], tuples[i + rng() % (tuples.size() - i)]);
+  tuples.resize(n);
+}
+
+// Where `steer` sends an input of `v`: nowhere else (nullopt) unless `v`
+// had its share.
+std::optional<Variant> Steered(const Variant& v, FuzzSteer* steer) {
+  if (steer == nullptr || !steer->HadItsShare(v)) return std::nullopt;
+  return steer->NextToExplore();
+}
+
 }  // namespace
 
 bool VariantFilter::Allows(Family f) const {
@@ -136,7 +158,8 @@ std::string RandomFuzzInput(std::mt19937_64& rng, const VariantFilter& filter,
 }
 
 size_t MutateFuzzInput(uint8_t* data, size_t size, size_t max_size,
-                       unsigned seed, const VariantFilter& filter) {
+                       unsigned seed, const VariantFilter& filter,
+                       FuzzSteer* steer) {
   std::mt19937_64 rng(seed);
   auto decoded = DecodeFuzzInputInDefaultForm(
       absl::string_view(reinterpret_cast<const char*>(data), size),
@@ -149,6 +172,14 @@ size_t MutateFuzzInput(uint8_t* data, size_t size, size_t max_size,
   }
   Variant v = (*decoded)[0].variant;
   std::vector<Tuple> tuples = *std::move(decoded);
+  if (const std::optional<Variant> next = Steered(v, steer)) {
+    // The input's values, each tuple with one of them changed: what the
+    // corpus learned carries over, and the new variant gets values of its
+    // own, not repeats.
+    KeepAtMost(kSteeredTuples, tuples, rng);
+    for (Tuple& t : tuples) MutateOperand(*next, t.operands, rng);
+    return Emit(*next, std::move(tuples), filter, data, max_size);
+  }
   switch (rng() % 9) {
     case 0:
       v = NeighbourVariant(v, rng);
@@ -181,7 +212,8 @@ size_t MutateFuzzInput(uint8_t* data, size_t size, size_t max_size,
 
 size_t CrossOverFuzzInputs(const uint8_t* a, size_t a_size, const uint8_t* b,
                            size_t b_size, uint8_t* out, size_t max_out,
-                           unsigned seed, const VariantFilter& filter) {
+                           unsigned seed, const VariantFilter& filter,
+                           FuzzSteer* steer) {
   std::mt19937_64 rng(seed);
   auto first = DecodeFuzzInputInDefaultForm(
       absl::string_view(reinterpret_cast<const char*>(a), a_size),
@@ -191,7 +223,8 @@ size_t CrossOverFuzzInputs(const uint8_t* a, size_t a_size, const uint8_t* b,
       filter.runtime_by_default);
   if (!first.ok() && !second.ok()) return 0;
   if (!first.ok()) std::swap(first, second);
-  const Variant v = (*first)[0].variant;
+  const std::optional<Variant> steered = Steered((*first)[0].variant, steer);
+  const Variant v = steered.value_or((*first)[0].variant);
   std::vector<Tuple> tuples;
   for (const Tuple& t : *first) {
     if (rng() % 2 == 0) tuples.push_back(t);
@@ -202,6 +235,7 @@ size_t CrossOverFuzzInputs(const uint8_t* a, size_t a_size, const uint8_t* b,
     }
   }
   if (tuples.empty()) tuples.push_back((*first)[0]);
+  if (steered) KeepAtMost(kSteeredTuples, tuples, rng);
   if (tuples.size() > kMaxMutatedTuples) tuples.resize(kMaxMutatedTuples);
   return Emit(v, std::move(tuples), filter, out, max_out);
 }

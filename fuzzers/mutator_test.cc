@@ -95,5 +95,88 @@ TEST(MutatorTest, MutationsStartFromTheDefaultForm) {
   EXPECT_GT(with_forms, 0);
 }
 
+// A steer whose one variant under its share is `next`; `spent` has had its.
+class OneVariantSteer : public FuzzSteer {
+ public:
+  OneVariantSteer(Variant spent, Variant next) : spent_(spent), next_(next) {}
+  bool HadItsShare(const Variant& v) override { return v == spent_; }
+  std::optional<Variant> NextToExplore() override {
+    ++asked;
+    return next_;
+  }
+  int asked = 0;
+
+ private:
+  Variant spent_, next_;
+};
+
+// An input of a variant that had its share goes to the steer's variant with
+// two of its tuples, each masked to it and with one operand changed; an
+// input of a variant still under its share is mutated as without a steer.
+TEST(MutatorTest, AnInputWhoseVariantHadItsShareGoesWhereTheSteerSays) {
+  const Variant spent = *ParseVariant("add.u64");
+  const Variant next = *ParseVariant("vadd.u32.u32.u32.sat d.b0, a, b, c");
+  OneVariantSteer steer(spent, next);
+  const std::vector<Operands> ops = {
+      {{~0ull, 5, 0}}, {{7, ~0ull, 0}}, {{1, 2, 0}}, {{3, 4, 0}}};
+  const std::string input = EncodeFuzzInput(spent, ops);
+  for (unsigned s = 0; s < 50; ++s) {
+    std::vector<uint8_t> buf(input.begin(), input.end());
+    buf.resize(4096);
+    const size_t n =
+        MutateFuzzInput(buf.data(), input.size(), buf.size(), s, {}, &steer);
+    auto tuples = DecodeFuzzInput(
+        absl::string_view(reinterpret_cast<const char*>(buf.data()), n));
+    ASSERT_TRUE(tuples.ok()) << tuples.status();
+    ASSERT_EQ(tuples->size(), 2u);  // of the four: a steered input is small
+    for (size_t i = 0; i < 2; ++i) {
+      const Tuple& t = (*tuples)[i];
+      EXPECT_EQ(t.variant, next);
+      for (int k = 0; k < NumSources(next); ++k)
+        EXPECT_EQ(t.operands.v[k] & ~SourceMask(next, k), 0u);
+    }
+  }
+  // Under its share: the steer's variant is never asked for.
+  OneVariantSteer elsewhere(next, spent);
+  const std::string other =
+      EncodeFuzzInput(*ParseVariant("sub.u32"), {{{1, 2}}});
+  int stayed = 0;
+  for (unsigned s = 0; s < 50; ++s) {
+    std::vector<uint8_t> buf(other.begin(), other.end());
+    buf.resize(4096);
+    const size_t n = MutateFuzzInput(buf.data(), other.size(), buf.size(), s,
+                                     {}, &elsewhere);
+    auto tuples = DecodeFuzzInput(
+        absl::string_view(reinterpret_cast<const char*>(buf.data()), n));
+    ASSERT_TRUE(tuples.ok()) << tuples.status();
+    stayed += (*tuples)[0].variant == *ParseVariant("sub.u32");
+  }
+  EXPECT_EQ(elsewhere.asked, 0);
+  EXPECT_GT(stayed, 25);  // most mutations keep the variant
+}
+
+// A crossover of an input whose variant had its share goes there too.
+TEST(MutatorTest, ACrossOverWhoseVariantHadItsShareGoesWhereTheSteerSays) {
+  const Variant spent = *ParseVariant("add.u64");
+  const Variant next = *ParseVariant("sad.u32");
+  OneVariantSteer steer(spent, next);
+  const std::string a = EncodeFuzzInput(
+      spent, {{{~0ull, 5}}, {{7, 9}}, {{1, 2}}, {{3, 4}}, {{5, 6}}});
+  const std::string b = EncodeFuzzInput(*ParseVariant("sub.u32"), {{{1, 2}}});
+  std::vector<uint8_t> out(4096);
+  for (unsigned s = 0; s < 20; ++s) {
+    const size_t n = CrossOverFuzzInputs(
+        reinterpret_cast<const uint8_t*>(a.data()), a.size(),
+        reinterpret_cast<const uint8_t*>(b.data()), b.size(), out.data(),
+        out.size(), s, {}, &steer);
+    auto tuples = DecodeFuzzInput(
+        absl::string_view(reinterpret_cast<const char*>(out.data()), n));
+    ASSERT_TRUE(tuples.ok()) << tuples.status();
+    EXPECT_LE(tuples->size(), 2u);
+    for (const Tuple& t : *tuples) EXPECT_EQ(t.variant, next);
+  }
+  EXPECT_EQ(steer.asked, 20);
+}
+
 }  // namespace
 }  // namespace ptxdiff
