@@ -109,11 +109,13 @@ std::string LeastExploredText(const std::vector<int64_t>& histogram) {
   if (total == 0) return "";
   const auto [least, count] = BucketReaching(histogram, (total + 99) / 100);
   const int median = BucketReaching(histogram, (total + 1) / 2).first;
+  const int64_t most = ExploredBucketHigh(least);
   return absl::StrCat("least-explored variants: ", count, " of ", total,
-                      " got at most ", ExploredBucketHigh(least),
-                      " tuples from fuzz inputs beyond the systematic tiers; "
+                      most == 0 ? " got no tuples"
+                                : absl::StrCat(" got at most ", most, " tuples"),
+                      " from fuzz inputs beyond the systematic tiers; "
                       "the median variant got ",
-                      BucketText(median));
+                      median == 0 ? "none" : BucketText(median));
 }
 
 }  // namespace ptxdiff

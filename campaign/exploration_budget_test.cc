@@ -97,6 +97,12 @@ TEST(LeastExploredTextTest, NamesTheLeastExploredPercentAndTheMedian) {
   EXPECT_THAT(LeastExploredText(h), HasSubstr("the median variant got 64 to "
                                               "127"));
   EXPECT_EQ(LeastExploredText(std::vector<int64_t>(kExploredBuckets)), "");
+  std::vector<int64_t> unexplored(kExploredBuckets);
+  unexplored[0] = 9;  // a short run on a slow backend
+  unexplored[1] = 1;
+  EXPECT_EQ(LeastExploredText(unexplored),
+            "least-explored variants: 9 of 10 got no tuples from fuzz inputs "
+            "beyond the systematic tiers; the median variant got none");
 }
 
 }  // namespace
