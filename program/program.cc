@@ -659,12 +659,8 @@ std::vector<uint64_t> WitnessInputs(const Program& program) {
   std::vector<uint64_t> out;
   for (const ProgramInput& in : program.inputs) out.push_back(in.witness);
   // One thread's: every thread input on the first one's lane.
-  for (const ProgramInput& in : program.inputs) {
-    if (in.thread != ThreadInput::kNone) {
-      return AtLane(program, std::move(out), static_cast<uint32_t>(in.witness));
-    }
-  }
-  return out;
+  const uint32_t lane = LaneOf(program, out);
+  return AtLane(program, std::move(out), lane);
 }
 
 int DestinationWidth(const ProgramStep& step) {

@@ -110,6 +110,17 @@ void NotFinished(const PtxasOutput& out, absl::Duration timeout, bool cut,
   }
 }
 
+// A kernel whose stores are no claim (`why`): its code, decoded for the
+// SASS evaluator to run where the arch has tables.
+void KeepCodeToRun(const std::string& arch, absl::string_view text,
+                   std::string why, ProgramCompilation& result) {
+  result.why_not = std::move(why);
+  if (const auto info = FindSassArchInfo(arch); info.ok()) {
+    auto code = DecodeSassKernel(*info, text);
+    if (code.ok()) result.code = *std::move(code);
+  }
+}
+
 // The kernels of one ptxas run of `programs`, each read by the decoder; a
 // module ptxas rejects or crashes on is split in two until the program it
 // fails on is alone (its `why_not`, or its `fault`).
@@ -163,23 +174,17 @@ absl::Status CompileInto(const std::string& ptxas, const std::string& arch,
       return absl::InternalError(
           absl::StrCat("the cubin has no ", ProgramEntry(k), " kernel"));
     }
+    if (HasThreadInputs(programs[k])) {
+      // Each thread stores at its own offset: the code is run per lane.
+      KeepCodeToRun(arch, text->second, "its stores depend on the thread",
+                    results[k]);
+      continue;
+    }
     absl::StatusOr<std::vector<ConstantStore>> stores =
         DecodeConstantStores(sass, text->second);
     if (!stores.ok()) {
-      results[k].why_not = std::string(stores.status().message());
-      if (const auto info = FindSassArchInfo(arch); info.ok()) {
-        auto code = DecodeSassKernel(*info, text->second);
-        if (code.ok()) results[k].code = *std::move(code);
-      }
-      continue;
-    }
-    if (HasThreadInputs(programs[k])) {
-      // Each thread stores at its own offset: the code is run per lane.
-      results[k].why_not = "its stores depend on the thread";
-      if (const auto info = FindSassArchInfo(arch); info.ok()) {
-        auto code = DecodeSassKernel(*info, text->second);
-        if (code.ok()) results[k].code = *std::move(code);
-      }
+      KeepCodeToRun(arch, text->second,
+                    std::string(stores.status().message()), results[k]);
       continue;
     }
     results[k].claimed =
