@@ -19,6 +19,10 @@
 //                   per second, variants reached, and the ratio to the above;
 //   <name>/imm      for ptxas, which runs operand forms: the campaign again
 //                   without the runtime tier (CampaignOptions::runtime_forms).
+//
+// With --outcomes-cost=PAIRS, only the campaign, without and with its
+// outcome records (counted, and written every 10 s as a fuzz process
+// does), alternated PAIRS times: the ratio of the rates.
 
 #include <unistd.h>
 
@@ -40,6 +44,7 @@
 #include "campaign/systematic_source.h"
 #include "client/worker_client.h"
 #include "client/worker_locator.h"
+#include "common/files.h"
 #include "harness/semantic_classes.h"
 #include "isa/family_table.h"
 #include "oracle/edge_operands.h"
@@ -89,13 +94,36 @@ double BackendAlone(const WorkerCommand& command, double seconds) {
   return judged / absl::ToDoubleSeconds(absl::Now() - start);
 }
 
-void Measure(const std::string& backend, const KeyValues& hello_options,
-             double seconds, bool runtime_forms) {
+// What the outcome records (campaign/outcome_table.h) cost where a fuzz
+// process keeps them: the counting in the senders, and the file written
+// every 10 s from a copy of the table (DifferentialTarget::WriteOutcomes).
+struct OutcomeRecords {
+  bool on = true;
+  std::string path;  // where they are written
+};
+
+void WriteOutcomesEvery10s(Campaign& campaign, const std::string& path,
+                           std::atomic<bool>& stop) {
+  absl::Time next = absl::Now() + absl::Seconds(10);
+  while (!stop) {
+    absl::SleepFor(absl::Milliseconds(50));
+    if (absl::Now() < next) continue;
+    next += absl::Seconds(10);
+    const std::string text = campaign.OutcomesSnapshot().Format(
+        campaign.identity().Describe(), campaign.SupportedVariants());
+    if (!WriteFileAtomic(path, text).ok()) std::fprintf(stderr, "cannot write %s\n", path.c_str());
+  }
+}
+
+// Tuples judged per second by the campaign.
+double Measure(const std::string& backend, const KeyValues& hello_options,
+               double seconds, bool runtime_forms,
+               const OutcomeRecords& outcomes = {}) {
   auto command = CommandForBackend(backend, PTXDIFF_WORKER_PATH);
   if (!command.ok()) {
     std::printf("%-8s %s\n", backend.c_str(),
                 std::string(command.status().message()).c_str());
-    return;
+    return 0;
   }
   command->hello_options.insert(command->hello_options.end(),
                                 hello_options.begin(), hello_options.end());
@@ -104,27 +132,34 @@ void Measure(const std::string& backend, const KeyValues& hello_options,
   options.worker = *command;
   options.triage_dir = TempDir() + "/triage";
   options.runtime_forms = runtime_forms;
+  options.record_outcomes = outcomes.on;
   auto campaign = Campaign::Start(options);
   if (!campaign.ok()) {
     std::printf("%-8s cannot start: %s\n", backend.c_str(),
                 std::string(campaign.status().message()).c_str());
-    return;
+    return 0;
   }
   std::atomic<bool> stop{false};
   const absl::Time start = absl::Now();
   std::thread fuzz([&] { FuzzLoopStandIn(**campaign, stop); });
+  std::thread writer([&] {
+    if (outcomes.on && !outcomes.path.empty())
+      WriteOutcomesEvery10s(**campaign, outcomes.path, stop);
+  });
   absl::SleepFor(absl::Seconds(seconds));
   const CampaignStats s = (*campaign)->Snapshot();
   const double elapsed = absl::ToDoubleSeconds(absl::Now() - start);
   stop = true;
   fuzz.join();
+  writer.join();
   (*campaign)->Stop();
   const double rate = s.counts.tuples / elapsed;
   // Checked tuples the backend answered with a value (not declined): a
   // backend declines some classes cheaply (ptxas: SIMD video with other
   // selectors), so checked/s alone can rise by sending what it cannot check.
   const double valued = (s.counts.judged() - s.counts.declined) / elapsed;
-  const std::string name = runtime_forms ? backend : backend + "/imm";
+  std::string name = runtime_forms ? backend : backend + "/imm";
+  if (!outcomes.on) name += "/no-outcomes";
   std::printf("%-10s %12.0f %12.0f %6.2f %9.0f %9d %9lld/%-6lld %10lld %9lld\n",
               name.c_str(), alone, rate, alone > 0 ? rate / alone : 0.0, valued,
               static_cast<int>((*campaign)->batch_size()),
@@ -132,16 +167,38 @@ void Measure(const std::string& backend, const KeyValues& hello_options,
               static_cast<long long>(s.supported_variants),
               static_cast<long long>(s.offered),
               static_cast<long long>(s.counts.mismatched));
+  return rate;
+}
+
+// The campaign with and without outcome records, alternated `pairs` times
+// (the host drifts over minutes): the ratio of their summed rates.
+void MeasureOutcomesCost(const std::string& backend,
+                         const KeyValues& hello_options, double seconds,
+                         int pairs) {
+  const std::string dir = TempDir();
+  double with = 0, without = 0;
+  for (int i = 0; i < pairs; ++i) {
+    without += Measure(backend, hello_options, seconds, true, {.on = false});
+    with += Measure(backend, hello_options, seconds, true,
+                    {.on = true, .path = dir + "/1.outcomes"});
+  }
+  std::printf("%s: outcome records kept / not kept = %.3f (%d pairs of %.0f s)\n",
+              backend.c_str(), without > 0 ? with / without : 0.0, pairs,
+              seconds);
 }
 
 int Main(int argc, char** argv) {
   double seconds = 20;
+  int outcome_pairs = 0;  // --outcomes-cost=N: only that measurement
   std::vector<std::string> backends;
   KeyValues hello_options;
   for (int i = 1; i < argc; ++i) {
     absl::string_view arg = argv[i];
     if (absl::ConsumePrefix(&arg, "--seconds=") &&
         absl::SimpleAtod(arg, &seconds))
+      continue;
+    if (absl::ConsumePrefix(&arg, "--outcomes-cost=") &&
+        absl::SimpleAtoi(arg, &outcome_pairs))
       continue;
     if (absl::ConsumePrefix(&arg, "--backend=")) {
       backends.emplace_back(arg);
@@ -155,7 +212,7 @@ int Main(int argc, char** argv) {
     }
     std::fprintf(stderr,
                  "usage: campaign_benchmark [--seconds=S] [--backend=NAME]... "
-                 "[--option=KEY=VALUE]...\n");
+                 "[--option=KEY=VALUE]... [--outcomes-cost=PAIRS]\n");
     return 2;
   }
   if (backends.empty()) {
@@ -168,6 +225,10 @@ int Main(int argc, char** argv) {
               "alone/s", "campaign/s", "ratio", "valued/s", "batch",
               "reached/supp.", "offered", "mismatch");
   for (const std::string& b : backends) {
+    if (outcome_pairs > 0) {
+      MeasureOutcomesCost(b, hello_options, seconds, outcome_pairs);
+      continue;
+    }
     Measure(b, hello_options, seconds, /*runtime_forms=*/true);
     // A backend that runs operand forms, measured again on immediates only
     // (`<name>/imm`): what the runtime tier costs its campaign.

@@ -583,11 +583,21 @@ void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
   // others, whose faults may quarantine their classes, then sent again or,
   // the second time, counted as declined.
   std::vector<size_t> unrun;
+  std::vector<CountedOutcome> outcomes;  // counted under the lock below
+  if (options_.record_outcomes) outcomes.reserve(batch.size());
   auto judge = [&](size_t i) {
     const TupleResult& r = out.results[i];
     const int index = VariantIndex(batch[i].variant);
     const Judgement j = JudgeTuple(batch[i], r, options_.reading);
-    if (!NotRun(r, out.messages)) {
+    const bool not_run = NotRun(r, out.messages);
+    if (options_.record_outcomes) {
+      outcomes.push_back(
+          {index,
+           batch[i].runtime != 0 ? OutcomeForm::kRuntime
+                                 : OutcomeForm::kImmediate,
+           OutcomeOf(j.verdict, r, not_run), r.message});
+    }
+    if (!not_run) {
       declines_->Learn(index, r,
                        [&] { return DeclineClass(batch[i], j.oracle); });
     }
@@ -641,6 +651,7 @@ void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
   }
   for (const Erratum* e : errata)
     ++stats_.other_reading_by_erratum[std::string(e->id)];
+  CountOutcomes(outcomes, out.messages);
   not_to_send_.insert(faulting.begin(), faulting.end());
   for (int index : reached) {
     if (!stats_.reached[index])
@@ -652,6 +663,25 @@ void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
       ++stats_.variants_reached_runtime;
     }
   }
+}
+
+void Campaign::CountOutcomes(const std::vector<CountedOutcome>& outcomes,
+                             const std::vector<std::string>& messages) {
+  // A batch's declines mostly share a few messages: each interned once.
+  absl::flat_hash_map<uint32_t, int> reason_of_message;
+  for (const CountedOutcome& c : outcomes) {
+    outcomes_.Count(c.index, c.form, c.outcome);
+    if (c.outcome < Outcome::kUnsupported || c.message >= messages.size())
+      continue;
+    auto [it, is_new] = reason_of_message.try_emplace(c.message, -1);
+    if (is_new) it->second = outcomes_.InternReason(messages[c.message]);
+    outcomes_.SetDeclineReason(c.index, it->second);
+  }
+}
+
+OutcomeTable Campaign::OutcomesSnapshot() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return outcomes_;
 }
 
 void Campaign::QueueMismatch(const Tuple& t, const Judgement& j,

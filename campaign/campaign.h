@@ -54,6 +54,7 @@
 #include "absl/status/statusor.h"
 #include "campaign/decline_model.h"
 #include "campaign/exploration_budget.h"
+#include "campaign/outcome_table.h"
 #include "campaign/tuple_queue.h"
 #include "client/worker_client.h"
 #include "harness/judge.h"
@@ -84,6 +85,9 @@ struct CampaignOptions {
   // was chosen with what the engine knew then (decline_model.h), and a slow
   // backend would otherwise work through stale choices for minutes.
   size_t lane_capacity = 0;
+  // Count every judged tuple's outcome by variant and form (outcome_table.h;
+  // off only to measure what counting costs).
+  bool record_outcomes = true;
   // A backend this cheap per tuple checked (the oracle and exec workers are
   // below it, ptxas far above; docs/performance.md) is not timed family by
   // family: the campaign's own work, not the backend, sets the pace, so
@@ -224,6 +228,13 @@ class Campaign {
   std::optional<Variant> NextToExplore();
 
   CampaignStats Snapshot() const;
+  // A copy of the outcomes counted so far (copied under the lock, so that
+  // formatting it does not hold the senders up).
+  OutcomeTable OutcomesSnapshot() const;
+  // Variants the backend supports, by VariantIndex.
+  std::vector<bool> SupportedVariants() const {
+    return std::vector<bool>(supported_.begin(), supported_.end());
+  }
   const WorkerIdentity& identity() const { return identity_; }
   size_t batch_size() const { return batch_size_; }
 
@@ -277,6 +288,16 @@ class Campaign {
   void FilerLoop();
   void SystematicLoop();
   void Judge(const std::vector<Tuple>& batch, const BatchOutcome& out);
+  // A judged tuple's outcome, gathered by Judge off the lock.
+  struct CountedOutcome {
+    int index;  // VariantIndex
+    OutcomeForm form;
+    Outcome outcome;
+    uint32_t message;  // a decline's, in the batch's messages
+  };
+  // Adds a batch's outcomes to outcomes_ (mu_ held).
+  void CountOutcomes(const std::vector<CountedOutcome>& outcomes,
+                     const std::vector<std::string>& messages);
   // Files the fault of a batch whose isolation ran out of budget (with the
   // tuples it left not run) as unisolated, and withholds those tuples.
   void QueueUnisolated(const std::vector<Tuple>& batch,
@@ -352,6 +373,7 @@ class Campaign {
 
   mutable std::mutex mu_;  // guards stats_ and the filing state below
   CampaignStats stats_;
+  OutcomeTable outcomes_;
   // Per (variant, trigger class) of a raw mismatch: the finding filed for
   // it, and repeats seen since its count was last written.
   struct CauseState {

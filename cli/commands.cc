@@ -13,6 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "cli/backend_commands.h"
 #include "cli/calibrate_command.h"
+#include "cli/report_command.h"
 #include "cli/flags.h"
 #include "cli/fuzz_command.h"
 #include "cli/program_command.h"
@@ -358,6 +359,7 @@ int RunMain(const std::vector<std::string>& argv, std::ostream& out,
   if (argv[1] == "program") return RunProgram(rest, out, err);
   if (argv[1] == "programs") return RunPrograms(rest, out, err);
   if (argv[1] == "calibrate") return RunCalibrate(rest, out, err);
+  if (argv[1] == "report") return RunReport(rest, out, err);
   err << "ptxdiff: unknown command '" << argv[1] << "'\n\n" << MainUsage();
   return kExitBadInput;
 }

@@ -44,26 +44,14 @@
 #include "oracle/errata.h"
 #include "program/program_backends.h"
 #include "protocol/backend_names.h"
+#include "cli/report_command.h"
+#include "report/run_records.h"
 #include "triage/triage_store.h"
 
 namespace ptxdiff {
 namespace {
 
 volatile sig_atomic_t interrupted = 0;
-
-std::vector<std::string> FilesIn(const std::string& dir,
-                                 absl::string_view suffix = "") {
-  std::vector<std::string> files;
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      const std::string name = e->d_name;
-      if (name[0] != '.' && absl::EndsWith(name, suffix))
-        files.push_back(dir + "/" + name);
-    }
-    closedir(d);
-  }
-  return files;
-}
 
 absl::StatusOr<std::string> FindFuzzer() {
   if (const char* env = std::getenv("PTXDIFF_FUZZER"); env && *env)
@@ -293,6 +281,34 @@ struct OutWrites {
   }
 };
 
+// The run's progress for a report (report/run_records.h): a point each
+// progress line. A point that cannot be written is said once and the run
+// goes on: the timeline is a picture of the run, not a finding.
+struct Timeline {
+  std::string path;
+  bool failed = false;
+  void Add(const Progress& p, double seconds, std::ostream& err) {
+    const FuzzStats& s = p.sum.stats;
+    const TimelinePoint point{.seconds = seconds,
+                              .tuples = s.counts.tuples,
+                              .variants_reached = p.variants_reached,
+                              .variants_reached_runtime =
+                                  p.variants_reached_runtime,
+                              .mismatches = s.counts.mismatched,
+                              .faults = s.counts.faulted,
+                              .new_entries = s.new_findings};
+    const std::string line =
+        (written ? "" : TimelineHeader()) + FormatTimelinePoint(point);
+    if (const absl::Status a = AppendToFile(path, line); !a.ok()) {
+      if (!failed) err << "ptxdiff fuzz: " << a.message() << "\n";
+      failed = true;
+      return;
+    }
+    written = true;
+  }
+  bool written = false;
+};
+
 // Waits for the fuzzer, moving its output to the log, printing a progress
 // line every `every` seconds and forwarding Ctrl-C (the campaign then stops
 // as at --max-time: differential_fuzzer.cc). A write under --out that fails
@@ -301,7 +317,7 @@ struct OutWrites {
 // whether it was stopped.
 int WaitWithProgress(pid_t pid, const std::string& stats, int64_t every,
                      absl::Time start, OutWrites& writes, std::ostream& out,
-                     std::ostream& err, bool& forwarded) {
+                     Timeline& timeline, std::ostream& err, bool& forwarded) {
   interrupted =
       0;  // a Ctrl-C of an earlier run in this process is no stop of this one
   struct sigaction on_interrupt = {};
@@ -322,6 +338,7 @@ int WaitWithProgress(pid_t pid, const std::string& stats, int64_t every,
     if (absl::Now() >= next_progress) {
       const Progress p = ReadProgress(stats);
       const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+      if (p.processes > 0) timeline.Add(p, seconds, err);
       out << (p.processes == 0 ? StartingLine(seconds)
                                : ProgressLine(p, seconds))
           << "\n";
@@ -537,12 +554,30 @@ std::string OutWritesError(const std::vector<std::string>& errors,
       "short");
 }
 
+// --report: the conformance report of every run kept under --out
+// (docs/report.md). One that cannot be written is said; the run's findings
+// are filed whatever happens to it.
+void WriteReportAtTheEnd(const std::string& out_dir, const FuzzConfig& config,
+                         std::ostream& out) {
+  const std::string html = out_dir + "/report.html";
+  const absl::StatusOr<ReportData> data = WriteReport(
+      {{.out_dir = out_dir, .triage_dir = config.triage_dir}}, html,
+      out_dir + "/report.json");
+  if (!data.ok()) {
+    out << "fuzz: the report could not be written: " << data.status().message()
+        << "\n";
+    return;
+  }
+  out << "fuzz: report: " << html << " (every run under " << out_dir
+      << "; open it in a browser)\n";
+}
+
 }  // namespace
 
 int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
             std::ostream& err) {
   auto parsed =
-      ParseArgs(args, {},
+      ParseArgs(args, {"report"},
                 {"backend", "arch", "max-time", "jobs", "family", "exclude",
                  "dir", "corpus", "mode", "out", "progress-seconds", "timeout",
                  "reading", "cuda-driver"});
@@ -634,10 +669,13 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
   const absl::Time start = absl::Now();
   bool forwarded = false;
   OutWrites writes{.log = **fuzzer_log, .corpus = corpus};
+  Timeline timeline{.path =
+                        absl::StrCat(config->stats_dir, "/", kTimelineFile)};
   const int status = WaitWithProgress(*pid, config->stats_dir, *every, start,
-                                      writes, out, err, forwarded);
+                                      writes, out, timeline, err, forwarded);
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
   const Progress p = ReadProgress(config->stats_dir);
+  if (p.processes > 0) timeline.Add(p, seconds, err);
   const bool libfuzzer_crashed =
       WIFEXITED(status) && WEXITSTATUS(status) != 0 && !forwarded;
   const bool never_started = libfuzzer_crashed && p.sum.stats.inputs == 0;
@@ -648,6 +686,7 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
       out << "fuzz:   stopped early: " << writes.errors.size()
           << " write(s) under " << out_dir << " failed (the error below)\n";
     }
+    if (parsed->Has("report")) WriteReportAtTheEnd(out_dir, *config, out);
   }
   if (libfuzzer_crashed || WIFSIGNALED(status)) {
     // The target's own errors ("ptxdiff: ...": a backend that cannot start,

@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "cli/testing/run_ptxdiff.h"
+#include "common/files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "triage/triage_store.h"
@@ -372,6 +373,49 @@ TEST(FuzzCommandTest, ACampaignThatTestedSomethingAndFiledItAllPasses) {
       r.out,
       HasSubstr("fuzz inputs 10  variants reached 4 of 495  findings 1 new, "
                 "2 repeats  faults 0"));
+}
+
+// Issue 45: a run leaves its timeline beside the fuzz processes' stats and
+// outcome records, and --report writes the conformance report of every run
+// under --out at its end.
+TEST(FuzzCommandTest, ARunKeepsItsTimelineAndWritesTheReportAtTheEnd) {
+  const std::string dir = TempDirFor("fuzz_report");
+  const CliRun r = FuzzWith(
+      dir, kSomeStats,
+      "printf '# ptxdiff outcomes 1\\nbackend\\toracle 1\\n"
+      "add.u32\\timm\\t-\\t100\\n' > \"$PTXDIFF_STATS/1.outcomes\"",
+      {"--backend", "oracle", "--out", dir + "/out", "--dir", dir + "/triage",
+       "--report"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("fuzz: report: " + dir + "/out/report.html"));
+  const absl::StatusOr<std::string> page = ReadFile(dir + "/out/report.html");
+  ASSERT_TRUE(page.ok()) << page.status();
+  EXPECT_THAT(*page, HasSubstr("\"backend\":\"oracle 1\""));
+  EXPECT_TRUE(ReadFile(dir + "/out/report.json").ok());
+  // The run's timeline: its end at least, with the tuples the stats gave.
+  std::string timeline;
+  for (const std::string& run : FilesIn(dir + "/out/stats"))
+    timeline += ReadFile(run + "/timeline.tsv").value_or("");
+  EXPECT_THAT(timeline, StartsWith("# ptxdiff timeline 1"));
+  EXPECT_THAT(timeline, HasSubstr("\t100\t"));
+}
+
+// Issue 45: `ptxdiff report` says what it could not show, and fails when
+// there was nothing to report, or no campaign's directory at all.
+TEST(ReportCommandTest, ADirectoryWithoutRecordsIsSaidAndExitsOne) {
+  const std::string dir = TempDirFor("report_nothing");
+  ASSERT_EQ(mkdir((dir + "/stats").c_str(), 0755), 0);
+  ASSERT_EQ(mkdir((dir + "/stats/run-1000-1").c_str(), 0755), 0);
+  const CliRun r = Ptxdiff({"report", dir});
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("1 run has no outcome records"));
+  EXPECT_THAT(r.out, HasSubstr("report: " + dir + "/report.html"));
+  const CliRun missing = Ptxdiff({"report", dir + "/missing"});
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_THAT(missing.err, HasSubstr("is not a campaign's --out directory"));
+  const CliRun two_dirs = Ptxdiff({"report", dir, dir, "--dir", dir});
+  EXPECT_EQ(two_dirs.code, 2);
+  EXPECT_THAT(two_dirs.err, HasSubstr("--dir names the triage directory of one"));
 }
 
 // Issue 28: a campaign whose filings failed (a full triage disk) exited 0

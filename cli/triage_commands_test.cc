@@ -14,7 +14,7 @@
 #include "isa/fuzz_input.h"
 #include "isa/spelling.h"
 #include "oracle/oracle.h"
-#include "triage/testing/unisolated_finding.h"
+#include "triage/testing/findings.h"
 #include "triage/triage_store.h"
 
 namespace ptxdiff {

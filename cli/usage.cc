@@ -144,6 +144,9 @@ const std::vector<CommandHelp>& Commands() {
          "OUT/corpus/differential;\n"
          "seeded from the instruction table when empty)"},
         {"--progress-seconds N", "a progress line every N seconds (default 5)"},
+        {"--report",
+         "at the end, write OUT/report.html and OUT/report.json, the\n"
+         "conformance report of every run under OUT (as `ptxdiff report`)"},
         kArch,
         kTimeout,
         kReading,
@@ -257,6 +260,20 @@ const std::vector<CommandHelp>& Commands() {
         {"--programs N",
          "check N random programs (both input forms) instead of tuples"}},
        "ptxdiff calibrate --family bfe --opt 3"},
+      {"report",
+       "[OUT_DIR...] [--dir TRIAGE_DIR] [--html FILE] [--json FILE]",
+       "Write the conformance report of the campaigns run with --out OUT_DIR\n"
+       "(default out): one HTML page that opens from disk (the instruction\n"
+       "set coloured by outcome, the findings with their repro commands, the\n"
+       "runs over time; docs/report.md) and the same as JSON. Several\n"
+       "directories (or backends in one) are shown side by side. Exit 0 when\n"
+       "something was reported, 1 when no run kept outcome records, 2 on bad\n"
+       "input.",
+       {{"--dir TRIAGE_DIR",
+         "the triage directory of a single OUT_DIR (default: OUT_DIR/triage)"},
+        {"--html FILE", "where the page goes (default OUT_DIR/report.html)"},
+        {"--json FILE", "where the JSON goes (default OUT_DIR/report.json)"}},
+       "ptxdiff report out out-gpgpusim"},
       {"help", "", "Show this message.", {}, "ptxdiff help"},
       {"--version", "", "Print ptxdiff's version.", {}, "ptxdiff --version"},
   };

@@ -92,6 +92,28 @@ absl::Status WriteFile(const std::string& path, absl::string_view bytes) {
   return absl::OkStatus();
 }
 
+absl::Status AppendToFile(const std::string& path, absl::string_view bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::app);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  out.close();
+  if (!out) return ErrnoError("cannot append to", path);
+  return absl::OkStatus();
+}
+
+std::vector<std::string> FilesIn(const std::string& dir,
+                                 absl::string_view suffix) {
+  std::vector<std::string> files;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      const std::string name = e->d_name;
+      if (name[0] != '.' && absl::EndsWith(name, suffix))
+        files.push_back(dir + "/" + name);
+    }
+    closedir(d);
+  }
+  return files;
+}
+
 absl::Status MakeDirs(const std::string& path) {
   std::string partial;
   for (absl::string_view part : absl::StrSplit(path, '/')) {

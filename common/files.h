@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -21,6 +22,14 @@ absl::StatusOr<std::string> ReadFile(const std::string& path);
 
 // Replaces `path` with `bytes`.
 absl::Status WriteFile(const std::string& path, absl::string_view bytes);
+
+// Adds `bytes` at the end of `path` (created if missing).
+absl::Status AppendToFile(const std::string& path, absl::string_view bytes);
+
+// The paths of the files in `dir` whose names end in `suffix`, hidden ones
+// (a leading '.') left out, in no particular order; none if it cannot be read.
+std::vector<std::string> FilesIn(const std::string& dir,
+                                 absl::string_view suffix = "");
 
 // Replaces `path` through a temporary file in its directory, synced, and a
 // rename: a reader sees the old content or the new, never a part.

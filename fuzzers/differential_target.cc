@@ -589,6 +589,7 @@ bool DifferentialTarget::Flush(absl::Duration timeout) {
 
 void DifferentialTarget::Stop() {
   if (campaign_) campaign_->Stop();
+  stopped_ = true;
   WriteStats();
 }
 
@@ -609,6 +610,24 @@ void DifferentialTarget::WriteStats() {
   const absl::Status written = WriteFileAtomic(path, FormatStatsFile(file));
   if (!written.ok() && !stats_write_failed_) {
     stats_write_failed_ = true;
+    std::fprintf(stderr, "ptxdiff: cannot write %s: %s\n", path.c_str(),
+                 std::string(written.message()).c_str());
+  }
+  if (campaign_ && (stopped_ || absl::Now() - last_outcomes_write_ >=
+                                    kOutcomesWriteInterval)) {
+    WriteOutcomes();
+  }
+}
+
+void DifferentialTarget::WriteOutcomes() {
+  last_outcomes_write_ = absl::Now();
+  const std::string path =
+      absl::StrCat(config_.stats_dir, "/", getpid(), ".outcomes");
+  const absl::Status written = WriteFileAtomic(
+      path, campaign_->OutcomesSnapshot().Format(
+                backend().Describe(), campaign_->SupportedVariants()));
+  if (!written.ok() && !outcomes_write_failed_) {
+    outcomes_write_failed_ = true;
     std::fprintf(stderr, "ptxdiff: cannot write %s: %s\n", path.c_str(),
                  std::string(written.message()).c_str());
   }

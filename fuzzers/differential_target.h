@@ -252,6 +252,13 @@ class DifferentialTarget {
   absl::string_view input_;         // the input being run (crash mode's record)
   absl::Time last_stats_write_ = absl::InfinitePast();
   bool stats_write_failed_ = false;  // and said so
+  // The outcome records (<pid>.outcomes beside the stats file): a few MB,
+  // so written less often than the stats, and once more at Stop.
+  static constexpr absl::Duration kOutcomesWriteInterval = absl::Seconds(10);
+  void WriteOutcomes();
+  absl::Time last_outcomes_write_ = absl::InfinitePast();
+  bool outcomes_write_failed_ = false;
+  bool stopped_ = false;
 };
 
 }  // namespace ptxdiff

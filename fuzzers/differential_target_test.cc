@@ -8,6 +8,8 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "campaign/outcome_table.h"
+#include "common/files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isa/family_table.h"
@@ -28,6 +30,14 @@ std::string FreshDir(const std::string& name) {
 }
 
 // A wrapper script: the faulty worker, wrong on every vadd.
+int Count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos;
+       at = text.find(what, at + 1))
+    ++n;
+  return n;
+}
+
 std::string WrongVaddBackend(const std::string& dir) {
   std::system(("mkdir -p '" + dir + "'").c_str());
   const std::string script = dir + "/worker.sh";
@@ -302,6 +312,30 @@ TEST(DifferentialTargetTest, AStatsFileThatCannotBeWrittenIsSaidOnce) {
   EXPECT_EQ(std::count(said.begin(), said.end(), '\n'), 1) << said;
 }
 
+// Issue 45: outcome records that cannot be written (a full disk) are said
+// once; the campaign goes on, and its stats and findings are kept apart.
+TEST(DifferentialTargetTest, OutcomesThatCannotBeWrittenAreSaidOnce) {
+  const std::string dir = FreshDir("outcomes_unwritable");
+  FuzzConfig config;
+  config.backend = "oracle";
+  config.worker = PTXDIFF_WORKER_PATH;
+  config.triage_dir = dir + "/triage";
+  config.stats_dir = "/dev/full/stats";  // not a directory: every write fails
+  config.systematic = false;
+  auto target = DifferentialTarget::Create(config);
+  ASSERT_TRUE(target.ok()) << target.status();
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(Feed(**target, Input("add.s32", {{{1, 2, 0, 0}}})), 0);
+  ASSERT_TRUE((*target)->Flush());
+  (*target)->Stop();
+  const std::string said = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(Count(said, absl::StrCat("cannot write /dev/full/stats/", getpid(),
+                                     ".outcomes: ")),
+            1)
+      << said;
+  EXPECT_EQ((*target)->stats().counts.agreed, 1);
+}
+
 TEST(DifferentialTargetTest, CampaignFilesOnceAndCountsRepeats) {
   const std::string dir = FreshDir("campaign");
   FuzzConfig config;
@@ -339,6 +373,26 @@ TEST(DifferentialTargetTest, CampaignFilesOnceAndCountsRepeats) {
   EXPECT_EQ((*entries)[0].name,
             "value-mismatch~faulty~in-range~vadd.u32.u32.u32");
   EXPECT_EQ((*entries)[0].count(), 2);
+
+  // Issue 45: at its stop the process leaves its outcomes by variant and
+  // form beside its stats, every tuple judged counted under its variant.
+  t.Stop();
+  const absl::StatusOr<std::string> outcomes =
+      ReadFile(absl::StrCat(dir, "/", getpid(), ".outcomes"));
+  ASSERT_TRUE(outcomes.ok()) << outcomes.status();
+  const absl::StatusOr<OutcomeFile> file = ParseOutcomeFile(*outcomes);
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_THAT(file->damage, ::testing::IsEmpty());
+  EXPECT_THAT(file->backend, HasSubstr("faulty"));
+  std::map<std::string, OutcomeCounts> counted;
+  for (const OutcomeFile::Row& row : file->rows) {
+    for (int o = 0; o < kNumOutcomes; ++o)
+      counted[row.spelling][o] += row.counts[o];
+  }
+  EXPECT_EQ(counted["add.s32"][static_cast<int>(Outcome::kAgree)], 1);
+  EXPECT_EQ(counted["vadd.u32.u32.u32.sat d.b1, a.h0, b, c"]
+                   [static_cast<int>(Outcome::kMismatch)],
+            2);
 }
 
 TEST(DifferentialTargetTest, FamiliesOutsideTheFilterAreRejected) {

@@ -2,7 +2,8 @@
 # The main job: a short fuzz campaign against the best backend this machine
 # has (cuda with a GPU, else ptxas with the CUDA toolkit, else the oracle's
 # self-check), ending with a summary of what was checked, what was found, and
-# where it was filed.
+# where it was filed, and the conformance report (out/report.html: every run
+# so far, as a page that opens from disk).
 #
 #   scripts/campaign.sh [SECONDS] [ptxdiff fuzz flags...]    (default 60 s)
 #
@@ -39,4 +40,4 @@ if ((status != 0)); then
   tail -n 30 "$log" >&2
   exit "$status"
 fi
-exec build/campaign/cli/ptxdiff fuzz --max-time "$seconds" "$@"
+exec build/campaign/cli/ptxdiff fuzz --max-time "$seconds" --report "$@"

@@ -5,7 +5,8 @@ set -euo pipefail
 
 packages=(
   clang clang-14 libclang-rt-14-dev cmake ninja-build
-  libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev
+  chromium  # the report's browser tests (report/report_browser_test.cc)
 )
 
 missing=()

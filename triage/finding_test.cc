@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
-#include "triage/testing/unisolated_finding.h"
+#include "triage/testing/findings.h"
 
 namespace ptxdiff {
 namespace {

@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 #include "isa/spelling.h"
 #include "triage/repro_ptx.h"
-#include "triage/testing/unisolated_finding.h"
+#include "triage/testing/findings.h"
 #include "worker/backends/ptxas/cubin.h"
 #include "worker/backends/ptxas/ptxas_toolchain.h"
 #include "worker/backends/ptxas/sass_constants.h"

@@ -12,7 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isa/spelling.h"
-#include "triage/testing/unisolated_finding.h"
+#include "triage/testing/findings.h"
 #include "triage/text_case.h"
 
 namespace ptxdiff {

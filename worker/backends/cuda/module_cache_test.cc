@@ -55,7 +55,7 @@ void WriteFile(const std::string& path, const std::string& contents) {
   std::ofstream(path, std::ios::binary) << contents;
 }
 
-std::vector<std::string> FilesIn(const std::string& dir) {
+std::vector<std::string> NamesIn(const std::string& dir) {
   std::vector<std::string> names;
   if (!fs::exists(dir)) return names;
   for (const auto& entry : fs::directory_iterator(dir)) {
@@ -152,7 +152,7 @@ TEST(ImageCacheTest, StoresAtomicallyAndLoads) {
   // One file under <dir>/cuda, named by the key; no temporary left behind.
   EXPECT_EQ(cache.PathOf(key),
             absl::StrCat(dir.path(), "/cuda/", key.Name(), ".cubin"));
-  EXPECT_THAT(FilesIn(dir.path() + "/cuda"),
+  EXPECT_THAT(NamesIn(dir.path() + "/cuda"),
               testing::ElementsAre(key.Name() + ".cubin"));
   EXPECT_EQ(cache.corrupt_files(), 0);
 }

@@ -1,0 +1,84 @@
+#include "cli/report_command.h"
+
+#include <unistd.h>
+
+#include "absl/strings/str_cat.h"
+#include "cli/commands.h"
+#include "cli/flags.h"
+#include "cli/triage_commands.h"
+#include "common/files.h"
+#include "report/report_data.h"
+#include "report/report_html.h"
+
+namespace ptxdiff {
+namespace {
+
+bool IsDirectory(const std::string& path) {
+  return access((path + "/.").c_str(), F_OK) == 0;
+}
+
+// Each --out directory with its triage directory: --dir for a single one,
+// else the <out>/triage beside it, else the default (PTXDIFF_TRIAGE_DIR).
+absl::StatusOr<std::vector<ReportSource>> SourcesOf(const ParsedArgs& args) {
+  std::vector<std::string> outs = args.positional;
+  if (outs.empty()) outs.push_back("out");
+  if (args.Has("dir") && outs.size() > 1) {
+    return absl::InvalidArgumentError(
+        "--dir names the triage directory of one --out directory; with "
+        "several, each one's is its triage/");
+  }
+  std::vector<ReportSource> sources;
+  for (const std::string& out : outs) {
+    std::string triage = args.Get("dir");
+    if (triage.empty())
+      triage = IsDirectory(out + "/triage") ? out + "/triage" : DefaultTriageDir();
+    sources.push_back({.out_dir = out, .triage_dir = triage});
+  }
+  return sources;
+}
+
+}  // namespace
+
+absl::StatusOr<ReportData> WriteReport(const std::vector<ReportSource>& sources,
+                                       const std::string& html,
+                                       const std::string& json) {
+  absl::StatusOr<ReportData> data = ReadReport(sources);
+  if (!data.ok()) return data.status();
+  const std::string text = ReportJson(*data);
+  for (const auto& [path, bytes] :
+       {std::pair{html, ReportHtml(text)}, std::pair{json, text}}) {
+    if (absl::Status s = WriteFileAtomic(path, bytes); !s.ok()) return s;
+  }
+  return data;
+}
+
+int RunReport(const std::vector<std::string>& args, std::ostream& out,
+              std::ostream& err) {
+  const absl::StatusOr<ParsedArgs> parsed =
+      ParseArgs(args, {}, {"dir", "html", "json"});
+  if (!parsed.ok()) return Fail(err, "report", parsed.status());
+  const absl::StatusOr<std::vector<ReportSource>> sources = SourcesOf(*parsed);
+  if (!sources.ok()) return Fail(err, "report", sources.status());
+  const std::string& first = (*sources)[0].out_dir;
+  const std::string html = parsed->Get("html", first + "/report.html");
+  const std::string json_path = parsed->Get("json", first + "/report.json");
+  const absl::StatusOr<ReportData> data =
+      WriteReport(*sources, html, json_path);
+  if (!data.ok()) return Fail(err, "report", data.status());
+  for (const std::string& note : data->notes) out << "report: " << note << "\n";
+  for (const Implementation& impl : data->implementations) {
+    for (const std::string& d : impl.damage)
+      out << "report: damaged record: " << d << "\n";
+    int64_t supported = 0;
+    for (bool s : impl.supported) supported += s;
+    out << "report: " << impl.backend << ": " << impl.runs.size()
+        << (impl.runs.size() == 1 ? " run, " : " runs, ") << supported
+        << " variants supported, " << impl.entries.size()
+        << " triage entries\n";
+  }
+  out << "report: " << html << " (open it in a browser; it needs nothing "
+      << "else) and " << json_path << "\n";
+  return data->implementations.empty() ? 1 : 0;
+}
+
+}  // namespace ptxdiff

@@ -1,0 +1,304 @@
+#include "report/report_data.h"
+
+#include <algorithm>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "common/files.h"
+#include "isa/family_table.h"
+#include "isa/isa_tables.h"
+#include "isa/spelling_table.h"
+
+namespace ptxdiff {
+namespace {
+
+// A case.txt is a few lines; a program's or a tool's output tail can be
+// long, and 80 of them must not make the page heavy.
+constexpr size_t kMaxCaseBytes = 4096;
+
+Implementation NewImplementation(const std::string& backend,
+                                 const ReportSource& source) {
+  const size_t n = AllVariants().size();
+  Implementation impl{.backend = backend,
+                      .out_dir = source.out_dir,
+                      .triage_dir = source.triage_dir};
+  impl.counts.assign(n * kNumOutcomeForms, OutcomeCounts{});
+  impl.supported.assign(n, false);
+  impl.reason_of.assign(n, -1);
+  return impl;
+}
+
+// Adds one process's outcome file; rows of variants this build does not
+// know (a table since changed) are counted in `unknown`.
+void AddOutcomes(const OutcomeFile& file, Implementation& impl,
+                 std::map<std::string, int32_t>& reason_index,
+                 int64_t& unknown) {
+  for (const OutcomeFile::Row& row : file.rows) {
+    const Variant* v = VariantSpelled(row.spelling);
+    const int index = v != nullptr ? VariantIndex(*v) : -1;
+    if (index < 0) {
+      ++unknown;
+      continue;
+    }
+    impl.supported[index] = true;
+    OutcomeCounts& sum =
+        impl.counts[index * kNumOutcomeForms + static_cast<int>(row.form)];
+    for (int o = 0; o < kNumOutcomes; ++o) sum[o] += row.counts[o];
+    if (!row.decline_reason.empty()) {
+      auto [it, is_new] = reason_index.try_emplace(
+          row.decline_reason, static_cast<int32_t>(impl.reasons.size()));
+      if (is_new) impl.reasons.push_back(row.decline_reason);
+      impl.reason_of[index] = it->second;  // runs are read oldest first
+    }
+  }
+}
+
+// The implementations one source's runs were against, in order of their
+// first run.
+std::vector<Implementation> ImplementationsOf(const ReportSource& source,
+                                              std::vector<std::string>& notes) {
+  std::vector<Implementation> impls;
+  std::vector<std::map<std::string, int32_t>> reason_indices;
+  int64_t runs_without = 0, unknown = 0;
+  for (RunRecord& run : ReadRuns(source.out_dir)) {
+    if (run.outcomes.empty()) {
+      ++runs_without;
+      continue;
+    }
+    auto it = std::find_if(impls.begin(), impls.end(), [&](const auto& i) {
+      return i.backend == run.backend;
+    });
+    if (it == impls.end()) {
+      impls.push_back(NewImplementation(run.backend, source));
+      reason_indices.emplace_back();
+      it = impls.end() - 1;
+    }
+    for (const OutcomeFile& file : run.outcomes)
+      AddOutcomes(file, *it, reason_indices[it - impls.begin()], unknown);
+    it->damage.insert(it->damage.end(), run.damage.begin(), run.damage.end());
+    it->runs.push_back({.dir = run.dir,
+                        .started_unix = run.started_unix,
+                        .timeline = std::move(run.timeline)});
+  }
+  if (runs_without > 0) {
+    notes.push_back(absl::StrCat(
+        source.out_dir, ": ", runs_without,
+        runs_without == 1 ? " run has" : " runs have",
+        " no outcome records (runs of an older ptxdiff, or stopped before "
+        "their first write): not in the report"));
+  }
+  if (unknown > 0) {
+    notes.push_back(absl::StrCat(
+        source.out_dir, ": ", unknown,
+        " outcome lines name variants this ptxdiff does not have (written by "
+        "another version): left out"));
+  }
+  if (impls.empty()) {
+    notes.push_back(absl::StrCat(source.out_dir,
+                                 ": no run with outcome records (run "
+                                 "`ptxdiff fuzz --out ",
+                                 source.out_dir, "` first)"));
+  }
+  return impls;
+}
+
+// --- JSON ------------------------------------------------------------------
+
+// A JSON string literal of `s` (its bytes as they are, controls escaped).
+std::string JsonString(absl::string_view s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (c < 0x20) {
+          out += absl::StrFormat("\\u%04x", c);
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+// Counts with their trailing zeros left out: most variants have one or two
+// outcomes, and 80,000 of them must stay a few MB.
+std::string CountsJson(const OutcomeCounts& c) {
+  int last = kNumOutcomes;
+  while (last > 0 && c[last - 1] == 0) --last;
+  return absl::StrCat("[", absl::StrJoin(c.begin(), c.begin() + last, ","),
+                      "]");
+}
+
+std::string VariantJson(const Implementation& impl, size_t v) {
+  if (!impl.supported[v]) return "0";
+  std::string json = absl::StrCat("[", CountsJson(impl.counts[v * 2]), ",",
+                                  CountsJson(impl.counts[v * 2 + 1]));
+  if (impl.reason_of[v] >= 0) absl::StrAppend(&json, ",", impl.reason_of[v]);
+  return json + "]";
+}
+
+std::string EntryJson(const std::string& triage_dir, const EntryInfo& e) {
+  const auto meta = [&](const std::string& key) {
+    auto it = e.meta.find(key);
+    return JsonString(it == e.meta.end() ? "" : it->second);
+  };
+  const std::string dir = absl::StrCat(triage_dir, "/", e.name);
+  std::string case_text = ReadFile(dir + "/case.txt").value_or("");
+  if (case_text.size() > kMaxCaseBytes) {
+    case_text.resize(kMaxCaseBytes);
+    case_text += "\n... (the rest is in case.txt)";
+  }
+  return absl::StrCat(
+      "{\"name\":", JsonString(e.name),
+      ",\"kind\":", JsonString(FindingKindName(e.signature.kind)),
+      ",\"variant\":", JsonString(e.signature.spelling),
+      ",\"class\":", JsonString(e.signature.disagreement_class),
+      ",\"count\":", JsonString(e.CountText()), ",\"first_seen\":",
+      meta("first_seen"), ",\"last_seen\":", meta("last_seen"),
+      ",\"cause\":", meta("cause"), ",\"obtained\":", meta("obtained"),
+      ",\"explained\":", meta("explained"),
+      ",\"damage\":", JsonString(absl::StrJoin(e.damage, "; ")),
+      ",\"case\":", JsonString(case_text), ",\"repro\":",
+      JsonString(absl::StrCat("ptxdiff repro '", dir, "'")), "}");
+}
+
+std::string FindingsJson(const std::string& triage_dir,
+                         const std::vector<EntryInfo>& entries) {
+  std::vector<std::string> causes;
+  for (const RootCause& cause : GroupByRootCause(entries)) {
+    std::vector<std::string> listed;
+    for (const EntryInfo* e : cause.entries)
+      listed.push_back(EntryJson(triage_dir, *e));
+    causes.push_back(absl::StrCat(
+        "{\"kind\":", JsonString(FindingKindName(cause.kind)),
+        ",\"spelling\":", JsonString(cause.spelling),
+        ",\"count\":", cause.count,
+        ",\"explained\":", cause.explained() ? "true" : "false",
+        ",\"entries\":[", absl::StrJoin(listed, ","), "]}"));
+  }
+  return absl::StrCat("[", absl::StrJoin(causes, ","), "]");
+}
+
+std::string TimelineJson(const std::vector<TimelinePoint>& points) {
+  std::vector<std::string> rows;
+  for (const TimelinePoint& p : points) {
+    rows.push_back(absl::StrCat(
+        "[", absl::StrFormat("%.1f", p.seconds), ",", p.tuples, ",",
+        p.variants_reached, ",", p.variants_reached_runtime, ",", p.mismatches,
+        ",", p.faults, ",", p.new_entries, "]"));
+  }
+  return absl::StrCat("[", absl::StrJoin(rows, ","), "]");
+}
+
+std::string ImplementationJson(const Implementation& impl) {
+  std::vector<std::string> runs, reasons, variants, damage;
+  for (const Implementation::Run& r : impl.runs) {
+    runs.push_back(absl::StrCat("{\"dir\":", JsonString(r.dir),
+                                ",\"started_unix\":", r.started_unix,
+                                ",\"timeline\":", TimelineJson(r.timeline),
+                                "}"));
+  }
+  for (const std::string& r : impl.reasons) reasons.push_back(JsonString(r));
+  for (size_t v = 0; v < impl.supported.size(); ++v)
+    variants.push_back(VariantJson(impl, v));
+  for (const std::string& d : impl.damage) damage.push_back(JsonString(d));
+  return absl::StrCat(
+      "{\"backend\":", JsonString(impl.backend),
+      ",\"out_dir\":", JsonString(impl.out_dir),
+      ",\"triage_dir\":", JsonString(impl.triage_dir), ",\"runs\":[",
+      absl::StrJoin(runs, ","), "],\"reasons\":[",
+      absl::StrJoin(reasons, ","), "],\"variants\":[",
+      absl::StrJoin(variants, ","), "],\"findings\":",
+      FindingsJson(impl.triage_dir, impl.entries), ",\"damage\":[",
+      absl::StrJoin(damage, ","), "]}");
+}
+
+std::string TableJson() {
+  std::vector<std::string> families, variants;
+  size_t first = 0;
+  for (int f = 0; f < kNumFamilies; ++f) {
+    const size_t n = VariantsOf(static_cast<Family>(f)).size();
+    families.push_back(absl::StrCat(
+        "{\"name\":", JsonString(OpcodeOf(static_cast<Family>(f))),
+        ",\"first\":", first, ",\"count\":", n, "}"));
+    first += n;
+  }
+  const IsaTables& tables = TheIsaTables();
+  for (size_t v = 0; v < tables.variants.size(); ++v)
+    variants.push_back(JsonString(tables.SpellingAt(v)));
+  std::vector<std::string> outcomes, forms;
+  for (absl::string_view o : kOutcomeNames) outcomes.push_back(JsonString(o));
+  for (absl::string_view f : kOutcomeFormNames) forms.push_back(JsonString(f));
+  return absl::StrCat("\"outcomes\":[", absl::StrJoin(outcomes, ","),
+                      "],\"forms\":[", absl::StrJoin(forms, ","),
+                      "],\"families\":[", absl::StrJoin(families, ","),
+                      "],\"variants\":[", absl::StrJoin(variants, ","), "]");
+}
+
+}  // namespace
+
+absl::StatusOr<ReportData> ReadReport(const std::vector<ReportSource>& sources) {
+  ReportData data;
+  for (const ReportSource& source : sources) {
+    if (FilesIn(source.out_dir).empty()) {
+      return absl::NotFoundError(absl::StrCat(
+          source.out_dir, " is not a campaign's --out directory (it is "
+                          "missing, empty or unreadable)"));
+    }
+    std::vector<Implementation> impls = ImplementationsOf(source, data.notes);
+    std::vector<EntryInfo> entries;
+    if (absl::StatusOr<TriageStore> store =
+            TriageStore::Open(source.triage_dir, /*create=*/false);
+        store.ok()) {
+      absl::StatusOr<std::vector<EntryInfo>> listed = store->List();
+      if (!listed.ok()) return listed.status();
+      entries = *std::move(listed);
+    } else {
+      data.notes.push_back(absl::StrCat(source.triage_dir,
+                                        ": no triage directory there, so no "
+                                        "findings are shown for ",
+                                        source.out_dir));
+    }
+    ReportData::OtherEntries others{.triage_dir = source.triage_dir};
+    for (EntryInfo& e : entries) {
+      const auto backend = e.meta.find("backend");
+      auto it = std::find_if(impls.begin(), impls.end(), [&](const auto& i) {
+        return backend != e.meta.end() && backend->second == i.backend;
+      });
+      (it == impls.end() ? others.entries : it->entries)
+          .push_back(std::move(e));
+    }
+    if (!others.entries.empty()) data.other_entries.push_back(std::move(others));
+    for (Implementation& i : impls)
+      data.implementations.push_back(std::move(i));
+  }
+  return data;
+}
+
+std::string ReportJson(const ReportData& data) {
+  std::vector<std::string> impls, others, notes;
+  for (const Implementation& i : data.implementations)
+    impls.push_back(ImplementationJson(i));
+  for (const ReportData::OtherEntries& o : data.other_entries) {
+    others.push_back(absl::StrCat("{\"triage_dir\":", JsonString(o.triage_dir),
+                                  ",\"findings\":",
+                                  FindingsJson(o.triage_dir, o.entries), "}"));
+  }
+  for (const std::string& n : data.notes) notes.push_back(JsonString(n));
+  return absl::StrCat(
+      "{\"version\":1,\"generated_unix\":", absl::ToUnixSeconds(absl::Now()),
+      ",", TableJson(), ",\"implementations\":[", absl::StrJoin(impls, ","),
+      "],\"other_findings\":[", absl::StrJoin(others, ","), "],\"notes\":[",
+      absl::StrJoin(notes, ","), "]}\n");
+}
+
+}  // namespace ptxdiff

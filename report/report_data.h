@@ -1,0 +1,68 @@
+// What a conformance report shows (docs/report.md), read from campaigns'
+// --out directories and their triage directories: per implementation (a
+// backend identity), the outcomes of every variant in both operand forms
+// summed over its runs, each run's timeline, and the findings filed for it.
+
+#ifndef PTXDIFF_REPORT_REPORT_DATA_H_
+#define PTXDIFF_REPORT_REPORT_DATA_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "campaign/outcome_table.h"
+#include "report/run_records.h"
+#include "triage/triage_store.h"
+
+namespace ptxdiff {
+
+// Where one column of the report comes from.
+struct ReportSource {
+  std::string out_dir;     // a campaign's --out
+  std::string triage_dir;  // its --dir
+};
+
+struct Implementation {
+  std::string backend;  // WorkerIdentity::Describe(): one column
+  std::string out_dir, triage_dir;
+  // By VariantIndex * kNumOutcomeForms + form, summed over runs.
+  std::vector<OutcomeCounts> counts;
+  std::vector<bool> supported;  // by VariantIndex: in some run's outcomes
+  // By VariantIndex: the latest decline reason, an index in `reasons`; -1.
+  std::vector<int32_t> reason_of;
+  std::vector<std::string> reasons;
+  struct Run {
+    std::string dir;
+    int64_t started_unix = 0;
+    std::vector<TimelinePoint> timeline;
+  };
+  std::vector<Run> runs;
+  std::vector<EntryInfo> entries;  // the triage directory's, of this backend
+  std::vector<std::string> damage;  // of its records
+};
+
+struct ReportData {
+  std::vector<Implementation> implementations;
+  // Entries of the triage directories that no implementation's runs made
+  // (`ptxdiff programs`, a backend since changed): listed apart.
+  struct OtherEntries {
+    std::string triage_dir;
+    std::vector<EntryInfo> entries;
+  };
+  std::vector<OtherEntries> other_entries;
+  // Sources without a run that kept outcome records, and records of runs
+  // with none (written before outcomes were kept): said, not hidden.
+  std::vector<std::string> notes;
+};
+
+// Reads every source; an error only when a source's directories cannot be
+// read at all. Runs of several backends in one --out give a column each.
+absl::StatusOr<ReportData> ReadReport(const std::vector<ReportSource>& sources);
+
+// The report's content as JSON (docs/report.md gives its shape).
+std::string ReportJson(const ReportData& data);
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_REPORT_REPORT_DATA_H_

@@ -1,0 +1,105 @@
+#include "report/run_records.h"
+
+#include <algorithm>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "common/files.h"
+
+namespace ptxdiff {
+namespace {
+
+constexpr absl::string_view kTimelineHeader =
+    "# ptxdiff timeline 1: seconds tuples variants_reached "
+    "variants_reached_runtime mismatches faults new_entries";
+constexpr int kTimelineFields = 7;
+
+// The start time in "run-<unix time>-<pid>", 0 if the name has none.
+int64_t StartOf(absl::string_view dir) {
+  absl::string_view name = dir.substr(dir.rfind('/') + 1);
+  int64_t start = 0;
+  if (!absl::ConsumePrefix(&name, "run-") ||
+      !absl::SimpleAtoi(name.substr(0, name.find('-')), &start)) {
+    return 0;
+  }
+  return start;
+}
+
+bool ParsePoint(absl::string_view line, TimelinePoint& p) {
+  const std::vector<absl::string_view> f = absl::StrSplit(line, '\t');
+  return f.size() == kTimelineFields && absl::SimpleAtod(f[0], &p.seconds) &&
+         absl::SimpleAtoi(f[1], &p.tuples) &&
+         absl::SimpleAtoi(f[2], &p.variants_reached) &&
+         absl::SimpleAtoi(f[3], &p.variants_reached_runtime) &&
+         absl::SimpleAtoi(f[4], &p.mismatches) &&
+         absl::SimpleAtoi(f[5], &p.faults) &&
+         absl::SimpleAtoi(f[6], &p.new_entries);
+}
+
+void ReadTimeline(const std::string& path, RunRecord& run) {
+  const absl::StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok()) return;  // a run stopped before its first progress line
+  std::vector<absl::string_view> lines = absl::StrSplit(*text, '\n');
+  if (!lines.empty() && lines.back().empty()) lines.pop_back();
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (i == 0 && lines[i] == kTimelineHeader) continue;
+    TimelinePoint p;
+    if (ParsePoint(lines[i], p)) {
+      run.timeline.push_back(p);
+    } else {
+      run.damage.push_back(
+          absl::StrCat(path, ": line ", i + 1, " is no timeline point"));
+    }
+  }
+}
+
+void ReadOutcomes(const std::string& path, RunRecord& run) {
+  const absl::StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok()) {
+    run.damage.push_back(absl::StrCat(path, ": ", text.status().message()));
+    return;
+  }
+  absl::StatusOr<OutcomeFile> file = ParseOutcomeFile(*text);
+  if (!file.ok()) {
+    run.damage.push_back(absl::StrCat(path, ": ", file.status().message()));
+    return;
+  }
+  for (const std::string& d : file->damage)
+    run.damage.push_back(absl::StrCat(path, ": ", d));
+  if (run.backend.empty()) run.backend = file->backend;
+  run.outcomes.push_back(*std::move(file));
+}
+
+}  // namespace
+
+std::string TimelineHeader() { return absl::StrCat(kTimelineHeader, "\n"); }
+
+std::string FormatTimelinePoint(const TimelinePoint& p) {
+  return absl::StrCat(absl::StrFormat("%.1f", p.seconds), "\t", p.tuples, "\t",
+                      p.variants_reached, "\t", p.variants_reached_runtime,
+                      "\t", p.mismatches, "\t", p.faults, "\t", p.new_entries,
+                      "\n");
+}
+
+std::vector<RunRecord> ReadRuns(const std::string& out_dir) {
+  std::vector<RunRecord> runs;
+  for (const std::string& dir : FilesIn(out_dir + "/stats")) {
+    if (StartOf(dir) == 0) continue;
+    RunRecord run{.dir = dir, .started_unix = StartOf(dir)};
+    ReadTimeline(absl::StrCat(dir, "/", kTimelineFile), run);
+    for (const std::string& path : FilesIn(dir, ".outcomes"))
+      ReadOutcomes(path, run);
+    runs.push_back(std::move(run));
+  }
+  std::sort(runs.begin(), runs.end(),
+            [](const RunRecord& a, const RunRecord& b) {
+              return std::tie(a.started_unix, a.dir) <
+                     std::tie(b.started_unix, b.dir);
+            });
+  return runs;
+}
+
+}  // namespace ptxdiff

@@ -1,0 +1,55 @@
+// What a campaign leaves under its --out directory for a report to read:
+//
+//   <out>/stats/run-<unix time>-<pid>/   one directory a `ptxdiff fuzz` run
+//     <pid>.stats      a fuzz process's counters (fuzzers/differential_target.h)
+//     <pid>.outcomes   its outcomes by variant and form (campaign/outcome_table.h)
+//     timeline.tsv     the run's progress, a line each progress line printed
+//
+// Every file is one run's or one process's, written whole or appended to,
+// never rewritten from what another run wrote: a report sums them. A file
+// that does not parse is named in the run's `damage`, its sound lines kept.
+
+#ifndef PTXDIFF_REPORT_RUN_RECORDS_H_
+#define PTXDIFF_REPORT_RUN_RECORDS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "campaign/outcome_table.h"
+
+namespace ptxdiff {
+
+inline constexpr absl::string_view kTimelineFile = "timeline.tsv";
+
+// The campaign's totals when a progress line was printed.
+struct TimelinePoint {
+  double seconds = 0;  // since the run started
+  int64_t tuples = 0;  // judged
+  int64_t variants_reached = 0;
+  int64_t variants_reached_runtime = 0;
+  int64_t mismatches = 0;
+  int64_t faults = 0;         // tuples that crashed or hung the backend
+  int64_t new_entries = 0;    // triage entries this run made
+};
+// The timeline's first line, and one point's line.
+std::string TimelineHeader();
+std::string FormatTimelinePoint(const TimelinePoint& point);
+
+struct RunRecord {
+  std::string dir;
+  int64_t started_unix = 0;  // from the directory's name
+  std::string backend;       // the outcome files' (empty without any)
+  std::vector<TimelinePoint> timeline;
+  std::vector<OutcomeFile> outcomes;  // one a fuzz process
+  // "<file>: <what>", a phrase each.
+  std::vector<std::string> damage;
+};
+
+// The runs under `out_dir`/stats, oldest first; none if there is none.
+std::vector<RunRecord> ReadRuns(const std::string& out_dir);
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_REPORT_RUN_RECORDS_H_

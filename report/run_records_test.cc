@@ -1,0 +1,73 @@
+#include "report/run_records.h"
+
+#include <unistd.h>
+
+#include "absl/strings/str_cat.h"
+#include "common/files.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace ptxdiff {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::SizeIs;
+
+std::string FreshDir(const std::string& name) {
+  const std::string dir = absl::StrCat(::testing::TempDir(), "/records_", name,
+                                       "_", getpid());
+  RemoveTree(dir);
+  return dir;
+}
+
+TEST(RunRecordsTest, ReadsEachRunsTimelineAndOutcomesOldestFirst) {
+  const std::string out = FreshDir("runs");
+  const std::string late = out + "/stats/run-2000-7", early = out + "/stats/run-1000-9";
+  ASSERT_TRUE(MakeDirs(late).ok());
+  ASSERT_TRUE(MakeDirs(early).ok());
+  ASSERT_TRUE(MakeDirs(out + "/stats/not-a-run").ok());
+  const TimelinePoint p{.seconds = 5,
+                        .tuples = 1000,
+                        .variants_reached = 40,
+                        .variants_reached_runtime = 12,
+                        .mismatches = 3,
+                        .faults = 1,
+                        .new_entries = 2};
+  ASSERT_TRUE(WriteFile(absl::StrCat(early, "/", kTimelineFile),
+                        TimelineHeader() + FormatTimelinePoint(p) +
+                            "garbage\n")
+                  .ok());
+  ASSERT_TRUE(WriteFile(early + "/9.outcomes",
+                        "# ptxdiff outcomes 1\nbackend\toracle 1\n"
+                        "add.u32\timm\t-\t2\n")
+                  .ok());
+  ASSERT_TRUE(WriteFile(late + "/7.outcomes", "not an outcomes file\n").ok());
+
+  const std::vector<RunRecord> runs = ReadRuns(out);
+  ASSERT_THAT(runs, SizeIs(2));
+  EXPECT_EQ(runs[0].started_unix, 1000);
+  EXPECT_EQ(runs[0].backend, "oracle 1");
+  ASSERT_THAT(runs[0].timeline, SizeIs(1));
+  EXPECT_EQ(runs[0].timeline[0].tuples, 1000);
+  EXPECT_EQ(runs[0].timeline[0].new_entries, 2);
+  EXPECT_DOUBLE_EQ(runs[0].timeline[0].seconds, 5);
+  ASSERT_THAT(runs[0].outcomes, SizeIs(1));
+  EXPECT_EQ(runs[0].outcomes[0].rows[0].counts[0], 2);
+  EXPECT_THAT(runs[0].damage,
+              ElementsAre(HasSubstr("line 3 is no timeline point")));
+  // A file that is no record is named, not read as an empty one.
+  EXPECT_EQ(runs[1].started_unix, 2000);
+  EXPECT_THAT(runs[1].outcomes, SizeIs(0));
+  EXPECT_THAT(runs[1].damage,
+              ElementsAre(AllOf(HasSubstr("7.outcomes"),
+                                HasSubstr("not an outcomes file"))));
+  RemoveTree(out);
+}
+
+TEST(RunRecordsTest, NoStatsDirectoryIsNoRun) {
+  EXPECT_THAT(ReadRuns(FreshDir("none")), SizeIs(0));
+}
+
+}  // namespace
+}  // namespace ptxdiff
