@@ -102,6 +102,21 @@ struct OutcomeRecords {
   std::string path;  // where they are written
 };
 
+// One write of the records, as a fuzz process makes it; prints what it
+// took when `say` is set.
+void WriteOutcomes(Campaign& campaign, const std::string& path, bool say) {
+  const absl::Time start = absl::Now();
+  const std::string text = campaign.OutcomesSnapshot().Format(
+      campaign.identity().Describe(), campaign.SupportedVariants());
+  if (!WriteFileAtomic(path, text).ok())
+    std::fprintf(stderr, "cannot write %s\n", path.c_str());
+  if (say) {
+    std::printf("  one write of the outcome records: %.1f ms, %.2f MB\n",
+                absl::ToDoubleMilliseconds(absl::Now() - start),
+                text.size() / 1e6);
+  }
+}
+
 void WriteOutcomesEvery10s(Campaign& campaign, const std::string& path,
                            std::atomic<bool>& stop) {
   absl::Time next = absl::Now() + absl::Seconds(10);
@@ -109,9 +124,7 @@ void WriteOutcomesEvery10s(Campaign& campaign, const std::string& path,
     absl::SleepFor(absl::Milliseconds(50));
     if (absl::Now() < next) continue;
     next += absl::Seconds(10);
-    const std::string text = campaign.OutcomesSnapshot().Format(
-        campaign.identity().Describe(), campaign.SupportedVariants());
-    if (!WriteFileAtomic(path, text).ok()) std::fprintf(stderr, "cannot write %s\n", path.c_str());
+    WriteOutcomes(campaign, path, /*say=*/false);
   }
 }
 
@@ -152,6 +165,8 @@ double Measure(const std::string& backend, const KeyValues& hello_options,
   stop = true;
   fuzz.join();
   writer.join();
+  if (outcomes.on && !outcomes.path.empty())
+    WriteOutcomes(**campaign, outcomes.path, /*say=*/true);
   (*campaign)->Stop();
   const double rate = s.counts.tuples / elapsed;
   // Checked tuples the backend answered with a value (not declined): a
