@@ -201,6 +201,8 @@ class Campaign {
   // queue).
   std::vector<Program> NextBatch(std::mt19937_64& rng) {
     ProgramShape shape = o_.shape;
+    // Not for a backend that would only say "not judged".
+    shape.thread_inputs = backend_.JudgesThreadInputs();
     {
       std::lock_guard<std::mutex> lock(mu_);
       shape.suppressed = suppressed_;

@@ -50,6 +50,8 @@ struct ProgramCampaignOptions {
   uint64_t seed = 1;
   int threads = 2;
   Reading reading = Reading::kSpec;
+  // The generator's; its thread_inputs is the backend's to say
+  // (ProgramBackend::JudgesThreadInputs).
   ProgramShape shape;
   std::string triage_dir;
   int max_minimize_candidates = 2000;

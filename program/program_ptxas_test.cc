@@ -302,6 +302,8 @@ output %s
   EXPECT_TRUE(check->judged) << check->why_not;
   EXPECT_TRUE(check->executed);
   EXPECT_FALSE(check->mismatch.has_value());
+  // And so the campaign generates them for ptxas.
+  EXPECT_TRUE(MakePtxasProgramBackend(ptxas_, "sm_90")->JudgesThreadInputs());
 }
 
 // Root causes `ptxdiff programs` found on this toolkit's ptxas (13.0),
