@@ -35,8 +35,8 @@ struct ProgramShape {
   // which the program campaign sets. Off, the generator draws nothing for
   // them: a seed gives the programs it gave before.
   bool thread_inputs = false;
-  // Percent of programs, where they may, with one input a thread input in
-  // place of a parameter (the one the compares of an input may read).
+  // Percent of programs, where they may, with one of their inputs a thread
+  // input in place of a parameter: what reads it differs from lane to lane.
   int thread_input_percent = 12;
   // Spellings never used as steps: root causes already known, so that one
   // cause does not flood a run.
