@@ -561,7 +561,7 @@ void PrintSummary(const ProgramCampaignOptions& o,
   }
   out << absl::StrFormat(
       "programs: %s %s, %d %s, %.0f s: %d programs checked (%.1f/s); %s %.0f%% "
-      "with the inputs as immediates and %.0f%% with runtime inputs%s\n",
+      "with the inputs as immediates and %.0f%% with runtime inputs%s%s\n",
       b.backend->Name(), b.arch, o.threads,
       o.threads == 1 ? "thread" : "threads", r.seconds, r.programs,
       r.seconds > 0 ? r.programs / r.seconds : 0,
@@ -573,7 +573,12 @@ void PrintSummary(const ProgramCampaignOptions& o,
                                    "run on the CPU, the rest on constants "
                                    "ptxas folded or claimed)",
                                    Percent(r.executed, r.programs))
-                 : "");
+                 : "",
+      r.with_thread_inputs > 0
+          ? absl::StrFormat("; %d of them with a thread input (%%tid.x or "
+                            "%%laneid)",
+                            r.with_thread_inputs)
+          : "");
   out << FindingsLines(o, r);
   if (!r.suppressed.empty()) {
     out << "programs: not generated (--suppress, or filed as one instruction): "

@@ -289,6 +289,8 @@ class Campaign {
       if (folded[k]) Count(&ProgramCampaignReport::folded);
       if (claimed[k]) Count(&ProgramCampaignReport::claimed);
       if (executed[k]) Count(&ProgramCampaignReport::executed);
+      if (HasThreadInputs(batch[k]))
+        Count(&ProgramCampaignReport::with_thread_inputs);
       if (!folded[k] && !claimed[k] && !done[k])
         CountWhy(report_.not_judged, why[k]);
     }

@@ -477,6 +477,7 @@ TEST(ProgramCampaignShapeTest, ThreadInputsOnlyForABackendThatJudgesThem) {
     ASSERT_GT(checked.size(), 300u);
     size_t with_threads = 0;
     for (const Program& p : checked) with_threads += HasThreadInputs(p);
+    EXPECT_EQ(report->with_thread_inputs, static_cast<int64_t>(with_threads));
     if (judges) {
       EXPECT_GT(with_threads, checked.size() / 16) << checked.size();
       EXPECT_LT(with_threads, checked.size() / 5) << checked.size();
