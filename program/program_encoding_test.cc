@@ -40,7 +40,8 @@ TEST(ProgramEncodingTest, TestdataProgramsRoundTrip) {
         "found-abs-lt-zero.ptxprog", "found-neg-abs-lt-min.ptxprog",
         "found-square-low-bits.ptxprog",
         "found-bmsk-min-max-unsigned.ptxprog",
-        "lane-abs-cvt-sat-u16.ptxprog"}) {
+        "lane-abs-cvt-sat-u16.ptxprog", "lane-bfe-s32-past-top.ptxprog",
+        "lane-cnot-cvt-sat-s16.ptxprog"}) {
     SCOPED_TRACE(name);
     const absl::StatusOr<Program> p = TestdataProgram(name);
     ASSERT_TRUE(p.ok()) << p.status();
