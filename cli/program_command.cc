@@ -106,6 +106,18 @@ Judged Unjudged(const ProgramCompilation& c, absl::string_view not_judged,
   return Judged::kNotJudged;
 }
 
+// Where the code ran to its values: at an input vector (runtime inputs),
+// or, with immediates, on a lane of a program with thread inputs (which
+// need not be the witness's: every lane is judged).
+std::string WhereRun(const Program& p, ProgramInputs form,
+                     const std::vector<uint64_t>& inputs) {
+  if (form == ProgramInputs::kRuntime) {
+    return absl::StrCat(" at ", InputsText(p, inputs));
+  }
+  if (HasThreadInputs(p)) return absl::StrCat(" on lane ", LaneOf(p, inputs));
+  return "";
+}
+
 // Where ptxas kept code: the code run on the CPU by the SASS evaluator
 // (docs/sass-evaluator.md), judged where it runs.
 Judged CheckExecuted(const std::string& ptxas, const std::string& arch,
@@ -131,15 +143,13 @@ Judged CheckExecuted(const std::string& ptxas, const std::string& arch,
     out << "its code, run on the CPU, agrees with the oracle"
         << (form == ProgramInputs::kRuntime && !p.inputs.empty()
                 ? " at the witness and at more input vectors"
-                : "")
+            : HasThreadInputs(p) ? " on every lane"
+                                 : "")
         << "\n";
     return Judged::kAgree;
   }
   const ProgramMismatch& m = *check->mismatch;
-  out << "its code, run on the CPU"
-      << (form == ProgramInputs::kRuntime
-              ? absl::StrCat(" at ", InputsText(p, m.inputs))
-              : "")
+  out << "its code, run on the CPU" << WhereRun(p, form, m.inputs)
       << ", stores " << ClaimedText(p, m.claimed) << ", where the oracle gives "
       << OutputsText(p, m.oracle)
       << " (its -O0 code runs to the oracle's values): mismatch\n";
