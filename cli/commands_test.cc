@@ -77,6 +77,29 @@ TEST(ProgramCommandTest, TheOracleAndWhatPtxasClaims) {
   EXPECT_THAT(r.out, HasSubstr("refuted at %a = 0x00000001"));
 }
 
+// A program with a thread input is judged on every lane: each form's line
+// says where its code went wrong, the immediate form's on which lane (0
+// here, where the case is shown at lane 5), or that every lane agrees.
+TEST(ProgramCommandTest, AThreadInputCaseNamesTheLaneItFailsOn) {
+  const std::string file = std::string(PTXDIFF_SOURCE_DIR) +
+                           "/program/testdata/lane-cnot-cvt-sat-s16.ptxprog";
+  CliRun r = Ptxdiff({"program", file, "--backend", "ptxas"});
+  if (absl::StrContains(r.err, "ptxas")) GTEST_SKIP() << r.err;  // no toolkit
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("inputs immediate: its code, run on the CPU on "
+                               "lane 0, stores %r1 = 0x8000, where the oracle "
+                               "gives %r1 = 0x0001"));
+  EXPECT_THAT(r.out, HasSubstr("inputs runtime: its code, run on the CPU at "
+                               "%t = %tid.x = 0, stores %r1 = 0x8000"));
+  const std::string fine = testing::TempDir() + "/lane-fine.ptxprog";
+  std::ofstream(fine) << "# ptxdiff program 1\ninput %t .b32 %laneid 3\n"
+                         "mul.lo.u32 %r, %t, 3;\noutput %r\n";
+  r = Ptxdiff({"program", fine, "--backend", "ptxas"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("inputs immediate: its code, run on the CPU, "
+                               "agrees with the oracle on every lane\n"));
+}
+
 TEST(ProgramCommandTest, BadInputSaysWhatIsWrong) {
   CliRun r = Ptxdiff({"program", "/nonexistent.ptxprog"});
   EXPECT_EQ(r.code, 2);

@@ -106,6 +106,18 @@ Judged Unjudged(const ProgramCompilation& c, absl::string_view not_judged,
   return Judged::kNotJudged;
 }
 
+// Where the code ran to its values: at an input vector (runtime inputs),
+// or, with immediates, on a lane of a program with thread inputs (which
+// need not be the witness's: every lane is judged).
+std::string WhereRun(const Program& p, ProgramInputs form,
+                     const std::vector<uint64_t>& inputs) {
+  if (form == ProgramInputs::kRuntime) {
+    return absl::StrCat(" at ", InputsText(p, inputs));
+  }
+  if (HasThreadInputs(p)) return absl::StrCat(" on lane ", LaneOf(p, inputs));
+  return "";
+}
+
 // Where ptxas kept code: the code run on the CPU by the SASS evaluator
 // (docs/sass-evaluator.md), judged where it runs.
 Judged CheckExecuted(const std::string& ptxas, const std::string& arch,
@@ -131,15 +143,13 @@ Judged CheckExecuted(const std::string& ptxas, const std::string& arch,
     out << "its code, run on the CPU, agrees with the oracle"
         << (form == ProgramInputs::kRuntime && !p.inputs.empty()
                 ? " at the witness and at more input vectors"
-                : "")
+            : HasThreadInputs(p) ? " on every lane"
+                                 : "")
         << "\n";
     return Judged::kAgree;
   }
   const ProgramMismatch& m = *check->mismatch;
-  out << "its code, run on the CPU"
-      << (form == ProgramInputs::kRuntime
-              ? absl::StrCat(" at ", InputsText(p, m.inputs))
-              : "")
+  out << "its code, run on the CPU" << WhereRun(p, form, m.inputs)
       << ", stores " << ClaimedText(p, m.claimed) << ", where the oracle gives "
       << OutputsText(p, m.oracle)
       << " (its -O0 code runs to the oracle's values): mismatch\n";
@@ -561,7 +571,7 @@ void PrintSummary(const ProgramCampaignOptions& o,
   }
   out << absl::StrFormat(
       "programs: %s %s, %d %s, %.0f s: %d programs checked (%.1f/s); %s %.0f%% "
-      "with the inputs as immediates and %.0f%% with runtime inputs%s\n",
+      "with the inputs as immediates and %.0f%% with runtime inputs%s%s\n",
       b.backend->Name(), b.arch, o.threads,
       o.threads == 1 ? "thread" : "threads", r.seconds, r.programs,
       r.seconds > 0 ? r.programs / r.seconds : 0,
@@ -573,7 +583,12 @@ void PrintSummary(const ProgramCampaignOptions& o,
                                    "run on the CPU, the rest on constants "
                                    "ptxas folded or claimed)",
                                    Percent(r.executed, r.programs))
-                 : "");
+                 : "",
+      r.with_thread_inputs > 0
+          ? absl::StrFormat("; %d of them with a thread input (%%tid.x or "
+                            "%%laneid)",
+                            r.with_thread_inputs)
+          : "");
   out << FindingsLines(o, r);
   if (!r.suppressed.empty()) {
     out << "programs: not generated (--suppress, or filed as one instruction): "

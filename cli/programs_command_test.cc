@@ -44,6 +44,9 @@ TEST(ProgramsCommandTest, AShortRunChecksProgramsAndSaysWhatItFiled) {
   EXPECT_THAT(r.out, testing::ContainsRegex(
                          "programs: ptxas sm_90, 1 thread, [0-9]+ s: "
                          "[1-9][0-9]* programs checked"));
+  // ptxas judges thread inputs: some programs read %tid.x or %laneid.
+  EXPECT_THAT(r.out, testing::ContainsRegex(
+                         "; [1-9][0-9]* of them with a thread input"));
   EXPECT_THAT(r.out, testing::ContainsRegex(
                          "programs: found [0-9]+ disagreements?, [0-9]+ "
                          "crash(es)?, [0-9]+ hangs?; filed in "));

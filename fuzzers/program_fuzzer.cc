@@ -97,7 +97,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
 extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size,
                                           size_t max_size, unsigned int seed) {
-  return ptxdiff::MutateProgramInput(data, size, max_size, seed);
+  return ptxdiff::MutateProgramInput(data, size, max_size, seed,
+                                     target->Shape());
 }
 
 extern "C" size_t LLVMFuzzerCustomCrossOver(const uint8_t* a, size_t a_size,
@@ -105,5 +106,5 @@ extern "C" size_t LLVMFuzzerCustomCrossOver(const uint8_t* a, size_t a_size,
                                             uint8_t* out, size_t max_out,
                                             unsigned int seed) {
   return ptxdiff::CrossOverProgramInputs(a, a_size, b, b_size, out, max_out,
-                                         seed);
+                                         seed, target->Shape());
 }

@@ -224,6 +224,42 @@ void ChangeInputs(ProgramRecords& r, std::mt19937_64& rng) {
   }
 }
 
+bool IsThreadInput(const InputRecord& in) {
+  return in.type % kNumInputTypes >= kTidXInputType;
+}
+
+// Makes a parameter a thread input (where the shape allows them), or a
+// thread input a 32-bit parameter again, the other thread input (%tid.x,
+// %laneid), or shown at another lane.
+void ChangeThreadInputs(ProgramRecords& r, std::mt19937_64& rng,
+                        const ProgramShape& shape) {
+  std::vector<InputRecord*> threads, parameters;
+  for (InputRecord& in : r.inputs) {
+    (IsThreadInput(in) ? threads : parameters).push_back(&in);
+  }
+  if (shape.thread_inputs && !parameters.empty() &&
+      (threads.empty() || OneIn(rng, 2))) {
+    *parameters[Below(rng, parameters.size())] = {
+        .type = OneIn(rng, 2) ? kTidXInputType : kLaneIdInputType,
+        .witness = rng() % kProgramLanes};
+    return;
+  }
+  if (threads.empty()) return;
+  InputRecord& in = *threads[Below(rng, threads.size())];
+  switch (rng() % 3) {
+    case 0:
+      in = {.type = 1, .witness = InterestingValue(rng)};
+      return;
+    case 1:
+      in.type = in.type % kNumInputTypes == kTidXInputType ? kLaneIdInputType
+                                                           : kTidXInputType;
+      return;
+    default:
+      in.witness = OneIn(rng, 2) ? in.witness % kProgramLanes + 1
+                                 : rng() % kProgramLanes;
+  }
+}
+
 size_t Emit(const std::string& bytes, uint8_t* out, size_t max) {
   if (bytes.size() > max) return 0;
   std::memcpy(out, bytes.data(), bytes.size());
@@ -242,7 +278,8 @@ size_t WriteOrFresh(const ProgramRecords& records, std::mt19937_64& rng,
 
 }  // namespace
 
-void MutateProgramRecords(ProgramRecords& records, std::mt19937_64& rng) {
+void MutateProgramRecords(ProgramRecords& records, std::mt19937_64& rng,
+                          const ProgramShape& shape) {
   using Mutation = void (*)(ProgramRecords&, std::mt19937_64&);
   // Values and operands most often: they move a program across its
   // operands' classes, where single instructions' bugs are.
@@ -254,7 +291,14 @@ void MutateProgramRecords(ProgramRecords& records, std::mt19937_64& rng) {
   };
   const int n = 1 + rng() % 3;
   for (int k = 0; k < n; ++k) {
-    kMutations[Below(rng, std::size(kMutations))](records, rng);
+    // As often as each of the table's: the thread inputs, which need the
+    // shape to know whether the backend judges them.
+    const size_t m = Below(rng, std::size(kMutations) + 1);
+    if (m < std::size(kMutations)) {
+      kMutations[m](records, rng);
+    } else {
+      ChangeThreadInputs(records, rng, shape);
+    }
   }
 }
 
@@ -275,7 +319,7 @@ size_t MutateProgramInput(uint8_t* data, size_t size, size_t max_size,
   if (!records.ok()) {
     return Emit(RandomProgramInput(rng, shape), data, max_size);
   }
-  MutateProgramRecords(*records, rng);
+  MutateProgramRecords(*records, rng, shape);
   return WriteOrFresh(*records, rng, shape, data, max_size);
 }
 

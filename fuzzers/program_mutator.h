@@ -7,7 +7,10 @@
 // a source a register or an immediate, changes a step's variant along its
 // family (or to another family), adds, copies, drops or swaps steps, wraps
 // steps in a counted loop (or changes a trip count) or in an if/else,
-// guards a step or sets its destination again, changes the outputs, or adds or drops an input.
+// guards a step or sets its destination again, changes the outputs, adds or
+// drops an input, or makes an input the thread's own (%tid.x, %laneid: only
+// where the shape says the backend judges them) or a parameter again, or
+// changes a thread input's lane.
 // Everything is drawn from a PRNG seeded with libFuzzer's seed, so a run
 // replays. An input that does not decode is replaced by a fresh program in
 // the generator's shapes (program_generator.h).
@@ -36,8 +39,10 @@ size_t CrossOverProgramInputs(const uint8_t* a, size_t a_size, const uint8_t* b,
                               size_t b_size, uint8_t* out, size_t max_out,
                               unsigned seed, const ProgramShape& shape = {});
 
-// The records changed by one to three mutations.
-void MutateProgramRecords(ProgramRecords& records, std::mt19937_64& rng);
+// The records changed by one to three mutations; a parameter becomes a
+// thread input only where `shape.thread_inputs`.
+void MutateProgramRecords(ProgramRecords& records, std::mt19937_64& rng,
+                          const ProgramShape& shape = {});
 
 // A fresh input: a program of the generator's shapes, in the byte form.
 std::string RandomProgramInput(std::mt19937_64& rng, const ProgramShape& shape);

@@ -60,6 +60,53 @@ TEST(ProgramMutatorTest, MutantsDecodeAndReachEveryKindOfChange) {
   EXPECT_GT(distinct_programs, 3000);  // distinct programs
 }
 
+int ThreadInputs(const ProgramRecords& r) {
+  int n = 0;
+  for (const InputRecord& in : r.inputs) n += in.type >= kTidXInputType;
+  return n;
+}
+
+// Where the shape allows thread inputs, a parameter becomes %tid.x or
+// %laneid, and a thread input becomes the other one, a parameter again, or
+// is shown at another lane; each mutant decodes. Where it does not, no
+// parameter becomes one.
+TEST(ProgramMutatorTest, ThreadInputsComeAndGoWhereTheShapeAllowsThem) {
+  const absl::StatusOr<ProgramRecords> start = EncodeProgram(
+      ProgramOf("input %a .b32 5\ninput %t .b32 %tid.x 3\n"
+                "add.u32 %r, %a, %t;\noutput %r\n"));
+  ASSERT_TRUE(start.ok()) << start.status();
+  std::mt19937_64 rng(4);
+  int made = 0, unmade = 0, other_kind = 0, other_lane = 0;
+  for (int k = 0; k < 3000; ++k) {
+    ProgramRecords r = *start;
+    MutateProgramRecords(r, rng, {.thread_inputs = true});
+    const absl::StatusOr<Program> p = DecodeProgramRecords(r);
+    ASSERT_TRUE(p.ok()) << p.status();
+    ASSERT_TRUE(ParseProgram(FormatProgram(*p)).ok()) << FormatProgram(*p);
+    if (r.inputs.size() != 2) continue;
+    made += ThreadInputs(r) == 2;
+    unmade += ThreadInputs(r) == 0;
+    const InputRecord& t = r.inputs[1];
+    other_kind += t.type == kLaneIdInputType;
+    other_lane += t.type == kTidXInputType &&
+                  p->inputs[1].witness != start->inputs[1].witness;
+  }
+  EXPECT_GT(made, 20);
+  EXPECT_GT(unmade, 20);
+  EXPECT_GT(other_kind, 20);
+  EXPECT_GT(other_lane, 20);
+
+  const absl::StatusOr<ProgramRecords> plain = EncodeProgram(
+      ProgramOf("input %a .b32 5\ninput %b .b32 7\n"
+                "add.u32 %r, %a, %b;\noutput %r\n"));
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  for (int k = 0; k < 3000; ++k) {
+    ProgramRecords r = *plain;
+    for (int chain = 0; chain < 4; ++chain) MutateProgramRecords(r, rng);
+    ASSERT_EQ(ThreadInputs(r), 0);
+  }
+}
+
 TEST(ProgramMutatorTest, ReplaysForASeed) {
   std::mt19937_64 rng(5);
   const std::string input = RandomProgramInput(rng, {});

@@ -163,6 +163,7 @@ void ProgramFuzzTarget::Signal(const Program& program) {
   features[kUndefinedOutput] += undefined;
   features[kFiveOrMoreSteps] += CountSteps(program) >= 5;
   features[kWideInput] += wide;
+  features[kThreadInput] += HasThreadInputs(program);
 }
 
 const ProgramCampaignReport& ProgramFuzzTarget::Stop() {
@@ -181,6 +182,10 @@ const ProgramCampaignReport& ProgramFuzzTarget::Stop() {
     }
   }
   return *report_;
+}
+
+ProgramShape ProgramFuzzTarget::Shape() const {
+  return {.thread_inputs = backend_.backend->JudgesThreadInputs()};
 }
 
 std::string ProgramFuzzTarget::Describe() const {

@@ -42,6 +42,7 @@
 #include "program/program.h"
 #include "program/program_backends.h"
 #include "program/program_campaign.h"
+#include "program/program_generator.h"
 
 namespace ptxdiff {
 
@@ -71,6 +72,7 @@ enum ProgramFeature {
   kUndefinedOutput,  // an output the oracle leaves open at the witness
   kFiveOrMoreSteps,
   kWideInput,  // an input of 64 bits
+  kThreadInput,  // %tid.x or %laneid
   kNotAProgram,
   kNumProgramFeatures,
 };
@@ -95,6 +97,10 @@ class ProgramFuzzTarget {
   // Checks what is queued, finishes the campaign and returns its report;
   // later calls return the same report, and RunInput then queues nothing.
   const ProgramCampaignReport& Stop();
+
+  // The shape of the programs the mutator makes (program_mutator.h): with
+  // thread inputs where the backend judges them.
+  ProgramShape Shape() const;
 
   // "ptxas (...), triage directory out/triage": for the start-up line.
   std::string Describe() const;

@@ -150,6 +150,13 @@ TEST_F(ProgramFuzzTargetTest, TheSignalCountsStepClassesAndFeatures) {
       counters.data() + kNumFamilies * kNumSemanticClasses;
   EXPECT_GT(features[kHasLoop], 0);
   EXPECT_EQ(features[kHasGuard], 0);
+  EXPECT_EQ(features[kThreadInput], 0);
+  ASSERT_EQ(Feed(*target, Bytes("input %t .b32 %laneid 9\n"
+                                "add.u32 %r, %t, 1;\noutput %r\n")),
+            0);
+  EXPECT_GT(features[kThreadInput], 0);
+  // A tool runs programs on one thread: the mutator makes no thread inputs.
+  EXPECT_FALSE(target->Shape().thread_inputs);
   target->Stop();
 }
 

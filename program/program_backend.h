@@ -127,6 +127,11 @@ class ProgramBackend {
   }
   // The flags that replay a case: "--backend ptxas --arch sm_90".
   virtual std::string ReplayFlags() const = 0;
+  // True if it judges programs with thread inputs (ptxas's code, each lane
+  // run on the CPU). A tool and a GPU run programs on one thread and only
+  // say "not judged" (kThreadInputsNotRun): the campaign generates no such
+  // programs for them.
+  virtual bool JudgesThreadInputs() const { return false; }
 };
 
 }  // namespace ptxdiff

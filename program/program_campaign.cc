@@ -201,6 +201,8 @@ class Campaign {
   // queue).
   std::vector<Program> NextBatch(std::mt19937_64& rng) {
     ProgramShape shape = o_.shape;
+    // Not for a backend that would only say "not judged".
+    shape.thread_inputs = backend_.JudgesThreadInputs();
     {
       std::lock_guard<std::mutex> lock(mu_);
       shape.suppressed = suppressed_;
@@ -287,6 +289,8 @@ class Campaign {
       if (folded[k]) Count(&ProgramCampaignReport::folded);
       if (claimed[k]) Count(&ProgramCampaignReport::claimed);
       if (executed[k]) Count(&ProgramCampaignReport::executed);
+      if (HasThreadInputs(batch[k]))
+        Count(&ProgramCampaignReport::with_thread_inputs);
       if (!folded[k] && !claimed[k] && !done[k])
         CountWhy(report_.not_judged, why[k]);
     }

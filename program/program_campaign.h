@@ -50,6 +50,8 @@ struct ProgramCampaignOptions {
   uint64_t seed = 1;
   int threads = 2;
   Reading reading = Reading::kSpec;
+  // The generator's; its thread_inputs is the backend's to say
+  // (ProgramBackend::JudgesThreadInputs).
   ProgramShape shape;
   std::string triage_dir;
   int max_minimize_candidates = 2000;
@@ -82,6 +84,7 @@ struct ProgramCampaignReport {
   int64_t folded = 0;
   int64_t claimed = 0;
   int64_t executed = 0;  // of them, judged on code run on the CPU (ptxas)
+  int64_t with_thread_inputs = 0;  // checked, reading %tid.x or %laneid
   int64_t disagreements = 0;       // values the oracle refutes
   int64_t crashes = 0, hangs = 0;  // of the backend (hangs: unisolated too)
   // Disagreements in programs that use a variant no longer generated (its

@@ -8,6 +8,8 @@
 
 #include <cstdlib>
 #include <memory>
+#include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -413,6 +415,76 @@ TEST_F(ProgramCampaignTest, AHangSeenAloneIsFiledWithoutAnotherRun) {
               testing::StartsWith("hang~ptx-cmd~immediate-inputs~program-"));
   EXPECT_EQ(report.filed[0].entry, report.filed[1].entry);
   EXPECT_EQ(report.pending, 0);
+}
+
+// A backend that agrees with every program, keeping those it was given
+// with runtime inputs, and says whether it judges thread inputs.
+class AgreeingBackend : public ProgramBackend {
+ public:
+  explicit AgreeingBackend(bool judges_thread_inputs)
+      : judges_thread_inputs_(judges_thread_inputs) {}
+  std::string Name() const override { return "agreeing"; }
+  std::string Identity() const override { return "agreeing"; }
+  absl::StatusOr<std::vector<ProgramCheck>> Check(
+      std::span<const Program> programs, ProgramInputs form, Reading,
+      absl::Time) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (form == ProgramInputs::kRuntime) {
+      checked_.insert(checked_.end(), programs.begin(), programs.end());
+    }
+    return std::vector<ProgramCheck>(programs.size(), {.judged = true});
+  }
+  std::string Describe(const Program&, const ProgramMismatch&) const override {
+    return "";
+  }
+  std::string FindingClass(ProgramInputs) const override { return "agree"; }
+  std::string FindingName(ProgramInputs) const override { return "agree"; }
+  std::string ReproModule(const Program&, ProgramInputs) const override {
+    return "";
+  }
+  std::string ReplayFlags() const override { return ""; }
+  bool JudgesThreadInputs() const override { return judges_thread_inputs_; }
+
+  std::vector<Program> checked() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return checked_;
+  }
+
+ private:
+  const bool judges_thread_inputs_;
+  std::mutex mu_;
+  std::vector<Program> checked_;
+};
+
+// The campaign generates programs with thread inputs for a backend that
+// judges them (one in 8 or so), and none for one that would only say "not
+// judged" (a tool, a GPU).
+TEST(ProgramCampaignShapeTest, ThreadInputsOnlyForABackendThatJudgesThem) {
+  auto dir = TempDir::Create("program-campaign-shape");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  for (const bool judges : {true, false}) {
+    SCOPED_TRACE(judges ? "judges thread inputs" : "does not");
+    auto backend = std::make_shared<AgreeingBackend>(judges);
+    ProgramCampaignOptions options{
+        .backend = backend,
+        .max_time = absl::Milliseconds(500),
+        .threads = 1,
+        .triage_dir = (*dir)->File(judges ? "judges" : "not"),
+    };
+    auto report = RunProgramCampaign(options, nullptr);
+    ASSERT_TRUE(report.ok()) << report.status();
+    const std::vector<Program> checked = backend->checked();
+    ASSERT_GT(checked.size(), 300u);
+    size_t with_threads = 0;
+    for (const Program& p : checked) with_threads += HasThreadInputs(p);
+    EXPECT_EQ(report->with_thread_inputs, static_cast<int64_t>(with_threads));
+    if (judges) {
+      EXPECT_GT(with_threads, checked.size() / 16) << checked.size();
+      EXPECT_LT(with_threads, checked.size() / 5) << checked.size();
+    } else {
+      EXPECT_EQ(with_threads, 0u);
+    }
+  }
 }
 
 // A pending finding is written whole and read back; a torn or foreign

@@ -20,12 +20,38 @@ namespace {
 
 // An input's or a move's type code, and back.
 constexpr std::array<int, 4> kWidthOfType = {16, 32, 64, 1};
+static_assert(kTidXInputType == kWidthOfType.size(),
+              "a thread input's type codes follow the widths'");
 
 std::optional<uint8_t> TypeOfWidth(int width) {
   for (uint8_t t = 0; t < kWidthOfType.size(); ++t) {
     if (kWidthOfType[t] == width) return t;
   }
   return std::nullopt;
+}
+
+// An input record's type code (read modulo kNumInputTypes), and back.
+ThreadInput ThreadOfType(uint8_t type) {
+  switch (type % kNumInputTypes) {
+    case kTidXInputType:
+      return ThreadInput::kTidX;
+    case kLaneIdInputType:
+      return ThreadInput::kLaneId;
+    default:
+      return ThreadInput::kNone;
+  }
+}
+
+uint8_t TypeOfInput(const ProgramInput& in) {
+  switch (in.thread) {
+    case ThreadInput::kTidX:
+      return kTidXInputType;
+    case ThreadInput::kLaneId:
+      return kLaneIdInputType;
+    case ThreadInput::kNone:
+      break;
+  }
+  return *TypeOfWidth(in.width);
 }
 
 // The registers set so far, in the order they were first set.
@@ -137,10 +163,14 @@ class Decoder {
   }
 
   void Input(const InputRecord& r, size_t k) {
-    const int width = kWidthOfType[r.type % kWidthOfType.size()];
-    ProgramInput in{.name = std::string(1, static_cast<char>('a' + k)),
-                    .width = width,
-                    .witness = r.witness & WidthMask(width)};
+    ProgramInput in{.name = std::string(1, static_cast<char>('a' + k))};
+    in.thread = ThreadOfType(r.type);
+    if (in.thread != ThreadInput::kNone) {
+      in.witness = r.witness % kProgramLanes;  // its lane; 32 bits wide
+    } else {
+      in.width = kWidthOfType[r.type % kNumInputTypes];
+      in.witness = r.witness & WidthMask(in.width);
+    }
     registers_.Add(in.name, in.width);
     program_.inputs.push_back(std::move(in));
   }
@@ -336,13 +366,9 @@ class Encoder {
           "the byte form takes at most ", kMaxProgramInputRecords,
           " steps and loop brackets; the program has ", p.steps.size()));
     }
-    if (HasThreadInputs(p)) {
-      return absl::InvalidArgumentError(
-          "the byte form has no thread inputs (%tid.x, %laneid) yet");
-    }
     for (const ProgramInput& in : p.inputs) {
       records_.inputs.push_back(
-          {.type = *TypeOfWidth(in.width), .witness = in.witness});
+          {.type = TypeOfInput(in), .witness = in.witness});
       registers_.Add(in.name, in.width);
     }
     for (const ProgramStep& s : p.steps) {
@@ -595,7 +621,7 @@ absl::StatusOr<ProgramRecords> ReadProgramRecords(absl::string_view bytes) {
   ProgramRecords r;
   const int inputs = in.U8() % (kMaxProgramInputs + 1);
   for (int k = 0; k < inputs; ++k) {
-    const uint8_t type = in.U8() % kWidthOfType.size();
+    const uint8_t type = in.U8() % kNumInputTypes;
     r.inputs.push_back({.type = type, .witness = in.Read(8)});
   }
   const int steps = in.U8() % (kMaxProgramInputRecords + 1);
@@ -611,7 +637,7 @@ std::string WriteProgramRecords(const ProgramRecords& r) {
   const size_t inputs = std::min<size_t>(r.inputs.size(), kMaxProgramInputs);
   Append(out, inputs, 1);
   for (size_t k = 0; k < inputs; ++k) {
-    Append(out, r.inputs[k].type % kWidthOfType.size(), 1);
+    Append(out, r.inputs[k].type % kNumInputTypes, 1);
     Append(out, r.inputs[k].witness, 8);
   }
   const size_t steps =

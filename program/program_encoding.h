@@ -11,7 +11,9 @@
 //
 //   bytes 0..7   kProgramInputTag, little-endian
 //   u8           inputs (modulo 5)
-//   per input    u8 type (modulo 4: .b16 .b32 .b64 .pred), u64 witness
+//   per input    u8 type (modulo 6: .b16 .b32 .b64 .pred, then the thread
+//                inputs %tid.x and %laneid, 32 bits), u64 witness (a
+//                thread input's: its lane, modulo kProgramLanes)
 //   u8           step records (at most kMaxProgramInputRecords)
 //   per record   u8 op: bits 0-2 the kind (modulo 7: instruction, move,
 //                `loop {`, `}`, `if {`, `} else {`, `}`), bit 3 guarded,
@@ -23,7 +25,8 @@
 //                  records, each u8 (bit 7 a register, bits 0-6 its pick)
 //                  and, for an immediate, u64 its bits; one per source but
 //                  CC.CF, a selector's as an immediate
-//                move: u8 width (as an input's type), one operand record
+//                move: u8 width (modulo 4, as an input's type), one
+//                  operand record
 //                `loop {`: u16 trip count (modulo 1025)
 //                either `}` closes the innermost block, loop or if
 //   u8           outputs (modulo 4, plus 1), each u8: the pick among all
@@ -33,6 +36,10 @@
 // most kMaxProgramInputBlockDepth deep, loops kMaxProgramInputLoopDepth, and
 // a nested loop's trips are cut so that the innermost runs at most
 // kMaxLoopTrip times in all.
+//
+// Before thread inputs, an input's type was read modulo 4 and written as 0
+// to 3, which read the same modulo 6: what was written then decodes to the
+// same programs.
 
 #ifndef PTXDIFF_PROGRAM_PROGRAM_ENCODING_H_
 #define PTXDIFF_PROGRAM_PROGRAM_ENCODING_H_
@@ -71,8 +78,14 @@ struct StepRecord {
   uint16_t trip = 0;                    // a loop's
 };
 
+// An input record's type past the widths' (0 .b16, 1 .b32, 2 .b64, 3
+// .pred): a thread input, its witness the lane.
+inline constexpr uint8_t kTidXInputType = 4;
+inline constexpr uint8_t kLaneIdInputType = 5;
+inline constexpr uint8_t kNumInputTypes = 6;
+
 struct InputRecord {
-  uint8_t type = 1;  // 0 .b16, 1 .b32, 2 .b64, 3 .pred
+  uint8_t type = 1;  // 0 .b16, 1 .b32, 2 .b64, 3 .pred, or a thread input's
   uint64_t witness = 0;
 };
 

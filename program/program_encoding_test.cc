@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "isa/fuzz_input.h"
@@ -38,7 +39,9 @@ TEST(ProgramEncodingTest, TestdataProgramsRoundTrip) {
         "fuzzx-m016.ptxprog", "fuzzx-m025.ptxprog", "fuzzx-m037.ptxprog",
         "found-abs-lt-zero.ptxprog", "found-neg-abs-lt-min.ptxprog",
         "found-square-low-bits.ptxprog",
-        "found-bmsk-min-max-unsigned.ptxprog"}) {
+        "found-bmsk-min-max-unsigned.ptxprog",
+        "lane-abs-cvt-sat-u16.ptxprog", "lane-bfe-s32-past-top.ptxprog",
+        "lane-cnot-cvt-sat-s16.ptxprog"}) {
     SCOPED_TRACE(name);
     const absl::StatusOr<Program> p = TestdataProgram(name);
     ASSERT_TRUE(p.ok()) << p.status();
@@ -58,6 +61,74 @@ TEST(ProgramEncodingTest, GuardsMovesAndSetAgainRoundTrip) {
       "mov.pred %t, %q;\n@%t mov.b32 %a, 3;\nmul.wide.u32 %x, %a, %m;\n"
       "vadd.u32.u32.u32.add %v, %a.b1, %m.h0, %a;\n"
       "output %x\noutput %v\noutput %t\n"));
+}
+
+// A thread input is an input record of its own type, its lane the witness.
+TEST(ProgramEncodingTest, ThreadInputsRoundTrip) {
+  const Program p = ProgramOf(
+      "input %a .b32 5\ninput %t .b32 %tid.x 20\ninput %l .b32 %laneid 3\n"
+      "setp.lt.u32 %p, %t, 16;\nadd.u32 %r, %l, %a;\n@%p add.u32 %r, %r, 1;\n"
+      "output %r\n");
+  ExpectRoundTrip(p);
+  const absl::StatusOr<ProgramRecords> records = EncodeProgram(p);
+  ASSERT_TRUE(records.ok()) << records.status();
+  ASSERT_EQ(records->inputs.size(), 3u);
+  EXPECT_EQ(records->inputs[0].type, 1);  // .b32
+  EXPECT_EQ(records->inputs[1].type, kTidXInputType);
+  EXPECT_EQ(records->inputs[1].witness, 20u);
+  EXPECT_EQ(records->inputs[2].type, kLaneIdInputType);
+  EXPECT_EQ(records->inputs[2].witness, 3u);
+}
+
+// The bytes of a thread input: its type read modulo kNumInputTypes, its
+// witness modulo the lanes.
+TEST(ProgramEncodingTest, ThreadInputBytesDecodeToALane) {
+  std::string bytes = WriteProgramRecords(
+      {.inputs = {{.type = kTidXInputType, .witness = 37},
+                  {.type = kLaneIdInputType, .witness = 0xffffffff}}});
+  const absl::StatusOr<Program> p = DecodeProgramInput(bytes);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(FormatProgram(*p), absl::StrCat(kProgramHeader,
+                                            "\ninput %a .b32 %tid.x 5\n"
+                                            "input %b .b32 %laneid 31\n"
+                                            "output %b\n"));
+  bytes[9] = static_cast<char>(kTidXInputType + 2 * kNumInputTypes);
+  bytes[18] = static_cast<char>(kNumInputTypes + 2);  // .b64
+  const absl::StatusOr<Program> q = DecodeProgramInput(bytes);
+  ASSERT_TRUE(q.ok()) << q.status();
+  EXPECT_EQ(FormatProgram(*q), absl::StrCat(kProgramHeader,
+                                            "\ninput %a .b32 %tid.x 5\n"
+                                            "input %b .b64 0xffffffff\n"
+                                            "output %b\n"));
+}
+
+// Bytes written before thread inputs (by the writer that read and wrote an
+// input's type modulo 4) decode to the program they did then, and are
+// written back the same.
+TEST(ProgramEncodingTest, BytesWrittenBeforeThreadInputsDecodeAsThen) {
+  const std::string before = absl::HexStringToBytes(
+      "50584450524f4731"                    // the tag
+      "04"                                  // 4 inputs
+      "00ffff000000000000"                  // .b16 0xffff
+      "010700000000000000"                  // .b32 7
+      "020000000000000080"                  // .b64 0x8000000000000000
+      "030100000000000000"                  // .pred 1
+      "02"                                  // 2 steps
+      "010180"                              // mov.b32 of the last 32 bits
+      "21000000" "3412000000000000"         // mov.b16 0x1234 to one set before
+      "010004");                            // 2 outputs: the last, the first
+  const absl::StatusOr<Program> p = DecodeProgramInput(before);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(FormatProgram(*p), absl::StrCat(kProgramHeader,
+                                            "\ninput %a .b16 0xffff\n"
+                                            "input %b .b32 0x7\n"
+                                            "input %c .b64 0x8000000000000000\n"
+                                            "input %d .pred 0x1\n"
+                                            "mov.b32 %r0, %b;\n"
+                                            "mov.b16 %a, 0x1234;\n"
+                                            "output %r0\n"
+                                            "output %a\n"));
+  EXPECT_EQ(ProgramInputBytes(*p).value_or(""), before);
 }
 
 // Any bytes after the tag are a program the parser accepts, or a program

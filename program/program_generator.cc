@@ -47,6 +47,10 @@ class Builder {
           {.name = name, .width = 32, .witness = SpecialOrRandom(rng_)});
       live_.push_back(name);
     }
+    if (shape_.thread_inputs &&
+        static_cast<int>(rng_() % 100) < shape_.thread_input_percent) {
+      MakeThreadInput(p_.inputs[rng_() % p_.inputs.size()]);
+    }
     const int steps =
         shape_.min_steps +
         static_cast<int>(rng_() % (shape_.max_steps - shape_.min_steps + 1));
@@ -69,6 +73,13 @@ class Builder {
   }
 
  private:
+  // `in` read from the thread: %tid.x or %laneid, shown at a random lane.
+  // The compares of an input with a small bound then split the lanes.
+  void MakeThreadInput(ProgramInput& in) {
+    in.thread = rng_() % 2 == 0 ? ThreadInput::kTidX : ThreadInput::kLaneId;
+    in.witness = rng_() % kProgramLanes;
+  }
+
   // An empty one-trip loop, then a loop of 1, 2 or 4 trips around the next
   // steps: the shape of FuzzX's m009, m011 and m012.
   void OpenLoop() {

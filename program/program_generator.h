@@ -7,7 +7,8 @@
 // after an empty one, their counters set in the entry block, that often
 // carry a register set before them, and if/else blocks on a compare of an
 // input (a thread-index-like value) whose branches each set one register
-// their own way. Deterministic for a seed.
+// their own way; where the backend judges them, an input that is the
+// thread's own (%tid.x, %laneid). Deterministic for a seed.
 
 #ifndef PTXDIFF_PROGRAM_PROGRAM_GENERATOR_H_
 #define PTXDIFF_PROGRAM_PROGRAM_GENERATOR_H_
@@ -29,6 +30,14 @@ struct ProgramShape {
   // Percent of programs with an if/else on a compare of an input, each
   // branch setting the same register.
   int if_else_percent = 25;
+  // Whether programs may read a thread input (%tid.x or %laneid): only
+  // where the backend judges them (ProgramBackend::JudgesThreadInputs),
+  // which the program campaign sets. Off, the generator draws nothing for
+  // them: a seed gives the programs it gave before.
+  bool thread_inputs = false;
+  // Percent of programs, where they may, with one of their inputs a thread
+  // input in place of a parameter: what reads it differs from lane to lane.
+  int thread_input_percent = 12;
   // Spellings never used as steps: root causes already known, so that one
   // cause does not flood a run.
   std::vector<std::string> suppressed;

@@ -80,9 +80,48 @@ TEST(ProgramGeneratorTest, BothBranchesSetTheSameRegister) {
   EXPECT_GT(checked, 40);
 }
 
-// ptxas accepts generated programs' kernels (if/else blocks among them) in
-// both input forms on several targets, as one module of kernels and as a
-// tool's module of all the programs.
+// Where the backend judges them, about one program in 8 reads %tid.x or
+// %laneid in place of a parameter, at a lane of the block; elsewhere (by
+// default, and at 0 percent) none does.
+TEST(ProgramGeneratorTest, ThreadInputsOnlyWhereTheShapeSaysSo) {
+  std::mt19937_64 rng(5);
+  const ProgramShape threads{.thread_inputs = true};
+  int with_threads = 0, tid = 0, laneid = 0;
+  for (int n = 0; n < 800; ++n) {
+    const Program p = RandomProgram(rng, threads);
+    const std::string text = FormatProgram(p);
+    auto back = ParseProgram(text);
+    ASSERT_TRUE(back.ok()) << text << back.status();
+    ASSERT_EQ(FormatProgram(*back), text);
+    ASSERT_EQ(EvaluateAtWitness(*back).size(), 1u);
+    int thread_inputs = 0;
+    for (const ProgramInput& in : p.inputs) {
+      if (in.thread == ThreadInput::kNone) continue;
+      ++thread_inputs;
+      EXPECT_LT(in.witness, static_cast<uint64_t>(kProgramLanes));
+      tid += in.thread == ThreadInput::kTidX;
+      laneid += in.thread == ThreadInput::kLaneId;
+    }
+    EXPECT_LE(thread_inputs, 1) << text;
+    with_threads += thread_inputs;
+  }
+  EXPECT_GT(with_threads, 60);
+  EXPECT_LT(with_threads, 140);
+  EXPECT_GT(tid, 20);
+  EXPECT_GT(laneid, 20);
+
+  std::mt19937_64 plain(5), none(5);
+  for (int n = 0; n < 200; ++n) {
+    const Program p = RandomProgram(plain);
+    EXPECT_FALSE(HasThreadInputs(p)) << FormatProgram(p);
+    EXPECT_FALSE(HasThreadInputs(RandomProgram(
+        none, {.thread_inputs = true, .thread_input_percent = 0})));
+  }
+}
+
+// ptxas accepts generated programs' kernels (if/else blocks and thread
+// inputs among them) in both input forms on several targets, as one module
+// of kernels and as a tool's module of all the programs.
 TEST(ProgramGeneratorTest, KernelsAssemble) {
   auto ptxas = FindPtxas({});
   if (!ptxas.ok()) GTEST_SKIP() << ptxas.status();
@@ -94,6 +133,11 @@ TEST(ProgramGeneratorTest, KernelsAssemble) {
     ifs += FormatProgram(programs.back()).find("if ") != std::string::npos;
   }
   EXPECT_GT(ifs, 10);
+  for (int n = 0; n < 20; ++n) {
+    programs.push_back(RandomProgram(
+        rng, {.thread_inputs = true, .thread_input_percent = 100}));
+    ASSERT_TRUE(HasThreadInputs(programs.back()));
+  }
   for (int sm : {75, 90, 120}) {
     const PtxTarget target = *TargetForDevice(sm);
     const std::string arch = absl::StrCat("sm_", sm);

@@ -475,6 +475,12 @@ class PtxasProgramBackend : public ProgramBackend {
                          deadline);
   }
 
+  // Its code runs on the CPU lane by lane where the evaluator knows the
+  // target.
+  bool JudgesThreadInputs() const override {
+    return FindSassArchInfo(arch_).ok();
+  }
+
   std::string Describe(const Program& p,
                        const ProgramMismatch& m) const override {
     if (m.executed) {

@@ -302,6 +302,8 @@ output %s
   EXPECT_TRUE(check->judged) << check->why_not;
   EXPECT_TRUE(check->executed);
   EXPECT_FALSE(check->mismatch.has_value());
+  // And so the campaign generates them for ptxas.
+  EXPECT_TRUE(MakePtxasProgramBackend(ptxas_, "sm_90")->JudgesThreadInputs());
 }
 
 // Root causes `ptxdiff programs` found on this toolkit's ptxas (13.0),
@@ -332,6 +334,51 @@ TEST_F(ProgramPtxasTest, CampaignFindingsAreFlagged) {
     EXPECT_EQ(check->mismatch->oracle[0],
               (ProgramValue{.bits = c.oracle, .defined = true}))
         << c.file;
+  }
+}
+
+// Root causes `ptxdiff programs` found through thread inputs (ptxas 13.0),
+// minimized: in both forms ptxas's code is wrong on the lane each case
+// names, and it needs the thread id there: with the id an immediate at
+// that lane, ptxas folds it right.
+TEST_F(ProgramPtxasTest, CampaignThreadInputFindingsAreFlagged) {
+  struct Case {
+    std::string file;
+    uint32_t lane;  // the first lane refuted
+    uint64_t oracle, ptxas;
+    std::string cause;
+  };
+  for (const Case& c : std::vector<Case>{
+           // Every lane differs: the witness's lane is refuted first.
+           {"lane-bfe-s32-past-top.ptxprog", 20, 0x0, 0xffffffff,
+            "executed code that departs first at `MOV R, 0xffffffff`"},
+           // Only lane 0 differs.
+           {"lane-cnot-cvt-sat-s16.ptxprog", 0, 0x1, 0x8000,
+            "executed code that departs first at `SEL R, R, 0xffff8000, !P`"},
+       }) {
+    SCOPED_TRACE(c.file);
+    auto p = TestdataProgram(c.file);
+    ASSERT_TRUE(p.ok()) << p.status();
+    for (ProgramInputs form :
+         {ProgramInputs::kImmediate, ProgramInputs::kRuntime}) {
+      auto check = CheckProgram(ptxas_, "sm_90", *p, form, Reading::kSpec);
+      ASSERT_TRUE(check.ok()) << check.status();
+      ASSERT_TRUE(check->mismatch.has_value()) << check->why_not;
+      const ProgramMismatch& m = *check->mismatch;
+      EXPECT_TRUE(m.executed);
+      EXPECT_EQ(LaneOf(*p, m.inputs), c.lane);
+      EXPECT_EQ(m.claimed, std::vector<uint64_t>{c.ptxas});
+      ASSERT_EQ(m.oracle.size(), 1u);
+      EXPECT_EQ(m.oracle[0], (ProgramValue{.bits = c.oracle, .defined = true}));
+      EXPECT_EQ(m.departure_cause, c.cause);
+    }
+    Program immediate_id = *p;
+    immediate_id.inputs[0] = {.name = p->inputs[0].name, .witness = c.lane};
+    auto folded = CheckProgram(ptxas_, "sm_90", immediate_id,
+                               ProgramInputs::kImmediate, Reading::kSpec);
+    ASSERT_TRUE(folded.ok()) << folded.status();
+    EXPECT_TRUE(folded->judged) << folded->why_not;
+    EXPECT_FALSE(folded->mismatch.has_value());
   }
 }
 

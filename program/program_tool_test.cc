@@ -209,6 +209,7 @@ TEST_F(ProgramToolTest, ProgramsWithThreadInputsAreNotJudged) {
       ProgramOf("input %t .b32 %tid.x\nadd.u32 %r, %t, 1;\noutput %r\n"),
       ProgramOf("input %a .b32 1\nadd.u32 %r, %a, 1;\noutput %r\n")};
   auto backend = MakeToolProgramBackend(tool_);
+  EXPECT_FALSE(backend->JudgesThreadInputs());  // none are generated for it
   auto checks = backend->Check(programs, ProgramInputs::kRuntime,
                                Reading::kSpec, absl::InfiniteFuture());
   ASSERT_TRUE(checks.ok()) << checks.status();
