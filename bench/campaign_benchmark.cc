@@ -20,9 +20,9 @@
 //   <name>/imm      for ptxas, which runs operand forms: the campaign again
 //                   without the runtime tier (CampaignOptions::runtime_forms).
 //
-// With --outcomes-cost=PAIRS, only the campaign, without and with its
-// outcome records (counted, and written every 10 s as a fuzz process
-// does), alternated PAIRS times: the ratio of the rates.
+// With --outcomes-cost=PAIRS, only the campaign (no backend-alone run),
+// without and with its outcome records (counted, and written every 10 s as
+// a fuzz process does), alternated PAIRS times: the ratio of the rates.
 
 #include <unistd.h>
 
@@ -100,6 +100,7 @@ double BackendAlone(const WorkerCommand& command, double seconds) {
 struct OutcomeRecords {
   bool on = true;
   std::string path;  // where they are written
+  bool measuring_cost = false;  // --outcomes-cost: no backend-alone run
 };
 
 // One write of the records, as a fuzz process makes it; prints what it
@@ -140,7 +141,9 @@ double Measure(const std::string& backend, const KeyValues& hello_options,
   }
   command->hello_options.insert(command->hello_options.end(),
                                 hello_options.begin(), hello_options.end());
-  const double alone = BackendAlone(*command, seconds);
+  // The backend alone is the other rows' baseline; the records' cost is a
+  // ratio of campaigns, so --outcomes-cost does not spend time on it.
+  const double alone = outcomes.measuring_cost ? 0 : BackendAlone(*command, seconds);
   CampaignOptions options;
   options.worker = *command;
   options.triage_dir = TempDir() + "/triage";
@@ -193,9 +196,12 @@ void MeasureOutcomesCost(const std::string& backend,
   const std::string dir = TempDir();
   double with = 0, without = 0;
   for (int i = 0; i < pairs; ++i) {
-    without += Measure(backend, hello_options, seconds, true, {.on = false});
+    without += Measure(backend, hello_options, seconds, true,
+                       {.on = false, .measuring_cost = true});
     with += Measure(backend, hello_options, seconds, true,
-                    {.on = true, .path = dir + "/1.outcomes"});
+                    {.on = true,
+                     .path = dir + "/1.outcomes",
+                     .measuring_cost = true});
   }
   std::printf("%s: outcome records kept / not kept = %.3f (%d pairs of %.0f s)\n",
               backend.c_str(), without > 0 ? with / without : 0.0, pairs,
