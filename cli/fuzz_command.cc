@@ -31,6 +31,7 @@
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "cli/fuzzer_output.h"
+#include "cli/report_command.h"
 #include "cli/triage_commands.h"
 #include "client/worker_client.h"
 #include "client/worker_locator.h"
@@ -44,7 +45,6 @@
 #include "oracle/errata.h"
 #include "program/program_backends.h"
 #include "protocol/backend_names.h"
-#include "cli/report_command.h"
 #include "report/run_records.h"
 #include "triage/triage_store.h"
 
@@ -286,7 +286,8 @@ struct OutWrites {
 // goes on: the timeline is a picture of the run, not a finding.
 struct Timeline {
   std::string path;
-  bool failed = false;
+  bool written = false;  // the header, and a point
+  bool failed = false;   // and said so
   void Add(const Progress& p, double seconds, std::ostream& err) {
     const FuzzStats& s = p.sum.stats;
     const TimelinePoint point{.seconds = seconds,
@@ -306,7 +307,6 @@ struct Timeline {
     }
     written = true;
   }
-  bool written = false;
 };
 
 // Waits for the fuzzer, moving its output to the log, printing a progress

@@ -93,10 +93,20 @@ absl::Status WriteFile(const std::string& path, absl::string_view bytes) {
 }
 
 absl::Status AppendToFile(const std::string& path, absl::string_view bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::app);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  out.close();
-  if (!out) return ErrnoError("cannot append to", path);
+  const int fd =
+      open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return absl::InternalError(
+        absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
+  }
+  const ssize_t wrote = write(fd, bytes.data(), bytes.size());
+  const int error = errno;
+  close(fd);
+  if (wrote != static_cast<ssize_t>(bytes.size())) {
+    return absl::InternalError(absl::StrCat(
+        "cannot write to ", path, ": ",
+        wrote < 0 ? std::strerror(error) : "short write (a full disk?)"));
+  }
   return absl::OkStatus();
 }
 

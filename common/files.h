@@ -23,7 +23,8 @@ absl::StatusOr<std::string> ReadFile(const std::string& path);
 // Replaces `path` with `bytes`.
 absl::Status WriteFile(const std::string& path, absl::string_view bytes);
 
-// Adds `bytes` at the end of `path` (created if missing).
+// Adds `bytes` at the end of `path` (created if missing), in one write:
+// lines appended by several processes at once do not interleave.
 absl::Status AppendToFile(const std::string& path, absl::string_view bytes);
 
 // The paths of the files in `dir` whose names end in `suffix`, hidden ones

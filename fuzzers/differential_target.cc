@@ -589,7 +589,7 @@ bool DifferentialTarget::Flush(absl::Duration timeout) {
 
 void DifferentialTarget::Stop() {
   if (campaign_) campaign_->Stop();
-  stopped_ = true;
+  last_outcomes_write_ = absl::InfinitePast();  // the last counts, whenever
   WriteStats();
 }
 
@@ -605,29 +605,26 @@ void DifferentialTarget::WriteStats() {
                        .explored = snapshot.explored};
   // The next write (within a second) tries again; the first failure is
   // said, for `ptxdiff fuzz` (fuzzer_output.h): its summary reads this file.
-  const std::string path =
-      absl::StrCat(config_.stats_dir, "/", getpid(), ".stats");
-  const absl::Status written = WriteFileAtomic(path, FormatStatsFile(file));
-  if (!written.ok() && !stats_write_failed_) {
-    stats_write_failed_ = true;
-    std::fprintf(stderr, "ptxdiff: cannot write %s: %s\n", path.c_str(),
-                 std::string(written.message()).c_str());
-  }
-  if (campaign_ && (stopped_ || absl::Now() - last_outcomes_write_ >=
-                                    kOutcomesWriteInterval)) {
-    WriteOutcomes();
+  WriteSayingTheFirstFailure(
+      absl::StrCat(config_.stats_dir, "/", getpid(), ".stats"),
+      FormatStatsFile(file), stats_write_failed_);
+  if (campaign_ &&
+      absl::Now() - last_outcomes_write_ >= kOutcomesWriteInterval) {
+    last_outcomes_write_ = absl::Now();
+    WriteSayingTheFirstFailure(
+        absl::StrCat(config_.stats_dir, "/", getpid(), ".outcomes"),
+        campaign_->OutcomesSnapshot().Format(backend().Describe(),
+                                             campaign_->SupportedVariants()),
+        outcomes_write_failed_);
   }
 }
 
-void DifferentialTarget::WriteOutcomes() {
-  last_outcomes_write_ = absl::Now();
-  const std::string path =
-      absl::StrCat(config_.stats_dir, "/", getpid(), ".outcomes");
-  const absl::Status written = WriteFileAtomic(
-      path, campaign_->OutcomesSnapshot().Format(
-                backend().Describe(), campaign_->SupportedVariants()));
-  if (!written.ok() && !outcomes_write_failed_) {
-    outcomes_write_failed_ = true;
+void DifferentialTarget::WriteSayingTheFirstFailure(const std::string& path,
+                                                    absl::string_view text,
+                                                    bool& failed) {
+  const absl::Status written = WriteFileAtomic(path, text);
+  if (!written.ok() && !failed) {
+    failed = true;
     std::fprintf(stderr, "ptxdiff: cannot write %s: %s\n", path.c_str(),
                  std::string(written.message()).c_str());
   }

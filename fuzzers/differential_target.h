@@ -255,10 +255,12 @@ class DifferentialTarget {
   // The outcome records (<pid>.outcomes beside the stats file): a few MB,
   // so written less often than the stats, and once more at Stop.
   static constexpr absl::Duration kOutcomesWriteInterval = absl::Seconds(10);
-  void WriteOutcomes();
   absl::Time last_outcomes_write_ = absl::InfinitePast();
   bool outcomes_write_failed_ = false;
-  bool stopped_ = false;
+  // Replaces `path` with `text`; the first failure (`failed` unset) is said
+  // on stderr, for `ptxdiff fuzz` (fuzzer_output.h), the later ones not.
+  static void WriteSayingTheFirstFailure(const std::string& path,
+                                         absl::string_view text, bool& failed);
 };
 
 }  // namespace ptxdiff

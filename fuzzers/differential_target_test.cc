@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "campaign/outcome_table.h"
 #include "common/files.h"
+#include "common/testing/text.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isa/family_table.h"
@@ -30,14 +31,6 @@ std::string FreshDir(const std::string& name) {
 }
 
 // A wrapper script: the faulty worker, wrong on every vadd.
-int Count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t at = text.find(what); at != std::string::npos;
-       at = text.find(what, at + 1))
-    ++n;
-  return n;
-}
-
 std::string WrongVaddBackend(const std::string& dir) {
   std::system(("mkdir -p '" + dir + "'").c_str());
   const std::string script = dir + "/worker.sh";
@@ -329,7 +322,7 @@ TEST(DifferentialTargetTest, OutcomesThatCannotBeWrittenAreSaidOnce) {
   ASSERT_TRUE((*target)->Flush());
   (*target)->Stop();
   const std::string said = ::testing::internal::GetCapturedStderr();
-  EXPECT_EQ(Count(said, absl::StrCat("cannot write /dev/full/stats/", getpid(),
+  EXPECT_EQ(Occurrences(said, absl::StrCat("cannot write /dev/full/stats/", getpid(),
                                      ".outcomes: ")),
             1)
       << said;

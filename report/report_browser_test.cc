@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/files.h"
+#include "common/testing/text.h"
 #include "common/subprocess.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -97,14 +98,6 @@ std::string WithCommas(size_t n) {
   for (int at = static_cast<int>(digits.size()) - 3; at > 0; at -= 3)
     digits.insert(at, ",");
   return digits;
-}
-
-int Count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t at = text.find(what); at != std::string::npos;
-       at = text.find(what, at + 1))
-    ++n;
-  return n;
 }
 
 // An 8-bit RGB or RGBA PNG, not interlaced (what Chromium writes), decoded
@@ -203,7 +196,7 @@ TEST_F(ReportBrowserTest, ThePageShowsTheGridTheFindingsAndThePlots) {
   int families = 0;
   for (int f = 0; f < kNumFamilies; ++f)
     families += !VariantsOf(static_cast<Family>(f)).empty();
-  EXPECT_EQ(Count(dom, "class=\"variant-map\""), 2 * families);
+  EXPECT_EQ(Occurrences(dom, "class=\"variant-map\""), 2 * families);
   // The faulty implementation's differing variants, counted as such.
   EXPECT_THAT(dom, HasSubstr(absl::StrCat(
                        "<td class=\"n\">",
@@ -213,7 +206,7 @@ TEST_F(ReportBrowserTest, ThePageShowsTheGridTheFindingsAndThePlots) {
   EXPECT_THAT(dom, HasSubstr("ptxdiff repro '" + root_ + "/faulty/triage/"));
   // The plots: a line drawn in each, for each implementation.
   // Each implementation's three plots draw four lines between them.
-  EXPECT_EQ(Count(dom, "class=\"series\""), 2 * 4);
+  EXPECT_EQ(Occurrences(dom, "class=\"series\""), 2 * 4);
   EXPECT_TRUE(std::regex_search(
       dom, std::regex("class=\"series\" points=\"[0-9.]+,[0-9.]+ ")))
       << "a plot without two points";

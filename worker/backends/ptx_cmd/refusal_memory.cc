@@ -1,10 +1,5 @@
 #include "worker/backends/ptx_cmd/refusal_memory.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -25,24 +20,6 @@ constexpr absl::string_view kImmediates = "immediates";
 // `text` on one line, without the separator.
 std::string OneLine(absl::string_view text) {
   return absl::StrReplaceAll(text, {{"\n", " / "}, {"\t", " "}});
-}
-
-absl::Status AppendWhole(const std::string& path, absl::string_view bytes) {
-  const int fd =
-      open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    return absl::InternalError(
-        absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
-  }
-  const ssize_t wrote = write(fd, bytes.data(), bytes.size());
-  const int error = errno;
-  close(fd);
-  if (wrote != static_cast<ssize_t>(bytes.size())) {
-    return absl::InternalError(absl::StrCat(
-        "cannot write to ", path, ": ",
-        wrote < 0 ? std::strerror(error) : "short write (a full disk?)"));
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace
@@ -81,10 +58,10 @@ absl::Status RefusalMemory::Remember(const RefusalKey& key,
                                      absl::string_view why) const {
   if (access(path_.c_str(), F_OK) != 0) {
     if (absl::Status made = MakeDirs(dir_); !made.ok()) return made;
-    if (absl::Status wrote = AppendWhole(path_, header_); !wrote.ok())
+    if (absl::Status wrote = AppendToFile(path_, header_); !wrote.ok())
       return wrote;
   }
-  return AppendWhole(path_,
+  return AppendToFile(path_,
                      absl::StrCat(key.second ? kImmediates : kRegisters, "\t",
                                   Spell(key.first), "\t", OneLine(why), "\n"));
 }
