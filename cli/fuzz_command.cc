@@ -554,24 +554,6 @@ std::string OutWritesError(const std::vector<std::string>& errors,
       "short");
 }
 
-// --report: the conformance report of every run kept under --out
-// (docs/report.md). One that cannot be written is said; the run's findings
-// are filed whatever happens to it.
-void WriteReportAtTheEnd(const std::string& out_dir, const FuzzConfig& config,
-                         std::ostream& out) {
-  const std::string html = out_dir + "/report.html";
-  const absl::StatusOr<ReportData> data = WriteReport(
-      {{.out_dir = out_dir, .triage_dir = config.triage_dir}}, html,
-      out_dir + "/report.json");
-  if (!data.ok()) {
-    out << "fuzz: the report could not be written: " << data.status().message()
-        << "\n";
-    return;
-  }
-  out << "fuzz: report: " << html << " (every run under " << out_dir
-      << "; open it in a browser)\n";
-}
-
 }  // namespace
 
 int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
@@ -686,7 +668,8 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
       out << "fuzz:   stopped early: " << writes.errors.size()
           << " write(s) under " << out_dir << " failed (the error below)\n";
     }
-    if (parsed->Has("report")) WriteReportAtTheEnd(out_dir, *config, out);
+    if (parsed->Has("report"))
+      WriteReportAtTheEnd("fuzz", out_dir, config->triage_dir, out);
   }
   if (libfuzzer_crashed || WIFSIGNALED(status)) {
     // The target's own errors ("ptxdiff: ...": a backend that cannot start,

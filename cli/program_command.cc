@@ -1,5 +1,7 @@
 #include "cli/program_command.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <memory>
 #include <optional>
@@ -21,6 +23,7 @@
 #include "cli/backend_commands.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "cli/report_command.h"
 #include "cli/triage_commands.h"
 #include "client/worker_client.h"
 #include "client/worker_locator.h"
@@ -37,6 +40,7 @@
 #include "program/program_ptxas.h"
 #include "program/program_tool.h"
 #include "protocol/backend_names.h"
+#include "report/run_records.h"
 #include "triage/triage_store.h"
 #include "worker/backends/ptxas/ptxas_toolchain.h"
 #include "worker/backends/ptxas/sass_constants.h"
@@ -608,6 +612,48 @@ std::string MostOften(const ProgramCampaignReport::Reasons& r) {
                       ")");
 }
 
+ProgramTimelinePoint PointOf(const ProgramCampaignReport& r,
+                             absl::Duration elapsed) {
+  return {.seconds = absl::ToDoubleSeconds(elapsed),
+          .programs = r.programs,
+          .judged_immediate = r.folded,
+          .judged_runtime = r.claimed,
+          .disagreements = r.disagreements,
+          .faults = r.crashes + r.hangs,
+          .new_entries =
+              std::count_if(r.filed.begin(), r.filed.end(),
+                            [](const FiledProgram& f) { return f.is_new; })};
+}
+
+// The run's progress for a report (report/run_records.h), in its own
+// directory under --out/stats, made with the first point (a run refused
+// for bad input leaves none). A write that fails is said once and the run
+// goes on: the timeline is a picture of the run, not a finding.
+class ProgramTimeline {
+ public:
+  ProgramTimeline(const std::string& out_dir, std::string backend)
+      : dir_(absl::StrCat(out_dir, "/stats/", kProgramRunPrefix,
+                          absl::ToUnixSeconds(absl::Now()), "-", getpid())),
+        backend_(std::move(backend)) {}
+
+  void Add(const ProgramCampaignReport& r, absl::Duration elapsed,
+           std::ostream& err) {
+    std::string text = FormatProgramTimelinePoint(PointOf(r, elapsed));
+    if (!started_) text = ProgramTimelineHeader(backend_) + text;
+    absl::Status a = started_ ? absl::OkStatus() : MakeDirs(dir_);
+    if (a.ok())
+      a = AppendToFile(absl::StrCat(dir_, "/", kProgramTimelineFile), text);
+    if (!a.ok() && !failed_) err << "ptxdiff programs: " << a.message() << "\n";
+    failed_ = failed_ || !a.ok();
+    started_ = started_ || a.ok();
+  }
+
+ private:
+  const std::string dir_, backend_;
+  bool started_ = false;  // the header written
+  bool failed_ = false;   // and said so
+};
+
 // Why a run checked or judged nothing ("" if it did): a CI gate must not
 // pass on a run that tested nothing (as `ptxdiff fuzz`).
 std::string NothingChecked(const ChosenProgramBackend& b,
@@ -634,9 +680,9 @@ std::string NothingChecked(const ChosenProgramBackend& b,
 int RunPrograms(const std::vector<std::string>& args, std::ostream& out,
                 std::ostream& err) {
   auto parsed =
-      ParseArgs(args, {},
+      ParseArgs(args, {"report"},
                 {"max-time", "dir", "arch", "seed", "threads", "reading",
-                 "suppress", "backend", "timeout", "cuda-driver"});
+                 "suppress", "backend", "timeout", "cuda-driver", "out"});
   if (!parsed.ok()) return Fail(err, "programs", parsed.status());
   if (!parsed->positional.empty()) {
     return Fail(err, "programs",
@@ -647,6 +693,12 @@ int RunPrograms(const std::vector<std::string>& args, std::ostream& out,
   auto choice = ChooseBackend(*parsed);
   if (!choice.ok()) return Fail(err, "programs", choice.status());
   options->backend = choice->backend;
+  const std::string out_dir = parsed->Get("out", "out");
+  ProgramTimeline timeline(out_dir, choice->backend->Identity());
+  options->on_tick = [&](const ProgramCampaignReport& r,
+                         absl::Duration elapsed) {
+    timeline.Add(r, elapsed, err);
+  };
   // Ctrl-C stops the run as --max-time does: the summary, and the findings
   // not yet filed kept in the journal.
   const ScopedInterruptHandler on_interrupt;
@@ -654,7 +706,10 @@ int RunPrograms(const std::vector<std::string>& args, std::ostream& out,
     out << "programs: " << line << std::endl;
   });
   if (!report.ok()) return Fail(err, "programs", report.status());
+  timeline.Add(*report, absl::Seconds(report->seconds), err);
   PrintSummary(*options, *choice, *report, out);
+  if (parsed->Has("report"))
+    WriteReportAtTheEnd("programs", out_dir, options->triage_dir, out);
   const bool unfiled = std::any_of(
       report->errors.begin(), report->errors.end(), [](const std::string& e) {
         return absl::StartsWith(e, "could not file");

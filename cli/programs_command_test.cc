@@ -38,9 +38,20 @@ TEST(ProgramsCommandTest, AShortRunChecksProgramsAndSaysWhatItFiled) {
   auto dir = TempDir::Create("programs-command");
   ASSERT_TRUE(dir.ok());
   const std::string triage = (*dir)->File("triage");
-  ProgramsRun r = Programs(
-      {"--max-time", "4", "--dir", triage, "--threads", "1", "--seed", "3"});
+  const std::string out = (*dir)->File("out");
+  ProgramsRun r = Programs({"--max-time", "4", "--dir", triage, "--threads",
+                            "1", "--seed", "3", "--out", out, "--report"});
   EXPECT_EQ(r.code, 0) << r.out << r.err;
+  // Its progress kept for the report, and the report written at the end.
+  const std::vector<std::string> runs = FilesIn(out + "/stats");
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_THAT(runs[0], HasSubstr("/programs-"));
+  const std::string timeline = ReadFile(runs[0] + "/programs.tsv").value_or("");
+  EXPECT_THAT(timeline, testing::ContainsRegex(
+                            "# backend: ptxas .*\n[0-9.]+\t[1-9][0-9]*\t"));
+  EXPECT_THAT(r.out, HasSubstr("programs: report: " + out + "/report.html"));
+  EXPECT_THAT(ReadFile(out + "/report.json").value_or(""),
+              HasSubstr("\"program_implementations\":[{\"backend\":\"ptxas"));
   EXPECT_THAT(r.out, testing::ContainsRegex(
                          "programs: ptxas sm_90, 1 thread, [0-9]+ s: "
                          "[1-9][0-9]* programs checked"));
@@ -69,9 +80,10 @@ TEST(ProgramsCommandTest, ARunThatJudgedNothingFailsAndSaysWhy) {
   ASSERT_TRUE(dir.ok());
   for (const std::string& tool :
        {std::string("/bin/false"), (*dir)->File("nonexistent-tool")}) {
-    const ProgramsRun r = Programs(
-        {"--backend", "ptx-cmd:" + tool + " {ptx} {in} {out}", "--max-time",
-         "6", "--threads", "1", "--dir", (*dir)->File("triage")});
+    const ProgramsRun r =
+        Programs({"--backend", "ptx-cmd:" + tool + " {ptx} {in} {out}",
+                  "--max-time", "6", "--threads", "1", "--dir",
+                  (*dir)->File("triage"), "--out", (*dir)->File("out")});
     EXPECT_EQ(r.code, 1) << r.out << r.err;
     // Where the machine is loaded, the run can end before the tool's first
     // answer: nothing checked rather than nothing judged, exit 1 either way.

@@ -142,9 +142,9 @@ std::string HangingTool(const std::string& dir) {
 // the summary, and leaves no process and no directory.
 TEST(ProgramsStopTest, CtrlCStopsACampaignWithItsSummaryAndLeavesNothing) {
   const std::string dir = TempDirFor("programs_ctrl_c");
-  Background run(
-      dir, {"programs", "--backend", HangingTool(dir), "--timeout", "300",
-            "--max-time", "600", "--threads", "1", "--dir", dir + "/triage"});
+  Background run(dir, {"programs", "--backend", HangingTool(dir), "--timeout",
+                       "300", "--max-time", "600", "--threads", "1", "--dir",
+                       dir + "/triage", "--out", dir + "/out"});
   ASSERT_TRUE(Within(absl::Seconds(60),
                      [&] { return PidsIn(dir + "/pids").size() >= 2; }))
       << "the tool never ran\n"
@@ -171,9 +171,9 @@ TEST(ProgramsStopTest, CtrlCStopsACampaignWithItsSummaryAndLeavesNothing) {
 // tree running, and its temporary directory. Both go with it now.
 TEST(ProgramsStopTest, AKilledCampaignLeavesNoProcessAndNoDirectory) {
   const std::string dir = TempDirFor("programs_kill_9");
-  Background run(
-      dir, {"programs", "--backend", HangingTool(dir), "--timeout", "300",
-            "--max-time", "600", "--threads", "1", "--dir", dir + "/triage"});
+  Background run(dir, {"programs", "--backend", HangingTool(dir), "--timeout",
+                       "300", "--max-time", "600", "--threads", "1", "--dir",
+                       dir + "/triage", "--out", dir + "/out"});
   ASSERT_TRUE(Within(absl::Seconds(60),
                      [&] { return PidsIn(dir + "/pids").size() >= 2; }))
       << "the tool never ran\n"

@@ -52,6 +52,22 @@ absl::StatusOr<ReportData> WriteReport(const std::vector<ReportSource>& sources,
   return data;
 }
 
+void WriteReportAtTheEnd(absl::string_view command, const std::string& out_dir,
+                         const std::string& triage_dir, std::ostream& out) {
+  const std::string html = out_dir + "/report.html";
+  const absl::StatusOr<ReportData> data =
+      WriteReport({{.out_dir = out_dir, .triage_dir = triage_dir}}, html,
+                  out_dir + "/report.json");
+  if (!data.ok()) {
+    out << command
+        << ": the report could not be written: " << data.status().message()
+        << "\n";
+    return;
+  }
+  out << command << ": report: " << html << " (every run under " << out_dir
+      << "; open it in a browser)\n";
+}
+
 int RunReport(const std::vector<std::string>& args, std::ostream& out,
               std::ostream& err) {
   const absl::StatusOr<ParsedArgs> parsed =
@@ -76,9 +92,18 @@ int RunReport(const std::vector<std::string>& args, std::ostream& out,
         << " variants supported, " << impl.entries.size()
         << " triage entries\n";
   }
+  for (const ProgramImplementation& impl : data->program_implementations) {
+    for (const std::string& d : impl.damage)
+      out << "report: damaged record: " << d << "\n";
+    out << "report: programs on " << impl.backend << ": " << impl.runs.size()
+        << (impl.runs.size() == 1 ? " run, " : " runs, ") << impl.entries.size()
+        << " triage entries\n";
+  }
   out << "report: " << html << " (open it in a browser; it needs nothing "
       << "else) and " << json_path << "\n";
-  return data->implementations.empty() ? 1 : 0;
+  return data->implementations.empty() && data->program_implementations.empty()
+             ? 1
+             : 0;
 }
 
 }  // namespace ptxdiff

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "report/report_data.h"
 
 namespace ptxdiff {
@@ -17,6 +18,13 @@ namespace ptxdiff {
 absl::StatusOr<ReportData> WriteReport(const std::vector<ReportSource>& sources,
                                        const std::string& html,
                                        const std::string& json);
+
+// `ptxdiff fuzz --report` and `ptxdiff programs --report`: the report of
+// every run under `out_dir` (docs/report.md), written beside them; its path,
+// or why it could not be written, said as `command`'s (the run's findings
+// are filed whatever happens to it).
+void WriteReportAtTheEnd(absl::string_view command, const std::string& out_dir,
+                         const std::string& triage_dir, std::ostream& out);
 
 int RunReport(const std::vector<std::string>& args, std::ostream& out,
               std::ostream& err);

@@ -221,6 +221,11 @@ const std::vector<CommandHelp>& Commands() {
         {"--seed N", "the first thread's generator seed (default 1)"},
         {"--suppress SPELLING",
          "never generate this variant (repeatable, or a comma list)"},
+        {"--out DIR",
+         "where the run's progress is kept for the report (default out)"},
+        {"--report",
+         "at the end, write OUT/report.html and OUT/report.json (as\n"
+         "`ptxdiff report`)"},
         kReading},
        "ptxdiff programs --max-time 600"},
       {"minimize",

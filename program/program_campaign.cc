@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <deque>
 #include <mutex>
 #include <optional>
@@ -168,6 +169,12 @@ class Campaign {
       if (batch.empty()) return;
       CheckBatch(batch);
     }
+  }
+
+  // The counts so far, while the run goes on.
+  ProgramCampaignReport Snapshot() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return report_;
   }
 
   ProgramCampaignReport TakeReport() {
@@ -594,6 +601,38 @@ class Campaign {
   ProgramCampaignReport report_;
 };
 
+// Calls `tick` every `every` on a thread of its own until destroyed.
+class Ticker {
+ public:
+  Ticker(absl::Duration every, std::function<void()> tick) {
+    if (!tick) return;
+    thread_ = std::thread([this, every, tick = std::move(tick)] {
+      std::unique_lock<std::mutex> lock(mu_);
+      while (!cv_.wait_for(lock, absl::ToChronoMilliseconds(every),
+                           [this] { return done_; })) {
+        lock.unlock();
+        tick();
+        lock.lock();
+      }
+    });
+  }
+  ~Ticker() {
+    if (!thread_.joinable()) return;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_one();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
 }  // namespace
 
 std::string ProgramJournalRecord(const std::string& identity,
@@ -649,12 +688,18 @@ absl::StatusOr<ProgramCampaignReport> RunProgramCampaign(
   Campaign campaign(options, std::move(store), std::move(journal), progress);
   campaign.SuppressTupleCauses();
   if (options.adopt_pending) campaign.AdoptPending();
-  std::vector<std::thread> pool;
-  for (int t = 0; t < std::max(1, options.threads); ++t) {
-    pool.emplace_back(
-        [&campaign, &options, t] { campaign.Worker(options.seed + t); });
+  {
+    const Ticker ticker(
+        options.tick, !options.on_tick ? std::function<void()>() : [&] {
+          options.on_tick(campaign.Snapshot(), absl::Now() - start);
+        });
+    std::vector<std::thread> pool;
+    for (int t = 0; t < std::max(1, options.threads); ++t) {
+      pool.emplace_back(
+          [&campaign, &options, t] { campaign.Worker(options.seed + t); });
+    }
+    for (std::thread& t : pool) t.join();
   }
-  for (std::thread& t : pool) t.join();
   ProgramCampaignReport report = campaign.TakeReport();
   report.seconds = absl::ToDoubleSeconds(absl::Now() - start);
   return report;

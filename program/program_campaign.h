@@ -42,6 +42,8 @@ namespace ptxdiff {
 // few programs.
 inline constexpr int kProgramsPerPtxasRun = 32;
 
+struct ProgramCampaignReport;
+
 struct ProgramCampaignOptions {
   // What runs the programs: ptxas (MakePtxasProgramBackend) or a tool that
   // runs PTX (MakeToolProgramBackend).
@@ -64,6 +66,13 @@ struct ProgramCampaignOptions {
   // At max_time, a finding still being minimized is filed as far as it got
   // (`ptxdiff minimize`), not kept pending for the next run.
   bool file_unfinished = false;
+  // Called about every `tick` from a thread of its own with the counts so
+  // far (a report's timeline, report/run_records.h); not at the end, whose
+  // counts the run returns.
+  std::function<void(const ProgramCampaignReport& so_far,
+                     absl::Duration elapsed)>
+      on_tick;
+  absl::Duration tick = absl::Seconds(5);
 };
 
 // One disagreement, minimized and filed.

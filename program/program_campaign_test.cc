@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -220,6 +221,26 @@ TEST_F(ProgramCampaignTest, AgreeingProgramsFileNothing) {
   EXPECT_EQ(report.executed, 3) << "the runtime form runs ptxas's code";
   EXPECT_EQ(report.disagreements, 0);
   EXPECT_THAT(report.filed, testing::IsEmpty());
+}
+
+// A report's timeline (`ptxdiff programs --out`) is fed while the run goes
+// on: counts that only grow, and none past the run's own.
+TEST_F(ProgramCampaignTest, TheCountsSoFarAreGivenWhileTheRunGoesOn) {
+  const Program p =
+      ProgramOf("input %a .b32 3\nadd.u32 %r, %a, 1;\noutput %r\n");
+  std::vector<int64_t> seen;
+  options_.tick = absl::Milliseconds(10);
+  options_.on_tick = [&](const ProgramCampaignReport& so_far,
+                         absl::Duration elapsed) {
+    EXPECT_GT(elapsed, absl::ZeroDuration());
+    seen.push_back(so_far.programs);
+  };
+  ProgramCampaignReport report = Run(std::vector<Program>(4, p));
+  EXPECT_EQ(report.programs, 4);
+  ASSERT_THAT(seen, testing::Not(testing::IsEmpty()))
+      << "no tick in a run of four ptxas runs";
+  EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+  EXPECT_LE(seen.back(), 4);
 }
 
 // A cause that minimizes to one instruction (m016's slct fold) is filed,

@@ -34,7 +34,8 @@ std::string Chromium() {
 
 // Two campaigns side by side: "faulty 1" differs on every vadd variant in
 // both forms and agrees on the rest; "oracle 1" agrees everywhere. The
-// faulty one has a triage entry.
+// faulty one has a triage entry, a crash with what the tool printed, and a
+// program campaign with a program entry.
 std::string WriteFixture(const std::string& root) {
   const std::vector<bool> all(AllVariants().size(), true);
   OutcomeTable faulty, oracle;
@@ -66,6 +67,22 @@ std::string WriteFixture(const std::string& root) {
   auto store = TriageStore::Open(root + "/faulty/triage", /*create=*/true);
   EXPECT_TRUE(store.ok() &&
               store->File(AValueMismatch("vadd.u32.u32.u32", 1, 2)).ok());
+  EXPECT_TRUE(store.ok() &&
+              store->File(ACrashWithOutput("Floating point exception")).ok());
+  EXPECT_TRUE(store.ok() && store->File(AProgramMismatch()).ok());
+  const std::string programs = root + "/faulty/stats/programs-1100-2";
+  EXPECT_TRUE(MakeDirs(programs).ok());
+  EXPECT_TRUE(
+      WriteFile(
+          absl::StrCat(programs, "/", kProgramTimelineFile),
+          ProgramTimelineHeader("faulty 1") +
+              FormatProgramTimelinePoint(
+                  {.seconds = 5, .programs = 200, .judged_immediate = 190}) +
+              FormatProgramTimelinePoint({.seconds = 10,
+                                          .programs = 450,
+                                          .judged_immediate = 420,
+                                          .new_entries = 1}))
+          .ok());
   const absl::StatusOr<ReportData> data = ReadReport(
       {{.out_dir = root + "/faulty", .triage_dir = root + "/faulty/triage"},
        {.out_dir = root + "/oracle", .triage_dir = root + "/oracle/triage"}});
@@ -204,9 +221,15 @@ TEST_F(ReportBrowserTest, ThePageShowsTheGridTheFindingsAndThePlots) {
   // The finding, with the command that replays it.
   EXPECT_THAT(dom, HasSubstr("<code>vadd.u32.u32.u32</code>"));
   EXPECT_THAT(dom, HasSubstr("ptxdiff repro '" + root_ + "/faulty/triage/"));
-  // The plots: a line drawn in each, for each implementation.
-  // Each implementation's three plots draw four lines between them.
-  EXPECT_EQ(Occurrences(dom, "class=\"series\""), 2 * 4);
+  // A crash says how it ended and what the tool printed last.
+  EXPECT_THAT(dom, HasSubstr("how it ended: killed by signal 8 (SIGFPE)"));
+  EXPECT_THAT(dom, HasSubstr("<pre class=\"output\">Floating point exception"));
+  // The program campaign: its totals, its finding, its plots.
+  EXPECT_THAT(dom, HasSubstr("faulty: 1 run(s), 450 programs checked"));
+  EXPECT_THAT(dom, HasSubstr("<code>program: add.u32</code>"));
+  // The plots: a line drawn in each. Each implementation's three plots draw
+  // four lines between them, and so do the program campaign's.
+  EXPECT_EQ(Occurrences(dom, "class=\"series\""), 3 * 4);
   EXPECT_TRUE(std::regex_search(
       dom, std::regex("class=\"series\" points=\"[0-9.]+,[0-9.]+ ")))
       << "a plot without two points";

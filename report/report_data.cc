@@ -6,6 +6,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/files.h"
@@ -97,13 +100,53 @@ std::vector<Implementation> ImplementationsOf(const ReportSource& source,
         " outcome lines name variants this ptxdiff does not have (written by "
         "another version): left out"));
   }
-  if (impls.empty()) {
-    notes.push_back(absl::StrCat(source.out_dir,
-                                 ": no run with outcome records (run "
-                                 "`ptxdiff fuzz --out ",
-                                 source.out_dir, "` first)"));
+  return impls;
+}
+
+// The backends `ptxdiff programs` ran against from one source, in order of
+// their first run.
+std::vector<ProgramImplementation> ProgramImplementationsOf(
+    const ReportSource& source) {
+  std::vector<ProgramImplementation> impls;
+  for (ProgramRunRecord& run : ReadProgramRuns(source.out_dir)) {
+    auto it = std::find_if(impls.begin(), impls.end(), [&](const auto& i) {
+      return i.backend == run.backend;
+    });
+    if (it == impls.end()) {
+      it = impls.insert(impls.end(), {.backend = run.backend,
+                                      .out_dir = source.out_dir,
+                                      .triage_dir = source.triage_dir});
+    }
+    it->damage.insert(it->damage.end(), run.damage.begin(), run.damage.end());
+    it->runs.push_back({.dir = run.dir,
+                        .started_unix = run.started_unix,
+                        .timeline = std::move(run.timeline)});
   }
   return impls;
+}
+
+// Gives each entry to the implementation of its backend and kind; the rest
+// to `others`.
+void RouteEntries(std::vector<EntryInfo> entries,
+                  std::vector<Implementation>& impls,
+                  std::vector<ProgramImplementation>& program_impls,
+                  std::vector<EntryInfo>& others) {
+  for (EntryInfo& e : entries) {
+    const auto backend = e.meta.find("backend");
+    const auto made_by = [&](const auto& i) {
+      return backend != e.meta.end() && backend->second == i.backend;
+    };
+    std::vector<EntryInfo>* to = &others;
+    if (NamesAProgram(e.signature)) {
+      auto it =
+          std::find_if(program_impls.begin(), program_impls.end(), made_by);
+      if (it != program_impls.end()) to = &it->entries;
+    } else {
+      auto it = std::find_if(impls.begin(), impls.end(), made_by);
+      if (it != impls.end()) to = &it->entries;
+    }
+    to->push_back(std::move(e));
+  }
 }
 
 // --- JSON ------------------------------------------------------------------
@@ -146,29 +189,52 @@ std::string VariantJson(const Implementation& impl, size_t v) {
   return json + "]";
 }
 
+// A long text cut to kMaxCaseBytes, saying where the rest is.
+std::string Cut(std::string text, absl::string_view file) {
+  if (text.size() <= kMaxCaseBytes) return text;
+  text.resize(kMaxCaseBytes);
+  return absl::StrCat(text, "\n... (the rest is in ", file, ")");
+}
+
+// What a crash's or hang's tool printed last: its entry's output file, or
+// for an entry filed before there was one, what its case's detail quotes.
+std::string FaultOutputOf(const std::string& dir, absl::string_view case_text) {
+  if (absl::StatusOr<std::string> kept =
+          ReadFile(absl::StrCat(dir, "/", kFaultOutputFile));
+      kept.ok()) {
+    return Cut(*std::move(kept), kFaultOutputFile);
+  }
+  for (absl::string_view line : absl::StrSplit(case_text, '\n')) {
+    if (absl::ConsumePrefix(&line, "detail: "))
+      return FaultOutput(absl::StrReplaceAll(line, {{" | ", "\n"}}));
+  }
+  return "";
+}
+
 std::string EntryJson(const std::string& triage_dir, const EntryInfo& e) {
   const auto meta = [&](const std::string& key) {
     auto it = e.meta.find(key);
     return JsonString(it == e.meta.end() ? "" : it->second);
   };
   const std::string dir = absl::StrCat(triage_dir, "/", e.name);
-  std::string case_text = ReadFile(dir + "/case.txt").value_or("");
-  if (case_text.size() > kMaxCaseBytes) {
-    case_text.resize(kMaxCaseBytes);
-    case_text += "\n... (the rest is in case.txt)";
-  }
+  const std::string case_text =
+      Cut(ReadFile(dir + "/case.txt").value_or(""), "case.txt");
+  const bool fault = e.signature.kind != FindingKind::kValueMismatch;
   return absl::StrCat(
       "{\"name\":", JsonString(e.name),
       ",\"kind\":", JsonString(FindingKindName(e.signature.kind)),
       ",\"variant\":", JsonString(e.signature.spelling),
       ",\"class\":", JsonString(e.signature.disagreement_class),
-      ",\"count\":", JsonString(e.CountText()), ",\"first_seen\":",
-      meta("first_seen"), ",\"last_seen\":", meta("last_seen"),
-      ",\"cause\":", meta("cause"), ",\"obtained\":", meta("obtained"),
-      ",\"explained\":", meta("explained"),
+      ",\"count\":", JsonString(e.CountText()),
+      ",\"first_seen\":", meta("first_seen"),
+      ",\"last_seen\":", meta("last_seen"), ",\"cause\":", meta("cause"),
+      ",\"obtained\":", meta("obtained"), ",\"explained\":", meta("explained"),
+      ",\"how\":", meta("how"),
+      ",\"output\":", JsonString(fault ? FaultOutputOf(dir, case_text) : ""),
       ",\"damage\":", JsonString(absl::StrJoin(e.damage, "; ")),
-      ",\"case\":", JsonString(case_text), ",\"repro\":",
-      JsonString(absl::StrCat("ptxdiff repro '", dir, "'")), "}");
+      ",\"case\":", JsonString(case_text),
+      ",\"repro\":", JsonString(absl::StrCat("ptxdiff repro '", dir, "'")),
+      "}");
 }
 
 std::string FindingsJson(const std::string& triage_dir,
@@ -197,6 +263,35 @@ std::string TimelineJson(const std::vector<TimelinePoint>& points) {
         ",", p.faults, ",", p.new_entries, "]"));
   }
   return absl::StrCat("[", absl::StrJoin(rows, ","), "]");
+}
+
+std::string ProgramTimelineJson(
+    const std::vector<ProgramTimelinePoint>& points) {
+  std::vector<std::string> rows;
+  for (const ProgramTimelinePoint& p : points) {
+    rows.push_back(absl::StrCat("[", absl::StrFormat("%.1f", p.seconds), ",",
+                                p.programs, ",", p.judged_immediate, ",",
+                                p.judged_runtime, ",", p.disagreements, ",",
+                                p.faults, ",", p.new_entries, "]"));
+  }
+  return absl::StrCat("[", absl::StrJoin(rows, ","), "]");
+}
+
+std::string ProgramImplementationJson(const ProgramImplementation& impl) {
+  std::vector<std::string> runs, damage;
+  for (const ProgramImplementation::Run& r : impl.runs) {
+    runs.push_back(absl::StrCat(
+        "{\"dir\":", JsonString(r.dir), ",\"started_unix\":", r.started_unix,
+        ",\"timeline\":", ProgramTimelineJson(r.timeline), "}"));
+  }
+  for (const std::string& d : impl.damage) damage.push_back(JsonString(d));
+  return absl::StrCat(
+      "{\"backend\":", JsonString(impl.backend),
+      ",\"out_dir\":", JsonString(impl.out_dir),
+      ",\"triage_dir\":", JsonString(impl.triage_dir), ",\"runs\":[",
+      absl::StrJoin(runs, ","),
+      "],\"findings\":", FindingsJson(impl.triage_dir, impl.entries),
+      ",\"damage\":[", absl::StrJoin(damage, ","), "]}");
 }
 
 std::string ImplementationJson(const Implementation& impl) {
@@ -255,6 +350,14 @@ absl::StatusOr<ReportData> ReadReport(const std::vector<ReportSource>& sources) 
                           "missing, empty or unreadable)"));
     }
     std::vector<Implementation> impls = ImplementationsOf(source, data.notes);
+    std::vector<ProgramImplementation> program_impls =
+        ProgramImplementationsOf(source);
+    if (impls.empty() && program_impls.empty()) {
+      data.notes.push_back(absl::StrCat(
+          source.out_dir, ": no run with records (run `ptxdiff fuzz --out ",
+          source.out_dir, "` or `ptxdiff programs --out ", source.out_dir,
+          "` first)"));
+    }
     std::vector<EntryInfo> entries;
     if (absl::StatusOr<TriageStore> store =
             TriageStore::Open(source.triage_dir, /*create=*/false);
@@ -269,25 +372,22 @@ absl::StatusOr<ReportData> ReadReport(const std::vector<ReportSource>& sources) 
                                         source.out_dir));
     }
     ReportData::OtherEntries others{.triage_dir = source.triage_dir};
-    for (EntryInfo& e : entries) {
-      const auto backend = e.meta.find("backend");
-      auto it = std::find_if(impls.begin(), impls.end(), [&](const auto& i) {
-        return backend != e.meta.end() && backend->second == i.backend;
-      });
-      (it == impls.end() ? others.entries : it->entries)
-          .push_back(std::move(e));
-    }
+    RouteEntries(std::move(entries), impls, program_impls, others.entries);
     if (!others.entries.empty()) data.other_entries.push_back(std::move(others));
     for (Implementation& i : impls)
       data.implementations.push_back(std::move(i));
+    for (ProgramImplementation& i : program_impls)
+      data.program_implementations.push_back(std::move(i));
   }
   return data;
 }
 
 std::string ReportJson(const ReportData& data) {
-  std::vector<std::string> impls, others, notes;
+  std::vector<std::string> impls, program_impls, others, notes;
   for (const Implementation& i : data.implementations)
     impls.push_back(ImplementationJson(i));
+  for (const ProgramImplementation& i : data.program_implementations)
+    program_impls.push_back(ProgramImplementationJson(i));
   for (const ReportData::OtherEntries& o : data.other_entries) {
     others.push_back(absl::StrCat("{\"triage_dir\":", JsonString(o.triage_dir),
                                   ",\"findings\":",
@@ -297,6 +397,7 @@ std::string ReportJson(const ReportData& data) {
   return absl::StrCat(
       "{\"version\":1,\"generated_unix\":", absl::ToUnixSeconds(absl::Now()),
       ",", TableJson(), ",\"implementations\":[", absl::StrJoin(impls, ","),
+      "],\"program_implementations\":[", absl::StrJoin(program_impls, ","),
       "],\"other_findings\":[", absl::StrJoin(others, ","), "],\"notes\":[",
       absl::StrJoin(notes, ","), "]}\n");
 }

@@ -42,22 +42,40 @@ struct Implementation {
   std::vector<std::string> damage;  // of its records
 };
 
+// A backend's `ptxdiff programs` runs: their progress and the program
+// entries they filed.
+struct ProgramImplementation {
+  std::string backend;  // ProgramBackend::Identity()
+  std::string out_dir, triage_dir;
+  struct Run {
+    std::string dir;
+    int64_t started_unix = 0;
+    std::vector<ProgramTimelinePoint> timeline;
+  };
+  std::vector<Run> runs;
+  std::vector<EntryInfo> entries;
+  std::vector<std::string> damage;
+};
+
 struct ReportData {
   std::vector<Implementation> implementations;
-  // Entries of the triage directories that no implementation's runs made
-  // (`ptxdiff programs`, a backend since changed): listed apart.
+  std::vector<ProgramImplementation> program_implementations;
+  // Entries of the triage directories that none of the runs made (a
+  // backend since changed, a run older than its records): listed apart.
   struct OtherEntries {
     std::string triage_dir;
     std::vector<EntryInfo> entries;
   };
   std::vector<OtherEntries> other_entries;
-  // Sources without a run that kept outcome records, and records of runs
-  // with none (written before outcomes were kept): said, not hidden.
+  // Sources without a run that kept records, and records of runs with
+  // none (written before outcomes were kept): said, not hidden.
   std::vector<std::string> notes;
 };
 
 // Reads every source; an error only when a source's directories cannot be
 // read at all. Runs of several backends in one --out give a column each.
+// A triage entry goes to the implementation whose runs have its backend:
+// a program's to the program runs', another's to the tuple runs'.
 absl::StatusOr<ReportData> ReadReport(const std::vector<ReportSource>& sources);
 
 // The report's content as JSON (docs/report.md gives its shape).

@@ -86,6 +86,81 @@ TEST(ReportDataTest, SumsRunsPerBackendAndGivesEachItsFindings) {
   RemoveTree(out);
 }
 
+// A crash shows how it ended and what the tool printed last, also for an
+// entry filed before the output had a file of its own (from its case).
+TEST(ReportDataTest, ACrashShowsHowItEndedAndTheToolsLastOutput) {
+  const std::string out = FreshDir("crash");
+  std::vector<bool> supported(AllVariants().size());
+  supported[IndexOf("div.u32")] = true;
+  WriteRun(out, 1000, "faulty 1", OutcomeTable(), supported);
+  auto store = TriageStore::Open(out + "/triage", /*create=*/true);
+  ASSERT_TRUE(store.ok());
+  ASSERT_TRUE(store->File(ACrashWithOutput(
+                              "loading kernel\nFloating point exception"))
+                  .ok());
+  const auto json = [&] {
+    const absl::StatusOr<ReportData> data =
+        ReadReport({{.out_dir = out, .triage_dir = out + "/triage"}});
+    EXPECT_TRUE(data.ok()) << data.status();
+    return data.ok() ? ReportJson(*data) : "";
+  };
+  const std::string shown = json();
+  EXPECT_THAT(shown, HasSubstr("\"how\":\"killed by signal 8 (SIGFPE)\""));
+  EXPECT_THAT(
+      shown,
+      HasSubstr("\"output\":\"loading kernel\\nFloating point exception\""));
+  auto entries = store->List();
+  ASSERT_TRUE(entries.ok());
+  ASSERT_THAT(*entries, SizeIs(1));
+  ASSERT_EQ(unlink(absl::StrCat(out, "/triage/", (*entries)[0].name, "/",
+                                kFaultOutputFile)
+                       .c_str()),
+            0);
+  EXPECT_THAT(
+      json(),
+      HasSubstr("\"output\":\"loading kernel\\nFloating point exception\""));
+  RemoveTree(out);
+}
+
+// A directory with only `ptxdiff programs` runs is a report too: each
+// backend's runs and the program entries it filed, apart from the tuple
+// campaigns' entries of the same backend.
+TEST(ReportDataTest, ProgramCampaignsHaveTheirRunsAndTheirEntries) {
+  const std::string out = FreshDir("programs");
+  const std::string run = out + "/stats/programs-1000-1";
+  ASSERT_TRUE(MakeDirs(run).ok());
+  ASSERT_TRUE(
+      WriteFile(absl::StrCat(run, "/", kProgramTimelineFile),
+                ProgramTimelineHeader("faulty 1") +
+                    FormatProgramTimelinePoint({.seconds = 5, .programs = 40}))
+          .ok());
+  auto store = TriageStore::Open(out + "/triage", /*create=*/true);
+  ASSERT_TRUE(store.ok());
+  ASSERT_TRUE(store->File(AProgramMismatch()).ok());
+  ASSERT_TRUE(store->File(AValueMismatch("sub.u32", 1, 3)).ok());
+
+  const absl::StatusOr<ReportData> data =
+      ReadReport({{.out_dir = out, .triage_dir = out + "/triage"}});
+  ASSERT_TRUE(data.ok()) << data.status();
+  EXPECT_THAT(data->implementations, SizeIs(0));
+  ASSERT_THAT(data->program_implementations, SizeIs(1));
+  const ProgramImplementation& programs = data->program_implementations[0];
+  EXPECT_EQ(programs.backend, "faulty 1");
+  ASSERT_THAT(programs.runs, SizeIs(1));
+  EXPECT_EQ(programs.runs[0].timeline[0].programs, 40);
+  ASSERT_THAT(programs.entries, SizeIs(1));
+  EXPECT_TRUE(NamesAProgram(programs.entries[0].signature));
+  // The tuple entry: no tuple campaign ran here, so it is listed apart.
+  ASSERT_THAT(data->other_entries, SizeIs(1));
+  EXPECT_EQ(data->other_entries[0].entries[0].signature.spelling, "sub.u32");
+  EXPECT_THAT(absl::StrJoin(data->notes, "\n"),
+              Not(HasSubstr("no run with records")));
+  EXPECT_THAT(ReportJson(*data),
+              HasSubstr("\"program_implementations\":[{\"backend\":"
+                        "\"faulty 1\""));
+  RemoveTree(out);
+}
+
 TEST(ReportDataTest, SaysWhatItCouldNotShow) {
   const std::string out = FreshDir("empty");
   ASSERT_TRUE(MakeDirs(out + "/stats/run-1000-1").ok());

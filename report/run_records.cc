@@ -1,6 +1,7 @@
 #include "report/run_records.h"
 
 #include <algorithm>
+#include <functional>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -17,11 +18,17 @@ constexpr absl::string_view kTimelineHeader =
     "variants_reached_runtime mismatches faults new_entries";
 constexpr int kTimelineFields = 7;
 
-// The start time in "run-<unix time>-<pid>", 0 if the name has none.
-int64_t StartOf(absl::string_view dir) {
+constexpr absl::string_view kProgramTimelineHeader =
+    "# ptxdiff program timeline 1: seconds programs judged_immediate "
+    "judged_runtime disagreements faults new_entries";
+constexpr absl::string_view kBackendLine = "# backend: ";
+constexpr int kProgramTimelineFields = 7;
+
+// The start time in "<prefix><unix time>-<pid>", 0 if the name has none.
+int64_t StartOf(absl::string_view dir, absl::string_view prefix = "run-") {
   absl::string_view name = dir.substr(dir.rfind('/') + 1);
   int64_t start = 0;
-  if (!absl::ConsumePrefix(&name, "run-") ||
+  if (!absl::ConsumePrefix(&name, prefix) ||
       !absl::SimpleAtoi(name.substr(0, name.find('-')), &start)) {
     return 0;
   }
@@ -39,21 +46,35 @@ bool ParsePoint(absl::string_view line, TimelinePoint& p) {
          absl::SimpleAtoi(f[6], &p.new_entries);
 }
 
-void ReadTimeline(const std::string& path, RunRecord& run) {
-  const absl::StatusOr<std::string> text = ReadFile(path);
-  if (!text.ok()) return;  // a run stopped before its first progress line
-  std::vector<absl::string_view> lines = absl::StrSplit(*text, '\n');
+// Gives `read` each line of the timeline `text` at `path` after its
+// `header`; a line it cannot read is named in `damage`.
+void ReadTimelineLines(const std::string& path, absl::string_view text,
+                       absl::string_view header,
+                       const std::function<bool(absl::string_view)>& read,
+                       std::vector<std::string>& damage) {
+  std::vector<absl::string_view> lines = absl::StrSplit(text, '\n');
   if (!lines.empty() && lines.back().empty()) lines.pop_back();
   for (size_t i = 0; i < lines.size(); ++i) {
-    if (i == 0 && lines[i] == kTimelineHeader) continue;
-    TimelinePoint p;
-    if (ParsePoint(lines[i], p)) {
-      run.timeline.push_back(p);
-    } else {
-      run.damage.push_back(
+    if (i == 0 && lines[i] == header) continue;
+    if (!read(lines[i])) {
+      damage.push_back(
           absl::StrCat(path, ": line ", i + 1, " is no timeline point"));
     }
   }
+}
+
+void ReadTimeline(const std::string& path, RunRecord& run) {
+  const absl::StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok()) return;  // a run stopped before its first progress line
+  ReadTimelineLines(
+      path, *text, kTimelineHeader,
+      [&](absl::string_view line) {
+        TimelinePoint p;
+        if (!ParsePoint(line, p)) return false;
+        run.timeline.push_back(p);
+        return true;
+      },
+      run.damage);
 }
 
 void ReadOutcomes(const std::string& path, RunRecord& run) {
@@ -71,6 +92,41 @@ void ReadOutcomes(const std::string& path, RunRecord& run) {
     run.damage.push_back(absl::StrCat(path, ": ", d));
   if (run.backend.empty()) run.backend = file->backend;
   run.outcomes.push_back(*std::move(file));
+}
+
+bool ParseProgramPoint(absl::string_view line, ProgramTimelinePoint& p) {
+  const std::vector<absl::string_view> f = absl::StrSplit(line, '\t');
+  return f.size() == kProgramTimelineFields &&
+         absl::SimpleAtod(f[0], &p.seconds) &&
+         absl::SimpleAtoi(f[1], &p.programs) &&
+         absl::SimpleAtoi(f[2], &p.judged_immediate) &&
+         absl::SimpleAtoi(f[3], &p.judged_runtime) &&
+         absl::SimpleAtoi(f[4], &p.disagreements) &&
+         absl::SimpleAtoi(f[5], &p.faults) &&
+         absl::SimpleAtoi(f[6], &p.new_entries);
+}
+
+void ReadProgramTimeline(const std::string& path, ProgramRunRecord& run) {
+  const absl::StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok()) {
+    run.damage.push_back(absl::StrCat(path, ": ", text.status().message()));
+    return;
+  }
+  ReadTimelineLines(
+      path, *text, kProgramTimelineHeader,
+      [&](absl::string_view line) {
+        if (absl::ConsumePrefix(&line, kBackendLine)) {
+          run.backend = std::string(line);
+          return true;
+        }
+        ProgramTimelinePoint p;
+        if (!ParseProgramPoint(line, p)) return false;
+        run.timeline.push_back(p);
+        return true;
+      },
+      run.damage);
+  if (run.backend.empty())
+    run.damage.push_back(absl::StrCat(path, ": it names no backend"));
 }
 
 }  // namespace
@@ -96,6 +152,35 @@ std::vector<RunRecord> ReadRuns(const std::string& out_dir) {
   }
   std::sort(runs.begin(), runs.end(),
             [](const RunRecord& a, const RunRecord& b) {
+              return std::tie(a.started_unix, a.dir) <
+                     std::tie(b.started_unix, b.dir);
+            });
+  return runs;
+}
+
+std::string ProgramTimelineHeader(absl::string_view backend) {
+  return absl::StrCat(kProgramTimelineHeader, "\n", kBackendLine, backend,
+                      "\n");
+}
+
+std::string FormatProgramTimelinePoint(const ProgramTimelinePoint& p) {
+  return absl::StrCat(absl::StrFormat("%.1f", p.seconds), "\t", p.programs,
+                      "\t", p.judged_immediate, "\t", p.judged_runtime, "\t",
+                      p.disagreements, "\t", p.faults, "\t", p.new_entries,
+                      "\n");
+}
+
+std::vector<ProgramRunRecord> ReadProgramRuns(const std::string& out_dir) {
+  std::vector<ProgramRunRecord> runs;
+  for (const std::string& dir : FilesIn(out_dir + "/stats")) {
+    const int64_t start = StartOf(dir, kProgramRunPrefix);
+    if (start == 0) continue;
+    ProgramRunRecord run{.dir = dir, .started_unix = start};
+    ReadProgramTimeline(absl::StrCat(dir, "/", kProgramTimelineFile), run);
+    runs.push_back(std::move(run));
+  }
+  std::sort(runs.begin(), runs.end(),
+            [](const ProgramRunRecord& a, const ProgramRunRecord& b) {
               return std::tie(a.started_unix, a.dir) <
                      std::tie(b.started_unix, b.dir);
             });

@@ -65,6 +65,49 @@ TEST(RunRecordsTest, ReadsEachRunsTimelineAndOutcomesOldestFirst) {
   RemoveTree(out);
 }
 
+// A program campaign's record: its backend and progress, read back; its
+// damaged lines named; a file without its backend said to be one. The
+// tuple campaign's reader does not take it for a run of its own.
+TEST(RunRecordsTest, ReadsEachProgramRunsBackendAndProgress) {
+  const std::string out = FreshDir("programs");
+  const std::string run = out + "/stats/programs-3000-4";
+  const std::string broken = out + "/stats/programs-4000-5";
+  ASSERT_TRUE(MakeDirs(run).ok());
+  ASSERT_TRUE(MakeDirs(broken).ok());
+  const ProgramTimelinePoint p{.seconds = 5,
+                               .programs = 300,
+                               .judged_immediate = 280,
+                               .judged_runtime = 120,
+                               .disagreements = 2,
+                               .faults = 1,
+                               .new_entries = 1};
+  ASSERT_TRUE(WriteFile(absl::StrCat(run, "/", kProgramTimelineFile),
+                        ProgramTimelineHeader("ptxas 1 (sm_90)") +
+                            FormatProgramTimelinePoint(p) + "5\t6\n")
+                  .ok());
+  ASSERT_TRUE(WriteFile(absl::StrCat(broken, "/", kProgramTimelineFile),
+                        FormatProgramTimelinePoint(p))
+                  .ok());
+
+  const std::vector<ProgramRunRecord> runs = ReadProgramRuns(out);
+  ASSERT_THAT(runs, SizeIs(2));
+  EXPECT_EQ(runs[0].started_unix, 3000);
+  EXPECT_EQ(runs[0].backend, "ptxas 1 (sm_90)");
+  ASSERT_THAT(runs[0].timeline, SizeIs(1));
+  EXPECT_EQ(runs[0].timeline[0].programs, 300);
+  EXPECT_EQ(runs[0].timeline[0].judged_immediate, 280);
+  EXPECT_EQ(runs[0].timeline[0].judged_runtime, 120);
+  EXPECT_EQ(runs[0].timeline[0].disagreements, 2);
+  EXPECT_EQ(runs[0].timeline[0].faults, 1);
+  EXPECT_EQ(runs[0].timeline[0].new_entries, 1);
+  EXPECT_THAT(runs[0].damage,
+              ElementsAre(HasSubstr("line 4 is no timeline point")));
+  EXPECT_THAT(runs[1].timeline, SizeIs(1));
+  EXPECT_THAT(runs[1].damage, ElementsAre(HasSubstr("it names no backend")));
+  EXPECT_THAT(ReadRuns(out), SizeIs(0));
+  RemoveTree(out);
+}
+
 TEST(RunRecordsTest, NoStatsDirectoryIsNoRun) {
   EXPECT_THAT(ReadRuns(FreshDir("none")), SizeIs(0));
 }

@@ -389,6 +389,18 @@ std::string HowItEnded(absl::string_view detail) {
   return std::string(line.substr(0, 120));
 }
 
+}  // namespace
+
+std::string FaultOutput(absl::string_view detail) {
+  for (absl::string_view marker : {"; its output ends:\n", "; it said: "}) {
+    if (const size_t at = detail.find(marker); at != absl::string_view::npos)
+      return std::string(detail.substr(at + marker.size()));
+  }
+  return "";
+}
+
+namespace {
+
 // "3 tuples of add.cc.s32, add.sat.s32": a batch's variants, the first few
 // by name.
 std::string DescribeBatch(const std::vector<Tuple>& batch) {
@@ -675,6 +687,10 @@ absl::StatusOr<FileResult> TriageStore::File(const Finding& finding) {
   // A batch's fault is no one kernel's: `ptxdiff repro` replays its case.
   if (!finding.unisolated) files["repro.ptx"] = Repro(finding);
   if (!finding.raw_input.empty()) files["input.bin"] = finding.raw_input;
+  if (finding.kind != FindingKind::kValueMismatch) {
+    if (std::string output = FaultOutput(finding.detail); !output.empty())
+      files[kFaultOutputFile] = std::move(output);
+  }
   PTXDIFF_RETURN_IF_ERROR(WriteDirectoryAtomic(path, files));
   return FileResult{name, true, false, IndexError(), ""};
 }

@@ -75,6 +75,12 @@ struct RootCause {
 };
 // `entries` grouped, in order of each cause's first entry.
 std::vector<RootCause> GroupByRootCause(const std::vector<EntryInfo>& entries);
+// A fault's own words, kept in its entry's kFaultOutputFile: the tail of
+// what the tool printed before it crashed or hung ("its output ends:" in
+// the detail), or the error lines it said; "" when the detail quotes none.
+inline constexpr char kFaultOutputFile[] = "output.txt";
+std::string FaultOutput(absl::string_view detail);
+
 // "1 entry, 1 root cause", "3 entries, 2 root causes": how summaries count.
 std::string EntriesAndCauses(size_t entries, size_t causes);
 

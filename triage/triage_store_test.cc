@@ -9,6 +9,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "common/files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isa/spelling.h"
@@ -320,6 +321,39 @@ TEST(TriageStoreTest, EntriesNamingOneCauseAreOneRootCauseAcrossVariants) {
               "crash where the spec leaves the value open: division-by-zero",
               2u),
           ::testing::Pair("crash in sad: killed by signal 6 (SIGABRT)", 2u)));
+}
+
+// A crash's entry keeps how it ended in meta.txt and what the tool printed
+// last in a file of its own (issue 45: a report shows both); a tool that
+// said only error lines leaves those; a value mismatch has neither.
+TEST(TriageStoreTest, AFaultKeepsHowItEndedAndTheToolsLastOutput) {
+  const std::string dir = FreshDir("fault-output");
+  auto store = TriageStore::Open(dir, /*create=*/true);
+  ASSERT_TRUE(store.ok()) << store.status();
+  Finding crash = Fault(FindingKind::kCrash, "div.u32", {{7, 0}},
+                        "killed by signal 8 (SIGFPE)");
+  crash.detail += "\nFloating point exception";
+  ASSERT_TRUE(store->File(crash).ok());
+  ASSERT_TRUE(store->File(Mismatch("add.s32", 1)).ok());
+  auto entries = store->List();
+  ASSERT_TRUE(entries.ok());
+  ASSERT_EQ(entries->size(), 2u);
+  for (const EntryInfo& e : *entries) {
+    const absl::StatusOr<std::string> output =
+        ReadFile(absl::StrCat(dir, "/", e.name, "/", kFaultOutputFile));
+    if (e.signature.kind == FindingKind::kCrash) {
+      EXPECT_EQ(e.meta.at("how"), "killed by signal 8 (SIGFPE)");
+      ASSERT_TRUE(output.ok()) << output.status();
+      EXPECT_EQ(*output, "log\nFloating point exception");
+    } else {
+      EXPECT_EQ(e.meta.count("how"), 0u);
+      EXPECT_FALSE(output.ok()) << e.name;
+    }
+  }
+  EXPECT_EQ(FaultOutput("tool: exit status 1; it said: bad kernel / line 3"),
+            "bad kernel / line 3");
+  EXPECT_EQ(FaultOutput("killed by signal 9 (SIGKILL); it printed nothing"),
+            "");
 }
 
 // Programs are grouped by their shape, unless they say where their

@@ -1,10 +1,14 @@
 // Findings for tests: an unisolated fault (Finding::unisolated), shared by
 // the tests of its entry name, its case, its filing and its replay; a plain
-// value mismatch, for tests that need an entry to show.
+// value mismatch, a crash and a program's mismatch, for tests that need an
+// entry to show.
 
 #ifndef PTXDIFF_TRIAGE_TESTING_FINDINGS_H_
 #define PTXDIFF_TRIAGE_TESTING_FINDINGS_H_
 
+#include <string>
+
+#include "absl/strings/str_cat.h"
 #include "isa/spelling.h"
 #include "oracle/oracle.h"
 #include "triage/finding.h"
@@ -38,6 +42,32 @@ inline Finding AValueMismatch(const char* spelling, uint64_t a, uint64_t b,
   f.backend_bits = f.oracle.bits ^ 1;
   f.backend = "faulty";
   f.backend_identity = identity;
+  return f;
+}
+
+// A crash of div.u32 by zero on a tool (SIGFPE), its output ending with
+// the line `last_output`.
+inline Finding ACrashWithOutput(const std::string& last_output) {
+  Finding f = AValueMismatch("div.u32", 7, 0);
+  f.kind = FindingKind::kCrash;
+  f.backend_bits.reset();
+  f.detail = absl::StrCat(
+      "ptx-cmd: command 't' failed on div.u32 (1 tuple): killed by signal 8 "
+      "(SIGFPE); its output ends:\n",
+      last_output);
+  return f;
+}
+
+// A program's value mismatch (an immediate fold of `add.u32 %r, %a, 2`),
+// by "faulty 1".
+inline Finding AProgramMismatch() {
+  Finding f = AValueMismatch("add.u32", 1, 2);
+  f.program = Finding::ProgramCase{
+      .name = "program-1f2e3d4c",
+      .form = "immediate-fold",
+      .case_text = "# ptxdiff program 1\ninput %a .b32 1\n"
+                   "add.u32 %r, %a, 2;\noutput %r\n",
+      .shape = "add.u32"};
   return f;
 }
 

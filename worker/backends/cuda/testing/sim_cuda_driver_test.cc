@@ -409,9 +409,9 @@ TEST_P(SimCudaLibraryTest, ProgramFindingIsFiledAsACudaEntry) {
 
 TEST_P(SimCudaLibraryTest, ProgramsCampaignRunsOnTheSimulatedGpu) {
   const std::string dir = FreshDir("programs");
-  const CliRun run =
-      Ptxdiff({"programs", "--backend", "cuda", "--cuda-driver", Sim(),
-               "--max-time", "4", "--threads", "2", "--dir", dir + "/triage"});
+  const CliRun run = Ptxdiff({"programs", "--backend", "cuda", "--cuda-driver",
+                              Sim(), "--max-time", "4", "--threads", "2",
+                              "--dir", dir + "/triage", "--out", dir + "/out"});
   EXPECT_EQ(run.code, 0) << run.output;
   EXPECT_THAT(run.output, AllOf(HasSubstr("programs: cuda sm_90, 2 threads"),
                                 HasSubstr("the GPU ran 100%"),
