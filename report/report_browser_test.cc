@@ -204,8 +204,10 @@ class ReportBrowserTest : public ::testing::Test {
 TEST_F(ReportBrowserTest, ThePageShowsTheGridTheFindingsAndThePlots) {
   const std::string dom =
       RunChromium(page_, {"--virtual-time-budget=20000", "--dump-dom"});
-  // The script ran to its end.
+  // The script ran to its end, timing each part.
   ASSERT_THAT(dom, HasSubstr("data-rendered=\"yes\"")) << dom.substr(0, 3000);
+  EXPECT_THAT(dom, testing::ContainsRegex(
+                       "data-phases=\"renderHeader:[0-9]+ .*renderPlots:[0-9]+\""));
   // Both implementations side by side: a summary row each, a map of each
   // family's variants for each.
   EXPECT_THAT(dom, HasSubstr(">faulty<"));
