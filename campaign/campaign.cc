@@ -573,7 +573,7 @@ void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
     return;
   }
   std::vector<int> reached, reached_runtime;
-  int64_t by_code[5] = {};
+  int64_t by_code[5] = {}, declined_not_run = 0;
   std::vector<int64_t> by_message(out.messages.size());
   int64_t first_mismatch = -1;  // its index in `batch`
   std::vector<const Erratum*> errata;
@@ -605,7 +605,8 @@ void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
       reached.push_back(index);
       if (batch[i].runtime != 0) reached_runtime.push_back(index);
     } else {
-      ++by_code[std::min<int>(static_cast<int>(r.code), 4)];
+      ++(not_run ? declined_not_run
+                 : by_code[std::min<int>(static_cast<int>(r.code), 4)]);
       if (r.message < by_message.size()) ++by_message[r.message];
     }
     counts.Count(j.verdict);
@@ -646,6 +647,7 @@ void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
   }
   stats_.counts += counts;
   for (int c = 0; c < 5; ++c) stats_.declined_by_code[c] += by_code[c];
+  stats_.declined_not_run += declined_not_run;
   for (size_t m = 0; m < by_message.size(); ++m) {
     if (by_message[m] > 0) decline_reasons_.Add(out.messages[m], by_message[m]);
   }

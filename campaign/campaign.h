@@ -122,6 +122,10 @@ struct CampaignStats {
   int64_t skipped_declining =
       0;  // of classes the backend declines (decline_model.h)
   int64_t declined_by_code[5] = {};  // by DeclineCode: what the declines were
+  // Declines saying a tuple was left unrun (kNotRunPrefix: a time budget ran
+  // out first) after it was sent again, or not worth sending again; apart
+  // from declined_by_code.
+  int64_t declined_not_run = 0;
   // kOtherReading verdicts by the erratum that explains them.
   std::map<std::string, int64_t> other_reading_by_erratum;
   int64_t systematic = 0;  // produced by the systematic source

@@ -774,6 +774,28 @@ TEST(CampaignTest, TuplesABatchLeftUnrunAreSentAgain) {
   std::remove((dir + "-not-run-once").c_str());
 }
 
+// A backend that never gets to a variant's tuples: sent again once, then
+// counted as declined "not run", apart from the other declines, so that a
+// summary can show how many a run left unrun.
+TEST(CampaignTest, TuplesNeverRunAreCountedApart) {
+  const std::string dir = FreshDir("never_run");
+  auto c = Campaign::Start(Options(dir, {"--fault=not-run-on=add.u32"}));
+  ASSERT_TRUE(c.ok()) << c.status();
+  for (uint64_t i = 0; i < 8; ++i) {
+    Offer(**c, "add.u32", {{i, 1, 0, 0}});
+    Offer(**c, "sub.u32", {{i, 1, 0, 0}});
+  }
+  ASSERT_TRUE((*c)->Flush(absl::Seconds(60)));
+  (*c)->Stop();
+  const CampaignStats s = (*c)->Snapshot();
+  EXPECT_EQ(s.counts.agreed, 8);
+  EXPECT_EQ(s.counts.declined, 8);
+  EXPECT_EQ(s.declined_not_run, 8);
+  int64_t by_code = 0;
+  for (int64_t n : s.declined_by_code) by_code += n;
+  EXPECT_EQ(by_code, 0);
+}
+
 // Nothing found is left pending when the run ends (issue 41, item 6): a
 // mismatch whose minimizing the deadline cuts short is filed as found,
 // saying so, not kept in the journal for the next campaign.

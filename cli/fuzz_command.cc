@@ -458,8 +458,9 @@ void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
       << ErrataLines(p) << "fuzz:   declines: " << sum.declined_not_evaluable
       << " not evaluable (e.g. not "
       << "folded), " << sum.declined_unsupported << " unsupported variant, "
-      << sum.declined_operand_form << " operand form, " << sum.declined_other
-      << " other\n"
+      << sum.declined_operand_form << " operand form, " << sum.declined_not_run
+      << " not run (a time budget ran out first, after one more try), "
+      << sum.declined_other << " other\n"
       << TopDeclineLine(sum) << FaultCostLine(sum) << "fuzz:   generated "
       << sum.offered << " tuples in " << sum.inputs << " fuzz inputs and "
       << sum.systematic << " systematically; " << sum.duplicates

@@ -445,11 +445,16 @@ TEST(FuzzCommandTest, ACampaignThatCouldNotFileItsFindingsFails) {
 TEST(FuzzCommandTest, ACampaignThatTestedNothingFailsAndSaysWhy) {
   const CliRun r =
       FuzzWithStats(TempDirFor("fuzz_nothing"),
-                    "inputs=10\ntuples=272\ndeclined=272\ndeclined_other=272\n"
+                    "inputs=10\ntuples=272\ndeclined=272\ndeclined_other=260\n"
+                    "declined_not_run=12\n"
                     "top_decline=16 ptx-cmd: command '/bin/false {ptx} {in} "
                     "{out}' failed on add.s32 "
                     "(16 tuples): exit status 1\n");
   EXPECT_EQ(r.code, 1) << r.out;
+  // The declines by reason, those a time budget left unrun apart.
+  EXPECT_THAT(r.out, HasSubstr("0 operand form, 12 not run (a time budget "
+                               "ran out first, after one more try), 260 "
+                               "other\n"));
   EXPECT_THAT(
       r.err,
       StartsWith(

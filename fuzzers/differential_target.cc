@@ -570,6 +570,7 @@ FuzzStats DifferentialTarget::stats() const {
       c.declined_by_code[static_cast<int>(DeclineCode::kOperandForm)];
   s.declined_other = c.declined_by_code[static_cast<int>(DeclineCode::kOther)] +
                      c.declined_by_code[static_cast<int>(DeclineCode::kNone)];
+  s.declined_not_run = c.declined_not_run;
   s.filing_errors = c.filing_errors;
   s.filing_error = c.filing_error;
   s.unfiled = c.unfiled;
@@ -671,6 +672,7 @@ const Counter kCounters[] = {
     PTXDIFF_COUNTER("declined_not_evaluable", s.declined_not_evaluable),
     PTXDIFF_COUNTER("declined_operand_form", s.declined_operand_form),
     PTXDIFF_COUNTER("declined_other", s.declined_other),
+    PTXDIFF_COUNTER("declined_not_run", s.declined_not_run),
     PTXDIFF_COUNTER("filing_errors", s.filing_errors),
     PTXDIFF_COUNTER("unfiled", s.unfiled),
     PTXDIFF_COUNTER("unjournaled", s.unjournaled),

@@ -154,9 +154,10 @@ struct FuzzStats {
   // The campaign's calibration at start (campaign.h): how long it took and
   // how many families it timed; the largest of the processes.
   int64_t calibration_ms = 0, families_timed = 0;
-  // Declines by code: unsupported variant, not evaluable, operand form, other.
+  // Declines by code: unsupported variant, not evaluable, operand form,
+  // other; and the tuples a backend left unrun (a time budget ran out).
   int64_t declined_unsupported = 0, declined_not_evaluable = 0,
-          declined_operand_form = 0, declined_other = 0;
+          declined_operand_form = 0, declined_other = 0, declined_not_run = 0;
   std::map<std::string, int64_t> other_reading_by_erratum;
 };
 

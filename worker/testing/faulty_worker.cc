@@ -29,6 +29,7 @@
 //                  backend whose batch time budget ran out) in the first RUN
 //                  holding it, of the first process (--state=FILE remembers
 //                  it across processes); answer them from then on
+//   not-run-on=SPELL  the same in every RUN (a budget always too short)
 //   hang           never answer a RUN
 //   hang-on=SPELL  never answer a RUN holding a tuple of that variant (with
 //                  --when-operand=I:MIN only one whose operand I >= MIN)
@@ -384,9 +385,10 @@ int Serve(const Flags& flags) {
     (void)backend->Run(*request, reply);
     if (f == "short") reply.results.pop_back();
     absl::string_view unrun = f;
-    if (absl::ConsumePrefix(&unrun, "not-run-once-on=") &&
+    const bool always = absl::ConsumePrefix(&unrun, "not-run-on=");
+    if ((always || absl::ConsumePrefix(&unrun, "not-run-once-on=")) &&
         absl::c_linear_search(request->spellings, unrun) &&
-        FirstTime(flags.state)) {
+        (always || FirstTime(flags.state))) {
       const uint32_t why = reply.InternMessage(
           absl::StrCat(kNotRunPrefix,
                        "faulty_worker: the batch's time budget "
