@@ -88,10 +88,10 @@ class ProgramBackend {
   virtual absl::StatusOr<std::vector<ProgramCheck>> Check(
       std::span<const Program> programs, ProgramInputs form, Reading reading,
       absl::Time deadline) = 0;
-  // The same up to the first program the backend crashes on: those after it
-  // may be left unchecked (`cut`). What a minimizer of a crash asks, which
-  // keeps the first candidate that still crashes.
-  virtual absl::StatusOr<std::vector<ProgramCheck>> CheckUntilCrash(
+  // The same up to the first program the backend crashes or hangs on: those
+  // after it may be left unchecked (`cut`). What a minimizer of a crash or a
+  // hang asks, which keeps the first candidate that still faults.
+  virtual absl::StatusOr<std::vector<ProgramCheck>> CheckUntilFault(
       std::span<const Program> programs, ProgramInputs form, Reading reading,
       absl::Time deadline) {
     return Check(programs, form, reading, deadline);

@@ -21,6 +21,7 @@
 #include "absl/time/clock.h"
 #include "common/interrupt.h"
 #include "common/status_macros.h"
+#include "isa/family_table.h"
 #include "isa/spelling.h"
 #include "program/composed_oracle.h"
 #include "program/program_minimizer.h"
@@ -63,9 +64,27 @@ std::string Shape(const Program& p) {
                       blocks.empty() ? "" : absl::StrCat(" (", blocks, ")"));
 }
 
-// The root cause of every hang: not minimized (each round would cost the
-// tool's timeout), a hang's steps are not known to be its cause, and so
-// many hangs of one tool are one cause, not one each.
+// A hang of one instruction is caused by its family, as the tuple
+// campaign's hangs are ("hang in bfind": one cause however many of its
+// variants and operands hang, a program's and a tuple's alike); "" for
+// another.
+std::string HangCause(const Program& p) {
+  const auto instruction = [](const ProgramStep& s) {
+    return s.kind == ProgramStep::kInstruction;
+  };
+  if (CountSteps(p) != 1 ||
+      std::count_if(p.steps.begin(), p.steps.end(), instruction) != 1) {
+    return "";
+  }
+  const ProgramStep& step =
+      *std::find_if(p.steps.begin(), p.steps.end(), instruction);
+  return absl::StrCat("hang in ", InfoOf(step.variant.family).opcode);
+}
+
+// The root cause of every hang of several steps: not minimized (each round
+// would cost the tool's timeout) where no one instruction of it hangs
+// alone, its steps are not known to be its cause, and so many hangs of one
+// tool are one cause, not one each.
 constexpr char kHangShape[] = "a hang (not minimized)";
 
 // The program with its witness at the mismatch's inputs, so that `ptxdiff
@@ -372,25 +391,45 @@ class Campaign {
     }
     PTXDIFF_ASSIGN_OR_RETURN(
         const std::vector<ProgramCheck> checks,
-        found.fault == ProgramFault::kCrash
-            ? backend_.CheckUntilCrash(candidates, found.form, o_.reading, end_)
+        found.fault
+            ? backend_.CheckUntilFault(candidates, found.form, o_.reading, end_)
             : backend_.Check(candidates, found.form, o_.reading, end_));
     bool shown = false;
     for (size_t k = 0; k < checks.size(); ++k) {
       out[k] = ShowsLike(checks[k], found);
       // A candidate cut before the first that shows might have shown (after
-      // it, CheckUntilCrash leaves them unrun by design).
+      // it, CheckUntilFault leaves them unrun by design).
       if (checks[k].cut && !shown) cut = true;
       shown |= out[k];
     }
     return out;
   }
 
-  // Minimized (a hang is not: each round would cost the tool's timeout),
-  // checked once more for its files, and filed; its journal line is then
-  // done. Cut short by the run's end, it stays in the journal for the next
-  // run (unless file_unfinished): filed half-minimized it would be a new
-  // root cause that is not one.
+  // A hang's likeliest cause on a tool is one instruction: each one the
+  // program ran, alone at the operands it had, in one run stopped at the
+  // first that hangs (a few runs of the timeout, where delta debugging
+  // would spend one on each of tens of rounds). That program and its check
+  // (of it alone), or none.
+  std::optional<std::pair<Program, ProgramCheck>> HangingInstruction(
+      const Found& found) {
+    const std::vector<Program> alone =
+        InstructionsAlone(found.program, o_.reading);
+    if (alone.empty() || OutOfTime()) return std::nullopt;
+    const absl::StatusOr<std::vector<ProgramCheck>> checks =
+        backend_.CheckUntilFault(alone, found.form, o_.reading, end_);
+    if (!checks.ok()) return std::nullopt;
+    for (size_t k = 0; k < alone.size(); ++k) {
+      if (ShowsLike((*checks)[k], found))
+        return std::pair{alone[k], (*checks)[k]};
+    }
+    return std::nullopt;
+  }
+
+  // Minimized (a hang only to one instruction that hangs alone: any other
+  // round would cost the tool's timeout), checked once more for its files,
+  // and filed; its journal line is then done. Cut short by the run's end,
+  // it stays in the journal for the next run (unless file_unfinished):
+  // filed half-minimized it would be a new root cause that is not one.
   void FileMinimized(const Found& found) {
     if (UsesSuppressed(found.program)) {
       Count(&ProgramCampaignReport::known);
@@ -406,10 +445,21 @@ class Campaign {
                                          &cut](std::span<const Program> c) {
       return Shows(c, found, cut);
     };
+    // What a run of the filed program alone showed: not run again (a hang's
+    // run costs the timeout, and the run's end must not keep it from being
+    // filed).
+    std::optional<ProgramCheck> seen;
     absl::StatusOr<ProgramMinimizeResult> min =
-        found.fault == ProgramFault::kHang
-            ? ProgramMinimizeResult{.program = found.program}
-            : MinimizeProgram(found.program, shows, o_.max_minimize_candidates);
+        ProgramMinimizeResult{.program = found.program};
+    if (found.fault != ProgramFault::kHang) {
+      min = MinimizeProgram(found.program, shows, o_.max_minimize_candidates);
+    } else if (auto alone = HangingInstruction(found)) {
+      min = ProgramMinimizeResult{.program = alone->first, .rounds = 1};
+      seen = alone->second;
+    } else if (!found.hang_seen.empty()) {
+      seen = ProgramCheck{
+          .fault = ProgramFault{ProgramFault::kHang, found.hang_seen}};
+    }
     if (cut && !o_.file_unfinished) return;
     const Program& program = min.ok() ? min->program : found.program;
     if (IsATupleCause(program)) {
@@ -417,15 +467,11 @@ class Campaign {
       journal_->Done(found.seq);
       return;
     }
-    // A hang seen of the program alone is not run again (each run costs the
-    // timeout), so that the run's end does not keep it from being filed.
     absl::StatusOr<std::vector<ProgramCheck>> check =
-        !found.hang_seen.empty()
-            ? std::vector<ProgramCheck>{ProgramCheck{
-                  .fault = ProgramFault{ProgramFault::kHang, found.hang_seen}}}
-            : backend_.Check(
-                  {&program, 1}, found.form, o_.reading,
-                  o_.file_unfinished ? absl::InfiniteFuture() : end_);
+        seen ? std::vector<ProgramCheck>{*seen}
+             : backend_.Check(
+                   {&program, 1}, found.form, o_.reading,
+                   o_.file_unfinished ? absl::InfiniteFuture() : end_);
     if (!check.ok()) {  // the harness's failure: the next run tries again
       Error(absl::StrCat(backend_.Name(),
                          " on a finding: ", check.status().message()));
@@ -467,6 +513,7 @@ class Campaign {
     f.backend_identity = backend_.Identity();
     if (check.fault) f.detail = check.fault->what;
     if (check.mismatch) f.cause = check.mismatch->departure_cause;
+    if (f.kind == FindingKind::kHang) f.cause = HangCause(p);
     f.raw_input = backend_.ReproInput(p);
     std::string text = FormatProgram(p);
     text.insert(text.find('\n') + 1,
@@ -493,7 +540,8 @@ class Campaign {
             ", ", steps, steps == 1 ? " step" : " steps",
             BlockKinds(p).empty() ? "" : absl::StrCat(" with ", BlockKinds(p)),
             " (", absl::StrJoin(StepSpellings(p), ", "), "): ", disagreement)),
-        .shape = f.kind == FindingKind::kHang ? kHangShape : Shape(p),
+        .shape =
+            f.kind == FindingKind::kHang && steps > 1 ? kHangShape : Shape(p),
     };
     return f;
   }

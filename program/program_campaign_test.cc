@@ -589,6 +589,39 @@ TEST_F(ProgramCampaignTest, OnAToolWrongValuesAndCrashesAreFiledMinimized) {
   }
 }
 
+// A program that hangs a tool is filed as the one instruction that hangs
+// alone, found in a few runs (issue 41, item 5: hangs were filed
+// unminimized, and all of a tool's as one cause), and that variant is no
+// longer generated.
+TEST_F(ProgramCampaignTest, AHangIsFiledAsTheInstructionThatHangsAlone) {
+  options_.backend = MakeToolProgramBackend(
+      {.command = absl::StrCat(PTXDIFF_INTERPRETER_PATH,
+                               " --hang-on=clz.b32 {ptx} {in} {out}"),
+       .files_root = dir_->path(),
+       .target = *TargetForDevice(90),
+       .timeout = absl::Seconds(2)});
+  ProgramCampaignReport report = Run(
+      {ProgramOf("input %a .b32 0x100\nnot.b32 %r0, %a;\nclz.b32 %r1, %r0;\n"
+                 "add.u32 %r2, %r1, 1;\noutput %r2\n")});
+  EXPECT_GE(report.hangs, 1);
+  ASSERT_THAT(report.filed, testing::Not(testing::IsEmpty()))
+      << testing::PrintToString(report.errors);
+  for (const FiledProgram& f : report.filed) {
+    EXPECT_THAT(f.entry, testing::StartsWith("hang~ptx-cmd~"));
+    EXPECT_EQ(f.steps, 1) << f.what;
+    // One cause with the tuple campaign's hangs of the family.
+    EXPECT_EQ(f.cause, "hang in clz") << f.what;
+    const absl::StatusOr<std::string> text =
+        ReadFile(absl::StrCat(options_.triage_dir, "/", f.entry, "/case.txt"));
+    ASSERT_TRUE(text.ok());
+    // At the operand it had in the program: not.b32 of 0x100.
+    EXPECT_THAT(*text, testing::HasSubstr("clz.b32 %d, %in0;"));
+    EXPECT_THAT(*text, testing::HasSubstr("0xfffffeff"));
+  }
+  EXPECT_THAT(report.suppressed, testing::Contains("clz.b32"));
+  EXPECT_EQ(report.pending, 0);
+}
+
 }  // namespace
 }  // namespace ptxdiff
 #endif  // PTXDIFF_INTERPRETER_PATH

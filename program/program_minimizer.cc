@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/status_macros.h"
@@ -376,6 +377,20 @@ std::string ProgramSignatureName(const std::string& signature) {
   uint32_t h = 2166136261u;  // FNV-1a
   for (unsigned char c : signature) h = (h ^ c) * 16777619u;
   return absl::StrFormat("program-%08x", h);
+}
+
+std::vector<Program> InstructionsAlone(const Program& program, Reading reading,
+                                       size_t max) {
+  std::vector<Program> alone;
+  absl::flat_hash_set<std::string> seen;
+  const StepObserver each = [&](const Variant& v, const Operands& o,
+                                const Result&) {
+    if (alone.size() == max) return;
+    Program one = TupleAsProgram(v, o);
+    if (seen.insert(FormatProgram(one)).second) alone.push_back(std::move(one));
+  };
+  (void)EvaluateProgram(program, WitnessInputs(program), reading, &each);
+  return alone;
 }
 
 }  // namespace ptxdiff

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "oracle/errata.h"
 #include "program/program.h"
 
 namespace ptxdiff {
@@ -57,6 +58,13 @@ absl::StatusOr<ProgramMinimizeResult> MinimizeProgram(
 // Every one-simplification candidate of `program`, in the order tried; each
 // valid (it reads back from its text).
 std::vector<Program> ProgramSimplifications(const Program& program);
+
+// Each instruction `program` runs at its witness inputs, alone at the
+// operands it had there (TupleAsProgram), once each, in the order run, at
+// most `max`: the candidates for a fault of one instruction, which is what
+// a tool's crash or hang most often is.
+std::vector<Program> InstructionsAlone(const Program& program, Reading reading,
+                                       size_t max = 64);
 
 // What deduplicates a minimized program: its text (its blocks included)
 // with registers renamed in order of appearance (inputs %a, %b, ...; others

@@ -196,6 +196,23 @@ TEST(ProgramMinimizerTest, SignaturesNameShapesNotSpellings) {
   EXPECT_TRUE(ParseProgram(ProgramSignature(a)).ok()) << ProgramSignature(a);
 }
 
+// The candidates for a fault of one instruction: each instruction as run
+// at the witness, alone at its operands there, once each however often a
+// loop ran it.
+TEST(ProgramMinimizerTest, InstructionsAloneAreEachRunOnceAtItsOperands) {
+  const Program p = ProgramOf(
+      "input %a .b32 6\nadd.u32 %r, %a, 1;\nloop 3 {\n  mul.lo.u32 %s, %r, "
+      "0;\n}\nmov.b32 %t, 2;\noutput %s\n");
+  const std::vector<Program> alone = InstructionsAlone(p, Reading::kSpec);
+  ASSERT_EQ(alone.size(), 2u);
+  EXPECT_EQ(FormatProgram(alone[0]),
+            FormatProgram(TupleAsProgram(*ParseVariant("add.u32"), {{6, 1}})));
+  EXPECT_EQ(
+      FormatProgram(alone[1]),
+      FormatProgram(TupleAsProgram(*ParseVariant("mul.lo.u32"), {{7, 0}})));
+  EXPECT_THAT(InstructionsAlone(p, Reading::kSpec, 1), testing::SizeIs(1));
+}
+
 // The signature of a program with blocks keeps them: the if's condition
 // renamed as a guard is, its sense and its else kept.
 TEST(ProgramMinimizerTest, SignaturesKeepBlocks) {

@@ -41,13 +41,13 @@ std::string HowItEnded(const ToolRun& run) {
              : absl::StrCat(run.what, "; its output ends:\n", run.output);
 }
 
-// How a run of programs goes: to each program's end, or (a minimizer
-// after a crash) only up to the first program that crashes.
+// How a run of programs goes: to each program's end, or (a minimizer of a
+// crash or a hang) only up to the first program that crashes or hangs.
 struct RunPlan {
   ProgramInputs inputs;
   absl::Time deadline;
-  bool stop_at_crash = false;
-  bool crashed = false;  // a program has crashed
+  bool stop_at_fault = false;
+  bool faulted = false;  // a program has crashed or hung
 };
 
 // Marks `programs`' results as not run, saying why.
@@ -79,21 +79,22 @@ absl::Status RunInto(const ProgramModuleRunner& runner,
     for (size_t k = 0; k < programs.size(); ++k) {
       results[k] = {.end = run.end, .what = HowItEnded(run)};
     }
-    plan.crashed |= run.end == ToolRun::kCrashed;
+    plan.faulted |= run.end == ToolRun::kCrashed || run.end == ToolRun::kHung;
     return absl::OkStatus();
   }
   const size_t half = programs.size() / 2;
   PTXDIFF_RETURN_IF_ERROR(RunInto(runner, programs.first(half), plan, results));
-  if (plan.stop_at_crash && plan.crashed) {
-    NotRun(programs.size() - half, "not run: a program before it crashed",
-           results + half);
+  if (plan.stop_at_fault && plan.faulted) {
+    NotRun(programs.size() - half,
+           "not run: a program before it crashed or hung", results + half);
     return absl::OkStatus();
   }
   PTXDIFF_RETURN_IF_ERROR(
       RunInto(runner, programs.subspan(half), plan, results + half));
   // Those the halving did not reach before the deadline are known to be in
-  // a module that hung, and no more.
-  if (run.end == ToolRun::kHung) {
+  // a module that hung, and no more (those left after a fault by design,
+  // nothing).
+  if (run.end == ToolRun::kHung && !(plan.stop_at_fault && plan.faulted)) {
     for (size_t k = 0; k < programs.size(); ++k) {
       if (results[k].end == ToolRun::kCut && results[k].hung_in_module.empty())
         results[k].hung_in_module = HowItEnded(run);
@@ -147,7 +148,7 @@ class ToolModuleRunner : public ProgramModuleRunner {
 
 absl::StatusOr<std::vector<ProgramToolRun>> RunPrograms(
     const ProgramModuleRunner& runner, std::span<const Program> programs,
-    ProgramInputs inputs, absl::Time deadline, bool stop_at_crash) {
+    ProgramInputs inputs, absl::Time deadline, bool stop_at_fault) {
   std::vector<ProgramToolRun> results(programs.size());
   // Programs the buffer has no room for are refused; the others run.
   std::vector<Program> runnable;
@@ -167,7 +168,7 @@ absl::StatusOr<std::vector<ProgramToolRun>> RunPrograms(
   if (runnable.empty()) return results;
   std::vector<ProgramToolRun> ran(runnable.size());
   RunPlan plan{
-      .inputs = inputs, .deadline = deadline, .stop_at_crash = stop_at_crash};
+      .inputs = inputs, .deadline = deadline, .stop_at_fault = stop_at_fault};
   PTXDIFF_RETURN_IF_ERROR(RunInto(runner, runnable, plan, ran.data()));
   for (size_t j = 0; j < ran.size(); ++j) results[index[j]] = std::move(ran[j]);
   return results;
@@ -252,7 +253,7 @@ class RunnerProgramBackend : public ProgramBackend {
       absl::Time deadline) override {
     return CheckOn(programs, form, reading, deadline, false);
   }
-  absl::StatusOr<std::vector<ProgramCheck>> CheckUntilCrash(
+  absl::StatusOr<std::vector<ProgramCheck>> CheckUntilFault(
       std::span<const Program> programs, ProgramInputs form, Reading reading,
       absl::Time deadline) override {
     return CheckOn(programs, form, reading, deadline, true);
@@ -260,7 +261,7 @@ class RunnerProgramBackend : public ProgramBackend {
 
   absl::StatusOr<std::vector<ProgramCheck>> CheckOn(
       std::span<const Program> programs, ProgramInputs form, Reading reading,
-      absl::Time deadline, bool stop_at_crash) {
+      absl::Time deadline, bool stop_at_fault) {
     std::mt19937_64 rng(1);
     std::vector<Program> copies;
     std::vector<size_t> first;  // program k's copies start at first[k]
@@ -274,7 +275,7 @@ class RunnerProgramBackend : public ProgramBackend {
     first.push_back(copies.size());
     PTXDIFF_ASSIGN_OR_RETURN(
         const std::vector<ProgramToolRun> runs,
-        RunPrograms(*runner_, copies, form, deadline, stop_at_crash));
+        RunPrograms(*runner_, copies, form, deadline, stop_at_fault));
     std::vector<ProgramCheck> checks;
     for (size_t k = 0; k < programs.size(); ++k) {
       if (HasThreadInputs(programs[k])) {

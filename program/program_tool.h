@@ -77,12 +77,12 @@ struct ProgramToolRun {
 // the program it fails on is alone. An error only for the harness's own
 // failure (no temporary directory); a program with more than
 // kMaxToolProgramInputs inputs is refused without a run. With
-// `stop_at_crash` the programs after the first that crashes are not run
-// (kCut): a minimizer wants the first candidate that still crashes, and
-// isolating every one costs runs.
+// `stop_at_fault` the programs after the first that crashes or hangs are
+// not run (kCut): a minimizer wants the first candidate that still faults,
+// and isolating every one costs runs (a hang's, the timeout each).
 absl::StatusOr<std::vector<ProgramToolRun>> RunPrograms(
     const ProgramModuleRunner& runner, std::span<const Program> programs,
-    ProgramInputs inputs, absl::Time deadline, bool stop_at_crash = false);
+    ProgramInputs inputs, absl::Time deadline, bool stop_at_fault = false);
 // The same on `tool`, until tool.deadline.
 absl::StatusOr<std::vector<ProgramToolRun>> RunProgramsOnTool(
     const ProgramTool& tool, std::span<const Program> programs,

@@ -182,12 +182,34 @@ TEST_F(ProgramToolTest, RunsUpToTheFirstCrashTakeFewerRuns) {
   EXPECT_EQ((*every)[11].end, ToolRun::kCrashed);
   CountingRunner first(MakeToolModuleRunner(tool_));
   auto until = RunPrograms(first, programs, ProgramInputs::kImmediate,
-                           absl::InfiniteFuture(), /*stop_at_crash=*/true);
+                           absl::InfiniteFuture(), /*stop_at_fault=*/true);
   ASSERT_TRUE(until.ok()) << until.status();
   for (int k = 0; k < 5; ++k) EXPECT_EQ((*until)[k].end, ToolRun::kOk);
   EXPECT_EQ((*until)[5].end, ToolRun::kCrashed);
   for (int k = 6; k < 16; ++k) EXPECT_EQ((*until)[k].end, ToolRun::kCut);
   EXPECT_LT(first.runs, all.runs);
+}
+
+// The same for a hang (issue 41, item 5): the runs stop at the first
+// program that hangs, each hung run costing the tool's timeout.
+TEST_F(ProgramToolTest, RunsStopAtTheFirstHangToo) {
+  std::vector<Program> programs;
+  for (int k = 0; k < 8; ++k) {
+    programs.push_back(ProgramOf(
+        k == 2 || k == 6
+            ? "input %a .b32 9\ninput %b .b32 3\ndiv.u32 %r, %a, %b;\n"
+              "output %r\n"
+            : "input %a .b32 5\nmul.lo.u32 %r, %a, %a;\noutput %r\n"));
+  }
+  Use("--hang-on=div.u32");
+  tool_.timeout = absl::Seconds(2);
+  CountingRunner first(MakeToolModuleRunner(tool_));
+  auto until = RunPrograms(first, programs, ProgramInputs::kImmediate,
+                           absl::InfiniteFuture(), /*stop_at_fault=*/true);
+  ASSERT_TRUE(until.ok()) << until.status();
+  for (int k = 0; k < 2; ++k) EXPECT_EQ((*until)[k].end, ToolRun::kOk);
+  EXPECT_EQ((*until)[2].end, ToolRun::kHung);
+  for (int k = 3; k < 8; ++k) EXPECT_EQ((*until)[k].end, ToolRun::kCut) << k;
 }
 
 // A program with more inputs than the buffer holds is refused unrun.

@@ -338,17 +338,25 @@ TEST_F(PtxasAssemblyTest, EveryImmediateBody) {
   ExpectAllAssemble(builder.Take());
 }
 
-// A deterministic spread: every non-video variant, every 1000th video one
-// (the video variants share one frame per operand count) and every 100th
-// SIMD video one (two frames: the 2-lane dispatch, the 4-lane gather).
+// Families this large differ variant to variant only in their bodies (a
+// comparison, its types, a boolean op: set, setp), which every variant's
+// body test assembles; their whole modules are sampled.
+constexpr size_t kSampledFamilySize = 200;
+
+// A deterministic spread: every variant of the other families, every 8th
+// of a family of more than kSampledFamilySize, every 1000th video one (the
+// video variants share one frame per operand count) and every 100th SIMD
+// video one (two frames: the 2-lane dispatch, the 4-lane gather).
 std::vector<Variant> WholeModuleSample() {
   std::vector<Variant> sample;
-  size_t video = 0, simd = 0;
+  size_t video = 0, simd = 0, large = 0;
   for (const Variant& v : AllVariants()) {
     if (IsVideo(v.family)) {
       if (video++ % 1000 == 0) sample.push_back(v);
     } else if (IsSimdVideo(v.family)) {
       if (simd++ % 100 == 0) sample.push_back(v);
+    } else if (VariantsOf(v.family).size() > kSampledFamilySize) {
+      if (large++ % 8 == 0) sample.push_back(v);
     } else {
       sample.push_back(v);
     }
