@@ -191,6 +191,10 @@ class Decoder {
       case ProgramStep::kIfEnd:
         if (!open_.empty()) CloseBlock();
         return;
+      case ProgramStep::kLabel:
+      case ProgramStep::kBranch:
+      case ProgramStep::kExit:
+        return;
     }
   }
 
@@ -415,6 +419,11 @@ class Encoder {
       }
       case ProgramStep::kElse:
         return r;
+      case ProgramStep::kLabel:
+      case ProgramStep::kBranch:
+      case ProgramStep::kExit:
+        return absl::InvalidArgumentError(
+            "the byte form holds no labels, branches or exits");
       case ProgramStep::kLoopEnd:
       case ProgramStep::kIfEnd:
         if (!open_.empty()) {
@@ -570,6 +579,9 @@ StepRecord ReadStep(ByteReader& in) {
     case ProgramStep::kIfBegin:
     case ProgramStep::kElse:
     case ProgramStep::kIfEnd:
+    case ProgramStep::kLabel:
+    case ProgramStep::kBranch:
+    case ProgramStep::kExit:
       break;
   }
   return r;
@@ -602,6 +614,9 @@ void WriteStep(std::string& out, const StepRecord& r) {
     case ProgramStep::kIfBegin:
     case ProgramStep::kElse:
     case ProgramStep::kIfEnd:
+    case ProgramStep::kLabel:
+    case ProgramStep::kBranch:
+    case ProgramStep::kExit:
       break;
   }
 }
