@@ -41,7 +41,8 @@ TEST(ProgramEncodingTest, TestdataProgramsRoundTrip) {
         "found-square-low-bits.ptxprog",
         "found-bmsk-min-max-unsigned.ptxprog",
         "lane-abs-cvt-sat-u16.ptxprog", "lane-bfe-s32-past-top.ptxprog",
-        "lane-cnot-cvt-sat-s16.ptxprog", "forward-branches-exit.ptxprog"}) {
+        "lane-cnot-cvt-sat-s16.ptxprog", "forward-branches-exit.ptxprog",
+        "found-label-bfe-s32-past-top.ptxprog"}) {
     SCOPED_TRACE(name);
     const absl::StatusOr<Program> p = TestdataProgram(name);
     ASSERT_TRUE(p.ok()) << p.status();

@@ -406,6 +406,30 @@ TEST_F(ProgramPtxasTest, CampaignFindingsAreFlagged) {
   }
 }
 
+// A root cause `ptxdiff programs` found that needs a bare label: ptxas 13.0
+// folds bfe.s32 of a 0 moved before the label to 0xffffffff (the oracle:
+// 0), and folds the same steps without the label right.
+TEST_F(ProgramPtxasTest, ABareLabelIsWhatPtxasNeedsToFoldBfeWrong) {
+  auto p = TestdataProgram("found-label-bfe-s32-past-top.ptxprog");
+  ASSERT_TRUE(p.ok()) << p.status();
+  auto check =
+      CheckProgram(ptxas_, "sm_90", *p, ProgramInputs::kImmediate,
+                   Reading::kSpec);
+  ASSERT_TRUE(check.ok()) << check.status();
+  ASSERT_TRUE(check->mismatch.has_value()) << check->why_not;
+  EXPECT_EQ(check->mismatch->claimed, std::vector<uint64_t>{0xffffffff});
+  EXPECT_EQ(check->mismatch->oracle[0], (ProgramValue{.bits = 0}));
+  Program unlabelled = *p;
+  std::erase_if(unlabelled.steps, [](const ProgramStep& s) {
+    return s.kind == ProgramStep::kLabel;
+  });
+  auto plain = CheckProgram(ptxas_, "sm_90", unlabelled,
+                            ProgramInputs::kImmediate, Reading::kSpec);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_TRUE(plain->judged) << plain->why_not;
+  EXPECT_FALSE(plain->mismatch.has_value());
+}
+
 // Root causes `ptxdiff programs` found through thread inputs (ptxas 13.0),
 // minimized: in both forms ptxas's code is wrong on the lane each case
 // names, and it needs the thread id there: with the id an immediate at
