@@ -329,6 +329,10 @@ bool Disagrees(std::span<const ProgramValue> oracle,
   return false;
 }
 
+bool ThreadExits(std::span<const ProgramValue> outputs) {
+  return !outputs.empty() && outputs.front().exits;
+}
+
 std::vector<ProgramValue> EvaluateAtWitness(const Program& program,
                                             Reading reading) {
   return *EvaluateProgram(program, WitnessInputs(program), reading);

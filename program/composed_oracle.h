@@ -69,6 +69,10 @@ absl::StatusOr<std::vector<ProgramValue>> EvaluateProgram(
 bool Disagrees(std::span<const ProgramValue> oracle,
                std::span<const uint64_t> claimed);
 
+// True if the outputs are a thread's that exits (or may) before its
+// stores: there is nothing to judge.
+bool ThreadExits(std::span<const ProgramValue> outputs);
+
 // The outputs at the program's witness inputs.
 std::vector<ProgramValue> EvaluateAtWitness(const Program& program,
                                             Reading reading = Reading::kSpec);

@@ -244,11 +244,6 @@ std::optional<std::vector<uint64_t>> Execute(
   return OutputsOf(own, program.outputs.size(), why);
 }
 
-// True if the oracle's thread exits before its stores (or may).
-bool ThreadExits(const std::vector<ProgramValue>& oracle) {
-  return !oracle.empty() && oracle.front().exits;
-}
-
 // The executed code judged at the witness (immediates) or at the
 // refutation's input vectors (runtime inputs): the first mismatch.
 ProgramCheck JudgeExecuted(const SassArchInfo& arch, const Program& program,

@@ -263,6 +263,28 @@ TEST_F(ProgramToolTest, ProgramsWithThreadInputsAreNotJudged) {
   EXPECT_FALSE((*checks)[1].mismatch.has_value());
 }
 
+// A program that exits at every input vector stores nothing: it is not
+// judged, and says so, never "agree"; one that exits only at some is
+// judged at the others.
+TEST_F(ProgramToolTest, AProgramThatAlwaysExitsIsNotJudged) {
+  const std::vector<Program> programs = {
+      ProgramOf("input %a .b32 1\nadd.u32 %r, %a, 1;\nexit;\noutput %r\n"),
+      ProgramOf("input %a .b32 1\nsetp.eq.u32 %p, %a, 0;\n@%p exit;\n"
+                "add.u32 %r, %a, 1;\noutput %r\n")};
+  auto backend = MakeToolProgramBackend(tool_);
+  for (ProgramInputs form :
+       {ProgramInputs::kRuntime, ProgramInputs::kImmediate}) {
+    auto checks =
+        backend->Check(programs, form, Reading::kSpec, absl::InfiniteFuture());
+    ASSERT_TRUE(checks.ok()) << checks.status();
+    ASSERT_EQ(checks->size(), 2u);
+    EXPECT_FALSE((*checks)[0].judged);
+    EXPECT_THAT((*checks)[0].why_not, testing::HasSubstr("exits at every"));
+    EXPECT_TRUE((*checks)[1].judged) << (*checks)[1].why_not;
+    EXPECT_FALSE((*checks)[1].mismatch.has_value());
+  }
+}
+
 }  // namespace
 }  // namespace ptxdiff
 
