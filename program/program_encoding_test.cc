@@ -42,7 +42,8 @@ TEST(ProgramEncodingTest, TestdataProgramsRoundTrip) {
         "found-bmsk-min-max-unsigned.ptxprog",
         "lane-abs-cvt-sat-u16.ptxprog", "lane-bfe-s32-past-top.ptxprog",
         "lane-cnot-cvt-sat-s16.ptxprog", "forward-branches-exit.ptxprog",
-        "found-label-bfe-s32-past-top.ptxprog"}) {
+        "found-label-bfe-s32-past-top.ptxprog",
+        "found-branch-max-neg.ptxprog"}) {
     SCOPED_TRACE(name);
     const absl::StatusOr<Program> p = TestdataProgram(name);
     ASSERT_TRUE(p.ok()) << p.status();

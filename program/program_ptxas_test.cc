@@ -430,6 +430,35 @@ TEST_F(ProgramPtxasTest, ABareLabelIsWhatPtxasNeedsToFoldBfeWrong) {
   EXPECT_FALSE(plain->mismatch.has_value());
 }
 
+// A root cause `ptxdiff programs` found that needs a forward branch: over
+// max.u32 and neg.s32 of INT_MAX, ptxas 13.0 claims 0x7fffffff for every
+// input (where the branch is not taken the oracle gives 0x80000001); the
+// same steps predicated compile right.
+TEST_F(ProgramPtxasTest, AForwardBranchIsWhatPtxasNeedsToClaimWrong) {
+  auto p = TestdataProgram("found-branch-max-neg.ptxprog");
+  ASSERT_TRUE(p.ok()) << p.status();
+  auto check = CheckProgram(ptxas_, "sm_90", *p, ProgramInputs::kRuntime,
+                            Reading::kSpec);
+  ASSERT_TRUE(check.ok()) << check.status();
+  ASSERT_TRUE(check->mismatch.has_value()) << check->why_not;
+  EXPECT_EQ(check->mismatch->claimed, std::vector<uint64_t>{0x7fffffff});
+  EXPECT_EQ(check->mismatch->inputs, WitnessInputs(*p));
+  EXPECT_EQ(check->mismatch->oracle[0], (ProgramValue{.bits = 0x80000001}));
+  // The branch's steps guarded by its condition instead.
+  Program predicated = *p;
+  std::erase_if(predicated.steps, IsJumpOrLabel);
+  for (ProgramStep& s : predicated.steps) {
+    if (s.kind != ProgramStep::kInstruction || s.dst == "p5") continue;
+    s.guard = "p5";
+  }
+  ASSERT_EQ(EvaluateAtWitness(predicated)[0].bits, 0x80000001u);
+  auto plain = CheckProgram(ptxas_, "sm_90", predicated,
+                            ProgramInputs::kRuntime, Reading::kSpec);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_TRUE(plain->judged) << plain->why_not;
+  EXPECT_FALSE(plain->mismatch.has_value()) << FormatProgram(predicated);
+}
+
 // Root causes `ptxdiff programs` found through thread inputs (ptxas 13.0),
 // minimized: in both forms ptxas's code is wrong on the lane each case
 // names, and it needs the thread id there: with the id an immediate at
