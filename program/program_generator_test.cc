@@ -169,20 +169,26 @@ TEST(ProgramGeneratorTest, ThreadInputsOnlyWhereTheShapeSaysSo) {
   }
 }
 
-// ptxas accepts generated programs' kernels (if/else blocks and thread
-// inputs among them) in both input forms on several targets, as one module
-// of kernels and as a tool's module of all the programs.
+// ptxas accepts generated programs' kernels (if/else blocks, forward
+// branches, exits and thread inputs among them) in both input forms on
+// several targets, as one module of kernels and as a tool's module of all
+// the programs.
 TEST(ProgramGeneratorTest, KernelsAssemble) {
   auto ptxas = FindPtxas({});
   if (!ptxas.ok()) GTEST_SKIP() << ptxas.status();
   std::mt19937_64 rng(8);
   std::vector<Program> programs;
-  int ifs = 0;
+  int ifs = 0, branches = 0, exits = 0;
   for (int n = 0; n < 100; ++n) {
     programs.push_back(RandomProgram(rng));
-    ifs += FormatProgram(programs.back()).find("if ") != std::string::npos;
+    const std::string text = FormatProgram(programs.back());
+    ifs += text.find("if ") != std::string::npos;
+    branches += text.find("bra ") != std::string::npos;
+    exits += HasExit(programs.back());
   }
   EXPECT_GT(ifs, 10);
+  EXPECT_GT(branches, 10);
+  EXPECT_GT(exits, 3);
   for (int n = 0; n < 20; ++n) {
     programs.push_back(RandomProgram(
         rng, {.thread_inputs = true, .thread_input_percent = 100}));
