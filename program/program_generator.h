@@ -41,10 +41,10 @@ struct ProgramShape {
   // Percent of programs, where they may, with one of their inputs a thread
   // input in place of a parameter: what reads it differs from lane to lane.
   int thread_input_percent = 12;
-  // Whether a step may come with a forward branch over it, a bare label
-  // before it or an exit on a compare of an input (about 8%, 2% and 2% of
-  // the steps). Off, the generator draws nothing for them: a seed gives the
-  // programs it gave before they were added.
+  // Whether a step may now and then come with a forward branch over it
+  // (most often), a bare label before it or an exit on a compare of an
+  // input before it. Off, the generator draws nothing for them: a seed gives
+  // the programs it gave before they were added.
   bool forward_branches = true;
   // Spellings never used as steps: root causes already known, so that one
   // cause does not flood a run.
