@@ -98,6 +98,16 @@ TEST(ProgramCommandTest, AThreadInputCaseNamesTheLaneItFailsOn) {
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("inputs immediate: its code, run on the CPU, "
                                "agrees with the oracle on every lane\n"));
+  // Lanes that exit store nothing and are not judged: the line says so.
+  const std::string exits = testing::TempDir() + "/lane-exits.ptxprog";
+  std::ofstream(exits) << "# ptxdiff program 1\ninput %t .b32 %laneid 3\n"
+                          "setp.ge.u32 %late, %t, 16;\n@%late exit;\n"
+                          "mul.lo.u32 %r, %t, 3;\noutput %r\n";
+  r = Ptxdiff({"program", exits, "--backend", "ptxas"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("inputs immediate: its code, run on the CPU, "
+                               "agrees with the oracle on every lane that "
+                               "does not exit\n"));
 }
 
 TEST(ProgramCommandTest, BadInputSaysWhatIsWrong) {

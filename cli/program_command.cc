@@ -147,8 +147,10 @@ Judged CheckExecuted(const std::string& ptxas, const std::string& arch,
     out << "its code, run on the CPU, agrees with the oracle"
         << (form == ProgramInputs::kRuntime && !p.inputs.empty()
                 ? " at the witness and at more input vectors"
-            : HasThreadInputs(p) ? " on every lane"
-                                 : "")
+            : HasThreadInputs(p)
+                ? (HasExit(p) ? " on every lane that does not exit"
+                              : " on every lane")
+                : "")
         << "\n";
     return Judged::kAgree;
   }

@@ -185,6 +185,52 @@ void WrapInIf(ProgramRecords& r, std::mt19937_64& rng) {
                   .guard_pick = static_cast<uint8_t>(rng() % 3)});
 }
 
+// A record's guard drawn anew: mostly there, either sense, a recent
+// predicate.
+void DrawGuard(StepRecord& s, std::mt19937_64& rng) {
+  s.guarded = !OneIn(rng, 4);
+  s.guard_negated = OneIn(rng, 2);
+  s.guard_pick = static_cast<uint8_t>(rng() % 3);
+}
+
+// A forward branch over steps [begin, end) to a label at `end` (the first
+// label after it, which in its block is that one unless another comes
+// first), a bare label, or an exit.
+void AddJumpOrLabel(ProgramRecords& r, std::mt19937_64& rng) {
+  if (r.steps.size() + 2 > kMaxProgramInputRecords) return;
+  const size_t begin = Below(rng, r.steps.size() + 1);
+  StepRecord jump{.kind = ProgramStep::kExit};
+  DrawGuard(jump, rng);
+  switch (rng() % 3) {
+    case 0: {
+      const size_t end = begin + Below(rng, r.steps.size() - begin + 1);
+      r.steps.insert(r.steps.begin() + end, {.kind = ProgramStep::kLabel});
+      jump.kind = ProgramStep::kBranch;
+      break;
+    }
+    case 1:
+      jump = {.kind = ProgramStep::kLabel};
+      break;
+    default:
+      break;
+  }
+  r.steps.insert(r.steps.begin() + begin, jump);
+}
+
+// A branch's or an exit's guard drawn anew, or a branch to another of the
+// labels after it.
+void ChangeJump(ProgramRecords& r, std::mt19937_64& rng) {
+  const std::vector<size_t> jumps =
+      StepsOf(r, {ProgramStep::kBranch, ProgramStep::kExit});
+  if (jumps.empty()) return;
+  StepRecord& s = r.steps[jumps[Below(rng, jumps.size())]];
+  if (s.kind == ProgramStep::kBranch && OneIn(rng, 2)) {
+    s.target_pick = static_cast<uint8_t>(rng() % 3);
+  } else {
+    DrawGuard(s, rng);
+  }
+}
+
 void ChangeDestination(ProgramRecords& r, std::mt19937_64& rng) {
   const std::vector<size_t> steps =
       StepsOf(r, {ProgramStep::kInstruction, ProgramStep::kMove});
@@ -287,7 +333,8 @@ void MutateProgramRecords(ProgramRecords& records, std::mt19937_64& rng,
       ChangeValue,   ChangeValue,   ChangeValue,   ChangeOperand,
       ChangeOperand, ChangeVariant, ChangeVariant, AddStep,
       DropStep,      SwapSteps,     ChangeLoops,   WrapInIf,
-      ChangeDestination, ChangeOutputs, ChangeInputs,
+      ChangeDestination, ChangeOutputs, ChangeInputs, AddJumpOrLabel,
+      ChangeJump,
   };
   const int n = 1 + rng() % 3;
   for (int k = 0; k < n; ++k) {

@@ -7,7 +7,9 @@
 // a source a register or an immediate, changes a step's variant along its
 // family (or to another family), adds, copies, drops or swaps steps, wraps
 // steps in a counted loop (or changes a trip count) or in an if/else,
-// guards a step or sets its destination again, changes the outputs, adds or
+// adds a forward branch over steps, a bare label or an exit (or changes a
+// branch's label or a jump's guard), guards a step or sets its destination
+// again, changes the outputs, adds or
 // drops an input, or makes an input the thread's own (%tid.x, %laneid: only
 // where the shape says the backend judges them) or a parameter again, or
 // changes a thread input's lane.

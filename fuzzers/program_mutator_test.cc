@@ -27,6 +27,7 @@ TEST(ProgramMutatorTest, MutantsDecodeAndReachEveryKindOfChange) {
   std::mt19937_64 rng(3);
   std::set<int> step_counts, output_counts, input_counts;
   int with_loops = 0, with_guards = 0, with_ifs = 0, with_else = 0,
+      with_branches = 0, with_labels = 0, with_exits = 0,
       distinct_programs = 0;
   std::string input = RandomProgramInput(rng, {});
   std::set<std::string> seen;
@@ -44,6 +45,9 @@ TEST(ProgramMutatorTest, MutantsDecodeAndReachEveryKindOfChange) {
       with_guards += !s.guard.empty() && s.kind != ProgramStep::kIfBegin;
       with_ifs += s.kind == ProgramStep::kIfBegin;
       with_else += s.kind == ProgramStep::kElse;
+      with_branches += s.kind == ProgramStep::kBranch;
+      with_labels += s.kind == ProgramStep::kLabel;
+      with_exits += s.kind == ProgramStep::kExit;
     }
     const std::string text = FormatProgram(*p);
     distinct_programs += !seen.contains(text);
@@ -57,6 +61,9 @@ TEST(ProgramMutatorTest, MutantsDecodeAndReachEveryKindOfChange) {
   EXPECT_GT(with_guards, 100);
   EXPECT_GT(with_ifs, 100);
   EXPECT_GT(with_else, 50);
+  EXPECT_GT(with_branches, 100);
+  EXPECT_GT(with_labels, 100);
+  EXPECT_GT(with_exits, 50);
   EXPECT_GT(distinct_programs, 3000);  // distinct programs
 }
 

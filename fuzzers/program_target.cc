@@ -136,10 +136,11 @@ void ProgramFuzzTarget::Signal(const Program& program) {
   if (counters_ == nullptr) return;
   bool wide = false;
   for (const ProgramInput& in : program.inputs) wide |= in.width == 64;
-  bool loop = false, guard = false;
+  bool loop = false, guard = false, branch = false;
   for (const ProgramStep& s : program.steps) {
     loop |= s.kind == ProgramStep::kLoopBegin;
     guard |= !s.guard.empty();
+    branch |= s.kind == ProgramStep::kBranch || s.kind == ProgramStep::kLabel;
   }
   const StepObserver observe = [this](const Variant& v, const Operands& o,
                                       const Result& r) {
@@ -164,6 +165,8 @@ void ProgramFuzzTarget::Signal(const Program& program) {
   features[kFiveOrMoreSteps] += CountSteps(program) >= 5;
   features[kWideInput] += wide;
   features[kThreadInput] += HasThreadInputs(program);
+  features[kHasBranchOrLabel] += branch;
+  features[kHasExit] += HasExit(program);
 }
 
 const ProgramCampaignReport& ProgramFuzzTarget::Stop() {

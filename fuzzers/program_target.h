@@ -73,6 +73,8 @@ enum ProgramFeature {
   kFiveOrMoreSteps,
   kWideInput,  // an input of 64 bits
   kThreadInput,  // %tid.x or %laneid
+  kHasBranchOrLabel,  // a forward branch or a bare label
+  kHasExit,
   kNotAProgram,
   kNumProgramFeatures,
 };

@@ -155,6 +155,15 @@ TEST_F(ProgramFuzzTargetTest, TheSignalCountsStepClassesAndFeatures) {
                                 "add.u32 %r, %t, 1;\noutput %r\n")),
             0);
   EXPECT_GT(features[kThreadInput], 0);
+  EXPECT_EQ(features[kHasBranchOrLabel], 0);
+  EXPECT_EQ(features[kHasExit], 0);
+  ASSERT_EQ(Feed(*target, Bytes("input %a .b32 3\nsetp.lt.u32 %p, %a, 2;\n"
+                                "mov.b32 %r, 1;\n@%p bra L;\n"
+                                "add.u32 %r, %r, 1;\nL:\n@!%p exit;\n"
+                                "output %r\n")),
+            0);
+  EXPECT_GT(features[kHasBranchOrLabel], 0);
+  EXPECT_GT(features[kHasExit], 0);
   // A tool runs programs on one thread: the mutator makes no thread inputs.
   EXPECT_FALSE(target->Shape().thread_inputs);
   target->Stop();

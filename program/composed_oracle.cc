@@ -23,6 +23,37 @@ struct Flag {
   bool value = false;
 };
 
+// What a thread holds at a point: its registers and CC.CF.
+struct MachineState {
+  absl::flat_hash_map<std::string, ProgramValue> registers;
+  Flag flag;
+  bool flag_defined = false;
+};
+
+// Where two paths join: a value holds after the join only where both paths
+// hold it, defined; anything else is undefined, as is a register one path
+// never set.
+MachineState Join(const MachineState& a, const MachineState& b) {
+  MachineState out;
+  for (const auto& [name, value] : a.registers) {
+    auto it = b.registers.find(name);
+    const bool same = it != b.registers.end() && it->second == value;
+    out.registers[name] = {.bits = value.bits,
+                           .defined = same && value.defined};
+  }
+  for (const auto& [name, value] : b.registers) {
+    if (!a.registers.contains(name)) {
+      out.registers[name] = {.bits = value.bits, .defined = false};
+    }
+  }
+  const bool same_flag = a.flag.kind == b.flag.kind &&
+                         a.flag.value == b.flag.value &&
+                         a.flag_defined == b.flag_defined;
+  out.flag = a.flag.kind != Flag::kUnset ? a.flag : b.flag;
+  out.flag_defined = same_flag && a.flag_defined;
+  return out;
+}
+
 class Machine {
  public:
   Machine(Reading reading, const StepObserver* observer)
@@ -97,6 +128,25 @@ class Machine {
     }
   }
 
+  MachineState State() const {
+    return {.registers = registers_, .flag = flag_,
+            .flag_defined = flag_defined_};
+  }
+  void SetState(MachineState state) {
+    registers_ = std::move(state.registers);
+    flag_ = state.flag;
+    flag_defined_ = state.flag_defined;
+  }
+
+  // Whether a branch's or an exit's guard holds: true without one, nullopt
+  // where the guard is undefined.
+  std::optional<bool> GuardHolds(const ProgramStep& step) const {
+    if (step.guard.empty()) return true;
+    const ProgramValue guard = Get(step.guard);
+    if (!guard.defined) return std::nullopt;
+    return ((guard.bits & 1) != 0) != step.guard_negated;
+  }
+
   // A register no step has set yet (one set only in a loop that did not
   // run) holds nothing the spec defines.
   ProgramValue Get(const std::string& name) const {
@@ -133,48 +183,118 @@ std::optional<bool> TakesThen(const ProgramStep& begin,
   return ((condition.bits & 1) != 0) != begin.guard_negated;
 }
 
-// The steps in order: each loop's body its trip count times, each if's
-// branch its condition takes. Under a condition the spec leaves open,
-// neither branch runs and whatever either sets is undefined after it.
-void RunSteps(const std::vector<ProgramStep>& steps, Machine& machine) {
-  const std::vector<ProgramBlock> blocks = BlocksOf(steps);
-  std::vector<int> left(steps.size());  // at a `}`: the trips still to run
-  for (size_t pc = 0; pc < steps.size(); ++pc) {
-    const ProgramStep& step = steps[pc];
-    const ProgramBlock& block = blocks[pc];
+// True if an exit lies between steps `begin` and `end`.
+bool ExitsWithin(const std::vector<ProgramStep>& steps, size_t begin,
+                 size_t end) {
+  for (size_t i = begin; i < end; ++i) {
+    if (steps[i].kind == ProgramStep::kExit) return true;
+  }
+  return false;
+}
+
+// One thread's walk through the steps: each loop's body its trip count
+// times, each if's branch its condition takes. Under a condition the spec
+// leaves open, neither branch runs and whatever either sets is undefined
+// after it. A branch taken leaves the path dead up to its label, where the
+// state it carried joins the path that fell through (a guard the spec
+// leaves open: both go on, and join there). Blocks are skipped on a dead
+// path: no branch enters one.
+class Walk {
+ public:
+  Walk(const std::vector<ProgramStep>& steps, Machine& machine)
+      : steps_(steps),
+        machine_(machine),
+        blocks_(BlocksOf(steps)),
+        targets_(BranchTargets(steps)),
+        left_(steps.size()) {}
+
+  // Runs the steps; true if the thread exits (or may: its exit's guard is
+  // undefined) before the end.
+  bool Run() {
+    for (size_t pc = 0; pc < steps_.size(); ++pc) pc = Step(pc);
+    return exits_;
+  }
+
+ private:
+  // Runs the step at `pc`; the index of the step before the next to run.
+  size_t Step(size_t pc) {
+    const ProgramStep& step = steps_[pc];
+    const ProgramBlock& block = blocks_[pc];
     switch (step.kind) {
       case ProgramStep::kInstruction:
       case ProgramStep::kMove:
-        machine.Guarded(step);
-        break;
+        if (live_) machine_.Guarded(step);
+        return pc;
       case ProgramStep::kLoopBegin:
-        if (step.trip == 0) {
-          pc = block.end;
-        } else {
-          left[block.end] = step.trip;
-        }
-        break;
+        if (!live_ || step.trip == 0) return block.end;
+        left_[block.end] = step.trip;
+        return pc;
       case ProgramStep::kLoopEnd:
-        if (--left[pc] > 0) pc = block.begin;
-        break;
+        return live_ && --left_[pc] > 0 ? block.begin : pc;
       case ProgramStep::kIfBegin:
-        if (const std::optional<bool> then = TakesThen(step, machine)) {
-          if (!*then) pc = block.else_at;
-          break;
-        }
-        for (size_t i = block.begin; i < block.end; ++i) {
-          if (SetsRegister(steps[i])) machine.Poison(steps[i]);
-        }
-        pc = block.end;
-        break;
+        return live_ ? If(step, block) : block.end;
       case ProgramStep::kElse:  // the end of the branch taken
-        pc = block.end;
-        break;
+        return block.end;
       case ProgramStep::kIfEnd:
-        break;
+        return pc;
+      case ProgramStep::kLabel:
+        Arrive(pc);
+        return pc;
+      case ProgramStep::kBranch:
+        if (live_) Branch(step, targets_[pc]);
+        return pc;
+      case ProgramStep::kExit:
+        if (live_) Exit(step);
+        return pc;
     }
+    return pc;
   }
-}
+
+  size_t If(const ProgramStep& step, const ProgramBlock& block) {
+    if (const std::optional<bool> then = TakesThen(step, machine_)) {
+      return *then ? block.begin : block.else_at;
+    }
+    for (size_t i = block.begin; i < block.end; ++i) {
+      if (SetsRegister(steps_[i])) machine_.Poison(steps_[i]);
+    }
+    exits_ |= ExitsWithin(steps_, block.begin, block.end);
+    return block.end;
+  }
+
+  void Branch(const ProgramStep& step, size_t target) {
+    const std::optional<bool> taken = machine_.GuardHolds(step);
+    if (taken == false) return;
+    auto [it, first] = pending_.try_emplace(target, machine_.State());
+    if (!first) it->second = Join(it->second, machine_.State());
+    if (taken == true) live_ = false;
+  }
+
+  void Exit(const ProgramStep& step) {
+    const std::optional<bool> taken = machine_.GuardHolds(step);
+    if (taken == false) return;
+    exits_ = true;
+    if (taken == true) live_ = false;
+  }
+
+  // A label: the paths that branched to it join the one that fell through.
+  void Arrive(size_t pc) {
+    auto it = pending_.find(pc);
+    if (it == pending_.end()) return;
+    machine_.SetState(live_ ? Join(machine_.State(), it->second)
+                            : std::move(it->second));
+    pending_.erase(it);
+    live_ = true;
+  }
+
+  const std::vector<ProgramStep>& steps_;
+  Machine& machine_;
+  const std::vector<ProgramBlock> blocks_;
+  const std::vector<size_t> targets_;
+  std::vector<int> left_;  // at a loop's `}`: the trips still to run
+  absl::flat_hash_map<size_t, MachineState> pending_;  // at labels
+  bool live_ = true;  // false after a branch taken, up to its label
+  bool exits_ = false;
+};
 
 }  // namespace
 
@@ -192,10 +312,12 @@ absl::StatusOr<std::vector<ProgramValue>> EvaluateProgram(
     const uint64_t mask = WidthMask(width);
     machine.Set(program.inputs[k].name, {.bits = inputs[k] & mask});
   }
-  RunSteps(program.steps, machine);
+  const bool exits = Walk(program.steps, machine).Run();
   std::vector<ProgramValue> outputs;
-  for (const std::string& name : program.outputs)
-    outputs.push_back(machine.Get(name));
+  for (const std::string& name : program.outputs) {
+    outputs.push_back(exits ? ProgramValue{.defined = false, .exits = true}
+                            : machine.Get(name));
+  }
   return outputs;
 }
 
@@ -205,6 +327,10 @@ bool Disagrees(std::span<const ProgramValue> oracle,
     if (oracle[k].defined && oracle[k].bits != claimed[k]) return true;
   }
   return false;
+}
+
+bool ThreadExits(std::span<const ProgramValue> outputs) {
+  return !outputs.empty() && outputs.front().exits;
 }
 
 std::vector<ProgramValue> EvaluateAtWitness(const Program& program,
@@ -225,7 +351,9 @@ std::string OutputsText(const Program& p,
     const int width = RegisterWidth(p, p.outputs[k]);
     parts.push_back(
         absl::StrCat("%", p.outputs[k], " = ", Hex(values[k].bits, width),
-                     values[k].defined ? "" : " (undefined: not judged)"));
+                     values[k].exits     ? " (not stored: the thread exits)"
+                     : values[k].defined ? ""
+                                         : " (undefined: not judged)"));
   }
   return absl::StrJoin(parts, ", ");
 }

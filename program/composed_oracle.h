@@ -12,6 +12,13 @@
 // register under an undefined guard. A register the path taken never set
 // (first set in the other branch, or in a loop run 0 times) is undefined.
 //
+// A branch skips to its label; where paths join there, a register holds
+// a defined value only where every path that reaches the label gives it
+// the same one (one set only on the path not taken is undefined, as after an
+// if). A branch under a guard the spec leaves open takes both paths. A
+// thread that exits stores no output: none is judged (nor where it may
+// exit, its guard undefined).
+//
 // CC.CF is state: a `.cc` step sets it, a carry-in step (addc, subc, madc)
 // reads it. Under the spec reading a flag read before any step set it, or
 // read by the other kind (a borrow by addc, a carry by subc), is undefined:
@@ -39,6 +46,9 @@ namespace ptxdiff {
 struct ProgramValue {
   uint64_t bits = 0;  // zero-extended from the register's width
   bool defined = true;
+  // The thread exits (or may: under a guard the spec leaves open) before
+  // the stores: the output is not stored, so not judged (defined false).
+  bool exits = false;
   friend bool operator==(const ProgramValue&, const ProgramValue&) = default;
 };
 
@@ -58,6 +68,10 @@ absl::StatusOr<std::vector<ProgramValue>> EvaluateProgram(
 // output): a claim the oracle refutes there.
 bool Disagrees(std::span<const ProgramValue> oracle,
                std::span<const uint64_t> claimed);
+
+// True if the outputs are a thread's that exits (or may) before its
+// stores: there is nothing to judge.
+bool ThreadExits(std::span<const ProgramValue> outputs);
 
 // The outputs at the program's witness inputs.
 std::vector<ProgramValue> EvaluateAtWitness(const Program& program,

@@ -184,5 +184,103 @@ TEST(ComposedOracleTest, ARegisterSetInOneBranchIsUndefinedOnTheOtherPath) {
   EXPECT_FALSE(Outputs(p, {16})[0].defined);
 }
 
+// A branch taken skips to its label; one not taken falls through. A
+// guarded branch in a loop's body is judged on each trip.
+TEST(ComposedOracleTest, ABranchSkipsToItsLabel) {
+  const Program p = ProgramOf(
+      "input %a .b32 0\n"
+      "setp.lt.u32 %p, %a, 16;\n"
+      "mov.b32 %r, 1;\n"
+      "@%p bra SKIP;\n"
+      "add.u32 %r, %r, 2;\n"
+      "SKIP:\n"
+      "mov.b32 %i, 0;\n"
+      "loop 4 {\n"
+      " add.u32 %i, %i, 1;\n"
+      " setp.eq.u32 %odd, %i, 3;\n"
+      " @%odd bra NEXT;\n"
+      " add.u32 %r, %r, 10;\n"
+      " NEXT:\n"
+      "}\n"
+      "bra OVER;\n"
+      "add.u32 %r, %r, 1000;\n"
+      "OVER:\n"
+      "output %r\n");
+  EXPECT_EQ(Outputs(p, {3})[0], Defined(1 + 30));
+  EXPECT_EQ(Outputs(p, {16})[0], Defined(3 + 30));
+}
+
+// Where paths join at a label, a register one of them never set is
+// undefined (as after an if), and one both set is defined.
+TEST(ComposedOracleTest, ARegisterSetOnlyOnTheSkippedPathIsUndefinedAtTheLabel) {
+  const Program p = ProgramOf(
+      "input %a .b32 0\n"
+      "setp.lt.u32 %p, %a, 16;\n"
+      "mov.b32 %s, 7;\n"
+      "@%p bra L;\n"
+      "mov.b32 %r, 9;\n"
+      "L:\n"
+      "add.u32 %t, %r, 1;\n"
+      "output %t\noutput %s\n");
+  EXPECT_FALSE(Outputs(p, {3})[0].defined);
+  EXPECT_EQ(Outputs(p, {3})[1], Defined(7));
+  EXPECT_EQ(Outputs(p, {16})[0], Defined(10));
+}
+
+// Under a guard the spec leaves open both paths go on and join at the
+// label: what they both hold stays defined, what differs does not.
+TEST(ComposedOracleTest, AnUndefinedBranchGuardJoinsBothPaths) {
+  const Program p = ProgramOf(
+      "input %a .b32 5\ninput %d .b32 0\n"
+      "div.u32 %q, %a, %d;\n"
+      "setp.lt.u32 %p, %q, 10;\n"
+      "mov.b32 %r, 1;\nmov.b32 %s, 2;\nmov.b32 %u, 6;\n"
+      "@%p bra L;\n"
+      "mov.b32 %r, 4;\n"
+      "mov.b32 %u, 6;\n"
+      "L:\n"
+      "output %r\noutput %s\noutput %u\n");
+  const std::vector<ProgramValue> open = Outputs(p, {5, 0});
+  EXPECT_FALSE(open[0].defined);
+  EXPECT_EQ(open[1], Defined(2));
+  EXPECT_EQ(open[2], Defined(6));
+  EXPECT_EQ(Outputs(p, {5, 1})[0], Defined(1));
+  EXPECT_EQ(Outputs(p, {50, 1})[0], Defined(4));
+}
+
+// A thread that exits stores nothing: no output is judged, and where its
+// exit's guard is undefined it may have exited. One whose exit is not taken
+// is judged as any other.
+TEST(ComposedOracleTest, AThreadThatExitsStoresNothing) {
+  const Program p = ProgramOf(
+      "input %a .b32 0\ninput %d .b32 1\n"
+      "div.u32 %q, %a, %d;\n"
+      "setp.lt.u32 %p, %q, 16;\n"
+      "mov.b32 %r, 1;\n"
+      "loop 2 {\n @%p exit;\n add.u32 %r, %r, 1;\n}\n"
+      "output %r\n");
+  const ProgramValue exited = Outputs(p, {3, 1})[0];
+  EXPECT_FALSE(exited.defined);
+  EXPECT_TRUE(exited.exits);
+  EXPECT_EQ(Outputs(p, {16, 1})[0], Defined(3));
+  EXPECT_TRUE(Outputs(p, {3, 0})[0].exits);
+  EXPECT_EQ(OutputsText(p, {&exited, 1}),
+            "%r = 0x00000000 (not stored: the thread exits)");
+}
+
+// An exit inside an if whose condition is undefined may run.
+TEST(ComposedOracleTest, AnExitUnderAnUndefinedConditionMayRun) {
+  const Program p = ProgramOf(
+      "input %a .b32 5\ninput %d .b32 0\n"
+      "div.u32 %q, %a, %d;\n"
+      "setp.lt.u32 %p, %q, 10;\n"
+      "mov.b32 %r, 1;\n"
+      "if %p {\n exit;\n}\n"
+      "output %r\n");
+  EXPECT_TRUE(Outputs(p, {5, 0})[0].exits);
+  EXPECT_EQ(Outputs(p, {50, 1})[0], Defined(1));
+  EXPECT_TRUE(Outputs(p, {5, 1})[0].exits);
+}
+
 }  // namespace
 }  // namespace ptxdiff

@@ -7,6 +7,7 @@
 
 #include "absl/algorithm/container.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -133,6 +134,7 @@ class Parser {
                        absl::StrCat("this ", open.is_if ? "if" : "loop",
                                     "'s '}' is missing"));
     }
+    PTXDIFF_RETURN_IF_ERROR(ClosePart());
     if (program_.outputs.empty()) {
       return LineError(number, "no output: a program stores 1 to 4 registers");
     }
@@ -152,7 +154,99 @@ class Parser {
       return LineError(number, "expected '}' or '} else {' alone on its line");
     }
     if (absl::StartsWith(line, "mov.")) return Move(number, line);
+    if (absl::ConsumeSuffix(&line, ":")) return Label(number, line);
+    if (IsJump(line)) return Jump(number, line, "", false);
     return Step(number, line);
+  }
+
+  // `bra L;` or `exit;` (the `;` may be left out).
+  static bool IsJump(absl::string_view line) {
+    return absl::StartsWith(line, "bra ") || absl::StartsWith(line, "bra\t") ||
+           line == "exit;" || line == "exit";
+  }
+
+  // `bra L;` or `exit;`, under `guard` (negated) if it is not empty.
+  absl::Status Jump(int number, absl::string_view line,
+                    const std::string& guard, bool negated) {
+    absl::ConsumeSuffix(&line, ";");
+    ProgramStep step{.kind = ProgramStep::kExit,
+                     .line = number,
+                     .guard = guard,
+                     .guard_negated = negated};
+    if (absl::ConsumePrefix(&line, "bra")) {
+      step.kind = ProgramStep::kBranch;
+      step.label = std::string(absl::StripAsciiWhitespace(line));
+      PTXDIFF_RETURN_IF_ERROR(Branch(number, step.label));
+    }
+    program_.steps.push_back(std::move(step));
+    return absl::OkStatus();
+  }
+
+  // A branch to `label`, which must come later in this block.
+  absl::Status Branch(int number, const std::string& label) {
+    if (!IsRegisterName(label)) {
+      return LineError(number, absl::StrCat("expected 'bra LABEL;' (a label "
+                                            "name: a letter, then letters, "
+                                            "digits, _ or $), not 'bra ",
+                                            label, "'"));
+    }
+    if (labels_.contains(label)) {
+      return LineError(number,
+                       absl::StrCat("bra ", label, " goes back to ", label,
+                                    ": a branch only goes forward (a loop "
+                                    "repeats steps)"));
+    }
+    parts_.back().pending.push_back({.label = label, .line = number});
+    return absl::OkStatus();
+  }
+
+  // `L1:`: a label, set once; it resolves the branches to it before it in
+  // this block.
+  absl::Status Label(int number, absl::string_view name) {
+    const std::string label(absl::StripAsciiWhitespace(name));
+    if (!IsRegisterName(label)) {
+      return LineError(number, absl::StrCat("'", label.substr(0, 40),
+                                            ":' is not a label: a letter, "
+                                            "then letters, digits, _ or $"));
+    }
+    if (!labels_.insert(label).second) {
+      return LineError(number, absl::StrCat("the label ", label,
+                                            " is set twice"));
+    }
+    for (size_t k = 0; k + 1 < parts_.size(); ++k) {
+      for (const PendingBranch& b : parts_[k].pending) {
+        if (b.label == label) {
+          return LineError(number,
+                           absl::StrCat("bra ", label, " on line ", b.line,
+                                        " would jump into a loop or if: a "
+                                        "branch goes to a label in its own "
+                                        "block"));
+        }
+      }
+    }
+    std::vector<PendingBranch>& pending = parts_.back().pending;
+    pending.erase(std::remove_if(pending.begin(), pending.end(),
+                                 [&](const PendingBranch& b) {
+                                   return b.label == label;
+                                 }),
+                  pending.end());
+    program_.steps.push_back(
+        {.kind = ProgramStep::kLabel, .label = label, .line = number});
+    return absl::OkStatus();
+  }
+
+  // The end of a block's part (a loop's body, an if's then or else part,
+  // or the program): a branch in it whose label has not come leaves it.
+  absl::Status ClosePart() {
+    const Part part = std::move(parts_.back());
+    parts_.pop_back();
+    if (part.pending.empty()) return absl::OkStatus();
+    const PendingBranch& b = part.pending.front();
+    return LineError(
+        b.line,
+        absl::StrCat("bra ", b.label, ": no label ", b.label,
+                     " after it in its block (a branch goes forward to a "
+                     "label in its own block, not out of a loop or if)"));
   }
 
   // `@%p add.u32 %r, %r, 1;`: the step, run only where %p is true (`@!%p`:
@@ -178,9 +272,11 @@ class Parser {
     }
     const absl::string_view step =
         absl::StripAsciiWhitespace(line.substr(space));
+    if (IsJump(step)) return Jump(number, step, guard, negated);
     if (absl::StartsWith(step, "loop ") || absl::StartsWith(step, "if ") ||
         absl::StartsWith(step, "}") || absl::StartsWith(step, "@")) {
-      return LineError(number, "only an instruction or a move can be guarded");
+      return LineError(number, "only an instruction, a move, a branch or an "
+                               "exit can be guarded");
     }
     PTXDIFF_RETURN_IF_ERROR(absl::StartsWith(step, "mov.")
                                 ? Move(number, step)
@@ -238,6 +334,7 @@ class Parser {
                        " times in all"));
     }
     open_blocks_.push_back({.line = number, .trip = trip});
+    parts_.emplace_back();
     program_.steps.push_back(
         {.kind = ProgramStep::kLoopBegin, .trip = trip, .line = number});
     return absl::OkStatus();
@@ -263,6 +360,7 @@ class Parser {
                                " bits wide, not a .pred"));
     }
     open_blocks_.push_back({.line = number, .is_if = true});
+    parts_.emplace_back();
     program_.steps.push_back({.kind = ProgramStep::kIfBegin,
                               .line = number,
                               .guard = condition,
@@ -285,6 +383,8 @@ class Parser {
       return LineError(number, "a second '} else {' for one 'if'");
     }
     open_blocks_.back().has_else = true;
+    PTXDIFF_RETURN_IF_ERROR(ClosePart());
+    parts_.emplace_back();
     program_.steps.push_back({.kind = ProgramStep::kElse, .line = number});
     return absl::OkStatus();
   }
@@ -295,6 +395,7 @@ class Parser {
     }
     const bool is_if = open_blocks_.back().is_if;
     open_blocks_.pop_back();
+    PTXDIFF_RETURN_IF_ERROR(ClosePart());
     program_.steps.push_back(
         {.kind = is_if ? ProgramStep::kIfEnd : ProgramStep::kLoopEnd,
          .line = number});
@@ -514,6 +615,17 @@ class Parser {
     int trip = 1;  // a loop's
   };
   std::vector<OpenBlock> open_blocks_;  // innermost last
+  // A branch whose label has not come yet.
+  struct PendingBranch {
+    std::string label;
+    int line = 0;
+  };
+  // A block's part (or the program's top level), a branch's scope.
+  struct Part {
+    std::vector<PendingBranch> pending;
+  };
+  std::vector<Part> parts_ = std::vector<Part>(1);  // the top level first
+  absl::flat_hash_set<std::string> labels_;
   bool defined_new_ = false;            // the last Define set a register first
 };
 
@@ -576,10 +688,33 @@ std::vector<ProgramBlock> BlocksOf(const std::vector<ProgramStep>& steps) {
       }
       case ProgramStep::kInstruction:
       case ProgramStep::kMove:
+      case ProgramStep::kLabel:
+      case ProgramStep::kBranch:
+      case ProgramStep::kExit:
         break;
     }
   }
   return out;
+}
+
+std::vector<size_t> BranchTargets(const std::vector<ProgramStep>& steps) {
+  std::vector<size_t> out(steps.size(), steps.size());
+  absl::flat_hash_map<std::string, size_t> labels;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i].kind == ProgramStep::kLabel) labels[steps[i].label] = i;
+  }
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i].kind != ProgramStep::kBranch) continue;
+    if (auto it = labels.find(steps[i].label); it != labels.end()) {
+      out[i] = it->second;
+    }
+  }
+  return out;
+}
+
+bool IsJumpOrLabel(const ProgramStep& step) {
+  return step.kind == ProgramStep::kLabel ||
+         step.kind == ProgramStep::kBranch || step.kind == ProgramStep::kExit;
 }
 
 Program TupleAsProgram(const Variant& v, const Operands& operands) {
@@ -613,6 +748,12 @@ absl::string_view ThreadInputName(ThreadInput t) {
       break;
   }
   return "";
+}
+
+bool HasExit(const Program& program) {
+  return absl::c_any_of(program.steps, [](const ProgramStep& s) {
+    return s.kind == ProgramStep::kExit;
+  });
 }
 
 bool HasThreadInputs(const Program& program) {
@@ -652,6 +793,12 @@ std::string BlockKinds(const Program& program) {
   std::vector<std::string> kinds;
   if (has(ProgramStep::kLoopBegin)) kinds.push_back("loops");
   if (has(ProgramStep::kIfBegin)) kinds.push_back("if/else");
+  if (has(ProgramStep::kBranch)) {
+    kinds.push_back("branches");
+  } else if (has(ProgramStep::kLabel)) {
+    kinds.push_back("labels");
+  }
+  if (has(ProgramStep::kExit)) kinds.push_back("exit");
   return absl::StrJoin(kinds, ", ");
 }
 
@@ -718,6 +865,16 @@ std::string FormatProgram(const Program& program) {
       case ProgramStep::kIfEnd:
         indent.resize(indent.size() - 2);
         absl::StrAppend(&out, indent, "}\n");
+        continue;
+      case ProgramStep::kLabel:
+        absl::StrAppend(&out, indent, step.label, ":\n");
+        continue;
+      case ProgramStep::kBranch:
+        absl::StrAppend(&out, indent, GuardText(step), "bra ", step.label,
+                        ";\n");
+        continue;
+      case ProgramStep::kExit:
+        absl::StrAppend(&out, indent, GuardText(step), "exit;\n");
         continue;
       case ProgramStep::kMove: {
         const ProgramOperand& src = step.sources[0];

@@ -31,6 +31,14 @@
 //   } else {                     elsewhere; `} else {` may be left out.
 //     mov.b32 %s, 0x80000000;    %p is a .pred register set before; blocks
 //   }                            nest with loops and each other
+//   @%p bra SKIP;                a forward branch (`bra SKIP;` always, or
+//   add.u32 %r, %r, 1;           `@!%p`): to the label later in its own
+//   SKIP:                        block, never into or out of a loop or if
+//   @%p exit;                    the thread stops: it stores no output
+//
+// Labels are unique and may go unused: a bare label is a block boundary,
+// which changes what ptxas does. Back edges are loops, so a branch only goes
+// forward.
 //
 // Widths are `.b16`, `.b32`, `.b64` (or `.u`/`.s` of those) and `.pred`. A
 // step's destination is a register as wide as the variant's result (a
@@ -96,18 +104,22 @@ struct ProgramStep {
     kIfBegin,      // `if %guard {` (`if !%guard {` when guard_negated)
     kElse,         // `} else {`
     kIfEnd,        // `}` of an if
+    kLabel,        // `label:`
+    kBranch,       // `bra label;` forward, under `guard` if it has one
+    kExit,         // `exit;`, under `guard` if it has one
   } kind = kInstruction;
   Variant variant;
   std::string dst;  // without the `%`
+  std::string label;  // a label's name, a branch's target
   // An instruction's NumSources(variant) sources (CC.CF's entry unused, a
   // selector's as an immediate); a move's one.
   std::vector<ProgramOperand> sources;
   int width = 0;  // a move's
   int trip = 0;   // a loop's
   int line = 0;   // in the text, for messages
-  // `@%p` (or `@!%p` when negated): an instruction or a move that runs only
-  // where the predicate register `guard` is true (false); empty: always.
-  // An if's condition, the same way.
+  // `@%p` (or `@!%p` when negated): an instruction, a move, a branch or an
+  // exit that runs only where the predicate register `guard` is true
+  // (false); empty: always. An if's condition, the same way.
   std::string guard;
   bool guard_negated = false;
 };
@@ -134,6 +146,13 @@ struct ProgramBlock {
 // ProgramBlock for the others.
 std::vector<ProgramBlock> BlocksOf(const std::vector<ProgramStep>& steps);
 
+// For each branch, the index of the step that is its label (steps.size()
+// if there is none); steps.size() for the other steps.
+std::vector<size_t> BranchTargets(const std::vector<ProgramStep>& steps);
+
+// True for a label, a branch or an exit: unstructured control flow.
+bool IsJumpOrLabel(const ProgramStep& step);
+
 // The bits a register `width` bits wide holds.
 uint64_t WidthMask(int width);
 
@@ -156,12 +175,16 @@ Program TupleAsProgram(const Variant& v, const Operands& operands);
 // program of N steps" counts.
 int CountSteps(const Program& program);
 
-// "loops", "if/else", "loops, if/else" or "": the kinds of blocks it has.
+// "loops", "if/else", "branches" (or "labels" with none), "exit", joined
+// by ", ", or "": the kinds of control flow it has.
 std::string BlockKinds(const Program& program);
 
 // The inputs' witness values, in order (every thread input on the first
 // one's lane).
 std::vector<uint64_t> WitnessInputs(const Program& program);
+
+// True if the program has an exit: a thread may store nothing.
+bool HasExit(const Program& program);
 
 // True if an input is a thread input: the program runs on every lane.
 bool HasThreadInputs(const Program& program);
@@ -184,7 +207,8 @@ bool LooksLikeProgram(absl::string_view text);
 // unknown instruction (with the nearest spellings), a register used before
 // it is set or set twice, a width that does not fit its use, a brace that
 // does not balance, an `else` without its `if`, a condition that is not a
-// .pred register, no output.
+// .pred register, no output, a label set twice, a branch that goes back or
+// into or out of a block.
 absl::StatusOr<Program> ParseProgram(absl::string_view text);
 
 // The text form, which ParseProgram reads back to the same program.

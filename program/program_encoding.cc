@@ -139,6 +139,7 @@ class Decoder {
       Step(records.steps[k]);
     }
     while (!open_.empty()) CloseBlock();
+    ResolveBranches();
     Outputs(records.outputs);
     if (program_.outputs.empty()) {
       return absl::InvalidArgumentError(
@@ -191,6 +192,56 @@ class Decoder {
       case ProgramStep::kIfEnd:
         if (!open_.empty()) CloseBlock();
         return;
+      case ProgramStep::kLabel:
+        return Label();
+      case ProgramStep::kBranch:
+      case ProgramStep::kExit:
+        return Jump(r);
+    }
+  }
+
+  // `L<k>:` in the current block part.
+  void Label() {
+    labels_.push_back({.at = program_.steps.size(), .part = parts_.back()});
+    program_.steps.push_back({.kind = ProgramStep::kLabel,
+                              .label = absl::StrCat("L", labels_.size() - 1)});
+  }
+
+  // A branch (its label found when the program is whole) or an exit, under
+  // the pick among the predicates set before if guarded and there is one.
+  void Jump(const StepRecord& r) {
+    ProgramStep step{.kind = r.kind};
+    const auto predicates = registers_.Fitting(WidthIs(1));
+    if (r.guarded && !predicates.empty()) {
+      step.guard = predicates[r.guard_pick % predicates.size()]->name;
+      step.guard_negated = r.guard_negated;
+    }
+    if (r.kind == ProgramStep::kBranch) {
+      branches_.push_back({.at = program_.steps.size(),
+                           .part = parts_.back(),
+                           .pick = r.target_pick});
+    }
+    program_.steps.push_back(std::move(step));
+  }
+
+  // Each branch to its pick among the labels after it in its block part;
+  // one with none there is left out.
+  void ResolveBranches() {
+    std::vector<size_t> left_out;
+    for (const PendingBranch& b : branches_) {
+      std::vector<size_t> after;
+      for (const PlacedLabel& l : labels_) {
+        if (l.part == b.part && l.at > b.at) after.push_back(l.at);
+      }
+      if (after.empty()) {
+        left_out.push_back(b.at);
+        continue;
+      }
+      program_.steps[b.at].label =
+          program_.steps[after[b.pick % after.size()]].label;
+    }
+    for (auto it = left_out.rbegin(); it != left_out.rend(); ++it) {
+      program_.steps.erase(program_.steps.begin() + static_cast<long>(*it));
     }
   }
 
@@ -290,6 +341,7 @@ class Decoder {
     }
     const int trip = std::min<int>(r.trip % (kMaxLoopTrip + 1), TripCap(outer));
     open_.push_back({.is_loop = true, .kept = true, .trip = trip});
+    parts_.push_back(next_part_++);
     program_.steps.push_back({.kind = ProgramStep::kLoopBegin, .trip = trip});
   }
 
@@ -303,6 +355,7 @@ class Decoder {
       return;
     }
     open_.push_back({.is_loop = false, .kept = true});
+    parts_.push_back(next_part_++);
     program_.steps.push_back(
         {.kind = ProgramStep::kIfBegin,
          .guard = predicates[r.guard_pick % predicates.size()]->name,
@@ -315,6 +368,7 @@ class Decoder {
     open_.back().has_else = true;
     if (open_.back().kept && Room() >= 1) {
       program_.steps.push_back({.kind = ProgramStep::kElse});
+      parts_.back() = next_part_++;
     }
   }
 
@@ -323,6 +377,7 @@ class Decoder {
     const OpenBlock block = open_.back();
     open_.pop_back();
     if (!block.kept) return;
+    parts_.pop_back();
     program_.steps.push_back(
         {.kind = block.is_loop ? ProgramStep::kLoopEnd : ProgramStep::kIfEnd});
   }
@@ -351,7 +406,48 @@ class Decoder {
     bool has_else = false;
   };
   std::vector<OpenBlock> open_;
+  // The block parts open (a loop's body, an if's then or else part), the
+  // top level first: a branch's scope.
+  std::vector<int> parts_ = {0};
+  int next_part_ = 1;
+  struct PlacedLabel {
+    size_t at = 0;  // its step
+    int part = 0;
+  };
+  std::vector<PlacedLabel> labels_;
+  struct PendingBranch {
+    size_t at = 0;  // its step
+    int part = 0;
+    uint8_t pick = 0;
+  };
+  std::vector<PendingBranch> branches_;
 };
+
+// The block part of each step (a loop's body, an if's then or else part;
+// 0 the top level), numbered as the decoder numbers them.
+std::vector<int> PartsOf(const std::vector<ProgramStep>& steps) {
+  std::vector<int> out;
+  std::vector<int> open = {0};
+  int next = 1;
+  for (const ProgramStep& s : steps) {
+    switch (s.kind) {
+      case ProgramStep::kLoopEnd:
+      case ProgramStep::kIfEnd:
+        open.pop_back();
+        break;
+      case ProgramStep::kElse:
+        open.back() = next++;
+        break;
+      default:
+        break;
+    }
+    out.push_back(open.back());
+    if (s.kind == ProgramStep::kLoopBegin || s.kind == ProgramStep::kIfBegin) {
+      open.push_back(next++);
+    }
+  }
+  return out;
+}
 
 class Encoder {
  public:
@@ -371,8 +467,10 @@ class Encoder {
           {.type = TypeOfInput(in), .witness = in.witness});
       registers_.Add(in.name, in.width);
     }
-    for (const ProgramStep& s : p.steps) {
-      absl::StatusOr<StepRecord> r = Step(s);
+    steps_ = &p.steps;
+    parts_ = PartsOf(p.steps);
+    for (at_ = 0; at_ < p.steps.size(); ++at_) {
+      absl::StatusOr<StepRecord> r = Step(p.steps[at_]);
       if (!r.ok()) return r.status();
       records_.steps.push_back(*std::move(r));
     }
@@ -415,6 +513,14 @@ class Encoder {
       }
       case ProgramStep::kElse:
         return r;
+      case ProgramStep::kLabel:
+        return r;
+      case ProgramStep::kBranch:
+        r.target_pick = TargetPick(s);
+        [[fallthrough]];
+      case ProgramStep::kExit:
+        if (absl::Status g = Guard(s, r); !g.ok()) return g;
+        return r;
       case ProgramStep::kLoopEnd:
       case ProgramStep::kIfEnd:
         if (!open_.empty()) {
@@ -444,6 +550,30 @@ class Encoder {
     }
     if (absl::Status d = Destination(s, r); !d.ok()) return d;
     return r;
+  }
+
+  // A branch's or an exit's guard.
+  absl::Status Guard(const ProgramStep& s, StepRecord& r) {
+    if (s.guard.empty()) return absl::OkStatus();
+    r.guarded = true;
+    r.guard_negated = s.guard_negated;
+    absl::StatusOr<uint8_t> pick = registers_.PickOf(s.guard, WidthIs(1));
+    if (!pick.ok()) return pick.status();
+    r.guard_pick = *pick;
+    return absl::OkStatus();
+  }
+
+  // The branch at step_'s label among the labels after it in its part.
+  uint8_t TargetPick(const ProgramStep& s) const {
+    int pick = 0;
+    for (size_t j = at_ + 1; j < steps_->size(); ++j) {
+      const ProgramStep& later = (*steps_)[j];
+      if (later.kind != ProgramStep::kLabel || parts_[j] != parts_[at_])
+        continue;
+      if (later.label == s.label) break;
+      ++pick;
+    }
+    return static_cast<uint8_t>(pick);
   }
 
   static OperandRecord Operand(const ProgramOperand& o) {
@@ -488,6 +618,9 @@ class Encoder {
   RegisterFile registers_;
   std::vector<bool> open_;  // the blocks open: true for a loop
   std::vector<int> trips_;  // the loops'
+  const std::vector<ProgramStep>* steps_ = nullptr;
+  std::vector<int> parts_;  // PartsOf the steps
+  size_t at_ = 0;           // the step being encoded
 };
 
 // Reads little-endian fields; past the end, zeros.
@@ -521,8 +654,27 @@ enum OpBits : uint8_t {
   kGuarded = 1 << 3,
   kGuardNegated = 1 << 4,
   kDstSetBefore = 1 << 5,
+  kJumpOrLabel = 1 << 6,
 };
 constexpr int kNumKinds = ProgramStep::kIfEnd + 1;
+constexpr int kNumJumpKinds = ProgramStep::kExit - ProgramStep::kLabel + 1;
+
+// The kind an op byte says.
+ProgramStep::Kind KindOf(uint8_t op) {
+  if ((op & kJumpOrLabel) != 0) {
+    return static_cast<ProgramStep::Kind>(ProgramStep::kLabel +
+                                          (op & kKindBits) % kNumJumpKinds);
+  }
+  return static_cast<ProgramStep::Kind>((op & kKindBits) % kNumKinds);
+}
+
+// The op byte's kind bits for `kind`.
+uint8_t KindBits(ProgramStep::Kind kind) {
+  if (kind >= ProgramStep::kLabel) {
+    return kJumpOrLabel | static_cast<uint8_t>(kind - ProgramStep::kLabel);
+  }
+  return static_cast<uint8_t>(kind);
+}
 
 // An if's condition is a pick like a guard's, always there.
 bool HasGuardPick(const StepRecord& r) {
@@ -546,7 +698,7 @@ void WriteOperand(std::string& out, const OperandRecord& o) {
 StepRecord ReadStep(ByteReader& in) {
   const uint8_t op = in.U8();
   StepRecord r{
-      .kind = static_cast<ProgramStep::Kind>((op & kKindBits) % kNumKinds),
+      .kind = KindOf(op),
       .guarded = (op & kGuarded) != 0,
       .guard_negated = (op & kGuardNegated) != 0,
       .dst_set_before = (op & kDstSetBefore) != 0};
@@ -566,10 +718,15 @@ StepRecord ReadStep(ByteReader& in) {
     case ProgramStep::kLoopBegin:
       r.trip = static_cast<uint16_t>(in.Read(2) % (kMaxLoopTrip + 1));
       break;
+    case ProgramStep::kBranch:
+      r.target_pick = in.U8();
+      break;
     case ProgramStep::kLoopEnd:
     case ProgramStep::kIfBegin:
     case ProgramStep::kElse:
     case ProgramStep::kIfEnd:
+    case ProgramStep::kLabel:
+    case ProgramStep::kExit:
       break;
   }
   return r;
@@ -577,7 +734,7 @@ StepRecord ReadStep(ByteReader& in) {
 
 void WriteStep(std::string& out, const StepRecord& r) {
   Append(out,
-         static_cast<uint8_t>(r.kind) | (r.guarded ? kGuarded : 0) |
+         KindBits(r.kind) | (r.guarded ? kGuarded : 0) |
              (r.guard_negated ? kGuardNegated : 0) |
              (r.dst_set_before ? kDstSetBefore : 0),
          1);
@@ -598,10 +755,15 @@ void WriteStep(std::string& out, const StepRecord& r) {
     case ProgramStep::kLoopBegin:
       Append(out, r.trip % (kMaxLoopTrip + 1), 2);
       break;
+    case ProgramStep::kBranch:
+      Append(out, r.target_pick, 1);
+      break;
     case ProgramStep::kLoopEnd:
     case ProgramStep::kIfBegin:
     case ProgramStep::kElse:
     case ProgramStep::kIfEnd:
+    case ProgramStep::kLabel:
+    case ProgramStep::kExit:
       break;
   }
 }

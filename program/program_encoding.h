@@ -29,6 +29,11 @@
 //                  operand record
 //                `loop {`: u16 trip count (modulo 1025)
 //                either `}` closes the innermost block, loop or if
+//                bit 6 set: a jump or a label, bits 0-2 the kind (modulo 3:
+//                `L<k>:`, `bra`, `exit`), bit 3 guarded and bit 4 negated
+//                as for a step (a branch's or an exit's guard)
+//                branch: u8 its label's pick among the labels after it in
+//                  its block (a branch with none there is left out)
 //   u8           outputs (modulo 4, plus 1), each u8: the pick among all
 //                registers
 //
@@ -39,7 +44,8 @@
 //
 // Before thread inputs, an input's type was read modulo 4 and written as 0
 // to 3, which read the same modulo 6: what was written then decodes to the
-// same programs.
+// same programs. Before labels, branches and exits, no record was written
+// with bit 6 set, so those records read as they did.
 
 #ifndef PTXDIFF_PROGRAM_PROGRAM_ENCODING_H_
 #define PTXDIFF_PROGRAM_PROGRAM_ENCODING_H_
@@ -76,6 +82,7 @@ struct StepRecord {
   uint8_t width_type = 1;   // a move's: 0 .b16, 1 .b32, 2 .b64, 3 .pred
   std::vector<OperandRecord> operands;  // an instruction's, or a move's one
   uint16_t trip = 0;                    // a loop's
+  uint8_t target_pick = 0;  // a branch's: among the labels after it
 };
 
 // An input record's type past the widths' (0 .b16, 1 .b32, 2 .b64, 3

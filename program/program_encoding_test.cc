@@ -41,7 +41,9 @@ TEST(ProgramEncodingTest, TestdataProgramsRoundTrip) {
         "found-square-low-bits.ptxprog",
         "found-bmsk-min-max-unsigned.ptxprog",
         "lane-abs-cvt-sat-u16.ptxprog", "lane-bfe-s32-past-top.ptxprog",
-        "lane-cnot-cvt-sat-s16.ptxprog"}) {
+        "lane-cnot-cvt-sat-s16.ptxprog", "forward-branches-exit.ptxprog",
+        "found-label-bfe-s32-past-top.ptxprog",
+        "found-branch-max-neg.ptxprog"}) {
     SCOPED_TRACE(name);
     const absl::StatusOr<Program> p = TestdataProgram(name);
     ASSERT_TRUE(p.ok()) << p.status();
@@ -61,6 +63,108 @@ TEST(ProgramEncodingTest, GuardsMovesAndSetAgainRoundTrip) {
       "mov.pred %t, %q;\n@%t mov.b32 %a, 3;\nmul.wide.u32 %x, %a, %m;\n"
       "vadd.u32.u32.u32.add %v, %a.b1, %m.h0, %a;\n"
       "output %x\noutput %v\noutput %t\n"));
+}
+
+// Labels, branches (to the first or a later label of their block, in a
+// loop's body, plain or guarded) and exits round-trip; a branch's record
+// names its label by where it is among the labels after it.
+TEST(ProgramEncodingTest, LabelsBranchesAndExitsRoundTrip) {
+  const Program p = ProgramOf(
+      "input %a .b32 5\n"
+      "setp.lt.u32 %p, %a, 16;\n"
+      "mov.b32 %r, 1;\n"
+      "@%p bra FAR;\n"
+      "add.u32 %r, %r, 2;\n"
+      "NEAR:\n"
+      "add.u32 %r, %r, 4;\n"
+      "FAR:\n"
+      "loop 2 {\n"
+      " @!%p bra NEXT;\n"
+      " add.u32 %r, %r, 8;\n"
+      " NEXT:\n"
+      "}\n"
+      "bra END;\n"
+      "exit;\n"
+      "END:\n"
+      "@!%p exit;\n"
+      "output %r\n");
+  ExpectRoundTrip(p);
+  const absl::StatusOr<ProgramRecords> records = EncodeProgram(p);
+  ASSERT_TRUE(records.ok()) << records.status();
+  const StepRecord& far = records->steps[2];
+  EXPECT_EQ(far.kind, ProgramStep::kBranch);
+  EXPECT_TRUE(far.guarded);
+  EXPECT_EQ(far.target_pick, 1);  // NEAR, then FAR
+  EXPECT_EQ(records->steps[8].target_pick, 0);
+  EXPECT_EQ(records->steps[12].kind, ProgramStep::kBranch);
+  EXPECT_FALSE(records->steps[12].guarded);
+  EXPECT_EQ(records->steps[15].kind, ProgramStep::kExit);
+  EXPECT_TRUE(records->steps[15].guard_negated);
+}
+
+// A branch's pick wraps around the labels after it in its block; one with
+// none there (none after it, or only in another block) is left out, the
+// rest kept.
+TEST(ProgramEncodingTest, ABranchWithNoLabelAfterItInItsBlockIsLeftOut) {
+  const StepRecord move{.kind = ProgramStep::kMove, .operands = {{}}};
+  const StepRecord label{.kind = ProgramStep::kLabel};
+  const ProgramRecords records{
+      .inputs = {{.type = 3, .witness = 1}},  // .pred
+      .steps = {
+          {.kind = ProgramStep::kBranch, .target_pick = 3},  // L0 or L1: L1
+          move,
+          {.kind = ProgramStep::kBranch, .guarded = true},  // left out
+          {.kind = ProgramStep::kLoopBegin, .trip = 2},
+          label,  // L0, in the loop
+          {.kind = ProgramStep::kLoopEnd},
+          label,  // L1
+          {.kind = ProgramStep::kExit, .guarded = true, .guard_negated = true},
+          {.kind = ProgramStep::kBranch},  // no label after it: left out
+      }};
+  // The second branch's only later label at its level is L1: it is kept.
+  const absl::StatusOr<Program> p = DecodeProgramRecords(records);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(FormatProgram(*p), absl::StrCat(kProgramHeader,
+                                            "\ninput %a .pred 0x1\n"
+                                            "bra L1;\n"
+                                            "mov.b32 %r0, 0x0;\n"
+                                            "@%a bra L1;\n"
+                                            "loop 2 {\n"
+                                            "  L0:\n"
+                                            "}\n"
+                                            "L1:\n"
+                                            "@!%a exit;\n"
+                                            "output %r0\n"));
+  // Written and read back, the records decode to the same program.
+  const absl::StatusOr<Program> again =
+      DecodeProgramInput(WriteProgramRecords(records));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(FormatProgram(*again), FormatProgram(*p));
+}
+
+// Records written before labels never set op bit 6: an op's low bits read
+// as they did (7 modulo 7 an instruction), and bit 6 makes a label, a
+// branch or an exit of them.
+TEST(ProgramEncodingTest, OnlyBitSixMakesAJumpOrALabel) {
+  const std::string label_bytes = absl::HexStringToBytes(
+      "50584450524f4731"  // the tag
+      "00"                // no inputs
+      "03"                // 3 steps
+      "010100" "0000000000000000"  // mov.b32 0
+      "40"                // a label
+      "42"                // exit
+      "00");              // 1 output
+  const absl::StatusOr<Program> p = DecodeProgramInput(label_bytes);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(FormatProgram(*p), absl::StrCat(kProgramHeader,
+                                            "\nmov.b32 %r0, 0x0;\n"
+                                            "L0:\n"
+                                            "exit;\n"
+                                            "output %r0\n"));
+  const absl::StatusOr<ProgramRecords> old = ReadProgramRecords(
+      absl::HexStringToBytes("50584450524f4731" "00" "01" "07"));
+  ASSERT_TRUE(old.ok());
+  EXPECT_EQ(old->steps[0].kind, ProgramStep::kInstruction);
 }
 
 // A thread input is an input record of its own type, its lane the witness.

@@ -143,9 +143,67 @@ class Builder {
         if (AddGuarded()) return;
         break;
       default:
+        if (shape_.forward_branches && AddControlFlow()) return;
         break;
     }
     AddStep();
+  }
+
+  // Now and then PTX's own control flow (FuzzX's kernels are blocks of
+  // forward branches): a branch over steps, a bare label before a step, or
+  // an exit before one. False where none was drawn (or none fits).
+  bool AddControlFlow() {
+    switch (rng_() % 32) {
+      case 0:
+      case 1:
+      case 2:
+      case 3:
+        return AddBranchOver();
+      case 4:
+        p_.steps.push_back(
+            {.kind = ProgramStep::kLabel, .label = NewLabel()});
+        AddStep();
+        return true;
+      case 5:
+        if (Suppressed("setp.lt.u32")) return false;
+        p_.steps.push_back({.kind = ProgramStep::kExit,
+                            .guard = AddInputCompare(),
+                            .guard_negated = rng_() % 2 == 0});
+        AddStep();
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  std::string NewLabel() { return absl::StrCat("L", labels_++); }
+
+  // `@%p bra L;` on a compare of an input, over one or two steps that update
+  // registers set before it (where it is taken they keep their values), then
+  // `L:`: the predicated step's shape as divergent code has it. False if no
+  // register is set yet.
+  bool AddBranchOver() {
+    const std::vector<std::string> set = SetRegisters();
+    if (set.empty() || Suppressed("setp.lt.u32")) return false;
+    const std::string label = NewLabel();
+    p_.steps.push_back({.kind = ProgramStep::kBranch,
+                        .label = label,
+                        .guard = AddInputCompare(),
+                        .guard_negated = rng_() % 2 == 0});
+    for (int k = 1 + static_cast<int>(rng_() % 2); k > 0; --k) {
+      AddStepTo(StepVariant(), set[rng_() % set.size()]);
+    }
+    p_.steps.push_back({.kind = ProgramStep::kLabel, .label = label});
+    return true;
+  }
+
+  // The registers steps have set (not the inputs).
+  std::vector<std::string> SetRegisters() const {
+    std::vector<std::string> set;
+    for (const std::string& name : live_) {
+      if (!name.starts_with("in")) set.push_back(name);
+    }
+    return set;
   }
 
   bool Suppressed(absl::string_view spelling) const {
@@ -325,6 +383,7 @@ class Builder {
   std::vector<std::string> live_;
   std::vector<std::string> set_before_loop_;  // registers a loop may carry
   int next_ = 0;
+  int labels_ = 0;
   bool open_ = false;
 };
 

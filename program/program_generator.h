@@ -8,7 +8,10 @@
 // carry a register set before them, and if/else blocks on a compare of an
 // input (a thread-index-like value) whose branches each set one register
 // their own way; where the backend judges them, an input that is the
-// thread's own (%tid.x, %laneid). Deterministic for a seed.
+// thread's own (%tid.x, %laneid); and PTX's own control flow: a forward
+// branch on such a compare over steps that update registers set before it
+// (`@%p bra L; ...; L:`), a bare label before a step (a block boundary),
+// and an exit on such a compare. Deterministic for a seed.
 
 #ifndef PTXDIFF_PROGRAM_PROGRAM_GENERATOR_H_
 #define PTXDIFF_PROGRAM_PROGRAM_GENERATOR_H_
@@ -38,6 +41,11 @@ struct ProgramShape {
   // Percent of programs, where they may, with one of their inputs a thread
   // input in place of a parameter: what reads it differs from lane to lane.
   int thread_input_percent = 12;
+  // Whether a step may now and then come with a forward branch over it
+  // (most often), a bare label before it or an exit on a compare of an
+  // input before it. Off, the generator draws nothing for them: a seed gives
+  // the programs it gave before they were added.
+  bool forward_branches = true;
   // Spellings never used as steps: root causes already known, so that one
   // cause does not flood a run.
   std::vector<std::string> suppressed;

@@ -1,5 +1,6 @@
 #include "program/program_generator.h"
 
+#include <algorithm>
 #include <random>
 #include <set>
 #include <string>
@@ -55,6 +56,55 @@ TEST(ProgramGeneratorTest, ProgramsAreValidCasesInTheKnownShapes) {
   std::mt19937_64 same(7);
   EXPECT_EQ(FormatProgram(RandomProgram(again)),
             FormatProgram(RandomProgram(same)));
+}
+
+// Forward branches over steps that update registers set before them, bare
+// labels and exits show up at a modest rate; a branch's steps are judged
+// (the output defined at the witness) as often as not. Off, none does.
+TEST(ProgramGeneratorTest, ForwardBranchesLabelsAndExitsAtAModestRate) {
+  std::mt19937_64 rng(13);
+  int branches = 0, bare_labels = 0, exits = 0, branches_judged = 0;
+  for (int n = 0; n < 1000; ++n) {
+    const Program p = RandomProgram(rng);
+    const std::vector<size_t> targets = BranchTargets(p.steps);
+    bool branch = false, bare = false;
+    for (size_t i = 0; i < p.steps.size(); ++i) {
+      const ProgramStep& s = p.steps[i];
+      if (s.kind == ProgramStep::kBranch) {
+        branch = true;
+        ASSERT_LT(targets[i], p.steps.size()) << FormatProgram(p);
+        ASSERT_FALSE(s.guard.empty());
+        for (size_t j = i + 1; j < targets[i]; ++j) {
+          // What it skips updates a register set before the branch.
+          ASSERT_TRUE(SetsRegister(p.steps[j])) << FormatProgram(p);
+          ASSERT_NE(RegisterWidth(p, p.steps[j].dst), 0);
+        }
+      }
+      if (s.kind == ProgramStep::kLabel &&
+          std::find(targets.begin(), targets.end(), i) == targets.end()) {
+        bare = true;
+      }
+      exits += s.kind == ProgramStep::kExit;
+    }
+    branches += branch;
+    bare_labels += bare;
+    if (branch) branches_judged += EvaluateAtWitness(p)[0].defined;
+  }
+  EXPECT_GT(branches, 150);
+  EXPECT_LT(branches, 450);
+  EXPECT_GT(bare_labels, 30);
+  EXPECT_LT(bare_labels, 200);
+  EXPECT_GT(exits, 30);
+  EXPECT_LT(exits, 200);
+  EXPECT_GT(branches_judged, branches / 2);
+
+  std::mt19937_64 off(13);
+  for (int n = 0; n < 300; ++n) {
+    const Program p = RandomProgram(off, {.forward_branches = false});
+    for (const ProgramStep& s : p.steps) {
+      ASSERT_FALSE(IsJumpOrLabel(s)) << FormatProgram(p);
+    }
+  }
 }
 
 // Both branches of a generated if/else set one register, and only it: the
@@ -119,20 +169,26 @@ TEST(ProgramGeneratorTest, ThreadInputsOnlyWhereTheShapeSaysSo) {
   }
 }
 
-// ptxas accepts generated programs' kernels (if/else blocks and thread
-// inputs among them) in both input forms on several targets, as one module
-// of kernels and as a tool's module of all the programs.
+// ptxas accepts generated programs' kernels (if/else blocks, forward
+// branches, exits and thread inputs among them) in both input forms on
+// several targets, as one module of kernels and as a tool's module of all
+// the programs.
 TEST(ProgramGeneratorTest, KernelsAssemble) {
   auto ptxas = FindPtxas({});
   if (!ptxas.ok()) GTEST_SKIP() << ptxas.status();
   std::mt19937_64 rng(8);
   std::vector<Program> programs;
-  int ifs = 0;
+  int ifs = 0, branches = 0, exits = 0;
   for (int n = 0; n < 100; ++n) {
     programs.push_back(RandomProgram(rng));
-    ifs += FormatProgram(programs.back()).find("if ") != std::string::npos;
+    const std::string text = FormatProgram(programs.back());
+    ifs += text.find("if ") != std::string::npos;
+    branches += text.find("bra ") != std::string::npos;
+    exits += HasExit(programs.back());
   }
   EXPECT_GT(ifs, 10);
+  EXPECT_GT(branches, 10);
+  EXPECT_GT(exits, 3);
   for (int n = 0; n < 20; ++n) {
     programs.push_back(RandomProgram(
         rng, {.thread_inputs = true, .thread_input_percent = 100}));

@@ -190,10 +190,29 @@ void IfSimplifications(const Program& p, const ProgramBlock& block,
   }
 }
 
-// Each guarded step without its guard.
+// Each branch and exit removed, and each label with the branches to it.
+void JumpRemovals(const Program& p, std::vector<Program>& out) {
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    const ProgramStep& step = p.steps[i];
+    if (step.kind == ProgramStep::kBranch || step.kind == ProgramStep::kExit) {
+      out.push_back(Erased(p, i, i + 1));
+    }
+    if (step.kind != ProgramStep::kLabel) continue;
+    Program c = p;
+    std::erase_if(c.steps, [&step](const ProgramStep& s) {
+      return (s.kind == ProgramStep::kBranch || s.kind == ProgramStep::kLabel) &&
+             s.label == step.label;
+    });
+    out.push_back(std::move(c));
+  }
+}
+
+// Each guarded step, branch or exit without its guard.
 void GuardRemovals(const Program& p, std::vector<Program>& out) {
   for (size_t i = 0; i < p.steps.size(); ++i) {
-    if (p.steps[i].guard.empty() || !SetsRegister(p.steps[i])) continue;
+    if (p.steps[i].guard.empty() || p.steps[i].kind == ProgramStep::kIfBegin) {
+      continue;
+    }
     Program c = p;
     c.steps[i].guard.clear();
     c.steps[i].guard_negated = false;
@@ -303,6 +322,7 @@ std::vector<Program> ProgramSimplifications(const Program& p) {
     if (p.steps[i].kind == ProgramStep::kIfBegin)
       IfSimplifications(p, blocks[i], out);
   }
+  JumpRemovals(p, out);
   GuardRemovals(p, out);
   InputRemovals(p, out);
   StepsAsMoves(p, values, out);
@@ -356,6 +376,7 @@ std::string ProgramSignature(const Program& program) {
     p.inputs[k].name = InputName(k);
     p.inputs[k].witness = 0;
   }
+  absl::flat_hash_map<std::string, std::string> labels;  // L0, L1, ...
   auto rename = [&names](std::string& name) {
     auto [it, added] = names.try_emplace(name, absl::StrCat("r", names.size()));
     name = it->second;
@@ -368,6 +389,11 @@ std::string ProgramSignature(const Program& program) {
     }
     if (!s.guard.empty()) rename(s.guard);
     if (SetsRegister(s)) rename(s.dst);
+    if (!s.label.empty()) {
+      auto [it, added] = labels.try_emplace(s.label,
+                                            absl::StrCat("L", labels.size()));
+      s.label = it->second;
+    }
   }
   for (std::string& out : p.outputs) rename(out);
   return FormatProgram(p);

@@ -13,7 +13,8 @@
 //   - unwrap a loop (its body once), remove an empty loop, run a loop once;
 //   - replace an if by its then part or by its else part (an if without an
 //     else: remove it), drop an empty else;
-//   - drop a step's guard;
+//   - remove a branch, an exit, or a label with the branches to it;
+//   - drop the guard of a step, a branch or an exit;
 //   - replace an input by its witness as an immediate;
 //   - make an immediate or a witness 0, 1, or its low 16 bits.
 // The signature of the result (ProgramSignature) is what deduplicates it.
@@ -68,7 +69,7 @@ std::vector<Program> InstructionsAlone(const Program& program, Reading reading,
 
 // What deduplicates a minimized program: its text (its blocks included)
 // with registers renamed in order of appearance (inputs %a, %b, ...; others
-// %r0, %r1, ...; an if's condition as a guard's), witness
+// %r0, %r1, ...; an if's condition as a guard's), labels L0, L1, ..., witness
 // values dropped, and each immediate written as its class (0, 1, -1, min,
 // max, small for < 32, pow2, k). Two findings of one shape have one.
 std::string ProgramSignature(const Program& program);

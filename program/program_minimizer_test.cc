@@ -235,6 +235,89 @@ TEST(ProgramMinimizerTest, SignaturesKeepBlocks) {
   }
 }
 
+constexpr char kJumps[] =
+    "input %a .b32 3\n"
+    "setp.lt.u32 %p, %a, 16;\n"
+    "mov.b32 %r, 0x12345;\n"
+    "@%p bra SKIP;\n"
+    "add.u32 %r, %r, 2;\n"
+    "SKIP:\n"
+    "BARE:\n"
+    "@!%p exit;\n"
+    "mul.lo.u32 %s, %r, %r;\n"
+    "output %s\n";
+
+bool Has(const Program& p, ProgramStep::Kind kind) {
+  for (const ProgramStep& s : p.steps) {
+    if (s.kind == kind) return true;
+  }
+  return false;
+}
+
+// Among the candidates: the branch removed, the exit removed, a bare label
+// removed, a label removed with the branch to it, and the branch's and the
+// exit's guards dropped; each one valid.
+TEST(ProgramMinimizerTest, CandidatesDropBranchesLabelsAndExits) {
+  const Program p = ProgramOf(kJumps);
+  bool no_branch = false, no_exit = false, no_bare = false,
+       no_skip_label = false, plain_branch = false, plain_exit = false;
+  for (const Program& c : ProgramSimplifications(p)) {
+    const std::string text = FormatProgram(c);
+    ASSERT_TRUE(ParseProgram(text).ok()) << text;
+    const bool has_skip = absl::StrContains(text, "SKIP:");
+    no_branch |= !Has(c, ProgramStep::kBranch) && has_skip;
+    no_exit |= !Has(c, ProgramStep::kExit) && CountSteps(c) == 4;
+    no_bare |= !absl::StrContains(text, "BARE:") && has_skip;
+    no_skip_label |= !has_skip && !Has(c, ProgramStep::kBranch);
+    plain_branch |= absl::StrContains(text, "\nbra SKIP;");
+    plain_exit |= absl::StrContains(text, "\nexit;");
+  }
+  EXPECT_TRUE(no_branch);
+  EXPECT_TRUE(no_exit);
+  EXPECT_TRUE(no_bare);
+  EXPECT_TRUE(no_skip_label);
+  EXPECT_TRUE(plain_branch);
+  EXPECT_TRUE(plain_exit);
+}
+
+// A disagreement that needs only the square comes down to it: the branch,
+// the labels and the exit go.
+TEST(ProgramMinimizerTest, BranchesLabelsAndExitsGoWhenNotNeeded) {
+  auto shows = [](const Program& p) -> absl::StatusOr<bool> {
+    return HasSquare(p);
+  };
+  auto min = MinimizeProgram(ProgramOf(kJumps), shows);
+  ASSERT_TRUE(min.ok()) << min.status();
+  for (const ProgramStep& s : min->program.steps) {
+    EXPECT_FALSE(IsJumpOrLabel(s)) << FormatProgram(min->program);
+  }
+  // And one that needs a bare label before the square keeps only that.
+  auto labelled = [](const Program& p) -> absl::StatusOr<bool> {
+    return HasSquare(p) && Has(p, ProgramStep::kLabel);
+  };
+  auto kept = MinimizeProgram(ProgramOf(kJumps), labelled);
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_FALSE(Has(kept->program, ProgramStep::kBranch))
+      << FormatProgram(kept->program);
+  EXPECT_FALSE(Has(kept->program, ProgramStep::kExit));
+  int labels = 0;
+  for (const ProgramStep& s : kept->program.steps) {
+    labels += s.kind == ProgramStep::kLabel;
+  }
+  EXPECT_EQ(labels, 1) << FormatProgram(kept->program);
+}
+
+// Label names are forgotten by the signature, as register names are.
+TEST(ProgramMinimizerTest, SignaturesRenameLabels) {
+  const Program a = ProgramOf(kJumps);
+  const Program b = ProgramOf(
+      absl::StrReplaceAll(kJumps, {{"SKIP", "OVER"}, {"BARE", "HERE"}}));
+  EXPECT_EQ(ProgramSignature(a), ProgramSignature(b));
+  EXPECT_THAT(ProgramSignature(a), testing::HasSubstr("bra L0;\n"));
+  EXPECT_THAT(ProgramSignature(a), testing::HasSubstr("L1:\n"));
+  EXPECT_TRUE(ParseProgram(ProgramSignature(a)).ok()) << ProgramSignature(a);
+}
+
 class ProgramMinimizerPtxasTest : public testing::Test {
  protected:
   void SetUp() override {

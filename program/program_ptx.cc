@@ -71,6 +71,18 @@ std::string IfTail(int k, bool has_else) {
                   : absl::StrCat("$ptxdiff_else", k, ":\n");
 }
 
+// A program's label `name` in the kernel, apart from the kernel's own.
+std::string LabelText(absl::string_view name) {
+  return absl::StrCat("$ptxdiff_L_", name);
+}
+
+// An exit: `exit;`, or where programs share a thread (a tool's module) a
+// branch over the rest of the program and its stores to `exit_label`.
+std::string ExitText(const std::string& exit_label) {
+  if (exit_label.empty()) return "  exit;\n";
+  return absl::StrCat("  bra ", exit_label, ";\n");
+}
+
 std::string MoveText(const ProgramStep& step) {
   const ProgramOperand& src = step.sources[0];
   if (!src.is_register) {
@@ -178,9 +190,11 @@ std::string LoadInput(const ProgramInput& in, InputSource source, int offset) {
 }
 
 // `program`'s registers, inputs, steps and stores (outputs at %out +
-// out_offset + 8k), its loops and ifs numbered from `first`'s.
+// out_offset + 8k), its loops and ifs numbered from `first`'s, an exit
+// `exit;` or (`exit_label` not empty) a branch there.
 KernelParts Parts(const Program& program, InputSource source, LabelCount first,
-                  int in_offset, int out_offset) {
+                  int in_offset, int out_offset,
+                  const std::string& exit_label = "") {
   KernelParts parts;
   for (size_t j = 0; j < program.inputs.size(); ++j) {
     const ProgramInput& in = program.inputs[j];
@@ -239,6 +253,17 @@ KernelParts Parts(const Program& program, InputSource source, LabelCount first,
                         IfTail(open_ifs.back().k, open_ifs.back().has_else));
         open_ifs.pop_back();
         break;
+      case ProgramStep::kLabel:
+        absl::StrAppend(&parts.body, LabelText(step.label), ":\n");
+        break;
+      case ProgramStep::kBranch:
+        absl::StrAppend(
+            &parts.body,
+            Guard(step, absl::StrCat("  bra ", LabelText(step.label), ";\n")));
+        break;
+      case ProgramStep::kExit:
+        absl::StrAppend(&parts.body, Guard(step, ExitText(exit_label)));
+        break;
     }
   }
   for (int k = first.loops; k < first.loops + parts.labels.loops; ++k) {
@@ -273,6 +298,7 @@ Program Tagged(Program p, const std::string& tag) {
   for (ProgramStep& s : p.steps) {
     if (!s.dst.empty()) s.dst = tag + s.dst;
     if (!s.guard.empty()) s.guard = tag + s.guard;
+    if (!s.label.empty()) s.label = tag + s.label;
     for (ProgramOperand& o : s.sources) {
       if (o.is_register) o.name = tag + o.name;
     }
@@ -310,11 +336,14 @@ std::string ProgramToolModule(std::span<const Program> programs,
     // Two of the ABI's slots: 2 x 32 bytes of {in}, 2 x 16 bytes of {out}.
     const int in = static_cast<int>(k) * 2 * kTupleBytes;
     const int out = static_cast<int>(k) * 2 * kBatchResultBytes;
+    // Programs run one after another on one thread: an exit skips only
+    // the rest of its own program.
+    const std::string exit_label = absl::StrCat("$ptxdiff_exit", k);
     const KernelParts parts =
         Parts(Tagged(programs[k], absl::StrCat("p", k, "_")),
               inputs == ProgramInputs::kRuntime ? InputSource::kBuffer
                                                 : InputSource::kImmediate,
-              labels, in, out);
+              labels, in, out, exit_label);
     labels.loops += parts.labels.loops;
     labels.ifs += parts.labels.ifs;
     absl::StrAppend(&declarations, parts.declarations);
@@ -324,6 +353,17 @@ std::string ProgramToolModule(std::span<const Program> programs,
     for (size_t j = programs[k].outputs.size(); j < kMaxProgramOutputs; ++j) {
       absl::StrAppend(&body, "  mov.u64 %result, 0;\n  st.global.u64 [%out+",
                       out + 8 * j, "], %result;\n");
+    }
+    if (HasExit(programs[k])) {
+      // The ABI wants every byte of {out} written: one that exited stores 0
+      // in its slots, which the oracle does not judge.
+      absl::StrAppend(&body, "  bra.uni $ptxdiff_stored", k, ";\n", exit_label,
+                      ":\n  mov.u64 %result, 0;\n");
+      for (int j = 0; j < kMaxProgramOutputs; ++j) {
+        absl::StrAppend(&body, "  st.global.u64 [%out+", out + 8 * j,
+                        "], %result;\n");
+      }
+      absl::StrAppend(&body, "$ptxdiff_stored", k, ":\n");
     }
   }
   if (labels.loops > 0)

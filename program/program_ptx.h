@@ -13,7 +13,11 @@
 // constant expression). A loop is a counted loop; an if branches to its else
 // part where its condition fails (`@!%p bra $ptxdiff_else<k>`) and from the
 // end of its then part over it (`bra.uni $ptxdiff_fi<k>`), its labels
-// numbered across the kernel (across the module for a tool's).
+// numbered across the kernel (across the module for a tool's). A program's
+// label L is `$ptxdiff_L_L`, its branches `bra` or `@%p bra` to it, its
+// exit `exit` (in a tool's module, where programs share a thread, a branch
+// past its program's stores to where it stores 0 in its slots: kernel ABI 2
+// wants every byte of {out} written).
 
 #ifndef PTXDIFF_PROGRAM_PROGRAM_PTX_H_
 #define PTXDIFF_PROGRAM_PROGRAM_PTX_H_

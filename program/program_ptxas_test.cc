@@ -18,6 +18,7 @@
 #include "program/program_generator.h"
 #include "program/program_ptx.h"
 #include "program/testing/programs.h"
+#include "sass/sass_decoder.h"
 #include "worker/backends/ptxas/ptxas_toolchain.h"
 
 namespace ptxdiff {
@@ -147,6 +148,74 @@ TEST_F(ProgramPtxasTest, IfElseBlocksCompile) {
       }
     }
   }
+}
+
+// Forward branches (plain, guarded, in a loop's body), a bare label and
+// an exit compile in both forms on several targets, and ptxas's code is
+// judged by the oracle: folded, claimed or run by the SASS evaluator.
+TEST_F(ProgramPtxasTest, ForwardBranchesAndExitsCompileAndAgree) {
+  const Program p = ProgramOf(
+      "input %a .b32 5\ninput %n .b32 0x7fffffff\n"
+      "setp.lt.u32 %p, %a, 16;\n"
+      "mov.b32 %r, %n;\n"
+      "@%p bra SKIP;\n"
+      "add.u32 %r, %r, 2;\n"
+      "SKIP:\n"
+      "BARE:\n"
+      "loop 3 {\n"
+      " @!%p bra NEXT;\n"
+      " add.u32 %r, %r, %a;\n"
+      " NEXT:\n"
+      "}\n"
+      "setp.gt.u32 %big, %a, 100;\n"
+      "@%big exit;\n"
+      "output %r\n");
+  ASSERT_EQ(EvaluateAtWitness(p)[0].bits, 0x7fffffffu + 15);
+  for (const char* arch : {"sm_75", "sm_90", "sm_120"}) {
+    for (ProgramInputs form :
+         {ProgramInputs::kRuntime, ProgramInputs::kImmediate}) {
+      auto check = CheckProgram(ptxas_, arch, p, form, Reading::kSpec);
+      ASSERT_TRUE(check.ok()) << check.status();
+      EXPECT_FALSE(check->mismatch.has_value()) << arch;
+      EXPECT_THAT(check->why_not,
+                  ::testing::Not(::testing::HasSubstr("rejected")))
+          << arch;
+      if (std::string(arch) == "sm_90") {
+        EXPECT_TRUE(check->judged) << check->why_not;
+      }
+    }
+  }
+}
+
+// A thread that exits stores nothing: the lanes that exit are not judged,
+// the others are, each on ptxas's code run by the SASS evaluator.
+TEST_F(ProgramPtxasTest, LanesThatExitAreNotJudgedTheOthersAre) {
+  const Program p = ProgramOf(
+      "input %t .b32 %tid.x 3\ninput %a .b32 9\n"
+      "setp.ge.u32 %late, %t, 16;\n"
+      "@%late exit;\n"
+      "mad.lo.u32 %r, %t, 3, %a;\n"
+      "output %r\n");
+  for (ProgramInputs form :
+       {ProgramInputs::kRuntime, ProgramInputs::kImmediate}) {
+    auto compiled = CompileProgram(ptxas_, "sm_90", p, form);
+    ASSERT_TRUE(compiled.ok()) << compiled.status();
+    EXPECT_THAT(SassListing(compiled->code), ::testing::HasSubstr("EXIT"));
+    auto check = CheckProgram(ptxas_, "sm_90", p, form, Reading::kSpec);
+    ASSERT_TRUE(check.ok()) << check.status();
+    EXPECT_TRUE(check->judged) << check->why_not;
+    EXPECT_TRUE(check->executed);
+    EXPECT_FALSE(check->mismatch.has_value());
+  }
+  // Every lane exits: nothing is stored, and nothing judged.
+  const Program gone = ProgramOf(
+      "input %t .b32 %tid.x\nmov.b32 %r, 1;\nexit;\noutput %r\n");
+  auto check =
+      CheckProgram(ptxas_, "sm_90", gone, ProgramInputs::kRuntime,
+                   Reading::kSpec);
+  ASSERT_TRUE(check.ok()) << check.status();
+  EXPECT_FALSE(check->judged);
+  EXPECT_FALSE(check->mismatch.has_value());
 }
 
 // Public reproducers of ptxas miscompilations (FuzzX, found on a GPU),
@@ -337,6 +406,59 @@ TEST_F(ProgramPtxasTest, CampaignFindingsAreFlagged) {
   }
 }
 
+// A root cause `ptxdiff programs` found that needs a bare label: ptxas 13.0
+// folds bfe.s32 of a 0 moved before the label to 0xffffffff (the oracle:
+// 0), and folds the same steps without the label right.
+TEST_F(ProgramPtxasTest, ABareLabelIsWhatPtxasNeedsToFoldBfeWrong) {
+  auto p = TestdataProgram("found-label-bfe-s32-past-top.ptxprog");
+  ASSERT_TRUE(p.ok()) << p.status();
+  auto check =
+      CheckProgram(ptxas_, "sm_90", *p, ProgramInputs::kImmediate,
+                   Reading::kSpec);
+  ASSERT_TRUE(check.ok()) << check.status();
+  ASSERT_TRUE(check->mismatch.has_value()) << check->why_not;
+  EXPECT_EQ(check->mismatch->claimed, std::vector<uint64_t>{0xffffffff});
+  EXPECT_EQ(check->mismatch->oracle[0], (ProgramValue{.bits = 0}));
+  Program unlabelled = *p;
+  std::erase_if(unlabelled.steps, [](const ProgramStep& s) {
+    return s.kind == ProgramStep::kLabel;
+  });
+  auto plain = CheckProgram(ptxas_, "sm_90", unlabelled,
+                            ProgramInputs::kImmediate, Reading::kSpec);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_TRUE(plain->judged) << plain->why_not;
+  EXPECT_FALSE(plain->mismatch.has_value());
+}
+
+// A root cause `ptxdiff programs` found that needs a forward branch: over
+// max.u32 and neg.s32 of INT_MAX, ptxas 13.0 claims 0x7fffffff for every
+// input (where the branch is not taken the oracle gives 0x80000001); the
+// same steps predicated compile right.
+TEST_F(ProgramPtxasTest, AForwardBranchIsWhatPtxasNeedsToClaimWrong) {
+  auto p = TestdataProgram("found-branch-max-neg.ptxprog");
+  ASSERT_TRUE(p.ok()) << p.status();
+  auto check = CheckProgram(ptxas_, "sm_90", *p, ProgramInputs::kRuntime,
+                            Reading::kSpec);
+  ASSERT_TRUE(check.ok()) << check.status();
+  ASSERT_TRUE(check->mismatch.has_value()) << check->why_not;
+  EXPECT_EQ(check->mismatch->claimed, std::vector<uint64_t>{0x7fffffff});
+  EXPECT_EQ(check->mismatch->inputs, WitnessInputs(*p));
+  EXPECT_EQ(check->mismatch->oracle[0], (ProgramValue{.bits = 0x80000001}));
+  // The branch's steps guarded by its condition instead.
+  Program predicated = *p;
+  std::erase_if(predicated.steps, IsJumpOrLabel);
+  for (ProgramStep& s : predicated.steps) {
+    if (s.kind != ProgramStep::kInstruction || s.dst == "p5") continue;
+    s.guard = "p5";
+  }
+  ASSERT_EQ(EvaluateAtWitness(predicated)[0].bits, 0x80000001u);
+  auto plain = CheckProgram(ptxas_, "sm_90", predicated,
+                            ProgramInputs::kRuntime, Reading::kSpec);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_TRUE(plain->judged) << plain->why_not;
+  EXPECT_FALSE(plain->mismatch.has_value()) << FormatProgram(predicated);
+}
+
 // Root causes `ptxdiff programs` found through thread inputs (ptxas 13.0),
 // minimized: in both forms ptxas's code is wrong on the lane each case
 // names, and it needs the thread id there: with the id an immediate at
@@ -425,7 +547,7 @@ TEST_F(ProgramPtxasTest, ProgramToolModulesAssembleOnEveryArch) {
   for (const char* name :
        {"found-abs-lt-zero.ptxprog", "found-neg-abs-lt-min.ptxprog",
         "found-square-low-bits.ptxprog", "fuzzx-m009.ptxprog",
-        "fuzzx-m037.ptxprog"}) {
+        "fuzzx-m037.ptxprog", "forward-branches-exit.ptxprog"}) {
     absl::StatusOr<Program> p = TestdataProgram(name);
     ASSERT_TRUE(p.ok()) << name << ": " << p.status();
     programs.push_back(*std::move(p));

@@ -265,7 +265,7 @@ TEST(ProgramTest, BadProgramsNameTheLineAndTheProblem) {
             "line 4: the guarded step's %r must be set before it"},
            {h + "input %a .b32 1\nsetp.lt.u32 %p, %a, 2;\n@%p loop 2 "
                 "{\n}\noutput %a\n",
-            "line 4: only an instruction or a move can be guarded"},
+            "line 4: only an instruction, a move, a branch or an exit can be guarded"},
            {h + "input %a .b32 1\nsetp.lt.u32 %p, %a, 2;\nif %p {\nmov.b32 "
                 "%r, 1;\noutput %r\n",
             "line 4: this if's '}' is missing"},
@@ -297,7 +297,7 @@ TEST(ProgramTest, BadProgramsNameTheLineAndTheProblem) {
            {h + "input %p .pred 1\nif %p\n}\noutput %p\n",
             "line 3: expected 'if %p {' or 'if !%p {'"},
            {h + "input %p .pred 1\n@%p if %p {\n}\noutput %p\n",
-            "line 3: only an instruction or a move can be guarded"},
+            "line 3: only an instruction, a move, a branch or an exit can be guarded"},
            {h + "input %a .b32 1\nadd.s32 %r, %a, 1;\n", "no output"},
            {h + "input %a .b32 1\noutput %q\n", "output %q is never set"},
            {h + "input %a .f32 1\noutput %a\n", "unknown type '.f32'"},
@@ -460,6 +460,103 @@ output %r
 )"));
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_FALSE(EvaluateAtWitness(*p)[0].defined);
+}
+
+constexpr char kBranches[] = R"(# ptxdiff program 1
+input %a .b32 5
+setp.lt.u32 %p, %a, 16;
+mov.b32 %r, 1;
+@%p bra SKIP;
+add.u32 %r, %r, 2;
+SKIP:
+UNUSED:
+loop 2 {
+  @!%p bra NEXT;
+  add.u32 %r, %r, 4;
+  NEXT:
+}
+bra OVER;
+add.u32 %r, %r, 8;
+OVER:
+@!%p exit;
+output %r
+)";
+
+// Labels, forward branches (plain, guarded, inside a loop's body) and an
+// exit parse into their steps and print back as they were written.
+TEST(ProgramTest, LabelsBranchesAndExitsReadBack) {
+  auto p = ParseProgram(kBranches);
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_EQ(p->steps.size(), 15u);
+  EXPECT_EQ(p->steps[2].kind, ProgramStep::kBranch);
+  EXPECT_EQ(p->steps[2].label, "SKIP");
+  EXPECT_EQ(p->steps[2].guard, "p");
+  EXPECT_EQ(p->steps[4].kind, ProgramStep::kLabel);
+  EXPECT_EQ(p->steps[5].label, "UNUSED");
+  EXPECT_TRUE(p->steps[7].guard_negated);
+  EXPECT_TRUE(p->steps[11].guard.empty());
+  EXPECT_EQ(p->steps[14].kind, ProgramStep::kExit);
+  EXPECT_TRUE(p->steps[14].guard_negated);
+  EXPECT_EQ(CountSteps(*p), 5);
+  EXPECT_EQ(BlockKinds(*p), "loops, branches, exit");
+  const std::vector<size_t> targets = BranchTargets(p->steps);
+  EXPECT_EQ(targets[2], 4u);
+  EXPECT_EQ(targets[7], 9u);
+  EXPECT_EQ(targets[11], 13u);
+  EXPECT_EQ(targets[3], p->steps.size());
+  const std::string text = FormatProgram(*p);
+  EXPECT_THAT(text, HasSubstr("@%p bra SKIP;\nadd.u32 %r, %r, 0x2;\nSKIP:\n"
+                              "UNUSED:\n"));
+  EXPECT_THAT(text, HasSubstr("  @!%p bra NEXT;\n  add.u32 %r, %r, 0x4;\n"
+                              "  NEXT:\n}\n"));
+  EXPECT_THAT(text, HasSubstr("@!%p exit;\n"));
+  auto again = ParseProgram(text);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(FormatProgram(*again), text);
+}
+
+TEST(ProgramTest, ABareLabelIsItsOwnKind) {
+  auto p = ParseProgram(absl::StrCat(kProgramHeader, R"(
+mov.b32 %r, 1;
+L1:
+output %r
+)"));
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(BlockKinds(*p), "labels");
+}
+
+// A branch goes forward to a label in its own block: not back, not into a
+// loop or an if, nor out of one; a label is set once.
+TEST(ProgramTest, BranchesThatLeaveTheirBlockOrGoBackAreRefused) {
+  const std::string h = absl::StrCat(kProgramHeader,
+                                     "\ninput %p .pred 1\nmov.b32 %r, 1;\n");
+  struct Case {
+    std::string text, message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {h + "L:\nbra L;\noutput %r\n",
+            "line 5: bra L goes back to L: a branch only goes forward"},
+           {h + "bra L;\nloop 2 {\nL:\n}\noutput %r\n",
+            "line 6: bra L on line 4 would jump into a loop or if"},
+           {h + "if %p {\nbra L;\n}\nL:\noutput %r\n",
+            "line 5: bra L: no label L after it in its block"},
+           {h + "loop 2 {\nbra L;\n}\nL:\noutput %r\n",
+            "line 5: bra L: no label L after it in its block"},
+           {h + "if %p {\n@%p bra L;\n} else {\nL:\n}\noutput %r\n",
+            "line 5: bra L: no label L after it in its block"},
+           {h + "bra NOWHERE;\noutput %r\n",
+            "line 4: bra NOWHERE: no label NOWHERE after it"},
+           {h + "L:\nL:\noutput %r\n", "line 5: the label L is set twice"},
+           {h + "bra 3x;\noutput %r\n", "expected 'bra LABEL;'"},
+           {h + "9a:\noutput %r\n", "'9a:' is not a label"},
+           {h + "@%q exit;\noutput %r\n", "line 4: %q is used before it is set"},
+           {h + "@%r bra L;\nL:\noutput %r\n",
+            "the guard %r is 32 bits wide, not a .pred"},
+       }) {
+    auto p = ParseProgram(c.text);
+    ASSERT_FALSE(p.ok()) << c.text;
+    EXPECT_THAT(p.status().message(), HasSubstr(c.message)) << c.text;
+  }
 }
 
 }  // namespace

@@ -226,15 +226,20 @@ ProgramCheck Judge(std::span<const Program> copies,
         check.hung_in_module = run.hung_in_module;
       continue;
     }
+    std::vector<ProgramValue> oracle = EvaluateAtWitness(copies[c], reading);
+    if (ThreadExits(oracle)) continue;  // it stores nothing to judge
     check.judged = true;
     if (check.mismatch) continue;
-    std::vector<ProgramValue> oracle = EvaluateAtWitness(copies[c], reading);
     if (Disagrees(oracle, run.outputs)) {
       check.mismatch = ProgramMismatch{.form = form,
                                        .claimed = run.outputs,
                                        .inputs = WitnessInputs(copies[c]),
                                        .oracle = std::move(oracle)};
     }
+  }
+  if (!check.judged && check.why_not.empty() && !check.cut) {
+    check.why_not = "the program exits at every input vector tried: no "
+                    "output is stored to judge";
   }
   return check;
 }

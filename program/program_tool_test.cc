@@ -96,6 +96,49 @@ TEST_F(ProgramToolTest, IfElseProgramsTakeTheirBranches) {
   }
 }
 
+// Forward branches and exits run right on a tool: the same program at a
+// witness that branches and one that falls through, then one that exits
+// (whose stores its exit skips), all in one module: the exit ends only its
+// own program, and the one after it still runs.
+TEST_F(ProgramToolTest, BranchesAndExitsRunOnATool) {
+  const std::string text =
+      "input %a .b32 3\n"
+      "setp.lt.u32 %p, %a, 16;\n"
+      "mov.b32 %r, 1;\n"
+      "@%p bra SKIP;\n"
+      "add.u32 %r, %r, 2;\n"
+      "SKIP:\n"
+      "setp.eq.u32 %gone, %a, 99;\n"
+      "@%gone exit;\n"
+      "add.u32 %r, %r, 10;\n"
+      "output %r\n";
+  std::vector<Program> programs(4, ProgramOf(text));
+  programs[1].inputs[0].witness = 16;
+  programs[2].inputs[0].witness = 99;
+  programs[3].inputs[0].witness = 20;
+  const std::string module =
+      ProgramToolModule(programs, tool_.target, ProgramInputs::kRuntime);
+  EXPECT_THAT(module, ::testing::HasSubstr("bra $ptxdiff_L_p1_SKIP;"));
+  EXPECT_THAT(module, ::testing::HasSubstr("bra $ptxdiff_exit2;"));
+  EXPECT_THAT(module, ::testing::Not(::testing::HasSubstr("exit;")));
+  for (ProgramInputs form :
+       {ProgramInputs::kRuntime, ProgramInputs::kImmediate}) {
+    auto runs = RunProgramsOnTool(tool_, programs, form);
+    ASSERT_TRUE(runs.ok()) << runs.status();
+    for (size_t k = 0; k < programs.size(); ++k) {
+      ASSERT_EQ((*runs)[k].end, ToolRun::kOk) << (*runs)[k].what;
+    }
+    EXPECT_EQ((*runs)[0].outputs, std::vector<uint64_t>{11});
+    EXPECT_EQ((*runs)[1].outputs, std::vector<uint64_t>{13});
+    EXPECT_EQ((*runs)[3].outputs, std::vector<uint64_t>{13});
+    EXPECT_TRUE(EvaluateAtWitness(programs[2])[0].exits);
+    for (size_t k = 0; k < programs.size(); ++k) {
+      EXPECT_FALSE(Disagrees(EvaluateAtWitness(programs[k]), (*runs)[k].outputs))
+          << k;
+    }
+  }
+}
+
 // A wrong instruction shows in the programs that use it, and only there; a
 // crash is pinned on the one program that has it, the others still run.
 TEST_F(ProgramToolTest, WrongValuesAndCrashesArePinnedOnTheirPrograms) {
@@ -240,6 +283,28 @@ TEST_F(ProgramToolTest, ProgramsWithThreadInputsAreNotJudged) {
   EXPECT_EQ((*checks)[0].why_not, kThreadInputsNotRun);
   EXPECT_TRUE((*checks)[1].judged) << (*checks)[1].why_not;
   EXPECT_FALSE((*checks)[1].mismatch.has_value());
+}
+
+// A program that exits at every input vector stores nothing: it is not
+// judged, and says so, never "agree"; one that exits only at some is
+// judged at the others.
+TEST_F(ProgramToolTest, AProgramThatAlwaysExitsIsNotJudged) {
+  const std::vector<Program> programs = {
+      ProgramOf("input %a .b32 1\nadd.u32 %r, %a, 1;\nexit;\noutput %r\n"),
+      ProgramOf("input %a .b32 1\nsetp.eq.u32 %p, %a, 0;\n@%p exit;\n"
+                "add.u32 %r, %a, 1;\noutput %r\n")};
+  auto backend = MakeToolProgramBackend(tool_);
+  for (ProgramInputs form :
+       {ProgramInputs::kRuntime, ProgramInputs::kImmediate}) {
+    auto checks =
+        backend->Check(programs, form, Reading::kSpec, absl::InfiniteFuture());
+    ASSERT_TRUE(checks.ok()) << checks.status();
+    ASSERT_EQ(checks->size(), 2u);
+    EXPECT_FALSE((*checks)[0].judged);
+    EXPECT_THAT((*checks)[0].why_not, testing::HasSubstr("exits at every"));
+    EXPECT_TRUE((*checks)[1].judged) << (*checks)[1].why_not;
+    EXPECT_FALSE((*checks)[1].mismatch.has_value());
+  }
 }
 
 }  // namespace
