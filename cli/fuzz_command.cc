@@ -12,7 +12,6 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -47,6 +46,7 @@
 #include "protocol/backend_names.h"
 #include "report/run_records.h"
 #include "triage/triage_store.h"
+#include "worker/backends/ptx_cmd/refusal_memory.h"
 
 namespace ptxdiff {
 namespace {
@@ -412,11 +412,6 @@ std::string LeastExploredLine(const std::vector<int64_t>& explored) {
   return text.empty() ? "" : absl::StrCat("fuzz:   ", text, "\n");
 }
 
-bool IsEmptyOrMissingDir(const std::string& path) {
-  std::error_code error;
-  return std::filesystem::is_empty(path, error) || error;
-}
-
 // What faults of the backend cost the search, when they cost anything.
 std::string FaultCostLine(const FuzzStats& sum) {
   if (sum.withheld_faulting == 0 && sum.sent_again == 0) return "";
@@ -637,11 +632,16 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
       << (resumed ? "resuming from " : "starting with the seed corpus in ")
       << corpus << "; triage directory " << config->triage_dir
       << "; libFuzzer log " << log << "\n";
-  if (absl::StartsWith(config->backend, kPtxCmdPrefix) &&
-      !IsEmptyOrMissingDir(config->refusals_dir)) {
-    out << "fuzz: what tools refused in earlier runs is not sent again "
-           "(remembered in "
-        << config->refusals_dir << "/; delete it after changing the tool)\n";
+  if (absl::string_view command = config->backend;
+      absl::ConsumePrefix(&command, kPtxCmdPrefix)) {
+    const std::vector<std::string> targets =
+        RememberedTargets(config->refusals_dir, command);
+    if (!targets.empty()) {
+      out << "fuzz: what this tool refused in earlier runs (PTX for "
+          << absl::StrJoin(targets, ", ")
+          << ") is not sent again (remembered in " << config->refusals_dir
+          << "/; delete it after changing the tool)\n";
+    }
   }
   out.flush();
   const absl::StatusOr<std::unique_ptr<FuzzerLog>> fuzzer_log =

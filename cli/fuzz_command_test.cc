@@ -24,7 +24,9 @@
 #include "common/files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "isa/spelling.h"
 #include "triage/triage_store.h"
+#include "worker/backends/ptx_cmd/refusal_memory.h"
 
 namespace ptxdiff {
 namespace {
@@ -439,6 +441,27 @@ TEST(FuzzCommandTest, ACampaignThatCouldNotFileItsFindingsFails) {
                  dir + "/triage/.pending/ keeps them"));
   EXPECT_THAT(r.out,
               HasSubstr("fuzz: summary: "));  // the summary is still printed
+}
+
+// What earlier runs remembered this tool refused is said at the start, with
+// its target, and not sent; another tool's memory beside it is not said.
+TEST(FuzzCommandTest, SaysWhatThisToolRefusedInEarlierRuns) {
+  const std::string dir = TempDirFor("fuzz_refusals");
+  const std::string tool = "my-sim {ptx} {in} {out}";
+  ASSERT_TRUE(RefusalMemory(dir + "/out/refusals", tool, "sm_90")
+                  .Remember({*ParseVariant("lop3.b32"), false}, "unknown op")
+                  .ok());
+  const auto run = [&](const std::string& command) {
+    return FuzzWith(dir, kSomeStats, "",
+                    {"--backend", "ptx-cmd:" + command, "--out", dir + "/out",
+                     "--dir", dir + "/triage"});
+  };
+  EXPECT_THAT(run(tool).out,
+              HasSubstr("fuzz: what this tool refused in earlier runs (PTX "
+                        "for sm_90) is not sent again (remembered in " +
+                        dir + "/out/refusals/;"));
+  EXPECT_THAT(run("other-sim {ptx} {in} {out}").out,
+              Not(HasSubstr("refused in earlier runs")));
 }
 
 // Issue 28: a campaign against a backend that declined everything exited 0.

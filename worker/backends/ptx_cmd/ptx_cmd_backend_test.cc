@@ -27,6 +27,7 @@
 #include "oracle/oracle.h"
 #include "triage/triage_store.h"
 #include "worker/backends/cuda/kernel_gen.h"
+#include "worker/backends/ptx_cmd/refusal_memory.h"
 
 namespace ptxdiff {
 namespace {
@@ -339,6 +340,11 @@ TEST(PtxCmdBackendTest, WhatAToolRefusedIsRememberedByTheNextWorker) {
   // The probe and one module of add.s32 in each shape: bfe.u32 never ran.
   const std::string text = ReadFile(log).value_or("");
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1 + 1) << text;
+  // What a campaign says it skips: this tool's target, no other tool's.
+  EXPECT_THAT(RememberedTargets((*record)->File("refusals"), command),
+              testing::ElementsAre("sm_90"));
+  EXPECT_THAT(RememberedTargets((*record)->File("refusals"), "other {ptx}"),
+              testing::IsEmpty());
 }
 
 // A tool that crashes or hangs on one tuple: that tuple alone is a fault

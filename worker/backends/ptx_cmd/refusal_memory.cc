@@ -1,5 +1,6 @@
 #include "worker/backends/ptx_cmd/refusal_memory.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -7,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "common/files.h"
 #include "common/fnv1a.h"
 #include "isa/spelling.h"
@@ -22,6 +24,14 @@ std::string OneLine(absl::string_view text) {
   return absl::StrReplaceAll(text, {{"\n", " / "}, {"\t", " "}});
 }
 
+// The header line up to the target, and after it.
+std::string HeaderBefore(absl::string_view command) {
+  return absl::StrCat("# what the tool refused: ptx-cmd '", OneLine(command),
+                      "', PTX for ");
+}
+constexpr absl::string_view kHeaderAfter =
+    " (delete this file after changing the tool)";
+
 }  // namespace
 
 RefusalMemory::RefusalMemory(absl::string_view dir, absl::string_view command,
@@ -29,9 +39,24 @@ RefusalMemory::RefusalMemory(absl::string_view dir, absl::string_view command,
     : dir_(dir) {
   const std::string identity = absl::StrCat(command, "\n", target);
   path_ = absl::StrFormat("%s/ptx-cmd-%016x.tsv", dir, Fnv1a64(identity));
-  header_ = absl::StrCat("# what the tool refused: ptx-cmd '", OneLine(command),
-                         "', PTX for ", target,
-                         " (delete this file after changing the tool)\n");
+  header_ = absl::StrCat(HeaderBefore(command), target, kHeaderAfter, "\n");
+}
+
+std::vector<std::string> RememberedTargets(absl::string_view dir,
+                                           absl::string_view command) {
+  std::vector<std::string> targets;
+  for (const std::string& path : FilesIn(std::string(dir), ".tsv")) {
+    const absl::StatusOr<std::string> text = ReadFile(path);
+    if (!text.ok()) continue;
+    absl::string_view header =
+        absl::string_view(*text).substr(0, text->find('\n'));
+    if (absl::ConsumePrefix(&header, HeaderBefore(command)) &&
+        absl::ConsumeSuffix(&header, kHeaderAfter)) {
+      targets.emplace_back(header);
+    }
+  }
+  std::sort(targets.begin(), targets.end());
+  return targets;
 }
 
 absl::StatusOr<Refusals> RefusalMemory::Load() const {

@@ -15,6 +15,7 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
@@ -47,6 +48,11 @@ class RefusalMemory {
  private:
   std::string dir_, path_, header_;
 };
+
+// The targets ("sm_90") `dir` remembers refusals of the tool `command`
+// for, from the files' header lines: what a campaign on it skips.
+std::vector<std::string> RememberedTargets(absl::string_view dir,
+                                           absl::string_view command);
 
 }  // namespace ptxdiff
 
