@@ -282,30 +282,20 @@ struct OutWrites {
 };
 
 // The run's progress for a report (report/run_records.h): a point each
-// progress line. A point that cannot be written is said once and the run
-// goes on: the timeline is a picture of the run, not a finding.
+// progress line.
 struct Timeline {
-  std::string path;
-  bool written = false;  // the header, and a point
-  bool failed = false;   // and said so
+  TimelineWriter writer;
   void Add(const Progress& p, double seconds, std::ostream& err) {
     const FuzzStats& s = p.sum.stats;
-    const TimelinePoint point{.seconds = seconds,
-                              .tuples = s.counts.tuples,
-                              .variants_reached = p.variants_reached,
-                              .variants_reached_runtime =
-                                  p.variants_reached_runtime,
-                              .mismatches = s.counts.mismatched,
-                              .faults = s.counts.faulted,
-                              .new_entries = s.new_findings};
-    const std::string line =
-        (written ? "" : TimelineHeader()) + FormatTimelinePoint(point);
-    if (const absl::Status a = AppendToFile(path, line); !a.ok()) {
-      if (!failed) err << "ptxdiff fuzz: " << a.message() << "\n";
-      failed = true;
-      return;
-    }
-    written = true;
+    writer.Append(FormatTimelinePoint(
+                      {.seconds = seconds,
+                       .tuples = s.counts.tuples,
+                       .variants_reached = p.variants_reached,
+                       .variants_reached_runtime = p.variants_reached_runtime,
+                       .mismatches = s.counts.mismatched,
+                       .faults = s.counts.faulted,
+                       .new_entries = s.new_findings}),
+                  err);
   }
 };
 
@@ -652,8 +642,10 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
   const absl::Time start = absl::Now();
   bool forwarded = false;
   OutWrites writes{.log = **fuzzer_log, .corpus = corpus};
-  Timeline timeline{.path =
-                        absl::StrCat(config->stats_dir, "/", kTimelineFile)};
+  Timeline timeline{.writer = TimelineWriter(
+                        "fuzz",
+                        absl::StrCat(config->stats_dir, "/", kTimelineFile),
+                        TimelineHeader())};
   const int status = WaitWithProgress(*pid, config->stats_dir, *every, start,
                                       writes, out, timeline, err, forwarded);
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);

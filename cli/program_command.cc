@@ -629,32 +629,15 @@ ProgramTimelinePoint PointOf(const ProgramCampaignReport& r,
 
 // The run's progress for a report (report/run_records.h), in its own
 // directory under --out/stats, made with the first point (a run refused
-// for bad input leaves none). A write that fails is said once and the run
-// goes on: the timeline is a picture of the run, not a finding.
-class ProgramTimeline {
- public:
-  ProgramTimeline(const std::string& out_dir, std::string backend)
-      : dir_(absl::StrCat(out_dir, "/stats/", kProgramRunPrefix,
-                          absl::ToUnixSeconds(absl::Now()), "-", getpid())),
-        backend_(std::move(backend)) {}
-
-  void Add(const ProgramCampaignReport& r, absl::Duration elapsed,
-           std::ostream& err) {
-    std::string text = FormatProgramTimelinePoint(PointOf(r, elapsed));
-    if (!started_) text = ProgramTimelineHeader(backend_) + text;
-    absl::Status a = started_ ? absl::OkStatus() : MakeDirs(dir_);
-    if (a.ok())
-      a = AppendToFile(absl::StrCat(dir_, "/", kProgramTimelineFile), text);
-    if (!a.ok() && !failed_) err << "ptxdiff programs: " << a.message() << "\n";
-    failed_ = failed_ || !a.ok();
-    started_ = started_ || a.ok();
-  }
-
- private:
-  const std::string dir_, backend_;
-  bool started_ = false;  // the header written
-  bool failed_ = false;   // and said so
-};
+// for bad input leaves none).
+TimelineWriter ProgramTimeline(const std::string& out_dir,
+                               absl::string_view backend) {
+  return TimelineWriter("programs",
+                        absl::StrCat(out_dir, "/stats/", kProgramRunPrefix,
+                                     absl::ToUnixSeconds(absl::Now()), "-",
+                                     getpid(), "/", kProgramTimelineFile),
+                        ProgramTimelineHeader(backend));
+}
 
 // Why a run checked or judged nothing ("" if it did): a CI gate must not
 // pass on a run that tested nothing (as `ptxdiff fuzz`).
@@ -696,10 +679,11 @@ int RunPrograms(const std::vector<std::string>& args, std::ostream& out,
   if (!choice.ok()) return Fail(err, "programs", choice.status());
   options->backend = choice->backend;
   const std::string out_dir = parsed->Get("out", "out");
-  ProgramTimeline timeline(out_dir, choice->backend->Identity());
+  TimelineWriter timeline =
+      ProgramTimeline(out_dir, choice->backend->Identity());
   options->on_tick = [&](const ProgramCampaignReport& r,
                          absl::Duration elapsed) {
-    timeline.Add(r, elapsed, err);
+    timeline.Append(FormatProgramTimelinePoint(PointOf(r, elapsed)), err);
   };
   // Ctrl-C stops the run as --max-time does: the summary, and the findings
   // not yet filed kept in the journal.
@@ -708,7 +692,9 @@ int RunPrograms(const std::vector<std::string>& args, std::ostream& out,
     out << "programs: " << line << std::endl;
   });
   if (!report.ok()) return Fail(err, "programs", report.status());
-  timeline.Add(*report, absl::Seconds(report->seconds), err);
+  timeline.Append(FormatProgramTimelinePoint(
+                      PointOf(*report, absl::Seconds(report->seconds))),
+                  err);
   PrintSummary(*options, *choice, *report, out);
   if (parsed->Has("report"))
     WriteReportAtTheEnd("programs", out_dir, options->triage_dir, out);

@@ -68,6 +68,24 @@ void WriteReportAtTheEnd(absl::string_view command, const std::string& out_dir,
       << "; open it in a browser)\n";
 }
 
+TimelineWriter::TimelineWriter(absl::string_view command, std::string path,
+                               std::string header)
+    : command_(command), path_(std::move(path)), header_(std::move(header)) {}
+
+void TimelineWriter::Append(absl::string_view point, std::ostream& err) {
+  absl::Status written = absl::OkStatus();
+  if (!started_) written = MakeDirs(path_.substr(0, path_.rfind('/')));
+  if (written.ok()) {
+    written = AppendToFile(
+        path_, started_ ? std::string(point) : absl::StrCat(header_, point));
+  }
+  if (!written.ok() && !failed_) {
+    err << "ptxdiff " << command_ << ": " << written.message() << "\n";
+  }
+  failed_ = failed_ || !written.ok();
+  started_ = started_ || written.ok();
+}
+
 int RunReport(const std::vector<std::string>& args, std::ostream& out,
               std::ostream& err) {
   const absl::StatusOr<ParsedArgs> parsed =

@@ -26,6 +26,22 @@ absl::StatusOr<ReportData> WriteReport(const std::vector<ReportSource>& sources,
 void WriteReportAtTheEnd(absl::string_view command, const std::string& out_dir,
                          const std::string& triage_dir, std::ostream& out);
 
+// A run's timeline for its report (report/run_records.h), appended a point
+// at a time: `header` before the first, the file's directory made with it.
+// A write that fails is said once on `err` as `command`'s and the run goes
+// on: the timeline is a picture of the run, not a finding.
+class TimelineWriter {
+ public:
+  TimelineWriter(absl::string_view command, std::string path,
+                 std::string header);
+  void Append(absl::string_view point, std::ostream& err);
+
+ private:
+  const std::string command_, path_, header_;
+  bool started_ = false;  // the header written
+  bool failed_ = false;   // and said so
+};
+
 int RunReport(const std::vector<std::string>& args, std::ostream& out,
               std::ostream& err);
 

@@ -21,7 +21,6 @@
 #include "absl/time/clock.h"
 #include "common/interrupt.h"
 #include "common/status_macros.h"
-#include "isa/family_table.h"
 #include "isa/spelling.h"
 #include "program/composed_oracle.h"
 #include "program/program_minimizer.h"
@@ -65,20 +64,13 @@ std::string Shape(const Program& p) {
 }
 
 // A hang of one instruction is caused by its family, as the tuple
-// campaign's hangs are ("hang in bfind": one cause however many of its
-// variants and operands hang, a program's and a tuple's alike); "" for
-// another.
+// campaign's hangs are (FaultInFamilyCause); "" for another.
 std::string HangCause(const Program& p) {
-  const auto instruction = [](const ProgramStep& s) {
-    return s.kind == ProgramStep::kInstruction;
-  };
-  if (CountSteps(p) != 1 ||
-      std::count_if(p.steps.begin(), p.steps.end(), instruction) != 1) {
-    return "";
-  }
-  const ProgramStep& step =
-      *std::find_if(p.steps.begin(), p.steps.end(), instruction);
-  return absl::StrCat("hang in ", InfoOf(step.variant.family).opcode);
+  const auto step = std::find_if(
+      p.steps.begin(), p.steps.end(),
+      [](const ProgramStep& s) { return s.kind == ProgramStep::kInstruction; });
+  if (CountSteps(p) != 1 || step == p.steps.end()) return "";
+  return FaultInFamilyCause(FindingKind::kHang, step->variant.family);
 }
 
 // The root cause of every hang of several steps: not minimized (each round

@@ -77,6 +77,14 @@ void ReadTimeline(const std::string& path, RunRecord& run) {
       run.damage);
 }
 
+// Runs of either kind by start time, then directory.
+template <typename Run>
+void SortOldestFirst(std::vector<Run>& runs) {
+  std::sort(runs.begin(), runs.end(), [](const Run& a, const Run& b) {
+    return std::tie(a.started_unix, a.dir) < std::tie(b.started_unix, b.dir);
+  });
+}
+
 void ReadOutcomes(const std::string& path, RunRecord& run) {
   const absl::StatusOr<std::string> text = ReadFile(path);
   if (!text.ok()) {
@@ -150,11 +158,7 @@ std::vector<RunRecord> ReadRuns(const std::string& out_dir) {
       ReadOutcomes(path, run);
     runs.push_back(std::move(run));
   }
-  std::sort(runs.begin(), runs.end(),
-            [](const RunRecord& a, const RunRecord& b) {
-              return std::tie(a.started_unix, a.dir) <
-                     std::tie(b.started_unix, b.dir);
-            });
+  SortOldestFirst(runs);
   return runs;
 }
 
@@ -179,11 +183,7 @@ std::vector<ProgramRunRecord> ReadProgramRuns(const std::string& out_dir) {
     ReadProgramTimeline(absl::StrCat(dir, "/", kProgramTimelineFile), run);
     runs.push_back(std::move(run));
   }
-  std::sort(runs.begin(), runs.end(),
-            [](const ProgramRunRecord& a, const ProgramRunRecord& b) {
-              return std::tie(a.started_unix, a.dir) <
-                     std::tie(b.started_unix, b.dir);
-            });
+  SortOldestFirst(runs);
   return runs;
 }
 

@@ -15,6 +15,7 @@
 #include "absl/strings/strip.h"
 #include "common/fnv1a.h"
 #include "harness/semantic_classes.h"
+#include "isa/family_table.h"
 #include "isa/operand_form.h"
 #include "isa/spelling.h"
 
@@ -186,6 +187,10 @@ bool IsProgramName(absl::string_view name) {
 }
 
 bool NamesAProgram(const Signature& s) { return IsProgramName(s.spelling); }
+
+std::string FaultInFamilyCause(FindingKind kind, Family family) {
+  return absl::StrCat(FindingKindName(kind), " in ", InfoOf(family).opcode);
+}
 
 bool NamesABatch(const Signature& s) {
   return absl::StartsWith(s.disagreement_class, kUnisolatedPrefix) &&

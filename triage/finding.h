@@ -41,6 +41,10 @@ enum class FindingKind : uint8_t {
 absl::string_view FindingKindName(FindingKind kind);  // "value-mismatch", ...
 std::optional<FindingKind> ParseFindingKind(absl::string_view name);
 FindingKind FromFault(FaultKind kind);
+// "hang in bfind": a crash's or hang's cause named by its family, one
+// cause across the family's variants and operands, a tuple's and a
+// program's alike (entries are grouped by equal causes).
+std::string FaultInFamilyCause(FindingKind kind, Family family);
 
 struct Finding {
   FindingKind kind = FindingKind::kValueMismatch;

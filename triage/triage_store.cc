@@ -22,13 +22,11 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/files.h"
 #include "common/status_macros.h"
 #include "common/version.h"
-#include "isa/family_table.h"
 #include "isa/spelling.h"
 #include "program/program.h"
 #include "triage/repro_ptx.h"
@@ -436,10 +434,10 @@ std::string FaultCause(const Finding& f) {
   }
   std::string how = HowItEnded(f.detail);
   how = how.substr(0, how.find(" (a shell's"));
-  if (f.kind == FindingKind::kHang || how.empty())
-    return absl::StrCat(kind, " in ", InfoOf(f.tuple.variant.family).opcode);
-  return absl::StrCat(kind, " in ", InfoOf(f.tuple.variant.family).opcode, ": ",
-                      how);
+  const std::string in_family =
+      FaultInFamilyCause(f.kind, f.tuple.variant.family);
+  if (f.kind == FindingKind::kHang || how.empty()) return in_family;
+  return absl::StrCat(in_family, ": ", how);
 }
 
 // The cause a backend's note names on a line "cause: ..." (docs/
