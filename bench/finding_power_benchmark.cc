@@ -103,6 +103,10 @@ const Bug kBugs[] = {
      "vadd4.u32.u32.u32.sat",
      {{0xff, 0x01, 0, 0x76543210}},
      {{0xfe, 0x01, 0, 0x76543210}}},
+    {"hi-sat-bound",
+     "mad.hi.sat.s32",
+     {{0x10000, 0x10000, 0x7fffffff}},
+     {{0x10000, 0x10000, 0x7ffffffe}}},
 };
 
 struct Flags {

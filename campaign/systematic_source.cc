@@ -215,8 +215,14 @@ struct Shape {
   // its probes, each of ExtremeValues witnesses.
   uint64_t runtime_probes[kMaxSources] = {};
   uint64_t runtime_total = 0;
-  // The relations: destination bounds, lane bounds, equal extremes.
+  // The relations: destination bounds, lane bounds, equal extremes,
+  // product bounds.
   uint64_t destination_total = 0, lane_total = 0, equal_total = 0;
+  // A variant whose result is a part of the product a * b: the factors at
+  // the part's edges (ProductBoundOperands); and the middle tier holds the
+  // other factor at 1, not 0, which would make every product 0.
+  bool product = false;
+  std::vector<Operands> product_bounds;
   // What each source's selector reads of it (the whole source without one):
   // the middle tier's values are the part's, put in place.
   Part part[kMaxSources];
@@ -259,7 +265,7 @@ struct Shape {
     return part_total + single_total + tier_equal_total;
   }
   uint64_t relations() const {
-    return destination_total + lane_total + equal_total;
+    return destination_total + lane_total + equal_total + product_bounds.size();
   }
   uint64_t pairs() const { return edge_total + boundary_total; }
   uint64_t total() const {
@@ -309,6 +315,8 @@ struct Shape {
         if (EqualPair(i, j)) equal_total += kNumEqualExtremes * kEqualForms;
       }
     }
+    product = ProductFactorWidth(v) > 0;
+    if (product) product_bounds = ProductBoundOperands(v);
     if (IsSimdVideo(v.family)) {
       lanes = SimdLanes(v.family);
       lane_total = uint64_t{kLaneForms} * kLaneTargets *
@@ -520,7 +528,9 @@ Operands RelationTuple(const Variant& v, const Shape& s, uint64_t idx) {
   if (idx < s.destination_total) return DestinationTuple(v, s, idx);
   idx -= s.destination_total;
   if (idx < s.lane_total) return LaneTuple(v, s, idx);
-  return EqualTuple(s, idx - s.lane_total);
+  idx -= s.lane_total;
+  if (idx < s.product_bounds.size()) return s.product_bounds[idx];
+  return EqualTuple(s, idx - s.product_bounds.size());
 }
 
 // The middle tier, value by value: every number at its first middle value
@@ -534,6 +544,7 @@ Operands MiddleTuple(const Shape& s, uint64_t idx) {
       if (idx-- > 0) continue;
       Operands ops = Filled(s, 0);
       ops.v[i] = (*values)[round] << s.part[i].shift;
+      if (s.product && i < 2) ops.v[1 - i] = 1;  // the other factor
       return ops;
     }
   }

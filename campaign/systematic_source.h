@@ -27,12 +27,17 @@
 //       destination lane's MIN - 1 or MAX + 1;
 //       equal extremes: every two numbers at MIN, MAX, 0 and all ones,
 //       equal and one apart either way;
+//       product bounds: where the result is a part of the product a * b
+//       (`.hi`, `.lo`, `.wide`, mul24's 48 bits), the factors chosen so that
+//       the product is at each edge of the part kept, and a saturating
+//       part plus c at the s32 bounds (ProductBoundOperands);
 //   - the middle tier: each number alone at values inside its range (of
 //     the part its selector reads, put in place), the others at 0, value by
 //     value across the sources (MiddleValues: byte and half boundaries
 //     0x7f, 0x80, 0xff, 0x100 up to 0x100000000 below the width,
 //     alternating patterns, 2^k + 1; an amount its byte and half
-//     boundaries alone): where a clamp at the wrong bound, a
+//     boundaries alone; a factor of a product with the other factor at 1,
+//     not 0): where a clamp at the wrong bound, a
 //     mask one bit short or a carry out of a byte shows, which no extreme
 //     reaches;
 //   - where the backend runs operand forms (isa/operand_form.h), the

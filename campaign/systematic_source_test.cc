@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <bit>
+#include <climits>
 #include <set>
+#include <tuple>
 
 #include "absl/container/flat_hash_set.h"
 #include "gtest/gtest.h"
@@ -300,6 +302,97 @@ TEST(SystematicTest, ANarrowingConversionMeetsTheDestinationsBounds) {
   }
   // Not for a widening one: every source value fits its destination.
   EXPECT_FALSE(NarrowsToDestination(*ParseVariant("cvt.s32.s16"), 0));
+}
+
+// The exact products a * b of `v`'s first `n` tuples (its factors read as
+// `bits`-bit numbers, signed or not), each with the tuple's c.
+std::vector<std::pair<__int128, uint64_t>> ProductsOf(const Variant& v,
+                                                      int bits, uint64_t n) {
+  std::vector<Tuple> tuples;
+  SystematicTuples(v, 0, n, tuples);
+  std::vector<std::pair<__int128, uint64_t>> out;
+  for (const Tuple& t : tuples) {
+    const auto factor = [&](uint64_t x) -> __int128 {
+      return IsSigned(v.type) ? SignExtend(x, bits)
+                              : static_cast<__int128>(Low(x, bits));
+    };
+    out.emplace_back(factor(t.operands.v[0]) * factor(t.operands.v[1]),
+                     t.operands.v[2]);
+  }
+  return out;
+}
+
+bool HasProduct(const std::vector<std::pair<__int128, uint64_t>>& all,
+                __int128 p) {
+  return std::any_of(all.begin(), all.end(),
+                     [&](const auto& e) { return e.first == p; });
+}
+
+// Where the result is a part of the product, the relations put the product
+// at each edge of the part kept, on both sides, within the variant's first
+// tuples: what a lost carry into .hi, a .lo read as signed or mul24's bits
+// 47..16 taken from the wrong place needs, and no extreme times 0, 1 or -1
+// reaches.
+TEST(SystematicTest, AProductMeetsTheEdgesOfThePartKept) {
+  constexpr __int128 k1 = 1;
+  const Variant hi = *ParseVariant("mul.hi.u32");
+  const auto hi_products = ProductsOf(hi, 32, 120);
+  for (const __int128 p : {k1 << 32, (k1 << 32) - 1, k1 << 31, (k1 << 31) - 1})
+    EXPECT_TRUE(HasProduct(hi_products, p)) << static_cast<int64_t>(p);
+  // 2^63 has no factoring in 32 bits: the nearest products either side.
+  EXPECT_TRUE(std::any_of(hi_products.begin(), hi_products.end(), [&](auto& e) {
+    return e.first >= (k1 << 63) && e.first < (k1 << 63) + (k1 << 32);
+  }));
+  EXPECT_TRUE(std::any_of(hi_products.begin(), hi_products.end(), [&](auto& e) {
+    return e.first < (k1 << 63) && e.first > (k1 << 63) - (k1 << 32);
+  }));
+
+  // mul24.hi keeps bits 47..16: its lowest bit's edge, both signs.
+  const Variant hi24 = *ParseVariant("mul24.hi.s32");
+  const auto hi24_products = ProductsOf(hi24, 24, 120);
+  for (const __int128 p :
+       {k1 << 16, (k1 << 16) - 1, -(k1 << 16), -(k1 << 16) - 1, k1 << 23,
+        -(k1 << 23) - 1, k1 << 24, -(k1 << 24) - 1})
+    EXPECT_TRUE(HasProduct(hi24_products, p)) << static_cast<int64_t>(p);
+  for (const auto& [p, c] : hi24_products) {
+    EXPECT_LE(p, __int128{1} << 46);  // 24-bit signed factors
+  }
+}
+
+// A saturating part plus c: c so that the sum is at each s32 bound and one
+// past it, for a part that is not 0 (as the boundary pairs' are, with the
+// third source at 0).
+TEST(SystematicTest, ASaturatingProductPartPlusCMeetsTheBounds) {
+  for (const auto& [spelling, bits, low] :
+       {std::tuple{"mad.hi.sat.s32", 32, 32},
+        std::tuple{"mad24.hi.sat.s32", 24, 16}}) {
+    const Variant v = *ParseVariant(spelling);
+    std::set<int64_t> sums;
+    for (const auto& [p, c] : ProductsOf(v, bits, SystematicCount(v))) {
+      const int64_t part = SignExtend(static_cast<uint64_t>(p >> low), 32);
+      if (part != 0) sums.insert(part + SignExtend(c, 32));
+    }
+    for (const int64_t bound : {int64_t{INT32_MAX}, int64_t{INT32_MAX} + 1,
+                                int64_t{INT32_MIN}, int64_t{INT32_MIN} - 1}) {
+      EXPECT_TRUE(sums.count(bound)) << spelling << " " << bound;
+    }
+  }
+}
+
+// The middle tier holds a product's other factor at 1: at 0 every product
+// is 0, whatever the middle value (mul24's bit 23, its factors' sign).
+TEST(SystematicTest, TheMiddleTierHoldsAProductsOtherFactorAtOne) {
+  const Variant v = *ParseVariant("mul24.lo.s32");
+  const auto all = OperandsOf(v, 0, SystematicCount(v));
+  for (const uint64_t x : {0x7fffffull, 0x800000ull, 0xffffffull}) {
+    EXPECT_TRUE(Contains(all, {x, 1})) << std::hex << x;
+    EXPECT_TRUE(Contains(all, {1, x})) << std::hex << x;
+  }
+  // Not for a variant that multiplies nothing.
+  const Variant add = *ParseVariant("add.u32");
+  EXPECT_TRUE(Contains(OperandsOf(add, 0, SystematicCount(add)), {0x80, 0}));
+  EXPECT_TRUE(ProductBoundOperands(add).empty());
+  EXPECT_TRUE(ProductBoundOperands(*ParseVariant("dp2a.lo.u32.u32")).empty());
 }
 
 // One lane of a SIMD video variant at its own edge: for every lane, a

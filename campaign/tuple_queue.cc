@@ -34,12 +34,16 @@ bool TupleQueue::Admit(uint64_t fingerprint) {
 
 bool TupleQueue::PutMany(std::span<const Tuple> tuples, Lane lane,
                          absl::FunctionRef<bool(size_t i)> admit) {
-  // The dedup first, without the lock.
+  // The dedup first, without the lock; every bucket prefetched before the
+  // first is looked at (the table is far larger than the cache).
   absl::InlinedVector<uint64_t, 16> fingerprints;
   absl::InlinedVector<size_t, 16> fresh;
+  for (const Tuple& t : tuples) {
+    fingerprints.push_back(Fingerprint(t));
+    seen_.Prefetch(fingerprints.back());
+  }
   for (size_t i = 0; i < tuples.size(); ++i) {
-    fingerprints.push_back(Fingerprint(tuples[i]));
-    if (Admit(fingerprints.back())) fresh.push_back(i);
+    if (Admit(fingerprints[i])) fresh.push_back(i);
   }
   std::unique_lock<std::mutex> lock(mu_);
   std::deque<Tuple>& q = lanes_[static_cast<int>(lane)];
@@ -140,6 +144,7 @@ void TupleQueue::Requeue(std::span<const Tuple> tuples) {
 }
 
 void TupleQueue::MarkSent(std::span<const Tuple> tuples) {
+  for (const Tuple& t : tuples) seen_.Prefetch(Fingerprint(t));
   for (const Tuple& t : tuples) seen_.Insert(Fingerprint(t));
 }
 

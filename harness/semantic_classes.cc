@@ -1,6 +1,9 @@
 #include "harness/semantic_classes.h"
 
 #include <algorithm>
+#include <climits>
+#include <optional>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "isa/family_table.h"
@@ -124,6 +127,143 @@ std::pair<int64_t, int64_t> SimdLaneOperands(const Variant& v,
     return IsSigned(t) ? SignExtend(x, bits) : static_cast<int64_t>(x);
   };
   return {part(sel.AselPart(lane), v.atype), part(sel.BselPart(lane), v.btype)};
+}
+
+namespace {
+
+using i128 = __int128;
+
+// A factor's range: its width read signed or not.
+struct FactorRange {
+  i128 lo, hi;
+  bool Holds(i128 x) const { return x >= lo && x <= hi; }
+};
+FactorRange FactorRangeOf(int bits, bool is_signed) {
+  const i128 top = i128{1} << bits;
+  return is_signed ? FactorRange{-top / 2, top / 2 - 1}
+                   : FactorRange{0, top - 1};
+}
+
+// x * y == t with both in `r`: t and 1, the powers of two split evenly, a
+// divisor 2^j - 1 or 2^j + 1 and its quotient, each with its sign on either
+// factor; else the nearest product on t's side of the edge it stands for
+// (toward zero when t is just inside it, away from zero when t is at or
+// past it): 2^j times t / 2^j, rounded so, for the least j that fits, or the
+// largest factor times the other, rounded so. What puts a product at a
+// part's edge where t has no factoring in range.
+std::optional<std::pair<i128, i128>> FactorsAt(i128 t, FactorRange r,
+                                               bool toward_zero) {
+  const i128 m = t < 0 ? -t : t;
+  // x * y as factors in `r` with t's sign, if any: exactly t, or (not
+  // `exact`) any product of that sign.
+  const auto signed_pair =
+      [&](i128 x, i128 y,
+          bool exact = true) -> std::optional<std::pair<i128, i128>> {
+    const i128 sx = t < 0 ? -x : x;  // one factor carries t's sign
+    for (const auto& [a, b] : {std::pair{sx, y}, std::pair{-sx, -y},
+                               std::pair{y, sx}, std::pair{-y, -sx}}) {
+      const bool at = exact ? a * b == t : (a * b < 0) == (t < 0);
+      if (at && r.Holds(a) && r.Holds(b)) return std::pair{a, b};
+    }
+    return std::nullopt;
+  };
+  if (auto p = signed_pair(m, 1)) return p;
+  if (m > 0 && (m & (m - 1)) == 0) {
+    int k = 0;
+    while ((i128{1} << k) < m) ++k;
+    if (auto p = signed_pair(i128{1} << (k - k / 2), i128{1} << (k / 2)))
+      return p;
+  }
+  for (int j = 2; j <= 64; ++j) {
+    for (const i128 d : {(i128{1} << j) - 1, (i128{1} << j) + 1}) {
+      if (m % d != 0) continue;
+      if (auto p = signed_pair(m / d, d)) return p;
+    }
+  }
+  const auto rounded = [&](i128 y) {
+    return toward_zero ? m / y : (m + y - 1) / y;
+  };
+  for (int j = 1; j <= 64; ++j) {
+    const i128 y = i128{1} << j;
+    if (auto p = signed_pair(rounded(y), y, /*exact=*/false)) return p;
+  }
+  for (const i128 y : {r.hi, -r.lo}) {
+    if (y <= 0) continue;  // -r.lo of unsigned factors
+    if (auto p = signed_pair(rounded(y), y, /*exact=*/false)) return p;
+  }
+  return std::nullopt;
+}
+
+// The edges of the part of a product that `v` keeps: the exponents k of
+// 2^k where the kept bits change (its lowest bit for .hi, its sign bit, one
+// past its top for .lo, the factors' width for .wide), each below the
+// product's own width and below 2^126, which i128 holds with its products
+// (a 64-bit .hi's sign bit, 2^127, is left out).
+std::vector<int> KeptPartEdges(const Variant& v, int factor_bits) {
+  const int product_bits = 2 * factor_bits, kept = ResultWidth(v);
+  const int low = v.mul_mode == MulMode::kHi ? product_bits - kept : 0;
+  std::vector<int> edges;
+  for (const int k :
+       {low, low + kept - 1, low + kept, factor_bits - 1, factor_bits}) {
+    if (k > 0 && k < std::min(product_bits, 126) &&
+        std::find(edges.begin(), edges.end(), k) == edges.end()) {
+      edges.push_back(k);
+    }
+  }
+  return edges;
+}
+
+// The s32 part a saturating mad adds c to, of the product x * y.
+int64_t KeptPart(const Variant& v, int factor_bits, i128 product) {
+  const int low =
+      v.mul_mode == MulMode::kHi ? 2 * factor_bits - ResultWidth(v) : 0;
+  return SignExtend(static_cast<uint64_t>(product >> low), ResultWidth(v));
+}
+
+}  // namespace
+
+std::vector<Operands> ProductBoundOperands(const Variant& v) {
+  const int bits = ProductFactorWidth(v);
+  if (bits == 0) return {};
+  const bool is_signed = IsSigned(v.type);
+  const FactorRange range = FactorRangeOf(bits, is_signed);
+  std::vector<Operands> out;
+  const auto add = [&](const Operands& o) {
+    for (const Operands& seen : out) {
+      if (std::equal(seen.v, seen.v + kMaxSources, o.v)) return;
+    }
+    out.push_back(o);
+  };
+  for (const int k : KeptPartEdges(v, bits)) {
+    const i128 edge = i128{1} << k;
+    // At the edge and just inside it; for signed factors also the
+    // negative edge and just past it.
+    std::vector<std::pair<i128, bool>> targets = {{edge, false},
+                                                  {edge - 1, true}};
+    if (is_signed)
+      targets.insert(targets.end(), {{-edge, true}, {-edge - 1, false}});
+    for (const auto& [target, inside] : targets) {
+      const auto factors = FactorsAt(target, range, inside);
+      if (!factors) continue;
+      Operands o;
+      o.v[0] = Low(static_cast<uint64_t>(factors->first), bits);
+      o.v[1] = Low(static_cast<uint64_t>(factors->second), bits);
+      if (!v.sat || NumSources(v) < 3) {
+        add(o);
+        continue;
+      }
+      // The part plus c at the s32 bounds and one past them.
+      const int64_t part = KeptPart(v, bits, factors->first * factors->second);
+      for (const int64_t bound : {int64_t{INT32_MAX}, int64_t{INT32_MAX} + 1,
+                                  int64_t{INT32_MIN}, int64_t{INT32_MIN} - 1}) {
+        const int64_t c = bound - part;
+        if (c < INT32_MIN || c > INT32_MAX) continue;
+        o.v[2] = Low(static_cast<uint64_t>(c), 32);
+        add(o);
+      }
+    }
+  }
+  return out;
 }
 
 uint32_t SemanticClasses(const Tuple& t, const Result& oracle) {

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "isa/tuple.h"
 #include "oracle/oracle.h"
@@ -67,6 +68,17 @@ inline constexpr int kNumDestinationBoundaryValues = 12;
 // width (some may repeat). Meaningful where NarrowsToDestination(v, i).
 std::array<uint64_t, kNumDestinationBoundaryValues> DestinationBoundaryValues(
     const Variant& v, int i);
+
+// A variant whose result is a part (`.hi`, `.lo`, `.wide`) of the exact
+// product a * b (ProductFactorWidth): a and b chosen so that the product is
+// at each edge of the part kept (its lowest bit for `.hi`, its sign bit, one
+// past its top for `.lo`, the factors' width for `.wide`), at it and just
+// inside, and for signed factors at the negative edge and just past it;
+// exactly where the factors allow, else the nearest product on that side.
+// Where the part plus c saturates (mad.hi.sat.s32), c so that the sum is at
+// each s32 bound and one past it. The other sources at 0. Empty for any
+// other variant.
+std::vector<Operands> ProductBoundOperands(const Variant& v);
 
 // An integer range of a lane: its width and the values it holds.
 struct LaneRange {

@@ -249,24 +249,24 @@ std::vector<FamilyInfo> BuildTable() {
              "d = (a * b) high, low or wide", 2, kIntTypes);
   f->syntax = ".mulmode.type", f->legal = MulMadRule;
   f->mul_modes = {MulMode::kHi, MulMode::kLo, MulMode::kWide};
-  f->result_width = W::kTypeWide;
+  f->result_width = W::kTypeWide, f->product_factors = W::kType;
   f = simple(Family::kMad, "PTX ISA 9.7.1.4", kPtx10AllSm,
              "d = (a * b) high, low or wide + c", 3, kIntTypes);
   f->syntax = ".mulmode.sat.cc.type", f->optional_sat = true,
   f->legal = MadRule;
   f->mul_modes = {MulMode::kHi, MulMode::kLo, MulMode::kWide};
   f->source_widths = {W::kType, W::kType, W::kTypeWide};  // c as wide as d
-  f->result_width = W::kTypeWide;
+  f->result_width = W::kTypeWide, f->product_factors = W::kType;
   f->optional_cc = true;
   f->carry_level_32 = kPtx30Sm20, f->carry_level_64 = kPtx43Sm20;
   f = simple(Family::kMul24, "PTX ISA 9.7.1.5", kPtx10AllSm,
              "d = 24x24-bit product, bits 47..16 or 31..0", 2, kU32S32);
   f->syntax = ".mulmode.type";
-  f->mul_modes = {MulMode::kHi, MulMode::kLo};
+  f->mul_modes = {MulMode::kHi, MulMode::kLo}, f->product_factors = W::k24;
   f = simple(Family::kMad24, "PTX ISA 9.7.1.6", kPtx10AllSm,
              "d = 24x24-bit product, bits 47..16 or 31..0, + c", 3, kU32S32);
   f->syntax = ".mulmode.sat.type", f->optional_sat = true, f->legal = Mad24Rule;
-  f->mul_modes = {MulMode::kHi, MulMode::kLo};
+  f->mul_modes = {MulMode::kHi, MulMode::kLo}, f->product_factors = W::k24;
   simple(Family::kSad, "PTX ISA 9.7.1.7", kPtx10AllSm, "d = c + |a - b|", 3,
          kIntTypes);
   simple(Family::kDiv, "PTX ISA 9.7.1.8", kPtx10AllSm, "d = a / b", 2,
@@ -450,7 +450,7 @@ std::vector<FamilyInfo> BuildTable() {
              "CC.CF",
              4, kCarryTypes);
   f->syntax = ".mulmode.cc.type", f->source = kCarryText, f->optional_cc = true;
-  f->mul_modes = {MulMode::kHi, MulMode::kLo};
+  f->mul_modes = {MulMode::kHi, MulMode::kLo}, f->product_factors = W::kType;
   f->carry_in = true, f->source_names = {"a", "b", "c", "cf"};
   f->carry_level_32 = kPtx30Sm20, f->carry_level_64 = kPtx43Sm20;
 

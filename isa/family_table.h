@@ -47,6 +47,7 @@ enum class WidthRule : uint8_t {
   kTypeWide,  // 2 * kType for `.wide` (mul's and mad's d, mad's c), else kType
   kAType,     // TypeWidth(v.atype) (cvt, vISA SHL src0)
   kBType,     // TypeWidth(v.btype) (vISA SHL src1)
+  k24,        // mul24's and mad24's factors (the low 24 bits of a and b)
   k32,        // bit positions and lengths, shift amounts, slct's `.s32` c
   k8,         // lop3's LUT
   k1,         // a predicate (selp's c, setp's result and its boolop c)
@@ -75,6 +76,11 @@ struct FamilyInfo {
   // selector_sources), already row facts.
   std::array<WidthRule, kMaxSources> source_widths = {};  // all kType
   WidthRule result_width = WidthRule::kType;
+  // Where the result is a part (`.hi`, `.lo`, `.wide`: mul_modes) of the
+  // exact product a * b: how wide a and b are as the product reads them.
+  // Empty where the family multiplies nothing (dp2a's `.hi`/`.lo` pick b's
+  // half-word, no product's part).
+  std::optional<WidthRule> product_factors;
   // Bit i set: source i is an amount (a shift amount, a bit position or
   // length, a count), whose magnitude against 32, 64 and 256 is what a
   // bug may depend on; for other sources it says nothing.
@@ -196,6 +202,9 @@ inline int NumSources(const Variant& v);
 // WidthRule, resolved for `v`.
 inline int SourceWidth(const Variant& v, int i);
 inline int ResultWidth(const Variant& v);
+// Where the result is a part of the exact product a * b (the row's
+// product_factors): how wide its factors are (mul24: 24); 0 elsewhere.
+inline int ProductFactorWidth(const Variant& v);
 // The name the spec gives source `i` ("a", "b", "c", "d"; bfi's are a..d,
 // fns's are mask, base, offset).
 absl::string_view SourceName(const Variant& v, int i);
@@ -292,6 +301,8 @@ inline int Width(WidthRule rule, const Variant& v) {
       return TypeWidth(v.atype);
     case WidthRule::kBType:
       return TypeWidth(v.btype);
+    case WidthRule::k24:
+      return 24;
     case WidthRule::k32:
       return 32;
     case WidthRule::k8:
@@ -334,6 +345,12 @@ inline int SourceWidth(const Variant& v, int i) {
 
 inline int ResultWidth(const Variant& v) {
   return family_table_internal::Width(InfoOf(v.family).result_width, v);
+}
+
+inline int ProductFactorWidth(const Variant& v) {
+  const std::optional<WidthRule>& rule = InfoOf(v.family).product_factors;
+  if (!rule || v.mul_mode == MulMode::kNone) return 0;
+  return family_table_internal::Width(*rule, v);
 }
 
 inline uint64_t SourceMask(const Variant& v, int i) {

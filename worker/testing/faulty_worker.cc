@@ -79,6 +79,9 @@
 //     lane-carry           `vadd4.u32.u32.u32.sat` where lane 0's exact sum
 //                          (unsigned) is past 0xff and lane 1's below 0xff:
 //                          lane 0's carry added into lane 1
+//     hi-sat-bound         `mad.hi.sat.s32` where the high half of a * b
+//                          plus c is exactly INT32_MAX + 1: answers the
+//                          wrapped sum 0x80000000 instead of 0x7fffffff
 //
 // --supports=LIST (comma-separated) replaces the `supports` lines.
 // --us-per-tuple=N answers a RUN no sooner than N microseconds per tuple
@@ -199,7 +202,9 @@ std::optional<Planted> PlantedBug(absl::string_view name) {
           return (o.v[0] == kMin && o.v[1] == kMinusOne) ||
                  (o.v[0] == kMinusOne && o.v[1] == kMin);
         },
-        [](uint64_t, const Operands&) { return uint64_t{0x7fffffffffffffff}; }}},
+        [](uint64_t, const Operands&) {
+          return uint64_t{0x7fffffffffffffff};
+        }}},
       {"defined-corner",
        "fns.b32",
        {"",
@@ -259,6 +264,15 @@ std::optional<Planted> PlantedBug(absl::string_view name) {
           return UnsignedLaneSum(o, 0) >= 0x100 && UnsignedLaneSum(o, 1) < 0xff;
         },
         [](uint64_t r, const Operands&) { return r + 0x100; }}},
+      // A saturation bound past a product's part (issue 43).
+      {"hi-sat-bound",
+       "mad.hi.sat.s32",
+       {"",
+        [](const Operands& o) {
+          const int64_t hi = (S32(o.v[0]) * S32(o.v[1])) >> 32;
+          return hi + S32(o.v[2]) == int64_t{1} << 31;
+        },
+        [](uint64_t, const Operands&) { return uint64_t{0x80000000}; }}},
   };
   for (const Row& row : kRows) {
     if (row.name != name) continue;
