@@ -430,6 +430,7 @@ void Campaign::SystematicLoop() {
     run.clear();
     if (!source.NextRun(run)) break;
     produced += run.size();
+    planned_variants_.store(source.planned_done(), std::memory_order_relaxed);
     if (!breadth_over && source.breadth_done())
       breadth_done_ = breadth_over = true;
     if (!EvaluateWanted(run, ops, indices, results)) {
@@ -1080,6 +1081,7 @@ CampaignStats Campaign::Snapshot() const {
   s.skipped_unsupported = skipped_unsupported_.load(std::memory_order_relaxed);
   s.skipped_undefined = skipped_undefined_.load(std::memory_order_relaxed);
   if (exploration_) s.explored = exploration_->Histogram();
+  s.planned_variants = planned_variants_.load(std::memory_order_relaxed);
   return s;
 }
 

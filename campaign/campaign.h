@@ -171,6 +171,10 @@ struct CampaignStats {
   // The supported variants by how many tuples from fuzz inputs each got
   // queued (ExplorationBudget::Histogram, LeastExploredText).
   std::vector<int64_t> explored;
+  // Variants whose planned tiers (the first tier, the relations and the
+  // middle tier: SystematicSource::planned_done) the systematic source has
+  // produced.
+  int64_t planned_variants = 0;
 };
 
 // The undefined share (CampaignOptions::undefined_share) of one producer,
@@ -402,6 +406,8 @@ class Campaign {
   }
   std::atomic<int64_t> offered_{0}, skipped_unsupported_{0},
       skipped_undefined_{0};
+  // The systematic source's planned_done, written by its loop.
+  std::atomic<int64_t> planned_variants_{0};
 };
 
 }  // namespace ptxdiff

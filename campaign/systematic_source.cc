@@ -15,6 +15,12 @@ namespace ptxdiff {
 namespace {
 
 constexpr int kFillers = 3;     // other sources at 0, 1 or -1
+// A family whose every variant is in its random tail (an endless source)
+// is charged this many times a run: its random tuples are worth less than
+// another family's planned ones, and small families reach their tails
+// within seconds while the video families' 60k variants are still in their
+// first tiers.
+constexpr double kTailWeight = 16;
 constexpr int kBoundForms = 6;  // sum or difference, each at B-1, B, B+1
 // First tier: each source alone at an extreme, the others at 0, then -1,
 // then 1 (Filler's 0, 2, 1): what puts MAX + 1, MIN - 1 and MIN * -1 early.
@@ -760,6 +766,11 @@ void SystematicTuples(const Variant& v, uint64_t k, uint64_t count,
   }
 }
 
+uint64_t PlannedCount(const Variant& v, bool forms) {
+  const Shape s(v, forms);
+  return s.tier() + s.relations() + s.middle_total;
+}
+
 Tuple SystematicTuple(const Variant& v, uint64_t k, bool forms) {
   std::vector<Tuple> one;
   SystematicTuples(v, k, 1, one, forms);
@@ -785,8 +796,10 @@ SystematicSource::SystematicSource(absl::Span<const Variant> variants, int run,
           {.variant = v, .count = 0, .id = StableId(v)});
     }
   }
-  for (int f = 0; f < kNumFamilies; ++f)
+  for (int f = 0; f < kNumFamilies; ++f) {
     by_family[f].family = static_cast<Family>(f);
+    by_family[f].in_set = by_family[f].variants.size();
+  }
   for (FamilyState& f : by_family) {
     if (!f.variants.empty()) families_.push_back(std::move(f));
   }
@@ -815,9 +828,10 @@ std::optional<Tuple> SystematicSource::NextBreadth() {
     // The set's first tuple (the breadth pass is each variant's first
     // visit), from what the state already holds: the pass is most of a
     // campaign's start-up. Tuple 0 is the first tier's: no strides needed.
-    ++v->next;
     const Shape shape(v->variant, forms_);
     v->count = shape.total();
+    v->planned = shape.tier() + shape.relations() + shape.middle_total;
+    Produced(*v, 1);
     return InDefaultForm(
         NthOfSet(v->variant, shape, Order(Order::FirstOnly{}, v->id), /*i=*/0));
   }
@@ -847,8 +861,9 @@ std::optional<Tuple> SystematicSource::Next() {
       --left_in_run_;
       ++produced_;
       if (current_->next < current_->count) {
-        return InDefaultForm(
-            SystematicTuple(current_->variant, current_->next++, forms_));
+        const uint64_t k = current_->next;
+        Produced(*current_, 1);
+        return InDefaultForm(SystematicTuple(current_->variant, k, forms_));
       }
       std::vector<Tuple> one;
       TailTuples(current_->variant, current_->next++, 1, one);
@@ -884,10 +899,15 @@ bool SystematicSource::NextRun(std::vector<Tuple>& out) {
   if (runtime_by_default_) {
     for (size_t i = before; i < out.size(); ++i) out[i] = InDefaultForm(out[i]);
   }
-  current_->next += n;
+  Produced(*current_, n);
   produced_ += n;
   left_in_run_ = 0;
   return true;
+}
+
+void SystematicSource::Produced(VariantState& v, uint64_t n) {
+  if (v.next < v.planned && v.next + n >= v.planned) ++planned_done_;
+  v.next += n;
 }
 
 void SystematicSource::SetFamilyCost(Family f, double cost) {
@@ -903,6 +923,7 @@ bool SystematicSource::Advance() {
   if (endless_ && current_ != nullptr && !current_->tail &&
       current_->next >= current_->count) {
     current_->tail = true;
+    --families_[current_family_].in_set;
     ++exhausted_;
   } else if (!endless_ && current_ != nullptr &&
              current_->next >= current_->count) {
@@ -924,7 +945,7 @@ bool SystematicSource::Advance() {
   }
   current_family_ = f;
   FamilyState& family = families_[f];
-  family.charged += run_ * family.cost;
+  family.charged += run_ * family.cost * (family.in_set == 0 ? kTailWeight : 1);
   family.cursor %= family.variants.size();
   current_ = &family.variants[family.cursor++];
   left_in_run_ = run_;

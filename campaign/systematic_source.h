@@ -89,6 +89,10 @@ Tuple SystematicTuple(const Variant& v, uint64_t k, bool forms = false);
 // Tuples k .. k + n - 1 (clipped to the count), appended to `out`.
 void SystematicTuples(const Variant& v, uint64_t k, uint64_t n,
                       std::vector<Tuple>& out, bool forms = false);
+// The planned tiers' size: the first tier, the relations and the middle
+// tier (every tuple of the set before the runtime tier and the pairs): what
+// each variant is planned to have early, extremes and narrowing points.
+uint64_t PlannedCount(const Variant& v, bool forms = false);
 // Tuples k .. k + n - 1 of the endless random tail that follows a variant's
 // systematic set: each operand an edge value, a small amount (0..300) for
 // amount sources, or random bits. Deterministic for (v, k).
@@ -142,11 +146,15 @@ class SystematicSource {
   // The backend's time per tuple of each family (any unit; 1 by default).
   // Families are then given equal *time*, not equal tuples: stride
   // scheduling charges each run its count times its family's cost and picks
-  // the family charged least (round-robin when the costs are equal).
+  // the family charged least (round-robin when the costs are equal). A
+  // family whose variants are all in their random tail is charged 16 times
+  // that, so the others' sets come first.
   void SetFamilyCost(Family f, double cost);
 
   // Variants whose whole set has been produced, and variants visited once.
   int64_t exhausted() const { return exhausted_; }
+  // Variants whose planned tiers (PlannedCount) have all been produced.
+  int64_t planned_done() const { return planned_done_; }
   int64_t produced() const { return produced_; }
   // Every variant has had its breadth-pass tuple (in both forms, where the
   // pass gives both).
@@ -161,6 +169,7 @@ class SystematicSource {
     uint64_t count;  // the set's size (0 until the breadth pass visits it)
     uint64_t id;     // StableId(variant)
     uint64_t next = 0;
+    uint64_t planned = 0;  // PlannedCount (set with count)
     bool tail = false;  // the set is done: counted in exhausted_
   };
   struct FamilyState {
@@ -168,7 +177,8 @@ class SystematicSource {
     std::vector<VariantState> variants;  // still with tuples left
     size_t cursor = 0;
     double cost = 1;     // per tuple
-    double charged = 0;  // runs so far x cost
+    double charged = 0;  // runs so far x cost (x kTailWeight in the tail)
+    size_t in_set = 0;   // variants not yet in their random tail
   };
   bool Advance();  // moves to the next (family, variant) run
   std::optional<Tuple> NextBreadth();  // the breadth pass, then nullopt
@@ -184,7 +194,10 @@ class SystematicSource {
   Tuple InDefaultForm(Tuple t) const;
   int left_in_run_ = 0;
   VariantState* current_ = nullptr;
-  int64_t exhausted_ = 0, produced_ = 0;
+  int64_t exhausted_ = 0, produced_ = 0, planned_done_ = 0;
+  // Moves `v` on by `n` tuples, counting it in planned_done_ as it passes
+  // its planned tiers.
+  void Produced(VariantState& v, uint64_t n);
   // The breadth pass (pointers into families_, which does not change until
   // the pass is over); with both forms the cursor runs over it twice.
   std::vector<VariantState*> breadth_;

@@ -6,6 +6,7 @@
 #include <set>
 #include <tuple>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "gtest/gtest.h"
 #include "harness/semantic_classes.h"
@@ -516,6 +517,39 @@ TEST(SystematicTest, TheBreadthPassInBothFormsGivesTupleZeroTwice) {
   EXPECT_TRUE(next[0] == SystematicTuple(next[0].variant, 1, /*forms=*/true));
 }
 
+// A variant counts in planned_done the moment its planned tiers (first
+// tier, relations, middle tier) have all been produced, whether by runs or
+// one tuple at a time, and once.
+TEST(SystematicTest, PlannedDoneCountsEachVariantAsItPassesItsPlannedTiers) {
+  const std::vector<Variant> variants = {*ParseVariant("add.s32"),
+                                         *ParseVariant("mul.hi.u32"),
+                                         *ParseVariant("bfe.u32")};
+  for (const bool runs : {false, true}) {
+    SystematicSource source(variants, 8, /*endless=*/true);
+    absl::flat_hash_map<uint64_t, uint64_t> produced;  // by stable id
+    int64_t passed = 0;
+    std::vector<Tuple> out;
+    for (int step = 0; step < 2000 && passed < 3; ++step) {
+      out.clear();
+      if (runs) {
+        ASSERT_TRUE(source.NextRun(out));
+      } else {
+        out.push_back(*source.Next());
+      }
+      for (const Tuple& t : out) {
+        const uint64_t n = ++produced[StableId(t.variant)];
+        if (n == PlannedCount(t.variant)) ++passed;
+      }
+      EXPECT_EQ(source.planned_done(), passed) << step;
+    }
+    EXPECT_EQ(passed, 3);
+  }
+  // add.s32's: the first tier and relations (as the middle tier's test
+  // counts them), then each of its two sources at every middle value.
+  EXPECT_EQ(PlannedCount(*ParseVariant("add.s32")),
+            2 * 5 * 3 + 4 * 3 + 4 * 5 + 2 * MiddleValues(32).size());
+}
+
 TEST(SystematicTest, RunsGiveTheSameTuplesAsOneAtATime) {
   std::vector<Variant> variants;
   for (const char* s : {"add.s32", "bfe.u64", "vadd.u32.u32.u32", "popc.b32"}) {
@@ -573,6 +607,32 @@ TEST(SystematicTest, FamilyCostsGiveFamiliesEqualTime) {
     (t->variant.family == Family::kAdd ? add : mul) += 1;
   }
   EXPECT_NEAR(static_cast<double>(add) / mul, 4.0, 0.1);
+}
+
+// An endless source: once a family's every variant is in its random tail,
+// it gets a sixteenth of a family still in its set, so that the video
+// families' planned tiers are not held back by small families' random
+// tuples; before that, the two share equally.
+TEST(SystematicTest, AFamilyInItsRandomTailYieldsToOnesStillInTheirSets) {
+  const std::vector<Variant> variants = {*ParseVariant("popc.b32"),
+                                         *ParseVariant("bfi.b64")};
+  SystematicSource source(variants, 8, /*endless=*/true);
+  std::vector<Tuple> run;
+  int popc_in_set = 0, bfi_in_set = 0;
+  while (source.exhausted() == 0) {
+    run.clear();
+    ASSERT_TRUE(source.NextRun(run));
+    ++(run[0].variant.family == Family::kPopc ? popc_in_set : bfi_in_set);
+  }
+  EXPECT_NEAR(popc_in_set, bfi_in_set, 2);  // equal time while both in sets
+  int popc = 0, bfi = 0;
+  for (int i = 0; i < 1700; ++i) {
+    run.clear();
+    ASSERT_TRUE(source.NextRun(run));
+    ++(run[0].variant.family == Family::kPopc ? popc : bfi);
+  }
+  ASSERT_LT(source.exhausted(), 2);  // bfi.b64 is still in its set
+  EXPECT_NEAR(static_cast<double>(bfi) / popc, 16.0, 1.0);
 }
 
 TEST(SystematicTest, ASmallSourceIsExhaustedExactly) {

@@ -395,6 +395,16 @@ std::string TopDeclineLine(const FuzzStats& sum) {
       "\n");
 }
 
+// How far the systematic source got with its planned tiers (extremes,
+// relations and narrowing points, middle values) over the variants.
+std::string PlannedLine(const FuzzStats& sum) {
+  if (sum.planned_variants == 0) return "";
+  return absl::StrCat("fuzz:   planned tiers done for ", sum.planned_variants,
+                      " of ", sum.supported_variants,
+                      " variants (their extremes, boundaries and middle "
+                      "values)\n");
+}
+
 // How far the fuzz stage reached the variants least explored by it
 // (campaign/exploration_budget.h).
 std::string LeastExploredLine(const std::vector<int64_t>& explored) {
@@ -452,7 +462,8 @@ void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
       << " duplicates, " << sum.skipped_declining
       << " of operand classes the backend declines and " << sum.dropped
       << " dropped under backpressure were not sent\n"
-      << LeastExploredLine(p.sum.explored) << CalibrationLine(sum);
+      << PlannedLine(sum) << LeastExploredLine(p.sum.explored)
+      << CalibrationLine(sum);
   auto store = TriageStore::Open(config.triage_dir, false);
   auto entries = store.ok()
                      ? store->List()

@@ -361,7 +361,7 @@ TEST(FuzzCommandTest, ACampaignThatTestedSomethingAndFiledItAllPasses) {
                     "inputs=10\ntuples=100\nagreed=95\nmismatched=3\ndeclined="
                     "2\nsupported_variants=495\n"
                     "new_findings=1\nknown_findings=2\nreached=f\n"
-                    "explored=1,2,0,3\n");
+                    "explored=1,2,0,3\nplanned_variants=490\n");
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.err, "");
   EXPECT_THAT(r.out, HasSubstr("fuzz:   checked 100 tuples"));
@@ -370,6 +370,10 @@ TEST(FuzzCommandTest, ACampaignThatTestedSomethingAndFiledItAllPasses) {
               HasSubstr("fuzz:   least-explored variants: 1 of 6 got no "
                         "tuples from fuzz inputs beyond the systematic tiers; "
                         "the median variant got 1\n"));
+  // How far the systematic source got with its planned tiers.
+  EXPECT_THAT(r.out, HasSubstr("fuzz:   planned tiers done for 490 of 495 "
+                               "variants (their extremes, boundaries and "
+                               "middle values)\n"));
   // Issue 28, item 8: "variants 4/495 supported" and "2 known" misled.
   EXPECT_THAT(
       r.out,

@@ -581,6 +581,7 @@ FuzzStats DifferentialTarget::stats() const {
   s.first_mismatch_unix_ms = c.first_mismatch_unix_ms;
   s.calibration_ms = c.calibration_ms;
   s.families_timed = c.families_timed;
+  s.planned_variants = c.planned_variants;
   return s;
 }
 
@@ -680,6 +681,7 @@ const Counter kCounters[] = {
     PTXDIFF_COUNTER("first_mismatch_unix_ms", s.first_mismatch_unix_ms),
     PTXDIFF_COUNTER("calibration_ms", s.calibration_ms),
     PTXDIFF_COUNTER("families_timed", s.families_timed),
+    PTXDIFF_COUNTER("planned_variants", s.planned_variants),
 };
 #undef PTXDIFF_COUNTER
 
@@ -788,13 +790,14 @@ void AddStatsFile(absl::string_view text, StatsFile& sum) {
       sum.stats.other_reading_by_erratum[std::string(
           key.substr(kErratumPrefix.size()))] += n;
     } else if (key == "supported_variants" || key == "calibration_ms" ||
-               key == "families_timed") {
+               key == "families_timed" || key == "planned_variants") {
       // The same for every process of a campaign, or each process's own
-      // start-up: the largest, not a sum.
+      // start-up or plan: the largest, not a sum.
       int64_t& largest = key == "supported_variants"
                              ? sum.stats.supported_variants
                          : key == "calibration_ms" ? sum.stats.calibration_ms
-                                                   : sum.stats.families_timed;
+                         : key == "families_timed" ? sum.stats.families_timed
+                                                   : sum.stats.planned_variants;
       largest = std::max(largest, n);
     } else if (key == "first_mismatch_after" ||
                key == "first_mismatch_unix_ms") {

@@ -154,6 +154,10 @@ struct FuzzStats {
   // The campaign's calibration at start (campaign.h): how long it took and
   // how many families it timed; the largest of the processes.
   int64_t calibration_ms = 0, families_timed = 0;
+  // Variants whose planned tiers the systematic source produced
+  // (CampaignStats::planned_variants); the largest of the processes, each of
+  // which plans every variant.
+  int64_t planned_variants = 0;
   // Declines by code: unsupported variant, not evaluable, operand form,
   // other; and the tuples a backend left unrun (a time budget ran out).
   int64_t declined_unsupported = 0, declined_not_evaluable = 0,
