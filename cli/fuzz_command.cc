@@ -398,7 +398,8 @@ std::string TopDeclineLine(const FuzzStats& sum) {
 // How far the systematic source got with its planned tiers (extremes,
 // relations and narrowing points, middle values) over the variants.
 std::string PlannedLine(const FuzzStats& sum) {
-  if (sum.planned_variants == 0) return "";
+  // Said at 0 too: on a slow backend a short run plans no variant through.
+  if (sum.supported_variants == 0) return "";
   return absl::StrCat("fuzz:   planned tiers done for ", sum.planned_variants,
                       " of ", sum.supported_variants,
                       " variants (their extremes, boundaries and middle "

@@ -178,6 +178,10 @@ TEST(FuzzCommandTest, ACampaignAppendsToTheLogItShares) {
   std::stringstream log;
   log << in.rdbuf();
   EXPECT_EQ(log.str(), "the other campaign's line\nfake fuzzer ran\n");
+  // A run that planned no variant through says so (a slow backend's first
+  // minute), not nothing.
+  EXPECT_THAT(r.out, HasSubstr("fuzz:   planned tiers done for 0 of 495 "
+                               "variants"));
 }
 
 // Issue 28, item 7: a bad backend was exit 1 after the output directories
