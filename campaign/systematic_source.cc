@@ -228,7 +228,7 @@ struct Shape {
   // the part's edges (ProductBoundOperands); and the middle tier holds the
   // other factor at 1, not 0, which would make every product 0.
   bool product = false;
-  std::vector<Operands> product_bounds;
+  const std::vector<Operands>* product_bounds = nullptr;  // none: empty
   // What each source's selector reads of it (the whole source without one):
   // the middle tier's values are the part's, put in place.
   Part part[kMaxSources];
@@ -271,9 +271,12 @@ struct Shape {
     return part_total + single_total + tier_equal_total;
   }
   uint64_t relations() const {
-    return destination_total + lane_total + equal_total + product_bounds.size();
+    return destination_total + lane_total + equal_total +
+           product_bounds->size();
   }
   uint64_t pairs() const { return edge_total + boundary_total; }
+  // The planned tiers (PlannedCount): the set up to the runtime tier.
+  uint64_t planned() const { return tier() + relations() + middle_total; }
   uint64_t total() const {
     return tier() + runtime_total + relations() + middle_total + pairs();
   }
@@ -322,7 +325,7 @@ struct Shape {
       }
     }
     product = ProductFactorWidth(v) > 0;
-    if (product) product_bounds = ProductBoundOperands(v);
+    product_bounds = &ProductBoundOperands(v);
     if (IsSimdVideo(v.family)) {
       lanes = SimdLanes(v.family);
       lane_total = uint64_t{kLaneForms} * kLaneTargets *
@@ -535,8 +538,8 @@ Operands RelationTuple(const Variant& v, const Shape& s, uint64_t idx) {
   idx -= s.destination_total;
   if (idx < s.lane_total) return LaneTuple(v, s, idx);
   idx -= s.lane_total;
-  if (idx < s.product_bounds.size()) return s.product_bounds[idx];
-  return EqualTuple(s, idx - s.product_bounds.size());
+  if (idx < s.product_bounds->size()) return (*s.product_bounds)[idx];
+  return EqualTuple(s, idx - s.product_bounds->size());
 }
 
 // The middle tier, value by value: every number at its first middle value
@@ -767,8 +770,7 @@ void SystematicTuples(const Variant& v, uint64_t k, uint64_t count,
 }
 
 uint64_t PlannedCount(const Variant& v, bool forms) {
-  const Shape s(v, forms);
-  return s.tier() + s.relations() + s.middle_total;
+  return Shape(v, forms).planned();
 }
 
 Tuple SystematicTuple(const Variant& v, uint64_t k, bool forms) {
@@ -830,7 +832,7 @@ std::optional<Tuple> SystematicSource::NextBreadth() {
     // campaign's start-up. Tuple 0 is the first tier's: no strides needed.
     const Shape shape(v->variant, forms_);
     v->count = shape.total();
-    v->planned = shape.tier() + shape.relations() + shape.middle_total;
+    v->planned = shape.planned();
     Produced(*v, 1);
     return InDefaultForm(
         NthOfSet(v->variant, shape, Order(Order::FirstOnly{}, v->id), /*i=*/0));

@@ -758,6 +758,21 @@ std::string FormatStatsFile(const StatsFile& file) {
   return text;
 }
 
+namespace {
+
+// The counter `key` names where the processes' figure is the largest, not
+// their sum: the same for every process of a campaign, or each process's
+// own start-up or plan; null for any other key.
+int64_t* LargestOverProcesses(absl::string_view key, FuzzStats& s) {
+  if (key == "supported_variants") return &s.supported_variants;
+  if (key == "calibration_ms") return &s.calibration_ms;
+  if (key == "families_timed") return &s.families_timed;
+  if (key == "planned_variants") return &s.planned_variants;
+  return nullptr;
+}
+
+}  // namespace
+
 void AddStatsFile(absl::string_view text, StatsFile& sum) {
   for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
     const size_t eq = line.find('=');
@@ -789,16 +804,8 @@ void AddStatsFile(absl::string_view text, StatsFile& sum) {
     } else if (absl::StartsWith(key, kErratumPrefix)) {
       sum.stats.other_reading_by_erratum[std::string(
           key.substr(kErratumPrefix.size()))] += n;
-    } else if (key == "supported_variants" || key == "calibration_ms" ||
-               key == "families_timed" || key == "planned_variants") {
-      // The same for every process of a campaign, or each process's own
-      // start-up or plan: the largest, not a sum.
-      int64_t& largest = key == "supported_variants"
-                             ? sum.stats.supported_variants
-                         : key == "calibration_ms" ? sum.stats.calibration_ms
-                         : key == "families_timed" ? sum.stats.families_timed
-                                                   : sum.stats.planned_variants;
-      largest = std::max(largest, n);
+    } else if (int64_t* largest = LargestOverProcesses(key, sum.stats)) {
+      *largest = std::max(*largest, n);
     } else if (key == "first_mismatch_after" ||
                key == "first_mismatch_unix_ms") {
       // The earliest over the processes; 0 (none yet) never wins.

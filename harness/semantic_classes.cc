@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <climits>
+#include <mutex>
 #include <optional>
 #include <vector>
 
+#include "absl/container/node_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "isa/family_table.h"
 #include "oracle/bits.h"
@@ -220,9 +222,7 @@ int64_t KeptPart(const Variant& v, int factor_bits, i128 product) {
   return SignExtend(static_cast<uint64_t>(product >> low), ResultWidth(v));
 }
 
-}  // namespace
-
-std::vector<Operands> ProductBoundOperands(const Variant& v) {
+std::vector<Operands> WorkOutProductBounds(const Variant& v) {
   const int bits = ProductFactorWidth(v);
   if (bits == 0) return {};
   const bool is_signed = IsSigned(v.type);
@@ -264,6 +264,20 @@ std::vector<Operands> ProductBoundOperands(const Variant& v) {
     }
   }
   return out;
+}
+
+}  // namespace
+
+const std::vector<Operands>& ProductBoundOperands(const Variant& v) {
+  static const std::vector<Operands> kNone;
+  if (ProductFactorWidth(v) == 0) return kNone;
+  // A node map: the vectors handed out stay where they are as it grows.
+  static std::mutex mu;
+  static absl::node_hash_map<Variant, std::vector<Operands>> worked_out;
+  std::lock_guard<std::mutex> lock(mu);
+  auto [it, inserted] = worked_out.try_emplace(v);
+  if (inserted) it->second = WorkOutProductBounds(v);
+  return it->second;
 }
 
 uint32_t SemanticClasses(const Tuple& t, const Result& oracle) {

@@ -77,8 +77,9 @@ std::array<uint64_t, kNumDestinationBoundaryValues> DestinationBoundaryValues(
 // exactly where the factors allow, else the nearest product on that side.
 // Where the part plus c saturates (mad.hi.sat.s32), c so that the sum is at
 // each s32 bound and one past it. The other sources at 0. Empty for any
-// other variant.
-std::vector<Operands> ProductBoundOperands(const Variant& v);
+// other variant. Worked out once per variant (the systematic source asks
+// for them with every run of a product's tuples).
+const std::vector<Operands>& ProductBoundOperands(const Variant& v);
 
 // An integer range of a lane: its width and the values it holds.
 struct LaneRange {
