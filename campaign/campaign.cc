@@ -6,6 +6,7 @@
 #include <future>
 #include <tuple>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -536,28 +537,35 @@ void Campaign::QueueUnisolated(const std::vector<Tuple>& batch,
   filing_ready_.notify_one();
 }
 
-std::vector<bool> Campaign::SendAgain(const std::vector<Tuple>& batch,
-                                      const std::vector<size_t>& unrun) {
+std::vector<Campaign::Unrun> Campaign::SendAgain(
+    const std::vector<Tuple>& batch, const std::vector<size_t>& unrun) {
   // At the campaign's end they are dropped, as the queue's tuples are.
-  if (stopping_) return std::vector<bool>(unrun.size(), true);
+  if (stopping_) return std::vector<Unrun>(unrun.size(), Unrun::kDropped);
   std::vector<Tuple> requeue;
-  std::vector<bool> again(unrun.size(), false);
+  std::vector<Unrun> fate(unrun.size(), Unrun::kDeclined);
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (size_t k = 0; k < unrun.size(); ++k) {
       const Tuple& t = batch[unrun[k]];
-      // Once each, and only what is still worth sending: the classes this
-      // batch found faulting are quarantined by now.
-      again[k] = sent_again_.insert(t).second &&
-                 declines_->Worth(VariantIndex(t.variant), [&] {
-                   return DeclineClass(t, Evaluate(t.variant, t.operands));
-                 });
-      if (again[k]) requeue.push_back(t);
+      int& times = times_sent_again_[t];
+      if (times >= kMaxSendsAgain) continue;
+      // Only what is still worth sending: the classes this batch found
+      // faulting are quarantined by now. The others are dropped, as the
+      // model drops such tuples before they are sent (and counts them).
+      if (!declines_->Worth(VariantIndex(t.variant), [&] {
+            return DeclineClass(t, Evaluate(t.variant, t.operands));
+          })) {
+        fate[k] = Unrun::kDropped;
+        continue;
+      }
+      ++times;
+      fate[k] = Unrun::kSentAgain;
+      requeue.push_back(t);
     }
     stats_.sent_again += requeue.size();
   }
   queue_.Requeue(requeue);
-  return again;
+  return fate;
 }
 
 void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
@@ -581,8 +589,9 @@ void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
   std::vector<Tuple> faulting;
   // Tuples the backend left unrun (its time budget ran out), unless an
   // unisolated fault's (QueueUnisolated withholds those): judged after the
-  // others, whose faults may quarantine their classes, then sent again or,
-  // the second time, counted as declined.
+  // others, whose faults may quarantine their classes, then sent again,
+  // dropped (a quarantined class), or counted as declined (sent again
+  // kMaxSendsAgain times already).
   std::vector<size_t> unrun;
   std::vector<CountedOutcome> outcomes;  // counted under the lock below
   if (options_.record_outcomes) outcomes.reserve(batch.size());
@@ -633,12 +642,12 @@ void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
       judge(i);
     }
   }
-  const std::vector<bool> again = SendAgain(batch, unrun);
+  const std::vector<Unrun> fate = SendAgain(batch, unrun);
   for (size_t k = 0; k < unrun.size(); ++k) {
-    if (again[k]) {
-      --counts.tuples;
-    } else {
+    if (fate[k] == Unrun::kDeclined) {
       judge(unrun[k]);
+    } else {
+      --counts.tuples;  // judged when it runs, or never
     }
   }
   std::lock_guard<std::mutex> lock(mu_);
@@ -739,8 +748,11 @@ void Campaign::FilerLoop() {
         FlushRepeats();
         return;
       }
-      if (minimizing_stopped_ && !filing_.empty() && !contrasted_) {
-        contrasted_ = true;
+      // Contrasted in one batch, and again for those the senders' last
+      // batches add after it.
+      if (minimizing_stopped_ &&
+          absl::c_any_of(filing_,
+                         [](const FilingJob& j) { return !j.end_of_run; })) {
         std::deque<FilingJob> left = std::move(filing_);
         filing_.clear();
         lock.unlock();
@@ -770,7 +782,8 @@ void Campaign::ContrastAtTheEnd(std::deque<FilingJob>& jobs) {
   std::vector<Tuple> contrasts;
   std::vector<FilingJob*> of;
   for (FilingJob& job : jobs) {
-    if (job.fault || job.tuple_fault != TupleFault::kNone) continue;
+    if (job.end_of_run || job.fault || job.tuple_fault != TupleFault::kNone)
+      continue;
     if (std::optional<Tuple> t = InRegisters(job.tuple)) {
       contrasts.push_back(*t);
       of.push_back(&job);
@@ -893,7 +906,16 @@ void Campaign::FileJob(const FilingJob& job) {
     const bool cut_short = minimizer.ok()
                                ? (*minimizer)->interrupted()
                                : absl::IsCancelled(minimizer.status());
-    if (minimized.ok()) {
+    const bool whole = minimized.ok() && !minimized->flaky;
+    if (cut_short && !whole && !job.end_of_run) {
+      // The campaign's end cut it short (its last runs interrupted, so not
+      // flaky): back in the queue, contrasted with the end's other jobs and
+      // filed as found, under its cause where one is told.
+      std::lock_guard<std::mutex> lock(mu_);
+      filing_.push_front(job);
+      return;
+    }
+    if (minimized.ok() && !(cut_short && minimized->flaky)) {
       f = *minimized;
     } else {
       // The tuple no longer disagrees (FailedPrecondition: flaky), the backend
@@ -907,7 +929,7 @@ void Campaign::FileJob(const FilingJob& job) {
       f.backend_carry = job.backend_carry;
       f.backend = identity_.name;
       f.backend_identity = identity_.Describe();
-      f.flaky = absl::IsFailedPrecondition(minimized.status());
+      f.flaky = absl::IsFailedPrecondition(minimized.status()) && !cut_short;
       // Cut short by the campaign's end: filed as found rather than left
       // for the next campaign (nothing pending when the run ends).
       f.detail = cut_short ? "not minimized: the campaign ended first"

@@ -113,6 +113,13 @@ struct CampaignOptions {
   size_t dedup_slots = 0;
 };
 
+// How often a tuple left unrun is sent again before it is declined: enough
+// rounds for the quarantine to catch up with a family whose hangs span
+// several classes (the ptx-cmd backend runs 8 hanging runs of a family a
+// batch, then leaves its other tuples unrun), few enough that a backend that
+// never runs a tuple (a driver entry point it lacks) costs little.
+inline constexpr int kMaxSendsAgain = 8;
+
 struct CampaignStats {
   JudgeCounts counts;
   QueueCounts queue;
@@ -123,8 +130,8 @@ struct CampaignStats {
       0;  // of classes the backend declines (decline_model.h)
   int64_t declined_by_code[5] = {};  // by DeclineCode: what the declines were
   // Declines saying a tuple was left unrun (kNotRunPrefix: a time budget ran
-  // out first) after it was sent again, or not worth sending again; apart
-  // from declined_by_code.
+  // out first) after it was sent again kMaxSendsAgain times; apart from
+  // declined_by_code.
   int64_t declined_not_run = 0;
   // kOtherReading verdicts by the erratum that explains them.
   std::map<std::string, int64_t> other_reading_by_erratum;
@@ -278,7 +285,8 @@ class Campaign {
   // their value mismatches with immediates run once more with them in
   // registers, in one batch on a fresh worker, so that each is filed under
   // the cause that contrast tells (FilingJob::cause), as a minimized one
-  // would be. Bounded by kContrastTimeout.
+  // would be. Bounded by kContrastTimeout. Jobs contrasted before (marked
+  // end_of_run) are left as they are.
   void ContrastAtTheEnd(std::deque<FilingJob>& jobs);
   // A mismatch left at the campaign's end, where this run filed a minimized
   // entry of the cause ContrastAtTheEnd told, or (no cause told) of its
@@ -310,12 +318,17 @@ class Campaign {
   // tuples it left not run) as unisolated, and withholds those tuples.
   void QueueUnisolated(const std::vector<Tuple>& batch,
                        const BatchOutcome& out);
-  // Puts back in the queue the tuples batch[unrun[k]], which the backend
-  // left unrun (kNotRunPrefix), that were not put back before and are still
-  // worth sending (decline_model.h); which it put back (all of them, once
-  // the campaign stops: they are dropped, not judged).
-  std::vector<bool> SendAgain(const std::vector<Tuple>& batch,
-                              const std::vector<size_t>& unrun);
+  // What becomes of a tuple the backend left unrun (kNotRunPrefix).
+  enum class Unrun : uint8_t {
+    kSentAgain,  // put back in the queue, behind the tuples waiting
+    kDropped,    // not judged: its class is quarantined, or the run ends
+    kDeclined,   // judged as declined: sent again kMaxSendsAgain times
+  };
+  // The fate of each tuple batch[unrun[k]]: sent again while it was sent
+  // again fewer than kMaxSendsAgain times and is still worth sending
+  // (decline_model.h); all dropped once the campaign stops.
+  std::vector<Unrun> SendAgain(const std::vector<Tuple>& batch,
+                               const std::vector<size_t>& unrun);
   // Drops from `batch` the tuples in not_to_send_.
   void WithholdKnownFaulting(std::vector<Tuple>& batch);
   // The finding for `job`'s fault, which could not be narrowed to one
@@ -357,7 +370,6 @@ class Campaign {
   std::atomic<WorkerClient*> minimizer_started_{
       nullptr};  // for Stop's Interrupt
   std::atomic<bool> minimizing_stopped_{false};
-  bool contrasted_ = false;  // ContrastAtTheEnd ran (the filer's, under mu_)
   std::vector<std::thread> threads_;
   std::atomic<bool> stopping_{false};
   std::atomic<int> senders_running_{0};    // SenderLoops not yet returned
@@ -392,9 +404,10 @@ class Campaign {
   // Tuples that faulted the worker, or were in a batch whose fault was not
   // isolated: never sent again this run.
   absl::flat_hash_set<Tuple> not_to_send_;
-  // Tuples a batch left unrun (its time budget ran out) and that were put
-  // back in the queue: once each; a second time they are declined.
-  absl::flat_hash_set<Tuple> sent_again_;
+  // Tuples a batch left unrun (its time budget ran out, or a fault cap
+  // stopped their family) and that were put back in the queue: how often.
+  // After kMaxSendsAgain they are declined.
+  absl::flat_hash_map<Tuple, int> times_sent_again_;
   DeclineReasons decline_reasons_;
   bool filer_busy_ = false;
   std::deque<FilingJob> filing_;

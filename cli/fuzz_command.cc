@@ -25,6 +25,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "campaign/campaign.h"
 #include "campaign/exploration_budget.h"
 #include "cli/backend_commands.h"
 #include "cli/commands.h"
@@ -455,8 +456,8 @@ void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
       << " not evaluable (e.g. not "
       << "folded), " << sum.declined_unsupported << " unsupported variant, "
       << sum.declined_operand_form << " operand form, " << sum.declined_not_run
-      << " not run (a time budget ran out first, after one more try), "
-      << sum.declined_other << " other\n"
+      << " not run (a time budget ran out first, each sent again "
+      << kMaxSendsAgain << " times), " << sum.declined_other << " other\n"
       << TopDeclineLine(sum) << FaultCostLine(sum) << "fuzz:   generated "
       << sum.offered << " tuples in " << sum.inputs << " fuzz inputs and "
       << sum.systematic << " systematically; " << sum.duplicates

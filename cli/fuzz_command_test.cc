@@ -484,7 +484,7 @@ TEST(FuzzCommandTest, ACampaignThatTestedNothingFailsAndSaysWhy) {
   EXPECT_EQ(r.code, 1) << r.out;
   // The declines by reason, those a time budget left unrun apart.
   EXPECT_THAT(r.out, HasSubstr("0 operand form, 12 not run (a time budget "
-                               "ran out first, after one more try), 260 "
+                               "ran out first, each sent again 8 times), 260 "
                                "other\n"));
   EXPECT_THAT(
       r.err,

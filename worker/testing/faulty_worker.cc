@@ -30,6 +30,10 @@
 //                  holding it, of the first process (--state=FILE remembers
 //                  it across processes); answer them from then on
 //   not-run-on=SPELL  the same in every RUN (a budget always too short)
+//   decline-even-not-run-odd-on=SPELL  decline that variant's tuples whose
+//                  operand a is even, and leave those whose a is odd not run,
+//                  in every RUN (a backend that declines a variant, whose
+//                  budget ran out before the rest of it)
 //   hang           never answer a RUN
 //   hang-on=SPELL  never answer a RUN holding a tuple of that variant (with
 //                  --when-operand=I:MIN only one whose operand I >= MIN)
@@ -413,6 +417,20 @@ int Serve(const Flags& flags) {
         reply.results[i] = {.kind = ResultKind::kDecline,
                             .code = DeclineCode::kOther,
                             .message = why};
+      }
+    }
+    absl::string_view split = f;
+    if (absl::ConsumePrefix(&split, "decline-even-not-run-odd-on=")) {
+      const uint32_t declined = reply.InternMessage("faulty_worker: declined");
+      const uint32_t not_run = reply.InternMessage(absl::StrCat(
+          kNotRunPrefix, "faulty_worker: the batch's time budget was spent"));
+      for (size_t i = 0; i < request->tuples.size(); ++i) {
+        const WireTuple& t = request->tuples[i];
+        if (request->spellings[t.variant_index] != split) continue;
+        reply.results[i] = {
+            .kind = ResultKind::kDecline,
+            .code = DeclineCode::kOther,
+            .message = t.operands.v[0] % 2 == 0 ? declined : not_run};
       }
     }
     absl::string_view claimed = f;
