@@ -271,7 +271,22 @@ void ChangeInputs(ProgramRecords& r, std::mt19937_64& rng) {
 }
 
 bool IsThreadInput(const InputRecord& in) {
-  return in.type % kNumInputTypes >= kTidXInputType;
+  const int type = in.type % kNumInputTypes;
+  return type == kTidXInputType || type == kLaneIdInputType;
+}
+
+// Makes a .b16/.b32/.b64 parameter loaded from memory (in[%tid.x]) where
+// the shape allows it, or a loaded input a parameter again.
+void ToggleLoaded(ProgramRecords& r, std::mt19937_64& rng,
+                  const ProgramShape& shape) {
+  if (r.inputs.empty()) return;
+  InputRecord& in = r.inputs[Below(rng, r.inputs.size())];
+  const int type = in.type % kNumInputTypes;
+  if (type >= kLoadedInputType) {
+    in.type = type - kLoadedInputType;
+  } else if (type < 3 && shape.loaded_inputs) {
+    in.type = kLoadedInputType + type;
+  }
 }
 
 // Makes a parameter a thread input (where the shape allows them), or a
@@ -338,13 +353,15 @@ void MutateProgramRecords(ProgramRecords& records, std::mt19937_64& rng,
   };
   const int n = 1 + rng() % 3;
   for (int k = 0; k < n; ++k) {
-    // As often as each of the table's: the thread inputs, which need the
-    // shape to know whether the backend judges them.
-    const size_t m = Below(rng, std::size(kMutations) + 1);
+    // As often as each of the table's: the thread and loaded inputs, which
+    // need the shape to know whether the backend judges them.
+    const size_t m = Below(rng, std::size(kMutations) + 2);
     if (m < std::size(kMutations)) {
       kMutations[m](records, rng);
-    } else {
+    } else if (m == std::size(kMutations)) {
       ChangeThreadInputs(records, rng, shape);
+    } else {
+      ToggleLoaded(records, rng, shape);
     }
   }
 }

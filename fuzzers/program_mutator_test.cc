@@ -69,7 +69,14 @@ TEST(ProgramMutatorTest, MutantsDecodeAndReachEveryKindOfChange) {
 
 int ThreadInputs(const ProgramRecords& r) {
   int n = 0;
-  for (const InputRecord& in : r.inputs) n += in.type >= kTidXInputType;
+  for (const InputRecord& in : r.inputs)
+    n += in.type == kTidXInputType || in.type == kLaneIdInputType;
+  return n;
+}
+
+int LoadedInputs(const ProgramRecords& r) {
+  int n = 0;
+  for (const InputRecord& in : r.inputs) n += in.type >= kLoadedInputType;
   return n;
 }
 
@@ -111,6 +118,35 @@ TEST(ProgramMutatorTest, ThreadInputsComeAndGoWhereTheShapeAllowsThem) {
     ProgramRecords r = *plain;
     for (int chain = 0; chain < 4; ++chain) MutateProgramRecords(r, rng);
     ASSERT_EQ(ThreadInputs(r), 0);
+  }
+}
+
+// Where the shape allows loaded inputs, a parameter becomes loaded from
+// memory and a loaded one a parameter again; where it does not, none is
+// made.
+TEST(ProgramMutatorTest, LoadedInputsComeAndGoWhereTheShapeAllowsThem) {
+  const absl::StatusOr<ProgramRecords> start =
+      EncodeProgram(ProgramOf("input %a .b32 5\ninput %b .b64 in[%tid.x] 3\n"
+                              "shr.b64 %r, %b, %a;\noutput %r\n"));
+  ASSERT_TRUE(start.ok()) << start.status();
+  std::mt19937_64 rng(4);
+  int both = 0, none = 0;
+  for (int k = 0; k < 3000; ++k) {
+    ProgramRecords r = *start;
+    MutateProgramRecords(r, rng, {.loaded_inputs = true});
+    const absl::StatusOr<Program> p = DecodeProgramRecords(r);
+    ASSERT_TRUE(p.ok()) << p.status();
+    ASSERT_TRUE(ParseProgram(FormatProgram(*p)).ok()) << FormatProgram(*p);
+    if (r.inputs.size() != 2) continue;
+    both += LoadedInputs(r) == 2;
+    none += LoadedInputs(r) == 0;
+  }
+  EXPECT_GT(both, 20);
+  EXPECT_GT(none, 20);
+  for (int k = 0; k < 3000; ++k) {
+    ProgramRecords r = *start;
+    for (int chain = 0; chain < 4; ++chain) MutateProgramRecords(r, rng);
+    ASSERT_LE(LoadedInputs(r), 1);
   }
 }
 

@@ -188,7 +188,8 @@ const ProgramCampaignReport& ProgramFuzzTarget::Stop() {
 }
 
 ProgramShape ProgramFuzzTarget::Shape() const {
-  return {.thread_inputs = backend_.backend->JudgesThreadInputs()};
+  return {.thread_inputs = backend_.backend->JudgesThreadInputs(),
+          .loaded_inputs = backend_.backend->JudgesLoadedInputs()};
 }
 
 std::string ProgramFuzzTarget::Describe() const {

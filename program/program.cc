@@ -481,14 +481,19 @@ class Parser {
     return AddInput(number, std::move(input));
   }
 
-  // `input %a .b32 0x7fffffff`, `input %t .b32 %tid.x [lane]`
+  // `input %a .b32 0x7fffffff`, `input %t .b32 %tid.x [lane]`,
+  // `input %a .b32 in[%tid.x] 0x7fffffff`
   absl::Status Input(int number, absl::string_view rest) {
     std::vector<absl::string_view> fields =
         absl::StrSplit(rest, ' ', absl::SkipWhitespace());
+    const bool loaded = fields.size() == 4 && fields[2] == kLoadedInputSource;
+    if (loaded) fields.erase(fields.begin() + 2);
     const bool thread = fields.size() >= 3 && absl::StartsWith(fields[2], "%");
     if (fields.size() != 3 && !(thread && fields.size() == 4)) {
-      return LineError(number, "expected 'input %name .type witness' or "
-                               "'input %name .b32 %tid.x [lane]'");
+      return LineError(number,
+                       "expected 'input %name .type witness', "
+                       "'input %name .type in[%tid.x] witness' or "
+                       "'input %name .b32 %tid.x [lane]'");
     }
     ProgramInput input{.name = RegisterName(fields[0]),
                        .width = WidthOfType(fields[1])};
@@ -497,7 +502,18 @@ class Parser {
           number, absl::StrCat("unknown type '", fields[1],
                                "' (.b16, .b32, .b64, their .u/.s, .pred)"));
     }
-    if (thread) return ThreadInputLine(number, std::move(input), fields);
+    if (thread) {
+      if (loaded) {
+        return LineError(number, "a thread input is not loaded from memory");
+      }
+      return ThreadInputLine(number, std::move(input), fields);
+    }
+    if (loaded && input.width == 1) {
+      return LineError(number,
+                       "a predicate is not loaded from memory (.b16, .b32 or "
+                       ".b64 are)");
+    }
+    input.loaded = loaded;
     if (!ParseValue(fields[2], input.witness)) {
       return LineError(
           number, absl::StrCat("cannot read the witness '", fields[2], "'"));
@@ -762,6 +778,11 @@ bool HasThreadInputs(const Program& program) {
   });
 }
 
+bool HasLoadedInputs(const Program& program) {
+  return absl::c_any_of(program.inputs,
+                        [](const ProgramInput& in) { return in.loaded; });
+}
+
 std::vector<uint64_t> AtLane(const Program& program,
                              std::vector<uint64_t> inputs, uint32_t lane) {
   for (size_t k = 0; k < program.inputs.size() && k < inputs.size(); ++k) {
@@ -844,6 +865,7 @@ std::string FormatProgram(const Program& program) {
       out += "\n";
       continue;
     }
+    if (in.loaded) absl::StrAppend(&out, " ", kLoadedInputSource);
     absl::StrAppend(&out, absl::StrFormat(" 0x%x\n", in.witness));
   }
   std::string indent;

@@ -79,12 +79,19 @@ inline constexpr int kProgramLanes = 32;
 // "%tid.x", "%laneid"; "" for kNone.
 absl::string_view ThreadInputName(ThreadInput t);
 
+// How a loaded input is written: each thread reads its own word.
+inline constexpr char kLoadedInputSource[] = "in[%tid.x]";
+
 struct ProgramInput {
   std::string name;  // without the `%`
   int width = 32;    // bits; 1 for a predicate
   // A parameter's value the program is shown at; a thread input's lane.
   uint64_t witness = 0;
   ThreadInput thread = ThreadInput::kNone;  // a parameter unless set
+  // Loaded from global memory, each thread its own word (kLoadedInputSource)
+  // as reproducers read their inputs, rather than a kernel parameter: code
+  // a compiler emits for a value that differs between threads.
+  bool loaded = false;
 };
 
 // A step's source: a register (an input or an earlier step's destination)
@@ -188,6 +195,8 @@ bool HasExit(const Program& program);
 
 // True if an input is a thread input: the program runs on every lane.
 bool HasThreadInputs(const Program& program);
+// Whether an input is loaded from memory (ProgramInput::loaded).
+bool HasLoadedInputs(const Program& program);
 
 // `inputs` with every thread input at `lane`: a thread's inputs.
 std::vector<uint64_t> AtLane(const Program& program,

@@ -132,6 +132,10 @@ class ProgramBackend {
   // say "not judged" (kThreadInputsNotRun): the campaign generates no such
   // programs for them.
   virtual bool JudgesThreadInputs() const { return false; }
+  // True if it judges programs whose inputs are loaded from memory with
+  // their runtime inputs: a tool and a GPU run the loads; ptxas only where
+  // the SASS evaluator runs its code (it folds no load).
+  virtual bool JudgesLoadedInputs() const { return true; }
 };
 
 }  // namespace ptxdiff

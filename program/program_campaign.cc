@@ -221,6 +221,7 @@ class Campaign {
     ProgramShape shape = o_.shape;
     // Not for a backend that would only say "not judged".
     shape.thread_inputs = backend_.JudgesThreadInputs();
+    shape.loaded_inputs = backend_.JudgesLoadedInputs();
     {
       std::lock_guard<std::mutex> lock(mu_);
       shape.suppressed = suppressed_;

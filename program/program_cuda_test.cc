@@ -130,6 +130,26 @@ TEST_F(ModuleOnFakeGpuTest, BranchesAndExitsGiveTheOraclesOutputs) {
   }
 }
 
+// Inputs loaded from memory on the GPU: from the module's input buffer at
+// an address computed from %tid.x, as on a tool.
+TEST_F(ModuleOnFakeGpuTest, LoadedInputsGiveTheOraclesOutputs) {
+  auto p = TestdataProgram("loaded-inputs.ptxprog");
+  ASSERT_TRUE(p.ok()) << p.status();
+  std::vector<Program> programs(2, *p);
+  programs[1].inputs[1].witness = 7;
+  for (ProgramInputs form :
+       {ProgramInputs::kRuntime, ProgramInputs::kImmediate}) {
+    auto run = Run(programs, form);
+    ASSERT_TRUE(run.ok()) << run.status();
+    ASSERT_EQ(run->end, CudaModuleRun::kOk) << run->what;
+    for (size_t k = 0; k < programs.size(); ++k) {
+      const std::vector<uint64_t> got = OutputsOf(run->out, programs[k], k);
+      EXPECT_FALSE(Disagrees(EvaluateAtWitness(programs[k]), got)) << k;
+      EXPECT_EQ(got[1], 0x123456789abcdef0ull >> 3);
+    }
+  }
+}
+
 TEST_F(ModuleOnFakeGpuTest, AWrongInstructionGivesItsWrongValue) {
   driver_.IgnoreSaturation("add.sat.s32");
   auto run = Run({SaturatingProgram(), SquareProgram()});

@@ -43,6 +43,7 @@ ThreadInput ThreadOfType(uint8_t type) {
 }
 
 uint8_t TypeOfInput(const ProgramInput& in) {
+  if (in.loaded) return kLoadedInputType + *TypeOfWidth(in.width);
   switch (in.thread) {
     case ThreadInput::kTidX:
       return kTidXInputType;
@@ -166,10 +167,12 @@ class Decoder {
   void Input(const InputRecord& r, size_t k) {
     ProgramInput in{.name = std::string(1, static_cast<char>('a' + k))};
     in.thread = ThreadOfType(r.type);
+    const uint8_t type = r.type % kNumInputTypes;
     if (in.thread != ThreadInput::kNone) {
       in.witness = r.witness % kProgramLanes;  // its lane; 32 bits wide
     } else {
-      in.width = kWidthOfType[r.type % kNumInputTypes];
+      in.loaded = type >= kLoadedInputType;
+      in.width = kWidthOfType[in.loaded ? type - kLoadedInputType : type];
       in.witness = r.witness & WidthMask(in.width);
     }
     registers_.Add(in.name, in.width);

@@ -86,13 +86,16 @@ struct StepRecord {
 };
 
 // An input record's type past the widths' (0 .b16, 1 .b32, 2 .b64, 3
-// .pred): a thread input, its witness the lane.
+// .pred): a thread input, its witness the lane; then a loaded input
+// (in[%tid.x]) of .b16, .b32 or .b64.
 inline constexpr uint8_t kTidXInputType = 4;
 inline constexpr uint8_t kLaneIdInputType = 5;
-inline constexpr uint8_t kNumInputTypes = 6;
+inline constexpr uint8_t kLoadedInputType = 6;  // + 0 .b16, 1 .b32, 2 .b64
+inline constexpr uint8_t kNumInputTypes = 9;
 
 struct InputRecord {
-  uint8_t type = 1;  // 0 .b16, 1 .b32, 2 .b64, 3 .pred, or a thread input's
+  uint8_t type = 1;  // 0 .b16, 1 .b32, 2 .b64, 3 .pred, a thread input's,
+                     // or a loaded input's
   uint64_t witness = 0;
 };
 

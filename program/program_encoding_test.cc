@@ -184,6 +184,20 @@ TEST(ProgramEncodingTest, ThreadInputsRoundTrip) {
   EXPECT_EQ(records->inputs[2].witness, 3u);
 }
 
+// A loaded input's type code: kLoadedInputType plus its width's.
+TEST(ProgramEncodingTest, LoadedInputsRoundTrip) {
+  auto p = TestdataProgram("loaded-inputs.ptxprog");
+  ASSERT_TRUE(p.ok()) << p.status();
+  ExpectRoundTrip(*p);
+  const absl::StatusOr<ProgramRecords> records = EncodeProgram(*p);
+  ASSERT_TRUE(records.ok()) << records.status();
+  ASSERT_EQ(records->inputs.size(), 4u);
+  EXPECT_EQ(records->inputs[0].type, kLoadedInputType + 0);  // .b16
+  EXPECT_EQ(records->inputs[1].type, kLoadedInputType + 1);  // .b32
+  EXPECT_EQ(records->inputs[2].type, kLoadedInputType + 2);  // .b64
+  EXPECT_EQ(records->inputs[3].type, 1);
+}
+
 // The bytes of a thread input: its type read modulo kNumInputTypes, its
 // witness modulo the lanes.
 TEST(ProgramEncodingTest, ThreadInputBytesDecodeToALane) {

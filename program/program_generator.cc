@@ -51,6 +51,11 @@ class Builder {
         static_cast<int>(rng_() % 100) < shape_.thread_input_percent) {
       MakeThreadInput(p_.inputs[rng_() % p_.inputs.size()]);
     }
+    if (shape_.loaded_inputs &&
+        static_cast<int>(rng_() % 100) < shape_.loaded_input_percent) {
+      ProgramInput& in = p_.inputs[rng_() % p_.inputs.size()];
+      in.loaded = in.thread == ThreadInput::kNone;
+    }
     const int steps =
         shape_.min_steps +
         static_cast<int>(rng_() % (shape_.max_steps - shape_.min_steps + 1));

@@ -41,6 +41,13 @@ struct ProgramShape {
   // Percent of programs, where they may, with one of their inputs a thread
   // input in place of a parameter: what reads it differs from lane to lane.
   int thread_input_percent = 12;
+  // Whether programs may load inputs from memory (in[%tid.x], as
+  // reproducers do): where the backend judges them
+  // (ProgramBackend::JudgesLoadedInputs). Off, nothing is drawn for them.
+  bool loaded_inputs = false;
+  // Percent of programs, where they may, with one of their parameters
+  // loaded from memory instead.
+  int loaded_input_percent = 12;
   // Whether a step may now and then come with a forward branch over it
   // (most often), a bare label before it or an exit on a compare of an
   // input before it. Off, the generator draws nothing for them: a seed gives

@@ -169,8 +169,31 @@ TEST(ProgramGeneratorTest, ThreadInputsOnlyWhereTheShapeSaysSo) {
   }
 }
 
+// Inputs loaded from memory where the shape allows them, about one program
+// in 8 (loaded_input_percent), one input each; none by default.
+TEST(ProgramGeneratorTest, LoadedInputsOnlyWhereTheShapeSaysSo) {
+  std::mt19937_64 rng(6);
+  int with_loads = 0;
+  for (int n = 0; n < 800; ++n) {
+    const Program p = RandomProgram(rng, {.loaded_inputs = true});
+    const std::string text = FormatProgram(p);
+    auto back = ParseProgram(text);
+    ASSERT_TRUE(back.ok()) << text << back.status();
+    ASSERT_EQ(FormatProgram(*back), text);
+    int loaded = 0;
+    for (const ProgramInput& in : p.inputs) loaded += in.loaded;
+    EXPECT_LE(loaded, 1) << text;
+    with_loads += loaded;
+  }
+  EXPECT_GT(with_loads, 60);
+  EXPECT_LT(with_loads, 140);
+  std::mt19937_64 plain(6);
+  for (int n = 0; n < 200; ++n)
+    EXPECT_FALSE(HasLoadedInputs(RandomProgram(plain))) << n;
+}
+
 // ptxas accepts generated programs' kernels (if/else blocks, forward
-// branches, exits and thread inputs among them) in both input forms on
+// branches, exits, thread and loaded inputs among them) in both input forms on
 // several targets, as one module of kernels and as a tool's module of all
 // the programs.
 TEST(ProgramGeneratorTest, KernelsAssemble) {
@@ -193,6 +216,11 @@ TEST(ProgramGeneratorTest, KernelsAssemble) {
     programs.push_back(RandomProgram(
         rng, {.thread_inputs = true, .thread_input_percent = 100}));
     ASSERT_TRUE(HasThreadInputs(programs.back()));
+  }
+  for (int n = 0; n < 20; ++n) {
+    programs.push_back(RandomProgram(
+        rng, {.loaded_inputs = true, .loaded_input_percent = 100}));
+    ASSERT_TRUE(HasLoadedInputs(programs.back()));
   }
   for (int sm : {75, 90, 120}) {
     const PtxTarget target = *TargetForDevice(sm);

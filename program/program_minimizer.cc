@@ -242,6 +242,17 @@ void InputRemovals(const Program& p, std::vector<Program>& out) {
   }
 }
 
+// A loaded input as a parameter: a case that does not need the load
+// says so by losing it.
+void LoadRemovals(const Program& p, std::vector<Program>& out) {
+  for (size_t k = 0; k < p.inputs.size(); ++k) {
+    if (!p.inputs[k].loaded) continue;
+    Program c = p;
+    c.inputs[k].loaded = false;
+    out.push_back(std::move(c));
+  }
+}
+
 void ValueSimplifications(const Program& p, std::vector<Program>& out) {
   for (size_t k = 0; k < p.inputs.size(); ++k) {
     for (uint64_t v : PlainerValues(p.inputs[k].witness)) {
@@ -325,6 +336,7 @@ std::vector<Program> ProgramSimplifications(const Program& p) {
   JumpRemovals(p, out);
   GuardRemovals(p, out);
   InputRemovals(p, out);
+  LoadRemovals(p, out);
   StepsAsMoves(p, values, out);
   ValueSimplifications(p, out);
   OutputRewires(p, depth, out);

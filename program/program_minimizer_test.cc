@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
@@ -173,6 +174,32 @@ TEST(ProgramMinimizerTest, KeepsOnlyTheBranchThePredicateNeeds) {
   EXPECT_TRUE(HasSquare(min->program));
   EXPECT_EQ(FormatProgram(min->program).find("if "), std::string::npos)
       << FormatProgram(min->program);
+}
+
+// A loaded input becomes a parameter where the predicate does not need the
+// load, and stays loaded where it does; the signature tells them apart.
+TEST(ProgramMinimizerTest, ALoadedInputStaysLoadedOnlyWhereNeeded) {
+  const Program p = ProgramOf(
+      "input %a .b32 in[%tid.x] 0x12345\ninput %b .b32 in[%tid.x] 7\n"
+      "mul.lo.u32 %r, %a, %b;\noutput %r\n");
+  const bool candidate =
+      absl::c_any_of(ProgramSimplifications(p), [](const Program& c) {
+        return !c.inputs[0].loaded && c.inputs[1].loaded;
+      });
+  EXPECT_TRUE(candidate);
+  auto needs_a_load = [](const Program& c) -> absl::StatusOr<bool> {
+    return CountSteps(c) > 0 && c.inputs[0].loaded;
+  };
+  auto min = MinimizeProgram(p, needs_a_load);
+  ASSERT_TRUE(min.ok()) << min.status();
+  ASSERT_FALSE(min->program.inputs.empty());
+  EXPECT_TRUE(min->program.inputs[0].loaded) << FormatProgram(min->program);
+  for (const ProgramInput& in : min->program.inputs)
+    EXPECT_TRUE(&in == &min->program.inputs[0] || !in.loaded)
+        << FormatProgram(min->program);
+  Program parameter = p;
+  parameter.inputs[0].loaded = false;
+  EXPECT_NE(ProgramSignature(p), ProgramSignature(parameter));
 }
 
 // The signature forgets names, witnesses and which constant of a class; it

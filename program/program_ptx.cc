@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -164,10 +165,42 @@ struct KernelParts {
   LabelCount labels;  // how many it numbered, from its first ones
 };
 
+// The registers a loaded input's address is computed in.
+constexpr char kLoadRegisters[] =
+    "  .reg .b32 %ptxdiff_lane;\n  .reg .b64 %ptxdiff_addr, "
+    "%ptxdiff_offset;\n";
+
+// `in` loaded as reproducers read their inputs: the word of its buffer at
+// %tid.x (a parameter pointing to it, or the tool's input buffer `%in`,
+// where the thread that runs is the grid's first: its own slot).
+std::string LoadFromMemory(const ProgramInput& in, InputSource source,
+                           int offset) {
+  const int bytes = in.width / 8;
+  std::string out;
+  if (source == InputSource::kParam) {
+    absl::StrAppend(&out, "  ld.param.u64 %ptxdiff_addr, [in_", in.name,
+                    "];\n  cvta.to.global.u64 %ptxdiff_addr, "
+                    "%ptxdiff_addr;\n");
+    offset = 0;
+  } else {
+    out = "  mov.u64 %ptxdiff_addr, %in;\n";
+  }
+  absl::StrAppend(&out, "  mov.u32 %ptxdiff_lane, %tid.x;\n",
+                  "  mul.wide.u32 %ptxdiff_offset, %ptxdiff_lane, ", bytes,
+                  ";\n  add.s64 %ptxdiff_addr, %ptxdiff_addr, "
+                  "%ptxdiff_offset;\n  ld.global.u",
+                  in.width, " ", Reg(in.name), ", [%ptxdiff_addr+", offset,
+                  "];\n");
+  return out;
+}
+
 std::string LoadInput(const ProgramInput& in, InputSource source, int offset) {
   if (in.thread != ThreadInput::kNone) {
     return absl::StrCat("  mov.u32 ", Reg(in.name), ", ",
                         ThreadInputName(in.thread), ";\n");
+  }
+  if (in.loaded && source != InputSource::kImmediate) {
+    return LoadFromMemory(in, source, offset);
   }
   switch (source) {
     case InputSource::kParam:
@@ -199,8 +232,9 @@ KernelParts Parts(const Program& program, InputSource source, LabelCount first,
   for (size_t j = 0; j < program.inputs.size(); ++j) {
     const ProgramInput& in = program.inputs[j];
     if (source == InputSource::kParam && in.thread == ThreadInput::kNone) {
-      absl::StrAppend(&parts.params, ",\n    .param ", PtxParamType(in.width),
-                      " in_", in.name);
+      absl::StrAppend(&parts.params, ",\n    .param ",
+                      in.loaded ? ".u64" : PtxParamType(in.width), " in_",
+                      in.name);
     }
     absl::StrAppend(&parts.loads,
                     LoadInput(in, source, in_offset + 8 * static_cast<int>(j)));
@@ -319,6 +353,8 @@ std::string ProgramKernel(const Program& program, absl::string_view entry,
   std::string declarations = parts.declarations;
   if (parts.labels.loops > 0)
     absl::StrAppend(&declarations, "  .reg .pred %ptxdiff_lp;\n");
+  if (inputs == ProgramInputs::kRuntime && HasLoadedInputs(program))
+    absl::StrAppend(&declarations, kLoadRegisters);
   return absl::StrCat(".visible .entry ", entry,
                       "(\n    .param .u64 ptxdiff_out", parts.params, ")\n{\n",
                       "  .reg .b64 %out, %result;\n", declarations,
@@ -368,6 +404,11 @@ std::string ProgramToolModule(std::span<const Program> programs,
   }
   if (labels.loops > 0)
     absl::StrAppend(&declarations, "  .reg .pred %ptxdiff_lp;\n");
+  if (inputs == ProgramInputs::kRuntime &&
+      absl::c_any_of(programs,
+                     [](const Program& p) { return HasLoadedInputs(p); })) {
+    absl::StrAppend(&declarations, kLoadRegisters);
+  }
   return absl::StrCat(
       "// ptxdiff batch: ", programs.size(),
       programs.size() == 1 ? " program" : " programs", " in ",

@@ -207,16 +207,36 @@ ThreadSlot ThreadSlotOf(const Program& program,
   return slot;
 }
 
+// A loaded input's buffer for the lane run: its value in the lane's word,
+// the complement in every other lane's, so that code reading another
+// lane's word shows (the evaluator runs one lane at a time).
+std::vector<uint8_t> LoadedBuffer(int width, uint64_t value, uint32_t lane) {
+  const int bytes = width / 8;
+  std::vector<uint8_t> out(static_cast<size_t>(bytes) * kProgramLanes);
+  for (uint32_t l = 0; l < kProgramLanes; ++l) {
+    const uint64_t word = l == lane ? value : ~value;
+    for (int b = 0; b < bytes; ++b)
+      out[l * bytes + b] = static_cast<uint8_t>(word >> (8 * b));
+  }
+  return out;
+}
+
 // The kernel's parameters after the output pointer: each input as
-// PtxParamType declares it (a predicate as a 32-bit word).
+// PtxParamType declares it (a predicate as a 32-bit word), a loaded one as
+// a pointer to its buffer.
 std::vector<KernelArgument> ArgumentsOf(const Program& program,
                                         const std::vector<uint64_t>& inputs) {
   std::vector<KernelArgument> out;
+  const uint32_t lane = LaneOf(program, inputs);
   for (size_t k = 0; k < program.inputs.size(); ++k) {
-    if (program.inputs[k].thread != ThreadInput::kNone) continue;
-    const int width = program.inputs[k].width;
-    out.push_back({.bytes = PtxParamBytes(width),
-                   .value = inputs[k]});
+    const ProgramInput& in = program.inputs[k];
+    if (in.thread != ThreadInput::kNone) continue;
+    if (in.loaded) {
+      out.push_back(
+          {.bytes = 8, .pointee = LoadedBuffer(in.width, inputs[k], lane)});
+      continue;
+    }
+    out.push_back({.bytes = PtxParamBytes(in.width), .value = inputs[k]});
   }
   return out;
 }
@@ -483,6 +503,9 @@ class PtxasProgramBackend : public ProgramBackend {
   // Its code runs on the CPU lane by lane where the evaluator knows the
   // target.
   bool JudgesThreadInputs() const override {
+    return FindSassArchInfo(arch_).ok();
+  }
+  bool JudgesLoadedInputs() const override {
     return FindSassArchInfo(arch_).ok();
   }
 

@@ -375,6 +375,34 @@ output %s
   EXPECT_TRUE(MakePtxasProgramBackend(ptxas_, "sm_90")->JudgesThreadInputs());
 }
 
+// Inputs loaded from memory (in[%tid.x]): ptxas emits a global load for
+// each (LDG, its size and sign from the type), which the SASS evaluator
+// runs from a buffer whose other lanes hold the complement; judged and
+// agreeing in both forms, alone and beside a thread input.
+TEST_F(ProgramPtxasTest, LoadedInputsAreReadByTheCodeRun) {
+  auto p = TestdataProgram("loaded-inputs.ptxprog");
+  ASSERT_TRUE(p.ok()) << p.status();
+  auto lanes = ParseProgram(absl::StrCat(kProgramHeader, R"(
+input %t .b32 %tid.x 5
+input %a .b32 in[%tid.x] 0x80000000
+input %b .b16 in[%tid.x] 0xfff0
+cvt.s32.s16 %c, %b;
+mad.lo.u32 %r, %t, %c, %a;
+output %r
+)"));
+  ASSERT_TRUE(lanes.ok()) << lanes.status();
+  for (const Program& program : {*p, *lanes}) {
+    for (ProgramInputs form :
+         {ProgramInputs::kRuntime, ProgramInputs::kImmediate}) {
+      auto check = CheckProgram(ptxas_, "sm_90", program, form, Reading::kSpec);
+      ASSERT_TRUE(check.ok()) << check.status();
+      EXPECT_TRUE(check->judged) << check->why_not;
+      EXPECT_FALSE(check->mismatch.has_value()) << FormatProgram(program);
+      if (form == ProgramInputs::kRuntime) EXPECT_TRUE(check->executed);
+    }
+  }
+}
+
 // Root causes `ptxdiff programs` found on this toolkit's ptxas (13.0),
 // minimized: regression tests, each a claim for every input that the
 // oracle refutes at the case's witness.

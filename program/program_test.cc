@@ -12,6 +12,7 @@
 #include "oracle/edge_operands.h"
 #include "oracle/oracle.h"
 #include "program/composed_oracle.h"
+#include "program/testing/programs.h"
 
 namespace ptxdiff {
 namespace {
@@ -441,6 +442,42 @@ output %r
             "line 2: the lane '32' is not one of 0 to 31"},
            {h + "input %t .b32 5 6\noutput %t\n",
             "line 2: expected 'input %name .type witness'"},
+       }) {
+    EXPECT_THAT(ParseProgram(text).status().message(), HasSubstr(message))
+        << text;
+  }
+}
+
+// An input loaded from memory (in[%tid.x]): read and written back as such,
+// its witness the value; evaluated like a parameter. A predicate or a
+// thread input is not loaded.
+TEST(ProgramTest, LoadedInputsReadBack) {
+  auto p = TestdataProgram("loaded-inputs.ptxprog");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_TRUE(HasLoadedInputs(*p));
+  EXPECT_FALSE(HasThreadInputs(*p));
+  EXPECT_TRUE(p->inputs[0].loaded);
+  EXPECT_EQ(p->inputs[0].width, 16);
+  EXPECT_FALSE(p->inputs[3].loaded);
+  EXPECT_THAT(FormatProgram(*p),
+              HasSubstr("input %h .b16 in[%tid.x] 0x8001\n"
+                        "input %a .b32 in[%tid.x] 0xfffffff0\n"
+                        "input %w .b64 in[%tid.x] 0x123456789abcdef0\n"
+                        "input %n .b32 0x3\n"));
+  EXPECT_EQ(FormatProgram(*ParseProgram(FormatProgram(*p))), FormatProgram(*p));
+  const std::vector<ProgramValue> out = *EvaluateProgram(*p, WitnessInputs(*p));
+  const uint64_t y = 0x123456789abcdef0ull >> 3;
+  EXPECT_EQ(out[0].bits, ((0xfffffff0u + 0x8001u) ^ static_cast<uint32_t>(y)));
+  EXPECT_EQ(out[1].bits, y);
+  const std::string h = absl::StrCat(kProgramHeader, "\n");
+  for (const auto& [text, message] :
+       std::vector<std::pair<std::string, std::string>>{
+           {h + "input %p .pred in[%tid.x] 1\noutput %p\n",
+            "line 2: a predicate is not loaded from memory"},
+           {h + "input %t .b32 in[%tid.x] %tid.x\noutput %t\n",
+            "line 2: a thread input is not loaded from memory"},
+           {h + "input %a .b16 in[%tid.x] 0x10000\noutput %a\n",
+            "line 2: the witness 0x10000 does not fit .b16"},
        }) {
     EXPECT_THAT(ParseProgram(text).status().message(), HasSubstr(message))
         << text;

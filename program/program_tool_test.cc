@@ -139,6 +139,32 @@ TEST_F(ProgramToolTest, BranchesAndExitsRunOnATool) {
   }
 }
 
+// Inputs loaded from memory run on a tool: each from the tool's input
+// buffer at an address computed from %tid.x (the thread that runs is the
+// first: its own slot), 16, 32 and 64 bits wide; the outputs are the
+// oracle's in both forms.
+TEST_F(ProgramToolTest, LoadedInputsRunOnATool) {
+  auto p = TestdataProgram("loaded-inputs.ptxprog");
+  ASSERT_TRUE(p.ok()) << p.status();
+  std::vector<Program> programs(2, *p);
+  programs[1].inputs[2].witness = 0xffffffffffffffffull;
+  const std::string module =
+      ProgramToolModule(programs, tool_.target, ProgramInputs::kRuntime);
+  EXPECT_THAT(module, ::testing::HasSubstr("mov.u32 %ptxdiff_lane, %tid.x;"));
+  EXPECT_THAT(module, ::testing::HasSubstr("ld.global.u16 %p1_h, "));
+  for (ProgramInputs form :
+       {ProgramInputs::kRuntime, ProgramInputs::kImmediate}) {
+    auto runs = RunProgramsOnTool(tool_, programs, form);
+    ASSERT_TRUE(runs.ok()) << runs.status();
+    for (size_t k = 0; k < programs.size(); ++k) {
+      ASSERT_EQ((*runs)[k].end, ToolRun::kOk) << (*runs)[k].what;
+      EXPECT_FALSE(
+          Disagrees(EvaluateAtWitness(programs[k]), (*runs)[k].outputs))
+          << k;
+    }
+  }
+}
+
 // A wrong instruction shows in the programs that use it, and only there; a
 // crash is pinned on the one program that has it, the others still run.
 TEST_F(ProgramToolTest, WrongValuesAndCrashesArePinnedOnTheirPrograms) {

@@ -586,6 +586,29 @@ void DecodeStg(const SassArchInfo& arch, Bits& bits, Decoding& d) {
   if (insn.width == 0 || insn.width == 16) d.Refuse("a store size");
 }
 
+// LDG.E Rd, desc[URx][Ra.64+offset]: laid out as STG, the destination
+// where STG has nothing (bits 16..23). Its size field also says whether
+// an 8- or 16-bit load is sign-extended.
+void DecodeLdg(const SassArchInfo& arch, Bits& bits, Decoding& d) {
+  SassInstruction& insn = d.insn;
+  insn.op = SassOp::kLdg;
+  insn.dst = bits.Reg(16);
+  insn.src[0] = {.kind = SassOperand::kRegister, .reg = bits.Reg(24)};
+  insn.src[2] = {.kind = SassOperand::kImmediate,
+                 .value = static_cast<uint32_t>(bits.Take(40, 24))};
+  bits.Reg(32);  // unused (RZ)
+  bits.Reg(64);  // the memory descriptor's uniform register
+  const uint64_t size = bits.Take(73, 3);
+  static constexpr int kBytes[8] = {1, 1, 2, 2, 4, 8, 16, 0};
+  insn.width = kBytes[size];
+  insn.is_signed = size == 1 || size == 3;
+  const uint64_t hi = bits.Take(64, 41);
+  if ((hi & ~(uint64_t{7} << 9) & ~uint64_t{0xff}) != arch.load_fixed_hi) {
+    d.Refuse("a load form not seen");
+  }
+  if (insn.width == 0 || insn.width == 16) d.Refuse("a load size");
+}
+
 // The signed byte offset a branch encodes, relative to the next
 // instruction: in 4-byte units, its low 8 bits at 16 and the rest at 34.
 int64_t BranchOffset(Bits& bits, int high_width) {
@@ -696,6 +719,8 @@ void DecodeByOpcode(const SassArchInfo& arch, uint32_t opcode, Bits& bits,
       return DecodeLdc(arch, bits, d, true);
     case 0x986:
       return DecodeStg(arch, bits, d);
+    case 0x981:
+      return DecodeLdg(arch, bits, d);
     case 0x919:
     case 0x805:
       return DecodeSpecial(opcode, bits, d);
@@ -732,7 +757,8 @@ absl::StatusOr<SassArchInfo> FindSassArchInfo(absl::string_view arch) {
                         .sm = 90,
                         .param_base = 0x210,
                         .r2ur_opcode = 0x2ca,
-                        .store_fixed_hi = 0x0c101100};
+                        .store_fixed_hi = 0x0c101100,
+                        .load_fixed_hi = 0x0c1e1100};
   }
   return absl::InvalidArgumentError(absl::StrCat(
       "the SASS evaluator does not know ", arch, "'s encodings; it reads ",

@@ -35,6 +35,7 @@ struct SassArchInfo {
   uint32_t param_base = 0;      // c[0x0][param_base]: the first parameter
   uint16_t r2ur_opcode = 0;     // R2UR's opcode
   uint64_t store_fixed_hi = 0;  // STG's cache-policy bits, as ptxas writes them
+  uint64_t load_fixed_hi = 0;   // LDG's
 };
 
 // The archs whose SASS the decoder reads ("sm_90", "sm_90a").

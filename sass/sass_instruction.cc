@@ -192,6 +192,10 @@ std::string Suffixes(const SassInstruction& i) {
     case SassOp::kLdc:
     case SassOp::kStg:
       return i.width == 4 ? "" : absl::StrCat(".", i.width * 8);
+    case SassOp::kLdg:
+      return i.width >= 4
+                 ? (i.width == 4 ? "" : absl::StrCat(".", i.width * 8))
+                 : absl::StrCat(i.is_signed ? ".S" : ".U", i.width * 8);
     default:
       return "";
   }
@@ -235,6 +239,11 @@ std::string SassText(const SassInstruction& i) {
       parts.push_back(
           absl::StrFormat("[R%d.64+0x%x]", i.src[0].reg, i.src[2].value));
       parts.push_back(Reg(i.src[1].reg, false));
+      break;
+    case SassOp::kLdg:
+      parts.push_back(Reg(i.dst, false));
+      parts.push_back(
+          absl::StrFormat("[R%d.64+0x%x]", i.src[0].reg, i.src[2].value));
       break;
     case SassOp::kExit:
     case SassOp::kNop:

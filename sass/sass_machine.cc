@@ -517,7 +517,7 @@ class Machine {
         Stg(i);
         return next;
       case SassOp::kLdg:
-        Refuse("global loads are not modelled");
+        Ldg(i);
         return next;
     }
     Refuse("an operation the machine does not run");
@@ -926,6 +926,51 @@ class Machine {
     }
     Refuse(absl::StrFormat("stores to 0x%x, outside the launch's buffers",
                            store.address));
+  }
+
+  // A load from one of the launch's read-only buffers (its inputs), sign-
+  // or zero-extended to 32 bits; 64 bits into a register pair. The stores
+  // are kept as a list, not in the buffers, so a load from a writable one
+  // would not see them: refused.
+  void Ldg(const SassInstruction& i) {
+    const uint64_t base = ReadPair(i.src[0]);
+    if (!RequireDefined("a load's address")) return;
+    const int64_t offset = static_cast<int32_t>(i.src[2].value << 8) >> 8;
+    const uint64_t address = base + offset;
+    const std::vector<uint8_t>* bytes = nullptr;
+    uint64_t at = 0;
+    for (const SassBuffer& buffer : launch_.buffers) {
+      if (address >= buffer.address &&
+          address + i.width <= buffer.address + buffer.bytes.size()) {
+        bytes = &buffer.bytes, at = address - buffer.address;
+        if (buffer.writable) {
+          Refuse("loads from a buffer the kernel stores to");
+          return;
+        }
+        break;
+      }
+    }
+    if (bytes == nullptr) {
+      Refuse(absl::StrFormat("loads from 0x%x, outside the launch's buffers",
+                             address));
+      return;
+    }
+    uint64_t value = 0;
+    for (int b = 0; b < i.width; ++b)
+      value |= uint64_t{(*bytes)[at + b]} << (8 * b);
+    if (i.width < 4 && i.is_signed) {
+      const int shift = 64 - 8 * i.width;
+      value =
+          static_cast<uint64_t>(static_cast<int64_t>(value << shift) >> shift);
+    }
+    if (i.width == 8 && (i.dst % 2 != 0 || i.dst + 1 >= kSassRz) &&
+        i.dst != kSassRz) {
+      Refuse("an odd register pair");
+      return;
+    }
+    WriteDst(static_cast<uint32_t>(value));
+    if (i.width == 8 && i.dst != kSassRz)
+      WriteReg(i.dst + 1, false, static_cast<uint32_t>(value >> 32));
   }
 
   const std::vector<SassSlot>& kernel_;

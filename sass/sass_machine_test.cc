@@ -315,5 +315,69 @@ TEST_P(SassMachineTest, RunsSixtyFourBitDivisionThroughItsSubroutine) {
   }
 }
 
+// Global loads (LDG) of every size from an input buffer indexed by the
+// thread, as reproducers read their inputs (`in[tid]`): each lane reads its
+// own words, 8- and 16-bit ones sign- or zero-extended as their type says,
+// 64-bit ones into a register pair; a load outside the launch's buffers is
+// refused, naming its address.
+TEST_P(SassMachineTest, LoadsEachLanesWordsFromAnInputBuffer) {
+  const std::string ptx =
+      ".version 9.0\n.target sm_90\n.address_size 64\n"
+      ".visible .entry k(.param .u64 out, .param .u64 in)\n{\n"
+      "  .reg .b64 %rd<8>, %out;\n  .reg .b32 %r<12>;\n  .reg .b16 %h1;\n"
+      "  ld.param.u64 %out, [out];\n  cvta.to.global.u64 %out, %out;\n"
+      "  ld.param.u64 %rd1, [in];\n  cvta.to.global.u64 %rd1, %rd1;\n"
+      "  mov.u32 %r1, %tid.x;\n  mul.wide.u32 %rd2, %r1, 16;\n"
+      "  add.s64 %rd3, %rd1, %rd2;\n"
+      "  ld.global.u32 %r2, [%rd3];\n  ld.global.u16 %h1, [%rd3+4];\n"
+      "  cvt.u32.u16 %r3, %h1;\n  ld.global.s16 %r4, [%rd3+6];\n"
+      "  ld.global.u8 %r5, [%rd3+7];\n  ld.global.s8 %r6, [%rd3+6];\n"
+      "  ld.global.u64 %rd4, [%rd3+8];\n"
+      "  st.global.u32 [%out], %r2;\n  st.global.u32 [%out+4], %r3;\n"
+      "  st.global.u32 [%out+8], %r4;\n  st.global.u32 [%out+12], %r5;\n"
+      "  st.global.u32 [%out+16], %r6;\n  st.global.u64 [%out+24], %rd4;\n"
+      "  ret;\n}\n";
+  absl::StatusOr<std::vector<SassSlot>> kernel =
+      ptxdiff::testing::CompileSass(ptx, "k", opt());
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  // Lane l's 16 bytes: 0xa0b0c0d0 + l, 0x1234, 0x80 0xf0 (a negative s16
+  // and s8, bytes 6 and 7), 0x1122334455667700 + l.
+  std::vector<uint8_t> in;
+  for (uint32_t lane = 0; lane < 4; ++lane) {
+    const uint64_t words[2] = {0xf0801234a0b0c0d0ull + lane,
+                               0x1122334455667700ull + lane};
+    for (uint64_t w : words)
+      for (int b = 0; b < 8; ++b)
+        in.push_back(static_cast<uint8_t>(w >> 8 * b));
+  }
+  for (uint32_t lane = 0; lane < 4; ++lane) {
+    const KernelExecution run =
+        ExecuteKernel(*FindSassArchInfo("sm_90"), *kernel,
+                      std::vector<KernelArgument>{{.bytes = 8, .pointee = in}},
+                      32, false, lane);
+    ASSERT_TRUE(run.ran) << run.why_not;
+    const std::vector<int> image = StoredImage(run.stores, 32);
+    auto word = [&](int at) {
+      uint32_t v = 0;
+      for (int b = 0; b < 4; ++b)
+        v |= static_cast<uint32_t>(image[at + b]) << 8 * b;
+      return v;
+    };
+    EXPECT_EQ(word(0), 0xa0b0c0d0u + lane) << "lane " << lane;
+    EXPECT_EQ(word(4), 0x1234u);
+    EXPECT_EQ(word(8), 0xfffff080u);   // s16 0xf080
+    EXPECT_EQ(word(12), 0xf0u);        // u8
+    EXPECT_EQ(word(16), 0xffffff80u);  // s8 0x80
+    EXPECT_EQ(word(24), 0x55667700u + lane);
+    EXPECT_EQ(word(28), 0x11223344u);
+  }
+  // Lane 4 reads past the buffer's end.
+  const KernelExecution past = ExecuteKernel(
+      *FindSassArchInfo("sm_90"), *kernel,
+      std::vector<KernelArgument>{{.bytes = 8, .pointee = in}}, 32, false, 4);
+  EXPECT_FALSE(past.ran);
+  EXPECT_THAT(past.why_not, HasSubstr("outside the launch's buffers"));
+}
+
 }  // namespace
 }  // namespace ptxdiff

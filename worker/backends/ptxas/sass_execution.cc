@@ -8,6 +8,9 @@ namespace {
 // Where the output buffer is: any address works; this one is far from 0,
 // so that a kernel computing an address from nothing does not hit it.
 constexpr uint64_t kOutputAddress = 0x7f0000000000;
+// Where the k-th input buffer is: apart from the output and each other.
+constexpr uint64_t kInputAddress = 0x7e0000000000;
+constexpr uint64_t kInputStride = uint64_t{1} << 32;
 
 void Append(std::vector<uint8_t>& bank, int bytes, uint64_t value) {
   while (bank.size() % bytes != 0) bank.push_back(0);
@@ -28,8 +31,16 @@ KernelExecution ExecuteKernel(const SassArchInfo& arch,
   launch.known_from = arch.param_base;
   launch.trace = trace;
   Append(launch.constant_bank, 8, kOutputAddress);
-  for (const KernelArgument& a : arguments)
-    Append(launch.constant_bank, a.bytes, a.value);
+  for (const KernelArgument& a : arguments) {
+    if (a.pointee.empty()) {
+      Append(launch.constant_bank, a.bytes, a.value);
+      continue;
+    }
+    const uint64_t address =
+        kInputAddress + kInputStride * launch.buffers.size();
+    Append(launch.constant_bank, 8, address);
+    launch.buffers.push_back({.address = address, .bytes = a.pointee});
+  }
   // The parameter buffer ends on an 8-byte boundary; ptxas loads a 16-bit
   // parameter as a 32-bit word. The padding is taken as zeros, so that a
   // kernel that uses it runs (a bug that depends on it would not show).

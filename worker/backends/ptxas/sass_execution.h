@@ -30,6 +30,9 @@ namespace ptxdiff {
 struct KernelArgument {
   int bytes = 4;
   uint64_t value = 0;
+  // Where not empty, the argument is a global pointer (8 bytes, `value`
+  // unused) to a read-only buffer of these bytes, as a kernel's input.
+  std::vector<uint8_t> pointee;
 };
 
 // What a run of a kernel stored, as ConstantStores from the output pointer
