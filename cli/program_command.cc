@@ -577,7 +577,7 @@ void PrintSummary(const ProgramCampaignOptions& o,
   }
   out << absl::StrFormat(
       "programs: %s %s, %d %s, %.0f s: %d programs checked (%.1f/s); %s %.0f%% "
-      "with the inputs as immediates and %.0f%% with runtime inputs%s%s\n",
+      "with the inputs as immediates and %.0f%% with runtime inputs%s%s%s\n",
       b.backend->Name(), b.arch, o.threads,
       o.threads == 1 ? "thread" : "threads", r.seconds, r.programs,
       r.seconds > 0 ? r.programs / r.seconds : 0,
@@ -594,6 +594,11 @@ void PrintSummary(const ProgramCampaignOptions& o,
           ? absl::StrFormat("; %d of them with a thread input (%%tid.x or "
                             "%%laneid)",
                             r.with_thread_inputs)
+          : "",
+      r.with_loaded_inputs > 0
+          ? absl::StrFormat("; %d with an input loaded from memory "
+                            "(in[%%tid.x])",
+                            r.with_loaded_inputs)
           : "");
   out << FindingsLines(o, r);
   if (!r.suppressed.empty()) {

@@ -310,6 +310,8 @@ class Campaign {
       if (executed[k]) Count(&ProgramCampaignReport::executed);
       if (HasThreadInputs(batch[k]))
         Count(&ProgramCampaignReport::with_thread_inputs);
+      if (HasLoadedInputs(batch[k]))
+        Count(&ProgramCampaignReport::with_loaded_inputs);
       if (!folded[k] && !claimed[k] && !done[k])
         CountWhy(report_.not_judged, why[k]);
     }

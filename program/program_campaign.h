@@ -94,6 +94,7 @@ struct ProgramCampaignReport {
   int64_t claimed = 0;
   int64_t executed = 0;  // of them, judged on code run on the CPU (ptxas)
   int64_t with_thread_inputs = 0;  // checked, reading %tid.x or %laneid
+  int64_t with_loaded_inputs = 0;  // checked, loading an input (in[%tid.x])
   int64_t disagreements = 0;       // values the oracle refutes
   int64_t crashes = 0, hangs = 0;  // of the backend (hangs: unisolated too)
   // Disagreements in programs that use a variant no longer generated (its

@@ -439,7 +439,7 @@ TEST_F(ProgramCampaignTest, AHangSeenAloneIsFiledWithoutAnotherRun) {
 }
 
 // A backend that agrees with every program, keeping those it was given
-// with runtime inputs, and says whether it judges thread inputs.
+// with runtime inputs, and says whether it judges thread and loaded inputs.
 class AgreeingBackend : public ProgramBackend {
  public:
   explicit AgreeingBackend(bool judges_thread_inputs)
@@ -465,6 +465,7 @@ class AgreeingBackend : public ProgramBackend {
   }
   std::string ReplayFlags() const override { return ""; }
   bool JudgesThreadInputs() const override { return judges_thread_inputs_; }
+  bool JudgesLoadedInputs() const override { return judges_thread_inputs_; }
 
   std::vector<Program> checked() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -477,9 +478,9 @@ class AgreeingBackend : public ProgramBackend {
   std::vector<Program> checked_;
 };
 
-// The campaign generates programs with thread inputs for a backend that
-// judges them (one in 8 or so), and none for one that would only say "not
-// judged" (a tool, a GPU).
+// The campaign generates programs with thread inputs (and inputs loaded
+// from memory) for a backend that judges them (one in 8 or so each), and
+// none for one that would only say "not judged".
 TEST(ProgramCampaignShapeTest, ThreadInputsOnlyForABackendThatJudgesThem) {
   auto dir = TempDir::Create("program-campaign-shape");
   ASSERT_TRUE(dir.ok()) << dir.status();
@@ -496,14 +497,21 @@ TEST(ProgramCampaignShapeTest, ThreadInputsOnlyForABackendThatJudgesThem) {
     ASSERT_TRUE(report.ok()) << report.status();
     const std::vector<Program> checked = backend->checked();
     ASSERT_GT(checked.size(), 300u);
-    size_t with_threads = 0;
-    for (const Program& p : checked) with_threads += HasThreadInputs(p);
+    size_t with_threads = 0, with_loads = 0;
+    for (const Program& p : checked) {
+      with_threads += HasThreadInputs(p);
+      with_loads += HasLoadedInputs(p);
+    }
     EXPECT_EQ(report->with_thread_inputs, static_cast<int64_t>(with_threads));
+    EXPECT_EQ(report->with_loaded_inputs, static_cast<int64_t>(with_loads));
     if (judges) {
       EXPECT_GT(with_threads, checked.size() / 16) << checked.size();
       EXPECT_LT(with_threads, checked.size() / 5) << checked.size();
+      EXPECT_GT(with_loads, checked.size() / 16) << checked.size();
+      EXPECT_LT(with_loads, checked.size() / 5) << checked.size();
     } else {
       EXPECT_EQ(with_threads, 0u);
+      EXPECT_EQ(with_loads, 0u);
     }
   }
 }

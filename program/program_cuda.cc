@@ -88,12 +88,15 @@ class CudaModuleRunner : public ProgramModuleRunner {
         " --arch sm_", gpu_.target.sm);
   }
   std::string Who() const override { return "the GPU"; }
-  std::string HowToRun() const override {
+  std::string HowToRun(size_t slots) const override {
     return absl::StrCat(
         "Run: ptxdiff-worker --backend=cuda --run-module repro.ptx input.bin "
-        "out.bin 2",
-        Options());
+        "out.bin ",
+        slots, Options());
   }
+  // The worker launches the module on a block of kProgramLanes threads
+  // (module_run.h's kModuleRunThreads).
+  bool RunsLanes() const override { return true; }
 
  private:
   // The worker's KEY=VALUE options.

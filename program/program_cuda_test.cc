@@ -85,7 +85,8 @@ class ModuleOnFakeGpuTest : public testing::Test {
 };
 
 // Generated programs (loops, squares, narrowing) give the composed oracle's
-// outputs, many in one module launched on one thread, in both input forms.
+// outputs, many in one module launched on one block of 32 threads (the
+// first runs them), in both input forms.
 TEST_F(ModuleOnFakeGpuTest, RightProgramsGiveTheOraclesOutputs) {
   const std::vector<Program> programs = RandomPrograms(40, 5);
   for (ProgramInputs form :
@@ -99,7 +100,8 @@ TEST_F(ModuleOnFakeGpuTest, RightProgramsGiveTheOraclesOutputs) {
           << FormatProgram(programs[k]);
     }
     const FakeCudaDriver::LaunchRecord& launch = driver_.launches().back();
-    EXPECT_EQ(launch.grid * launch.block, 1u);
+    EXPECT_EQ(launch.grid, 1u);
+    EXPECT_EQ(launch.block, static_cast<unsigned>(kProgramLanes));
     EXPECT_EQ(launch.n, 2 * programs.size());
   }
 }
@@ -263,6 +265,42 @@ TEST_P(CudaProgramBackendTest, APlantedWrongInstructionIsFound) {
       "oracle gives %s = 0x00000007");
   EXPECT_TRUE(checks[1].judged);
   EXPECT_FALSE(checks[1].mismatch.has_value());
+}
+
+// Thread inputs on the GPU: the module runs on a block of 32 threads, a
+// program reading %tid.x on each lane, judged lane by lane in both forms.
+// A sum that saturates from lane 16 on agrees at its witness (lane 0) and
+// on a right GPU; on one that wraps instead, the lanes find it. The
+// programs without thread inputs beside it still run on one thread.
+TEST_P(CudaProgramBackendTest, ThreadInputsAreJudgedOnEveryLane) {
+  const Program lanes = ProgramOf(
+      "input %t .b32 %tid.x 0\ninput %a .b32 0x7ffffff0\n"
+      "add.sat.s32 %r, %a, %t;\noutput %r\n");
+  const std::vector<Program> programs = {SquareProgram(), lanes,
+                                         SquareProgram()};
+  EXPECT_TRUE(MakeCudaProgramBackend(Gpu())->JudgesThreadInputs());
+  for (ProgramInputs form :
+       {ProgramInputs::kRuntime, ProgramInputs::kImmediate}) {
+    const std::vector<ProgramCheck> checks = Check(programs, form);
+    ASSERT_EQ(checks.size(), 3u);
+    for (const ProgramCheck& c : checks) {
+      EXPECT_TRUE(c.judged) << c.why_not;
+      EXPECT_FALSE(c.mismatch.has_value());
+    }
+  }
+  setenv("PTXDIFF_SIM_CUDA_WRONG", "add.sat.s32", 1);
+  for (ProgramInputs form :
+       {ProgramInputs::kRuntime, ProgramInputs::kImmediate}) {
+    const std::vector<ProgramCheck> checks = Check(programs, form);
+    ASSERT_EQ(checks.size(), 3u);
+    ASSERT_TRUE(checks[1].mismatch.has_value());
+    const uint32_t lane = LaneOf(lanes, checks[1].mismatch->inputs);
+    EXPECT_GE(lane, 16u);
+    EXPECT_EQ(checks[1].mismatch->claimed,
+              std::vector<uint64_t>{0x7ffffff0u + lane});
+    EXPECT_FALSE(checks[0].mismatch.has_value());
+    EXPECT_FALSE(checks[2].mismatch.has_value());
+  }
 }
 
 // The module faults; halved, the fault is pinned on the one program whose

@@ -195,7 +195,7 @@ TEST(ProgramGeneratorTest, LoadedInputsOnlyWhereTheShapeSaysSo) {
 // ptxas accepts generated programs' kernels (if/else blocks, forward
 // branches, exits, thread and loaded inputs among them) in both input forms on
 // several targets, as one module of kernels and as a tool's module of all
-// the programs.
+// the programs (and a GPU's, its thread-input programs on lanes).
 TEST(ProgramGeneratorTest, KernelsAssemble) {
   auto ptxas = FindPtxas({});
   if (!ptxas.ok()) GTEST_SKIP() << ptxas.status();
@@ -229,7 +229,8 @@ TEST(ProgramGeneratorTest, KernelsAssemble) {
          {ProgramInputs::kRuntime, ProgramInputs::kImmediate}) {
       for (const std::string& module :
            {ProgramsModule(programs, target, form),
-            ProgramToolModule(programs, target, form)}) {
+            ProgramToolModule(programs, target, form),
+            ProgramToolModule(programs, target, form, /*lanes=*/true)}) {
         auto out = RunPtxas(*ptxas, arch, module);
         ASSERT_TRUE(out.ok()) << out.status();
         EXPECT_TRUE(out->ok) << arch << ": " << LogSummary(out->log);

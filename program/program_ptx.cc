@@ -364,14 +364,56 @@ std::string ProgramKernel(const Program& program, absl::string_view entry,
                       parts.body, parts.stores, "  ret;\n}\n");
 }
 
+ProgramSlots SlotsOf(std::span<const Program> programs, bool lanes) {
+  ProgramSlots slots{.first = {0}, .lanes = lanes};
+  for (const Program& p : programs) {
+    const bool on_lanes = lanes && HasThreadInputs(p);
+    slots.first.push_back(slots.first.back() +
+                          (on_lanes ? kProgramLanes * 2 : 2));
+  }
+  return slots;
+}
+
+namespace {
+
+// The head of a tool module's body: the thread's index in the grid, and
+// whether it is the first (or, where programs run on lanes, one of the
+// first kProgramLanes, with its share of {out}).
+std::string ThreadsOfTheModule(bool lanes) {
+  std::string out =
+      "  mov.u32 %ptxdiff_bits, %ctaid.x;\n  mov.u32 %ptxdiff_t, %ntid.x;\n"
+      "  mul.lo.u32 %ptxdiff_bits, %ptxdiff_bits, %ptxdiff_t;\n"
+      "  mov.u32 %ptxdiff_t, %tid.x;\n  add.u32 %ptxdiff_bits, %ptxdiff_bits, "
+      "%ptxdiff_t;\n"
+      "  setp.ne.u32 %ptxdiff_first, %ptxdiff_bits, 0;\n";
+  if (!lanes) {
+    return absl::StrCat(
+        "  // Only the grid's first thread runs the programs.\n", out,
+        "  @%ptxdiff_first bra $ptxdiff_end;\n");
+  }
+  return absl::StrCat(
+      "  // The grid's first thread runs the programs, its first ",
+      kProgramLanes,
+      " those with thread inputs\n  // (each its own outputs).\n", out,
+      "  setp.ge.u32 %ptxdiff_notlane, %ptxdiff_bits, ", kProgramLanes,
+      ";\n  mul.wide.u32 %ptxdiff_lane_out, %ptxdiff_bits, ",
+      2 * kBatchResultBytes, ";\n");
+}
+
+}  // namespace
+
 std::string ProgramToolModule(std::span<const Program> programs,
-                              const PtxTarget& target, ProgramInputs inputs) {
+                              const PtxTarget& target, ProgramInputs inputs,
+                              bool lanes) {
+  const ProgramSlots slots = SlotsOf(programs, lanes);
   std::string declarations, body;
   LabelCount labels;
   for (size_t k = 0; k < programs.size(); ++k) {
-    // Two of the ABI's slots: 2 x 32 bytes of {in}, 2 x 16 bytes of {out}.
-    const int in = static_cast<int>(k) * 2 * kTupleBytes;
-    const int out = static_cast<int>(k) * 2 * kBatchResultBytes;
+    // Its slots: 32 bytes of {in} and 16 of {out} each, its inputs in the
+    // first two's {in}, its outputs in two slots of {out} (a lane's two).
+    const int in = static_cast<int>(slots.first[k]) * kTupleBytes;
+    const int out = static_cast<int>(slots.first[k]) * kBatchResultBytes;
+    const bool on_lanes = lanes && HasThreadInputs(programs[k]);
     // Programs run one after another on one thread: an exit skips only
     // the rest of its own program.
     const std::string exit_label = absl::StrCat("$ptxdiff_exit", k);
@@ -383,8 +425,17 @@ std::string ProgramToolModule(std::span<const Program> programs,
     labels.loops += parts.labels.loops;
     labels.ifs += parts.labels.ifs;
     absl::StrAppend(&declarations, parts.declarations);
-    absl::StrAppend(&body, "  // program ", k, "\n", parts.loads,
-                    parts.counters, parts.body, parts.stores);
+    absl::StrAppend(
+        &body, "  // program ", k,
+        on_lanes ? absl::StrCat(", on ", kProgramLanes, " lanes") : "", "\n");
+    if (on_lanes) {
+      absl::StrAppend(&body, "  @%ptxdiff_notlane bra $ptxdiff_next", k,
+                      ";\n  add.s64 %out, %out, %ptxdiff_lane_out;\n");
+    } else if (lanes) {
+      absl::StrAppend(&body, "  @%ptxdiff_first bra $ptxdiff_next", k, ";\n");
+    }
+    absl::StrAppend(&body, parts.loads, parts.counters, parts.body,
+                    parts.stores);
     // Every byte of {out} is written: 0 for the outputs it does not have.
     for (size_t j = programs[k].outputs.size(); j < kMaxProgramOutputs; ++j) {
       absl::StrAppend(&body, "  mov.u64 %result, 0;\n  st.global.u64 [%out+",
@@ -401,6 +452,9 @@ std::string ProgramToolModule(std::span<const Program> programs,
       }
       absl::StrAppend(&body, "$ptxdiff_stored", k, ":\n");
     }
+    if (on_lanes)
+      absl::StrAppend(&body, "  sub.s64 %out, %out, %ptxdiff_lane_out;\n");
+    if (lanes) absl::StrAppend(&body, "$ptxdiff_next", k, ":\n");
   }
   if (labels.loops > 0)
     absl::StrAppend(&declarations, "  .reg .pred %ptxdiff_lp;\n");
@@ -409,13 +463,27 @@ std::string ProgramToolModule(std::span<const Program> programs,
                      [](const Program& p) { return HasLoadedInputs(p); })) {
     absl::StrAppend(&declarations, kLoadRegisters);
   }
+  if (lanes) {
+    absl::StrAppend(&declarations,
+                    "  .reg .pred %ptxdiff_notlane;\n  .reg .b64 "
+                    "%ptxdiff_lane_out;\n");
+  }
   return absl::StrCat(
       "// ptxdiff batch: ", programs.size(),
-      programs.size() == 1 ? " program" : " programs", " in ",
-      2 * programs.size(), " slots; {out} holds 16 bytes per slot\n",
-      "// program k: inputs ",
-      inputs == ProgramInputs::kRuntime ? "at {in} + 64k + 8j" : "immediate",
-      ", outputs at {out} + 32k + 8j\n", ProgramsHeader(programs, target),
+      programs.size() == 1 ? " program" : " programs", " in ", slots.total(),
+      " slots; {out} holds 16 bytes per slot\n",
+      lanes ? absl::StrCat("// program k: inputs ",
+                           inputs == ProgramInputs::kRuntime
+                               ? "at {in} + 32 first(k) + 8j"
+                               : "immediate",
+                           ", outputs at {out} + 16 first(k) + 8j (a program "
+                           "on lanes: + 32 lane)\n")
+            : absl::StrCat("// program k: inputs ",
+                           inputs == ProgramInputs::kRuntime
+                               ? "at {in} + 64k + 8j"
+                               : "immediate",
+                           ", outputs at {out} + 32k + 8j\n"),
+      ProgramsHeader(programs, target),
       ".visible .entry ptxdiff_register(\n    .param .u64 ptxdiff_in,\n    "
       ".param .u64 ptxdiff_out,\n"
       "    .param .u32 ptxdiff_n)\n{\n",
@@ -423,15 +491,8 @@ std::string ProgramToolModule(std::span<const Program> programs,
       "  .reg .b64 %in, %out, %result;\n",
       declarations,
       "  ld.param.u64 %in, [ptxdiff_in];\n  cvta.to.global.u64 %in, %in;\n"
-      "  ld.param.u64 %out, [ptxdiff_out];\n  cvta.to.global.u64 %out, %out;\n"
-      "  // Only the grid's first thread runs the programs.\n"
-      "  mov.u32 %ptxdiff_bits, %ctaid.x;\n  mov.u32 %ptxdiff_t, %ntid.x;\n"
-      "  mul.lo.u32 %ptxdiff_bits, %ptxdiff_bits, %ptxdiff_t;\n"
-      "  mov.u32 %ptxdiff_t, %tid.x;\n  add.u32 %ptxdiff_bits, %ptxdiff_bits, "
-      "%ptxdiff_t;\n"
-      "  setp.ne.u32 %ptxdiff_first, %ptxdiff_bits, 0;\n  @%ptxdiff_first bra "
-      "$ptxdiff_end;\n",
-      body, "$ptxdiff_end:\n  ret;\n}\n");
+      "  ld.param.u64 %out, [ptxdiff_out];\n  cvta.to.global.u64 %out, %out;\n",
+      ThreadsOfTheModule(lanes), body, "$ptxdiff_end:\n  ret;\n}\n");
 }
 
 std::string ProgramEntry(size_t k) {

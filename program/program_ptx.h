@@ -24,6 +24,7 @@
 
 #include <span>
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "program/program.h"
@@ -65,8 +66,25 @@ std::string ProgramEntry(size_t k);  // "ptxdiff_program_3"
 // {in} + 64k + 8j (runtime) or as immediates, and stores its outputs
 // zero-extended at {out} + 32k + 8j (0 where it has none). At most 4
 // inputs each.
+//
+// With `lanes` (a GPU: its module is launched on a block of kProgramLanes
+// threads), a program with thread inputs runs on each of the grid's first
+// kProgramLanes threads and fills 2 x kProgramLanes slots, lane L's outputs
+// at {out} + 16 first(k) + 32 L + 8j (SlotsOf); the others still run on
+// the first thread alone.
 std::string ProgramToolModule(std::span<const Program> programs,
-                              const PtxTarget& target, ProgramInputs inputs);
+                              const PtxTarget& target, ProgramInputs inputs,
+                              bool lanes = false);
+
+// Where each program sits in a tool's module: its first slot (`first[k]`,
+// `first` ending with the total).
+struct ProgramSlots {
+  std::vector<size_t> first;
+  bool lanes = false;
+  size_t total() const { return first.back(); }
+  bool OnLanes(const Program& p) const { return lanes && HasThreadInputs(p); }
+};
+ProgramSlots SlotsOf(std::span<const Program> programs, bool lanes);
 
 }  // namespace ptxdiff
 

@@ -15,19 +15,14 @@
 #include "program/composed_oracle.h"
 
 namespace ptxdiff {
-namespace {
 
-// A program's share of {in} and of {out}: two of the ABI's slots.
-constexpr size_t kInBytes = 2 * kTupleBytes, kOutBytes = 2 * kBatchResultBytes;
-
-}  // namespace
-
-std::string ProgramInputBuffer(std::span<const Program> programs) {
-  std::string in(programs.size() * kInBytes, '\0');
+std::string ProgramInputBuffer(std::span<const Program> programs, bool lanes) {
+  const ProgramSlots slots = SlotsOf(programs, lanes);
+  std::string in(slots.total() * kTupleBytes, '\0');
   for (size_t k = 0; k < programs.size(); ++k) {
     for (size_t j = 0; j < programs[k].inputs.size(); ++j) {
       const uint64_t v = programs[k].inputs[j].witness;
-      std::memcpy(&in[k * kInBytes + 8 * j], &v, 8);
+      std::memcpy(&in[slots.first[k] * kTupleBytes + 8 * j], &v, 8);
     }
   }
   return in;
@@ -57,19 +52,32 @@ void NotRun(size_t programs, const std::string& why, ProgramToolRun* results) {
   }
 }
 
+// The outputs of the program at `first` slot (2 slots of {out} a lane).
+std::vector<uint64_t> OutputsAt(const std::string& out, size_t first,
+                                size_t outputs) {
+  std::vector<uint64_t> values(outputs);
+  for (size_t j = 0; j < outputs; ++j)
+    std::memcpy(&values[j], &out[first * kBatchResultBytes + 8 * j], 8);
+  return values;
+}
+
 absl::Status RunInto(const ProgramModuleRunner& runner,
                      std::span<const Program> programs, RunPlan& plan,
                      ProgramToolRun* results) {
+  const bool lanes = runner.RunsLanes();
+  const ProgramSlots slots = SlotsOf(programs, lanes);
   const ToolRun run = runner.Run(
-      ProgramToolModule(programs, runner.target(), plan.inputs),
-      ProgramInputBuffer(programs), 2 * programs.size(), plan.deadline);
+      ProgramToolModule(programs, runner.target(), plan.inputs, lanes),
+      ProgramInputBuffer(programs, lanes), slots.total(), plan.deadline);
   PTXDIFF_RETURN_IF_ERROR(run.error);
   if (run.end == ToolRun::kOk) {
     for (size_t k = 0; k < programs.size(); ++k) {
-      for (size_t j = 0; j < programs[k].outputs.size(); ++j) {
-        uint64_t v;
-        std::memcpy(&v, &run.out[k * kOutBytes + 8 * j], 8);
-        results[k].outputs.push_back(v);
+      const size_t outputs = programs[k].outputs.size();
+      results[k].outputs = OutputsAt(run.out, slots.first[k], outputs);
+      if (!slots.OnLanes(programs[k])) continue;
+      for (int lane = 0; lane < kProgramLanes; ++lane) {
+        results[k].lanes.push_back(
+            OutputsAt(run.out, slots.first[k] + 2 * lane, outputs));
       }
     }
     return absl::OkStatus();
@@ -134,9 +142,9 @@ class ToolModuleRunner : public ProgramModuleRunner {
                         ShellQuote(absl::StrCat("ptx-cmd:", tool_.command)));
   }
   std::string Who() const override { return "the tool"; }
-  std::string HowToRun() const override {
+  std::string HowToRun(size_t slots) const override {
     return absl::StrCat("Run: ", tool_.command,
-                        " with {in} = input.bin and {n} = 2");
+                        " with {in} = input.bin and {n} = ", slots);
   }
 
  private:
@@ -194,6 +202,7 @@ std::vector<Program> AtVectors(const Program& p, ProgramInputs form,
   for (int v = 0; v < kMoreVectors; ++v) {
     Program copy = p;
     for (ProgramInput& in : copy.inputs) {
+      if (in.thread != ThreadInput::kNone) continue;  // every lane runs
       const std::vector<uint64_t> edges =
           EdgeValues(in.width == 1 ? 1 : in.width);
       in.witness = edges[rng() % edges.size()];
@@ -226,15 +235,27 @@ ProgramCheck Judge(std::span<const Program> copies,
         check.hung_in_module = run.hung_in_module;
       continue;
     }
-    std::vector<ProgramValue> oracle = EvaluateAtWitness(copies[c], reading);
-    if (ThreadExits(oracle)) continue;  // it stores nothing to judge
-    check.judged = true;
-    if (check.mismatch) continue;
-    if (Disagrees(oracle, run.outputs)) {
-      check.mismatch = ProgramMismatch{.form = form,
-                                       .claimed = run.outputs,
-                                       .inputs = WitnessInputs(copies[c]),
-                                       .oracle = std::move(oracle)};
+    // Each lane it ran on, at the copy's inputs there.
+    const std::vector<uint64_t> witness = WitnessInputs(copies[c]);
+    const size_t lanes = run.lanes.empty() ? 1 : run.lanes.size();
+    for (size_t lane = 0; lane < lanes; ++lane) {
+      const std::vector<uint64_t> inputs =
+          run.lanes.empty()
+              ? witness
+              : AtLane(copies[c], witness, static_cast<uint32_t>(lane));
+      std::vector<ProgramValue> oracle =
+          *EvaluateProgram(copies[c], inputs, reading);
+      if (ThreadExits(oracle)) continue;  // it stores nothing to judge
+      check.judged = true;
+      if (check.mismatch) continue;
+      const std::vector<uint64_t>& got =
+          run.lanes.empty() ? run.outputs : run.lanes[lane];
+      if (Disagrees(oracle, got)) {
+        check.mismatch = ProgramMismatch{.form = form,
+                                         .claimed = got,
+                                         .inputs = inputs,
+                                         .oracle = std::move(oracle)};
+      }
     }
   }
   if (!check.judged && check.why_not.empty() && !check.cut) {
@@ -272,9 +293,9 @@ class RunnerProgramBackend : public ProgramBackend {
     std::vector<size_t> first;  // program k's copies start at first[k]
     for (const Program& p : programs) {
       first.push_back(copies.size());
-      // The ABI runs programs on one thread: one with thread inputs has no
-      // copies, and is not judged.
-      if (HasThreadInputs(p)) continue;
+      // A tool runs programs on one thread: one with thread inputs has no
+      // copies there, and is not judged.
+      if (HasThreadInputs(p) && !runner_->RunsLanes()) continue;
       for (Program& c : AtVectors(p, form, rng)) copies.push_back(std::move(c));
     }
     first.push_back(copies.size());
@@ -283,7 +304,7 @@ class RunnerProgramBackend : public ProgramBackend {
         RunPrograms(*runner_, copies, form, deadline, stop_at_fault));
     std::vector<ProgramCheck> checks;
     for (size_t k = 0; k < programs.size(); ++k) {
-      if (HasThreadInputs(programs[k])) {
+      if (HasThreadInputs(programs[k]) && !runner_->RunsLanes()) {
         checks.push_back({.why_not = kThreadInputsNotRun});
         continue;
       }
@@ -317,17 +338,20 @@ class RunnerProgramBackend : public ProgramBackend {
     return ReproModuleOf({&p, 1}, form);
   }
   std::string ReproInput(const Program& p) const override {
-    return ProgramInputBuffer({&p, 1});
+    return ProgramInputBuffer({&p, 1}, runner_->RunsLanes());
   }
   std::string ReproModuleOf(std::span<const Program> programs,
                             ProgramInputs form) const override {
-    return absl::StrCat("// ", runner_->HowToRun(),
-                        " (docs/kernel-abi.md, \"Programs\")\n",
-                        ProgramToolModule(programs, runner_->target(), form));
+    const bool lanes = runner_->RunsLanes();
+    return absl::StrCat(
+        "// ", runner_->HowToRun(SlotsOf(programs, lanes).total()),
+        " (docs/kernel-abi.md, \"Programs\")\n",
+        ProgramToolModule(programs, runner_->target(), form, lanes));
   }
   std::string ReproInputOf(std::span<const Program> programs) const override {
-    return ProgramInputBuffer(programs);
+    return ProgramInputBuffer(programs, runner_->RunsLanes());
   }
+  bool JudgesThreadInputs() const override { return runner_->RunsLanes(); }
 
   std::string ReplayFlags() const override { return runner_->ReplayFlags(); }
 

@@ -44,8 +44,13 @@ class ProgramModuleRunner {
   virtual std::string ReplayFlags() const = 0;
   // Who gives the outputs, in a mismatch's words: "the tool", "the GPU".
   virtual std::string Who() const = 0;
-  // How to run a reproducer's module and input.bin: its first comment line.
-  virtual std::string HowToRun() const = 0;
+  // How to run a reproducer's module and input.bin of `slots` slots: its
+  // first comment line.
+  virtual std::string HowToRun(size_t slots) const = 0;
+  // True if it launches a module on a block of kProgramLanes threads, so
+  // that programs with thread inputs run on each lane (ProgramToolModule's
+  // `lanes`): a GPU. A tool chooses its own launch (kernel ABI 2).
+  virtual bool RunsLanes() const { return false; }
 };
 
 struct ProgramTool {
@@ -64,6 +69,9 @@ struct ProgramTool {
 struct ProgramToolRun {
   ToolRun::End end = ToolRun::kOk;
   std::vector<uint64_t> outputs;  // one per output, for kOk
+  // A program run on lanes (ProgramSlots::OnLanes): each lane's outputs,
+  // kProgramLanes of them (`outputs` is lane 0's).
+  std::vector<std::vector<uint64_t>> lanes;
   std::string what;  // how it ended, and the end of the tool's output
   // kCut, in a module the tool hung on whose halving the deadline cut: how
   // that module's run ended (an unisolated hang: no one program is known to
@@ -89,8 +97,9 @@ absl::StatusOr<std::vector<ProgramToolRun>> RunProgramsOnTool(
     ProgramInputs inputs);
 
 // The input buffer for `programs`: program k's witnesses little-endian at
-// {in} + 64k + 8j.
-std::string ProgramInputBuffer(std::span<const Program> programs);
+// {in} + 32 slots.first[k] + 8j (64k + 8j without lanes).
+std::string ProgramInputBuffer(std::span<const Program> programs,
+                               bool lanes = false);
 
 // The runner as a program backend: each program run at its witness and,
 // with runtime inputs, at a few more input vectors (edge values of each

@@ -224,7 +224,10 @@ class CountingRunner : public ProgramModuleRunner {
   std::string Identity() const override { return runner_->Identity(); }
   std::string ReplayFlags() const override { return runner_->ReplayFlags(); }
   std::string Who() const override { return runner_->Who(); }
-  std::string HowToRun() const override { return runner_->HowToRun(); }
+  std::string HowToRun(size_t slots) const override {
+    return runner_->HowToRun(slots);
+  }
+  bool RunsLanes() const override { return runner_->RunsLanes(); }
   mutable int runs = 0;
 
  private:

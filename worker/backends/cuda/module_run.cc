@@ -57,7 +57,8 @@ absl::StatusOr<Buffers> Allocate(CudaDriver& driver, size_t in_bytes,
   return b;
 }
 
-// Copy in, launch on one thread, copy out: queued on `stream`.
+// Copy in, launch on one block of kModuleRunThreads, copy out: queued on
+// `stream`.
 absl::Status Enqueue(CudaDriver& driver, CUstream stream, CUfunction function,
                      const Buffers& b, size_t in_bytes, size_t out_bytes,
                      uint32_t n) {
@@ -66,10 +67,10 @@ absl::Status Enqueue(CudaDriver& driver, CUstream stream, CUfunction function,
       MemcpyHtoDAsync(b.device_in.get(), b.host_in.get(), in_bytes, stream)));
   CUdeviceptr in = b.device_in.get(), out = b.device_out.get();
   void* params[] = {&in, &out, &n};
-  // The module's first thread runs every program: a grid of one.
-  PTXDIFF_RETURN_IF_ERROR(PTXDIFF_CU_CALL(
-      driver, "launch the module's kernel",
-      LaunchKernel(function, 1, 1, 1, 1, 1, 1, 0, stream, params, nullptr)));
+  PTXDIFF_RETURN_IF_ERROR(
+      PTXDIFF_CU_CALL(driver, "launch the module's kernel",
+                      LaunchKernel(function, 1, 1, 1, kModuleRunThreads, 1, 1,
+                                   0, stream, params, nullptr)));
   return PTXDIFF_CU_CALL(
       driver, "copy the output buffer from the device",
       MemcpyDtoHAsync(b.host_out.get(), b.device_out.get(), out_bytes, stream));

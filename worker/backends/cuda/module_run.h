@@ -1,6 +1,7 @@
 // One module of kernel ABI 2 (entry ptxdiff_register(in, out, n): a batch
 // module, or a module of programs, docs/kernel-abi.md "Programs") run once
-// on the device, on one thread, and how it ended.
+// on the device, on one block of kModuleRunThreads threads, and how it
+// ended.
 //
 // This is what `ptxdiff-worker --backend=cuda --run-module` does for the
 // program backend on a GPU (program/program_cuda.h), one process per run:
@@ -33,10 +34,15 @@ struct CudaModuleRun {
   std::string what;  // for the others: the error, with the JIT log
 };
 
-// Runs `ptx`'s ptxdiff_register on one thread of the current context's
-// device, with `in` as its input buffer and `n` slots of output. An error
-// for a failure that is neither the module's nor the device's (an
-// allocation, a non-sticky launch error).
+// The threads a module runs on: one warp, so that a module of programs
+// runs those with thread inputs on each lane (program/program_ptx.h); a
+// batch module's grid-stride loop runs its tuples on any.
+inline constexpr unsigned kModuleRunThreads = 32;
+
+// Runs `ptx`'s ptxdiff_register on a block of kModuleRunThreads threads of
+// the current context's device, with `in` as its input buffer and `n` slots of
+// output. An error for a failure that is neither the module's nor the device's
+// (an allocation, a non-sticky launch error).
 absl::StatusOr<CudaModuleRun> RunModuleOnDevice(CudaDriver& driver,
                                                 absl::string_view ptx,
                                                 absl::string_view in, size_t n,

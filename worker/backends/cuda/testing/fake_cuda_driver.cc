@@ -711,6 +711,11 @@ CUresult FakeCudaDriver::RunBatchKernel(const LaunchRecord& launch,
   const uint8_t* in = DeviceBytes(launch.in, n * kTupleBytes);
   if (out == nullptr || in == nullptr) return CUDA_ERROR_ILLEGAL_ADDRESS;
   RegisterKernel::RunOptions options;
+  // The launch's shape, its blocks and threads capped at a warp's worth
+  // (a grid-stride kernel covers every tuple on any shape; a module of
+  // programs needs its block's lanes).
+  options.grid = {.blocks = std::min(launch.grid, 3u),
+                  .threads = std::min(launch.block, 32u)};
   for (const std::string& s : unsaturated_) {
     Variant v = *ParseVariant(s);
     Variant wraps = v;
