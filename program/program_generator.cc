@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
+#include "program/composed_oracle.h"
 #include "worker/backends/cuda/kernel_gen.h"
 
 namespace ptxdiff {
@@ -74,10 +75,28 @@ class Builder {
     if (branch_at == steps) AddIfElse();
     Narrow();
     p_.outputs = {live_.back()};
+    KeepTheWitnessStoring();
     return std::move(p_);
   }
 
  private:
+  // A program whose thread exits at its witness stores nothing there, and
+  // most such exit at every input vector a check tries (not judged): its
+  // exits' guards are turned round, so that the witness reaches the stores
+  // and other inputs may still exit (or, where it still exits, the exits
+  // go).
+  void KeepTheWitnessStoring() {
+    if (!HasExit(p_) || !ThreadExits(EvaluateAtWitness(p_))) return;
+    for (ProgramStep& s : p_.steps) {
+      if (s.kind == ProgramStep::kExit) s.guard_negated = !s.guard_negated;
+    }
+    if (!ThreadExits(EvaluateAtWitness(p_))) return;
+    // Exits on both senses of its compares: none is kept.
+    std::erase_if(p_.steps, [](const ProgramStep& s) {
+      return s.kind == ProgramStep::kExit;
+    });
+  }
+
   // `in` read from the thread: %tid.x or %laneid, shown at a random lane.
   // The compares of an input with a small bound then split the lanes.
   void MakeThreadInput(ProgramInput& in) {

@@ -169,6 +169,22 @@ TEST(ProgramGeneratorTest, ThreadInputsOnlyWhereTheShapeSaysSo) {
   }
 }
 
+// Programs with exits keep them, and the witness reaches the stores: a
+// program whose thread exits at its witness has its exits' guards turned
+// round (most such exited at every input a check tried, and were not
+// judged).
+TEST(ProgramGeneratorTest, TheWitnessIsNeverAnInputThatExits) {
+  std::mt19937_64 rng(9);
+  int with_exits = 0;
+  for (int n = 0; n < 2000; ++n) {
+    const Program p = RandomProgram(rng, {.thread_inputs = true});
+    if (!HasExit(p)) continue;
+    ++with_exits;
+    EXPECT_FALSE(ThreadExits(EvaluateAtWitness(p))) << FormatProgram(p);
+  }
+  EXPECT_GT(with_exits, 40);
+}
+
 // Inputs loaded from memory where the shape allows them, about one program
 // in 8 (loaded_input_percent), one input each; none by default.
 TEST(ProgramGeneratorTest, LoadedInputsOnlyWhereTheShapeSaysSo) {

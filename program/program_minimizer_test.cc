@@ -184,11 +184,12 @@ TEST(ProgramMinimizerTest, ALoadedInputStaysLoadedOnlyWhereNeeded) {
       "mul.lo.u32 %r, %a, %b;\noutput %r\n");
   const bool candidate =
       absl::c_any_of(ProgramSimplifications(p), [](const Program& c) {
-        return !c.inputs[0].loaded && c.inputs[1].loaded;
+        return c.inputs.size() == 2 && !c.inputs[0].loaded &&
+               c.inputs[1].loaded;
       });
   EXPECT_TRUE(candidate);
   auto needs_a_load = [](const Program& c) -> absl::StatusOr<bool> {
-    return CountSteps(c) > 0 && c.inputs[0].loaded;
+    return CountSteps(c) > 0 && !c.inputs.empty() && c.inputs[0].loaded;
   };
   auto min = MinimizeProgram(p, needs_a_load);
   ASSERT_TRUE(min.ok()) << min.status();
