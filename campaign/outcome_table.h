@@ -46,7 +46,8 @@ enum class Outcome : uint8_t {
   kUnsupported,   // declined: DeclineCode::kUnsupportedVariant
   kNotEvaluable,  // declined: kNotEvaluable (not folded, not run)
   kOperandForm,   // declined: kOperandForm
-  kNotRun,        // declined: a time budget ran out first (kNotRunPrefix)
+  kNotRun,        // declined: left unrun (kNotRunPrefix): a time budget
+                  // ran out first, or a fault cap
   kDeclinedOther,
 };
 inline constexpr int kNumOutcomes = 11;

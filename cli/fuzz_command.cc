@@ -422,7 +422,8 @@ std::string FaultCostLine(const FuzzStats& sum) {
       " tuples not sent again because they crashed or hung the backend "
       "before; ",
       sum.sent_again,
-      " sent again because a batch's time ran out before they ran\n");
+      " sent again because a batch left them unrun (its time budget or fault "
+      "cap)\n");
 }
 
 void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
@@ -456,7 +457,8 @@ void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
       << " not evaluable (e.g. not "
       << "folded), " << sum.declined_unsupported << " unsupported variant, "
       << sum.declined_operand_form << " operand form, " << sum.declined_not_run
-      << " not run (a time budget ran out first, each sent again "
+      << " not run (a batch's time budget or fault cap left them unrun, each "
+         "sent again "
       << kMaxSendsAgain << " times), " << sum.declined_other << " other\n"
       << TopDeclineLine(sum) << FaultCostLine(sum) << "fuzz:   generated "
       << sum.offered << " tuples in " << sum.inputs << " fuzz inputs and "

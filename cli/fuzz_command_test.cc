@@ -483,9 +483,9 @@ TEST(FuzzCommandTest, ACampaignThatTestedNothingFailsAndSaysWhy) {
                     "(16 tuples): exit status 1\n");
   EXPECT_EQ(r.code, 1) << r.out;
   // The declines by reason, those a time budget left unrun apart.
-  EXPECT_THAT(r.out, HasSubstr("0 operand form, 12 not run (a time budget "
-                               "ran out first, each sent again 8 times), 260 "
-                               "other\n"));
+  EXPECT_THAT(r.out, HasSubstr("0 operand form, 12 not run (a batch's time "
+                               "budget or fault cap left them unrun, each "
+                               "sent again 8 times), 260 other\n"));
   EXPECT_THAT(
       r.err,
       StartsWith(
