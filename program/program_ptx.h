@@ -9,7 +9,8 @@
 // thread of a program with thread inputs at ptxdiff_out + 8k +
 // ThreadOutputBytes * %tid.x, launched as one block of kProgramLanes). The
 // inputs are runtime values (kernel parameters, loaded with ld.param: what a
-// compiler cannot know) or immediates (moved into their registers: a
+// compiler cannot know; a loaded input's parameter points to a buffer whose
+// word at %tid.x it loads) or immediates (moved into their registers: a
 // constant expression). A loop is a counted loop; an if branches to its else
 // part where its condition fails (`@!%p bra $ptxdiff_else<k>`) and from the
 // end of its then part over it (`bra.uni $ptxdiff_fi<k>`), its labels
