@@ -367,9 +367,8 @@ std::string ProgramKernel(const Program& program, absl::string_view entry,
 ProgramSlots SlotsOf(std::span<const Program> programs, bool lanes) {
   ProgramSlots slots{.first = {0}, .lanes = lanes};
   for (const Program& p : programs) {
-    const bool on_lanes = lanes && HasThreadInputs(p);
     slots.first.push_back(slots.first.back() +
-                          (on_lanes ? kProgramLanes * 2 : 2));
+                          (slots.OnLanes(p) ? kProgramLanes * 2 : 2));
   }
   return slots;
 }
@@ -413,7 +412,7 @@ std::string ProgramToolModule(std::span<const Program> programs,
     // first two's {in}, its outputs in two slots of {out} (a lane's two).
     const int in = static_cast<int>(slots.first[k]) * kTupleBytes;
     const int out = static_cast<int>(slots.first[k]) * kBatchResultBytes;
-    const bool on_lanes = lanes && HasThreadInputs(programs[k]);
+    const bool on_lanes = slots.OnLanes(programs[k]);
     // Programs run one after another on one thread: an exit skips only
     // the rest of its own program.
     const std::string exit_label = absl::StrCat("$ptxdiff_exit", k);
@@ -471,19 +470,14 @@ std::string ProgramToolModule(std::span<const Program> programs,
   return absl::StrCat(
       "// ptxdiff batch: ", programs.size(),
       programs.size() == 1 ? " program" : " programs", " in ", slots.total(),
-      " slots; {out} holds 16 bytes per slot\n",
-      lanes ? absl::StrCat("// program k: inputs ",
-                           inputs == ProgramInputs::kRuntime
-                               ? "at {in} + 32 first(k) + 8j"
-                               : "immediate",
-                           ", outputs at {out} + 16 first(k) + 8j (a program "
-                           "on lanes: + 32 lane)\n")
-            : absl::StrCat("// program k: inputs ",
-                           inputs == ProgramInputs::kRuntime
-                               ? "at {in} + 64k + 8j"
-                               : "immediate",
-                           ", outputs at {out} + 32k + 8j\n"),
-      ProgramsHeader(programs, target),
+      " slots; {out} holds 16 bytes per slot\n", "// program k: inputs ",
+      inputs == ProgramInputs::kImmediate ? "immediate"
+      : lanes                             ? "at {in} + 32 first(k) + 8j"
+                                          : "at {in} + 64k + 8j",
+      ", outputs at ",
+      lanes ? "{out} + 16 first(k) + 8j (a program on lanes: + 32 lane)"
+            : "{out} + 32k + 8j",
+      "\n", ProgramsHeader(programs, target),
       ".visible .entry ptxdiff_register(\n    .param .u64 ptxdiff_in,\n    "
       ".param .u64 ptxdiff_out,\n"
       "    .param .u32 ptxdiff_n)\n{\n",

@@ -500,14 +500,10 @@ class PtxasProgramBackend : public ProgramBackend {
                          deadline);
   }
 
-  // Its code runs on the CPU lane by lane where the evaluator knows the
-  // target.
-  bool JudgesThreadInputs() const override {
-    return FindSassArchInfo(arch_).ok();
-  }
-  bool JudgesLoadedInputs() const override {
-    return FindSassArchInfo(arch_).ok();
-  }
+  // Both need its code run (a load is never folded, a lane's value never
+  // claimed alone).
+  bool JudgesThreadInputs() const override { return RunsItsCode(); }
+  bool JudgesLoadedInputs() const override { return RunsItsCode(); }
 
   std::string Describe(const Program& p,
                        const ProgramMismatch& m) const override {
@@ -570,6 +566,10 @@ class PtxasProgramBackend : public ProgramBackend {
   }
 
  private:
+  // Its code runs on the CPU, lane by lane, where the evaluator knows the
+  // target.
+  bool RunsItsCode() const { return FindSassArchInfo(arch_).ok(); }
+
   std::string ptxas_, arch_;
   absl::Duration timeout_;
 };

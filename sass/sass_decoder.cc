@@ -567,46 +567,47 @@ void DecodeLdc(const SassArchInfo& arch, Bits& bits, Decoding& d,
   if (bits.Flag(91)) d.Refuse("a bindless constant load");
 }
 
-void DecodeStg(const SassArchInfo& arch, Bits& bits, Decoding& d) {
+// What STG and LDG lay out alike: the address pair [Ra.64+offset] (Ra at
+// 24, the signed 24-bit offset at 40), the memory descriptor's uniform
+// register at 64 (no address bits), the size at 73; the rest of the high
+// word (64-bit addressing, the descriptor form and cache policy) exactly
+// as ptxas writes it for ptxdiff's kernels (`fixed_hi`). Refuses naming
+// `what` ("store", "load"); returns the size code.
+uint64_t DecodeGlobalAccess(uint64_t fixed_hi, const char* what, Bits& bits,
+                            Decoding& d) {
   SassInstruction& insn = d.insn;
-  insn.op = SassOp::kStg;
   insn.src[0] = {.kind = SassOperand::kRegister, .reg = bits.Reg(24)};
-  insn.src[1] = {.kind = SassOperand::kRegister, .reg = bits.Reg(32)};
   insn.src[2] = {.kind = SassOperand::kImmediate,
                  .value = static_cast<uint32_t>(bits.Take(40, 24))};
-  bits.Reg(64);  // the memory descriptor's uniform register: no address bits
+  bits.Reg(64);
+  const uint64_t size = bits.Take(73, 3);
   static constexpr int kBytes[8] = {1, 1, 2, 2, 4, 8, 16, 0};
-  insn.width = kBytes[bits.Take(73, 3)];
-  // The rest of the high word: 64-bit addressing, the descriptor form and
-  // cache policy, exactly as ptxas writes them for ptxdiff's stores.
+  insn.width = kBytes[size];
   const uint64_t hi = bits.Take(64, 41);
-  if ((hi & ~(uint64_t{7} << 9) & ~uint64_t{0xff}) != arch.store_fixed_hi) {
-    d.Refuse("a store form not seen");
+  if ((hi & ~(uint64_t{7} << 9) & ~uint64_t{0xff}) != fixed_hi) {
+    d.Refuse(absl::StrCat("a ", what, " form not seen"));
   }
-  if (insn.width == 0 || insn.width == 16) d.Refuse("a store size");
+  if (insn.width == 0 || insn.width == 16) {
+    d.Refuse(absl::StrCat("a ", what, " size"));
+  }
+  return size;
+}
+
+void DecodeStg(const SassArchInfo& arch, Bits& bits, Decoding& d) {
+  d.insn.op = SassOp::kStg;
+  d.insn.src[1] = {.kind = SassOperand::kRegister, .reg = bits.Reg(32)};
+  DecodeGlobalAccess(arch.store_fixed_hi, "store", bits, d);
 }
 
 // LDG.E Rd, desc[URx][Ra.64+offset]: laid out as STG, the destination
 // where STG has nothing (bits 16..23). Its size field also says whether
 // an 8- or 16-bit load is sign-extended.
 void DecodeLdg(const SassArchInfo& arch, Bits& bits, Decoding& d) {
-  SassInstruction& insn = d.insn;
-  insn.op = SassOp::kLdg;
-  insn.dst = bits.Reg(16);
-  insn.src[0] = {.kind = SassOperand::kRegister, .reg = bits.Reg(24)};
-  insn.src[2] = {.kind = SassOperand::kImmediate,
-                 .value = static_cast<uint32_t>(bits.Take(40, 24))};
+  d.insn.op = SassOp::kLdg;
+  d.insn.dst = bits.Reg(16);
   bits.Reg(32);  // unused (RZ)
-  bits.Reg(64);  // the memory descriptor's uniform register
-  const uint64_t size = bits.Take(73, 3);
-  static constexpr int kBytes[8] = {1, 1, 2, 2, 4, 8, 16, 0};
-  insn.width = kBytes[size];
-  insn.is_signed = size == 1 || size == 3;
-  const uint64_t hi = bits.Take(64, 41);
-  if ((hi & ~(uint64_t{7} << 9) & ~uint64_t{0xff}) != arch.load_fixed_hi) {
-    d.Refuse("a load form not seen");
-  }
-  if (insn.width == 0 || insn.width == 16) d.Refuse("a load size");
+  const uint64_t size = DecodeGlobalAccess(arch.load_fixed_hi, "load", bits, d);
+  d.insn.is_signed = size == 1 || size == 3;
 }
 
 // The signed byte offset a branch encodes, relative to the next

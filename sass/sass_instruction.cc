@@ -189,13 +189,13 @@ std::string Suffixes(const SassInstruction& i) {
                           i.shift_amount ? ".SH" : "");
     case SassOp::kBmsk:
       return i.wrap ? ".W" : "";
+    case SassOp::kLdg:
+      if (i.width < 4)
+        return absl::StrCat(i.is_signed ? ".S" : ".U", i.width * 8);
+      [[fallthrough]];
     case SassOp::kLdc:
     case SassOp::kStg:
       return i.width == 4 ? "" : absl::StrCat(".", i.width * 8);
-    case SassOp::kLdg:
-      return i.width >= 4
-                 ? (i.width == 4 ? "" : absl::StrCat(".", i.width * 8))
-                 : absl::StrCat(i.is_signed ? ".S" : ".U", i.width * 8);
     default:
       return "";
   }

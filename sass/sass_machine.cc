@@ -892,12 +892,32 @@ class Machine {
     }
   }
 
-  void Stg(const SassInstruction& i) {
+  // A global access's address, [Ra.64 + offset] (a signed 24-bit offset);
+  // nullopt (refused) where it depends on a byte never written.
+  std::optional<uint64_t> GlobalAddress(const SassInstruction& i,
+                                        const char* what) {
     const uint64_t base = ReadPair(i.src[0]);
-    if (!RequireDefined("a store's address")) return;
-    const int64_t offset = static_cast<int32_t>(i.src[2].value << 8) >> 8;
+    if (!RequireDefined(what)) return std::nullopt;
+    return base + (static_cast<int32_t>(i.src[2].value << 8) >> 8);
+  }
+
+  // The launch's buffer that holds `size` bytes at `address`, or null.
+  const SassBuffer* BufferAt(uint64_t address, int size) const {
+    for (const SassBuffer& buffer : launch_.buffers) {
+      if (address >= buffer.address &&
+          address + size <= buffer.address + buffer.bytes.size()) {
+        return &buffer;
+      }
+    }
+    return nullptr;
+  }
+
+  void Stg(const SassInstruction& i) {
+    const std::optional<uint64_t> address =
+        GlobalAddress(i, "a store's address");
+    if (!address.has_value()) return;
     SassStore store{
-        .pc = i.pc, .step = step_, .address = base + offset, .size = i.width};
+        .pc = i.pc, .step = step_, .address = *address, .size = i.width};
     const int words = std::max(1, i.width / 4);
     const int data = i.src[1].reg;
     if (data != kSassRz && (data % words != 0 || data + words > kSassRz)) {
@@ -917,15 +937,13 @@ class Machine {
     }
     if (i.width < 4) store.words[0] &= (1u << (8 * i.width)) - 1;
     if (!error_.empty()) return;
-    for (const SassBuffer& buffer : launch_.buffers) {
-      if (buffer.writable && store.address >= buffer.address &&
-          store.address + i.width <= buffer.address + buffer.bytes.size()) {
-        stores_.push_back(store);
-        return;
-      }
+    const SassBuffer* buffer = BufferAt(store.address, i.width);
+    if (buffer == nullptr || !buffer->writable) {
+      Refuse(absl::StrFormat("stores to 0x%x, outside the launch's buffers",
+                             store.address));
+      return;
     }
-    Refuse(absl::StrFormat("stores to 0x%x, outside the launch's buffers",
-                           store.address));
+    stores_.push_back(store);
   }
 
   // A load from one of the launch's read-only buffers (its inputs), sign-
@@ -933,31 +951,24 @@ class Machine {
   // are kept as a list, not in the buffers, so a load from a writable one
   // would not see them: refused.
   void Ldg(const SassInstruction& i) {
-    const uint64_t base = ReadPair(i.src[0]);
-    if (!RequireDefined("a load's address")) return;
-    const int64_t offset = static_cast<int32_t>(i.src[2].value << 8) >> 8;
-    const uint64_t address = base + offset;
-    const std::vector<uint8_t>* bytes = nullptr;
-    uint64_t at = 0;
-    for (const SassBuffer& buffer : launch_.buffers) {
-      if (address >= buffer.address &&
-          address + i.width <= buffer.address + buffer.bytes.size()) {
-        bytes = &buffer.bytes, at = address - buffer.address;
-        if (buffer.writable) {
-          Refuse("loads from a buffer the kernel stores to");
-          return;
-        }
-        break;
-      }
-    }
-    if (bytes == nullptr) {
+    const std::optional<uint64_t> address =
+        GlobalAddress(i, "a load's address");
+    if (!address.has_value()) return;
+    const SassBuffer* buffer = BufferAt(*address, i.width);
+    if (buffer == nullptr) {
       Refuse(absl::StrFormat("loads from 0x%x, outside the launch's buffers",
-                             address));
+                             *address));
+      return;
+    }
+    if (buffer->writable) {
+      Refuse("loads from a buffer the kernel stores to");
       return;
     }
     uint64_t value = 0;
-    for (int b = 0; b < i.width; ++b)
-      value |= uint64_t{(*bytes)[at + b]} << (8 * b);
+    for (int b = 0; b < i.width; ++b) {
+      value |= uint64_t{buffer->bytes[*address - buffer->address + b]}
+               << (8 * b);
+    }
     if (i.width < 4 && i.is_signed) {
       const int shift = 64 - 8 * i.width;
       value =
