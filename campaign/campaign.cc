@@ -802,7 +802,8 @@ void Campaign::ContrastAtTheEnd(std::deque<FilingJob>& jobs) {
   for (size_t i = 0; i < contrasts.size(); ++i) {
     if (JudgeTuple(contrasts[i], out.results[i], options_.reading).verdict ==
         Verdict::kAgree) {
-      of[i]->cause = ImmediatesCause(of[i]->tuple);
+      of[i]->cause =
+          ImmediatesCause(of[i]->tuple, of[i]->backend_bits, options_.reading);
     }
   }
 }

@@ -815,8 +815,10 @@ TEST(CampaignTest, UnrunTuplesOfADecliningClassAreDroppedNotDeclined) {
   (*c)->Stop();
   const CampaignStats s = (*c)->Snapshot();
   // Only even ones were judged (declined); the odd ones, never run, were
-  // dropped once the variant was learned as declining.
-  EXPECT_GE(s.counts.declined, DeclineModel::kMinVariantAnswers);
+  // dropped once the variant was learned as declining (after the first
+  // batch or two: how many tuples each holds depends on how fast they were
+  // offered, so not how many were declined before).
+  EXPECT_GT(s.counts.declined, 0);
   EXPECT_EQ(s.counts.tuples, s.counts.declined);
   EXPECT_EQ(s.declined_not_run, 0);
   EXPECT_GT(s.skipped_declining, 0);

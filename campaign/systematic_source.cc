@@ -805,17 +805,48 @@ SystematicSource::SystematicSource(absl::Span<const Variant> variants, int run,
   for (FamilyState& f : by_family) {
     if (!f.variants.empty()) families_.push_back(std::move(f));
   }
-  // The breadth pass: every variant once, in an order shuffled by stable id
-  // (fixed, and unrelated to the table's order).
-  std::vector<std::pair<uint64_t, VariantState*>> keyed;
-  keyed.reserve(variants.size());
-  breadth_.reserve(variants.size());
-  for (FamilyState& f : families_) {
-    for (VariantState& v : f.variants)
-      keyed.emplace_back(v.id * 0x9e3779b97f4a7c15ull, &v);
+  PlanBreadth();
+}
+
+void SystematicSource::PlanBreadth() {
+  // Each family's variants in an order shuffled by stable id (fixed, and
+  // unrelated to the table's order), its runtime-form copies after them.
+  // (key, family << 24 | index in the family)
+  std::vector<std::pair<uint64_t, uint32_t>> keyed;
+  for (uint32_t f = 0; f < families_.size(); ++f) {
+    for (size_t i = 0; i < families_[f].variants.size(); ++i) {
+      keyed.emplace_back(families_[f].variants[i].id * 0x9e3779b97f4a7c15ull,
+                         f << 24 | static_cast<uint32_t>(i));
+    }
   }
   RadixSortByKey(keyed);
-  for (const auto& [key, v] : keyed) breadth_.push_back(v);
+  const bool both = breadth_both_forms_ && forms_;
+  std::vector<std::vector<BreadthItem>> turns(families_.size());
+  for (const auto& [key, at] : keyed) {
+    const uint32_t f = at >> 24;
+    turns[f].push_back({&families_[f].variants[at & 0xffffff], f, false});
+  }
+  size_t items = 0, longest = 0;
+  for (std::vector<BreadthItem>& family : turns) {
+    const size_t n = family.size();
+    for (size_t i = 0; both && i < n; ++i) {
+      BreadthItem copy = family[i];
+      copy.runtime = true;
+      family.push_back(copy);
+    }
+    items += family.size();
+    longest = std::max(longest, family.size());
+  }
+  // One item of each family in turn, until each family's are all out.
+  breadth_.clear();
+  breadth_.reserve(items);
+  for (size_t k = 0; k < longest; ++k) {
+    for (const std::vector<BreadthItem>& family : turns) {
+      if (k < family.size()) breadth_.push_back(family[k]);
+    }
+  }
+  for (uint32_t f = 0; f < families_.size(); ++f)
+    families_[f].breadth_left = turns[f].size();
 }
 
 Tuple SystematicSource::InDefaultForm(Tuple t) const {
@@ -824,25 +855,26 @@ Tuple SystematicSource::InDefaultForm(Tuple t) const {
 }
 
 std::optional<Tuple> SystematicSource::NextBreadth() {
-  if (breadth_cursor_ < breadth_.size()) {
-    VariantState* v = breadth_[breadth_cursor_++];
-    ++produced_;
-    // The set's first tuple (the breadth pass is each variant's first
-    // visit), from what the state already holds: the pass is most of a
-    // campaign's start-up. Tuple 0 is the first tier's: no strides needed.
-    const Shape shape(v->variant, forms_);
-    v->count = shape.total();
-    v->planned = shape.planned();
-    Produced(*v, 1);
-    return InDefaultForm(
-        NthOfSet(v->variant, shape, Order(Order::FirstOnly{}, v->id), /*i=*/0));
-  }
-  // Then, in both forms, the same tuples again in the runtime form, in the
-  // same order: after every variant's folding, not interleaved with it, so
-  // that the first minute still reaches every variant.
-  while (breadth_both_forms_ && forms_ &&
-         breadth_cursor_ < 2 * breadth_.size()) {
-    const VariantState* v = breadth_[breadth_cursor_++ - breadth_.size()];
+  while (breadth_cursor_ < breadth_.size()) {
+    const BreadthItem item = breadth_[breadth_cursor_++];
+    FamilyState& family = families_[item.family];
+    --family.breadth_left;
+    VariantState* v = item.variant;
+    if (!item.runtime) {
+      ++produced_;
+      breadth_charged_ += family.cost;
+      // The set's first tuple (the breadth pass is each variant's first
+      // visit), from what the state already holds: the pass is most of a
+      // campaign's start-up. Tuple 0 is the first tier's: no strides needed.
+      const Shape shape(v->variant, forms_);
+      v->count = shape.total();
+      v->planned = shape.planned();
+      Produced(*v, 1);
+      return InDefaultForm(NthOfSet(v->variant, shape,
+                                    Order(Order::FirstOnly{}, v->id), /*i=*/0));
+    }
+    // In both forms, the same tuple again in the runtime form, after every
+    // variant of its family had its default form.
     const uint8_t runtime = RuntimeCapableSources(v->variant);
     if (runtime == 0) continue;
     Tuple t = NthOfSet(v->variant, Shape(v->variant, forms_),
@@ -850,6 +882,7 @@ std::optional<Tuple> SystematicSource::NextBreadth() {
     if (t.runtime == runtime) continue;  // the default form already
     t.runtime = runtime;
     ++produced_;
+    breadth_charged_ += family.cost;
     return t;
   }
   return std::nullopt;
@@ -876,20 +909,34 @@ std::optional<Tuple> SystematicSource::Next() {
 }
 
 bool SystematicSource::NextRun(std::vector<Tuple>& out) {
-  if (std::optional<Tuple> t = NextBreadth()) {
+  if (!breadth_done()) {
+    if (endless_ &&
+        depth_charged_ < kDepthShareDuringBreadth * breadth_charged_ &&
+        Advance(/*passed_only=*/true)) {
+      const size_t before = out.size();
+      AppendRun(out);
+      depth_charged_ += static_cast<double>(out.size() - before) *
+                        families_[current_family_].cost;
+      return true;
+    }
     // Each breadth tuple is another variant: a run of kBreadthRun of them.
-    out.push_back(*t);
-    for (int i = 1; i < kBreadthRun; ++i) {
+    int n = 0;
+    for (; n < kBreadthRun; ++n) {
       std::optional<Tuple> next = NextBreadth();
       if (!next) break;
       out.push_back(*next);
     }
-    return true;
+    if (n > 0) return true;
   }
   if (current_ == nullptr || left_in_run_ == 0 ||
       (!endless_ && current_->next >= current_->count)) {
     if (!Advance()) return false;
   }
+  AppendRun(out);
+  return true;
+}
+
+void SystematicSource::AppendRun(std::vector<Tuple>& out) {
   const size_t before = out.size();
   if (current_->next < current_->count) {
     SystematicTuples(current_->variant, current_->next, left_in_run_, out,
@@ -904,7 +951,6 @@ bool SystematicSource::NextRun(std::vector<Tuple>& out) {
   Produced(*current_, n);
   produced_ += n;
   left_in_run_ = 0;
-  return true;
 }
 
 void SystematicSource::Produced(VariantState& v, uint64_t n) {
@@ -918,7 +964,7 @@ void SystematicSource::SetFamilyCost(Family f, double cost) {
   }
 }
 
-bool SystematicSource::Advance() {
+bool SystematicSource::Advance(bool passed_only) {
   // Drop the variant just finished with, if its set is exhausted (and its
   // family, if that was its last variant); an endless source keeps it, for
   // its random tail.
@@ -941,10 +987,13 @@ bool SystematicSource::Advance() {
   if (families_.empty()) return false;
   // The family charged least so far; the first such on ties, which makes
   // equal costs a round-robin in table order.
-  size_t f = 0;
-  for (size_t i = 1; i < families_.size(); ++i) {
-    if (families_[i].charged < families_[f].charged) f = i;
+  size_t f = families_.size();
+  for (size_t i = 0; i < families_.size(); ++i) {
+    if (passed_only && families_[i].breadth_left > 0) continue;
+    if (f == families_.size() || families_[i].charged < families_[f].charged)
+      f = i;
   }
+  if (f == families_.size()) return false;
   current_family_ = f;
   FamilyState& family = families_[f];
   family.charged += run_ * family.cost * (family.in_set == 0 ? kTailWeight : 1);

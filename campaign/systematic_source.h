@@ -61,11 +61,17 @@
 // The relations and the pairs are each visited in a fixed pseudo-random
 // order per variant (so a variant's first few tuples of a section are
 // already spread over it). First a breadth pass gives every variant its
-// tuple 0, in a shuffled order, so a bug confined to one variant of the 60k
-// video variants is met within a pass of the variants (sooner, on average,
-// than uniform random testing meets it).
+// tuple 0, so a bug confined to one variant of the 60k video variants is met
+// within a pass of the variants (sooner, on average, than uniform random
+// testing meets it). The pass takes one variant of each family in turn
+// (each family's in an order shuffled by stable id), so a small family has
+// had its pass long before the video families have.
 // Then families are visited round-robin; within a family, one run of tuples
-// per variant per pass, so small families are searched deeply early.
+// per variant per pass, so small families are searched deeply early. An
+// endless source (a campaign's) starts that for the families whose pass is
+// over while the pass goes on, with a bounded share of the time: on a slow
+// backend the pass over 80k variants takes minutes, and a small family's
+// bugs are in its deeper tiers.
 // Deterministic for a given variant list.
 
 #ifndef PTXDIFF_CAMPAIGN_SYSTEMATIC_SOURCE_H_
@@ -123,8 +129,11 @@ class SystematicSource {
   // The next run: up to `run` tuples of one variant (the same tuples Next()
   // would give, computed together), or in the breadth pass up to
   // kBreadthRun tuples of as many variants; false when every set is
-  // exhausted.
+  // exhausted. During an endless source's breadth pass, a run of a family
+  // whose pass is over comes instead whenever such runs have had less than
+  // kDepthShareDuringBreadth of the breadth pass's time (by family costs).
   static constexpr int kBreadthRun = 64;
+  static constexpr double kDepthShareDuringBreadth = 0.25;
   bool NextRun(std::vector<Tuple>& out);
 
   // Tuples whose form the set leaves open (every tier but the runtime one)
@@ -135,13 +144,17 @@ class SystematicSource {
   }
 
   // The breadth pass gives each variant its tuple 0 twice: in the default
-  // form, then, once every variant had that, in the same order with every
-  // source that may be a runtime value one (where it has any). For a
+  // form, then, once every variant of its family had that, in the same
+  // order with every source that may be a runtime value one (where it has
+  // any). For a
   // compiler whose code is also run (WorkerIdentity::both_forms: ptxas with
   // its SASS evaluator), so that every variant's emitted code is judged
   // before any variant goes deep. Set before the first tuple; off by
   // default.
-  void SetBreadthInBothForms(bool both) { breadth_both_forms_ = both; }
+  void SetBreadthInBothForms(bool both) {
+    breadth_both_forms_ = both;
+    PlanBreadth();
+  }
 
   // The backend's time per tuple of each family (any unit; 1 by default).
   // Families are then given equal *time*, not equal tuples: stride
@@ -158,10 +171,7 @@ class SystematicSource {
   int64_t produced() const { return produced_; }
   // Every variant has had its breadth-pass tuple (in both forms, where the
   // pass gives both).
-  bool breadth_done() const {
-    return breadth_cursor_ >=
-           (breadth_both_forms_ && forms_ ? 2 : 1) * breadth_.size();
-  }
+  bool breadth_done() const { return breadth_cursor_ >= breadth_.size(); }
 
  private:
   struct VariantState {
@@ -179,9 +189,23 @@ class SystematicSource {
     double cost = 1;     // per tuple
     double charged = 0;  // runs so far x cost (x kTailWeight in the tail)
     size_t in_set = 0;   // variants not yet in their random tail
+    size_t breadth_left = 0;  // of its breadth pass's tuples
   };
-  bool Advance();  // moves to the next (family, variant) run
+  // One tuple of the breadth pass: a variant's tuple 0 in the default form,
+  // or in the runtime form.
+  struct BreadthItem {
+    VariantState* variant;
+    uint32_t family;  // index into families_
+    bool runtime;
+  };
+  // Moves to the next (family, variant) run; with `passed_only`, of a family
+  // whose breadth pass is over (false if there is none).
+  bool Advance(bool passed_only = false);
   std::optional<Tuple> NextBreadth();  // the breadth pass, then nullopt
+  // Lays out the breadth pass: the families' turns (see the header).
+  void PlanBreadth();
+  // Appends the current variant's next run (`left_in_run_` tuples).
+  void AppendRun(std::vector<Tuple>& out);
 
   std::vector<FamilyState> families_;  // still with variants left
   size_t current_family_ = 0;          // index into families_ of current_
@@ -199,9 +223,12 @@ class SystematicSource {
   // its planned tiers.
   void Produced(VariantState& v, uint64_t n);
   // The breadth pass (pointers into families_, which does not change until
-  // the pass is over); with both forms the cursor runs over it twice.
-  std::vector<VariantState*> breadth_;
+  // the pass is over: a source that is not endless goes deep only after it).
+  std::vector<BreadthItem> breadth_;
   size_t breadth_cursor_ = 0;
+  // The time (family costs) the breadth pass and the runs of families
+  // whose pass was over have taken while the pass went on.
+  double breadth_charged_ = 0, depth_charged_ = 0;
 };
 
 }  // namespace ptxdiff

@@ -455,35 +455,62 @@ TEST(SystematicTest, TheSourceReachesEveryVariantBeforeGoingDeep) {
   }
 }
 
-// The breadth pass: one tuple of every variant, each its set's first, in the
-// order of StableId x 0x9e3779b97f4a7c15 (fixed, so that a campaign meets
-// the variants in the same order on every run and every machine).
-TEST(SystematicTest, TheBreadthPassIsEveryVariantOnceInStableIdOrder) {
+// Each family's variants in the order of StableId x 0x9e3779b97f4a7c15
+// (fixed, so that a campaign meets the variants in the same order on every
+// run and every machine).
+std::vector<std::vector<Variant>> ByFamilyInStableIdOrder(
+    const std::vector<Variant>& variants) {
+  std::vector<std::vector<std::pair<uint64_t, Variant>>> keyed(kNumFamilies);
+  for (const Variant& v : variants) {
+    keyed[static_cast<int>(v.family)].emplace_back(
+        StableId(v) * 0x9e3779b97f4a7c15ull, v);
+  }
+  std::vector<std::vector<Variant>> out;
+  for (auto& family : keyed) {
+    if (family.empty()) continue;
+    std::sort(family.begin(), family.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    out.emplace_back();
+    for (const auto& [key, v] : family) out.back().push_back(v);
+  }
+  return out;
+}
+
+// The breadth pass: one tuple of every variant, each its set's first; one
+// variant of each family in turn (in table order), each family's in stable
+// id order, so that a small family's pass is over within its first turns.
+TEST(SystematicTest, TheBreadthPassTakesAVariantOfEachFamilyInTurn) {
   std::vector<Variant> variants;
   for (const Variant& v : AllVariants()) {
-    if (v.family == Family::kAdd || v.family == Family::kVmin)
+    if (v.family == Family::kAdd || v.family == Family::kVmin ||
+        v.family == Family::kFns)
       variants.push_back(v);
   }
-  std::vector<std::pair<uint64_t, Variant>> expected;
-  for (const Variant& v : variants) {
-    expected.emplace_back(StableId(v) * 0x9e3779b97f4a7c15ull, v);
+  const std::vector<std::vector<Variant>> families =
+      ByFamilyInStableIdOrder(variants);
+  std::vector<Variant> expected;
+  for (size_t turn = 0; expected.size() < variants.size(); ++turn) {
+    for (const std::vector<Variant>& family : families) {
+      if (turn < family.size()) expected.push_back(family[turn]);
+    }
   }
-  std::sort(expected.begin(), expected.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
   SystematicSource source(variants);
   std::vector<Tuple> breadth;
   while (!source.breadth_done()) ASSERT_TRUE(source.NextRun(breadth));
   ASSERT_EQ(breadth.size(), variants.size());
   for (size_t i = 0; i < breadth.size(); ++i) {
-    ASSERT_EQ(breadth[i].variant, expected[i].second) << i;
-    ASSERT_TRUE(breadth[i] == SystematicTuple(expected[i].second, 0)) << i;
+    ASSERT_EQ(breadth[i].variant, expected[i]) << i;
+    ASSERT_TRUE(breadth[i] == SystematicTuple(expected[i], 0)) << i;
   }
+  // fns (one variant) and add (13) are through by add's last turn.
+  EXPECT_EQ(breadth[1].variant.family, Family::kFns);
+  EXPECT_NE(breadth[2 * 13].variant.family, Family::kAdd);
 }
 
 // For a compiler whose code is also run: each variant's tuple 0 as
-// immediates, then, once every variant had it, the same tuples in the same
-// order with every runtime-capable source a runtime value; a variant with
-// none (no source can be one) once.
+// immediates, then, once every variant of its family had it, the same
+// tuples in the same order with every runtime-capable source a runtime
+// value; a variant with none (no source can be one) once.
 TEST(SystematicTest, TheBreadthPassInBothFormsGivesTupleZeroTwice) {
   std::vector<Variant> variants;
   for (const Variant& v : AllVariants()) {
@@ -496,25 +523,85 @@ TEST(SystematicTest, TheBreadthPassInBothFormsGivesTupleZeroTwice) {
   source.SetBreadthInBothForms(true);
   std::vector<Tuple> breadth;
   while (!source.breadth_done()) ASSERT_TRUE(source.NextRun(breadth));
-  ASSERT_GT(breadth.size(), variants.size());
-  std::vector<Tuple> expected_copies;
-  for (size_t i = 0; i < variants.size(); ++i) {
-    const Tuple& t = breadth[i];
-    ASSERT_EQ(t.runtime, 0) << i;
-    ASSERT_TRUE(t == SystematicTuple(t.variant, 0, /*forms=*/true)) << i;
-    Tuple copy = t;
-    copy.runtime = RuntimeCapableSources(t.variant);
-    if (copy.runtime != 0) expected_copies.push_back(copy);
+  size_t copies = 0;
+  for (const std::vector<Variant>& family : ByFamilyInStableIdOrder(variants)) {
+    std::vector<Tuple> expected;
+    for (const Variant& v : family)
+      expected.push_back(SystematicTuple(v, 0, /*forms=*/true));
+    for (const Variant& v : family) {
+      Tuple copy = SystematicTuple(v, 0, /*forms=*/true);
+      ASSERT_EQ(copy.runtime, 0) << Spell(v);
+      copy.runtime = RuntimeCapableSources(v);
+      if (copy.runtime != 0) expected.push_back(copy), ++copies;
+    }
+    std::vector<Tuple> got;
+    for (const Tuple& t : breadth) {
+      if (t.variant.family == family[0].family) got.push_back(t);
+    }
+    ASSERT_EQ(got.size(), expected.size()) << Spell(family[0]);
+    for (size_t i = 0; i < got.size(); ++i)
+      ASSERT_TRUE(got[i] == expected[i]) << Spell(family[0]) << " " << i;
   }
-  ASSERT_EQ(breadth.size() - variants.size(), expected_copies.size());
-  EXPECT_GT(expected_copies.size(), variants.size() / 2);
-  for (size_t i = 0; i < expected_copies.size(); ++i) {
-    ASSERT_TRUE(breadth[variants.size() + i] == expected_copies[i]) << i;
-  }
+  EXPECT_EQ(breadth.size(), variants.size() + copies);
+  EXPECT_GT(copies, variants.size() / 2);
   // After the pass, the sets go on as without it.
   std::vector<Tuple> next;
   ASSERT_TRUE(source.NextRun(next));
   EXPECT_TRUE(next[0] == SystematicTuple(next[0].variant, 1, /*forms=*/true));
+}
+
+// An endless source (a campaign's) runs the families whose pass is over
+// while the pass goes on, with at most kDepthShareDuringBreadth of the
+// pass's time, and never a variant before its breadth tuple; the pass
+// still gives every variant its tuple 0.
+TEST(SystematicTest, FamiliesWhosePassIsOverGoDeepWhileThePassGoesOn) {
+  std::vector<Variant> variants;
+  for (const Variant& v : AllVariants()) {
+    if (v.family == Family::kFns || v.family == Family::kBfe ||
+        v.family == Family::kVadd)
+      variants.push_back(v);
+  }
+  SystematicSource source(variants, 8, /*endless=*/true);
+  source.SetFamilyCost(Family::kVadd, 2);
+  absl::flat_hash_set<Variant> reached;
+  absl::flat_hash_map<Variant, uint64_t> produced;
+  double breadth_time = 0, deep_time = 0;
+  int64_t deep_runs = 0;
+  std::vector<Tuple> run;
+  while (!source.breadth_done()) {
+    run.clear();
+    ASSERT_TRUE(source.NextRun(run));
+    const double cost = [](Family f) {
+      return f == Family::kVadd ? 2.0 : 1.0;
+    }(run[0].variant.family);
+    const bool deep = std::all_of(run.begin(), run.end(), [&](const Tuple& t) {
+      return t.variant == run[0].variant && reached.contains(t.variant);
+    });
+    if (deep) {
+      ++deep_runs;
+      deep_time += static_cast<double>(run.size()) * cost;
+      EXPECT_NE(run[0].variant.family, Family::kVadd);
+      // The set goes on after the breadth tuple (tuple 0).
+      uint64_t& k = produced[run[0].variant];
+      if (k < SystematicCount(run[0].variant)) {
+        EXPECT_TRUE(run[0] == SystematicTuple(run[0].variant, k))
+            << Spell(run[0].variant) << " " << k;
+      }
+      k += run.size();
+      continue;
+    }
+    for (const Tuple& t : run) {
+      breadth_time += t.variant.family == Family::kVadd ? 2.0 : 1.0;
+      EXPECT_TRUE(reached.insert(t.variant).second) << Spell(t.variant);
+      produced[t.variant] = 1;
+    }
+  }
+  EXPECT_EQ(reached.size(), variants.size());
+  EXPECT_GT(deep_runs, 100);
+  EXPECT_LE(deep_time,
+            SystematicSource::kDepthShareDuringBreadth * breadth_time + 8);
+  EXPECT_GT(deep_time,
+            SystematicSource::kDepthShareDuringBreadth * breadth_time - 8 - 64);
 }
 
 // A variant counts in planned_done the moment its planned tiers (first

@@ -116,15 +116,53 @@ std::optional<Tuple> InRegisters(const Tuple& t) {
   return Tuple{t.variant, t.operands, all};
 }
 
-std::string ImmediatesCause(const Tuple& t) {
+namespace {
+
+// `t` with its 64-bit immediates cut to their low 32 bits, sign-extended or
+// not; nullopt if it has none that the cut changes.
+std::optional<Operands> Immediates64ReadAs32(const Tuple& t, bool sign) {
+  Operands o = t.operands;
+  bool changed = false;
+  for (int i = 0; i < NumSources(t.variant); ++i) {
+    if (!CanBeRuntime(t.variant, i) || t.IsRuntime(i) ||
+        SourceWidth(t.variant, i) != 64)
+      continue;
+    const uint64_t low = o.v[i] & 0xffffffff;
+    const uint64_t cut =
+        sign ? static_cast<uint64_t>(static_cast<int64_t>(
+                   static_cast<int32_t>(static_cast<uint32_t>(low))))
+             : low;
+    changed |= cut != o.v[i];
+    o.v[i] = cut;
+  }
+  return changed ? std::optional<Operands>(o) : std::nullopt;
+}
+
+}  // namespace
+
+std::string ImmediatesCause(const Tuple& t, uint64_t backend_bits,
+                            Reading reading) {
+  constexpr absl::string_view kContrast =
+      " (the same operands in registers agree)";
+  // A reading of the immediates that gives exactly the backend's value is
+  // one cause in every family (a tool's lexer); anything else is told apart
+  // by family (a compiler folds each operation by its own rules).
+  for (const bool sign : {false, true}) {
+    const std::optional<Operands> cut = Immediates64ReadAs32(t, sign);
+    if (!cut) continue;
+    const Result r = EvaluateWithReading(reading, t.variant, *cut);
+    if (r.defined() && r.bits == backend_bits) {
+      return absl::StrCat("64-bit immediates read as their low 32 bits",
+                          sign ? ", sign-extended" : "", kContrast);
+    }
+  }
   int widest = 0;
   for (int i = 0; i < NumSources(t.variant); ++i) {
     if (CanBeRuntime(t.variant, i) && !t.IsRuntime(i))
       widest = std::max(widest, SourceWidth(t.variant, i));
   }
-  return absl::StrCat("wrong only with ", widest,
-                      "-bit immediates (the same operands in registers "
-                      "agree)");
+  return absl::StrCat("wrong only with ", widest, "-bit immediates in ",
+                      InfoOf(t.variant.family).opcode, kContrast);
 }
 
 absl::StatusOr<Finding> MinimizeMismatch(WorkerClient& client,
@@ -197,7 +235,7 @@ absl::StatusOr<Finding> MinimizeMismatch(WorkerClient& client,
     if (repeats && contrast &&
         JudgeTuple(*contrast, confirm.results.back(), reading).verdict ==
             Verdict::kAgree) {
-      cause = ImmediatesCause(best);
+      cause = ImmediatesCause(best, best_seen.backend_bits, reading);
     }
     for (size_t i = 0; repeats && i < kConfirmations; ++i) {
       const TupleResult& r = confirm.results[i];

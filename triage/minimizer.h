@@ -46,10 +46,15 @@ Complexity ComplexityOf(const Tuple& t);
 // `t` with every source that may be a runtime value one, if any of those is
 // an immediate: the contrast of a mismatch seen with immediates.
 std::optional<Tuple> InRegisters(const Tuple& t);
-// The cause of a mismatch of `t` whose contrast (InRegisters) agrees:
-// "wrong only with 64-bit immediates (the same operands in registers
-// agree)", the width the widest of those immediates' (Finding::cause).
-std::string ImmediatesCause(const Tuple& t);
+// The cause of a mismatch of `t` (the backend gave `backend_bits`) whose
+// contrast (InRegisters) agrees (Finding::cause): "64-bit immediates read
+// as their low 32 bits (the same operands in registers agree)" where the
+// oracle gives exactly the backend's value so (", sign-extended" if that
+// way), one cause across families; else "wrong only with 32-bit
+// immediates in slct (...)", the widest immediate's width and the family:
+// a compiler's folds are wrong one operation at a time.
+std::string ImmediatesCause(const Tuple& t, uint64_t backend_bits,
+                            Reading reading);
 
 // Minimizes a value mismatch of `failing` on `client`, or a tuple the
 // implementation crashes on (ResultKind::kFault: simpler tuples must crash

@@ -36,6 +36,30 @@ TEST(SimplificationsTest, AreStrictlySimplerAndLegal) {
   EXPECT_EQ(Spell(plain[0].variant), "add.u32");
 }
 
+// A mismatch seen only with immediates: exactly the value of its 64-bit
+// immediates cut to 32 bits is one cause in any family (a tool's lexer);
+// any other value is told apart by family (a compiler's folds).
+TEST(ImmediatesCauseTest, NamesTheReadingOfTheImmediatesThatGivesTheValue) {
+  const Tuple add{*ParseVariant("add.u64"), {{0x100000005, 0x200000007}}};
+  EXPECT_EQ(ImmediatesCause(add, 12, Reading::kSpec),
+            "64-bit immediates read as their low 32 bits (the same operands "
+            "in registers agree)");
+  const Tuple sub{*ParseVariant("sub.s64"), {{0x1fffffffe, 0}}};
+  EXPECT_EQ(ImmediatesCause(sub, ~uint64_t{1}, Reading::kSpec),
+            "64-bit immediates read as their low 32 bits, sign-extended (the "
+            "same operands in registers agree)");
+  EXPECT_EQ(ImmediatesCause(add, 13, Reading::kSpec),
+            "wrong only with 64-bit immediates in add (the same operands in "
+            "registers agree)");
+  // One runtime source: only the other is an immediate, of 32 bits.
+  const Tuple slct{*ParseVariant("slct.s32.s32"),
+                   {{1, 2, 0x7fc00000, 0}},
+                   /*runtime=*/1};
+  EXPECT_EQ(ImmediatesCause(slct, 2, Reading::kSpec),
+            "wrong only with 32-bit immediates in slct (the same operands in "
+            "registers agree)");
+}
+
 TEST(MinimizerTest, DropsModifiersAndOperandBitsKeepingTheDisagreement) {
   auto client = Faulty({"--fault=wrong-on=vadd."});
   const Tuple failing{*ParseVariant("vadd.s32.u32.s32.sat d.b1, a.h0, b.b2, c"),

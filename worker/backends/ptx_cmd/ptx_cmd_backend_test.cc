@@ -675,14 +675,14 @@ TEST(PtxCmdCampaignTest, AToolWrongOnImmediatesOnlyIsFiled) {
     const auto cause = e.meta.find("cause");
     if (cause != e.meta.end()) {
       EXPECT_EQ(cause->second,
-                "wrong only with 32-bit immediates (the same operands in "
-                "registers agree)");
+                "wrong only with 32-bit immediates in bfe (the same operands "
+                "in registers agree)");
     }
   }
   const std::vector<RootCause> causes = GroupByRootCause(*entries);
   ASSERT_EQ(causes.size(), 1u);
   EXPECT_EQ(causes[0].spelling,
-            "wrong only with 32-bit immediates (the same operands in "
+            "wrong only with 32-bit immediates in bfe (the same operands in "
             "registers agree)");
 }
 
