@@ -547,8 +547,9 @@ std::vector<Campaign::Unrun> Campaign::SendAgain(
     std::lock_guard<std::mutex> lock(mu_);
     for (size_t k = 0; k < unrun.size(); ++k) {
       const Tuple& t = batch[unrun[k]];
-      int& times = times_sent_again_[t];
-      if (times >= kMaxSendsAgain) continue;
+      const auto sent = times_sent_again_.find(t);
+      if (sent != times_sent_again_.end() && sent->second >= kMaxSendsAgain)
+        continue;
       // Only what is still worth sending: the classes this batch found
       // faulting are quarantined by now. The others are dropped, as the
       // model drops such tuples before they are sent (and counts them).
@@ -558,7 +559,7 @@ std::vector<Campaign::Unrun> Campaign::SendAgain(
         fate[k] = Unrun::kDropped;
         continue;
       }
-      ++times;
+      ++times_sent_again_[t];  // a count only for what is sent again
       fate[k] = Unrun::kSentAgain;
       requeue.push_back(t);
     }

@@ -12,6 +12,7 @@ constexpr int kSlotBits = 20;
 }  // namespace
 
 uint32_t DeclineClass(const Tuple& t, const Result& oracle) {
+  if (!oracle.defined()) return kUndefinedResultClass;
   const bool identity =
       oracle.bits == Low(t.operands.v[0], ResultWidth(t.variant));
   return OperandShape(t) | uint32_t{identity} << 8 |

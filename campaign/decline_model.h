@@ -47,8 +47,14 @@ namespace ptxdiff {
 // The decline class of a tuple (kDeclineClassBits bits): its OperandShape
 // (sources that are 0, sources that are 1 or all ones, whether a SIMD video
 // selector is the default one), and of its result: bit 8, result == source
-// a; bit 9, the carry-out.
+// a; bit 9, the carry-out. A tuple whose result the spec leaves open is of
+// one class per variant, kUndefinedResultClass, whatever its operands: its
+// value is never judged, so all there is to learn of it is whether the
+// backend declines it or faults on it (a tool that crashes on a division
+// by zero does so in every operand shape, and each shape cost a crash to
+// learn when they were apart).
 inline constexpr int kDeclineClassBits = 11;
+inline constexpr uint32_t kUndefinedResultClass = 0xffff;
 uint32_t DeclineClass(const Tuple& t, const Result& oracle);
 
 class DeclineModel {

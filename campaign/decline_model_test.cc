@@ -35,6 +35,22 @@ TEST(DeclineModelTest, ClassesSayWhichOperandsAreZeroOrUnitAndIdentity) {
   EXPECT_TRUE(ClassOf("div.u32", {{7, 1}}) & (1u << 8));
 }
 
+// A result the spec leaves open is one class per variant, whatever the
+// operands: a tool that crashed on one division by zero is not sent the
+// next in another operand shape (each cost a crash and its isolation).
+TEST(DeclineModelTest, TuplesTheSpecLeavesOpenAreOneClassPerVariant) {
+  EXPECT_EQ(ClassOf("div.u32", {{7, 0}}), kUndefinedResultClass);
+  EXPECT_EQ(ClassOf("div.u32", {{0, 0}}), ClassOf("div.u32", {{7, 0}}));
+  EXPECT_EQ(ClassOf("div.u32", {{0xffffffff, 0}}),
+            ClassOf("div.u32", {{1, 0}}));
+  EXPECT_NE(ClassOf("div.u32", {{7, 3}}), kUndefinedResultClass);
+  DeclineModel m;
+  const int div = VariantIndex(*ParseVariant("div.u32"));
+  m.Quarantine(div, [] { return ClassOf("div.u32", {{7, 0}}); });
+  EXPECT_FALSE(Worth(m, div, ClassOf("div.u32", {{0xffffffff, 0}})));
+  EXPECT_TRUE(Worth(m, div, ClassOf("div.u32", {{7, 3}})));
+}
+
 // ptxas folds a carry chain only when no carry passes along it, and SIMD
 // video only with the default selectors: each is a class of its own.
 TEST(DeclineModelTest,

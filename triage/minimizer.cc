@@ -150,8 +150,10 @@ std::string ImmediatesCause(const Tuple& t, uint64_t backend_bits,
   for (const bool sign : {false, true}) {
     const std::optional<Operands> cut = Immediates64ReadAs32(t, sign);
     if (!cut) continue;
+    // Its bits even where the spec leaves them open (rem of a negative
+    // operand): the same bits are the evidence.
     const Result r = EvaluateWithReading(reading, t.variant, *cut);
-    if (r.defined() && r.bits == backend_bits) {
+    if (r.bits == backend_bits) {
       return absl::StrCat("64-bit immediates read as their low 32 bits",
                           sign ? ", sign-extended" : "", kContrast);
     }

@@ -51,6 +51,13 @@ TEST(ImmediatesCauseTest, NamesTheReadingOfTheImmediatesThatGivesTheValue) {
   EXPECT_EQ(ImmediatesCause(add, 13, Reading::kSpec),
             "wrong only with 64-bit immediates in add (the same operands in "
             "registers agree)");
+  // a a runtime value, b = -1 read as 0xffffffff: MIN rem (2^32 - 1).
+  const Tuple rem{*ParseVariant("rem.s64"),
+                  {{0x8000000000000000, ~uint64_t{0}}},
+                  /*runtime=*/1};
+  EXPECT_EQ(ImmediatesCause(rem, 0xffffffff80000000, Reading::kSpec),
+            "64-bit immediates read as their low 32 bits (the same operands "
+            "in registers agree)");
   // One runtime source: only the other is an immediate, of 32 bits.
   const Tuple slct{*ParseVariant("slct.s32.s32"),
                    {{1, 2, 0x7fc00000, 0}},

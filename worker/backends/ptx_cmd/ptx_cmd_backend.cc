@@ -62,9 +62,17 @@ int SegmentWeight(const Variant& v, bool written, size_t tuples) {
 }
 
 // A variant that has crashed or hung the tool runs apart from the others,
-// in parts of this many tuples: its next faults cost a few small runs, and
-// the clean variants keep their big ones.
-constexpr size_t kFaultingPartTuples = 4;
+// so that its next faults cost a few small runs and the clean variants keep
+// their big ones, in parts of a size of its own (ApartSize): first
+// kFirstApartPartTuples, twice that after each part that ran clean, half
+// after each tuple that faulted, so that a variant that faults on every
+// tuple runs them one by one and one whose faulting class is no longer sent
+// soon runs in big parts again. A part that hangs costs a timeout at each
+// halving, so a variant that hung gets smaller parts.
+constexpr size_t kFirstApartPartTuples = 4;
+constexpr size_t kMaxApartPartTuples = 256;
+constexpr size_t kMaxApartPartTuplesAfterAHang = 16;
+
 // A variant that faults the tool this often in one batch has the rest of
 // its tuples in that batch left unrun: each would cost a run, a hang a
 // whole timeout, and a tool that faults on a class of inputs faults on most
@@ -77,6 +85,21 @@ constexpr int kHangRunsPerVariantInBatch = 4;
 // And a family whose variants hung the tool this often (bfind's 8 variants
 // hanging on one class of inputs would cost 32 timeouts a batch).
 constexpr int kHangRunsPerFamilyInBatch = 8;
+
+// How a variant that faulted runs apart (see kFirstApartPartTuples).
+struct ApartSize {
+  size_t tuples = kFirstApartPartTuples;
+  bool hung = false;
+
+  void Clean() {
+    tuples = std::min(
+        2 * tuples, hung ? kMaxApartPartTuplesAfterAHang : kMaxApartPartTuples);
+  }
+  void Faulted(bool hang) {
+    hung |= hang;
+    tuples = std::max<size_t>(1, tuples / 2);
+  }
+};
 
 // A variant's faults in the batch being run.
 struct BatchFaults {
@@ -313,8 +336,9 @@ class PtxCmdBackend : public Backend {
   // Variants the tool refused (a non-zero exit on a module of that variant
   // alone), with why: declined without another run.
   Refusals refused_;
-  // Variants that crashed or hung the tool: run apart (kFaultingPartTuples).
-  absl::flat_hash_set<Variant> faulting_;
+  // Variants that crashed or hung the tool: run apart, in parts of their
+  // own size.
+  absl::flat_hash_map<Variant, ApartSize> faulting_;
   absl::flat_hash_set<Family> faulting_families_;  // theirs
 
   // `part`, which faulted, as the segments of faulting_families_ and the
@@ -464,12 +488,13 @@ std::vector<Part> PtxCmdBackend::MakeParts(const ResolvedBatch& request,
         declines.Add(s.positions, DeclineCode::kUnsupportedVariant, it->second);
         continue;
       }
-      if (faulting_.contains(s.variant)) {
-        for (size_t i = 0; i < s.positions.size(); i += kFaultingPartTuples) {
+      if (const auto faulted = faulting_.find(s.variant);
+          faulted != faulting_.end()) {
+        const size_t size = faulted->second.tuples;
+        for (size_t i = 0; i < s.positions.size(); i += size) {
           const auto first = s.positions.begin() + i;
           const auto last =
-              s.positions.begin() +
-              std::min(s.positions.size(), i + kFaultingPartTuples);
+              s.positions.begin() + std::min(s.positions.size(), i + size);
           apart.push_back(
               {.segments = {{s.variant, {first, last}, s.written}}});
         }
@@ -634,6 +659,11 @@ void PtxCmdBackend::Settle(const ResolvedBatch& request, const Part& part,
   switch (run.end) {
     case ToolRun::kOk:
       cost_.Learn(part.tuples(), run.took);
+      if (part.segments.size() == 1) {
+        if (auto faulted = faulting_.find(part.segments[0].variant);
+            faulted != faulting_.end())
+          faulted->second.Clean();
+      }
       AddResults(part, run.out, reply.results, declines);
       return;
     case ToolRun::kCut:
@@ -686,7 +716,7 @@ void PtxCmdBackend::Settle(const ResolvedBatch& request, const Part& part,
     case ToolRun::kHung:
       // A crash or a hang is a finding: find the tuple that causes it.
       if (part.segments.size() == 1) {
-        faulting_.insert(part.segments[0].variant);
+        faulting_.try_emplace(part.segments[0].variant);
         faulting_families_.insert(part.segments[0].variant.family);
         BatchFaults& faults = faults_in_batch_[part.segments[0].variant];
         ++(run.end == ToolRun::kHung ? faults.hang_runs : faults.crash_runs);
@@ -695,6 +725,7 @@ void PtxCmdBackend::Settle(const ResolvedBatch& request, const Part& part,
       }
       if (part.tuples() == 1) {
         ++faults_in_batch_[part.segments[0].variant].tuples;
+        faulting_[part.segments[0].variant].Faulted(run.end == ToolRun::kHung);
         reply.results[part.segments[0].positions[0]] = {
             .kind = ResultKind::kFault,
             .message = reply.InternMessage(Failure(part, run)),

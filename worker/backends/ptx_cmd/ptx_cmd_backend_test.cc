@@ -430,6 +430,50 @@ TEST(PtxCmdBackendTest, AVariantThatFaultedRunsApartFromThenOn) {
   }
 }
 
+// A variant that faulted runs apart in runs sized to its share of faulting
+// tuples: after one crash in 256 tuples, its next 256 clean tuples take a
+// few runs of the tool, where runs of 4 took 64 (each a start-up).
+TEST(PtxCmdBackendTest, AVariantThatRarelyFaultsRunsApartInLargerRuns) {
+  auto record = TempDir::Create("ptx-cmd-test");
+  ASSERT_TRUE(record.ok());
+  const std::string log = (*record)->File("runs");
+  auto client = StartPtxCmd(
+      absl::StrCat("echo run >> ", log, "; ", kInterpreter,
+                   " --crash-on=add.s32:0x7fffffff {ptx} {in} {out}"));
+  ASSERT_TRUE(client.ok()) << client.status();
+  auto batch = [](uint64_t from, bool culprit) {
+    std::vector<Tuple> tuples;
+    for (uint64_t i = 0; i < 256; ++i) {
+      tuples.push_back({V("add.s32"),
+                        {{culprit && i == 100 ? 0x7fffffff : from + i, 1}},
+                        0b11});
+    }
+    for (uint64_t i = 0; i < 8; ++i)
+      tuples.push_back({V("sub.s32"), {{i, 1}}, 0b11});
+    return tuples;
+  };
+  auto runs = [&] {
+    const std::string text = ReadFile(log).value_or("");
+    return std::count(text.begin(), text.end(), '\n');
+  };
+  const BatchOutcome first = (*client)->Run(batch(0, true));
+  ASSERT_FALSE(first.fault.has_value());
+  EXPECT_EQ(first.results[100].kind, ResultKind::kFault);
+  const int64_t before = runs();
+  const std::vector<Tuple> clean = batch(1000, false);
+  const BatchOutcome second = (*client)->Run(clean);
+  ASSERT_FALSE(second.fault.has_value());
+  for (size_t i = 0; i < clean.size(); ++i) {
+    ASSERT_EQ(second.results[i].kind, ResultKind::kValue) << i;
+    EXPECT_EQ(second.results[i].bits,
+              Evaluate(clean[i].variant, clean[i].operands).bits);
+  }
+  // sub.s32's module and add.s32's own runs (at most 16 tuples each would
+  // be 16 of them).
+  EXPECT_GE(runs() - before, 2);
+  EXPECT_LE(runs() - before, 1 + 256 / 16);
+}
+
 // The dense-fault fixture (issue 41, item 7) is the tool it says it is: it
 // crashes on every division by zero and every sad, hangs on bfind of small
 // operands, refuses its parser's variants, reads 64-bit immediates as 32
