@@ -804,11 +804,10 @@ TEST(CampaignTest, TuplesNeverRunAreCountedApart) {
 // kMaxSendsAgain times.
 TEST(CampaignTest, UnrunTuplesOfADecliningClassAreDroppedNotDeclined) {
   const std::string dir = FreshDir("unrun_declining");
-  // A slow worker (2 ms a tuple): while the first batch (whatever was
-  // offered by then) runs, the rest are queued, so the next batch's
-  // answers teach the model before any unrun tuple could be sent again
-  // kMaxSendsAgain times in batches of a few (a loaded machine offered
-  // them that slowly).
+  // A slow worker: while the first batch (whatever was offered by then)
+  // runs, the rest are queued, so the next batch's answers teach the model
+  // before any unrun tuple could be sent again kMaxSendsAgain times in
+  // batches of a few (a loaded machine offered them that slowly).
   CampaignOptions o = Options(
       dir,
       {"--fault=decline-even-not-run-odd-on=add.u32", "--us-per-tuple=2000"});

@@ -455,6 +455,17 @@ TEST(SystematicTest, TheSourceReachesEveryVariantBeforeGoingDeep) {
   }
 }
 
+// Every variant of these families.
+std::vector<Variant> VariantsOfFamilies(
+    std::initializer_list<Family> families) {
+  std::vector<Variant> out;
+  for (const Family f : families) {
+    const absl::Span<const Variant> of = VariantsOf(f);
+    out.insert(out.end(), of.begin(), of.end());
+  }
+  return out;
+}
+
 // Each family's variants in the order of StableId x 0x9e3779b97f4a7c15
 // (fixed, so that a campaign meets the variants in the same order on every
 // run and every machine).
@@ -480,12 +491,8 @@ std::vector<std::vector<Variant>> ByFamilyInStableIdOrder(
 // variant of each family in turn (in table order), each family's in stable
 // id order, so that a small family's pass is over within its first turns.
 TEST(SystematicTest, TheBreadthPassTakesAVariantOfEachFamilyInTurn) {
-  std::vector<Variant> variants;
-  for (const Variant& v : AllVariants()) {
-    if (v.family == Family::kAdd || v.family == Family::kVmin ||
-        v.family == Family::kFns)
-      variants.push_back(v);
-  }
+  const std::vector<Variant> variants =
+      VariantsOfFamilies({Family::kAdd, Family::kVmin, Family::kFns});
   const std::vector<std::vector<Variant>> families =
       ByFamilyInStableIdOrder(variants);
   std::vector<Variant> expected;
@@ -512,12 +519,8 @@ TEST(SystematicTest, TheBreadthPassTakesAVariantOfEachFamilyInTurn) {
 // tuples in the same order with every runtime-capable source a runtime
 // value; a variant with none (no source can be one) once.
 TEST(SystematicTest, TheBreadthPassInBothFormsGivesTupleZeroTwice) {
-  std::vector<Variant> variants;
-  for (const Variant& v : AllVariants()) {
-    if (v.family == Family::kAdd || v.family == Family::kBfe ||
-        v.family == Family::kFns)
-      variants.push_back(v);
-  }
+  const std::vector<Variant> variants =
+      VariantsOfFamilies({Family::kAdd, Family::kBfe, Family::kFns});
   SystematicSource source(variants, 8, /*endless=*/false,
                           /*runtime_forms=*/true);
   source.SetBreadthInBothForms(true);
@@ -555,14 +558,13 @@ TEST(SystematicTest, TheBreadthPassInBothFormsGivesTupleZeroTwice) {
 // pass's time, and never a variant before its breadth tuple; the pass
 // still gives every variant its tuple 0.
 TEST(SystematicTest, FamiliesWhosePassIsOverGoDeepWhileThePassGoesOn) {
-  std::vector<Variant> variants;
-  for (const Variant& v : AllVariants()) {
-    if (v.family == Family::kFns || v.family == Family::kBfe ||
-        v.family == Family::kVadd)
-      variants.push_back(v);
-  }
+  const std::vector<Variant> variants =
+      VariantsOfFamilies({Family::kFns, Family::kBfe, Family::kVadd});
   SystematicSource source(variants, 8, /*endless=*/true);
   source.SetFamilyCost(Family::kVadd, 2);
+  auto cost = [](const Tuple& t) {
+    return t.variant.family == Family::kVadd ? 2.0 : 1.0;
+  };
   absl::flat_hash_set<Variant> reached;
   absl::flat_hash_map<Variant, uint64_t> produced;
   double breadth_time = 0, deep_time = 0;
@@ -571,15 +573,12 @@ TEST(SystematicTest, FamiliesWhosePassIsOverGoDeepWhileThePassGoesOn) {
   while (!source.breadth_done()) {
     run.clear();
     ASSERT_TRUE(source.NextRun(run));
-    const double cost = [](Family f) {
-      return f == Family::kVadd ? 2.0 : 1.0;
-    }(run[0].variant.family);
     const bool deep = std::all_of(run.begin(), run.end(), [&](const Tuple& t) {
       return t.variant == run[0].variant && reached.contains(t.variant);
     });
     if (deep) {
       ++deep_runs;
-      deep_time += static_cast<double>(run.size()) * cost;
+      deep_time += static_cast<double>(run.size()) * cost(run[0]);
       EXPECT_NE(run[0].variant.family, Family::kVadd);
       // The set goes on after the breadth tuple (tuple 0).
       uint64_t& k = produced[run[0].variant];
@@ -591,7 +590,7 @@ TEST(SystematicTest, FamiliesWhosePassIsOverGoDeepWhileThePassGoesOn) {
       continue;
     }
     for (const Tuple& t : run) {
-      breadth_time += t.variant.family == Family::kVadd ? 2.0 : 1.0;
+      breadth_time += cost(t);
       EXPECT_TRUE(reached.insert(t.variant).second) << Spell(t.variant);
       produced[t.variant] = 1;
     }

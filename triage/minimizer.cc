@@ -129,9 +129,7 @@ std::optional<Operands> Immediates64ReadAs32(const Tuple& t, bool sign) {
       continue;
     const uint64_t low = o.v[i] & 0xffffffff;
     const uint64_t cut =
-        sign ? static_cast<uint64_t>(static_cast<int64_t>(
-                   static_cast<int32_t>(static_cast<uint32_t>(low))))
-             : low;
+        sign ? static_cast<uint64_t>(SignExtend(low, 32)) : low;
     changed |= cut != o.v[i];
     o.v[i] = cut;
   }
