@@ -9,6 +9,18 @@ namespace {
 
 constexpr int kSlotBits = 20;
 
+bool HasZeroLowHalfImmediate(const Tuple& t) {
+  const Variant& v = t.variant;
+  for (int i = 0; i < NumSources(v); ++i) {
+    if (t.IsRuntime(i) || IsSelectorSource(v, i) ||
+        SourceMask(v, i) != ~uint64_t{0})
+      continue;
+    const uint64_t x = t.operands.v[i];
+    if (x != 0 && Low(x, 32) == 0) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 uint32_t DeclineClass(const Tuple& t, const Result& oracle) {
@@ -16,7 +28,8 @@ uint32_t DeclineClass(const Tuple& t, const Result& oracle) {
   const bool identity =
       oracle.bits == Low(t.operands.v[0], ResultWidth(t.variant));
   return OperandShape(t) | uint32_t{identity} << 8 |
-         uint32_t{oracle.carry} << 9;
+         uint32_t{oracle.carry} << 9 |
+         (HasZeroLowHalfImmediate(t) ? kZeroLowHalfImmediate : 0);
 }
 
 DeclineModel::DeclineModel()

@@ -46,15 +46,20 @@ namespace ptxdiff {
 
 // The decline class of a tuple (kDeclineClassBits bits): its OperandShape
 // (sources that are 0, sources that are 1 or all ones, whether a SIMD video
-// selector is the default one), and of its result: bit 8, result == source
-// a; bit 9, the carry-out. A tuple whose result the spec leaves open is of
-// one class per variant, kUndefinedResultClass, whatever its operands: its
-// value is never judged, so all there is to learn of it is whether the
-// backend declines it or faults on it (a tool that crashes on a division
-// by zero does so in every operand shape, and each shape cost a crash to
-// learn when they were apart).
-inline constexpr int kDeclineClassBits = 11;
-inline constexpr uint32_t kUndefinedResultClass = 0xffff;
+// selector is the default one, which sources are runtime values); bit 15, an
+// immediate 64-bit source is not 0 but its low 32 bits are (where 64-bit
+// arithmetic done in 32-bit halves, or a lexer that keeps 32 bits of a
+// constant, divides by zero or takes a wrong branch: one such crash must not
+// quarantine the variant's ordinary tuples); and of its result: bit 8,
+// result == source a; bit 9, the carry-out. A tuple whose result the spec
+// leaves open is of one class per variant, kUndefinedResultClass, whatever its
+// operands: its value is never judged, so all there is to learn of it is
+// whether the backend declines it or faults on it (a tool that crashes on a
+// division by zero does so in every operand shape, and each shape cost a crash
+// to learn when they were apart).
+inline constexpr int kDeclineClassBits = 17;
+inline constexpr uint32_t kZeroLowHalfImmediate = 1u << 15;
+inline constexpr uint32_t kUndefinedResultClass = 1u << 16;
 uint32_t DeclineClass(const Tuple& t, const Result& oracle);
 
 class DeclineModel {

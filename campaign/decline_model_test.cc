@@ -51,6 +51,30 @@ TEST(DeclineModelTest, TuplesTheSpecLeavesOpenAreOneClassPerVariant) {
   EXPECT_TRUE(Worth(m, div, ClassOf("div.u32", {{7, 3}})));
 }
 
+// A tool that reads a 64-bit immediate as its low 32 bits divides by zero
+// where the divisor's low half is 0: that crash quarantines its own class,
+// not the variant's ordinary tuples. A runtime source (the tool reads it
+// whole) and a 32-bit source are not of the class.
+TEST(DeclineModelTest, AWideImmediateWithAZeroLowHalfIsAClassOfItsOwn) {
+  const uint32_t low_half_zero = ClassOf("div.u64", {{7, 0x100000000}});
+  EXPECT_TRUE(low_half_zero & kZeroLowHalfImmediate);
+  EXPECT_EQ(low_half_zero, ClassOf("div.u64", {{9, 0x8000000000000000}}));
+  EXPECT_EQ(ClassOf("div.u64", {{7, 0x100000001}}),
+            ClassOf("div.u64", {{7, 3}}));
+  EXPECT_EQ(ClassOf("div.u64", {{7, 0}}), kUndefinedResultClass);
+  Tuple runtime{*ParseVariant("div.u64"), {{7, 0x100000000}}, 0b10};
+  EXPECT_FALSE(
+      DeclineClass(runtime, Evaluate(runtime.variant, runtime.operands)) &
+      kZeroLowHalfImmediate);
+  // shl.b64's shift amount is 32 bits wide.
+  EXPECT_FALSE(ClassOf("shl.b64", {{5, 0x100000000}}) & kZeroLowHalfImmediate);
+  DeclineModel m;
+  const int div = VariantIndex(*ParseVariant("div.u64"));
+  m.Quarantine(div, [&] { return low_half_zero; });
+  EXPECT_FALSE(Worth(m, div, ClassOf("div.u64", {{5, 0x300000000}})));
+  EXPECT_TRUE(Worth(m, div, ClassOf("div.u64", {{7, 3}})));
+}
+
 // ptxas folds a carry chain only when no carry passes along it, and SIMD
 // video only with the default selectors: each is a class of its own.
 TEST(DeclineModelTest,
