@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <optional>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -12,6 +13,7 @@
 #include "isa/operand_form.h"
 #include "isa/spelling.h"
 #include "oracle/bits.h"
+#include "oracle/errata.h"
 #include "oracle/oracle.h"
 
 namespace ptxdiff {
@@ -66,6 +68,21 @@ std::vector<uint64_t> SimplerValues(uint64_t x, int width) {
     if ((x >> bit) & 1) add(x & ~(uint64_t{1} << bit));
   }
   return out;
+}
+
+// The candidates whose result the spec defines, or leaves open, as the
+// failing tuple's is: minimizing keeps the kind of finding (a crash on a
+// defined value is not stepped to a division by zero), and a value mismatch
+// cannot show where the spec leaves the value open, while a tool that
+// crashes on division by zero would crash on each such candidate, round
+// after round.
+std::vector<Tuple> SameDefinedness(std::vector<Tuple> candidates, bool defined,
+                                   Reading reading) {
+  std::erase_if(candidates, [&](const Tuple& t) {
+    return EvaluateWithReading(reading, t.variant, t.operands).defined() !=
+           defined;
+  });
+  return candidates;
 }
 
 absl::Status FaultStatus(const BackendFault& fault) {
@@ -197,8 +214,10 @@ absl::StatusOr<Finding> MinimizeMismatch(WorkerClient& client,
   // A hang costs a timeout per candidate that hangs: kept as found.
   const int rounds = fault == TupleFault::kHang ? 0 : kMaxRounds;
   Tuple best = failing;
+  const bool defined = best_seen.oracle.defined();
   for (int round = 0; round < rounds; ++round) {
-    const std::vector<Tuple> candidates = Simplifications(best);
+    const std::vector<Tuple> candidates =
+        SameDefinedness(Simplifications(best), defined, reading);
     if (candidates.empty()) break;
     const BatchOutcome out = run(candidates);
     if (out.fault) return FaultStatus(*out.fault);

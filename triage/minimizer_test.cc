@@ -108,6 +108,22 @@ TEST(MinimizerTest, KeepsTheOperandClassThatTriggersTheBug) {
   EXPECT_EQ(f->tuple.operands.v[0], 0u);
 }
 
+// A tool that reads 64-bit immediates as 32 bits gets div.u64 wrong, and
+// crashes on a division by zero: the minimizer never steps the divisor to 0
+// (the spec leaves that value open, so it cannot show the mismatch), where
+// each round's candidates held it and crashed the tool.
+TEST(MinimizerTest, NeverTriesACandidateWhoseResultTheSpecLeavesOpen) {
+  auto client = Faulty({"--fault=wrong-on=div.u64", "--crash-on-undefined"});
+  const Tuple failing{*ParseVariant("div.u64"),
+                      {{0x123456789, 0x100000003, 0, 0}}};
+  auto f = MinimizeMismatch(*client, failing);
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(f->kind, FindingKind::kValueMismatch);
+  EXPECT_NE(f->tuple.operands.v[1], 0u);
+  EXPECT_EQ(f->tuple.operands.v[0], 0u);
+  EXPECT_FALSE(f->flaky);
+}
+
 TEST(MinimizerTest, IsDeterministic) {
   auto client = Faulty({"--fault=wrong-on=bfe.", "--when-operand=2:9"});
   const Tuple failing{*ParseVariant("bfe.s32"), {{0xf0f0f0f0, 0x1f, 0xff, 0}}};

@@ -87,6 +87,8 @@
 //                          plus c is exactly INT32_MAX + 1: answers the
 //                          wrapped sum 0x80000000 instead of 0x7fffffff
 //
+// --crash-on-undefined, beside any --fault: abort() on a RUN holding a
+// tuple whose result the spec leaves open (a simulator that divides by zero).
 // --supports=LIST (comma-separated) replaces the `supports` lines.
 // --us-per-tuple=N answers a RUN no sooner than N microseconds per tuple
 // after it came (a backend as slow as ptxas, for the campaign's calibration).
@@ -110,6 +112,7 @@
 #include "absl/strings/strip.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
+#include "oracle/oracle.h"
 #include "protocol/frame_io.h"
 #include "worker/backends/oracle/oracle_backend.h"
 
@@ -126,6 +129,7 @@ struct Flags {
   bool forms = true;
   std::string default_form;  // HELLO_REPLY's default_form, if any
   std::string note;          // every value's note, if any
+  bool crash_on_undefined = false;
 };
 
 bool FirstTime(const std::string& state) {
@@ -320,6 +324,13 @@ bool HoldsTupleOf(const RunRequest& request, absl::string_view spelling,
   return false;
 }
 
+bool HoldsUndefined(const RunRequest& request) {
+  return absl::c_any_of(request.tuples, [&](const WireTuple& t) {
+    const auto v = ParseVariant(request.spellings[t.variant_index]);
+    return v.ok() && !Evaluate(*v, t.operands).defined();
+  });
+}
+
 int Serve(const Flags& flags) {
   auto hello = ReadFrame(STDIN_FILENO);
   if (!hello.ok()) return 4;
@@ -361,6 +372,7 @@ int Serve(const Flags& flags) {
     if (!request.ok()) return 4;
     const std::string& f = flags.fault;
     if (f == "crash" || (f == "crash-once" && FirstTime(flags.state))) Crash();
+    if (flags.crash_on_undefined && HoldsUndefined(*request)) Crash();
     absl::string_view bad = f;
     if (absl::ConsumePrefix(&bad, "crash-on=")) {
       for (const std::string& s : request->spellings) {
@@ -488,6 +500,7 @@ int main(int argc, char** argv) {
     if (absl::ConsumePrefix(&arg, "--supports="))
       flags.supports = std::string(arg);
     if (arg == "--no-forms") flags.forms = false;
+    if (arg == "--crash-on-undefined") flags.crash_on_undefined = true;
     if (absl::ConsumePrefix(&arg, "--default-form="))
       flags.default_form = std::string(arg);
     if (absl::ConsumePrefix(&arg, "--note="))
