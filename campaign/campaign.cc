@@ -773,7 +773,7 @@ void Campaign::FilerLoop() {
       filing_.pop_front();
       filer_busy_ = true;
     }
-    FileJob(job);
+    FileJob(std::move(job));
     std::lock_guard<std::mutex> lock(mu_);
     filer_busy_ = false;
   }
@@ -835,9 +835,36 @@ absl::StatusOr<WorkerClient*> Campaign::MinimizerClient() {
   return minimizer_client_.get();
 }
 
+void Campaign::ContrastBeforeMinimizing(WorkerClient& client, FilingJob& job) {
+  if (job.end_of_run || job.fault || job.tuple_fault != TupleFault::kNone ||
+      !job.cause.empty() || !identity_.forms) {
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!absl::c_any_of(causes_, [](const auto& key_and_cause) {
+          const std::optional<Finding>& f = key_and_cause.second.filed;
+          return f && !f->cause.empty() && f->minimize_backend_calls > 0;
+        })) {
+      return;
+    }
+  }
+  const std::optional<Tuple> contrast = InRegisters(job.tuple);
+  if (!contrast) return;
+  const BatchOutcome out = client.Run({&*contrast, 1});
+  if (out.fault ||
+      JudgeTuple(*contrast, out.results[0], options_.reading).verdict !=
+          Verdict::kAgree) {
+    return;
+  }
+  job.cause = ImmediatesCause(job.tuple, job.backend_bits, options_.reading);
+}
+
 bool Campaign::CountUnderItsCause(const FilingJob& job) {
-  if (!job.end_of_run || job.fault || job.tuple_fault != TupleFault::kNone)
+  if (job.fault || job.tuple_fault != TupleFault::kNone ||
+      (!job.end_of_run && job.cause.empty())) {
     return false;
+  }
   std::optional<Finding> repeat;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -867,7 +894,7 @@ bool Campaign::CountUnderItsCause(const FilingJob& job) {
   return true;
 }
 
-void Campaign::FileJob(const FilingJob& job) {
+void Campaign::FileJob(FilingJob job) {
   if (CountUnderItsCause(job)) return;
   Finding f;
   // A hang is filed as found, and a fault the sender could not isolate: no
@@ -876,6 +903,10 @@ void Campaign::FileJob(const FilingJob& job) {
       job.tuple_fault == TupleFault::kHang || !job.unisolated_why.empty()
           ? absl::StatusOr<WorkerClient*>(absl::UnavailableError("not needed"))
           : MinimizerClient();
+  if (minimizer.ok()) {
+    ContrastBeforeMinimizing(**minimizer, job);
+    if (CountUnderItsCause(job)) return;
+  }
   if (job.fault && !job.unisolated_why.empty()) {
     f = UnisolatedFault(job, job.unisolated_why);
   } else if (job.fault) {

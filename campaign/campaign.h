@@ -288,11 +288,18 @@ class Campaign {
   // would be. Bounded by kContrastTimeout. Jobs contrasted before (marked
   // end_of_run) are left as they are.
   void ContrastAtTheEnd(std::deque<FilingJob>& jobs);
-  // A mismatch left at the campaign's end, where this run filed a minimized
-  // entry of the cause ContrastAtTheEnd told, or (no cause told) of its
-  // family: counted as a repeat of that entry (its variant added to the
-  // entry's found_as), not filed unminimized as an entry of its own. False
-  // if there is none: it is filed as found.
+  // Once this run has filed a minimized entry with a cause told by
+  // contrast, a value mismatch with immediates is run once in registers
+  // before it is minimized, and its cause told the same way: a tool that
+  // reads 64-bit immediates as 32 bits is wrong in every 64-bit variant,
+  // and minimizing each cost ~8 tool runs to file what one run tells.
+  // Sets job.cause where the register form agrees.
+  void ContrastBeforeMinimizing(WorkerClient& client, FilingJob& job);
+  // A mismatch whose cause a contrast told, where this run filed a
+  // minimized entry of that cause, or (left at the campaign's end, no cause
+  // told) of its family: counted as a repeat of that entry (its variant
+  // added to the entry's found_as), not minimized or filed as an entry of
+  // its own. False if there is none.
   bool CountUnderItsCause(const FilingJob& job);
   // Times a batch of each family's systematic tuples on the senders' workers
   // (judging them too) to learn the backend's cost per tuple by family.
@@ -340,7 +347,7 @@ class Campaign {
   void QueueMismatch(const Tuple& t, const Judgement& j,
                      TupleFault fault = TupleFault::kNone,
                      std::string message = "");
-  void FileJob(const FilingJob& job);
+  void FileJob(FilingJob job);
   // The worker that minimizes, started on the first finding (filer thread);
   // Cancelled once StopMinimizing was called.
   absl::StatusOr<WorkerClient*> MinimizerClient();

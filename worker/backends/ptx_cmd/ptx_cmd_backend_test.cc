@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -728,6 +729,54 @@ TEST(PtxCmdCampaignTest, AToolWrongOnImmediatesOnlyIsFiled) {
   EXPECT_EQ(causes[0].spelling,
             "wrong only with 32-bit immediates in bfe (the same operands in "
             "registers agree)");
+}
+
+// A tool that reads 64-bit immediates as 32 bits is wrong in every 64-bit
+// variant: once the first is minimized and its cause told by contrast, the
+// others are contrasted in one run and counted in that entry (issue 41,
+// item 4), not minimized into an entry each.
+TEST(PtxCmdCampaignTest, MismatchesOfACauseAlreadyFiledAreCountedInIt) {
+  auto dir = TempDir::Create("ptx-cmd-campaign-test");
+  ASSERT_TRUE(dir.ok());
+  auto command = CommandForBackend(
+      absl::StrCat("ptx-cmd:", kInterpreter,
+                   " --dense-faults --startup-ms=2 {ptx} {in} {out}"),
+      PTXDIFF_WORKER_PATH);
+  ASSERT_TRUE(command.ok());
+  CampaignOptions options;
+  options.worker = *command;
+  options.triage_dir = (*dir)->File("triage");
+  options.variants = {V("add.u64"), V("sub.u64"), V("max.u64"), V("xor.b64")};
+  auto campaign = Campaign::Start(options);
+  ASSERT_TRUE(campaign.ok()) << campaign.status();
+  auto entries_now = [&] {
+    auto store = TriageStore::Open((*dir)->File("triage"), false);
+    auto entries = store.ok()
+                       ? store->List()
+                       : absl::StatusOr<std::vector<EntryInfo>>(store.status());
+    return entries.ok() ? *entries : std::vector<EntryInfo>{};
+  };
+  auto families_found = [](const std::vector<EntryInfo>& entries) {
+    std::set<std::string> families;
+    for (const EntryInfo& e : entries) {
+      const auto found_as = e.meta.find("found_as");
+      if (found_as == e.meta.end()) continue;
+      for (absl::string_view spelling : absl::StrSplit(found_as->second, ", "))
+        families.insert(std::string(spelling.substr(0, spelling.find('.'))));
+    }
+    return families.size();
+  };
+  const absl::Time give_up = absl::Now() + absl::Seconds(120);
+  while (families_found(entries_now()) < 4 && absl::Now() < give_up) {
+    absl::SleepFor(absl::Milliseconds(200));
+  }
+  (*campaign)->Stop();
+  const std::vector<EntryInfo> entries = entries_now();
+  EXPECT_EQ(families_found(entries), 4u);
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_EQ(entries[0].meta.at("cause"),
+            "64-bit immediates read as their low 32 bits (the same operands "
+            "in registers agree)");
 }
 
 // A campaign against a tool that crashes on div.u32 and hangs on one bfe
