@@ -361,10 +361,8 @@ int WaitWithProgress(pid_t pid, const std::string& stats, int64_t every,
 // one root cause in 2 entries: 48x value-mismatch~ptxas~in-range~..., ...".
 std::string RootCauseLine(const RootCause& c) {
   if (c.entries.size() == 1) {
-    const auto how = c.entries[0]->meta.find("how");  // a crash's or hang's
-    return absl::StrCat(
-        c.entries[0]->CountText(), "x ", c.entries[0]->name,
-        how == c.entries[0]->meta.end() ? "" : ": " + how->second);
+    const EntryInfo& e = *c.entries[0];
+    return absl::StrCat(e.CountText(), "x ", e.name, e.Gist());
   }
   std::vector<std::string> parts;
   for (const EntryInfo* e : c.entries)

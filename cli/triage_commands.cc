@@ -463,12 +463,10 @@ int RunTriage(const std::vector<std::string>& args, std::ostream& out,
     const std::vector<RootCause> causes = GroupByRootCause(*entries);
     for (const RootCause& c : causes) {
       for (const EntryInfo* e : c.entries) {
-        const auto how = e->meta.find("how");      // a crash's or hang's
         const auto batch = e->meta.find("batch");  // an unisolated fault's
         // The entry's name: what show, mark and repro take.
         out << absl::StrFormat(
-            "%6s  %s%s%s%s%s\n", e->CountText(), e->name,
-            how == e->meta.end() ? "" : absl::StrCat(": ", how->second),
+            "%6s  %s%s%s%s%s\n", e->CountText(), e->name, e->Gist(),
             batch == e->meta.end()
                 ? ""
                 : absl::StrCat(" (a batch of ", batch->second, ")"),

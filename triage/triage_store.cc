@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/algorithm/container.h"
 #include "absl/status/status.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
@@ -570,6 +571,19 @@ bool EntryInfo::count_known() const {
 std::string EntryInfo::CountText() const {
   if (!count_known()) return "?";
   return absl::StrCat(count(), count_is_lower_bound() ? "+" : "");
+}
+
+std::string EntryInfo::Gist() const {
+  const auto how = meta.find("how");
+  const auto cause = meta.find("cause");
+  const auto found_as = meta.find("found_as");
+  const int64_t variants =
+      found_as == meta.end() ? 0 : 1 + absl::c_count(found_as->second, ',');
+  return absl::StrCat(
+      how != meta.end()     ? ": " + how->second
+      : cause != meta.end() ? ": " + cause->second
+                            : "",
+      variants > 1 ? absl::StrCat(" (found in ", variants, " variants)") : "");
 }
 
 bool RootCause::explained() const {

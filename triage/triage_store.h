@@ -51,6 +51,11 @@ struct EntryInfo {
   // "189", "62+" (a lower bound), or "?" (unknown): how lists show it.
   std::string CountText() const;
   bool explained() const { return meta.count("explained") > 0; }
+  // What lists print after its name: ": " and a crash's or hang's `how`, or
+  // the `cause` a contrast told, then " (found in N variants)" when its
+  // found_as holds more than one (a cause counted in one entry: hundreds);
+  // "" when there is none of these.
+  std::string Gist() const;
 };
 
 // Entries of one kind and backend that differ only in their trigger class:

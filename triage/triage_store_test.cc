@@ -492,6 +492,25 @@ TEST(TriageStoreTest, GarbageInMetaIsReportedKeptAsideAndTheCountGoesOn) {
               ::testing::ElementsAre(kept[0].substr(e.path.size() + 1)));
 }
 
+// A list says after an entry's name how it faulted, or the cause a contrast
+// told, and in how many variants it was found where that is more than one.
+TEST(EntryInfoTest, TheGistIsHowItFaultedOrItsCauseAndItsVariants) {
+  EntryInfo e;
+  EXPECT_EQ(e.Gist(), "");
+  e.meta["found_as"] = "add.u64";
+  EXPECT_EQ(e.Gist(), "");
+  e.meta["cause"] = "64-bit immediates read as their low 32 bits";
+  EXPECT_EQ(e.Gist(), ": 64-bit immediates read as their low 32 bits");
+  e.meta["found_as"] = "add.u64, add.s64, setp.eq.b64";
+  EXPECT_EQ(e.Gist(),
+            ": 64-bit immediates read as their low 32 bits (found in 3 "
+            "variants)");
+  EntryInfo crash;
+  crash.meta["how"] = "killed by signal 6 (SIGABRT)";
+  crash.meta["cause"] = "crash in sad: killed by signal 6 (SIGABRT)";
+  EXPECT_EQ(crash.Gist(), ": killed by signal 6 (SIGABRT)");
+}
+
 // A count that does not parse: the other keys are kept, the count restarts
 // and says from when it counts, and why.
 TEST(TriageStoreTest, ACountThatDoesNotParseKeepsTheOtherKeysAndSaysSo) {
