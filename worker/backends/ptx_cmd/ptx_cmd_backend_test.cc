@@ -681,6 +681,20 @@ TEST(PtxCmdBackendTest, AKilledWorkerLeavesNoTemporaryFiles) {
   }
 }
 
+// A campaign's options for the test interpreter run with `flags`, filing
+// into `dir`'s triage directory.
+CampaignOptions InterpreterCampaign(const std::string& flags,
+                                    const TempDir& dir) {
+  auto command = CommandForBackend(
+      absl::StrCat("ptx-cmd:", kInterpreter, " ", flags, " {ptx} {in} {out}"),
+      PTXDIFF_WORKER_PATH);
+  EXPECT_TRUE(command.ok()) << command.status();
+  CampaignOptions options;
+  if (command.ok()) options.worker = *command;
+  options.triage_dir = dir.File("triage");
+  return options;
+}
+
 // A campaign sends a tool the operand forms too: the systematic source's
 // runtime tier gives bfe.s32 tuples with immediates, where a tool whose
 // constant path is wrong (and whose register path, the default form, is
@@ -688,14 +702,8 @@ TEST(PtxCmdBackendTest, AKilledWorkerLeavesNoTemporaryFiles) {
 TEST(PtxCmdCampaignTest, AToolWrongOnImmediatesOnlyIsFiled) {
   auto dir = TempDir::Create("ptx-cmd-campaign-test");
   ASSERT_TRUE(dir.ok());
-  auto command = CommandForBackend(
-      absl::StrCat("ptx-cmd:", kInterpreter,
-                   " --flip-immediate-forms=bfe.s32 {ptx} {in} {out}"),
-      PTXDIFF_WORKER_PATH);
-  ASSERT_TRUE(command.ok());
-  CampaignOptions options;
-  options.worker = *command;
-  options.triage_dir = (*dir)->File("triage");
+  CampaignOptions options =
+      InterpreterCampaign("--flip-immediate-forms=bfe.s32", **dir);
   options.variants = {V("bfe.s32"), V("bfe.u32")};
   auto campaign = Campaign::Start(options);
   ASSERT_TRUE(campaign.ok()) << campaign.status();
@@ -738,14 +746,8 @@ TEST(PtxCmdCampaignTest, AToolWrongOnImmediatesOnlyIsFiled) {
 TEST(PtxCmdCampaignTest, MismatchesOfACauseAlreadyFiledAreCountedInIt) {
   auto dir = TempDir::Create("ptx-cmd-campaign-test");
   ASSERT_TRUE(dir.ok());
-  auto command = CommandForBackend(
-      absl::StrCat("ptx-cmd:", kInterpreter,
-                   " --dense-faults --startup-ms=2 {ptx} {in} {out}"),
-      PTXDIFF_WORKER_PATH);
-  ASSERT_TRUE(command.ok());
-  CampaignOptions options;
-  options.worker = *command;
-  options.triage_dir = (*dir)->File("triage");
+  CampaignOptions options =
+      InterpreterCampaign("--dense-faults --startup-ms=2", **dir);
   options.variants = {V("add.u64"), V("sub.u64"), V("max.u64"), V("xor.b64")};
   auto campaign = Campaign::Start(options);
   ASSERT_TRUE(campaign.ok()) << campaign.status();
@@ -788,15 +790,8 @@ TEST(PtxCmdCampaignTest, MismatchesOfACauseAlreadyFiledAreCountedInIt) {
 TEST(PtxCmdCampaignTest, CrashesAndHangsOfTheToolAreFiled) {
   auto dir = TempDir::Create("ptx-cmd-campaign-test");
   ASSERT_TRUE(dir.ok());
-  auto command = CommandForBackend(
-      absl::StrCat(
-          "ptx-cmd:", kInterpreter,
-          " --crash-on=div.u32 --hang-on=bfe.u32:0x1234 {ptx} {in} {out}"),
-      PTXDIFF_WORKER_PATH);
-  ASSERT_TRUE(command.ok());
-  CampaignOptions options;
-  options.worker = *command;
-  options.triage_dir = (*dir)->File("triage");
+  CampaignOptions options =
+      InterpreterCampaign("--crash-on=div.u32 --hang-on=bfe.u32:0x1234", **dir);
   options.systematic = false;
   options.batch_size = 64;
   auto campaign = Campaign::Start(options);
