@@ -14,6 +14,7 @@
 #include "absl/time/clock.h"
 #include "campaign/decline_model.h"
 #include "campaign/systematic_source.h"
+#include "harness/judge.h"
 #include "harness/semantic_classes.h"
 #include "isa/family_table.h"
 #include "isa/fuzz_input.h"
@@ -490,12 +491,6 @@ void Campaign::SenderLoop(WorkerClient* client) {
 }
 
 namespace {
-
-// A decline saying the tuple was not evaluated (kNotRunPrefix).
-bool NotRun(const TupleResult& r, const std::vector<std::string>& messages) {
-  return r.kind == ResultKind::kDecline && r.message < messages.size() &&
-         absl::StartsWith(messages[r.message], kNotRunPrefix);
-}
 
 // The class a finding of `t` is filed under for the rest of the process.
 std::string CauseClass(const Tuple& t, const Result& oracle, TupleFault fault) {

@@ -113,13 +113,6 @@ struct CampaignOptions {
   size_t dedup_slots = 0;
 };
 
-// How often a tuple left unrun is sent again before it is declined: enough
-// rounds for the quarantine to catch up with a family whose hangs span
-// several classes (the ptx-cmd backend runs 8 hanging runs of a family a
-// batch, then leaves its other tuples unrun), few enough that a backend that
-// never runs a tuple (a driver entry point it lacks) costs little.
-inline constexpr int kMaxSendsAgain = 8;
-
 struct CampaignStats {
   JudgeCounts counts;
   QueueCounts queue;

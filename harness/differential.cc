@@ -1,6 +1,7 @@
 #include "harness/differential.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -49,42 +50,69 @@ std::vector<std::pair<std::string, int64_t>> DiffSummary::DeclinesByCount()
   return out;
 }
 
-void RunDifferential(WorkerClient& client, std::span<const Tuple> tuples,
-                     size_t batch_size, DiffSummary& summary, Reading reading) {
-  const std::string backend = client.identity().name;
-  for (size_t begin = 0; begin < tuples.size(); begin += batch_size) {
-    const auto batch =
-        tuples.subspan(begin, std::min(batch_size, tuples.size() - begin));
-    summary.counts.tuples += batch.size();
-    const BatchOutcome out = client.Run(batch);
-    if (out.fault) {
-      ++summary.counts.faulty_batches;
-      summary.faults.push_back(
-          absl::StrCat(FaultKindName(out.fault->kind), " on a batch of ",
-                       batch.size(), " tuples starting with ",
-                       Spell(batch[0].variant), ": ", out.fault->detail));
+namespace {
+
+// Runs and judges one batch into `summary`, except the tuples the backend
+// left not run, which are returned unjudged unless `last_send`.
+std::vector<Tuple> RunBatch(WorkerClient& client, std::span<const Tuple> batch,
+                            bool last_send, DiffSummary& summary,
+                            Reading reading) {
+  const BatchOutcome out = client.Run(batch);
+  if (out.fault) {
+    ++summary.counts.faulty_batches;
+    summary.faults.push_back(
+        absl::StrCat(FaultKindName(out.fault->kind), " on a batch of ",
+                     batch.size(), " tuples starting with ",
+                     Spell(batch[0].variant), ": ", out.fault->detail));
+    return {};
+  }
+  std::vector<Tuple> unrun;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (!last_send && NotRun(out.results[i], out.messages)) {
+      unrun.push_back(batch[i]);
       continue;
     }
-    for (size_t i = 0; i < batch.size(); ++i) {
-      const Judgement j = JudgeTuple(batch[i], out.results[i], reading);
-      summary.counts.Count(j.verdict);
-      if (j.verdict == Verdict::kDeclined) {
-        const TupleResult& r = out.results[i];
-        summary.CountDecline(
-            batch[i].variant.family,
-            r.message < out.messages.size() ? out.messages[r.message] : "");
-      }
-      if (j.verdict == Verdict::kFault &&
-          summary.faults.size() < DiffSummary::kMaxListed) {
-        summary.faults.push_back(
-            TupleFaultLine(batch[i], out.results[i], out.messages));
-      }
-      if (j.verdict == Verdict::kMismatch &&
-          summary.mismatches.size() < DiffSummary::kMaxListed) {
-        summary.mismatches.push_back(MismatchLine(
-            batch[i], j.oracle, j.backend_bits, backend, j.backend_carry));
-      }
+    const Judgement j = JudgeTuple(batch[i], out.results[i], reading);
+    summary.counts.Count(j.verdict);
+    if (j.verdict == Verdict::kDeclined) {
+      const TupleResult& r = out.results[i];
+      summary.CountDecline(
+          batch[i].variant.family,
+          r.message < out.messages.size() ? out.messages[r.message] : "");
     }
+    if (j.verdict == Verdict::kFault &&
+        summary.faults.size() < DiffSummary::kMaxListed) {
+      summary.faults.push_back(
+          TupleFaultLine(batch[i], out.results[i], out.messages));
+    }
+    if (j.verdict == Verdict::kMismatch &&
+        summary.mismatches.size() < DiffSummary::kMaxListed) {
+      summary.mismatches.push_back(
+          MismatchLine(batch[i], j.oracle, j.backend_bits,
+                       client.identity().name, j.backend_carry));
+    }
+  }
+  return unrun;
+}
+
+}  // namespace
+
+void RunDifferential(WorkerClient& client, std::span<const Tuple> tuples,
+                     size_t batch_size, DiffSummary& summary, Reading reading) {
+  summary.counts.tuples += tuples.size();
+  std::vector<Tuple> pending(tuples.begin(), tuples.end());
+  // What a batch left not run (a fault cap, a time budget) is sent again,
+  // up to kMaxSendsAgain times, so that every tuple the backend can run is.
+  for (int send = 0; send <= kMaxSendsAgain && !pending.empty(); ++send) {
+    std::vector<Tuple> unrun;
+    for (size_t begin = 0; begin < pending.size(); begin += batch_size) {
+      const std::span<const Tuple> batch(
+          pending.data() + begin, std::min(batch_size, pending.size() - begin));
+      std::vector<Tuple> left =
+          RunBatch(client, batch, send == kMaxSendsAgain, summary, reading);
+      unrun.insert(unrun.end(), left.begin(), left.end());
+    }
+    pending = std::move(unrun);
   }
 }
 

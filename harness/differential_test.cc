@@ -1,5 +1,9 @@
 #include "harness/differential.h"
 
+#include <cstdio>
+#include <string>
+#include <vector>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isa/spelling.h"
@@ -150,6 +154,52 @@ TEST(DifferentialTest, ABackendThatDisagreesIsAMismatch) {
   EXPECT_EQ(summary.mismatches[0],
             "ptxdiff eval 'popc.b32' 0x000000ff  # oracle 0x00000008, faulty "
             "0x00000009");
+}
+
+// A tuple a batch left not run (a backend's time budget or fault cap) is
+// sent again, and judged when it runs: a sweep runs every tuple the backend
+// can run, and counts each once.
+TEST(DifferentialTest, TuplesABatchLeftNotRunAreSentAgain) {
+  const std::string state = testing::TempDir() + "/not_run_once_state";
+  std::remove(state.c_str());
+  WorkerCommand command;
+  command.argv = {PTXDIFF_FAULTY_WORKER_PATH, "--fault=not-run-once-on=add.u32",
+                  "--state=" + state};
+  auto client = WorkerClient::Start(command);
+  ASSERT_TRUE(client.ok()) << client.status();
+  std::vector<Tuple> tuples;
+  for (const char* s : {"add.u32", "popc.b32"}) {
+    for (uint64_t x : {1ull, 2ull, 3ull})
+      tuples.push_back({*ParseVariant(s), {{x, x}}});
+  }
+  DiffSummary summary;
+  RunDifferential(**client, tuples, 100, summary);
+  EXPECT_EQ(summary.counts.tuples, 6);
+  EXPECT_EQ(summary.counts.agreed, 6);
+  EXPECT_EQ(summary.counts.declined, 0);
+}
+
+// One never run is declined after its last send, with the backend's reason,
+// and counted once.
+TEST(DifferentialTest, ATupleNeverRunIsDeclinedAfterItsLastSend) {
+  WorkerCommand command;
+  command.argv = {PTXDIFF_FAULTY_WORKER_PATH, "--fault=not-run-on=add.u32"};
+  auto client = WorkerClient::Start(command);
+  ASSERT_TRUE(client.ok()) << client.status();
+  std::vector<Tuple> tuples;
+  for (const char* s : {"add.u32", "popc.b32"}) {
+    for (uint64_t x : {1ull, 2ull, 3ull})
+      tuples.push_back({*ParseVariant(s), {{x, x}}});
+  }
+  DiffSummary summary;
+  RunDifferential(**client, tuples, 2, summary);
+  EXPECT_EQ(summary.counts.tuples, 6);
+  EXPECT_EQ(summary.counts.agreed, 3);
+  EXPECT_EQ(summary.counts.declined, 3);
+  const auto declines = summary.DeclinesByCount();
+  ASSERT_EQ(declines.size(), 1u);
+  EXPECT_THAT(declines[0].first,
+              HasSubstr("not run: faulty_worker: the batch's time budget"));
 }
 
 // Declines are counted by family and reason: one line per reason, however

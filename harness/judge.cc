@@ -1,5 +1,6 @@
 #include "harness/judge.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "isa/family_table.h"
 
@@ -37,6 +38,11 @@ Verdict Judge(const Variant& v, const Result& oracle,
   if (backend.kind == ResultKind::kFault) return Verdict::kFault;
   if (!oracle.defined()) return Verdict::kUnspecified;
   return SameAnswer(v, oracle, backend) ? Verdict::kAgree : Verdict::kMismatch;
+}
+
+bool NotRun(const TupleResult& r, const std::vector<std::string>& messages) {
+  return r.kind == ResultKind::kDecline && r.message < messages.size() &&
+         absl::StartsWith(messages[r.message], kNotRunPrefix);
 }
 
 Judgement JudgeTuple(const Tuple& tuple, const TupleResult& backend,

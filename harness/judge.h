@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
@@ -67,6 +68,11 @@ struct Judgement {
 };
 Judgement JudgeTuple(const Tuple& tuple, const TupleResult& backend,
                      Reading reading = Reading::kSpec);
+
+// A decline saying the tuple was not evaluated at all (kNotRunPrefix: a time
+// budget or a fault cap left it): sent again, up to kMaxSendsAgain times,
+// before it is judged declined.
+bool NotRun(const TupleResult& r, const std::vector<std::string>& messages);
 
 // Counts over many judged tuples. `tuples` counts every tuple sent to the
 // backend, including those of faulty batches (which get no verdict).

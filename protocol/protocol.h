@@ -141,6 +141,13 @@ enum class DeclineCode : uint8_t {
 // isolated a fault): no evidence of what the backend declines, so a
 // campaign does not learn from it.
 inline constexpr absl::string_view kNotRunPrefix = "not run: ";
+// How often a tuple declined as not run is sent again (a campaign, a sweep)
+// before the decline stands: enough rounds for a campaign's quarantine to
+// catch up with a family whose hangs span several classes, and for a sweep
+// to run them all (the ptx-cmd backend runs 8 hanging runs of a family a
+// batch, then leaves its other tuples unrun), few enough that a backend that
+// never runs a tuple (a driver entry point it lacks) costs little.
+inline constexpr int kMaxSendsAgain = 8;
 
 // Bits of a result record's u16 flags (bytes 2-3).
 inline constexpr uint16_t kResultFlagCarry = 1;  // bit 0: CC.CF out

@@ -65,10 +65,13 @@ int SegmentWeight(const Variant& v, bool written, size_t tuples) {
 // so that its next faults cost a few small runs and the clean variants keep
 // their big ones, in parts of a size of its own (ApartSize): first
 // kFirstApartPartTuples, twice that after each part that ran clean, half
-// after each tuple that faulted, so that a variant that faults on every
+// after each tuple that crashed, so that a variant that faults on every
 // tuple runs them one by one and one whose faulting class is no longer sent
 // soon runs in big parts again. A part that hangs costs a timeout at each
-// halving, so a variant that hung gets smaller parts.
+// halving, so a variant's part that hung makes its parts one tuple each
+// (each hanging run then isolates a tuple: a tool that hangs on a whole
+// class of inputs spent its hang cap on parts of 4, batch after batch,
+// isolating none), growing back to at most 16.
 constexpr size_t kFirstApartPartTuples = 4;
 constexpr size_t kMaxApartPartTuples = 256;
 constexpr size_t kMaxApartPartTuplesAfterAHang = 16;
@@ -97,7 +100,7 @@ struct ApartSize {
   }
   void Faulted(bool hang) {
     hung |= hang;
-    tuples = std::max<size_t>(1, tuples / 2);
+    tuples = hang ? 1 : std::max<size_t>(1, tuples / 2);
   }
 };
 
@@ -720,8 +723,10 @@ void PtxCmdBackend::Settle(const ResolvedBatch& request, const Part& part,
         faulting_families_.insert(part.segments[0].variant.family);
         BatchFaults& faults = faults_in_batch_[part.segments[0].variant];
         ++(run.end == ToolRun::kHung ? faults.hang_runs : faults.crash_runs);
-        if (run.end == ToolRun::kHung)
+        if (run.end == ToolRun::kHung) {
           ++family_hang_runs_[part.segments[0].variant.family];
+          faulting_[part.segments[0].variant].Faulted(/*hang=*/true);
+        }
       }
       if (part.tuples() == 1) {
         ++faults_in_batch_[part.segments[0].variant].tuples;
