@@ -1,6 +1,7 @@
 #include "harness/differential.h"
 
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,26 @@ namespace ptxdiff {
 namespace {
 
 using ::testing::HasSubstr;
+
+// The faulty worker with `flags` (worker/testing/faulty_worker.cc).
+std::unique_ptr<WorkerClient> Faulty(std::vector<std::string> flags) {
+  WorkerCommand command;
+  command.argv = {PTXDIFF_FAULTY_WORKER_PATH};
+  command.argv.insert(command.argv.end(), flags.begin(), flags.end());
+  auto client = WorkerClient::Start(command);
+  EXPECT_TRUE(client.ok()) << client.status();
+  return client.ok() ? *std::move(client) : nullptr;
+}
+
+// Three tuples each of add.u32 and popc.b32.
+std::vector<Tuple> AddAndPopcTuples() {
+  std::vector<Tuple> tuples;
+  for (const char* s : {"add.u32", "popc.b32"}) {
+    for (uint64_t x : {1ull, 2ull, 3ull})
+      tuples.push_back({*ParseVariant(s), {{x, x}}});
+  }
+  return tuples;
+}
 
 TEST(DifferentialTest, Judge) {
   const Variant add = *ParseVariant("add.u32");
@@ -117,10 +138,8 @@ TEST(DifferentialTest, MismatchLineReplays) {
 // A crash mid-run is counted as a faulty batch while the other batches are
 // still judged (the faulty worker otherwise serves the oracle: all agree).
 TEST(DifferentialTest, CountsAgreementsAndFaultyBatches) {
-  WorkerCommand command;
-  command.argv = {PTXDIFF_FAULTY_WORKER_PATH, "--fault=crash-on=div.u32"};
-  auto client = WorkerClient::Start(command);
-  ASSERT_TRUE(client.ok()) << client.status();
+  auto client = Faulty({"--fault=crash-on=div.u32"});
+  ASSERT_NE(client, nullptr);
   std::vector<Tuple> tuples;
   for (const char* s : {"add.u32", "div.u32", "div.s32"}) {
     for (uint64_t x : {0ull, 1ull, 7ull, 0x80000000ull}) {
@@ -128,7 +147,7 @@ TEST(DifferentialTest, CountsAgreementsAndFaultyBatches) {
     }
   }
   DiffSummary summary;
-  RunDifferential(**client, tuples, /*batch_size=*/4, summary);
+  RunDifferential(*client, tuples, /*batch_size=*/4, summary);
   EXPECT_EQ(summary.counts.tuples, 12);
   EXPECT_EQ(summary.counts.faulty_batches, 1);
   ASSERT_EQ(summary.faults.size(), 1u);
@@ -139,15 +158,13 @@ TEST(DifferentialTest, CountsAgreementsAndFaultyBatches) {
 }
 
 TEST(DifferentialTest, ABackendThatDisagreesIsAMismatch) {
-  WorkerCommand command;
-  command.argv = {PTXDIFF_FAULTY_WORKER_PATH, "--fault=wrong-on=popc.b32"};
-  auto client = WorkerClient::Start(command);
-  ASSERT_TRUE(client.ok()) << client.status();
+  auto client = Faulty({"--fault=wrong-on=popc.b32"});
+  ASSERT_NE(client, nullptr);
   const std::vector<Tuple> tuples = {
       {*ParseVariant("popc.b32"), {{0xff, 0, 0, 0}}},
       {*ParseVariant("popc.b64"), {{0xff, 0, 0, 0}}}};
   DiffSummary summary;
-  RunDifferential(**client, tuples, 100, summary);
+  RunDifferential(*client, tuples, 100, summary);
   EXPECT_EQ(summary.counts.mismatched, 1);
   EXPECT_EQ(summary.counts.agreed, 1);
   ASSERT_EQ(summary.mismatches.size(), 1u);
@@ -162,18 +179,11 @@ TEST(DifferentialTest, ABackendThatDisagreesIsAMismatch) {
 TEST(DifferentialTest, TuplesABatchLeftNotRunAreSentAgain) {
   const std::string state = testing::TempDir() + "/not_run_once_state";
   std::remove(state.c_str());
-  WorkerCommand command;
-  command.argv = {PTXDIFF_FAULTY_WORKER_PATH, "--fault=not-run-once-on=add.u32",
-                  "--state=" + state};
-  auto client = WorkerClient::Start(command);
-  ASSERT_TRUE(client.ok()) << client.status();
-  std::vector<Tuple> tuples;
-  for (const char* s : {"add.u32", "popc.b32"}) {
-    for (uint64_t x : {1ull, 2ull, 3ull})
-      tuples.push_back({*ParseVariant(s), {{x, x}}});
-  }
+  auto client = Faulty({"--fault=not-run-once-on=add.u32", "--state=" + state});
+  ASSERT_NE(client, nullptr);
+  const std::vector<Tuple> tuples = AddAndPopcTuples();
   DiffSummary summary;
-  RunDifferential(**client, tuples, 100, summary);
+  RunDifferential(*client, tuples, 100, summary);
   EXPECT_EQ(summary.counts.tuples, 6);
   EXPECT_EQ(summary.counts.agreed, 6);
   EXPECT_EQ(summary.counts.declined, 0);
@@ -182,17 +192,11 @@ TEST(DifferentialTest, TuplesABatchLeftNotRunAreSentAgain) {
 // One never run is declined after its last send, with the backend's reason,
 // and counted once.
 TEST(DifferentialTest, ATupleNeverRunIsDeclinedAfterItsLastSend) {
-  WorkerCommand command;
-  command.argv = {PTXDIFF_FAULTY_WORKER_PATH, "--fault=not-run-on=add.u32"};
-  auto client = WorkerClient::Start(command);
-  ASSERT_TRUE(client.ok()) << client.status();
-  std::vector<Tuple> tuples;
-  for (const char* s : {"add.u32", "popc.b32"}) {
-    for (uint64_t x : {1ull, 2ull, 3ull})
-      tuples.push_back({*ParseVariant(s), {{x, x}}});
-  }
+  auto client = Faulty({"--fault=not-run-on=add.u32"});
+  ASSERT_NE(client, nullptr);
+  const std::vector<Tuple> tuples = AddAndPopcTuples();
   DiffSummary summary;
-  RunDifferential(**client, tuples, 2, summary);
+  RunDifferential(*client, tuples, 2, summary);
   EXPECT_EQ(summary.counts.tuples, 6);
   EXPECT_EQ(summary.counts.agreed, 3);
   EXPECT_EQ(summary.counts.declined, 3);
@@ -205,17 +209,15 @@ TEST(DifferentialTest, ATupleNeverRunIsDeclinedAfterItsLastSend) {
 // Declines are counted by family and reason: one line per reason, however
 // many variants and tuples it covers.
 TEST(DifferentialTest, DeclinesAreCountedByReason) {
-  WorkerCommand command;
-  command.argv = {PTXDIFF_FAULTY_WORKER_PATH, "--supports=popc.b32"};
-  auto client = WorkerClient::Start(command);
-  ASSERT_TRUE(client.ok()) << client.status();
+  auto client = Faulty({"--supports=popc.b32"});
+  ASSERT_NE(client, nullptr);
   std::vector<Tuple> tuples;
   for (const char* s : {"popc.b32", "popc.b64", "clz.b32", "clz.b64"}) {
     for (uint64_t x : {1ull, 2ull, 3ull})
       tuples.push_back({*ParseVariant(s), {{x}}});
   }
   DiffSummary summary;
-  RunDifferential(**client, tuples, 100, summary);
+  RunDifferential(*client, tuples, 100, summary);
   EXPECT_EQ(summary.counts.agreed, 3);
   EXPECT_EQ(summary.counts.declined, 9);
   const auto declines = summary.DeclinesByCount();

@@ -719,18 +719,17 @@ void PtxCmdBackend::Settle(const ResolvedBatch& request, const Part& part,
     case ToolRun::kHung:
       // A crash or a hang is a finding: find the tuple that causes it.
       if (part.segments.size() == 1) {
-        faulting_.try_emplace(part.segments[0].variant);
+        const bool hung = run.end == ToolRun::kHung;
+        // Its parts shrink after a tuple that crashed, or any part that hung.
+        ApartSize& apart = faulting_[part.segments[0].variant];
+        if (hung || part.tuples() == 1) apart.Faulted(hung);
         faulting_families_.insert(part.segments[0].variant.family);
         BatchFaults& faults = faults_in_batch_[part.segments[0].variant];
-        ++(run.end == ToolRun::kHung ? faults.hang_runs : faults.crash_runs);
-        if (run.end == ToolRun::kHung) {
-          ++family_hang_runs_[part.segments[0].variant.family];
-          faulting_[part.segments[0].variant].Faulted(/*hang=*/true);
-        }
+        ++(hung ? faults.hang_runs : faults.crash_runs);
+        if (hung) ++family_hang_runs_[part.segments[0].variant.family];
       }
       if (part.tuples() == 1) {
         ++faults_in_batch_[part.segments[0].variant].tuples;
-        faulting_[part.segments[0].variant].Faulted(run.end == ToolRun::kHung);
         reply.results[part.segments[0].positions[0]] = {
             .kind = ResultKind::kFault,
             .message = reply.InternMessage(Failure(part, run)),
