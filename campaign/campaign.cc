@@ -40,6 +40,8 @@ constexpr size_t kCalibrationShareOfBatch = 32;
 constexpr absl::Duration kFilingGrace = absl::Seconds(10);
 // The contrast batch of the mismatches left at the end: one batch.
 constexpr absl::Duration kContrastTimeout = absl::Seconds(5);
+// The most mismatches contrasted in one run while the campaign runs.
+constexpr size_t kContrastsPerRun = 1024;
 
 }  // namespace
 
@@ -831,10 +833,13 @@ absl::StatusOr<WorkerClient*> Campaign::MinimizerClient() {
 }
 
 void Campaign::ContrastBeforeMinimizing(WorkerClient& client, FilingJob& job) {
-  if (job.end_of_run || job.fault || job.tuple_fault != TupleFault::kNone ||
-      !job.cause.empty() || !identity_.forms) {
-    return;
-  }
+  const auto wants_contrast = [](const FilingJob& j) {
+    return !j.end_of_run && !j.fault && j.tuple_fault == TupleFault::kNone &&
+           j.cause.empty() && !j.contrasted && InRegisters(j.tuple);
+  };
+  if (!wants_contrast(job) || !identity_.forms) return;
+  std::vector<FilingJob*> jobs = {&job};
+  std::vector<Tuple> contrasts = {*InRegisters(job.tuple)};
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!absl::c_any_of(causes_, [](const auto& key_and_cause) {
@@ -843,16 +848,31 @@ void Campaign::ContrastBeforeMinimizing(WorkerClient& client, FilingJob& job) {
         })) {
       return;
     }
+    // Only the filer takes jobs off the queue, so these stay where they are
+    // while the batch runs (a deque's ends grow without moving them).
+    for (FilingJob& queued : filing_) {
+      if (jobs.size() == kContrastsPerRun) break;
+      if (!wants_contrast(queued)) continue;
+      jobs.push_back(&queued);
+      contrasts.push_back(*InRegisters(queued.tuple));
+    }
   }
-  const std::optional<Tuple> contrast = InRegisters(job.tuple);
-  if (!contrast) return;
-  const BatchOutcome out = client.Run({&*contrast, 1});
-  if (out.fault ||
-      JudgeTuple(*contrast, out.results[0], options_.reading).verdict !=
-          Verdict::kAgree) {
-    return;
+  const BatchOutcome out = client.Run(contrasts);
+  std::lock_guard<std::mutex> lock(mu_);
+  ++stats_.contrast_runs;
+  // A batch the tool faulted on tells nothing: the queued jobs are tried
+  // again each on its own turn.
+  if (out.fault) jobs.resize(1);
+  stats_.contrasted += jobs.size();
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    FilingJob& j = *jobs[i];
+    j.contrasted = true;
+    if (!out.fault &&
+        JudgeTuple(contrasts[i], out.results[i], options_.reading).verdict ==
+            Verdict::kAgree) {
+      j.cause = ImmediatesCause(j.tuple, j.backend_bits, options_.reading);
+    }
   }
-  job.cause = ImmediatesCause(job.tuple, job.backend_bits, options_.reading);
 }
 
 bool Campaign::CountUnderItsCause(const FilingJob& job) {

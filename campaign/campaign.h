@@ -152,6 +152,9 @@ struct CampaignStats {
   // Tuples a batch left unrun (a backend's time budget ran out while it
   // isolated a fault) and that were sent again.
   int64_t sent_again = 0;
+  // Mismatches run once more in registers to tell their cause before they
+  // were minimized (ContrastBeforeMinimizing), and the runs that took.
+  int64_t contrasted = 0, contrast_runs = 0;
   int64_t supported_variants = 0;  // of the campaign's variants
   int64_t calibration_ms = 0;      // spent timing the families at start
   int64_t families_timed = 0;  // by it (a cheap backend stops after a batch)
@@ -265,6 +268,9 @@ class Campaign {
     // the contrast run then told one.
     bool end_of_run = false;
     std::string cause;
+    // Run in registers once already (ContrastBeforeMinimizing), whatever it
+    // told.
+    bool contrasted = false;
   };
 
   Campaign(CampaignOptions options, TriageStore store,
@@ -285,8 +291,11 @@ class Campaign {
   // contrast, a value mismatch with immediates is run once in registers
   // before it is minimized, and its cause told the same way: a tool that
   // reads 64-bit immediates as 32 bits is wrong in every 64-bit variant,
-  // and minimizing each cost ~8 tool runs to file what one run tells.
-  // Sets job.cause where the register form agrees.
+  // and minimizing each cost ~8 tool runs to file what one run tells. The
+  // queued jobs that want a contrast too are run in the same batch: one
+  // run of a tool costs its start-up, each more tuple next to nothing, and
+  // such a tool's mismatches of a new variant came one run each. Sets the
+  // cause of each job whose register form agrees.
   void ContrastBeforeMinimizing(WorkerClient& client, FilingJob& job);
   // A mismatch whose cause a contrast told, where this run filed a
   // minimized entry of that cause, or (left at the campaign's end, no cause

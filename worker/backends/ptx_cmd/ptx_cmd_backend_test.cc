@@ -781,6 +781,47 @@ TEST(PtxCmdCampaignTest, MismatchesOfACauseAlreadyFiledAreCountedInIt) {
             "in registers agree)");
 }
 
+// Mismatches that wait to be filed while the first of their cause is being
+// minimized are contrasted together, in one run of the tool, where each
+// cost a run of its own (and the tool's start-up): a tool that reads 64-bit
+// immediates as 32 bits is wrong in hundreds of variants, each found first
+// in its own batch.
+TEST(PtxCmdCampaignTest, MismatchesWaitingToBeFiledAreContrastedInOneRun) {
+  auto dir = TempDir::Create("ptx-cmd-campaign-test");
+  ASSERT_TRUE(dir.ok());
+  CampaignOptions options =
+      InterpreterCampaign("--dense-faults --startup-ms=2", **dir);
+  options.systematic = false;
+  options.batch_size = 64;
+  const std::vector<std::string> spellings = {"add.u64", "sub.u64", "max.u64",
+                                              "min.u64", "xor.b64", "or.b64"};
+  for (const std::string& s : spellings) options.variants.push_back(V(s));
+  auto campaign = Campaign::Start(options);
+  ASSERT_TRUE(campaign.ok()) << campaign.status();
+  // All offered at once: one batch, six mismatches queued together.
+  for (const std::string& s : spellings) {
+    const Tuple t{V(s), {{0x100000003, 0x200000005}}};
+    const Result r = Evaluate(t.variant, t.operands);
+    (*campaign)->Offer(t, r, SemanticClasses(t, r));
+  }
+  const absl::Time give_up = absl::Now() + absl::Seconds(120);
+  while ((*campaign)->Snapshot().contrasted < 5 && absl::Now() < give_up) {
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  (*campaign)->Stop();
+  const CampaignStats stats = (*campaign)->Snapshot();
+  // The first is minimized (its cause told there); the five queued behind
+  // it are run in registers in one batch, and counted in its entry.
+  EXPECT_EQ(stats.contrasted, 5);
+  EXPECT_EQ(stats.contrast_runs, 1);
+  auto store = TriageStore::Open((*dir)->File("triage"), false);
+  ASSERT_TRUE(store.ok());
+  auto entries = store->List();
+  ASSERT_TRUE(entries.ok());
+  ASSERT_EQ(entries->size(), 1u);
+  EXPECT_EQ(absl::c_count((*entries)[0].meta.at("found_as"), ','), 5);
+}
+
 // A campaign against a tool that crashes on div.u32 and hangs on one bfe
 // tuple files both as findings, with the tuple that causes each, and goes
 // on judging everything else. The tool's timeout is the backend's own,
