@@ -51,8 +51,14 @@ static_assert(std::endian::native == std::endian::little);
 
 // How big one batch module may grow: a plain variant's segment is ~20 lines,
 // a 2-lane SIMD variant's ~1,300 (its selector dispatch), so a module stays
-// under ~50k lines, which a tool parses in well under a second.
+// under ~50k lines, which a tool parses in well under a second. Past that a
+// module grows, up to kMaxModuleWeight, while its tuples are too few for the
+// tool's start-up to be at most kStartupShare of its run (ToolCostModel): a
+// simulator that spends 60 ms starting and microseconds a tuple spent half
+// its time starting, in modules of a third of a batch.
 constexpr int kModuleWeight = 2048;
+constexpr int kMaxModuleWeight = 4 * kModuleWeight;
+constexpr double kStartupShare = 0.125;
 // A written segment (operands as the case's form has them) takes ~6 lines a
 // tuple, so it is cut every kWrittenSegmentTuples tuples.
 constexpr size_t kWrittenSegmentTuples = 1024;
@@ -483,7 +489,10 @@ std::vector<Segment> SegmentsOf(const ResolvedBatch& request,
 std::vector<Part> PtxCmdBackend::MakeParts(const ResolvedBatch& request,
                                            Declines& declines) const {
   std::vector<Part> parts, apart;
-  int weight = kModuleWeight;  // of the last part
+  const size_t enough_tuples = cost_.SlotsForStartupShare(kStartupShare);
+  // Of the last part.
+  int weight = kMaxModuleWeight;
+  size_t tuples = 0;
   for (const VariantGroup& group : GroupByVariant(request)) {
     for (Segment& s : SegmentsOf(request, group, config_.forms, declines)) {
       if (auto it = refused_.find(RefusalKey{s.variant, s.written});
@@ -504,11 +513,15 @@ std::vector<Part> PtxCmdBackend::MakeParts(const ResolvedBatch& request,
         continue;
       }
       const int w = SegmentWeight(s.variant, s.written, s.positions.size());
-      if (config_.abi == 1 || weight + w > kModuleWeight) {
+      const bool full = weight + w > kMaxModuleWeight ||
+                        (weight + w > kModuleWeight && tuples >= enough_tuples);
+      if (config_.abi == 1 || full) {
         parts.emplace_back();
         weight = 0;
+        tuples = 0;
       }
       weight += w;
+      tuples += s.positions.size();
       parts.back().segments.push_back(std::move(s));
     }
   }

@@ -29,6 +29,7 @@
 #include "triage/triage_store.h"
 #include "worker/backends/cuda/kernel_gen.h"
 #include "worker/backends/ptx_cmd/refusal_memory.h"
+#include "worker/backends/ptx_cmd/tool_run.h"
 
 namespace ptxdiff {
 namespace {
@@ -241,6 +242,71 @@ TEST(PtxCmdBackendTest, OneToolRunPerBatchOrPerVariantWithAbi1) {
     EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), runs)
         << "abi " << abi;
   }
+}
+
+// A batch module holds ~5k tuples written with their immediates (~6 lines
+// each, for a tool's parser); past that it grows while the tool's start-up
+// outweighs its tuples, as the tool's runs measure them: a tool that starts
+// slowly runs the next such batch in one run, one whose tuples cost more
+// than its start-up keeps its modules at that size.
+TEST(PtxCmdBackendTest, ModulesGrowWhileTheToolsStartUpOutweighsThem) {
+  auto record = TempDir::Create("ptx-cmd-test");
+  ASSERT_TRUE(record.ok());
+  std::vector<Tuple> tuples =
+      MixedTuples({"add.s32", "sub.s64", "bfe.u32", "min.u16"}, 1700);
+  for (Tuple& t : tuples) t.runtime = 0;  // written, immediates
+  for (const auto& [flags, second_batch_runs] :
+       std::vector<std::pair<std::string, int>>{{"--startup-ms=300", 1},
+                                                {"--per-tuple-us=400", 2}}) {
+    const std::string log = (*record)->File("runs" + flags);
+    auto client =
+        StartPtxCmd(absl::StrCat("echo run >> ", log, "; ", kInterpreter, " ",
+                                 flags, " {ptx} {in} {out}"));
+    ASSERT_TRUE(client.ok()) << client.status();
+    auto runs = [&] {
+      const std::string text = ReadFile(log).value_or("");
+      return std::count(text.begin(), text.end(), '\n');
+    };
+    // Its start-up timed on one tuple; the first batch in modules of the
+    // first size, which time its tuples.
+    ASSERT_FALSE((*client)->Run(tuples).fault.has_value());
+    EXPECT_EQ(runs(), 1 + 2) << flags;
+    const BatchOutcome outcome = (*client)->Run(tuples);
+    ASSERT_FALSE(outcome.fault.has_value());
+    EXPECT_EQ(runs(), 1 + 2 + second_batch_runs) << flags;
+    for (size_t i = 0; i < tuples.size(); ++i) {
+      ASSERT_EQ(outcome.results[i].kind, ResultKind::kValue) << flags;
+      EXPECT_EQ(outcome.results[i].bits,
+                Evaluate(tuples[i].variant, tuples[i].operands).bits);
+    }
+  }
+}
+
+// A run's timeout is four times its expected time and half a second, where
+// a big run's time is known only once one ran: before that, the ceiling.
+TEST(ToolCostModelTest, ABigRunWaitsForTheCeilingUntilOneWasTimed) {
+  ToolCostModel cost;
+  EXPECT_EQ(cost.Timeout(1, absl::Seconds(10)), absl::Seconds(10));
+  cost.Learn(1, absl::Milliseconds(70));
+  EXPECT_EQ(cost.Timeout(1, absl::Seconds(10)), absl::Milliseconds(780));
+  EXPECT_EQ(cost.Timeout(1000, absl::Seconds(10)), absl::Seconds(10));
+  cost.Learn(1000, absl::Milliseconds(80));
+  EXPECT_EQ(cost.Timeout(1000, absl::Seconds(10)), absl::Milliseconds(820));
+  EXPECT_EQ(cost.Timeout(1000, absl::Milliseconds(600)),
+            absl::Milliseconds(600));
+}
+
+// The fewest tuples a run needs for the tool's start-up to be a share of
+// it: none until a start-up and a cost per tuple are both measured.
+TEST(ToolCostModelTest, SlotsForAStartUpShareFollowTheLearnedCosts) {
+  ToolCostModel cost;
+  EXPECT_EQ(cost.SlotsForStartupShare(0.125), 0u);
+  cost.Learn(1, absl::Milliseconds(70));
+  EXPECT_EQ(cost.SlotsForStartupShare(0.125), 0u);
+  cost.Learn(1000, absl::Milliseconds(80));  // 10 us a slot past start-up
+  // Start-up an eighth: seven times its 70 ms in slots of 10 us.
+  EXPECT_NEAR(cost.SlotsForStartupShare(0.125), 49000, 1);
+  EXPECT_NEAR(cost.SlotsForStartupShare(0.5), 7000, 1);
 }
 
 // Every tuple of `refused` in `outcome` declined as an unsupported variant,

@@ -1,6 +1,7 @@
 #include "worker/backends/ptx_cmd/tool_run.h"
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <utility>
@@ -191,10 +192,26 @@ absl::Duration ToolCostModel::Timeout(size_t slots,
                                       absl::Duration ceiling) const {
   std::lock_guard<std::mutex> lock(mu_);
   if (startups_.runs.empty()) return ceiling;
+  // A run big enough for its slots to show, before one was timed: a tool
+  // that takes 400 us a tuple ran its first batch's modules for seconds, and
+  // was killed as hung at four times its start-up.
+  if (per_slot_.runs.empty() && slots >= kPerSlotFrom) return ceiling;
   const double expected =
       startups_.NinthDecile() + per_slot_.NinthDecile() * slots;
   return std::min(ceiling,
                   absl::Seconds(kTimeoutMargin * expected) + kTimeoutFloor);
+}
+
+size_t ToolCostModel::SlotsForStartupShare(double share) const {
+  constexpr size_t kUnbounded = size_t{1} << 40;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (startups_.runs.empty() || per_slot_.runs.empty()) return 0;
+  // The slots' time that makes the start-up `share` of a run.
+  const double slots_time = startups_.NinthDecile() * (1 - share) / share;
+  if (slots_time <= 0) return 0;
+  const double per_slot = per_slot_.NinthDecile();
+  if (slots_time >= per_slot * kUnbounded) return kUnbounded;
+  return static_cast<size_t>(std::ceil(slots_time / per_slot));
 }
 
 }  // namespace ptxdiff

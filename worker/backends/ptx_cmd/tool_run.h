@@ -79,8 +79,12 @@ class ToolCostModel {
 
   void Learn(size_t slots, absl::Duration took);
   bool learned() const;
-  // The ceiling until a run succeeded.
+  // The ceiling until a run succeeded, and for a run of kPerSlotFrom slots
+  // or more until one of those did.
   absl::Duration Timeout(size_t slots, absl::Duration ceiling) const;
+  // The fewest slots a run needs for the start-up to be at most `share` of
+  // its expected time; 0 until both are learned.
+  size_t SlotsForStartupShare(double share) const;
 
  private:
   // The last kStartupsKept of `runs`, a ring.
