@@ -245,15 +245,20 @@ TEST(PtxCmdBackendTest, OneToolRunPerBatchOrPerVariantWithAbi1) {
 }
 
 // A batch module holds ~5k tuples written with their immediates (~6 lines
-// each, for a tool's parser); past that it grows while the tool's start-up
-// outweighs its tuples, as the tool's runs measure them: a tool that starts
-// slowly runs the next such batch in one run, one whose tuples cost more
-// than its start-up keeps its modules at that size.
+// each, for a tool's parser: five segments of 1,024); past that it grows while
+// the tool's start-up outweighs its tuples, as the tool's runs measure them: a
+// tool that starts slowly runs the next such batch in one run, one whose tuples
+// cost more than its start-up keeps its modules at that size.
 TEST(PtxCmdBackendTest, ModulesGrowWhileTheToolsStartUpOutweighsThem) {
   auto record = TempDir::Create("ptx-cmd-test");
   ASSERT_TRUE(record.ok());
+  // Ten segments of 1,024 written tuples: two modules of five at the first
+  // size, both big enough that a loaded machine's slower start-up in them
+  // does not pass for a cost per tuple.
   std::vector<Tuple> tuples =
-      MixedTuples({"add.s32", "sub.s64", "bfe.u32", "min.u16"}, 1700);
+      MixedTuples({"add.s32", "sub.s64", "bfe.u32", "min.u16", "max.u32",
+                   "and.b32", "or.b64", "xor.b16", "mul.lo.u32", "shl.b32"},
+                  1024);
   for (Tuple& t : tuples) t.runtime = 0;  // written, immediates
   for (const auto& [flags, second_batch_runs] :
        std::vector<std::pair<std::string, int>>{{"--startup-ms=300", 1},
