@@ -780,8 +780,7 @@ void Campaign::ContrastAtTheEnd(std::deque<FilingJob>& jobs) {
   std::vector<Tuple> contrasts;
   std::vector<FilingJob*> of;
   for (FilingJob& job : jobs) {
-    if (job.end_of_run || job.fault || job.tuple_fault != TupleFault::kNone)
-      continue;
+    if (job.end_of_run || !job.value_mismatch()) continue;
     if (std::optional<Tuple> t = InRegisters(job.tuple)) {
       contrasts.push_back(*t);
       of.push_back(&job);
@@ -796,8 +795,13 @@ void Campaign::ContrastAtTheEnd(std::deque<FilingJob>& jobs) {
       WorkerClient::Start(command);
   if (!client.ok()) return;  // filed without a cause
   const BatchOutcome out = (*client)->Run(contrasts);
-  if (out.fault) return;
-  for (size_t i = 0; i < contrasts.size(); ++i) {
+  if (!out.fault) TellCausesByContrast(contrasts, out, of);
+}
+
+void Campaign::TellCausesByContrast(std::span<const Tuple> contrasts,
+                                    const BatchOutcome& out,
+                                    std::span<FilingJob* const> of) const {
+  for (size_t i = 0; i < of.size(); ++i) {
     if (JudgeTuple(contrasts[i], out.results[i], options_.reading).verdict ==
         Verdict::kAgree) {
       of[i]->cause =
@@ -834,8 +838,8 @@ absl::StatusOr<WorkerClient*> Campaign::MinimizerClient() {
 
 void Campaign::ContrastBeforeMinimizing(WorkerClient& client, FilingJob& job) {
   const auto wants_contrast = [](const FilingJob& j) {
-    return !j.end_of_run && !j.fault && j.tuple_fault == TupleFault::kNone &&
-           j.cause.empty() && !j.contrasted && InRegisters(j.tuple);
+    return !j.end_of_run && j.value_mismatch() && j.cause.empty() &&
+           !j.contrasted && InRegisters(j.tuple);
   };
   if (!wants_contrast(job) || !identity_.forms) return;
   std::vector<FilingJob*> jobs = {&job};
@@ -864,20 +868,12 @@ void Campaign::ContrastBeforeMinimizing(WorkerClient& client, FilingJob& job) {
   // again each on its own turn.
   if (out.fault) jobs.resize(1);
   stats_.contrasted += jobs.size();
-  for (size_t i = 0; i < jobs.size(); ++i) {
-    FilingJob& j = *jobs[i];
-    j.contrasted = true;
-    if (!out.fault &&
-        JudgeTuple(contrasts[i], out.results[i], options_.reading).verdict ==
-            Verdict::kAgree) {
-      j.cause = ImmediatesCause(j.tuple, j.backend_bits, options_.reading);
-    }
-  }
+  for (FilingJob* j : jobs) j->contrasted = true;
+  if (!out.fault) TellCausesByContrast(contrasts, out, jobs);
 }
 
 bool Campaign::CountUnderItsCause(const FilingJob& job) {
-  if (job.fault || job.tuple_fault != TupleFault::kNone ||
-      (!job.end_of_run && job.cause.empty())) {
+  if (!job.value_mismatch() || (!job.end_of_run && job.cause.empty())) {
     return false;
   }
   std::optional<Finding> repeat;

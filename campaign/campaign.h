@@ -45,6 +45,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -271,6 +272,11 @@ class Campaign {
     // Run in registers once already (ContrastBeforeMinimizing), whatever it
     // told.
     bool contrasted = false;
+
+    // A value mismatch, not a crash or hang: what a contrast can explain.
+    bool value_mismatch() const {
+      return !fault && tuple_fault == TupleFault::kNone;
+    }
   };
 
   Campaign(CampaignOptions options, TriageStore store,
@@ -297,6 +303,11 @@ class Campaign {
   // such a tool's mismatches of a new variant came one run each. Sets the
   // cause of each job whose register form agrees.
   void ContrastBeforeMinimizing(WorkerClient& client, FilingJob& job);
+  // Sets the cause of each job in `of` whose contrast (its tuple in
+  // registers, `contrasts[i]`) the backend's `out` agrees with.
+  void TellCausesByContrast(std::span<const Tuple> contrasts,
+                            const BatchOutcome& out,
+                            std::span<FilingJob* const> of) const;
   // A mismatch whose cause a contrast told, where this run filed a
   // minimized entry of that cause, or (left at the campaign's end, no cause
   // told) of its family: counted as a repeat of that entry (its variant

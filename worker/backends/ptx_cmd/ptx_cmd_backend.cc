@@ -54,8 +54,8 @@ static_assert(std::endian::native == std::endian::little);
 // under ~50k lines, which a tool parses in well under a second. Past that a
 // module grows, up to kMaxModuleWeight, while its tuples are too few for the
 // tool's start-up to be at most kStartupShare of its run (ToolCostModel): a
-// simulator that spends 60 ms starting and microseconds a tuple spent half
-// its time starting, in modules of a third of a batch.
+// simulator whose start-up costs far more than a tuple otherwise pays it
+// again every few thousand tuples.
 constexpr int kModuleWeight = 2048;
 constexpr int kMaxModuleWeight = 4 * kModuleWeight;
 constexpr double kStartupShare = 0.125;

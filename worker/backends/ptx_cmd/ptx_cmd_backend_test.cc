@@ -309,7 +309,7 @@ TEST(ToolCostModelTest, SlotsForAStartUpShareFollowTheLearnedCosts) {
   cost.Learn(1, absl::Milliseconds(70));
   EXPECT_EQ(cost.SlotsForStartupShare(0.125), 0u);
   cost.Learn(1000, absl::Milliseconds(80));  // 10 us a slot past start-up
-  // Start-up an eighth: seven times its 70 ms in slots of 10 us.
+  // An eighth of a run: the slots take seven times the start-up.
   EXPECT_NEAR(cost.SlotsForStartupShare(0.125), 49000, 1);
   EXPECT_NEAR(cost.SlotsForStartupShare(0.5), 7000, 1);
 }
