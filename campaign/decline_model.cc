@@ -36,7 +36,8 @@ DeclineModel::DeclineModel()
     : slots_(size_t{1} << kSlotBits),
       variant_answered_(AllVariants().size()),
       variant_declined_(AllVariants().size()),
-      variant_unsupported_(AllVariants().size()) {}
+      variant_unsupported_(AllVariants().size()),
+      variant_faults_(AllVariants().size()) {}
 
 bool DeclineModel::Declining(int32_t answered, int64_t declined,
                              int32_t min_answers) {
@@ -54,6 +55,12 @@ void DeclineModel::Learn(int index, const TupleResult& answer, ClassOf cls) {
   // A tuple the implementation crashed or hung on is filed, and its class
   // learned like a declining one: each costs the worker an isolation.
   const bool declined = answer.kind != ResultKind::kValue;
+  if (!declined) {
+    // Read first: written once per variant, not on every answer.
+    bool& valued = variant_faults_[index].valued;
+    if (!At(valued).load(std::memory_order_relaxed))
+      At(valued).store(true, std::memory_order_relaxed);
+  }
   if (!declined &&
       variant_declined_[index].load(std::memory_order_relaxed) == 0)
     return;
@@ -75,6 +82,34 @@ void DeclineModel::Quarantine(int index, ClassOf cls) {
   At(s.declined)
       .fetch_add(16 * (answered + kMinAnswers), std::memory_order_relaxed);
   variant_declined_[index].fetch_add(1, std::memory_order_relaxed);
+  VariantFaults& f = variant_faults_[index];
+  const uint32_t c = cls();
+  // The first fault's class is written before its count says there is one;
+  // a race between two first faults only delays the rule by a fault.
+  if (At(f.faults).load(std::memory_order_acquire) == 0) {
+    At(f.first_class).store(c, std::memory_order_relaxed);
+  } else if (At(f.first_class).load(std::memory_order_relaxed) != c) {
+    At(f.other_class).store(true, std::memory_order_relaxed);
+  }
+  At(f.faults).fetch_add(1, std::memory_order_release);
+}
+
+bool DeclineModel::FaultsOnEverything(int index) const {
+  VariantFaults& f = variant_faults_[index];
+  return At(f.faults).load(std::memory_order_relaxed) >= kMinVariantFaults &&
+         At(f.other_class).load(std::memory_order_relaxed) &&
+         !At(f.valued).load(std::memory_order_relaxed);
+}
+
+bool DeclineModel::Probe(int64_t& skipped) {
+  // Probed again at the kKeepOneIn-th skipped tuple, then at twice as many,
+  // and so on. A generator offers a class it cannot tell apart from the
+  // others at its own rate (the systematic source: 10^5 a second), so
+  // probing a fixed share would still keep the backend busy.
+  const int64_t n = At(skipped).fetch_add(1, std::memory_order_relaxed) + 1;
+  if (n >= kKeepOneIn && (n & (n - 1)) == 0) return true;
+  skipped_.fetch_add(1, std::memory_order_relaxed);
+  return false;
 }
 
 bool DeclineModel::Unsupported(int index) const {
@@ -91,6 +126,7 @@ bool DeclineModel::Worth(int index, ClassOf cls) {
   if (variant_declined_[index].load(std::memory_order_relaxed) == 0)
     return true;
   if (Unsupported(index)) return false;
+  if (FaultsOnEverything(index)) return Probe(variant_faults_[index].skipped);
   Slot& s = SlotFor(index, cls());
   const int32_t class_answers = At(s.answered).load(std::memory_order_relaxed);
   const bool class_declining =
@@ -118,14 +154,7 @@ bool DeclineModel::Worth(int index, ClassOf cls) {
     skipped_.fetch_add(1, std::memory_order_relaxed);
     return false;
   }
-  // Declining: probed again at its kKeepOneIn-th skipped tuple, then at
-  // twice as many, and so on. A generator offers a class it cannot tell
-  // apart from the others at its own rate (the systematic source: 10^5 a
-  // second), so probing a fixed share would still keep the backend busy.
-  const int64_t n = At(s.skipped).fetch_add(1, std::memory_order_relaxed) + 1;
-  if (n >= kKeepOneIn && (n & (n - 1)) == 0) return true;
-  skipped_.fetch_add(1, std::memory_order_relaxed);
-  return false;
+  return Probe(s.skipped);
 }
 
 }  // namespace ptxdiff

@@ -16,10 +16,15 @@
 // offers 10^5 tuples a second keep the backend busy with it. So does a
 // variant declined that often over kMinVariantAnswers answers (some never
 // fold, whatever the operands). A variant whose every answer was
-// "unsupported" is not sent at all. Learning is quick on purpose: on ptxas
-// every decline costs a compile of its own. For the same reason a class not
-// yet learned, in a variant that declines more than half of its tuples, has
-// at most kMinAnswers tuples in flight until their answers are in.
+// "unsupported" is not sent at all. A variant that has faulted the
+// implementation kMinVariantFaults times, in more than one class, and never
+// answered a value (a tool that aborts on every `sad`) is probed as a whole
+// on the same schedule: its classes number in the hundreds, and quarantining
+// them one by one cost a crash and its isolation each. Learning is quick on
+// purpose: on ptxas every decline costs a compile of its own. For the same
+// reason a class not yet learned, in a variant that declines more than half of
+// its tuples, has at most kMinAnswers tuples in flight until their answers are
+// in.
 //
 // Counters live in a fixed table of atomics indexed by a hash of the key
 // (collisions only blur two classes' rates), so the fuzz loop, the
@@ -67,6 +72,7 @@ class DeclineModel {
   static constexpr int32_t kMinAnswers = 4;
   static constexpr int32_t kMinVariantAnswers = 64;
   static constexpr int64_t kKeepOneIn = 256;
+  static constexpr int32_t kMinVariantFaults = 4;
 
   DeclineModel();
 
@@ -91,6 +97,9 @@ class DeclineModel {
 
   // The variant answered only "unsupported variant" so far (after a few).
   bool Unsupported(int index) const;
+  // The variant faulted kMinVariantFaults times, in two classes or more,
+  // and has answered no value yet.
+  bool FaultsOnEverything(int index) const;
 
   int64_t skipped() const { return skipped_.load(std::memory_order_relaxed); }
 
@@ -108,10 +117,25 @@ class DeclineModel {
   Slot& SlotFor(int index, uint32_t cls);
   static bool Declining(int32_t answered, int64_t declined,
                         int32_t min_answers);
+  // True at the kKeepOneIn x 2^k-th call for `skipped`'s count.
+  bool Probe(int64_t& skipped);
+
+  // A variant's faults (FaultsOnEverything): how many, the first's class,
+  // whether another class faulted too, whether it ever answered a value.
+  struct VariantFaults {
+    int32_t faults = 0;
+    uint32_t first_class = 0;
+    bool other_class = false;
+    bool valued = false;
+    int64_t skipped = 0;  // while it faulted on everything
+  };
 
   ZeroedArray<Slot> slots_;
   std::vector<std::atomic<int32_t>> variant_answered_, variant_declined_,
       variant_unsupported_;
+  // Read and written through At(), as the slots are (mutable: const
+  // readers load through it too).
+  mutable std::vector<VariantFaults> variant_faults_;
   std::atomic<int64_t> skipped_{0};
 };
 

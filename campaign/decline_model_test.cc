@@ -184,5 +184,51 @@ TEST(DeclineModelTest, AVariantOnlyEverUnsupportedIsNotSent) {
   EXPECT_FALSE(m.Unsupported(v));
 }
 
+// A tool that aborts on every `sad` faults in each of its hundreds of
+// classes: after kMinVariantFaults faults in two classes, with no value
+// answered, the variant is probed as a whole, as a declining class is.
+TEST(DeclineModelTest, AVariantThatFaultsOnEveryTupleIsProbedAsAWhole) {
+  DeclineModel m;
+  const int sad = VariantIndex(*ParseVariant("sad.u32"));
+  const uint32_t first = ClassOf("sad.u32", {{7, 3, 5}}),
+                 second = ClassOf("sad.u32", {{0, 3, 5}}),
+                 fresh = ClassOf("sad.u32", {{1, 0, 0}});
+  ASSERT_NE(first, second);
+  ASSERT_NE(first, fresh);
+  ASSERT_NE(second, fresh);
+  for (int i = 0; i < DeclineModel::kMinVariantFaults - 1; ++i)
+    m.Quarantine(sad, [&] { return first; });
+  EXPECT_FALSE(m.FaultsOnEverything(sad));  // one class only
+  EXPECT_TRUE(Worth(m, sad, fresh));
+  m.Quarantine(sad, [&] { return second; });
+  EXPECT_TRUE(m.FaultsOnEverything(sad));
+  // A class never tried is skipped too: probed at the 256th, 512th, 1024th
+  // and 2048th call, whatever the classes offered.
+  int sent = 0;
+  for (int i = 0; i < 10 * DeclineModel::kKeepOneIn; ++i)
+    sent += Worth(m, sad, i % 2 ? fresh : first + i);
+  EXPECT_EQ(sent, 4);
+  // One value answered: the variant is not all faults after all, and only
+  // its quarantined classes stay skipped.
+  Learn(m, sad, fresh, kValue);
+  EXPECT_FALSE(m.FaultsOnEverything(sad));
+  EXPECT_TRUE(Worth(m, sad, fresh));
+  EXPECT_FALSE(Worth(m, sad, first));
+}
+
+// A variant that faults only on some inputs (a division by zero) answers
+// values too: its faults never make it skipped as a whole.
+TEST(DeclineModelTest, AVariantThatAlsoAnswersValuesIsNotSkippedAsAWhole) {
+  DeclineModel m;
+  const int div = VariantIndex(*ParseVariant("div.u32"));
+  Learn(m, div, ClassOf("div.u32", {{7, 3}}), kValue);
+  for (int i = 0; i < 2 * DeclineModel::kMinVariantFaults; ++i)
+    m.Quarantine(div, [&] {
+      return ClassOf("div.u32", {{7, uint64_t(i % 2)}});
+    });
+  EXPECT_FALSE(m.FaultsOnEverything(div));
+  EXPECT_TRUE(Worth(m, div, ClassOf("div.u32", {{9, 5}})));
+}
+
 }  // namespace
 }  // namespace ptxdiff

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <optional>
 #include <span>
 #include <string>
@@ -20,6 +21,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -235,6 +237,8 @@ struct Part {
   // failed: the failure, kept for the decline of tuples left when the
   // batch's time runs out.
   std::string isolating;
+  // A part of a variant that faulted the tool before, run apart (MakeParts).
+  bool apart = false;
 
   size_t tuples() const {
     size_t n = 0;
@@ -358,8 +362,29 @@ class PtxCmdBackend : public Backend {
   absl::flat_hash_map<Family, int> family_hang_runs_;  // in the batch
 };
 
+// Why `v`'s tuples are left unrun in this batch, if it faulted the tool
+// enough in it (BatchFaults::Enough), or its family hung it enough.
+std::optional<std::string> FaultedEnough(
+    const Variant& v, const absl::flat_hash_map<Variant, BatchFaults>& faults,
+    const absl::flat_hash_map<Family, int>& family_hang_runs) {
+  const auto it = faults.find(v);
+  const auto family = family_hang_runs.find(v.family);
+  const bool family_hangs = family != family_hang_runs.end() &&
+                            family->second >= kHangRunsPerFamilyInBatch;
+  if ((it == faults.end() || !it->second.Enough()) && !family_hangs)
+    return std::nullopt;
+  return absl::StrCat(
+      kNotRunPrefix, "ptx-cmd: ",
+      family_hangs ? absl::StrCat(InfoOf(v.family).opcode, " hung the tool in ",
+                                  family->second, " runs of this batch")
+                   : absl::StrCat(Spell(v), " crashed or hung the tool in ",
+                                  it->second.crash_runs + it->second.hang_runs,
+                                  " runs of this batch"),
+      "; its other tuples were not run, each would cost a run");
+}
+
 // `parts` without the segments of variants that faulted the tool enough in
-// this batch (BatchFaults::Enough): those are declined as not run.
+// this batch (FaultedEnough): those are declined as not run.
 std::vector<Part> WithoutFaultyVariants(
     std::vector<Part> parts,
     const absl::flat_hash_map<Variant, BatchFaults>& faults,
@@ -368,34 +393,96 @@ std::vector<Part> WithoutFaultyVariants(
   if (faults.empty()) return parts;
   std::vector<Part> kept;
   for (Part& part : parts) {
-    Part rest{.isolating = part.isolating};
+    Part rest{.isolating = part.isolating, .apart = part.apart};
     for (Segment& s : part.segments) {
-      const auto it = faults.find(s.variant);
-      const auto family = family_hang_runs.find(s.variant.family);
-      const bool family_hangs = family != family_hang_runs.end() &&
-                                family->second >= kHangRunsPerFamilyInBatch;
-      if ((it == faults.end() || !it->second.Enough()) && !family_hangs) {
+      if (const std::optional<std::string> why =
+              FaultedEnough(s.variant, faults, family_hang_runs)) {
+        declines.Add(s.positions, DeclineCode::kOther, *why);
+      } else {
         rest.segments.push_back(std::move(s));
-        continue;
       }
-      declines.Add(
-          s.positions, DeclineCode::kOther,
-          absl::StrCat(
-              kNotRunPrefix, "ptx-cmd: ",
-              family_hangs
-                  ? absl::StrCat(InfoOf(s.variant.family).opcode,
-                                 " hung the tool in ", family->second,
-                                 " runs of this batch")
-                  : absl::StrCat(Spell(s.variant),
-                                 " crashed or hung the tool in ",
-                                 it->second.crash_runs + it->second.hang_runs,
-                                 " runs of this batch"),
-              "; its other tuples were not run, each would cost a run"));
     }
     if (!rest.segments.empty()) kept.push_back(std::move(rest));
   }
   return kept;
 }
+
+// The decline of a part the batch's time budget left unrun.
+std::string NotFinished(absl::Duration batch_timeout,
+                        absl::string_view isolating) {
+  return absl::StrCat(
+      kNotRunPrefix, "ptx-cmd: the batch's time budget (batch_timeout_ms=",
+      absl::ToInt64Milliseconds(batch_timeout), ") was spent",
+      isolating.empty()
+          ? ""
+          : absl::StrCat(" isolating a failure of the tool: ", isolating));
+}
+
+// A faulting variant's parts apart, released to the runs a few at a time:
+// the first kFaultsPerVariantInBatch, then twice as many each round, so that
+// the batch's fault cap (BatchFaults::Enough) stops a variant that faults on
+// every tuple after a few runs. All at once, a `sad` that aborts the tool on
+// every tuple cost a crashing run for each of its tuples in the batch.
+class HeldApartParts {
+ public:
+  // Takes the apart parts out of `parts`, in their order.
+  explicit HeldApartParts(std::vector<Part>& parts) {
+    absl::flat_hash_map<Variant, size_t> index;
+    std::vector<Part> rest;
+    for (Part& part : parts) {
+      if (!part.apart) {
+        rest.push_back(std::move(part));
+        continue;
+      }
+      const Variant& v = part.segments[0].variant;
+      const auto [it, added] = index.try_emplace(v, held_.size());
+      if (added) held_.push_back({.variant = v});
+      held_[it->second].parts.push_back(std::move(part));
+    }
+    parts = std::move(rest);
+  }
+
+  bool empty() const { return held_.empty(); }
+
+  // Moves the next parts of each variant into `parts`; those of variants
+  // that `enough` says faulted enough in this batch are declined as not run.
+  void Release(
+      std::vector<Part>& parts,
+      absl::FunctionRef<std::optional<std::string>(const Variant&)> enough,
+      Declines& declines) {
+    for (Held& h : held_) {
+      if (const std::optional<std::string> why = enough(h.variant)) {
+        for (const Part& part : h.parts)
+          DeclineAll(part, DeclineCode::kOther, *why, declines);
+        h.parts.clear();
+        continue;
+      }
+      for (size_t i = 0; i < h.release && !h.parts.empty(); ++i) {
+        parts.push_back(std::move(h.parts.front()));
+        h.parts.pop_front();
+      }
+      h.release *= 2;
+    }
+    std::erase_if(held_, [](const Held& h) { return h.parts.empty(); });
+  }
+
+  // Declines every part still held.
+  void DeclineHeld(DeclineCode code, const std::string& why,
+                   Declines& declines) {
+    for (const Held& h : held_) {
+      for (const Part& part : h.parts) DeclineAll(part, code, why, declines);
+    }
+    held_.clear();
+  }
+
+ private:
+  struct Held {
+    Variant variant;
+    std::deque<Part> parts;
+    size_t release = kFaultsPerVariantInBatch;
+  };
+  std::vector<Held> held_;
+};
 
 absl::Status PtxCmdBackend::RunSupported(const ResolvedBatch& request,
                                          RunReply& reply) {
@@ -407,25 +494,23 @@ absl::Status PtxCmdBackend::RunSupported(const ResolvedBatch& request,
   if (!parts.empty()) LearnStartUp(deadline);
   faults_in_batch_.clear();
   family_hang_runs_.clear();
-  while (!(parts = WithoutFaultyVariants(std::move(parts), faults_in_batch_,
-                                         family_hang_runs_, declines))
-              .empty()) {
+  HeldApartParts held(parts);
+  const auto enough = [&](const Variant& v) {
+    return FaultedEnough(v, faults_in_batch_, family_hang_runs_);
+  };
+  while (true) {
+    held.Release(parts, enough, declines);
+    parts = WithoutFaultyVariants(std::move(parts), faults_in_batch_,
+                                  family_hang_runs_, declines);
+    if (parts.empty() && held.empty()) break;
     if (absl::Now() >= deadline) {
       for (const Part& part : parts) {
-        DeclineAll(
-            part, DeclineCode::kOther,
-            absl::StrCat(kNotRunPrefix,
-                         "ptx-cmd: the batch's time budget "
-                         "(batch_timeout_ms=",
-                         absl::ToInt64Milliseconds(config_.batch_timeout),
-                         ") was spent",
-                         part.isolating.empty()
-                             ? ""
-                             : absl::StrCat(" isolating a failure of the "
-                                            "tool: ",
-                                            part.isolating)),
-            declines);
+        DeclineAll(part, DeclineCode::kOther,
+                   NotFinished(config_.batch_timeout, part.isolating),
+                   declines);
       }
+      held.DeclineHeld(DeclineCode::kOther,
+                       NotFinished(config_.batch_timeout, ""), declines);
       break;
     }
     const std::vector<ToolRun> runs = RunParts(request, parts, deadline);
@@ -507,8 +592,8 @@ std::vector<Part> PtxCmdBackend::MakeParts(const ResolvedBatch& request,
           const auto first = s.positions.begin() + i;
           const auto last =
               s.positions.begin() + std::min(s.positions.size(), i + size);
-          apart.push_back(
-              {.segments = {{s.variant, {first, last}, s.written}}});
+          apart.push_back({.segments = {{s.variant, {first, last}, s.written}},
+                           .apart = true});
         }
         continue;
       }

@@ -546,6 +546,56 @@ TEST(PtxCmdBackendTest, AVariantThatRarelyFaultsRunsApartInLargerRuns) {
   EXPECT_LE(runs() - before, 1 + 256 / 16);
 }
 
+// A variant that faults the tool on every tuple, run apart after its first
+// batch, is released to a batch's runs a few parts at a time: the batch's
+// fault cap then leaves the rest unrun after a few crashes, where all its
+// one-tuple parts ran at once, a crash each (a `sad` that aborts the tool
+// on every tuple cost a run for each of its tuples in every batch).
+TEST(PtxCmdBackendTest, AVariantThatFaultsOnEveryTupleCostsAFewRunsABatch) {
+  auto record = TempDir::Create("ptx-cmd-test");
+  ASSERT_TRUE(record.ok());
+  const std::string log = (*record)->File("runs");
+  auto client =
+      StartPtxCmd(absl::StrCat("echo run >> ", log, "; ", kInterpreter,
+                               " --crash-on=sad.u32 {ptx} {in} {out}"));
+  ASSERT_TRUE(client.ok()) << client.status();
+  auto batch = [](int faulting) {
+    std::vector<Tuple> tuples;
+    for (int i = 0; i < faulting; ++i)
+      tuples.push_back({V("sad.u32"), {{uint64_t(i), 1, 2}}, 0b111});
+    for (uint64_t i = 0; i < 8; ++i)
+      tuples.push_back({V("add.s32"), {{i, 1}}, 0b11});
+    return tuples;
+  };
+  auto runs = [&] {
+    const std::string text = ReadFile(log).value_or("");
+    return std::count(text.begin(), text.end(), '\n');
+  };
+  ASSERT_FALSE((*client)->Run(batch(16)).fault.has_value());
+  const int64_t before = runs();
+  const std::vector<Tuple> second = batch(64);
+  const BatchOutcome outcome = (*client)->Run(second);
+  ASSERT_FALSE(outcome.fault.has_value());
+  int faults = 0, not_run = 0;
+  for (size_t i = 0; i < second.size(); ++i) {
+    const TupleResult& r = outcome.results[i];
+    if (second[i].variant == V("add.s32")) {
+      ASSERT_EQ(r.kind, ResultKind::kValue) << outcome.messages[r.message];
+      continue;
+    }
+    faults += r.kind == ResultKind::kFault;
+    if (r.kind == ResultKind::kDecline) {
+      EXPECT_THAT(outcome.messages[r.message],
+                  AllOf(HasSubstr("not run"), HasSubstr("sad.u32")));
+      ++not_run;
+    }
+  }
+  EXPECT_GE(faults, 3);
+  EXPECT_EQ(faults + not_run, 64);
+  // add.s32's run and a few of sad.u32's, not 64.
+  EXPECT_LE(runs() - before, 16);
+}
+
 // The dense-fault fixture (issue 41, item 7) is the tool it says it is: it
 // crashes on every division by zero and every sad, hangs on bfind of small
 // operands, refuses its parser's variants, reads 64-bit immediates as 32
