@@ -97,8 +97,11 @@ double OneLaunch(const Settings& s) {
   for (size_t k = 0; k < kVariants; ++k) {
     const Variant& v = all[k * all.size() / kVariants];
     FillEdgeTuples(v, rng, ops);
-    segments.push_back({v, static_cast<uint32_t>(in.size() / kTupleBytes),
-                        static_cast<uint32_t>(ops.size())});
+    // As the ptx-cmd backend builds a batch module's loop.
+    segments.push_back({.variant = v,
+                        .first = static_cast<uint32_t>(in.size() / kTupleBytes),
+                        .count = static_cast<uint32_t>(ops.size()),
+                        .dispatch_values = DispatchValuesOf(v, ops)});
     for (const Operands& o : ops)
       in.append(reinterpret_cast<const char*>(o.v), kTupleBytes);
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <numeric>
 #include <optional>
 #include <span>
 #include <string>
@@ -245,29 +246,33 @@ std::string ScopedDeclarations(const Variant& v, absl::string_view scope) {
   return out;
 }
 
-// The instruction for values [lo, hi) of the 16-bit register `reg`, which
+// The instruction for `values` (sorted) of the 16-bit register `reg`, which
 // holds source `i` (an immediate: lop3's LUT) or an index of its values (a
 // 2-lane SIMD selector): a binary tree of branches on the register down to
-// one instruction per value, source i's text for each given by `text`. A
-// thread takes log2(hi - lo) branches.
+// one instruction per value, source i's text for each given by `text`; a
+// register value between two of them takes the lower's, one at or past
+// `bound` the last's. A thread takes log2(values.size()) branches.
 void AppendDispatch(absl::string_view scope, const Variant& v, int i,
-                    absl::string_view reg, int lo, int hi,
-                    absl::FunctionRef<std::string(int)> text,
+                    absl::string_view reg, std::span<const int> values,
+                    int bound, absl::FunctionRef<std::string(int)> text,
                     std::vector<std::string>& sources, std::string& out) {
-  if (hi - lo == 1) {
-    sources[i] = text(lo);
+  if (values.size() == 1) {
+    sources[i] = text(values[0]);
     absl::StrAppend(&out, "  ", PtxInstruction(v, Reg(scope, "dst"), sources),
                     ";\n", "  bra $", scope, "immediate_done;\n");
     return;
   }
-  const int mid = lo + (hi - lo) / 2;
+  // Labels name the range of values they take, [values[mid], bound).
+  const size_t mid = values.size() / 2;
   const std::string upper =
-      absl::StrCat("$", scope, "immediate_", mid, "_", hi);
-  absl::StrAppend(&out, "  setp.ge.u16 %p, ", reg, ", ", mid, ";\n  @%p bra ",
-                  upper, ";\n");
-  AppendDispatch(scope, v, i, reg, lo, mid, text, sources, out);
+      absl::StrCat("$", scope, "immediate_", values[mid], "_", bound);
+  absl::StrAppend(&out, "  setp.ge.u16 %p, ", reg, ", ", values[mid],
+                  ";\n  @%p bra ", upper, ";\n");
+  AppendDispatch(scope, v, i, reg, values.first(mid), values[mid], text,
+                 sources, out);
   absl::StrAppend(&out, upper, ":\n");
-  AppendDispatch(scope, v, i, reg, mid, hi, text, sources, out);
+  AppendDispatch(scope, v, i, reg, values.subspan(mid), bound, text, sources,
+                 out);
 }
 
 // The canonical 2-lane selector (four 2-bit parts, one per nibble) whose
@@ -322,26 +327,79 @@ std::string GatheredSimd4(absl::string_view scope, const Variant& v,
   return out;
 }
 
+// The source of `v` that PTX takes only as an immediate and a register
+// kernel reads from the input (a SIMD selector, lop3's LUT), or -1.
+int ImmediateOnlySource(const Variant& v) {
+  for (int i = 0; i < NumSources(v); ++i) {
+    if (MustBeImmediate(v, i) && !IsCarryInSource(v, i) &&
+        SourceWidth(v, i) != 1) {
+      return i;
+    }
+  }
+  return -1;
+}
+
+// The values a register kernel's dispatch on `v`'s DispatchSource tells
+// apart: 2-lane selector indices, or the source's values.
+int DispatchCount(const Variant& v) {
+  return SimdLanes(v.family) == 2 ? 256
+                                  : 1 << SourceWidth(v, DispatchSource(v));
+}
+
+// `present` (sorted, distinct), or, if empty, every value DispatchCount says.
+std::vector<int> DispatchOver(const Variant& v, std::span<const int> present) {
+  if (!present.empty()) return {present.begin(), present.end()};
+  std::vector<int> all(DispatchCount(v));
+  std::iota(all.begin(), all.end(), 0);
+  return all;
+}
+
 std::string RegisterBody(const Variant& v) {
   return ScopedRegisterBody(v, "", ResultBytes(v));
 }
 
+int DispatchSource(const Variant& v) {
+  // A 4-lane selector is gathered with prmt (GatheredSimd4), not dispatched.
+  return SimdLanes(v.family) == 4 ? -1 : ImmediateOnlySource(v);
+}
+
+int DispatchValue(const Variant& v, uint64_t operand) {
+  if (SimdLanes(v.family) == 2) {
+    // PackSelectorIndex: nibble k's low 2 bits to bits 2k..2k+1.
+    int index = 0;
+    for (int k = 0; k < 4; ++k) index |= ((operand >> (4 * k)) & 3) << (2 * k);
+    return index;
+  }
+  // Loaded as 8 bits (LoadType); a value past the last is dispatched to it.
+  return static_cast<int>(
+      std::min<uint64_t>(operand & 0xff, DispatchCount(v) - 1));
+}
+
+std::vector<int> DispatchValuesOf(const Variant& v,
+                                  std::span<const Operands> tuples) {
+  const int source = DispatchSource(v);
+  if (source < 0) return {};
+  std::vector<int> values;
+  for (const Operands& o : tuples)
+    values.push_back(DispatchValue(v, o.v[source]));
+  std::sort(values.begin(), values.end());
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+  return values;
+}
+
 std::string ScopedRegisterBody(const Variant& v, absl::string_view scope,
-                               int slot_bytes) {
+                               int slot_bytes,
+                               std::span<const int> dispatch_values) {
   // The tuple's result slot.
   std::string out = absl::StrCat("  mul.wide.u32 %slot, %i, ", slot_bytes,
                                  ";\n", "  add.u64 %slot, %out, %slot;\n");
   std::vector<std::string> sources;
-  int immediate = -1;
   for (int i = 0; i < NumSources(v); ++i) {
     sources.push_back(SourceRegister(scope, i));
     absl::StrAppend(&out,
                     LoadSource(scope, v, i, absl::StrCat("%tuple+", 8 * i)));
-    if (MustBeImmediate(v, i) && !IsCarryInSource(v, i) &&
-        SourceWidth(v, i) != 1) {
-      immediate = i;
-    }
   }
+  const int immediate = ImmediateOnlySource(v);
   const std::string done = absl::StrCat("$", scope, "immediate_done:\n");
   if (immediate < 0) {
     absl::StrAppend(&out, InstructionWithCarries(scope, v, sources));
@@ -350,16 +408,17 @@ std::string ScopedRegisterBody(const Variant& v, absl::string_view scope,
   } else if (SimdLanes(v.family) == 2) {
     absl::StrAppend(&out, PackSelectorIndex(scope, immediate));
     AppendDispatch(
-        scope, v, immediate, Reg(scope, "selidx"), 0, 256,
+        scope, v, immediate, Reg(scope, "selidx"),
+        DispatchOver(v, dispatch_values), DispatchCount(v),
         [&](int index) {
           return Immediate(v, immediate, SelectorOfIndex(index));
         },
         sources, out);
     absl::StrAppend(&out, done);
   } else {
-    const int width = SourceWidth(v, immediate);
     AppendDispatch(
-        scope, v, immediate, SourceRegister(scope, immediate), 0, 1 << width,
+        scope, v, immediate, SourceRegister(scope, immediate),
+        DispatchOver(v, dispatch_values), DispatchCount(v),
         [&](int value) { return Immediate(v, immediate, value); }, sources,
         out);
     absl::StrAppend(&out, done);
@@ -439,7 +498,8 @@ std::string BatchSegmentLoop(const BatchSegment& s, int k) {
                       "$", scope, "loop:\n",                 //
                       "  mul.wide.u32 %tuple, %i, ", kTupleBytes, ";\n",
                       "  add.u64 %tuple, %in, %tuple;\n",
-                      ScopedRegisterBody(s.variant, scope, kBatchResultBytes),
+                      ScopedRegisterBody(s.variant, scope, kBatchResultBytes,
+                                         s.dispatch_values),
                       "  add.u32 %i, %i, %stride;\n",        //
                       "  setp.lt.u32 %p, %i, ", end, ";\n",  //
                       "  @%p bra $", scope, "loop;\n",       //

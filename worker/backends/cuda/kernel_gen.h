@@ -108,6 +108,10 @@ struct BatchSegment {
   // Empty: the loop, every source from the input buffer. Otherwise `count`
   // tuples of `variant`, tuple j the batch's tuple first + j.
   std::vector<Tuple> written;
+  // The loop of a variant with a DispatchSource: the DispatchValues its
+  // tuples hold (DispatchValuesOf), the only ones it branches to; empty, all
+  // of them (a 2-lane SIMD variant's 256 selectors: ~1,000 lines).
+  std::vector<int> dispatch_values;
 };
 inline constexpr int kBatchResultBytes = 16;
 std::string BatchModule(std::span<const BatchSegment> segments,
@@ -146,7 +150,19 @@ std::string RegisterBody(const Variant& v);
 // result in a slot of `slot_bytes` (ResultBytes(v), or kBatchResultBytes:
 // then a variant without a flag word stores 0 in the slot's second half).
 std::string ScopedRegisterBody(const Variant& v, absl::string_view scope,
-                               int slot_bytes);
+                               int slot_bytes,
+                               std::span<const int> dispatch_values = {});
+// The source of `v` a register kernel branches on, since PTX takes only an
+// immediate there (a 2-lane SIMD selector, lop3's immLut), or -1: the
+// kernel has an instruction for each value it may hold.
+int DispatchSource(const Variant& v);
+// The branch that source holding `operand` takes (a 2-lane selector's
+// index: its four lane fields packed).
+int DispatchValue(const Variant& v, uint64_t operand);
+// The DispatchValues `tuples` of `v` take, sorted and distinct (empty where
+// `v` has no DispatchSource).
+std::vector<int> DispatchValuesOf(const Variant& v,
+                                  std::span<const Operands> tuples);
 // A register-mode kernel named `entry` running `bodies` (RegisterBody texts)
 // in its loop, with `declarations` (OperandDeclarations).
 std::string RegisterKernel(absl::string_view entry,

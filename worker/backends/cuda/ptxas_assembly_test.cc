@@ -34,6 +34,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <random>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -396,6 +397,7 @@ TEST_F(PtxasAssemblyTest, WholeModules) {
 // assemble, and each body is assembled on its own above).
 TEST_F(PtxasAssemblyTest, BatchModules) {
   std::vector<CheckModule> modules;
+  std::mt19937_64 rng(9);
   for (int arch : kArchs) {
     const PtxTarget target = *TargetForDevice(arch);
     std::vector<BatchSegment> segments;
@@ -413,8 +415,14 @@ TEST_F(PtxasAssemblyTest, BatchModules) {
     };
     for (const Variant& v : WholeModuleSample()) {
       if (!RunsOn(v, arch)) continue;
-      if (SimdLanes(v.family) == 2 && ++dispatching > 3) continue;
       segments.push_back({v, static_cast<uint32_t>(segments.size() * 3), 3});
+      // A few loops dispatch over every value; the others over the values
+      // of three tuples, as the ptx-cmd backend builds them.
+      if (DispatchSource(v) >= 0 && ++dispatching > 3) {
+        std::vector<Operands> ops(3);
+        FillEdgeTuples(v, rng, ops);
+        segments.back().dispatch_values = DispatchValuesOf(v, ops);
+      }
       if (segments.size() == 100) flush();
     }
     flush();

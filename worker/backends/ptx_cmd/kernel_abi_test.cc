@@ -257,6 +257,51 @@ TEST(RegisterKernelTest, SimdVideoKernelsGiveTheOraclesResults) {
   }
 }
 
+// A batch module's loop branches only to the dispatch values its tuples
+// hold (BatchSegment::dispatch_values): every 2-lane SIMD variant of a
+// sample and lop3 give the oracle's results, in a module a fraction of the
+// length of one that dispatches over all 256 values.
+TEST(RegisterKernelTest, ALoopDispatchesOverTheValuesItsTuplesHold) {
+  std::mt19937_64 rng(5);
+  std::vector<BatchSegment> segments, everything;
+  std::vector<Operands> operands;
+  std::vector<Variant> variants;
+  int simd = 0;
+  for (const Variant& v : AllVariants()) {
+    if (DispatchSource(v) < 0 || WhyUnsupported(v, 90, 90).has_value())
+      continue;
+    if (SimdLanes(v.family) == 2 && simd++ % 50 != 0) continue;
+    // One tuple (a breadth pass's), or a few of several values.
+    std::vector<Operands> ops(segments.size() % 2 == 0 ? 1 : 6);
+    FillEdgeTuples(v, rng, ops);
+    for (Operands& o : ops)
+      o.v[DispatchSource(v)] = rng() & SourceMask(v, DispatchSource(v));
+    BatchSegment segment{.variant = v,
+                         .first = static_cast<uint32_t>(operands.size()),
+                         .count = static_cast<uint32_t>(ops.size())};
+    everything.push_back(segment);
+    segment.dispatch_values = DispatchValuesOf(v, ops);
+    ASSERT_LE(segment.dispatch_values.size(), ops.size());
+    segments.push_back(segment);
+    for (const Operands& o : ops) {
+      operands.push_back(o);
+      variants.push_back(v);
+    }
+  }
+  ASSERT_GT(segments.size(), 10u);
+  const std::string module = BatchModule(segments, kSm90);
+  EXPECT_LT(module.size() * 10, BatchModule(everything, kSm90).size());
+  auto kernel = RegisterKernel::Parse(module);
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  auto out = kernel->Run(InputOf(operands), {});
+  ASSERT_TRUE(out.ok()) << out.status();
+  for (size_t i = 0; i < operands.size(); ++i) {
+    ASSERT_EQ(ResultAt(*out, 2 * i), Evaluate(variants[i], operands[i]).bits)
+        << ReplayLine(variants[i], operands[i],
+                      Evaluate(variants[i], operands[i]));
+  }
+}
+
 TEST(RegisterKernelTest, ReadsTheKernelsStructure) {
   auto kernel = RegisterKernel::Parse(
       RegisterModule(V("vadd.u32.u32.u32.sat d.b1, a, b.h0, c"), kSm90));

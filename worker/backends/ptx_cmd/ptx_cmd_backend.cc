@@ -62,11 +62,12 @@ constexpr int kModuleWeight = 2048;
 constexpr int kMaxModuleWeight = 4 * kModuleWeight;
 constexpr double kStartupShare = 0.125;
 // A written segment (operands as the case's form has them) takes ~6 lines a
-// tuple, so it is cut every kWrittenSegmentTuples tuples.
+// tuple, so it is cut every kWrittenSegmentTuples tuples. A loop's dispatch
+// (DispatchSource) takes ~4 lines for each value its tuples hold.
 constexpr size_t kWrittenSegmentTuples = 1024;
-int SegmentWeight(const Variant& v, bool written, size_t tuples) {
+int SegmentWeight(bool written, size_t tuples, size_t dispatch_values) {
   if (written) return 1 + static_cast<int>(tuples / 3);
-  return SimdLanes(v.family) == 2 ? 64 : 1;
+  return 1 + static_cast<int>(dispatch_values / 4);
 }
 
 // A variant that has crashed or hung the tool runs apart from the others,
@@ -571,6 +572,16 @@ std::vector<Segment> SegmentsOf(const ResolvedBatch& request,
   return segments;
 }
 
+// The dispatch values of `s`'s tuples (kernel_gen.h's DispatchValuesOf).
+std::vector<int> DispatchValuesOf(const ResolvedBatch& request,
+                                  const Segment& s) {
+  if (DispatchSource(s.variant) < 0) return {};
+  std::vector<Operands> operands;
+  operands.reserve(s.positions.size());
+  for (uint32_t p : s.positions) operands.push_back(request.tuples[p].operands);
+  return DispatchValuesOf(s.variant, operands);
+}
+
 std::vector<Part> PtxCmdBackend::MakeParts(const ResolvedBatch& request,
                                            Declines& declines) const {
   std::vector<Part> parts, apart;
@@ -597,7 +608,9 @@ std::vector<Part> PtxCmdBackend::MakeParts(const ResolvedBatch& request,
         }
         continue;
       }
-      const int w = SegmentWeight(s.variant, s.written, s.positions.size());
+      const int w =
+          SegmentWeight(s.written, s.positions.size(),
+                        s.written ? 0 : DispatchValuesOf(request, s).size());
       const bool full = weight + w > kMaxModuleWeight ||
                         (weight + w > kModuleWeight && tuples >= enough_tuples);
       if (config_.abi == 1 || full) {
@@ -644,6 +657,7 @@ std::string ModuleFor(const ResolvedBatch& request, const Part& part,
     const uint32_t count = s.positions.size();
     BatchSegment& segment = segments.emplace_back(
         BatchSegment{.variant = s.variant, .first = first, .count = count});
+    if (!s.written) segment.dispatch_values = DispatchValuesOf(request, s);
     if (s.written) {
       for (uint32_t p : s.positions) {
         const WireTuple& t = request.tuples[p];
