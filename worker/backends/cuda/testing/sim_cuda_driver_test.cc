@@ -409,8 +409,10 @@ TEST_P(SimCudaLibraryTest, ProgramFindingIsFiledAsACudaEntry) {
 
 TEST_P(SimCudaLibraryTest, ProgramsCampaignRunsOnTheSimulatedGpu) {
   const std::string dir = FreshDir("programs");
+  // Long enough for a loaded two-core machine to finish a module of
+  // programs under ASan: with 4 s, beside two busy loops, none finished.
   const CliRun run = Ptxdiff({"programs", "--backend", "cuda", "--cuda-driver",
-                              Sim(), "--max-time", "4", "--threads", "2",
+                              Sim(), "--max-time", "12", "--threads", "2",
                               "--dir", dir + "/triage", "--out", dir + "/out"});
   EXPECT_EQ(run.code, 0) << run.output;
   // A program that exits on every input vector stores nothing to judge:
