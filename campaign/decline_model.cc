@@ -37,6 +37,7 @@ DeclineModel::DeclineModel()
       variant_answered_(AllVariants().size()),
       variant_declined_(AllVariants().size()),
       variant_unsupported_(AllVariants().size()),
+      variant_valued_(AllVariants().size()),
       variant_faults_(AllVariants().size()) {}
 
 bool DeclineModel::Declining(int32_t answered, int64_t declined,
@@ -57,9 +58,9 @@ void DeclineModel::Learn(int index, const TupleResult& answer, ClassOf cls) {
   const bool declined = answer.kind != ResultKind::kValue;
   if (!declined) {
     // Read first: written once per variant, not on every answer.
-    bool& valued = variant_faults_[index].valued;
-    if (!At(valued).load(std::memory_order_relaxed))
-      At(valued).store(true, std::memory_order_relaxed);
+    std::atomic<bool>& valued = variant_valued_[index];
+    if (!valued.load(std::memory_order_relaxed))
+      valued.store(true, std::memory_order_relaxed);
   }
   if (!declined &&
       variant_declined_[index].load(std::memory_order_relaxed) == 0)
@@ -98,7 +99,7 @@ bool DeclineModel::FaultsOnEverything(int index) const {
   VariantFaults& f = variant_faults_[index];
   return At(f.faults).load(std::memory_order_relaxed) >= kMinVariantFaults &&
          At(f.other_class).load(std::memory_order_relaxed) &&
-         !At(f.valued).load(std::memory_order_relaxed);
+         !variant_valued_[index].load(std::memory_order_relaxed);
 }
 
 bool DeclineModel::Probe(int64_t& skipped) {

@@ -121,18 +121,20 @@ class DeclineModel {
   bool Probe(int64_t& skipped);
 
   // A variant's faults (FaultsOnEverything): how many, the first's class,
-  // whether another class faulted too, whether it ever answered a value.
+  // whether another class faulted too.
   struct VariantFaults {
     int32_t faults = 0;
     uint32_t first_class = 0;
     bool other_class = false;
-    bool valued = false;
     int64_t skipped = 0;  // while it faulted on everything
   };
 
   ZeroedArray<Slot> slots_;
   std::vector<std::atomic<int32_t>> variant_answered_, variant_declined_,
       variant_unsupported_;
+  // Whether the variant ever answered a value: read on every answer, so a
+  // byte a variant (the oracle campaign's hot path), not in VariantFaults.
+  std::vector<std::atomic<bool>> variant_valued_;
   // Read and written through At(), as the slots are (mutable: const
   // readers load through it too).
   mutable std::vector<VariantFaults> variant_faults_;
