@@ -44,6 +44,12 @@ using ::testing::Not;
 const std::string kInterpreter = PTXDIFF_INTERPRETER_PATH;
 const std::string kRunInterpreter = kInterpreter + " {ptx} {in} {out}";
 
+// Lines in the file at `path` (a tool wrapper's log of its runs), 0 if none.
+int64_t LinesIn(const std::string& path) {
+  const std::string text = ReadFile(path).value_or("");
+  return std::count(text.begin(), text.end(), '\n');
+}
+
 bool DirectoryExists(const std::string& path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
@@ -238,9 +244,7 @@ TEST(PtxCmdBackendTest, OneToolRunPerBatchOrPerVariantWithAbi1) {
       EXPECT_EQ(r.bits, expected.bits) << Spell(tuples[i].variant);
       if (HasCarryOut(tuples[i].variant)) EXPECT_EQ(r.carry, expected.carry);
     }
-    const std::string text = ReadFile(log).value_or("");
-    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), runs)
-        << "abi " << abi;
+    EXPECT_EQ(LinesIn(log), runs) << "abi " << abi;
   }
 }
 
@@ -268,10 +272,7 @@ TEST(PtxCmdBackendTest, ModulesGrowWhileTheToolsStartUpOutweighsThem) {
         StartPtxCmd(absl::StrCat("echo run >> ", log, "; ", kInterpreter, " ",
                                  flags, " {ptx} {in} {out}"));
     ASSERT_TRUE(client.ok()) << client.status();
-    auto runs = [&] {
-      const std::string text = ReadFile(log).value_or("");
-      return std::count(text.begin(), text.end(), '\n');
-    };
+    auto runs = [&] { return LinesIn(log); };
     // Its start-up timed on one tuple; the first batch in modules of the
     // first size, which time its tuples.
     ASSERT_FALSE((*client)->Run(tuples).fault.has_value());
@@ -479,10 +480,7 @@ TEST(PtxCmdBackendTest, AVariantThatFaultedRunsApartFromThenOn) {
   ASSERT_TRUE(client.ok()) << client.status();
   const std::vector<Tuple> tuples =
       MixedTuples({"add.s32", "bfe.u32", "min.s16"}, 3);
-  auto modules_of_both = [&] {
-    const std::string text = ReadFile(mixed).value_or("");
-    return std::count(text.begin(), text.end(), '\n');
-  };
+  auto modules_of_both = [&] { return LinesIn(mixed); };
   for (int batch = 0; batch < 2; ++batch) {
     const int64_t before = modules_of_both();
     const BatchOutcome outcome = (*client)->Run(tuples);
@@ -524,10 +522,7 @@ TEST(PtxCmdBackendTest, AVariantThatRarelyFaultsRunsApartInLargerRuns) {
       tuples.push_back({V("sub.s32"), {{i, 1}}, 0b11});
     return tuples;
   };
-  auto runs = [&] {
-    const std::string text = ReadFile(log).value_or("");
-    return std::count(text.begin(), text.end(), '\n');
-  };
+  auto runs = [&] { return LinesIn(log); };
   const BatchOutcome first = (*client)->Run(batch(0, true));
   ASSERT_FALSE(first.fault.has_value());
   EXPECT_EQ(first.results[100].kind, ResultKind::kFault);
@@ -567,10 +562,7 @@ TEST(PtxCmdBackendTest, AVariantThatFaultsOnEveryTupleCostsAFewRunsABatch) {
       tuples.push_back({V("add.s32"), {{i, 1}}, 0b11});
     return tuples;
   };
-  auto runs = [&] {
-    const std::string text = ReadFile(log).value_or("");
-    return std::count(text.begin(), text.end(), '\n');
-  };
+  auto runs = [&] { return LinesIn(log); };
   ASSERT_FALSE((*client)->Run(batch(16)).fault.has_value());
   const int64_t before = runs();
   const std::vector<Tuple> second = batch(64);
