@@ -657,12 +657,13 @@ std::string ModuleFor(const ResolvedBatch& request, const Part& part,
     const uint32_t count = s.positions.size();
     BatchSegment& segment = segments.emplace_back(
         BatchSegment{.variant = s.variant, .first = first, .count = count});
-    if (!s.written) segment.dispatch_values = DispatchValuesOf(request, s);
     if (s.written) {
       for (uint32_t p : s.positions) {
         const WireTuple& t = request.tuples[p];
         segment.written.push_back({s.variant, t.operands, t.runtime});
       }
+    } else {
+      segment.dispatch_values = DispatchValuesOf(request, s);
     }
     first += count;
   }
