@@ -12,8 +12,10 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
+#include "campaign/compiled_source.h"
 #include "campaign/decline_model.h"
 #include "campaign/systematic_source.h"
+#include "isa/operand_form.h"
 #include "harness/judge.h"
 #include "harness/semantic_classes.h"
 #include "isa/family_table.h"
@@ -99,6 +101,7 @@ Campaign::Campaign(CampaignOptions options, TriageStore store,
       offered_classes_(AllVariants().size()),
       declines_(std::make_unique<DeclineModel>()),
       fuzz_undefined_(options_.undefined_share) {
+  compiled_ = std::make_unique<std::atomic<bool>[]>(AllVariants().size());
   stats_.reached.resize(AllVariants().size());
   stats_.reached_runtime.resize(AllVariants().size());
 }
@@ -116,6 +119,12 @@ absl::Status Campaign::StartWorkers(WorkerStarts& starting) {
   queue_.SetLaneCapacity(options_.lane_capacity > 0
                              ? options_.lane_capacity
                              : std::max<size_t>(2 * batch_size_, 4096));
+  if (UsesCompiledLane()) {
+    const size_t per_batch = options_.compiled_per_batch > 0
+                                 ? options_.compiled_per_batch
+                                 : 16 * batch_size_;
+    queue_.SetCompiledLane(2 * per_batch, per_batch);
+  }
   const std::vector<bool>& supported = senders_[0]->supported_variants();
   std::vector<int> to_explore;
   for (const Variant& v : options_.variants) {
@@ -157,6 +166,7 @@ absl::Status Campaign::StartWorkers(WorkerStarts& starting) {
     });
   }
   threads_.emplace_back([this] { FilerLoop(); });
+  if (UsesCompiledLane()) threads_.emplace_back([this] { CompiledLoop(); });
   return absl::OkStatus();
 }
 
@@ -229,6 +239,15 @@ void Campaign::Offer(const Tuple& t, const Result& oracle, uint32_t classes) {
         queue_.Offer(t, lane) == Admission::kQueued) {
       fuzz_undefined_.CountQueued(oracle.defined());
       exploration_->Count(index);
+    }
+    // The same operands on the code compiled for the variant: a run, not a
+    // compile (its own immediates are the folding check above).
+    if (compiled_[index].load(std::memory_order_relaxed)) {
+      const Tuple twin = InRegisterShape(t);
+      if (twin.runtime != t.runtime &&
+          declines_->Worth(index, [&] { return DeclineClass(twin, oracle); })) {
+        queue_.Offer(twin, Lane::kCompiled);
+      }
     }
   }
 }
@@ -413,7 +432,8 @@ void Campaign::SystematicLoop() {
       /*endless=*/true,
       /*runtime_forms=*/identity_.forms && options_.runtime_forms);
   source.SetRuntimeByDefault(identity_.runtime_by_default);
-  source.SetBreadthInBothForms(identity_.both_forms && options_.runtime_forms);
+  source.SetBreadthInBothForms(identity_.both_forms && options_.runtime_forms,
+                               /*runtime_first=*/UsesCompiledLane());
   calibrated_.wait();
   for (int f = 0; f < kNumFamilies; ++f) {
     if (family_cost_[f] > 0)
@@ -502,6 +522,56 @@ std::string CauseClass(const Tuple& t, const Result& oracle, TupleFault fault) {
 
 }  // namespace
 
+void Campaign::MarkCompiledLocked(const Tuple& t, int index) {
+  if (compiled_[index].exchange(true, std::memory_order_relaxed)) return;
+  newly_compiled_.push_back(t);
+}
+
+void Campaign::CompiledLoop() {
+  // A run of a tuple each of kRun variants, as the systematic loop's runs:
+  // evaluated together (the decline model and the undefined share ask the
+  // oracle) and queued under one lock, blocking while the lane is full.
+  constexpr size_t kRun = 64;
+  CompiledSource source;
+  UndefinedShare undefined_share(options_.undefined_share);
+  std::vector<Tuple> run, keep;
+  std::vector<bool> keep_defined;
+  std::vector<Operands> ops;
+  std::vector<int> indices;
+  std::vector<Result> results;
+  calibrated_.wait();
+  while (!stopping_) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (const Tuple& t : newly_compiled_) source.Add(t);
+      newly_compiled_.clear();
+    }
+    run.clear();
+    if (!source.NextRun(kRun, run)) {
+      absl::SleepFor(absl::Milliseconds(20));
+      continue;
+    }
+    if (!EvaluateWanted(run, ops, indices, results)) continue;
+    keep.clear();
+    keep_defined.clear();
+    for (size_t i = 0; i < run.size(); ++i) {
+      if (indices[i] < 0 || !declines_->Worth(indices[i], [&] {
+            return DeclineClass(run[i], results[i]);
+          })) {
+        continue;
+      }
+      keep.push_back(run[i]);
+      keep_defined.push_back(results[i].defined());
+    }
+    const auto admit = [&](size_t i) {
+      if (!undefined_share.Admits(keep_defined[i])) return false;
+      undefined_share.CountQueued(keep_defined[i]);
+      return true;
+    };
+    if (!keep.empty() && !queue_.PutMany(keep, Lane::kCompiled, admit)) break;
+  }
+}
+
 void Campaign::WithholdKnownFaulting(std::vector<Tuple>& batch) {
   std::lock_guard<std::mutex> lock(mu_);
   if (not_to_send_.empty()) return;
@@ -580,7 +650,8 @@ void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
     return;
   }
   std::vector<int> reached, reached_runtime;
-  int64_t by_code[5] = {}, declined_not_run = 0;
+  int64_t by_code[5] = {}, declined_not_run = 0, on_reused_code = 0;
+  std::vector<size_t> compiled_now;  // register shapes answered with a value
   std::vector<int64_t> by_message(out.messages.size());
   int64_t first_mismatch = -1;  // its index in `batch`
   std::vector<const Erratum*> errata;
@@ -610,6 +681,12 @@ void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
                        [&] { return DeclineClass(batch[i], j.oracle); });
     }
     if (r.kind != ResultKind::kDecline) {
+      on_reused_code += r.kind == ResultKind::kValue && r.reused;
+      if (r.kind == ResultKind::kValue && batch[i].runtime != 0 &&
+          IsRegisterShape(batch[i].variant, batch[i].runtime) &&
+          !compiled_[index].load(std::memory_order_relaxed)) {
+        compiled_now.push_back(i);
+      }
       reached.push_back(index);
       if (batch[i].runtime != 0) reached_runtime.push_back(index);
     } else {
@@ -656,6 +733,12 @@ void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
   stats_.counts += counts;
   for (int c = 0; c < 5; ++c) stats_.declined_by_code[c] += by_code[c];
   stats_.declined_not_run += declined_not_run;
+  stats_.on_reused_code += on_reused_code;
+  if (UsesCompiledLane()) {
+    for (size_t i : compiled_now) {
+      MarkCompiledLocked(batch[i], VariantIndex(batch[i].variant));
+    }
+  }
   for (size_t m = 0; m < by_message.size(); ++m) {
     if (by_message[m] > 0) decline_reasons_.Add(out.messages[m], by_message[m]);
   }

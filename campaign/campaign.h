@@ -80,6 +80,14 @@ struct CampaignOptions {
   // Give the systematic source its runtime tier where the backend runs
   // operand forms (WorkerIdentity::forms); false: immediates only.
   bool runtime_forms = true;
+  // Where the backend compiles a case and runs the code (both_forms: ptxas
+  // with its SASS evaluator), run each variant whose register shape it
+  // compiled at many more inputs (compiled_source.h, and the register-shape
+  // twin of each fuzz-input tuple), in a lane of their own: each costs a
+  // run of code compiled once, not a compile. Up to `compiled_per_batch`
+  // such tuples go with each batch (0: 16 batches' worth).
+  bool compiled_lane = true;
+  size_t compiled_per_batch = 0;
   double undefined_share = 0.05;     // of admitted tuples, at most
   Reading reading = Reading::kSpec;  // the oracle reading judged against
   // Tuples per queue lane; 0: two batches. Small on purpose: what is queued
@@ -150,6 +158,9 @@ struct CampaignStats {
   // Tuples not sent because they faulted the worker before (or were in a
   // batch whose fault could not be isolated): each would cost it again.
   int64_t withheld_faulting = 0;
+  // Values the backend computed with code compiled before for another
+  // tuple (TupleResult::reused: compile once, run every input).
+  int64_t on_reused_code = 0;
   // Tuples a batch left unrun (a backend's time budget ran out while it
   // isolated a fault) and that were sent again.
   int64_t sent_again = 0;
@@ -321,6 +332,17 @@ class Campaign {
   // timed (the budget must not make them look free).
   void CostUntimedFamilies(const std::vector<int>& families);
   void SenderLoop(WorkerClient* client);
+  // Feeds the compiled lane from a CompiledSource of the variants whose
+  // register shape the backend compiled (MarkCompiled).
+  void CompiledLoop();
+  // Notes that the backend answered `t` (in its register shape) with a
+  // value: its code is compiled (sender threads, mu_ held).
+  void MarkCompiledLocked(const Tuple& t, int index);
+  // The compiled lane is in use (a backend that runs the code it compiles).
+  bool UsesCompiledLane() const {
+    return options_.compiled_lane && identity_.both_forms &&
+           options_.runtime_forms;
+  }
   void FilerLoop();
   void SystematicLoop();
   void Judge(const std::vector<Tuple>& batch, const BatchOutcome& out);
@@ -394,6 +416,11 @@ class Campaign {
   std::atomic<bool> stopping_{false};
   std::atomic<int> senders_running_{0};    // SenderLoops not yet returned
   std::atomic<bool> breadth_done_{false};  // the systematic source's, or none
+  // Per variant (by VariantIndex): its register shape was compiled
+  // (MarkCompiledLocked); read by the fuzz loop without a lock.
+  std::unique_ptr<std::atomic<bool>[]> compiled_;
+  // Witnesses of variants compiled since CompiledLoop last looked (mu_).
+  std::vector<Tuple> newly_compiled_;
   std::latch calibrated_{1};  // family_cost_ and routine_keep_one_in_ are set
   bool stopped_ = false;
 

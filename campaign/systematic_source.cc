@@ -834,6 +834,9 @@ void SystematicSource::PlanBreadth() {
       copy.runtime = true;
       family.push_back(copy);
     }
+    if (both && breadth_runtime_first_) {
+      std::rotate(family.begin(), family.begin() + n, family.end());
+    }
     items += family.size();
     longest = std::max(longest, family.size());
   }

@@ -149,10 +149,14 @@ class SystematicSource {
   // any). For a
   // compiler whose code is also run (WorkerIdentity::both_forms: ptxas with
   // its SASS evaluator), so that every variant's emitted code is judged
-  // before any variant goes deep. Set before the first tuple; off by
-  // default.
-  void SetBreadthInBothForms(bool both) {
+  // before any variant goes deep. With `runtime_first` (a compiler whose
+  // compiled code is kept and run at many more inputs, the campaign's
+  // compiled lane) each family's runtime forms come before its default
+  // ones: a runtime form's compile then pays for thousands of checks, a
+  // default form's for one. Set before the first tuple; off by default.
+  void SetBreadthInBothForms(bool both, bool runtime_first = false) {
     breadth_both_forms_ = both;
+    breadth_runtime_first_ = runtime_first;
     PlanBreadth();
   }
 
@@ -214,6 +218,7 @@ class SystematicSource {
   bool forms_;
   bool runtime_by_default_ = false;
   bool breadth_both_forms_ = false;
+  bool breadth_runtime_first_ = false;
   // `t`, or `t` in the default form if its form is open (all immediates).
   Tuple InDefaultForm(Tuple t) const;
   int left_in_run_ = 0;

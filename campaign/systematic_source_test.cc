@@ -518,25 +518,33 @@ TEST(SystematicTest, TheBreadthPassTakesAVariantOfEachFamilyInTurn) {
 // immediates, then, once every variant of its family had it, the same
 // tuples in the same order with every runtime-capable source a runtime
 // value; a variant with none (no source can be one) once.
-TEST(SystematicTest, TheBreadthPassInBothFormsGivesTupleZeroTwice) {
+// Within a family, the runtime forms come after its default ones, or (for
+// a backend that keeps its compiled code) before them.
+class BreadthInBothFormsTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(BreadthInBothFormsTest, TheBreadthPassInBothFormsGivesTupleZeroTwice) {
+  const bool runtime_first = GetParam();
   const std::vector<Variant> variants =
       VariantsOfFamilies({Family::kAdd, Family::kBfe, Family::kFns});
   SystematicSource source(variants, 8, /*endless=*/false,
                           /*runtime_forms=*/true);
-  source.SetBreadthInBothForms(true);
+  source.SetBreadthInBothForms(true, runtime_first);
   std::vector<Tuple> breadth;
   while (!source.breadth_done()) ASSERT_TRUE(source.NextRun(breadth));
   size_t copies = 0;
   for (const std::vector<Variant>& family : ByFamilyInStableIdOrder(variants)) {
-    std::vector<Tuple> expected;
+    std::vector<Tuple> defaults, runtime;
     for (const Variant& v : family)
-      expected.push_back(SystematicTuple(v, 0, /*forms=*/true));
+      defaults.push_back(SystematicTuple(v, 0, /*forms=*/true));
     for (const Variant& v : family) {
       Tuple copy = SystematicTuple(v, 0, /*forms=*/true);
       ASSERT_EQ(copy.runtime, 0) << Spell(v);
       copy.runtime = RuntimeCapableSources(v);
-      if (copy.runtime != 0) expected.push_back(copy), ++copies;
+      if (copy.runtime != 0) runtime.push_back(copy), ++copies;
     }
+    std::vector<Tuple> expected = runtime_first ? runtime : defaults;
+    for (const Tuple& t : runtime_first ? defaults : runtime)
+      expected.push_back(t);
     std::vector<Tuple> got;
     for (const Tuple& t : breadth) {
       if (t.variant.family == family[0].family) got.push_back(t);
@@ -552,6 +560,9 @@ TEST(SystematicTest, TheBreadthPassInBothFormsGivesTupleZeroTwice) {
   ASSERT_TRUE(source.NextRun(next));
   EXPECT_TRUE(next[0] == SystematicTuple(next[0].variant, 1, /*forms=*/true));
 }
+
+INSTANTIATE_TEST_SUITE_P(RuntimeFirstOrNot, BreadthInBothFormsTest,
+                         ::testing::Bool());
 
 // An endless source (a campaign's) runs the families whose pass is over
 // while the pass goes on, with at most kDepthShareDuringBreadth of the

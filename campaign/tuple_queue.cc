@@ -11,17 +11,19 @@ Admission TupleQueue::Offer(const Tuple& t, Lane lane) {
   if (!Admit(fingerprint)) return Admission::kDuplicate;
   std::lock_guard<std::mutex> lock(mu_);
   std::deque<Tuple>& q = lanes_[static_cast<int>(lane)];
-  if (closed_ || q.size() >= options_.lane_capacity) {
+  if (closed_ || q.size() >= CapacityOf(lane)) {
     // Never queued, so not seen: it may come again.
     seen_.Erase(fingerprint);
     if (closed_) return Admission::kClosed;
     ++counts_.dropped;
     if (lane == Lane::kRoutine)
       saturated_.store(true, std::memory_order_relaxed);
+    if (lane == Lane::kCompiled) UpdateCompiledFullLocked();
     return Admission::kDropped;
   }
   q.push_back(t);
   ++counts_.queued;
+  if (lane == Lane::kCompiled) UpdateCompiledFullLocked();
   NotifyTakerLocked();
   return Admission::kQueued;
 }
@@ -48,7 +50,7 @@ bool TupleQueue::PutMany(std::span<const Tuple> tuples, Lane lane,
   std::unique_lock<std::mutex> lock(mu_);
   std::deque<Tuple>& q = lanes_[static_cast<int>(lane)];
   not_full_.wait(lock,
-                 [&] { return closed_ || q.size() < options_.lane_capacity; });
+                 [&] { return closed_ || q.size() < CapacityOf(lane); });
   for (size_t i : fresh) {
     if (closed_ || !admit(i)) {
       seen_.Erase(fingerprints[i]);
@@ -57,6 +59,7 @@ bool TupleQueue::PutMany(std::span<const Tuple> tuples, Lane lane,
     q.push_back(tuples[i]);
     ++counts_.queued;
   }
+  if (lane == Lane::kCompiled) UpdateCompiledFullLocked();
   if (closed_) return false;
   NotifyTakerLocked();
   return true;
@@ -68,7 +71,7 @@ Admission TupleQueue::Put(const Tuple& t, Lane lane) {
   std::unique_lock<std::mutex> lock(mu_);
   std::deque<Tuple>& q = lanes_[static_cast<int>(lane)];
   not_full_.wait(lock,
-                 [&] { return closed_ || q.size() < options_.lane_capacity; });
+                 [&] { return closed_ || q.size() < CapacityOf(lane); });
   if (closed_) {
     seen_.Erase(fingerprint);
     return Admission::kClosed;
@@ -96,12 +99,14 @@ std::vector<Tuple> TupleQueue::TakeBatch(size_t max, size_t min,
                       [&] { return closed_ || SizeLocked() >= min; });
   --takers_waiting_;
   std::vector<Tuple> out;
-  out.reserve(std::min(max, SizeLocked()));
+  out.reserve(std::min(max + options_.compiled_per_batch, SizeLocked()));
   const size_t systematic = lanes_[static_cast<int>(Lane::kSystematic)].size();
   const size_t reserved = std::min(systematic, max / 2);
   TakeFrom(Lane::kNovel, max - reserved, out);
   TakeFrom(Lane::kSystematic, max - out.size(), out);
   TakeFrom(Lane::kRoutine, max - out.size(), out);
+  TakeFrom(Lane::kCompiled, options_.compiled_per_batch, out);
+  UpdateCompiledFullLocked();
   counts_.taken += out.size();
   if (lanes_[static_cast<int>(Lane::kRoutine)].size() <
       options_.lane_capacity) {
@@ -130,7 +135,21 @@ bool TupleQueue::closed() const {
 }
 
 size_t TupleQueue::SizeLocked() const {
-  return lanes_[0].size() + lanes_[1].size() + lanes_[2].size();
+  return lanes_[0].size() + lanes_[1].size() + lanes_[2].size() +
+         lanes_[3].size();
+}
+
+void TupleQueue::SetCompiledLane(size_t capacity, size_t per_batch) {
+  std::lock_guard<std::mutex> lock(mu_);
+  options_.compiled_capacity = capacity;
+  options_.compiled_per_batch = per_batch;
+  UpdateCompiledFullLocked();
+}
+
+void TupleQueue::UpdateCompiledFullLocked() {
+  compiled_full_.store(lanes_[static_cast<int>(Lane::kCompiled)].size() >=
+                           options_.compiled_capacity,
+                       std::memory_order_relaxed);
 }
 
 void TupleQueue::Requeue(std::span<const Tuple> tuples) {

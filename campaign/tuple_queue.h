@@ -9,7 +9,11 @@
 // is new: batches are taken from the novel lane first (tuples of a variant
 // or semantic class not sent before), then the systematic lane (at least
 // half a batch when it has tuples, so the planned search always advances),
-// then the routine lane (repeats), which is what a full queue drops.
+// then the routine lane (repeats), which is what a full queue drops. The
+// compiled lane is apart: tuples a backend runs on code it compiled before
+// (a runtime form whose kernel it keeps), each costing a run, not a
+// compile; a batch takes up to `compiled_per_batch` of them besides its
+// `max` others.
 
 #ifndef PTXDIFF_CAMPAIGN_TUPLE_QUEUE_H_
 #define PTXDIFF_CAMPAIGN_TUPLE_QUEUE_H_
@@ -34,8 +38,9 @@ enum class Lane : uint8_t {
   kNovel,       // a variant or semantic class this run has not sent yet
   kSystematic,  // the planned edge and boundary combinations
   kRoutine,     // everything else from the fuzz loop: first to be dropped
+  kCompiled,    // runtime forms whose code the backend compiled: cheap
 };
-inline constexpr int kNumLanes = 3;
+inline constexpr int kNumLanes = 4;
 
 enum class Admission : uint8_t { kQueued, kDuplicate, kDropped, kClosed };
 
@@ -49,12 +54,17 @@ class TupleQueue {
   struct Options {
     size_t lane_capacity = size_t{1} << 16;
     size_t seen_slots = size_t{1} << 22;  // the dedup table: 32 MB
+    // The compiled lane's capacity, and how many of its tuples a batch
+    // takes besides the others (0: none, the lane unused).
+    size_t compiled_capacity = 0;
+    size_t compiled_per_batch = 0;
   };
   explicit TupleQueue(Options options)
       : options_(options), seen_(options_.seen_slots) {}
 
   // Before the producers start: the lane capacity once the batch size is known.
   void SetLaneCapacity(size_t n) { options_.lane_capacity = n; }
+  void SetCompiledLane(size_t capacity, size_t per_batch);
   TupleQueue() : TupleQueue(Options{}) {}
 
   // Never blocks: a duplicate or a tuple for a full lane is not admitted.
@@ -75,7 +85,8 @@ class TupleQueue {
 
   // Waits until at least `min` tuples are queued (or `wait` passes, or the
   // queue is closed), then takes up to `max`: novel first, then systematic
-  // (at least half of `max` when there are that many), then routine. Empty
+  // (at least half of `max` when there are that many), then routine; and
+  // besides those up to `compiled_per_batch` of the compiled lane. Empty
   // only when the wait ran out with nothing queued, or closed and drained.
   std::vector<Tuple> TakeBatch(size_t max, size_t min, absl::Duration wait);
 
@@ -96,7 +107,8 @@ class TupleQueue {
   // Senders call Done with a batch's size once it is judged.
   void Done(size_t n);
   // True when the novel and routine lanes are empty and every batch taken
-  // is done (the systematic lane may still hold tuples).
+  // is done (the systematic and compiled lanes, fed by endless sources,
+  // may still hold tuples).
   bool Idle() const;
 
   size_t size() const;
@@ -105,9 +117,19 @@ class TupleQueue {
   // True while the routine lane is full: the producers are faster than the
   // backend, and more repeats would only be dropped. Lock-free.
   bool Saturated() const { return saturated_.load(std::memory_order_relaxed); }
+  // True while the compiled lane can take more. Lock-free.
+  bool CompiledHasRoom() const {
+    return !compiled_full_.load(std::memory_order_relaxed);
+  }
 
  private:
   size_t SizeLocked() const;
+  size_t CapacityOf(Lane lane) const {
+    return lane == Lane::kCompiled ? options_.compiled_capacity
+                                   : options_.lane_capacity;
+  }
+  // Sets compiled_full_ from the compiled lane's size (mu_ held).
+  void UpdateCompiledFullLocked();
   void TakeFrom(Lane lane, size_t n, std::vector<Tuple>& out);
   // Adds the tuple to the dedup table; false (and counted) if it was there.
   bool Admit(uint64_t fingerprint);
@@ -129,6 +151,7 @@ class TupleQueue {
   size_t takers_waiting_ = 0, taker_wants_ = 1;
   bool closed_ = false;
   std::atomic<bool> saturated_{false};
+  std::atomic<bool> compiled_full_{false};
 };
 
 }  // namespace ptxdiff

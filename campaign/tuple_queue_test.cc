@@ -173,3 +173,38 @@ TEST(TupleQueueTest, AWaitingTakerWakesWhenItsMinimumIsQueued) {
 
 }  // namespace
 }  // namespace ptxdiff
+
+namespace ptxdiff {
+namespace {
+
+// The compiled lane: up to compiled_per_batch of its tuples go with a batch
+// besides its `max` others, it has a capacity of its own, and it says when
+// it has room; a queue that never set it up takes none of it.
+TEST(TupleQueueTest, TheCompiledLaneGoesBesideABatch) {
+  TupleQueue q(TupleQueue::Options{.lane_capacity = 8});
+  EXPECT_EQ(q.Offer(T(100), Lane::kCompiled), Admission::kDropped);
+  q.SetCompiledLane(/*capacity=*/4, /*per_batch=*/3);
+  for (uint64_t a = 0; a < 4; ++a) {
+    EXPECT_TRUE(q.CompiledHasRoom());
+    EXPECT_EQ(q.Offer(T(a), Lane::kCompiled), Admission::kQueued);
+  }
+  EXPECT_FALSE(q.CompiledHasRoom());
+  EXPECT_EQ(q.Offer(T(4), Lane::kCompiled), Admission::kDropped);
+  EXPECT_EQ(q.Offer(T(10), Lane::kRoutine), Admission::kQueued);
+  EXPECT_EQ(q.Offer(T(11), Lane::kNovel), Admission::kQueued);
+  const std::vector<Tuple> batch = q.TakeBatch(2, 1, absl::ZeroDuration());
+  ASSERT_EQ(batch.size(), 5u);
+  EXPECT_EQ(batch[0], T(11));
+  EXPECT_EQ(batch[1], T(10));
+  EXPECT_EQ(batch[2], T(0));
+  EXPECT_EQ(batch[4], T(2));
+  EXPECT_TRUE(q.CompiledHasRoom());
+  // The compiled lane is fed by an endless source: the queue is idle
+  // without it being empty.
+  q.Done(batch.size());
+  EXPECT_TRUE(q.Idle());
+  EXPECT_EQ(q.TakeBatch(2, 1, absl::ZeroDuration()).size(), 1u);  // T(3)
+}
+
+}  // namespace
+}  // namespace ptxdiff

@@ -412,6 +412,18 @@ std::string LeastExploredLine(const std::vector<int64_t>& explored) {
   return text.empty() ? "" : absl::StrCat("fuzz:   ", text, "\n");
 }
 
+// How many values came from code compiled once and run for other inputs
+// (a compiler's code cache), when any did.
+std::string ReusedCodeLine(const FuzzStats& sum) {
+  if (sum.on_reused_code == 0) return "";
+  return absl::StrFormat(
+      "fuzz:   %d of the values (%.1f%%) came from code compiled once for "
+      "an earlier tuple of the same variant, form and immediates, run with "
+      "the tuple's runtime values\n",
+      sum.on_reused_code,
+      100.0 * sum.on_reused_code / std::max<int64_t>(1, sum.counts.tested()));
+}
+
 // What faults of the backend cost the search, when they cost anything.
 std::string FaultCostLine(const FuzzStats& sum) {
   if (sum.withheld_faulting == 0 && sum.sent_again == 0) return "";
@@ -439,6 +451,7 @@ void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
                              " crashed or hung the implementation: filed")
               : "")
       << ")\n"
+      << ReusedCodeLine(sum)
       << (p.variants_reached_runtime > 0
               ? absl::StrCat("fuzz:   ", p.variants_reached_runtime,
                              " of them with a verdict in a runtime form "

@@ -561,6 +561,7 @@ FuzzStats DifferentialTarget::stats() const {
   s.skipped_declining = c.skipped_declining;
   s.withheld_faulting = c.withheld_faulting;
   s.sent_again = c.sent_again;
+  s.on_reused_code = c.on_reused_code;
   s.other_reading_by_erratum = c.other_reading_by_erratum;
   s.declined_unsupported =
       c.declined_by_code[static_cast<int>(DeclineCode::kUnsupportedVariant)];
@@ -669,6 +670,7 @@ const Counter kCounters[] = {
     PTXDIFF_COUNTER("skipped_declining", s.skipped_declining),
     PTXDIFF_COUNTER("withheld_faulting", s.withheld_faulting),
     PTXDIFF_COUNTER("sent_again", s.sent_again),
+    PTXDIFF_COUNTER("on_reused_code", s.on_reused_code),
     PTXDIFF_COUNTER("declined_unsupported", s.declined_unsupported),
     PTXDIFF_COUNTER("declined_not_evaluable", s.declined_not_evaluable),
     PTXDIFF_COUNTER("declined_operand_form", s.declined_operand_form),

@@ -136,6 +136,9 @@ struct FuzzStats {
   // Tuples not sent again because they faulted the backend, and tuples sent
   // again because a batch left them unrun (CampaignStats).
   int64_t withheld_faulting = 0, sent_again = 0;
+  // Values computed by code compiled before for another tuple
+  // (CampaignStats::on_reused_code).
+  int64_t on_reused_code = 0;
   // Writes to the triage directory that failed, and the last one's reason.
   int64_t filing_errors = 0;
   std::string filing_error;

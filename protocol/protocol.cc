@@ -321,15 +321,17 @@ void RunReply::AddDecline(DeclineCode code, absl::string_view message) {
                      .message = InternMessage(message)});
 }
 
-void RunReply::AddValue(uint64_t bits, bool carry, absl::string_view note) {
+void RunReply::AddValue(uint64_t bits, bool carry, absl::string_view note,
+                        bool reused) {
   if (note.empty()) {
-    results.push_back({.bits = bits, .carry = carry});
+    results.push_back({.bits = bits, .carry = carry, .reused = reused});
     return;
   }
   results.push_back({.message = InternMessage(note),
                      .bits = bits,
                      .carry = carry,
-                     .has_note = true});
+                     .has_note = true,
+                     .reused = reused});
 }
 
 void RunReply::AddFault(TupleFault fault, absl::string_view message) {
@@ -348,7 +350,8 @@ std::string EncodeRunReply(const RunReply& reply) {
   for (const TupleResult& t : reply.results) {
     const bool value = t.kind == ResultKind::kValue;
     const uint16_t flags = (value && t.carry ? kResultFlagCarry : 0) |
-                           (value && t.has_note ? kResultFlagNote : 0);
+                           (value && t.has_note ? kResultFlagNote : 0) |
+                           (value && t.reused ? kResultFlagReused : 0);
     const uint32_t message = !value || t.has_note ? t.message : 0;
     // The code byte: a decline's code, or a fault's kind.
     const uint8_t code = t.kind == ResultKind::kFault
@@ -385,9 +388,9 @@ absl::StatusOr<RunReply> DecodeRunReply(absl::string_view payload,
   const char* p = r.Take(num_results * 16);
   for (TupleResult& t : reply.results) {
     const uint8_t kind = p[0], code = p[1];
-    // Flag bits other than the carry and the note are reserved and
-    // ignored, as are both on a decline: a worker from before the flags
-    // wrote 0 here.
+    // Flag bits other than the carry, the note and reuse are reserved and
+    // ignored, as are all three on a decline: a worker from before the
+    // flags wrote 0 here.
     const uint16_t flags = LoadLe<uint16_t>(p + 2);
     const bool note = kind == 0 && (flags & kResultFlagNote) != 0;
     const uint32_t message = LoadLe<uint32_t>(p + 4);
@@ -417,6 +420,7 @@ absl::StatusOr<RunReply> DecodeRunReply(absl::string_view payload,
          .bits = bits,
          .carry = kind == 0 && (flags & kResultFlagCarry) != 0,
          .has_note = note,
+         .reused = kind == 0 && (flags & kResultFlagReused) != 0,
          .fault = fault ? static_cast<TupleFault>(code) : TupleFault::kNone};
   }
   PTXDIFF_RETURN_IF_ERROR(r.ExpectEnd());

@@ -154,6 +154,10 @@ inline constexpr uint16_t kResultFlagCarry = 1;  // bit 0: CC.CF out
 // Bit 1: a value's message index names a note on how the value was obtained
 // ("folded", "executed ..."): for reports, never for judging.
 inline constexpr uint16_t kResultFlagNote = 2;
+// Bit 2: a value computed by code compiled for another tuple of the same
+// kernel shape (compile once, run every input: the ptxas backend's code
+// cache, a GPU's module cache). For counting, never for judging.
+inline constexpr uint16_t kResultFlagReused = 4;
 
 struct TupleResult {
   ResultKind kind = ResultKind::kValue;
@@ -170,6 +174,9 @@ struct TupleResult {
   // ptxas's "folded to a constant" or "its code, run on the CPU", with the
   // code. Reports show it; the judge ignores it.
   bool has_note = false;
+  // A value computed by code compiled before, for another tuple
+  // (flags bit 2): counted by a campaign, ignored by the judge.
+  bool reused = false;
   TupleFault fault = TupleFault::kNone;  // for kFault
 
   // The same answer: a value's note (has_note, message) takes no part.
@@ -191,9 +198,11 @@ struct RunReply {
   void AddDecline(DeclineCode code, absl::string_view message);
   // Appends a fault with InternMessage(message).
   void AddFault(TupleFault fault, absl::string_view message);
-  // Appends a value; `carry` is the outgoing CC.CF of a `.cc` variant, and
-  // a non-empty `note` (interned) says how it was obtained.
-  void AddValue(uint64_t bits, bool carry = false, absl::string_view note = {});
+  // Appends a value; `carry` is the outgoing CC.CF of a `.cc` variant, a
+  // non-empty `note` (interned) says how it was obtained, and `reused` that
+  // it was computed by code compiled for another tuple.
+  void AddValue(uint64_t bits, bool carry = false, absl::string_view note = {},
+                bool reused = false);
   // The note of result `i`, or "" where it has none.
   absl::string_view NoteOf(size_t i) const {
     return results[i].has_note ? messages[results[i].message]

@@ -169,6 +169,38 @@ TEST(ProtocolTest, AValuesNoteRoundTripsThroughFlagsBitOne) {
   EXPECT_EQ(f->results[3], (TupleResult{.bits = 7}));
 }
 
+TEST(ProtocolTest, ReusedCodeRoundTripsThroughFlagsBitTwo) {
+  RunReply r;
+  r.AddValue(5, /*carry=*/false, "executed", /*reused=*/true);
+  r.AddValue(6, /*carry=*/true, "", /*reused=*/true);
+  r.AddValue(7);
+  r.AddDecline(DeclineCode::kNotEvaluable, "not run");
+  const std::string bytes = EncodeRunReply(r);
+  // Bit 2 of the flags (byte 2 of each record) and nothing else beside
+  // the carry: the first record's flags are note | reused.
+  const size_t records = bytes.size() - 4 * 16;
+  EXPECT_EQ(bytes[records + 2], '\x06');
+  EXPECT_EQ(bytes[records + 16 + 2], '\x05');
+  EXPECT_EQ(bytes[records + 32 + 2], '\x00');
+  auto d = DecodeRunReply(bytes, 4);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_TRUE(d->results[0].reused);
+  EXPECT_TRUE(d->results[1].reused);
+  EXPECT_TRUE(d->results[1].carry);
+  EXPECT_FALSE(d->results[2].reused);
+  EXPECT_FALSE(d->results[3].reused);
+  // A decline's bit is ignored, as the carry's is.
+  std::string stray = bytes;
+  stray[records + 48 + 2] = '\x04';
+  auto e = DecodeRunReply(stray, 4);
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_FALSE(e->results[3].reused);
+  // Reuse takes no part in what an answer is.
+  EXPECT_EQ(d->results[0], (TupleResult{.message = d->results[0].message,
+                                        .bits = 5,
+                                        .has_note = true}));
+}
+
 // Kind 2: a tuple the implementation crashed or hung on, with how (the code
 // byte) and a message.
 TEST(ProtocolTest, TupleFaultsRoundTrip) {

@@ -36,6 +36,7 @@
 #include "sass/sass_departure.h"
 #include "worker/backends/carry_support.h"
 #include "worker/backends/ptxas/chunk_plan.h"
+#include "worker/backends/ptxas/compiled_code.h"
 #include "worker/backends/ptxas/cubin.h"
 #include "worker/backends/ptxas/nvjitlink.h"
 #include "worker/backends/ptxas/ptx_module.h"
@@ -68,6 +69,10 @@ struct Config {
   // module), "nvjitlink" (the same release's assembler in-process,
   // nvjitlink.h) or "auto" (nvjitlink where it loads and is ptxas's release).
   std::string compiler = "auto";
+  // The bound of the compiled code kept for the whole run (compiled_code.h),
+  // in MiB; 0 keeps none, every runtime-form key compiled in each batch
+  // it comes in (to measure what the cache is worth).
+  int code_cache_mb = 512;
 };
 
 absl::StatusOr<Config> ParseConfig(const KeyValues& options) {
@@ -82,6 +87,8 @@ absl::StatusOr<Config> ParseConfig(const KeyValues& options) {
                                     4096, config.kernels_per_module));
   PTXDIFF_RETURN_IF_ERROR(
       IntOption(options, "ptxas", "jobs", 1, 64, config.jobs));
+  PTXDIFF_RETURN_IF_ERROR(IntOption(options, "ptxas", "code_cache_mb", 0,
+                                    1 << 16, config.code_cache_mb));
   int all_variants = 0;
   PTXDIFF_RETURN_IF_ERROR(
       IntOption(options, "ptxas", "all_variants", 0, 1, all_variants));
@@ -115,6 +122,9 @@ struct Outcome {
   std::string message;  // a decline's reason, or a value's note
   uint64_t bits = 0;
   bool carry = false;  // a `.cc` variant's CC.CF out
+  // A value's note where it is one of ValueNotes' (not copied per tuple:
+  // a batch of cached code answers tens of thousands).
+  const std::string* note = nullptr;
 
   static Outcome Value(uint64_t bits, bool carry = false) {
     return {ResultKind::kValue, DeclineCode::kNone, "", bits, carry};
@@ -122,6 +132,8 @@ struct Outcome {
   static Outcome Decline(DeclineCode code, std::string message) {
     return {ResultKind::kDecline, code, std::move(message), 0};
   }
+  // A value's note, or a decline's message.
+  const std::string& Text() const { return note != nullptr ? *note : message; }
 };
 
 // A decoded slot of a tuple of `v`: its value, with the carry its flag word
@@ -160,8 +172,8 @@ struct ValueNotes {
 };
 
 // `outcome` with `note`, if it is a value.
-Outcome Noted(Outcome outcome, std::string note) {
-  if (outcome.kind == ResultKind::kValue) outcome.message = std::move(note);
+Outcome Noted(Outcome outcome, const std::string& note) {
+  if (outcome.kind == ResultKind::kValue) outcome.note = &note;
   return outcome;
 }
 
@@ -192,35 +204,6 @@ void ParallelFor(int threads, size_t count,
   for (std::thread& t : pool) t.join();
 }
 
-// A kernel the evaluator ran: its code, its tuples (batch indices, in
-// kernel order) and where their results are (a module of that one kernel).
-struct ExecutedKernel {
-  std::vector<SassSlot> code;
-  std::vector<int> tuples;
-  PtxModule layout;  // slots and kernel_begin only
-  int64_t output_bytes = 0;
-};
-
-// Runs `kernel` with `tuples` (in its order) as its parameters; their
-// values, or nullopt with why.
-std::optional<std::vector<SlotValue>> RunKernel(
-    const SassArchInfo& arch, const ExecutedKernel& kernel,
-    const std::vector<const PtxTuple*>& tuples, std::string& why) {
-  std::vector<KernelArgument> args;
-  for (const PtxTuple* t : tuples) {
-    for (const KernelArgument& a : RuntimeArguments(*t)) args.push_back(a);
-  }
-  const KernelExecution run =
-      ExecuteKernel(arch, kernel.code, args, kernel.output_bytes);
-  if (!run.ran) {
-    why = run.why_not;
-    return std::nullopt;
-  }
-  auto values = KernelResults(kernel.layout, 0, run.stores);
-  if (!values.has_value()) why = "its stores are not the tuples' results";
-  return values;
-}
-
 class PtxasBackend : public Backend {
  public:
   PtxasBackend(Config config, SassArch arch, std::string toolchain,
@@ -231,7 +214,8 @@ class PtxasBackend : public Backend {
         toolchain_(std::move(toolchain)),
         ptx_version_(ptx_version),
         in_process_(std::move(in_process)),
-        sizes_(config_.tuples_per_kernel) {
+        sizes_(config_.tuples_per_kernel),
+        code_cache_((size_t{1} << 20) * config_.code_cache_mb) {
     for (Family f : FoldableFamilies(arch_.sm)) {
       foldable_[static_cast<int>(f)] = true;
     }
@@ -273,22 +257,52 @@ class PtxasBackend : public Backend {
     std::vector<PtxTuple> tuples;  // valid where compiled
     std::vector<Outcome> outcomes;
     // Per tuple (written by the compiling threads, one element each): its
-    // value came from running its kernel's SASS, which is kept to run again
-    // for the tuple's repeats with other runtime values; or, where the
-    // evaluator did not run the kernel, why.
+    // value came from running a kernel's SASS (`kernels`, at slot `slots`),
+    // kept to run again for every tuple of its key; or, where the evaluator
+    // did not run the kernel, why.
     std::vector<uint8_t> executed = std::vector<uint8_t>(tuples.size());
-    std::vector<std::shared_ptr<const ExecutedKernel>> kernels =
-        std::vector<std::shared_ptr<const ExecutedKernel>>(tuples.size());
+    std::vector<std::shared_ptr<const CompiledKernel>> kernels =
+        std::vector<std::shared_ptr<const CompiledKernel>>(tuples.size());
+    std::vector<int> slots = std::vector<int>(tuples.size());
     std::vector<std::string> not_run = std::vector<std::string>(tuples.size());
+    // Answered without a compile of their own: by code (or a claim)
+    // compiled for another tuple of their key, in this batch or before
+    // (kResultFlagReused).
+    std::vector<uint8_t> reused = std::vector<uint8_t>(tuples.size());
   };
 
-  // Answers each repeat of a tuple: the tuple's own outcome, or, where its
-  // kernel was run, a run of that kernel with the repeat's runtime values.
-  void AnswerRepeats(Batch& batch, const std::vector<int>& copy_of) const;
+  // A tuple to answer by a run of a kernel compiled for its key, at one of
+  // `slots`.
+  struct CompiledRun {
+    int tuple;
+    const std::shared_ptr<const CompiledKernel>* kernel;
+    std::span<const int> slots;  // in the batch's cached code or slots
+  };
 
-  // Marks each repeat of an earlier tuple in `copy_of` and returns the
-  // others, grouped by variant.
-  std::vector<int> Admit(Batch& batch, std::vector<int>& copy_of) const;
+  // Answers each repeat of a tuple (`copy_of`) and each tuple whose key the
+  // cache held (`cached`): the first tuple's outcome, a claim, or a run of
+  // the compiled code with the tuple's runtime values.
+  void AnswerFromCompiledCode(
+      Batch& batch, const std::vector<int>& copy_of,
+      const std::vector<std::optional<CachedCode>>& cached) const;
+
+  // Runs each of `runs` on its kernel, a run answering one tuple per slot
+  // it can fill.
+  void RunGrouped(Batch& batch, std::vector<CompiledRun> runs) const;
+
+  // Keeps the compiled code of each `compiled` tuple with runtime sources
+  // for the rest of the run (compiled_code.h).
+  void KeepCompiledCode(const Batch& batch, const std::vector<int>& compiled);
+
+  CodeKey KeyOf(const PtxTuple& t) const {
+    return CodeKeyOf(t, arch_.sm, kPtxasDefaultOptLevel);
+  }
+
+  // Marks each repeat of an earlier tuple in `copy_of`, and each tuple
+  // whose key the cache holds in `cached`, and returns the others, grouped
+  // by variant.
+  std::vector<int> Admit(Batch& batch, std::vector<int>& copy_of,
+                         std::vector<std::optional<CachedCode>>& cached);
 
   // The chunks for `pending` (grouped by variant): PlanChunks with each
   // tuple's learned kernel size.
@@ -325,7 +339,12 @@ class PtxasBackend : public Backend {
   // Executed values the oracle refutes stand only where the tuple's -O0
   // code runs to the oracle's value (the evaluator calibrated on it); the
   // others are declined.
-  absl::Status CrossCheckExecuted(Batch& batch) const;
+  absl::Status CrossCheckExecuted(Batch& batch);
+
+  // Each tuple run on its key's -O0 code (compiled by the ptxas executable
+  // where the cache does not hold it) and judged, traced.
+  absl::StatusOr<std::vector<TupleCalibration>> CalibrateAtO0(
+      std::span<const PtxTuple> tuples);
 
   std::string NotFoldedMessage(const PtxTuple& t,
                                const std::string& not_run) const {
@@ -362,6 +381,7 @@ class PtxasBackend : public Backend {
   bool foldable_[kNumFamilies] = {};
   KernelSizes sizes_;
   std::optional<SassArchInfo> executable_;  // set where code is run
+  CompiledCodeCache code_cache_;
 };
 
 std::optional<std::string> PtxasBackend::WhyUnsupported(
@@ -540,25 +560,19 @@ std::optional<std::vector<SlotValue>> PtxasBackend::Execute(
     absl::string_view text) const {
   const int begin = module.kernel_begin[k];
   const int end = module.kernel_begin[k + 1];
-  auto kernel = std::make_shared<ExecutedKernel>();
-  std::vector<const PtxTuple*> tuples;
-  for (int t = begin; t < end; ++t) {
-    kernel->tuples.push_back(chunk.tuples[t]);
-    tuples.push_back(&batch.tuples[chunk.tuples[t]]);
-    ResultSlot slot = module.slots[t];
-    slot.kernel = 0;
-    kernel->layout.slots.push_back(slot);
-  }
-  kernel->layout.kernels = {module.kernels[k]};
-  kernel->layout.kernel_begin = {0, end - begin};
-  kernel->output_bytes = module.slots[end - 1].offset + 16;
   std::string why;
   std::optional<std::vector<SlotValue>> values;
+  std::shared_ptr<const CompiledKernel> kernel;
   absl::StatusOr<std::vector<SassSlot>> code =
       DecodeSassKernel(*executable_, text);
   if (code.ok()) {
-    kernel->code = *std::move(code);
-    values = RunKernel(*executable_, *kernel, tuples, why);
+    std::vector<PtxTuple> tuples;
+    for (int t = begin; t < end; ++t) {
+      tuples.push_back(batch.tuples[chunk.tuples[t]]);
+    }
+    kernel = std::make_shared<const CompiledKernel>(
+        KernelOf(module, k, tuples, *std::move(code)));
+    values = RunCompiled(*executable_, *kernel, {}, {}, why);
   } else {
     why = std::string(code.status().message());
   }
@@ -567,6 +581,7 @@ std::optional<std::vector<SlotValue>> PtxasBackend::Execute(
     if (values.has_value()) {
       batch.executed[tuple] = 1;
       batch.kernels[tuple] = kernel;
+      batch.slots[tuple] = t - begin;
     } else {
       batch.not_run[tuple] = why;
     }
@@ -574,59 +589,128 @@ std::optional<std::vector<SlotValue>> PtxasBackend::Execute(
   return values;
 }
 
-void PtxasBackend::AnswerRepeats(Batch& batch,
-                                 const std::vector<int>& copy_of) const {
+void PtxasBackend::AnswerFromCompiledCode(
+    Batch& batch, const std::vector<int>& copy_of,
+    const std::vector<std::optional<CachedCode>>& cached) const {
+  std::vector<CompiledRun> runs;
   for (size_t i = 0; i < copy_of.size(); ++i) {
+    const int tuple = static_cast<int>(i);
     const int first = copy_of[i];
+    // A repeat of a tuple whose key the cache held is answered the same way.
+    const std::optional<CachedCode>& code =
+        first < 0 ? cached[i] : cached[first];
+    if (code.has_value()) {
+      batch.reused[i] = 1;
+      if (code->kernel == nullptr) {
+        batch.outcomes[i] = Noted(
+            Outcome::Value(code->claimed_bits, code->claimed_carry),
+            notes_.claimed);
+        continue;
+      }
+      runs.push_back({tuple, &code->kernel, code->slots});
+      continue;
+    }
     if (first < 0) continue;
     batch.outcomes[i] = batch.outcomes[first];
-    const std::shared_ptr<const ExecutedKernel>& kernel = batch.kernels[first];
-    if (kernel == nullptr) continue;
+    const std::shared_ptr<const CompiledKernel>& kernel = batch.kernels[first];
+    if (kernel == nullptr) {
+      // A claim answers every runtime value; a decline, every tuple of the
+      // key. Neither is reused code: the compile was the first tuple's.
+      batch.reused[i] = batch.outcomes[i].kind == ResultKind::kValue &&
+                        batch.tuples[i].runtime != 0;
+      continue;
+    }
+    batch.reused[i] = 1;
     if (batch.tuples[i] == batch.tuples[first]) {
       // The same run: cross-checked like the first (CrossCheckExecuted).
       batch.executed[i] = batch.executed[first];
       batch.kernels[i] = kernel;
+      batch.slots[i] = batch.slots[first];
       continue;
     }
-    std::vector<const PtxTuple*> tuples;
-    size_t position = 0;
-    for (size_t t = 0; t < kernel->tuples.size(); ++t) {
-      const bool mine = kernel->tuples[t] == first;
-      if (mine) position = t;
-      tuples.push_back(
-          &batch.tuples[mine ? static_cast<int>(i) : kernel->tuples[t]]);
+    runs.push_back({tuple, &kernel, std::span<const int>(&batch.slots[first], 1)});
+  }
+  RunGrouped(batch, std::move(runs));
+}
+
+void PtxasBackend::RunGrouped(Batch& batch,
+                              std::vector<CompiledRun> runs) const {
+  // Each kernel's runs in rounds: a tuple goes to the least used of its
+  // slots, and round r of a kernel runs every slot's r-th tuple at once.
+  struct Round {
+    std::vector<int> slots;
+    std::vector<const PtxTuple*> at;
+    std::vector<int> tuples;
+  };
+  absl::flat_hash_map<const CompiledKernel*, std::vector<Round>> rounds;
+  absl::flat_hash_map<const CompiledKernel*, std::vector<int>> fill;
+  for (const CompiledRun& run : runs) {
+    const CompiledKernel* kernel = run.kernel->get();
+    std::vector<int>& used = fill[kernel];
+    used.resize(kernel->compiled_for.size());
+    int slot = run.slots.front();
+    for (int s : run.slots) slot = used[s] < used[slot] ? s : slot;
+    std::vector<Round>& of_kernel = rounds[kernel];
+    const int r = used[slot]++;
+    if (r == static_cast<int>(of_kernel.size())) of_kernel.emplace_back();
+    of_kernel[r].slots.push_back(slot);
+    of_kernel[r].at.push_back(&batch.tuples[run.tuple]);
+    of_kernel[r].tuples.push_back(run.tuple);
+    batch.kernels[run.tuple] = *run.kernel;
+    batch.slots[run.tuple] = slot;
+  }
+  for (const auto& [kernel, of_kernel] : rounds) {
+    for (const Round& round : of_kernel) {
+      std::string why;
+      const auto values =
+          RunCompiled(*executable_, *kernel, round.slots, round.at, why);
+      for (size_t k = 0; k < round.tuples.size(); ++k) {
+        const int t = round.tuples[k];
+        if (!values.has_value()) {
+          batch.outcomes[t] = Outcome::Decline(
+              DeclineCode::kNotEvaluable, NotFoldedMessage(batch.tuples[t], why));
+          batch.kernels[t] = nullptr;
+          continue;
+        }
+        batch.outcomes[t] = Noted(
+            OutcomeOfSlot(batch.tuples[t].variant, (*values)[round.slots[k]]),
+            notes_.executed);
+        batch.executed[t] = 1;
+      }
     }
-    std::string why;
-    const auto values = RunKernel(*executable_, *kernel, tuples, why);
-    if (!values.has_value()) {
-      batch.outcomes[i] = Outcome::Decline(
-          DeclineCode::kNotEvaluable, NotFoldedMessage(batch.tuples[i], why));
+  }
+}
+
+void PtxasBackend::KeepCompiledCode(const Batch& batch,
+                                    const std::vector<int>& compiled) {
+  for (int t : compiled) {
+    const PtxTuple& tuple = batch.tuples[t];
+    if (tuple.runtime == 0) continue;  // a folding check: compiled each time
+    if (batch.kernels[t] != nullptr) {
+      code_cache_.Insert(KeyOf(tuple), {.kernel = batch.kernels[t],
+                                        .slots = {batch.slots[t]}});
       continue;
     }
-    batch.outcomes[i] =
-        Noted(OutcomeOfSlot(batch.tuples[i].variant, (*values)[position]),
-              notes_.executed);
-    batch.executed[i] = 1;
-    batch.kernels[i] = kernel;
+    const Outcome& o = batch.outcomes[t];
+    if (o.kind == ResultKind::kValue) {  // a claim
+      code_cache_.Insert(KeyOf(tuple), {.claimed_bits = o.bits,
+                                        .claimed_carry = o.carry});
+    }
   }
 }
 
 // Where `kernel`'s code departs from `reference` (the tuple's -O0 run) on
 // the way to the tuple's wrong result (or, its bits right, its flag word).
 std::optional<SassDeparture> TupleDeparture(const SassArchInfo& arch,
-                                            const ExecutedKernel& kernel,
-                                            const std::vector<PtxTuple>& tuples,
-                                            int tuple, bool bits_wrong,
+                                            const CompiledKernel& kernel,
+                                            const PtxTuple& tuple, int slot,
+                                            bool bits_wrong,
                                             const SassRun& reference) {
-  std::vector<KernelArgument> args;
-  size_t position = 0;
-  for (size_t t = 0; t < kernel.tuples.size(); ++t) {
-    if (kernel.tuples[t] == tuple) position = t;
-    for (const KernelArgument& a : RuntimeArguments(tuples[kernel.tuples[t]]))
-      args.push_back(a);
-  }
-  const int64_t offset = kernel.layout.slots[position].offset +
-                         (bits_wrong ? 0 : kFlagWordOffset);
+  const PtxTuple* at[] = {&tuple};
+  const std::vector<KernelArgument> args =
+      RunArguments(kernel, std::span<const int>(&slot, 1), at);
+  const int64_t offset =
+      kernel.layout.slots[slot].offset + (bits_wrong ? 0 : kFlagWordOffset);
   return DepartureAt(arch, kernel.code, args, kernel.output_bytes, offset,
                      reference);
 }
@@ -653,7 +737,49 @@ std::string NotCalibratedMessage(const Variant& v, CalibrationOutcome at_o0) {
       ": not judged (the evaluator is not calibrated on it)");
 }
 
-absl::Status PtxasBackend::CrossCheckExecuted(Batch& batch) const {
+absl::StatusOr<std::vector<TupleCalibration>> PtxasBackend::CalibrateAtO0(
+    std::span<const PtxTuple> tuples) {
+  // Each key's -O0 kernel is compiled once and kept beside the -O3 code: a
+  // variant wrong at many inputs costs one -O0 compile, not one a batch.
+  std::vector<ReferenceKernel> references(tuples.size());
+  std::vector<int> compiled_as(tuples.size(), -1);
+  absl::flat_hash_map<CodeKey, int> first_of_key;
+  std::vector<Tuple> to_compile;
+  for (size_t i = 0; i < tuples.size(); ++i) {
+    const CodeKey key = CodeKeyOf(tuples[i], arch_.sm, /*opt_level=*/0);
+    if (const CachedCode* code = code_cache_.Find(key)) {
+      references[i].kernel = code->kernel;
+      continue;
+    }
+    auto [it, added] = first_of_key.try_emplace(key, to_compile.size());
+    if (added) to_compile.push_back(tuples[i]);
+    compiled_as[i] = it->second;
+  }
+  PTXDIFF_ASSIGN_OR_RETURN(
+      const std::vector<ReferenceKernel> compiled,
+      CompileReferenceKernels(config_.ptxas, *executable_, to_compile,
+                              /*opt_level=*/0));
+  for (size_t k = 0; k < compiled.size(); ++k) {
+    if (compiled[k].kernel == nullptr) continue;
+    code_cache_.Insert(CodeKeyOf(to_compile[k], arch_.sm, 0),
+                       {.kernel = compiled[k].kernel, .slots = {0}});
+  }
+  std::vector<TupleCalibration> out;
+  for (size_t i = 0; i < tuples.size(); ++i) {
+    if (compiled_as[i] >= 0) references[i] = compiled[compiled_as[i]];
+    // Traced only where it agrees (a finding, whose departure the trace
+    // tells): most refuted tuples are known -O0 disagreements.
+    TupleCalibration c = CalibrateOn(*executable_, references[i], tuples[i],
+                                     /*opt_level=*/0, /*keep_run=*/false);
+    if (c.outcome == CalibrationOutcome::kAgrees) {
+      c = CalibrateOn(*executable_, references[i], tuples[i], 0, true);
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+absl::Status PtxasBackend::CrossCheckExecuted(Batch& batch) {
   std::vector<int> refuted;
   std::vector<bool> bits_wrong;
   for (size_t i = 0; i < batch.tuples.size(); ++i) {
@@ -672,23 +798,23 @@ absl::Status PtxasBackend::CrossCheckExecuted(Batch& batch) const {
   if (refuted.empty()) return absl::OkStatus();
   std::vector<Tuple> tuples;
   for (int i : refuted) tuples.push_back(batch.tuples[i]);
-  PTXDIFF_ASSIGN_OR_RETURN(
-      const std::vector<TupleCalibration> at_o0,
-      CalibrateEach(config_.ptxas, *executable_, tuples, /*opt_level=*/0,
-                    /*keep_runs=*/true));
+  PTXDIFF_ASSIGN_OR_RETURN(const std::vector<TupleCalibration> at_o0,
+                           CalibrateAtO0(tuples));
   for (size_t j = 0; j < refuted.size(); ++j) {
     if (at_o0[j].outcome == CalibrationOutcome::kAgrees) {
       // It stands: the note says why, where the code departs, and the code
       // that ran.
       Outcome& o = batch.outcomes[refuted[j]];
-      const ExecutedKernel* kernel = batch.kernels[refuted[j]].get();
+      const CompiledKernel* kernel = batch.kernels[refuted[j]].get();
       const std::optional<SassDeparture> departure =
           kernel != nullptr
-              ? TupleDeparture(*executable_, *kernel, batch.tuples,
-                               refuted[j], bits_wrong[j], at_o0[j].run)
+              ? TupleDeparture(*executable_, *kernel,
+                               batch.tuples[refuted[j]],
+                               batch.slots[refuted[j]], bits_wrong[j],
+                               at_o0[j].run)
               : std::nullopt;
       o.message = absl::StrCat(
-          o.message, "; its -O0 code runs to the oracle's value",
+          o.Text(), "; its -O0 code runs to the oracle's value",
           departure.has_value()
               ? absl::StrCat("; the code ", DescribeDeparture(*departure),
                              "\ncause: ", DepartureCause(*departure))
@@ -698,6 +824,7 @@ absl::Status PtxasBackend::CrossCheckExecuted(Batch& batch) const {
                              absl::StripTrailingAsciiWhitespace(
                                  SassListing(kernel->code)))
               : "");
+      o.note = nullptr;
       continue;
     }
     batch.outcomes[refuted[j]] =
@@ -748,20 +875,24 @@ void PtxasBackend::Learn(const Batch& batch, const std::vector<int>& compiled,
   }
 }
 
-// Fills `reply` from the outcomes.
-void BuildReply(const std::vector<Outcome>& outcomes, RunReply& reply) {
+// Fills `reply` from the outcomes, values answered by code compiled for
+// another tuple flagged so (`reused`).
+void BuildReply(const std::vector<Outcome>& outcomes,
+                const std::vector<uint8_t>& reused, RunReply& reply) {
   reply.results.reserve(reply.results.size() + outcomes.size());
-  for (const Outcome& o : outcomes) {
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    const Outcome& o = outcomes[i];
     if (o.kind == ResultKind::kValue) {
-      reply.AddValue(o.bits, o.carry, o.message);
+      reply.AddValue(o.bits, o.carry, o.Text(), reused[i] != 0);
     } else {
       reply.AddDecline(o.code, o.message);
     }
   }
 }
 
-std::vector<int> PtxasBackend::Admit(Batch& batch,
-                                     std::vector<int>& copy_of) const {
+std::vector<int> PtxasBackend::Admit(
+    Batch& batch, std::vector<int>& copy_of,
+    std::vector<std::optional<CachedCode>>& cached) {
   const ResolvedBatch& request = batch.request;
   std::vector<int> pending;
   // The first tuple of each (variant, form, immediates), the immediates cut
@@ -777,7 +908,7 @@ std::vector<int> PtxasBackend::Admit(Batch& batch,
     for (int s = 0; s < NumSources(v); ++s) {
       const int width = SourceWidth(v, s);
       // A claim answers every runtime value at once; executed code is run
-      // again for each (AnswerRepeats).
+      // again for each (AnswerFromCompiledCode).
       if (IsRuntimeSource(runtime, s)) continue;
       key[1 + s] = width == 64
                        ? wire.operands.v[s]
@@ -788,6 +919,12 @@ std::vector<int> PtxasBackend::Admit(Batch& batch,
     if (!added) {
       copy_of[i] = it->second;
       continue;
+    }
+    if (runtime != 0) {
+      if (const CachedCode* code = code_cache_.Find(KeyOf(batch.tuples[i]))) {
+        cached[i] = *code;
+        continue;
+      }
     }
     if (!executable_ && !FoldsForSelector(v, wire.operands)) {
       batch.outcomes[i] = Outcome::Decline(
@@ -810,14 +947,16 @@ absl::Status PtxasBackend::RunSupported(const ResolvedBatch& request,
   Batch batch{request, std::vector<PtxTuple>(request.tuples.size()),
               std::vector<Outcome>(request.tuples.size())};
   std::vector<int> copy_of(request.tuples.size(), -1);
-  const std::vector<int> pending = Admit(batch, copy_of);
+  std::vector<std::optional<CachedCode>> cached(request.tuples.size());
+  const std::vector<int> pending = Admit(batch, copy_of, cached);
   ChunkReport packed = CompileChunks(batch, MakeChunks(batch, pending));
   PTXDIFF_RETURN_IF_ERROR(packed.status);
   PTXDIFF_RETURN_IF_ERROR(Bisect(batch, packed.failed_kernels));
   Learn(batch, pending, packed);
-  AnswerRepeats(batch, copy_of);
+  KeepCompiledCode(batch, pending);
+  AnswerFromCompiledCode(batch, copy_of, cached);
   PTXDIFF_RETURN_IF_ERROR(CrossCheckExecuted(batch));
-  BuildReply(batch.outcomes, reply);
+  BuildReply(batch.outcomes, batch.reused, reply);
   return absl::OkStatus();
 }
 

@@ -24,6 +24,13 @@
 //     constant, the code reads them).
 // Known disagreements of ptxas 13.0 with the oracle are listed in
 // ptxas_backend_test.cc (KnownPtxasDeviation).
+// Compile once, run every input (compiled_code.h): the code of a tuple with
+// runtime sources (its kernel and slot, or its claim) is kept for the whole
+// run under its key (variant, form, immediates, arch, -O level); a later
+// tuple of that key, in any batch, runs on it without ptxas, its value
+// flagged as reused (kResultFlagReused). So is the -O0 code that an
+// executed value the oracle refutes is checked on. All-immediate tuples
+// (folding checks) are compiled every time: their constants are the test.
 //
 // Options (HELLO key-values): `arch` (default sm_90; sm_75 .. sm_121f, see
 // KnownArchs(); sm_87 included, its fixed kernel prologue is whitelisted),
@@ -37,7 +44,8 @@
 // of the same release where it loads, nvjitlink.h, else the executable;
 // `ptxas`: always the executable; `nvjitlink`: in-process or fail; the
 // default is $PTXDIFF_PTXAS_COMPILER where set; the toolchain line says
-// which). Construction runs
+// which), `code_cache_mb` (the bound of the compiled code kept, default
+// 512; 0 keeps none across batches). Construction runs
 // ptxas three times: --version, --list-version (the newest PTX ISA, used for
 // `.version`), and a self-test that compiles known tuples and insists on
 // reading them back.

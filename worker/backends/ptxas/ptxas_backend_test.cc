@@ -31,6 +31,7 @@
 #include "worker/backend.h"
 #include "worker/backends/ptxas/nvjitlink.h"
 #include "worker/backends/ptxas/sass_constants.h"
+#include "worker/backends/ptxas/testing/requests.h"
 
 namespace ptxdiff {
 namespace {
@@ -38,36 +39,6 @@ namespace {
 using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-struct Case {
-  std::string spelling;
-  Operands operands;
-  uint8_t runtime = 0;  // the operand form (isa/operand_form.h)
-};
-
-RunRequest Request(const std::vector<Case>& cases) {
-  RunRequest request;
-  absl::flat_hash_map<std::string, uint32_t> index;
-  for (const Case& c : cases) {
-    auto [it, added] = index.try_emplace(c.spelling, request.spellings.size());
-    if (added) request.spellings.push_back(c.spelling);
-    request.tuples.push_back({it->second, c.operands, c.runtime});
-  }
-  return request;
-}
-
-RunReply RunOrDie(Backend& backend, const RunRequest& request) {
-  RunReply reply;
-  const absl::Status status = backend.Run(request, reply);
-  EXPECT_TRUE(status.ok()) << status;
-  EXPECT_EQ(reply.results.size(), request.tuples.size());
-  return reply;
-}
-
-std::string MessageOf(const RunReply& reply, size_t i) {
-  const TupleResult& r = reply.results[i];
-  return r.kind == ResultKind::kDecline ? reply.messages[r.message] : "";
-}
 
 // A fresh directory, removed (with its files) at the end of the test.
 class ScratchDir {

@@ -174,15 +174,78 @@ absl::Status CalibrateInto(const std::string& ptxas, const SassArchInfo& arch,
 
 }  // namespace
 
-std::vector<KernelArgument> RuntimeArguments(const Tuple& t) {
-  std::vector<KernelArgument> out;
+void AppendRuntimeArguments(const Tuple& t, std::vector<KernelArgument>& out) {
   for (int i = 0; i < NumSources(t.variant); ++i) {
     if (!t.IsRuntime(i)) continue;
     const int width = SourceWidth(t.variant, i);
     out.push_back({.bytes = PtxParamBytes(width),
                    .value = t.operands.v[i]});
   }
+}
+
+std::vector<KernelArgument> RuntimeArguments(const Tuple& t) {
+  std::vector<KernelArgument> out;
+  AppendRuntimeArguments(t, out);
   return out;
+}
+
+absl::StatusOr<std::vector<ReferenceKernel>> CompileReferenceKernels(
+    const std::string& ptxas, const SassArchInfo& arch,
+    std::span<const Tuple> tuples, int opt_level) {
+  std::vector<ReferenceKernel> out(tuples.size());
+  if (tuples.empty()) return out;
+  const PtxModule module =
+      BuildPtxModule(tuples, {.target = arch.name, .tuples_per_kernel = 1});
+  PTXDIFF_ASSIGN_OR_RETURN(const PtxasOutput compiled,
+                           RunPtxas(ptxas, arch.name, module.text, opt_level));
+  if (!compiled.ok) {
+    // Halved until what ptxas rejects is alone.
+    if (tuples.size() == 1) {
+      out[0].rejected = true;
+      out[0].why_not = "rejected by ptxas";
+      return out;
+    }
+    const size_t half = tuples.size() / 2;
+    PTXDIFF_ASSIGN_OR_RETURN(
+        std::vector<ReferenceKernel> first,
+        CompileReferenceKernels(ptxas, arch, tuples.first(half), opt_level));
+    PTXDIFF_ASSIGN_OR_RETURN(
+        std::vector<ReferenceKernel> second,
+        CompileReferenceKernels(ptxas, arch, tuples.subspan(half), opt_level));
+    std::move(second.begin(), second.end(),
+              std::move(first.begin(), first.end(), out.begin()));
+    return out;
+  }
+  PTXDIFF_ASSIGN_OR_RETURN(const ElfFile elf, ParseElf(compiled.cubin));
+  PTXDIFF_ASSIGN_OR_RETURN(const auto texts, KernelTexts(elf));
+  for (size_t k = 0; k < tuples.size(); ++k) {
+    const auto text = texts.find(module.kernels[k]);
+    if (text == texts.end()) {
+      return absl::InternalError(absl::StrCat("no kernel ", module.kernels[k]));
+    }
+    absl::StatusOr<std::vector<SassSlot>> code =
+        DecodeSassKernel(arch, text->second);
+    if (!code.ok()) {
+      out[k].why_not = std::string(code.status().message());
+      continue;
+    }
+    out[k].kernel = std::make_shared<const CompiledKernel>(KernelOf(
+        module, static_cast<int>(k), tuples.subspan(k, 1), *std::move(code)));
+  }
+  return out;
+}
+
+TupleCalibration CalibrateOn(const SassArchInfo& arch,
+                             const ReferenceKernel& reference, const Tuple& t,
+                             int opt_level, bool keep_run) {
+  if (reference.kernel == nullptr) {
+    TupleCalibration out;
+    out.rejected = reference.rejected;
+    out.blocker = out.why_not = reference.why_not;
+    return out;
+  }
+  return RunOne(arch, reference.kernel->layout, 0, reference.kernel->code, t,
+                opt_level, keep_run, nullptr);
 }
 
 absl::StatusOr<std::vector<TupleCalibration>> CalibrateEach(

@@ -24,6 +24,7 @@
 #include "absl/time/time.h"
 #include "isa/tuple.h"
 #include "sass/sass_decoder.h"
+#include "worker/backends/ptxas/compiled_code.h"
 #include "worker/backends/ptxas/sass_execution.h"
 
 namespace ptxdiff {
@@ -68,6 +69,8 @@ std::optional<std::string> KnownCalibrationFinding(const Variant& v,
 // The kernel parameters after the output pointer that hold `t`'s runtime
 // sources, as PtxParamType declares them (a predicate as a 32-bit word).
 std::vector<KernelArgument> RuntimeArguments(const Tuple& t);
+// The same, appended to `out`.
+void AppendRuntimeArguments(const Tuple& t, std::vector<KernelArgument>& out);
 
 // One tuple's calibration: its kernel ran to the oracle's value (or to a
 // result the spec leaves open), to another value, or not at all.
@@ -92,6 +95,28 @@ struct TupleCalibration {
 absl::StatusOr<std::vector<TupleCalibration>> CalibrateEach(
     const std::string& ptxas, const SassArchInfo& arch,
     std::span<const Tuple> tuples, int opt_level, bool keep_runs = false);
+
+// A kernel compiled for one tuple's key at one -O level, to calibrate every
+// tuple of that key on (CalibrateOn), or why there is none: ptxas rejected
+// the tuple, or the decoder does not read the kernel.
+struct ReferenceKernel {
+  std::shared_ptr<const CompiledKernel> kernel;
+  bool rejected = false;
+  std::string why_not;
+};
+
+// `tuples` compiled for `arch` at -O`opt_level` by the ptxas executable, a
+// kernel each, in one module (halved where ptxas rejects a tuple). An
+// error only where ptxas cannot be run.
+absl::StatusOr<std::vector<ReferenceKernel>> CompileReferenceKernels(
+    const std::string& ptxas, const SassArchInfo& arch,
+    std::span<const Tuple> tuples, int opt_level);
+
+// `t` run on `reference` (compiled for t's key at -O`opt_level`) and judged
+// as CalibrateEach judges it; with `keep_run`, the run traced.
+TupleCalibration CalibrateOn(const SassArchInfo& arch,
+                             const ReferenceKernel& reference, const Tuple& t,
+                             int opt_level, bool keep_run);
 
 // Compiles `tuples` (each with every runtime-capable source a parameter)
 // for `arch` at -O`opt_level`, one kernel for each run of consecutive
