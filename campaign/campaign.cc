@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
+#include "campaign/batch_pacer.h"
 #include "campaign/compiled_source.h"
 #include "campaign/decline_model.h"
 #include "campaign/systematic_source.h"
@@ -29,6 +30,8 @@ namespace {
 
 constexpr size_t kMaxFilingBacklog = 4096;
 constexpr absl::Duration kBatchWait = absl::Milliseconds(50);
+// What a paced batch should take (BatchPacer): well inside the stop grace.
+constexpr absl::Duration kBatchTarget = absl::Seconds(1);
 // Tuples per family in the calibration batch at start: at most
 // kCalibrationTuples, and a 32nd of the backend's batch. They are each
 // family's first systematic tuples (edge pairs, boundaries), so a backend
@@ -494,9 +497,12 @@ void Campaign::SystematicLoop() {
 }
 
 void Campaign::SenderLoop(WorkerClient* client) {
+  // With the compiled lane, a batch's folding checks and compiles are paced
+  // to take about kBatchTarget (its compiled-lane tuples cost little).
+  BatchPacer pacer(batch_size_, kBatchTarget);
   while (true) {
-    std::vector<Tuple> batch =
-        queue_.TakeBatch(batch_size_, batch_size_ / 4, kBatchWait);
+    const size_t size = UsesCompiledLane() ? pacer.size() : batch_size_;
+    std::vector<Tuple> batch = queue_.TakeBatch(size, size / 4, kBatchWait);
     // Stopping drops what is still queued (it was never judged); the batch
     // in flight is finished.
     if (stopping_) return;
@@ -504,7 +510,9 @@ void Campaign::SenderLoop(WorkerClient* client) {
     const size_t taken = batch.size();
     WithholdKnownFaulting(batch);
     if (!batch.empty()) {
+      const absl::Time start = absl::Now();
       const BatchOutcome out = client->Run(batch);
+      pacer.Took(absl::Now() - start);
       // A batch cut short by Stop (Interrupt) is not the backend's fault.
       if (!(out.fault && client->interrupted())) Judge(batch, out);
     }

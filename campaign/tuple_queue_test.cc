@@ -208,3 +208,26 @@ TEST(TupleQueueTest, TheCompiledLaneGoesBesideABatch) {
 
 }  // namespace
 }  // namespace ptxdiff
+
+#include "campaign/batch_pacer.h"
+
+namespace ptxdiff {
+namespace {
+
+TEST(BatchPacerTest, SlowBatchesShrinkAndQuickOnesGrowWithinBounds) {
+  BatchPacer pacer(4096, absl::Seconds(1));
+  EXPECT_EQ(pacer.size(), 4096u);
+  pacer.Took(absl::Seconds(1));  // on target: kept
+  EXPECT_EQ(pacer.size(), 4096u);
+  pacer.Took(absl::Seconds(10));
+  EXPECT_EQ(pacer.size(), 2048u);
+  for (int i = 0; i < 20; ++i) pacer.Took(absl::Seconds(10));
+  EXPECT_EQ(pacer.size(), 64u);  // a 64th of the batch at least
+  pacer.Took(absl::Milliseconds(100));
+  EXPECT_EQ(pacer.size(), 128u);
+  for (int i = 0; i < 20; ++i) pacer.Took(absl::Milliseconds(100));
+  EXPECT_EQ(pacer.size(), 4096u);  // never past the backend's batch
+}
+
+}  // namespace
+}  // namespace ptxdiff

@@ -31,7 +31,19 @@ T LoadLe(const char* p) {
   return v;
 }
 
+// A string with its u16 length. One longer than the field can say (a note
+// with the SASS listing of a big kernel) is cut, on a UTF-8 character's
+// boundary, and says so: written whole, its length would wrap and every
+// record after it would be read from the wrong bytes.
 void PutString(std::string& out, absl::string_view s) {
+  if (s.size() > kMaxWireString) {
+    size_t keep = kMaxWireString - kCutMark.size();
+    while (keep > 0 && (static_cast<uint8_t>(s[keep]) & 0xc0) == 0x80) --keep;
+    PutLe(out, keep + kCutMark.size(), 2);
+    out.append(s.data(), keep);
+    out.append(kCutMark.data(), kCutMark.size());
+    return;
+  }
   PutLe(out, s.size(), 2);
   out.append(s.data(), s.size());
 }

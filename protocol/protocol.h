@@ -26,6 +26,10 @@ inline constexpr uint16_t kProtocolVersion = 1;
 inline constexpr size_t kFrameHeaderSize = 16;
 inline constexpr uint64_t kMaxPayload = uint64_t{1} << 30;
 inline constexpr uint32_t kMaxTuplesPerBatch = 1u << 24;
+// A string on the wire has a u16 length: a longer one is sent cut to this,
+// ending in kCutMark.
+inline constexpr size_t kMaxWireString = 0xffff;
+inline constexpr absl::string_view kCutMark = " [cut: longer than a message]";
 
 enum class MessageType : uint16_t {
   kHello = 1,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/match.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isa/family_table.h"
@@ -167,6 +168,27 @@ TEST(ProtocolTest, AValuesNoteRoundTripsThroughFlagsBitOne) {
   auto f = DecodeRunReply(stray, 4);
   ASSERT_TRUE(f.ok()) << f.status();
   EXPECT_EQ(f->results[3], (TupleResult{.bits = 7}));
+}
+
+// A message longer than its u16 length can say is cut (on a character's
+// boundary) and says so; the records after it are read right.
+TEST(ProtocolTest, AMessageTooLongForItsLengthIsCutNotWrapped) {
+  RunReply r;
+  std::string listing = "executed: the SASS that ran:\n";
+  while (listing.size() < 70000) listing += "IADD3 R5, R4, R5, RZ \xc3\xa9\n";
+  r.AddValue(5, false, listing);
+  r.AddDecline(DeclineCode::kNotEvaluable, "not run");
+  r.AddValue(7);
+  auto d = DecodeRunReply(EncodeRunReply(r), 3);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->results[0].bits, 5u);
+  const std::string note(d->NoteOf(0));
+  EXPECT_LE(note.size(), kMaxWireString);
+  EXPECT_TRUE(absl::EndsWith(note, kCutMark));
+  EXPECT_EQ(note.substr(0, 100), listing.substr(0, 100));
+  EXPECT_EQ(d->results[1].kind, ResultKind::kDecline);
+  EXPECT_EQ(d->messages[d->results[1].message], "not run");
+  EXPECT_EQ(d->results[2].bits, 7u);
 }
 
 TEST(ProtocolTest, ReusedCodeRoundTripsThroughFlagsBitTwo) {

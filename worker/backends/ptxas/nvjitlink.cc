@@ -92,11 +92,16 @@ NvJitLink::NvJitLink(std::string path, std::unique_ptr<Api> api,
 NvJitLink::~NvJitLink() = default;
 
 absl::StatusOr<PtxasOutput> NvJitLink::Compile(absl::string_view arch,
-                                               absl::string_view ptx) const {
+                                               absl::string_view ptx,
+                                               int opt_level) const {
   const std::string arch_option = absl::StrCat("-arch=", arch);
-  const char* options[] = {arch_option.c_str()};
+  const std::string opt_option = absl::StrCat("-O", opt_level);
+  const char* options[] = {arch_option.c_str(), opt_option.c_str()};
+  // The default level is given as before, by no option: its cubins stay
+  // byte for byte what they were.
+  const int count = opt_level == kPtxasDefaultOptLevel ? 1 : 2;
   Api::Handle handle = nullptr;
-  if (api_->create(&handle, 1, options) != Api::kSuccess) {
+  if (api_->create(&handle, count, options) != Api::kSuccess) {
     return absl::InternalError(
         absl::StrCat("nvJitLinkCreate failed for ", arch_option));
   }

@@ -38,9 +38,11 @@ class NvJitLink {
 
   // As RunPtxas: ok == false with the assembler's log where it rejects the
   // module; a non-OK status where the library fails otherwise. Safe to call
-  // from several threads at once (a handle per call).
-  absl::StatusOr<PtxasOutput> Compile(absl::string_view arch,
-                                      absl::string_view ptx) const;
+  // from several threads at once (a handle per call). `opt_level` is
+  // ptxas's -O (nvJitLink's -O passes it on).
+  absl::StatusOr<PtxasOutput> Compile(
+      absl::string_view arch, absl::string_view ptx,
+      int opt_level = kPtxasDefaultOptLevel) const;
 
  private:
   struct Api;

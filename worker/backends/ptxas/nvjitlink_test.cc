@@ -23,20 +23,35 @@ class NvJitLinkTest : public ::testing::Test {
     library_ = *std::move(loaded);
   }
 
+  // The kernels' .text sections of `module` from both assemblers at
+  // -O`opt_level` are the same bytes.
+  void ExpectTheSameMachineCode(const PtxModule& module, int opt_level);
+
   std::string ptxas_;
   std::unique_ptr<NvJitLink> library_;
 };
 
 // The in-process assembler and the ptxas executable of one release write
-// the same machine code for a module (so the backend's answers are ptxas's).
+// the same machine code for a module (so the backend's answers are ptxas's),
+// at -O3 and at the -O0 its executed values are cross-checked on; with
+// runtime operands too, so that code is kept.
 TEST_F(NvJitLinkTest, AssemblesAModuleAsThePtxasExecutableDoes) {
   std::vector<PtxTuple> tuples;
   for (const char* spelling : {"add.s32", "bfe.u64", "fns.b32", "mul.hi.s64"}) {
     tuples.push_back({*ParseVariant(spelling), {{0x80000000, 3, 7}}});
+    tuples.push_back({*ParseVariant(spelling), {{0x80000000, 3, 7}}, 0b1});
   }
-  const PtxModule module = BuildPtxModule(tuples, {.tuples_per_kernel = 2});
-  auto in_process = library_->Compile("sm_90", module.text);
-  auto executable = RunPtxas(ptxas_, "sm_90", module.text);
+  const PtxModule module = BuildPtxModule(tuples, {.tuples_per_kernel = 4});
+  for (const int opt_level : {0, 3}) {
+    SCOPED_TRACE(opt_level);
+    ExpectTheSameMachineCode(module, opt_level);
+  }
+}
+
+void NvJitLinkTest::ExpectTheSameMachineCode(const PtxModule& module,
+                                             int opt_level) {
+  auto in_process = library_->Compile("sm_90", module.text, opt_level);
+  auto executable = RunPtxas(ptxas_, "sm_90", module.text, opt_level);
   ASSERT_TRUE(in_process.ok()) << in_process.status();
   ASSERT_TRUE(executable.ok()) << executable.status();
   ASSERT_TRUE(in_process->ok) << in_process->log;

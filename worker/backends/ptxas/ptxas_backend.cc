@@ -367,9 +367,12 @@ class PtxasBackend : public Backend {
 
   // Assembles a module: in-process where the library was loaded, else by
   // running the ptxas executable.
-  absl::StatusOr<PtxasOutput> Assemble(absl::string_view ptx) const {
-    if (in_process_ != nullptr) return in_process_->Compile(arch_.name, ptx);
-    return RunPtxas(config_.ptxas, arch_.name, ptx);
+  absl::StatusOr<PtxasOutput> Assemble(
+      absl::string_view ptx, int opt_level = kPtxasDefaultOptLevel) const {
+    if (in_process_ != nullptr) {
+      return in_process_->Compile(arch_.name, ptx, opt_level);
+    }
+    return RunPtxas(config_.ptxas, arch_.name, ptx, opt_level);
   }
 
   Config config_;
@@ -740,7 +743,8 @@ std::string NotCalibratedMessage(const Variant& v, CalibrationOutcome at_o0) {
 absl::StatusOr<std::vector<TupleCalibration>> PtxasBackend::CalibrateAtO0(
     std::span<const PtxTuple> tuples) {
   // Each key's -O0 kernel is compiled once and kept beside the -O3 code: a
-  // variant wrong at many inputs costs one -O0 compile, not one a batch.
+  // variant wrong at many inputs costs one -O0 compile, not one a batch. By
+  // the assembler the -O3 code came from: its code is what is calibrated.
   std::vector<ReferenceKernel> references(tuples.size());
   std::vector<int> compiled_as(tuples.size(), -1);
   absl::flat_hash_map<CodeKey, int> first_of_key;
@@ -757,8 +761,11 @@ absl::StatusOr<std::vector<TupleCalibration>> PtxasBackend::CalibrateAtO0(
   }
   PTXDIFF_ASSIGN_OR_RETURN(
       const std::vector<ReferenceKernel> compiled,
-      CompileReferenceKernels(config_.ptxas, *executable_, to_compile,
-                              /*opt_level=*/0));
+      CompileReferenceKernels(
+          [this](absl::string_view ptx, int opt_level) {
+            return Assemble(ptx, opt_level);
+          },
+          *executable_, to_compile, /*opt_level=*/0));
   for (size_t k = 0; k < compiled.size(); ++k) {
     if (compiled[k].kernel == nullptr) continue;
     code_cache_.Insert(CodeKeyOf(to_compile[k], arch_.sm, 0),

@@ -190,14 +190,14 @@ std::vector<KernelArgument> RuntimeArguments(const Tuple& t) {
 }
 
 absl::StatusOr<std::vector<ReferenceKernel>> CompileReferenceKernels(
-    const std::string& ptxas, const SassArchInfo& arch,
+    const Assembler& assemble, const SassArchInfo& arch,
     std::span<const Tuple> tuples, int opt_level) {
   std::vector<ReferenceKernel> out(tuples.size());
   if (tuples.empty()) return out;
   const PtxModule module =
       BuildPtxModule(tuples, {.target = arch.name, .tuples_per_kernel = 1});
   PTXDIFF_ASSIGN_OR_RETURN(const PtxasOutput compiled,
-                           RunPtxas(ptxas, arch.name, module.text, opt_level));
+                           assemble(module.text, opt_level));
   if (!compiled.ok) {
     // Halved until what ptxas rejects is alone.
     if (tuples.size() == 1) {
@@ -208,10 +208,12 @@ absl::StatusOr<std::vector<ReferenceKernel>> CompileReferenceKernels(
     const size_t half = tuples.size() / 2;
     PTXDIFF_ASSIGN_OR_RETURN(
         std::vector<ReferenceKernel> first,
-        CompileReferenceKernels(ptxas, arch, tuples.first(half), opt_level));
+        CompileReferenceKernels(assemble, arch, tuples.first(half),
+                                opt_level));
     PTXDIFF_ASSIGN_OR_RETURN(
         std::vector<ReferenceKernel> second,
-        CompileReferenceKernels(ptxas, arch, tuples.subspan(half), opt_level));
+        CompileReferenceKernels(assemble, arch, tuples.subspan(half),
+                                opt_level));
     std::move(second.begin(), second.end(),
               std::move(first.begin(), first.end(), out.begin()));
     return out;

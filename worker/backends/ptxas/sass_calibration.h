@@ -25,6 +25,7 @@
 #include "isa/tuple.h"
 #include "sass/sass_decoder.h"
 #include "worker/backends/ptxas/compiled_code.h"
+#include "worker/backends/ptxas/ptxas_toolchain.h"
 #include "worker/backends/ptxas/sass_execution.h"
 
 namespace ptxdiff {
@@ -105,11 +106,16 @@ struct ReferenceKernel {
   std::string why_not;
 };
 
-// `tuples` compiled for `arch` at -O`opt_level` by the ptxas executable, a
-// kernel each, in one module (halved where ptxas rejects a tuple). An
-// error only where ptxas cannot be run.
+// What assembles a module at an -O level: the ptxas executable or the same
+// release's assembler in-process (nvjitlink.h), as the caller compiles.
+using Assembler = std::function<absl::StatusOr<PtxasOutput>(
+    absl::string_view ptx, int opt_level)>;
+
+// `tuples` compiled for `arch` at -O`opt_level` by `assemble`, a kernel
+// each, in one module (halved where ptxas rejects a tuple). An error only
+// where the assembler cannot be run.
 absl::StatusOr<std::vector<ReferenceKernel>> CompileReferenceKernels(
-    const std::string& ptxas, const SassArchInfo& arch,
+    const Assembler& assemble, const SassArchInfo& arch,
     std::span<const Tuple> tuples, int opt_level);
 
 // `t` run on `reference` (compiled for t's key at -O`opt_level`) and judged
