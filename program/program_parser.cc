@@ -16,6 +16,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -27,11 +28,27 @@
 namespace ptxdiff {
 namespace {
 
+// Longer words of a message (an operand of a million digits) are cut:
+// the message names the line, which holds the rest.
+constexpr size_t kMaxShownWord = 80;
+
+// `message` with each word longer than kMaxShownWord cut to its start.
+std::string ShortenedWords(absl::string_view message) {
+  std::vector<std::string> words;
+  for (absl::string_view word : absl::StrSplit(message, ' ')) {
+    words.push_back(word.size() <= kMaxShownWord
+                        ? std::string(word)
+                        : absl::StrCat(word.substr(0, kMaxShownWord / 2),
+                                       "... (", word.size(), " characters)"));
+  }
+  return absl::StrJoin(words, " ");
+}
+
 // `message` quotes what the line holds: a byte that is no printable ASCII
 // (a NUL, an escape, a non-ASCII name) is shown as \xNN, not printed.
 absl::Status LineError(int line, absl::string_view message) {
   std::string shown;
-  for (const char c : message) {
+  for (const char c : ShortenedWords(message)) {
     const auto byte = static_cast<unsigned char>(c);
     if (byte >= 0x20 && byte < 0x7f) {
       shown += c;
@@ -65,6 +82,9 @@ bool ParseValue(absl::string_view text, uint64_t& value) {
   value = static_cast<uint64_t>(negative);
   return true;
 }
+
+// What an editor may write before the header: taken as UTF-8 text's mark.
+constexpr absl::string_view kUtf8ByteOrderMark = "\xef\xbb\xbf";
 
 // Longer names are refused: ptxas crashes on a 100,000-character one.
 constexpr size_t kMaxRegisterName = 64;
@@ -111,6 +131,7 @@ std::vector<int> WrittenSourceIndices(const Variant& v) {
 class Parser {
  public:
   absl::StatusOr<Program> Parse(absl::string_view text) {
+    absl::ConsumePrefix(&text, kUtf8ByteOrderMark);
     int number = 0;
     bool header = false;
     for (absl::string_view line : absl::StrSplit(text, '\n')) {
@@ -440,6 +461,10 @@ class Parser {
       step.sources[0] = {.is_register = true, .name = name};
     } else if (!ParseValue(src, step.sources[0].value)) {
       return LineError(number, absl::StrCat("cannot read operand '", src, "'"));
+    } else if (!FitsWidth(src, step.sources[0].value, width)) {
+      return LineError(
+          number, absl::StrCat("the immediate ", src, " does not fit in ",
+                               width, width == 1 ? " bit (0 or 1)" : " bits"));
     }
     PTXDIFF_RETURN_IF_ERROR(Define(number, step.dst, width));
     program_.steps.push_back(std::move(step));
@@ -599,6 +624,13 @@ class Parser {
         return LineError(number,
                          absl::StrCat("cannot read operand '", token, "'"));
       }
+      // Bits the instruction does not read would be dropped unseen.
+      if ((out.value & ~SourceMask(v, i)) != 0) {
+        return LineError(
+            number, absl::StrCat("the immediate ", token, " does not fit in ",
+                                 SourceWidth(v, i), " bits (", Spell(v),
+                                 " source ", SourceName(v, i), ")"));
+      }
       if (!UsesImmediate(v, i, out.value & SourceMask(v, i))) {
         return LineError(
             number,
@@ -649,6 +681,7 @@ class Parser {
 }  // namespace
 
 bool LooksLikeProgram(absl::string_view text) {
+  absl::ConsumePrefix(&text, kUtf8ByteOrderMark);
   return absl::StartsWith(absl::StripLeadingAsciiWhitespace(text),
                           kProgramHeader);
 }
