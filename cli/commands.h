@@ -18,6 +18,10 @@ namespace ptxdiff {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitBadInput = 2;
 
+// The most a case file (a program, a text case, a crash file) may hold: a
+// file a user names may be endless (/dev/zero) or not a case at all.
+inline constexpr size_t kMaxCaseFileBytes = size_t{4} << 20;
+
 // 100 * part / whole, or 0 when there is no whole: a summary's share.
 double Percent(int64_t part, int64_t whole);
 

@@ -71,6 +71,16 @@ TEST(ProgramCommandTest, TheOracleAndWhatPtxasClaims) {
   EXPECT_THAT(r.out, HasSubstr("verdict: not judged (ptxas sm_90, inputs "
                                "immediate and runtime)\n"));
   EXPECT_THAT(r.out, Not(HasSubstr("agree")));
+  // Issue 65: nor is a program whose every output the spec leaves open (a
+  // division by zero), which was "agree", exit 0.
+  const std::string div0 = testing::TempDir() + "/div0.ptxprog";
+  std::ofstream(div0) << "# ptxdiff program 1\ninput %a .b32 7\n"
+                         "div.u32 %q, %a, 0;\noutput %q\n";
+  r = Ptxdiff({"program", div0, "--backend", "ptxas"});
+  EXPECT_EQ(r.code, 3) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("verdict: not judged (ptxas sm_90, inputs "
+                               "immediate and runtime)\n"));
+  EXPECT_THAT(r.out, Not(HasSubstr("agree")));
   // repro takes a program case too.
   r = Ptxdiff({"repro", file, "--backend", "ptxas", "--timeout", "30"});
   EXPECT_EQ(r.code, 1) << r.err;
@@ -123,6 +133,24 @@ TEST(ProgramCommandTest, BadInputSaysWhatIsWrong) {
   r = Ptxdiff({"program"});
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("expects one FILE (a program case)"));
+}
+
+// Issue 65: a case file is read with a bound, so that an endless one
+// (/dev/zero) or a huge one is refused at once, naming it, rather than read
+// until memory runs out.
+TEST(ProgramCommandTest, ACaseFileIsReadWithABound) {
+  const std::string huge = TempDirFor("case_bound") + "/huge.ptxprog";
+  std::ofstream(huge) << "# ptxdiff program 1\n"
+                      << std::string(kMaxCaseFileBytes, '#');
+  for (const std::string& command : {"program", "repro", "minimize"}) {
+    for (const std::string& file : {std::string("/dev/zero"), huge}) {
+      const CliRun r = Ptxdiff({command, file});
+      EXPECT_EQ(r.code, 2) << command << " " << file << r.out;
+      EXPECT_THAT(r.err, HasSubstr(absl::StrCat("ptxdiff ", command, ": ",
+                                                file, " is larger than")))
+          << command;
+    }
+  }
 }
 
 // Issue 42, items 14 and 15: messages that named the wrong thing, and flags

@@ -224,6 +224,7 @@ absl::Status PrepareOutputs(const std::string& out_dir,
     PTXDIFF_RETURN_IF_ERROR(MakeDirs(d));
   }
   PTXDIFF_RETURN_IF_ERROR(TriageStore::Open(triage_dir, true).status());
+  PTXDIFF_RETURN_IF_ERROR(RecordTriageDir(stats, triage_dir));
   resumed = !FilesIn(corpus).empty();
   if (!resumed) PTXDIFF_RETURN_IF_ERROR(WriteSeedCorpus(corpus));
   return WriteFile(dict, FuzzDictionary());
@@ -680,6 +681,7 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
   const bool libfuzzer_crashed =
       WIFEXITED(status) && WEXITSTATUS(status) != 0 && !forwarded;
   const bool never_started = libfuzzer_crashed && p.sum.stats.inputs == 0;
+  bool unreported = false;
   if (!never_started) {  // a summary of nothing would bury the error below
     out << ProgressLine(p, seconds) << "\n";
     PrintSummary(p, seconds, *config, out);
@@ -687,8 +689,8 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
       out << "fuzz:   stopped early: " << writes.errors.size()
           << " write(s) under " << out_dir << " failed (the error below)\n";
     }
-    if (parsed->Has("report"))
-      WriteReportAtTheEnd("fuzz", out_dir, config->triage_dir, out);
+    unreported = parsed->Has("report") &&
+                 !WriteReportAtTheEnd("fuzz", out_dir, config->triage_dir, out);
   }
   if (libfuzzer_crashed || WIFSIGNALED(status)) {
     // The target's own errors ("ptxdiff: ...": a backend that cannot start,
@@ -724,6 +726,7 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
       never_started ? std::vector<std::string>() : RunErrors(p, *config, log);
   if (!writes.errors.empty())
     errors.push_back(OutWritesError(writes.errors, out_dir));
+  if (unreported) errors.push_back("the report was not written (--report)");
   for (const std::string& e : errors) err << "ptxdiff fuzz: " << e << "\n";
   return libfuzzer_crashed || WIFSIGNALED(status) || !errors.empty() ? 1 : 0;
 }

@@ -408,6 +408,14 @@ TEST(FuzzCommandTest, ARunKeepsItsTimelineAndWritesTheReportAtTheEnd) {
     timeline += ReadFile(run + "/timeline.tsv").value_or("");
   EXPECT_THAT(timeline, StartsWith("# ptxdiff timeline 1"));
   EXPECT_THAT(timeline, HasSubstr("\t100\t"));
+  // Issue 65: a later `ptxdiff report` of the --out took out/triage (or
+  // the default) and overwrote the report without the run's findings: it
+  // takes the triage directory the run recorded.
+  const CliRun later = Ptxdiff({"report", dir + "/out"});
+  EXPECT_EQ(later.code, 0) << later.out << later.err;
+  EXPECT_THAT(later.out, Not(HasSubstr("no triage directory there")));
+  EXPECT_THAT(ReadFile(dir + "/out/report.json").value_or(""),
+              HasSubstr("\"triage_dir\":\"" + dir + "/triage\""));
 }
 
 // Issue 45: `ptxdiff report` says what it could not show, and fails when
@@ -419,13 +427,51 @@ TEST(ReportCommandTest, ADirectoryWithoutRecordsIsSaidAndExitsOne) {
   const CliRun r = Ptxdiff({"report", dir});
   EXPECT_EQ(r.code, 1) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("1 run has no outcome records"));
-  EXPECT_THAT(r.out, HasSubstr("report: " + dir + "/report.html"));
+  // Issue 65: nothing to show, so nothing written.
+  EXPECT_THAT(r.out, HasSubstr("report: no report written: no campaign's "
+                               "records to show\n"));
+  EXPECT_FALSE(ReadFile(dir + "/report.html").ok());
+  // Issue 65: nor into a folder that is no campaign's, which it wrote
+  // report.html and report.json into.
+  const std::string other = TempDirFor("report_not_a_campaign");
+  ASSERT_TRUE(WriteFile(other + "/notes.txt", "mine\n").ok());
+  const CliRun not_a_campaign = Ptxdiff({"report", other});
+  EXPECT_EQ(not_a_campaign.code, 1) << not_a_campaign.out;
+  EXPECT_THAT(not_a_campaign.out, HasSubstr("no run with records"));
+  EXPECT_EQ(FilesIn(other).size(), 1u);
   const CliRun missing = Ptxdiff({"report", dir + "/missing"});
   EXPECT_EQ(missing.code, 2);
   EXPECT_THAT(missing.err, HasSubstr("is not a campaign's --out directory"));
   const CliRun two_dirs = Ptxdiff({"report", dir, dir, "--dir", dir});
   EXPECT_EQ(two_dirs.code, 2);
   EXPECT_THAT(two_dirs.err, HasSubstr("--dir names the triage directory of one"));
+}
+
+// Issue 65: a damaged programs.tsv gave a line per bad line and "programs
+// on :" with no backend; a damaged triage entry was not said at all. One
+// line a damaged file, and each damaged entry, on stderr.
+TEST(ReportCommandTest, DamageIsALineAFileOnStderr) {
+  const std::string dir = TempDirFor("report_damage");
+  const std::string run = dir + "/out/stats/programs-3000-4";
+  ASSERT_TRUE(MakeDirs(run).ok());
+  std::string garbage;
+  for (int i = 0; i < 13; ++i) garbage += "garbage\n";
+  ASSERT_TRUE(WriteFile(run + "/programs.tsv", garbage).ok());
+  const std::string entry = dir + "/triage/crash~ptxas~crash~add.u32";
+  ASSERT_TRUE(MakeDirs(entry).ok());
+  ASSERT_TRUE(WriteFile(entry + "/meta.txt", "\x01\x02 garbage\n").ok());
+  const CliRun r = Ptxdiff({"report", dir + "/out", "--dir", dir + "/triage"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, Not(HasSubstr("programs on :")));
+  EXPECT_THAT(r.out, HasSubstr("programs on a backend its record does not "
+                               "name: 1 run"));
+  size_t records = 0;
+  for (size_t at = r.err.find("damaged record"); at != std::string::npos;
+       at = r.err.find("damaged record", at + 1)) {
+    ++records;
+  }
+  EXPECT_EQ(records, 1u) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("report: damaged triage entry: " + entry));
 }
 
 // Issue 28: a campaign whose filings failed (a full triage disk) exited 0

@@ -1,5 +1,7 @@
 // `ptxdiff program FILE`: a program case (program/program.h) on the composed
-// oracle and, with --backend ptxas, through ptxas in both input forms.
+// oracle and, with --backend ptxas, through ptxas in both input forms
+// (program_command.cc); `ptxdiff programs`, a campaign of them, and
+// `ptxdiff minimize` of one (programs_command.cc).
 
 #ifndef PTXDIFF_CLI_PROGRAM_COMMAND_H_
 #define PTXDIFF_CLI_PROGRAM_COMMAND_H_
@@ -9,7 +11,9 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "cli/flags.h"
+#include "program/program_backends.h"
 
 namespace ptxdiff {
 
@@ -25,6 +29,11 @@ int MinimizeProgramCase(const std::string& path, const ParsedArgs& args,
 
 int RunProgram(const std::vector<std::string>& args, std::ostream& out,
                std::ostream& err);
+
+// What --backend names for programs: ptxas (the default), a tool that runs
+// PTX (program_backends.h), or a GPU.
+absl::StatusOr<ChosenProgramBackend> ChooseProgramBackend(
+    const ParsedArgs& args);
 // The same for another command that shows a program case (`repro`), which
 // names itself in its errors.
 int RunProgramAs(std::string_view command, const std::vector<std::string>& args,

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "cli/program_command.h"
 #include "cli/triage_commands.h"
 #include "common/files.h"
@@ -12,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "program/program.h"
 #include "program/program_encoding.h"
+#include "report/run_records.h"
 #include "triage/triage_store.h"
 #include "worker/backends/ptxas/ptxas_toolchain.h"
 
@@ -95,6 +97,29 @@ TEST(ProgramsCommandTest, ARunThatJudgedNothingFailsAndSaysWhy) {
                     "nothing was checked: the run ended before ptx-cmd"))
         << tool;
   }
+}
+
+// Issue 65: a --out it cannot write to was found only at the end ("the
+// report could not be written", exit 0); it is refused at once, as by
+// `fuzz`. A run that can write keeps where its findings went, for a later
+// `ptxdiff report` of its --out.
+TEST(ProgramsCommandTest, AnOutItCannotWriteIsRefusedAtOnce) {
+  auto dir = TempDir::Create("programs-out");
+  ASSERT_TRUE(dir.ok());
+  const std::string tool = "ptx-cmd:/bin/false {ptx} {in} {out}";
+  const absl::Time start = absl::Now();
+  ProgramsRun r = Programs({"--backend", tool, "--max-time", "60", "--dir",
+                            (*dir)->File("triage"), "--out",
+                            "/sys/ptxdiff-test/out", "--report"});
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("cannot create /sys/ptxdiff-test"));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(20));
+
+  r = Programs({"--backend", tool, "--max-time", "2", "--threads", "1",
+                "--dir", (*dir)->File("elsewhere"), "--out",
+                (*dir)->File("out")});
+  EXPECT_EQ(RecordedTriageDir((*dir)->File("out")), (*dir)->File("elsewhere"))
+      << r.out << r.err;
 }
 
 TEST(ProgramsCommandTest, BadFlagsSayWhatIsWrong) {
@@ -215,6 +240,26 @@ TEST(ProgramsCommandTest, AProgramRunsOnATool) {
                     err3);
   EXPECT_EQ(code, 2);
   EXPECT_THAT(err3.str(), HasSubstr("the command has no {in}"));
+}
+
+// Issue 65: a program whose every output the spec leaves open (a division
+// by zero) was "agree", exit 0, on a tool; it is not judged, exit 3.
+TEST(ProgramsCommandTest, AProgramTheOracleDefinesNothingOfIsNotJudged) {
+  auto dir = TempDir::Create("program-undefined");
+  ASSERT_TRUE(dir.ok());
+  const std::string file = (*dir)->File("div0.ptxprog");
+  ASSERT_TRUE(WriteFile(file, "# ptxdiff program 1\ninput %a .b32 7\n"
+                              "div.u32 %q, %a, 0;\noutput %q\n")
+                  .ok());
+  const std::string tool = absl::StrCat("ptx-cmd:", PTXDIFF_INTERPRETER_PATH,
+                                        " {ptx} {in} {out}");
+  std::ostringstream out, err;
+  const int code = RunProgram({file, "--backend", tool}, out, err);
+  EXPECT_EQ(code, 3) << out.str() << err.str();
+  EXPECT_THAT(out.str(), HasSubstr("ptx-cmd, inputs immediate: not judged (the "
+                                   "oracle defines no output"));
+  EXPECT_THAT(out.str(), HasSubstr("verdict: not judged (ptx-cmd, inputs "
+                                   "immediate and runtime)\n"));
 }
 #endif  // PTXDIFF_INTERPRETER_PATH
 

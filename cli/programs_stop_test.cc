@@ -265,6 +265,48 @@ TEST(ProgramsStopTest, CtrlCOfAProgramOnPtxasEndsPtxasToo) {
       << "left in TMPDIR: " << testing::PrintToString(Entries(run.tmp()));
 }
 
+// A program ptxas compiles at once and the oracle takes long over: a long
+// chain of steps in `loop 1024`, millions of steps to evaluate at each
+// input vector.
+std::string LongLoop(const std::string& dir) {
+  std::string text =
+      "# ptxdiff program 1\ninput %a .b32 3\nmov.b32 %r, %a;\nloop 1024 {\n";
+  for (int k = 0; k < 10000; ++k) text += "add.u32 %r, %r, %a;\n";
+  text += "}\noutput %r\n";
+  const std::string path = dir + "/long-loop.ptxprog";
+  EXPECT_TRUE(WriteFile(path, text).ok());
+  return path;
+}
+
+// Issue 65: neither --timeout nor Ctrl-C reached the oracle's evaluations
+// and the runs of ptxas's code on the CPU (a long loop ran a minute to
+// "verdict: agree"). Past --timeout a form is not judged; Ctrl-C ends the
+// run within a second or two.
+TEST(ProgramsStopTest, TheTimeoutAndCtrlCReachTheJudging) {
+  if (!FindPtxas({}).ok()) GTEST_SKIP() << "no ptxas";
+  const std::string dir = TempDirFor("program_judging_timeout");
+  const std::string program = LongLoop(dir);
+  absl::Time start = absl::Now();
+  {
+    Background run(dir,
+                   {"program", program, "--backend", "ptxas", "--timeout", "2"});
+    const int code = run.Wait(absl::Seconds(120));
+    EXPECT_LT(absl::Now() - start, absl::Seconds(15)) << run.out();
+    EXPECT_EQ(code, 3) << run.out();
+    EXPECT_THAT(run.out(), HasSubstr("not judged (its check ran past "
+                                     "--timeout)"));
+  }
+  Background run(dir, {"program", program, "--backend", "ptxas"});
+  // Its output is not flushed before the end: a few seconds in, it is
+  // judging (which without a stop takes a minute).
+  absl::SleepFor(absl::Seconds(4));
+  start = absl::Now();
+  kill(run.pid(), SIGINT);
+  EXPECT_EQ(run.Wait(absl::Seconds(120)), 130) << run.out();
+  EXPECT_LE(absl::Now() - start, absl::Seconds(2)) << run.out();
+  EXPECT_THAT(run.out(), HasSubstr(": interrupted"));
+}
+
 }  // namespace
 }  // namespace ptxdiff
 #endif  // PTXDIFF_CLI_PATH

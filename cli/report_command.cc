@@ -3,12 +3,14 @@
 #include <unistd.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "cli/triage_commands.h"
 #include "common/files.h"
 #include "report/report_data.h"
 #include "report/report_html.h"
+#include "report/run_records.h"
 
 namespace ptxdiff {
 namespace {
@@ -18,7 +20,8 @@ bool IsDirectory(const std::string& path) {
 }
 
 // Each --out directory with its triage directory: --dir for a single one,
-// else the <out>/triage beside it, else the default (PTXDIFF_TRIAGE_DIR).
+// else the one its newest run recorded, else the <out>/triage beside it,
+// else the default (PTXDIFF_TRIAGE_DIR).
 absl::StatusOr<std::vector<ReportSource>> SourcesOf(const ParsedArgs& args) {
   std::vector<std::string> outs = args.positional;
   if (outs.empty()) outs.push_back("out");
@@ -30,6 +33,7 @@ absl::StatusOr<std::vector<ReportSource>> SourcesOf(const ParsedArgs& args) {
   std::vector<ReportSource> sources;
   for (const std::string& out : outs) {
     std::string triage = args.Get("dir");
+    if (triage.empty()) triage = RecordedTriageDir(out);
     if (triage.empty())
       triage = IsDirectory(out + "/triage") ? out + "/triage" : DefaultTriageDir();
     sources.push_back({.out_dir = out, .triage_dir = triage});
@@ -37,22 +41,56 @@ absl::StatusOr<std::vector<ReportSource>> SourcesOf(const ParsedArgs& args) {
   return sources;
 }
 
+// Each damaged triage entry.
+void SayDamagedEntries(const std::string& triage_dir,
+                       const std::vector<EntryInfo>& entries,
+                       std::ostream& err) {
+  for (const EntryInfo& e : entries) {
+    if (e.damage.empty()) continue;
+    err << "report: damaged triage entry: " << triage_dir << "/" << e.name
+        << ": " << absl::StrJoin(e.damage, "; ") << "\n";
+  }
+}
+
+// What the report shows as damaged, said where a user sees it: a line for
+// each damaged record file and each damaged triage entry.
+void SayDamage(const ReportData& data, std::ostream& err) {
+  for (const Implementation& impl : data.implementations) {
+    for (const std::string& d : impl.damage)
+      err << "report: damaged record: " << d << "\n";
+    SayDamagedEntries(impl.triage_dir, impl.entries, err);
+  }
+  for (const ProgramImplementation& impl : data.program_implementations) {
+    for (const std::string& d : impl.damage)
+      err << "report: damaged record: " << d << "\n";
+    SayDamagedEntries(impl.triage_dir, impl.entries, err);
+  }
+  for (const ReportData::OtherEntries& o : data.other_entries)
+    SayDamagedEntries(o.triage_dir, o.entries, err);
+}
+
 }  // namespace
+
+absl::Status WriteReportFiles(const ReportData& data, const std::string& html,
+                              const std::string& json) {
+  const std::string text = ReportJson(data);
+  for (const auto& [path, bytes] :
+       {std::pair{html, ReportHtml(text)}, std::pair{json, text}}) {
+    if (absl::Status s = WriteFileAtomic(path, bytes); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<ReportData> WriteReport(const std::vector<ReportSource>& sources,
                                        const std::string& html,
                                        const std::string& json) {
   absl::StatusOr<ReportData> data = ReadReport(sources);
   if (!data.ok()) return data.status();
-  const std::string text = ReportJson(*data);
-  for (const auto& [path, bytes] :
-       {std::pair{html, ReportHtml(text)}, std::pair{json, text}}) {
-    if (absl::Status s = WriteFileAtomic(path, bytes); !s.ok()) return s;
-  }
+  if (absl::Status s = WriteReportFiles(*data, html, json); !s.ok()) return s;
   return data;
 }
 
-void WriteReportAtTheEnd(absl::string_view command, const std::string& out_dir,
+bool WriteReportAtTheEnd(absl::string_view command, const std::string& out_dir,
                          const std::string& triage_dir, std::ostream& out) {
   const std::string html = out_dir + "/report.html";
   const absl::StatusOr<ReportData> data =
@@ -62,10 +100,11 @@ void WriteReportAtTheEnd(absl::string_view command, const std::string& out_dir,
     out << command
         << ": the report could not be written: " << data.status().message()
         << "\n";
-    return;
+    return false;
   }
   out << command << ": report: " << html << " (every run under " << out_dir
       << "; open it in a browser)\n";
+  return true;
 }
 
 TimelineWriter::TimelineWriter(absl::string_view command, std::string path,
@@ -96,13 +135,18 @@ int RunReport(const std::vector<std::string>& args, std::ostream& out,
   const std::string& first = (*sources)[0].out_dir;
   const std::string html = parsed->Get("html", first + "/report.html");
   const std::string json_path = parsed->Get("json", first + "/report.json");
-  const absl::StatusOr<ReportData> data =
-      WriteReport(*sources, html, json_path);
+  const absl::StatusOr<ReportData> data = ReadReport(*sources);
   if (!data.ok()) return Fail(err, "report", data.status());
   for (const std::string& note : data->notes) out << "report: " << note << "\n";
+  SayDamage(*data, err);
+  // A folder no campaign wrote is left as it was.
+  if (data->implementations.empty() && data->program_implementations.empty()) {
+    out << "report: no report written: no campaign's records to show\n";
+    return 1;
+  }
+  if (absl::Status s = WriteReportFiles(*data, html, json_path); !s.ok())
+    return Fail(err, "report", s);
   for (const Implementation& impl : data->implementations) {
-    for (const std::string& d : impl.damage)
-      out << "report: damaged record: " << d << "\n";
     int64_t supported = 0;
     for (bool s : impl.supported) supported += s;
     out << "report: " << impl.backend << ": " << impl.runs.size()
@@ -111,17 +155,16 @@ int RunReport(const std::vector<std::string>& args, std::ostream& out,
         << " triage entries\n";
   }
   for (const ProgramImplementation& impl : data->program_implementations) {
-    for (const std::string& d : impl.damage)
-      out << "report: damaged record: " << d << "\n";
-    out << "report: programs on " << impl.backend << ": " << impl.runs.size()
+    out << "report: programs on "
+        << (impl.backend.empty() ? "a backend its record does not name"
+                                 : impl.backend)
+        << ": " << impl.runs.size()
         << (impl.runs.size() == 1 ? " run, " : " runs, ") << impl.entries.size()
         << " triage entries\n";
   }
   out << "report: " << html << " (open it in a browser; it needs nothing "
       << "else) and " << json_path << "\n";
-  return data->implementations.empty() && data->program_implementations.empty()
-             ? 1
-             : 0;
+  return 0;
 }
 
 }  // namespace ptxdiff

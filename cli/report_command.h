@@ -22,8 +22,9 @@ absl::StatusOr<ReportData> WriteReport(const std::vector<ReportSource>& sources,
 // `ptxdiff fuzz --report` and `ptxdiff programs --report`: the report of
 // every run under `out_dir` (docs/report.md), written beside them; its path,
 // or why it could not be written, said as `command`'s (the run's findings
-// are filed whatever happens to it).
-void WriteReportAtTheEnd(absl::string_view command, const std::string& out_dir,
+// are filed whatever happens to it). False if it was not written: the run
+// did not keep what it was asked to.
+bool WriteReportAtTheEnd(absl::string_view command, const std::string& out_dir,
                          const std::string& triage_dir, std::ostream& out);
 
 // A run's timeline for its report (report/run_records.h), appended a point
@@ -35,6 +36,8 @@ class TimelineWriter {
   TimelineWriter(absl::string_view command, std::string path,
                  std::string header);
   void Append(absl::string_view point, std::ostream& err);
+  // Whether a point could not be kept.
+  bool failed() const { return failed_; }
 
  private:
   const std::string command_, path_, header_;

@@ -5,8 +5,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
@@ -20,6 +18,7 @@
 #include "cli/flags.h"
 #include "cli/program_command.h"
 #include "common/files.h"
+#include "common/status_macros.h"
 #include "fuzzers/differential_target.h"
 #include "harness/differential.h"
 #include "isa/fuzz_input.h"
@@ -44,11 +43,8 @@ absl::StatusOr<std::vector<Tuple>> ReadCase(const std::string& path) {
                      " is a directory, not a case (a triage entry's is its "
                      "case.txt)"));
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string data = ss.str();
+  PTXDIFF_ASSIGN_OR_RETURN(const std::string data,
+                           ReadFileAtMost(path, kMaxCaseFileBytes));
   if (data.empty())
     return absl::InvalidArgumentError(absl::StrCat(path, " is empty"));
   if (LooksLikeTextCase(data)) {
@@ -201,10 +197,17 @@ std::vector<std::string> ReplayFlagsOf(absl::string_view case_text) {
 // entry cannot start again (an exec: worker's path is not recorded).
 absl::StatusOr<std::vector<std::string>> EntryBackendFlags(
     const std::string& entry_dir) {
-  const std::string meta = ReadFile(entry_dir + "/meta.txt").value_or("");
+  const std::string meta_path = entry_dir + "/meta.txt";
+  PTXDIFF_ASSIGN_OR_RETURN(const std::string meta,
+                           ReadFileAtMost(meta_path, kMaxCaseFileBytes));
   std::string identity;
   for (absl::string_view line : absl::StrSplit(meta, '\n')) {
     if (absl::ConsumePrefix(&line, "backend: ")) identity = std::string(line);
+  }
+  if (identity.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        meta_path, " is damaged: it names no backend (ptxdiff triage show "
+                   "says what it holds); pass --backend to replay the entry"));
   }
   const std::string name = identity.substr(0, identity.find(' '));
   if (name == "oracle" || name == "cuda")
@@ -237,7 +240,7 @@ absl::StatusOr<std::vector<std::string>> EntryBackendFlags(
     return flags;
   }
   return absl::InvalidArgumentError(absl::StrCat(
-      entry_dir, " was found on ", identity.empty() ? "?" : identity,
+      entry_dir, " was found on ", identity,
       ", which it does not record how to start (an exec: worker's path): "
       "pass --backend to replay it"));
 }
@@ -251,10 +254,7 @@ std::string TriageVerbUsage(absl::string_view verb) {
 }
 
 absl::StatusOr<std::string> ReadRaw(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return ReadFileAtMost(path, kMaxCaseFileBytes);
 }
 
 absl::StatusOr<ParsedArgs> OneFile(const std::vector<std::string>& args,

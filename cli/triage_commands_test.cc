@@ -174,6 +174,23 @@ TEST(TriageCommandsTest, APtxCmdEntryReplaysItsCommandAndItsTarget) {
   EXPECT_THAT(r.out, Not(HasSubstr("sm_80, PTX for")));
 }
 
+// Issue 65: an entry whose meta.txt is garbage (no backend line) is said to
+// be damaged, not "found on ?".
+TEST(TriageCommandsTest, AnEntryWithAGarbageMetaSaysItIsDamaged) {
+  const std::string dir = TempDirFor("garbage_meta");
+  const std::string entry = dir + "/crash~ptx-cmd~crash~add.u32";
+  ASSERT_EQ(mkdir(entry.c_str(), 0755), 0) << entry;
+  std::ofstream(entry + "/case.txt")
+      << "# ptxdiff case 1\nvariant: add.u32\noperands: 0x1 0x2\n";
+  std::ofstream(entry + "/meta.txt") << "\x1b[2J garbage \xff\xfe\n";
+  const CliRun r =
+      Ptxdiff({"repro", "crash~ptx-cmd~crash~add.u32", "--dir", dir});
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_THAT(r.err, HasSubstr(entry + "/meta.txt is damaged: it names no "
+                               "backend"));
+  EXPECT_THAT(r.err, Not(HasSubstr("found on ?")));
+}
+
 // Issue 28: an unisolated fault's entry was named after its batch's first
 // variant, and `repro` of it replayed that one (innocent) tuple. The entry
 // is named after the batch; `triage list` says what the batch held, and

@@ -84,6 +84,28 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
   return std::move(bytes).str();
 }
 
+absl::StatusOr<std::string> ReadFileAtMost(const std::string& path,
+                                           size_t max_bytes) {
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(path, " is a directory, not a file"));
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return ErrnoError("cannot read", path);
+  // One byte more than allowed tells a file at the bound from a longer one.
+  std::string bytes(max_bytes + 1, '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  bytes.resize(static_cast<size_t>(in.gcount()));
+  if (bytes.size() > max_bytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, " is larger than ", max_bytes,
+                     " bytes (or endless): not read"));
+  }
+  if (in.bad()) return ErrnoError("cannot read", path);
+  return bytes;
+}
+
 absl::Status WriteFile(const std::string& path, absl::string_view bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));

@@ -20,6 +20,11 @@ namespace ptxdiff {
 // a directory, Internal otherwise.
 absl::StatusOr<std::string> ReadFile(const std::string& path);
 
+// The same for a file a user names, which may be endless (/dev/zero, a
+// pipe) or huge: InvalidArgument, without reading on, past `max_bytes`.
+absl::StatusOr<std::string> ReadFileAtMost(const std::string& path,
+                                           size_t max_bytes);
+
 // Replaces `path` with `bytes`.
 absl::Status WriteFile(const std::string& path, absl::string_view bytes);
 

@@ -1,5 +1,6 @@
 #include "program/composed_oracle.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -10,6 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "common/interrupt.h"
 #include "isa/family_table.h"
 #include "oracle/oracle.h"
 
@@ -201,9 +204,11 @@ bool ExitsWithin(const std::vector<ProgramStep>& steps, size_t begin,
 // path: no branch enters one.
 class Walk {
  public:
-  Walk(const std::vector<ProgramStep>& steps, Machine& machine)
+  Walk(const std::vector<ProgramStep>& steps, Machine& machine,
+       absl::Time deadline)
       : steps_(steps),
         machine_(machine),
+        deadline_(deadline),
         blocks_(BlocksOf(steps)),
         targets_(BranchTargets(steps)),
         left_(steps.size()) {}
@@ -211,9 +216,20 @@ class Walk {
   // Runs the steps; true if the thread exits (or may: its exit's guard is
   // undefined) before the end.
   bool Run() {
-    for (size_t pc = 0; pc < steps_.size(); ++pc) pc = Step(pc);
+    for (size_t pc = 0; pc < steps_.size(); ++pc) {
+      pc = Step(pc);
+      // A program's loops may run millions of steps: a stop or the deadline
+      // ends the walk, seen every few thousand steps.
+      if (++walked_ % kStepsBetweenChecks == 0 && EvaluationStopped(deadline_)) {
+        stopped_ = true;
+        break;
+      }
+    }
     return exits_;
   }
+
+  // Whether Run ended at a stop or the deadline, not at the end.
+  bool stopped() const { return stopped_; }
 
  private:
   // Runs the step at `pc`; the index of the step before the next to run.
@@ -286,8 +302,13 @@ class Walk {
     live_ = true;
   }
 
+  static constexpr int64_t kStepsBetweenChecks = 4096;
+
   const std::vector<ProgramStep>& steps_;
   Machine& machine_;
+  const absl::Time deadline_;
+  int64_t walked_ = 0;
+  bool stopped_ = false;
   const std::vector<ProgramBlock> blocks_;
   const std::vector<size_t> targets_;
   std::vector<int> left_;  // at a loop's `}`: the trips still to run
@@ -300,7 +321,7 @@ class Walk {
 
 absl::StatusOr<std::vector<ProgramValue>> EvaluateProgram(
     const Program& program, std::span<const uint64_t> inputs, Reading reading,
-    const StepObserver* observer) {
+    const StepObserver* observer, absl::Time deadline) {
   if (inputs.size() != program.inputs.size()) {
     return absl::InvalidArgumentError(
         absl::StrCat("the program has ", program.inputs.size(), " inputs; ",
@@ -312,11 +333,13 @@ absl::StatusOr<std::vector<ProgramValue>> EvaluateProgram(
     const uint64_t mask = WidthMask(width);
     machine.Set(program.inputs[k].name, {.bits = inputs[k] & mask});
   }
-  const bool exits = Walk(program.steps, machine).Run();
+  Walk walk(program.steps, machine, deadline);
+  const bool exits = walk.Run();
   std::vector<ProgramValue> outputs;
   for (const std::string& name : program.outputs) {
-    outputs.push_back(exits ? ProgramValue{.defined = false, .exits = true}
-                            : machine.Get(name));
+    outputs.push_back(walk.stopped() ? ProgramValue{.defined = false}
+                      : exits ? ProgramValue{.defined = false, .exits = true}
+                              : machine.Get(name));
   }
   return outputs;
 }
@@ -331,6 +354,23 @@ bool Disagrees(std::span<const ProgramValue> oracle,
 
 bool ThreadExits(std::span<const ProgramValue> outputs) {
   return !outputs.empty() && outputs.front().exits;
+}
+
+bool EvaluationStopped(absl::Time deadline) {
+  return Interrupted() || absl::Now() >= deadline;
+}
+
+bool DefinesNoOutput(std::span<const ProgramValue> outputs) {
+  return std::none_of(outputs.begin(), outputs.end(),
+                      [](const ProgramValue& v) { return v.defined; });
+}
+
+std::string NoOutputDefinedWhy(bool exits) {
+  return exits ? "the thread exits at every input vector tried: no output "
+                 "is stored to judge"
+               : "the oracle defines no output at any input vector tried "
+                 "(the spec leaves them open, as for a division by zero): "
+                 "nothing to judge";
 }
 
 std::vector<ProgramValue> EvaluateAtWitness(const Program& program,

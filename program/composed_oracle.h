@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "oracle/errata.h"
 #include "oracle/oracle.h"
 #include "program/program.h"
@@ -59,10 +60,17 @@ using StepObserver =
 
 // The outputs of `program` with its inputs set to `inputs` (one per input,
 // masked to its width), in the order of its `output` lines.
-// InvalidArgument if `inputs` has the wrong count.
+// InvalidArgument if `inputs` has the wrong count. An evaluation that a
+// stop of this process (common/interrupt.h) or `deadline` ends early
+// defines no output (EvaluationStopped tells the caller why).
 absl::StatusOr<std::vector<ProgramValue>> EvaluateProgram(
     const Program& program, std::span<const uint64_t> inputs,
-    Reading reading = Reading::kSpec, const StepObserver* observer = nullptr);
+    Reading reading = Reading::kSpec, const StepObserver* observer = nullptr,
+    absl::Time deadline = absl::InfiniteFuture());
+
+// True once this process was asked to stop or `deadline` has passed: where
+// a long check (many evaluations, many runs of code) ends, not judged.
+bool EvaluationStopped(absl::Time deadline);
 
 // True if an output `oracle` defines differs from `claimed` (one value per
 // output): a claim the oracle refutes there.
@@ -72,6 +80,15 @@ bool Disagrees(std::span<const ProgramValue> oracle,
 // True if the outputs are a thread's that exits (or may) before its
 // stores: there is nothing to judge.
 bool ThreadExits(std::span<const ProgramValue> outputs);
+
+// True if the oracle defines none of `outputs`: the thread exits (or may),
+// or the spec leaves each one open (a division by zero). A backend's values
+// there are not judged.
+bool DefinesNoOutput(std::span<const ProgramValue> outputs);
+
+// Why a backend's values were not judged where the oracle defined no output
+// at any input vector tried: `exits` if the thread exited at each.
+std::string NoOutputDefinedWhy(bool exits);
 
 // The outputs at the program's witness inputs.
 std::vector<ProgramValue> EvaluateAtWitness(const Program& program,

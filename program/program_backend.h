@@ -61,6 +61,9 @@ struct ProgramCheck {
   std::optional<ProgramMismatch> mismatch;
   std::optional<ProgramFault> fault;
   std::string why_not;  // when not judged
+  // Not judged because the oracle defined no output wherever it ran
+  // (NoOutputDefinedWhy): not a limit of the backend or of the evaluator.
+  bool nothing_defined = false;
   // Not run: the run was cut at the caller's deadline. Not checked, and so
   // not counted as checked.
   bool cut = false;

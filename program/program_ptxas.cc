@@ -264,20 +264,35 @@ std::optional<std::vector<uint64_t>> Execute(
   return OutputsOf(own, program.outputs.size(), why);
 }
 
+// A check a stop or the deadline ended: not judged, not counted.
+ProgramCheck Cut(ProgramCheck check) {
+  check.judged = false;
+  check.mismatch.reset();
+  check.cut = true;
+  check.why_not = "stopped (a stop, or the deadline) before it was judged";
+  return check;
+}
+
 // The executed code judged at the witness (immediates) or at the
 // refutation's input vectors (runtime inputs): the first mismatch.
 ProgramCheck JudgeExecuted(const SassArchInfo& arch, const Program& program,
                            const std::vector<SassSlot>& code,
-                           ProgramInputs form, Reading reading) {
+                           ProgramInputs form, Reading reading,
+                           absl::Time deadline) {
   ProgramCheck check;
   const std::vector<std::vector<uint64_t>> vectors =
       form == ProgramInputs::kImmediate ? WitnessOnEveryLane(program)
                                         : InputVectors(program, /*random=*/32);
+  bool only_exits = true;  // of the vectors where the oracle defined nothing
   for (const std::vector<uint64_t>& inputs : vectors) {
     std::string why;
     std::vector<ProgramValue> oracle =
-        *EvaluateProgram(program, inputs, reading);
-    if (ThreadExits(oracle)) continue;  // it stores nothing to judge
+        *EvaluateProgram(program, inputs, reading, nullptr, deadline);
+    if (EvaluationStopped(deadline)) return Cut(std::move(check));
+    if (DefinesNoOutput(oracle)) {  // nothing there to judge
+      only_exits &= ThreadExits(oracle);
+      continue;
+    }
     const std::optional<std::vector<uint64_t>> got =
         Execute(arch, program, code, form, inputs, why, &check.blocker);
     if (!got.has_value()) {
@@ -298,22 +313,33 @@ ProgramCheck JudgeExecuted(const SassArchInfo& arch, const Program& program,
     }
   }
   if (!check.judged) {
-    check.why_not = "the thread exits on every input vector tried: no output "
-                    "is stored to judge";
+    check.why_not = NoOutputDefinedWhy(only_exits);
+    check.nothing_defined = true;
   }
+  return check;
+}
+
+// A claim that cannot be judged: the oracle defines no output where it
+// would be refuted.
+ProgramCheck NothingDefined(ProgramCheck check) {
+  check.judged = false;
+  check.nothing_defined = true;
+  check.why_not = NoOutputDefinedWhy(/*exits=*/false);
   return check;
 }
 
 // `compiled` judged by the composed oracle.
 ProgramCheck Judge(const Program& program, const ProgramCompilation& compiled,
                    ProgramInputs form, Reading reading,
-                   const std::optional<SassArchInfo>& executable) {
+                   const std::optional<SassArchInfo>& executable,
+                   absl::Time deadline) {
   ProgramCheck check;
   check.fault = compiled.fault;
   check.cut = compiled.cut;
   if (!compiled.claimed) {
     if (executable.has_value() && !compiled.code.empty()) {
-      return JudgeExecuted(*executable, program, compiled.code, form, reading);
+      return JudgeExecuted(*executable, program, compiled.code, form, reading,
+                           deadline);
     }
     check.why_not = compiled.why_not;
     return check;
@@ -321,7 +347,10 @@ ProgramCheck Judge(const Program& program, const ProgramCompilation& compiled,
   check.judged = true;
   const std::vector<uint64_t>& claimed = *compiled.claimed;
   if (form == ProgramInputs::kImmediate) {
-    std::vector<ProgramValue> oracle = EvaluateAtWitness(program, reading);
+    std::vector<ProgramValue> oracle = *EvaluateProgram(
+        program, WitnessInputs(program), reading, nullptr, deadline);
+    if (EvaluationStopped(deadline)) return Cut(std::move(check));
+    if (DefinesNoOutput(oracle)) return NothingDefined(std::move(check));
     if (Disagrees(oracle, claimed)) {
       check.mismatch = ProgramMismatch{.form = form,
                                        .claimed = claimed,
@@ -330,12 +359,14 @@ ProgramCheck Judge(const Program& program, const ProgramCompilation& compiled,
     }
     return check;
   }
-  if (std::optional<CounterExample> refuted =
-          RefuteClaim(program, claimed, reading)) {
+  ClaimCheck claim = CheckClaim(program, claimed, reading, 256, deadline);
+  if (claim.cut) return Cut(std::move(check));
+  if (!claim.judged) return NothingDefined(std::move(check));
+  if (claim.refuted) {
     check.mismatch = ProgramMismatch{.form = form,
                                      .claimed = claimed,
-                                     .inputs = std::move(refuted->inputs),
-                                     .oracle = std::move(refuted->oracle)};
+                                     .inputs = std::move(claim.refuted->inputs),
+                                     .oracle = std::move(claim.refuted->oracle)};
   }
   return check;
 }
@@ -434,16 +465,29 @@ absl::StatusOr<ProgramCompilation> CompileProgram(
   return std::move(one[0]);
 }
 
+ClaimCheck CheckClaim(const Program& program,
+                      const std::vector<uint64_t>& claimed, Reading reading,
+                      int random, absl::Time deadline) {
+  ClaimCheck check;
+  for (std::vector<uint64_t>& inputs : InputVectors(program, random)) {
+    std::vector<ProgramValue> oracle =
+        *EvaluateProgram(program, inputs, reading, nullptr, deadline);
+    if (EvaluationStopped(deadline)) {
+      return {.cut = true};
+    }
+    check.judged |= !DefinesNoOutput(oracle);
+    if (Disagrees(oracle, claimed)) {
+      check.refuted = CounterExample{std::move(inputs), std::move(oracle)};
+      return check;
+    }
+  }
+  return check;
+}
+
 std::optional<CounterExample> RefuteClaim(const Program& program,
                                           const std::vector<uint64_t>& claimed,
                                           Reading reading, int random) {
-  for (std::vector<uint64_t>& inputs : InputVectors(program, random)) {
-    std::vector<ProgramValue> oracle =
-        *EvaluateProgram(program, inputs, reading);
-    if (Disagrees(oracle, claimed))
-      return CounterExample{std::move(inputs), std::move(oracle)};
-  }
-  return std::nullopt;
+  return CheckClaim(program, claimed, reading, random).refuted;
 }
 
 absl::StatusOr<std::vector<ProgramCheck>> CheckPrograms(
@@ -461,8 +505,8 @@ absl::StatusOr<std::vector<ProgramCheck>> CheckPrograms(
   std::vector<ProgramCheck> checks;
   for (size_t k = 0; k < programs.size(); ++k) {
     checks.push_back(
-        Judge(programs[k], compiled[k], form, reading, executable));
-    if (executable.has_value() && opt_level > 0) {
+        Judge(programs[k], compiled[k], form, reading, executable, deadline));
+    if (executable.has_value() && opt_level > 0 && !checks.back().cut) {
       CrossCheckAtO0(ptxas, arch, *executable, programs[k], compiled[k].code,
                      reading, checks.back());
     }

@@ -83,11 +83,25 @@ struct CounterExample {
 std::optional<CounterExample> RefuteClaim(const Program& program,
                                           const std::vector<uint64_t>& claimed,
                                           Reading reading, int random = 256);
+// The same, saying too whether the claim was judged at all: whether the
+// oracle defined an output at some input vector tried.
+// A stop of this process or `deadline` ends it `cut`, neither refuted nor
+// judged.
+struct ClaimCheck {
+  std::optional<CounterExample> refuted;
+  bool judged = false;
+  bool cut = false;
+};
+ClaimCheck CheckClaim(const Program& program,
+                      const std::vector<uint64_t>& claimed, Reading reading,
+                      int random = 256,
+                      absl::Time deadline = absl::InfiniteFuture());
 
 // Many programs checked in one ptxas run (CompilePrograms) at
 // -O`opt_level`; with `execute` false, on folds and claims alone (the
 // benchmark's baseline). Above -O0 an executed mismatch stands only where
-// the program's -O0 code runs to the oracle's values.
+// the program's -O0 code runs to the oracle's values. A stop of this
+// process or `deadline` ends the judging too: what it ends is `cut`.
 absl::StatusOr<std::vector<ProgramCheck>> CheckPrograms(
     const std::string& ptxas, const std::string& arch,
     std::span<const Program> programs, ProgramInputs form, Reading reading,

@@ -327,11 +327,47 @@ TEST(ProgramTest, BadProgramsNameTheLineAndTheProblem) {
            {h + "input %a .b32 1\nbfe.u32 %r, %a, 300, 8;\noutput %r\n",
             "bfe.u32 source b cannot be the immediate 300 (ptxas takes 0 to "
             "255 there)"},
+           // Issue 65: these immediates were cut to their width unseen.
+           {h + "input %a .b16 1\nadd.u16 %r, %a, 0x12345;\noutput %r\n",
+            "line 3: the immediate 0x12345 does not fit in 16 bits (add.u16 "
+            "source b)"},
+           {h + "input %a .b32 1\nadd.u32 %r, %a, 0x1ffffffff;\noutput %r\n",
+            "line 3: the immediate 0x1ffffffff does not fit in 32 bits"},
+           {h + "mov.b16 %r, 0x12345;\noutput %r\n",
+            "line 2: the immediate 0x12345 does not fit in 16 bits"},
+           {h + "mov.pred %p, 2;\noutput %p\n",
+            "line 2: the immediate 2 does not fit in 1 bit (0 or 1)"},
        }) {
     auto p = ParseProgram(c.text);
     ASSERT_FALSE(p.ok()) << c.text;
     EXPECT_THAT(p.status().message(), HasSubstr(c.message)) << c.text;
   }
+}
+
+// Issue 65: an operand of a million digits was echoed whole in the
+// message; the line's number says where the rest is.
+TEST(ProgramTest, AHugeOperandIsShortenedInTheMessage) {
+  const std::string digits(1000000, '7');
+  for (const std::string& line :
+       {"add.u32 %r, %a, " + digits + ";", "mov.b32 %r, " + digits + ";"}) {
+    auto p = ParseProgram("# ptxdiff program 1\ninput %a .b32 1\n" + line +
+                          "\noutput %r\n");
+    ASSERT_FALSE(p.ok());
+    EXPECT_LT(p.status().message().size(), 300u) << line.substr(0, 20);
+    EXPECT_THAT(p.status().message(),
+                HasSubstr("program line 3: cannot read operand '7777"));
+    EXPECT_THAT(p.status().message(), HasSubstr("(1000002 characters)"));
+  }
+}
+
+// Issue 65: a program saved by an editor that writes a UTF-8 byte order
+// mark before the header reads as the same program.
+TEST(ProgramTest, AByteOrderMarkBeforeTheHeaderIsTaken) {
+  const std::string text = std::string("\xef\xbb\xbf") + kCarryChain;
+  EXPECT_TRUE(LooksLikeProgram(text));
+  auto p = ParseProgram(text);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(FormatProgram(*p), FormatProgram(*ParseProgram(kCarryChain)));
 }
 
 // A guarded step runs where its predicate holds (`@!%p`: where it does

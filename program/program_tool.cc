@@ -215,8 +215,9 @@ std::vector<Program> AtVectors(const Program& p, ProgramInputs form,
 // One program's check from the runs of its copies.
 ProgramCheck Judge(std::span<const Program> copies,
                    std::span<const ProgramToolRun> runs, ProgramInputs form,
-                   Reading reading) {
+                   Reading reading, absl::Time deadline) {
   ProgramCheck check;
+  bool only_exits = true;  // of the runs where the oracle defined nothing
   for (size_t c = 0; c < copies.size(); ++c) {
     const ProgramToolRun& run = runs[c];
     if (run.end == ToolRun::kCrashed || run.end == ToolRun::kHung) {
@@ -244,8 +245,14 @@ ProgramCheck Judge(std::span<const Program> copies,
               ? witness
               : AtLane(copies[c], witness, static_cast<uint32_t>(lane));
       std::vector<ProgramValue> oracle =
-          *EvaluateProgram(copies[c], inputs, reading);
-      if (ThreadExits(oracle)) continue;  // it stores nothing to judge
+          *EvaluateProgram(copies[c], inputs, reading, nullptr, deadline);
+      if (EvaluationStopped(deadline)) {  // not judged, not counted
+        return {.why_not = "stopped before it was judged", .cut = true};
+      }
+      if (DefinesNoOutput(oracle)) {  // nothing there to judge
+        only_exits &= ThreadExits(oracle);
+        continue;
+      }
       check.judged = true;
       if (check.mismatch) continue;
       const std::vector<uint64_t>& got =
@@ -259,8 +266,8 @@ ProgramCheck Judge(std::span<const Program> copies,
     }
   }
   if (!check.judged && check.why_not.empty() && !check.cut) {
-    check.why_not = "the program exits at every input vector tried: no "
-                    "output is stored to judge";
+    check.why_not = NoOutputDefinedWhy(only_exits);
+    check.nothing_defined = true;
   }
   return check;
 }
@@ -311,7 +318,7 @@ class RunnerProgramBackend : public ProgramBackend {
       const size_t n = first[k + 1] - first[k];
       checks.push_back(Judge(std::span(copies).subspan(first[k], n),
                              std::span(runs).subspan(first[k], n), form,
-                             reading));
+                             reading, deadline));
     }
     return checks;
   }

@@ -1,8 +1,13 @@
 #include "report/run_records.h"
 
+#include <limits.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <functional>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -23,6 +28,9 @@ constexpr absl::string_view kProgramTimelineHeader =
     "judged_runtime disagreements faults new_entries";
 constexpr absl::string_view kBackendLine = "# backend: ";
 constexpr int kProgramTimelineFields = 7;
+
+// A path longer than this is no path a run wrote.
+constexpr size_t kMaxRecordedPathBytes = 4096;
 
 // The start time in "<prefix><unix time>-<pid>", 0 if the name has none.
 int64_t StartOf(absl::string_view dir, absl::string_view prefix = "run-") {
@@ -54,12 +62,20 @@ void ReadTimelineLines(const std::string& path, absl::string_view text,
                        std::vector<std::string>& damage) {
   std::vector<absl::string_view> lines = absl::StrSplit(text, '\n');
   if (!lines.empty() && lines.back().empty()) lines.pop_back();
+  size_t bad = 0, first_bad = 0;
   for (size_t i = 0; i < lines.size(); ++i) {
     if (i == 0 && lines[i] == header) continue;
-    if (!read(lines[i])) {
-      damage.push_back(
-          absl::StrCat(path, ": line ", i + 1, " is no timeline point"));
-    }
+    if (!read(lines[i]) && bad++ == 0) first_bad = i + 1;
+  }
+  // One phrase a file, however many of its lines are bad.
+  if (bad == 1) {
+    damage.push_back(
+        absl::StrCat(path, ": line ", first_bad, " is no timeline point"));
+  } else if (bad > 1) {
+    damage.push_back(absl::StrCat(path, ": ", bad,
+                                  " lines are no timeline points (the first: "
+                                  "line ",
+                                  first_bad, ")"));
   }
 }
 
@@ -133,8 +149,12 @@ void ReadProgramTimeline(const std::string& path, ProgramRunRecord& run) {
         return true;
       },
       run.damage);
-  if (run.backend.empty())
+  if (!run.backend.empty()) return;
+  if (!run.damage.empty() && absl::StartsWith(run.damage.back(), path)) {
+    absl::StrAppend(&run.damage.back(), "; it names no backend");
+  } else {
     run.damage.push_back(absl::StrCat(path, ": it names no backend"));
+  }
 }
 
 }  // namespace
@@ -160,6 +180,38 @@ std::vector<RunRecord> ReadRuns(const std::string& out_dir) {
   }
   SortOldestFirst(runs);
   return runs;
+}
+
+absl::Status RecordTriageDir(const std::string& run_dir,
+                             const std::string& triage_dir) {
+  std::string absolute = triage_dir;
+  if (!absl::StartsWith(triage_dir, "/")) {
+    char cwd[PATH_MAX];
+    if (getcwd(cwd, sizeof cwd) == nullptr) {
+      return absl::InternalError("cannot tell the working directory");
+    }
+    absolute = absl::StrCat(cwd, "/", triage_dir);
+  }
+  return WriteFileAtomic(absl::StrCat(run_dir, "/", kRunTriageDirFile),
+                         absl::StrCat(absolute, "\n"));
+}
+
+std::string RecordedTriageDir(const std::string& out_dir) {
+  std::string newest;
+  int64_t newest_start = 0;
+  for (const std::string& dir : FilesIn(out_dir + "/stats")) {
+    const int64_t start =
+        std::max(StartOf(dir), StartOf(dir, kProgramRunPrefix));
+    const absl::StatusOr<std::string> recorded = ReadFileAtMost(
+        absl::StrCat(dir, "/", kRunTriageDirFile), kMaxRecordedPathBytes);
+    if (!recorded.ok() || start < newest_start) continue;
+    const absl::string_view path =
+        absl::StripTrailingAsciiWhitespace(*recorded);
+    if (path.empty() || absl::StrContains(path, '\n')) continue;
+    newest = std::string(path);
+    newest_start = start;
+  }
+  return newest;
 }
 
 std::string ProgramTimelineHeader(absl::string_view backend) {

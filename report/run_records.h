@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "campaign/outcome_table.h"
 
@@ -52,6 +53,15 @@ struct RunRecord {
 
 // The runs under `out_dir`/stats, oldest first; none if there is none.
 std::vector<RunRecord> ReadRuns(const std::string& out_dir);
+
+// The triage directory a run (of either kind) filed its findings in, kept
+// in the run's directory as an absolute path: a later `ptxdiff report` of
+// its --out shows them, wherever --dir was.
+inline constexpr absl::string_view kRunTriageDirFile = "triage-dir";
+absl::Status RecordTriageDir(const std::string& run_dir,
+                             const std::string& triage_dir);
+// The one the newest run under `out_dir` recorded; "" if none did.
+std::string RecordedTriageDir(const std::string& out_dir);
 
 // A program campaign's (`ptxdiff programs`): programs are not one variant's,
 // so its record is its progress, and its findings are in the triage

@@ -108,6 +108,25 @@ TEST(RunRecordsTest, ReadsEachProgramRunsBackendAndProgress) {
   RemoveTree(out);
 }
 
+// Issue 65: a damaged programs.tsv gave a phrase for each of its bad lines
+// (14 lines of the report's output for one file): one a file now.
+TEST(RunRecordsTest, ADamagedRecordIsOnePhraseHoweverManyLinesAreBad) {
+  const std::string out = FreshDir("damaged");
+  const std::string run = out + "/stats/programs-3000-4";
+  ASSERT_TRUE(MakeDirs(run).ok());
+  std::string garbage;
+  for (int i = 0; i < 13; ++i) garbage += "\x01garbage\n";
+  ASSERT_TRUE(
+      WriteFile(absl::StrCat(run, "/", kProgramTimelineFile), garbage).ok());
+  const std::vector<ProgramRunRecord> runs = ReadProgramRuns(out);
+  ASSERT_THAT(runs, SizeIs(1));
+  EXPECT_THAT(runs[0].damage,
+              ElementsAre(AllOf(HasSubstr("13 lines are no timeline points "
+                                          "(the first: line 1)"),
+                                HasSubstr("; it names no backend"))));
+  RemoveTree(out);
+}
+
 TEST(RunRecordsTest, NoStatsDirectoryIsNoRun) {
   EXPECT_THAT(ReadRuns(FreshDir("none")), SizeIs(0));
 }
