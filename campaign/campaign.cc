@@ -446,8 +446,7 @@ void Campaign::SystematicLoop() {
   bool breadth_over =
       false;  // breadth_done_ set once, not an atomic store per run
   UndefinedShare undefined_share(options_.undefined_share);
-  std::vector<Tuple> run, keep;
-  std::vector<bool> keep_defined;
+  std::vector<Tuple> run;
   std::vector<Operands> ops;
   std::vector<int> indices;
   std::vector<Result> results;
@@ -467,25 +466,10 @@ void Campaign::SystematicLoop() {
       continue;
     }
     unwanted_runs = 0;
-    keep.clear();
-    keep_defined.clear();
-    for (size_t i = 0; i < run.size(); ++i) {
-      if (indices[i] < 0 || !declines_->Worth(indices[i], [&] {
-            return DeclineClass(run[i], results[i]);
-          })) {
-        continue;
-      }
-      keep.push_back(run[i]);
-      keep_defined.push_back(results[i].defined());
+    if (!PutWorthSending(run, indices, results, Lane::kSystematic,
+                         undefined_share)) {
+      break;
     }
-    // Counted over what the queue takes (the tails repeat defined tuples
-    // more often than undefined ones).
-    const auto admit = [&](size_t i) {
-      if (!undefined_share.Admits(keep_defined[i])) return false;
-      undefined_share.CountQueued(keep_defined[i]);
-      return true;
-    };
-    if (!keep.empty() && !queue_.PutMany(keep, Lane::kSystematic, admit)) break;
     if (static_cast<size_t>(produced % 1024) < run.size()) {
       std::lock_guard<std::mutex> lock(mu_);
       stats_.systematic = produced;
@@ -542,8 +526,7 @@ void Campaign::CompiledLoop() {
   constexpr size_t kRun = 64;
   CompiledSource source;
   UndefinedShare undefined_share(options_.undefined_share);
-  std::vector<Tuple> run, keep;
-  std::vector<bool> keep_defined;
+  std::vector<Tuple> run;
   std::vector<Operands> ops;
   std::vector<int> indices;
   std::vector<Result> results;
@@ -560,24 +543,36 @@ void Campaign::CompiledLoop() {
       continue;
     }
     if (!EvaluateWanted(run, ops, indices, results)) continue;
-    keep.clear();
-    keep_defined.clear();
-    for (size_t i = 0; i < run.size(); ++i) {
-      if (indices[i] < 0 || !declines_->Worth(indices[i], [&] {
-            return DeclineClass(run[i], results[i]);
-          })) {
-        continue;
-      }
-      keep.push_back(run[i]);
-      keep_defined.push_back(results[i].defined());
+    if (!PutWorthSending(run, indices, results, Lane::kCompiled,
+                         undefined_share)) {
+      break;
     }
-    const auto admit = [&](size_t i) {
-      if (!undefined_share.Admits(keep_defined[i])) return false;
-      undefined_share.CountQueued(keep_defined[i]);
-      return true;
-    };
-    if (!keep.empty() && !queue_.PutMany(keep, Lane::kCompiled, admit)) break;
   }
+}
+
+bool Campaign::PutWorthSending(const std::vector<Tuple>& run,
+                               const std::vector<int>& indices,
+                               const std::vector<Result>& results, Lane lane,
+                               UndefinedShare& undefined_share) {
+  std::vector<Tuple> keep;
+  std::vector<bool> keep_defined;
+  for (size_t i = 0; i < run.size(); ++i) {
+    if (indices[i] < 0 || !declines_->Worth(indices[i], [&] {
+          return DeclineClass(run[i], results[i]);
+        })) {
+      continue;
+    }
+    keep.push_back(run[i]);
+    keep_defined.push_back(results[i].defined());
+  }
+  // Counted over what the queue takes (the tails repeat defined tuples
+  // more often than undefined ones).
+  const auto admit = [&](size_t i) {
+    if (!undefined_share.Admits(keep_defined[i])) return false;
+    undefined_share.CountQueued(keep_defined[i]);
+    return true;
+  };
+  return keep.empty() || queue_.PutMany(keep, lane, admit);
 }
 
 void Campaign::WithholdKnownFaulting(std::vector<Tuple>& batch) {

@@ -332,6 +332,13 @@ class Campaign {
   // timed (the budget must not make them look free).
   void CostUntimedFamilies(const std::vector<int>& families);
   void SenderLoop(WorkerClient* client);
+  // Queues the tuples of `run` (their VariantIndex and oracle results from
+  // EvaluateWanted) that are worth sending (decline_model.h) in `lane`,
+  // within `undefined_share`; false once the queue is closed.
+  bool PutWorthSending(const std::vector<Tuple>& run,
+                       const std::vector<int>& indices,
+                       const std::vector<Result>& results, Lane lane,
+                       UndefinedShare& undefined_share);
   // Feeds the compiled lane from a CompiledSource of the variants whose
   // register shape the backend compiled (MarkCompiled).
   void CompiledLoop();
