@@ -452,12 +452,12 @@ void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
                              " crashed or hung the implementation: filed")
               : "")
       << ")\n"
-      << ReusedCodeLine(sum)
       << (p.variants_reached_runtime > 0
               ? absl::StrCat("fuzz:   ", p.variants_reached_runtime,
                              " of them with a verdict in a runtime form "
                              "(a source the compiler cannot know)\n")
               : "")
+      << ReusedCodeLine(sum)
       << "fuzz:   judged against the " << ReadingName(config.reading)
       << " reading; " << sum.counts.other_reading
       << " disagreements are exactly the "
