@@ -24,6 +24,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/status_macros.h"
 
 extern char** environ;
 
@@ -71,7 +72,10 @@ absl::Status WriteFileAtomic(const std::string& path, absl::string_view bytes) {
   return status;
 }
 
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
+namespace {
+
+// `path` opened to read, or why not (a directory is named as one).
+absl::StatusOr<std::ifstream> OpenToRead(const std::string& path) {
   struct stat st;
   if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
     return absl::FailedPreconditionError(
@@ -79,6 +83,13 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) return ErrnoError("cannot read", path);
+  return in;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  PTXDIFF_ASSIGN_OR_RETURN(std::ifstream in, OpenToRead(path));
   std::ostringstream bytes;
   bytes << in.rdbuf();
   return std::move(bytes).str();
@@ -86,13 +97,7 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
 
 absl::StatusOr<std::string> ReadFileAtMost(const std::string& path,
                                            size_t max_bytes) {
-  struct stat st;
-  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(path, " is a directory, not a file"));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return ErrnoError("cannot read", path);
+  PTXDIFF_ASSIGN_OR_RETURN(std::ifstream in, OpenToRead(path));
   // One byte more than allowed tells a file at the bound from a longer one.
   std::string bytes(max_bytes + 1, '\0');
   in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));

@@ -645,25 +645,31 @@ void PtxasBackend::RunGrouped(Batch& batch,
     std::vector<const PtxTuple*> at;
     std::vector<int> tuples;
   };
-  absl::flat_hash_map<const CompiledKernel*, std::vector<Round>> rounds;
-  absl::flat_hash_map<const CompiledKernel*, std::vector<int>> fill;
+  struct Rounds {
+    std::vector<int> used;  // per slot: the rounds that fill it
+    std::vector<Round> rounds;
+  };
+  absl::flat_hash_map<const CompiledKernel*, Rounds> by_kernel;
   for (const CompiledRun& run : runs) {
     const CompiledKernel* kernel = run.kernel->get();
-    std::vector<int>& used = fill[kernel];
+    Rounds& of_kernel = by_kernel[kernel];
+    std::vector<int>& used = of_kernel.used;
     used.resize(kernel->compiled_for.size());
     int slot = run.slots.front();
     for (int s : run.slots) slot = used[s] < used[slot] ? s : slot;
-    std::vector<Round>& of_kernel = rounds[kernel];
     const int r = used[slot]++;
-    if (r == static_cast<int>(of_kernel.size())) of_kernel.emplace_back();
-    of_kernel[r].slots.push_back(slot);
-    of_kernel[r].at.push_back(&batch.tuples[run.tuple]);
-    of_kernel[r].tuples.push_back(run.tuple);
+    if (r == static_cast<int>(of_kernel.rounds.size())) {
+      of_kernel.rounds.emplace_back();
+    }
+    Round& round = of_kernel.rounds[r];
+    round.slots.push_back(slot);
+    round.at.push_back(&batch.tuples[run.tuple]);
+    round.tuples.push_back(run.tuple);
     batch.kernels[run.tuple] = *run.kernel;
     batch.slots[run.tuple] = slot;
   }
-  for (const auto& [kernel, of_kernel] : rounds) {
-    for (const Round& round : of_kernel) {
+  for (const auto& [kernel, of_kernel] : by_kernel) {
+    for (const Round& round : of_kernel.rounds) {
       std::string why;
       const auto values =
           RunCompiled(*executable_, *kernel, round.slots, round.at, why);

@@ -62,20 +62,20 @@ void Judge(const Tuple& t, const SlotValue& slot, TupleCalibration& out) {
                              slot.flag_word ? absl::StrCat(" cf=", carry) : "");
 }
 
-// Runs the decoded kernel k of a compiled module for tuple t.
-TupleCalibration RunOne(const SassArchInfo& arch, const PtxModule& module,
-                        int k, const std::vector<SassSlot>& kernel,
+// Runs `kernel` (one slot, compiled for t's key) for tuple t.
+TupleCalibration RunOne(const SassArchInfo& arch, const CompiledKernel& kernel,
                         const Tuple& t, int opt_level, bool keep_run,
                         std::string* trace) {
   TupleCalibration out;
   const std::vector<KernelArgument> args = RuntimeArguments(t);
-  KernelExecution run = ExecuteKernel(arch, kernel, args, 16, keep_run);
+  KernelExecution run =
+      ExecuteKernel(arch, kernel.code, args, kernel.output_bytes, keep_run);
   if (!run.ran) {
     out.blocker = run.blocker;
     out.why_not = run.why_not;
     return out;
   }
-  const auto values = KernelResults(module, k, run.stores);
+  const auto values = KernelResults(kernel.layout, 0, run.stores);
   if (!values.has_value()) {
     out.blocker = out.why_not = "stores that are not the tuple's result";
     return out;
@@ -84,7 +84,7 @@ TupleCalibration RunOne(const SassArchInfo& arch, const PtxModule& module,
   if (keep_run) out.run = std::move(run.run);
   if (out.outcome == CalibrationOutcome::kDisagrees && trace != nullptr &&
       trace->empty() && !KnownCalibrationFinding(t.variant, opt_level)) {
-    *trace = TraceText(arch, kernel, args);
+    *trace = TraceText(arch, kernel.code, args);
   }
   return out;
 }
@@ -113,63 +113,6 @@ std::vector<KernelGroup> GroupsOf(std::span<const Tuple> tuples) {
     out.back().end = k + 1;
   }
   return out;
-}
-
-// Every tuple of `group` run on kernel k; one decoding for all.
-void RunGroup(const SassArchInfo& arch, const PtxModule& module, int k,
-              absl::string_view text, std::span<const Tuple> tuples,
-              KernelGroup group, int opt_level, bool keep_runs,
-              TupleCalibration* out, std::string* trace) {
-  absl::StatusOr<std::vector<SassSlot>> kernel = DecodeSassKernel(arch, text);
-  for (size_t i = group.begin; i < group.end; ++i) {
-    if (!kernel.ok()) {
-      out[i].blocker = out[i].why_not = std::string(kernel.status().message());
-      continue;
-    }
-    out[i] = RunOne(arch, module, k, *kernel, tuples[i], opt_level, keep_runs,
-                    trace);
-  }
-}
-
-absl::Status CalibrateInto(const std::string& ptxas, const SassArchInfo& arch,
-                           std::span<const Tuple> tuples,
-                           std::span<const KernelGroup> groups, int opt_level,
-                           bool keep_runs, TupleCalibration* out,
-                           std::string* trace) {
-  if (groups.empty()) return absl::OkStatus();
-  std::vector<Tuple> firsts;
-  for (const KernelGroup& g : groups) firsts.push_back(tuples[g.begin]);
-  const PtxModule module =
-      BuildPtxModule(firsts, {.target = arch.name, .tuples_per_kernel = 1});
-  PTXDIFF_ASSIGN_OR_RETURN(const PtxasOutput compiled,
-                           RunPtxas(ptxas, arch.name, module.text, opt_level));
-  if (!compiled.ok) {
-    // Split until what ptxas rejects is alone.
-    if (groups.size() == 1) {
-      for (size_t i = groups[0].begin; i < groups[0].end; ++i) {
-        out[i].rejected = true;
-        out[i].blocker = out[i].why_not = "rejected by ptxas";
-      }
-      return absl::OkStatus();
-    }
-    const size_t half = groups.size() / 2;
-    PTXDIFF_RETURN_IF_ERROR(CalibrateInto(ptxas, arch, tuples,
-                                          groups.first(half), opt_level,
-                                          keep_runs, out, trace));
-    return CalibrateInto(ptxas, arch, tuples, groups.subspan(half), opt_level,
-                         keep_runs, out, trace);
-  }
-  PTXDIFF_ASSIGN_OR_RETURN(const ElfFile elf, ParseElf(compiled.cubin));
-  PTXDIFF_ASSIGN_OR_RETURN(const auto texts, KernelTexts(elf));
-  for (size_t k = 0; k < groups.size(); ++k) {
-    const auto text = texts.find(module.kernels[k]);
-    if (text == texts.end()) {
-      return absl::InternalError(absl::StrCat("no kernel ", module.kernels[k]));
-    }
-    RunGroup(arch, module, static_cast<int>(k), text->second, tuples,
-             groups[k], opt_level, keep_runs, out, trace);
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace
@@ -237,17 +180,51 @@ absl::StatusOr<std::vector<ReferenceKernel>> CompileReferenceKernels(
   return out;
 }
 
+namespace {
+
+// CalibrateOn, keeping the first unexplained disagreement's run in `trace`.
 TupleCalibration CalibrateOn(const SassArchInfo& arch,
                              const ReferenceKernel& reference, const Tuple& t,
-                             int opt_level, bool keep_run) {
+                             int opt_level, bool keep_run, std::string* trace) {
   if (reference.kernel == nullptr) {
     TupleCalibration out;
     out.rejected = reference.rejected;
     out.blocker = out.why_not = reference.why_not;
     return out;
   }
-  return RunOne(arch, reference.kernel->layout, 0, reference.kernel->code, t,
-                opt_level, keep_run, nullptr);
+  return RunOne(arch, *reference.kernel, t, opt_level, keep_run, trace);
+}
+
+// Each group's first tuple compiled by the ptxas executable into a kernel
+// of its own, and every tuple of the group run on it.
+absl::Status CalibrateInto(const std::string& ptxas, const SassArchInfo& arch,
+                           std::span<const Tuple> tuples,
+                           std::span<const KernelGroup> groups, int opt_level,
+                           bool keep_runs, TupleCalibration* out,
+                           std::string* trace) {
+  std::vector<Tuple> firsts;
+  for (const KernelGroup& g : groups) firsts.push_back(tuples[g.begin]);
+  const Assembler executable = [&](absl::string_view ptx, int level) {
+    return RunPtxas(ptxas, arch.name, ptx, level);
+  };
+  PTXDIFF_ASSIGN_OR_RETURN(
+      const std::vector<ReferenceKernel> kernels,
+      CompileReferenceKernels(executable, arch, firsts, opt_level));
+  for (size_t k = 0; k < groups.size(); ++k) {
+    for (size_t i = groups[k].begin; i < groups[k].end; ++i) {
+      out[i] = CalibrateOn(arch, kernels[k], tuples[i], opt_level, keep_runs,
+                           trace);
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+TupleCalibration CalibrateOn(const SassArchInfo& arch,
+                             const ReferenceKernel& reference, const Tuple& t,
+                             int opt_level, bool keep_run) {
+  return CalibrateOn(arch, reference, t, opt_level, keep_run, nullptr);
 }
 
 absl::StatusOr<std::vector<TupleCalibration>> CalibrateEach(
