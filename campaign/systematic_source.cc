@@ -201,7 +201,8 @@ constexpr int kPartForms = 2;
 // destination part's bounds after its tuple 0), then the relations in a
 // pseudo-random order, then the middle tier in order, then (with forms) the
 // runtime tier in order, then the edge and boundary pairs in a
-// pseudo-random order.
+// pseudo-random order. With `runtime_early`, the runtime tier comes right
+// after the first tier instead (SetBreadthInBothForms' runtime_first).
 struct Shape {
   int sources;
   int width[kMaxSources];
@@ -243,7 +244,12 @@ struct Shape {
   // The edge and boundary pairs.
   uint64_t edge_total = 0, boundary_total = 0;
 
-  Shape(const Variant& v, bool forms) : sources(NumSources(v)) {
+  // The runtime tier right after the first tier, not after the middle tier.
+  bool runtime_early = false;
+
+  Shape(const Variant& v, bool forms, bool early = false)
+      : sources(NumSources(v)) {
+    runtime_early = early && forms;
     for (int i = 0; i < sources; ++i) {
       width[i] = SourceWidth(v, i);
       part[i] = SourcePart(v, i, width[i]);
@@ -275,8 +281,12 @@ struct Shape {
            product_bounds->size();
   }
   uint64_t pairs() const { return edge_total + boundary_total; }
-  // The planned tiers (PlannedCount): the set up to the runtime tier.
-  uint64_t planned() const { return tier() + relations() + middle_total; }
+  // The planned tiers (PlannedCount): the set up to the runtime tier (up to
+  // the pairs where the runtime tier comes early).
+  uint64_t planned() const {
+    return tier() + relations() + middle_total +
+           (runtime_early ? runtime_total : 0);
+  }
   uint64_t total() const {
     return tier() + runtime_total + relations() + middle_total + pairs();
   }
@@ -717,8 +727,17 @@ struct Order {
 // Tuple i of a variant's set, given its shape `s` (i < s.total()).
 Tuple NthOfSet(const Variant& v, const Shape& s, const Order& order,
                uint64_t i) {
+  const auto runtime_tier = [&](uint64_t r) {
+    Tuple t = RuntimeTierTuple(v, s, r);
+    t.operands = Canonical(v, t.operands);
+    return t;
+  };
   if (i < s.tier()) return {v, Canonical(v, FirstTierTuple(v, s, i))};
   i -= s.tier();
+  if (s.runtime_early) {
+    if (i < s.runtime_total) return runtime_tier(i);
+    i -= s.runtime_total;
+  }
   if (i < s.relations()) {
     return {v,
             Canonical(v, RelationTuple(v, s,
@@ -728,13 +747,11 @@ Tuple NthOfSet(const Variant& v, const Shape& s, const Order& order,
   i -= s.relations();
   if (i < s.middle_total) return {v, Canonical(v, MiddleTuple(s, i))};
   i -= s.middle_total;
-  if (i < s.runtime_total) {
-    Tuple t = RuntimeTierTuple(v, s, i);
-    t.operands = Canonical(v, t.operands);
-    return t;
+  if (!s.runtime_early) {
+    if (i < s.runtime_total) return runtime_tier(i);
+    i -= s.runtime_total;
   }
-  const uint64_t idx =
-      order.Shuffled(i - s.runtime_total, s.pairs(), order.pair_stride);
+  const uint64_t idx = order.Shuffled(i, s.pairs(), order.pair_stride);
   return {v, Canonical(v, idx < s.edge_total
                               ? EdgeTuple(s, idx)
                               : BoundaryTuple(s, idx - s.edge_total))};
@@ -760,13 +777,21 @@ void RadixSortByKey(std::vector<std::pair<uint64_t, T>>& items) {
 
 }  // namespace
 
-void SystematicTuples(const Variant& v, uint64_t k, uint64_t count,
-                      std::vector<Tuple>& out, bool forms) {
-  const Shape s(v, forms);
+namespace {
+
+void AppendSetTuples(const Variant& v, const Shape& s, uint64_t k,
+                     uint64_t count, std::vector<Tuple>& out) {
   const Order order(s, StableId(v));
   for (uint64_t i = k; i < std::min(s.total(), k + count); ++i) {
     out.push_back(NthOfSet(v, s, order, i));
   }
+}
+
+}  // namespace
+
+void SystematicTuples(const Variant& v, uint64_t k, uint64_t count,
+                      std::vector<Tuple>& out, bool forms) {
+  AppendSetTuples(v, Shape(v, forms), k, count, out);
 }
 
 uint64_t PlannedCount(const Variant& v, bool forms) {
@@ -869,7 +894,7 @@ std::optional<Tuple> SystematicSource::NextBreadth() {
       // The set's first tuple (the breadth pass is each variant's first
       // visit), from what the state already holds: the pass is most of a
       // campaign's start-up. Tuple 0 is the first tier's: no strides needed.
-      const Shape shape(v->variant, forms_);
+      const Shape shape(v->variant, forms_, runtime_tier_early());
       v->count = shape.total();
       v->planned = shape.planned();
       Produced(*v, 1);
@@ -880,7 +905,8 @@ std::optional<Tuple> SystematicSource::NextBreadth() {
     // variant of its family had its default form.
     const uint8_t runtime = RuntimeCapableSources(v->variant);
     if (runtime == 0) continue;
-    Tuple t = NthOfSet(v->variant, Shape(v->variant, forms_),
+    Tuple t = NthOfSet(v->variant,
+                       Shape(v->variant, forms_, runtime_tier_early()),
                        Order(Order::FirstOnly{}, v->id), /*i=*/0);
     if (t.runtime == runtime) continue;  // the default form already
     t.runtime = runtime;
@@ -901,7 +927,11 @@ std::optional<Tuple> SystematicSource::Next() {
       if (current_->next < current_->count) {
         const uint64_t k = current_->next;
         Produced(*current_, 1);
-        return InDefaultForm(SystematicTuple(current_->variant, k, forms_));
+        std::vector<Tuple> one;
+        AppendSetTuples(current_->variant,
+                        Shape(current_->variant, forms_, runtime_tier_early()),
+                        k, 1, one);
+        return InDefaultForm(one[0]);
       }
       std::vector<Tuple> one;
       TailTuples(current_->variant, current_->next++, 1, one);
@@ -942,8 +972,9 @@ bool SystematicSource::NextRun(std::vector<Tuple>& out) {
 void SystematicSource::AppendRun(std::vector<Tuple>& out) {
   const size_t before = out.size();
   if (current_->next < current_->count) {
-    SystematicTuples(current_->variant, current_->next, left_in_run_, out,
-                     forms_);
+    AppendSetTuples(current_->variant,
+                    Shape(current_->variant, forms_, runtime_tier_early()),
+                    current_->next, left_in_run_, out);
   } else {
     TailTuples(current_->variant, current_->next, left_in_run_, out);
   }

@@ -46,9 +46,11 @@
 //     at 0, -1 or 1), the runtime source's witnesses at MIN, MAX, 0, all
 //     ones and 1: what a compiler claims for every value of an operand,
 //     with the other operands at their likeliest triggers (bfe past the
-//     top of its source, a shift by all ones). After the relations, which
-//     it would otherwise delay: against ptxas a probe costs a kernel of its
-//     own, where immediates share kernels by the dozen;
+//     top of its source, a shift by all ones). After the middle tier, which
+//     it would otherwise delay: against ptxas a probe costs a compile of
+//     its own, where immediates share kernels by the dozen; right after the
+//     first tier where the compiled code is kept and run at many inputs
+//     (SetBreadthInBothForms), a probe's compile paying for thousands;
 //   - edge pairs: for each pair of sources, every combination of two values
 //     from a short per-width edge list (0, 1, 2, -1, -2, MIN, MAX, MIN+1,
 //     powers of two around the shift widths, 255/256, byte sign patterns),
@@ -153,7 +155,10 @@ class SystematicSource {
   // compiled code is kept and run at many more inputs, the campaign's
   // compiled lane) each family's runtime forms come before its default
   // ones: a runtime form's compile then pays for thousands of checks, a
-  // default form's for one. Set before the first tuple; off by default.
+  // default form's for one; and each set's runtime tier comes right after
+  // its first tier (what a compiler claims for every value, and the code
+  // it keeps, before the relations' and middle tier's folding checks).
+  // Set before the first tuple; off by default.
   void SetBreadthInBothForms(bool both, bool runtime_first = false) {
     breadth_both_forms_ = both;
     breadth_runtime_first_ = runtime_first;
@@ -219,6 +224,7 @@ class SystematicSource {
   bool runtime_by_default_ = false;
   bool breadth_both_forms_ = false;
   bool breadth_runtime_first_ = false;
+  bool runtime_tier_early() const { return breadth_runtime_first_; }
   // `t`, or `t` in the default form if its form is open (all immediates).
   Tuple InDefaultForm(Tuple t) const;
   int left_in_run_ = 0;

@@ -647,6 +647,39 @@ TEST(SystematicTest, PlannedDoneCountsEachVariantAsItPassesItsPlannedTiers) {
             2 * 5 * 3 + 4 * 3 + 4 * 5 + 2 * MiddleValues(32).size());
 }
 
+// Where the compiled code is kept (runtime_first), a set's runtime tier
+// (what ptxas claims for every value of an operand: bfe.s32 past the top)
+// comes right after the first tier, not after the relations and the middle
+// tier; the set holds the same tuples either way.
+TEST(SystematicTest, WithKeptCodeTheRuntimeTierComesRightAfterTheFirstTier) {
+  const Variant v = *ParseVariant("bfe.s32");
+  const auto run = [&](bool runtime_first, std::vector<Tuple>& all) {
+    SystematicSource source({v}, 64, /*endless=*/false, /*runtime_forms=*/true);
+    source.SetBreadthInBothForms(true, runtime_first);
+    size_t first_probe = 0;
+    while (std::optional<Tuple> t = source.Next()) {
+      // Past the breadth pass's tuple 0 in both forms.
+      if (all.size() >= 2 && first_probe == 0 && t->runtime != 0)
+        first_probe = all.size();
+      all.push_back(*t);
+    }
+    return first_probe;
+  };
+  std::vector<Tuple> early_set, late_set;
+  const size_t early = run(true, early_set);
+  const size_t late = run(false, late_set);
+  // bfe.s32's first tier: each of its three sources alone at five
+  // extremes with three fillers, and a against b at equal extremes.
+  EXPECT_GT(early, 2u);
+  EXPECT_LE(early, 2 + 3 * 5 * 3 + 4 * 3u);
+  EXPECT_GT(late, early + 3 * MiddleValues(32).size());
+  absl::flat_hash_map<Tuple, int> count;
+  for (const Tuple& t : early_set) ++count[t];
+  for (const Tuple& t : late_set) --count[t];
+  for (const auto& [t, n] : count) EXPECT_EQ(n, 0) << Spell(t.variant);
+  EXPECT_EQ(early_set.size(), late_set.size());
+}
+
 TEST(SystematicTest, RunsGiveTheSameTuplesAsOneAtATime) {
   std::vector<Variant> variants;
   for (const char* s : {"add.s32", "bfe.u64", "vadd.u32.u32.u32", "popc.b32"}) {

@@ -101,7 +101,8 @@ std::vector<Tuple> TupleQueue::TakeBatch(size_t max, size_t min,
   std::vector<Tuple> out;
   out.reserve(std::min(max + options_.compiled_per_batch, SizeLocked()));
   const size_t systematic = lanes_[static_cast<int>(Lane::kSystematic)].size();
-  const size_t reserved = std::min(systematic, max / 2);
+  const size_t reserved = std::min(
+      systematic, static_cast<size_t>(max * options_.systematic_share));
   TakeFrom(Lane::kNovel, max - reserved, out);
   TakeFrom(Lane::kSystematic, max - out.size(), out);
   TakeFrom(Lane::kRoutine, max - out.size(), out);
@@ -143,6 +144,7 @@ void TupleQueue::SetCompiledLane(size_t capacity, size_t per_batch) {
   std::lock_guard<std::mutex> lock(mu_);
   options_.compiled_capacity = capacity;
   options_.compiled_per_batch = per_batch;
+  options_.systematic_share = 0.75;
   UpdateCompiledFullLocked();
 }
 

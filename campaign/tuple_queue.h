@@ -58,12 +58,18 @@ class TupleQueue {
     // takes besides the others (0: none, the lane unused).
     size_t compiled_capacity = 0;
     size_t compiled_per_batch = 0;
+    // The share of a batch kept for the systematic lane when it has that
+    // many tuples (the novel lane, taken first, gets the rest).
+    double systematic_share = 0.5;
   };
   explicit TupleQueue(Options options)
       : options_(options), seen_(options_.seen_slots) {}
 
   // Before the producers start: the lane capacity once the batch size is known.
   void SetLaneCapacity(size_t n) { options_.lane_capacity = n; }
+  // Also keeps three quarters of each batch for the systematic lane: with
+  // the compiled lane, the systematic runtime forms each pay for thousands
+  // of checks on kept code, a fuzz input's folding check for one.
   void SetCompiledLane(size_t capacity, size_t per_batch);
   TupleQueue() : TupleQueue(Options{}) {}
 
@@ -85,7 +91,8 @@ class TupleQueue {
 
   // Waits until at least `min` tuples are queued (or `wait` passes, or the
   // queue is closed), then takes up to `max`: novel first, then systematic
-  // (at least half of `max` when there are that many), then routine; and
+  // (at least systematic_share of `max` when there are that many), then
+  // routine; and
   // besides those up to `compiled_per_batch` of the compiled lane. Empty
   // only when the wait ran out with nothing queued, or closed and drained.
   std::vector<Tuple> TakeBatch(size_t max, size_t min, absl::Duration wait);

@@ -130,6 +130,20 @@ TEST(TupleQueueTest, TheSystematicLaneGetsHalfOfEachBatch) {
   EXPECT_EQ(systematic, 4);
 }
 
+// With the compiled lane, the systematic lane's runtime forms pay for many
+// checks each: it gets three quarters of each batch.
+TEST(TupleQueueTest, WithTheCompiledLaneTheSystematicLaneGetsThreeQuarters) {
+  TupleQueue q;
+  q.SetCompiledLane(/*capacity=*/4, /*per_batch=*/0);
+  for (uint64_t i = 0; i < 10; ++i) q.Offer(T(i), Lane::kNovel);
+  for (uint64_t i = 100; i < 110; ++i) q.Offer(T(i), Lane::kSystematic);
+  const std::vector<Tuple> batch = q.TakeBatch(8, 8, absl::ZeroDuration());
+  ASSERT_EQ(batch.size(), 8u);
+  int systematic = 0;
+  for (const Tuple& t : batch) systematic += t.operands.v[0] >= 100;
+  EXPECT_EQ(systematic, 6);
+}
+
 TEST(TupleQueueTest, IdleOnlyWhenEveryTakenBatchIsDone) {
   TupleQueue q;
   q.Offer(T(1), Lane::kNovel);

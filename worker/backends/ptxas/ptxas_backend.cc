@@ -418,17 +418,26 @@ std::vector<Chunk> PtxasBackend::MakeChunks(
   // All-immediate tuples and tuples with runtime sources in separate
   // kernels: a kernel with one runtime source is run, not read as constants,
   // and an all-immediate tuple's value should stay what ptxas folded it to.
+  // A runtime form's kernel is compiled, not folded, and ptxas compiles
+  // smaller kernels faster per tuple (kRuntimeTuplesPerKernel).
+  const int per_kernel[2] = {
+      config_.tuples_per_kernel,
+      std::min(config_.tuples_per_kernel, kRuntimeTuplesPerKernel)};
   std::vector<SizedTuple> sized[2];
   for (int t : pending) {
-    sized[batch.tuples[t].runtime != 0].push_back(
-        {sizes_.Of(batch.tuples[t].variant, OperandShape(batch.tuples[t])), t});
+    const int runtime = batch.tuples[t].runtime != 0;
+    sized[runtime].push_back(
+        {std::min(per_kernel[runtime],
+                  sizes_.Of(batch.tuples[t].variant,
+                            OperandShape(batch.tuples[t]))),
+         t});
   }
   std::vector<Chunk> chunks;
-  for (std::vector<SizedTuple>& form : sized) {
-    if (form.empty()) continue;
+  for (int runtime : {0, 1}) {
+    if (sized[runtime].empty()) continue;
     for (Chunk& c :
-         PlanChunks(std::move(form),
-                    {.tuples_per_kernel = config_.tuples_per_kernel,
+         PlanChunks(std::move(sized[runtime]),
+                    {.tuples_per_kernel = per_kernel[runtime],
                      .kernels_per_module = config_.kernels_per_module,
                      .jobs = config_.jobs})) {
       chunks.push_back(std::move(c));

@@ -17,6 +17,7 @@
 #include "oracle/oracle.h"
 #include "worker/backends/ptxas/ptxas_backend.h"
 #include "worker/backends/ptxas/ptxas_toolchain.h"
+#include "worker/backends/ptxas/chunk_plan.h"
 #include "worker/backends/ptxas/testing/requests.h"
 
 namespace ptxdiff {
@@ -35,14 +36,20 @@ class PtxasCodeCacheTest : public ::testing::Test {
     ASSERT_NE(mkdtemp(dir_.data()), nullptr);
     wrapper_ = dir_ + "/ptxas";
     log_ = dir_ + "/compiles";
-    std::ofstream(wrapper_) << "#!/bin/sh\n"
-                            << "case \"$*\" in *-arch*) echo run >> " << log_
-                            << ";; esac\nexec " << *ptxas << " \"$@\"\n";
+    // It also logs how many kernels each module holds.
+    entries_ = dir_ + "/entries";
+    std::ofstream(wrapper_)
+        << "#!/bin/sh\n"
+        << "case \"$*\" in *-arch*) echo run >> " << log_ << ";; esac\n"
+        << "for a; do case $a in *.ptx) grep -c '^.visible .entry' \"$a\" >> "
+        << entries_ << ";; esac; done\n"
+        << "exec " << *ptxas << " \"$@\"\n";
     chmod(wrapper_.c_str(), 0755);
   }
   void TearDown() override {
     if (dir_.empty()) return;
     unlink(log_.c_str());
+    unlink(entries_.c_str());
     unlink(wrapper_.c_str());
     rmdir(dir_.c_str());
   }
@@ -63,7 +70,15 @@ class PtxasCodeCacheTest : public ::testing::Test {
     return n;
   }
 
-  std::string dir_, wrapper_, log_;
+  // The kernels of every module compiled so far.
+  int Kernels() const {
+    std::ifstream in(entries_);
+    int n = 0, total = 0;
+    while (in >> n) total += n;
+    return total;
+  }
+
+  std::string dir_, wrapper_, log_, entries_;
 };
 
 // The oracle's value of a case.
@@ -92,6 +107,22 @@ TEST_F(PtxasCodeCacheTest, ATupleWhoseKeyWasCompiledRunsWithoutPtxas) {
     EXPECT_TRUE(reply.results[i].reused) << i;
     EXPECT_THAT(reply.NoteOf(i), HasSubstr("executed: "));
   }
+}
+
+// Runtime forms are compiled into code, which ptxas does faster per tuple in
+// kernels of kRuntimeTuplesPerKernel tuples than in the 64 of a folding
+// check's kernel.
+TEST_F(PtxasCodeCacheTest, RuntimeFormsGoIntoSmallerKernels) {
+  auto backend = Make();
+  ASSERT_NE(backend, nullptr);
+  std::vector<Case> cases;  // 64 keys: b an immediate of its own each
+  for (uint64_t b = 0; b < 64; ++b) cases.push_back({"add.u32", {{1, b}}, 0b01});
+  const int before = Kernels();  // the backend's self-test
+  const RunReply reply = RunOrDie(*backend, Request(cases));
+  for (size_t i = 0; i < cases.size(); ++i) {
+    ASSERT_EQ(reply.results[i].kind, ResultKind::kValue) << MessageOf(reply, i);
+  }
+  EXPECT_EQ(Kernels() - before, 64 / kRuntimeTuplesPerKernel);
 }
 
 TEST_F(PtxasCodeCacheTest, AKernelIsNeverServedForAnotherKey) {
