@@ -16,6 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "cli/commands.h"
+#include "cli/sweep_exhaustive.h"
 #include "client/worker_locator.h"
 #include "harness/differential.h"
 #include "isa/family_table.h"
@@ -208,9 +209,10 @@ int RunSweep(const std::vector<std::string>& args, std::ostream& out,
     return kExitBadInput;
   };
   auto parsed =
-      ParseArgs(args, {},
+      ParseArgs(args, {"exhaustive"},
                 {"backend", "family", "tuples", "seed", "arch", "timeout",
-                 "batch", "reading", "cuda-driver", "runtime"});
+                 "batch", "reading", "cuda-driver", "runtime", kMaxBitsFlag,
+                 kSampleFlag});
   if (!parsed.ok()) return fail(parsed.status());
   if (!parsed->positional.empty()) {
     return fail(absl::InvalidArgumentError(
@@ -226,8 +228,25 @@ int RunSweep(const std::vector<std::string>& args, std::ostream& out,
         reading.status()}) {
     if (!s.ok()) return fail(s);
   }
+  const bool exhaustive = parsed->Has("exhaustive");
+  for (const char* flag : {kMaxBitsFlag, kSampleFlag}) {
+    if (parsed->Has(flag) && !exhaustive) {
+      return fail(absl::InvalidArgumentError(
+          absl::StrCat("--", flag, " is a flag of --exhaustive")));
+    }
+  }
+  if (exhaustive && (parsed->Has("tuples") || parsed->Has("runtime"))) {
+    return fail(absl::InvalidArgumentError(
+        "--exhaustive runs every input (every source that can be a runtime "
+        "value one): it takes neither --tuples nor --runtime"));
+  }
   auto client = StartBackend(*parsed);
   if (!client.ok()) return fail(client.status());
+  if (exhaustive) {
+    out << "sweep: backend " << (*client)->identity().Describe() << "\n";
+    return RunExhaustiveSweepCommand(*parsed, **client, *variants, *reading,
+                                     out, err);
+  }
 
   std::mt19937_64 rng(*seed);
   std::vector<Tuple> tuples;

@@ -78,6 +78,45 @@ TEST(BackendCommandsTest, SweepThroughAnExecBackendCountsAgreements) {
   EXPECT_THAT(r.out, HasSubstr("mismatched      0\n"));
 }
 
+// --exhaustive: every input of the narrow variants, proved or refuted;
+// a sample of the wide ones; the flags that only it takes.
+TEST(BackendCommandsTest, AnExhaustiveSweepProvesAndRefutes) {
+  const std::string script = TempDirFor("wrong_cnot") + "/wrong_cnot.sh";
+  std::ofstream(script) << "#!/bin/sh\nexec " << PTXDIFF_FAULTY_WORKER_PATH
+                        << " --fault=wrong-on=cnot --when-operand=0:65000\n";
+  chmod(script.c_str(), 0755);
+  CliRun r = Ptxdiff({"sweep", "--backend", "exec:" + script, "--exhaustive",
+                      "--family", "not", "--family", "cnot", "--max-bits",
+                      "16", "--sample", "100"});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("2 variants of at most 16 input bits"));
+  EXPECT_THAT(r.out, HasSubstr("  proved      1 "));
+  // cnot.b32's and cnot.b64's samples are wrong too (a above 65000).
+  EXPECT_THAT(r.out, HasSubstr("  refuted     3 "));
+  EXPECT_THAT(r.out, HasSubstr("  sampled     2 "));
+  EXPECT_THAT(r.out, HasSubstr("refuted    cnot.b16"));
+  EXPECT_THAT(r.out, HasSubstr("536 disagree"));  // a from 65000 to 65535
+  EXPECT_THAT(r.out, HasSubstr("proved     not.b16"));
+  EXPECT_THAT(r.err, HasSubstr("100.0% of 131472 inputs"));
+  r = Ptxdiff({"sweep", "--backend", "oracle", "--exhaustive", "--family",
+               "not", "--max-bits", "16", "--sample", "0"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("65536 inputs of 1 variants"));
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"--max-bits", "33"},
+        {"--max-bits", "8", "--tuples", "4"},
+        {"--runtime", "a"}}) {
+    std::vector<std::string> args = {"sweep", "--backend", "oracle",
+                                     "--exhaustive", "--family", "not"};
+    args.insert(args.end(), bad.begin(), bad.end());
+    EXPECT_EQ(Ptxdiff(args).code, 2) << bad[0];
+  }
+  // Its flags without it.
+  r = Ptxdiff({"sweep", "--backend", "oracle", "--max-bits", "8"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--max-bits is a flag of --exhaustive"));
+}
+
 TEST(BackendCommandsTest, SweepBadInputIsExitTwo) {
   EXPECT_EQ(Ptxdiff({"sweep", "--backend", "oracle", "--family", "nope"}).code,
             2);

@@ -89,16 +89,29 @@ const std::vector<CommandHelp>& Commands() {
       {"sweep",
        "[flags]",
        "Run N edge-case tuples of every variant (of the families given) on a\n"
-       "backend and compare with the oracle. Exit 0 when nothing disagreed; 1 "
-       "on\n"
+       "backend and compare with the oracle; or, with --exhaustive, every\n"
+       "input of each variant whose inputs total at most --max-bits bits, and\n"
+       "a sample of the wider ones. Exit 0 when nothing disagreed; 1 on\n"
        "a mismatch or a faulty batch, or when nothing was tested (the backend\n"
-       "declined every tuple); 2 on bad input.",
+       "declined every tuple); 2 on bad input; 130 when Ctrl-C stopped it.",
        {kBackend,
         {"--family NAME",
          "only this family (repeatable; default: every family)"},
         {"--tuples N", "tuples per variant (default 16)"},
         {"--seed S", "the random seed (default 1)"},
-        {"--batch N", "tuples per batch sent to the backend (default 4096)"},
+        {"--batch N",
+         "tuples per batch sent to the backend (default 4096; 65536 with\n"
+         "--exhaustive)"},
+        {"--exhaustive",
+         "every input of each variant of at most --max-bits input bits, every\n"
+         "source that can be a runtime value one (on ptxas: one compile, the\n"
+         "kept code run for every input); progress and time left on stderr"},
+        {"--max-bits N",
+         "with --exhaustive: the widest input space run whole, 1 to 32\n"
+         "(default 24: 16.8M inputs a variant)"},
+        {"--sample N",
+         "with --exhaustive: random inputs of each wider variant (default\n"
+         "65536; 0 leaves them out)"},
         {"--runtime NAMES",
          "in every variant that has them, these sources are runtime\n"
          "values (e.g. a, or a,c): what a compiler claims for every value"},

@@ -40,6 +40,18 @@ void DiffSummary::CountDecline(Family family, absl::string_view message) {
   ++declines[absl::StrCat(InfoOf(family).opcode, ": ", message)];
 }
 
+void DiffSummary::Merge(const DiffSummary& other) {
+  counts += other.counts;
+  for (const auto& [reason, n] : other.declines) declines[reason] += n;
+  const auto append = [](const std::vector<std::string>& from,
+                         std::vector<std::string>& to) {
+    for (size_t i = 0; i < from.size() && to.size() < kMaxListed; ++i)
+      to.push_back(from[i]);
+  };
+  append(other.mismatches, mismatches);
+  append(other.faults, faults);
+}
+
 std::vector<std::pair<std::string, int64_t>> DiffSummary::DeclinesByCount()
     const {
   std::vector<std::pair<std::string, int64_t>> out(declines.begin(),

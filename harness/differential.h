@@ -32,6 +32,9 @@ struct DiffSummary {
   static constexpr size_t kMaxListed = 20;
 
   void CountDecline(Family family, absl::string_view message);
+  // Adds `other`'s counts, its declines, and its lines while under
+  // kMaxListed.
+  void Merge(const DiffSummary& other);
   // The decline reasons, most tuples first.
   std::vector<std::pair<std::string, int64_t>> DeclinesByCount() const;
 };
