@@ -202,7 +202,7 @@ constexpr int kPartForms = 2;
 // pseudo-random order, then the middle tier in order, then (with forms) the
 // runtime tier in order, then the edge and boundary pairs in a
 // pseudo-random order. With `runtime_early`, the runtime tier comes right
-// after the first tier instead (SetBreadthInBothForms' runtime_first).
+// after the relations instead (SetBreadthInBothForms' runtime_first).
 struct Shape {
   int sources;
   int width[kMaxSources];
@@ -244,7 +244,7 @@ struct Shape {
   // The edge and boundary pairs.
   uint64_t edge_total = 0, boundary_total = 0;
 
-  // The runtime tier right after the first tier, not after the middle tier.
+  // The runtime tier right after the relations, not after the middle tier.
   bool runtime_early = false;
 
   Shape(const Variant& v, bool forms, bool early = false)
@@ -734,10 +734,6 @@ Tuple NthOfSet(const Variant& v, const Shape& s, const Order& order,
   };
   if (i < s.tier()) return {v, Canonical(v, FirstTierTuple(v, s, i))};
   i -= s.tier();
-  if (s.runtime_early) {
-    if (i < s.runtime_total) return runtime_tier(i);
-    i -= s.runtime_total;
-  }
   if (i < s.relations()) {
     return {v,
             Canonical(v, RelationTuple(v, s,
@@ -745,6 +741,10 @@ Tuple NthOfSet(const Variant& v, const Shape& s, const Order& order,
                                                       order.relation_stride)))};
   }
   i -= s.relations();
+  if (s.runtime_early) {
+    if (i < s.runtime_total) return runtime_tier(i);
+    i -= s.runtime_total;
+  }
   if (i < s.middle_total) return {v, Canonical(v, MiddleTuple(s, i))};
   i -= s.middle_total;
   if (!s.runtime_early) {

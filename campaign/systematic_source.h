@@ -49,8 +49,9 @@
 //     top of its source, a shift by all ones). After the middle tier, which
 //     it would otherwise delay: against ptxas a probe costs a compile of
 //     its own, where immediates share kernels by the dozen; right after the
-//     first tier where the compiled code is kept and run at many inputs
-//     (SetBreadthInBothForms), a probe's compile paying for thousands;
+//     relations where the compiled code is kept and run at many inputs
+//     (SetBreadthInBothForms), a probe's compile paying for thousands (the
+//     relations stay before it: slct's NaN-pattern fold is among them);
 //   - edge pairs: for each pair of sources, every combination of two values
 //     from a short per-width edge list (0, 1, 2, -1, -2, MIN, MAX, MIN+1,
 //     powers of two around the shift widths, 255/256, byte sign patterns),
@@ -156,8 +157,8 @@ class SystematicSource {
   // compiled lane) each family's runtime forms come before its default
   // ones: a runtime form's compile then pays for thousands of checks, a
   // default form's for one; and each set's runtime tier comes right after
-  // its first tier (what a compiler claims for every value, and the code
-  // it keeps, before the relations' and middle tier's folding checks).
+  // its relations (what a compiler claims for every value, and the code
+  // it keeps, before the middle tier's folding checks).
   // Set before the first tuple; off by default.
   void SetBreadthInBothForms(bool both, bool runtime_first = false) {
     breadth_both_forms_ = both;
