@@ -651,7 +651,7 @@ TEST(SystematicTest, PlannedDoneCountsEachVariantAsItPassesItsPlannedTiers) {
 // (what ptxas claims for every value of an operand: bfe.s32 past the top)
 // comes right after the relations, not after the middle tier; the set
 // holds the same tuples either way.
-TEST(SystematicTest, WithKeptCodeTheRuntimeTierComesRightAfterTheFirstTier) {
+TEST(SystematicTest, WithKeptCodeTheRuntimeTierComesBeforeTheMiddleTier) {
   const Variant v = *ParseVariant("bfe.s32");
   const auto run = [&](bool runtime_first, std::vector<Tuple>& all) {
     SystematicSource source({v}, 64, /*endless=*/false, /*runtime_forms=*/true);
