@@ -30,6 +30,12 @@
 //   journal if everything in it was filed. A filing that failed (a full
 //   disk) keeps its journal line, as does a process that dies first: the
 //   next campaign adopts the journal and files what it holds.
+//
+// The engine's code: campaign.cc (Start and Stop, the calibration, the
+// senders and judging, Flush and Snapshot), campaign_producers.cc (Offer,
+// the systematic and compiled lanes' loops, what is worth sending) and
+// campaign_filing.cc (the filer: contrast, minimize or isolate, file, count
+// repeats).
 
 #ifndef PTXDIFF_CAMPAIGN_CAMPAIGN_H_
 #define PTXDIFF_CAMPAIGN_CAMPAIGN_H_
