@@ -128,6 +128,10 @@ void Campaign::SystematicLoop() {
   source.SetRuntimeByDefault(identity_.runtime_by_default);
   source.SetBreadthInBothForms(identity_.both_forms && options_.runtime_forms,
                                /*runtime_first=*/UsesCompiledLane());
+  if (UsesCompiledLane()) {
+    source.SetDepthShareDuringBreadth(
+        SystematicSource::kDepthShareWithKeptCode);
+  }
   calibrated_.wait();
   for (int f = 0; f < kNumFamilies; ++f) {
     if (family_cost_[f] > 0)

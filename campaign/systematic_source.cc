@@ -944,7 +944,7 @@ std::optional<Tuple> SystematicSource::Next() {
 bool SystematicSource::NextRun(std::vector<Tuple>& out) {
   if (!breadth_done()) {
     if (endless_ &&
-        depth_charged_ < kDepthShareDuringBreadth * breadth_charged_ &&
+        depth_charged_ < depth_share_ * breadth_charged_ &&
         Advance(/*passed_only=*/true)) {
       const size_t before = out.size();
       AppendRun(out);

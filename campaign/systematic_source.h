@@ -134,9 +134,20 @@ class SystematicSource {
   // kBreadthRun tuples of as many variants; false when every set is
   // exhausted. During an endless source's breadth pass, a run of a family
   // whose pass is over comes instead whenever such runs have had less than
-  // kDepthShareDuringBreadth of the breadth pass's time (by family costs).
+  // the depth share of the breadth pass's time (by family costs:
+  // kDepthShareDuringBreadth unless SetDepthShareDuringBreadth).
   static constexpr int kBreadthRun = 64;
   static constexpr double kDepthShareDuringBreadth = 0.25;
+  // Where compiled code is kept (the campaign's compiled lane), the pass's
+  // runtime forms of 80k variants outlast a short campaign, and the known
+  // compiler bugs are in small families' deeper tiers (slct's relations,
+  // bfe's runtime tier): depth gets as much time as the pass. In 60 s runs
+  // on ptxas, 0.25 filed the bfe.s32 claim in 0 of 3, 1.0 in 4 of 4
+  // (docs/performance.md).
+  static constexpr double kDepthShareWithKeptCode = 1.0;
+  // The share of the pass's time its depth runs get (kDepthShareDuringBreadth
+  // unless set). Set before the first tuple.
+  void SetDepthShareDuringBreadth(double share) { depth_share_ = share; }
   bool NextRun(std::vector<Tuple>& out);
 
   // Tuples whose form the set leaves open (every tier but the runtime one)
@@ -225,6 +236,7 @@ class SystematicSource {
   bool runtime_by_default_ = false;
   bool breadth_both_forms_ = false;
   bool breadth_runtime_first_ = false;
+  double depth_share_ = kDepthShareDuringBreadth;
   bool runtime_tier_early() const { return breadth_runtime_first_; }
   // `t`, or `t` in the default form if its form is open (all immediates).
   Tuple InDefaultForm(Tuple t) const;

@@ -565,13 +565,19 @@ INSTANTIATE_TEST_SUITE_P(RuntimeFirstOrNot, BreadthInBothFormsTest,
                          ::testing::Bool());
 
 // An endless source (a campaign's) runs the families whose pass is over
-// while the pass goes on, with at most kDepthShareDuringBreadth of the
-// pass's time, and never a variant before its breadth tuple; the pass
-// still gives every variant its tuple 0.
-TEST(SystematicTest, FamiliesWhosePassIsOverGoDeepWhileThePassGoesOn) {
+// while the pass goes on, with at most the depth share of the pass's time
+// (kDepthShareDuringBreadth, or kDepthShareWithKeptCode where set), and
+// never a variant before its breadth tuple; the pass still gives every
+// variant its tuple 0.
+class DepthShareTest : public ::testing::TestWithParam<double> {};
+
+TEST_P(DepthShareTest, FamiliesWhosePassIsOverGoDeepWhileThePassGoesOn) {
+  const double share = GetParam();
   const std::vector<Variant> variants =
       VariantsOfFamilies({Family::kFns, Family::kBfe, Family::kVadd});
   SystematicSource source(variants, 8, /*endless=*/true);
+  if (share != SystematicSource::kDepthShareDuringBreadth)
+    source.SetDepthShareDuringBreadth(share);
   source.SetFamilyCost(Family::kVadd, 2);
   auto cost = [](const Tuple& t) {
     return t.variant.family == Family::kVadd ? 2.0 : 1.0;
@@ -608,11 +614,14 @@ TEST(SystematicTest, FamiliesWhosePassIsOverGoDeepWhileThePassGoesOn) {
   }
   EXPECT_EQ(reached.size(), variants.size());
   EXPECT_GT(deep_runs, 100);
-  EXPECT_LE(deep_time,
-            SystematicSource::kDepthShareDuringBreadth * breadth_time + 8);
-  EXPECT_GT(deep_time,
-            SystematicSource::kDepthShareDuringBreadth * breadth_time - 8 - 64);
+  EXPECT_LE(deep_time, share * breadth_time + 8);
+  EXPECT_GT(deep_time, share * breadth_time - 8 - 64);
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    DefaultAndKeptCode, DepthShareTest,
+    ::testing::Values(SystematicSource::kDepthShareDuringBreadth,
+                      SystematicSource::kDepthShareWithKeptCode));
 
 // A variant counts in planned_done the moment its planned tiers (first
 // tier, relations, middle tier) have all been produced, whether by runs or
