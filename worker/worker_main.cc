@@ -21,6 +21,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "common/batch_heap.h"
 #include "protocol/backend_names.h"
 #include "protocol/frame_io.h"
 #include "worker/backend.h"
@@ -100,6 +101,7 @@ int RunModule(absl::string_view backend, const std::vector<std::string>& args) {
 
 int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);  // a vanished client shows up as EPIPE instead
+  ptxdiff::KeepBatchMemoryInTheHeap();
   std::string backend;
   for (int i = 1; i < argc; ++i) {
     absl::string_view arg = argv[i];

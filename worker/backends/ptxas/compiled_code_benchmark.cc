@@ -33,6 +33,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
+#include "common/batch_heap.h"
 #include "isa/family_table.h"
 #include "isa/operand_form.h"
 #include "isa/spelling.h"
@@ -245,4 +246,7 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace ptxdiff
 
-int main(int argc, char** argv) { return ptxdiff::Main(argc, argv); }
+int main(int argc, char** argv) {
+  ptxdiff::KeepBatchMemoryInTheHeap();  // as the worker does
+  return ptxdiff::Main(argc, argv);
+}
