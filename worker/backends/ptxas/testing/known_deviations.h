@@ -12,11 +12,13 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "isa/family_table.h"
 #include "oracle/errata.h"
 #include "oracle/oracle.h"
+#include "worker/backends/ptxas/testing/requests.h"
 
 namespace ptxdiff {
 
@@ -69,6 +71,15 @@ inline std::optional<KnownDeviation> KnownPtxasDeviation(const Variant& v,
   }
 }
 
+// One tuple of each deviation above that shows it, so that a test meets
+// every one whatever its other tuples.
+inline std::vector<Case> KnownDeviationExamples() {
+  return {{"bfe.u64", {{0x7465ebb101cfc1ea, 0x18, 0x10001}}},
+          {"bfi.b64", {{0x10000, 0x0000000100000020, 0x100, 0x40}}},
+          {"fns.b32", {{0xffffffff, 0, 0x80000000}}},
+          {"slct.s32.s32", {{1, 2, 0x7fffffff}}}};
+}
+
 // The known deviations a test met, by name: tuples, and those where ptxas's
 // known value is not the oracle's (the deviation shows).
 class DeviationTally {
@@ -86,7 +97,9 @@ class DeviationTally {
   }
   // Each deviation met showed at least once, and at least `names` did.
   void ExpectEachShows(size_t names) const {
-    EXPECT_GE(met_.size(), names) << "too few known deviations met";
+    std::string met;
+    for (const auto& [name, counts] : met_) met += name + "; ";
+    EXPECT_GE(met_.size(), names) << "too few known deviations met: " << met;
     for (const auto& [name, counts] : met_) {
       EXPECT_GT(counts.second, 0)
           << name << ": on all " << counts.first << " of its tuples the "
