@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "cli/backend_commands.h"
@@ -62,12 +63,20 @@ void PrintReport(const CalibrationReport& r, int64_t show,
       r.kernels, r.kernels_run, Percent(r.kernels_run, r.kernels), r.tuples,
       r.executed, Percent(r.executed, r.tuples), r.rejected, r.agreed,
       r.undefined, r.disagreements.size());
+  int64_t scalar_video = 0;
   for (const auto& [finding, n] : r.known) {
     out << absl::StrFormat(
         "  known findings  %d tuples: %s (docs/sass-evaluator.md), e.g.\n"
         "                    %s\n",
         n, finding, r.known_example.at(finding));
+    if (absl::StartsWith(finding, "scalar video")) scalar_video += n;
   }
+  // Issue 67: how much the scalar video rule still explains; it applies
+  // only to the variants and operands its evidence covers.
+  out << absl::StrFormat(
+      "  scalar video    %d tuples explained by its known findings, each "
+      "only on the variants and operands its evidence covers\n",
+      scalar_video);
   if (!r.disagreements.empty()) {
     out << "disagreements (the oracle's value, then the evaluator's):\n";
     for (size_t i = 0; i < std::min<size_t>(r.disagreements.size(), show);

@@ -3,6 +3,7 @@
 #include "oracle/errata.h"
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <random>
 #include <set>
@@ -457,6 +458,48 @@ TEST(ErrataDocTest, SpecNotesListTheTable) {
   for (const Erratum& e : AllErrata()) {
     EXPECT_TRUE(documented.count(std::string(e.id)))
         << "docs/spec-notes.md has no entry \"### `" << e.id << "`\"";
+  }
+}
+
+// The ptxas triage entries (`value-mismatch~ptxas~ge256~bfe.u64`) named in
+// `text`: up to the first character no entry name has.
+std::vector<std::string> PtxasEntryNames(absl::string_view text) {
+  std::vector<std::string> out;
+  const absl::string_view mark = "~ptxas~";
+  for (size_t at = text.find(mark); at != absl::string_view::npos;
+       at = text.find(mark, at + mark.size())) {
+    size_t begin = at;
+    while (begin > 0 &&
+           (std::isalnum(static_cast<unsigned char>(text[begin - 1])) ||
+            text[begin - 1] == '-'))
+      --begin;
+    const size_t end = text.find_first_of(" `'\"),\n", at);
+    out.emplace_back(text.substr(begin, end - begin));
+  }
+  return out;
+}
+
+// Issue 67: the evidence cites checked-in entries by their current names
+// (they were renamed when the operand classes were; a stale name is
+// evidence a reader cannot follow).
+TEST(ErrataDocTest, CitedTriageEntriesAreCheckedIn) {
+  const std::string root = std::string(PTXDIFF_SOURCE_DIR);
+  std::vector<std::pair<std::string, std::string>> cited;  // where, name
+  for (const Erratum& e : AllErrata()) {
+    for (const std::string& name : PtxasEntryNames(e.evidence)) {
+      cited.push_back({absl::StrCat("erratum ", e.id), name});
+    }
+  }
+  const std::string notes = ReadFile(root + "/docs/spec-notes.md");
+  ASSERT_FALSE(notes.empty());
+  for (const std::string& name : PtxasEntryNames(notes)) {
+    cited.push_back({"docs/spec-notes.md", name});
+  }
+  EXPECT_GE(cited.size(), 4u) << "the bfe and bfi entries, twice each";
+  for (const auto& [where, name] : cited) {
+    const std::string dir = root + "/triage/entries/" + name;
+    EXPECT_FALSE(ReadFile(dir + "/case.txt").empty())
+        << where << " cites " << name << ", which triage/entries lacks";
   }
 }
 

@@ -305,7 +305,10 @@ TEST_F(PtxasAssemblyTest, EveryRegisterBody) {
   for (const FamilyInfo& family : AllFamilies()) {
     for (int arch : kArchs) builder.AddFamily(family.family, arch, Any);
   }
-  ExpectAllAssemble(builder.Take());
+  const std::vector<CheckModule> modules = builder.Take();
+  // Issue 67: a builder that grouped nothing away would pass unchecked.
+  ASSERT_GT(modules.size(), 700u);
+  ExpectAllAssemble(modules);
 }
 
 TEST_F(PtxasAssemblyTest, EveryImmediateBody) {
@@ -336,7 +339,9 @@ TEST_F(PtxasAssemblyTest, EveryImmediateBody) {
       builder.AddFamily(family.family, arch, Any);
     }
   }
-  ExpectAllAssemble(builder.Take());
+  const std::vector<CheckModule> modules = builder.Take();
+  ASSERT_GT(modules.size(), 750u);
+  ExpectAllAssemble(modules);
 }
 
 // Families this large differ variant to variant only in their bodies (a

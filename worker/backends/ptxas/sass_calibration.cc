@@ -21,6 +21,7 @@
 #include "worker/backends/ptxas/ptx_module.h"
 #include "worker/backends/ptxas/ptxas_toolchain.h"
 #include "worker/backends/ptxas/sass_execution.h"
+#include "worker/backends/ptxas/scalar_video_findings.h"
 
 namespace ptxdiff {
 namespace {
@@ -83,7 +84,8 @@ TupleCalibration RunOne(const SassArchInfo& arch, const CompiledKernel& kernel,
   Judge(t, (*values)[0], out);
   if (keep_run) out.run = std::move(run.run);
   if (out.outcome == CalibrationOutcome::kDisagrees && trace != nullptr &&
-      trace->empty() && !KnownCalibrationFinding(t.variant, opt_level)) {
+      trace->empty() &&
+      !KnownCalibrationFinding(t.variant, t.operands, opt_level)) {
     *trace = TraceText(arch, kernel.code, args);
   }
   return out;
@@ -237,59 +239,9 @@ absl::StatusOr<std::vector<TupleCalibration>> CalibrateEach(
   return out;
 }
 
-namespace {
-
-// A scalar video instruction's destination selector ("h1", "b2"; "" for
-// none) and whether it saturates with operand types of both signednesses,
-// from its spelling ("vadd.s32.u32.u32.sat d.h1, a, b, c").
-struct ScalarVideoShape {
-  std::string dsel;
-  bool mixed_sat = false;
-};
-
-ScalarVideoShape ShapeOf(const Variant& v) {
-  const std::string spelling = Spell(v);
-  const std::vector<std::string> words = absl::StrSplit(spelling, ' ');
-  ScalarVideoShape out;
-  if (words.size() > 1 && absl::StartsWith(words[1], "d.")) {
-    out.dsel = std::string(absl::StripSuffix(words[1].substr(2), ","));
-  }
-  const std::vector<std::string> parts = absl::StrSplit(words[0], '.');
-  bool s = false, u = false;
-  for (size_t k = 1; k < parts.size() && k <= 3; ++k) {
-    s |= parts[k][0] == 's';
-    u |= parts[k][0] == 'u';
-  }
-  out.mixed_sat = s && u && absl::StrContains(words[0], ".sat");
-  return out;
-}
-
-}  // namespace
-
 std::optional<std::string> KnownCalibrationFinding(const Variant& v,
                                                    int opt_level) {
-  // The scalar video instructions (vadd ... vset, not the SIMD vadd2 or
-  // vadd4): ptxas's code at every level merges the result's high half (the
-  // spec: its low half) into a destination part other than the lowest, and
-  // clamps mixed-signedness saturation as unsigned.
-  const absl::string_view op = InfoOf(v.family).opcode;
-  if (op[0] == 'v' && op.back() != '2' && op.back() != '4') {
-    const ScalarVideoShape shape = ShapeOf(v);
-    if (!shape.dsel.empty() && shape.dsel != "h0" && shape.dsel != "b0") {
-      return "scalar video part merges: ptxas's code merges the result's "
-             "high half";
-    }
-    if (shape.mixed_sat) {
-      return "scalar video mixed-signedness .sat: ptxas's code clamps as "
-             "unsigned";
-    }
-    // The rest: the -O0 code sign-extends the 32-bit sum of unsigned
-    // operands before .sat and the secondary min/max, where the spec keeps
-    // the intermediate's full precision (seen in the calibration's traces;
-    // each instruction of those kernels is pinned elsewhere).
-    return "scalar video intermediate: ptxas's code saturates and takes "
-           "min/max of the 32-bit sum sign-extended";
-  }
+  if (IsScalarVideoFamily(v.family)) return ScalarVideoFinding(v, nullptr);
   // madc.hi[.cc].{u64,s64} at -O1..-O3: the code never adds c into d (c's
   // registers feed only the carry out), where -O0 code runs to the
   // oracle's values. The 32-bit forms agree.
@@ -299,6 +251,13 @@ std::optional<std::string> KnownCalibrationFinding(const Variant& v,
     return "madc.hi 64-bit above -O0: ptxas's code never adds c";
   }
   return std::nullopt;
+}
+
+std::optional<std::string> KnownCalibrationFinding(const Variant& v,
+                                                   const Operands& o,
+                                                   int opt_level) {
+  if (IsScalarVideoFamily(v.family)) return ScalarVideoFinding(v, &o);
+  return KnownCalibrationFinding(v, opt_level);
 }
 
 void CalibrationReport::Merge(const CalibrationReport& o) {
@@ -369,7 +328,8 @@ void Count(std::span<const Tuple> tuples, KernelGroup group,
       report.undefined += c.undefined;
       continue;
     }
-    if (auto known = KnownCalibrationFinding(tuples[k].variant, opt_level)) {
+    if (auto known = KnownCalibrationFinding(tuples[k].variant,
+                                             tuples[k].operands, opt_level)) {
       ++report.known[*known];
       report.known_example.emplace(*known, c.line);
       continue;

@@ -62,9 +62,18 @@ struct CalibrationReport {
 };
 
 // Where ptxas's own code for `v` at -O`opt_level` is known to disagree with
-// the spec (docs/sass-evaluator.md): what is known, or nothing. Calibration
-// counts such disagreements apart; they are findings, not the evaluator's.
+// the spec (docs/sass-evaluator.md) for some operands: what is known, or
+// nothing. For a scalar video variant, the variant classes the findings'
+// evidence covers (a destination part other than the lowest; mixed
+// signedness with `.sat`; `.sat` or a secondary min/max).
 std::optional<std::string> KnownCalibrationFinding(const Variant& v,
+                                                   int opt_level);
+// The same for one tuple: for scalar video, only where its operands are of
+// the class on which the finding's pattern gives another value than the
+// spec's. Calibration counts such disagreements apart, as findings, not the
+// evaluator's; any other disagreement fails it.
+std::optional<std::string> KnownCalibrationFinding(const Variant& v,
+                                                   const Operands& o,
                                                    int opt_level);
 
 // The kernel parameters after the output pointer that hold `t`'s runtime

@@ -165,15 +165,56 @@ TEST(KnownCalibrationFindingTest, NamesPtxasCodeThatDisagreesAtALevel) {
   EXPECT_THAT(finding("vadd.u32.u32.u32 d.h1, a, b, c", 0),
               testing::HasSubstr("part merges"));
   EXPECT_THAT(finding("vsub.u32.s32.u32.sat", 0),
-              testing::HasSubstr("mixed-signedness"));
-  EXPECT_THAT(finding("vadd.u32.u32.u32.sat", 0),
+              testing::HasSubstr("unsigned reading"));
+  EXPECT_THAT(finding("vadd.s32.s32.s32.sat", 0),
               testing::HasSubstr("intermediate"));
-  EXPECT_THAT(finding("vadd.u32.u32.u32 d.h0, a, b, c", 0),
+  EXPECT_THAT(finding("vmin.s32.s32.s32.max", 0),
               testing::HasSubstr("intermediate"));
+  EXPECT_THAT(finding("vshr.u32.u32.u32.sat.wrap d.b1, a, b, c", 0),
+              testing::HasSubstr("part merges"));
+  EXPECT_THAT(finding("vshr.u32.u32.u32.sat.wrap d.b0, a, b, c", 0),
+              testing::HasSubstr("shift .sat"));
+  EXPECT_THAT(finding("vset.u32.u32.lt.min", 0), testing::HasSubstr("vset"));
+  EXPECT_THAT(finding("vmad.u32.u32.u32.shr7", 0),
+              testing::HasSubstr("intermediate"));
+  // Issue 67: neither a part above the lowest, nor .sat, nor a secondary
+  // min/max: no finding's evidence covers it.
+  EXPECT_FALSE(KnownCalibrationFinding(
+      *ParseVariant("vadd.u32.u32.u32 d.h0, a, b, c"), 0));
+  EXPECT_FALSE(KnownCalibrationFinding(*ParseVariant("vadd.u32.u32.u32.add"),
+                                       0));
+  EXPECT_FALSE(KnownCalibrationFinding(*ParseVariant("vmad.u32.u32.u32"), 0));
+  EXPECT_FALSE(KnownCalibrationFinding(*ParseVariant("vset.u32.u32.lt"), 0));
   EXPECT_FALSE(KnownCalibrationFinding(*ParseVariant("vadd2.u32.u32.u32"), 0));
   EXPECT_FALSE(KnownCalibrationFinding(*ParseVariant("madc.hi.cc.u64"), 0));
   EXPECT_TRUE(KnownCalibrationFinding(*ParseVariant("madc.hi.cc.u64"), 3));
   EXPECT_FALSE(KnownCalibrationFinding(*ParseVariant("add.s32"), 3));
+}
+
+// Issue 67: for a tuple, a scalar video finding applies only where its
+// operands are of the class on which the code's pattern differs from the
+// spec's value.
+TEST(KnownCalibrationFindingTest, ScalarVideoFindingsNeedTheirOperandClass) {
+  auto finding = [](const char* spelling, Operands o) {
+    return KnownCalibrationFinding(*ParseVariant(spelling), o, 0)
+        .value_or("none");
+  };
+  // The sum's halves differ (2 and 1), or are the same (1 and 1).
+  EXPECT_THAT(finding("vadd.u32.u32.u32 d.h1, a, b, c", {{0x10002, 0, 0}}),
+              testing::HasSubstr("part merges"));
+  EXPECT_EQ(finding("vadd.u32.u32.u32 d.h1, a, b, c", {{0x10001, 0, 0}}),
+            "none");
+  // A negative difference, or a positive one.
+  EXPECT_THAT(finding("vsub.u32.s32.u32.sat", {{0xfffffff0, 1, 0}}),
+              testing::HasSubstr("unsigned reading"));
+  EXPECT_EQ(finding("vsub.u32.s32.u32.sat", {{5, 1, 0}}), "none");
+  // A sum past 32 signed bits (docs/sass-evaluator.md's example), or not.
+  EXPECT_THAT(finding("vadd.u32.u32.u32.sat", {{0x9f2b54b4, 0x80808080, 0}}),
+              testing::HasSubstr("intermediate"));
+  EXPECT_EQ(finding("vadd.u32.u32.u32.sat", {{1, 2, 0}}), "none");
+  EXPECT_EQ(finding("vadd.u32.u32.u32 d.h0, a, b, c",
+                    {{0x9f2b54b4, 0x80808080, 0}}),
+            "none");
 }
 
 }  // namespace
