@@ -190,6 +190,23 @@ TEST_F(PtxasCodeCacheTest, ARefutedValuesO0CodeIsCompiledOnceToo) {
   }
 }
 
+// A refuted value whose -O0 code disagrees too is declined as a known -O0
+// finding only where the tuple's operands are of the finding's class
+// (docs/sass-evaluator.md, "Open -O0 findings": vset into .h1 merges the
+// result's high half).
+TEST_F(PtxasCodeCacheTest, AKnownO0FindingNamesItselfForItsOperands) {
+  auto backend = Make();
+  ASSERT_NE(backend, nullptr);
+  const RunReply reply = RunOrDie(
+      *backend, Request({{"vset.s32.u32.lt d.h1, a.b0, b.h1, c",
+                          {{0x01000000, 0x04000001, 0x0000ffff}},
+                          0b111}}));
+  ASSERT_EQ(reply.results[0].kind, ResultKind::kDecline);
+  EXPECT_THAT(MessageOf(reply, 0),
+              HasSubstr("as it is known to for this instruction (scalar "
+                        "video part merges"));
+}
+
 TEST_F(PtxasCodeCacheTest, WithoutTheCacheEachBatchCompilesAgain) {
   auto backend = Make({{"code_cache_mb", "0"}});
   ASSERT_NE(backend, nullptr);

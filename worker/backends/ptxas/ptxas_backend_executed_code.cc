@@ -204,11 +204,13 @@ std::optional<SassDeparture> TupleDeparture(const SassArchInfo& arch,
 
 // Why an executed value the oracle refutes is not judged, its -O0 code not
 // having run to the oracle's value: where ptxas's -O0 code is known to
-// disagree for such an instruction (a finding of its own, written down in
-// docs/sass-evaluator.md), that; else the evaluator's calibration gap.
-std::string NotCalibratedMessage(const Variant& v, CalibrationOutcome at_o0) {
+// disagree for such an instruction and operands (a finding of its own,
+// written down in docs/sass-evaluator.md), that; else the evaluator's
+// calibration gap.
+std::string NotCalibratedMessage(const PtxTuple& t, CalibrationOutcome at_o0) {
   if (at_o0 == CalibrationOutcome::kDisagrees) {
-    if (std::optional<std::string> known = KnownCalibrationFinding(v, 0)) {
+    if (std::optional<std::string> known =
+            KnownCalibrationFinding(t.variant, t.operands, 0)) {
       return absl::StrCat(
           "ptxas's code disagrees with the oracle, and so does its -O0 code, "
           "as it is known to for this instruction (",
@@ -322,7 +324,7 @@ absl::Status PtxasBackend::CrossCheckExecuted(Batch& batch) {
     }
     batch.outcomes[refuted[j]] =
         Outcome::Decline(DeclineCode::kNotEvaluable,
-                         NotCalibratedMessage(batch.tuples[refuted[j]].variant,
+                         NotCalibratedMessage(batch.tuples[refuted[j]],
                                               at_o0[j].outcome));
   }
   return absl::OkStatus();
