@@ -239,6 +239,7 @@ TEST(CampaignTest, CompiledRegisterShapesAreRunAtManyMoreInputs) {
     if (v.family == Family::kAdd || v.family == Family::kPopc)
       variants.push_back(v);
   }
+  double share[2] = {};  // of the tuples in a runtime form: without, with
   for (const bool lane : {true, false}) {
     const std::string dir = FreshDir(lane ? "compiled-lane" : "no-lane");
     CampaignOptions o = Options(dir, {"--default-form=both"});
@@ -256,12 +257,17 @@ TEST(CampaignTest, CompiledRegisterShapesAreRunAtManyMoreInputs) {
     const CampaignStats s = (*c)->Snapshot();
     ASSERT_GE(s.counts.tuples, 20000);
     const int64_t runtime = RuntimeFormTuples((*c)->OutcomesSnapshot());
+    share[lane] = static_cast<double>(runtime) / s.counts.tuples;
+    // With the lane, the systematic source's depth (default forms of
+    // small families, as much time as the breadth pass) shares the batches:
+    // about half are runtime forms (48.6% in a run of the full suite).
     if (lane) {
-      EXPECT_GT(runtime, s.counts.tuples / 2) << s.counts.tuples;
+      EXPECT_GT(runtime, s.counts.tuples / 3) << s.counts.tuples;
     } else {
       EXPECT_LT(runtime, s.counts.tuples / 4) << s.counts.tuples;
     }
   }
+  EXPECT_GT(share[1], 2 * share[0]);
 }
 
 TEST(CampaignTest, OnlyASmallShareOfUndefinedResultsIsSent) {
