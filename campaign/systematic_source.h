@@ -141,9 +141,8 @@ class SystematicSource {
   // Where compiled code is kept (the campaign's compiled lane), the pass's
   // runtime forms of 80k variants outlast a short campaign, and the known
   // compiler bugs are in small families' deeper tiers (slct's relations,
-  // bfe's runtime tier): depth gets as much time as the pass. In 60 s runs
-  // on ptxas, 0.25 filed the bfe.s32 claim in 0 of 3, 1.0 in 4 of 4
-  // (docs/performance.md).
+  // bfe's runtime tier): depth gets as much time as the pass (measured in
+  // docs/performance.md, "The main job").
   static constexpr double kDepthShareWithKeptCode = 1.0;
   // The share of the pass's time its depth runs get (kDepthShareDuringBreadth
   // unless set). Set before the first tuple.

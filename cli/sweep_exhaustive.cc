@@ -28,7 +28,7 @@ std::string Duration(double seconds) {
                          static_cast<int>(seconds) / 60 % 60);
 }
 
-// "sweep:  12s  37% of 4,294,967,296 inputs  712k/s  about 1m05s left  (popc.b32)"
+// A line of elapsed time, share done, rate, time left and the variant.
 void PrintProgress(const SweepProgress& p, std::ostream& err) {
   const double seconds = absl::ToDoubleSeconds(p.elapsed);
   const double rate = seconds > 0 ? p.done / seconds : 0;

@@ -1,10 +1,9 @@
 // For processes that make and free tens of megabytes of per-tuple arrays
 // every batch (the worker, the CLI's sweeps, benchmarks of both): glibc maps
 // an allocation over its threshold (128 KiB at first) fresh and unmaps it on
-// free, so each batch paid a page fault per 4 KiB it touched. Measured:
-// a quarter of a sweep worker's time on ptxas's kept code was the kernel's,
-// and `sweep --exhaustive --family popc --sample 4000000` ran at 430-550k
-// inputs/s without this, 830-870k/s with it (docs/performance.md).
+// free, so each batch paid a page fault per 4 KiB it touched: a visible
+// share of a sweep worker's time on ptxas's kept code (docs/performance.md,
+// "Exhaustive sweeps").
 
 #ifndef PTXDIFF_COMMON_BATCH_HEAP_H_
 #define PTXDIFF_COMMON_BATCH_HEAP_H_

@@ -8,20 +8,15 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isa/spelling.h"
+#include "worker/testing/faulty_worker_client.h"
 
 namespace ptxdiff {
 namespace {
 
 using ::testing::HasSubstr;
 
-// The faulty worker with `flags` (worker/testing/faulty_worker.cc).
 std::unique_ptr<WorkerClient> Faulty(std::vector<std::string> flags) {
-  WorkerCommand command;
-  command.argv = {PTXDIFF_FAULTY_WORKER_PATH};
-  command.argv.insert(command.argv.end(), flags.begin(), flags.end());
-  auto client = WorkerClient::Start(command);
-  EXPECT_TRUE(client.ok()) << client.status();
-  return client.ok() ? *std::move(client) : nullptr;
+  return StartFaultyWorker(flags);
 }
 
 // Three tuples each of add.u32 and popc.b32.

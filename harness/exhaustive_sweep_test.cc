@@ -9,6 +9,7 @@
 #include "gtest/gtest.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
+#include "worker/testing/faulty_worker_client.h"
 
 namespace ptxdiff {
 namespace {
@@ -17,16 +18,6 @@ using ::testing::HasSubstr;
 
 Variant V(const char* spelling) { return *ParseVariant(spelling); }
 
-// The oracle over the protocol, wrong as `flags` say
-// (worker/testing/faulty_worker.cc).
-std::unique_ptr<WorkerClient> Worker(std::vector<std::string> flags = {}) {
-  WorkerCommand command;
-  command.argv = {PTXDIFF_FAULTY_WORKER_PATH};
-  command.argv.insert(command.argv.end(), flags.begin(), flags.end());
-  auto client = WorkerClient::Start(command);
-  EXPECT_TRUE(client.ok()) << client.status();
-  return client.ok() ? *std::move(client) : nullptr;
-}
 
 TEST(ExhaustiveSweepTest, TheRuntimeSourcesTakeTheLowBitsOfTheIndex) {
   const Variant add = V("add.u16");
@@ -82,7 +73,8 @@ TEST(ExhaustiveSweepTest, NarrowVariantsAreExhaustiveWideOnesSampled) {
 
 TEST(ExhaustiveSweepTest, ProvesWhatAgreesEverywhereAndRefutesTheRest) {
   // cnot.b16 is wrong from a = 40000 up: 25,536 of its 65,536 inputs.
-  auto client = Worker({"--fault=wrong-on=cnot", "--when-operand=0:40000"});
+  auto client =
+      StartFaultyWorker({"--fault=wrong-on=cnot", "--when-operand=0:40000"});
   ASSERT_NE(client, nullptr);
   const ExhaustiveOptions options{.max_bits = 16, .sample = 300,
                                   .batch = 4096};
@@ -116,7 +108,7 @@ TEST(ExhaustiveSweepTest, ProvesWhatAgreesEverywhereAndRefutesTheRest) {
 }
 
 TEST(ExhaustiveSweepTest, AStoppedSweepProvesNothingItDidNotRun) {
-  auto client = Worker();
+  auto client = StartFaultyWorker();
   ASSERT_NE(client, nullptr);
   const ExhaustiveOptions options{.max_bits = 16, .batch = 1024};
   std::vector<VariantSweep> plan = PlanExhaustiveSweep(

@@ -4,6 +4,7 @@
 #include "gtest/gtest.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
+#include "worker/testing/faulty_worker_client.h"
 
 namespace ptxdiff {
 namespace {
@@ -11,12 +12,7 @@ namespace {
 using ::testing::HasSubstr;
 
 std::unique_ptr<WorkerClient> Faulty(std::vector<std::string> flags) {
-  WorkerCommand c;
-  c.argv = {PTXDIFF_FAULTY_WORKER_PATH};
-  c.argv.insert(c.argv.end(), flags.begin(), flags.end());
-  auto client = WorkerClient::Start(c);
-  EXPECT_TRUE(client.ok()) << client.status();
-  return client.ok() ? *std::move(client) : nullptr;
+  return StartFaultyWorker(flags);
 }
 
 TEST(SimplificationsTest, AreStrictlySimplerAndLegal) {

@@ -26,10 +26,9 @@ namespace ptxdiff {
 // folded tuples: the unit of the plan's cost estimates.
 inline constexpr size_t kKernelCost = 20;
 // Tuples with runtime sources per kernel at most: their kernels are
-// compiled into code, and ptxas compiles a kernel of 16 such tuples in
-// about 0.8 of the time per tuple that one of 64 takes (the runtime forms of
-// the 7,840 vadd variants: 4.8 s of compile at 16, 5.9 s at 64, 7.1 s at
-// 256; docs/performance.md).
+// compiled into code, and ptxas compiles small kernels of such tuples
+// faster per tuple than kernels of 64 (docs/performance.md, "The main
+// job").
 inline constexpr int kRuntimeTuplesPerKernel = 16;
 // Enough to keep a cubin's section count (four per kernel) within ELF's
 // 65280 without extended numbering.
