@@ -25,12 +25,12 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
+#include "backends/ptxas/ptxas_backend.h"
 #include "campaign/systematic_source.h"
 #include "harness/differential.h"
 #include "harness/judge.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
-#include "worker/backends/ptxas/ptxas_backend.h"
 
 namespace ptxdiff {
 namespace {

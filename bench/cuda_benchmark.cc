@@ -33,14 +33,14 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "backends/cuda/cuda_backend.h"
+#include "backends/cuda/device.h"
+#include "backends/cuda/driver_api.h"
+#include "backends/cuda/kernel_gen.h"
 #include "common/status_macros.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
 #include "oracle/edge_operands.h"
-#include "worker/backends/cuda/cuda_backend.h"
-#include "worker/backends/cuda/device.h"
-#include "worker/backends/cuda/driver_api.h"
-#include "worker/backends/cuda/kernel_gen.h"
 
 namespace ptxdiff {
 namespace {

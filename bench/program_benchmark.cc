@@ -34,7 +34,7 @@
 #include "program/program_campaign.h"
 #include "program/program_generator.h"
 #include "program/program_ptxas.h"
-#include "worker/backends/ptxas/ptxas_toolchain.h"
+#include "backends/ptxas/ptxas_toolchain.h"
 
 namespace ptxdiff {
 namespace {

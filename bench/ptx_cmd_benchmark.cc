@@ -44,6 +44,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "backends/cuda/kernel_gen.h"
 #include "bench/fuzz_loop_stand_in.h"
 #include "campaign/campaign.h"
 #include "campaign/systematic_source.h"
@@ -54,7 +55,6 @@
 #include "isa/family_table.h"
 #include "oracle/edge_operands.h"
 #include "oracle/oracle.h"
-#include "worker/backends/cuda/kernel_gen.h"
 
 namespace ptxdiff {
 namespace {

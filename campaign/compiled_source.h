@@ -2,7 +2,7 @@
 // every input.
 //
 // A backend that compiles a case and runs the code (ptxas with its SASS
-// evaluator) and keeps the code (worker/backends/ptxas/compiled_code.h)
+// evaluator) and keeps the code (backends/ptxas/compiled_code.h)
 // answers a tuple of a variant's register shape (every source that may be
 // a runtime value one) with a run of the code, once that shape is
 // compiled: ~1,000x cheaper than the compile a folding check costs. The

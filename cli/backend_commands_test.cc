@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "cli/testing/run_ptxdiff.h"
-#include "worker/backends/ptxas/ptxas_toolchain.h"
+#include "backends/ptxas/ptxas_toolchain.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -17,8 +17,8 @@
 #include "common/interrupt.h"
 #include "isa/family_table.h"
 #include "program/program_calibration.h"
-#include "worker/backends/ptxas/ptxas_toolchain.h"
-#include "worker/backends/ptxas/sass_calibration.h"
+#include "backends/ptxas/ptxas_toolchain.h"
+#include "backends/ptxas/sass_calibration.h"
 
 namespace ptxdiff {
 namespace {

@@ -1,5 +1,5 @@
 // `ptxdiff calibrate`: the SASS evaluator's self-check as a campaign
-// (worker/backends/ptxas/sass_calibration.h). Every variant's kernel,
+// (backends/ptxas/sass_calibration.h). Every variant's kernel,
 // compiled by ptxas with every runtime-capable source a parameter, is run on
 // the CPU for many operand sets and judged by the oracle; at -O0 a
 // disagreement is a defect of the evaluator, not a finding of ptxas's

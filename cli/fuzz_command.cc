@@ -47,7 +47,7 @@
 #include "protocol/backend_names.h"
 #include "report/run_records.h"
 #include "triage/triage_store.h"
-#include "worker/backends/ptx_cmd/refusal_memory.h"
+#include "backends/ptx_cmd/refusal_memory.h"
 
 namespace ptxdiff {
 namespace {

@@ -26,7 +26,7 @@
 #include "gtest/gtest.h"
 #include "isa/spelling.h"
 #include "triage/triage_store.h"
-#include "worker/backends/ptx_cmd/refusal_memory.h"
+#include "backends/ptx_cmd/refusal_memory.h"
 
 namespace ptxdiff {
 namespace {

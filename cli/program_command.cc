@@ -33,8 +33,8 @@
 #include "program/program_ptxas.h"
 #include "program/program_tool.h"
 #include "protocol/backend_names.h"
-#include "worker/backends/ptxas/ptxas_toolchain.h"
-#include "worker/backends/ptxas/sass_constants.h"
+#include "backends/ptxas/ptxas_toolchain.h"
+#include "backends/ptxas/sass_constants.h"
 
 namespace ptxdiff {
 namespace {
@@ -381,9 +381,16 @@ int RunProgramAs(std::string_view command, const std::vector<std::string>& args,
     if (absl::Status s = TargetOfArch(parsed->Get("arch")).status(); !s.ok())
       return Fail(err, command, s);
   }
+  // Ctrl-C stops a long evaluation, compilation or run, whose files go
+  // with it; and the start of the backend's worker.
+  const ScopedInterruptHandler on_interrupt;
   absl::StatusOr<ChosenProgramBackend> choice;
   if (parsed->Has("backend")) {
     choice = ChooseProgramBackend(*parsed);
+    if (!choice.ok() && Interrupted()) {
+      out << "verdict: interrupted\n";
+      return kExitInterrupted;
+    }
     if (!choice.ok()) return Fail(err, command, choice.status());
   }
   const std::string& path = parsed->positional[0];
@@ -404,9 +411,6 @@ int RunProgramAs(std::string_view command, const std::vector<std::string>& args,
       << "\n";
   // A fuzzer's input: the program as text, to keep as a case.
   if (LooksLikeProgramInput(*text)) out << FormatProgram(*program);
-  // Ctrl-C stops a long evaluation, compilation or run, whose files go
-  // with it.
-  const ScopedInterruptHandler on_interrupt;
   out << "oracle:  "
       << OutputsText(*program, EvaluateAtWitness(*program, *reading))
       << (program->inputs.empty()

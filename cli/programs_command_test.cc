@@ -15,7 +15,7 @@
 #include "program/program_encoding.h"
 #include "report/run_records.h"
 #include "triage/triage_store.h"
-#include "worker/backends/ptxas/ptxas_toolchain.h"
+#include "backends/ptxas/ptxas_toolchain.h"
 
 namespace ptxdiff {
 namespace {

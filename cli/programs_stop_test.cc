@@ -28,7 +28,7 @@
 #include "common/subprocess.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "worker/backends/ptxas/ptxas_toolchain.h"
+#include "backends/ptxas/ptxas_toolchain.h"
 
 #ifdef PTXDIFF_CLI_PATH
 namespace ptxdiff {
@@ -198,7 +198,11 @@ std::vector<pid_t> ProcessesMentioning(const std::string& text) {
     pid_t pid;
     if (!absl::SimpleAtoi(name, &pid)) continue;
     std::string cmdline = ReadFile("/proc/" + name + "/cmdline").value_or("");
-    if (absl::StrContains(cmdline, text)) out.push_back(pid);
+    // Not a remover (common/files.h), which names the directory it removes.
+    if (absl::StrContains(cmdline, text) &&
+        !absl::StrContains(cmdline, "ptxdiff-remover")) {
+      out.push_back(pid);
+    }
   }
   return out;
 }

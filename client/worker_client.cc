@@ -406,6 +406,23 @@ void WorkerClient::Interrupt() {
 absl::StatusOr<RunReply> WorkerClient::RunOnce(
     absl::string_view payload, size_t num_tuples,
     std::optional<absl::Duration> timeout) {
+  const absl::Time start = absl::Now();
+  PTXDIFF_ASSIGN_OR_RETURN(
+      const std::string reply,
+      Exchange(MessageType::kRun, payload, MessageType::kResults,
+               timeout.value_or(command_.timeout)));
+  const double took = absl::ToDoubleSeconds(absl::Now() - start);
+  fastest_reply_seconds_ =
+      std::min(fastest_reply_seconds_.value_or(took), took);
+  reply_seconds_per_tuple_ =
+      std::max(reply_seconds_per_tuple_, took / num_tuples);
+  return DecodeRunReply(reply, num_tuples);
+}
+
+absl::StatusOr<std::string> WorkerClient::Exchange(MessageType request_type,
+                                                   absl::string_view payload,
+                                                   MessageType reply_type,
+                                                   absl::Duration timeout) {
   if (interrupted_) {
     return absl::FailedPreconditionError(
         absl::StrCat(kInterrupted, ": the client was told to stop"));
@@ -418,26 +435,30 @@ absl::StatusOr<RunReply> WorkerClient::RunOnce(
     }
     ++restarts_;
   }
-  const absl::Time start = absl::Now();
-  last_timeout_ = timeout.value_or(command_.timeout);
-  const absl::Time deadline = start + last_timeout_;
-  PTXDIFF_RETURN_IF_ERROR(
-      WriteFrame(to_worker_, MessageType::kRun, payload, deadline));
-  PTXDIFF_ASSIGN_OR_RETURN(Frame frame, ReadFrame(from_worker_, deadline));
-  const double took = absl::ToDoubleSeconds(absl::Now() - start);
-  fastest_reply_seconds_ =
-      std::min(fastest_reply_seconds_.value_or(took), took);
-  reply_seconds_per_tuple_ =
-      std::max(reply_seconds_per_tuple_, took / num_tuples);
-  if (frame.type == MessageType::kError) {
-    return absl::InvalidArgumentError(
+  last_timeout_ = timeout;
+  const absl::Time deadline = absl::Now() + last_timeout_;
+  absl::Status written =
+      WriteFrame(to_worker_, request_type, payload, deadline);
+  absl::StatusOr<Frame> read =
+      written.ok() ? ReadFrame(from_worker_, deadline) : written;
+  if (absl::IsCancelled(read.status())) {
+    // This process was told to stop (Ctrl-C): as Interrupt() from a thread.
+    Interrupt();
+    return absl::FailedPreconditionError(
+        absl::StrCat(kInterrupted, ": ", read.status().message()));
+  }
+  PTXDIFF_RETURN_IF_ERROR(read.status());
+  Frame& frame = *read;
+  if (frame.type == MessageType::kError) {  // Aborted: kErrorAnswer
+    return absl::AbortedError(
         absl::StrCat("worker answered ERROR: ", frame.payload));
   }
-  if (frame.type != MessageType::kResults) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "expected RESULTS, got message type ", static_cast<int>(frame.type)));
+  if (frame.type != reply_type) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("expected message type ", static_cast<int>(reply_type),
+                     ", got ", static_cast<int>(frame.type)));
   }
-  return DecodeRunReply(frame.payload, num_tuples);
+  return std::move(frame.payload);
 }
 
 BackendFault WorkerClient::Classify(const absl::Status& status) {

@@ -91,6 +91,21 @@ struct BatchOutcome {
   }
 };
 
+// What became of one program of a RUN_PROGRAMS batch (RunPrograms).
+struct ProgramOutcome {
+  enum Kind : uint8_t {
+    kChecked,  // `check` holds its check's bytes (program/program_wire.h)
+    kFaulted,  // the worker crashed or hung on this program alone: `fault`
+    kNotRun,   // not run: the batch's deadline passed, or the client was
+               // interrupted, while faults were pinned; `fault` says why
+    kError,    // the worker answered ERROR (it could not take the batch: a
+               // failure of the harness, not of the implementation):
+               // `fault.detail` is its message
+  } kind = kNotRun;
+  std::string check;
+  BackendFault fault;
+};
+
 class WorkerClient {
  public:
   // Starts the worker and completes the handshake. Fails with a clear message
@@ -114,6 +129,13 @@ class WorkerClient {
   // not run operand forms (WorkerIdentity::forms), are declined here without
   // being sent.
   BatchOutcome Run(std::span<const Tuple> tuples);
+
+  // Runs a batch of program cases (identity().programs; the caller checks).
+  // A batch that faults the worker is sent again on a fresh one, then
+  // halved until each program that faults it is alone (kFaulted); the
+  // others are answered. Halving ends at the request's time limit: what it
+  // leaves is kNotRun. One outcome per program, in order.
+  std::vector<ProgramOutcome> RunPrograms(const ProgramRunRequest& request);
 
   // The worker process running now, or -1; from any thread.
   pid_t worker_pid() const { return running_pid_.load(); }
@@ -143,6 +165,20 @@ class WorkerClient {
   // first if there is none (relaunch_failed_ says if that failed).
   absl::StatusOr<RunReply> RunOnce(absl::string_view payload, size_t num_tuples,
                                    std::optional<absl::Duration> timeout = {});
+  // Sends one encoded `request_type` frame and reads the reply, which must
+  // be `reply_type` (ERROR and anything else are errors), within `timeout`,
+  // starting a worker first if there is none (relaunch_failed_ says if
+  // that failed).
+  absl::StatusOr<std::string> Exchange(MessageType request_type,
+                                       absl::string_view payload,
+                                       MessageType reply_type,
+                                       absl::Duration timeout);
+  // One RUN_PROGRAMS of `request`'s programs [begin, end) into `out`,
+  // halving where it faults (RunPrograms); `retried`: this range has
+  // faulted once already on its own.
+  void RunProgramRange(const ProgramRunRequest& request, size_t begin,
+                       size_t end, absl::Time deadline, bool retried,
+                       std::vector<ProgramOutcome>& out);
   // Answers `sent` (which faulted the worker as `fault`) by halves, down to
   // the tuples that fault it alone (isolate_faults).
   RunReply Isolate(std::span<const absl::string_view> spellings,

@@ -80,7 +80,7 @@ struct FuzzConfig {
   // empty: not recorded.
   std::string findings_dir;
   // Where a ptx-cmd tool's refusals are remembered across runs
-  // (worker/backends/ptx_cmd/refusal_memory.h); empty: not remembered.
+  // (backends/ptx_cmd/refusal_memory.h); empty: not remembered.
   std::string refusals_dir;
 };
 

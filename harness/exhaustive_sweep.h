@@ -6,7 +6,7 @@
 // The sources a backend can take as runtime values are runtime values, and
 // they take the low bits of an input's index: a batch's tuples then differ
 // only in runtime values, one compiled kernel for a compiler that keeps its
-// code (worker/backends/ptxas/compiled_code.h), which runs it for every
+// code (backends/ptxas/compiled_code.h), which runs it for every
 // input as a GPU harness runs one module. A variant is proved when every
 // input of its space was run and none disagreed, faulted or was declined.
 

@@ -8,7 +8,6 @@
 #include "absl/strings/str_format.h"
 #include "isa/family_table.h"
 #include "isa/operand_form.h"
-#include "oracle/bits.h"
 
 namespace ptxdiff {
 namespace {

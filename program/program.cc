@@ -10,9 +10,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "backends/cuda/kernel_gen.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
-#include "worker/backends/cuda/kernel_gen.h"
 
 namespace ptxdiff {
 namespace {

@@ -7,12 +7,15 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "backends/cuda/kernel_gen.h"
+#include "backends/ptxas/ptxas_toolchain.h"
+#include "backends/ptxas/sass_constants.h"
+#include "client/worker_client.h"
+#include "client/worker_locator.h"
 #include "common/status_macros.h"
 #include "program/program_ptxas.h"
 #include "program/program_tool.h"
-#include "worker/backends/cuda/kernel_gen.h"
-#include "worker/backends/ptxas/ptxas_toolchain.h"
-#include "worker/backends/ptxas/sass_constants.h"
+#include "program/worker_program_backend.h"
 
 namespace ptxdiff {
 
@@ -31,12 +34,34 @@ absl::StatusOr<PtxTarget> TargetOfArch(const std::string& arch) {
 
 namespace {
 
+// The backend's programs on a persistent ptxdiff-worker (RUN_PROGRAMS):
+// `presenter` says what a case is, the worker checks it.
+absl::StatusOr<std::shared_ptr<ProgramBackend>> OnWorker(
+    const ProgramBackendOptions& o,
+    std::shared_ptr<const ProgramBackend> presenter) {
+  PTXDIFF_ASSIGN_OR_RETURN(const std::string worker, FindWorkerBinary());
+  PTXDIFF_ASSIGN_OR_RETURN(WorkerCommand command,
+                           CommandForBackend(o.backend, worker));
+  command.hello_options.emplace_back("arch", o.arch);
+  command.hello_options.emplace_back(
+      "timeout_ms", absl::StrCat(absl::ToInt64Milliseconds(o.timeout)));
+  // A reply may hold a batch's compiles and tool runs: the worker cuts its
+  // runs at the batch's deadline, this is the allowance past it.
+  command.timeout = std::max(command.timeout, 2 * o.timeout);
+  PTXDIFF_ASSIGN_OR_RETURN(
+      std::unique_ptr<ProgramBackend> backend,
+      MakeWorkerProgramBackend(std::move(command), std::move(presenter)));
+  return std::shared_ptr<ProgramBackend>(std::move(backend));
+}
+
 absl::StatusOr<ChosenProgramBackend> Ptxas(const ProgramBackendOptions& o) {
   PTXDIFF_ASSIGN_OR_RETURN(const std::string ptxas, FindPtxas({}));
   PTXDIFF_RETURN_IF_ERROR(FindSassArch(o.arch).status());
-  return ChosenProgramBackend{
-      .backend = MakePtxasProgramBackend(ptxas, o.arch, o.timeout),
-      .arch = o.arch};
+  ChosenProgramBackend chosen{.arch = o.arch};
+  PTXDIFF_ASSIGN_OR_RETURN(
+      chosen.backend,
+      OnWorker(o, MakePtxasProgramBackend(ptxas, o.arch, o.timeout)));
+  return chosen;
 }
 
 absl::StatusOr<ChosenProgramBackend> Tool(absl::string_view command,
@@ -50,11 +75,12 @@ absl::StatusOr<ChosenProgramBackend> Tool(absl::string_view command,
   }
   PTXDIFF_ASSIGN_OR_RETURN(const PtxTarget target, TargetOfArch(o.arch));
   ChosenProgramBackend chosen{.is_ptxas = false, .arch = o.arch};
-  PTXDIFF_ASSIGN_OR_RETURN(chosen.files, TempDir::Create("ptxdiff-programs"));
-  chosen.backend = MakeToolProgramBackend({.command = std::string(command),
-                                           .files_root = chosen.files->path(),
-                                           .target = target,
-                                           .timeout = o.timeout});
+  // The worker makes the tool's runs in a directory of its own.
+  PTXDIFF_ASSIGN_OR_RETURN(
+      chosen.backend,
+      OnWorker(o, MakeToolProgramBackend({.command = std::string(command),
+                                          .target = target,
+                                          .timeout = o.timeout})));
   return chosen;
 }
 

@@ -11,9 +11,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "backends/cuda/kernel_gen.h"
 #include "common/files.h"
 #include "program/program_backend.h"
-#include "worker/backends/cuda/kernel_gen.h"
 
 namespace ptxdiff {
 

@@ -13,7 +13,7 @@
 #include "common/status_macros.h"
 #include "program/program_generator.h"
 #include "program/program_ptxas.h"
-#include "worker/backends/ptxas/sass_calibration.h"
+#include "backends/ptxas/sass_calibration.h"
 
 namespace ptxdiff {
 namespace {

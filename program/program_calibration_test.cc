@@ -1,8 +1,8 @@
 #include "program/program_calibration.h"
 
+#include "backends/ptxas/ptxas_toolchain.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "worker/backends/ptxas/ptxas_toolchain.h"
 
 namespace ptxdiff {
 namespace {

@@ -25,7 +25,7 @@
 #include "program/program_tool.h"
 #include "program/testing/programs.h"
 #include "triage/triage_store.h"
-#include "worker/backends/ptxas/ptxas_toolchain.h"
+#include "backends/ptxas/ptxas_toolchain.h"
 
 namespace ptxdiff {
 namespace {

@@ -8,8 +8,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "backends/ptx_cmd/tool_run.h"
 #include "common/subprocess.h"
-#include "worker/backends/ptx_cmd/tool_run.h"
 
 namespace ptxdiff {
 namespace {

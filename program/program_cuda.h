@@ -4,7 +4,7 @@
 // (program_tool.h).
 //
 // Each run is one `ptxdiff-worker --backend=cuda --run-module` process
-// (worker/backends/cuda/module_run.h): after a device fault or a kernel
+// (backends/cuda/module_run.h): after a device fault or a kernel
 // that never ends the context is lost for good, and the halving that pins
 // a fault on its program needs more runs. The worker's exit status says how
 // the run ended: 0 the output buffer, 1 the JIT rejected the module (a
@@ -18,9 +18,9 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "backends/cuda/kernel_gen.h"
 #include "program/program_backend.h"
 #include "program/program_tool.h"
-#include "worker/backends/cuda/kernel_gen.h"
 
 namespace ptxdiff {
 

@@ -16,6 +16,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "backends/cuda/device.h"
+#include "backends/cuda/module_run.h"
+#include "backends/cuda/testing/fake_cuda_driver.h"
 #include "common/files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -24,9 +27,6 @@
 #include "program/program_ptx.h"
 #include "program/program_tool.h"
 #include "program/testing/programs.h"
-#include "worker/backends/cuda/device.h"
-#include "worker/backends/cuda/module_run.h"
-#include "worker/backends/cuda/testing/fake_cuda_driver.h"
 
 namespace ptxdiff {
 namespace {

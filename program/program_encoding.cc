@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
-#include "worker/backends/cuda/kernel_gen.h"
+#include "backends/cuda/kernel_gen.h"
 
 namespace ptxdiff {
 namespace {

@@ -9,7 +9,7 @@
 #include "isa/family_table.h"
 #include "isa/spelling.h"
 #include "program/composed_oracle.h"
-#include "worker/backends/cuda/kernel_gen.h"
+#include "backends/cuda/kernel_gen.h"
 
 namespace ptxdiff {
 namespace {

@@ -6,11 +6,11 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "backends/ptxas/ptxas_toolchain.h"
 #include "gtest/gtest.h"
 #include "program/composed_oracle.h"
 #include "program/program.h"
 #include "program/program_ptx.h"
-#include "worker/backends/ptxas/ptxas_toolchain.h"
 
 namespace ptxdiff {
 namespace {

@@ -13,7 +13,7 @@
 #include "program/composed_oracle.h"
 #include "program/program_ptxas.h"
 #include "program/testing/programs.h"
-#include "worker/backends/ptxas/ptxas_toolchain.h"
+#include "backends/ptxas/ptxas_toolchain.h"
 
 namespace ptxdiff {
 namespace {

@@ -23,7 +23,7 @@
 #include "common/status_macros.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
-#include "worker/backends/cuda/kernel_gen.h"
+#include "backends/cuda/kernel_gen.h"
 
 namespace ptxdiff {
 namespace {

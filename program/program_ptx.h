@@ -28,8 +28,8 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "backends/cuda/kernel_gen.h"
 #include "program/program.h"
-#include "worker/backends/cuda/kernel_gen.h"
 
 namespace ptxdiff {
 

@@ -13,10 +13,10 @@
 #include "isa/spelling.h"
 #include "sass/sass_decoder.h"
 #include "sass/sass_departure.h"
-#include "worker/backends/ptxas/cubin.h"
-#include "worker/backends/ptxas/ptxas_toolchain.h"
-#include "worker/backends/ptxas/sass_constants.h"
-#include "worker/backends/ptxas/sass_execution.h"
+#include "backends/ptxas/cubin.h"
+#include "backends/ptxas/ptxas_toolchain.h"
+#include "backends/ptxas/sass_constants.h"
+#include "backends/ptxas/sass_execution.h"
 
 namespace ptxdiff {
 namespace {

@@ -1,7 +1,7 @@
 // A program (program.h) through ptxas: what the compiler claims it stores.
 //
 // The program's kernel (program_ptx.h) is compiled for one arch; when the
-// strict SASS decoder (worker/backends/ptxas/sass_constants.h) reads the
+// strict SASS decoder (backends/ptxas/sass_constants.h) reads the
 // kernel as constant stores only, ptxas has claimed those constants as the
 // outputs. With immediate inputs that is the folded value at the witness;
 // with runtime inputs it is a claim for every input, which the composed
@@ -25,13 +25,13 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "backends/ptxas/ptxas_toolchain.h"
 #include "oracle/errata.h"
 #include "program/composed_oracle.h"
 #include "program/program.h"
 #include "program/program_backend.h"
 #include "program/program_ptx.h"
 #include "sass/sass_instruction.h"
-#include "worker/backends/ptxas/ptxas_toolchain.h"
 
 namespace ptxdiff {
 

@@ -19,7 +19,7 @@
 #include "program/program_ptx.h"
 #include "program/testing/programs.h"
 #include "sass/sass_decoder.h"
-#include "worker/backends/ptxas/ptxas_toolchain.h"
+#include "backends/ptxas/ptxas_toolchain.h"
 
 namespace ptxdiff {
 namespace {

@@ -15,11 +15,11 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "backends/cuda/kernel_gen.h"
+#include "backends/ptx_cmd/tool_run.h"
 #include "program/program.h"
 #include "program/program_backend.h"
 #include "program/program_ptx.h"
-#include "worker/backends/cuda/kernel_gen.h"
-#include "worker/backends/ptx_cmd/tool_run.h"
 
 namespace ptxdiff {
 

@@ -8,14 +8,19 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "common/interrupt.h"
 #include "common/status_macros.h"
 
 namespace ptxdiff {
 namespace {
 
-// Waits until `fd` is ready for `events` or the deadline passes.
+// Waits until `fd` is ready for `events` or the deadline passes, or a stop
+// of this process (common/interrupt.h: Ctrl-C under `ptxdiff program`) is
+// recorded: Cancelled.
 absl::Status WaitReady(int fd, short events, absl::Time deadline) {
   while (true) {
+    if (Interrupted()) return absl::CancelledError(kInterruptedWait);
     int timeout_ms = -1;
     if (deadline != absl::InfiniteFuture()) {
       const absl::Duration left = deadline - absl::Now();
@@ -24,9 +29,11 @@ absl::Status WaitReady(int fd, short events, absl::Time deadline) {
       }
       timeout_ms = static_cast<int>(absl::ToInt64Milliseconds(left)) + 1;
     }
-    pollfd p = {fd, events, 0};
-    const int n = poll(&p, 1, timeout_ms);
-    if (n > 0) return absl::OkStatus();  // ready, or hung up: read/write tells
+    pollfd p[2] = {{fd, events, 0}, {InterruptFd(), POLLIN, 0}};
+    const int n = poll(p, InterruptFd() >= 0 ? 2 : 1, timeout_ms);
+    if (n > 0 && p[0].revents != 0) {
+      return absl::OkStatus();  // ready, or hung up: read/write tells
+    }
     if (n < 0 && errno != EINTR) {
       return absl::InternalError(absl::StrCat("poll: ", std::strerror(errno)));
     }

@@ -19,7 +19,10 @@ struct Frame {
 };
 
 // Status codes: DeadlineExceeded when the deadline passes, Unavailable when
-// the peer closed the stream (or died), InvalidArgument for a malformed frame.
+// the peer closed the stream (or died), InvalidArgument for a malformed frame,
+// Cancelled (kInterruptedWait) when this process was told to stop
+// (common/interrupt.h) while it waited.
+inline constexpr char kInterruptedWait[] = "interrupted while waiting";
 absl::Status WriteFrame(int fd, MessageType type, absl::string_view payload,
                         absl::Time deadline = absl::InfiniteFuture());
 absl::StatusOr<Frame> ReadFrame(int fd,

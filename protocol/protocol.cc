@@ -10,112 +10,9 @@
 #include "common/status_macros.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
+#include "protocol/wire.h"
 
 namespace ptxdiff {
-namespace {
-
-// The wire is little-endian, like every host ptxdiff builds on; the
-// static_assert keeps the memcpy-based fast paths honest.
-static_assert(std::endian::native == std::endian::little);
-
-void PutLe(std::string& out, uint64_t value, int bytes) {
-  char buf[8];
-  std::memcpy(buf, &value, 8);
-  out.append(buf, bytes);
-}
-
-template <typename T>
-T LoadLe(const char* p) {
-  T v;
-  std::memcpy(&v, p, sizeof(T));
-  return v;
-}
-
-// A string with its u16 length. One longer than the field can say (a note
-// with the SASS listing of a big kernel) is cut, on a UTF-8 character's
-// boundary, and says so: written whole, its length would wrap and every
-// record after it would be read from the wrong bytes.
-void PutString(std::string& out, absl::string_view s) {
-  if (s.size() > kMaxWireString) {
-    size_t keep = kMaxWireString - kCutMark.size();
-    while (keep > 0 && (static_cast<uint8_t>(s[keep]) & 0xc0) == 0x80) --keep;
-    PutLe(out, keep + kCutMark.size(), 2);
-    out.append(s.data(), keep);
-    out.append(kCutMark.data(), kCutMark.size());
-    return;
-  }
-  PutLe(out, s.size(), 2);
-  out.append(s.data(), s.size());
-}
-
-// Reads little-endian fields from a payload, failing (not crashing) past
-// its end.
-class Reader {
- public:
-  explicit Reader(absl::string_view data) : data_(data) {}
-
-  absl::StatusOr<uint64_t> Le(int bytes, absl::string_view what) {
-    if (data_.size() - pos_ < static_cast<size_t>(bytes)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "truncated: ", what, " at byte ", pos_, " of ", data_.size()));
-    }
-    uint64_t v = 0;
-    for (int i = 0; i < bytes; ++i) {
-      v |= uint64_t{static_cast<uint8_t>(data_[pos_ + i])} << (8 * i);
-    }
-    pos_ += bytes;
-    return v;
-  }
-
-  absl::StatusOr<std::string> String(absl::string_view what) {
-    auto size = Le(2, what);
-    if (!size.ok()) return size.status();
-    if (data_.size() - pos_ < *size) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("truncated: ", what, " of ", *size, " bytes"));
-    }
-    std::string s(data_.substr(pos_, *size));
-    pos_ += *size;
-    return s;
-  }
-
-  // Fails unless `count` records of `size` bytes remain.
-  absl::Status ExpectRecords(uint64_t count, size_t size,
-                             absl::string_view what) const {
-    if ((data_.size() - pos_) / size < count) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "truncated: ", count, " ", what, " of ", size, " bytes need ",
-          count * size, " bytes, ", data_.size() - pos_, " left"));
-    }
-    return absl::OkStatus();
-  }
-
-  // The next `n` bytes, which the caller has checked are there
-  // (ExpectRecords).
-  const char* Take(size_t n) {
-    const char* p = data_.data() + pos_;
-    pos_ += n;
-    return p;
-  }
-
-  absl::Status ExpectEnd() const {
-    if (pos_ == data_.size()) return absl::OkStatus();
-    return absl::InvalidArgumentError(
-        absl::StrCat(data_.size() - pos_, " unexpected bytes at the end"));
-  }
-
- private:
-  absl::string_view data_;
-  size_t pos_ = 0;
-};
-
-#define PTXDIFF_READ(lhs, expr)                 \
-  auto lhs##_or = (expr);                       \
-  if (!lhs##_or.ok()) return lhs##_or.status(); \
-  auto lhs = *std::move(lhs##_or)
-
-}  // namespace
-
 std::string EncodeFrameHeader(MessageType type, uint64_t payload_size) {
   std::string out;
   PutLe(out, kFrameMagic, 4);
@@ -141,7 +38,7 @@ absl::StatusOr<FrameHeader> DecodeFrameHeader(absl::string_view header) {
                                                    ", this client speaks ",
                                                    kProtocolVersion));
   }
-  if (type < 1 || type > 6) {
+  if (type < 1 || type > kLastMessageType) {
     return absl::InvalidArgumentError(
         absl::StrCat("unknown message type ", type));
   }
@@ -222,6 +119,7 @@ KeyValues IdentityToKeyValues(const WorkerIdentity& id) {
   for (const std::string& s : id.supports) kv.emplace_back("supports", s);
   if (id.carry) kv.emplace_back("carry", "1");
   if (id.forms) kv.emplace_back("forms", "1");
+  if (id.programs) kv.emplace_back("programs", "1");
   if (id.forms && id.runtime_by_default) {
     kv.emplace_back("default_form", "runtime");
   } else if (id.forms && id.both_forms) {
@@ -241,6 +139,7 @@ absl::StatusOr<WorkerIdentity> IdentityFromKeyValues(const KeyValues& kv) {
     if (key == "supports") id.supports.push_back(value);
     if (key == "carry") id.carry = value == "1";
     if (key == "forms") id.forms = value == "1";
+    if (key == "programs") id.programs = value == "1";
     if (key == "default_form") {
       id.runtime_by_default = value == "runtime";
       id.both_forms = value == "both";

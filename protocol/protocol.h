@@ -38,7 +38,12 @@ enum class MessageType : uint16_t {
   kResults = 4,
   kError = 5,
   kBye = 6,
+  // Program cases (HELLO_REPLY programs=1): a batch of programs and its
+  // checks, below.
+  kRunPrograms = 7,
+  kProgramResults = 8,
 };
+inline constexpr uint16_t kLastMessageType = 8;
 
 struct FrameHeader {
   MessageType type;
@@ -84,6 +89,10 @@ struct WorkerIdentity {
   // campaign gives each variant's first tuple in the runtime form too (the
   // code it emits), as early. Cleared like runtime_by_default without forms.
   bool both_forms = false;
+  // HELLO_REPLY `programs=1`: the worker runs program cases (RUN_PROGRAMS).
+  // Without it the client sends none: the kit and older workers are
+  // tuple-only and keep working.
+  bool programs = false;
 
   // True if a `supports` line covers `v` (and, for a variant that writes
   // CC.CF, the worker said carry=1).
@@ -218,6 +227,35 @@ std::string EncodeRunReply(const RunReply& reply);
 // message index is in range.
 absl::StatusOr<RunReply> DecodeRunReply(absl::string_view payload,
                                         size_t expected_tuples);
+
+// RUN_PROGRAMS: a batch of program cases, each in the text form of
+// docs/programs.md, and how to run them. The cases and their checks are
+// opaque here: program/program_wire.h reads and writes them, so the codec
+// of frames stays below the program floor.
+struct ProgramRunRequest {
+  uint8_t form = 0;     // ProgramInputs: 0 runtime, 1 immediate
+  uint8_t reading = 0;  // Reading: 0 the spec, 1 the hardware
+  // Stop at the first program the implementation crashes or hangs on: the
+  // ones after it may come back cut (a minimizer of a fault asks so).
+  bool until_fault = false;
+  // The caller's deadline, as milliseconds from the request's arrival; 0:
+  // none. Runs past it are cut and not judged.
+  uint32_t time_limit_ms = 0;
+  std::vector<std::string> programs;
+};
+inline constexpr uint32_t kMaxProgramsPerBatch = 1u << 20;
+std::string EncodeProgramRunRequest(const ProgramRunRequest& request);
+absl::StatusOr<ProgramRunRequest> DecodeProgramRunRequest(
+    absl::string_view payload);
+
+// PROGRAM_RESULTS: one check per program of the request, in order.
+struct ProgramRunReply {
+  std::vector<std::string> checks;
+};
+std::string EncodeProgramRunReply(const ProgramRunReply& reply);
+// Also checks that the reply has `expected_programs` checks.
+absl::StatusOr<ProgramRunReply> DecodeProgramRunReply(absl::string_view payload,
+                                                      size_t expected_programs);
 
 }  // namespace ptxdiff
 

@@ -7,7 +7,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sass/testing/compiled_kernel.h"
-#include "worker/backends/ptxas/sass_execution.h"
+#include "backends/ptxas/sass_execution.h"
 
 namespace ptxdiff {
 namespace {

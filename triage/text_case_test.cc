@@ -3,14 +3,14 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "backends/ptxas/cubin.h"
+#include "backends/ptxas/ptxas_toolchain.h"
+#include "backends/ptxas/sass_constants.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isa/spelling.h"
 #include "triage/repro_ptx.h"
 #include "triage/testing/findings.h"
-#include "worker/backends/ptxas/cubin.h"
-#include "worker/backends/ptxas/ptxas_toolchain.h"
-#include "worker/backends/ptxas/sass_constants.h"
 
 namespace ptxdiff {
 namespace {

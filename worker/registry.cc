@@ -3,13 +3,13 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "backends/backend.h"
+#include "backends/oracle/oracle_backend.h"
+#include "backends/ptx_cmd/ptx_cmd_backend.h"
+#include "backends/ptxas/ptxas_backend.h"
 #include "protocol/backend_names.h"
-#include "worker/backend.h"
-#include "worker/backends/oracle/oracle_backend.h"
-#include "worker/backends/ptx_cmd/ptx_cmd_backend.h"
-#include "worker/backends/ptxas/ptxas_backend.h"
 #if defined(PTXDIFF_HAVE_CUDA_BACKEND)
-#include "worker/backends/cuda/cuda_backend.h"
+#include "backends/cuda/cuda_backend.h"
 #endif
 
 namespace ptxdiff {

@@ -8,7 +8,7 @@
 //
 //   ptxdiff-worker --backend=cuda --run-module PTX IN OUT N [KEY=VALUE...]
 //
-// Runs one module on the GPU and exits (worker/backends/cuda/module_run.h):
+// Runs one module on the GPU and exits (backends/cuda/module_run.h):
 // the program backend's runs, one process each.
 
 #include <signal.h>
@@ -21,12 +21,13 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "backends/backend.h"
 #include "common/batch_heap.h"
 #include "protocol/backend_names.h"
 #include "protocol/frame_io.h"
-#include "worker/backend.h"
+#include "worker/program_service.h"
 #if defined(PTXDIFF_HAVE_CUDA_BACKEND)
-#include "worker/backends/cuda/module_run.h"
+#include "backends/cuda/module_run.h"
 #endif
 
 namespace ptxdiff {
@@ -55,6 +56,22 @@ absl::Status Answer(Backend& backend, const Frame& frame) {
                     EncodeRunReply(reply));
 }
 
+// Answers one RUN_PROGRAMS frame: PROGRAM_RESULTS, or ERROR when it cannot
+// be processed (or the backend runs no programs: the client sends none then).
+absl::Status AnswerPrograms(ProgramService* programs, const Frame& frame) {
+  if (programs == nullptr) {
+    return WriteFrame(STDOUT_FILENO, MessageType::kError,
+                      "this backend runs no programs (HELLO_REPLY has no "
+                      "programs=1)");
+  }
+  absl::StatusOr<std::string> reply = programs->Answer(frame.payload);
+  if (!reply.ok()) {
+    return WriteFrame(STDOUT_FILENO, MessageType::kError,
+                      reply.status().ToString());
+  }
+  return WriteFrame(STDOUT_FILENO, MessageType::kProgramResults, *reply);
+}
+
 int Serve(absl::string_view backend_name) {
   auto hello = ReadFrame(STDIN_FILENO);
   if (!hello.ok() || hello->type != MessageType::kHello) {
@@ -66,8 +83,17 @@ int Serve(absl::string_view backend_name) {
                      backend.status().message());
     return Fatal(3, backend.status().message());
   }
+  const KeyValues options = DecodeKeyValues(hello->payload);
+  auto programs = ProgramService::Make(backend_name, options);
+  if (!programs.ok()) {
+    (void)WriteFrame(STDOUT_FILENO, MessageType::kError,
+                     programs.status().message());
+    return Fatal(3, programs.status().message());
+  }
+  WorkerIdentity identity = (*backend)->Identity();
+  identity.programs = *programs != nullptr;
   if (!WriteFrame(STDOUT_FILENO, MessageType::kHelloReply,
-                  EncodeKeyValues(IdentityToKeyValues((*backend)->Identity())))
+                  EncodeKeyValues(IdentityToKeyValues(identity)))
            .ok()) {
     return Fatal(4, "cannot write HELLO_REPLY");
   }
@@ -76,8 +102,12 @@ int Serve(absl::string_view backend_name) {
     if (absl::IsUnavailable(frame.status())) return 0;  // client went away
     if (!frame.ok()) return Fatal(4, frame.status().message());
     if (frame->type == MessageType::kBye) return 0;
+    if (frame->type == MessageType::kRunPrograms) {
+      if (!AnswerPrograms(programs->get(), *frame).ok()) return 0;
+      continue;
+    }
     if (frame->type != MessageType::kRun)
-      return Fatal(4, "expected RUN or BYE");
+      return Fatal(4, "expected RUN, RUN_PROGRAMS or BYE");
     if (!Answer(**backend, *frame).ok()) return 0;  // client went away
   }
 }

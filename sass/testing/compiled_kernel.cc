@@ -1,10 +1,10 @@
 #include "sass/testing/compiled_kernel.h"
 
 #include "absl/strings/str_cat.h"
+#include "backends/ptxas/cubin.h"
+#include "backends/ptxas/ptxas_toolchain.h"
 #include "common/status_macros.h"
 #include "sass/sass_decoder.h"
-#include "worker/backends/ptxas/cubin.h"
-#include "worker/backends/ptxas/ptxas_toolchain.h"
 
 namespace ptxdiff::testing {
 

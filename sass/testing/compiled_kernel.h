@@ -10,8 +10,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "backends/ptxas/sass_execution.h"
 #include "sass/sass_instruction.h"
-#include "worker/backends/ptxas/sass_execution.h"
 
 namespace ptxdiff::testing {
 

@@ -87,6 +87,13 @@
 //                          plus c is exactly INT32_MAX + 1: answers the
 //                          wrapped sum 0x80000000 instead of 0x7fffffff
 //
+// --programs: say programs=1 in HELLO_REPLY and answer RUN_PROGRAMS, each
+// program with a check that agrees (judged), except as --fault says:
+//   crash-on-program=TEXT  abort() on a batch holding a program whose text
+//                  contains TEXT
+//   hang-on-program=TEXT   never answer such a batch
+//   error          answer with an ERROR frame
+//
 // --crash-on-undefined, beside any --fault: abort() on a RUN holding a
 // tuple whose result the spec leaves open (a simulator that divides by zero).
 // --supports=LIST (comma-separated) replaces the `supports` lines.
@@ -110,11 +117,12 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "backends/oracle/oracle_backend.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
 #include "oracle/oracle.h"
+#include "program/program_wire.h"
 #include "protocol/frame_io.h"
-#include "worker/backends/oracle/oracle_backend.h"
 
 namespace ptxdiff {
 namespace {
@@ -130,6 +138,7 @@ struct Flags {
   std::string default_form;  // HELLO_REPLY's default_form, if any
   std::string note;          // every value's note, if any
   bool crash_on_undefined = false;
+  bool programs = false;
 };
 
 bool FirstTime(const std::string& state) {
@@ -331,6 +340,31 @@ bool HoldsUndefined(const RunRequest& request) {
   });
 }
 
+// A RUN_PROGRAMS as --fault says (--programs); false for a request that
+// does not decode.
+bool AnswerPrograms(const Flags& flags, absl::string_view payload) {
+  absl::StatusOr<ProgramRunRequest> request = DecodeProgramRunRequest(payload);
+  if (!request.ok()) return false;
+  absl::string_view text = flags.fault;
+  const bool crash = absl::ConsumePrefix(&text, "crash-on-program=");
+  const bool hang = !crash && absl::ConsumePrefix(&text, "hang-on-program=");
+  for (const std::string& program : request->programs) {
+    if (crash && absl::StrContains(program, text)) Crash();
+    if (hang && absl::StrContains(program, text)) pause();
+  }
+  if (flags.fault == "error") {
+    (void)WriteFrame(STDOUT_FILENO, MessageType::kError, "cannot do that");
+    return true;
+  }
+  ProgramRunReply reply;
+  for (size_t i = 0; i < request->programs.size(); ++i) {
+    reply.checks.push_back(EncodeProgramCheck({.judged = true}));
+  }
+  (void)WriteFrame(STDOUT_FILENO, MessageType::kProgramResults,
+                   EncodeProgramRunReply(reply));
+  return true;
+}
+
 int Serve(const Flags& flags) {
   auto hello = ReadFrame(STDIN_FILENO);
   if (!hello.ok()) return 4;
@@ -363,11 +397,16 @@ int Serve(const Flags& flags) {
   id.forms = flags.forms;
   id.runtime_by_default = flags.default_form == "runtime";
   id.both_forms = flags.default_form == "both";
+  id.programs = flags.programs;
   (void)WriteFrame(STDOUT_FILENO, MessageType::kHelloReply,
                    EncodeKeyValues(IdentityToKeyValues(id)));
   while (true) {
     auto frame = ReadFrame(STDIN_FILENO);
     if (!frame.ok() || frame->type == MessageType::kBye) return 0;
+    if (frame->type == MessageType::kRunPrograms) {
+      if (!AnswerPrograms(flags, frame->payload)) return 4;
+      continue;
+    }
     auto request = DecodeRunRequest(frame->payload);
     if (!request.ok()) return 4;
     const std::string& f = flags.fault;
@@ -500,6 +539,7 @@ int main(int argc, char** argv) {
     if (absl::ConsumePrefix(&arg, "--supports="))
       flags.supports = std::string(arg);
     if (arg == "--no-forms") flags.forms = false;
+    if (arg == "--programs") flags.programs = true;
     if (arg == "--crash-on-undefined") flags.crash_on_undefined = true;
     if (absl::ConsumePrefix(&arg, "--default-form="))
       flags.default_form = std::string(arg);

@@ -1,0 +1,217 @@
+#include "backends/ptx_cmd/tool_run.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/clock.h"
+#include "common/files.h"
+#include "common/subprocess.h"
+
+namespace ptxdiff {
+namespace {
+
+// What is kept of what the tool printed, for messages.
+constexpr size_t kOutputTailBytes = 1000;
+
+// What is read of what the tool printed for its error lines: all of it,
+// unless it printed more than this, then its end.
+constexpr size_t kErrorScanBytes = size_t{4} << 20;
+constexpr size_t kErrorLineBytes = 240;
+
+// The first kMaxErrorLines lines of `log` that say "error".
+std::vector<std::string> ErrorLines(const std::string& log) {
+  std::vector<std::string> lines;
+  for (absl::string_view line :
+       absl::StrSplit(ReadFileTail(log, kErrorScanBytes), '\n')) {
+    if (lines.size() == kMaxErrorLines) break;
+    const size_t at = absl::AsciiStrToLower(line).find("error");
+    if (at == std::string::npos) continue;
+    // From a little before the word (a file and line: `kernel.ptx:12: parse
+    // error`): a line of the log may run into it (a tool's buffered stdout
+    // cut by its stderr).
+    constexpr size_t kBefore = 80;
+    line = line.substr(at > kBefore ? at - kBefore : 0);
+    line = absl::StripAsciiWhitespace(line);
+    lines.emplace_back(line.substr(0, kErrorLineBytes));
+  }
+  return lines;
+}
+
+// A shell reports a command that a signal killed as exit status 128 + N.
+bool ShellReportsSignal(int exit_status) {
+  return exit_status > 128 && exit_status <= 128 + 64;
+}
+
+// How a run that ended without its output buffer ended, and the end of
+// what the tool printed (kept in `log`).
+ToolRun Failed(ToolRun run, ToolRun::End end, std::string what,
+               const std::string& log) {
+  run.end = end;
+  run.what = std::move(what);
+  run.output = std::string(
+      absl::StripTrailingAsciiWhitespace(ReadFileTail(log, kOutputTailBytes)));
+  run.error_lines = ErrorLines(log);
+  return run;
+}
+
+}  // namespace
+
+ToolRun RunToolOnce(const ToolCall& call) {
+  ToolRun run;
+  absl::StatusOr<std::unique_ptr<TempDir>> dir =
+      TempDir::CreateIn(call.files_root, "run");
+  if (!dir.ok()) {
+    run.error = dir.status();
+    return run;
+  }
+  const std::string ptx = (*dir)->File("kernel.ptx");
+  const std::string in = (*dir)->File("in.bin");
+  const std::string out = (*dir)->File("out.bin");
+  // Beside, not inside, what the tool sees as its files.
+  const std::string log = (*dir)->File("ptxdiff-command-output.txt");
+  run.error = WriteFile(ptx, call.module);
+  if (run.error.ok()) run.error = WriteFile(in, call.in);
+  if (!run.error.ok()) return run;
+
+  const std::string command = absl::StrReplaceAll(
+      call.command, {{"{ptx}", ShellQuote(ptx)},
+                     {"{in}", ShellQuote(in)},
+                     {"{out}", ShellQuote(out)},
+                     {"{n}", absl::StrCat(call.n)},
+                     {"{out_bytes}", absl::StrCat(call.n * call.slot_bytes)}});
+  const absl::Duration timeout =
+      std::max(absl::Milliseconds(1),
+               std::min(call.timeout, absl::Trunc(call.deadline - absl::Now(),
+                                                  absl::Milliseconds(1))));
+  const absl::Time start = absl::Now();
+  absl::StatusOr<ProcessOutcome> outcome = RunProcess(
+      {"/bin/sh", "-c", command}, {.output_path = log,
+                                   .working_directory = (*dir)->path(),
+                                   .timeout = timeout});
+  run.took = absl::Now() - start;
+  if (!outcome.ok()) {
+    run.error = outcome.status();
+    return run;
+  }
+  run.exit_status = outcome->exit_status;
+  if (outcome->interrupted) {  // a stop of this process: no verdict on it
+    return Failed(std::move(run), ToolRun::kCut, outcome->Describe(timeout),
+                  log);
+  }
+  if (outcome->timed_out && timeout < call.timeout) {
+    // Cut short by the caller's deadline, it has not shown that it hangs.
+    return Failed(std::move(run), ToolRun::kCut,
+                  absl::StrCat("stopped at the run's deadline after ",
+                               absl::FormatDuration(timeout),
+                               ", before the tool's own timeout of ",
+                               absl::FormatDuration(call.timeout)),
+                  log);
+  }
+  if (outcome->timed_out) {
+    return Failed(std::move(run), ToolRun::kHung, outcome->Describe(timeout),
+                  log);
+  }
+  if (outcome->signal != 0) {
+    return Failed(std::move(run), ToolRun::kCrashed, outcome->Describe(timeout),
+                  log);
+  }
+  if (ShellReportsSignal(outcome->exit_status)) {
+    const ProcessOutcome killed{.signal = outcome->exit_status - 128};
+    return Failed(std::move(run), ToolRun::kCrashed,
+                  absl::StrCat(killed.Describe(timeout), " (a shell's ",
+                               outcome->Describe(timeout), ")"),
+                  log);
+  }
+  if (!outcome->ok()) {
+    return Failed(std::move(run), ToolRun::kRefused, outcome->Describe(timeout),
+                  log);
+  }
+  absl::StatusOr<std::string> bytes = ReadFile(out);
+  const size_t expected = call.n * call.slot_bytes;
+  if (!bytes.ok()) {
+    return Failed(std::move(run), ToolRun::kCrashed,
+                  "it exited 0 but wrote no {out} file", log);
+  }
+  if (bytes->size() != expected) {
+    return Failed(std::move(run), ToolRun::kCrashed,
+                  absl::StrCat("it exited 0 but wrote ", bytes->size(),
+                               " bytes to {out}, not ", expected, " (",
+                               call.slot_bytes, " per tuple, ", call.n,
+                               call.n == 1 ? " tuple)" : " tuples)"),
+                  log);
+  }
+  run.out = *std::move(bytes);
+  return run;
+}
+
+void ToolCostModel::Recent::Add(double x) {
+  if (runs.size() < kStartupsKept) {
+    runs.push_back(x);
+  } else {
+    runs[next] = x;
+  }
+  next = (next + 1) % kStartupsKept;
+}
+
+double ToolCostModel::Recent::NinthDecile() const {
+  if (runs.empty()) return 0;
+  std::vector<double> sorted = runs;
+  const size_t at = sorted.size() * 9 / 10;
+  std::nth_element(sorted.begin(), sorted.begin() + at, sorted.end());
+  return sorted[at];
+}
+
+void ToolCostModel::Learn(size_t slots, absl::Duration took) {
+  const double seconds = absl::ToDoubleSeconds(took);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (slots < kPerSlotFrom) {
+    fastest_startup_ =
+        startups_.runs.empty() ? seconds : std::min(fastest_startup_, seconds);
+    startups_.Add(seconds);
+  } else if (!startups_.runs.empty()) {
+    per_slot_.Add(std::max(0.0, seconds - fastest_startup_) / slots);
+  }
+}
+
+bool ToolCostModel::learned() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return !startups_.runs.empty();
+}
+
+absl::Duration ToolCostModel::Timeout(size_t slots,
+                                      absl::Duration ceiling) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (startups_.runs.empty()) return ceiling;
+  // A run big enough for its slots to show, before one was timed: a tool
+  // that takes 400 us a tuple ran its first batch's modules for seconds, and
+  // was killed as hung at four times its start-up.
+  if (per_slot_.runs.empty() && slots >= kPerSlotFrom) return ceiling;
+  const double expected =
+      startups_.NinthDecile() + per_slot_.NinthDecile() * slots;
+  return std::min(ceiling,
+                  absl::Seconds(kTimeoutMargin * expected) + kTimeoutFloor);
+}
+
+size_t ToolCostModel::SlotsForStartupShare(double share) const {
+  constexpr size_t kUnbounded = size_t{1} << 40;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (startups_.runs.empty() || per_slot_.runs.empty()) return 0;
+  // The slots' time that makes the start-up `share` of a run.
+  const double slots_time = startups_.NinthDecile() * (1 - share) / share;
+  if (slots_time <= 0) return 0;
+  const double per_slot = per_slot_.NinthDecile();
+  if (slots_time >= per_slot * kUnbounded) return kUnbounded;
+  return static_cast<size_t>(std::ceil(slots_time / per_slot));
+}
+
+}  // namespace ptxdiff

@@ -1,0 +1,494 @@
+#include "backends/ptxas/ptxas_backend.h"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <thread>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "common/status_macros.h"
+#include "isa/family_table.h"
+#include "isa/operand_form.h"
+#include "isa/operand_shape.h"
+#include "isa/spelling.h"
+#include "isa/tuple.h"
+#include "backends/backend.h"
+#include "backends/ptxas/chunk_plan.h"
+#include "backends/ptxas/compiled_code.h"
+#include "backends/ptxas/cubin.h"
+#include "backends/ptxas/foldability.h"
+#include "backends/ptxas/nvjitlink.h"
+#include "backends/ptxas/ptx_module.h"
+#include "backends/ptxas/ptxas_backend_internal.h"
+#include "backends/ptxas/ptxas_toolchain.h"
+#include "backends/ptxas/sass_constants.h"
+
+namespace ptxdiff {
+namespace {
+
+using ptxas_backend_internal::Config;
+using ptxas_backend_internal::PtxasBackend;
+
+// ---------------------------------------------------------------------------
+// Options.
+
+absl::StatusOr<Config> ParseConfig(const KeyValues& options) {
+  Config config;
+  config.arch = OptionValue(options, "arch").value_or(config.arch);
+  // Up to 4096 tuples of 8 bytes keep every store offset far below the 8 MiB
+  // a STG encodes directly (research §1.4); 4096 kernels keep the cubin's
+  // section count below ELF's 65280.
+  PTXDIFF_RETURN_IF_ERROR(IntOption(options, "ptxas", "tuples_per_kernel", 1,
+                                    4096, config.tuples_per_kernel));
+  PTXDIFF_RETURN_IF_ERROR(IntOption(options, "ptxas", "kernels_per_module", 1,
+                                    4096, config.kernels_per_module));
+  PTXDIFF_RETURN_IF_ERROR(
+      IntOption(options, "ptxas", "jobs", 1, 64, config.jobs));
+  PTXDIFF_RETURN_IF_ERROR(IntOption(options, "ptxas", "code_cache_mb", 0,
+                                    1 << 16, config.code_cache_mb));
+  int all_variants = 0;
+  PTXDIFF_RETURN_IF_ERROR(
+      IntOption(options, "ptxas", "all_variants", 0, 1, all_variants));
+  config.all_variants = all_variants == 1;
+  // $PTXDIFF_PTXAS_EXECUTE=0: the default for workers the CLI starts.
+  int execute = GetEnv("PTXDIFF_PTXAS_EXECUTE") == "0" ? 0 : 1;
+  PTXDIFF_RETURN_IF_ERROR(
+      IntOption(options, "ptxas", "execute", 0, 1, execute));
+  config.execute = execute == 1;
+  // $PTXDIFF_PTXAS_COMPILER: the default for workers the CLI starts.
+  if (std::string env = GetEnv("PTXDIFF_PTXAS_COMPILER"); !env.empty())
+    config.compiler = env;
+  config.compiler = OptionValue(options, "compiler").value_or(config.compiler);
+  if (config.compiler != "auto" && config.compiler != "ptxas" &&
+      config.compiler != "nvjitlink") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ptxas: compiler (or $PTXDIFF_PTXAS_COMPILER) must be "
+                     "auto, ptxas or nvjitlink, not '",
+                     config.compiler, "'"));
+  }
+  return config;
+}
+
+// Calls fn(0) .. fn(count - 1) on up to `threads` threads.
+void ParallelFor(int threads, size_t count,
+                 const std::function<void(size_t)>& fn) {
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < count;) fn(i);
+  };
+  std::vector<std::thread> pool;
+  const size_t extra = std::min<size_t>(threads, count) - (count > 0 ? 1 : 0);
+  for (size_t t = 0; t < extra; ++t) pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool) t.join();
+}
+
+}  // namespace
+
+namespace ptxas_backend_internal {
+
+std::optional<std::string> PtxasBackend::WhyUnsupported(
+    const Variant& v) const {
+  const absl::string_view opcode = InfoOf(v.family).opcode;
+  if (InfoOf(v.family).isa != TargetIsa::kPtx) {
+    return absl::StrCat(opcode, " is not a PTX instruction");
+  }
+  if (!foldable_[static_cast<int>(v.family)] && !executable_) {
+    return absl::StrCat("ptxas never folds ", opcode, " on ", arch_.name);
+  }
+  const IsaLevel level = LevelOf(v);
+  if (level.sm > arch_.sm) {
+    return absl::StrCat(SpellOpcode(v), " needs sm_", level.sm,
+                        "; the arch is ", arch_.name);
+  }
+  if (level.ptx > ptx_version_) {
+    return absl::StrCat(SpellOpcode(v), " needs PTX ISA ", level.ptx / 10, ".",
+                        level.ptx % 10, "; ptxas supports up to ",
+                        ptx_version_ / 10, ".", ptx_version_ % 10);
+  }
+  if (NeverFolded(v) && !config_.all_variants && !executable_) {
+    return absl::StrCat("ptxas 13.0 folds ", Spell(v),
+                        " for no operands (all_variants=1 tries anyway)");
+  }
+  return std::nullopt;
+}
+
+std::vector<Chunk> PtxasBackend::MakeChunks(
+    const Batch& batch, const std::vector<int>& pending) const {
+  // All-immediate tuples and tuples with runtime sources in separate
+  // kernels: a kernel with one runtime source is run, not read as constants,
+  // and an all-immediate tuple's value should stay what ptxas folded it to.
+  // A runtime form's kernel is compiled, not folded, and ptxas compiles
+  // smaller kernels faster per tuple (kRuntimeTuplesPerKernel).
+  const int per_kernel[2] = {
+      config_.tuples_per_kernel,
+      std::min(config_.tuples_per_kernel, kRuntimeTuplesPerKernel)};
+  std::vector<SizedTuple> sized[2];
+  for (int t : pending) {
+    const int runtime = batch.tuples[t].runtime != 0;
+    sized[runtime].push_back(
+        {std::min(per_kernel[runtime],
+                  sizes_.Of(batch.tuples[t].variant,
+                            OperandShape(batch.tuples[t]))),
+         t});
+  }
+  std::vector<Chunk> chunks;
+  for (int runtime : {0, 1}) {
+    if (sized[runtime].empty()) continue;
+    for (Chunk& c :
+         PlanChunks(std::move(sized[runtime]),
+                    {.tuples_per_kernel = per_kernel[runtime],
+                     .kernels_per_module = config_.kernels_per_module,
+                     .jobs = config_.jobs})) {
+      chunks.push_back(std::move(c));
+    }
+  }
+  return chunks;
+}
+
+absl::Status PtxasBackend::Bisect(Batch& batch,
+                                  std::vector<std::vector<int>> failed) const {
+  // A kernel usually fails for one or two tuples ptxas does not fold; finding
+  // them by halves costs about 2·log2(k) kernels instead of k kernels of one.
+  while (!failed.empty()) {
+    ChunkReport report = CompileChunks(batch, PlanHalves(failed, config_.jobs));
+    PTXDIFF_RETURN_IF_ERROR(report.status);
+    failed = std::move(report.failed_kernels);
+  }
+  return absl::OkStatus();
+}
+
+ChunkReport PtxasBackend::CompileChunks(Batch& batch,
+                                        std::vector<Chunk> chunks) const {
+  std::vector<ChunkReport> reports(chunks.size());
+  ParallelFor(config_.jobs, chunks.size(), [&](size_t c) {
+    reports[c].status = CompileChunk(batch, std::move(chunks[c]), reports[c]);
+  });
+  ChunkReport all;
+  for (ChunkReport& report : reports) all.Merge(std::move(report));
+  return all;
+}
+
+absl::Status PtxasBackend::CompileChunk(Batch& batch, Chunk chunk,
+                                        ChunkReport& report) const {
+  // Each pass drops the tuples ptxas names, until it compiles or fails
+  // without naming any.
+  while (!chunk.tuples.empty()) {
+    std::vector<PtxTuple> tuples;
+    for (int t : chunk.tuples) tuples.push_back(batch.tuples[t]);
+    const PtxModule module =
+        BuildPtxModule(tuples, {.target = arch_.name,
+                                .ptx_version = ptx_version_,
+                                .kernel_sizes = chunk.kernel_sizes});
+    PTXDIFF_ASSIGN_OR_RETURN(const PtxasOutput out, Assemble(module.text));
+    if (out.ok) {
+      Decode(batch, chunk, module, out.cubin, report);
+      return absl::OkStatus();
+    }
+    absl::flat_hash_map<int, std::string> rejected;  // position -> message
+    for (absl::string_view line : absl::StrSplit(out.log, '\n')) {
+      const auto error = ParseErrorLine(line);
+      if (!error.has_value()) continue;
+      const int at = TupleAtLine(module, error->first);
+      if (at < 0) continue;
+      std::string& message = rejected[at];
+      absl::StrAppend(&message, message.empty() ? "" : "; ", error->second);
+    }
+    if (rejected.empty()) {
+      // ptxas failed without naming a tuple (a crash, a fatal error): find
+      // the culprit by halves.
+      if (chunk.tuples.size() == 1) {
+        batch.outcomes[chunk.tuples[0]] = Outcome::Decline(
+            DeclineCode::kOther,
+            absl::StrCat("ptxas failed: ", LogSummary(out.log)));
+        return absl::OkStatus();
+      }
+      auto [first, second] = Halves(chunk);
+      PTXDIFF_RETURN_IF_ERROR(CompileChunk(batch, std::move(first), report));
+      return CompileChunk(batch, std::move(second), report);
+    }
+    std::vector<bool> dropped(chunk.tuples.size());
+    for (auto& [p, message] : rejected) {
+      dropped[p] = true;
+      batch.outcomes[chunk.tuples[p]] =
+          Outcome::Decline(DeclineCode::kOperandForm, std::move(message));
+    }
+    chunk = WithoutPositions(chunk, dropped);
+  }
+  return absl::OkStatus();
+}
+
+void PtxasBackend::Decode(Batch& batch, const Chunk& chunk,
+                          const PtxModule& module, const std::string& cubin,
+                          ChunkReport& report) const {
+  absl::StatusOr<ElfFile> elf = ParseElf(cubin);
+  absl::StatusOr<absl::flat_hash_map<std::string, absl::string_view>> texts =
+      elf.ok() ? KernelTexts(*elf) : elf.status();
+  if (texts.ok() && CubinSm(*elf) != arch_.sm) {
+    texts = absl::InvalidArgumentError(
+        absl::StrCat("cubin for sm_", CubinSm(*elf), ", not ", arch_.name));
+  }
+  for (size_t k = 0; k < module.kernels.size(); ++k) {
+    const int begin = module.kernel_begin[k];
+    const int end = module.kernel_begin[k + 1];
+    std::optional<std::vector<SlotValue>> values;
+    if (texts.ok()) {
+      auto text = texts->find(module.kernels[k]);
+      if (text != texts->end()) {
+        auto stores = DecodeConstantStores(arch_, text->second);
+        if (stores.ok()) values = KernelResults(module, k, *stores);
+        if (!values.has_value() && executable_) {
+          values =
+              Execute(batch, chunk, module, static_cast<int>(k), text->second);
+        }
+      }
+    }
+    if (texts.ok() && !values.has_value() && end - begin > 1) {
+      report.failed_kernels.emplace_back(chunk.tuples.begin() + begin,
+                                         chunk.tuples.begin() + end);
+      continue;
+    }
+    for (int t = begin; t < end; ++t) {
+      const int tuple = chunk.tuples[t];
+      if (!texts.ok()) {
+        batch.outcomes[tuple] = Outcome::Decline(
+            DeclineCode::kOther,
+            absl::StrCat("unreadable cubin: ", texts.status().message()));
+      } else if (values.has_value()) {
+        batch.outcomes[tuple] = Noted(
+            OutcomeOfSlot(batch.tuples[tuple].variant, (*values)[t - begin]),
+            notes_.Of(batch.tuples[tuple], batch.executed[tuple]));
+      } else {
+        batch.outcomes[tuple] = Outcome::Decline(
+            DeclineCode::kNotEvaluable,
+            NotFoldedMessage(batch.tuples[tuple], batch.not_run[tuple]));
+      }
+    }
+  }
+}
+
+void PtxasBackend::Learn(const Batch& batch, const std::vector<int>& compiled,
+                         const ChunkReport& packed) {
+  struct Counts {
+    const Variant* variant = nullptr;
+    uint32_t shape = 0;
+    int folded = 0, tuples = 0, spurious = 0;
+  };
+  // By (variant index in the request, operand shape).
+  absl::flat_hash_map<std::pair<uint32_t, uint32_t>, Counts> counts;
+  auto key = [&](int t) {
+    return std::make_pair(batch.request.tuples[t].variant_index,
+                          OperandShape(batch.tuples[t]));
+  };
+  auto of = [&](int t) -> Counts& {
+    const auto k = key(t);
+    Counts& c = counts[k];
+    c.variant = &batch.tuples[t].variant;
+    c.shape = k.second;
+    return c;
+  };
+  for (int t : compiled) {
+    Counts& c = of(t);
+    c.folded += batch.outcomes[t].kind == ResultKind::kValue;
+    ++c.tuples;
+  }
+  for (const std::vector<int>& kernel : packed.failed_kernels) {
+    const bool all_folded = std::all_of(
+        kernel.begin(), kernel.end(),
+        [&](int t) { return batch.outcomes[t].kind == ResultKind::kValue; });
+    if (!all_folded) continue;
+    absl::flat_hash_set<std::pair<uint32_t, uint32_t>> seen;
+    for (int t : kernel) {
+      if (seen.insert(key(t)).second) ++of(t).spurious;
+    }
+  }
+  for (const auto& [key, c] : counts) {
+    sizes_.Learn(*c.variant, c.shape, c.folded, c.tuples, c.spurious);
+  }
+}
+
+namespace {
+
+// Fills `reply` from the outcomes, values answered by code compiled for
+// another tuple flagged so (`reused`).
+void BuildReply(const std::vector<Outcome>& outcomes,
+                const std::vector<uint8_t>& reused, RunReply& reply) {
+  reply.results.reserve(reply.results.size() + outcomes.size());
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    const Outcome& o = outcomes[i];
+    if (o.kind == ResultKind::kValue) {
+      reply.AddValue(o.bits, o.carry, o.Text(), reused[i] != 0);
+    } else {
+      reply.AddDecline(o.code, o.message);
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<int> PtxasBackend::Admit(
+    Batch& batch, std::vector<int>& copy_of,
+    std::vector<std::optional<CachedCode>>& cached) {
+  const ResolvedBatch& request = batch.request;
+  std::vector<int> pending;
+  // The first tuple of each (variant, form, immediates), the immediates cut
+  // to their widths: tuples that differ only in runtime values are one
+  // kernel's instruction, whose claim answers them all.
+  absl::flat_hash_map<std::array<uint64_t, 1 + kMaxSources>, int> first;
+  for (size_t i = 0; i < request.tuples.size(); ++i) {
+    const WireTuple& wire = request.tuples[i];
+    const Variant& v = request.variants[wire.variant_index];
+    const uint8_t runtime = wire.runtime & RuntimeCapableSources(v);
+    std::array<uint64_t, 1 + kMaxSources> key = {wire.variant_index |
+                                                 uint64_t{runtime} << 32};
+    for (int s = 0; s < NumSources(v); ++s) {
+      const int width = SourceWidth(v, s);
+      // A claim answers every runtime value at once; executed code is run
+      // again for each (AnswerFromCompiledCode).
+      if (IsRuntimeSource(runtime, s)) continue;
+      key[1 + s] = width == 64
+                       ? wire.operands.v[s]
+                       : wire.operands.v[s] & ((uint64_t{1} << width) - 1);
+    }
+    batch.tuples[i] = {v, wire.operands, runtime};
+    auto [it, added] = first.try_emplace(key, static_cast<int>(i));
+    if (!added) {
+      copy_of[i] = it->second;
+      continue;
+    }
+    if (runtime != 0) {
+      if (const CachedCode* code = code_cache_.Find(KeyOf(batch.tuples[i]))) {
+        cached[i] = *code;
+        continue;
+      }
+    }
+    if (!executable_ && !FoldsForSelector(v, wire.operands)) {
+      batch.outcomes[i] = Outcome::Decline(
+          DeclineCode::kNotEvaluable,
+          "ptxas 13.0 folds SIMD video only with the default .asel/.bsel");
+      continue;
+    }
+    pending.push_back(static_cast<int>(i));
+  }
+  // Tuples of one variant share kernels, so that a variant ptxas does not
+  // fold spoils only its own kernels, not the folded tuples of others.
+  std::stable_sort(pending.begin(), pending.end(), [&](int a, int b) {
+    return request.tuples[a].variant_index < request.tuples[b].variant_index;
+  });
+  return pending;
+}
+
+absl::Status PtxasBackend::RunSupported(const ResolvedBatch& request,
+                                        RunReply& reply) {
+  Batch batch{request, std::vector<PtxTuple>(request.tuples.size()),
+              std::vector<Outcome>(request.tuples.size())};
+  std::vector<int> copy_of(request.tuples.size(), -1);
+  std::vector<std::optional<CachedCode>> cached(request.tuples.size());
+  const std::vector<int> pending = Admit(batch, copy_of, cached);
+  ChunkReport packed = CompileChunks(batch, MakeChunks(batch, pending));
+  PTXDIFF_RETURN_IF_ERROR(packed.status);
+  PTXDIFF_RETURN_IF_ERROR(Bisect(batch, packed.failed_kernels));
+  Learn(batch, pending, packed);
+  KeepCompiledCode(batch, pending);
+  AnswerFromCompiledCode(batch, copy_of, cached);
+  PTXDIFF_RETURN_IF_ERROR(CrossCheckExecuted(batch));
+  BuildReply(batch.outcomes, batch.reused, reply);
+  return absl::OkStatus();
+}
+
+absl::Status PtxasBackend::SelfTest() {
+  struct Known {
+    absl::string_view spelling;
+    uint64_t a, b, result;
+  };
+  static constexpr Known kKnown[] = {
+      {"add.s32", 0x11223344, 0x01020304, 0x12243648},
+      {"add.u32", 0xffffffff, 0, 0xffffffff},
+      {"add.u32", 0, 0, 0},
+      {"add.u64", 0x1122334455667788, 0, 0x1122334455667788},
+      {"add.u64", 0xffffffffffffffff, 2, 1},
+      {"add.u16", 0x7fff, 0, 0x7fff},
+  };
+  RunRequest request;
+  for (const Known& k : kKnown) {
+    request.spellings.emplace_back(k.spelling);
+    request.tuples.push_back(
+        {static_cast<uint32_t>(request.spellings.size() - 1), {{k.a, k.b}}});
+  }
+  RunReply reply;
+  PTXDIFF_RETURN_IF_ERROR(Run(request, reply));
+  for (size_t i = 0; i < reply.results.size(); ++i) {
+    const TupleResult& r = reply.results[i];
+    if (r.kind != ResultKind::kValue || r.bits != kKnown[i].result) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the ptxas backend's self-test failed: ", toolchain_, " on ",
+          arch_.name, " gives ",
+          r.kind == ResultKind::kValue
+              ? absl::StrCat("0x", absl::Hex(r.bits))
+              : absl::StrCat("no value (", reply.messages[r.message], ")"),
+          " for ", kKnown[i].spelling, " ", kKnown[i].a, " ", kKnown[i].b,
+          "; expected 0x", absl::Hex(kKnown[i].result)));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace ptxas_backend_internal
+
+namespace {
+
+// The in-process assembler the config asks for: null for the ptxas
+// executable. `auto` takes libnvJitLink only from the release of the ptxas
+// found (`toolchain` is its --version line), so that the backend's answers
+// are that ptxas's either way; `nvjitlink` insists.
+absl::StatusOr<std::unique_ptr<NvJitLink>> InProcessAssembler(
+    const Config& config, absl::string_view toolchain) {
+  if (config.compiler == "ptxas") return nullptr;
+  absl::StatusOr<std::unique_ptr<NvJitLink>> loaded =
+      NvJitLink::Load(config.ptxas);
+  if (loaded.ok() &&
+      !absl::StrContains(toolchain,
+                         absl::StrCat("release ", (*loaded)->version(), ","))) {
+    loaded = absl::FailedPreconditionError(
+        absl::StrCat((*loaded)->path(), " is nvJitLink ", (*loaded)->version(),
+                     "; ", config.ptxas, " is ", toolchain));
+  }
+  if (loaded.ok() || config.compiler == "nvjitlink") return loaded;
+  return nullptr;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Backend>> MakePtxasBackend(
+    const KeyValues& options) {
+  PTXDIFF_ASSIGN_OR_RETURN(Config config, ParseConfig(options));
+  PTXDIFF_ASSIGN_OR_RETURN(SassArch arch, FindSassArch(config.arch));
+  PTXDIFF_ASSIGN_OR_RETURN(config.ptxas, FindPtxas(options));
+  PTXDIFF_ASSIGN_OR_RETURN(std::string toolchain, ToolchainOf(config.ptxas));
+  PTXDIFF_ASSIGN_OR_RETURN(const int ptx_version,
+                           NewestPtxVersion(config.ptxas));
+  PTXDIFF_ASSIGN_OR_RETURN(std::unique_ptr<NvJitLink> in_process,
+                           InProcessAssembler(config, toolchain));
+  if (in_process != nullptr) {
+    absl::StrAppend(&toolchain, "; assembled in-process by ",
+                    in_process->path(), " (nvJitLink ", in_process->version(),
+                    ")");
+  }
+  if (config.jobs == 0) config.jobs = in_process != nullptr ? 1 : 2;
+  auto backend = std::make_unique<PtxasBackend>(
+      std::move(config), std::move(arch), std::move(toolchain), ptx_version,
+      std::move(in_process));
+  PTXDIFF_RETURN_IF_ERROR(backend->SelfTest());
+  return backend;
+}
+
+}  // namespace ptxdiff

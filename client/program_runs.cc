@@ -1,0 +1,111 @@
+// WorkerClient::RunPrograms: program cases on a worker (RUN_PROGRAMS),
+// with the tuple path's restart: a batch that faults the worker is sent
+// again to a fresh one, and halved down to the program that faults it.
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "client/worker_client.h"
+#include "protocol/protocol.h"
+
+namespace ptxdiff {
+namespace {
+
+// The reply's allowance beyond the batch's own time limit: the worker ends
+// its checks there and still has to answer.
+absl::Duration ReplyTimeout(absl::Time deadline, absl::Duration slack) {
+  if (deadline == absl::InfiniteFuture()) return 2 * slack;
+  return std::max(deadline - absl::Now(), absl::ZeroDuration()) + slack;
+}
+
+ProgramRunRequest Range(const ProgramRunRequest& request, size_t begin,
+                        size_t end, absl::Time deadline) {
+  ProgramRunRequest part = request;
+  part.programs.assign(request.programs.begin() + begin,
+                       request.programs.begin() + end);
+  if (deadline != absl::InfiniteFuture()) {
+    part.time_limit_ms = static_cast<uint32_t>(std::clamp<int64_t>(
+        absl::ToInt64Milliseconds(deadline - absl::Now()), 1, UINT32_MAX));
+  }
+  return part;
+}
+
+}  // namespace
+
+std::vector<ProgramOutcome> WorkerClient::RunPrograms(
+    const ProgramRunRequest& request) {
+  std::vector<ProgramOutcome> out(request.programs.size());
+  const absl::Time deadline =
+      request.time_limit_ms == 0
+          ? absl::InfiniteFuture()
+          : absl::Now() + absl::Milliseconds(request.time_limit_ms);
+  if (!request.programs.empty()) {
+    RunProgramRange(request, 0, request.programs.size(), deadline,
+                    /*retried=*/false, out);
+  }
+  return out;
+}
+
+void WorkerClient::RunProgramRange(const ProgramRunRequest& request,
+                                   size_t begin, size_t end,
+                                   absl::Time deadline, bool retried,
+                                   std::vector<ProgramOutcome>& out) {
+  const size_t n = end - begin;
+  const ProgramRunRequest part = Range(request, begin, end, deadline);
+  absl::StatusOr<std::string> reply = Exchange(
+      MessageType::kRunPrograms, EncodeProgramRunRequest(part),
+      MessageType::kProgramResults, ReplyTimeout(deadline, command_.timeout));
+  absl::StatusOr<ProgramRunReply> checks =
+      reply.ok() ? DecodeProgramRunReply(*reply, n)
+                 : absl::StatusOr<ProgramRunReply>(reply.status());
+  if (checks.ok()) {
+    for (size_t i = 0; i < n; ++i) {
+      out[begin + i] = {.kind = ProgramOutcome::kChecked,
+                        .check = std::move(checks->checks[i])};
+    }
+    return;
+  }
+  if (absl::IsAborted(checks.status())) {  // an ERROR: the worker lives on
+    for (size_t i = begin; i < end; ++i) {
+      out[i] = {.kind = ProgramOutcome::kError,
+                .fault = {FaultKind::kProtocol,
+                          std::string(checks.status().message())}};
+    }
+    return;
+  }
+  const BackendFault fault = Classify(checks.status());
+  const bool stop =
+      interrupted_ || relaunch_failed_ ||
+      (deadline != absl::InfiniteFuture() && absl::Now() >= deadline);
+  if (stop) {
+    const std::string why =
+        interrupted_ ? absl::StrCat(kInterrupted, ": ", fault.detail)
+        : relaunch_failed_
+            ? absl::StrCat("no worker could be started: ", fault.detail)
+            : absl::StrCat("not run: the deadline passed while pinning a ",
+                           FaultKindName(fault.kind), " (", fault.detail, ")");
+    for (size_t i = begin; i < end; ++i) {
+      out[i] = {.kind = ProgramOutcome::kNotRun, .fault = {fault.kind, why}};
+    }
+    return;
+  }
+  // The first fault of a batch is retried whole on a fresh worker: a flake
+  // is not a finding.
+  if (!retried) {
+    RunProgramRange(request, begin, end, deadline, /*retried=*/true, out);
+    return;
+  }
+  if (n == 1) {
+    out[begin] = {.kind = ProgramOutcome::kFaulted, .fault = fault};
+    return;
+  }
+  // It faults a fresh worker too: halve it, each half as faulting once
+  // already (the one that still faults needs no second try to be believed).
+  const size_t mid = begin + n / 2;
+  RunProgramRange(request, begin, mid, deadline, /*retried=*/true, out);
+  RunProgramRange(request, mid, end, deadline, /*retried=*/true, out);
+}
+
+}  // namespace ptxdiff
