@@ -298,7 +298,7 @@ absl::Status CheckCudaResult(CudaDriver& driver, CUresult result,
                              absl::string_view file, int line) {
   if (result == CUDA_SUCCESS) return absl::OkStatus();
   // Paths from the repository root read the same on every machine.
-  const size_t root = file.rfind("worker/");
+  const size_t root = file.rfind("backends/");
   if (root != absl::string_view::npos) file.remove_prefix(root);
   const std::string message =
       absl::StrCat("Failed to ", what, ": ", call, " returned ",
