@@ -340,17 +340,37 @@ absl::StatusOr<std::vector<TupleCalibration>> PtxasBackend::CalibrateAtO0(
     code_cache_.Insert(CodeKeyOf(to_compile[k], arch_.sm, 0),
                        {.kernel = compiled[k].kernel, .slots = {0}});
   }
-  std::vector<TupleCalibration> out;
   for (size_t i = 0; i < tuples.size(); ++i) {
     if (compiled_as[i] >= 0) references[i] = compiled[compiled_as[i]];
-    // Traced only where it agrees (a finding, whose departure the trace
-    // tells): most refuted tuples are known -O0 disagreements.
-    TupleCalibration c = CalibrateOn(*executable_, references[i], tuples[i],
-                                     /*opt_level=*/0, /*keep_run=*/false);
-    if (c.outcome == CalibrationOutcome::kAgrees) {
-      c = CalibrateOn(*executable_, references[i], tuples[i], 0, true);
+  }
+  // Each -O0 kernel's tuples one after another, on one runner: a variant
+  // wrong at many inputs is run many times on one kernel, whose SASS (a few
+  // kilobytes, read at every step) then stays in the cache.
+  std::vector<std::pair<const CompiledKernel*, size_t>> order;
+  for (size_t i = 0; i < tuples.size(); ++i) {
+    order.push_back({references[i].kernel.get(), i});
+  }
+  std::sort(order.begin(), order.end());
+  std::unique_ptr<CompiledKernelRunner> runner;
+  std::vector<TupleCalibration> out(tuples.size());
+  for (size_t j = 0; j < order.size(); ++j) {
+    const auto [kernel, i] = order[j];
+    if (kernel == nullptr) {
+      out[i] = CalibrateOn(*executable_, references[i], tuples[i],
+                           /*opt_level=*/0, /*keep_run=*/false);
+      continue;
     }
-    out.push_back(std::move(c));
+    if (j == 0 || order[j - 1].first != kernel) {
+      runner = std::make_unique<CompiledKernelRunner>(*executable_, *kernel);
+    }
+    // Traced only where it agrees (a finding, whose departure the trace
+    // tells): most refuted tuples are known -O0 disagreements. Only the
+    // outcome and the run are read: no replay line.
+    out[i] = CalibrateOn(*runner, tuples[i], /*opt_level=*/0,
+                         /*keep_run=*/false, /*describe=*/false);
+    if (out[i].outcome == CalibrationOutcome::kAgrees) {
+      out[i] = CalibrateOn(*runner, tuples[i], 0, true, false);
+    }
   }
   return out;
 }
