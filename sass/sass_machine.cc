@@ -12,8 +12,11 @@
 namespace ptxdiff {
 namespace sass_machine_internal {
 
-SassRun Machine::Run() {
-  SassRun run;
+void Machine::Run() {
+  SassRun& run = run_;
+  run.ran = false;
+  run.steps = 0;
+  run.trace.clear();
   size_t pc = 0;
   while (true) {
     if (pc % 16 != 0 || pc / 16 >= kernel_.size()) {
@@ -44,10 +47,8 @@ SassRun Machine::Run() {
     }
     pc = *next;
   }
-  run.stores = std::move(stores_);
-  run.why_not = error_;
-  run.blocker = blocker_;
-  return run;
+  run.why_not = std::move(error_);
+  run.blocker = std::move(blocker_);
 }
 
 std::string Machine::Blocker(const SassSlot& slot) {
@@ -280,7 +281,14 @@ std::optional<size_t> Machine::Step(const SassInstruction& i) {
 }  // namespace sass_machine_internal
 
 SassRun RunSass(const std::vector<SassSlot>& kernel, const SassLaunch& launch) {
-  return sass_machine_internal::Machine(kernel, launch).Run();
+  SassRun run;
+  RunSass(kernel, launch, run);
+  return run;
+}
+
+void RunSass(const std::vector<SassSlot>& kernel, const SassLaunch& launch,
+             SassRun& run) {
+  sass_machine_internal::Machine(kernel, launch, run).Run();
 }
 
 }  // namespace ptxdiff

@@ -93,6 +93,11 @@ struct SassRun {
 // Runs `kernel` (a decoded `.text`) for one thread.
 SassRun RunSass(const std::vector<SassSlot>& kernel, const SassLaunch& launch);
 
+// The same into `run`, whose vectors keep their memory: a kernel run for
+// many inputs allocates nothing per run once warm.
+void RunSass(const std::vector<SassSlot>& kernel, const SassLaunch& launch,
+             SassRun& run);
+
 }  // namespace ptxdiff
 
 #endif  // PTXDIFF_SASS_SASS_MACHINE_H_

@@ -47,10 +47,14 @@ uint32_t Lut3(uint32_t lut, uint32_t a, uint32_t b, uint32_t c);
 
 class Machine {
  public:
-  Machine(const std::vector<SassSlot>& kernel, const SassLaunch& launch)
-      : kernel_(kernel), launch_(launch) {}
+  // A run into `run` (its stores cleared, their memory kept).
+  Machine(const std::vector<SassSlot>& kernel, const SassLaunch& launch,
+          SassRun& run)
+      : kernel_(kernel), launch_(launch), run_(run), stores_(run.stores) {
+    stores_.clear();
+  }
 
-  SassRun Run();
+  void Run();
 
  private:
   // "op 0x21f" for an unknown opcode, "IADD3: bits 76" for a known one.
@@ -300,6 +304,7 @@ class Machine {
 
   const std::vector<SassSlot>& kernel_;
   const SassLaunch& launch_;
+  SassRun& run_;
   const SassInstruction* current_ = nullptr;
   bool guard_held_ = false;
   bool tainted_ = false;  // the current instruction read an undefined byte
@@ -311,7 +316,7 @@ class Machine {
   std::array<Word, kNumRegisters> r_;
   std::array<Word, kNumUniform> ur_;
   std::array<std::optional<bool>, 7> p_, up_;
-  std::vector<SassStore> stores_;
+  std::vector<SassStore>& stores_;  // run_'s
   std::string error_, blocker_;
 };
 

@@ -69,16 +69,84 @@ std::optional<std::vector<SlotValue>> RunCompiled(
     const SassArchInfo& arch, const CompiledKernel& kernel,
     std::span<const int> slots, std::span<const Tuple* const> at,
     std::string& why) {
-  const std::vector<KernelArgument> args = RunArguments(kernel, slots, at);
-  const KernelExecution run =
-      ExecuteKernel(arch, kernel.code, args, kernel.output_bytes);
+  CompiledKernelRunner runner(arch, kernel);
+  const std::vector<SlotValue>* values = runner.Run(slots, at, why);
+  if (values == nullptr) return std::nullopt;
+  return *values;
+}
+
+namespace {
+
+// The arguments of `kernel`'s own tuples, and where each slot's begin.
+std::vector<KernelArgument> SlotArguments(const CompiledKernel& kernel,
+                                          std::vector<int>& first) {
+  std::vector<KernelArgument> args;
+  for (const Tuple& t : kernel.compiled_for) {
+    first.push_back(static_cast<int>(args.size()));
+    AppendRuntimeArguments(t, args);
+  }
+  first.push_back(static_cast<int>(args.size()));
+  return args;
+}
+
+}  // namespace
+
+CompiledKernelRunner::CompiledKernelRunner(const SassArchInfo& arch,
+                                           const CompiledKernel& kernel)
+    : arch_(arch),
+      kernel_(kernel),
+      executor_(arch, SlotArguments(kernel, first_argument_),
+                kernel.output_bytes) {}
+
+bool CompiledKernelRunner::Place(int slot, const Tuple& t) {
+  const Tuple& own = kernel_.compiled_for[slot];
+  if (!(t.variant == own.variant) || t.runtime != own.runtime) return false;
+  // AppendRuntimeArguments' order: the runtime sources, first to last.
+  int argument = first_argument_[slot];
+  for (int s = 0; s < NumSources(t.variant); ++s) {
+    if (t.IsRuntime(s)) executor_.SetArgument(argument++, t.operands.v[s]);
+  }
+  return true;
+}
+
+KernelExecution& CompiledKernelRunner::Execute(std::span<const int> slots,
+                                               std::span<const Tuple* const> at,
+                                               bool trace) {
+  size_t placed = 0;
+  while (placed < slots.size() && Place(slots[placed], *at[placed])) ++placed;
+  if (placed == slots.size()) {
+    executor_.Run(kernel_.code, trace, execution_);
+  } else {
+    // A tuple whose arguments are laid out otherwise: a launch of its own.
+    execution_ =
+        ExecuteKernel(arch_, kernel_.code, RunArguments(kernel_, slots, at),
+                      kernel_.output_bytes, trace);
+  }
+  for (size_t k = 0; k < placed; ++k) {
+    Place(slots[k], kernel_.compiled_for[slots[k]]);
+  }
+  return execution_;
+}
+
+const std::vector<SlotValue>* CompiledKernelRunner::Run(
+    std::span<const int> slots, std::span<const Tuple* const> at,
+    std::string& why) {
+  const KernelExecution& run = Execute(slots, at);
   if (!run.ran) {
     why = run.why_not;
-    return std::nullopt;
+    return nullptr;
   }
-  auto values = KernelResults(kernel.layout, 0, run.stores);
-  if (!values.has_value()) why = "its stores are not the tuples' results";
+  const std::vector<SlotValue>* values = Results();
+  if (values == nullptr) why = "its stores are not the tuples' results";
   return values;
+}
+
+const std::vector<SlotValue>* CompiledKernelRunner::Results() {
+  if (!ReadKernelResults(kernel_.layout, 0, execution_.stores, image_,
+                         values_)) {
+    return nullptr;
+  }
+  return &values_;
 }
 
 const CachedCode* CompiledCodeCache::Find(const CodeKey& key) {

@@ -93,6 +93,48 @@ std::optional<std::vector<SlotValue>> RunCompiled(
     std::span<const int> slots, std::span<const Tuple* const> at,
     std::string& why);
 
+// RunCompiled for many runs of one kernel: its launch is laid out once, and
+// a run writes only the arguments of the slots it fills (and puts the
+// compiled tuples' back after), so that it allocates nothing once warm.
+// `arch` and `kernel` must outlive it.
+class CompiledKernelRunner {
+ public:
+  CompiledKernelRunner(const SassArchInfo& arch, const CompiledKernel& kernel);
+
+  // One run with `at[k]` in slot `slots[k]`, traced if asked; valid until
+  // the next run.
+  KernelExecution& Execute(std::span<const int> slots,
+                           std::span<const Tuple* const> at,
+                           bool trace = false);
+
+  // The last run's result of each slot, or null where its stores are not
+  // the slots' results; valid until the next run.
+  const std::vector<SlotValue>* Results();
+
+  // As RunCompiled: each slot's result, or null with why; valid until the
+  // next run.
+  const std::vector<SlotValue>* Run(std::span<const int> slots,
+                                    std::span<const Tuple* const> at,
+                                    std::string& why);
+
+  const SassArchInfo& arch() const { return arch_; }
+  const CompiledKernel& kernel() const { return kernel_; }
+
+ private:
+  // Writes `t`'s runtime values into `slot`'s arguments; false, writing
+  // nothing, where `t` is not of the slot's variant and form (its
+  // arguments laid out otherwise).
+  bool Place(int slot, const Tuple& t);
+
+  const SassArchInfo& arch_;
+  const CompiledKernel& kernel_;
+  std::vector<int> first_argument_;  // per slot, then one past the last
+  KernelExecutor executor_;
+  KernelExecution execution_;
+  std::vector<int> image_;  // ReadKernelResults' scratch
+  std::vector<SlotValue> values_;
+};
+
 // What the cache answers for a key: a kernel and the slots compiled for it,
 // or the value (and a `.cc` variant's carry) ptxas claimed for every value
 // of the runtime sources.

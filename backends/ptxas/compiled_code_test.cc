@@ -6,6 +6,9 @@
 #include "gtest/gtest.h"
 #include "isa/operand_form.h"
 #include "isa/spelling.h"
+#include "oracle/oracle.h"
+#include "worker/backends/ptxas/cubin.h"
+#include "worker/backends/ptxas/ptxas_toolchain.h"
 
 namespace ptxdiff {
 namespace {
@@ -110,6 +113,99 @@ TEST(CompiledCodeCacheTest, PastItsBoundTheOldestKeysGo) {
   none.Insert(KeyNumbered(1), {.kernel = KernelOfSize(1), .slots = {0}});
   EXPECT_EQ(none.Find(KeyNumbered(1)), nullptr);
   EXPECT_EQ(none.stats().bytes, 0);
+}
+
+// `tuples` compiled by the ptxas executable at -O3 into one kernel, or
+// null where there is no ptxas (or it fails).
+std::shared_ptr<const CompiledKernel> OneKernel(
+    const SassArchInfo& arch, const std::vector<Tuple>& tuples) {
+  const absl::StatusOr<std::string> ptxas = FindPtxas({});
+  if (!ptxas.ok()) return nullptr;
+  const PtxModule module = BuildPtxModule(
+      tuples, {.target = arch.name,
+               .tuples_per_kernel = static_cast<int>(tuples.size())});
+  const absl::StatusOr<PtxasOutput> out =
+      RunPtxas(*ptxas, arch.name, module.text);
+  if (!out.ok() || !out->ok) return nullptr;
+  const absl::StatusOr<ElfFile> elf = ParseElf(out->cubin);
+  if (!elf.ok()) return nullptr;
+  const auto texts = KernelTexts(*elf);
+  if (!texts.ok()) return nullptr;
+  absl::StatusOr<std::vector<SassSlot>> code =
+      DecodeSassKernel(arch, texts->at(module.kernels[0]));
+  if (!code.ok()) return nullptr;
+  return std::make_shared<const CompiledKernel>(
+      KernelOf(module, 0, tuples, *std::move(code)));
+}
+
+// The bits of each slot of a run, or {} where it did not run.
+std::vector<uint64_t> Bits(const std::vector<SlotValue>* values) {
+  std::vector<uint64_t> out;
+  if (values != nullptr) {
+    for (const SlotValue& v : *values) out.push_back(v.bits);
+  }
+  return out;
+}
+
+std::vector<uint64_t> Bits(
+    const std::optional<std::vector<SlotValue>>& values) {
+  return Bits(values.has_value() ? &*values : nullptr);
+}
+
+uint64_t Want(const Tuple& t) { return Evaluate(t.variant, t.operands).bits; }
+
+class CompiledKernelRunnerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // Three keys of add.u32 with a runtime a, and a mul.lo.u32 with both
+    // sources runtime values: slots of other argument layouts side by side.
+    own_ = {Of("add.u32", {{1, 10}}, 0b01), Of("add.u32", {{2, 20}}, 0b01),
+            Of("mul.lo.u32", {{3, 5}}, 0b11), Of("add.u32", {{4, 40}}, 0b01)};
+    kernel_ = OneKernel(arch_, own_);
+    if (kernel_ == nullptr) GTEST_SKIP() << "no ptxas here";
+  }
+
+  SassArchInfo arch_ = FindSassArchInfo("sm_90").value();
+  std::vector<Tuple> own_;
+  std::shared_ptr<const CompiledKernel> kernel_;
+};
+
+TEST_F(CompiledKernelRunnerTest, EachRunAnswersAsRunCompiledDoes) {
+  CompiledKernelRunner runner(arch_, *kernel_);
+  std::string why;
+  const std::vector<uint64_t> compiled = {11, 22, 15, 44};
+  EXPECT_EQ(Bits(runner.Run({}, {}, why)), compiled) << why;
+  // Other runtime values at slots 1 and 2 (the others keep their own).
+  const Tuple b = Of("add.u32", {{0xfffffff0, 20}}, 0b01);
+  const Tuple c = Of("mul.lo.u32", {{0x10001, 0x30003}}, 0b11);
+  const int slots[] = {2, 1};
+  const Tuple* at[] = {&c, &b};
+  const std::vector<uint64_t> want = {11, Want(b), Want(c), 44};
+  EXPECT_EQ(Bits(runner.Run(slots, at, why)), want) << why;
+  EXPECT_EQ(Bits(RunCompiled(arch_, *kernel_, slots, at, why)), want) << why;
+  // A run after it fills no slot: the compiled tuples' arguments are back.
+  EXPECT_EQ(Bits(runner.Run({}, {}, why)), compiled) << why;
+  EXPECT_EQ(Bits(runner.Run(std::span<const int>(slots, 1), at, why)),
+            (std::vector<uint64_t>{11, 22, Want(c), 44}))
+      << why;
+}
+
+// A tuple of another form than its slot's is laid out as RunCompiled lays
+// it out (the arguments after it shift): the runner gives what it gives.
+TEST_F(CompiledKernelRunnerTest, ATupleOfAnotherFormRunsAsRunCompiledRunsIt) {
+  CompiledKernelRunner runner(arch_, *kernel_);
+  std::string why;
+  const Tuple both = Of("add.u32", {{7, 8}}, 0b11);  // b a runtime value too
+  const int slots[] = {0};
+  const Tuple* at[] = {&both};
+  std::string why_compiled;
+  const auto compiled = RunCompiled(arch_, *kernel_, slots, at, why_compiled);
+  const std::vector<SlotValue>* ran = runner.Run(slots, at, why);
+  EXPECT_EQ(Bits(ran), Bits(compiled));
+  EXPECT_EQ(why, why_compiled);
+  EXPECT_EQ(Bits(runner.Run({}, {}, why)),
+            (std::vector<uint64_t>{11, 22, 15, 44}))
+      << why;
 }
 
 }  // namespace

@@ -202,40 +202,51 @@ std::optional<uint64_t> StoredValue(const std::vector<int>& image, int64_t at,
 
 }  // namespace
 
-std::optional<std::vector<SlotValue>> KernelResults(
-    const PtxModule& module, int kernel,
-    std::span<const ConstantStore> stores) {
+bool ReadKernelResults(const PtxModule& module, int kernel,
+                       std::span<const ConstantStore> stores,
+                       std::vector<int>& image,
+                       std::vector<SlotValue>& results) {
   const int begin = module.kernel_begin[kernel];
   const int end = module.kernel_begin[kernel + 1];
   // The kernel's output as bytes; -1 where nothing was stored.
-  std::vector<int> image(end == begin ? 0 : SlotsEnd(module.slots[end - 1]),
-                         -1);
+  image.assign(end == begin ? 0 : SlotsEnd(module.slots[end - 1]), -1);
   for (const ConstantStore& store : stores) {
     if (store.offset < 0 ||
         store.offset + store.size > static_cast<int64_t>(image.size())) {
-      return std::nullopt;
+      return false;
     }
     for (int b = 0; b < store.size; ++b) {
       int& byte = image[store.offset + b];
-      if (byte != -1) return std::nullopt;
+      if (byte != -1) return false;
       byte = (store.words[b / 4] >> (8 * (b % 4))) & 0xff;
     }
   }
-  std::vector<SlotValue> results;
+  results.clear();
   for (int t = begin; t < end; ++t) {
     const ResultSlot& slot = module.slots[t];
     const std::optional<uint64_t> bits =
         StoredValue(image, slot.offset, slot.bytes, kSlotBytes - slot.bytes);
-    if (!bits.has_value()) return std::nullopt;
+    if (!bits.has_value()) return false;
     SlotValue value{.bits = *bits};
     if (slot.flag_word) {
       const std::optional<uint64_t> word =
           StoredValue(image, slot.offset + kFlagWordOffset, kFlagWordBytes,
                       kSlotBytes - kFlagWordBytes);
-      if (!word.has_value()) return std::nullopt;
+      if (!word.has_value()) return false;
       value.flag_word = static_cast<uint32_t>(*word);
     }
     results.push_back(value);
+  }
+  return true;
+}
+
+std::optional<std::vector<SlotValue>> KernelResults(
+    const PtxModule& module, int kernel,
+    std::span<const ConstantStore> stores) {
+  std::vector<int> image;
+  std::vector<SlotValue> results;
+  if (!ReadKernelResults(module, kernel, stores, image, results)) {
+    return std::nullopt;
   }
   return results;
 }

@@ -90,6 +90,13 @@ struct SlotValue {
 std::optional<std::vector<SlotValue>> KernelResults(
     const PtxModule& module, int kernel, std::span<const ConstantStore> stores);
 
+// The same into `results`, false where KernelResults is nullopt; `image`
+// is scratch. Both keep their memory, for a kernel run many times.
+bool ReadKernelResults(const PtxModule& module, int kernel,
+                       std::span<const ConstantStore> stores,
+                       std::vector<int>& image,
+                       std::vector<SlotValue>& results);
+
 }  // namespace ptxdiff
 
 #endif  // PTXDIFF_WORKER_BACKENDS_PTXAS_PTX_MODULE_H_

@@ -335,6 +335,33 @@ void BuildReply(const std::vector<Outcome>& outcomes,
 
 }  // namespace
 
+namespace {
+
+// What Admit reads of a variant for each of its tuples, looked up once a
+// batch: its sources, the runtime-capable ones, and each one's width as a
+// mask.
+struct SourceMasks {
+  int sources = 0;
+  uint8_t runtime_capable = 0;
+  std::array<uint64_t, kMaxSources> width = {};
+};
+
+std::vector<SourceMasks> MasksOf(const std::vector<Variant>& variants) {
+  std::vector<SourceMasks> out(variants.size());
+  for (size_t i = 0; i < variants.size(); ++i) {
+    const Variant& v = variants[i];
+    out[i].sources = NumSources(v);
+    out[i].runtime_capable = RuntimeCapableSources(v);
+    for (int s = 0; s < out[i].sources; ++s) {
+      const int width = SourceWidth(v, s);
+      out[i].width[s] = width == 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<int> PtxasBackend::Admit(
     Batch& batch, std::vector<int>& copy_of,
     std::vector<std::optional<CachedCode>>& cached) {
@@ -344,20 +371,19 @@ std::vector<int> PtxasBackend::Admit(
   // to their widths: tuples that differ only in runtime values are one
   // kernel's instruction, whose claim answers them all.
   absl::flat_hash_map<std::array<uint64_t, 1 + kMaxSources>, int> first;
+  const std::vector<SourceMasks> masks = MasksOf(request.variants);
   for (size_t i = 0; i < request.tuples.size(); ++i) {
     const WireTuple& wire = request.tuples[i];
     const Variant& v = request.variants[wire.variant_index];
-    const uint8_t runtime = wire.runtime & RuntimeCapableSources(v);
+    const SourceMasks& m = masks[wire.variant_index];
+    const uint8_t runtime = wire.runtime & m.runtime_capable;
     std::array<uint64_t, 1 + kMaxSources> key = {wire.variant_index |
                                                  uint64_t{runtime} << 32};
-    for (int s = 0; s < NumSources(v); ++s) {
-      const int width = SourceWidth(v, s);
+    for (int s = 0; s < m.sources; ++s) {
       // A claim answers every runtime value at once; executed code is run
       // again for each (AnswerFromCompiledCode).
       if (IsRuntimeSource(runtime, s)) continue;
-      key[1 + s] = width == 64
-                       ? wire.operands.v[s]
-                       : wire.operands.v[s] & ((uint64_t{1} << width) - 1);
+      key[1 + s] = wire.operands.v[s] & m.width[s];
     }
     batch.tuples[i] = {v, wire.operands, runtime};
     auto [it, added] = first.try_emplace(key, static_cast<int>(i));

@@ -125,6 +125,36 @@ TEST_F(PtxasCodeCacheTest, RuntimeFormsGoIntoSmallerKernels) {
   EXPECT_EQ(Kernels() - before, 64 / kRuntimeTuplesPerKernel);
 }
 
+// A later batch's tuples of keys that share kernels, a few of one key and
+// many of another, interleaved: each kernel is run in rounds, a round
+// filling a slot per key, and each tuple gets its own value from its own
+// slot.
+TEST_F(PtxasCodeCacheTest, KeysSharingAKernelAreRunInRounds) {
+  auto backend = Make();
+  ASSERT_NE(backend, nullptr);
+  std::vector<Case> keys;  // 20 keys (two kernels): b an immediate each
+  for (uint64_t b = 0; b < 20; ++b) keys.push_back({"shl.b32", {{1, b}}, 0b01});
+  keys.push_back({"min.s32", {{1, 2}}, 0b11});
+  RunOrDie(*backend, Request(keys));
+  const int compiles = Compiles();
+  std::vector<Case> later;  // key b gets b % 5 + 1 tuples; min.s32 10
+  for (uint64_t n = 0; n < 5; ++n) {
+    for (uint64_t b = 0; b < 20; ++b) {
+      if (n > b % 5) continue;
+      later.push_back({"shl.b32", {{0x1001 * (n + 3), b}}, 0b01});
+    }
+    later.push_back({"min.s32", {{n, 0xfffffff0 + n}}, 0b11});
+    later.push_back({"min.s32", {{0x80000000 + n, n}}, 0b11});
+  }
+  const RunReply reply = RunOrDie(*backend, Request(later));
+  EXPECT_EQ(Compiles(), compiles);
+  for (size_t i = 0; i < later.size(); ++i) {
+    ASSERT_EQ(reply.results[i].kind, ResultKind::kValue) << MessageOf(reply, i);
+    EXPECT_EQ(reply.results[i].bits, Want(later[i])) << i;
+    EXPECT_TRUE(reply.results[i].reused) << i;
+  }
+}
+
 TEST_F(PtxasCodeCacheTest, AKernelIsNeverServedForAnotherKey) {
   auto backend = Make();
   ASSERT_NE(backend, nullptr);

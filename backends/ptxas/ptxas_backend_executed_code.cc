@@ -5,6 +5,7 @@
 
 #include "backends/ptxas/ptxas_backend_internal.h"
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <span>
@@ -112,56 +113,136 @@ void PtxasBackend::AnswerFromCompiledCode(
   RunGrouped(batch, std::move(runs));
 }
 
+namespace {
+
+// A batch's runs of cached code in rounds, each kernel's apart: a tuple
+// goes to the least used of its slots, and round r of a kernel runs every
+// slot's r-th tuple at once. Flat arrays, not a vector per round: a batch
+// holds tens of thousands of runs in a few thousand rounds.
+class RunRounds {
+ public:
+  // One run of a kernel: its tuples are [begin, end) of those sorted.
+  struct Round {
+    const CompiledKernel* kernel;
+    int begin, end;
+  };
+
+  // Puts `tuple` in the next round of the least used of `slots` of
+  // `kernel`; the slot it gets.
+  int Add(int tuple, const CompiledKernel* kernel, std::span<const int> slots) {
+    auto [it, added] = index_.try_emplace(kernel, kernels_.size());
+    if (added) {
+      kernels_.push_back(kernel);
+      used_begin_.push_back(static_cast<int>(used_.size()));
+      used_.resize(used_.size() + kernel->compiled_for.size());
+      rounds_.push_back(0);
+    }
+    const int k = it->second;
+    int* used = used_.data() + used_begin_[k];
+    int slot = slots.front();
+    for (int s : slots) slot = used[s] < used[slot] ? s : slot;
+    const int round = used[slot]++;
+    rounds_[k] = std::max(rounds_[k], round + 1);
+    added_.push_back({tuple, k, round, slot});
+    return slot;
+  }
+
+  // The rounds, kernel by kernel, once every tuple is added; each round's
+  // tuples (Tuples) and their slots (Slots) in the order added.
+  std::vector<Round> Sort() {
+    // The rounds numbered over all kernels, kernel k's from first_round[k];
+    // where each begins (a counting sort of the tuples added).
+    std::vector<int> first_round(kernels_.size() + 1, 0);
+    for (size_t k = 0; k < kernels_.size(); ++k) {
+      first_round[k + 1] = first_round[k] + rounds_[k];
+    }
+    std::vector<int> next(first_round.back() + 1, 0);
+    for (const Added& a : added_) ++next[first_round[a.kernel] + a.round + 1];
+    for (size_t r = 1; r < next.size(); ++r) next[r] += next[r - 1];
+    std::vector<Round> rounds;
+    for (size_t k = 0; k < kernels_.size(); ++k) {
+      for (int r = first_round[k]; r < first_round[k + 1]; ++r) {
+        rounds.push_back({kernels_[k], next[r], next[r + 1]});
+      }
+    }
+    tuples_.resize(added_.size());
+    slots_.resize(added_.size());
+    for (const Added& a : added_) {
+      const int at = next[first_round[a.kernel] + a.round]++;
+      tuples_[at] = a.tuple;
+      slots_[at] = a.slot;
+    }
+    return rounds;
+  }
+
+  std::span<const int> Tuples(const Round& r) const {
+    return std::span<const int>(tuples_.data() + r.begin, r.end - r.begin);
+  }
+  std::span<const int> Slots(const Round& r) const {
+    return std::span<const int>(slots_.data() + r.begin, r.end - r.begin);
+  }
+
+ private:
+  struct Added {
+    int tuple, kernel, round, slot;
+  };
+  absl::flat_hash_map<const CompiledKernel*, int> index_;
+  std::vector<const CompiledKernel*> kernels_;
+  std::vector<int> used_begin_;  // per kernel: its slots' counts in used_
+  std::vector<int> used_;        // per slot: the rounds that fill it
+  std::vector<int> rounds_;      // per kernel
+  std::vector<Added> added_;
+  std::vector<int> tuples_, slots_;  // Sort's
+};
+
+}  // namespace
+
 void PtxasBackend::RunGrouped(Batch& batch,
                               std::vector<CompiledRun> runs) const {
-  // Each kernel's runs in rounds: a tuple goes to the least used of its
-  // slots, and round r of a kernel runs every slot's r-th tuple at once.
-  struct Round {
-    std::vector<int> slots;
-    std::vector<const PtxTuple*> at;
-    std::vector<int> tuples;
-  };
-  struct Rounds {
-    std::vector<int> used;  // per slot: the rounds that fill it
-    std::vector<Round> rounds;
-  };
-  absl::flat_hash_map<const CompiledKernel*, Rounds> by_kernel;
+  RunRounds grouped;
   for (const CompiledRun& run : runs) {
-    const CompiledKernel* kernel = run.kernel->get();
-    Rounds& of_kernel = by_kernel[kernel];
-    std::vector<int>& used = of_kernel.used;
-    used.resize(kernel->compiled_for.size());
-    int slot = run.slots.front();
-    for (int s : run.slots) slot = used[s] < used[slot] ? s : slot;
-    const int r = used[slot]++;
-    if (r == static_cast<int>(of_kernel.rounds.size())) {
-      of_kernel.rounds.emplace_back();
-    }
-    Round& round = of_kernel.rounds[r];
-    round.slots.push_back(slot);
-    round.at.push_back(&batch.tuples[run.tuple]);
-    round.tuples.push_back(run.tuple);
+    const int slot = grouped.Add(run.tuple, run.kernel->get(), run.slots);
     batch.kernels[run.tuple] = *run.kernel;
     batch.slots[run.tuple] = slot;
   }
-  for (const auto& [kernel, of_kernel] : by_kernel) {
-    for (const Round& round : of_kernel.rounds) {
-      std::string why;
-      const auto values =
-          RunCompiled(*executable_, *kernel, round.slots, round.at, why);
-      for (size_t k = 0; k < round.tuples.size(); ++k) {
-        const int t = round.tuples[k];
-        if (!values.has_value()) {
-          batch.outcomes[t] = Outcome::Decline(
-              DeclineCode::kNotEvaluable, NotFoldedMessage(batch.tuples[t], why));
-          batch.kernels[t] = nullptr;
-          continue;
-        }
-        batch.outcomes[t] = Noted(
-            OutcomeOfSlot(batch.tuples[t].variant, (*values)[round.slots[k]]),
-            notes_.executed);
-        batch.executed[t] = 1;
+  const std::vector<RunRounds::Round> rounds = grouped.Sort();
+  // A round's tuples lie anywhere in the batch: the next round's are
+  // fetched while this one runs (both ends: a tuple may span two lines).
+  const auto prefetch = [&](const RunRounds::Round& round) {
+    for (int t : grouped.Tuples(round)) {
+      const char* tuple = reinterpret_cast<const char*>(&batch.tuples[t]);
+      __builtin_prefetch(tuple);
+      __builtin_prefetch(tuple + sizeof(PtxTuple) - 1);
+      __builtin_prefetch(&batch.outcomes[t], /*rw=*/1);
+    }
+  };
+  std::unique_ptr<CompiledKernelRunner> runner;
+  std::vector<const PtxTuple*> at;
+  for (size_t r = 0; r < rounds.size(); ++r) {
+    const RunRounds::Round& round = rounds[r];
+    if (r + 1 < rounds.size()) prefetch(rounds[r + 1]);
+    if (r == 0 || rounds[r - 1].kernel != round.kernel) {
+      runner =
+          std::make_unique<CompiledKernelRunner>(*executable_, *round.kernel);
+    }
+    const std::span<const int> tuples = grouped.Tuples(round);
+    const std::span<const int> slots = grouped.Slots(round);
+    at.clear();
+    for (int t : tuples) at.push_back(&batch.tuples[t]);
+    std::string why;
+    const std::vector<SlotValue>* values = runner->Run(slots, at, why);
+    for (size_t k = 0; k < tuples.size(); ++k) {
+      const int t = tuples[k];
+      if (values == nullptr) {
+        batch.outcomes[t] = Outcome::Decline(
+            DeclineCode::kNotEvaluable, NotFoldedMessage(batch.tuples[t], why));
+        batch.kernels[t] = nullptr;
+        continue;
       }
+      batch.outcomes[t] =
+          Noted(OutcomeOfSlot(batch.tuples[t].variant, (*values)[slots[k]]),
+                notes_.executed);
+      batch.executed[t] = 1;
     }
   }
 }
@@ -259,17 +340,37 @@ absl::StatusOr<std::vector<TupleCalibration>> PtxasBackend::CalibrateAtO0(
     code_cache_.Insert(CodeKeyOf(to_compile[k], arch_.sm, 0),
                        {.kernel = compiled[k].kernel, .slots = {0}});
   }
-  std::vector<TupleCalibration> out;
   for (size_t i = 0; i < tuples.size(); ++i) {
     if (compiled_as[i] >= 0) references[i] = compiled[compiled_as[i]];
-    // Traced only where it agrees (a finding, whose departure the trace
-    // tells): most refuted tuples are known -O0 disagreements.
-    TupleCalibration c = CalibrateOn(*executable_, references[i], tuples[i],
-                                     /*opt_level=*/0, /*keep_run=*/false);
-    if (c.outcome == CalibrationOutcome::kAgrees) {
-      c = CalibrateOn(*executable_, references[i], tuples[i], 0, true);
+  }
+  // Each -O0 kernel's tuples one after another, on one runner: a variant
+  // wrong at many inputs is run many times on one kernel, whose SASS (a few
+  // kilobytes, read at every step) then stays in the cache.
+  std::vector<std::pair<const CompiledKernel*, size_t>> order;
+  for (size_t i = 0; i < tuples.size(); ++i) {
+    order.push_back({references[i].kernel.get(), i});
+  }
+  std::sort(order.begin(), order.end());
+  std::unique_ptr<CompiledKernelRunner> runner;
+  std::vector<TupleCalibration> out(tuples.size());
+  for (size_t j = 0; j < order.size(); ++j) {
+    const auto [kernel, i] = order[j];
+    if (kernel == nullptr) {
+      out[i] = CalibrateOn(*executable_, references[i], tuples[i],
+                           /*opt_level=*/0, /*keep_run=*/false);
+      continue;
     }
-    out.push_back(std::move(c));
+    if (j == 0 || order[j - 1].first != kernel) {
+      runner = std::make_unique<CompiledKernelRunner>(*executable_, *kernel);
+    }
+    // Traced only where it agrees (a finding, whose departure the trace
+    // tells): most refuted tuples are known -O0 disagreements. Only the
+    // outcome and the run are read: no replay line.
+    out[i] = CalibrateOn(*runner, tuples[i], /*opt_level=*/0,
+                         /*keep_run=*/false, /*describe=*/false);
+    if (out[i].outcome == CalibrationOutcome::kAgrees) {
+      out[i] = CalibrateOn(*runner, tuples[i], 0, true, false);
+    }
   }
   return out;
 }

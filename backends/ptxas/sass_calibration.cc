@@ -42,8 +42,9 @@ std::string TraceText(const SassArchInfo& arch,
 }
 
 // Judges one executed tuple against the hardware reading (the oracle with
-// the known errata).
-void Judge(const Tuple& t, const SlotValue& slot, TupleCalibration& out) {
+// the known errata); a disagreement's replay line where `describe`.
+void Judge(const Tuple& t, const SlotValue& slot, bool describe,
+           TupleCalibration& out) {
   const Result want =
       EvaluateWithReading(Reading::kHardware, t.variant, t.operands);
   out.outcome = CalibrationOutcome::kAgrees;
@@ -58,35 +59,38 @@ void Judge(const Tuple& t, const SlotValue& slot, TupleCalibration& out) {
   }
   if (slot.bits == want.bits && carry == want.carry) return;
   out.outcome = CalibrationOutcome::kDisagrees;
+  if (!describe) return;
   out.line = absl::StrFormat("%s: the evaluator gives 0x%x%s",
                              ReplayLine(t.variant, t.operands, want), slot.bits,
                              slot.flag_word ? absl::StrCat(" cf=", carry) : "");
 }
 
-// Runs `kernel` (one slot, compiled for t's key) for tuple t.
-TupleCalibration RunOne(const SassArchInfo& arch, const CompiledKernel& kernel,
-                        const Tuple& t, int opt_level, bool keep_run,
+// Runs `runner`'s kernel (one slot, compiled for t's key) for tuple t.
+TupleCalibration RunOne(CompiledKernelRunner& runner, const Tuple& t,
+                        int opt_level, bool keep_run, bool describe,
                         std::string* trace) {
   TupleCalibration out;
-  const std::vector<KernelArgument> args = RuntimeArguments(t);
-  KernelExecution run =
-      ExecuteKernel(arch, kernel.code, args, kernel.output_bytes, keep_run);
+  const int slot = 0;
+  const Tuple* at[] = {&t};
+  KernelExecution& run =
+      runner.Execute(std::span<const int>(&slot, 1), at, keep_run);
   if (!run.ran) {
     out.blocker = run.blocker;
     out.why_not = run.why_not;
     return out;
   }
-  const auto values = KernelResults(kernel.layout, 0, run.stores);
-  if (!values.has_value()) {
+  const std::vector<SlotValue>* values = runner.Results();
+  if (values == nullptr) {
     out.blocker = out.why_not = "stores that are not the tuple's result";
     return out;
   }
-  Judge(t, (*values)[0], out);
+  Judge(t, (*values)[0], describe, out);
   if (keep_run) out.run = std::move(run.run);
   if (out.outcome == CalibrationOutcome::kDisagrees && trace != nullptr &&
       trace->empty() &&
       !KnownCalibrationFinding(t.variant, t.operands, opt_level)) {
-    *trace = TraceText(arch, kernel.code, args);
+    *trace =
+        TraceText(runner.arch(), runner.kernel().code, RuntimeArguments(t));
   }
   return out;
 }
@@ -194,7 +198,8 @@ TupleCalibration CalibrateOn(const SassArchInfo& arch,
     out.blocker = out.why_not = reference.why_not;
     return out;
   }
-  return RunOne(arch, *reference.kernel, t, opt_level, keep_run, trace);
+  CompiledKernelRunner runner(arch, *reference.kernel);
+  return RunOne(runner, t, opt_level, keep_run, /*describe=*/true, trace);
 }
 
 // Each group's first tuple compiled by the ptxas executable into a kernel
@@ -227,6 +232,11 @@ TupleCalibration CalibrateOn(const SassArchInfo& arch,
                              const ReferenceKernel& reference, const Tuple& t,
                              int opt_level, bool keep_run) {
   return CalibrateOn(arch, reference, t, opt_level, keep_run, nullptr);
+}
+
+TupleCalibration CalibrateOn(CompiledKernelRunner& runner, const Tuple& t,
+                             int opt_level, bool keep_run, bool describe) {
+  return RunOne(runner, t, opt_level, keep_run, describe, nullptr);
 }
 
 absl::StatusOr<std::vector<TupleCalibration>> CalibrateEach(

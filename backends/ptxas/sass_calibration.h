@@ -133,6 +133,13 @@ TupleCalibration CalibrateOn(const SassArchInfo& arch,
                              const ReferenceKernel& reference, const Tuple& t,
                              int opt_level, bool keep_run);
 
+// The same on `runner`, a runner of the reference kernel (not null) of t's
+// key: the way to calibrate many tuples of one key, its launch laid out
+// once. Where not `describe`, a disagreement's `line` is left empty: a
+// caller that reads only the outcome is spared formatting the tuple.
+TupleCalibration CalibrateOn(CompiledKernelRunner& runner, const Tuple& t,
+                             int opt_level, bool keep_run, bool describe);
+
 // Compiles `tuples` (each with every runtime-capable source a parameter)
 // for `arch` at -O`opt_level`, one kernel for each run of consecutive
 // tuples that differ only in runtime values, runs each tuple on its kernel

@@ -46,6 +46,37 @@ struct KernelExecution {
   SassRun run;  // the machine's own account (its trace where asked for)
 };
 
+// A kernel's launch laid out once and run again and again, arguments
+// changed between runs: the constant bank, the buffers and the stores keep
+// their memory, so that a kernel run for many inputs allocates nothing per
+// run once warm. ExecuteKernel is one run of one.
+class KernelExecutor {
+ public:
+  // The launch of `arguments` (after the output pointer, as ExecuteKernel
+  // lays them out), `output_bytes` of output; `thread` is the %tid.x (and
+  // %laneid) of the thread run.
+  KernelExecutor(const SassArchInfo& arch,
+                 std::span<const KernelArgument> arguments,
+                 int64_t output_bytes, uint32_t thread = 0);
+
+  // Argument `i`, which is not a pointer, is `value` from the next run on.
+  void SetArgument(size_t i, uint64_t value);
+
+  // Runs `kernel` into `out`, whose memory is reused.
+  void Run(const std::vector<SassSlot>& kernel, bool trace,
+           KernelExecution& out);
+
+ private:
+  // Where an argument's bytes are in the constant bank.
+  struct Place {
+    uint32_t offset = 0;
+    int bytes = 0;
+  };
+
+  SassLaunch launch_;
+  std::vector<Place> places_;  // one per argument
+};
+
 // `thread` is the %tid.x (and %laneid) of the thread run.
 KernelExecution ExecuteKernel(const SassArchInfo& arch,
                               const std::vector<SassSlot>& kernel,
