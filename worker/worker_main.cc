@@ -2,9 +2,11 @@
 //
 //   ptxdiff-worker --backend=NAME
 //
-// Speaks the protocol on stdin/stdout; diagnostics go to stderr. Exit codes:
-// 0 after BYE or end of input, 2 bad command line, 3 the backend cannot start
-// here, 4 a protocol error on stdin.
+// Speaks the protocol on stdin/stdout; diagnostics go to stderr. Before
+// anything is loaded, the channel moves off fd 1, which then goes to stderr
+// too (protocol/stdout_channel.h): what a driver library prints cannot
+// corrupt it. Exit codes: 0 after BYE or end of input, 2 bad command line,
+// 3 the backend cannot start here, 4 a protocol error on stdin.
 //
 //   ptxdiff-worker --backend=cuda --run-module PTX IN OUT N [KEY=VALUE...]
 //
@@ -24,6 +26,7 @@
 #include "common/batch_heap.h"
 #include "protocol/backend_names.h"
 #include "protocol/frame_io.h"
+#include "protocol/stdout_channel.h"
 #include "worker/backend.h"
 #if defined(PTXDIFF_HAVE_CUDA_BACKEND)
 #include "worker/backends/cuda/module_run.h"
@@ -38,35 +41,35 @@ int Fatal(int code, absl::string_view message) {
   return code;
 }
 
-// Answers one RUN frame: RESULTS, or ERROR when it cannot be processed.
-absl::Status Answer(Backend& backend, const Frame& frame) {
+// Answers one RUN frame on `frames`: RESULTS, or ERROR when it cannot be
+// processed.
+absl::Status Answer(Backend& backend, const Frame& frame, int frames) {
   auto request = DecodeRunRequest(frame.payload);
   if (!request.ok()) {
     return WriteFrame(
-        STDOUT_FILENO, MessageType::kError,
+        frames, MessageType::kError,
         absl::StrCat("malformed RUN: ", request.status().message()));
   }
   RunReply reply;
   const absl::Status run = backend.Run(*request, reply);
   if (!run.ok()) {
-    return WriteFrame(STDOUT_FILENO, MessageType::kError, run.ToString());
+    return WriteFrame(frames, MessageType::kError, run.ToString());
   }
-  return WriteFrame(STDOUT_FILENO, MessageType::kResults,
-                    EncodeRunReply(reply));
+  return WriteFrame(frames, MessageType::kResults, EncodeRunReply(reply));
 }
 
-int Serve(absl::string_view backend_name) {
+// The handshake, then RUN frames until BYE; replies go to `frames`.
+int ServeOn(int frames, absl::string_view backend_name) {
   auto hello = ReadFrame(STDIN_FILENO);
   if (!hello.ok() || hello->type != MessageType::kHello) {
     return Fatal(4, "expected HELLO on stdin");
   }
   auto backend = MakeBackend(backend_name, DecodeKeyValues(hello->payload));
   if (!backend.ok()) {
-    (void)WriteFrame(STDOUT_FILENO, MessageType::kError,
-                     backend.status().message());
+    (void)WriteFrame(frames, MessageType::kError, backend.status().message());
     return Fatal(3, backend.status().message());
   }
-  if (!WriteFrame(STDOUT_FILENO, MessageType::kHelloReply,
+  if (!WriteFrame(frames, MessageType::kHelloReply,
                   EncodeKeyValues(IdentityToKeyValues((*backend)->Identity())))
            .ok()) {
     return Fatal(4, "cannot write HELLO_REPLY");
@@ -78,8 +81,16 @@ int Serve(absl::string_view backend_name) {
     if (frame->type == MessageType::kBye) return 0;
     if (frame->type != MessageType::kRun)
       return Fatal(4, "expected RUN or BYE");
-    if (!Answer(**backend, *frame).ok()) return 0;  // client went away
+    if (!Answer(**backend, *frame, frames).ok()) return 0;  // client went away
   }
+}
+
+// The channel moves off stdout before the backend (and any library it
+// loads, any command it runs) exists.
+int Serve(absl::string_view backend_name) {
+  const absl::StatusOr<int> frames = MoveFramesOffStdout();
+  if (!frames.ok()) return Fatal(3, frames.status().message());
+  return ServeOn(*frames, backend_name);
 }
 
 // The arguments after --run-module, run as one module.
