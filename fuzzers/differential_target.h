@@ -9,35 +9,9 @@
 //     and abort with a one-line signature on a mismatch or fault, so that
 //     the crash is attributed to the input that produced it.
 //
-// Configuration comes from the environment (libFuzzer owns the command line)
-// or from a file named by PTXDIFF_CONFIG with the same KEY=VALUE names:
-//
-//   PTXDIFF_BACKEND          oracle | ptxas | cuda | exec:/path |
-//                            ptx-cmd:'tool {ptx} {in} {out}' (default: best
-//                            here)
-//   PTXDIFF_ARCH             e.g. sm_90, passed to the backend
-//   PTXDIFF_CUDA_DRIVER      cuda backend: the driver library to load instead
-//                            of libcuda.so.1 (HELLO's driver_library)
-//   PTXDIFF_TRIAGE_DIR       default out/triage
-//   PTXDIFF_MODE             campaign (default) | crash
-//   PTXDIFF_FAMILIES         comma-separated opcodes to fuzz (default all)
-//   PTXDIFF_EXCLUDE_FAMILIES comma-separated opcodes not to fuzz
-//   PTXDIFF_TIMEOUT          seconds per worker reply (default 60)
-//   PTXDIFF_STATS            a directory; each process writes its progress
-//                            counters to <dir>/<pid>.stats (ptxdiff fuzz reads
-//                            them)
-//   PTXDIFF_WORKER           the ptxdiff-worker executable
-//   PTXDIFF_IN_FLIGHT        campaign: batches in flight (worker processes),
-//   default 2 PTXDIFF_BATCH            campaign: tuples per batch (default: by
-//   backend) PTXDIFF_SYSTEMATIC       campaign: 1 (default) runs the systematic
-//   source, 0 not PTXDIFF_READING          spec (default) | hardware: the
-//   oracle reading judged against PTXDIFF_DEADLINE         unix seconds at
-//   which the run is to end (ptxdiff fuzz
-//                            --max-time); 0 (default): -max_total_time alone
-//   PTXDIFF_FINDINGS         crash: the directory of the crash files
-//   (libFuzzer's
-//                            -artifact_prefix), where each crash's backend is
-//                            recorded for `ptxdiff repro` (kCrashOriginsFile)
+// Its configuration (the PTXDIFF_* variables, or a PTXDIFF_CONFIG file) is
+// in fuzzers/fuzz_config.h; its counters and stats file in
+// fuzzers/fuzz_stats.h.
 
 #ifndef PTXDIFF_FUZZERS_DIFFERENTIAL_TARGET_H_
 #define PTXDIFF_FUZZERS_DIFFERENTIAL_TARGET_H_
@@ -53,143 +27,13 @@
 #include "absl/time/time.h"
 #include "campaign/campaign.h"
 #include "client/worker_client.h"
+#include "fuzzers/fuzz_config.h"
+#include "fuzzers/fuzz_stats.h"
 #include "fuzzers/mutator.h"
 #include "harness/judge.h"
 #include "triage/finding.h"
 
 namespace ptxdiff {
-
-struct FuzzConfig {
-  enum class Mode { kCampaign, kCrash };
-  std::string backend;  // empty: ChooseDefaultBackend()
-  std::string arch;
-  std::string cuda_driver;  // empty: libcuda.so.1
-  std::string triage_dir = "out/triage";
-  Mode mode = Mode::kCampaign;
-  VariantFilter filter;
-  double timeout_seconds = 60;
-  std::string stats_dir;
-  std::string worker;  // empty: FindWorkerBinary()
-  int in_flight = 2;
-  int64_t batch_size = 0;  // 0: by backend
-  bool systematic = true;
-  Reading reading = Reading::kSpec;
-  int64_t deadline_unix_seconds = 0;  // 0: none (MaxTotalTimeBy)
-  // Crash mode: where libFuzzer writes crash files (its -artifact_prefix),
-  // and so where each crash's backend is recorded (kCrashOriginsFile);
-  // empty: not recorded.
-  std::string findings_dir;
-  // Where a ptx-cmd tool's refusals are remembered across runs
-  // (backends/ptx_cmd/refusal_memory.h); empty: not remembered.
-  std::string refusals_dir;
-};
-
-// A crash file is the input's bytes alone (libFuzzer writes it), so it does
-// not say which backend it was found on, and `ptxdiff repro` without
-// --backend replayed it on the default one. Crash mode appends a line per
-// crash to <findings_dir>/crash-backends.txt:
-//   <FNV-1a 64 of the input, 16 hex digits> TAB <the abort line's
-//   "kind backend variant class"> TAB <the backend, as --backend takes it>
-inline constexpr absl::string_view kCrashOriginsFile = "crash-backends.txt";
-struct CrashOrigin {
-  std::string signature;  // "value-mismatch faulty vadd.u32.u32.u32 in-range"
-  std::string backend;    // "exec:/path/to/worker"
-};
-std::string CrashOriginLine(absl::string_view input, const CrashOrigin& origin);
-// The origin recorded in `dir` for a crash file's bytes (the last, if
-// several), or nullopt.
-std::optional<CrashOrigin> FindCrashOrigin(const std::string& dir,
-                                           absl::string_view input);
-
-// Reads the configuration from PTXDIFF_CONFIG (if set) and then the
-// environment; a bad value is InvalidArgument naming the variable.
-absl::StatusOr<FuzzConfig> FuzzConfigFromEnvironment();
-// The same from KEY=VALUE pairs (used by the above and by tests).
-absl::StatusOr<FuzzConfig> FuzzConfigFromPairs(
-    const std::vector<std::pair<std::string, std::string>>& pairs);
-// Every setting of `config`, as the pairs FuzzConfigFromPairs reads back:
-// how `ptxdiff fuzz` hands its flags to the fuzz processes (through their
-// environment).
-std::vector<std::pair<std::string, std::string>> FuzzConfigToPairs(
-    const FuzzConfig& config);
-
-// libFuzzer counts -max_total_time from after LLVMFuzzerInitialize, which
-// starts the workers and times the backend (calibration: seconds on ptxas),
-// so a 60-second `ptxdiff fuzz` ran for 75. The -max_total_time that ends
-// the run at the deadline instead: `given` if there is no deadline or it is
-// sooner, else the whole seconds left less one (libFuzzer stops a second
-// after max_total_time), at least 1.
-int64_t MaxTotalTimeBy(int64_t deadline_unix_seconds, int64_t given,
-                       absl::Time now);
-
-// Counters a campaign reports (ptxdiff fuzz reads them from the stats file).
-struct FuzzStats {
-  int64_t inputs = 0;
-  JudgeCounts counts;
-  int64_t new_findings = 0, known_findings = 0, explained_findings = 0;
-  int64_t worker_restarts = 0;
-  int64_t variants_reached = 0, supported_variants = 0;
-  // The campaign's queue: offered by the fuzz loop, queued, duplicates,
-  // dropped under backpressure, produced by the systematic source.
-  int64_t offered = 0, queued = 0, duplicates = 0, dropped = 0, systematic = 0;
-  int64_t skipped_undefined = 0, skipped_unsupported = 0, skipped_declining = 0;
-  // Tuples not sent again because they faulted the backend, and tuples sent
-  // again because a batch left them unrun (CampaignStats).
-  int64_t withheld_faulting = 0, sent_again = 0;
-  // Values computed by code compiled before for another tuple
-  // (CampaignStats::on_reused_code).
-  int64_t on_reused_code = 0;
-  // Writes to the triage directory that failed, and the last one's reason.
-  int64_t filing_errors = 0;
-  std::string filing_error;
-  // Mismatches judged and not filed (at the end: kept in the pending journal
-  // for the next campaign), and of those, lines the journal could not take.
-  int64_t unfiled = 0, unjournaled = 0;
-  // The backend's most common decline reason and its tuples (of the process
-  // that saw it most): why, if nothing was tested.
-  std::string top_decline;
-  int64_t top_decline_count = 0;
-  // Tuples this process had checked when it judged its first mismatch, that
-  // one included; 0 before any. A campaign's figure is the earliest.
-  int64_t first_mismatch_after = 0;
-  // When (campaign.h): ms since the epoch, 0 before any; the earliest.
-  int64_t first_mismatch_unix_ms = 0;
-  // The campaign's calibration at start (campaign.h): how long it took and
-  // how many families it timed; the largest of the processes.
-  int64_t calibration_ms = 0, families_timed = 0;
-  // Variants whose planned tiers the systematic source produced
-  // (CampaignStats::planned_variants); the largest of the processes, each of
-  // which plans every variant.
-  int64_t planned_variants = 0;
-  // Declines by code: unsupported variant, not evaluable, operand form,
-  // other; and the tuples a backend left unrun (a time budget ran out).
-  int64_t declined_unsupported = 0, declined_not_evaluable = 0,
-          declined_operand_form = 0, declined_other = 0, declined_not_run = 0;
-  std::map<std::string, int64_t> other_reading_by_erratum;
-};
-
-// What one fuzz process writes to <stats_dir>/<pid>.stats and `ptxdiff
-// fuzz` sums over its processes: key=value lines, each counter named once,
-// in FormatStatsFile's table; the texts (filing_error, top_decline) on one
-// line each.
-struct StatsFile {
-  FuzzStats stats;
-  std::string backend;                // WorkerIdentity::Describe()
-  std::vector<bool> reached;          // by VariantIndex: got a non-decline
-  std::vector<bool> reached_runtime;  // the same in a runtime form
-  // Variants by fuzz-input tuples (CampaignStats::explored); summed over
-  // processes, so with -fork a variant counts once in each.
-  std::vector<int64_t> explored;
-};
-std::string FormatStatsFile(const StatsFile& file);
-// Adds one stats file's text to `sum`: counters summed (supported_variants,
-// the same for every process of a campaign, as the largest;
-// first_mismatch_after and first_mismatch_unix_ms as the earliest), reached
-// bitmaps OR-ed, explored histograms added, the backend's description kept;
-// calibration_ms and families_timed as the largest; the last filing error
-// kept, and the top decline reason with the most tuples. Unknown lines are
-// skipped.
-void AddStatsFile(absl::string_view text, StatsFile& sum);
 
 class DifferentialTarget {
  public:

@@ -33,6 +33,7 @@
 #include <exception>
 #include <functional>
 #include <initializer_list>
+#include <iostream>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -797,8 +798,8 @@ struct ServeOptions {
   int out_fd = 1;  // frames to the client
   int err_fd = 2;  // diagnostics
   // When out_fd is 1: keep the real stdout for frames only and point fd 1 at
-  // stderr, so a stray printf or std::cout in Evaluate cannot corrupt the
-  // stream.
+  // stderr (MoveFramesOffStdout), so a stray printf or std::cout in Evaluate,
+  // or a library that prints, cannot corrupt the stream.
   bool protect_stdout = true;
   // Called with HELLO's options (e.g. arch=sm_90) before HELLO_REPLY; if it
   // throws, the worker answers ERROR and exits with kExitCannotStart.
@@ -899,13 +900,31 @@ inline std::string CheckInfo(const WorkerInfo& info) {
   return "";
 }
 
-// Takes the real stdout for frames and points fd 1 at stderr. Returns the fd
-// to write frames to.
+// The descriptor frames moved to, or -1 before the move.
+inline int& MovedFramesFd() {
+  static int fd = -1;
+  return fd;
+}
+
+// Takes the real stdout for frames and points fd 1 at `err_fd`, once.
+// Returns the fd to write frames to (1 if the move failed).
 inline int ProtectStdout(int err_fd) {
-  std::fflush(stdout);
+  int& moved = MovedFramesFd();
+  if (moved >= 0) return moved;
+  // Close-on-exec: the commands the worker runs do not inherit the stream.
   const int frames = ::fcntl(1, F_DUPFD_CLOEXEC, 3);
   if (frames < 0) return 1;  // keep going; stray output is the author's risk
-  ::dup2(err_fd, 1);
+  if (::dup2(err_fd, 1) < 0) {
+    ::close(frames);
+    return 1;
+  }
+  // Flushed only after the move, so that what stdio buffered before it
+  // (a library's banner at load) goes to stderr, not into the stream; then
+  // by lines, so that a library's text reaches the log before a crash.
+  std::cout.flush();
+  std::fflush(stdout);
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  moved = frames;
   return frames;
 }
 
@@ -959,6 +978,15 @@ inline int Handshake(int frames_out, const WorkerInfo& info,
 }
 
 }  // namespace internal
+
+// Moves the protocol stream off fd 1: keeps the real stdout on a descriptor
+// of its own (close-on-exec) and points fd 1 at stderr, which ptxdiff keeps
+// as the worker's log. Serve does this before the handshake; call it first
+// in main when your worker loads a library or starts anything before Serve
+// (a simulator's library may print a banner on stdout when it is loaded).
+// Returns the descriptor frames go to, the same one on every call; Serve
+// then writes there.
+inline int MoveFramesOffStdout() { return internal::ProtectStdout(2); }
 
 // Serves the protocol until BYE or end of input (returns kExitOk), or a
 // protocol error on the input (a stderr line, returns kExitProtocolError).

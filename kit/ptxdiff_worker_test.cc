@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <functional>
+#include <iostream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -581,62 +583,132 @@ TEST(KitServeTest, MillionTupleBatchRoundTrips) {
   EXPECT_EQ(w.Finish(), kExitOk);
 }
 
-// In a real process: Serve keeps fd 1 for frames and sends a stray printf
-// from Evaluate to stderr.
-TEST(KitServeTest, StrayStdoutOutputGoesToStderr) {
+// What a worker run in a real process with pipes as its stdin, stdout and
+// stderr (as ptxdiff starts it) gave back for HELLO, one RUN of add.s32 41
+// and BYE: its frames' bytes, its stderr, its exit status.
+struct ProcessRun {
+  std::string out;
+  std::string err;
+  int status = -1;
+};
+
+std::string ReadToEnd(int fd) {
+  std::string text;
+  char buffer[4096];
+  ssize_t n;
+  while ((n = ::read(fd, buffer, sizeof buffer)) > 0) {
+    text.append(buffer, static_cast<size_t>(n));
+  }
+  return text;
+}
+
+// `worker` runs in the child and returns its exit status; stdout there is
+// fully buffered, as on a pipe in a freshly started process.
+ProcessRun RunInAProcess(const std::function<int()>& worker) {
   int in[2], out[2], err[2];
-  ASSERT_EQ(pipe(in), 0);
-  ASSERT_EQ(pipe(out), 0);
-  ASSERT_EQ(pipe(err), 0);
+  if (pipe(in) != 0 || pipe(out) != 0 || pipe(err) != 0) return {};
+  std::fflush(nullptr);  // nothing of this test's own output in the child's
   const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
+  if (pid < 0) return {};
   if (pid == 0) {
     dup2(in[0], 0);
     dup2(out[1], 1);
     dup2(err[1], 2);
     for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]}) close(fd);
+    std::setvbuf(stdout, nullptr, _IOFBF, BUFSIZ);
+    _exit(worker());
+  }
+  close(in[0]);
+  close(out[1]);
+  close(err[1]);
+  internal::WriteFully(
+      in[1], EncodeFrame(MessageType::kHello, "") +
+                 EncodeFrame(MessageType::kRun,
+                             EncodeRunRequest({"add.s32"},
+                                              {WireTuple{0, {41, 0, 0, 0}}})) +
+                 EncodeFrame(MessageType::kBye, ""));
+  close(in[1]);
+  ProcessRun run;
+  run.out = ReadToEnd(out[0]);  // to its end: the worker exits after BYE
+  run.err = ReadToEnd(err[0]);
+  int status = 0;
+  if (waitpid(pid, &status, 0) == pid && WIFEXITED(status)) {
+    run.status = WEXITSTATUS(status);
+  }
+  close(out[0]);
+  close(err[0]);
+  return run;
+}
+
+// The frame at the start of `*rest`, whose payload goes to `payload`;
+// taken off `*rest`.
+bool TakeFrame(std::string* rest, FrameHeader* h, std::string* payload,
+               std::string* error) {
+  if (!DecodeFrameHeader(std::string_view(*rest).substr(0, kFrameHeaderSize),
+                         h, error)) {
+    return false;
+  }
+  if (rest->size() < kFrameHeaderSize + h->payload_size) {
+    *error = "frame cut short";
+    return false;
+  }
+  *payload = rest->substr(kFrameHeaderSize, h->payload_size);
+  rest->erase(0, kFrameHeaderSize + h->payload_size);
+  return true;
+}
+
+// `out` is HELLO_REPLY and RESULTS with the value 42, and nothing else.
+void ExpectHelloReplyAndFortyTwo(std::string out) {
+  std::string payload, error;
+  FrameHeader h;
+  ASSERT_TRUE(TakeFrame(&out, &h, &payload, &error)) << error;
+  EXPECT_EQ(h.type, MessageType::kHelloReply);
+  ASSERT_TRUE(TakeFrame(&out, &h, &payload, &error)) << error;
+  ASSERT_EQ(h.type, MessageType::kResults);
+  DecodedResults d;
+  ASSERT_TRUE(DecodeResults(payload, &d, &error)) << error;
+  EXPECT_EQ(d.results.at(0).bits, 42u);
+  EXPECT_EQ(out, "");
+}
+
+// Serve keeps fd 1 for frames and sends a stray printf from Evaluate to
+// stderr.
+TEST(KitServeTest, StrayStdoutOutputGoesToStderr) {
+  const ProcessRun run = RunInAProcess([] {
     auto chatty = [](const Variant& v, const uint64_t* o) {
       std::printf("evaluating %s\n", v.spelling.c_str());
       std::fflush(stdout);
       return Answer::Value(o[0] + 1);
     };
-    _exit(Serve(TestInfo(), chatty));
-  }
-  close(in[0]);
-  close(out[1]);
-  close(err[1]);
-  ASSERT_TRUE(internal::WriteFully(
-      in[1], EncodeFrame(MessageType::kHello, "") +
-                 EncodeFrame(MessageType::kRun,
-                             EncodeRunRequest({"add.s32"},
-                                              {WireTuple{0, {41, 0, 0, 0}}})) +
-                 EncodeFrame(MessageType::kBye, "")));
-  close(in[1]);
-  FrameHeader h;
-  std::string payload, error;
-  ASSERT_EQ(internal::ReadFrame(out[0], &h, &payload, &error),
-            internal::ReadStatus::kOk)
-      << error;
-  EXPECT_EQ(h.type, MessageType::kHelloReply);
-  ASSERT_EQ(internal::ReadFrame(out[0], &h, &payload, &error),
-            internal::ReadStatus::kOk)
-      << error;
-  ASSERT_EQ(h.type, MessageType::kResults);
-  DecodedResults d;
-  ASSERT_TRUE(DecodeResults(payload, &d, &error)) << error;
-  EXPECT_EQ(d.results.at(0).bits, 42u);
-  EXPECT_EQ(internal::ReadFrame(out[0], &h, &payload, &error),
-            internal::ReadStatus::kEndOfInput);
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  EXPECT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0);
-  std::string err_text(4096, '\0');
-  err_text.resize(static_cast<size_t>(
-      internal::ReadFully(err[0], err_text.data(), err_text.size())));
-  EXPECT_EQ(err_text, "evaluating add.s32\n");
-  close(out[0]);
-  close(err[0]);
+    return Serve(TestInfo(), chatty);
+  });
+  ExpectHelloReplyAndFortyTwo(run.out);
+  EXPECT_EQ(run.err, "evaluating add.s32\n");
+  EXPECT_EQ(run.status, kExitOk);
+}
+
+// A worker that loads a printing library before Serve moves the stream
+// first: text stdio buffered before the move (a library linked in, whose
+// banner is printed at start-up) and text printed after it (a library
+// loaded in main, one called from on_hello or Evaluate, unflushed) all go
+// to stderr, line by line; Serve writes its frames where the move put them.
+TEST(KitServeTest, PrintingLibrariesLoadedBeforeServeGoToStderr) {
+  const ProcessRun run = RunInAProcess([] {
+    std::printf("banner at start-up\n");
+    const int frames = MoveFramesOffStdout();
+    if (frames <= 2 || MoveFramesOffStdout() != frames) return 9;
+    std::printf("banner at load\n");
+    ServeOptions options;
+    options.on_hello = [](const KeyValues&) { std::cout << "hello\n"; };
+    auto evaluate = [](const Variant&, const uint64_t* o) {
+      std::printf("a call\n");
+      return Answer::Value(o[0] + 1);
+    };
+    return Serve(TestInfo(), evaluate, options);  // then _exit: no flush
+  });
+  ExpectHelloReplyAndFortyTwo(run.out);
+  EXPECT_EQ(run.err, "banner at start-up\nbanner at load\nhello\na call\n");
+  EXPECT_EQ(run.status, kExitOk);
 }
 
 }  // namespace

@@ -2,9 +2,11 @@
 //
 //   ptxdiff-worker --backend=NAME
 //
-// Speaks the protocol on stdin/stdout; diagnostics go to stderr. Exit codes:
-// 0 after BYE or end of input, 2 bad command line, 3 the backend cannot start
-// here, 4 a protocol error on stdin.
+// Speaks the protocol on stdin/stdout; diagnostics go to stderr. Before
+// anything is loaded, the channel moves off fd 1, which then goes to stderr
+// too (protocol/stdout_channel.h): what a driver library prints cannot
+// corrupt it. Exit codes: 0 after BYE or end of input, 2 bad command line,
+// 3 the backend cannot start here, 4 a protocol error on stdin.
 //
 //   ptxdiff-worker --backend=cuda --run-module PTX IN OUT N [KEY=VALUE...]
 //
@@ -25,6 +27,7 @@
 #include "common/batch_heap.h"
 #include "protocol/backend_names.h"
 #include "protocol/frame_io.h"
+#include "protocol/stdout_channel.h"
 #include "worker/program_service.h"
 #if defined(PTXDIFF_HAVE_CUDA_BACKEND)
 #include "backends/cuda/module_run.h"
@@ -39,60 +42,61 @@ int Fatal(int code, absl::string_view message) {
   return code;
 }
 
-// Answers one RUN frame: RESULTS, or ERROR when it cannot be processed.
-absl::Status Answer(Backend& backend, const Frame& frame) {
+// Answers one RUN frame on `frames`: RESULTS, or ERROR when it cannot be
+// processed.
+absl::Status Answer(Backend& backend, const Frame& frame, int frames) {
   auto request = DecodeRunRequest(frame.payload);
   if (!request.ok()) {
     return WriteFrame(
-        STDOUT_FILENO, MessageType::kError,
+        frames, MessageType::kError,
         absl::StrCat("malformed RUN: ", request.status().message()));
   }
   RunReply reply;
   const absl::Status run = backend.Run(*request, reply);
   if (!run.ok()) {
-    return WriteFrame(STDOUT_FILENO, MessageType::kError, run.ToString());
+    return WriteFrame(frames, MessageType::kError, run.ToString());
   }
-  return WriteFrame(STDOUT_FILENO, MessageType::kResults,
-                    EncodeRunReply(reply));
+  return WriteFrame(frames, MessageType::kResults, EncodeRunReply(reply));
 }
 
-// Answers one RUN_PROGRAMS frame: PROGRAM_RESULTS, or ERROR when it cannot
-// be processed (or the backend runs no programs: the client sends none then).
-absl::Status AnswerPrograms(ProgramService* programs, const Frame& frame) {
+// Answers one RUN_PROGRAMS frame on `frames`: PROGRAM_RESULTS, or ERROR when
+// it cannot be processed (or the backend runs no programs: the client sends
+// none then).
+absl::Status AnswerPrograms(ProgramService* programs, const Frame& frame,
+                            int frames) {
   if (programs == nullptr) {
-    return WriteFrame(STDOUT_FILENO, MessageType::kError,
+    return WriteFrame(frames, MessageType::kError,
                       "this backend runs no programs (HELLO_REPLY has no "
                       "programs=1)");
   }
   absl::StatusOr<std::string> reply = programs->Answer(frame.payload);
   if (!reply.ok()) {
-    return WriteFrame(STDOUT_FILENO, MessageType::kError,
-                      reply.status().ToString());
+    return WriteFrame(frames, MessageType::kError, reply.status().ToString());
   }
-  return WriteFrame(STDOUT_FILENO, MessageType::kProgramResults, *reply);
+  return WriteFrame(frames, MessageType::kProgramResults, *reply);
 }
 
-int Serve(absl::string_view backend_name) {
+// The handshake, then RUN and RUN_PROGRAMS frames until BYE; replies go to
+// `frames`.
+int ServeOn(int frames, absl::string_view backend_name) {
   auto hello = ReadFrame(STDIN_FILENO);
   if (!hello.ok() || hello->type != MessageType::kHello) {
     return Fatal(4, "expected HELLO on stdin");
   }
   auto backend = MakeBackend(backend_name, DecodeKeyValues(hello->payload));
   if (!backend.ok()) {
-    (void)WriteFrame(STDOUT_FILENO, MessageType::kError,
-                     backend.status().message());
+    (void)WriteFrame(frames, MessageType::kError, backend.status().message());
     return Fatal(3, backend.status().message());
   }
   const KeyValues options = DecodeKeyValues(hello->payload);
   auto programs = ProgramService::Make(backend_name, options);
   if (!programs.ok()) {
-    (void)WriteFrame(STDOUT_FILENO, MessageType::kError,
-                     programs.status().message());
+    (void)WriteFrame(frames, MessageType::kError, programs.status().message());
     return Fatal(3, programs.status().message());
   }
   WorkerIdentity identity = (*backend)->Identity();
   identity.programs = *programs != nullptr;
-  if (!WriteFrame(STDOUT_FILENO, MessageType::kHelloReply,
+  if (!WriteFrame(frames, MessageType::kHelloReply,
                   EncodeKeyValues(IdentityToKeyValues(identity)))
            .ok()) {
     return Fatal(4, "cannot write HELLO_REPLY");
@@ -103,13 +107,21 @@ int Serve(absl::string_view backend_name) {
     if (!frame.ok()) return Fatal(4, frame.status().message());
     if (frame->type == MessageType::kBye) return 0;
     if (frame->type == MessageType::kRunPrograms) {
-      if (!AnswerPrograms(programs->get(), *frame).ok()) return 0;
+      if (!AnswerPrograms(programs->get(), *frame, frames).ok()) return 0;
       continue;
     }
     if (frame->type != MessageType::kRun)
       return Fatal(4, "expected RUN, RUN_PROGRAMS or BYE");
-    if (!Answer(**backend, *frame).ok()) return 0;  // client went away
+    if (!Answer(**backend, *frame, frames).ok()) return 0;  // client went away
   }
+}
+
+// The channel moves off stdout before the backend (and any library it
+// loads, any command it runs) exists.
+int Serve(absl::string_view backend_name) {
+  const absl::StatusOr<int> frames = MoveFramesOffStdout();
+  if (!frames.ok()) return Fatal(3, frames.status().message());
+  return ServeOn(*frames, backend_name);
 }
 
 // The arguments after --run-module, run as one module.

@@ -34,6 +34,9 @@
 #include "absl/time/clock.h"
 #include "backends/carry_support.h"
 #include "backends/cuda/kernel_gen.h"
+#include "backends/ptx_cmd/fault_pacing.h"
+#include "backends/ptx_cmd/module_parts.h"
+#include "backends/ptx_cmd/ptx_cmd_config.h"
 #include "backends/ptx_cmd/refusal_memory.h"
 #include "backends/ptx_cmd/tool_run.h"
 #include "common/files.h"
@@ -46,241 +49,14 @@
 #include "protocol/backend_names.h"
 
 namespace ptxdiff {
+namespace ptx_cmd_internal {
 namespace {
 
 // The buffers are the GPU's memory image, which is little-endian.
 static_assert(std::endian::native == std::endian::little);
 
-// How big one batch module may grow: a plain variant's segment is ~20 lines,
-// a 2-lane SIMD variant's ~1,300 (its selector dispatch), so a module stays
-// under ~50k lines, which a tool parses in well under a second. Past that a
-// module grows, up to kMaxModuleWeight, while its tuples are too few for the
-// tool's start-up to be at most kStartupShare of its run (ToolCostModel): a
-// simulator whose start-up costs far more than a tuple otherwise pays it
-// again every few thousand tuples.
-constexpr int kModuleWeight = 2048;
-constexpr int kMaxModuleWeight = 4 * kModuleWeight;
-constexpr double kStartupShare = 0.125;
-// A written segment (operands as the case's form has them) takes ~6 lines a
-// tuple, so it is cut every kWrittenSegmentTuples tuples. A loop's dispatch
-// (DispatchSource) takes ~4 lines for each value its tuples hold.
-constexpr size_t kWrittenSegmentTuples = 1024;
-int SegmentWeight(bool written, size_t tuples, size_t dispatch_values) {
-  if (written) return 1 + static_cast<int>(tuples / 3);
-  return 1 + static_cast<int>(dispatch_values / 4);
-}
-
-// A variant that has crashed or hung the tool runs apart from the others,
-// so that its next faults cost a few small runs and the clean variants keep
-// their big ones, in parts of a size of its own (ApartSize): first
-// kFirstApartPartTuples, twice that after each part that ran clean, half
-// after each tuple that crashed, so that a variant that faults on every
-// tuple runs them one by one and one whose faulting class is no longer sent
-// soon runs in big parts again. A part that hangs costs a timeout at each
-// halving, so a variant's part that hung makes its parts one tuple each
-// (each hanging run then isolates a tuple: a tool that hangs on a whole
-// class of inputs spent its hang cap on parts of 4, batch after batch,
-// isolating none), growing back to at most 16.
-constexpr size_t kFirstApartPartTuples = 4;
-constexpr size_t kMaxApartPartTuples = 256;
-constexpr size_t kMaxApartPartTuplesAfterAHang = 16;
-
-// A variant that faults the tool this often in one batch has the rest of
-// its tuples in that batch left unrun: each would cost a run, a hang a
-// whole timeout, and a tool that faults on a class of inputs faults on most
-// of them (the campaign quarantines the classes that faulted). Counted as
-// tuples found faulting, and as runs of its tuples alone that crashed, or
-// hung (each a timeout spent).
-constexpr int kFaultsPerVariantInBatch = 3;
-constexpr int kCrashRunsPerVariantInBatch = 12;
-constexpr int kHangRunsPerVariantInBatch = 4;
-// And a family whose variants hung the tool this often (bfind's 8 variants
-// hanging on one class of inputs would cost 32 timeouts a batch).
-constexpr int kHangRunsPerFamilyInBatch = 8;
-
-// How a variant that faulted runs apart (see kFirstApartPartTuples).
-struct ApartSize {
-  size_t tuples = kFirstApartPartTuples;
-  bool hung = false;
-
-  void Clean() {
-    tuples = std::min(
-        2 * tuples, hung ? kMaxApartPartTuplesAfterAHang : kMaxApartPartTuples);
-  }
-  void Faulted(bool hang) {
-    hung |= hang;
-    tuples = hang ? 1 : std::max<size_t>(1, tuples / 2);
-  }
-};
-
-// A variant's faults in the batch being run.
-struct BatchFaults {
-  int tuples = 0;
-  int crash_runs = 0, hang_runs = 0;
-  bool Enough() const {
-    return tuples >= kFaultsPerVariantInBatch ||
-           crash_runs >= kCrashRunsPerVariantInBatch ||
-           hang_runs >= kHangRunsPerVariantInBatch;
-  }
-};
-
-struct Config {
-  std::string command;
-  PtxTarget target;
-  absl::Duration timeout = absl::Seconds(10);
-  absl::Duration batch_timeout = absl::Seconds(45);
-  int jobs = 2;
-  int abi = 2;  // 2: one module per batch; 1: one module per variant
-  // How operand forms run (ABI 2: `forms` 1 or 0; ABI 1 has no forms).
-  enum class Forms {
-    kAsWritten,          // the register shape in loops, the rest written
-    kRegisterShapeOnly,  // the register shape in loops, the rest declined
-    kAllInRegisters,     // every tuple in a loop (ABI 1: no forms said)
-  } forms = Forms::kAsWritten;
-  // Where what the tool refuses is remembered across runs (refusal_memory.h);
-  // empty: nowhere.
-  std::string refusals_dir;
-};
-
-absl::StatusOr<PtxTarget> ParseArch(absl::string_view arch) {
-  absl::string_view digits = arch;
-  int sm = 0;
-  if (absl::ConsumePrefix(&digits, "sm_")) {
-    // sm_90a, sm_100f: the suffix names features these kernels do not use.
-    while (!digits.empty() && absl::ascii_isalpha(digits.back())) {
-      digits.remove_suffix(1);
-    }
-  }
-  std::optional<PtxTarget> target;
-  if (absl::SimpleAtoi(digits, &sm) && digits != arch) {
-    target = TargetForDevice(sm);
-  }
-  if (!target.has_value()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "ptx-cmd backend option arch=", arch, ": expected sm_50 or newer"));
-  }
-  return *target;
-}
-
-// The options from the environment (PTXDIFF_PTX_CMD_ABI=1, ...), then
-// HELLO's, which win: a user sets them for every worker a command starts.
-KeyValues WithEnvironment(const KeyValues& hello) {
-  KeyValues options;
-  for (const char* key :
-       {"abi", "timeout_ms", "batch_timeout_ms", "jobs", "forms"}) {
-    const std::string name =
-        absl::StrCat("PTXDIFF_PTX_CMD_", absl::AsciiStrToUpper(key));
-    if (const char* value = std::getenv(name.c_str())) {
-      options.emplace_back(key, value);
-    }
-  }
-  options.insert(options.end(), hello.begin(), hello.end());
-  return options;
-}
-
-absl::StatusOr<Config> ParseConfig(const KeyValues& hello) {
-  const KeyValues options = WithEnvironment(hello);
-  Config config;
-  config.command = OptionValue(options, "command").value_or("");
-  for (absl::string_view placeholder : {"{ptx}", "{in}", "{out}"}) {
-    if (!absl::StrContains(config.command, placeholder)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("the ptx-cmd command '", config.command,
-                       "' does not mention ", placeholder,
-                       "; it runs a PTX module: e.g. ptx-cmd:'my-tool {ptx} "
-                       "{in} {out}' (docs/kernel-abi.md)"));
-    }
-  }
-  PTXDIFF_ASSIGN_OR_RETURN(
-      config.target, ParseArch(OptionValue(options, "arch").value_or("sm_90")));
-  int timeout_ms = 10000, batch_timeout_ms = 45000;
-  PTXDIFF_RETURN_IF_ERROR(IntOption(options, "ptx-cmd", "timeout_ms", 1,
-                                    24 * 3600 * 1000, timeout_ms));
-  PTXDIFF_RETURN_IF_ERROR(IntOption(options, "ptx-cmd", "batch_timeout_ms", 1,
-                                    24 * 3600 * 1000, batch_timeout_ms));
-  PTXDIFF_RETURN_IF_ERROR(
-      IntOption(options, "ptx-cmd", "jobs", 1, 64, config.jobs));
-  PTXDIFF_RETURN_IF_ERROR(
-      IntOption(options, "ptx-cmd", "abi", 1, 2, config.abi));
-  int forms = 1;
-  PTXDIFF_RETURN_IF_ERROR(IntOption(options, "ptx-cmd", "forms", 0, 1, forms));
-  // ABI 1's module is the one-variant loop: it has no written tuples.
-  config.forms = config.abi == 1 ? Config::Forms::kAllInRegisters
-                 : forms == 1    ? Config::Forms::kAsWritten
-                                 : Config::Forms::kRegisterShapeOnly;
-  config.refusals_dir = OptionValue(options, "refusals_dir").value_or("");
-  config.timeout = absl::Milliseconds(timeout_ms);
-  config.batch_timeout = absl::Milliseconds(batch_timeout_ms);
-  return config;
-}
-
-// One variant's tuples in a tool run: positions into the request's tuples.
-// A written segment runs them as their forms say (BatchSegment::written);
-// the others every source from the input buffer.
-struct Segment {
-  Variant variant;
-  std::vector<uint32_t> positions;
-  bool written = false;
-};
-
-// "bfe.s32" (every operand in a register), or "bfe.s32 with immediates": a
-// segment in messages.
-std::string SegmentName(const Segment& s) {
-  return s.written ? absl::StrCat(Spell(s.variant), " with immediates")
-                   : Spell(s.variant);
-}
-
-// The tuples one run of the tool evaluates: a module of one segment per
-// variant (kernel ABI 2), or of exactly one variant (ABI 1).
-struct Part {
-  std::vector<Segment> segments;
-  // Why it is run again on its own, if it is a half of a part whose run
-  // failed: the failure, kept for the decline of tuples left when the
-  // batch's time runs out.
-  std::string isolating;
-  // A part of a variant that faulted the tool before, run apart (MakeParts).
-  bool apart = false;
-
-  size_t tuples() const {
-    size_t n = 0;
-    for (const Segment& s : segments) n += s.positions.size();
-    return n;
-  }
-};
-
 // The tuple run to learn the tool's start-up: add.u32 1, 2.
 constexpr WireTuple kProbeTuple[] = {{.operands = {{1, 2}}}};
-
-// Every tuple of `part` declined with `code` and `message`.
-void DeclineAll(const Part& part, DeclineCode code, const std::string& message,
-                Declines& declines) {
-  for (const Segment& s : part.segments)
-    declines.Add(s.positions, code, message);
-}
-
-// The input buffer: each tuple's a, b, c, d as u64, 32 bytes per tuple, in
-// segment order.
-std::string InputBuffer(const ResolvedBatch& request, const Part& part) {
-  std::string bytes(part.tuples() * kTupleBytes, '\0');
-  size_t i = 0;
-  for (const Segment& s : part.segments) {
-    for (uint32_t p : s.positions) {
-      const Operands& operands = request.tuples[p].operands;
-      static_assert(sizeof(operands.v) == kTupleBytes);
-      std::memcpy(bytes.data() + i++ * kTupleBytes, operands.v, kTupleBytes);
-    }
-  }
-  return bytes;
-}
-
-// The worker's directory of tool runs, made if it is not there.
-absl::Status MakeFilesRoot(const std::string& root) {
-  if (mkdir(root.c_str(), 0700) != 0 && errno != EEXIST) {
-    return absl::InternalError(
-        absl::StrCat("cannot create ", root, ": ", std::strerror(errno)));
-  }
-  return absl::OkStatus();
-}
 
 class PtxCmdBackend : public Backend {
  public:
@@ -372,51 +148,6 @@ class PtxCmdBackend : public Backend {
   absl::flat_hash_map<Family, int> family_hang_runs_;  // in the batch
 };
 
-// Why `v`'s tuples are left unrun in this batch, if it faulted the tool
-// enough in it (BatchFaults::Enough), or its family hung it enough.
-std::optional<std::string> FaultedEnough(
-    const Variant& v, const absl::flat_hash_map<Variant, BatchFaults>& faults,
-    const absl::flat_hash_map<Family, int>& family_hang_runs) {
-  const auto it = faults.find(v);
-  const auto family = family_hang_runs.find(v.family);
-  const bool family_hangs = family != family_hang_runs.end() &&
-                            family->second >= kHangRunsPerFamilyInBatch;
-  if ((it == faults.end() || !it->second.Enough()) && !family_hangs)
-    return std::nullopt;
-  return absl::StrCat(
-      kNotRunPrefix, "ptx-cmd: ",
-      family_hangs ? absl::StrCat(InfoOf(v.family).opcode, " hung the tool in ",
-                                  family->second, " runs of this batch")
-                   : absl::StrCat(Spell(v), " crashed or hung the tool in ",
-                                  it->second.crash_runs + it->second.hang_runs,
-                                  " runs of this batch"),
-      "; its other tuples were not run, each would cost a run");
-}
-
-// `parts` without the segments of variants that faulted the tool enough in
-// this batch (FaultedEnough): those are declined as not run.
-std::vector<Part> WithoutFaultyVariants(
-    std::vector<Part> parts,
-    const absl::flat_hash_map<Variant, BatchFaults>& faults,
-    const absl::flat_hash_map<Family, int>& family_hang_runs,
-    Declines& declines) {
-  if (faults.empty()) return parts;
-  std::vector<Part> kept;
-  for (Part& part : parts) {
-    Part rest{.isolating = part.isolating, .apart = part.apart};
-    for (Segment& s : part.segments) {
-      if (const std::optional<std::string> why =
-              FaultedEnough(s.variant, faults, family_hang_runs)) {
-        declines.Add(s.positions, DeclineCode::kOther, *why);
-      } else {
-        rest.segments.push_back(std::move(s));
-      }
-    }
-    if (!rest.segments.empty()) kept.push_back(std::move(rest));
-  }
-  return kept;
-}
-
 // The decline of a part the batch's time budget left unrun.
 std::string NotFinished(absl::Duration batch_timeout,
                         absl::string_view isolating) {
@@ -428,71 +159,18 @@ std::string NotFinished(absl::Duration batch_timeout,
           : absl::StrCat(" isolating a failure of the tool: ", isolating));
 }
 
-// A faulting variant's parts apart, released to the runs a few at a time:
-// the first kFaultsPerVariantInBatch, then twice as many each round, so that
-// the batch's fault cap (BatchFaults::Enough) stops a variant that faults on
-// every tuple after a few runs. All at once, a `sad` that aborts the tool on
-// every tuple cost a crashing run for each of its tuples in the batch.
-class HeldApartParts {
- public:
-  // Takes the apart parts out of `parts`, in their order.
-  explicit HeldApartParts(std::vector<Part>& parts) {
-    absl::flat_hash_map<Variant, size_t> index;
-    std::vector<Part> rest;
-    for (Part& part : parts) {
-      if (!part.apart) {
-        rest.push_back(std::move(part));
-        continue;
-      }
-      const Variant& v = part.segments[0].variant;
-      const auto [it, added] = index.try_emplace(v, held_.size());
-      if (added) held_.push_back({.variant = v});
-      held_[it->second].parts.push_back(std::move(part));
-    }
-    parts = std::move(rest);
+namespace {
+
+// The worker's directory of tool runs, made if it is not there.
+absl::Status MakeFilesRoot(const std::string& root) {
+  if (mkdir(root.c_str(), 0700) != 0 && errno != EEXIST) {
+    return absl::InternalError(
+        absl::StrCat("cannot create ", root, ": ", std::strerror(errno)));
   }
+  return absl::OkStatus();
+}
 
-  bool empty() const { return held_.empty(); }
-
-  // Moves the next parts of each variant into `parts`; those of variants
-  // that `enough` says faulted enough in this batch are declined as not run.
-  void Release(
-      std::vector<Part>& parts,
-      absl::FunctionRef<std::optional<std::string>(const Variant&)> enough,
-      Declines& declines) {
-    for (Held& h : held_) {
-      if (const std::optional<std::string> why = enough(h.variant)) {
-        for (const Part& part : h.parts)
-          DeclineAll(part, DeclineCode::kOther, *why, declines);
-        h.parts.clear();
-        continue;
-      }
-      for (size_t i = 0; i < h.release && !h.parts.empty(); ++i) {
-        parts.push_back(std::move(h.parts.front()));
-        h.parts.pop_front();
-      }
-      h.release *= 2;
-    }
-    std::erase_if(held_, [](const Held& h) { return h.parts.empty(); });
-  }
-
-  // Declines every part still held.
-  void DeclineHeld(DeclineCode code, const std::string& why,
-                   Declines& declines) {
-    for (const Held& h : held_) {
-      for (const Part& part : h.parts) DeclineAll(part, code, why, declines);
-    }
-    held_.clear();
-  }
-
- private:
-  struct Held {
-    Variant variant;
-    std::deque<Part> parts;
-    size_t release = kFaultsPerVariantInBatch;
-  };
-  std::vector<Held> held_;
-};
+}  // namespace
 
 absl::Status PtxCmdBackend::RunSupported(const ResolvedBatch& request,
                                          RunReply& reply) {
@@ -547,49 +225,6 @@ void PtxCmdBackend::LearnStartUp(absl::Time deadline) {
   const Part probe{.segments = {{probe_batch.variants[0], {0}, false}}};
   const ToolRun run = RunTool(probe_batch, probe, deadline);
   if (run.error.ok() && run.end == ToolRun::kOk) cost_.Learn(1, run.took);
-}
-
-// `group`'s tuples as segments: those whose every source that may be a
-// runtime value is one run in the loop (the register shape); the others as
-// written, in segments of at most kWrittenSegmentTuples, or declined, or in
-// the loop too, as `forms` says.
-std::vector<Segment> SegmentsOf(const ResolvedBatch& request,
-                                const VariantGroup& group, Config::Forms forms,
-                                Declines& declines) {
-  const Variant& v = request.variants[group.variant_index];
-  Segment loop{.variant = v};
-  std::vector<Segment> segments;
-  for (uint32_t p : group.positions) {
-    if (forms == Config::Forms::kAllInRegisters ||
-        IsRegisterShape(v, request.tuples[p].runtime)) {
-      loop.positions.push_back(p);
-      continue;
-    }
-    if (forms == Config::Forms::kRegisterShapeOnly) {
-      declines.Add({&p, 1}, DeclineCode::kOperandForm,
-                   "ptx-cmd: forms=0 runs only the register shape (every "
-                   "source that may be a runtime value one)");
-      continue;
-    }
-    if (segments.empty() ||
-        segments.back().positions.size() == kWrittenSegmentTuples) {
-      segments.push_back({.variant = v, .written = true});
-    }
-    segments.back().positions.push_back(p);
-  }
-  if (!loop.positions.empty())
-    segments.insert(segments.begin(), std::move(loop));
-  return segments;
-}
-
-// The dispatch values of `s`'s tuples (kernel_gen.h's DispatchValuesOf).
-std::vector<int> DispatchValuesOf(const ResolvedBatch& request,
-                                  const Segment& s) {
-  if (DispatchSource(s.variant) < 0) return {};
-  std::vector<Operands> operands;
-  operands.reserve(s.positions.size());
-  for (uint32_t p : s.positions) operands.push_back(request.tuples[p].operands);
-  return DispatchValuesOf(s.variant, operands);
 }
 
 std::vector<Part> PtxCmdBackend::MakeParts(const ResolvedBatch& request,
@@ -657,34 +292,6 @@ std::vector<ToolRun> PtxCmdBackend::RunParts(const ResolvedBatch& request,
   return runs;
 }
 
-// The module for `part`: ABI 2's batch module, or ABI 1's one-variant one.
-std::string ModuleFor(const ResolvedBatch& request, const Part& part,
-                      const PtxTarget& target, int abi) {
-  if (abi == 1) return RegisterModule(part.segments[0].variant, target);
-  std::vector<BatchSegment> segments;
-  uint32_t first = 0;
-  for (const Segment& s : part.segments) {
-    const uint32_t count = s.positions.size();
-    BatchSegment& segment = segments.emplace_back(
-        BatchSegment{.variant = s.variant, .first = first, .count = count});
-    if (s.written) {
-      for (uint32_t p : s.positions) {
-        const WireTuple& t = request.tuples[p];
-        segment.written.push_back({s.variant, t.operands, t.runtime});
-      }
-    } else {
-      segment.dispatch_values = DispatchValuesOf(request, s);
-    }
-    first += count;
-  }
-  return BatchModule(segments, target);
-}
-
-// The bytes of one tuple's result in {out}.
-int SlotBytes(const Part& part, int abi) {
-  return abi == 1 ? ResultBytes(part.segments[0].variant) : kBatchResultBytes;
-}
-
 ToolRun PtxCmdBackend::RunTool(const ResolvedBatch& request, const Part& part,
                                absl::Time deadline) const {
   const size_t n = part.tuples();
@@ -699,84 +306,6 @@ ToolRun PtxCmdBackend::RunTool(const ResolvedBatch& request, const Part& part,
        .timeout = absl::Trunc(cost_.Timeout(n, config_.timeout),
                               absl::Milliseconds(1)),
        .deadline = deadline});
-}
-
-// What to run instead of `part`, whose run failed: its segments' halves;
-// or, for one segment, its first tuple alone and the halves of the rest: a
-// tool that faults on a whole class of inputs has its first faulting tuple
-// found in one run, where halving alone would spend a hang's timeout on
-// each of log2(n) levels.
-std::vector<Part> Split(const Part& part, const std::string& why) {
-  std::vector<Part> parts;
-  if (part.segments.size() > 1) {
-    const size_t half = part.segments.size() / 2;
-    parts.push_back({.isolating = why});
-    parts.back().segments.assign(part.segments.begin(),
-                                 part.segments.begin() + half);
-    parts.push_back({.isolating = why});
-    parts.back().segments.assign(part.segments.begin() + half,
-                                 part.segments.end());
-    return parts;
-  }
-  const Segment& s = part.segments[0];
-  auto add = [&](size_t from, size_t to) {
-    if (from == to) return;
-    parts.push_back(
-        {.segments = {{s.variant,
-                       {s.positions.begin() + from, s.positions.begin() + to},
-                       s.written}},
-         .isolating = why});
-  };
-  const size_t n = s.positions.size();
-  const size_t middle = 1 + (n - 1) / 2;
-  add(0, 1);
-  add(1, middle);
-  add(middle, n);
-  return parts;
-}
-
-// k, for a line of segment k of a batch module: its registers and labels
-// are `%vK_...` and `$vK_...` (kernel_gen.h's scopes).
-std::optional<size_t> SegmentNamedIn(absl::string_view line) {
-  for (size_t at = line.find("v"); at != absl::string_view::npos;
-       at = line.find("v", at + 1)) {
-    if (at == 0 || (line[at - 1] != '%' && line[at - 1] != '$')) continue;
-    size_t end = at + 1;
-    while (end < line.size() && absl::ascii_isdigit(line[end])) ++end;
-    size_t k = 0;
-    if (end > at + 1 && end < line.size() && line[end] == '_' &&
-        absl::SimpleAtoi(line.substr(at + 1, end - at - 1), &k)) {
-      return k;
-    }
-  }
-  return std::nullopt;
-}
-
-// The index of the segment of `module` on a line that one of a tool's
-// `error_lines` names ("kernel.ptx:123: ...", "line 123"), by the segment's
-// register and label prefix there (`%v7_a`, `$v7_loop`: segment 7).
-std::optional<size_t> SegmentOnErrorLine(
-    const std::vector<std::string>& error_lines, absl::string_view module) {
-  const std::vector<absl::string_view> lines = absl::StrSplit(module, '\n');
-  for (absl::string_view error : error_lines) {
-    for (size_t at = 0; at < error.size(); ++at) {
-      if (!absl::ascii_isdigit(error[at])) continue;
-      size_t end = at;
-      while (end < error.size() && absl::ascii_isdigit(error[end])) ++end;
-      const bool after_colon = at > 0 && error[at - 1] == ':';
-      const bool after_line =
-          at >= 5 && absl::EqualsIgnoreCase(error.substr(at - 5, 5), "line ");
-      size_t number = 0;
-      if ((after_colon || after_line) &&
-          absl::SimpleAtoi(error.substr(at, end - at), &number) &&
-          number >= 1 && number <= lines.size()) {
-        if (const std::optional<size_t> k = SegmentNamedIn(lines[number - 1]))
-          return k;
-      }
-      at = end;
-    }
-  }
-  return std::nullopt;
 }
 
 void PtxCmdBackend::Settle(const ResolvedBatch& request, const Part& part,
@@ -956,9 +485,13 @@ std::string PtxCmdBackend::Failure(const Part& part, const ToolRun& run) const {
 }
 
 }  // namespace
+}  // namespace ptx_cmd_internal
 
 absl::StatusOr<std::unique_ptr<Backend>> MakePtxCmdBackend(
     const KeyValues& options) {
+  using ptx_cmd_internal::Config;
+  using ptx_cmd_internal::ParseConfig;
+  using ptx_cmd_internal::PtxCmdBackend;
   PTXDIFF_ASSIGN_OR_RETURN(Config config, ParseConfig(options));
   // What workers killed in the middle of a run left behind, then ours,
   // made with the first batch (MakeFilesRoot): a worker that only checks

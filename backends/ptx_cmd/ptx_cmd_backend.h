@@ -37,6 +37,12 @@
 //                     across runs (refusal_memory.h): those it refused in
 //                     every shape are left out of the handshake's
 //                     `supports`; unset, nowhere
+//
+// Its files: ptx_cmd_backend.cc runs a batch (the parts to run, what each
+// run's end teaches); ptx_cmd_config.h parses the options; module_parts.h
+// cuts a batch into modules and a failed one into smaller ones;
+// fault_pacing.h holds a variant that faults the tool apart; tool_run.h
+// runs the tool once; refusal_memory.h remembers what it refused.
 
 #ifndef PTXDIFF_WORKER_BACKENDS_PTX_CMD_PTX_CMD_BACKEND_H_
 #define PTXDIFF_WORKER_BACKENDS_PTX_CMD_PTX_CMD_BACKEND_H_

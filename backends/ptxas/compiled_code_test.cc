@@ -3,12 +3,12 @@
 #include <memory>
 #include <vector>
 
+#include "backends/ptxas/cubin.h"
+#include "backends/ptxas/ptxas_toolchain.h"
 #include "gtest/gtest.h"
 #include "isa/operand_form.h"
 #include "isa/spelling.h"
 #include "oracle/oracle.h"
-#include "worker/backends/ptxas/cubin.h"
-#include "worker/backends/ptxas/ptxas_toolchain.h"
 
 namespace ptxdiff {
 namespace {
@@ -20,8 +20,7 @@ Tuple Of(absl::string_view spelling, Operands ops, uint8_t runtime) {
 TEST(CodeKeyTest, RuntimeValuesDoNotSplitAKeyButEverythingElseDoes) {
   const CodeKey key = CodeKeyOf(Of("bfe.s32", {{1, 40, 8}}, 0b001), 90, 3);
   // Another value of the runtime source: the same kernel.
-  EXPECT_EQ(CodeKeyOf(Of("bfe.s32", {{0x7fffffff, 40, 8}}, 0b001), 90, 3),
-            key);
+  EXPECT_EQ(CodeKeyOf(Of("bfe.s32", {{0x7fffffff, 40, 8}}, 0b001), 90, 3), key);
   // Another immediate, form, variant, arch or -O level: another kernel.
   EXPECT_NE(CodeKeyOf(Of("bfe.s32", {{1, 41, 8}}, 0b001), 90, 3), key);
   EXPECT_NE(CodeKeyOf(Of("bfe.s32", {{1, 40, 8}}, 0b011), 90, 3), key);
@@ -106,8 +105,10 @@ TEST(CompiledCodeCacheTest, PastItsBoundTheOldestKeysGo) {
   EXPECT_EQ(cache.stats().keys, 3);
   EXPECT_EQ(cache.stats().kernels, 3);
   EXPECT_EQ(cache.stats().evicted, 7);
-  for (uint64_t n = 0; n < 7; ++n) EXPECT_EQ(cache.Find(KeyNumbered(n)), nullptr);
-  for (uint64_t n = 7; n < 10; ++n) EXPECT_NE(cache.Find(KeyNumbered(n)), nullptr);
+  for (uint64_t n = 0; n < 7; ++n)
+    EXPECT_EQ(cache.Find(KeyNumbered(n)), nullptr);
+  for (uint64_t n = 7; n < 10; ++n)
+    EXPECT_NE(cache.Find(KeyNumbered(n)), nullptr);
   // A bound of 0 keeps nothing.
   CompiledCodeCache none(0);
   none.Insert(KeyNumbered(1), {.kernel = KernelOfSize(1), .slots = {0}});

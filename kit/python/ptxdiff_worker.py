@@ -494,10 +494,12 @@ def _write(stream, message_type: int, payload: bytes) -> bool:
 
 def _protected_stdout():
     """The real stdout for frames only; fd 1 and sys.stdout now go to stderr,
-    so a stray print() cannot corrupt the stream."""
-    sys.stdout.flush()
+    so a stray print() cannot corrupt the stream. Flushed after the move:
+    what was printed before it goes to stderr too. (os.dup's descriptor is
+    not inherited by the commands the worker runs.)"""
     frames = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
+    sys.stdout.flush()
     sys.stdout = sys.stderr
     return frames
 

@@ -299,11 +299,15 @@ class ProcessTest(unittest.TestCase):
                   "def evaluate(v, ops):\n"
                   "    print('evaluating', v.spelling)\n"
                   "    return kit.value(ops[0] + 1)\n"
+                  # Buffered before serve, as a library's banner at import.
+                  "print('loaded')\n"
                   "sys.exit(kit.serve(kit.WorkerInfo('p', '1', supports=['*']), evaluate))\n"
                   % os.path.dirname(os.path.abspath(__file__)))
         data = (HELLO + run_frame(["add.s32"], [(0, (41, 0, 0, 0))])
                 + kit.encode_frame(kit.BYE, b""))
-        proc = subprocess.run([sys.executable, "-c", script], input=data,
+        # Buffered, as Python's stdout on a pipe is by default.
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+        proc = subprocess.run([sys.executable, "-c", script], input=data, env=env,
                               capture_output=True, check=False, timeout=60)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         stream = io.BytesIO(proc.stdout)
@@ -312,7 +316,7 @@ class ProcessTest(unittest.TestCase):
         self.assertEqual(message_type, kit.RESULTS)
         self.assertEqual(kit.decode_results(payload)[1], [(0, 0, 0, 42)])
         self.assertIsNone(kit.read_frame(stream))
-        self.assertEqual(proc.stderr, b"evaluating add.s32\n")
+        self.assertEqual(proc.stderr, b"loaded\nevaluating add.s32\n")
 
     def test_protocol_error_exit_status(self):
         proc = subprocess.run(

@@ -20,6 +20,11 @@
 //   - libptxdiff_sim_cuda_partial.so (sim_cuda_driver_partial.map): the plain
 //     library without cuLinkCreate_v2 and cuLaunchKernel, which the loader
 //     must refuse naming them.
+// And, for the tests only, compiled again with PTXDIFF_SIM_CUDA_NOISY:
+//   - libptxdiff_sim_cuda_noisy.so (the plain map): prints a banner on
+//     stdout when it is loaded, as GPGPU-Sim's libcudart does ("WARNING:
+//     ..."), and a line on stdout in every call of an entry point: the
+//     worker's protocol channel must survive both (kNoisyBanner).
 //
 // PTXDIFF_SIM_CUDA_WRONG=add.sat.s32[,<spelling>...] makes those `.sat`
 // variants wrap instead of saturating, and those `.cc` variants that read
@@ -36,8 +41,10 @@
 #include <cuda.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iostream>
 #include <iterator>
 #include <string>
 #include <type_traits>
@@ -177,13 +184,34 @@ SimDriver& Sim() {
   return *sim;
 }
 
+#if defined(PTXDIFF_SIM_CUDA_NOISY)
+constexpr bool kNoisy = true;
+#else
+constexpr bool kNoisy = false;
+#endif
+// What the noisy library prints on load and in each call; the tests find
+// both in the worker's stderr. Flushed at once, as a library that logs
+// does: buffered, it would reach the channel only at exit.
+constexpr char kNoisyBanner[] =
+    "WARNING: the ptxdiff simulated driver prints on stdout\n";
+constexpr char kNoisyCall[] = "ptxdiff simulated driver: a call";
+
+__attribute__((constructor)) void PrintBannerOnLoad() {
+  if (!kNoisy) return;
+  std::fputs(kNoisyBanner, stdout);
+  std::fflush(stdout);
+}
+
 // A C function forwarding to the CudaDriver method `kMethod` of the
 // simulated device.
 template <auto kMethod>
 struct EntryPoint;
 template <typename... Args, CUresult (CudaDriver::*kMethod)(Args...)>
 struct EntryPoint<kMethod> {
-  static CUresult Call(Args... args) { return (Sim().fake.*kMethod)(args...); }
+  static CUresult Call(Args... args) {
+    if (kNoisy) std::cout << kNoisyCall << std::endl;
+    return (Sim().fake.*kMethod)(args...);
+  }
 };
 
 struct Symbol {

@@ -2,6 +2,7 @@
 // (libptxdiff_sim_cuda.so): the real loader, ptxdiff-worker, the client, the
 // ptxdiff CLI and triage, as a user with their own driver library runs them.
 
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -20,11 +21,13 @@
 #include "absl/strings/str_join.h"
 #include "backends/cuda/driver_api.h"
 #include "client/worker_client.h"
+#include "common/subprocess.h"
 #include "fuzzers/differential_target.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isa/fuzz_input.h"
 #include "isa/spelling.h"
+#include "protocol/frame_io.h"
 #include "triage/triage_store.h"
 
 namespace ptxdiff {
@@ -511,6 +514,63 @@ TEST_P(SimCudaLibraryTest, AnUnsupportedEntryPointAtStartupIsNamed) {
                   "the cuda backend cannot run here: cuMemHostAlloc is not "
                   "supported by the CUDA driver library ",
                   RealPath(Sim()), ": Failed to ")));
+}
+
+// A worker on libptxdiff_sim_cuda_noisy.so, which prints on stdout when it
+// is loaded and in every call, as GPGPU-Sim's libcudart does: the
+// handshake and a batch go through, and the text is in the worker's log.
+TEST_F(SimCudaTest, ADriverPrintingOnStdoutCannotCorruptTheChannel) {
+  auto command = CudaWorker(PTXDIFF_SIM_CUDA_NOISY_PATH);
+  ASSERT_TRUE(command.ok()) << command.status();
+  int in[2], out[2];
+  ASSERT_EQ(pipe2(in, O_CLOEXEC), 0);
+  ASSERT_EQ(pipe2(out, O_CLOEXEC), 0);
+  const std::string log = FreshDir("noisy") + "/stderr.txt";
+  const int err = open(log.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  ASSERT_GE(err, 0);
+  auto pid = StartProcess(
+      command->argv,
+      {.stdin_fd = in[0], .stdout_fd = out[1], .stderr_fd = err}, "worker");
+  ASSERT_TRUE(pid.ok()) << pid.status();
+  for (int fd : {in[0], out[1], err}) close(fd);
+
+  const std::vector<WireTuple> tuples = {{.operands = {{1, 2, 0, 0}}}};
+  for (const auto& [type, payload] :
+       {std::pair(MessageType::kHello,
+                  EncodeKeyValues(command->hello_options)),
+        std::pair(MessageType::kRun, EncodeRunRequest(RunRequest{
+                                         {"add.s32"}, tuples})),
+        std::pair(MessageType::kBye, std::string())}) {
+    ASSERT_TRUE(WriteFrame(in[1], type, payload).ok());
+  }
+  close(in[1]);
+  absl::StatusOr<Frame> hello = ReadFrame(out[0]);
+  ASSERT_TRUE(hello.ok()) << hello.status() << "\n" << ReadAll(log);
+  EXPECT_EQ(hello->type, MessageType::kHelloReply) << hello->payload;
+  absl::StatusOr<Frame> results = ReadFrame(out[0]);
+  ASSERT_TRUE(results.ok()) << results.status() << "\n" << ReadAll(log);
+  ASSERT_EQ(results->type, MessageType::kResults) << results->payload;
+  auto reply = DecodeRunReply(results->payload, 1);
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  EXPECT_EQ(reply->results[0].kind, ResultKind::kValue);
+  EXPECT_EQ(reply->results[0].bits, 3u);
+  int status = 0;
+  ASSERT_EQ(waitpid(*pid, &status, 0), *pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  close(out[0]);
+  EXPECT_THAT(ReadAll(log),
+              AllOf(HasSubstr("WARNING: the ptxdiff simulated driver prints "
+                              "on stdout\n"),
+                    HasSubstr("ptxdiff simulated driver: a call\n")));
+}
+
+// The same library behind the CLI, as the user ran it.
+TEST_F(SimCudaTest, EvalRunsOnADriverPrintingOnStdout) {
+  const CliRun run = Ptxdiff({"eval", "add.s32", "1", "2", "--backend", "cuda",
+                              "--cuda-driver", PTXDIFF_SIM_CUDA_NOISY_PATH});
+  EXPECT_EQ(run.code, 0) << run.output;
+  EXPECT_THAT(run.output, AllOf(HasSubstr("backend: 0x00000003"),
+                                HasSubstr("verdict: agree")));
 }
 
 // Without a GPU, --backend cuda says why in one line, and what to use.

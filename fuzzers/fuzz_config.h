@@ -1,0 +1,122 @@
+// A fuzz campaign's configuration (FuzzConfig), as the differential target
+// reads it, and the record of which backend each crash of crash mode was
+// found on.
+//
+// Configuration comes from the environment (libFuzzer owns the command line)
+// or from a file named by PTXDIFF_CONFIG with the same KEY=VALUE names:
+//
+//   PTXDIFF_BACKEND          oracle | ptxas | cuda | exec:/path |
+//                            ptx-cmd:'tool {ptx} {in} {out}' (default: best
+//                            here)
+//   PTXDIFF_ARCH             e.g. sm_90, passed to the backend
+//   PTXDIFF_CUDA_DRIVER      cuda backend: the driver library to load instead
+//                            of libcuda.so.1 (HELLO's driver_library)
+//   PTXDIFF_TRIAGE_DIR       default out/triage
+//   PTXDIFF_MODE             campaign (default) | crash
+//   PTXDIFF_FAMILIES         comma-separated opcodes to fuzz (default all)
+//   PTXDIFF_EXCLUDE_FAMILIES comma-separated opcodes not to fuzz
+//   PTXDIFF_TIMEOUT          seconds per worker reply (default 60)
+//   PTXDIFF_STATS            a directory; each process writes its progress
+//                            counters to <dir>/<pid>.stats (ptxdiff fuzz reads
+//                            them)
+//   PTXDIFF_WORKER           the ptxdiff-worker executable
+//   PTXDIFF_IN_FLIGHT        campaign: batches in flight (worker processes),
+//                            default 2
+//   PTXDIFF_BATCH            campaign: tuples per batch (default: by backend)
+//   PTXDIFF_SYSTEMATIC       campaign: 1 (default) runs the systematic
+//                            source, 0 not
+//   PTXDIFF_READING          spec (default) | hardware: the oracle reading
+//                            judged against
+//   PTXDIFF_DEADLINE         unix seconds at which the run is to end
+//                            (ptxdiff fuzz --max-time); 0 (default):
+//                            -max_total_time alone
+//   PTXDIFF_FINDINGS         crash: the directory of the crash files
+//                            (libFuzzer's -artifact_prefix), where each
+//                            crash's backend is recorded for `ptxdiff repro`
+//                            (kCrashOriginsFile)
+//   PTXDIFF_REFUSALS_DIR     ptx-cmd: where the tool's refusals are
+//                            remembered across runs
+
+#ifndef PTXDIFF_FUZZERS_FUZZ_CONFIG_H_
+#define PTXDIFF_FUZZERS_FUZZ_CONFIG_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "fuzzers/mutator.h"
+#include "oracle/errata.h"
+
+namespace ptxdiff {
+
+struct FuzzConfig {
+  enum class Mode { kCampaign, kCrash };
+  std::string backend;  // empty: ChooseDefaultBackend()
+  std::string arch;
+  std::string cuda_driver;  // empty: libcuda.so.1
+  std::string triage_dir = "out/triage";
+  Mode mode = Mode::kCampaign;
+  VariantFilter filter;
+  double timeout_seconds = 60;
+  std::string stats_dir;
+  std::string worker;  // empty: FindWorkerBinary()
+  int in_flight = 2;
+  int64_t batch_size = 0;  // 0: by backend
+  bool systematic = true;
+  Reading reading = Reading::kSpec;
+  int64_t deadline_unix_seconds = 0;  // 0: none (MaxTotalTimeBy)
+  // Crash mode: where libFuzzer writes crash files (its -artifact_prefix),
+  // and so where each crash's backend is recorded (kCrashOriginsFile);
+  // empty: not recorded.
+  std::string findings_dir;
+  // Where a ptx-cmd tool's refusals are remembered across runs
+  // (backends/ptx_cmd/refusal_memory.h); empty: not remembered.
+  std::string refusals_dir;
+};
+
+// A crash file is the input's bytes alone (libFuzzer writes it), so it does
+// not say which backend it was found on, and `ptxdiff repro` without
+// --backend replayed it on the default one. Crash mode appends a line per
+// crash to <findings_dir>/crash-backends.txt:
+//   <FNV-1a 64 of the input, 16 hex digits> TAB <the abort line's
+//   "kind backend variant class"> TAB <the backend, as --backend takes it>
+inline constexpr absl::string_view kCrashOriginsFile = "crash-backends.txt";
+struct CrashOrigin {
+  std::string signature;  // "value-mismatch faulty vadd.u32.u32.u32 in-range"
+  std::string backend;    // "exec:/path/to/worker"
+};
+std::string CrashOriginLine(absl::string_view input, const CrashOrigin& origin);
+// The origin recorded in `dir` for a crash file's bytes (the last, if
+// several), or nullopt.
+std::optional<CrashOrigin> FindCrashOrigin(const std::string& dir,
+                                           absl::string_view input);
+
+// Reads the configuration from PTXDIFF_CONFIG (if set) and then the
+// environment; a bad value is InvalidArgument naming the variable.
+absl::StatusOr<FuzzConfig> FuzzConfigFromEnvironment();
+// The same from KEY=VALUE pairs (used by the above and by tests).
+absl::StatusOr<FuzzConfig> FuzzConfigFromPairs(
+    const std::vector<std::pair<std::string, std::string>>& pairs);
+// Every setting of `config`, as the pairs FuzzConfigFromPairs reads back:
+// how `ptxdiff fuzz` hands its flags to the fuzz processes (through their
+// environment).
+std::vector<std::pair<std::string, std::string>> FuzzConfigToPairs(
+    const FuzzConfig& config);
+
+// libFuzzer counts -max_total_time from after LLVMFuzzerInitialize, which
+// starts the workers and times the backend (calibration: seconds on ptxas),
+// so a 60-second `ptxdiff fuzz` ran for 75. The -max_total_time that ends
+// the run at the deadline instead: `given` if there is no deadline or it is
+// sooner, else the whole seconds left less one (libFuzzer stops a second
+// after max_total_time), at least 1.
+int64_t MaxTotalTimeBy(int64_t deadline_unix_seconds, int64_t given,
+                       absl::Time now);
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_FUZZERS_FUZZ_CONFIG_H_
