@@ -27,6 +27,7 @@
 #include "sass/sass_machine.h"
 #include "worker/backends/ptxas/chunk_plan.h"
 #include "worker/backends/ptxas/compiled_code.h"
+#include "worker/backends/ptxas/cubin_link.h"
 #include "worker/backends/ptxas/ptx_module.h"
 #include "worker/backends/ptxas/sass_calibration.h"
 #include "worker/backends/ptxas/sass_execution.h"
@@ -36,14 +37,16 @@ namespace ptxas_backend_internal {
 
 std::optional<std::vector<SlotValue>> PtxasBackend::Execute(
     Batch& batch, const Chunk& chunk, const PtxModule& module, int k,
-    absl::string_view text) const {
+    const ElfFile& cubin) const {
   const int begin = module.kernel_begin[k];
   const int end = module.kernel_begin[k + 1];
   std::string why;
   std::optional<std::vector<SlotValue>> values;
   std::shared_ptr<const CompiledKernel> kernel;
+  const absl::StatusOr<std::string> text =
+      LinkKernel(cubin, module.kernels[k]);
   absl::StatusOr<std::vector<SassSlot>> code =
-      DecodeSassKernel(*executable_, text);
+      text.ok() ? DecodeSassKernel(*executable_, *text) : text.status();
   if (code.ok()) {
     std::vector<PtxTuple> tuples;
     for (int t = begin; t < end; ++t) {

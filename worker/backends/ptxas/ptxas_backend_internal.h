@@ -37,6 +37,7 @@
 #include "worker/backends/carry_support.h"
 #include "worker/backends/ptxas/chunk_plan.h"
 #include "worker/backends/ptxas/compiled_code.h"
+#include "worker/backends/ptxas/cubin.h"
 #include "worker/backends/ptxas/foldability.h"
 #include "worker/backends/ptxas/nvjitlink.h"
 #include "worker/backends/ptxas/ptx_module.h"
@@ -278,12 +279,13 @@ class PtxasBackend : public Backend {
   void Learn(const Batch& batch, const std::vector<int>& compiled,
              const ChunkReport& packed);
 
-  // Runs a compiled kernel that is not all constants; its tuples' values,
-  // or nullopt (each tuple's not_run says why).
+  // Runs kernel `k` of `cubin`, compiled but not all constants, linked
+  // with the subroutines it calls (cubin_link.h); its tuples' values, or
+  // nullopt (each tuple's not_run says why).
   std::optional<std::vector<SlotValue>> Execute(Batch& batch,
                                                 const Chunk& chunk,
                                                 const PtxModule& module, int k,
-                                                absl::string_view text) const;
+                                                const ElfFile& cubin) const;
 
   // Executed values the oracle refutes stand only where the tuple's -O0
   // code runs to the oracle's value (the evaluator calibrated on it); the

@@ -18,6 +18,7 @@
 #include "oracle/oracle.h"
 #include "worker/backends/carry_support.h"
 #include "worker/backends/ptxas/cubin.h"
+#include "worker/backends/ptxas/cubin_link.h"
 #include "worker/backends/ptxas/ptx_module.h"
 #include "worker/backends/ptxas/ptxas_toolchain.h"
 #include "worker/backends/ptxas/sass_execution.h"
@@ -164,14 +165,15 @@ absl::StatusOr<std::vector<ReferenceKernel>> CompileReferenceKernels(
     return out;
   }
   PTXDIFF_ASSIGN_OR_RETURN(const ElfFile elf, ParseElf(compiled.cubin));
-  PTXDIFF_ASSIGN_OR_RETURN(const auto texts, KernelTexts(elf));
+  PTXDIFF_RETURN_IF_ERROR(KernelTexts(elf).status());
   for (size_t k = 0; k < tuples.size(); ++k) {
-    const auto text = texts.find(module.kernels[k]);
-    if (text == texts.end()) {
+    // With the subroutines it calls: nvJitLink keeps them apart.
+    const absl::StatusOr<std::string> text = LinkKernel(elf, module.kernels[k]);
+    if (absl::IsNotFound(text.status())) {
       return absl::InternalError(absl::StrCat("no kernel ", module.kernels[k]));
     }
     absl::StatusOr<std::vector<SassSlot>> code =
-        DecodeSassKernel(arch, text->second);
+        text.ok() ? DecodeSassKernel(arch, *text) : text.status();
     if (!code.ok()) {
       out[k].why_not = std::string(code.status().message());
       continue;
