@@ -8,15 +8,16 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "common/status_macros.h"
-#include "oracle/edge_operands.h"
-#include "isa/spelling.h"
-#include "sass/sass_decoder.h"
-#include "sass/sass_departure.h"
 #include "backends/ptxas/cubin.h"
+#include "backends/ptxas/cubin_link.h"
 #include "backends/ptxas/ptxas_toolchain.h"
 #include "backends/ptxas/sass_constants.h"
 #include "backends/ptxas/sass_execution.h"
+#include "common/status_macros.h"
+#include "isa/spelling.h"
+#include "oracle/edge_operands.h"
+#include "sass/sass_decoder.h"
+#include "sass/sass_departure.h"
 
 namespace ptxdiff {
 namespace {
@@ -110,13 +111,17 @@ void NotFinished(const PtxasOutput& out, absl::Duration timeout, bool cut,
   }
 }
 
-// A kernel whose stores are no claim (`why`): its code, decoded for the
-// SASS evaluator to run where the arch has tables.
-void KeepCodeToRun(const std::string& arch, absl::string_view text,
-                   std::string why, ProgramCompilation& result) {
+// A kernel whose stores are no claim (`why`): its code, with the
+// subroutines it calls, decoded for the SASS evaluator to run where the
+// arch has tables.
+void KeepCodeToRun(const std::string& arch, const ElfFile& cubin,
+                   absl::string_view kernel, std::string why,
+                   ProgramCompilation& result) {
   result.why_not = std::move(why);
-  if (const auto info = FindSassArchInfo(arch); info.ok()) {
-    auto code = DecodeSassKernel(*info, text);
+  const auto info = FindSassArchInfo(arch);
+  const absl::StatusOr<std::string> text = LinkKernel(cubin, kernel);
+  if (info.ok() && text.ok()) {
+    auto code = DecodeSassKernel(*info, *text);
     if (code.ok()) result.code = *std::move(code);
   }
 }
@@ -176,14 +181,14 @@ absl::Status CompileInto(const std::string& ptxas, const std::string& arch,
     }
     if (HasThreadInputs(programs[k])) {
       // Each thread stores at its own offset: the code is run per lane.
-      KeepCodeToRun(arch, text->second, "its stores depend on the thread",
+      KeepCodeToRun(arch, elf, text->first, "its stores depend on the thread",
                     results[k]);
       continue;
     }
     absl::StatusOr<std::vector<ConstantStore>> stores =
         DecodeConstantStores(sass, text->second);
     if (!stores.ok()) {
-      KeepCodeToRun(arch, text->second,
+      KeepCodeToRun(arch, elf, text->first,
                     std::string(stores.status().message()), results[k]);
       continue;
     }

@@ -22,6 +22,9 @@ namespace {
 // A case.txt is a few lines; a program's or a tool's output tail can be
 // long, and 80 of them must not make the page heavy.
 constexpr size_t kMaxCaseBytes = 4096;
+// The most of an entry's file read to show its start: more is damage
+// (triage/entry_files.h has the same bound), said instead.
+constexpr size_t kMaxEntryFileBytes = size_t{16} << 20;
 
 Implementation NewImplementation(const std::string& backend,
                                  const ReportSource& source) {
@@ -199,10 +202,11 @@ std::string Cut(std::string text, absl::string_view file) {
 // What a crash's or hang's tool printed last: its entry's output file, or
 // for an entry filed before there was one, what its case's detail quotes.
 std::string FaultOutputOf(const std::string& dir, absl::string_view case_text) {
-  if (absl::StatusOr<std::string> kept =
-          ReadFile(absl::StrCat(dir, "/", kFaultOutputFile));
-      kept.ok()) {
-    return Cut(*std::move(kept), kFaultOutputFile);
+  absl::StatusOr<std::string> kept = ReadFileAtMost(
+      absl::StrCat(dir, "/", kFaultOutputFile), kMaxEntryFileBytes);
+  if (kept.ok()) return Cut(*std::move(kept), kFaultOutputFile);
+  if (!absl::IsNotFound(kept.status())) {
+    return absl::StrCat("(", kept.status().message(), ")");
   }
   for (absl::string_view line : absl::StrSplit(case_text, '\n')) {
     if (absl::ConsumePrefix(&line, "detail: "))
@@ -217,8 +221,13 @@ std::string EntryJson(const std::string& triage_dir, const EntryInfo& e) {
     return JsonString(it == e.meta.end() ? "" : it->second);
   };
   const std::string dir = absl::StrCat(triage_dir, "/", e.name);
+  absl::StatusOr<std::string> read =
+      ReadFileAtMost(dir + "/case.txt", kMaxEntryFileBytes);
   const std::string case_text =
-      Cut(ReadFile(dir + "/case.txt").value_or(""), "case.txt");
+      read.ok() ? Cut(*std::move(read), "case.txt")
+                : absl::IsNotFound(read.status())
+                      ? ""
+                      : absl::StrCat("(", read.status().message(), ")");
   const bool fault = e.signature.kind != FindingKind::kValueMismatch;
   return absl::StrCat(
       "{\"name\":", JsonString(e.name),
@@ -254,6 +263,23 @@ std::string FindingsJson(const std::string& triage_dir,
   return absl::StrCat("[", absl::StrJoin(causes, ","), "]");
 }
 
+// A run's smoothed rate (SmoothedRate) as [[seconds, per second], ...].
+std::string RateJson(const std::vector<std::pair<double, int64_t>>& totals) {
+  std::vector<std::string> rows;
+  for (const RatePoint& r : SmoothedRate(totals)) {
+    rows.push_back(absl::StrFormat("[%.1f,%.1f]", r.seconds, r.per_second));
+  }
+  return absl::StrCat("[", absl::StrJoin(rows, ","), "]");
+}
+
+template <typename Point, typename Count>
+std::vector<std::pair<double, int64_t>> Totals(const std::vector<Point>& points,
+                                               Count count) {
+  std::vector<std::pair<double, int64_t>> out;
+  for (const Point& p : points) out.emplace_back(p.seconds, p.*count);
+  return out;
+}
+
 std::string TimelineJson(const std::vector<TimelinePoint>& points) {
   std::vector<std::string> rows;
   for (const TimelinePoint& p : points) {
@@ -282,7 +308,8 @@ std::string ProgramImplementationJson(const ProgramImplementation& impl) {
   for (const ProgramImplementation::Run& r : impl.runs) {
     runs.push_back(absl::StrCat(
         "{\"dir\":", JsonString(r.dir), ",\"started_unix\":", r.started_unix,
-        ",\"timeline\":", ProgramTimelineJson(r.timeline), "}"));
+        ",\"timeline\":", ProgramTimelineJson(r.timeline), ",\"rate\":",
+        RateJson(Totals(r.timeline, &ProgramTimelinePoint::programs)), "}"));
   }
   for (const std::string& d : impl.damage) damage.push_back(JsonString(d));
   return absl::StrCat(
@@ -300,6 +327,9 @@ std::string ImplementationJson(const Implementation& impl) {
     runs.push_back(absl::StrCat("{\"dir\":", JsonString(r.dir),
                                 ",\"started_unix\":", r.started_unix,
                                 ",\"timeline\":", TimelineJson(r.timeline),
+                                ",\"rate\":",
+                                RateJson(Totals(r.timeline,
+                                                &TimelinePoint::tuples)),
                                 "}"));
   }
   for (const std::string& r : impl.reasons) reasons.push_back(JsonString(r));
@@ -340,6 +370,32 @@ std::string TableJson() {
 }
 
 }  // namespace
+
+std::vector<RatePoint> SmoothedRate(
+    const std::vector<std::pair<double, int64_t>>& totals) {
+  // The start, then the points that move forward in time.
+  std::vector<std::pair<double, int64_t>> points = {{0, 0}};
+  for (const auto& p : totals) {
+    if (p.first > points.back().first) points.push_back(p);
+  }
+  std::vector<double> gaps;
+  for (size_t i = 1; i < points.size(); ++i)
+    gaps.push_back(points[i].first - points[i - 1].first);
+  if (gaps.empty()) return {};
+  std::nth_element(gaps.begin(), gaps.begin() + gaps.size() / 2, gaps.end());
+  const double window = std::max(
+      kRateWindowSeconds, kRateWindowIntervals * gaps[gaps.size() / 2]);
+  std::vector<RatePoint> out;
+  size_t from = 0;
+  for (size_t i = 1; i < points.size(); ++i) {
+    while (points[i].first - points[from].first > window && from + 1 < i)
+      ++from;
+    const auto& [t0, n0] = points[from];
+    const auto& [t1, n1] = points[i];
+    out.push_back({t1, static_cast<double>(n1 - n0) / (t1 - t0)});
+  }
+  return out;
+}
 
 absl::StatusOr<ReportData> ReadReport(const std::vector<ReportSource>& sources) {
   ReportData data;

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -71,6 +72,24 @@ struct ReportData {
   // none (written before outcomes were kept): said, not hidden.
   std::vector<std::string> notes;
 };
+
+// A run's rate (tuples or programs a second) at one of its points.
+struct RatePoint {
+  double seconds = 0;
+  double per_second = 0;
+};
+// The rate at each point of a run's totals (seconds since its start, count
+// so far; the start is 0, 0), as a trailing moving average over at least
+// kRateWindowSeconds and at least kRateWindowIntervals of the typical
+// interval between points: counters are written every few seconds and
+// read by progress lines at another pace, so the rate between two
+// neighbours alternates between nothing and twice the rate. Across a gap
+// wider than the window (a pause), the rate since the previous point.
+// Points that do not move forward in time are skipped.
+inline constexpr double kRateWindowSeconds = 10;
+inline constexpr int kRateWindowIntervals = 4;
+std::vector<RatePoint> SmoothedRate(
+    const std::vector<std::pair<double, int64_t>>& totals);
 
 // Reads every source; an error only when a source's directories cannot be
 // read at all. Runs of several backends in one --out give a column each.

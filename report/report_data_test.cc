@@ -175,6 +175,53 @@ TEST(ReportDataTest, SaysWhatItCouldNotShow) {
   RemoveTree(out);
 }
 
+// A progress line each second reading counters written every two: the
+// totals step by 1,600 every other second, and the rate between neighbours
+// alternated between 0 and 1,600. The plot's rate is a moving average: 800
+// once its 10-second window has filled.
+TEST(SmoothedRateTest, AveragesCountersWrittenAtAnotherPace) {
+  std::vector<std::pair<double, int64_t>> totals;
+  for (int s = 1; s <= 60; ++s) totals.emplace_back(s, 1600 * (s / 2));
+  const std::vector<RatePoint> rate = SmoothedRate(totals);
+  ASSERT_THAT(rate, SizeIs(60));
+  for (size_t i = 10; i < rate.size(); ++i) {
+    EXPECT_EQ(rate[i].seconds, i + 1);
+    EXPECT_NEAR(rate[i].per_second, 800, 80) << "at " << rate[i].seconds;
+  }
+  // 100 a second, then a pause: across the 80-second gap, the rate over it.
+  std::vector<std::pair<double, int64_t>> paused;
+  for (int s = 1; s <= 20; ++s) paused.emplace_back(s, 100 * s);
+  paused.emplace_back(100, 6000);
+  paused.emplace_back(100, 7000);  // not forward in time: skipped
+  const std::vector<RatePoint> across = SmoothedRate(paused);
+  ASSERT_THAT(across, SizeIs(21));
+  EXPECT_EQ(across[19].per_second, 100);
+  EXPECT_EQ(across[20].per_second, 50);
+  EXPECT_THAT(SmoothedRate({}), SizeIs(0));
+}
+
+// The JSON gives each run the rate its plot draws.
+TEST(ReportDataTest, EachRunHasItsSmoothedRate) {
+  const std::string out = FreshDir("rate");
+  const std::string run = out + "/stats/run-1000-1";
+  ASSERT_TRUE(MakeDirs(run).ok());
+  std::string timeline = TimelineHeader();
+  for (int s = 1; s <= 12; ++s) {
+    timeline += FormatTimelinePoint({.seconds = static_cast<double>(s),
+                                     .tuples = 1600 * (s / 2)});
+  }
+  ASSERT_TRUE(WriteFile(absl::StrCat(run, "/", kTimelineFile), timeline).ok());
+  ASSERT_TRUE(WriteFile(run + "/1.outcomes",
+                        OutcomeTable().Format("faulty 1", {})).ok());
+  const absl::StatusOr<ReportData> data =
+      ReadReport({{.out_dir = out, .triage_dir = out + "/triage"}});
+  ASSERT_TRUE(data.ok()) << data.status();
+  EXPECT_THAT(ReportJson(*data),
+              HasSubstr(",\"rate\":[[1.0,0.0],[2.0,800.0],[3.0,533.3],"));
+  EXPECT_THAT(ReportJson(*data), HasSubstr("[11.0,800.0],[12.0,800.0]]}"));
+  RemoveTree(out);
+}
+
 TEST(ReportHtmlTest, TheDataCannotEndItsScript) {
   const std::string html =
       ReportHtml("{\"case\":\"</script><script>alert(1)</script><!--\"}");

@@ -31,6 +31,10 @@ constexpr int kProgramTimelineFields = 7;
 
 // A path longer than this is no path a run wrote.
 constexpr size_t kMaxRecordedPathBytes = 4096;
+// The most a record file may hold: a timeline gains ~50 bytes a progress
+// line (a day at one a second: 4 MB), an outcome file ~100 bytes a variant
+// and form (16 MB). A larger one is damage, not read.
+constexpr size_t kMaxRecordBytes = size_t{64} << 20;
 
 // The start time in "<prefix><unix time>-<pid>", 0 if the name has none.
 int64_t StartOf(absl::string_view dir, absl::string_view prefix = "run-") {
@@ -80,8 +84,14 @@ void ReadTimelineLines(const std::string& path, absl::string_view text,
 }
 
 void ReadTimeline(const std::string& path, RunRecord& run) {
-  const absl::StatusOr<std::string> text = ReadFile(path);
-  if (!text.ok()) return;  // a run stopped before its first progress line
+  const absl::StatusOr<std::string> text =
+      ReadFileAtMost(path, kMaxRecordBytes);
+  // A run stopped before its first progress line has none.
+  if (absl::IsNotFound(text.status())) return;
+  if (!text.ok()) {
+    run.damage.push_back(std::string(text.status().message()));
+    return;
+  }
   ReadTimelineLines(
       path, *text, kTimelineHeader,
       [&](absl::string_view line) {
@@ -102,9 +112,10 @@ void SortOldestFirst(std::vector<Run>& runs) {
 }
 
 void ReadOutcomes(const std::string& path, RunRecord& run) {
-  const absl::StatusOr<std::string> text = ReadFile(path);
+  const absl::StatusOr<std::string> text =
+      ReadFileAtMost(path, kMaxRecordBytes);
   if (!text.ok()) {
-    run.damage.push_back(absl::StrCat(path, ": ", text.status().message()));
+    run.damage.push_back(std::string(text.status().message()));
     return;
   }
   absl::StatusOr<OutcomeFile> file = ParseOutcomeFile(*text);
@@ -131,9 +142,10 @@ bool ParseProgramPoint(absl::string_view line, ProgramTimelinePoint& p) {
 }
 
 void ReadProgramTimeline(const std::string& path, ProgramRunRecord& run) {
-  const absl::StatusOr<std::string> text = ReadFile(path);
+  const absl::StatusOr<std::string> text =
+      ReadFileAtMost(path, kMaxRecordBytes);
   if (!text.ok()) {
-    run.damage.push_back(absl::StrCat(path, ": ", text.status().message()));
+    run.damage.push_back(std::string(text.status().message()));
     return;
   }
   ReadTimelineLines(

@@ -127,6 +127,36 @@ TEST(RunRecordsTest, ADamagedRecordIsOnePhraseHoweverManyLinesAreBad) {
   RemoveTree(out);
 }
 
+// Every record is read with a bound: an outcome file that is a link to
+// /dev/zero, and a timeline past 64 MiB, are damage naming the bound.
+TEST(RunRecordsTest, ARecordPastItsBoundIsDamageNotRead) {
+  const std::string out = FreshDir("bound");
+  const std::string run = out + "/stats/run-1000-1";
+  const std::string programs = out + "/stats/programs-2000-2";
+  ASSERT_TRUE(MakeDirs(run).ok());
+  ASSERT_TRUE(MakeDirs(programs).ok());
+  ASSERT_EQ(symlink("/dev/zero", (run + "/1.outcomes").c_str()), 0);
+  const std::string timeline = absl::StrCat(run, "/", kTimelineFile);
+  ASSERT_TRUE(WriteFile(timeline, "").ok());
+  ASSERT_EQ(truncate(timeline.c_str(), (64 << 20) + 1), 0);
+  ASSERT_EQ(symlink("/dev/zero",
+                    absl::StrCat(programs, "/", kProgramTimelineFile).c_str()),
+            0);
+  const std::vector<RunRecord> runs = ReadRuns(out);
+  ASSERT_THAT(runs, SizeIs(1));
+  EXPECT_THAT(runs[0].damage,
+              ::testing::UnorderedElementsAre(
+                  timeline + " is larger than 67108864 bytes (or endless): "
+                             "not read",
+                  run + "/1.outcomes is larger than 67108864 bytes (or "
+                        "endless): not read"));
+  const std::vector<ProgramRunRecord> program_runs = ReadProgramRuns(out);
+  ASSERT_THAT(program_runs, SizeIs(1));
+  EXPECT_THAT(program_runs[0].damage,
+              ElementsAre(HasSubstr("programs.tsv is larger than 67108864")));
+  RemoveTree(out);
+}
+
 TEST(RunRecordsTest, NoStatsDirectoryIsNoRun) {
   EXPECT_THAT(ReadRuns(FreshDir("none")), SizeIs(0));
 }

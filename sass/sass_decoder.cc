@@ -105,6 +105,13 @@ int64_t BranchOffset(Bits& bits, int high_width) {
   return value * 4;
 }
 
+// An address in the loaded code (CALL.ABS, RET.ABS), as the linker writes
+// it (R_CUDA_ABS55_16_34, cubin_link.h): in 4-byte units, its low 8 bits at
+// 16 and the rest at 34..80.
+int64_t AbsoluteAddress(Bits& bits) {
+  return static_cast<int64_t>((bits.Take(16, 8) | bits.Take(34, 47) << 8) * 4);
+}
+
 void DecodeControl(uint32_t opcode, Bits& bits, Decoding& d) {
   SassInstruction& insn = d.insn;
   switch (opcode) {
@@ -130,16 +137,22 @@ void DecodeControl(uint32_t opcode, Bits& bits, Decoding& d) {
       RequireTrue(insn.psrc[0], d, "BSYNC's condition");
       return;
     case 0x944:  // CALL.REL.NOINC: ptxas's subroutines (64-bit division)
+    case 0x943:  // CALL.ABS.NOINC: nvJitLink's, at a linked address
       insn.op = SassOp::kCall;
-      insn.target = insn.pc + 16 + BranchOffset(bits, 48);
+      insn.absolute = opcode == 0x943;
+      insn.target = insn.absolute ? AbsoluteAddress(bits)
+                                  : insn.pc + 16 + BranchOffset(bits, 48);
       if (!bits.Flag(86)) d.Refuse("CALL without .NOINC");
       insn.psrc[0] = bits.Pred(87, 90);
       RequireTrue(insn.psrc[0], d, "CALL's condition");
       return;
-    case 0x950:  // RET.REL.NODEC Ra: to the kernel's start + {Ra+1:Ra}
+    case 0x950:  // RET.REL.NODEC Ra: to the kernel's start + {Ra+1:Ra};
+                 // with bit 85, RET.ABS.NODEC Ra: to {Ra+1:Ra} + address
       insn.op = SassOp::kRet;
       insn.src[0] = {.kind = SassOperand::kRegister, .reg = bits.Reg(24)};
-      insn.target = insn.pc + 16 + BranchOffset(bits, 48);
+      insn.absolute = bits.Flag(85);
+      insn.target = insn.absolute ? AbsoluteAddress(bits)
+                                  : insn.pc + 16 + BranchOffset(bits, 48);
       if (!bits.Flag(86)) d.Refuse("RET without .NODEC");
       insn.psrc[0] = bits.Pred(87, 90);
       RequireTrue(insn.psrc[0], d, "RET's condition");

@@ -82,9 +82,9 @@ const char* BaseName(SassOp op) {
     case SassOp::kBra:
       return "BRA";
     case SassOp::kCall:
-      return "CALL.REL.NOINC";
+      return "CALL";
     case SassOp::kRet:
-      return "RET.REL.NODEC";
+      return "RET";
     case SassOp::kExit:
       return "EXIT";
     case SassOp::kBssy:
@@ -189,6 +189,10 @@ std::string Suffixes(const SassInstruction& i) {
                           i.shift_amount ? ".SH" : "");
     case SassOp::kBmsk:
       return i.wrap ? ".W" : "";
+    case SassOp::kCall:
+      return i.absolute ? ".ABS.NOINC" : ".REL.NOINC";
+    case SassOp::kRet:
+      return i.absolute ? ".ABS.NODEC" : ".REL.NODEC";
     case SassOp::kLdg:
       if (i.width < 4)
         return absl::StrCat(i.is_signed ? ".S" : ".U", i.width * 8);

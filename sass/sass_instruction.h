@@ -62,9 +62,11 @@ enum class SassOp : uint8_t {
   kLdg,       // d = [a + offset]
   kStg,       // [a + offset] = b
   kBra,       // jump to target
-  kCall,      // CALL.REL.NOINC: jump to target (the caller keeps the
-              // return address in registers, as ptxas's division does)
-  kRet,       // RET.REL.NODEC: jump to target + the pair {a+1:a}
+  kCall,      // CALL.REL.NOINC, CALL.ABS.NOINC: jump to target (the caller
+              // keeps the return address in registers, as 64-bit division
+              // does)
+  kRet,       // RET.REL.NODEC, RET.ABS.NODEC: jump to target + the pair
+              // {a+1:a}
   kExit,
   kBssy,      // a convergence barrier's reconvergence point
   kBsync,     // wait at a convergence barrier
@@ -142,6 +144,8 @@ struct SassInstruction {
   int special = 0;                          // S2R, CS2R: the special register
   int64_t target = 0;  // BRA, BSSY, CALL: the byte offset jumped to; RET:
                        // the base its register pair is added to
+  bool absolute = false;  // CALL, RET: .ABS, target an address in the code
+                          // as linked (cubin_link.h), not relative to pc
   int barrier = 0;     // BSSY, BSYNC
 };
 

@@ -7,9 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "isa/spelling.h"
+#include "oracle/oracle.h"
+#include "sass/sass_decoder.h"
 #include "sass/testing/compiled_kernel.h"
 #include "backends/ptxas/sass_execution.h"
 
@@ -274,20 +278,41 @@ TEST(SassMachineRefusals, AStoreOutsideTheBuffers) {
 // reciprocal through I2F.U64.RP, MUFU.RCP and F2I.U64.TRUNC and corrects
 // it with integer Newton steps (IMAD.HI writing a carry). Operands of every
 // magnitude, at -O0 and -O3, give C++'s quotients and remainders.
+constexpr const char* kSixtyFourBitDivisions[] = {"div.u64", "rem.u64",
+                                                  "div.s64", "rem.s64"};
+
+// A kernel `k(out, p0, p1)` that stores `op` of its two u64 parameters.
+std::string DivisionKernel(absl::string_view op) {
+  return absl::StrCat(
+      ".version 9.0\n.target sm_90\n.address_size 64\n"
+      ".visible .entry k(.param .u64 out, .param .u64 p0, .param .u64 p1)\n"
+      "{\n  .reg .b64 %rd<4>, %out;\n  ld.param.u64 %out, [out];\n"
+      "  cvta.to.global.u64 %out, %out;\n  ld.param.u64 %rd1, [p0];\n"
+      "  ld.param.u64 %rd2, [p1];\n  ",
+      op, " %rd3, %rd1, %rd2;\n  st.global.u64 [%out], %rd3;\n  ret;\n}\n");
+}
+
+// The u64 `kernel` stored, run on a and b; fails the test if it did not run.
+uint64_t RunDivision(const std::vector<SassSlot>& kernel, uint64_t a,
+                     uint64_t b) {
+  const KernelExecution run = ExecuteKernel(
+      *FindSassArchInfo("sm_90"), kernel,
+      std::vector<KernelArgument>{{.bytes = 8, .value = a},
+                                  {.bytes = 8, .value = b}},
+      8);
+  EXPECT_TRUE(run.ran) << run.why_not;
+  EXPECT_EQ(run.stores.size(), 1u);
+  return run.ran && run.stores.size() == 1 ? run.stores[0].Low64() : 0;
+}
+
 TEST_P(SassMachineTest, RunsSixtyFourBitDivisionThroughItsSubroutine) {
   std::mt19937_64 rng(64);
   auto any_magnitude = [&] {
     const int bits = static_cast<int>(rng() % 64) + 1;
     return rng() >> (64 - bits);
   };
-  for (const char* op : {"div.u64", "rem.u64", "div.s64", "rem.s64"}) {
-    const std::string ptx = absl::StrCat(
-        ".version 9.0\n.target sm_90\n.address_size 64\n"
-        ".visible .entry k(.param .u64 out, .param .u64 p0, .param .u64 p1)\n"
-        "{\n  .reg .b64 %rd<4>, %out;\n  ld.param.u64 %out, [out];\n"
-        "  cvta.to.global.u64 %out, %out;\n  ld.param.u64 %rd1, [p0];\n"
-        "  ld.param.u64 %rd2, [p1];\n  ",
-        op, " %rd3, %rd1, %rd2;\n  st.global.u64 [%out], %rd3;\n  ret;\n}\n");
+  for (const char* op : kSixtyFourBitDivisions) {
+    const std::string ptx = DivisionKernel(op);
     absl::StatusOr<std::vector<SassSlot>> kernel =
         ptxdiff::testing::CompileSass(ptx, "k", opt());
     ASSERT_TRUE(kernel.ok()) << kernel.status();
@@ -312,6 +337,51 @@ TEST_P(SassMachineTest, RunsSixtyFourBitDivisionThroughItsSubroutine) {
       ASSERT_EQ(run.stores[0].Low64(), want)
           << op << " 0x" << std::hex << a << ", 0x" << b << " at -O" << opt();
     }
+  }
+}
+
+// nvJitLink keeps the division subroutine as a function of its own
+// (`__cuda_sm20_div_u64`) and reaches it with CALL.ABS.NOINC (op 0x943) and
+// RET.ABS.NODEC at the addresses linking gives (cubin_link.h). Its code
+// gives the oracle's quotients and remainders, INT64_MIN / -1 included; by
+// zero, which the oracle leaves unspecified, the same value as the ptxas
+// executable's code.
+TEST_P(SassMachineTest, RunsNvJitLinksSixtyFourBitDivisionAsTheOracleSays) {
+  using ptxdiff::testing::CompileSass;
+  using ptxdiff::testing::SassCompiler;
+  constexpr uint64_t kMin = uint64_t{1} << 63;
+  std::vector<uint64_t> values = {0,        1,           2,         7,
+                                  100,      0xffffffff,  1ull << 32, kMin,
+                                  kMin - 1, ~uint64_t{0}, ~uint64_t{6}};
+  std::mt19937_64 rng(943);
+  for (int k = 0; k < 20; ++k) values.push_back(rng() >> (rng() % 64));
+  for (const char* op : kSixtyFourBitDivisions) {
+    absl::StatusOr<std::vector<SassSlot>> jit =
+        CompileSass(DivisionKernel(op), "k", opt(), SassCompiler::kNvJitLink);
+    if (absl::IsFailedPrecondition(jit.status())) {
+      GTEST_SKIP() << jit.status().message();
+    }
+    ASSERT_TRUE(jit.ok()) << jit.status();
+    ASSERT_THAT(SassListing(*jit), HasSubstr("CALL.ABS.NOINC"));
+    const absl::StatusOr<std::vector<SassSlot>> exe =
+        CompileSass(DivisionKernel(op), "k", opt());
+    ASSERT_TRUE(exe.ok()) << exe.status();
+    const Variant variant = *ParseVariant(op);
+    size_t by_zero = 0;
+    for (uint64_t a : values) {
+      for (uint64_t b : values) {
+        const uint64_t got = RunDivision(*jit, a, b);
+        const Result want = Evaluate(variant, {{a, b}});
+        if (want.undefined == Undefined::kDivisionByZero) {
+          ++by_zero;
+          EXPECT_EQ(got, RunDivision(*exe, a, b)) << op << " " << a << ", 0";
+        } else {
+          EXPECT_EQ(got, want.bits) << op << " 0x" << std::hex << a << ", 0x"
+                                    << b << " at -O" << std::dec << opt();
+        }
+      }
+    }
+    EXPECT_EQ(by_zero, values.size() * absl::c_count(values, 0));
   }
 }
 

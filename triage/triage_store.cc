@@ -8,14 +8,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
-#include "absl/algorithm/container.h"
 #include "absl/status/status.h"
-#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -30,10 +25,26 @@
 #include "common/version.h"
 #include "isa/spelling.h"
 #include "program/program.h"
+#include "triage/entry_files.h"
 #include "triage/repro_ptx.h"
 #include "triage/text_case.h"
 
 namespace ptxdiff {
+
+// The entry's files, read and mended (entry_files.h).
+using triage_internal::CheckCase;
+using triage_internal::Exists;
+using triage_internal::FormatMeta;
+using triage_internal::InspectEntry;
+using triage_internal::IsMetaValue;
+using triage_internal::MetaForUpdate;
+using triage_internal::NoteRepairs;
+using triage_internal::Now;
+using triage_internal::ReadEntryFile;
+using triage_internal::SetAside;
+using triage_internal::ShowEntry;
+using triage_internal::TooLarge;
+
 namespace {
 
 absl::Status ErrnoError(absl::string_view what, const std::string& path) {
@@ -41,264 +52,9 @@ absl::Status ErrnoError(absl::string_view what, const std::string& path) {
       absl::StrCat(what, " ", path, ": ", std::strerror(errno)));
 }
 
-std::string Now() {
-  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::Now(),
-                          absl::UTCTimeZone());
-}
-
 bool IsDirectory(const std::string& path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-bool Exists(const std::string& path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0;
-}
-
-std::vector<std::string> FileNames(const std::string& dir) {
-  std::vector<std::string> names;
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      if (e->d_name[0] != '.') names.push_back(e->d_name);
-    }
-    closedir(d);
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-// Some of `bytes`, quoted and escaped, for a message about them.
-std::string Excerpt(absl::string_view bytes) {
-  constexpr size_t kMax = 40;
-  return absl::StrCat("\"", absl::CHexEscape(bytes.substr(0, kMax)),
-                      bytes.size() > kMax ? "...\"" : "\"");
-}
-
-// `text` with the bytes a terminal would act on (controls, and everything
-// past ASCII: a damaged file's garbage) as \xNN; newlines and tabs kept.
-std::string Printable(absl::string_view text) {
-  std::string out;
-  for (const char c : text) {
-    const unsigned char u = static_cast<unsigned char>(c);
-    if (c == '\n' || c == '\t' || (u >= 0x20 && u < 0x7f)) {
-      out += c;
-    } else {
-      absl::StrAppend(&out, "\\x", absl::Hex(u, absl::kZeroPad2));
-    }
-  }
-  if (!out.empty() && out.back() != '\n') out += '\n';
-  return out;
-}
-
-bool IsMetaKey(absl::string_view key) {
-  return !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
-  });
-}
-
-bool IsMetaValue(absl::string_view value) {
-  return std::none_of(value.begin(), value.end(), [](char c) {
-    const unsigned char u = static_cast<unsigned char>(c);
-    return (u < 0x20 && c != '\t') || u == 0x7f;
-  });
-}
-
-// meta.txt, read and checked: the lines that parse, and what is wrong.
-struct MetaCheck {
-  std::map<std::string, std::string> meta;
-  std::vector<std::string> damage;
-  // Why there is no count that parses; empty when there is one.
-  std::string count_lost;
-};
-
-MetaCheck CheckMeta(absl::string_view text) {
-  MetaCheck c;
-  if (text.empty()) {
-    c.damage.push_back(c.count_lost = "meta.txt is empty");
-    return c;
-  }
-  std::vector<absl::string_view> lines = absl::StrSplit(text, '\n');
-  // FormatMeta ends every line: a last line without its newline was cut
-  // short, and its value is not to be trusted.
-  const bool cut = !absl::EndsWith(text, "\n");
-  if (!cut) lines.pop_back();
-  int bad = 0;
-  std::string first_bad;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    const absl::string_view line = lines[i];
-    if (absl::StripAsciiWhitespace(line).empty()) continue;
-    const size_t colon = line.find(':');
-    const absl::string_view key =
-        colon == absl::string_view::npos
-            ? ""
-            : absl::StripAsciiWhitespace(line.substr(0, colon));
-    const absl::string_view value =
-        colon == absl::string_view::npos
-            ? ""
-            : absl::StripAsciiWhitespace(line.substr(colon + 1));
-    const bool cut_here = cut && i + 1 == lines.size();
-    if (cut_here || !IsMetaKey(key) || !IsMetaValue(value)) {
-      if (bad++ == 0) {
-        first_bad = absl::StrCat("line ", i + 1, cut_here ? ", cut short" : "",
-                                 ": ", Excerpt(line));
-      }
-      continue;
-    }
-    c.meta[std::string(key)] = std::string(value);
-  }
-  if (bad > 0) {
-    c.damage.push_back(absl::StrCat(
-        "meta.txt has ", bad, bad == 1 ? " line that is" : " lines that are",
-        " not 'key: value' (", first_bad, ")"));
-  }
-  const auto count = c.meta.find("count");
-  int64_t n = 0;
-  if (count == c.meta.end()) {
-    c.damage.push_back(c.count_lost = "meta.txt has no count");
-  } else if (!absl::SimpleAtoi(count->second, &n) || n < 0) {
-    c.damage.push_back(c.count_lost = absl::StrCat("meta.txt's count ",
-                                                   Excerpt(count->second),
-                                                   " is not a number"));
-  }
-  return c;
-}
-
-bool HasKey(absl::string_view text, absl::string_view key) {
-  for (absl::string_view line : absl::StrSplit(text, '\n')) {
-    if (absl::StartsWith(absl::StripLeadingAsciiWhitespace(line),
-                         absl::StrCat(key, ":"))) {
-      return true;
-    }
-  }
-  return false;
-}
-
-// The tuples a case of a batch says it holds (its `batch:` line:
-// FormatTextCase), or 1.
-int64_t BatchSize(absl::string_view text) {
-  for (absl::string_view line : absl::StrSplit(text, '\n')) {
-    if (!absl::ConsumePrefix(&line, "batch:")) continue;
-    int64_t n = 0;
-    const absl::string_view first = absl::StripLeadingAsciiWhitespace(line);
-    return absl::SimpleAtoi(first.substr(0, first.find(' ')), &n) ? n : -1;
-  }
-  return 1;
-}
-
-// What is wrong with a program entry's case.txt: it must read back.
-std::vector<std::string> CheckProgramCase(const std::string& text) {
-  const absl::StatusOr<Program> program = ParseProgram(text);
-  if (!program.ok()) {
-    return {
-        absl::StrCat("case.txt does not parse: ", program.status().message())};
-  }
-  if (!absl::EndsWith(text, "\n"))
-    return {"case.txt is cut short: its last line has no newline"};
-  return {};
-}
-
-// What is wrong with the case.txt (`text`) of an entry of `signature`.
-std::vector<std::string> CheckCase(const absl::StatusOr<std::string>& text,
-                                   const Signature& signature) {
-  if (absl::IsNotFound(text.status())) return {"case.txt is missing"};
-  if (!text.ok())
-    return {absl::StrCat("case.txt cannot be read: ", text.status().message())};
-  if (text->empty()) return {"case.txt is empty"};
-  if (NamesAProgram(signature)) return CheckProgramCase(*text);
-  const absl::StatusOr<std::vector<Tuple>> tuples = ParseTextCaseTuples(*text);
-  if (!tuples.ok())
-    return {
-        absl::StrCat("case.txt does not parse: ", tuples.status().message())};
-  const Tuple* tuple = &tuples->front();
-  // FormatTextCase ends every line, and always writes `kind:`.
-  std::vector<std::string> damage;
-  if (!absl::EndsWith(*text, "\n")) {
-    damage.push_back("case.txt is cut short: its last line has no newline");
-  } else if (!HasKey(*text, "kind")) {
-    damage.push_back("case.txt is cut short: it has no 'kind:' line");
-  }
-  if (NamesABatch(signature)) {
-    if (const int64_t said = BatchSize(*text);
-        said != static_cast<int64_t>(tuples->size())) {
-      damage.push_back(
-          absl::StrCat("case.txt is cut short: its batch: line says ", said,
-                       " tuples, it holds ", tuples->size()));
-    } else if (const std::string batch = BatchName(*tuples);
-               batch != signature.spelling) {
-      damage.push_back(absl::StrCat("case.txt holds a batch of ",
-                                    tuples->size(), " tuple(s) named ", batch,
-                                    ", not the entry's ", signature.spelling));
-    }
-    return damage;
-  }
-  const absl::StatusOr<Variant> named = ParseVariant(signature.spelling);
-  if (named.ok() && *named != tuple->variant) {
-    damage.push_back(absl::StrCat("case.txt is a case of ",
-                                  Spell(tuple->variant),
-                                  ", not of the entry's ", signature.spelling));
-  }
-  return damage;
-}
-
-// Copies a damaged `file` of the entry at `path` (its bytes) to
-// <file>.damaged-<time>, under a name not yet taken; returns that name.
-absl::StatusOr<std::string> KeepAside(const std::string& path,
-                                      absl::string_view file,
-                                      absl::string_view bytes) {
-  const std::string stem = absl::StrCat(
-      file, ".damaged-",
-      absl::FormatTime("%Y%m%dT%H%M%SZ", absl::Now(), absl::UTCTimeZone()));
-  std::string name = stem;
-  for (int n = 2; Exists(absl::StrCat(path, "/", name)); ++n)
-    name = absl::StrCat(stem, "-", n);
-  PTXDIFF_RETURN_IF_ERROR(
-      WriteFileAtomic(absl::StrCat(path, "/", name), bytes));
-  return name;
-}
-
-// The meta.txt of the entry at `path`, for a change (under the lock). A
-// damaged one is kept aside first and what parses of it returned; a missing
-// one is rebuilt empty. A count lost either way restarts at 0, and
-// `count_lost` says when and why: the count is a lower bound from then on.
-// `repairs` gets a phrase for each thing done.
-absl::StatusOr<std::map<std::string, std::string>> MetaForUpdate(
-    const std::string& path, std::vector<std::string>& repairs) {
-  const absl::StatusOr<std::string> text = ReadFile(path + "/meta.txt");
-  MetaCheck check;
-  if (absl::IsNotFound(text.status())) {
-    check.count_lost = "meta.txt was missing";
-    repairs.push_back("meta.txt was missing: rebuilt");
-  } else if (!text.ok()) {
-    return text.status();
-  } else {
-    check = CheckMeta(*text);
-    if (check.damage.empty()) return std::move(check.meta);
-    PTXDIFF_ASSIGN_OR_RETURN(const std::string aside,
-                             KeepAside(path, "meta.txt", *text));
-    repairs.push_back(
-        absl::StrCat(absl::StrJoin(check.damage, "; "), ": kept as ", aside));
-  }
-  if (!check.count_lost.empty()) {
-    check.meta["count"] = "0";
-    check.meta["count_lost"] =
-        absl::StrCat(Now(), ": ", check.count_lost, "; counted from then on");
-  }
-  return std::move(check.meta);
-}
-
-// Notes the repairs of a change in meta.txt.
-void NoteRepairs(const std::vector<std::string>& repairs,
-                 std::map<std::string, std::string>& meta) {
-  if (!repairs.empty())
-    meta["repaired"] = absl::StrCat(Now(), ": ", absl::StrJoin(repairs, "; "));
-}
-
-std::string FormatMeta(const std::map<std::string, std::string>& meta) {
-  std::string out;
-  for (const auto& [key, value] : meta)
-    absl::StrAppend(&out, key, ": ", value, "\n");
-  return out;
 }
 
 void RemoveTree(const std::string& dir) {
@@ -525,13 +281,14 @@ std::string Repro(const Finding& f) {
 // file kept aside). One that cannot be read for another reason is left.
 absl::Status RepairCase(const std::string& path, const Signature& signature,
                         const Finding& f, std::vector<std::string>& repairs) {
-  const absl::StatusOr<std::string> text = ReadFile(path + "/case.txt");
+  const absl::StatusOr<std::string> text = ReadEntryFile(path, "case.txt");
   const std::vector<std::string> damage = CheckCase(text, signature);
-  if (!damage.empty() && (text.ok() || absl::IsNotFound(text.status()))) {
+  if (!damage.empty() && (text.ok() || absl::IsNotFound(text.status()) ||
+                          TooLarge(text.status()))) {
     std::string kept;
-    if (text.ok()) {
+    if (!absl::IsNotFound(text.status())) {
       PTXDIFF_ASSIGN_OR_RETURN(const std::string aside,
-                               KeepAside(path, "case.txt", *text));
+                               SetAside(path, "case.txt", text));
       kept = absl::StrCat(": kept as ", aside);
     }
     PTXDIFF_RETURN_IF_ERROR(WriteFileAtomic(path + "/case.txt", CaseText(f)));
@@ -555,36 +312,6 @@ absl::Status ValidateEntryName(absl::string_view entry) {
 }
 
 }  // namespace
-
-int64_t EntryInfo::count() const {
-  int64_t n = 0;
-  auto it = meta.find("count");
-  return it != meta.end() && absl::SimpleAtoi(it->second, &n) && n >= 0 ? n : 0;
-}
-
-bool EntryInfo::count_known() const {
-  int64_t n = 0;
-  auto it = meta.find("count");
-  return it != meta.end() && absl::SimpleAtoi(it->second, &n) && n >= 0;
-}
-
-std::string EntryInfo::CountText() const {
-  if (!count_known()) return "?";
-  return absl::StrCat(count(), count_is_lower_bound() ? "+" : "");
-}
-
-std::string EntryInfo::Gist() const {
-  const auto how = meta.find("how");
-  const auto cause = meta.find("cause");
-  const auto found_as = meta.find("found_as");
-  const int64_t variants =
-      found_as == meta.end() ? 0 : 1 + absl::c_count(found_as->second, ',');
-  return absl::StrCat(
-      how != meta.end()     ? ": " + how->second
-      : cause != meta.end() ? ": " + cause->second
-                            : "",
-      variants > 1 ? absl::StrCat(" (found in ", variants, " variants)") : "");
-}
 
 bool RootCause::explained() const {
   for (const EntryInfo* e : entries) {
@@ -756,27 +483,7 @@ absl::StatusOr<std::vector<EntryInfo>> TriageStore::List() const {
 
 EntryInfo TriageStore::Inspect(const std::string& name,
                                const Signature& signature) const {
-  EntryInfo e{.name = name, .signature = signature};
-  const std::string path = dir_ + "/" + name;
-  const absl::StatusOr<std::string> meta = ReadFile(path + "/meta.txt");
-  if (meta.ok()) {
-    MetaCheck check = CheckMeta(*meta);
-    e.meta = std::move(check.meta);
-    e.damage = std::move(check.damage);
-  } else {
-    e.damage.push_back(absl::IsNotFound(meta.status())
-                           ? std::string("meta.txt is missing")
-                           : absl::StrCat("meta.txt cannot be read: ",
-                                          meta.status().message()));
-  }
-  for (std::string& d : CheckCase(ReadFile(path + "/case.txt"), signature)) {
-    e.damage.push_back(std::move(d));
-  }
-  for (std::string& file : FileNames(path)) {
-    if (absl::StrContains(file, ".damaged-"))
-      e.kept_aside.push_back(std::move(file));
-  }
-  return e;
+  return InspectEntry(dir_ + "/" + name, name, signature);
 }
 
 absl::StatusOr<std::string> TriageStore::Show(absl::string_view entry) const {
@@ -785,26 +492,7 @@ absl::StatusOr<std::string> TriageStore::Show(absl::string_view entry) const {
   if (!IsDirectory(path)) {
     return absl::NotFoundError(absl::StrCat("no entry ", entry, " in ", dir_));
   }
-  const EntryInfo e = Inspect(std::string(entry), *ParseEntryName(entry));
-  std::string out;
-  for (const std::string& d : e.damage)
-    absl::StrAppend(&out, "# DAMAGED: ", d, "\n");
-  // What a damaged file holds is shown, never lost, but not fed to the
-  // terminal raw.
-  const auto file = [&](const char* name) {
-    const absl::StatusOr<std::string> bytes =
-        ReadFile(absl::StrCat(path, "/", name));
-    if (!bytes.ok())
-      return absl::StrCat("# ", name, ": ", bytes.status().message(), "\n");
-    return e.damage.empty() ? *bytes : Printable(*bytes);
-  };
-  absl::StrAppend(&out, file("case.txt"), "\n# meta.txt\n", file("meta.txt"));
-  if (!e.kept_aside.empty()) {
-    absl::StrAppend(&out, "\n# kept aside by repairs: ",
-                    absl::StrJoin(e.kept_aside, ", "), "\n");
-  }
-  absl::StrAppend(&out, "\n# files: ", path, "/\n");
-  return out;
+  return ShowEntry(path, Inspect(std::string(entry), *ParseEntryName(entry)));
 }
 
 absl::Status TriageStore::MarkExplained(absl::string_view entry,
@@ -835,7 +523,8 @@ absl::StatusOr<int> TriageStore::MergeFrom(const std::string& other_dir) {
     if (!IsDirectory(mine)) {
       std::map<std::string, std::string> files;
       for (const char* f : {"case.txt", "repro.ptx", "meta.txt", "input.bin"}) {
-        auto content = ReadFile(other_dir + "/" + e.name + "/" + f);
+        auto content = ReadEntryFile(other_dir + "/" + e.name, f);
+        if (TooLarge(content.status())) return content.status();
         if (content.ok()) files[f] = *content;
       }
       PTXDIFF_RETURN_IF_ERROR(WriteDirectoryAtomic(mine, files));

@@ -18,7 +18,10 @@
 // it: the damaged file is first copied to <file>.damaged-<time>, what parses
 // is kept, what the filing brings is rebuilt (a case.txt from the finding),
 // and a count that was lost is restarted and said to be a lower bound
-// (`count_lost` in meta.txt).
+// (`count_lost` in meta.txt). Each file is read with a bound (entry_files.h,
+// where an entry's files are read, checked and mended): one past it, or a
+// link to /dev/zero, is damage named with its bound, set aside unread by
+// the next change.
 
 #ifndef PTXDIFF_TRIAGE_TRIAGE_STORE_H_
 #define PTXDIFF_TRIAGE_TRIAGE_STORE_H_

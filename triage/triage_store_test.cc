@@ -545,6 +545,48 @@ TEST(TriageStoreTest, ACountThatDoesNotParseKeepsTheOtherKeysAndSaysSo) {
               HasSubstr("| 1+ |"));
 }
 
+// Every file of an entry is read with a bound (entry_files.h): a meta.txt
+// past 1 MiB and a case.txt that is a link to /dev/zero are damage named
+// with their bound, never read whole; the next filing sets them aside
+// (renamed, not copied) and rebuilds them. A repro.ptx past 16 MiB in a
+// directory merged from stops the merge, naming it.
+TEST(TriageStoreTest, FilesPastTheirBoundAreNamedAndSetAside) {
+  const Filed e = FiledTwice("oversized");
+  WriteAll(e.path + "/meta.txt", std::string((1 << 20) + 1, 'x'));
+  ASSERT_EQ(unlink((e.path + "/case.txt").c_str()), 0);
+  ASSERT_EQ(symlink("/dev/zero", (e.path + "/case.txt").c_str()), 0);
+  auto store = TriageStore::Open(e.dir, false);
+  const std::string meta_bound = absl::StrCat(
+      e.path, "/meta.txt is larger than 1048576 bytes (or endless)");
+  const std::string case_bound = absl::StrCat(
+      e.path, "/case.txt is larger than 16777216 bytes (or endless)");
+  EXPECT_THAT(Only(store->List()).damage,
+              ::testing::ElementsAre(
+                  "meta.txt cannot be read: " + meta_bound + ": not read",
+                  "case.txt cannot be read: " + case_bound + ": not read"));
+  EXPECT_THAT(*store->Show(e.name), HasSubstr("# meta.txt: " + meta_bound));
+
+  auto filed = store->File(Mismatch("add.s32", 3));
+  ASSERT_TRUE(filed.ok()) << filed.status();
+  EXPECT_THAT(filed->repaired,
+              HasSubstr("meta.txt was larger than 1048576 bytes: kept as "
+                        "meta.txt.damaged-"));
+  EXPECT_THAT(filed->repaired,
+              HasSubstr(case_bound + ": not read: kept as case.txt.damaged-"));
+  const EntryInfo repaired = Only(store->List());
+  EXPECT_TRUE(repaired.damage.empty()) << repaired.damage[0];
+  EXPECT_EQ(repaired.CountText(), "1+");
+  ASSERT_EQ(KeptAside(e.path, "case.txt").size(), 1u);
+  char link[32] = {};
+  EXPECT_GT(readlink(KeptAside(e.path, "case.txt")[0].c_str(), link, 31), 0);
+  EXPECT_STREQ(link, "/dev/zero");
+
+  ASSERT_EQ(truncate((e.path + "/repro.ptx").c_str(), (16 << 20) + 1), 0);
+  auto other = TriageStore::Open(FreshDir("oversized_merge"), true);
+  EXPECT_THAT(other->MergeFrom(e.dir).status().message(),
+              HasSubstr("/repro.ptx is larger than 16777216 bytes"));
+}
+
 // A missing meta.txt made every later filing of the signature fail: it is
 // rebuilt from the entry (first seen: when its case was written) and the
 // filing, its count unknown before.

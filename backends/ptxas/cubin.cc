@@ -124,6 +124,8 @@ absl::StatusOr<ElfFile> ParseElf(absl::string_view file) {
     const size_t header = table.offset + i * kSectionHeaderSize;
     ElfSection section;
     section.type = static_cast<uint32_t>(Le(file, header + 4, 4));
+    section.link = static_cast<uint32_t>(Le(file, header + 40, 4));
+    section.info = static_cast<uint32_t>(Le(file, header + 44, 4));
     PTXDIFF_ASSIGN_OR_RETURN(section.name,
                              SectionName(names, Le(file, header, 4), i));
     PTXDIFF_ASSIGN_OR_RETURN(section.bytes, SectionBytes(file, table, i));

@@ -26,6 +26,8 @@ inline constexpr uint16_t kElfMachineCuda = 190;  // EM_CUDA
 struct ElfSection {
   std::string name;
   uint32_t type = 0;        // SHT_*; SHT_NOBITS (8) sections have no bytes
+  uint32_t link = 0;        // sh_link: a symbol table's or relocations' table
+  uint32_t info = 0;        // sh_info: the section relocations patch
   absl::string_view bytes;  // into the file; empty for SHT_NOBITS
 };
 

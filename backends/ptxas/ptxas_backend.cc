@@ -247,8 +247,7 @@ void PtxasBackend::Decode(Batch& batch, const Chunk& chunk,
         auto stores = DecodeConstantStores(arch_, text->second);
         if (stores.ok()) values = KernelResults(module, k, *stores);
         if (!values.has_value() && executable_) {
-          values =
-              Execute(batch, chunk, module, static_cast<int>(k), text->second);
+          values = Execute(batch, chunk, module, static_cast<int>(k), *elf);
         }
       }
     }

@@ -19,6 +19,12 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "backends/ptxas/chunk_plan.h"
+#include "backends/ptxas/compiled_code.h"
+#include "backends/ptxas/cubin_link.h"
+#include "backends/ptxas/ptx_module.h"
+#include "backends/ptxas/sass_calibration.h"
+#include "backends/ptxas/sass_execution.h"
 #include "common/status_macros.h"
 #include "isa/tuple.h"
 #include "isa/variant.h"
@@ -26,25 +32,22 @@
 #include "sass/sass_decoder.h"
 #include "sass/sass_departure.h"
 #include "sass/sass_machine.h"
-#include "backends/ptxas/chunk_plan.h"
-#include "backends/ptxas/compiled_code.h"
-#include "backends/ptxas/ptx_module.h"
-#include "backends/ptxas/sass_calibration.h"
-#include "backends/ptxas/sass_execution.h"
 
 namespace ptxdiff {
 namespace ptxas_backend_internal {
 
 std::optional<std::vector<SlotValue>> PtxasBackend::Execute(
     Batch& batch, const Chunk& chunk, const PtxModule& module, int k,
-    absl::string_view text) const {
+    const ElfFile& cubin) const {
   const int begin = module.kernel_begin[k];
   const int end = module.kernel_begin[k + 1];
   std::string why;
   std::optional<std::vector<SlotValue>> values;
   std::shared_ptr<const CompiledKernel> kernel;
+  const absl::StatusOr<std::string> text =
+      LinkKernel(cubin, module.kernels[k]);
   absl::StatusOr<std::vector<SassSlot>> code =
-      DecodeSassKernel(*executable_, text);
+      text.ok() ? DecodeSassKernel(*executable_, *text) : text.status();
   if (code.ok()) {
     std::vector<PtxTuple> tuples;
     for (int t = begin; t < end; ++t) {

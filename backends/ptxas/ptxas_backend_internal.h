@@ -28,21 +28,22 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "isa/axes.h"
-#include "isa/variant.h"
-#include "protocol/backend_names.h"
-#include "protocol/protocol.h"
-#include "sass/sass_decoder.h"
 #include "backends/backend.h"
 #include "backends/carry_support.h"
 #include "backends/ptxas/chunk_plan.h"
 #include "backends/ptxas/compiled_code.h"
+#include "backends/ptxas/cubin.h"
 #include "backends/ptxas/foldability.h"
 #include "backends/ptxas/nvjitlink.h"
 #include "backends/ptxas/ptx_module.h"
 #include "backends/ptxas/ptxas_toolchain.h"
 #include "backends/ptxas/sass_calibration.h"
 #include "backends/ptxas/sass_constants.h"
+#include "isa/axes.h"
+#include "isa/variant.h"
+#include "protocol/backend_names.h"
+#include "protocol/protocol.h"
+#include "sass/sass_decoder.h"
 
 namespace ptxdiff {
 namespace ptxas_backend_internal {
@@ -278,12 +279,13 @@ class PtxasBackend : public Backend {
   void Learn(const Batch& batch, const std::vector<int>& compiled,
              const ChunkReport& packed);
 
-  // Runs a compiled kernel that is not all constants; its tuples' values,
-  // or nullopt (each tuple's not_run says why).
+  // Runs kernel `k` of `cubin`, compiled but not all constants, linked
+  // with the subroutines it calls (cubin_link.h); its tuples' values, or
+  // nullopt (each tuple's not_run says why).
   std::optional<std::vector<SlotValue>> Execute(Batch& batch,
                                                 const Chunk& chunk,
                                                 const PtxModule& module, int k,
-                                                absl::string_view text) const;
+                                                const ElfFile& cubin) const;
 
   // Executed values the oracle refutes stand only where the tuple's -O0
   // code runs to the oracle's value (the evaluator calibrated on it); the

@@ -8,6 +8,13 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "backends/carry_support.h"
+#include "backends/ptxas/cubin.h"
+#include "backends/ptxas/cubin_link.h"
+#include "backends/ptxas/ptx_module.h"
+#include "backends/ptxas/ptxas_toolchain.h"
+#include "backends/ptxas/sass_execution.h"
+#include "backends/ptxas/scalar_video_findings.h"
 #include "common/parallel_jobs.h"
 #include "common/status_macros.h"
 #include "isa/family_table.h"
@@ -16,12 +23,6 @@
 #include "oracle/edge_operands.h"
 #include "oracle/errata.h"
 #include "oracle/oracle.h"
-#include "backends/carry_support.h"
-#include "backends/ptxas/cubin.h"
-#include "backends/ptxas/ptx_module.h"
-#include "backends/ptxas/ptxas_toolchain.h"
-#include "backends/ptxas/sass_execution.h"
-#include "backends/ptxas/scalar_video_findings.h"
 
 namespace ptxdiff {
 namespace {
@@ -168,14 +169,15 @@ absl::StatusOr<std::vector<ReferenceKernel>> CompileReferenceKernels(
     return out;
   }
   PTXDIFF_ASSIGN_OR_RETURN(const ElfFile elf, ParseElf(compiled.cubin));
-  PTXDIFF_ASSIGN_OR_RETURN(const auto texts, KernelTexts(elf));
+  PTXDIFF_RETURN_IF_ERROR(KernelTexts(elf).status());
   for (size_t k = 0; k < tuples.size(); ++k) {
-    const auto text = texts.find(module.kernels[k]);
-    if (text == texts.end()) {
+    // With the subroutines it calls: nvJitLink keeps them apart.
+    const absl::StatusOr<std::string> text = LinkKernel(elf, module.kernels[k]);
+    if (absl::IsNotFound(text.status())) {
       return absl::InternalError(absl::StrCat("no kernel ", module.kernels[k]));
     }
     absl::StatusOr<std::vector<SassSlot>> code =
-        DecodeSassKernel(arch, text->second);
+        text.ok() ? DecodeSassKernel(arch, *text) : text.status();
     if (!code.ok()) {
       out[k].why_not = std::string(code.status().message());
       continue;

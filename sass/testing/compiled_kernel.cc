@@ -1,7 +1,11 @@
 #include "sass/testing/compiled_kernel.h"
 
+#include <memory>
+
 #include "absl/strings/str_cat.h"
 #include "backends/ptxas/cubin.h"
+#include "backends/ptxas/cubin_link.h"
+#include "backends/ptxas/nvjitlink.h"
 #include "backends/ptxas/ptxas_toolchain.h"
 #include "common/status_macros.h"
 #include "sass/sass_decoder.h"
@@ -10,19 +14,32 @@ namespace ptxdiff::testing {
 
 bool HavePtxas() { return FindPtxas({}).ok(); }
 
+namespace {
+
+absl::StatusOr<PtxasOutput> Compile(absl::string_view ptx, int opt_level,
+                                    SassCompiler compiler) {
+  PTXDIFF_ASSIGN_OR_RETURN(const std::string ptxas, FindPtxas({}));
+  if (compiler == SassCompiler::kPtxas) {
+    return RunPtxas(ptxas, "sm_90", ptx, opt_level);
+  }
+  PTXDIFF_ASSIGN_OR_RETURN(const std::unique_ptr<NvJitLink> jit,
+                           NvJitLink::Load(ptxas));
+  return jit->Compile("sm_90", ptx, opt_level);
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<SassSlot>> CompileSass(absl::string_view ptx,
                                                   absl::string_view kernel,
-                                                  int opt_level) {
-  PTXDIFF_ASSIGN_OR_RETURN(const std::string ptxas, FindPtxas({}));
+                                                  int opt_level,
+                                                  SassCompiler compiler) {
   PTXDIFF_ASSIGN_OR_RETURN(const PtxasOutput out,
-                           RunPtxas(ptxas, "sm_90", ptx, opt_level));
+                           Compile(ptx, opt_level, compiler));
   if (!out.ok) return absl::InvalidArgumentError(out.log);
   PTXDIFF_ASSIGN_OR_RETURN(const ElfFile elf, ParseElf(out.cubin));
-  PTXDIFF_ASSIGN_OR_RETURN(const auto texts, KernelTexts(elf));
-  const auto text = texts.find(std::string(kernel));
-  if (text == texts.end()) return absl::NotFoundError("no such kernel");
+  PTXDIFF_ASSIGN_OR_RETURN(const std::string text, LinkKernel(elf, kernel));
   PTXDIFF_ASSIGN_OR_RETURN(const SassArchInfo arch, FindSassArchInfo("sm_90"));
-  return DecodeSassKernel(arch, text->second);
+  return DecodeSassKernel(arch, text);
 }
 
 std::string KernelOf(int params, absl::string_view body) {

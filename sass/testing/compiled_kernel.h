@@ -18,10 +18,15 @@ namespace ptxdiff::testing {
 // Whether ptxas is here (FindPtxas's search).
 bool HavePtxas();
 
-// `kernel`'s decoded slots from `ptx` compiled for sm_90 at -O`opt_level`.
-absl::StatusOr<std::vector<SassSlot>> CompileSass(absl::string_view ptx,
-                                                  absl::string_view kernel,
-                                                  int opt_level = 3);
+// What compiles the PTX: the ptxas executable, or the same release's
+// assembler in nvJitLink (which keeps subroutines in sections of their own).
+enum class SassCompiler { kPtxas, kNvJitLink };
+
+// `kernel`'s decoded slots, with the subroutines it calls (cubin_link.h),
+// from `ptx` compiled for sm_90 at -O`opt_level`.
+absl::StatusOr<std::vector<SassSlot>> CompileSass(
+    absl::string_view ptx, absl::string_view kernel, int opt_level = 3,
+    SassCompiler compiler = SassCompiler::kPtxas);
 
 // A module of one kernel `k(.param .u64 out, .param .b32 p0, ...)` whose
 // body is `body`, after `%out` is set to the output's global address and
