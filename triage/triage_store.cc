@@ -24,7 +24,6 @@
 #include "common/status_macros.h"
 #include "common/version.h"
 #include "isa/spelling.h"
-#include "program/program.h"
 #include "triage/entry_files.h"
 #include "triage/repro_ptx.h"
 #include "triage/text_case.h"
