@@ -13,11 +13,18 @@
 namespace ptxdiff {
 namespace {
 
-// The reply's allowance beyond the batch's own time limit: the worker ends
-// its checks there and still has to answer.
-absl::Duration ReplyTimeout(absl::Time deadline, absl::Duration slack) {
-  if (deadline == absl::InfiniteFuture()) return 2 * slack;
-  return std::max(deadline - absl::Now(), absl::ZeroDuration()) + slack;
+// How long past a batch's time limit its reply may come: the worker cuts
+// its runs there (ptxas killed, the evaluator stopped) and only has to
+// answer, so a worker still silent by then hangs, and a campaign's end is
+// not held up by more than this.
+constexpr absl::Duration kPastTheLimit = absl::Seconds(5);
+
+// The reply's timeout: the batch's time limit and a little, or twice the
+// command's timeout for a batch without one.
+absl::Duration ReplyTimeout(absl::Time deadline, absl::Duration timeout) {
+  if (deadline == absl::InfiniteFuture()) return 2 * timeout;
+  return std::max(deadline - absl::Now(), absl::ZeroDuration()) +
+         std::min(timeout, kPastTheLimit);
 }
 
 ProgramRunRequest Range(const ProgramRunRequest& request, size_t begin,
