@@ -27,16 +27,15 @@ absl::Duration ReplyTimeout(absl::Time deadline, absl::Duration timeout) {
          std::min(timeout, kPastTheLimit);
 }
 
+// Programs [begin, end) of `request`, with what is left of its time limit.
 ProgramRunRequest Range(const ProgramRunRequest& request, size_t begin,
                         size_t end, absl::Time deadline) {
-  ProgramRunRequest part = request;
-  part.programs.assign(request.programs.begin() + begin,
-                       request.programs.begin() + end);
-  if (deadline != absl::InfiniteFuture()) {
-    part.time_limit_ms = static_cast<uint32_t>(std::clamp<int64_t>(
-        absl::ToInt64Milliseconds(deadline - absl::Now()), 1, UINT32_MAX));
-  }
-  return part;
+  return {.form = request.form,
+          .reading = request.reading,
+          .until_fault = request.until_fault,
+          .time_limit_ms = TimeLimitMs(deadline, absl::Now()),
+          .programs = std::vector<std::string>(request.programs.begin() + begin,
+                                               request.programs.begin() + end)};
 }
 
 }  // namespace
@@ -44,10 +43,7 @@ ProgramRunRequest Range(const ProgramRunRequest& request, size_t begin,
 std::vector<ProgramOutcome> WorkerClient::RunPrograms(
     const ProgramRunRequest& request) {
   std::vector<ProgramOutcome> out(request.programs.size());
-  const absl::Time deadline =
-      request.time_limit_ms == 0
-          ? absl::InfiniteFuture()
-          : absl::Now() + absl::Milliseconds(request.time_limit_ms);
+  const absl::Time deadline = DeadlineOf(request.time_limit_ms, absl::Now());
   if (!request.programs.empty()) {
     RunProgramRange(request, 0, request.programs.size(), deadline,
                     /*retried=*/false, out);

@@ -13,7 +13,6 @@
 
 #include "program/program_wire.h"
 
-#include <algorithm>
 #include <string>
 
 #include "absl/status/status.h"
@@ -103,14 +102,8 @@ ProgramRunRequest ProgramRequestOf(std::span<const Program> programs,
                                    absl::Time now) {
   ProgramRunRequest request{.form = static_cast<uint8_t>(form),
                             .reading = static_cast<uint8_t>(reading),
-                            .until_fault = until_fault};
-  if (deadline != absl::InfiniteFuture()) {
-    // At least 1 ms: 0 says "no deadline", and a deadline already passed
-    // must still cut every run.
-    const int64_t ms = absl::ToInt64Milliseconds(deadline - now);
-    request.time_limit_ms =
-        static_cast<uint32_t>(std::clamp<int64_t>(ms, 1, UINT32_MAX));
-  }
+                            .until_fault = until_fault,
+                            .time_limit_ms = TimeLimitMs(deadline, now)};
   request.programs.reserve(programs.size());
   for (const Program& p : programs)
     request.programs.push_back(FormatProgram(p));
@@ -121,10 +114,8 @@ absl::StatusOr<ProgramBatch> ProgramBatchOf(const ProgramRunRequest& request,
                                             absl::Time now) {
   ProgramBatch batch{.form = static_cast<ProgramInputs>(request.form),
                      .reading = static_cast<Reading>(request.reading),
-                     .until_fault = request.until_fault};
-  if (request.time_limit_ms != 0) {
-    batch.deadline = now + absl::Milliseconds(request.time_limit_ms);
-  }
+                     .until_fault = request.until_fault,
+                     .deadline = DeadlineOf(request.time_limit_ms, now)};
   batch.programs.reserve(request.programs.size());
   for (size_t i = 0; i < request.programs.size(); ++i) {
     absl::StatusOr<Program> p = ParseProgram(request.programs[i]);

@@ -14,6 +14,26 @@
 namespace ptxdiff {
 namespace {
 
+// An outcome of WorkerClient::RunPrograms other than a check read back, as
+// the check it stands for: a fault of the worker on the program alone, or a
+// cut.
+ProgramCheck CheckOfOutcome(const ProgramOutcome& outcome) {
+  ProgramCheck c;
+  if (outcome.kind == ProgramOutcome::kFaulted) {
+    // The worker itself fell over on this program alone (twice): a finding
+    // of the implementation it runs, as a tuple's fault is.
+    c.fault = ProgramFault{
+        .kind = outcome.fault.kind == FaultKind::kHang ? ProgramFault::kHang
+                                                       : ProgramFault::kCrash,
+        .what = absl::StrCat("the worker ", FaultKindName(outcome.fault.kind),
+                             ": ", outcome.fault.detail)};
+    return c;
+  }
+  c.cut = true;
+  c.why_not = outcome.fault.detail;
+  return c;
+}
+
 class WorkerProgramBackend : public ProgramBackend {
  public:
   WorkerProgramBackend(WorkerCommand command,
@@ -127,23 +147,6 @@ class WorkerProgramBackend : public ProgramBackend {
 };
 
 }  // namespace
-
-ProgramCheck CheckOfOutcome(const ProgramOutcome& outcome) {
-  ProgramCheck c;
-  if (outcome.kind == ProgramOutcome::kFaulted) {
-    // The worker itself fell over on this program alone (twice): a finding
-    // of the implementation it runs, as a tuple's fault is.
-    c.fault = ProgramFault{
-        .kind = outcome.fault.kind == FaultKind::kHang ? ProgramFault::kHang
-                                                       : ProgramFault::kCrash,
-        .what = absl::StrCat("the worker ", FaultKindName(outcome.fault.kind),
-                             ": ", outcome.fault.detail)};
-    return c;
-  }
-  c.cut = true;
-  c.why_not = outcome.fault.detail;
-  return c;
-}
 
 absl::StatusOr<std::unique_ptr<ProgramBackend>> MakeWorkerProgramBackend(
     WorkerCommand command, std::shared_ptr<const ProgramBackend> presenter) {

@@ -25,10 +25,6 @@ namespace ptxdiff {
 absl::StatusOr<std::unique_ptr<ProgramBackend>> MakeWorkerProgramBackend(
     WorkerCommand command, std::shared_ptr<const ProgramBackend> presenter);
 
-// One outcome of WorkerClient::RunPrograms as the check it stands for: a
-// check read back, a fault of the worker on the program alone, or a cut.
-ProgramCheck CheckOfOutcome(const ProgramOutcome& outcome);
-
 }  // namespace ptxdiff
 
 #endif  // PTXDIFF_PROGRAM_WORKER_PROGRAM_BACKEND_H_

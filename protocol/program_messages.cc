@@ -5,6 +5,7 @@
 //                    count times (u32 length, the case's bytes)
 //   PROGRAM_RESULTS  u32 count, then count times (u32 length, the check)
 
+#include <algorithm>
 #include <string>
 
 #include "absl/status/status.h"
@@ -38,6 +39,17 @@ absl::StatusOr<std::vector<std::string>> ReadBlobs(Reader& r, uint64_t count,
 }
 
 }  // namespace
+
+uint32_t TimeLimitMs(absl::Time deadline, absl::Time now) {
+  if (deadline == absl::InfiniteFuture()) return 0;
+  return static_cast<uint32_t>(std::clamp<int64_t>(
+      absl::ToInt64Milliseconds(deadline - now), 1, UINT32_MAX));
+}
+
+absl::Time DeadlineOf(uint32_t time_limit_ms, absl::Time now) {
+  return time_limit_ms == 0 ? absl::InfiniteFuture()
+                            : now + absl::Milliseconds(time_limit_ms);
+}
 
 std::string EncodeProgramRunRequest(const ProgramRunRequest& request) {
   std::string out;

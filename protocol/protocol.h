@@ -17,6 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "isa/variant.h"
 
 namespace ptxdiff {
@@ -244,6 +245,10 @@ struct ProgramRunRequest {
   std::vector<std::string> programs;
 };
 inline constexpr uint32_t kMaxProgramsPerBatch = 1u << 20;
+// `deadline` as a time limit from `now`, and back. 0 says "none", so a
+// deadline already passed is the least limit, which still cuts every run.
+uint32_t TimeLimitMs(absl::Time deadline, absl::Time now);
+absl::Time DeadlineOf(uint32_t time_limit_ms, absl::Time now);
 std::string EncodeProgramRunRequest(const ProgramRunRequest& request);
 absl::StatusOr<ProgramRunRequest> DecodeProgramRunRequest(
     absl::string_view payload);
