@@ -30,11 +30,7 @@
 #include "program/program_backends.h"
 #include "program/program_cuda.h"
 #include "program/program_encoding.h"
-#include "program/program_ptxas.h"
-#include "program/program_tool.h"
 #include "protocol/backend_names.h"
-#include "backends/ptxas/ptxas_toolchain.h"
-#include "backends/ptxas/sass_constants.h"
 
 namespace ptxdiff {
 namespace {
@@ -79,28 +75,6 @@ absl::string_view FormName(ProgramInputs form) {
   return form == ProgramInputs::kRuntime ? "runtime" : "immediate";
 }
 
-// The decoder's reason without its "not folded: " prefix.
-absl::string_view Reason(absl::string_view why_not) {
-  absl::ConsumePrefix(&why_not, "not folded: ");
-  return why_not;
-}
-
-// A compilation that gave no constants: a crash of ptxas, a run cut by a
-// stop, or code (or a rejection, or a timeout) that is not judged.
-Judged Unjudged(const ProgramCompilation& c, absl::string_view not_judged,
-                std::ostream& out) {
-  if (c.fault) {
-    out << "crashed: " << c.fault->what << "\n";
-    return Judged::kCrash;
-  }
-  if (c.cut) {
-    out << "interrupted\n";
-    return Judged::kInterrupted;
-  }
-  out << not_judged << " (" << Reason(c.why_not) << ")\n";
-  return Judged::kNotJudged;
-}
-
 // A form whose check a stop or the deadline (--timeout) ended first.
 Judged CutShort(std::ostream& out) {
   if (Interrupted()) {
@@ -123,121 +97,86 @@ std::string WhereRun(const Program& p, ProgramInputs form,
   return "";
 }
 
-// Where ptxas kept code: the code run on the CPU by the SASS evaluator
-// (docs/sass-evaluator.md), judged where it runs.
-Judged CheckExecuted(const std::string& ptxas, const std::string& arch,
-                     absl::Duration timeout, absl::Time deadline,
-                     const Program& p, ProgramInputs form, Reading reading,
-                     absl::string_view why_not_folded, std::ostream& out) {
-  // Its runs of ptxas are bounded by --timeout too.
-  const absl::StatusOr<std::vector<ProgramCheck>> checks =
-      CheckPrograms(ptxas, arch, {&p, 1}, form, reading, timeout, deadline);
-  const absl::StatusOr<ProgramCheck> check =
-      checks.ok() ? absl::StatusOr<ProgramCheck>((*checks)[0])
-                  : absl::StatusOr<ProgramCheck>(checks.status());
-  if (check.ok() && check->cut) return CutShort(out);
-  if (check.ok() && check->nothing_defined) {
-    out << "its code, run on the CPU, is not judged (" << check->why_not
-        << ")\n";
-    return Judged::kNotJudged;
-  }
-  if (!check.ok() || !check->judged) {
-    out << "not folded, and not judged without a GPU ("
-        << (check.ok() ? check->why_not : std::string(why_not_folded)) << ")\n";
-    return Judged::kNotJudged;
-  }
-  if (!check->mismatch) {
-    out << "its code, run on the CPU, agrees with the oracle"
-        << (form == ProgramInputs::kRuntime && !p.inputs.empty()
-                ? " at the witness and at more input vectors"
-            : HasThreadInputs(p)
-                ? (HasExit(p) ? " on every lane that does not exit"
-                              : " on every lane")
-                : "")
-        << "\n";
-    return Judged::kAgree;
-  }
-  const ProgramMismatch& m = *check->mismatch;
-  out << "its code, run on the CPU" << WhereRun(p, form, m.inputs)
-      << ", stores " << ClaimedText(p, m.claimed) << ", where the oracle gives "
-      << OutputsText(p, m.oracle)
-      << " (its -O0 code runs to the oracle's values): mismatch\n";
-  if (!m.departure.empty()) out << "  the code " << m.departure << "\n";
-  return Judged::kMismatch;
+// What a compiler computed ahead of the inputs: "folds to %r = 0x0"
+// (immediates) or "claims %r = 0x0 for every input" (runtime).
+std::string ConstantsText(const Program& p, ProgramInputs form,
+                          const std::vector<uint64_t>& constants) {
+  return form == ProgramInputs::kImmediate
+             ? absl::StrCat("folds to ", ClaimedText(p, constants))
+             : absl::StrCat("claims ", ClaimedText(p, constants),
+                            " for every input");
 }
 
-// The folded outputs with immediate inputs, judged at the witness.
-absl::StatusOr<Judged> CheckImmediates(const std::string& ptxas,
-                                       const std::string& arch,
-                                       absl::Duration timeout,
-                                       absl::Time deadline, const Program& p,
-                                       Reading reading, std::ostream& out) {
-  auto compiled = CompileProgram(ptxas, arch, p, ProgramInputs::kImmediate,
-                                 kPtxasDefaultOptLevel, timeout);
-  if (!compiled.ok()) return compiled.status();
-  out << "ptxas " << arch << ", inputs immediate: ";
-  if (!compiled->claimed) {
-    if (compiled->fault || compiled->cut || compiled->code.empty()) {
-      return Unjudged(*compiled, "not folded, so not judged without a GPU",
-                      out);
-    }
-    return CheckExecuted(ptxas, arch, timeout, deadline, p,
-                         ProgramInputs::kImmediate, reading,
-                         Reason(compiled->why_not), out);
+// A mismatch in words: a fold or claim refuted, code run on the CPU whose
+// values the oracle refutes (where it departs from its -O0 code), or what
+// the backend says it gave.
+std::string MismatchText(const ProgramBackend& backend, const Program& p,
+                         const ProgramCheck& c) {
+  const ProgramMismatch& m = *c.mismatch;
+  if (m.executed) {
+    return absl::StrCat(
+        "its code, run on the CPU", WhereRun(p, m.form, m.inputs), ", stores ",
+        ClaimedText(p, m.claimed), ", where the oracle gives ",
+        OutputsText(p, m.oracle),
+        " (its -O0 code runs to the oracle's values): mismatch",
+        m.departure.empty() ? "" : absl::StrCat("\n  the code ", m.departure));
   }
-  const std::vector<ProgramValue> oracle =
-      *EvaluateProgram(p, WitnessInputs(p), reading, nullptr, deadline);
-  out << "folds to " << ClaimedText(p, *compiled->claimed) << ": ";
-  if (EvaluationStopped(deadline)) return CutShort(out);
-  if (DefinesNoOutput(oracle)) {
-    out << "not judged (" << NoOutputDefinedWhy(ThreadExits(oracle)) << ")\n";
-    return Judged::kNotJudged;
+  if (c.constants && m.form == ProgramInputs::kRuntime) {
+    return absl::StrCat(ConstantsText(p, m.form, *c.constants),
+                        ": refuted at ", InputsText(p, m.inputs),
+                        ", where the oracle gives ", OutputsText(p, m.oracle));
   }
-  const bool differs = Disagrees(oracle, *compiled->claimed);
-  out << (differs ? "mismatch" : "agree") << "\n";
-  return differs ? Judged::kMismatch : Judged::kAgree;
+  if (c.constants) {
+    return absl::StrCat(ConstantsText(p, m.form, *c.constants), ": mismatch");
+  }
+  return absl::StrCat(backend.Describe(p, m), ": mismatch");
 }
 
-// What ptxas claims with runtime inputs, refuted by the first input vector
-// where the oracle differs.
-absl::StatusOr<Judged> CheckRuntime(const std::string& ptxas,
-                                    const std::string& arch,
-                                    absl::Duration timeout,
-                                    absl::Time deadline, const Program& p,
-                                    Reading reading, std::ostream& out) {
-  auto compiled = CompileProgram(ptxas, arch, p, ProgramInputs::kRuntime,
-                                 kPtxasDefaultOptLevel, timeout);
-  if (!compiled.ok()) return compiled.status();
-  out << "ptxas " << arch << ", inputs runtime: ";
-  if (!compiled->claimed) {
-    if (compiled->fault || compiled->cut || compiled->code.empty()) {
-      return Unjudged(*compiled,
-                      "the code reads its inputs, so not judged without a GPU",
-                      out);
-    }
-    return CheckExecuted(ptxas, arch, timeout, deadline, p,
-                         ProgramInputs::kRuntime, reading,
-                         Reason(compiled->why_not), out);
+// An agreement in words: on what it rests and where it was seen.
+std::string AgreementText(const Program& p, ProgramInputs form,
+                          const ProgramCheck& c) {
+  if (c.constants) {
+    return form == ProgramInputs::kImmediate
+               ? "agree"
+               : "the oracle agrees on every input vector tried";
   }
-  out << "claims " << ClaimedText(p, *compiled->claimed) << " for every input";
-  const ClaimCheck claim =
-      CheckClaim(p, *compiled->claimed, reading, 256, deadline);
-  if (claim.cut) {
-    out << ": ";
-    return CutShort(out);
+  const std::string where =
+      form == ProgramInputs::kRuntime && !p.inputs.empty()
+          ? " at the witness and at more input vectors"
+      : c.executed && HasThreadInputs(p)
+          ? (HasExit(p) ? " on every lane that does not exit" : " on every lane")
+          : "";
+  return absl::StrCat(c.executed ? "its code, run on the CPU, agrees" : "agrees",
+                      " with the oracle", where);
+}
+
+// One form of the program on the backend, as a line after `label`: what it
+// gave against the oracle, and how that counts.
+absl::StatusOr<Judged> CheckForm(ProgramBackend& backend,
+                                 absl::string_view label, absl::Time deadline,
+                                 const Program& p, ProgramInputs form,
+                                 Reading reading, std::ostream& out) {
+  PTXDIFF_ASSIGN_OR_RETURN(const std::vector<ProgramCheck> checks,
+                           backend.Check({&p, 1}, form, reading, deadline));
+  const ProgramCheck& c = checks[0];
+  out << label << ", inputs " << FormName(form) << ": ";
+  if (c.fault) {
+    const bool crash = c.fault->kind == ProgramFault::kCrash;
+    out << (crash ? "crashed: " : "hung: ") << c.fault->what << "\n";
+    return crash ? Judged::kCrash : Judged::kHang;
   }
-  if (!claim.judged) {
-    out << ": not judged (" << NoOutputDefinedWhy(false) << ")\n";
+  if (c.mismatch) {
+    out << MismatchText(backend, p, c) << "\n";
+    return Judged::kMismatch;
+  }
+  if (c.constants) out << ConstantsText(p, form, *c.constants) << ": ";
+  if (c.cut) return CutShort(out);
+  if (!c.judged || c.nothing_defined) {
+    out << "not judged (" << c.why_not << ")\n";
     return Judged::kNotJudged;
   }
-  if (!claim.refuted) {
-    out << ": the oracle agrees on every input vector tried\n";
-    return Judged::kAgree;
-  }
-  out << ": refuted at " << InputsText(p, claim.refuted->inputs)
-      << ", where the oracle gives " << OutputsText(p, claim.refuted->oracle)
-      << "\n";
-  return Judged::kMismatch;
+  out << AgreementText(p, form, c) << "\n";
+  return Judged::kAgree;
 }
 
 // The SM of a device the cuda backend describes as "NAME (sm_90, ...)".
@@ -283,36 +222,6 @@ absl::StatusOr<ChosenProgramBackend> ChooseCuda(const ParsedArgs& args) {
                               .files_root = choice.files->path(),
                               .kernel_timeout = absl::Seconds(timeout)});
   return choice;
-}
-
-// One form of the program on a tool: what it gave, against the oracle.
-absl::StatusOr<Judged> CheckOnTool(ProgramBackend& tool, absl::Time deadline,
-                                   const Program& p, ProgramInputs form,
-                                   Reading reading, std::ostream& out) {
-  PTXDIFF_ASSIGN_OR_RETURN(const std::vector<ProgramCheck> checks,
-                           tool.Check({&p, 1}, form, reading, deadline));
-  const ProgramCheck& c = checks[0];
-  out << tool.Name() << ", inputs " << FormName(form) << ": ";
-  if (c.fault) {
-    const bool crash = c.fault->kind == ProgramFault::kCrash;
-    out << (crash ? "crashed: " : "hung: ") << c.fault->what << "\n";
-    return crash ? Judged::kCrash : Judged::kHang;
-  }
-  if (c.mismatch) {
-    out << tool.Describe(p, *c.mismatch) << ": mismatch\n";
-    return Judged::kMismatch;
-  }
-  if (c.cut) return CutShort(out);
-  if (!c.judged) {
-    out << "not judged (" << c.why_not << ")\n";
-    return Judged::kNotJudged;
-  }
-  out << "agrees with the oracle"
-      << (form == ProgramInputs::kRuntime && !p.inputs.empty()
-              ? " at the witness and at more input vectors"
-              : "")
-      << "\n";
-  return Judged::kAgree;
 }
 
 // "verdict: mismatch (ptxas sm_90, inputs runtime; inputs immediate:
@@ -429,9 +338,9 @@ int RunProgramAs(std::string_view command, const std::vector<std::string>& args,
            "--backend ptxas, cuda or ptx-cmd:COMMAND judges a backend)\n";
     return kExitOk;
   }
-  const std::string ptxas = choice->is_ptxas ? *FindPtxas({}) : "";
-  const std::string arch = parsed->Get("arch", "sm_90");
-  const absl::Duration timeout = absl::Seconds(*timeout_seconds);
+  const std::string label =
+      choice->is_ptxas ? absl::StrCat("ptxas ", choice->arch)
+                       : choice->backend->Name();
   std::vector<std::pair<ProgramInputs, Judged>> results;
   // Without inputs the two kernels are one.
   std::vector<ProgramInputs> forms = {ProgramInputs::kImmediate};
@@ -440,23 +349,16 @@ int RunProgramAs(std::string_view command, const std::vector<std::string>& args,
     // --timeout bounds each form's check on ptxas: its runs, the oracle's
     // evaluations and the runs of its code on the CPU. A tool's runs are
     // bounded each, a run past it a hang: a deadline would cut it first.
-    const absl::Time deadline = absl::Now() + timeout;
-    absl::StatusOr<Judged> j =
-        !choice->is_ptxas
-            ? CheckOnTool(*choice->backend, absl::InfiniteFuture(), *program,
-                          form, *reading, out)
-        : form == ProgramInputs::kImmediate
-            ? CheckImmediates(ptxas, arch, timeout, deadline, *program,
-                              *reading, out)
-            : CheckRuntime(ptxas, arch, timeout, deadline, *program, *reading,
-                           out);
+    const absl::Time deadline = choice->is_ptxas
+                                    ? absl::Now() + absl::Seconds(*timeout_seconds)
+                                    : absl::InfiniteFuture();
+    absl::StatusOr<Judged> j = CheckForm(*choice->backend, label, deadline,
+                                         *program, form, *reading, out);
     if (!j.ok()) return Fail(err, command, j.status());
     results.emplace_back(form, *j);
     if (*j == Judged::kInterrupted) break;
   }
-  out << VerdictLine(
-      choice->is_ptxas ? absl::StrCat("ptxas ", arch) : choice->backend->Name(),
-      results);
+  out << VerdictLine(label, results);
   Judged verdict = Judged::kNotJudged;
   for (const auto& [form, j] : results) verdict = std::max(verdict, j);
   return verdict == Judged::kInterrupted ? kExitInterrupted

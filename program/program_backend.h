@@ -76,6 +76,9 @@ struct ProgramCheck {
   // Not judged because the evaluator did not run the code: what stopped it
   // (SassRun::blocker, a census key).
   std::string blocker;
+  // The outputs a compiler computed ahead of the inputs, judged or not:
+  // ptxas's fold (immediates) or its claim for every input (runtime).
+  std::optional<std::vector<uint64_t>> constants;
 };
 
 class ProgramBackend {

@@ -350,6 +350,7 @@ ProgramCheck Judge(const Program& program, const ProgramCompilation& compiled,
     return check;
   }
   check.judged = true;
+  check.constants = compiled.claimed;
   const std::vector<uint64_t>& claimed = *compiled.claimed;
   if (form == ProgramInputs::kImmediate) {
     std::vector<ProgramValue> oracle = *EvaluateProgram(

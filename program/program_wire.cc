@@ -1,8 +1,9 @@
 // A ProgramCheck's bytes (little-endian, protocol/wire.h):
 //
 //   u8 flags: bit 0 judged, 1 nothing_defined, 2 cut, 3 executed,
-//             4 a fault follows, 5 a mismatch follows
+//             4 a fault follows, 5 a mismatch follows, 6 constants follow
 //   blob why_not, blob blocker, blob hung_in_module
+//   [constants] vector
 //   [fault]    u8 kind (0 crash, 1 hang), blob what
 //   [mismatch] u8 form, u8 executed, vector claimed, vector inputs,
 //              u32 count then per oracle value u64 bits and u8 (bit 0
@@ -30,8 +31,9 @@ enum CheckFlag : uint8_t {
   kExecuted = 8,
   kHasFault = 16,
   kHasMismatch = 32,
+  kHasConstants = 64,
 };
-constexpr uint8_t kAllCheckFlags = 63;
+constexpr uint8_t kAllCheckFlags = 127;
 
 void PutWords(std::string& out, const std::vector<uint64_t>& words) {
   PutLe(out, words.size(), 4);
@@ -134,11 +136,13 @@ std::string EncodeProgramCheck(const ProgramCheck& c) {
   const uint8_t flags =
       (c.judged ? kJudged : 0) | (c.nothing_defined ? kNothingDefined : 0) |
       (c.cut ? kCut : 0) | (c.executed ? kExecuted : 0) |
-      (c.fault ? kHasFault : 0) | (c.mismatch ? kHasMismatch : 0);
+      (c.fault ? kHasFault : 0) | (c.mismatch ? kHasMismatch : 0) |
+      (c.constants ? kHasConstants : 0);
   PutLe(out, flags, 1);
   PutBlob(out, c.why_not);
   PutBlob(out, c.blocker);
   PutBlob(out, c.hung_in_module);
+  if (c.constants) PutWords(out, *c.constants);
   if (c.fault) {
     PutLe(out, c.fault->kind == ProgramFault::kCrash ? 0 : 1, 1);
     PutBlob(out, c.fault->what);
@@ -162,6 +166,9 @@ absl::StatusOr<ProgramCheck> DecodeProgramCheck(absl::string_view bytes) {
   PTXDIFF_ASSIGN_OR_RETURN(c.why_not, r.Blob("why not"));
   PTXDIFF_ASSIGN_OR_RETURN(c.blocker, r.Blob("blocker"));
   PTXDIFF_ASSIGN_OR_RETURN(c.hung_in_module, r.Blob("hung in module"));
+  if (flags & kHasConstants) {
+    PTXDIFF_ASSIGN_OR_RETURN(c.constants, ReadWords(r, "constants"));
+  }
   if (flags & kHasFault) {
     PTXDIFF_READ(kind, r.Le(1, "fault kind"));
     if (kind > 1) {

@@ -35,7 +35,8 @@ ProgramCheck AMismatch() {
                   .departure_cause = "SEL R, R, 0xffff"},
           .why_not = "",
           .executed = true,
-          .blocker = "op 0x943"};
+          .blocker = "op 0x943",
+          .constants = std::vector<uint64_t>{5, 6}};
 }
 
 void ExpectSame(const ProgramCheck& a, const ProgramCheck& b) {
@@ -46,6 +47,7 @@ void ExpectSame(const ProgramCheck& a, const ProgramCheck& b) {
   EXPECT_EQ(a.why_not, b.why_not);
   EXPECT_EQ(a.blocker, b.blocker);
   EXPECT_EQ(a.hung_in_module, b.hung_in_module);
+  EXPECT_EQ(a.constants, b.constants);
   ASSERT_EQ(a.fault.has_value(), b.fault.has_value());
   if (a.fault) {
     EXPECT_EQ(a.fault->kind, b.fault->kind);
