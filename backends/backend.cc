@@ -110,6 +110,12 @@ RunReply Merge(const RunRequest& request, const Admission& admission,
 
 }  // namespace
 
+absl::StatusOr<ModuleRun> Backend::RunModule(const std::string& module,
+                                             const std::string& in, size_t n) {
+  return absl::UnimplementedError(
+      absl::StrCat("the ", Describe().name, " backend runs no modules"));
+}
+
 absl::Status Backend::Run(const RunRequest& request, RunReply& reply) {
   for (const WireTuple& t : request.tuples) {
     // The decoder checks this; a request built in process might not.

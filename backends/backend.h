@@ -55,6 +55,14 @@ class Declines {
   RunReply& reply_;
 };
 
+// A module of kernel ABI 2 (docs/kernel-abi.md "Programs") run once by a
+// backend that runs modules itself: its output buffer, or why the
+// implementation refused it (a JIT rejection).
+struct ModuleRun {
+  std::string out;  // n slots of kBatchResultBytes, when not refused
+  std::optional<std::string> refused;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -68,6 +76,15 @@ class Backend {
   // once, with kUnsupportedVariant and WhyUnsupported's reason; the other
   // tuples go to RunSupported. A non-OK status is RunSupported's.
   absl::Status Run(const RunRequest& request, RunReply& reply);
+
+  // Runs `module` on the input buffer `in`, filling `n` slots: what a
+  // worker's programs run on where the backend is a device (the cuda
+  // backend). A fault that ends the implementation (a lost context, a
+  // kernel past its timeout) ends the worker, as in a batch. Unimplemented
+  // for the backends that run no modules.
+  virtual absl::StatusOr<ModuleRun> RunModule(const std::string& module,
+                                              const std::string& in,
+                                              size_t n);
 
  protected:
   // Name, version, toolchain and device; `supports` is filled by Identity.

@@ -179,51 +179,6 @@ absl::StatusOr<Judged> CheckForm(ProgramBackend& backend,
   return Judged::kAgree;
 }
 
-// The SM of a device the cuda backend describes as "NAME (sm_90, ...)".
-std::optional<int> DeviceSm(absl::string_view device) {
-  const size_t at = device.rfind("(sm_");
-  int sm = 0;
-  if (at == absl::string_view::npos) return std::nullopt;
-  const absl::string_view digits = device.substr(at + 4);
-  if (!absl::SimpleAtoi(digits.substr(0, digits.find_first_of(",)")), &sm)) {
-    return std::nullopt;
-  }
-  return sm;
-}
-
-// The GPU: a worker started once to see that it runs here, and which device
-// and driver it finds; then one worker process per module
-// (program_cuda.h). Without a GPU, one line saying why.
-absl::StatusOr<ChosenProgramBackend> ChooseCuda(const ParsedArgs& args) {
-  absl::StatusOr<std::unique_ptr<WorkerClient>> client = StartBackend(args);
-  if (!client.ok()) {
-    return absl::FailedPreconditionError(absl::StrReplaceAll(
-        absl::StripTrailingAsciiWhitespace(client.status().message()),
-        {{"\n", "; "}}));
-  }
-  const WorkerIdentity identity = (*client)->identity();
-  client->reset();  // the handshake is all it was for
-  const std::optional<int> sm = DeviceSm(identity.device);
-  ChosenProgramBackend choice{.is_ptxas = false};
-  choice.arch = args.Get("arch", sm ? absl::StrCat("sm_", *sm) : "sm_90");
-  PTXDIFF_ASSIGN_OR_RETURN(const PtxTarget target, TargetOfArch(choice.arch));
-  PTXDIFF_ASSIGN_OR_RETURN(const std::string worker, FindWorkerBinary());
-  PTXDIFF_ASSIGN_OR_RETURN(const std::string driver_library,
-                           CudaDriverFlag(args, kCudaBackend));
-  PTXDIFF_ASSIGN_OR_RETURN(const int64_t timeout,
-                           IntFlag(args, "timeout", 10, 1, 3600));
-  PTXDIFF_ASSIGN_OR_RETURN(choice.files, TempDir::Create("ptxdiff-programs"));
-  choice.backend =
-      MakeCudaProgramBackend({.worker = worker,
-                              .driver_library = driver_library,
-                              .target = target,
-                              .device_name = identity.device,
-                              .driver = identity.driver,
-                              .files_root = choice.files->path(),
-                              .kernel_timeout = absl::Seconds(timeout)});
-  return choice;
-}
-
 // "verdict: mismatch (ptxas sm_90, inputs runtime; inputs immediate:
 // agree)": the most telling of the forms' results, on what it was seen, and
 // what the other forms gave, so that "agree" never stands for a form that
@@ -253,15 +208,14 @@ std::string VerdictLine(
 absl::StatusOr<ChosenProgramBackend> ChooseProgramBackend(
     const ParsedArgs& args) {
   const std::string backend = args.Get("backend", "ptxas");
-  if (backend != kCudaBackend && args.Has("cuda-driver")) {
-    return CudaDriverFlag(args, backend).status();
-  }
-  if (backend == kCudaBackend) return ChooseCuda(args);
+  PTXDIFF_ASSIGN_OR_RETURN(const std::string driver_library,
+                           CudaDriverFlag(args, backend));
   PTXDIFF_ASSIGN_OR_RETURN(const int64_t timeout,
                            IntFlag(args, "timeout", 10, 1, 3600));
   return MakeProgramBackend({.backend = backend,
-                             .arch = args.Get("arch", "sm_90"),
-                             .timeout = absl::Seconds(timeout)});
+                             .arch = args.Get("arch", ""),
+                             .timeout = absl::Seconds(timeout),
+                             .driver_library = driver_library});
 }
 
 int RunProgram(const std::vector<std::string>& args, std::ostream& out,

@@ -5,7 +5,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
 #include "backends/cuda/kernel_gen.h"
 #include "backends/ptxas/ptxas_toolchain.h"
@@ -13,6 +15,8 @@
 #include "client/worker_client.h"
 #include "client/worker_locator.h"
 #include "common/status_macros.h"
+#include "protocol/backend_names.h"
+#include "program/program_cuda.h"
 #include "program/program_ptxas.h"
 #include "program/program_tool.h"
 #include "program/worker_program_backend.h"
@@ -34,6 +38,14 @@ absl::StatusOr<PtxTarget> TargetOfArch(const std::string& arch) {
 
 namespace {
 
+// Beyond a kernel's own timeout, for a GPU worker to start, load the driver
+// and JIT-compile a module.
+constexpr absl::Duration kGpuStartAllowance = absl::Seconds(30);
+
+std::string ArchOrDefault(const ProgramBackendOptions& o) {
+  return o.arch.empty() ? "sm_90" : o.arch;
+}
+
 // The backend's programs on a persistent ptxdiff-worker (RUN_PROGRAMS):
 // `presenter` says what a case is, the worker checks it.
 absl::StatusOr<std::shared_ptr<ProgramBackend>> OnWorker(
@@ -42,7 +54,7 @@ absl::StatusOr<std::shared_ptr<ProgramBackend>> OnWorker(
   PTXDIFF_ASSIGN_OR_RETURN(const std::string worker, FindWorkerBinary());
   PTXDIFF_ASSIGN_OR_RETURN(WorkerCommand command,
                            CommandForBackend(o.backend, worker));
-  command.hello_options.emplace_back("arch", o.arch);
+  command.hello_options.emplace_back("arch", ArchOrDefault(o));
   command.hello_options.emplace_back(
       "timeout_ms", absl::StrCat(absl::ToInt64Milliseconds(o.timeout)));
   // A reply may hold a batch's compiles and tool runs: the worker cuts its
@@ -56,11 +68,12 @@ absl::StatusOr<std::shared_ptr<ProgramBackend>> OnWorker(
 
 absl::StatusOr<ChosenProgramBackend> Ptxas(const ProgramBackendOptions& o) {
   PTXDIFF_ASSIGN_OR_RETURN(const std::string ptxas, FindPtxas({}));
-  PTXDIFF_RETURN_IF_ERROR(FindSassArch(o.arch).status());
-  ChosenProgramBackend chosen{.arch = o.arch};
+  const std::string arch = ArchOrDefault(o);
+  PTXDIFF_RETURN_IF_ERROR(FindSassArch(arch).status());
+  ChosenProgramBackend chosen{.arch = arch};
   PTXDIFF_ASSIGN_OR_RETURN(
       chosen.backend,
-      OnWorker(o, MakePtxasProgramBackend(ptxas, o.arch, o.timeout)));
+      OnWorker(o, MakePtxasProgramBackend(ptxas, arch, o.timeout)));
   return chosen;
 }
 
@@ -73,14 +86,63 @@ absl::StatusOr<ChosenProgramBackend> Tool(absl::string_view command,
                        placeholder, " (docs/kernel-abi.md)"));
     }
   }
-  PTXDIFF_ASSIGN_OR_RETURN(const PtxTarget target, TargetOfArch(o.arch));
-  ChosenProgramBackend chosen{.is_ptxas = false, .arch = o.arch};
+  PTXDIFF_ASSIGN_OR_RETURN(const PtxTarget target,
+                           TargetOfArch(ArchOrDefault(o)));
+  ChosenProgramBackend chosen{.is_ptxas = false, .arch = ArchOrDefault(o)};
   // The worker makes the tool's runs in a directory of its own.
   PTXDIFF_ASSIGN_OR_RETURN(
       chosen.backend,
       OnWorker(o, MakeToolProgramBackend({.command = std::string(command),
                                           .target = target,
                                           .timeout = o.timeout})));
+  return chosen;
+}
+
+// The GPU: its worker runs each module on the device it holds
+// (worker/program_service.h); the device it names says what the cases are
+// compiled for where --arch does not.
+absl::StatusOr<ChosenProgramBackend> Gpu(const ProgramBackendOptions& o) {
+  if (!o.arch.empty()) {
+    PTXDIFF_RETURN_IF_ERROR(TargetOfArch(o.arch).status());
+  }
+  PTXDIFF_ASSIGN_OR_RETURN(const std::string worker, FindWorkerBinary());
+  PTXDIFF_ASSIGN_OR_RETURN(WorkerCommand command,
+                           CommandForBackend(kCudaBackend, worker));
+  if (!o.driver_library.empty()) {
+    command.hello_options.emplace_back("driver_library", o.driver_library);
+  }
+  if (!o.arch.empty()) command.hello_options.emplace_back("arch", o.arch);
+  const int64_t kernel_timeout_ms = absl::ToInt64Milliseconds(o.timeout);
+  command.hello_options.emplace_back("kernel_timeout_ms",
+                                     absl::StrCat(kernel_timeout_ms));
+  command.timeout = std::max(command.timeout, o.timeout + kGpuStartAllowance);
+  ChosenProgramBackend chosen{.is_ptxas = false};
+  absl::StatusOr<std::unique_ptr<ProgramBackend>> backend =
+      MakeWorkerProgramBackend(
+          std::move(command),
+          [&](const WorkerIdentity& identity)
+              -> absl::StatusOr<std::shared_ptr<const ProgramBackend>> {
+            const std::optional<int> sm = DeviceSm(identity.device);
+            chosen.arch = !o.arch.empty() ? o.arch
+                          : sm            ? absl::StrCat("sm_", *sm)
+                                          : "sm_90";
+            PTXDIFF_ASSIGN_OR_RETURN(const PtxTarget target,
+                                     TargetOfArch(chosen.arch));
+            return std::shared_ptr<const ProgramBackend>(
+                MakeCudaProgramBackend(
+                    {.driver_library = o.driver_library,
+                     .target = target,
+                     .device_name = identity.device,
+                     .driver = identity.driver,
+                     .kernel_timeout = o.timeout}));
+          });
+  if (!backend.ok() && !absl::IsInvalidArgument(backend.status())) {
+    // No GPU: one line, what the worker said.
+    return absl::FailedPreconditionError(absl::StrReplaceAll(
+        absl::StripTrailingAsciiWhitespace(backend.status().message()),
+        {{"\n", "; "}}));
+  }
+  chosen.backend = *std::move(backend);
   return chosen;
 }
 
@@ -91,11 +153,7 @@ absl::StatusOr<ChosenProgramBackend> MakeProgramBackend(
   if (options.backend == "ptxas") return Ptxas(options);
   absl::string_view command = options.backend;
   if (absl::ConsumePrefix(&command, "ptx-cmd:")) return Tool(command, options);
-  if (options.backend == "cuda") {
-    return absl::InvalidArgumentError(
-        "--backend cuda: programs run on a GPU from `ptxdiff program` and "
-        "`ptxdiff programs`; here, on ptxas or ptx-cmd:COMMAND");
-  }
+  if (options.backend == kCudaBackend) return Gpu(options);
   return absl::InvalidArgumentError(
       absl::StrCat("--backend ", options.backend,
                    ": programs run on ptxas, cuda or ptx-cmd:COMMAND"));

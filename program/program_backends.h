@@ -1,7 +1,9 @@
 // The program backends by name, as `--backend` and PTXDIFF_BACKEND give
-// them: `ptxas` (what it folds or claims constant) or `ptx-cmd:COMMAND` (a
-// tool that runs PTX, docs/kernel-abi.md "Programs"). The CLI's program
-// commands (which add `cuda`) and the program fuzzer choose them here.
+// them: `ptxas` (what it folds or claims constant, and its code run on the
+// CPU), `ptx-cmd:COMMAND` (a tool that runs PTX, docs/kernel-abi.md
+// "Programs") or `cuda` (a GPU). Each checks on persistent ptxdiff-workers
+// (worker_program_backend.h). The CLI's program commands and the program
+// fuzzer choose them here.
 
 #ifndef PTXDIFF_PROGRAM_PROGRAM_BACKENDS_H_
 #define PTXDIFF_PROGRAM_PROGRAM_BACKENDS_H_
@@ -19,8 +21,12 @@ namespace ptxdiff {
 
 struct ProgramBackendOptions {
   std::string backend = "ptxas";
-  std::string arch = "sm_90";
-  absl::Duration timeout = absl::Seconds(10);  // a run of ptxas or a tool
+  // The target programs are compiled for; empty: sm_90, and on a GPU the
+  // device's own.
+  std::string arch;
+  // A run of ptxas or a tool; on a GPU, a kernel's.
+  absl::Duration timeout = absl::Seconds(10);
+  std::string driver_library;  // cuda: the driver API library (empty: NVIDIA's)
 };
 
 struct ChosenProgramBackend {
@@ -34,10 +40,10 @@ struct ChosenProgramBackend {
 // The PTX target of "sm_90"; InvalidArgument for anything else.
 absl::StatusOr<PtxTarget> TargetOfArch(const std::string& arch);
 
-// The backend `options` name (`cuda` is the CLI's: it starts a worker
-// first, cli/program_command.cc). InvalidArgument naming what is wrong: an
+// The backend `options` name. InvalidArgument naming what is wrong: an
 // unknown backend, a tool command without {ptx}, {in} or {out}, an arch
-// with no PTX target; FailedPrecondition where there is no ptxas.
+// with no PTX target; FailedPrecondition where there is no ptxas, or no GPU
+// for `cuda` (in one line, saying why).
 absl::StatusOr<ChosenProgramBackend> MakeProgramBackend(
     const ProgramBackendOptions& options);
 

@@ -5,50 +5,13 @@
 #include <utility>
 
 #include "absl/status/status.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
 #include "backends/ptx_cmd/tool_run.h"
 #include "common/subprocess.h"
 
 namespace ptxdiff {
 namespace {
-
-// The worker's exit statuses (module_run.h, cuda_backend.h).
-constexpr int kRejected = 1, kDeviceFault = 5, kKernelTimeout = 6;
-
-// Beyond the kernel's own timeout, for the worker to start, load the driver
-// and JIT-compile the module; past both the worker itself hangs.
-constexpr absl::Duration kStartAllowance = absl::Seconds(30);
-
-// The worker's one line, without its "ptxdiff-worker: ".
-std::string WorkerLine(absl::string_view output) {
-  absl::ConsumePrefix(&output, "ptxdiff-worker: ");
-  return std::string(output);
-}
-
-// A run whose worker exited non-zero, read by its exit status.
-ToolRun ByExitStatus(ToolRun run) {
-  switch (run.exit_status) {
-    case kRejected:
-      run.end = ToolRun::kRefused;
-      break;
-    case kDeviceFault:
-      run.end = ToolRun::kCrashed;
-      break;
-    case kKernelTimeout:
-      run.end = ToolRun::kHung;
-      break;
-    default:  // a bad command line, no device, a failed copy: not the module
-      run.error = absl::InternalError(
-          absl::StrCat("ptxdiff-worker --run-module: ", run.what, ": ",
-                       WorkerLine(run.output)));
-      return run;
-  }
-  run.what = WorkerLine(run.output);
-  run.output.clear();
-  return run;
-}
 
 class CudaModuleRunner : public ProgramModuleRunner {
  public:
@@ -56,22 +19,19 @@ class CudaModuleRunner : public ProgramModuleRunner {
 
   ToolRun Run(const std::string& module, const std::string& in, size_t n,
               absl::Time deadline) const override {
-    ToolRun run = RunToolOnce(
-        {.command = absl::StrCat("exec ", ShellQuote(gpu_.worker),
-                                 " --backend=cuda --run-module {ptx} {in} "
-                                 "{out} {n}",
-                                 Options()),
-         .files_root = gpu_.files_root,
-         .module = module,
-         .in = in,
-         .n = n,
-         .slot_bytes = kBatchResultBytes,
-         .timeout = gpu_.kernel_timeout + kStartAllowance,
-         .deadline = deadline});
-    if (run.error.ok() && run.end == ToolRun::kRefused) {
-      return ByExitStatus(std::move(run));
+    if (!gpu_.run) {
+      return {.error = absl::FailedPreconditionError(
+                  "programs on the GPU run in its worker")};
     }
-    return run;
+    const absl::Time start = absl::Now();
+    absl::StatusOr<ModuleRun> run = gpu_.run(module, in, n);
+    if (!run.ok()) return {.error = run.status()};
+    if (run->refused) {
+      return {.end = ToolRun::kRefused,
+              .what = *std::move(run->refused),
+              .took = absl::Now() - start};
+    }
+    return {.out = std::move(run->out), .took = absl::Now() - start};
   }
   const PtxTarget& target() const override { return gpu_.target; }
   std::string Name() const override { return "cuda"; }

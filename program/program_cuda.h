@@ -1,38 +1,46 @@
 // Programs on a GPU through the CUDA driver (the `cuda` backend): each
 // module of programs (ProgramToolModule) JIT-compiled by the driver and run
-// on one thread of the device, judged, halved and filed as on a tool
-// (program_tool.h).
+// on a block of threads of the device, judged, halved and filed as on a
+// tool (program_tool.h).
 //
-// Each run is one `ptxdiff-worker --backend=cuda --run-module` process
-// (backends/cuda/module_run.h): after a device fault or a kernel
-// that never ends the context is lost for good, and the halving that pins
-// a fault on its program needs more runs. The worker's exit status says how
-// the run ended: 0 the output buffer, 1 the JIT rejected the module (a
-// refusal), 5 a device fault (a crash), 6 a kernel past its timeout (a
-// hang).
+// The runs are the cuda worker's (worker/program_service.h): its backend
+// runs each module on the context it holds (Backend::RunModule). A device
+// fault or a kernel past its timeout loses the context, and the worker
+// exits with it (status 5 or 6); the client starts a fresh one and halves
+// the batch down to the program that faults it (client/program_runs.cc),
+// filed as a crash or a hang. Here, in the harness, the same backend only
+// presents what the worker found.
 
 #ifndef PTXDIFF_PROGRAM_PROGRAM_CUDA_H_
 #define PTXDIFF_PROGRAM_PROGRAM_CUDA_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "backends/backend.h"
 #include "backends/cuda/kernel_gen.h"
 #include "program/program_backend.h"
 #include "program/program_tool.h"
 
 namespace ptxdiff {
 
+// One module run on the device: the worker's Backend::RunModule.
+using GpuModuleRun = std::function<absl::StatusOr<ModuleRun>(
+    const std::string& module, const std::string& in, size_t n)>;
+
 struct ProgramGpu {
-  std::string worker;          // the ptxdiff-worker that runs each module
+  // Runs a module; empty where the backend only presents (the harness's
+  // side), whose Check is then the harness's error.
+  GpuModuleRun run;
   std::string driver_library;  // empty: NVIDIA's libcuda.so.1
   int device = 0;
   PtxTarget target;  // at most the device's SM
   // From the worker's handshake: "NVIDIA H100 (sm_90, device 0, 132 SMs)",
   // "CUDA 13.0 driver at /usr/lib/.../libcuda.so.1".
   std::string device_name, driver;
-  std::string files_root;  // a private directory the runs are made in
   absl::Duration kernel_timeout = absl::Seconds(10);
 };
 

@@ -1,7 +1,7 @@
 // Programs on the `cuda` backend without a GPU: a module of programs run by
 // RunModuleOnDevice on the simulated GPU (FakeCudaDriver, whose batch
 // modules run through the ptx-cmd tests' PTX interpreter), and the backend
-// end to end, each run a `ptxdiff-worker --run-module` process on the
+// end to end, on persistent `ptxdiff-worker --backend=cuda` processes on the
 // simulated driver library (libptxdiff_sim_cuda.so), its bugs planted
 // through the environment.
 
@@ -23,6 +23,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "program/composed_oracle.h"
+#include "program/program_backends.h"
 #include "program/program_generator.h"
 #include "program/program_ptx.h"
 #include "program/program_tool.h"
@@ -201,32 +202,39 @@ class CudaProgramBackendTest : public testing::TestWithParam<const char*> {
  protected:
   void SetUp() override {
     for (const char* plant : kPlants) unsetenv(plant);
-    auto dir = TempDir::Create("program-cuda");
-    ASSERT_TRUE(dir.ok()) << dir.status();
-    dir_ = *std::move(dir);
   }
   void TearDown() override {
     for (const char* plant : kPlants) unsetenv(plant);
   }
-  ProgramGpu Gpu(absl::Duration kernel_timeout = absl::Seconds(10)) const {
-    return {.worker = PTXDIFF_WORKER_PATH,
-            .driver_library = GetParam(),
+  // The presenter alone (what the harness describes a case with).
+  ProgramGpu Gpu() const {
+    return {.driver_library = GetParam(),
             .target = *TargetForDevice(90),
             .device_name = "ptxdiff simulated GPU (sm_90, device 0, 4 SMs)",
-            .driver = "CUDA 13.0 driver at the simulated library",
-            .files_root = dir_->path(),
-            .kernel_timeout = kernel_timeout};
+            .driver = "CUDA 13.0 driver at the simulated library"};
+  }
+  // The backend a user chooses: its workers run the modules.
+  std::shared_ptr<ProgramBackend> OnWorkers(
+      absl::Duration kernel_timeout = absl::Seconds(10)) const {
+    absl::StatusOr<ChosenProgramBackend> chosen =
+        MakeProgramBackend({.backend = "cuda",
+                            .timeout = kernel_timeout,
+                            .driver_library = GetParam()});
+    EXPECT_TRUE(chosen.ok()) << chosen.status();
+    if (!chosen.ok()) return nullptr;
+    EXPECT_EQ(chosen->arch, "sm_90");  // the simulated device's
+    return chosen->backend;
   }
   std::vector<ProgramCheck> Check(
       std::span<const Program> programs, ProgramInputs form,
       absl::Duration kernel_timeout = absl::Seconds(10)) {
+    std::shared_ptr<ProgramBackend> backend = OnWorkers(kernel_timeout);
+    if (backend == nullptr) return {};
     auto checks =
-        MakeCudaProgramBackend(Gpu(kernel_timeout))
-            ->Check(programs, form, Reading::kSpec, absl::InfiniteFuture());
+        backend->Check(programs, form, Reading::kSpec, absl::InfiniteFuture());
     EXPECT_TRUE(checks.ok()) << checks.status();
     return checks.ok() ? *std::move(checks) : std::vector<ProgramCheck>{};
   }
-  std::unique_ptr<TempDir> dir_;
 };
 
 TEST_P(CudaProgramBackendTest, RightProgramsAgreeInBothForms) {
@@ -303,30 +311,24 @@ TEST_P(CudaProgramBackendTest, ThreadInputsAreJudgedOnEveryLane) {
   }
 }
 
-// The module faults; halved, the fault is pinned on the one program whose
-// kernel traps, run alone, and the others are judged.
+// The module faults the device, and the worker exits with its lost
+// context; on fresh workers the batch is halved down to the one program
+// whose kernel traps, filed as its crash, and the others are judged.
 TEST_P(CudaProgramBackendTest, ADeviceFaultIsACrashOfTheProgramAlone) {
   setenv("PTXDIFF_SIM_CUDA_TRAP", "div.u32 ", 1);
   const std::vector<Program> programs = {SaturatingProgram(), DivisionProgram(),
                                          SquareProgram()};
-  auto runs = RunPrograms(*MakeCudaModuleRunner(Gpu()), programs,
-                          ProgramInputs::kRuntime, absl::InfiniteFuture());
-  ASSERT_TRUE(runs.ok()) << runs.status();
-  EXPECT_EQ((*runs)[0].end, ToolRun::kOk) << (*runs)[0].what;
-  EXPECT_EQ((*runs)[1].end, ToolRun::kCrashed);
-  EXPECT_THAT((*runs)[1].what,
-              HasSubstr("cuda device fault: Failed to run the module's "
-                        "kernel: cuStreamQuery(stream) returned "
-                        "CUDA_ERROR_ILLEGAL_INSTRUCTION"));
-  EXPECT_EQ((*runs)[2].end, ToolRun::kOk) << (*runs)[2].what;
-
   const std::vector<ProgramCheck> checks =
       Check(programs, ProgramInputs::kRuntime);
   ASSERT_EQ(checks.size(), 3u);
   ASSERT_TRUE(checks[1].fault.has_value());
   EXPECT_EQ(checks[1].fault->kind, ProgramFault::kCrash);
-  EXPECT_TRUE(checks[0].judged && !checks[0].mismatch);
-  EXPECT_TRUE(checks[2].judged && !checks[2].mismatch);
+  EXPECT_THAT(checks[1].fault->what,
+              HasSubstr("cuda device fault: Failed to run the module's "
+                        "kernel: cuStreamQuery(stream) returned "
+                        "CUDA_ERROR_ILLEGAL_INSTRUCTION"));
+  EXPECT_TRUE(checks[0].judged && !checks[0].mismatch) << checks[0].why_not;
+  EXPECT_TRUE(checks[2].judged && !checks[2].mismatch) << checks[2].why_not;
 }
 
 TEST_P(CudaProgramBackendTest, AKernelPastItsTimeoutIsAHang) {
@@ -350,9 +352,10 @@ TEST_P(CudaProgramBackendTest,
        AnUnsupportedEntryPointIsTheHarnessErrorNamingIt) {
   setenv("PTXDIFF_SIM_CUDA_UNSUPPORTED", "cuStreamQuery", 1);
   const std::vector<Program> programs = {SquareProgram(), SaturatingProgram()};
-  auto checks = MakeCudaProgramBackend(Gpu())->Check(
-      programs, ProgramInputs::kRuntime, Reading::kSpec,
-      absl::InfiniteFuture());
+  std::shared_ptr<ProgramBackend> backend = OnWorkers();
+  ASSERT_NE(backend, nullptr);
+  auto checks = backend->Check(programs, ProgramInputs::kRuntime,
+                               Reading::kSpec, absl::InfiniteFuture());
   ASSERT_FALSE(checks.ok());
   EXPECT_THAT(std::string(checks.status().message()),
               AllOf(HasSubstr(absl::StrCat(

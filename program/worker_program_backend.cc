@@ -149,7 +149,7 @@ class WorkerProgramBackend : public ProgramBackend {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ProgramBackend>> MakeWorkerProgramBackend(
-    WorkerCommand command, std::shared_ptr<const ProgramBackend> presenter) {
+    WorkerCommand command, const PresenterOf& presenter_of) {
   PTXDIFF_ASSIGN_OR_RETURN(std::unique_ptr<WorkerClient> first,
                            WorkerClient::Start(command));
   if (!first->identity().programs) {
@@ -157,8 +157,20 @@ absl::StatusOr<std::unique_ptr<ProgramBackend>> MakeWorkerProgramBackend(
         absl::StrCat("the worker (", first->identity().Describe(),
                      ") runs no programs: its HELLO_REPLY has no programs=1"));
   }
+  PTXDIFF_ASSIGN_OR_RETURN(std::shared_ptr<const ProgramBackend> presenter,
+                           presenter_of(first->identity()));
   return std::make_unique<WorkerProgramBackend>(
       std::move(command), std::move(presenter), std::move(first));
+}
+
+absl::StatusOr<std::unique_ptr<ProgramBackend>> MakeWorkerProgramBackend(
+    WorkerCommand command, std::shared_ptr<const ProgramBackend> presenter) {
+  return MakeWorkerProgramBackend(
+      std::move(command),
+      [&presenter](const WorkerIdentity&)
+          -> absl::StatusOr<std::shared_ptr<const ProgramBackend>> {
+        return presenter;
+      });
 }
 
 }  // namespace ptxdiff

@@ -9,6 +9,7 @@
 #ifndef PTXDIFF_PROGRAM_WORKER_PROGRAM_BACKEND_H_
 #define PTXDIFF_PROGRAM_WORKER_PROGRAM_BACKEND_H_
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -19,11 +20,19 @@
 
 namespace ptxdiff {
 
+// What presents the cases of the worker that says it is `identity` (a
+// GPU's presenter names its device).
+using PresenterOf =
+    std::function<absl::StatusOr<std::shared_ptr<const ProgramBackend>>(
+        const WorkerIdentity& identity)>;
+
 // A worker per thread that checks at once (a campaign's), started with
 // `command` as it is first needed and kept for the backend's life.
 // FailedPrecondition if the first worker does not run programs.
 absl::StatusOr<std::unique_ptr<ProgramBackend>> MakeWorkerProgramBackend(
     WorkerCommand command, std::shared_ptr<const ProgramBackend> presenter);
+absl::StatusOr<std::unique_ptr<ProgramBackend>> MakeWorkerProgramBackend(
+    WorkerCommand command, const PresenterOf& presenter_of);
 
 }  // namespace ptxdiff
 

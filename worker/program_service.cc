@@ -1,5 +1,6 @@
 #include "worker/program_service.h"
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "backends/ptxas/ptxas_toolchain.h"
 #include "common/status_macros.h"
 #include "program/program_backends.h"
+#include "program/program_cuda.h"
 #include "program/program_ptxas.h"
 #include "program/program_tool.h"
 #include "program/program_wire.h"
@@ -26,10 +28,32 @@ absl::StatusOr<absl::Duration> RunTimeout(absl::string_view backend,
   return absl::Milliseconds(timeout_ms);
 }
 
+// The GPU's programs, each module run on `backend`'s context; for the
+// target named by HELLO `arch`, else the device's own.
+absl::StatusOr<std::unique_ptr<ProgramBackend>> OnTheDevice(
+    const KeyValues& options, Backend& backend) {
+  const WorkerIdentity identity = backend.Identity();
+  const std::optional<std::string> arch = OptionValue(options, "arch");
+  const std::optional<int> sm = DeviceSm(identity.device);
+  PTXDIFF_ASSIGN_OR_RETURN(
+      const PtxTarget target,
+      TargetOfArch(arch ? *arch : absl::StrCat("sm_", sm.value_or(0))));
+  int kernel_timeout_ms = 10000;
+  PTXDIFF_RETURN_IF_ERROR(IntOption(options, kCudaBackend, "kernel_timeout_ms",
+                                    1, 24 * 3600 * 1000, kernel_timeout_ms));
+  return MakeCudaProgramBackend(
+      {.run = [&backend](const std::string& module, const std::string& in,
+                         size_t n) { return backend.RunModule(module, in, n); },
+       .target = target,
+       .device_name = identity.device,
+       .driver = identity.driver,
+       .kernel_timeout = absl::Milliseconds(kernel_timeout_ms)});
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ProgramService>> ProgramService::Make(
-    absl::string_view name, const KeyValues& options) {
+    absl::string_view name, const KeyValues& options, Backend& backend) {
   const std::string arch = OptionValue(options, "arch").value_or("sm_90");
   if (name == kPtxasBackend) {
     PTXDIFF_ASSIGN_OR_RETURN(const std::string ptxas, FindPtxas(options));
@@ -51,6 +75,12 @@ absl::StatusOr<std::unique_ptr<ProgramService>> ProgramService::Make(
          .timeout = timeout});
     return std::unique_ptr<ProgramService>(
         new ProgramService(std::move(tool), std::move(files)));
+  }
+  if (name == kCudaBackend) {
+    PTXDIFF_ASSIGN_OR_RETURN(std::unique_ptr<ProgramBackend> gpu,
+                             OnTheDevice(options, backend));
+    return std::unique_ptr<ProgramService>(
+        new ProgramService(std::move(gpu), nullptr));
   }
   return nullptr;
 }

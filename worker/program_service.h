@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "backends/backend.h"
 #include "common/files.h"
 #include "program/program_backend.h"
 #include "protocol/protocol.h"
@@ -20,11 +21,12 @@ namespace ptxdiff {
 class ProgramService {
  public:
   // The programs of backend `name` with HELLO `options` (arch, ptxas,
-  // timeout_ms, command): ptxas and ptx-cmd run them; nullptr for a backend
-  // that runs none (oracle, cuda: its programs run on a module per process
-  // for now). An error where the backend would run them but cannot here.
+  // timeout_ms, command): ptxas and ptx-cmd run them, cuda on `backend`'s
+  // device (Backend::RunModule, which outlives the service); nullptr for a
+  // backend that runs none (oracle, exec). An error where the backend would
+  // run them but cannot here.
   static absl::StatusOr<std::unique_ptr<ProgramService>> Make(
-      absl::string_view name, const KeyValues& options);
+      absl::string_view name, const KeyValues& options, Backend& backend);
 
   // The PROGRAM_RESULTS payload for a RUN_PROGRAMS payload; an error (the
   // worker answers ERROR) for a request that does not decode or a harness

@@ -89,7 +89,7 @@ int ServeOn(int frames, absl::string_view backend_name) {
     return Fatal(3, backend.status().message());
   }
   const KeyValues options = DecodeKeyValues(hello->payload);
-  auto programs = ProgramService::Make(backend_name, options);
+  auto programs = ProgramService::Make(backend_name, options, **backend);
   if (!programs.ok()) {
     (void)WriteFrame(frames, MessageType::kError, programs.status().message());
     return Fatal(3, programs.status().message());

@@ -22,6 +22,7 @@
 #include "backends/cuda/device.h"
 #include "backends/cuda/jit.h"
 #include "backends/cuda/module_cache.h"
+#include "backends/cuda/module_run.h"
 #include "backends/cuda/pipeline.h"
 #include "common/fnv1a.h"
 #include "common/status_macros.h"
@@ -105,6 +106,11 @@ class CudaBackend : public Backend {
   absl::Status RunSupported(const ResolvedBatch& request,
                             RunReply& reply) override;
 
+ public:
+  absl::StatusOr<ModuleRun> RunModule(const std::string& module,
+                                      const std::string& in,
+                                      size_t n) override;
+
  private:
   // What one batch is being built into.
   struct Batch {
@@ -144,6 +150,8 @@ class CudaBackend : public Backend {
   absl::StatusOr<CUfunction> RegisterFunction(const Variant& v);
   absl::StatusOr<CUfunction> Function(CUmodule module, const std::string& name);
   absl::Status Fail(absl::Status status);
+  // The context is lost: the fatal handler ends the worker with `code`.
+  absl::Status LoseContext(int code, absl::string_view what);
 
   // Destroyed bottom-up: kernels and buffers before the context, the
   // context before the driver.
@@ -460,16 +468,53 @@ absl::Status CudaBackend::Fail(absl::Status status) {
     pipeline_->Abandon();
     return status;
   }
+  return LoseContext(timeout ? kExitKernelTimeout : kExitDeviceFault,
+                     absl::StrCat(status.message(), "; in flight: ",
+                                  absl::StrJoin(pipeline_->InFlight(), " | ")));
+}
+
+absl::Status CudaBackend::LoseContext(int code, absl::string_view what) {
   lost_ = true;
-  const int code = timeout ? kExitKernelTimeout : kExitDeviceFault;
   const std::string message = absl::StrReplaceAll(
-      absl::StrCat(timeout ? "cuda kernel timeout: " : "cuda device fault: ",
-                   status.message(),
-                   "; in flight: ", absl::StrJoin(pipeline_->InFlight(), " | "),
-                   "; the CUDA context is lost, exiting with status ", code),
+      absl::StrCat(code == kExitKernelTimeout ? "cuda kernel timeout: "
+                                              : "cuda device fault: ",
+                   what, "; the CUDA context is lost, exiting with status ",
+                   code),
       {{"\n", " "}});
   on_fatal_(code, message);
   return absl::InternalError(message);
+}
+
+// A program module (the worker's programs) on the device, between batches.
+absl::StatusOr<ModuleRun> CudaBackend::RunModule(const std::string& module,
+                                                 const std::string& in,
+                                                 size_t n) {
+  if (lost_) return absl::FailedPreconditionError("the CUDA context is lost");
+  absl::StatusOr<CudaModuleRun> ran =
+      RunModuleOnDevice(*driver_, module, in, n, options_.kernel_timeout);
+  if (!ran.ok()) {
+    // A call the library does not support fails every module alike: the
+    // harness's error, naming the entry point.
+    if (std::optional<std::string> why =
+            DescribeUnsupportedCall(*driver_, ran.status())) {
+      return absl::FailedPreconditionError(*why);
+    }
+    return ran.status();
+  }
+  CudaModuleRun& run = *ran;
+  switch (run.end) {
+    case CudaModuleRun::kOk:
+      return ModuleRun{.out = std::move(run.out)};
+    case CudaModuleRun::kRejected:
+      return ModuleRun{.refused = std::move(run.what)};
+    case CudaModuleRun::kDeviceFault:
+      return LoseContext(kExitDeviceFault,
+                         absl::StrCat(run.what, "; in a module of programs"));
+    case CudaModuleRun::kTimeout:
+      return LoseContext(kExitKernelTimeout,
+                         absl::StrCat(run.what, "; in a module of programs"));
+  }
+  return absl::InternalError("unknown end of a module's run");
 }
 
 }  // namespace
@@ -545,8 +590,8 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeCudaBackend(
     const bool nvidia = parsed.driver_library == kDefaultCudaDriverLibrary;
     return absl::FailedPreconditionError(absl::StrCat(
         "the cuda backend cannot run here: ", status.message(),
-        nvidia ? ". Without a GPU, --backend=ptxas tests ptxas's constant "
-                 "folding"
+        nvidia ? ". Without a GPU, --backend=ptxas judges ptxas: what it "
+                 "folds, and its code run on the CPU"
                : ""));
   }
   if (!status.ok()) return status;

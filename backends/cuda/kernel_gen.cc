@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/functional/function_ref.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
@@ -158,6 +159,17 @@ std::optional<KernelMode> ParseKernelMode(absl::string_view name) {
   if (name == "register") return KernelMode::kRegister;
   if (name == "immediate") return KernelMode::kImmediate;
   return std::nullopt;
+}
+
+std::optional<int> DeviceSm(absl::string_view device) {
+  const size_t at = device.rfind("(sm_");
+  int sm = 0;
+  if (at == absl::string_view::npos) return std::nullopt;
+  const absl::string_view digits = device.substr(at + 4);
+  if (!absl::SimpleAtoi(digits.substr(0, digits.find_first_of(",)")), &sm)) {
+    return std::nullopt;
+  }
+  return sm;
 }
 
 std::optional<PtxTarget> TargetForDevice(int device_sm) {

@@ -60,6 +60,10 @@ struct PtxTarget {
 // for an older target. nullopt below sm_50.
 std::optional<PtxTarget> TargetForDevice(int device_sm);
 
+// The SM of a device the cuda backend describes as "NAME (sm_90, ...)"
+// (its handshake's `device`); nullopt for any other text.
+std::optional<int> DeviceSm(absl::string_view device);
+
 // The newest PTX ISA that the JIT of a driver accepts, from
 // cuDriverGetVersion (12040 for CUDA 12.4): 84. Drivers newer than the table
 // get its newest entry (every module here needs at most that).

@@ -3,8 +3,8 @@
 // command template run once through /bin/sh with {ptx}, {in}, {out}, {n}
 // and {out_bytes} (the size {out} must have) replaced, and how it ended: the
 // output buffer, a refusal, a crash or a hang. What the ptx-cmd backend and
-// programs on a tool share, and programs on a GPU, each run a ptxdiff-worker
-// --run-module command (program_cuda.h).
+// programs on a tool share; a module of programs run on a GPU is read as one
+// (program_cuda.h).
 
 #ifndef PTXDIFF_WORKER_BACKENDS_PTX_CMD_TOOL_RUN_H_
 #define PTXDIFF_WORKER_BACKENDS_PTX_CMD_TOOL_RUN_H_
