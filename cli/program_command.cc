@@ -138,11 +138,14 @@ std::string AgreementText(const Program& p, ProgramInputs form,
   if (c.constants) {
     return form == ProgramInputs::kImmediate
                ? "agree"
-               : "the oracle agrees on every input vector tried";
+               : absl::StrCat("the oracle agrees on every input vector tried (",
+                              c.vectors, ")");
   }
   const std::string where =
       form == ProgramInputs::kRuntime && !p.inputs.empty()
-          ? " at the witness and at more input vectors"
+          ? absl::StrCat(" at the witness and at ",
+                         c.vectors > 1 ? absl::StrCat(c.vectors - 1, " ") : "",
+                         "more input vectors")
       : c.executed && HasThreadInputs(p)
           ? (HasExit(p) ? " on every lane that does not exit" : " on every lane")
           : "";

@@ -192,11 +192,17 @@ void PrintSummary(const ProgramCampaignOptions& o,
       : b.backend->Name() == "cuda" ? "the GPU ran"
                                     : "the tool ran",
       Percent(r.folded, r.programs), Percent(r.claimed, r.programs),
-      b.is_ptxas ? absl::StrFormat(" (%.0f%% of the programs on their code "
-                                   "run on the CPU, the rest on constants "
-                                   "ptxas folded or claimed)",
-                                   Percent(r.executed, r.programs))
-                 : "",
+      b.is_ptxas
+          ? absl::StrFormat(" (%.0f%% of the programs on their code run on "
+                            "the CPU, the rest on constants ptxas folded or "
+                            "claimed; with runtime inputs, %.0f input vectors "
+                            "a program on average)",
+                            Percent(r.executed, r.programs),
+                            r.claimed > 0 ? static_cast<double>(
+                                                r.runtime_vectors) /
+                                                r.claimed
+                                          : 0.0)
+          : "",
       r.with_thread_inputs > 0
           ? absl::StrFormat("; %d of them with a thread input (%%tid.x or "
                             "%%laneid)",

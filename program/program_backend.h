@@ -79,6 +79,8 @@ struct ProgramCheck {
   // The outputs a compiler computed ahead of the inputs, judged or not:
   // ptxas's fold (immediates) or its claim for every input (runtime).
   std::optional<std::vector<uint64_t>> constants;
+  // The input vectors it was judged at (a claim's, or its code's runs).
+  int vectors = 0;
 };
 
 class ProgramBackend {

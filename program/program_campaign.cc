@@ -247,6 +247,7 @@ class Campaign {
     std::vector<bool> done(batch.size()), cut(batch.size()),
         folded(batch.size()), claimed(batch.size()), executed(batch.size());
     std::vector<std::string> why(batch.size());  // not judged: why not
+    std::vector<int64_t> vectors(batch.size());  // runtime inputs judged at
     std::vector<Program> hung;  // in a module that hung, not isolated
     std::string hung_how;
     ProgramInputs hung_form = ProgramInputs::kImmediate;
@@ -283,6 +284,7 @@ class Campaign {
           (form == ProgramInputs::kImmediate ? folded : claimed)[index[j]] =
               true;
           if (check.executed) executed[index[j]] = true;
+          if (form == ProgramInputs::kRuntime) vectors[index[j]] = check.vectors;
         }
         if (check.mismatch) {
           found.push_back(
@@ -308,6 +310,9 @@ class Campaign {
       if (folded[k]) Count(&ProgramCampaignReport::folded);
       if (claimed[k]) Count(&ProgramCampaignReport::claimed);
       if (executed[k]) Count(&ProgramCampaignReport::executed);
+      if (claimed[k]) {
+        Count(&ProgramCampaignReport::runtime_vectors, vectors[k]);
+      }
       if (HasThreadInputs(batch[k]))
         Count(&ProgramCampaignReport::with_thread_inputs);
       if (HasLoadedInputs(batch[k]))

@@ -93,6 +93,9 @@ struct ProgramCampaignReport {
   int64_t folded = 0;
   int64_t claimed = 0;
   int64_t executed = 0;  // of them, judged on code run on the CPU (ptxas)
+  // The input vectors the programs judged with runtime inputs were judged
+  // at, in all (a claim refuted or not, or their code's runs).
+  int64_t runtime_vectors = 0;
   int64_t with_thread_inputs = 0;  // checked, reading %tid.x or %laneid
   int64_t with_loaded_inputs = 0;  // checked, loading an input (in[%tid.x])
   int64_t disagreements = 0;       // values the oracle refutes

@@ -87,6 +87,27 @@ std::vector<std::vector<uint64_t>> InputVectors(const Program& program,
   return out;
 }
 
+// The most random input vectors a program is judged at, after its witness
+// and edges, and the oracle's steps its random vectors may take in all: a
+// program with a long loop costs far more a vector, and gets fewer. Counted
+// in steps, not time, so that a program is judged at the same vectors on a
+// busy machine and by the minimizer.
+constexpr int kRandomInputVectors = 1024;
+constexpr int64_t kRandomVectorSteps = 1 << 18;
+
+// How many random vectors `program` is judged at: the budget over the steps
+// the oracle takes at its witness.
+int RandomVectorsFor(const Program& program, Reading reading,
+                     absl::Time deadline) {
+  int64_t steps = 0;
+  const StepObserver count = [&steps](const Variant&, const Operands&,
+                                      const Result&) { ++steps; };
+  (void)EvaluateProgram(program, WitnessInputs(program), reading, &count,
+                        deadline);
+  return static_cast<int>(std::min<int64_t>(
+      kRandomInputVectors, kRandomVectorSteps / std::max<int64_t>(steps, 1)));
+}
+
 }  // namespace
 
 namespace {
@@ -286,10 +307,12 @@ ProgramCheck JudgeExecuted(const SassArchInfo& arch, const Program& program,
                            absl::Time deadline) {
   ProgramCheck check;
   const std::vector<std::vector<uint64_t>> vectors =
-      form == ProgramInputs::kImmediate ? WitnessOnEveryLane(program)
-                                        : InputVectors(program, /*random=*/32);
+      form == ProgramInputs::kImmediate
+          ? WitnessOnEveryLane(program)
+          : InputVectors(program, RandomVectorsFor(program, reading, deadline));
   bool only_exits = true;  // of the vectors where the oracle defined nothing
   for (const std::vector<uint64_t>& inputs : vectors) {
+    ++check.vectors;
     std::string why;
     std::vector<ProgramValue> oracle =
         *EvaluateProgram(program, inputs, reading, nullptr, deadline);
@@ -365,7 +388,10 @@ ProgramCheck Judge(const Program& program, const ProgramCompilation& compiled,
     }
     return check;
   }
-  ClaimCheck claim = CheckClaim(program, claimed, reading, 256, deadline);
+  ClaimCheck claim = CheckClaim(program, claimed, reading,
+                                RandomVectorsFor(program, reading, deadline),
+                                deadline);
+  check.vectors = claim.vectors;
   if (claim.cut) return Cut(std::move(check));
   if (!claim.judged) return NothingDefined(std::move(check));
   if (claim.refuted) {
@@ -476,6 +502,7 @@ ClaimCheck CheckClaim(const Program& program,
                       int random, absl::Time deadline) {
   ClaimCheck check;
   for (std::vector<uint64_t>& inputs : InputVectors(program, random)) {
+    ++check.vectors;
     std::vector<ProgramValue> oracle =
         *EvaluateProgram(program, inputs, reading, nullptr, deadline);
     if (EvaluationStopped(deadline)) {

@@ -91,6 +91,7 @@ struct ClaimCheck {
   std::optional<CounterExample> refuted;
   bool judged = false;
   bool cut = false;
+  int vectors = 0;  // the input vectors the oracle was evaluated at
 };
 ClaimCheck CheckClaim(const Program& program,
                       const std::vector<uint64_t>& claimed, Reading reading,

@@ -2,7 +2,7 @@
 //
 //   u8 flags: bit 0 judged, 1 nothing_defined, 2 cut, 3 executed,
 //             4 a fault follows, 5 a mismatch follows, 6 constants follow
-//   blob why_not, blob blocker, blob hung_in_module
+//   blob why_not, blob blocker, blob hung_in_module, u32 vectors
 //   [constants] vector
 //   [fault]    u8 kind (0 crash, 1 hang), blob what
 //   [mismatch] u8 form, u8 executed, vector claimed, vector inputs,
@@ -142,6 +142,7 @@ std::string EncodeProgramCheck(const ProgramCheck& c) {
   PutBlob(out, c.why_not);
   PutBlob(out, c.blocker);
   PutBlob(out, c.hung_in_module);
+  PutLe(out, static_cast<uint32_t>(c.vectors), 4);
   if (c.constants) PutWords(out, *c.constants);
   if (c.fault) {
     PutLe(out, c.fault->kind == ProgramFault::kCrash ? 0 : 1, 1);
@@ -166,6 +167,12 @@ absl::StatusOr<ProgramCheck> DecodeProgramCheck(absl::string_view bytes) {
   PTXDIFF_ASSIGN_OR_RETURN(c.why_not, r.Blob("why not"));
   PTXDIFF_ASSIGN_OR_RETURN(c.blocker, r.Blob("blocker"));
   PTXDIFF_ASSIGN_OR_RETURN(c.hung_in_module, r.Blob("hung in module"));
+  PTXDIFF_READ(vectors, r.Le(4, "input vectors"));
+  if (vectors > (1u << 30)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(vectors, " input vectors: at most 2^30"));
+  }
+  c.vectors = static_cast<int>(vectors);
   if (flags & kHasConstants) {
     PTXDIFF_ASSIGN_OR_RETURN(c.constants, ReadWords(r, "constants"));
   }

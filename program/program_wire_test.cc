@@ -36,7 +36,8 @@ ProgramCheck AMismatch() {
           .why_not = "",
           .executed = true,
           .blocker = "op 0x943",
-          .constants = std::vector<uint64_t>{5, 6}};
+          .constants = std::vector<uint64_t>{5, 6},
+          .vectors = 1037};
 }
 
 void ExpectSame(const ProgramCheck& a, const ProgramCheck& b) {
@@ -48,6 +49,7 @@ void ExpectSame(const ProgramCheck& a, const ProgramCheck& b) {
   EXPECT_EQ(a.blocker, b.blocker);
   EXPECT_EQ(a.hung_in_module, b.hung_in_module);
   EXPECT_EQ(a.constants, b.constants);
+  EXPECT_EQ(a.vectors, b.vectors);
   ASSERT_EQ(a.fault.has_value(), b.fault.has_value());
   if (a.fault) {
     EXPECT_EQ(a.fault->kind, b.fault->kind);
