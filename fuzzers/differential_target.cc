@@ -22,6 +22,7 @@
 #include "common/files.h"
 #include "common/fnv1a.h"
 #include "common/status_macros.h"
+#include "fuzzers/cause_frames.h"
 #include "harness/semantic_classes.h"
 #include "isa/family_table.h"
 #include "isa/fuzz_input.h"
@@ -31,13 +32,15 @@
 namespace ptxdiff {
 namespace {
 
-[[noreturn]] void CrashWithSignature(const Signature& s) {
-  // One line: what ClusterFuzz and OSS-Fuzz group crashes by.
-  std::fprintf(stderr, "ptxdiff: %s %s %s %s\n",
-               std::string(FindingKindName(s.kind)).c_str(), s.backend.c_str(),
-               s.spelling.c_str(), s.disagreement_class.c_str());
-  std::fflush(stderr);
-  std::abort();
+// "ptxdiff: value-mismatch ptxas fns.b32 min; cause: value-mismatch in fns":
+// the signature, then the cause the stack's top frames name
+// (cause_frames.h), which is what ClusterFuzz files one issue per.
+[[noreturn]] void CrashWithSignature(const Signature& s, Family family) {
+  cause::AbortWithCauseInFrames(
+      s.kind, family,
+      absl::StrCat("ptxdiff: ", FindingKindName(s.kind), " ", s.backend, " ",
+                   s.spelling, " ", s.disagreement_class,
+                   "; cause: ", cause::CauseText(s.kind, family)));
 }
 
 // Narrows `filter` to the families of which `backend` runs at least one
@@ -279,7 +282,7 @@ void DifferentialTarget::Crash(const Finding& f) {
                   std::ios::app)
         << CrashOriginLine(input_, origin);
   }
-  CrashWithSignature(s);
+  CrashWithSignature(s, f.tuple.variant.family);
 }
 
 FuzzStats DifferentialTarget::stats() const {
