@@ -83,11 +83,20 @@ absl::Status NarrowToSupported(const WorkerIdentity& backend,
   return absl::OkStatus();
 }
 
+// The default backend: a GPU's, else the ptxas bundled beside the target
+// (an OSS-Fuzz build's), else the best here.
+std::string BackendByDefault(const std::string& bundled_ptxas) {
+  std::string best = ChooseDefaultBackend().name;
+  if (best == kCudaBackend || bundled_ptxas.empty()) return best;
+  return std::string(kPtxasBackend);
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<DifferentialTarget>> DifferentialTarget::Create(
     FuzzConfig config) {
-  if (config.backend.empty()) config.backend = ChooseDefaultBackend().name;
+  const std::string bundled_ptxas = BundledPtxas();
+  if (config.backend.empty()) config.backend = BackendByDefault(bundled_ptxas);
   std::string worker = config.worker;
   if (worker.empty() && config.backend.rfind("exec:", 0) != 0) {
     auto found = FindWorkerBinary();
@@ -98,6 +107,11 @@ absl::StatusOr<std::unique_ptr<DifferentialTarget>> DifferentialTarget::Create(
   if (!command.ok()) return command.status();
   if (!config.arch.empty())
     command->hello_options.emplace_back("arch", config.arch);
+  // $PTXAS, if set, is the worker's to honour.
+  if (config.backend == kPtxasBackend && !bundled_ptxas.empty() &&
+      std::getenv("PTXAS") == nullptr) {
+    command->hello_options.emplace_back("ptxas", bundled_ptxas);
+  }
   if (!config.cuda_driver.empty()) {
     command->hello_options.emplace_back("driver_library", config.cuda_driver);
   }
