@@ -19,6 +19,7 @@ fail() {
 }
 
 symbolizer=$(command -v llvm-symbolizer || command -v llvm-symbolizer-14 || true)
+[[ -n $symbolizer || ! -x /usr/lib/llvm-14/bin/llvm-symbolizer ]] || symbolizer=/usr/lib/llvm-14/bin/llvm-symbolizer
 [[ -n $symbolizer ]] || fail "no llvm-symbolizer on PATH: stacks cannot be symbolized"
 export ASAN_SYMBOLIZER_PATH=$symbolizer
 
