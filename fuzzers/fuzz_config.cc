@@ -246,11 +246,15 @@ std::vector<std::pair<std::string, std::string>> FuzzConfigToPairs(
   return pairs;
 }
 
+namespace {
+
 std::string ExecutablePath() {
   char buf[4096];
   const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
   return n > 0 ? std::string(buf, n) : "";
 }
+
+}  // namespace
 
 std::string BundledPtxas() {
   const std::string self = ExecutablePath();
