@@ -22,6 +22,7 @@
 #include "common/files.h"
 #include "common/fnv1a.h"
 #include "common/status_macros.h"
+#include "fuzzers/cause_frames.h"
 #include "harness/semantic_classes.h"
 #include "isa/family_table.h"
 #include "isa/fuzz_input.h"
@@ -31,13 +32,15 @@
 namespace ptxdiff {
 namespace {
 
-[[noreturn]] void CrashWithSignature(const Signature& s) {
-  // One line: what ClusterFuzz and OSS-Fuzz group crashes by.
-  std::fprintf(stderr, "ptxdiff: %s %s %s %s\n",
-               std::string(FindingKindName(s.kind)).c_str(), s.backend.c_str(),
-               s.spelling.c_str(), s.disagreement_class.c_str());
-  std::fflush(stderr);
-  std::abort();
+// "ptxdiff: value-mismatch ptxas fns.b32 min; cause: value-mismatch in fns":
+// the signature, then the cause the stack's top frames name
+// (cause_frames.h), which is what ClusterFuzz files one issue per.
+[[noreturn]] void CrashWithSignature(const Signature& s, Family family) {
+  cause::AbortWithCauseInFrames(
+      s.kind, family,
+      absl::StrCat("ptxdiff: ", FindingKindName(s.kind), " ", s.backend, " ",
+                   s.spelling, " ", s.disagreement_class,
+                   "; cause: ", cause::CauseText(s.kind, family)));
 }
 
 // Narrows `filter` to the families of which `backend` runs at least one
@@ -80,11 +83,20 @@ absl::Status NarrowToSupported(const WorkerIdentity& backend,
   return absl::OkStatus();
 }
 
+// The default backend: a GPU's, else the ptxas bundled beside the target
+// (an OSS-Fuzz build's), else the best here.
+std::string BackendByDefault(const std::string& bundled_ptxas) {
+  std::string best = ChooseDefaultBackend().name;
+  if (best == kCudaBackend || bundled_ptxas.empty()) return best;
+  return std::string(kPtxasBackend);
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<DifferentialTarget>> DifferentialTarget::Create(
     FuzzConfig config) {
-  if (config.backend.empty()) config.backend = ChooseDefaultBackend().name;
+  const std::string bundled_ptxas = BundledPtxas();
+  if (config.backend.empty()) config.backend = BackendByDefault(bundled_ptxas);
   std::string worker = config.worker;
   if (worker.empty() && config.backend.rfind("exec:", 0) != 0) {
     auto found = FindWorkerBinary();
@@ -95,6 +107,11 @@ absl::StatusOr<std::unique_ptr<DifferentialTarget>> DifferentialTarget::Create(
   if (!command.ok()) return command.status();
   if (!config.arch.empty())
     command->hello_options.emplace_back("arch", config.arch);
+  // $PTXAS, if set, is the worker's to honour.
+  if (config.backend == kPtxasBackend && !bundled_ptxas.empty() &&
+      std::getenv("PTXAS") == nullptr) {
+    command->hello_options.emplace_back("ptxas", bundled_ptxas);
+  }
   if (!config.cuda_driver.empty()) {
     command->hello_options.emplace_back("driver_library", config.cuda_driver);
   }
@@ -279,7 +296,7 @@ void DifferentialTarget::Crash(const Finding& f) {
                   std::ios::app)
         << CrashOriginLine(input_, origin);
   }
-  CrashWithSignature(s);
+  CrashWithSignature(s, f.tuple.variant.family);
 }
 
 FuzzStats DifferentialTarget::stats() const {

@@ -7,7 +7,9 @@
 //     never waits for the backend;
 //   - crash mode (OSS-Fuzz, ClusterFuzz): run them on the backend at once
 //     and abort with a one-line signature on a mismatch or fault, so that
-//     the crash is attributed to the input that produced it.
+//     the crash is attributed to the input that produced it, through stack
+//     frames that name its cause (cause_frames.h), which ClusterFuzz files
+//     one issue per.
 //
 // Its configuration (the PTXDIFF_* variables, or a PTXDIFF_CONFIG file) is
 // in fuzzers/fuzz_config.h; its counters and stats file in
@@ -42,7 +44,8 @@ class DifferentialTarget {
 
   // Runs one input. Returns -1 for an input that does not decode (libFuzzer
   // then does not keep it), 0 otherwise. In crash mode a mismatch or fault
-  // prints "ptxdiff: <kind> <backend> <spelling> <class>" and aborts.
+  // prints "ptxdiff: <kind> <backend> <spelling> <class>; cause: <kind> in
+  // <family>" and aborts (cause_frames.h).
   int RunInput(const uint8_t* data, size_t size);
 
   // libFuzzer's extra counters, (family x semantic class); may be null.

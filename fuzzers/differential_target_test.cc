@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "campaign/outcome_table.h"
 #include "common/files.h"
 #include "common/testing/text.h"
+#include "fuzzers/cause_frames.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isa/family_table.h"
@@ -455,7 +457,29 @@ TEST(DifferentialTargetDeathTest, CrashModeAbortsWithAOneLineSignature) {
         auto target = DifferentialTarget::Create(config);
         Feed(**target, Input("vadd.u32.u32.u32", {{{1, 2, 0, 0}}}));
       },
-      "ptxdiff: value-mismatch faulty vadd.u32.u32.u32 in-range");
+      "ptxdiff: value-mismatch faulty vadd.u32.u32.u32 in-range; cause: "
+      "value-mismatch in vadd\n");
+}
+
+// Each (family, kind) aborts through frames of its own names: ClusterFuzz
+// files one issue per crash state (cause_frames.h; the fuzz build's
+// cause_frames_test.sh checks the symbolized stacks themselves).
+TEST(CauseFramesTest, EveryFamilyAndKindHasAFrameOfItsOwn) {
+  std::set<std::string> names;
+  for (const FamilyInfo& info : AllFamilies()) {
+    names.insert(cause::FamilyFrameName(info.family));
+  }
+  EXPECT_EQ(names.size(), static_cast<size_t>(kNumFamilies));
+  for (FindingKind kind :
+       {FindingKind::kValueMismatch, FindingKind::kCrash, FindingKind::kHang,
+        FindingKind::kProtocolError, FindingKind::kDeviceFault}) {
+    EXPECT_TRUE(names.insert(cause::KindFrameName(kind)).second)
+        << cause::KindFrameName(kind);
+  }
+  EXPECT_EQ(cause::FamilyFrameName(Family::kVisaShl),
+            "ptxdiff::cause::InFamilyVisaShl");
+  EXPECT_EQ(cause::CauseText(FindingKind::kHang, Family::kVisaShl),
+            "hang in visa.shl");
 }
 
 // A crash file holds the input alone, so that `repro` without --backend

@@ -1,5 +1,7 @@
 #include "fuzzers/fuzz_config.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
@@ -244,26 +246,63 @@ std::vector<std::pair<std::string, std::string>> FuzzConfigToPairs(
   return pairs;
 }
 
+namespace {
+
+std::string ExecutablePath() {
+  char buf[4096];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  return n > 0 ? std::string(buf, n) : "";
+}
+
+}  // namespace
+
+std::string BundledPtxas() {
+  const std::string self = ExecutablePath();
+  if (self.empty()) return "";
+  const std::string ptxas = absl::StrCat(self.substr(0, self.rfind('/') + 1),
+                                         kBundledPtxas);
+  return access(ptxas.c_str(), X_OK) == 0 ? ptxas : "";
+}
+
+namespace {
+
+// Appends the KEY=VALUE lines of `file`; `must_exist` says whether a missing
+// file is an error (PTXDIFF_CONFIG's) or nothing (the one beside the
+// executable).
+absl::Status ReadConfigFile(
+    const std::string& file, bool must_exist,
+    std::vector<std::pair<std::string, std::string>>& pairs) {
+  std::ifstream in(file);
+  if (!in) {
+    if (!must_exist) return absl::OkStatus();
+    return absl::NotFoundError(
+        absl::StrCat("PTXDIFF_CONFIG: cannot read ", file));
+  }
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    const absl::string_view l = absl::StripAsciiWhitespace(line);
+    if (l.empty() || l[0] == '#') continue;
+    const size_t eq = l.find('=');
+    if (eq == absl::string_view::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(file, ":", n, ": expected KEY=VALUE, got '", l, "'"));
+    }
+    pairs.emplace_back(
+        std::string(absl::StripAsciiWhitespace(l.substr(0, eq))),
+        std::string(absl::StripAsciiWhitespace(l.substr(eq + 1))));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<FuzzConfig> FuzzConfigFromEnvironment() {
   std::vector<std::pair<std::string, std::string>> pairs;
   if (const char* file = std::getenv("PTXDIFF_CONFIG"); file && *file) {
-    std::ifstream in(file);
-    if (!in)
-      return absl::NotFoundError(
-          absl::StrCat("PTXDIFF_CONFIG: cannot read ", file));
-    std::string line;
-    for (int n = 1; std::getline(in, line); ++n) {
-      const absl::string_view l = absl::StripAsciiWhitespace(line);
-      if (l.empty() || l[0] == '#') continue;
-      const size_t eq = l.find('=');
-      if (eq == absl::string_view::npos) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(file, ":", n, ": expected KEY=VALUE, got '", l, "'"));
-      }
-      pairs.emplace_back(
-          std::string(absl::StripAsciiWhitespace(l.substr(0, eq))),
-          std::string(absl::StripAsciiWhitespace(l.substr(eq + 1))));
-    }
+    PTXDIFF_RETURN_IF_ERROR(ReadConfigFile(file, /*must_exist=*/true, pairs));
+  } else if (const std::string self = ExecutablePath(); !self.empty()) {
+    PTXDIFF_RETURN_IF_ERROR(ReadConfigFile(absl::StrCat(self, ".conf"),
+                                           /*must_exist=*/false, pairs));
   }
   for (const Setting& setting : kSettings) {
     const std::string key(setting.key);

@@ -36,6 +36,11 @@
 //                            (kCrashOriginsFile)
 //   PTXDIFF_REFUSALS_DIR     ptx-cmd: where the tool's refusals are
 //                            remembered across runs
+//
+// Without PTXDIFF_CONFIG, a file <executable>.conf beside the target is read
+// if there is one: OSS-Fuzz and ClusterFuzzLite set no variable of ours, so
+// their build (.clusterfuzzlite/build.sh) writes the settings there. The
+// environment overrides either file.
 
 #ifndef PTXDIFF_FUZZERS_FUZZ_CONFIG_H_
 #define PTXDIFF_FUZZERS_FUZZ_CONFIG_H_
@@ -96,8 +101,16 @@ std::string CrashOriginLine(absl::string_view input, const CrashOrigin& origin);
 std::optional<CrashOrigin> FindCrashOrigin(const std::string& dir,
                                            absl::string_view input);
 
-// Reads the configuration from PTXDIFF_CONFIG (if set) and then the
-// environment; a bad value is InvalidArgument naming the variable.
+// What an OSS-Fuzz build bundles beside the target, whose run-time image
+// holds only $OUT: ptxas here, its libnvJitLink at ../lib64/ from it (where
+// the ptxas backend looks for it). Where it is, the ptxas backend is the
+// default (unless a GPU is here) and runs it.
+inline constexpr absl::string_view kBundledPtxas = "cuda/bin/ptxas";
+// The bundled ptxas beside this executable, or "" if there is none.
+std::string BundledPtxas();
+
+// Reads the configuration from PTXDIFF_CONFIG (if set; else from
+// <executable>.conf, if there is one) and then the environment; a bad value is InvalidArgument naming the variable.
 absl::StatusOr<FuzzConfig> FuzzConfigFromEnvironment();
 // The same from KEY=VALUE pairs (used by the above and by tests).
 absl::StatusOr<FuzzConfig> FuzzConfigFromPairs(

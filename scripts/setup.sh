@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   clang clang-14 libclang-rt-14-dev cmake ninja-build
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev
+  zip unzip  # .clusterfuzzlite/build.sh and its emulation (emulate.sh)
   chromium  # the report's browser tests (report/report_browser_test.cc)
 )
 
