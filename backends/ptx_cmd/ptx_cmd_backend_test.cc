@@ -367,10 +367,12 @@ TEST(PtxCmdBackendTest, ARefusedVariantIsFoundAndDeclinedFromThenOn) {
     }
     // The start-up probe, the whole module, then the named segment beside
     // the rest's halves (or the halves, and the refused half's halves);
-    // then one run of the three others.
+    // where the tool said why, the other three bfe variants alone, which
+    // confirm that it refuses the family (refusal_classes.h); then one run
+    // of the three others.
     const std::string text = ReadFile(log).value_or("");
     EXPECT_EQ(std::count(text.begin(), text.end(), '\n'),
-              says_its_line ? 1 + 4 + 1 : 1 + 5 + 1)
+              says_its_line ? 1 + 4 + 3 + 1 : 1 + 5 + 1)
         << text;
     EXPECT_EQ((*client)->restarts(), 0);
   }

@@ -1,13 +1,18 @@
 // A tool at its full breadth (issue 62), through a real worker: the test
 // interpreter's --realistic mode refuses as a real parser does, by feature
-// class and one error line a run.
+// class and one error line a run, and the backend learns each class from a
+// refusal and a few variants of it run alone; a campaign files a crash that
+// every variant of a family causes as one entry.
 
 #include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "backends/ptx_cmd/refusal_memory.h"
+#include "campaign/campaign.h"
 #include "client/worker_client.h"
 #include "common/files.h"
 #include "gmock/gmock.h"
@@ -16,14 +21,22 @@
 #include "isa/operand_form.h"
 #include "isa/spelling.h"
 #include "oracle/edge_operands.h"
+#include "harness/semantic_classes.h"
 #include "oracle/oracle.h"
+#include "triage/triage_store.h"
 
 namespace ptxdiff {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 const std::string kInterpreter = PTXDIFF_INTERPRETER_PATH;
+
+int64_t LinesIn(const std::string& path) {
+  const std::string text = ReadFile(path).value_or("");
+  return std::count(text.begin(), text.end(), '\n');
+}
 
 Variant V(absl::string_view spelling) {
   auto v = ParseVariant(spelling);
@@ -38,6 +51,11 @@ absl::StatusOr<std::unique_ptr<WorkerClient>> StartTool(
   if (!command.ok()) return command.status();
   for (auto& option : options) command->hello_options.push_back(option);
   return WorkerClient::Start(*command);
+}
+
+bool Selected(const Variant& v) {
+  return IsVideo(v.family) && (v.dsel != Sel::kNone || v.asel != Sel::kNone ||
+                               v.bsel != Sel::kNone);
 }
 
 // One register-shape tuple of each of `variants`, edge operands.
@@ -98,6 +116,86 @@ TEST(RealisticFixtureTest, RefusesByFeatureClassNamingTheLine) {
                   testing::ContainsRegex("kernel.ptx:[0-9]+: error: syntax"));
     }
   }
+}
+
+// A batch of hundreds of variants of a few refused classes costs tens of
+// runs, not one or two a variant; a later worker with the same memory
+// leaves the classes out of its handshake and runs none of them.
+TEST(RefusalLearningTest, AClassCostsAFewRunsAndIsRemembered) {
+  auto record = TempDir::Create("refusal-learning-test");
+  ASSERT_TRUE(record.ok());
+  const std::string log = (*record)->File("runs");
+  const std::string command = absl::StrCat(
+      "echo run >> ", log, "; ", kInterpreter, " --realistic {ptx} {in} {out}");
+  const KeyValues memory = {{"refusals_dir", (*record)->File("refusals")}};
+  std::vector<Variant> refused, accepted;
+  for (const Family f : {Family::kVadd, Family::kVmax}) {
+    for (const Variant& v : VariantsOf(f)) {
+      (Selected(v) ? refused : accepted).push_back(v);
+    }
+  }
+  // A campaign's first batches: a few hundred variants, mixed.
+  std::mt19937_64 rng(11);
+  std::shuffle(refused.begin(), refused.end(), rng);
+  refused.resize(std::min<size_t>(refused.size(), 400));
+  for (const Variant& v : VariantsOf(Family::kAdd)) {
+    (IsPacked(v.type) || v.cc ? refused : accepted).push_back(v);
+  }
+  std::vector<Variant> all = refused;
+  all.insert(all.end(), accepted.begin(), accepted.end());
+  std::shuffle(all.begin(), all.end(), rng);
+  const std::vector<Tuple> tuples = OneTupleEach(all);
+  {
+    auto first = StartTool(command, memory);
+    ASSERT_TRUE(first.ok()) << first.status();
+    const BatchOutcome outcome = (*first)->Run(tuples);
+    ASSERT_FALSE(outcome.fault.has_value());
+    int declined = 0;
+    for (size_t i = 0; i < tuples.size(); ++i) {
+      const TupleResult& r = outcome.results[i];
+      const bool refuses = Selected(all[i]) || IsPacked(all[i].type) ||
+                           all[i].cc;
+      SCOPED_TRACE(Spell(all[i]));
+      ASSERT_EQ(r.kind, refuses ? ResultKind::kDecline : ResultKind::kValue)
+          << outcome.messages[r.message];
+      declined += refuses;
+    }
+    EXPECT_EQ(declined, static_cast<int>(refused.size()));
+    // Three classes (vadd's and vmax's selectors, add's packed types and
+    // add's .cc): each its discovery, a few samples and a disproved
+    // hypothesis or two, not a run per refused variant.
+    EXPECT_LT(LinesIn(log), 40) << "runs for " << refused.size() << " refused";
+  }
+  const std::vector<RefusalClass> classes =
+      RememberedClasses((*record)->File("refusals"), command);
+  ASSERT_EQ(classes.size(), 4u);
+  for (const RefusalClass& c : classes) {
+    // add has two packed variants: one sample is all there is.
+    EXPECT_GE(c.sampled, 1) << c.Describe();
+    EXPECT_LE(c.sampled, RefusalClasses::kSamples) << c.Describe();
+    EXPECT_THAT(c.message, Not(HasSubstr("kernel.ptx"))) << c.Describe();
+  }
+  RemoveTree(log);
+  auto second = StartTool(command, memory);
+  ASSERT_TRUE(second.ok()) << second.status();
+  const std::vector<bool>& supported = (*second)->supported_variants();
+  // Learned in registers only: the written shape may still run.
+  EXPECT_TRUE(supported[VariantIndex(refused[0])]);
+  const BatchOutcome again = (*second)->Run(tuples);
+  ASSERT_FALSE(again.fault.has_value());
+  int as_a_class = 0;
+  for (size_t i = 0; i < tuples.size(); ++i) {
+    const TupleResult& r = again.results[i];
+    const bool refuses = Selected(all[i]) || IsPacked(all[i].type) ||
+                         all[i].cc;
+    ASSERT_EQ(r.kind, refuses ? ResultKind::kDecline : ResultKind::kValue);
+    // The variants run alone are remembered one by one too.
+    as_a_class += refuses && absl::StrContains(again.messages[r.message],
+                                               "refused by the tool as a class");
+  }
+  EXPECT_GT(as_a_class, static_cast<int>(refused.size()) / 2);
+  // The start-up probe and one module of what runs.
+  EXPECT_EQ(LinesIn(log), 2);
 }
 
 }  // namespace
