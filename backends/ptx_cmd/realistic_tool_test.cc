@@ -198,5 +198,46 @@ TEST(RefusalLearningTest, AClassCostsAFewRunsAndIsRemembered) {
   EXPECT_EQ(LinesIn(log), 2);
 }
 
+// A tool that crashes on every variant of a family (GPGPU-Sim on `set`: 338
+// entries once) files one entry for the cause, its variants counted in it.
+TEST(FaultFilingTest, ACrashOfEveryVariantOfAFamilyIsOneEntry) {
+  auto dir = TempDir::Create("realistic-tool-test");
+  ASSERT_TRUE(dir.ok());
+  const std::vector<std::string> crashing = {"set.eq.u32.b16", "set.lt.u32.s32",
+                                             "set.ne.s32.u64", "set.gt.u32.s16"};
+  std::string flags;
+  for (const std::string& s : crashing) absl::StrAppend(&flags, " --crash-on=", s);
+  auto command = CommandForBackend(
+      absl::StrCat("ptx-cmd:", kInterpreter, flags, " {ptx} {in} {out}"),
+      PTXDIFF_WORKER_PATH);
+  ASSERT_TRUE(command.ok()) << command.status();
+  CampaignOptions options;
+  options.worker = *command;
+  options.triage_dir = (*dir)->File("triage");
+  options.systematic = false;
+  options.batch_size = 64;
+  auto campaign = Campaign::Start(options);
+  ASSERT_TRUE(campaign.ok()) << campaign.status();
+  for (const std::string& s : crashing) {
+    const Tuple t{V(s), {{7, 9}}};
+    const Result r = Evaluate(t.variant, t.operands);
+    (*campaign)->Offer(t, r, SemanticClasses(t, r));
+    // One at a time: each is filed before the next is found.
+    ASSERT_TRUE((*campaign)->Flush(absl::Seconds(120)));
+  }
+  const CampaignStats stats = (*campaign)->Snapshot();
+  EXPECT_EQ(stats.counts.faulted, static_cast<int64_t>(crashing.size()));
+  (*campaign)->Stop();
+  auto store = TriageStore::Open((*dir)->File("triage"), false);
+  ASSERT_TRUE(store.ok());
+  auto entries = store->List();
+  ASSERT_TRUE(entries.ok());
+  ASSERT_EQ(entries->size(), 1u);
+  const std::string shown = store->Show((*entries)[0].name).value_or("");
+  EXPECT_THAT(shown, HasSubstr("cause: crash in set: killed by signal 11"));
+  for (const std::string& s : crashing) EXPECT_THAT(shown, HasSubstr(s));
+  EXPECT_THAT(shown, HasSubstr(absl::StrCat("count: ", crashing.size())));
+}
+
 }  // namespace
 }  // namespace ptxdiff
