@@ -145,9 +145,16 @@ std::string RefusalMessage(const Variant& v,
     said = std::string(output.substr(output.rfind('\n') + 1));
   }
   said = absl::StrReplaceAll(said, {{Spell(v), "<instruction>"}});
+  // What comes before the first file name is the tool's name, or a cut
+  // fragment of it (tool_run.h keeps a line from a little before its
+  // "error", so where it starts varies with the file name's length).
   std::vector<absl::string_view> words;
   for (absl::string_view word : absl::StrSplit(said, ' ', absl::SkipEmpty())) {
-    if (!absl::StrContains(word, '/') || word == "/") words.push_back(word);
+    if (!absl::StrContains(word, '/')) {
+      words.push_back(word);
+    } else if (word != "/") {
+      words.clear();
+    }
   }
   return WithoutLineNumbers(absl::StrJoin(words, " "));
 }

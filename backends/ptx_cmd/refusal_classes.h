@@ -60,9 +60,10 @@ std::optional<ClassFeature> ParseFeatureToken(Family family,
                                               absl::string_view token);
 
 // What the tool said of a refusal of `v`, as classes compare it: its error
-// lines (else the last line of its output) without file names (a word with
-// a '/'), line numbers (after ':' or "line ") or `v`'s spelling; "" if it
-// said nothing (a silent refusal is learned variant by variant).
+// lines (else the last line of its output) from after the last file name (a
+// word with a '/'), without line numbers (after ':' or "line ") or `v`'s
+// spelling; "" if it said nothing (a silent refusal is learned variant by
+// variant).
 std::string RefusalMessage(const Variant& v,
                            const std::vector<std::string>& error_lines,
                            absl::string_view output);

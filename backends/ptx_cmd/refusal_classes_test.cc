@@ -66,7 +66,7 @@ TEST(RefusalClassesTest, AMessageIsComparedWithoutFilesLinesOrTheVariant) {
   const Variant v = V("bfe.u32");
   EXPECT_EQ(RefusalMessage(
                 v, {"tool: /tmp/run-7/kernel.ptx:42: parse error: bfe.u32"}, ""),
-            "tool: parse error: <instruction>");
+            "parse error: <instruction>");
   EXPECT_EQ(RefusalMessage(v, {}, "log\nerror at line 9 (kernel.ptx:9:3)\n"),
             "error at line # (kernel.ptx:#:#)");
   EXPECT_EQ(RefusalMessage(v, {}, ""), "");
