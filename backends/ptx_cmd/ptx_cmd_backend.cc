@@ -155,6 +155,10 @@ class PtxCmdBackend : public Backend {
                        absl::Time deadline);
   // Says and remembers a class confirmed.
   void Learned(const RefusalClass& c);
+  // The classes the campaign's other workers confirmed since this one last
+  // looked (they share the memory's file): adopted, so that a class is
+  // learned once a campaign, not once a worker.
+  void AdoptOthersClasses();
   // `parts` without the segments of classes the tool refuses, declined.
   std::vector<Part> WithoutRefusedClasses(std::vector<Part> parts,
                                           Declines& declines) const;
@@ -181,6 +185,7 @@ class PtxCmdBackend : public Backend {
   };
   std::vector<FreshRefusal> fresh_;
   int64_t batches_ = 0;
+  off_t memory_bytes_seen_ = -1;  // AdoptOthersClasses
   // Variants that crashed or hung the tool: run apart, in parts of their
   // own size.
   absl::flat_hash_map<Variant, ApartSize> faulting_;
@@ -225,6 +230,7 @@ absl::Status PtxCmdBackend::RunSupported(const ResolvedBatch& request,
   PTXDIFF_RETURN_IF_ERROR(MakeFilesRoot(files_root_));
   Declines declines(reply);
   const absl::Time deadline = absl::Now() + config_.batch_timeout;
+  AdoptOthersClasses();
   std::vector<Part> parts = MakeParts(request, declines);
   if (!parts.empty()) LearnStartUp(deadline);
   if (++batches_ % kRecheckEvery == 0) RecheckAClass(deadline);
@@ -557,6 +563,7 @@ AloneRun PtxCmdBackend::RunAlone(const Variant& v, bool written,
 void PtxCmdBackend::LearnClasses(absl::Time deadline) {
   std::vector<FreshRefusal> fresh = std::move(fresh_);
   fresh_.clear();
+  if (!fresh.empty()) AdoptOthersClasses();
   const auto run = [&](const Variant& v, bool written) {
     return RunAlone(v, written, deadline);
   };
@@ -569,6 +576,7 @@ void PtxCmdBackend::LearnClasses(absl::Time deadline) {
 
 bool PtxCmdBackend::InAClassRefused(const Segment& named, const ToolRun& run,
                                     absl::Time deadline) {
+  AdoptOthersClasses();
   if (classes_.Find(named.variant, named.written) != nullptr) return true;
   const std::optional<RefusalClass> learned = classes_.Learn(
       named.variant, named.written,
@@ -579,6 +587,18 @@ bool PtxCmdBackend::InAClassRefused(const Segment& named, const ToolRun& run,
   if (!learned.has_value()) return false;
   Learned(*learned);
   return learned->Contains(named.variant, named.written);
+}
+
+void PtxCmdBackend::AdoptOthersClasses() {
+  struct stat st;
+  if (!memory_ || stat(memory_->path().c_str(), &st) != 0 ||
+      st.st_size == memory_bytes_seen_) {
+    return;
+  }
+  memory_bytes_seen_ = st.st_size;
+  const absl::StatusOr<Remembered> remembered = memory_->Load();
+  if (!remembered.ok()) return;
+  for (const RefusalClass& c : remembered->classes) classes_.Adopt(c);
 }
 
 void PtxCmdBackend::Learned(const RefusalClass& c) {

@@ -39,10 +39,10 @@ int AxisValue(const Variant& v, Axis axis) {
 }
 
 // Hypotheses a sample disproved, per family, shape and message, after which
-// the axis-value ones of a refusal are no longer tried: a tool that refuses
-// a combination no feature names (a video variant with all three selectors
-// `.b3`) would otherwise cost a run per axis value of each such variant.
-constexpr int kMaxDisprovedPerMessage = 6;
+// none is tried: a tool that refuses a combination no feature names (a video
+// variant with all three selectors `.b3`) would otherwise cost a run per
+// feature of each such variant.
+constexpr int kMaxDisprovedPerMessage = 3;
 
 // `text` with each run of digits after ':' or "line " as '#'.
 std::string WithoutLineNumbers(absl::string_view text) {
@@ -196,6 +196,14 @@ const RefusalClass* RefusalClasses::Find(const Variant& v,
   return nullptr;
 }
 
+void RefusalClasses::Adopt(const RefusalClass& c) {
+  const bool known = absl::c_any_of(classes_, [&](const RefusalClass& k) {
+    return k.family == c.family && k.feature == c.feature &&
+           k.written == c.written && k.message == c.message;
+  });
+  if (!known) classes_.push_back(c);
+}
+
 std::string RefusalClasses::HypothesisKey(const RefusalClass& c) const {
   return absl::StrCat(OpcodeOf(c.family), "\t", FeatureToken(c.family, c.feature),
                       "\t", c.written, "\t", c.message);
@@ -266,8 +274,7 @@ std::optional<RefusalClass> RefusalClasses::Learn(const Variant& v,
         .family = v.family, .feature = f, .written = written, .message = message};
     const std::string key = HypothesisKey(c);
     if (disproved_.contains(key)) continue;
-    if (f.kind == ClassFeature::kAxis && disproved >= kMaxDisprovedPerMessage)
-      return std::nullopt;
+    if (disproved >= kMaxDisprovedPerMessage) return std::nullopt;
     const std::optional<bool> confirmed = Test(c, v, run);
     if (!confirmed.has_value()) return std::nullopt;
     if (*confirmed) {

@@ -108,6 +108,9 @@ class RefusalClasses {
   // The confirmed class `v` in shape `written` is in, if any.
   const RefusalClass* Find(const Variant& v, bool written) const;
   const std::vector<RefusalClass>& classes() const { return classes_; }
+  // Adds a class another learner confirmed (a worker beside this one),
+  // unless it is known.
+  void Adopt(const RefusalClass& c);
 
   // After `v` alone, in shape `written`, was refused saying `message`: tests
   // the hypotheses it is evidence for (see the top of the file) and returns

@@ -150,6 +150,26 @@ TEST(RefusalClassesTest, ARecheckDropsAWrongClass) {
   EXPECT_THAT(classes.classes(), IsEmpty());
 }
 
+// A class another worker confirmed is adopted once, and refused here from
+// then on without a test.
+TEST(RefusalClassesTest, AClassAnotherWorkerLearnedIsAdoptedOnce) {
+  RefusalClasses classes(Runnable, {});
+  const RefusalClass lop3{.family = Family::kLop3,
+                          .feature = {.kind = ClassFeature::kFamily},
+                          .message = "error: lop3"};
+  classes.Adopt(lop3);
+  classes.Adopt(lop3);
+  EXPECT_THAT(classes.classes(), SizeIs(1));
+  ASSERT_NE(classes.Find(V("lop3.b32"), false), nullptr);
+  int runs = 0;
+  const auto never = [&](const Variant&, bool) {
+    ++runs;
+    return AloneRun{.end = AloneRun::kNotRefused};
+  };
+  EXPECT_FALSE(classes.Learn(V("lop3.b32"), false, "error: lop3", never));
+  EXPECT_EQ(runs, 0);
+}
+
 TEST(RefusalMemoryTest, ClassesAreRememberedAndDroppedAcrossRuns) {
   auto dir = TempDir::Create("refusal-classes-test");
   ASSERT_TRUE(dir.ok());
