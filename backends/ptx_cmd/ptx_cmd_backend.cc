@@ -374,6 +374,7 @@ void PtxCmdBackend::Settle(const ResolvedBatch& request, const Part& part,
   switch (run.end) {
     case ToolRun::kOk:
       cost_.Learn(part.tuples(), run.took);
+      for (const Segment& s : part.segments) classes_.Ran(s.variant, s.written);
       if (part.segments.size() == 1) {
         if (auto faulted = faulting_.find(part.segments[0].variant);
             faulted != faulting_.end())

@@ -204,6 +204,14 @@ void RefusalClasses::Adopt(const RefusalClass& c) {
   if (!known) classes_.push_back(c);
 }
 
+bool RefusalClasses::AnyRan(const RefusalClass& c) const {
+  if (ran_.empty()) return false;
+  for (const Variant& v : VariantsOf(c.family)) {
+    if (HasFeature(v, c.feature) && ran_.contains({v, c.written})) return true;
+  }
+  return false;
+}
+
 std::string RefusalClasses::HypothesisKey(const RefusalClass& c) const {
   return absl::StrCat(OpcodeOf(c.family), "\t", FeatureToken(c.family, c.feature),
                       "\t", c.written, "\t", c.message);
@@ -274,6 +282,10 @@ std::optional<RefusalClass> RefusalClasses::Learn(const Variant& v,
         .family = v.family, .feature = f, .written = written, .message = message};
     const std::string key = HypothesisKey(c);
     if (disproved_.contains(key)) continue;
+    if (AnyRan(c)) {  // disproved already, without a run
+      disproved_.insert(key);
+      continue;
+    }
     if (disproved >= kMaxDisprovedPerMessage) return std::nullopt;
     const std::optional<bool> confirmed = Test(c, v, run);
     if (!confirmed.has_value()) return std::nullopt;

@@ -12,11 +12,13 @@
 // before it (those tell a class that is too broad soonest); a class whose
 // samples are all refused with the same message is confirmed, and its
 // variants are refused from then on without a run. A hypothesis a sample
-// disproves is not tested again. A class confirmed in one shape (operands
-// in registers, or as written) is tested in the other on one sample. A
-// small random re-check (Recheck) runs a variant of a confirmed class now
-// and then and drops the class if it is not refused as the class says: a
-// wrong generalization is found.
+// disproves is not tested again, nor one holding a variant that ran (Ran),
+// and after kMaxDisprovedPerMessage disproved for a family, shape and
+// message none is tried. A class confirmed in one shape (operands in
+// registers, or as written) is tested in the other on one sample. A small
+// random re-check (Recheck) runs a variant of a confirmed class now and
+// then and drops the class if it is not refused as the class says: a wrong
+// generalization is found.
 
 #ifndef PTXDIFF_WORKER_BACKENDS_PTX_CMD_REFUSAL_CLASSES_H_
 #define PTXDIFF_WORKER_BACKENDS_PTX_CMD_REFUSAL_CLASSES_H_
@@ -111,6 +113,9 @@ class RefusalClasses {
   // Adds a class another learner confirmed (a worker beside this one),
   // unless it is known.
   void Adopt(const RefusalClass& c);
+  // `v` ran in shape `written` (the tool gave its values): a hypothesis
+  // whose class holds it is disproved without a run.
+  void Ran(const Variant& v, bool written) { ran_.insert({v, written}); }
 
   // After `v` alone, in shape `written`, was refused saying `message`: tests
   // the hypotheses it is evidence for (see the top of the file) and returns
@@ -135,12 +140,14 @@ class RefusalClasses {
   std::optional<bool> Test(RefusalClass& c, const Variant& evidence,
                            AloneRunner run);
   std::string HypothesisKey(const RefusalClass& c) const;
+  bool AnyRan(const RefusalClass& c) const;
 
   std::function<bool(const Variant&)> runnable_;
   std::vector<RefusalClass> classes_;
   absl::flat_hash_set<std::string> disproved_;
   // Per family, shape and message: see kMaxDisprovedPerMessage.
   absl::flat_hash_map<std::string, int> disproved_per_message_;
+  absl::flat_hash_set<std::pair<Variant, bool>> ran_;
   std::mt19937_64 rng_;
   int64_t runs_ = 0;
 };

@@ -119,6 +119,20 @@ TEST(RefusalClassesTest, ATooBroadClassIsDisprovedAndNotTriedAgain) {
   EXPECT_EQ(again.runs, first);
 }
 
+// A hypothesis whose class holds a variant the tool ran is disproved
+// without a run: the tool's values are the sample.
+TEST(RefusalClassesTest, AVariantThatRanDisprovesWithoutARun) {
+  FeatureParser tool;
+  RefusalClasses classes(Runnable, {});
+  classes.Ran(V("sub.s32"), false);
+  EXPECT_FALSE(classes.Learn(V("sub.s32"), false, "error: odd", std::ref(tool)));
+  // family and type=s32 both hold sub.s32.
+  EXPECT_EQ(tool.runs, 0);
+  // In the other shape it says nothing.
+  EXPECT_FALSE(classes.Learn(V("sub.s32"), true, "error: odd", std::ref(tool)));
+  EXPECT_GT(tool.runs, 0);
+}
+
 TEST(RefusalClassesTest, ARunCutShortLeavesTheHypothesisUntested) {
   RefusalClasses classes(Runnable, {});
   int runs = 0;
