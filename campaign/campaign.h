@@ -331,6 +331,12 @@ class Campaign {
   // added to the entry's found_as), not minimized or filed as an entry of
   // its own. False if there is none.
   bool CountUnderItsCause(const FilingJob& job);
+  // A crash or hang of the tool on one tuple whose cause (triage's
+  // FaultCause: its family and how it ended, or the condition the spec
+  // leaves open) this run filed already: counted in that entry, its variant
+  // added to found_as. A tool that crashes on every variant of a family
+  // files one entry, not one per variant (issue 62: 338 for `set`).
+  bool CountFaultUnderItsCause(const FilingJob& job);
   // Times a batch of each family's systematic tuples on the senders' workers
   // (judging them too) to learn the backend's cost per tuple by family.
   void Calibrate();

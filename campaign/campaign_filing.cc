@@ -33,6 +33,7 @@
 #include "triage/finding.h"
 #include "triage/minimizer.h"
 #include "triage/pending_journal.h"
+#include "triage/triage_store.h"
 
 namespace ptxdiff {
 namespace {
@@ -265,8 +266,43 @@ bool Campaign::CountUnderItsCause(const FilingJob& job) {
   return true;
 }
 
+bool Campaign::CountFaultUnderItsCause(const FilingJob& job) {
+  if (job.fault || job.tuple_fault == TupleFault::kNone) return false;
+  Finding seen;
+  seen.kind = job.tuple_fault == TupleFault::kHang ? FindingKind::kHang
+                                                   : FindingKind::kCrash;
+  seen.tuple = job.tuple;
+  seen.oracle = EvaluateWithReading(options_.reading, job.tuple.variant,
+                                    job.tuple.operands);
+  seen.detail = job.fault_message;
+  const std::string cause = FaultCause(seen);
+  if (cause.empty()) return false;
+  std::optional<Finding> repeat;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [key, filed_cause] : causes_) {
+      const std::optional<Finding>& f = filed_cause.filed;
+      if (f && f->kind == seen.kind && !f->unisolated &&
+          FaultCause(*f) == cause) {
+        repeat = *f;
+        break;
+      }
+    }
+    if (!repeat) return false;
+    // Its later repeats are counted in the same entry (FlushRepeats).
+    causes_[{job.tuple.variant, CauseClass(job.tuple, seen.oracle,
+                                           job.tuple_fault)}]
+        .filed = *repeat;
+  }
+  repeat->occurrences = 1;
+  repeat->found_as = {Spell(job.tuple.variant)};
+  if (!Record(*repeat, /*repeats=*/false)) return true;
+  if (job.seq >= 0) journal_->Done(job.seq);
+  return true;
+}
+
 void Campaign::FileJob(FilingJob job) {
-  if (CountUnderItsCause(job)) return;
+  if (CountUnderItsCause(job) || CountFaultUnderItsCause(job)) return;
   Finding f;
   // A hang is filed as found, and a fault the sender could not isolate: no
   // worker needed.

@@ -17,6 +17,7 @@
 #include <optional>
 #include <sstream>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -395,6 +396,41 @@ std::string TopDeclineLine(const FuzzStats& sum) {
       "\n");
 }
 
+// The classes of variants a ptx-cmd tool refused (refusal_classes.h), by
+// what it said: a few lines where its refusals are tens of thousands.
+std::string RefusedClassLines(const FuzzConfig& config) {
+  constexpr size_t kNamedPerMessage = 6;
+  absl::string_view command = config.backend;
+  if (!absl::ConsumePrefix(&command, kPtxCmdPrefix)) return "";
+  const std::vector<RefusalClass> classes =
+      RememberedClasses(config.refusals_dir, command);
+  if (classes.empty()) return "";
+  absl::flat_hash_set<int> variants;
+  std::map<std::string, std::vector<std::string>> by_message;
+  for (const RefusalClass& c : classes) {
+    for (const Variant& v : VariantsOf(c.family)) {
+      if (HasFeature(v, c.feature)) variants.insert(VariantIndex(v));
+    }
+    by_message[c.message].push_back(absl::StrCat(
+        c.Describe(), " (", c.sampled, " sampled)"));
+  }
+  std::string lines = absl::StrCat(
+      "fuzz:   the tool refuses ", classes.size(), " classes (", variants.size(),
+      " variants), each learned from a refusal and variants of it run alone "
+      "(remembered in ",
+      config.refusals_dir, "/):\n");
+  for (auto& [message, named] : by_message) {
+    const size_t more = named.size() > kNamedPerMessage
+                            ? named.size() - kNamedPerMessage
+                            : 0;
+    named.resize(named.size() - more);
+    absl::StrAppend(&lines, "fuzz:     \"", message, "\": ",
+                    absl::StrJoin(named, "; "),
+                    more > 0 ? absl::StrCat(" and ", more, " more") : "", "\n");
+  }
+  return lines;
+}
+
 // How far the systematic source got with its planned tiers (extremes,
 // relations and narrowing points, middle values) over the variants.
 std::string PlannedLine(const FuzzStats& sum) {
@@ -472,7 +508,8 @@ void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
       << " not run (a batch's time budget or fault cap left them unrun, each "
          "sent again "
       << kMaxSendsAgain << " times), " << sum.declined_other << " other\n"
-      << TopDeclineLine(sum) << FaultCostLine(sum) << "fuzz:   generated "
+      << TopDeclineLine(sum) << RefusedClassLines(config) << FaultCostLine(sum)
+      << "fuzz:   generated "
       << sum.offered << " tuples in " << sum.inputs << " fuzz inputs and "
       << sum.systematic << " systematically; " << sum.duplicates
       << " duplicates, " << sum.skipped_declining

@@ -27,6 +27,7 @@
 #include "isa/spelling.h"
 #include "triage/triage_store.h"
 #include "backends/ptx_cmd/refusal_memory.h"
+#include "isa/family_table.h"
 
 namespace ptxdiff {
 namespace {
@@ -516,6 +517,29 @@ TEST(FuzzCommandTest, SaysWhatThisToolRefusedInEarlierRuns) {
                         dir + "/out/refusals/;"));
   EXPECT_THAT(run("other-sim {ptx} {in} {out}").out,
               Not(HasSubstr("refused in earlier runs")));
+}
+
+// The classes a tool refuses are summed up in the summary, a line per
+// message, with how many variants they hold (issue 62).
+TEST(FuzzCommandTest, TheSummarySaysWhichClassesTheToolRefusesAndWhy) {
+  const std::string dir = TempDirFor("fuzz_refused_classes");
+  const std::string tool = "my-sim {ptx} {in} {out}";
+  const RefusalMemory memory(dir + "/out/refusals", tool, "sm_90");
+  ASSERT_TRUE(memory
+                  .RememberClass({.family = Family::kLop3,
+                                  .feature = {.kind = ClassFeature::kFamily},
+                                  .message = "error: unknown lop3",
+                                  .sampled = 3})
+                  .ok());
+  const CliRun r = FuzzWith(dir, kSomeStats, "",
+                            {"--backend", "ptx-cmd:" + tool, "--out",
+                             dir + "/out", "--dir", dir + "/triage"});
+  EXPECT_THAT(r.out,
+              HasSubstr(absl::StrCat("fuzz:   the tool refuses 1 classes (",
+                                     VariantsOf(Family::kLop3).size(),
+                                     " variants)")));
+  EXPECT_THAT(r.out, HasSubstr("fuzz:     \"error: unknown lop3\": every "
+                               "lop3, in registers (3 sampled)"));
 }
 
 // Issue 28: a campaign against a backend that declined everything exited 0.

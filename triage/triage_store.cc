@@ -175,11 +175,8 @@ std::string DescribeBatch(const std::vector<Tuple>& batch) {
                         : "");
 }
 
-// A crash's or hang's cause across variants (finding.h): where the spec
-// leaves the value open, that condition ("crash where the spec leaves the
-// value open: division-by-zero", in div and rem alike); else the family and
-// how it ended ("crash in sad: killed by signal 6 (SIGABRT)"). Empty for an
-// unisolated fault or a program's.
+}  // namespace
+
 std::string FaultCause(const Finding& f) {
   if (f.kind == FindingKind::kValueMismatch || f.unisolated || f.program)
     return "";
@@ -195,6 +192,8 @@ std::string FaultCause(const Finding& f) {
   if (f.kind == FindingKind::kHang || how.empty()) return in_family;
   return absl::StrCat(in_family, ": ", how);
 }
+
+namespace {
 
 // The cause a backend's note names on a line "cause: ..." (docs/
 // worker-protocol.md), or "".

@@ -83,6 +83,13 @@ struct RootCause {
 };
 // `entries` grouped, in order of each cause's first entry.
 std::vector<RootCause> GroupByRootCause(const std::vector<EntryInfo>& entries);
+// A crash's or hang's cause across variants (finding.h): where the spec
+// leaves the value open, that condition ("crash where the spec leaves the
+// value open: division-by-zero", in div and rem alike); else the family and
+// how it ended ("crash in sad: killed by signal 6 (SIGABRT)"). Empty for an
+// unisolated fault or a program's. A campaign counts a fault of a cause
+// already filed in that entry.
+std::string FaultCause(const Finding& f);
 // A fault's own words, kept in its entry's kFaultOutputFile: the tail of
 // what the tool printed before it crashed or hung ("its output ends:" in
 // the detail), or the error lines it said; "" when the detail quotes none.

@@ -37,6 +37,7 @@
 #include "backends/ptx_cmd/fault_pacing.h"
 #include "backends/ptx_cmd/module_parts.h"
 #include "backends/ptx_cmd/ptx_cmd_config.h"
+#include "backends/ptx_cmd/refusal_classes.h"
 #include "backends/ptx_cmd/refusal_memory.h"
 #include "backends/ptx_cmd/tool_run.h"
 #include "common/files.h"
@@ -57,15 +58,28 @@ static_assert(std::endian::native == std::endian::little);
 
 // The tuple run to learn the tool's start-up: add.u32 1, 2.
 constexpr WireTuple kProbeTuple[] = {{.operands = {{1, 2}}}};
+// The operands of a variant run alone to test a class of refusals: none 0
+// (a division by it would crash a tool), none small (a `bfind` of it hangs
+// the dense-fault fixture).
+constexpr Operands kSampleOperands = {{0x12345678, 0x3f5, 0x2a1, 0x1c3}};
+// A random variant of a confirmed class is run alone every kRecheckEvery
+// batches (RefusalClasses::Recheck).
+constexpr int kRecheckEvery = 16;
 
 class PtxCmdBackend : public Backend {
  public:
   PtxCmdBackend(Config config, std::string files_root,
-                std::optional<RefusalMemory> memory, Refusals remembered)
+                std::optional<RefusalMemory> memory, Remembered remembered)
       : config_(std::move(config)),
         files_root_(std::move(files_root)),
         memory_(std::move(memory)),
-        refused_(std::move(remembered)) {}
+        refused_(std::move(remembered.variants)),
+        classes_(
+            [sm = config_.target.sm](const Variant& v) {
+              return !::ptxdiff::WhyUnsupported(v, sm, MaxPtxOfDriver(INT_MAX))
+                          .has_value();
+            },
+            std::move(remembered.classes)) {}
   ~PtxCmdBackend() override { RemoveTree(files_root_); }
 
  protected:
@@ -115,7 +129,7 @@ class PtxCmdBackend : public Backend {
   // halves to run again (`next`), a refusal, or a fault.
   void Settle(const ResolvedBatch& request, const Part& part,
               const ToolRun& run, RunReply& reply, Declines& declines,
-              std::vector<Part>& next);
+              std::vector<Part>& next, absl::Time deadline);
   void AddResults(const Part& part, absl::string_view out,
                   std::span<TupleResult> results, Declines& declines) const;
   // "command 'T' on add.sat.s32 (16 tuples): exit status 1; its output ends:
@@ -128,6 +142,32 @@ class PtxCmdBackend : public Backend {
   // Records a refusal, and remembers it for later runs.
   void Refused(const RefusalKey& key, const std::string& why);
 
+  // Why the tool refuses `v` in shape `written` as a member of a class it
+  // refused, if it does.
+  std::optional<std::string> RefusedAsClass(const Variant& v,
+                                            bool written) const;
+  // Tests the classes the round's fresh refusals are evidence for
+  // (refusal_classes.h), and remembers those confirmed.
+  void LearnClasses(absl::Time deadline);
+  // True if the segment a refused run's error named is in a class the tool
+  // refuses, known or learned now from what it said.
+  bool InAClassRefused(const Segment& named, const ToolRun& run,
+                       absl::Time deadline);
+  // Says and remembers a class confirmed.
+  void Learned(const RefusalClass& c);
+  // The classes the campaign's other workers confirmed since this one last
+  // looked (they share the memory's file): adopted, so that a class is
+  // learned once a campaign, not once a worker.
+  void AdoptOthersClasses();
+  // `parts` without the segments of classes the tool refuses, declined.
+  std::vector<Part> WithoutRefusedClasses(std::vector<Part> parts,
+                                          Declines& declines) const;
+  // Every kRecheckEvery batches: a variant of a class run alone, and the
+  // class dropped if it is not refused alike.
+  void RecheckAClass(absl::Time deadline);
+  // `v` alone, one tuple in shape `written`, for RefusalClasses.
+  AloneRun RunAlone(const Variant& v, bool written, absl::Time deadline);
+
   Config config_;
   std::string files_root_;  // ProcessTempDir(kPtxCmdTempPrefix, getpid())
   ToolCostModel cost_;
@@ -135,6 +175,17 @@ class PtxCmdBackend : public Backend {
   // Variants the tool refused (a non-zero exit on a module of that variant
   // alone), with why: declined without another run.
   Refusals refused_;
+  // The classes it refuses, and the refusals of the batch's last round that
+  // may be evidence of new ones.
+  RefusalClasses classes_;
+  struct FreshRefusal {
+    Variant variant;
+    bool written;
+    std::string message;  // RefusalMessage
+  };
+  std::vector<FreshRefusal> fresh_;
+  int64_t batches_ = 0;
+  off_t memory_bytes_seen_ = -1;  // AdoptOthersClasses
   // Variants that crashed or hung the tool: run apart, in parts of their
   // own size.
   absl::flat_hash_map<Variant, ApartSize> faulting_;
@@ -179,8 +230,10 @@ absl::Status PtxCmdBackend::RunSupported(const ResolvedBatch& request,
   PTXDIFF_RETURN_IF_ERROR(MakeFilesRoot(files_root_));
   Declines declines(reply);
   const absl::Time deadline = absl::Now() + config_.batch_timeout;
+  AdoptOthersClasses();
   std::vector<Part> parts = MakeParts(request, declines);
   if (!parts.empty()) LearnStartUp(deadline);
+  if (++batches_ % kRecheckEvery == 0) RecheckAClass(deadline);
   faults_in_batch_.clear();
   family_hang_runs_.clear();
   HeldApartParts held(parts);
@@ -206,9 +259,10 @@ absl::Status PtxCmdBackend::RunSupported(const ResolvedBatch& request,
     std::vector<Part> next;
     for (size_t i = 0; i < parts.size(); ++i) {
       PTXDIFF_RETURN_IF_ERROR(runs[i].error);
-      Settle(request, parts[i], runs[i], reply, declines, next);
+      Settle(request, parts[i], runs[i], reply, declines, next, deadline);
     }
-    parts = std::move(next);
+    LearnClasses(deadline);
+    parts = WithoutRefusedClasses(std::move(next), declines);
   }
   return absl::OkStatus();
 }
@@ -239,6 +293,11 @@ std::vector<Part> PtxCmdBackend::MakeParts(const ResolvedBatch& request,
       if (auto it = refused_.find(RefusalKey{s.variant, s.written});
           it != refused_.end()) {
         declines.Add(s.positions, DeclineCode::kUnsupportedVariant, it->second);
+        continue;
+      }
+      if (std::optional<std::string> why =
+              RefusedAsClass(s.variant, s.written)) {
+        declines.Add(s.positions, DeclineCode::kUnsupportedVariant, *why);
         continue;
       }
       if (const auto faulted = faulting_.find(s.variant);
@@ -310,10 +369,12 @@ ToolRun PtxCmdBackend::RunTool(const ResolvedBatch& request, const Part& part,
 
 void PtxCmdBackend::Settle(const ResolvedBatch& request, const Part& part,
                            const ToolRun& run, RunReply& reply,
-                           Declines& declines, std::vector<Part>& next) {
+                           Declines& declines, std::vector<Part>& next,
+                           absl::Time deadline) {
   switch (run.end) {
     case ToolRun::kOk:
       cost_.Learn(part.tuples(), run.took);
+      for (const Segment& s : part.segments) classes_.Ran(s.variant, s.written);
       if (part.segments.size() == 1) {
         if (auto faulted = faulting_.find(part.segments[0].variant);
             faulted != faulting_.end())
@@ -343,6 +404,9 @@ void PtxCmdBackend::Settle(const ResolvedBatch& request, const Part& part,
         const Segment& s = part.segments[0];
         Refused(RefusalKey{s.variant, s.written}, why);
         DeclineAll(part, DeclineCode::kUnsupportedVariant, why, declines);
+        fresh_.push_back(
+            {s.variant, s.written,
+             RefusalMessage(s.variant, run.error_lines, run.output)});
         return;
       }
       // The segment the tool's error names by its line, alone, and the
@@ -354,6 +418,17 @@ void PtxCmdBackend::Settle(const ResolvedBatch& request, const Part& part,
               ModuleFor(request, part, config_.target, config_.abi));
           k.has_value() && *k < part.segments.size()) {
         const std::string why = Failure(part, run);
+        // A class of the named segment's, learned now: the module's other
+        // segments of it are declined, and the rest runs whole, its next
+        // refusal named by the next run (a halving per refused variant
+        // was most of the runs on a tool that refuses whole classes).
+        if (InAClassRefused(part.segments[*k], run, deadline)) {
+          for (Part& rest : WithoutRefusedClasses({part}, declines)) {
+            rest.isolating = why;
+            next.push_back(std::move(rest));
+          }
+          return;
+        }
         Part named{.isolating = why}, rest{.isolating = why};
         for (size_t i = 0; i < part.segments.size(); ++i) {
           (i == *k ? named : rest).segments.push_back(part.segments[i]);
@@ -446,14 +521,126 @@ void PtxCmdBackend::AddResults(const Part& part, absl::string_view out,
 
 std::optional<std::string> PtxCmdBackend::RefusedInEveryShape(
     const Variant& v) const {
+  const bool both_shapes = config_.forms == Config::Forms::kAsWritten;
+  if (both_shapes && !refused_.contains(RefusalKey{v, true}) &&
+      classes_.Find(v, true) == nullptr)
+    return std::nullopt;
+  if (std::optional<std::string> why = RefusedAsClass(v, false)) return why;
   const auto registers = refused_.find(RefusalKey{v, false});
   if (registers == refused_.end()) return std::nullopt;
-  if (config_.forms == Config::Forms::kAsWritten &&
-      !refused_.contains(RefusalKey{v, true}))
-    return std::nullopt;
   return absl::StrCat("refused by the tool in an earlier run (remembered in ",
                       memory_ ? memory_->path() : "this worker",
                       "): ", registers->second);
+}
+
+std::optional<std::string> PtxCmdBackend::RefusedAsClass(const Variant& v,
+                                                         bool written) const {
+  const RefusalClass* c = classes_.Find(v, written);
+  if (c == nullptr) return std::nullopt;
+  return absl::StrCat("ptx-cmd: refused by the tool as a class (", c->Describe(),
+                      ": ", c->sampled,
+                      " of its variants run alone were refused alike; "
+                      "remembered in ",
+                      memory_ ? memory_->path() : "this worker",
+                      "): ", c->message);
+}
+
+AloneRun PtxCmdBackend::RunAlone(const Variant& v, bool written,
+                                 absl::Time deadline) {
+  const WireTuple tuple[] = {
+      {.operands = kSampleOperands,
+       .runtime = written ? uint8_t{0} : RuntimeCapableSources(v)}};
+  const ResolvedBatch batch{.variants = {v}, .tuples = tuple};
+  const Part part{.segments = {{v, {0}, written}}};
+  if (absl::Now() >= deadline) return {};
+  const ToolRun run = RunTool(batch, part, deadline);
+  if (!run.error.ok() || run.end == ToolRun::kCut) return {};
+  if (run.end != ToolRun::kRefused) return {.end = AloneRun::kNotRefused};
+  Refused(RefusalKey{v, written}, Failure(part, run));
+  return {.end = AloneRun::kRefused,
+          .message = RefusalMessage(v, run.error_lines, run.output)};
+}
+
+void PtxCmdBackend::LearnClasses(absl::Time deadline) {
+  std::vector<FreshRefusal> fresh = std::move(fresh_);
+  fresh_.clear();
+  if (!fresh.empty()) AdoptOthersClasses();
+  const auto run = [&](const Variant& v, bool written) {
+    return RunAlone(v, written, deadline);
+  };
+  for (const FreshRefusal& r : fresh) {
+    const std::optional<RefusalClass> learned =
+        classes_.Learn(r.variant, r.written, r.message, run);
+    if (learned.has_value()) Learned(*learned);
+  }
+}
+
+bool PtxCmdBackend::InAClassRefused(const Segment& named, const ToolRun& run,
+                                    absl::Time deadline) {
+  AdoptOthersClasses();
+  if (classes_.Find(named.variant, named.written) != nullptr) return true;
+  const std::optional<RefusalClass> learned = classes_.Learn(
+      named.variant, named.written,
+      RefusalMessage(named.variant, run.error_lines, run.output),
+      [&](const Variant& v, bool written) {
+        return RunAlone(v, written, deadline);
+      });
+  if (!learned.has_value()) return false;
+  Learned(*learned);
+  return learned->Contains(named.variant, named.written);
+}
+
+void PtxCmdBackend::AdoptOthersClasses() {
+  struct stat st;
+  if (!memory_ || stat(memory_->path().c_str(), &st) != 0 ||
+      st.st_size == memory_bytes_seen_) {
+    return;
+  }
+  memory_bytes_seen_ = st.st_size;
+  const absl::StatusOr<Remembered> remembered = memory_->Load();
+  if (!remembered.ok()) return;
+  for (const RefusalClass& c : remembered->classes) classes_.Adopt(c);
+}
+
+void PtxCmdBackend::Learned(const RefusalClass& c) {
+  std::fprintf(stderr, "ptxdiff-worker: ptx-cmd: the tool refuses %s: %s\n",
+               c.Describe().c_str(), c.message.c_str());
+  if (!memory_) return;
+  if (absl::Status s = memory_->RememberClass(c); !s.ok()) {
+    std::fprintf(stderr, "ptxdiff-worker: ptx-cmd: %s\n",
+                 std::string(s.message()).c_str());
+  }
+}
+
+std::vector<Part> PtxCmdBackend::WithoutRefusedClasses(
+    std::vector<Part> parts, Declines& declines) const {
+  if (classes_.classes().empty()) return parts;
+  std::vector<Part> kept;
+  for (Part& part : parts) {
+    std::vector<Segment> segments;
+    for (Segment& s : part.segments) {
+      if (std::optional<std::string> why = RefusedAsClass(s.variant, s.written))
+        declines.Add(s.positions, DeclineCode::kUnsupportedVariant, *why);
+      else
+        segments.push_back(std::move(s));
+    }
+    part.segments = std::move(segments);
+    if (!part.segments.empty()) kept.push_back(std::move(part));
+  }
+  return kept;
+}
+
+void PtxCmdBackend::RecheckAClass(absl::Time deadline) {
+  const std::optional<RefusalClass> dropped = classes_.Recheck(
+      [&](const Variant& v, bool written) {
+        return RunAlone(v, written, deadline);
+      });
+  if (!dropped.has_value()) return;
+  std::fprintf(stderr,
+               "ptxdiff-worker: ptx-cmd: a re-check found a variant of %s "
+               "that is not refused alike: the class is dropped\n",
+               dropped->Describe().c_str());
+  if (memory_) (void)memory_->ForgetClass(*dropped);
 }
 
 void PtxCmdBackend::Refused(const RefusalKey& key, const std::string& why) {
@@ -499,7 +686,7 @@ absl::StatusOr<std::unique_ptr<Backend>> MakePtxCmdBackend(
   RemoveOrphanedProcessTempDirs(kPtxCmdTempPrefix);
   std::string root = ProcessTempDir(kPtxCmdTempPrefix, getpid());
   std::optional<RefusalMemory> memory;
-  Refusals remembered;
+  Remembered remembered;
   if (!config.refusals_dir.empty()) {
     memory.emplace(config.refusals_dir, config.command,
                    absl::StrCat("sm_", config.target.sm));

@@ -14,7 +14,12 @@
 // A run that fails is split in halves and the halves run again, until:
 //   - a non-zero exit status (a refusal: the tool cannot take the module)
 //     is pinned on one variant, whose tuples are declined with code 1 and
-//     the tool's message, now and in every later batch;
+//     the tool's message, now and in every later batch; the segment on the
+//     line the tool's error names is tried alone first; and the refusal,
+//     with what the tool said, is a hypothesis about the classes the
+//     variant is in (refusal_classes.h), confirmed on a few variants of
+//     the class run alone, after which the whole class is declined without
+//     a run (and re-checked now and then);
 //   - a signal, a missing or short {out} (a crash) or the timeout (a hang)
 //     is pinned on single tuples, answered as ResultKind::kFault: findings.
 // Every other tuple gets its value. The timeout adapts to the tool (4x a
@@ -33,16 +38,17 @@
 //   batch_timeout_ms  45000: all runs of one batch (keep it below the
 //                     client's --timeout, 60 s by default)
 //   jobs              2: runs of the command at once
-//   refusals_dir      where the variants the tool refuses are remembered
-//                     across runs (refusal_memory.h): those it refused in
-//                     every shape are left out of the handshake's
+//   refusals_dir      where the variants and classes the tool refuses are
+//                     remembered across runs (refusal_memory.h): those it
+//                     refused in every shape are left out of the handshake's
 //                     `supports`; unset, nowhere
 //
 // Its files: ptx_cmd_backend.cc runs a batch (the parts to run, what each
 // run's end teaches); ptx_cmd_config.h parses the options; module_parts.h
 // cuts a batch into modules and a failed one into smaller ones;
 // fault_pacing.h holds a variant that faults the tool apart; tool_run.h
-// runs the tool once; refusal_memory.h remembers what it refused.
+// runs the tool once; refusal_classes.h learns the classes it refuses, and
+// refusal_memory.h remembers what it refused.
 
 #ifndef PTXDIFF_WORKER_BACKENDS_PTX_CMD_PTX_CMD_BACKEND_H_
 #define PTXDIFF_WORKER_BACKENDS_PTX_CMD_PTX_CMD_BACKEND_H_

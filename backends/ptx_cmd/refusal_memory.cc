@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
@@ -11,6 +12,7 @@
 #include "absl/strings/strip.h"
 #include "common/files.h"
 #include "common/fnv1a.h"
+#include "isa/family_table.h"
 #include "isa/spelling.h"
 
 namespace ptxdiff {
@@ -18,6 +20,8 @@ namespace {
 
 constexpr absl::string_view kRegisters = "registers";
 constexpr absl::string_view kImmediates = "immediates";
+constexpr absl::string_view kClass = "class";
+constexpr absl::string_view kDropped = "dropped";
 
 // `text` on one line, without the separator.
 std::string OneLine(absl::string_view text) {
@@ -31,6 +35,50 @@ std::string HeaderBefore(absl::string_view command) {
 }
 constexpr absl::string_view kHeaderAfter =
     " (delete this file after changing the tool)";
+
+// A class line's fields after `class` or `dropped`: shape, family,
+// feature, sampled, message.
+std::string ClassFields(const RefusalClass& c) {
+  return absl::StrCat(c.written ? kImmediates : kRegisters, "\t",
+                      OpcodeOf(c.family), "\t",
+                      FeatureToken(c.family, c.feature), "\t", c.sampled,
+                      "\t", OneLine(c.message));
+}
+
+std::optional<RefusalClass> ParseClassFields(
+    const std::vector<absl::string_view>& fields) {
+  if (fields.size() != 6 ||
+      (fields[1] != kRegisters && fields[1] != kImmediates)) {
+    return std::nullopt;
+  }
+  const std::optional<Family> family = FamilyByOpcode(fields[2]);
+  if (!family.has_value()) return std::nullopt;
+  const std::optional<ClassFeature> feature =
+      ParseFeatureToken(*family, fields[3]);
+  int sampled = 0;
+  if (!feature.has_value() || !absl::SimpleAtoi(fields[4], &sampled))
+    return std::nullopt;
+  return RefusalClass{.family = *family,
+                      .feature = *feature,
+                      .written = fields[1] == kImmediates,
+                      .message = std::string(fields[5]),
+                      .sampled = sampled};
+}
+
+// The confirmed classes among `lines`, without those dropped after.
+void AddClass(absl::string_view line, std::vector<RefusalClass>& classes) {
+  const std::vector<absl::string_view> fields =
+      absl::StrSplit(line, absl::MaxSplits('\t', 5));
+  if (fields.empty() || (fields[0] != kClass && fields[0] != kDropped)) return;
+  const std::optional<RefusalClass> c = ParseClassFields(fields);
+  if (!c.has_value()) return;
+  const auto same = [&](const RefusalClass& k) {
+    return k.family == c->family && k.feature == c->feature &&
+           k.written == c->written && k.message == c->message;
+  };
+  std::erase_if(classes, same);
+  if (fields[0] == kClass) classes.push_back(*c);
+}
 
 }  // namespace
 
@@ -59,12 +107,13 @@ std::vector<std::string> RememberedTargets(absl::string_view dir,
   return targets;
 }
 
-absl::StatusOr<Refusals> RefusalMemory::Load() const {
-  Refusals refusals;
-  if (access(path_.c_str(), F_OK) != 0) return refusals;
+absl::StatusOr<Remembered> RefusalMemory::Load() const {
+  Remembered remembered;
+  if (access(path_.c_str(), F_OK) != 0) return remembered;
   absl::StatusOr<std::string> text = ReadFile(path_);
   if (!text.ok()) return text.status();
   for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+    AddClass(line, remembered.classes);
     const std::vector<absl::string_view> fields =
         absl::StrSplit(line, absl::MaxSplits('\t', 2));
     if (fields.size() != 3 ||
@@ -73,20 +122,44 @@ absl::StatusOr<Refusals> RefusalMemory::Load() const {
     }
     const absl::StatusOr<Variant> v = ParseVariant(fields[1]);
     if (!v.ok()) continue;
-    refusals.try_emplace(RefusalKey{*v, fields[0] == kImmediates},
-                         std::string(fields[2]));
+    remembered.variants.try_emplace(RefusalKey{*v, fields[0] == kImmediates},
+                                    std::string(fields[2]));
   }
-  return refusals;
+  return remembered;
 }
 
-absl::Status RefusalMemory::Remember(const RefusalKey& key,
-                                     absl::string_view why) const {
+std::vector<RefusalClass> RememberedClasses(absl::string_view dir,
+                                            absl::string_view command) {
+  std::vector<RefusalClass> classes;
+  for (const std::string& target : RememberedTargets(dir, command)) {
+    const absl::StatusOr<Remembered> remembered =
+        RefusalMemory(dir, command, target).Load();
+    if (!remembered.ok()) continue;
+    for (const RefusalClass& c : remembered->classes) classes.push_back(c);
+  }
+  return classes;
+}
+
+absl::Status RefusalMemory::Append(absl::string_view line) const {
   if (access(path_.c_str(), F_OK) != 0) {
     if (absl::Status made = MakeDirs(dir_); !made.ok()) return made;
     if (absl::Status wrote = AppendToFile(path_, header_); !wrote.ok())
       return wrote;
   }
-  return AppendToFile(path_,
+  return AppendToFile(path_, line);
+}
+
+absl::Status RefusalMemory::RememberClass(const RefusalClass& c) const {
+  return Append(absl::StrCat(kClass, "\t", ClassFields(c), "\n"));
+}
+
+absl::Status RefusalMemory::ForgetClass(const RefusalClass& c) const {
+  return Append(absl::StrCat(kDropped, "\t", ClassFields(c), "\n"));
+}
+
+absl::Status RefusalMemory::Remember(const RefusalKey& key,
+                                     absl::string_view why) const {
+  return Append(
                      absl::StrCat(key.second ? kImmediates : kRegisters, "\t",
                                   Spell(key.first), "\t", OneLine(why), "\n"));
 }

@@ -6,9 +6,12 @@
 // directory beside the campaign's corpus (`ptxdiff fuzz` passes
 // <out>/refusals): a header line naming the identity, then a line per
 // refusal, `registers|immediates TAB spelling TAB the tool's message` (on
-// one line). Workers of one campaign append to it at once; each line is
-// written whole with O_APPEND, and a line repeated is read once. A user who
-// changes the tool deletes the file (or the directory).
+// one line); a class of refusals (refusal_classes.h), `class TAB shape TAB
+// family TAB feature TAB sampled TAB message`; a class a re-check disproved,
+// the same line with `dropped` first. Workers of one campaign append to it
+// at once; each line is written whole with O_APPEND, and a line repeated is
+// read once. A user who changes the tool deletes the file (or the
+// directory).
 
 #ifndef PTXDIFF_WORKER_BACKENDS_PTX_CMD_REFUSAL_MEMORY_H_
 #define PTXDIFF_WORKER_BACKENDS_PTX_CMD_REFUSAL_MEMORY_H_
@@ -21,6 +24,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "backends/ptx_cmd/refusal_classes.h"
 #include "isa/variant.h"
 
 namespace ptxdiff {
@@ -30,6 +34,13 @@ namespace ptxdiff {
 using RefusalKey = std::pair<Variant, bool>;
 using Refusals = absl::flat_hash_map<RefusalKey, std::string>;
 
+// What a memory holds: the variants refused, and the classes confirmed
+// (those dropped since left out).
+struct Remembered {
+  Refusals variants;
+  std::vector<RefusalClass> classes;
+};
+
 class RefusalMemory {
  public:
   // The memory of the tool `command` for PTX `target` ("sm_90") in `dir`.
@@ -38,14 +49,19 @@ class RefusalMemory {
 
   const std::string& path() const { return path_; }
 
-  // Every refusal the file holds (none if it does not exist); a line that
-  // is not one (a variant this build does not know, a damaged line) is
-  // skipped.
-  absl::StatusOr<Refusals> Load() const;
-  // Appends one, making the directory and the header as needed.
+  // Every refusal and class the file holds (none if it does not exist); a
+  // line that is not one (a variant or family this build does not know, a
+  // damaged line) is skipped.
+  absl::StatusOr<Remembered> Load() const;
+  // Append a line each.
   absl::Status Remember(const RefusalKey& key, absl::string_view why) const;
+  absl::Status RememberClass(const RefusalClass& c) const;
+  absl::Status ForgetClass(const RefusalClass& c) const;
 
  private:
+  // Appends a whole line, making the directory and the header as needed.
+  absl::Status Append(absl::string_view line) const;
+
   std::string dir_, path_, header_;
 };
 
@@ -53,6 +69,11 @@ class RefusalMemory {
 // for, from the files' header lines: what a campaign on it skips.
 std::vector<std::string> RememberedTargets(absl::string_view dir,
                                            absl::string_view command);
+
+// The classes `dir` remembers the tool `command` refusing, for every target:
+// what a campaign's summary lists.
+std::vector<RefusalClass> RememberedClasses(absl::string_view dir,
+                                            absl::string_view command);
 
 }  // namespace ptxdiff
 
