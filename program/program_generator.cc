@@ -397,6 +397,7 @@ class Builder {
             "cvt.u16.u32", "cvt.s16.s32", "cvt.sat.u16.s32", "cvt.sat.s16.u32"};
         const char* spelling = kConverts[rng_() % kConverts.size()];
         if (Suppressed(spelling)) return;
+        if (Discouraged(spelling) && rng_() % kDiscouragedOdds != 0) return;
         p_.steps.push_back({.variant = *ParseVariant(spelling),
                             .dst = dst,
                             .sources = {{.is_register = true, .name = last}}});
