@@ -383,7 +383,8 @@ int MinimizeProgramCase(const std::string& path, const ParsedArgs& args,
         return *program;
       },
       .adopt_pending = false,
-      .file_unfinished = true};
+      .file_unfinished = true,
+      .count_known_repeats = false};
   const ScopedInterruptHandler on_interrupt;
   auto report = RunProgramCampaign(o, nullptr);
   if (!report.ok()) return Fail(err, "minimize", report.status());

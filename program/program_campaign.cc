@@ -595,7 +595,7 @@ class Campaign {
   // directory, or by this run) is counted in that cause's entry, not
   // minimized again: the search moves on.
   bool CountedAsAKnownRepeat(const Found& found) {
-    if (!found.mismatch) return false;
+    if (!found.mismatch || !o_.count_known_repeats) return false;
     const std::string key =
         causes_.KeyOf(found.program, *found.mismatch, o_.reading).key;
     if (key.empty() || !CountInEntryOf(key, found)) return false;

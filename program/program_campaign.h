@@ -67,6 +67,10 @@ struct ProgramCampaignOptions {
   // At max_time, a finding still being minimized is filed as far as it got
   // (`ptxdiff minimize`), not kept pending for the next run.
   bool file_unfinished = false;
+  // A disagreement whose cause key names a filed cause is counted in its
+  // entry, not minimized (issue 64); off, each is minimized and filed
+  // (`ptxdiff minimize`, asked to minimize its one case).
+  bool count_known_repeats = true;
   // Called about every `tick` from a thread of its own with the counts so
   // far (a report's timeline, report/run_records.h); not at the end, whose
   // counts the run returns.
