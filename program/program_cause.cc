@@ -63,6 +63,11 @@ std::optional<std::vector<Observed>> RunThrough(const Program& p, size_t i,
   Program prefix = p;
   prefix.steps.resize(i + 1);
   prefix.outputs = {p.steps[i].dst};
+  // A branch over step i to a label after it: the label at the end, where
+  // the step is passed over as it is in the program.
+  for (size_t j = i + 1; j < p.steps.size(); ++j) {
+    if (p.steps[j].kind == ProgramStep::kLabel) prefix.steps.push_back(p.steps[j]);
+  }
   if (!IsValid(prefix)) return std::nullopt;
   std::vector<Observed> run;
   const StepObserver each = [&run](const Variant& v, const Operands& o,
@@ -143,7 +148,9 @@ std::optional<WrongConstant> WrongConstantCause(
       FirstDiffering(EvaluateAtWitness(program, reading), claimed);
   if (!k) return std::nullopt;
   const std::vector<bool> top = TopLevel(program);
-  std::optional<WrongConstant> first;
+  // The first explaining step that computes a value, and the first that
+  // computes a predicate (a trigger class's, if any).
+  std::optional<WrongConstant> first, steering;
   for (size_t i = 0; i < program.steps.size(); ++i) {
     if (!top[i] || program.steps[i].kind != ProgramStep::kInstruction)
       continue;
@@ -162,11 +169,16 @@ std::optional<WrongConstant> WrongConstantCause(
                     .key = Spell(seen->variant)};
     w.words = Words(w);
     // A culprit at operands of a trigger class is preferred: the steps
-    // around it that also explain the value only pass it on.
-    if (w.trigger != "in-range") return w;
-    if (!first) first = std::move(w);
+    // around it that also explain the value only pass it on. So is one
+    // that computes a value over a predicate, which often only steers
+    // which value is computed (a branch over the step ptxas got wrong).
+    const bool steers = DestinationWidth(program.steps[i]) == 1;
+    if (w.trigger != "in-range" && !steers) return w;
+    std::optional<WrongConstant>& slot = steers ? steering : first;
+    if (!slot || (slot->trigger == "in-range" && w.trigger != "in-range"))
+      slot = std::move(w);
   }
-  return first;
+  return first ? first : steering;
 }
 
 bool DepartsAtAConstant(absl::string_view departure_cause) {

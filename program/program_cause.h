@@ -10,7 +10,9 @@
 // gives what ptxas stored. The instructions that explain it are the
 // candidates; the first whose operands fall in a trigger class (a field
 // past the top, MIN, a shift of 32 or more: harness/semantic_classes.h)
-// is the culprit, else the first. The same bug reached through five
+// is the culprit, else the first; a step that sets a predicate only where
+// no step that sets a value explains it (a compare often only steers which
+// value is computed, as a branch over the step ptxas got wrong does). The same bug reached through five
 // shapes, or through a claim and through executed code, has one culprit,
 // and so one key: the culprit's spelling, which is also what a tuple
 // entry of that variant is grouped under (triage_store.h).

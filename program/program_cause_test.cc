@@ -99,6 +99,27 @@ TEST(WrongConstantCauseTest, SlctThroughAMoveIsSlct) {
             "slct.s32.s32");
 }
 
+// found-branch-max-neg: a branch on `%in0 < 1` over `max.u32` and
+// `neg.s32`, claimed INT_MAX where the oracle gives INT_MAX negated. The
+// compare explains the value too (the branch taken skips both steps), but
+// it only steers: the culprit is the negation.
+TEST(WrongConstantCauseTest, AStepThatOnlySteersIsNotTheCulprit) {
+  const std::vector<uint64_t> claimed = {0x7fffffff};
+  auto p = TestdataProgram("found-branch-max-neg.ptxprog");
+  ASSERT_TRUE(p.ok()) << p.status();
+  const std::optional<WrongConstant> w = WrongConstantCause(*p, claimed);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->key, "neg.s32") << w->words;
+  // Where only a compare explains it (`-|a| < INT_MIN`), the compare.
+  EXPECT_EQ(KeyOf("input %a .b32 0x0\n"
+                  "abs.s32 %r1, %a;\n"
+                  "neg.s32 %r2, %r1;\n"
+                  "setp.lt.s32 %p, %r2, 0x80000000;\n"
+                  "output %p\n",
+                  1),
+            "setp.lt.s32");
+}
+
 // No key where no one top-level instruction explains the value: m009's
 // negation is in a loop, and a claim the oracle agrees with has nothing to
 // explain.
