@@ -116,6 +116,21 @@ std::string EntryLine(const EntryFiled& e) {
       e.times > 1 ? absl::StrCat(" (", e.times, " times)") : "");
 }
 
+// "; 310 known repeats (of 3 causes filed before, most of `SEL R, R,
+// 0xffff8000, !P`: 250), counted in their entries, not minimized", or "".
+std::string KnownRepeatsText(const ProgramCampaignReport& r) {
+  if (r.known_repeats == 0) return "";
+  const auto top = std::max_element(
+      r.repeats.begin(), r.repeats.end(),
+      [](const auto& a, const auto& b) { return a.second < b.second; });
+  return absl::StrCat("; ", r.known_repeats,
+                      r.known_repeats == 1 ? " known repeat" : " known repeats",
+                      " (of ", r.repeats.size(),
+                      r.repeats.size() == 1 ? " cause" : " causes",
+                      " filed before, most of ", top->first, ": ", top->second,
+                      "), counted in their entries, not minimized");
+}
+
 // What was found and where it was filed: a line per entry (what each is,
 // the progress lines said as it was filed), under a line per root cause of
 // several entries; the first kMaxEntryLines of them.
@@ -149,6 +164,7 @@ std::string FindingsLines(const ProgramCampaignOptions& o,
                                  " in programs with a variant not generated "
                                  "any more, not filed again)")
                   : "",
+      KnownRepeatsText(r),
       "; filed in ", EntriesAndCauses(entries.size(), causes.size()), " (",
       fresh, " new) in ", o.triage_dir, "\n");
   std::vector<std::string> lines;
@@ -373,7 +389,8 @@ int MinimizeProgramCase(const std::string& path, const ParsedArgs& args,
         return *program;
       },
       .adopt_pending = false,
-      .file_unfinished = true};
+      .file_unfinished = true,
+      .count_known_repeats = false};
   const ScopedInterruptHandler on_interrupt;
   auto report = RunProgramCampaign(o, nullptr);
   if (!report.ok()) return Fail(err, "minimize", report.status());

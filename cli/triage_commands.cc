@@ -462,6 +462,14 @@ int RunTriage(const std::vector<std::string>& args, std::ostream& out,
     // cause's entries under it when it has more than one.
     const std::vector<RootCause> causes = GroupByRootCause(*entries);
     for (const RootCause& c : causes) {
+      // One line per cause, in words, its entries beneath.
+      out << absl::StrFormat("cause: %s (%s on %s: %s, %d %s)\n",
+                             CauseInWords(c), FindingKindName(c.kind),
+                             c.backend,
+                             c.entries.size() == 1
+                                 ? "1 entry"
+                                 : absl::StrCat(c.entries.size(), " entries"),
+                             c.count, c.count == 1 ? "time" : "times");
       for (const EntryInfo* e : c.entries) {
         const auto batch = e->meta.find("batch");  // an unisolated fault's
         // The entry's name: what show, mark and repro take.
@@ -476,11 +484,6 @@ int RunTriage(const std::vector<std::string>& args, std::ostream& out,
         if (const auto what = e->meta.find("what"); what != e->meta.end()) {
           out << "        " << what->second << "\n";
         }
-      }
-      if (c.entries.size() > 1) {
-        out << absl::StrFormat("%6d  one root cause: %d entries of %s on %s\n",
-                               c.count, c.entries.size(), c.spelling,
-                               c.backend);
       }
     }
     int damaged = 0;

@@ -23,7 +23,9 @@
 #include "common/status_macros.h"
 #include "isa/spelling.h"
 #include "program/composed_oracle.h"
+#include "program/filed_causes.h"
 #include "program/program_minimizer.h"
+#include "program/program_ticker.h"
 #include "triage/pending_journal.h"
 #include "triage/triage_store.h"
 
@@ -103,6 +105,9 @@ struct Found {
   // A hang seen of the program alone: how it ended (not known of one
   // taken up from the journal).
   std::string hang_seen;
+  // A value mismatch as found (not known of one taken up from the
+  // journal): its cause key tells a known repeat before minimizing.
+  std::optional<ProgramMismatch> mismatch;
 };
 
 // Whether `check` shows what `found` is.
@@ -137,6 +142,7 @@ class Campaign {
     if (!entries.ok()) return;
     for (const EntryInfo& e : *entries) {
       const Signature& s = e.signature;
+      causes_.Note(e, backend_.Name());
       const bool tuple_kind = s.kind == FindingKind::kValueMismatch ||
                               s.kind == FindingKind::kCrash ||
                               s.kind == FindingKind::kHang;
@@ -190,6 +196,8 @@ class Campaign {
 
   ProgramCampaignReport TakeReport() {
     report_.suppressed = suppressed_;
+    report_.repeats = causes_.repeats();
+    report_.discouraged = causes_.discouraged();
     report_.interrupted = Interrupted();
     // What is not filed stays for the next run (never removed with it).
     report_.pending = journal_->unfiled();
@@ -225,6 +233,7 @@ class Campaign {
     {
       std::lock_guard<std::mutex> lock(mu_);
       shape.suppressed = suppressed_;
+      shape.discouraged = causes_.discouraged();
     }
     std::unique_lock<std::mutex> next_lock(next_mu_, std::defer_lock);
     if (o_.next) next_lock.lock();
@@ -284,17 +293,21 @@ class Campaign {
           (form == ProgramInputs::kImmediate ? folded : claimed)[index[j]] =
               true;
           if (check.executed) executed[index[j]] = true;
-          if (form == ProgramInputs::kRuntime) vectors[index[j]] = check.vectors;
+          if (form == ProgramInputs::kRuntime) {
+            vectors[index[j]] = check.vectors;
+          }
         }
         if (check.mismatch) {
           found.push_back(
               {.program = AtMismatch(programs[j], *check.mismatch),
-               .form = form});
+               .form = form,
+               .mismatch = *check.mismatch});
         } else if (check.fault) {
           found.push_back({programs[j], form, check.fault->kind, -1,
                            check.fault->kind == ProgramFault::kHang
                                ? check.fault->what
-                               : ""});
+                               : "",
+                           std::nullopt});
         } else {
           continue;
         }
@@ -431,6 +444,8 @@ class Campaign {
   // it stays in the journal for the next run (unless file_unfinished):
   // filed half-minimized it would be a new root cause that is not one.
   void FileMinimized(const Found& found) {
+    // A repeat of a filed cause first: counted in its entry.
+    if (CountedAsAKnownRepeat(found)) return;
     if (UsesSuppressed(found.program)) {
       Count(&ProgramCampaignReport::known);
       journal_->Done(found.seq);
@@ -464,7 +479,9 @@ class Campaign {
     const Program& program = min.ok() ? min->program : found.program;
     if (IsATupleCause(program)) {
       Count(&ProgramCampaignReport::known);
-      journal_->Done(found.seq);
+      // Counted in the tuple's entry (which marks its journal line done).
+      if (!CountInEntryOf(TupleCauseName(StepSpellings(program)[0]), found))
+        journal_->Done(found.seq);
       return;
     }
     absl::StatusOr<std::vector<ProgramCheck>> check =
@@ -512,7 +529,9 @@ class Campaign {
     f.backend = backend_.Name();
     f.backend_identity = backend_.Identity();
     if (check.fault) f.detail = check.fault->what;
-    if (check.mismatch) f.cause = check.mismatch->departure_cause;
+    CauseKey cause;
+    if (check.mismatch) cause = causes_.KeyOf(p, *check.mismatch, o_.reading);
+    f.cause = cause.key;
     if (f.kind == FindingKind::kHang) f.cause = HangCause(p);
     f.raw_input = backend_.ReproInput(p);
     std::string text = FormatProgram(p);
@@ -542,6 +561,7 @@ class Campaign {
             " (", absl::StrJoin(StepSpellings(p), ", "), "): ", disagreement)),
         .shape =
             f.kind == FindingKind::kHang && steps > 1 ? kHangShape : Shape(p),
+        .assumed = cause.assumed,
     };
     return f;
   }
@@ -562,12 +582,46 @@ class Campaign {
     report_.filed.push_back(
         {filed->entry, filed->is_new, f.program->what,
          f.cause.empty() ? f.program->shape : f.cause, CountSteps(p)});
+    if (f.kind == FindingKind::kValueMismatch)
+      causes_.NoteFiled(f.cause, filed->entry, p);
     if (progress_) {
       progress_(absl::StrCat("[", absl::ToInt64Seconds(absl::Now() - start_),
                              " s] ", filed->is_new ? "filed " : "again ",
                              f.program->name, ": ", f.program->what));
     }
     if (may_suppress) SuppressIfSingleInstruction(p);
+    return true;
+  }
+
+  std::string TupleCauseName(const std::string& spelling) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return causes_.TupleCauseName(spelling);
+  }
+
+  // A mismatch whose cause key names a cause already filed (in the
+  // directory, or by this run) is counted in that cause's entry, not
+  // minimized again: the search moves on.
+  bool CountedAsAKnownRepeat(const Found& found) {
+    if (!found.mismatch || !o_.count_known_repeats) return false;
+    const std::string key =
+        causes_.KeyOf(found.program, *found.mismatch, o_.reading).key;
+    if (key.empty() || !CountInEntryOf(key, found)) return false;
+    std::lock_guard<std::mutex> lock(mu_);
+    ++report_.known_repeats;
+    causes_.CountRepeat(key);
+    return true;
+  }
+
+  // Counts `found` in the entry of the filed cause `key`, its journal line
+  // then done; false if no entry of that cause is known, or counting failed.
+  bool CountInEntryOf(const std::string& key, const Found& found) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const std::optional<std::string> entry = causes_.EntryOf(key);
+    if (!entry) return false;
+    const std::string seen_as =
+        absl::StrJoin(StepSpellings(found.program), " then ");
+    if (!store_.CountRepeats(*entry, 1, seen_as).ok()) return false;
+    journal_->Done(found.seq);
     return true;
   }
 
@@ -642,6 +696,7 @@ class Campaign {
   std::vector<std::string> suppressed_;
   std::deque<Found> backlog_;  // adopted from the journal, to file first
   absl::flat_hash_set<std::string> tuple_causes_;  // SuppressTupleCauses
+  FiledCauses causes_;  // keys, entries and repeats of what is filed
   // CountWhy's counts, per reason, of each of the report's Reasons.
   absl::flat_hash_map<const ProgramCampaignReport::Reasons*,
                       absl::flat_hash_map<std::string, int64_t>>
@@ -649,78 +704,7 @@ class Campaign {
   ProgramCampaignReport report_;
 };
 
-// Calls `tick` every `every` on a thread of its own until destroyed.
-class Ticker {
- public:
-  Ticker(absl::Duration every, std::function<void()> tick) {
-    if (!tick) return;
-    thread_ = std::thread([this, every, tick = std::move(tick)] {
-      std::unique_lock<std::mutex> lock(mu_);
-      while (!cv_.wait_for(lock, absl::ToChronoMilliseconds(every),
-                           [this] { return done_; })) {
-        lock.unlock();
-        tick();
-        lock.lock();
-      }
-    });
-  }
-  ~Ticker() {
-    if (!thread_.joinable()) return;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      done_ = true;
-    }
-    cv_.notify_one();
-    thread_.join();
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::thread thread_;
-};
-
 }  // namespace
-
-std::string ProgramJournalRecord(const std::string& identity,
-                                 const Program& program, ProgramInputs form,
-                                 std::optional<ProgramFault::Kind> fault) {
-  return absl::StrCat(absl::BytesToHexString(identity), " ",
-                      form == ProgramInputs::kRuntime ? "runtime" : "immediate",
-                      " ",
-                      !fault                           ? "mismatch"
-                      : *fault == ProgramFault::kCrash ? "crash"
-                                                       : "hang",
-                      " ", absl::BytesToHexString(FormatProgram(program)));
-}
-
-std::optional<PendingProgram> ParseProgramJournalRecord(
-    absl::string_view record) {
-  const std::vector<absl::string_view> f = absl::StrSplit(record, ' ');
-  if (f.size() != 4) return std::nullopt;
-  PendingProgram p;
-  if (f[1] != "runtime" && f[1] != "immediate") return std::nullopt;
-  p.form =
-      f[1] == "runtime" ? ProgramInputs::kRuntime : ProgramInputs::kImmediate;
-  if (f[2] == "crash") {
-    p.fault = ProgramFault::kCrash;
-  } else if (f[2] == "hang") {
-    p.fault = ProgramFault::kHang;
-  } else if (f[2] != "mismatch") {
-    return std::nullopt;
-  }
-  const auto is_hex = [](absl::string_view s) {
-    return s.size() % 2 == 0 &&
-           s.find_first_not_of("0123456789abcdefABCDEF") == s.npos;
-  };
-  if (!is_hex(f[0]) || !is_hex(f[3])) return std::nullopt;
-  p.identity = absl::HexStringToBytes(f[0]);
-  absl::StatusOr<Program> program = ParseProgram(absl::HexStringToBytes(f[3]));
-  if (!program.ok()) return std::nullopt;
-  p.program = *std::move(program);
-  return p;
-}
 
 absl::StatusOr<ProgramCampaignReport> RunProgramCampaign(
     const ProgramCampaignOptions& options,

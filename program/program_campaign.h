@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <random>
@@ -66,6 +67,10 @@ struct ProgramCampaignOptions {
   // At max_time, a finding still being minimized is filed as far as it got
   // (`ptxdiff minimize`), not kept pending for the next run.
   bool file_unfinished = false;
+  // A disagreement whose cause key names a filed cause is counted in its
+  // entry, not minimized (issue 64); off, each is minimized and filed
+  // (`ptxdiff minimize`, asked to minimize its one case).
+  bool count_known_repeats = true;
   // Called about every `tick` from a thread of its own with the counts so
   // far (a report's timeline, report/run_records.h); not at the end, whose
   // counts the run returns.
@@ -103,6 +108,12 @@ struct ProgramCampaignReport {
   // Disagreements in programs that use a variant no longer generated (its
   // one-instruction cause filed, or --suppress): counted, not filed.
   int64_t known = 0;
+  // Disagreements whose cause key (where the code departs, or the
+  // instruction whose value explains ptxas's constant) names a cause
+  // already filed: counted in its entry, not minimized again; and how many
+  // of them each cause had.
+  int64_t known_repeats = 0;
+  std::map<std::string, int64_t> repeats;
   // Programs and why, by the most common reason (its first line).
   struct Reasons {
     int64_t programs = 0;
@@ -125,6 +136,8 @@ struct ProgramCampaignReport {
   bool interrupted = false;         // stopped by Ctrl-C (common/interrupt.h)
   std::vector<FiledProgram> filed;  // in the order filed
   std::vector<std::string> suppressed;  // variants no longer generated
+  // Variants drawn seldom: their causes came back kDiscourageAfter times.
+  std::vector<std::string> discouraged;
   std::vector<std::string> errors;      // what could not be filed, or run
 };
 

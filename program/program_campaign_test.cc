@@ -135,16 +135,17 @@ class ProgramCampaignTest : public testing::Test {
 // m025's claim is minimized and filed once: a case that replays it (a
 // program of few steps, its witness where the oracle refutes the claim), a
 // repro.ptx that ptxas miscompiles, and a line saying what it is. Found
-// again, it is counted in the same entry.
+// again, it is a known repeat of its cause (issue 64), counted in the same
+// entry without being minimized again.
 TEST_F(ProgramCampaignTest, FilesADisagreementMinimizedAndCountsItsRepeats) {
   const Program m025 = Testdata("fuzzx-m025.ptxprog");
   ProgramCampaignReport report = Run({m025, m025});
   EXPECT_EQ(report.programs, 2);
   EXPECT_EQ(report.disagreements, 2);
-  ASSERT_EQ(report.filed.size(), 2u);
+  ASSERT_EQ(report.filed.size(), 1u);
   EXPECT_TRUE(report.filed[0].is_new);
-  EXPECT_FALSE(report.filed[1].is_new);
-  EXPECT_EQ(report.filed[0].entry, report.filed[1].entry);
+  EXPECT_EQ(report.known_repeats, 1);
+  EXPECT_EQ(report.repeats[report.filed[0].cause], 1);
   EXPECT_LE(report.filed[0].steps, 5);
   EXPECT_THAT(report.filed[0].what, testing::StartsWith("runtime claim, "));
   EXPECT_THAT(report.errors, testing::IsEmpty());
@@ -186,16 +187,26 @@ TEST_F(ProgramCampaignTest, FilesADisagreementMinimizedAndCountsItsRepeats) {
 // after `neg`, after `abs`) are two entries of one root cause: the report
 // and meta.txt name where the code departs, and GroupByRootCause joins them.
 TEST_F(ProgramCampaignTest, ExecutedEntriesAreGroupedWhereTheirCodeDeparts) {
-  ProgramCampaignReport report =
-      Run({Testdata("found-neg-cvt-sat-u16.ptxprog"),
-           Testdata("found-abs-cvt-sat-u16.ptxprog")});
-  ASSERT_EQ(report.filed.size(), 2u);
+  // Each in a run of its own: in one, the second is a known repeat of the
+  // first's cause (below).
   const std::string sel =
       "executed code that departs first at `SEL R, R, 0xffff, !P`";
-  EXPECT_EQ(report.filed[0].cause, sel) << report.filed[0].what;
-  EXPECT_EQ(report.filed[1].cause, sel) << report.filed[1].what;
-  EXPECT_NE(report.filed[0].entry, report.filed[1].entry);
-  const std::vector<EntryInfo> entries = EntriesIn(options_.triage_dir);
+  for (const char* name :
+       {"found-neg-cvt-sat-u16.ptxprog", "found-abs-cvt-sat-u16.ptxprog"}) {
+    options_.triage_dir = dir_->File(name);
+    ProgramCampaignReport report = Run({Testdata(name)});
+    ASSERT_EQ(report.filed.size(), 1u) << name;
+    EXPECT_EQ(report.filed[0].cause, sel) << report.filed[0].what;
+  }
+  const std::string both = dir_->File("both");
+  ASSERT_EQ(std::system(absl::StrCat("mkdir -p '", both, "' && cp -r '",
+                                     dir_->File("found-neg-cvt-sat-u16.ptxprog"),
+                                     "'/value-* '",
+                                     dir_->File("found-abs-cvt-sat-u16.ptxprog"),
+                                     "'/value-* '", both, "'")
+                            .c_str()),
+            0);
+  const std::vector<EntryInfo> entries = EntriesIn(both);
   ASSERT_EQ(entries.size(), 2u);
   EXPECT_EQ(entries[0].meta.at("cause"), sel);
   for (const char* file : {"/case.txt", "/repro.ptx"}) {
@@ -208,6 +219,20 @@ TEST_F(ProgramCampaignTest, ExecutedEntriesAreGroupedWhereTheirCodeDeparts) {
   const std::vector<RootCause> causes = GroupByRootCause(entries);
   ASSERT_EQ(causes.size(), 1u);
   EXPECT_EQ(causes[0].entries.size(), 2u);
+}
+
+// In one run the second departs where the first's filed cause does: a
+// known repeat, counted in the first's entry, not minimized.
+TEST_F(ProgramCampaignTest, AProgramDepartingAtAFiledCauseIsAKnownRepeat) {
+  ProgramCampaignReport report =
+      Run({Testdata("found-neg-cvt-sat-u16.ptxprog"),
+           Testdata("found-abs-cvt-sat-u16.ptxprog")});
+  EXPECT_EQ(report.disagreements, 2);
+  ASSERT_EQ(report.filed.size(), 1u);
+  EXPECT_EQ(report.known_repeats, 1);
+  const std::vector<EntryInfo> entries = EntriesIn(options_.triage_dir);
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_EQ(entries[0].count(), 2);
 }
 
 // Programs ptxas gets right file nothing, and are counted.
@@ -249,6 +274,8 @@ TEST_F(ProgramCampaignTest, ASingleInstructionCauseIsSuppressed) {
   ProgramCampaignReport report = Run({Testdata("fuzzx-m016.ptxprog")});
   ASSERT_EQ(report.filed.size(), 1u);
   EXPECT_EQ(report.filed[0].steps, 1);
+  EXPECT_EQ(report.filed[0].cause, "slct.s32.s32")
+      << "one instruction is its variant's tuple cause";
   EXPECT_THAT(report.suppressed, testing::Contains("slct.s32.s32"));
 }
 
@@ -256,7 +283,7 @@ TEST_F(ProgramCampaignTest, ASingleInstructionCauseIsSuppressed) {
 // Issue 42, item 12: a cause the triage directory holds as one
 // instruction (the tuple campaign's slct.s32.s32 entry) was filed again as a
 // program entry, one root cause counted twice. Its variant is not generated,
-// and a program that shows it is counted as known.
+// and a program that shows it is a known repeat, counted in its entry.
 TEST_F(ProgramCampaignTest, ACauseFiledAsOneInstructionIsNotFiledAgain) {
   const std::string entry = "value-mismatch~ptxas~in-range~slct.s32.s32";
   ASSERT_TRUE(MakeDirs(options_.triage_dir).ok());
@@ -265,12 +292,73 @@ TEST_F(ProgramCampaignTest, ACauseFiledAsOneInstructionIsNotFiledAgain) {
                                      options_.triage_dir, "/'")
                             .c_str()),
             0);
+  const int64_t before = EntriesIn(options_.triage_dir)[0].count();
   ProgramCampaignReport report = Run({Testdata("fuzzx-m016.ptxprog")});
   EXPECT_EQ(report.programs, 1);
-  EXPECT_EQ(report.known, 1);
+  EXPECT_EQ(report.known_repeats, 1);
   EXPECT_THAT(report.filed, testing::IsEmpty());
   EXPECT_THAT(report.suppressed, testing::Contains("slct.s32.s32"));
-  EXPECT_THAT(EntriesIn(options_.triage_dir), testing::SizeIs(1));
+  const std::vector<EntryInfo> entries = EntriesIn(options_.triage_dir);
+  ASSERT_THAT(entries, testing::SizeIs(1));
+  EXPECT_EQ(entries[0].count(), before + 1);
+}
+
+// Issue 64: bfe.s32 with a field past the top, which ptxas 13.0 takes to be
+// all ones, through three shapes a campaign filed as three causes (an exit,
+// a guarded sub after a compare, a bare label). The first is minimized and
+// filed under its culprit's key, the variant; the others are recognized by
+// that key and counted in its entry, not minimized again.
+TEST_F(ProgramCampaignTest, OneCauseThroughSeveralShapesIsFiledOnceAndCounted) {
+  ProgramCampaignReport report =
+      Run({ProgramOf("input %in0 .b32 0x0\n"
+                     "setp.lt.u32 %p0, 0x0, 0x1;\n"
+                     "@!%p0 exit;\n"
+                     "bfe.s32 %r6, %in0, 0xff, 0x1;\n"
+                     "output %r6\n"),
+           ProgramOf("mov.b32 %r1, 0x0;\n"
+                     "setp.lt.u32 %p3, 0x0, 0x1;\n"
+                     "@!%p3 sub.u32 %r1, 0x0, 0x1;\n"
+                     "bfe.s32 %r7, %r1, 0x3e, 0x1;\n"
+                     "output %r7\n"),
+           Testdata("found-label-bfe-s32-past-top.ptxprog")});
+  EXPECT_EQ(report.disagreements, 3);
+  ASSERT_EQ(report.filed.size(), 1u)
+      << (report.filed.empty() ? "none" : report.filed.back().what);
+  EXPECT_EQ(report.filed[0].cause, "bfe.s32") << report.filed[0].what;
+  EXPECT_EQ(report.known_repeats, 2);
+  EXPECT_EQ(report.repeats["bfe.s32"], 2);
+  const std::vector<EntryInfo> entries = EntriesIn(options_.triage_dir);
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_EQ(entries[0].count(), 3);
+  EXPECT_EQ(entries[0].meta.at("cause"), "bfe.s32");
+  EXPECT_THAT(entries[0].meta.at("assumed"),
+              testing::HasSubstr("if `bfe.s32` of "));
+}
+
+// A program whose constant slct explains, where the triage directory holds
+// the tuple campaign's slct.s32.s32 entry, is counted in that entry: no
+// program cause duplicates a tuple cause.
+TEST_F(ProgramCampaignTest, ACulpritTheDirectoryHoldsIsCountedInItsEntry) {
+  const std::string entry = "value-mismatch~ptxas~in-range~slct.s32.s32";
+  ASSERT_TRUE(MakeDirs(options_.triage_dir).ok());
+  ASSERT_EQ(std::system(absl::StrCat("cp -r '", PTXDIFF_SOURCE_DIR,
+                                     "/triage/entries/", entry, "' '",
+                                     options_.triage_dir, "/'")
+                            .c_str()),
+            0);
+  const int64_t before = EntriesIn(options_.triage_dir)[0].count();
+  ProgramCampaignReport report =
+      Run({ProgramOf("mov.b32 %r1, 0x7fffffff;\n"
+                     "slct.s32.s32 %r1, 0x0, 0x1, %r1;\n"
+                     "output %r1\n")});
+  EXPECT_EQ(report.disagreements, 1);
+  EXPECT_EQ(report.known_repeats, 1);
+  EXPECT_THAT(report.filed, testing::IsEmpty());
+  const std::vector<EntryInfo> entries = EntriesIn(options_.triage_dir);
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_EQ(entries[0].count(), before + 1);
+  EXPECT_THAT(entries[0].meta.at("found_as"),
+              testing::HasSubstr("mov then slct.s32.s32"));
 }
 
 // The run ends at its time limit, minimizing included (issue 42, item 5:

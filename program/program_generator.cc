@@ -140,11 +140,13 @@ class Builder {
     return {.is_register = true, .name = live_[live_.size() - 1 - back]};
   }
 
-  // A step's variant, never a suppressed one.
+  // A step's variant, never a suppressed one, and a discouraged one seldom.
   Variant StepVariant() {
     while (true) {
       const char* spelling = kSteps[rng_() % kSteps.size()];
-      if (!Suppressed(spelling)) return *ParseVariant(spelling);
+      if (Suppressed(spelling)) continue;
+      if (Discouraged(spelling) && rng_() % kDiscouragedOdds != 0) continue;
+      return *ParseVariant(spelling);
     }
   }
 
@@ -228,6 +230,11 @@ class Builder {
       if (!name.starts_with("in")) set.push_back(name);
     }
     return set;
+  }
+
+  bool Discouraged(absl::string_view spelling) const {
+    return std::find(shape_.discouraged.begin(), shape_.discouraged.end(),
+                     spelling) != shape_.discouraged.end();
   }
 
   bool Suppressed(absl::string_view spelling) const {
@@ -390,6 +397,7 @@ class Builder {
             "cvt.u16.u32", "cvt.s16.s32", "cvt.sat.u16.s32", "cvt.sat.s16.u32"};
         const char* spelling = kConverts[rng_() % kConverts.size()];
         if (Suppressed(spelling)) return;
+        if (Discouraged(spelling) && rng_() % kDiscouragedOdds != 0) return;
         p_.steps.push_back({.variant = *ParseVariant(spelling),
                             .dst = dst,
                             .sources = {{.is_register = true, .name = last}}});

@@ -56,7 +56,13 @@ struct ProgramShape {
   // Spellings never used as steps: root causes already known, so that one
   // cause does not flood a run.
   std::vector<std::string> suppressed;
+  // Spellings drawn as steps only one time in kDiscouragedOdds: the
+  // culprits of causes that keep being found again, so that the run spends
+  // its programs on other variants and shapes. Empty, a seed gives the
+  // programs it gave before.
+  std::vector<std::string> discouraged;
 };
+inline constexpr int kDiscouragedOdds = 8;
 
 Program RandomProgram(std::mt19937_64& rng, const ProgramShape& shape = {});
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "backends/ptxas/ptxas_toolchain.h"
 #include "gtest/gtest.h"
+#include "isa/spelling.h"
 #include "program/composed_oracle.h"
 #include "program/program.h"
 #include "program/program_ptx.h"
@@ -206,6 +207,28 @@ TEST(ProgramGeneratorTest, LoadedInputsOnlyWhereTheShapeSaysSo) {
   std::mt19937_64 plain(6);
   for (int n = 0; n < 200; ++n)
     EXPECT_FALSE(HasLoadedInputs(RandomProgram(plain))) << n;
+}
+
+// Issue 64: a discouraged variant (a cause that keeps coming back) is drawn
+// about one time in kDiscouragedOdds, not never; nothing else changes.
+TEST(ProgramGeneratorTest, ADiscouragedVariantIsDrawnSeldom) {
+  const auto steps_of = [](const std::vector<std::string>& discouraged) {
+    std::mt19937_64 rng(11);
+    int count = 0;
+    for (int n = 0; n < 1000; ++n) {
+      const Program p = RandomProgram(rng, {.discouraged = discouraged});
+      for (const ProgramStep& s : p.steps) {
+        count += s.kind == ProgramStep::kInstruction &&
+                 Spell(s.variant) == "cvt.sat.s16.u32";
+      }
+    }
+    return count;
+  };
+  const int plain = steps_of({});
+  const int discouraged = steps_of({"cvt.sat.s16.u32"});
+  ASSERT_GT(plain, 30) << "the variant is among the generator's steps";
+  EXPECT_GT(discouraged, 0);
+  EXPECT_LT(discouraged * 3, plain);
 }
 
 // ptxas accepts generated programs' kernels (if/else blocks, forward

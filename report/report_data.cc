@@ -256,6 +256,7 @@ std::string FindingsJson(const std::string& triage_dir,
     causes.push_back(absl::StrCat(
         "{\"kind\":", JsonString(FindingKindName(cause.kind)),
         ",\"spelling\":", JsonString(cause.spelling),
+        ",\"words\":", JsonString(CauseInWords(cause)),
         ",\"count\":", cause.count,
         ",\"explained\":", cause.explained() ? "true" : "false",
         ",\"entries\":[", absl::StrJoin(listed, ","), "]}"));

@@ -96,6 +96,10 @@ struct Finding {
     // Its steps' spellings in order, "(loops)" added when it has any: what
     // groups its entries into one root cause (GroupByRootCause).
     std::string shape;
+    // What ptxas assumed, in words, where its cause key was read off a
+    // constant (program/program_cause.h), or why no key was found; meta.txt's
+    // `assumed`.
+    std::string assumed;
   };
   std::optional<ProgramCase> program;
 };

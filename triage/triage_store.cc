@@ -231,6 +231,8 @@ std::map<std::string, std::string> NewMeta(const Finding& f) {
   if (f.program) {
     meta["what"] = f.program->what;
     meta["shape"] = f.program->shape;
+    if (!f.program->assumed.empty() && IsMetaValue(f.program->assumed))
+      meta["assumed"] = f.program->assumed;
   }
   if (!f.backend_note.empty()) {
     // Its first line, as a meta value (a worker's text may hold anything);
@@ -370,6 +372,59 @@ std::vector<RootCause> GroupByRootCause(const std::vector<EntryInfo>& entries) {
   return causes;
 }
 
+namespace {
+// An entry's `assumed` (program/program_cause.h) without its preamble:
+// "`bfe.s32` of 0x0, 0x55, 0x1 (field-past-top) were 0xffffffff (the
+// oracle: 0x0)"; "" for none.
+std::string AssumedOf(const RootCause& c) {
+  constexpr absl::string_view kPreamble =
+      "ptxas's constant is what the program gives if ";
+  for (const EntryInfo* e : c.entries) {
+    const auto assumed = e->meta.find("assumed");
+    if (assumed == e->meta.end()) continue;
+    absl::string_view words = assumed->second;
+    if (absl::ConsumePrefix(&words, kPreamble)) return std::string(words);
+  }
+  return "";
+}
+
+// The trigger classes its tuple entries were filed in: "field-past-top,
+// runtime-a.field-past-top".
+std::string TupleClassesOf(const RootCause& c) {
+  std::vector<std::string> classes;
+  for (const EntryInfo* e : c.entries) {
+    const std::string& cls = e->signature.disagreement_class;
+    if (!NamesAProgram(e->signature) &&
+        std::find(classes.begin(), classes.end(), cls) == classes.end()) {
+      classes.push_back(cls);
+    }
+  }
+  return absl::StrJoin(classes, ", ");
+}
+}  // namespace
+
+std::string CauseInWords(const RootCause& c) {
+  absl::string_view name = c.spelling;
+  if (absl::ConsumePrefix(&name, "executed code that departs first at ")) {
+    return absl::StrCat("miscompiled: the optimized code first goes wrong at ",
+                        name, " (a value its -O0 code never computes)");
+  }
+  if (absl::ConsumePrefix(&name, "program: ")) {
+    return absl::StrCat("no cause key found: programs of the steps ", name);
+  }
+  if (c.kind != FindingKind::kValueMismatch ||
+      absl::StrContains(c.spelling, ' ')) {
+    return c.spelling;  // a contrast's or a fault's cause, already words
+  }
+  const std::string assumed = AssumedOf(c);
+  const std::string classes = TupleClassesOf(c);
+  return absl::StrCat(
+      "a wrong value of `", c.spelling, "`",
+      classes.empty() ? "" : absl::StrCat(" (", classes, ")"),
+      assumed.empty() ? ""
+                      : absl::StrCat(": ptxas's constant is as if ", assumed));
+}
+
 std::string EntriesAndCauses(size_t entries, size_t causes) {
   return absl::StrCat(entries, entries == 1 ? " entry, " : " entries, ", causes,
                       causes == 1 ? " root cause" : " root causes");
@@ -430,6 +485,29 @@ absl::StatusOr<FileResult> TriageStore::File(const Finding& finding) {
   }
   PTXDIFF_RETURN_IF_ERROR(WriteDirectoryAtomic(path, files));
   return FileResult{name, true, false, IndexError(), ""};
+}
+
+absl::StatusOr<FileResult> TriageStore::CountRepeats(
+    absl::string_view entry, int64_t n, absl::string_view found_as) {
+  PTXDIFF_ASSIGN_OR_RETURN(DirectoryLock lock, DirectoryLock::Acquire(dir_));
+  const std::string name(entry);
+  const std::string path = dir_ + "/" + name;
+  if (!ParseEntryName(name).ok() || !IsDirectory(path))
+    return absl::NotFoundError(absl::StrCat("no entry ", name, " in ", dir_));
+  std::vector<std::string> repairs;
+  PTXDIFF_ASSIGN_OR_RETURN(auto meta, MetaForUpdate(path, repairs));
+  int64_t count = 0;
+  (void)absl::SimpleAtoi(meta["count"], &count);
+  meta["count"] = absl::StrCat(count + n);
+  meta["last_seen"] = Now();
+  Finding seen_as;
+  if (!found_as.empty()) seen_as.found_as = {std::string(found_as)};
+  AddFoundAs(seen_as, meta);
+  NoteRepairs(repairs, meta);
+  PTXDIFF_RETURN_IF_ERROR(
+      WriteFileAtomic(path + "/meta.txt", FormatMeta(meta)));
+  return FileResult{name, false, meta.count("explained") > 0, IndexError(),
+                    absl::StrJoin(repairs, "; ")};
 }
 
 absl::StatusOr<FileResult> TriageStore::CountIn(const std::string& name,

@@ -90,6 +90,12 @@ std::vector<RootCause> GroupByRootCause(const std::vector<EntryInfo>& entries);
 // unisolated fault or a program's. A campaign counts a fault of a cause
 // already filed in that entry.
 std::string FaultCause(const Finding& f);
+// The cause's key in a compiler engineer's words, one line: "a wrong value
+// of `bfe.s32`: ptxas takes it of 0x0, 0x55, 0x1 (field-past-top) to be
+// 0xffffffff, the oracle gives 0x0", "miscompiled: the optimized code first
+// goes wrong at `SEL R, R, 0xffff, !P` (a value its -O0 code never
+// computes)", "no cause key found: programs of the steps ...".
+std::string CauseInWords(const RootCause& cause);
 // A fault's own words, kept in its entry's kFaultOutputFile: the tail of
 // what the tool printed before it crashed or hung ("its output ends:" in
 // the detail), or the error lines it said; "" when the detail quotes none.
@@ -125,6 +131,14 @@ class TriageStore {
   // (FileResult::repaired). An error means the finding was not filed
   // (nothing changed); a stale index alone is not one (index_error).
   absl::StatusOr<FileResult> File(const Finding& finding);
+
+  // Counts `n` more findings in the entry named `entry` (its count and last
+  // seen; `found_as`, if given, added to what it was found as): repeats of
+  // its cause recognized without filing a finding of their own (a program
+  // whose cause key names the entry's cause). NotFound if there is no such
+  // entry.
+  absl::StatusOr<FileResult> CountRepeats(absl::string_view entry, int64_t n,
+                                          absl::string_view found_as = "");
 
   // Every entry, sorted by name, with the damage found in its files.
   // Unparseable entry folders are skipped.

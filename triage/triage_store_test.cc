@@ -385,6 +385,60 @@ TEST(TriageStoreTest, ProgramsDepartingAtOneInstructionAreOneRootCause) {
   EXPECT_EQ(causes[2].entries.size(), 2u);
 }
 
+// Issue 64: a program whose constant one instruction explains is filed
+// under that variant, as the tuple entry of the variant is: one cause, said
+// in words with what ptxas assumed; the other kinds of key in words too.
+TEST(TriageStoreTest, AProgramsCulpritJoinsTheTupleCauseAndIsSaidInWords) {
+  const FindingKind m = FindingKind::kValueMismatch;
+  std::vector<EntryInfo> entries = {
+      Entry(m, "ptxas", "runtime-a.field-past-top", "bfe.s32", 4),
+      Entry(m, "ptxas", "immediate-fold", "program-0e37a12f", 1),
+      Entry(m, "ptxas", "runtime-executed", "program-452552bc", 1),
+      Entry(m, "ptxas", "runtime-claim", "program-00c0ffee", 1),
+  };
+  entries[1].meta["cause"] = "bfe.s32";
+  entries[1].meta["assumed"] =
+      "ptxas's constant is what the program gives if `bfe.s32` of 0x0, 0xff, "
+      "0x1 (field-past-top) were 0xffffffff (the oracle: 0x0)";
+  entries[2].meta["cause"] =
+      "executed code that departs first at `SEL R, R, 0xffff8000, !P`";
+  entries[3].meta["shape"] = "mov, neg.s32 (loops)";
+  const std::vector<RootCause> causes = GroupByRootCause(entries);
+  ASSERT_EQ(causes.size(), 3u);
+  EXPECT_EQ(causes[0].entries.size(), 2u);
+  EXPECT_EQ(causes[0].count, 5);
+  EXPECT_EQ(CauseInWords(causes[0]),
+            "a wrong value of `bfe.s32` (runtime-a.field-past-top): ptxas's "
+            "constant is as if `bfe.s32` of 0x0, 0xff, 0x1 (field-past-top) "
+            "were 0xffffffff (the oracle: 0x0)");
+  EXPECT_EQ(CauseInWords(causes[1]),
+            "miscompiled: the optimized code first goes wrong at `SEL R, R, "
+            "0xffff8000, !P` (a value its -O0 code never computes)");
+  EXPECT_EQ(CauseInWords(causes[2]),
+            "no cause key found: programs of the steps mov, neg.s32 (loops)");
+}
+
+// A repeat recognized by its cause is counted in the cause's entry.
+TEST(TriageStoreTest, RepeatsAreCountedInANamedEntry) {
+  const std::string dir = FreshDir("repeats");
+  auto store = TriageStore::Open(dir, /*create=*/true);
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto filed = store->File(Mismatch("add.s32", 1));
+  ASSERT_TRUE(filed.ok()) << filed.status();
+  auto counted = store->CountRepeats(filed->entry, 3, "mov then add.s32");
+  ASSERT_TRUE(counted.ok()) << counted.status();
+  EXPECT_FALSE(counted->is_new);
+  auto entries = store->List();
+  ASSERT_TRUE(entries.ok());
+  const EntryInfo& e = entries->front();
+  EXPECT_EQ(e.count(), 4);
+  EXPECT_THAT(e.meta.at("found_as"), ::testing::HasSubstr("mov then add.s32"));
+  EXPECT_EQ(store->CountRepeats("value-mismatch~x~in-range~add.u32", 1)
+                .status()
+                .code(),
+            absl::StatusCode::kNotFound);
+}
+
 // A backend's note may name the root cause on a line "cause: ..."
 // (docs/worker-protocol.md: ptxas's executed code, where it departs): the
 // entry keeps it, and entries of two variants naming it are one cause.

@@ -1,0 +1,205 @@
+#include "program/program_cause.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "harness/semantic_classes.h"
+#include "isa/family_table.h"
+#include "isa/spelling.h"
+#include "program/composed_oracle.h"
+
+namespace ptxdiff {
+namespace {
+
+bool IsValid(const Program& p) { return ParseProgram(FormatProgram(p)).ok(); }
+
+// The top-level steps (outside every loop and if): those run at most once,
+// whose one value at the witness can be replaced.
+std::vector<bool> TopLevel(const Program& p) {
+  std::vector<bool> top;
+  int depth = 0;
+  for (const ProgramStep& s : p.steps) {
+    if (s.kind == ProgramStep::kLoopEnd || s.kind == ProgramStep::kIfEnd)
+      --depth;
+    top.push_back(depth == 0);
+    if (s.kind == ProgramStep::kLoopBegin || s.kind == ProgramStep::kIfBegin)
+      ++depth;
+  }
+  return top;
+}
+
+// `p` with step `i` a move of `value` to its register, under its guard.
+Program WithStepAs(const Program& p, size_t i, uint64_t value) {
+  Program c = p;
+  const ProgramStep& step = p.steps[i];
+  c.steps[i] = {.kind = ProgramStep::kMove,
+                .dst = step.dst,
+                .sources = {{.value = value & WidthMask(DestinationWidth(step))}},
+                .width = DestinationWidth(step),
+                .guard = step.guard,
+                .guard_negated = step.guard_negated};
+  return c;
+}
+
+struct Observed {
+  Variant variant;
+  Operands operands;
+  Result result;
+};
+
+// The instructions run at the witness by `p`'s steps up to `i`, storing
+// step i's register (a prefix, valid or not).
+std::optional<std::vector<Observed>> RunThrough(const Program& p, size_t i,
+                                                Reading reading) {
+  Program prefix = p;
+  prefix.steps.resize(i + 1);
+  prefix.outputs = {p.steps[i].dst};
+  // A branch over step i to a label after it: the label at the end, where
+  // the step is passed over as it is in the program.
+  for (size_t j = i + 1; j < p.steps.size(); ++j) {
+    if (p.steps[j].kind == ProgramStep::kLabel) prefix.steps.push_back(p.steps[j]);
+  }
+  if (!IsValid(prefix)) return std::nullopt;
+  std::vector<Observed> run;
+  const StepObserver each = [&run](const Variant& v, const Operands& o,
+                                   const Result& r) {
+    run.push_back({v, o, r});
+  };
+  if (!EvaluateProgram(prefix, WitnessInputs(prefix), reading, &each).ok())
+    return std::nullopt;
+  return run;
+}
+
+// What step `i` (a top-level instruction) ran with at the witness; nullopt
+// where it did not run (its guard false) or its prefix is no program.
+std::optional<Observed> StepAtWitness(const Program& p, size_t i,
+                                      Reading reading) {
+  const std::optional<std::vector<Observed>> with = RunThrough(p, i, reading);
+  const std::optional<std::vector<Observed>> without =
+      RunThrough(WithStepAs(p, i, 0), i, reading);
+  if (!with || !without || with->size() != without->size() + 1)
+    return std::nullopt;
+  return with->back();
+}
+
+// The plain values a step might have been taken to give: ptxas's own, and
+// the edges of its width.
+std::vector<uint64_t> AssumableValues(int width, uint64_t claimed) {
+  const uint64_t mask = WidthMask(width);
+  std::vector<uint64_t> out;
+  for (uint64_t v : {claimed & mask, uint64_t{0}, uint64_t{1}, mask,
+                     (mask >> 1) + 1, mask >> 1}) {
+    if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+  }
+  return out;
+}
+
+// The first output the oracle defines and `claimed` contradicts.
+std::optional<size_t> FirstDiffering(const std::vector<ProgramValue>& oracle,
+                                     std::span<const uint64_t> claimed) {
+  for (size_t k = 0; k < oracle.size() && k < claimed.size(); ++k) {
+    if (oracle[k].defined && oracle[k].bits != claimed[k]) return k;
+  }
+  return std::nullopt;
+}
+
+// The value of `step`, in place of its own, that gives `claimed` at
+// output `k`; nullopt when none does.
+std::optional<uint64_t> ExplainingValue(const Program& p, size_t i, size_t k,
+                                        uint64_t claimed, Reading reading) {
+  for (uint64_t v : AssumableValues(DestinationWidth(p.steps[i]), claimed)) {
+    const Program c = WithStepAs(p, i, v);
+    if (!IsValid(c)) continue;
+    const std::vector<ProgramValue> out = EvaluateAtWitness(c, reading);
+    if (k < out.size() && out[k].defined && out[k].bits == claimed) return v;
+  }
+  return std::nullopt;
+}
+
+std::string OperandsText(const Tuple& t) {
+  std::vector<std::string> parts;
+  for (int s = 0; s < NumSources(t.variant); ++s)
+    parts.push_back(absl::StrFormat("0x%x", t.operands.v[s]));
+  return absl::StrJoin(parts, ", ");
+}
+
+std::string Words(const WrongConstant& w) {
+  return absl::StrFormat(
+      "ptxas's constant is what the program gives if `%s` of %s (%s) were "
+      "0x%x (the oracle: 0x%x)",
+      w.key, OperandsText(w.tuple), w.trigger, w.assumed, w.oracle.bits);
+}
+
+}  // namespace
+
+std::optional<WrongConstant> WrongConstantCause(
+    const Program& program, std::span<const uint64_t> claimed,
+    Reading reading) {
+  const std::optional<size_t> k =
+      FirstDiffering(EvaluateAtWitness(program, reading), claimed);
+  if (!k) return std::nullopt;
+  const std::vector<bool> top = TopLevel(program);
+  // The first explaining step that computes a value, and the first that
+  // computes a predicate (a trigger class's, if any).
+  std::optional<WrongConstant> first, steering;
+  for (size_t i = 0; i < program.steps.size(); ++i) {
+    if (!top[i] || program.steps[i].kind != ProgramStep::kInstruction)
+      continue;
+    const std::optional<uint64_t> assumed =
+        ExplainingValue(program, i, *k, claimed[*k], reading);
+    if (!assumed) continue;
+    const std::optional<Observed> seen = StepAtWitness(program, i, reading);
+    if (!seen) continue;
+    WrongConstant w{.step = i,
+                    .tuple = {seen->variant, seen->operands},
+                    .oracle = seen->result,
+                    .assumed = *assumed,
+                    .trigger = TriggerClassName(TriggerClasses(
+                        SemanticClasses({seen->variant, seen->operands},
+                                        seen->result))),
+                    .key = Spell(seen->variant)};
+    w.words = Words(w);
+    // A culprit at operands of a trigger class is preferred: the steps
+    // around it that also explain the value only pass it on. So is one
+    // that computes a value over a predicate, which often only steers
+    // which value is computed (a branch over the step ptxas got wrong).
+    const bool steers = DestinationWidth(program.steps[i]) == 1;
+    if (w.trigger != "in-range" && !steers) return w;
+    std::optional<WrongConstant>& slot = steers ? steering : first;
+    if (!slot || (slot->trigger == "in-range" && w.trigger != "in-range"))
+      slot = std::move(w);
+  }
+  return first ? first : steering;
+}
+
+bool DepartsAtAConstant(absl::string_view departure_cause) {
+  const size_t open = departure_cause.find('`');
+  const size_t close = departure_cause.rfind('`');
+  if (open == absl::string_view::npos || close <= open) return false;
+  const absl::string_view text =
+      departure_cause.substr(open + 1, close - open - 1);
+  if (text.empty() || text[0] == '@') return false;  // predicated: a choice
+  const std::vector<absl::string_view> operands =
+      absl::StrSplit(text.substr(std::min(text.find(' '), text.size())), ',');
+  if (operands.size() < 2) return false;
+  for (size_t i = 1; i < operands.size(); ++i) {
+    absl::string_view o = absl::StripAsciiWhitespace(operands[i]);
+    while (!o.empty() && (o[0] == '-' || o[0] == '!' || o[0] == '|'))
+      o.remove_prefix(1);
+    const bool constant = o == "RZ" || o == "PT" ||
+                          (!o.empty() && absl::ascii_isdigit(o[0]));
+    if (!constant) return false;
+  }
+  return true;
+}
+
+}  // namespace ptxdiff

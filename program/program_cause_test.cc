@@ -1,0 +1,158 @@
+#include "program/program_cause.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "program/testing/programs.h"
+
+namespace ptxdiff {
+namespace {
+
+// The culprit's key of `body` where ptxas stored `claimed` (one output).
+std::string KeyOf(const std::string& body, uint64_t claimed) {
+  const std::vector<uint64_t> values = {claimed};
+  const std::optional<WrongConstant> w =
+      WrongConstantCause(ProgramOf(body), values);
+  return w ? w->key : "(none)";
+}
+
+// bfe.s32 with a field past the top, which ptxas 13.0 takes to be all ones
+// whatever `a` is, reached through the shapes a 10-minute campaign filed
+// apart (issue 64): an exit, a guarded sub after a compare, a bare label, a
+// brev after it. Each one's culprit is the bfe, not the steps that hide it.
+TEST(WrongConstantCauseTest, BfePastTheTopThroughSeveralShapesIsOneKey) {
+  const uint64_t ptxas = 0xffffffff;  // what ptxas 13.0 stored in each
+  EXPECT_EQ(KeyOf("input %in0 .b32 0x0\n"
+                  "setp.lt.u32 %p0, 0x0, 0x1;\n"
+                  "@!%p0 exit;\n"
+                  "bfe.s32 %r6, %in0, 0xff, 0x1;\n"
+                  "output %r6\n",
+                  ptxas),
+            "bfe.s32");
+  EXPECT_EQ(KeyOf("mov.b32 %r1, 0x0;\n"
+                  "setp.lt.u32 %p3, 0x0, 0x1;\n"
+                  "@!%p3 sub.u32 %r1, 0x0, 0x1;\n"
+                  "bfe.s32 %r7, %r1, 0x3e, 0x1;\n"
+                  "output %r7\n",
+                  ptxas),
+            "bfe.s32")
+      << "the compare explains the value too, but at plain operands";
+  EXPECT_EQ(KeyOf("mov.b32 %r0, 0;\n"
+                  "L0:\n"
+                  "bfe.s32 %r7, %r0, 85, 1;\n"
+                  "output %r7\n",
+                  ptxas),
+            "bfe.s32");
+  EXPECT_EQ(KeyOf("input %a .b32 0x0\n"
+                  "bfe.s32 %r1, %a, 63, 63;\n"
+                  "brev.b32 %r2, %r1;\n"
+                  "output %r2\n",
+                  ptxas),
+            "bfe.s32");
+}
+
+TEST(WrongConstantCauseTest, SaysWhatWasAssumedInWords) {
+  const std::vector<uint64_t> claimed = {0xffffffff};
+  const std::optional<WrongConstant> w = WrongConstantCause(
+      ProgramOf("mov.b32 %r0, 0;\nL0:\nbfe.s32 %r7, %r0, 85, 1;\n"
+                "output %r7\n"),
+      claimed);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->step, 2u);
+  EXPECT_EQ(w->trigger, "ge64_field-past-top") << "a position of 85";
+  EXPECT_EQ(w->assumed, 0xffffffffu);
+  EXPECT_EQ(w->oracle.bits, 0u);
+  EXPECT_EQ(w->words,
+            "ptxas's constant is what the program gives if `bfe.s32` of 0x0, "
+            "0x55, 0x1 (ge64_field-past-top) were 0xffffffff (the oracle: "
+            "0x0)");
+}
+
+// `abs(a) < 0` claimed false for every a: the culprit is abs at INT_MIN
+// (taken to be non-negative), not the compare, though a wrong compare
+// would explain the value too.
+TEST(WrongConstantCauseTest, AbsAtIntMinIsTheCulpritOfTheCompare) {
+  const std::vector<uint64_t> claimed = {0};
+  const std::optional<WrongConstant> w = WrongConstantCause(
+      ProgramOf("input %a .b32 0x80000000\n"
+                "abs.s32 %r1, %a;\n"
+                "setp.lt.s32 %p, %r1, 0;\n"
+                "output %p\n"),
+      claimed);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->key, "abs.s32");
+  EXPECT_EQ(w->trigger, "min");
+}
+
+// m016's slct through a register, the shape the minimizer cannot make one
+// instruction (ptxas folds the immediate form right): its key is the
+// variant's, which a tuple entry of slct.s32.s32 is grouped under.
+TEST(WrongConstantCauseTest, SlctThroughAMoveIsSlct) {
+  EXPECT_EQ(KeyOf("mov.b32 %r1, 0x7fffffff;\n"
+                  "slct.s32.s32 %r1, 0x0, 0x1, %r1;\n"
+                  "output %r1\n",
+                  1),
+            "slct.s32.s32");
+}
+
+// found-branch-max-neg: a branch on `%in0 < 1` over `max.u32` and
+// `neg.s32`, claimed INT_MAX where the oracle gives INT_MAX negated. The
+// compare explains the value too (the branch taken skips both steps), but
+// it only steers: the culprit is the negation.
+TEST(WrongConstantCauseTest, AStepThatOnlySteersIsNotTheCulprit) {
+  const std::vector<uint64_t> claimed = {0x7fffffff};
+  auto p = TestdataProgram("found-branch-max-neg.ptxprog");
+  ASSERT_TRUE(p.ok()) << p.status();
+  const std::optional<WrongConstant> w = WrongConstantCause(*p, claimed);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->key, "neg.s32") << w->words;
+  // Where only a compare explains it (`-|a| < INT_MIN`), the compare.
+  EXPECT_EQ(KeyOf("input %a .b32 0x0\n"
+                  "abs.s32 %r1, %a;\n"
+                  "neg.s32 %r2, %r1;\n"
+                  "setp.lt.s32 %p, %r2, 0x80000000;\n"
+                  "output %p\n",
+                  1),
+            "setp.lt.s32");
+}
+
+// No key where no one top-level instruction explains the value: m009's
+// negation is in a loop, and a claim the oracle agrees with has nothing to
+// explain.
+TEST(WrongConstantCauseTest, NoKeyWhereNoOneInstructionExplainsIt) {
+  EXPECT_EQ(KeyOf("mov.b32 %r0, 0x7fffffff;\n"
+                  "loop 1 {\n"
+                  "neg.s32 %r0, %r0;\n"
+                  "}\n"
+                  "output %r0\n",
+                  0x7fffffff),
+            "(none)");
+  EXPECT_EQ(KeyOf("input %a .b32 3\nadd.u32 %r, %a, 1;\noutput %r\n", 4),
+            "(none)");
+}
+
+TEST(DepartsAtAConstantTest, AConstantWrittenFromNoRegister) {
+  EXPECT_TRUE(DepartsAtAConstant(
+      "executed code that departs first at `MOV R, 0xffffffff`"));
+  EXPECT_TRUE(
+      DepartsAtAConstant("executed code that departs first at `HFMA2.MMA R, "
+                         "-RZ, RZ, 0, 5.9604644775390625e-08`"));
+  EXPECT_TRUE(DepartsAtAConstant(
+      "executed code that departs first at `IMAD.MOV.U32 R, RZ, RZ, 0x1`"));
+  EXPECT_FALSE(DepartsAtAConstant(
+      "executed code that departs first at `SEL R, R, 0xffff8000, !P`"));
+  EXPECT_FALSE(DepartsAtAConstant(
+      "executed code that departs first at `LOP3.LUT R, R, 0xffff, RZ, "
+      "0xc0, !PT`"));
+  EXPECT_FALSE(DepartsAtAConstant(
+      "executed code that departs first at `@P MOV R, 0x1`"))
+      << "a predicated move chooses between values";
+  EXPECT_FALSE(DepartsAtAConstant("no departure"));
+}
+
+}  // namespace
+}  // namespace ptxdiff
