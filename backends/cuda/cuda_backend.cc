@@ -590,8 +590,8 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeCudaBackend(
     const bool nvidia = parsed.driver_library == kDefaultCudaDriverLibrary;
     return absl::FailedPreconditionError(absl::StrCat(
         "the cuda backend cannot run here: ", status.message(),
-        nvidia ? ". Without a GPU, --backend=ptxas judges ptxas: what it "
-                 "folds, and its code run on the CPU"
+        nvidia ? ". Without a GPU, try --backend=ptxas: it judges what "
+                 "ptxas folds, and its code run on the CPU"
                : ""));
   }
   if (!status.ok()) return status;
