@@ -20,7 +20,8 @@
 //   over many families); one launch stays the clean tool's, the rate the
 //   campaign is held to (issue 41). With --realistic it refuses as a real
 //   parser does (the interpreter's --realistic: whole feature classes, one
-//   error line a run, 40-60 ms more a run; issue 62); the two combine.
+//   error line a run, a simulator's start-up more a run; issue 62); the
+//   two combine.
 //
 //   campaign     the campaign engine through `ptx-cmd:` for --seconds, fed
 //                by its systematic source and a stand-in for the fuzz loop:

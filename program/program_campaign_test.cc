@@ -106,6 +106,15 @@ class ProgramCampaignTest : public testing::Test {
     EXPECT_TRUE(report.ok()) << report.status();
     return report.ok() ? *report : ProgramCampaignReport{};
   }
+  // The checked-in entry `entry` (triage/entries/) copied into the
+  // campaign's triage directory, as the tuple campaign filed it.
+  bool CopyCheckedInEntry(const std::string& entry) {
+    return MakeDirs(options_.triage_dir).ok() &&
+           std::system(absl::StrCat("cp -r '", PTXDIFF_SOURCE_DIR,
+                                    "/triage/entries/", entry, "' '",
+                                    options_.triage_dir, "/'")
+                           .c_str()) == 0;
+  }
   std::vector<EntryInfo> EntriesIn(const std::string& dir) {
     auto store = TriageStore::Open(dir, false);
     if (!store.ok()) return {};
@@ -285,13 +294,8 @@ TEST_F(ProgramCampaignTest, ASingleInstructionCauseIsSuppressed) {
 // program entry, one root cause counted twice. Its variant is not generated,
 // and a program that shows it is a known repeat, counted in its entry.
 TEST_F(ProgramCampaignTest, ACauseFiledAsOneInstructionIsNotFiledAgain) {
-  const std::string entry = "value-mismatch~ptxas~in-range~slct.s32.s32";
-  ASSERT_TRUE(MakeDirs(options_.triage_dir).ok());
-  ASSERT_EQ(std::system(absl::StrCat("cp -r '", PTXDIFF_SOURCE_DIR,
-                                     "/triage/entries/", entry, "' '",
-                                     options_.triage_dir, "/'")
-                            .c_str()),
-            0);
+  ASSERT_TRUE(CopyCheckedInEntry(
+      "value-mismatch~ptxas~in-range~slct.s32.s32"));
   const int64_t before = EntriesIn(options_.triage_dir)[0].count();
   ProgramCampaignReport report = Run({Testdata("fuzzx-m016.ptxprog")});
   EXPECT_EQ(report.programs, 1);
@@ -339,13 +343,8 @@ TEST_F(ProgramCampaignTest, OneCauseThroughSeveralShapesIsFiledOnceAndCounted) {
 // the tuple campaign's slct.s32.s32 entry, is counted in that entry: no
 // program cause duplicates a tuple cause.
 TEST_F(ProgramCampaignTest, ACulpritTheDirectoryHoldsIsCountedInItsEntry) {
-  const std::string entry = "value-mismatch~ptxas~in-range~slct.s32.s32";
-  ASSERT_TRUE(MakeDirs(options_.triage_dir).ok());
-  ASSERT_EQ(std::system(absl::StrCat("cp -r '", PTXDIFF_SOURCE_DIR,
-                                     "/triage/entries/", entry, "' '",
-                                     options_.triage_dir, "/'")
-                            .c_str()),
-            0);
+  ASSERT_TRUE(CopyCheckedInEntry(
+      "value-mismatch~ptxas~in-range~slct.s32.s32"));
   const int64_t before = EntriesIn(options_.triage_dir)[0].count();
   ProgramCampaignReport report =
       Run({ProgramOf("mov.b32 %r1, 0x7fffffff;\n"

@@ -38,16 +38,15 @@ absl::StatusOr<std::unique_ptr<ProgramBackend>> OnTheDevice(
   PTXDIFF_ASSIGN_OR_RETURN(
       const PtxTarget target,
       TargetOfArch(arch ? *arch : absl::StrCat("sm_", sm.value_or(0))));
-  int kernel_timeout_ms = 10000;
-  PTXDIFF_RETURN_IF_ERROR(IntOption(options, kCudaBackend, "kernel_timeout_ms",
-                                    1, 24 * 3600 * 1000, kernel_timeout_ms));
+  // The kernel timeout is the backend's own (it parsed kernel_timeout_ms);
+  // what only presents a case (replay flags, a reproducer's command line)
+  // is the harness's, never asked here.
   return MakeCudaProgramBackend(
       {.run = [&backend](const std::string& module, const std::string& in,
                          size_t n) { return backend.RunModule(module, in, n); },
        .target = target,
        .device_name = identity.device,
-       .driver = identity.driver,
-       .kernel_timeout = absl::Milliseconds(kernel_timeout_ms)});
+       .driver = identity.driver});
 }
 
 }  // namespace
