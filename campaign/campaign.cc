@@ -86,7 +86,7 @@ Campaign::Campaign(CampaignOptions options, TriageStore store,
       offered_classes_(AllVariants().size()),
       declines_(std::make_unique<DeclineModel>()),
       fuzz_undefined_(options_.undefined_share) {
-  compiled_ = std::make_unique<std::atomic<bool>[]>(AllVariants().size());
+  compiled_ = std::make_unique<std::atomic<int8_t>[]>(AllVariants().size());
   stats_.reached.resize(AllVariants().size());
   stats_.reached_runtime.resize(AllVariants().size());
 }
@@ -108,7 +108,8 @@ absl::Status Campaign::StartWorkers(WorkerStarts& starting) {
     const size_t per_batch = options_.compiled_per_batch > 0
                                  ? options_.compiled_per_batch
                                  : 16 * batch_size_;
-    queue_.SetCompiledLane(2 * per_batch, per_batch);
+    queue_.SetCompiledLane(2 * per_batch, per_batch,
+                           static_cast<int>(senders_.size()));
   }
   const std::vector<bool>& supported = senders_[0]->supported_variants();
   std::vector<int> to_explore;
@@ -142,9 +143,9 @@ absl::Status Campaign::StartWorkers(WorkerStarts& starting) {
   Calibrate();
   calibrated_.count_down();
   senders_running_ = senders_.size();
-  for (auto& client : senders_) {
-    threads_.emplace_back([this, c = client.get()] {
-      SenderLoop(c);
+  for (size_t s = 0; s < senders_.size(); ++s) {
+    threads_.emplace_back([this, c = senders_[s].get(), s] {
+      SenderLoop(c, static_cast<int>(s));
       std::lock_guard<std::mutex> lock(mu_);
       --senders_running_;
       filing_ready_.notify_all();  // the filer's last round waits for this
@@ -282,7 +283,7 @@ void Campaign::Calibrate() {
         queue_.MarkSent(tuples);
         // Interrupted at the deadline (the watchdog below): not a finding.
         if (out.fault && senders_[s]->interrupted()) break;
-        Judge(tuples, out);
+        Judge(tuples, out, static_cast<int>(s));
         ++timed;
         if (family_cost_[families[i]] < options_.cheap_seconds_per_tuple)
           cheap = true;
@@ -311,13 +312,14 @@ void Campaign::Calibrate() {
   stats_.families_timed = timed;
 }
 
-void Campaign::SenderLoop(WorkerClient* client) {
+void Campaign::SenderLoop(WorkerClient* client, int sender) {
   // With the compiled lane, a batch's folding checks and compiles are paced
   // to take about kBatchTarget (its compiled-lane tuples cost little).
   BatchPacer pacer(batch_size_, kBatchTarget);
   while (true) {
     const size_t size = UsesCompiledLane() ? pacer.size() : batch_size_;
-    std::vector<Tuple> batch = queue_.TakeBatch(size, size / 4, kBatchWait);
+    std::vector<Tuple> batch =
+        queue_.TakeBatch(size, size / 4, kBatchWait, sender);
     // Stopping drops what is still queued (it was never judged); the batch
     // in flight is finished.
     if (stopping_) return;
@@ -329,7 +331,7 @@ void Campaign::SenderLoop(WorkerClient* client) {
       const BatchOutcome out = client->Run(batch);
       pacer.Took(absl::Now() - start);
       // A batch cut short by Stop (Interrupt) is not the backend's fault.
-      if (!(out.fault && client->interrupted())) Judge(batch, out);
+      if (!(out.fault && client->interrupted())) Judge(batch, out, sender);
     }
     queue_.Done(taken);
   }
@@ -399,7 +401,8 @@ std::vector<Campaign::Unrun> Campaign::SendAgain(
   return fate;
 }
 
-void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
+void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out,
+                     int sender) {
   JudgeCounts counts;
   counts.tuples = batch.size();
   if (out.unisolated) QueueUnisolated(batch, out);
@@ -447,7 +450,7 @@ void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
       on_reused_code += r.kind == ResultKind::kValue && r.reused;
       if (r.kind == ResultKind::kValue && batch[i].runtime != 0 &&
           IsRegisterShape(batch[i].variant, batch[i].runtime) &&
-          !compiled_[index].load(std::memory_order_relaxed)) {
+          CompiledBy(index) < 0) {
         compiled_now.push_back(i);
       }
       reached.push_back(index);
@@ -499,7 +502,7 @@ void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out) {
   stats_.on_reused_code += on_reused_code;
   if (UsesCompiledLane()) {
     for (size_t i : compiled_now) {
-      MarkCompiledLocked(batch[i], VariantIndex(batch[i].variant));
+      MarkCompiledLocked(batch[i], VariantIndex(batch[i].variant), sender);
     }
   }
   for (size_t m = 0; m < by_message.size(); ++m) {

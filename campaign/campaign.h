@@ -343,20 +343,21 @@ class Campaign {
   // Families the calibration budget left untimed cost the median of those
   // timed (the budget must not make them look free).
   void CostUntimedFamilies(const std::vector<int>& families);
-  void SenderLoop(WorkerClient* client);
+  void SenderLoop(WorkerClient* client, int sender);
   // Queues the tuples of `run` (their VariantIndex and oracle results from
   // EvaluateWanted) that are worth sending (decline_model.h) in `lane`,
-  // within `undefined_share`; false once the queue is closed.
+  // within `undefined_share` (a kCompiled lane: `sender`'s); false once the
+  // queue is closed.
   bool PutWorthSending(const std::vector<Tuple>& run,
                        const std::vector<int>& indices,
                        const std::vector<Result>& results, Lane lane,
-                       UndefinedShare& undefined_share);
+                       UndefinedShare& undefined_share, int sender = 0);
   // Feeds the compiled lane from a CompiledSource of the variants whose
   // register shape the backend compiled (MarkCompiled).
   void CompiledLoop();
   // Notes that the backend answered `t` (in its register shape) with a
   // value: its code is compiled (sender threads, mu_ held).
-  void MarkCompiledLocked(const Tuple& t, int index);
+  void MarkCompiledLocked(const Tuple& t, int index, int sender);
   // The compiled lane is in use (a backend that runs the code it compiles).
   bool UsesCompiledLane() const {
     return options_.compiled_lane && identity_.both_forms &&
@@ -364,7 +365,10 @@ class Campaign {
   }
   void FilerLoop();
   void SystematicLoop();
-  void Judge(const std::vector<Tuple>& batch, const BatchOutcome& out);
+  // `sender`: whose worker answered (its compiled lane gets what it
+  // compiled).
+  void Judge(const std::vector<Tuple>& batch, const BatchOutcome& out,
+             int sender);
   // A judged tuple's outcome, gathered by Judge off the lock.
   struct CountedOutcome {
     int index;  // VariantIndex
@@ -435,11 +439,20 @@ class Campaign {
   std::atomic<bool> stopping_{false};
   std::atomic<int> senders_running_{0};    // SenderLoops not yet returned
   std::atomic<bool> breadth_done_{false};  // the systematic source's, or none
-  // Per variant (by VariantIndex): its register shape was compiled
-  // (MarkCompiledLocked); read by the fuzz loop without a lock.
-  std::unique_ptr<std::atomic<bool>[]> compiled_;
+  // Per variant (by VariantIndex): 1 + the sender whose worker compiled its
+  // register shape (MarkCompiledLocked), 0 while none has; read by the fuzz
+  // loop without a lock. The compiled lane's tuples of a variant go to that
+  // worker: it keeps the code, another would compile it again.
+  std::unique_ptr<std::atomic<int8_t>[]> compiled_;
+  int CompiledBy(int index) const {
+    return compiled_[index].load(std::memory_order_relaxed) - 1;
+  }
   // Witnesses of variants compiled since CompiledLoop last looked (mu_).
-  std::vector<Tuple> newly_compiled_;
+  struct NewlyCompiled {
+    Tuple witness;
+    int sender;
+  };
+  std::vector<NewlyCompiled> newly_compiled_;
   std::latch calibrated_{1};  // family_cost_ and routine_keep_one_in_ are set
   bool stopped_ = false;
 

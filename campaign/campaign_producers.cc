@@ -59,11 +59,11 @@ void Campaign::Offer(const Tuple& t, const Result& oracle, uint32_t classes) {
     }
     // The same operands on the code compiled for the variant: a run, not a
     // compile (its own immediates are the folding check above).
-    if (compiled_[index].load(std::memory_order_relaxed)) {
+    if (const int sender = CompiledBy(index); sender >= 0) {
       const Tuple twin = InRegisterShape(t);
       if (twin.runtime != t.runtime &&
           declines_->Worth(index, [&] { return DeclineClass(twin, oracle); })) {
-        queue_.Offer(twin, Lane::kCompiled);
+        queue_.Offer(twin, Lane::kCompiled, sender);
       }
     }
   }
@@ -131,6 +131,7 @@ void Campaign::SystematicLoop() {
   if (UsesCompiledLane()) {
     source.SetDepthShareDuringBreadth(
         SystematicSource::kDepthShareWithKeptCode);
+    source.SetDepthPlannedOnlyDuringBreadth(true);
   }
   calibrated_.wait();
   for (int f = 0; f < kNumFamilies; ++f) {
@@ -175,17 +176,23 @@ void Campaign::SystematicLoop() {
   stats_.systematic = produced;
 }
 
-void Campaign::MarkCompiledLocked(const Tuple& t, int index) {
-  if (compiled_[index].exchange(true, std::memory_order_relaxed)) return;
-  newly_compiled_.push_back(t);
+void Campaign::MarkCompiledLocked(const Tuple& t, int index, int sender) {
+  int8_t none = 0;
+  if (!compiled_[index].compare_exchange_strong(
+          none, static_cast<int8_t>(sender + 1), std::memory_order_relaxed)) {
+    return;
+  }
+  newly_compiled_.push_back({t, sender});
 }
 
 void Campaign::CompiledLoop() {
   // A run of a tuple each of kRun variants, as the systematic loop's runs:
   // evaluated together (the decline model and the undefined share ask the
-  // oracle) and queued under one lock, blocking while the lane is full.
+  // oracle) and queued under one lock. One source per sender, each feeding
+  // that sender's lane (the variants its worker compiled), in turn; a full
+  // lane is passed over, not waited on, so the other's is not starved.
   constexpr size_t kRun = 64;
-  CompiledSource source;
+  std::vector<CompiledSource> sources(senders_.size());
   UndefinedShare undefined_share(options_.undefined_share);
   std::vector<Tuple> run;
   std::vector<Operands> ops;
@@ -195,26 +202,31 @@ void Campaign::CompiledLoop() {
   while (!stopping_) {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      for (const Tuple& t : newly_compiled_) source.Add(t);
+      for (const NewlyCompiled& c : newly_compiled_)
+        sources[c.sender].Add(c.witness);
       newly_compiled_.clear();
     }
-    run.clear();
-    if (!source.NextRun(kRun, run)) {
-      absl::SleepFor(absl::Milliseconds(20));
-      continue;
+    bool put_any = false;
+    for (size_t s = 0; s < sources.size() && !stopping_; ++s) {
+      const int sender = static_cast<int>(s);
+      run.clear();
+      if (!queue_.CompiledHasRoom(sender) || !sources[s].NextRun(kRun, run))
+        continue;
+      if (!EvaluateWanted(run, ops, indices, results)) continue;
+      if (!PutWorthSending(run, indices, results, Lane::kCompiled,
+                           undefined_share, sender)) {
+        return;
+      }
+      put_any = true;
     }
-    if (!EvaluateWanted(run, ops, indices, results)) continue;
-    if (!PutWorthSending(run, indices, results, Lane::kCompiled,
-                         undefined_share)) {
-      break;
-    }
+    if (!put_any) absl::SleepFor(absl::Milliseconds(20));
   }
 }
 
 bool Campaign::PutWorthSending(const std::vector<Tuple>& run,
                                const std::vector<int>& indices,
                                const std::vector<Result>& results, Lane lane,
-                               UndefinedShare& undefined_share) {
+                               UndefinedShare& undefined_share, int sender) {
   std::vector<Tuple> keep;
   std::vector<bool> keep_defined;
   for (size_t i = 0; i < run.size(); ++i) {
@@ -233,7 +245,7 @@ bool Campaign::PutWorthSending(const std::vector<Tuple>& run,
     undefined_share.CountQueued(keep_defined[i]);
     return true;
   };
-  return keep.empty() || queue_.PutMany(keep, lane, admit);
+  return keep.empty() || queue_.PutMany(keep, lane, admit, sender);
 }
 
 }  // namespace ptxdiff

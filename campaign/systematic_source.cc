@@ -69,7 +69,8 @@ SystematicSource::SystematicSource(absl::Span<const Variant> variants, int run,
   }
   for (int f = 0; f < kNumFamilies; ++f) {
     by_family[f].family = static_cast<Family>(f);
-    by_family[f].in_set = by_family[f].variants.size();
+    by_family[f].in_set = by_family[f].planned_left =
+        by_family[f].variants.size();
   }
   for (FamilyState& f : by_family) {
     if (!f.variants.empty()) families_.push_back(std::move(f));
@@ -141,7 +142,7 @@ std::optional<Tuple> SystematicSource::NextBreadth() {
       const Shape shape(v->variant, forms_, runtime_tier_early());
       v->count = shape.total();
       v->planned = shape.planned();
-      Produced(*v, 1);
+      Produced(*v, family, 1);
       return InDefaultForm(NthOfSet(v->variant, shape,
                                     Order(Order::FirstOnly{}, v->id), /*i=*/0));
     }
@@ -170,7 +171,7 @@ std::optional<Tuple> SystematicSource::Next() {
       ++produced_;
       if (current_->next < current_->count) {
         const uint64_t k = current_->next;
-        Produced(*current_, 1);
+        Produced(*current_, families_[current_family_], 1);
         std::vector<Tuple> one;
         AppendSetTuples(current_->variant,
                         Shape(current_->variant, forms_, runtime_tier_early()),
@@ -226,13 +227,17 @@ void SystematicSource::AppendRun(std::vector<Tuple>& out) {
   if (runtime_by_default_) {
     for (size_t i = before; i < out.size(); ++i) out[i] = InDefaultForm(out[i]);
   }
-  Produced(*current_, n);
+  Produced(*current_, families_[current_family_], n);
   produced_ += n;
   left_in_run_ = 0;
 }
 
-void SystematicSource::Produced(VariantState& v, uint64_t n) {
-  if (v.next < v.planned && v.next + n >= v.planned) ++planned_done_;
+void SystematicSource::Produced(VariantState& v, FamilyState& family,
+                                uint64_t n) {
+  if (v.next < v.planned && v.next + n >= v.planned) {
+    ++planned_done_;
+    --family.planned_left;
+  }
   v.next += n;
 }
 
@@ -267,7 +272,9 @@ bool SystematicSource::Advance(bool passed_only) {
   // equal costs a round-robin in table order.
   size_t f = families_.size();
   for (size_t i = 0; i < families_.size(); ++i) {
-    if (passed_only && families_[i].breadth_left > 0) continue;
+    if (passed_only && (families_[i].breadth_left > 0 ||
+                        (depth_planned_only_ && families_[i].planned_left == 0)))
+      continue;
     if (f == families_.size() || families_[i].charged < families_[f].charged)
       f = i;
   }

@@ -147,6 +147,15 @@ class SystematicSource {
   // The share of the pass's time its depth runs get (kDepthShareDuringBreadth
   // unless set). Set before the first tuple.
   void SetDepthShareDuringBreadth(double share) { depth_share_ = share; }
+  // During the breadth pass, depth runs go only to families with a variant
+  // still in its planned tiers (PlannedCount): where each tuple of depth
+  // costs a compile, a small family's pairs and random tail would otherwise
+  // take the time from the pass's runtime forms of the large families,
+  // while its likeliest triggers were all tried already. Set before the
+  // first tuple; off by default.
+  void SetDepthPlannedOnlyDuringBreadth(bool planned_only) {
+    depth_planned_only_ = planned_only;
+  }
   bool NextRun(std::vector<Tuple>& out);
 
   // Tuples whose form the set leaves open (every tier but the runtime one)
@@ -210,6 +219,7 @@ class SystematicSource {
     double charged = 0;  // runs so far x cost (x kTailWeight in the tail)
     size_t in_set = 0;   // variants not yet in their random tail
     size_t breadth_left = 0;  // of its breadth pass's tuples
+    size_t planned_left = 0;  // variants not past their planned tiers
   };
   // One tuple of the breadth pass: a variant's tuple 0 in the default form,
   // or in the runtime form.
@@ -236,15 +246,16 @@ class SystematicSource {
   bool breadth_both_forms_ = false;
   bool breadth_runtime_first_ = false;
   double depth_share_ = kDepthShareDuringBreadth;
+  bool depth_planned_only_ = false;
   bool runtime_tier_early() const { return breadth_runtime_first_; }
   // `t`, or `t` in the default form if its form is open (all immediates).
   Tuple InDefaultForm(Tuple t) const;
   int left_in_run_ = 0;
   VariantState* current_ = nullptr;
   int64_t exhausted_ = 0, produced_ = 0, planned_done_ = 0;
-  // Moves `v` on by `n` tuples, counting it in planned_done_ as it passes
-  // its planned tiers.
-  void Produced(VariantState& v, uint64_t n);
+  // Moves `v` (of `family`) on by `n` tuples, counting it in planned_done_
+  // (and out of the family's planned_left) as it passes its planned tiers.
+  void Produced(VariantState& v, FamilyState& family, uint64_t n);
   // The breadth pass (pointers into families_, which does not change until
   // the pass is over: a source that is not endless goes deep only after it).
   std::vector<BreadthItem> breadth_;

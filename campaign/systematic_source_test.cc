@@ -623,6 +623,33 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(SystematicSource::kDepthShareDuringBreadth,
                       SystematicSource::kDepthShareWithKeptCode));
 
+// Where depth during the pass is for planned tiers only (a backend whose
+// every tuple of depth costs a compile), a family whose variants are past
+// their planned tiers waits for the pass to end; without it, it goes on
+// into its pairs and its random tail.
+TEST(SystematicTest, DepthDuringThePassStopsAtThePlannedTiersWhereAsked) {
+  const std::vector<Variant> variants =
+      VariantsOfFamilies({Family::kFns, Family::kVadd});
+  const Variant fns = *ParseVariant("fns.b32");
+  const auto fns_tuples_during_pass = [&](bool planned_only) {
+    SystematicSource source(variants, 8, /*endless=*/true);
+    source.SetDepthShareDuringBreadth(1.0);
+    source.SetDepthPlannedOnlyDuringBreadth(planned_only);
+    uint64_t n = 0;
+    std::vector<Tuple> run;
+    while (!source.breadth_done()) {
+      run.clear();
+      if (!source.NextRun(run)) break;
+      for (const Tuple& t : run) n += t.variant == fns;
+    }
+    return n;
+  };
+  const uint64_t planned = PlannedCount(fns);
+  EXPECT_LE(fns_tuples_during_pass(true), planned + 8);
+  EXPECT_GT(fns_tuples_during_pass(true), planned / 2);
+  EXPECT_GT(fns_tuples_during_pass(false), planned + 8);
+}
+
 // A variant counts in planned_done the moment its planned tiers (first
 // tier, relations, middle tier) have all been produced, whether by runs or
 // one tuple at a time, and once.

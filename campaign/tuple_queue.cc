@@ -6,11 +6,11 @@
 
 namespace ptxdiff {
 
-Admission TupleQueue::Offer(const Tuple& t, Lane lane) {
+Admission TupleQueue::Offer(const Tuple& t, Lane lane, int sender) {
   const uint64_t fingerprint = Fingerprint(t);
   if (!Admit(fingerprint)) return Admission::kDuplicate;
   std::lock_guard<std::mutex> lock(mu_);
-  std::deque<Tuple>& q = lanes_[static_cast<int>(lane)];
+  std::deque<Tuple>& q = Queue(lane, sender);
   if (closed_ || q.size() >= CapacityOf(lane)) {
     // Never queued, so not seen: it may come again.
     seen_.Erase(fingerprint);
@@ -35,7 +35,7 @@ bool TupleQueue::Admit(uint64_t fingerprint) {
 }
 
 bool TupleQueue::PutMany(std::span<const Tuple> tuples, Lane lane,
-                         absl::FunctionRef<bool(size_t i)> admit) {
+                         absl::FunctionRef<bool(size_t i)> admit, int sender) {
   // The dedup first, without the lock; every bucket prefetched before the
   // first is looked at (the table is far larger than the cache).
   absl::InlinedVector<uint64_t, 16> fingerprints;
@@ -48,7 +48,7 @@ bool TupleQueue::PutMany(std::span<const Tuple> tuples, Lane lane,
     if (Admit(fingerprints[i])) fresh.push_back(i);
   }
   std::unique_lock<std::mutex> lock(mu_);
-  std::deque<Tuple>& q = lanes_[static_cast<int>(lane)];
+  std::deque<Tuple>& q = Queue(lane, sender);
   not_full_.wait(lock,
                  [&] { return closed_ || q.size() < CapacityOf(lane); });
   for (size_t i : fresh) {
@@ -69,7 +69,7 @@ Admission TupleQueue::Put(const Tuple& t, Lane lane) {
   const uint64_t fingerprint = Fingerprint(t);
   if (!Admit(fingerprint)) return Admission::kDuplicate;
   std::unique_lock<std::mutex> lock(mu_);
-  std::deque<Tuple>& q = lanes_[static_cast<int>(lane)];
+  std::deque<Tuple>& q = Queue(lane, 0);
   not_full_.wait(lock,
                  [&] { return closed_ || q.size() < CapacityOf(lane); });
   if (closed_) {
@@ -82,31 +82,32 @@ Admission TupleQueue::Put(const Tuple& t, Lane lane) {
   return Admission::kQueued;
 }
 
-void TupleQueue::TakeFrom(Lane lane, size_t n, std::vector<Tuple>& out) {
-  std::deque<Tuple>& q = lanes_[static_cast<int>(lane)];
+void TupleQueue::TakeFrom(std::deque<Tuple>& q, size_t n,
+                          std::vector<Tuple>& out) {
   n = std::min(n, q.size());
   out.insert(out.end(), q.begin(), q.begin() + n);
   q.erase(q.begin(), q.begin() + n);
 }
 
 std::vector<Tuple> TupleQueue::TakeBatch(size_t max, size_t min,
-                                         absl::Duration wait) {
+                                         absl::Duration wait, int sender) {
   std::unique_lock<std::mutex> lock(mu_);
   min = std::max<size_t>(1, std::min(min, max));
   ++takers_waiting_;
   taker_wants_ = min;
   not_empty_.wait_for(lock, absl::ToChronoNanoseconds(wait),
-                      [&] { return closed_ || SizeLocked() >= min; });
+                      [&] { return closed_ || SizeForLocked(sender) >= min; });
   --takers_waiting_;
   std::vector<Tuple> out;
-  out.reserve(std::min(max + options_.compiled_per_batch, SizeLocked()));
+  out.reserve(
+      std::min(max + options_.compiled_per_batch, SizeForLocked(sender)));
   const size_t systematic = lanes_[static_cast<int>(Lane::kSystematic)].size();
   const size_t reserved = std::min(
       systematic, static_cast<size_t>(max * options_.systematic_share));
-  TakeFrom(Lane::kNovel, max - reserved, out);
-  TakeFrom(Lane::kSystematic, max - out.size(), out);
-  TakeFrom(Lane::kRoutine, max - out.size(), out);
-  TakeFrom(Lane::kCompiled, options_.compiled_per_batch, out);
+  TakeFrom(Queue(Lane::kNovel, sender), max - reserved, out);
+  TakeFrom(Queue(Lane::kSystematic, sender), max - out.size(), out);
+  TakeFrom(Queue(Lane::kRoutine, sender), max - out.size(), out);
+  TakeFrom(Queue(Lane::kCompiled, sender), options_.compiled_per_batch, out);
   UpdateCompiledFullLocked();
   counts_.taken += out.size();
   if (lanes_[static_cast<int>(Lane::kRoutine)].size() <
@@ -119,8 +120,10 @@ std::vector<Tuple> TupleQueue::TakeBatch(size_t max, size_t min,
 }
 
 void TupleQueue::NotifyTakerLocked() {
+  // Every waiter: with a compiled lane per sender, the one woken might not
+  // be the one whose lane filled.
   if (takers_waiting_ > 0 && SizeLocked() >= taker_wants_)
-    not_empty_.notify_one();
+    not_empty_.notify_all();
 }
 
 void TupleQueue::Close() {
@@ -136,22 +139,34 @@ bool TupleQueue::closed() const {
 }
 
 size_t TupleQueue::SizeLocked() const {
-  return lanes_[0].size() + lanes_[1].size() + lanes_[2].size() +
-         lanes_[3].size();
+  size_t n = lanes_[0].size() + lanes_[1].size() + lanes_[2].size();
+  for (const std::deque<Tuple>& q : compiled_) n += q.size();
+  return n;
 }
 
-void TupleQueue::SetCompiledLane(size_t capacity, size_t per_batch) {
+size_t TupleQueue::SizeForLocked(int sender) const {
+  return lanes_[0].size() + lanes_[1].size() + lanes_[2].size() +
+         compiled_[LaneOf(sender)].size();
+}
+
+void TupleQueue::SetCompiledLane(size_t capacity, size_t per_batch,
+                                 int senders) {
   std::lock_guard<std::mutex> lock(mu_);
   options_.compiled_capacity = capacity;
   options_.compiled_per_batch = per_batch;
   options_.systematic_share = 0.75;
+  compiled_.resize(std::max(senders, 1));
+  compiled_lanes_ = compiled_.size();
+  compiled_full_ = std::make_unique<std::atomic<bool>[]>(compiled_.size());
   UpdateCompiledFullLocked();
 }
 
 void TupleQueue::UpdateCompiledFullLocked() {
-  compiled_full_.store(lanes_[static_cast<int>(Lane::kCompiled)].size() >=
-                           options_.compiled_capacity,
-                       std::memory_order_relaxed);
+  for (size_t s = 0; s < compiled_.size(); ++s) {
+    compiled_full_[s].store(
+        compiled_[s].size() >= options_.compiled_capacity,
+        std::memory_order_relaxed);
+  }
 }
 
 void TupleQueue::Requeue(std::span<const Tuple> tuples) {

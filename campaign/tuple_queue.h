@@ -13,7 +13,8 @@
 // compiled lane is apart: tuples a backend runs on code it compiled before
 // (a runtime form whose kernel it keeps), each costing a run, not a
 // compile; a batch takes up to `compiled_per_batch` of them besides its
-// `max` others.
+// `max` others. The compiled lane is one per sender: a tuple there runs on
+// code one worker keeps, and would be compiled again by another.
 
 #ifndef PTXDIFF_CAMPAIGN_TUPLE_QUEUE_H_
 #define PTXDIFF_CAMPAIGN_TUPLE_QUEUE_H_
@@ -22,6 +23,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <span>
 #include <vector>
@@ -70,11 +72,14 @@ class TupleQueue {
   // Also keeps three quarters of each batch for the systematic lane: with
   // the compiled lane, the systematic runtime forms each pay for thousands
   // of checks on kept code, a fuzz input's folding check for one.
-  void SetCompiledLane(size_t capacity, size_t per_batch);
+  // `senders` compiled lanes of `capacity` each, one per sender.
+  void SetCompiledLane(size_t capacity, size_t per_batch, int senders = 1);
   TupleQueue() : TupleQueue(Options{}) {}
 
   // Never blocks: a duplicate or a tuple for a full lane is not admitted.
-  Admission Offer(const Tuple& t, Lane lane);
+  // `sender` picks the compiled lane (the sender whose worker keeps the
+  // code); the other lanes are shared.
+  Admission Offer(const Tuple& t, Lane lane, int sender = 0);
 
   // Blocks while `lane` is full (for producers that may wait, like the
   // systematic source); kClosed once Close() was called.
@@ -84,7 +89,7 @@ class TupleQueue {
   // tuples[i] that is not a duplicate, and may turn it away (it then stays
   // unseen): so a caller's share rule counts only what is queued.
   bool PutMany(std::span<const Tuple> tuples, Lane lane,
-               absl::FunctionRef<bool(size_t i)> admit);
+               absl::FunctionRef<bool(size_t i)> admit, int sender = 0);
   bool PutMany(std::span<const Tuple> tuples, Lane lane) {
     return PutMany(tuples, lane, [](size_t) { return true; });
   }
@@ -93,9 +98,11 @@ class TupleQueue {
   // queue is closed), then takes up to `max`: novel first, then systematic
   // (at least systematic_share of `max` when there are that many), then
   // routine; and
-  // besides those up to `compiled_per_batch` of the compiled lane. Empty
-  // only when the wait ran out with nothing queued, or closed and drained.
-  std::vector<Tuple> TakeBatch(size_t max, size_t min, absl::Duration wait);
+  // besides those up to `compiled_per_batch` of `sender`'s compiled lane.
+  // Empty only when the wait ran out with nothing queued, or closed and
+  // drained.
+  std::vector<Tuple> TakeBatch(size_t max, size_t min, absl::Duration wait,
+                               int sender = 0);
 
   // Wakes every waiter; Offer and Put then return kClosed, TakeBatch drains
   // what is left.
@@ -124,20 +131,32 @@ class TupleQueue {
   // True while the routine lane is full: the producers are faster than the
   // backend, and more repeats would only be dropped. Lock-free.
   bool Saturated() const { return saturated_.load(std::memory_order_relaxed); }
-  // True while the compiled lane can take more. Lock-free.
-  bool CompiledHasRoom() const {
-    return !compiled_full_.load(std::memory_order_relaxed);
+  // True while `sender`'s compiled lane can take more. Lock-free.
+  bool CompiledHasRoom(int sender = 0) const {
+    return !compiled_full_[LaneOf(sender)].load(std::memory_order_relaxed);
   }
 
  private:
   size_t SizeLocked() const;
+  // What `sender` may take: the shared lanes and its compiled lane.
+  size_t SizeForLocked(int sender) const;
+  // The deque of `lane` (for kCompiled, `sender`'s).
+  std::deque<Tuple>& Queue(Lane lane, int sender) {
+    return lane == Lane::kCompiled ? compiled_[LaneOf(sender)]
+                                   : lanes_[static_cast<int>(lane)];
+  }
+  // `sender`'s compiled lane: senders past those SetCompiledLane was told
+  // of (or all, where it was not called) share the first.
+  size_t LaneOf(int sender) const {
+    return static_cast<size_t>(sender) < compiled_lanes_ ? sender : 0;
+  }
   size_t CapacityOf(Lane lane) const {
     return lane == Lane::kCompiled ? options_.compiled_capacity
                                    : options_.lane_capacity;
   }
-  // Sets compiled_full_ from the compiled lane's size (mu_ held).
+  // Sets compiled_full_ from the compiled lanes' sizes (mu_ held).
   void UpdateCompiledFullLocked();
-  void TakeFrom(Lane lane, size_t n, std::vector<Tuple>& out);
+  void TakeFrom(std::deque<Tuple>& q, size_t n, std::vector<Tuple>& out);
   // Adds the tuple to the dedup table; false (and counted) if it was there.
   bool Admit(uint64_t fingerprint);
   static uint64_t Fingerprint(const Tuple& t) { return absl::Hash<Tuple>{}(t); }
@@ -148,7 +167,11 @@ class TupleQueue {
   Options options_;
   mutable std::mutex mu_;
   std::condition_variable not_empty_, not_full_;
-  std::deque<Tuple> lanes_[kNumLanes];
+  std::deque<Tuple> lanes_[kNumLanes];  // but kCompiled's: compiled_
+  std::vector<std::deque<Tuple>> compiled_{1};  // one per sender
+  // compiled_.size(), read by CompiledHasRoom without the lock (set before
+  // the producers and senders start).
+  size_t compiled_lanes_ = 1;
   SeenFilter seen_;
   QueueCounts counts_;  // but `duplicates`, counted without the lock:
   std::atomic<int64_t> duplicates_{0};
@@ -158,7 +181,9 @@ class TupleQueue {
   size_t takers_waiting_ = 0, taker_wants_ = 1;
   bool closed_ = false;
   std::atomic<bool> saturated_{false};
-  std::atomic<bool> compiled_full_{false};
+  // One per compiled lane (an array: atomics do not move).
+  std::unique_ptr<std::atomic<bool>[]> compiled_full_ =
+      std::make_unique<std::atomic<bool>[]>(1);
 };
 
 }  // namespace ptxdiff

@@ -243,5 +243,25 @@ TEST(BatchPacerTest, SlowBatchesShrinkAndQuickOnesGrowWithinBounds) {
   EXPECT_EQ(pacer.size(), 4096u);  // never past the backend's batch
 }
 
+// With a compiled lane per sender, a sender takes only its own (the code
+// its worker keeps) besides the shared lanes, and each lane says when it
+// has room.
+TEST(TupleQueueTest, EachSenderTakesItsOwnCompiledLane) {
+  TupleQueue q(TupleQueue::Options{.lane_capacity = 8});
+  q.SetCompiledLane(/*capacity=*/2, /*per_batch=*/4, /*senders=*/2);
+  EXPECT_EQ(q.Offer(T(0), Lane::kCompiled, /*sender=*/1), Admission::kQueued);
+  EXPECT_EQ(q.Offer(T(1), Lane::kCompiled, 1), Admission::kQueued);
+  EXPECT_FALSE(q.CompiledHasRoom(1));
+  EXPECT_TRUE(q.CompiledHasRoom(0));
+  EXPECT_EQ(q.Offer(T(2), Lane::kCompiled, 1), Admission::kDropped);
+  EXPECT_EQ(q.Offer(T(3), Lane::kCompiled, 0), Admission::kQueued);
+  EXPECT_EQ(q.Offer(T(10), Lane::kNovel), Admission::kQueued);
+  const std::vector<Tuple> first = q.TakeBatch(4, 1, absl::ZeroDuration(), 0);
+  EXPECT_EQ(first, (std::vector<Tuple>{T(10), T(3)}));
+  const std::vector<Tuple> second = q.TakeBatch(4, 1, absl::ZeroDuration(), 1);
+  EXPECT_EQ(second, (std::vector<Tuple>{T(0), T(1)}));
+  EXPECT_TRUE(q.CompiledHasRoom(1));
+}
+
 }  // namespace
 }  // namespace ptxdiff

@@ -160,7 +160,8 @@ absl::Status PtxasBackend::Bisect(Batch& batch,
   // A kernel usually fails for one or two tuples ptxas does not fold; finding
   // them by halves costs about 2·log2(k) kernels instead of k kernels of one.
   while (!failed.empty()) {
-    ChunkReport report = CompileChunks(batch, PlanHalves(failed, config_.jobs));
+    ChunkReport report =
+        CompileChunks(batch, PlanHalves(failed, config_.jobs), "halves");
     PTXDIFF_RETURN_IF_ERROR(report.status);
     failed = std::move(report.failed_kernels);
   }
@@ -168,10 +169,12 @@ absl::Status PtxasBackend::Bisect(Batch& batch,
 }
 
 ChunkReport PtxasBackend::CompileChunks(Batch& batch,
-                                        std::vector<Chunk> chunks) const {
+                                        std::vector<Chunk> chunks,
+                                        absl::string_view purpose) const {
   std::vector<ChunkReport> reports(chunks.size());
   ParallelFor(config_.jobs, chunks.size(), [&](size_t c) {
-    reports[c].status = CompileChunk(batch, std::move(chunks[c]), reports[c]);
+    reports[c].status =
+        CompileChunk(batch, std::move(chunks[c]), reports[c], purpose);
   });
   ChunkReport all;
   for (ChunkReport& report : reports) all.Merge(std::move(report));
@@ -179,7 +182,8 @@ ChunkReport PtxasBackend::CompileChunks(Batch& batch,
 }
 
 absl::Status PtxasBackend::CompileChunk(Batch& batch, Chunk chunk,
-                                        ChunkReport& report) const {
+                                        ChunkReport& report,
+                                        absl::string_view purpose) const {
   // Each pass drops the tuples ptxas names, until it compiles or fails
   // without naming any.
   while (!chunk.tuples.empty()) {
@@ -189,7 +193,14 @@ absl::Status PtxasBackend::CompileChunk(Batch& batch, Chunk chunk,
         BuildPtxModule(tuples, {.target = arch_.name,
                                 .ptx_version = ptx_version_,
                                 .kernel_sizes = chunk.kernel_sizes});
-    PTXDIFF_ASSIGN_OR_RETURN(const PtxasOutput out, Assemble(module.text));
+    int runtime = 0;
+    for (const PtxTuple& t : tuples) runtime += t.runtime != 0;
+    PTXDIFF_ASSIGN_OR_RETURN(
+        const PtxasOutput out,
+        Assemble(module.text, kPtxasDefaultOptLevel,
+                 {.purpose = purpose,
+                  .tuples = static_cast<int>(tuples.size()),
+                  .runtime_tuples = runtime}));
     if (out.ok) {
       Decode(batch, chunk, module, out.cubin, report);
       return absl::OkStatus();
@@ -213,8 +224,9 @@ absl::Status PtxasBackend::CompileChunk(Batch& batch, Chunk chunk,
         return absl::OkStatus();
       }
       auto [first, second] = Halves(chunk);
-      PTXDIFF_RETURN_IF_ERROR(CompileChunk(batch, std::move(first), report));
-      return CompileChunk(batch, std::move(second), report);
+      PTXDIFF_RETURN_IF_ERROR(
+          CompileChunk(batch, std::move(first), report, "halves"));
+      return CompileChunk(batch, std::move(second), report, "halves");
     }
     std::vector<bool> dropped(chunk.tuples.size());
     for (auto& [p, message] : rejected) {

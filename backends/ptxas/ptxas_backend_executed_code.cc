@@ -335,7 +335,7 @@ absl::StatusOr<std::vector<TupleCalibration>> PtxasBackend::CalibrateAtO0(
       const std::vector<ReferenceKernel> compiled,
       CompileReferenceKernels(
           [this](absl::string_view ptx, int opt_level) {
-            return Assemble(ptx, opt_level);
+            return Assemble(ptx, opt_level, {.purpose = "reference"});
           },
           *executable_, to_compile, /*opt_level=*/0));
   for (size_t k = 0; k < compiled.size(); ++k) {

@@ -31,6 +31,7 @@
 #include "backends/backend.h"
 #include "backends/carry_support.h"
 #include "backends/ptxas/chunk_plan.h"
+#include "backends/ptxas/compile_log.h"
 #include "backends/ptxas/compiled_code.h"
 #include "backends/ptxas/cubin.h"
 #include "backends/ptxas/foldability.h"
@@ -264,11 +265,13 @@ class PtxasBackend : public Backend {
   absl::Status Bisect(Batch& batch, std::vector<std::vector<int>> failed) const;
 
   // Compiles the chunks on `jobs` threads.
-  ChunkReport CompileChunks(Batch& batch, std::vector<Chunk> chunks) const;
+  // `purpose`: the compile log's (compile_log.h).
+  ChunkReport CompileChunks(Batch& batch, std::vector<Chunk> chunks,
+                            absl::string_view purpose = "check") const;
 
   // Compiles one chunk, dropping the tuples ptxas rejects.
-  absl::Status CompileChunk(Batch& batch, Chunk chunk,
-                            ChunkReport& report) const;
+  absl::Status CompileChunk(Batch& batch, Chunk chunk, ChunkReport& report,
+                            absl::string_view purpose = "check") const;
 
   // Reads the values of a compiled chunk out of its cubin.
   void Decode(Batch& batch, const Chunk& chunk, const PtxModule& module,
@@ -317,13 +320,18 @@ class PtxasBackend : public Backend {
   }
 
   // Assembles a module: in-process where the library was loaded, else by
-  // running the ptxas executable.
+  // running the ptxas executable; noted in the compile log (compile_log.h)
+  // as `record` says.
   absl::StatusOr<PtxasOutput> Assemble(
-      absl::string_view ptx, int opt_level = kPtxasDefaultOptLevel) const {
-    if (in_process_ != nullptr) {
-      return in_process_->Compile(arch_.name, ptx, opt_level);
-    }
-    return RunPtxas(config_.ptxas, arch_.name, ptx, opt_level);
+      absl::string_view ptx, int opt_level = kPtxasDefaultOptLevel,
+      const CompileRecord& record = {}) const {
+    const absl::Time start = absl::Now();
+    absl::StatusOr<PtxasOutput> out =
+        in_process_ != nullptr
+            ? in_process_->Compile(arch_.name, ptx, opt_level)
+            : RunPtxas(config_.ptxas, arch_.name, ptx, opt_level);
+    LogCompile(record, ptx, opt_level, start, absl::Now() - start);
+    return out;
   }
 
   Config config_;
