@@ -17,6 +17,7 @@
 #include "common/interrupt.h"
 #include "isa/family_table.h"
 #include "program/program_calibration.h"
+#include "backends/ptxas/ptxas_backend.h"
 #include "backends/ptxas/ptxas_toolchain.h"
 #include "backends/ptxas/sass_calibration.h"
 
@@ -218,6 +219,11 @@ int RunCalibrate(const std::vector<std::string>& args, std::ostream& out,
   CalibrationCampaignOptions o;
   o.ptxas = *ptxas;
   o.arch = arch;
+  // The assembler the ptxas backend uses (nvJitLink where it loads): a gap
+  // between its code and the executable's shows here, not in a campaign.
+  absl::StatusOr<PtxasAssembler> assembler = MakePtxasAssembler({}, arch);
+  if (!assembler.ok()) return Fail(err, "calibrate", assembler.status());
+  o.assemble = assembler->assemble;
   for (const Variant& v : *selected) {
     if (InfoOf(v.family).isa == TargetIsa::kPtx) o.variants.push_back(v);
   }
@@ -242,7 +248,8 @@ int RunCalibrate(const std::vector<std::string>& args, std::ostream& out,
   out << absl::StrFormat(
              "calibrate: %s at -O%d for %s: %d variants x %d tuples, every "
              "runtime-capable source a parameter, %d threads%s",
-             o.ptxas, o.opt_level, arch, of, o.tuples_per_variant, o.threads,
+             assembler->description, o.opt_level, arch, of,
+             o.tuples_per_variant, o.threads,
              *max_time > 0 ? absl::StrCat(", at most ", *max_time, " s") : "")
       << std::endl;
 

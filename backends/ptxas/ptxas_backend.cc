@@ -505,6 +505,33 @@ absl::StatusOr<std::unique_ptr<NvJitLink>> InProcessAssembler(
 
 }  // namespace
 
+absl::StatusOr<PtxasAssembler> MakePtxasAssembler(const KeyValues& options,
+                                                  absl::string_view arch) {
+  PTXDIFF_ASSIGN_OR_RETURN(Config config, ParseConfig(options));
+  PTXDIFF_ASSIGN_OR_RETURN(config.ptxas, FindPtxas(options));
+  PTXDIFF_ASSIGN_OR_RETURN(const std::string toolchain,
+                           ToolchainOf(config.ptxas));
+  PTXDIFF_ASSIGN_OR_RETURN(std::unique_ptr<NvJitLink> loaded,
+                           InProcessAssembler(config, toolchain));
+  if (loaded == nullptr) {
+    return PtxasAssembler{
+        .assemble = [ptxas = config.ptxas, arch = std::string(arch)](
+                        absl::string_view ptx, int opt_level) {
+          return RunPtxas(ptxas, arch, ptx, opt_level);
+        },
+        .description = config.ptxas};
+  }
+  std::shared_ptr<const NvJitLink> in_process = std::move(loaded);
+  return PtxasAssembler{
+      .assemble = [in_process, arch = std::string(arch)](
+                      absl::string_view ptx, int opt_level) {
+        return in_process->Compile(arch, ptx, opt_level);
+      },
+      .description = absl::StrCat(in_process->path(), " (nvJitLink ",
+                                  in_process->version(), ", as the ptxas "
+                                  "backend assembles)")};
+}
+
 absl::StatusOr<std::unique_ptr<Backend>> MakePtxasBackend(
     const KeyValues& options) {
   PTXDIFF_ASSIGN_OR_RETURN(Config config, ParseConfig(options));

@@ -53,6 +53,7 @@
 #ifndef PTXDIFF_WORKER_BACKENDS_PTXAS_PTXAS_BACKEND_H_
 #define PTXDIFF_WORKER_BACKENDS_PTXAS_PTXAS_BACKEND_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -71,6 +72,19 @@ namespace ptxdiff {
 // do about it), InvalidArgument for a bad option.
 absl::StatusOr<std::unique_ptr<Backend>> MakePtxasBackend(
     const KeyValues& options);
+
+// The assembler the backend would compile with for `options` (ptxas=,
+// compiler=): libnvJitLink of the ptxas found's release in-process where it
+// loads, else the ptxas executable; `description` says which. So that a
+// self-check (ptxdiff calibrate) runs the code the backend judges.
+struct PtxasAssembler {
+  std::function<absl::StatusOr<PtxasOutput>(absl::string_view ptx,
+                                            int opt_level)>
+      assemble;
+  std::string description;
+};
+absl::StatusOr<PtxasAssembler> MakePtxasAssembler(const KeyValues& options,
+                                                  absl::string_view arch);
 
 }  // namespace ptxdiff
 

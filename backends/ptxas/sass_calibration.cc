@@ -204,21 +204,18 @@ TupleCalibration CalibrateOn(const SassArchInfo& arch,
   return RunOne(runner, t, opt_level, keep_run, /*describe=*/true, trace);
 }
 
-// Each group's first tuple compiled by the ptxas executable into a kernel
-// of its own, and every tuple of the group run on it.
-absl::Status CalibrateInto(const std::string& ptxas, const SassArchInfo& arch,
+// Each group's first tuple compiled by `assemble` into a kernel of its own,
+// and every tuple of the group run on it.
+absl::Status CalibrateInto(const Assembler& assemble, const SassArchInfo& arch,
                            std::span<const Tuple> tuples,
                            std::span<const KernelGroup> groups, int opt_level,
                            bool keep_runs, TupleCalibration* out,
                            std::string* trace) {
   std::vector<Tuple> firsts;
   for (const KernelGroup& g : groups) firsts.push_back(tuples[g.begin]);
-  const Assembler executable = [&](absl::string_view ptx, int level) {
-    return RunPtxas(ptxas, arch.name, ptx, level);
-  };
   PTXDIFF_ASSIGN_OR_RETURN(
       const std::vector<ReferenceKernel> kernels,
-      CompileReferenceKernels(executable, arch, firsts, opt_level));
+      CompileReferenceKernels(assemble, arch, firsts, opt_level));
   for (size_t k = 0; k < groups.size(); ++k) {
     for (size_t i = groups[k].begin; i < groups[k].end; ++i) {
       out[i] = CalibrateOn(arch, kernels[k], tuples[i], opt_level, keep_runs,
@@ -245,7 +242,8 @@ absl::StatusOr<std::vector<TupleCalibration>> CalibrateEach(
     const std::string& ptxas, const SassArchInfo& arch,
     std::span<const Tuple> tuples, int opt_level, bool keep_runs) {
   std::vector<TupleCalibration> out(tuples.size());
-  PTXDIFF_RETURN_IF_ERROR(CalibrateInto(ptxas, arch, tuples, GroupsOf(tuples),
+  PTXDIFF_RETURN_IF_ERROR(CalibrateInto(ExecutableAssembler(ptxas, arch.name),
+                                        arch, tuples, GroupsOf(tuples),
                                         opt_level, keep_runs, out.data(),
                                         nullptr));
   return out;
@@ -357,14 +355,21 @@ void Count(std::span<const Tuple> tuples, KernelGroup group,
 
 }  // namespace
 
-absl::StatusOr<CalibrationReport> CalibrateTuples(const std::string& ptxas,
+Assembler ExecutableAssembler(const std::string& ptxas,
+                              absl::string_view arch) {
+  return [ptxas, arch = std::string(arch)](absl::string_view ptx, int level) {
+    return RunPtxas(ptxas, arch, ptx, level);
+  };
+}
+
+absl::StatusOr<CalibrationReport> CalibrateTuples(const Assembler& assemble,
                                                   const SassArchInfo& arch,
                                                   std::span<const Tuple> tuples,
                                                   int opt_level) {
   std::vector<TupleCalibration> each(tuples.size());
   const std::vector<KernelGroup> groups = GroupsOf(tuples);
   CalibrationReport report;
-  PTXDIFF_RETURN_IF_ERROR(CalibrateInto(ptxas, arch, tuples, groups, opt_level,
+  PTXDIFF_RETURN_IF_ERROR(CalibrateInto(assemble, arch, tuples, groups, opt_level,
                                         /*keep_runs=*/false, each.data(),
                                         &report.first_trace));
   for (const KernelGroup& g : groups) {
@@ -391,6 +396,8 @@ std::vector<Tuple> CalibrationTuples(const Variant& v, int n,
 absl::StatusOr<CalibrationReport> RunCalibrationCampaign(
     const CalibrationCampaignOptions& o) {
   PTXDIFF_ASSIGN_OR_RETURN(const SassArchInfo arch, FindSassArchInfo(o.arch));
+  const Assembler assemble =
+      o.assemble ? o.assemble : ExecutableAssembler(o.ptxas, arch.name);
   const size_t per_module = std::max(1, o.variants_per_module);
   const size_t modules = (o.variants.size() + per_module - 1) / per_module;
   auto first = [&](int64_t m) { return static_cast<size_t>(m) * per_module; };
@@ -408,7 +415,7 @@ absl::StatusOr<CalibrationReport> RunCalibrationCampaign(
         tuples.push_back(t);
       }
     }
-    return CalibrateTuples(o.ptxas, arch, tuples, o.opt_level);
+    return CalibrateTuples(assemble, arch, tuples, o.opt_level);
   };
   CalibrationReport report;
   int64_t variants_done = 0;

@@ -120,6 +120,9 @@ struct ReferenceKernel {
 using Assembler = std::function<absl::StatusOr<PtxasOutput>(
     absl::string_view ptx, int opt_level)>;
 
+// The ptxas executable at `ptxas`, compiling for `arch`.
+Assembler ExecutableAssembler(const std::string& ptxas, absl::string_view arch);
+
 // `tuples` compiled for `arch` at -O`opt_level` by `assemble`, a kernel
 // each, in one module (halved where ptxas rejects a tuple). An error only
 // where the assembler cannot be run.
@@ -144,7 +147,7 @@ TupleCalibration CalibrateOn(CompiledKernelRunner& runner, const Tuple& t,
 // for `arch` at -O`opt_level`, one kernel for each run of consecutive
 // tuples that differ only in runtime values, runs each tuple on its kernel
 // and judges it. An error only where ptxas cannot be run.
-absl::StatusOr<CalibrationReport> CalibrateTuples(const std::string& ptxas,
+absl::StatusOr<CalibrationReport> CalibrateTuples(const Assembler& assemble,
                                                   const SassArchInfo& arch,
                                                   std::span<const Tuple> tuples,
                                                   int opt_level);
@@ -156,6 +159,10 @@ absl::StatusOr<CalibrationReport> CalibrateTuples(const std::string& ptxas,
 // all are done, `deadline`, or a stop (common/interrupt.h).
 struct CalibrationCampaignOptions {
   std::string ptxas;
+  // What compiles the kernels: the ptxas backend's assembler (MakeAssembler
+  // in ptxas_backend.h: nvJitLink where it loads), so that the self-check
+  // runs the code the backend judges; unset, the executable at `ptxas`.
+  Assembler assemble;
   std::string arch = "sm_90";
   std::vector<Variant> variants;  // of PTX families
   int tuples_per_variant = 12;

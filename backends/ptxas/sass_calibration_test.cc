@@ -52,7 +52,7 @@ class SassCalibrationTest : public ::testing::Test {
   absl::StatusOr<CalibrationReport> Calibrate(const std::vector<Tuple>& tuples,
                                               int opt) {
     absl::StatusOr<CalibrationReport> report =
-        CalibrateTuples(ptxas_, *FindSassArchInfo("sm_90"), tuples, opt);
+        CalibrateTuples(ExecutableAssembler(ptxas_, "sm_90"), *FindSassArchInfo("sm_90"), tuples, opt);
     if (!report.ok()) return report;
     std::cout << report->Summary() << "\n";
     if (std::getenv("PTXDIFF_CALIBRATE") != nullptr) {  // debugging
@@ -106,7 +106,7 @@ TEST_F(SassCalibrationTest, KnownFindingsOfPtxasAreCountedApart) {
                       .runtime = RuntimeCapableSources(merge)});
   }
   absl::StatusOr<CalibrationReport> report =
-      CalibrateTuples(ptxas_, *FindSassArchInfo("sm_90"), tuples, 0);
+      CalibrateTuples(ExecutableAssembler(ptxas_, "sm_90"), *FindSassArchInfo("sm_90"), tuples, 0);
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_EQ(report->kernels, 1);
   EXPECT_EQ(report->kernels_run, 1) << report->Summary();
@@ -146,7 +146,7 @@ TEST_F(SassCalibrationTest, RunsTheOperationsTheCensusFoundMissing) {
     ASSERT_TRUE(v.ok()) << c.spelling;
     const std::vector<Tuple> tuples = CalibrationTuples(*v, 16, rng);
     const absl::StatusOr<CalibrationReport> report =
-        CalibrateTuples(ptxas_, *FindSassArchInfo("sm_90"), tuples, c.opt);
+        CalibrateTuples(ExecutableAssembler(ptxas_, "sm_90"), *FindSassArchInfo("sm_90"), tuples, c.opt);
     ASSERT_TRUE(report.ok()) << report.status();
     EXPECT_EQ(report->kernels_run, 1) << c.spelling << ": "
                                       << report->Summary();
