@@ -19,11 +19,6 @@ namespace {
 // not held up by more than this.
 constexpr absl::Duration kPastTheLimit = absl::Seconds(5);
 
-// A GPU worker's exit status after a kernel ran past its timeout
-// (backends/cuda/cuda_backend.h's kExitKernelTimeout): the program hangs
-// the device, where the client sees a device fault.
-constexpr int kKernelTimeoutExit = 6;
-
 // The reply's timeout: the batch's time limit and a little, or twice the
 // command's timeout for a batch without one.
 absl::Duration ReplyTimeout(absl::Time deadline, absl::Duration timeout) {
@@ -83,11 +78,7 @@ void WorkerClient::RunProgramRange(const ProgramRunRequest& request,
     }
     return;
   }
-  BackendFault fault = Classify(checks.status());
-  if (fault.kind == FaultKind::kDeviceFault &&
-      exit_status_ == kKernelTimeoutExit) {
-    fault.kind = FaultKind::kHang;
-  }
+  const BackendFault fault = Classify(checks.status());
   const bool stop =
       interrupted_ || relaunch_failed_ ||
       (deadline != absl::InfiniteFuture() && absl::Now() >= deadline);

@@ -468,17 +468,23 @@ BackendFault WorkerClient::Classify(const absl::Status& status) {
                        ? FaultKind::kCrash
                        : FaultKind::kProtocol;
   Kill(kind == FaultKind::kCrash ? absl::Seconds(2) : absl::ZeroDuration());
-  // ptxdiff-worker exits 5 (context lost) or 6 (kernel timeout) on a device
-  // fault: the implementation under test broke, not the worker.
-  if (kind == FaultKind::kCrash && (exit_status_ == 5 || exit_status_ == 6)) {
+  // ptxdiff-worker exits 5 on a lost context (a device fault: the
+  // implementation under test broke, not the worker) and 6 on a kernel past
+  // its timeout (the implementation hangs, as a silent worker does;
+  // backends/cuda/cuda_backend.h).
+  if (kind == FaultKind::kCrash && exit_status_ == kWorkerExitDeviceFault) {
     kind = FaultKind::kDeviceFault;
   }
+  const bool kernel_timeout =
+      kind == FaultKind::kCrash && exit_status_ == kWorkerExitKernelTimeout;
+  if (kernel_timeout) kind = FaultKind::kHang;
   std::string detail = std::string(status.message());
-  if (kind == FaultKind::kHang) {
+  if (kind == FaultKind::kHang && !kernel_timeout) {
     detail =
         absl::StrCat("no reply within ", absl::FormatDuration(last_timeout_));
   }
-  if (kind != FaultKind::kHang && !absl::IsFailedPrecondition(status)) {
+  if ((kind != FaultKind::kHang || kernel_timeout) &&
+      !absl::IsFailedPrecondition(status)) {
     absl::StrAppend(&detail, " (", exit_description_, ")");
   }
   const std::string tail = StderrTail();

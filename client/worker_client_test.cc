@@ -9,6 +9,8 @@
 #include <future>
 #include <random>
 #include <thread>
+#include <tuple>
+#include <vector>
 
 #include "common/testing/child_of_a_killed_caller.h"
 #include "gmock/gmock.h"
@@ -135,6 +137,25 @@ TEST(WorkerClientTest, TheCallerCarriesOnAfterAFaultyBatch) {
   const auto good = SomeTuples({"add.u32", "rem.u32"}, 3);
   ExpectMatchesOracle(good, (*client)->Run(good));
   EXPECT_EQ((*client)->restarts(), 2);
+}
+
+// A GPU worker's two exits after a device fault: a lost context (5) is a
+// device fault, a kernel past its timeout (6) the implementation's hang;
+// both with the worker's own line.
+TEST(WorkerClientTest, AKernelPastItsTimeoutIsAHangALostContextADeviceFault) {
+  for (const auto& [fault, kind, line] :
+       std::vector<std::tuple<std::string, FaultKind, std::string>>{
+           {"--fault=device-fault-on=div.u32", FaultKind::kDeviceFault,
+            "cuda device fault: illegal instruction"},
+           {"--fault=kernel-timeout-on=div.u32", FaultKind::kHang,
+            "cuda kernel timeout: the kernel ran longer"}}) {
+    auto client = WorkerClient::Start(Faulty({fault}));
+    ASSERT_TRUE(client.ok()) << client.status();
+    const BatchOutcome out = (*client)->Run(SomeTuples({"div.u32"}, 2));
+    ASSERT_TRUE(out.fault.has_value()) << fault;
+    EXPECT_EQ(out.fault->kind, kind) << fault;
+    EXPECT_THAT(out.fault->detail, HasSubstr(line)) << fault;
+  }
 }
 
 TEST(WorkerClientTest, HangIsKilledAtTheTimeout) {

@@ -14,9 +14,14 @@ enum class FaultKind {
   kCrash,        // the worker died
   kHang,         // no reply before the deadline
   kProtocol,     // garbage, ERROR, or the wrong number of results
-  kDeviceFault,  // the worker reported a lost GPU context or a hung kernel
-                 // (ptxdiff-worker's exit statuses 5 and 6)
+  kDeviceFault,  // the worker reported a lost GPU context (exit status 5)
 };
+
+// ptxdiff-worker's exit statuses after a device fault (beside worker_main's
+// 0, 2, 3 and 4): the GPU context is lost (a device fault), or a kernel ran
+// past its timeout (the implementation hangs: a kHang, as a silent worker).
+inline constexpr int kWorkerExitDeviceFault = 5;
+inline constexpr int kWorkerExitKernelTimeout = 6;
 // "crash", "hang", "protocol-error", "device-fault"
 absl::string_view FaultKindName(FaultKind kind);
 

@@ -43,14 +43,15 @@
 #include "backends/backend.h"
 #include "backends/cuda/driver_api.h"
 #include "backends/cuda/kernel_gen.h"
+#include "protocol/fault_kind.h"
 #include "protocol/protocol.h"
 
 namespace ptxdiff {
 
-// Exit statuses of ptxdiff-worker after a device fault, beside
-// worker_main.cc's 0, 2, 3 and 4.
-inline constexpr int kExitDeviceFault = 5;    // the context is lost
-inline constexpr int kExitKernelTimeout = 6;  // a kernel did not finish
+// Exit statuses of ptxdiff-worker after a device fault (the client's
+// reading of them is protocol/fault_kind.h's).
+inline constexpr int kExitDeviceFault = kWorkerExitDeviceFault;
+inline constexpr int kExitKernelTimeout = kWorkerExitKernelTimeout;
 
 struct CudaBackendOptions {
   std::string driver_library = kDefaultCudaDriverLibrary;

@@ -25,6 +25,8 @@
 //   device-fault-on=SPELL  exit 5 with a cuda-style device-fault line on a
 //                  RUN containing that variant (as ptxdiff-worker
 //                  --backend=cuda)
+//   kernel-timeout-on=SPELL  exit 6 with a cuda-style kernel-timeout line
+//                  on a RUN containing that variant
 //   not-run-once-on=SPELL  decline that variant's tuples as not run (a
 //                  backend whose batch time budget ran out) in the first RUN
 //                  holding it, of the first process (--state=FILE remembers
@@ -428,6 +430,18 @@ int Serve(const Flags& flags) {
               "in flight: %s\n",
               s.c_str());
           std::exit(5);
+        }
+      }
+    }
+    absl::string_view timing_out = f;
+    if (absl::ConsumePrefix(&timing_out, "kernel-timeout-on=")) {
+      for (const std::string& s : request->spellings) {
+        if (s == timing_out) {
+          std::fprintf(stderr,
+                       "ptxdiff-worker: cuda kernel timeout: the kernel ran "
+                       "longer than the timeout of 300ms; in flight: %s\n",
+                       s.c_str());
+          std::exit(6);
         }
       }
     }
