@@ -103,6 +103,22 @@ TEST_F(ProgramFuzzTargetTest, QueuedProgramsAreCheckedAndWhatDisagreesFiled) {
                                 "41 programs checked"));
 }
 
+// Issue 64: the mutator learns what the campaign no longer generates (a
+// cause filed as one instruction) or generates seldom, as the generator
+// does.
+TEST_F(ProgramFuzzTargetTest, TheMutatorsShapeLearnsWhatTheCampaignAvoids) {
+  auto target = Target();
+  ASSERT_NE(target, nullptr);
+  EXPECT_TRUE(target->Shape().suppressed.empty());
+  ASSERT_EQ(Feed(*target, Bytes("input %a .b32 5\ninput %b .b32 9\n"
+                                "xor.b32 %r, %a, %b;\noutput %r\n")),
+            0);
+  const ProgramCampaignReport& report = target->Stop();
+  ASSERT_EQ(report.filed.size(), 1u) << ProgramFuzzTarget::Summary(report);
+  EXPECT_THAT(report.suppressed, testing::Contains("xor.b32"));
+  EXPECT_THAT(target->Shape().suppressed, testing::Contains("xor.b32"));
+}
+
 TEST_F(ProgramFuzzTargetTest, WhatIsNoProgramIsNotQueued) {
   auto target = Target();
   ASSERT_NE(target, nullptr);
