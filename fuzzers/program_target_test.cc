@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/files.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isa/spelling.h"
 #include "program/program_encoding.h"
