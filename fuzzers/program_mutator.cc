@@ -9,6 +9,7 @@
 
 #include "absl/strings/string_view.h"
 #include "isa/family_table.h"
+#include "isa/spelling.h"
 #include "oracle/edge_operands.h"
 
 namespace ptxdiff {
@@ -78,7 +79,7 @@ std::vector<size_t> StepsOf(const ProgramRecords& r,
 }
 
 // A PTX variant: one of `family` (mostly), else any.
-Variant AnotherVariant(std::mt19937_64& rng, const Variant* sibling_of) {
+Variant DrawVariant(std::mt19937_64& rng, const Variant* sibling_of) {
   if (sibling_of != nullptr && !OneIn(rng, 4)) {
     const absl::Span<const Variant> family = VariantsOf(sibling_of->family);
     return family[Below(rng, family.size())];
@@ -90,8 +91,32 @@ Variant AnotherVariant(std::mt19937_64& rng, const Variant* sibling_of) {
   }
 }
 
-StepRecord FreshInstruction(std::mt19937_64& rng) {
-  StepRecord s{.variant_id = StableId(AnotherVariant(rng, nullptr))};
+bool Lists(const std::vector<std::string>& spellings, const std::string& s) {
+  return std::find(spellings.begin(), spellings.end(), s) != spellings.end();
+}
+
+// Draws a replacement variant as the generator draws a step's
+// (program_generator.h): never a suppressed one, a discouraged one (a
+// cause that keeps coming back) only one time in kDiscouragedOdds. The
+// draws are bounded, so that a family all of whose variants are listed
+// still gets one.
+Variant AnotherVariant(std::mt19937_64& rng, const Variant* sibling_of,
+                       const ProgramShape& shape) {
+  constexpr int kDraws = 64;
+  Variant v = DrawVariant(rng, sibling_of);
+  for (int draw = 1; draw < kDraws; ++draw) {
+    const std::string spelling = Spell(v);
+    const bool redraw = Lists(shape.suppressed, spelling) ||
+                        (Lists(shape.discouraged, spelling) &&
+                         !OneIn(rng, kDiscouragedOdds));
+    if (!redraw) break;
+    v = DrawVariant(rng, sibling_of);
+  }
+  return v;
+}
+
+StepRecord FreshInstruction(std::mt19937_64& rng, const ProgramShape& shape) {
+  StepRecord s{.variant_id = StableId(AnotherVariant(rng, nullptr, shape))};
   for (int k = 0; k < kMaxSources; ++k) {
     s.operands.push_back({.is_register = !OneIn(rng, 3),
                           .pick = static_cast<uint8_t>(rng() % 3),
@@ -100,14 +125,16 @@ StepRecord FreshInstruction(std::mt19937_64& rng) {
   return s;
 }
 
-void ChangeValue(ProgramRecords& r, std::mt19937_64& rng) {
+void ChangeValue(ProgramRecords& r, std::mt19937_64& rng,
+                 const ProgramShape&) {
   const std::vector<uint64_t*> values = Values(r);
   if (values.empty()) return;
   uint64_t& v = *values[Below(rng, values.size())];
   v = OneIn(rng, 3) ? Tweak(v, rng) : InterestingValue(rng);
 }
 
-void ChangeOperand(ProgramRecords& r, std::mt19937_64& rng) {
+void ChangeOperand(ProgramRecords& r, std::mt19937_64& rng,
+                   const ProgramShape&) {
   const std::vector<OperandRecord*> operands = OperandRecords(r);
   if (operands.empty()) return;
   OperandRecord& o = *operands[Below(rng, operands.size())];
@@ -118,39 +145,44 @@ void ChangeOperand(ProgramRecords& r, std::mt19937_64& rng) {
   o.pick = static_cast<uint8_t>(rng() % 4);
 }
 
-void ChangeVariant(ProgramRecords& r, std::mt19937_64& rng) {
+void ChangeVariant(ProgramRecords& r, std::mt19937_64& rng,
+                   const ProgramShape& shape) {
   const std::vector<size_t> steps = StepsOf(r, {ProgramStep::kInstruction});
   if (steps.empty()) return;
   StepRecord& s = r.steps[steps[Below(rng, steps.size())]];
   const std::optional<Variant> v = VariantByStableId(s.variant_id);
-  s.variant_id = StableId(AnotherVariant(rng, v ? &*v : nullptr));
+  s.variant_id = StableId(AnotherVariant(rng, v ? &*v : nullptr, shape));
   while (s.operands.size() < kMaxSources) {
     s.operands.push_back({.pick = static_cast<uint8_t>(rng() % 3)});
   }
 }
 
-void AddStep(ProgramRecords& r, std::mt19937_64& rng) {
+void AddStep(ProgramRecords& r, std::mt19937_64& rng,
+             const ProgramShape& shape) {
   if (r.steps.size() + 1 >= kMaxProgramInputRecords) return;
   const std::vector<size_t> steps =
       StepsOf(r, {ProgramStep::kInstruction, ProgramStep::kMove});
   StepRecord s = !steps.empty() && OneIn(rng, 2)
                      ? r.steps[steps[Below(rng, steps.size())]]
-                     : FreshInstruction(rng);
+                     : FreshInstruction(rng, shape);
   r.steps.insert(r.steps.begin() + Below(rng, r.steps.size() + 1), s);
 }
 
-void DropStep(ProgramRecords& r, std::mt19937_64& rng) {
+void DropStep(ProgramRecords& r, std::mt19937_64& rng,
+              const ProgramShape&) {
   if (r.steps.empty()) return;
   r.steps.erase(r.steps.begin() + Below(rng, r.steps.size()));
 }
 
-void SwapSteps(ProgramRecords& r, std::mt19937_64& rng) {
+void SwapSteps(ProgramRecords& r, std::mt19937_64& rng,
+               const ProgramShape&) {
   if (r.steps.size() < 2) return;
   const size_t k = Below(rng, r.steps.size() - 1);
   std::swap(r.steps[k], r.steps[k + 1]);
 }
 
-void ChangeLoops(ProgramRecords& r, std::mt19937_64& rng) {
+void ChangeLoops(ProgramRecords& r, std::mt19937_64& rng,
+                 const ProgramShape&) {
   static constexpr uint16_t kTrips[] = {0, 1, 2, 3, 4, 31, 32, 33, 1024};
   const std::vector<size_t> loops = StepsOf(r, {ProgramStep::kLoopBegin});
   if (!loops.empty() && OneIn(rng, 2)) {
@@ -170,7 +202,8 @@ void ChangeLoops(ProgramRecords& r, std::mt19937_64& rng) {
 }
 
 // An if around steps [begin, end), an else part for some of them.
-void WrapInIf(ProgramRecords& r, std::mt19937_64& rng) {
+void WrapInIf(ProgramRecords& r, std::mt19937_64& rng,
+              const ProgramShape&) {
   if (r.steps.size() + 3 > kMaxProgramInputRecords) return;
   const size_t begin = Below(rng, r.steps.size() + 1);
   const size_t end = begin + Below(rng, r.steps.size() - begin + 1);
@@ -196,7 +229,8 @@ void DrawGuard(StepRecord& s, std::mt19937_64& rng) {
 // A forward branch over steps [begin, end) to a label at `end` (the first
 // label after it, which in its block is that one unless another comes
 // first), a bare label, or an exit.
-void AddJumpOrLabel(ProgramRecords& r, std::mt19937_64& rng) {
+void AddJumpOrLabel(ProgramRecords& r, std::mt19937_64& rng,
+                    const ProgramShape&) {
   if (r.steps.size() + 2 > kMaxProgramInputRecords) return;
   const size_t begin = Below(rng, r.steps.size() + 1);
   StepRecord jump{.kind = ProgramStep::kExit};
@@ -219,7 +253,8 @@ void AddJumpOrLabel(ProgramRecords& r, std::mt19937_64& rng) {
 
 // A branch's or an exit's guard drawn anew, or a branch to another of the
 // labels after it.
-void ChangeJump(ProgramRecords& r, std::mt19937_64& rng) {
+void ChangeJump(ProgramRecords& r, std::mt19937_64& rng,
+                const ProgramShape&) {
   const std::vector<size_t> jumps =
       StepsOf(r, {ProgramStep::kBranch, ProgramStep::kExit});
   if (jumps.empty()) return;
@@ -231,7 +266,8 @@ void ChangeJump(ProgramRecords& r, std::mt19937_64& rng) {
   }
 }
 
-void ChangeDestination(ProgramRecords& r, std::mt19937_64& rng) {
+void ChangeDestination(ProgramRecords& r, std::mt19937_64& rng,
+                       const ProgramShape&) {
   const std::vector<size_t> steps =
       StepsOf(r, {ProgramStep::kInstruction, ProgramStep::kMove});
   if (steps.empty()) return;
@@ -247,7 +283,8 @@ void ChangeDestination(ProgramRecords& r, std::mt19937_64& rng) {
   }
 }
 
-void ChangeOutputs(ProgramRecords& r, std::mt19937_64& rng) {
+void ChangeOutputs(ProgramRecords& r, std::mt19937_64& rng,
+                   const ProgramShape&) {
   if (r.outputs.empty() ||
       (r.outputs.size() < kMaxProgramOutputs && OneIn(rng, 3))) {
     r.outputs.push_back(static_cast<uint8_t>(rng() % 4));
@@ -258,7 +295,8 @@ void ChangeOutputs(ProgramRecords& r, std::mt19937_64& rng) {
   }
 }
 
-void ChangeInputs(ProgramRecords& r, std::mt19937_64& rng) {
+void ChangeInputs(ProgramRecords& r, std::mt19937_64& rng,
+                  const ProgramShape&) {
   if (r.inputs.size() < kMaxProgramInputs && OneIn(rng, 2)) {
     r.inputs.push_back(
         {.type = static_cast<uint8_t>(OneIn(rng, 4) ? rng() % 4 : 1),
@@ -341,28 +379,22 @@ size_t WriteOrFresh(const ProgramRecords& records, std::mt19937_64& rng,
 
 void MutateProgramRecords(ProgramRecords& records, std::mt19937_64& rng,
                           const ProgramShape& shape) {
-  using Mutation = void (*)(ProgramRecords&, std::mt19937_64&);
+  using Mutation = void (*)(ProgramRecords&, std::mt19937_64&,
+                            const ProgramShape&);
   // Values and operands most often: they move a program across its
-  // operands' classes, where single instructions' bugs are.
+  // operands' classes, where single instructions' bugs are. The thread and
+  // loaded inputs (last) need the shape to know whether the backend judges
+  // them; a variant drawn anew, which ones to avoid.
   static constexpr Mutation kMutations[] = {
-      ChangeValue,   ChangeValue,   ChangeValue,   ChangeOperand,
-      ChangeOperand, ChangeVariant, ChangeVariant, AddStep,
-      DropStep,      SwapSteps,     ChangeLoops,   WrapInIf,
-      ChangeDestination, ChangeOutputs, ChangeInputs, AddJumpOrLabel,
-      ChangeJump,
+      ChangeValue,       ChangeValue,        ChangeValue,   ChangeOperand,
+      ChangeOperand,     ChangeVariant,      ChangeVariant, AddStep,
+      DropStep,          SwapSteps,          ChangeLoops,   WrapInIf,
+      ChangeDestination, ChangeOutputs,      ChangeInputs,  AddJumpOrLabel,
+      ChangeJump,        ChangeThreadInputs, ToggleLoaded,
   };
   const int n = 1 + rng() % 3;
   for (int k = 0; k < n; ++k) {
-    // As often as each of the table's: the thread and loaded inputs, which
-    // need the shape to know whether the backend judges them.
-    const size_t m = Below(rng, std::size(kMutations) + 2);
-    if (m < std::size(kMutations)) {
-      kMutations[m](records, rng);
-    } else if (m == std::size(kMutations)) {
-      ChangeThreadInputs(records, rng, shape);
-    } else {
-      ToggleLoaded(records, rng, shape);
-    }
+    kMutations[Below(rng, std::size(kMutations))](records, rng, shape);
   }
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "isa/spelling.h"
 #include "program/program.h"
 #include "program/program_encoding.h"
 #include "program/testing/programs.h"
@@ -148,6 +149,43 @@ TEST(ProgramMutatorTest, LoadedInputsComeAndGoWhereTheShapeAllowsThem) {
     for (int chain = 0; chain < 4; ++chain) MutateProgramRecords(r, rng);
     ASSERT_LE(LoadedInputs(r), 1);
   }
+}
+
+// The steps of `p` spelled `spelling`.
+int StepsSpelled(const Program& p, const std::string& spelling) {
+  int n = 0;
+  for (const ProgramStep& s : p.steps)
+    n += s.kind == ProgramStep::kInstruction && Spell(s.variant) == spelling;
+  return n;
+}
+
+// Issue 64: where it draws a variant anew, the mutator draws a discouraged
+// one (a cause that keeps coming back) about one time in kDiscouragedOdds,
+// as the generator does, and a suppressed one never.
+TEST(ProgramMutatorTest, ADiscouragedVariantIsDrawnSeldomAndASuppressedNever) {
+  const absl::StatusOr<ProgramRecords> start = EncodeProgram(
+      ProgramOf("input %a .b32 5\ninput %b .b32 7\n"
+                "add.u32 %r, %a, %b;\noutput %r\n"));
+  ASSERT_TRUE(start.ok()) << start.status();
+  const auto mutants_with = [&](const std::string& spelling,
+                                const ProgramShape& shape) {
+    std::mt19937_64 rng(12);
+    int count = 0;
+    for (int k = 0; k < 4000; ++k) {
+      ProgramRecords r = *start;
+      MutateProgramRecords(r, rng, shape);
+      const absl::StatusOr<Program> p = DecodeProgramRecords(r);
+      if (p.ok()) count += StepsSpelled(*p, spelling) > 0;
+    }
+    return count;
+  };
+  const int plain = mutants_with("add.s32", {});
+  const int discouraged =
+      mutants_with("add.s32", {.discouraged = {"add.s32"}});
+  ASSERT_GT(plain, 40) << "the mutator draws add.u32's siblings";
+  EXPECT_GT(discouraged, 0);
+  EXPECT_LT(discouraged * 3, plain);
+  EXPECT_EQ(mutants_with("add.s32", {.suppressed = {"add.s32"}}), 0);
 }
 
 TEST(ProgramMutatorTest, ReplaysForASeed) {

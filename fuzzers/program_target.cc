@@ -90,6 +90,7 @@ ProgramFuzzTarget::ProgramFuzzTarget(ProgramFuzzConfig config,
         .reading = config_.reading,
         .triage_dir = config_.triage_dir,
         .next = [this](std::mt19937_64&) { return Next(); },
+        .on_shape = [this](const ProgramShape& shape) { LearnShape(shape); },
     };
     report_ = RunProgramCampaign(options, [](const std::string& line) {
       std::fprintf(stderr, "ptxdiff: programs: %s\n", line.c_str());
@@ -188,8 +189,18 @@ const ProgramCampaignReport& ProgramFuzzTarget::Stop() {
 }
 
 ProgramShape ProgramFuzzTarget::Shape() const {
-  return {.thread_inputs = backend_.backend->JudgesThreadInputs(),
-          .loaded_inputs = backend_.backend->JudgesLoadedInputs()};
+  ProgramShape shape{.thread_inputs = backend_.backend->JudgesThreadInputs(),
+                     .loaded_inputs = backend_.backend->JudgesLoadedInputs()};
+  std::lock_guard<std::mutex> lock(shape_mu_);
+  shape.suppressed = suppressed_;
+  shape.discouraged = discouraged_;
+  return shape;
+}
+
+void ProgramFuzzTarget::LearnShape(const ProgramShape& campaign_shape) {
+  std::lock_guard<std::mutex> lock(shape_mu_);
+  suppressed_ = campaign_shape.suppressed;
+  discouraged_ = campaign_shape.discouraged;
 }
 
 std::string ProgramFuzzTarget::Describe() const {

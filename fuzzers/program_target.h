@@ -101,7 +101,9 @@ class ProgramFuzzTarget {
   const ProgramCampaignReport& Stop();
 
   // The shape of the programs the mutator makes (program_mutator.h): with
-  // thread inputs where the backend judges them.
+  // thread inputs where the backend judges them, and the variants the
+  // campaign no longer generates (their cause filed) or generates seldom
+  // (their cause keeps coming back), as it last said (LearnShape).
   ProgramShape Shape() const;
 
   // "ptxas (...), triage directory out/triage": for the start-up line.
@@ -115,6 +117,8 @@ class ProgramFuzzTarget {
   // nullopt once stopped and empty.
   std::optional<Program> Next();
   void Signal(const Program& program);
+  // Keeps the campaign's suppressed and discouraged variants for Shape().
+  void LearnShape(const ProgramShape& campaign_shape);
   uint8_t* Features() { return counters_ + kNumFamilies * kNumSemanticClasses; }
 
   ProgramFuzzConfig config_;
@@ -125,6 +129,11 @@ class ProgramFuzzTarget {
   std::condition_variable changed_;
   std::deque<Program> queue_;
   bool stopping_ = false;
+
+  // The campaign's suppressed and discouraged variants; the mutator asks
+  // from libFuzzer's thread.
+  mutable std::mutex shape_mu_;
+  std::vector<std::string> suppressed_, discouraged_;
 
   std::thread campaign_;
   absl::StatusOr<ProgramCampaignReport> report_;

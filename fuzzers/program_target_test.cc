@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/files.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isa/spelling.h"
 #include "program/program_encoding.h"
@@ -101,6 +102,22 @@ TEST_F(ProgramFuzzTargetTest, QueuedProgramsAreCheckedAndWhatDisagreesFiled) {
                   .ok());
   EXPECT_TRUE(absl::StrContains(ProgramFuzzTarget::Summary(report),
                                 "41 programs checked"));
+}
+
+// Issue 64: the mutator learns what the campaign no longer generates (a
+// cause filed as one instruction) or generates seldom, as the generator
+// does.
+TEST_F(ProgramFuzzTargetTest, TheMutatorsShapeLearnsWhatTheCampaignAvoids) {
+  auto target = Target();
+  ASSERT_NE(target, nullptr);
+  EXPECT_TRUE(target->Shape().suppressed.empty());
+  ASSERT_EQ(Feed(*target, Bytes("input %a .b32 5\ninput %b .b32 9\n"
+                                "xor.b32 %r, %a, %b;\noutput %r\n")),
+            0);
+  const ProgramCampaignReport& report = target->Stop();
+  ASSERT_EQ(report.filed.size(), 1u) << ProgramFuzzTarget::Summary(report);
+  EXPECT_THAT(report.suppressed, testing::Contains("xor.b32"));
+  EXPECT_THAT(target->Shape().suppressed, testing::Contains("xor.b32"));
 }
 
 TEST_F(ProgramFuzzTargetTest, WhatIsNoProgramIsNotQueued) {

@@ -235,6 +235,7 @@ class Campaign {
       shape.suppressed = suppressed_;
       shape.discouraged = causes_.discouraged();
     }
+    if (o_.on_shape) o_.on_shape(shape);
     std::unique_lock<std::mutex> next_lock(next_mu_, std::defer_lock);
     if (o_.next) next_lock.lock();
     std::vector<Program> batch;

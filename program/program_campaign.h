@@ -71,6 +71,10 @@ struct ProgramCampaignOptions {
   // entry, not minimized (issue 64); off, each is minimized and filed
   // (`ptxdiff minimize`, asked to minimize its one case).
   bool count_known_repeats = true;
+  // Called before each batch with the shape its programs are drawn in, the
+  // variants suppressed and discouraged so far included: for a fuzzer whose
+  // mutator makes the programs (fuzzers/program_target.h).
+  std::function<void(const ProgramShape&)> on_shape;
   // Called about every `tick` from a thread of its own with the counts so
   // far (a report's timeline, report/run_records.h); not at the end, whose
   // counts the run returns.

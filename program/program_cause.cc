@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -22,19 +23,30 @@ namespace {
 
 bool IsValid(const Program& p) { return ParseProgram(FormatProgram(p)).ok(); }
 
-// The top-level steps (outside every loop and if): those run at most once,
-// whose one value at the witness can be replaced.
-std::vector<bool> TopLevel(const Program& p) {
-  std::vector<bool> top;
-  int depth = 0;
-  for (const ProgramStep& s : p.steps) {
-    if (s.kind == ProgramStep::kLoopEnd || s.kind == ProgramStep::kIfEnd)
-      --depth;
-    top.push_back(depth == 0);
-    if (s.kind == ProgramStep::kLoopBegin || s.kind == ProgramStep::kIfBegin)
-      ++depth;
+// The block markers that close, in order, the loops and ifs open at step
+// `i` (inner first).
+std::vector<ProgramStep> ClosingsAt(const Program& p, size_t i) {
+  std::vector<ProgramStep::Kind> open;
+  for (size_t j = 0; j <= i; ++j) {
+    switch (p.steps[j].kind) {
+      case ProgramStep::kLoopBegin:
+        open.push_back(ProgramStep::kLoopEnd);
+        break;
+      case ProgramStep::kIfBegin:
+        open.push_back(ProgramStep::kIfEnd);
+        break;
+      case ProgramStep::kLoopEnd:
+      case ProgramStep::kIfEnd:
+        open.pop_back();
+        break;
+      default:
+        break;
+    }
   }
-  return top;
+  std::vector<ProgramStep> closings;
+  for (auto kind = open.rbegin(); kind != open.rend(); ++kind)
+    closings.push_back({.kind = *kind});
+  return closings;
 }
 
 // `p` with step `i` a move of `value` to its register, under its guard.
@@ -63,6 +75,10 @@ std::optional<std::vector<Observed>> RunThrough(const Program& p, size_t i,
   Program prefix = p;
   prefix.steps.resize(i + 1);
   prefix.outputs = {p.steps[i].dst};
+  // A step in a loop or an if: its blocks closed after it, so that its
+  // last run is the prefix's last instruction.
+  for (ProgramStep& closing : ClosingsAt(p, i))
+    prefix.steps.push_back(std::move(closing));
   // A branch over step i to a label after it: the label at the end, where
   // the step is passed over as it is in the program.
   for (size_t j = i + 1; j < p.steps.size(); ++j) {
@@ -79,14 +95,16 @@ std::optional<std::vector<Observed>> RunThrough(const Program& p, size_t i,
   return run;
 }
 
-// What step `i` (a top-level instruction) ran with at the witness; nullopt
-// where it did not run (its guard false) or its prefix is no program.
+// What instruction step `i` ran with at the witness (in a loop, at its
+// last run); nullopt where it did not run (its guard false, its loop run
+// no times, its branch of an if not taken) or its prefix is no program.
 std::optional<Observed> StepAtWitness(const Program& p, size_t i,
                                       Reading reading) {
   const std::optional<std::vector<Observed>> with = RunThrough(p, i, reading);
   const std::optional<std::vector<Observed>> without =
       RunThrough(WithStepAs(p, i, 0), i, reading);
-  if (!with || !without || with->size() != without->size() + 1)
+  if (!with || !without || with->size() <= without->size() ||
+      !(with->back().variant == p.steps[i].variant))
     return std::nullopt;
   return with->back();
 }
@@ -139,6 +157,37 @@ std::string Words(const WrongConstant& w) {
       w.key, OperandsText(w.tuple), w.trigger, w.assumed, w.oracle.bits);
 }
 
+// The operation ptxas got wrong, where the culprit's variant hides it
+// (issue 64; docs/programs.md has the runs of ptxas 13.0 that show it): a
+// `mad.lo` whose factors are one value is a square, as `mul.lo` of it is
+// (ptxas takes the known low bits of a square wrong through either); a
+// `sub` of a, b that ptxas took to be a + b is the negation of b taken to
+// be b, as `neg` of it is (ptxas takes -INT_MAX to be INT_MAX through
+// either). Their key is the operation's variant, and the words say it.
+// True where the culprit reads as a negation dropped (a `neg` of a taken
+// to be a, or such a `sub`): as telling as operands of a trigger class.
+bool KeyTheOperation(const Program& p, WrongConstant& w) {
+  const std::string spelling = Spell(w.tuple.variant);
+  const uint64_t a = w.tuple.operands.v[0], b = w.tuple.operands.v[1];
+  const uint64_t mask = WidthMask(DestinationWidth(p.steps[w.step]));
+  absl::string_view type = spelling;
+  if (absl::ConsumePrefix(&type, "mad.lo.") && a == b) {
+    w.key = absl::StrCat("mul.lo.", type);
+    absl::StrAppend(&w.words, "; a square, as `", w.key, "` of 0x",
+                    absl::Hex(a), ", 0x", absl::Hex(a), " is");
+    return false;
+  }
+  if (absl::ConsumePrefix(&type, "sub.") && !absl::StrContains(type, '.') &&
+      w.assumed == ((a + b) & mask)) {
+    w.key = absl::StrCat("neg.s", type.substr(1));
+    absl::StrAppend(&w.words, "; that is 0x", absl::Hex(a), " + 0x",
+                    absl::Hex(b), ", as if `", w.key, "` of 0x", absl::Hex(b),
+                    " were 0x", absl::Hex(b));
+    return true;
+  }
+  return absl::StartsWith(spelling, "neg.") && w.assumed == (a & mask);
+}
+
 }  // namespace
 
 std::optional<WrongConstant> WrongConstantCause(
@@ -147,13 +196,11 @@ std::optional<WrongConstant> WrongConstantCause(
   const std::optional<size_t> k =
       FirstDiffering(EvaluateAtWitness(program, reading), claimed);
   if (!k) return std::nullopt;
-  const std::vector<bool> top = TopLevel(program);
   // The first explaining step that computes a value, and the first that
   // computes a predicate (a trigger class's, if any).
   std::optional<WrongConstant> first, steering;
   for (size_t i = 0; i < program.steps.size(); ++i) {
-    if (!top[i] || program.steps[i].kind != ProgramStep::kInstruction)
-      continue;
+    if (program.steps[i].kind != ProgramStep::kInstruction) continue;
     const std::optional<uint64_t> assumed =
         ExplainingValue(program, i, *k, claimed[*k], reading);
     if (!assumed) continue;
@@ -168,12 +215,15 @@ std::optional<WrongConstant> WrongConstantCause(
                                         seen->result))),
                     .key = Spell(seen->variant)};
     w.words = Words(w);
-    // A culprit at operands of a trigger class is preferred: the steps
-    // around it that also explain the value only pass it on. So is one
-    // that computes a value over a predicate, which often only steers
-    // which value is computed (a branch over the step ptxas got wrong).
+    const bool negation_dropped = KeyTheOperation(program, w);
+    // A culprit at operands of a trigger class, or one that reads as a
+    // negation dropped, is preferred: the steps around it that also
+    // explain the value only pass it on (a max after the neg ptxas got
+    // wrong). So is one that computes a value over a predicate, which
+    // often only steers which value is computed (a branch over the step
+    // ptxas got wrong).
     const bool steers = DestinationWidth(program.steps[i]) == 1;
-    if (w.trigger != "in-range" && !steers) return w;
+    if ((w.trigger != "in-range" || negation_dropped) && !steers) return w;
     std::optional<WrongConstant>& slot = steers ? steering : first;
     if (!slot || (slot->trigger == "in-range" && w.trigger != "in-range"))
       slot = std::move(w);

@@ -4,22 +4,25 @@
 // A fold, a claim or executed code that stores a constant holds what
 // ptxas's optimizer computed; the program's other steps are often only
 // there to keep ptxas from folding the culprit the right way (a label, a
-// move, a guard). So each top-level instruction is replaced in turn by a
-// move of a plain value (ptxas's own, 0, 1, all ones, the signed minimum
-// and maximum) and the composed oracle is asked whether the program then
+// move, a guard). So each instruction (in a loop, at each of its runs; in
+// an if, where its branch is taken) is replaced in turn by a move of a
+// plain value (ptxas's own, 0, 1, all ones, the signed minimum and
+// maximum) and the composed oracle is asked whether the program then
 // gives what ptxas stored. The instructions that explain it are the
 // candidates; the first whose operands fall in a trigger class (a field
 // past the top, MIN, a shift of 32 or more: harness/semantic_classes.h)
 // is the culprit, else the first; a step that sets a predicate only where
 // no step that sets a value explains it (a compare often only steers which
-// value is computed, as a branch over the step ptxas got wrong does). The same bug reached through five
-// shapes, or through a claim and through executed code, has one culprit,
-// and so one key: the culprit's spelling, which is also what a tuple
-// entry of that variant is grouped under (triage_store.h).
+// value is computed, as a branch over the step ptxas got wrong does). The
+// same bug reached through five shapes, or through a claim and through
+// executed code, has one culprit, and so one key: the culprit's spelling,
+// which is also what a tuple entry of that variant is grouped under
+// (triage_store.h); or the operation it hides (a `mad.lo` of x, x is the
+// square `mul.lo`; a `sub` of a, b taken as a + b is `neg` of b).
 //
 // It is a reading of the data flow, not a proof: a wrong value no single
-// instruction's value explains (two wrong steps, a step inside a loop or
-// an if) has no culprit, and WrongConstantCause says so with nullopt.
+// instruction's value explains (two wrong steps) has no culprit, and
+// WrongConstantCause says so with nullopt.
 
 #ifndef PTXDIFF_PROGRAM_PROGRAM_CAUSE_H_
 #define PTXDIFF_PROGRAM_PROGRAM_CAUSE_H_
@@ -60,8 +63,8 @@ std::optional<WrongConstant> WrongConstantCause(
 
 // What an entry says when no culprit is found.
 inline constexpr char kNoCulpritWords[] =
-    "no cause key: no one top-level instruction's value, taken wrong, gives "
-    "ptxas's constant";
+    "no cause key: no one instruction's value, taken wrong, gives ptxas's "
+    "constant";
 
 // True for a departure key (DepartureCause, sass/sass_departure.h) at an
 // instruction that writes a constant and reads no register (`MOV R,

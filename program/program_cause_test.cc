@@ -120,19 +120,131 @@ TEST(WrongConstantCauseTest, AStepThatOnlySteersIsNotTheCulprit) {
             "setp.lt.s32");
 }
 
-// No key where no one top-level instruction explains the value: m009's
-// negation is in a loop, and a claim the oracle agrees with has nothing to
-// explain.
+// No key where no instruction explains the value: one only moved there,
+// and a claim the oracle agrees with has nothing to explain.
 TEST(WrongConstantCauseTest, NoKeyWhereNoOneInstructionExplainsIt) {
-  EXPECT_EQ(KeyOf("mov.b32 %r0, 0x7fffffff;\n"
-                  "loop 1 {\n"
-                  "neg.s32 %r0, %r0;\n"
-                  "}\n"
-                  "output %r0\n",
-                  0x7fffffff),
-            "(none)");
+  EXPECT_EQ(KeyOf("mov.b32 %r, 5;\noutput %r\n", 6), "(none)");
   EXPECT_EQ(KeyOf("input %a .b32 3\nadd.u32 %r, %a, 1;\noutput %r\n", 4),
             "(none)");
+}
+
+// A step in a loop is a culprit too: m009's negation, in its loop, is
+// what ptxas 13.0 got wrong (it folds the program to INT_MAX).
+TEST(WrongConstantCauseTest, AStepInALoopIsACulprit) {
+  const std::vector<uint64_t> claimed = {0x7fffffff};
+  auto p = TestdataProgram("fuzzx-m009.ptxprog");
+  ASSERT_TRUE(p.ok()) << p.status();
+  const std::optional<WrongConstant> w = WrongConstantCause(*p, claimed);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->key, "neg.s32");
+  EXPECT_EQ(w->step, 4u) << "the neg in the second loop";
+  EXPECT_EQ(w->tuple.operands.v[0], 0x7fffffffu);
+  // And in an if: the branch over max and neg as an if, which ptxas 13.0
+  // claims INT_MAX for too.
+  EXPECT_EQ(KeyOf("input %in0 .b32 0x0\n"
+                  "mov.b32 %r3, 0x7fffffff;\n"
+                  "mov.b32 %r4, 0x0;\n"
+                  "setp.lt.u32 %p5, %in0, 0x1;\n"
+                  "if %p5 {\n"
+                  "  max.u32 %r4, %r4, %r3;\n"
+                  "  neg.s32 %r3, %r4;\n"
+                  "}\n"
+                  "output %r3\n",
+                  0x7fffffff),
+            "neg.s32");
+}
+
+// INT_MAX negated after an empty loop or behind a branch, which ptxas
+// 13.0 takes to be INT_MAX (docs/programs.md has the runs that show it
+// needs INT_MAX, and the loop or the branch): the same bug whether the
+// negation is a `neg` (m009, the branch over max and neg, a neg then shl
+// or max) or the subtrahend of a `sub` (m011, m012, whose constants are
+// a + INT_MAX), so one key, neg.s32.
+TEST(WrongConstantCauseTest, IntMaxNegatedThroughLoopsIsOneKey) {
+  const auto testdata_key = [](const std::string& name, uint64_t claimed) {
+    auto p = TestdataProgram(name);
+    EXPECT_TRUE(p.ok()) << p.status();
+    const std::vector<uint64_t> values = {claimed};
+    const std::optional<WrongConstant> w =
+        p.ok() ? WrongConstantCause(*p, values) : std::nullopt;
+    return w ? w->key : "(none)";
+  };
+  // What ptxas 13.0 (sm_90) folded or claimed each to.
+  EXPECT_EQ(testdata_key("fuzzx-m009.ptxprog", 0x7fffffff), "neg.s32");
+  EXPECT_EQ(testdata_key("fuzzx-m011.ptxprog", 0x7ffffffe), "neg.s32");
+  EXPECT_EQ(testdata_key("fuzzx-m012.ptxprog", 0x800001ad), "neg.s32");
+  EXPECT_EQ(testdata_key("found-branch-max-neg.ptxprog", 0x7fffffff),
+            "neg.s32");
+  const std::string int_max_after_loops =
+      "mov.b32 %r0, 0;\n"
+      "loop 1 {\n"
+      "}\n"
+      "loop 4 {\n"
+      "  mov.b32 %r0, 0x7fffffff;\n"
+      "}\n";
+  EXPECT_EQ(KeyOf(int_max_after_loops +
+                      "sub.u32 %r3, 0x1, %r0;\noutput %r3\n",
+                  0x80000000),
+            "neg.s32");
+  EXPECT_EQ(KeyOf(int_max_after_loops +
+                      "neg.s32 %r1, %r0;\nshl.b32 %r3, %r1, 1;\n"
+                      "output %r3\n",
+                  0xfffffffe),
+            "neg.s32");
+  EXPECT_EQ(KeyOf(int_max_after_loops +
+                      "neg.s32 %r1, %r0;\nmax.s32 %r3, %r1, 0x80000000;\n"
+                      "output %r3\n",
+                  0x7fffffff),
+            "neg.s32");
+  // A sub wrong some other way is the sub's.
+  EXPECT_EQ(KeyOf(int_max_after_loops + "sub.u32 %r3, 0x1, %r0;\noutput %r3\n",
+                  0),
+            "sub.u32");
+}
+
+// The low bits of a square of a value with k trailing zeros, which ptxas
+// 13.0 takes to have bit 2k mod 32 set (m025: 0x4, 2k = 34; a k of 21:
+// 0x400; m037's 23: 0x4000): one bug whether the square is a mul.lo or a
+// mad.lo of x, x.
+TEST(WrongConstantCauseTest, TheLowBitsOfASquareAreOneKey) {
+  auto m025 = TestdataProgram("fuzzx-m025.ptxprog");
+  ASSERT_TRUE(m025.ok()) << m025.status();
+  const std::vector<uint64_t> four = {4};
+  const std::optional<WrongConstant> w = WrongConstantCause(*m025, four);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->key, "mul.lo.u32");
+  EXPECT_EQ(KeyOf("input %a .b32 0x0\n"
+                  "or.b32 %r1, 0x1f, %a;\n"
+                  "shl.b32 %r2, %r1, 0x15;\n"
+                  "mul.lo.u32 %r3, %r2, %r2;\n"
+                  "and.b32 %r4, %r3, 0x3fff;\n"
+                  "output %r4\n",
+                  0x400),
+            "mul.lo.u32");
+  // (A shl after the square, claimed 0x40000000, is still the shl's: no
+  // plain value of the square gives it.)
+  const std::vector<uint64_t> bit14 = {0x4000};
+  const std::optional<WrongConstant> mad = WrongConstantCause(
+      ProgramOf("bmsk.clamp.b32 %r10, 0x0, 0x0;\n"
+                "bfi.b32 %r5, %r10, 0x800000, 0x1c, 0x1a;\n"
+                "mad.lo.u32 %r18, %r5, %r5, 0x0;\n"
+                "and.b32 %r7, %r18, 0x5b57;\n"
+                "output %r7\n"),
+      bit14);
+  ASSERT_TRUE(mad.has_value());
+  EXPECT_EQ(mad->key, "mul.lo.u32");
+  EXPECT_THAT(mad->words, testing::HasSubstr("`mad.lo.u32` of 0x800000, "
+                                             "0x800000, 0x0"));
+  EXPECT_THAT(mad->words, testing::HasSubstr("a square"));
+  // A mad.lo of two values is no square: its own.
+  EXPECT_EQ(KeyOf("input %a .b32 0x0\n"
+                  "or.b32 %r1, 0x1f, %a;\n"
+                  "shl.b32 %r2, %r1, 21;\n"
+                  "mad.lo.u32 %r3, %r2, 0x3, 0x0;\n"
+                  "and.b32 %r4, %r3, 0x3fff;\n"
+                  "output %r4\n",
+                  0x400),
+            "mad.lo.u32");
 }
 
 TEST(DepartsAtAConstantTest, AConstantWrittenFromNoRegister) {

@@ -388,6 +388,19 @@ std::string AssumedOf(const RootCause& c) {
   return "";
 }
 
+// True if an entry of `c` records a search for a cause key that found none
+// (its `assumed` says so: program/program_cause.h's kNoCulpritWords);
+// entries filed before keys existed have no `assumed` at all.
+bool KeySearchFoundNone(const RootCause& c) {
+  for (const EntryInfo* e : c.entries) {
+    const auto assumed = e->meta.find("assumed");
+    if (assumed != e->meta.end() &&
+        absl::StartsWith(assumed->second, "no cause key"))
+      return true;
+  }
+  return false;
+}
+
 // The trigger classes its tuple entries were filed in: "field-past-top,
 // runtime-a.field-past-top".
 std::string TupleClassesOf(const RootCause& c) {
@@ -410,7 +423,14 @@ std::string CauseInWords(const RootCause& c) {
                         name, " (a value its -O0 code never computes)");
   }
   if (absl::ConsumePrefix(&name, "program: ")) {
-    return absl::StrCat("no cause key found: programs of the steps ", name);
+    if (c.kind != FindingKind::kValueMismatch)
+      return absl::StrCat("programs of the steps ", name);
+    if (KeySearchFoundNone(c))
+      return absl::StrCat("no cause key found: programs of the steps ", name);
+    return absl::StrCat(
+        "filed before cause keys (none was searched for): programs of the "
+        "steps ",
+        name);
   }
   if (c.kind != FindingKind::kValueMismatch ||
       absl::StrContains(c.spelling, ' ')) {

@@ -403,6 +403,9 @@ TEST(TriageStoreTest, AProgramsCulpritJoinsTheTupleCauseAndIsSaidInWords) {
   entries[2].meta["cause"] =
       "executed code that departs first at `SEL R, R, 0xffff8000, !P`";
   entries[3].meta["shape"] = "mov, neg.s32 (loops)";
+  entries[3].meta["assumed"] =
+      "no cause key: no one top-level instruction's value, taken wrong, gives "
+      "ptxas's constant";
   const std::vector<RootCause> causes = GroupByRootCause(entries);
   ASSERT_EQ(causes.size(), 3u);
   EXPECT_EQ(causes[0].entries.size(), 2u);
@@ -416,6 +419,31 @@ TEST(TriageStoreTest, AProgramsCulpritJoinsTheTupleCauseAndIsSaidInWords) {
             "0xffff8000, !P` (a value its -O0 code never computes)");
   EXPECT_EQ(CauseInWords(causes[2]),
             "no cause key found: programs of the steps mov, neg.s32 (loops)");
+}
+
+// An entry filed before cause keys existed records no search (no
+// `assumed`): it is not said to have had one that found nothing.
+TEST(TriageStoreTest, AProgramFiledBeforeCauseKeysIsNotSaidToHaveNone) {
+  const FindingKind m = FindingKind::kValueMismatch;
+  std::vector<EntryInfo> entries = {
+      Entry(m, "ptxas", "runtime-claim", "program-00c0ffee", 1),
+      Entry(m, "ptxas", "runtime-claim", "program-0000beef", 1),
+      Entry(FindingKind::kCrash, "ptxas", "crash", "program-0badf00d", 1),
+  };
+  entries[0].meta["shape"] = "mov, neg.s32 (loops)";
+  entries[1].meta["shape"] = "sub.u32, shl.b32";
+  entries[1].meta["assumed"] =
+      "no cause key: no one top-level instruction's value, taken wrong, gives "
+      "ptxas's constant";
+  entries[2].meta["shape"] = "div.s32";
+  const std::vector<RootCause> causes = GroupByRootCause(entries);
+  ASSERT_EQ(causes.size(), 3u);
+  EXPECT_EQ(CauseInWords(causes[0]),
+            "filed before cause keys (none was searched for): programs of the "
+            "steps mov, neg.s32 (loops)");
+  EXPECT_EQ(CauseInWords(causes[1]),
+            "no cause key found: programs of the steps sub.u32, shl.b32");
+  EXPECT_EQ(CauseInWords(causes[2]), "programs of the steps div.s32");
 }
 
 // A repeat recognized by its cause is counted in the cause's entry.
