@@ -463,9 +463,13 @@ TEST_F(ProgramCampaignTest, AKillDuringMinimizingLosesNothing) {
 }
 
 // A stand-in tool that hangs on every module (its sleep is killed with it).
+// A tool that hangs, noting each run as a line of `dir`'s runs.txt.
 std::string HangingTool(const TempDir& dir) {
   const std::string tool = dir.File("hang.sh");
-  EXPECT_TRUE(WriteFile(tool, "#!/bin/sh\nexec sleep 600\n").ok());
+  EXPECT_TRUE(WriteFile(tool, absl::StrCat("#!/bin/sh\necho run >> ",
+                                           dir.File("runs.txt"),
+                                           "\nexec sleep 600\n"))
+                  .ok());
   chmod(tool.c_str(), 0755);
   return tool + " {ptx} {in} {out}";
 }
@@ -513,10 +517,11 @@ TEST_F(ProgramCampaignTest, AHangSeenAloneIsFiledWithoutAnotherRun) {
                                              .timeout = absl::Seconds(1)});
   options_.max_time = absl::Seconds(6);
   const Program p = ProgramOf("mov.b32 %r, 1;\noutput %r\n");
-  const absl::Time start = absl::Now();
   ProgramCampaignReport report = Run({p, p});
-  // Three runs of 1 s (the module, then each alone), not five.
-  EXPECT_LT(absl::Now() - start, absl::Milliseconds(4500));
+  // Three runs (the module, then each alone), not five.
+  const absl::StatusOr<std::string> runs = ReadFile(dir_->File("runs.txt"));
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  EXPECT_EQ(std::count(runs->begin(), runs->end(), '\n'), 3) << *runs;
   EXPECT_EQ(report.hangs, 2);
   ASSERT_EQ(report.filed.size(), 2u) << testing::PrintToString(report.errors);
   EXPECT_THAT(report.filed[0].entry,
