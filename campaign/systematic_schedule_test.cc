@@ -15,6 +15,7 @@
 #include "isa/family_table.h"
 #include "isa/operand_form.h"
 #include "isa/spelling.h"
+#include "oracle/bits.h"
 
 namespace ptxdiff {
 namespace {

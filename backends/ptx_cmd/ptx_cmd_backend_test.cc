@@ -21,6 +21,7 @@
 #include "common/files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "isa/family_table.h"
 #include "isa/operand_form.h"
 #include "isa/spelling.h"
 #include "oracle/oracle.h"
