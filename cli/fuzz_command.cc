@@ -44,6 +44,7 @@
 #include "harness/judge.h"
 #include "isa/family_table.h"
 #include "oracle/errata.h"
+#include "program/program.h"
 #include "program/program_backends.h"
 #include "protocol/backend_names.h"
 #include "report/run_records.h"
@@ -517,7 +518,7 @@ void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
       << " dropped under backpressure were not sent\n"
       << PlannedLine(sum) << LeastExploredLine(p.sum.explored)
       << CalibrationLine(sum);
-  auto store = TriageStore::Open(config.triage_dir, false);
+  auto store = TriageStore::Open(config.triage_dir, false, CheckProgramText);
   auto entries = store.ok()
                      ? store->List()
                      : absl::StatusOr<std::vector<EntryInfo>>(store.status());

@@ -453,7 +453,8 @@ int RunTriage(const std::vector<std::string>& args, std::ostream& out,
   const std::string& verb = pos[0];
   const bool creates = verb == "merge";
   auto store =
-      TriageStore::Open(parsed->Get("dir", DefaultTriageDir()), creates);
+      TriageStore::Open(parsed->Get("dir", DefaultTriageDir()), creates,
+                        CheckProgramText);
   if (!store.ok()) return Fail(err, "triage", store.status());
   if (verb == "list" && pos.size() == 1) {
     auto entries = store->List();

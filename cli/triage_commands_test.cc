@@ -287,6 +287,24 @@ TEST(TriageCommandsTest, ListAndShowSayWhichEntryIsDamagedAndHow) {
   EXPECT_EQ(r.out.find('\x1b'), std::string::npos);
 }
 
+// A program entry's case.txt is parsed by `triage list` as a program (triage
+// is given program/'s parser): one that does not read back is damage.
+TEST(TriageCommandsTest, ListSaysAProgramCaseThatDoesNotParseIsDamaged) {
+  const std::string dir = TempDirFor("damaged_program") + "/triage";
+  auto store = TriageStore::Open(dir, /*create=*/true);
+  ASSERT_TRUE(store.ok()) << store.status();
+  const std::string entry = store->File(AProgramMismatch())->entry;
+  CliRun r = Ptxdiff({"triage", "list", "--dir", dir});
+  EXPECT_THAT(r.out, HasSubstr("1 entry, 1 root cause, in ")) << r.out << r.err;
+
+  std::ofstream(dir + "/" + entry + "/case.txt", std::ios::trunc)
+      << "# ptxdiff program 1\nnot.an.instruction %r;\noutput %r\n";
+  r = Ptxdiff({"triage", "list", "--dir", dir});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_THAT(r.out, HasSubstr("1 entry, 1 root cause, 1 damaged"));
+  EXPECT_THAT(r.err, HasSubstr("entry " + entry + ": case.txt does not parse"));
+}
+
 // Issue 28, item 8: a crash file holds only the input, so `repro` without
 // --backend replayed it on the default backend and said "agree". Crash
 // mode records each crash's backend beside the crash files (fuzzers/

@@ -7,19 +7,19 @@
 #include "client/worker_client.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "worker/testing/faulty_worker_client.h"
 
 namespace ptxdiff {
 namespace {
 
 using ::testing::HasSubstr;
 
+// The faulty worker running programs (--programs), a hang caught within
+// 20 s by default.
 WorkerCommand Faulty(std::vector<std::string> flags,
                      absl::Duration timeout = absl::Seconds(20)) {
-  WorkerCommand c;
-  c.argv = {PTXDIFF_FAULTY_WORKER_PATH, "--programs"};
-  c.argv.insert(c.argv.end(), flags.begin(), flags.end());
-  c.timeout = timeout;
-  return c;
+  flags.insert(flags.begin(), "--programs");
+  return FaultyWorkerCommand(flags, timeout);
 }
 
 ProgramRunRequest Programs(int n, int bad = -1) {

@@ -19,19 +19,17 @@
 #include "isa/spelling.h"
 #include "oracle/edge_operands.h"
 #include "oracle/oracle.h"
+#include "worker/testing/faulty_worker_client.h"
 
 namespace ptxdiff {
 namespace {
 
 using ::testing::HasSubstr;
 
-WorkerCommand Faulty(std::vector<std::string> flags,
+// The faulty worker, a hang caught within 20 s by default.
+WorkerCommand Faulty(const std::vector<std::string>& flags,
                      absl::Duration timeout = absl::Seconds(20)) {
-  WorkerCommand c;
-  c.argv = {PTXDIFF_FAULTY_WORKER_PATH};
-  c.argv.insert(c.argv.end(), flags.begin(), flags.end());
-  c.timeout = timeout;
-  return c;
+  return FaultyWorkerCommand(flags, timeout);
 }
 
 std::vector<Tuple> SomeTuples(std::vector<std::string> spellings,

@@ -60,6 +60,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "isa/variant.h"
@@ -219,6 +220,10 @@ bool LooksLikeProgram(absl::string_view text);
 // .pred register, no output, a label set twice, a branch that goes back or
 // into or out of a block.
 absl::StatusOr<Program> ParseProgram(absl::string_view text);
+// ParseProgram's verdict alone: OK, or why `text` is no program. The check
+// a triage store is given for its program entries' case.txt
+// (TriageStore::Open: triage/ is below program/ and cannot parse one).
+absl::Status CheckProgramText(absl::string_view text);
 
 // The text form, which ParseProgram reads back to the same program.
 std::string FormatProgram(const Program& program);

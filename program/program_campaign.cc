@@ -713,7 +713,8 @@ absl::StatusOr<ProgramCampaignReport> RunProgramCampaign(
   if (options.backend == nullptr)
     return absl::InvalidArgumentError("no backend for programs");
   PTXDIFF_ASSIGN_OR_RETURN(TriageStore store,
-                           TriageStore::Open(options.triage_dir, true));
+                           TriageStore::Open(options.triage_dir, true,
+                                             CheckProgramText));
   PTXDIFF_ASSIGN_OR_RETURN(
       std::unique_ptr<PendingJournal> journal,
       PendingJournal::Open(options.triage_dir, JournalKind::kPrograms));

@@ -690,4 +690,8 @@ absl::StatusOr<Program> ParseProgram(absl::string_view text) {
   return Parser().Parse(text);
 }
 
+absl::Status CheckProgramText(absl::string_view text) {
+  return ParseProgram(text).status();
+}
+
 }  // namespace ptxdiff

@@ -360,6 +360,16 @@ TEST(ProgramTest, AHugeOperandIsShortenedInTheMessage) {
   }
 }
 
+// What a triage store is given to check a program entry's case.txt: the
+// parser's verdict, its message naming the line.
+TEST(ProgramTest, CheckProgramTextIsTheParsersVerdict) {
+  EXPECT_TRUE(CheckProgramText(kCarryChain).ok());
+  const absl::Status bad = CheckProgramText(
+      "# ptxdiff program 1\nnot.an.instruction %r;\noutput %r\n");
+  EXPECT_TRUE(absl::IsInvalidArgument(bad)) << bad;
+  EXPECT_THAT(bad.message(), HasSubstr("program line 2"));
+}
+
 // Issue 65: a program saved by an editor that writes a UTF-8 byte order
 // mark before the header reads as the same program.
 TEST(ProgramTest, AByteOrderMarkBeforeTheHeaderIsTaken) {

@@ -15,6 +15,7 @@
 #include "isa/family_table.h"
 #include "isa/isa_tables.h"
 #include "isa/spelling_table.h"
+#include "program/program.h"
 
 namespace ptxdiff {
 namespace {
@@ -417,7 +418,8 @@ absl::StatusOr<ReportData> ReadReport(const std::vector<ReportSource>& sources) 
     }
     std::vector<EntryInfo> entries;
     if (absl::StatusOr<TriageStore> store =
-            TriageStore::Open(source.triage_dir, /*create=*/false);
+            TriageStore::Open(source.triage_dir, /*create=*/false,
+                              CheckProgramText);
         store.ok()) {
       absl::StatusOr<std::vector<EntryInfo>> listed = store->List();
       if (!listed.ok()) return listed.status();

@@ -16,6 +16,7 @@
 namespace ptxdiff {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::SizeIs;
@@ -158,6 +159,28 @@ TEST(ReportDataTest, ProgramCampaignsHaveTheirRunsAndTheirEntries) {
   EXPECT_THAT(ReportJson(*data),
               HasSubstr("\"program_implementations\":[{\"backend\":"
                         "\"faulty 1\""));
+  RemoveTree(out);
+}
+
+// The report parses a program entry's case.txt as `triage list` does: one
+// that does not read back as a program is shown as damage.
+TEST(ReportDataTest, AProgramCaseThatDoesNotParseIsDamage) {
+  const std::string out = FreshDir("damaged_program");
+  auto store = TriageStore::Open(out + "/triage", /*create=*/true);
+  ASSERT_TRUE(store.ok());
+  const absl::StatusOr<FileResult> filed = store->File(AProgramMismatch());
+  ASSERT_TRUE(filed.ok()) << filed.status();
+  ASSERT_TRUE(WriteFile(out + "/triage/" + filed->entry + "/case.txt",
+                        "# ptxdiff program 1\nnot.an.instruction %r;\n")
+                  .ok());
+
+  const absl::StatusOr<ReportData> data =
+      ReadReport({{.out_dir = out, .triage_dir = out + "/triage"}});
+  ASSERT_TRUE(data.ok()) << data.status();
+  ASSERT_THAT(data->other_entries, SizeIs(1));
+  ASSERT_THAT(data->other_entries[0].entries, SizeIs(1));
+  EXPECT_THAT(data->other_entries[0].entries[0].damage,
+              ElementsAre(HasSubstr("case.txt does not parse")));
   RemoveTree(out);
 }
 

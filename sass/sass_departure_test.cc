@@ -6,7 +6,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "sass/testing/compiled_kernel.h"
+#include "backends/ptxas/testing/compiled_kernel.h"
 #include "backends/ptxas/sass_execution.h"
 
 namespace ptxdiff {

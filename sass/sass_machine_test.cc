@@ -14,7 +14,7 @@
 #include "isa/spelling.h"
 #include "oracle/oracle.h"
 #include "sass/sass_decoder.h"
-#include "sass/testing/compiled_kernel.h"
+#include "backends/ptxas/testing/compiled_kernel.h"
 #include "backends/ptxas/sass_execution.h"
 
 namespace ptxdiff {

@@ -22,7 +22,6 @@
 #include "common/files.h"
 #include "common/status_macros.h"
 #include "isa/spelling.h"
-#include "program/program.h"
 #include "triage/text_case.h"
 
 namespace ptxdiff {
@@ -152,12 +151,13 @@ int64_t BatchSize(absl::string_view text) {
   return 1;
 }
 
-// What is wrong with a program entry's case.txt: it must read back.
-std::vector<std::string> CheckProgramCase(const std::string& text) {
-  const absl::StatusOr<Program> program = ParseProgram(text);
-  if (!program.ok()) {
-    return {
-        absl::StrCat("case.txt does not parse: ", program.status().message())};
+// What is wrong with a program entry's case.txt: it must read back (`check`
+// says, when given: triage cannot parse a program), and end its last line.
+std::vector<std::string> CheckProgramCase(const std::string& text,
+                                          const ProgramCaseCheck& check) {
+  if (const absl::Status parsed = check ? check(text) : absl::OkStatus();
+      !parsed.ok()) {
+    return {absl::StrCat("case.txt does not parse: ", parsed.message())};
   }
   if (!absl::EndsWith(text, "\n"))
     return {"case.txt is cut short: its last line has no newline"};
@@ -201,12 +201,14 @@ std::string FormatMeta(const std::map<std::string, std::string>& meta) {
 }
 
 std::vector<std::string> CheckCase(const absl::StatusOr<std::string>& text,
-                                   const Signature& signature) {
+                                   const Signature& signature,
+                                   const ProgramCaseCheck& check_program_case) {
   if (absl::IsNotFound(text.status())) return {"case.txt is missing"};
   if (!text.ok())
     return {absl::StrCat("case.txt cannot be read: ", text.status().message())};
   if (text->empty()) return {"case.txt is empty"};
-  if (NamesAProgram(signature)) return CheckProgramCase(*text);
+  if (NamesAProgram(signature))
+    return CheckProgramCase(*text, check_program_case);
   const absl::StatusOr<std::vector<Tuple>> tuples = ParseTextCaseTuples(*text);
   if (!tuples.ok())
     return {
@@ -299,7 +301,8 @@ void NoteRepairs(const std::vector<std::string>& repairs,
 }
 
 EntryInfo InspectEntry(const std::string& path, const std::string& name,
-                       const Signature& signature) {
+                       const Signature& signature,
+                       const ProgramCaseCheck& check_program_case) {
   EntryInfo e{.name = name, .signature = signature};
   const absl::StatusOr<std::string> meta = ReadEntryFile(path, "meta.txt");
   if (meta.ok()) {
@@ -312,7 +315,8 @@ EntryInfo InspectEntry(const std::string& path, const std::string& name,
                            : absl::StrCat("meta.txt cannot be read: ",
                                           meta.status().message()));
   }
-  for (std::string& d : CheckCase(ReadEntryFile(path, "case.txt"), signature)) {
+  for (std::string& d : CheckCase(ReadEntryFile(path, "case.txt"), signature,
+                                  check_program_case)) {
     e.damage.push_back(std::move(d));
   }
   for (std::string& file : FileNames(path)) {

@@ -60,9 +60,11 @@ void NoteRepairs(const std::vector<std::string>& repairs,
                  std::map<std::string, std::string>& meta);
 
 // What is wrong with a case.txt (`text`, as ReadEntryFile gave it) of an
-// entry of `signature`, a phrase each; none for a sound one.
+// entry of `signature`, a phrase each; none for a sound one. A program's is
+// parsed by `check_program_case` when there is one (TriageStore::Open).
 std::vector<std::string> CheckCase(const absl::StatusOr<std::string>& text,
-                                   const Signature& signature);
+                                   const Signature& signature,
+                                   const ProgramCaseCheck& check_program_case);
 
 // Keeps a damaged `file` of the entry at `path` as
 // <file>.damaged-<time>, under a name not yet taken, and returns that name:
@@ -72,9 +74,11 @@ absl::StatusOr<std::string> SetAside(const std::string& path,
                                      absl::string_view file,
                                      const absl::StatusOr<std::string>& bytes);
 
-// The entry `name` (of `signature`) at `path`, read and checked.
+// The entry `name` (of `signature`) at `path`, read and checked (a
+// program's case.txt with `check_program_case`, as CheckCase).
 EntryInfo InspectEntry(const std::string& path, const std::string& name,
-                       const Signature& signature);
+                       const Signature& signature,
+                       const ProgramCaseCheck& check_program_case);
 
 // The entry `e` at `path` for `ptxdiff triage show`: first what is damaged,
 // and a damaged file's unprintable bytes as \xNN escapes.

@@ -280,9 +280,12 @@ std::string Repro(const Finding& f) {
 // entry at `path` from `f`, a finding of the same signature (the damaged
 // file kept aside). One that cannot be read for another reason is left.
 absl::Status RepairCase(const std::string& path, const Signature& signature,
-                        const Finding& f, std::vector<std::string>& repairs) {
+                        const Finding& f,
+                        const ProgramCaseCheck& check_program_case,
+                        std::vector<std::string>& repairs) {
   const absl::StatusOr<std::string> text = ReadEntryFile(path, "case.txt");
-  const std::vector<std::string> damage = CheckCase(text, signature);
+  const std::vector<std::string> damage =
+      CheckCase(text, signature, check_program_case);
   if (!damage.empty() && (text.ok() || absl::IsNotFound(text.status()) ||
                           TooLarge(text.status()))) {
     std::string kept;
@@ -450,8 +453,8 @@ std::string EntriesAndCauses(size_t entries, size_t causes) {
                       causes == 1 ? " root cause" : " root causes");
 }
 
-absl::StatusOr<TriageStore> TriageStore::Open(const std::string& dir,
-                                              bool create) {
+absl::StatusOr<TriageStore> TriageStore::Open(
+    const std::string& dir, bool create, ProgramCaseCheck check_program_case) {
   if (!IsDirectory(dir)) {
     if (!create) {
       return absl::FailedPreconditionError(
@@ -480,7 +483,7 @@ absl::StatusOr<TriageStore> TriageStore::Open(const std::string& dir,
         absl::StrCat("triage directory ", dir,
                      " is not writable: ", lock.status().message()));
   }
-  return TriageStore(dir);
+  return TriageStore(dir, std::move(check_program_case));
 }
 
 absl::StatusOr<FileResult> TriageStore::File(const Finding& finding) {
@@ -538,7 +541,8 @@ absl::StatusOr<FileResult> TriageStore::CountIn(const std::string& name,
   PTXDIFF_ASSIGN_OR_RETURN(auto meta, MetaForUpdate(path, repairs));
   if (!had_meta) CompleteRebuiltMeta(path, finding, meta);
   PTXDIFF_RETURN_IF_ERROR(
-      RepairCase(path, SignatureOf(finding), finding, repairs));
+      RepairCase(path, SignatureOf(finding), finding, check_program_case_,
+                 repairs));
   int64_t count = 0;
   (void)absl::SimpleAtoi(meta["count"],
                          &count);  // MetaForUpdate leaves a number
@@ -579,7 +583,8 @@ absl::StatusOr<std::vector<EntryInfo>> TriageStore::List() const {
 
 EntryInfo TriageStore::Inspect(const std::string& name,
                                const Signature& signature) const {
-  return InspectEntry(dir_ + "/" + name, name, signature);
+  return InspectEntry(dir_ + "/" + name, name, signature,
+                      check_program_case_);
 }
 
 absl::StatusOr<std::string> TriageStore::Show(absl::string_view entry) const {
@@ -610,7 +615,8 @@ absl::Status TriageStore::MarkExplained(absl::string_view entry,
 
 absl::StatusOr<int> TriageStore::MergeFrom(const std::string& other_dir) {
   PTXDIFF_ASSIGN_OR_RETURN(TriageStore other,
-                           Open(other_dir, /*create=*/false));
+                           Open(other_dir, /*create=*/false,
+                                check_program_case_));
   PTXDIFF_ASSIGN_OR_RETURN(std::vector<EntryInfo> theirs, other.List());
   PTXDIFF_ASSIGN_OR_RETURN(DirectoryLock lock, DirectoryLock::Acquire(dir_));
   int added = 0;

@@ -27,15 +27,22 @@
 #define PTXDIFF_TRIAGE_TRIAGE_STORE_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "triage/finding.h"
 
 namespace ptxdiff {
+
+// Whether a program entry's case.txt (`text`: read, not empty) reads back as
+// a program: OK, or why not. Programs are parsed on the floor above triage,
+// so a store is given this check (program/program.h's CheckProgramText).
+using ProgramCaseCheck = std::function<absl::Status(absl::string_view text)>;
 
 struct EntryInfo {
   std::string name;
@@ -122,7 +129,13 @@ class TriageStore {
  public:
   // Opens `dir`, creating it when `create` is set. A directory that does not
   // exist (without `create`) or is not writable is FailedPrecondition.
-  static absl::StatusOr<TriageStore> Open(const std::string& dir, bool create);
+  // `check_program_case` is how program entries' case.txt are checked when
+  // they are listed, shown, merged or repaired by a filing; without it, one
+  // is checked only for being there, readable, not empty and ending its last
+  // line. Pass it wherever program entries may be listed or filed.
+  static absl::StatusOr<TriageStore> Open(
+      const std::string& dir, bool create,
+      ProgramCaseCheck check_program_case = nullptr);
 
   const std::string& dir() const { return dir_; }
 
@@ -157,7 +170,9 @@ class TriageStore {
   absl::StatusOr<int> MergeFrom(const std::string& other_dir);
 
  private:
-  explicit TriageStore(std::string dir) : dir_(std::move(dir)) {}
+  TriageStore(std::string dir, ProgramCaseCheck check_program_case)
+      : dir_(std::move(dir)),
+        check_program_case_(std::move(check_program_case)) {}
   // The entry `name` (a directory of dir_), read and checked.
   EntryInfo Inspect(const std::string& name, const Signature& signature) const;
   // File() for an entry that exists: repaired, then counted.
@@ -168,6 +183,7 @@ class TriageStore {
   std::string IndexError() const;
 
   std::string dir_;
+  ProgramCaseCheck check_program_case_;  // may be empty (Open)
 };
 
 }  // namespace ptxdiff

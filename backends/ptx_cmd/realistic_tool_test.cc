@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "backends/ptx_cmd/refusal_memory.h"
+#include "backends/ptx_cmd/testing/interpreter_tool.h"
 #include "campaign/campaign.h"
 #include "client/worker_client.h"
 #include "common/files.h"
@@ -24,34 +25,13 @@
 #include "harness/semantic_classes.h"
 #include "oracle/oracle.h"
 #include "triage/triage_store.h"
+#include "worker/testing/ptx_cmd_worker.h"
 
 namespace ptxdiff {
 namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-const std::string kInterpreter = PTXDIFF_INTERPRETER_PATH;
-
-int64_t LinesIn(const std::string& path) {
-  const std::string text = ReadFile(path).value_or("");
-  return std::count(text.begin(), text.end(), '\n');
-}
-
-Variant V(absl::string_view spelling) {
-  auto v = ParseVariant(spelling);
-  EXPECT_TRUE(v.ok()) << v.status();
-  return v.ok() ? *v : Variant{};
-}
-
-absl::StatusOr<std::unique_ptr<WorkerClient>> StartTool(
-    const std::string& command_template, KeyValues options = {}) {
-  auto command =
-      CommandForBackend("ptx-cmd:" + command_template, PTXDIFF_WORKER_PATH);
-  if (!command.ok()) return command.status();
-  for (auto& option : options) command->hello_options.push_back(option);
-  return WorkerClient::Start(*command);
-}
 
 bool Selected(const Variant& v) {
   return IsVideo(v.family) && (v.dsel != Sel::kNone || v.asel != Sel::kNone ||
@@ -73,7 +53,8 @@ std::vector<Tuple> OneTupleEach(const std::vector<Variant>& variants) {
 // The fixture's mode is the parser it says it is: each feature class
 // refused with its message, naming the module's line; the rest run right.
 TEST(RealisticFixtureTest, RefusesByFeatureClassNamingTheLine) {
-  auto client = StartTool(kInterpreter + " --realistic {ptx} {in} {out}");
+  auto client =
+      StartPtxCmdWorker(kInterpreter + " --realistic {ptx} {in} {out}");
   ASSERT_TRUE(client.ok()) << client.status();
   struct Case {
     std::string spelling;
@@ -146,7 +127,7 @@ TEST(RefusalLearningTest, AClassCostsAFewRunsAndIsRemembered) {
   std::shuffle(all.begin(), all.end(), rng);
   const std::vector<Tuple> tuples = OneTupleEach(all);
   {
-    auto first = StartTool(command, memory);
+    auto first = StartPtxCmdWorker(command, memory);
     ASSERT_TRUE(first.ok()) << first.status();
     const BatchOutcome outcome = (*first)->Run(tuples);
     ASSERT_FALSE(outcome.fault.has_value());
@@ -176,7 +157,7 @@ TEST(RefusalLearningTest, AClassCostsAFewRunsAndIsRemembered) {
     EXPECT_THAT(c.message, Not(HasSubstr("kernel.ptx"))) << c.Describe();
   }
   RemoveTree(log);
-  auto second = StartTool(command, memory);
+  auto second = StartPtxCmdWorker(command, memory);
   ASSERT_TRUE(second.ok()) << second.status();
   const std::vector<bool>& supported = (*second)->supported_variants();
   // Learned in registers only: the written shape may still run.
@@ -207,9 +188,8 @@ TEST(FaultFilingTest, ACrashOfEveryVariantOfAFamilyIsOneEntry) {
                                              "set.ne.s32.u64", "set.gt.u32.s16"};
   std::string flags;
   for (const std::string& s : crashing) absl::StrAppend(&flags, " --crash-on=", s);
-  auto command = CommandForBackend(
-      absl::StrCat("ptx-cmd:", kInterpreter, flags, " {ptx} {in} {out}"),
-      PTXDIFF_WORKER_PATH);
+  auto command = PtxCmdWorkerCommand(
+      absl::StrCat(kInterpreter, flags, " {ptx} {in} {out}"));
   ASSERT_TRUE(command.ok()) << command.status();
   CampaignOptions options;
   options.worker = *command;

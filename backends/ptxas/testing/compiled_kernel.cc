@@ -1,4 +1,4 @@
-#include "sass/testing/compiled_kernel.h"
+#include "backends/ptxas/testing/compiled_kernel.h"
 
 #include <memory>
 

@@ -1,8 +1,8 @@
 // Tests' way to SASS: PTX compiled by ptxas and decoded, one kernel's slots.
 // Tests that use it skip themselves where there is no ptxas.
 
-#ifndef PTXDIFF_SASS_TESTING_COMPILED_KERNEL_H_
-#define PTXDIFF_SASS_TESTING_COMPILED_KERNEL_H_
+#ifndef PTXDIFF_BACKENDS_PTXAS_TESTING_COMPILED_KERNEL_H_
+#define PTXDIFF_BACKENDS_PTXAS_TESTING_COMPILED_KERNEL_H_
 
 #include <cstdint>
 #include <string>
@@ -41,4 +41,4 @@ absl::StatusOr<KernelExecution> RunCompiledKernel(
 
 }  // namespace ptxdiff::testing
 
-#endif  // PTXDIFF_SASS_TESTING_COMPILED_KERNEL_H_
+#endif  // PTXDIFF_BACKENDS_PTXAS_TESTING_COMPILED_KERNEL_H_
