@@ -156,7 +156,6 @@ void TupleQueue::SetCompiledLane(size_t capacity, size_t per_batch,
   options_.compiled_per_batch = per_batch;
   options_.systematic_share = 0.75;
   compiled_.resize(std::max(senders, 1));
-  compiled_lanes_ = compiled_.size();
   compiled_full_ = std::make_unique<std::atomic<bool>[]>(compiled_.size());
   UpdateCompiledFullLocked();
 }

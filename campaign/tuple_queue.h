@@ -148,7 +148,7 @@ class TupleQueue {
   // `sender`'s compiled lane: senders past those SetCompiledLane was told
   // of (or all, where it was not called) share the first.
   size_t LaneOf(int sender) const {
-    return static_cast<size_t>(sender) < compiled_lanes_ ? sender : 0;
+    return static_cast<size_t>(sender) < compiled_.size() ? sender : 0;
   }
   size_t CapacityOf(Lane lane) const {
     return lane == Lane::kCompiled ? options_.compiled_capacity
@@ -168,10 +168,9 @@ class TupleQueue {
   mutable std::mutex mu_;
   std::condition_variable not_empty_, not_full_;
   std::deque<Tuple> lanes_[kNumLanes];  // but kCompiled's: compiled_
-  std::vector<std::deque<Tuple>> compiled_{1};  // one per sender
-  // compiled_.size(), read by CompiledHasRoom without the lock (set before
-  // the producers and senders start).
-  size_t compiled_lanes_ = 1;
+  // One per sender; sized (SetCompiledLane) before the producers and senders
+  // start, so CompiledHasRoom may read its size without the lock.
+  std::vector<std::deque<Tuple>> compiled_{1};
   SeenFilter seen_;
   QueueCounts counts_;  // but `duplicates`, counted without the lock:
   std::atomic<int64_t> duplicates_{0};

@@ -468,29 +468,26 @@ BackendFault WorkerClient::Classify(const absl::Status& status) {
                        ? FaultKind::kCrash
                        : FaultKind::kProtocol;
   Kill(kind == FaultKind::kCrash ? absl::Seconds(2) : absl::ZeroDuration());
-  // ptxdiff-worker exits 5 on a lost context (a device fault: the
-  // implementation under test broke, not the worker) and 6 on a kernel past
-  // its timeout (the implementation hangs, as a silent worker does;
-  // backends/cuda/cuda_backend.h).
-  if (kind == FaultKind::kCrash && exit_status_ == kWorkerExitDeviceFault) {
-    kind = FaultKind::kDeviceFault;
-  }
-  const bool kernel_timeout =
-      kind == FaultKind::kCrash && exit_status_ == kWorkerExitKernelTimeout;
-  if (kernel_timeout) kind = FaultKind::kHang;
   std::string detail = std::string(status.message());
-  if (kind == FaultKind::kHang && !kernel_timeout) {
+  if (kind == FaultKind::kHang) {
     detail =
         absl::StrCat("no reply within ", absl::FormatDuration(last_timeout_));
-  }
-  if ((kind != FaultKind::kHang || kernel_timeout) &&
-      !absl::IsFailedPrecondition(status)) {
+  } else if (!absl::IsFailedPrecondition(status)) {
     absl::StrAppend(&detail, " (", exit_description_, ")");
   }
   const std::string tail = StderrTail();
   if (!tail.empty() && !absl::IsFailedPrecondition(status)) {
     absl::StrAppend(&detail, "; worker stderr: ", tail);
   }
+  // ptxdiff-worker exits 5 on a lost context (a device fault: the
+  // implementation under test broke, not the worker) and 6 on a kernel past
+  // its timeout (the implementation hangs, as a silent worker does;
+  // backends/cuda/cuda_backend.h). Read after the detail, which is the
+  // worker's exit and its own line either way.
+  if (kind == FaultKind::kCrash && exit_status_ == kWorkerExitDeviceFault)
+    kind = FaultKind::kDeviceFault;
+  if (kind == FaultKind::kCrash && exit_status_ == kWorkerExitKernelTimeout)
+    kind = FaultKind::kHang;
   return {kind, detail};
 }
 

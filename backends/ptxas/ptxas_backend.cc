@@ -514,12 +514,8 @@ absl::StatusOr<PtxasAssembler> MakePtxasAssembler(const KeyValues& options,
   PTXDIFF_ASSIGN_OR_RETURN(std::unique_ptr<NvJitLink> loaded,
                            InProcessAssembler(config, toolchain));
   if (loaded == nullptr) {
-    return PtxasAssembler{
-        .assemble = [ptxas = config.ptxas, arch = std::string(arch)](
-                        absl::string_view ptx, int opt_level) {
-          return RunPtxas(ptxas, arch, ptx, opt_level);
-        },
-        .description = config.ptxas};
+    return PtxasAssembler{.assemble = ExecutableAssembler(config.ptxas, arch),
+                          .description = config.ptxas};
   }
   std::shared_ptr<const NvJitLink> in_process = std::move(loaded);
   return PtxasAssembler{

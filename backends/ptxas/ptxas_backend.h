@@ -53,7 +53,6 @@
 #ifndef PTXDIFF_WORKER_BACKENDS_PTXAS_PTXAS_BACKEND_H_
 #define PTXDIFF_WORKER_BACKENDS_PTXAS_PTXAS_BACKEND_H_
 
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -62,6 +61,7 @@
 #include "absl/strings/string_view.h"
 #include "backends/backend.h"
 #include "backends/ptxas/foldability.h"
+#include "backends/ptxas/sass_calibration.h"
 #include "backends/ptxas/ptxas_toolchain.h"
 #include "isa/axes.h"
 #include "protocol/protocol.h"
@@ -78,9 +78,7 @@ absl::StatusOr<std::unique_ptr<Backend>> MakePtxasBackend(
 // loads, else the ptxas executable; `description` says which. So that a
 // self-check (ptxdiff calibrate) runs the code the backend judges.
 struct PtxasAssembler {
-  std::function<absl::StatusOr<PtxasOutput>(absl::string_view ptx,
-                                            int opt_level)>
-      assemble;
+  Assembler assemble;
   std::string description;
 };
 absl::StatusOr<PtxasAssembler> MakePtxasAssembler(const KeyValues& options,
