@@ -194,6 +194,22 @@ void DecodeHfma2Mov(Bits& bits, Decoding& d) {
                  .value = static_cast<uint32_t>(bits.Take(32, 32))};
 }
 
+// P2R Rd, PR, RZ, mask: the predicates P0..P6 under an immediate mask,
+// ptxas's spill of a predicate when more are live than a thread has (it
+// reads the bit back with ISETP.NE). Only the form with a = RZ and no byte
+// selector (the high word all 0) is read: another a merges into it in a
+// way not pinned here.
+void DecodeP2r(Bits& bits, Decoding& d) {
+  SassInstruction& insn = d.insn;
+  insn.op = SassOp::kP2r;
+  insn.dst = bits.Reg(16);
+  insn.src[0] = {.kind = SassOperand::kRegister, .reg = bits.Reg(24)};
+  insn.src[1] = {.kind = SassOperand::kImmediate,
+                 .value = static_cast<uint32_t>(bits.Take(32, 32))};
+  if (insn.src[0].reg != kSassRz) d.Refuse("P2R merging into a register");
+  if (insn.src[1].value > 0x7f) d.Refuse("P2R's mask past P6");
+}
+
 void DecodeR2ur(Bits& bits, Decoding& d) {
   SassInstruction& insn = d.insn;
   insn.op = SassOp::kR2ur;
@@ -220,6 +236,8 @@ void DecodeByOpcode(const SassArchInfo& arch, uint32_t opcode, Bits& bits,
       return DecodeStg(arch, bits, d);
     case 0x981:
       return DecodeLdg(arch, bits, d);
+    case 0x803:
+      return DecodeP2r(bits, d);
     case 0x919:
     case 0x805:
       return DecodeSpecial(opcode, bits, d);

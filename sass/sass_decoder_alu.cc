@@ -166,7 +166,11 @@ void DecodePopc(Bits& bits, Reader& r, Decoding& d, int form) {
 
 void DecodeViadd(Bits& bits, Reader& r, Decoding& d, int form) {
   r.AluSources(form, true, true, false);
+  r.NegateB();  // VIADD R, R, -UR: as IADD3's b, bit 63
   d.insn.simd16 = bits.Flag(73);  // two 16-bit lanes (add.u16x2)
+  if (d.insn.simd16 && d.insn.src[1].negate) {
+    d.Refuse("VIADD of two 16-bit lanes with b negated");
+  }
 }
 
 // I2I: ptxas's cvt.sat of an s32 to u8, s8, u16 or s16 (bits 76..77).

@@ -156,6 +156,22 @@ TEST_F(SassDecoderTest, AnUnknownOpcodeIsNamed) {
   EXPECT_THAT(slot.why_not, HasSubstr("op 0x215 at +0x0010"));
 }
 
+// ptxas's VIADD with a uniform b negated (bit 63, as IADD3's b), seen in
+// kernels of many video tuples; and the predicate spill P2R (0x803).
+TEST(SassDecoderEncodings, ReadsVaddsNegatedUniformAndP2r) {
+  const SassArchInfo arch = *FindSassArchInfo("sm_90");
+  const SassSlot viadd =
+      DecodeSassInstruction(arch, 0x8000000406067c36, 0x8000000, 0x440);
+  ASSERT_TRUE(viadd.ok()) << viadd.why_not;
+  EXPECT_EQ(SassText(viadd.insn), "VIADD R6, R6, -UR4");
+  const SassSlot p2r =
+      DecodeSassInstruction(arch, 0x00000040ff1c7803, 0, 0x640);
+  ASSERT_TRUE(p2r.ok()) << p2r.why_not;
+  EXPECT_EQ(SassText(p2r.insn), "P2R R28, PR, RZ, 0x40");
+  // Merging into a register other than RZ is not read.
+  EXPECT_FALSE(DecodeSassInstruction(arch, 0x00000040051c7803, 0, 0).ok());
+}
+
 TEST(SassArchInfoTest, NamesTheArchsItReads) {
   EXPECT_TRUE(FindSassArchInfo("sm_90a").ok());
   const absl::StatusOr<SassArchInfo> old = FindSassArchInfo("sm_80");

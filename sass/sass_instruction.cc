@@ -69,6 +69,8 @@ const char* BaseName(SassOp op) {
       return "F2I";
     case SassOp::kR2ur:
       return "R2UR";
+    case SassOp::kP2r:
+      return "P2R";
     case SassOp::kS2r:
       return "S2R";
     case SassOp::kCs2r:
@@ -257,6 +259,12 @@ std::string SassText(const SassInstruction& i) {
       pdsts();
       for (const SassPredicate& p : i.psrc) parts.push_back(Pred(p));
       parts.push_back(absl::StrFormat("0x%x, 0x%x", i.lut & 0xff, i.lut >> 8));
+      break;
+    case SassOp::kP2r:
+      parts.push_back(Reg(i.dst, false));
+      parts.push_back("PR");
+      parts.push_back(Reg(i.src[0].reg, false));
+      parts.push_back(absl::StrFormat("0x%x", i.src[1].value));
       break;
     case SassOp::kS2r:
     case SassOp::kCs2r:

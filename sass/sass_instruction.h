@@ -56,6 +56,8 @@ enum class SassOp : uint8_t {
   kF2i,       // d = b (f32) truncated to a u32 (width 64: the pair
               // {d+1:d} to a u64), saturated (NaN: 0)
   kR2ur,      // uniform d = a
+  kP2r,       // d = the predicates P0..P6 as bits 0..6, under the mask b
+              // (a = RZ): ptxas spills a predicate with it
   kS2r,       // d = a special register
   kCs2r,      // d (, d+1) = a special register (SRZ: 0)
   kLdc,       // d = c[bank][a + offset]

@@ -195,7 +195,8 @@ std::optional<size_t> Machine::Step(const SassInstruction& i) {
       Plop3(i);
       return next;
     case SassOp::kViadd: {
-      const uint32_t a = Read(i.src[0]), b = Read(i.src[1]);
+      const uint32_t a = Read(i.src[0]);
+      const uint32_t b = i.src[1].negate ? 0u - Read(i.src[1]) : Read(i.src[1]);
       WriteDst(i.simd16 ? Add16x2(a, b) : a + b);
       return next;
     }
@@ -248,6 +249,9 @@ std::optional<size_t> Machine::Step(const SassInstruction& i) {
       WritePred(i.pdst[0], false, (i.lut >> index) & 1);
       return next;
     }
+    case SassOp::kP2r:
+      P2r(i);
+      return next;
     case SassOp::kR2ur:
       Move(i.src[0], i.dst, true);
       return next;

@@ -284,6 +284,10 @@ class Machine {
 
   void Plop3(const SassInstruction& i);
 
+  // P2R: only the predicates under the mask are read (one not yet written
+  // there refuses, as any read of it does).
+  void P2r(const SassInstruction& i);
+
   void Ldc(const SassInstruction& i);
 
   // A global access's address, [Ra.64 + offset] (a signed 24-bit offset);

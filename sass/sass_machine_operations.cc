@@ -417,6 +417,15 @@ void Machine::Plop3(const SassInstruction& i) {
   WritePred(i.pdst[1], i.pdst_uniform, q);
 }
 
+void Machine::P2r(const SassInstruction& i) {
+  const uint32_t mask = i.src[1].value;
+  uint32_t d = 0;
+  for (int p = 0; p < kSassPt; ++p) {
+    if ((mask >> p & 1) && ReadPred({.index = p})) d |= 1u << p;
+  }
+  WriteDst(d);
+}
+
 void Machine::Ldc(const SassInstruction& i) {
   uint64_t offset = i.src[1].value;
   if (i.src[0].kind == SassOperand::kRegister)

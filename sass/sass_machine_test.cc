@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/algorithm/container.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -108,6 +109,66 @@ TEST_P(SassMachineTest, RunsSixtyFourBitCarryChains) {
     EXPECT_EQ(word64(0), x + y);
     EXPECT_EQ(word64(1), x - y);
     EXPECT_EQ(word64(2), x * y);
+  }
+}
+
+// More carries live at once than a thread has predicates: ptxas spills
+// them with P2R Rd, PR, RZ, mask and reads each back with ISETP.NE. Every
+// product's high word must still come out right.
+// The mad.hi.u64 body of `tuples` tuples of kValues drawn by `seed`, and
+// each tuple's high word as the host computes it.
+struct MadHiKernel {
+  std::string body;
+  std::vector<uint64_t> want;
+};
+
+MadHiKernel MadHiTuples(int tuples, int seed) {
+  // Each 32-bit half nonzero: ptxas multiplies a zero half by RZ, which
+  // the machine refuses in carry chains (sass_machine_operations.cc).
+  constexpr uint64_t kValues[] = {0x8000000180000001ull, ~0ull,
+                                  0xfffffffefffffffeull, 0x7fffffff7fffffffull,
+                                  0x123456789abcdefull, 0x1111111122222222ull};
+  std::mt19937 random(seed);
+  MadHiKernel k;
+  for (int t = 0; t < tuples; ++t) {
+    uint64_t v[3];
+    for (uint64_t& x : v) x = kValues[random() % std::size(kValues)];
+    absl::StrAppend(&k.body, "  mov.b64 %rd0, ", v[0], ";\n  mov.b64 %rd1, ",
+                    v[1], ";\n  mov.b64 %rd2, ", v[2],
+                    ";\n  mad.hi.u64 %rd4, %rd0, %rd1, %rd2;\n"
+                    "  st.global.b64 [%out+", 8 * t, "], %rd4;\n");
+    const unsigned __int128 wide =
+        static_cast<unsigned __int128>(v[0]) * v[1];
+    k.want.push_back(static_cast<uint64_t>(wide >> 64) + v[2]);
+  }
+  return k;
+}
+
+// More carries live at once than a thread has predicates: ptxas spills
+// them with P2R Rd, PR, RZ, mask and reads each back with ISETP.NE. Every
+// product's high word must still come out right, with carries of 1 and of
+// 0 spilled (the trace shows both).
+TEST(SassMachineSpills, RunsPredicatesSpilledThroughP2r) {
+  if (!ptxdiff::testing::HavePtxas()) GTEST_SKIP() << "no ptxas here";
+  constexpr int kTuples = 48;
+  const MadHiKernel k = MadHiTuples(kTuples, 5);
+  absl::StatusOr<KernelExecution> ran =
+      RunCompiledKernel(k.body, {}, 8 * kTuples, 3, /*trace=*/true);
+  ASSERT_TRUE(ran.ok()) << ran.status();
+  ASSERT_TRUE(ran->ran) << ran->why_not;
+  int spilled[2] = {0, 0};
+  for (const SassTraceStep& step : ran->run.trace) {
+    if (absl::StartsWith(step.text, "P2R")) ++spilled[step.dst_value != 0];
+  }
+  EXPECT_GT(spilled[0], 0) << "no 0 spilled: the test needs another kernel";
+  EXPECT_GT(spilled[1], 0) << "no 1 spilled: the test needs another kernel";
+  const std::vector<int> image = StoredImage(ran->stores, 8 * kTuples);
+  for (int t = 0; t < kTuples; ++t) {
+    uint64_t got = 0;
+    for (int b = 0; b < 8; ++b) {
+      got |= static_cast<uint64_t>(image[8 * t + b] & 0xff) << (8 * b);
+    }
+    EXPECT_EQ(got, k.want[t]) << "tuple " << t;
   }
 }
 
