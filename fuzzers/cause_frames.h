@@ -15,6 +15,13 @@
 // One (family, kind) is one crash state, whatever the variant, operands or
 // backend: the triage directory's root-cause grouping (FaultInFamilyCause)
 // splits finer where a cause needs it.
+//
+// A program's finding (fuzzers/program_crash_cause.h) whose cause key names
+// a variant aborts through the same frames as that variant's tuple; one
+// whose executed code departs from its -O0 code aborts through a frame for
+// the SASS operation it departs at, generated from sass/sass_ops.inc
+// (`ptxdiff::cause::DepartingAtSel`); one with no cause key through
+// `ptxdiff::cause::InUnkeyedProgram`, never a guessed family.
 
 #ifndef PTXDIFF_FUZZERS_CAUSE_FRAMES_H_
 #define PTXDIFF_FUZZERS_CAUSE_FRAMES_H_
@@ -23,6 +30,7 @@
 
 #include "absl/strings/string_view.h"
 #include "isa/axes.h"
+#include "sass/sass_instruction.h"
 #include "triage/finding.h"
 
 namespace ptxdiff::cause {
@@ -40,6 +48,22 @@ std::string FamilyFrameName(Family family);
 // frames of (kind, family).
 [[noreturn]] void AbortWithCauseInFrames(FindingKind kind, Family family,
                                          absl::string_view first_line);
+
+// Programs: "value-mismatch departing at SEL", its frame
+// ("ptxdiff::cause::DepartingAtSel"), and the abort through it and the
+// kind's frame.
+std::string DepartureCauseText(FindingKind kind, SassOp op);
+std::string DepartureFrameName(SassOp op);
+[[noreturn]] void AbortWithDepartureInFrames(FindingKind kind, SassOp op,
+                                             absl::string_view first_line);
+
+// Programs with no cause key: "value-mismatch in an unkeyed program", its
+// frame ("ptxdiff::cause::InUnkeyedProgram"), and the abort through it and
+// the kind's frame.
+std::string UnkeyedCauseText(FindingKind kind);
+std::string UnkeyedFrameName();
+[[noreturn]] void AbortUnkeyedInFrames(FindingKind kind,
+                                       absl::string_view first_line);
 
 }  // namespace ptxdiff::cause
 

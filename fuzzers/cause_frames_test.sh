@@ -18,10 +18,8 @@ fail() {
   exit 1
 }
 
-symbolizer=$(command -v llvm-symbolizer || command -v llvm-symbolizer-14 || true)
-[[ -n $symbolizer || ! -x /usr/lib/llvm-14/bin/llvm-symbolizer ]] || symbolizer=/usr/lib/llvm-14/bin/llvm-symbolizer
-[[ -n $symbolizer ]] || fail "no llvm-symbolizer on PATH: stacks cannot be symbolized"
-export ASAN_SYMBOLIZER_PATH=$symbolizer
+source "$(dirname "$0")/crash_state.sh"
+use_llvm_symbolizer || fail "no llvm-symbolizer on PATH: stacks cannot be symbolized"
 
 # A worker wrong on (or crashing on) what its --fault says.
 worker() {  # NAME FAULT
@@ -45,12 +43,7 @@ crash_state() {  # NAME WORKER SEED
     fail "$1: the target did not crash"
   fi
   grep -q '^==[0-9]*== *ERROR: libFuzzer: deadly signal' "$out" || fail "$1: no deadly signal"
-  # "    #7 0x55d0 in ptxdiff::cause::InFamilyVadd(void (*)()) /src/x.cc:9:3":
-  # the function, without its parameters, for the frames below abort.
-  sed -n 's/^ *#[0-9][0-9]* 0x[0-9a-f]* in \([^ ]*\).*/\1/p' "$out" |
-    sed 's/(anonymous namespace)/{anonymous}/g; s/(.*//' |
-    awk 'below { print; if (++n == 3) exit } /^(__GI_)?abort$/ { below = 1 }' |
-    paste -sd' '
+  crash_state_of "$out"
 }
 
 value_vadd=$(crash_state value_vadd_a wrong_vadd vadd_a)

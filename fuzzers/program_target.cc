@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "common/status_macros.h"
+#include "isa/spelling.h"
 #include "isa/tuple.h"
 #include "program/composed_oracle.h"
 #include "program/program_encoding.h"
@@ -25,7 +26,12 @@ absl::Status Invalid(absl::string_view key, absl::string_view wants,
 
 absl::Status Apply(const std::string& key, const std::string& value,
                    ProgramFuzzConfig& c) {
-  if (key == "PTXDIFF_BACKEND") {
+  if (key == "PTXDIFF_MODE") {
+    if (value != "campaign" && value != "crash")
+      return Invalid(key, "campaign or crash", value);
+    c.mode = value == "crash" ? ProgramFuzzConfig::Mode::kCrash
+                              : ProgramFuzzConfig::Mode::kCampaign;
+  } else if (key == "PTXDIFF_BACKEND") {
     c.backend.backend = value;
   } else if (key == "PTXDIFF_ARCH") {
     c.backend.arch = value;
@@ -47,9 +53,21 @@ absl::Status Apply(const std::string& key, const std::string& value,
   return absl::OkStatus();
 }
 
-constexpr const char* kKeys[] = {"PTXDIFF_BACKEND",    "PTXDIFF_ARCH",
-                                 "PTXDIFF_TRIAGE_DIR", "PTXDIFF_READING",
-                                 "PTXDIFF_TIMEOUT",    "PTXDIFF_THREADS"};
+constexpr const char* kKeys[] = {"PTXDIFF_MODE",    "PTXDIFF_BACKEND",
+                                 "PTXDIFF_ARCH",    "PTXDIFF_TRIAGE_DIR",
+                                 "PTXDIFF_READING", "PTXDIFF_TIMEOUT",
+                                 "PTXDIFF_THREADS"};
+
+// The spellings of a program's instruction steps ("mov" for a move), for
+// crash mode's first line.
+std::string StepsText(const Program& p) {
+  std::vector<std::string> steps;
+  for (const ProgramStep& s : p.steps) {
+    if (s.kind == ProgramStep::kInstruction) steps.push_back(Spell(s.variant));
+    if (s.kind == ProgramStep::kMove) steps.push_back("mov");
+  }
+  return absl::StrJoin(steps, ", ");
+}
 
 }  // namespace
 
@@ -82,6 +100,7 @@ absl::StatusOr<std::unique_ptr<ProgramFuzzTarget>> ProgramFuzzTarget::Create(
 ProgramFuzzTarget::ProgramFuzzTarget(ProgramFuzzConfig config,
                                      ChosenProgramBackend backend)
     : config_(std::move(config)), backend_(std::move(backend)) {
+  if (config_.mode == ProgramFuzzConfig::Mode::kCrash) return;
   campaign_ = std::thread([this] {
     ProgramCampaignOptions options{
         .backend = backend_.backend,
@@ -114,6 +133,10 @@ int ProgramFuzzTarget::RunInput(const uint8_t* data, size_t size) {
     return 0;
   }
   Signal(*program);
+  if (config_.mode == ProgramFuzzConfig::Mode::kCrash) {
+    CheckOrAbort(*program);
+    return 0;
+  }
   std::unique_lock<std::mutex> lock(mu_);
   changed_.wait(lock,
                 [this] { return stopping_ || queue_.size() < config_.queue; });
@@ -170,6 +193,50 @@ void ProgramFuzzTarget::Signal(const Program& program) {
   features[kHasExit] += HasExit(program);
 }
 
+void ProgramFuzzTarget::CheckOrAbort(const Program& program) {
+  ProgramCampaignReport& counts = *report_;
+  ++counts.programs;
+  for (ProgramInputs form :
+       {ProgramInputs::kImmediate, ProgramInputs::kRuntime}) {
+    // Without inputs the two kernels are one.
+    if (form == ProgramInputs::kRuntime && program.inputs.empty()) continue;
+    const absl::StatusOr<std::vector<ProgramCheck>> checks =
+        backend_.backend->Check({&program, 1}, form, config_.reading,
+                                absl::InfiniteFuture());
+    if (!checks.ok()) {  // the harness's failure, not the backend's finding
+      const std::string error =
+          absl::StrCat(backend_.backend->Name(),
+                       " on a program: ", checks.status().message());
+      std::fprintf(stderr, "ptxdiff: %s\n", error.c_str());
+      if (counts.errors.size() < 20) counts.errors.push_back(error);
+      continue;
+    }
+    const ProgramCheck& check = (*checks)[0];
+    if (check.judged) {
+      ++(form == ProgramInputs::kImmediate ? counts.folded : counts.claimed);
+      counts.executed += check.executed;
+    }
+    if (check.mismatch) {
+      Abort(program, backend_.backend->MismatchClass(*check.mismatch),
+            CauseOfMismatch(program, *check.mismatch, config_.reading));
+    }
+    if (check.fault) {
+      Abort(program, backend_.backend->FindingClass(form),
+            CauseOfFault(program, *check.fault));
+    }
+  }
+}
+
+void ProgramFuzzTarget::Abort(const Program& program, const std::string& form,
+                              const ProgramCrashCause& cause) {
+  const bool keyed = cause.keyed != ProgramCrashCause::kUnkeyed;
+  AbortWithProgramCause(
+      cause, absl::StrCat("ptxdiff: ", FindingKindName(cause.kind), " ",
+                          backend_.backend->Name(), " ", form, " program (",
+                          StepsText(program), "); ", keyed ? "key: " : "",
+                          cause.key, "; cause: ", CauseText(cause)));
+}
+
 const ProgramCampaignReport& ProgramFuzzTarget::Stop() {
   if (!stopped_) {
     {
@@ -177,7 +244,7 @@ const ProgramCampaignReport& ProgramFuzzTarget::Stop() {
       stopping_ = true;
       changed_.notify_all();
     }
-    campaign_.join();
+    if (campaign_.joinable()) campaign_.join();
     stopped_ = true;
     if (!report_.ok()) {
       std::fprintf(stderr, "ptxdiff: the program campaign did not run: %s\n",

@@ -8,9 +8,15 @@
 // only when the queue is full: the backend sets the pace, and every
 // program the fuzzer runs is checked.
 //
+// In crash mode (OSS-Fuzz, ClusterFuzz) there is no campaign: each input
+// is checked at once, in both forms, and a finding aborts through stack
+// frames that name its cause (program_crash_cause.h), which ClusterFuzz
+// files one issue per.
+//
 // Configuration comes from the environment (libFuzzer owns the command
 // line), or from KEY=VALUE pairs:
 //
+//   PTXDIFF_MODE        campaign (default) | crash
 //   PTXDIFF_BACKEND     ptxas (default) | ptx-cmd:'tool {ptx} {in} {out}'
 //   PTXDIFF_ARCH        sm_90 (default)
 //   PTXDIFF_TRIAGE_DIR  default out/triage
@@ -36,6 +42,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "fuzzers/program_crash_cause.h"
 #include "harness/semantic_classes.h"
 #include "isa/axes.h"
 #include "oracle/errata.h"
@@ -47,6 +54,8 @@
 namespace ptxdiff {
 
 struct ProgramFuzzConfig {
+  enum class Mode { kCampaign, kCrash };
+  Mode mode = Mode::kCampaign;
   ProgramBackendOptions backend;
   std::string triage_dir = "out/triage";
   Reading reading = Reading::kSpec;
@@ -91,6 +100,10 @@ class ProgramFuzzTarget {
   // Runs one input, and returns 0. One that is no program is not queued:
   // it has a feature of its own, so that libFuzzer keeps one (its first
   // input, "\n", without a corpus), for the mutator to make a program of.
+  // In crash mode a finding prints "ptxdiff: <kind> <backend> <class>
+  // program (<steps>); key: <key>; cause: <cause>" ("no cause key: <why>"
+  // in place of the key where it has none) and aborts
+  // (program_crash_cause.h).
   int RunInput(const uint8_t* data, size_t size);
 
   // kProgramSignalCounters counters; may be null.
@@ -117,6 +130,10 @@ class ProgramFuzzTarget {
   // nullopt once stopped and empty.
   std::optional<Program> Next();
   void Signal(const Program& program);
+  // Crash mode: checks `program` in each form at once; aborts at a finding.
+  void CheckOrAbort(const Program& program);
+  [[noreturn]] void Abort(const Program& program, const std::string& form,
+                          const ProgramCrashCause& cause);
   // Keeps the campaign's suppressed and discouraged variants for Shape().
   void LearnShape(const ProgramShape& campaign_shape);
   uint8_t* Features() { return counters_ + kNumFamilies * kNumSemanticClasses; }
@@ -135,8 +152,9 @@ class ProgramFuzzTarget {
   mutable std::mutex shape_mu_;
   std::vector<std::string> suppressed_, discouraged_;
 
-  std::thread campaign_;
-  absl::StatusOr<ProgramCampaignReport> report_;
+  std::thread campaign_;  // campaign mode
+  // Crash mode counts into it as it checks; the campaign's, its report.
+  absl::StatusOr<ProgramCampaignReport> report_ = ProgramCampaignReport{};
   bool stopped_ = false;
 };
 

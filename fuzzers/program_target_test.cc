@@ -16,13 +16,15 @@ namespace ptxdiff {
 namespace {
 
 TEST(ProgramFuzzConfigTest, ReadsItsVariables) {
-  auto c = ProgramFuzzConfigFromPairs({{"PTXDIFF_BACKEND", "ptx-cmd:t {ptx}"},
+  auto c = ProgramFuzzConfigFromPairs({{"PTXDIFF_MODE", "crash"},
+                                       {"PTXDIFF_BACKEND", "ptx-cmd:t {ptx}"},
                                        {"PTXDIFF_ARCH", "sm_80"},
                                        {"PTXDIFF_TRIAGE_DIR", "/tmp/t"},
                                        {"PTXDIFF_READING", "hardware"},
                                        {"PTXDIFF_TIMEOUT", "3"},
                                        {"PTXDIFF_THREADS", "1"}});
   ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->mode, ProgramFuzzConfig::Mode::kCrash);
   EXPECT_EQ(c->backend.backend, "ptx-cmd:t {ptx}");
   EXPECT_EQ(c->backend.arch, "sm_80");
   EXPECT_EQ(c->triage_dir, "/tmp/t");
@@ -35,6 +37,9 @@ TEST(ProgramFuzzConfigTest, ABadValueNamesItsVariable) {
   auto reading = ProgramFuzzConfigFromPairs({{"PTXDIFF_READING", "mine"}});
   EXPECT_TRUE(absl::StrContains(reading.status().message(), "PTXDIFF_READING"))
       << reading.status();
+  auto mode = ProgramFuzzConfigFromPairs({{"PTXDIFF_MODE", "crashes"}});
+  EXPECT_TRUE(absl::StrContains(mode.status().message(), "PTXDIFF_MODE"))
+      << mode.status();
   auto timeout = ProgramFuzzConfigFromPairs({{"PTXDIFF_TIMEOUT", "0"}});
   EXPECT_TRUE(absl::StrContains(timeout.status().message(), "PTXDIFF_TIMEOUT"))
       << timeout.status();
@@ -65,8 +70,10 @@ class ProgramFuzzTargetTest : public testing::Test {
     dir_ = *std::move(dir);
   }
   // The tests' interpreter as the tool, with a wrong xor.b32 planted.
-  std::unique_ptr<ProgramFuzzTarget> Target() {
+  std::unique_ptr<ProgramFuzzTarget> Target(
+      ProgramFuzzConfig::Mode mode = ProgramFuzzConfig::Mode::kCampaign) {
     ProgramFuzzConfig config;
+    config.mode = mode;
     config.backend.backend =
         absl::StrCat("ptx-cmd:", PTXDIFF_INTERPRETER_PATH,
                      " --flip-on=xor.b32 {ptx} {in} {out}");
@@ -184,6 +191,36 @@ TEST_F(ProgramFuzzTargetTest, TheSignalCountsStepClassesAndFeatures) {
   // A tool runs programs on one thread: the mutator makes no thread inputs.
   EXPECT_FALSE(target->Shape().thread_inputs);
   target->Stop();
+}
+
+using ProgramFuzzTargetDeathTest = ProgramFuzzTargetTest;
+
+// Crash mode: no campaign; a program that agrees is checked at once, one
+// that disagrees aborts with its cause, a culprit's as its tuple's
+// (program_crash_cause.h).
+TEST_F(ProgramFuzzTargetDeathTest, CrashModeChecksAtOnceAndAbortsWithTheCause) {
+  {
+    auto target = Target(ProgramFuzzConfig::Mode::kCrash);
+    ASSERT_NE(target, nullptr);
+    ASSERT_EQ(Feed(*target, Bytes("input %a .b32 5\ninput %b .b32 9\n"
+                                  "add.u32 %r, %a, %b;\noutput %r\n")),
+              0);
+    const ProgramCampaignReport& report = target->Stop();
+    EXPECT_EQ(report.programs, 1);
+    EXPECT_EQ(report.folded, 1);
+    EXPECT_EQ(report.claimed, 1);
+    EXPECT_TRUE(report.filed.empty());
+  }
+  const std::string wrong = Bytes(
+      "input %a .b32 0x35\ninput %b .b32 0x1c\nand.b32 %s, %a, %b;\n"
+      "xor.b32 %r, %s, %a;\noutput %r\n");
+  EXPECT_DEATH(
+      {
+        auto target = Target(ProgramFuzzConfig::Mode::kCrash);
+        Feed(*target, wrong);
+      },
+      "ptxdiff: value-mismatch ptx-cmd [a-z-]+ program \\(and.b32, "
+      "xor.b32\\); key: xor.b32; cause: value-mismatch in xor");
 }
 
 #endif  // PTXDIFF_INTERPRETER_PATH

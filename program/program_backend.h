@@ -41,6 +41,15 @@ struct ProgramMismatch {
   std::string departure_cause;
 };
 
+// `p` with its witness at `m`'s inputs, so that the program alone shows the
+// disagreement (`ptxdiff program` on a case; its cause key, filed_causes.h).
+inline Program AtMismatch(Program p, const ProgramMismatch& m) {
+  for (size_t k = 0; k < p.inputs.size() && k < m.inputs.size(); ++k) {
+    p.inputs[k].witness = m.inputs[k];
+  }
+  return p;
+}
+
 // A run that did not end: the tool crashed or hung on the program alone.
 struct ProgramFault {
   enum Kind : uint8_t { kCrash, kHang } kind;

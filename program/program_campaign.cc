@@ -81,15 +81,6 @@ std::string HangCause(const Program& p) {
 // tool are one cause, not one each.
 constexpr char kHangShape[] = "a hang (not minimized)";
 
-// The program with its witness at the mismatch's inputs, so that `ptxdiff
-// program` on the case shows the disagreement.
-Program AtMismatch(Program p, const ProgramMismatch& m) {
-  for (size_t k = 0; k < p.inputs.size() && k < m.inputs.size(); ++k) {
-    p.inputs[k].witness = m.inputs[k];
-  }
-  return p;
-}
-
 // `text` as comment lines: its line breaks continued with `mark`.
 std::string CommentLines(const std::string& text,
                          absl::string_view mark = "#") {

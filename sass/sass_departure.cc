@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
 
 namespace ptxdiff {
 namespace {
@@ -156,8 +157,19 @@ std::string DescribeDeparture(const SassDeparture& d) {
           : absl::StrCat(" (its condition from `", d.condition, "`)"));
 }
 
+constexpr char kDepartureCausePrefix[] =
+    "executed code that departs first at `";
+
 std::string DepartureCause(const SassDeparture& d) {
-  return absl::StrCat("executed code that departs first at `", d.key, "`");
+  return absl::StrCat(kDepartureCausePrefix, d.key, "`");
+}
+
+std::optional<SassOp> DepartingOperation(absl::string_view cause) {
+  if (!absl::ConsumePrefix(&cause, kDepartureCausePrefix) ||
+      !absl::ConsumeSuffix(&cause, "`")) {
+    return std::nullopt;
+  }
+  return SassOpOfText(cause);
 }
 
 std::string SassKey(absl::string_view text) {

@@ -28,6 +28,7 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "sass/sass_instruction.h"
 #include "sass/sass_machine.h"
 
 namespace ptxdiff {
@@ -59,6 +60,12 @@ std::string DescribeDeparture(const SassDeparture& d);
 // "executed code that departs first at `SEL R, R, 0xffff, !P`": the root
 // cause a finding of code departing at `d` is filed under.
 std::string DepartureCause(const SassDeparture& d);
+
+// The operation of the instruction a DepartureCause names (kSel for the
+// one above): what crash mode's frames name (fuzzers/cause_frames.h).
+// nullopt for a text that is no departure cause, or whose instruction is
+// none of sass_ops.inc's.
+std::optional<SassOp> DepartingOperation(absl::string_view cause);
 
 // An instruction's text as what two programs' instructions share when they
 // do the same thing: register and predicate numbers dropped, constant-bank

@@ -133,6 +133,37 @@ TEST(SassKey, DropsNumbersAndTheUniformDatapathButKeepsValues) {
   EXPECT_EQ(SassKey("R2UR UR4, R4"), "R2UR R, R");
 }
 
+// A key names its operation (crash mode's frame per departing operation,
+// fuzzers/cause_frames.h): the longest mnemonic, past guard and suffixes.
+TEST(SassOpOfText, ReadsTheOperationOfAKeyOrAText) {
+  EXPECT_EQ(SassOpOfText("IMAD.WIDE.U32 R, R, -R, R"), SassOp::kImadWide);
+  EXPECT_EQ(SassOpOfText("IMAD.X R, R, R, R"), SassOp::kImad);
+  EXPECT_EQ(SassOpOfText("@!P SEL R, R, 0xffff, !P"), SassOp::kSel);
+  EXPECT_EQ(SassOpOfText("@!UP1 ULOP3.LUT UR4, UR5, 0x95, URZ, UPT"),
+            SassOp::kLop3);
+  EXPECT_EQ(SassOpOfText("PLOP3.LUT P0, PT, PT, PT, 0x8, 0x0"),
+            SassOp::kPlop3);
+  EXPECT_EQ(SassOpOfText("VIMNMX.U32 R, R, 0xffff, PT"), SassOp::kVimnmx);
+  EXPECT_EQ(SassOpOfText("FMUL R, R, R"), std::nullopt);
+  EXPECT_EQ(SassOpOfText("IMADX R, R, R, R"), std::nullopt);
+  EXPECT_EQ(SassOpOfText(""), std::nullopt);
+  for (int k = 0; k < kNumSassOps; ++k) {
+    const SassOp op = static_cast<SassOp>(k);
+    EXPECT_EQ(SassOpOfText(SassOpName(op, false) + " R0"), op);
+    EXPECT_EQ(SassOpOfText(SassOpName(op, true) + " UR0"), op);
+  }
+}
+
+TEST(DepartingOperation, ReadsTheOperationADepartureCauseNames) {
+  const SassDeparture sel{.key = SassKey("SEL R0, R0, 0xffff, !P1")};
+  EXPECT_EQ(DepartingOperation(DepartureCause(sel)), SassOp::kSel);
+  const SassDeparture wide{.key = SassKey("IMAD.WIDE.U32 R4, R2, R3, R10")};
+  EXPECT_EQ(DepartingOperation(DepartureCause(wide)), SassOp::kImadWide);
+  EXPECT_EQ(DepartingOperation("SEL R, R, 0xffff, !P"), std::nullopt)
+      << "a key alone is no departure cause";
+  EXPECT_EQ(DepartingOperation(""), std::nullopt);
+}
+
 // ptxas 13's -O3 code for a clamp after a negation or an absolute value
 // (docs/sass-evaluator.md, "What it finds"): both depart at the clamp's
 // selection of its upper bound, so the two programs are one cause; the

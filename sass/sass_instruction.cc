@@ -1,102 +1,41 @@
 #include "sass/sass_instruction.h"
 
+#include <iterator>
+#include <optional>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 
 namespace ptxdiff {
 namespace {
 
-const char* BaseName(SassOp op) {
-  switch (op) {
-    case SassOp::kNop:
-      return "NOP";
-    case SassOp::kMov:
-      return "MOV";
-    case SassOp::kSel:
-      return "SEL";
-    case SassOp::kIsetp:
-      return "ISETP";
-    case SassOp::kIadd3:
-      return "IADD3";
-    case SassOp::kLea:
-      return "LEA";
-    case SassOp::kLop3:
-      return "LOP3.LUT";
-    case SassOp::kIabs:
-      return "IABS";
-    case SassOp::kIabsdiff:
-      return "IABSDIFF";
-    case SassOp::kPrmt:
-      return "PRMT";
-    case SassOp::kShf:
-      return "SHF";
-    case SassOp::kSgxt:
-      return "SGXT";
-    case SassOp::kBmsk:
-      return "BMSK";
-    case SassOp::kImad:
-      return "IMAD";
-    case SassOp::kImadHi:
-      return "IMAD.HI";
-    case SassOp::kImadWide:
-      return "IMAD.WIDE";
-    case SassOp::kIdp4a:
-      return "IDP.4A";
-    case SassOp::kFlo:
-      return "FLO";
-    case SassOp::kBrev:
-      return "BREV";
-    case SassOp::kPopc:
-      return "POPC";
-    case SassOp::kPlop3:
-      return "PLOP3.LUT";
-    case SassOp::kViadd:
-      return "VIADD";
-    case SassOp::kVimnmx:
-      return "VIMNMX";
-    case SassOp::kI2i:
-      return "I2I";
-    case SassOp::kSignLut:
-      return "OP0x21F.SIGNS";
-    case SassOp::kI2f:
-      return "I2F";
-    case SassOp::kMufuRcp:
-      return "MUFU.RCP";
-    case SassOp::kF2i:
-      return "F2I";
-    case SassOp::kR2ur:
-      return "R2UR";
-    case SassOp::kP2r:
-      return "P2R";
-    case SassOp::kS2r:
-      return "S2R";
-    case SassOp::kCs2r:
-      return "CS2R";
-    case SassOp::kLdc:
-      return "LDC";
-    case SassOp::kLdg:
-      return "LDG.E";
-    case SassOp::kStg:
-      return "STG.E";
-    case SassOp::kBra:
-      return "BRA";
-    case SassOp::kCall:
-      return "CALL";
-    case SassOp::kRet:
-      return "RET";
-    case SassOp::kExit:
-      return "EXIT";
-    case SassOp::kBssy:
-      return "BSSY";
-    case SassOp::kBsync:
-      return "BSYNC";
-    case SassOp::kHfma2Mov:
-      return "HFMA2.MMA";
+constexpr const char* kMnemonics[] = {
+#define PTXDIFF_SASS_OP(Name, mnemonic) mnemonic,
+#include "sass/sass_ops.inc"
+#undef PTXDIFF_SASS_OP
+};
+static_assert(std::size(kMnemonics) == kNumSassOps);
+
+const char* BaseName(SassOp op) { return kMnemonics[static_cast<int>(op)]; }
+
+// The operation whose base name `mnemonic` is, or starts with before a
+// suffix; the longest: "IMAD.WIDE.U32" is IMAD.WIDE, not IMAD.
+std::optional<SassOp> OpOfMnemonic(absl::string_view mnemonic) {
+  std::optional<SassOp> found;
+  size_t found_length = 0;
+  for (int op = 0; op < kNumSassOps; ++op) {
+    const absl::string_view base = kMnemonics[op];
+    if (base.size() > found_length && absl::StartsWith(mnemonic, base) &&
+        (mnemonic.size() == base.size() || mnemonic[base.size()] == '.')) {
+      found = static_cast<SassOp>(op);
+      found_length = base.size();
+    }
   }
-  return "?";
+  return found;
 }
 
 std::string Reg(int r, bool uniform) {
@@ -219,6 +158,19 @@ bool Hfma2GivesBack(uint32_t imm) {
 
 std::string SassOpName(SassOp op, bool uniform) {
   return absl::StrCat(uniform ? "U" : "", BaseName(op));
+}
+
+std::optional<SassOp> SassOpOfText(absl::string_view text) {
+  if (absl::StartsWith(text, "@")) {  // a guard: "@!P0 "
+    const size_t space = text.find(' ');
+    if (space == absl::string_view::npos) return std::nullopt;
+    text.remove_prefix(space + 1);
+  }
+  absl::string_view mnemonic = text.substr(0, text.find(' '));
+  if (const std::optional<SassOp> op = OpOfMnemonic(mnemonic)) return op;
+  // The uniform datapath's form of one ("ULOP3.LUT").
+  if (absl::ConsumePrefix(&mnemonic, "U")) return OpOfMnemonic(mnemonic);
+  return std::nullopt;
 }
 
 std::string SassText(const SassInstruction& i) {

@@ -13,7 +13,10 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
+
+#include "absl/strings/string_view.h"
 
 namespace ptxdiff {
 
@@ -21,59 +24,19 @@ inline constexpr int kSassRz = 255;  // the zero register
 inline constexpr int kSassUrz = 63;  // the uniform zero register
 inline constexpr int kSassPt = 7;    // the true predicate (PT, UPT)
 
-// What an instruction does. The uniform-datapath forms (UIADD3, ULOP3, ...)
-// are the same operations with SassInstruction::uniform set.
+// What an instruction does (sass_ops.inc has each one's effect). The
+// uniform-datapath forms (UIADD3, ULOP3, ...) are the same operations with
+// SassInstruction::uniform set.
 enum class SassOp : uint8_t {
-  kNop,
-  kMov,       // d = b
-  kSel,       // d = p ? a : b
-  kIsetp,     // P = (a cmp b [.EX: with the low compare]) setop q
-  kIadd3,     // d = ±a ± b ± c [.X: + carries]; P, Q = carries out
-  kLea,       // d = (a << s) + b; .HI: ({c:a} << s) >> 32 + b
-  kLop3,      // d = lut(a, b, c)
-  kIabs,      // d = |b|
-  kIabsdiff,  // d = |a - b| + c
-  kPrmt,      // d = bytes of {c:a} selected by b
-  kShf,       // funnel shift of {c:a} by b
-  kSgxt,      // d = a extended from its low b bits
-  kBmsk,      // d = a mask of b bits at a
-  kImad,      // d = a * b + c [.X: + carry]
-  kImadHi,    // d = (a * b + {c+1:c}) >> 32
-  kImadWide,  // {d+1:d} = a * b + {c+1:c}
-  kIdp4a,     // d = c + the dot product of a's and b's bytes (or .2A)
-  kFlo,       // d = the position of b's leading one
-  kBrev,      // d = b's bits reversed
-  kPopc,      // d = the number of b's set bits
-  kPlop3,     // P = lut0(p, q, r); Q = lut1(p, q, r)
-  kViadd,     // d = a + b
-  kVimnmx,    // d = min or max(a, b) [.RELU: and 0]
-  kI2i,       // d = b (s32) clamped to an 8- or 16-bit type
-  kSignLut,   // P = lut(the sign bits of a, b, c): opcode 0x21f, its name
-              // unknown here; ptxas's add.sat.s32 overflow test
-  kI2f,       // d = b (8 to 64 bits, signed or not) as an f32, rounded
-              // (.RP)
-  kMufuRcp,   // d = 1 / b (f32), modelled as IEEE's correctly rounded one
-  kF2i,       // d = b (f32) truncated to a u32 (width 64: the pair
-              // {d+1:d} to a u64), saturated (NaN: 0)
-  kR2ur,      // uniform d = a
-  kP2r,       // d = the predicates P0..P6 as bits 0..6, under the mask b
-              // (a = RZ): ptxas spills a predicate with it
-  kS2r,       // d = a special register
-  kCs2r,      // d (, d+1) = a special register (SRZ: 0)
-  kLdc,       // d = c[bank][a + offset]
-  kLdg,       // d = [a + offset]
-  kStg,       // [a + offset] = b
-  kBra,       // jump to target
-  kCall,      // CALL.REL.NOINC, CALL.ABS.NOINC: jump to target (the caller
-              // keeps the return address in registers, as 64-bit division
-              // does)
-  kRet,       // RET.REL.NODEC, RET.ABS.NODEC: jump to target + the pair
-              // {a+1:a}
-  kExit,
-  kBssy,      // a convergence barrier's reconvergence point
-  kBsync,     // wait at a convergence barrier
-  kHfma2Mov,  // HFMA2(.MMA) d, -RZ, RZ, imm: d = imm where fp16 gives it back
+#define PTXDIFF_SASS_OP(Name, mnemonic) k##Name,
+#include "sass/sass_ops.inc"
+#undef PTXDIFF_SASS_OP
 };
+inline constexpr int kNumSassOps = 0
+#define PTXDIFF_SASS_OP(Name, mnemonic) +1
+#include "sass/sass_ops.inc"
+#undef PTXDIFF_SASS_OP
+    ;
 
 // Whether HFMA2 d, -RZ, RZ, imm (ptxas's constant move) gives `imm` back:
 // -0 * 0 + h is h for every fp16 h but a NaN, which the fp16 unit replaces
@@ -82,6 +45,12 @@ bool Hfma2GivesBack(uint32_t imm);
 
 // "IADD3", "ULOP3": the mnemonic of `op`, uniform or not.
 std::string SassOpName(SassOp op, bool uniform);
+
+// The operation an instruction's text names, as SassText or SassKey
+// (sass_departure.h) spell it: "@!P0 IMAD.WIDE.U32 R4, R2, R3, R10" is
+// kImadWide, "ULOP3.LUT UR4, ..." kLop3. nullopt for a mnemonic that is
+// none of sass_ops.inc's.
+std::optional<SassOp> SassOpOfText(absl::string_view text);
 
 // A register, uniform register, immediate or constant-bank word.
 struct SassOperand {
