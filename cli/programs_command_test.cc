@@ -193,12 +193,13 @@ TEST(ProgramsCommandTest, MinimizeSaysARunPastItsTimeoutIsNoAgreement) {
   auto dir = TempDir::Create("programs-minimize-timeout");
   ASSERT_TRUE(dir.ok());
   const std::string slow = (*dir)->File("slow-ptxas");
-  ASSERT_TRUE(WriteFile(slow, absl::StrCat(
-                                  "#!/bin/sh\nfor a in \"$@\"; do case \"$a\" "
-                                  "in *.ptx) grep -q ptxdiff_program \"$a\" "
-                                  "&& sleep 30;; esac; done\nexec '",
-                                  *ptxas, "' \"$@\"\n"))
-                  .ok());
+  const std::string script = absl::StrCat(
+      "#!/bin/sh\n"
+      "for a in \"$@\"; do case \"$a\" in\n"
+      "  *.ptx) grep -q ptxdiff_program \"$a\" && sleep 30;;\n"
+      "esac; done\n"
+      "exec '", *ptxas, "' \"$@\"\n");
+  ASSERT_TRUE(WriteFile(slow, script).ok());
   chmod(slow.c_str(), 0755);
   setenv("PTXAS", slow.c_str(), 1);
   std::ostringstream out, err;
