@@ -361,6 +361,40 @@ int RunPrograms(const std::vector<std::string>& args, std::ostream& out,
              : kExitOk;
 }
 
+namespace {
+
+// `minimize` found nothing to file: "no disagreement" only where the case
+// was judged in every input form it has; a form not judged (ptxas past
+// --timeout, code nothing runs) is no agreement, and it says which reason
+// (exit 3, as `ptxdiff program`'s "not judged").
+int SayNothingFiled(const std::string& path, const std::string& backend,
+                    const ProgramCampaignReport& r, std::ostream& out) {
+  constexpr int kExitNotJudged = 3;
+  if (r.programs == 0) {
+    out << "minimize: " << path << " was not checked on " << backend << ": "
+        << (r.not_run.top.empty() ? "the run ended first" : r.not_run.top)
+        << "\n";
+    return kExitNotJudged;
+  }
+  if (r.forms_not_judged.programs == 0) {
+    out << "minimize: no disagreement in " << path << " on " << backend
+        << "\n";
+    return kExitDisagree;
+  }
+  const bool timed_out = absl::StrContains(r.forms_not_judged.top, "timed out");
+  out << "minimize: " << path << " was not judged "
+      << (r.folded + r.claimed > 0 ? "in every input form " : "") << "on "
+      << backend << ": " << r.forms_not_judged.top
+      << (timed_out ? " (the run timed out: a longer --timeout may judge it)"
+                    : "")
+      << (r.folded + r.claimed > 0 ? "; no disagreement where it was judged"
+                                   : "")
+      << "\n";
+  return kExitNotJudged;
+}
+
+}  // namespace
+
 int MinimizeProgramCase(const std::string& path, const ParsedArgs& args,
                         std::ostream& out, std::ostream& err) {
   auto text = ReadFileAtMost(path, kMaxCaseFileBytes);
@@ -396,11 +430,8 @@ int MinimizeProgramCase(const std::string& path, const ParsedArgs& args,
   if (!report.ok()) return Fail(err, "minimize", report.status());
   for (const std::string& e : report->errors)
     err << "ptxdiff minimize: " << e << "\n";
-  if (report->filed.empty()) {
-    out << "minimize: no disagreement in " << path << " on "
-        << choice->backend->Identity() << "\n";
-    return kExitDisagree;
-  }
+  if (report->filed.empty())
+    return SayNothingFiled(path, choice->backend->Identity(), *report, out);
   const FiledProgram& filed = report->filed.front();
   const std::string entry = absl::StrCat(o.triage_dir, "/", filed.entry);
   if (auto minimized = ReadFile(entry + "/case.txt"); minimized.ok())

@@ -1,5 +1,8 @@
 // `ptxdiff programs`: a campaign over programs from the command line.
 
+#include <sys/stat.h>
+
+#include <cstdlib>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -178,6 +181,38 @@ TEST(ProgramsCommandTest, MinimizeTakesAProgramCase) {
                      out2, err2);
   EXPECT_EQ(code, 1) << out2.str() << err2.str();
   EXPECT_THAT(out2.str(), HasSubstr("minimize: no disagreement in "));
+}
+
+// Issue 64: `minimize` whose ptxas runs pass --timeout said "no
+// disagreement". A ptxas (PTXAS) that takes 30 s over a module of programs,
+// and answers anything else at once: the case is not judged, and it says
+// the run timed out (exit 3), not that ptxas agrees.
+TEST(ProgramsCommandTest, MinimizeSaysARunPastItsTimeoutIsNoAgreement) {
+  const absl::StatusOr<std::string> ptxas = FindPtxas({});
+  if (!ptxas.ok()) GTEST_SKIP() << "no ptxas";
+  auto dir = TempDir::Create("programs-minimize-timeout");
+  ASSERT_TRUE(dir.ok());
+  const std::string slow = (*dir)->File("slow-ptxas");
+  const std::string script = absl::StrCat(
+      "#!/bin/sh\n"
+      "for a in \"$@\"; do case \"$a\" in\n"
+      "  *.ptx) grep -q ptxdiff_program \"$a\" && sleep 30;;\n"
+      "esac; done\n"
+      "exec '", *ptxas, "' \"$@\"\n");
+  ASSERT_TRUE(WriteFile(slow, script).ok());
+  chmod(slow.c_str(), 0755);
+  setenv("PTXAS", slow.c_str(), 1);
+  std::ostringstream out, err;
+  const std::string source = PTXDIFF_SOURCE_DIR;
+  const int code = RunMinimize(
+      {source + "/program/testdata/found-abs-lt-zero.ptxprog", "--backend",
+       "ptxas", "--timeout", "1", "--dir", (*dir)->File("triage")},
+      out, err);
+  unsetenv("PTXAS");
+  EXPECT_EQ(code, 3) << out.str() << err.str();
+  EXPECT_THAT(out.str(), HasSubstr("was not judged on ptxas"));
+  EXPECT_THAT(out.str(), HasSubstr("timed out"));
+  EXPECT_THAT(out.str(), ::testing::Not(HasSubstr("no disagreement")));
 }
 
 // A program fuzzer's input (or crash file), in the byte form, is a program

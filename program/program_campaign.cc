@@ -275,6 +275,8 @@ class Campaign {
         const ProgramCheck& check = (*checks)[j];
         if (check.cut) cut[index[j]] = true;
         if (!check.judged) why[index[j]] = check.why_not;
+        if (!check.judged && !check.cut && !check.mismatch && !check.fault)
+          CountWhy(report_.forms_not_judged, check.why_not);
         if (!check.hung_in_module.empty() &&
             (hung.empty() || hung_form == form)) {
           hung.push_back(programs[j]);

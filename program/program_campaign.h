@@ -127,6 +127,10 @@ struct ProgramCampaignReport {
   // Checked but judged in no form (ptxas kept code; the tool refused them),
   // and not checked at all (the run ended, or was stopped, first).
   Reasons not_judged, not_run;
+  // Each input form of a checked program that was not judged (ptxas past
+  // --timeout, code kept that nothing runs, ...), whether or not its other
+  // form was: `ptxdiff minimize` of one case says why it is no agreement.
+  Reasons forms_not_judged;
   // Findings an earlier run left in the pending journal, taken up here.
   int64_t adopted = 0;
   // Findings not filed when the run ended (out of time, or a filing failed),

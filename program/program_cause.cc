@@ -130,15 +130,21 @@ std::optional<size_t> FirstDiffering(const std::vector<ProgramValue>& oracle,
   return std::nullopt;
 }
 
+// True if `p` with step `i` a move of `v` gives `claimed` at output `k`.
+bool Gives(const Program& p, size_t i, uint64_t v, size_t k, uint64_t claimed,
+           Reading reading) {
+  const Program c = WithStepAs(p, i, v);
+  if (!IsValid(c)) return false;
+  const std::vector<ProgramValue> out = EvaluateAtWitness(c, reading);
+  return k < out.size() && out[k].defined && out[k].bits == claimed;
+}
+
 // The value of `step`, in place of its own, that gives `claimed` at
 // output `k`; nullopt when none does.
 std::optional<uint64_t> ExplainingValue(const Program& p, size_t i, size_t k,
                                         uint64_t claimed, Reading reading) {
   for (uint64_t v : AssumableValues(DestinationWidth(p.steps[i]), claimed)) {
-    const Program c = WithStepAs(p, i, v);
-    if (!IsValid(c)) continue;
-    const std::vector<ProgramValue> out = EvaluateAtWitness(c, reading);
-    if (k < out.size() && out[k].defined && out[k].bits == claimed) return v;
+    if (Gives(p, i, v, k, claimed, reading)) return v;
   }
   return std::nullopt;
 }
@@ -188,6 +194,56 @@ bool KeyTheOperation(const Program& p, WrongConstant& w) {
   return absl::StartsWith(spelling, "neg.") && w.assumed == (a & mask);
 }
 
+// The culprit `seen` at step `i`, taken to give `assumed`.
+WrongConstant CulpritAt(size_t i, const Observed& seen, uint64_t assumed) {
+  WrongConstant w{.step = i,
+                  .tuple = {seen.variant, seen.operands},
+                  .oracle = seen.result,
+                  .assumed = assumed,
+                  .trigger = TriggerClassName(TriggerClasses(SemanticClasses(
+                      {seen.variant, seen.operands}, seen.result))),
+                  .key = Spell(seen.variant)};
+  w.words = Words(w);
+  return w;
+}
+
+// True where `w` explains ptxas's constant only by being given it as the
+// step that writes output `k`: any such step does, so it says nothing of
+// where the wrong value came from.
+bool OnlyByBeingTheConstant(const Program& p, const WrongConstant& w, size_t k,
+                            uint64_t claimed) {
+  const ProgramStep& step = p.steps[w.step];
+  return step.dst == p.outputs[k] &&
+         w.assumed == (claimed & WidthMask(DestinationWidth(step)));
+}
+
+// The nearest instruction before step `before` whose value at the witness,
+// one bit off the oracle's, gives `claimed` at output `k` (a known bit of
+// a result taken wrong: a square's bit 2k, passed on by a `shl` after it),
+// at its lowest such bit; nullopt where none does. No plain value explains
+// such a step, and the nearest is the one fewest steps pass it on from.
+std::optional<WrongConstant> OneBitOffCulprit(const Program& p, size_t before,
+                                              size_t k, uint64_t claimed,
+                                              Reading reading) {
+  for (size_t i = before; i-- > 0;) {
+    const int width = DestinationWidth(p.steps[i]);
+    // A predicate one bit off is its other value: a plain one, tried.
+    if (p.steps[i].kind != ProgramStep::kInstruction || width == 1) continue;
+    const std::optional<Observed> seen = StepAtWitness(p, i, reading);
+    if (!seen) continue;
+    for (int bit = 0; bit < width; ++bit) {
+      const uint64_t v = seen->result.bits ^ (uint64_t{1} << bit);
+      if (!Gives(p, i, v, k, claimed, reading)) continue;
+      WrongConstant w = CulpritAt(i, *seen, v);
+      absl::StrAppend(&w.words, " (one bit off the oracle's, bit ", bit,
+                      ", passed on by the steps after it)");
+      KeyTheOperation(p, w);
+      return w;
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<WrongConstant> WrongConstantCause(
@@ -206,15 +262,7 @@ std::optional<WrongConstant> WrongConstantCause(
     if (!assumed) continue;
     const std::optional<Observed> seen = StepAtWitness(program, i, reading);
     if (!seen) continue;
-    WrongConstant w{.step = i,
-                    .tuple = {seen->variant, seen->operands},
-                    .oracle = seen->result,
-                    .assumed = *assumed,
-                    .trigger = TriggerClassName(TriggerClasses(
-                        SemanticClasses({seen->variant, seen->operands},
-                                        seen->result))),
-                    .key = Spell(seen->variant)};
-    w.words = Words(w);
+    WrongConstant w = CulpritAt(i, *seen, *assumed);
     const bool negation_dropped = KeyTheOperation(program, w);
     // A culprit at operands of a trigger class, or one that reads as a
     // negation dropped, is preferred: the steps around it that also
@@ -228,7 +276,25 @@ std::optional<WrongConstant> WrongConstantCause(
     if (!slot || (slot->trigger == "in-range" && w.trigger != "in-range"))
       slot = std::move(w);
   }
-  return first ? first : steering;
+  std::optional<WrongConstant> found = first;
+  if (!found && steering) {
+    // Only a compare explains it: what ptxas took the values it compares
+    // to be is not told (`-|a| < C`, claimed for every a: no one value of
+    // the abs or the neg gives it), and the entry says so.
+    found = std::move(steering);
+    absl::StrAppend(&found->words,
+                    "; no one value of a step before it explains it, so the "
+                    "key is the compare, not what ptxas took the values it "
+                    "compares to be");
+  }
+  // A culprit that explains the value only as the step that stores it
+  // yields to an earlier step one bit off, where one explains it.
+  if (found && OnlyByBeingTheConstant(program, *found, *k, claimed[*k])) {
+    if (std::optional<WrongConstant> earlier = OneBitOffCulprit(
+            program, found->step, *k, claimed[*k], reading))
+      return earlier;
+  }
+  return found;
 }
 
 bool DepartsAtAConstant(absl::string_view departure_cause) {

@@ -86,6 +86,18 @@ TEST(WrongConstantCauseTest, AbsAtIntMinIsTheCulpritOfTheCompare) {
   ASSERT_TRUE(w.has_value());
   EXPECT_EQ(w->key, "abs.s32");
   EXPECT_EQ(w->trigger, "min");
+  // The same compare through executed code: its result selected and added
+  // to a second input, which ptxas 13.0's code stores (0x5, where the
+  // oracle gives 0x6) with no departure. The same key.
+  EXPECT_EQ(KeyOf("input %a .b32 0x80000000\n"
+                  "input %b .b32 0x5\n"
+                  "abs.s32 %r0, %a;\n"
+                  "setp.lt.s32 %p, %r0, 0;\n"
+                  "selp.b32 %r1, 1, 0, %p;\n"
+                  "add.u32 %r2, %r1, %b;\n"
+                  "output %r2\n",
+                  5),
+            "abs.s32");
 }
 
 // m016's slct through a register, the shape the minimizer cannot make one
@@ -110,14 +122,23 @@ TEST(WrongConstantCauseTest, AStepThatOnlySteersIsNotTheCulprit) {
   const std::optional<WrongConstant> w = WrongConstantCause(*p, claimed);
   ASSERT_TRUE(w.has_value());
   EXPECT_EQ(w->key, "neg.s32") << w->words;
-  // Where only a compare explains it (`-|a| < INT_MIN`), the compare.
-  EXPECT_EQ(KeyOf("input %a .b32 0x0\n"
-                  "abs.s32 %r1, %a;\n"
-                  "neg.s32 %r2, %r1;\n"
-                  "setp.lt.s32 %p, %r2, 0x80000000;\n"
-                  "output %p\n",
-                  1),
-            "setp.lt.s32");
+  // Where only a compare explains it (`-|a| < INT_MIN`), the compare, and
+  // the words say that what ptxas took its operands to be is not told.
+  const std::vector<uint64_t> one = {1};
+  const std::optional<WrongConstant> compare =
+      WrongConstantCause(ProgramOf("input %a .b32 0x0\n"
+                                   "abs.s32 %r1, %a;\n"
+                                   "neg.s32 %r2, %r1;\n"
+                                   "setp.lt.s32 %p, %r2, 0x80000000;\n"
+                                   "output %p\n"),
+                         one);
+  ASSERT_TRUE(compare.has_value());
+  EXPECT_EQ(compare->key, "setp.lt.s32");
+  EXPECT_THAT(compare->words,
+              testing::HasSubstr("no one value of a step before it explains "
+                                 "it, so the key is the compare"));
+  EXPECT_THAT(w->words, testing::Not(testing::HasSubstr("the key is the "
+                                                        "compare")));
 }
 
 // No key where no instruction explains the value: one only moved there,
@@ -221,8 +242,33 @@ TEST(WrongConstantCauseTest, TheLowBitsOfASquareAreOneKey) {
                   "output %r4\n",
                   0x400),
             "mul.lo.u32");
-  // (A shl after the square, claimed 0x40000000, is still the shl's: no
-  // plain value of the square gives it.)
+  // A shl after the square, which ptxas 13.0 claims 0x40000000 for (the
+  // square's bit 10 moved up by 20): no plain value of the square gives
+  // it, but the square with bit 10 set does, and the shl explains it only
+  // by being ptxas's constant.
+  const std::vector<uint64_t> moved = {0x40000000};
+  const std::optional<WrongConstant> shifted = WrongConstantCause(
+      ProgramOf("input %a .b32 0x0\n"
+                "or.b32 %r1, 0x1f, %a;\n"
+                "shl.b32 %r2, %r1, 21;\n"
+                "mul.lo.u32 %r3, %r2, %r2;\n"
+                "shl.b32 %r4, %r3, 20;\n"
+                "output %r4\n"),
+      moved);
+  ASSERT_TRUE(shifted.has_value());
+  EXPECT_EQ(shifted->key, "mul.lo.u32") << shifted->words;
+  EXPECT_EQ(shifted->step, 2u);
+  EXPECT_EQ(shifted->assumed, 0x400u);
+  EXPECT_THAT(shifted->words, testing::HasSubstr("one bit off the oracle's, "
+                                                 "bit 10"));
+  // A last step's wrong value that no earlier value one bit off gives
+  // stays its own.
+  EXPECT_EQ(KeyOf("input %a .b32 0x3\n"
+                  "add.u32 %r1, %a, 1;\n"
+                  "shl.b32 %r2, %r1, 4;\n"
+                  "output %r2\n",
+                  0x12345),
+            "shl.b32");
   const std::vector<uint64_t> bit14 = {0x4000};
   const std::optional<WrongConstant> mad = WrongConstantCause(
       ProgramOf("bmsk.clamp.b32 %r10, 0x0, 0x0;\n"

@@ -299,14 +299,16 @@ TEST_F(PtxasBackendTest, ValuesSayHowPtxasObtainedThem) {
 // An executed value that stands says where the code departs from its -O0
 // code's values (sass/sass_departure.h): bfi.b32 with a length of 70, which
 // the -O3 code takes modulo 64 in its mask. Where the wrong value is one
-// the -O0 code computes too (madc.hi.s64 of immediates stores 1), it says
-// nothing of a departure.
+// the -O0 code computes too, it says nothing of a departure; where that
+// value is a source stored unchanged (madc.hi.s64 and madc.hi.u64 of
+// immediates store b), it says so, and both variants name one cause.
 TEST_F(PtxasBackendTest, AnExecutedFindingSaysWhereTheCodeDeparts) {
   auto backend = Make({{"execute", "1"}});
   ASSERT_NE(backend, nullptr);
   const RunReply reply = RunOrDie(
       *backend, Request({{"bfi.b32", {{0, 0xffffffff, 1, 70}}, 0b0010},
-                         {"madc.hi.s64", {{0, 1, 0, 0}}}}));
+                         {"madc.hi.s64", {{0, 1, 0, 0}}},
+                         {"madc.hi.u64", {{uint64_t{1} << 32, 1, 0, 0}}}}));
   ASSERT_EQ(reply.results[0].kind, ResultKind::kValue) << MessageOf(reply, 0);
   EXPECT_EQ(reply.results[0].bits, 0xffffff81u);
   EXPECT_THAT(std::string(reply.NoteOf(0)),
@@ -320,6 +322,16 @@ TEST_F(PtxasBackendTest, AnExecutedFindingSaysWhereTheCodeDeparts) {
   EXPECT_THAT(std::string(reply.NoteOf(1)),
               HasSubstr("its -O0 code runs to the oracle's value"));
   EXPECT_THAT(std::string(reply.NoteOf(1)), Not(HasSubstr("departs")));
+  const std::string stores_b =
+      "\ncause: executed code of madc that stores its source b in place of "
+      "its result\n";
+  for (int i : {1, 2}) {
+    ASSERT_EQ(reply.results[i].kind, ResultKind::kValue) << MessageOf(reply, i);
+    EXPECT_EQ(reply.results[i].bits, 1u) << i;
+    EXPECT_THAT(std::string(reply.NoteOf(i)),
+                HasSubstr("; the code stores its source b (0x1) unchanged"));
+    EXPECT_THAT(std::string(reply.NoteOf(i)), HasSubstr(stores_b));
+  }
 }
 
 // A value the oracle refutes whose -O0 code disagrees too is not judged;

@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "backends/ptxas/chunk_plan.h"
 #include "backends/ptxas/compiled_code.h"
@@ -26,6 +27,7 @@
 #include "backends/ptxas/sass_calibration.h"
 #include "backends/ptxas/sass_execution.h"
 #include "common/status_macros.h"
+#include "isa/family_table.h"
 #include "isa/tuple.h"
 #include "isa/variant.h"
 #include "oracle/errata.h"
@@ -286,6 +288,55 @@ std::optional<SassDeparture> TupleDeparture(const SassArchInfo& arch,
                      reference);
 }
 
+// Where no departure is seen because the wrong value is one of the tuple's
+// own sources, stored unchanged (its -O0 code reads that source too, so no
+// written value is new: madc.hi.s64 and madc.hi.u64 at -O3 store b), what
+// the note says of it and the root cause it is filed under, one per family
+// and source: the same wrong data flow in the signed and unsigned variants
+// is one cause. A source of 0, or of another width than the result, is too
+// common a coincidence to name; several such sources are all named.
+struct StoredSource {
+  std::string words;  // "the code stores its source b (0x1) unchanged"
+  std::string cause;  // "executed code of madc that stores its source b ..."
+};
+std::optional<StoredSource> StoredSourceOf(const PtxTuple& t, uint64_t bits) {
+  const int width = ResultWidth(t.variant);
+  std::vector<std::string> names;
+  for (int i = 0; i < NumSources(t.variant); ++i) {
+    const uint64_t v = t.operands.v[i];
+    if (SourceWidth(t.variant, i) == width && v != 0 && v == bits)
+      names.push_back(std::string(SourceName(t.variant, i)));
+  }
+  if (names.empty()) return std::nullopt;
+  const std::string sources = absl::StrCat(
+      names.size() == 1 ? "its source " : "its sources ",
+      absl::StrJoin(names, ", "));
+  return StoredSource{
+      .words = absl::StrCat("; the code stores ", sources, " (0x",
+                            absl::Hex(bits),
+                            ") unchanged, a value its -O0 code reads too, so "
+                            "no departure is seen"),
+      .cause = absl::StrCat("executed code of ", InfoOf(t.variant.family).opcode,
+                            " that stores ", sources,
+                            " in place of its result")};
+}
+
+// What an executed value that stands says of its wrong value: where the
+// code departs, or the source it stores, with the cause line (docs/
+// worker-protocol.md); "" where neither is seen.
+std::string WhereItGoesWrong(const std::optional<SassDeparture>& departure,
+                             const PtxTuple& t, const Outcome& got,
+                             bool bits_wrong) {
+  if (departure.has_value()) {
+    return absl::StrCat("; the code ", DescribeDeparture(*departure),
+                        "\ncause: ", DepartureCause(*departure));
+  }
+  const std::optional<StoredSource> stored =
+      bits_wrong ? StoredSourceOf(t, got.bits) : std::nullopt;
+  if (!stored.has_value()) return "";
+  return absl::StrCat(stored->words, "\ncause: ", stored->cause);
+}
+
 // Why an executed value the oracle refutes is not judged, its -O0 code not
 // having run to the oracle's value: where ptxas's -O0 code is known to
 // disagree for such an instruction and operands (a finding of its own,
@@ -460,10 +511,8 @@ absl::Status PtxasBackend::CrossCheckExecuted(Batch& batch) {
               : std::nullopt;
       o.message = absl::StrCat(
           o.Text(), "; its -O0 code runs to the oracle's value",
-          departure.has_value()
-              ? absl::StrCat("; the code ", DescribeDeparture(*departure),
-                             "\ncause: ", DepartureCause(*departure))
-              : "",
+          WhereItGoesWrong(departure, batch.tuples[refuted[j]], o,
+                           bits_wrong[j]),
           kernel != nullptr
               ? absl::StrCat("\nThe SASS that ran:\n",
                              absl::StripTrailingAsciiWhitespace(
