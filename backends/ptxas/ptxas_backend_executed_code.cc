@@ -366,11 +366,8 @@ std::string NotCalibratedMessage(const PtxTuple& t, CalibrationOutcome at_o0) {
 absl::StatusOr<std::vector<TupleCalibration>> PtxasBackend::CalibrateAtO0(
     std::span<const PtxTuple> tuples) {
   // Each key's -O0 kernel is compiled once and kept beside the -O3 code: a
-  // variant wrong at many inputs costs one -O0 compile, not one a batch.
-  // Keys new to the cache share kernels (kReferenceTuplesPerKernel a
-  // kernel, each at its slot): ptxas compiles them for less than half the
-  // time per key of a kernel each. By the assembler the -O3 code came
-  // from: its code is what is calibrated.
+  // variant wrong at many inputs costs one -O0 compile, not one a batch. By
+  // the assembler the -O3 code came from: its code is what is calibrated.
   std::vector<ReferenceKernel> references(tuples.size());
   std::vector<int> compiled_as(tuples.size(), -1);
   absl::flat_hash_map<CodeKey, int> first_of_key;
@@ -379,7 +376,6 @@ absl::StatusOr<std::vector<TupleCalibration>> PtxasBackend::CalibrateAtO0(
     const CodeKey key = CodeKeyOf(tuples[i], arch_.sm, /*opt_level=*/0);
     if (const CachedCode* code = code_cache_.Find(key)) {
       references[i].kernel = code->kernel;
-      references[i].slot = code->slots.empty() ? 0 : code->slots[0];
       continue;
     }
     auto [it, added] = first_of_key.try_emplace(key, to_compile.size());
@@ -388,33 +384,19 @@ absl::StatusOr<std::vector<TupleCalibration>> PtxasBackend::CalibrateAtO0(
   }
   PTXDIFF_ASSIGN_OR_RETURN(
       const std::vector<ReferenceKernel> compiled,
-      CompileReferences(to_compile, kReferenceTuplesPerKernel));
+      CompileReferenceKernels(
+          [this](absl::string_view ptx, int opt_level) {
+            return Assemble(ptx, opt_level, {.purpose = "reference"});
+          },
+          *executable_, to_compile, /*opt_level=*/0));
   for (size_t k = 0; k < compiled.size(); ++k) {
     if (compiled[k].kernel == nullptr) continue;
     code_cache_.Insert(CodeKeyOf(to_compile[k], arch_.sm, 0),
-                       {.kernel = compiled[k].kernel,
-                        .slots = {compiled[k].slot}});
+                       {.kernel = compiled[k].kernel, .slots = {0}});
   }
   for (size_t i = 0; i < tuples.size(); ++i) {
     if (compiled_as[i] >= 0) references[i] = compiled[compiled_as[i]];
   }
-  std::vector<TupleCalibration> out = RunReferences(tuples, references);
-  PTXDIFF_RETURN_IF_ERROR(TraceAgreeingAlone(tuples, references, out));
-  return out;
-}
-
-absl::StatusOr<std::vector<ReferenceKernel>> PtxasBackend::CompileReferences(
-    std::span<const Tuple> tuples, int tuples_per_kernel) {
-  return CompileReferenceKernels(
-      [this](absl::string_view ptx, int opt_level) {
-        return Assemble(ptx, opt_level, {.purpose = "reference"});
-      },
-      *executable_, tuples, /*opt_level=*/0, tuples_per_kernel);
-}
-
-std::vector<TupleCalibration> PtxasBackend::RunReferences(
-    std::span<const PtxTuple> tuples,
-    std::span<const ReferenceKernel> references) const {
   // Each -O0 kernel's tuples one after another, on one runner: a variant
   // wrong at many inputs is run many times on one kernel, whose SASS (a few
   // kilobytes, read at every step) then stays in the cache.
@@ -435,44 +417,16 @@ std::vector<TupleCalibration> PtxasBackend::RunReferences(
     if (j == 0 || order[j - 1].first != kernel) {
       runner = std::make_unique<CompiledKernelRunner>(*executable_, *kernel);
     }
-    // Only the outcome is read here (most refuted tuples are known -O0
-    // disagreements): no trace, no replay line.
+    // Traced only where it agrees (a finding, whose departure the trace
+    // tells): most refuted tuples are known -O0 disagreements. Only the
+    // outcome and the run are read: no replay line.
     out[i] = CalibrateOn(*runner, tuples[i], /*opt_level=*/0,
-                         /*keep_run=*/false, /*describe=*/false,
-                         references[i].slot);
+                         /*keep_run=*/false, /*describe=*/false);
+    if (out[i].outcome == CalibrationOutcome::kAgrees) {
+      out[i] = CalibrateOn(*runner, tuples[i], 0, true, false);
+    }
   }
   return out;
-}
-
-absl::Status PtxasBackend::TraceAgreeingAlone(
-    std::span<const PtxTuple> tuples,
-    std::span<const ReferenceKernel> references,
-    std::vector<TupleCalibration>& out) {
-  // Where the -O0 code agrees (a finding), its departure is read from a
-  // traced -O0 run of the tuple alone: in a kernel of several, values the
-  // other tuples compute would hide where the -O3 code departs.
-  std::vector<size_t> agreeing;
-  std::vector<Tuple> alone;
-  for (size_t i = 0; i < tuples.size(); ++i) {
-    if (out[i].outcome != CalibrationOutcome::kAgrees) continue;
-    agreeing.push_back(i);
-    alone.push_back(tuples[i]);
-  }
-  if (agreeing.empty()) return absl::OkStatus();
-  std::vector<ReferenceKernel> single;
-  for (size_t i : agreeing) {
-    const ReferenceKernel& r = references[i];
-    if (r.kernel == nullptr || r.kernel->compiled_for.size() > 1) break;
-    single.push_back(r);
-  }
-  if (single.size() < agreeing.size()) {
-    PTXDIFF_ASSIGN_OR_RETURN(single, CompileReferences(alone, 1));
-  }
-  for (size_t j = 0; j < agreeing.size(); ++j) {
-    out[agreeing[j]] = CalibrateOn(*executable_, single[j], alone[j],
-                                   /*opt_level=*/0, /*keep_run=*/true);
-  }
-  return absl::OkStatus();
 }
 
 absl::Status PtxasBackend::CrossCheckExecuted(Batch& batch) {

@@ -295,26 +295,10 @@ class PtxasBackend : public Backend {
   // others are declined.
   absl::Status CrossCheckExecuted(Batch& batch);
 
-  // Each tuple run on its key's -O0 code (compiled where the cache does not
-  // hold it) and judged; traced where it agrees.
+  // Each tuple run on its key's -O0 code (compiled by the ptxas executable
+  // where the cache does not hold it) and judged, traced.
   absl::StatusOr<std::vector<TupleCalibration>> CalibrateAtO0(
       std::span<const PtxTuple> tuples);
-  // -O0 keys new to the cache share kernels of this many: ptxas compiles
-  // -O0 code for less than half the time per key in kernels of 16 than in
-  // kernels of one (docs/performance.md, "The main job").
-  static constexpr int kReferenceTuplesPerKernel = 16;
-  // `tuples` at -O0, `tuples_per_kernel` a kernel.
-  absl::StatusOr<std::vector<ReferenceKernel>> CompileReferences(
-      std::span<const Tuple> tuples, int tuples_per_kernel);
-  // Each tuple run (untraced) on its reference and judged.
-  std::vector<TupleCalibration> RunReferences(
-      std::span<const PtxTuple> tuples,
-      std::span<const ReferenceKernel> references) const;
-  // The tuples of `out` that agree, run again traced, each on -O0 code of
-  // its own (compiled here where its reference holds other tuples too).
-  absl::Status TraceAgreeingAlone(std::span<const PtxTuple> tuples,
-                                  std::span<const ReferenceKernel> references,
-                                  std::vector<TupleCalibration>& out);
 
   std::string NotFoldedMessage(const PtxTuple& t,
                                const std::string& not_run) const {

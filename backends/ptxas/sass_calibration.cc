@@ -66,11 +66,12 @@ void Judge(const Tuple& t, const SlotValue& slot, bool describe,
                              slot.flag_word ? absl::StrCat(" cf=", carry) : "");
 }
 
-// Runs `runner`'s kernel (compiled for t's key at `slot`) for tuple t.
+// Runs `runner`'s kernel (one slot, compiled for t's key) for tuple t.
 TupleCalibration RunOne(CompiledKernelRunner& runner, const Tuple& t,
-                        int slot, int opt_level, bool keep_run, bool describe,
+                        int opt_level, bool keep_run, bool describe,
                         std::string* trace) {
   TupleCalibration out;
+  const int slot = 0;
   const Tuple* at[] = {&t};
   KernelExecution& run =
       runner.Execute(std::span<const int>(&slot, 1), at, keep_run);
@@ -84,7 +85,7 @@ TupleCalibration RunOne(CompiledKernelRunner& runner, const Tuple& t,
     out.blocker = out.why_not = "stores that are not the tuple's result";
     return out;
   }
-  Judge(t, (*values)[slot], describe, out);
+  Judge(t, (*values)[0], describe, out);
   if (keep_run) out.run = std::move(run.run);
   if (out.outcome == CalibrationOutcome::kDisagrees && trace != nullptr &&
       trace->empty() &&
@@ -140,12 +141,11 @@ std::vector<KernelArgument> RuntimeArguments(const Tuple& t) {
 
 absl::StatusOr<std::vector<ReferenceKernel>> CompileReferenceKernels(
     const Assembler& assemble, const SassArchInfo& arch,
-    std::span<const Tuple> tuples, int opt_level, int tuples_per_kernel) {
+    std::span<const Tuple> tuples, int opt_level) {
   std::vector<ReferenceKernel> out(tuples.size());
   if (tuples.empty()) return out;
   const PtxModule module =
-      BuildPtxModule(tuples, {.target = arch.name,
-                              .tuples_per_kernel = tuples_per_kernel});
+      BuildPtxModule(tuples, {.target = arch.name, .tuples_per_kernel = 1});
   PTXDIFF_ASSIGN_OR_RETURN(const PtxasOutput compiled,
                            assemble(module.text, opt_level));
   if (!compiled.ok) {
@@ -158,21 +158,19 @@ absl::StatusOr<std::vector<ReferenceKernel>> CompileReferenceKernels(
     const size_t half = tuples.size() / 2;
     PTXDIFF_ASSIGN_OR_RETURN(
         std::vector<ReferenceKernel> first,
-        CompileReferenceKernels(assemble, arch, tuples.first(half), opt_level,
-                                tuples_per_kernel));
+        CompileReferenceKernels(assemble, arch, tuples.first(half),
+                                opt_level));
     PTXDIFF_ASSIGN_OR_RETURN(
         std::vector<ReferenceKernel> second,
         CompileReferenceKernels(assemble, arch, tuples.subspan(half),
-                                opt_level, tuples_per_kernel));
+                                opt_level));
     std::move(second.begin(), second.end(),
               std::move(first.begin(), first.end(), out.begin()));
     return out;
   }
   PTXDIFF_ASSIGN_OR_RETURN(const ElfFile elf, ParseElf(compiled.cubin));
   PTXDIFF_RETURN_IF_ERROR(KernelTexts(elf).status());
-  for (size_t k = 0; k < module.kernels.size(); ++k) {
-    const size_t begin = module.kernel_begin[k];
-    const size_t size = module.kernel_begin[k + 1] - begin;
+  for (size_t k = 0; k < tuples.size(); ++k) {
     // With the subroutines it calls: nvJitLink keeps them apart.
     const absl::StatusOr<std::string> text = LinkKernel(elf, module.kernels[k]);
     if (absl::IsNotFound(text.status())) {
@@ -180,37 +178,12 @@ absl::StatusOr<std::vector<ReferenceKernel>> CompileReferenceKernels(
     }
     absl::StatusOr<std::vector<SassSlot>> code =
         text.ok() ? DecodeSassKernel(arch, *text) : text.status();
-    if (!code.ok() && size > 1) {
-      PTXDIFF_ASSIGN_OR_RETURN(
-          std::vector<ReferenceKernel> alone,
-          CompileReferenceKernels(assemble, arch, tuples.subspan(begin, size),
-                                  opt_level, /*tuples_per_kernel=*/1));
-      std::move(alone.begin(), alone.end(), out.begin() + begin);
-      continue;
-    }
     if (!code.ok()) {
-      out[begin].why_not = std::string(code.status().message());
+      out[k].why_not = std::string(code.status().message());
       continue;
     }
-    const auto kernel = std::make_shared<const CompiledKernel>(
-        KernelOf(module, static_cast<int>(k), tuples.subspan(begin, size),
-                 *std::move(code)));
-    // A run of a kernel of several runs every slot's code: where one
-    // tuple's code does not run (a refusal of the machine), each is
-    // compiled alone.
-    std::string why;
-    if (size > 1 && !RunCompiled(arch, *kernel, {}, {}, why).has_value()) {
-      PTXDIFF_ASSIGN_OR_RETURN(
-          std::vector<ReferenceKernel> alone,
-          CompileReferenceKernels(assemble, arch, tuples.subspan(begin, size),
-                                  opt_level, /*tuples_per_kernel=*/1));
-      std::move(alone.begin(), alone.end(), out.begin() + begin);
-      continue;
-    }
-    for (size_t slot = 0; slot < size; ++slot) {
-      out[begin + slot].kernel = kernel;
-      out[begin + slot].slot = static_cast<int>(slot);
-    }
+    out[k].kernel = std::make_shared<const CompiledKernel>(KernelOf(
+        module, static_cast<int>(k), tuples.subspan(k, 1), *std::move(code)));
   }
   return out;
 }
@@ -228,8 +201,7 @@ TupleCalibration CalibrateOn(const SassArchInfo& arch,
     return out;
   }
   CompiledKernelRunner runner(arch, *reference.kernel);
-  return RunOne(runner, t, reference.slot, opt_level, keep_run,
-                /*describe=*/true, trace);
+  return RunOne(runner, t, opt_level, keep_run, /*describe=*/true, trace);
 }
 
 // Each group's first tuple compiled by `assemble` into a kernel of its own,
@@ -262,9 +234,8 @@ TupleCalibration CalibrateOn(const SassArchInfo& arch,
 }
 
 TupleCalibration CalibrateOn(CompiledKernelRunner& runner, const Tuple& t,
-                             int opt_level, bool keep_run, bool describe,
-                             int slot) {
-  return RunOne(runner, t, slot, opt_level, keep_run, describe, nullptr);
+                             int opt_level, bool keep_run, bool describe) {
+  return RunOne(runner, t, opt_level, keep_run, describe, nullptr);
 }
 
 absl::StatusOr<std::vector<TupleCalibration>> CalibrateEach(

@@ -111,7 +111,6 @@ absl::StatusOr<std::vector<TupleCalibration>> CalibrateEach(
 // the tuple, or the decoder does not read the kernel.
 struct ReferenceKernel {
   std::shared_ptr<const CompiledKernel> kernel;
-  int slot = 0;  // the tuple's slot in `kernel` (kernels may hold several)
   bool rejected = false;
   std::string why_not;
 };
@@ -124,15 +123,12 @@ using Assembler = std::function<absl::StatusOr<PtxasOutput>(
 // The ptxas executable at `ptxas`, compiling for `arch`.
 Assembler ExecutableAssembler(const std::string& ptxas, absl::string_view arch);
 
-// `tuples` compiled for `arch` at -O`opt_level` by `assemble`, in one
-// module of kernels of `tuples_per_kernel` tuples, each tuple at its own
-// slot (halved where ptxas rejects a tuple; a kernel of several that the
-// decoder does not read is compiled again a tuple a kernel, so that one
-// tuple's code does not leave the others without a reference). An error
-// only where the assembler cannot be run.
+// `tuples` compiled for `arch` at -O`opt_level` by `assemble`, a kernel
+// each, in one module (halved where ptxas rejects a tuple). An error only
+// where the assembler cannot be run.
 absl::StatusOr<std::vector<ReferenceKernel>> CompileReferenceKernels(
     const Assembler& assemble, const SassArchInfo& arch,
-    std::span<const Tuple> tuples, int opt_level, int tuples_per_kernel = 1);
+    std::span<const Tuple> tuples, int opt_level);
 
 // `t` run on `reference` (compiled for t's key at -O`opt_level`) and judged
 // as CalibrateEach judges it; with `keep_run`, the run traced.
@@ -145,8 +141,7 @@ TupleCalibration CalibrateOn(const SassArchInfo& arch,
 // once. Where not `describe`, a disagreement's `line` is left empty: a
 // caller that reads only the outcome is spared formatting the tuple.
 TupleCalibration CalibrateOn(CompiledKernelRunner& runner, const Tuple& t,
-                             int opt_level, bool keep_run, bool describe,
-                             int slot = 0);
+                             int opt_level, bool keep_run, bool describe);
 
 // Compiles `tuples` (each with every runtime-capable source a parameter)
 // for `arch` at -O`opt_level`, one kernel for each run of consecutive

@@ -157,43 +157,6 @@ TEST_F(SassCalibrationTest, RunsTheOperationsTheCensusFoundMissing) {
   }
 }
 
-// Reference kernels of several tuples: each tuple at its own slot, run
-// there to the value its own kernel gives; a kernel whose code the machine
-// refuses for one tuple (IMAD.WIDE by RZ in madc.hi.cc.u64's -O3 chain)
-// does not leave the others of its kernel without a reference.
-TEST_F(SassCalibrationTest, ReferenceKernelsOfSeveralTuplesAnswerEachAtItsSlot) {
-  const SassArchInfo arch = *FindSassArchInfo("sm_90");
-  const Assembler assemble = ExecutableAssembler(ptxas_, "sm_90");
-  auto tuple = [](const std::string& spelling, Operands o) {
-    return Tuple{*ParseVariant(spelling), o, RuntimeCapableSources(
-                                                 *ParseVariant(spelling))};
-  };
-  const std::vector<Tuple> tuples = {
-      tuple("add.u32", {{5, 7}}), tuple("bfe.u32", {{0xf0, 4, 4}}),
-      tuple("min.s32", {{0xfffffffe, 3}}), tuple("popc.b32", {{0xff}})};
-  absl::StatusOr<std::vector<ReferenceKernel>> packed =
-      CompileReferenceKernels(assemble, arch, tuples, 0, 16);
-  ASSERT_TRUE(packed.ok()) << packed.status();
-  for (size_t i = 0; i < tuples.size(); ++i) {
-    const ReferenceKernel& r = (*packed)[i];
-    ASSERT_NE(r.kernel, nullptr) << r.why_not;
-    EXPECT_EQ(r.kernel, (*packed)[0].kernel);
-    EXPECT_EQ(r.slot, static_cast<int>(i));
-    EXPECT_EQ(CalibrateOn(arch, r, tuples[i], 0, false).outcome,
-              CalibrationOutcome::kAgrees)
-        << Spell(tuples[i].variant);
-  }
-  const std::vector<Tuple> with_refused = {
-      tuple("add.u32", {{5, 7}}), tuple("madc.hi.cc.u64", {{0, 1, 0, 0}})};
-  absl::StatusOr<std::vector<ReferenceKernel>> split =
-      CompileReferenceKernels(assemble, arch, with_refused, 3, 16);
-  ASSERT_TRUE(split.ok()) << split.status();
-  ASSERT_NE((*split)[0].kernel, nullptr) << (*split)[0].why_not;
-  EXPECT_EQ((*split)[0].kernel->compiled_for.size(), 1u);
-  EXPECT_EQ(CalibrateOn(arch, (*split)[0], with_refused[0], 3, false).outcome,
-            CalibrationOutcome::kAgrees);
-}
-
 TEST(KnownCalibrationFindingTest, NamesPtxasCodeThatDisagreesAtALevel) {
   auto finding = [](const char* spelling, int opt) {
     return KnownCalibrationFinding(*ParseVariant(spelling), opt)
