@@ -207,43 +207,6 @@ WrongConstant CulpritAt(size_t i, const Observed& seen, uint64_t assumed) {
   return w;
 }
 
-// True where `w` explains ptxas's constant only by being given it as the
-// step that writes output `k`: any such step does, so it says nothing of
-// where the wrong value came from.
-bool OnlyByBeingTheConstant(const Program& p, const WrongConstant& w, size_t k,
-                            uint64_t claimed) {
-  const ProgramStep& step = p.steps[w.step];
-  return step.dst == p.outputs[k] &&
-         w.assumed == (claimed & WidthMask(DestinationWidth(step)));
-}
-
-// The nearest instruction before step `before` whose value at the witness,
-// one bit off the oracle's, gives `claimed` at output `k` (a known bit of
-// a result taken wrong: a square's bit 2k, passed on by a `shl` after it),
-// at its lowest such bit; nullopt where none does. No plain value explains
-// such a step, and the nearest is the one fewest steps pass it on from.
-std::optional<WrongConstant> OneBitOffCulprit(const Program& p, size_t before,
-                                              size_t k, uint64_t claimed,
-                                              Reading reading) {
-  for (size_t i = before; i-- > 0;) {
-    const int width = DestinationWidth(p.steps[i]);
-    // A predicate one bit off is its other value: a plain one, tried.
-    if (p.steps[i].kind != ProgramStep::kInstruction || width == 1) continue;
-    const std::optional<Observed> seen = StepAtWitness(p, i, reading);
-    if (!seen) continue;
-    for (int bit = 0; bit < width; ++bit) {
-      const uint64_t v = seen->result.bits ^ (uint64_t{1} << bit);
-      if (!Gives(p, i, v, k, claimed, reading)) continue;
-      WrongConstant w = CulpritAt(i, *seen, v);
-      absl::StrAppend(&w.words, " (one bit off the oracle's, bit ", bit,
-                      ", passed on by the steps after it)");
-      KeyTheOperation(p, w);
-      return w;
-    }
-  }
-  return std::nullopt;
-}
-
 }  // namespace
 
 std::optional<WrongConstant> WrongConstantCause(
@@ -286,13 +249,6 @@ std::optional<WrongConstant> WrongConstantCause(
                     "; no one value of a step before it explains it, so the "
                     "key is the compare, not what ptxas took the values it "
                     "compares to be");
-  }
-  // A culprit that explains the value only as the step that stores it
-  // yields to an earlier step one bit off, where one explains it.
-  if (found && OnlyByBeingTheConstant(program, *found, *k, claimed[*k])) {
-    if (std::optional<WrongConstant> earlier = OneBitOffCulprit(
-            program, found->step, *k, claimed[*k], reading))
-      return earlier;
   }
   return found;
 }

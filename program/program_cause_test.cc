@@ -243,9 +243,12 @@ TEST(WrongConstantCauseTest, TheLowBitsOfASquareAreOneKey) {
                   0x400),
             "mul.lo.u32");
   // A shl after the square, which ptxas 13.0 claims 0x40000000 for (the
-  // square's bit 10 moved up by 20): no plain value of the square gives
-  // it, but the square with bit 10 set does, and the shl explains it only
-  // by being ptxas's constant.
+  // square's bit 10 moved up by 20): no plain value of the square gives it,
+  // and the shl explains it as the step that stores ptxas's constant. The
+  // square one bit off (bit 10) would explain it too, but so would the step
+  // before any bitwise last step (an `and` before an `xor` whose low bit a
+  // tool flips: program_cause_frames_test): values alone do not tell them
+  // apart, so the key stays the last step's (issue 64, open).
   const std::vector<uint64_t> moved = {0x40000000};
   const std::optional<WrongConstant> shifted = WrongConstantCause(
       ProgramOf("input %a .b32 0x0\n"
@@ -256,13 +259,9 @@ TEST(WrongConstantCauseTest, TheLowBitsOfASquareAreOneKey) {
                 "output %r4\n"),
       moved);
   ASSERT_TRUE(shifted.has_value());
-  EXPECT_EQ(shifted->key, "mul.lo.u32") << shifted->words;
-  EXPECT_EQ(shifted->step, 2u);
-  EXPECT_EQ(shifted->assumed, 0x400u);
-  EXPECT_THAT(shifted->words, testing::HasSubstr("one bit off the oracle's, "
-                                                 "bit 10"));
-  // A last step's wrong value that no earlier value one bit off gives
-  // stays its own.
+  EXPECT_EQ(shifted->key, "shl.b32") << shifted->words;
+  EXPECT_EQ(shifted->step, 3u);
+  // A last step's wrong value is its own.
   EXPECT_EQ(KeyOf("input %a .b32 0x3\n"
                   "add.u32 %r1, %a, 1;\n"
                   "shl.b32 %r2, %r1, 4;\n"
