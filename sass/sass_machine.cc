@@ -195,8 +195,9 @@ std::optional<size_t> Machine::Step(const SassInstruction& i) {
       Plop3(i);
       return next;
     case SassOp::kViadd: {
+      // b negated as IADD3's is (VIADD R, R, -UR).
       const uint32_t a = Read(i.src[0]);
-      const uint32_t b = i.src[1].negate ? 0u - Read(i.src[1]) : Read(i.src[1]);
+      const uint32_t b = static_cast<uint32_t>(Addend(i.src[1], false));
       WriteDst(i.simd16 ? Add16x2(a, b) : a + b);
       return next;
     }

@@ -112,9 +112,6 @@ TEST_P(SassMachineTest, RunsSixtyFourBitCarryChains) {
   }
 }
 
-// More carries live at once than a thread has predicates: ptxas spills
-// them with P2R Rd, PR, RZ, mask and reads each back with ISETP.NE. Every
-// product's high word must still come out right.
 // The mad.hi.u64 body of `tuples` tuples of kValues drawn by `seed`, and
 // each tuple's high word as the host computes it.
 struct MadHiKernel {
