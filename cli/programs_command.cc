@@ -190,6 +190,33 @@ std::string FindingsLines(const ProgramCampaignOptions& o,
   return out;
 }
 
+// What the tool refuses of the generated instructions, each with what it
+// said: a few lines, however many programs it refused.
+std::string RefusedLines(const ProgramCampaignReport& r) {
+  if (r.refused.empty()) return "";
+  const int64_t learned =
+      std::count_if(r.refused.begin(), r.refused.end(),
+                    [](const RefusedStep& s) { return !s.remembered; });
+  std::vector<std::string> how;
+  if (learned > 0) {
+    how.push_back(absl::StrCat(learned, " learned from ", r.refused_programs,
+                               " refused programs in ", r.refusal_checks,
+                               " checks of their instructions alone"));
+  }
+  if (!r.refusals_file.empty())
+    how.push_back(absl::StrCat("remembered in ", r.refusals_file));
+  std::string out = absl::StrCat(
+      "programs: the tool refuses ", r.refused.size(),
+      " of the generated instructions, not generated",
+      how.empty() ? "" : absl::StrCat(" (", absl::StrJoin(how, "; "), ")"),
+      ":\n");
+  for (const RefusedStep& s : r.refused) {
+    absl::StrAppend(&out, "  ", s.spelling, s.remembered ? " (remembered)" : "",
+                    ": ", s.why, "\n");
+  }
+  return out;
+}
+
 // The summary: what was checked, and what was found and filed.
 void PrintSummary(const ProgramCampaignOptions& o,
                   const ChosenProgramBackend& b, const ProgramCampaignReport& r,
@@ -234,6 +261,7 @@ void PrintSummary(const ProgramCampaignOptions& o,
     out << "programs: not generated (--suppress, or filed as one instruction): "
         << absl::StrJoin(r.suppressed, ", ") << "\n";
   }
+  out << RefusedLines(r);
   out << PendingLines(o, r);
   for (const std::string& e : r.errors) out << "programs: error: " << e << "\n";
   if (!r.filed.empty())
@@ -318,6 +346,11 @@ int RunPrograms(const std::vector<std::string>& args, std::ostream& out,
   if (!choice.ok()) return Fail(err, "programs", choice.status());
   options->backend = choice->backend;
   const std::string out_dir = parsed->Get("out", "out");
+  // A tool's refusals: the same file `fuzz --out` keeps for it.
+  if (!choice->tool_command.empty()) {
+    options->refusal_memory.emplace(absl::StrCat(out_dir, "/refusals"),
+                                    choice->tool_command, choice->arch);
+  }
   const std::string run_dir = ProgramRunDir(out_dir);
   if (absl::Status s = PrepareOutputs(run_dir, options->triage_dir); !s.ok())
     return Fail(err, "programs", s);

@@ -11,7 +11,9 @@
 #include "absl/time/clock.h"
 #include "cli/program_command.h"
 #include "cli/triage_commands.h"
+#include "backends/ptx_cmd/refusal_memory.h"
 #include "common/files.h"
+#include "isa/spelling.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "program/program.h"
@@ -295,6 +297,32 @@ TEST(ProgramsCommandTest, AProgramTheOracleDefinesNothingOfIsNotJudged) {
                                    "oracle defines no output"));
   EXPECT_THAT(out.str(), HasSubstr("verdict: not judged (ptx-cmd, inputs "
                                    "immediate and runtime)\n"));
+}
+
+// What a tool is remembered refusing (here as a `fuzz` run on it would have
+// left it in <out>/refusals) is not generated, and the summary says which
+// and why, naming the file (issue 62, item 4).
+TEST(ProgramsCommandTest, ARunOnAToolSaysWhatItIsRememberedRefusing) {
+  auto dir = TempDir::Create("programs-refusals");
+  ASSERT_TRUE(dir.ok());
+  const std::string command = absl::StrCat(
+      PTXDIFF_INTERPRETER_PATH, " --refuse=bmsk {ptx} {in} {out}");
+  const std::string out = (*dir)->File("out");
+  const RefusalMemory memory(out + "/refusals", command, "sm_90");
+  ASSERT_TRUE(memory
+                  .Remember({*ParseVariant("bmsk.clamp.b32"), false},
+                            "parse error: unknown instruction <instruction>")
+                  .ok());
+  ProgramsRun r = Programs({"--backend", "ptx-cmd:" + command, "--max-time",
+                            "2", "--threads", "1", "--dir",
+                            (*dir)->File("triage"), "--out", out});
+  EXPECT_THAT(r.out,
+              HasSubstr("programs: the tool refuses 1 of the generated "
+                        "instructions, not generated (remembered in " +
+                        memory.path() + "):\n"
+                        "  bmsk.clamp.b32 (remembered): parse error: unknown "
+                        "instruction <instruction>\n"))
+      << r.out << r.err;
 }
 #endif  // PTXDIFF_INTERPRETER_PATH
 

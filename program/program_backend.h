@@ -73,6 +73,10 @@ struct ProgramCheck {
   // Not judged because the oracle defined no output wherever it ran
   // (NoOutputDefinedWhy): not a limit of the backend or of the evaluator.
   bool nothing_defined = false;
+  // Not judged because the tool refused the program alone (it ran none of
+  // it; not the harness's own limit on inputs): what the program campaign
+  // learns refused instructions from (program_refusals.h).
+  bool refused = false;
   // Not run: the run was cut at the caller's deadline. Not checked, and so
   // not counted as checked.
   bool cut = false;

@@ -88,7 +88,9 @@ absl::StatusOr<ChosenProgramBackend> Tool(absl::string_view command,
   }
   PTXDIFF_ASSIGN_OR_RETURN(const PtxTarget target,
                            TargetOfArch(ArchOrDefault(o)));
-  ChosenProgramBackend chosen{.is_ptxas = false, .arch = ArchOrDefault(o)};
+  ChosenProgramBackend chosen{.is_ptxas = false,
+                              .arch = ArchOrDefault(o),
+                              .tool_command = std::string(command)};
   // The worker makes the tool's runs in a directory of its own.
   PTXDIFF_ASSIGN_OR_RETURN(
       chosen.backend,

@@ -35,6 +35,8 @@ struct ChosenProgramBackend {
   std::unique_ptr<TempDir> files;
   bool is_ptxas = true;
   std::string arch;  // the target the programs are compiled for
+  // ptx-cmd: the tool's command (its refusal memory's name); else empty.
+  std::string tool_command;
 };
 
 // The PTX target of "sm_90"; InvalidArgument for anything else.

@@ -24,6 +24,7 @@
 #include "isa/spelling.h"
 #include "program/composed_oracle.h"
 #include "program/filed_causes.h"
+#include "program/program_generator.h"
 #include "program/program_minimizer.h"
 #include "program/program_ticker.h"
 #include "triage/pending_journal.h"
@@ -119,7 +120,16 @@ class Campaign {
         progress_(progress),
         start_(absl::Now()),
         end_(start_ + o.max_time),
-        suppressed_(o.shape.suppressed) {}
+        suppressed_(o.shape.suppressed),
+        refusals_(o.refusal_memory) {}
+
+  // What the tool is remembered refusing, kept out of the programs from the
+  // start; a memory that cannot be read is said and the run goes on.
+  void LoadRefusals() {
+    report_.refusals_file = refusals_.Where();
+    if (absl::Status s = refusals_.Load(GeneratedSpellings()); !s.ok())
+      Error(absl::StrCat("the tool's refusals: ", s.message()));
+  }
 
   // The variants the triage directory holds a tuple entry of, on this
   // backend: their causes are filed as one instruction already (by the
@@ -187,6 +197,7 @@ class Campaign {
 
   ProgramCampaignReport TakeReport() {
     report_.suppressed = suppressed_;
+    report_.refused = refusals_.All();
     report_.repeats = causes_.repeats();
     report_.discouraged = causes_.discouraged();
     report_.interrupted = Interrupted();
@@ -224,6 +235,8 @@ class Campaign {
     {
       std::lock_guard<std::mutex> lock(mu_);
       shape.suppressed = suppressed_;
+      for (std::string& spelling : refusals_.Spellings())
+        shape.suppressed.push_back(std::move(spelling));
       shape.discouraged = causes_.discouraged();
     }
     if (o_.on_shape) o_.on_shape(shape);
@@ -250,6 +263,8 @@ class Campaign {
     std::vector<std::string> why(batch.size());  // not judged: why not
     std::vector<int64_t> vectors(batch.size());  // runtime inputs judged at
     std::vector<Program> hung;  // in a module that hung, not isolated
+    // Refused alone by the tool: its batch index, and in which form.
+    std::vector<std::pair<size_t, ProgramInputs>> refused;
     std::string hung_how;
     ProgramInputs hung_form = ProgramInputs::kImmediate;
     for (ProgramInputs form :
@@ -274,6 +289,11 @@ class Campaign {
       for (size_t j = 0; j < checks->size(); ++j) {
         const ProgramCheck& check = (*checks)[j];
         if (check.cut) cut[index[j]] = true;
+        if (check.refused) refused.emplace_back(index[j], form);
+        if (check.judged || check.mismatch || check.fault ||
+            check.nothing_defined) {
+          refusals_.NoteRan(programs[j], form);
+        }
         if (!check.judged) why[index[j]] = check.why_not;
         if (!check.judged && !check.cut && !check.mismatch && !check.fault)
           CountWhy(report_.forms_not_judged, check.why_not);
@@ -327,6 +347,7 @@ class Campaign {
       if (!folded[k] && !claimed[k] && !done[k])
         CountWhy(report_.not_judged, why[k]);
     }
+    LearnRefusals(batch, refused);
     for (const Found& f : found) {
       Count(!f.fault ? &ProgramCampaignReport::disagreements
             : *f.fault == ProgramFault::kCrash ? &ProgramCampaignReport::crashes
@@ -340,6 +361,25 @@ class Campaign {
     }
     if (!hung.empty()) FileUnisolatedHang(hung, hung_form, hung_how);
     for (const Found& f : found) FileMinimized(f);
+  }
+
+  // Learns what the tool refuses from the programs it refused alone.
+  void LearnRefusals(
+      const std::vector<Program>& batch,
+      const std::vector<std::pair<size_t, ProgramInputs>>& refused) {
+    absl::flat_hash_set<size_t> programs;
+    std::vector<RefusedProgram> each;
+    for (const auto& [k, form] : refused) {
+      programs.insert(k);
+      each.push_back({&batch[k], form});
+    }
+    Count(&ProgramCampaignReport::refused_programs,
+          static_cast<int64_t>(programs.size()));
+    if (each.empty() || OutOfTime()) return;
+    const RefusalLearning learned =
+        refusals_.LearnFrom(backend_, each, o_.reading, end_);
+    Count(&ProgramCampaignReport::refusal_checks, learned.checks);
+    for (const std::string& e : learned.errors) Error(e);
   }
 
   // A module the backend hung on whose halving the deadline cut, so that no
@@ -688,6 +728,7 @@ class Campaign {
   std::mutex mu_;
   std::mutex next_mu_;  // held while `next` is called
   std::vector<std::string> suppressed_;
+  ProgramRefusals refusals_;  // what the tool refuses: not generated
   std::deque<Found> backlog_;  // adopted from the journal, to file first
   absl::flat_hash_set<std::string> tuple_causes_;  // SuppressTupleCauses
   FiledCauses causes_;  // keys, entries and repeats of what is filed
@@ -714,6 +755,7 @@ absl::StatusOr<ProgramCampaignReport> RunProgramCampaign(
   const absl::Time start = absl::Now();
   Campaign campaign(options, std::move(store), std::move(journal), progress);
   campaign.SuppressTupleCauses();
+  campaign.LoadRefusals();
   if (options.adopt_pending) campaign.AdoptPending();
   {
     const Ticker ticker(

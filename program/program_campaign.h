@@ -36,6 +36,7 @@
 #include "program/program_backend.h"
 #include "program/program_generator.h"
 #include "program/program_ptx.h"
+#include "program/program_refusals.h"
 
 namespace ptxdiff {
 
@@ -71,6 +72,11 @@ struct ProgramCampaignOptions {
   // entry, not minimized (issue 64); off, each is minimized and filed
   // (`ptxdiff minimize`, asked to minimize its one case).
   bool count_known_repeats = true;
+  // Where the tool's refusals are remembered across runs: the tuple
+  // campaign's file for the same tool, so that what either learns the other
+  // skips (`ptxdiff programs` gives <out>/refusals for ptx-cmd). None:
+  // learned for the run only (program_refusals.h).
+  std::optional<RefusalMemory> refusal_memory;
   // Called before each batch with the shape its programs are drawn in, the
   // variants suppressed and discouraged so far included: for a fuzzer whose
   // mutator makes the programs (fuzzers/program_target.h).
@@ -131,6 +137,14 @@ struct ProgramCampaignReport {
   // --timeout, code kept that nothing runs, ...), whether or not its other
   // form was: `ptxdiff minimize` of one case says why it is no agreement.
   Reasons forms_not_judged;
+  // Generated variants the backend refuses, no longer generated: read from
+  // the refusal memory, or learned by this run from the programs it refused
+  // (`refused_programs`, counted once however many forms refused them) in
+  // `refusal_checks` checks of their instructions alone; `refusals_file` is
+  // the memory's file ("" without one).
+  std::vector<RefusedStep> refused;
+  int64_t refused_programs = 0, refusal_checks = 0;
+  std::string refusals_file;
   // Findings an earlier run left in the pending journal, taken up here.
   int64_t adopted = 0;
   // Findings not filed when the run ended (out of time, or a filing failed),

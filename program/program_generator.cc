@@ -27,6 +27,14 @@ constexpr std::array<const char*, 34> kSteps = {
     "bmsk.clamp.b32", "cnot.b32",
 };
 
+// The narrowing converts to 16 bits, plain or saturating.
+constexpr std::array<const char*, 4> kConverts = {
+    "cvt.u16.u32", "cvt.s16.s32", "cvt.sat.u16.s32", "cvt.sat.s16.u32"};
+
+// The steps of the compare, select and square shapes (Builder).
+constexpr std::array<const char*, 5> kShapeSteps = {
+    "setp.lt.u32", "setp.lt.s32", "selp.b32", "and.b32", "shr.u32"};
+
 constexpr std::array<uint64_t, 9> kSpecial = {
     0, 1, 2, 31, 32, 0xffffffff, 0x80000000, 0x7fffffff, 0x55555555};
 
@@ -393,8 +401,6 @@ class Builder {
       }
       case 3: {
         // A narrowing convert to 16 bits, plain or saturating.
-        constexpr std::array<const char*, 4> kConverts = {
-            "cvt.u16.u32", "cvt.s16.s32", "cvt.sat.u16.s32", "cvt.sat.s16.u32"};
         const char* spelling = kConverts[rng_() % kConverts.size()];
         if (Suppressed(spelling)) return;
         if (Discouraged(spelling) && rng_() % kDiscouragedOdds != 0) return;
@@ -423,6 +429,15 @@ class Builder {
 
 Program RandomProgram(std::mt19937_64& rng, const ProgramShape& shape) {
   return Builder(rng, shape).Build();
+}
+
+std::vector<std::string> GeneratedSpellings() {
+  std::vector<std::string> out(kSteps.begin(), kSteps.end());
+  for (const char* s : kConverts) out.emplace_back(s);
+  for (const char* s : kShapeSteps) {
+    if (std::find(out.begin(), out.end(), s) == out.end()) out.emplace_back(s);
+  }
+  return out;
 }
 
 }  // namespace ptxdiff

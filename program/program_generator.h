@@ -66,6 +66,10 @@ inline constexpr int kDiscouragedOdds = 8;
 
 Program RandomProgram(std::mt19937_64& rng, const ProgramShape& shape = {});
 
+// Every variant RandomProgram may draw as a step, by spelling: what a
+// tool's remembered refusals are read against (program_refusals.h).
+std::vector<std::string> GeneratedSpellings();
+
 }  // namespace ptxdiff
 
 #endif  // PTXDIFF_PROGRAM_PROGRAM_GENERATOR_H_

@@ -278,5 +278,24 @@ TEST(ProgramGeneratorTest, KernelsAssemble) {
   }
 }
 
+// GeneratedSpellings is what a tool's remembered refusals are read against
+// (program_refusals.h): a variant drawn but not listed would be refused in
+// program after program, run after run.
+TEST(ProgramGeneratorTest, GeneratedSpellingsListsEveryStepDrawn) {
+  const std::vector<std::string> listed = GeneratedSpellings();
+  const std::set<std::string> known(listed.begin(), listed.end());
+  std::set<std::string> drawn;
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 5000; ++i) {
+    const Program p = RandomProgram(rng);
+    for (const ProgramStep& s : p.steps) {
+      if (s.kind == ProgramStep::kInstruction) drawn.insert(Spell(s.variant));
+    }
+  }
+  for (const std::string& d : drawn) EXPECT_TRUE(known.contains(d)) << d;
+  // And each listed one is drawn: a stale list would keep a variant out.
+  for (const std::string& l : listed) EXPECT_TRUE(drawn.contains(l)) << l;
+}
+
 }  // namespace
 }  // namespace ptxdiff

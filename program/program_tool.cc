@@ -232,6 +232,9 @@ ProgramCheck Judge(std::span<const Program> copies,
     if (run.end != ToolRun::kOk) {
       check.why_not = run.what;
       check.cut |= run.end == ToolRun::kCut;
+      // The tool's refusal, not the harness's limit on inputs (no run).
+      check.refused |= run.end == ToolRun::kRefused &&
+                       copies[c].inputs.size() <= kMaxToolProgramInputs;
       if (!run.hung_in_module.empty())
         check.hung_in_module = run.hung_in_module;
       continue;

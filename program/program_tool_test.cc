@@ -294,6 +294,34 @@ TEST_F(ProgramToolTest, TooManyInputsAreRefused) {
   ASSERT_TRUE(runs.ok());
   EXPECT_EQ((*runs)[0].end, ToolRun::kRefused);
   EXPECT_THAT((*runs)[0].what, testing::HasSubstr("at most 4 inputs"));
+  // The harness's limit, not the tool's refusal: nothing to learn from it
+  // (program_refusals.h).
+  auto checks = MakeToolProgramBackend(tool_)->Check(
+      {&wide, 1}, ProgramInputs::kRuntime, Reading::kSpec,
+      absl::InfiniteFuture());
+  ASSERT_TRUE(checks.ok()) << checks.status();
+  EXPECT_FALSE((*checks)[0].judged);
+  EXPECT_FALSE((*checks)[0].refused);
+}
+
+// A program the tool refuses alone is checked as refused, one it runs
+// beside it is not.
+TEST_F(ProgramToolTest, AProgramTheToolRefusesIsCheckedAsRefused) {
+  ProgramTool refusing = tool_;
+  refusing.command = absl::StrCat(PTXDIFF_INTERPRETER_PATH,
+                                  " --refuse=bmsk {ptx} {in} {out}");
+  const std::vector<Program> programs = {
+      ProgramOf("input %a .b32 6\nbmsk.clamp.b32 %r, %a, 4;\noutput %r\n"),
+      ProgramOf("input %a .b32 1\nadd.u32 %r, %a, 1;\noutput %r\n")};
+  auto checks = MakeToolProgramBackend(refusing)->Check(
+      programs, ProgramInputs::kRuntime, Reading::kSpec,
+      absl::InfiniteFuture());
+  ASSERT_TRUE(checks.ok()) << checks.status();
+  EXPECT_TRUE((*checks)[0].refused);
+  EXPECT_FALSE((*checks)[0].judged);
+  EXPECT_THAT((*checks)[0].why_not, testing::HasSubstr("bmsk"));
+  EXPECT_FALSE((*checks)[1].refused);
+  EXPECT_TRUE((*checks)[1].judged);
 }
 
 // The kernel ABI runs a program on one thread: one with a thread input is

@@ -1,7 +1,8 @@
 // A ProgramCheck's bytes (little-endian, protocol/wire.h):
 //
 //   u8 flags: bit 0 judged, 1 nothing_defined, 2 cut, 3 executed,
-//             4 a fault follows, 5 a mismatch follows, 6 constants follow
+//             4 a fault follows, 5 a mismatch follows, 6 constants follow,
+//             7 refused
 //   blob why_not, blob blocker, blob hung_in_module, u32 vectors
 //   [constants] vector
 //   [fault]    u8 kind (0 crash, 1 hang), blob what
@@ -32,8 +33,8 @@ enum CheckFlag : uint8_t {
   kHasFault = 16,
   kHasMismatch = 32,
   kHasConstants = 64,
+  kRefused = 128,
 };
-constexpr uint8_t kAllCheckFlags = 127;
 
 void PutWords(std::string& out, const std::vector<uint64_t>& words) {
   PutLe(out, words.size(), 4);
@@ -137,7 +138,7 @@ std::string EncodeProgramCheck(const ProgramCheck& c) {
       (c.judged ? kJudged : 0) | (c.nothing_defined ? kNothingDefined : 0) |
       (c.cut ? kCut : 0) | (c.executed ? kExecuted : 0) |
       (c.fault ? kHasFault : 0) | (c.mismatch ? kHasMismatch : 0) |
-      (c.constants ? kHasConstants : 0);
+      (c.constants ? kHasConstants : 0) | (c.refused ? kRefused : 0);
   PutLe(out, flags, 1);
   PutBlob(out, c.why_not);
   PutBlob(out, c.blocker);
@@ -155,15 +156,13 @@ std::string EncodeProgramCheck(const ProgramCheck& c) {
 absl::StatusOr<ProgramCheck> DecodeProgramCheck(absl::string_view bytes) {
   Reader r(bytes);
   ProgramCheck c;
+  // Every bit of the byte is a flag: none is unknown.
   PTXDIFF_READ(flags, r.Le(1, "check flags"));
-  if ((flags & ~uint64_t{kAllCheckFlags}) != 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("check flags 0x", absl::Hex(flags), ": unknown bits"));
-  }
   c.judged = (flags & kJudged) != 0;
   c.nothing_defined = (flags & kNothingDefined) != 0;
   c.cut = (flags & kCut) != 0;
   c.executed = (flags & kExecuted) != 0;
+  c.refused = (flags & kRefused) != 0;
   PTXDIFF_ASSIGN_OR_RETURN(c.why_not, r.Blob("why not"));
   PTXDIFF_ASSIGN_OR_RETURN(c.blocker, r.Blob("blocker"));
   PTXDIFF_ASSIGN_OR_RETURN(c.hung_in_module, r.Blob("hung in module"));

@@ -1,0 +1,195 @@
+#include "program/program_refusals.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "common/status_macros.h"
+#include "isa/spelling.h"
+#include "program/program_minimizer.h"
+
+namespace ptxdiff {
+namespace {
+
+// A tool's refusal as one line of at most kWhyChars: its output tail can be
+// kilobytes, and the summary lists each refused variant.
+constexpr size_t kWhyChars = 200;
+std::string ShortWhy(absl::string_view why) {
+  std::string line = absl::StrReplaceAll(
+      absl::StripAsciiWhitespace(why), {{"\n", " / "}, {"\t", " "}});
+  if (line.size() > kWhyChars) line = absl::StrCat(line.substr(0, kWhyChars - 3), "...");
+  return line;
+}
+
+int FormIndex(ProgramInputs form) {
+  return form == ProgramInputs::kImmediate ? 0 : 1;
+}
+
+// The variant of a one-step program (TupleAsProgram), if it has one.
+const ProgramStep* OnlyInstruction(const Program& p) {
+  const ProgramStep* found = nullptr;
+  for (const ProgramStep& s : p.steps) {
+    if (s.kind != ProgramStep::kInstruction) continue;
+    if (found != nullptr) return nullptr;
+    found = &s;
+  }
+  return found;
+}
+
+// Why `v` is refused, in either shape, by what `remembered` holds; nullopt
+// if it is not.
+std::optional<std::string> RememberedWhy(const Remembered& remembered,
+                                         const Variant& v) {
+  for (bool written : {false, true}) {
+    if (auto it = remembered.variants.find(RefusalKey{v, written});
+        it != remembered.variants.end()) {
+      return it->second;
+    }
+  }
+  for (const RefusalClass& c : remembered.classes) {
+    if (c.Contains(v, false) || c.Contains(v, true)) {
+      return absl::StrCat(c.Describe(), ": ", c.message);
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+ProgramRefusals::ProgramRefusals(std::optional<RefusalMemory> memory)
+    : memory_(std::move(memory)) {}
+
+absl::Status ProgramRefusals::Load(const std::vector<std::string>& generated) {
+  if (!memory_) return absl::OkStatus();
+  PTXDIFF_ASSIGN_OR_RETURN(const Remembered remembered, memory_->Load());
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const std::string& spelling : generated) {
+    const absl::StatusOr<Variant> v = ParseVariant(spelling);
+    if (!v.ok() || refused_spellings_.contains(spelling)) continue;
+    if (std::optional<std::string> why = RememberedWhy(remembered, *v)) {
+      refused_.push_back({spelling, ShortWhy(*why), /*remembered=*/true});
+      refused_spellings_.insert(spelling);
+    }
+  }
+  return absl::OkStatus();
+}
+
+bool ProgramRefusals::Refuses(const std::string& spelling) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return refused_spellings_.contains(spelling);
+}
+
+std::vector<std::string> ProgramRefusals::Spellings() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> out;
+  for (const RefusedStep& r : refused_) out.push_back(r.spelling);
+  return out;
+}
+
+std::vector<RefusedStep> ProgramRefusals::All() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return refused_;
+}
+
+std::string ProgramRefusals::Where() const {
+  return memory_ ? memory_->path() : "";
+}
+
+void ProgramRefusals::NoteRan(const Program& p, ProgramInputs form) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const ProgramStep& s : p.steps) {
+    if (s.kind == ProgramStep::kInstruction)
+      ran_[FormIndex(form)].insert(Spell(s.variant));
+  }
+}
+
+bool ProgramRefusals::KnownLocked(const std::string& spelling,
+                                  ProgramInputs form) const {
+  return refused_spellings_.contains(spelling) ||
+         ran_[FormIndex(form)].contains(spelling);
+}
+
+std::vector<Program> ProgramRefusals::Suspects(const Program& p,
+                                               ProgramInputs form,
+                                               Reading reading) const {
+  std::vector<Program> out;
+  absl::flat_hash_set<std::string> seen;  // one operand set a variant
+  for (Program& alone : InstructionsAlone(p, reading)) {
+    const ProgramStep* step = OnlyInstruction(alone);
+    if (step == nullptr) continue;
+    const std::string spelling = Spell(step->variant);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!KnownLocked(spelling, form) && seen.insert(spelling).second)
+      out.push_back(std::move(alone));
+  }
+  return out;
+}
+
+RefusalLearning ProgramRefusals::LearnFrom(
+    ProgramBackend& backend, std::span<const RefusedProgram> refused,
+    Reading reading, absl::Time deadline) {
+  RefusalLearning learning;
+  for (ProgramInputs form :
+       {ProgramInputs::kImmediate, ProgramInputs::kRuntime}) {
+    // After the immediate form's learning: what it learned is no suspect.
+    std::vector<Program> alone;
+    absl::flat_hash_set<std::string> seen;
+    for (const RefusedProgram& r : refused) {
+      if (r.form != form) continue;
+      for (Program& s : Suspects(*r.program, form, reading)) {
+        if (seen.insert(Spell(OnlyInstruction(s)->variant)).second)
+          alone.push_back(std::move(s));
+      }
+    }
+    if (alone.empty() || absl::Now() >= deadline) continue;
+    ++learning.checks;
+    const absl::StatusOr<std::vector<ProgramCheck>> checks =
+        backend.Check(alone, form, reading, deadline);
+    if (!checks.ok()) {
+      learning.errors.push_back(absl::StrCat(backend.Name(),
+                                             " on instructions alone: ",
+                                             checks.status().message()));
+      return learning;
+    }
+    for (size_t k = 0; k < checks->size(); ++k) {
+      const ProgramCheck& c = (*checks)[k];
+      if (!c.refused) {
+        if (!c.cut) NoteRan(alone[k], form);
+        continue;
+      }
+      if (absl::Status s = Learn(alone[k], form, c.why_not); !s.ok()) {
+        learning.errors.push_back(
+            absl::StrCat("could not remember a refusal: ", s.message()));
+      }
+    }
+  }
+  return learning;
+}
+
+absl::Status ProgramRefusals::Learn(const Program& alone, ProgramInputs form,
+                                    const std::string& why) {
+  const ProgramStep* step = OnlyInstruction(alone);
+  if (step == nullptr) {
+    return absl::InvalidArgumentError("not a program of one instruction");
+  }
+  const std::string spelling = Spell(step->variant);
+  // As the tuple campaign keeps it: the tool's words, without the run's
+  // file names and line numbers.
+  std::string message = RefusalMessage(step->variant, {}, why);
+  if (message.empty()) message = ShortWhy(why);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!refused_spellings_.insert(spelling).second) return absl::OkStatus();
+    refused_.push_back({spelling, ShortWhy(message), /*remembered=*/false});
+  }
+  if (!memory_) return absl::OkStatus();
+  return memory_->Remember(
+      RefusalKey{step->variant, form == ProgramInputs::kImmediate}, message);
+}
+
+}  // namespace ptxdiff
