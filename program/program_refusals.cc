@@ -1,20 +1,40 @@
 #include "program/program_refusals.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "common/status_macros.h"
 #include "isa/spelling.h"
 #include "program/program_minimizer.h"
+#include "program/program_tool.h"
 
 namespace ptxdiff {
 namespace {
+
+// The tool's error lines in a run's `why` (after kToolSaid, up to its
+// output's end), and that end.
+std::pair<std::vector<std::string>, std::string> SaidIn(absl::string_view why) {
+  constexpr absl::string_view kEnds = "; its output ends:\n";
+  std::vector<std::string> errors;
+  std::string output;
+  if (const size_t ends = why.find(kEnds); ends != absl::string_view::npos) {
+    output = std::string(why.substr(ends + kEnds.size()));
+    why = why.substr(0, ends);
+  }
+  if (const size_t said = why.find(kToolSaid); said != absl::string_view::npos) {
+    errors = absl::StrSplit(why.substr(said + strlen(kToolSaid)), '\n',
+                            absl::SkipEmpty());
+  }
+  return {errors, output.empty() ? std::string(why) : output};
+}
 
 // A tool's refusal as one line of at most kWhyChars: its output tail can be
 // kilobytes, and the summary lists each refused variant.
@@ -180,7 +200,8 @@ absl::Status ProgramRefusals::Learn(const Program& alone, ProgramInputs form,
   const std::string spelling = Spell(step->variant);
   // As the tuple campaign keeps it: the tool's words, without the run's
   // file names and line numbers.
-  std::string message = RefusalMessage(step->variant, {}, why);
+  const auto [errors, output] = SaidIn(why);
+  std::string message = RefusalMessage(step->variant, errors, output);
   if (message.empty()) message = ShortWhy(why);
   {
     std::lock_guard<std::mutex> lock(mu_);

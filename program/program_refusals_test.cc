@@ -82,6 +82,27 @@ TEST(ProgramRefusalsTest, LearnsWhatRanAloneAndRemembersIt) {
   EXPECT_EQ(all[0].why, "error: <instruction> not implemented");
 }
 
+// A tool that logs after its error: the refusal is learned by its error
+// line, not by the end of its log.
+TEST(ProgramRefusalsTest, TheToolsErrorLineIsWhatIsKept) {
+  ProgramRefusals refusals;
+  const std::vector<Program> suspects = refusals.Suspects(
+      WithBmsk(), ProgramInputs::kImmediate, Reading::kSpec);
+  ASSERT_EQ(suspects.size(), 2u);
+  ASSERT_TRUE(refusals
+                  .Learn(suspects[1], ProgramInputs::kImmediate,
+                         absl::StrCat("exit status 1", kToolSaid,
+                                      "tool: /tmp/r/k.ptx:31: parse error: "
+                                      "unknown instruction bmsk.clamp.b32\n"
+                                      "; its output ends:\nconfig option 3 = 1"
+                                      "\nkernel done: 2 tuples"))
+                  .ok());
+  const std::vector<RefusedStep> all = refusals.All();
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].spelling, "bmsk.clamp.b32");
+  EXPECT_EQ(all[0].why, "parse error: unknown instruction <instruction>");
+}
+
 // A class the tuple campaign confirmed on the same tool (the whole `shf`
 // family) keeps every generated variant of it out of the programs.
 TEST(ProgramRefusalsTest, AClassTheTupleCampaignLearnedIsRefused) {

@@ -8,7 +8,9 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/status_macros.h"
 #include "common/subprocess.h"
 #include "oracle/edge_operands.h"
@@ -30,10 +32,20 @@ std::string ProgramInputBuffer(std::span<const Program> programs, bool lanes) {
 
 namespace {
 
+// What a run's end says, and what the tool printed: its error lines where
+// its output's end does not hold them (a tool that logs tens of KB says
+// "error" long before it ends), then that end.
 std::string HowItEnded(const ToolRun& run) {
-  return run.output.empty()
-             ? run.what
-             : absl::StrCat(run.what, "; its output ends:\n", run.output);
+  std::string said = run.what;
+  std::vector<std::string> errors;
+  for (const std::string& line : run.error_lines) {
+    if (!absl::StrContains(run.output, line)) errors.push_back(line);
+  }
+  if (!errors.empty())
+    absl::StrAppend(&said, kToolSaid, absl::StrJoin(errors, "\n"), "\n");
+  if (!run.output.empty())
+    absl::StrAppend(&said, "; its output ends:\n", run.output);
+  return said;
 }
 
 // How a run of programs goes: to each program's end, or (a minimizer of a

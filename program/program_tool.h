@@ -25,6 +25,10 @@ namespace ptxdiff {
 
 inline constexpr int kMaxToolProgramInputs = 4;
 
+// In a run's `what` (ProgramToolRun, a check's why_not): the tool's error
+// lines follow, one a line, where its output's end does not hold them.
+inline constexpr char kToolSaid[] = "; it said:\n";
+
 // Where a module of programs (ProgramToolModule) runs: a user's tool (a
 // command) or a GPU (program_cuda.h). The backend around it (halving a
 // module that fails, judging, describing, filing) is the same for both.
