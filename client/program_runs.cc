@@ -2,12 +2,14 @@
 // with the tuple path's restart: a batch that faults the worker is sent
 // again to a fresh one, and halved down to the program that faults it.
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "client/worker_client.h"
+#include "common/run_by_halves.h"
 #include "protocol/protocol.h"
 
 namespace ptxdiff {
@@ -42,19 +44,31 @@ ProgramRunRequest Range(const ProgramRunRequest& request, size_t begin,
 
 std::vector<ProgramOutcome> WorkerClient::RunPrograms(
     const ProgramRunRequest& request) {
-  std::vector<ProgramOutcome> out(request.programs.size());
+  const size_t n = request.programs.size();
+  std::vector<ProgramOutcome> out(n);
   const absl::Time deadline = DeadlineOf(request.time_limit_ms, absl::Now());
-  if (!request.programs.empty()) {
-    RunProgramRange(request, 0, request.programs.size(), deadline,
-                    /*retried=*/false, out);
-  }
+  const auto run_part = [&](size_t begin,
+                            size_t end) -> absl::StatusOr<PartEnd> {
+    std::optional<BackendFault> fault =
+        RunProgramPart(request, begin, end, deadline, out);
+    // The first fault of the batch is retried whole on a fresh worker: a
+    // flake is not a finding. A part that faults a fresh worker too needs
+    // no second try to be believed.
+    if (fault && begin == 0 && end == n) {
+      fault = RunProgramPart(request, begin, end, deadline, out);
+    }
+    if (!fault) return PartEnd::kDone;
+    if (end - begin > 1) return PartEnd::kHalve;
+    out[begin] = {.kind = ProgramOutcome::kFaulted, .fault = *fault};
+    return PartEnd::kDone;
+  };
+  RunByHalves(0, n, run_part).IgnoreError();  // a fault is an outcome
   return out;
 }
 
-void WorkerClient::RunProgramRange(const ProgramRunRequest& request,
-                                   size_t begin, size_t end,
-                                   absl::Time deadline, bool retried,
-                                   std::vector<ProgramOutcome>& out) {
+std::optional<BackendFault> WorkerClient::RunProgramPart(
+    const ProgramRunRequest& request, size_t begin, size_t end,
+    absl::Time deadline, std::vector<ProgramOutcome>& out) {
   const size_t n = end - begin;
   const ProgramRunRequest part = Range(request, begin, end, deadline);
   absl::StatusOr<std::string> reply = Exchange(
@@ -68,7 +82,7 @@ void WorkerClient::RunProgramRange(const ProgramRunRequest& request,
       out[begin + i] = {.kind = ProgramOutcome::kChecked,
                         .check = std::move(checks->checks[i])};
     }
-    return;
+    return std::nullopt;
   }
   if (absl::IsAborted(checks.status())) {  // an ERROR: the worker lives on
     for (size_t i = begin; i < end; ++i) {
@@ -76,7 +90,7 @@ void WorkerClient::RunProgramRange(const ProgramRunRequest& request,
                 .fault = {FaultKind::kProtocol,
                           std::string(checks.status().message())}};
     }
-    return;
+    return std::nullopt;
   }
   const BackendFault fault = Classify(checks.status());
   const bool stop =
@@ -92,23 +106,9 @@ void WorkerClient::RunProgramRange(const ProgramRunRequest& request,
     for (size_t i = begin; i < end; ++i) {
       out[i] = {.kind = ProgramOutcome::kNotRun, .fault = {fault.kind, why}};
     }
-    return;
+    return std::nullopt;
   }
-  // The first fault of a batch is retried whole on a fresh worker: a flake
-  // is not a finding.
-  if (!retried) {
-    RunProgramRange(request, begin, end, deadline, /*retried=*/true, out);
-    return;
-  }
-  if (n == 1) {
-    out[begin] = {.kind = ProgramOutcome::kFaulted, .fault = fault};
-    return;
-  }
-  // It faults a fresh worker too: halve it, each half as faulting once
-  // already (the one that still faults needs no second try to be believed).
-  const size_t mid = begin + n / 2;
-  RunProgramRange(request, begin, mid, deadline, /*retried=*/true, out);
-  RunProgramRange(request, mid, end, deadline, /*retried=*/true, out);
+  return fault;
 }
 
 }  // namespace ptxdiff

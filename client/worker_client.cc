@@ -18,6 +18,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "common/files.h"
+#include "common/run_by_halves.h"
 #include "common/status_macros.h"
 #include "common/subprocess.h"
 #include "isa/family_table.h"
@@ -335,19 +336,14 @@ RunReply WorkerClient::Isolate(std::span<const absl::string_view> spellings,
                           .message = message};
     }
   };
-  // Parts still to run, [begin, end) of `sent`, the last first (depth
-  // first: one culprit is found in log2(n) runs). The first tuple alone
-  // goes first: unless it is a culprit, it prices a run for the timeouts.
-  std::vector<std::pair<size_t, size_t>> parts = {
-      {sent.size() / 2, sent.size()}, {1, sent.size() / 2}, {0, 1}};
-  while (!parts.empty()) {
-    const auto [begin, end] = parts.back();
-    parts.pop_back();
-    if (begin == end) continue;  // the initial split of a batch of 2
+  // A part [begin, end) of `sent`, run by halves down to the tuples that
+  // fault alone (one culprit is found in log2(n) runs).
+  const auto run_part = [&](size_t begin,
+                            size_t end) -> absl::StatusOr<PartEnd> {
     const std::span<const WireTuple> part = sent.subspan(begin, end - begin);
     if (absl::Now() >= deadline || interrupted_ || !no_worker.empty()) {
       not_run(begin, end);
-      continue;
+      return PartEnd::kDone;
     }
     // A single tuple gets a longer timeout: a hang must be one, not a
     // loaded machine's slow reply.
@@ -364,12 +360,12 @@ RunReply WorkerClient::Isolate(std::span<const absl::string_view> spellings,
         }
         reply.results[begin + i] = r;
       }
-      continue;
+      return PartEnd::kDone;
     }
     if (relaunch_failed_) {  // no worker to run the part on: not its fault
       no_worker = std::string(got.status().message());
       not_run(begin, end);
-      continue;
+      return PartEnd::kDone;
     }
     const BackendFault part_fault = Classify(got.status());
     // A run cut short (by Interrupt's kill, or by a timeout shortened to
@@ -377,7 +373,7 @@ RunReply WorkerClient::Isolate(std::span<const absl::string_view> spellings,
     if (interrupted_ ||
         (part_fault.kind == FaultKind::kHang && left < wanted)) {
       not_run(begin, end);
-      continue;
+      return PartEnd::kDone;
     }
     if (part.size() == 1) {
       // The tuple alone faults the worker: the implementation's fault.
@@ -388,12 +384,16 @@ RunReply WorkerClient::Isolate(std::span<const absl::string_view> spellings,
                               .fault = part_fault.kind == FaultKind::kHang
                                            ? TupleFault::kHang
                                            : TupleFault::kCrash};
-      continue;
+      return PartEnd::kDone;
     }
-    const size_t mid = begin + (end - begin) / 2;
-    parts.push_back({mid, end});
-    parts.push_back({begin, mid});
-  }
+    return PartEnd::kHalve;
+  };
+  // The first tuple alone goes first: unless it is a culprit, it prices a
+  // run for the timeouts. No part fails: a fault is a result.
+  const size_t half = sent.size() / 2;
+  RunByHalves(0, 1, run_part).IgnoreError();
+  RunByHalves(1, half, run_part).IgnoreError();
+  RunByHalves(half, sent.size(), run_part).IgnoreError();
   return reply;
 }
 

@@ -173,12 +173,14 @@ class WorkerClient {
                                        absl::string_view payload,
                                        MessageType reply_type,
                                        absl::Duration timeout);
-  // One RUN_PROGRAMS of `request`'s programs [begin, end) into `out`,
-  // halving where it faults (RunPrograms); `retried`: this range has
-  // faulted once already on its own.
-  void RunProgramRange(const ProgramRunRequest& request, size_t begin,
-                       size_t end, absl::Time deadline, bool retried,
-                       std::vector<ProgramOutcome>& out);
+  // One RUN_PROGRAMS of `request`'s programs [begin, end) into `out`: the
+  // fault of a run that faulted the worker, its outcomes left for
+  // RunPrograms to halve or blame; nullopt when they are recorded (checked,
+  // an ERROR, or not run past the deadline or a stop).
+  std::optional<BackendFault> RunProgramPart(const ProgramRunRequest& request,
+                                             size_t begin, size_t end,
+                                             absl::Time deadline,
+                                             std::vector<ProgramOutcome>& out);
   // Answers `sent` (which faulted the worker as `fault`) by halves, down to
   // the tuples that fault it alone (isolate_faults).
   RunReply Isolate(std::span<const absl::string_view> spellings,

@@ -11,6 +11,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/minimize_rounds.h"
 #include "common/status_macros.h"
 #include "isa/family_table.h"
 #include "program/composed_oracle.h"
@@ -347,23 +348,14 @@ std::vector<Program> ProgramSimplifications(const Program& p) {
 absl::StatusOr<ProgramMinimizeResult> MinimizeProgram(
     const Program& program, const ProgramBatchPredicate& shows,
     int max_candidates) {
-  ProgramMinimizeResult result{.program = program};
-  while (true) {
-    std::vector<Program> candidates = ProgramSimplifications(result.program);
-    if (candidates.empty()) return result;
-    const int left = max_candidates - result.candidates;
-    if (left <= 0) {
-      result.budget_out = true;
-      return result;
-    }
-    if (static_cast<int>(candidates.size()) > left) candidates.resize(left);
-    ++result.rounds;
-    result.candidates += static_cast<int>(candidates.size());
-    PTXDIFF_ASSIGN_OR_RETURN(const std::vector<bool> still, shows(candidates));
-    const auto kept = std::find(still.begin(), still.end(), true);
-    if (kept == still.end()) return result;
-    result.program = std::move(candidates[kept - still.begin()]);
-  }
+  PTXDIFF_ASSIGN_OR_RETURN(
+      MinimizeRoundsResult<Program> min,
+      MinimizeInRounds(program, &ProgramSimplifications, shows,
+                       FirstThatShows{}, {.max_candidates = max_candidates}));
+  return ProgramMinimizeResult{.program = std::move(min.best),
+                               .rounds = min.rounds,
+                               .candidates = min.candidates,
+                               .budget_out = min.budget_out};
 }
 
 absl::StatusOr<ProgramMinimizeResult> MinimizeProgram(

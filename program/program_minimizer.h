@@ -1,11 +1,11 @@
 // Minimizing a program case (issue 31): the fewest steps, loops, inputs and
 // outputs, and the plainest immediates, that still show a disagreement.
 //
-// Delta debugging in rounds: a candidate is the program with one
-// simplification, valid as a case; each round asks `shows` about every
-// candidate at once (one ptxas run for a round) and keeps the first that
-// still shows the disagreement, until none does. The simplifications, in
-// the order tried:
+// Delta debugging in rounds (the loop is common/minimize_rounds.h's): a
+// candidate is the program with one simplification, valid as a case; each
+// round asks `shows` about every candidate at once (one ptxas run for a
+// round) and keeps the first that still shows the disagreement, until none
+// does. The simplifications, in the order tried:
 //   - drop an output;
 //   - remove a step, its later uses rewired to one of its register sources
 //     of the same width, or to the immediate it held at the witness; or

@@ -13,6 +13,7 @@
 #include "backends/ptxas/ptxas_toolchain.h"
 #include "backends/ptxas/sass_constants.h"
 #include "backends/ptxas/sass_execution.h"
+#include "common/run_by_halves.h"
 #include "common/status_macros.h"
 #include "isa/spelling.h"
 #include "oracle/edge_operands.h"
@@ -147,21 +148,20 @@ void KeepCodeToRun(const std::string& arch, const ElfFile& cubin,
   }
 }
 
-// The kernels of one ptxas run of `programs`, each read by the decoder; a
-// module ptxas rejects or crashes on is split in two until the program it
-// fails on is alone (its `why_not`, or its `fault`).
-absl::Status CompileInto(const std::string& ptxas, const std::string& arch,
-                         const SassArch& sass, const PtxTarget& target,
-                         std::span<const Program> programs,
-                         ProgramInputs inputs, int opt_level,
-                         const PtxasLimits& limits,
-                         ProgramCompilation* results) {
+// The kernels of one ptxas run of `programs` (a part of RunByHalves), each
+// read by the decoder; a module ptxas rejects or crashes on is halved until
+// the program it fails on is alone (its `why_not`, or its `fault`).
+absl::StatusOr<PartEnd> CompilePart(
+    const std::string& ptxas, const std::string& arch, const SassArch& sass,
+    const PtxTarget& target, std::span<const Program> programs,
+    ProgramInputs inputs, int opt_level, const PtxasLimits& limits,
+    ProgramCompilation* results) {
   const absl::Duration timeout = std::min(
       limits.timeout,
       absl::Trunc(limits.deadline - absl::Now(), absl::Milliseconds(1)));
   if (timeout <= absl::ZeroDuration()) {
     NotFinished({}, timeout, true, programs.size(), results);
-    return absl::OkStatus();
+    return PartEnd::kDone;
   }
   PTXDIFF_ASSIGN_OR_RETURN(
       const PtxasOutput out,
@@ -170,7 +170,7 @@ absl::Status CompileInto(const std::string& ptxas, const std::string& arch,
   if (out.how.timed_out || out.how.interrupted) {
     NotFinished(out, timeout, out.how.interrupted || timeout < limits.timeout,
                 programs.size(), results);
-    return absl::OkStatus();
+    return PartEnd::kDone;
   }
   if (!out.ok) {
     if (programs.size() == 1) {
@@ -179,18 +179,13 @@ absl::Status CompileInto(const std::string& ptxas, const std::string& arch,
             ProgramFault::kCrash,
             absl::StrCat("ptxas ", out.how.Describe(timeout),
                          "; its output ends:\n", LogSummary(out.log))};
-        return absl::OkStatus();
+        return PartEnd::kDone;
       }
       results[0].why_not =
           absl::StrCat("ptxas rejected the kernel: ", LogSummary(out.log));
-      return absl::OkStatus();
+      return PartEnd::kDone;
     }
-    const size_t half = programs.size() / 2;
-    PTXDIFF_RETURN_IF_ERROR(CompileInto(ptxas, arch, sass, target,
-                                        programs.first(half), inputs, opt_level,
-                                        limits, results));
-    return CompileInto(ptxas, arch, sass, target, programs.subspan(half),
-                       inputs, opt_level, limits, results + half);
+    return PartEnd::kHalve;
   }
   PTXDIFF_ASSIGN_OR_RETURN(const ElfFile elf, ParseElf(out.cubin));
   PTXDIFF_ASSIGN_OR_RETURN(const auto texts, KernelTexts(elf));
@@ -216,7 +211,7 @@ absl::Status CompileInto(const std::string& ptxas, const std::string& arch,
     results[k].claimed =
         OutputsOf(*stores, programs[k].outputs.size(), results[k].why_not);
   }
-  return absl::OkStatus();
+  return PartEnd::kDone;
 }
 
 // Where a thread of the kernel stores: its lane, the offset its outputs
@@ -482,9 +477,12 @@ absl::StatusOr<std::vector<ProgramCompilation>> CompilePrograms(
   }
   std::vector<ProgramCompilation> results(programs.size());
   if (programs.empty()) return results;
-  PTXDIFF_RETURN_IF_ERROR(CompileInto(ptxas, arch, sass, *target, programs,
-                                      inputs, opt_level, {timeout, deadline},
-                                      results.data()));
+  PTXDIFF_RETURN_IF_ERROR(
+      RunByHalves(0, programs.size(), [&](size_t begin, size_t end) {
+        return CompilePart(ptxas, arch, sass, *target,
+                           programs.subspan(begin, end - begin), inputs,
+                           opt_level, {timeout, deadline}, &results[begin]);
+      }));
   return results;
 }
 

@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <bit>
+#include <functional>
 #include <optional>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/minimize_rounds.h"
+#include "common/status_macros.h"
 #include "harness/judge.h"
 #include "isa/family_table.h"
 #include "isa/operand_form.h"
@@ -85,6 +88,13 @@ std::vector<Tuple> SameDefinedness(std::vector<Tuple> candidates, bool defined,
   return candidates;
 }
 
+// A tuple while minimizing, with what the backend showed on it.
+struct ShownTuple {
+  Tuple tuple;
+  Judgement seen;
+  std::string fault_message;  // of a fault
+};
+
 absl::Status FaultStatus(const BackendFault& fault) {
   return absl::UnavailableError(
       absl::StrCat("backend ", FaultKindName(fault.kind),
@@ -153,6 +163,54 @@ std::optional<Operands> Immediates64ReadAs32(const Tuple& t, bool sign) {
   return changed ? std::optional<Operands>(o) : std::nullopt;
 }
 
+using TupleRunner = std::function<BatchOutcome(std::span<const Tuple>)>;
+
+// `start` minimized in rounds (common/minimize_rounds.h): a candidate shows
+// if it has start's verdict and `fault`, and the least complex of a round
+// is kept. A hang costs a timeout per candidate that hangs: kept as found.
+absl::StatusOr<ShownTuple> SimplestThatShows(const TupleRunner& run,
+                                             ShownTuple start, TupleFault fault,
+                                             Reading reading) {
+  const Verdict verdict = start.seen.verdict;
+  const bool defined = start.seen.oracle.defined();
+  auto candidates = [&](const ShownTuple& best) {
+    std::vector<ShownTuple> out;
+    for (Tuple& t :
+         SameDefinedness(Simplifications(best.tuple), defined, reading)) {
+      out.push_back({.tuple = t});
+    }
+    return out;
+  };
+  auto shows =
+      [&](std::span<ShownTuple> batch) -> absl::StatusOr<std::vector<bool>> {
+    std::vector<Tuple> tuples;
+    for (const ShownTuple& c : batch) tuples.push_back(c.tuple);
+    const BatchOutcome out = run(tuples);
+    if (out.fault) return FaultStatus(*out.fault);
+    std::vector<bool> still(batch.size());
+    for (size_t i = 0; i < batch.size(); ++i) {
+      const TupleResult& r = out.results[i];
+      const Judgement j = JudgeTuple(tuples[i], r, reading);
+      still[i] = j.verdict == verdict && r.fault == fault;
+      if (!still[i]) continue;
+      batch[i].seen = j;
+      if (fault != TupleFault::kNone) {
+        batch[i].fault_message = out.messages[r.message];
+      }
+    }
+    return still;
+  };
+  auto less_complex = [](const ShownTuple& a, const ShownTuple& b) {
+    return ComplexityOf(a.tuple) < ComplexityOf(b.tuple);
+  };
+  const int rounds = fault == TupleFault::kHang ? 0 : kMaxRounds;
+  PTXDIFF_ASSIGN_OR_RETURN(
+      MinimizeRoundsResult<ShownTuple> min,
+      MinimizeInRounds(std::move(start), candidates, shows, less_complex,
+                       {.max_rounds = rounds}));
+  return std::move(min.best);
+}
+
 }  // namespace
 
 std::string ImmediatesCause(const Tuple& t, uint64_t backend_bits,
@@ -205,35 +263,15 @@ absl::StatusOr<Finding> MinimizeMismatch(WorkerClient& client,
   // the same differing bits: the aim is the plainest tuple that still shows
   // the cause), or a fault of the same kind.
   const TupleFault fault = first.results[0].fault;
-  std::string fault_message = best_seen.verdict == Verdict::kFault
-                                  ? first.messages[first.results[0].message]
-                                  : "";
-  auto shows = [&](const Judgement& j, const TupleResult& r) {
-    return j.verdict == best_seen.verdict && r.fault == fault;
-  };
-  // A hang costs a timeout per candidate that hangs: kept as found.
-  const int rounds = fault == TupleFault::kHang ? 0 : kMaxRounds;
-  Tuple best = failing;
-  const bool defined = best_seen.oracle.defined();
-  for (int round = 0; round < rounds; ++round) {
-    const std::vector<Tuple> candidates =
-        SameDefinedness(Simplifications(best), defined, reading);
-    if (candidates.empty()) break;
-    const BatchOutcome out = run(candidates);
-    if (out.fault) return FaultStatus(*out.fault);
-    bool improved = false;
-    for (size_t i = 0; i < candidates.size(); ++i) {
-      const Judgement j = JudgeTuple(candidates[i], out.results[i], reading);
-      if (!shows(j, out.results[i])) continue;
-      if (!improved || ComplexityOf(candidates[i]) < ComplexityOf(best)) {
-        best = candidates[i], best_seen = j, improved = true;
-        if (fault != TupleFault::kNone) {
-          fault_message = out.messages[out.results[i].message];
-        }
-      }
-    }
-    if (!improved) break;
+  ShownTuple found{.tuple = failing, .seen = best_seen};
+  if (best_seen.verdict == Verdict::kFault) {
+    found.fault_message = first.messages[first.results[0].message];
   }
+  PTXDIFF_ASSIGN_OR_RETURN(
+      ShownTuple min, SimplestThatShows(run, std::move(found), fault, reading));
+  const Tuple best = min.tuple;
+  best_seen = min.seen;
+  std::string fault_message = std::move(min.fault_message);
   // Confirm: the minimized tuple must disagree the same way every time (a
   // hang is not run again: it would cost another timeout). A value mismatch
   // with immediates is also run with them in registers, in the same batch:

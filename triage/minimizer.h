@@ -8,7 +8,8 @@
 // signature (finding.h). Each round sends every candidate
 // simplification to the backend in one batch (a worker round trip is the
 // unit of cost) and keeps the simplest candidate that still disagrees the
-// same way; rounds end when none does. Candidates are strictly simpler, so
+// same way; rounds end when none does (the loop is
+// common/minimize_rounds.h's, which programs share). Candidates are strictly simpler, so
 // it ends, and the order is fixed, so it is deterministic. The result is
 // re-run to confirm it; one that does not repeat is marked flaky.
 

@@ -16,6 +16,7 @@
 #include "backends/ptxas/sass_execution.h"
 #include "backends/ptxas/scalar_video_findings.h"
 #include "common/parallel_jobs.h"
+#include "common/run_by_halves.h"
 #include "common/status_macros.h"
 #include "isa/family_table.h"
 #include "isa/operand_form.h"
@@ -122,6 +123,44 @@ std::vector<KernelGroup> GroupsOf(std::span<const Tuple> tuples) {
   return out;
 }
 
+// The reference kernels of one ptxas run of `tuples` (a part of
+// RunByHalves) into `out`; a module ptxas rejects is halved until what it
+// rejects is alone.
+absl::StatusOr<PartEnd> CompileReferencePart(const Assembler& assemble,
+                                             const SassArchInfo& arch,
+                                             std::span<const Tuple> tuples,
+                                             int opt_level,
+                                             ReferenceKernel* out) {
+  const PtxModule module =
+      BuildPtxModule(tuples, {.target = arch.name, .tuples_per_kernel = 1});
+  PTXDIFF_ASSIGN_OR_RETURN(const PtxasOutput compiled,
+                           assemble(module.text, opt_level));
+  if (!compiled.ok) {
+    if (tuples.size() > 1) return PartEnd::kHalve;
+    out[0].rejected = true;
+    out[0].why_not = "rejected by ptxas";
+    return PartEnd::kDone;
+  }
+  PTXDIFF_ASSIGN_OR_RETURN(const ElfFile elf, ParseElf(compiled.cubin));
+  PTXDIFF_RETURN_IF_ERROR(KernelTexts(elf).status());
+  for (size_t k = 0; k < tuples.size(); ++k) {
+    // With the subroutines it calls: nvJitLink keeps them apart.
+    const absl::StatusOr<std::string> text = LinkKernel(elf, module.kernels[k]);
+    if (absl::IsNotFound(text.status())) {
+      return absl::InternalError(absl::StrCat("no kernel ", module.kernels[k]));
+    }
+    absl::StatusOr<std::vector<SassSlot>> code =
+        text.ok() ? DecodeSassKernel(arch, *text) : text.status();
+    if (!code.ok()) {
+      out[k].why_not = std::string(code.status().message());
+      continue;
+    }
+    out[k].kernel = std::make_shared<const CompiledKernel>(KernelOf(
+        module, static_cast<int>(k), tuples.subspan(k, 1), *std::move(code)));
+  }
+  return PartEnd::kDone;
+}
+
 }  // namespace
 
 void AppendRuntimeArguments(const Tuple& t, std::vector<KernelArgument>& out) {
@@ -143,48 +182,12 @@ absl::StatusOr<std::vector<ReferenceKernel>> CompileReferenceKernels(
     const Assembler& assemble, const SassArchInfo& arch,
     std::span<const Tuple> tuples, int opt_level) {
   std::vector<ReferenceKernel> out(tuples.size());
-  if (tuples.empty()) return out;
-  const PtxModule module =
-      BuildPtxModule(tuples, {.target = arch.name, .tuples_per_kernel = 1});
-  PTXDIFF_ASSIGN_OR_RETURN(const PtxasOutput compiled,
-                           assemble(module.text, opt_level));
-  if (!compiled.ok) {
-    // Halved until what ptxas rejects is alone.
-    if (tuples.size() == 1) {
-      out[0].rejected = true;
-      out[0].why_not = "rejected by ptxas";
-      return out;
-    }
-    const size_t half = tuples.size() / 2;
-    PTXDIFF_ASSIGN_OR_RETURN(
-        std::vector<ReferenceKernel> first,
-        CompileReferenceKernels(assemble, arch, tuples.first(half),
-                                opt_level));
-    PTXDIFF_ASSIGN_OR_RETURN(
-        std::vector<ReferenceKernel> second,
-        CompileReferenceKernels(assemble, arch, tuples.subspan(half),
-                                opt_level));
-    std::move(second.begin(), second.end(),
-              std::move(first.begin(), first.end(), out.begin()));
-    return out;
-  }
-  PTXDIFF_ASSIGN_OR_RETURN(const ElfFile elf, ParseElf(compiled.cubin));
-  PTXDIFF_RETURN_IF_ERROR(KernelTexts(elf).status());
-  for (size_t k = 0; k < tuples.size(); ++k) {
-    // With the subroutines it calls: nvJitLink keeps them apart.
-    const absl::StatusOr<std::string> text = LinkKernel(elf, module.kernels[k]);
-    if (absl::IsNotFound(text.status())) {
-      return absl::InternalError(absl::StrCat("no kernel ", module.kernels[k]));
-    }
-    absl::StatusOr<std::vector<SassSlot>> code =
-        text.ok() ? DecodeSassKernel(arch, *text) : text.status();
-    if (!code.ok()) {
-      out[k].why_not = std::string(code.status().message());
-      continue;
-    }
-    out[k].kernel = std::make_shared<const CompiledKernel>(KernelOf(
-        module, static_cast<int>(k), tuples.subspan(k, 1), *std::move(code)));
-  }
+  PTXDIFF_RETURN_IF_ERROR(
+      RunByHalves(0, tuples.size(), [&](size_t begin, size_t end) {
+        return CompileReferencePart(assemble, arch,
+                                    tuples.subspan(begin, end - begin),
+                                    opt_level, &out[begin]);
+      }));
   return out;
 }
 

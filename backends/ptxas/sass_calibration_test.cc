@@ -83,6 +83,31 @@ TEST_F(SassCalibrationTest, AgreesWithTheOracleAtO0OnEveryFamily) {
   EXPECT_GT(report->kernels_run, report->kernels / 2);
 }
 
+// A module ptxas rejects is halved until the tuple it rejects is alone:
+// that one is said to be rejected, the others get their kernels.
+TEST_F(SassCalibrationTest, AModuleRejectedIsHalvedDownToTheTuple) {
+  const Assembler ptxas = ExecutableAssembler(ptxas_, "sm_90");
+  int runs = 0;
+  const Assembler refuses_sub =
+      [&](absl::string_view ptx, int opt_level) -> absl::StatusOr<PtxasOutput> {
+    ++runs;
+    if (absl::StrContains(ptx, "sub.u32")) return PtxasOutput{.log = "no"};
+    return ptxas(ptx, opt_level);
+  };
+  std::vector<Tuple> tuples;
+  for (const char* spelling : {"add.u32", "add.u32", "sub.u32", "add.u32"}) {
+    tuples.push_back(
+        {.variant = ParseVariant(spelling).value(), .operands = {{7, 5}}});
+  }
+  const auto kernels = CompileReferenceKernels(
+      refuses_sub, *FindSassArchInfo("sm_90"), tuples, 0);
+  ASSERT_TRUE(kernels.ok()) << kernels.status();
+  for (size_t k : {0, 1, 3}) EXPECT_NE((*kernels)[k].kernel, nullptr) << k;
+  EXPECT_TRUE((*kernels)[2].rejected);
+  EXPECT_EQ((*kernels)[2].why_not, "rejected by ptxas");
+  EXPECT_EQ(runs, 5);  // all, 0-1, 2-3, 2, 3
+}
+
 TEST_F(SassCalibrationTest, AgreesWithTheOracleAtO3OnEveryFamily) {
   const char* opt = std::getenv("PTXDIFF_CALIBRATE_OPT");  // debugging
   const absl::StatusOr<CalibrationReport> report =
