@@ -14,7 +14,8 @@
 #                              the run-time image lacks (Abseil's), found
 #                              through their RUNPATH $ORIGIN/lib
 #   differential_fuzzer.conf   crash mode: the infrastructure sets no
-#                              PTXDIFF_* variable
+#   program_fuzzer.conf        PTXDIFF_* variable (both targets read the
+#                              file beside them, fuzzers/fuzz_config.h)
 #
 # Settings for .clusterfuzzlite/emulate.sh (the infrastructure sets none):
 #   PTXDIFF_OSS_BUILD_DIR  the build directory (default build-oss in the
@@ -39,9 +40,9 @@ if [[ ${PTXDIFF_OSS_REUSE:-0} != 1 ]]; then
     -DPTXDIFF_BUILD_TESTS=OFF -DPTXDIFF_BUILD_BENCHMARKS=OFF -DPTXDIFF_SANITIZE=OFF
 fi
 cmake --build "$build" -j "$(nproc)" --target differential_fuzzer \
-  oracle_consistency_fuzzer protocol_fuzzer text_input_fuzzer ptxdiff-worker
+  oracle_consistency_fuzzer protocol_fuzzer text_input_fuzzer program_fuzzer ptxdiff-worker
 
-targets=(differential_fuzzer oracle_consistency_fuzzer protocol_fuzzer text_input_fuzzer)
+targets=(differential_fuzzer oracle_consistency_fuzzer protocol_fuzzer text_input_fuzzer program_fuzzer)
 for target in "${targets[@]}"; do
   cp "$build/fuzzers/$target" "$OUT/"
 done
@@ -60,6 +61,17 @@ cat >"$OUT/differential_fuzzer.conf" <<'CONF'
 PTXDIFF_MODE=crash
 PTXDIFF_TIMEOUT=10
 PTXDIFF_TRIAGE_DIR=/tmp/ptxdiff-triage
+CONF
+
+# The program target: crash mode too (fuzzers/program_target.h); its
+# findings abort through frames named by their cause key
+# (fuzzers/program_crash_cause.h), the tuple target's where one instruction
+# explains them. A check of a batch of programs compiles both input forms.
+cat >"$OUT/program_fuzzer.conf" <<'CONF'
+# Written by .clusterfuzzlite/build.sh (fuzzers/program_target.h).
+PTXDIFF_MODE=crash
+PTXDIFF_TIMEOUT=10
+PTXDIFF_TRIAGE_DIR=/tmp/ptxdiff-program-triage
 CONF
 
 # The ptxas backend's run time: ptxas and libnvJitLink of one CUDA release,

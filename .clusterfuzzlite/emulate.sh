@@ -64,13 +64,14 @@ env -i "${build_env[@]}" bash "$repo/.clusterfuzzlite/build.sh" >"$work/build.tx
 echo "emulate.sh: build.sh took $(($(date +%s) - start)) s ($([[ -n $reuse ]] && echo "reusing $reuse" || echo "from scratch"))"
 
 out=$work/out
-for f in differential_fuzzer ptxdiff-worker differential_fuzzer.conf \
-  differential_fuzzer_seed_corpus.zip cuda/bin/ptxas cuda/lib64/libnvJitLink.so; do
+for f in differential_fuzzer program_fuzzer ptxdiff-worker differential_fuzzer.conf \
+  program_fuzzer.conf differential_fuzzer_seed_corpus.zip cuda/bin/ptxas \
+  cuda/lib64/libnvJitLink.so; do
   [[ -e $out/$f ]] || fail "\$OUT lacks $f"
 done
 # Every library the binaries load comes from $OUT but the C and C++
 # runtimes' (the run-time image has those).
-for binary in differential_fuzzer ptxdiff-worker; do
+for binary in differential_fuzzer program_fuzzer ptxdiff-worker; do
   ldd "$out/$binary" | awk '$2 == "=>" { print $1, $3 }' | while read -r name path; do
     case $name in
       libc.so* | libm.so* | libpthread.so* | libdl.so* | librt.so* | libgcc_s.so* | libstdc++.so*) ;;
@@ -107,4 +108,19 @@ if env -i "${run_env[@]}" "$out/differential_fuzzer" -runs=100 "${artifacts[0]}"
 fi
 again=$(grep -m1 '^ptxdiff: .*; cause: ' "$work/repro.txt") || fail "no cause line in the reproduction"
 [[ $again == "$cause" ]] || fail "the reproduction says '$again', the run '$cause'"
-echo "emulate.sh: passed: $cause"
+
+# The program target on the same bug as a program of one step: the same
+# cause, and so the same crash state (README.md there).
+{ program_inputs 0; program_steps 1; program_instruction fns.b32 r0 0 0x80000000
+  program_outputs 0; } >"$work/planted-fns-program"
+if env -i "${run_env[@]}" "$out/program_fuzzer" -runs=10 -timeout=25 \
+  "$work/planted-fns-program" >"$work/program.txt" 2>&1; then
+  fail "the program target found nothing"
+fi
+grep -q "^ptxdiff: fuzzing programs against ptxas .*$out/cuda/bin/ptxas" "$work/program.txt" ||
+  fail "the program target did not run the ptxas bundled in \$OUT"
+program_cause=$(grep -m1 '^ptxdiff: .*; cause: ' "$work/program.txt") ||
+  fail "no cause line from the program target"
+[[ ${program_cause##*; cause: } == "${cause##*; cause: }" ]] ||
+  fail "the program target's cause is '$program_cause', the tuple's '$cause'"
+echo "emulate.sh: passed: $cause; as a program: ${program_cause##*; cause: }"

@@ -296,7 +296,8 @@ absl::Status ReadConfigFile(
 
 }  // namespace
 
-absl::StatusOr<FuzzConfig> FuzzConfigFromEnvironment() {
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>>
+ConfigFilePairs() {
   std::vector<std::pair<std::string, std::string>> pairs;
   if (const char* file = std::getenv("PTXDIFF_CONFIG"); file && *file) {
     PTXDIFF_RETURN_IF_ERROR(ReadConfigFile(file, /*must_exist=*/true, pairs));
@@ -304,6 +305,11 @@ absl::StatusOr<FuzzConfig> FuzzConfigFromEnvironment() {
     PTXDIFF_RETURN_IF_ERROR(ReadConfigFile(absl::StrCat(self, ".conf"),
                                            /*must_exist=*/false, pairs));
   }
+  return pairs;
+}
+
+absl::StatusOr<FuzzConfig> FuzzConfigFromEnvironment() {
+  PTXDIFF_ASSIGN_OR_RETURN(auto pairs, ConfigFilePairs());
   for (const Setting& setting : kSettings) {
     const std::string key(setting.key);
     if (const char* value = std::getenv(key.c_str())) {

@@ -112,6 +112,12 @@ std::string BundledPtxas();
 // Reads the configuration from PTXDIFF_CONFIG (if set; else from
 // <executable>.conf, if there is one) and then the environment; a bad value is InvalidArgument naming the variable.
 absl::StatusOr<FuzzConfig> FuzzConfigFromEnvironment();
+
+// The KEY=VALUE pairs of PTXDIFF_CONFIG's file (an error if it cannot be
+// read), else of <executable>.conf if there is one: what a target reads
+// before the environment (the program target's too).
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>>
+ConfigFilePairs();
 // The same from KEY=VALUE pairs (used by the above and by tests).
 absl::StatusOr<FuzzConfig> FuzzConfigFromPairs(
     const std::vector<std::pair<std::string, std::string>>& pairs);

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "common/status_macros.h"
+#include "fuzzers/fuzz_config.h"
 #include "isa/spelling.h"
 #include "isa/tuple.h"
 #include "program/composed_oracle.h"
@@ -81,7 +82,10 @@ absl::StatusOr<ProgramFuzzConfig> ProgramFuzzConfigFromPairs(
 }
 
 absl::StatusOr<ProgramFuzzConfig> ProgramFuzzConfigFromEnvironment() {
-  std::vector<std::pair<std::string, std::string>> pairs;
+  // As the differential target: a file first (OSS-Fuzz sets no variable of
+  // ours; .clusterfuzzlite/build.sh writes program_fuzzer.conf), then the
+  // environment over it.
+  PTXDIFF_ASSIGN_OR_RETURN(auto pairs, ConfigFilePairs());
   for (const char* key : kKeys) {
     if (const char* value = std::getenv(key)) pairs.emplace_back(key, value);
   }
@@ -90,6 +94,12 @@ absl::StatusOr<ProgramFuzzConfig> ProgramFuzzConfigFromEnvironment() {
 
 absl::StatusOr<std::unique_ptr<ProgramFuzzTarget>> ProgramFuzzTarget::Create(
     ProgramFuzzConfig config) {
+  // An OSS-Fuzz build's ptxas, bundled beside the target ($PTXAS, if set,
+  // is FindPtxas's to honour).
+  if (config.backend.backend == "ptxas" && config.backend.ptxas.empty() &&
+      std::getenv("PTXAS") == nullptr) {
+    config.backend.ptxas = BundledPtxas();
+  }
   PTXDIFF_ASSIGN_OR_RETURN(ChosenProgramBackend backend,
                            MakeProgramBackend(config.backend));
   std::unique_ptr<ProgramFuzzTarget> target(

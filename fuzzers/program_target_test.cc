@@ -33,6 +33,27 @@ TEST(ProgramFuzzConfigTest, ReadsItsVariables) {
   EXPECT_EQ(c->threads, 1);
 }
 
+// On OSS-Fuzz no variable of ours is set: the settings come from a file
+// (.clusterfuzzlite/build.sh writes program_fuzzer.conf beside the target;
+// here PTXDIFF_CONFIG names one), and the environment overrides it.
+TEST(ProgramFuzzConfigTest, ReadsAFileThenTheEnvironment) {
+  auto dir = TempDir::Create("program-fuzz-conf");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  const std::string conf = (*dir)->File("program_fuzzer.conf");
+  ASSERT_TRUE(WriteFile(conf, "# crash mode\nPTXDIFF_MODE=crash\n"
+                              "PTXDIFF_TIMEOUT=7\nPTXDIFF_THREADS=3\n")
+                  .ok());
+  setenv("PTXDIFF_CONFIG", conf.c_str(), 1);
+  setenv("PTXDIFF_THREADS", "1", 1);
+  auto c = ProgramFuzzConfigFromEnvironment();
+  unsetenv("PTXDIFF_CONFIG");
+  unsetenv("PTXDIFF_THREADS");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->mode, ProgramFuzzConfig::Mode::kCrash);
+  EXPECT_EQ(c->backend.timeout, absl::Seconds(7));
+  EXPECT_EQ(c->threads, 1);  // the environment's
+}
+
 TEST(ProgramFuzzConfigTest, ABadValueNamesItsVariable) {
   auto reading = ProgramFuzzConfigFromPairs({{"PTXDIFF_READING", "mine"}});
   EXPECT_TRUE(absl::StrContains(reading.status().message(), "PTXDIFF_READING"))

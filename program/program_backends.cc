@@ -55,6 +55,8 @@ absl::StatusOr<std::shared_ptr<ProgramBackend>> OnWorker(
   PTXDIFF_ASSIGN_OR_RETURN(WorkerCommand command,
                            CommandForBackend(o.backend, worker));
   command.hello_options.emplace_back("arch", ArchOrDefault(o));
+  if (o.backend == "ptxas" && !o.ptxas.empty())
+    command.hello_options.emplace_back("ptxas", o.ptxas);
   command.hello_options.emplace_back(
       "timeout_ms", absl::StrCat(absl::ToInt64Milliseconds(o.timeout)));
   // A reply may hold a batch's compiles and tool runs: the worker cuts its
@@ -67,7 +69,9 @@ absl::StatusOr<std::shared_ptr<ProgramBackend>> OnWorker(
 }
 
 absl::StatusOr<ChosenProgramBackend> Ptxas(const ProgramBackendOptions& o) {
-  PTXDIFF_ASSIGN_OR_RETURN(const std::string ptxas, FindPtxas({}));
+  KeyValues where;
+  if (!o.ptxas.empty()) where.emplace_back("ptxas", o.ptxas);
+  PTXDIFF_ASSIGN_OR_RETURN(const std::string ptxas, FindPtxas(where));
   const std::string arch = ArchOrDefault(o);
   PTXDIFF_RETURN_IF_ERROR(FindSassArch(arch).status());
   ChosenProgramBackend chosen{.arch = arch};

@@ -27,6 +27,9 @@ struct ProgramBackendOptions {
   // A run of ptxas or a tool; on a GPU, a kernel's.
   absl::Duration timeout = absl::Seconds(10);
   std::string driver_library;  // cuda: the driver API library (empty: NVIDIA's)
+  // ptxas: the executable (empty: FindPtxas's search); an OSS-Fuzz build's
+  // fuzz target gives the one bundled beside it.
+  std::string ptxas;
 };
 
 struct ChosenProgramBackend {
