@@ -28,18 +28,10 @@
 #include "isa/operand_text.h"
 #include "isa/spelling.h"
 #include "oracle/oracle.h"
+#include "report/report_data.h"  // JsonString
 
 namespace ptxdiff {
 namespace {
-
-std::string JsonString(absl::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
 
 // A SIMD video selector left out of the operands comes from the spelling
 // (`vadd2.u32.u32.u32 d, a.h01, b, c`; the default where none is written).

@@ -155,7 +155,8 @@ void RouteEntries(std::vector<EntryInfo> entries,
 
 // --- JSON ------------------------------------------------------------------
 
-// A JSON string literal of `s` (its bytes as they are, controls escaped).
+}  // namespace
+
 std::string JsonString(absl::string_view s) {
   std::string out = "\"";
   for (unsigned char c : s) {
@@ -175,6 +176,8 @@ std::string JsonString(absl::string_view s) {
   }
   return out + "\"";
 }
+
+namespace {
 
 // Counts with their trailing zeros left out: most variants have one or two
 // outcomes, and 80,000 of them must stay a few MB.
@@ -433,6 +436,8 @@ absl::StatusOr<ReportData> ReadReport(const std::vector<ReportSource>& sources) 
     ReportData::OtherEntries others{.triage_dir = source.triage_dir};
     RouteEntries(std::move(entries), impls, program_impls, others.entries);
     if (!others.entries.empty()) data.other_entries.push_back(std::move(others));
+    for (ToolRefusals& t : ReadToolRefusals(source.out_dir))
+      data.refusals.push_back(std::move(t));
     for (Implementation& i : impls)
       data.implementations.push_back(std::move(i));
     for (ProgramImplementation& i : program_impls)
@@ -457,7 +462,8 @@ std::string ReportJson(const ReportData& data) {
       "{\"version\":1,\"generated_unix\":", absl::ToUnixSeconds(absl::Now()),
       ",", TableJson(), ",\"implementations\":[", absl::StrJoin(impls, ","),
       "],\"program_implementations\":[", absl::StrJoin(program_impls, ","),
-      "],\"other_findings\":[", absl::StrJoin(others, ","), "],\"notes\":[",
+      "],\"other_findings\":[", absl::StrJoin(others, ","),
+      "],\"refusals\":", ToolRefusalsJson(data.refusals), ",\"notes\":[",
       absl::StrJoin(notes, ","), "]}\n");
 }
 

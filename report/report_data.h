@@ -12,8 +12,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "campaign/outcome_table.h"
 #include "report/run_records.h"
+#include "report/tool_refusals.h"
 #include "triage/triage_store.h"
 
 namespace ptxdiff {
@@ -68,6 +70,8 @@ struct ReportData {
     std::vector<EntryInfo> entries;
   };
   std::vector<OtherEntries> other_entries;
+  // What the ptx-cmd tools run from each --out refused (tool_refusals.h).
+  std::vector<ToolRefusals> refusals;
   // Sources without a run that kept records, and records of runs with
   // none (written before outcomes were kept): said, not hidden.
   std::vector<std::string> notes;
@@ -96,6 +100,9 @@ std::vector<RatePoint> SmoothedRate(
 // A triage entry goes to the implementation whose runs have its backend:
 // a program's to the program runs', another's to the tuple runs'.
 absl::StatusOr<ReportData> ReadReport(const std::vector<ReportSource>& sources);
+
+// A JSON string literal of `s` (its bytes as they are, controls escaped).
+std::string JsonString(absl::string_view s);
 
 // The report's content as JSON (docs/report.md gives its shape).
 std::string ReportJson(const ReportData& data);

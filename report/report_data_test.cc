@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "backends/ptx_cmd/refusal_memory.h"
 #include "common/files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -202,6 +203,50 @@ TEST(ReportDataTest, SaysWhatItCouldNotShow) {
 // totals step by 1,600 every other second, and the rate between neighbours
 // alternated between 0 and 1,600. The plot's rate is a moving average: 800
 // once its 10-second window has filled.
+// What a tool refused is in the report as a line per class and per
+// message: the class's variants counted, the variants it holds not again
+// among those refused alone.
+TEST(ReportDataTest, WhatAToolRefusedIsALinePerClassAndPerMessage) {
+  const std::string out = FreshDir("refusals");
+  WriteRun(out, 1000, "ptx-cmd 1", OutcomeTable(),
+           std::vector<bool>(AllVariants().size()));
+  const RefusalMemory memory(out + "/refusals", "sim {ptx} {in} {out}",
+                             "sm_90");
+  const RefusalClass family{.family = Family::kShf,
+                            .feature = {.kind = ClassFeature::kFamily},
+                            .message = "error: <instruction> not implemented",
+                            .sampled = 3};
+  ASSERT_TRUE(memory.RememberClass(family).ok());
+  ASSERT_TRUE(memory
+                  .Remember({*ParseVariant("shf.l.clamp.b32"), false},
+                            "error: <instruction> not implemented")
+                  .ok());
+  for (const char* v : {"lop3.b32", "bmsk.clamp.b32"}) {
+    ASSERT_TRUE(
+        memory.Remember({*ParseVariant(v), true}, "syntax error").ok());
+  }
+  absl::StatusOr<ReportData> data =
+      ReadReport({{.out_dir = out, .triage_dir = out + "/triage"}});
+  ASSERT_TRUE(data.ok()) << data.status();
+  ASSERT_THAT(data->refusals, SizeIs(1));
+  const ToolRefusals& t = data->refusals[0];
+  EXPECT_EQ(t.command, "sim {ptx} {in} {out}");
+  EXPECT_EQ(t.target, "sm_90");
+  const int64_t shf = static_cast<int64_t>(VariantsOf(Family::kShf).size());
+  ASSERT_THAT(t.classes, SizeIs(1));
+  EXPECT_EQ(t.classes[0].variants, shf);
+  EXPECT_EQ(t.classes[0].sampled, 3);
+  // shf.l.clamp.b32 alone is in the class: only the two syntax errors.
+  ASSERT_THAT(t.messages, SizeIs(1));
+  EXPECT_EQ(t.messages[0].variants, 2);
+  EXPECT_THAT(t.messages[0].examples,
+              ElementsAre("bmsk.clamp.b32 (as written)", "lop3.b32 (as written)"));
+  EXPECT_EQ(t.variants_refused, shf + 2);
+  EXPECT_THAT(ReportJson(*data),
+              HasSubstr(absl::StrCat("\"refusals\":[{\"out_dir\":\"", out,
+                                     "\",\"tool\":\"sim {ptx} {in} {out}\"")));
+}
+
 TEST(SmoothedRateTest, AveragesCountersWrittenAtAnotherPace) {
   std::vector<std::pair<double, int64_t>> totals;
   for (int s = 1; s <= 60; ++s) totals.emplace_back(s, 1600 * (s / 2));

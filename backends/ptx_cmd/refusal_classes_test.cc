@@ -218,5 +218,32 @@ TEST(RefusalMemoryTest, ClassesAreRememberedAndDroppedAcrossRuns) {
               SizeIs(1));
 }
 
+// A report reads every tool's file of a refusals directory by its header,
+// with what it holds; a file that is no memory's is skipped.
+TEST(RefusalMemoryTest, EveryToolOfADirectoryIsReadByItsHeader) {
+  auto dir = TempDir::Create("refusal-tools-test");
+  ASSERT_TRUE(dir.ok());
+  const std::string refusals = (*dir)->File("refusals");
+  const RefusalMemory b(refusals, "b-tool 'x' {ptx}", "sm_80");
+  const RefusalMemory a(refusals, "a-tool {ptx}", "sm_90");
+  ASSERT_TRUE(b.Remember({V("add.u32"), false}, "why b").ok());
+  ASSERT_TRUE(a.Remember({V("lop3.b32"), true}, "why a").ok());
+  ASSERT_TRUE(a.RememberClass({.family = Family::kVadd,
+                               .feature = {.kind = ClassFeature::kSelectors},
+                               .message = "error: selectors",
+                               .sampled = 3})
+                  .ok());
+  ASSERT_TRUE(WriteFile(refusals + "/other.tsv", "# a note\nregisters\tadd.u32\tx\n").ok());
+  const std::vector<RememberedTool> tools = RememberedTools(refusals);
+  ASSERT_THAT(tools, SizeIs(2));
+  EXPECT_EQ(tools[0].command, "a-tool {ptx}");
+  EXPECT_EQ(tools[0].target, "sm_90");
+  EXPECT_THAT(tools[0].remembered.classes, SizeIs(1));
+  EXPECT_THAT(tools[0].remembered.variants, SizeIs(1));
+  EXPECT_EQ(tools[1].command, "b-tool 'x' {ptx}");
+  EXPECT_EQ(tools[1].target, "sm_80");
+  EXPECT_EQ(tools[1].remembered.variants.begin()->second, "why b");
+}
+
 }  // namespace
 }  // namespace ptxdiff

@@ -1,6 +1,7 @@
 #include "backends/ptx_cmd/refusal_memory.h"
 
 #include <algorithm>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -138,6 +139,37 @@ std::vector<RefusalClass> RememberedClasses(absl::string_view dir,
     for (const RefusalClass& c : remembered->classes) classes.push_back(c);
   }
   return classes;
+}
+
+std::vector<RememberedTool> RememberedTools(absl::string_view dir) {
+  constexpr absl::string_view kBefore = "# what the tool refused: ptx-cmd '";
+  constexpr absl::string_view kTarget = "', PTX for ";
+  std::vector<RememberedTool> tools;
+  for (const std::string& path : FilesIn(std::string(dir), ".tsv")) {
+    const absl::StatusOr<std::string> text = ReadFile(path);
+    if (!text.ok()) continue;
+    absl::string_view header =
+        absl::string_view(*text).substr(0, text->find('\n'));
+    if (!absl::ConsumePrefix(&header, kBefore) ||
+        !absl::ConsumeSuffix(&header, kHeaderAfter)) {
+      continue;
+    }
+    const size_t target = header.rfind(kTarget);
+    if (target == absl::string_view::npos) continue;
+    RememberedTool tool{
+        .command = std::string(header.substr(0, target)),
+        .target = std::string(header.substr(target + kTarget.size()))};
+    const RefusalMemory memory(dir, tool.command, tool.target);
+    if (memory.path() != path) continue;  // not the file its header names
+    absl::StatusOr<Remembered> remembered = memory.Load();
+    if (!remembered.ok()) continue;
+    tool.remembered = *std::move(remembered);
+    tools.push_back(std::move(tool));
+  }
+  std::sort(tools.begin(), tools.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.command, a.target) < std::tie(b.command, b.target);
+  });
+  return tools;
 }
 
 absl::Status RefusalMemory::Append(absl::string_view line) const {

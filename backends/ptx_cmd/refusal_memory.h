@@ -75,6 +75,16 @@ std::vector<std::string> RememberedTargets(absl::string_view dir,
 std::vector<RefusalClass> RememberedClasses(absl::string_view dir,
                                             absl::string_view command);
 
+// One tool's file in a refusals directory, as its header names it.
+struct RememberedTool {
+  std::string command, target;
+  Remembered remembered;
+};
+
+// Every tool whose refusals `dir` remembers (a file without the header a
+// memory writes is skipped), by command then target: what a report lists.
+std::vector<RememberedTool> RememberedTools(absl::string_view dir);
+
 }  // namespace ptxdiff
 
 #endif  // PTXDIFF_WORKER_BACKENDS_PTX_CMD_REFUSAL_MEMORY_H_
