@@ -62,18 +62,20 @@ const ProgramStep* OnlyInstruction(const Program& p) {
 }
 
 // Why `v` is refused, in either shape, by what `remembered` holds; nullopt
-// if it is not.
+// if it is not. A class's message first (the tool's words, with the run's
+// names taken out), then a variant's as written (a program's), then in
+// registers (the tuple campaign's, which may be the whole failure).
 std::optional<std::string> RememberedWhy(const Remembered& remembered,
                                          const Variant& v) {
-  for (bool written : {false, true}) {
-    if (auto it = remembered.variants.find(RefusalKey{v, written});
-        it != remembered.variants.end()) {
-      return it->second;
-    }
-  }
   for (const RefusalClass& c : remembered.classes) {
     if (c.Contains(v, false) || c.Contains(v, true)) {
       return absl::StrCat(c.Describe(), ": ", c.message);
+    }
+  }
+  for (bool written : {true, false}) {
+    if (auto it = remembered.variants.find(RefusalKey{v, written});
+        it != remembered.variants.end()) {
+      return it->second;
     }
   }
   return std::nullopt;
