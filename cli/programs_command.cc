@@ -345,10 +345,7 @@ int RunPrograms(const std::vector<std::string>& args, std::ostream& out,
   const bool unreported =
       parsed->Has("report") &&
       !WriteReportAtTheEnd("programs", out_dir, options->triage_dir, out);
-  const bool unfiled = std::any_of(
-      report->errors.begin(), report->errors.end(), [](const std::string& e) {
-        return absl::StartsWith(e, "could not file");
-      });
+  const bool unfiled = report->triage_write_errors > 0;
   const std::string nothing = NothingChecked(*choice, *report);
   if (!nothing.empty()) err << "ptxdiff programs: " << nothing << "\n";
   if (timeline.failed()) {
