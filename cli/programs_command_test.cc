@@ -102,8 +102,8 @@ TEST(ProgramsCommandTest, ARunThatJudgedNothingFailsAndSaysWhy) {
   // A tool that cannot run ran the whole --max-time, every module "exit
   // status 127": it is bad input now, said before anything runs.
   const ProgramsRun r = Programs(
-      {"--backend", "ptx-cmd:" + (*dir)->File("nonexistent-tool") +
-                        " {ptx} {in} {out}",
+      {"--backend",
+       "ptx-cmd:" + (*dir)->File("nonexistent-tool") + " {ptx} {in} {out}",
        "--max-time", "6", "--dir", (*dir)->File("triage"), "--out",
        (*dir)->File("out")});
   EXPECT_EQ(r.code, 2) << r.out << r.err;

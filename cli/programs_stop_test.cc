@@ -321,14 +321,14 @@ TEST(ProgramsStopTest, CtrlCOfMinimizeIsAnInterruptNotANotJudged) {
   Background run(dir, {"minimize", LongLoop(dir), "--dir", dir + "/triage",
                        "--timeout", "300"});
   // Judging has begun once the run's temporary directory is there.
-  ASSERT_TRUE(
-      Within(absl::Seconds(60), [&] { return !Entries(run.tmp()).empty(); }))
-      << run.out();
+  ASSERT_TRUE(Within(absl::Seconds(60), [&] {
+    return !Entries(run.tmp()).empty();
+  })) << run.out();
   kill(run.pid(), SIGINT);
   EXPECT_EQ(run.Wait(absl::Seconds(120)), 130) << run.out();
   EXPECT_THAT(run.out(), HasSubstr("minimize: interrupted"));
-  EXPECT_THAT(Entries(dir + "/triage"), testing::Not(testing::Contains(
-                                            testing::StartsWith("value"))));
+  EXPECT_THAT(Entries(dir + "/triage"),
+              testing::Not(testing::Contains(testing::StartsWith("value"))));
 }
 
 }  // namespace

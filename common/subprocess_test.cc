@@ -357,8 +357,9 @@ TEST(CheckCommandProgramTest, RefusesAProgramThatCannotRun) {
               testing::HasSubstr("is not an executable file"));
   EXPECT_THAT(CheckCommandProgram("./tool.sh {ptx}").message(),
               testing::HasSubstr("'./tool.sh' is a relative path"));
-  EXPECT_THAT(CheckCommandProgram("no-such-tool-xyz {ptx}").message(),
-              testing::HasSubstr("'no-such-tool-xyz' is not a command /bin/sh knows"));
+  EXPECT_THAT(
+      CheckCommandProgram("no-such-tool-xyz {ptx}").message(),
+      testing::HasSubstr("'no-such-tool-xyz' is not a command /bin/sh knows"));
 }
 
 TEST(FilesTest, ReadWriteTailAndMissing) {
