@@ -17,6 +17,8 @@ namespace ptxdiff {
 
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitBadInput = 2;
+// Ctrl-C or SIGTERM stopped the command, as a shell says of SIGINT.
+inline constexpr int kExitInterrupted = 130;
 
 // The most a case file (a program, a text case, a crash file) may hold: a
 // file a user names may be endless (/dev/zero) or not a case at all.

@@ -378,10 +378,7 @@ int RunPrograms(const std::vector<std::string>& args, std::ostream& out,
   const bool unreported =
       parsed->Has("report") &&
       !WriteReportAtTheEnd("programs", out_dir, options->triage_dir, out);
-  const bool unfiled = std::any_of(
-      report->errors.begin(), report->errors.end(), [](const std::string& e) {
-        return absl::StartsWith(e, "could not file");
-      });
+  const bool unfiled = report->triage_write_errors > 0;
   const std::string nothing = NothingChecked(*choice, *report);
   if (!nothing.empty()) err << "ptxdiff programs: " << nothing << "\n";
   if (timeline.failed()) {
@@ -426,6 +423,12 @@ int SayNothingFiled(const std::string& path, const std::string& backend,
   return kExitNotJudged;
 }
 
+// Not "not judged" (exit 3): the user stopped it, as `program` says.
+int SayInterrupted(const std::string& path, std::ostream& out) {
+  out << "minimize: interrupted: nothing filed of " << path << "\n";
+  return kExitInterrupted;
+}
+
 }  // namespace
 
 int MinimizeProgramCase(const std::string& path, const ParsedArgs& args,
@@ -440,7 +443,11 @@ int MinimizeProgramCase(const std::string& path, const ParsedArgs& args,
   }
   auto reading = ReadingFlag(args);
   if (!reading.ok()) return Fail(err, "minimize", reading.status());
+  // Ctrl-C stops the backend's start too (its worker, ptxas), as in
+  // `program`: a stop is never taken for a case that was not judged.
+  const ScopedInterruptHandler on_interrupt;
   auto choice = ChooseProgramBackend(args);
+  if (!choice.ok() && Interrupted()) return SayInterrupted(path, out);
   if (!choice.ok()) return Fail(err, "minimize", choice.status());
   // The case as a campaign of one program, on one thread.
   bool given = false;
@@ -458,11 +465,12 @@ int MinimizeProgramCase(const std::string& path, const ParsedArgs& args,
       .adopt_pending = false,
       .file_unfinished = true,
       .count_known_repeats = false};
-  const ScopedInterruptHandler on_interrupt;
   auto report = RunProgramCampaign(o, nullptr);
   if (!report.ok()) return Fail(err, "minimize", report.status());
   for (const std::string& e : report->errors)
     err << "ptxdiff minimize: " << e << "\n";
+  if (report->filed.empty() && report->interrupted)
+    return SayInterrupted(path, out);
   if (report->filed.empty())
     return SayNothingFiled(path, choice->backend->Identity(), *report, out);
   const FiledProgram& filed = report->filed.front();

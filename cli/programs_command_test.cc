@@ -85,8 +85,7 @@ TEST(ProgramsCommandTest, AShortRunChecksProgramsAndSaysWhatItFiled) {
 TEST(ProgramsCommandTest, ARunThatJudgedNothingFailsAndSaysWhy) {
   auto dir = TempDir::Create("programs-nothing");
   ASSERT_TRUE(dir.ok());
-  for (const std::string& tool :
-       {std::string("/bin/false"), (*dir)->File("nonexistent-tool")}) {
+  for (const std::string& tool : {std::string("/bin/false")}) {
     const ProgramsRun r =
         Programs({"--backend", "ptx-cmd:" + tool + " {ptx} {in} {out}",
                   "--max-time", "6", "--threads", "1", "--dir",
@@ -98,10 +97,19 @@ TEST(ProgramsCommandTest, ARunThatJudgedNothingFailsAndSaysWhy) {
                 testing::ContainsRegex(
                     "^ptxdiff programs: nothing was judged: ptx-cmd judged "
                     "none of the [0-9]+ programs checked \\(most often, "
-                    "[0-9]+ programs?: exit status (1|127)|^ptxdiff programs: "
+                    "[0-9]+ programs?: exit status 1|^ptxdiff programs: "
                     "nothing was checked: the run ended before ptx-cmd"))
         << tool;
   }
+  // A tool that cannot run ran the whole --max-time, every module "exit
+  // status 127": it is bad input now, said before anything runs.
+  const ProgramsRun r = Programs(
+      {"--backend",
+       "ptx-cmd:" + (*dir)->File("nonexistent-tool") + " {ptx} {in} {out}",
+       "--max-time", "6", "--dir", (*dir)->File("triage"), "--out",
+       (*dir)->File("out")});
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("nonexistent-tool does not exist"));
 }
 
 // Issue 65: a --out it cannot write to was found only at the end ("the

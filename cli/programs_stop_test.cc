@@ -312,6 +312,25 @@ TEST(ProgramsStopTest, TheTimeoutAndCtrlCReachTheJudging) {
   EXPECT_THAT(run.out(), HasSubstr(": interrupted"));
 }
 
+// Ctrl-C of `minimize` on a program case said "was not checked ... interrupted:
+// interrupted: ..." with exit 3, "not judged": a script took the stop for a
+// case no backend could judge. It is exit 130, as for `program`.
+TEST(ProgramsStopTest, CtrlCOfMinimizeIsAnInterruptNotANotJudged) {
+  if (!FindPtxas({}).ok()) GTEST_SKIP() << "no ptxas";
+  const std::string dir = TempDirFor("minimize_ctrl_c");
+  Background run(dir, {"minimize", LongLoop(dir), "--dir", dir + "/triage",
+                       "--timeout", "300"});
+  // Judging has begun once the run's temporary directory is there.
+  ASSERT_TRUE(Within(absl::Seconds(60), [&] {
+    return !Entries(run.tmp()).empty();
+  })) << run.out();
+  kill(run.pid(), SIGINT);
+  EXPECT_EQ(run.Wait(absl::Seconds(120)), 130) << run.out();
+  EXPECT_THAT(run.out(), HasSubstr("minimize: interrupted"));
+  EXPECT_THAT(Entries(dir + "/triage"),
+              testing::Not(testing::Contains(testing::StartsWith("value"))));
+}
+
 }  // namespace
 }  // namespace ptxdiff
 #endif  // PTXDIFF_CLI_PATH

@@ -7,6 +7,7 @@
 #include <spawn.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,6 +22,7 @@
 #include <thread>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/files.h"
@@ -356,6 +358,63 @@ std::string ShellQuote(const std::string& text) {
     }
   }
   return quoted + "'";
+}
+
+namespace {
+
+// A word the shell takes as it is: no quotes, variables or operators.
+bool IsPlainWord(absl::string_view word) {
+  return std::all_of(word.begin(), word.end(), [](char c) {
+    return absl::ascii_isalnum(c) || c == '.' || c == '_' || c == '/' ||
+           c == '+' || c == '-';
+  });
+}
+
+// Whether /bin/sh knows `name`: a builtin, a keyword (`if`), or a program
+// on its $PATH. An error running the shell is no verdict: true.
+bool ShellKnows(const std::string& name) {
+  const absl::StatusOr<ProcessOutcome> known =
+      RunProcess({"/bin/sh", "-c", "command -v \"$1\"", "sh", name},
+                 {.timeout = absl::Seconds(10)});
+  return !known.ok() || known->ok() || known->interrupted;
+}
+
+bool IsExecutableFile(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+         access(path.c_str(), X_OK) == 0;
+}
+
+}  // namespace
+
+absl::Status CheckCommandProgram(absl::string_view command) {
+  command = absl::StripLeadingAsciiWhitespace(command);
+  const std::string program(command.substr(0, command.find_first_of(" \t")));
+  if (program.empty() || !IsPlainWord(program)) return absl::OkStatus();
+  if (program.find('/') == std::string::npos) {
+    if (ShellKnows(program)) return absl::OkStatus();
+    return absl::InvalidArgumentError(
+        absl::StrCat("the command's program '", program,
+                     "' is not a command /bin/sh knows (on no $PATH "
+                     "directory, nor a builtin)"));
+  }
+  if (program[0] != '/') {
+    char cwd[4096];
+    const std::string absolute =
+        getcwd(cwd, sizeof(cwd)) ? absl::StrCat(cwd, "/", program) : program;
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the command's program '", program,
+        "' is a relative path, but the command runs in a temporary directory "
+        "of its own: give its absolute path (",
+        absolute, ")"));
+  }
+  if (!IsExecutableFile(program)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the command's program ", program,
+        access(program.c_str(), F_OK) == 0 ? " is not an executable file"
+                                           : " does not exist"));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace ptxdiff

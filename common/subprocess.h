@@ -84,6 +84,15 @@ absl::StatusOr<pid_t> StartProcess(const std::vector<std::string>& argv,
 // `text` quoted for /bin/sh: 'text', with each ' as '\''.
 std::string ShellQuote(const std::string& text);
 
+// The program a /bin/sh command line starts (its first word), checked before
+// the command is run, in a directory of its own, for every module: a
+// relative path (it would not be found there), a path that is missing or
+// not executable, or a name /bin/sh does not know (no program on its $PATH,
+// no builtin or keyword) is InvalidArgument, saying which. OK when the
+// first word is shell syntax (quotes, a variable, an assignment): the
+// shell decides those.
+absl::Status CheckCommandProgram(absl::string_view command);
+
 }  // namespace ptxdiff
 
 #endif  // PTXDIFF_COMMON_SUBPROCESS_H_

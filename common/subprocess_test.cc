@@ -336,6 +336,32 @@ TEST(ShellQuoteTest, SurvivesTheShell) {
   EXPECT_EQ(*ReadFile((*dir)->File("log")), tricky);
 }
 
+// A ptx-cmd tool that does not run (a typo, a relative path: the command
+// runs in a directory of its own) exited 127 on every module, which a
+// campaign learned as refusals of every class and remembered for the next
+// run. It is bad input, said once, before anything runs.
+TEST(CheckCommandProgramTest, RefusesAProgramThatCannotRun) {
+  EXPECT_TRUE(CheckCommandProgram("/bin/sh -c 'x' {ptx} {in} {out}").ok());
+  EXPECT_TRUE(CheckCommandProgram("  sh {ptx} {in} {out}").ok());  // on $PATH
+  // Shell syntax and builtins: the shell's to judge.
+  EXPECT_TRUE(CheckCommandProgram("X=1 my-tool {ptx}").ok());
+  EXPECT_TRUE(CheckCommandProgram("exec /no/such {ptx}").ok());
+  EXPECT_TRUE(CheckCommandProgram("if true; then sh {ptx}; fi").ok());
+  EXPECT_TRUE(CheckCommandProgram("\"$TOOL\" {ptx}").ok());
+
+  EXPECT_THAT(CheckCommandProgram("/no/such/tool {ptx} {in} {out}").message(),
+              testing::HasSubstr("/no/such/tool does not exist"));
+  EXPECT_THAT(CheckCommandProgram("/etc/passwd {ptx}").message(),
+              testing::HasSubstr("is not an executable file"));
+  EXPECT_THAT(CheckCommandProgram("/tmp {ptx}").message(),
+              testing::HasSubstr("is not an executable file"));
+  EXPECT_THAT(CheckCommandProgram("./tool.sh {ptx}").message(),
+              testing::HasSubstr("'./tool.sh' is a relative path"));
+  EXPECT_THAT(
+      CheckCommandProgram("no-such-tool-xyz {ptx}").message(),
+      testing::HasSubstr("'no-such-tool-xyz' is not a command /bin/sh knows"));
+}
+
 TEST(FilesTest, ReadWriteTailAndMissing) {
   auto dir = TempDir::Create("files-test");
   ASSERT_TRUE(dir.ok());

@@ -15,6 +15,7 @@
 #include "client/worker_client.h"
 #include "client/worker_locator.h"
 #include "common/status_macros.h"
+#include "common/subprocess.h"
 #include "protocol/backend_names.h"
 #include "program/program_cuda.h"
 #include "program/program_ptxas.h"
@@ -89,6 +90,10 @@ absl::StatusOr<ChosenProgramBackend> Tool(absl::string_view command,
           absl::StrCat("--backend ", o.backend, ": the command has no ",
                        placeholder, " (docs/kernel-abi.md)"));
     }
+  }
+  if (absl::Status runs = CheckCommandProgram(command); !runs.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--backend ", o.backend, ": ", runs.message()));
   }
   PTXDIFF_ASSIGN_OR_RETURN(const PtxTarget target,
                            TargetOfArch(ArchOrDefault(o)));

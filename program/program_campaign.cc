@@ -610,8 +610,16 @@ class Campaign {
       report_.errors.push_back(absl::StrCat("could not file ", name, ": ",
                                             filed.status().message(), "\n",
                                             f.program->case_text));
+      ++report_.triage_write_errors;
       stopping_ = true;
       return false;
+    }
+    if (!filed->index_error.empty()) {
+      // Filed, so not to be filed again; but the directory is short of
+      // space, which the run's exit status must say.
+      report_.errors.push_back(
+          absl::StrCat("filed ", filed->entry, ", but ", filed->index_error));
+      ++report_.triage_write_errors;
     }
     report_.filed.push_back(
         {filed->entry, filed->is_new, f.program->what,

@@ -426,6 +426,21 @@ TEST_F(ProgramCampaignTest, AFilingThatFailsKeepsTheFindingForTheNextRun) {
   EXPECT_THAT(PendingJournals(), testing::IsEmpty());
 }
 
+// A directory short of space may take an entry and not its INDEX.md (here
+// a directory in INDEX.md's place makes its rename fail, for root too).
+// The entry is filed, but the run must say the directory could not be
+// written: it ended with exit 0 and nothing on the terminal.
+TEST_F(ProgramCampaignTest, AnIndexThatCannotBeRewrittenIsAWriteError) {
+  ASSERT_TRUE(MakeDirs(options_.triage_dir + "/INDEX.md/in-the-way").ok());
+  ProgramCampaignReport report = Run({Testdata("fuzzx-m016.ptxprog")});
+  ASSERT_EQ(report.filed.size(), 1u);
+  EXPECT_EQ(report.triage_write_errors, 1);
+  ASSERT_EQ(report.errors.size(), 1u);
+  EXPECT_THAT(report.errors[0],
+              testing::HasSubstr("but INDEX.md was not rewritten"));
+  EXPECT_THAT(PendingJournals(), testing::IsEmpty());
+}
+
 // Issue 42, item 1: a process killed while it minimizes (SIGKILL, here of a
 // forked copy of this one, by its pid) leaves its finding in the journal,
 // and the next run files it.

@@ -262,6 +262,52 @@ std::vector<PendingMismatch> ParseJournal(const std::string& text) {
   return out;
 }
 
+namespace {
+
+// Whole lines of a journal's `text` that are no journal line, or record a
+// finding `readable` rejects: damage, not the torn last line of a process
+// killed mid-write (which ends without a line break).
+int64_t DamagedLines(absl::string_view text,
+                     const std::function<bool(absl::string_view)>& readable) {
+  text = text.substr(0, text.rfind('\n') + 1);
+  int64_t damaged = 0;
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    const std::vector<absl::string_view> f =
+        absl::StrSplit(line, absl::MaxSplits(' ', 2));
+    int64_t seq;
+    const bool numbered = f.size() >= 2 && absl::SimpleAtoi(f[1], &seq);
+    const bool done = numbered && f[0] == "F" && f.size() == 2;
+    const bool found =
+        numbered && f[0] == "M" && f.size() == 3 && readable(f[2]);
+    if (!done && !found) ++damaged;
+  }
+  return damaged;
+}
+
+// An adopted journal (`claimed`, once `original`) is removed, unless lines of
+// it could not be read (damage, or another build's variants): then it is
+// kept as `original`.damaged, which no campaign adopts, and said on stderr.
+void KeepIfDamaged(const std::string& claimed, const std::string& original,
+                   absl::string_view text,
+                   const std::function<bool(absl::string_view)>& readable) {
+  const int64_t damaged = DamagedLines(text, readable);
+  if (damaged == 0) {
+    unlink(claimed.c_str());
+    return;
+  }
+  const std::string kept = original + ".damaged";
+  const bool moved = rename(claimed.c_str(), kept.c_str()) == 0;
+  std::fprintf(stderr,
+               "ptxdiff: the pending journal %s had %lld line%s this ptxdiff "
+               "cannot read (damaged, or of another build); %s\n",
+               original.c_str(), static_cast<long long>(damaged),
+               damaged == 1 ? "" : "s",
+               moved ? absl::StrCat("kept as ", kept).c_str()
+                     : absl::StrCat("left as ", claimed).c_str());
+}
+
+}  // namespace
+
 std::vector<std::pair<int64_t, std::string>> AdoptOrphanedRecords(
     const std::string& triage_dir, PendingJournal& into,
     const std::function<bool(absl::string_view)>& readable) {
@@ -291,7 +337,7 @@ std::vector<std::pair<int64_t, std::string>> AdoptOrphanedRecords(
     for (const std::string& record : OpenRecords(text.str())) {
       if (readable(record)) out.emplace_back(into.AddRecord(record), record);
     }
-    unlink(claimed.c_str());
+    KeepIfDamaged(claimed, path, text.str(), readable);
   }
   return out;
 }

@@ -113,8 +113,10 @@ class PendingJournal {
 // is closed): each is claimed by an atomic rename (so two campaigns never
 // adopt the same one), its open records that `readable` accepts are added
 // to `into` (so they survive this process dying too) and returned with
-// their new sequence numbers, and it is removed. Records `readable`
-// rejects (a torn last line) are dropped.
+// their new sequence numbers, and it is removed. A torn last line (a
+// process killed mid-write) is dropped; a journal with whole lines that are
+// not readable (damage, another build's variants) is kept as
+// `<name>.damaged`, which is never adopted, and said on stderr.
 std::vector<std::pair<int64_t, std::string>> AdoptOrphanedRecords(
     const std::string& triage_dir, PendingJournal& into,
     const std::function<bool(absl::string_view)>& readable);

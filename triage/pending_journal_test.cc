@@ -122,6 +122,33 @@ TEST(PendingJournalTest, AKilledProcessLeavesItsMismatchesForTheNextCampaign) {
   EXPECT_TRUE(AdoptOrphanedJournals(dir, **mine).empty());
 }
 
+// A journal whose lines were damaged (here one of random bytes' kind, and
+// a record no variant of this build has) was removed on adoption without a
+// word, its unreadable findings with it. It is kept beside, where no
+// campaign adopts it again; a torn last line alone is no damage.
+TEST(PendingJournalTest, ADamagedJournalIsKeptNotRemoved) {
+  const std::string dir = FreshDir("damaged");
+  ASSERT_EQ(std::system(("mkdir -p '" + dir + "/.pending'").c_str()), 0);
+  const std::string damaged = dir + "/.pending/999999.journal";
+  const std::string torn = dir + "/.pending/999998.journal";
+  std::ofstream(damaged) << "M 0 left over\nM 1 zz not hex\n\x01\xfe\n";
+  std::ofstream(torn) << "M 0 left over\nM 1 torn";
+  auto mine = PendingJournal::Open(dir, JournalKind::kTuples);
+  ASSERT_TRUE(mine.ok()) << mine.status();
+  const auto adopted = AdoptOrphanedRecords(
+      dir, **mine, [](absl::string_view r) { return r == "left over"; });
+  EXPECT_EQ(adopted.size(), 2u);  // "left over", from each
+  struct stat st;
+  EXPECT_EQ(stat((damaged + ".damaged").c_str(), &st), 0);
+  EXPECT_NE(stat(damaged.c_str(), &st), 0);
+  EXPECT_NE(stat((torn + ".damaged").c_str(), &st), 0);
+  EXPECT_NE(stat(torn.c_str(), &st), 0);
+  EXPECT_TRUE(AdoptOrphanedRecords(dir, **mine, [](absl::string_view) {
+                return true;
+              }).empty());
+  (*mine)->Remove();
+}
+
 // A journal is removed at the end only when everything in it was filed;
 // one that holds an unfiled mismatch stays for the next campaign.
 TEST(PendingJournalTest, OnlyAJournalWithNothingUnfiledIsRemoved) {

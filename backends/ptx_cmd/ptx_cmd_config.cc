@@ -11,6 +11,7 @@
 #include "absl/strings/strip.h"
 #include "backends/backend.h"
 #include "common/status_macros.h"
+#include "common/subprocess.h"
 
 namespace ptxdiff {
 namespace ptx_cmd_internal {
@@ -66,6 +67,11 @@ absl::StatusOr<Config> ParseConfig(const KeyValues& hello) {
                        "; it runs a PTX module: e.g. ptx-cmd:'my-tool {ptx} "
                        "{in} {out}' (docs/kernel-abi.md)"));
     }
+  }
+  // Checked once here, not learned as a refusal of every module (exit 127).
+  if (absl::Status runs = CheckCommandProgram(config.command); !runs.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the ptx-cmd command '", config.command, "': ", runs.message()));
   }
   PTXDIFF_ASSIGN_OR_RETURN(
       config.target, ParseArch(OptionValue(options, "arch").value_or("sm_90")));
