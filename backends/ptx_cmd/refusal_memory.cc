@@ -1,8 +1,10 @@
 #include "backends/ptx_cmd/refusal_memory.h"
 
 #include <algorithm>
-#include <tuple>
+#include <optional>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -29,13 +31,33 @@ std::string OneLine(absl::string_view text) {
   return absl::StrReplaceAll(text, {{"\n", " / "}, {"\t", " "}});
 }
 
-// The header line up to the target, and after it.
-std::string HeaderBefore(absl::string_view command) {
-  return absl::StrCat("# what the tool refused: ptx-cmd '", OneLine(command),
-                      "', PTX for ");
-}
+// The header line: its start, the command, kHeaderTarget, the target, and
+// kHeaderAfter.
+constexpr absl::string_view kHeaderStart = "# what the tool refused: ptx-cmd '";
+constexpr absl::string_view kHeaderTarget = "', PTX for ";
 constexpr absl::string_view kHeaderAfter =
     " (delete this file after changing the tool)";
+
+// A header's command and target; nullopt if `header` is none.
+std::optional<std::pair<std::string, std::string>> ParseHeader(
+    absl::string_view header) {
+  if (!absl::ConsumePrefix(&header, kHeaderStart) ||
+      !absl::ConsumeSuffix(&header, kHeaderAfter)) {
+    return std::nullopt;
+  }
+  const size_t target = header.rfind(kHeaderTarget);
+  if (target == absl::string_view::npos) return std::nullopt;
+  return std::pair{std::string(header.substr(0, target)),
+                   std::string(header.substr(target + kHeaderTarget.size()))};
+}
+
+// The command and target of the memory file at `path`, from its first line.
+std::optional<std::pair<std::string, std::string>> HeaderOf(
+    const std::string& path) {
+  const absl::StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok()) return std::nullopt;
+  return ParseHeader(absl::string_view(*text).substr(0, text->find('\n')));
+}
 
 // A class line's fields after `class` or `dropped`: shape, family,
 // feature, sampled, message.
@@ -88,21 +110,17 @@ RefusalMemory::RefusalMemory(absl::string_view dir, absl::string_view command,
     : dir_(dir) {
   const std::string identity = absl::StrCat(command, "\n", target);
   path_ = absl::StrFormat("%s/ptx-cmd-%016x.tsv", dir, Fnv1a64(identity));
-  header_ = absl::StrCat(HeaderBefore(command), target, kHeaderAfter, "\n");
+  header_ = absl::StrCat(kHeaderStart, OneLine(command), kHeaderTarget, target,
+                         kHeaderAfter, "\n");
 }
 
 std::vector<std::string> RememberedTargets(absl::string_view dir,
                                            absl::string_view command) {
   std::vector<std::string> targets;
   for (const std::string& path : FilesIn(std::string(dir), ".tsv")) {
-    const absl::StatusOr<std::string> text = ReadFile(path);
-    if (!text.ok()) continue;
-    absl::string_view header =
-        absl::string_view(*text).substr(0, text->find('\n'));
-    if (absl::ConsumePrefix(&header, HeaderBefore(command)) &&
-        absl::ConsumeSuffix(&header, kHeaderAfter)) {
-      targets.emplace_back(header);
-    }
+    const auto header = HeaderOf(path);
+    if (header && header->first == OneLine(command))
+      targets.push_back(header->second);
   }
   std::sort(targets.begin(), targets.end());
   return targets;
@@ -142,23 +160,12 @@ std::vector<RefusalClass> RememberedClasses(absl::string_view dir,
 }
 
 std::vector<RememberedTool> RememberedTools(absl::string_view dir) {
-  constexpr absl::string_view kBefore = "# what the tool refused: ptx-cmd '";
-  constexpr absl::string_view kTarget = "', PTX for ";
   std::vector<RememberedTool> tools;
   for (const std::string& path : FilesIn(std::string(dir), ".tsv")) {
-    const absl::StatusOr<std::string> text = ReadFile(path);
-    if (!text.ok()) continue;
-    absl::string_view header =
-        absl::string_view(*text).substr(0, text->find('\n'));
-    if (!absl::ConsumePrefix(&header, kBefore) ||
-        !absl::ConsumeSuffix(&header, kHeaderAfter)) {
-      continue;
-    }
-    const size_t target = header.rfind(kTarget);
-    if (target == absl::string_view::npos) continue;
-    RememberedTool tool{
-        .command = std::string(header.substr(0, target)),
-        .target = std::string(header.substr(target + kTarget.size()))};
+    auto header = HeaderOf(path);
+    if (!header) continue;
+    RememberedTool tool{.command = std::move(header->first),
+                        .target = std::move(header->second)};
     const RefusalMemory memory(dir, tool.command, tool.target);
     if (memory.path() != path) continue;  // not the file its header names
     absl::StatusOr<Remembered> remembered = memory.Load();
