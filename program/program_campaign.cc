@@ -290,10 +290,7 @@ class Campaign {
         const ProgramCheck& check = (*checks)[j];
         if (check.cut) cut[index[j]] = true;
         if (check.refused) refused.emplace_back(index[j], form);
-        if (check.judged || check.mismatch || check.fault ||
-            check.nothing_defined) {
-          refusals_.NoteRan(programs[j], form);
-        }
+        refusals_.NoteChecked(programs[j], form, check);
         if (!check.judged) why[index[j]] = check.why_not;
         if (!check.judged && !check.cut && !check.mismatch && !check.fault)
           CountWhy(report_.forms_not_judged, check.why_not);

@@ -122,7 +122,11 @@ std::string ProgramRefusals::Where() const {
   return memory_ ? memory_->path() : "";
 }
 
-void ProgramRefusals::NoteRan(const Program& p, ProgramInputs form) {
+void ProgramRefusals::NoteChecked(const Program& p, ProgramInputs form,
+                                  const ProgramCheck& check) {
+  const bool ran = check.judged || check.mismatch || check.fault ||
+                   check.nothing_defined;
+  if (!ran) return;
   std::lock_guard<std::mutex> lock(mu_);
   for (const ProgramStep& s : p.steps) {
     if (s.kind == ProgramStep::kInstruction)
@@ -181,7 +185,7 @@ RefusalLearning ProgramRefusals::LearnFrom(
     for (size_t k = 0; k < checks->size(); ++k) {
       const ProgramCheck& c = (*checks)[k];
       if (!c.refused) {
-        if (!c.cut) NoteRan(alone[k], form);
+        NoteChecked(alone[k], form, c);
         continue;
       }
       if (absl::Status s = Learn(alone[k], form, c.why_not); !s.ok()) {

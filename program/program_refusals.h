@@ -1,8 +1,8 @@
 // What a tool refuses in programs, learned once (issue 62, item 4). A real
 // parser refuses whole instructions, and a program holding one is refused
 // whole: a campaign that keeps drawing it spends a run of each module, and
-// of its halving, on programs nothing judges (2.2 programs/s on the fixture
-// refusing three of the generated families, 168/s refusing none).
+// of its halving, on programs nothing judges (docs/performance.md, "Programs
+// on a tool that refuses").
 //
 // A program the tool refused alone (ProgramCheck::refused) names its
 // suspects: its instructions not known to run in that input form (none of
@@ -77,16 +77,17 @@ class ProgramRefusals {
   // The memory's file, or "" without one.
   std::string Where() const;
 
-  // `p` ran in `form` (the tool gave outputs, crashed or hung): its
-  // instructions are not refused there.
-  void NoteRan(const Program& p, ProgramInputs form);
+  // `p` was checked in `form`: if it ran (the tool gave outputs, crashed or
+  // hung), its instructions are not refused there.
+  void NoteChecked(const Program& p, ProgramInputs form,
+                   const ProgramCheck& check);
   // The one-step programs of `p`'s suspects (see above), at the operands
   // they had at its witness; empty if none is left.
   std::vector<Program> Suspects(const Program& p, ProgramInputs form,
                                 Reading reading) const;
   // The suspects of `refused`, each run alone on `backend` in the form its
   // program was refused in (one check a form, none past `deadline`); each
-  // refused alone is learned, each that runs noted.
+  // refused alone is learned, each that ran noted.
   RefusalLearning LearnFrom(ProgramBackend& backend,
                             std::span<const RefusedProgram> refused,
                             Reading reading, absl::Time deadline);

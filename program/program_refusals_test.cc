@@ -48,9 +48,12 @@ TEST(ProgramRefusalsTest, LearnsWhatRanAloneAndRemembersIt) {
   ASSERT_TRUE(refusals.Load(GeneratedSpellings()).ok());
   EXPECT_THAT(refusals.Spellings(), testing::IsEmpty());
 
-  refusals.NoteRan(ProgramOf("input %a .b32 1\nadd.u32 %r0, %a, 3;\n"
-                             "output %r0\n"),
-                   ProgramInputs::kRuntime);
+  refusals.NoteChecked(ProgramOf("input %a .b32 1\nadd.u32 %r0, %a, 3;\n"
+                                 "output %r0\n"),
+                       ProgramInputs::kRuntime, {.judged = true});
+  // A check it refused is no run: nothing noted in that form.
+  refusals.NoteChecked(WithBmsk(), ProgramInputs::kImmediate,
+                       {.why_not = "refused", .refused = true});
   std::vector<Program> suspects =
       refusals.Suspects(WithBmsk(), ProgramInputs::kRuntime, Reading::kSpec);
   ASSERT_EQ(suspects.size(), 1u);
