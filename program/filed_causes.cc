@@ -72,11 +72,11 @@ std::string FiledCauses::TupleCauseName(const std::string& spelling) const {
 }
 
 CauseKey FiledCauses::KeyOf(const Program& p, const ProgramMismatch& m,
-                            Reading reading) const {
+                            Reading reading, const AloneCheck* alone) const {
   if (!m.departure_cause.empty() && !DepartsAtAConstant(m.departure_cause))
     return {m.departure_cause, ""};
   if (const std::optional<WrongConstant> w =
-          WrongConstantCause(p, m.claimed, reading)) {
+          WrongConstantCause(p, m.claimed, reading, alone)) {
     return {TupleCauseName(w->key), w->words};
   }
   return {m.departure_cause, kNoCulpritWords};

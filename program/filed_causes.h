@@ -22,6 +22,7 @@
 #include "oracle/errata.h"
 #include "program/program.h"
 #include "program/program_backend.h"
+#include "program/program_cause.h"
 #include "triage/triage_store.h"
 
 namespace ptxdiff {
@@ -53,9 +54,10 @@ class FiledCauses {
   // The key of a mismatch of `p` (at the mismatch's inputs): where its
   // executed code departs, unless that is a constant ptxas computed (a fold
   // by another name); else the instruction whose value, taken wrong, gives
-  // ptxas's constant (program_cause.h), as its tuple cause.
-  CauseKey KeyOf(const Program& p, const ProgramMismatch& m,
-                 Reading reading) const;
+  // ptxas's constant (program_cause.h), as its tuple cause. `alone`, if
+  // given, runs a culprit that only carries the constant by itself.
+  CauseKey KeyOf(const Program& p, const ProgramMismatch& m, Reading reading,
+                 const AloneCheck* alone = nullptr) const;
 
   // The entry repeats of `key` are counted in, if it is filed.
   std::optional<std::string> EntryOf(const std::string& key) const;

@@ -22,6 +22,7 @@
 #include "common/interrupt.h"
 #include "common/status_macros.h"
 #include "isa/spelling.h"
+#include "program/alone_checks.h"
 #include "program/composed_oracle.h"
 #include "program/filed_causes.h"
 #include "program/program_generator.h"
@@ -121,7 +122,8 @@ class Campaign {
         start_(absl::Now()),
         end_(start_ + o.max_time),
         suppressed_(o.shape.suppressed),
-        refusals_(o.refusal_memory) {}
+        refusals_(o.refusal_memory),
+        alone_(*o.backend, o.reading, end_) {}
 
   // What the tool is remembered refusing, kept out of the programs from the
   // start; a memory that cannot be read is said and the run goes on.
@@ -561,7 +563,8 @@ class Campaign {
     f.backend_identity = backend_.Identity();
     if (check.fault) f.detail = check.fault->what;
     CauseKey cause;
-    if (check.mismatch) cause = causes_.KeyOf(p, *check.mismatch, o_.reading);
+    if (check.mismatch)
+      cause = causes_.KeyOf(p, *check.mismatch, o_.reading, &alone_.check());
     f.cause = cause.key;
     if (f.kind == FindingKind::kHang) f.cause = HangCause(p);
     f.raw_input = backend_.ReproInput(p);
@@ -643,7 +646,8 @@ class Campaign {
   bool CountedAsAKnownRepeat(const Found& found) {
     if (!found.mismatch || !o_.count_known_repeats) return false;
     const std::string key =
-        causes_.KeyOf(found.program, *found.mismatch, o_.reading).key;
+        causes_.KeyOf(found.program, *found.mismatch, o_.reading, &alone_.check())
+            .key;
     if (key.empty() || !CountInEntryOf(key, found)) return false;
     std::lock_guard<std::mutex> lock(mu_);
     ++report_.known_repeats;
@@ -737,6 +741,7 @@ class Campaign {
   std::deque<Found> backlog_;  // adopted from the journal, to file first
   absl::flat_hash_set<std::string> tuple_causes_;  // SuppressTupleCauses
   FiledCauses causes_;  // keys, entries and repeats of what is filed
+  AloneChecks alone_;  // a step that carries ptxas's constant, run alone
   // CountWhy's counts, per reason, of each of the report's Reasons.
   absl::flat_hash_map<const ProgramCampaignReport::Reasons*,
                       absl::flat_hash_map<std::string, int64_t>>

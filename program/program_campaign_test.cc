@@ -339,6 +339,26 @@ TEST_F(ProgramCampaignTest, OneCauseThroughSeveralShapesIsFiledOnceAndCounted) {
               testing::HasSubstr("if `bfe.s32` of "));
 }
 
+// The low bits of a square read through a shl after it (ptxas 13.0 claims
+// 0x40000000 where the square is 0): the shl carries ptxas's constant, and
+// run alone on ptxas it gives the oracle's value, so the cause is the
+// square's, filed first from m025 (issue 64): one root cause, counted.
+TEST_F(ProgramCampaignTest, ASquareReadThroughAShlIsTheSquaresCause) {
+  ProgramCampaignReport report =
+      Run({Testdata("fuzzx-m025.ptxprog"),
+           ProgramOf("input %a .b32 0x0\n"
+                     "or.b32 %r1, 0x1f, %a;\n"
+                     "shl.b32 %r2, %r1, 21;\n"
+                     "mul.lo.u32 %r3, %r2, %r2;\n"
+                     "shl.b32 %r4, %r3, 20;\n"
+                     "output %r4\n")});
+  EXPECT_EQ(report.disagreements, 2);
+  ASSERT_EQ(report.filed.size(), 1u);
+  EXPECT_EQ(report.filed[0].cause, "mul.lo.u32") << report.filed[0].what;
+  EXPECT_EQ(report.known_repeats, 1);
+  EXPECT_EQ(report.repeats["mul.lo.u32"], 1);
+}
+
 // A program whose constant slct explains, where the triage directory holds
 // the tuple campaign's slct.s32.s32 entry, is counted in that entry: no
 // program cause duplicates a tuple cause.

@@ -1,6 +1,7 @@
 #include "program/program_cause.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -207,25 +208,55 @@ WrongConstant CulpritAt(size_t i, const Observed& seen, uint64_t assumed) {
   return w;
 }
 
-}  // namespace
+// The values a step might have been taken to give in a second look, where
+// the step that stores ptxas's constant was seen to compute its own value
+// right: the oracle's with one bit flipped (the low bits of a square that
+// ptxas knows some of, read through a shift after it).
+std::vector<uint64_t> OneBitOff(int width, uint64_t oracle) {
+  std::vector<uint64_t> out;
+  for (int bit = 0; bit < width && bit < 64; ++bit)
+    out.push_back((oracle ^ (uint64_t{1} << bit)) & WidthMask(width));
+  return out;
+}
 
-std::optional<WrongConstant> WrongConstantCause(
-    const Program& program, std::span<const uint64_t> claimed,
-    Reading reading) {
-  const std::optional<size_t> k =
-      FirstDiffering(EvaluateAtWitness(program, reading), claimed);
-  if (!k) return std::nullopt;
-  // The first explaining step that computes a value, and the first that
-  // computes a predicate (a trigger class's, if any).
+struct Search {
+  size_t output = 0;     // the first output ptxas has wrong
+  uint64_t claimed = 0;  // ptxas's value of it
+};
+
+// What step `i` ran with at the witness and the plain value that, in its
+// place, gives the claimed output in `search`; nullopt when none does.
+std::optional<std::pair<Observed, uint64_t>> Explains(const Program& p,
+                                                     size_t i,
+                                                     const Search& search,
+                                                     Reading reading) {
+  // The cheaper test first: most steps explain nothing.
+  const std::optional<uint64_t> assumed =
+      ExplainingValue(p, i, search.output, search.claimed, reading);
+  if (!assumed) return std::nullopt;
+  const std::optional<Observed> seen = StepAtWitness(p, i, reading);
+  if (!seen) return std::nullopt;
+  return std::pair{*seen, *assumed};
+}
+
+struct Culprit {
+  WrongConstant w;
+  // At operands of a trigger class, or read as a negation dropped: what
+  // the step did wrong is told by its operands, not only by its value.
+  bool telling = false;
+};
+
+// The culprit of the search's output (see the header): the first
+// explaining step that computes a value, at operands of a trigger class
+// if one is, else the first that computes a predicate.
+std::optional<Culprit> FindCulprit(const Program& program, const Search& search,
+                                   Reading reading) {
   std::optional<WrongConstant> first, steering;
   for (size_t i = 0; i < program.steps.size(); ++i) {
     if (program.steps[i].kind != ProgramStep::kInstruction) continue;
-    const std::optional<uint64_t> assumed =
-        ExplainingValue(program, i, *k, claimed[*k], reading);
-    if (!assumed) continue;
-    const std::optional<Observed> seen = StepAtWitness(program, i, reading);
-    if (!seen) continue;
-    WrongConstant w = CulpritAt(i, *seen, *assumed);
+    const auto explained = Explains(program, i, search, reading);
+    if (!explained) continue;
+    WrongConstant w = CulpritAt(i, explained->first, explained->second);
     const bool negation_dropped = KeyTheOperation(program, w);
     // A culprit at operands of a trigger class, or one that reads as a
     // negation dropped, is preferred: the steps around it that also
@@ -234,23 +265,107 @@ std::optional<WrongConstant> WrongConstantCause(
     // often only steers which value is computed (a branch over the step
     // ptxas got wrong).
     const bool steers = DestinationWidth(program.steps[i]) == 1;
-    if ((w.trigger != "in-range" || negation_dropped) && !steers) return w;
+    if ((w.trigger != "in-range" || negation_dropped) && !steers)
+      return Culprit{std::move(w), true};
     std::optional<WrongConstant>& slot = steers ? steering : first;
     if (!slot || (slot->trigger == "in-range" && w.trigger != "in-range"))
       slot = std::move(w);
   }
-  std::optional<WrongConstant> found = first;
-  if (!found && steering) {
-    // Only a compare explains it: what ptxas took the values it compares
-    // to be is not told (`-|a| < C`, claimed for every a: no one value of
-    // the abs or the neg gives it), and the entry says so.
-    found = std::move(steering);
-    absl::StrAppend(&found->words,
-                    "; no one value of a step before it explains it, so the "
-                    "key is the compare, not what ptxas took the values it "
-                    "compares to be");
+  if (first) {
+    const bool telling = first->trigger != "in-range";
+    return Culprit{*std::move(first), telling};
   }
-  return found;
+  if (!steering) return std::nullopt;
+  // Only a compare explains it: what ptxas took the values it compares
+  // to be is not told (`-|a| < C`, claimed for every a: no one value of
+  // the abs or the neg gives it), and the entry says so.
+  absl::StrAppend(&steering->words,
+                  "; no one value of a step before it explains it, so the "
+                  "key is the compare, not what ptxas took the values it "
+                  "compares to be");
+  return Culprit{*std::move(steering), true};
+}
+
+// True if step `i` sets output `k` last: no step after it writes that
+// register.
+bool SetsTheOutput(const Program& p, size_t i, size_t k) {
+  if (k >= p.outputs.size() || p.steps[i].dst != p.outputs[k]) return false;
+  for (size_t j = i + 1; j < p.steps.size(); ++j) {
+    if (p.steps[j].dst == p.outputs[k]) return false;
+  }
+  return true;
+}
+
+// True for a culprit that sets the output and explains it only by being
+// given ptxas's own constant, at operands that tell nothing: any step that
+// sets the output would, so only the backend can say whether it is its own
+// fault.
+bool OnlyCarriesTheConstant(const Program& p, const Culprit& c,
+                            const Search& search) {
+  return !c.telling && c.w.assumed == search.claimed &&
+         SetsTheOutput(p, c.w.step, search.output);
+}
+
+// The value step `i` computes, one bit off, that gives the claimed output
+// in `search`; nullopt when none does (or the step did not run).
+std::optional<std::pair<Observed, uint64_t>> ExplainsOneBitOff(
+    const Program& p, size_t i, const Search& search, Reading reading) {
+  const std::optional<Observed> seen = StepAtWitness(p, i, reading);
+  if (!seen) return std::nullopt;
+  for (uint64_t v : OneBitOff(DestinationWidth(p.steps[i]), seen->result.bits)) {
+    if (Gives(p, i, v, search.output, search.claimed, reading))
+      return std::pair{*seen, v};
+  }
+  return std::nullopt;
+}
+
+// `carrier` was seen to compute its own value right alone on the backend,
+// so the value it was given was wrong: the nearest value step before it
+// whose value one bit off explains the constant (what feeds it, before
+// what feeds that), if one does; else `carrier`, its words saying that it
+// was seen right alone.
+WrongConstant LookBeforeTheCarrier(const Program& program,
+                                   const Search& search, WrongConstant carrier,
+                                   Reading reading) {
+  const std::string alone = absl::StrFormat(
+      "`%s` of %s alone gives the oracle's 0x%x on the backend", carrier.key,
+      OperandsText(carrier.tuple), carrier.oracle.bits);
+  for (size_t i = carrier.step; i-- > 0;) {
+    const ProgramStep& step = program.steps[i];
+    if (step.kind != ProgramStep::kInstruction || DestinationWidth(step) == 1)
+      continue;
+    const auto explained = ExplainsOneBitOff(program, i, search, reading);
+    if (!explained) continue;
+    WrongConstant w = CulpritAt(i, explained->first, explained->second);
+    KeyTheOperation(program, w);
+    absl::StrAppend(&w.words, "; ", alone,
+                    ", so the constant it stores comes from before it");
+    return w;
+  }
+  absl::StrAppend(&carrier.words, "; ", alone,
+                  ", and no step before it one bit off explains the "
+                  "constant: the key is the step that stores it, not one "
+                  "shown wrong");
+  return carrier;
+}
+
+}  // namespace
+
+std::optional<WrongConstant> WrongConstantCause(
+    const Program& program, std::span<const uint64_t> claimed,
+    Reading reading, const AloneCheck* alone) {
+  const std::optional<size_t> k =
+      FirstDiffering(EvaluateAtWitness(program, reading), claimed);
+  if (!k) return std::nullopt;
+  const Search search{.output = *k, .claimed = claimed[*k]};
+  std::optional<Culprit> found = FindCulprit(program, search, reading);
+  if (!found) return std::nullopt;
+  if (alone == nullptr || !*alone ||
+      !OnlyCarriesTheConstant(program, *found, search) ||
+      !(*alone)(found->w.tuple).value_or(false)) {
+    return std::move(found->w);
+  }
+  return LookBeforeTheCarrier(program, search, std::move(found->w), reading);
 }
 
 bool DepartsAtAConstant(absl::string_view departure_cause) {

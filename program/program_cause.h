@@ -22,12 +22,19 @@
 //
 // It is a reading of the data flow, not a proof: a wrong value no single
 // instruction's value explains (two wrong steps) has no culprit, and
-// WrongConstantCause says so with nullopt.
+// WrongConstantCause says so with nullopt. Values alone cannot tell one
+// case apart: a step that writes the output explains any constant by being
+// given it. Where such a step is the culprit at operands that tell nothing,
+// the backend is asked to run it alone; if it gives the oracle's value
+// there, the constant came from before it, and the nearest step before it
+// whose value one bit off explains it is the culprit (a square whose known
+// low bits ptxas takes wrong, read through a `shl`).
 
 #ifndef PTXDIFF_PROGRAM_PROGRAM_CAUSE_H_
 #define PTXDIFF_PROGRAM_PROGRAM_CAUSE_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -54,12 +61,18 @@ struct WrongConstant {
   std::string words;
 };
 
+// Whether the backend, given `t` alone with its operands as immediates,
+// gives the oracle's value; nullopt where it cannot tell (not judged, a
+// fault, out of time).
+using AloneCheck = std::function<std::optional<bool>(const Tuple& t)>;
+
 // The culprit of `claimed` (ptxas's values, one per output) in `program`
 // at its witness inputs (set to where the oracle refutes them), or nullopt
-// where no one instruction explains the first output that differs.
+// where no one instruction explains the first output that differs. With
+// `alone`, a culprit that only carries the constant is checked alone.
 std::optional<WrongConstant> WrongConstantCause(
     const Program& program, std::span<const uint64_t> claimed,
-    Reading reading = Reading::kSpec);
+    Reading reading = Reading::kSpec, const AloneCheck* alone = nullptr);
 
 // What an entry says when no culprit is found.
 inline constexpr char kNoCulpritWords[] =

@@ -5,7 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
+#include "isa/spelling.h"
 #include "gtest/gtest.h"
 #include "program/testing/programs.h"
 
@@ -242,25 +244,6 @@ TEST(WrongConstantCauseTest, TheLowBitsOfASquareAreOneKey) {
                   "output %r4\n",
                   0x400),
             "mul.lo.u32");
-  // A shl after the square, which ptxas 13.0 claims 0x40000000 for (the
-  // square's bit 10 moved up by 20): no plain value of the square gives it,
-  // and the shl explains it as the step that stores ptxas's constant. The
-  // square one bit off (bit 10) would explain it too, but so would the step
-  // before any bitwise last step (an `and` before an `xor` whose low bit a
-  // tool flips: program_cause_frames_test): values alone do not tell them
-  // apart, so the key stays the last step's (issue 64, open).
-  const std::vector<uint64_t> moved = {0x40000000};
-  const std::optional<WrongConstant> shifted = WrongConstantCause(
-      ProgramOf("input %a .b32 0x0\n"
-                "or.b32 %r1, 0x1f, %a;\n"
-                "shl.b32 %r2, %r1, 21;\n"
-                "mul.lo.u32 %r3, %r2, %r2;\n"
-                "shl.b32 %r4, %r3, 20;\n"
-                "output %r4\n"),
-      moved);
-  ASSERT_TRUE(shifted.has_value());
-  EXPECT_EQ(shifted->key, "shl.b32") << shifted->words;
-  EXPECT_EQ(shifted->step, 3u);
   // A last step's wrong value is its own.
   EXPECT_EQ(KeyOf("input %a .b32 0x3\n"
                   "add.u32 %r1, %a, 1;\n"
@@ -290,6 +273,95 @@ TEST(WrongConstantCauseTest, TheLowBitsOfASquareAreOneKey) {
                   "output %r4\n",
                   0x400),
             "mad.lo.u32");
+}
+
+// A shl after the square, which ptxas 13.0 claims 0x40000000 for (the
+// square's bit 10 moved up by 20): no plain value of the square gives it,
+// and the shl explains it by being given ptxas's constant, as any step that
+// writes the output would. Values alone cannot tell whether the shl or the
+// square is wrong (an `and` before an `xor` whose low bit a tool flips
+// looks the same: program_cause_frames_test), so the shl is run alone on
+// the backend: where it gives the oracle's value there, the square one bit
+// off is the culprit (issue 64).
+Program SquareReadByShl() {
+  return ProgramOf("input %a .b32 0x0\n"
+                   "or.b32 %r1, 0x1f, %a;\n"
+                   "shl.b32 %r2, %r1, 21;\n"
+                   "mul.lo.u32 %r3, %r2, %r2;\n"
+                   "shl.b32 %r4, %r3, 20;\n"
+                   "output %r4\n");
+}
+
+TEST(WrongConstantCauseTest, AStepRightAloneYieldsToTheStepBeforeItOneBitOff) {
+  const std::vector<uint64_t> moved = {0x40000000};
+  std::vector<std::string> asked;
+  const AloneCheck right = [&asked](const Tuple& t) -> std::optional<bool> {
+    asked.push_back(absl::StrFormat("%s 0x%x 0x%x", Spell(t.variant),
+                                    t.operands.v[0], t.operands.v[1]));
+    return true;
+  };
+  const std::optional<WrongConstant> w =
+      WrongConstantCause(SquareReadByShl(), moved, Reading::kSpec, &right);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->key, "mul.lo.u32") << w->words;
+  EXPECT_EQ(w->step, 2u);
+  EXPECT_EQ(w->assumed, 0x400u) << "the square's bit 10";
+  EXPECT_THAT(asked, testing::ElementsAre("shl.b32 0x0 0x14"))
+      << "the shl alone, at the square the oracle gives";
+  EXPECT_THAT(w->words,
+              testing::HasSubstr("`shl.b32` of 0x0, 0x14 alone gives the "
+                                 "oracle's 0x0 on the backend"));
+}
+
+TEST(WrongConstantCauseTest, AStepWrongAloneOrNotJudgedKeepsItsKey) {
+  const std::vector<uint64_t> moved = {0x40000000};
+  for (const std::optional<bool> verdict : {std::optional<bool>(false),
+                                            std::optional<bool>()}) {
+    const AloneCheck alone = [verdict](const Tuple&) { return verdict; };
+    const std::optional<WrongConstant> w =
+        WrongConstantCause(SquareReadByShl(), moved, Reading::kSpec, &alone);
+    ASSERT_TRUE(w.has_value());
+    EXPECT_EQ(w->key, "shl.b32") << w->words;
+    EXPECT_EQ(w->step, 3u);
+  }
+  // Without a backend to ask, too.
+  const std::optional<WrongConstant> unasked =
+      WrongConstantCause(SquareReadByShl(), moved);
+  ASSERT_TRUE(unasked.has_value());
+  EXPECT_EQ(unasked->key, "shl.b32");
+}
+
+TEST(WrongConstantCauseTest, AStepRightAloneWithNothingBeforeItOneBitOffSaysSo) {
+  // 0x12345 is no shift by 4 of anything: no step before explains it.
+  const std::vector<uint64_t> claimed = {0x12345};
+  const AloneCheck right = [](const Tuple&) { return std::optional(true); };
+  const std::optional<WrongConstant> w = WrongConstantCause(
+      ProgramOf("input %a .b32 0x3\n"
+                "add.u32 %r1, %a, 1;\n"
+                "shl.b32 %r2, %r1, 4;\n"
+                "output %r2\n"),
+      claimed, Reading::kSpec, &right);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->key, "shl.b32");
+  EXPECT_THAT(w->words, testing::HasSubstr("not one shown wrong"));
+}
+
+TEST(WrongConstantCauseTest, ATellingCulpritIsNotAskedAbout) {
+  // bfe.s32 with a field past the top tells by its operands.
+  const std::vector<uint64_t> ones = {0xffffffff};
+  int asked = 0;
+  const AloneCheck alone = [&asked](const Tuple&) {
+    ++asked;
+    return std::optional(true);
+  };
+  const std::optional<WrongConstant> w = WrongConstantCause(
+      ProgramOf("input %in0 .b32 0x0\n"
+                "bfe.s32 %r6, %in0, 0xff, 0x1;\n"
+                "output %r6\n"),
+      ones, Reading::kSpec, &alone);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->key, "bfe.s32");
+  EXPECT_EQ(asked, 0);
 }
 
 TEST(DepartsAtAConstantTest, AConstantWrittenFromNoRegister) {
