@@ -25,6 +25,7 @@
 #include "program/alone_checks.h"
 #include "program/composed_oracle.h"
 #include "program/filed_causes.h"
+#include "program/one_step_finding.h"
 #include "program/program_generator.h"
 #include "program/program_minimizer.h"
 #include "program/program_ticker.h"
@@ -422,7 +423,7 @@ class Campaign {
         .what = OneLine(what),
         .shape = kHangShape,
     };
-    File(f, f.program->name, programs[0], /*may_suppress=*/false);
+    File(f, programs[0], /*may_suppress=*/false);
   }
 
   // Whether each candidate still shows what `found` is, in one run. None
@@ -538,7 +539,16 @@ class Campaign {
     Finding f = FindingFor(program, found, (*check)[0]);
     f.minimize_backend_calls = min.ok() ? min->rounds : 0;
     f.minimize_seconds = absl::ToDoubleSeconds(absl::Now() - start);
-    if (File(f, f.program->name, program)) journal_->Done(found.seq);
+    // One instruction is a tuple: filed as the tuple campaign files it.
+    std::optional<Finding> as_tuple =
+        (*check)[0].mismatch
+            ? AsTupleFinding(f, program, *(*check)[0].mismatch)
+            : std::nullopt;
+    if (as_tuple) {  // what it was found as, as a repeat counted says it
+      as_tuple->found_as.push_back(
+          absl::StrJoin(StepSpellings(found.program), " then "));
+    }
+    if (File(f, program, true, as_tuple)) journal_->Done(found.seq);
   }
 
   Finding FindingFor(const Program& minimized, const Found& found,
@@ -600,14 +610,16 @@ class Campaign {
     return f;
   }
 
-  // Files `f`; false if it could not, which ends the run: what it finds
-  // from then on could not be filed either, and the journal keeps this one.
-  bool File(const Finding& f, const std::string& name, const Program& p,
-            bool may_suppress = true) {
+  // Files `f` (as `stored`, its tuple, where it is one step); false if it
+  // could not, which ends the run: what it finds from then on could not be
+  // filed either, and the journal keeps this one.
+  bool File(const Finding& f, const Program& p, bool may_suppress = true,
+            const std::optional<Finding>& stored = std::nullopt) {
     std::lock_guard<std::mutex> lock(mu_);
-    absl::StatusOr<FileResult> filed = store_.File(f);
+    absl::StatusOr<FileResult> filed = store_.File(stored ? *stored : f);
     if (!filed.ok()) {
-      report_.errors.push_back(absl::StrCat("could not file ", name, ": ",
+      report_.errors.push_back(absl::StrCat("could not file ",
+                                            f.program->name, ": ",
                                             filed.status().message(), "\n",
                                             f.program->case_text));
       ++report_.triage_write_errors;
@@ -629,7 +641,8 @@ class Campaign {
     if (progress_) {
       progress_(absl::StrCat("[", absl::ToInt64Seconds(absl::Now() - start_),
                              " s] ", filed->is_new ? "filed " : "again ",
-                             f.program->name, ": ", f.program->what));
+                             stored ? filed->entry : f.program->name, ": ",
+                             f.program->what));
     }
     if (may_suppress) SuppressIfSingleInstruction(p);
     return true;
