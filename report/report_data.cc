@@ -130,7 +130,9 @@ std::vector<ProgramImplementation> ProgramImplementationsOf(
 }
 
 // Gives each entry to the implementation of its backend and kind; the rest
-// to `others`.
+// to `others`. A tuple entry no tuple campaign of its backend made was filed
+// by a program campaign (a program minimized to one instruction is filed as
+// its tuple: program/one_step_finding.h), and is listed with its programs.
 void RouteEntries(std::vector<EntryInfo> entries,
                   std::vector<Implementation>& impls,
                   std::vector<ProgramImplementation>& program_impls,
@@ -140,14 +142,14 @@ void RouteEntries(std::vector<EntryInfo> entries,
     const auto made_by = [&](const auto& i) {
       return backend != e.meta.end() && backend->second == i.backend;
     };
+    const auto tuples = std::find_if(impls.begin(), impls.end(), made_by);
+    const auto programs =
+        std::find_if(program_impls.begin(), program_impls.end(), made_by);
     std::vector<EntryInfo>* to = &others;
-    if (NamesAProgram(e.signature)) {
-      auto it =
-          std::find_if(program_impls.begin(), program_impls.end(), made_by);
-      if (it != program_impls.end()) to = &it->entries;
-    } else {
-      auto it = std::find_if(impls.begin(), impls.end(), made_by);
-      if (it != impls.end()) to = &it->entries;
+    if (!NamesAProgram(e.signature) && tuples != impls.end()) {
+      to = &tuples->entries;
+    } else if (programs != program_impls.end()) {
+      to = &programs->entries;
     }
     to->push_back(std::move(e));
   }

@@ -125,8 +125,9 @@ TEST(ReportDataTest, ACrashShowsHowItEndedAndTheToolsLastOutput) {
 }
 
 // A directory with only `ptxdiff programs` runs is a report too: each
-// backend's runs and the program entries it filed, apart from the tuple
-// campaigns' entries of the same backend.
+// backend's runs and the entries it filed (programs, and the tuples of
+// programs minimized to one instruction), apart from entries of backends
+// no run here used.
 TEST(ReportDataTest, ProgramCampaignsHaveTheirRunsAndTheirEntries) {
   const std::string out = FreshDir("programs");
   const std::string run = out + "/stats/programs-1000-1";
@@ -139,7 +140,10 @@ TEST(ReportDataTest, ProgramCampaignsHaveTheirRunsAndTheirEntries) {
   auto store = TriageStore::Open(out + "/triage", /*create=*/true);
   ASSERT_TRUE(store.ok());
   ASSERT_TRUE(store->File(AProgramMismatch()).ok());
-  ASSERT_TRUE(store->File(AValueMismatch("sub.u32", 1, 3)).ok());
+  // A program minimized to one instruction, filed as its tuple by the
+  // program campaign; and a tuple entry of a backend no run here used.
+  ASSERT_TRUE(store->File(AValueMismatch("mul.lo.u32", 1, 3)).ok());
+  ASSERT_TRUE(store->File(AValueMismatch("sub.u32", 1, 3, "faulty 2")).ok());
 
   const absl::StatusOr<ReportData> data =
       ReadReport({{.out_dir = out, .triage_dir = out + "/triage"}});
@@ -150,9 +154,12 @@ TEST(ReportDataTest, ProgramCampaignsHaveTheirRunsAndTheirEntries) {
   EXPECT_EQ(programs.backend, "faulty 1");
   ASSERT_THAT(programs.runs, SizeIs(1));
   EXPECT_EQ(programs.runs[0].timeline[0].programs, 40);
-  ASSERT_THAT(programs.entries, SizeIs(1));
-  EXPECT_TRUE(NamesAProgram(programs.entries[0].signature));
-  // The tuple entry: no tuple campaign ran here, so it is listed apart.
+  ASSERT_THAT(programs.entries, SizeIs(2));
+  EXPECT_TRUE(NamesAProgram(programs.entries[0].signature) !=
+              NamesAProgram(programs.entries[1].signature))
+      << "the program entry and the one-step program's tuple entry";
+  // The tuple entry of another backend: no campaign of it ran here, so it
+  // is listed apart.
   ASSERT_THAT(data->other_entries, SizeIs(1));
   EXPECT_EQ(data->other_entries[0].entries[0].signature.spelling, "sub.u32");
   EXPECT_THAT(absl::StrJoin(data->notes, "\n"),
