@@ -334,5 +334,29 @@ TEST(ProgramsCommandTest, ARunOnAToolSaysWhatItIsRememberedRefusing) {
 }
 #endif  // PTXDIFF_INTERPRETER_PATH
 
+// Fault run of issue 65: a tool's binary output was quoted raw after "its
+// output ends:", escape sequences and all, to the user's terminal. Each byte
+// that is no printable text is \xNN now.
+TEST(ProgramsCommandTest, AToolsBinaryOutputIsQuotedEscaped) {
+  auto dir = TempDir::Create("program-binary-output");
+  ASSERT_TRUE(dir.ok());
+  const std::string tool = (*dir)->File("garbage.sh");
+  // Exit 0 without {out}: a crash, its output quoted.
+  ASSERT_TRUE(
+      WriteFile(tool, "#!/bin/sh\nprintf 'said \\033[2J\\001\\377 end'\n")
+          .ok());
+  ASSERT_EQ(chmod(tool.c_str(), 0755), 0);
+  const std::string file = std::string(PTXDIFF_SOURCE_DIR) +
+                           "/program/testdata/found-abs-lt-zero.ptxprog";
+  std::ostringstream out, err;
+  RunProgram({file, "--backend", "ptx-cmd:" + tool + " {ptx} {in} {out}"}, out,
+             err);
+  EXPECT_THAT(out.str(),
+              HasSubstr("its output ends:\nsaid \\x1b[2J\\x01\\xff end"))
+      << err.str();
+  EXPECT_EQ(out.str().find('\x1b'), std::string::npos);
+  EXPECT_EQ(err.str().find('\x1b'), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ptxdiff

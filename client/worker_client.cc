@@ -18,6 +18,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "common/files.h"
+#include "common/printable.h"
 #include "common/run_by_halves.h"
 #include "common/status_macros.h"
 #include "common/subprocess.h"
@@ -246,7 +247,8 @@ std::string WorkerClient::StderrTail() const {
   std::string tail(size - begin, '\0');
   const ssize_t n = pread(stderr_file_, tail.data(), tail.size(), begin);
   tail.resize(n > 0 ? n : 0);
-  return std::string(absl::StripAsciiWhitespace(tail));
+  // Quoted to the user: an exec: worker may print anything.
+  return PrintableBytes(absl::StripAsciiWhitespace(tail));
 }
 
 namespace {
