@@ -9,23 +9,25 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "cli/program_command.h"
-#include "cli/triage_commands.h"
 #include "backends/ptx_cmd/refusal_memory.h"
+#include "backends/ptxas/ptxas_toolchain.h"
+#include "cli/program_command.h"
+#include "cli/testing/stop_once_handled.h"
+#include "cli/triage_commands.h"
 #include "common/files.h"
-#include "isa/spelling.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "isa/spelling.h"
 #include "program/program.h"
 #include "program/program_encoding.h"
 #include "report/run_records.h"
 #include "triage/triage_store.h"
-#include "backends/ptxas/ptxas_toolchain.h"
 
 namespace ptxdiff {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 struct ProgramsRun {
   int code;
@@ -248,6 +250,38 @@ TEST(ProgramsCommandTest, AFuzzersInputIsAProgramCase) {
   ASSERT_TRUE(WriteFile(file, bytes->substr(0, 6)).ok());
   EXPECT_EQ(RunProgram({file}, out3, err3), 2);
   EXPECT_THAT(err3.str(), HasSubstr("program line 1"));
+}
+
+// A program of a long loop (a million steps at each input vector), at
+// `dir`/long.ptxprog.
+std::string LongLoopProgram(const TempDir& dir) {
+  std::string text =
+      "# ptxdiff program 1\ninput %a .b32 3\nmov.b32 %r, %a;\nloop 1024 {\n";
+  for (int k = 0; k < 1000; ++k) text += "add.u32 %r, %r, %a;\n";
+  text += "}\noutput %r\n";
+  const std::string path = dir.File("long.ptxprog");
+  EXPECT_TRUE(WriteFile(path, text).ok());
+  return path;
+}
+
+// Fault run of issue 65: `program` stopped during the oracle's evaluation
+// printed "oracle: %r = 0x00000000 (undefined: not judged)", values it never
+// computed, before "verdict: interrupted". It says the oracle was stopped.
+TEST(ProgramsCommandTest, AStopDuringTheOraclesEvaluationMakesUpNoValues) {
+  auto dir = TempDir::Create("program-oracle-stop");
+  ASSERT_TRUE(dir.ok());
+  const std::string file = LongLoopProgram(**dir);
+  std::ostringstream out, err;
+  int code;
+  {
+    const StopOnceHandled stop;
+    code = RunProgram({file}, out, err);
+    EXPECT_TRUE(stop.stopped());
+  }
+  EXPECT_EQ(code, 130) << out.str() << err.str();
+  EXPECT_THAT(out.str(),
+              HasSubstr("\noracle:  interrupted\nverdict: interrupted\n"));
+  EXPECT_THAT(out.str(), Not(HasSubstr("%r = ")));
 }
 
 #ifdef PTXDIFF_INTERPRETER_PATH
