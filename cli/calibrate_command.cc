@@ -157,6 +157,7 @@ int CalibratePrograms(const std::string& ptxas, const std::string& arch,
                          report->programs, seconds, report->programs / seconds,
                          Interrupted() ? ", interrupted" : "");
   PrintProgramReport(*report, show, out);
+  if (Interrupted()) return kExitInterrupted;  // as every command's Ctrl-C
   if (report->executed == 0) {
     err << "ptxdiff calibrate: nothing was executed: no program's code ran "
            "to the end on the evaluator\n";
@@ -264,6 +265,7 @@ int RunCalibrate(const std::vector<std::string>& args, std::ostream& out,
                          report->tuples, seconds, report->tuples / seconds,
                          Interrupted() ? ", interrupted" : "");
   PrintReport(*report, *show, out);
+  if (Interrupted()) return kExitInterrupted;  // as every command's Ctrl-C
   if (report->executed == 0) {
     err << "ptxdiff calibrate: nothing was executed: no kernel ran to the "
            "end on the evaluator\n";

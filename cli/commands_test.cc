@@ -9,7 +9,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "backends/ptxas/ptxas_toolchain.h"
 #include "cli/testing/run_ptxdiff.h"
+#include "cli/testing/stop_once_handled.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -465,6 +467,21 @@ TEST(MainTest, ACommandsHelpIsItsUsage) {
     EXPECT_THAT(r.out, HasSubstr("nothing was tested")) << command;
     EXPECT_THAT(r.out, HasSubstr("2 on bad")) << command;
   }
+}
+
+// Fault run of issue 65: Ctrl-C of `calibrate` exited 0 (its summary said
+// "interrupted"), where `sweep`, `program` and `programs` exit 130.
+TEST(CalibrateCommandTest, AStoppedCalibrationIsExit130) {
+  if (!FindPtxas({}).ok()) GTEST_SKIP() << "no ptxas";
+  CliRun r;
+  {
+    const StopOnceHandled stop;
+    r = Ptxdiff(
+        {"calibrate", "--family", "add", "--tuples", "1", "--threads", "1"});
+    EXPECT_TRUE(stop.stopped());
+  }
+  EXPECT_EQ(r.code, 130) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr(", interrupted\n"));
 }
 
 }  // namespace
