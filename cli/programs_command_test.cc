@@ -318,7 +318,8 @@ TEST(ProgramsCommandTest, AProgramRunsOnATool) {
   code = RunProgram({file, "--backend", "ptx-cmd:my-tool {ptx} {out}"}, out3,
                     err3);
   EXPECT_EQ(code, 2);
-  EXPECT_THAT(err3.str(), HasSubstr("the command has no {in}"));
+  EXPECT_THAT(err3.str(), HasSubstr("the ptx-cmd command 'my-tool {ptx} "
+                                    "{out}' does not mention {in}"));
 }
 
 // Issue 65: a program whose every output the spec leaves open (a division

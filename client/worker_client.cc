@@ -66,11 +66,9 @@ absl::StatusOr<WorkerCommand> CommandForBackend(
     command.argv = {std::string(backend)};
   } else if (absl::ConsumePrefix(&backend, kPtxCmdPrefix)) {
     // The template goes in HELLO (one key-value line): the worker runs it.
-    if (backend.empty() || absl::StrContains(backend, '\n')) {
-      return absl::InvalidArgumentError(
-          "ptx-cmd: needs a one-line command, e.g. ptx-cmd:'my-tool {ptx} {in} "
-          "{out}'");
-    }
+    // Checked here too, so that a command says what is wrong with it before
+    // it makes a directory or starts a process.
+    if (absl::Status s = CheckPtxCmdCommand(backend); !s.ok()) return s;
     command.argv = {std::string(worker_binary),
                     absl::StrCat("--backend=", kPtxCmdBackend)};
     command.hello_options.emplace_back("command", std::string(backend));

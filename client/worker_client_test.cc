@@ -411,14 +411,15 @@ TEST(WorkerClientTest, BackendNames) {
   EXPECT_EQ(CommandForBackend("ptxas", "/bin/wk")->argv,
             (std::vector<std::string>{"/bin/wk", "--backend=ptxas"}));
   EXPECT_FALSE(CommandForBackend("exec:", "x").ok());
-  // ptx-cmd: the built-in worker, with the template in HELLO.
+  // ptx-cmd: the built-in worker, with the template in HELLO (its program
+  // must exist: CheckPtxCmdCommand).
   auto ptx_cmd =
-      CommandForBackend("ptx-cmd:tool --x=1 {ptx} {in} {out}", "/bin/wk");
+      CommandForBackend("ptx-cmd:/bin/true --x=1 {ptx} {in} {out}", "/bin/wk");
   ASSERT_TRUE(ptx_cmd.ok());
   EXPECT_EQ(ptx_cmd->argv,
             (std::vector<std::string>{"/bin/wk", "--backend=ptx-cmd"}));
   EXPECT_EQ(ptx_cmd->hello_options,
-            (KeyValues{{"command", "tool --x=1 {ptx} {in} {out}"}}));
+            (KeyValues{{"command", "/bin/true --x=1 {ptx} {in} {out}"}}));
   EXPECT_FALSE(CommandForBackend("ptx-cmd:", "x").ok());
   EXPECT_FALSE(CommandForBackend("ptx-cmd:a\nb", "x").ok());
   EXPECT_THAT(CommandForBackend("gpu", "x").status().message(),
