@@ -505,6 +505,22 @@ TEST(ReportCommandTest, DamageIsALineAFileOnStderr) {
   EXPECT_THAT(r.err, HasSubstr("report: damaged triage entry: " + entry));
 }
 
+// Fault run of issue 65: `report --html` into a directory it cannot write
+// said "cannot create DIR/.tmp-file-...", its own temporary file's name. It
+// names the file asked for.
+TEST(ReportCommandTest, AReportItCannotWriteNamesTheFileAskedFor) {
+  const std::string dir = TempDirFor("report_unwritable");
+  const std::string run = dir + "/out/stats/programs-3000-4";
+  ASSERT_TRUE(MakeDirs(run).ok());
+  ASSERT_TRUE(WriteFile(run + "/programs.tsv", "garbage\n").ok());
+  // No such directory: what a read-only one is to root, who writes anyway.
+  const std::string html = dir + "/missing/r.html";
+  const CliRun r = Ptxdiff({"report", dir + "/out", "--html", html});
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("cannot write " + html + ": "));
+  EXPECT_THAT(r.err, Not(HasSubstr(".tmp-")));
+}
+
 // Issue 28: a campaign whose filings failed (a full triage disk) exited 0
 // with the errors only in fuzz.log. It fails now, with the reason, and says
 // where the findings are kept.
