@@ -443,6 +443,18 @@ TEST(MainTest, UsageAndUnknownCommand) {
   EXPECT_THAT(r.err, HasSubstr("unknown command 'frobnicate'"));
 }
 
+// Fault run of issue 65: `triage foo` said "triage directory out/triage does
+// not exist", as if `foo` were a verb. It says `foo` is none, and which are.
+TEST(MainTest, AnUnknownTriageSubcommandIsSaidAsOne) {
+  const std::string dir = TempDirFor("triage_unknown_verb");
+  const CliRun r = Ptxdiff({"triage", "foo", "--dir", dir + "/none"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err,
+            "ptxdiff triage: unknown triage subcommand 'foo'; expects list, "
+            "show ENTRY, merge DIR... or mark ENTRY --explained WHY (ptxdiff "
+            "triage --help)\n");
+}
+
 // `ptxdiff COMMAND --help` shows that command's usage (it used to be an
 // unknown flag, or for seed-corpus a directory named "--help").
 TEST(MainTest, ACommandsHelpIsItsUsage) {
