@@ -383,7 +383,8 @@ TEST(MainTest, ANumericFlagsErrorNamesTheFlag) {
   r = Ptxdiff({"fuzz", "--max-time", "1m"});
   EXPECT_EQ(
       r.err,
-      "ptxdiff fuzz: --max-time takes a positive whole number, not '1m'\n");
+      "ptxdiff fuzz: --max-time takes a whole number from 1 to 2592000, not "
+      "'1m'\n");
   r = Ptxdiff({"fuzz", "--progress-seconds", "0"});
   EXPECT_THAT(
       r.err,
@@ -396,6 +397,27 @@ TEST(MainTest, ANumericFlagsErrorNamesTheFlag) {
   EXPECT_THAT(
       r.err,
       HasSubstr("--tuples takes a whole number from 1 to 1048576, not '0'"));
+}
+
+// Fault run of issue 65: `calibrate --max-time 0` was taken (no limit) where
+// `fuzz` refused 0, and `fuzz` took any number, however large. One rule for
+// the flag on every command. (A bad flag checked after it stops a command
+// that took it, before any work.)
+TEST(MainTest, MaxTimeIsOneRuleOnEveryCommand) {
+  for (const std::string value : {"0", "2592001"}) {
+    for (const std::vector<std::string>& args :
+         std::vector<std::vector<std::string>>{
+             {"fuzz", "--max-time", value, "--jobs", "0"},
+             {"programs", "--max-time", value, "--threads", "0"},
+             {"calibrate", "--max-time", value, "--arch", "sm_1"}}) {
+      const CliRun r = Ptxdiff(args);
+      EXPECT_EQ(r.code, 2) << args[0];
+      EXPECT_EQ(r.err, absl::StrCat("ptxdiff ", args[0],
+                                    ": --max-time takes a whole number from 1 "
+                                    "to 2592000, not '",
+                                    value, "'\n"));
+    }
+  }
 }
 
 TEST(MainTest, VersionPrintsTheVersion) {
