@@ -157,6 +157,7 @@ int CalibratePrograms(const std::string& ptxas, const std::string& arch,
                          report->programs, seconds, report->programs / seconds,
                          Interrupted() ? ", interrupted" : "");
   PrintProgramReport(*report, show, out);
+  if (Interrupted()) return kExitInterrupted;  // as every command's Ctrl-C
   if (report->executed == 0) {
     err << "ptxdiff calibrate: nothing was executed: no program's code ran "
            "to the end on the evaluator\n";
@@ -184,7 +185,7 @@ int RunCalibrate(const std::vector<std::string>& args, std::ostream& out,
   auto opt = IntFlag(*parsed, "opt", 0, 0, 3);
   auto seed = IntFlag(*parsed, "seed", 1, 1, INT64_MAX);
   auto threads = IntFlag(*parsed, "threads", default_threads, 1, 256);
-  auto max_time = IntFlag(*parsed, "max-time", 0, 0, 30 * 24 * 3600);
+  auto max_time = MaxTimeFlag(*parsed, 0);  // 0: not given, no limit
   auto show = IntFlag(*parsed, "show", 20, 0, 1 << 20);
   auto programs = IntFlag(*parsed, "programs", 0, 1, INT64_MAX);
   auto selected = SelectVariants(*parsed);
@@ -264,6 +265,7 @@ int RunCalibrate(const std::vector<std::string>& args, std::ostream& out,
                          report->tuples, seconds, report->tuples / seconds,
                          Interrupted() ? ", interrupted" : "");
   PrintReport(*report, *show, out);
+  if (Interrupted()) return kExitInterrupted;  // as every command's Ctrl-C
   if (report->executed == 0) {
     err << "ptxdiff calibrate: nothing was executed: no kernel ran to the "
            "end on the evaluator\n";

@@ -9,7 +9,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "backends/ptxas/ptxas_toolchain.h"
 #include "cli/testing/run_ptxdiff.h"
+#include "cli/testing/stop_once_handled.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -381,7 +383,8 @@ TEST(MainTest, ANumericFlagsErrorNamesTheFlag) {
   r = Ptxdiff({"fuzz", "--max-time", "1m"});
   EXPECT_EQ(
       r.err,
-      "ptxdiff fuzz: --max-time takes a positive whole number, not '1m'\n");
+      "ptxdiff fuzz: --max-time takes a whole number from 1 to 2592000, not "
+      "'1m'\n");
   r = Ptxdiff({"fuzz", "--progress-seconds", "0"});
   EXPECT_THAT(
       r.err,
@@ -394,6 +397,27 @@ TEST(MainTest, ANumericFlagsErrorNamesTheFlag) {
   EXPECT_THAT(
       r.err,
       HasSubstr("--tuples takes a whole number from 1 to 1048576, not '0'"));
+}
+
+// Fault run of issue 65: `calibrate --max-time 0` was taken (no limit) where
+// `fuzz` refused 0, and `fuzz` took any number, however large. One rule for
+// the flag on every command. (A bad flag checked after it stops a command
+// that took it, before any work.)
+TEST(MainTest, MaxTimeIsOneRuleOnEveryCommand) {
+  for (const std::string value : {"0", "2592001"}) {
+    for (const std::vector<std::string>& args :
+         std::vector<std::vector<std::string>>{
+             {"fuzz", "--max-time", value, "--jobs", "0"},
+             {"programs", "--max-time", value, "--threads", "0"},
+             {"calibrate", "--max-time", value, "--arch", "sm_1"}}) {
+      const CliRun r = Ptxdiff(args);
+      EXPECT_EQ(r.code, 2) << args[0];
+      EXPECT_EQ(r.err, absl::StrCat("ptxdiff ", args[0],
+                                    ": --max-time takes a whole number from 1 "
+                                    "to 2592000, not '",
+                                    value, "'\n"));
+    }
+  }
 }
 
 TEST(MainTest, VersionPrintsTheVersion) {
@@ -441,6 +465,18 @@ TEST(MainTest, UsageAndUnknownCommand) {
   EXPECT_THAT(r.err, HasSubstr("unknown command 'frobnicate'"));
 }
 
+// Fault run of issue 65: `triage foo` said "triage directory out/triage does
+// not exist", as if `foo` were a verb. It says `foo` is none, and which are.
+TEST(MainTest, AnUnknownTriageSubcommandIsSaidAsOne) {
+  const std::string dir = TempDirFor("triage_unknown_verb");
+  const CliRun r = Ptxdiff({"triage", "foo", "--dir", dir + "/none"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err,
+            "ptxdiff triage: unknown triage subcommand 'foo'; expects list, "
+            "show ENTRY, merge DIR... or mark ENTRY --explained WHY (ptxdiff "
+            "triage --help)\n");
+}
+
 // `ptxdiff COMMAND --help` shows that command's usage (it used to be an
 // unknown flag, or for seed-corpus a directory named "--help").
 TEST(MainTest, ACommandsHelpIsItsUsage) {
@@ -465,6 +501,21 @@ TEST(MainTest, ACommandsHelpIsItsUsage) {
     EXPECT_THAT(r.out, HasSubstr("nothing was tested")) << command;
     EXPECT_THAT(r.out, HasSubstr("2 on bad")) << command;
   }
+}
+
+// Fault run of issue 65: Ctrl-C of `calibrate` exited 0 (its summary said
+// "interrupted"), where `sweep`, `program` and `programs` exit 130.
+TEST(CalibrateCommandTest, AStoppedCalibrationIsExit130) {
+  if (!FindPtxas({}).ok()) GTEST_SKIP() << "no ptxas";
+  CliRun r;
+  {
+    const StopOnceHandled stop;
+    r = Ptxdiff(
+        {"calibrate", "--family", "add", "--tuples", "1", "--threads", "1"});
+    EXPECT_TRUE(stop.stopped());
+  }
+  EXPECT_EQ(r.code, 130) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr(", interrupted\n"));
 }
 
 }  // namespace

@@ -64,4 +64,8 @@ absl::StatusOr<int64_t> IntFlag(const ParsedArgs& args, const std::string& name,
       absl::StrCat("--", name, " takes ", range, ", not '", text, "'"));
 }
 
+absl::StatusOr<int64_t> MaxTimeFlag(const ParsedArgs& args, int64_t otherwise) {
+  return IntFlag(args, "max-time", otherwise, 1, kMaxTimeSeconds);
+}
+
 }  // namespace ptxdiff

@@ -39,6 +39,14 @@ absl::StatusOr<ParsedArgs> ParseArgs(const std::vector<std::string>& args,
 absl::StatusOr<int64_t> IntFlag(const ParsedArgs& args, const std::string& name,
                                 int64_t otherwise, int64_t min, int64_t max);
 
+// The longest --max-time any command takes: 30 days, in seconds.
+inline constexpr int64_t kMaxTimeSeconds = 30 * 24 * 3600;
+
+// --max-time SECONDS, one rule for every command that takes it: a whole
+// number from 1 to kMaxTimeSeconds (0 would end the run before it starts),
+// or `otherwise` when it is not given.
+absl::StatusOr<int64_t> MaxTimeFlag(const ParsedArgs& args, int64_t otherwise);
+
 }  // namespace ptxdiff
 
 #endif  // PTXDIFF_CLI_FLAGS_H_

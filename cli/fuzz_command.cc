@@ -615,8 +615,7 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
                  "dir", "corpus", "mode", "out", "progress-seconds", "timeout",
                  "reading", "cuda-driver"});
   if (!parsed.ok()) return Fail(err, "fuzz", parsed.status());
-  const absl::StatusOr<int64_t> max_time =
-      IntFlag(*parsed, "max-time", 60, 1, INT64_MAX);
+  const absl::StatusOr<int64_t> max_time = MaxTimeFlag(*parsed, 60);
   const absl::StatusOr<int64_t> jobs = IntFlag(*parsed, "jobs", 1, 1, 64);
   const absl::StatusOr<int64_t> every =
       IntFlag(*parsed, "progress-seconds", 5, 1, INT64_MAX);

@@ -19,15 +19,16 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "backends/ptx_cmd/refusal_memory.h"
 #include "cli/testing/run_ptxdiff.h"
 #include "common/files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "isa/family_table.h"
 #include "isa/spelling.h"
 #include "triage/triage_store.h"
-#include "backends/ptx_cmd/refusal_memory.h"
-#include "isa/family_table.h"
 
 namespace ptxdiff {
 namespace {
@@ -197,6 +198,35 @@ TEST(FuzzCommandTest, ABadBackendIsExitTwoBeforeAnyDirectoryIsMade) {
               StartsWith("ptxdiff fuzz: unknown backend 'no-such-backend'"));
   EXPECT_NE(access((dir + "/out").c_str(), F_OK), 0);
   EXPECT_NE(access((dir + "/triage").c_str(), F_OK), 0);
+}
+
+// Fault run of issue 65: `fuzz` with a ptx-cmd command that cannot run (no
+// {in}, a missing program) seeded the corpus, then exited 1 on its worker's
+// handshake, where `sweep` and `program` exited 2. The command is checked
+// before anything runs, and said in the same words by each.
+TEST(FuzzCommandTest, ABadPtxCmdCommandIsExitTwoAndSaidAsByEveryCommand) {
+  const std::string dir = TempDirFor("fuzz_bad_ptx_cmd");
+  const std::string file = std::string(PTXDIFF_SOURCE_DIR) +
+                           "/program/testdata/found-abs-lt-zero.ptxprog";
+  for (const std::string& command : {std::string("/bin/true {ptx} {out}"),
+                                     dir + "/no-such-tool {ptx} {in} {out}"}) {
+    const std::string backend = "ptx-cmd:" + command;
+    const CliRun fuzz = FuzzWith(dir, "", "",
+                                 {"--backend", backend, "--out", dir + "/out",
+                                  "--dir", dir + "/triage"});
+    EXPECT_EQ(fuzz.code, 2) << fuzz.out << fuzz.err;
+    EXPECT_NE(access((dir + "/out").c_str(), F_OK), 0);
+    EXPECT_NE(access((dir + "/triage").c_str(), F_OK), 0);
+    const std::string said(absl::StripPrefix(fuzz.err, "ptxdiff fuzz: "));
+    EXPECT_THAT(said, StartsWith("the ptx-cmd command '" + command + "'"));
+    const CliRun sweep =
+        Ptxdiff({"sweep", "--backend", backend, "--family", "add"});
+    EXPECT_EQ(sweep.code, 2) << sweep.out;
+    EXPECT_EQ(sweep.err, "ptxdiff sweep: " + said);
+    const CliRun program = Ptxdiff({"program", file, "--backend", backend});
+    EXPECT_EQ(program.code, 2) << program.out;
+    EXPECT_EQ(program.err, "ptxdiff program: " + said);
+  }
 }
 
 // Issue 28, item 7: a `kill -9` of `ptxdiff fuzz` left the fuzzer running
@@ -475,6 +505,22 @@ TEST(ReportCommandTest, DamageIsALineAFileOnStderr) {
   EXPECT_THAT(r.err, HasSubstr("report: damaged triage entry: " + entry));
 }
 
+// Fault run of issue 65: `report --html` into a directory it cannot write
+// said "cannot create DIR/.tmp-file-...", its own temporary file's name. It
+// names the file asked for.
+TEST(ReportCommandTest, AReportItCannotWriteNamesTheFileAskedFor) {
+  const std::string dir = TempDirFor("report_unwritable");
+  const std::string run = dir + "/out/stats/programs-3000-4";
+  ASSERT_TRUE(MakeDirs(run).ok());
+  ASSERT_TRUE(WriteFile(run + "/programs.tsv", "garbage\n").ok());
+  // No such directory: what a read-only one is to root, who writes anyway.
+  const std::string html = dir + "/missing/r.html";
+  const CliRun r = Ptxdiff({"report", dir + "/out", "--html", html});
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("cannot write " + html + ": "));
+  EXPECT_THAT(r.err, Not(HasSubstr(".tmp-")));
+}
+
 // Issue 28: a campaign whose filings failed (a full triage disk) exited 0
 // with the errors only in fuzz.log. It fails now, with the reason, and says
 // where the findings are kept.
@@ -502,7 +548,7 @@ TEST(FuzzCommandTest, ACampaignThatCouldNotFileItsFindingsFails) {
 // its target, and not sent; another tool's memory beside it is not said.
 TEST(FuzzCommandTest, SaysWhatThisToolRefusedInEarlierRuns) {
   const std::string dir = TempDirFor("fuzz_refusals");
-  const std::string tool = "my-sim {ptx} {in} {out}";
+  const std::string tool = "/bin/true {ptx} {in} {out}";
   ASSERT_TRUE(RefusalMemory(dir + "/out/refusals", tool, "sm_90")
                   .Remember({*ParseVariant("lop3.b32"), false}, "unknown op")
                   .ok());
@@ -515,7 +561,7 @@ TEST(FuzzCommandTest, SaysWhatThisToolRefusedInEarlierRuns) {
               HasSubstr("fuzz: what this tool refused in earlier runs (PTX "
                         "for sm_90) is not sent again (remembered in " +
                         dir + "/out/refusals/;"));
-  EXPECT_THAT(run("other-sim {ptx} {in} {out}").out,
+  EXPECT_THAT(run("/bin/false {ptx} {in} {out}").out,
               Not(HasSubstr("refused in earlier runs")));
 }
 
@@ -523,7 +569,7 @@ TEST(FuzzCommandTest, SaysWhatThisToolRefusedInEarlierRuns) {
 // message, with how many variants they hold (issue 62).
 TEST(FuzzCommandTest, TheSummarySaysWhichClassesTheToolRefusesAndWhy) {
   const std::string dir = TempDirFor("fuzz_refused_classes");
-  const std::string tool = "my-sim {ptx} {in} {out}";
+  const std::string tool = "/bin/true {ptx} {in} {out}";
   const RefusalMemory memory(dir + "/out/refusals", tool, "sm_90");
   ASSERT_TRUE(memory
                   .RememberClass({.family = Family::kLop3,

@@ -275,8 +275,14 @@ int RunProgramAs(std::string_view command, const std::vector<std::string>& args,
       << "\n";
   // A fuzzer's input: the program as text, to keep as a case.
   if (LooksLikeProgramInput(*text)) out << FormatProgram(*program);
-  out << "oracle:  "
-      << OutputsText(*program, EvaluateAtWitness(*program, *reading))
+  const std::vector<ProgramValue> oracle =
+      EvaluateAtWitness(*program, *reading);
+  // A stop cuts the evaluation short: its values are none, not "undefined".
+  if (Interrupted()) {
+    out << "oracle:  interrupted\nverdict: interrupted\n";
+    return kExitInterrupted;
+  }
+  out << "oracle:  " << OutputsText(*program, oracle)
       << (program->inputs.empty()
               ? " (no inputs"
               : absl::StrCat(" at the witness ",
@@ -284,10 +290,6 @@ int RunProgramAs(std::string_view command, const std::vector<std::string>& args,
                              " ("))
       << (program->inputs.empty() ? "; " : "") << ReadingName(*reading)
       << " reading)\n";
-  if (Interrupted()) {
-    out << "verdict: interrupted\n";
-    return kExitInterrupted;
-  }
   if (!parsed->Has("backend")) {
     out << "verdict: not judged (no --backend: the oracle's values alone; "
            "--backend ptxas, cuda or ptx-cmd:COMMAND judges a backend)\n";

@@ -43,8 +43,7 @@ constexpr int kExitDisagree = 1;
 
 absl::StatusOr<ProgramCampaignOptions> CampaignOptions(const ParsedArgs& args) {
   ProgramCampaignOptions o;
-  PTXDIFF_ASSIGN_OR_RETURN(const int64_t seconds,
-                           IntFlag(args, "max-time", 60, 1, 7 * 24 * 3600));
+  PTXDIFF_ASSIGN_OR_RETURN(const int64_t seconds, MaxTimeFlag(args, 60));
   o.max_time = absl::Seconds(seconds);
   PTXDIFF_ASSIGN_OR_RETURN(
       const int64_t threads,

@@ -9,23 +9,25 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "cli/program_command.h"
-#include "cli/triage_commands.h"
 #include "backends/ptx_cmd/refusal_memory.h"
+#include "backends/ptxas/ptxas_toolchain.h"
+#include "cli/program_command.h"
+#include "cli/testing/stop_once_handled.h"
+#include "cli/triage_commands.h"
 #include "common/files.h"
-#include "isa/spelling.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "isa/spelling.h"
 #include "program/program.h"
 #include "program/program_encoding.h"
 #include "report/run_records.h"
 #include "triage/triage_store.h"
-#include "backends/ptxas/ptxas_toolchain.h"
 
 namespace ptxdiff {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 struct ProgramsRun {
   int code;
@@ -250,6 +252,38 @@ TEST(ProgramsCommandTest, AFuzzersInputIsAProgramCase) {
   EXPECT_THAT(err3.str(), HasSubstr("program line 1"));
 }
 
+// A program of a long loop (a million steps at each input vector), at
+// `dir`/long.ptxprog.
+std::string LongLoopProgram(const TempDir& dir) {
+  std::string text =
+      "# ptxdiff program 1\ninput %a .b32 3\nmov.b32 %r, %a;\nloop 1024 {\n";
+  for (int k = 0; k < 1000; ++k) text += "add.u32 %r, %r, %a;\n";
+  text += "}\noutput %r\n";
+  const std::string path = dir.File("long.ptxprog");
+  EXPECT_TRUE(WriteFile(path, text).ok());
+  return path;
+}
+
+// Fault run of issue 65: `program` stopped during the oracle's evaluation
+// printed "oracle: %r = 0x00000000 (undefined: not judged)", values it never
+// computed, before "verdict: interrupted". It says the oracle was stopped.
+TEST(ProgramsCommandTest, AStopDuringTheOraclesEvaluationMakesUpNoValues) {
+  auto dir = TempDir::Create("program-oracle-stop");
+  ASSERT_TRUE(dir.ok());
+  const std::string file = LongLoopProgram(**dir);
+  std::ostringstream out, err;
+  int code;
+  {
+    const StopOnceHandled stop;
+    code = RunProgram({file}, out, err);
+    EXPECT_TRUE(stop.stopped());
+  }
+  EXPECT_EQ(code, 130) << out.str() << err.str();
+  EXPECT_THAT(out.str(),
+              HasSubstr("\noracle:  interrupted\nverdict: interrupted\n"));
+  EXPECT_THAT(out.str(), Not(HasSubstr("%r = ")));
+}
+
 #ifdef PTXDIFF_INTERPRETER_PATH
 // `ptxdiff program FILE --backend ptx-cmd:...` runs the case on the tool in
 // both forms: agreeing with a right tool (exit 0), and with a tool that
@@ -284,7 +318,8 @@ TEST(ProgramsCommandTest, AProgramRunsOnATool) {
   code = RunProgram({file, "--backend", "ptx-cmd:my-tool {ptx} {out}"}, out3,
                     err3);
   EXPECT_EQ(code, 2);
-  EXPECT_THAT(err3.str(), HasSubstr("the command has no {in}"));
+  EXPECT_THAT(err3.str(), HasSubstr("the ptx-cmd command 'my-tool {ptx} "
+                                    "{out}' does not mention {in}"));
 }
 
 // Issue 65: a program whose every output the spec leaves open (a division
@@ -333,6 +368,30 @@ TEST(ProgramsCommandTest, ARunOnAToolSaysWhatItIsRememberedRefusing) {
       << r.out << r.err;
 }
 #endif  // PTXDIFF_INTERPRETER_PATH
+
+// Fault run of issue 65: a tool's binary output was quoted raw after "its
+// output ends:", escape sequences and all, to the user's terminal. Each byte
+// that is no printable text is \xNN now.
+TEST(ProgramsCommandTest, AToolsBinaryOutputIsQuotedEscaped) {
+  auto dir = TempDir::Create("program-binary-output");
+  ASSERT_TRUE(dir.ok());
+  const std::string tool = (*dir)->File("garbage.sh");
+  // Exit 0 without {out}: a crash, its output quoted.
+  ASSERT_TRUE(
+      WriteFile(tool, "#!/bin/sh\nprintf 'said \\033[2J\\001\\377 end'\n")
+          .ok());
+  ASSERT_EQ(chmod(tool.c_str(), 0755), 0);
+  const std::string file = std::string(PTXDIFF_SOURCE_DIR) +
+                           "/program/testdata/found-abs-lt-zero.ptxprog";
+  std::ostringstream out, err;
+  RunProgram({file, "--backend", "ptx-cmd:" + tool + " {ptx} {in} {out}"}, out,
+             err);
+  EXPECT_THAT(out.str(),
+              HasSubstr("its output ends:\nsaid \\x1b[2J\\x01\\xff end"))
+      << err.str();
+  EXPECT_EQ(out.str().find('\x1b'), std::string::npos);
+  EXPECT_EQ(err.str().find('\x1b'), std::string::npos);
+}
 
 }  // namespace
 }  // namespace ptxdiff

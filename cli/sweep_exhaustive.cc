@@ -14,7 +14,6 @@
 namespace ptxdiff {
 namespace {
 
-constexpr int kExitStopped = 130;  // as for SIGINT
 // Variants listed one per line at most (the refuted first).
 constexpr size_t kListed = 40;
 
@@ -150,7 +149,7 @@ int RunExhaustiveSweepCommand(const ParsedArgs& args, WorkerClient& client,
   if (Interrupted()) {
     err << "ptxdiff sweep: stopped; the variants not finished are not "
            "proved\n";
-    return kExitStopped;
+    return kExitInterrupted;
   }
   JudgeCounts all;
   bool refuted = false;

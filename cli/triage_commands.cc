@@ -245,12 +245,16 @@ absl::StatusOr<std::vector<std::string>> EntryBackendFlags(
       "pass --backend to replay it"));
 }
 
-// What a triage verb takes, for its error.
+// What a triage verb takes, for its error; every verb's, for any other word.
 std::string TriageVerbUsage(absl::string_view verb) {
   if (verb == "show") return "show ENTRY";
   if (verb == "merge") return "merge DIR...";
   if (verb == "mark") return "mark ENTRY --explained WHY";
   return "list, show ENTRY, merge DIR... or mark ENTRY --explained WHY";
+}
+
+bool IsTriageVerb(absl::string_view verb) {
+  return verb == "list" || verb == "show" || verb == "merge" || verb == "mark";
 }
 
 absl::StatusOr<std::string> ReadRaw(const std::string& path) {
@@ -447,10 +451,16 @@ int RunTriage(const std::vector<std::string>& args, std::ostream& out,
   if (pos.empty()) {
     return Fail(err, "triage",
                 absl::InvalidArgumentError(
-                    "expects list, show ENTRY, merge DIR..., or mark "
-                    "ENTRY --explained REASON"));
+                    absl::StrCat("expects ", TriageVerbUsage(""))));
   }
   const std::string& verb = pos[0];
+  // Before the directory is opened: a misspelt verb is no missing directory.
+  if (!IsTriageVerb(verb)) {
+    return Fail(err, "triage",
+                absl::InvalidArgumentError(absl::StrCat(
+                    "unknown triage subcommand '", verb, "'; expects ",
+                    TriageVerbUsage(""), " (ptxdiff triage --help)")));
+  }
   const bool creates = verb == "merge";
   auto store =
       TriageStore::Open(parsed->Get("dir", DefaultTriageDir()), creates,

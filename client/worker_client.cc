@@ -18,6 +18,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "common/files.h"
+#include "common/printable.h"
 #include "common/run_by_halves.h"
 #include "common/status_macros.h"
 #include "common/subprocess.h"
@@ -65,11 +66,9 @@ absl::StatusOr<WorkerCommand> CommandForBackend(
     command.argv = {std::string(backend)};
   } else if (absl::ConsumePrefix(&backend, kPtxCmdPrefix)) {
     // The template goes in HELLO (one key-value line): the worker runs it.
-    if (backend.empty() || absl::StrContains(backend, '\n')) {
-      return absl::InvalidArgumentError(
-          "ptx-cmd: needs a one-line command, e.g. ptx-cmd:'my-tool {ptx} {in} "
-          "{out}'");
-    }
+    // Checked here too, so that a command says what is wrong with it before
+    // it makes a directory or starts a process.
+    if (absl::Status s = CheckPtxCmdCommand(backend); !s.ok()) return s;
     command.argv = {std::string(worker_binary),
                     absl::StrCat("--backend=", kPtxCmdBackend)};
     command.hello_options.emplace_back("command", std::string(backend));
@@ -246,7 +245,8 @@ std::string WorkerClient::StderrTail() const {
   std::string tail(size - begin, '\0');
   const ssize_t n = pread(stderr_file_, tail.data(), tail.size(), begin);
   tail.resize(n > 0 ? n : 0);
-  return std::string(absl::StripAsciiWhitespace(tail));
+  // Quoted to the user: an exec: worker may print anything.
+  return PrintableBytes(absl::StripAsciiWhitespace(tail));
 }
 
 namespace {

@@ -372,6 +372,19 @@ TEST(WorkerClientTest, StartFailuresNameTheProblem) {
               HasSubstr("unknown backend 'nonesuch'"));
 }
 
+// Fault run of issue 65: what a worker printed was quoted raw, escape
+// sequences and all. Its bytes that are no printable text are \xNN.
+TEST(WorkerClientTest, AWorkersStderrIsQuotedEscaped) {
+  WorkerCommand command;
+  command.argv = {"/bin/sh", "-c",
+                  "printf 'said \\033[2J\\001\\377 end' >&2; exit 3"};
+  auto client = WorkerClient::Start(command);
+  ASSERT_FALSE(client.ok());
+  EXPECT_THAT(client.status().message(),
+              HasSubstr("its stderr: said \\x1b[2J\\x01\\xff end"));
+  EXPECT_EQ(client.status().message().find('\x1b'), absl::string_view::npos);
+}
+
 // A worker that never answers HELLO held a campaign's start for its whole
 // reply timeout (60 s by default), whatever --max-time, and was said as "no
 // answer before the deadline". The first handshake ends at the start
@@ -398,14 +411,15 @@ TEST(WorkerClientTest, BackendNames) {
   EXPECT_EQ(CommandForBackend("ptxas", "/bin/wk")->argv,
             (std::vector<std::string>{"/bin/wk", "--backend=ptxas"}));
   EXPECT_FALSE(CommandForBackend("exec:", "x").ok());
-  // ptx-cmd: the built-in worker, with the template in HELLO.
+  // ptx-cmd: the built-in worker, with the template in HELLO (its program
+  // must exist: CheckPtxCmdCommand).
   auto ptx_cmd =
-      CommandForBackend("ptx-cmd:tool --x=1 {ptx} {in} {out}", "/bin/wk");
+      CommandForBackend("ptx-cmd:/bin/true --x=1 {ptx} {in} {out}", "/bin/wk");
   ASSERT_TRUE(ptx_cmd.ok());
   EXPECT_EQ(ptx_cmd->argv,
             (std::vector<std::string>{"/bin/wk", "--backend=ptx-cmd"}));
   EXPECT_EQ(ptx_cmd->hello_options,
-            (KeyValues{{"command", "tool --x=1 {ptx} {in} {out}"}}));
+            (KeyValues{{"command", "/bin/true --x=1 {ptx} {in} {out}"}}));
   EXPECT_FALSE(CommandForBackend("ptx-cmd:", "x").ok());
   EXPECT_FALSE(CommandForBackend("ptx-cmd:a\nb", "x").ok());
   EXPECT_THAT(CommandForBackend("gpu", "x").status().message(),

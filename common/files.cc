@@ -59,12 +59,14 @@ absl::Status WriteFileAtomic(const std::string& path, absl::string_view bytes) {
   const size_t slash = path.rfind('/');
   const std::string tmp = TempNameIn(
       slash == std::string::npos ? "." : path.substr(0, slash), "file");
+  // Each error names `path`, the file the caller asked for: the temporary
+  // name is ours, and means nothing to the user who reads the message.
   const int fd =
       open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoError("cannot create", tmp);
-  absl::Status status = WriteAll(fd, bytes, tmp);
-  if (status.ok() && fsync(fd) != 0) status = ErrnoError("cannot sync", tmp);
-  if (close(fd) != 0 && status.ok()) status = ErrnoError("cannot close", tmp);
+  if (fd < 0) return ErrnoError("cannot write", path);
+  absl::Status status = WriteAll(fd, bytes, path);
+  if (status.ok() && fsync(fd) != 0) status = ErrnoError("cannot sync", path);
+  if (close(fd) != 0 && status.ok()) status = ErrnoError("cannot close", path);
   if (status.ok() && rename(tmp.c_str(), path.c_str()) != 0) {
     status = ErrnoError("cannot rename into", path);
   }

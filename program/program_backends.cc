@@ -3,9 +3,9 @@
 #include <memory>
 #include <string>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
@@ -15,12 +15,11 @@
 #include "client/worker_client.h"
 #include "client/worker_locator.h"
 #include "common/status_macros.h"
-#include "common/subprocess.h"
-#include "protocol/backend_names.h"
 #include "program/program_cuda.h"
 #include "program/program_ptxas.h"
 #include "program/program_tool.h"
 #include "program/worker_program_backend.h"
+#include "protocol/backend_names.h"
 
 namespace ptxdiff {
 
@@ -84,17 +83,8 @@ absl::StatusOr<ChosenProgramBackend> Ptxas(const ProgramBackendOptions& o) {
 
 absl::StatusOr<ChosenProgramBackend> Tool(absl::string_view command,
                                           const ProgramBackendOptions& o) {
-  for (absl::string_view placeholder : {"{ptx}", "{in}", "{out}"}) {
-    if (!absl::StrContains(command, placeholder)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--backend ", o.backend, ": the command has no ",
-                       placeholder, " (docs/kernel-abi.md)"));
-    }
-  }
-  if (absl::Status runs = CheckCommandProgram(command); !runs.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--backend ", o.backend, ": ", runs.message()));
-  }
+  // Said as every command that starts a ptx-cmd worker says it.
+  PTXDIFF_RETURN_IF_ERROR(CheckPtxCmdCommand(command));
   PTXDIFF_ASSIGN_OR_RETURN(const PtxTarget target,
                            TargetOfArch(ArchOrDefault(o)));
   ChosenProgramBackend chosen{.is_ptxas = false,

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 
 namespace ptxdiff {
@@ -22,6 +23,13 @@ inline constexpr absl::string_view kPtxCmdBackend = "ptx-cmd";
 // runs the built-in ptx-cmd backend with TEMPLATE.
 inline constexpr absl::string_view kExecPrefix = "exec:";
 inline constexpr absl::string_view kPtxCmdPrefix = "ptx-cmd:";
+
+// Whether `command`, a ptx-cmd template (what follows kPtxCmdPrefix), can
+// run: one line that names {ptx}, {in} and {out}, whose program exists and
+// is executable (CheckCommandProgram, common/subprocess.h). The client's
+// command builder and the worker both check it, so that every command says
+// the same before anything runs. InvalidArgument saying what is wrong.
+absl::Status CheckPtxCmdCommand(absl::string_view command);
 
 // The ptx-cmd worker keeps its tool runs' files under
 // ProcessTempDir(kPtxCmdTempPrefix, its pid) (common/files.h): the client

@@ -20,6 +20,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/files.h"
+#include "common/printable.h"
 #include "common/status_macros.h"
 #include "isa/spelling.h"
 #include "triage/text_case.h"
@@ -47,18 +48,10 @@ std::string Excerpt(absl::string_view bytes) {
                       bytes.size() > kMax ? "...\"" : "\"");
 }
 
-// `text` with the bytes a terminal would act on (controls, and everything
-// past ASCII: a damaged file's garbage) as \xNN; newlines and tabs kept.
+// A damaged file's `text`, its garbage escaped (common/printable.h), ending
+// in a newline.
 std::string Printable(absl::string_view text) {
-  std::string out;
-  for (const char c : text) {
-    const unsigned char u = static_cast<unsigned char>(c);
-    if (c == '\n' || c == '\t' || (u >= 0x20 && u < 0x7f)) {
-      out += c;
-    } else {
-      absl::StrAppend(&out, "\\x", absl::Hex(u, absl::kZeroPad2));
-    }
-  }
+  std::string out = PrintableBytes(text);
   if (!out.empty() && out.back() != '\n') out += '\n';
   return out;
 }

@@ -306,6 +306,27 @@ void KeepIfDamaged(const std::string& claimed, const std::string& original,
                      : absl::StrCat("left as ", claimed).c_str());
 }
 
+// Whether `path`, named as a journal, is no file (a directory, a FIFO):
+// then it is moved to `path`.damaged, which no campaign adopts, and said on
+// stderr, once (moved, it is not found again). A FIFO opened to read would
+// wait for ever; a directory claimed could not be removed.
+bool SetAsideIfNoFile(const std::string& path) {
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return false;
+  const std::string kept = path + ".damaged";
+  if (rename(path.c_str(), kept.c_str()) == 0) {  // else another took it
+    const char* what = S_ISDIR(st.st_mode)    ? "a directory"
+                       : S_ISFIFO(st.st_mode) ? "a FIFO"
+                       : S_ISLNK(st.st_mode)  ? "a symbolic link"
+                                              : "no regular file";
+    std::fprintf(stderr,
+                 "ptxdiff: %s is %s, not a pending journal; kept as %s, never "
+                 "adopted\n",
+                 path.c_str(), what, kept.c_str());
+  }
+  return true;
+}
+
 }  // namespace
 
 std::vector<std::pair<int64_t, std::string>> AdoptOrphanedRecords(
@@ -328,6 +349,7 @@ std::vector<std::pair<int64_t, std::string>> AdoptOrphanedRecords(
     closedir(d);
   }
   for (const std::string& path : orphans) {
+    if (SetAsideIfNoFile(path)) continue;
     const std::string claimed = absl::StrCat(path, ".adopted-by-", getpid());
     if (rename(path.c_str(), claimed.c_str()) != 0)
       continue;  // another took it

@@ -149,6 +149,36 @@ TEST(PendingJournalTest, ADamagedJournalIsKeptNotRemoved) {
   (*mine)->Remove();
 }
 
+// Fault run of issue 65: a directory named as a journal was claimed (renamed
+// `….adopted-by-PID`) and stayed so, unsaid. It is not adopted: it is kept
+// as `….damaged`, said once on stderr, and never looked at again.
+TEST(PendingJournalTest, ADirectoryNamedAsAJournalIsSetAsideAndSaidOnce) {
+  const std::string dir = FreshDir("journal_dir");
+  const std::string named = dir + "/.pending/999997.journal";
+  ASSERT_EQ(std::system(("mkdir -p '" + named + "'").c_str()), 0);
+  auto mine = PendingJournal::Open(dir, JournalKind::kTuples);
+  ASSERT_TRUE(mine.ok()) << mine.status();
+  const auto any = [](absl::string_view) { return true; };
+  testing::internal::CaptureStderr();
+  EXPECT_TRUE(AdoptOrphanedRecords(dir, **mine, any).empty());
+  const std::string first = testing::internal::GetCapturedStderr();
+  testing::internal::CaptureStderr();
+  EXPECT_TRUE(AdoptOrphanedRecords(dir, **mine, any).empty());
+  const std::string second = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(first, absl::StrCat("ptxdiff: ", named,
+                                " is a directory, not a pending journal; "
+                                "kept as ",
+                                named, ".damaged, never adopted\n"));
+  EXPECT_EQ(second, "");
+  struct stat st;
+  EXPECT_EQ(stat((named + ".damaged").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISDIR(st.st_mode));
+  EXPECT_NE(stat(named.c_str(), &st), 0);
+  EXPECT_NE(stat(absl::StrCat(named, ".adopted-by-", getpid()).c_str(), &st),
+            0);
+  (*mine)->Remove();
+}
+
 // A journal is removed at the end only when everything in it was filed;
 // one that holds an unfiled mismatch stays for the next campaign.
 TEST(PendingJournalTest, OnlyAJournalWithNothingUnfiledIsRemoved) {

@@ -11,7 +11,7 @@
 #include "absl/strings/strip.h"
 #include "backends/backend.h"
 #include "common/status_macros.h"
-#include "common/subprocess.h"
+#include "protocol/backend_names.h"
 
 namespace ptxdiff {
 namespace ptx_cmd_internal {
@@ -59,20 +59,7 @@ absl::StatusOr<Config> ParseConfig(const KeyValues& hello) {
   const KeyValues options = WithEnvironment(hello);
   Config config;
   config.command = OptionValue(options, "command").value_or("");
-  for (absl::string_view placeholder : {"{ptx}", "{in}", "{out}"}) {
-    if (!absl::StrContains(config.command, placeholder)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("the ptx-cmd command '", config.command,
-                       "' does not mention ", placeholder,
-                       "; it runs a PTX module: e.g. ptx-cmd:'my-tool {ptx} "
-                       "{in} {out}' (docs/kernel-abi.md)"));
-    }
-  }
-  // Checked once here, not learned as a refusal of every module (exit 127).
-  if (absl::Status runs = CheckCommandProgram(config.command); !runs.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the ptx-cmd command '", config.command, "': ", runs.message()));
-  }
+  PTXDIFF_RETURN_IF_ERROR(CheckPtxCmdCommand(config.command));
   PTXDIFF_ASSIGN_OR_RETURN(
       config.target, ParseArch(OptionValue(options, "arch").value_or("sm_90")));
   int timeout_ms = 10000, batch_timeout_ms = 45000;

@@ -15,12 +15,14 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "common/files.h"
+#include "common/printable.h"
 #include "common/subprocess.h"
 
 namespace ptxdiff {
 namespace {
 
-// What is kept of what the tool printed, for messages.
+// What is kept of what the tool printed, for messages (before its bytes
+// that are no printable text are escaped: at most four times as long).
 constexpr size_t kOutputTailBytes = 1000;
 
 // What is read of what the tool printed for its error lines: all of it,
@@ -42,7 +44,7 @@ std::vector<std::string> ErrorLines(const std::string& log) {
     constexpr size_t kBefore = 80;
     line = line.substr(at > kBefore ? at - kBefore : 0);
     line = absl::StripAsciiWhitespace(line);
-    lines.emplace_back(line.substr(0, kErrorLineBytes));
+    lines.push_back(PrintableBytes(line.substr(0, kErrorLineBytes)));
   }
   return lines;
 }
@@ -53,12 +55,13 @@ bool ShellReportsSignal(int exit_status) {
 }
 
 // How a run that ended without its output buffer ended, and the end of
-// what the tool printed (kept in `log`).
+// what the tool printed (kept in `log`), as text to quote: a tool that
+// prints binary bytes must not reach the user's terminal raw.
 ToolRun Failed(ToolRun run, ToolRun::End end, std::string what,
                const std::string& log) {
   run.end = end;
   run.what = std::move(what);
-  run.output = std::string(
+  run.output = PrintableBytes(
       absl::StripTrailingAsciiWhitespace(ReadFileTail(log, kOutputTailBytes)));
   run.error_lines = ErrorLines(log);
   return run;

@@ -33,7 +33,10 @@ struct ToolRun {
                // timeout, or by a stop of this process (interrupt.h)
   } end = kOk;
   std::string what;    // "exit status 1", "killed by signal 11 (SIGSEGV)"
-  std::string output;  // the end of what the tool printed
+  // The end of what the tool printed (its last 1000 bytes), and the lines
+  // below, are text to quote: each byte that is no printable ASCII is \xNN
+  // (common/printable.h).
+  std::string output;
   // Up to kMaxErrorLines lines of what it printed, anywhere, that say
   // "error" (any case): a parser's "kernel.ptx:12: syntax error", which a
   // tool that logs tens of KB may print long before its output ends.

@@ -17,6 +17,7 @@
 #include "absl/time/time.h"
 #include "backends/backend.h"
 #include "common/files.h"
+#include "common/printable.h"
 #include "common/status_macros.h"
 #include "common/subprocess.h"
 
@@ -102,11 +103,19 @@ std::optional<std::pair<int, std::string>> ParseErrorLine(
   return std::make_pair(number, "ptxas: " + message);
 }
 
-// The first lines of a log, for a decline message.
+// The first lines of a log, for a decline message: each cut at
+// kSummaryLineBytes, its bytes that are no printable text escaped (a
+// --ptxas that is not ptxas may print anything).
 std::string LogSummary(absl::string_view log) {
-  std::vector<absl::string_view> lines =
-      absl::StrSplit(log, '\n', absl::SkipWhitespace());
-  if (lines.size() > 3) lines.resize(3);
+  constexpr size_t kSummaryLineBytes = 400;
+  std::vector<std::string> lines;
+  for (absl::string_view line :
+       absl::StrSplit(log, '\n', absl::SkipWhitespace())) {
+    if (lines.size() == 3) break;
+    lines.push_back(
+        absl::StrCat(PrintableBytes(line.substr(0, kSummaryLineBytes)),
+                     line.size() > kSummaryLineBytes ? "..." : ""));
+  }
   return absl::StrJoin(lines, " | ");
 }
 

@@ -62,7 +62,8 @@ absl::StatusOr<int> NewestPtxVersion(const std::string& ptxas);
 std::optional<std::pair<int, std::string>> ParseErrorLine(
     absl::string_view line);
 
-// The first lines of a log, for a decline message.
+// The first three lines of a log, for a decline message: each cut at 400
+// bytes, "..." where cut, and with bytes that are no printable text as \xNN.
 std::string LogSummary(absl::string_view log);
 
 // $name, or "" where it is not set.
