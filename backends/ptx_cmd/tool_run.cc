@@ -96,9 +96,13 @@ ToolRun RunToolOnce(const ToolCall& call) {
                                                   absl::Milliseconds(1))));
   const absl::Time start = absl::Now();
   absl::StatusOr<ProcessOutcome> outcome = RunProcess(
-      {"/bin/sh", "-c", command}, {.output_path = log,
-                                   .working_directory = (*dir)->path(),
-                                   .timeout = timeout});
+      {"/bin/sh", "-c", command},
+      {.output_path = log,
+       .working_directory = (*dir)->path(),
+       .timeout = timeout,
+       // What is read of it (its error lines, its end): a tool that prints
+       // without end must not fill the disk before its timeout.
+       .keep_output_bytes = kErrorScanBytes});
   run.took = absl::Now() - start;
   if (!outcome.ok()) {
     run.error = outcome.status();
