@@ -127,8 +127,8 @@ absl::StatusOr<std::string> ReadRecordFile(const std::string& path,
         absl::StrCat(path, " is not a regular file: not read"));
   }
   if (static_cast<uint64_t>(st.st_size) > max_bytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, " is larger than ", max_bytes, " bytes: not read"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, " is larger than ", max_bytes, " bytes (or endless): not read"));
   }
   return ReadFileAtMost(path, max_bytes);  // it may have grown since
 }
