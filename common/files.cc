@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -100,10 +101,16 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
 absl::StatusOr<std::string> ReadFileAtMost(const std::string& path,
                                            size_t max_bytes) {
   PTXDIFF_ASSIGN_OR_RETURN(std::ifstream in, OpenToRead(path));
-  // One byte more than allowed tells a file at the bound from a longer one.
-  std::string bytes(max_bytes + 1, '\0');
-  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  bytes.resize(static_cast<size_t>(in.gcount()));
+  // In pieces, to one byte more than allowed (which tells a file at the
+  // bound from a longer one): a large bound costs a small file nothing.
+  std::string bytes;
+  char piece[1 << 16];
+  while (bytes.size() <= max_bytes) {
+    const size_t want = std::min(sizeof(piece), max_bytes + 1 - bytes.size());
+    in.read(piece, static_cast<std::streamsize>(want));
+    bytes.append(piece, static_cast<size_t>(in.gcount()));
+    if (static_cast<size_t>(in.gcount()) < want) break;  // its end, or an error
+  }
   if (bytes.size() > max_bytes) {
     return absl::InvalidArgumentError(
         absl::StrCat(path, " is larger than ", max_bytes,
@@ -111,6 +118,21 @@ absl::StatusOr<std::string> ReadFileAtMost(const std::string& path,
   }
   if (in.bad()) return ErrnoError("cannot read", path);
   return bytes;
+}
+
+absl::StatusOr<std::string> ReadRecordFile(const std::string& path,
+                                           size_t max_bytes) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return ErrnoError("cannot read", path);
+  if (!S_ISREG(st.st_mode)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(path, " is not a regular file: not read"));
+  }
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, " is larger than ", max_bytes, " bytes (or endless): not read"));
+  }
+  return ReadFileAtMost(path, max_bytes);  // it may have grown since
 }
 
 absl::Status WriteFile(const std::string& path, absl::string_view bytes) {

@@ -25,6 +25,14 @@ absl::StatusOr<std::string> ReadFile(const std::string& path);
 absl::StatusOr<std::string> ReadFileAtMost(const std::string& path,
                                            size_t max_bytes);
 
+// The bytes of a record a run left in a directory (a pending journal, a
+// tool's refusal memory), which is a regular file of at most `max_bytes`:
+// anything else (a FIFO, a link to /dev/zero, a file grown huge) is damage,
+// refused without reading it (FailedPrecondition, or InvalidArgument past
+// the bound), so that it can neither block nor take the memory.
+absl::StatusOr<std::string> ReadRecordFile(const std::string& path,
+                                           size_t max_bytes);
+
 // Replaces `path` with `bytes`.
 absl::Status WriteFile(const std::string& path, absl::string_view bytes);
 

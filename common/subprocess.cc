@@ -89,17 +89,39 @@ class FileActions {
 // How waiting for a child ended.
 enum class Waited { kExited, kDeadline, kInterrupted };
 
+// How often a child's output is looked at to be trimmed (keep_output_bytes).
+constexpr absl::Duration kTrimEvery = absl::Milliseconds(50);
+
+// Drops from the disk all but about the last `keep` bytes of `path` once it
+// holds more than twice that: a hole punched over its head (the writer's
+// offset and the file's end are unchanged), else the file emptied.
+void TrimOutput(const std::string& path, size_t keep) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  struct stat st;
+  const uint64_t held = fstat(fd, &st) == 0 ? uint64_t{512} * st.st_blocks : 0;
+  if (held > 2 * keep && static_cast<uint64_t>(st.st_size) > keep) {
+    const off_t head = (st.st_size - static_cast<off_t>(keep)) & ~off_t{4095};
+    if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, head) != 0)
+      (void)!ftruncate(fd, 0);
+  }
+  close(fd);
+}
+
 // Waits until `pid` has ended, without reaping it (a zombie keeps its pid,
 // and so its process group id, from being reused), at most until
 // `deadline`, and no longer than a stop (interrupt.h).
-Waited WaitForExit(pid_t pid, absl::Time deadline) {
+Waited WaitForExit(pid_t pid, absl::Time deadline,
+                   const std::function<void()>& every_while) {
   // The syscall: glibc 2.36's <sys/pidfd.h> lacks extern "C" for C++.
   const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
   if (pidfd >= 0) {
     Waited waited = Waited::kDeadline;
     while (true) {
-      const absl::Duration left = deadline - absl::Now();
+      if (every_while) every_while();
+      absl::Duration left = deadline - absl::Now();
       if (left <= absl::ZeroDuration()) break;
+      if (every_while) left = std::min(left, kTrimEvery);
       pollfd p[2] = {{.fd = pidfd, .events = POLLIN, .revents = 0},
                      {.fd = InterruptFd(), .events = POLLIN, .revents = 0}};
       const int64_t ms = std::min<int64_t>(
@@ -118,6 +140,7 @@ Waited WaitForExit(pid_t pid, absl::Time deadline) {
   // No pidfd (an old kernel, a sandbox): poll, backing off to 10 ms.
   absl::Duration pause = absl::Microseconds(100);
   while (true) {
+    if (every_while) every_while();
     siginfo_t info = {};
     if (waitid(P_PID, pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
         info.si_pid == pid) {
@@ -173,7 +196,13 @@ absl::StatusOr<ProcessOutcome> RunProcess(const std::vector<std::string>& argv,
   const absl::Time deadline = options.timeout == absl::InfiniteDuration()
                                   ? absl::InfiniteFuture()
                                   : absl::Now() + options.timeout;
-  const Waited waited = WaitForExit(pid, deadline);
+  std::function<void()> trim;
+  if (options.keep_output_bytes > 0 && !options.output_path.empty()) {
+    trim = [&options] {
+      TrimOutput(options.output_path, options.keep_output_bytes);
+    };
+  }
+  const Waited waited = WaitForExit(pid, deadline, trim);
   outcome.timed_out = waited == Waited::kDeadline;
   outcome.interrupted = waited == Waited::kInterrupted;
   // The whole group: at the deadline or a stop, the command and all it
@@ -187,6 +216,7 @@ absl::StatusOr<ProcessOutcome> RunProcess(const std::vector<std::string>& argv,
   }
   if (WIFEXITED(status)) outcome.exit_status = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) outcome.signal = WTERMSIG(status);
+  if (trim) trim();  // what it printed since the last look
   return outcome;
 }
 

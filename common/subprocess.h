@@ -30,6 +30,11 @@ struct ProcessOptions {
   std::string working_directory;
   // After this long the child's process group is killed (SIGKILL).
   absl::Duration timeout = absl::InfiniteDuration();
+  // With output_path: when the output passes twice this, all but about its
+  // last this many bytes are dropped from the disk as it runs (a hole in the
+  // file: its size and end stay), so that a command that prints without end
+  // cannot fill the disk before its timeout. 0: all of it is kept.
+  size_t keep_output_bytes = 0;
 };
 
 // How a child ended.

@@ -52,6 +52,29 @@ TEST(RunProcessTest, ExitStatusOutputAndWorkingDirectory) {
   EXPECT_EQ(three.Describe(absl::Seconds(1)), "exit status 3");
 }
 
+// A command that prints without end cannot fill the disk before its
+// timeout: past twice keep_output_bytes, the head of its output is dropped
+// from the disk while it runs, and its end stays to be read.
+TEST(RunProcessTest, ALongOutputKeepsOnlyItsEndOnTheDisk) {
+  auto dir = TempDir::Create("subprocess-test");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  constexpr size_t kKeep = size_t{1} << 20;
+  const std::string log = (*dir)->File("log");
+  auto outcome = RunProcess(
+      {"/bin/sh", "-c",
+       "head -c 50000000 /dev/zero | tr '\\0' x; echo; echo the-end"},
+      {.output_path = log,
+       .timeout = absl::Seconds(60),
+       .keep_output_bytes = kKeep});
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_TRUE(outcome->ok()) << outcome->Describe(absl::Seconds(60));
+  struct stat st;
+  ASSERT_EQ(stat(log.c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 50000000 + 9);  // its size, and so its end, kept
+  EXPECT_LE(uint64_t{512} * st.st_blocks, 2 * kKeep);
+  EXPECT_TRUE(absl::EndsWith(ReadFileTail(log, 100), "x\nthe-end\n"));
+}
+
 TEST(RunProcessTest, SignalsAreNamed) {
   auto dir = TempDir::Create("subprocess-test");
   ASSERT_TRUE(dir.ok());

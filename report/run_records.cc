@@ -85,7 +85,7 @@ void ReadTimelineLines(const std::string& path, absl::string_view text,
 
 void ReadTimeline(const std::string& path, RunRecord& run) {
   const absl::StatusOr<std::string> text =
-      ReadFileAtMost(path, kMaxRecordBytes);
+      ReadRecordFile(path, kMaxRecordBytes);
   // A run stopped before its first progress line has none.
   if (absl::IsNotFound(text.status())) return;
   if (!text.ok()) {
@@ -113,7 +113,7 @@ void SortOldestFirst(std::vector<Run>& runs) {
 
 void ReadOutcomes(const std::string& path, RunRecord& run) {
   const absl::StatusOr<std::string> text =
-      ReadFileAtMost(path, kMaxRecordBytes);
+      ReadRecordFile(path, kMaxRecordBytes);
   if (!text.ok()) {
     run.damage.push_back(std::string(text.status().message()));
     return;
@@ -143,7 +143,7 @@ bool ParseProgramPoint(absl::string_view line, ProgramTimelinePoint& p) {
 
 void ReadProgramTimeline(const std::string& path, ProgramRunRecord& run) {
   const absl::StatusOr<std::string> text =
-      ReadFileAtMost(path, kMaxRecordBytes);
+      ReadRecordFile(path, kMaxRecordBytes);
   if (!text.ok()) {
     run.damage.push_back(std::string(text.status().message()));
     return;
@@ -214,7 +214,7 @@ std::string RecordedTriageDir(const std::string& out_dir) {
   for (const std::string& dir : FilesIn(out_dir + "/stats")) {
     const int64_t start =
         std::max(StartOf(dir), StartOf(dir, kProgramRunPrefix));
-    const absl::StatusOr<std::string> recorded = ReadFileAtMost(
+    const absl::StatusOr<std::string> recorded = ReadRecordFile(
         absl::StrCat(dir, "/", kRunTriageDirFile), kMaxRecordedPathBytes);
     if (!recorded.ok() || start < newest_start) continue;
     const absl::string_view path =

@@ -1,5 +1,6 @@
 #include "report/run_records.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "absl/strings/str_cat.h"
@@ -128,7 +129,8 @@ TEST(RunRecordsTest, ADamagedRecordIsOnePhraseHoweverManyLinesAreBad) {
 }
 
 // Every record is read with a bound: an outcome file that is a link to
-// /dev/zero, and a timeline past 64 MiB, are damage naming the bound.
+// /dev/zero or a FIFO (which would block the read), and a timeline past 64
+// MiB, are damage, not read.
 TEST(RunRecordsTest, ARecordPastItsBoundIsDamageNotRead) {
   const std::string out = FreshDir("bound");
   const std::string run = out + "/stats/run-1000-1";
@@ -136,6 +138,7 @@ TEST(RunRecordsTest, ARecordPastItsBoundIsDamageNotRead) {
   ASSERT_TRUE(MakeDirs(run).ok());
   ASSERT_TRUE(MakeDirs(programs).ok());
   ASSERT_EQ(symlink("/dev/zero", (run + "/1.outcomes").c_str()), 0);
+  ASSERT_EQ(mkfifo((run + "/2.outcomes").c_str(), 0600), 0);
   const std::string timeline = absl::StrCat(run, "/", kTimelineFile);
   ASSERT_TRUE(WriteFile(timeline, "").ok());
   ASSERT_EQ(truncate(timeline.c_str(), (64 << 20) + 1), 0);
@@ -148,12 +151,12 @@ TEST(RunRecordsTest, ARecordPastItsBoundIsDamageNotRead) {
               ::testing::UnorderedElementsAre(
                   timeline + " is larger than 67108864 bytes (or endless): "
                              "not read",
-                  run + "/1.outcomes is larger than 67108864 bytes (or "
-                        "endless): not read"));
+                  run + "/1.outcomes is not a regular file: not read",
+                  run + "/2.outcomes is not a regular file: not read"));
   const std::vector<ProgramRunRecord> program_runs = ReadProgramRuns(out);
   ASSERT_THAT(program_runs, SizeIs(1));
   EXPECT_THAT(program_runs[0].damage,
-              ElementsAre(HasSubstr("programs.tsv is larger than 67108864")));
+              ElementsAre(HasSubstr("programs.tsv is not a regular file")));
   RemoveTree(out);
 }
 

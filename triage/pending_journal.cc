@@ -9,9 +9,7 @@
 
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -19,10 +17,16 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/files.h"
 #include "isa/variant.h"
 
 namespace ptxdiff {
 namespace {
+
+// A journal holds a line per finding a run met before filing it (a program
+// case each, for programs): far less than this. One larger, or no regular
+// file, is damage, never read.
+constexpr size_t kMaxJournalBytes = size_t{256} << 20;
 
 std::string PendingDir(const std::string& triage_dir) {
   return triage_dir + "/.pending";
@@ -327,6 +331,19 @@ bool SetAsideIfNoFile(const std::string& path) {
   return true;
 }
 
+// An adopted journal (`claimed`, once `original`) that could not be read
+// at all: kept as `original`.damaged, which no campaign adopts, and said.
+void KeepUnread(const std::string& claimed, const std::string& original,
+                const absl::Status& why) {
+  const std::string kept = original + ".damaged";
+  const bool moved = rename(claimed.c_str(), kept.c_str()) == 0;
+  std::fprintf(
+      stderr, "ptxdiff: the pending journal %s was not read (%s); %s\n",
+      original.c_str(), std::string(why.message()).c_str(),
+      absl::StrCat(moved ? "kept as " : "left as ", moved ? kept : claimed)
+          .c_str());
+}
+
 }  // namespace
 
 std::vector<std::pair<int64_t, std::string>> AdoptOrphanedRecords(
@@ -353,13 +370,16 @@ std::vector<std::pair<int64_t, std::string>> AdoptOrphanedRecords(
     const std::string claimed = absl::StrCat(path, ".adopted-by-", getpid());
     if (rename(path.c_str(), claimed.c_str()) != 0)
       continue;  // another took it
-    std::ifstream in(claimed);
-    std::stringstream text;
-    text << in.rdbuf();
-    for (const std::string& record : OpenRecords(text.str())) {
+    const absl::StatusOr<std::string> text =
+        ReadRecordFile(claimed, kMaxJournalBytes);
+    if (!text.ok()) {
+      KeepUnread(claimed, path, text.status());
+      continue;
+    }
+    for (const std::string& record : OpenRecords(*text)) {
       if (readable(record)) out.emplace_back(into.AddRecord(record), record);
     }
-    KeepIfDamaged(claimed, path, text.str(), readable);
+    KeepIfDamaged(claimed, path, *text, readable);
   }
   return out;
 }

@@ -179,6 +179,33 @@ TEST(PendingJournalTest, ADirectoryNamedAsAJournalIsSetAsideAndSaidOnce) {
   (*mine)->Remove();
 }
 
+// A journal that is no regular file (a FIFO, a link to /dev/zero) or is
+// huge is damage: kept as .damaged without being read, so that adopting it
+// neither blocks nor takes the memory.
+TEST(PendingJournalTest, AJournalNoRegularFileOrHugeIsKeptUnread) {
+  const std::string dir = FreshDir("unread");
+  const std::string pending = dir + "/.pending";
+  ASSERT_EQ(std::system(("mkdir -p '" + pending + "'").c_str()), 0);
+  const std::string fifo = pending + "/999999.journal";
+  const std::string zero = pending + "/999998.journal";
+  const std::string huge = pending + "/999997.journal";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  ASSERT_EQ(symlink("/dev/zero", zero.c_str()), 0);
+  std::ofstream(huge) << "M 0 left over\n";
+  ASSERT_EQ(truncate(huge.c_str(), off_t{1} << 40), 0);  // sparse: no disk
+  auto mine = PendingJournal::Open(dir, JournalKind::kTuples);
+  ASSERT_TRUE(mine.ok()) << mine.status();
+  EXPECT_TRUE(AdoptOrphanedRecords(dir, **mine, [](absl::string_view) {
+                return true;
+              }).empty());
+  struct stat st;
+  for (const std::string& journal : {fifo, zero, huge}) {
+    EXPECT_EQ(lstat((journal + ".damaged").c_str(), &st), 0) << journal;
+    EXPECT_NE(lstat(journal.c_str(), &st), 0) << journal;
+  }
+  (*mine)->Remove();
+}
+
 // A journal is removed at the end only when everything in it was filed;
 // one that holds an unfiled mismatch stays for the next campaign.
 TEST(PendingJournalTest, OnlyAJournalWithNothingUnfiledIsRemoved) {

@@ -1,6 +1,7 @@
 #include "triage/triage_store.h"
 
 #include <dirent.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -625,6 +626,24 @@ TEST(TriageStoreTest, ACountThatDoesNotParseKeepsTheOtherKeysAndSaysSo) {
   std::ifstream index(e.dir + "/INDEX.md");
   EXPECT_THAT(std::string((std::istreambuf_iterator<char>(index)), {}),
               HasSubstr("| 1+ |"));
+}
+
+// A FIFO in an entry (case.txt) would block every reader of the directory
+// (triage list, a campaign's summary): it is damage, not read, and the next
+// filing sets it aside.
+TEST(TriageStoreTest, AFifoInAnEntryIsDamageNotRead) {
+  const Filed e = FiledTwice("fifo");
+  ASSERT_EQ(unlink((e.path + "/case.txt").c_str()), 0);
+  ASSERT_EQ(mkfifo((e.path + "/case.txt").c_str(), 0600), 0);
+  auto store = TriageStore::Open(e.dir, false);
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_THAT(Only(store->List()).damage,
+              ::testing::ElementsAre(
+                  HasSubstr("/case.txt is a FIFO, not a file: not read")));
+  auto filed = store->File(Mismatch("add.s32", 3));
+  ASSERT_TRUE(filed.ok()) << filed.status();
+  EXPECT_THAT(filed->repaired, HasSubstr("kept as case.txt.damaged-"));
+  EXPECT_TRUE(Only(store->List()).damage.empty());
 }
 
 // Every file of an entry is read with a bound (entry_files.h): a meta.txt

@@ -286,6 +286,11 @@ TEST(PtxCmdBackendTest, EveryWayARunFailsIsAFaultOrARefusal) {
       {"head -c 12 {in} > {out}; : {ptx}", ResultKind::kFault,
        "failed on add.s32 (1 tuple): it exited 0 but wrote 12 bytes to {out}, "
        "not 16 (16 per tuple, 1 tuple); it printed nothing"},
+      // Read no further than its slots: the message can only say "more
+      // than" of a read that stopped (an endless {out} would never end).
+      {"head -c 4096 /dev/zero > {out}; : {ptx} {in}", ResultKind::kFault,
+       "failed on add.s32 (1 tuple): it exited 0 but wrote more than 16 "
+       "bytes to {out} (16 per tuple, 1 tuple); it printed nothing"},
       {"true {ptx} {in} {out}", ResultKind::kFault,
        "failed on add.s32 (1 tuple): it exited 0 but wrote no {out} file; it "
        "printed nothing"},

@@ -3,6 +3,8 @@
 
 #include "backends/ptx_cmd/refusal_classes.h"
 
+#include <unistd.h>
+
 #include <string>
 #include <vector>
 
@@ -216,6 +218,21 @@ TEST(RefusalMemoryTest, ClassesAreRememberedAndDroppedAcrossRuns) {
   EXPECT_EQ(loaded->classes[0].family, Family::kAdd);
   EXPECT_THAT(RememberedClasses((*dir)->File("refusals"), "tool {ptx}"),
               SizeIs(1));
+}
+
+// A memory file grown huge (damaged) is refused, not read whole: a campaign
+// says so, and a report skips it, without taking the memory.
+TEST(RefusalMemoryTest, AHugeMemoryIsRefusedUnread) {
+  auto dir = TempDir::Create("refusal-huge-test");
+  ASSERT_TRUE(dir.ok());
+  const std::string refusals = (*dir)->File("refusals");
+  const RefusalMemory memory(refusals, "tool {ptx}", "sm_90");
+  ASSERT_TRUE(memory.Remember({V("add.u32"), false}, "why").ok());
+  ASSERT_EQ(truncate(memory.path().c_str(), off_t{1} << 30), 0);  // sparse
+  const absl::StatusOr<Remembered> loaded = memory.Load();
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_THAT(loaded.status().message(), HasSubstr("larger than"));
+  EXPECT_THAT(RememberedTools(refusals), SizeIs(0));
 }
 
 // A report reads every tool's file of a refusals directory by its header,

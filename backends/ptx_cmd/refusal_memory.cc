@@ -26,6 +26,10 @@ constexpr absl::string_view kImmediates = "immediates";
 constexpr absl::string_view kClass = "class";
 constexpr absl::string_view kDropped = "dropped";
 
+// A memory holds a line per variant refused in each shape, and a few per
+// class: tens of MB at most. A file past this is damage, never read whole.
+constexpr size_t kMaxMemoryBytes = size_t{256} << 20;
+
 // `text` on one line, without the separator.
 std::string OneLine(absl::string_view text) {
   return absl::StrReplaceAll(text, {{"\n", " / "}, {"\t", " "}});
@@ -54,7 +58,8 @@ std::optional<std::pair<std::string, std::string>> ParseHeader(
 // The command and target of the memory file at `path`, from its first line.
 std::optional<std::pair<std::string, std::string>> HeaderOf(
     const std::string& path) {
-  const absl::StatusOr<std::string> text = ReadFile(path);
+  const absl::StatusOr<std::string> text =
+      ReadRecordFile(path, kMaxMemoryBytes);
   if (!text.ok()) return std::nullopt;
   return ParseHeader(absl::string_view(*text).substr(0, text->find('\n')));
 }
@@ -129,7 +134,7 @@ std::vector<std::string> RememberedTargets(absl::string_view dir,
 absl::StatusOr<Remembered> RefusalMemory::Load() const {
   Remembered remembered;
   if (access(path_.c_str(), F_OK) != 0) return remembered;
-  absl::StatusOr<std::string> text = ReadFile(path_);
+  absl::StatusOr<std::string> text = ReadRecordFile(path_, kMaxMemoryBytes);
   if (!text.ok()) return text.status();
   for (absl::string_view line : absl::StrSplit(*text, '\n')) {
     AddClass(line, remembered.classes);

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -98,9 +99,13 @@ ToolRun RunToolOnce(const ToolCall& call) {
                                                   absl::Milliseconds(1))));
   const absl::Time start = absl::Now();
   absl::StatusOr<ProcessOutcome> outcome = RunProcess(
-      {"/bin/sh", "-c", command}, {.output_path = log,
-                                   .working_directory = (*dir)->path(),
-                                   .timeout = timeout});
+      {"/bin/sh", "-c", command},
+      {.output_path = log,
+       .working_directory = (*dir)->path(),
+       .timeout = timeout,
+       // What is read of it (its error lines, its end): a tool that prints
+       // without end must not fill the disk before its timeout.
+       .keep_output_bytes = kErrorScanBytes});
   run.took = absl::Now() - start;
   if (!outcome.ok()) {
     run.error = outcome.status();
@@ -139,8 +144,19 @@ ToolRun RunToolOnce(const ToolCall& call) {
     return Failed(std::move(run), ToolRun::kRefused, outcome->Describe(timeout),
                   log);
   }
-  absl::StatusOr<std::string> bytes = ReadFile(out);
   const size_t expected = call.n * call.slot_bytes;
+  // No more than the slots are read: a tool may leave a huge or endless
+  // {out} (a link to /dev/zero), which must not take this process's memory.
+  absl::StatusOr<std::string> bytes = ReadFileAtMost(out, expected);
+  const std::string slots =
+      absl::StrCat(" (", call.slot_bytes, " per tuple, ", call.n,
+                   call.n == 1 ? " tuple)" : " tuples)");
+  if (absl::IsInvalidArgument(bytes.status())) {  // past the bound
+    return Failed(std::move(run), ToolRun::kCrashed,
+                  absl::StrCat("it exited 0 but wrote more than ", expected,
+                               " bytes to {out}", slots),
+                  log);
+  }
   if (!bytes.ok()) {
     return Failed(std::move(run), ToolRun::kCrashed,
                   "it exited 0 but wrote no {out} file", log);
@@ -148,9 +164,7 @@ ToolRun RunToolOnce(const ToolCall& call) {
   if (bytes->size() != expected) {
     return Failed(std::move(run), ToolRun::kCrashed,
                   absl::StrCat("it exited 0 but wrote ", bytes->size(),
-                               " bytes to {out}, not ", expected, " (",
-                               call.slot_bytes, " per tuple, ", call.n,
-                               call.n == 1 ? " tuple)" : " tuples)"),
+                               " bytes to {out}, not ", expected, slots),
                   log);
   }
   run.out = *std::move(bytes);
