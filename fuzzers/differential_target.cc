@@ -392,7 +392,8 @@ void DifferentialTarget::WriteSayingTheFirstFailure(const std::string& path,
   const absl::Status written = WriteFileAtomic(path, text);
   if (!written.ok() && !failed) {
     failed = true;
-    std::fprintf(stderr, "ptxdiff: cannot write %s: %s\n", path.c_str(),
+    // The status names `path` (WriteFileAtomic says the file asked for).
+    std::fprintf(stderr, "ptxdiff: %s\n",
                  std::string(written.message()).c_str());
   }
 }
