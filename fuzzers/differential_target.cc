@@ -392,9 +392,13 @@ void DifferentialTarget::WriteSayingTheFirstFailure(const std::string& path,
   const absl::Status written = WriteFileAtomic(path, text);
   if (!written.ok() && !failed) {
     failed = true;
-    // The status names `path` (WriteFileAtomic says the file asked for).
-    std::fprintf(stderr, "ptxdiff: %s\n",
-                 std::string(written.message()).c_str());
+    // "ptxdiff: cannot write PATH: cause" is what the CLI reads as a failed
+    // write (cli/fuzzer_output.cc); WriteFileAtomic's own message may
+    // already begin so, and is then not said twice.
+    absl::string_view cause = written.message();
+    absl::ConsumePrefix(&cause, absl::StrCat("cannot write ", path, ": "));
+    std::fprintf(stderr, "ptxdiff: cannot write %s: %s\n", path.c_str(),
+                 std::string(cause).c_str());
   }
 }
 
