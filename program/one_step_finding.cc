@@ -23,8 +23,8 @@ const ProgramInput* InputNamed(const Program& p, const std::string& name) {
 // True for an input a tuple's source `i` of `v` can be: a parameter as wide
 // as the register the tuple path gives that source.
 bool IsTupleSource(const ProgramInput& in, const Variant& v, int i) {
-  const int width = SourceWidth(v, i) == 8 ? 16 : SourceWidth(v, i);
-  return in.thread == ThreadInput::kNone && !in.loaded && in.width == width;
+  return in.thread == ThreadInput::kNone && !in.loaded &&
+         in.width == TupleSourceRegisterWidth(v, i);
 }
 
 }  // namespace

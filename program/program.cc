@@ -105,6 +105,10 @@ bool IsJumpOrLabel(const ProgramStep& step) {
          step.kind == ProgramStep::kBranch || step.kind == ProgramStep::kExit;
 }
 
+int TupleSourceRegisterWidth(const Variant& v, int i) {
+  return SourceWidth(v, i) == 8 ? 16 : SourceWidth(v, i);
+}
+
 Program TupleAsProgram(const Variant& v, const Operands& operands) {
   Program p;
   ProgramStep step{.variant = v, .dst = "d"};
@@ -116,9 +120,9 @@ Program TupleAsProgram(const Variant& v, const Operands& operands) {
       continue;
     }
     const std::string name = absl::StrCat("in", i);
-    const int width = SourceWidth(v, i) == 8 ? 16 : SourceWidth(v, i);
-    p.inputs.push_back(
-        {.name = name, .width = width, .witness = operands.v[i]});
+    p.inputs.push_back({.name = name,
+                        .width = TupleSourceRegisterWidth(v, i),
+                        .witness = operands.v[i]});
     step.sources[i] = {.is_register = true, .name = name};
   }
   p.steps.push_back(std::move(step));

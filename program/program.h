@@ -173,6 +173,10 @@ struct Program {
   std::vector<std::string> outputs;  // register names
 };
 
+// The width of the register a tuple's source `i` of `v` is given as a
+// program input: its own, 16 bits for an 8-bit source.
+int TupleSourceRegisterWidth(const Variant& v, int i);
+
 // One tuple of `v` as a one-step program: each source that may be a
 // register an input (`%in<i>`, its witness the tuple's operand, an 8-bit
 // source in a 16-bit register), a selector or immLut an immediate; the

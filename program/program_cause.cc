@@ -140,11 +140,13 @@ bool Gives(const Program& p, size_t i, uint64_t v, size_t k, uint64_t claimed,
   return k < out.size() && out[k].defined && out[k].bits == claimed;
 }
 
-// The value of `step`, in place of its own, that gives `claimed` at
-// output `k`; nullopt when none does.
-std::optional<uint64_t> ExplainingValue(const Program& p, size_t i, size_t k,
-                                        uint64_t claimed, Reading reading) {
-  for (uint64_t v : AssumableValues(DestinationWidth(p.steps[i]), claimed)) {
+// The first of `values` that, as step `i`'s in place of its own, gives
+// `claimed` at output `k`; nullopt when none does.
+std::optional<uint64_t> FirstThatGives(const Program& p, size_t i,
+                                       const std::vector<uint64_t>& values,
+                                       size_t k, uint64_t claimed,
+                                       Reading reading) {
+  for (uint64_t v : values) {
     if (Gives(p, i, v, k, claimed, reading)) return v;
   }
   return std::nullopt;
@@ -231,8 +233,9 @@ std::optional<std::pair<Observed, uint64_t>> Explains(const Program& p,
                                                      const Search& search,
                                                      Reading reading) {
   // The cheaper test first: most steps explain nothing.
-  const std::optional<uint64_t> assumed =
-      ExplainingValue(p, i, search.output, search.claimed, reading);
+  const std::optional<uint64_t> assumed = FirstThatGives(
+      p, i, AssumableValues(DestinationWidth(p.steps[i]), search.claimed),
+      search.output, search.claimed, reading);
   if (!assumed) return std::nullopt;
   const std::optional<Observed> seen = StepAtWitness(p, i, reading);
   if (!seen) return std::nullopt;
@@ -312,11 +315,11 @@ std::optional<std::pair<Observed, uint64_t>> ExplainsOneBitOff(
     const Program& p, size_t i, const Search& search, Reading reading) {
   const std::optional<Observed> seen = StepAtWitness(p, i, reading);
   if (!seen) return std::nullopt;
-  for (uint64_t v : OneBitOff(DestinationWidth(p.steps[i]), seen->result.bits)) {
-    if (Gives(p, i, v, search.output, search.claimed, reading))
-      return std::pair{*seen, v};
-  }
-  return std::nullopt;
+  const std::optional<uint64_t> assumed = FirstThatGives(
+      p, i, OneBitOff(DestinationWidth(p.steps[i]), seen->result.bits),
+      search.output, search.claimed, reading);
+  if (!assumed) return std::nullopt;
+  return std::pair{*seen, *assumed};
 }
 
 // `carrier` was seen to compute its own value right alone on the backend,
