@@ -116,12 +116,12 @@ void PrintProgramReport(const ProgramCalibrationReport& r, int64_t show,
 }
 
 // `calibrate --programs N`: random programs instead of tuples.
-int CalibratePrograms(const std::string& ptxas, const std::string& arch,
+int CalibratePrograms(const ProgramCompiler& compiler, const std::string& arch,
                       int64_t programs, int opt, uint64_t seed, int threads,
                       int64_t max_time, int64_t show, std::ostream& out,
                       std::ostream& err) {
   ProgramCalibrationOptions o;
-  o.ptxas = ptxas;
+  o.compiler = compiler;
   o.arch = arch;
   o.programs = programs;
   o.opt_level = opt;
@@ -143,7 +143,7 @@ int CalibratePrograms(const std::string& ptxas, const std::string& arch,
   out << absl::StrFormat(
              "calibrate: %s at -O%d for %s: %d random programs, both input "
              "forms, %d threads%s",
-             ptxas, opt, arch, programs, threads,
+             compiler.Description(), opt, arch, programs, threads,
              max_time > 0 ? absl::StrCat(", at most ", max_time, " s") : "")
       << std::endl;
   ScopedInterruptHandler interrupt;
@@ -211,7 +211,10 @@ int RunCalibrate(const std::vector<std::string>& args, std::ostream& out,
                       "--programs checks random programs: --family and "
                       "--tuples are for tuples"));
     }
-    return CalibratePrograms(*ptxas, arch, *programs, static_cast<int>(*opt),
+    // The backend's compiler (nvJitLink where it loads), as for tuples.
+    absl::StatusOr<ProgramCompiler> compiler = PtxasProgramCompiler({});
+    if (!compiler.ok()) return Fail(err, "calibrate", compiler.status());
+    return CalibratePrograms(*compiler, arch, *programs, static_cast<int>(*opt),
                              static_cast<uint64_t>(*seed),
                              static_cast<int>(*threads), *max_time, *show, out,
                              err);

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <fstream>
 #include <string>
@@ -83,12 +84,15 @@ bool Within(absl::Duration limit, Done done) {
 // `dir`/out.txt, with this process as the subreaper of what it leaves.
 class Background {
  public:
-  Background(const std::string& dir, std::vector<std::string> args)
+  // `env`: NAME=value settings beside TMPDIR.
+  Background(const std::string& dir, std::vector<std::string> args,
+             const std::vector<std::string>& env = {})
       : dir_(dir) {
     prctl(PR_SET_CHILD_SUBREAPER, 1);
     MakeDirs(tmp()).IgnoreError();
-    std::vector<std::string> argv = {"/usr/bin/env", "TMPDIR=" + tmp(),
-                                     PTXDIFF_CLI_PATH};
+    std::vector<std::string> argv = {"/usr/bin/env", "TMPDIR=" + tmp()};
+    argv.insert(argv.end(), env.begin(), env.end());
+    argv.push_back(PTXDIFF_CLI_PATH);
     argv.insert(argv.end(), args.begin(), args.end());
     auto pid = StartProcess(argv, {.output_path = dir + "/out.txt"}, "ptxdiff");
     EXPECT_TRUE(pid.ok()) << pid.status();
@@ -246,13 +250,19 @@ TEST(ProgramsStopTest, TheTimeoutBoundsPtxas) {
 TEST(ProgramsStopTest, CtrlCOfAProgramOnPtxasEndsPtxasToo) {
   if (!FindPtxas({}).ok()) GTEST_SKIP() << "no ptxas";
   const std::string dir = TempDirFor("program_ptxas_ctrl_c");
-  Background run(dir, {"program", DeepLoops(dir), "--backend", "ptxas",
-                       "--timeout", "300"});
+  Background run(dir,
+                 {"program", DeepLoops(dir), "--backend", "ptxas", "--timeout",
+                  "300"},
+                 {"PTXDIFF_PTXAS_COMPILER=ptxas"});
+  // The program's compile, not the worker's short self-test compiles:
+  // a ptxas still running a second after it was seen.
   std::vector<pid_t> ptxas;
   ASSERT_TRUE(Within(absl::Seconds(60),
                      [&] {
                        ptxas = ProcessesMentioning(run.tmp() + "/ptxdiff-");
-                       return !ptxas.empty();
+                       if (ptxas.empty()) return false;
+                       absl::SleepFor(absl::Seconds(1));
+                       return std::any_of(ptxas.begin(), ptxas.end(), Alive);
                      }))
       << "ptxas never ran\n"
       << run.out();
@@ -265,6 +275,31 @@ TEST(ProgramsStopTest, CtrlCOfAProgramOnPtxasEndsPtxasToo) {
     EXPECT_TRUE(Within(absl::Seconds(10), [&] { return !Alive(pid); }))
         << "ptxas " << pid << " outlived ptxdiff";
   }
+  EXPECT_TRUE(
+      Within(absl::Seconds(10), [&] { return Entries(run.tmp()).empty(); }))
+      << "left in TMPDIR: " << testing::PrintToString(Entries(run.tmp()));
+}
+
+// The same with ptxas's assembler in-process (the default where
+// libnvJitLink loads): Ctrl-C during the compile ends the run at once, and
+// the worker that compiles goes with it (its temporary directory too).
+TEST(ProgramsStopTest, CtrlCOfAnInProcessCompileEndsTheRun) {
+  if (!FindPtxas({}).ok()) GTEST_SKIP() << "no ptxas";
+  const std::string dir = TempDirFor("program_nvjitlink_ctrl_c");
+  Background run(dir,
+                 {"program", DeepLoops(dir), "--backend", "ptxas", "--timeout",
+                  "300"},
+                 {"PTXDIFF_PTXAS_COMPILER=nvjitlink"});
+  // The compile of the 2,000 loops takes ptxas 46 s; at 5 s it is under way.
+  absl::SleepFor(absl::Seconds(5));
+  const absl::Time interrupted = absl::Now();
+  kill(run.pid(), SIGINT);
+  const int code = run.Wait(absl::Seconds(30));
+  if (code == 2 && absl::StrContains(run.out(), "cannot load"))
+    GTEST_SKIP() << "no libnvJitLink: " << run.out();
+  EXPECT_EQ(code, 130) << run.out();
+  EXPECT_LE(absl::Now() - interrupted, absl::Seconds(2));
+  EXPECT_THAT(run.out(), HasSubstr("inputs immediate: interrupted"));
   EXPECT_TRUE(
       Within(absl::Seconds(10), [&] { return Entries(run.tmp()).empty(); }))
       << "left in TMPDIR: " << testing::PrintToString(Entries(run.tmp()));

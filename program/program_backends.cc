@@ -71,13 +71,16 @@ absl::StatusOr<std::shared_ptr<ProgramBackend>> OnWorker(
 absl::StatusOr<ChosenProgramBackend> Ptxas(const ProgramBackendOptions& o) {
   KeyValues where;
   if (!o.ptxas.empty()) where.emplace_back("ptxas", o.ptxas);
-  PTXDIFF_ASSIGN_OR_RETURN(const std::string ptxas, FindPtxas(where));
+  // What the worker compiles with (its HELLO carries `ptxas`, and
+  // $PTXDIFF_PTXAS_COMPILER reaches it): the presenter names it.
+  PTXDIFF_ASSIGN_OR_RETURN(ProgramCompiler compiler,
+                           PtxasProgramCompiler(where));
   const std::string arch = ArchOrDefault(o);
   PTXDIFF_RETURN_IF_ERROR(FindSassArch(arch).status());
   ChosenProgramBackend chosen{.arch = arch};
   PTXDIFF_ASSIGN_OR_RETURN(
-      chosen.backend,
-      OnWorker(o, MakePtxasProgramBackend(ptxas, arch, o.timeout)));
+      chosen.backend, OnWorker(o, MakePtxasProgramBackend(std::move(compiler),
+                                                          arch, o.timeout)));
   return chosen;
 }
 

@@ -94,7 +94,7 @@ absl::StatusOr<ProgramCalibrationReport> CalibrateBatch(
                                           : std::span<const Program>(with_inputs);
     PTXDIFF_ASSIGN_OR_RETURN(
         const std::vector<ProgramCheck> checks,
-        CheckPrograms(o.ptxas, o.arch, programs, form, Reading::kHardware,
+        CheckPrograms(o.compiler, o.arch, programs, form, Reading::kHardware,
                       kPtxasTimeout, o.deadline, /*execute=*/true,
                       o.opt_level));
     for (size_t k = 0; k < checks.size(); ++k) {

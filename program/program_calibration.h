@@ -21,6 +21,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "program/program.h"
+#include "program/program_ptxas.h"
 
 namespace ptxdiff {
 
@@ -44,7 +45,9 @@ struct ProgramCalibrationReport {
 };
 
 struct ProgramCalibrationOptions {
-  std::string ptxas;
+  // The ptxas backend's compiler (PtxasProgramCompiler): its code is what
+  // a campaign judges.
+  ProgramCompiler compiler{""};
   std::string arch = "sm_90";
   int64_t programs = 1000;
   int opt_level = 0;

@@ -1,8 +1,8 @@
 #include "program/program_calibration.h"
 
-#include "backends/ptxas/ptxas_toolchain.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "program/program_ptxas.h"
 
 namespace ptxdiff {
 namespace {
@@ -10,9 +10,11 @@ namespace {
 class ProgramCalibrationTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    absl::StatusOr<std::string> found = FindPtxas({});
-    if (!found.ok()) GTEST_SKIP() << "no ptxas here";
-    options_.ptxas = *found;
+    // The ptxas backend's compiler (nvJitLink where it loads): what the
+    // campaign judges is what is calibrated.
+    absl::StatusOr<ProgramCompiler> found = PtxasProgramCompiler({});
+    if (!found.ok()) GTEST_SKIP() << "no ptxas here: " << found.status();
+    options_.compiler = *found;
   }
   ProgramCalibrationOptions options_;
 };

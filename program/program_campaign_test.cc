@@ -631,7 +631,9 @@ TEST(ProgramCampaignShapeTest, ThreadInputsOnlyForABackendThatJudgesThem) {
     auto backend = std::make_shared<AgreeingBackend>(judges);
     ProgramCampaignOptions options{
         .backend = backend,
-        .max_time = absl::Milliseconds(500),
+        // Long enough for 300 programs on a loaded machine under ASan (128
+        // in 500 ms beside two builds).
+        .max_time = absl::Seconds(3),
         .threads = 1,
         .triage_dir = (*dir)->File(judges ? "judges" : "not"),
     };

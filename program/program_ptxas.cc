@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "backends/ptxas/cubin.h"
 #include "backends/ptxas/cubin_link.h"
+#include "backends/ptxas/ptxas_backend.h"
 #include "backends/ptxas/ptxas_toolchain.h"
 #include "backends/ptxas/sass_constants.h"
 #include "backends/ptxas/sass_execution.h"
@@ -111,6 +112,27 @@ int RandomVectorsFor(const Program& program, Reading reading,
 
 }  // namespace
 
+absl::StatusOr<PtxasOutput> ProgramCompiler::Compile(
+    absl::string_view arch, absl::string_view ptx, int opt_level,
+    absl::Duration timeout) const {
+  if (in_process != nullptr)
+    return CompileWithin(in_process, arch, ptx, opt_level, timeout);
+  return RunPtxas(ptxas, arch, ptx, opt_level, timeout);
+}
+
+absl::StatusOr<ProgramCompiler> PtxasProgramCompiler(const KeyValues& options) {
+  PTXDIFF_ASSIGN_OR_RETURN(std::string ptxas, FindPtxas(options));
+  PTXDIFF_ASSIGN_OR_RETURN(std::shared_ptr<const NvJitLink> in_process,
+                           LoadPtxasInProcess(options));
+  return ProgramCompiler(std::move(ptxas), std::move(in_process));
+}
+
+std::string ProgramCompiler::Description() const {
+  if (in_process == nullptr) return ptxas;
+  return absl::StrCat(ptxas, "; assembled in-process by ", in_process->path(),
+                      " (nvJitLink ", in_process->version(), ")");
+}
+
 namespace {
 
 // How long ptxas may run: its timeout, and no later than the deadline.
@@ -123,9 +145,14 @@ struct PtxasLimits {
 // or a stop: not judged, not counted) or, past ptxas's own timeout, not
 // judged, saying so. Splitting the module would cost the timeout again.
 void NotFinished(const PtxasOutput& out, absl::Duration timeout, bool cut,
-                 size_t programs, ProgramCompilation* results) {
+                 bool in_process, size_t programs,
+                 ProgramCompilation* results) {
   const std::string why =
       cut ? "not compiled: the run ended first"
+      : in_process
+          ? absl::StrCat("ptxas did not finish: timed out after ",
+                         absl::FormatDuration(timeout),
+                         " (in-process, left to run on)")
           : absl::StrCat("ptxas did not finish: ", out.how.Describe(timeout));
   for (size_t k = 0; k < programs; ++k) {
     results[k].cut = cut;
@@ -152,24 +179,24 @@ void KeepCodeToRun(const std::string& arch, const ElfFile& cubin,
 // read by the decoder; a module ptxas rejects or crashes on is halved until
 // the program it fails on is alone (its `why_not`, or its `fault`).
 absl::StatusOr<PartEnd> CompilePart(
-    const std::string& ptxas, const std::string& arch, const SassArch& sass,
-    const PtxTarget& target, std::span<const Program> programs,
-    ProgramInputs inputs, int opt_level, const PtxasLimits& limits,
-    ProgramCompilation* results) {
+    const ProgramCompiler& compiler, const std::string& arch,
+    const SassArch& sass, const PtxTarget& target,
+    std::span<const Program> programs, ProgramInputs inputs, int opt_level,
+    const PtxasLimits& limits, ProgramCompilation* results) {
   const absl::Duration timeout = std::min(
       limits.timeout,
       absl::Trunc(limits.deadline - absl::Now(), absl::Milliseconds(1)));
   if (timeout <= absl::ZeroDuration()) {
-    NotFinished({}, timeout, true, programs.size(), results);
+    NotFinished({}, timeout, true, false, programs.size(), results);
     return PartEnd::kDone;
   }
   PTXDIFF_ASSIGN_OR_RETURN(
       const PtxasOutput out,
-      RunPtxas(ptxas, arch, ProgramsModule(programs, target, inputs), opt_level,
-               timeout));
+      compiler.Compile(arch, ProgramsModule(programs, target, inputs),
+                       opt_level, timeout));
   if (out.how.timed_out || out.how.interrupted) {
     NotFinished(out, timeout, out.how.interrupted || timeout < limits.timeout,
-                programs.size(), results);
+                compiler.in_process != nullptr, programs.size(), results);
     return PartEnd::kDone;
   }
   if (!out.ok) {
@@ -426,14 +453,14 @@ std::optional<SassDeparture> DepartureOf(const SassArchInfo& info,
 // same inputs, gives the oracle's values: there the evaluator is calibrated
 // on this very program, and the difference is in the optimized code. Where
 // it stands, the -O0 run also tells where the optimized code departs.
-void CrossCheckAtO0(const std::string& ptxas, const std::string& arch,
+void CrossCheckAtO0(const ProgramCompiler& compiler, const std::string& arch,
                     const SassArchInfo& info, const Program& program,
                     const std::vector<SassSlot>& optimized, Reading reading,
                     ProgramCheck& check) {
   if (!check.mismatch || !check.mismatch->executed) return;
   const ProgramMismatch& m = *check.mismatch;
   absl::StatusOr<ProgramCompilation> o0 =
-      CompileProgram(ptxas, arch, program, m.form, /*opt_level=*/0);
+      CompileProgram(compiler, arch, program, m.form, /*opt_level=*/0);
   std::string why = "its -O0 code did not compile";
   bool calibrated = false;
   if (o0.ok()) {
@@ -467,7 +494,7 @@ void CrossCheckAtO0(const std::string& ptxas, const std::string& arch,
 }  // namespace
 
 absl::StatusOr<std::vector<ProgramCompilation>> CompilePrograms(
-    const std::string& ptxas, const std::string& arch,
+    const ProgramCompiler& compiler, const std::string& arch,
     std::span<const Program> programs, ProgramInputs inputs, int opt_level,
     absl::Duration timeout, absl::Time deadline) {
   PTXDIFF_ASSIGN_OR_RETURN(const SassArch sass, FindSassArch(arch));
@@ -479,7 +506,7 @@ absl::StatusOr<std::vector<ProgramCompilation>> CompilePrograms(
   if (programs.empty()) return results;
   PTXDIFF_RETURN_IF_ERROR(
       RunByHalves(0, programs.size(), [&](size_t begin, size_t end) {
-        return CompilePart(ptxas, arch, sass, *target,
+        return CompilePart(compiler, arch, sass, *target,
                            programs.subspan(begin, end - begin), inputs,
                            opt_level, {timeout, deadline}, &results[begin]);
       }));
@@ -487,11 +514,12 @@ absl::StatusOr<std::vector<ProgramCompilation>> CompilePrograms(
 }
 
 absl::StatusOr<ProgramCompilation> CompileProgram(
-    const std::string& ptxas, const std::string& arch, const Program& program,
-    ProgramInputs inputs, int opt_level, absl::Duration timeout) {
-  PTXDIFF_ASSIGN_OR_RETURN(
-      std::vector<ProgramCompilation> one,
-      CompilePrograms(ptxas, arch, {&program, 1}, inputs, opt_level, timeout));
+    const ProgramCompiler& compiler, const std::string& arch,
+    const Program& program, ProgramInputs inputs, int opt_level,
+    absl::Duration timeout) {
+  PTXDIFF_ASSIGN_OR_RETURN(std::vector<ProgramCompilation> one,
+                           CompilePrograms(compiler, arch, {&program, 1},
+                                           inputs, opt_level, timeout));
   return std::move(one[0]);
 }
 
@@ -522,12 +550,11 @@ std::optional<CounterExample> RefuteClaim(const Program& program,
 }
 
 absl::StatusOr<std::vector<ProgramCheck>> CheckPrograms(
-    const std::string& ptxas, const std::string& arch,
+    const ProgramCompiler& compiler, const std::string& arch,
     std::span<const Program> programs, ProgramInputs form, Reading reading,
-    absl::Duration timeout, absl::Time deadline, bool execute,
-    int opt_level) {
+    absl::Duration timeout, absl::Time deadline, bool execute, int opt_level) {
   PTXDIFF_ASSIGN_OR_RETURN(const std::vector<ProgramCompilation> compiled,
-                           CompilePrograms(ptxas, arch, programs, form,
+                           CompilePrograms(compiler, arch, programs, form,
                                            opt_level, timeout, deadline));
   std::optional<SassArchInfo> executable;
   if (auto info = FindSassArchInfo(arch); info.ok() && execute) {
@@ -538,20 +565,20 @@ absl::StatusOr<std::vector<ProgramCheck>> CheckPrograms(
     checks.push_back(
         Judge(programs[k], compiled[k], form, reading, executable, deadline));
     if (executable.has_value() && opt_level > 0 && !checks.back().cut) {
-      CrossCheckAtO0(ptxas, arch, *executable, programs[k], compiled[k].code,
+      CrossCheckAtO0(compiler, arch, *executable, programs[k], compiled[k].code,
                      reading, checks.back());
     }
   }
   return checks;
 }
 
-absl::StatusOr<ProgramCheck> CheckProgram(const std::string& ptxas,
+absl::StatusOr<ProgramCheck> CheckProgram(const ProgramCompiler& compiler,
                                           const std::string& arch,
                                           const Program& program,
                                           ProgramInputs form, Reading reading) {
   PTXDIFF_ASSIGN_OR_RETURN(
       std::vector<ProgramCheck> one,
-      CheckPrograms(ptxas, arch, {&program, 1}, form, reading));
+      CheckPrograms(compiler, arch, {&program, 1}, form, reading));
   return std::move(one[0]);
 }
 
@@ -559,19 +586,21 @@ namespace {
 
 class PtxasProgramBackend : public ProgramBackend {
  public:
-  PtxasProgramBackend(std::string ptxas, std::string arch,
+  PtxasProgramBackend(ProgramCompiler compiler, std::string arch,
                       absl::Duration timeout)
-      : ptxas_(std::move(ptxas)), arch_(std::move(arch)), timeout_(timeout) {}
+      : compiler_(std::move(compiler)),
+        arch_(std::move(arch)),
+        timeout_(timeout) {}
 
   std::string Name() const override { return "ptxas"; }
   std::string Identity() const override {
-    return absl::StrCat("ptxas ", arch_, " (", ptxas_, ")");
+    return absl::StrCat("ptxas ", arch_, " (", compiler_.Description(), ")");
   }
 
   absl::StatusOr<std::vector<ProgramCheck>> Check(
       std::span<const Program> programs, ProgramInputs form, Reading reading,
       absl::Time deadline) override {
-    return CheckPrograms(ptxas_, arch_, programs, form, reading, timeout_,
+    return CheckPrograms(compiler_, arch_, programs, form, reading, timeout_,
                          deadline);
   }
 
@@ -631,9 +660,20 @@ class PtxasProgramBackend : public ProgramBackend {
     const std::optional<PtxTarget> target =
         sass.ok() ? TargetForDevice(sass->sm) : std::nullopt;
     if (!target) return absl::StrCat("// no PTX target for ", arch_, "\n");
-    return absl::StrCat("// Compile: ptxas -arch=", arch_,
-                        " repro.ptx -o repro.cubin\n",
-                        ProgramModule(p, *target, form));
+    const std::string command =
+        absl::StrCat("ptxas -arch=", arch_, " repro.ptx -o repro.cubin\n");
+    if (compiler_.in_process == nullptr) {
+      return absl::StrCat("// Compile: ", command,
+                          ProgramModule(p, *target, form));
+    }
+    // The executable's code can differ from the library's (16-bit div).
+    return absl::StrCat("// Compiled in-process by ",
+                        compiler_.in_process->path(), " (nvJitLink ",
+                        compiler_.in_process->version(),
+                        "), the assembler of\n// ", compiler_.ptxas,
+                        "'s release. The executable's code can differ\n"
+                        "// (PTXDIFF_PTXAS_COMPILER=ptxas judges it): ",
+                        command, ProgramModule(p, *target, form));
   }
 
   std::string ReplayFlags() const override {
@@ -645,15 +685,16 @@ class PtxasProgramBackend : public ProgramBackend {
   // target.
   bool RunsItsCode() const { return FindSassArchInfo(arch_).ok(); }
 
-  std::string ptxas_, arch_;
+  ProgramCompiler compiler_;
+  std::string arch_;
   absl::Duration timeout_;
 };
 
 }  // namespace
 
 std::unique_ptr<ProgramBackend> MakePtxasProgramBackend(
-    std::string ptxas, std::string arch, absl::Duration timeout) {
-  return std::make_unique<PtxasProgramBackend>(std::move(ptxas),
+    ProgramCompiler compiler, std::string arch, absl::Duration timeout) {
+  return std::make_unique<PtxasProgramBackend>(std::move(compiler),
                                                std::move(arch), timeout);
 }
 

@@ -24,7 +24,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "backends/ptxas/nvjitlink.h"
+#include "backends/ptxas/ptxas_backend.h"
 #include "backends/ptxas/ptxas_toolchain.h"
 #include "oracle/errata.h"
 #include "program/composed_oracle.h"
@@ -34,6 +37,35 @@
 #include "sass/sass_instruction.h"
 
 namespace ptxdiff {
+
+// What compiles the programs' modules: the ptxas executable at `ptxas` (a
+// process per module, killed after its timeout), or where `in_process` is
+// set, that release's libnvJitLink in-process, as the ptxas backend
+// assembles tuples (LoadPtxasInProcess): no process to start per module.
+// An in-process compile cannot be killed: past its timeout or at a stop it
+// is a run that did not finish, as a killed ptxas is, and runs on to its
+// end on a thread of its own (CompileWithin). A path alone means the
+// executable.
+struct ProgramCompiler {
+  ProgramCompiler(std::string ptxas_path,  // NOLINT: a path is the executable
+                  std::shared_ptr<const NvJitLink> library = nullptr)
+      : ptxas(std::move(ptxas_path)), in_process(std::move(library)) {}
+
+  // As RunPtxas, bounded by `timeout` and a stop either way.
+  absl::StatusOr<PtxasOutput> Compile(absl::string_view arch,
+                                      absl::string_view ptx, int opt_level,
+                                      absl::Duration timeout) const;
+  // "/usr/local/cuda/bin/ptxas", or with "; assembled in-process by <the
+  // library> (nvJitLink 13.0)": what a finding's code came from.
+  std::string Description() const;
+
+  std::string ptxas;
+  std::shared_ptr<const NvJitLink> in_process;
+};
+
+// The compiler the ptxas backend uses for `options` (ptxas=, compiler=,
+// $PTXDIFF_PTXAS_COMPILER): programs are judged on the code tuples are.
+absl::StatusOr<ProgramCompiler> PtxasProgramCompiler(const KeyValues& options);
 
 struct ProgramCompilation {
   // The constants stored per output, if ptxas folded the kernel to them.
@@ -55,8 +87,9 @@ struct ProgramCompilation {
 // `why_not`). An error only where ptxas could not be run or the arch is
 // unknown to the decoder; a program ptxas rejects is `why_not`.
 absl::StatusOr<ProgramCompilation> CompileProgram(
-    const std::string& ptxas, const std::string& arch, const Program& program,
-    ProgramInputs inputs, int opt_level = kPtxasDefaultOptLevel,
+    const ProgramCompiler& compiler, const std::string& arch,
+    const Program& program, ProgramInputs inputs,
+    int opt_level = kPtxasDefaultOptLevel,
     absl::Duration timeout = kPtxasTimeout);
 
 // The same for many programs in one ptxas run (ProgramsModule), one result
@@ -64,7 +97,7 @@ absl::StatusOr<ProgramCompilation> CompileProgram(
 // fails on is alone. Runs are bounded by `timeout` and by `deadline`: a run
 // that `deadline` cuts short leaves its programs `cut`.
 absl::StatusOr<std::vector<ProgramCompilation>> CompilePrograms(
-    const std::string& ptxas, const std::string& arch,
+    const ProgramCompiler& compiler, const std::string& arch,
     std::span<const Program> programs, ProgramInputs inputs,
     int opt_level = kPtxasDefaultOptLevel,
     absl::Duration timeout = kPtxasTimeout,
@@ -104,21 +137,21 @@ ClaimCheck CheckClaim(const Program& program,
 // the program's -O0 code runs to the oracle's values. A stop of this
 // process or `deadline` ends the judging too: what it ends is `cut`.
 absl::StatusOr<std::vector<ProgramCheck>> CheckPrograms(
-    const std::string& ptxas, const std::string& arch,
+    const ProgramCompiler& compiler, const std::string& arch,
     std::span<const Program> programs, ProgramInputs form, Reading reading,
     absl::Duration timeout = kPtxasTimeout,
     absl::Time deadline = absl::InfiniteFuture(), bool execute = true,
     int opt_level = kPtxasDefaultOptLevel);
-absl::StatusOr<ProgramCheck> CheckProgram(const std::string& ptxas,
+absl::StatusOr<ProgramCheck> CheckProgram(const ProgramCompiler& compiler,
                                           const std::string& arch,
                                           const Program& program,
                                           ProgramInputs form, Reading reading);
 
 // ptxas as a program backend: what it folds (inputs immediate) or claims
-// for every input (inputs runtime), for `arch`; each run of ptxas killed
-// after `timeout`.
+// for every input (inputs runtime), for `arch`; each run of the ptxas
+// executable killed after `timeout`.
 std::unique_ptr<ProgramBackend> MakePtxasProgramBackend(
-    std::string ptxas, std::string arch,
+    ProgramCompiler compiler, std::string arch,
     absl::Duration timeout = kPtxasTimeout);
 
 }  // namespace ptxdiff

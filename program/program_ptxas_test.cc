@@ -8,7 +8,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "backends/ptxas/nvjitlink.h"
+#include "backends/ptxas/ptxas_toolchain.h"
 #include "common/files.h"
+#include "common/interrupt.h"
 #include "common/subprocess.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -19,7 +22,6 @@
 #include "program/program_ptx.h"
 #include "program/testing/programs.h"
 #include "sass/sass_decoder.h"
-#include "backends/ptxas/ptxas_toolchain.h"
 
 namespace ptxdiff {
 namespace {
@@ -31,8 +33,45 @@ class ProgramPtxasTest : public testing::Test {
     if (!found.ok()) GTEST_SKIP() << "no ptxas: " << found.status();
     ptxas_ = *found;
   }
+  // The executable, and the library the campaign compiles with where it
+  // loads (PtxasProgramCompiler): a finding is flagged on both's code.
+  std::vector<ProgramCompiler> Compilers() const {
+    std::vector<ProgramCompiler> out = {ptxas_};
+    if (auto loaded = NvJitLink::Load(ptxas_); loaded.ok())
+      out.emplace_back(ptxas_, *std::move(loaded));
+    return out;
+  }
   std::string ptxas_;
 };
+
+// Programs are compiled as the tuple backend assembles: in-process where
+// the library of ptxas's release loads, the executable where asked; the
+// identity and the reproducer say which.
+TEST_F(ProgramPtxasTest, ProgramsCompileWithTheTupleBackendsAssembler) {
+  auto executable = PtxasProgramCompiler({{"compiler", "ptxas"}});
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  EXPECT_EQ(executable->in_process, nullptr);
+  const Program p =
+      ProgramOf("input %a .b32 1\nbfe.s32 %r, %a, 40, 8;\noutput %r\n");
+  EXPECT_EQ(MakePtxasProgramBackend(*executable, "sm_90")->Identity(),
+            absl::StrCat("ptxas sm_90 (", ptxas_, ")"));
+  EXPECT_THAT(MakePtxasProgramBackend(*executable, "sm_90")
+                  ->ReproModule(p, ProgramInputs::kRuntime),
+              testing::StartsWith("// Compile: ptxas -arch=sm_90 repro.ptx"));
+  if (!NvJitLink::Load(ptxas_).ok())
+    GTEST_SKIP() << "no libnvJitLink next to " << ptxas_;
+  auto chosen = PtxasProgramCompiler({});
+  ASSERT_TRUE(chosen.ok()) << chosen.status();
+  ASSERT_NE(chosen->in_process, nullptr);
+  const auto backend = MakePtxasProgramBackend(*chosen, "sm_90");
+  EXPECT_THAT(backend->Identity(), testing::HasSubstr("in-process by"));
+  EXPECT_THAT(backend->ReproModule(p, ProgramInputs::kRuntime),
+              testing::StartsWith("// Compiled in-process by "));
+  auto check = CheckProgram(*chosen, "sm_90", p, ProgramInputs::kRuntime,
+                            Reading::kSpec);
+  ASSERT_TRUE(check.ok()) << check.status();
+  EXPECT_TRUE(check->mismatch.has_value()) << check->why_not;
+}
 
 // Issue 29's claim, as a program: ptxas stores -1 for every runtime `a` of
 // bfe.s32 a, 40, 8, which the oracle refutes at the witness a = 1 (0). With
@@ -430,16 +469,19 @@ TEST_F(ProgramPtxasTest, CampaignFindingsAreFlagged) {
        }) {
     auto p = TestdataProgram(c.file);
     ASSERT_TRUE(p.ok()) << c.file << ": " << p.status();
-    auto check = CheckProgram(ptxas_, "sm_90", *p, c.form, Reading::kSpec);
-    ASSERT_TRUE(check.ok()) << c.file << ": " << check.status();
-    ASSERT_TRUE(check->mismatch.has_value())
-        << c.file << ": " << check->why_not;
-    EXPECT_EQ(check->mismatch->claimed, std::vector<uint64_t>{c.ptxas})
-        << c.file;
-    EXPECT_EQ(check->mismatch->inputs, WitnessInputs(*p)) << c.file;
-    EXPECT_EQ(check->mismatch->oracle[0],
-              (ProgramValue{.bits = c.oracle, .defined = true}))
-        << c.file;
+    for (const ProgramCompiler& compiler : Compilers()) {
+      SCOPED_TRACE(compiler.Description());
+      auto check = CheckProgram(compiler, "sm_90", *p, c.form, Reading::kSpec);
+      ASSERT_TRUE(check.ok()) << c.file << ": " << check.status();
+      ASSERT_TRUE(check->mismatch.has_value())
+          << c.file << ": " << check->why_not;
+      EXPECT_EQ(check->mismatch->claimed, std::vector<uint64_t>{c.ptxas})
+          << c.file;
+      EXPECT_EQ(check->mismatch->inputs, WitnessInputs(*p)) << c.file;
+      EXPECT_EQ(check->mismatch->oracle[0],
+                (ProgramValue{.bits = c.oracle, .defined = true}))
+          << c.file;
+    }
   }
 }
 
@@ -520,16 +562,20 @@ TEST_F(ProgramPtxasTest, CampaignThreadInputFindingsAreFlagged) {
     ASSERT_TRUE(p.ok()) << p.status();
     for (ProgramInputs form :
          {ProgramInputs::kImmediate, ProgramInputs::kRuntime}) {
-      auto check = CheckProgram(ptxas_, "sm_90", *p, form, Reading::kSpec);
-      ASSERT_TRUE(check.ok()) << check.status();
-      ASSERT_TRUE(check->mismatch.has_value()) << check->why_not;
-      const ProgramMismatch& m = *check->mismatch;
-      EXPECT_TRUE(m.executed);
-      EXPECT_EQ(LaneOf(*p, m.inputs), c.lane);
-      EXPECT_EQ(m.claimed, std::vector<uint64_t>{c.ptxas});
-      ASSERT_EQ(m.oracle.size(), 1u);
-      EXPECT_EQ(m.oracle[0], (ProgramValue{.bits = c.oracle, .defined = true}));
-      EXPECT_EQ(m.departure_cause, c.cause);
+      for (const ProgramCompiler& compiler : Compilers()) {
+        SCOPED_TRACE(compiler.Description());
+        auto check = CheckProgram(compiler, "sm_90", *p, form, Reading::kSpec);
+        ASSERT_TRUE(check.ok()) << check.status();
+        ASSERT_TRUE(check->mismatch.has_value()) << check->why_not;
+        const ProgramMismatch& m = *check->mismatch;
+        EXPECT_TRUE(m.executed);
+        EXPECT_EQ(LaneOf(*p, m.inputs), c.lane);
+        EXPECT_EQ(m.claimed, std::vector<uint64_t>{c.ptxas});
+        ASSERT_EQ(m.oracle.size(), 1u);
+        EXPECT_EQ(m.oracle[0],
+                  (ProgramValue{.bits = c.oracle, .defined = true}));
+        EXPECT_EQ(m.departure_cause, c.cause);
+      }
     }
     Program immediate_id = *p;
     immediate_id.inputs[0] = {.name = p->inputs[0].name, .witness = c.lane};
@@ -643,6 +689,35 @@ TEST(ProgramPtxasFaultTest, ACrashOfPtxasIsAFaultOfTheProgram) {
   ASSERT_TRUE(check.ok());
   ASSERT_TRUE(check->fault.has_value());
   EXPECT_FALSE(check->judged);
+}
+
+// The in-process compiler is bounded as the executable is: past the
+// timeout the module is not judged, at a stop it is cut (the compile runs
+// on, on a thread of its own).
+TEST_F(ProgramPtxasTest, AnInProcessCompileIsBoundedAsTheExecutableIs) {
+  auto library = NvJitLink::Load(ptxas_);
+  if (!library.ok()) GTEST_SKIP() << library.status();
+  const ProgramCompiler in_process(ptxas_, *std::move(library));
+  // 600 nested loops: seconds of ptxas's time (2,000: 46 s).
+  std::string text = "input %a .b32 1\n";
+  for (int k = 0; k < 600; ++k) text += "loop 1 {\n";
+  text += "add.u32 %a, %a, 1;\n";
+  for (int k = 0; k < 600; ++k) text += "}\n";
+  const Program deep = ProgramOf(text + "output %a\n");
+  auto slow =
+      CompileProgram(in_process, "sm_90", deep, ProgramInputs::kImmediate,
+                     kPtxasDefaultOptLevel, absl::Milliseconds(100));
+  ASSERT_TRUE(slow.ok()) << slow.status();
+  EXPECT_FALSE(slow->cut);
+  EXPECT_EQ(slow->why_not,
+            "ptxas did not finish: timed out after 100ms (in-process, left "
+            "to run on)");
+  Interrupt();
+  auto stopped =
+      CompileProgram(in_process, "sm_90", deep, ProgramInputs::kImmediate);
+  ClearInterrupt();
+  ASSERT_TRUE(stopped.ok()) << stopped.status();
+  EXPECT_TRUE(stopped->cut) << stopped->why_not;
 }
 
 // Issue 42, items 3 and 4: ptxas had a fixed 60 s. Past its timeout a

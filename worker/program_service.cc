@@ -55,11 +55,15 @@ absl::StatusOr<std::unique_ptr<ProgramService>> ProgramService::Make(
     absl::string_view name, const KeyValues& options, Backend& backend) {
   const std::string arch = OptionValue(options, "arch").value_or("sm_90");
   if (name == kPtxasBackend) {
-    PTXDIFF_ASSIGN_OR_RETURN(const std::string ptxas, FindPtxas(options));
+    // The tuple backend's compiler: nvJitLink in-process where it loads,
+    // no ptxas process a module (a hang there is this worker's, the
+    // client's timeout ends it).
+    PTXDIFF_ASSIGN_OR_RETURN(ProgramCompiler compiler,
+                             PtxasProgramCompiler(options));
     PTXDIFF_ASSIGN_OR_RETURN(const absl::Duration timeout,
                              RunTimeout(name, options));
     return std::unique_ptr<ProgramService>(new ProgramService(
-        MakePtxasProgramBackend(ptxas, arch, timeout), nullptr));
+        MakePtxasProgramBackend(std::move(compiler), arch, timeout), nullptr));
   }
   if (name == kPtxCmdBackend) {
     PTXDIFF_ASSIGN_OR_RETURN(const PtxTarget target, TargetOfArch(arch));

@@ -4,8 +4,12 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
+#include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/call_within.h"
 
 // Under LeakSanitizer (the ASan builds): libnvJitLink keeps a few
 // allocations of each thread that compiled for the life of the process (a
@@ -125,6 +129,24 @@ absl::StatusOr<PtxasOutput> NvJitLink::Compile(absl::string_view arch,
   }
   api_->destroy(&handle);
   return out;
+}
+
+absl::StatusOr<PtxasOutput> CompileWithin(
+    std::shared_ptr<const NvJitLink> library, absl::string_view arch,
+    absl::string_view ptx, int opt_level, absl::Duration timeout) {
+  // Owned by the call: it may outlive this frame.
+  auto result = std::make_shared<absl::StatusOr<PtxasOutput>>();
+  const CallEnd end =
+      CallWithin([library = std::move(library), arch = std::string(arch),
+                  ptx = std::string(ptx), opt_level,
+                  result] { *result = library->Compile(arch, ptx, opt_level); },
+                 timeout);
+  if (end == CallEnd::kReturned) return std::move(*result);
+  PtxasOutput cut;
+  cut.how.timed_out = end == CallEnd::kTimedOut;
+  cut.how.interrupted = end == CallEnd::kInterrupted;
+  cut.log = cut.how.Describe(timeout);
+  return cut;
 }
 
 }  // namespace ptxdiff

@@ -19,7 +19,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "backends/ptxas/ptxas_backend.h"
+#include "absl/time/time.h"
+#include "backends/ptxas/ptxas_toolchain.h"
 
 namespace ptxdiff {
 
@@ -52,6 +53,14 @@ class NvJitLink {
   std::unique_ptr<Api> api_;
   std::string version_;
 };
+
+// `library`'s Compile, bounded as a ptxas process is (common/call_within.h):
+// past `timeout`, or at a stop of this process, a run that did not finish
+// (`how.timed_out` or `how.interrupted`, as RunPtxas says of a ptxas it
+// killed), while the compile runs on to its end on a thread of its own.
+absl::StatusOr<PtxasOutput> CompileWithin(
+    std::shared_ptr<const NvJitLink> library, absl::string_view arch,
+    absl::string_view ptx, int opt_level, absl::Duration timeout);
 
 }  // namespace ptxdiff
 

@@ -505,19 +505,24 @@ absl::StatusOr<std::unique_ptr<NvJitLink>> InProcessAssembler(
 
 }  // namespace
 
-absl::StatusOr<PtxasAssembler> MakePtxasAssembler(const KeyValues& options,
-                                                  absl::string_view arch) {
+absl::StatusOr<std::shared_ptr<const NvJitLink>> LoadPtxasInProcess(
+    const KeyValues& options) {
   PTXDIFF_ASSIGN_OR_RETURN(Config config, ParseConfig(options));
   PTXDIFF_ASSIGN_OR_RETURN(config.ptxas, FindPtxas(options));
   PTXDIFF_ASSIGN_OR_RETURN(const std::string toolchain,
                            ToolchainOf(config.ptxas));
-  PTXDIFF_ASSIGN_OR_RETURN(std::unique_ptr<NvJitLink> loaded,
-                           InProcessAssembler(config, toolchain));
-  if (loaded == nullptr) {
-    return PtxasAssembler{.assemble = ExecutableAssembler(config.ptxas, arch),
-                          .description = config.ptxas};
+  return InProcessAssembler(config, toolchain);
+}
+
+absl::StatusOr<PtxasAssembler> MakePtxasAssembler(const KeyValues& options,
+                                                  absl::string_view arch) {
+  PTXDIFF_ASSIGN_OR_RETURN(std::shared_ptr<const NvJitLink> in_process,
+                           LoadPtxasInProcess(options));
+  if (in_process == nullptr) {
+    PTXDIFF_ASSIGN_OR_RETURN(const std::string ptxas, FindPtxas(options));
+    return PtxasAssembler{.assemble = ExecutableAssembler(ptxas, arch),
+                          .description = ptxas};
   }
-  std::shared_ptr<const NvJitLink> in_process = std::move(loaded);
   return PtxasAssembler{
       .assemble = [in_process, arch = std::string(arch)](
                       absl::string_view ptx, int opt_level) {

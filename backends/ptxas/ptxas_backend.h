@@ -61,8 +61,9 @@
 #include "absl/strings/string_view.h"
 #include "backends/backend.h"
 #include "backends/ptxas/foldability.h"
-#include "backends/ptxas/sass_calibration.h"
+#include "backends/ptxas/nvjitlink.h"
 #include "backends/ptxas/ptxas_toolchain.h"
+#include "backends/ptxas/sass_calibration.h"
 #include "isa/axes.h"
 #include "protocol/protocol.h"
 
@@ -83,6 +84,14 @@ struct PtxasAssembler {
 };
 absl::StatusOr<PtxasAssembler> MakePtxasAssembler(const KeyValues& options,
                                                   absl::string_view arch);
+
+// The libnvJitLink the backend assembles with for `options` (ptxas=,
+// compiler=, $PTXDIFF_PTXAS_COMPILER), loaded; null where it runs the ptxas
+// executable (compiler=ptxas, or no library of the found ptxas's release
+// loads). For what compiles beside the backend (programs, program_ptxas.h):
+// the same code the tuples are judged on.
+absl::StatusOr<std::shared_ptr<const NvJitLink>> LoadPtxasInProcess(
+    const KeyValues& options);
 
 }  // namespace ptxdiff
 
