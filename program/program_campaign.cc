@@ -26,6 +26,7 @@
 #include "program/composed_oracle.h"
 #include "program/filed_causes.h"
 #include "program/one_step_finding.h"
+#include "program/program_finding.h"
 #include "program/program_generator.h"
 #include "program/program_minimizer.h"
 #include "program/program_ticker.h"
@@ -34,61 +35,6 @@
 
 namespace ptxdiff {
 namespace {
-
-// `text` as one line of at most kWhatChars characters: a finding's `what`
-// goes into progress lines, summaries and meta.txt, and a tool's output
-// tail in it can be thousands of characters (the whole of it stays in the
-// entry's case.txt and repro.ptx).
-constexpr size_t kWhatChars = 240;
-std::string OneLine(absl::string_view text) {
-  std::string line = absl::StrReplaceAll(text, {{"\n", " / "}});
-  if (line.size() > kWhatChars) {
-    line.resize(kWhatChars - 3);
-    line += "...";
-  }
-  return line;
-}
-
-// The spellings of a program's instruction steps, in order.
-std::vector<std::string> StepSpellings(const Program& p) {
-  std::vector<std::string> out;
-  for (const ProgramStep& s : p.steps) {
-    if (s.kind == ProgramStep::kInstruction) out.push_back(Spell(s.variant));
-    if (s.kind == ProgramStep::kMove) out.push_back("mov");
-  }
-  return out;
-}
-
-// "abs.s32, setp.lt.s32, selp.b32", "(loops)" or "(if/else)" added when it
-// has any: the same steps around a branch may be another cause.
-std::string Shape(const Program& p) {
-  const std::string blocks = BlockKinds(p);
-  const std::vector<std::string> steps = StepSpellings(p);
-  return absl::StrCat(steps.empty() ? "no steps" : absl::StrJoin(steps, ", "),
-                      blocks.empty() ? "" : absl::StrCat(" (", blocks, ")"));
-}
-
-// A hang of one instruction is caused by its family, as the tuple
-// campaign's hangs are (FaultInFamilyCause); "" for another.
-std::string HangCause(const Program& p) {
-  const auto step = std::find_if(
-      p.steps.begin(), p.steps.end(),
-      [](const ProgramStep& s) { return s.kind == ProgramStep::kInstruction; });
-  if (CountSteps(p) != 1 || step == p.steps.end()) return "";
-  return FaultInFamilyCause(FindingKind::kHang, step->variant.family);
-}
-
-// The root cause of every hang of several steps: not minimized (each round
-// would cost the tool's timeout) where no one instruction of it hangs
-// alone, its steps are not known to be its cause, and so many hangs of one
-// tool are one cause, not one each.
-constexpr char kHangShape[] = "a hang (not minimized)";
-
-// `text` as comment lines: its line breaks continued with `mark`.
-std::string CommentLines(const std::string& text,
-                         absl::string_view mark = "#") {
-  return absl::StrReplaceAll(text, {{"\n", absl::StrCat("\n", mark, " ")}});
-}
 
 // What was found in a program: a value the oracle refutes, or a fault.
 struct Found {
@@ -382,48 +328,14 @@ class Campaign {
     for (const std::string& e : learned.errors) Error(e);
   }
 
-  // A module the backend hung on whose halving the deadline cut, so that no
-  // one program of it is known to hang: filed as the module's hang (as the
-  // tuple campaign files a batch's), its case the first program, its
-  // reproducer the module of them all. Not journaled, as no fault is.
+  // A module the backend hung on whose halving the deadline cut: filed as
+  // the module's hang (UnisolatedHangFinding). Not journaled, as no fault
+  // is.
   void FileUnisolatedHang(const std::vector<Program>& programs,
                           ProgramInputs form, const std::string& how) {
     Count(&ProgramCampaignReport::hangs);
-    std::string signatures;
-    for (const Program& p : programs) signatures += ProgramSignature(p);
-    const std::string what = absl::StrCat(
-        "unisolated hang of a module of ", programs.size(),
-        " programs (inputs ",
-        form == ProgramInputs::kRuntime ? "runtime" : "immediate",
-        "): the run ended before it found one that hangs alone; the module "
-        "run: ",
-        absl::StrReplaceAll(how, {{"\n", " / "}}));
-    std::string text = FormatProgram(programs[0]);
-    // The Replay line: `repro` of the entry runs its first program alone
-    // on the backend it was found on, as it would any program entry.
-    text.insert(text.find('\n') + 1,
-                absl::StrCat("# ", CommentLines(what),
-                             ".\n# The first of them; repro.ptx holds the "
-                             "module, input.bin its input.\n# Replay: ptxdiff "
-                             "program case.txt ",
-                             backend_.ReplayFlags(), "\n"));
-    Finding f;
-    f.kind = FindingKind::kHang;
-    f.reading = o_.reading;
-    f.backend = backend_.Name();
-    f.backend_identity = backend_.Identity();
-    f.detail = how;
-    f.raw_input = backend_.ReproInputOf(programs);
-    f.program = Finding::ProgramCase{
-        .name = ProgramSignatureName(signatures),
-        .form = "unisolated-hang",
-        .case_text = std::move(text),
-        .repro_ptx = absl::StrCat("// ", CommentLines(what, "//"), ".\n",
-                                  backend_.ReproModuleOf(programs, form)),
-        .what = OneLine(what),
-        .shape = kHangShape,
-    };
-    File(f, programs[0], /*may_suppress=*/false);
+    File(UnisolatedHangFinding(backend_, o_.reading, programs, form, how),
+         programs[0], /*may_suppress=*/false);
   }
 
   // Whether each candidate still shows what `found` is, in one run. None
@@ -553,61 +465,13 @@ class Campaign {
 
   Finding FindingFor(const Program& minimized, const Found& found,
                      const ProgramCheck& check) {
-    const Program p =
-        check.mismatch ? AtMismatch(minimized, *check.mismatch) : minimized;
-    const std::string disagreement =
-        check.mismatch
-            ? backend_.Describe(p, *check.mismatch)
-            : absl::StrCat(backend_.Name() == "ptxas" ? "ptxas" : "the tool",
-                           check.fault->kind == ProgramFault::kCrash
-                               ? " crashed"
-                               : " hung",
-                           " on it: ", check.fault->what);
-    const int steps = CountSteps(p);
-    Finding f;
-    f.kind = !check.fault ? FindingKind::kValueMismatch
-             : check.fault->kind == ProgramFault::kCrash ? FindingKind::kCrash
-                                                         : FindingKind::kHang;
-    f.reading = o_.reading;
-    f.backend = backend_.Name();
-    f.backend_identity = backend_.Identity();
-    if (check.fault) f.detail = check.fault->what;
     CauseKey cause;
-    if (check.mismatch)
-      cause = causes_.KeyOf(p, *check.mismatch, o_.reading, &alone_.check());
-    f.cause = cause.key;
-    if (f.kind == FindingKind::kHang) f.cause = HangCause(p);
-    f.raw_input = backend_.ReproInput(p);
-    std::string text = FormatProgram(p);
-    text.insert(text.find('\n') + 1,
-                absl::StrCat("# ", CommentLines(disagreement), " (",
-                             ReadingName(o_.reading),
-                             " reading).\n# Replay: ptxdiff program case.txt ",
-                             backend_.ReplayFlags(), "\n"));
-    f.program = Finding::ProgramCase{
-        .name = ProgramSignatureName(ProgramSignature(p)),
-        .form = check.mismatch ? backend_.MismatchClass(*check.mismatch)
-                               : backend_.FindingClass(found.form),
-        .case_text = std::move(text),
-        .repro_ptx = absl::StrCat(
-            "// ", CommentLines(disagreement, "//"), ".\n",
-            check.mismatch && !check.mismatch->listing.empty()
-                ? absl::StrCat("// The SASS that ran:\n// ",
-                               CommentLines(check.mismatch->listing, "//"),
-                               "\n")
-                : "",
-            backend_.ReproModule(p, found.form)),
-        .what = OneLine(absl::StrCat(
-            check.fault ? FindingKindName(f.kind)
-                        : backend_.MismatchName(*check.mismatch),
-            ", ", steps, steps == 1 ? " step" : " steps",
-            BlockKinds(p).empty() ? "" : absl::StrCat(" with ", BlockKinds(p)),
-            " (", absl::StrJoin(StepSpellings(p), ", "), "): ", disagreement)),
-        .shape =
-            f.kind == FindingKind::kHang && steps > 1 ? kHangShape : Shape(p),
-        .assumed = cause.assumed,
-    };
-    return f;
+    if (check.mismatch) {
+      cause = causes_.KeyOf(AtMismatch(minimized, *check.mismatch),
+                            *check.mismatch, o_.reading, &alone_.check());
+    }
+    return ProgramFinding(backend_, o_.reading, minimized, found.form, check,
+                          cause);
   }
 
   // Files `f` (as `stored`, its tuple, where it is one step); false if it
