@@ -230,6 +230,7 @@ namespace {
   prctl(PR_SET_PDEATHSIG, SIGTERM);
   // The caller may have died before the line above: then no signal comes.
   if (getppid() != caller) _exit(127);
+  if (streams.own_group) setpgid(0, 0);
   if (streams.ignores_interrupt) {
     struct sigaction ignore = {};
     ignore.sa_handler = SIG_IGN;
@@ -317,6 +318,8 @@ absl::StatusOr<pid_t> ForkDyingWithCaller(char* const* args,
   const pid_t pid = fork();
   if (pid == 0) ExecDyingWithCaller(args, streams, caller, report[1]);
   const int fork_error = errno;
+  // As the child does: whichever runs first, the group is there before exec.
+  if (pid > 0 && streams.own_group) setpgid(pid, pid);
   close(report[1]);
   if (pid < 0) {
     close(report[0]);
@@ -345,8 +348,13 @@ absl::StatusOr<pid_t> StartProcess(const std::vector<std::string>& argv,
     args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   if (streams.dies_with_caller) {
-    return Forker::Get().Run(
+    // The remover that kills a group of the child's own if this process
+    // ends first (files.h) is made first, as in RunProcess.
+    if (streams.own_group) ProcessTempRoot();
+    absl::StatusOr<pid_t> pid = Forker::Get().Run(
         [&] { return ForkDyingWithCaller(args.data(), streams, what); });
+    if (pid.ok() && streams.own_group) RecordProcessGroup(*pid);
+    return pid;
   }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
