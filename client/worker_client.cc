@@ -31,6 +31,8 @@ namespace ptxdiff {
 namespace {
 
 constexpr size_t kStderrTailBytes = 2000;
+// What is kept of a worker's stderr, of which only the tail is read.
+constexpr size_t kStderrKeptBytes = size_t{1} << 20;
 
 // Whether `pid`, a child, has ended, without reaping it.
 bool HasEnded(pid_t pid) {
@@ -113,6 +115,7 @@ WorkerClient::~WorkerClient() {
   // Up to 1 s to exit on its own; then its group is killed (whatever it
   // left running) and it is reaped.
   Kill(absl::Seconds(1));
+  stderr_trimmer_.reset();
   CloseFd(stderr_file_);
 }
 
@@ -123,9 +126,13 @@ absl::Status WorkerClient::Launch(absl::Time no_later_than) {
     close(in[0]), close(in[1]);
     return absl::InternalError(Errno("pipe2"));
   }
+  stderr_trimmer_.reset();
   CloseFd(stderr_file_);
   stderr_file_ = memfd_create("ptxdiff-worker-stderr", MFD_CLOEXEC);
   if (stderr_file_ < 0) return absl::InternalError(Errno("memfd_create"));
+  // A worker (or a child of it) that prints without end would fill memory.
+  stderr_trimmer_ =
+      std::make_unique<OutputTrimmer>(stderr_file_, kStderrKeptBytes);
 
   absl::StatusOr<pid_t> pid = StartProcess(
       command_.argv,
@@ -447,6 +454,8 @@ absl::StatusOr<std::string> WorkerClient::Exchange(MessageType request_type,
       WriteFrame(to_worker_, request_type, payload, deadline);
   absl::StatusOr<Frame> read =
       written.ok() ? ReadFrame(from_worker_, deadline) : written;
+  // Also between the trimmer's looks: what it printed for this request.
+  TrimOutputFile(stderr_file_, kStderrKeptBytes);
   if (absl::IsCancelled(read.status())) {
     // This process was told to stop (Ctrl-C): as Interrupt() from a thread.
     Interrupt();

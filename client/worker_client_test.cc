@@ -392,6 +392,33 @@ TEST(WorkerClientTest, WhatAWorkerStartedEndsWithIt) {
   std::remove(pid_file.c_str());
 }
 
+// Third fault run: an exec: worker (or a child of it) printing to stderr
+// without end grew its stderr, a memfd, by 400 MB a second. What it prints
+// is trimmed to its last MiB or two as it runs.
+TEST(WorkerClientTest, AWorkersStderrIsBounded) {
+  WorkerCommand command = Faulty({});
+  command.argv.insert(
+      command.argv.begin(),
+      {"/bin/sh", "-c",
+       "head -c 67108864 /dev/zero >&2; exec \"$0\" \"$@\""});
+  auto client = WorkerClient::Start(command);
+  ASSERT_TRUE(client.ok()) << client.status();
+  ExpectMatchesOracle(SomeTuples({"add.s32"}, 4),
+                      (*client)->Run(SomeTuples({"add.s32"}, 4)));
+  // The worker's stderr, as this process holds it.
+  int64_t held = -1;
+  for (const auto& fd : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code error;
+    const auto target = std::filesystem::read_symlink(fd.path(), error);
+    struct stat st;
+    if (!error && absl::StrContains(target.string(), "ptxdiff-worker-stderr") &&
+        stat(fd.path().c_str(), &st) == 0)
+      held = int64_t{512} * st.st_blocks;
+  }
+  EXPECT_GE(held, 0) << "no stderr file of the worker found";
+  EXPECT_LE(held, int64_t{4} << 20) << "held of the 64 MiB it printed";
+}
+
 TEST(WorkerClientTest, StartFailuresNameTheProblem) {
   WorkerCommand missing;
   missing.argv = {"/nonexistent/ptxdiff-worker"};

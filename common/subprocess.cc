@@ -98,13 +98,7 @@ constexpr absl::Duration kTrimEvery = absl::Milliseconds(50);
 void TrimOutput(const std::string& path, size_t keep) {
   const int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0) return;
-  struct stat st;
-  const uint64_t held = fstat(fd, &st) == 0 ? uint64_t{512} * st.st_blocks : 0;
-  if (held > 2 * keep && static_cast<uint64_t>(st.st_size) > keep) {
-    const off_t head = (st.st_size - static_cast<off_t>(keep)) & ~off_t{4095};
-    if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, head) != 0)
-      (void)!ftruncate(fd, 0);
-  }
+  TrimOutputFile(fd, keep);
   close(fd);
 }
 
@@ -218,6 +212,34 @@ absl::StatusOr<ProcessOutcome> RunProcess(const std::vector<std::string>& argv,
   if (WIFSIGNALED(status)) outcome.signal = WTERMSIG(status);
   if (trim) trim();  // what it printed since the last look
   return outcome;
+}
+
+void TrimOutputFile(int fd, size_t keep) {
+  struct stat st;
+  const uint64_t held = fstat(fd, &st) == 0 ? uint64_t{512} * st.st_blocks : 0;
+  if (held > 2 * keep && static_cast<uint64_t>(st.st_size) > keep) {
+    const off_t head = (st.st_size - static_cast<off_t>(keep)) & ~off_t{4095};
+    if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, head) != 0)
+      (void)!ftruncate(fd, 0);
+  }
+}
+
+OutputTrimmer::OutputTrimmer(int fd, size_t keep)
+    : thread_([this, fd, keep] {
+        std::unique_lock<std::mutex> lock(mu_);
+        while (!stop_) {
+          TrimOutputFile(fd, keep);
+          stopped_.wait_for(lock, std::chrono::milliseconds(50));
+        }
+      }) {}
+
+OutputTrimmer::~OutputTrimmer() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  stopped_.notify_one();
+  thread_.join();
 }
 
 namespace {

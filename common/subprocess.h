@@ -13,7 +13,10 @@
 
 #include <sys/types.h>
 
+#include <condition_variable>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -92,6 +95,28 @@ struct ChildStreams {
 absl::StatusOr<pid_t> StartProcess(const std::vector<std::string>& argv,
                                    const ChildStreams& streams,
                                    absl::string_view what);
+
+// Drops all but about the last `keep` bytes of the file open as `fd` (its
+// output so far) once it holds more than twice that: a hole punched over
+// its head, its size and end unchanged, else the file emptied.
+void TrimOutputFile(int fd, size_t keep);
+
+// Trims `fd` (TrimOutputFile) every 50 ms while it lives: a file a child
+// writes without end (a worker's stderr) stays bounded. `fd` must stay open
+// until it is destroyed.
+class OutputTrimmer {
+ public:
+  OutputTrimmer(int fd, size_t keep);
+  ~OutputTrimmer();
+  OutputTrimmer(const OutputTrimmer&) = delete;
+  OutputTrimmer& operator=(const OutputTrimmer&) = delete;
+
+ private:
+  std::mutex mu_;
+  std::condition_variable stopped_;
+  bool stop_ = false;
+  std::thread thread_;  // last: it uses the members above
+};
 
 // `text` quoted for /bin/sh: 'text', with each ' as '\''.
 std::string ShellQuote(const std::string& text);
