@@ -191,6 +191,25 @@ TEST(TriageCommandsTest, AnEntryWithAGarbageMetaSaysItIsDamaged) {
   EXPECT_THAT(r.err, Not(HasSubstr("found on ?")));
 }
 
+// Third fault run: `repro ENTRY` of an entry whose meta.txt or case.txt is
+// a FIFO blocked for ever (`triage list` says the entry is damaged).
+TEST(TriageCommandsTest, AnEntryWithAFifoForAFileSaysItIsDamaged) {
+  const std::string dir = TempDirFor("fifo_entry");
+  const std::string entry = dir + "/crash~ptx-cmd~crash~add.u32";
+  ASSERT_EQ(mkdir(entry.c_str(), 0755), 0) << entry;
+  std::ofstream(entry + "/case.txt")
+      << "# ptxdiff case 1\nvariant: add.u32\noperands: 0x1 0x2\n";
+  ASSERT_EQ(mkfifo((entry + "/meta.txt").c_str(), 0644), 0);
+  CliRun r = Ptxdiff({"repro", "crash~ptx-cmd~crash~add.u32", "--dir", dir});
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_THAT(r.err, HasSubstr(entry + "/meta.txt is a FIFO, not a file"));
+  ASSERT_EQ(unlink((entry + "/case.txt").c_str()), 0);
+  ASSERT_EQ(mkfifo((entry + "/case.txt").c_str(), 0644), 0);
+  r = Ptxdiff({"repro", entry, "--backend", "oracle"});
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_THAT(r.err, HasSubstr(entry + "/case.txt is a FIFO, not a file"));
+}
+
 // Issue 28: an unisolated fault's entry was named after its batch's first
 // variant, and `repro` of it replayed that one (innocent) tuple. The entry
 // is named after the batch; `triage list` says what the batch held, and
