@@ -362,6 +362,23 @@ TEST(TriageCommandsTest, ACrashFileReplaysOnTheBackendItWasFoundOn) {
   EXPECT_THAT(r.out, HasSubstr("on " + backend + ", not on oracle\n"));
 }
 
+// Third fault run: `triage merge out/triage` with the default --dir (the
+// same directory) said "0 new entries", exit 0, and doubled every count.
+TEST(TriageCommandsTest, MergingADirectoryIntoItselfIsRefused) {
+  const std::string top = TempDirFor("self_merge");
+  const std::string dir = top + "/triage";
+  std::ofstream(top + "/case.txt") << kCase;
+  CliRun r = Ptxdiff({"minimize", top + "/case.txt", "--backend",
+                      WrongVaddBackend(top), "--dir", dir});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  r = Ptxdiff({"triage", "merge", dir + "/./", "--dir", dir});
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_THAT(r.err, HasSubstr("is the triage directory merged into"));
+  r = Ptxdiff({"triage", "list", "--dir", dir});
+  EXPECT_THAT(r.out, HasSubstr("1 entry, 1 root cause"));
+  EXPECT_THAT(r.out, HasSubstr("1 time)"));
+}
+
 TEST(TriageCommandsTest, BadTriageDirectoriesAreExitTwo) {
   const std::string dir = TempDirFor("baddir");
   std::ofstream(dir + "/case.txt") << kCase;

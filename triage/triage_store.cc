@@ -617,6 +617,15 @@ absl::StatusOr<int> TriageStore::MergeFrom(const std::string& other_dir) {
   PTXDIFF_ASSIGN_OR_RETURN(TriageStore other,
                            Open(other_dir, /*create=*/false,
                                 check_program_case_));
+  // This directory under another name (`triage merge out/triage` with the
+  // default --dir) would count each of its entries twice.
+  struct stat here, there;
+  if (stat(dir_.c_str(), &here) == 0 && stat(other_dir.c_str(), &there) == 0 &&
+      here.st_dev == there.st_dev && here.st_ino == there.st_ino) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        other_dir, " is the triage directory merged into (", dir_,
+        "): nothing to merge (--dir names the one merged into)"));
+  }
   PTXDIFF_ASSIGN_OR_RETURN(std::vector<EntryInfo> theirs, other.List());
   PTXDIFF_ASSIGN_OR_RETURN(DirectoryLock lock, DirectoryLock::Acquire(dir_));
   int added = 0;
