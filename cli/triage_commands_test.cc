@@ -379,6 +379,26 @@ TEST(TriageCommandsTest, MergingADirectoryIntoItselfIsRefused) {
   EXPECT_THAT(r.out, HasSubstr("1 time)"));
 }
 
+// Third fault run: `triage merge` copied a new entry's case, repro, meta
+// and input, not a crash's or hang's output.txt (what the tool printed).
+TEST(TriageCommandsTest, MergeKeepsAFaultsOutput) {
+  const std::string top = TempDirFor("merge_output");
+  const std::string entry = top + "/from/crash~ptx-cmd~crash~add.u32";
+  ASSERT_EQ(std::system(("mkdir -p '" + entry + "'").c_str()), 0);
+  std::ofstream(entry + "/case.txt")
+      << "# ptxdiff case 1\nvariant: add.u32\noperands: 0x1 0x2\n"
+         "kind: crash\n";
+  std::ofstream(entry + "/meta.txt") << "backend: oracle 1\ncount: 1\n";
+  std::ofstream(entry + "/output.txt") << "Segmentation fault at 0x0\n";
+  const CliRun r =
+      Ptxdiff({"triage", "merge", top + "/from", "--dir", top + "/to"});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  std::ifstream copied(top + "/to/crash~ptx-cmd~crash~add.u32/output.txt");
+  std::string line;
+  EXPECT_TRUE(std::getline(copied, line));
+  EXPECT_EQ(line, "Segmentation fault at 0x0");
+}
+
 TEST(TriageCommandsTest, BadTriageDirectoriesAreExitTwo) {
   const std::string dir = TempDirFor("baddir");
   std::ofstream(dir + "/case.txt") << kCase;

@@ -633,7 +633,8 @@ absl::StatusOr<int> TriageStore::MergeFrom(const std::string& other_dir) {
     const std::string mine = dir_ + "/" + e.name;
     if (!IsDirectory(mine)) {
       std::map<std::string, std::string> files;
-      for (const char* f : {"case.txt", "repro.ptx", "meta.txt", "input.bin"}) {
+      for (const char* f :
+           {"case.txt", "repro.ptx", "meta.txt", "input.bin", kFaultOutputFile}) {
         auto content = ReadEntryFile(other_dir + "/" + e.name, f);
         if (TooLarge(content.status())) return content.status();
         if (content.ok()) files[f] = *content;
