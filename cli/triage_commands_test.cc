@@ -399,6 +399,24 @@ TEST(TriageCommandsTest, MergeKeepsAFaultsOutput) {
   EXPECT_EQ(line, "Segmentation fault at 0x0");
 }
 
+// Third fault run: `triage mark E --explained $'known\ncount: 999'` wrote
+// the reason's second line into meta.txt as a key: the count said 999.
+TEST(TriageCommandsTest, MarkTakesAReasonOfOneLine) {
+  const std::string dir = TempDirFor("mark_lines");
+  const std::string entry = dir + "/crash~ptx-cmd~crash~add.u32";
+  ASSERT_EQ(mkdir(entry.c_str(), 0755), 0) << entry;
+  std::ofstream(entry + "/case.txt")
+      << "# ptxdiff case 1\nvariant: add.u32\noperands: 0x1 0x2\n"
+         "kind: crash\n";
+  std::ofstream(entry + "/meta.txt") << "backend: oracle 1\ncount: 4\n";
+  CliRun r = Ptxdiff({"triage", "mark", "crash~ptx-cmd~crash~add.u32",
+                      "--explained", "known\ncount: 999", "--dir", dir});
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_THAT(r.err, HasSubstr("--explained takes one line of text"));
+  r = Ptxdiff({"triage", "list", "--dir", dir});
+  EXPECT_THAT(r.out, HasSubstr("1 entry, 4 times"));
+}
+
 TEST(TriageCommandsTest, BadTriageDirectoriesAreExitTwo) {
   const std::string dir = TempDirFor("baddir");
   std::ofstream(dir + "/case.txt") << kCase;

@@ -599,6 +599,12 @@ absl::StatusOr<std::string> TriageStore::Show(absl::string_view entry) const {
 absl::Status TriageStore::MarkExplained(absl::string_view entry,
                                         absl::string_view reason) {
   PTXDIFF_RETURN_IF_ERROR(ValidateEntryName(entry));
+  // meta.txt holds a line per key: a line break would add keys of its own.
+  if (!IsMetaValue(reason)) {
+    return absl::InvalidArgumentError(
+        "--explained takes one line of text (no line break or control "
+        "character)");
+  }
   PTXDIFF_ASSIGN_OR_RETURN(DirectoryLock lock, DirectoryLock::Acquire(dir_));
   const std::string path = absl::StrCat(dir_, "/", entry);
   if (!IsDirectory(path)) {
