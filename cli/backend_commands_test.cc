@@ -119,6 +119,25 @@ TEST(BackendCommandsTest, AnExhaustiveSweepProvesAndRefutes) {
   EXPECT_THAT(r.err, HasSubstr("--max-bits is a flag of --exhaustive"));
 }
 
+// Third fault run: a wide variant whose every batch crashed the worker was
+// listed "sampled ... no disagreement in their sample" (exit 1, no fault
+// said). It is not proved, its faulty batches counted, the first shown.
+TEST(BackendCommandsTest, AnExhaustiveSweepSaysASampleThatFaulted) {
+  const std::string script = TempDirFor("crash_not") + "/crash_not.sh";
+  std::ofstream(script) << "#!/bin/sh\nexec " << PTXDIFF_FAULTY_WORKER_PATH
+                        << " --fault=crash-on=not.b32\n";
+  chmod(script.c_str(), 0755);
+  const CliRun r = Ptxdiff({"sweep", "--backend", "exec:" + script,
+                            "--exhaustive", "--family", "not", "--max-bits",
+                            "16", "--sample", "100"});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("  sampled     1 "));  // not.b64
+  EXPECT_THAT(r.out, HasSubstr("  not proved  1 "));
+  EXPECT_THAT(r.out, HasSubstr("not proved not.b32"));
+  EXPECT_THAT(r.out, HasSubstr("1 batch faulted the backend (not judged)"));
+  EXPECT_THAT(r.out, HasSubstr("e.g. crash on a batch of 100 tuples"));
+}
+
 TEST(BackendCommandsTest, SweepBadInputIsExitTwo) {
   EXPECT_EQ(Ptxdiff({"sweep", "--backend", "oracle", "--family", "nope"}).code,
             2);

@@ -470,6 +470,13 @@ int MinimizeProgramCase(const std::string& path, const ParsedArgs& args,
     err << "ptxdiff minimize: " << e << "\n";
   if (report->filed.empty() && report->interrupted)
     return SayInterrupted(path, out);
+  if (report->filed.empty() && report->triage_write_errors > 0) {
+    // Found, and not "no disagreement": its filing failed (a full disk).
+    out << "minimize: what was found in " << path << " on "
+        << choice->backend->Identity()
+        << " could not be filed (stderr says why, with its case)\n";
+    return kExitDisagree;
+  }
   if (report->filed.empty())
     return SayNothingFiled(path, choice->backend->Identity(), *report, out);
   const FiledProgram& filed = report->filed.front();

@@ -367,6 +367,34 @@ TEST(ProgramsCommandTest, ARunOnAToolSaysWhatItIsRememberedRefusing) {
                         "instruction <instruction>\n"))
       << r.out << r.err;
 }
+
+// Third fault run: `minimize CASE.ptxprog` whose finding could not be filed
+// (a full disk) said "no disagreement in CASE" on stdout. Here the entry's
+// meta.txt is a directory, so counting the finding in it fails.
+TEST(ProgramsCommandTest, MinimizeSaysAFindingItCouldNotFile) {
+  auto dir = TempDir::Create("programs-minimize-unfiled");
+  ASSERT_TRUE(dir.ok());
+  const std::string triage = (*dir)->File("triage");
+  const std::vector<std::string> args = {
+      std::string(PTXDIFF_SOURCE_DIR) +
+          "/program/testdata/found-abs-lt-zero.ptxprog",
+      "--backend",
+      absl::StrCat("ptx-cmd:", PTXDIFF_INTERPRETER_PATH,
+                   " --crash-on=abs.s32 {ptx} {in} {out}"),
+      "--dir", triage};
+  std::ostringstream out, err;
+  ASSERT_EQ(RunMinimize(args, out, err), 0) << out.str() << err.str();
+  auto entries = TriageStore::Open(triage, false)->List();
+  ASSERT_TRUE(entries.ok() && entries->size() == 1u);
+  const std::string meta = triage + "/" + entries->front().name + "/meta.txt";
+  ASSERT_EQ(std::remove(meta.c_str()), 0);
+  ASSERT_TRUE(MakeDirs(meta).ok());
+  std::ostringstream out2, err2;
+  EXPECT_EQ(RunMinimize(args, out2, err2), 1) << out2.str() << err2.str();
+  EXPECT_THAT(out2.str(), HasSubstr("could not be filed"));
+  EXPECT_THAT(out2.str(), ::testing::Not(HasSubstr("no disagreement")));
+  EXPECT_THAT(err2.str(), HasSubstr("could not file"));
+}
 #endif  // PTXDIFF_INTERPRETER_PATH
 
 // Fault run of issue 65: a tool's binary output was quoted raw after "its

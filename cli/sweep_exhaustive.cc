@@ -40,11 +40,17 @@ void PrintProgress(const SweepProgress& p, std::ostream& err) {
       p.current != nullptr ? Spell(*p.current) : "");
 }
 
+// A sample run whole, no batch of it faulting the backend: a batch that
+// faulted was never judged, and is no agreement.
+bool CleanSample(const VariantSweep& s) {
+  return !s.exhaustive && s.complete() && s.summary.counts.faulty_batches == 0;
+}
+
 const char* Outcome(const VariantSweep& s) {
   if (s.refuted()) return "refuted";
   if (s.proved()) return "proved";
   if (!s.complete()) return "stopped";
-  if (!s.exhaustive) return "sampled";
+  if (CleanSample(s)) return "sampled";
   return "not proved";  // declined inputs, a faulty batch, the other reading
 }
 
@@ -61,8 +67,15 @@ std::string VariantLine(const VariantSweep& s) {
   if (c.mismatched > 0) absl::StrAppend(&line, ", ", c.mismatched, " disagree");
   if (c.declined > 0) absl::StrAppend(&line, ", ", c.declined, " declined");
   if (c.faulted > 0) absl::StrAppend(&line, ", ", c.faulted, " faulted");
+  if (c.faulty_batches > 0) {
+    absl::StrAppend(&line, ", ", c.faulty_batches,
+                    c.faulty_batches == 1 ? " batch" : " batches",
+                    " faulted the backend (not judged)");
+  }
   if (!s.summary.mismatches.empty())
     absl::StrAppend(&line, "\n      e.g. ", s.summary.mismatches[0]);
+  else if (!s.summary.faults.empty())
+    absl::StrAppend(&line, "\n      e.g. ", s.summary.faults[0]);
   return line;
 }
 
@@ -76,7 +89,7 @@ void PrintSummary(const std::vector<VariantSweep>& plan, double seconds,
       ++refuted;
     } else if (s.proved()) {
       ++proved;
-    } else if (!s.exhaustive && s.complete()) {
+    } else if (CleanSample(s)) {
       ++sampled;
     } else {
       ++other;

@@ -83,6 +83,20 @@ bool IsDirectory(const std::string& path) {
   return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+// An entry's file that is a FIFO (or a socket) would block its read for
+// ever: damage, as `triage list` says, never opened.
+absl::Status RefuseEntryFifo(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0 &&
+      (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path,
+                     " is a FIFO, not a file: the entry is damaged "
+                     "(`ptxdiff triage list` says how); not read"));
+  }
+  return absl::OkStatus();
+}
+
 // The file `repro` replays for `arg`: a file as it is; a triage entry's
 // case.txt, for the entry's directory or its name (as `triage list` prints
 // it) in `triage_dir`. (An entry's directory was read as a crash file of 0
@@ -91,7 +105,10 @@ absl::StatusOr<std::string> CaseFileFor(const std::string& arg,
                                         const std::string& triage_dir) {
   if (IsDirectory(arg)) {
     const std::string entry_case = arg + "/case.txt";
-    if (access(entry_case.c_str(), F_OK) == 0) return entry_case;
+    if (access(entry_case.c_str(), F_OK) == 0) {
+      PTXDIFF_RETURN_IF_ERROR(RefuseEntryFifo(entry_case));
+      return entry_case;
+    }
     return absl::NotFoundError(
         absl::StrCat(arg,
                      " is a directory without a case.txt: not a triage entry, "
@@ -198,6 +215,7 @@ std::vector<std::string> ReplayFlagsOf(absl::string_view case_text) {
 absl::StatusOr<std::vector<std::string>> EntryBackendFlags(
     const std::string& entry_dir) {
   const std::string meta_path = entry_dir + "/meta.txt";
+  PTXDIFF_RETURN_IF_ERROR(RefuseEntryFifo(meta_path));
   PTXDIFF_ASSIGN_OR_RETURN(const std::string meta,
                            ReadFileAtMost(meta_path, kMaxCaseFileBytes));
   std::string identity;

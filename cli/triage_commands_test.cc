@@ -191,6 +191,25 @@ TEST(TriageCommandsTest, AnEntryWithAGarbageMetaSaysItIsDamaged) {
   EXPECT_THAT(r.err, Not(HasSubstr("found on ?")));
 }
 
+// Third fault run: `repro ENTRY` of an entry whose meta.txt or case.txt is
+// a FIFO blocked for ever (`triage list` says the entry is damaged).
+TEST(TriageCommandsTest, AnEntryWithAFifoForAFileSaysItIsDamaged) {
+  const std::string dir = TempDirFor("fifo_entry");
+  const std::string entry = dir + "/crash~ptx-cmd~crash~add.u32";
+  ASSERT_EQ(mkdir(entry.c_str(), 0755), 0) << entry;
+  std::ofstream(entry + "/case.txt")
+      << "# ptxdiff case 1\nvariant: add.u32\noperands: 0x1 0x2\n";
+  ASSERT_EQ(mkfifo((entry + "/meta.txt").c_str(), 0644), 0);
+  CliRun r = Ptxdiff({"repro", "crash~ptx-cmd~crash~add.u32", "--dir", dir});
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_THAT(r.err, HasSubstr(entry + "/meta.txt is a FIFO, not a file"));
+  ASSERT_EQ(unlink((entry + "/case.txt").c_str()), 0);
+  ASSERT_EQ(mkfifo((entry + "/case.txt").c_str(), 0644), 0);
+  r = Ptxdiff({"repro", entry, "--backend", "oracle"});
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_THAT(r.err, HasSubstr(entry + "/case.txt is a FIFO, not a file"));
+}
+
 // Issue 28: an unisolated fault's entry was named after its batch's first
 // variant, and `repro` of it replayed that one (innocent) tuple. The entry
 // is named after the batch; `triage list` says what the batch held, and
@@ -341,6 +360,61 @@ TEST(TriageCommandsTest, ACrashFileReplaysOnTheBackendItWasFoundOn) {
   r = Ptxdiff({"repro", crash, "--backend", "oracle"});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("on " + backend + ", not on oracle\n"));
+}
+
+// Third fault run: `triage merge out/triage` with the default --dir (the
+// same directory) said "0 new entries", exit 0, and doubled every count.
+TEST(TriageCommandsTest, MergingADirectoryIntoItselfIsRefused) {
+  const std::string top = TempDirFor("self_merge");
+  const std::string dir = top + "/triage";
+  std::ofstream(top + "/case.txt") << kCase;
+  CliRun r = Ptxdiff({"minimize", top + "/case.txt", "--backend",
+                      WrongVaddBackend(top), "--dir", dir});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  r = Ptxdiff({"triage", "merge", dir + "/./", "--dir", dir});
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_THAT(r.err, HasSubstr("is the triage directory merged into"));
+  r = Ptxdiff({"triage", "list", "--dir", dir});
+  EXPECT_THAT(r.out, HasSubstr("1 entry, 1 root cause"));
+  EXPECT_THAT(r.out, HasSubstr("1 time)"));
+}
+
+// Third fault run: `triage merge` copied a new entry's case, repro, meta
+// and input, not a crash's or hang's output.txt (what the tool printed).
+TEST(TriageCommandsTest, MergeKeepsAFaultsOutput) {
+  const std::string top = TempDirFor("merge_output");
+  const std::string entry = top + "/from/crash~ptx-cmd~crash~add.u32";
+  ASSERT_EQ(std::system(("mkdir -p '" + entry + "'").c_str()), 0);
+  std::ofstream(entry + "/case.txt")
+      << "# ptxdiff case 1\nvariant: add.u32\noperands: 0x1 0x2\n"
+         "kind: crash\n";
+  std::ofstream(entry + "/meta.txt") << "backend: oracle 1\ncount: 1\n";
+  std::ofstream(entry + "/output.txt") << "Segmentation fault at 0x0\n";
+  const CliRun r =
+      Ptxdiff({"triage", "merge", top + "/from", "--dir", top + "/to"});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  std::ifstream copied(top + "/to/crash~ptx-cmd~crash~add.u32/output.txt");
+  std::string line;
+  EXPECT_TRUE(std::getline(copied, line));
+  EXPECT_EQ(line, "Segmentation fault at 0x0");
+}
+
+// Third fault run: `triage mark E --explained $'known\ncount: 999'` wrote
+// the reason's second line into meta.txt as a key: the count said 999.
+TEST(TriageCommandsTest, MarkTakesAReasonOfOneLine) {
+  const std::string dir = TempDirFor("mark_lines");
+  const std::string entry = dir + "/crash~ptx-cmd~crash~add.u32";
+  ASSERT_EQ(mkdir(entry.c_str(), 0755), 0) << entry;
+  std::ofstream(entry + "/case.txt")
+      << "# ptxdiff case 1\nvariant: add.u32\noperands: 0x1 0x2\n"
+         "kind: crash\n";
+  std::ofstream(entry + "/meta.txt") << "backend: oracle 1\ncount: 4\n";
+  CliRun r = Ptxdiff({"triage", "mark", "crash~ptx-cmd~crash~add.u32",
+                      "--explained", "known\ncount: 999", "--dir", dir});
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_THAT(r.err, HasSubstr("--explained takes one line of text"));
+  r = Ptxdiff({"triage", "list", "--dir", dir});
+  EXPECT_THAT(r.out, HasSubstr("1 entry, 4 times"));
 }
 
 TEST(TriageCommandsTest, BadTriageDirectoriesAreExitTwo) {

@@ -31,6 +31,15 @@ namespace ptxdiff {
 namespace {
 
 constexpr size_t kStderrTailBytes = 2000;
+// What is kept of a worker's stderr, of which only the tail is read.
+constexpr size_t kStderrKeptBytes = size_t{1} << 20;
+
+// Whether `pid`, a child, has ended, without reaping it.
+bool HasEnded(pid_t pid) {
+  siginfo_t info = {};
+  return waitid(P_PID, pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+         info.si_pid == pid;
+}
 
 std::string Errno(absl::string_view what) {
   return absl::StrCat(what, ": ", std::strerror(errno));
@@ -102,17 +111,11 @@ WorkerClient::~WorkerClient() {
     (void)WriteFrame(to_worker_, MessageType::kBye, "",
                      absl::Now() + absl::Seconds(1));
     CloseFd(to_worker_);
-    for (int i = 0; i < 100; ++i) {  // up to 1 s to exit on its own
-      if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
-        RemoveTree(ProcessTempDir(kPtxCmdTempPrefix, pid_));
-        running_pid_ = -1;
-        pid_ = -1;
-        break;
-      }
-      usleep(10000);
-    }
   }
-  Kill();
+  // Up to 1 s to exit on its own; then its group is killed (whatever it
+  // left running) and it is reaped.
+  Kill(absl::Seconds(1));
+  stderr_trimmer_.reset();
   CloseFd(stderr_file_);
 }
 
@@ -123,9 +126,13 @@ absl::Status WorkerClient::Launch(absl::Time no_later_than) {
     close(in[0]), close(in[1]);
     return absl::InternalError(Errno("pipe2"));
   }
+  stderr_trimmer_.reset();
   CloseFd(stderr_file_);
   stderr_file_ = memfd_create("ptxdiff-worker-stderr", MFD_CLOEXEC);
   if (stderr_file_ < 0) return absl::InternalError(Errno("memfd_create"));
+  // A worker (or a child of it) that prints without end would fill memory.
+  stderr_trimmer_ =
+      std::make_unique<OutputTrimmer>(stderr_file_, kStderrKeptBytes);
 
   absl::StatusOr<pid_t> pid = StartProcess(
       command_.argv,
@@ -137,7 +144,9 @@ absl::Status WorkerClient::Launch(absl::Time no_later_than) {
        .stdout_fd = out[1],
        .stderr_fd = stderr_file_,
        .dies_with_caller = true,
-       .ignores_interrupt = true},
+       .ignores_interrupt = true,
+       // What it starts (a simulator run per request) ends with it.
+       .own_group = true},
       "worker");
   close(in[0]), close(out[1]);
   to_worker_ = in[1], from_worker_ = out[0];
@@ -208,22 +217,26 @@ absl::Status WorkerClient::Launch(absl::Time no_later_than) {
 
 void WorkerClient::Kill(absl::Duration grace) {
   if (pid_ > 0) {
-    int status = 0;
     // A worker whose output just ended is usually exiting: give it `grace`
     // to finish, so that its own exit status or signal can be reported.
     const absl::Time give_up = absl::Now() + grace;
-    pid_t reaped = waitpid(pid_, &status, WNOHANG);
-    while (reaped == 0 && absl::Now() < give_up) {
+    bool ended = HasEnded(pid_);
+    while (!ended && absl::Now() < give_up) {
       usleep(5000);
-      reaped = waitpid(pid_, &status, WNOHANG);
+      ended = HasEnded(pid_);
     }
+    // Its group too, before it is reaped (while the group's id cannot be
+    // another's): whatever it started, and left running, ends with it.
+    kill(-pid_, SIGKILL);
+    if (!ended) kill(pid_, SIGKILL);
+    ForgetProcessGroup(pid_);
+    int status = 0;
+    waitpid(pid_, &status, 0);
     exit_status_ = -1;
-    if (reaped == pid_) {
+    if (ended) {
       exit_description_ = DescribeWaitStatus(status);  // it had ended itself
       if (WIFEXITED(status)) exit_status_ = WEXITSTATUS(status);
     } else {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, &status, 0);
       exit_description_ = "killed by the client";
     }
     // What a ptx-cmd worker killed in the middle of a tool run left.
@@ -400,7 +413,7 @@ RunReply WorkerClient::Isolate(std::span<const absl::string_view> spellings,
 void WorkerClient::Interrupt() {
   interrupted_ = true;
   const pid_t pid = running_pid_.load();
-  if (pid > 0) kill(pid, SIGKILL);
+  if (pid > 0) kill(-pid, SIGKILL), kill(pid, SIGKILL);
 }
 
 absl::StatusOr<RunReply> WorkerClient::RunOnce(
@@ -441,6 +454,8 @@ absl::StatusOr<std::string> WorkerClient::Exchange(MessageType request_type,
       WriteFrame(to_worker_, request_type, payload, deadline);
   absl::StatusOr<Frame> read =
       written.ok() ? ReadFrame(from_worker_, deadline) : written;
+  // Also between the trimmer's looks: what it printed for this request.
+  TrimOutputFile(stderr_file_, kStderrKeptBytes);
   if (absl::IsCancelled(read.status())) {
     // This process was told to stop (Ctrl-C): as Interrupt() from a thread.
     Interrupt();

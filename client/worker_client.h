@@ -23,6 +23,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "common/subprocess.h"
 #include "isa/tuple.h"
 #include "isa/variant.h"
 #include "protocol/fault_kind.h"
@@ -218,6 +219,7 @@ class WorkerClient {
   int to_worker_ = -1;
   int from_worker_ = -1;
   int stderr_file_ = -1;          // the worker's stderr, kept for fault reports
+  std::unique_ptr<OutputTrimmer> stderr_trimmer_;  // of stderr_file_
   std::string exit_description_;  // "exit status 3", "signal 11 (SIGSEGV)"
   int exit_status_ = -1;          // the worker's exit status, if it exited
   std::atomic<int> restarts_{0};

@@ -2,16 +2,20 @@
 
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <future>
 #include <random>
 #include <thread>
 #include <tuple>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "common/testing/child_of_a_killed_caller.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -344,6 +348,75 @@ TEST(WorkerClientTest, AWorkerDiesWithTheProcessThatStartedIt) {
                              "thread that started it";
   ASSERT_TRUE(end.reaped) << "the worker outlived the process that started it";
   EXPECT_TRUE(WIFSIGNALED(end.status) && WTERMSIG(end.status) == SIGTERM);
+}
+
+// Whether `pid` has ended (gone, or a zombie no one has reaped yet),
+// waiting up to 10 s for a SIGKILL sent to land.
+bool Ended(pid_t pid) {
+  for (int i = 0; i < 1000; ++i) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) return true;
+    const size_t paren = line.rfind(')');
+    if (paren != std::string::npos && paren + 2 < line.size() &&
+        (line[paren + 2] == 'Z' || line[paren + 2] == 'X'))
+      return true;
+    usleep(10000);
+  }
+  return false;
+}
+
+// Third fault run: what an exec: worker started (a helper, a simulator run
+// per request) outlived it and ptxdiff, however ptxdiff ended. The worker
+// runs in a process group of its own, killed with it.
+TEST(WorkerClientTest, WhatAWorkerStartedEndsWithIt) {
+  const std::string pid_file =
+      ::testing::TempDir() + "/worker_child_" + std::to_string(getpid());
+  WorkerCommand command = Faulty({});
+  command.argv.insert(command.argv.begin(),
+                      {"/bin/sh", "-c",
+                       "sleep 1000 & echo $! > '" + pid_file +
+                           "'; exec \"$0\" \"$@\""});
+  pid_t child = 0;
+  {
+    auto client = WorkerClient::Start(command);
+    ASSERT_TRUE(client.ok()) << client.status();
+    std::ifstream(pid_file) >> child;
+    ExpectMatchesOracle(SomeTuples({"add.s32"}, 4),
+                        (*client)->Run(SomeTuples({"add.s32"}, 4)));
+  }
+  ASSERT_GT(child, 0);
+  const bool ended = Ended(child);
+  if (!ended) kill(child, SIGKILL);
+  EXPECT_TRUE(ended) << "the worker's child outlived it";
+  std::remove(pid_file.c_str());
+}
+
+// Third fault run: an exec: worker (or a child of it) printing to stderr
+// without end grew its stderr, a memfd, by 400 MB a second. What it prints
+// is trimmed to its last MiB or two as it runs.
+TEST(WorkerClientTest, AWorkersStderrIsBounded) {
+  WorkerCommand command = Faulty({});
+  command.argv.insert(
+      command.argv.begin(),
+      {"/bin/sh", "-c",
+       "head -c 67108864 /dev/zero >&2; exec \"$0\" \"$@\""});
+  auto client = WorkerClient::Start(command);
+  ASSERT_TRUE(client.ok()) << client.status();
+  ExpectMatchesOracle(SomeTuples({"add.s32"}, 4),
+                      (*client)->Run(SomeTuples({"add.s32"}, 4)));
+  // The worker's stderr, as this process holds it.
+  int64_t held = -1;
+  for (const auto& fd : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code error;
+    const auto target = std::filesystem::read_symlink(fd.path(), error);
+    struct stat st;
+    if (!error && absl::StrContains(target.string(), "ptxdiff-worker-stderr") &&
+        stat(fd.path().c_str(), &st) == 0)
+      held = int64_t{512} * st.st_blocks;
+  }
+  EXPECT_GE(held, 0) << "no stderr file of the worker found";
+  EXPECT_LE(held, int64_t{4} << 20) << "held of the 64 MiB it printed";
 }
 
 TEST(WorkerClientTest, StartFailuresNameTheProblem) {

@@ -98,13 +98,7 @@ constexpr absl::Duration kTrimEvery = absl::Milliseconds(50);
 void TrimOutput(const std::string& path, size_t keep) {
   const int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0) return;
-  struct stat st;
-  const uint64_t held = fstat(fd, &st) == 0 ? uint64_t{512} * st.st_blocks : 0;
-  if (held > 2 * keep && static_cast<uint64_t>(st.st_size) > keep) {
-    const off_t head = (st.st_size - static_cast<off_t>(keep)) & ~off_t{4095};
-    if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, head) != 0)
-      (void)!ftruncate(fd, 0);
-  }
+  TrimOutputFile(fd, keep);
   close(fd);
 }
 
@@ -220,6 +214,34 @@ absl::StatusOr<ProcessOutcome> RunProcess(const std::vector<std::string>& argv,
   return outcome;
 }
 
+void TrimOutputFile(int fd, size_t keep) {
+  struct stat st;
+  const uint64_t held = fstat(fd, &st) == 0 ? uint64_t{512} * st.st_blocks : 0;
+  if (held > 2 * keep && static_cast<uint64_t>(st.st_size) > keep) {
+    const off_t head = (st.st_size - static_cast<off_t>(keep)) & ~off_t{4095};
+    if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, head) != 0)
+      (void)!ftruncate(fd, 0);
+  }
+}
+
+OutputTrimmer::OutputTrimmer(int fd, size_t keep)
+    : thread_([this, fd, keep] {
+        std::unique_lock<std::mutex> lock(mu_);
+        while (!stop_) {
+          TrimOutputFile(fd, keep);
+          stopped_.wait_for(lock, std::chrono::milliseconds(50));
+        }
+      }) {}
+
+OutputTrimmer::~OutputTrimmer() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  stopped_.notify_one();
+  thread_.join();
+}
+
 namespace {
 
 // In the child of StartProcess with `dies_with_caller`, before exec: only
@@ -230,6 +252,7 @@ namespace {
   prctl(PR_SET_PDEATHSIG, SIGTERM);
   // The caller may have died before the line above: then no signal comes.
   if (getppid() != caller) _exit(127);
+  if (streams.own_group) setpgid(0, 0);
   if (streams.ignores_interrupt) {
     struct sigaction ignore = {};
     ignore.sa_handler = SIG_IGN;
@@ -317,6 +340,8 @@ absl::StatusOr<pid_t> ForkDyingWithCaller(char* const* args,
   const pid_t pid = fork();
   if (pid == 0) ExecDyingWithCaller(args, streams, caller, report[1]);
   const int fork_error = errno;
+  // As the child does: whichever runs first, the group is there before exec.
+  if (pid > 0 && streams.own_group) setpgid(pid, pid);
   close(report[1]);
   if (pid < 0) {
     close(report[0]);
@@ -345,8 +370,13 @@ absl::StatusOr<pid_t> StartProcess(const std::vector<std::string>& argv,
     args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   if (streams.dies_with_caller) {
-    return Forker::Get().Run(
+    // The remover that kills a group of the child's own if this process
+    // ends first (files.h) is made first, as in RunProcess.
+    if (streams.own_group) ProcessTempRoot();
+    absl::StatusOr<pid_t> pid = Forker::Get().Run(
         [&] { return ForkDyingWithCaller(args.data(), streams, what); });
+    if (pid.ok() && streams.own_group) RecordProcessGroup(*pid);
+    return pid;
   }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);

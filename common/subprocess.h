@@ -13,7 +13,10 @@
 
 #include <sys/types.h>
 
+#include <condition_variable>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -75,16 +78,45 @@ struct ChildStreams {
   // such a child in order (a campaign's workers finish their batches in
   // flight); it still ends with the caller.
   bool ignores_interrupt = false;
+  // With dies_with_caller: the child runs in a process group of its own,
+  // recorded (RecordProcessGroup) so that whatever it starts can be killed
+  // with it (kill(-pid)) and dies with the caller too; the caller kills the
+  // group, forgets it (ForgetProcessGroup) and then reaps the child. A
+  // Ctrl-C at the terminal does not reach such a child (a worker, which
+  // its caller stops in order).
+  bool own_group = false;
 };
 
 // Starts argv[0] (a path, as RunProcess) and returns its pid at once, for a
 // child that lives on beside the caller (a worker, a fuzzer); the caller
 // waits for it. It stays in the caller's process group, so that a Ctrl-C at
-// the terminal reaches it too. If it cannot be started: NotFound, "cannot
+// the terminal reaches it too, unless `own_group`. If it cannot be started: NotFound, "cannot
 // start <what> '<argv[0]>': <errno's text>" (`what`: "worker", ...).
 absl::StatusOr<pid_t> StartProcess(const std::vector<std::string>& argv,
                                    const ChildStreams& streams,
                                    absl::string_view what);
+
+// Drops all but about the last `keep` bytes of the file open as `fd` (its
+// output so far) once it holds more than twice that: a hole punched over
+// its head, its size and end unchanged, else the file emptied.
+void TrimOutputFile(int fd, size_t keep);
+
+// Trims `fd` (TrimOutputFile) every 50 ms while it lives: a file a child
+// writes without end (a worker's stderr) stays bounded. `fd` must stay open
+// until it is destroyed.
+class OutputTrimmer {
+ public:
+  OutputTrimmer(int fd, size_t keep);
+  ~OutputTrimmer();
+  OutputTrimmer(const OutputTrimmer&) = delete;
+  OutputTrimmer& operator=(const OutputTrimmer&) = delete;
+
+ private:
+  std::mutex mu_;
+  std::condition_variable stopped_;
+  bool stop_ = false;
+  std::thread thread_;  // last: it uses the members above
+};
 
 // `text` quoted for /bin/sh: 'text', with each ' as '\''.
 std::string ShellQuote(const std::string& text);

@@ -511,6 +511,26 @@ TEST(DifferentialTargetDeathTest, CrashModeRecordsTheBackendOfEachCrash) {
   EXPECT_FALSE(FindCrashOrigin(dir + "/none", input).has_value());
 }
 
+// Third fault run: `repro CRASH` read crash-backends.txt beside it whole
+// (3 GB sparse: 44 s, 4.2 GB), and blocked for ever on a FIFO of that name.
+TEST(DifferentialTargetTest, ACrashOriginsFileTooLargeOrNoFileIsNotRead) {
+  const std::string dir = FreshDir("crash_origin_bound");
+  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+  const std::string file = dir + "/crash-backends.txt";
+  const std::string input = Input("vadd.u32.u32.u32", {{{1, 2, 0, 0}}});
+  // Its one record past the bound (the head a hole, ended): not read.
+  std::ofstream(file).close();
+  ASSERT_EQ(truncate(file.c_str(), kMaxCrashOriginsBytes), 0);
+  std::ofstream(file, std::ios::app)
+      << "\n"
+      << CrashOriginLine(input, {"crash faulty vadd.u32.u32.u32 crash",
+                                 "oracle"});
+  ASSERT_FALSE(FindCrashOrigin(dir, input).has_value());
+  ASSERT_EQ(unlink(file.c_str()), 0);
+  ASSERT_EQ(mkfifo(file.c_str(), 0600), 0);
+  EXPECT_FALSE(FindCrashOrigin(dir, input).has_value());
+}
+
 TEST(DifferentialTargetTest, BadBackendIsAClearError) {
   FuzzConfig config;
   config.backend = "exec:/nonexistent/worker";

@@ -196,8 +196,8 @@ std::string CrashOriginLine(absl::string_view input,
 
 std::optional<CrashOrigin> FindCrashOrigin(const std::string& dir,
                                            absl::string_view input) {
-  const absl::StatusOr<std::string> text =
-      ReadFile(absl::StrCat(dir, "/", kCrashOriginsFile));
+  const absl::StatusOr<std::string> text = ReadRecordFile(
+      absl::StrCat(dir, "/", kCrashOriginsFile), kMaxCrashOriginsBytes);
   if (!text.ok()) return std::nullopt;
   const std::string key =
       absl::StrCat(absl::Hex(Fnv1a64(input), absl::kZeroPad16), "\t");

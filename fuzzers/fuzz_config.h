@@ -97,7 +97,9 @@ struct CrashOrigin {
 };
 std::string CrashOriginLine(absl::string_view input, const CrashOrigin& origin);
 // The origin recorded in `dir` for a crash file's bytes (the last, if
-// several), or nullopt.
+// several), or nullopt. A crash-backends.txt past this bound, or no regular
+// file (a FIFO would block the read for ever), is not read.
+inline constexpr size_t kMaxCrashOriginsBytes = size_t{16} << 20;
 std::optional<CrashOrigin> FindCrashOrigin(const std::string& dir,
                                            absl::string_view input);
 

@@ -71,6 +71,24 @@ int PidOfJournal(absl::string_view name, JournalKind kind) {
   return absl::SimpleAtoi(name, &pid) && pid > 0 ? pid : 0;
 }
 
+constexpr absl::string_view kAdoptedBy = ".adopted-by-";
+
+// The journal of `kind` a claimed file's name ("123.journal.adopted-by-456")
+// names, if its adopter (456) is gone: the adopter was killed between
+// claiming it and copying its findings (seconds, for a long journal), and
+// they are in it alone. "" otherwise.
+std::string ClaimedByTheDead(absl::string_view name, JournalKind kind) {
+  const size_t at = name.rfind(kAdoptedBy);
+  int adopter = 0;
+  if (at == absl::string_view::npos ||
+      !absl::SimpleAtoi(name.substr(at + kAdoptedBy.size()), &adopter) ||
+      adopter == getpid() || ProcessAlive(adopter) ||
+      PidOfJournal(name.substr(0, at), kind) == 0) {
+    return "";
+  }
+  return std::string(name.substr(0, at));
+}
+
 // Renames `path`, a journal an earlier campaign of this process left, to
 // the first free `<pid>-<k><suffix>` (the caller holds OpenPathsMutex).
 void MoveAside(const std::string& path, const std::string& dir,
@@ -351,7 +369,9 @@ std::vector<std::pair<int64_t, std::string>> AdoptOrphanedRecords(
     const std::function<bool(absl::string_view)>& readable) {
   std::vector<std::pair<int64_t, std::string>> out;
   const std::string dir = PendingDir(triage_dir);
-  std::vector<std::string> orphans;
+  // Each orphan's path, and the journal's own (the same, unless a dead
+  // adopter had claimed it).
+  std::vector<std::pair<std::string, std::string>> orphans;
   {
     std::lock_guard<std::mutex> lock(OpenPathsMutex());
     DIR* d = opendir(dir.c_str());
@@ -361,14 +381,18 @@ std::vector<std::pair<int64_t, std::string>> AdoptOrphanedRecords(
       const int pid = PidOfJournal(e->d_name, into.kind());
       const bool orphan =
           pid == getpid() ? !OpenPaths().contains(path) : !ProcessAlive(pid);
-      if (pid > 0 && orphan) orphans.push_back(path);
+      if (pid > 0 && orphan) orphans.emplace_back(path, path);
+      if (const std::string original = ClaimedByTheDead(e->d_name, into.kind());
+          !original.empty()) {
+        orphans.emplace_back(path, dir + "/" + original);
+      }
     }
     closedir(d);
   }
-  for (const std::string& path : orphans) {
-    if (SetAsideIfNoFile(path)) continue;
-    const std::string claimed = absl::StrCat(path, ".adopted-by-", getpid());
-    if (rename(path.c_str(), claimed.c_str()) != 0)
+  for (const auto& [found, path] : orphans) {
+    if (SetAsideIfNoFile(found)) continue;
+    const std::string claimed = absl::StrCat(path, kAdoptedBy, getpid());
+    if (rename(found.c_str(), claimed.c_str()) != 0)
       continue;  // another took it
     const absl::StatusOr<std::string> text =
         ReadRecordFile(claimed, kMaxJournalBytes);

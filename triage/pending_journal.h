@@ -25,7 +25,8 @@
 // A campaign starting on the same triage directory adopts the journals of
 // its kind whose processes are gone (or, in this process, that no journal
 // still holds open): their findings without an F line are judged and filed
-// again, and the old journal is removed. A stop removes its own once
+// again, and the old journal is removed. A journal claimed by an adopter
+// that died before it was done (`<name>.adopted-by-<pid>`) is adopted too. A stop removes its own once
 // everything in it is filed; a journal that still holds unfiled findings
 // (a filing failed: a full disk; the run ended first) is left for the next
 // campaign to adopt.

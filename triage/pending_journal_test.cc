@@ -122,6 +122,30 @@ TEST(PendingJournalTest, AKilledProcessLeavesItsMismatchesForTheNextCampaign) {
   EXPECT_TRUE(AdoptOrphanedJournals(dir, **mine).empty());
 }
 
+// Third fault run: a `kill -9` of `fuzz` while it adopted a long journal
+// (2M lines: seconds) left it as `999998.journal.adopted-by-PID`, which no
+// campaign adopted again, and its findings were lost without a word.
+TEST(PendingJournalTest, AJournalWhoseAdopterDiedIsAdoptedAgain) {
+  const std::string dir = FreshDir("adopter_died");
+  ASSERT_EQ(std::system(("mkdir -p '" + dir + "/.pending'").c_str()), 0);
+  const pid_t adopter = fork();
+  if (adopter == 0) _exit(0);
+  ASSERT_EQ(waitpid(adopter, nullptr, 0), adopter);  // gone
+  const std::string claimed =
+      absl::StrCat(dir, "/.pending/999998.journal.adopted-by-", adopter);
+  ASSERT_TRUE(WriteLeftover(claimed));
+  auto mine = PendingJournal::Open(dir, JournalKind::kTuples);
+  ASSERT_TRUE(mine.ok()) << mine.status();
+  const auto accept = [](absl::string_view) { return true; };
+  const auto adopted = AdoptOrphanedRecords(dir, **mine, accept);
+  ASSERT_EQ(adopted.size(), 1u);
+  EXPECT_EQ(adopted[0].second, "left over");
+  struct stat st;
+  EXPECT_NE(stat(claimed.c_str(), &st), 0);
+  EXPECT_TRUE(AdoptOrphanedRecords(dir, **mine, accept).empty());
+  (*mine)->Remove();
+}
+
 // A journal whose lines were damaged (here one of random bytes' kind, and
 // a record no variant of this build has) was removed on adoption without a
 // word, its unreadable findings with it. It is kept beside, where no

@@ -599,6 +599,12 @@ absl::StatusOr<std::string> TriageStore::Show(absl::string_view entry) const {
 absl::Status TriageStore::MarkExplained(absl::string_view entry,
                                         absl::string_view reason) {
   PTXDIFF_RETURN_IF_ERROR(ValidateEntryName(entry));
+  // meta.txt holds a line per key: a line break would add keys of its own.
+  if (!IsMetaValue(reason)) {
+    return absl::InvalidArgumentError(
+        "--explained takes one line of text (no line break or control "
+        "character)");
+  }
   PTXDIFF_ASSIGN_OR_RETURN(DirectoryLock lock, DirectoryLock::Acquire(dir_));
   const std::string path = absl::StrCat(dir_, "/", entry);
   if (!IsDirectory(path)) {
@@ -617,6 +623,15 @@ absl::StatusOr<int> TriageStore::MergeFrom(const std::string& other_dir) {
   PTXDIFF_ASSIGN_OR_RETURN(TriageStore other,
                            Open(other_dir, /*create=*/false,
                                 check_program_case_));
+  // This directory under another name (`triage merge out/triage` with the
+  // default --dir) would count each of its entries twice.
+  struct stat here, there;
+  if (stat(dir_.c_str(), &here) == 0 && stat(other_dir.c_str(), &there) == 0 &&
+      here.st_dev == there.st_dev && here.st_ino == there.st_ino) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        other_dir, " is the triage directory merged into (", dir_,
+        "): nothing to merge (--dir names the one merged into)"));
+  }
   PTXDIFF_ASSIGN_OR_RETURN(std::vector<EntryInfo> theirs, other.List());
   PTXDIFF_ASSIGN_OR_RETURN(DirectoryLock lock, DirectoryLock::Acquire(dir_));
   int added = 0;
@@ -624,7 +639,8 @@ absl::StatusOr<int> TriageStore::MergeFrom(const std::string& other_dir) {
     const std::string mine = dir_ + "/" + e.name;
     if (!IsDirectory(mine)) {
       std::map<std::string, std::string> files;
-      for (const char* f : {"case.txt", "repro.ptx", "meta.txt", "input.bin"}) {
+      for (const char* f :
+           {"case.txt", "repro.ptx", "meta.txt", "input.bin", kFaultOutputFile}) {
         auto content = ReadEntryFile(other_dir + "/" + e.name, f);
         if (TooLarge(content.status())) return content.status();
         if (content.ok()) files[f] = *content;

@@ -166,7 +166,8 @@ class TriageStore {
   absl::Status MarkExplained(absl::string_view entry, absl::string_view reason);
 
   // Adds the entries of another triage directory: new ones are copied, known
-  // ones have their counts added and first/last seen widened.
+  // ones have their counts added and first/last seen widened. This
+  // directory itself (under any name) is InvalidArgument.
   absl::StatusOr<int> MergeFrom(const std::string& other_dir);
 
  private:
