@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 #include "absl/algorithm/container.h"
@@ -177,6 +178,19 @@ absl::StatusOr<std::string> ReadEntryFile(const std::string& entry_path,
 bool TooLarge(const absl::Status& status) {
   // ReadFileAtMost's for the bound, and ReadEntryFile's for a FIFO.
   return absl::IsInvalidArgument(status);
+}
+
+int64_t AddCounts(int64_t count, int64_t n) {
+  int64_t sum = 0;
+  return __builtin_add_overflow(count, n, &sum)
+             ? std::numeric_limits<int64_t>::max()
+             : sum;
+}
+
+void AddToCount(std::map<std::string, std::string>& meta, int64_t n) {
+  int64_t count = 0;
+  (void)absl::SimpleAtoi(meta["count"], &count);
+  meta["count"] = absl::StrCat(AddCounts(count, n));
 }
 
 std::string Now() {

@@ -39,6 +39,14 @@ absl::StatusOr<std::string> ReadEntryFile(const std::string& entry_path,
 // Whether a ReadEntryFile error is the bound's.
 bool TooLarge(const absl::Status& status);
 
+// `count` + `n` of two counts (each at least 0), held at INT64_MAX where
+// the sum would pass it: a count of INT64_MAX (a damaged or hand-edited
+// meta.txt) merged or counted again must never wrap to a negative one.
+int64_t AddCounts(int64_t count, int64_t n);
+// Adds `n` to meta's count (AddCounts); a count that is no number (there is
+// none after MetaForUpdate) counts as 0.
+void AddToCount(std::map<std::string, std::string>& meta, int64_t n);
+
 // The time now, as meta.txt writes it (RFC 3339 UTC).
 std::string Now();
 bool Exists(const std::string& path);
