@@ -32,8 +32,10 @@ inline constexpr size_t kMaxMetaBytes = size_t{1} << 20;
 inline constexpr size_t kMaxEntryFileBytes = size_t{16} << 20;
 
 // `file` ("meta.txt", "case.txt", ...) of the entry at `entry_path`, read up
-// to its bound: NotFound if missing; InvalidArgument naming the path and the
-// bound if longer, or if it is a FIFO (TooLarge: either is set aside).
+// to its bound as a record (common/files.h, ReadRecordFile): NotFound if
+// missing; FailedPrecondition for a directory; InvalidArgument naming the
+// path if longer than the bound, or no regular file (a FIFO, a link to
+// /dev/zero): TooLarge, either is set aside.
 absl::StatusOr<std::string> ReadEntryFile(const std::string& entry_path,
                                           absl::string_view file);
 // Whether a ReadEntryFile error is the bound's.

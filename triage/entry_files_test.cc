@@ -1,5 +1,5 @@
 // An entry's files as they lie on disk: counts that cannot grow past
-// INT64_MAX.
+// INT64_MAX, and the files read as records (ReadEntryFile).
 
 #include "triage/entry_files.h"
 
@@ -75,6 +75,35 @@ TEST(EntryCountTest, AMergeOrAFilingOfTheLargestCountsNeverWraps) {
   ASSERT_TRUE(store->File(AValueMismatch("add.s32", 1, 2)).ok());
   EXPECT_EQ(store->List()->at(0).meta.at("count"), absl::StrCat(kMaxCount));
   EXPECT_EQ(GroupByRootCause(*store->List()).at(0).count, kMaxCount);
+}
+
+// An entry's file is read as every record a run leaves is (ReadRecordFile):
+// what is no regular file is damage in the same words, and TooLarge (set
+// aside by the next filing); a directory is not, and a link to a file is
+// read.
+TEST(ReadEntryFileTest, ReadsAsARecordAndKeepsTheEntrysKindsOfDamage) {
+  const std::string entry = FreshDir("read");
+  ASSERT_TRUE(MakeDirs(entry + "/meta.txt").ok());  // a directory
+  ASSERT_EQ(mkfifo((entry + "/case.txt").c_str(), 0600), 0);
+  ASSERT_EQ(symlink("/dev/zero", (entry + "/repro.ptx").c_str()), 0);
+  ASSERT_TRUE(WriteFile(entry + "/real.bin", "bytes").ok());
+  ASSERT_EQ(symlink("real.bin", (entry + "/input.bin").c_str()), 0);
+
+  const auto fifo = triage_internal::ReadEntryFile(entry, "case.txt");
+  EXPECT_TRUE(triage_internal::TooLarge(fifo.status()));
+  EXPECT_EQ(fifo.status().message(),
+            ReadRecordFile(entry + "/case.txt", 1).status().message());
+  EXPECT_EQ(fifo.status().message(),
+            absl::StrCat(entry, "/case.txt is not a regular file: not read"));
+  const auto zero = triage_internal::ReadEntryFile(entry, "repro.ptx");
+  EXPECT_TRUE(triage_internal::TooLarge(zero.status()));
+  const auto dir = triage_internal::ReadEntryFile(entry, "meta.txt");
+  EXPECT_TRUE(absl::IsFailedPrecondition(dir.status())) << dir.status();
+  EXPECT_FALSE(triage_internal::TooLarge(dir.status()));
+  EXPECT_THAT(dir.status().message(), HasSubstr("is a directory, not a file"));
+  EXPECT_EQ(*triage_internal::ReadEntryFile(entry, "input.bin"), "bytes");
+  EXPECT_TRUE(absl::IsNotFound(
+      triage_internal::ReadEntryFile(entry, "missing").status()));
 }
 
 }  // namespace
