@@ -15,6 +15,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/files.h"
@@ -310,37 +311,23 @@ void KeepIfDamaged(const std::string& claimed, const std::string& original,
                      : absl::StrCat("left as ", claimed).c_str());
 }
 
-// Whether `path`, named as a journal, is no file (a directory, a FIFO):
-// then it is moved to `path`.damaged, which no campaign adopts, and said on
-// stderr, once (moved, it is not found again). A FIFO opened to read would
-// wait for ever; a directory claimed could not be removed.
-bool SetAsideIfNoFile(const std::string& path) {
-  struct stat st;
-  if (lstat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return false;
-  const std::string kept = path + ".damaged";
-  if (rename(path.c_str(), kept.c_str()) == 0) {  // else another took it
-    const char* what = S_ISDIR(st.st_mode)    ? "a directory"
-                       : S_ISFIFO(st.st_mode) ? "a FIFO"
-                       : S_ISLNK(st.st_mode)  ? "a symbolic link"
-                                              : "no regular file";
-    std::fprintf(stderr,
-                 "ptxdiff: %s is %s, not a pending journal; kept as %s, never "
-                 "adopted\n",
-                 path.c_str(), what, kept.c_str());
-  }
-  return true;
-}
-
 // An adopted journal (`claimed`, once `original`) that could not be read
-// at all: kept as `original`.damaged, which no campaign adopts, and said.
+// at all (a directory, a FIFO, a link to /dev/zero, one grown huge): kept
+// as `original`.damaged, which no campaign adopts, and said once (moved,
+// it is not found again). Claimed first, then refused by the record reader:
+// one check, which also sees what was swapped in before the claim.
 void KeepUnread(const std::string& claimed, const std::string& original,
                 const absl::Status& why) {
   const std::string kept = original + ".damaged";
   const bool moved = rename(claimed.c_str(), kept.c_str()) == 0;
+  // The reason names the claimed file; the user knows the journal's name.
+  const std::string reason =
+      absl::StrReplaceAll(why.message(), {{claimed, original}});
   std::fprintf(
       stderr, "ptxdiff: the pending journal %s was not read (%s); %s\n",
-      original.c_str(), std::string(why.message()).c_str(),
-      absl::StrCat(moved ? "kept as " : "left as ", moved ? kept : claimed)
+      original.c_str(), reason.c_str(),
+      absl::StrCat(moved ? "kept as " : "left as ", moved ? kept : claimed,
+                   moved ? ", never adopted" : "")
           .c_str());
 }
 
@@ -366,7 +353,6 @@ std::vector<std::pair<int64_t, std::string>> AdoptOrphanedRecords(
     closedir(d);
   }
   for (const std::string& path : orphans) {
-    if (SetAsideIfNoFile(path)) continue;
     const std::string claimed = absl::StrCat(path, ".adopted-by-", getpid());
     if (rename(path.c_str(), claimed.c_str()) != 0)
       continue;  // another took it

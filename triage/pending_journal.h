@@ -117,7 +117,8 @@ class PendingJournal {
 // process killed mid-write) is dropped; a journal with whole lines that are
 // not readable (damage, another build's variants) is kept as
 // `<name>.damaged`, which is never adopted, and said on stderr; so is one of
-// the name that is no file (a directory), unread.
+// the name that cannot be read at all (a directory, a FIFO, one past the
+// bound), unread.
 std::vector<std::pair<int64_t, std::string>> AdoptOrphanedRecords(
     const std::string& triage_dir, PendingJournal& into,
     const std::function<bool(absl::string_view)>& readable);

@@ -151,7 +151,9 @@ TEST(PendingJournalTest, ADamagedJournalIsKeptNotRemoved) {
 
 // Fault run of issue 65: a directory named as a journal was claimed (renamed
 // `….adopted-by-PID`) and stayed so, unsaid. It is not adopted: it is kept
-// as `….damaged`, said once on stderr, and never looked at again.
+// as `….damaged`, said once on stderr, and never looked at again. Refused
+// by the one check every journal gets after its claim (the record reader),
+// in the words any journal that cannot be read is said in.
 TEST(PendingJournalTest, ADirectoryNamedAsAJournalIsSetAsideAndSaidOnce) {
   const std::string dir = FreshDir("journal_dir");
   const std::string named = dir + "/.pending/999997.journal";
@@ -165,9 +167,9 @@ TEST(PendingJournalTest, ADirectoryNamedAsAJournalIsSetAsideAndSaidOnce) {
   testing::internal::CaptureStderr();
   EXPECT_TRUE(AdoptOrphanedRecords(dir, **mine, any).empty());
   const std::string second = testing::internal::GetCapturedStderr();
-  EXPECT_EQ(first, absl::StrCat("ptxdiff: ", named,
-                                " is a directory, not a pending journal; "
-                                "kept as ",
+  EXPECT_EQ(first, absl::StrCat("ptxdiff: the pending journal ", named,
+                                " was not read (", named,
+                                " is a directory, not a file); kept as ",
                                 named, ".damaged, never adopted\n"));
   EXPECT_EQ(second, "");
   struct stat st;
