@@ -206,6 +206,27 @@ TEST(ReportDataTest, SaysWhatItCouldNotShow) {
   RemoveTree(out);
 }
 
+// Fault run of issue 65: a run whose one outcome record was random bytes
+// was said to be "of an older ptxdiff", its damage nowhere. It is damage,
+// said with its file, in the notes and in the JSON the page shows.
+TEST(ReportDataTest, ARunWhoseEveryRecordIsDamagedIsCalledDamaged) {
+  const std::string out = FreshDir("all_damaged");
+  const std::string outcomes = out + "/stats/run-1000-1/1.outcomes";
+  ASSERT_TRUE(MakeDirs(out + "/stats/run-1000-1").ok());
+  ASSERT_TRUE(WriteFile(outcomes, std::string("\x8f\x01\xfe random\n", 11)).ok());
+  const absl::StatusOr<ReportData> data =
+      ReadReport({{.out_dir = out, .triage_dir = out + "/triage"}});
+  ASSERT_TRUE(data.ok()) << data.status();
+  EXPECT_THAT(data->implementations, SizeIs(0));
+  const std::string notes = absl::StrJoin(data->notes, "\n");
+  EXPECT_THAT(notes, Not(HasSubstr("older ptxdiff")));
+  EXPECT_THAT(notes, HasSubstr("1 run has no outcome record that can be read "
+                               "(damaged records"));
+  EXPECT_THAT(ReportJson(*data),
+              HasSubstr(absl::StrCat("\"damage\":[\"", outcomes, ": ")));
+  RemoveTree(out);
+}
+
 // A progress line each second reading counters written every two: the
 // totals step by 1,600 every other second, and the rate between neighbours
 // alternated between 0 and 1,600. The plot's rate is a moving average: 800
