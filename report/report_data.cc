@@ -450,7 +450,7 @@ absl::StatusOr<ReportData> ReadReport(const std::vector<ReportSource>& sources) 
     ReportData::OtherEntries others{.triage_dir = source.triage_dir};
     RouteEntries(std::move(entries), impls, program_impls, others.entries);
     if (!others.entries.empty()) data.other_entries.push_back(std::move(others));
-    for (ToolRefusals& t : ReadToolRefusals(source.out_dir))
+    for (ToolRefusals& t : ReadToolRefusals(source.out_dir, data.damage))
       data.refusals.push_back(std::move(t));
     for (Implementation& i : impls)
       data.implementations.push_back(std::move(i));

@@ -76,8 +76,8 @@ struct ReportData {
   // none (written before outcomes were kept): said, not hidden.
   std::vector<std::string> notes;
   // Damaged records that belong to no implementation shown (a run whose
-  // every outcome record is damaged): a line each, said as the
-  // implementations' damage is.
+  // every outcome record is damaged, a refusal memory that cannot be read):
+  // a line each, said as the implementations' damage is.
   std::vector<std::string> damage;
 };
 

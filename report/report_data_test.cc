@@ -1,5 +1,6 @@
 #include "report/report_data.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "absl/strings/str_cat.h"
@@ -273,6 +274,29 @@ TEST(ReportDataTest, WhatAToolRefusedIsALinePerClassAndPerMessage) {
   EXPECT_THAT(ReportJson(*data),
               HasSubstr(absl::StrCat("\"refusals\":[{\"out_dir\":\"", out,
                                      "\",\"tool\":\"sim {ptx} {in} {out}\"")));
+}
+
+// Fault run of issue 65: a refusal memory the report could not read (a
+// FIFO, a file past its bound) was left out of the page without a word.
+// It is damage, said with its file.
+TEST(ReportDataTest, ARefusalMemoryThatCannotBeReadIsDamage) {
+  const std::string out = FreshDir("refusals_unread");
+  WriteRun(out, 1000, "ptx-cmd 1", OutcomeTable(),
+           std::vector<bool>(AllVariants().size()));
+  ASSERT_TRUE(MakeDirs(out + "/refusals").ok());
+  const std::string fifo = out + "/refusals/ptx-cmd-0123456789abcdef.tsv";
+  const std::string huge = out + "/refusals/ptx-cmd-1123456789abcdef.tsv";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  ASSERT_TRUE(WriteFile(huge, "# what the tool refused\n").ok());
+  ASSERT_EQ(truncate(huge.c_str(), off_t{1} << 30), 0);  // sparse
+  const absl::StatusOr<ReportData> data =
+      ReadReport({{.out_dir = out, .triage_dir = out + "/triage"}});
+  ASSERT_TRUE(data.ok()) << data.status();
+  EXPECT_THAT(data->refusals, SizeIs(0));
+  const std::string json = ReportJson(*data);
+  EXPECT_THAT(json, HasSubstr(absl::StrCat("\"", fifo, " is ")));
+  EXPECT_THAT(json, HasSubstr(absl::StrCat("\"", huge, " is larger than")));
+  RemoveTree(out);
 }
 
 TEST(SmoothedRateTest, AveragesCountersWrittenAtAnotherPace) {
