@@ -722,6 +722,9 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
   if (!never_started) {  // a summary of nothing would bury the error below
     out << ProgressLine(p, seconds) << "\n";
     PrintSummary(p, seconds, *config, out);
+    // Said by the fuzzer, whose output only the log keeps.
+    for (const std::string& w : (*fuzzer_log)->journal_warnings())
+      out << "fuzz:   warning: " << w << "\n";
     if (!writes.errors.empty()) {
       out << "fuzz:   stopped early: " << writes.errors.size()
           << " write(s) under " << out_dir << " failed (the error below)\n";

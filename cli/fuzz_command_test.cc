@@ -416,6 +416,21 @@ TEST(FuzzCommandTest, ACampaignThatTestedSomethingAndFiledItAllPasses) {
                 "2 repeats  faults 0"));
 }
 
+// Fault run of issue 65: a pending journal the fuzzer kept aside unread
+// was said only in OUT/fuzz.log (the fuzzer's stderr). The summary says it.
+TEST(FuzzCommandTest, APendingJournalKeptAsideIsSaidInTheSummary) {
+  const std::string dir = TempDirFor("fuzz_journal_damaged");
+  const std::string said = absl::StrCat(
+      "the pending journal ", dir, "/triage/.pending/9.journal was not read (",
+      dir, "/triage/.pending/9.journal is not a regular file: not read); kept "
+      "as ", dir, "/triage/.pending/9.journal.damaged, never adopted");
+  const CliRun r =
+      FuzzWithStats(dir, kSomeStats, absl::StrCat("echo 'ptxdiff: ", said,
+                                                   "' >&2"));
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr(absl::StrCat("\nfuzz:   warning: ", said, "\n")));
+}
+
 // Issue 45: a run leaves its timeline beside the fuzz processes' stats and
 // outcome records, and --report writes the conformance report of every run
 // under --out at its end.

@@ -303,9 +303,10 @@ void KeepIfDamaged(const std::string& claimed, const std::string& original,
   const std::string kept = original + ".damaged";
   const bool moved = rename(claimed.c_str(), kept.c_str()) == 0;
   std::fprintf(stderr,
-               "ptxdiff: the pending journal %s had %lld line%s this ptxdiff "
+               "%s%s had %lld line%s this ptxdiff "
                "cannot read (damaged, or of another build); %s\n",
-               original.c_str(), static_cast<long long>(damaged),
+               kPendingJournalSaid, original.c_str(),
+               static_cast<long long>(damaged),
                damaged == 1 ? "" : "s",
                moved ? absl::StrCat("kept as ", kept).c_str()
                      : absl::StrCat("left as ", claimed).c_str());
@@ -324,7 +325,7 @@ void KeepUnread(const std::string& claimed, const std::string& original,
   const std::string reason =
       absl::StrReplaceAll(why.message(), {{claimed, original}});
   std::fprintf(
-      stderr, "ptxdiff: the pending journal %s was not read (%s); %s\n",
+      stderr, "%s%s was not read (%s); %s\n", kPendingJournalSaid,
       original.c_str(), reason.c_str(),
       absl::StrCat(moved ? "kept as " : "left as ", moved ? kept : claimed,
                    moved ? ", never adopted" : "")

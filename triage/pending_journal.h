@@ -118,10 +118,14 @@ class PendingJournal {
 // not readable (damage, another build's variants) is kept as
 // `<name>.damaged`, which is never adopted, and said on stderr; so is one of
 // the name that cannot be read at all (a directory, a FIFO, one past the
-// bound), unread.
+// bound), unread. Each such line begins with kPendingJournalSaid.
 std::vector<std::pair<int64_t, std::string>> AdoptOrphanedRecords(
     const std::string& triage_dir, PendingJournal& into,
     const std::function<bool(absl::string_view)>& readable);
+
+// How every stderr line about a pending journal kept aside begins: `ptxdiff
+// fuzz` finds them in its fuzzer's output to say them in its summary.
+inline constexpr char kPendingJournalSaid[] = "ptxdiff: the pending journal ";
 
 // The same for a journal of tuples: the unfiled mismatches it adopted.
 std::vector<std::pair<int64_t, PendingMismatch>> AdoptOrphanedJournals(
