@@ -431,6 +431,20 @@ TEST(FuzzCommandTest, APendingJournalKeptAsideIsSaidInTheSummary) {
   EXPECT_THAT(r.out, HasSubstr(absl::StrCat("\nfuzz:   warning: ", said, "\n")));
 }
 
+// Fault run of issue 65: on a full disk the repeats of a finding that
+// could not be filed were summed as "already filed". They are said apart.
+TEST(FuzzCommandTest, RepeatsOfAFindingNotFiledAreNotSaidToBeFiled) {
+  const CliRun r = FuzzWithStats(
+      TempDirFor("fuzz_pending_repeats"),
+      "inputs=10\ntuples=100\nagreed=96\nmismatched=4\n"
+      "supported_variants=495\nknown_findings=0\nunfiled=1\n"
+      "pending_repeats=3\nreached=f\n");
+  EXPECT_THAT(r.out, HasSubstr("findings this run: 0 new, 0 already filed, 3 "
+                               "repeats of findings not filed (kept with "
+                               "them); "));
+  EXPECT_THAT(r.out, HasSubstr("/.pending/ keeps it with their repeats"));
+}
+
 // Issue 45: a run leaves its timeline beside the fuzz processes' stats and
 // outcome records, and --report writes the conformance report of every run
 // under --out at its end.

@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <map>
 
 #include "absl/strings/match.h"
@@ -175,6 +176,17 @@ void PendingJournal::Done(int64_t seq) {
   Append(absl::StrFormat("F %d\n", seq));
 }
 
+void PendingJournal::AddRepeats(int64_t seq, int64_t n) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (n > 0 && open_.contains(seq))
+    Append(absl::StrFormat("R %d %d\n", seq, n));
+}
+
+bool PendingJournal::IsOpen(int64_t seq) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return open_.contains(seq);
+}
+
 int64_t PendingJournal::unfiled() const {
   std::lock_guard<std::mutex> lock(mu_);
   return open_.size();
@@ -240,8 +252,21 @@ std::optional<PendingMismatch> ParseTupleRecord(absl::string_view record) {
       f.size() >= 7 && f[6] == "1"};
 }
 
-std::vector<std::string> OpenRecords(const std::string& text) {
-  std::map<int64_t, std::string> open;
+namespace {
+
+// An R line's count of repeats; nullopt for no count.
+std::optional<int64_t> RepeatsOf(const std::vector<absl::string_view>& f) {
+  int64_t n = 0;
+  if (f.size() != 3 || f[0] != "R" || !absl::SimpleAtoi(f[2], &n) || n < 0)
+    return std::nullopt;
+  return n;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, int64_t>> OpenRecordsWithRepeats(
+    const std::string& text) {
+  std::map<int64_t, std::pair<std::string, int64_t>> open;
   for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
     const std::vector<absl::string_view> f =
         absl::StrSplit(line, absl::MaxSplits(' ', 2));
@@ -250,11 +275,23 @@ std::vector<std::string> OpenRecords(const std::string& text) {
     if (f[0] == "F" && f.size() == 2) {
       open.erase(seq);
     } else if (f[0] == "M" && f.size() == 3) {
-      open[seq] = std::string(f[2]);
+      open[seq] = {std::string(f[2]), 0};
+    } else if (const std::optional<int64_t> n = RepeatsOf(f);
+               n && open.contains(seq)) {
+      int64_t& repeats = open[seq].second;
+      if (__builtin_add_overflow(repeats, *n, &repeats))
+        repeats = std::numeric_limits<int64_t>::max();
     }
   }
+  std::vector<std::pair<std::string, int64_t>> out;
+  for (auto& [seq, entry] : open) out.push_back(std::move(entry));
+  return out;
+}
+
+std::vector<std::string> OpenRecords(const std::string& text) {
   std::vector<std::string> out;
-  for (auto& [seq, record] : open) out.push_back(std::move(record));
+  for (auto& [record, repeats] : OpenRecordsWithRepeats(text))
+    out.push_back(std::move(record));
   return out;
 }
 
@@ -281,7 +318,8 @@ int64_t DamagedLines(absl::string_view text,
         absl::StrSplit(line, absl::MaxSplits(' ', 2));
     int64_t seq;
     const bool numbered = f.size() >= 2 && absl::SimpleAtoi(f[1], &seq);
-    const bool done = numbered && f[0] == "F" && f.size() == 2;
+    const bool done = numbered && ((f[0] == "F" && f.size() == 2) ||
+                                   RepeatsOf(f).has_value());
     const bool found =
         numbered && f[0] == "M" && f.size() == 3 && readable(f[2]);
     if (!done && !found) ++damaged;
@@ -332,12 +370,17 @@ void KeepUnread(const std::string& claimed, const std::string& original,
           .c_str());
 }
 
-}  // namespace
+// An adopted record: its new sequence number, and its repeats.
+struct AdoptedRecord {
+  int64_t seq;
+  std::string record;
+  int64_t repeats;
+};
 
-std::vector<std::pair<int64_t, std::string>> AdoptOrphanedRecords(
+std::vector<AdoptedRecord> AdoptOrphaned(
     const std::string& triage_dir, PendingJournal& into,
     const std::function<bool(absl::string_view)>& readable) {
-  std::vector<std::pair<int64_t, std::string>> out;
+  std::vector<AdoptedRecord> out;
   const std::string dir = PendingDir(triage_dir);
   std::vector<std::string> orphans;
   {
@@ -363,22 +406,38 @@ std::vector<std::pair<int64_t, std::string>> AdoptOrphanedRecords(
       KeepUnread(claimed, path, text.status());
       continue;
     }
-    for (const std::string& record : OpenRecords(*text)) {
-      if (readable(record)) out.emplace_back(into.AddRecord(record), record);
+    for (const auto& [record, repeats] : OpenRecordsWithRepeats(*text)) {
+      if (!readable(record)) continue;
+      const int64_t seq = into.AddRecord(record);
+      into.AddRepeats(seq, repeats);  // kept until it is filed
+      out.push_back({seq, record, repeats});
     }
     KeepIfDamaged(claimed, path, *text, readable);
   }
   return out;
 }
 
+}  // namespace
+
+std::vector<std::pair<int64_t, std::string>> AdoptOrphanedRecords(
+    const std::string& triage_dir, PendingJournal& into,
+    const std::function<bool(absl::string_view)>& readable) {
+  std::vector<std::pair<int64_t, std::string>> out;
+  for (AdoptedRecord& a : AdoptOrphaned(triage_dir, into, readable))
+    out.emplace_back(a.seq, std::move(a.record));
+  return out;
+}
+
 std::vector<std::pair<int64_t, PendingMismatch>> AdoptOrphanedJournals(
     const std::string& triage_dir, PendingJournal& into) {
   std::vector<std::pair<int64_t, PendingMismatch>> out;
-  for (const auto& [seq, record] :
-       AdoptOrphanedRecords(triage_dir, into, [](absl::string_view r) {
+  for (const AdoptedRecord& a :
+       AdoptOrphaned(triage_dir, into, [](absl::string_view r) {
          return ParseTupleRecord(r).has_value();
        })) {
-    out.emplace_back(seq, *ParseTupleRecord(record));
+    PendingMismatch m = *ParseTupleRecord(a.record);
+    m.repeats = a.repeats;
+    out.emplace_back(a.seq, m);
   }
   return out;
 }

@@ -208,6 +208,36 @@ TEST(PendingJournalTest, AJournalNoRegularFileOrHugeIsKeptUnread) {
   (*mine)->Remove();
 }
 
+// The repeats of a finding a run could not file (R lines) stay with it:
+// summed per open finding, carried into the adopting journal, and no
+// damage. An R line of a finding filed since is dropped with it.
+TEST(PendingJournalTest, RepeatsKeptWithAnUnfiledFindingAreAdoptedWithIt) {
+  const std::string text =
+      "M 0 left over\nR 0 3\nM 1 filed\nR 1 2\nF 1\nR 0 1\n";
+  EXPECT_EQ(OpenRecordsWithRepeats(text),
+            (std::vector<std::pair<std::string, int64_t>>{{"left over", 4}}));
+  const std::string dir = FreshDir("repeats");
+  ASSERT_EQ(std::system(("mkdir -p '" + dir + "/.pending'").c_str()), 0);
+  const std::string orphan = dir + "/.pending/999996.journal";
+  std::ofstream(orphan) << text;
+  auto mine = PendingJournal::Open(dir, JournalKind::kTuples);
+  ASSERT_TRUE(mine.ok()) << mine.status();
+  testing::internal::CaptureStderr();
+  const auto adopted =
+      AdoptOrphanedRecords(dir, **mine, [](absl::string_view r) {
+        return r == "left over" || r == "filed";
+      });
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  ASSERT_EQ(adopted.size(), 1u);
+  std::ifstream in((*mine)->path());
+  const std::string now((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(OpenRecordsWithRepeats(now),
+            (std::vector<std::pair<std::string, int64_t>>{{"left over", 4}}));
+  struct stat st;
+  EXPECT_NE(stat((orphan + ".damaged").c_str(), &st), 0);
+  (*mine)->Remove();
+}
+
 // A journal is removed at the end only when everything in it was filed;
 // one that holds an unfiled mismatch stays for the next campaign.
 TEST(PendingJournalTest, OnlyAJournalWithNothingUnfiledIsRemoved) {
