@@ -97,7 +97,7 @@ Progress ReadProgress(const std::string& stats_dir) {
   return p;
 }
 
-// ", and N repeats of findings not filed": repeats counted in no entry
+// ", N repeats of findings not filed ...": repeats counted in no entry
 // (CampaignStats::pending_repeats), which "already filed" would belie.
 std::string PendingRepeats(int64_t n) {
   if (n == 0) return "";
@@ -546,7 +546,9 @@ void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
         << (sum.unfiled == 1 ? " finding was" : " findings were")
         << " not filed before the run ended; " << config.triage_dir
         << "/.pending/ keeps " << them
-        << (sum.pending_repeats > 0 ? " with their repeats" : "")
+        << (sum.pending_repeats == 0 ? ""
+            : sum.unfiled == 1       ? " with its repeats"
+                                     : " with their repeats")
         << ", and the next campaign on this directory files " << them << "\n";
   }
   for (const RootCause& c : causes) {

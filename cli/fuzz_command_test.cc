@@ -442,7 +442,7 @@ TEST(FuzzCommandTest, RepeatsOfAFindingNotFiledAreNotSaidToBeFiled) {
   EXPECT_THAT(r.out, HasSubstr("findings this run: 0 new, 0 already filed, 3 "
                                "repeats of findings not filed (kept with "
                                "them); "));
-  EXPECT_THAT(r.out, HasSubstr("/.pending/ keeps it with their repeats"));
+  EXPECT_THAT(r.out, HasSubstr("/.pending/ keeps it with its repeats"));
 }
 
 // Issue 45: a run leaves its timeline beside the fuzz processes' stats and
