@@ -129,7 +129,8 @@ absl::Status Campaign::StartWorkers(WorkerStarts& starting) {
     filing_.push_back({.seq = seq,
                        .tuple = m.tuple,
                        .backend_bits = m.backend_bits,
-                       .backend_carry = m.backend_carry});
+                       .backend_carry = m.backend_carry,
+                       .repeats = m.repeats});
     ++stats_.adopted;
   }
   // The systematic source is built while the families are timed (its
@@ -182,6 +183,7 @@ void Campaign::Stop() {
   // Repeats a sender judged after the filer's last round (one cut short by
   // kFilingGrace): every mismatch counted is counted in its entry too.
   FlushRepeats();
+  KeepRepeatsOfUnfiled();
   // What the journal still holds was not filed: a filing failed, the
   // backlog overflowed, or the filer ran out of time. It stays for the next
   // campaign on this directory (it adopts the journals of processes that

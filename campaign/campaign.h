@@ -156,6 +156,10 @@ struct CampaignStats {
   // journal for the next campaign. `unjournaled` of them could not be
   // written to the journal either (said on stderr).
   int64_t unfiled = 0, unjournaled = 0;
+  // Repeats of findings not filed at the end (the filing failed, or the
+  // run ended first): not counted in any entry, so not in known_findings;
+  // kept in the journal with their finding, whose filing counts them.
+  int64_t pending_repeats = 0;
   // Why the backend declined, its most common reason (first line) and how
   // many tuples gave it: what to tell a user when nothing was tested.
   std::string top_decline;
@@ -286,6 +290,8 @@ class Campaign {
     // the contrast run then told one.
     bool end_of_run = false;
     std::string cause;
+    // Adopted: repeats an earlier run saw and could not count.
+    int64_t repeats = 0;
     // Run in registers once already (ContrastBeforeMinimizing), whatever it
     // told.
     bool contrasted = false;
@@ -414,6 +420,9 @@ class Campaign {
   bool Record(const Finding& f,
               bool repeats);  // false if it could not be filed
   void FlushRepeats();
+  // At Stop: the repeats of each finding still unfiled in the journal are
+  // written there with it (an R line), not counted as filed.
+  void KeepRepeatsOfUnfiled();
   bool Wanted(const Variant& v, int index) const;
   // Evaluates the wanted tuples of a systematic run into `results`, their
   // VariantIndex in `indices` (-1, and the result left as it is, for the
@@ -478,6 +487,7 @@ class Campaign {
   struct CauseState {
     std::optional<Finding> filed;
     int64_t unflushed = 0;
+    int64_t seq = -1;  // the journal's line of its first sighting
   };
   absl::flat_hash_map<std::pair<Variant, std::string>, CauseState> causes_;
   // Tuples that faulted the worker, or were in a batch whose fault was not

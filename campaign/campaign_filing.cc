@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <deque>
+#include <limits>
 #include <mutex>
 #include <optional>
 #include <span>
@@ -47,6 +48,11 @@ constexpr absl::Duration kContrastTimeout = absl::Seconds(5);
 // The most mismatches contrasted in one run while the campaign runs.
 constexpr size_t kContrastsPerRun = 1024;
 
+// A job's sightings: itself, and the `repeats` an earlier run kept with it.
+int64_t Occurrences(int64_t repeats) {
+  return repeats < std::numeric_limits<int64_t>::max() ? repeats + 1 : repeats;
+}
+
 // The class a finding of `t` is filed under for the rest of the process.
 std::string CauseClass(const Tuple& t, const Result& oracle, TupleFault fault) {
   if (fault == TupleFault::kNone) return TriggerClassOf(t, oracle);
@@ -68,13 +74,13 @@ void Campaign::QueueMismatch(const Tuple& t, const Judgement& j,
     ++it->second.unflushed;
     return;
   }
+  it->second.seq = journal_->Add(pending);
   if (filing_.size() >= kMaxFilingBacklog) {
     // The journal keeps it for the next campaign rather than stall (counted
     // in CampaignStats::unfiled; not a filing error: nothing failed).
-    journal_->Add(pending);
     return;
   }
-  filing_.push_back({.seq = journal_->Add(pending),
+  filing_.push_back({.seq = it->second.seq,
                      .tuple = t,
                      .backend_bits = j.backend_bits,
                      .backend_carry = j.backend_carry,
@@ -259,7 +265,7 @@ bool Campaign::CountUnderItsCause(const FilingJob& job) {
     }
   }
   if (!repeat) return false;
-  repeat->occurrences = 1;
+  repeat->occurrences = Occurrences(job.repeats);
   repeat->found_as = {Spell(job.tuple.variant)};
   if (!Record(*repeat, /*repeats=*/false)) return true;  // the journal keeps it
   if (job.seq >= 0) journal_->Done(job.seq);
@@ -294,7 +300,7 @@ bool Campaign::CountFaultUnderItsCause(const FilingJob& job) {
                                            job.tuple_fault)}]
         .filed = *repeat;
   }
-  repeat->occurrences = 1;
+  repeat->occurrences = Occurrences(job.repeats);
   repeat->found_as = {Spell(job.tuple.variant)};
   if (!Record(*repeat, /*repeats=*/false)) return true;
   if (job.seq >= 0) journal_->Done(job.seq);
@@ -395,6 +401,7 @@ void Campaign::FileJob(FilingJob job) {
     // it.
     f.raw_input = EncodeFuzzInput(std::vector<Tuple>{job.tuple});
   }
+  f.occurrences = Occurrences(job.repeats);
   if (!Record(f, /*repeats=*/false)) return;
   if (job.seq >= 0) journal_->Done(job.seq);
   if (!job.fault) {
@@ -466,6 +473,18 @@ void Campaign::FlushRepeats() {
     }
   }
   for (const Finding& f : repeats) Record(f, /*repeats=*/true);
+}
+
+void Campaign::KeepRepeatsOfUnfiled() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [key, cause] : causes_) {
+    if (cause.filed || cause.unflushed == 0 || !journal_->IsOpen(cause.seq))
+      continue;
+    journal_->AddRepeats(cause.seq, cause.unflushed);
+    stats_.known_findings -= cause.unflushed;
+    stats_.pending_repeats += cause.unflushed;
+    cause.unflushed = 0;
+  }
 }
 
 bool Campaign::Record(const Finding& f, bool repeats) {

@@ -102,6 +102,41 @@ TEST(CampaignTest, TheNextCampaignFilesWhatAFailedFilingKept) {
       << "everything was filed, yet the journal was kept";
 }
 
+// Fault run of issue 65: on a full disk the repeats of a finding that could
+// not be filed were counted as "already filed" and kept nowhere, so the
+// next run filed its entry with count 1 of 4. They are not counted as
+// filed: they are kept in the journal with their finding (an R line), and
+// the next campaign files the entry with all of them.
+TEST(CampaignTest, TheRepeatsOfAFindingNotFiledAreKeptWithIt) {
+  const std::string dir = FreshDir("blocked_repeats");
+  const std::string triage = dir + "/triage";
+  std::system(("mkdir -p '" + triage + "'").c_str());
+  std::ofstream(triage + "/" + kBfeEntry) << "in the way\n";
+  auto c = Campaign::Start(Options(dir, kWrongBfe));
+  ASSERT_TRUE(c.ok()) << c.status();
+  Offer(**c, "bfe.s64", {{0xff, 300, 8, 0}});
+  ASSERT_TRUE((*c)->Flush(absl::Seconds(60)));  // its filing failed
+  for (uint64_t a = 1; a <= 3; ++a) Offer(**c, "bfe.s64", {{a << 8, 300, 8, 0}});
+  ASSERT_TRUE((*c)->Flush(absl::Seconds(60)));
+  (*c)->Stop();
+  const CampaignStats s = (*c)->Snapshot();
+  EXPECT_EQ(s.counts.mismatched, 4);
+  EXPECT_EQ(s.known_findings, 0);
+  EXPECT_EQ(s.pending_repeats, 3);
+  EXPECT_EQ(s.unfiled, 1);
+  const std::string pending = triage + "/.pending/";
+  ASSERT_EQ(unlink((triage + "/" + kBfeEntry).c_str()), 0);  // room again
+  ASSERT_EQ(rename(absl::StrCat(pending, getpid(), ".journal").c_str(),
+                   (pending + "999999998.journal").c_str()),
+            0);
+  auto next = Campaign::Start(Options(dir, kWrongBfe));
+  ASSERT_TRUE(next.ok()) << next.status();
+  ASSERT_TRUE((*next)->Flush(absl::Seconds(60)));
+  (*next)->Stop();
+  EXPECT_EQ((*next)->Snapshot().adopted, 1);
+  EXPECT_THAT(EntryNames(triage), ElementsAre(absl::StrCat(kBfeEntry, " x4")));
+}
+
 // The repeat counts written to the triage directory are every mismatch the
 // run reported: the filer's last flush comes after the senders' last
 // judging (issue 28, item 6). A worker slowed per tuple holds repeats in

@@ -97,6 +97,14 @@ Progress ReadProgress(const std::string& stats_dir) {
   return p;
 }
 
+// ", N repeats of findings not filed ...": repeats counted in no entry
+// (CampaignStats::pending_repeats), which "already filed" would belie.
+std::string PendingRepeats(int64_t n) {
+  if (n == 0) return "";
+  return absl::StrCat(", ", n, n == 1 ? " repeat" : " repeats",
+                      " of findings not filed (kept with them)");
+}
+
 // One line per erratum that explained disagreements.
 std::string ErrataLines(const Progress& p) {
   std::string out;
@@ -527,7 +535,8 @@ void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
   for (const EntryInfo& e : *entries) explained += e.explained();
   const std::vector<RootCause> causes = GroupByRootCause(*entries);
   out << "fuzz:   findings this run: " << sum.new_findings << " new, "
-      << sum.known_findings << " already filed; the triage directory "
+      << sum.known_findings << " already filed"
+      << PendingRepeats(sum.pending_repeats) << "; the triage directory "
       << config.triage_dir << " holds "
       << EntriesAndCauses(entries->size(), causes.size()) << " (" << explained
       << " entries explained)\n";
@@ -537,6 +546,9 @@ void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
         << (sum.unfiled == 1 ? " finding was" : " findings were")
         << " not filed before the run ended; " << config.triage_dir
         << "/.pending/ keeps " << them
+        << (sum.pending_repeats == 0 ? ""
+            : sum.unfiled == 1       ? " with its repeats"
+                                     : " with their repeats")
         << ", and the next campaign on this directory files " << them << "\n";
   }
   for (const RootCause& c : causes) {
@@ -567,7 +579,12 @@ std::vector<std::string> RunErrors(const Progress& p, const FuzzConfig& config,
     if (sum.unfiled > 0) {
       absl::StrAppend(&e, "; ", sum.unfiled,
                       " findings were not filed: ", config.triage_dir,
-                      "/.pending/ keeps them, and the next campaign on this "
+                      "/.pending/ keeps them",
+                      sum.pending_repeats > 0
+                          ? absl::StrCat(" with their ", sum.pending_repeats,
+                                         " repeats")
+                          : "",
+                      ", and the next campaign on this "
                       "directory files "
                       "them once it can write there");
     }
@@ -722,6 +739,9 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
   if (!never_started) {  // a summary of nothing would bury the error below
     out << ProgressLine(p, seconds) << "\n";
     PrintSummary(p, seconds, *config, out);
+    // Said by the fuzzer, whose output only the log keeps.
+    for (const std::string& w : (*fuzzer_log)->journal_warnings())
+      out << "fuzz:   warning: " << w << "\n";
     if (!writes.errors.empty()) {
       out << "fuzz:   stopped early: " << writes.errors.size()
           << " write(s) under " << out_dir << " failed (the error below)\n";

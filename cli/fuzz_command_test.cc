@@ -416,6 +416,35 @@ TEST(FuzzCommandTest, ACampaignThatTestedSomethingAndFiledItAllPasses) {
                 "2 repeats  faults 0"));
 }
 
+// Fault run of issue 65: a pending journal the fuzzer kept aside unread
+// was said only in OUT/fuzz.log (the fuzzer's stderr). The summary says it.
+TEST(FuzzCommandTest, APendingJournalKeptAsideIsSaidInTheSummary) {
+  const std::string dir = TempDirFor("fuzz_journal_damaged");
+  const std::string said = absl::StrCat(
+      "the pending journal ", dir, "/triage/.pending/9.journal was not read (",
+      dir, "/triage/.pending/9.journal is not a regular file: not read); kept "
+      "as ", dir, "/triage/.pending/9.journal.damaged, never adopted");
+  const CliRun r =
+      FuzzWithStats(dir, kSomeStats, absl::StrCat("echo 'ptxdiff: ", said,
+                                                   "' >&2"));
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr(absl::StrCat("\nfuzz:   warning: ", said, "\n")));
+}
+
+// Fault run of issue 65: on a full disk the repeats of a finding that
+// could not be filed were summed as "already filed". They are said apart.
+TEST(FuzzCommandTest, RepeatsOfAFindingNotFiledAreNotSaidToBeFiled) {
+  const CliRun r = FuzzWithStats(
+      TempDirFor("fuzz_pending_repeats"),
+      "inputs=10\ntuples=100\nagreed=96\nmismatched=4\n"
+      "supported_variants=495\nknown_findings=0\nunfiled=1\n"
+      "pending_repeats=3\nreached=f\n");
+  EXPECT_THAT(r.out, HasSubstr("findings this run: 0 new, 0 already filed, 3 "
+                               "repeats of findings not filed (kept with "
+                               "them); "));
+  EXPECT_THAT(r.out, HasSubstr("/.pending/ keeps it with its repeats"));
+}
+
 // Issue 45: a run leaves its timeline beside the fuzz processes' stats and
 // outcome records, and --report writes the conformance report of every run
 // under --out at its end.

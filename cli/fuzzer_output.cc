@@ -13,6 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "triage/pending_journal.h"
 
 namespace ptxdiff {
 namespace {
@@ -89,6 +90,9 @@ void FuzzerLog::Take(const char* data, size_t size) {
     }
     if (absl::StartsWith(line_, kTargetWriteError)) {
       write_errors_.push_back(line_.substr(kTargetPrefix.size()));
+    }
+    if (absl::StartsWith(line_, kPendingJournalSaid)) {
+      journal_warnings_.push_back(line_.substr(kTargetPrefix.size()));
     }
     line_.clear();
   }

@@ -43,6 +43,13 @@ class FuzzerLog {
   // a "ptxdiff: cannot write ..." line (its stats file).
   const std::vector<std::string>& write_errors() const { return write_errors_; }
 
+  // The fuzzer's lines about a pending journal it kept aside unadopted
+  // (triage/pending_journal.h, kPendingJournalSaid), without "ptxdiff: ":
+  // for the summary, where a user looks, not only the log.
+  const std::vector<std::string>& journal_warnings() const {
+    return journal_warnings_;
+  }
+
  private:
   FuzzerLog(std::string path, int log, int read_end, int fuzzer_end)
       : path_(std::move(path)),
@@ -58,6 +65,7 @@ class FuzzerLog {
   std::string tail_;
   std::string line_;  // the fuzzer's line being read
   std::vector<std::string> write_errors_;
+  std::vector<std::string> journal_warnings_;
 };
 
 // The corpus files of `corpus` that libFuzzer left empty, which it does

@@ -67,6 +67,8 @@ void SayDamage(const ReportData& data, std::ostream& err) {
   }
   for (const ReportData::OtherEntries& o : data.other_entries)
     SayDamagedEntries(o.triage_dir, o.entries, err);
+  for (const std::string& d : data.damage)
+    err << "report: damaged record: " << d << "\n";
 }
 
 }  // namespace

@@ -124,8 +124,12 @@ absl::StatusOr<std::string> ReadRecordFile(const std::string& path,
                                            size_t max_bytes) {
   struct stat st;
   if (stat(path.c_str(), &st) != 0) return ErrnoError("cannot read", path);
-  if (!S_ISREG(st.st_mode)) {
+  if (S_ISDIR(st.st_mode)) {
     return absl::FailedPreconditionError(
+        absl::StrCat(path, " is a directory, not a file"));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return absl::InvalidArgumentError(
         absl::StrCat(path, " is not a regular file: not read"));
   }
   if (static_cast<uint64_t>(st.st_size) > max_bytes) {

@@ -26,10 +26,13 @@ absl::StatusOr<std::string> ReadFileAtMost(const std::string& path,
                                            size_t max_bytes);
 
 // The bytes of a record a run left in a directory (a pending journal, a
-// tool's refusal memory), which is a regular file of at most `max_bytes`:
-// anything else (a FIFO, a link to /dev/zero, a file grown huge) is damage,
-// refused without reading it (FailedPrecondition, or InvalidArgument past
-// the bound), so that it can neither block nor take the memory.
+// tool's refusal memory, a triage entry's file), which is a regular file of
+// at most `max_bytes` (a link to one is read): anything else (a FIFO, a
+// link to /dev/zero, a file grown huge) is damage, refused without reading
+// it (InvalidArgument, naming the file), so that it can neither block nor
+// take the memory. NotFound if missing; FailedPrecondition for a directory
+// ("is a directory, not a file", as ReadFile says), which is no damage of
+// the file but a name taken by something else.
 absl::StatusOr<std::string> ReadRecordFile(const std::string& path,
                                            size_t max_bytes);
 

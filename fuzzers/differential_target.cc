@@ -340,6 +340,7 @@ FuzzStats DifferentialTarget::stats() const {
   s.filing_error = c.filing_error;
   s.unfiled = c.unfiled;
   s.unjournaled = c.unjournaled;
+  s.pending_repeats = c.pending_repeats;
   s.top_decline = c.top_decline;
   s.top_decline_count = c.top_decline_count;
   s.first_mismatch_after = c.first_mismatch_after;

@@ -57,6 +57,7 @@ const Counter kCounters[] = {
     PTXDIFF_COUNTER("filing_errors", s.filing_errors),
     PTXDIFF_COUNTER("unfiled", s.unfiled),
     PTXDIFF_COUNTER("unjournaled", s.unjournaled),
+    PTXDIFF_COUNTER("pending_repeats", s.pending_repeats),
     PTXDIFF_COUNTER("first_mismatch_after", s.first_mismatch_after),
     PTXDIFF_COUNTER("first_mismatch_unix_ms", s.first_mismatch_unix_ms),
     PTXDIFF_COUNTER("calibration_ms", s.calibration_ms),

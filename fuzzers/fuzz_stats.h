@@ -37,6 +37,9 @@ struct FuzzStats {
   // Mismatches judged and not filed (at the end: kept in the pending journal
   // for the next campaign), and of those, lines the journal could not take.
   int64_t unfiled = 0, unjournaled = 0;
+  // Repeats of those unfiled findings, kept in the journal with them
+  // (CampaignStats::pending_repeats): not among known_findings.
+  int64_t pending_repeats = 0;
   // The backend's most common decline reason and its tuples (of the process
   // that saw it most): why, if nothing was tested.
   std::string top_decline;

@@ -55,6 +55,21 @@ struct RunPlan {
   absl::Time deadline;
   bool stop_at_fault = false;
   bool faulted = false;  // a program has crashed or hung
+  // The results of the first program run, and the program each one run is
+  // a copy of (by index; empty: each its own).
+  const ProgramToolRun* first = nullptr;
+  std::vector<size_t> owner;
+
+  // Whether the `n` runs from `results` are all copies of one program (a
+  // backend's input vectors of it): then a hang of their module is that
+  // program's, and halving it would only cost a timeout a run.
+  bool OneProgram(const ProgramToolRun* results, size_t n) const {
+    if (n == 1) return true;
+    if (owner.empty()) return false;
+    const size_t at = results - first;
+    return std::all_of(owner.begin() + at, owner.begin() + at + n,
+                       [&](size_t o) { return o == owner[at]; });
+  }
 };
 
 // Marks `programs`' results as not run, saying why.
@@ -94,8 +109,10 @@ absl::Status RunInto(const ProgramModuleRunner& runner,
     }
     return absl::OkStatus();
   }
-  // Past the deadline every smaller run would be cut too.
-  if (programs.size() == 1 || run.end == ToolRun::kCut) {
+  // Past the deadline every smaller run would be cut too; a hang of one
+  // program's copies is its hang, however many.
+  if (run.end == ToolRun::kCut || programs.size() == 1 ||
+      (run.end == ToolRun::kHung && plan.OneProgram(results, programs.size()))) {
     for (size_t k = 0; k < programs.size(); ++k) {
       results[k] = {.end = run.end, .what = HowItEnded(run)};
     }
@@ -168,7 +185,8 @@ class ToolModuleRunner : public ProgramModuleRunner {
 
 absl::StatusOr<std::vector<ProgramToolRun>> RunPrograms(
     const ProgramModuleRunner& runner, std::span<const Program> programs,
-    ProgramInputs inputs, absl::Time deadline, bool stop_at_fault) {
+    ProgramInputs inputs, absl::Time deadline, bool stop_at_fault,
+    std::span<const size_t> copy_of) {
   std::vector<ProgramToolRun> results(programs.size());
   // Programs the buffer has no room for are refused; the others run.
   std::vector<Program> runnable;
@@ -187,8 +205,13 @@ absl::StatusOr<std::vector<ProgramToolRun>> RunPrograms(
   }
   if (runnable.empty()) return results;
   std::vector<ProgramToolRun> ran(runnable.size());
-  RunPlan plan{
-      .inputs = inputs, .deadline = deadline, .stop_at_fault = stop_at_fault};
+  RunPlan plan{.inputs = inputs,
+               .deadline = deadline,
+               .stop_at_fault = stop_at_fault,
+               .first = ran.data()};
+  if (!copy_of.empty()) {
+    for (size_t k : index) plan.owner.push_back(copy_of[k]);
+  }
   PTXDIFF_RETURN_IF_ERROR(RunInto(runner, runnable, plan, ran.data()));
   for (size_t j = 0; j < ran.size(); ++j) results[index[j]] = std::move(ran[j]);
   return results;
@@ -313,17 +336,22 @@ class RunnerProgramBackend : public ProgramBackend {
     std::mt19937_64 rng(1);
     std::vector<Program> copies;
     std::vector<size_t> first;  // program k's copies start at first[k]
-    for (const Program& p : programs) {
+    std::vector<size_t> copy_of;  // the program each copy is of
+    for (size_t k = 0; k < programs.size(); ++k) {
+      const Program& p = programs[k];
       first.push_back(copies.size());
       // A tool runs programs on one thread: one with thread inputs has no
       // copies there, and is not judged.
       if (HasThreadInputs(p) && !runner_->RunsLanes()) continue;
-      for (Program& c : AtVectors(p, form, rng)) copies.push_back(std::move(c));
+      for (Program& c : AtVectors(p, form, rng)) {
+        copies.push_back(std::move(c));
+        copy_of.push_back(k);
+      }
     }
     first.push_back(copies.size());
-    PTXDIFF_ASSIGN_OR_RETURN(
-        const std::vector<ProgramToolRun> runs,
-        RunPrograms(*runner_, copies, form, deadline, stop_at_fault));
+    PTXDIFF_ASSIGN_OR_RETURN(const std::vector<ProgramToolRun> runs,
+                             RunPrograms(*runner_, copies, form, deadline,
+                                         stop_at_fault, copy_of));
     std::vector<ProgramCheck> checks;
     for (size_t k = 0; k < programs.size(); ++k) {
       if (HasThreadInputs(programs[k]) && !runner_->RunsLanes()) {

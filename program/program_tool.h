@@ -91,10 +91,14 @@ struct ProgramToolRun {
 // kMaxToolProgramInputs inputs is refused without a run. With
 // `stop_at_fault` the programs after the first that crashes or hangs are
 // not run (kCut): a minimizer wants the first candidate that still faults,
-// and isolating every one costs runs (a hang's, the timeout each).
+// and isolating every one costs runs (a hang's, the timeout each). For the
+// same reason a module that hangs whose programs are all copies of one
+// (`copy_of[k]`: the program that program k is a copy of; empty: none is)
+// is not halved: each of them is given the hang.
 absl::StatusOr<std::vector<ProgramToolRun>> RunPrograms(
     const ProgramModuleRunner& runner, std::span<const Program> programs,
-    ProgramInputs inputs, absl::Time deadline, bool stop_at_fault = false);
+    ProgramInputs inputs, absl::Time deadline, bool stop_at_fault = false,
+    std::span<const size_t> copy_of = {});
 // The same on `tool`, until tool.deadline.
 absl::StatusOr<std::vector<ProgramToolRun>> RunProgramsOnTool(
     const ProgramTool& tool, std::span<const Program> programs,

@@ -284,6 +284,39 @@ TEST_F(ProgramToolTest, RunsStopAtTheFirstHangToo) {
   for (int k = 3; k < 8; ++k) EXPECT_EQ((*until)[k].end, ToolRun::kCut) << k;
 }
 
+// Fault run of issue 65: `program P` on a tool that hangs ran 81 s at the
+// default --timeout 10: its runtime form's module holds P at four input
+// vectors, halved to each (7 runs, each the timeout) before the hang was
+// called. The copies are of one program: the module's hang is P's, in one
+// run a form.
+TEST_F(ProgramToolTest, AHangOfOneProgramsCopiesIsCalledInOneRun) {
+  const Program p = ProgramOf(
+      "input %a .b32 9\ninput %b .b32 3\ndiv.u32 %r, %a, %b;\noutput %r\n");
+  Use("--hang-on=div.u32");
+  tool_.timeout = absl::Milliseconds(500);
+  auto counting =
+      std::make_unique<CountingRunner>(MakeToolModuleRunner(tool_));
+  const CountingRunner* runner = counting.get();
+  auto backend = MakeRunnerProgramBackend(std::move(counting));
+  auto checks = backend->Check({&p, 1}, ProgramInputs::kRuntime,
+                               Reading::kSpec, absl::InfiniteFuture());
+  ASSERT_TRUE(checks.ok()) << checks.status();
+  ASSERT_TRUE((*checks)[0].fault.has_value());
+  EXPECT_EQ((*checks)[0].fault->kind, ProgramFault::kHang);
+  EXPECT_EQ(runner->runs, 1);
+  // Copies of two programs are still told apart: each is run alone.
+  const Program q = ProgramOf(
+      "input %a .b32 5\nmul.lo.u32 %r, %a, %a;\noutput %r\n");
+  const std::vector<Program> two = {q, p};
+  auto more = MakeToolProgramBackend(tool_)->Check(
+      two, ProgramInputs::kRuntime, Reading::kSpec, absl::InfiniteFuture());
+  ASSERT_TRUE(more.ok()) << more.status();
+  EXPECT_FALSE((*more)[0].fault.has_value());
+  EXPECT_TRUE((*more)[0].judged);
+  ASSERT_TRUE((*more)[1].fault.has_value());
+  EXPECT_EQ((*more)[1].fault->kind, ProgramFault::kHang);
+}
+
 // A program with more inputs than the buffer holds is refused unrun.
 TEST_F(ProgramToolTest, TooManyInputsAreRefused) {
   const Program wide = ProgramOf(

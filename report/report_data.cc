@@ -65,15 +65,19 @@ void AddOutcomes(const OutcomeFile& file, Implementation& impl,
 }
 
 // The implementations one source's runs were against, in order of their
-// first run.
+// first run. A run without an outcome record that reads is left out: said
+// in `notes`, and its damaged records in `damage`.
 std::vector<Implementation> ImplementationsOf(const ReportSource& source,
-                                              std::vector<std::string>& notes) {
+                                              std::vector<std::string>& notes,
+                                              std::vector<std::string>& damage) {
   std::vector<Implementation> impls;
   std::vector<std::map<std::string, int32_t>> reason_indices;
-  int64_t runs_without = 0, unknown = 0;
+  int64_t runs_without = 0, runs_damaged = 0, unknown = 0;
   for (RunRecord& run : ReadRuns(source.out_dir)) {
     if (run.outcomes.empty()) {
-      ++runs_without;
+      // Damaged records are damage, not the records of an older ptxdiff.
+      ++(run.damage.empty() ? runs_without : runs_damaged);
+      damage.insert(damage.end(), run.damage.begin(), run.damage.end());
       continue;
     }
     auto it = std::find_if(impls.begin(), impls.end(), [&](const auto& i) {
@@ -97,6 +101,13 @@ std::vector<Implementation> ImplementationsOf(const ReportSource& source,
         runs_without == 1 ? " run has" : " runs have",
         " no outcome records (runs of an older ptxdiff, or stopped before "
         "their first write): not in the report"));
+  }
+  if (runs_damaged > 0) {
+    notes.push_back(absl::StrCat(
+        source.out_dir, ": ", runs_damaged,
+        runs_damaged == 1 ? " run has" : " runs have",
+        " no outcome record that can be read (damaged records, each said): "
+        "not in the report"));
   }
   if (unknown > 0) {
     notes.push_back(absl::StrCat(
@@ -412,7 +423,8 @@ absl::StatusOr<ReportData> ReadReport(const std::vector<ReportSource>& sources) 
           source.out_dir, " is not a campaign's --out directory (it is "
                           "missing, empty or unreadable)"));
     }
-    std::vector<Implementation> impls = ImplementationsOf(source, data.notes);
+    std::vector<Implementation> impls =
+        ImplementationsOf(source, data.notes, data.damage);
     std::vector<ProgramImplementation> program_impls =
         ProgramImplementationsOf(source);
     if (impls.empty() && program_impls.empty()) {
@@ -438,7 +450,7 @@ absl::StatusOr<ReportData> ReadReport(const std::vector<ReportSource>& sources) 
     ReportData::OtherEntries others{.triage_dir = source.triage_dir};
     RouteEntries(std::move(entries), impls, program_impls, others.entries);
     if (!others.entries.empty()) data.other_entries.push_back(std::move(others));
-    for (ToolRefusals& t : ReadToolRefusals(source.out_dir))
+    for (ToolRefusals& t : ReadToolRefusals(source.out_dir, data.damage))
       data.refusals.push_back(std::move(t));
     for (Implementation& i : impls)
       data.implementations.push_back(std::move(i));
@@ -460,13 +472,16 @@ std::string ReportJson(const ReportData& data) {
                                   FindingsJson(o.triage_dir, o.entries), "}"));
   }
   for (const std::string& n : data.notes) notes.push_back(JsonString(n));
+  std::vector<std::string> damage;
+  for (const std::string& d : data.damage) damage.push_back(JsonString(d));
   return absl::StrCat(
       "{\"version\":1,\"generated_unix\":", absl::ToUnixSeconds(absl::Now()),
       ",", TableJson(), ",\"implementations\":[", absl::StrJoin(impls, ","),
       "],\"program_implementations\":[", absl::StrJoin(program_impls, ","),
       "],\"other_findings\":[", absl::StrJoin(others, ","),
       "],\"refusals\":", ToolRefusalsJson(data.refusals), ",\"notes\":[",
-      absl::StrJoin(notes, ","), "]}\n");
+      absl::StrJoin(notes, ","), "],\"damage\":[", absl::StrJoin(damage, ","),
+      "]}\n");
 }
 
 }  // namespace ptxdiff

@@ -75,6 +75,10 @@ struct ReportData {
   // Sources without a run that kept records, and records of runs with
   // none (written before outcomes were kept): said, not hidden.
   std::vector<std::string> notes;
+  // Damaged records that belong to no implementation shown (a run whose
+  // every outcome record is damaged, a refusal memory that cannot be read):
+  // a line each, said as the implementations' damage is.
+  std::vector<std::string> damage;
 };
 
 // A run's rate (tuples or programs a second) at one of its points.

@@ -1,5 +1,6 @@
 #include "report/report_data.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "absl/strings/str_cat.h"
@@ -206,6 +207,27 @@ TEST(ReportDataTest, SaysWhatItCouldNotShow) {
   RemoveTree(out);
 }
 
+// Fault run of issue 65: a run whose one outcome record was random bytes
+// was said to be "of an older ptxdiff", its damage nowhere. It is damage,
+// said with its file, in the notes and in the JSON the page shows.
+TEST(ReportDataTest, ARunWhoseEveryRecordIsDamagedIsCalledDamaged) {
+  const std::string out = FreshDir("all_damaged");
+  const std::string outcomes = out + "/stats/run-1000-1/1.outcomes";
+  ASSERT_TRUE(MakeDirs(out + "/stats/run-1000-1").ok());
+  ASSERT_TRUE(WriteFile(outcomes, std::string("\x8f\x01\xfe random\n", 11)).ok());
+  const absl::StatusOr<ReportData> data =
+      ReadReport({{.out_dir = out, .triage_dir = out + "/triage"}});
+  ASSERT_TRUE(data.ok()) << data.status();
+  EXPECT_THAT(data->implementations, SizeIs(0));
+  const std::string notes = absl::StrJoin(data->notes, "\n");
+  EXPECT_THAT(notes, Not(HasSubstr("older ptxdiff")));
+  EXPECT_THAT(notes, HasSubstr("1 run has no outcome record that can be read "
+                               "(damaged records"));
+  EXPECT_THAT(ReportJson(*data),
+              HasSubstr(absl::StrCat("\"damage\":[\"", outcomes, ": ")));
+  RemoveTree(out);
+}
+
 // A progress line each second reading counters written every two: the
 // totals step by 1,600 every other second, and the rate between neighbours
 // alternated between 0 and 1,600. The plot's rate is a moving average: 800
@@ -252,6 +274,29 @@ TEST(ReportDataTest, WhatAToolRefusedIsALinePerClassAndPerMessage) {
   EXPECT_THAT(ReportJson(*data),
               HasSubstr(absl::StrCat("\"refusals\":[{\"out_dir\":\"", out,
                                      "\",\"tool\":\"sim {ptx} {in} {out}\"")));
+}
+
+// Fault run of issue 65: a refusal memory the report could not read (a
+// FIFO, a file past its bound) was left out of the page without a word.
+// It is damage, said with its file.
+TEST(ReportDataTest, ARefusalMemoryThatCannotBeReadIsDamage) {
+  const std::string out = FreshDir("refusals_unread");
+  WriteRun(out, 1000, "ptx-cmd 1", OutcomeTable(),
+           std::vector<bool>(AllVariants().size()));
+  ASSERT_TRUE(MakeDirs(out + "/refusals").ok());
+  const std::string fifo = out + "/refusals/ptx-cmd-0123456789abcdef.tsv";
+  const std::string huge = out + "/refusals/ptx-cmd-1123456789abcdef.tsv";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  ASSERT_TRUE(WriteFile(huge, "# what the tool refused\n").ok());
+  ASSERT_EQ(truncate(huge.c_str(), off_t{1} << 30), 0);  // sparse
+  const absl::StatusOr<ReportData> data =
+      ReadReport({{.out_dir = out, .triage_dir = out + "/triage"}});
+  ASSERT_TRUE(data.ok()) << data.status();
+  EXPECT_THAT(data->refusals, SizeIs(0));
+  const std::string json = ReportJson(*data);
+  EXPECT_THAT(json, HasSubstr(absl::StrCat("\"", fifo, " is ")));
+  EXPECT_THAT(json, HasSubstr(absl::StrCat("\"", huge, " is larger than")));
+  RemoveTree(out);
 }
 
 TEST(SmoothedRateTest, AveragesCountersWrittenAtAnotherPace) {

@@ -69,9 +69,11 @@ std::string StringsJson(const std::vector<std::string>& strings) {
 
 }  // namespace
 
-std::vector<ToolRefusals> ReadToolRefusals(const std::string& out_dir) {
+std::vector<ToolRefusals> ReadToolRefusals(const std::string& out_dir,
+                                           std::vector<std::string>& damage) {
   std::vector<ToolRefusals> out;
-  for (const RememberedTool& t : RememberedTools(out_dir + "/refusals"))
+  for (const RememberedTool& t :
+       RememberedTools(out_dir + "/refusals", &damage))
     out.push_back(Summarize(out_dir, t));
   return out;
 }

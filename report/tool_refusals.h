@@ -35,8 +35,10 @@ struct ToolRefusals {
 };
 
 // The tools `out_dir`/refusals holds, by command then target; none if it
-// has no such directory.
-std::vector<ToolRefusals> ReadToolRefusals(const std::string& out_dir);
+// has no such directory. A memory that cannot be read (no regular file,
+// past its bound) is left out and said in `damage`, a line each.
+std::vector<ToolRefusals> ReadToolRefusals(const std::string& out_dir,
+                                           std::vector<std::string>& damage);
 
 // As the report's JSON: an array (docs/report.md).
 std::string ToolRefusalsJson(const std::vector<ToolRefusals>& tools);

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 #include "absl/algorithm/container.h"
@@ -161,22 +162,29 @@ std::vector<std::string> CheckProgramCase(const std::string& text,
 
 absl::StatusOr<std::string> ReadEntryFile(const std::string& entry_path,
                                           absl::string_view file) {
-  const std::string path = absl::StrCat(entry_path, "/", file);
-  // A FIFO would block the read for ever: damage, set aside as a file past
-  // its bound is.
-  struct stat st;
-  if (stat(path.c_str(), &st) == 0 &&
-      (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, " is a FIFO, not a file: not read"));
-  }
-  return ReadFileAtMost(
-      path, file == "meta.txt" ? kMaxMetaBytes : kMaxEntryFileBytes);
+  // A FIFO would block the read for ever: the record reader refuses it as
+  // damage (InvalidArgument), set aside as a file past its bound is.
+  return ReadRecordFile(
+      absl::StrCat(entry_path, "/", file),
+      file == "meta.txt" ? kMaxMetaBytes : kMaxEntryFileBytes);
 }
 
 bool TooLarge(const absl::Status& status) {
-  // ReadFileAtMost's for the bound, and ReadEntryFile's for a FIFO.
+  // ReadRecordFile's damage: past the bound, or no regular file.
   return absl::IsInvalidArgument(status);
+}
+
+int64_t AddCounts(int64_t count, int64_t n) {
+  int64_t sum = 0;
+  return __builtin_add_overflow(count, n, &sum)
+             ? std::numeric_limits<int64_t>::max()
+             : sum;
+}
+
+void AddToCount(std::map<std::string, std::string>& meta, int64_t n) {
+  int64_t count = 0;
+  (void)absl::SimpleAtoi(meta["count"], &count);
+  meta["count"] = absl::StrCat(AddCounts(count, n));
 }
 
 std::string Now() {

@@ -32,12 +32,22 @@ inline constexpr size_t kMaxMetaBytes = size_t{1} << 20;
 inline constexpr size_t kMaxEntryFileBytes = size_t{16} << 20;
 
 // `file` ("meta.txt", "case.txt", ...) of the entry at `entry_path`, read up
-// to its bound: NotFound if missing; InvalidArgument naming the path and the
-// bound if longer, or if it is a FIFO (TooLarge: either is set aside).
+// to its bound as a record (common/files.h, ReadRecordFile): NotFound if
+// missing; FailedPrecondition for a directory; InvalidArgument naming the
+// path if longer than the bound, or no regular file (a FIFO, a link to
+// /dev/zero): TooLarge, either is set aside.
 absl::StatusOr<std::string> ReadEntryFile(const std::string& entry_path,
                                           absl::string_view file);
 // Whether a ReadEntryFile error is the bound's.
 bool TooLarge(const absl::Status& status);
+
+// `count` + `n` of two counts (each at least 0), held at INT64_MAX where
+// the sum would pass it: a count of INT64_MAX (a damaged or hand-edited
+// meta.txt) merged or counted again must never wrap to a negative one.
+int64_t AddCounts(int64_t count, int64_t n);
+// Adds `n` to meta's count (AddCounts); a count that is no number (there is
+// none after MetaForUpdate) counts as 0.
+void AddToCount(std::map<std::string, std::string>& meta, int64_t n);
 
 // The time now, as meta.txt writes it (RFC 3339 UTC).
 std::string Now();

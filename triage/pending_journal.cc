@@ -9,12 +9,14 @@
 
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <map>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/files.h"
@@ -192,6 +194,17 @@ void PendingJournal::Done(int64_t seq) {
   Append(absl::StrFormat("F %d\n", seq));
 }
 
+void PendingJournal::AddRepeats(int64_t seq, int64_t n) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (n > 0 && open_.contains(seq))
+    Append(absl::StrFormat("R %d %d\n", seq, n));
+}
+
+bool PendingJournal::IsOpen(int64_t seq) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return open_.contains(seq);
+}
+
 int64_t PendingJournal::unfiled() const {
   std::lock_guard<std::mutex> lock(mu_);
   return open_.size();
@@ -257,8 +270,21 @@ std::optional<PendingMismatch> ParseTupleRecord(absl::string_view record) {
       f.size() >= 7 && f[6] == "1"};
 }
 
-std::vector<std::string> OpenRecords(const std::string& text) {
-  std::map<int64_t, std::string> open;
+namespace {
+
+// An R line's count of repeats; nullopt for no count.
+std::optional<int64_t> RepeatsOf(const std::vector<absl::string_view>& f) {
+  int64_t n = 0;
+  if (f.size() != 3 || f[0] != "R" || !absl::SimpleAtoi(f[2], &n) || n < 0)
+    return std::nullopt;
+  return n;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, int64_t>> OpenRecordsWithRepeats(
+    const std::string& text) {
+  std::map<int64_t, std::pair<std::string, int64_t>> open;
   for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
     const std::vector<absl::string_view> f =
         absl::StrSplit(line, absl::MaxSplits(' ', 2));
@@ -267,11 +293,23 @@ std::vector<std::string> OpenRecords(const std::string& text) {
     if (f[0] == "F" && f.size() == 2) {
       open.erase(seq);
     } else if (f[0] == "M" && f.size() == 3) {
-      open[seq] = std::string(f[2]);
+      open[seq] = {std::string(f[2]), 0};
+    } else if (const std::optional<int64_t> n = RepeatsOf(f);
+               n && open.contains(seq)) {
+      int64_t& repeats = open[seq].second;
+      if (__builtin_add_overflow(repeats, *n, &repeats))
+        repeats = std::numeric_limits<int64_t>::max();
     }
   }
+  std::vector<std::pair<std::string, int64_t>> out;
+  for (auto& [seq, entry] : open) out.push_back(std::move(entry));
+  return out;
+}
+
+std::vector<std::string> OpenRecords(const std::string& text) {
   std::vector<std::string> out;
-  for (auto& [seq, record] : open) out.push_back(std::move(record));
+  for (auto& [record, repeats] : OpenRecordsWithRepeats(text))
+    out.push_back(std::move(record));
   return out;
 }
 
@@ -298,7 +336,8 @@ int64_t DamagedLines(absl::string_view text,
         absl::StrSplit(line, absl::MaxSplits(' ', 2));
     int64_t seq;
     const bool numbered = f.size() >= 2 && absl::SimpleAtoi(f[1], &seq);
-    const bool done = numbered && f[0] == "F" && f.size() == 2;
+    const bool done = numbered && ((f[0] == "F" && f.size() == 2) ||
+                                   RepeatsOf(f).has_value());
     const bool found =
         numbered && f[0] == "M" && f.size() == 3 && readable(f[2]);
     if (!done && !found) ++damaged;
@@ -320,54 +359,46 @@ void KeepIfDamaged(const std::string& claimed, const std::string& original,
   const std::string kept = original + ".damaged";
   const bool moved = rename(claimed.c_str(), kept.c_str()) == 0;
   std::fprintf(stderr,
-               "ptxdiff: the pending journal %s had %lld line%s this ptxdiff "
+               "%s%s had %lld line%s this ptxdiff "
                "cannot read (damaged, or of another build); %s\n",
-               original.c_str(), static_cast<long long>(damaged),
+               kPendingJournalSaid, original.c_str(),
+               static_cast<long long>(damaged),
                damaged == 1 ? "" : "s",
                moved ? absl::StrCat("kept as ", kept).c_str()
                      : absl::StrCat("left as ", claimed).c_str());
 }
 
-// Whether `path`, named as a journal, is no file (a directory, a FIFO):
-// then it is moved to `path`.damaged, which no campaign adopts, and said on
-// stderr, once (moved, it is not found again). A FIFO opened to read would
-// wait for ever; a directory claimed could not be removed.
-bool SetAsideIfNoFile(const std::string& path) {
-  struct stat st;
-  if (lstat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return false;
-  const std::string kept = path + ".damaged";
-  if (rename(path.c_str(), kept.c_str()) == 0) {  // else another took it
-    const char* what = S_ISDIR(st.st_mode)    ? "a directory"
-                       : S_ISFIFO(st.st_mode) ? "a FIFO"
-                       : S_ISLNK(st.st_mode)  ? "a symbolic link"
-                                              : "no regular file";
-    std::fprintf(stderr,
-                 "ptxdiff: %s is %s, not a pending journal; kept as %s, never "
-                 "adopted\n",
-                 path.c_str(), what, kept.c_str());
-  }
-  return true;
-}
-
 // An adopted journal (`claimed`, once `original`) that could not be read
-// at all: kept as `original`.damaged, which no campaign adopts, and said.
+// at all (a directory, a FIFO, a link to /dev/zero, one grown huge): kept
+// as `original`.damaged, which no campaign adopts, and said once (moved,
+// it is not found again). Claimed first, then refused by the record reader:
+// one check, which also sees what was swapped in before the claim.
 void KeepUnread(const std::string& claimed, const std::string& original,
                 const absl::Status& why) {
   const std::string kept = original + ".damaged";
   const bool moved = rename(claimed.c_str(), kept.c_str()) == 0;
+  // The reason names the claimed file; the user knows the journal's name.
+  const std::string reason =
+      absl::StrReplaceAll(why.message(), {{claimed, original}});
   std::fprintf(
-      stderr, "ptxdiff: the pending journal %s was not read (%s); %s\n",
-      original.c_str(), std::string(why.message()).c_str(),
-      absl::StrCat(moved ? "kept as " : "left as ", moved ? kept : claimed)
+      stderr, "%s%s was not read (%s); %s\n", kPendingJournalSaid,
+      original.c_str(), reason.c_str(),
+      absl::StrCat(moved ? "kept as " : "left as ", moved ? kept : claimed,
+                   moved ? ", never adopted" : "")
           .c_str());
 }
 
-}  // namespace
+// An adopted record: its new sequence number, and its repeats.
+struct AdoptedRecord {
+  int64_t seq;
+  std::string record;
+  int64_t repeats;
+};
 
-std::vector<std::pair<int64_t, std::string>> AdoptOrphanedRecords(
+std::vector<AdoptedRecord> AdoptOrphaned(
     const std::string& triage_dir, PendingJournal& into,
     const std::function<bool(absl::string_view)>& readable) {
-  std::vector<std::pair<int64_t, std::string>> out;
+  std::vector<AdoptedRecord> out;
   const std::string dir = PendingDir(triage_dir);
   // Each orphan's path, and the journal's own (the same, unless a dead
   // adopter had claimed it).
@@ -390,7 +421,6 @@ std::vector<std::pair<int64_t, std::string>> AdoptOrphanedRecords(
     closedir(d);
   }
   for (const auto& [found, path] : orphans) {
-    if (SetAsideIfNoFile(found)) continue;
     const std::string claimed = absl::StrCat(path, kAdoptedBy, getpid());
     if (rename(found.c_str(), claimed.c_str()) != 0)
       continue;  // another took it
@@ -400,22 +430,38 @@ std::vector<std::pair<int64_t, std::string>> AdoptOrphanedRecords(
       KeepUnread(claimed, path, text.status());
       continue;
     }
-    for (const std::string& record : OpenRecords(*text)) {
-      if (readable(record)) out.emplace_back(into.AddRecord(record), record);
+    for (const auto& [record, repeats] : OpenRecordsWithRepeats(*text)) {
+      if (!readable(record)) continue;
+      const int64_t seq = into.AddRecord(record);
+      into.AddRepeats(seq, repeats);  // kept until it is filed
+      out.push_back({seq, record, repeats});
     }
     KeepIfDamaged(claimed, path, *text, readable);
   }
   return out;
 }
 
+}  // namespace
+
+std::vector<std::pair<int64_t, std::string>> AdoptOrphanedRecords(
+    const std::string& triage_dir, PendingJournal& into,
+    const std::function<bool(absl::string_view)>& readable) {
+  std::vector<std::pair<int64_t, std::string>> out;
+  for (AdoptedRecord& a : AdoptOrphaned(triage_dir, into, readable))
+    out.emplace_back(a.seq, std::move(a.record));
+  return out;
+}
+
 std::vector<std::pair<int64_t, PendingMismatch>> AdoptOrphanedJournals(
     const std::string& triage_dir, PendingJournal& into) {
   std::vector<std::pair<int64_t, PendingMismatch>> out;
-  for (const auto& [seq, record] :
-       AdoptOrphanedRecords(triage_dir, into, [](absl::string_view r) {
+  for (const AdoptedRecord& a :
+       AdoptOrphaned(triage_dir, into, [](absl::string_view r) {
          return ParseTupleRecord(r).has_value();
        })) {
-    out.emplace_back(seq, *ParseTupleRecord(record));
+    PendingMismatch m = *ParseTupleRecord(a.record);
+    m.repeats = a.repeats;
+    out.emplace_back(a.seq, m);
   }
   return out;
 }

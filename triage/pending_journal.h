@@ -12,6 +12,8 @@
 // kind while its first is still there.) One line per event, appended with
 // write(2) (so a process crash keeps it):
 //   M <seq> <record>     a finding judged (its record: below)
+//   R <seq> <n>          n more sightings of it, seen while it was not
+//                        filed (counted in its entry when it is)
 //   F <seq>              filed, or counted as known
 // A tuple's record is
 //   <variant stable id> <a> <b> <c> <d> <backend bits> [<carry> [<form>]]
@@ -60,6 +62,8 @@ struct PendingMismatch {
   Tuple tuple;
   uint64_t backend_bits = 0;
   bool backend_carry = false;  // the CC.CF out of a `.cc` variant
+  // Adopted: its repeats an earlier run saw and could not count (R lines).
+  int64_t repeats = 0;
 };
 
 class PendingJournal {
@@ -75,6 +79,11 @@ class PendingJournal {
   // journal of programs holds.
   int64_t AddRecord(absl::string_view record);
   void Done(int64_t seq);
+  // Records `n` more sightings of the open finding `seq` (an R line), which
+  // a run could not count in an entry because the finding is not filed.
+  void AddRepeats(int64_t seq, int64_t n);
+  // Whether `seq` is added and not done.
+  bool IsOpen(int64_t seq) const;
 
   // Findings added and not done: judged, not (yet) filed.
   int64_t unfiled() const;
@@ -118,10 +127,15 @@ class PendingJournal {
 // process killed mid-write) is dropped; a journal with whole lines that are
 // not readable (damage, another build's variants) is kept as
 // `<name>.damaged`, which is never adopted, and said on stderr; so is one of
-// the name that is no file (a directory), unread.
+// the name that cannot be read at all (a directory, a FIFO, one past the
+// bound), unread. Each such line begins with kPendingJournalSaid.
 std::vector<std::pair<int64_t, std::string>> AdoptOrphanedRecords(
     const std::string& triage_dir, PendingJournal& into,
     const std::function<bool(absl::string_view)>& readable);
+
+// How every stderr line about a pending journal kept aside begins: `ptxdiff
+// fuzz` finds them in its fuzzer's output to say them in its summary.
+inline constexpr char kPendingJournalSaid[] = "ptxdiff: the pending journal ";
 
 // The same for a journal of tuples: the unfiled mismatches it adopted.
 std::vector<std::pair<int64_t, PendingMismatch>> AdoptOrphanedJournals(
@@ -129,6 +143,9 @@ std::vector<std::pair<int64_t, PendingMismatch>> AdoptOrphanedJournals(
 
 // The records of one journal's text not marked done, in order.
 std::vector<std::string> OpenRecords(const std::string& text);
+// The same, each with its repeats (its R lines' sum).
+std::vector<std::pair<std::string, int64_t>> OpenRecordsWithRepeats(
+    const std::string& text);
 
 // A tuple's record, and its mismatch back (nullopt if it does not parse).
 std::string TupleRecord(const PendingMismatch& m);

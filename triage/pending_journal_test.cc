@@ -175,7 +175,9 @@ TEST(PendingJournalTest, ADamagedJournalIsKeptNotRemoved) {
 
 // Fault run of issue 65: a directory named as a journal was claimed (renamed
 // `….adopted-by-PID`) and stayed so, unsaid. It is not adopted: it is kept
-// as `….damaged`, said once on stderr, and never looked at again.
+// as `….damaged`, said once on stderr, and never looked at again. Refused
+// by the one check every journal gets after its claim (the record reader),
+// in the words any journal that cannot be read is said in.
 TEST(PendingJournalTest, ADirectoryNamedAsAJournalIsSetAsideAndSaidOnce) {
   const std::string dir = FreshDir("journal_dir");
   const std::string named = dir + "/.pending/999997.journal";
@@ -189,9 +191,9 @@ TEST(PendingJournalTest, ADirectoryNamedAsAJournalIsSetAsideAndSaidOnce) {
   testing::internal::CaptureStderr();
   EXPECT_TRUE(AdoptOrphanedRecords(dir, **mine, any).empty());
   const std::string second = testing::internal::GetCapturedStderr();
-  EXPECT_EQ(first, absl::StrCat("ptxdiff: ", named,
-                                " is a directory, not a pending journal; "
-                                "kept as ",
+  EXPECT_EQ(first, absl::StrCat("ptxdiff: the pending journal ", named,
+                                " was not read (", named,
+                                " is a directory, not a file); kept as ",
                                 named, ".damaged, never adopted\n"));
   EXPECT_EQ(second, "");
   struct stat st;
@@ -227,6 +229,36 @@ TEST(PendingJournalTest, AJournalNoRegularFileOrHugeIsKeptUnread) {
     EXPECT_EQ(lstat((journal + ".damaged").c_str(), &st), 0) << journal;
     EXPECT_NE(lstat(journal.c_str(), &st), 0) << journal;
   }
+  (*mine)->Remove();
+}
+
+// The repeats of a finding a run could not file (R lines) stay with it:
+// summed per open finding, carried into the adopting journal, and no
+// damage. An R line of a finding filed since is dropped with it.
+TEST(PendingJournalTest, RepeatsKeptWithAnUnfiledFindingAreAdoptedWithIt) {
+  const std::string text =
+      "M 0 left over\nR 0 3\nM 1 filed\nR 1 2\nF 1\nR 0 1\n";
+  EXPECT_EQ(OpenRecordsWithRepeats(text),
+            (std::vector<std::pair<std::string, int64_t>>{{"left over", 4}}));
+  const std::string dir = FreshDir("repeats");
+  ASSERT_EQ(std::system(("mkdir -p '" + dir + "/.pending'").c_str()), 0);
+  const std::string orphan = dir + "/.pending/999996.journal";
+  std::ofstream(orphan) << text;
+  auto mine = PendingJournal::Open(dir, JournalKind::kTuples);
+  ASSERT_TRUE(mine.ok()) << mine.status();
+  testing::internal::CaptureStderr();
+  const auto adopted =
+      AdoptOrphanedRecords(dir, **mine, [](absl::string_view r) {
+        return r == "left over" || r == "filed";
+      });
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  ASSERT_EQ(adopted.size(), 1u);
+  std::ifstream in((*mine)->path());
+  const std::string now((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(OpenRecordsWithRepeats(now),
+            (std::vector<std::pair<std::string, int64_t>>{{"left over", 4}}));
+  struct stat st;
+  EXPECT_NE(stat((orphan + ".damaged").c_str(), &st), 0);
   (*mine)->Remove();
 }
 

@@ -31,6 +31,8 @@
 namespace ptxdiff {
 
 // The entry's files, read and mended (entry_files.h).
+using triage_internal::AddCounts;
+using triage_internal::AddToCount;
 using triage_internal::CheckCase;
 using triage_internal::Exists;
 using triage_internal::FormatMeta;
@@ -370,7 +372,7 @@ std::vector<RootCause> GroupByRootCause(const std::vector<EntryInfo>& entries) {
           {.kind = s.kind, .backend = s.backend, .spelling = name});
     }
     it->entries.push_back(&e);
-    it->count += e.count();
+    it->count = AddCounts(it->count, e.count());
   }
   return causes;
 }
@@ -519,9 +521,7 @@ absl::StatusOr<FileResult> TriageStore::CountRepeats(
     return absl::NotFoundError(absl::StrCat("no entry ", name, " in ", dir_));
   std::vector<std::string> repairs;
   PTXDIFF_ASSIGN_OR_RETURN(auto meta, MetaForUpdate(path, repairs));
-  int64_t count = 0;
-  (void)absl::SimpleAtoi(meta["count"], &count);
-  meta["count"] = absl::StrCat(count + n);
+  AddToCount(meta, n);
   meta["last_seen"] = Now();
   Finding seen_as;
   if (!found_as.empty()) seen_as.found_as = {std::string(found_as)};
@@ -543,10 +543,7 @@ absl::StatusOr<FileResult> TriageStore::CountIn(const std::string& name,
   PTXDIFF_RETURN_IF_ERROR(
       RepairCase(path, SignatureOf(finding), finding, check_program_case_,
                  repairs));
-  int64_t count = 0;
-  (void)absl::SimpleAtoi(meta["count"],
-                         &count);  // MetaForUpdate leaves a number
-  meta["count"] = absl::StrCat(count + finding.occurrences);
+  AddToCount(meta, finding.occurrences);
   meta["last_seen"] = Now();
   AddFoundAs(finding, meta);
   NoteRepairs(repairs, meta);
@@ -651,10 +648,7 @@ absl::StatusOr<int> TriageStore::MergeFrom(const std::string& other_dir) {
     }
     std::vector<std::string> repairs;
     PTXDIFF_ASSIGN_OR_RETURN(auto meta, MetaForUpdate(mine, repairs));
-    int64_t count = 0;
-    (void)absl::SimpleAtoi(meta["count"],
-                           &count);  // MetaForUpdate leaves a number
-    meta["count"] = absl::StrCat(count + e.count());
+    AddToCount(meta, e.count());
     // What the other directory lost of its count, this one has lost too.
     if (!e.count_known()) {
       meta["count_lost"] =

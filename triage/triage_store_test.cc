@@ -639,7 +639,7 @@ TEST(TriageStoreTest, AFifoInAnEntryIsDamageNotRead) {
   ASSERT_TRUE(store.ok()) << store.status();
   EXPECT_THAT(Only(store->List()).damage,
               ::testing::ElementsAre(
-                  HasSubstr("/case.txt is a FIFO, not a file: not read")));
+                  HasSubstr("/case.txt is not a regular file: not read")));
   auto filed = store->File(Mismatch("add.s32", 3));
   ASSERT_TRUE(filed.ok()) << filed.status();
   EXPECT_THAT(filed->repaired, HasSubstr("kept as case.txt.damaged-"));
@@ -647,8 +647,9 @@ TEST(TriageStoreTest, AFifoInAnEntryIsDamageNotRead) {
 }
 
 // Every file of an entry is read with a bound (entry_files.h): a meta.txt
-// past 1 MiB and a case.txt that is a link to /dev/zero are damage named
-// with their bound, never read whole; the next filing sets them aside
+// past 1 MiB, named with its bound, and a case.txt that is a link to
+// /dev/zero, no regular file, are damage never read; the next filing sets
+// them aside
 // (renamed, not copied) and rebuilds them. A repro.ptx past 16 MiB in a
 // directory merged from stops the merge, naming it.
 TEST(TriageStoreTest, FilesPastTheirBoundAreNamedAndSetAside) {
@@ -659,8 +660,8 @@ TEST(TriageStoreTest, FilesPastTheirBoundAreNamedAndSetAside) {
   auto store = TriageStore::Open(e.dir, false);
   const std::string meta_bound = absl::StrCat(
       e.path, "/meta.txt is larger than 1048576 bytes (or endless)");
-  const std::string case_bound = absl::StrCat(
-      e.path, "/case.txt is larger than 16777216 bytes (or endless)");
+  const std::string case_bound =
+      absl::StrCat(e.path, "/case.txt is not a regular file");
   EXPECT_THAT(Only(store->List()).damage,
               ::testing::ElementsAre(
                   "meta.txt cannot be read: " + meta_bound + ": not read",

@@ -55,12 +55,13 @@ std::optional<std::pair<std::string, std::string>> ParseHeader(
                    std::string(header.substr(target + kHeaderTarget.size()))};
 }
 
-// The command and target of the memory file at `path`, from its first line.
-std::optional<std::pair<std::string, std::string>> HeaderOf(
+// The command and target of the memory file at `path`, from its first line;
+// nullopt if it has none; why not if it cannot be read (damage).
+absl::StatusOr<std::optional<std::pair<std::string, std::string>>> HeaderOf(
     const std::string& path) {
   const absl::StatusOr<std::string> text =
       ReadRecordFile(path, kMaxMemoryBytes);
-  if (!text.ok()) return std::nullopt;
+  if (!text.ok()) return text.status();
   return ParseHeader(absl::string_view(*text).substr(0, text->find('\n')));
 }
 
@@ -124,8 +125,8 @@ std::vector<std::string> RememberedTargets(absl::string_view dir,
   std::vector<std::string> targets;
   for (const std::string& path : FilesIn(std::string(dir), ".tsv")) {
     const auto header = HeaderOf(path);
-    if (header && header->first == OneLine(command))
-      targets.push_back(header->second);
+    if (header.ok() && *header && (*header)->first == OneLine(command))
+      targets.push_back((*header)->second);
   }
   std::sort(targets.begin(), targets.end());
   return targets;
@@ -164,16 +165,22 @@ std::vector<RefusalClass> RememberedClasses(absl::string_view dir,
   return classes;
 }
 
-std::vector<RememberedTool> RememberedTools(absl::string_view dir) {
+std::vector<RememberedTool> RememberedTools(
+    absl::string_view dir, std::vector<std::string>* unreadable) {
   std::vector<RememberedTool> tools;
+  const auto damaged = [&](const absl::Status& why) {
+    if (unreadable != nullptr) unreadable->emplace_back(why.message());
+  };
   for (const std::string& path : FilesIn(std::string(dir), ".tsv")) {
     auto header = HeaderOf(path);
-    if (!header) continue;
-    RememberedTool tool{.command = std::move(header->first),
-                        .target = std::move(header->second)};
+    if (!header.ok()) damaged(header.status());
+    if (!header.ok() || !*header) continue;
+    RememberedTool tool{.command = std::move((*header)->first),
+                        .target = std::move((*header)->second)};
     const RefusalMemory memory(dir, tool.command, tool.target);
     if (memory.path() != path) continue;  // not the file its header names
     absl::StatusOr<Remembered> remembered = memory.Load();
+    if (!remembered.ok()) damaged(remembered.status());
     if (!remembered.ok()) continue;
     tool.remembered = *std::move(remembered);
     tools.push_back(std::move(tool));

@@ -83,7 +83,10 @@ struct RememberedTool {
 
 // Every tool whose refusals `dir` remembers (a file without the header a
 // memory writes is skipped), by command then target: what a report lists.
-std::vector<RememberedTool> RememberedTools(absl::string_view dir);
+// A file that cannot be read (no regular file, past its bound) is damage:
+// left out, and said in `unreadable` when given, a line each.
+std::vector<RememberedTool> RememberedTools(
+    absl::string_view dir, std::vector<std::string>* unreadable = nullptr);
 
 }  // namespace ptxdiff
 
