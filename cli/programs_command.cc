@@ -261,6 +261,10 @@ void PrintSummary(const ProgramCampaignOptions& o,
         << absl::StrJoin(r.suppressed, ", ") << "\n";
   }
   out << RefusedLines(r);
+  if (r.nothing_left_to_draw) {
+    out << "programs: ended early: every instruction the generator draws is "
+           "filed as one instruction or refused by the tool\n";
+  }
   out << PendingLines(o, r);
   for (const std::string& e : r.errors) out << "programs: error: " << e << "\n";
   if (!r.filed.empty())

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "backends/ptx_cmd/refusal_memory.h"
 #include "backends/ptxas/ptxas_toolchain.h"
@@ -20,6 +21,7 @@
 #include "isa/spelling.h"
 #include "program/program.h"
 #include "program/program_encoding.h"
+#include "program/program_generator.h"
 #include "report/run_records.h"
 #include "triage/triage_store.h"
 
@@ -112,6 +114,22 @@ TEST(ProgramsCommandTest, ARunThatJudgedNothingFailsAndSaysWhy) {
        (*dir)->File("out")});
   EXPECT_EQ(r.code, 2) << r.out << r.err;
   EXPECT_THAT(r.err, HasSubstr("nonexistent-tool does not exist"));
+}
+
+// A run whose every step variant is filed or refused had nothing to draw:
+// the generator drew for ever, at full CPU past --max-time (a tool refusing
+// everything, learned, did it). It ends at once and says why.
+TEST(ProgramsCommandTest, ARunWithNothingLeftToDrawEndsAndSaysWhy) {
+  auto dir = TempDir::Create("programs-nothing-to-draw");
+  ASSERT_TRUE(dir.ok());
+  const ProgramsRun r = Programs(
+      {"--backend", "ptx-cmd:/bin/false {ptx} {in} {out}", "--max-time", "600",
+       "--threads", "1", "--suppress", absl::StrJoin(GeneratedSpellings(), ","),
+       "--dir", (*dir)->File("triage"), "--out", (*dir)->File("out")});
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("programs: ended early: every instruction the "
+                               "generator draws is filed as one instruction "
+                               "or refused by the tool"));
 }
 
 // Issue 65: a --out it cannot write to was found only at the end ("the

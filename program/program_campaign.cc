@@ -188,6 +188,12 @@ class Campaign {
         shape.suppressed.push_back(std::move(spelling));
       shape.discouraged = causes_.discouraged();
     }
+    if (!o_.next && !CanDrawAStep(shape)) {
+      // Every step variant is filed or refused: the run has nothing to do.
+      std::lock_guard<std::mutex> lock(mu_);
+      report_.nothing_left_to_draw = true;
+      return {};
+    }
     if (o_.on_shape) o_.on_shape(shape);
     std::unique_lock<std::mutex> next_lock(next_mu_, std::defer_lock);
     if (o_.next) next_lock.lock();

@@ -161,6 +161,9 @@ struct ProgramCampaignReport {
   // Variants drawn seldom: their causes came back kDiscourageAfter times.
   std::vector<std::string> discouraged;
   std::vector<std::string> errors;      // what could not be filed, or run
+  // The run ended before its time: every variant the generator draws as a
+  // step is suppressed (filed as one instruction, or refused by the tool).
+  bool nothing_left_to_draw = false;
   // Writes to the triage directory that failed (a full disk): a filing, or
   // the INDEX.md of an entry that was filed. Any makes the run fail.
   int64_t triage_write_errors = 0;

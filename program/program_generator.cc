@@ -148,11 +148,13 @@ class Builder {
     return {.is_register = true, .name = live_[live_.size() - 1 - back]};
   }
 
-  // A step's variant, never a suppressed one, and a discouraged one seldom.
+  // A step's variant, never a suppressed one (unless all are: then it
+  // would never end), and a discouraged one seldom.
   Variant StepVariant() {
+    const bool may_suppress = CanDrawAStep(shape_);
     while (true) {
       const char* spelling = kSteps[rng_() % kSteps.size()];
-      if (Suppressed(spelling)) continue;
+      if (may_suppress && Suppressed(spelling)) continue;
       if (Discouraged(spelling) && rng_() % kDiscouragedOdds != 0) continue;
       return *ParseVariant(spelling);
     }
@@ -426,6 +428,13 @@ class Builder {
 };
 
 }  // namespace
+
+bool CanDrawAStep(const ProgramShape& shape) {
+  return std::any_of(kSteps.begin(), kSteps.end(), [&](const char* spelling) {
+    return std::find(shape.suppressed.begin(), shape.suppressed.end(),
+                     spelling) == shape.suppressed.end();
+  });
+}
 
 Program RandomProgram(std::mt19937_64& rng, const ProgramShape& shape) {
   return Builder(rng, shape).Build();

@@ -64,7 +64,15 @@ struct ProgramShape {
 };
 inline constexpr int kDiscouragedOdds = 8;
 
+// Programs drawn in `shape`. Where every step variant is suppressed
+// (CanDrawAStep false), suppression is set aside so that a program can be
+// drawn at all: a caller that must not draw them asks first.
 Program RandomProgram(std::mt19937_64& rng, const ProgramShape& shape = {});
+
+// Whether some variant RandomProgram draws as a step is not suppressed in
+// `shape`: a campaign on a tool that refuses (or a directory that holds) all
+// of them has nothing left to generate.
+bool CanDrawAStep(const ProgramShape& shape);
 
 // Every variant RandomProgram may draw as a step, by spelling: what a
 // tool's remembered refusals are read against (program_refusals.h).

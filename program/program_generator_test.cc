@@ -297,5 +297,17 @@ TEST(ProgramGeneratorTest, GeneratedSpellingsListsEveryStepDrawn) {
   for (const std::string& l : listed) EXPECT_TRUE(drawn.contains(l)) << l;
 }
 
+// With every step variant suppressed there is nothing to draw as asked:
+// CanDrawAStep says so, and RandomProgram still ends (it drew for ever).
+TEST(ProgramGeneratorTest, EveryStepSuppressedIsSaidAndDrawingEnds) {
+  ProgramShape shape;
+  shape.suppressed = GeneratedSpellings();
+  EXPECT_FALSE(CanDrawAStep(shape));
+  std::mt19937_64 rng(1);
+  EXPECT_GT(CountSteps(RandomProgram(rng, shape)), 0);
+  shape.suppressed.pop_back();
+  EXPECT_TRUE(CanDrawAStep(shape));
+}
+
 }  // namespace
 }  // namespace ptxdiff
