@@ -33,6 +33,7 @@ class CallThreads {
     queue_.push_back(std::move(call));
     if (idle_ < static_cast<int64_t>(queue_.size())) {
       ++started_;
+      ++idle_;  // until it takes a call
       std::thread([this] { TakeCalls(); }).detach();
     }
     ready_.notify_one();
@@ -49,7 +50,6 @@ class CallThreads {
       std::shared_ptr<Call> call;
       {
         std::unique_lock<std::mutex> lock(mu_);
-        ++idle_;
         ready_.wait(lock, [this] { return !queue_.empty(); });
         --idle_;
         call = std::move(queue_.front());
@@ -57,6 +57,11 @@ class CallThreads {
       }
       call->fn();
       call->fn = nullptr;  // what it owns goes now, not with the caller
+      {
+        // Idle again before the caller hears: its next call finds it.
+        std::lock_guard<std::mutex> lock(mu_);
+        ++idle_;
+      }
       std::lock_guard<std::mutex> lock(call->mu);
       call->done = true;
       call->done_cv.notify_all();
@@ -66,7 +71,7 @@ class CallThreads {
   std::mutex mu_;
   std::condition_variable ready_;
   std::deque<std::shared_ptr<Call>> queue_;
-  int64_t idle_ = 0;
+  int64_t idle_ = 0;  // threads not running a call
   int64_t started_ = 0;
 };
 
