@@ -631,8 +631,7 @@ TEST(ProgramCampaignShapeTest, ThreadInputsOnlyForABackendThatJudgesThem) {
     auto backend = std::make_shared<AgreeingBackend>(judges);
     ProgramCampaignOptions options{
         .backend = backend,
-        // Long enough for 300 programs on a loaded machine under ASan (128
-        // in 500 ms beside two builds).
+        // Long enough for 300 programs on a loaded machine under ASan.
         .max_time = absl::Seconds(3),
         .threads = 1,
         .triage_dir = (*dir)->File(judges ? "judges" : "not"),

@@ -46,7 +46,7 @@ uint64_t SpecialOrRandom(std::mt19937_64& rng) {
 class Builder {
  public:
   Builder(std::mt19937_64& rng, const ProgramShape& shape)
-      : rng_(rng), shape_(shape) {}
+      : rng_(rng), shape_(shape), may_suppress_(CanDrawAStep(shape)) {}
 
   Program Build() {
     const int inputs = 1 + static_cast<int>(rng_() % shape_.max_inputs);
@@ -151,10 +151,9 @@ class Builder {
   // A step's variant, never a suppressed one (unless all are: then it
   // would never end), and a discouraged one seldom.
   Variant StepVariant() {
-    const bool may_suppress = CanDrawAStep(shape_);
     while (true) {
       const char* spelling = kSteps[rng_() % kSteps.size()];
-      if (may_suppress && Suppressed(spelling)) continue;
+      if (may_suppress_ && Suppressed(spelling)) continue;
       if (Discouraged(spelling) && rng_() % kDiscouragedOdds != 0) continue;
       return *ParseVariant(spelling);
     }
@@ -419,6 +418,7 @@ class Builder {
 
   std::mt19937_64& rng_;
   const ProgramShape& shape_;
+  const bool may_suppress_;  // false where every step is suppressed
   Program p_;
   std::vector<std::string> live_;
   std::vector<std::string> set_before_loop_;  // registers a loop may carry

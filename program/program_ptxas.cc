@@ -149,11 +149,10 @@ void NotFinished(const PtxasOutput& out, absl::Duration timeout, bool cut,
                  ProgramCompilation* results) {
   const std::string why =
       cut ? "not compiled: the run ended first"
-      : in_process
-          ? absl::StrCat("ptxas did not finish: timed out after ",
-                         absl::FormatDuration(timeout),
-                         " (in-process, left to run on)")
-          : absl::StrCat("ptxas did not finish: ", out.how.Describe(timeout));
+          : absl::StrCat(
+                "ptxas did not finish: ",
+                // In-process, nothing was killed: CompileWithin says so.
+                in_process ? out.log : out.how.Describe(timeout));
   for (size_t k = 0; k < programs; ++k) {
     results[k].cut = cut;
     results[k].why_not = why;

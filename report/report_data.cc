@@ -95,20 +95,19 @@ std::vector<Implementation> ImplementationsOf(const ReportSource& source,
                         .started_unix = run.started_unix,
                         .timeline = std::move(run.timeline)});
   }
-  if (runs_without > 0) {
-    notes.push_back(absl::StrCat(
-        source.out_dir, ": ", runs_without,
-        runs_without == 1 ? " run has" : " runs have",
-        " no outcome records (runs of an older ptxdiff, or stopped before "
-        "their first write): not in the report"));
-  }
-  if (runs_damaged > 0) {
-    notes.push_back(absl::StrCat(
-        source.out_dir, ": ", runs_damaged,
-        runs_damaged == 1 ? " run has" : " runs have",
-        " no outcome record that can be read (damaged records, each said): "
-        "not in the report"));
-  }
+  // "OUT: 2 runs have <what>: not in the report", where there are any.
+  const auto runs_left_out = [&](int64_t runs, absl::string_view what) {
+    if (runs == 0) return;
+    notes.push_back(absl::StrCat(source.out_dir, ": ", runs,
+                                 runs == 1 ? " run has " : " runs have ", what,
+                                 ": not in the report"));
+  };
+  runs_left_out(runs_without,
+                "no outcome records (runs of an older ptxdiff, or stopped "
+                "before their first write)");
+  runs_left_out(runs_damaged,
+                "no outcome record that can be read (damaged records, each "
+                "said)");
   if (unknown > 0) {
     notes.push_back(absl::StrCat(
         source.out_dir, ": ", unknown,

@@ -9,7 +9,6 @@
 
 #include <cstdio>
 #include <cstring>
-#include <limits>
 #include <map>
 
 #include "absl/strings/match.h"
@@ -21,6 +20,7 @@
 #include "absl/strings/strip.h"
 #include "common/files.h"
 #include "isa/variant.h"
+#include "triage/entry_files.h"
 
 namespace ptxdiff {
 namespace {
@@ -297,8 +297,7 @@ std::vector<std::pair<std::string, int64_t>> OpenRecordsWithRepeats(
     } else if (const std::optional<int64_t> n = RepeatsOf(f);
                n && open.contains(seq)) {
       int64_t& repeats = open[seq].second;
-      if (__builtin_add_overflow(repeats, *n, &repeats))
-        repeats = std::numeric_limits<int64_t>::max();
+      repeats = triage_internal::AddCounts(repeats, *n);
     }
   }
   std::vector<std::pair<std::string, int64_t>> out;

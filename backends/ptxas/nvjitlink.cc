@@ -145,7 +145,11 @@ absl::StatusOr<PtxasOutput> CompileWithin(
   PtxasOutput cut;
   cut.how.timed_out = end == CallEnd::kTimedOut;
   cut.how.interrupted = end == CallEnd::kInterrupted;
-  cut.log = cut.how.Describe(timeout);
+  // Not Describe's "(killed)": nothing was.
+  cut.log = cut.how.timed_out ? absl::StrCat("timed out after ",
+                                             absl::FormatDuration(timeout),
+                                             " (in-process, left to run on)")
+                              : "interrupted (in-process, left to run on)";
   return cut;
 }
 

@@ -57,7 +57,8 @@ class NvJitLink {
 // `library`'s Compile, bounded as a ptxas process is (common/call_within.h):
 // past `timeout`, or at a stop of this process, a run that did not finish
 // (`how.timed_out` or `how.interrupted`, as RunPtxas says of a ptxas it
-// killed), while the compile runs on to its end on a thread of its own.
+// killed; its log "timed out after 1s (in-process, left to run on)"), while
+// the compile runs on to its end on a thread of its own.
 absl::StatusOr<PtxasOutput> CompileWithin(
     std::shared_ptr<const NvJitLink> library, absl::string_view arch,
     absl::string_view ptx, int opt_level, absl::Duration timeout);
