@@ -364,6 +364,11 @@ class Campaign {
   // Notes that the backend answered `t` (in its register shape) with a
   // value: its code is compiled (sender threads, mu_ held).
   void MarkCompiledLocked(const Tuple& t, int index, int sender);
+  // The share of each batch the systematic lane gets with the compiled lane
+  // while its breadth pass is on (kSystematicShareWithCompiledLane after):
+  // a variant's first compile then pays for thousands of runs, a fuzz
+  // input's folding check for one (docs/performance.md, "The main job").
+  static constexpr double kSystematicShareDuringPass = 0.9;
   // The compiled lane is in use (a backend that runs the code it compiles).
   bool UsesCompiledLane() const {
     return options_.compiled_lane && identity_.both_forms &&

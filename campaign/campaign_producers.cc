@@ -43,7 +43,19 @@ void Campaign::Offer(const Tuple& t, const Result& oracle, uint32_t classes) {
   } else if (!fuzz_undefined_.Admits(oracle.defined())) {
     Bump(skipped_undefined_);
   } else {
-    const Lane lane = LaneFor(index, classes);
+    Lane lane = LaneFor(index, classes);
+    // A variant whose code is not compiled yet is reached in its register
+    // shape first: that compile pays for every later fuzz tuple's run on
+    // the compiled lane, a folding check for one tuple. The folding check
+    // itself goes with the repeats, sent while the backend has room.
+    const Tuple twin = InRegisterShape(t);
+    if (lane == Lane::kNovel && UsesCompiledLane() && CompiledBy(index) < 0 &&
+        twin.runtime != t.runtime &&
+        declines_->Worth(index, [&] { return DeclineClass(twin, oracle); }) &&
+        queue_.Offer(twin, Lane::kNovel) == Admission::kQueued) {
+      exploration_->Count(index);
+      lane = Lane::kRoutine;
+    }
     // While the backend cannot keep up, routine tuples of a family it is
     // slow on are thinned, so that families get equal backend time
     // (Calibrate); while it has room, every tuple is worth its time.
@@ -60,7 +72,6 @@ void Campaign::Offer(const Tuple& t, const Result& oracle, uint32_t classes) {
     // The same operands on the code compiled for the variant: a run, not a
     // compile (its own immediates are the folding check above).
     if (const int sender = CompiledBy(index); sender >= 0) {
-      const Tuple twin = InRegisterShape(t);
       if (twin.runtime != t.runtime &&
           declines_->Worth(index, [&] { return DeclineClass(twin, oracle); })) {
         queue_.Offer(twin, Lane::kCompiled, sender);
@@ -132,6 +143,7 @@ void Campaign::SystematicLoop() {
     source.SetDepthShareDuringBreadth(
         SystematicSource::kDepthShareWithKeptCode);
     source.SetDepthPlannedOnlyDuringBreadth(true);
+    queue_.SetSystematicShare(kSystematicShareDuringPass);
   }
   calibrated_.wait();
   for (int f = 0; f < kNumFamilies; ++f) {
@@ -153,8 +165,11 @@ void Campaign::SystematicLoop() {
     if (!source.NextRun(run)) break;
     produced += run.size();
     planned_variants_.store(source.planned_done(), std::memory_order_relaxed);
-    if (!breadth_over && source.breadth_done())
+    if (!breadth_over && source.breadth_done()) {
       breadth_done_ = breadth_over = true;
+      if (UsesCompiledLane())
+        queue_.SetSystematicShare(kSystematicShareWithCompiledLane);
+    }
     if (!EvaluateWanted(run, ops, indices, results)) {
       // The endless source goes on with variants the campaign has since
       // dropped: do not spin when they are all that is left.

@@ -108,6 +108,33 @@ TEST(CampaignTest, VariantsReachedInARuntimeFormAreCounted) {
       std::count(s.reached_runtime.begin(), s.reached_runtime.end(), true), 1);
 }
 
+// Where compiled code is kept and run (the compiled lane), a fuzz input's
+// tuple of a variant not compiled yet goes first in its register shape: that
+// compile pays for every later tuple's run, where its folding check pays for
+// one. The folding check still goes, as a repeat would.
+TEST(CampaignTest, AFuzzTupleOfAVariantNotCompiledYetGoesInItsRegisterShape) {
+  for (const bool lane : {true, false}) {
+    const std::string dir = FreshDir(lane ? "twin-lane" : "twin-no-lane");
+    CampaignOptions o = Options(dir, {"--default-form=both"});
+    o.compiled_lane = lane;
+    auto c = Campaign::Start(o);
+    ASSERT_TRUE(c.ok()) << c.status();
+    Offer(**c, "popc.b32", {{7, 0, 0, 0}});
+    ASSERT_TRUE((*c)->Flush(absl::Seconds(60)));
+    const CampaignStats s = (*c)->Snapshot();
+    EXPECT_EQ(s.variants_reached, 1);
+    EXPECT_EQ(s.variants_reached_runtime, lane ? 1 : 0);
+    const OutcomeTable table = (*c)->OutcomesSnapshot();
+    const int popc = VariantIndex(*ParseVariant("popc.b32"));
+    int64_t immediate = 0;
+    for (int k = 0; k < kNumOutcomes; ++k) {
+      immediate +=
+          table.count(popc, OutcomeForm::kImmediate, static_cast<Outcome>(k));
+    }
+    EXPECT_EQ(immediate, 1) << "the folding check, with the lane or not";
+  }
+}
+
 // A compiler whose code is also run (default_form=both): the breadth pass
 // gives every variant its first tuple in a runtime form as well, after
 // every variant's folding, so that every variant's code is judged before

@@ -99,13 +99,17 @@ void SystematicSource::PlanBreadth() {
   size_t items = 0, longest = 0;
   for (std::vector<BreadthItem>& family : turns) {
     const size_t n = family.size();
-    for (size_t i = 0; both && i < n; ++i) {
+    if (both && breadth_runtime_first_) {
+      // Kept code: a variant's pass is its runtime form alone (its tuple 0
+      // in the default form starts its set when its family goes deep), or
+      // its default form where no source can be a runtime value.
+      for (BreadthItem& item : family)
+        item.runtime = RuntimeCapableSources(item.variant->variant) != 0;
+    }
+    for (size_t i = 0; both && !breadth_runtime_first_ && i < n; ++i) {
       BreadthItem copy = family[i];
       copy.runtime = true;
       family.push_back(copy);
-    }
-    if (both && breadth_runtime_first_) {
-      std::rotate(family.begin(), family.begin() + n, family.end());
     }
     items += family.size();
     longest = std::max(longest, family.size());
@@ -150,9 +154,14 @@ std::optional<Tuple> SystematicSource::NextBreadth() {
     // variant of its family had its default form.
     const uint8_t runtime = RuntimeCapableSources(v->variant);
     if (runtime == 0) continue;
-    Tuple t = NthOfSet(v->variant,
-                       Shape(v->variant, forms_, runtime_tier_early()),
-                       Order(Order::FirstOnly{}, v->id), /*i=*/0);
+    const Shape shape(v->variant, forms_, runtime_tier_early());
+    if (v->count == 0) {
+      // Its first visit (runtime first): its set is still to start.
+      v->count = shape.total();
+      v->planned = shape.planned();
+    }
+    Tuple t = NthOfSet(v->variant, shape, Order(Order::FirstOnly{}, v->id),
+                       /*i=*/0);
     if (t.runtime == runtime) continue;  // the default form already
     t.runtime = runtime;
     ++produced_;

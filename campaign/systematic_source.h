@@ -173,11 +173,14 @@ class SystematicSource {
   // its SASS evaluator), so that every variant's emitted code is judged
   // before any variant goes deep. With `runtime_first` (a compiler whose
   // compiled code is kept and run at many more inputs, the campaign's
-  // compiled lane) each family's runtime forms come before its default
-  // ones: a runtime form's compile then pays for thousands of checks, a
-  // default form's for one; and each set's runtime tier comes right after
-  // its relations (what a compiler claims for every value, and the code
-  // it keeps, before the middle tier's folding checks).
+  // compiled lane) the pass gives each variant its runtime form alone (the
+  // default form where no source can be a runtime value), and its set
+  // starts at tuple 0 when its family goes deep: a runtime form's compile
+  // pays for thousands of checks, a default form's for one, and the pass
+  // over 80k variants outlasts a short campaign; and each set's runtime
+  // tier comes right after its relations (what a compiler claims for every
+  // value, and the code it keeps, before the middle tier's folding
+  // checks).
   // Set before the first tuple; off by default.
   void SetBreadthInBothForms(bool both, bool runtime_first = false) {
     breadth_both_forms_ = both;

@@ -149,12 +149,17 @@ size_t TupleQueue::SizeForLocked(int sender) const {
          compiled_[LaneOf(sender)].size();
 }
 
+void TupleQueue::SetSystematicShare(double share) {
+  std::lock_guard<std::mutex> lock(mu_);
+  options_.systematic_share = share;
+}
+
 void TupleQueue::SetCompiledLane(size_t capacity, size_t per_batch,
                                  int senders) {
   std::lock_guard<std::mutex> lock(mu_);
   options_.compiled_capacity = capacity;
   options_.compiled_per_batch = per_batch;
-  options_.systematic_share = 0.75;
+  options_.systematic_share = kSystematicShareWithCompiledLane;
   compiled_.resize(std::max(senders, 1));
   compiled_full_ = std::make_unique<std::atomic<bool>[]>(compiled_.size());
   UpdateCompiledFullLocked();

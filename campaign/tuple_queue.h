@@ -44,6 +44,11 @@ enum class Lane : uint8_t {
 };
 inline constexpr int kNumLanes = 4;
 
+// The share of a batch the systematic lane gets with the compiled lane: its
+// runtime forms each pay for thousands of checks on kept code, a fuzz
+// input's folding check for one.
+inline constexpr double kSystematicShareWithCompiledLane = 0.75;
+
 enum class Admission : uint8_t { kQueued, kDuplicate, kDropped, kClosed };
 
 struct QueueCounts {
@@ -69,11 +74,12 @@ class TupleQueue {
 
   // Before the producers start: the lane capacity once the batch size is known.
   void SetLaneCapacity(size_t n) { options_.lane_capacity = n; }
-  // Also keeps three quarters of each batch for the systematic lane: with
-  // the compiled lane, the systematic runtime forms each pay for thousands
-  // of checks on kept code, a fuzz input's folding check for one.
-  // `senders` compiled lanes of `capacity` each, one per sender.
+  // `senders` compiled lanes of `capacity` each, one per sender; the
+  // systematic lane's share of a batch becomes
+  // kSystematicShareWithCompiledLane.
   void SetCompiledLane(size_t capacity, size_t per_batch, int senders = 1);
+  // The share of each batch kept for the systematic lane from now on.
+  void SetSystematicShare(double share);
   TupleQueue() : TupleQueue(Options{}) {}
 
   // Never blocks: a duplicate or a tuple for a full lane is not admitted.

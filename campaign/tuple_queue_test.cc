@@ -144,6 +144,13 @@ TEST(TupleQueueTest, WithTheCompiledLaneTheSystematicLaneGetsThreeQuarters) {
   EXPECT_EQ(SystematicInABatchOfEight(q), 6);
 }
 
+TEST(TupleQueueTest, TheSystematicShareMayBeSetAsTheCampaignGoes) {
+  TupleQueue q;
+  q.SetCompiledLane(/*capacity=*/4, /*per_batch=*/0);
+  q.SetSystematicShare(0.9);
+  EXPECT_EQ(SystematicInABatchOfEight(q), 7);
+}
+
 TEST(TupleQueueTest, IdleOnlyWhenEveryTakenBatchIsDone) {
   TupleQueue q;
   q.Offer(T(1), Lane::kNovel);
