@@ -448,13 +448,17 @@ void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out,
       declines_->Learn(index, r,
                        [&] { return DeclineClass(batch[i], j.oracle); });
     }
+    // A value of the register shape, or a decline of that value alone on
+    // code kept for it: the variant's other values go to that code.
+    if ((r.kind == ResultKind::kValue ||
+         (r.kind == ResultKind::kDecline && r.kept_code)) &&
+        batch[i].runtime != 0 &&
+        IsRegisterShape(batch[i].variant, batch[i].runtime) &&
+        CompiledBy(index) < 0) {
+      compiled_now.push_back(i);
+    }
     if (r.kind != ResultKind::kDecline) {
       on_reused_code += r.kind == ResultKind::kValue && r.reused;
-      if (r.kind == ResultKind::kValue && batch[i].runtime != 0 &&
-          IsRegisterShape(batch[i].variant, batch[i].runtime) &&
-          CompiledBy(index) < 0) {
-        compiled_now.push_back(i);
-      }
       reached.push_back(index);
       if (batch[i].runtime != 0) reached_runtime.push_back(index);
     } else {

@@ -135,6 +135,28 @@ TEST(CampaignTest, AFuzzTupleOfAVariantNotCompiledYetGoesInItsRegisterShape) {
   }
 }
 
+// A register shape whose value is declined as of that value alone, on code
+// kept for it (ptxas's code whose -O0 code disagrees too), is compiled all
+// the same: the compiled lane runs the variant's other values, where a
+// verdict may come. Without the flag, the variant's one answer stays a
+// decline.
+TEST(CampaignTest, ADeclineOnKeptCodeStillFeedsTheCompiledLane) {
+  const std::string dir = FreshDir("kept-code");
+  CampaignOptions o =
+      Options(dir, {"--default-form=both", "--fault=decline-kept-on=popc.b32"});
+  o.compiled_lane = true;
+  auto c = Campaign::Start(o);
+  ASSERT_TRUE(c.ok()) << c.status();
+  Offer(**c, "popc.b32", {{7, 0, 0, 0}});
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  while ((*c)->Snapshot().variants_reached_runtime == 0 &&
+         absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  (*c)->Stop();
+  EXPECT_EQ((*c)->Snapshot().variants_reached_runtime, 1);
+}
+
 // A compiler whose code is also run (default_form=both): the breadth pass
 // gives every variant its first tuple in a runtime form as well, after
 // every variant's folding, so that every variant's code is judged before

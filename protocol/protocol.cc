@@ -226,10 +226,12 @@ uint32_t RunReply::InternMessage(absl::string_view message) {
   return static_cast<uint32_t>(messages.size() - 1);
 }
 
-void RunReply::AddDecline(DeclineCode code, absl::string_view message) {
+void RunReply::AddDecline(DeclineCode code, absl::string_view message,
+                          bool kept_code) {
   results.push_back({.kind = ResultKind::kDecline,
                      .code = code,
-                     .message = InternMessage(message)});
+                     .message = InternMessage(message),
+                     .kept_code = kept_code});
 }
 
 void RunReply::AddValue(uint64_t bits, bool carry, absl::string_view note,
@@ -260,9 +262,12 @@ std::string EncodeRunReply(const RunReply& reply) {
   out.resize(at + 16 * reply.results.size());
   for (const TupleResult& t : reply.results) {
     const bool value = t.kind == ResultKind::kValue;
-    const uint16_t flags = (value && t.carry ? kResultFlagCarry : 0) |
-                           (value && t.has_note ? kResultFlagNote : 0) |
-                           (value && t.reused ? kResultFlagReused : 0);
+    const uint16_t flags =
+        (value && t.carry ? kResultFlagCarry : 0) |
+        (value && t.has_note ? kResultFlagNote : 0) |
+        (value && t.reused ? kResultFlagReused : 0) |
+        (t.kind == ResultKind::kDecline && t.kept_code ? kResultFlagKeptCode
+                                                       : 0);
     const uint32_t message = !value || t.has_note ? t.message : 0;
     // The code byte: a decline's code, or a fault's kind.
     const uint8_t code = t.kind == ResultKind::kFault
@@ -299,9 +304,9 @@ absl::StatusOr<RunReply> DecodeRunReply(absl::string_view payload,
   const char* p = r.Take(num_results * 16);
   for (TupleResult& t : reply.results) {
     const uint8_t kind = p[0], code = p[1];
-    // Flag bits other than the carry, the note and reuse are reserved and
-    // ignored, as are all three on a decline: a worker from before the
-    // flags wrote 0 here.
+    // Flag bits other than the carry, the note and reuse (on a value) and
+    // kept code (on a decline) are reserved and ignored: a worker from
+    // before the flags wrote 0 here.
     const uint16_t flags = LoadLe<uint16_t>(p + 2);
     const bool note = kind == 0 && (flags & kResultFlagNote) != 0;
     const uint32_t message = LoadLe<uint32_t>(p + 4);
@@ -332,6 +337,7 @@ absl::StatusOr<RunReply> DecodeRunReply(absl::string_view payload,
          .carry = kind == 0 && (flags & kResultFlagCarry) != 0,
          .has_note = note,
          .reused = kind == 0 && (flags & kResultFlagReused) != 0,
+         .kept_code = kind == 1 && (flags & kResultFlagKeptCode) != 0,
          .fault = fault ? static_cast<TupleFault>(code) : TupleFault::kNone};
   }
   PTXDIFF_RETURN_IF_ERROR(r.ExpectEnd());

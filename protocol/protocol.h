@@ -172,6 +172,11 @@ inline constexpr uint16_t kResultFlagNote = 2;
 // kernel shape (compile once, run every input: the ptxas backend's code
 // cache, a GPU's module cache). For counting, never for judging.
 inline constexpr uint16_t kResultFlagReused = 4;
+// Bit 3, on a decline: this value alone is declined; the code compiled for
+// the tuple's variant, form and immediates is kept and runs at other values
+// (the ptxas backend's code whose value here its -O0 code cannot confirm).
+// A campaign then sends the variant's other values to that code.
+inline constexpr uint16_t kResultFlagKeptCode = 8;
 
 struct TupleResult {
   ResultKind kind = ResultKind::kValue;
@@ -191,6 +196,9 @@ struct TupleResult {
   // A value computed by code compiled before, for another tuple
   // (flags bit 2): counted by a campaign, ignored by the judge.
   bool reused = false;
+  // A decline of this value alone, on code kept for the tuple's key (flags
+  // bit 3): a campaign may send other values; the judge ignores it.
+  bool kept_code = false;
   TupleFault fault = TupleFault::kNone;  // for kFault
 
   // The same answer: a value's note (has_note, message) takes no part.
@@ -208,8 +216,10 @@ struct RunReply {
   // The index of `message` in `messages`, appended if no equal one is there:
   // the one place where a reply's decline messages are deduplicated.
   uint32_t InternMessage(absl::string_view message);
-  // Appends a decline with InternMessage(message).
-  void AddDecline(DeclineCode code, absl::string_view message);
+  // Appends a decline with InternMessage(message); `kept_code`: of this
+  // value alone (kResultFlagKeptCode).
+  void AddDecline(DeclineCode code, absl::string_view message,
+                  bool kept_code = false);
   // Appends a fault with InternMessage(message).
   void AddFault(TupleFault fault, absl::string_view message);
   // Appends a value; `carry` is the outgoing CC.CF of a `.cc` variant, a

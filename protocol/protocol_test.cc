@@ -191,6 +191,34 @@ TEST(ProtocolTest, AMessageTooLongForItsLengthIsCutNotWrapped) {
   EXPECT_EQ(d->results[2].bits, 7u);
 }
 
+// Bit 3 on a decline: of this value alone, the code kept (a campaign sends
+// the key's other values); ignored on a value, as bit 2 is on a decline.
+TEST(ProtocolTest, KeptCodeOfADeclineRoundTripsThroughFlagsBitThree) {
+  RunReply r;
+  r.AddDecline(DeclineCode::kNotEvaluable, "-O0 disagrees too",
+               /*kept_code=*/true);
+  r.AddDecline(DeclineCode::kNotEvaluable, "not folded");
+  r.AddValue(7);
+  const std::string bytes = EncodeRunReply(r);
+  const size_t records = bytes.size() - 3 * 16;
+  EXPECT_EQ(bytes[records + 2], '\x08');
+  EXPECT_EQ(bytes[records + 16 + 2], '\x00');
+  auto d = DecodeRunReply(bytes, 3);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_TRUE(d->results[0].kept_code);
+  EXPECT_FALSE(d->results[1].kept_code);
+  EXPECT_FALSE(d->results[2].kept_code);
+  std::string stray = bytes;
+  stray[records + 32 + 2] = '\x08';
+  auto e = DecodeRunReply(stray, 3);
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_FALSE(e->results[2].kept_code);
+  // Not part of what the answer is.
+  TupleResult plain = d->results[0];
+  plain.kept_code = false;
+  EXPECT_EQ(d->results[0], plain);
+}
+
 TEST(ProtocolTest, ReusedCodeRoundTripsThroughFlagsBitTwo) {
   RunReply r;
   r.AddValue(5, /*carry=*/false, "executed", /*reused=*/true);

@@ -339,7 +339,7 @@ void BuildReply(const std::vector<Outcome>& outcomes,
     if (o.kind == ResultKind::kValue) {
       reply.AddValue(o.bits, o.carry, o.Text(), reused[i] != 0);
     } else {
-      reply.AddDecline(o.code, o.message);
+      reply.AddDecline(o.code, o.message, o.kept_code);
     }
   }
 }

@@ -350,6 +350,8 @@ TEST_F(PtxasBackendTest, ARefutedValueWhoseO0CodeIsKnownWrongSaysSo) {
   EXPECT_EQ(reply.results[0].code, DeclineCode::kNotEvaluable);
   EXPECT_THAT(MessageOf(reply, 0), HasSubstr("so does its -O0 code"));
   EXPECT_THAT(MessageOf(reply, 0), HasSubstr("scalar video part merges"));
+  // Of this value alone: the runtime form's code is kept for others.
+  EXPECT_TRUE(reply.results[0].kept_code);
 }
 
 TEST_F(PtxasBackendTest,

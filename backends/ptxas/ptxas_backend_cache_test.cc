@@ -235,6 +235,19 @@ TEST_F(PtxasCodeCacheTest, AKnownO0FindingNamesItselfForItsOperands) {
   EXPECT_THAT(MessageOf(reply, 0),
               HasSubstr("as it is known to for this instruction (scalar "
                         "video part merges"));
+  EXPECT_TRUE(reply.results[0].kept_code);
+}
+
+// Without the cache no code is kept: such a decline does not say it is.
+TEST_F(PtxasCodeCacheTest, WithoutTheCacheADeclineKeepsNoCode) {
+  auto backend = Make({{"code_cache_mb", "0"}});
+  ASSERT_NE(backend, nullptr);
+  const RunReply reply =
+      RunOrDie(*backend, Request({{"vset.s32.u32.lt d.h1, a.b0, b.h1, c",
+                                   {{0x01000000, 0x04000001, 0x0000ffff}},
+                                   0b111}}));
+  ASSERT_EQ(reply.results[0].kind, ResultKind::kDecline);
+  EXPECT_FALSE(reply.results[0].kept_code);
 }
 
 TEST_F(PtxasCodeCacheTest, WithoutTheCacheEachBatchCompilesAgain) {

@@ -475,10 +475,14 @@ absl::Status PtxasBackend::CrossCheckExecuted(Batch& batch) {
       o.note = nullptr;
       continue;
     }
-    batch.outcomes[refuted[j]] =
-        Outcome::Decline(DeclineCode::kNotEvaluable,
-                         NotCalibratedMessage(batch.tuples[refuted[j]],
-                                              at_o0[j].outcome));
+    Outcome& declined = batch.outcomes[refuted[j]] = Outcome::Decline(
+        DeclineCode::kNotEvaluable,
+        NotCalibratedMessage(batch.tuples[refuted[j]], at_o0[j].outcome));
+    // A runtime form's code is kept (KeepCompiledCode): its other values
+    // may be judged.
+    declined.kept_code = batch.tuples[refuted[j]].runtime != 0 &&
+                         batch.kernels[refuted[j]] != nullptr &&
+                         config_.code_cache_mb > 0;
   }
   return absl::OkStatus();
 }

@@ -90,6 +90,8 @@ struct Outcome {
   // A value's note where it is one of ValueNotes' (not copied per tuple:
   // a batch of cached code answers tens of thousands).
   const std::string* note = nullptr;
+  // A decline of this value alone, its code kept (kResultFlagKeptCode).
+  bool kept_code = false;
 
   static Outcome Value(uint64_t bits, bool carry = false) {
     return {ResultKind::kValue, DeclineCode::kNone, "", bits, carry};

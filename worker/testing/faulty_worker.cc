@@ -32,6 +32,10 @@
 //                  holding it, of the first process (--state=FILE remembers
 //                  it across processes); answer them from then on
 //   not-run-on=SPELL  the same in every RUN (a budget always too short)
+//   decline-kept-on=SPELL  decline that variant's tuples whose operand a is
+//                  not 0, each as of that value alone on kept code
+//                  (kResultFlagKeptCode), as ptxas's code whose -O0 code
+//                  disagrees too; answer those whose a is 0
 //   decline-even-not-run-odd-on=SPELL  decline that variant's tuples whose
 //                  operand a is even, and leave those whose a is odd not run,
 //                  in every RUN (a backend that declines a variant, whose
@@ -482,6 +486,20 @@ int Serve(const Flags& flags) {
         reply.results[i] = {.kind = ResultKind::kDecline,
                             .code = DeclineCode::kOther,
                             .message = why};
+      }
+    }
+    absl::string_view kept = f;
+    if (absl::ConsumePrefix(&kept, "decline-kept-on=")) {
+      const uint32_t why =
+          reply.InternMessage("faulty_worker: this value alone declined");
+      for (size_t i = 0; i < request->tuples.size(); ++i) {
+        const WireTuple& t = request->tuples[i];
+        if (request->spellings[t.variant_index] != kept || t.operands.v[0] == 0)
+          continue;
+        reply.results[i] = {.kind = ResultKind::kDecline,
+                            .code = DeclineCode::kNotEvaluable,
+                            .message = why,
+                            .kept_code = true};
       }
     }
     absl::string_view split = f;
