@@ -300,11 +300,12 @@ struct Timeline {
   void Add(const Progress& p, double seconds, std::ostream& err) {
     const FuzzStats& s = p.sum.stats;
     writer.Append(FormatTimelinePoint(
+                      RunKind::kTuples,
                       {.seconds = seconds,
-                       .tuples = s.counts.tuples,
+                       .checked = s.counts.tuples,
                        .variants_reached = p.variants_reached,
                        .variants_reached_runtime = p.variants_reached_runtime,
-                       .mismatches = s.counts.mismatched,
+                       .disagreements = s.counts.mismatched,
                        .faults = s.counts.faulted,
                        .new_entries = s.new_findings}),
                   err);
@@ -726,7 +727,7 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
   Timeline timeline{.writer = TimelineWriter(
                         "fuzz",
                         absl::StrCat(config->stats_dir, "/", kTimelineFile),
-                        TimelineHeader())};
+                        TimelineHeader(RunKind::kTuples))};
   const int status = WaitWithProgress(*pid, config->stats_dir, *every, start,
                                       writes, out, timeline, err, forwarded);
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);

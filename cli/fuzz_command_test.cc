@@ -466,7 +466,7 @@ TEST(FuzzCommandTest, ARunKeepsItsTimelineAndWritesTheReportAtTheEnd) {
   std::string timeline;
   for (const std::string& run : FilesIn(dir + "/out/stats"))
     timeline += ReadFile(run + "/timeline.tsv").value_or("");
-  EXPECT_THAT(timeline, StartsWith("# ptxdiff timeline 1"));
+  EXPECT_THAT(timeline, StartsWith("# ptxdiff timeline 2 (tuples): "));
   EXPECT_THAT(timeline, HasSubstr("\t100\t"));
   // Issue 65: a later `ptxdiff report` of the --out took out/triage (or
   // the default) and overwrote the report without the run's findings: it

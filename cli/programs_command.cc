@@ -279,24 +279,27 @@ std::string MostOften(const ProgramCampaignReport::Reasons& r) {
                       ")");
 }
 
-ProgramTimelinePoint PointOf(const ProgramCampaignReport& r,
-                             absl::Duration elapsed) {
-  return {.seconds = absl::ToDoubleSeconds(elapsed),
-          .programs = r.programs,
-          .judged_immediate = r.folded,
-          .judged_runtime = r.claimed,
-          .disagreements = r.disagreements,
-          .faults = r.crashes + r.hangs,
-          .new_entries =
-              std::count_if(r.filed.begin(), r.filed.end(),
-                            [](const FiledProgram& f) { return f.is_new; })};
+// The run's timeline line at `elapsed` (report/run_records.h).
+std::string TimelineLineOf(const ProgramCampaignReport& r,
+                           absl::Duration elapsed) {
+  return FormatTimelinePoint(
+      RunKind::kPrograms,
+      {.seconds = absl::ToDoubleSeconds(elapsed),
+       .checked = r.programs,
+       .judged_immediate = r.folded,
+       .judged_runtime = r.claimed,
+       .disagreements = r.disagreements,
+       .faults = r.crashes + r.hangs,
+       .new_entries =
+           std::count_if(r.filed.begin(), r.filed.end(),
+                         [](const FiledProgram& f) { return f.is_new; })});
 }
 
 // The run's own directory under --out/stats, for its progress
-// (report/run_records.h).
+// (report/run_records.h): a run directory as `fuzz` makes.
 std::string ProgramRunDir(const std::string& out_dir) {
-  return absl::StrCat(out_dir, "/stats/", kProgramRunPrefix,
-                      absl::ToUnixSeconds(absl::Now()), "-", getpid());
+  return absl::StrCat(out_dir, "/stats/run-", absl::ToUnixSeconds(absl::Now()),
+                      "-", getpid());
 }
 
 // The outputs made before the run, as by `fuzz`: a --out or a triage
@@ -358,11 +361,11 @@ int RunPrograms(const std::vector<std::string>& args, std::ostream& out,
   if (absl::Status s = PrepareOutputs(run_dir, options->triage_dir); !s.ok())
     return Fail(err, "programs", s);
   TimelineWriter timeline(
-      "programs", absl::StrCat(run_dir, "/", kProgramTimelineFile),
-      ProgramTimelineHeader(choice->backend->Identity()));
+      "programs", absl::StrCat(run_dir, "/", kTimelineFile),
+      TimelineHeader(RunKind::kPrograms, choice->backend->Identity()));
   options->on_tick = [&](const ProgramCampaignReport& r,
                          absl::Duration elapsed) {
-    timeline.Append(FormatProgramTimelinePoint(PointOf(r, elapsed)), err);
+    timeline.Append(TimelineLineOf(r, elapsed), err);
   };
   // Ctrl-C stops the run as --max-time does: the summary, and the findings
   // not yet filed kept in the journal.
@@ -374,9 +377,7 @@ int RunPrograms(const std::vector<std::string>& args, std::ostream& out,
     RemoveTree(run_dir);  // no point in it: not a run a report shows
     return Fail(err, "programs", report.status());
   }
-  timeline.Append(FormatProgramTimelinePoint(
-                      PointOf(*report, absl::Seconds(report->seconds))),
-                  err);
+  timeline.Append(TimelineLineOf(*report, absl::Seconds(report->seconds)), err);
   PrintSummary(*options, *choice, *report, out);
   const bool unreported =
       parsed->Has("report") &&

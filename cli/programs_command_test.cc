@@ -56,8 +56,12 @@ TEST(ProgramsCommandTest, AShortRunChecksProgramsAndSaysWhatItFiled) {
   // Its progress kept for the report, and the report written at the end.
   const std::vector<std::string> runs = FilesIn(out + "/stats");
   ASSERT_EQ(runs.size(), 1u);
-  EXPECT_THAT(runs[0], HasSubstr("/programs-"));
-  const std::string timeline = ReadFile(runs[0] + "/programs.tsv").value_or("");
+  // A run directory as `fuzz` makes, its timeline saying its kind.
+  EXPECT_THAT(runs[0], HasSubstr("/run-"));
+  const std::string timeline =
+      ReadFile(absl::StrCat(runs[0], "/", kTimelineFile)).value_or("");
+  EXPECT_THAT(timeline,
+              testing::StartsWith(TimelineHeader(RunKind::kPrograms)));
   EXPECT_THAT(timeline, testing::ContainsRegex(
                             "# backend: ptxas .*\n[0-9.]+\t[1-9][0-9]*\t"));
   EXPECT_THAT(r.out, HasSubstr("programs: report: " + out + "/report.html"));

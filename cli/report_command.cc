@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cli/commands.h"
@@ -60,15 +62,29 @@ void SayDamage(const ReportData& data, std::ostream& err) {
       err << "report: damaged record: " << d << "\n";
     SayDamagedEntries(impl.triage_dir, impl.entries, err);
   }
-  for (const ProgramImplementation& impl : data.program_implementations) {
-    for (const std::string& d : impl.damage)
-      err << "report: damaged record: " << d << "\n";
-    SayDamagedEntries(impl.triage_dir, impl.entries, err);
-  }
   for (const ReportData::OtherEntries& o : data.other_entries)
     SayDamagedEntries(o.triage_dir, o.entries, err);
   for (const std::string& d : data.damage)
     err << "report: damaged record: " << d << "\n";
+}
+
+// "report: BACKEND: 2 runs, ...": one line an implementation.
+void SayImplementation(const Implementation& impl, std::ostream& out) {
+  out << "report: ";
+  if (impl.kind == RunKind::kPrograms) {
+    out << "programs on "
+        << (impl.backend.empty() ? "a backend its record does not name"
+                                 : impl.backend);
+  } else {
+    out << impl.backend;
+  }
+  out << ": " << impl.runs.size()
+      << (impl.runs.size() == 1 ? " run, " : " runs, ");
+  if (impl.kind == RunKind::kTuples) {
+    out << std::count(impl.supported.begin(), impl.supported.end(), true)
+        << " variants supported, ";
+  }
+  out << impl.entries.size() << " triage entries\n";
 }
 
 }  // namespace
@@ -142,27 +158,17 @@ int RunReport(const std::vector<std::string>& args, std::ostream& out,
   for (const std::string& note : data->notes) out << "report: " << note << "\n";
   SayDamage(*data, err);
   // A folder no campaign wrote is left as it was.
-  if (data->implementations.empty() && data->program_implementations.empty()) {
+  if (data->implementations.empty()) {
     out << "report: no report written: no campaign's records to show\n";
     return 1;
   }
   if (absl::Status s = WriteReportFiles(*data, html, json_path); !s.ok())
     return Fail(err, "report", s);
-  for (const Implementation& impl : data->implementations) {
-    int64_t supported = 0;
-    for (bool s : impl.supported) supported += s;
-    out << "report: " << impl.backend << ": " << impl.runs.size()
-        << (impl.runs.size() == 1 ? " run, " : " runs, ") << supported
-        << " variants supported, " << impl.entries.size()
-        << " triage entries\n";
-  }
-  for (const ProgramImplementation& impl : data->program_implementations) {
-    out << "report: programs on "
-        << (impl.backend.empty() ? "a backend its record does not name"
-                                 : impl.backend)
-        << ": " << impl.runs.size()
-        << (impl.runs.size() == 1 ? " run, " : " runs, ") << impl.entries.size()
-        << " triage entries\n";
+  // Tuple implementations first, as the page shows them.
+  for (const RunKind kind : {RunKind::kTuples, RunKind::kPrograms}) {
+    for (const Implementation& impl : data->implementations) {
+      if (impl.kind == kind) SayImplementation(impl, out);
+    }
   }
   out << "report: " << html << " (open it in a browser; it needs nothing "
       << "else) and " << json_path << "\n";

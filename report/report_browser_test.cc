@@ -55,12 +55,14 @@ std::string WriteFixture(const std::string& root) {
     EXPECT_TRUE(MakeDirs(run).ok());
     EXPECT_TRUE(WriteFile(run + "/1.outcomes", table->Format(backend, all)).ok());
     EXPECT_TRUE(WriteFile(absl::StrCat(run, "/", kTimelineFile),
-                          TimelineHeader() +
-                              FormatTimelinePoint({.seconds = 5,
-                                                   .tuples = 50000,
+                          TimelineHeader(RunKind::kTuples) +
+                              FormatTimelinePoint(RunKind::kTuples,
+                                                  {.seconds = 5,
+                                                   .checked = 50000,
                                                    .variants_reached = 40000}) +
-                              FormatTimelinePoint({.seconds = 10,
-                                                   .tuples = 120000,
+                              FormatTimelinePoint(RunKind::kTuples,
+                                                  {.seconds = 10,
+                                                   .checked = 120000,
                                                    .variants_reached = 81740}))
                     .ok());
   }
@@ -70,18 +72,19 @@ std::string WriteFixture(const std::string& root) {
   EXPECT_TRUE(store.ok() &&
               store->File(ACrashWithOutput("Floating point exception")).ok());
   EXPECT_TRUE(store.ok() && store->File(AProgramMismatch()).ok());
-  const std::string programs = root + "/faulty/stats/programs-1100-2";
+  const std::string programs = root + "/faulty/stats/run-1100-2";
   EXPECT_TRUE(MakeDirs(programs).ok());
   EXPECT_TRUE(
       WriteFile(
-          absl::StrCat(programs, "/", kProgramTimelineFile),
-          ProgramTimelineHeader("faulty 1") +
-              FormatProgramTimelinePoint(
-                  {.seconds = 5, .programs = 200, .judged_immediate = 190}) +
-              FormatProgramTimelinePoint({.seconds = 10,
-                                          .programs = 450,
-                                          .judged_immediate = 420,
-                                          .new_entries = 1}))
+          absl::StrCat(programs, "/", kTimelineFile),
+          TimelineHeader(RunKind::kPrograms, "faulty 1") +
+              FormatTimelinePoint(
+                  RunKind::kPrograms,
+                  {.seconds = 5, .checked = 200, .judged_immediate = 190}) +
+              FormatTimelinePoint(RunKind::kPrograms, {.seconds = 10,
+                                                       .checked = 450,
+                                                       .judged_immediate = 420,
+                                                       .new_entries = 1}))
           .ok());
   const absl::StatusOr<ReportData> data = ReadReport(
       {{.out_dir = root + "/faulty", .triage_dir = root + "/faulty/triage"},

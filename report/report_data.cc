@@ -27,12 +27,14 @@ constexpr size_t kMaxCaseBytes = 4096;
 // (triage/entry_files.h has the same bound), said instead.
 constexpr size_t kMaxEntryFileBytes = size_t{16} << 20;
 
-Implementation NewImplementation(const std::string& backend,
+Implementation NewImplementation(const RunRecord& run,
                                  const ReportSource& source) {
-  const size_t n = AllVariants().size();
-  Implementation impl{.backend = backend,
+  Implementation impl{.kind = run.kind,
+                      .backend = run.backend,
                       .out_dir = source.out_dir,
                       .triage_dir = source.triage_dir};
+  if (run.kind == RunKind::kPrograms) return impl;
+  const size_t n = AllVariants().size();
   impl.counts.assign(n * kNumOutcomeForms, OutcomeCounts{});
   impl.supported.assign(n, false);
   impl.reason_of.assign(n, -1);
@@ -65,8 +67,8 @@ void AddOutcomes(const OutcomeFile& file, Implementation& impl,
 }
 
 // The implementations one source's runs were against, in order of their
-// first run. A run without an outcome record that reads is left out: said
-// in `notes`, and its damaged records in `damage`.
+// first run. A tuple run without an outcome record that reads is left out:
+// said in `notes`, and its damaged records in `damage`.
 std::vector<Implementation> ImplementationsOf(const ReportSource& source,
                                               std::vector<std::string>& notes,
                                               std::vector<std::string>& damage) {
@@ -74,17 +76,17 @@ std::vector<Implementation> ImplementationsOf(const ReportSource& source,
   std::vector<std::map<std::string, int32_t>> reason_indices;
   int64_t runs_without = 0, runs_damaged = 0, unknown = 0;
   for (RunRecord& run : ReadRuns(source.out_dir)) {
-    if (run.outcomes.empty()) {
+    if (run.kind == RunKind::kTuples && run.outcomes.empty()) {
       // Damaged records are damage, not the records of an older ptxdiff.
       ++(run.damage.empty() ? runs_without : runs_damaged);
       damage.insert(damage.end(), run.damage.begin(), run.damage.end());
       continue;
     }
     auto it = std::find_if(impls.begin(), impls.end(), [&](const auto& i) {
-      return i.backend == run.backend;
+      return i.kind == run.kind && i.backend == run.backend;
     });
     if (it == impls.end()) {
-      impls.push_back(NewImplementation(run.backend, source));
+      impls.push_back(NewImplementation(run, source));
       reason_indices.emplace_back();
       it = impls.end() - 1;
     }
@@ -117,48 +119,27 @@ std::vector<Implementation> ImplementationsOf(const ReportSource& source,
   return impls;
 }
 
-// The backends `ptxdiff programs` ran against from one source, in order of
-// their first run.
-std::vector<ProgramImplementation> ProgramImplementationsOf(
-    const ReportSource& source) {
-  std::vector<ProgramImplementation> impls;
-  for (ProgramRunRecord& run : ReadProgramRuns(source.out_dir)) {
-    auto it = std::find_if(impls.begin(), impls.end(), [&](const auto& i) {
-      return i.backend == run.backend;
-    });
-    if (it == impls.end()) {
-      it = impls.insert(impls.end(), {.backend = run.backend,
-                                      .out_dir = source.out_dir,
-                                      .triage_dir = source.triage_dir});
-    }
-    it->damage.insert(it->damage.end(), run.damage.begin(), run.damage.end());
-    it->runs.push_back({.dir = run.dir,
-                        .started_unix = run.started_unix,
-                        .timeline = std::move(run.timeline)});
-  }
-  return impls;
-}
-
 // Gives each entry to the implementation of its backend and kind; the rest
 // to `others`. A tuple entry no tuple campaign of its backend made was filed
 // by a program campaign (a program minimized to one instruction is filed as
 // its tuple: program/one_step_finding.h), and is listed with its programs.
 void RouteEntries(std::vector<EntryInfo> entries,
                   std::vector<Implementation>& impls,
-                  std::vector<ProgramImplementation>& program_impls,
                   std::vector<EntryInfo>& others) {
   for (EntryInfo& e : entries) {
     const auto backend = e.meta.find("backend");
-    const auto made_by = [&](const auto& i) {
-      return backend != e.meta.end() && backend->second == i.backend;
+    const auto made_by = [&](RunKind kind) {
+      return std::find_if(impls.begin(), impls.end(), [&](const auto& i) {
+        return i.kind == kind && backend != e.meta.end() &&
+               backend->second == i.backend;
+      });
     };
-    const auto tuples = std::find_if(impls.begin(), impls.end(), made_by);
-    const auto programs =
-        std::find_if(program_impls.begin(), program_impls.end(), made_by);
+    const auto tuples = made_by(RunKind::kTuples);
+    const auto programs = made_by(RunKind::kPrograms);
     std::vector<EntryInfo>* to = &others;
     if (!NamesAProgram(e.signature) && tuples != impls.end()) {
       to = &tuples->entries;
-    } else if (programs != program_impls.end()) {
+    } else if (programs != impls.end()) {
       to = &programs->entries;
     }
     to->push_back(std::move(e));
@@ -289,79 +270,51 @@ std::string RateJson(const std::vector<std::pair<double, int64_t>>& totals) {
   return absl::StrCat("[", absl::StrJoin(rows, ","), "]");
 }
 
-template <typename Point, typename Count>
-std::vector<std::pair<double, int64_t>> Totals(const std::vector<Point>& points,
-                                               Count count) {
+// The cases checked so far at each point: what the rate is of.
+std::vector<std::pair<double, int64_t>> Checked(
+    const std::vector<TimelinePoint>& points) {
   std::vector<std::pair<double, int64_t>> out;
-  for (const Point& p : points) out.emplace_back(p.seconds, p.*count);
+  for (const TimelinePoint& p : points) out.emplace_back(p.seconds, p.checked);
   return out;
 }
 
-std::string TimelineJson(const std::vector<TimelinePoint>& points) {
+std::string TimelineJson(RunKind kind,
+                         const std::vector<TimelinePoint>& points) {
   std::vector<std::string> rows;
   for (const TimelinePoint& p : points) {
-    rows.push_back(absl::StrCat(
-        "[", absl::StrFormat("%.1f", p.seconds), ",", p.tuples, ",",
-        p.variants_reached, ",", p.variants_reached_runtime, ",", p.mismatches,
-        ",", p.faults, ",", p.new_entries, "]"));
-  }
-  return absl::StrCat("[", absl::StrJoin(rows, ","), "]");
-}
-
-std::string ProgramTimelineJson(
-    const std::vector<ProgramTimelinePoint>& points) {
-  std::vector<std::string> rows;
-  for (const ProgramTimelinePoint& p : points) {
     rows.push_back(absl::StrCat("[", absl::StrFormat("%.1f", p.seconds), ",",
-                                p.programs, ",", p.judged_immediate, ",",
-                                p.judged_runtime, ",", p.disagreements, ",",
-                                p.faults, ",", p.new_entries, "]"));
+                                absl::StrJoin(TimelineCounts(kind, p), ","),
+                                "]"));
   }
   return absl::StrCat("[", absl::StrJoin(rows, ","), "]");
 }
 
-std::string ProgramImplementationJson(const ProgramImplementation& impl) {
-  std::vector<std::string> runs, damage;
-  for (const ProgramImplementation::Run& r : impl.runs) {
-    runs.push_back(absl::StrCat(
-        "{\"dir\":", JsonString(r.dir), ",\"started_unix\":", r.started_unix,
-        ",\"timeline\":", ProgramTimelineJson(r.timeline), ",\"rate\":",
-        RateJson(Totals(r.timeline, &ProgramTimelinePoint::programs)), "}"));
-  }
-  for (const std::string& d : impl.damage) damage.push_back(JsonString(d));
-  return absl::StrCat(
-      "{\"backend\":", JsonString(impl.backend),
-      ",\"out_dir\":", JsonString(impl.out_dir),
-      ",\"triage_dir\":", JsonString(impl.triage_dir), ",\"runs\":[",
-      absl::StrJoin(runs, ","),
-      "],\"findings\":", FindingsJson(impl.triage_dir, impl.entries),
-      ",\"damage\":[", absl::StrJoin(damage, ","), "]}");
-}
-
+// A program implementation has no variants' outcomes: their fields are
+// left out.
 std::string ImplementationJson(const Implementation& impl) {
   std::vector<std::string> runs, reasons, variants, damage;
   for (const Implementation::Run& r : impl.runs) {
-    runs.push_back(absl::StrCat("{\"dir\":", JsonString(r.dir),
-                                ",\"started_unix\":", r.started_unix,
-                                ",\"timeline\":", TimelineJson(r.timeline),
-                                ",\"rate\":",
-                                RateJson(Totals(r.timeline,
-                                                &TimelinePoint::tuples)),
-                                "}"));
+    runs.push_back(absl::StrCat(
+        "{\"dir\":", JsonString(r.dir), ",\"started_unix\":", r.started_unix,
+        ",\"timeline\":", TimelineJson(impl.kind, r.timeline),
+        ",\"rate\":", RateJson(Checked(r.timeline)), "}"));
   }
   for (const std::string& r : impl.reasons) reasons.push_back(JsonString(r));
   for (size_t v = 0; v < impl.supported.size(); ++v)
     variants.push_back(VariantJson(impl, v));
   for (const std::string& d : impl.damage) damage.push_back(JsonString(d));
+  const std::string outcomes =
+      impl.kind == RunKind::kPrograms
+          ? ""
+          : absl::StrCat(",\"reasons\":[", absl::StrJoin(reasons, ","),
+                         "],\"variants\":[", absl::StrJoin(variants, ","), "]");
   return absl::StrCat(
       "{\"backend\":", JsonString(impl.backend),
       ",\"out_dir\":", JsonString(impl.out_dir),
       ",\"triage_dir\":", JsonString(impl.triage_dir), ",\"runs\":[",
-      absl::StrJoin(runs, ","), "],\"reasons\":[",
-      absl::StrJoin(reasons, ","), "],\"variants\":[",
-      absl::StrJoin(variants, ","), "],\"findings\":",
-      FindingsJson(impl.triage_dir, impl.entries), ",\"damage\":[",
-      absl::StrJoin(damage, ","), "]}");
+      absl::StrJoin(runs, ","), "]", outcomes,
+      ",\"findings\":", FindingsJson(impl.triage_dir, impl.entries),
+      ",\"damage\":[", absl::StrJoin(damage, ","), "]}");
 }
 
 std::string TableJson() {
@@ -424,9 +377,7 @@ absl::StatusOr<ReportData> ReadReport(const std::vector<ReportSource>& sources) 
     }
     std::vector<Implementation> impls =
         ImplementationsOf(source, data.notes, data.damage);
-    std::vector<ProgramImplementation> program_impls =
-        ProgramImplementationsOf(source);
-    if (impls.empty() && program_impls.empty()) {
+    if (impls.empty()) {
       data.notes.push_back(absl::StrCat(
           source.out_dir, ": no run with records (run `ptxdiff fuzz --out ",
           source.out_dir, "` or `ptxdiff programs --out ", source.out_dir,
@@ -447,24 +398,22 @@ absl::StatusOr<ReportData> ReadReport(const std::vector<ReportSource>& sources) 
                                         source.out_dir));
     }
     ReportData::OtherEntries others{.triage_dir = source.triage_dir};
-    RouteEntries(std::move(entries), impls, program_impls, others.entries);
+    RouteEntries(std::move(entries), impls, others.entries);
     if (!others.entries.empty()) data.other_entries.push_back(std::move(others));
     for (ToolRefusals& t : ReadToolRefusals(source.out_dir, data.damage))
       data.refusals.push_back(std::move(t));
     for (Implementation& i : impls)
       data.implementations.push_back(std::move(i));
-    for (ProgramImplementation& i : program_impls)
-      data.program_implementations.push_back(std::move(i));
   }
   return data;
 }
 
 std::string ReportJson(const ReportData& data) {
   std::vector<std::string> impls, program_impls, others, notes;
-  for (const Implementation& i : data.implementations)
-    impls.push_back(ImplementationJson(i));
-  for (const ProgramImplementation& i : data.program_implementations)
-    program_impls.push_back(ProgramImplementationJson(i));
+  for (const Implementation& i : data.implementations) {
+    (i.kind == RunKind::kTuples ? impls : program_impls)
+        .push_back(ImplementationJson(i));
+  }
   for (const ReportData::OtherEntries& o : data.other_entries) {
     others.push_back(absl::StrCat("{\"triage_dir\":", JsonString(o.triage_dir),
                                   ",\"findings\":",

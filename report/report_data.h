@@ -26,10 +26,16 @@ struct ReportSource {
   std::string triage_dir;  // its --dir
 };
 
+// One backend's runs of one kind from one source: a column of the
+// instruction set's maps for tuple runs, a program campaign's section for
+// program runs.
 struct Implementation {
-  std::string backend;  // WorkerIdentity::Describe(): one column
+  RunKind kind = RunKind::kTuples;
+  std::string backend;  // WorkerIdentity::Describe() or, for programs,
+                        // ProgramBackend::Identity()
   std::string out_dir, triage_dir;
-  // By VariantIndex * kNumOutcomeForms + form, summed over runs.
+  // A tuple implementation's, empty for programs (no one variant's): by
+  // VariantIndex * kNumOutcomeForms + form, summed over runs.
   std::vector<OutcomeCounts> counts;
   std::vector<bool> supported;  // by VariantIndex: in some run's outcomes
   // By VariantIndex: the latest decline reason, an index in `reasons`; -1.
@@ -45,24 +51,9 @@ struct Implementation {
   std::vector<std::string> damage;  // of its records
 };
 
-// A backend's `ptxdiff programs` runs: their progress and the program
-// entries they filed.
-struct ProgramImplementation {
-  std::string backend;  // ProgramBackend::Identity()
-  std::string out_dir, triage_dir;
-  struct Run {
-    std::string dir;
-    int64_t started_unix = 0;
-    std::vector<ProgramTimelinePoint> timeline;
-  };
-  std::vector<Run> runs;
-  std::vector<EntryInfo> entries;
-  std::vector<std::string> damage;
-};
-
 struct ReportData {
+  // Of both kinds, each source's in order of their first run.
   std::vector<Implementation> implementations;
-  std::vector<ProgramImplementation> program_implementations;
   // Entries of the triage directories that none of the runs made (a
   // backend since changed, a run older than its records): listed apart.
   struct OtherEntries {

@@ -131,13 +131,13 @@ TEST(ReportDataTest, ACrashShowsHowItEndedAndTheToolsLastOutput) {
 // no run here used.
 TEST(ReportDataTest, ProgramCampaignsHaveTheirRunsAndTheirEntries) {
   const std::string out = FreshDir("programs");
-  const std::string run = out + "/stats/programs-1000-1";
+  const std::string run = out + "/stats/run-1000-1";
   ASSERT_TRUE(MakeDirs(run).ok());
-  ASSERT_TRUE(
-      WriteFile(absl::StrCat(run, "/", kProgramTimelineFile),
-                ProgramTimelineHeader("faulty 1") +
-                    FormatProgramTimelinePoint({.seconds = 5, .programs = 40}))
-          .ok());
+  ASSERT_TRUE(WriteFile(absl::StrCat(run, "/", kTimelineFile),
+                        TimelineHeader(RunKind::kPrograms, "faulty 1") +
+                            FormatTimelinePoint(RunKind::kPrograms,
+                                                {.seconds = 5, .checked = 40}))
+                  .ok());
   auto store = TriageStore::Open(out + "/triage", /*create=*/true);
   ASSERT_TRUE(store.ok());
   ASSERT_TRUE(store->File(AProgramMismatch()).ok());
@@ -149,12 +149,12 @@ TEST(ReportDataTest, ProgramCampaignsHaveTheirRunsAndTheirEntries) {
   const absl::StatusOr<ReportData> data =
       ReadReport({{.out_dir = out, .triage_dir = out + "/triage"}});
   ASSERT_TRUE(data.ok()) << data.status();
-  EXPECT_THAT(data->implementations, SizeIs(0));
-  ASSERT_THAT(data->program_implementations, SizeIs(1));
-  const ProgramImplementation& programs = data->program_implementations[0];
+  ASSERT_THAT(data->implementations, SizeIs(1));
+  const Implementation& programs = data->implementations[0];
+  EXPECT_EQ(programs.kind, RunKind::kPrograms);
   EXPECT_EQ(programs.backend, "faulty 1");
   ASSERT_THAT(programs.runs, SizeIs(1));
-  EXPECT_EQ(programs.runs[0].timeline[0].programs, 40);
+  EXPECT_EQ(programs.runs[0].timeline[0].checked, 40);
   ASSERT_THAT(programs.entries, SizeIs(2));
   EXPECT_TRUE(NamesAProgram(programs.entries[0].signature) !=
               NamesAProgram(programs.entries[1].signature))
@@ -166,9 +166,34 @@ TEST(ReportDataTest, ProgramCampaignsHaveTheirRunsAndTheirEntries) {
   EXPECT_THAT(absl::StrJoin(data->notes, "\n"),
               Not(HasSubstr("no run with records")));
   EXPECT_THAT(ReportJson(*data),
-              HasSubstr("\"program_implementations\":[{\"backend\":"
-                        "\"faulty 1\""));
+              HasSubstr("\"implementations\":[],\"program_implementations\":"
+                        "[{\"backend\":\"faulty 1\""));
   RemoveTree(out);
+}
+
+// The records d15de9c wrote (report/testdata: a `fuzz` run and a `programs`
+// run, before they had one record) make the report they made then: a
+// column for the tuple run, a program campaign for the program run, each
+// timeline in its kind's columns.
+TEST(ReportDataTest, AnEarlierVersionsRecordsMakeTheSameReport) {
+  const std::string out =
+      absl::StrCat(PTXDIFF_SOURCE_DIR, "/report/testdata/d15de9c");
+  const absl::StatusOr<ReportData> data = ReadReport(
+      {{.out_dir = out, .triage_dir = FreshDir("no_triage") + "/triage"}});
+  ASSERT_TRUE(data.ok()) << data.status();
+  ASSERT_THAT(data->implementations, SizeIs(2));
+  EXPECT_EQ(data->implementations[0].kind, RunKind::kTuples);
+  EXPECT_EQ(data->implementations[1].kind, RunKind::kPrograms);
+  for (const Implementation& i : data->implementations)
+    EXPECT_THAT(i.damage, SizeIs(0)) << i.backend;
+  EXPECT_THAT(data->damage, SizeIs(0));
+  const std::string json = ReportJson(*data);
+  EXPECT_THAT(json, HasSubstr("\"timeline\":[[5.0,1024,84,0,0,0,0],"
+                              "[5.5,1024,84,0,0,0,0]]"));
+  EXPECT_THAT(json, HasSubstr("\"program_implementations\":[{\"backend\":"
+                              "\"ptxas sm_90 (/usr/local/cuda/bin/ptxas;"));
+  EXPECT_THAT(json, HasSubstr("\"timeline\":[[5.0,473,473,468,1,0,1],"
+                              "[5.0,473,473,468,1,0,1]]"));
 }
 
 // The report parses a program entry's case.txt as `triage list` does: one
@@ -325,10 +350,11 @@ TEST(ReportDataTest, EachRunHasItsSmoothedRate) {
   const std::string out = FreshDir("rate");
   const std::string run = out + "/stats/run-1000-1";
   ASSERT_TRUE(MakeDirs(run).ok());
-  std::string timeline = TimelineHeader();
+  std::string timeline = TimelineHeader(RunKind::kTuples);
   for (int s = 1; s <= 12; ++s) {
-    timeline += FormatTimelinePoint({.seconds = static_cast<double>(s),
-                                     .tuples = 1600 * (s / 2)});
+    timeline += FormatTimelinePoint(
+        RunKind::kTuples,
+        {.seconds = static_cast<double>(s), .checked = 1600 * (s / 2)});
   }
   ASSERT_TRUE(WriteFile(absl::StrCat(run, "/", kTimelineFile), timeline).ok());
   ASSERT_TRUE(WriteFile(run + "/1.outcomes",

@@ -4,13 +4,14 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <functional>
+#include <tuple>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/files.h"
@@ -18,16 +19,43 @@
 namespace ptxdiff {
 namespace {
 
-constexpr absl::string_view kTimelineHeader =
-    "# ptxdiff timeline 1: seconds tuples variants_reached "
-    "variants_reached_runtime mismatches faults new_entries";
-constexpr int kTimelineFields = 7;
-
-constexpr absl::string_view kProgramTimelineHeader =
-    "# ptxdiff program timeline 1: seconds programs judged_immediate "
-    "judged_runtime disagreements faults new_entries";
+// The headers a timeline may open with, and the kind of run each says.
+// Each kind's columns are in one order in every version: seconds, checked,
+// the kind's own two counts, disagreements, faults, new entries. Version 1
+// had no kind in its header: a program run's was its own file's (see
+// kRunDirForms).
+struct Header {
+  absl::string_view text;
+  RunKind kind;
+};
+constexpr Header kHeaders[] = {
+    {"# ptxdiff timeline 2 (tuples): seconds checked variants_reached "
+     "variants_reached_runtime disagreements faults new_entries",
+     RunKind::kTuples},
+    {"# ptxdiff timeline 2 (programs): seconds checked judged_immediate "
+     "judged_runtime disagreements faults new_entries",
+     RunKind::kPrograms},
+    {"# ptxdiff timeline 1: seconds tuples variants_reached "
+     "variants_reached_runtime mismatches faults new_entries",
+     RunKind::kTuples},
+    {"# ptxdiff program timeline 1: seconds programs judged_immediate "
+     "judged_runtime disagreements faults new_entries",
+     RunKind::kPrograms},
+};
 constexpr absl::string_view kBackendLine = "# backend: ";
-constexpr int kProgramTimelineFields = 7;
+
+// Where a run directory is, and what it holds: today's `run-`, and the
+// `programs-` of a program run of version 1, whose timeline was its own
+// file.
+struct RunDirForm {
+  absl::string_view prefix;
+  RunKind kind;  // until its timeline says
+  absl::string_view timeline_file;
+};
+constexpr RunDirForm kRunDirForms[] = {
+    {"run-", RunKind::kTuples, kTimelineFile},
+    {"programs-", RunKind::kPrograms, "programs.tsv"},
+};
 
 // A path longer than this is no path a run wrote.
 constexpr size_t kMaxRecordedPathBytes = 4096;
@@ -36,42 +64,43 @@ constexpr size_t kMaxRecordedPathBytes = 4096;
 // and form (16 MB). A larger one is damage, not read.
 constexpr size_t kMaxRecordBytes = size_t{64} << 20;
 
-// The start time in "<prefix><unix time>-<pid>", 0 if the name has none.
-int64_t StartOf(absl::string_view dir, absl::string_view prefix = "run-") {
-  absl::string_view name = dir.substr(dir.rfind('/') + 1);
-  int64_t start = 0;
-  if (!absl::ConsumePrefix(&name, prefix) ||
-      !absl::SimpleAtoi(name.substr(0, name.find('-')), &start)) {
-    return 0;
-  }
-  return start;
-}
-
-bool ParsePoint(absl::string_view line, TimelinePoint& p) {
+// A point of a `kind` run from its line, in the order of TimelineCounts.
+bool ReadPoint(absl::string_view line, RunKind kind, TimelinePoint& p) {
   const std::vector<absl::string_view> f = absl::StrSplit(line, '\t');
-  return f.size() == kTimelineFields && absl::SimpleAtod(f[0], &p.seconds) &&
-         absl::SimpleAtoi(f[1], &p.tuples) &&
-         absl::SimpleAtoi(f[2], &p.variants_reached) &&
-         absl::SimpleAtoi(f[3], &p.variants_reached_runtime) &&
-         absl::SimpleAtoi(f[4], &p.mismatches) &&
-         absl::SimpleAtoi(f[5], &p.faults) &&
-         absl::SimpleAtoi(f[6], &p.new_entries);
+  std::array<int64_t, kTimelineCounts> c;
+  if (f.size() != c.size() + 1 || !absl::SimpleAtod(f[0], &p.seconds))
+    return false;
+  for (size_t i = 0; i < c.size(); ++i) {
+    if (!absl::SimpleAtoi(f[i + 1], &c[i])) return false;
+  }
+  p.checked = c[0];
+  if (kind == RunKind::kTuples) {
+    p.variants_reached = c[1];
+    p.variants_reached_runtime = c[2];
+  } else {
+    p.judged_immediate = c[1];
+    p.judged_runtime = c[2];
+  }
+  p.disagreements = c[3];
+  p.faults = c[4];
+  p.new_entries = c[5];
+  return true;
 }
 
-// Gives `read` each line of the timeline `text` at `path` after its
-// `header`; a line it cannot read is named in `damage`.
-void ReadTimelineLines(const std::string& path, absl::string_view text,
-                       absl::string_view header,
-                       const std::function<bool(absl::string_view)>& read,
-                       std::vector<std::string>& damage) {
-  std::vector<absl::string_view> lines = absl::StrSplit(text, '\n');
-  if (!lines.empty() && lines.back().empty()) lines.pop_back();
-  size_t bad = 0, first_bad = 0;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    if (i == 0 && lines[i] == header) continue;
-    if (!read(lines[i]) && bad++ == 0) first_bad = i + 1;
+// Whether `line` is a timeline's header; if it is, the kind it says.
+bool ReadHeader(absl::string_view line, RunKind& kind) {
+  for (const Header& header : kHeaders) {
+    if (header.text != line) continue;
+    kind = header.kind;
+    return true;
   }
-  // One phrase a file, however many of its lines are bad.
+  return false;
+}
+
+// Names the lines of `path` that are no timeline point: one phrase a file,
+// however many of its lines are bad.
+void SayBadLines(const std::string& path, size_t bad, size_t first_bad,
+                 std::vector<std::string>& damage) {
   if (bad == 1) {
     damage.push_back(
         absl::StrCat(path, ": line ", first_bad, " is no timeline point"));
@@ -83,32 +112,48 @@ void ReadTimelineLines(const std::string& path, absl::string_view text,
   }
 }
 
+// Reads the run's kind, backend and points from its timeline `text` at
+// `path`. A file without a header (damaged: every version wrote one) is
+// read as its directory's kind.
+void ReadTimelineText(const std::string& path, absl::string_view text,
+                      RunRecord& run) {
+  std::vector<absl::string_view> lines = absl::StrSplit(text, '\n');
+  if (!lines.empty() && lines.back().empty()) lines.pop_back();
+  size_t bad = 0, first_bad = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    absl::string_view line = lines[i];
+    if (i == 0 && ReadHeader(line, run.kind)) continue;
+    if (absl::ConsumePrefix(&line, kBackendLine)) {
+      if (run.backend.empty()) run.backend = std::string(line);
+      continue;
+    }
+    TimelinePoint p;
+    if (ReadPoint(line, run.kind, p)) {
+      run.timeline.push_back(p);
+    } else if (bad++ == 0) {
+      first_bad = i + 1;
+    }
+  }
+  SayBadLines(path, bad, first_bad, run.damage);
+}
+
 void ReadTimeline(const std::string& path, RunRecord& run) {
   const absl::StatusOr<std::string> text =
       ReadRecordFile(path, kMaxRecordBytes);
-  // A run stopped before its first progress line has none.
-  if (absl::IsNotFound(text.status())) return;
+  // A tuple run stopped before its first progress line has none.
+  if (absl::IsNotFound(text.status()) && run.kind == RunKind::kTuples) return;
   if (!text.ok()) {
     run.damage.push_back(std::string(text.status().message()));
     return;
   }
-  ReadTimelineLines(
-      path, *text, kTimelineHeader,
-      [&](absl::string_view line) {
-        TimelinePoint p;
-        if (!ParsePoint(line, p)) return false;
-        run.timeline.push_back(p);
-        return true;
-      },
-      run.damage);
-}
-
-// Runs of either kind by start time, then directory.
-template <typename Run>
-void SortOldestFirst(std::vector<Run>& runs) {
-  std::sort(runs.begin(), runs.end(), [](const Run& a, const Run& b) {
-    return std::tie(a.started_unix, a.dir) < std::tie(b.started_unix, b.dir);
-  });
+  ReadTimelineText(path, *text, run);
+  // A program run's timeline is all that says its backend.
+  if (run.kind != RunKind::kPrograms || !run.backend.empty()) return;
+  if (!run.damage.empty() && absl::StartsWith(run.damage.back(), path)) {
+    absl::StrAppend(&run.damage.back(), "; it names no backend");
+  } else {
+    run.damage.push_back(absl::StrCat(path, ": it names no backend"));
+  }
 }
 
 void ReadOutcomes(const std::string& path, RunRecord& run) {
@@ -129,68 +174,62 @@ void ReadOutcomes(const std::string& path, RunRecord& run) {
   run.outcomes.push_back(*std::move(file));
 }
 
-bool ParseProgramPoint(absl::string_view line, ProgramTimelinePoint& p) {
-  const std::vector<absl::string_view> f = absl::StrSplit(line, '\t');
-  return f.size() == kProgramTimelineFields &&
-         absl::SimpleAtod(f[0], &p.seconds) &&
-         absl::SimpleAtoi(f[1], &p.programs) &&
-         absl::SimpleAtoi(f[2], &p.judged_immediate) &&
-         absl::SimpleAtoi(f[3], &p.judged_runtime) &&
-         absl::SimpleAtoi(f[4], &p.disagreements) &&
-         absl::SimpleAtoi(f[5], &p.faults) &&
-         absl::SimpleAtoi(f[6], &p.new_entries);
-}
-
-void ReadProgramTimeline(const std::string& path, ProgramRunRecord& run) {
-  const absl::StatusOr<std::string> text =
-      ReadRecordFile(path, kMaxRecordBytes);
-  if (!text.ok()) {
-    run.damage.push_back(std::string(text.status().message()));
-    return;
+// The form of the run directory `dir` and its start time; null and 0 for a
+// directory no run made.
+const RunDirForm* RunDirFormOf(absl::string_view dir, int64_t& started_unix) {
+  for (const RunDirForm& form : kRunDirForms) {
+    absl::string_view name = dir.substr(dir.rfind('/') + 1);
+    int64_t start = 0;
+    if (absl::ConsumePrefix(&name, form.prefix) &&
+        absl::SimpleAtoi(name.substr(0, name.find('-')), &start) && start > 0) {
+      started_unix = start;
+      return &form;
+    }
   }
-  ReadTimelineLines(
-      path, *text, kProgramTimelineHeader,
-      [&](absl::string_view line) {
-        if (absl::ConsumePrefix(&line, kBackendLine)) {
-          run.backend = std::string(line);
-          return true;
-        }
-        ProgramTimelinePoint p;
-        if (!ParseProgramPoint(line, p)) return false;
-        run.timeline.push_back(p);
-        return true;
-      },
-      run.damage);
-  if (!run.backend.empty()) return;
-  if (!run.damage.empty() && absl::StartsWith(run.damage.back(), path)) {
-    absl::StrAppend(&run.damage.back(), "; it names no backend");
-  } else {
-    run.damage.push_back(absl::StrCat(path, ": it names no backend"));
-  }
+  started_unix = 0;
+  return nullptr;
 }
 
 }  // namespace
 
-std::string TimelineHeader() { return absl::StrCat(kTimelineHeader, "\n"); }
+std::string TimelineHeader(RunKind kind, absl::string_view backend) {
+  std::string header =
+      absl::StrCat(kHeaders[kind == RunKind::kTuples ? 0 : 1].text, "\n");
+  if (!backend.empty()) absl::StrAppend(&header, kBackendLine, backend, "\n");
+  return header;
+}
 
-std::string FormatTimelinePoint(const TimelinePoint& p) {
-  return absl::StrCat(absl::StrFormat("%.1f", p.seconds), "\t", p.tuples, "\t",
-                      p.variants_reached, "\t", p.variants_reached_runtime,
-                      "\t", p.mismatches, "\t", p.faults, "\t", p.new_entries,
-                      "\n");
+std::array<int64_t, kTimelineCounts> TimelineCounts(RunKind kind,
+                                                    const TimelinePoint& p) {
+  const bool tuples = kind == RunKind::kTuples;
+  const std::optional<int64_t>& first =
+      tuples ? p.variants_reached : p.judged_immediate;
+  const std::optional<int64_t>& second =
+      tuples ? p.variants_reached_runtime : p.judged_runtime;
+  return {p.checked,       first.value_or(0), second.value_or(0),
+          p.disagreements, p.faults,          p.new_entries};
+}
+
+std::string FormatTimelinePoint(RunKind kind, const TimelinePoint& point) {
+  return absl::StrCat(absl::StrFormat("%.1f", point.seconds), "\t",
+                      absl::StrJoin(TimelineCounts(kind, point), "\t"), "\n");
 }
 
 std::vector<RunRecord> ReadRuns(const std::string& out_dir) {
   std::vector<RunRecord> runs;
   for (const std::string& dir : FilesIn(out_dir + "/stats")) {
-    if (StartOf(dir) == 0) continue;
-    RunRecord run{.dir = dir, .started_unix = StartOf(dir)};
-    ReadTimeline(absl::StrCat(dir, "/", kTimelineFile), run);
+    int64_t started_unix = 0;
+    const RunDirForm* form = RunDirFormOf(dir, started_unix);
+    if (form == nullptr) continue;
+    RunRecord run{.dir = dir, .started_unix = started_unix, .kind = form->kind};
     for (const std::string& path : FilesIn(dir, ".outcomes"))
       ReadOutcomes(path, run);
+    ReadTimeline(absl::StrCat(dir, "/", form->timeline_file), run);
     runs.push_back(std::move(run));
   }
-  SortOldestFirst(runs);
+  std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.started_unix, a.dir) < std::tie(b.started_unix, b.dir);
+  });
   return runs;
 }
 
@@ -212,8 +251,8 @@ std::string RecordedTriageDir(const std::string& out_dir) {
   std::string newest;
   int64_t newest_start = 0;
   for (const std::string& dir : FilesIn(out_dir + "/stats")) {
-    const int64_t start =
-        std::max(StartOf(dir), StartOf(dir, kProgramRunPrefix));
+    int64_t start = 0;
+    RunDirFormOf(dir, start);
     const absl::StatusOr<std::string> recorded = ReadRecordFile(
         absl::StrCat(dir, "/", kRunTriageDirFile), kMaxRecordedPathBytes);
     if (!recorded.ok() || start < newest_start) continue;
@@ -224,31 +263,6 @@ std::string RecordedTriageDir(const std::string& out_dir) {
     newest_start = start;
   }
   return newest;
-}
-
-std::string ProgramTimelineHeader(absl::string_view backend) {
-  return absl::StrCat(kProgramTimelineHeader, "\n", kBackendLine, backend,
-                      "\n");
-}
-
-std::string FormatProgramTimelinePoint(const ProgramTimelinePoint& p) {
-  return absl::StrCat(absl::StrFormat("%.1f", p.seconds), "\t", p.programs,
-                      "\t", p.judged_immediate, "\t", p.judged_runtime, "\t",
-                      p.disagreements, "\t", p.faults, "\t", p.new_entries,
-                      "\n");
-}
-
-std::vector<ProgramRunRecord> ReadProgramRuns(const std::string& out_dir) {
-  std::vector<ProgramRunRecord> runs;
-  for (const std::string& dir : FilesIn(out_dir + "/stats")) {
-    const int64_t start = StartOf(dir, kProgramRunPrefix);
-    if (start == 0) continue;
-    ProgramRunRecord run{.dir = dir, .started_unix = start};
-    ReadProgramTimeline(absl::StrCat(dir, "/", kProgramTimelineFile), run);
-    runs.push_back(std::move(run));
-  }
-  SortOldestFirst(runs);
-  return runs;
 }
 
 }  // namespace ptxdiff

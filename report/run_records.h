@@ -1,12 +1,16 @@
 // What a campaign leaves under its --out directory for a report to read:
 //
-//   <out>/stats/run-<unix time>-<pid>/   one directory a `ptxdiff fuzz` run
-//     <pid>.stats      a fuzz process's counters
-//     (fuzzers/differential_target.h) <pid>.outcomes   its outcomes by variant
-//     and form (campaign/outcome_table.h) timeline.tsv     the run's progress,
-//     a line each progress line printed
-//   <out>/stats/programs-<unix time>-<pid>/   a `ptxdiff programs` run
-//     programs.tsv     its backend, and its progress every few seconds
+//   <out>/stats/run-<unix time>-<pid>/  a directory a run, of either kind
+//     timeline.tsv    its kind (tuples: `ptxdiff fuzz`, programs: `ptxdiff
+//                     programs`), a program run's backend, and a point each
+//                     progress line or tick
+//     <pid>.stats     a fuzz process's counters (fuzzers/fuzz_stats.h)
+//     <pid>.outcomes  a fuzz process's outcomes by variant and form
+//                     (campaign/outcome_table.h)
+//     triage-dir      the triage directory the run filed in
+//
+// Earlier versions' records are read too: a tuple run's timeline of version
+// 1, and a program run's `programs-<unix time>-<pid>/programs.tsv`.
 //
 // Every file is one run's or one process's, written whole or appended to,
 // never rewritten from what another run wrote: a report sums them. A file
@@ -15,7 +19,9 @@
 #ifndef PTXDIFF_REPORT_RUN_RECORDS_H_
 #define PTXDIFF_REPORT_RUN_RECORDS_H_
 
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,31 +33,52 @@ namespace ptxdiff {
 
 inline constexpr absl::string_view kTimelineFile = "timeline.tsv";
 
-// The campaign's totals when a progress line was printed.
+// What a run checked: tuples (`ptxdiff fuzz`) or programs (`ptxdiff
+// programs`).
+enum class RunKind { kTuples, kPrograms };
+
+// A run's totals at one of its progress lines. A count that does not apply
+// to the run's kind is absent.
 struct TimelinePoint {
-  double seconds = 0;  // since the run started
-  int64_t tuples = 0;  // judged
-  int64_t variants_reached = 0;
-  int64_t variants_reached_runtime = 0;
-  int64_t mismatches = 0;
-  int64_t faults = 0;         // tuples that crashed or hung the backend
+  double seconds = 0;   // since the run started
+  int64_t checked = 0;  // tuples or programs, judged or declined
+  // A tuple run's: variants a tuple reached, in any form and with runtime
+  // operands (a program is no one variant's).
+  std::optional<int64_t> variants_reached, variants_reached_runtime;
+  // A program run's: programs judged with the inputs as immediates, and
+  // with runtime inputs (a tuple's outcome table has its forms).
+  std::optional<int64_t> judged_immediate, judged_runtime;
+  int64_t disagreements = 0;  // with the oracle: mismatches
+  int64_t faults = 0;         // cases that crashed or hung the backend
   int64_t new_entries = 0;    // triage entries this run made
 };
-// The timeline's first line, and one point's line.
-std::string TimelineHeader();
-std::string FormatTimelinePoint(const TimelinePoint& point);
+
+// A timeline's first lines (its format, the run's kind, and the backend's
+// identity where the run knows it: a tuple run's outcome files say it), and
+// a point's line: its seconds, then the counts of TimelineCounts.
+std::string TimelineHeader(RunKind kind, absl::string_view backend = "");
+std::string FormatTimelinePoint(RunKind kind, const TimelinePoint& point);
+// The counts a kind's timeline has, in its columns' order: checked, the
+// kind's own two, disagreements, faults, new entries. One the caller left
+// absent is 0.
+inline constexpr int kTimelineCounts = 6;
+std::array<int64_t, kTimelineCounts> TimelineCounts(RunKind kind,
+                                                    const TimelinePoint& point);
 
 struct RunRecord {
   std::string dir;
-  int64_t started_unix = 0;  // from the directory's name
-  std::string backend;       // the outcome files' (empty without any)
+  int64_t started_unix = 0;         // from the directory's name
+  RunKind kind = RunKind::kTuples;  // a run without a timeline: tuples
+  // The outcome files' or the timeline's; empty if neither says.
+  std::string backend;
   std::vector<TimelinePoint> timeline;
-  std::vector<OutcomeFile> outcomes;  // one a fuzz process
+  std::vector<OutcomeFile> outcomes;  // a tuple run's: one a fuzz process
   // "<file>: <what>", a phrase each.
   std::vector<std::string> damage;
 };
 
-// The runs under `out_dir`/stats, oldest first; none if there is none.
+// The runs of both kinds under `out_dir`/stats, oldest first; none if there
+// is none.
 std::vector<RunRecord> ReadRuns(const std::string& out_dir);
 
 // The triage directory a run (of either kind) filed its findings in, kept
@@ -62,37 +89,6 @@ absl::Status RecordTriageDir(const std::string& run_dir,
                              const std::string& triage_dir);
 // The one the newest run under `out_dir` recorded; "" if none did.
 std::string RecordedTriageDir(const std::string& out_dir);
-
-// A program campaign's (`ptxdiff programs`): programs are not one variant's,
-// so its record is its progress, and its findings are in the triage
-// directory.
-inline constexpr absl::string_view kProgramRunPrefix = "programs-";
-inline constexpr absl::string_view kProgramTimelineFile = "programs.tsv";
-
-struct ProgramTimelinePoint {
-  double seconds = 0;            // since the run started
-  int64_t programs = 0;          // checked
-  int64_t judged_immediate = 0;  // judged with the inputs as immediates
-  int64_t judged_runtime = 0;    // and with runtime inputs
-  int64_t disagreements = 0;
-  int64_t faults = 0;       // crashes and hangs of the backend
-  int64_t new_entries = 0;  // triage entries this run made
-};
-// The file's first lines (its format, the backend's identity), and a
-// point's line.
-std::string ProgramTimelineHeader(absl::string_view backend);
-std::string FormatProgramTimelinePoint(const ProgramTimelinePoint& point);
-
-struct ProgramRunRecord {
-  std::string dir;
-  int64_t started_unix = 0;
-  std::string backend;  // ProgramBackend::Identity(); empty if unwritten
-  std::vector<ProgramTimelinePoint> timeline;
-  std::vector<std::string> damage;  // "<file>: <what>"
-};
-
-// The program runs under `out_dir`/stats, oldest first.
-std::vector<ProgramRunRecord> ReadProgramRuns(const std::string& out_dir);
 
 }  // namespace ptxdiff
 

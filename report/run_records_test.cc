@@ -3,6 +3,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <optional>
+#include <tuple>
+
 #include "absl/strings/str_cat.h"
 #include "common/files.h"
 #include "gmock/gmock.h"
@@ -12,8 +15,11 @@ namespace ptxdiff {
 namespace {
 
 using ::testing::ElementsAre;
+using ::testing::Gt;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 using ::testing::SizeIs;
+using ::testing::StartsWith;
 
 std::string FreshDir(const std::string& name) {
   const std::string dir = absl::StrCat(::testing::TempDir(), "/records_", name,
@@ -29,14 +35,15 @@ TEST(RunRecordsTest, ReadsEachRunsTimelineAndOutcomesOldestFirst) {
   ASSERT_TRUE(MakeDirs(early).ok());
   ASSERT_TRUE(MakeDirs(out + "/stats/not-a-run").ok());
   const TimelinePoint p{.seconds = 5,
-                        .tuples = 1000,
+                        .checked = 1000,
                         .variants_reached = 40,
                         .variants_reached_runtime = 12,
-                        .mismatches = 3,
+                        .disagreements = 3,
                         .faults = 1,
                         .new_entries = 2};
   ASSERT_TRUE(WriteFile(absl::StrCat(early, "/", kTimelineFile),
-                        TimelineHeader() + FormatTimelinePoint(p) +
+                        TimelineHeader(RunKind::kTuples) +
+                            FormatTimelinePoint(RunKind::kTuples, p) +
                             "garbage\n")
                   .ok());
   ASSERT_TRUE(WriteFile(early + "/9.outcomes",
@@ -48,11 +55,20 @@ TEST(RunRecordsTest, ReadsEachRunsTimelineAndOutcomesOldestFirst) {
   const std::vector<RunRecord> runs = ReadRuns(out);
   ASSERT_THAT(runs, SizeIs(2));
   EXPECT_EQ(runs[0].started_unix, 1000);
+  EXPECT_EQ(runs[0].kind, RunKind::kTuples);
   EXPECT_EQ(runs[0].backend, "oracle 1");
   ASSERT_THAT(runs[0].timeline, SizeIs(1));
-  EXPECT_EQ(runs[0].timeline[0].tuples, 1000);
-  EXPECT_EQ(runs[0].timeline[0].new_entries, 2);
-  EXPECT_DOUBLE_EQ(runs[0].timeline[0].seconds, 5);
+  const TimelinePoint& read = runs[0].timeline[0];
+  EXPECT_DOUBLE_EQ(read.seconds, 5);
+  EXPECT_EQ(read.checked, 1000);
+  EXPECT_EQ(read.variants_reached, 40);
+  EXPECT_EQ(read.variants_reached_runtime, 12);
+  EXPECT_EQ(read.disagreements, 3);
+  EXPECT_EQ(read.faults, 1);
+  EXPECT_EQ(read.new_entries, 2);
+  // A tuple run judges no program: its point has no programs' counts.
+  EXPECT_EQ(read.judged_immediate, std::nullopt);
+  EXPECT_EQ(read.judged_runtime, std::nullopt);
   ASSERT_THAT(runs[0].outcomes, SizeIs(1));
   EXPECT_EQ(runs[0].outcomes[0].rows[0].counts[0], 2);
   EXPECT_THAT(runs[0].damage,
@@ -66,46 +82,170 @@ TEST(RunRecordsTest, ReadsEachRunsTimelineAndOutcomesOldestFirst) {
   RemoveTree(out);
 }
 
-// A program campaign's record: its backend and progress, read back; its
-// damaged lines named; a file without its backend said to be one. The
-// tuple campaign's reader does not take it for a run of its own.
-TEST(RunRecordsTest, ReadsEachProgramRunsBackendAndProgress) {
+// A program run's record is a run directory as a tuple run's: its timeline
+// says its kind and backend, and has the programs' counts, not the
+// variants' (a program is no one variant's).
+TEST(RunRecordsTest, AProgramRunIsARunWithItsKindBackendAndCounts) {
   const std::string out = FreshDir("programs");
+  const std::string programs = out + "/stats/run-3000-4";
+  const std::string tuples = out + "/stats/run-2000-3";
+  ASSERT_TRUE(MakeDirs(programs).ok());
+  ASSERT_TRUE(MakeDirs(tuples).ok());
+  const TimelinePoint p{.seconds = 5,
+                        .checked = 300,
+                        .judged_immediate = 280,
+                        .judged_runtime = 120,
+                        .disagreements = 2,
+                        .faults = 1,
+                        .new_entries = 1};
+  ASSERT_TRUE(WriteFile(absl::StrCat(programs, "/", kTimelineFile),
+                        TimelineHeader(RunKind::kPrograms, "ptxas 1 (sm_90)") +
+                            FormatTimelinePoint(RunKind::kPrograms, p) +
+                            "5\t6\n")
+                  .ok());
+  ASSERT_TRUE(WriteFile(absl::StrCat(tuples, "/", kTimelineFile),
+                        TimelineHeader(RunKind::kTuples) +
+                            FormatTimelinePoint(RunKind::kTuples,
+                                                {.seconds = 1, .checked = 9}))
+                  .ok());
+
+  const std::vector<RunRecord> runs = ReadRuns(out);
+  ASSERT_THAT(runs, SizeIs(2));
+  EXPECT_EQ(runs[0].kind, RunKind::kTuples);
+  EXPECT_EQ(runs[1].kind, RunKind::kPrograms);
+  EXPECT_EQ(runs[1].started_unix, 3000);
+  EXPECT_EQ(runs[1].backend, "ptxas 1 (sm_90)");
+  ASSERT_THAT(runs[1].timeline, SizeIs(1));
+  const TimelinePoint& read = runs[1].timeline[0];
+  EXPECT_EQ(read.checked, 300);
+  EXPECT_EQ(read.judged_immediate, 280);
+  EXPECT_EQ(read.judged_runtime, 120);
+  EXPECT_EQ(read.disagreements, 2);
+  EXPECT_EQ(read.faults, 1);
+  EXPECT_EQ(read.new_entries, 1);
+  EXPECT_EQ(read.variants_reached, std::nullopt);
+  EXPECT_EQ(read.variants_reached_runtime, std::nullopt);
+  EXPECT_THAT(runs[1].damage,
+              ElementsAre(HasSubstr("line 4 is no timeline point")));
+  RemoveTree(out);
+}
+
+// Records written by d15de9c, before the two kinds of run had one record:
+// a `fuzz` run's run-*/ (version 1 of timeline.tsv; its outcome file cut to
+// its first rows) and a `programs` run's programs-*/programs.tsv. Both are
+// read, oldest first, each with its kind's counts and its triage directory.
+TEST(RunRecordsTest, ReadsTheRecordsOfAnEarlierVersion) {
+  const std::string out =
+      absl::StrCat(PTXDIFF_SOURCE_DIR, "/report/testdata/d15de9c");
+  const std::vector<RunRecord> runs = ReadRuns(out);
+  ASSERT_THAT(runs, SizeIs(2));
+  const RunRecord& tuples = runs[0];
+  EXPECT_EQ(tuples.kind, RunKind::kTuples);
+  EXPECT_EQ(tuples.started_unix, 1796538300);
+  EXPECT_THAT(tuples.backend, StartsWith("ptxas 1 (Cuda compilation tools"));
+  ASSERT_THAT(tuples.timeline, SizeIs(2));
+  EXPECT_DOUBLE_EQ(tuples.timeline[1].seconds, 5.5);
+  EXPECT_EQ(tuples.timeline[1].checked, 1024);
+  EXPECT_EQ(tuples.timeline[1].variants_reached, 84);
+  EXPECT_EQ(tuples.timeline[1].variants_reached_runtime, 0);
+  EXPECT_EQ(tuples.timeline[1].judged_immediate, std::nullopt);
+  ASSERT_THAT(tuples.outcomes, SizeIs(1));
+  EXPECT_THAT(tuples.outcomes[0].rows, SizeIs(Gt(80u)));
+  EXPECT_THAT(tuples.damage, IsEmpty());
+
+  const RunRecord& programs = runs[1];
+  EXPECT_EQ(programs.kind, RunKind::kPrograms);
+  EXPECT_EQ(programs.started_unix, 1796538307);
+  EXPECT_THAT(programs.backend, StartsWith("ptxas sm_90 (/usr/local/cuda"));
+  ASSERT_THAT(programs.timeline, SizeIs(2));
+  EXPECT_EQ(programs.timeline[0].checked, 473);
+  EXPECT_EQ(programs.timeline[0].judged_immediate, 473);
+  EXPECT_EQ(programs.timeline[0].judged_runtime, 468);
+  EXPECT_EQ(programs.timeline[0].disagreements, 1);
+  EXPECT_EQ(programs.timeline[0].new_entries, 1);
+  EXPECT_EQ(programs.timeline[0].variants_reached, std::nullopt);
+  EXPECT_THAT(programs.outcomes, IsEmpty());
+  EXPECT_THAT(programs.damage, IsEmpty());
+  EXPECT_EQ(RecordedTriageDir(out), "/tmp/h78-sample/triage");
+}
+
+// Each kind's point, written and read back, is what was written: the
+// columns the header names are the ones its lines have.
+TEST(RunRecordsTest, EachKindsTimelineReadsBackAsWritten) {
+  const std::string out = FreshDir("round_trip");
+  const TimelinePoint tuples{.seconds = 2.5,
+                             .checked = 7,
+                             .variants_reached = 6,
+                             .variants_reached_runtime = 5,
+                             .disagreements = 4,
+                             .faults = 3,
+                             .new_entries = 2};
+  const TimelinePoint programs{.seconds = 3.5,
+                               .checked = 17,
+                               .judged_immediate = 16,
+                               .judged_runtime = 15,
+                               .disagreements = 14,
+                               .faults = 13,
+                               .new_entries = 12};
+  for (const auto& [kind, point, dir] :
+       {std::tuple{RunKind::kTuples, tuples, "/stats/run-1-1"},
+        std::tuple{RunKind::kPrograms, programs, "/stats/run-2-2"}}) {
+    ASSERT_TRUE(MakeDirs(out + dir).ok());
+    ASSERT_TRUE(
+        WriteFile(absl::StrCat(out, dir, "/", kTimelineFile),
+                  TimelineHeader(kind, "b") + FormatTimelinePoint(kind, point))
+            .ok());
+  }
+  const std::vector<RunRecord> runs = ReadRuns(out);
+  ASSERT_THAT(runs, SizeIs(2));
+  for (const RunRecord& run : runs) {
+    EXPECT_THAT(run.damage, IsEmpty());
+    ASSERT_THAT(run.timeline, SizeIs(1));
+  }
+  const auto same = [](const TimelinePoint& a, const TimelinePoint& b) {
+    return std::tie(a.seconds, a.checked, a.variants_reached,
+                    a.variants_reached_runtime, a.judged_immediate,
+                    a.judged_runtime, a.disagreements, a.faults,
+                    a.new_entries) ==
+           std::tie(b.seconds, b.checked, b.variants_reached,
+                    b.variants_reached_runtime, b.judged_immediate,
+                    b.judged_runtime, b.disagreements, b.faults, b.new_entries);
+  };
+  EXPECT_TRUE(same(runs[0].timeline[0], tuples));
+  EXPECT_TRUE(same(runs[1].timeline[0], programs));
+  RemoveTree(out);
+}
+
+// A program run of an earlier version (programs-*/programs.tsv, a header
+// the version's own): its damaged lines named; a file without its backend
+// said to be one.
+TEST(RunRecordsTest, AnEarlierProgramRunsDamageIsNamed) {
+  const std::string out = FreshDir("programs_v1");
   const std::string run = out + "/stats/programs-3000-4";
   const std::string broken = out + "/stats/programs-4000-5";
   ASSERT_TRUE(MakeDirs(run).ok());
   ASSERT_TRUE(MakeDirs(broken).ok());
-  const ProgramTimelinePoint p{.seconds = 5,
-                               .programs = 300,
-                               .judged_immediate = 280,
-                               .judged_runtime = 120,
-                               .disagreements = 2,
-                               .faults = 1,
-                               .new_entries = 1};
-  ASSERT_TRUE(WriteFile(absl::StrCat(run, "/", kProgramTimelineFile),
-                        ProgramTimelineHeader("ptxas 1 (sm_90)") +
-                            FormatProgramTimelinePoint(p) + "5\t6\n")
+  ASSERT_TRUE(WriteFile(run + "/programs.tsv",
+                        "# ptxdiff program timeline 1: seconds programs "
+                        "judged_immediate judged_runtime disagreements faults "
+                        "new_entries\n# backend: ptxas 1 (sm_90)\n"
+                        "5.0\t300\t280\t120\t2\t1\t1\n5\t6\n")
                   .ok());
-  ASSERT_TRUE(WriteFile(absl::StrCat(broken, "/", kProgramTimelineFile),
-                        FormatProgramTimelinePoint(p))
-                  .ok());
-
-  const std::vector<ProgramRunRecord> runs = ReadProgramRuns(out);
+  ASSERT_TRUE(
+      WriteFile(broken + "/programs.tsv", "5.0\t300\t280\t120\t2\t1\t1\n")
+          .ok());
+  const std::vector<RunRecord> runs = ReadRuns(out);
   ASSERT_THAT(runs, SizeIs(2));
-  EXPECT_EQ(runs[0].started_unix, 3000);
   EXPECT_EQ(runs[0].backend, "ptxas 1 (sm_90)");
   ASSERT_THAT(runs[0].timeline, SizeIs(1));
-  EXPECT_EQ(runs[0].timeline[0].programs, 300);
-  EXPECT_EQ(runs[0].timeline[0].judged_immediate, 280);
   EXPECT_EQ(runs[0].timeline[0].judged_runtime, 120);
-  EXPECT_EQ(runs[0].timeline[0].disagreements, 2);
-  EXPECT_EQ(runs[0].timeline[0].faults, 1);
-  EXPECT_EQ(runs[0].timeline[0].new_entries, 1);
   EXPECT_THAT(runs[0].damage,
               ElementsAre(HasSubstr("line 4 is no timeline point")));
-  EXPECT_THAT(runs[1].timeline, SizeIs(1));
+  // Without a header, read as the kind its directory says.
+  EXPECT_EQ(runs[1].kind, RunKind::kPrograms);
+  ASSERT_THAT(runs[1].timeline, SizeIs(1));
+  EXPECT_EQ(runs[1].timeline[0].judged_immediate, 280);
   EXPECT_THAT(runs[1].damage, ElementsAre(HasSubstr("it names no backend")));
-  EXPECT_THAT(ReadRuns(out), SizeIs(0));
   RemoveTree(out);
 }
 
@@ -117,9 +257,8 @@ TEST(RunRecordsTest, ADamagedRecordIsOnePhraseHoweverManyLinesAreBad) {
   ASSERT_TRUE(MakeDirs(run).ok());
   std::string garbage;
   for (int i = 0; i < 13; ++i) garbage += "\x01garbage\n";
-  ASSERT_TRUE(
-      WriteFile(absl::StrCat(run, "/", kProgramTimelineFile), garbage).ok());
-  const std::vector<ProgramRunRecord> runs = ReadProgramRuns(out);
+  ASSERT_TRUE(WriteFile(run + "/programs.tsv", garbage).ok());
+  const std::vector<RunRecord> runs = ReadRuns(out);
   ASSERT_THAT(runs, SizeIs(1));
   EXPECT_THAT(runs[0].damage,
               ElementsAre(AllOf(HasSubstr("13 lines are no timeline points "
@@ -142,20 +281,16 @@ TEST(RunRecordsTest, ARecordPastItsBoundIsDamageNotRead) {
   const std::string timeline = absl::StrCat(run, "/", kTimelineFile);
   ASSERT_TRUE(WriteFile(timeline, "").ok());
   ASSERT_EQ(truncate(timeline.c_str(), (64 << 20) + 1), 0);
-  ASSERT_EQ(symlink("/dev/zero",
-                    absl::StrCat(programs, "/", kProgramTimelineFile).c_str()),
-            0);
+  ASSERT_EQ(symlink("/dev/zero", (programs + "/programs.tsv").c_str()), 0);
   const std::vector<RunRecord> runs = ReadRuns(out);
-  ASSERT_THAT(runs, SizeIs(1));
+  ASSERT_THAT(runs, SizeIs(2));
   EXPECT_THAT(runs[0].damage,
               ::testing::UnorderedElementsAre(
                   timeline + " is larger than 67108864 bytes (or endless): "
                              "not read",
                   run + "/1.outcomes is not a regular file: not read",
                   run + "/2.outcomes is not a regular file: not read"));
-  const std::vector<ProgramRunRecord> program_runs = ReadProgramRuns(out);
-  ASSERT_THAT(program_runs, SizeIs(1));
-  EXPECT_THAT(program_runs[0].damage,
+  EXPECT_THAT(runs[1].damage,
               ElementsAre(HasSubstr("programs.tsv is not a regular file")));
   RemoveTree(out);
 }
