@@ -421,6 +421,17 @@ TEST(MainTest, MaxTimeIsOneRuleOnEveryCommand) {
   }
 }
 
+// `calibrate --programs 9223372036854775807` overflowed its batch count:
+// "0 programs", "nothing was executed", exit 1.
+TEST(MainTest, CalibrateProgramsHasABound) {
+  const CliRun r = Ptxdiff({"calibrate", "--programs", "9223372036854775807",
+                            "--arch", "sm_1"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err,
+            "ptxdiff calibrate: --programs takes a whole number from 1 to "
+            "1000000000000, not '9223372036854775807'\n");
+}
+
 TEST(MainTest, VersionPrintsTheVersion) {
   CliRun r = Ptxdiff({"--version"});
   EXPECT_EQ(r.code, 0);
