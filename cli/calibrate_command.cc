@@ -187,7 +187,9 @@ int RunCalibrate(const std::vector<std::string>& args, std::ostream& out,
   auto threads = IntFlag(*parsed, "threads", default_threads, 1, 256);
   auto max_time = MaxTimeFlag(*parsed, 0);  // 0: not given, no limit
   auto show = IntFlag(*parsed, "show", 20, 0, 1 << 20);
-  auto programs = IntFlag(*parsed, "programs", 0, 1, INT64_MAX);
+  // Past 10^12 (centuries of programs) the batch count overflowed: "0
+  // programs", "nothing was executed".
+  auto programs = IntFlag(*parsed, "programs", 0, 1, 1'000'000'000'000);
   auto selected = SelectVariants(*parsed);
   for (const absl::Status& s :
        {tuples.status(), opt.status(), seed.status(), threads.status(),

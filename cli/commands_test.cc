@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "backends/ptxas/ptxas_toolchain.h"
+#include "cli/flags.h"
 #include "cli/testing/run_ptxdiff.h"
 #include "cli/testing/stop_once_handled.h"
 #include "gmock/gmock.h"
@@ -420,6 +421,17 @@ TEST(MainTest, MaxTimeIsOneRuleOnEveryCommand) {
   }
 }
 
+// `calibrate --programs 9223372036854775807` overflowed its batch count:
+// "0 programs", "nothing was executed", exit 1.
+TEST(MainTest, CalibrateProgramsHasABound) {
+  const CliRun r = Ptxdiff({"calibrate", "--programs", "9223372036854775807",
+                            "--arch", "sm_1"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err,
+            "ptxdiff calibrate: --programs takes a whole number from 1 to "
+            "1000000000000, not '9223372036854775807'\n");
+}
+
 TEST(MainTest, VersionPrintsTheVersion) {
   CliRun r = Ptxdiff({"--version"});
   EXPECT_EQ(r.code, 0);
@@ -516,6 +528,24 @@ TEST(CalibrateCommandTest, AStoppedCalibrationIsExit130) {
   }
   EXPECT_EQ(r.code, 130) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr(", interrupted\n"));
+}
+
+// An empty path was taken as one: `fuzz --out ""` wrote its corpus, stats
+// and findings under / ("" + "/stats"), `seed-corpus ""` wrote
+// /differential. An empty argument or value is bad input.
+TEST(MainTest, AnEmptyArgumentOrValueIsRefused) {
+  EXPECT_THAT(ParseArgs({"--out", ""}, {}, {"out"}).status().message(),
+              HasSubstr("--out's value is empty"));
+  EXPECT_THAT(ParseArgs({"--out="}, {}, {"out"}).status().message(),
+              HasSubstr("--out's value is empty"));
+  EXPECT_THAT(ParseArgs({""}, {}, {}).status().message(),
+              HasSubstr("an argument is empty"));
+  EXPECT_TRUE(ParseArgs({"--out", "o", "-1"}, {}, {"out"}).ok());
+  const CliRun r = Ptxdiff({"report", "--html", ""});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err,
+            "ptxdiff report: --html's value is empty (an unset shell "
+            "variable?)\n");
 }
 
 }  // namespace

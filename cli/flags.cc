@@ -19,12 +19,24 @@ std::vector<std::string> ParsedArgs::All(const std::string& name) const {
   return it == flags.end() ? std::vector<std::string>{} : it->second;
 }
 
+namespace {
+
+// An empty path is no directory: `--out ""` wrote the campaign's records
+// under / ("" + "/stats"), as a shell variable left unset gives it.
+absl::Status EmptyArgument(absl::string_view what) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(what, " is empty (an unset shell variable?)"));
+}
+
+}  // namespace
+
 absl::StatusOr<ParsedArgs> ParseArgs(const std::vector<std::string>& args,
                                      const std::set<std::string>& booleans,
                                      const std::set<std::string>& valued) {
   ParsedArgs out;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
+    if (a.empty()) return EmptyArgument("an argument");
     if (!absl::StartsWith(a, "--")) {
       out.positional.push_back(a);
       continue;
@@ -43,6 +55,8 @@ absl::StatusOr<ParsedArgs> ParseArgs(const std::vector<std::string>& args,
         return absl::InvalidArgumentError(
             absl::StrCat("--", name, " needs a value"));
       }
+      if (out.flags[name].back().empty())
+        return EmptyArgument(absl::StrCat("--", name, "'s value"));
     } else {
       return absl::InvalidArgumentError(absl::StrCat("unknown flag '", a, "'"));
     }

@@ -27,8 +27,8 @@ struct ParsedArgs {
   std::vector<std::string> All(const std::string& name) const;
 };
 
-// `booleans` take no value; `valued` take one. Any other `--flag` is an
-// InvalidArgument naming it.
+// `booleans` take no value; `valued` take one. Any other `--flag`, and an
+// empty argument or value, is an InvalidArgument naming it.
 absl::StatusOr<ParsedArgs> ParseArgs(const std::vector<std::string>& args,
                                      const std::set<std::string>& booleans,
                                      const std::set<std::string>& valued);

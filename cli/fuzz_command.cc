@@ -156,11 +156,13 @@ std::vector<std::string> FuzzerSearchPath(const std::string& cli_dir) {
 
 int RunSeedCorpus(const std::vector<std::string>& args, std::ostream& out,
                   std::ostream& err) {
-  if (args.size() != 1) {
+  auto parsed = ParseArgs(args, {}, {});
+  if (!parsed.ok()) return Fail(err, "seed-corpus", parsed.status());
+  if (parsed->positional.size() != 1) {
     return Fail(err, "seed-corpus",
                 absl::InvalidArgumentError("expects one DIR"));
   }
-  const std::string dir = args[0];
+  const std::string dir = parsed->positional[0];
   if (auto s = WriteSeedCorpus(dir + "/differential"); !s.ok()) {
     return Fail(err, "seed-corpus", s);
   }

@@ -6,9 +6,12 @@
 
 #include "cli/commands.h"
 #include "common/batch_heap.h"
+#include "common/call_within.h"
 
 int main(int argc, char** argv) {
   ptxdiff::KeepBatchMemoryInTheHeap();
   std::vector<std::string> args(argv, argv + argc);
-  return ptxdiff::RunMain(args, std::cout, std::cerr);
+  // An in-process compile left to run on past its timeout or a stop must
+  // not see exit's handlers free its library's state (a double free).
+  ptxdiff::EndProcess(ptxdiff::RunMain(args, std::cout, std::cerr));
 }

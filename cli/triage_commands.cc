@@ -455,8 +455,10 @@ int RunMinimize(const std::vector<std::string>& args, std::ostream& out,
         << "\n";
   }
   if (!filed->index_error.empty()) {
+    // As fuzz and programs: what the user asked for is not all kept.
     err << "ptxdiff minimize: the entry is filed, but " << filed->index_error
         << "\n";
+    return 1;
   }
   return 0;
 }

@@ -75,6 +75,23 @@ TEST(TriageCommandsTest, ReproExitCodes) {
   EXPECT_THAT(r.err, HasSubstr("line 2: unknown instruction variant"));
 }
 
+// Third fault run of issue 65: `minimize` whose entry was filed and its
+// INDEX.md not (a full disk) exited 0, where fuzz and programs exit 1.
+TEST(TriageCommandsTest, MinimizeWhoseIndexCannotBeWrittenExitsOne) {
+  const std::string dir = TempDirFor("minimize_no_index");
+  std::ofstream(dir + "/case.txt") << kCase;
+  const std::string triage = dir + "/triage";
+  // A directory with something in it: INDEX.md cannot be replaced.
+  ASSERT_EQ(mkdir(triage.c_str(), 0755), 0);
+  ASSERT_EQ(mkdir((triage + "/INDEX.md").c_str(), 0755), 0);
+  std::ofstream(triage + "/INDEX.md/x");
+  const CliRun r = Ptxdiff({"minimize", dir + "/case.txt", "--backend",
+                            WrongVaddBackend(dir), "--dir", triage});
+  EXPECT_EQ(r.code, 1) << r.err << r.out;
+  EXPECT_THAT(r.out, HasSubstr("filed new entry"));
+  EXPECT_THAT(r.err, HasSubstr("the entry is filed, but INDEX.md"));
+}
+
 TEST(TriageCommandsTest, MinimizeFilesOneSmallEntryThatReplays) {
   const std::string dir = TempDirFor("minimize");
   std::ofstream(dir + "/case.txt") << kCase;

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
 #include <deque>
+#include <iostream>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -42,6 +45,12 @@ class CallThreads {
   int64_t started() {
     std::lock_guard<std::mutex> lock(mu_);
     return started_;
+  }
+
+  // Calls running, and calls queued for a thread.
+  int64_t not_returned() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return started_ - idle_ + static_cast<int64_t>(queue_.size());
   }
 
  private:
@@ -101,5 +110,15 @@ CallEnd CallWithin(std::function<void()> fn, absl::Duration timeout) {
 }
 
 int64_t CallThreadsStarted() { return Threads().started(); }
+
+int64_t CallsNotReturned() { return Threads().not_returned(); }
+
+void EndProcess(int status) {
+  if (CallsNotReturned() == 0) std::exit(status);
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  std::_Exit(status);
+}
 
 }  // namespace ptxdiff

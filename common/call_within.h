@@ -37,6 +37,16 @@ CallEnd CallWithin(std::function<void()> fn, absl::Duration timeout);
 // and one per call still running past its wait.
 int64_t CallThreadsStarted();
 
+// The calls given to CallWithin that have not returned yet (running on, or
+// about to start).
+int64_t CallsNotReturned();
+
+// Ends the process with `status`, as returning it from main does, unless a
+// call has not returned: exit()'s handlers would then destroy what it uses
+// (libnvJitLink's state: a double free, SIGABRT, in place of the status),
+// and the process ends by _Exit, its standard streams flushed first.
+[[noreturn]] void EndProcess(int status);
+
 }  // namespace ptxdiff
 
 #endif  // PTXDIFF_COMMON_CALL_WITHIN_H_

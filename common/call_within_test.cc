@@ -1,6 +1,9 @@
 #include "common/call_within.h"
 
+#include <unistd.h>
+
 #include <atomic>
+#include <cstdlib>
 #include <memory>
 #include <thread>
 
@@ -69,6 +72,45 @@ TEST(CallWithinTest, AStopEndsTheWait) {
   stopper.join();
   ClearInterrupt();
   gate->open = true;
+}
+
+TEST(CallWithinTest, ACallPastItsWaitIsCountedUntilItReturns) {
+  // The calls of the tests before have all returned.
+  while (CallsNotReturned() > 0) absl::SleepFor(absl::Milliseconds(1));
+  auto gate = std::make_shared<Gate>();
+  auto finished = std::make_shared<std::atomic<bool>>(false);
+  EXPECT_EQ(CallWithin(
+                [gate, finished] {
+                  gate->Wait();
+                  *finished = true;
+                },
+                absl::Milliseconds(10)),
+            CallEnd::kTimedOut);
+  EXPECT_EQ(CallsNotReturned(), 1);
+  gate->open = true;
+  while (!finished->load()) absl::SleepFor(absl::Milliseconds(1));
+  while (CallsNotReturned() > 0) absl::SleepFor(absl::Milliseconds(1));
+}
+
+// An exit handler that says it ran by its status.
+void ExitHandlerRan() { _exit(42); }
+
+// The child of a death test: a call left running (or none), then EndProcess.
+void EndWithACallRunning(bool running) {
+  std::atexit(ExitHandlerRan);
+  if (running) {
+    auto gate = std::make_shared<Gate>();  // never opened
+    CallWithin([gate] { gate->Wait(); }, absl::Milliseconds(10));
+  }
+  EndProcess(0);
+}
+
+// exit() with a call of libnvJitLink running on freed its state under it
+// (`calibrate --programs N --max-time 3`: a double free, SIGABRT at exit).
+TEST(CallWithinDeathTest, EndProcessSkipsExitHandlersOnlyWhileACallRuns) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(EndWithACallRunning(true), ::testing::ExitedWithCode(0), "");
+  EXPECT_EXIT(EndWithACallRunning(false), ::testing::ExitedWithCode(42), "");
 }
 
 }  // namespace

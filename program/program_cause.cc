@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/interrupt.h"
 #include "harness/semantic_classes.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
@@ -256,6 +257,7 @@ std::optional<Culprit> FindCulprit(const Program& program, const Search& search,
                                    Reading reading) {
   std::optional<WrongConstant> first, steering;
   for (size_t i = 0; i < program.steps.size(); ++i) {
+    if (Interrupted()) return std::nullopt;
     if (program.steps[i].kind != ProgramStep::kInstruction) continue;
     const auto explained = Explains(program, i, search, reading);
     if (!explained) continue;
@@ -333,7 +335,7 @@ WrongConstant LookBeforeTheCarrier(const Program& program,
   const std::string alone = absl::StrFormat(
       "`%s` of %s alone gives the oracle's 0x%x on the backend", carrier.key,
       OperandsText(carrier.tuple), carrier.oracle.bits);
-  for (size_t i = carrier.step; i-- > 0;) {
+  for (size_t i = carrier.step; i-- > 0 && !Interrupted();) {
     const ProgramStep& step = program.steps[i];
     if (step.kind != ProgramStep::kInstruction || DestinationWidth(step) == 1)
       continue;
@@ -357,6 +359,7 @@ WrongConstant LookBeforeTheCarrier(const Program& program,
 std::optional<WrongConstant> WrongConstantCause(
     const Program& program, std::span<const uint64_t> claimed,
     Reading reading, const AloneCheck* alone) {
+  if (program.steps.size() > kCulpritSearchSteps) return std::nullopt;
   const std::optional<size_t> k =
       FirstDiffering(EvaluateAtWitness(program, reading), claimed);
   if (!k) return std::nullopt;

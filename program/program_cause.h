@@ -66,10 +66,16 @@ struct WrongConstant {
 // fault, out of time).
 using AloneCheck = std::function<std::optional<bool>(const Tuple& t)>;
 
+// The most steps a program's culprit is searched in. The search runs the
+// program once per step and value tried: a 6,000-step case took minutes
+// after its minimizing, deaf to Ctrl-C. Generated programs have a few.
+inline constexpr size_t kCulpritSearchSteps = 1024;
+
 // The culprit of `claimed` (ptxas's values, one per output) in `program`
 // at its witness inputs (set to where the oracle refutes them), or nullopt
-// where no one instruction explains the first output that differs. With
-// `alone`, a culprit that only carries the constant is checked alone.
+// where no one instruction explains the first output that differs, the
+// program has more than kCulpritSearchSteps, or a stop came (interrupt.h).
+// With `alone`, a culprit that only carries the constant is checked alone.
 std::optional<WrongConstant> WrongConstantCause(
     const Program& program, std::span<const uint64_t> claimed,
     Reading reading = Reading::kSpec, const AloneCheck* alone = nullptr);

@@ -5,7 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/interrupt.h"
 #include "gmock/gmock.h"
 #include "isa/spelling.h"
 #include "gtest/gtest.h"
@@ -55,6 +57,25 @@ TEST(WrongConstantCauseTest, BfePastTheTopThroughSeveralShapesIsOneKey) {
                   "output %r2\n",
                   ptxas),
             "bfe.s32");
+}
+
+constexpr char kBfeLabel[] =
+    "mov.b32 %r0, 0;\nL0:\nbfe.s32 %r7, %r0, 85, 1;\noutput %r7\n";
+
+// The search runs the program once per step and value: a 6,000-step case
+// took minutes, deaf to Ctrl-C. A stop, or a case past
+// kCulpritSearchSteps, gets no culprit.
+TEST(WrongConstantCauseTest, NoSearchPastItsStepsOrOnceAStopCame) {
+  ASSERT_EQ(KeyOf(kBfeLabel, 0xffffffff), "bfe.s32");
+  Interrupt();
+  const std::string stopped = KeyOf(kBfeLabel, 0xffffffff);
+  ClearInterrupt();
+  EXPECT_EQ(stopped, "(none)");
+  std::string padded = "mov.b32 %r0, 0;\n";
+  for (size_t k = 0; k < kCulpritSearchSteps; ++k)
+    absl::StrAppend(&padded, "add.u32 %x", k, ", %r0, 1;\n");
+  absl::StrAppend(&padded, "L0:\nbfe.s32 %r7, %r0, 85, 1;\noutput %r7\n");
+  EXPECT_EQ(KeyOf(padded, 0xffffffff), "(none)");
 }
 
 TEST(WrongConstantCauseTest, SaysWhatWasAssumedInWords) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -11,6 +12,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/interrupt.h"
 #include "common/minimize_rounds.h"
 #include "common/status_macros.h"
 #include "isa/family_table.h"
@@ -18,6 +20,32 @@
 
 namespace ptxdiff {
 namespace {
+
+// One round's candidates, within kProgramRoundSteps, and none more once a
+// stop is recorded.
+class RoundCandidates {
+ public:
+  // Whether no more are taken: the steps are spent, or a stop came.
+  bool full() const { return steps_left_ == 0 || Interrupted(); }
+  // Taken if it fits, or if it is the first: a round has one at least.
+  void push_back(Program c) {
+    const size_t steps = std::max<size_t>(c.steps.size(), 1);
+    if (full() || (steps > steps_left_ && !programs_.empty())) {
+      steps_left_ = 0;
+      return;
+    }
+    steps_left_ -= std::min(steps_left_, steps);
+    programs_.push_back(std::move(c));
+  }
+  std::vector<Program> Take() { return std::move(programs_); }
+
+ private:
+  size_t steps_left_ = kProgramRoundSteps;
+  std::vector<Program> programs_;
+};
+
+// The value a top-level step held at the witness, by its index.
+using WitnessValue = std::function<std::optional<uint64_t>(size_t)>;
 
 // An immediate the program may choose: not a selector, an immLut or the
 // carry flag's unused entry, which say what the instruction is.
@@ -97,7 +125,7 @@ bool SetElsewhere(const Program& p, size_t i, const std::string& name) {
 // nothing.
 void StepRemovals(const Program& p, size_t i,
                   const std::optional<uint64_t>& value,
-                  std::vector<Program>& out) {
+                  RoundCandidates& out) {
   const ProgramStep& step = p.steps[i];
   std::vector<ProgramOperand> replacements;
   for (const ProgramOperand& src : step.sources) {
@@ -134,14 +162,13 @@ void StepRemovals(const Program& p, size_t i,
 
 // Each top-level instruction as a move of the value it held: the plainest
 // way to set its register.
-void StepsAsMoves(const Program& p,
-                  const std::vector<std::optional<uint64_t>>& values,
-                  std::vector<Program>& out) {
-  for (size_t i = 0; i < p.steps.size(); ++i) {
+void StepsAsMoves(const Program& p, const WitnessValue& value_of,
+                  RoundCandidates& out) {
+  for (size_t i = 0; i < p.steps.size() && !out.full(); ++i) {
     const ProgramStep& step = p.steps[i];
     if (step.kind != ProgramStep::kInstruction || DestinationWidth(step) <= 1)
       continue;
-    if (const std::optional<uint64_t>& value = values[i]) {
+    if (const std::optional<uint64_t> value = value_of(i)) {
       Program c = p;
       c.steps[i] = {.kind = ProgramStep::kMove,
                     .dst = step.dst,
@@ -169,7 +196,7 @@ Program KeepOf(const Program& p, const ProgramBlock& block, size_t first,
 // The loop at `block` unwrapped (its body once, or gone when empty), and
 // run once.
 void LoopSimplifications(const Program& p, const ProgramBlock& block,
-                         std::vector<Program>& out) {
+                         RoundCandidates& out) {
   const size_t begin = block.begin;
   out.push_back(KeepOf(p, block, begin + 1, block.end));
   if (p.steps[begin].trip > 1) {
@@ -182,7 +209,7 @@ void LoopSimplifications(const Program& p, const ProgramBlock& block,
 // The if at `block` replaced by its then part, and by its else part (gone
 // when it has none); an empty else dropped.
 void IfSimplifications(const Program& p, const ProgramBlock& block,
-                       std::vector<Program>& out) {
+                       RoundCandidates& out) {
   out.push_back(KeepOf(p, block, block.begin + 1, block.else_at));
   const bool has_else = block.else_at != block.end;
   out.push_back(KeepOf(p, block, block.else_at + has_else, block.end));
@@ -192,8 +219,8 @@ void IfSimplifications(const Program& p, const ProgramBlock& block,
 }
 
 // Each branch and exit removed, and each label with the branches to it.
-void JumpRemovals(const Program& p, std::vector<Program>& out) {
-  for (size_t i = 0; i < p.steps.size(); ++i) {
+void JumpRemovals(const Program& p, RoundCandidates& out) {
+  for (size_t i = 0; i < p.steps.size() && !out.full(); ++i) {
     const ProgramStep& step = p.steps[i];
     if (step.kind == ProgramStep::kBranch || step.kind == ProgramStep::kExit) {
       out.push_back(Erased(p, i, i + 1));
@@ -209,8 +236,8 @@ void JumpRemovals(const Program& p, std::vector<Program>& out) {
 }
 
 // Each guarded step, branch or exit without its guard.
-void GuardRemovals(const Program& p, std::vector<Program>& out) {
-  for (size_t i = 0; i < p.steps.size(); ++i) {
+void GuardRemovals(const Program& p, RoundCandidates& out) {
+  for (size_t i = 0; i < p.steps.size() && !out.full(); ++i) {
     if (p.steps[i].guard.empty() || p.steps[i].kind == ProgramStep::kIfBegin) {
       continue;
     }
@@ -233,7 +260,7 @@ std::vector<uint64_t> PlainerValues(uint64_t v) {
   return out;
 }
 
-void InputRemovals(const Program& p, std::vector<Program>& out) {
+void InputRemovals(const Program& p, RoundCandidates& out) {
   for (size_t k = 0; k < p.inputs.size(); ++k) {
     Program c = p;
     const ProgramInput in = c.inputs[k];
@@ -245,7 +272,7 @@ void InputRemovals(const Program& p, std::vector<Program>& out) {
 
 // A loaded input as a parameter: a case that does not need the load
 // says so by losing it.
-void LoadRemovals(const Program& p, std::vector<Program>& out) {
+void LoadRemovals(const Program& p, RoundCandidates& out) {
   for (size_t k = 0; k < p.inputs.size(); ++k) {
     if (!p.inputs[k].loaded) continue;
     Program c = p;
@@ -254,7 +281,7 @@ void LoadRemovals(const Program& p, std::vector<Program>& out) {
   }
 }
 
-void ValueSimplifications(const Program& p, std::vector<Program>& out) {
+void ValueSimplifications(const Program& p, RoundCandidates& out) {
   for (size_t k = 0; k < p.inputs.size(); ++k) {
     for (uint64_t v : PlainerValues(p.inputs[k].witness)) {
       Program c = p;
@@ -262,7 +289,7 @@ void ValueSimplifications(const Program& p, std::vector<Program>& out) {
       out.push_back(std::move(c));
     }
   }
-  for (size_t i = 0; i < p.steps.size(); ++i) {
+  for (size_t i = 0; i < p.steps.size() && !out.full(); ++i) {
     for (size_t s = 0; s < p.steps[i].sources.size(); ++s) {
       if (!IsOrdinaryImmediate(p.steps[i], s)) continue;
       for (uint64_t v : PlainerValues(p.steps[i].sources[s].value)) {
@@ -295,9 +322,9 @@ std::string InputName(size_t k) {
 // among the candidates: a program keeps its output while anything else
 // simplifies.
 void OutputRewires(const Program& p, const std::vector<int>& depth,
-                   std::vector<Program>& out) {
+                   RoundCandidates& out) {
   if (p.outputs.size() != 1) return;
-  for (size_t i = 0; i < p.steps.size(); ++i) {
+  for (size_t i = 0; i < p.steps.size() && !out.full(); ++i) {
     if (!SetsRegister(p.steps[i]) || depth[i] != 0 ||
         p.steps[i].dst == p.outputs[0]) {
       continue;
@@ -311,24 +338,27 @@ void OutputRewires(const Program& p, const std::vector<int>& depth,
 }  // namespace
 
 std::vector<Program> ProgramSimplifications(const Program& p) {
-  std::vector<Program> out;
+  RoundCandidates out;
   for (size_t k = 0; p.outputs.size() > 1 && k < p.outputs.size(); ++k) {
     Program c = p;
     c.outputs.erase(c.outputs.begin() + static_cast<long>(k));
     out.push_back(std::move(c));
   }
-  // The value each top-level step held at the witness, once (in a loop it
-  // changes from trip to trip).
+  // The value each top-level step held at the witness (in a loop it changes
+  // from trip to trip), worked out once, when first asked: each is a run of
+  // the program up to it.
   const std::vector<int> depth = Depths(p);
-  std::vector<std::optional<uint64_t>> values(p.steps.size());
-  for (size_t i = 0; i < p.steps.size(); ++i) {
-    if (SetsRegister(p.steps[i]) && depth[i] == 0) values[i] = ValueAfter(p, i);
-  }
-  for (size_t i = p.steps.size(); i-- > 0;) {
-    if (SetsRegister(p.steps[i])) StepRemovals(p, i, values[i], out);
+  std::vector<std::optional<std::optional<uint64_t>>> values(p.steps.size());
+  const WitnessValue value_of = [&](size_t i) -> std::optional<uint64_t> {
+    if (!SetsRegister(p.steps[i]) || depth[i] != 0) return std::nullopt;
+    if (!values[i]) values[i] = ValueAfter(p, i);
+    return *values[i];
+  };
+  for (size_t i = p.steps.size(); i-- > 0 && !out.full();) {
+    if (SetsRegister(p.steps[i])) StepRemovals(p, i, value_of(i), out);
   }
   const std::vector<ProgramBlock> blocks = BlocksOf(p.steps);
-  for (size_t i = 0; i < p.steps.size(); ++i) {
+  for (size_t i = 0; i < p.steps.size() && !out.full(); ++i) {
     if (p.steps[i].kind == ProgramStep::kLoopBegin)
       LoopSimplifications(p, blocks[i], out);
     if (p.steps[i].kind == ProgramStep::kIfBegin)
@@ -338,11 +368,12 @@ std::vector<Program> ProgramSimplifications(const Program& p) {
   GuardRemovals(p, out);
   InputRemovals(p, out);
   LoadRemovals(p, out);
-  StepsAsMoves(p, values, out);
+  StepsAsMoves(p, value_of, out);
   ValueSimplifications(p, out);
   OutputRewires(p, depth, out);
-  std::erase_if(out, [](const Program& c) { return !IsValid(c); });
-  return out;
+  std::vector<Program> valid = out.Take();
+  std::erase_if(valid, [](const Program& c) { return !IsValid(c); });
+  return valid;
 }
 
 absl::StatusOr<ProgramMinimizeResult> MinimizeProgram(

@@ -22,6 +22,7 @@
 #ifndef PTXDIFF_PROGRAM_PROGRAM_MINIMIZER_H_
 #define PTXDIFF_PROGRAM_PROGRAM_MINIMIZER_H_
 
+#include <cstddef>
 #include <functional>
 #include <span>
 #include <string>
@@ -56,8 +57,15 @@ absl::StatusOr<ProgramMinimizeResult> MinimizeProgram(
     const Program& program, const ProgramPredicate& shows,
     int max_candidates = 2000);
 
-// Every one-simplification candidate of `program`, in the order tried; each
-// valid (it reads back from its text).
+// The steps one round's candidates may hold in all. Each candidate is a
+// whole copy of the program: a 6,000-step case's candidates took 24 GB
+// before the first was judged, deaf to Ctrl-C. A long program gets fewer
+// candidates a round (at least one), the last steps' first.
+inline constexpr size_t kProgramRoundSteps = size_t{1} << 17;
+
+// The one-simplification candidates of `program`, in the order tried, within
+// kProgramRoundSteps (none once a stop is recorded: interrupt.h); each valid
+// (it reads back from its text).
 std::vector<Program> ProgramSimplifications(const Program& program);
 
 // Each instruction `program` runs at its witness inputs, alone at the

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "common/files.h"
+#include "common/interrupt.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isa/spelling.h"
@@ -101,6 +102,39 @@ TEST(ProgramMinimizerTest, StopsAtItsBudget) {
 }
 
 // An error from the predicate stops the minimizing and is returned.
+// A chain of `n` additions, each step reading the one before.
+Program LongChain(int n) {
+  std::string text = "input %a .b32 3\n";
+  for (int k = 0; k < n; ++k) {
+    const std::string from = k == 0 ? "%a" : absl::StrCat("%r", k - 1);
+    absl::StrAppend(&text, "add.u32 %r", k, ", ", from, ", 0x1234;\n");
+  }
+  absl::StrAppend(&text, "output %r", n - 1, "\n");
+  return ProgramOf(text);
+}
+
+// Every candidate a whole copy: a 6,000-step case's took 24 GB before the
+// first was judged. A round's hold kProgramRoundSteps in all, the last
+// steps' removals first.
+TEST(ProgramMinimizerTest, ALongProgramsCandidatesKeepWithinTheRoundsSteps) {
+  const Program chain = LongChain(300);
+  const std::vector<Program> candidates = ProgramSimplifications(chain);
+  ASSERT_FALSE(candidates.empty());
+  size_t steps = 0;
+  for (const Program& c : candidates) steps += c.steps.size();
+  EXPECT_LE(steps, kProgramRoundSteps);
+  EXPECT_EQ(candidates[0].steps.size(), 299u);  // the last step removed
+}
+
+// Ctrl-C during the candidates of a long case went unheard for minutes.
+TEST(ProgramMinimizerTest, NoCandidatesOnceAStopIsRecorded) {
+  Interrupt();
+  const std::vector<Program> candidates =
+      ProgramSimplifications(ProgramOf(kChain));
+  ClearInterrupt();
+  EXPECT_THAT(candidates, ::testing::IsEmpty());
+}
+
 TEST(ProgramMinimizerTest, PassesOnThePredicatesError) {
   auto shows = [](const Program&) -> absl::StatusOr<bool> {
     return absl::UnavailableError("ptxas is gone");

@@ -631,50 +631,79 @@ absl::StatusOr<int> TriageStore::MergeFrom(const std::string& other_dir) {
   }
   PTXDIFF_ASSIGN_OR_RETURN(std::vector<EntryInfo> theirs, other.List());
   PTXDIFF_ASSIGN_OR_RETURN(DirectoryLock lock, DirectoryLock::Acquire(dir_));
-  int added = 0;
+  // Everything read before anything is written: an entry that cannot be
+  // read (a FIFO, too large) stops the merge with nothing changed, so that
+  // merging again once it is mended counts no entry twice.
+  std::vector<MergeStep> steps;
   for (const EntryInfo& e : theirs) {
-    const std::string mine = dir_ + "/" + e.name;
-    if (!IsDirectory(mine)) {
-      std::map<std::string, std::string> files;
-      for (const char* f :
-           {"case.txt", "repro.ptx", "meta.txt", "input.bin", kFaultOutputFile}) {
-        auto content = ReadEntryFile(other_dir + "/" + e.name, f);
-        if (TooLarge(content.status())) return content.status();
-        if (content.ok()) files[f] = *content;
-      }
-      PTXDIFF_RETURN_IF_ERROR(WriteDirectoryAtomic(mine, files));
-      ++added;
-      continue;
+    absl::StatusOr<MergeStep> step = PlanMerge(e, other_dir);
+    if (!step.ok()) {
+      return absl::Status(step.status().code(),
+                          absl::StrCat(step.status().message(),
+                                       "; nothing merged from ", other_dir));
     }
-    std::vector<std::string> repairs;
-    PTXDIFF_ASSIGN_OR_RETURN(auto meta, MetaForUpdate(mine, repairs));
-    AddToCount(meta, e.count());
-    // What the other directory lost of its count, this one has lost too.
-    if (!e.count_known()) {
-      meta["count_lost"] =
-          absl::StrCat(Now(), ": merged from ", other_dir,
-                       ", whose count of this entry is unreadable");
-    } else if (e.count_is_lower_bound() && !meta.count("count_lost")) {
-      meta["count_lost"] = e.meta.at("count_lost");
+    steps.push_back(*std::move(step));
+  }
+  int added = 0;
+  for (size_t k = 0; k < steps.size(); ++k) {
+    const MergeStep& step = steps[k];
+    const absl::Status written =
+        step.is_new ? WriteDirectoryAtomic(step.path, step.files)
+                    : WriteFileAtomic(step.path + "/meta.txt", step.meta);
+    if (!written.ok()) {
+      return absl::Status(
+          written.code(),
+          absl::StrCat(written.message(), "; ", k, " of the ", steps.size(),
+                       " entries of ", other_dir,
+                       " were merged before (merging it again counts them "
+                       "twice)"));
     }
-    NoteRepairs(repairs, meta);
-    // RFC 3339 UTC timestamps order as strings.
-    auto theirs_at = [&e](const char* key) {
-      auto it = e.meta.find(key);
-      return it == e.meta.end() ? std::string() : it->second;
-    };
-    if (!theirs_at("first_seen").empty() &&
-        theirs_at("first_seen") < meta["first_seen"]) {
-      meta["first_seen"] = theirs_at("first_seen");
-    }
-    meta["last_seen"] = std::max(meta["last_seen"], theirs_at("last_seen"));
-    if (e.explained() && !meta.count("explained"))
-      meta["explained"] = theirs_at("explained");
-    PTXDIFF_RETURN_IF_ERROR(
-        WriteFileAtomic(mine + "/meta.txt", FormatMeta(meta)));
+    added += step.is_new;
   }
   PTXDIFF_RETURN_IF_ERROR(RewriteIndex());
   return added;
+}
+
+absl::StatusOr<TriageStore::MergeStep> TriageStore::PlanMerge(
+    const EntryInfo& e, const std::string& other_dir) const {
+  MergeStep step;
+  step.path = dir_ + "/" + e.name;
+  if (!IsDirectory(step.path)) {
+    step.is_new = true;
+    for (const char* f :
+         {"case.txt", "repro.ptx", "meta.txt", "input.bin", kFaultOutputFile}) {
+      auto content = ReadEntryFile(other_dir + "/" + e.name, f);
+      if (TooLarge(content.status())) return content.status();
+      if (content.ok()) step.files[f] = *content;
+    }
+    return step;
+  }
+  std::vector<std::string> repairs;
+  PTXDIFF_ASSIGN_OR_RETURN(auto meta, MetaForUpdate(step.path, repairs));
+  AddToCount(meta, e.count());
+  // What the other directory lost of its count, this one has lost too.
+  if (!e.count_known()) {
+    meta["count_lost"] =
+        absl::StrCat(Now(), ": merged from ", other_dir,
+                     ", whose count of this entry is unreadable");
+  } else if (e.count_is_lower_bound() && !meta.count("count_lost")) {
+    meta["count_lost"] = e.meta.at("count_lost");
+  }
+  NoteRepairs(repairs, meta);
+  // RFC 3339 UTC timestamps order as strings.
+  auto theirs_at = [&e](const char* key) {
+    auto it = e.meta.find(key);
+    return it == e.meta.end() ? std::string() : it->second;
+  };
+  if (!theirs_at("first_seen").empty() &&
+      theirs_at("first_seen") < meta["first_seen"]) {
+    meta["first_seen"] = theirs_at("first_seen");
+  }
+  meta["last_seen"] = std::max(meta["last_seen"], theirs_at("last_seen"));
+  if (e.explained() && !meta.count("explained"))
+    meta["explained"] = theirs_at("explained");
+  step.meta = FormatMeta(meta);
+  return step;
 }
 
 absl::Status TriageStore::RewriteIndex() const {

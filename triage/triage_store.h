@@ -174,6 +174,16 @@ class TriageStore {
   TriageStore(std::string dir, ProgramCaseCheck check_program_case)
       : dir_(std::move(dir)),
         check_program_case_(std::move(check_program_case)) {}
+  // What merging one entry of another directory writes: a new entry's
+  // files, or a known one's meta.txt (its counts added).
+  struct MergeStep {
+    std::string path;  // the entry's directory here
+    bool is_new = false;
+    std::map<std::string, std::string> files;  // is_new
+    std::string meta;                           // !is_new
+  };
+  absl::StatusOr<MergeStep> PlanMerge(const EntryInfo& e,
+                                      const std::string& other_dir) const;
   // The entry `name` (a directory of dir_), read and checked.
   EntryInfo Inspect(const std::string& name, const Signature& signature) const;
   // File() for an entry that exists: repaired, then counted.

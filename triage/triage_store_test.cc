@@ -226,6 +226,28 @@ TEST(TriageStoreTest, MergeAddsNewEntriesAndSumsCounts) {
   EXPECT_EQ((*a->List())[0].count(), 5);
 }
 
+// A merge stopped by an entry it cannot read (a FIFO) had added the counts
+// of the entries before it, saying nothing: merging again once the entry
+// was mended counted them twice. It changes nothing now.
+TEST(TriageStoreTest, AMergeStoppedByAnUnreadableEntryChangesNothing) {
+  auto a = TriageStore::Open(FreshDir("merge_stopped_a"), true);
+  auto b = TriageStore::Open(FreshDir("merge_stopped_b"), true);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE(a->File(Mismatch("add.s32", 1)).ok());
+  ASSERT_TRUE(b->File(Mismatch("add.s32", 2)).ok());  // merged first
+  auto popc = b->File(Mismatch("popc.b32", 3));         // new to a, after
+  ASSERT_TRUE(popc.ok());
+  const std::string fifo = b->dir() + "/" + popc->entry + "/case.txt";
+  ASSERT_EQ(unlink(fifo.c_str()), 0);
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  auto merged = a->MergeFrom(b->dir());
+  EXPECT_THAT(merged.status().message(),
+              HasSubstr("is not a regular file: not read; nothing merged"));
+  auto entries = a->List();
+  ASSERT_EQ(entries->size(), 1u);
+  EXPECT_EQ((*entries)[0].count(), 1);
+}
+
 EntryInfo Entry(FindingKind kind, const char* backend, const char* cls,
                 const char* spelling, int count, bool explained = false) {
   EntryInfo e;

@@ -25,6 +25,7 @@
 #include "absl/strings/strip.h"
 #include "backends/backend.h"
 #include "common/batch_heap.h"
+#include "common/call_within.h"
 #include "protocol/backend_names.h"
 #include "protocol/frame_io.h"
 #include "protocol/stdout_channel.h"
@@ -161,5 +162,6 @@ int main(int argc, char** argv) {
   if (backend.empty()) {
     return ptxdiff::Fatal(2, "usage: ptxdiff-worker --backend=NAME");
   }
-  return ptxdiff::Serve(backend);
+  // A compile left to run on past its timeout must not see exit's handlers.
+  ptxdiff::EndProcess(ptxdiff::Serve(backend));
 }
