@@ -48,8 +48,10 @@ void Campaign::Offer(const Tuple& t, const Result& oracle, uint32_t classes) {
     // shape first: that compile pays for every later fuzz tuple's run on
     // the compiled lane, a folding check for one tuple. The folding check
     // itself goes with the repeats, sent while the backend has room.
-    const Tuple twin = InRegisterShape(t);
-    if (lane == Lane::kNovel && UsesCompiledLane() && CompiledBy(index) < 0 &&
+    // Only where code is kept: the fuzz loop offers every tuple here.
+    const bool compiled_lane = UsesCompiledLane();
+    const Tuple twin = compiled_lane ? InRegisterShape(t) : t;
+    if (lane == Lane::kNovel && compiled_lane && CompiledBy(index) < 0 &&
         twin.runtime != t.runtime &&
         declines_->Worth(index, [&] { return DeclineClass(twin, oracle); }) &&
         queue_.Offer(twin, Lane::kNovel) == Admission::kQueued) {

@@ -132,15 +132,16 @@ TEST_P(BreadthInBothFormsTest, TheBreadthPassInBothFormsGivesTupleZeroTwice) {
       copy.runtime = RuntimeCapableSources(v);
       if (copy.runtime != 0) runtime.push_back(copy), ++copies;
     }
-    std::vector<Tuple> expected = defaults;
-    for (const Tuple& t : runtime) expected.push_back(t);
+    std::vector<Tuple> expected;
     if (runtime_first) {
-      expected.clear();
       for (const Variant& v : family) {
         Tuple t = SystematicTuple(v, 0, /*forms=*/true);
         t.runtime = RuntimeCapableSources(v);
         expected.push_back(t);
       }
+    } else {
+      expected = defaults;
+      for (const Tuple& t : runtime) expected.push_back(t);
     }
     std::vector<Tuple> got;
     for (const Tuple& t : breadth) {
