@@ -320,12 +320,16 @@ void Campaign::SenderLoop(WorkerClient* client, int sender) {
   BatchPacer pacer(batch_size_, kBatchTarget);
   while (true) {
     const size_t size = UsesCompiledLane() ? pacer.size() : batch_size_;
+    bool after_close = false;
     std::vector<Tuple> batch =
-        queue_.TakeBatch(size, size / 4, kBatchWait, sender);
-    // Stopping drops what is still queued (it was never judged); the batch
-    // in flight is finished.
-    if (stopping_) return;
-    if (batch.empty()) continue;
+        queue_.TakeBatch(size, size / 4, kBatchWait, sender, &after_close);
+    // Stopping drops what is still queued (it was never judged); a batch
+    // taken before it is in flight, and is finished (its repeats counted).
+    if (after_close) return;
+    if (batch.empty()) {
+      if (stopping_) return;
+      continue;
+    }
     const size_t taken = batch.size();
     WithholdKnownFaulting(batch);
     if (!batch.empty()) {

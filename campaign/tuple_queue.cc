@@ -90,7 +90,8 @@ void TupleQueue::TakeFrom(std::deque<Tuple>& q, size_t n,
 }
 
 std::vector<Tuple> TupleQueue::TakeBatch(size_t max, size_t min,
-                                         absl::Duration wait, int sender) {
+                                         absl::Duration wait, int sender,
+                                         bool* after_close) {
   std::unique_lock<std::mutex> lock(mu_);
   min = std::max<size_t>(1, std::min(min, max));
   ++takers_waiting_;
@@ -98,6 +99,7 @@ std::vector<Tuple> TupleQueue::TakeBatch(size_t max, size_t min,
   not_empty_.wait_for(lock, absl::ToChronoNanoseconds(wait),
                       [&] { return closed_ || SizeForLocked(sender) >= min; });
   --takers_waiting_;
+  if (after_close != nullptr) *after_close = closed_;
   std::vector<Tuple> out;
   out.reserve(
       std::min(max + options_.compiled_per_batch, SizeForLocked(sender)));

@@ -106,9 +106,10 @@ class TupleQueue {
   // routine; and
   // besides those up to `compiled_per_batch` of `sender`'s compiled lane.
   // Empty only when the wait ran out with nothing queued, or closed and
-  // drained.
+  // drained. `after_close`, if given, says whether the queue was closed
+  // when the batch was taken (a batch taken before is in flight).
   std::vector<Tuple> TakeBatch(size_t max, size_t min, absl::Duration wait,
-                               int sender = 0);
+                               int sender = 0, bool* after_close = nullptr);
 
   // Wakes every waiter; Offer and Put then return kClosed, TakeBatch drains
   // what is left.

@@ -177,6 +177,22 @@ TEST(TupleQueueTest, PutBlocksOnAFullLaneUntilTakenOrClosed) {
   EXPECT_EQ(q.Offer(T(9), Lane::kNovel), Admission::kClosed);
 }
 
+// The campaign finishes a batch taken before Stop closed the queue (its
+// repeats are counted) and drops one taken after: TakeBatch says which.
+TEST(TupleQueueTest, ATakerIsToldWhetherTheQueueWasClosedWhenItTook) {
+  TupleQueue q;
+  q.Offer(T(1), Lane::kNovel);
+  q.Offer(T(2), Lane::kNovel);
+  bool after_close = true;
+  EXPECT_EQ(q.TakeBatch(1, 1, absl::ZeroDuration(), 0, &after_close).size(),
+            1u);
+  EXPECT_FALSE(after_close);
+  q.Close();
+  EXPECT_EQ(q.TakeBatch(1, 1, absl::ZeroDuration(), 0, &after_close).size(),
+            1u);
+  EXPECT_TRUE(after_close);
+}
+
 TEST(TupleQueueTest, AWaitingTakerWakesWhenItsMinimumIsQueued) {
   TupleQueue q;
   // No deadline to speak of: only the producers' notification ends the wait.

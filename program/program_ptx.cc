@@ -227,7 +227,7 @@ std::string LoadInput(const ProgramInput& in, InputSource source, int offset) {
 // `exit;` or (`exit_label` not empty) a branch there.
 KernelParts Parts(const Program& program, InputSource source, LabelCount first,
                   int in_offset, int out_offset,
-                  const std::string& exit_label = "") {
+                  const std::string& exit_label = "", bool on_lanes = false) {
   KernelParts parts;
   for (size_t j = 0; j < program.inputs.size(); ++j) {
     const ProgramInput& in = program.inputs[j];
@@ -236,8 +236,12 @@ KernelParts Parts(const Program& program, InputSource source, LabelCount first,
                       in.loaded ? ".u64" : PtxParamType(in.width), " in_",
                       in.name);
     }
-    absl::StrAppend(&parts.loads,
-                    LoadInput(in, source, in_offset + 8 * static_cast<int>(j)));
+    // On lanes, each lane loads its own word: the input's slot word is
+    // lane 0's only, and lane 1 would read its upper half.
+    const int offset = in.loaded && on_lanes
+                           ? in_offset + LaneWordsOffset(j)
+                           : in_offset + 8 * static_cast<int>(j);
+    absl::StrAppend(&parts.loads, LoadInput(in, source, offset));
   }
   const std::vector<std::pair<std::string, int>> registers = Registers(program);
   for (const auto& [name, width] : registers) {
@@ -420,7 +424,7 @@ std::string ProgramToolModule(std::span<const Program> programs,
         Parts(Tagged(programs[k], absl::StrCat("p", k, "_")),
               inputs == ProgramInputs::kRuntime ? InputSource::kBuffer
                                                 : InputSource::kImmediate,
-              labels, in, out, exit_label);
+              labels, in, out, exit_label, on_lanes);
     labels.loops += parts.labels.loops;
     labels.ifs += parts.labels.ifs;
     absl::StrAppend(&declarations, parts.declarations);

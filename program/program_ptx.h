@@ -72,10 +72,19 @@ std::string ProgramEntry(size_t k);  // "ptxdiff_program_3"
 // threads), a program with thread inputs runs on each of the grid's first
 // kProgramLanes threads and fills 2 x kProgramLanes slots, lane L's outputs
 // at {out} + 16 first(k) + 32 L + 8j (SlotsOf); the others still run on
-// the first thread alone.
+// the first thread alone. Such a program's input loaded from memory
+// (`in[%tid.x]`) is read by lane L from its own word,
+// {in} + 32 first(k) + LaneWordsOffset(j) + (width / 8) L.
 std::string ProgramToolModule(std::span<const Program> programs,
                               const PtxTarget& target, ProgramInputs inputs,
                               bool lanes = false);
+
+// Where the lane words of a loaded input j of a program on lanes begin,
+// from its first slot's {in}: past its inputs' 32 bytes, 256 bytes (32
+// lanes of 8 bytes) an input, inside the 2 x kProgramLanes slots it fills.
+constexpr int LaneWordsOffset(size_t j) {
+  return 256 * (static_cast<int>(j) + 1);
+}
 
 // Where each program sits in a tool's module: its first slot (`first[k]`,
 // `first` ending with the total).

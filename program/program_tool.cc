@@ -15,16 +15,30 @@
 #include "common/subprocess.h"
 #include "oracle/edge_operands.h"
 #include "program/composed_oracle.h"
+#include "program/program_encoding.h"
 
 namespace ptxdiff {
+
+// A program on lanes fills 2 x kProgramLanes slots of {in}: room for its
+// loaded inputs' lane words (8 bytes at most a lane).
+static_assert(LaneWordsOffset(kMaxProgramInputs) <=
+              2 * kProgramLanes * kTupleBytes);
 
 std::string ProgramInputBuffer(std::span<const Program> programs, bool lanes) {
   const ProgramSlots slots = SlotsOf(programs, lanes);
   std::string in(slots.total() * kTupleBytes, '\0');
   for (size_t k = 0; k < programs.size(); ++k) {
+    const size_t base = slots.first[k] * kTupleBytes;
     for (size_t j = 0; j < programs[k].inputs.size(); ++j) {
-      const uint64_t v = programs[k].inputs[j].witness;
-      std::memcpy(&in[slots.first[k] * kTupleBytes + 8 * j], &v, 8);
+      const ProgramInput& input = programs[k].inputs[j];
+      const uint64_t v = input.witness;
+      std::memcpy(&in[base + 8 * j], &v, 8);
+      if (!input.loaded || !slots.OnLanes(programs[k])) continue;
+      // Every lane loads the witness, as the oracle takes it at each lane.
+      const size_t bytes = input.width / 8;
+      for (size_t lane = 0; lane < kProgramLanes; ++lane) {
+        std::memcpy(&in[base + LaneWordsOffset(j) + bytes * lane], &v, bytes);
+      }
     }
   }
   return in;

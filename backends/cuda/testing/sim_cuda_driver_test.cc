@@ -370,6 +370,23 @@ TEST_P(SimCudaLibraryTest, ProgramAgreesOnTheSimulatedGpu) {
                     HasSubstr("verdict: agree")));
 }
 
+// An input loaded from memory in a program on lanes: each lane loads its
+// own word, which holds the witness (the CI's program campaign filed
+// "the GPU gives 0" at lane 1: every lane read the slot, lane 1 its upper
+// half).
+TEST_P(SimCudaLibraryTest, EveryLaneLoadsItsOwnWordOfALoadedInput) {
+  const std::string file =
+      WriteProgram(FreshDir("program"),
+                   "input %a .b32 in[%tid.x] 0x7fffff\ninput %t .b32 %tid.x 1\n"
+                   "add.u32 %r, %a, %t;\noutput %r\n");
+  const CliRun run =
+      Ptxdiff({"program", file, "--backend", "cuda", "--cuda-driver", Sim()});
+  EXPECT_EQ(run.code, 0) << run.output;
+  EXPECT_THAT(run.output,
+              AllOf(HasSubstr("cuda, inputs runtime: agrees with the oracle"),
+                    HasSubstr("verdict: agree")));
+}
+
 TEST_P(SimCudaLibraryTest, ProgramFindsTheWrongInstructionOnTheSimulatedGpu) {
   setenv("PTXDIFF_SIM_CUDA_WRONG", "add.sat.s32", 1);
   const std::string file = WriteProgram(FreshDir("program"), kSaturating);
