@@ -35,8 +35,7 @@ function(ptxdiff_cc_test)
   endif()
   cmake_parse_arguments(ARG "" "NAME" "SRCS;DEPS" ${ARGN})
   add_executable(${ARG_NAME} ${ARG_SRCS})
-  target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} GTest::gtest_main
-                        GTest::gmock)
+  target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} ptxdiff_test_main)
   target_compile_definitions(${ARG_NAME} PRIVATE
                              PTXDIFF_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
   gtest_discover_tests(${ARG_NAME} DISCOVERY_TIMEOUT 60)
