@@ -1,5 +1,10 @@
 #include "isa/fuzz_input.h"
 
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isa/family_table.h"
@@ -95,6 +100,32 @@ TEST(FuzzInputTest, BadInputsNameTheProblem) {
               HasSubstr("truncated"));
   EXPECT_THAT(DecodeFuzzInput(tagged.substr(0, 20)).status().message(),
               HasSubstr("17 needed for one tuple"));
+}
+
+// Corpus inputs main's c87fd0f wrote (isa/testdata/c87fd0f/differential, a
+// 40 s `fuzz` on ptxas) decode as that version decoded them: EXPECTED holds,
+// a line a file, its variant and tuple count as c87fd0f's `ptxdiff repro
+// FILE --backend oracle` said them (issue 63, item 5: corpora of earlier
+// versions are read).
+TEST(FuzzInputTest, ACorpusOfC87fd0fDecodesAsItDid) {
+  const std::string dir =
+      PTXDIFF_SOURCE_DIR "/isa/testdata/c87fd0f/differential/";
+  std::ifstream expected(dir + "EXPECTED");
+  std::string line;
+  int files = 0;
+  while (std::getline(expected, line)) {
+    const std::vector<std::string> fields = absl::StrSplit(line, '\t');
+    ASSERT_EQ(fields.size(), 3u) << line;
+    std::ifstream in(dir + fields[0], std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), {});
+    auto tuples = DecodeFuzzInputInDefaultForm(bytes, false);
+    ASSERT_TRUE(tuples.ok()) << fields[0] << ": " << tuples.status();
+    ASSERT_FALSE(tuples->empty()) << fields[0];
+    EXPECT_EQ(Spell(tuples->front().variant), fields[1]) << fields[0];
+    EXPECT_EQ(std::to_string(tuples->size()), fields[2]) << fields[0];
+    ++files;
+  }
+  EXPECT_EQ(files, 16);
 }
 
 }  // namespace
