@@ -272,10 +272,16 @@ std::optional<PendingMismatch> ParseTupleRecord(absl::string_view record) {
 
 namespace {
 
+// The most repeats one R line may count: a run's judged tuples at a
+// million a second for eleven days. Past it a line is damage, not a count
+// (`R 0 9223372036854775807` made an entry's count INT64_MAX).
+constexpr int64_t kMostRepeatsALine = int64_t{1} << 40;
+
 // An R line's count of repeats; nullopt for no count.
 std::optional<int64_t> RepeatsOf(const std::vector<absl::string_view>& f) {
   int64_t n = 0;
-  if (f.size() != 3 || f[0] != "R" || !absl::SimpleAtoi(f[2], &n) || n < 0)
+  if (f.size() != 3 || f[0] != "R" || !absl::SimpleAtoi(f[2], &n) || n < 0 ||
+      n > kMostRepeatsALine)
     return std::nullopt;
   return n;
 }

@@ -262,6 +262,34 @@ TEST(PendingJournalTest, RepeatsKeptWithAnUnfiledFindingAreAdoptedWithIt) {
   (*mine)->Remove();
 }
 
+// An R line past any run's count (the fourth fault run's INT64_MAX, which
+// became an entry's count) is damage: its finding is adopted without it,
+// the journal kept aside as damaged, and said.
+TEST(PendingJournalTest, AnRLinePastAnyRunsCountIsDamage) {
+  EXPECT_EQ(OpenRecordsWithRepeats("M 0 left over\nR 0 9223372036854775807\n"),
+            (std::vector<std::pair<std::string, int64_t>>{{"left over", 0}}));
+  const std::string dir = FreshDir("huge_repeats");
+  ASSERT_EQ(std::system(("mkdir -p '" + dir + "/.pending'").c_str()), 0);
+  const std::string orphan = dir + "/.pending/999995.journal";
+  std::ofstream(orphan) << "M 0 left over\nR 0 9223372036854775807\n";
+  auto mine = PendingJournal::Open(dir, JournalKind::kTuples);
+  ASSERT_TRUE(mine.ok()) << mine.status();
+  testing::internal::CaptureStderr();
+  const auto adopted = AdoptOrphanedRecords(
+      dir, **mine, [](absl::string_view r) { return r == "left over"; });
+  EXPECT_NE(testing::internal::GetCapturedStderr().find(
+                "had 1 line this ptxdiff cannot read"),
+            std::string::npos);
+  EXPECT_EQ(adopted.size(), 1u);
+  std::ifstream in((*mine)->path());
+  const std::string now((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(OpenRecordsWithRepeats(now),
+            (std::vector<std::pair<std::string, int64_t>>{{"left over", 0}}));
+  struct stat st;
+  EXPECT_EQ(stat((orphan + ".damaged").c_str(), &st), 0);
+  (*mine)->Remove();
+}
+
 // A journal is removed at the end only when everything in it was filed;
 // one that holds an unfiled mismatch stays for the next campaign.
 TEST(PendingJournalTest, OnlyAJournalWithNothingUnfiledIsRemoved) {
