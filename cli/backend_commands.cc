@@ -101,9 +101,14 @@ absl::StatusOr<std::unique_ptr<WorkerClient>> StartBackend(
   // The hints are for NVIDIA's stack, not for someone else's driver.
   const bool nvidia_cuda = backend == kCudaBackend && cuda_driver->empty();
   if (!client.ok() && (backend == kPtxasBackend || nvidia_cuda)) {
+    // A worker that started too slowly (a loaded machine) has what it needs.
+    const bool slow =
+        absl::StrContains(client.status().message(), kNoAnswerToHello);
     return absl::FailedPreconditionError(absl::StrCat(
         client.status().message(), "\nhint: ",
-        backend == kCudaBackend
+        slow ? "on a loaded machine a worker may start slowly: try a larger "
+               "--timeout"
+        : backend == kCudaBackend
             ? "without a GPU, try --backend=ptxas (needs only the CUDA toolkit)"
             : "without the CUDA toolkit, try --backend=oracle"));
   }

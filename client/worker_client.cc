@@ -189,13 +189,13 @@ absl::Status WorkerClient::Launch(absl::Time no_later_than) {
     status = absl::DeadlineExceededError(
         deadline < started + wait
             ? absl::StrCat(
-                  "no answer to HELLO before the run's deadline (--max-time), ",
+                  kNoAnswerToHello, " before the run's deadline (--max-time), ",
                   absl::FormatDuration(absl::Trunc(absl::Now() - started,
                                                    absl::Milliseconds(100))),
                   " after it started: it hangs at start-up, or starts slower "
                   "than the run is long")
             : absl::StrCat(
-                  "no answer to HELLO within ", absl::FormatDuration(wait),
+                  kNoAnswerToHello, " within ", absl::FormatDuration(wait),
                   ": it hangs at start-up, or starts slower than that (the "
                   "wait is the reply timeout, --timeout, at least ",
                   absl::FormatDuration(kMinHandshakeTimeout), ")"));

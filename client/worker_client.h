@@ -61,6 +61,9 @@ struct WorkerCommand {
 };
 
 inline constexpr absl::Duration kMinHandshakeTimeout = absl::Seconds(10);
+// How a handshake that timed out is said (WorkerClient::Start's error): a
+// worker that starts slowly, not one that cannot start.
+inline constexpr char kNoAnswerToHello[] = "no answer to HELLO";
 
 // The command for a backend name: "oracle" or "ptxas" run `worker_binary
 // --backend=NAME`; "exec:/path/to/worker" runs that executable;
