@@ -35,10 +35,18 @@ absl::StatusOr<std::vector<ReportSource>> SourcesOf(const ParsedArgs& args) {
   std::vector<ReportSource> sources;
   for (const std::string& out : outs) {
     std::string triage = args.Get("dir");
-    if (triage.empty()) triage = RecordedTriageDir(out);
+    std::vector<std::string> recorded;
+    if (triage.empty()) {
+      recorded = RecordedTriageDirs(out);
+      if (!recorded.empty()) {
+        triage = recorded.front();
+        recorded.erase(recorded.begin());
+      }
+    }
     if (triage.empty())
       triage = IsDirectory(out + "/triage") ? out + "/triage" : DefaultTriageDir();
-    sources.push_back({.out_dir = out, .triage_dir = triage});
+    sources.push_back(
+        {.out_dir = out, .triage_dir = triage, .also_recorded = recorded});
   }
   return sources;
 }

@@ -397,6 +397,14 @@ absl::StatusOr<ReportData> ReadReport(const std::vector<ReportSource>& sources) 
                                         "findings are shown for ",
                                         source.out_dir));
     }
+    if (!source.also_recorded.empty()) {
+      data.notes.push_back(absl::StrCat(
+          source.out_dir,
+          ": older runs filed in other triage directories "
+          "too, not shown here: ",
+          absl::StrJoin(source.also_recorded, ", "), " (`ptxdiff report ",
+          source.out_dir, " --dir DIR` shows one)"));
+    }
     ReportData::OtherEntries others{.triage_dir = source.triage_dir};
     RouteEntries(std::move(entries), impls, others.entries);
     if (!others.entries.empty()) data.other_entries.push_back(std::move(others));

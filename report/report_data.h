@@ -24,6 +24,8 @@ namespace ptxdiff {
 struct ReportSource {
   std::string out_dir;     // a campaign's --out
   std::string triage_dir;  // its --dir
+  // Other triage directories its older runs filed in: not shown, said.
+  std::vector<std::string> also_recorded;
 };
 
 // One backend's runs of one kind from one source: a column of the

@@ -196,6 +196,25 @@ TEST(ReportDataTest, AnEarlierVersionsRecordsMakeTheSameReport) {
                               "[5.0,473,473,468,1,0,1]]"));
 }
 
+// The triage directories older runs of an --out filed in, which the report
+// does not show, are said with how to see them.
+TEST(ReportDataTest, TheOtherTriageDirectoriesOfOlderRunsAreSaid) {
+  const std::string out =
+      absl::StrCat(PTXDIFF_SOURCE_DIR, "/report/testdata/d15de9c");
+  const absl::StatusOr<ReportData> data =
+      ReadReport({{.out_dir = out,
+                   .triage_dir = FreshDir("newest") + "/triage",
+                   .also_recorded = {"/tmp/older/triage", "/tmp/oldest/t"}}});
+  ASSERT_TRUE(data.ok()) << data.status();
+  EXPECT_THAT(data->notes,
+              ::testing::Contains(absl::StrCat(
+                  out,
+                  ": older runs filed in other triage directories too, "
+                  "not shown here: /tmp/older/triage, /tmp/oldest/t "
+                  "(`ptxdiff report ",
+                  out, " --dir DIR` shows one)")));
+}
+
 // The report parses a program entry's case.txt as `triage list` does: one
 // that does not read back as a program is shown as damage.
 TEST(ReportDataTest, AProgramCaseThatDoesNotParseIsDamage) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -247,22 +248,33 @@ absl::Status RecordTriageDir(const std::string& run_dir,
                          absl::StrCat(absolute, "\n"));
 }
 
-std::string RecordedTriageDir(const std::string& out_dir) {
-  std::string newest;
-  int64_t newest_start = 0;
+std::vector<std::string> RecordedTriageDirs(const std::string& out_dir) {
+  std::vector<std::pair<int64_t, std::string>> recorded;  // start, path
   for (const std::string& dir : FilesIn(out_dir + "/stats")) {
     int64_t start = 0;
     RunDirFormOf(dir, start);
-    const absl::StatusOr<std::string> recorded = ReadRecordFile(
+    const absl::StatusOr<std::string> text = ReadRecordFile(
         absl::StrCat(dir, "/", kRunTriageDirFile), kMaxRecordedPathBytes);
-    if (!recorded.ok() || start < newest_start) continue;
-    const absl::string_view path =
-        absl::StripTrailingAsciiWhitespace(*recorded);
+    if (!text.ok()) continue;
+    const absl::string_view path = absl::StripTrailingAsciiWhitespace(*text);
     if (path.empty() || absl::StrContains(path, '\n')) continue;
-    newest = std::string(path);
-    newest_start = start;
+    recorded.emplace_back(start, std::string(path));
   }
-  return newest;
+  // Newest first; of runs that started in one second, the last listed.
+  std::reverse(recorded.begin(), recorded.end());
+  std::stable_sort(
+      recorded.begin(), recorded.end(),
+      [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<std::string> dirs;
+  for (const auto& [start, path] : recorded) {
+    if (absl::c_find(dirs, path) == dirs.end()) dirs.push_back(path);
+  }
+  return dirs;
+}
+
+std::string RecordedTriageDir(const std::string& out_dir) {
+  const std::vector<std::string> dirs = RecordedTriageDirs(out_dir);
+  return dirs.empty() ? "" : dirs.front();
 }
 
 }  // namespace ptxdiff

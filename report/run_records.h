@@ -87,6 +87,8 @@ std::vector<RunRecord> ReadRuns(const std::string& out_dir);
 inline constexpr absl::string_view kRunTriageDirFile = "triage-dir";
 absl::Status RecordTriageDir(const std::string& run_dir,
                              const std::string& triage_dir);
+// Every one the runs under `out_dir` recorded, once each, newest first.
+std::vector<std::string> RecordedTriageDirs(const std::string& out_dir);
 // The one the newest run under `out_dir` recorded; "" if none did.
 std::string RecordedTriageDir(const std::string& out_dir);
 

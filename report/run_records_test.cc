@@ -169,6 +169,27 @@ TEST(RunRecordsTest, ReadsTheRecordsOfAnEarlierVersion) {
   EXPECT_EQ(RecordedTriageDir(out), "/tmp/h78-sample/triage");
 }
 
+// Runs of one --out that filed in different triage directories: each
+// directory once, the newest run's first (the fourth fault run: `report`
+// showed the newest alone and said nothing of the others).
+TEST(RunRecordsTest, EveryRecordedTriageDirectoryIsListedNewestFirst) {
+  const std::string out = FreshDir("recorded_dirs");
+  const auto run = [&out](const std::string& name, const std::string& dir) {
+    const std::string run_dir = absl::StrCat(out, "/stats/", name);
+    ASSERT_TRUE(MakeDirs(run_dir).ok());
+    ASSERT_TRUE(RecordTriageDir(run_dir, dir).ok());
+  };
+  run("run-1796538300-11", "/tmp/a/triage");
+  run("programs-1796538400-12", "/tmp/b/triage");
+  run("run-1796538500-13", "/tmp/a/triage");
+  run("run-1796538200-10", "/tmp/c/triage");
+  EXPECT_THAT(RecordedTriageDirs(out),
+              ::testing::ElementsAre("/tmp/a/triage", "/tmp/b/triage",
+                                     "/tmp/c/triage"));
+  EXPECT_EQ(RecordedTriageDir(out), "/tmp/a/triage");
+  EXPECT_THAT(RecordedTriageDirs(FreshDir("no_runs")), IsEmpty());
+}
+
 // Each kind's point, written and read back, is what was written: the
 // columns the header names are the ones its lines have.
 TEST(RunRecordsTest, EachKindsTimelineReadsBackAsWritten) {
