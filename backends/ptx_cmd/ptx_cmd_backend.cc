@@ -383,18 +383,23 @@ void PtxCmdBackend::Settle(const ResolvedBatch& request, const Part& part,
       AddResults(part, run.out, reply.results, declines);
       return;
     case ToolRun::kCut:
-      // Not the tool's doing: the batch's time ran out, or the worker was
-      // told to stop (the campaign's end). A campaign sends them again.
-      DeclineAll(part, DeclineCode::kOther,
-                 absl::StrCat(
-                     kNotRunPrefix, "ptx-cmd: not finished: ",
-                     Interrupted()
-                         ? "the worker was told to stop while it ran"
-                         : absl::StrCat(
-                               "the batch's time budget (batch_timeout_ms=",
-                               absl::ToInt64Milliseconds(config_.batch_timeout),
-                               ") was spent while it ran")),
-                 declines);
+      // Not the tool's doing: the batch's time ran out, the worker was
+      // told to stop (the campaign's end), or the machine failed the run (a
+      // full disk). A campaign sends them again.
+      DeclineAll(
+          part, DeclineCode::kOther,
+          absl::StrCat(
+              kNotRunPrefix, "ptx-cmd: not finished: ",
+              !run.machine_failure.empty()
+                  ? absl::StrCat("the machine failed the run, not the module (",
+                                 run.what, ": \"", run.machine_failure, "\")")
+              : Interrupted()
+                  ? "the worker was told to stop while it ran"
+                  : absl::StrCat(
+                        "the batch's time budget (batch_timeout_ms=",
+                        absl::ToInt64Milliseconds(config_.batch_timeout),
+                        ") was spent while it ran")),
+          declines);
       return;
     case ToolRun::kRefused:
       // A refusal is of a variant (a module it cannot parse), never of

@@ -3,6 +3,8 @@
 // apart, and every way a run can fail is a fault or a refusal, within the
 // batch's budget.
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -313,6 +315,40 @@ TEST(PtxCmdBackendTest, EveryWayARunFailsIsAFaultOrARefusal) {
     }
     EXPECT_EQ((*client)->restarts(), 0) << c.command;
   }
+}
+
+// A run the machine failed (a full disk: the third fault run's tool that
+// failed "No space left on device" for a while) says nothing of the module:
+// its tuples are declined as not finished, and nothing is learned as
+// refused, so that once the disk is free they run.
+TEST(PtxCmdBackendTest, ARunTheMachineFailedIsNoRefusal) {
+  const std::string full =
+      ::testing::TempDir() + "/disk_full_" + std::to_string(getpid());
+  ASSERT_TRUE(WriteFile(full, "").ok());
+  const std::string command = absl::StrCat(
+      "if [ -e '", full, "' ]; then echo 'cannot write {out}: No space left ",
+      "on device' >&2; exit 1; fi; ", kRunInterpreter);
+  auto client = StartPtxCmdWorker(command, {{"timeout_ms", "5000"}});
+  ASSERT_TRUE(client.ok()) << client.status();
+  const std::vector<Tuple> tuples = {{V("add.s32"), {{1, 2}}, 0b11},
+                                     {V("sub.s32"), {{3, 4}}, 0b11}};
+  BatchOutcome outcome = (*client)->Run(tuples);
+  ASSERT_FALSE(outcome.fault.has_value()) << outcome.fault->detail;
+  for (const TupleResult& r : outcome.results) {
+    EXPECT_EQ(r.kind, ResultKind::kDecline);
+    EXPECT_THAT(outcome.messages[r.message],
+                HasSubstr("not finished: the machine failed the run, not the "
+                          "module (exit status 1: \"No space left on "
+                          "device\")"));
+  }
+  ASSERT_EQ(unlink(full.c_str()), 0);  // room again
+  outcome = (*client)->Run(tuples);
+  ASSERT_FALSE(outcome.fault.has_value()) << outcome.fault->detail;
+  ASSERT_EQ(outcome.results.size(), 2u);
+  EXPECT_EQ(outcome.results[0].kind, ResultKind::kValue);
+  EXPECT_EQ(outcome.results[0].bits, 3u);
+  EXPECT_EQ(outcome.results[1].kind, ResultKind::kValue);
+  EXPECT_EQ(outcome.results[1].bits, 0xffffffffu);
 }
 
 // A batch whose runs take longer than batch_timeout_ms is still answered in

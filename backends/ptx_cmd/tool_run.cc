@@ -50,6 +50,23 @@ std::vector<std::string> ErrorLines(const std::string& log) {
   return lines;
 }
 
+// What a tool says when the machine failed its run (errno's texts): no
+// word on the module.
+constexpr absl::string_view kMachineFailures[] = {
+    "No space left on device", "Disk quota exceeded", "Cannot allocate memory",
+    "Too many open files", "Read-only file system"};
+
+// The phrase of kMachineFailures `run`'s output or error lines hold, if any.
+std::string MachineFailureIn(const ToolRun& run) {
+  for (absl::string_view phrase : kMachineFailures) {
+    if (absl::StrContains(run.output, phrase)) return std::string(phrase);
+    for (const std::string& line : run.error_lines) {
+      if (absl::StrContains(line, phrase)) return std::string(phrase);
+    }
+  }
+  return "";
+}
+
 // A shell reports a command that a signal killed as exit status 128 + N.
 bool ShellReportsSignal(int exit_status) {
   return exit_status > 128 && exit_status <= 128 + 64;
@@ -141,8 +158,11 @@ ToolRun RunToolOnce(const ToolCall& call) {
                   log);
   }
   if (!outcome->ok()) {
-    return Failed(std::move(run), ToolRun::kRefused, outcome->Describe(timeout),
-                  log);
+    ToolRun failed = Failed(std::move(run), ToolRun::kRefused,
+                            outcome->Describe(timeout), log);
+    failed.machine_failure = MachineFailureIn(failed);
+    if (!failed.machine_failure.empty()) failed.end = ToolRun::kCut;
+    return failed;
   }
   const size_t expected = call.n * call.slot_bytes;
   // No more than the slots are read: a tool may leave a huge or endless

@@ -30,9 +30,15 @@ struct ToolRun {
     kCrashed,  // a signal, or exit 0 without a whole {out}
     kHung,     // the timeout
     kCut,      // stopped at the caller's deadline, before its own
-               // timeout, or by a stop of this process (interrupt.h)
+               // timeout, or by a stop of this process (interrupt.h), or
+               // failed by the machine (`machine_failure`)
   } end = kOk;
   std::string what;    // "exit status 1", "killed by signal 11 (SIGSEGV)"
+  // kCut of a non-zero exit whose output says the machine failed the run,
+  // not the module ("No space left on device"): the phrase. No verdict on
+  // the module, and never a refusal (learned, it declined the variant in
+  // later runs with the disk free).
+  std::string machine_failure;
   // The end of what the tool printed (its last 1000 bytes), and the lines
   // below, are text to quote: each byte that is no printable ASCII is \xNN
   // (common/printable.h).
