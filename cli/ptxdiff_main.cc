@@ -7,11 +7,14 @@
 #include "cli/commands.h"
 #include "common/batch_heap.h"
 #include "common/call_within.h"
+#include "common/output_status.h"
 
 int main(int argc, char** argv) {
   ptxdiff::KeepBatchMemoryInTheHeap();
   std::vector<std::string> args(argv, argv + argc);
   // An in-process compile left to run on past its timeout or a stop must
   // not see exit's handlers free its library's state (a double free).
-  ptxdiff::EndProcess(ptxdiff::RunMain(args, std::cout, std::cerr));
+  // Output lost (stdout closed, a full disk) is no success.
+  ptxdiff::EndProcess(ptxdiff::StatusAfterOutput(
+      ptxdiff::RunMain(args, std::cout, std::cerr), std::cout, std::cerr));
 }

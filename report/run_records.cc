@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <tuple>
 
 #include "absl/algorithm/container.h"
@@ -66,13 +67,17 @@ constexpr size_t kMaxRecordedPathBytes = 4096;
 constexpr size_t kMaxRecordBytes = size_t{64} << 20;
 
 // A point of a `kind` run from its line, in the order of TimelineCounts.
+// Its time is finite and its counts are not negative, as a run writes them:
+// "nan" or "inf" (which SimpleAtod takes) would be written into report.json
+// as such, which is no JSON, and the page would show nothing.
 bool ReadPoint(absl::string_view line, RunKind kind, TimelinePoint& p) {
   const std::vector<absl::string_view> f = absl::StrSplit(line, '\t');
   std::array<int64_t, kTimelineCounts> c;
-  if (f.size() != c.size() + 1 || !absl::SimpleAtod(f[0], &p.seconds))
+  if (f.size() != c.size() + 1 || !absl::SimpleAtod(f[0], &p.seconds) ||
+      !std::isfinite(p.seconds) || p.seconds < 0)
     return false;
   for (size_t i = 0; i < c.size(); ++i) {
-    if (!absl::SimpleAtoi(f[i + 1], &c[i])) return false;
+    if (!absl::SimpleAtoi(f[i + 1], &c[i]) || c[i] < 0) return false;
   }
   p.checked = c[0];
   if (kind == RunKind::kTuples) {

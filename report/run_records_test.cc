@@ -316,6 +316,35 @@ TEST(RunRecordsTest, ARecordPastItsBoundIsDamageNotRead) {
   RemoveTree(out);
 }
 
+// Fifth fault run: a timeline point whose time was "nan" or "inf" was read
+// as such and written into report.json as `nan` (no JSON: the page showed
+// nothing); a negative count made the rate's difference overflow. Each is
+// a line that is no timeline point.
+TEST(RunRecordsTest, APointWithATimeNotFiniteOrANegativeCountIsDamage) {
+  const std::string out = FreshDir("nonfinite");
+  const std::string run = out + "/stats/run-3000-4";
+  ASSERT_TRUE(MakeDirs(run).ok());
+  ASSERT_TRUE(WriteFile(absl::StrCat(run, "/", kTimelineFile),
+                        TimelineHeader(RunKind::kPrograms, "ptxas") +
+                            "5.0\t10\t9\t8\t0\t0\t0\n"
+                            "nan\t11\t9\t8\t0\t0\t0\n"
+                            "inf\t12\t9\t8\t0\t0\t0\n"
+                            "1e999\t12\t9\t8\t0\t0\t0\n"
+                            "-1.0\t12\t9\t8\t0\t0\t0\n"
+                            "6.0\t-9223372036854775808\t9\t8\t0\t0\t0\n"
+                            "7.0\t13\t9\t8\t0\t0\t0\n")
+                  .ok());
+  const std::vector<RunRecord> runs = ReadRuns(out);
+  ASSERT_THAT(runs, SizeIs(1));
+  ASSERT_THAT(runs[0].timeline, SizeIs(2));
+  EXPECT_EQ(runs[0].timeline[0].checked, 10);
+  EXPECT_EQ(runs[0].timeline[1].checked, 13);
+  EXPECT_THAT(runs[0].damage,
+              ElementsAre(HasSubstr("5 lines are no timeline points "
+                                    "(the first: line 4)")));
+  RemoveTree(out);
+}
+
 TEST(RunRecordsTest, NoStatsDirectoryIsNoRun) {
   EXPECT_THAT(ReadRuns(FreshDir("none")), SizeIs(0));
 }
