@@ -1,5 +1,7 @@
 // The `ptxdiff` command line; see cli/commands.h.
 
+#include <unistd.h>
+
 #include <iostream>
 #include <string>
 #include <vector>
@@ -15,6 +17,7 @@ int main(int argc, char** argv) {
   // An in-process compile left to run on past its timeout or a stop must
   // not see exit's handlers free its library's state (a double free).
   // Output lost (stdout closed, a full disk) is no success.
-  ptxdiff::EndProcess(ptxdiff::StatusAfterOutput(
-      ptxdiff::RunMain(args, std::cout, std::cerr), std::cout, std::cerr));
+  ptxdiff::EndProcess(
+      ptxdiff::StatusAfterOutput(ptxdiff::RunMain(args, std::cout, std::cerr),
+                                 std::cout, std::cerr, STDOUT_FILENO));
 }

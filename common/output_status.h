@@ -10,8 +10,14 @@ namespace ptxdiff {
 
 // `status` once `out` is flushed: unchanged if all of it was written;
 // otherwise said on `err`, and 1 in place of 0, so that a summary, a
-// verdict or a list that was lost is not a success.
-int StatusAfterOutput(int status, std::ostream& out, std::ostream& err);
+// verdict or a list that was lost is not a success. `out_fd` is `out`'s
+// file: a pipe whose reader left (`ptxdiff sweep | head`) is no failure to
+// say, and ends as SIGPIPE would have ended it (141).
+int StatusAfterOutput(int status, std::ostream& out, std::ostream& err,
+                      int out_fd = -1);
+
+// Whether `fd` is a pipe no one reads any more.
+bool PipeReaderGone(int fd);
 
 }  // namespace ptxdiff
 

@@ -1,5 +1,7 @@
 #include "common/output_status.h"
 
+#include <unistd.h>
+
 #include <sstream>
 #include <streambuf>
 
@@ -37,6 +39,24 @@ TEST(OutputStatusTest, OutputWrittenKeepsTheStatus) {
   EXPECT_EQ(StatusAfterOutput(0, out, err), 0);
   EXPECT_EQ(StatusAfterOutput(130, out, err), 130);
   EXPECT_TRUE(err.str().empty());
+}
+
+// `ptxdiff sweep | head`: the reader left. Not said, and the status SIGPIPE
+// would have given (a process that started a worker ignores SIGPIPE).
+TEST(OutputStatusTest, APipeWhoseReaderLeftEndsAsSigpipeWouldSilently) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  EXPECT_FALSE(PipeReaderGone(fds[1]));
+  close(fds[0]);
+  EXPECT_TRUE(PipeReaderGone(fds[1]));
+  FailingBuffer buffer;
+  std::ostream out(&buffer);
+  out << "add.u16\n";
+  std::ostringstream err;
+  EXPECT_EQ(StatusAfterOutput(0, out, err, fds[1]), 141);
+  EXPECT_EQ(err.str(), "");
+  close(fds[1]);
+  EXPECT_FALSE(PipeReaderGone(-1));
 }
 
 }  // namespace
