@@ -43,15 +43,6 @@ std::string FirstLine(absl::string_view text, absl::string_view toolchain) {
   return absl::StrCat(line.substr(0, kListedBytes), " ...");
 }
 
-absl::StatusOr<absl::Duration> ParseSeconds(const std::string& text) {
-  double seconds;
-  if (!absl::SimpleAtod(text, &seconds) || seconds <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--timeout takes a positive number of seconds, not '", text, "'"));
-  }
-  return absl::Seconds(seconds);
-}
-
 }  // namespace
 
 absl::StatusOr<std::vector<Variant>> SelectVariants(const ParsedArgs& args) {
@@ -93,9 +84,9 @@ absl::StatusOr<std::unique_ptr<WorkerClient>> StartBackend(
     command->hello_options.emplace_back("driver_library", *cuda_driver);
   }
   if (args.Has("timeout")) {
-    auto timeout = ParseSeconds(args.Get("timeout"));
+    auto timeout = TimeoutSecondsFlag(args, 0);
     if (!timeout.ok()) return timeout.status();
-    command->timeout = *timeout;
+    command->timeout = absl::Seconds(*timeout);
   }
   auto client = WorkerClient::Start(*command);
   // The hints are for NVIDIA's stack, not for someone else's driver.

@@ -151,7 +151,7 @@ TEST(BackendCommandsTest, SweepBadInputIsExitTwo) {
   r = Ptxdiff(
       {"eval", "--backend", "oracle", "--timeout", "x", "add.s32", "1", "2"});
   EXPECT_EQ(r.code, 2);
-  EXPECT_THAT(r.err, HasSubstr("--timeout takes a positive number"));
+  EXPECT_THAT(r.err, HasSubstr("--timeout takes a number of seconds above 0"));
 }
 
 // Issue 28: a backend that declines every tuple (a ptx-cmd tool that always

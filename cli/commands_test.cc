@@ -183,6 +183,19 @@ TEST(CommandsTest, BadInputIsNamedAndIsExitTwo) {
             "ptxdiff repro: no PTX target for sm_1"},
            {{"repro", file, "--timeout", "-1"},
             "ptxdiff repro: --timeout takes a whole number from 1 to 3600"},
+           // The fifth fault run: nan, inf or 1e300 let a hanging worker
+           // run on for ever.
+           {{"fuzz", "--timeout", "nan", "--backend", "oracle", "--out",
+             dir + "/out"},
+            "ptxdiff fuzz: --timeout takes a number of seconds above 0 and at "
+            "most 3600, not 'nan'"},
+           {{"sweep", "--backend", "oracle", "--timeout", "inf"},
+            "--timeout takes a number of seconds above 0 and at most 3600, "
+            "not 'inf'"},
+           {{"eval", "add.u32", "1", "2", "--backend", "oracle", "--timeout",
+             "1e300"},
+            "--timeout takes a number of seconds above 0 and at most 3600, "
+            "not '1e300'"},
            {{"triage", "mark", "E", "--dir", dir},
             "'mark' takes: mark ENTRY --explained WHY"},
            {{"sweep", "--family", "add", "--runtime", "q", "--backend",

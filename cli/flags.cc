@@ -82,4 +82,18 @@ absl::StatusOr<int64_t> MaxTimeFlag(const ParsedArgs& args, int64_t otherwise) {
   return IntFlag(args, "max-time", otherwise, 1, kMaxTimeSeconds);
 }
 
+absl::StatusOr<double> TimeoutSecondsFlag(const ParsedArgs& args,
+                                          double otherwise) {
+  if (!args.Has("timeout")) return otherwise;
+  const std::string text = args.Get("timeout");
+  double seconds = 0;
+  // Written so that NaN fails it.
+  if (absl::SimpleAtod(text, &seconds) && seconds > 0 &&
+      seconds <= kMaxTimeoutSeconds)
+    return seconds;
+  return absl::InvalidArgumentError(
+      absl::StrCat("--timeout takes a number of seconds above 0 and at most ",
+                   kMaxTimeoutSeconds, ", not '", text, "'"));
+}
+
 }  // namespace ptxdiff

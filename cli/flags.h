@@ -47,6 +47,15 @@ inline constexpr int64_t kMaxTimeSeconds = 30 * 24 * 3600;
 // or `otherwise` when it is not given.
 absl::StatusOr<int64_t> MaxTimeFlag(const ParsedArgs& args, int64_t otherwise);
 
+// The longest --timeout (a worker's reply, a tool's run) any command takes.
+inline constexpr double kMaxTimeoutSeconds = 3600;
+
+// --timeout SECONDS of the worker commands (fuzz, sweep, eval, repro,
+// minimize): a number above 0 and at most kMaxTimeoutSeconds (`nan`, `inf`
+// or 1e300 never let a hanging worker be restarted), or `otherwise`.
+absl::StatusOr<double> TimeoutSecondsFlag(const ParsedArgs& args,
+                                          double otherwise);
+
 }  // namespace ptxdiff
 
 #endif  // PTXDIFF_CLI_FLAGS_H_

@@ -195,12 +195,8 @@ absl::Status ApplyFlags(const ParsedArgs& parsed, FuzzConfig& config) {
     config.mode = mode == "crash" ? FuzzConfig::Mode::kCrash
                                   : FuzzConfig::Mode::kCampaign;
   }
-  if (parsed.Has("timeout") &&
-      (!absl::SimpleAtod(parsed.Get("timeout"), &config.timeout_seconds) ||
-       config.timeout_seconds <= 0)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--timeout is a number of seconds, not '", parsed.Get("timeout"), "'"));
-  }
+  PTXDIFF_ASSIGN_OR_RETURN(config.timeout_seconds,
+                           TimeoutSecondsFlag(parsed, config.timeout_seconds));
   if (parsed.Has("reading")) {
     const std::optional<Reading> reading = ParseReading(parsed.Get("reading"));
     if (!reading) {
