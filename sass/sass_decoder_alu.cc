@@ -39,6 +39,63 @@ void DecodeIsetp(Bits& bits, Reader& r, Decoding& d, int form) {
   if (!insn.extended) RequireTrue(insn.psrc[0], d, "ISETP's low compare");
 }
 
+// FSETP: P = (a fcmp b) set_op q, a and b f32s with their magnitude and
+// negation flags. ptxas's 16-bit division tests its divisor's magnitude
+// with it (FSETP.GEU.AND P1, PT, |R6|, 1.17549435e-38, PT). .FTZ (bit 80),
+// a second predicate destination and a destination register are not read.
+void DecodeFsetp(Bits& bits, Reader& r, Decoding& d, int form) {
+  SassInstruction& insn = d.insn;
+  r.AluSources(form, true, true, false);
+  r.FloatModifiers();
+  insn.set_op = static_cast<int>(bits.Take(74, 2));
+  insn.float_compare = static_cast<SassFloatCompare>(bits.Take(76, 4));
+  insn.pdst = {static_cast<int>(bits.Take(81, 3)),
+               static_cast<int>(bits.Take(84, 3))};
+  insn.psrc[1] = bits.Pred(87, 90);  // combined by set_op
+  if (insn.dst != 0) d.Refuse("FSETP with a destination register");
+  insn.dst = kSassRz;
+  if (insn.set_op == 3) d.Refuse("FSETP set operation 3");
+  if (bits.Flag(80)) d.Refuse("FSETP.FTZ");
+  if (insn.pdst[1] != kSassPt) d.Refuse("FSETP's second predicate");
+}
+
+// FSEL d, a, b, p: d = p ? a : b, bits moved as they are. Sign and
+// magnitude flags and .FTZ (bit 80) are not read.
+void DecodeFsel(Bits& bits, Reader& r, Decoding& d, int form) {
+  r.AluSources(form, true, true, false);
+  r.FloatModifiers();
+  d.insn.psrc[0] = bits.Pred(87, 90);
+  for (const SassOperand& o : {d.insn.src[0], d.insn.src[1]}) {
+    if (o.abs || o.negate) d.Refuse("FSEL of a modified operand");
+  }
+  if (bits.Flag(80)) d.Refuse("FSEL.FTZ");
+}
+
+// FMUL (.RZ and the rest of the 2-bit rounding at 78): bits 84..86 are 4
+// where nothing scales the product (another value, .DNZ, .SAT and .FTZ are
+// not read).
+void DecodeFmul(Bits& bits, Reader& r, Decoding& d, int form) {
+  r.AluSources(form, true, true, false);
+  r.FloatModifiers();
+  d.insn.round = static_cast<SassRound>(bits.Take(78, 2));
+  if (bits.Take(84, 3) != 4) d.Refuse("FMUL with a scaled product");
+  if (bits.Flag(76)) d.Refuse("FMUL.DNZ");
+  if (bits.Flag(77)) d.Refuse("FMUL.SAT");
+  if (bits.Flag(80)) d.Refuse("FMUL.FTZ");
+}
+
+// FADD of two registers (form 1: -0 + |b| in -O0 code's absolute value),
+// rounded to nearest; other forms, roundings, .SAT and .FTZ are not read.
+void DecodeFadd(Bits& bits, Reader& r, Decoding& d, int form) {
+  if (form != 1) d.Refuse("FADD of other than two registers");
+  r.AluSources(form, true, true, false);
+  r.FloatModifiers();
+  d.insn.round = static_cast<SassRound>(bits.Take(78, 2));
+  if (d.insn.round != SassRound::kNearest) d.Refuse("FADD other than .RN");
+  if (bits.Flag(77)) d.Refuse("FADD.SAT");
+  if (bits.Flag(80)) d.Refuse("FADD.FTZ");
+}
+
 void DecodeIadd3(Bits& bits, Reader& r, Decoding& d, int form) {
   SassInstruction& insn = d.insn;
   r.AluSources(form, true, true, true);
@@ -247,12 +304,15 @@ void DecodeMufu(Bits& bits, Reader& r, Decoding& d, int form) {
   if (bits.Take(74, 4) != 4) d.Refuse("MUFU other than .RCP");
 }
 
+// F2I.U32.TRUNC.NTZ, with .FTZ (bit 80: ptxas's 32-bit division) or
+// without (nvJitLink's and ptxas's 16-bit division): a subnormal truncates
+// to 0 either way.
 void DecodeF2i(Bits& bits, Reader& r, Decoding& d, int form) {
   r.AluSources(form, false, true, false);
+  d.insn.ftz = bits.Flag(80);
   const bool u32_trunc = bits.Flag(76) && bits.Flag(77) &&
-                         bits.Take(78, 2) == 3 && bits.Flag(80) &&
-                         bits.Flag(85);
-  if (!u32_trunc) d.Refuse("F2I other than .FTZ.U32.TRUNC.NTZ");
+                         bits.Take(78, 2) == 3 && bits.Flag(85);
+  if (!u32_trunc) d.Refuse("F2I other than .U32.TRUNC.NTZ");
 }
 
 // 64-bit division's: an f32 truncated to a u64 register pair.
@@ -281,6 +341,7 @@ constexpr AluRow kAluRows[] = {
     {0x087, SassOp::kSel, true, DecodeSel},
     {0x00c, SassOp::kIsetp, false, DecodeIsetp},
     {0x08c, SassOp::kIsetp, true, DecodeIsetp},
+    {0x00b, SassOp::kFsetp, false, DecodeFsetp},
     {0x010, SassOp::kIadd3, false, DecodeIadd3},
     {0x090, SassOp::kIadd3, true, DecodeIadd3},
     {0x011, SassOp::kLea, false, DecodeLea},
@@ -318,6 +379,9 @@ constexpr AluRow kAluRows[] = {
     {0x045, SassOp::kI2f, false, DecodeI2f},  // I2FP: 32-bit sources only
     {0x108, SassOp::kMufuRcp, false, DecodeMufu},
     {0x105, SassOp::kF2i, false, DecodeF2i},
+    {0x008, SassOp::kFsel, false, DecodeFsel},
+    {0x020, SassOp::kFmul, false, DecodeFmul},
+    {0x021, SassOp::kFadd, false, DecodeFadd},
     {0x112, SassOp::kI2f, false, DecodeI2f64},
     {0x111, SassOp::kF2i, false, DecodeF2i64},
 };

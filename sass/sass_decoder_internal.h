@@ -154,6 +154,20 @@ class Reader {
     }
   }
 
+  // The float sources' magnitude and negation flags (FSETP): a's at 73
+  // and 72, b's at 62 and 63 where b is a register, constant or uniform
+  // register at 32 (an immediate has none).
+  void FloatModifiers() {
+    SassOperand& a = d_.insn.src[0];
+    a.abs = bits_.Flag(73);
+    a.negate = bits_.Flag(72);
+    SassOperand& b = d_.insn.src[1];
+    if (b.kind != SassOperand::kImmediate && position_[1] == kAt32) {
+      b.abs = bits_.Flag(62);
+      b.negate = bits_.Flag(63);
+    }
+  }
+
   // b's bitwise-not flag, where b is at 32 (POPC, FLO).
   void InvertB() {
     SassOperand& b = d_.insn.src[1];

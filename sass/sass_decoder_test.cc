@@ -172,6 +172,49 @@ TEST(SassDecoderEncodings, ReadsVaddsNegatedUniformAndP2r) {
   EXPECT_FALSE(DecodeSassInstruction(arch, 0x00000040051c7803, 0, 0).ok());
 }
 
+// FSETP (op 0x80b, form 4: an immediate b), as nvJitLink writes it in
+// 16-bit division: the divisor's magnitude against FLT_MIN. The compare
+// field is 4 bits at 76 (GEU: 14), a's magnitude flag bit 73.
+TEST(SassDecoderEncodings, ReadsFsetpsCompareAndModifiers) {
+  const SassArchInfo arch = *FindSassArchInfo("sm_90");
+  const uint64_t lo = 0x008000000600780b, hi = 0x00003f2e200;
+  const SassSlot fsetp = DecodeSassInstruction(arch, lo, hi, 0x1b0);
+  ASSERT_TRUE(fsetp.ok()) << fsetp.why_not;
+  EXPECT_EQ(SassText(fsetp.insn), "FSETP.GEU.AND P1, |R6|, 0x800000, PT");
+  EXPECT_EQ(fsetp.insn.float_compare, SassFloatCompare::kGeu);
+  EXPECT_TRUE(fsetp.insn.src[0].abs);
+  EXPECT_FALSE(fsetp.insn.src[0].negate);
+  // Every compare code reads as its own.
+  const uint64_t without_compare = hi & ~(uint64_t{0xf} << (76 - 64));
+  for (uint64_t code = 0; code < 16; ++code) {
+    const SassSlot s = DecodeSassInstruction(
+        arch, lo, without_compare | code << (76 - 64), 0);
+    ASSERT_TRUE(s.ok()) << s.why_not;
+    EXPECT_EQ(static_cast<uint64_t>(s.insn.float_compare), code);
+  }
+  // -a (bit 72) and OR (set operation 1, bits 74..75).
+  const SassSlot negated_or = DecodeSassInstruction(
+      arch, lo, (hi & ~(uint64_t{1} << 9)) | 1 << 8 | 1 << 10, 0);
+  ASSERT_TRUE(negated_or.ok()) << negated_or.why_not;
+  EXPECT_EQ(SassText(negated_or.insn), "FSETP.GEU.OR P1, -R6, 0x800000, PT");
+  // b a register (form 1): its magnitude (62) and negation (63) flags.
+  const SassSlot registers = DecodeSassInstruction(
+      arch, 0xc00000050600720b, hi, 0);
+  ASSERT_TRUE(registers.ok()) << registers.why_not;
+  EXPECT_EQ(SassText(registers.insn), "FSETP.GEU.AND P1, |R6|, -|R5|, PT");
+  // What is not read: .FTZ (bit 80), a second predicate destination, set
+  // operation 3, a destination register.
+  EXPECT_THAT(DecodeSassInstruction(arch, lo, hi | 1 << 16, 0).why_not,
+              HasSubstr("FSETP.FTZ"));
+  EXPECT_THAT(
+      DecodeSassInstruction(arch, lo, hi & ~(uint64_t{7} << 20), 0).why_not,
+      HasSubstr("FSETP's second predicate"));
+  EXPECT_THAT(DecodeSassInstruction(arch, lo, hi | 3 << 10, 0).why_not,
+              HasSubstr("FSETP set operation 3"));
+  EXPECT_THAT(DecodeSassInstruction(arch, lo | 0x40000, hi, 0).why_not,
+              HasSubstr("FSETP with a destination register"));
+}
+
 TEST(SassArchInfoTest, NamesTheArchsItReads) {
   EXPECT_TRUE(FindSassArchInfo("sm_90a").ok());
   const absl::StatusOr<SassArchInfo> old = FindSassArchInfo("sm_80");

@@ -144,7 +144,7 @@ TEST(SassOpOfText, ReadsTheOperationOfAKeyOrAText) {
   EXPECT_EQ(SassOpOfText("PLOP3.LUT P0, PT, PT, PT, 0x8, 0x0"),
             SassOp::kPlop3);
   EXPECT_EQ(SassOpOfText("VIMNMX.U32 R, R, 0xffff, PT"), SassOp::kVimnmx);
-  EXPECT_EQ(SassOpOfText("FMUL R, R, R"), std::nullopt);
+  EXPECT_EQ(SassOpOfText("DMUL R, R, R"), std::nullopt);
   EXPECT_EQ(SassOpOfText("IMADX R, R, R, R"), std::nullopt);
   EXPECT_EQ(SassOpOfText(""), std::nullopt);
   for (int k = 0; k < kNumSassOps; ++k) {

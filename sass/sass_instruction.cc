@@ -66,6 +66,7 @@ std::string Operand(const SassOperand& o) {
       text = absl::StrFormat("c[0x%x][0x%x]", o.bank, o.value);
       break;
   }
+  if (o.abs) text = absl::StrCat("|", text, "|");
   return absl::StrCat(o.negate ? "-" : "", o.invert ? "~" : "", text);
 }
 
@@ -75,10 +76,21 @@ const char* CompareName(SassCompare c) {
   return kNames[static_cast<int>(c)];
 }
 
+const char* FloatCompareName(SassFloatCompare c) {
+  static constexpr const char* kNames[] = {
+      "F",   "LT",  "EQ",  "LE",  "GT",  "NE",  "GE",  "NUM",
+      "NAN", "LTU", "EQU", "LEU", "GTU", "NEU", "GEU", "T"};
+  return kNames[static_cast<int>(c)];
+}
+
+constexpr const char* kSetOps[] = {"AND", "OR", "XOR", "?"};
+
 std::string Suffixes(const SassInstruction& i) {
   switch (i.op) {
+    case SassOp::kFsetp:
+      return absl::StrCat(".", FloatCompareName(i.float_compare), ".",
+                          kSetOps[i.set_op & 3]);
     case SassOp::kIsetp: {
-      static constexpr const char* kSetOps[] = {"AND", "OR", "XOR", "?"};
       return absl::StrCat(".", CompareName(i.compare),
                           i.is_signed ? "" : ".U32", i.extended ? ".EX" : "",
                           ".", kSetOps[i.set_op & 3]);
@@ -124,7 +136,14 @@ std::string Suffixes(const SassInstruction& i) {
       return absl::StrCat(source, kRounds[static_cast<int>(i.round)], part);
     }
     case SassOp::kF2i:
-      return i.width == 64 ? ".U64.TRUNC" : ".FTZ.U32.TRUNC.NTZ";
+      if (i.width == 64) return ".U64.TRUNC";
+      return i.ftz ? ".FTZ.U32.TRUNC.NTZ" : ".U32.TRUNC.NTZ";
+    case SassOp::kFmul:
+    case SassOp::kFadd: {
+      static constexpr absl::string_view kRounds[] = {"", ".RM", ".RP",
+                                                      ".RZ"};
+      return std::string(kRounds[static_cast<int>(i.round)]);
+    }
     case SassOp::kFlo:
       return absl::StrCat(i.is_signed ? "" : ".U32",
                           i.shift_amount ? ".SH" : "");
@@ -224,7 +243,8 @@ std::string SassText(const SassInstruction& i) {
       parts.push_back(absl::StrFormat("SR%d", i.special));
       break;
     default:
-      if (i.op != SassOp::kIsetp && i.op != SassOp::kSignLut) {
+      if (i.op != SassOp::kIsetp && i.op != SassOp::kFsetp &&
+          i.op != SassOp::kSignLut) {
         parts.push_back(Reg(i.dst, u || i.op == SassOp::kR2ur));
       }
       pdsts();
@@ -234,11 +254,12 @@ std::string SassText(const SassInstruction& i) {
       if (i.op == SassOp::kLop3 || i.op == SassOp::kSignLut)
         parts.push_back(absl::StrFormat("0x%x", i.lut));
       if (i.op == SassOp::kLea) parts.push_back(absl::StrCat(i.shift));
-      if (i.op == SassOp::kSel || i.op == SassOp::kVimnmx ||
+      if (i.op == SassOp::kSel || i.op == SassOp::kFsel ||
+          i.op == SassOp::kVimnmx ||
           (i.extended && i.op != SassOp::kIsetp)) {
         parts.push_back(Pred(i.psrc[0]));
       }
-      if (i.op == SassOp::kIsetp) {
+      if (i.op == SassOp::kIsetp || i.op == SassOp::kFsetp) {
         parts.push_back(Pred(i.psrc[1]));
         if (i.extended) parts.push_back(Pred(i.psrc[0]));
       }

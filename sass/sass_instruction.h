@@ -61,6 +61,8 @@ struct SassOperand {
   int bank = 0;         // kConstant
   bool negate = false;  // two's-complement negation (IADD3: bitwise with .X)
   bool invert = false;  // bitwise not (POPC, FLO)
+  bool abs = false;     // FSETP: the f32's magnitude, before any negation
+                        // (which flips its sign bit)
 };
 
 struct SassPredicate {
@@ -71,6 +73,16 @@ struct SassPredicate {
 
 // Integer comparisons, as ISETP encodes them.
 enum class SassCompare : uint8_t { kF, kLt, kEq, kLe, kGt, kNe, kGe, kT };
+
+// Float comparisons, as FSETP encodes them (4 bits): the ordered ones are
+// false where either side is a NaN, the unordered ones (U) true; NUM: neither
+// is a NaN, NAN: either is.
+// clang-format off
+enum class SassFloatCompare : uint8_t {
+  kF, kLt, kEq, kLe, kGt, kNe, kGe, kNum,
+  kNan, kLtu, kEqu, kLeu, kGtu, kNeu, kGeu, kT
+};
+// clang-format on
 
 // A float conversion's rounding, in the order of its 2-bit field: .RN (the
 // default, not spelt), .RM, .RP, .RZ.
@@ -99,13 +111,15 @@ struct SassInstruction {
   int width = 32;             // SHF's type: 32 or 64; loads/stores: bytes;
                               // I2I's: 8 or 16 bits; I2F's source: 8 to
                               // 64; F2I's destination: 32 or 64
-  SassRound round = SassRound::kNearest;  // I2F
+  SassRound round = SassRound::kNearest;  // I2F, FMUL, FADD
+  bool ftz = false;  // F2I.FTZ: a subnormal source is 0 (truncated, it is)
   int source_part = 0;  // I2F of 8 or 16 bits: the byte or half of b read
 
   int shift = 0;              // LEA's shift
   uint32_t lut = 0;  // LOP3, op 0x21f; PLOP3: lut0 | lut1 << 8
   SassCompare compare = SassCompare::kF;  // ISETP
-  int set_op = 0;                         // ISETP: 0 AND, 1 OR, 2 XOR
+  SassFloatCompare float_compare = SassFloatCompare::kF;  // FSETP
+  int set_op = 0;  // ISETP, FSETP: 0 AND, 1 OR, 2 XOR
   int prmt_mode =
       0;  // PRMT: 0 index, 1 F4E, 2 B4E, 3 RC8, 4 ECL, 5 ECR, 6 RC16
   bool a_signed = false, b_signed = false;  // IDP's byte types

@@ -126,6 +126,18 @@ std::optional<size_t> Machine::Step(const SassInstruction& i) {
     case SassOp::kIsetp:
       Isetp(i);
       return next;
+    case SassOp::kFsetp:
+      Fsetp(i);
+      return next;
+    case SassOp::kFsel: {
+      const bool p = ReadPred(i.psrc[0]);
+      WriteDst(p ? Read(i.src[0]) : Read(i.src[1]));
+      return next;
+    }
+    case SassOp::kFmul:
+    case SassOp::kFadd:
+      FloatArithmetic(i);
+      return next;
     case SassOp::kIadd3:
       Iadd3(i);
       return next;

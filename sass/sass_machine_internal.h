@@ -4,9 +4,10 @@
 // operation reads through them), and
 //   - sass_machine.cc: the run loop (Run), the trace, the refusals, and
 //     Step, which dispatches an instruction to its operation;
-//   - sass_machine_operations.cc: the operations (Move, Prmt, Isetp, Iadd3,
-//     Lea, Shf, Imad, ImadWide, Idp, Flo, Plop3, Ldc, Stg, Ldg, ...) and the
-//     integer helpers they use (Compare, SetOp, PermutePicks, Lut3).
+//   - sass_machine_operations.cc: the operations (Move, Prmt, Isetp, Fsetp,
+//     Iadd3, Lea, Shf, Imad, ImadWide, Idp, Flo, Plop3, Ldc, Stg, Ldg, ...)
+//     and the helpers they use (Compare, FloatCompare, SetOp, PermutePicks,
+//     Lut3).
 
 #ifndef PTXDIFF_SASS_SASS_MACHINE_INTERNAL_H_
 #define PTXDIFF_SASS_SASS_MACHINE_INTERNAL_H_
@@ -222,6 +223,12 @@ class Machine {
   void Prmt(const SassInstruction& i);
 
   void Isetp(const SassInstruction& i);
+
+  // FSETP: f32s compared as IEEE 754 says, a NaN unordered.
+  void Fsetp(const SassInstruction& i);
+
+  // FMUL, FADD: IEEE's f32 product or sum, rounded as the instruction says.
+  void FloatArithmetic(const SassInstruction& i);
 
   // An operand of an addition: negated in two's complement (the +1 is part
   // of the sum, and so of its carry), or bitwise in an extended addition

@@ -51,6 +51,61 @@ bool Compare(SassCompare c, uint32_t a, uint32_t b, bool is_signed) {
   return false;
 }
 
+bool IsNan(uint32_t f32) { return (f32 & 0x7fffffff) > 0x7f800000; }
+
+// An f32's place in the order of the reals: its magnitude's bits, negated
+// where its sign is set, so +0 and -0 are equal and infinities the ends.
+int64_t FloatOrder(uint32_t f32) {
+  const int64_t magnitude = f32 & 0x7fffffff;
+  return (f32 >> 31) != 0 ? -magnitude : magnitude;
+}
+
+// An f32 operand's bits after its modifiers (FSETP, FMUL, FADD): its
+// magnitude, then its sign flipped (neither touches a NaN's payload nor
+// whether it is one).
+uint32_t FloatModified(uint32_t f32, const SassOperand& o) {
+  if (o.abs) f32 &= 0x7fffffff;
+  if (o.negate) f32 ^= 0x80000000;
+  return f32;
+}
+
+// FSETP's comparison, read off the bits so the host's floating-point
+// environment (flush-to-zero, fast-math) plays no part: the relation of
+// codes 1..6 is that of 9..14, ordered (false with a NaN) below 8 and
+// unordered (true with a NaN) above.
+bool FloatCompare(SassFloatCompare c, uint32_t a, uint32_t b) {
+  const bool unordered = IsNan(a) || IsNan(b);
+  const int code = static_cast<int>(c);
+  switch (c) {
+    case SassFloatCompare::kF:
+      return false;
+    case SassFloatCompare::kT:
+      return true;
+    case SassFloatCompare::kNum:
+      return !unordered;
+    case SassFloatCompare::kNan:
+      return unordered;
+    default:
+      break;
+  }
+  if (unordered) return code > 8;
+  const int64_t x = FloatOrder(a), y = FloatOrder(b);
+  switch (code & 7) {
+    case 1:
+      return x < y;
+    case 2:
+      return x == y;
+    case 3:
+      return x <= y;
+    case 4:
+      return x > y;
+    case 5:
+      return x != y;
+    default:  // 6
+      return x >= y;
+  }
+}
+
 bool SetOp(int op, bool x, bool y) {
   return op == 0 ? (x && y) : op == 1 ? (x || y) : (x != y);
 }
@@ -162,6 +217,52 @@ void Machine::Isetp(const SassInstruction& i) {
   }
   WritePred(i.pdst[0], i.pdst_uniform,
             SetOp(i.set_op, r, ReadPred(i.psrc[1])));
+}
+
+namespace {
+
+// An f32 rounded from `exact` as `round` says: the nearest (ties to even),
+// or the next f32 toward -inf, +inf or zero. `exact` is the exact result of
+// the operation (a product of two f32s is exact in a double), or one
+// rounded to nearest in a double, which rounds to the f32 that the exact
+// one would (53 >= 2 * 24 + 2: double rounding is innocuous for +, *).
+float RoundToF32(double exact, SassRound round) {
+  float f = static_cast<float>(exact);
+  const double rounded = f;
+  if (round == SassRound::kUp && rounded < exact) {
+    f = std::nextafter(f, HUGE_VALF);
+  } else if (round == SassRound::kDown && rounded > exact) {
+    f = std::nextafter(f, -HUGE_VALF);
+  } else if (round == SassRound::kZero &&
+             std::fabs(rounded) > std::fabs(exact)) {
+    f = std::nextafter(f, 0.0f);
+  }
+  return f;
+}
+
+}  // namespace
+
+void Machine::FloatArithmetic(const SassInstruction& i) {
+  const double a =
+      std::bit_cast<float>(FloatModified(Read(i.src[0]), i.src[0]));
+  const double b =
+      std::bit_cast<float>(FloatModified(Read(i.src[1]), i.src[1]));
+  const double exact = i.op == SassOp::kFmul ? a * b : a + b;
+  if (std::isnan(exact)) {
+    // The unit's NaN (its sign and payload) is not pinned here: a value
+    // never written, which refuses where it reaches a store, an address,
+    // a predicate or a branch.
+    tainted_ = true;
+  }
+  WriteDst(std::bit_cast<uint32_t>(RoundToF32(exact, i.round)));
+}
+
+void Machine::Fsetp(const SassInstruction& i) {
+  const uint32_t a = FloatModified(Read(i.src[0]), i.src[0]);
+  const uint32_t b = FloatModified(Read(i.src[1]), i.src[1]);
+  WritePred(i.pdst[0], false,
+            SetOp(i.set_op, FloatCompare(i.float_compare, a, b),
+                  ReadPred(i.psrc[1])));
 }
 
 uint64_t Machine::Negated(uint32_t v, bool negate, bool extended) {

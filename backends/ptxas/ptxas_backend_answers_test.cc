@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -269,6 +270,61 @@ TEST_F(PtxasBackendTest, ExecutedCodeAnswersRuntimeOperands) {
   EXPECT_EQ(reply.results[2], (TupleResult{.bits = 5}));
   EXPECT_EQ(reply.results[3], (TupleResult{.bits = 0xfffffffe}));
   EXPECT_EQ(reply.results[4], (TupleResult{.bits = 16}));
+}
+
+// 16-bit division's runtime forms compute in floats: the divisor's
+// reciprocal, after FSETP tests its magnitude against FLT_MIN. Every tuple
+// is judged on executed code, by either assembler, and agrees with the
+// oracle at the edges of both types; where the oracle leaves the value
+// unspecified (by zero, rem.s16 of a negative operand) the code still runs
+// to one.
+TEST_F(PtxasBackendTest, SixteenBitDivisionsRuntimeFormsRunAsTheOracleSays) {
+  const std::vector<uint64_t> values = {0,      1,      2,      3,     7,
+                                        0x7f,   0x80,   0xff,   0x100, 0x1234,
+                                        0x7ffe, 0x7fff, 0x8000, 0x8001, 0xfffe,
+                                        0xffff};
+  std::vector<Case> cases;
+  for (const char* op : {"div.u16", "div.s16", "rem.u16", "rem.s16"}) {
+    for (uint64_t a : values) {
+      for (uint64_t b : values) cases.push_back({op, {{a, b}}, 0b11});
+    }
+  }
+  const bool in_process = NvJitLink::Load(ptxas_).ok();
+  for (const char* compiler : {"ptxas", "nvjitlink"}) {
+    if (!in_process && absl::string_view(compiler) == "nvjitlink") continue;
+    auto backend = Make({{"execute", "1"}, {"compiler", compiler}});
+    ASSERT_NE(backend, nullptr);
+    const RunReply reply = RunOrDie(*backend, Request(cases));
+    size_t compared = 0;
+    for (size_t i = 0; i < cases.size(); ++i) {
+      const std::string where =
+          absl::StrCat(compiler, ": ", cases[i].spelling, " 0x",
+                       absl::Hex(cases[i].operands.v[0]), ", 0x",
+                       absl::Hex(cases[i].operands.v[1]));
+      ASSERT_EQ(reply.results[i].kind, ResultKind::kValue)
+          << where << ": " << MessageOf(reply, i);
+      EXPECT_THAT(reply.NoteOf(i), HasSubstr("executed: ")) << where;
+      const Result oracle =
+          Evaluate(ParseVariant(cases[i].spelling).value(), cases[i].operands);
+      const uint64_t a = cases[i].operands.v[0], b = cases[i].operands.v[1];
+      if (!oracle.defined()) {
+        // By zero; rem.s16 of a negative operand, truncating or flooring.
+        const bool negative = (a | b) & 0x8000;
+        EXPECT_TRUE(b == 0 || (cases[i].spelling == "rem.s16" && negative))
+            << where;
+        continue;
+      }
+      ++compared;
+      EXPECT_EQ(reply.results[i].bits, oracle.bits) << where;
+    }
+    // Each but by zero; of rem.s16, at least those of two non-negative
+    // operands (also those where truncating and flooring agree).
+    const size_t by_nonzero = values.size() * (values.size() - 1);
+    const size_t non_negative = absl::c_count_if(
+        values, [](uint64_t v) { return (v & 0x8000) == 0; });
+    EXPECT_GE(compared, 3 * by_nonzero + non_negative * (non_negative - 1))
+        << compiler;
+  }
 }
 
 // Every value says how ptxas gave it: folded (immediates stored as a
