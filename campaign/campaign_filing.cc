@@ -269,6 +269,13 @@ bool Campaign::CountUnderItsCause(const FilingJob& job) {
   repeat->found_as = {Spell(job.tuple.variant)};
   if (!Record(*repeat, /*repeats=*/false)) return true;  // the journal keeps it
   if (job.seq >= 0) journal_->Done(job.seq);
+  // Its later repeats are counted in the same entry (FlushRepeats): its
+  // journal line is done, so nothing else would count them.
+  const Result oracle = EvaluateWithReading(options_.reading, job.tuple.variant,
+                                            job.tuple.operands);
+  std::lock_guard<std::mutex> lock(mu_);
+  causes_[{job.tuple.variant, CauseClass(job.tuple, oracle, job.tuple_fault)}]
+      .filed = *repeat;
   return true;
 }
 

@@ -75,12 +75,13 @@ std::vector<Implementation> ImplementationsOf(const ReportSource& source,
   std::vector<Implementation> impls;
   std::vector<std::map<std::string, int32_t>> reason_indices;
   int64_t runs_without = 0, runs_damaged = 0, unknown = 0;
-  for (RunRecord& run : ReadRuns(source.out_dir)) {
+  // A run's outcomes are summed as it is read, never all runs' at once.
+  ForEachRun(source.out_dir, [&](RunRecord& run) {
     if (run.kind == RunKind::kTuples && run.outcomes.empty()) {
       // Damaged records are damage, not the records of an older ptxdiff.
       ++(run.damage.empty() ? runs_without : runs_damaged);
       damage.insert(damage.end(), run.damage.begin(), run.damage.end());
-      continue;
+      return;
     }
     auto it = std::find_if(impls.begin(), impls.end(), [&](const auto& i) {
       return i.kind == run.kind && i.backend == run.backend;
@@ -96,7 +97,7 @@ std::vector<Implementation> ImplementationsOf(const ReportSource& source,
     it->runs.push_back({.dir = run.dir,
                         .started_unix = run.started_unix,
                         .timeline = std::move(run.timeline)});
-  }
+  });
   // "OUT: 2 runs have <what>: not in the report", where there are any.
   const auto runs_left_out = [&](int64_t runs, absl::string_view what) {
     if (runs == 0) return;

@@ -221,21 +221,37 @@ std::string FormatTimelinePoint(RunKind kind, const TimelinePoint& point) {
                       absl::StrJoin(TimelineCounts(kind, point), "\t"), "\n");
 }
 
-std::vector<RunRecord> ReadRuns(const std::string& out_dir) {
-  std::vector<RunRecord> runs;
-  for (const std::string& dir : FilesIn(out_dir + "/stats")) {
+void ForEachRun(const std::string& out_dir,
+                absl::FunctionRef<void(RunRecord&)> visit) {
+  struct RunDir {
+    int64_t started_unix;
+    std::string dir;
+    const RunDirForm* form;
+  };
+  std::vector<RunDir> dirs;
+  for (std::string& dir : FilesIn(out_dir + "/stats")) {
     int64_t started_unix = 0;
     const RunDirForm* form = RunDirFormOf(dir, started_unix);
-    if (form == nullptr) continue;
-    RunRecord run{.dir = dir, .started_unix = started_unix, .kind = form->kind};
-    for (const std::string& path : FilesIn(dir, ".outcomes"))
-      ReadOutcomes(path, run);
-    ReadTimeline(absl::StrCat(dir, "/", form->timeline_file), run);
-    runs.push_back(std::move(run));
+    if (form != nullptr) dirs.push_back({started_unix, std::move(dir), form});
   }
-  std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) {
+  std::sort(dirs.begin(), dirs.end(), [](const auto& a, const auto& b) {
     return std::tie(a.started_unix, a.dir) < std::tie(b.started_unix, b.dir);
   });
+  // Read one at a time: a run's outcome records are ~15 MB in memory, and
+  // an OUT may hold a thousand runs.
+  for (const RunDir& d : dirs) {
+    RunRecord run{
+        .dir = d.dir, .started_unix = d.started_unix, .kind = d.form->kind};
+    for (const std::string& path : FilesIn(d.dir, ".outcomes"))
+      ReadOutcomes(path, run);
+    ReadTimeline(absl::StrCat(d.dir, "/", d.form->timeline_file), run);
+    visit(run);
+  }
+}
+
+std::vector<RunRecord> ReadRuns(const std::string& out_dir) {
+  std::vector<RunRecord> runs;
+  ForEachRun(out_dir, [&](RunRecord& run) { runs.push_back(std::move(run)); });
   return runs;
 }
 

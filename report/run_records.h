@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "campaign/outcome_table.h"
@@ -80,6 +81,10 @@ struct RunRecord {
 // The runs of both kinds under `out_dir`/stats, oldest first; none if there
 // is none.
 std::vector<RunRecord> ReadRuns(const std::string& out_dir);
+// The same runs, each read only when `visit` is to have it and dropped
+// after: what is kept of them is the caller's.
+void ForEachRun(const std::string& out_dir,
+                absl::FunctionRef<void(RunRecord&)> visit);
 
 // The triage directory a run (of either kind) filed its findings in, kept
 // in the run's directory as an absolute path: a later `ptxdiff report` of

@@ -166,6 +166,47 @@ TEST(PtxCmdCampaignTest, MismatchesWaitingToBeFiledAreContrastedInOneRun) {
   EXPECT_EQ(absl::c_count((*entries)[0].meta.at("found_as"), ','), 5);
 }
 
+// Sixth fault run of issue 65: two `fuzz` runs on one triage directory
+// said "226 already filed" and "108 already filed", their entries counted
+// 79. A variant counted in the entry of its cause (told by contrast) left
+// its later repeats counted in no entry, though "already filed" said they
+// were. Every mismatch judged is counted in an entry.
+TEST(PtxCmdCampaignTest, RepeatsOfAVariantCountedUnderItsCauseAreCountedToo) {
+  auto dir = TempDir::Create("ptx-cmd-campaign-test");
+  ASSERT_TRUE(dir.ok());
+  CampaignOptions options =
+      InterpreterCampaign("--dense-faults --startup-ms=2", **dir);
+  options.systematic = false;
+  options.batch_size = 64;
+  options.variants = {V("add.u64"), V("sub.u64")};
+  auto campaign = Campaign::Start(options);
+  ASSERT_TRUE(campaign.ok()) << campaign.status();
+  auto offer = [&](const char* spelling, uint64_t a) {
+    const Tuple t{V(spelling), {{a, 0x200000005}}};
+    const Result r = Evaluate(t.variant, t.operands);
+    (*campaign)->Offer(t, r, SemanticClasses(t, r));
+  };
+  offer("add.u64", 0x100000003);  // minimized, its cause told by contrast
+  ASSERT_TRUE((*campaign)->Flush(absl::Seconds(120)));
+  offer("sub.u64", 0x300000007);  // counted under that cause
+  ASSERT_TRUE((*campaign)->Flush(absl::Seconds(120)));
+  for (uint64_t a : {0x300000009, 0x30000000b, 0x30000000d}) {
+    offer("sub.u64", a);  // its repeats
+  }
+  ASSERT_TRUE((*campaign)->Flush(absl::Seconds(120)));
+  (*campaign)->Stop();
+  const CampaignStats stats = (*campaign)->Snapshot();
+  ASSERT_EQ(stats.counts.mismatched, 5);
+  EXPECT_EQ(stats.new_findings, 1);
+  EXPECT_EQ(stats.known_findings, 4);
+  auto store = TriageStore::Open((*dir)->File("triage"), false);
+  ASSERT_TRUE(store.ok());
+  auto entries = store->List();
+  ASSERT_TRUE(entries.ok());
+  ASSERT_EQ(entries->size(), 1u);
+  EXPECT_EQ((*entries)[0].count(), 5) << (*entries)[0].name;
+}
+
 // A campaign against a tool that crashes on div.u32 and hangs on one bfe
 // tuple files both as findings, with the tuple that causes each, and goes
 // on judging everything else. The tool's timeout is the backend's own,
