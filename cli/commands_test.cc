@@ -66,12 +66,14 @@ TEST(ProgramCommandTest, TheOracleAndWhatPtxasClaims) {
   EXPECT_THAT(r.out, ContainsRegex("at the witness and at 1[0-9]{3} more "
                                    "input vectors"));
   EXPECT_THAT(r.out, HasSubstr("verdict: agree (ptxas sm_90, inputs "));
-  // Issue 44, item 6: a kernel the SASS decoder refuses (16-bit division's
-  // float code) is not judged in either form: the verdict says so, never
-  // "agree", and the exit status (3) tells it from an agreement.
-  const std::string div = testing::TempDir() + "/div16.ptxprog";
-  std::ofstream(div) << "# ptxdiff program 1\ninput %a .b16 1000\n"
-                        "input %b .b16 7\ndiv.u16 %r, %a, %b;\noutput %r\n";
+  // Issue 44, item 6: a kernel the SASS decoder refuses (VABSDIFF4, ops
+  // 0x215 and 0x815; it was 16-bit division's float code until the
+  // evaluator ran it) is not judged in either form: the verdict says so,
+  // never "agree", and the exit status (3) tells it from an agreement.
+  const std::string div = testing::TempDir() + "/vabsdiff4.ptxprog";
+  std::ofstream(div) << "# ptxdiff program 1\ninput %a .b32 1000\n"
+                        "input %b .b32 7\ninput %c .b32 5\n"
+                        "vabsdiff4.u32.u32.u32 %r, %a, %b, %c;\noutput %r\n";
   r = Ptxdiff({"program", div, "--backend", "ptxas"});
   EXPECT_EQ(r.code, 3) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("inputs runtime: not judged (the SASS "
