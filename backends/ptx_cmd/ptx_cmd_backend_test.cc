@@ -213,9 +213,9 @@ TEST(PtxCmdBackendTest, ModulesGrowWhileTheToolsStartUpOutweighsThem) {
                    "and.b32", "or.b64", "xor.b16", "mul.lo.u32", "shl.b32"},
                   1024);
   for (Tuple& t : tuples) t.runtime = 0;  // written, immediates
-  // A start-up of a second: it outweighs the tuples' cost even where a
-  // loaded machine (the full suite's heaviest tests beside it) triples
-  // that cost (at 300 ms the second batch took two runs once).
+  // A start-up of a second, so that it outweighs the tuples' cost even
+  // where a loaded machine (the full suite's heaviest tests beside it)
+  // inflates that cost several times over.
   for (const auto& [flags, second_batch_runs] :
        std::vector<std::pair<std::string, int>>{{"--startup-ms=1000", 1},
                                                 {"--per-tuple-us=400", 2}}) {
