@@ -113,6 +113,14 @@ int64_t CallThreadsStarted() { return Threads().started(); }
 
 int64_t CallsNotReturned() { return Threads().not_returned(); }
 
+bool WaitForCallsToReturn(absl::Duration limit) {
+  const absl::Time give_up = absl::Now() + limit;
+  while (CallsNotReturned() > 0 && absl::Now() < give_up) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  return CallsNotReturned() == 0;
+}
+
 void EndProcess(int status) {
   if (CallsNotReturned() == 0) std::exit(status);
   std::cout.flush();

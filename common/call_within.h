@@ -41,6 +41,11 @@ int64_t CallThreadsStarted();
 // about to start).
 int64_t CallsNotReturned();
 
+// Waits up to `limit` for every call to return (a process about to exit:
+// exit()'s handlers must not free what a call still uses); whether they
+// all did.
+bool WaitForCallsToReturn(absl::Duration limit);
+
 // Ends the process with `status`, as returning it from main does, unless a
 // call has not returned: exit()'s handlers would then destroy what it uses
 // (libnvJitLink's state: a double free, SIGABRT, in place of the status),

@@ -76,7 +76,7 @@ TEST(CallWithinTest, AStopEndsTheWait) {
 
 TEST(CallWithinTest, ACallPastItsWaitIsCountedUntilItReturns) {
   // The calls of the tests before have all returned.
-  while (CallsNotReturned() > 0) absl::SleepFor(absl::Milliseconds(1));
+  ASSERT_TRUE(WaitForCallsToReturn(absl::Minutes(1)));
   auto gate = std::make_shared<Gate>();
   auto finished = std::make_shared<std::atomic<bool>>(false);
   EXPECT_EQ(CallWithin(
@@ -89,7 +89,7 @@ TEST(CallWithinTest, ACallPastItsWaitIsCountedUntilItReturns) {
   EXPECT_EQ(CallsNotReturned(), 1);
   gate->open = true;
   while (!finished->load()) absl::SleepFor(absl::Milliseconds(1));
-  while (CallsNotReturned() > 0) absl::SleepFor(absl::Milliseconds(1));
+  ASSERT_TRUE(WaitForCallsToReturn(absl::Minutes(1)));
 }
 
 // An exit handler that says it ran by its status.

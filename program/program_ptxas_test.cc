@@ -722,10 +722,7 @@ TEST_F(ProgramPtxasTest, AnInProcessCompileIsBoundedAsTheExecutableIs) {
   // The compiles left to run on must end before the test binary does:
   // exit()'s handlers would free libnvJitLink's state under them (ASan:
   // "attempting free on address which was not malloc()-ed").
-  const absl::Time give_up = absl::Now() + absl::Minutes(3);
-  while (CallsNotReturned() > 0 && absl::Now() < give_up)
-    absl::SleepFor(absl::Milliseconds(10));
-  EXPECT_EQ(CallsNotReturned(), 0);
+  EXPECT_TRUE(WaitForCallsToReturn(absl::Minutes(3)));
 }
 
 // Issue 42, items 3 and 4: ptxas had a fixed 60 s. Past its timeout a

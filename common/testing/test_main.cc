@@ -6,7 +6,7 @@
 
 #include <iostream>
 
-#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "common/call_within.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -17,15 +17,10 @@ namespace {
 constexpr absl::Duration kLeftRunningWait = absl::Minutes(3);
 
 void WaitForCallsLeftRunning() {
-  const absl::Time give_up = absl::Now() + kLeftRunningWait;
-  while (ptxdiff::CallsNotReturned() > 0 && absl::Now() < give_up) {
-    absl::SleepFor(absl::Milliseconds(10));
-  }
-  if (ptxdiff::CallsNotReturned() > 0) {
-    std::cerr << "test main: " << ptxdiff::CallsNotReturned()
-              << " call(s) still running after " << kLeftRunningWait
-              << "; exiting beside them\n";
-  }
+  if (ptxdiff::WaitForCallsToReturn(kLeftRunningWait)) return;
+  std::cerr << "test main: " << ptxdiff::CallsNotReturned()
+            << " call(s) still running after " << kLeftRunningWait
+            << "; exiting beside them\n";
 }
 
 }  // namespace
