@@ -279,7 +279,7 @@ class Campaign {
     bool backend_carry = false;  // of a `.cc` variant
     // A tuple the implementation crashed or hung on (ResultKind::kFault),
     // and what the worker said of it.
-    TupleFault tuple_fault = TupleFault::kNone;
+    CaseFault tuple_fault = CaseFault::kNone;
     std::string fault_message;
     std::vector<Tuple> fault_batch;  // non-empty for a faulty batch
     std::optional<BackendFault> fault;
@@ -298,7 +298,7 @@ class Campaign {
 
     // A value mismatch, not a crash or hang: what a contrast can explain.
     bool value_mismatch() const {
-      return !fault && tuple_fault == TupleFault::kNone;
+      return !fault && tuple_fault == CaseFault::kNone;
     }
   };
 
@@ -414,7 +414,7 @@ class Campaign {
   // Files `t` once per (variant, class) per process: its trigger class for
   // a mismatch, "crash" or "hang" for a tuple fault (`fault`, `message`).
   void QueueMismatch(const Tuple& t, const Judgement& j,
-                     TupleFault fault = TupleFault::kNone,
+                     CaseFault fault = CaseFault::kNone,
                      std::string message = "");
   void FileJob(FilingJob job);
   // The worker that minimizes, started on the first finding (filer thread);

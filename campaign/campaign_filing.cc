@@ -54,15 +54,15 @@ int64_t Occurrences(int64_t repeats) {
 }
 
 // The class a finding of `t` is filed under for the rest of the process.
-std::string CauseClass(const Tuple& t, const Result& oracle, TupleFault fault) {
-  if (fault == TupleFault::kNone) return TriggerClassOf(t, oracle);
-  return fault == TupleFault::kHang ? "hang" : "crash";
+std::string CauseClass(const Tuple& t, const Result& oracle, CaseFault fault) {
+  if (fault == CaseFault::kNone) return TriggerClassOf(t, oracle);
+  return fault == CaseFault::kHang ? "hang" : "crash";
 }
 
 }  // namespace
 
 void Campaign::QueueMismatch(const Tuple& t, const Judgement& j,
-                             TupleFault fault, std::string message) {
+                             CaseFault fault, std::string message) {
   const PendingMismatch pending{t, j.backend_bits, j.backend_carry};
   const std::string trigger = CauseClass(t, j.oracle, fault);
   std::lock_guard<std::mutex> lock(mu_);
@@ -280,10 +280,10 @@ bool Campaign::CountUnderItsCause(const FilingJob& job) {
 }
 
 bool Campaign::CountFaultUnderItsCause(const FilingJob& job) {
-  if (job.fault || job.tuple_fault == TupleFault::kNone) return false;
+  if (job.fault || job.tuple_fault == CaseFault::kNone) return false;
   Finding seen;
-  seen.kind = job.tuple_fault == TupleFault::kHang ? FindingKind::kHang
-                                                   : FindingKind::kCrash;
+  seen.kind = job.tuple_fault == CaseFault::kHang ? FindingKind::kHang
+                                                  : FindingKind::kCrash;
   seen.tuple = job.tuple;
   seen.oracle = EvaluateWithReading(options_.reading, job.tuple.variant,
                                     job.tuple.operands);
@@ -320,7 +320,7 @@ void Campaign::FileJob(FilingJob job) {
   // A hang is filed as found, and a fault the sender could not isolate: no
   // worker needed.
   const absl::StatusOr<WorkerClient*> minimizer =
-      job.tuple_fault == TupleFault::kHang || !job.unisolated_why.empty()
+      job.tuple_fault == CaseFault::kHang || !job.unisolated_why.empty()
           ? absl::StatusOr<WorkerClient*>(absl::UnavailableError("not needed"))
           : MinimizerClient();
   if (minimizer.ok()) {
@@ -340,7 +340,7 @@ void Campaign::FileJob(FilingJob job) {
                       : UnisolatedFault(job, isolated.status().message());
     std::lock_guard<std::mutex> lock(mu_);
     not_to_send_.insert(f.batch.begin(), f.batch.end());
-  } else if (job.tuple_fault == TupleFault::kHang) {
+  } else if (job.tuple_fault == CaseFault::kHang) {
     // Isolated already, and each run of it costs a timeout: filed as found.
     f.kind = FindingKind::kHang;
     f.tuple = job.tuple;
@@ -388,9 +388,9 @@ void Campaign::FileJob(FilingJob job) {
       f.detail = cut_short ? "not minimized: the campaign ended first"
                            : std::string(minimized.status().message());
       f.cause = job.cause;
-      if (job.tuple_fault != TupleFault::kNone) {
-        f.kind = job.tuple_fault == TupleFault::kHang ? FindingKind::kHang
-                                                      : FindingKind::kCrash;
+      if (job.tuple_fault != CaseFault::kNone) {
+        f.kind = job.tuple_fault == CaseFault::kHang ? FindingKind::kHang
+                                                     : FindingKind::kCrash;
         f.backend_bits.reset();
         f.batch = {job.tuple};
         f.detail = absl::StrCat(job.fault_message,

@@ -51,8 +51,8 @@ Outcome OutcomeOf(Verdict verdict, const TupleResult& result, bool not_run) {
     case Verdict::kOtherReading:
       return Outcome::kOtherReading;
     case Verdict::kFault:
-      return result.fault == TupleFault::kHang ? Outcome::kHang
-                                               : Outcome::kCrash;
+      return result.fault == CaseFault::kHang ? Outcome::kHang
+                                              : Outcome::kCrash;
     case Verdict::kDeclined:
       return not_run ? Outcome::kNotRun : DeclineOutcome(result.code);
   }

@@ -27,12 +27,12 @@ TEST(OutcomeOfTest, NamesEachVerdictAndWhyADeclineWasGiven) {
             Outcome::kUnspecified);
   EXPECT_EQ(OutcomeOf(Verdict::kOtherReading, value, false),
             Outcome::kOtherReading);
+  EXPECT_EQ(
+      OutcomeOf(Verdict::kFault,
+                {.kind = ResultKind::kFault, .fault = CaseFault::kHang}, false),
+      Outcome::kHang);
   EXPECT_EQ(OutcomeOf(Verdict::kFault,
-                      {.kind = ResultKind::kFault, .fault = TupleFault::kHang},
-                      false),
-            Outcome::kHang);
-  EXPECT_EQ(OutcomeOf(Verdict::kFault,
-                      {.kind = ResultKind::kFault, .fault = TupleFault::kCrash},
+                      {.kind = ResultKind::kFault, .fault = CaseFault::kCrash},
                       false),
             Outcome::kCrash);
   EXPECT_EQ(OutcomeOf(Verdict::kDeclined,

@@ -153,7 +153,7 @@ int PrintBackendEval(const Tuple& tuple, Reading reading, WorkerClient& client,
         << "\n";
   } else if (r.kind == ResultKind::kFault) {
     out << "backend: " << name << ": "
-        << (r.fault == TupleFault::kHang ? "hang" : "crash") << ": "
+        << (r.fault == CaseFault::kHang ? "hang" : "crash") << ": "
         << outcome.messages[r.message] << "\n";
   } else {
     out << "backend: " << ResultText(v, r.bits, HasCarryOut(v) && r.carry)

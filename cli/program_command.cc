@@ -162,7 +162,7 @@ absl::StatusOr<Judged> CheckForm(ProgramBackend& backend,
   const ProgramCheck& c = checks[0];
   out << label << ", inputs " << FormName(form) << ": ";
   if (c.fault) {
-    const bool crash = c.fault->kind == ProgramFault::kCrash;
+    const bool crash = c.fault->kind == CaseFault::kCrash;
     out << (crash ? "crashed: " : "hung: ") << c.fault->what << "\n";
     return crash ? Judged::kCrash : Judged::kHang;
   }

@@ -395,8 +395,8 @@ RunReply WorkerClient::Isolate(std::span<const absl::string_view> spellings,
                                   "the worker ", FaultKindName(part_fault.kind),
                                   ": ", part_fault.detail)),
                               .fault = part_fault.kind == FaultKind::kHang
-                                           ? TupleFault::kHang
-                                           : TupleFault::kCrash};
+                                           ? CaseFault::kHang
+                                           : CaseFault::kCrash};
       return PartEnd::kDone;
     }
     return PartEnd::kHalve;

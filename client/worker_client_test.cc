@@ -202,9 +202,9 @@ TEST(WorkerClientTest, AFaultingTupleIsIsolatedAndTheRestAnswered) {
   const Tuple culprit{add_sat, {{0x7fffffff, 1}}};
   tuples.insert(tuples.begin() + 13, culprit);
   for (const auto& [fault, kind] :
-       std::vector<std::pair<std::string, TupleFault>>{
-           {"--fault=hang-on=add.sat.s32", TupleFault::kHang},
-           {"--fault=garbage-on=add.sat.s32", TupleFault::kCrash}}) {
+       std::vector<std::pair<std::string, CaseFault>>{
+           {"--fault=hang-on=add.sat.s32", CaseFault::kHang},
+           {"--fault=garbage-on=add.sat.s32", CaseFault::kCrash}}) {
     WorkerCommand command =
         Faulty({fault, "--when-operand=0:2147483647"}, absl::Seconds(1));
     command.isolate_faults = true;

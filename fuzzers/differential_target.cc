@@ -249,8 +249,8 @@ void DifferentialTarget::RunSynchronously(const std::vector<Tuple>& tuples) {
       decline_reasons_.Add(out.messages[r.message]);
     }
     if (j.verdict == Verdict::kFault) {  // the implementation died on it
-      f.kind = r.fault == TupleFault::kHang ? FindingKind::kHang
-                                            : FindingKind::kCrash;
+      f.kind = r.fault == CaseFault::kHang ? FindingKind::kHang
+                                           : FindingKind::kCrash;
       f.tuple = tuples[i];
       f.oracle = j.oracle;
       Crash(f);

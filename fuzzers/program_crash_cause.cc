@@ -68,9 +68,8 @@ ProgramCrashCause CauseOfMismatch(const Program& program,
 
 ProgramCrashCause CauseOfFault(const Program& program,
                                const ProgramFault& fault) {
-  const FindingKind kind = fault.kind == ProgramFault::kCrash
-                               ? FindingKind::kCrash
-                               : FindingKind::kHang;
+  const FindingKind kind = fault.kind == CaseFault::kCrash ? FindingKind::kCrash
+                                                           : FindingKind::kHang;
   if (const std::optional<Variant> only = OnlyInstruction(program))
     return InFamilyOf(kind, *only, Spell(*only));
   return {.kind = kind,

@@ -124,7 +124,7 @@ TEST(ProgramCrashCause, WithoutAKeyTheFrameSaysUnkeyed) {
 // (the tuple's crash state); one of several steps is not minimized in
 // crash mode, so it is unkeyed, apart from an unkeyed value mismatch.
 TEST(ProgramCrashCause, AFaultIsItsOneInstructionsElseUnkeyed) {
-  const ProgramFault crash{ProgramFault::kCrash, "killed by signal 11"};
+  const ProgramFault crash{CaseFault::kCrash, "killed by signal 11"};
   const ProgramCrashCause alone = CauseOfFault(
       ProgramOf("input %a .b32 7\nadd.s32 %r, %a, 1;\noutput %r\n"), crash);
   EXPECT_THAT(
@@ -137,7 +137,7 @@ TEST(ProgramCrashCause, AFaultIsItsOneInstructionsElseUnkeyed) {
   EXPECT_EQ(CauseText(several), "crash in an unkeyed program");
   EXPECT_NE(CauseFrameNames(several), CauseFrameNames(alone));
   const ProgramCrashCause hang = CauseOfFault(
-      ProgramOf(kXorThenAdd), {ProgramFault::kHang, "timed out after 10 s"});
+      ProgramOf(kXorThenAdd), {CaseFault::kHang, "timed out after 10 s"});
   EXPECT_NE(CauseFrameNames(hang), CauseFrameNames(several));
 }
 

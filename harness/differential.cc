@@ -30,7 +30,7 @@ std::string TupleFaultLine(const Tuple& t, const TupleResult& r,
                            const std::vector<std::string>& messages) {
   const absl::string_view message =
       r.message < messages.size() ? absl::string_view(messages[r.message]) : "";
-  return absl::StrCat(r.fault == TupleFault::kHang ? "hang" : "crash",
+  return absl::StrCat(r.fault == CaseFault::kHang ? "hang" : "crash",
                       " on ptxdiff eval '", Spell(t.variant), "' ",
                       absl::StrJoin(HexOperands(t.variant, t.operands), " "),
                       ": ", message.substr(0, message.find('\n')));

@@ -43,7 +43,7 @@ TEST(DifferentialTest, Judge) {
   // A crash is a finding even where the spec leaves the value open: a
   // division by zero may give anything, but not kill the machine.
   EXPECT_EQ(Judge(add, open,
-                  {.kind = ResultKind::kFault, .fault = TupleFault::kCrash}),
+                  {.kind = ResultKind::kFault, .fault = CaseFault::kCrash}),
             Verdict::kFault);
   JudgeCounts counts;
   counts.Count(Verdict::kFault);

@@ -51,8 +51,8 @@ TEST(JudgeTest, DeclinesFaultsAndOpenResults) {
   const Tuple by_zero = T("div.u32", {{7, 0}});
   EXPECT_EQ(JudgeTuple(by_zero, {.kind = ResultKind::kDecline}).verdict,
             Verdict::kDeclined);
-  EXPECT_EQ(JudgeTuple(by_zero, {.kind = ResultKind::kFault,
-                                 .fault = TupleFault::kCrash})
+  EXPECT_EQ(JudgeTuple(by_zero,
+                       {.kind = ResultKind::kFault, .fault = CaseFault::kCrash})
                 .verdict,
             Verdict::kFault);
   EXPECT_EQ(JudgeTuple(by_zero, Value(0x12345678)).verdict,

@@ -40,7 +40,7 @@ TEST(OlderVersionsTest, APendingJournalOfProgramsOfC87fd0fIsRead) {
     ASSERT_TRUE(pending.has_value()) << record.substr(0, 80);
     EXPECT_THAT(pending->identity, HasSubstr("ptxas sm_90"));
     EXPECT_EQ(pending->form, ProgramInputs::kImmediate);
-    EXPECT_FALSE(pending->fault.has_value());
+    EXPECT_EQ(pending->fault, CaseFault::kNone);
     EXPECT_GT(CountSteps(pending->program), 0);
   }
 }

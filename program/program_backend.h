@@ -18,6 +18,7 @@
 #include "program/composed_oracle.h"
 #include "program/program.h"
 #include "program/program_ptx.h"
+#include "protocol/fault_kind.h"
 
 namespace ptxdiff {
 
@@ -50,21 +51,22 @@ inline Program AtMismatch(Program p, const ProgramMismatch& m) {
   return p;
 }
 
-// A run that did not end: the tool crashed or hung on the program alone.
+// A run that did not end: the tool crashed or hung on the program alone
+// (kind: kCrash or kHang, as a tuple's fault).
 struct ProgramFault {
-  enum Kind : uint8_t { kCrash, kHang } kind;
+  CaseFault kind = CaseFault::kCrash;
   std::string what;  // how it ended, and the end of the tool's output
 };
 
-// What a backend did with a program in one input form: not judged (ptxas
-// kept code that reads the inputs; the tool refused it), agreeing, a
-// mismatch, or a fault.
 // A tool's or a GPU's why_not for a program with thread inputs: the kernel
 // ABI runs programs on one thread (docs/kernel-abi.md).
 inline constexpr char kThreadInputsNotRun[] =
     "a program with thread inputs (%tid.x, %laneid) runs on one thread "
     "here: judged on ptxas's code only, each lane run on the CPU";
 
+// What a backend did with a program in one input form: not judged (ptxas
+// kept code that reads the inputs; the tool refused it), agreeing, a
+// mismatch, or a fault.
 struct ProgramCheck {
   bool judged = false;
   std::optional<ProgramMismatch> mismatch;

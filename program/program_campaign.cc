@@ -40,7 +40,7 @@ namespace {
 struct Found {
   Program program;
   ProgramInputs form;
-  std::optional<ProgramFault::Kind> fault;  // none: a value mismatch
+  CaseFault fault = CaseFault::kNone;       // kNone: a value mismatch
   int64_t seq = -1;                         // its pending journal line
   // A hang seen of the program alone: how it ended (not known of one
   // taken up from the journal).
@@ -52,7 +52,8 @@ struct Found {
 
 // Whether `check` shows what `found` is.
 bool ShowsLike(const ProgramCheck& check, const Found& found) {
-  if (found.fault) return check.fault && check.fault->kind == *found.fault;
+  if (found.fault != CaseFault::kNone)
+    return check.fault && check.fault->kind == found.fault;
   return check.mismatch.has_value();
 }
 
@@ -269,11 +270,10 @@ class Campaign {
                .form = form,
                .mismatch = *check.mismatch});
         } else if (check.fault) {
-          found.push_back({programs[j], form, check.fault->kind, -1,
-                           check.fault->kind == ProgramFault::kHang
-                               ? check.fault->what
-                               : "",
-                           std::nullopt});
+          found.push_back(
+              {programs[j], form, check.fault->kind, -1,
+               check.fault->kind == CaseFault::kHang ? check.fault->what : "",
+               std::nullopt});
         } else {
           continue;
         }
@@ -301,9 +301,9 @@ class Campaign {
     }
     LearnRefusals(batch, refused);
     for (const Found& f : found) {
-      Count(!f.fault ? &ProgramCampaignReport::disagreements
-            : *f.fault == ProgramFault::kCrash ? &ProgramCampaignReport::crashes
-                                               : &ProgramCampaignReport::hangs);
+      Count(f.fault == CaseFault::kNone ? &ProgramCampaignReport::disagreements
+            : f.fault == CaseFault::kCrash ? &ProgramCampaignReport::crashes
+                                           : &ProgramCampaignReport::hangs);
     }
     // Journaled before minimizing: a kill, a stop or a full disk from here
     // on leaves them for the next run.
@@ -356,7 +356,7 @@ class Campaign {
     }
     PTXDIFF_ASSIGN_OR_RETURN(
         const std::vector<ProgramCheck> checks,
-        found.fault
+        found.fault != CaseFault::kNone
             ? backend_.CheckUntilFault(candidates, found.form, o_.reading, end_)
             : backend_.Check(candidates, found.form, o_.reading, end_));
     bool shown = false;
@@ -418,14 +418,14 @@ class Campaign {
     std::optional<ProgramCheck> seen;
     absl::StatusOr<ProgramMinimizeResult> min =
         ProgramMinimizeResult{.program = found.program};
-    if (found.fault != ProgramFault::kHang) {
+    if (found.fault != CaseFault::kHang) {
       min = MinimizeProgram(found.program, shows, o_.max_minimize_candidates);
     } else if (auto alone = HangingInstruction(found)) {
       min = ProgramMinimizeResult{.program = alone->first, .rounds = 1};
       seen = alone->second;
     } else if (!found.hang_seen.empty()) {
-      seen = ProgramCheck{
-          .fault = ProgramFault{ProgramFault::kHang, found.hang_seen}};
+      seen = ProgramCheck{.fault =
+                              ProgramFault{CaseFault::kHang, found.hang_seen}};
     }
     if (cut && !o_.file_unfinished) return;
     const Program& program = min.ok() ? min->program : found.program;

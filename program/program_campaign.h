@@ -174,12 +174,12 @@ struct ProgramCampaignReport {
 // does not file; the program is written whole (FormatProgram), in hex.
 std::string ProgramJournalRecord(const std::string& identity,
                                  const Program& program, ProgramInputs form,
-                                 std::optional<ProgramFault::Kind> fault);
+                                 CaseFault fault);
 struct PendingProgram {
   std::string identity;
   Program program;
   ProgramInputs form = ProgramInputs::kImmediate;
-  std::optional<ProgramFault::Kind> fault;  // none: a value mismatch
+  CaseFault fault = CaseFault::kNone;  // kNone: a value mismatch
 };
 std::optional<PendingProgram> ParseProgramJournalRecord(
     absl::string_view record);

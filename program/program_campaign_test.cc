@@ -667,14 +667,14 @@ TEST(ProgramJournalRecordTest, ReadsBackWhatItWrote) {
       "output %r\n");
   const std::string record =
       ProgramJournalRecord("ptx-cmd sm_90: tool {ptx}", p,
-                           ProgramInputs::kRuntime, ProgramFault::kCrash);
+                           ProgramInputs::kRuntime, CaseFault::kCrash);
   EXPECT_EQ(record.find('\n'), std::string::npos);
   const std::optional<PendingProgram> back = ParseProgramJournalRecord(record);
   ASSERT_TRUE(back.has_value()) << record;
   EXPECT_EQ(back->identity, "ptx-cmd sm_90: tool {ptx}");
   EXPECT_EQ(FormatProgram(back->program), FormatProgram(p));
   EXPECT_EQ(back->form, ProgramInputs::kRuntime);
-  EXPECT_EQ(back->fault, ProgramFault::kCrash);
+  EXPECT_EQ(back->fault, CaseFault::kCrash);
   EXPECT_FALSE(ParseProgramJournalRecord(record.substr(0, record.size() - 3)));
   EXPECT_FALSE(ParseProgramJournalRecord("6162 runtime mismatch"));
   EXPECT_FALSE(ParseProgramJournalRecord("6162 sideways mismatch 6162"));

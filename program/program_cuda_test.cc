@@ -322,7 +322,7 @@ TEST_P(CudaProgramBackendTest, ADeviceFaultIsACrashOfTheProgramAlone) {
       Check(programs, ProgramInputs::kRuntime);
   ASSERT_EQ(checks.size(), 3u);
   ASSERT_TRUE(checks[1].fault.has_value());
-  EXPECT_EQ(checks[1].fault->kind, ProgramFault::kCrash);
+  EXPECT_EQ(checks[1].fault->kind, CaseFault::kCrash);
   EXPECT_THAT(checks[1].fault->what,
               HasSubstr("cuda device fault: Failed to run the module's "
                         "kernel: cuStreamQuery(stream) returned "
@@ -339,7 +339,7 @@ TEST_P(CudaProgramBackendTest, AKernelPastItsTimeoutIsAHang) {
   ASSERT_EQ(checks.size(), 2u);
   EXPECT_TRUE(checks[0].judged && !checks[0].mismatch);
   ASSERT_TRUE(checks[1].fault.has_value());
-  EXPECT_EQ(checks[1].fault->kind, ProgramFault::kHang);
+  EXPECT_EQ(checks[1].fault->kind, CaseFault::kHang);
   EXPECT_THAT(checks[1].fault->what,
               HasSubstr("cuda kernel timeout: the module's kernel ran longer "
                         "than the timeout of 300ms"));

@@ -78,15 +78,15 @@ Finding ProgramFinding(const ProgramBackend& backend, Reading reading,
   const std::string disagreement =
       check.mismatch
           ? backend.Describe(p, *check.mismatch)
-          : absl::StrCat(backend.Name() == "ptxas" ? "ptxas" : "the tool",
-                         check.fault->kind == ProgramFault::kCrash ? " crashed"
-                                                                   : " hung",
-                         " on it: ", check.fault->what);
+          : absl::StrCat(
+                backend.Name() == "ptxas" ? "ptxas" : "the tool",
+                check.fault->kind == CaseFault::kCrash ? " crashed" : " hung",
+                " on it: ", check.fault->what);
   const int steps = CountSteps(p);
   Finding f;
   f.kind = !check.fault ? FindingKind::kValueMismatch
-           : check.fault->kind == ProgramFault::kCrash ? FindingKind::kCrash
-                                                       : FindingKind::kHang;
+           : check.fault->kind == CaseFault::kCrash ? FindingKind::kCrash
+                                                    : FindingKind::kHang;
   f.reading = reading;
   f.backend = backend.Name();
   f.backend_identity = backend.Identity();

@@ -15,13 +15,13 @@ namespace ptxdiff {
 
 std::string ProgramJournalRecord(const std::string& identity,
                                  const Program& program, ProgramInputs form,
-                                 std::optional<ProgramFault::Kind> fault) {
+                                 CaseFault fault) {
   return absl::StrCat(absl::BytesToHexString(identity), " ",
                       form == ProgramInputs::kRuntime ? "runtime" : "immediate",
                       " ",
-                      !fault                           ? "mismatch"
-                      : *fault == ProgramFault::kCrash ? "crash"
-                                                       : "hang",
+                      fault == CaseFault::kNone    ? "mismatch"
+                      : fault == CaseFault::kCrash ? "crash"
+                                                   : "hang",
                       " ", absl::BytesToHexString(FormatProgram(program)));
 }
 
@@ -34,9 +34,9 @@ std::optional<PendingProgram> ParseProgramJournalRecord(
   p.form =
       f[1] == "runtime" ? ProgramInputs::kRuntime : ProgramInputs::kImmediate;
   if (f[2] == "crash") {
-    p.fault = ProgramFault::kCrash;
+    p.fault = CaseFault::kCrash;
   } else if (f[2] == "hang") {
-    p.fault = ProgramFault::kHang;
+    p.fault = CaseFault::kHang;
   } else if (f[2] != "mismatch") {
     return std::nullopt;
   }

@@ -202,7 +202,7 @@ absl::StatusOr<PartEnd> CompilePart(
     if (programs.size() == 1) {
       if (out.how.signal != 0) {
         results[0].fault = ProgramFault{
-            ProgramFault::kCrash,
+            CaseFault::kCrash,
             absl::StrCat("ptxas ", out.how.Describe(timeout),
                          "; its output ends:\n", LogSummary(out.log))};
         return PartEnd::kDone;

@@ -681,7 +681,7 @@ TEST(ProgramPtxasFaultTest, ACrashOfPtxasIsAFaultOfTheProgram) {
   ASSERT_TRUE(compiled.ok()) << compiled.status();
   for (const ProgramCompilation& c : *compiled) {
     ASSERT_TRUE(c.fault.has_value()) << c.why_not;
-    EXPECT_EQ(c.fault->kind, ProgramFault::kCrash);
+    EXPECT_EQ(c.fault->kind, CaseFault::kCrash);
     EXPECT_THAT(c.fault->what,
                 testing::StartsWith("ptxas killed by signal 11 (SIGSEGV)"));
   }

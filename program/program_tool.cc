@@ -270,10 +270,9 @@ ProgramCheck Judge(std::span<const Program> copies,
   for (size_t c = 0; c < copies.size(); ++c) {
     const ProgramToolRun& run = runs[c];
     if (run.end == ToolRun::kCrashed || run.end == ToolRun::kHung) {
-      check.fault =
-          ProgramFault{run.end == ToolRun::kCrashed ? ProgramFault::kCrash
-                                                    : ProgramFault::kHang,
-                       run.what};
+      check.fault = ProgramFault{
+          run.end == ToolRun::kCrashed ? CaseFault::kCrash : CaseFault::kHang,
+          run.what};
       check.judged = false;
       check.mismatch.reset();
       return check;

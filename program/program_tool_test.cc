@@ -302,7 +302,7 @@ TEST_F(ProgramToolTest, AHangOfOneProgramsCopiesIsCalledInOneRun) {
                                Reading::kSpec, absl::InfiniteFuture());
   ASSERT_TRUE(checks.ok()) << checks.status();
   ASSERT_TRUE((*checks)[0].fault.has_value());
-  EXPECT_EQ((*checks)[0].fault->kind, ProgramFault::kHang);
+  EXPECT_EQ((*checks)[0].fault->kind, CaseFault::kHang);
   EXPECT_EQ(runner->runs, 1);
   // Copies of two programs are still told apart: each is run alone.
   const Program q = ProgramOf(
@@ -314,7 +314,7 @@ TEST_F(ProgramToolTest, AHangOfOneProgramsCopiesIsCalledInOneRun) {
   EXPECT_FALSE((*more)[0].fault.has_value());
   EXPECT_TRUE((*more)[0].judged);
   ASSERT_TRUE((*more)[1].fault.has_value());
-  EXPECT_EQ((*more)[1].fault->kind, ProgramFault::kHang);
+  EXPECT_EQ((*more)[1].fault->kind, CaseFault::kHang);
 }
 
 // A program with more inputs than the buffer holds is refused unrun.

@@ -146,7 +146,7 @@ std::string EncodeProgramCheck(const ProgramCheck& c) {
   PutLe(out, static_cast<uint32_t>(c.vectors), 4);
   if (c.constants) PutWords(out, *c.constants);
   if (c.fault) {
-    PutLe(out, c.fault->kind == ProgramFault::kCrash ? 0 : 1, 1);
+    PutLe(out, c.fault->kind == CaseFault::kCrash ? 0 : 1, 1);
     PutBlob(out, c.fault->what);
   }
   if (c.mismatch) PutMismatch(out, *c.mismatch);
@@ -182,9 +182,9 @@ absl::StatusOr<ProgramCheck> DecodeProgramCheck(absl::string_view bytes) {
           absl::StrCat("fault kind ", kind, ": 0 (crash) or 1 (hang)"));
     }
     PTXDIFF_ASSIGN_OR_RETURN(std::string what, r.Blob("fault"));
-    c.fault = ProgramFault{
-        .kind = kind == 0 ? ProgramFault::kCrash : ProgramFault::kHang,
-        .what = std::move(what)};
+    c.fault =
+        ProgramFault{.kind = kind == 0 ? CaseFault::kCrash : CaseFault::kHang,
+                     .what = std::move(what)};
   }
   if (flags & kHasMismatch) {
     PTXDIFF_ASSIGN_OR_RETURN(c.mismatch, ReadMismatch(r));

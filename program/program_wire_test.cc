@@ -72,11 +72,11 @@ void ExpectSame(const ProgramCheck& a, const ProgramCheck& b) {
 TEST(ProgramWireTest, EveryFieldOfACheckRoundTrips) {
   const std::vector<ProgramCheck> checks = {
       AMismatch(),
-      {.fault = ProgramFault{.kind = ProgramFault::kHang, .what = "hung"},
+      {.fault = ProgramFault{.kind = CaseFault::kHang, .what = "hung"},
        .why_not = "w",
        .cut = true,
        .hung_in_module = "module hung"},
-      {.fault = ProgramFault{.kind = ProgramFault::kCrash, .what = "SIGSEGV"}},
+      {.fault = ProgramFault{.kind = CaseFault::kCrash, .what = "SIGSEGV"}},
       {.why_not = "nothing defined", .nothing_defined = true},
       {.why_not = "k.ptx:3: error: 'bmsk' not implemented", .refused = true},
   };

@@ -23,8 +23,8 @@ ProgramCheck CheckOfOutcome(const ProgramOutcome& outcome) {
     // The worker itself fell over on this program alone (twice): a finding
     // of the implementation it runs, as a tuple's fault is.
     c.fault = ProgramFault{
-        .kind = outcome.fault.kind == FaultKind::kHang ? ProgramFault::kHang
-                                                       : ProgramFault::kCrash,
+        .kind = outcome.fault.kind == FaultKind::kHang ? CaseFault::kHang
+                                                       : CaseFault::kCrash,
         .what = absl::StrCat("the worker ", FaultKindName(outcome.fault.kind),
                              ": ", outcome.fault.detail)};
     return c;

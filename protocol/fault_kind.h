@@ -6,9 +6,20 @@
 #ifndef PTXDIFF_PROTOCOL_FAULT_KIND_H_
 #define PTXDIFF_PROTOCOL_FAULT_KIND_H_
 
+#include <cstdint>
+
 #include "absl/strings/string_view.h"
 
 namespace ptxdiff {
+
+// How the implementation ended on one case alone (a tuple, or a program),
+// where it gave no value: one vocabulary for both (a tuple's kFault result
+// code byte, protocol.h; a program's ProgramFault).
+enum class CaseFault : uint8_t {
+  kNone = 0,
+  kCrash = 1,  // killed by a signal, or exited without its results
+  kHang = 2,   // did not finish in time
+};
 
 enum class FaultKind {
   kCrash,        // the worker died

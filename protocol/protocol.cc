@@ -247,7 +247,7 @@ void RunReply::AddValue(uint64_t bits, bool carry, absl::string_view note,
                      .reused = reused});
 }
 
-void RunReply::AddFault(TupleFault fault, absl::string_view message) {
+void RunReply::AddFault(CaseFault fault, absl::string_view message) {
   results.push_back({.kind = ResultKind::kFault,
                      .message = InternMessage(message),
                      .fault = fault});
@@ -338,7 +338,7 @@ absl::StatusOr<RunReply> DecodeRunReply(absl::string_view payload,
          .has_note = note,
          .reused = kind == 0 && (flags & kResultFlagReused) != 0,
          .kept_code = kind == 1 && (flags & kResultFlagKeptCode) != 0,
-         .fault = fault ? static_cast<TupleFault>(code) : TupleFault::kNone};
+         .fault = fault ? static_cast<CaseFault>(code) : CaseFault::kNone};
   }
   PTXDIFF_RETURN_IF_ERROR(r.ExpectEnd());
   return reply;

@@ -19,6 +19,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "isa/variant.h"
+#include "protocol/fault_kind.h"
 
 namespace ptxdiff {
 
@@ -135,12 +136,8 @@ enum class ResultKind : uint8_t {
   kFault = 2,
 };
 
-// How the implementation failed on a kFault tuple (the code byte).
-enum class TupleFault : uint8_t {
-  kNone = 0,
-  kCrash = 1,  // killed by a signal, or exited without its results
-  kHang = 2,   // did not finish in time
-};
+// How the implementation failed on a kFault tuple (the code byte): a
+// CaseFault (fault_kind.h).
 
 enum class DeclineCode : uint8_t {
   kNone = 0,
@@ -199,7 +196,7 @@ struct TupleResult {
   // A decline of this value alone, on code kept for the tuple's key (flags
   // bit 3): a campaign may send other values; the judge ignores it.
   bool kept_code = false;
-  TupleFault fault = TupleFault::kNone;  // for kFault
+  CaseFault fault = CaseFault::kNone;  // for kFault
 
   // The same answer: a value's note (has_note, message) takes no part.
   friend bool operator==(const TupleResult& a, const TupleResult& b) {
@@ -221,7 +218,7 @@ struct RunReply {
   void AddDecline(DeclineCode code, absl::string_view message,
                   bool kept_code = false);
   // Appends a fault with InternMessage(message).
-  void AddFault(TupleFault fault, absl::string_view message);
+  void AddFault(CaseFault fault, absl::string_view message);
   // Appends a value; `carry` is the outgoing CC.CF of a `.cc` variant, a
   // non-empty `note` (interned) says how it was obtained, and `reused` that
   // it was computed by code compiled for another tuple.

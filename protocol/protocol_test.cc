@@ -256,19 +256,19 @@ TEST(ProtocolTest, ReusedCodeRoundTripsThroughFlagsBitTwo) {
 TEST(ProtocolTest, TupleFaultsRoundTrip) {
   RunReply r;
   r.AddValue(3);
-  r.AddFault(TupleFault::kCrash, "killed by signal 11 (SIGSEGV)");
-  r.AddFault(TupleFault::kHang, "timed out after 2s");
-  r.AddFault(TupleFault::kCrash, "killed by signal 11 (SIGSEGV)");
+  r.AddFault(CaseFault::kCrash, "killed by signal 11 (SIGSEGV)");
+  r.AddFault(CaseFault::kHang, "timed out after 2s");
+  r.AddFault(CaseFault::kCrash, "killed by signal 11 (SIGSEGV)");
   const std::string bytes = EncodeRunReply(r);
   auto d = DecodeRunReply(bytes, 4);
   ASSERT_TRUE(d.ok()) << d.status();
   EXPECT_EQ(d->results, r.results);
   EXPECT_EQ(d->messages.size(), 2u);
   EXPECT_EQ(d->results[1].kind, ResultKind::kFault);
-  EXPECT_EQ(d->results[1].fault, TupleFault::kCrash);
-  EXPECT_EQ(d->results[2].fault, TupleFault::kHang);
+  EXPECT_EQ(d->results[1].fault, CaseFault::kCrash);
+  EXPECT_EQ(d->results[2].fault, CaseFault::kHang);
   EXPECT_EQ(d->messages[d->results[2].message], "timed out after 2s");
-  EXPECT_EQ(d->results[0].fault, TupleFault::kNone);
+  EXPECT_EQ(d->results[0].fault, CaseFault::kNone);
   const size_t first_fault = bytes.size() - 3 * 16;
   EXPECT_EQ(bytes[first_fault], '\x02');      // kind
   EXPECT_EQ(bytes[first_fault + 1], '\x01');  // crash

@@ -169,7 +169,7 @@ using TupleRunner = std::function<BatchOutcome(std::span<const Tuple>)>;
 // if it has start's verdict and `fault`, and the least complex of a round
 // is kept. A hang costs a timeout per candidate that hangs: kept as found.
 absl::StatusOr<ShownTuple> SimplestThatShows(const TupleRunner& run,
-                                             ShownTuple start, TupleFault fault,
+                                             ShownTuple start, CaseFault fault,
                                              Reading reading) {
   const Verdict verdict = start.seen.verdict;
   const bool defined = start.seen.oracle.defined();
@@ -194,7 +194,7 @@ absl::StatusOr<ShownTuple> SimplestThatShows(const TupleRunner& run,
       still[i] = j.verdict == verdict && r.fault == fault;
       if (!still[i]) continue;
       batch[i].seen = j;
-      if (fault != TupleFault::kNone) {
+      if (fault != CaseFault::kNone) {
         batch[i].fault_message = out.messages[r.message];
       }
     }
@@ -203,7 +203,7 @@ absl::StatusOr<ShownTuple> SimplestThatShows(const TupleRunner& run,
   auto less_complex = [](const ShownTuple& a, const ShownTuple& b) {
     return ComplexityOf(a.tuple) < ComplexityOf(b.tuple);
   };
-  const int rounds = fault == TupleFault::kHang ? 0 : kMaxRounds;
+  const int rounds = fault == CaseFault::kHang ? 0 : kMaxRounds;
   PTXDIFF_ASSIGN_OR_RETURN(
       MinimizeRoundsResult<ShownTuple> min,
       MinimizeInRounds(std::move(start), candidates, shows, less_complex,
@@ -262,7 +262,7 @@ absl::StatusOr<Finding> MinimizeMismatch(WorkerClient& client,
   // What every simpler tuple must still show: any value mismatch (not only
   // the same differing bits: the aim is the plainest tuple that still shows
   // the cause), or a fault of the same kind.
-  const TupleFault fault = first.results[0].fault;
+  const CaseFault fault = first.results[0].fault;
   ShownTuple found{.tuple = failing, .seen = best_seen};
   if (best_seen.verdict == Verdict::kFault) {
     found.fault_message = first.messages[first.results[0].message];
@@ -279,12 +279,11 @@ absl::StatusOr<Finding> MinimizeMismatch(WorkerClient& client,
   bool repeats = true;
   std::string note;  // how the backend obtained the minimized tuple's value
   std::string cause;
-  if (fault != TupleFault::kHang) {
+  if (fault != CaseFault::kHang) {
     std::vector<Tuple> again(kConfirmations, best);
     const std::optional<Tuple> contrast =
-        fault == TupleFault::kNone && client.identity().forms
-            ? InRegisters(best)
-            : std::nullopt;
+        fault == CaseFault::kNone && client.identity().forms ? InRegisters(best)
+                                                             : std::nullopt;
     if (contrast) again.push_back(*contrast);
     const BatchOutcome confirm = run(again);
     repeats = !confirm.fault.has_value();
@@ -296,7 +295,7 @@ absl::StatusOr<Finding> MinimizeMismatch(WorkerClient& client,
     }
     for (size_t i = 0; repeats && i < kConfirmations; ++i) {
       const TupleResult& r = confirm.results[i];
-      repeats = fault != TupleFault::kNone
+      repeats = fault != CaseFault::kNone
                     ? r.kind == ResultKind::kFault && r.fault == fault
                     : r.kind == ResultKind::kValue &&
                           r.bits == best_seen.backend_bits &&
@@ -305,13 +304,13 @@ absl::StatusOr<Finding> MinimizeMismatch(WorkerClient& client,
     }
   }
   Finding f;
-  f.kind = fault == TupleFault::kNone   ? FindingKind::kValueMismatch
-           : fault == TupleFault::kHang ? FindingKind::kHang
-                                        : FindingKind::kCrash;
+  f.kind = fault == CaseFault::kNone   ? FindingKind::kValueMismatch
+           : fault == CaseFault::kHang ? FindingKind::kHang
+                                       : FindingKind::kCrash;
   f.tuple = best;
   f.oracle = best_seen.oracle;
   f.reading = reading;
-  if (fault == TupleFault::kNone) {
+  if (fault == CaseFault::kNone) {
     f.backend_bits = best_seen.backend_bits;
     f.backend_carry = best_seen.backend_carry;
     f.backend_note = std::move(note);

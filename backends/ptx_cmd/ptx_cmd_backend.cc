@@ -465,8 +465,8 @@ void PtxCmdBackend::Settle(const ResolvedBatch& request, const Part& part,
         reply.results[part.segments[0].positions[0]] = {
             .kind = ResultKind::kFault,
             .message = reply.InternMessage(Failure(part, run)),
-            .fault = run.end == ToolRun::kHung ? TupleFault::kHang
-                                               : TupleFault::kCrash};
+            .fault = run.end == ToolRun::kHung ? CaseFault::kHang
+                                               : CaseFault::kCrash};
         return;
       }
       // Suspects first: the segments of families that faulted the tool

@@ -38,12 +38,12 @@ TEST(PtxCmdBackendTest, ACrashOrHangIsIsolatedToItsTuple) {
   tuples.insert(tuples.begin() + 17, culprit);
   struct Case {
     std::string flag;
-    TupleFault fault;
+    CaseFault fault;
     std::string how;
   };
   for (const Case& c :
-       {Case{"--crash-on", TupleFault::kCrash, "killed by signal 11 (SIGSEGV)"},
-        Case{"--hang-on", TupleFault::kHang, "timed out after"}}) {
+       {Case{"--crash-on", CaseFault::kCrash, "killed by signal 11 (SIGSEGV)"},
+        Case{"--hang-on", CaseFault::kHang, "timed out after"}}) {
     auto client = StartPtxCmdWorker(
         absl::StrCat(kInterpreter, " ", c.flag, "=add.sat.s32:0x7fffffff ",
                      "{ptx} {in} {out}"),
@@ -97,7 +97,7 @@ TEST(PtxCmdBackendTest, AVariantThatFaultedRunsApartFromThenOn) {
       const TupleResult& r = outcome.results[i];
       if (tuples[i].variant == V("bfe.u32")) {
         ASSERT_EQ(r.kind, ResultKind::kFault) << outcome.messages[r.message];
-        EXPECT_EQ(r.fault, TupleFault::kHang);
+        EXPECT_EQ(r.fault, CaseFault::kHang);
       } else {
         ASSERT_EQ(r.kind, ResultKind::kValue) << outcome.messages[r.message];
       }
@@ -239,11 +239,11 @@ TEST(PtxCmdBackendTest, TheDenseFaultFixtureFaultsAsDocumented) {
     const std::string& expect = cases[i].expect;
     if (absl::StartsWith(expect, "crash")) {
       ASSERT_EQ(r.kind, ResultKind::kFault) << message;
-      EXPECT_EQ(r.fault, TupleFault::kCrash);
+      EXPECT_EQ(r.fault, CaseFault::kCrash);
       EXPECT_THAT(message, HasSubstr(expect.substr(7)));
     } else if (expect == "hang") {
       ASSERT_EQ(r.kind, ResultKind::kFault) << message;
-      EXPECT_EQ(r.fault, TupleFault::kHang);
+      EXPECT_EQ(r.fault, CaseFault::kHang);
     } else if (expect == "refused") {
       ASSERT_EQ(r.kind, ResultKind::kDecline) << message;
       EXPECT_EQ(r.code, DeclineCode::kUnsupportedVariant);
