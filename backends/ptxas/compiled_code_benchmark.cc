@@ -12,13 +12,19 @@
 //    values (the sources that cannot be runtime values as compiled): every
 //    tuple is run on the kept code. Tuples/s over Backend::Run after a
 //    warm-up batch (in which the keys the oracle refutes get their -O0
-//    cross-check compiled), and the share the backend flags as reused.
-// 3. evaluator: the same tuples' kernels compiled here in one module (64
-//    tuples a kernel, as the backend packs them), each kernel run with every
-//    slot filled: the evaluator's own tuples/s, without the backend.
+//    cross-check compiled), and the share the backend flags as reused. Fed
+//    two ways, each measured: a tuple of each variant in turn, as the
+//    campaign's compiled lane feeds the backend (campaign/compiled_source.h),
+//    and each tuple's variant drawn at random (a kernel then runs as many
+//    rounds as its busiest variant has tuples, its other slots' code run
+//    unfilled).
+// 3. evaluator: the same tuples' kernels compiled here in one module
+//    (kRuntimeTuplesPerKernel tuples a kernel, as the backend packs runtime
+//    forms), each kernel run with every slot filled: the evaluator's own
+//    tuples/s, without the backend.
 // 4. oracle: the same tuples through the oracle (hardware reading, as the
 //    backend's cross-check uses).
-// Prints each rate and the cached path's ratio to the slower of 3 and 4.
+// Prints each rate and each feed's ratio to the slower of 3 and 4.
 
 #include <algorithm>
 #include <chrono>
@@ -29,22 +35,25 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
-#include "common/batch_heap.h"
-#include "isa/family_table.h"
-#include "isa/operand_form.h"
-#include "isa/spelling.h"
-#include "oracle/edge_operands.h"
-#include "oracle/errata.h"
+#include "backends/ptxas/chunk_plan.h"
 #include "backends/ptxas/compiled_code.h"
 #include "backends/ptxas/cubin.h"
 #include "backends/ptxas/nvjitlink.h"
 #include "backends/ptxas/ptx_module.h"
 #include "backends/ptxas/ptxas_backend.h"
 #include "backends/ptxas/ptxas_toolchain.h"
+#include "common/batch_heap.h"
+#include "common/status_macros.h"
+#include "isa/family_table.h"
+#include "isa/operand_form.h"
+#include "isa/spelling.h"
+#include "oracle/edge_operands.h"
+#include "oracle/errata.h"
 
 namespace ptxdiff {
 namespace {
@@ -89,7 +98,8 @@ RunRequest RequestOf(const std::vector<Tuple>& tuples) {
   return request;
 }
 
-// The evaluator alone: `tuples` compiled in one module of 64-tuple kernels,
+// The evaluator alone: `tuples` compiled in one module of kernels of
+// kRuntimeTuplesPerKernel,
 // each kernel run with its slots filled; tuples/s, or -1 if it cannot.
 double EvaluatorRate(const std::string& ptxas, const std::string& arch,
                      const std::vector<Tuple>& tuples, int repeats) {
@@ -97,8 +107,10 @@ double EvaluatorRate(const std::string& ptxas, const std::string& arch,
   auto assembler = NvJitLink::Load(ptxas);
   auto ptx_version = NewestPtxVersion(ptxas);
   if (!info.ok() || !assembler.ok() || !ptx_version.ok()) return -1;
-  const PtxModule module = BuildPtxModule(
-      tuples, {.target = arch, .ptx_version = *ptx_version});
+  const PtxModule module =
+      BuildPtxModule(tuples, {.target = arch,
+                              .ptx_version = *ptx_version,
+                              .tuples_per_kernel = kRuntimeTuplesPerKernel});
   auto out = (*assembler)->Compile(arch, module.text);
   if (!out.ok() || !out->ok) return -1;
   auto elf = ParseElf(out->cubin);
@@ -125,6 +137,75 @@ double EvaluatorRate(const std::string& ptxas, const std::string& arch,
     }
   }
   return answered / Seconds(start);
+}
+
+// How the cached batches' tuples pick their variants.
+enum class Feed { kInTurn, kAtRandom };
+
+struct CachedRun {
+  double rate = 0;  // tuples/s after the warm-up batch
+  double warm_s = 0;
+  int64_t values = 0, reused = 0, refuted = 0;
+  std::vector<Tuple> last_batch;
+};
+
+// A warm-up batch, then `batches` of `tuples` tuples of the witnesses'
+// variants at edge and random values (the sources that cannot be runtime
+// values as compiled), each run by `backend` on its kept code.
+absl::StatusOr<CachedRun> RunCached(Backend& backend,
+                                    const std::vector<Tuple>& witnesses,
+                                    Feed feed, int tuples, int batches,
+                                    std::mt19937_64& rng) {
+  CachedRun run;
+  double cached_s = 0;
+  size_t turn = 0;
+  std::vector<Tuple>& inputs = run.last_batch;
+  // Batch 0 warms up: where the oracle refutes a tuple, the backend compiles
+  // its key at -O0 (the cross-check) once; the rate is the later batches'.
+  for (int b = 0; b <= batches; ++b) {
+    inputs.clear();
+    for (int i = 0; i < tuples; ++i) {
+      const Tuple& w =
+          witnesses[feed == Feed::kInTurn ? turn++ % witnesses.size()
+                                          : rng() % witnesses.size()];
+      Tuple t = RegisterShapeTuple(w.variant, rng);
+      for (int s = 0; s < NumSources(t.variant); ++s) {
+        if (!t.IsRuntime(s)) t.operands.v[s] = w.operands.v[s];
+      }
+      inputs.push_back(t);
+    }
+    const RunRequest request = RequestOf(inputs);
+    RunReply reply;
+    const auto start = std::chrono::steady_clock::now();
+    PTXDIFF_RETURN_IF_ERROR(backend.Run(request, reply));
+    (b == 0 ? run.warm_s : cached_s) += Seconds(start);
+    if (b == 0) continue;
+    for (size_t i = 0; i < reply.results.size(); ++i) {
+      const TupleResult& r = reply.results[i];
+      run.values += r.kind == ResultKind::kValue;
+      run.reused += r.kind == ResultKind::kValue && r.reused;
+      const Result want = EvaluateWithReading(
+          Reading::kHardware, inputs[i].variant, inputs[i].operands);
+      // Values and declines the oracle's value refutes: each is compiled
+      // again at -O0 (the backend's cross-check of the evaluator).
+      run.refuted += want.defined() &&
+                     (r.kind != ResultKind::kValue || r.bits != want.bits);
+    }
+  }
+  run.rate = static_cast<double>(tuples) * batches / cached_s;
+  return run;
+}
+
+void PrintCached(const char* feed, const CachedRun& run, int tuples,
+                 int batches) {
+  std::printf(
+      "cached code:  %10.0f tuples/s  variants %s (%d batches of "
+      "%d; %.1f%% values, %.1f%% of them on reused code; %lld not "
+      "the oracle's value)\n",
+      run.rate, feed, batches, tuples,
+      100.0 * run.values / (static_cast<double>(tuples) * batches),
+      100.0 * run.reused / std::max<int64_t>(1, run.values),
+      static_cast<long long>(run.refuted));
 }
 
 int Main(int argc, char** argv) {
@@ -170,41 +251,13 @@ int Main(int argc, char** argv) {
   for (const TupleResult& r : reply.results)
     compiled += r.kind == ResultKind::kValue;
 
-  // 2. Many inputs for each, on the kept code.
-  std::vector<Tuple> inputs;
-  int64_t values = 0, reused = 0, refuted = 0;
-  double cached_s = 0, warm_s = 0;
-  // Batch 0 warms up: where the oracle refutes a tuple, the backend compiles
-  // its key at -O0 (the cross-check) once; the rate is the later batches'.
-  for (int b = 0; b <= batches; ++b) {
-    inputs.clear();
-    for (int i = 0; i < tuples; ++i) {
-      const Tuple& w = witnesses[rng() % witnesses.size()];
-      Tuple t = RegisterShapeTuple(w.variant, rng);
-      for (int s = 0; s < NumSources(t.variant); ++s) {
-        if (!t.IsRuntime(s)) t.operands.v[s] = w.operands.v[s];
-      }
-      inputs.push_back(t);
-    }
-    const RunRequest request = RequestOf(inputs);
-    reply = RunReply{};
-    start = std::chrono::steady_clock::now();
-    if (!(*backend)->Run(request, reply).ok()) return 1;
-    (b == 0 ? warm_s : cached_s) += Seconds(start);
-    if (b == 0) continue;
-    for (size_t i = 0; i < reply.results.size(); ++i) {
-      const TupleResult& r = reply.results[i];
-      values += r.kind == ResultKind::kValue;
-      reused += r.kind == ResultKind::kValue && r.reused;
-      const Result want = EvaluateWithReading(
-          Reading::kHardware, inputs[i].variant, inputs[i].operands);
-      // Values and declines the oracle's value refutes: each is compiled
-      // again at -O0 (the backend's cross-check of the evaluator).
-      refuted += want.defined() && (r.kind != ResultKind::kValue ||
-                                    r.bits != want.bits);
-    }
-  }
-  const double cached_rate = static_cast<double>(tuples) * batches / cached_s;
+  // 2. Many inputs for each, on the kept code, fed both ways.
+  const absl::StatusOr<CachedRun> in_turn =
+      RunCached(**backend, witnesses, Feed::kInTurn, tuples, batches, rng);
+  const absl::StatusOr<CachedRun> at_random =
+      RunCached(**backend, witnesses, Feed::kAtRandom, tuples, batches, rng);
+  if (!in_turn.ok() || !at_random.ok()) return 1;
+  const std::vector<Tuple>& inputs = at_random->last_batch;
 
   // 3. The evaluator alone on the same kernels; 4. the oracle.
   const double evaluator_rate = EvaluatorRate(*ptxas, arch, witnesses, 64);
@@ -222,24 +275,22 @@ int Main(int argc, char** argv) {
               "%.2f s (%.0f keys/s)\n",
               chosen.size(), compiled, arch.c_str(), compile_s,
               chosen.size() / compile_s);
-  std::printf("warm-up batch of %d: %.2f s (the -O0 compiles of the keys "
-              "the oracle refutes)\n",
-              tuples, warm_s);
-  std::printf("cached code:  %10.0f tuples/s  (%d batches of %d; %.1f%% "
-              "values, %.1f%% of them on reused code; %lld not the "
-              "oracle's value)\n",
-              cached_rate, batches, tuples,
-              100.0 * values / (static_cast<double>(tuples) * batches),
-              100.0 * reused / std::max<int64_t>(1, values),
-              static_cast<long long>(refuted));
+  std::printf(
+      "warm-up batch of %d: %.2f s (the -O0 compiles of the keys "
+      "the oracle refutes)\n",
+      tuples, in_turn->warm_s);
+  PrintCached("in turn", *in_turn, tuples, batches);
+  PrintCached("at random", *at_random, tuples, batches);
   std::printf("evaluator:    %10.0f tuples/s  (the same kernels, every slot "
               "filled, no backend)\n",
               evaluator_rate);
   std::printf("oracle:       %10.0f tuples/s  (sink %llu)\n", oracle_rate,
               static_cast<unsigned long long>(sink & 1));
   const double slower = std::min(evaluator_rate, oracle_rate);
-  std::printf("cached / slower of evaluator and oracle: %.2f\n",
-              cached_rate / slower);
+  std::printf(
+      "cached / slower of evaluator and oracle: %.2f in turn "
+      "(the campaign's feed), %.2f at random\n",
+      in_turn->rate / slower, at_random->rate / slower);
   return 0;
 }
 
