@@ -382,6 +382,18 @@ namespace {
 std::string Hex(uint64_t bits, int width) {
   return absl::StrFormat("0x%0*x", width == 1 ? 1 : width / 4, bits);
 }
+
+// The first kMaxValuesNamed of `parts` joined, and how many more there
+// are: a line a person reads, not 25 KB for 1,001 inputs (the case file
+// holds them all).
+constexpr size_t kMaxValuesNamed = 16;
+std::string JoinNamed(const std::vector<std::string>& parts,
+                      absl::string_view what) {
+  if (parts.size() <= kMaxValuesNamed) return absl::StrJoin(parts, ", ");
+  return absl::StrCat(
+      absl::StrJoin(parts.begin(), parts.begin() + kMaxValuesNamed, ", "),
+      " and ", parts.size() - kMaxValuesNamed, " more ", what);
+}
 }  // namespace
 
 std::string OutputsText(const Program& p,
@@ -395,7 +407,7 @@ std::string OutputsText(const Program& p,
                      : values[k].defined ? ""
                                          : " (undefined: not judged)"));
   }
-  return absl::StrJoin(parts, ", ");
+  return JoinNamed(parts, "outputs");
 }
 
 std::string ClaimedText(const Program& p, std::span<const uint64_t> claimed) {
@@ -417,7 +429,7 @@ std::string InputsText(const Program& p, std::span<const uint64_t> inputs) {
     parts.push_back(absl::StrCat("%", in.name, " = ",
                                  Hex(inputs[k], in.width)));
   }
-  return parts.empty() ? "no inputs" : absl::StrJoin(parts, ", ");
+  return parts.empty() ? "no inputs" : JoinNamed(parts, "inputs");
 }
 
 }  // namespace ptxdiff

@@ -95,13 +95,14 @@ std::vector<ProgramValue> EvaluateAtWitness(const Program& program,
                                             Reading reading = Reading::kSpec);
 
 // "%lo = 0x00000000, %hi = 0x00000001": the outputs (one value each), an
-// undefined one saying it is not judged.
+// undefined one saying it is not judged; past 16, "and N more outputs".
 std::string OutputsText(const Program& program,
                         std::span<const ProgramValue> values);
 // The same for constants a backend stored.
 std::string ClaimedText(const Program& program,
                         std::span<const uint64_t> claimed);
-// "%a = 0x00000001, %b = ...": the inputs (one value each); "no inputs".
+// "%a = 0x00000001, %b = ...": the inputs (one value each), past 16 "and
+// N more inputs"; "no inputs".
 std::string InputsText(const Program& program,
                        std::span<const uint64_t> inputs);
 

@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "program/program.h"
 #include "program/testing/programs.h"
@@ -266,6 +268,26 @@ TEST(ComposedOracleTest, AThreadThatExitsStoresNothing) {
   EXPECT_TRUE(Outputs(p, {3, 0})[0].exits);
   EXPECT_EQ(OutputsText(p, {&exited, 1}),
             "%r = 0x00000000 (not stored: the thread exits)");
+}
+
+// A line that names a program's inputs or outputs names the first 16 and
+// counts the rest: 1,001 inputs made one line of 25 KB.
+TEST(ComposedOracleTest, ValuesPastSixteenAreCountedNotNamed) {
+  std::string text;
+  for (int k = 0; k < 20; ++k)
+    absl::StrAppend(&text, "input %i", k, " .b32 ", k, "\n");
+  absl::StrAppend(&text, "add.u32 %r, %i0, %i19;\noutput %r\n");
+  const Program p = ProgramOf(text);
+  std::vector<uint64_t> inputs(20);
+  for (int k = 0; k < 20; ++k) inputs[k] = k;
+  const std::string named = InputsText(p, inputs);
+  EXPECT_TRUE(absl::StrContains(named, "%i15 = 0x0000000f and 4 more inputs"))
+      << named;
+  EXPECT_FALSE(absl::StrContains(named, "%i16")) << named;
+  EXPECT_EQ(InputsText(ProgramOf("input %a .b32 1\nadd.u32 %r, %a, 1;\n"
+                                 "output %r\n"),
+                       std::vector<uint64_t>{1}),
+            "%a = 0x00000001");
 }
 
 // An exit inside an if whose condition is undefined may run.

@@ -209,7 +209,8 @@ absl::StatusOr<std::vector<ProgramToolRun>> RunPrograms(
     if (programs[k].inputs.size() > kMaxToolProgramInputs) {
       results[k] = {
           .end = ToolRun::kRefused,
-          .what = absl::StrCat("a program on a tool takes at most ",
+          .what = absl::StrCat("a program run as a module (a tool's or a "
+                               "GPU's, docs/kernel-abi.md) takes at most ",
                                kMaxToolProgramInputs, " inputs; it has ",
                                programs[k].inputs.size())};
       continue;

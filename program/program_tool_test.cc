@@ -58,6 +58,25 @@ TEST_F(ProgramToolTest, AToolThatIsRightGivesTheOraclesOutputs) {
   }
 }
 
+// A program with more inputs than the kernel ABI's buffer holds is
+// refused without a run, in words that fit a GPU as well as a tool (the
+// cuda backend runs programs the same way).
+TEST_F(ProgramToolTest, AProgramPastTheInputsAModuleTakesIsRefusedUnrun) {
+  std::string text;
+  for (int k = 0; k <= kMaxToolProgramInputs; ++k)
+    absl::StrAppend(&text, "input %i", k, " .b32 ", k, "\n");
+  absl::StrAppend(&text, "add.u32 %r, %i0, %i1;\noutput %r\n");
+  const Program p = ProgramOf(text);
+  auto runs = RunProgramsOnTool(tool_, {&p, 1}, ProgramInputs::kRuntime);
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  EXPECT_EQ((*runs)[0].end, ToolRun::kRefused);
+  EXPECT_EQ((*runs)[0].what,
+            absl::StrCat("a program run as a module (a tool's or a GPU's, "
+                         "docs/kernel-abi.md) takes at most ",
+                         kMaxToolProgramInputs, " inputs; it has ",
+                         kMaxToolProgramInputs + 1));
+}
+
 // if/else programs compute right on a tool that runs PTX: each branch at
 // a witness that takes it, nested in a loop and around one, two programs in
 // one module whose labels do not collide.
