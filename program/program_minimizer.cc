@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -157,6 +158,85 @@ void StepRemovals(const Program& p, size_t i,
   for (const ProgramOperand& by : replacements) {
     Program c = removed();
     if (Rewire(c, i, step.dst, by)) out.push_back(std::move(c));
+  }
+}
+
+// Programs longer than this also get run removals (RunRemovals), at most
+// kMaxRunRemovals a round (every candidate of a round is judged, and counts
+// against the budget); a short one is minimized a step at a time, each
+// rewired to the value it held.
+constexpr size_t kRunRemovalMinSteps = 32;
+constexpr size_t kMaxRunRemovals = 16;
+
+// `p` with the steps from `first` up to `last` erased, each register they
+// set (and no step left sets) read after them as 0; nullopt where an output
+// or a guard would lose its register. The value is a guess (the run's own
+// values would cost an oracle run each): a candidate whose guess changes
+// what shows fails its check, and smaller runs are tried next.
+std::optional<Program> WithoutRun(const Program& p, size_t first, size_t last) {
+  Program c = p;
+  c.steps.erase(c.steps.begin() + static_cast<long>(first),
+                c.steps.begin() + static_cast<long>(last));
+  absl::flat_hash_set<std::string> rewired;
+  for (size_t i = first; i < last; ++i) {
+    const ProgramStep& step = p.steps[i];
+    if (!SetsRegister(step) || !rewired.insert(step.dst).second) continue;
+    const bool still_set = absl::c_any_of(c.steps, [&](const ProgramStep& s) {
+      return SetsRegister(s) && s.dst == step.dst;
+    });
+    if (!still_set && !Rewire(c, first, step.dst, {.value = 0}))
+      return std::nullopt;
+  }
+  return c;
+}
+
+// An instruction or a move: what a run removal takes (brackets, labels,
+// branches and exits have candidates of their own).
+bool InARun(const ProgramStep& s) {
+  return s.kind == ProgramStep::kInstruction || s.kind == ProgramStep::kMove;
+}
+
+// Delta debugging's coarse steps, for a long program: each block whole,
+// then each run of consecutive instructions at one depth in halves, then
+// quarters, and so on. A 4,000-step case whose disagreement is in two of
+// its steps came down by one step a round (32 candidates of it fill a
+// round), 34 steps in the 300 s `minimize` gives it.
+void RunRemovals(const Program& p, RoundCandidates& out) {
+  if (p.steps.size() <= kRunRemovalMinSteps) return;
+  size_t made = 0;
+  const auto add = [&](size_t first, size_t last) {
+    if (made == kMaxRunRemovals || out.full()) return;
+    if (auto c = WithoutRun(p, first, last)) {
+      out.push_back(*std::move(c));
+      ++made;
+    }
+  };
+  const std::vector<ProgramBlock> blocks = BlocksOf(p.steps);
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    const ProgramStep::Kind kind = p.steps[i].kind;
+    if (kind == ProgramStep::kLoopBegin || kind == ProgramStep::kIfBegin)
+      add(i, blocks[i].end + 1);
+  }
+  const std::vector<int> depth = Depths(p);
+  std::vector<std::pair<size_t, size_t>> runs;  // [first, last)
+  size_t longest = 0;
+  for (size_t i = 0; i < p.steps.size();) {
+    size_t j = i;
+    while (j < p.steps.size() && InARun(p.steps[j]) && depth[j] == depth[i])
+      ++j;
+    if (j - i >= 2) {
+      runs.emplace_back(i, j);
+      longest = std::max(longest, j - i);
+    }
+    i = std::max(j, i + 1);
+  }
+  for (size_t parts = 2; parts <= longest && made < kMaxRunRemovals;
+       parts *= 2) {
+    for (const auto& [first, last] : runs) {
+      const size_t n = last - first;
+      for (size_t k = 0; k < parts && n >= parts; ++k)
+        add(first + k * n / parts, first + (k + 1) * n / parts);
+    }
   }
 }
 
@@ -354,6 +434,7 @@ std::vector<Program> ProgramSimplifications(const Program& p) {
     if (!values[i]) values[i] = ValueAfter(p, i);
     return *values[i];
   };
+  RunRemovals(p, out);
   for (size_t i = p.steps.size(); i-- > 0 && !out.full();) {
     if (SetsRegister(p.steps[i])) StepRemovals(p, i, value_of(i), out);
   }

@@ -7,6 +7,10 @@
 // round) and keeps the first that still shows the disagreement, until none
 // does. The simplifications, in the order tried:
 //   - drop an output;
+//   - in a program of more than 32 steps, remove a block whole, or a run of
+//     instructions at one depth (halves, then quarters, ...), what they set
+//     read as 0 after them: a long case's irrelevant steps go in a few
+//     rounds;
 //   - remove a step, its later uses rewired to one of its register sources
 //     of the same width, or to the immediate it held at the witness; or
 //     make it a move of that immediate;
