@@ -39,6 +39,22 @@ CampaignOptions InterpreterCampaign(const std::string& flags,
   return options;
 }
 
+// The same judging only the tuples a test offers (no systematic source), in
+// batches of 64.
+CampaignOptions OfferedTuplesCampaign(const std::string& flags,
+                                      const TempDir& dir) {
+  CampaignOptions options = InterpreterCampaign(flags, dir);
+  options.systematic = false;
+  options.batch_size = 64;
+  return options;
+}
+
+// Offers `t` as the fuzz loop does: with the oracle's result and classes.
+void OfferTuple(Campaign& campaign, const Tuple& t) {
+  const Result r = Evaluate(t.variant, t.operands);
+  campaign.Offer(t, r, SemanticClasses(t, r));
+}
+
 // A campaign sends a tool the operand forms too: the systematic source's
 // runtime tier gives bfe.s32 tuples with immediates, where a tool whose
 // constant path is wrong (and whose register path, the default form, is
@@ -134,20 +150,15 @@ TEST(PtxCmdCampaignTest, MismatchesWaitingToBeFiledAreContrastedInOneRun) {
   auto dir = TempDir::Create("ptx-cmd-campaign-test");
   ASSERT_TRUE(dir.ok());
   CampaignOptions options =
-      InterpreterCampaign("--dense-faults --startup-ms=2", **dir);
-  options.systematic = false;
-  options.batch_size = 64;
+      OfferedTuplesCampaign("--dense-faults --startup-ms=2", **dir);
   const std::vector<std::string> spellings = {"add.u64", "sub.u64", "max.u64",
                                               "min.u64", "xor.b64", "or.b64"};
   for (const std::string& s : spellings) options.variants.push_back(V(s));
   auto campaign = Campaign::Start(options);
   ASSERT_TRUE(campaign.ok()) << campaign.status();
   // All offered at once: one batch, six mismatches queued together.
-  for (const std::string& s : spellings) {
-    const Tuple t{V(s), {{0x100000003, 0x200000005}}};
-    const Result r = Evaluate(t.variant, t.operands);
-    (*campaign)->Offer(t, r, SemanticClasses(t, r));
-  }
+  for (const std::string& s : spellings)
+    OfferTuple(**campaign, {V(s), {{0x100000003, 0x200000005}}});
   const absl::Time give_up = absl::Now() + absl::Seconds(120);
   while ((*campaign)->Snapshot().contrasted < 5 && absl::Now() < give_up) {
     absl::SleepFor(absl::Milliseconds(50));
@@ -175,16 +186,12 @@ TEST(PtxCmdCampaignTest, RepeatsOfAVariantCountedUnderItsCauseAreCountedToo) {
   auto dir = TempDir::Create("ptx-cmd-campaign-test");
   ASSERT_TRUE(dir.ok());
   CampaignOptions options =
-      InterpreterCampaign("--dense-faults --startup-ms=2", **dir);
-  options.systematic = false;
-  options.batch_size = 64;
+      OfferedTuplesCampaign("--dense-faults --startup-ms=2", **dir);
   options.variants = {V("add.u64"), V("sub.u64")};
   auto campaign = Campaign::Start(options);
   ASSERT_TRUE(campaign.ok()) << campaign.status();
   auto offer = [&](const char* spelling, uint64_t a) {
-    const Tuple t{V(spelling), {{a, 0x200000005}}};
-    const Result r = Evaluate(t.variant, t.operands);
-    (*campaign)->Offer(t, r, SemanticClasses(t, r));
+    OfferTuple(**campaign, {V(spelling), {{a, 0x200000005}}});
   };
   offer("add.u64", 0x100000003);  // minimized, its cause told by contrast
   ASSERT_TRUE((*campaign)->Flush(absl::Seconds(120)));
@@ -216,16 +223,12 @@ TEST(PtxCmdCampaignTest, RepeatsOfAVariantCountedUnderItsCauseAreCountedToo) {
 TEST(PtxCmdCampaignTest, CrashesAndHangsOfTheToolAreFiled) {
   auto dir = TempDir::Create("ptx-cmd-campaign-test");
   ASSERT_TRUE(dir.ok());
-  CampaignOptions options =
-      InterpreterCampaign("--crash-on=div.u32 --hang-on=bfe.u32:0x1234", **dir);
-  options.systematic = false;
-  options.batch_size = 64;
+  CampaignOptions options = OfferedTuplesCampaign(
+      "--crash-on=div.u32 --hang-on=bfe.u32:0x1234", **dir);
   auto campaign = Campaign::Start(options);
   ASSERT_TRUE(campaign.ok()) << campaign.status();
   auto offer = [&](const char* spelling, Operands ops) {
-    const Tuple t{V(spelling), ops};
-    const Result r = Evaluate(t.variant, t.operands);
-    (*campaign)->Offer(t, r, SemanticClasses(t, r));
+    OfferTuple(**campaign, {V(spelling), ops});
   };
   offer("add.u32", {{1, 2}});
   offer("div.u32", {{7, 2}});
