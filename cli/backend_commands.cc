@@ -145,7 +145,9 @@ int PrintBackendEval(const Tuple& tuple, Reading reading, WorkerClient& client,
   if (outcome.fault) {
     out << "backend: " << name << ": " << FaultKindName(outcome.fault->kind)
         << ": " << outcome.fault->detail << "\nverdict: backend fault\n";
-    return kExitBadInput;
+    // It crashed or hung on this tuple (twice): a finding, as a tuple's
+    // fault is, not bad input (exit 2 said so of `repro` of a crash).
+    return 1;
   }
   const TupleResult& r = outcome.results[0];
   if (r.kind == ResultKind::kDecline) {
@@ -173,8 +175,20 @@ int PrintBackendEval(const Tuple& tuple, Reading reading, WorkerClient& client,
         << " reading's value (erratum " << j.erratum->id << "), not a bug";
   }
   out << "\n";
-  return j.verdict == Verdict::kMismatch || j.verdict == Verdict::kFault ? 1
-                                                                         : 0;
+  switch (j.verdict) {
+    case Verdict::kMismatch:
+    case Verdict::kFault:
+      return 1;
+    // Nothing judged: exit 0 said "agree" of a tool that now fails on
+    // every module (`repro ENTRY && echo fixed`).
+    case Verdict::kDeclined:
+    case Verdict::kUnspecified:
+      return kExitNotJudged;
+    case Verdict::kAgree:
+    case Verdict::kOtherReading:
+      return kExitOk;
+  }
+  return kExitOk;
 }
 
 namespace {

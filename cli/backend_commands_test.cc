@@ -72,6 +72,36 @@ TEST(BackendCommandsTest, RuntimeSourcesReachOnlyAWorkerThatRunsForms) {
   EXPECT_THAT(r.out, HasSubstr("(it does not say forms=1)"));
 }
 
+// Seventh fault run of issue 65: `eval` and `repro` exited 0, as for
+// "agree", on a tuple the backend declined (a ptx-cmd tool that no longer
+// runs: `repro ENTRY && echo fixed`), and 2, as for bad input, when the
+// backend crashed on it. Not judged is 3, as `program` says it; a crash 1.
+TEST(BackendCommandsTest, EvalAndReproExitAsTheirVerdictSays) {
+  const std::string dir = TempDirFor("eval_exits");
+  const std::string no_forms = dir + "/no_forms_worker.sh";
+  std::ofstream(no_forms) << "#!/bin/sh\nexec " << PTXDIFF_FAULTY_WORKER_PATH
+                          << " --no-forms\n";
+  const std::string crash = dir + "/crash_worker.sh";
+  std::ofstream(crash) << "#!/bin/sh\nexec " << PTXDIFF_FAULTY_WORKER_PATH
+                       << " --fault=crash\n";
+  for (const std::string& s : {no_forms, crash}) chmod(s.c_str(), 0755);
+  CliRun r = Ptxdiff({"eval", "--backend", "exec:" + no_forms, "--runtime", "a",
+                      "bfe.s32", "1", "40", "8"});
+  EXPECT_EQ(r.code, 3) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("verdict: declined"));
+  r = Ptxdiff({"eval", "--backend", "exec:" + crash, "popc.b32", "3"});
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("verdict: backend fault"));
+  // A case of two tuples, both declined.
+  const std::string text_case = dir + "/two.txt";
+  std::ofstream(text_case)
+      << "variant: bfe.s32\noperands: 1 40 8\nruntime: a\n"
+      << "variant: bfe.s32\noperands: 2 40 8\nruntime: a\n";
+  r = Ptxdiff({"repro", text_case, "--backend", "exec:" + no_forms});
+  EXPECT_EQ(r.code, 3) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("0 agree, 0 mismatch, 2 declined"));
+}
+
 TEST(BackendCommandsTest, SweepThroughAnExecBackendCountsAgreements) {
   const std::string faulty = std::string("exec:") + PTXDIFF_FAULTY_WORKER_PATH;
   CliRun r = Ptxdiff(

@@ -17,6 +17,10 @@ namespace ptxdiff {
 
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitBadInput = 2;
+// A backend was named and nothing could be judged on it (it declined, or
+// the spec leaves the result open): not 0, which says that what was judged
+// agrees.
+inline constexpr int kExitNotJudged = 3;
 // Ctrl-C or SIGTERM stopped the command, as a shell says of SIGINT.
 inline constexpr int kExitInterrupted = 130;
 

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "absl/container/flat_hash_set.h"
@@ -258,6 +259,8 @@ absl::StatusOr<pid_t> StartFuzzer(const std::vector<std::string>& argv,
 struct OutWrites {
   FuzzerLog& log;
   std::string corpus;
+  // The corpus's empty files before the fuzzer started: not this run's.
+  std::set<std::string> empty_before;
   std::vector<std::string> errors;
   size_t taken_from_log = 0;
 
@@ -272,7 +275,8 @@ struct OutWrites {
                   from_log.end());
     taken_from_log = from_log.size();
     if (corpus_min_age) {
-      for (std::string& e : RemoveEmptyCorpusFiles(corpus, *corpus_min_age)) {
+      for (std::string& e :
+           RemoveEmptyCorpusFiles(corpus, *corpus_min_age, empty_before)) {
         errors.push_back(std::move(e));
       }
     }
@@ -717,11 +721,14 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
   const absl::StatusOr<std::unique_ptr<FuzzerLog>> fuzzer_log =
       FuzzerLog::Open(log);
   if (!fuzzer_log.ok()) return Fail(err, "fuzz", fuzzer_log.status());
+  std::set<std::string> empty_before = EmptyCorpusFiles(corpus);
   const absl::StatusOr<pid_t> pid = StartFuzzer(argv, **fuzzer_log);
   if (!pid.ok()) return Fail(err, "fuzz", pid.status());
   const absl::Time start = absl::Now();
   bool forwarded = false;
-  OutWrites writes{.log = **fuzzer_log, .corpus = corpus};
+  OutWrites writes{.log = **fuzzer_log,
+                   .corpus = corpus,
+                   .empty_before = std::move(empty_before)};
   Timeline timeline{.writer = TimelineWriter(
                         "fuzz",
                         absl::StrCat(config->stats_dir, "/", kTimelineFile),

@@ -127,6 +127,27 @@ TEST(FuzzCommandTest, ACorpusFileLeftEmptyStopsTheRunAndFailsIt) {
       << "the empty file is still in the corpus";
 }
 
+// Seventh fault run of issue 65: a corpus that held empty files before the
+// run (an earlier run's on a full disk, killed before it removed them; or
+// the user's) was taken for this run's failed writes: the resumed run
+// stopped at its first progress line, "cannot write ...: libFuzzer left it
+// empty (76698336 KiB free now)", exit 1, and the files were removed.
+TEST(FuzzCommandTest, EmptyCorpusFilesFromBeforeTheRunAreNoFailedWrites) {
+  const std::string dir = TempDirFor("fuzz_empty_before");
+  const std::string corpus = dir + "/out/corpus/differential";
+  ASSERT_TRUE(MakeDirs(corpus).ok());
+  const std::string old = corpus + "/0123456789abcdef0123456789abcdef01234567";
+  ASSERT_TRUE(WriteFile(old, "").ok());
+  std::system(("touch -d '1 hour ago' '" + old + "'").c_str());
+  const CliRun r =
+      FuzzWith(dir, kSomeStats, "sleep 3",
+               {"--backend", "oracle", "--out", dir + "/out", "--dir",
+                dir + "/triage", "--progress-seconds", "1"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.err, Not(HasSubstr("cannot write")));
+  EXPECT_EQ(access(old.c_str(), F_OK), 0) << "the earlier empty file is gone";
+}
+
 // Issue 28, item 2: the fuzz target's own failed writes under --out (its
 // stats file: `ptxdiff: cannot write ...` on its stderr) are errors too.
 TEST(FuzzCommandTest, AStatsFileTheFuzzerCouldNotWriteFailsTheRun) {

@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <limits>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -115,13 +116,16 @@ void FuzzerLog::Append(const char* data, size_t size) {
   }
 }
 
-std::vector<std::string> RemoveEmptyCorpusFiles(const std::string& corpus,
-                                                absl::Duration min_age) {
-  std::vector<std::string> errors;
-  const time_t written_before = absl::ToUnixSeconds(absl::Now() - min_age);
-  DIR* d = opendir(corpus.c_str());
-  if (d == nullptr) return errors;
+namespace {
+
+// The empty regular files of `corpus` last written at or before
+// `written_before` (Unix seconds), but for libFuzzer's name of an empty
+// input.
+std::vector<std::string> EmptyFilesIn(const std::string& corpus,
+                                      time_t written_before) {
   std::vector<std::string> empty;
+  DIR* d = opendir(corpus.c_str());
+  if (d == nullptr) return empty;
   while (dirent* e = readdir(d)) {
     const std::string name = e->d_name;
     struct stat st;
@@ -133,7 +137,26 @@ std::vector<std::string> RemoveEmptyCorpusFiles(const std::string& corpus,
     }
   }
   closedir(d);
-  for (const std::string& path : empty) {
+  return empty;
+}
+
+}  // namespace
+
+std::set<std::string> EmptyCorpusFiles(const std::string& corpus) {
+  const std::vector<std::string> empty =
+      EmptyFilesIn(corpus, std::numeric_limits<time_t>::max());
+  return std::set<std::string>(empty.begin(), empty.end());
+}
+
+std::vector<std::string> RemoveEmptyCorpusFiles(
+    const std::string& corpus, absl::Duration min_age,
+    const std::set<std::string>& left_before) {
+  std::vector<std::string> errors;
+  const time_t written_before = absl::ToUnixSeconds(absl::Now() - min_age);
+  for (const std::string& path : EmptyFilesIn(corpus, written_before)) {
+    // An earlier run's, or the user's: a resumed run stopped at its first
+    // progress line, calling them its failed writes (exit 1, 76 GB free).
+    if (left_before.count(path)) continue;
     errors.push_back(
         absl::StrCat("cannot write ", path, ": ", EmptyFileCause(corpus)));
     unlink(path.c_str());

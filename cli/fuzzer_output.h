@@ -8,6 +8,7 @@
 #define PTXDIFF_CLI_FUZZER_OUTPUT_H_
 
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -72,10 +73,16 @@ class FuzzerLog {
 // without a word when a write fails (an input of no bytes would be named by
 // the SHA-1 of nothing), each as "cannot write PATH: cause" with the cause
 // read from the file system's free space. Only those written `min_age` ago
-// or earlier: libFuzzer may be writing one now. They are removed: the next
-// run would read them as inputs.
-std::vector<std::string> RemoveEmptyCorpusFiles(const std::string& corpus,
-                                                absl::Duration min_age);
+// or earlier: libFuzzer may be writing one now; and none of `left_before`,
+// the empty files the corpus held before this run (EmptyCorpusFiles): no
+// write of this run failed there. They are removed: the next run would
+// read them as inputs.
+std::vector<std::string> RemoveEmptyCorpusFiles(
+    const std::string& corpus, absl::Duration min_age,
+    const std::set<std::string>& left_before = {});
+
+// The paths of `corpus`'s empty files now, for RemoveEmptyCorpusFiles.
+std::set<std::string> EmptyCorpusFiles(const std::string& corpus);
 
 }  // namespace ptxdiff
 

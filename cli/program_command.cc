@@ -36,9 +36,6 @@ namespace ptxdiff {
 namespace {
 
 constexpr int kExitDisagree = 1;
-// A backend was named and no form of the program could be judged on it:
-// not 0, which says that what was judged agrees.
-constexpr int kExitNotJudged = 3;
 
 // What one form of the program gave, from least to most telling: a verdict
 // names the most telling of its forms.

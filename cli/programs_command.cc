@@ -403,7 +403,6 @@ namespace {
 // (exit 3, as `ptxdiff program`'s "not judged").
 int SayNothingFiled(const std::string& path, const std::string& backend,
                     const ProgramCampaignReport& r, std::ostream& out) {
-  constexpr int kExitNotJudged = 3;
   if (r.programs == 0) {
     out << "minimize: " << path << " was not checked on " << backend << ": "
         << (r.not_run.top.empty() ? "the run ended first" : r.not_run.top)

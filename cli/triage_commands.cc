@@ -389,10 +389,12 @@ int RunRepro(const std::vector<std::string>& args, std::ostream& out,
       s.counts.faulty_batches);
   for (const std::string& m : s.mismatches) out << "mismatch: " << m << "\n";
   for (const std::string& f : s.faults) out << "fault: " << f << "\n";
-  return s.counts.mismatched > 0 || s.counts.faulty_batches > 0 ||
-                 s.counts.faulted > 0
-             ? 1
-             : 0;
+  if (s.counts.mismatched > 0 || s.counts.faulty_batches > 0 ||
+      s.counts.faulted > 0)
+    return 1;
+  // Every tuple declined or left open by the spec: nothing agreed.
+  return s.counts.agreed + s.counts.other_reading > 0 ? kExitOk
+                                                      : kExitNotJudged;
 }
 
 int RunMinimize(const std::vector<std::string>& args, std::ostream& out,

@@ -19,6 +19,8 @@
 #include <functional>
 #include <future>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <thread>
 
 #include "absl/status/status.h"
@@ -445,12 +447,39 @@ bool IsExecutableFile(const std::string& path) {
          access(path.c_str(), X_OK) == 0;
 }
 
+// The command's first word if the shell takes it as it is written, quoted
+// or not: `/opt/sim/run`, `'/opt/my sim/run'`, `"/opt/my sim/run"`; nullopt
+// for shell syntax (a variable, an assignment, quotes within a word).
+std::optional<std::string> LiteralFirstWord(absl::string_view command) {
+  command = absl::StripLeadingAsciiWhitespace(command);
+  if (command.empty()) return std::nullopt;
+  const char quote = command[0];
+  if (quote != '\'' && quote != '"') {
+    const absl::string_view word =
+        command.substr(0, command.find_first_of(" \t"));
+    if (!IsPlainWord(word)) return std::nullopt;
+    return std::string(word);
+  }
+  const size_t close = command.find(quote, 1);
+  if (close == absl::string_view::npos) return std::nullopt;
+  const absl::string_view word = command.substr(1, close - 1);
+  const absl::string_view after = command.substr(close + 1);
+  // Within "...", $ ` and \ are the shell's; a word goes on past a quote.
+  if ((quote == '"' && word.find_first_of("$`\\") != absl::string_view::npos) ||
+      (!after.empty() && after[0] != ' ' && after[0] != '\t')) {
+    return std::nullopt;
+  }
+  return std::string(word);
+}
+
 }  // namespace
 
 absl::Status CheckCommandProgram(absl::string_view command) {
-  command = absl::StripLeadingAsciiWhitespace(command);
-  const std::string program(command.substr(0, command.find_first_of(" \t")));
-  if (program.empty() || !IsPlainWord(program)) return absl::OkStatus();
+  // Quoted too: `ptx-cmd:'"/opt/my sim/run" {ptx} {in} {out}'` with a wrong
+  // path was exit 127 on every module, learned as the tool's refusals.
+  const std::optional<std::string> word = LiteralFirstWord(command);
+  if (!word || word->empty()) return absl::OkStatus();
+  const std::string& program = *word;
   if (program.find('/') == std::string::npos) {
     if (ShellKnows(program)) return absl::OkStatus();
     return absl::InvalidArgumentError(

@@ -125,9 +125,10 @@ std::string ShellQuote(const std::string& text);
 // the command is run, in a directory of its own, for every module: a
 // relative path (it would not be found there), a path that is missing or
 // not executable, or a name /bin/sh does not know (no program on its $PATH,
-// no builtin or keyword) is InvalidArgument, saying which. OK when the
-// first word is shell syntax (quotes, a variable, an assignment): the
-// shell decides those.
+// no builtin or keyword) is InvalidArgument, saying which; a first word
+// quoted whole ('...', or "..." without $, ` or \) is checked as what it
+// quotes. OK when the first word is other shell syntax (a variable, an
+// assignment, quotes within a word): the shell decides those.
 absl::Status CheckCommandProgram(absl::string_view command);
 
 }  // namespace ptxdiff

@@ -385,6 +385,25 @@ TEST(CheckCommandProgramTest, RefusesAProgramThatCannotRun) {
       testing::HasSubstr("'no-such-tool-xyz' is not a command /bin/sh knows"));
 }
 
+// Seventh fault run of issue 65: a program quoted whole (a path with a
+// space must be) was not checked: `fuzz --backend 'ptx-cmd:"/nonexistent/my
+// tool" {ptx} {in} {out}'` learned exit 127 on every module as the tool's
+// refusals and kept them in OUT/refusals/ for the next run.
+TEST(CheckCommandProgramTest, AProgramQuotedWholeIsCheckedToo) {
+  EXPECT_THAT(CheckCommandProgram("\"/nonexistent/my tool\" {ptx} {in} {out}")
+                  .message(),
+              testing::HasSubstr("/nonexistent/my tool does not exist"));
+  EXPECT_THAT(CheckCommandProgram("'/no/such' {ptx}").message(),
+              testing::HasSubstr("/no/such does not exist"));
+  EXPECT_THAT(CheckCommandProgram("'./tool.sh' {ptx}").message(),
+              testing::HasSubstr("is a relative path"));
+  EXPECT_TRUE(CheckCommandProgram("'/bin/sh' -c x {ptx}").ok());
+  // Quotes that are shell syntax still go to the shell.
+  EXPECT_TRUE(CheckCommandProgram("\"$HOME/x\" {ptx}").ok());
+  EXPECT_TRUE(CheckCommandProgram("'/no/'such {ptx}").ok());
+  EXPECT_TRUE(CheckCommandProgram("'/no/such {ptx}").ok());  // unclosed
+}
+
 TEST(FilesTest, ReadWriteTailAndMissing) {
   auto dir = TempDir::Create("files-test");
   ASSERT_TRUE(dir.ok());

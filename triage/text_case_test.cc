@@ -1,8 +1,10 @@
 #include "triage/text_case.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 
+#include "absl/strings/str_cat.h"
 #include "backends/ptxas/cubin.h"
 #include "backends/ptxas/ptxas_toolchain.h"
 #include "backends/ptxas/sass_constants.h"
@@ -160,6 +162,33 @@ TEST(TextCaseTest, ACaseOfABatchHoldsEveryTupleInOrder) {
   ASSERT_FALSE(bad.ok());
   EXPECT_THAT(bad.status().message(),
               HasSubstr("line 4: add.s32 takes 2 operands"));
+}
+
+// Seventh fault run of issue 65: each tuple of a batch's case was parsed
+// with every line before it, so a case of n tuples cost n^2 lines: the case
+// of an unisolated batch of ~11,700 tuples (a worker that answers garbage)
+// took 4.7 s in `triage list`, and `fuzz --max-time 15` ran 88 s to over
+// 120 s filing such cases.
+// This case of 2^17 tuples (the ptxas backend's batch is 4,096, a GPU's
+// 2^20) was hours that way; its errors still name the line of the whole.
+TEST(TextCaseTest, AHugeBatchsCaseParsesInOnePass) {
+  Finding f = AnUnisolatedHangOfABatch();
+  const Tuple sat = f.batch[1];
+  f.batch.assign(1 << 17, sat);
+  for (size_t i = 0; i < f.batch.size(); ++i) f.batch[i].operands.v[1] = i;
+  f.tuple = f.batch[0];
+  std::string text = FormatTextCase(f);
+  auto tuples = ParseTextCaseTuples(text);
+  ASSERT_TRUE(tuples.ok()) << tuples.status();
+  EXPECT_EQ(*tuples, f.batch);
+  // The last tuple's operands line, spoiled.
+  text.insert(text.rfind("operands: ") + 10, "zz");
+  const size_t at = text.rfind("operands: ");
+  const size_t line = std::count(text.begin(), text.begin() + at, '\n') + 1;
+  auto bad = ParseTextCaseTuples(text);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(),
+              HasSubstr(absl::StrCat("line ", line, ", operand a")));
 }
 
 TEST(ReproPtxTest, Assembles) {

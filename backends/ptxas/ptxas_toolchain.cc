@@ -36,14 +36,22 @@ struct ProcessResult {
 // Runs argv[0] (a path) with its stdout and stderr into `log_path` and
 // waits for it, at most `timeout`. Not system(): no shell ever sees the
 // paths.
+// What is kept of its output: ptxas's error lines for a module of 4,096
+// kernels are well under it. A --ptxas that prints without end (`yes`)
+// filled TMPDIR in its 60 s and was then read whole into memory.
+constexpr size_t kKeptLogBytes = size_t{4} << 20;
+
 absl::StatusOr<ProcessResult> RunTool(const std::vector<std::string>& argv,
                                       const std::string& log_path,
                                       absl::Duration timeout = kPtxasTimeout) {
   PTXDIFF_ASSIGN_OR_RETURN(
       const ProcessOutcome outcome,
-      RunProcess(argv, {.output_path = log_path, .timeout = timeout}));
+      RunProcess(argv, {.output_path = log_path,
+                        .timeout = timeout,
+                        .keep_output_bytes = kKeptLogBytes}));
+  // Its end only: past the bound, the head is a hole punched in the file.
   ProcessResult result{.ok = outcome.ok(),
-                       .output = ReadFile(log_path).value_or(""),
+                       .output = ReadFileTail(log_path, 2 * kKeptLogBytes),
                        .how = outcome};
   if (!result.ok) {
     absl::StrAppend(&result.output, "[", outcome.Describe(timeout), "]");
@@ -198,7 +206,9 @@ absl::StatusOr<PtxasOutput> RunPtxas(const std::string& ptxas,
                            RunTool(args, dir->File("log"), timeout));
   PtxasOutput out{.ok = run.ok, .log = run.output, .how = run.how};
   if (out.ok) {
-    PTXDIFF_ASSIGN_OR_RETURN(out.cubin, ReadFile(output));
+    // Bounded, and never a FIFO or a device: a --ptxas that leaves a link
+    // to /dev/zero was read until memory ran out, past any --max-time.
+    PTXDIFF_ASSIGN_OR_RETURN(out.cubin, ReadRecordFile(output, kMaxCubinBytes));
   }
   return out;
 }

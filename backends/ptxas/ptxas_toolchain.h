@@ -39,11 +39,14 @@ inline constexpr int kPtxasDefaultOptLevel = 3;
 // Longer than any module of kernels_per_module kernels takes (about a
 // second): a ptxas that hangs is killed, and its tuples are declined.
 inline constexpr absl::Duration kPtxasTimeout = absl::Seconds(60);
+// The most of a cubin that is read: a module of 4,096 kernels is a few MB.
+inline constexpr size_t kMaxCubinBytes = size_t{256} << 20;
 
 // Compiles `ptx` for `arch` (ptxas -arch=<arch>, and -O<opt_level> unless
 // it is the default) in a private temporary directory that is removed
 // before returning, killing ptxas after `timeout`. A non-OK status means
-// ptxas could not be run at all; a failed compilation is `ok == false`.
+// ptxas could not be run at all, or left as its output no regular file of
+// at most kMaxCubinBytes; a failed compilation is `ok == false`.
 absl::StatusOr<PtxasOutput> RunPtxas(const std::string& ptxas,
                                      absl::string_view arch,
                                      absl::string_view ptx,

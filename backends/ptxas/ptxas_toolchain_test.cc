@@ -1,5 +1,8 @@
 #include "backends/ptxas/ptxas_toolchain.h"
 
+#include <sys/stat.h>
+
+#include <fstream>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -18,6 +21,48 @@ TEST(LogSummaryTest, ShowsThreeLinesBoundedAndEscaped) {
             "bad \\x1b[2J\\x01\\xff bytes");
   const std::string summary = LogSummary(std::string(100000, 'x'));
   EXPECT_EQ(summary, std::string(400, 'x') + "...");
+}
+
+// A stand-in for ptxas: a script of `body` ($out is the -o file's path).
+std::string FakePtxas(const std::string& name, const std::string& body) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path)
+      << "#!/bin/sh\nout=\"\"\nprev=\"\"\n"
+      << "for a in \"$@\"; do [ \"$prev\" = -o ] && out=\"$a\"; "
+         "prev=\"$a\"; done\n"
+      << body << "\n";
+  chmod(path.c_str(), 0755);
+  return path;
+}
+
+// Seventh fault run of issue 65: a --ptxas (PTXAS=...) whose output was a
+// link to /dev/zero was read until memory ran out: `calibrate --max-time
+// 10` ran 97 s to 1 GB under a 2 GB cap. Its output is read to a bound,
+// never a device; this one, 300 MB and sparse, was read whole.
+TEST(RunPtxasTest, AnOutputPastTheBoundIsNotRead) {
+  const std::string ptxas =
+      FakePtxas("huge_cubin_ptxas", "truncate -s 300M \"$out\"");
+  absl::StatusOr<PtxasOutput> run = RunPtxas(ptxas, "sm_90", "// nothing");
+  ASSERT_FALSE(run.ok());
+  EXPECT_THAT(run.status().message(), ::testing::HasSubstr("not read"));
+  const std::string zero =
+      FakePtxas("dev_zero_ptxas", "ln -sf /dev/zero \"$out\"");
+  run = RunPtxas(zero, "sm_90", "// nothing");
+  ASSERT_FALSE(run.ok());
+  EXPECT_THAT(run.status().message(),
+              ::testing::HasSubstr("not a regular file"));
+}
+
+// ... and one that printed without end (`yes`) filled TMPDIR in its 60 s,
+// then its log was read whole. What it prints is kept to its last MiBs.
+TEST(RunPtxasTest, ALogIsKeptToItsEnd) {
+  const std::string ptxas = FakePtxas(
+      "chatty_ptxas",
+      "yes 'ptxas chatter' | head -c 30000000; echo last; : > \"$out\"");
+  absl::StatusOr<PtxasOutput> run = RunPtxas(ptxas, "sm_90", "// nothing");
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_LT(run->log.size(), size_t{9} << 20);  // of 30 MB printed
+  EXPECT_THAT(run->log, ::testing::HasSubstr("last\n"));
 }
 
 }  // namespace
