@@ -11,6 +11,7 @@
 #include "backends/ptxas/ptxas_backend.h"
 #include "backends/ptxas/ptxas_toolchain.h"
 #include "cli/testing/run_ptxdiff.h"
+#include "cli/testing/stop_once_handled.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -80,6 +81,24 @@ TEST(BackendCommandsTest, SweepThroughAnExecBackendCountsAgreements) {
   EXPECT_THAT(r.out, HasSubstr("2 variants x 5 tuples = 10 tuples"));
   EXPECT_THAT(r.out, HasSubstr("agreed          10\n"));
   EXPECT_THAT(r.out, HasSubstr("mismatched      0\n"));
+}
+
+// Fifth fault run: plain `sweep` put in no handler, so Ctrl-C ended it by
+// the signal, without the counts of the batches it had judged. It stops
+// between batches now, as `sweep --exhaustive` does: the summary of what
+// was judged, then exit 130.
+TEST(BackendCommandsTest, AStoppedSweepSaysWhatItJudgedAndIsExit130) {
+  CliRun r;
+  {
+    const StopOnceHandled stop;
+    r = Ptxdiff({"sweep", "--backend", "oracle", "--family", "add", "--tuples",
+                 "100", "--batch", "1"});
+    EXPECT_TRUE(stop.stopped());
+  }
+  EXPECT_EQ(r.code, 130) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr(" tuples, stopped after "));
+  EXPECT_THAT(r.out, HasSubstr("  agreed          "));
+  EXPECT_THAT(r.err, HasSubstr("ptxdiff sweep: stopped; "));
 }
 
 // --exhaustive: every input of the narrow variants, proved or refuted;
