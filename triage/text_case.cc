@@ -10,6 +10,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/byte_order_mark.h"
 #include "isa/family_table.h"
 #include "isa/operand_form.h"
 #include "isa/operand_text.h"
@@ -73,6 +74,7 @@ std::string FormatTextCase(const Finding& f) {
 }
 
 bool LooksLikeTextCase(absl::string_view data) {
+  data = WithoutByteOrderMark(data);  // as a program case's
   if (absl::StartsWith(data, kTextCaseHeader)) return true;
   // A hand-written case may be just its `variant:` and `operands:` lines
   // (triage/README.md): text with a `variant:` line. A crash file starts
@@ -89,6 +91,7 @@ bool LooksLikeTextCase(absl::string_view data) {
 }
 
 absl::StatusOr<Tuple> ParseTextCase(absl::string_view text) {
+  text = WithoutByteOrderMark(text);
   std::string spelling, operands, runtime;
   int variant_line = 0, operands_line = 0, runtime_line = 0, number = 0;
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
@@ -147,7 +150,8 @@ absl::StatusOr<std::vector<Tuple>> ParseTextCaseTuples(absl::string_view text) {
   // Cut before each `variant:` line, and each part parsed as a case of its
   // own, padded with the lines before it so that its errors name the line
   // of the whole text.
-  const std::vector<absl::string_view> lines = absl::StrSplit(text, '\n');
+  const std::vector<absl::string_view> lines =
+      absl::StrSplit(WithoutByteOrderMark(text), '\n');
   std::vector<size_t> starts;
   for (size_t i = 0; i < lines.size(); ++i) {
     if (absl::StartsWith(absl::StripLeadingAsciiWhitespace(lines[i]),
