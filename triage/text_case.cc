@@ -146,6 +146,38 @@ absl::StatusOr<Tuple> ParseTextCase(absl::string_view text) {
   return tuple;
 }
 
+namespace {
+
+// Whether lines [begin, end) hold an `operands:` line.
+bool HasOperandsLine(const std::vector<absl::string_view>& lines, size_t begin,
+                     size_t end) {
+  for (size_t i = begin; i < end; ++i) {
+    if (absl::StartsWith(absl::StripLeadingAsciiWhitespace(lines[i]),
+                         "operands:")) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Why the tuple begun by the `variant:` line at starts[k] (0-based line
+// indices) has no `operands:` line: a case of one tuple with a second
+// `variant:` line reads as a batch whose second tuple has none.
+std::string TupleWithoutOperands(const std::vector<size_t>& starts, size_t k) {
+  if (k == 0) {
+    return absl::StrCat("line ", starts[0] + 1,
+                        ": a 'variant:' line with no 'operands:' line before "
+                        "a second 'variant:' line (line ",
+                        starts[1] + 1, ")");
+  }
+  return absl::StrCat(
+      k == 1 ? "a second" : "another", " 'variant:' line (line ", starts[k] + 1,
+      ") with no 'operands:' line after it (a case of a batch gives each of "
+      "its tuples both)");
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<Tuple>> ParseTextCaseTuples(absl::string_view text) {
   // Cut before each `variant:` line, and each part parsed as a case of its
   // own, padded with the lines before it so that its errors name the line
@@ -164,13 +196,16 @@ absl::StatusOr<std::vector<Tuple>> ParseTextCaseTuples(absl::string_view text) {
     if (!one.ok()) return one.status();
     return std::vector<Tuple>{*one};
   }
-  starts.front() = 0;  // the header and comments before the first go with it
   std::vector<Tuple> tuples;
   for (size_t k = 0; k < starts.size(); ++k) {
     const size_t end = k + 1 < starts.size() ? starts[k + 1] : lines.size();
-    std::string part(starts[k], '\n');
-    for (size_t i = starts[k]; i < end; ++i)
-      absl::StrAppend(&part, lines[i], "\n");
+    // The header and comments before the first `variant:` go with it.
+    const size_t begin = k == 0 ? 0 : starts[k];
+    if (!HasOperandsLine(lines, begin, end)) {
+      return absl::InvalidArgumentError(TupleWithoutOperands(starts, k));
+    }
+    std::string part(begin, '\n');
+    for (size_t i = begin; i < end; ++i) absl::StrAppend(&part, lines[i], "\n");
     absl::StatusOr<Tuple> t = ParseTextCase(part);
     if (!t.ok()) return t.status();
     tuples.push_back(*t);

@@ -162,6 +162,24 @@ TEST(TextCaseTest, ACaseOfABatchHoldsEveryTupleInOrder) {
               HasSubstr("line 4: add.s32 takes 2 operands"));
 }
 
+// Sixth fault run: a case with a second `variant:` line after its
+// `operands:` line was "a text case needs 'variant:' and 'operands:'
+// lines", though it has both. The second `variant:` line is named.
+TEST(TextCaseTest, ASecondVariantLineWithoutOperandsIsNamed) {
+  auto bad = ParseTextCaseTuples(
+      "# ptxdiff case 1\nvariant: add.s32\noperands: 1 2\nvariant: sub.s32\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(),
+              HasSubstr("a second 'variant:' line (line 4) with no "
+                        "'operands:' line after it"));
+  bad = ParseTextCaseTuples(
+      "variant: add.s32\nvariant: sub.s32\noperands: 1 2\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(),
+              HasSubstr("line 1: a 'variant:' line with no 'operands:' line "
+                        "before a second 'variant:' line (line 2)"));
+}
+
 // Sixth fault run: a case an editor saved with a BOM was read as a crash
 // file ("fuzz input names no known variant (id 0x7874702023bfbbef)"),
 // where a program case's BOM is taken. It is taken here too.
