@@ -15,6 +15,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "backends/ptxas/ptxas_toolchain.h"
 #include "cli/commands.h"
 #include "cli/sweep_exhaustive.h"
 #include "client/worker_locator.h"
@@ -88,6 +89,12 @@ absl::StatusOr<std::unique_ptr<WorkerClient>> StartBackend(
     auto timeout = TimeoutSecondsFlag(args, 0);
     if (!timeout.ok()) return timeout.status();
     command->timeout = absl::Seconds(*timeout);
+    // A ptxas that hangs on --version costs this, not its own 60 s.
+    if (backend == kPtxasBackend) {
+      command->hello_options.emplace_back(
+          kPtxasQueryTimeoutOption,
+          absl::StrCat(absl::ToInt64Milliseconds(command->timeout)));
+    }
   }
   auto client = WorkerClient::Start(*command);
   // The hints are for NVIDIA's stack, not for someone else's driver.
