@@ -57,7 +57,16 @@ absl::StatusOr<ProcessResult> RunPtxasQuery(const std::string& ptxas,
                                             absl::Duration timeout) {
   PTXDIFF_ASSIGN_OR_RETURN(std::unique_ptr<TempDir> dir,
                            TempDir::Create("ptxdiff-ptxas"));
-  return RunTool({ptxas, std::string(arg)}, dir->File("log"), timeout);
+  // A page written first: where TMPDIR is full, ptxas's writes of its
+  // output fail unseen, and it would read as ptxas printing nothing.
+  constexpr size_t kPageBytes = 4096;
+  const std::string log = dir->File("log");
+  if (absl::Status s = WriteFile(log, std::string(kPageBytes, '\n')); !s.ok()) {
+    return absl::Status(s.code(),
+                        absl::StrCat(ptxas, " ", arg, ": ", s.message(),
+                                     " (the temporary file for its output)"));
+  }
+  return RunTool({ptxas, std::string(arg)}, log, timeout);
 }
 
 bool IsExecutableFile(const std::string& path) {
