@@ -85,16 +85,15 @@ absl::StatusOr<std::unique_ptr<WorkerClient>> StartBackend(
   if (!cuda_driver->empty()) {
     command->hello_options.emplace_back("driver_library", *cuda_driver);
   }
-  if (args.Has("timeout")) {
-    auto timeout = TimeoutSecondsFlag(args, 0);
-    if (!timeout.ok()) return timeout.status();
-    command->timeout = absl::Seconds(*timeout);
-    // A ptxas that hangs on --version costs this, not its own 60 s.
-    if (backend == kPtxasBackend) {
-      command->hello_options.emplace_back(
-          kPtxasQueryTimeoutOption,
-          absl::StrCat(absl::ToInt64Milliseconds(command->timeout)));
-    }
+  auto timeout =
+      TimeoutSecondsFlag(args, absl::ToDoubleSeconds(command->timeout));
+  if (!timeout.ok()) return timeout.status();
+  command->timeout = absl::Seconds(*timeout);
+  // A ptxas that hangs on --version costs a --timeout given, not its 60 s.
+  if (backend == kPtxasBackend && args.Has("timeout")) {
+    command->hello_options.emplace_back(
+        kPtxasQueryTimeoutOption,
+        absl::StrCat(absl::ToInt64Milliseconds(command->timeout)));
   }
   auto client = WorkerClient::Start(*command);
   // The hints are for NVIDIA's stack, not for someone else's driver.
