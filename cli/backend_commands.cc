@@ -15,9 +15,11 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "backends/ptxas/ptxas_toolchain.h"
 #include "cli/commands.h"
 #include "cli/sweep_exhaustive.h"
 #include "client/worker_locator.h"
+#include "common/interrupt.h"
 #include "harness/differential.h"
 #include "isa/family_table.h"
 #include "isa/operand_form.h"
@@ -83,10 +85,15 @@ absl::StatusOr<std::unique_ptr<WorkerClient>> StartBackend(
   if (!cuda_driver->empty()) {
     command->hello_options.emplace_back("driver_library", *cuda_driver);
   }
-  if (args.Has("timeout")) {
-    auto timeout = TimeoutSecondsFlag(args, 0);
-    if (!timeout.ok()) return timeout.status();
-    command->timeout = absl::Seconds(*timeout);
+  auto timeout =
+      TimeoutSecondsFlag(args, absl::ToDoubleSeconds(command->timeout));
+  if (!timeout.ok()) return timeout.status();
+  command->timeout = absl::Seconds(*timeout);
+  // A ptxas that hangs on --version costs a --timeout given, not its 60 s.
+  if (backend == kPtxasBackend && args.Has("timeout")) {
+    command->hello_options.emplace_back(
+        kPtxasQueryTimeoutOption,
+        absl::StrCat(absl::ToInt64Milliseconds(command->timeout)));
   }
   auto client = WorkerClient::Start(*command);
   // The hints are for NVIDIA's stack, not for someone else's driver.
@@ -279,19 +286,27 @@ int RunSweep(const std::vector<std::string>& args, std::ostream& out,
     }
   }
   out << "sweep: backend " << (*client)->identity().Describe() << "\n";
+  out.flush();
   const std::string toolchain = (*client)->identity().toolchain;
+  // Ctrl-C or SIGTERM stops it between batches, as `sweep --exhaustive`:
+  // the summary of the batches judged, then exit 130.
+  const ScopedInterruptHandler on_interrupt;
   const absl::Time start = absl::Now();
   DiffSummary s;
-  RunDifferential(**client, tuples, *batch, s, *reading);
+  RunDifferential(**client, tuples, *batch, s, *reading,
+                  [] { return Interrupted(); });
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  const std::string stopped =
+      Interrupted() ? absl::StrCat(", stopped after ", s.counts.tuples) : "";
   out << absl::StrFormat(
-      "sweep: %d variants x %d tuples = %d tuples in %.1f s (%.0f tuples/s)\n"
+      "sweep: %d variants x %d tuples = %d tuples%s in %.1f s (%.0f "
+      "tuples/s)\n"
       "  agreed          %d\n  mismatched      %d\n  declined        %d\n"
       "  unspecified     %d\n  other reading   %d  (the %s reading's value: "
       "not bugs)\n"
       "  faulted         %d  (the implementation crashed or hung on them)\n"
       "  faulty batches  %d  (worker restarts: %d)\n",
-      variants->size(), *per_variant, s.counts.tuples, seconds,
+      variants->size(), *per_variant, tuples.size(), stopped, seconds,
       s.counts.tuples / seconds, s.counts.agreed, s.counts.mismatched,
       s.counts.declined, s.counts.unspecified, s.counts.other_reading,
       ReadingName(*reading == Reading::kSpec ? Reading::kHardware
@@ -314,6 +329,11 @@ int RunSweep(const std::vector<std::string>& args, std::ostream& out,
   }
   for (const std::string& f : s.faults)
     out << "fault: " << FirstLine(f, toolchain) << "\n";
+  if (Interrupted()) {
+    err << "ptxdiff sweep: stopped; the tuples of the batches not finished "
+           "are not judged\n";
+    return kExitInterrupted;
+  }
   // A sweep that tested nothing must not pass as one that found nothing.
   const auto top =
       declines.empty() ? std::pair<std::string, int64_t>() : declines[0];

@@ -11,6 +11,8 @@
 #include "backends/ptxas/ptxas_backend.h"
 #include "backends/ptxas/ptxas_toolchain.h"
 #include "cli/testing/run_ptxdiff.h"
+#include "cli/testing/stop_once_handled.h"
+#include "common/testing/scoped_env.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -110,6 +112,45 @@ TEST(BackendCommandsTest, SweepThroughAnExecBackendCountsAgreements) {
   EXPECT_THAT(r.out, HasSubstr("2 variants x 5 tuples = 10 tuples"));
   EXPECT_THAT(r.out, HasSubstr("agreed          10\n"));
   EXPECT_THAT(r.out, HasSubstr("mismatched      0\n"));
+}
+
+// Fifth fault run: plain `sweep` put in no handler, so Ctrl-C ended it by
+// the signal, without the counts of the batches it had judged. It stops
+// between batches now, as `sweep --exhaustive` does: the summary of what
+// was judged, then exit 130.
+TEST(BackendCommandsTest, AStoppedSweepSaysWhatItJudgedAndIsExit130) {
+  CliRun r;
+  {
+    const StopOnceHandled stop;
+    r = Ptxdiff({"sweep", "--backend", "oracle", "--family", "add", "--tuples",
+                 "100", "--batch", "1"});
+    EXPECT_TRUE(stop.stopped());
+  }
+  EXPECT_EQ(r.code, 130) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr(" tuples, stopped after "));
+  EXPECT_THAT(r.out, HasSubstr("  agreed          "));
+  EXPECT_THAT(r.err, HasSubstr("ptxdiff sweep: stopped; "));
+}
+
+// Sixth fault run: a PTXAS that hangs on --version cost `eval`, `program`
+// and `programs` a fixed 60 s, whatever their --timeout. It costs the
+// --timeout given, and says that ptxas timed out.
+TEST(BackendCommandsTest, APtxasThatHangsOnVersionCostsTheTimeoutGiven) {
+  const std::string ptxas = TempDirFor("hanging_ptxas") + "/ptxas";
+  std::ofstream(ptxas) << "#!/bin/sh\nsleep 1000\n";
+  chmod(ptxas.c_str(), 0755);
+  const ScopedEnv env("PTXAS", ptxas);
+  CliRun r = Ptxdiff(
+      {"eval", "--backend", "ptxas", "--timeout", "1", "add.u32", "1", "2"});
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_THAT(r.err, HasSubstr("--version did not print a release line: "
+                               "[timed out after 1s (killed)]"));
+  r = Ptxdiff({"program", "--backend", "ptxas", "--timeout", "1",
+               std::string(PTXDIFF_SOURCE_DIR) +
+                   "/program/testdata/found-abs-lt-zero.ptxprog"});
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_THAT(r.err, HasSubstr("--version did not print a release line: "
+                               "[timed out after 1s (killed)]"));
 }
 
 // --exhaustive: every input of the narrow variants, proved or refuted;

@@ -507,7 +507,7 @@ TEST(ReportCommandTest, ADirectoryWithoutRecordsIsSaidAndExitsOne) {
   ASSERT_EQ(mkdir((dir + "/stats/run-1000-1").c_str(), 0755), 0);
   const CliRun r = Ptxdiff({"report", dir});
   EXPECT_EQ(r.code, 1) << r.out << r.err;
-  EXPECT_THAT(r.out, HasSubstr("1 run has no outcome records"));
+  EXPECT_THAT(r.out, HasSubstr("1 run stopped before its first record"));
   // Issue 65: nothing to show, so nothing written.
   EXPECT_THAT(r.out, HasSubstr("report: no report written: no campaign's "
                                "records to show\n"));

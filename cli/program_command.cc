@@ -213,6 +213,9 @@ absl::StatusOr<ChosenProgramBackend> ChooseProgramBackend(
   return MakeProgramBackend({.backend = backend,
                              .arch = args.Get("arch", ""),
                              .timeout = absl::Seconds(timeout),
+                             .ptxas_query_timeout = args.Has("timeout")
+                                                        ? absl::Seconds(timeout)
+                                                        : kPtxasTimeout,
                              .driver_library = driver_library});
 }
 

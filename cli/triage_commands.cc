@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "cli/backend_commands.h"
@@ -18,6 +19,7 @@
 #include "cli/flags.h"
 #include "cli/program_command.h"
 #include "common/files.h"
+#include "common/printable.h"
 #include "common/status_macros.h"
 #include "fuzzers/differential_target.h"
 #include "harness/differential.h"
@@ -547,8 +549,17 @@ int RunTriage(const std::vector<std::string>& args, std::ostream& out,
   }
   if (verb == "merge" && pos.size() >= 2) {
     for (size_t i = 1; i < pos.size(); ++i) {
-      auto added = store->MergeFrom(pos[i]);
+      std::vector<std::string> skipped;
+      auto added = store->MergeFrom(pos[i], &skipped);
       if (!added.ok()) return Fail(err, "triage", added.status());
+      // Not without a word: a directory renamed by hand is no entry here.
+      // Its name on one line, whatever bytes it holds.
+      for (const std::string& name : skipped) {
+        err << "ptxdiff triage: skipped " << pos[i] << "/"
+            << absl::StrReplaceAll(PrintableBytes(name),
+                                   {{"\n", "\\x0a"}, {"\t", "\\x09"}})
+            << ": not an entry name\n";
+      }
       out << "merged " << pos[i] << ": " << *added << " new entries\n";
     }
     return 0;

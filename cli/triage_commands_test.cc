@@ -416,6 +416,35 @@ TEST(TriageCommandsTest, MergeKeepsAFaultsOutput) {
   EXPECT_EQ(line, "Segmentation fault at 0x0");
 }
 
+// Sixth fault run: `triage merge SRC` passed over SRC's directories whose
+// names are no entry names (an entry's with `.ü` added) without a word.
+// Each is named on stderr; the rest is merged.
+TEST(TriageCommandsTest, MergeNamesEachDirectoryItSkips) {
+  const std::string top = TempDirFor("merge_skips");
+  const std::string entry = top + "/from/crash~ptx-cmd~crash~add.u32";
+  const std::string renamed = entry + ".\xc3\xbc";
+  for (const std::string& dir :
+       {entry, renamed, top + "/from/.pending", top + "/from/a\nb"}) {
+    ASSERT_EQ(std::system(("mkdir -p '" + dir + "'").c_str()), 0) << dir;
+  }
+  for (const std::string& dir : {entry, renamed}) {
+    std::ofstream(dir + "/case.txt")
+        << "# ptxdiff case 1\nvariant: add.u32\noperands: 0x1 0x2\n"
+           "kind: crash\n";
+    std::ofstream(dir + "/meta.txt") << "backend: oracle 1\ncount: 1\n";
+  }
+  const CliRun r =
+      Ptxdiff({"triage", "merge", top + "/from", "--dir", top + "/to"});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("merged " + top + "/from: 1 new entries"));
+  EXPECT_EQ(r.err, "ptxdiff triage: skipped " + top +
+                       "/from/a\\x0ab: not an entry name\n"
+                       "ptxdiff triage: skipped " +
+                       top +
+                       "/from/crash~ptx-cmd~crash~add.u32.\\xc3\\xbc: not "
+                       "an entry name\n");
+}
+
 // Third fault run: `triage mark E --explained $'known\ncount: 999'` wrote
 // the reason's second line into meta.txt as a key: the count said 999.
 TEST(TriageCommandsTest, MarkTakesAReasonOfOneLine) {

@@ -239,8 +239,6 @@ void WorkerClient::Kill(absl::Duration grace) {
     } else {
       exit_description_ = "killed by the client";
     }
-    // What a ptx-cmd worker killed in the middle of a tool run left.
-    RemoveTree(ProcessTempDir(kPtxCmdTempPrefix, pid_));
     running_pid_ = -1;
     pid_ = -1;
   }

@@ -1,6 +1,7 @@
 #include "harness/differential.h"
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -65,18 +66,21 @@ std::vector<std::pair<std::string, int64_t>> DiffSummary::DeclinesByCount()
 namespace {
 
 // Runs and judges one batch into `summary`, except the tuples the backend
-// left not run, which are returned unjudged unless `last_send`.
-std::vector<Tuple> RunBatch(WorkerClient& client, std::span<const Tuple> batch,
-                            bool last_send, DiffSummary& summary,
-                            Reading reading) {
+// left not run, which are returned unjudged unless `last_send`; nullopt,
+// nothing judged, when `stopped()` says so once it has run.
+std::optional<std::vector<Tuple>> RunBatch(
+    WorkerClient& client, std::span<const Tuple> batch, bool last_send,
+    DiffSummary& summary, Reading reading,
+    const std::function<bool()>& stopped) {
   const BatchOutcome out = client.Run(batch);
+  if (stopped()) return std::nullopt;
   if (out.fault) {
     ++summary.counts.faulty_batches;
     summary.faults.push_back(
         absl::StrCat(FaultKindName(out.fault->kind), " on a batch of ",
                      batch.size(), " tuples starting with ",
                      Spell(batch[0].variant), ": ", out.fault->detail));
-    return {};
+    return std::vector<Tuple>();
   }
   std::vector<Tuple> unrun;
   for (size_t i = 0; i < batch.size(); ++i) {
@@ -110,19 +114,24 @@ std::vector<Tuple> RunBatch(WorkerClient& client, std::span<const Tuple> batch,
 }  // namespace
 
 void RunDifferential(WorkerClient& client, std::span<const Tuple> tuples,
-                     size_t batch_size, DiffSummary& summary, Reading reading) {
-  summary.counts.tuples += tuples.size();
+                     size_t batch_size, DiffSummary& summary, Reading reading,
+                     const std::function<bool()>& stop) {
+  const std::function<bool()> stopped = [&stop] { return stop && stop(); };
   std::vector<Tuple> pending(tuples.begin(), tuples.end());
   // What a batch left not run (a fault cap, a time budget) is sent again,
   // up to kMaxSendsAgain times, so that every tuple the backend can run is.
   for (int send = 0; send <= kMaxSendsAgain && !pending.empty(); ++send) {
     std::vector<Tuple> unrun;
     for (size_t begin = 0; begin < pending.size(); begin += batch_size) {
+      if (stopped()) return;
       const std::span<const Tuple> batch(
           pending.data() + begin, std::min(batch_size, pending.size() - begin));
-      std::vector<Tuple> left =
-          RunBatch(client, batch, send == kMaxSendsAgain, summary, reading);
-      unrun.insert(unrun.end(), left.begin(), left.end());
+      std::optional<std::vector<Tuple>> left = RunBatch(
+          client, batch, send == kMaxSendsAgain, summary, reading, stopped);
+      if (!left) return;
+      // Counted once, when first sent: a tuple sent again is one tuple.
+      if (send == 0) summary.counts.tuples += batch.size();
+      unrun.insert(unrun.end(), left->begin(), left->end());
     }
     pending = std::move(unrun);
   }

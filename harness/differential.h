@@ -6,6 +6,7 @@
 #define PTXDIFF_HARNESS_DIFFERENTIAL_H_
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <utility>
@@ -40,10 +41,14 @@ struct DiffSummary {
 };
 
 // Runs `tuples` on `client` in batches of `batch_size`, judges each against
-// the oracle, and adds to `summary`.
+// the oracle, and adds to `summary`. `stop` (none: never) is asked before
+// and after each batch: once it says so, nothing more is sent and the batch
+// it came during is not judged (a stop may cut it short, as a fault), so
+// that summary.counts.tuples counts only the tuples of the batches judged.
 void RunDifferential(WorkerClient& client, std::span<const Tuple> tuples,
                      size_t batch_size, DiffSummary& summary,
-                     Reading reading = Reading::kSpec);
+                     Reading reading = Reading::kSpec,
+                     const std::function<bool()>& stop = nullptr);
 
 // "crash on ptxdiff eval 'div.u32' 0x1 0x0: <the message's first line>":
 // a tuple the implementation died on (ResultKind::kFault).

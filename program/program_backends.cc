@@ -57,6 +57,11 @@ absl::StatusOr<std::shared_ptr<ProgramBackend>> OnWorker(
   command.hello_options.emplace_back("arch", ArchOrDefault(o));
   if (o.backend == "ptxas" && !o.ptxas.empty())
     command.hello_options.emplace_back("ptxas", o.ptxas);
+  if (o.backend == "ptxas") {
+    command.hello_options.emplace_back(
+        kPtxasQueryTimeoutOption,
+        absl::StrCat(absl::ToInt64Milliseconds(o.ptxas_query_timeout)));
+  }
   command.hello_options.emplace_back(
       "timeout_ms", absl::StrCat(absl::ToInt64Milliseconds(o.timeout)));
   // A reply may hold a batch's compiles and tool runs: the worker cuts its
@@ -69,7 +74,9 @@ absl::StatusOr<std::shared_ptr<ProgramBackend>> OnWorker(
 }
 
 absl::StatusOr<ChosenProgramBackend> Ptxas(const ProgramBackendOptions& o) {
-  KeyValues where;
+  KeyValues where = {
+      {kPtxasQueryTimeoutOption,
+       absl::StrCat(absl::ToInt64Milliseconds(o.ptxas_query_timeout))}};
   if (!o.ptxas.empty()) where.emplace_back("ptxas", o.ptxas);
   // What the worker compiles with (its HELLO carries `ptxas`, and
   // $PTXDIFF_PTXAS_COMPILER reaches it): the presenter names it.

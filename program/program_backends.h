@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "backends/cuda/kernel_gen.h"
+#include "backends/ptxas/ptxas_toolchain.h"
 #include "common/files.h"
 #include "program/program_backend.h"
 
@@ -26,6 +27,9 @@ struct ProgramBackendOptions {
   std::string arch;
   // A run of ptxas or a tool; on a GPU, a kernel's.
   absl::Duration timeout = absl::Seconds(10);
+  // ptxas's --version and --list-version (the command's --timeout, where
+  // given: a ptxas that hangs on them costs no more).
+  absl::Duration ptxas_query_timeout = kPtxasTimeout;
   std::string driver_library;  // cuda: the driver API library (empty: NVIDIA's)
   // ptxas: the executable (empty: FindPtxas's search); an OSS-Fuzz build's
   // fuzz target gives the one bundled beside it.

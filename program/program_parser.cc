@@ -20,6 +20,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/byte_order_mark.h"
 #include "common/status_macros.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
@@ -83,9 +84,6 @@ bool ParseValue(absl::string_view text, uint64_t& value) {
   return true;
 }
 
-// What an editor may write before the header: taken as UTF-8 text's mark.
-constexpr absl::string_view kUtf8ByteOrderMark = "\xef\xbb\xbf";
-
 // Longer names are refused: ptxas crashes on a 100,000-character one.
 constexpr size_t kMaxRegisterName = 64;
 
@@ -131,7 +129,7 @@ std::vector<int> WrittenSourceIndices(const Variant& v) {
 class Parser {
  public:
   absl::StatusOr<Program> Parse(absl::string_view text) {
-    absl::ConsumePrefix(&text, kUtf8ByteOrderMark);
+    text = WithoutByteOrderMark(text);
     int number = 0;
     bool header = false;
     for (absl::string_view line : absl::StrSplit(text, '\n')) {
@@ -681,9 +679,9 @@ class Parser {
 }  // namespace
 
 bool LooksLikeProgram(absl::string_view text) {
-  absl::ConsumePrefix(&text, kUtf8ByteOrderMark);
-  return absl::StartsWith(absl::StripLeadingAsciiWhitespace(text),
-                          kProgramHeader);
+  return absl::StartsWith(
+      absl::StripLeadingAsciiWhitespace(WithoutByteOrderMark(text)),
+      kProgramHeader);
 }
 
 absl::StatusOr<Program> ParseProgram(absl::string_view text) {

@@ -31,10 +31,10 @@ inline constexpr absl::string_view kPtxCmdPrefix = "ptx-cmd:";
 // the same before anything runs. InvalidArgument saying what is wrong.
 absl::Status CheckPtxCmdCommand(absl::string_view command);
 
-// The ptx-cmd worker keeps its tool runs' files under
-// ProcessTempDir(kPtxCmdTempPrefix, its pid) (common/files.h): the client
-// that reaps a worker removes that directory, so that a worker killed in
-// the middle of a tool run leaves nothing behind.
+// Where a ptx-cmd worker of an older ptxdiff kept its tool runs' files,
+// ProcessTempDir(kPtxCmdTempPrefix, its pid) (common/files.h), which stayed
+// when it was killed and not reaped: a worker removes those of processes
+// gone. Its own are under its ProcessTempRoot, gone with it however it ends.
 inline constexpr absl::string_view kPtxCmdTempPrefix = "ptxdiff-ptx-cmd";
 
 struct BuiltinBackend {

@@ -74,12 +74,17 @@ std::vector<Implementation> ImplementationsOf(const ReportSource& source,
                                               std::vector<std::string>& damage) {
   std::vector<Implementation> impls;
   std::vector<std::map<std::string, int32_t>> reason_indices;
-  int64_t runs_without = 0, runs_damaged = 0, unknown = 0;
+  int64_t runs_unrecorded = 0, runs_without = 0, runs_damaged = 0;
+  int64_t unknown = 0;
   // A run's outcomes are summed as it is read, never all runs' at once.
   ForEachRun(source.out_dir, [&](RunRecord& run) {
     if (run.kind == RunKind::kTuples && run.outcomes.empty()) {
-      // Damaged records are damage, not the records of an older ptxdiff.
-      ++(run.damage.empty() ? runs_without : runs_damaged);
+      // Damaged records are damage, not the records of an older ptxdiff;
+      // a run with no record at all, of either kind (its timeline empty
+      // says no kind), stopped before its first.
+      ++(!run.damage.empty()    ? runs_damaged
+         : run.timeline.empty() ? runs_unrecorded
+                                : runs_without);
       damage.insert(damage.end(), run.damage.begin(), run.damage.end());
       return;
     }
@@ -105,6 +110,13 @@ std::vector<Implementation> ImplementationsOf(const ReportSource& source,
                                  runs == 1 ? " run has " : " runs have ", what,
                                  ": not in the report"));
   };
+  if (runs_unrecorded > 0) {
+    notes.push_back(absl::StrCat(
+        source.out_dir, ": ", runs_unrecorded,
+        runs_unrecorded == 1 ? " run stopped before its first record"
+                             : " runs stopped before their first record",
+        " (stopped at once, or a full disk): not in the report"));
+  }
   runs_left_out(runs_without,
                 "no outcome records (runs of an older ptxdiff, or stopped "
                 "before their first write)");

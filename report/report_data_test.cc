@@ -245,9 +245,35 @@ TEST(ReportDataTest, SaysWhatItCouldNotShow) {
   ASSERT_TRUE(data.ok()) << data.status();
   EXPECT_THAT(data->implementations, SizeIs(0));
   const std::string notes = absl::StrJoin(data->notes, "\n");
-  EXPECT_THAT(notes, HasSubstr("1 run has no outcome records"));
+  EXPECT_THAT(notes, HasSubstr("1 run stopped before its first record"));
   EXPECT_THAT(notes, HasSubstr("no triage directory there"));
   EXPECT_FALSE(ReadReport({{.out_dir = out + "/missing"}}).ok());
+  RemoveTree(out);
+}
+
+// Fifth fault run: a `programs` run stopped before its first record (its
+// timeline.tsv empty: a full disk) was listed among runs with "no outcome
+// records (runs of an older ptxdiff…)", though a program run never has
+// any. A run with no record at all is said to have stopped before its
+// first; a tuple run with a timeline but no outcome records is as before.
+TEST(ReportDataTest, ARunWithNoRecordIsSaidToHaveStoppedBeforeItsFirst) {
+  const std::string out = FreshDir("unrecorded");
+  ASSERT_TRUE(MakeDirs(out + "/stats/run-1000-1").ok());
+  ASSERT_TRUE(WriteFile(out + "/stats/run-1000-1/timeline.tsv", "").ok());
+  ASSERT_TRUE(MakeDirs(out + "/stats/run-1001-1").ok());
+  ASSERT_TRUE(
+      WriteFile(out + "/stats/run-1001-1/timeline.tsv",
+                TimelineHeader(RunKind::kTuples) + "1.0\t5\t1\t0\t0\t0\t0\n")
+          .ok());
+  const absl::StatusOr<ReportData> data =
+      ReadReport({{.out_dir = out, .triage_dir = out + "/triage"}});
+  ASSERT_TRUE(data.ok()) << data.status();
+  const std::string notes = absl::StrJoin(data->notes, "\n");
+  EXPECT_THAT(notes,
+              HasSubstr(out + ": 1 run stopped before its first "
+                              "record (stopped at once, or a full disk)"));
+  EXPECT_THAT(notes, HasSubstr(out + ": 1 run has no outcome records (runs "
+                                     "of an older ptxdiff"));
   RemoveTree(out);
 }
 

@@ -18,6 +18,7 @@
 #include "absl/strings/string_view.h"
 #include "backends/ptxas/sass_execution.h"
 #include "backends/ptxas/testing/compiled_kernel.h"
+#include "backends/ptxas/testing/opt_level_fixture.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sass/sass_decoder.h"
@@ -293,13 +294,7 @@ const std::vector<uint32_t>& FloatEdges() {
   return edges;
 }
 
-class SassFloatTest : public ::testing::TestWithParam<int> {
- protected:
-  void SetUp() override {
-    if (!ptxdiff::testing::HavePtxas()) GTEST_SKIP() << "no ptxas here";
-  }
-  int opt() const { return GetParam(); }
-};
+class SassFloatTest : public ::ptxdiff::testing::OptLevelTest {};
 
 // setp's 14 compares on f32 parameters, each stored as selp's 1 or 0: the
 // FSETPs (and FSELs, PLOP3s) ptxas makes of them agree with IEEE 754.

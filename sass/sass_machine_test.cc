@@ -16,6 +16,7 @@
 #include "oracle/oracle.h"
 #include "sass/sass_decoder.h"
 #include "backends/ptxas/testing/compiled_kernel.h"
+#include "backends/ptxas/testing/opt_level_fixture.h"
 #include "backends/ptxas/sass_execution.h"
 
 namespace ptxdiff {
@@ -49,13 +50,7 @@ Stored RunKernel(const std::string& body, const std::vector<uint32_t>& params,
   return out;
 }
 
-class SassMachineTest : public ::testing::TestWithParam<int> {
- protected:
-  void SetUp() override {
-    if (!ptxdiff::testing::HavePtxas()) GTEST_SKIP() << "no ptxas here";
-  }
-  int opt() const { return GetParam(); }
-};
+class SassMachineTest : public ::ptxdiff::testing::OptLevelTest {};
 
 TEST_P(SassMachineTest, RunsArithmeticOnItsParameters) {
   const std::string body =

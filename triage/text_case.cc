@@ -10,6 +10,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/byte_order_mark.h"
 #include "isa/family_table.h"
 #include "isa/operand_form.h"
 #include "isa/operand_text.h"
@@ -73,6 +74,7 @@ std::string FormatTextCase(const Finding& f) {
 }
 
 bool LooksLikeTextCase(absl::string_view data) {
+  data = WithoutByteOrderMark(data);  // as a program case's
   if (absl::StartsWith(data, kTextCaseHeader)) return true;
   // A hand-written case may be just its `variant:` and `operands:` lines
   // (triage/README.md): text with a `variant:` line. A crash file starts
@@ -149,10 +151,38 @@ absl::StatusOr<Tuple> ParseTextCaseFrom(absl::string_view text,
   return tuple;
 }
 
+// Whether lines [begin, end) hold an `operands:` line.
+bool HasOperandsLine(const std::vector<absl::string_view>& lines, size_t begin,
+                     size_t end) {
+  for (size_t i = begin; i < end; ++i) {
+    if (absl::StartsWith(absl::StripLeadingAsciiWhitespace(lines[i]),
+                         "operands:")) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Why the tuple begun by the `variant:` line at starts[k] (0-based line
+// indices) has no `operands:` line: a case of one tuple with a second
+// `variant:` line reads as a batch whose second tuple has none.
+std::string TupleWithoutOperands(const std::vector<size_t>& starts, size_t k) {
+  if (k == 0) {
+    return absl::StrCat("line ", starts[0] + 1,
+                        ": a 'variant:' line with no 'operands:' line before "
+                        "a second 'variant:' line (line ",
+                        starts[1] + 1, ")");
+  }
+  return absl::StrCat(
+      k == 1 ? "a second" : "another", " 'variant:' line (line ", starts[k] + 1,
+      ") with no 'operands:' line after it (a case of a batch gives each of "
+      "its tuples both)");
+}
+
 }  // namespace
 
 absl::StatusOr<Tuple> ParseTextCase(absl::string_view text) {
-  return ParseTextCaseFrom(text, 1);
+  return ParseTextCaseFrom(WithoutByteOrderMark(text), 1);
 }
 
 absl::StatusOr<std::vector<Tuple>> ParseTextCaseTuples(absl::string_view text) {
@@ -161,7 +191,8 @@ absl::StatusOr<std::vector<Tuple>> ParseTextCaseTuples(absl::string_view text) {
   // the whole text. (Padding each part with the lines before it made the
   // parse quadratic: a batch of ~11,700 tuples took seconds, and every
   // filing and `triage list` parses every entry's case.)
-  const std::vector<absl::string_view> lines = absl::StrSplit(text, '\n');
+  const std::vector<absl::string_view> lines =
+      absl::StrSplit(WithoutByteOrderMark(text), '\n');
   std::vector<size_t> starts;
   for (size_t i = 0; i < lines.size(); ++i) {
     if (absl::StartsWith(absl::StripLeadingAsciiWhitespace(lines[i]),
@@ -174,10 +205,13 @@ absl::StatusOr<std::vector<Tuple>> ParseTextCaseTuples(absl::string_view text) {
     if (!one.ok()) return one.status();
     return std::vector<Tuple>{*one};
   }
-  starts.front() = 0;  // the header and comments before the first go with it
   std::vector<Tuple> tuples;
   for (size_t k = 0; k < starts.size(); ++k) {
     const size_t end = k + 1 < starts.size() ? starts[k + 1] : lines.size();
+    // The header and comments before the first `variant:` go with it.
+    if (!HasOperandsLine(lines, k == 0 ? 0 : starts[k], end)) {
+      return absl::InvalidArgumentError(TupleWithoutOperands(starts, k));
+    }
     // The part is a piece of `text` itself: lines[i] views into it.
     const char* from = lines[starts[k]].data();
     const char* to = lines[end - 1].data() + lines[end - 1].size();

@@ -191,6 +191,44 @@ TEST(TextCaseTest, AHugeBatchsCaseParsesInOnePass) {
               HasSubstr(absl::StrCat("line ", line, ", operand a")));
 }
 
+// Sixth fault run: a case with a second `variant:` line after its
+// `operands:` line was "a text case needs 'variant:' and 'operands:'
+// lines", though it has both. The second `variant:` line is named.
+TEST(TextCaseTest, ASecondVariantLineWithoutOperandsIsNamed) {
+  auto bad = ParseTextCaseTuples(
+      "# ptxdiff case 1\nvariant: add.s32\noperands: 1 2\nvariant: sub.s32\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(),
+              HasSubstr("a second 'variant:' line (line 4) with no "
+                        "'operands:' line after it"));
+  bad = ParseTextCaseTuples(
+      "variant: add.s32\nvariant: sub.s32\noperands: 1 2\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(),
+              HasSubstr("line 1: a 'variant:' line with no 'operands:' line "
+                        "before a second 'variant:' line (line 2)"));
+}
+
+// Sixth fault run: a case an editor saved with a BOM was read as a crash
+// file ("fuzz input names no known variant (id 0x7874702023bfbbef)"),
+// where a program case's BOM is taken. It is taken here too.
+TEST(TextCaseTest, AByteOrderMarkBeforeTheCaseIsTaken) {
+  const std::string bom = "\xef\xbb\xbf";
+  const Finding f = AFinding();
+  for (const std::string& text :
+       {bom + FormatTextCase(f),
+        bom + "variant: vadd.u32.u32.u32.sat d.b1, a, b, c\n"
+              "operands: 0x100 0 0x11223344\n"}) {
+    EXPECT_TRUE(LooksLikeTextCase(text)) << text;
+    auto tuples = ParseTextCaseTuples(text);
+    ASSERT_TRUE(tuples.ok()) << tuples.status() << "\n" << text;
+    EXPECT_EQ(*tuples, std::vector<Tuple>{f.tuple});
+    auto one = ParseTextCase(text);
+    ASSERT_TRUE(one.ok()) << one.status();
+    EXPECT_EQ(*one, f.tuple);
+  }
+}
+
 TEST(ReproPtxTest, Assembles) {
   const char* ptxas = "/usr/local/cuda/bin/ptxas";
   if (access(ptxas, X_OK) != 0) GTEST_SKIP() << "no ptxas at " << ptxas;

@@ -578,6 +578,22 @@ absl::StatusOr<std::vector<EntryInfo>> TriageStore::List() const {
   return entries;
 }
 
+std::vector<std::string> TriageStore::NotEntries() const {
+  std::vector<std::string> names;
+  DIR* d = opendir(dir_.c_str());
+  if (d == nullptr) return names;
+  while (dirent* e = readdir(d)) {
+    const std::string name = e->d_name;
+    if (name[0] != '.' && !ParseEntryName(name).ok() &&
+        IsDirectory(dir_ + "/" + name)) {
+      names.push_back(name);
+    }
+  }
+  closedir(d);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
 EntryInfo TriageStore::Inspect(const std::string& name,
                                const Signature& signature) const {
   return InspectEntry(dir_ + "/" + name, name, signature,
@@ -616,7 +632,8 @@ absl::Status TriageStore::MarkExplained(absl::string_view entry,
   return RewriteIndex();
 }
 
-absl::StatusOr<int> TriageStore::MergeFrom(const std::string& other_dir) {
+absl::StatusOr<int> TriageStore::MergeFrom(const std::string& other_dir,
+                                           std::vector<std::string>* skipped) {
   PTXDIFF_ASSIGN_OR_RETURN(TriageStore other,
                            Open(other_dir, /*create=*/false,
                                 check_program_case_));
@@ -630,6 +647,7 @@ absl::StatusOr<int> TriageStore::MergeFrom(const std::string& other_dir) {
         "): nothing to merge (--dir names the one merged into)"));
   }
   PTXDIFF_ASSIGN_OR_RETURN(std::vector<EntryInfo> theirs, other.List());
+  if (skipped != nullptr) *skipped = other.NotEntries();
   PTXDIFF_ASSIGN_OR_RETURN(DirectoryLock lock, DirectoryLock::Acquire(dir_));
   // Everything read before anything is written: an entry that cannot be
   // read (a FIFO, too large) stops the merge with nothing changed, so that

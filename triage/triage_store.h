@@ -167,8 +167,11 @@ class TriageStore {
 
   // Adds the entries of another triage directory: new ones are copied, known
   // ones have their counts added and first/last seen widened. This
-  // directory itself (under any name) is InvalidArgument.
-  absl::StatusOr<int> MergeFrom(const std::string& other_dir);
+  // directory itself (under any name) is InvalidArgument. Its directories
+  // whose names are no entry names (but those starting with '.', a triage
+  // directory's own) are passed over, their names put in `skipped` if given.
+  absl::StatusOr<int> MergeFrom(const std::string& other_dir,
+                                std::vector<std::string>* skipped = nullptr);
 
  private:
   TriageStore(std::string dir, ProgramCaseCheck check_program_case)
@@ -184,6 +187,8 @@ class TriageStore {
   };
   absl::StatusOr<MergeStep> PlanMerge(const EntryInfo& e,
                                       const std::string& other_dir) const;
+  // The directories of dir_ that List passes over as no entry's, by name.
+  std::vector<std::string> NotEntries() const;
   // The entry `name` (a directory of dir_), read and checked.
   EntryInfo Inspect(const std::string& name, const Signature& signature) const;
   // File() for an entry that exists: repaired, then counted.

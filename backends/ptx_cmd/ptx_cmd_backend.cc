@@ -68,10 +68,9 @@ constexpr int kRecheckEvery = 16;
 
 class PtxCmdBackend : public Backend {
  public:
-  PtxCmdBackend(Config config, std::string files_root,
-                std::optional<RefusalMemory> memory, Remembered remembered)
+  PtxCmdBackend(Config config, std::optional<RefusalMemory> memory,
+                Remembered remembered)
       : config_(std::move(config)),
-        files_root_(std::move(files_root)),
         memory_(std::move(memory)),
         refused_(std::move(remembered.variants)),
         classes_(
@@ -80,7 +79,6 @@ class PtxCmdBackend : public Backend {
                           .has_value();
             },
             std::move(remembered.classes)) {}
-  ~PtxCmdBackend() override { RemoveTree(files_root_); }
 
  protected:
   WorkerIdentity Describe() const override {
@@ -168,8 +166,15 @@ class PtxCmdBackend : public Backend {
   // `v` alone, one tuple in shape `written`, for RefusalClasses.
   AloneRun RunAlone(const Variant& v, bool written, absl::Time deadline);
 
+  // The tool runs' directories are made in it (MakeFilesRoot).
+  absl::Status MakeFilesRoot();
+
   Config config_;
-  std::string files_root_;  // ProcessTempDir(kPtxCmdTempPrefix, getpid())
+  // Under this process's ProcessTempRoot (common/files.h): its remover takes
+  // it however the worker ends. A worker its client kills and never reaps
+  // (a fuzzer's campaign stopped, then _Exit) left TMPDIR/ptxdiff-ptx-cmd-PID
+  // when this was a directory of its own that the client removed.
+  std::unique_ptr<TempDir> files_root_;
   ToolCostModel cost_;
   std::optional<RefusalMemory> memory_;
   // Variants the tool refused (a non-zero exit on a module of that variant
@@ -210,24 +215,22 @@ std::string NotFinished(absl::Duration batch_timeout,
           : absl::StrCat(" isolating a failure of the tool: ", isolating));
 }
 
-namespace {
-
-// The worker's directory of tool runs, made if it is not there.
-absl::Status MakeFilesRoot(const std::string& root) {
-  if (mkdir(root.c_str(), 0700) != 0 && errno != EEXIST) {
-    return absl::InternalError(
-        absl::StrCat("cannot create ", root, ": ", std::strerror(errno)));
-  }
+absl::Status PtxCmdBackend::MakeFilesRoot() {
+  // Made with the first batch, so that a worker that only checks programs
+  // makes none; and again if it was removed under a long run.
+  struct stat st;
+  if (files_root_ != nullptr && stat(files_root_->path().c_str(), &st) == 0)
+    return absl::OkStatus();
+  files_root_.reset();
+  PTXDIFF_ASSIGN_OR_RETURN(files_root_, TempDir::Create("ptx-cmd"));
   return absl::OkStatus();
 }
-
-}  // namespace
 
 absl::Status PtxCmdBackend::RunSupported(const ResolvedBatch& request,
                                          RunReply& reply) {
   reply.messages.clear();
   reply.results.assign(request.tuples.size(), TupleResult{});
-  PTXDIFF_RETURN_IF_ERROR(MakeFilesRoot(files_root_));
+  PTXDIFF_RETURN_IF_ERROR(MakeFilesRoot());
   Declines declines(reply);
   const absl::Time deadline = absl::Now() + config_.batch_timeout;
   AdoptOthersClasses();
@@ -357,7 +360,7 @@ ToolRun PtxCmdBackend::RunTool(const ResolvedBatch& request, const Part& part,
   // Whole milliseconds: the timeout is quoted in messages.
   return RunToolOnce(
       {.command = config_.command,
-       .files_root = files_root_,
+       .files_root = files_root_->path(),
        .module = ModuleFor(request, part, config_.target, config_.abi),
        .in = InputBuffer(request, part),
        .n = n,
@@ -685,11 +688,8 @@ absl::StatusOr<std::unique_ptr<Backend>> MakePtxCmdBackend(
   using ptx_cmd_internal::ParseConfig;
   using ptx_cmd_internal::PtxCmdBackend;
   PTXDIFF_ASSIGN_OR_RETURN(Config config, ParseConfig(options));
-  // What workers killed in the middle of a run left behind, then ours,
-  // made with the first batch (MakeFilesRoot): a worker that only checks
-  // programs never makes it, and a killed one leaves nothing behind.
+  // What workers of an older ptxdiff, killed unreaped, left behind.
   RemoveOrphanedProcessTempDirs(kPtxCmdTempPrefix);
-  std::string root = ProcessTempDir(kPtxCmdTempPrefix, getpid());
   std::optional<RefusalMemory> memory;
   Remembered remembered;
   if (!config.refusals_dir.empty()) {
@@ -697,8 +697,7 @@ absl::StatusOr<std::unique_ptr<Backend>> MakePtxCmdBackend(
                    absl::StrCat("sm_", config.target.sm));
     PTXDIFF_ASSIGN_OR_RETURN(remembered, memory->Load());
   }
-  return std::make_unique<PtxCmdBackend>(std::move(config), std::move(root),
-                                         std::move(memory),
+  return std::make_unique<PtxCmdBackend>(std::move(config), std::move(memory),
                                          std::move(remembered));
 }
 

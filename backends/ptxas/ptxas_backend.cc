@@ -509,8 +509,10 @@ absl::StatusOr<std::shared_ptr<const NvJitLink>> LoadPtxasInProcess(
     const KeyValues& options) {
   PTXDIFF_ASSIGN_OR_RETURN(Config config, ParseConfig(options));
   PTXDIFF_ASSIGN_OR_RETURN(config.ptxas, FindPtxas(options));
+  PTXDIFF_ASSIGN_OR_RETURN(const absl::Duration query_timeout,
+                           PtxasQueryTimeout(options));
   PTXDIFF_ASSIGN_OR_RETURN(const std::string toolchain,
-                           ToolchainOf(config.ptxas));
+                           ToolchainOf(config.ptxas, query_timeout));
   return InProcessAssembler(config, toolchain);
 }
 
@@ -538,9 +540,12 @@ absl::StatusOr<std::unique_ptr<Backend>> MakePtxasBackend(
   PTXDIFF_ASSIGN_OR_RETURN(Config config, ParseConfig(options));
   PTXDIFF_ASSIGN_OR_RETURN(SassArch arch, FindSassArch(config.arch));
   PTXDIFF_ASSIGN_OR_RETURN(config.ptxas, FindPtxas(options));
-  PTXDIFF_ASSIGN_OR_RETURN(std::string toolchain, ToolchainOf(config.ptxas));
+  PTXDIFF_ASSIGN_OR_RETURN(const absl::Duration query_timeout,
+                           PtxasQueryTimeout(options));
+  PTXDIFF_ASSIGN_OR_RETURN(std::string toolchain,
+                           ToolchainOf(config.ptxas, query_timeout));
   PTXDIFF_ASSIGN_OR_RETURN(const int ptx_version,
-                           NewestPtxVersion(config.ptxas));
+                           NewestPtxVersion(config.ptxas, query_timeout));
   PTXDIFF_ASSIGN_OR_RETURN(std::unique_ptr<NvJitLink> in_process,
                            InProcessAssembler(config, toolchain));
   if (in_process != nullptr) {

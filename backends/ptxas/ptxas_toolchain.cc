@@ -59,12 +59,22 @@ absl::StatusOr<ProcessResult> RunTool(const std::vector<std::string>& argv,
   return result;
 }
 
-// Runs `ptxas args...` for its output only (--version, --list-version).
+// Runs `ptxas arg` for its output only (--version, --list-version).
 absl::StatusOr<ProcessResult> RunPtxasQuery(const std::string& ptxas,
-                                            absl::string_view arg) {
+                                            absl::string_view arg,
+                                            absl::Duration timeout) {
   PTXDIFF_ASSIGN_OR_RETURN(std::unique_ptr<TempDir> dir,
                            TempDir::Create("ptxdiff-ptxas"));
-  return RunTool({ptxas, std::string(arg)}, dir->File("log"));
+  // A page written first: where TMPDIR is full, ptxas's writes of its
+  // output fail unseen, and it would read as ptxas printing nothing.
+  constexpr size_t kPageBytes = 4096;
+  const std::string log = dir->File("log");
+  if (absl::Status s = WriteFile(log, std::string(kPageBytes, '\n')); !s.ok()) {
+    return absl::Status(s.code(),
+                        absl::StrCat(ptxas, " ", arg, ": ", s.message(),
+                                     " (the temporary file for its output)"));
+  }
+  return RunTool({ptxas, std::string(arg)}, log, timeout);
 }
 
 bool IsExecutableFile(const std::string& path) {
@@ -127,10 +137,18 @@ std::string LogSummary(absl::string_view log) {
   return absl::StrJoin(lines, " | ");
 }
 
+absl::StatusOr<absl::Duration> PtxasQueryTimeout(const KeyValues& options) {
+  int ms = static_cast<int>(absl::ToInt64Milliseconds(kPtxasTimeout));
+  PTXDIFF_RETURN_IF_ERROR(IntOption(options, "ptxas", kPtxasQueryTimeoutOption,
+                                    1, 24 * 3600 * 1000, ms));
+  return absl::Milliseconds(ms);
+}
+
 // "Cuda compilation tools, release 13.0, V13.0.88" from `ptxas --version`.
-absl::StatusOr<std::string> ToolchainOf(const std::string& ptxas) {
+absl::StatusOr<std::string> ToolchainOf(const std::string& ptxas,
+                                        absl::Duration timeout) {
   PTXDIFF_ASSIGN_OR_RETURN(const ProcessResult run,
-                           RunPtxasQuery(ptxas, "--version"));
+                           RunPtxasQuery(ptxas, "--version", timeout));
   for (absl::string_view line : absl::StrSplit(run.output, '\n')) {
     if (run.ok && absl::StrContains(line, "release")) {
       return std::string(absl::StripAsciiWhitespace(line));
@@ -143,9 +161,10 @@ absl::StatusOr<std::string> ToolchainOf(const std::string& ptxas) {
 
 // The newest PTX ISA version ptxas accepts (the last line of
 // `ptxas --list-version`, "9.0"), as 90.
-absl::StatusOr<int> NewestPtxVersion(const std::string& ptxas) {
+absl::StatusOr<int> NewestPtxVersion(const std::string& ptxas,
+                                     absl::Duration timeout) {
   PTXDIFF_ASSIGN_OR_RETURN(const ProcessResult run,
-                           RunPtxasQuery(ptxas, "--list-version"));
+                           RunPtxasQuery(ptxas, "--list-version", timeout));
   std::vector<absl::string_view> lines =
       absl::StrSplit(run.output, '\n', absl::SkipWhitespace());
   int major = 0, minor = 0;

@@ -53,12 +53,24 @@ absl::StatusOr<PtxasOutput> RunPtxas(const std::string& ptxas,
                                      int opt_level = kPtxasDefaultOptLevel,
                                      absl::Duration timeout = kPtxasTimeout);
 
-// "Cuda compilation tools, release 13.0, V13.0.88" from `ptxas --version`.
-absl::StatusOr<std::string> ToolchainOf(const std::string& ptxas);
+// The option (HELLO's, and the program commands') that bounds `ptxas
+// --version` and `--list-version`, in milliseconds: the CLI gives its
+// --timeout where one is given, so that a ptxas that hangs on them costs
+// that, not kPtxasTimeout.
+inline constexpr char kPtxasQueryTimeoutOption[] = "query_timeout_ms";
+// Its value in `options`, else kPtxasTimeout; InvalidArgument if it is no
+// whole number of milliseconds from 1 to a day.
+absl::StatusOr<absl::Duration> PtxasQueryTimeout(const KeyValues& options);
+
+// "Cuda compilation tools, release 13.0, V13.0.88" from `ptxas --version`,
+// killed after `timeout`.
+absl::StatusOr<std::string> ToolchainOf(const std::string& ptxas,
+                                        absl::Duration timeout = kPtxasTimeout);
 
 // The newest PTX ISA version ptxas accepts (the last line of
-// `ptxas --list-version`, "9.0"), as 90.
-absl::StatusOr<int> NewestPtxVersion(const std::string& ptxas);
+// `ptxas --list-version`, "9.0"), as 90; killed after `timeout`.
+absl::StatusOr<int> NewestPtxVersion(const std::string& ptxas,
+                                     absl::Duration timeout = kPtxasTimeout);
 
 // "ptxas /tmp/.../m.ptx, line 42; error   : Argument 2 of ..." -> 42 and
 // "ptxas: error : Argument 2 of ...". nullopt for lines without a line number.
