@@ -225,11 +225,6 @@ int RunCalibrate(const std::vector<std::string>& args, std::ostream& out,
   CalibrationCampaignOptions o;
   o.ptxas = *ptxas;
   o.arch = arch;
-  // The assembler the ptxas backend uses (nvJitLink where it loads): a gap
-  // between its code and the executable's shows here, not in a campaign.
-  absl::StatusOr<PtxasAssembler> assembler = MakePtxasAssembler({}, arch);
-  if (!assembler.ok()) return Fail(err, "calibrate", assembler.status());
-  o.assemble = assembler->assemble;
   for (const Variant& v : *selected) {
     if (InfoOf(v.family).isa == TargetIsa::kPtx) o.variants.push_back(v);
   }
@@ -244,6 +239,13 @@ int RunCalibrate(const std::vector<std::string>& args, std::ostream& out,
   o.threads = static_cast<int>(*threads);
   const absl::Time start = absl::Now();
   if (*max_time > 0) o.deadline = start + absl::Seconds(*max_time);
+  // The assembler the ptxas backend uses (nvJitLink where it loads): a gap
+  // between its code and the executable's shows here, not in a campaign.
+  // Each compile ends by --max-time: one that hangs must not outlast it.
+  absl::StatusOr<PtxasAssembler> assembler =
+      MakePtxasAssembler({}, arch, o.deadline);
+  if (!assembler.ok()) return Fail(err, "calibrate", assembler.status());
+  o.assemble = assembler->assemble;
   absl::Time last_progress = start;
   const int64_t of = static_cast<int64_t>(o.variants.size());
   o.progress = [&](const CalibrationReport& r, int64_t done) {

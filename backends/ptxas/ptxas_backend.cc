@@ -517,21 +517,26 @@ absl::StatusOr<std::shared_ptr<const NvJitLink>> LoadPtxasInProcess(
 }
 
 absl::StatusOr<PtxasAssembler> MakePtxasAssembler(const KeyValues& options,
-                                                  absl::string_view arch) {
+                                                  absl::string_view arch,
+                                                  absl::Time deadline) {
   PTXDIFF_ASSIGN_OR_RETURN(std::shared_ptr<const NvJitLink> in_process,
                            LoadPtxasInProcess(options));
   if (in_process == nullptr) {
     PTXDIFF_ASSIGN_OR_RETURN(const std::string ptxas, FindPtxas(options));
-    return PtxasAssembler{.assemble = ExecutableAssembler(ptxas, arch),
-                          .description = ptxas};
+    return PtxasAssembler{
+        .assemble = ExecutableAssembler(ptxas, arch, deadline),
+        .description = ptxas};
   }
   return PtxasAssembler{
-      .assemble = [in_process, arch = std::string(arch)](
-                      absl::string_view ptx, int opt_level) {
-        return in_process->Compile(arch, ptx, opt_level);
-      },
+      .assemble =
+          [in_process, arch = std::string(arch), deadline](
+              absl::string_view ptx, int opt_level) {
+            return CompileWithin(in_process, arch, ptx, opt_level,
+                                 CompileTimeoutBefore(deadline));
+          },
       .description = absl::StrCat(in_process->path(), " (nvJitLink ",
-                                  in_process->version(), ", as the ptxas "
+                                  in_process->version(),
+                                  ", as the ptxas "
                                   "backend assembles)")};
 }
 

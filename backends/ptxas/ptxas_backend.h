@@ -82,8 +82,10 @@ struct PtxasAssembler {
   Assembler assemble;
   std::string description;
 };
-absl::StatusOr<PtxasAssembler> MakePtxasAssembler(const KeyValues& options,
-                                                  absl::string_view arch);
+// Each compile ends by `deadline` (CompileTimeoutBefore).
+absl::StatusOr<PtxasAssembler> MakePtxasAssembler(
+    const KeyValues& options, absl::string_view arch,
+    absl::Time deadline = absl::InfiniteFuture());
 
 // The libnvJitLink the backend assembles with for `options` (ptxas=,
 // compiler=, $PTXDIFF_PTXAS_COMPILER), loaded; null where it runs the ptxas

@@ -358,10 +358,16 @@ void Count(std::span<const Tuple> tuples, KernelGroup group,
 
 }  // namespace
 
-Assembler ExecutableAssembler(const std::string& ptxas,
-                              absl::string_view arch) {
-  return [ptxas, arch = std::string(arch)](absl::string_view ptx, int level) {
-    return RunPtxas(ptxas, arch, ptx, level);
+absl::Duration CompileTimeoutBefore(absl::Time deadline) {
+  return std::clamp(deadline - absl::Now(), absl::Milliseconds(1),
+                    kPtxasTimeout);
+}
+
+Assembler ExecutableAssembler(const std::string& ptxas, absl::string_view arch,
+                              absl::Time deadline) {
+  return [ptxas, arch = std::string(arch), deadline](absl::string_view ptx,
+                                                     int level) {
+    return RunPtxas(ptxas, arch, ptx, level, CompileTimeoutBefore(deadline));
   };
 }
 

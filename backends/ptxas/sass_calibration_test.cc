@@ -1,20 +1,49 @@
 #include "backends/ptxas/sass_calibration.h"
 
+#include <sys/stat.h>
+
+#include <fstream>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
+#include "backends/ptxas/ptxas_toolchain.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isa/family_table.h"
 #include "isa/operand_form.h"
 #include "isa/spelling.h"
 #include "oracle/edge_operands.h"
-#include "backends/ptxas/ptxas_toolchain.h"
 
 namespace ptxdiff {
 namespace {
+
+// Seventh fault run of issue 65: `calibrate --max-time 10` with a ptxas
+// that hangs ran past 120 s, each compile waiting its fixed 60 s. A compile
+// ends by the deadline it is given.
+TEST(ExecutableAssemblerTest, ACompileEndsByItsDeadline) {
+  const std::string path = ::testing::TempDir() + "/hanging_ptxas";
+  std::ofstream(path) << "#!/bin/sh\nsleep 30\n";
+  chmod(path.c_str(), 0755);
+  const Assembler assemble =
+      ExecutableAssembler(path, "sm_90", absl::Now() + absl::Milliseconds(300));
+  const absl::StatusOr<PtxasOutput> run = assemble("// nothing", 3);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_TRUE(run->how.timed_out);
+  EXPECT_FALSE(run->ok);
+  // Killed at the deadline's remainder, not at kPtxasTimeout ("1m").
+  EXPECT_THAT(run->log, ::testing::HasSubstr("ms (killed)")) << run->log;
+}
+
+TEST(ExecutableAssemblerTest, ACompilesTimeoutIsWhatIsLeftUpToPtxassOwn) {
+  EXPECT_EQ(CompileTimeoutBefore(absl::InfiniteFuture()), kPtxasTimeout);
+  EXPECT_EQ(CompileTimeoutBefore(absl::InfinitePast()), absl::Milliseconds(1));
+  EXPECT_EQ(CompileTimeoutBefore(absl::Now() + absl::Hours(1)), kPtxasTimeout);
+  EXPECT_LE(CompileTimeoutBefore(absl::Now() + absl::Seconds(5)),
+            absl::Seconds(5));
+}
 
 // A few variants of every PTX family, spread over its list, each with a
 // few edge and random operands on one kernel (CalibrationTuples).
