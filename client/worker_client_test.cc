@@ -347,7 +347,13 @@ TEST(WorkerClientTest, AWorkerDiesWithTheProcessThatStartedIt) {
   ASSERT_GT(end.child, 0) << "the worker did not start, or did not outlive the "
                              "thread that started it";
   ASSERT_TRUE(end.reaped) << "the worker outlived the process that started it";
-  EXPECT_TRUE(WIFSIGNALED(end.status) && WTERMSIG(end.status) == SIGTERM);
+  // Ended by the caller's death, whichever of its two guards landed first:
+  // the parent-death signal (SIGTERM), or the SIGKILL of the caller's
+  // temporary root's remover, which kills the process groups recorded there
+  // (common/files.h). The full suite saw the second in 1 run of 1, and 2 of
+  // 4 runs alone followed.
+  ASSERT_TRUE(WIFSIGNALED(end.status)) << "status " << end.status;
+  EXPECT_THAT(WTERMSIG(end.status), ::testing::AnyOf(SIGTERM, SIGKILL));
 }
 
 // Whether `pid` has ended (gone, or a zombie no one has reaped yet),
