@@ -17,10 +17,6 @@
 namespace ptxdiff {
 namespace {
 
-bool IsDirectory(const std::string& path) {
-  return access((path + "/.").c_str(), F_OK) == 0;
-}
-
 // Each --out directory with its triage directory: --dir for a single one,
 // else the one its newest run recorded, else the <out>/triage beside it,
 // else the default (PTXDIFF_TRIAGE_DIR).

@@ -80,11 +80,6 @@ std::string VariantsOf(const std::vector<Tuple>& tuples) {
                        : absl::StrCat(variants, " variants (", first, ", ...)");
 }
 
-bool IsDirectory(const std::string& path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 // An entry's file that is a FIFO (or a socket) would block its read for
 // ever: damage, as `triage list` says, never opened.
 absl::Status RefuseEntryFifo(const std::string& path) {

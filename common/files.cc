@@ -179,6 +179,11 @@ std::vector<std::string> FilesIn(const std::string& dir,
   return files;
 }
 
+bool IsDirectory(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 absl::Status MakeDirs(const std::string& path) {
   std::string partial;
   for (absl::string_view part : absl::StrSplit(path, '/')) {

@@ -59,6 +59,9 @@ std::string TempNameIn(const std::string& dir, absl::string_view what);
 // Creates `path` and every missing parent (mode 0755); OK if it exists.
 absl::Status MakeDirs(const std::string& path);
 
+// Whether `path` is a directory (or a link to one).
+bool IsDirectory(const std::string& path);
+
 // At most the last `max_bytes` of `path` (all of a shorter file), prefixed
 // with "..." when cut; "" when it cannot be read.
 std::string ReadFileTail(const std::string& path, size_t max_bytes);
