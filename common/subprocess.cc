@@ -165,6 +165,12 @@ std::string ProcessOutcome::Describe(absl::Duration timeout) const {
   return absl::StrCat("exit status ", exit_status);
 }
 
+absl::Duration TimeoutBefore(absl::Time deadline, absl::Duration timeout) {
+  return std::max(absl::Milliseconds(1),
+                  std::min(timeout, absl::Trunc(deadline - absl::Now(),
+                                                absl::Milliseconds(1))));
+}
+
 absl::StatusOr<ProcessOutcome> RunProcess(const std::vector<std::string>& argv,
                                           const ProcessOptions& options) {
   if (argv.empty()) return absl::InvalidArgumentError("empty command");

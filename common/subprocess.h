@@ -53,6 +53,12 @@ struct ProcessOutcome {
   std::string Describe(absl::Duration timeout) const;
 };
 
+// The timeout of a run that must also end by `deadline`: `timeout`, or
+// what is left before the deadline where that is less (whole milliseconds,
+// as messages quote it), and at least a millisecond: a run started past
+// the deadline ends at once.
+absl::Duration TimeoutBefore(absl::Time deadline, absl::Duration timeout);
+
 // Runs argv[0] (a path; no PATH search, no shell unless argv names one) and
 // waits for it. A non-OK status means it could not be started or waited
 // for; how it ended, whatever that was, is the outcome. After a stop

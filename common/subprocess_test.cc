@@ -38,6 +38,17 @@ ProcessOutcome Shell(const TempDir& dir, const std::string& script,
   return outcome.value_or(ProcessOutcome{});
 }
 
+// A run's timeout is what is left before its deadline, up to its own
+// (calibrate's compiles and a ptx-cmd tool's runs, within --max-time).
+TEST(TimeoutBeforeTest, IsWhatIsLeftUpToTheRunsOwn) {
+  const absl::Duration own = absl::Seconds(60);
+  EXPECT_EQ(TimeoutBefore(absl::InfiniteFuture(), own), own);
+  EXPECT_EQ(TimeoutBefore(absl::InfinitePast(), own), absl::Milliseconds(1));
+  EXPECT_EQ(TimeoutBefore(absl::Now() + absl::Hours(1), own), own);
+  EXPECT_LE(TimeoutBefore(absl::Now() + absl::Seconds(5), own),
+            absl::Seconds(5));
+}
+
 TEST(RunProcessTest, ExitStatusOutputAndWorkingDirectory) {
   auto dir = TempDir::Create("subprocess-test");
   ASSERT_TRUE(dir.ok()) << dir.status();

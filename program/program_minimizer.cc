@@ -161,6 +161,13 @@ void StepRemovals(const Program& p, size_t i,
   }
 }
 
+// `p` with the steps from `first` up to (not including) `last` erased.
+Program Erased(Program p, size_t first, size_t last) {
+  p.steps.erase(p.steps.begin() + static_cast<long>(first),
+                p.steps.begin() + static_cast<long>(last));
+  return p;
+}
+
 // Programs longer than this also get run removals (RunRemovals), at most
 // kMaxRunRemovals a round (every candidate of a round is judged, and counts
 // against the budget); a short one is minimized a step at a time, each
@@ -174,9 +181,7 @@ constexpr size_t kMaxRunRemovals = 16;
 // values would cost an oracle run each): a candidate whose guess changes
 // what shows fails its check, and smaller runs are tried next.
 std::optional<Program> WithoutRun(const Program& p, size_t first, size_t last) {
-  Program c = p;
-  c.steps.erase(c.steps.begin() + static_cast<long>(first),
-                c.steps.begin() + static_cast<long>(last));
+  Program c = Erased(p, first, last);
   absl::flat_hash_set<std::string> rewired;
   for (size_t i = first; i < last; ++i) {
     const ProgramStep& step = p.steps[i];
@@ -201,7 +206,10 @@ bool InARun(const ProgramStep& s) {
 // quarters, and so on. A 4,000-step case whose disagreement is in two of
 // its steps came down by one step a round (32 candidates of it fill a
 // round), 34 steps in the 300 s `minimize` gives it.
-void RunRemovals(const Program& p, RoundCandidates& out) {
+// `depth` and `blocks` are p's (Depths, BlocksOf).
+void RunRemovals(const Program& p, const std::vector<int>& depth,
+                 const std::vector<ProgramBlock>& blocks,
+                 RoundCandidates& out) {
   if (p.steps.size() <= kRunRemovalMinSteps) return;
   size_t made = 0;
   const auto add = [&](size_t first, size_t last) {
@@ -211,13 +219,11 @@ void RunRemovals(const Program& p, RoundCandidates& out) {
       ++made;
     }
   };
-  const std::vector<ProgramBlock> blocks = BlocksOf(p.steps);
   for (size_t i = 0; i < p.steps.size(); ++i) {
     const ProgramStep::Kind kind = p.steps[i].kind;
     if (kind == ProgramStep::kLoopBegin || kind == ProgramStep::kIfBegin)
       add(i, blocks[i].end + 1);
   }
-  const std::vector<int> depth = Depths(p);
   std::vector<std::pair<size_t, size_t>> runs;  // [first, last)
   size_t longest = 0;
   for (size_t i = 0; i < p.steps.size();) {
@@ -257,13 +263,6 @@ void StepsAsMoves(const Program& p, const WitnessValue& value_of,
       out.push_back(std::move(c));
     }
   }
-}
-
-// `p` with the steps from `first` up to (not including) `last` erased.
-Program Erased(Program p, size_t first, size_t last) {
-  p.steps.erase(p.steps.begin() + static_cast<long>(first),
-                p.steps.begin() + static_cast<long>(last));
-  return p;
 }
 
 // `p` with the block's brackets gone and only the steps from `first` up to
@@ -434,11 +433,11 @@ std::vector<Program> ProgramSimplifications(const Program& p) {
     if (!values[i]) values[i] = ValueAfter(p, i);
     return *values[i];
   };
-  RunRemovals(p, out);
+  const std::vector<ProgramBlock> blocks = BlocksOf(p.steps);
+  RunRemovals(p, depth, blocks, out);
   for (size_t i = p.steps.size(); i-- > 0 && !out.full();) {
     if (SetsRegister(p.steps[i])) StepRemovals(p, i, value_of(i), out);
   }
-  const std::vector<ProgramBlock> blocks = BlocksOf(p.steps);
   for (size_t i = 0; i < p.steps.size() && !out.full(); ++i) {
     if (p.steps[i].kind == ProgramStep::kLoopBegin)
       LoopSimplifications(p, blocks[i], out);

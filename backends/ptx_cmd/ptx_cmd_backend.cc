@@ -218,8 +218,7 @@ std::string NotFinished(absl::Duration batch_timeout,
 absl::Status PtxCmdBackend::MakeFilesRoot() {
   // Made with the first batch, so that a worker that only checks programs
   // makes none; and again if it was removed under a long run.
-  struct stat st;
-  if (files_root_ != nullptr && stat(files_root_->path().c_str(), &st) == 0)
+  if (files_root_ != nullptr && IsDirectory(files_root_->path()))
     return absl::OkStatus();
   files_root_.reset();
   PTXDIFF_ASSIGN_OR_RETURN(files_root_, TempDir::Create("ptx-cmd"));

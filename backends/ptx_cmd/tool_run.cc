@@ -110,10 +110,7 @@ ToolRun RunToolOnce(const ToolCall& call) {
                      {"{out}", ShellQuote(out)},
                      {"{n}", absl::StrCat(call.n)},
                      {"{out_bytes}", absl::StrCat(call.n * call.slot_bytes)}});
-  const absl::Duration timeout =
-      std::max(absl::Milliseconds(1),
-               std::min(call.timeout, absl::Trunc(call.deadline - absl::Now(),
-                                                  absl::Milliseconds(1))));
+  const absl::Duration timeout = TimeoutBefore(call.deadline, call.timeout);
   const absl::Time start = absl::Now();
   absl::StatusOr<ProcessOutcome> outcome = RunProcess(
       {"/bin/sh", "-c", command},

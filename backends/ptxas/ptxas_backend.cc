@@ -15,12 +15,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "common/status_macros.h"
-#include "isa/family_table.h"
-#include "isa/operand_form.h"
-#include "isa/operand_shape.h"
-#include "isa/spelling.h"
-#include "isa/tuple.h"
 #include "backends/backend.h"
 #include "backends/ptxas/chunk_plan.h"
 #include "backends/ptxas/compiled_code.h"
@@ -31,6 +25,13 @@
 #include "backends/ptxas/ptxas_backend_internal.h"
 #include "backends/ptxas/ptxas_toolchain.h"
 #include "backends/ptxas/sass_constants.h"
+#include "common/status_macros.h"
+#include "common/subprocess.h"
+#include "isa/family_table.h"
+#include "isa/operand_form.h"
+#include "isa/operand_shape.h"
+#include "isa/spelling.h"
+#include "isa/tuple.h"
 
 namespace ptxdiff {
 namespace {
@@ -532,7 +533,7 @@ absl::StatusOr<PtxasAssembler> MakePtxasAssembler(const KeyValues& options,
           [in_process, arch = std::string(arch), deadline](
               absl::string_view ptx, int opt_level) {
             return CompileWithin(in_process, arch, ptx, opt_level,
-                                 CompileTimeoutBefore(deadline));
+                                 TimeoutBefore(deadline, kPtxasTimeout));
           },
       .description = absl::StrCat(in_process->path(), " (nvJitLink ",
                                   in_process->version(),

@@ -82,7 +82,7 @@ struct PtxasAssembler {
   Assembler assemble;
   std::string description;
 };
-// Each compile ends by `deadline` (CompileTimeoutBefore).
+// Each compile ends by `deadline` (TimeoutBefore, common/subprocess.h).
 absl::StatusOr<PtxasAssembler> MakePtxasAssembler(
     const KeyValues& options, absl::string_view arch,
     absl::Time deadline = absl::InfiniteFuture());

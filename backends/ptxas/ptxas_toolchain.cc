@@ -33,14 +33,14 @@ struct ProcessResult {
   ProcessOutcome how;
 };
 
-// Runs argv[0] (a path) with its stdout and stderr into `log_path` and
-// waits for it, at most `timeout`. Not system(): no shell ever sees the
-// paths.
 // What is kept of its output: ptxas's error lines for a module of 4,096
 // kernels are well under it. A --ptxas that prints without end (`yes`)
 // filled TMPDIR in its 60 s and was then read whole into memory.
 constexpr size_t kKeptLogBytes = size_t{4} << 20;
 
+// Runs argv[0] (a path) with its stdout and stderr into `log_path` and
+// waits for it, at most `timeout`. Not system(): no shell ever sees the
+// paths.
 absl::StatusOr<ProcessResult> RunTool(const std::vector<std::string>& argv,
                                       const std::string& log_path,
                                       absl::Duration timeout = kPtxasTimeout) {

@@ -18,6 +18,7 @@
 #include "common/parallel_jobs.h"
 #include "common/run_by_halves.h"
 #include "common/status_macros.h"
+#include "common/subprocess.h"
 #include "isa/family_table.h"
 #include "isa/operand_form.h"
 #include "isa/spelling.h"
@@ -358,16 +359,12 @@ void Count(std::span<const Tuple> tuples, KernelGroup group,
 
 }  // namespace
 
-absl::Duration CompileTimeoutBefore(absl::Time deadline) {
-  return std::clamp(deadline - absl::Now(), absl::Milliseconds(1),
-                    kPtxasTimeout);
-}
-
 Assembler ExecutableAssembler(const std::string& ptxas, absl::string_view arch,
                               absl::Time deadline) {
   return [ptxas, arch = std::string(arch), deadline](absl::string_view ptx,
                                                      int level) {
-    return RunPtxas(ptxas, arch, ptx, level, CompileTimeoutBefore(deadline));
+    return RunPtxas(ptxas, arch, ptx, level,
+                    TimeoutBefore(deadline, kPtxasTimeout));
   };
 }
 

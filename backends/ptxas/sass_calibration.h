@@ -122,13 +122,10 @@ using Assembler = std::function<absl::StatusOr<PtxasOutput>(
 
 // The ptxas executable at `ptxas`, compiling for `arch`; each run killed at
 // kPtxasTimeout or at `deadline`, whichever comes first (a ptxas that hangs
-// must not hold `calibrate --max-time` a minute a module).
+// must not hold `calibrate --max-time` a minute a module: TimeoutBefore,
+// common/subprocess.h).
 Assembler ExecutableAssembler(const std::string& ptxas, absl::string_view arch,
                               absl::Time deadline = absl::InfiniteFuture());
-
-// What a compile may take that must end by `deadline`: up to kPtxasTimeout,
-// at least a millisecond (one started past it ends at once).
-absl::Duration CompileTimeoutBefore(absl::Time deadline);
 
 // `tuples` compiled for `arch` at -O`opt_level` by `assemble`, a kernel
 // each, in one module (halved where ptxas rejects a tuple). An error only

@@ -37,14 +37,6 @@ TEST(ExecutableAssemblerTest, ACompileEndsByItsDeadline) {
   EXPECT_THAT(run->log, ::testing::HasSubstr("ms (killed)")) << run->log;
 }
 
-TEST(ExecutableAssemblerTest, ACompilesTimeoutIsWhatIsLeftUpToPtxassOwn) {
-  EXPECT_EQ(CompileTimeoutBefore(absl::InfiniteFuture()), kPtxasTimeout);
-  EXPECT_EQ(CompileTimeoutBefore(absl::InfinitePast()), absl::Milliseconds(1));
-  EXPECT_EQ(CompileTimeoutBefore(absl::Now() + absl::Hours(1)), kPtxasTimeout);
-  EXPECT_LE(CompileTimeoutBefore(absl::Now() + absl::Seconds(5)),
-            absl::Seconds(5));
-}
-
 // A few variants of every PTX family, spread over its list, each with a
 // few edge and random operands on one kernel (CalibrationTuples).
 std::vector<Tuple> SampleTuples(int variants_per_family, int tuples_per_variant,
