@@ -3,12 +3,12 @@
 // fault isolation could not narrow filed as its batch, isolation bounded by
 // the deadline and by Stop, and tuples a fault left unrun sent again.
 
-#include "campaign/campaign.h"
-
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "campaign/campaign.h"
+#include "campaign/decline_model.h"
 #include "campaign/testing/faulty_campaign.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -340,32 +340,44 @@ TEST(CampaignTest, TuplesNeverRunAreCountedApart) {
   EXPECT_EQ(by_code, 0);
 }
 
-// Tuples left unrun whose class the backend declines by now (here the
-// variant: every tuple it answered was declined) are dropped as the model
-// drops such tuples before they are sent, not sent again and not counted
-// as declined "not run": a run declines as not run only what it sent again
-// kMaxSendsAgain times.
+// Tuples left unrun whose class the backend declines by now (here their
+// decline class: every tuple of it that was answered was declined) are
+// dropped as the model drops such tuples before they are sent, not sent
+// again and not counted as declined "not run": a run declines as not run
+// only what it sent again kMaxSendsAgain times.
 TEST(CampaignTest, UnrunTuplesOfADecliningClassAreDroppedNotDeclined) {
   const std::string dir = FreshDir("unrun_declining");
-  // A slow worker: while the first batch (whatever was offered by then)
-  // runs, the rest are queued, so the next batch's answers teach the model
-  // before any unrun tuple could be sent again kMaxSendsAgain times in
-  // batches of a few (a loaded machine offered them that slowly).
-  CampaignOptions o = Options(
-      dir,
-      {"--fault=decline-even-not-run-odd-on=add.u32", "--us-per-tuple=2000"});
+  // The even tuples (declined) and the odd ones (left unrun) share a
+  // decline class (a >= 2, b = 1). The even ones are offered first, and one
+  // sender answers batches in turn: whichever batch an odd tuple first rides
+  // in, every even one was answered before its unrun tuples are judged, or
+  // dropped unsent because its class had kMinAnswers declines, so the class
+  // is learned as declining by then however the tuples fell into batches.
+  // (With a = 1, alone in its class, or interleaved, an odd tuple could ride
+  // in kMaxSendsAgain batches before its class or the variant was learned:
+  // a loaded machine saw one declined "not run".)
+  auto tuple = [](uint64_t a) {
+    return Tuple{*ParseVariant("add.u32"), {{a, 1, 0, 0}}, 0};
+  };
+  auto decline_class = [&](uint64_t a) {
+    const Tuple t = tuple(a);
+    return DeclineClass(t, Evaluate(t.variant, t.operands));
+  };
+  ASSERT_EQ(decline_class(2), decline_class(3));
+  ASSERT_EQ(decline_class(2), decline_class(129));
+  CampaignOptions o =
+      Options(dir, {"--fault=decline-even-not-run-odd-on=add.u32"});
   o.batch_size = 256;
   o.in_flight = 1;
   auto c = Campaign::Start(o);
   ASSERT_TRUE(c.ok()) << c.status();
-  for (uint64_t i = 0; i < 256; ++i) Offer(**c, "add.u32", {{i, 1, 0, 0}});
+  // 64 of each: fewer than kKeepOneIn skipped in all, so that no probe of
+  // the declining class sends an odd one again.
+  for (uint64_t a = 2; a < 130; a += 2) Offer(**c, "add.u32", {{a, 1, 0, 0}});
+  for (uint64_t a = 3; a < 130; a += 2) Offer(**c, "add.u32", {{a, 1, 0, 0}});
   ASSERT_TRUE((*c)->Flush(absl::Seconds(60)));
   (*c)->Stop();
   const CampaignStats s = (*c)->Snapshot();
-  // Only even ones were judged (declined); the odd ones, never run, were
-  // dropped once the variant was learned as declining (after the first
-  // batch or two: how many tuples each holds depends on how fast they were
-  // offered, so not how many were declined before).
   EXPECT_GT(s.counts.declined, 0);
   EXPECT_EQ(s.counts.tuples, s.counts.declined);
   EXPECT_EQ(s.declined_not_run, 0);
