@@ -27,12 +27,14 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "backends/ptx_cmd/refusal_memory.h"
 #include "campaign/campaign.h"
 #include "campaign/exploration_budget.h"
 #include "cli/backend_commands.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "cli/fuzzer_output.h"
+#include "cli/fuzzer_process.h"
 #include "cli/report_command.h"
 #include "cli/triage_commands.h"
 #include "client/worker_client.h"
@@ -50,7 +52,6 @@
 #include "protocol/backend_names.h"
 #include "report/run_records.h"
 #include "triage/triage_store.h"
-#include "backends/ptx_cmd/refusal_memory.h"
 
 namespace ptxdiff {
 namespace {
@@ -239,62 +240,6 @@ absl::Status PrepareOutputs(const std::string& out_dir,
   return WriteFile(dict, FuzzDictionary());
 }
 
-// Starts `argv` with its stdout and stderr in `log`; it dies with this
-// process (a `kill -9` of `ptxdiff fuzz` must not leave it running).
-absl::StatusOr<pid_t> StartFuzzer(const std::vector<std::string>& argv,
-                                  FuzzerLog& log) {
-  absl::StatusOr<pid_t> pid = StartProcess(argv,
-                                           {.stdout_fd = log.fuzzer_end(),
-                                            .stderr_fd = log.fuzzer_end(),
-                                            .dies_with_caller = true},
-                                           "the fuzzer");
-  log.CloseFuzzerEnd();
-  if (!pid.ok()) return absl::FailedPreconditionError(pid.status().message());
-  return pid;
-}
-
-// The writes under --out that failed in this run: the log's, the fuzzer's
-// (its stats file) and libFuzzer's corpus files. Each is said on the
-// terminal as soon as it is seen.
-struct OutWrites {
-  FuzzerLog& log;
-  std::string corpus;
-  // The corpus's empty files before the fuzzer started: not this run's.
-  std::set<std::string> empty_before;
-  std::vector<std::string> errors;
-  size_t taken_from_log = 0;
-
-  // Takes the failures seen since the last call, the corpus files left
-  // empty `corpus_min_age` ago included (none looked for without it), and
-  // says them; true if there was one.
-  bool TakeNew(std::optional<absl::Duration> corpus_min_age,
-               std::ostream& err) {
-    const size_t before = errors.size();
-    const std::vector<std::string>& from_log = log.write_errors();
-    errors.insert(errors.end(), from_log.begin() + taken_from_log,
-                  from_log.end());
-    taken_from_log = from_log.size();
-    if (corpus_min_age) {
-      for (std::string& e :
-           RemoveEmptyCorpusFiles(corpus, *corpus_min_age, empty_before)) {
-        errors.push_back(std::move(e));
-      }
-    }
-    // A full disk leaves libFuzzer's corpus files empty by the hundred:
-    // the first few are said, the rest counted (the summary has them all).
-    constexpr size_t kSaid = 5;
-    for (size_t i = before; i < std::min(errors.size(), kSaid); ++i) {
-      err << "ptxdiff fuzz: error: " << errors[i] << "\n";
-    }
-    if (errors.size() > kSaid && errors.size() > before) {
-      err << "ptxdiff fuzz: error: " << errors.size() - std::max(before, kSaid)
-          << " more failed write(s) under --out\n";
-    }
-    err.flush();
-    return errors.size() > before;
-  }
-};
-
 // The run's progress for a report (report/run_records.h): a point each
 // progress line.
 struct Timeline {
@@ -314,30 +259,45 @@ struct Timeline {
   }
 };
 
-// Waits for the fuzzer, moving its output to the log, printing a progress
-// line every `every` seconds and forwarding Ctrl-C (the campaign then stops
-// as at --max-time: differential_fuzzer.cc). A write under --out that fails
-// stops the run the same way: what was judged is filed or journaled, and
-// going on would only lose more. Returns its wait status; `forwarded` says
-// whether it was stopped.
-int WaitWithProgress(pid_t pid, const std::string& stats, int64_t every,
-                     absl::Time start, OutWrites& writes, std::ostream& out,
-                     Timeline& timeline, std::ostream& err, bool& forwarded) {
+// Waits for the fuzzer, moving its output to the log and printing a
+// progress line every `every` seconds. It is asked to stop (the campaign
+// then stops as at --max-time: differential_fuzzer.cc) on a Ctrl-C, on a
+// write under --out that fails (what was judged is filed or journaled, and
+// going on would only lose more) and kPastDeadline after `deadline`; it is
+// killed kStopGrace later, or at a second Ctrl-C. Returns its wait status.
+int WaitWithProgress(FuzzerProcess& fuzzer, const std::string& stats,
+                     int64_t every, absl::Time start, absl::Time deadline,
+                     OutWrites& writes, std::ostream& out, Timeline& timeline,
+                     std::ostream& err) {
+  constexpr absl::Duration kPastDeadline = absl::Seconds(5);
   interrupted =
       0;  // a Ctrl-C of an earlier run in this process is no stop of this one
   struct sigaction on_interrupt = {};
-  on_interrupt.sa_handler = [](int) { interrupted = 1; };
+  on_interrupt.sa_handler = [](int) { interrupted = interrupted + 1; };
   sigaction(SIGINT, &on_interrupt, nullptr);
   sigaction(SIGTERM, &on_interrupt, nullptr);
   absl::Time next_progress = start + absl::Seconds(every);
-  int status = 0;
-  forwarded = false;
-  while (waitpid(pid, &status, WNOHANG) == 0) {
+  while (!fuzzer.Ended()) {
     writes.log.Pump(absl::Milliseconds(100));
-    if (interrupted && !forwarded) {
-      kill(pid, SIGINT);
-      forwarded = true;
-      out << "fuzz: interrupted; stopping (the corpus and findings are kept)\n";
+    if (interrupted > 1 && !fuzzer.killed()) {
+      fuzzer.Kill();
+      out << "fuzz: interrupted again; killing the fuzzer (findings it had "
+             "not filed are kept in the triage directory's .pending/ for the "
+             "next run)\n";
+    } else if (interrupted > 0 && fuzzer.AskToStop()) {
+      out << "fuzz: interrupted; stopping (the corpus and findings are kept; "
+             "Ctrl-C again to kill it at once)\n";
+    }
+    if (absl::Now() >= deadline + kPastDeadline && fuzzer.AskToStop()) {
+      out << "fuzz: the fuzzer is still running "
+          << absl::FormatDuration(kPastDeadline)
+          << " past --max-time; stopping it\n";
+    }
+    if (fuzzer.KillIfOverdue()) {
+      out << "fuzz: the fuzzer did not stop within "
+          << absl::FormatDuration(FuzzerProcess::kStopGrace)
+          << " of being asked; killed it (findings it had not filed are kept "
+             "in the triage directory's .pending/ for the next run)\n";
     }
     std::optional<absl::Duration> corpus_min_age;
     if (absl::Now() >= next_progress) {
@@ -352,14 +312,13 @@ int WaitWithProgress(pid_t pid, const std::string& stats, int64_t every,
       corpus_min_age =
           absl::Seconds(2);  // older than any write libFuzzer is making
     }
-    if (writes.TakeNew(corpus_min_age, err) && !forwarded) {
-      kill(pid, SIGINT);
-      forwarded = true;
+    if (writes.TakeNew(corpus_min_age, err) && fuzzer.AskToStop()) {
       out << "fuzz: stopping: a write under --out failed (the findings judged "
              "so far are "
              "filed, or kept in the triage directory's .pending/)\n";
     }
   }
+  const int status = fuzzer.Reap();
   // What the fuzzer wrote last, and corpus files it left empty.
   writes.log.Pump(absl::ZeroDuration());
   writes.TakeNew(absl::ZeroDuration(), err);
@@ -722,10 +681,10 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
       FuzzerLog::Open(log);
   if (!fuzzer_log.ok()) return Fail(err, "fuzz", fuzzer_log.status());
   std::set<std::string> empty_before = EmptyCorpusFiles(corpus);
-  const absl::StatusOr<pid_t> pid = StartFuzzer(argv, **fuzzer_log);
-  if (!pid.ok()) return Fail(err, "fuzz", pid.status());
+  const absl::StatusOr<std::unique_ptr<FuzzerProcess>> fuzzer_process =
+      FuzzerProcess::Start(argv, **fuzzer_log);
+  if (!fuzzer_process.ok()) return Fail(err, "fuzz", fuzzer_process.status());
   const absl::Time start = absl::Now();
-  bool forwarded = false;
   OutWrites writes{.log = **fuzzer_log,
                    .corpus = corpus,
                    .empty_before = std::move(empty_before)};
@@ -733,8 +692,12 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
                         "fuzz",
                         absl::StrCat(config->stats_dir, "/", kTimelineFile),
                         TimelineHeader(RunKind::kTuples))};
-  const int status = WaitWithProgress(*pid, config->stats_dir, *every, start,
-                                      writes, out, timeline, err, forwarded);
+  const int status =
+      WaitWithProgress(**fuzzer_process, config->stats_dir, *every, start,
+                       absl::FromUnixSeconds(config->deadline_unix_seconds),
+                       writes, out, timeline, err);
+  const bool forwarded = (*fuzzer_process)->asked_to_stop();
+  const bool killed = (*fuzzer_process)->killed();  // said when it was
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
   const Progress p = ReadProgress(config->stats_dir);
   if (p.processes > 0) timeline.Add(p, seconds, err);
@@ -755,7 +718,7 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
     unreported = parsed->Has("report") &&
                  !WriteReportAtTheEnd("fuzz", out_dir, config->triage_dir, out);
   }
-  if (libfuzzer_crashed || WIFSIGNALED(status)) {
+  if ((libfuzzer_crashed || WIFSIGNALED(status)) && !killed) {
     // The target's own errors ("ptxdiff: ...": a backend that cannot start,
     // families it does not run) say more than the exit status: first.
     int explained = 0;
@@ -790,6 +753,12 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
   if (!writes.errors.empty())
     errors.push_back(OutWritesError(writes.errors, out_dir));
   if (unreported) errors.push_back("the report was not written (--report)");
+  if (killed) {
+    errors.push_back(
+        absl::StrCat("the fuzzer was killed before it finished; "
+                     "findings it had not filed are kept in ",
+                     config->triage_dir, "/.pending/"));
+  }
   for (const std::string& e : errors) err << "ptxdiff fuzz: " << e << "\n";
   return libfuzzer_crashed || WIFSIGNALED(status) || !errors.empty() ? 1 : 0;
 }

@@ -273,9 +273,76 @@ TEST(FuzzCommandTest, KillingTheCliEndsTheFuzzer) {
   ASSERT_EQ(waitpid(cli, nullptr, 0), cli);
   int status = 0;
   ASSERT_EQ(waitpid(fuzzer, &status, 0), fuzzer);
-  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM)
+  // Either guard of the CLI's death: the parent-death SIGTERM, or the
+  // SIGKILL of the remover of its temporary root (the fuzzer's process
+  // group is recorded there).
+  EXPECT_TRUE(WIFSIGNALED(status) &&
+              (WTERMSIG(status) == SIGTERM || WTERMSIG(status) == SIGKILL))
       << "the fuzzer outlived ptxdiff fuzz";
   prctl(PR_SET_CHILD_SUBREAPER, 0);
+}
+
+// Issue 65's seventh fault run: `fuzz --jobs 2 --max-time 20` on a corpus
+// holding a 3 GB file ran 36 s (a fork job read the file whole), and a
+// Ctrl-C was not obeyed for 30 s: ptxdiff fuzz never ended its fuzzer
+// itself. Now a fuzzer still running 5 s past --max-time is asked to stop
+// (SIGINT to its group), and killed 10 s later if it has not stopped; the
+// run says so and fails. (The fake fuzzer ignores SIGINT and sleeps.)
+TEST(FuzzCommandTest, AFuzzerThatRunsPastMaxTimeIsStoppedThenKilled) {
+  const std::string dir = TempDirFor("fuzz_overrun");
+  const absl::Time start = absl::Now();
+  const CliRun r = FuzzWith(dir, kSomeStats, "trap '' INT\nsleep 120",
+                            {"--backend", "oracle", "--out", dir + "/out",
+                             "--dir", dir + "/triage", "--max-time", "1"});
+  const absl::Duration took = absl::Now() - start;
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("fuzz: the fuzzer is still running 5s past "
+                               "--max-time; stopping it\n"));
+  EXPECT_THAT(r.out, HasSubstr("fuzz: the fuzzer did not stop within 10s of "
+                               "being asked; killed it"));
+  EXPECT_THAT(r.out, Not(HasSubstr("exited abnormally")));
+  EXPECT_THAT(r.err, HasSubstr("ptxdiff fuzz: the fuzzer was killed before it "
+                               "finished; findings it had not filed are kept "
+                               "in " +
+                               dir + "/triage/.pending/"));
+  // Not the sleep's 120 s (the whole group was killed).
+  EXPECT_LT(took, absl::Seconds(60));
+}
+
+// A second Ctrl-C kills the fuzzer at once (the first asks it to stop).
+// The fake fuzzer, which ignores SIGINT, sends both to this process (the
+// CLI runs in it) once the CLI waits for it.
+TEST(FuzzCommandTest, ASecondInterruptKillsTheFuzzer) {
+  const std::string dir = TempDirFor("fuzz_second_interrupt");
+  const absl::Time start = absl::Now();
+  const std::string cli_pid = "$(cut -d' ' -f4 /proc/$$/stat)";
+  const CliRun r =
+      FuzzWith(dir, kSomeStats,
+               "trap '' INT\nsleep 1\nkill -INT " + cli_pid +
+                   "\nsleep 1\nkill -INT " + cli_pid + "\nsleep 120",
+               {"--backend", "oracle", "--out", dir + "/out", "--dir",
+                dir + "/triage", "--max-time", "100"});
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("fuzz: interrupted; stopping"));
+  EXPECT_THAT(r.out, HasSubstr("fuzz: interrupted again; killing the fuzzer"));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(60));
+}
+
+// libFuzzer's -fork=N jobs keep their files in $TMPDIR/libFuzzerTemp.*.dir,
+// left behind when the fuzzer is killed. The fuzzer's TMPDIR is a directory
+// of the run's own, gone when the run ends.
+TEST(FuzzCommandTest, TheFuzzersTemporaryFilesGoWithTheRun) {
+  const std::string dir = TempDirFor("fuzz_tmpdir");
+  const CliRun r = FuzzWithStats(
+      dir, kSomeStats,
+      "mkdir \"$TMPDIR/libFuzzerTemp.1.dir\"\necho \"$TMPDIR\" > '" + dir +
+          "/tmpdir.txt'");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  std::string tmpdir;
+  std::ifstream(dir + "/tmpdir.txt") >> tmpdir;
+  ASSERT_FALSE(tmpdir.empty());
+  EXPECT_NE(tmpdir, TempRoot());
+  EXPECT_NE(access(tmpdir.c_str(), F_OK), 0) << tmpdir << " is still there";
 }
 
 // `ptxdiff fuzz ARGS` on the differential fuzzer itself, built for the

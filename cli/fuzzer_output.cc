@@ -164,4 +164,31 @@ std::vector<std::string> RemoveEmptyCorpusFiles(
   return errors;
 }
 
+bool OutWrites::TakeNew(std::optional<absl::Duration> corpus_min_age,
+                        std::ostream& err) {
+  const size_t before = errors.size();
+  const std::vector<std::string>& from_log = log.write_errors();
+  errors.insert(errors.end(), from_log.begin() + taken_from_log,
+                from_log.end());
+  taken_from_log = from_log.size();
+  if (corpus_min_age) {
+    for (std::string& e :
+         RemoveEmptyCorpusFiles(corpus, *corpus_min_age, empty_before)) {
+      errors.push_back(std::move(e));
+    }
+  }
+  // A full disk leaves libFuzzer's corpus files empty by the hundred:
+  // the first few are said, the rest counted (the summary has them all).
+  constexpr size_t kSaid = 5;
+  for (size_t i = before; i < std::min(errors.size(), kSaid); ++i) {
+    err << "ptxdiff fuzz: error: " << errors[i] << "\n";
+  }
+  if (errors.size() > kSaid && errors.size() > before) {
+    err << "ptxdiff fuzz: error: " << errors.size() - std::max(before, kSaid)
+        << " more failed write(s) under --out\n";
+  }
+  err.flush();
+  return errors.size() > before;
+}
+
 }  // namespace ptxdiff

@@ -8,6 +8,8 @@
 #define PTXDIFF_CLI_FUZZER_OUTPUT_H_
 
 #include <memory>
+#include <optional>
+#include <ostream>
 #include <set>
 #include <string>
 #include <vector>
@@ -67,6 +69,23 @@ class FuzzerLog {
   std::string line_;  // the fuzzer's line being read
   std::vector<std::string> write_errors_;
   std::vector<std::string> journal_warnings_;
+};
+
+// The writes under --out that failed in this run: the log's, the fuzzer's
+// (its stats file) and libFuzzer's corpus files. Each is said on the
+// terminal as soon as it is seen.
+struct OutWrites {
+  FuzzerLog& log;
+  std::string corpus;
+  // The corpus's empty files before the fuzzer started: not this run's.
+  std::set<std::string> empty_before;
+  std::vector<std::string> errors;
+  size_t taken_from_log = 0;
+
+  // Takes the failures seen since the last call, the corpus files left
+  // empty `corpus_min_age` ago included (none looked for without it), and
+  // says them; true if there was one.
+  bool TakeNew(std::optional<absl::Duration> corpus_min_age, std::ostream& err);
 };
 
 // The corpus files of `corpus` that libFuzzer left empty, which it does

@@ -25,6 +25,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/files.h"
@@ -254,7 +255,7 @@ namespace {
 
 // In the child of StartProcess with `dies_with_caller`, before exec: only
 // async-signal-safe calls.
-[[noreturn]] void ExecDyingWithCaller(char* const* args,
+[[noreturn]] void ExecDyingWithCaller(char* const* args, char* const* envp,
                                       const ChildStreams& streams, pid_t caller,
                                       int report) {
   prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -274,7 +275,7 @@ namespace {
   }
   if (streams.stdout_fd >= 0) dup2(streams.stdout_fd, STDOUT_FILENO);
   if (streams.stderr_fd >= 0) dup2(streams.stderr_fd, STDERR_FILENO);
-  execv(args[0], args);
+  execve(args[0], args, envp);
   const int error = errno;
   (void)!write(report, &error, sizeof(error));
   _exit(127);
@@ -338,7 +339,7 @@ class Forker {
 
 // StartProcess by fork, so that the child can ask for a signal at its
 // caller's death (posix_spawn cannot): `report` carries exec's errno back.
-absl::StatusOr<pid_t> ForkDyingWithCaller(char* const* args,
+absl::StatusOr<pid_t> ForkDyingWithCaller(char* const* args, char* const* envp,
                                           const ChildStreams& streams,
                                           absl::string_view what) {
   int report[2];
@@ -346,7 +347,7 @@ absl::StatusOr<pid_t> ForkDyingWithCaller(char* const* args,
     return ErrnoError("cannot start", what, errno);
   const pid_t caller = getpid();
   const pid_t pid = fork();
-  if (pid == 0) ExecDyingWithCaller(args, streams, caller, report[1]);
+  if (pid == 0) ExecDyingWithCaller(args, envp, streams, caller, report[1]);
   const int fork_error = errno;
   // As the child does: whichever runs first, the group is there before exec.
   if (pid > 0 && streams.own_group) setpgid(pid, pid);
@@ -367,6 +368,27 @@ absl::StatusOr<pid_t> ForkDyingWithCaller(char* const* args,
                                           "': ", std::strerror(exec_error)));
 }
 
+// The caller's environment with `overrides` ("NAME=value") set over it;
+// the pointers (null-terminated, as execve takes them) are into `overrides`
+// and environ, valid while neither changes.
+std::vector<char*> EnvironmentWith(const std::vector<std::string>& overrides) {
+  std::vector<char*> envp;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const absl::string_view entry = *e;
+    const absl::string_view name = entry.substr(0, entry.find('='));
+    const bool overridden = std::any_of(
+        overrides.begin(), overrides.end(), [&](const std::string& o) {
+          return absl::StartsWith(o, name) && o.size() > name.size() &&
+                 o[name.size()] == '=';
+        });
+    if (!overridden) envp.push_back(*e);
+  }
+  for (const std::string& o : overrides)
+    envp.push_back(const_cast<char*>(o.c_str()));
+  envp.push_back(nullptr);
+  return envp;
+}
+
 }  // namespace
 
 absl::StatusOr<pid_t> StartProcess(const std::vector<std::string>& argv,
@@ -377,12 +399,14 @@ absl::StatusOr<pid_t> StartProcess(const std::vector<std::string>& argv,
   for (const std::string& a : argv)
     args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  std::vector<char*> envp = EnvironmentWith(streams.environment);
   if (streams.dies_with_caller) {
     // The remover that kills a group of the child's own if this process
     // ends first (files.h) is made first, as in RunProcess.
     if (streams.own_group) ProcessTempRoot();
-    absl::StatusOr<pid_t> pid = Forker::Get().Run(
-        [&] { return ForkDyingWithCaller(args.data(), streams, what); });
+    absl::StatusOr<pid_t> pid = Forker::Get().Run([&] {
+      return ForkDyingWithCaller(args.data(), envp.data(), streams, what);
+    });
     if (pid.ok() && streams.own_group) RecordProcessGroup(*pid);
     return pid;
   }
@@ -407,7 +431,7 @@ absl::StatusOr<pid_t> StartProcess(const std::vector<std::string>& argv,
   }
   pid_t pid = -1;
   const int spawn =
-      posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+      posix_spawn(&pid, args[0], &actions, nullptr, args.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   if (spawn != 0) {
     return absl::NotFoundError(absl::StrCat(

@@ -91,6 +91,9 @@ struct ChildStreams {
   // Ctrl-C at the terminal does not reach such a child (a worker, which
   // its caller stops in order).
   bool own_group = false;
+  // Set in the child's environment over the caller's ("NAME=value"): the
+  // fuzzer's TMPDIR, a directory of the caller's own that goes with it.
+  std::vector<std::string> environment;
 };
 
 // Starts argv[0] (a path, as RunProcess) and returns its pid at once, for a

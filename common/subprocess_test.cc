@@ -191,6 +191,33 @@ TEST(StartProcessTest, StreamsAreTheOnesGiven) {
   EXPECT_EQ(*log, "got hello\nerr\n");
 }
 
+// The variables given are set in the child's environment over the caller's,
+// which it otherwise inherits; the caller's own stays as it was. Both ways
+// of starting a child (dying with the caller or not).
+TEST(StartProcessTest, TheEnvironmentGivenIsSetOverTheCallers) {
+  auto dir = TempDir::Create("subprocess-test");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  setenv("PTXDIFF_TEST_KEPT", "kept", 1);
+  setenv("PTXDIFF_TEST_SET", "caller's", 1);
+  for (const bool dies_with_caller : {false, true}) {
+    auto pid = StartProcess(
+        {"/bin/sh", "-c", "echo $PTXDIFF_TEST_KEPT $PTXDIFF_TEST_SET"},
+        {.output_path = (*dir)->File("log"),
+         .dies_with_caller = dies_with_caller,
+         .environment = {"PTXDIFF_TEST_SET=child's"}},
+        "test shell");
+    ASSERT_TRUE(pid.ok()) << pid.status();
+    int status = 0;
+    ASSERT_EQ(waitpid(*pid, &status, 0), *pid);
+    auto log = ReadFile((*dir)->File("log"));
+    ASSERT_TRUE(log.ok()) << log.status();
+    EXPECT_EQ(*log, "kept child's\n") << dies_with_caller;
+  }
+  EXPECT_STREQ(getenv("PTXDIFF_TEST_SET"), "caller's");
+  unsetenv("PTXDIFF_TEST_KEPT");
+  unsetenv("PTXDIFF_TEST_SET");
+}
+
 // A child started `dies_with_caller` gets SIGTERM when its caller is killed,
 // so that a `kill -9` of `ptxdiff fuzz` ends its fuzzer (issue 28, item 7).
 TEST(StartProcessTest, AChildThatDiesWithItsCallerDoes) {

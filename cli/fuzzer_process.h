@@ -1,0 +1,70 @@
+// `ptxdiff fuzz`'s fuzzer as a child process: started in a process group of
+// its own (libFuzzer's -fork=N jobs go in it too), killed with this process
+// however it ends, its temporary files (-fork=N's libFuzzerTemp.*.dir) in a
+// directory that goes with this process. Asked to stop (SIGINT to the
+// group) on a Ctrl-C, a failed write or an overrun of --max-time, and
+// killed if it does not stop within kStopGrace: a fuzzer busy reading a
+// 3 GB corpus file, or a fork job that ignores its time limit, cannot hold
+// the run past its end.
+
+#ifndef PTXDIFF_CLI_FUZZER_PROCESS_H_
+#define PTXDIFF_CLI_FUZZER_PROCESS_H_
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "cli/fuzzer_output.h"
+#include "common/files.h"
+
+namespace ptxdiff {
+
+class FuzzerProcess {
+ public:
+  // How long a fuzzer asked to stop may take (the campaign finishes its
+  // batches in flight and files for a few seconds) before it is killed.
+  static constexpr absl::Duration kStopGrace = absl::Seconds(10);
+
+  // Starts `argv` with its stdout and stderr into `log`.
+  static absl::StatusOr<std::unique_ptr<FuzzerProcess>> Start(
+      const std::vector<std::string>& argv, FuzzerLog& log);
+  // Kills what is still running of it and reaps it.
+  ~FuzzerProcess();
+  FuzzerProcess(const FuzzerProcess&) = delete;
+  FuzzerProcess& operator=(const FuzzerProcess&) = delete;
+
+  // Whether the fuzzer (the group's leader) has ended; it is not reaped.
+  bool Ended() const;
+  // Sends SIGINT to the group, the first time only: true if it did.
+  bool AskToStop();
+  // Kills the group if it was asked to stop kStopGrace ago or more and
+  // still runs: true if it did.
+  bool KillIfOverdue();
+  // Kills the group now (a second Ctrl-C).
+  void Kill();
+
+  // Once Ended: kills what the fuzzer left running in its group and reaps
+  // it. Its wait status.
+  int Reap();
+
+  bool asked_to_stop() const { return asked_at_ != absl::InfiniteFuture(); }
+  bool killed() const { return killed_; }
+
+ private:
+  FuzzerProcess(pid_t pid, std::unique_ptr<TempDir> temp)
+      : pid_(pid), temp_(std::move(temp)) {}
+
+  pid_t pid_;
+  std::unique_ptr<TempDir> temp_;  // the fuzzer's TMPDIR
+  absl::Time asked_at_ = absl::InfiniteFuture();
+  bool killed_ = false;
+  bool reaped_ = false;
+};
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_CLI_FUZZER_PROCESS_H_
