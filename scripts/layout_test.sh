@@ -2,8 +2,8 @@
 # The layout's rules (docs/architecture.md), checked on the source tree in a
 # second: no file includes a header from a floor above its own, and no
 # library's CMake DEPS name one there (tests may: they drive the floors
-# above); every folder with sources has a floor; no source file other than
-# a test is over 800 lines.
+# above); every folder with sources has a floor and a README.md; no source
+# file other than a test is over 800 lines.
 #
 #   layout_test.sh [SOURCE_DIR]
 set -euo pipefail
@@ -53,6 +53,12 @@ done
 for folder in "${!has_sources[@]}"; do
   [[ -n ${floor_of[$folder]:-} ]] ||
     fail "$folder/ has no floor in docs/architecture.md"
+done
+
+# Every folder with sources says what it owns: a README.md beside them.
+for folder in "${!has_sources[@]}"; do
+  [[ -f $folder/README.md ]] ||
+    fail "$folder/ has no README.md saying what it owns"
 done
 
 # Includes: a file's floor is its top folder's; an include names a folder
