@@ -168,7 +168,7 @@ std::string Words(const WrongConstant& w) {
 }
 
 // The operation ptxas got wrong, where the culprit's variant hides it
-// (issue 64; docs/programs.md has the runs of ptxas 13.0 that show it): a
+// (issue 64; docs/program-causes.md has the runs of ptxas 13.0 that show it): a
 // `mad.lo` whose factors are one value is a square, as `mul.lo` of it is
 // (ptxas takes the known low bits of a square wrong through either); a
 // `sub` of a, b that ptxas took to be a + b is the negation of b taken to

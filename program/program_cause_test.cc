@@ -199,7 +199,7 @@ TEST(WrongConstantCauseTest, AStepInALoopIsACulprit) {
 }
 
 // INT_MAX negated after an empty loop or behind a branch, which ptxas
-// 13.0 takes to be INT_MAX (docs/programs.md has the runs that show it
+// 13.0 takes to be INT_MAX (docs/program-causes.md has the runs that show it
 // needs INT_MAX, and the loop or the branch): the same bug whether the
 // negation is a `neg` (m009, the branch over max and neg, a neg then shl
 // or max) or the subtrahend of a `sub` (m011, m012, whose constants are
