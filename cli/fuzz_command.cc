@@ -264,7 +264,8 @@ struct Timeline {
 // then stops as at --max-time: differential_fuzzer.cc) on a Ctrl-C, on a
 // write under --out that fails (what was judged is filed or journaled, and
 // going on would only lose more) and kPastDeadline after `deadline`; it is
-// killed kStopGrace later, or at a second Ctrl-C. Returns its wait status.
+// killed its stop grace later, or at a second Ctrl-C. Returns its wait
+// status.
 int WaitWithProgress(FuzzerProcess& fuzzer, const std::string& stats,
                      int64_t every, absl::Time start, absl::Time deadline,
                      OutWrites& writes, std::ostream& out, Timeline& timeline,
@@ -288,14 +289,17 @@ int WaitWithProgress(FuzzerProcess& fuzzer, const std::string& stats,
       out << "fuzz: interrupted; stopping (the corpus and findings are kept; "
              "Ctrl-C again to kill it at once)\n";
     }
-    if (absl::Now() >= deadline + kPastDeadline && fuzzer.AskToStop()) {
+    // A campaign stopping in order (it said so) is asked again, unsaid:
+    // only one deaf to its deadline (a -fork job) needs the word.
+    if (absl::Now() >= deadline + kPastDeadline && fuzzer.AskToStop() &&
+        !writes.log.campaign_stopping()) {
       out << "fuzz: the fuzzer is still running "
           << absl::FormatDuration(kPastDeadline)
           << " past --max-time; stopping it\n";
     }
     if (fuzzer.KillIfOverdue()) {
       out << "fuzz: the fuzzer did not stop within "
-          << absl::FormatDuration(FuzzerProcess::kStopGrace)
+          << absl::FormatDuration(fuzzer.stop_grace())
           << " of being asked; killed it (findings it had not filed are kept "
              "in the triage directory's .pending/ for the next run)\n";
     }

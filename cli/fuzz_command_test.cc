@@ -286,27 +286,36 @@ TEST(FuzzCommandTest, KillingTheCliEndsTheFuzzer) {
 // holding a 3 GB file ran 36 s (a fork job read the file whole), and a
 // Ctrl-C was not obeyed for 30 s: ptxdiff fuzz never ended its fuzzer
 // itself. Now a fuzzer still running 5 s past --max-time is asked to stop
-// (SIGINT to its group), and killed 10 s later if it has not stopped; the
-// run says so and fails. (The fake fuzzer ignores SIGINT and sleeps.)
-TEST(FuzzCommandTest, AFuzzerThatRunsPastMaxTimeIsStoppedThenKilled) {
+// (SIGINT to its group; killed FuzzerProcess::kStopGrace later if it has
+// not: FuzzerProcessTest). The fake fuzzer exits when asked.
+TEST(FuzzCommandTest, AFuzzerStillRunningPastMaxTimeIsAskedToStop) {
   const std::string dir = TempDirFor("fuzz_overrun");
   const absl::Time start = absl::Now();
-  const CliRun r = FuzzWith(dir, kSomeStats, "trap '' INT\nsleep 120",
-                            {"--backend", "oracle", "--out", dir + "/out",
-                             "--dir", dir + "/triage", "--max-time", "1"});
-  const absl::Duration took = absl::Now() - start;
-  EXPECT_EQ(r.code, 1) << r.out;
+  const CliRun r =
+      FuzzWith(dir, kSomeStats, "trap 'exit 0' INT\nsleep 120 &\nwait $!",
+               {"--backend", "oracle", "--out", dir + "/out", "--dir",
+                dir + "/triage", "--max-time", "1"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("fuzz: the fuzzer is still running 5s past "
                                "--max-time; stopping it\n"));
-  EXPECT_THAT(r.out, HasSubstr("fuzz: the fuzzer did not stop within 10s of "
-                               "being asked; killed it"));
-  EXPECT_THAT(r.out, Not(HasSubstr("exited abnormally")));
-  EXPECT_THAT(r.err, HasSubstr("ptxdiff fuzz: the fuzzer was killed before it "
-                               "finished; findings it had not filed are kept "
-                               "in " +
-                               dir + "/triage/.pending/"));
-  // Not the sleep's 120 s (the whole group was killed).
-  EXPECT_LT(took, absl::Seconds(60));
+  EXPECT_THAT(r.out, Not(HasSubstr("killed")));
+  // Not the sleep's 120 s.
+  EXPECT_LT(absl::Now() - start, absl::Seconds(60));
+}
+
+// A fuzzer whose campaign said it is stopping in order (at its deadline,
+// under ASan it may take 20 s to file and write what it has) is asked again
+// without a word: it is not running past its end, it is finishing.
+TEST(FuzzCommandTest, AFuzzerStoppingInOrderIsNotSaidToRunPastMaxTime) {
+  const std::string dir = TempDirFor("fuzz_finishing");
+  const CliRun r = FuzzWith(
+      dir, kSomeStats,
+      "echo \"ptxdiff: the run's deadline has come: stopping the campaign in "
+      "order\"\ntrap 'exit 0' INT\nsleep 120 &\nwait $!",
+      {"--backend", "oracle", "--out", dir + "/out", "--dir", dir + "/triage",
+       "--max-time", "1"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, Not(HasSubstr("still running")));
 }
 
 // A second Ctrl-C kills the fuzzer at once (the first asks it to stop).

@@ -14,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "fuzzers/differential_target.h"
 #include "triage/pending_journal.h"
 
 namespace ptxdiff {
@@ -91,6 +92,10 @@ void FuzzerLog::Take(const char* data, size_t size) {
     }
     if (absl::StartsWith(line_, kTargetWriteError)) {
       write_errors_.push_back(line_.substr(kTargetPrefix.size()));
+    }
+    if (absl::StartsWith(line_, kTargetPrefix) &&
+        absl::EndsWith(line_, kStoppingInOrderSaid)) {
+      campaign_stopping_ = true;
     }
     if (absl::StartsWith(line_, kPendingJournalSaid)) {
       journal_warnings_.push_back(line_.substr(kTargetPrefix.size()));

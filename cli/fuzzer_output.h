@@ -46,6 +46,10 @@ class FuzzerLog {
   // a "ptxdiff: cannot write ..." line (its stats file).
   const std::vector<std::string>& write_errors() const { return write_errors_; }
 
+  // Whether the target said its campaign is stopping in order
+  // (kStoppingInOrderSaid): at its deadline, or asked to.
+  bool campaign_stopping() const { return campaign_stopping_; }
+
   // The fuzzer's lines about a pending journal it kept aside unadopted
   // (triage/pending_journal.h, kPendingJournalSaid), without "ptxdiff: ":
   // for the summary, where a user looks, not only the log.
@@ -65,6 +69,7 @@ class FuzzerLog {
   std::string path_;
   int log_ = -1, read_end_ = -1, fuzzer_end_ = -1;
   bool log_failed_ = false;
+  bool campaign_stopping_ = false;
   std::string tail_;
   std::string line_;  // the fuzzer's line being read
   std::vector<std::string> write_errors_;

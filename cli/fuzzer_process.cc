@@ -13,7 +13,8 @@
 namespace ptxdiff {
 
 absl::StatusOr<std::unique_ptr<FuzzerProcess>> FuzzerProcess::Start(
-    const std::vector<std::string>& argv, FuzzerLog& log) {
+    const std::vector<std::string>& argv, FuzzerLog& log,
+    absl::Duration stop_grace) {
   absl::StatusOr<std::unique_ptr<TempDir>> temp = TempDir::Create("fuzzer");
   if (!temp.ok()) return temp.status();
   absl::StatusOr<pid_t> pid =
@@ -27,7 +28,7 @@ absl::StatusOr<std::unique_ptr<FuzzerProcess>> FuzzerProcess::Start(
   log.CloseFuzzerEnd();
   if (!pid.ok()) return absl::FailedPreconditionError(pid.status().message());
   return std::unique_ptr<FuzzerProcess>(
-      new FuzzerProcess(*pid, std::move(*temp)));
+      new FuzzerProcess(*pid, std::move(*temp), stop_grace));
 }
 
 FuzzerProcess::~FuzzerProcess() {
@@ -51,7 +52,7 @@ bool FuzzerProcess::AskToStop() {
 }
 
 bool FuzzerProcess::KillIfOverdue() {
-  if (killed_ || absl::Now() - asked_at_ < kStopGrace) return false;
+  if (killed_ || absl::Now() - asked_at_ < stop_grace_) return false;
   Kill();
   return true;
 }

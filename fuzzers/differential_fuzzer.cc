@@ -83,7 +83,7 @@ void AskForAStopOnInterrupt() {
 // exit() inside an input is taken for the target's crash), but with 0:
 // the run ended in order.
 [[noreturn]] void StopAsAtTheEnd(const char* why) {
-  std::fprintf(stderr, "ptxdiff: %s: stopping the campaign in order\n", why);
+  std::fprintf(stderr, "ptxdiff: %s%s\n", why, ptxdiff::kStoppingInOrderSaid);
   target->Stop();
   std::fflush(stdout);
   std::fflush(stderr);
@@ -115,7 +115,12 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
   // At libFuzzer's exit (-max_total_time, -runs): finish the batches in flight
   // and the filing, and write the final stats. (A kill leaves the pending
   // journal for the next campaign.)
-  std::atexit([] { target->Stop(); });
+  std::atexit([] {
+    std::fprintf(stderr, "ptxdiff: libFuzzer is exiting%s\n",
+                 ptxdiff::kStoppingInOrderSaid);
+    std::fflush(stderr);
+    target->Stop();
+  });
   EndAtTheDeadline(*argc, *argv, target->config().deadline_unix_seconds);
   std::fprintf(stderr, "ptxdiff: fuzzing against %s, triage directory %s\n",
                target->backend().Describe().c_str(),

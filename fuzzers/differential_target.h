@@ -37,6 +37,12 @@
 
 namespace ptxdiff {
 
+// How the fuzzer's line ends when its campaign stops in order ("ptxdiff:
+// the run's deadline has come: stopping the campaign in order"): what
+// `ptxdiff fuzz` reads to tell a fuzzer finishing from one deaf to its end.
+inline constexpr char kStoppingInOrderSaid[] =
+    ": stopping the campaign in order";
+
 class DifferentialTarget {
  public:
   static absl::StatusOr<std::unique_ptr<DifferentialTarget>> Create(
