@@ -127,9 +127,11 @@ std::string StartingLine(double seconds) {
 }
 
 // "variants reached X of Y" (of those the backend supports; crash mode does
-// not count those) and "repeats" (findings of a cause already filed, this
-// run or before): a newcomer read "X/Y supported" as the support and "known"
-// as explained.
+// not count those) and "repeats" (findings of a cause already found, this
+// run or before, filed or kept pending with their finding: at the end the
+// campaign moves the repeats of what it did not file from the one count to
+// the other, and the last line must not fall): a newcomer read "X/Y
+// supported" as the support and "known" as explained.
 std::string ProgressLine(const Progress& p, double seconds) {
   const FuzzStats& s = p.sum.stats;
   return absl::StrFormat(
@@ -140,7 +142,8 @@ std::string ProgressLine(const Progress& p, double seconds) {
       s.inputs, p.variants_reached,
       s.supported_variants > 0 ? absl::StrCat(" of ", s.supported_variants)
                                : "",
-      s.new_findings, s.known_findings + s.explained_findings,
+      s.new_findings,
+      s.known_findings + s.explained_findings + s.pending_repeats,
       s.counts.faulty_batches + s.counts.faulted, s.worker_restarts);
 }
 
