@@ -689,7 +689,8 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
   if (!fuzzer_log.ok()) return Fail(err, "fuzz", fuzzer_log.status());
   std::set<std::string> empty_before = EmptyCorpusFiles(corpus);
   const absl::StatusOr<std::unique_ptr<FuzzerProcess>> fuzzer_process =
-      FuzzerProcess::Start(argv, **fuzzer_log);
+      FuzzerProcess::Start(argv, **fuzzer_log,
+                           *jobs > 1 ? FuzzerProcess::kForkJobsRoom : 0);
   if (!fuzzer_process.ok()) return Fail(err, "fuzz", fuzzer_process.status());
   const absl::Time start = absl::Now();
   OutWrites writes{.log = **fuzzer_log,

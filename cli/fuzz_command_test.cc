@@ -5,6 +5,7 @@
 
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -352,6 +353,33 @@ TEST(FuzzCommandTest, TheFuzzersTemporaryFilesGoWithTheRun) {
   ASSERT_FALSE(tmpdir.empty());
   EXPECT_NE(tmpdir, TempRoot());
   EXPECT_NE(access(tmpdir.c_str(), F_OK), 0) << tmpdir << " is still there";
+}
+
+// The eighth fault run: with TMPDIR's disk full, `fuzz --jobs 2` fuzzed
+// nothing ("fuzz inputs 0": libFuzzer's -fork parent waited on jobs that
+// never started) until it was killed 15 s past --max-time, saying only that;
+// with little room it ended early on "MERGE: failed to parse the control
+// file". Now the run is refused before the fuzzer starts, naming TMPDIR.
+// (A file size limit stands in for the full disk: the same failed write.)
+TEST(FuzzCommandTest, ForkJobsWithoutRoomInTmpdirAreRefusedBeforeTheFuzzer) {
+  const std::string dir = TempDirFor("fuzz_full_tmpdir");
+  struct rlimit was = {};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &was), 0);
+  struct rlimit small = was;
+  small.rlim_cur = 256 << 10;  // under FuzzerProcess::kForkJobsRoom
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+  void (*xfsz)(int) = signal(SIGXFSZ, SIG_IGN);
+  const CliRun r = FuzzWith(dir, kSomeStats, "touch '" + dir + "/ran'",
+                            {"--backend", "oracle", "--out", dir + "/out",
+                             "--dir", dir + "/triage", "--jobs", "2"});
+  setrlimit(RLIMIT_FSIZE, &was);
+  signal(SIGXFSZ, xfsz);
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("ptxdiff fuzz: TMPDIR (" + TempRoot() +
+                               ") has no room for the fuzzer's -fork jobs: "
+                               "1024 KiB could not be written there (File "
+                               "too large)"));
+  EXPECT_NE(access((dir + "/ran").c_str(), F_OK), 0) << "the fuzzer ran";
 }
 
 // `ptxdiff fuzz ARGS` on the differential fuzzer itself, built for the

@@ -1,22 +1,62 @@
 #include "cli/fuzzer_process.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/subprocess.h"
 
 namespace ptxdiff {
 
+namespace {
+
+// Writes `bytes` to a file in `dir`, then removes it: an error if they could
+// not all be written (a full disk; a file size limit), naming why.
+absl::Status WriteAndRemove(const std::string& dir, int64_t bytes) {
+  const std::string path = dir + "/room";
+  const int fd =
+      open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return absl::InternalError(std::strerror(errno));
+  const std::string chunk(64 << 10, '\0');
+  int error = 0;
+  for (int64_t left = bytes; left > 0 && error == 0;) {
+    const ssize_t n =
+        write(fd, chunk.data(),
+              static_cast<size_t>(std::min<int64_t>(left, chunk.size())));
+    if (n > 0) left -= n;
+    if (n < 0 && errno != EINTR) error = errno;
+  }
+  close(fd);
+  unlink(path.c_str());
+  if (error != 0) return absl::ResourceExhaustedError(std::strerror(error));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<FuzzerProcess>> FuzzerProcess::Start(
-    const std::vector<std::string>& argv, FuzzerLog& log,
+    const std::vector<std::string>& argv, FuzzerLog& log, int64_t room,
     absl::Duration stop_grace) {
   absl::StatusOr<std::unique_ptr<TempDir>> temp = TempDir::Create("fuzzer");
   if (!temp.ok()) return temp.status();
+  if (room > 0) {
+    if (absl::Status s = WriteAndRemove((*temp)->path(), room); !s.ok()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "TMPDIR (", TempRoot(), ") has no room for the fuzzer's -fork jobs: ",
+          room >> 10, " KiB could not be written there (", s.message(),
+          "); they keep their inputs and merge lists there: free some space "
+          "or set TMPDIR to a larger disk"));
+    }
+  }
   absl::StatusOr<pid_t> pid =
       StartProcess(argv,
                    {.stdout_fd = log.fuzzer_end(),

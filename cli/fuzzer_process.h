@@ -11,6 +11,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,9 +31,16 @@ class FuzzerProcess {
   // on a faulty worker with 47,000 findings unfiled).
   static constexpr absl::Duration kStopGrace = absl::Seconds(60);
 
-  // Starts `argv` with its stdout and stderr into `log`.
+  // What -fork=N's jobs need in the fuzzer's TMPDIR at the least (a merge
+  // list of the corpus, each job's inputs): a disk with less is full to them.
+  static constexpr int64_t kForkJobsRoom = int64_t{1} << 20;
+
+  // Starts `argv` with its stdout and stderr into `log`, once `room` bytes
+  // could be written in its TMPDIR (none tried for 0): on a full disk
+  // libFuzzer's -fork parent waits on jobs that never start, or ends saying
+  // only "MERGE: failed to parse the control file".
   static absl::StatusOr<std::unique_ptr<FuzzerProcess>> Start(
-      const std::vector<std::string>& argv, FuzzerLog& log,
+      const std::vector<std::string>& argv, FuzzerLog& log, int64_t room = 0,
       absl::Duration stop_grace = kStopGrace);
   // Kills what is still running of it and reaps it.
   ~FuzzerProcess();

@@ -25,7 +25,7 @@ TEST(FuzzerProcessTest, AFuzzerDeafToTheStopIsKilledAfterItsGrace) {
   auto fuzzer = FuzzerProcess::Start(
       {"/bin/sh", "-c",
        "trap '' INT; : > '" + deaf + "'; sleep 120 & sleep 120"},
-      **log, absl::Seconds(1));
+      **log, /*room=*/0, absl::Seconds(1));
   ASSERT_TRUE(fuzzer.ok()) << fuzzer.status();
   while (access(deaf.c_str(), F_OK) != 0) {  // once it ignores SIGINT
     ASSERT_FALSE((*fuzzer)->Ended());

@@ -112,6 +112,13 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
   }
   target = *std::move(created);
   target->SetSemanticCounters(semantic_counters);
+  // The -fork parent's campaign judges the systematic tuples though it runs
+  // no input, the only other place its stats are written: kept written, so
+  // that `ptxdiff fuzz` counts them while it runs and after a kill.
+  if (config->mode == ptxdiff::FuzzConfig::Mode::kCampaign &&
+      !RunsInputsItself(*argc, *argv)) {
+    target->KeepStatsWritten();
+  }
   // At libFuzzer's exit (-max_total_time, -runs): finish the batches in flight
   // and the filing, and write the final stats. (A kill leaves the pending
   // journal for the next campaign.)

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -355,7 +356,31 @@ bool DifferentialTarget::Flush(absl::Duration timeout) {
   return campaign_ == nullptr || campaign_->Flush(timeout);
 }
 
+void DifferentialTarget::KeepStatsWritten() {
+  if (writer_.joinable()) return;
+  writer_ = std::thread([this] {
+    std::unique_lock<std::mutex> lock(writer_mu_);
+    while (!writer_wake_.wait_for(lock, std::chrono::seconds(1),
+                                  [this] { return writer_stop_; })) {
+      WriteStats();
+    }
+  });
+}
+
+void DifferentialTarget::StopStatsWriter() {
+  if (!writer_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lock(writer_mu_);
+    writer_stop_ = true;
+  }
+  writer_wake_.notify_all();
+  writer_.join();
+}
+
+DifferentialTarget::~DifferentialTarget() { StopStatsWriter(); }
+
 void DifferentialTarget::Stop() {
+  StopStatsWriter();  // the last write is Stop's own, below
   if (campaign_) campaign_->Stop();
   last_outcomes_write_ = absl::InfinitePast();  // the last counts, whenever
   WriteStats();

@@ -18,11 +18,14 @@
 #ifndef PTXDIFF_FUZZERS_DIFFERENTIAL_TARGET_H_
 #define PTXDIFF_FUZZERS_DIFFERENTIAL_TARGET_H_
 
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -47,6 +50,7 @@ class DifferentialTarget {
  public:
   static absl::StatusOr<std::unique_ptr<DifferentialTarget>> Create(
       FuzzConfig config);
+  ~DifferentialTarget();
 
   // Runs one input. Returns -1 for an input that does not decode (libFuzzer
   // then does not keep it), 0 otherwise. In crash mode a mismatch or fault
@@ -76,10 +80,19 @@ class DifferentialTarget {
   // Writes this process's stats file now (also done every few seconds).
   void WriteStats();
 
+  // For a process that runs no inputs (libFuzzer's -fork parent), whose
+  // campaign judges the systematic tuples all the same: writes the stats
+  // file every second from a thread of its own until Stop, as RunInput
+  // does for a process that runs inputs. Without it that process's counts
+  // reached the stats only at its end, none of them if it was killed.
+  void KeepStatsWritten();
+
  private:
   DifferentialTarget(FuzzConfig config, std::unique_ptr<WorkerClient> client,
                      std::unique_ptr<Campaign> campaign);
   void RunSynchronously(const std::vector<Tuple>& tuples);
+  // Ends KeepStatsWritten's thread, if there is one.
+  void StopStatsWriter();
   // Crash mode: counts a decline in stats_ by its code.
   void CountDecline(DeclineCode code);
   // Crash mode's end: records the crash's origin, prints the abort line and
@@ -118,6 +131,11 @@ class DifferentialTarget {
   static constexpr absl::Duration kOutcomesWriteInterval = absl::Seconds(10);
   absl::Time last_outcomes_write_ = absl::InfinitePast();
   bool outcomes_write_failed_ = false;
+  // KeepStatsWritten's thread, told to end by `writer_stop_`.
+  std::thread writer_;
+  std::mutex writer_mu_;
+  std::condition_variable writer_wake_;
+  bool writer_stop_ = false;
   // Replaces `path` with `text`; the first failure (`failed` unset) is said
   // on stderr, for `ptxdiff fuzz` (fuzzer_output.h), the later ones not.
   static void WriteSayingTheFirstFailure(const std::string& path,

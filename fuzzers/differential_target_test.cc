@@ -8,7 +8,9 @@
 #include <fstream>
 #include <set>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "campaign/outcome_table.h"
 #include "common/files.h"
 #include "common/testing/text.h"
@@ -253,6 +255,41 @@ TEST(DifferentialTargetTest, TheStatsSayWhyNothingWasTested) {
   std::ifstream stats(dir + "/" + std::to_string(getpid()) + ".stats");
   const std::string text((std::istreambuf_iterator<char>(stats)), {});
   EXPECT_THAT(text, HasSubstr("top_decline=2 ptx-cmd: command '/bin/false"));
+}
+
+// The eighth fault run: libFuzzer's -fork parent runs no input, yet its
+// campaign judges the systematic tuples; its stats file was written only at
+// its Stop, so `fuzz --jobs 2` showed none of its counts while it ran, and
+// none at all once it was killed ("0 new" beside the entry it had filed).
+// KeepStatsWritten writes them every second, no input fed. (The wait gives
+// up after 60 s, where the file never comes without it.)
+TEST(DifferentialTargetTest, AProcessThatRunsNoInputKeepsItsStatsWritten) {
+  const std::string dir = FreshDir("no_input");
+  std::system(("mkdir -p '" + dir + "'").c_str());
+  FuzzConfig config;
+  config.backend = "oracle";
+  config.worker = PTXDIFF_WORKER_PATH;
+  config.triage_dir = dir + "/triage";
+  config.stats_dir = dir;
+  config.systematic = true;  // what such a process judges
+  config.filter.include = {Family::kAdd};
+  auto target = DifferentialTarget::Create(config);
+  ASSERT_TRUE(target.ok()) << target.status();
+  (*target)->KeepStatsWritten();
+  const std::string path = absl::StrCat(dir, "/", getpid(), ".stats");
+  // Written with some tuples judged: "tuples=N", N > 0.
+  const auto judged_some = [](const std::string& text) {
+    return absl::StrContains(text, "\ntuples=") &&
+           !absl::StrContains(text, "\ntuples=0\n");
+  };
+  std::string text;
+  for (const absl::Time give_up = absl::Now() + absl::Seconds(60);
+       absl::Now() < give_up && !judged_some(text);
+       absl::SleepFor(absl::Milliseconds(100))) {
+    text = ReadFile(path).value_or("");
+  }
+  EXPECT_TRUE(judged_some(text)) << path << " holds: " << text;
+  (*target)->Stop();
 }
 
 // Crash mode counts the variants the backend supports and the declines by
