@@ -143,6 +143,7 @@ absl::Status Campaign::StartWorkers(WorkerStarts& starting) {
   }
   Calibrate();
   calibrated_.count_down();
+  StartLane();
   senders_running_ = senders_.size();
   for (size_t s = 0; s < senders_.size(); ++s) {
     threads_.emplace_back([this, c = senders_[s].get(), s] {
@@ -189,6 +190,30 @@ void Campaign::Stop() {
   // campaign on this directory (it adopts the journals of processes that
   // are gone), never removed with the findings in it.
   journal_->RemoveIfAllDone();
+  if (lane_) lane_->Finish();
+}
+
+void Campaign::StartLane() {
+  if (!options_.lane || options_.lane_share <= 0) return;
+  absl::StatusOr<std::unique_ptr<CaseLane>> lane = options_.lane(identity_);
+  if (!lane.ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    stats_.lane_not_started = std::string(lane.status().message());
+    return;
+  }
+  lane_ = *std::move(lane);
+}
+
+bool Campaign::RunLaneBatch(WorkerClient& client, LaneShare& share) {
+  const absl::Time start = absl::Now();
+  const bool more = lane_->RunBatch(client, options_.deadline);
+  share.LaneTook(absl::Now() - start);
+  if (!more) lane_done_ = true;
+  if (lane_->HasFound()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    filing_ready_.notify_one();
+  }
+  return more;
 }
 
 namespace {
@@ -318,7 +343,12 @@ void Campaign::SenderLoop(WorkerClient* client, int sender) {
   // With the compiled lane, a batch's folding checks and compiles are paced
   // to take about kBatchTarget (its compiled-lane tuples cost little).
   BatchPacer pacer(batch_size_, kBatchTarget);
+  LaneShare share(lane_ ? options_.lane_share : 0);
   while (true) {
+    if (share.LanesTurn() && !lane_done_) {
+      if (stopping_) return;
+      if (RunLaneBatch(*client, share)) continue;
+    }
     const size_t size = UsesCompiledLane() ? pacer.size() : batch_size_;
     bool after_close = false;
     std::vector<Tuple> batch =
@@ -328,6 +358,8 @@ void Campaign::SenderLoop(WorkerClient* client, int sender) {
     if (after_close) return;
     if (batch.empty()) {
       if (stopping_) return;
+      // No tuple is waiting: the backend's time is the lane's meanwhile.
+      if (lane_ && !lane_done_) RunLaneBatch(*client, share);
       continue;
     }
     const size_t taken = batch.size();
@@ -336,6 +368,7 @@ void Campaign::SenderLoop(WorkerClient* client, int sender) {
       const absl::Time start = absl::Now();
       const BatchOutcome out = client->Run(batch);
       pacer.Took(absl::Now() - start);
+      share.TuplesTook(absl::Now() - start);
       // A batch cut short by Stop (Interrupt) is not the backend's fault.
       if (!(out.fault && client->interrupted())) Judge(batch, out, sender);
     }
@@ -591,6 +624,7 @@ CampaignStats Campaign::Snapshot() const {
   s.skipped_undefined = skipped_undefined_.load(std::memory_order_relaxed);
   if (exploration_) s.explored = exploration_->Histogram();
   s.planned_variants = planned_variants_.load(std::memory_order_relaxed);
+  if (lane_) s.lane = lane_->Counts();
   return s;
 }
 

@@ -59,6 +59,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
+#include "campaign/case_lane.h"
 #include "campaign/decline_model.h"
 #include "campaign/exploration_budget.h"
 #include "campaign/outcome_table.h"
@@ -126,6 +127,11 @@ struct CampaignOptions {
   // The queue's dedup table (TupleQueue::Options::seen_slots); 0: its
   // default. Small in a test that needs a repeat to get through.
   size_t dedup_slots = 0;
+  // A lane of other cases (case_lane.h: programs), made once the workers
+  // have started, and the share of each sender's time it gets, in [0, 1]
+  // (0, or no maker: tuples only, as without one).
+  CaseLaneMaker lane;
+  double lane_share = 0;
 };
 
 struct CampaignStats {
@@ -200,6 +206,10 @@ struct CampaignStats {
   // middle tier: SystematicSource::planned_done) the systematic source has
   // produced.
   int64_t planned_variants = 0;
+  // The case lane's counts (CampaignOptions::lane), and why there is none
+  // where one was asked for ("" otherwise).
+  CaseLaneCounts lane;
+  std::string lane_not_started;
 };
 
 // The undefined share (CampaignOptions::undefined_share) of one producer,
@@ -375,6 +385,17 @@ class Campaign {
            options_.runtime_forms;
   }
   void FilerLoop();
+  // Makes the case lane (CampaignOptions::lane) for the workers started.
+  void StartLane();
+  // Runs one of the lane's batches on `client` (a sender's); false when the
+  // lane has nothing more.
+  bool RunLaneBatch(WorkerClient& client, LaneShare& share);
+  // Files one thing the lane found, on the minimizer's worker (filer
+  // thread); false if there was nothing to file, or no worker.
+  bool FileLaneFinding();
+  // The lane found what the filer is to file (and can: minimizing has not
+  // stopped, a worker to do it with started).
+  bool LaneHasFindings() const;
   void SystematicLoop();
   // `sender`: whose worker answered (its compiled lane gets what it
   // compiled).
@@ -450,6 +471,9 @@ class Campaign {
       nullptr};  // for Stop's Interrupt
   std::atomic<bool> minimizing_stopped_{false};
   std::vector<std::thread> threads_;
+  std::unique_ptr<CaseLane> lane_;  // null: tuples only
+  std::atomic<bool> lane_done_{false};  // RunBatch said it has nothing more
+  std::atomic<bool> lane_filer_failed_{false};  // no worker to file with
   std::atomic<bool> stopping_{false};
   std::atomic<int> senders_running_{0};    // SenderLoops not yet returned
   std::atomic<bool> breadth_done_{false};  // the systematic source's, or none

@@ -101,7 +101,7 @@ void Campaign::FilerLoop() {
         return stopping_.load() && senders_running_ == 0;
       };
       filing_ready_.wait_for(lock, std::chrono::seconds(1), [&] {
-        return senders_done() || !filing_.empty();
+        return senders_done() || !filing_.empty() || LaneHasFindings();
       });
       if (stopping_ && !deadline) deadline = absl::Now() + kFilingGrace;
       // Past the grace what is left stays in the journal, for the next
@@ -130,6 +130,9 @@ void Campaign::FilerLoop() {
         const bool last = senders_done();
         lock.unlock();
         FlushRepeats();
+        // Between the tuple findings, one of the lane's at a time: a tuple
+        // finding judged meanwhile goes first.
+        if (FileLaneFinding()) continue;
         if (last) return;
         continue;
       }
@@ -141,6 +144,23 @@ void Campaign::FilerLoop() {
     std::lock_guard<std::mutex> lock(mu_);
     filer_busy_ = false;
   }
+}
+
+bool Campaign::LaneHasFindings() const {
+  return lane_ && !minimizing_stopped_ && !lane_filer_failed_ &&
+         lane_->HasFound();
+}
+
+bool Campaign::FileLaneFinding() {
+  if (!LaneHasFindings()) return false;
+  const absl::StatusOr<WorkerClient*> client = MinimizerClient();
+  if (!client.ok()) {
+    // What the lane found stays in its journal, for the next campaign.
+    lane_filer_failed_ = true;
+    return false;
+  }
+  lane_->FileFound(**client, options_.deadline);
+  return true;
 }
 
 void Campaign::ContrastAtTheEnd(std::deque<FilingJob>& jobs) {

@@ -15,14 +15,11 @@
 
 namespace ptxdiff {
 
-AloneChecks::AloneChecks(ProgramBackend& backend, Reading reading,
-                         absl::Time deadline)
-    : backend_(backend),
-      reading_(reading),
-      deadline_(deadline),
-      check_([this](const Tuple& t) { return RightAlone(t); }) {}
+AloneChecks::AloneChecks(Reading reading, absl::Time deadline)
+    : reading_(reading), deadline_(deadline) {}
 
-std::optional<bool> AloneChecks::RightAlone(const Tuple& t) {
+std::optional<bool> AloneChecks::RightAlone(ProgramBackend& backend,
+                                            const Tuple& t) {
   const std::string key = absl::StrCat(
       Spell(t.variant), " ",
       absl::StrJoin(std::begin(t.operands.v), std::end(t.operands.v), ","));
@@ -33,7 +30,7 @@ std::optional<bool> AloneChecks::RightAlone(const Tuple& t) {
   }
   if (Interrupted() || absl::Now() >= deadline_) return std::nullopt;
   const Program alone = TupleAsProgram(t.variant, t.operands);
-  const absl::StatusOr<std::vector<ProgramCheck>> checks = backend_.Check(
+  const absl::StatusOr<std::vector<ProgramCheck>> checks = backend.Check(
       {&alone, 1}, ProgramInputs::kImmediate, reading_, deadline_);
   std::optional<bool> right;
   if (checks.ok() && checks->size() == 1 && (*checks)[0].judged &&

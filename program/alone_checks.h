@@ -18,21 +18,24 @@
 
 namespace ptxdiff {
 
-// Thread-safe; each tuple is run once (a repeat of a cause asks again).
+// Thread-safe; each tuple is run once (a repeat of a cause asks again),
+// whichever backend (a campaign's worker) it is asked on.
 class AloneChecks {
  public:
-  AloneChecks(ProgramBackend& backend, Reading reading, absl::Time deadline);
+  AloneChecks(Reading reading, absl::Time deadline);
 
-  // Whether the backend gives the oracle's value for `t` alone; nullopt
-  // where it did not judge it (kept code, a fault, past the deadline).
-  std::optional<bool> RightAlone(const Tuple& t);
-  const AloneCheck& check() const { return check_; }
+  // Whether `backend` gives the oracle's value for `t` alone; nullopt where
+  // it did not judge it (kept code, a fault, past the deadline).
+  std::optional<bool> RightAlone(ProgramBackend& backend, const Tuple& t);
+  // RightAlone on `backend`, as a cause key asks it (it must not outlive
+  // `backend`).
+  AloneCheck On(ProgramBackend& backend) {
+    return [this, &backend](const Tuple& t) { return RightAlone(backend, t); };
+  }
 
  private:
-  ProgramBackend& backend_;
   const Reading reading_;
   const absl::Time deadline_;
-  const AloneCheck check_;
   std::mutex mu_;
   absl::flat_hash_map<std::string, std::optional<bool>> seen_;
 };

@@ -73,7 +73,8 @@ absl::StatusOr<std::shared_ptr<ProgramBackend>> OnWorker(
   return std::shared_ptr<ProgramBackend>(std::move(backend));
 }
 
-absl::StatusOr<ChosenProgramBackend> Ptxas(const ProgramBackendOptions& o) {
+absl::StatusOr<std::shared_ptr<const ProgramBackend>> PtxasPresenter(
+    const ProgramBackendOptions& o) {
   KeyValues where = {
       {kPtxasQueryTimeoutOption,
        absl::StrCat(absl::ToInt64Milliseconds(o.ptxas_query_timeout))}};
@@ -84,29 +85,58 @@ absl::StatusOr<ChosenProgramBackend> Ptxas(const ProgramBackendOptions& o) {
                            PtxasProgramCompiler(where));
   const std::string arch = ArchOrDefault(o);
   PTXDIFF_RETURN_IF_ERROR(FindSassArch(arch).status());
-  ChosenProgramBackend chosen{.arch = arch};
-  PTXDIFF_ASSIGN_OR_RETURN(
-      chosen.backend, OnWorker(o, MakePtxasProgramBackend(std::move(compiler),
-                                                          arch, o.timeout)));
+  return std::shared_ptr<const ProgramBackend>(
+      MakePtxasProgramBackend(std::move(compiler), arch, o.timeout));
+}
+
+absl::StatusOr<ChosenProgramBackend> Ptxas(const ProgramBackendOptions& o) {
+  PTXDIFF_ASSIGN_OR_RETURN(std::shared_ptr<const ProgramBackend> presenter,
+                           PtxasPresenter(o));
+  ChosenProgramBackend chosen{.arch = ArchOrDefault(o)};
+  PTXDIFF_ASSIGN_OR_RETURN(chosen.backend, OnWorker(o, std::move(presenter)));
   return chosen;
 }
 
-absl::StatusOr<ChosenProgramBackend> Tool(absl::string_view command,
-                                          const ProgramBackendOptions& o) {
+absl::StatusOr<std::shared_ptr<const ProgramBackend>> ToolPresenter(
+    absl::string_view command, const ProgramBackendOptions& o) {
   // Said as every command that starts a ptx-cmd worker says it.
   PTXDIFF_RETURN_IF_ERROR(CheckPtxCmdCommand(command));
   PTXDIFF_ASSIGN_OR_RETURN(const PtxTarget target,
                            TargetOfArch(ArchOrDefault(o)));
+  return std::shared_ptr<const ProgramBackend>(
+      MakeToolProgramBackend({.command = std::string(command),
+                              .target = target,
+                              .timeout = o.timeout}));
+}
+
+absl::StatusOr<ChosenProgramBackend> Tool(absl::string_view command,
+                                          const ProgramBackendOptions& o) {
+  PTXDIFF_ASSIGN_OR_RETURN(std::shared_ptr<const ProgramBackend> presenter,
+                           ToolPresenter(command, o));
   ChosenProgramBackend chosen{.is_ptxas = false,
                               .arch = ArchOrDefault(o),
                               .tool_command = std::string(command)};
   // The worker makes the tool's runs in a directory of its own.
-  PTXDIFF_ASSIGN_OR_RETURN(
-      chosen.backend,
-      OnWorker(o, MakeToolProgramBackend({.command = std::string(command),
-                                          .target = target,
-                                          .timeout = o.timeout})));
+  PTXDIFF_ASSIGN_OR_RETURN(chosen.backend, OnWorker(o, std::move(presenter)));
   return chosen;
+}
+
+// A GPU's presenter names the device the worker holds; `arch` is set to
+// the target its cases are compiled for.
+absl::StatusOr<std::shared_ptr<const ProgramBackend>> GpuPresenter(
+    const ProgramBackendOptions& o, const WorkerIdentity& identity,
+    std::string& arch) {
+  const std::optional<int> sm = DeviceSm(identity.device);
+  arch = !o.arch.empty() ? o.arch
+         : sm            ? absl::StrCat("sm_", *sm)
+                         : "sm_90";
+  PTXDIFF_ASSIGN_OR_RETURN(const PtxTarget target, TargetOfArch(arch));
+  return std::shared_ptr<const ProgramBackend>(
+      MakeCudaProgramBackend({.driver_library = o.driver_library,
+                              .target = target,
+                              .device_name = identity.device,
+                              .driver = identity.driver,
+                              .kernel_timeout = o.timeout}));
 }
 
 // The GPU: its worker runs each module on the device it holds
@@ -131,21 +161,8 @@ absl::StatusOr<ChosenProgramBackend> Gpu(const ProgramBackendOptions& o) {
   absl::StatusOr<std::unique_ptr<ProgramBackend>> backend =
       MakeWorkerProgramBackend(
           std::move(command),
-          [&](const WorkerIdentity& identity)
-              -> absl::StatusOr<std::shared_ptr<const ProgramBackend>> {
-            const std::optional<int> sm = DeviceSm(identity.device);
-            chosen.arch = !o.arch.empty() ? o.arch
-                          : sm            ? absl::StrCat("sm_", *sm)
-                                          : "sm_90";
-            PTXDIFF_ASSIGN_OR_RETURN(const PtxTarget target,
-                                     TargetOfArch(chosen.arch));
-            return std::shared_ptr<const ProgramBackend>(
-                MakeCudaProgramBackend(
-                    {.driver_library = o.driver_library,
-                     .target = target,
-                     .device_name = identity.device,
-                     .driver = identity.driver,
-                     .kernel_timeout = o.timeout}));
+          [&](const WorkerIdentity& identity) {
+            return GpuPresenter(o, identity, chosen.arch);
           });
   if (!backend.ok() && !absl::IsInvalidArgument(backend.status())) {
     // No GPU: one line, what the worker said.
@@ -158,6 +175,20 @@ absl::StatusOr<ChosenProgramBackend> Gpu(const ProgramBackendOptions& o) {
 }
 
 }  // namespace
+
+absl::StatusOr<std::shared_ptr<const ProgramBackend>> MakeProgramPresenter(
+    const ProgramBackendOptions& options, const WorkerIdentity& identity) {
+  if (options.backend == "ptxas") return PtxasPresenter(options);
+  absl::string_view command = options.backend;
+  if (absl::ConsumePrefix(&command, "ptx-cmd:"))
+    return ToolPresenter(command, options);
+  std::string arch;
+  if (options.backend == kCudaBackend)
+    return GpuPresenter(options, identity, arch);
+  return absl::InvalidArgumentError(
+      absl::StrCat("--backend ", options.backend,
+                   ": programs run on ptxas, cuda or ptx-cmd:COMMAND"));
+}
 
 absl::StatusOr<ChosenProgramBackend> MakeProgramBackend(
     const ProgramBackendOptions& options) {

@@ -15,6 +15,7 @@
 #include "absl/time/time.h"
 #include "backends/cuda/kernel_gen.h"
 #include "backends/ptxas/ptxas_toolchain.h"
+#include "client/worker_client.h"
 #include "common/files.h"
 #include "program/program_backend.h"
 
@@ -55,6 +56,14 @@ absl::StatusOr<PtxTarget> TargetOfArch(const std::string& arch);
 // for `cuda` (in one line, saying why).
 absl::StatusOr<ChosenProgramBackend> MakeProgramBackend(
     const ProgramBackendOptions& options);
+
+// What presents the cases of `options`' backend (names, finding classes,
+// reproducers; it runs nothing) beside a worker already started, which says
+// it is `identity`, that checks them: the fuzz campaign's program lane
+// (program_lane.h), whose workers are the campaign's. Errors as
+// MakeProgramBackend's.
+absl::StatusOr<std::shared_ptr<const ProgramBackend>> MakeProgramPresenter(
+    const ProgramBackendOptions& options, const WorkerIdentity& identity);
 
 }  // namespace ptxdiff
 

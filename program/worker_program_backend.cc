@@ -42,6 +42,10 @@ class WorkerProgramBackend : public ProgramBackend {
       : command_(std::move(command)), presenter_(std::move(presenter)) {
     idle_.push_back(std::move(first));
   }
+  // Every check on `borrowed`, no pool.
+  WorkerProgramBackend(WorkerClient& borrowed,
+                       std::shared_ptr<const ProgramBackend> presenter)
+      : presenter_(std::move(presenter)), borrowed_(&borrowed) {}
 
   std::string Name() const override { return presenter_->Name(); }
   std::string Identity() const override { return presenter_->Identity(); }
@@ -99,10 +103,16 @@ class WorkerProgramBackend : public ProgramBackend {
       std::span<const Program> programs, ProgramInputs form, Reading reading,
       absl::Time deadline, bool until_fault) {
     if (programs.empty()) return std::vector<ProgramCheck>();
-    PTXDIFF_ASSIGN_OR_RETURN(std::unique_ptr<WorkerClient> client, Take());
-    const std::vector<ProgramOutcome> outcomes = client->RunPrograms(
-        ProgramRequestOf(programs, form, reading, until_fault, deadline));
-    Give(std::move(client));
+    const ProgramRunRequest request =
+        ProgramRequestOf(programs, form, reading, until_fault, deadline);
+    std::vector<ProgramOutcome> outcomes;
+    if (borrowed_ != nullptr) {
+      outcomes = borrowed_->RunPrograms(request);
+    } else {
+      PTXDIFF_ASSIGN_OR_RETURN(std::unique_ptr<WorkerClient> client, Take());
+      outcomes = client->RunPrograms(request);
+      Give(std::move(client));
+    }
     std::vector<ProgramCheck> checks;
     checks.reserve(outcomes.size());
     for (const ProgramOutcome& o : outcomes) {
@@ -142,6 +152,7 @@ class WorkerProgramBackend : public ProgramBackend {
 
   const WorkerCommand command_;
   const std::shared_ptr<const ProgramBackend> presenter_;
+  WorkerClient* const borrowed_ = nullptr;  // set: the only worker
   std::mutex mu_;
   std::vector<std::unique_ptr<WorkerClient>> idle_;
 };
@@ -161,6 +172,11 @@ absl::StatusOr<std::unique_ptr<ProgramBackend>> MakeWorkerProgramBackend(
                            presenter_of(first->identity()));
   return std::make_unique<WorkerProgramBackend>(
       std::move(command), std::move(presenter), std::move(first));
+}
+
+std::unique_ptr<ProgramBackend> WorkerProgramBackendOn(
+    WorkerClient& worker, std::shared_ptr<const ProgramBackend> presenter) {
+  return std::make_unique<WorkerProgramBackend>(worker, std::move(presenter));
 }
 
 absl::StatusOr<std::unique_ptr<ProgramBackend>> MakeWorkerProgramBackend(

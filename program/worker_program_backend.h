@@ -34,6 +34,13 @@ absl::StatusOr<std::unique_ptr<ProgramBackend>> MakeWorkerProgramBackend(
 absl::StatusOr<std::unique_ptr<ProgramBackend>> MakeWorkerProgramBackend(
     WorkerCommand command, const PresenterOf& presenter_of);
 
+// Every check on `worker`, which runs programs (its identity().programs:
+// the caller's to check), borrowed for the backend's life: how a campaign's
+// program lane runs on the workers its senders and filer hold
+// (program_lane.h).
+std::unique_ptr<ProgramBackend> WorkerProgramBackendOn(
+    WorkerClient& worker, std::shared_ptr<const ProgramBackend> presenter);
+
 }  // namespace ptxdiff
 
 #endif  // PTXDIFF_PROGRAM_WORKER_PROGRAM_BACKEND_H_

@@ -1,0 +1,171 @@
+#include "campaign/case_lane.h"
+
+#include <atomic>
+#include <mutex>
+#include <set>
+
+#include "absl/time/clock.h"
+#include "campaign/campaign.h"
+#include "campaign/testing/faulty_campaign.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace ptxdiff {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(LaneShareTest, TuplesGoFirstThenEachGetsItsShareOfTheTime) {
+  LaneShare half(0.5);
+  EXPECT_FALSE(half.LanesTurn());
+  half.TuplesTook(absl::Seconds(1));
+  EXPECT_TRUE(half.LanesTurn());
+  half.LaneTook(absl::Seconds(1));
+  EXPECT_FALSE(half.LanesTurn());
+  half.TuplesTook(absl::Milliseconds(10));
+  EXPECT_TRUE(half.LanesTurn());
+}
+
+TEST(LaneShareTest, ShareZeroNeverAndShareOneAlways) {
+  LaneShare none(0), all(1);
+  none.TuplesTook(absl::Seconds(10));
+  all.LaneTook(absl::Seconds(10));
+  EXPECT_FALSE(none.LanesTurn());
+  EXPECT_TRUE(all.LanesTurn());
+}
+
+// A lane that runs one add.u32 on the worker it is given per batch, finds
+// something in its first `finds` batches, and files each on the worker the
+// filer gives it.
+class FakeLane : public CaseLane {
+ public:
+  explicit FakeLane(int finds) : finds_(finds) {}
+
+  bool RunBatch(WorkerClient& worker, absl::Time) override {
+    const Tuple t{*ParseVariant("add.u32"), {{1, 2, 0, 0}}, 0};
+    const BatchOutcome out = worker.Run(std::vector<Tuple>{t});
+    std::lock_guard<std::mutex> lock(mu_);
+    senders_.insert(&worker);
+    if (!out.fault) ++counts_.checked;
+    if (finds_ > 0) {
+      --finds_;
+      ++found_;
+      ++counts_.disagreements;
+    }
+    return true;
+  }
+  bool HasFound() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return found_ > 0;
+  }
+  void FileFound(WorkerClient& worker, absl::Time) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    filers_.insert(&worker);
+    --found_;
+    ++counts_.filed;
+  }
+  void Finish() override { ++finished_; }
+  CaseLaneCounts Counts() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return counts_;
+  }
+
+  std::set<WorkerClient*> senders() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return senders_;
+  }
+  std::set<WorkerClient*> filers() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return filers_;
+  }
+  int finished() const { return finished_; }
+
+ private:
+  mutable std::mutex mu_;
+  int finds_, found_ = 0;
+  CaseLaneCounts counts_;
+  std::set<WorkerClient*> senders_, filers_;
+  std::atomic<int> finished_{0};
+};
+
+// Waits (at most a minute) until `done`.
+template <typename F>
+bool WaitFor(F done) {
+  const absl::Time give_up = absl::Now() + absl::Seconds(60);
+  while (!done()) {
+    if (absl::Now() > give_up) return false;
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  return true;
+}
+
+TEST(CaseLaneTest, SendersRunTheLaneOnTheirWorkersAndTheFilerFilesItsFinds) {
+  const std::string dir = FreshDir("lane");
+  CampaignOptions o = Options(dir, {"--fault=wrong-on=bfe."});
+  FakeLane* lane = nullptr;
+  o.lane = [&lane](const WorkerIdentity&)
+      -> absl::StatusOr<std::unique_ptr<CaseLane>> {
+    auto made = std::make_unique<FakeLane>(/*finds=*/2);
+    lane = made.get();
+    return std::unique_ptr<CaseLane>(std::move(made));
+  };
+  o.lane_share = 0.5;
+  auto c = Campaign::Start(o);
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_NE(lane, nullptr);
+  // Tuples are judged and filed beside the lane.
+  Offer(**c, "bfe.u32", {{0xff, 4, 4, 0}});
+  ASSERT_TRUE((*c)->Flush(absl::Seconds(60)));
+  ASSERT_TRUE(WaitFor([&] { return lane->Counts().filed == 2; }));
+  ASSERT_TRUE(WaitFor([&] { return lane->senders().size() == 2; }));
+  const CampaignStats s = (*c)->Snapshot();
+  EXPECT_EQ(s.counts.mismatched, 1);
+  EXPECT_EQ(s.new_findings, 1);
+  EXPECT_GT(s.lane.checked, 0);
+  EXPECT_EQ(s.lane.disagreements, 2);
+  EXPECT_EQ(s.lane.filed, 2);
+  // The filer's worker is its own, not a sender's.
+  ASSERT_EQ(lane->filers().size(), 1u);
+  EXPECT_EQ(lane->senders().count(*lane->filers().begin()), 0u);
+  EXPECT_EQ(lane->finished(), 0);
+  (*c)->Stop();
+  EXPECT_EQ(lane->finished(), 1);
+}
+
+TEST(CaseLaneTest, ALaneTheWorkerCannotRunLeavesTheTuplesAndSaysWhy) {
+  const std::string dir = FreshDir("no_lane");
+  CampaignOptions o = Options(dir, {"--fault=wrong-on=bfe."});
+  o.lane = [](const WorkerIdentity&)
+      -> absl::StatusOr<std::unique_ptr<CaseLane>> {
+    return absl::FailedPreconditionError("the worker runs no programs");
+  };
+  o.lane_share = 0.5;
+  auto c = Campaign::Start(o);
+  ASSERT_TRUE(c.ok()) << c.status();
+  Offer(**c, "bfe.u32", {{0xff, 4, 4, 0}});
+  ASSERT_TRUE((*c)->Flush(absl::Seconds(60)));
+  const CampaignStats s = (*c)->Snapshot();
+  EXPECT_EQ(s.counts.mismatched, 1);
+  EXPECT_THAT(s.lane_not_started, HasSubstr("runs no programs"));
+  EXPECT_EQ(s.lane.checked, 0);
+  (*c)->Stop();
+}
+
+TEST(CaseLaneTest, ShareZeroMakesNoLane) {
+  const std::string dir = FreshDir("share_zero");
+  CampaignOptions o = Options(dir, {});
+  bool made = false;
+  o.lane = [&made](const WorkerIdentity&)
+      -> absl::StatusOr<std::unique_ptr<CaseLane>> {
+    made = true;
+    return std::unique_ptr<CaseLane>(std::make_unique<FakeLane>(0));
+  };
+  o.lane_share = 0;
+  auto c = Campaign::Start(o);
+  ASSERT_TRUE(c.ok()) << c.status();
+  (*c)->Stop();
+  EXPECT_FALSE(made);
+}
+
+}  // namespace
+}  // namespace ptxdiff
