@@ -24,6 +24,9 @@
 //   pending journal and queued for the filer thread, which minimizes it on
 //   its own worker (minimizer.h) and files it (one entry per root cause,
 //   finding.h); repeats are counted, not minimized again.
+// - A case lane (case_lane.h: programs), where one is given, gets a share
+//   of each sender's time on its worker between tuple batches; the filer
+//   files what it finds on its own worker between tuple findings.
 // - Stop() closes the queue, lets the batches in flight finish, files what
 //   the filer still holds (past the deadline as found, not minimized:
 //   nothing found is left pending when the disk is fine), and removes the

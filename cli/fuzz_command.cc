@@ -202,6 +202,15 @@ absl::Status ApplyFlags(const ParsedArgs& parsed, FuzzConfig& config) {
   }
   PTXDIFF_ASSIGN_OR_RETURN(config.timeout_seconds,
                            TimeoutSecondsFlag(parsed, config.timeout_seconds));
+  if (parsed.Has("programs")) {
+    const std::string share = parsed.Get("programs");
+    if (!absl::SimpleAtod(share, &config.programs_share) ||
+        !(config.programs_share >= 0) || config.programs_share > 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--programs is a share of the backend's time in [0, 1], not '",
+          share, "'"));
+    }
+  }
   if (parsed.Has("reading")) {
     const std::optional<Reading> reading = ParseReading(parsed.Get("reading"));
     if (!reading) {
@@ -451,6 +460,30 @@ std::string FaultCostLine(const FuzzStats& sum) {
       "cap)\n");
 }
 
+// The program lane's line (--programs): what it checked, judged in each
+// input form, found and filed; or why no program ran.
+std::string ProgramsLine(const FuzzStats& sum, const FuzzConfig& config) {
+  if (config.programs_share <= 0) return "";
+  if (!sum.programs_not_started.empty()) {
+    return absl::StrCat("fuzz:   programs: none run (",
+                        sum.programs_not_started, ")\n");
+  }
+  return absl::StrCat(
+      "fuzz:   programs (", absl::StrFormat("%.0f%%", 100 * config.programs_share),
+      " of the backend's time): checked ", sum.programs, ", judged ",
+      sum.programs_judged_immediate, " with the inputs as immediates and ",
+      sum.programs_judged_runtime, " with runtime inputs; ",
+      sum.program_disagreements, " disagreements, ", sum.program_faults,
+      " crashes or hangs; filed ", sum.programs_filed, " (",
+      sum.programs_filed_new, " new), ", sum.programs_known,
+      " counted under a cause filed before",
+      sum.programs_pending > 0
+          ? absl::StrCat(", ", sum.programs_pending,
+                         " kept pending for the next run")
+          : "",
+      "\n");
+}
+
 void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
                   std::ostream& out) {
   const FuzzStats& sum = p.sum.stats;
@@ -494,7 +527,7 @@ void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
       << " of operand classes the backend declines and " << sum.dropped
       << " dropped under backpressure were not sent\n"
       << PlannedLine(sum) << LeastExploredLine(p.sum.explored)
-      << CalibrationLine(sum);
+      << CalibrationLine(sum) << ProgramsLine(sum, config);
   auto store = TriageStore::Open(config.triage_dir, false, CheckProgramText);
   auto entries = store.ok()
                      ? store->List()
@@ -599,7 +632,7 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
       ParseArgs(args, {"report"},
                 {"backend", "arch", "max-time", "jobs", "family", "exclude",
                  "dir", "corpus", "mode", "out", "progress-seconds", "timeout",
-                 "reading", "cuda-driver"});
+                 "reading", "cuda-driver", "programs"});
   if (!parsed.ok()) return Fail(err, "fuzz", parsed.status());
   const absl::StatusOr<int64_t> max_time = MaxTimeFlag(*parsed, 60);
   const absl::StatusOr<int64_t> jobs = IntFlag(*parsed, "jobs", 1, 1, 64);

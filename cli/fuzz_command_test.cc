@@ -47,7 +47,7 @@ void ForgetFuzzSettings() {
         "PTXDIFF_FAMILIES", "PTXDIFF_EXCLUDE_FAMILIES", "PTXDIFF_TIMEOUT",
         "PTXDIFF_STATS", "PTXDIFF_IN_FLIGHT", "PTXDIFF_BATCH",
         "PTXDIFF_SYSTEMATIC", "PTXDIFF_READING", "PTXDIFF_DEADLINE",
-        "PTXDIFF_FINDINGS"}) {
+        "PTXDIFF_FINDINGS", "PTXDIFF_PROGRAMS"}) {
     unsetenv(name);
   }
 }
@@ -495,6 +495,62 @@ TEST(FuzzCommandTest, MaxTimeBoundsARunWhoseWorkerHangsOnATuple) {
   }
   EXPECT_FALSE(hangs.empty()) << "the hang was not filed\n" << r.out << r.err;
 }
+
+// A backend whose worker runs no programs: the summary says why none ran.
+TEST(FuzzCommandTest, TheSummarySaysWhyNoProgramRan) {
+  const std::string dir = TempDirFor("fuzz_no_programs");
+  const CliRun r = FuzzWith(
+      dir,
+      absl::StrCat(kSomeStats,
+                   "programs_not_started=the worker (oracle) runs no "
+                   "programs\n"),
+      "",
+      {"--backend", "oracle", "--programs", "0.3", "--out", dir + "/out",
+       "--dir", dir + "/triage"});
+  EXPECT_THAT(r.out, HasSubstr("fuzz:   programs: none run (the worker "
+                               "(oracle) runs no programs)\n"));
+}
+
+#ifdef PTXDIFF_INTERPRETER_PATH
+// `fuzz --programs SHARE` runs programs on the campaign's own workers beside
+// its tuples (issue 63): on a tool wrong on xor.b32 (the ptx-cmd tests'
+// interpreter), fuzzing popc tuples, the programs find the wrong xor, the
+// filer minimizes it to its one step and files it as that tuple, and the
+// summary counts them.
+TEST(FuzzCommandTest, ProgramsRunBesideTheTuplesAndTheirFindingsAreFiled) {
+  const std::string dir = TempDirFor("fuzz_programs");
+  const std::string triage = dir + "/triage";
+  const CliRun r = FuzzForReal(
+      {"--backend",
+       absl::StrCat("ptx-cmd:", PTXDIFF_INTERPRETER_PATH,
+                    " --flip-on=xor.b32 {ptx} {in} {out}"),
+       "--family", "popc", "--programs", "0.5", "--max-time", "12", "--out",
+       dir + "/out", "--dir", triage});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  const size_t at = r.out.find("fuzz:   programs (50% of the backend's time): "
+                               "checked ");
+  ASSERT_NE(at, std::string::npos) << r.out << r.err;
+  long long checked = 0;
+  ASSERT_EQ(std::sscanf(r.out.c_str() + at,
+                        "fuzz:   programs (50%% of the backend's time): "
+                        "checked %lld",
+                        &checked),
+            1);
+  EXPECT_GT(checked, 0) << r.out;
+  bool xor_filed = false;
+  for (const EntryInfo& e : EntriesIn(triage))
+    xor_filed |= e.signature.spelling == "xor.b32";
+  EXPECT_TRUE(xor_filed) << r.out << r.err;
+}
+
+TEST(FuzzCommandTest, ProgramsOutsideZeroToOneAreExitTwo) {
+  const std::string dir = TempDirFor("fuzz_programs_share");
+  const CliRun r = FuzzForReal({"--backend", "oracle", "--programs", "2",
+                                "--out", dir + "/out"});
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--programs is a share of the backend's time"));
+}
+#endif
 
 // A worker that hangs at HELLO held `ptxdiff fuzz --max-time 5` for the
 // reply timeout (60 s by default), then said "no answer before the

@@ -157,6 +157,11 @@ const std::vector<CommandHelp>& Commands() {
          "OUT/corpus/differential;\n"
          "seeded from the instruction table when empty)"},
         {"--progress-seconds N", "a progress line every N seconds (default 5)"},
+        {"--programs SHARE",
+         "the share of the backend's time, 0 to 1, its workers spend on\n"
+         "random programs beside the tuples, filed in the same triage\n"
+         "directory (default 0; ptxas, ptx-cmd and cuda run programs, the\n"
+         "others tuples only)"},
         {"--report",
          "at the end, write OUT/report.html and OUT/report.json, the\n"
          "conformance report of every run under OUT (as `ptxdiff report`)"},

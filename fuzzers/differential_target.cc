@@ -28,6 +28,7 @@
 #include "isa/family_table.h"
 #include "isa/fuzz_input.h"
 #include "isa/spelling.h"
+#include "program/program_lane.h"
 #include "protocol/backend_names.h"
 
 namespace ptxdiff {
@@ -82,6 +83,38 @@ absl::Status NarrowToSupported(const WorkerIdentity& backend,
   filter.runtime_forms = backend.forms;
   filter.runtime_by_default = backend.runtime_by_default;
   return absl::OkStatus();
+}
+
+// The program lane of `config`'s campaign (--programs), on the senders'
+// workers where they run programs: judged against the reading asked for,
+// filed in the same triage directory (a tool's refusals remembered where
+// its tuples' are), each filing said on stderr.
+CaseLaneMaker ProgramLaneMaker(const FuzzConfig& config,
+                               const std::string& bundled_ptxas,
+                               absl::Time deadline) {
+  return [config, bundled_ptxas, deadline](const WorkerIdentity& identity)
+             -> absl::StatusOr<std::unique_ptr<CaseLane>> {
+    ProgramBackendOptions backend{.backend = config.backend,
+                                  .arch = config.arch,
+                                  .driver_library = config.cuda_driver};
+    if (std::getenv("PTXAS") == nullptr) backend.ptxas = bundled_ptxas;
+    ProgramCampaignOptions options;
+    options.triage_dir = config.triage_dir;
+    options.reading = config.reading;
+    options.seed = static_cast<uint64_t>(getpid());
+    absl::string_view tool = config.backend;
+    if (!config.refusals_dir.empty() &&
+        absl::ConsumePrefix(&tool, kPtxCmdPrefix)) {
+      options.refusal_memory.emplace(config.refusals_dir, std::string(tool),
+                                     config.arch.empty() ? "sm_90"
+                                                         : config.arch);
+    }
+    return MakeProgramLane(identity, backend, std::move(options), deadline,
+                           [](const std::string& line) {
+                             std::fprintf(stderr, "ptxdiff: programs: %s\n",
+                                          line.c_str());
+                           });
+  };
 }
 
 // The default backend: a GPU's, else the ptxas bundled beside the target
@@ -170,8 +203,17 @@ absl::StatusOr<std::unique_ptr<DifferentialTarget>> DifferentialTarget::Create(
     options.stop_grace =
         std::clamp(left / 40, absl::Milliseconds(500), options.stop_grace);
   }
+  if (config.programs_share > 0) {
+    options.lane = ProgramLaneMaker(config, bundled_ptxas, options.deadline);
+    options.lane_share = config.programs_share;
+  }
   auto campaign = Campaign::Start(std::move(options));
   if (!campaign.ok()) return campaign.status();
+  if (const std::string& why = (*campaign)->Snapshot().lane_not_started;
+      !why.empty()) {
+    std::fprintf(stderr, "ptxdiff: no programs here (%s): fuzzing tuples only\n",
+                 why.c_str());
+  }
   PTXDIFF_RETURN_IF_ERROR(
       NarrowToSupported((*campaign)->identity(), config.filter));
   return std::unique_ptr<DifferentialTarget>(
@@ -349,6 +391,16 @@ FuzzStats DifferentialTarget::stats() const {
   s.calibration_ms = c.calibration_ms;
   s.families_timed = c.families_timed;
   s.planned_variants = c.planned_variants;
+  s.programs = c.lane.checked;
+  s.programs_judged_immediate = c.lane.judged_immediate;
+  s.programs_judged_runtime = c.lane.judged_runtime;
+  s.program_disagreements = c.lane.disagreements;
+  s.program_faults = c.lane.faults;
+  s.programs_filed = c.lane.filed;
+  s.programs_filed_new = c.lane.filed_new;
+  s.programs_known = c.lane.known;
+  s.programs_pending = c.lane.pending;
+  s.programs_not_started = c.lane_not_started;
   return s;
 }
 

@@ -70,6 +70,14 @@ TEST(FuzzConfigTest, ParsesAndRejectsSettings) {
   EXPECT_THAT(
       FuzzConfigFromPairs({{"PTXDIFF_TIMEOUT", "-1"}}).status().message(),
       HasSubstr("PTXDIFF_TIMEOUT"));
+  EXPECT_EQ(FuzzConfigFromPairs({{"PTXDIFF_PROGRAMS", "0.25"}})->programs_share,
+            0.25);
+  for (const char* share : {"1.5", "-0.1", "nan", "some"}) {
+    EXPECT_THAT(
+        FuzzConfigFromPairs({{"PTXDIFF_PROGRAMS", share}}).status().message(),
+        HasSubstr("PTXDIFF_PROGRAMS"))
+        << share;
+  }
 }
 
 // What `ptxdiff fuzz` writes into the fuzz processes' environment reads
@@ -92,6 +100,7 @@ TEST(FuzzConfigTest, PairsRoundTrip) {
   c.reading = Reading::kHardware;
   c.deadline_unix_seconds = 1790000000;
   c.findings_dir = "out/findings";
+  c.programs_share = 0.3;
   const auto pairs = FuzzConfigToPairs(c);
   auto back = FuzzConfigFromPairs(pairs);
   ASSERT_TRUE(back.ok()) << back.status();
@@ -163,6 +172,36 @@ TEST(StatsFileTest, TwoProcessesAddUp) {
       1);
   EXPECT_TRUE(sum.reached_runtime[5]);
   EXPECT_THAT(sum.explored, ElementsAre(3, 3, 5, 4));
+}
+
+// The program lane's counts add up over the processes, and why none ran is
+// kept (issue 63).
+TEST(StatsFileTest, ProgramCountsAddUp) {
+  StatsFile one;
+  one.stats.programs = 30;
+  one.stats.programs_judged_immediate = 28;
+  one.stats.programs_judged_runtime = 25;
+  one.stats.program_disagreements = 2;
+  one.stats.program_faults = 1;
+  one.stats.programs_filed = 2;
+  one.stats.programs_filed_new = 1;
+  one.stats.programs_known = 1;
+  one.stats.programs_pending = 1;
+  StatsFile two = one;
+  two.stats.programs_not_started = "the worker runs no programs\nsecond line";
+  StatsFile sum;
+  AddStatsFile(FormatStatsFile(one), sum);
+  AddStatsFile(FormatStatsFile(two), sum);
+  EXPECT_EQ(sum.stats.programs, 60);
+  EXPECT_EQ(sum.stats.programs_judged_immediate, 56);
+  EXPECT_EQ(sum.stats.programs_judged_runtime, 50);
+  EXPECT_EQ(sum.stats.program_disagreements, 4);
+  EXPECT_EQ(sum.stats.program_faults, 2);
+  EXPECT_EQ(sum.stats.programs_filed, 4);
+  EXPECT_EQ(sum.stats.programs_filed_new, 2);
+  EXPECT_EQ(sum.stats.programs_known, 2);
+  EXPECT_EQ(sum.stats.programs_pending, 2);
+  EXPECT_EQ(sum.stats.programs_not_started, "the worker runs no programs");
 }
 
 // Each process calibrates at its own start: the campaign's figure is the

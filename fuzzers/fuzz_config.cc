@@ -168,6 +168,16 @@ const Setting kSettings[] = {
        return c.refusals_dir = v, absl::OkStatus();
      },
      [](const FuzzConfig& c) { return c.refusals_dir; }},
+    {"PTXDIFF_PROGRAMS",
+     [](const std::string& v, FuzzConfig& c) {
+       if (!absl::SimpleAtod(v, &c.programs_share) || !(c.programs_share >= 0) ||
+           c.programs_share > 1) {
+         return Invalid("PTXDIFF_PROGRAMS",
+                        "a share of the backend's time in [0, 1]", v);
+       }
+       return absl::OkStatus();
+     },
+     [](const FuzzConfig& c) { return absl::StrCat(c.programs_share); }},
     {"PTXDIFF_DEADLINE",
      [](const std::string& v, FuzzConfig& c) {
        if (!absl::SimpleAtoi(v, &c.deadline_unix_seconds) ||

@@ -36,6 +36,10 @@
 //                            (kCrashOriginsFile)
 //   PTXDIFF_REFUSALS_DIR     ptx-cmd: where the tool's refusals are
 //                            remembered across runs
+//   PTXDIFF_PROGRAMS         campaign: the share of the backend's time, in
+//                            [0, 1], its workers spend on random programs
+//                            (program/program_lane.h; default 0: tuples
+//                            only)
 //
 // Without PTXDIFF_CONFIG, a file <executable>.conf beside the target is read
 // if there is one: OSS-Fuzz and ClusterFuzzLite set no variable of ours, so
@@ -82,6 +86,9 @@ struct FuzzConfig {
   // Where a ptx-cmd tool's refusals are remembered across runs
   // (backends/ptx_cmd/refusal_memory.h); empty: not remembered.
   std::string refusals_dir;
+  // Campaign mode: the share of the backend's time for programs (a lane of
+  // the engine, campaign/case_lane.h), on a worker that runs them.
+  double programs_share = 0;
 };
 
 // A crash file is the input's bytes alone (libFuzzer writes it), so it does

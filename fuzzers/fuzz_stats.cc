@@ -63,6 +63,15 @@ const Counter kCounters[] = {
     PTXDIFF_COUNTER("calibration_ms", s.calibration_ms),
     PTXDIFF_COUNTER("families_timed", s.families_timed),
     PTXDIFF_COUNTER("planned_variants", s.planned_variants),
+    PTXDIFF_COUNTER("programs", s.programs),
+    PTXDIFF_COUNTER("programs_judged_immediate", s.programs_judged_immediate),
+    PTXDIFF_COUNTER("programs_judged_runtime", s.programs_judged_runtime),
+    PTXDIFF_COUNTER("program_disagreements", s.program_disagreements),
+    PTXDIFF_COUNTER("program_faults", s.program_faults),
+    PTXDIFF_COUNTER("programs_filed", s.programs_filed),
+    PTXDIFF_COUNTER("programs_filed_new", s.programs_filed_new),
+    PTXDIFF_COUNTER("programs_known", s.programs_known),
+    PTXDIFF_COUNTER("programs_pending", s.programs_pending),
 };
 #undef PTXDIFF_COUNTER
 
@@ -122,6 +131,10 @@ std::string FormatStatsFile(const StatsFile& file) {
   if (!stats.filing_error.empty()) {
     absl::StrAppend(&text, "filing_error=", OneLine(stats.filing_error), "\n");
   }
+  if (!stats.programs_not_started.empty()) {
+    absl::StrAppend(&text, "programs_not_started=",
+                    OneLine(stats.programs_not_started), "\n");
+  }
   if (stats.top_decline_count > 0) {
     absl::StrAppend(&text, "top_decline=", stats.top_decline_count, " ",
                     OneLine(stats.top_decline), "\n");
@@ -165,6 +178,8 @@ void AddStatsFile(absl::string_view text, StatsFile& sum) {
       sum.backend = std::string(value);
     } else if (key == "filing_error") {
       sum.stats.filing_error = std::string(value);
+    } else if (key == "programs_not_started") {
+      sum.stats.programs_not_started = std::string(value);
     } else if (key == "top_decline") {
       // "<tuples> <reason>": the reason most tuples of one process gave.
       const size_t space = value.find(' ');

@@ -61,6 +61,17 @@ struct FuzzStats {
   int64_t declined_unsupported = 0, declined_not_evaluable = 0,
           declined_operand_form = 0, declined_other = 0, declined_not_run = 0;
   std::map<std::string, int64_t> other_reading_by_erratum;
+  // The program lane's (--programs, program/program_lane.h): programs
+  // checked, judged with their inputs as immediates and as runtime values,
+  // disagreements, crashes and hangs, entries filed (new ones), found again
+  // under a cause filed before, and found but not filed.
+  int64_t programs = 0, programs_judged_immediate = 0,
+          programs_judged_runtime = 0, program_disagreements = 0,
+          program_faults = 0, programs_filed = 0, programs_filed_new = 0,
+          programs_known = 0, programs_pending = 0;
+  // Why no program ran though --programs asked for some (the worker runs
+  // none): one line.
+  std::string programs_not_started;
 };
 
 // What one fuzz process writes to <stats_dir>/<pid>.stats and `ptxdiff
