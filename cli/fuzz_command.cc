@@ -33,6 +33,7 @@
 #include "cli/backend_commands.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "cli/fuzz_summary_lines.h"
 #include "cli/fuzzer_output.h"
 #include "cli/fuzzer_process.h"
 #include "cli/report_command.h"
@@ -344,33 +345,8 @@ int WaitWithProgress(FuzzerProcess& fuzzer, const std::string& stats,
 }
 
 // The summary: what was checked, what the readings explain, what was not
-// sent, and the triage directory's entries.
-// "132x value-mismatch~ptxas~min~fns.b32" (the entry, for `triage show`), or
-// for a cause filed in several trigger classes "72x slct.s32.s32 on ptxas,
-// one root cause in 2 entries: 48x value-mismatch~ptxas~in-range~..., ...".
-std::string RootCauseLine(const RootCause& c) {
-  if (c.entries.size() == 1) {
-    const EntryInfo& e = *c.entries[0];
-    return absl::StrCat(e.CountText(), "x ", e.name, e.Gist());
-  }
-  std::vector<std::string> parts;
-  for (const EntryInfo* e : c.entries)
-    parts.push_back(absl::StrCat(e->count(), "x ", e->name));
-  return absl::StrCat(c.count, "x ", c.spelling, " on ", c.backend,
-                      ", one root cause in ", c.entries.size(),
-                      " entries: ", absl::StrJoin(parts, ", "));
-}
-
-// What the first seconds of a campaign went to: on a slow backend (ptxas)
-// calibration times every family, on a cheap one it stops after the first
-// batches.
-std::string CalibrationLine(const FuzzStats& sum) {
-  if (sum.families_timed == 0) return "";
-  return absl::StrCat("fuzz:   calibration: ", sum.families_timed,
-                      " families timed on the backend in ", sum.calibration_ms,
-                      " ms at start (on a slow backend, families then get "
-                      "equal backend time)\n");
-}
+// sent, and the triage directory's entries (some of its lines in
+// fuzz_summary_lines.h).
 
 // The most common decline reason, its first line: a tool's refusal of a
 // variant ("... failed on lop3.b32 (8 tuples): exit status 1"), ptxas's
@@ -458,30 +434,6 @@ std::string FaultCostLine(const FuzzStats& sum) {
       sum.sent_again,
       " sent again because a batch left them unrun (its time budget or fault "
       "cap)\n");
-}
-
-// The program lane's line (--programs): what it checked, judged in each
-// input form, found and filed; or why no program ran.
-std::string ProgramsLine(const FuzzStats& sum, const FuzzConfig& config) {
-  if (config.programs_share <= 0) return "";
-  if (!sum.programs_not_started.empty()) {
-    return absl::StrCat("fuzz:   programs: none run (",
-                        sum.programs_not_started, ")\n");
-  }
-  return absl::StrCat(
-      "fuzz:   programs (", absl::StrFormat("%.0f%%", 100 * config.programs_share),
-      " of the backend's time): checked ", sum.programs, ", judged ",
-      sum.programs_judged_immediate, " with the inputs as immediates and ",
-      sum.programs_judged_runtime, " with runtime inputs; ",
-      sum.program_disagreements, " disagreements, ", sum.program_faults,
-      " crashes or hangs; filed ", sum.programs_filed, " (",
-      sum.programs_filed_new, " new), ", sum.programs_known,
-      " counted under a cause filed before",
-      sum.programs_pending > 0
-          ? absl::StrCat(", ", sum.programs_pending,
-                         " kept pending for the next run")
-          : "",
-      "\n");
 }
 
 void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,

@@ -1,0 +1,54 @@
+#include "cli/fuzz_summary_lines.h"
+
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace ptxdiff {
+
+std::string RootCauseLine(const RootCause& c) {
+  if (c.entries.size() == 1) {
+    const EntryInfo& e = *c.entries[0];
+    return absl::StrCat(e.CountText(), "x ", e.name, e.Gist());
+  }
+  std::vector<std::string> parts;
+  for (const EntryInfo* e : c.entries)
+    parts.push_back(absl::StrCat(e->count(), "x ", e->name));
+  return absl::StrCat(c.count, "x ", c.spelling, " on ", c.backend,
+                      ", one root cause in ", c.entries.size(),
+                      " entries: ", absl::StrJoin(parts, ", "));
+}
+
+std::string CalibrationLine(const FuzzStats& sum) {
+  if (sum.families_timed == 0) return "";
+  return absl::StrCat("fuzz:   calibration: ", sum.families_timed,
+                      " families timed on the backend in ", sum.calibration_ms,
+                      " ms at start (on a slow backend, families then get "
+                      "equal backend time)\n");
+}
+
+std::string ProgramsLine(const FuzzStats& sum, const FuzzConfig& config) {
+  if (config.programs_share <= 0) return "";
+  if (!sum.programs_not_started.empty()) {
+    return absl::StrCat("fuzz:   programs: none run (",
+                        sum.programs_not_started, ")\n");
+  }
+  return absl::StrCat(
+      "fuzz:   programs (",
+      absl::StrFormat("%.0f%%", 100 * config.programs_share),
+      " of the backend's time): checked ", sum.programs, ", judged ",
+      sum.programs_judged_immediate, " with the inputs as immediates and ",
+      sum.programs_judged_runtime, " with runtime inputs; ",
+      sum.program_disagreements, " disagreements, ", sum.program_faults,
+      " crashes or hangs; filed ", sum.programs_filed, " (",
+      sum.programs_filed_new, " new), ", sum.programs_known,
+      " counted under a cause filed before",
+      sum.programs_pending > 0 ? absl::StrCat(", ", sum.programs_pending,
+                                              " kept pending for the next run")
+                               : "",
+      "\n");
+}
+
+}  // namespace ptxdiff

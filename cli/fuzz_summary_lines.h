@@ -1,0 +1,32 @@
+// Lines of `ptxdiff fuzz`'s summary (fuzz_command.cc), each from the summed
+// stats of the run's fuzz processes or from the triage directory: a root
+// cause, the calibration, the program lane.
+
+#ifndef PTXDIFF_CLI_FUZZ_SUMMARY_LINES_H_
+#define PTXDIFF_CLI_FUZZ_SUMMARY_LINES_H_
+
+#include <string>
+
+#include "fuzzers/fuzz_config.h"
+#include "fuzzers/fuzz_stats.h"
+#include "triage/triage_store.h"
+
+namespace ptxdiff {
+
+// "132x value-mismatch~ptxas~min~fns.b32" (the entry, for `triage show`), or
+// for a cause filed in several trigger classes "72x slct.s32.s32 on ptxas,
+// one root cause in 2 entries: 48x value-mismatch~ptxas~in-range~..., ...".
+std::string RootCauseLine(const RootCause& c);
+
+// What the first seconds of a campaign went to: on a slow backend (ptxas)
+// calibration times every family, on a cheap one it stops after the first
+// batches. "" when nothing was timed.
+std::string CalibrationLine(const FuzzStats& sum);
+
+// The program lane's line (--programs): what it checked, judged in each
+// input form, found and filed; or why no program ran. "" without the lane.
+std::string ProgramsLine(const FuzzStats& sum, const FuzzConfig& config);
+
+}  // namespace ptxdiff
+
+#endif  // PTXDIFF_CLI_FUZZ_SUMMARY_LINES_H_
