@@ -351,6 +351,7 @@ void Campaign::SenderLoop(WorkerClient* client, int sender) {
     }
     const size_t size = UsesCompiledLane() ? pacer.size() : batch_size_;
     bool after_close = false;
+    const absl::Time asked = lane_ ? absl::Now() : absl::InfinitePast();
     std::vector<Tuple> batch =
         queue_.TakeBatch(size, size / 4, kBatchWait, sender, &after_close);
     // Stopping drops what is still queued (it was never judged); a batch
@@ -358,8 +359,10 @@ void Campaign::SenderLoop(WorkerClient* client, int sender) {
     if (after_close) return;
     if (batch.empty()) {
       if (stopping_) return;
-      // No tuple is waiting: the backend's time is the lane's meanwhile.
-      if (lane_ && !lane_done_) RunLaneBatch(*client, share);
+      // The lane's share is of the sender's time, waits for tuples
+      // included: a lane run whenever the queue is empty would take far
+      // more (a ptxas batch of programs takes seconds).
+      if (lane_) share.TuplesTook(absl::Now() - asked);
       continue;
     }
     const size_t taken = batch.size();

@@ -62,8 +62,8 @@ using CaseLaneMaker =
         const WorkerIdentity& identity)>;
 
 // Whose turn a sender's next batch is: the lane's while its part of the
-// time the sender spent running batches is under `share` (1: the lane's
-// only; 0: never). The tuples go first.
+// sender's time (running batches, and waiting for tuples: TuplesTook) is
+// under `share` (1: the lane's only; 0: never). The tuples go first.
 class LaneShare {
  public:
   explicit LaneShare(double share) : share_(share) {}
