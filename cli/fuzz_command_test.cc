@@ -515,8 +515,9 @@ TEST(FuzzCommandTest, TheSummarySaysWhyNoProgramRan) {
 // `fuzz --programs SHARE` runs programs on the campaign's own workers beside
 // its tuples (issue 63): on a tool wrong on xor.b32 (the ptx-cmd tests'
 // interpreter), fuzzing popc tuples, the programs find the wrong xor, the
-// filer minimizes it to its one step and files it as that tuple, and the
-// summary counts them.
+// filer files it, and the summary counts them. (Minimized to its one step
+// it is filed as the xor.b32 tuple, ProgramLaneTest; here, under load,
+// minimizing may be cut by the 12 s and the program filed as found.)
 TEST(FuzzCommandTest, ProgramsRunBesideTheTuplesAndTheirFindingsAreFiled) {
   const std::string dir = TempDirFor("fuzz_programs");
   const std::string triage = dir + "/triage";
@@ -537,10 +538,8 @@ TEST(FuzzCommandTest, ProgramsRunBesideTheTuplesAndTheirFindingsAreFiled) {
                         &checked),
             1);
   EXPECT_GT(checked, 0) << r.out;
-  bool xor_filed = false;
-  for (const EntryInfo& e : EntriesIn(triage))
-    xor_filed |= e.signature.spelling == "xor.b32";
-  EXPECT_TRUE(xor_filed) << r.out << r.err;
+  EXPECT_THAT(r.out.substr(at), Not(HasSubstr("; 0 disagreements")));
+  EXPECT_FALSE(EntriesIn(triage).empty()) << r.out << r.err;
 }
 
 TEST(FuzzCommandTest, ProgramsOutsideZeroToOneAreExitTwo) {
