@@ -78,11 +78,7 @@ FuzzerProcess::~FuzzerProcess() {
   waitpid(pid_, nullptr, 0);
 }
 
-bool FuzzerProcess::Ended() const {
-  siginfo_t info = {};
-  return waitid(P_PID, pid_, &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-         info.si_pid == pid_;
-}
+bool FuzzerProcess::Ended() const { return ChildHasEnded(pid_); }
 
 bool FuzzerProcess::AskToStop() {
   if (asked_to_stop()) return false;

@@ -34,13 +34,6 @@ constexpr size_t kStderrTailBytes = 2000;
 // What is kept of a worker's stderr, of which only the tail is read.
 constexpr size_t kStderrKeptBytes = size_t{1} << 20;
 
-// Whether `pid`, a child, has ended, without reaping it.
-bool HasEnded(pid_t pid) {
-  siginfo_t info = {};
-  return waitid(P_PID, pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-         info.si_pid == pid;
-}
-
 std::string Errno(absl::string_view what) {
   return absl::StrCat(what, ": ", std::strerror(errno));
 }
@@ -220,10 +213,10 @@ void WorkerClient::Kill(absl::Duration grace) {
     // A worker whose output just ended is usually exiting: give it `grace`
     // to finish, so that its own exit status or signal can be reported.
     const absl::Time give_up = absl::Now() + grace;
-    bool ended = HasEnded(pid_);
+    bool ended = ChildHasEnded(pid_);
     while (!ended && absl::Now() < give_up) {
       usleep(5000);
-      ended = HasEnded(pid_);
+      ended = ChildHasEnded(pid_);
     }
     // Its group too, before it is reaped (while the group's id cannot be
     // another's): whatever it started, and left running, ends with it.

@@ -138,11 +138,7 @@ Waited WaitForExit(pid_t pid, absl::Time deadline,
   absl::Duration pause = absl::Microseconds(100);
   while (true) {
     if (every_while) every_while();
-    siginfo_t info = {};
-    if (waitid(P_PID, pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-        info.si_pid == pid) {
-      return Waited::kExited;
-    }
+    if (ChildHasEnded(pid)) return Waited::kExited;
     if (Interrupted()) return Waited::kInterrupted;
     if (absl::Now() >= deadline) return Waited::kDeadline;
     absl::SleepFor(pause);
@@ -390,6 +386,12 @@ std::vector<char*> EnvironmentWith(const std::vector<std::string>& overrides) {
 }
 
 }  // namespace
+
+bool ChildHasEnded(pid_t pid) {
+  siginfo_t info = {};
+  return waitid(P_PID, pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+         info.si_pid == pid;
+}
 
 absl::StatusOr<pid_t> StartProcess(const std::vector<std::string>& argv,
                                    const ChildStreams& streams,

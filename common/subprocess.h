@@ -96,6 +96,10 @@ struct ChildStreams {
   std::vector<std::string> environment;
 };
 
+// Whether `pid`, a child of this process, has ended; it is not reaped (its
+// id stays its own, so that its process group can still be killed safely).
+bool ChildHasEnded(pid_t pid);
+
 // Starts argv[0] (a path, as RunProcess) and returns its pid at once, for a
 // child that lives on beside the caller (a worker, a fuzzer); the caller
 // waits for it. It stays in the caller's process group, so that a Ctrl-C at
