@@ -25,6 +25,7 @@
 #include "backends/ptx_cmd/refusal_memory.h"
 #include "cli/testing/run_ptxdiff.h"
 #include "common/files.h"
+#include "common/testing/fifo_reader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isa/family_table.h"
@@ -220,6 +221,48 @@ TEST(FuzzCommandTest, ABadBackendIsExitTwoBeforeAnyDirectoryIsMade) {
               StartsWith("ptxdiff fuzz: unknown backend 'no-such-backend'"));
   EXPECT_NE(access((dir + "/out").c_str(), F_OK), 0);
   EXPECT_NE(access((dir + "/triage").c_str(), F_OK), 0);
+}
+
+// Ninth fault run: a FIFO at OUT/fuzz.log or OUT/differential.dict (or at
+// DIR/differential.dict for seed-corpus) blocked the command in open() for
+// ever, --max-time or not. Each is exit 2 at once, naming the file.
+TEST(FuzzCommandTest, AFifoWhereAFileIsWrittenIsExitTwoNotAWait) {
+  for (const std::string name : {"fuzz.log", "differential.dict"}) {
+    const std::string dir = TempDirFor("fuzz_fifo_" + name);
+    ASSERT_EQ(mkdir((dir + "/out").c_str(), 0755), 0);
+    const std::string fifo = dir + "/out/" + name;
+    CliRun r{};
+    {
+      const LateFifoReader reader(fifo, absl::Seconds(8));
+      ASSERT_TRUE(reader.made());
+      r = FuzzWithStats(dir, kSomeStats);
+      EXPECT_FALSE(reader.opened()) << name << ": the run waited on the FIFO";
+    }
+    EXPECT_EQ(r.code, 2) << name << "\n" << r.out << r.err;
+    EXPECT_THAT(r.err, HasSubstr(fifo + " is a FIFO")) << name;
+  }
+  const std::string dir = TempDirFor("seed_corpus_fifo");
+  const std::string fifo = dir + "/differential.dict";
+  CliRun r{};
+  {
+    const LateFifoReader reader(fifo, absl::Seconds(8));
+    ASSERT_TRUE(reader.made());
+    r = Ptxdiff({"seed-corpus", dir});
+    EXPECT_FALSE(reader.opened()) << "seed-corpus waited on the FIFO";
+  }
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr(fifo + " is a FIFO"));
+}
+
+// Ninth fault run: with a file at OUT/findings, the fuzzer ran 13 s and
+// failed ("nothing was checked"); it is exit 2 at once, naming it.
+TEST(FuzzCommandTest, AFileWhereADirectoryGoesIsExitTwo) {
+  const std::string dir = TempDirFor("fuzz_findings_file");
+  ASSERT_EQ(mkdir((dir + "/out").c_str(), 0755), 0);
+  ASSERT_TRUE(WriteFile(dir + "/out/findings", "").ok());
+  const CliRun r = FuzzWithStats(dir, kSomeStats);
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr(dir + "/out/findings: a file of that name"));
 }
 
 // Fault run of issue 65: `fuzz` with a ptx-cmd command that cannot run (no
@@ -441,7 +484,7 @@ int64_t FindingsThisRun(const std::string& out) {
 TEST(FuzzCommandTest, AnInterruptedRunCountsInItsEntriesEveryFindingItReports) {
   const std::string dir = TempDirFor("fuzz_interrupted_counts");
   const std::string triage = dir + "/triage";
-  CliRun r;
+  CliRun r{};
   std::atomic<bool> ended{false};
   std::thread cli([&] {
     r = FuzzForReal({"--backend",

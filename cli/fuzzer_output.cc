@@ -14,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/files.h"
 #include "fuzzers/differential_target.h"
 #include "triage/pending_journal.h"
 
@@ -45,12 +46,11 @@ std::string EmptyFileCause(const std::string& dir) {
 
 absl::StatusOr<std::unique_ptr<FuzzerLog>> FuzzerLog::Open(
     const std::string& path) {
-  const int log =
-      open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (log < 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
-  }
+  // Not blocking on a FIFO left at the log's name, which nothing reads.
+  absl::StatusOr<int> opened = OpenToWrite(path, O_APPEND);
+  if (!opened.ok())
+    return absl::FailedPreconditionError(opened.status().message());
+  const int log = *opened;
   int ends[2];
   if (pipe2(ends, O_CLOEXEC) != 0) {
     const int error = errno;

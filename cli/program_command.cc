@@ -204,7 +204,7 @@ std::string VerdictLine(
 }  // namespace
 
 absl::StatusOr<ChosenProgramBackend> ChooseProgramBackend(
-    const ParsedArgs& args) {
+    const ParsedArgs& args, absl::Time run_deadline) {
   const std::string backend = args.Get("backend", "ptxas");
   PTXDIFF_ASSIGN_OR_RETURN(const std::string driver_library,
                            CudaDriverFlag(args, backend));
@@ -216,7 +216,8 @@ absl::StatusOr<ChosenProgramBackend> ChooseProgramBackend(
                              .ptxas_query_timeout = args.Has("timeout")
                                                         ? absl::Seconds(timeout)
                                                         : kPtxasTimeout,
-                             .driver_library = driver_library});
+                             .driver_library = driver_library,
+                             .start_deadline = run_deadline});
 }
 
 int RunProgram(const std::vector<std::string>& args, std::ostream& out,

@@ -31,9 +31,10 @@ int RunProgram(const std::vector<std::string>& args, std::ostream& out,
                std::ostream& err);
 
 // What --backend names for programs: ptxas (the default), a tool that runs
-// PTX (program_backends.h), or a GPU.
+// PTX (program_backends.h), or a GPU. Its worker's start-up ends by
+// `run_deadline` at the latest (a campaign's --max-time).
 absl::StatusOr<ChosenProgramBackend> ChooseProgramBackend(
-    const ParsedArgs& args);
+    const ParsedArgs& args, absl::Time run_deadline = absl::InfiniteFuture());
 // The same for another command that shows a program case (`repro`), which
 // names itself in its errors.
 int RunProgramAs(std::string_view command, const std::vector<std::string>& args,

@@ -348,7 +348,8 @@ int RunPrograms(const std::vector<std::string>& args, std::ostream& out,
   }
   auto options = CampaignOptions(*parsed);
   if (!options.ok()) return Fail(err, "programs", options.status());
-  auto choice = ChooseProgramBackend(*parsed);
+  // The run's time starts here: a worker that does not start is no longer.
+  auto choice = ChooseProgramBackend(*parsed, absl::Now() + options->max_time);
   if (!choice.ok()) return Fail(err, "programs", choice.status());
   options->backend = choice->backend;
   const std::string out_dir = parsed->Get("out", "out");

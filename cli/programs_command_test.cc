@@ -16,6 +16,7 @@
 #include "cli/testing/stop_once_handled.h"
 #include "cli/triage_commands.h"
 #include "common/files.h"
+#include "common/testing/scoped_env.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isa/spelling.h"
@@ -109,6 +110,21 @@ TEST(ProgramsCommandTest, ARunThatJudgedNothingFailsAndSaysWhy) {
                     "nothing was checked: the run ended before ptx-cmd"))
         << tool;
   }
+  {
+    // Ninth fault run: the reason was cut at its first line, "exit status
+    // 2; its output ends:", and the tool's words after it were lost.
+    const ProgramsRun r = Programs(
+        {"--backend",
+         "ptx-cmd:/bin/sh -c 'echo unknown mode bfe.s32 >&2; exit 2' sh "
+         "{ptx} {in} {out}",
+         "--max-time", "6", "--threads", "1", "--dir", (*dir)->File("triage"),
+         "--out", (*dir)->File("out")});
+    EXPECT_EQ(r.code, 1) << r.out << r.err;
+    EXPECT_THAT(r.err, testing::ContainsRegex(
+                           "programs?: exit status 2; its output ends: / "
+                           "unknown mode bfe.s32\\)|nothing was checked"))
+        << r.err;
+  }
   // A tool that cannot run ran the whole --max-time, every module "exit
   // status 127": it is bad input now, said before anything runs.
   const ProgramsRun r = Programs(
@@ -157,6 +173,40 @@ TEST(ProgramsCommandTest, AnOutItCannotWriteIsRefusedAtOnce) {
                 (*dir)->File("out")});
   EXPECT_EQ(RecordedTriageDir((*dir)->File("out")), (*dir)->File("elsewhere"))
       << r.out << r.err;
+}
+
+// Ninth fault run: with a worker that never answers HELLO, `programs
+// --max-time 10 --timeout 3` ran 63.5 s and `program --timeout 3` 62.7 s
+// (a program worker's handshake waited its batch allowance, at least a
+// minute) while the message blamed --timeout. The run's end bounds the
+// first, --timeout (at least 10 s) the second, and each says which.
+TEST(ProgramsCommandTest, AWorkerDeafToHelloCostsTheRunOrTheTimeoutNoMore) {
+  auto dir = TempDir::Create("programs-deaf-worker");
+  ASSERT_TRUE(dir.ok());
+  const std::string worker = (*dir)->File("deaf_worker.sh");
+  ASSERT_TRUE(WriteFile(worker, "#!/bin/sh\nexec sleep 1000\n").ok());
+  ASSERT_EQ(chmod(worker.c_str(), 0755), 0);
+  const ScopedEnv deaf("PTXDIFF_WORKER", worker);
+  const std::string tool = "ptx-cmd:/bin/false {ptx} {in} {out}";
+
+  absl::Time start = absl::Now();
+  const ProgramsRun r =
+      Programs({"--backend", tool, "--max-time", "5", "--timeout", "3", "--dir",
+                (*dir)->File("triage"), "--out", (*dir)->File("out")});
+  EXPECT_LT(absl::Now() - start, absl::Seconds(30));
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("no answer to HELLO before the run's deadline"));
+
+  start = absl::Now();
+  std::ostringstream out, err;
+  const int code =
+      RunProgram({std::string(PTXDIFF_SOURCE_DIR) +
+                      "/program/testdata/found-abs-lt-zero.ptxprog",
+                  "--backend", tool, "--timeout", "3"},
+                 out, err);
+  EXPECT_LT(absl::Now() - start, absl::Seconds(40));
+  EXPECT_EQ(code, 2) << out.str() << err.str();
+  EXPECT_THAT(err.str(), HasSubstr("no answer to HELLO within 10s"));
 }
 
 TEST(ProgramsCommandTest, BadFlagsSayWhatIsWrong) {

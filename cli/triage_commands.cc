@@ -30,6 +30,7 @@
 #include "program/program.h"
 #include "program/program_encoding.h"
 #include "triage/minimizer.h"
+#include "triage/pending_journal.h"
 #include "triage/text_case.h"
 #include "triage/triage_store.h"
 
@@ -462,6 +463,23 @@ int RunMinimize(const std::vector<std::string>& args, std::ostream& out,
   return 0;
 }
 
+namespace {
+
+// What `triage_dir`'s pending journals hold, in a line of its own ("" when
+// nothing): findings a campaign met and has not filed, which no entry shows.
+std::string PendingLine(const std::string& triage_dir,
+                        absl::string_view aside = "") {
+  const PendingFindings pending = CountPendingFindings(triage_dir);
+  if (pending.total() == 0) return "";
+  return absl::StrCat(pending.total(),
+                      pending.total() == 1 ? " finding" : " findings",
+                      " not yet filed in ", triage_dir, "/.pending/", aside,
+                      ": the next campaign (fuzz or programs) on ", triage_dir,
+                      " files them first\n");
+}
+
+}  // namespace
+
 int RunTriage(const std::vector<std::string>& args, std::ostream& out,
               std::ostream& err) {
   auto parsed = ParseArgs(args, {}, {"dir", "explained"});
@@ -529,6 +547,7 @@ int RunTriage(const std::vector<std::string>& args, std::ostream& out,
                                        "repairs it, keeping the damaged files)")
                         : "")
         << ", in " << store->dir() << "\n";
+    out << PendingLine(store->dir());
     if (!entries->empty()) {
       out << "(ptxdiff triage show ENTRY shows one; ptxdiff repro ENTRY "
              "--backend NAME "
@@ -555,7 +574,8 @@ int RunTriage(const std::vector<std::string>& args, std::ostream& out,
                                    {{"\n", "\\x0a"}, {"\t", "\\x09"}})
             << ": not an entry name\n";
       }
-      out << "merged " << pos[i] << ": " << *added << " new entries\n";
+      out << "merged " << pos[i] << ": " << *added << " new entries\n"
+          << PendingLine(pos[i], " (not merged)");
     }
     return 0;
   }

@@ -445,6 +445,31 @@ TEST(TriageCommandsTest, MergeNamesEachDirectoryItSkips) {
                        "an entry name\n");
 }
 
+// Ninth fault run: `triage merge SRC` with findings not yet filed in
+// SRC/.pending/ said "1 new entries" and nothing of them, and `triage list`
+// did not mention them either. Each says them now (merge does not file
+// them: a campaign on SRC does).
+TEST(TriageCommandsTest, ListAndMergeSayTheFindingsNotYetFiled) {
+  const std::string top = TempDirFor("pending_said");
+  const std::string from = top + "/from";
+  ASSERT_EQ(std::system(("mkdir -p '" + from + "/.pending'").c_str()), 0);
+  // An earlier version's journal of four mismatches (triage/testdata).
+  std::ofstream(from + "/.pending/999999997.journal")
+      << std::ifstream(std::string(PTXDIFF_SOURCE_DIR) +
+                       "/triage/testdata/c87fd0f/pending/999999997.journal")
+             .rdbuf();
+  CliRun r = Ptxdiff({"triage", "list", "--dir", from});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("4 findings not yet filed in " + from +
+                               "/.pending/: the next campaign"));
+  r = Ptxdiff({"triage", "merge", from, "--dir", top + "/to"});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("4 findings not yet filed in " + from +
+                               "/.pending/ (not merged)"));
+  r = Ptxdiff({"triage", "list", "--dir", top + "/to"});
+  EXPECT_THAT(r.out, Not(HasSubstr("not yet filed")));
+}
+
 // Third fault run: `triage mark E --explained $'known\ncount: 999'` wrote
 // the reason's second line into meta.txt as a key: the count said 999.
 TEST(TriageCommandsTest, MarkTakesAReasonOfOneLine) {

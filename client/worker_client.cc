@@ -154,7 +154,11 @@ absl::Status WorkerClient::Launch(absl::Time no_later_than) {
   fcntl(from_worker_, F_SETFL, O_NONBLOCK);
 
   const absl::Time started = absl::Now();
-  const absl::Duration wait = std::max(command_.timeout, kMinHandshakeTimeout);
+  const absl::Duration wait =
+      std::max(command_.handshake_timeout > absl::ZeroDuration()
+                   ? command_.handshake_timeout
+                   : command_.timeout,
+               kMinHandshakeTimeout);
   const absl::Time deadline = std::min(started + wait, no_later_than);
   KeyValues hello = {{"protocol", absl::StrCat(kProtocolVersion)}};
   hello.insert(hello.end(), command_.hello_options.begin(),

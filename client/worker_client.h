@@ -39,6 +39,10 @@ struct WorkerCommand {
   // there: a short timeout is set to catch a tuple's hang quickly, and a
   // worker's start-up on a loaded machine is not one.
   absl::Duration timeout = absl::Seconds(60);
+  // The handshake's wait where a reply's is longer than a start-up should
+  // take (a program worker's reply holds a batch of compiles); zero: the
+  // same as `timeout`. Never less than kMinHandshakeTimeout.
+  absl::Duration handshake_timeout = absl::ZeroDuration();
   // The first handshake (Start) ends here at the latest, whatever `timeout`
   // allows: a campaign's end (--max-time), which a worker that hangs at
   // start-up must not hold the run past. Not if it has passed already (a

@@ -139,21 +139,47 @@ absl::StatusOr<std::string> ReadRecordFile(const std::string& path,
   return ReadFileAtMost(path, max_bytes);  // it may have grown since
 }
 
+absl::StatusOr<int> OpenToWrite(const std::string& path, int flags) {
+  const auto not_a_file = [&path](absl::string_view what) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(path, " is ", what, ", not a regular file: not written"));
+  };
+  int fd;
+  do {
+    fd = open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK | flags,
+              0644);
+  } while (fd < 0 && errno == EINTR);
+  // ENXIO: a FIFO without a reader (or a socket), which a blocking open
+  // would wait on for ever.
+  if (fd < 0 && errno == ENXIO) return not_a_file("a FIFO or a socket");
+  if (fd < 0 && errno == EISDIR) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(path, " is a directory, not a file"));
+  }
+  if (fd < 0) return ErrnoError("cannot write", path);
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    const absl::Status status = ErrnoError("cannot write", path);
+    close(fd);
+    return status;
+  }
+  if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) {
+    close(fd);
+    return not_a_file(S_ISFIFO(st.st_mode) ? "a FIFO" : "a socket");
+  }
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
+
 absl::Status WriteFile(const std::string& path, absl::string_view bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  out.close();
-  if (!out) return ErrnoError("cannot write", path);
-  return absl::OkStatus();
+  PTXDIFF_ASSIGN_OR_RETURN(const int fd, OpenToWrite(path, O_TRUNC));
+  absl::Status status = WriteAll(fd, bytes, path);
+  if (close(fd) != 0 && status.ok()) status = ErrnoError("cannot write", path);
+  return status;
 }
 
 absl::Status AppendToFile(const std::string& path, absl::string_view bytes) {
-  const int fd =
-      open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    return absl::InternalError(
-        absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
-  }
+  PTXDIFF_ASSIGN_OR_RETURN(const int fd, OpenToWrite(path, O_APPEND));
   const ssize_t wrote = write(fd, bytes.data(), bytes.size());
   const int error = errno;
   close(fd);
@@ -192,10 +218,20 @@ absl::Status MakeDirs(const std::string& path) {
       return ErrnoError("cannot create", partial);
     }
   }
+  // EEXIST holds for a file of that name too, which is no directory to use.
+  if (!path.empty() && !IsDirectory(path)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot create ", path,
+                     ": a file of that name is there, "
+                     "not a directory"));
+  }
   return absl::OkStatus();
 }
 
 std::string ReadFileTail(const std::string& path, size_t max_bytes) {
+  // Seeking needs a regular file, and opening a FIFO would block.
+  if (struct stat st; stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+    return "";
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return "";
   const std::streamoff size = in.tellg();
@@ -225,6 +261,25 @@ void RemoveTree(const std::string& path) {
 
 std::string ProcessTempDir(absl::string_view prefix, int pid) {
   return absl::StrCat(TempRoot(), "/", prefix, "-", pid);
+}
+
+void RemoveOrphanedTempFiles(const std::string& dir) {
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return;
+  std::vector<std::string> orphans;
+  while (const struct dirent* e = readdir(d)) {
+    // .tmp-<what>-<pid>-<n>, as TempNameIn names them.
+    absl::string_view name = e->d_name;
+    if (!absl::ConsumePrefix(&name, ".tmp-")) continue;
+    const std::vector<absl::string_view> parts = absl::StrSplit(name, '-');
+    int pid = 0;
+    if (parts.size() >= 3 && absl::SimpleAtoi(parts[parts.size() - 2], &pid) &&
+        pid > 0 && kill(pid, 0) != 0 && errno == ESRCH) {
+      orphans.push_back(absl::StrCat(dir, "/", e->d_name));
+    }
+  }
+  closedir(d);
+  for (const std::string& path : orphans) unlink(path.c_str());
 }
 
 void RemoveOrphanedProcessTempDirs(absl::string_view prefix) {

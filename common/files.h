@@ -36,11 +36,20 @@ absl::StatusOr<std::string> ReadFileAtMost(const std::string& path,
 absl::StatusOr<std::string> ReadRecordFile(const std::string& path,
                                            size_t max_bytes);
 
-// Replaces `path` with `bytes`.
+// `path` opened to write in place (`flags`: O_TRUNC or O_APPEND; created,
+// mode 0644, if missing), a descriptor the caller closes. It does not block:
+// a FIFO or a socket there is refused (FailedPrecondition, naming it) whether
+// or not something reads it, since a file a command writes in place (a log, a
+// dictionary) is a file; opening a FIFO nobody reads would wait for ever.
+// A character device (/dev/null) is written.
+absl::StatusOr<int> OpenToWrite(const std::string& path, int flags);
+
+// Replaces `path` with `bytes` (OpenToWrite's refusals hold).
 absl::Status WriteFile(const std::string& path, absl::string_view bytes);
 
 // Adds `bytes` at the end of `path` (created if missing), in one write:
 // lines appended by several processes at once do not interleave.
+// OpenToWrite's refusals hold.
 absl::Status AppendToFile(const std::string& path, absl::string_view bytes);
 
 // The paths of the files in `dir` whose names end in `suffix`, hidden ones
@@ -56,14 +65,20 @@ absl::Status WriteFileAtomic(const std::string& path, absl::string_view bytes);
 // <dir>/.tmp-<what>-<pid>-<n>.
 std::string TempNameIn(const std::string& dir, absl::string_view what);
 
-// Creates `path` and every missing parent (mode 0755); OK if it exists.
+// Removes the TempNameIn files in `dir` whose process is gone (a run killed
+// while it replaced a file left them).
+void RemoveOrphanedTempFiles(const std::string& dir);
+
+// Creates `path` and every missing parent (mode 0755); OK if it exists as a
+// directory (or a link to one), FailedPrecondition if something else has
+// its name.
 absl::Status MakeDirs(const std::string& path);
 
 // Whether `path` is a directory (or a link to one).
 bool IsDirectory(const std::string& path);
 
 // At most the last `max_bytes` of `path` (all of a shorter file), prefixed
-// with "..." when cut; "" when it cannot be read.
+// with "..." when cut; "" when it cannot be read or is no regular file.
 std::string ReadFileTail(const std::string& path, size_t max_bytes);
 
 // $TMPDIR, else /tmp.

@@ -1,5 +1,6 @@
 #include "common/subprocess.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -19,6 +20,7 @@
 #include "common/files.h"
 #include "common/interrupt.h"
 #include "common/testing/child_of_a_killed_caller.h"
+#include "common/testing/fifo_reader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -453,6 +455,51 @@ TEST(FilesTest, ReadWriteTailAndMissing) {
   EXPECT_EQ(ReadFileTail((*dir)->File("none"), 10), "");
   EXPECT_EQ(ReadFile((*dir)->File("none")).status().code(),
             absl::StatusCode::kNotFound);
+}
+
+// Ninth fault run: a FIFO at a file a command writes in place (fuzz.log,
+// differential.dict) blocked its open for ever. Both writers refuse it at
+// once; a reader opened after 3 s frees a writer that waited, to fail here.
+TEST(FilesTest, AFifoIsNotWrittenInPlaceNorWaitedOn) {
+  auto dir = TempDir::Create("files-fifo");
+  ASSERT_TRUE(dir.ok());
+  const std::string fifo = (*dir)->File("fuzz.log");
+  absl::Status wrote, appended;
+  {
+    const LateFifoReader reader(fifo, absl::Seconds(3));
+    ASSERT_TRUE(reader.made());
+    wrote = WriteFile(fifo, "x");
+    appended = AppendToFile(fifo, "x\n");
+    EXPECT_FALSE(reader.opened()) << "a writer waited on the FIFO";
+  }
+  for (const absl::Status& s : {wrote, appended}) {
+    EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+    EXPECT_THAT(s.message(), HasSubstr(fifo + " is a FIFO"));
+    EXPECT_THAT(s.message(), HasSubstr("not a regular file: not written"));
+  }
+  // Opened by a reader, it is refused all the same: it is not a file.
+  const int reader = open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(reader, 0);
+  EXPECT_THAT(WriteFile(fifo, "x").message(), HasSubstr("is a FIFO"));
+  close(reader);
+  EXPECT_EQ(ReadFileTail(fifo, 10), "");  // nor is its tail waited on
+  // A character device is written, as before.
+  EXPECT_TRUE(WriteFile("/dev/null", "x").ok());
+  EXPECT_TRUE(AppendToFile("/dev/null", "x").ok());
+}
+
+// Ninth fault run: a file at OUT/findings passed for its directory (mkdir's
+// EEXIST), and libFuzzer failed 13 s later.
+TEST(FilesTest, MakeDirsSaysAFileIsNoDirectory) {
+  auto dir = TempDir::Create("files-makedirs");
+  ASSERT_TRUE(dir.ok());
+  EXPECT_TRUE(MakeDirs((*dir)->File("a/b")).ok());
+  EXPECT_TRUE(MakeDirs((*dir)->File("a/b")).ok());  // there already
+  ASSERT_TRUE(WriteFile((*dir)->File("findings"), "").ok());
+  const absl::Status s = MakeDirs((*dir)->File("findings"));
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_THAT(s.message(), HasSubstr((*dir)->File("findings") +
+                                     ": a file of that name is there"));
 }
 
 TEST(TempDirTest, RemovedWithEverythingInside) {

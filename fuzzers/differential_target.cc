@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
 #include <tuple>
 
@@ -335,9 +334,9 @@ void DifferentialTarget::Crash(const Finding& f) {
         absl::StrCat(FindingKindName(s.kind), " ", s.backend, " ", s.spelling,
                      " ", s.disagreement_class),
         config_.backend};
-    std::ofstream(absl::StrCat(config_.findings_dir, "/", kCrashOriginsFile),
-                  std::ios::app)
-        << CrashOriginLine(input_, origin);
+    (void)AppendToFile(
+        absl::StrCat(config_.findings_dir, "/", kCrashOriginsFile),
+        CrashOriginLine(input_, origin));
   }
   CrashWithSignature(s, f.tuple.variant.family);
 }

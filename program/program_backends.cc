@@ -67,6 +67,9 @@ absl::StatusOr<std::shared_ptr<ProgramBackend>> OnWorker(
   // A reply may hold a batch's compiles and tool runs: the worker cuts its
   // runs at the batch's deadline, this is the allowance past it.
   command.timeout = std::max(command.timeout, 2 * o.timeout);
+  // Its start-up is no batch: --timeout bounds it, and the run's end.
+  command.handshake_timeout = o.timeout;
+  command.start_deadline = o.start_deadline;
   PTXDIFF_ASSIGN_OR_RETURN(
       std::unique_ptr<ProgramBackend> backend,
       MakeWorkerProgramBackend(std::move(command), std::move(presenter)));
@@ -157,6 +160,7 @@ absl::StatusOr<ChosenProgramBackend> Gpu(const ProgramBackendOptions& o) {
   command.hello_options.emplace_back("kernel_timeout_ms",
                                      absl::StrCat(kernel_timeout_ms));
   command.timeout = std::max(command.timeout, o.timeout + kGpuStartAllowance);
+  command.start_deadline = o.start_deadline;
   ChosenProgramBackend chosen{.is_ptxas = false};
   absl::StatusOr<std::unique_ptr<ProgramBackend>> backend =
       MakeWorkerProgramBackend(

@@ -35,6 +35,8 @@ struct ProgramBackendOptions {
   // ptxas: the executable (empty: FindPtxas's search); an OSS-Fuzz build's
   // fuzz target gives the one bundled beside it.
   std::string ptxas;
+  // A run's end (--max-time): a worker's first handshake ends by then.
+  absl::Time start_deadline = absl::InfiniteFuture();
 };
 
 struct ChosenProgramBackend {

@@ -12,6 +12,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -575,7 +576,9 @@ class ProgramSearch::Impl {
     }
   }
 
-  // One more program in `reasons`, under the first line of `why`.
+  // One more program in `reasons`, counted under the first line of `why`
+  // and said in the report by the whole of it, its lines joined (a tool's
+  // "its output ends:" is followed by the output).
   void CountWhy(ProgramCampaignReport::Reasons& reasons,
                 const std::string& why) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -584,8 +587,17 @@ class ProgramSearch::Impl {
     const int64_t n = ++why_counts_[&reasons][line];
     if (n > reasons.top_count) {
       reasons.top_count = n;
-      reasons.top = line;
+      reasons.top = OneLine(why, 600);
     }
+  }
+
+  static std::string OneLine(absl::string_view text, size_t max_bytes) {
+    std::vector<absl::string_view> lines;
+    for (absl::string_view l : absl::StrSplit(text, '\n', absl::SkipEmpty()))
+      lines.push_back(absl::StripAsciiWhitespace(l));
+    std::string joined = absl::StrJoin(lines, " / ");
+    if (joined.size() > max_bytes) joined = joined.substr(0, max_bytes) + "...";
+    return joined;
   }
 
   void Count(int64_t ProgramCampaignReport::*field, int64_t n = 1) {

@@ -448,6 +448,29 @@ std::vector<AdoptedRecord> AdoptOrphaned(
 
 }  // namespace
 
+PendingFindings CountPendingFindings(const std::string& triage_dir) {
+  PendingFindings found;
+  const std::string dir = PendingDir(triage_dir);
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return found;
+  std::vector<std::string> names;
+  while (const dirent* e = readdir(d)) names.push_back(e->d_name);
+  closedir(d);
+  for (const std::string& name : names) {
+    // A claimed journal's name goes on past its suffix, as does a damaged
+    // one's; the first is being adopted, the second is never read.
+    const bool programs = absl::EndsWith(name, Suffix(JournalKind::kPrograms));
+    if (!programs && !absl::EndsWith(name, Suffix(JournalKind::kTuples)))
+      continue;
+    const absl::StatusOr<std::string> text =
+        ReadRecordFile(dir + "/" + name, kMaxJournalBytes);
+    if (!text.ok()) continue;
+    (programs ? found.programs : found.tuples) +=
+        static_cast<int64_t>(OpenRecords(*text).size());
+  }
+  return found;
+}
+
 std::vector<std::pair<int64_t, std::string>> AdoptOrphanedRecords(
     const std::string& triage_dir, PendingJournal& into,
     const std::function<bool(absl::string_view)>& readable) {

@@ -141,6 +141,16 @@ inline constexpr char kPendingJournalSaid[] = "ptxdiff: the pending journal ";
 std::vector<std::pair<int64_t, PendingMismatch>> AdoptOrphanedJournals(
     const std::string& triage_dir, PendingJournal& into);
 
+// The findings not yet filed that `triage_dir`'s journals hold, of each
+// kind, whether a running campaign holds them or a dead one left them (a
+// journal that cannot be read is not counted): for `triage list` and
+// `triage merge`, which do not file them, to say so.
+struct PendingFindings {
+  int64_t tuples = 0, programs = 0;
+  int64_t total() const { return tuples + programs; }
+};
+PendingFindings CountPendingFindings(const std::string& triage_dir);
+
 // The records of one journal's text not marked done, in order.
 std::vector<std::string> OpenRecords(const std::string& text);
 // The same, each with its repeats (its R lines' sum).

@@ -480,6 +480,8 @@ absl::StatusOr<TriageStore> TriageStore::Open(
         absl::StrCat("triage directory ", dir,
                      " is not writable: ", lock.status().message()));
   }
+  // A run killed while it replaced a file left its temporary copy.
+  if (create) RemoveOrphanedTempFiles(dir);
   return TriageStore(dir, std::move(check_program_case));
 }
 

@@ -64,6 +64,27 @@ TEST(TriageStoreTest, FilesNewEntriesAndCountsRepeats) {
 // How the backend obtained its value (a worker's note) is kept: its first
 // line in meta.txt (made a valid meta value whatever the worker wrote), all
 // of it, the code that ran included, at the top of repro.ptx.
+// Ninth fault run: a run killed while it rewrote a file left an empty
+// .tmp-file-PID-N in the triage directory, and later runs kept it. A
+// writing Open removes those of processes gone, never a living one's.
+TEST(TriageStoreTest, OpeningToWriteRemovesTheTemporaryFilesOfDeadRuns) {
+  const std::string dir = FreshDir("stale_tmp");
+  ASSERT_TRUE(TriageStore::Open(dir, true).ok());
+  const pid_t child = fork();
+  if (child == 0) _exit(0);
+  ASSERT_GT(child, 0);
+  ASSERT_EQ(waitpid(child, nullptr, 0), child);
+  const std::string dead = absl::StrCat(dir, "/.tmp-file-", child, "-8");
+  const std::string living = absl::StrCat(dir, "/.tmp-file-", getpid(), "-0");
+  ASSERT_TRUE(WriteFile(dead, "").ok());
+  ASSERT_TRUE(WriteFile(living, "").ok());
+  ASSERT_TRUE(TriageStore::Open(dir, false).ok());
+  EXPECT_EQ(access(dead.c_str(), F_OK), 0) << "a reading Open changes nothing";
+  ASSERT_TRUE(TriageStore::Open(dir, true).ok());
+  EXPECT_NE(access(dead.c_str(), F_OK), 0);
+  EXPECT_EQ(access(living.c_str(), F_OK), 0);
+}
+
 TEST(TriageStoreTest, TheBackendsNoteOnItsValueIsInMetaAndRepro) {
   const std::string dir = FreshDir("note");
   auto store = TriageStore::Open(dir, /*create=*/true);

@@ -293,6 +293,10 @@ TEST(PtxCmdBackendTest, EveryWayARunFailsIsAFaultOrARefusal) {
       {"head -c 4096 /dev/zero > {out}; : {ptx} {in}", ResultKind::kFault,
        "failed on add.s32 (1 tuple): it exited 0 but wrote more than 16 "
        "bytes to {out} (16 per tuple, 1 tuple); it printed nothing"},
+      // Ninth fault run: a FIFO at {out} blocked the worker's read for ever.
+      {"rm -f {out}; mkfifo {out}; : {ptx} {in}", ResultKind::kFault,
+       "failed on add.s32 (1 tuple): it exited 0 but left {out} a FIFO, not "
+       "a file; it printed nothing"},
       {"true {ptx} {in} {out}", ResultKind::kFault,
        "failed on add.s32 (1 tuple): it exited 0 but wrote no {out} file; it "
        "printed nothing"},

@@ -1,5 +1,7 @@
 #include "backends/ptx_cmd/tool_run.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -162,6 +164,15 @@ ToolRun RunToolOnce(const ToolCall& call) {
     return failed;
   }
   const size_t expected = call.n * call.slot_bytes;
+  // A FIFO (or socket) left at {out} would block the read for ever.
+  if (struct stat st; stat(out.c_str(), &st) == 0 &&
+                      (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
+    return Failed(std::move(run), ToolRun::kCrashed,
+                  absl::StrCat("it exited 0 but left {out} ",
+                               S_ISFIFO(st.st_mode) ? "a FIFO" : "a socket",
+                               ", not a file"),
+                  log);
+  }
   // No more than the slots are read: a tool may leave a huge or endless
   // {out} (a link to /dev/zero), which must not take this process's memory.
   absl::StatusOr<std::string> bytes = ReadFileAtMost(out, expected);

@@ -1,12 +1,10 @@
 #include "backends/ptxas/compile_log.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/files.h"
 
 namespace ptxdiff {
 
@@ -48,10 +46,7 @@ void LogCompileTo(const std::string& path, const CompileRecord& record,
       record.runtime_tuples, absl::ToDoubleMilliseconds(took));
   // O_APPEND: the lines of concurrent compiles do not interleave. A log
   // that cannot be written is left unwritten: it is a measuring aid.
-  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  if (fd < 0) return;
-  [[maybe_unused]] const ssize_t written = write(fd, line.data(), line.size());
-  close(fd);
+  (void)AppendToFile(path, line);
 }
 
 }  // namespace ptxdiff
