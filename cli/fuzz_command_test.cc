@@ -30,6 +30,7 @@
 #include "gtest/gtest.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
+#include "triage/pending_journal.h"
 #include "triage/triage_store.h"
 
 namespace ptxdiff {
@@ -561,7 +562,7 @@ TEST(FuzzCommandTest, TheSummarySaysWhyNoProgramRan) {
 // filer files it, and the summary counts them. (Minimized to its one step
 // it is filed as the xor.b32 tuple, ProgramLaneTest; here, under load,
 // minimizing may be cut by the 12 s and the program filed as found.)
-TEST(FuzzCommandTest, ProgramsRunBesideTheTuplesAndTheirFindingsAreFiled) {
+TEST(FuzzCommandTest, ProgramsRunBesideTheTuplesAndTheirFindingsAreKept) {
   const std::string dir = TempDirFor("fuzz_programs");
   const std::string triage = dir + "/triage";
   const CliRun r = FuzzForReal(
@@ -582,7 +583,12 @@ TEST(FuzzCommandTest, ProgramsRunBesideTheTuplesAndTheirFindingsAreFiled) {
             1);
   EXPECT_GT(checked, 0) << r.out;
   EXPECT_THAT(r.out.substr(at), Not(HasSubstr("; 0 disagreements")));
-  EXPECT_FALSE(EntriesIn(triage).empty()) << r.out << r.err;
+  // Filed, or (minimizing not done by the end, as under ASan beside other
+  // tests: "4 disagreements ... filed 0, 4 kept pending") kept for the next
+  // run. That a finding minimizes and files is ProgramLaneTest's.
+  EXPECT_TRUE(!EntriesIn(triage).empty() ||
+              CountPendingFindings(triage).programs > 0)
+      << r.out << r.err;
 }
 
 TEST(FuzzCommandTest, ProgramsOutsideZeroToOneAreExitTwo) {
