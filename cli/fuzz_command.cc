@@ -488,8 +488,7 @@ void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
   int64_t explained = 0;
   for (const EntryInfo& e : *entries) explained += e.explained();
   const std::vector<RootCause> causes = GroupByRootCause(*entries);
-  out << "fuzz:   findings this run: " << sum.new_findings << " new, "
-      << sum.known_findings << " already filed"
+  out << "fuzz:   findings this run: " << FindingsThisRun(sum)
       << PendingRepeats(sum.pending_repeats) << "; the triage directory "
       << config.triage_dir << " holds "
       << EntriesAndCauses(entries->size(), causes.size()) << " (" << explained

@@ -23,6 +23,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "backends/ptx_cmd/refusal_memory.h"
+#include "cli/fuzz_summary_lines.h"
 #include "cli/testing/run_ptxdiff.h"
 #include "common/files.h"
 #include "common/testing/fifo_reader.h"
@@ -583,12 +584,31 @@ TEST(FuzzCommandTest, ProgramsRunBesideTheTuplesAndTheirFindingsAreKept) {
             1);
   EXPECT_GT(checked, 0) << r.out;
   EXPECT_THAT(r.out.substr(at), Not(HasSubstr("; 0 disagreements")));
+  // The run's findings count the programs' too.
+  EXPECT_THAT(r.out, testing::ContainsRegex(
+                         "findings this run: [0-9]+ new, [0-9]+ already filed "
+                         "\\(programs: [0-9]+ new, [0-9]+ already filed\\)"));
   // Filed, or (minimizing not done by the end, as under ASan beside other
   // tests: "4 disagreements ... filed 0, 4 kept pending") kept for the next
   // run. That a finding minimizes and files is ProgramLaneTest's.
   EXPECT_TRUE(!EntriesIn(triage).empty() ||
               CountPendingFindings(triage).programs > 0)
       << r.out << r.err;
+}
+
+// The summary's findings left out the program lane's, which were said only
+// on its own line.
+TEST(FuzzSummaryLinesTest, TheRunsFindingsCountTheProgramsToo) {
+  FuzzStats sum;
+  sum.new_findings = 2;
+  sum.known_findings = 5;
+  EXPECT_EQ(FindingsThisRun(sum), "2 new, 5 already filed");
+  sum.programs = 10;
+  sum.programs_filed = 3;  // entries filed, 1 of them new
+  sum.programs_filed_new = 1;
+  sum.programs_known = 4;  // counted under causes filed before
+  EXPECT_EQ(FindingsThisRun(sum),
+            "3 new, 11 already filed (programs: 1 new, 6 already filed)");
 }
 
 TEST(FuzzCommandTest, ProgramsOutsideZeroToOneAreExitTwo) {

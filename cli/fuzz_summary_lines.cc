@@ -51,4 +51,16 @@ std::string ProgramsLine(const FuzzStats& sum, const FuzzConfig& config) {
       "\n");
 }
 
+std::string FindingsThisRun(const FuzzStats& sum) {
+  const int64_t programs_new = sum.programs_filed_new;
+  const int64_t programs_again =
+      sum.programs_filed - sum.programs_filed_new + sum.programs_known;
+  return absl::StrCat(sum.new_findings + programs_new, " new, ",
+                      sum.known_findings + programs_again, " already filed",
+                      sum.programs == 0
+                          ? ""
+                          : absl::StrCat(" (programs: ", programs_new, " new, ",
+                                         programs_again, " already filed)"));
+}
+
 }  // namespace ptxdiff

@@ -27,6 +27,12 @@ std::string CalibrationLine(const FuzzStats& sum);
 // input form, found and filed; or why no program ran. "" without the lane.
 std::string ProgramsLine(const FuzzStats& sum, const FuzzConfig& config);
 
+// The findings of the run, tuples' and programs': "5 new, 12 already
+// filed", and where the program lane ran, the programs' part of it
+// ("(programs: 1 new, 2 already filed)"). Already filed: found again and
+// counted in an entry (a program too under a cause filed before).
+std::string FindingsThisRun(const FuzzStats& sum);
+
 }  // namespace ptxdiff
 
 #endif  // PTXDIFF_CLI_FUZZ_SUMMARY_LINES_H_
