@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <thread>
 
@@ -334,6 +335,71 @@ TEST(FuzzCommandTest, KillingTheCliEndsTheFuzzer) {
 // itself. Now a fuzzer still running 5 s past --max-time is asked to stop
 // (SIGINT to its group; killed FuzzerProcess::kStopGrace later if it has
 // not: FuzzerProcessTest). The fake fuzzer exits when asked.
+// Eighth fault run: a Ctrl-Z stopped `ptxdiff fuzz` but not its fuzzer,
+// which is in a process group of its own and ran on. It stops with the CLI
+// now, and `fg` (SIGCONT to the CLI) continues it.
+char StateOf(pid_t pid) {
+  std::ifstream stat(absl::StrCat("/proc/", pid, "/stat"));
+  std::string text((std::istreambuf_iterator<char>(stat)), {});
+  const size_t paren = text.rfind(')');
+  return paren == std::string::npos || paren + 2 >= text.size()
+             ? '?'
+             : text[paren + 2];
+}
+
+off_t SizeOf(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 ? st.st_size : -1;
+}
+
+TEST(FuzzCommandTest, ACtrlZStopsTheFuzzerWithTheCli) {
+  const std::string dir = TempDirFor("fuzz_ctrl_z");
+  const std::string fifo = dir + "/fuzzer_pid";
+  const std::string beat = dir + "/beat";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  const pid_t cli = fork();
+  ASSERT_GE(cli, 0);
+  if (cli == 0) {
+    FuzzWithStats(dir, kSomeStats,
+                  "echo $$ > '" + fifo + "'\nwhile :; do echo x >> '" + beat +
+                      "'; sleep 0.05; done");
+    _exit(0);
+  }
+  std::ifstream from_fuzzer(fifo);
+  pid_t fuzzer = -1;
+  from_fuzzer >> fuzzer;
+  ASSERT_GT(fuzzer, 0);
+  const auto within = [](absl::Duration d, const std::function<bool()>& f) {
+    const absl::Time give_up = absl::Now() + d;
+    while (!f() && absl::Now() < give_up)
+      absl::SleepFor(absl::Milliseconds(20));
+    return f();
+  };
+  ASSERT_TRUE(within(absl::Seconds(10), [&] { return SizeOf(beat) > 0; }));
+
+  kill(cli, SIGTSTP);
+  int status = 0;
+  ASSERT_EQ(waitpid(cli, &status, WUNTRACED), cli);
+  EXPECT_TRUE(WIFSTOPPED(status));
+  EXPECT_TRUE(within(absl::Seconds(5), [&] { return StateOf(fuzzer) == 'T'; }))
+      << "the fuzzer runs on while ptxdiff is stopped: " << StateOf(fuzzer);
+  const off_t stopped_at = SizeOf(beat);
+  absl::SleepFor(absl::Milliseconds(500));
+  EXPECT_EQ(SizeOf(beat), stopped_at);
+
+  kill(cli, SIGCONT);
+  EXPECT_TRUE(within(absl::Seconds(5), [&] {
+    return SizeOf(beat) > stopped_at;
+  })) << "the fuzzer was not continued with ptxdiff";
+  kill(cli, SIGKILL);
+  ASSERT_EQ(waitpid(cli, nullptr, 0), cli);
+  ASSERT_EQ(waitpid(fuzzer, nullptr, 0), fuzzer);
+  while (waitpid(-1, nullptr, WNOHANG) > 0) {
+  }
+  prctl(PR_SET_CHILD_SUBREAPER, 0);
+}
+
 TEST(FuzzCommandTest, AFuzzerStillRunningPastMaxTimeIsAskedToStop) {
   const std::string dir = TempDirFor("fuzz_overrun");
   const absl::Time start = absl::Now();

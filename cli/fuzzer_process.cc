@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -41,6 +42,52 @@ absl::Status WriteAndRemove(const std::string& dir, int64_t bytes) {
   return absl::OkStatus();
 }
 
+// The fuzzer's process group, which a Ctrl-Z (SIGTSTP to the terminal's
+// foreground group: this process's, not the fuzzer's) stops with this
+// process, and `fg` (SIGCONT to this process) continues; 0: none.
+std::atomic<pid_t> fuzzer_group{0};
+struct sigaction before_fuzzer;  // SIGTSTP's action before the fuzzer ran
+
+void SetTerminalStop(void (*handler)(int)) {
+  struct sigaction action = {};
+  action.sa_handler = handler;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGTSTP, &action, nullptr);
+}
+
+// Async-signal-safe: kill, sigaction, sigprocmask and raise only.
+void StopTheFuzzerToo(int) {
+  const int saved_errno = errno;
+  const pid_t group = fuzzer_group.load();
+  if (group > 0) kill(-group, SIGSTOP);
+  // This process stops as it would have without the handler...
+  SetTerminalStop(SIG_DFL);
+  sigset_t tstp;
+  sigemptyset(&tstp);
+  sigaddset(&tstp, SIGTSTP);
+  sigprocmask(SIG_UNBLOCK, &tstp, nullptr);
+  raise(SIGTSTP);
+  // ...and is continued here: the fuzzer goes on too.
+  SetTerminalStop(StopTheFuzzerToo);
+  if (group > 0) kill(-group, SIGCONT);
+  errno = saved_errno;
+}
+
+// While the fuzzer runs, a Ctrl-Z stops it too (unless SIGTSTP is ignored).
+void StopWithThisProcess(pid_t group) {
+  sigaction(SIGTSTP, nullptr, &before_fuzzer);
+  if (before_fuzzer.sa_handler == SIG_IGN) return;
+  fuzzer_group = group;
+  SetTerminalStop(StopTheFuzzerToo);
+}
+
+// Before the group is reaped (its id may then be another's).
+void NoLongerStopWithThisProcess(pid_t group) {
+  pid_t expected = group;
+  if (fuzzer_group.compare_exchange_strong(expected, 0))
+    sigaction(SIGTSTP, &before_fuzzer, nullptr);
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<FuzzerProcess>> FuzzerProcess::Start(
@@ -67,12 +114,14 @@ absl::StatusOr<std::unique_ptr<FuzzerProcess>> FuzzerProcess::Start(
                    "the fuzzer");
   log.CloseFuzzerEnd();
   if (!pid.ok()) return absl::FailedPreconditionError(pid.status().message());
+  StopWithThisProcess(*pid);
   return std::unique_ptr<FuzzerProcess>(
       new FuzzerProcess(*pid, std::move(*temp), stop_grace));
 }
 
 FuzzerProcess::~FuzzerProcess() {
   if (reaped_) return;
+  NoLongerStopWithThisProcess(pid_);
   kill(-pid_, SIGKILL);
   ForgetProcessGroup(pid_);
   waitpid(pid_, nullptr, 0);
@@ -101,6 +150,7 @@ void FuzzerProcess::Kill() {
 int FuzzerProcess::Reap() {
   // The group is killed while its leader, not yet reaped, keeps its id
   // from being another group's.
+  NoLongerStopWithThisProcess(pid_);
   kill(-pid_, SIGKILL);
   ForgetProcessGroup(pid_);
   int status = 0;

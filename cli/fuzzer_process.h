@@ -5,6 +5,7 @@
 // group) on a Ctrl-C, a failed write or an overrun of --max-time, and
 // killed if it does not stop within its grace: a fork job busy reading a
 // 3 GB corpus file, deaf to the stop, cannot hold the run past its end.
+// A Ctrl-Z stops its group with this process, and `fg` continues both.
 
 #ifndef PTXDIFF_CLI_FUZZER_PROCESS_H_
 #define PTXDIFF_CLI_FUZZER_PROCESS_H_
