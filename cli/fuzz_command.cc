@@ -734,8 +734,15 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
       }
       return 1;
     }
-    out << "fuzz: the fuzzer exited abnormally (" << how << "); see " << log
-        << " and " << out_dir << "/findings/\n";
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGINT && interrupted > 0) {
+      // Its handlers are set once it has started: a Ctrl-C before ends it.
+      out << "fuzz: interrupted while the fuzzer started, before its "
+             "campaign could stop in order (it ended by the signal); see "
+          << log << "\n";
+    } else {
+      out << "fuzz: the fuzzer exited abnormally (" << how << "); see " << log
+          << " and " << out_dir << "/findings/\n";
+    }
   }
   // A run that could not file what it found, or tested nothing, fails: a CI
   // gate must not pass on it. The reasons go to stderr, after the summary

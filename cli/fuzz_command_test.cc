@@ -449,6 +449,21 @@ TEST(FuzzCommandTest, ASecondInterruptKillsTheFuzzer) {
   EXPECT_LT(absl::Now() - start, absl::Seconds(60));
 }
 
+// Eighth fault run: a Ctrl-C while the workers started said "the fuzzer
+// exited abnormally (signal 2)": the fuzzer's handlers were not set yet.
+// It says the interrupt came while the fuzzer started.
+TEST(FuzzCommandTest, ACtrlCWhileTheFuzzerStartsIsSaidAsSuch) {
+  const std::string dir = TempDirFor("fuzz_interrupt_at_start");
+  const std::string cli_pid = "$(cut -d' ' -f4 /proc/$$/stat)";
+  const CliRun r =
+      FuzzWith(dir, kSomeStats, "kill -INT " + cli_pid + "\nexec sleep 30",
+               {"--backend", "oracle", "--out", dir + "/out", "--dir",
+                dir + "/triage", "--max-time", "100"});
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("fuzz: interrupted while the fuzzer started"));
+  EXPECT_THAT(r.out, Not(HasSubstr("abnormally")));
+}
+
 // libFuzzer's -fork=N jobs keep their files in $TMPDIR/libFuzzerTemp.*.dir,
 // left behind when the fuzzer is killed. The fuzzer's TMPDIR is a directory
 // of the run's own, gone when the run ends.
