@@ -361,9 +361,12 @@ TEST(FuzzCommandTest, ACtrlZStopsTheFuzzerWithTheCli) {
   const pid_t cli = fork();
   ASSERT_GE(cli, 0);
   if (cli == 0) {
-    FuzzWithStats(dir, kSomeStats,
-                  "echo $$ > '" + fifo + "'\nwhile :; do echo x >> '" + beat +
-                      "'; sleep 0.05; done");
+    // A long --max-time: under load the steps below take seconds.
+    FuzzWith(dir, kSomeStats,
+             "echo $$ > '" + fifo + "'\nwhile :; do echo x >> '" + beat +
+                 "'; sleep 0.05; done",
+             {"--backend", "oracle", "--out", dir + "/out", "--dir",
+              dir + "/triage", "--max-time", "300"});
     _exit(0);
   }
   std::ifstream from_fuzzer(fifo);

@@ -346,11 +346,18 @@ int RunPrograms(const std::vector<std::string>& args, std::ostream& out,
     return Fail(err, "programs",
                 absl::InvalidArgumentError("takes no FILE, only flags"));
   }
+  const absl::Time start = absl::Now();
   auto options = CampaignOptions(*parsed);
   if (!options.ok()) return Fail(err, "programs", options.status());
-  // The run's time starts here: a worker that does not start is no longer.
-  auto choice = ChooseProgramBackend(*parsed, absl::Now() + options->max_time);
+  // The run's time starts here, its worker's start-up included (a worker
+  // that does not start costs no more), though never less than a
+  // handshake's least wait: a bad flag found after it is still said.
+  auto choice = ChooseProgramBackend(
+      *parsed,
+      std::max(start + options->max_time, absl::Now() + kMinHandshakeTimeout));
   if (!choice.ok()) return Fail(err, "programs", choice.status());
+  options->max_time =
+      std::max(absl::ZeroDuration(), options->max_time - (absl::Now() - start));
   options->backend = choice->backend;
   const std::string out_dir = parsed->Get("out", "out");
   // A tool's refusals: the same file `fuzz --out` keeps for it.

@@ -328,15 +328,23 @@ void DifferentialTarget::CountDecline(DeclineCode code) {
 void DifferentialTarget::Crash(const Finding& f) {
   const Signature s = SignatureOf(f);
   if (!config_.findings_dir.empty()) {
-    // Best effort, and appended (O_APPEND: -fork=N processes share the
-    // file): the crash is reported whether or not this is written.
+    // Appended (O_APPEND: -fork=N processes share the file): the crash is
+    // reported whether or not this is written.
     const CrashOrigin origin{
         absl::StrCat(FindingKindName(s.kind), " ", s.backend, " ", s.spelling,
                      " ", s.disagreement_class),
         config_.backend};
-    (void)AppendToFile(
-        absl::StrCat(config_.findings_dir, "/", kCrashOriginsFile),
-        CrashOriginLine(input_, origin));
+    // A failure is said as the CLI reads a failed write (the run fails).
+    const std::string path =
+        absl::StrCat(config_.findings_dir, "/", kCrashOriginsFile);
+    if (const absl::Status s =
+            AppendToFile(path, CrashOriginLine(input_, origin));
+        !s.ok()) {
+      absl::string_view cause = s.message();
+      absl::ConsumePrefix(&cause, absl::StrCat("cannot write to ", path, ": "));
+      std::fprintf(stderr, "ptxdiff: cannot write %s: %s\n", path.c_str(),
+                   std::string(cause).c_str());
+    }
   }
   CrashWithSignature(s, f.tuple.variant.family);
 }

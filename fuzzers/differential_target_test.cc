@@ -587,6 +587,26 @@ TEST(DifferentialTargetDeathTest, CrashModeRecordsTheBackendOfEachCrash) {
   EXPECT_FALSE(FindCrashOrigin(dir + "/none", input).has_value());
 }
 
+// Tenth fault run: a FIFO at crash-backends.txt went unwritten without a
+// word. The crash says it on the line the CLI reads as a failed write.
+TEST(DifferentialTargetDeathTest, ACrashOriginsFileNotWrittenIsSaid) {
+  const std::string dir = FreshDir("crash_origin_fifo");
+  ASSERT_EQ(std::system(("mkdir -p '" + dir + "/findings'").c_str()), 0);
+  const std::string fifo = dir + "/findings/crash-backends.txt";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0644), 0);
+  FuzzConfig config;
+  config.backend = WrongVaddBackend(dir);
+  config.triage_dir = dir + "/triage";
+  config.mode = FuzzConfig::Mode::kCrash;
+  config.findings_dir = dir + "/findings";
+  EXPECT_DEATH(
+      {
+        auto target = DifferentialTarget::Create(config);
+        Feed(**target, Input("vadd.u32.u32.u32", {{{1, 2, 0, 0}}}));
+      },
+      "ptxdiff: cannot write " + fifo + ": .*is a FIFO");
+}
+
 // Third fault run: `repro CRASH` read crash-backends.txt beside it whole
 // (3 GB sparse: 44 s, 4.2 GB), and blocked for ever on a FIFO of that name.
 TEST(DifferentialTargetTest, ACrashOriginsFileTooLargeOrNoFileIsNotRead) {

@@ -212,7 +212,8 @@ std::string Cut(std::string text, absl::string_view file) {
 // What a crash's or hang's tool printed last: its entry's output file, or
 // for an entry filed before there was one, what its case's detail quotes.
 std::string FaultOutputOf(const std::string& dir, absl::string_view case_text) {
-  absl::StatusOr<std::string> kept = ReadFileAtMost(
+  // As a record: a FIFO there would block the report for ever.
+  absl::StatusOr<std::string> kept = ReadRecordFile(
       absl::StrCat(dir, "/", kFaultOutputFile), kMaxEntryFileBytes);
   if (kept.ok()) return Cut(*std::move(kept), kFaultOutputFile);
   if (!absl::IsNotFound(kept.status())) {
@@ -232,7 +233,7 @@ std::string EntryJson(const std::string& triage_dir, const EntryInfo& e) {
   };
   const std::string dir = absl::StrCat(triage_dir, "/", e.name);
   absl::StatusOr<std::string> read =
-      ReadFileAtMost(dir + "/case.txt", kMaxEntryFileBytes);
+      ReadRecordFile(dir + "/case.txt", kMaxEntryFileBytes);
   const std::string case_text =
       read.ok() ? Cut(*std::move(read), "case.txt")
                 : absl::IsNotFound(read.status())

@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "backends/ptx_cmd/refusal_memory.h"
 #include "common/files.h"
+#include "common/testing/fifo_reader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isa/family_table.h"
@@ -122,6 +123,21 @@ TEST(ReportDataTest, ACrashShowsHowItEndedAndTheToolsLastOutput) {
   EXPECT_THAT(
       json(),
       HasSubstr("\"output\":\"loading kernel\\nFloating point exception\""));
+  // Tenth fault run: a FIFO for the output or the case blocked the report
+  // for ever. Each is said, unread.
+  const std::string entry = absl::StrCat(out, "/triage/", (*entries)[0].name);
+  ASSERT_EQ(unlink((entry + "/case.txt").c_str()), 0);
+  {
+    const LateFifoReader output(entry + "/" + kFaultOutputFile,
+                                absl::Seconds(5), O_WRONLY);
+    const LateFifoReader case_file(entry + "/case.txt", absl::Seconds(5),
+                                   O_WRONLY);
+    ASSERT_TRUE(output.made() && case_file.made());
+    const std::string shown = json();
+    EXPECT_FALSE(output.opened() || case_file.opened())
+        << "the report waited on a FIFO";
+    EXPECT_THAT(shown, HasSubstr("is not a regular file: not read"));
+  }
   RemoveTree(out);
 }
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 #include "absl/status/status.h"
@@ -21,6 +22,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/files.h"
+#include "common/interrupt.h"
 #include "common/status_macros.h"
 #include "common/version.h"
 #include "isa/spelling.h"
@@ -82,6 +84,13 @@ absl::Status WriteDirectoryAtomic(
   return status;
 }
 
+// How long a change waits for another process's lock on the directory: a
+// filing or a merge holds it for milliseconds to seconds; longer, the
+// holder is stopped or hung, and waiting on would hang this run silently.
+constexpr absl::Duration kLockWait = absl::Seconds(60);
+// After this long waiting, it is said on stderr.
+constexpr absl::Duration kLockWaitSaid = absl::Seconds(2);
+
 // An exclusive lock on the directory's .lock file, held for its lifetime.
 class DirectoryLock {
  public:
@@ -89,11 +98,34 @@ class DirectoryLock {
     const std::string path = dir + "/.lock";
     const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) return ErrnoError("cannot create the lock file", path);
-    while (flock(fd, LOCK_EX) != 0) {
-      if (errno != EINTR) {
-        close(fd);
-        return ErrnoError("cannot lock", path);
+    const absl::Time start = absl::Now();
+    bool said = false;
+    while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      const int error = errno;
+      const absl::Duration waited = absl::Now() - start;
+      std::string why;
+      if (error != EINTR && error != EWOULDBLOCK) {
+        why = absl::StrCat("cannot lock ", path, ": ", std::strerror(error));
+      } else if (Interrupted()) {
+        why = absl::StrCat("interrupted while waiting for ", path);
+      } else if (waited >= kLockWait) {
+        why = absl::StrCat(path, " has been held by another process for ",
+                           absl::FormatDuration(kLockWait),
+                           ": not waiting longer (is a process that holds it, "
+                           "a ptxdiff or a flock, stopped or hung?)");
       }
+      if (!why.empty()) {
+        close(fd);
+        return absl::UnavailableError(why);
+      }
+      if (!said && waited >= kLockWaitSaid) {
+        std::fprintf(stderr,
+                     "ptxdiff: waiting for %s, which another process holds "
+                     "(at most %s)\n",
+                     path.c_str(), absl::FormatDuration(kLockWait).c_str());
+        said = true;
+      }
+      absl::SleepFor(absl::Milliseconds(10));
     }
     return DirectoryLock(fd);
   }
@@ -475,6 +507,10 @@ absl::StatusOr<TriageStore> TriageStore::Open(
   // Proves the directory writable (access() says yes to root on read-only
   // mounts too): the lock file is needed for every change anyway.
   auto lock = DirectoryLock::Acquire(dir);
+  if (absl::IsUnavailable(lock.status())) {  // held by another: said so
+    return absl::FailedPreconditionError(
+        absl::StrCat("triage directory ", dir, ": ", lock.status().message()));
+  }
   if (!lock.ok()) {
     return absl::FailedPreconditionError(
         absl::StrCat("triage directory ", dir,

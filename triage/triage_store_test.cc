@@ -1,5 +1,7 @@
 #include "triage/triage_store.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -7,9 +9,12 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "common/files.h"
+#include "common/interrupt.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isa/spelling.h"
@@ -83,6 +88,36 @@ TEST(TriageStoreTest, OpeningToWriteRemovesTheTemporaryFilesOfDeadRuns) {
   ASSERT_TRUE(TriageStore::Open(dir, true).ok());
   EXPECT_NE(access(dead.c_str(), F_OK), 0);
   EXPECT_EQ(access(living.c_str(), F_OK), 0);
+}
+
+// Tenth fault run: with .lock held by another process (`flock t/.lock
+// sleep 200`), fuzz, programs and triage list waited for ever without a
+// word. The wait is said after 2 s, ends at a stop (and after a minute).
+TEST(TriageStoreTest, AWaitForTheLockIsSaidAndEndsAtAStop) {
+  const std::string dir = FreshDir("lock_held");
+  ASSERT_TRUE(TriageStore::Open(dir, true).ok());
+  const int held = open((dir + "/.lock").c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(held, 0);
+  ASSERT_EQ(flock(held, LOCK_EX), 0);
+  testing::internal::CaptureStderr();
+  std::thread stop([] {
+    absl::SleepFor(absl::Seconds(3));
+    Interrupt();
+  });
+  const absl::Time start = absl::Now();
+  const absl::StatusOr<TriageStore> store = TriageStore::Open(dir, true);
+  const absl::Duration took = absl::Now() - start;
+  stop.join();
+  ClearInterrupt();
+  const std::string said = testing::internal::GetCapturedStderr();
+  close(held);
+  EXPECT_FALSE(store.ok());
+  EXPECT_THAT(store.status().message(),
+              HasSubstr("interrupted while waiting for " + dir + "/.lock"));
+  EXPECT_GE(took, absl::Seconds(3));
+  EXPECT_THAT(said, HasSubstr("waiting for " + dir +
+                              "/.lock, which another process holds"));
+  EXPECT_TRUE(TriageStore::Open(dir, true).ok());  // free again
 }
 
 TEST(TriageStoreTest, TheBackendsNoteOnItsValueIsInMetaAndRepro) {

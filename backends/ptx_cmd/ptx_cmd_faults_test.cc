@@ -297,6 +297,13 @@ TEST(PtxCmdBackendTest, EveryWayARunFailsIsAFaultOrARefusal) {
       {"rm -f {out}; mkfifo {out}; : {ptx} {in}", ResultKind::kFault,
        "failed on add.s32 (1 tuple): it exited 0 but left {out} a FIFO, not "
        "a file; it printed nothing"},
+      // Tenth fault run: a link to a device whose read blocks.
+      {"ln -s /dev/ptmx {out}; : {ptx} {in}", ResultKind::kFault,
+       "failed on add.s32 (1 tuple): it exited 0 but left {out} a character "
+       "device, not a file; it printed nothing"},
+      {"mkdir {out}; : {ptx} {in}", ResultKind::kFault,
+       "failed on add.s32 (1 tuple): it exited 0 but left {out} a directory, "
+       "not a file; it printed nothing"},
       {"true {ptx} {in} {out}", ResultKind::kFault,
        "failed on add.s32 (1 tuple): it exited 0 but wrote no {out} file; it "
        "printed nothing"},

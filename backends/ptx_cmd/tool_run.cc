@@ -69,6 +69,16 @@ std::string MachineFailureIn(const ToolRun& run) {
   return "";
 }
 
+// What a file that is not a regular one is, for a message.
+const char* FileKindOf(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  return "no regular file";
+}
+
 // A shell reports a command that a signal killed as exit status 128 + N.
 bool ShellReportsSignal(int exit_status) {
   return exit_status > 128 && exit_status <= 128 + 64;
@@ -164,13 +174,12 @@ ToolRun RunToolOnce(const ToolCall& call) {
     return failed;
   }
   const size_t expected = call.n * call.slot_bytes;
-  // A FIFO (or socket) left at {out} would block the read for ever.
-  if (struct stat st; stat(out.c_str(), &st) == 0 &&
-                      (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
+  // Only a regular file is read: a FIFO, or a link to a device that
+  // blocks (/dev/ptmx), left at {out} would block the read for ever.
+  if (struct stat st; stat(out.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
     return Failed(std::move(run), ToolRun::kCrashed,
                   absl::StrCat("it exited 0 but left {out} ",
-                               S_ISFIFO(st.st_mode) ? "a FIFO" : "a socket",
-                               ", not a file"),
+                               FileKindOf(st.st_mode), ", not a file"),
                   log);
   }
   // No more than the slots are read: a tool may leave a huge or endless
