@@ -205,15 +205,30 @@ void Campaign::StartLane() {
 }
 
 bool Campaign::RunLaneBatch(WorkerClient& client, LaneShare& share) {
+  // Counted before lane_done_ is read: LaneFinished sees every batch that
+  // started before the lane said it is done.
+  ++lane_batches_running_;
+  if (lane_done_) {
+    --lane_batches_running_;
+    return false;
+  }
   const absl::Time start = absl::Now();
   const bool more = lane_->RunBatch(client, options_.deadline);
   share.LaneTook(absl::Now() - start);
   if (!more) lane_done_ = true;
+  --lane_batches_running_;
   if (lane_->HasFound()) {
     std::lock_guard<std::mutex> lock(mu_);
     filing_ready_.notify_one();
   }
   return more;
+}
+
+bool Campaign::LaneFinished() const {
+  // In this order: a finding is queued before its batch ends, and taken
+  // by the filer (HasFound false) only while lane_filing_ is set.
+  return lane_ && lane_done_ && lane_batches_running_ == 0 &&
+         !LaneHasFindings() && !lane_filing_;
 }
 
 namespace {

@@ -152,6 +152,14 @@ bool Campaign::LaneHasFindings() const {
 }
 
 bool Campaign::FileLaneFinding() {
+  // Set before the lane is asked: LaneFinished must not see it between.
+  lane_filing_ = true;
+  const bool filed = FileLaneFindingOnce();
+  lane_filing_ = false;
+  return filed;
+}
+
+bool Campaign::FileLaneFindingOnce() {
   if (!LaneHasFindings()) return false;
   const absl::StatusOr<WorkerClient*> client = MinimizerClient();
   if (!client.ok()) {

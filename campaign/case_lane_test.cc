@@ -34,14 +34,22 @@ TEST(LaneShareTest, ShareZeroNeverAndShareOneAlways) {
   EXPECT_TRUE(all.LanesTurn());
 }
 
-// A lane that runs one add.u32 on the worker it is given per batch, finds
-// something in its first `finds` batches, and files each on the worker the
-// filer gives it.
+// A lane that runs one add.u32 on the worker it is given per batch (at
+// most `batches` of them; -1: no end), finds something in its first
+// `finds` batches, and files each on the worker the filer gives it, taking
+// `filing` to.
 class FakeLane : public CaseLane {
  public:
-  explicit FakeLane(int finds) : finds_(finds) {}
+  explicit FakeLane(int finds, int batches = -1,
+                    absl::Duration filing = absl::ZeroDuration())
+      : finds_(finds), batches_(batches), filing_(filing) {}
 
   bool RunBatch(WorkerClient& worker, absl::Time) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (batches_ == 0) return false;
+      if (batches_ > 0) --batches_;
+    }
     const Tuple t{*ParseVariant("add.u32"), {{1, 2, 0, 0}}, 0};
     const BatchOutcome out = worker.Run(std::vector<Tuple>{t});
     std::lock_guard<std::mutex> lock(mu_);
@@ -59,9 +67,13 @@ class FakeLane : public CaseLane {
     return found_ > 0;
   }
   void FileFound(WorkerClient& worker, absl::Time) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      filers_.insert(&worker);
+      --found_;
+    }
+    absl::SleepFor(filing_);  // taken, and not filed yet
     std::lock_guard<std::mutex> lock(mu_);
-    filers_.insert(&worker);
-    --found_;
     ++counts_.filed;
   }
   void Finish() override { ++finished_; }
@@ -82,7 +94,8 @@ class FakeLane : public CaseLane {
 
  private:
   mutable std::mutex mu_;
-  int finds_, found_ = 0;
+  int finds_, batches_, found_ = 0;
+  const absl::Duration filing_;
   CaseLaneCounts counts_;
   std::set<WorkerClient*> senders_, filers_;
   std::atomic<int> finished_{0};
@@ -163,8 +176,35 @@ TEST(CaseLaneTest, ShareZeroMakesNoLane) {
   o.lane_share = 0;
   auto c = Campaign::Start(o);
   ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_FALSE((*c)->LaneFinished());
   (*c)->Stop();
   EXPECT_FALSE(made);
+}
+
+// A campaign of the lane alone (`ptxdiff programs`) ends when the lane is
+// finished: only once what it found is filed, a finding the filer has
+// taken and not yet filed included.
+TEST(CaseLaneTest, ALaneIsFinishedOnlyOnceItsLastFindIsFiled) {
+  const std::string dir = FreshDir("lane_alone");
+  CampaignOptions o = Options(dir, {});
+  FakeLane* lane = nullptr;
+  o.lane =
+      [&lane](
+          const WorkerIdentity&) -> absl::StatusOr<std::unique_ptr<CaseLane>> {
+    auto made = std::make_unique<FakeLane>(/*finds=*/3, /*batches=*/5,
+                                           absl::Milliseconds(100));
+    lane = made.get();
+    return std::unique_ptr<CaseLane>(std::move(made));
+  };
+  o.lane_share = 1;
+  auto c = Campaign::Start(o);
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_NE(lane, nullptr);
+  ASSERT_TRUE(WaitFor([&] { return (*c)->LaneFinished(); }));
+  EXPECT_EQ(lane->Counts().filed, 3);
+  EXPECT_EQ(lane->Counts().checked, 5);
+  (*c)->Stop();
+  EXPECT_TRUE((*c)->LaneFinished());
 }
 
 }  // namespace
