@@ -123,9 +123,13 @@ absl::Status Campaign::StartWorkers(WorkerStarts& starting) {
   }
   exploration_ = std::make_unique<ExplorationBudget>(std::move(to_explore),
                                                      AllVariants().size());
-  // Mismatches an earlier campaign judged but did not live to file.
+  // Mismatches an earlier campaign judged but did not live to file; a
+  // campaign of its lane alone runs no tuples, and leaves them to one that
+  // does (on the backend they were found on).
+  const bool runs_tuples = !options_.lane || options_.lane_share < 1;
   for (const auto& [seq, m] :
-       AdoptOrphanedJournals(options_.triage_dir, *journal_)) {
+       runs_tuples ? AdoptOrphanedJournals(options_.triage_dir, *journal_)
+                   : std::vector<std::pair<int64_t, PendingMismatch>>()) {
     filing_.push_back({.seq = seq,
                        .tuple = m.tuple,
                        .backend_bits = m.backend_bits,

@@ -1,14 +1,19 @@
 #include "campaign/case_lane.h"
 
+#include <sys/stat.h>
+
 #include <atomic>
 #include <mutex>
 #include <set>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "campaign/campaign.h"
 #include "campaign/testing/faulty_campaign.h"
+#include "common/files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "triage/pending_journal.h"
 
 namespace ptxdiff {
 namespace {
@@ -205,6 +210,47 @@ TEST(CaseLaneTest, ALaneIsFinishedOnlyOnceItsLastFindIsFiled) {
   EXPECT_EQ(lane->Counts().checked, 5);
   (*c)->Stop();
   EXPECT_TRUE((*c)->LaneFinished());
+}
+
+// A campaign of its lane alone (`ptxdiff programs`) runs no tuples: the
+// tuple mismatches an earlier campaign left unfiled are not its to file
+// (they were found on a backend it does not know), and stay for one that
+// runs tuples.
+TEST(CaseLaneTest, ALaneAloneLeavesTheTupleJournalsOfEarlierRuns) {
+  const std::string dir = FreshDir("lane_alone_journal");
+  const std::string pending = dir + "/triage/.pending/";
+  ASSERT_TRUE(MakeDirs(dir + "/triage").ok());
+  {
+    auto journal = PendingJournal::Open(dir + "/triage");
+    ASSERT_TRUE(journal.ok()) << journal.status();
+    (*journal)->Add({.tuple = {*ParseVariant("add.u32"), {{1, 2, 0, 0}}, 0},
+                     .backend_bits = 4});
+    ASSERT_FALSE((*journal)->RemoveIfAllDone());
+  }
+  // Left by a process that is gone: one under a pid no process can have.
+  ASSERT_EQ(rename(absl::StrCat(pending, getpid(), ".journal").c_str(),
+                   (pending + "999999999.journal").c_str()),
+            0);
+  CampaignOptions o = Options(dir, {});
+  o.lane =
+      [](const WorkerIdentity&) -> absl::StatusOr<std::unique_ptr<CaseLane>> {
+    return std::unique_ptr<CaseLane>(
+        std::make_unique<FakeLane>(/*finds=*/0, /*batches=*/1));
+  };
+  o.lane_share = 1;
+  auto alone = Campaign::Start(o);
+  ASSERT_TRUE(alone.ok()) << alone.status();
+  ASSERT_TRUE(WaitFor([&] { return (*alone)->LaneFinished(); }));
+  (*alone)->Stop();
+  EXPECT_EQ((*alone)->Snapshot().adopted, 0);
+  struct stat st;
+  EXPECT_EQ(stat((pending + "999999999.journal").c_str(), &st), 0);
+
+  o.lane_share = 0.5;  // tuples too: it adopts them
+  auto both = Campaign::Start(o);
+  ASSERT_TRUE(both.ok()) << both.status();
+  (*both)->Stop();
+  EXPECT_EQ((*both)->Snapshot().adopted, 1);
 }
 
 }  // namespace

@@ -161,15 +161,20 @@ absl::StatusOr<ChosenProgramBackend> Tool(absl::string_view command,
   return chosen;
 }
 
+// What a GPU's cases are compiled for: --arch, else the device its worker
+// holds.
+std::string GpuArch(const ProgramBackendOptions& o,
+                    const WorkerIdentity& identity) {
+  const std::optional<int> sm = DeviceSm(identity.device);
+  return !o.arch.empty() ? o.arch : sm ? absl::StrCat("sm_", *sm) : "sm_90";
+}
+
 // A GPU's presenter names the device the worker holds; `arch` is set to
 // the target its cases are compiled for.
 absl::StatusOr<std::shared_ptr<const ProgramBackend>> GpuPresenter(
     const ProgramBackendOptions& o, const WorkerIdentity& identity,
     std::string& arch) {
-  const std::optional<int> sm = DeviceSm(identity.device);
-  arch = !o.arch.empty() ? o.arch
-         : sm            ? absl::StrCat("sm_", *sm)
-                         : "sm_90";
+  arch = GpuArch(o, identity);
   PTXDIFF_ASSIGN_OR_RETURN(const PtxTarget target, TargetOfArch(arch));
   return std::shared_ptr<const ProgramBackend>(
       MakeCudaProgramBackend({.driver_library = o.driver_library,
@@ -242,10 +247,8 @@ absl::Status ProgramWorkerStartFailed(const ProgramBackendOptions& options,
 
 std::string ProgramArch(const ProgramBackendOptions& options,
                         const WorkerIdentity& identity) {
-  if (options.backend != kCudaBackend) return ArchOrDefault(options);
-  std::string arch;
-  GpuPresenter(options, identity, arch).IgnoreError();
-  return arch;
+  return options.backend == kCudaBackend ? GpuArch(options, identity)
+                                         : ArchOrDefault(options);
 }
 
 absl::StatusOr<ChosenProgramBackend> MakeProgramBackend(
