@@ -217,7 +217,9 @@ bool Campaign::RunLaneBatch(WorkerClient& client, LaneShare& share) {
     return false;
   }
   const absl::Time start = absl::Now();
+  FileLaneFindingsOn(client);  // what earlier runs left, first
   const bool more = lane_->RunBatch(client, options_.deadline);
+  FileLaneFindingsOn(client);
   share.LaneTook(absl::Now() - start);
   if (!more) lane_done_ = true;
   --lane_batches_running_;
@@ -226,6 +228,13 @@ bool Campaign::RunLaneBatch(WorkerClient& client, LaneShare& share) {
     filing_ready_.notify_one();
   }
   return more;
+}
+
+void Campaign::FileLaneFindingsOn(WorkerClient& client) {
+  if (!options_.lane_files_on_senders) return;
+  // Stopping too: a finding past the deadline the lane keeps in its
+  // journal (FileFound), and one it need not run is counted.
+  while (lane_->HasFound()) lane_->FileFound(client, options_.deadline);
 }
 
 bool Campaign::LaneFinished() const {

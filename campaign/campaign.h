@@ -135,6 +135,12 @@ struct CampaignOptions {
   // (0, or no maker: tuples only, as without one).
   CaseLaneMaker lane;
   double lane_share = 0;
+  // Each sender files what the lane found on its own worker, before and
+  // after each of its lane batches, instead of the filer: where the lane
+  // has all of the senders' time (`ptxdiff programs`), a sender's worker
+  // has learned the tool's costs, and the filer's fresh one would wait its
+  // first hang out to the whole --timeout (the dense-fault fixture: 13 s).
+  bool lane_files_on_senders = false;
 };
 
 struct CampaignStats {
@@ -399,6 +405,9 @@ class Campaign {
   // Runs one of the lane's batches on `client` (a sender's); false when the
   // lane has nothing more.
   bool RunLaneBatch(WorkerClient& client, LaneShare& share);
+  // Files on `client` what the lane found, while it has anything
+  // (lane_files_on_senders).
+  void FileLaneFindingsOn(WorkerClient& client);
   // Files one thing the lane found, on the minimizer's worker (filer
   // thread); false if there was nothing to file, or no worker.
   bool FileLaneFinding();

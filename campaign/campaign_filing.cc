@@ -147,8 +147,8 @@ void Campaign::FilerLoop() {
 }
 
 bool Campaign::LaneHasFindings() const {
-  return lane_ && !minimizing_stopped_ && !lane_filer_failed_ &&
-         lane_->HasFound();
+  return lane_ && !options_.lane_files_on_senders && !minimizing_stopped_ &&
+         !lane_filer_failed_ && lane_->HasFound();
 }
 
 bool Campaign::FileLaneFinding() {

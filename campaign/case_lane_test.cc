@@ -253,5 +253,31 @@ TEST(CaseLaneTest, ALaneAloneLeavesTheTupleJournalsOfEarlierRuns) {
   EXPECT_EQ((*both)->Snapshot().adopted, 1);
 }
 
+// lane_files_on_senders: each sender files what the lane found on its own
+// worker, and the filer's worker files none of it.
+TEST(CaseLaneTest, SendersThatFileTheirFindsFileThemOnTheirWorkers) {
+  const std::string dir = FreshDir("lane_senders_file");
+  CampaignOptions o = Options(dir, {});
+  FakeLane* lane = nullptr;
+  o.lane =
+      [&lane](
+          const WorkerIdentity&) -> absl::StatusOr<std::unique_ptr<CaseLane>> {
+    auto made = std::make_unique<FakeLane>(/*finds=*/3, /*batches=*/6);
+    lane = made.get();
+    return std::unique_ptr<CaseLane>(std::move(made));
+  };
+  o.lane_share = 1;
+  o.lane_files_on_senders = true;
+  auto c = Campaign::Start(o);
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_NE(lane, nullptr);
+  ASSERT_TRUE(WaitFor([&] { return (*c)->LaneFinished(); }));
+  EXPECT_EQ(lane->Counts().filed, 3);
+  ASSERT_FALSE(lane->filers().empty());
+  for (WorkerClient* filer : lane->filers())
+    EXPECT_EQ(lane->senders().count(filer), 1u);
+  (*c)->Stop();
+}
+
 }  // namespace
 }  // namespace ptxdiff

@@ -163,6 +163,9 @@ CampaignOptions LaneAlone(const ProgramCampaignOptions& options,
   engine.deadline = deadline;
   engine.lane = std::move(lane);
   engine.lane_share = 1;
+  // What a sender finds it files before its next batch, on its worker that
+  // knows the tool's costs, as RunProgramCampaign's threads did.
+  engine.lane_files_on_senders = true;
   return engine;
 }
 
