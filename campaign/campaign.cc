@@ -123,9 +123,13 @@ absl::Status Campaign::StartWorkers(WorkerStarts& starting) {
   }
   exploration_ = std::make_unique<ExplorationBudget>(std::move(to_explore),
                                                      AllVariants().size());
-  // Mismatches an earlier campaign judged but did not live to file.
+  // Mismatches an earlier campaign judged but did not live to file; a
+  // campaign of its lane alone runs no tuples, and leaves them to one that
+  // does (on the backend they were found on).
+  const bool runs_tuples = !options_.lane || options_.lane_share < 1;
   for (const auto& [seq, m] :
-       AdoptOrphanedJournals(options_.triage_dir, *journal_)) {
+       runs_tuples ? AdoptOrphanedJournals(options_.triage_dir, *journal_)
+                   : std::vector<std::pair<int64_t, PendingMismatch>>()) {
     filing_.push_back({.seq = seq,
                        .tuple = m.tuple,
                        .backend_bits = m.backend_bits,
@@ -205,15 +209,39 @@ void Campaign::StartLane() {
 }
 
 bool Campaign::RunLaneBatch(WorkerClient& client, LaneShare& share) {
+  // Counted before lane_done_ is read: LaneFinished sees every batch that
+  // started before the lane said it is done.
+  ++lane_batches_running_;
+  if (lane_done_) {
+    --lane_batches_running_;
+    return false;
+  }
   const absl::Time start = absl::Now();
+  FileLaneFindingsOn(client);  // what earlier runs left, first
   const bool more = lane_->RunBatch(client, options_.deadline);
+  FileLaneFindingsOn(client);
   share.LaneTook(absl::Now() - start);
   if (!more) lane_done_ = true;
+  --lane_batches_running_;
   if (lane_->HasFound()) {
     std::lock_guard<std::mutex> lock(mu_);
     filing_ready_.notify_one();
   }
   return more;
+}
+
+void Campaign::FileLaneFindingsOn(WorkerClient& client) {
+  if (!options_.lane_files_on_senders) return;
+  // Stopping too: a finding past the deadline the lane keeps in its
+  // journal (FileFound), and one it need not run is counted.
+  while (lane_->HasFound()) lane_->FileFound(client, options_.deadline);
+}
+
+bool Campaign::LaneFinished() const {
+  // In this order: a finding is queued before its batch ends, and taken
+  // by the filer (HasFound false) only while lane_filing_ is set.
+  return lane_ && lane_done_ && lane_batches_running_ == 0 &&
+         !LaneHasFindings() && !lane_filing_;
 }
 
 namespace {

@@ -135,6 +135,12 @@ struct CampaignOptions {
   // (0, or no maker: tuples only, as without one).
   CaseLaneMaker lane;
   double lane_share = 0;
+  // Each sender files what the lane found on its own worker, before and
+  // after each of its lane batches, instead of the filer: where the lane
+  // has all of the senders' time (`ptxdiff programs`), a sender's worker
+  // has learned the tool's costs, and the filer's fresh one would wait its
+  // first hang out to the whole --timeout (the dense-fault fixture: 13 s).
+  bool lane_files_on_senders = false;
 };
 
 struct CampaignStats {
@@ -273,6 +279,12 @@ class Campaign {
   bool HadItsShare(const Variant& v) const;
   std::optional<Variant> NextToExplore();
 
+  // The case lane (CampaignOptions::lane) has nothing more to run, and the
+  // filer nothing more of it to file (it filed it, or cannot: its worker
+  // did not start): a campaign of the lane alone is done. False without a
+  // lane.
+  bool LaneFinished() const;
+
   CampaignStats Snapshot() const;
   // A copy of the outcomes counted so far (copied under the lock, so that
   // formatting it does not hold the senders up).
@@ -393,9 +405,13 @@ class Campaign {
   // Runs one of the lane's batches on `client` (a sender's); false when the
   // lane has nothing more.
   bool RunLaneBatch(WorkerClient& client, LaneShare& share);
+  // Files on `client` what the lane found, while it has anything
+  // (lane_files_on_senders).
+  void FileLaneFindingsOn(WorkerClient& client);
   // Files one thing the lane found, on the minimizer's worker (filer
   // thread); false if there was nothing to file, or no worker.
   bool FileLaneFinding();
+  bool FileLaneFindingOnce();  // FileLaneFinding's work
   // The lane found what the filer is to file (and can: minimizing has not
   // stopped, a worker to do it with started).
   bool LaneHasFindings() const;
@@ -476,6 +492,8 @@ class Campaign {
   std::vector<std::thread> threads_;
   std::unique_ptr<CaseLane> lane_;  // null: tuples only
   std::atomic<bool> lane_done_{false};  // RunBatch said it has nothing more
+  std::atomic<int> lane_batches_running_{0};    // RunLaneBatch calls under way
+  std::atomic<bool> lane_filing_{false};        // FileLaneFinding under way
   std::atomic<bool> lane_filer_failed_{false};  // no worker to file with
   std::atomic<bool> stopping_{false};
   std::atomic<int> senders_running_{0};    // SenderLoops not yet returned

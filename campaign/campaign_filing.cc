@@ -147,11 +147,19 @@ void Campaign::FilerLoop() {
 }
 
 bool Campaign::LaneHasFindings() const {
-  return lane_ && !minimizing_stopped_ && !lane_filer_failed_ &&
-         lane_->HasFound();
+  return lane_ && !options_.lane_files_on_senders && !minimizing_stopped_ &&
+         !lane_filer_failed_ && lane_->HasFound();
 }
 
 bool Campaign::FileLaneFinding() {
+  // Set before the lane is asked: LaneFinished must not see it between.
+  lane_filing_ = true;
+  const bool filed = FileLaneFindingOnce();
+  lane_filing_ = false;
+  return filed;
+}
+
+bool Campaign::FileLaneFindingOnce() {
   if (!LaneHasFindings()) return false;
   const absl::StatusOr<WorkerClient*> client = MinimizerClient();
   if (!client.ok()) {

@@ -1,14 +1,19 @@
 #include "campaign/case_lane.h"
 
+#include <sys/stat.h>
+
 #include <atomic>
 #include <mutex>
 #include <set>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "campaign/campaign.h"
 #include "campaign/testing/faulty_campaign.h"
+#include "common/files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "triage/pending_journal.h"
 
 namespace ptxdiff {
 namespace {
@@ -34,14 +39,22 @@ TEST(LaneShareTest, ShareZeroNeverAndShareOneAlways) {
   EXPECT_TRUE(all.LanesTurn());
 }
 
-// A lane that runs one add.u32 on the worker it is given per batch, finds
-// something in its first `finds` batches, and files each on the worker the
-// filer gives it.
+// A lane that runs one add.u32 on the worker it is given per batch (at
+// most `batches` of them; -1: no end), finds something in its first
+// `finds` batches, and files each on the worker the filer gives it, taking
+// `filing` to.
 class FakeLane : public CaseLane {
  public:
-  explicit FakeLane(int finds) : finds_(finds) {}
+  explicit FakeLane(int finds, int batches = -1,
+                    absl::Duration filing = absl::ZeroDuration())
+      : finds_(finds), batches_(batches), filing_(filing) {}
 
   bool RunBatch(WorkerClient& worker, absl::Time) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (batches_ == 0) return false;
+      if (batches_ > 0) --batches_;
+    }
     const Tuple t{*ParseVariant("add.u32"), {{1, 2, 0, 0}}, 0};
     const BatchOutcome out = worker.Run(std::vector<Tuple>{t});
     std::lock_guard<std::mutex> lock(mu_);
@@ -59,9 +72,13 @@ class FakeLane : public CaseLane {
     return found_ > 0;
   }
   void FileFound(WorkerClient& worker, absl::Time) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      filers_.insert(&worker);
+      --found_;
+    }
+    absl::SleepFor(filing_);  // taken, and not filed yet
     std::lock_guard<std::mutex> lock(mu_);
-    filers_.insert(&worker);
-    --found_;
     ++counts_.filed;
   }
   void Finish() override { ++finished_; }
@@ -82,7 +99,8 @@ class FakeLane : public CaseLane {
 
  private:
   mutable std::mutex mu_;
-  int finds_, found_ = 0;
+  int finds_, batches_, found_ = 0;
+  const absl::Duration filing_;
   CaseLaneCounts counts_;
   std::set<WorkerClient*> senders_, filers_;
   std::atomic<int> finished_{0};
@@ -163,8 +181,102 @@ TEST(CaseLaneTest, ShareZeroMakesNoLane) {
   o.lane_share = 0;
   auto c = Campaign::Start(o);
   ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_FALSE((*c)->LaneFinished());
   (*c)->Stop();
   EXPECT_FALSE(made);
+}
+
+// A campaign of the lane alone (`ptxdiff programs`) ends when the lane is
+// finished: only once what it found is filed, a finding the filer has
+// taken and not yet filed included.
+TEST(CaseLaneTest, ALaneIsFinishedOnlyOnceItsLastFindIsFiled) {
+  const std::string dir = FreshDir("lane_alone");
+  CampaignOptions o = Options(dir, {});
+  FakeLane* lane = nullptr;
+  o.lane =
+      [&lane](
+          const WorkerIdentity&) -> absl::StatusOr<std::unique_ptr<CaseLane>> {
+    auto made = std::make_unique<FakeLane>(/*finds=*/3, /*batches=*/5,
+                                           absl::Milliseconds(100));
+    lane = made.get();
+    return std::unique_ptr<CaseLane>(std::move(made));
+  };
+  o.lane_share = 1;
+  auto c = Campaign::Start(o);
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_NE(lane, nullptr);
+  ASSERT_TRUE(WaitFor([&] { return (*c)->LaneFinished(); }));
+  EXPECT_EQ(lane->Counts().filed, 3);
+  EXPECT_EQ(lane->Counts().checked, 5);
+  (*c)->Stop();
+  EXPECT_TRUE((*c)->LaneFinished());
+}
+
+// A campaign of its lane alone (`ptxdiff programs`) runs no tuples: the
+// tuple mismatches an earlier campaign left unfiled are not its to file
+// (they were found on a backend it does not know), and stay for one that
+// runs tuples.
+TEST(CaseLaneTest, ALaneAloneLeavesTheTupleJournalsOfEarlierRuns) {
+  const std::string dir = FreshDir("lane_alone_journal");
+  const std::string pending = dir + "/triage/.pending/";
+  ASSERT_TRUE(MakeDirs(dir + "/triage").ok());
+  {
+    auto journal = PendingJournal::Open(dir + "/triage");
+    ASSERT_TRUE(journal.ok()) << journal.status();
+    (*journal)->Add({.tuple = {*ParseVariant("add.u32"), {{1, 2, 0, 0}}, 0},
+                     .backend_bits = 4});
+    ASSERT_FALSE((*journal)->RemoveIfAllDone());
+  }
+  // Left by a process that is gone: one under a pid no process can have.
+  ASSERT_EQ(rename(absl::StrCat(pending, getpid(), ".journal").c_str(),
+                   (pending + "999999999.journal").c_str()),
+            0);
+  CampaignOptions o = Options(dir, {});
+  o.lane =
+      [](const WorkerIdentity&) -> absl::StatusOr<std::unique_ptr<CaseLane>> {
+    return std::unique_ptr<CaseLane>(
+        std::make_unique<FakeLane>(/*finds=*/0, /*batches=*/1));
+  };
+  o.lane_share = 1;
+  auto alone = Campaign::Start(o);
+  ASSERT_TRUE(alone.ok()) << alone.status();
+  ASSERT_TRUE(WaitFor([&] { return (*alone)->LaneFinished(); }));
+  (*alone)->Stop();
+  EXPECT_EQ((*alone)->Snapshot().adopted, 0);
+  struct stat st;
+  EXPECT_EQ(stat((pending + "999999999.journal").c_str(), &st), 0);
+
+  o.lane_share = 0.5;  // tuples too: it adopts them
+  auto both = Campaign::Start(o);
+  ASSERT_TRUE(both.ok()) << both.status();
+  (*both)->Stop();
+  EXPECT_EQ((*both)->Snapshot().adopted, 1);
+}
+
+// lane_files_on_senders: each sender files what the lane found on its own
+// worker, and the filer's worker files none of it.
+TEST(CaseLaneTest, SendersThatFileTheirFindsFileThemOnTheirWorkers) {
+  const std::string dir = FreshDir("lane_senders_file");
+  CampaignOptions o = Options(dir, {});
+  FakeLane* lane = nullptr;
+  o.lane =
+      [&lane](
+          const WorkerIdentity&) -> absl::StatusOr<std::unique_ptr<CaseLane>> {
+    auto made = std::make_unique<FakeLane>(/*finds=*/3, /*batches=*/6);
+    lane = made.get();
+    return std::unique_ptr<CaseLane>(std::move(made));
+  };
+  o.lane_share = 1;
+  o.lane_files_on_senders = true;
+  auto c = Campaign::Start(o);
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_NE(lane, nullptr);
+  ASSERT_TRUE(WaitFor([&] { return (*c)->LaneFinished(); }));
+  EXPECT_EQ(lane->Counts().filed, 3);
+  ASSERT_FALSE(lane->filers().empty());
+  for (WorkerClient* filer : lane->filers())
+    EXPECT_EQ(lane->senders().count(filer), 1u);
+  (*c)->Stop();
 }
 
 }  // namespace

@@ -203,21 +203,28 @@ std::string VerdictLine(
 
 }  // namespace
 
-absl::StatusOr<ChosenProgramBackend> ChooseProgramBackend(
+absl::StatusOr<ProgramBackendOptions> ProgramBackendFlags(
     const ParsedArgs& args, absl::Time run_deadline) {
   const std::string backend = args.Get("backend", "ptxas");
   PTXDIFF_ASSIGN_OR_RETURN(const std::string driver_library,
                            CudaDriverFlag(args, backend));
   PTXDIFF_ASSIGN_OR_RETURN(const int64_t timeout,
                            IntFlag(args, "timeout", 10, 1, 3600));
-  return MakeProgramBackend({.backend = backend,
-                             .arch = args.Get("arch", ""),
-                             .timeout = absl::Seconds(timeout),
-                             .ptxas_query_timeout = args.Has("timeout")
-                                                        ? absl::Seconds(timeout)
-                                                        : kPtxasTimeout,
-                             .driver_library = driver_library,
-                             .start_deadline = run_deadline});
+  return ProgramBackendOptions{
+      .backend = backend,
+      .arch = args.Get("arch", ""),
+      .timeout = absl::Seconds(timeout),
+      .ptxas_query_timeout =
+          args.Has("timeout") ? absl::Seconds(timeout) : kPtxasTimeout,
+      .driver_library = driver_library,
+      .start_deadline = run_deadline};
+}
+
+absl::StatusOr<ChosenProgramBackend> ChooseProgramBackend(
+    const ParsedArgs& args, absl::Time run_deadline) {
+  PTXDIFF_ASSIGN_OR_RETURN(const ProgramBackendOptions options,
+                           ProgramBackendFlags(args, run_deadline));
+  return MakeProgramBackend(options);
 }
 
 int RunProgram(const std::vector<std::string>& args, std::ostream& out,

@@ -30,9 +30,13 @@ int MinimizeProgramCase(const std::string& path, const ParsedArgs& args,
 int RunProgram(const std::vector<std::string>& args, std::ostream& out,
                std::ostream& err);
 
-// What --backend names for programs: ptxas (the default), a tool that runs
-// PTX (program_backends.h), or a GPU. Its worker's start-up ends by
-// `run_deadline` at the latest (a campaign's --max-time).
+// What --backend (with --arch, --timeout, --cuda-driver) names for
+// programs: ptxas (the default), a tool that runs PTX (program_backends.h),
+// or a GPU. Its workers' start-up ends by `run_deadline` at the latest (a
+// campaign's --max-time).
+absl::StatusOr<ProgramBackendOptions> ProgramBackendFlags(
+    const ParsedArgs& args, absl::Time run_deadline = absl::InfiniteFuture());
+// That backend, on a worker of its own (started).
 absl::StatusOr<ChosenProgramBackend> ChooseProgramBackend(
     const ParsedArgs& args, absl::Time run_deadline = absl::InfiniteFuture());
 // The same for another command that shows a program case (`repro`), which

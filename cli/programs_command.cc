@@ -32,6 +32,7 @@
 #include "program/program_backends.h"
 #include "program/program_campaign.h"
 #include "program/program_encoding.h"
+#include "program/program_lane.h"
 #include "report/run_records.h"
 #include "triage/triage_store.h"
 
@@ -217,8 +218,8 @@ std::string RefusedLines(const ProgramCampaignReport& r) {
 }
 
 // The summary: what was checked, and what was found and filed.
-void PrintSummary(const ProgramCampaignOptions& o,
-                  const ChosenProgramBackend& b, const ProgramCampaignReport& r,
+void PrintSummary(const ProgramCampaignOptions& o, const ProgramsRunBackend& b,
+                  bool is_ptxas, const ProgramCampaignReport& r,
                   std::ostream& out) {
   if (r.interrupted) {
     out << absl::StrFormat("programs: interrupted after %.0f s; stopped\n",
@@ -227,24 +228,22 @@ void PrintSummary(const ProgramCampaignOptions& o,
   out << absl::StrFormat(
       "programs: %s %s, %d %s, %.0f s: %d programs checked (%.1f/s); %s %.0f%% "
       "with the inputs as immediates and %.0f%% with runtime inputs%s%s%s\n",
-      b.backend->Name(), b.arch, o.threads,
-      o.threads == 1 ? "thread" : "threads", r.seconds, r.programs,
-      r.seconds > 0 ? r.programs / r.seconds : 0,
-      b.is_ptxas                    ? "judged"
-      : b.backend->Name() == "cuda" ? "the GPU ran"
-                                    : "the tool ran",
+      b.name, b.arch, o.threads, o.threads == 1 ? "thread" : "threads",
+      r.seconds, r.programs, r.seconds > 0 ? r.programs / r.seconds : 0,
+      is_ptxas           ? "judged"
+      : b.name == "cuda" ? "the GPU ran"
+                         : "the tool ran",
       Percent(r.folded, r.programs), Percent(r.claimed, r.programs),
-      b.is_ptxas
-          ? absl::StrFormat(" (%.0f%% of the programs on their code run on "
-                            "the CPU, the rest on constants ptxas folded or "
-                            "claimed; with runtime inputs, %.0f input vectors "
-                            "a program on average)",
-                            Percent(r.executed, r.programs),
-                            r.claimed > 0 ? static_cast<double>(
-                                                r.runtime_vectors) /
-                                                r.claimed
-                                          : 0.0)
-          : "",
+      is_ptxas ? absl::StrFormat(
+                     " (%.0f%% of the programs on their code run on "
+                     "the CPU, the rest on constants ptxas folded or "
+                     "claimed; with runtime inputs, %.0f input vectors "
+                     "a program on average)",
+                     Percent(r.executed, r.programs),
+                     r.claimed > 0
+                         ? static_cast<double>(r.runtime_vectors) / r.claimed
+                         : 0.0)
+               : "",
       r.with_thread_inputs > 0
           ? absl::StrFormat("; %d of them with a thread input (%%tid.x or "
                             "%%laneid)",
@@ -314,7 +313,7 @@ absl::Status PrepareOutputs(const std::string& run_dir,
 
 // Why a run checked or judged nothing ("" if it did): a CI gate must not
 // pass on a run that tested nothing (as `ptxdiff fuzz`).
-std::string NothingChecked(const ChosenProgramBackend& b,
+std::string NothingChecked(const ProgramsRunBackend& b,
                            const ProgramCampaignReport& r) {
   // A crash or a hang (isolated or not) is the backend tested, and failing;
   // findings an earlier run left, filed, are work done too.
@@ -323,14 +322,13 @@ std::string NothingChecked(const ChosenProgramBackend& b,
     return r.not_run.programs == 0
                ? "nothing was checked: no program was generated"
                : absl::StrCat("nothing was checked: the run ended before ",
-                              b.backend->Name(), " finished any of the ",
+                              b.name, " finished any of the ",
                               r.not_run.programs, " programs sent",
                               MostOften(r.not_run));
   }
   if (r.folded + r.claimed + r.disagreements > 0) return "";
-  return absl::StrCat("nothing was judged: ", b.backend->Name(),
-                      " judged none of the ", r.programs, " programs checked",
-                      MostOften(r.not_judged));
+  return absl::StrCat("nothing was judged: ", b.name, " judged none of the ",
+                      r.programs, " programs checked", MostOften(r.not_judged));
 }
 
 }  // namespace
@@ -346,52 +344,58 @@ int RunPrograms(const std::vector<std::string>& args, std::ostream& out,
     return Fail(err, "programs",
                 absl::InvalidArgumentError("takes no FILE, only flags"));
   }
-  const absl::Time start = absl::Now();
   auto options = CampaignOptions(*parsed);
   if (!options.ok()) return Fail(err, "programs", options.status());
-  // The run's time starts here, its worker's start-up included (a worker
-  // that does not start costs no more), though never less than a
-  // handshake's least wait: a bad flag found after it is still said.
-  auto choice = ChooseProgramBackend(
-      *parsed,
-      std::max(start + options->max_time, absl::Now() + kMinHandshakeTimeout));
-  if (!choice.ok()) return Fail(err, "programs", choice.status());
-  options->max_time =
-      std::max(absl::ZeroDuration(), options->max_time - (absl::Now() - start));
-  options->backend = choice->backend;
+  // The run's time starts here: a worker that does not start is no longer.
+  auto backend = ProgramBackendFlags(*parsed, absl::Now() + options->max_time);
+  if (!backend.ok()) return Fail(err, "programs", backend.status());
+  auto workers = ProgramWorkersFor(*backend);
+  if (!workers.ok()) return Fail(err, "programs", workers.status());
   const std::string out_dir = parsed->Get("out", "out");
   // A tool's refusals: the same file `fuzz --out` keeps for it.
-  if (!choice->tool_command.empty()) {
-    options->refusal_memory.emplace(absl::StrCat(out_dir, "/refusals"),
-                                    choice->tool_command, choice->arch);
+  if (!workers->tool_command.empty()) {
+    options->refusal_memory.emplace(
+        absl::StrCat(out_dir, "/refusals"), workers->tool_command,
+        backend->arch.empty() ? "sm_90" : backend->arch);
   }
   const std::string run_dir = ProgramRunDir(out_dir);
   if (absl::Status s = PrepareOutputs(run_dir, options->triage_dir); !s.ok())
     return Fail(err, "programs", s);
-  TimelineWriter timeline(
-      "programs", absl::StrCat(run_dir, "/", kTimelineFile),
-      TimelineHeader(RunKind::kPrograms, choice->backend->Identity()));
-  options->on_tick = [&](const ProgramCampaignReport& r,
-                         absl::Duration elapsed) {
-    timeline.Append(TimelineLineOf(r, elapsed), err);
+  // Its header names the backend, known once a worker has said what it is.
+  ProgramsRunBackend ran_on;
+  TimelineWriter timeline("programs", absl::StrCat(run_dir, "/", kTimelineFile),
+                          "");
+  const auto timeline_header = [&] {
+    return TimelineHeader(RunKind::kPrograms, ran_on.identity);
   };
+  bool header_written = false;
+  const auto append = [&](const ProgramCampaignReport& r,
+                          absl::Duration elapsed) {
+    const std::string line = TimelineLineOf(r, elapsed);
+    timeline.Append(header_written ? line : timeline_header() + line, err);
+    header_written = header_written || !timeline.failed();
+  };
+  options->on_tick = append;
   // Ctrl-C stops the run as --max-time does: the summary, and the findings
   // not yet filed kept in the journal.
   const ScopedInterruptHandler on_interrupt;
-  auto report = RunProgramCampaign(*options, [&out](const std::string& line) {
-    out << "programs: " << line << std::endl;
-  });
+  auto report = RunProgramsOnEngine(
+      *options, *backend, *workers,
+      [&out](const std::string& line) {
+        out << "programs: " << line << std::endl;
+      },
+      &ran_on);
   if (!report.ok()) {
     RemoveTree(run_dir);  // no point in it: not a run a report shows
     return Fail(err, "programs", report.status());
   }
-  timeline.Append(TimelineLineOf(*report, absl::Seconds(report->seconds)), err);
-  PrintSummary(*options, *choice, *report, out);
+  append(*report, absl::Seconds(report->seconds));
+  PrintSummary(*options, ran_on, workers->is_ptxas, *report, out);
   const bool unreported =
       parsed->Has("report") &&
       !WriteReportAtTheEnd("programs", out_dir, options->triage_dir, out);
   const bool unfiled = report->triage_write_errors > 0;
-  const std::string nothing = NothingChecked(*choice, *report);
+  const std::string nothing = NothingChecked(ran_on, *report);
   if (!nothing.empty()) err << "ptxdiff programs: " << nothing << "\n";
   if (timeline.failed()) {
     err << "ptxdiff programs: the run's progress could not all be kept in "
@@ -457,13 +461,14 @@ int MinimizeProgramCase(const std::string& path, const ParsedArgs& args,
   // Ctrl-C stops the backend's start too (its worker, ptxas), as in
   // `program`: a stop is never taken for a case that was not judged.
   const ScopedInterruptHandler on_interrupt;
-  auto choice = ChooseProgramBackend(args);
-  if (!choice.ok() && Interrupted()) return SayInterrupted(path, out);
-  if (!choice.ok()) return Fail(err, "minimize", choice.status());
-  // The case as a campaign of one program, on one thread.
+  auto backend = ProgramBackendFlags(args);
+  if (!backend.ok()) return Fail(err, "minimize", backend.status());
+  auto workers = ProgramWorkersFor(*backend);
+  if (!workers.ok() && Interrupted()) return SayInterrupted(path, out);
+  if (!workers.ok()) return Fail(err, "minimize", workers.status());
+  // The case as a campaign of one program, on one sender.
   bool given = false;
   ProgramCampaignOptions o{
-      .backend = choice->backend,
       .max_time = absl::Seconds(300),
       .threads = 1,
       .reading = *reading,
@@ -476,7 +481,9 @@ int MinimizeProgramCase(const std::string& path, const ParsedArgs& args,
       .adopt_pending = false,
       .file_unfinished = true,
       .count_known_repeats = false};
-  auto report = RunProgramCampaign(o, nullptr);
+  ProgramsRunBackend ran_on;
+  auto report = RunProgramsOnEngine(o, *backend, *workers, nullptr, &ran_on);
+  if (!report.ok() && Interrupted()) return SayInterrupted(path, out);
   if (!report.ok()) return Fail(err, "minimize", report.status());
   for (const std::string& e : report->errors)
     err << "ptxdiff minimize: " << e << "\n";
@@ -484,13 +491,12 @@ int MinimizeProgramCase(const std::string& path, const ParsedArgs& args,
     return SayInterrupted(path, out);
   if (report->filed.empty() && report->triage_write_errors > 0) {
     // Found, and not "no disagreement": its filing failed (a full disk).
-    out << "minimize: what was found in " << path << " on "
-        << choice->backend->Identity()
+    out << "minimize: what was found in " << path << " on " << ran_on.identity
         << " could not be filed (stderr says why, with its case)\n";
     return kExitDisagree;
   }
   if (report->filed.empty())
-    return SayNothingFiled(path, choice->backend->Identity(), *report, out);
+    return SayNothingFiled(path, ran_on.identity, *report, out);
   const FiledProgram& filed = report->filed.front();
   const std::string entry = absl::StrCat(o.triage_dir, "/", filed.entry);
   if (auto minimized = ReadFile(entry + "/case.txt"); minimized.ok())

@@ -46,11 +46,10 @@ std::string ArchOrDefault(const ProgramBackendOptions& o) {
   return o.arch.empty() ? "sm_90" : o.arch;
 }
 
-// The backend's programs on a persistent ptxdiff-worker (RUN_PROGRAMS):
-// `presenter` says what a case is, the worker checks it.
-absl::StatusOr<std::shared_ptr<ProgramBackend>> OnWorker(
-    const ProgramBackendOptions& o,
-    std::shared_ptr<const ProgramBackend> presenter) {
+// How to start a persistent ptxdiff-worker that checks ptxas's or a tool's
+// programs (RUN_PROGRAMS).
+absl::StatusOr<WorkerCommand> CompilerWorkerCommand(
+    const ProgramBackendOptions& o) {
   PTXDIFF_ASSIGN_OR_RETURN(const std::string worker, FindWorkerBinary());
   PTXDIFF_ASSIGN_OR_RETURN(WorkerCommand command,
                            CommandForBackend(o.backend, worker));
@@ -70,6 +69,44 @@ absl::StatusOr<std::shared_ptr<ProgramBackend>> OnWorker(
   // Its start-up is no batch: --timeout bounds it, and the run's end.
   command.handshake_timeout = o.timeout;
   command.start_deadline = o.start_deadline;
+  return command;
+}
+
+// The same for a GPU's worker, which runs each module on the device it
+// holds (worker/program_service.h).
+absl::StatusOr<WorkerCommand> GpuWorkerCommand(const ProgramBackendOptions& o) {
+  if (!o.arch.empty()) {
+    PTXDIFF_RETURN_IF_ERROR(TargetOfArch(o.arch).status());
+  }
+  PTXDIFF_ASSIGN_OR_RETURN(const std::string worker, FindWorkerBinary());
+  PTXDIFF_ASSIGN_OR_RETURN(WorkerCommand command,
+                           CommandForBackend(kCudaBackend, worker));
+  if (!o.driver_library.empty()) {
+    command.hello_options.emplace_back("driver_library", o.driver_library);
+  }
+  if (!o.arch.empty()) command.hello_options.emplace_back("arch", o.arch);
+  const int64_t kernel_timeout_ms = absl::ToInt64Milliseconds(o.timeout);
+  command.hello_options.emplace_back("kernel_timeout_ms",
+                                     absl::StrCat(kernel_timeout_ms));
+  command.timeout = std::max(command.timeout, o.timeout + kGpuStartAllowance);
+  command.start_deadline = o.start_deadline;
+  return command;
+}
+
+// A GPU worker's start that failed, but for a flag that is wrong: no GPU
+// here, in one line (what the worker said).
+absl::Status NoGpu(const absl::Status& status) {
+  if (status.ok() || absl::IsInvalidArgument(status)) return status;
+  return absl::FailedPreconditionError(absl::StrReplaceAll(
+      absl::StripTrailingAsciiWhitespace(status.message()), {{"\n", "; "}}));
+}
+
+// The backend's programs on a persistent ptxdiff-worker (RUN_PROGRAMS):
+// `presenter` says what a case is, the worker checks it.
+absl::StatusOr<std::shared_ptr<ProgramBackend>> OnWorker(
+    const ProgramBackendOptions& o,
+    std::shared_ptr<const ProgramBackend> presenter) {
+  PTXDIFF_ASSIGN_OR_RETURN(WorkerCommand command, CompilerWorkerCommand(o));
   PTXDIFF_ASSIGN_OR_RETURN(
       std::unique_ptr<ProgramBackend> backend,
       MakeWorkerProgramBackend(std::move(command), std::move(presenter)));
@@ -124,15 +161,20 @@ absl::StatusOr<ChosenProgramBackend> Tool(absl::string_view command,
   return chosen;
 }
 
+// What a GPU's cases are compiled for: --arch, else the device its worker
+// holds.
+std::string GpuArch(const ProgramBackendOptions& o,
+                    const WorkerIdentity& identity) {
+  const std::optional<int> sm = DeviceSm(identity.device);
+  return !o.arch.empty() ? o.arch : sm ? absl::StrCat("sm_", *sm) : "sm_90";
+}
+
 // A GPU's presenter names the device the worker holds; `arch` is set to
 // the target its cases are compiled for.
 absl::StatusOr<std::shared_ptr<const ProgramBackend>> GpuPresenter(
     const ProgramBackendOptions& o, const WorkerIdentity& identity,
     std::string& arch) {
-  const std::optional<int> sm = DeviceSm(identity.device);
-  arch = !o.arch.empty() ? o.arch
-         : sm            ? absl::StrCat("sm_", *sm)
-                         : "sm_90";
+  arch = GpuArch(o, identity);
   PTXDIFF_ASSIGN_OR_RETURN(const PtxTarget target, TargetOfArch(arch));
   return std::shared_ptr<const ProgramBackend>(
       MakeCudaProgramBackend({.driver_library = o.driver_library,
@@ -142,25 +184,10 @@ absl::StatusOr<std::shared_ptr<const ProgramBackend>> GpuPresenter(
                               .kernel_timeout = o.timeout}));
 }
 
-// The GPU: its worker runs each module on the device it holds
-// (worker/program_service.h); the device it names says what the cases are
-// compiled for where --arch does not.
+// The GPU: the device its worker names says what the cases are compiled
+// for where --arch does not.
 absl::StatusOr<ChosenProgramBackend> Gpu(const ProgramBackendOptions& o) {
-  if (!o.arch.empty()) {
-    PTXDIFF_RETURN_IF_ERROR(TargetOfArch(o.arch).status());
-  }
-  PTXDIFF_ASSIGN_OR_RETURN(const std::string worker, FindWorkerBinary());
-  PTXDIFF_ASSIGN_OR_RETURN(WorkerCommand command,
-                           CommandForBackend(kCudaBackend, worker));
-  if (!o.driver_library.empty()) {
-    command.hello_options.emplace_back("driver_library", o.driver_library);
-  }
-  if (!o.arch.empty()) command.hello_options.emplace_back("arch", o.arch);
-  const int64_t kernel_timeout_ms = absl::ToInt64Milliseconds(o.timeout);
-  command.hello_options.emplace_back("kernel_timeout_ms",
-                                     absl::StrCat(kernel_timeout_ms));
-  command.timeout = std::max(command.timeout, o.timeout + kGpuStartAllowance);
-  command.start_deadline = o.start_deadline;
+  PTXDIFF_ASSIGN_OR_RETURN(WorkerCommand command, GpuWorkerCommand(o));
   ChosenProgramBackend chosen{.is_ptxas = false};
   absl::StatusOr<std::unique_ptr<ProgramBackend>> backend =
       MakeWorkerProgramBackend(
@@ -168,12 +195,7 @@ absl::StatusOr<ChosenProgramBackend> Gpu(const ProgramBackendOptions& o) {
           [&](const WorkerIdentity& identity) {
             return GpuPresenter(o, identity, chosen.arch);
           });
-  if (!backend.ok() && !absl::IsInvalidArgument(backend.status())) {
-    // No GPU: one line, what the worker said.
-    return absl::FailedPreconditionError(absl::StrReplaceAll(
-        absl::StripTrailingAsciiWhitespace(backend.status().message()),
-        {{"\n", "; "}}));
-  }
+  PTXDIFF_RETURN_IF_ERROR(NoGpu(backend.status()));
   chosen.backend = *std::move(backend);
   return chosen;
 }
@@ -192,6 +214,41 @@ absl::StatusOr<std::shared_ptr<const ProgramBackend>> MakeProgramPresenter(
   return absl::InvalidArgumentError(
       absl::StrCat("--backend ", options.backend,
                    ": programs run on ptxas, cuda or ptx-cmd:COMMAND"));
+}
+
+absl::StatusOr<ProgramWorkers> ProgramWorkersFor(
+    const ProgramBackendOptions& options) {
+  ProgramWorkers workers{.is_ptxas = options.backend == "ptxas"};
+  absl::string_view command = options.backend;
+  if (options.backend == kCudaBackend) {
+    PTXDIFF_ASSIGN_OR_RETURN(workers.command, GpuWorkerCommand(options));
+    return workers;
+  }
+  // What presents the cases says first what is wrong with the flags (no
+  // ptxas, a tool command without {ptx}), as MakeProgramBackend does.
+  if (options.backend == "ptxas") {
+    PTXDIFF_RETURN_IF_ERROR(PtxasPresenter(options).status());
+  } else if (absl::ConsumePrefix(&command, "ptx-cmd:")) {
+    PTXDIFF_RETURN_IF_ERROR(ToolPresenter(command, options).status());
+    workers.tool_command = std::string(command);
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--backend ", options.backend,
+                     ": programs run on ptxas, cuda or ptx-cmd:COMMAND"));
+  }
+  PTXDIFF_ASSIGN_OR_RETURN(workers.command, CompilerWorkerCommand(options));
+  return workers;
+}
+
+absl::Status ProgramWorkerStartFailed(const ProgramBackendOptions& options,
+                                      const absl::Status& status) {
+  return options.backend == kCudaBackend ? NoGpu(status) : status;
+}
+
+std::string ProgramArch(const ProgramBackendOptions& options,
+                        const WorkerIdentity& identity) {
+  return options.backend == kCudaBackend ? GpuArch(options, identity)
+                                         : ArchOrDefault(options);
 }
 
 absl::StatusOr<ChosenProgramBackend> MakeProgramBackend(

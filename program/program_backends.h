@@ -67,6 +67,25 @@ absl::StatusOr<ChosenProgramBackend> MakeProgramBackend(
 absl::StatusOr<std::shared_ptr<const ProgramBackend>> MakeProgramPresenter(
     const ProgramBackendOptions& options, const WorkerIdentity& identity);
 
+// How to start the workers that check `options`' programs, none started: a
+// campaign on the engine starts them (program_engine_run.h).
+struct ProgramWorkers {
+  WorkerCommand command;
+  bool is_ptxas = true;
+  std::string tool_command;  // ptx-cmd: the tool's command; else empty
+};
+// Errors as MakeProgramBackend's, but those only a started worker tells.
+absl::StatusOr<ProgramWorkers> ProgramWorkersFor(
+    const ProgramBackendOptions& options);
+// Such a worker's start that failed, said as MakeProgramBackend says it (a
+// GPU's: one line).
+absl::Status ProgramWorkerStartFailed(const ProgramBackendOptions& options,
+                                      const absl::Status& status);
+// The target the programs are compiled for, on the worker that says it is
+// `identity` (a GPU's device, where --arch does not say).
+std::string ProgramArch(const ProgramBackendOptions& options,
+                        const WorkerIdentity& identity);
+
 }  // namespace ptxdiff
 
 #endif  // PTXDIFF_PROGRAM_PROGRAM_BACKENDS_H_

@@ -184,7 +184,10 @@ struct PendingProgram {
 std::optional<PendingProgram> ParseProgramJournalRecord(
     absl::string_view record);
 
-// Runs the campaign; `progress` gets a line per filing. It stops early at a
+// Runs the campaign on threads of its own over options.backend (the program
+// fuzzer, and tests on an in-process backend; `ptxdiff programs` runs on
+// the engine: RunProgramsOnEngine, program_lane.h); `progress` gets a line
+// per filing. It stops early at a
 // stop of the process (Interrupted(), common/interrupt.h) as it would at
 // max_time. An error only when the run could not start (no triage
 // directory, no journal).

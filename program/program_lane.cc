@@ -12,17 +12,20 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "campaign/campaign.h"
+#include "common/interrupt.h"
 #include "common/status_macros.h"
 #include "program/program_search.h"
+#include "program/program_ticker.h"
 #include "program/worker_program_backend.h"
 
 namespace ptxdiff {
 namespace {
 
-class ProgramLane : public CaseLane {
+class SearchLane : public ProgramLane {
  public:
-  ProgramLane(std::unique_ptr<ProgramSearch> search,
-              std::shared_ptr<const ProgramBackend> presenter, uint64_t seed)
+  SearchLane(std::unique_ptr<ProgramSearch> search,
+             std::shared_ptr<const ProgramBackend> presenter, uint64_t seed)
       : search_(std::move(search)),
         presenter_(std::move(presenter)),
         seed_(seed) {}
@@ -67,21 +70,29 @@ class ProgramLane : public CaseLane {
     ProgramCampaignReport report = search_->TakeReport();
     std::lock_guard<std::mutex> lock(mu_);
     report_ = std::move(report);
+    finished_ = true;
   }
 
   CaseLaneCounts Counts() const override {
-    std::optional<ProgramCampaignReport> report;
-    int64_t unfiled = 0;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      report = report_;
-      unfiled = static_cast<int64_t>(found_.size());
-    }
-    if (report) return ProgramLaneCounts(*report);
-    CaseLaneCounts counts = ProgramLaneCounts(search_->Snapshot());
-    counts.pending = unfiled;
+    const ProgramCampaignReport report = Report();
+    CaseLaneCounts counts = ProgramLaneCounts(report);
+    // While it runs, what is found and not yet filed.
+    if (!finished_) counts.pending = report.pending;
     return counts;
   }
+
+  ProgramCampaignReport Report() const override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (report_) return *report_;
+    }
+    ProgramCampaignReport report = search_->Snapshot();
+    std::lock_guard<std::mutex> lock(mu_);
+    report.pending = static_cast<int64_t>(found_.size());
+    return report;
+  }
+
+  const ProgramBackend& presenter() const override { return *presenter_; }
 
  private:
   const std::unique_ptr<ProgramSearch> search_;
@@ -91,6 +102,7 @@ class ProgramLane : public CaseLane {
   mutable std::mutex mu_;
   std::deque<ProgramFound> found_;  // journaled, for FileFound
   std::optional<ProgramCampaignReport> report_;  // after Finish
+  std::atomic<bool> finished_{false};
 };
 
 }  // namespace
@@ -111,7 +123,7 @@ CaseLaneCounts ProgramLaneCounts(const ProgramCampaignReport& r) {
   return c;
 }
 
-absl::StatusOr<std::unique_ptr<CaseLane>> MakeProgramLane(
+absl::StatusOr<std::unique_ptr<ProgramLane>> MakeProgramLane(
     const WorkerIdentity& identity, const ProgramBackendOptions& backend,
     ProgramCampaignOptions options, absl::Time deadline,
     std::function<void(const std::string&)> progress) {
@@ -126,8 +138,88 @@ absl::StatusOr<std::unique_ptr<CaseLane>> MakeProgramLane(
   PTXDIFF_ASSIGN_OR_RETURN(
       std::unique_ptr<ProgramSearch> search,
       ProgramSearch::Open(options, presenter, std::move(progress)));
-  return std::unique_ptr<CaseLane>(std::make_unique<ProgramLane>(
+  return std::unique_ptr<ProgramLane>(std::make_unique<SearchLane>(
       std::move(search), std::move(presenter), options.seed));
+}
+
+namespace {
+
+// How often a campaign of programs alone looks whether it is done.
+constexpr absl::Duration kDonePoll = absl::Milliseconds(20);
+
+// The engine's options for a campaign of the lane alone: no systematic
+// source, compiled lane or outcome table; the fuzz loop offers nothing.
+CampaignOptions LaneAlone(const ProgramCampaignOptions& options,
+                          WorkerCommand worker, absl::Time deadline,
+                          CaseLaneMaker lane) {
+  CampaignOptions engine;
+  engine.worker = std::move(worker);
+  engine.triage_dir = options.triage_dir;
+  engine.in_flight = std::max(1, options.threads);
+  engine.systematic = false;
+  engine.compiled_lane = false;
+  engine.record_outcomes = false;
+  engine.reading = options.reading;
+  engine.deadline = deadline;
+  engine.lane = std::move(lane);
+  engine.lane_share = 1;
+  // What a sender finds it files before its next batch, on its worker that
+  // knows the tool's costs, as RunProgramCampaign's threads did.
+  engine.lane_files_on_senders = true;
+  return engine;
+}
+
+// Waits until `campaign`'s lane is done, the run's time is up or the
+// process is stopped.
+void WaitForTheLane(const Campaign& campaign, absl::Time deadline) {
+  while (!Interrupted() && absl::Now() < deadline && !campaign.LaneFinished())
+    absl::SleepFor(kDonePoll);
+}
+
+}  // namespace
+
+absl::StatusOr<ProgramCampaignReport> RunProgramsOnEngine(
+    const ProgramCampaignOptions& options, const ProgramBackendOptions& backend,
+    const ProgramWorkers& workers,
+    std::function<void(const std::string&)> progress,
+    ProgramsRunBackend* ran_on) {
+  const absl::Time start = absl::Now();
+  const absl::Time deadline = start + options.max_time;
+  ProgramLane* lane = nullptr;  // the engine's, made in Campaign::Start
+  std::string arch;
+  CaseLaneMaker maker = [&](const WorkerIdentity& identity)
+      -> absl::StatusOr<std::unique_ptr<CaseLane>> {
+    PTXDIFF_ASSIGN_OR_RETURN(
+        std::unique_ptr<ProgramLane> made,
+        MakeProgramLane(identity, backend, options, deadline, progress));
+    lane = made.get();
+    arch = ProgramArch(backend, identity);
+    return std::unique_ptr<CaseLane>(std::move(made));
+  };
+  absl::StatusOr<std::unique_ptr<Campaign>> campaign = Campaign::Start(
+      LaneAlone(options, workers.command, deadline, std::move(maker)));
+  if (!campaign.ok())
+    return ProgramWorkerStartFailed(backend, campaign.status());
+  if (lane == nullptr) {
+    return absl::FailedPreconditionError(
+        (*campaign)->Snapshot().lane_not_started);
+  }
+  if (ran_on != nullptr) {
+    *ran_on = {.name = lane->presenter().Name(),
+               .identity = lane->presenter().Identity(),
+               .arch = arch};
+  }
+  {
+    const Ticker ticker(
+        options.tick, !options.on_tick ? std::function<void()>() : [&] {
+          options.on_tick(lane->Report(), absl::Now() - start);
+        });
+    WaitForTheLane(**campaign, deadline);
+  }
+  (*campaign)->Stop();
+  ProgramCampaignReport report = lane->Report();
+  report.seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  return report;
 }
 
 }  // namespace ptxdiff

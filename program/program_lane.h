@@ -23,6 +23,17 @@
 
 namespace ptxdiff {
 
+// A lane of programs, and what `ptxdiff programs` says of it beside the
+// engine's counts.
+class ProgramLane : public CaseLane {
+ public:
+  // The program campaign's report: the counts so far, or once Finish was
+  // called, the run's (its `seconds` not set: the caller's clock).
+  virtual ProgramCampaignReport Report() const = 0;
+  // What names and presents its cases (the backend's Name and Identity).
+  virtual const ProgramBackend& presenter() const = 0;
+};
+
 // The lane for workers that say they are `identity`, on `backend` (whose
 // presenter, MakeProgramPresenter, names and presents the cases), ending at
 // `deadline` (the campaign's). `options` as for RunProgramCampaign, but its
@@ -30,13 +41,35 @@ namespace ptxdiff {
 // and senders run the programs. `progress` gets a line per filing.
 // FailedPrecondition when the worker runs no programs (its HELLO_REPLY has
 // no programs=1); MakeProgramPresenter's errors.
-absl::StatusOr<std::unique_ptr<CaseLane>> MakeProgramLane(
+absl::StatusOr<std::unique_ptr<ProgramLane>> MakeProgramLane(
     const WorkerIdentity& identity, const ProgramBackendOptions& backend,
     ProgramCampaignOptions options, absl::Time deadline,
     std::function<void(const std::string&)> progress);
 
 // The lane's counts as the engine keeps them, from the program campaign's.
 CaseLaneCounts ProgramLaneCounts(const ProgramCampaignReport& report);
+
+// What a campaign of programs alone ran on, as its lane's presenter names
+// it once the engine's workers said what they are.
+struct ProgramsRunBackend {
+  std::string name, identity;
+  std::string arch;  // the target the programs were compiled for
+};
+
+// `ptxdiff programs` (and `ptxdiff minimize` of a program case): the
+// program campaign `options` asks for, run on the engine as its lane alone
+// (lane_share 1, no tuple producers), on `backend`'s workers (`workers`:
+// ProgramWorkersFor's) a sender each of options.threads, and the filer's. It
+// ends at options.max_time, at a stop of the process (Interrupted()), or once
+// the lane has nothing more to run or file. options.backend is not used;
+// on_tick is called with the counts so far, after `ran_on` is set. `progress`
+// gets a line per filing. Errors: the flags' (ProgramWorkersFor), a worker that
+// does not start or runs no programs, the triage directory's.
+absl::StatusOr<ProgramCampaignReport> RunProgramsOnEngine(
+    const ProgramCampaignOptions& options, const ProgramBackendOptions& backend,
+    const ProgramWorkers& workers,
+    std::function<void(const std::string&)> progress,
+    ProgramsRunBackend* ran_on = nullptr);
 
 }  // namespace ptxdiff
 

@@ -3,9 +3,10 @@
 // learned, what is found journaled), and what was found minimized and
 // filed (cause keys, known repeats, one-step causes filed as tuples). It
 // owns no worker and no thread: each step that runs is given the backend to
-// run on, so that the same code serves `ptxdiff programs`'s threads
-// (RunProgramCampaign, program_campaign.h) and the fuzz campaign's program
-// lane (program_lane.h), whose senders and filer lend it their workers.
+// run on, so that the same code serves the engine's program lane
+// (program_lane.h: `ptxdiff fuzz --programs`, `ptxdiff programs`), whose
+// senders and filer lend it their workers, and RunProgramCampaign's threads
+// (program_campaign.h: the program fuzzer).
 // Thread-safe.
 
 #ifndef PTXDIFF_PROGRAM_PROGRAM_SEARCH_H_
