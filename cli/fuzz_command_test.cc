@@ -361,6 +361,11 @@ TEST(FuzzCommandTest, ACtrlZStopsTheFuzzerWithTheCli) {
   const pid_t cli = fork();
   ASSERT_GE(cli, 0);
   if (cli == 0) {
+    // A group of its own whose parent (this test) is in another group of
+    // the session, as a shell's job is: the kernel discards a terminal stop
+    // sent to a process of an orphaned group (the test's own may be one,
+    // run by ctest from a script).
+    setpgid(0, 0);
     // A long --max-time: under load the steps below take seconds.
     FuzzWith(dir, kSomeStats,
              "echo $$ > '" + fifo + "'\nwhile :; do echo x >> '" + beat +
