@@ -471,11 +471,11 @@ std::string PendingLine(const std::string& triage_dir,
                         absl::string_view aside = "") {
   const PendingFindings pending = CountPendingFindings(triage_dir);
   if (pending.total() == 0) return "";
-  return absl::StrCat(pending.total(),
-                      pending.total() == 1 ? " finding" : " findings",
-                      " not yet filed in ", triage_dir, "/.pending/", aside,
-                      ": the next campaign (fuzz or programs) on ", triage_dir,
-                      " files them first\n");
+  return absl::StrCat(
+      pending.total(), pending.total() == 1 ? " finding" : " findings",
+      " not yet filed in ", triage_dir, "/.pending/", aside,
+      ": the next campaign (fuzz or programs) on ", triage_dir, " files ",
+      pending.total() == 1 ? "it" : "them", " first\n");
 }
 
 }  // namespace
