@@ -387,6 +387,13 @@ int RunPrograms(const std::vector<std::string>& args, std::ostream& out,
       &ran_on);
   if (!report.ok()) {
     RemoveTree(run_dir);  // no point in it: not a run a report shows
+    // A Ctrl-C while the engine's workers start cuts their handshake: the
+    // stop, not a worker at fault.
+    if (Interrupted()) {
+      out << "programs: interrupted while the backend's workers started: "
+             "nothing was checked\n";
+      return kExitInterrupted;
+    }
     return Fail(err, "programs", report.status());
   }
   append(*report, absl::Seconds(report->seconds));

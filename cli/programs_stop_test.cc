@@ -37,6 +37,7 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 
 // The entries of `dir` (none if it does not exist).
 std::vector<std::string> Entries(const std::string& dir) {
@@ -169,6 +170,29 @@ TEST(ProgramsStopTest, CtrlCStopsACampaignWithItsSummaryAndLeavesNothing) {
   EXPECT_TRUE(
       Within(absl::Seconds(10), [&] { return Entries(run.tmp()).empty(); }))
       << "left in TMPDIR: " << testing::PrintToString(Entries(run.tmp()));
+}
+
+// Eleventh fault run: a Ctrl-C while the engine's workers started said
+// "worker ... failed its handshake: interrupted while waiting", exit 2: the
+// stop was blamed on the worker. It is an interrupt, exit 130.
+TEST(ProgramsStopTest, CtrlCWhileTheWorkersStartIsAnInterrupt) {
+  const std::string dir = TempDirFor("programs_ctrl_c_start");
+  const std::string slow = dir + "/slow_worker.sh";
+  ASSERT_TRUE(WriteFile(slow, absl::StrCat("#!/bin/sh\nsleep 5\nexec ",
+                                           PTXDIFF_WORKER_PATH, " \"$@\"\n"))
+                  .ok());
+  ASSERT_EQ(chmod(slow.c_str(), 0755), 0);
+  Background run(
+      dir,
+      {"programs", "--backend", "ptx-cmd:/bin/false {ptx} {in} {out}",
+       "--max-time", "60", "--dir", dir + "/triage", "--out", dir + "/out"},
+      {"PTXDIFF_WORKER=" + slow});
+  absl::SleepFor(absl::Seconds(1));
+  kill(run.pid(), SIGINT);
+  EXPECT_EQ(run.Wait(absl::Seconds(30)), 130) << run.out();
+  EXPECT_THAT(run.out(), HasSubstr("programs: interrupted while the backend's "
+                                   "workers started"));
+  EXPECT_THAT(run.out(), Not(HasSubstr("failed its handshake")));
 }
 
 // Issue 42, item 7: a kill -9 of `ptxdiff programs` left the tool's process
