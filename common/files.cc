@@ -263,6 +263,15 @@ std::string ProcessTempDir(absl::string_view prefix, int pid) {
   return absl::StrCat(TempRoot(), "/", prefix, "-", pid);
 }
 
+namespace {
+
+// Whether no process has id `pid` (one of another user's is not gone).
+bool ProcessIsGone(int pid) {
+  return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
+}
+
+}  // namespace
+
 void RemoveOrphanedTempFiles(const std::string& dir) {
   DIR* d = opendir(dir.c_str());
   if (d == nullptr) return;
@@ -274,7 +283,7 @@ void RemoveOrphanedTempFiles(const std::string& dir) {
     const std::vector<absl::string_view> parts = absl::StrSplit(name, '-');
     int pid = 0;
     if (parts.size() >= 3 && absl::SimpleAtoi(parts[parts.size() - 2], &pid) &&
-        pid > 0 && kill(pid, 0) != 0 && errno == ESRCH) {
+        ProcessIsGone(pid)) {
       orphans.push_back(absl::StrCat(dir, "/", e->d_name));
     }
   }
@@ -291,7 +300,7 @@ void RemoveOrphanedProcessTempDirs(absl::string_view prefix) {
     absl::string_view name = e->d_name;
     int pid = 0;
     if (absl::ConsumePrefix(&name, start) && absl::SimpleAtoi(name, &pid) &&
-        pid > 0 && kill(pid, 0) != 0 && errno == ESRCH) {
+        ProcessIsGone(pid)) {
       orphans.push_back(pid);
     }
   }

@@ -33,6 +33,19 @@
 namespace ptxdiff {
 namespace {
 
+// "ptxdiff: cannot write PATH: cause" on stderr if `written` failed: what
+// the CLI reads as a failed write (cli/fuzzer_output.cc), which fails the
+// run. The files.h writers' messages may already begin so ("cannot write
+// PATH: ", "cannot write to PATH: "), and are then not said twice.
+void SayIfNotWritten(const std::string& path, const absl::Status& written) {
+  if (written.ok()) return;
+  absl::string_view cause = written.message();
+  if (!absl::ConsumePrefix(&cause, absl::StrCat("cannot write ", path, ": ")))
+    absl::ConsumePrefix(&cause, absl::StrCat("cannot write to ", path, ": "));
+  std::fprintf(stderr, "ptxdiff: cannot write %s: %s\n", path.c_str(),
+               std::string(cause).c_str());
+}
+
 // "ptxdiff: value-mismatch ptxas fns.b32 min; cause: value-mismatch in fns":
 // the signature, then the cause the stack's top frames name
 // (cause_frames.h), which is what ClusterFuzz files one issue per.
@@ -334,17 +347,9 @@ void DifferentialTarget::Crash(const Finding& f) {
         absl::StrCat(FindingKindName(s.kind), " ", s.backend, " ", s.spelling,
                      " ", s.disagreement_class),
         config_.backend};
-    // A failure is said as the CLI reads a failed write (the run fails).
     const std::string path =
         absl::StrCat(config_.findings_dir, "/", kCrashOriginsFile);
-    if (const absl::Status s =
-            AppendToFile(path, CrashOriginLine(input_, origin));
-        !s.ok()) {
-      absl::string_view cause = s.message();
-      absl::ConsumePrefix(&cause, absl::StrCat("cannot write to ", path, ": "));
-      std::fprintf(stderr, "ptxdiff: cannot write %s: %s\n", path.c_str(),
-                   std::string(cause).c_str());
-    }
+    SayIfNotWritten(path, AppendToFile(path, CrashOriginLine(input_, origin)));
   }
   CrashWithSignature(s, f.tuple.variant.family);
 }
@@ -477,13 +482,7 @@ void DifferentialTarget::WriteSayingTheFirstFailure(const std::string& path,
   const absl::Status written = WriteFileAtomic(path, text);
   if (!written.ok() && !failed) {
     failed = true;
-    // "ptxdiff: cannot write PATH: cause" is what the CLI reads as a failed
-    // write (cli/fuzzer_output.cc); WriteFileAtomic's own message may
-    // already begin so, and is then not said twice.
-    absl::string_view cause = written.message();
-    absl::ConsumePrefix(&cause, absl::StrCat("cannot write ", path, ": "));
-    std::fprintf(stderr, "ptxdiff: cannot write %s: %s\n", path.c_str(),
-                 std::string(cause).c_str());
+    SayIfNotWritten(path, written);
   }
 }
 

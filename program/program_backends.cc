@@ -93,6 +93,12 @@ absl::StatusOr<WorkerCommand> GpuWorkerCommand(const ProgramBackendOptions& o) {
   return command;
 }
 
+absl::Status UnknownProgramBackend(const ProgramBackendOptions& options) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("--backend ", options.backend,
+                   ": programs run on ptxas, cuda or ptx-cmd:COMMAND"));
+}
+
 // A GPU worker's start that failed, but for a flag that is wrong: no GPU
 // here, in one line (what the worker said).
 absl::Status NoGpu(const absl::Status& status) {
@@ -211,9 +217,7 @@ absl::StatusOr<std::shared_ptr<const ProgramBackend>> MakeProgramPresenter(
   std::string arch;
   if (options.backend == kCudaBackend)
     return GpuPresenter(options, identity, arch);
-  return absl::InvalidArgumentError(
-      absl::StrCat("--backend ", options.backend,
-                   ": programs run on ptxas, cuda or ptx-cmd:COMMAND"));
+  return UnknownProgramBackend(options);
 }
 
 absl::StatusOr<ProgramWorkers> ProgramWorkersFor(
@@ -232,9 +236,7 @@ absl::StatusOr<ProgramWorkers> ProgramWorkersFor(
     PTXDIFF_RETURN_IF_ERROR(ToolPresenter(command, options).status());
     workers.tool_command = std::string(command);
   } else {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--backend ", options.backend,
-                     ": programs run on ptxas, cuda or ptx-cmd:COMMAND"));
+    return UnknownProgramBackend(options);
   }
   PTXDIFF_ASSIGN_OR_RETURN(workers.command, CompilerWorkerCommand(options));
   return workers;
@@ -257,9 +259,7 @@ absl::StatusOr<ChosenProgramBackend> MakeProgramBackend(
   absl::string_view command = options.backend;
   if (absl::ConsumePrefix(&command, "ptx-cmd:")) return Tool(command, options);
   if (options.backend == kCudaBackend) return Gpu(options);
-  return absl::InvalidArgumentError(
-      absl::StrCat("--backend ", options.backend,
-                   ": programs run on ptxas, cuda or ptx-cmd:COMMAND"));
+  return UnknownProgramBackend(options);
 }
 
 }  // namespace ptxdiff

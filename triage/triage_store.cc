@@ -101,22 +101,22 @@ class DirectoryLock {
     const absl::Time start = absl::Now();
     bool said = false;
     while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-      const int error = errno;
-      const absl::Duration waited = absl::Now() - start;
-      std::string why;
-      if (error != EINTR && error != EWOULDBLOCK) {
-        why = absl::StrCat("cannot lock ", path, ": ", std::strerror(error));
-      } else if (Interrupted()) {
-        why = absl::StrCat("interrupted while waiting for ", path);
-      } else if (waited >= kLockWait) {
-        why = absl::StrCat(path, " has been held by another process for ",
-                           absl::FormatDuration(kLockWait),
-                           ": not waiting longer (is a process that holds it, "
-                           "a ptxdiff or a flock, stopped or hung?)");
-      }
-      if (!why.empty()) {
+      if (errno != EINTR && errno != EWOULDBLOCK) {
+        const absl::Status status = ErrnoError("cannot lock", path);
         close(fd);
-        return absl::UnavailableError(why);
+        return status;
+      }
+      // Held by another process: Unavailable, which Open says as such.
+      const absl::Duration waited = absl::Now() - start;
+      if (Interrupted() || waited >= kLockWait) {
+        close(fd);
+        return absl::UnavailableError(
+            Interrupted()
+                ? absl::StrCat("interrupted while waiting for ", path)
+                : absl::StrCat(path, " has been held by another process for ",
+                               absl::FormatDuration(kLockWait),
+                               ": not waiting longer (is a process that holds "
+                               "it, a ptxdiff or a flock, stopped or hung?)"));
       }
       if (!said && waited >= kLockWaitSaid) {
         std::fprintf(stderr,
