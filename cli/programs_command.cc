@@ -346,9 +346,13 @@ int RunPrograms(const std::vector<std::string>& args, std::ostream& out,
   }
   auto options = CampaignOptions(*parsed);
   if (!options.ok()) return Fail(err, "programs", options.status());
-  // The run's time starts here: a worker that does not start is no longer.
-  auto backend = ProgramBackendFlags(*parsed, absl::Now() + options->max_time);
+  // The run's time starts here: a worker that does not start, or a ptxas
+  // slow to say its version, is no longer.
+  const absl::Time run_start = absl::Now();
+  auto backend = ProgramBackendFlags(*parsed, run_start + options->max_time);
   if (!backend.ok()) return Fail(err, "programs", backend.status());
+  backend->ptxas_query_timeout =
+      std::min(backend->ptxas_query_timeout, options->max_time);
   auto workers = ProgramWorkersFor(*backend);
   if (!workers.ok()) return Fail(err, "programs", workers.status());
   const std::string out_dir = parsed->Get("out", "out");
@@ -379,6 +383,8 @@ int RunPrograms(const std::vector<std::string>& args, std::ostream& out,
   // Ctrl-C stops the run as --max-time does: the summary, and the findings
   // not yet filed kept in the journal.
   const ScopedInterruptHandler on_interrupt;
+  options->max_time = std::max(absl::ZeroDuration(),
+                               run_start + options->max_time - absl::Now());
   auto report = RunProgramsOnEngine(
       *options, *backend, *workers,
       [&out](const std::string& line) {
@@ -396,6 +402,7 @@ int RunPrograms(const std::vector<std::string>& args, std::ostream& out,
     }
     return Fail(err, "programs", report.status());
   }
+  report->seconds = absl::ToDoubleSeconds(absl::Now() - run_start);
   append(*report, absl::Seconds(report->seconds));
   PrintSummary(*options, ran_on, workers->is_ptxas, *report, out);
   const bool unreported =
@@ -416,17 +423,42 @@ int RunPrograms(const std::vector<std::string>& args, std::ostream& out,
 
 namespace {
 
+// "a disagreement" (or crash, or hang): what a run of one case found.
+std::string WhatWasFound(const ProgramCampaignReport& r) {
+  return r.disagreements > 0 ? "a disagreement"
+         : r.crashes > 0     ? "a crash of the backend"
+                             : "a hang of the backend";
+}
+
 // `minimize` found nothing to file: "no disagreement" only where the case
 // was judged in every input form it has; a form not judged (ptxas past
 // --timeout, code nothing runs) is no agreement, and it says which reason
 // (exit 3, as `ptxdiff program`'s "not judged").
 int SayNothingFiled(const std::string& path, const std::string& backend,
-                    const ProgramCampaignReport& r, std::ostream& out) {
+                    const std::string& dir, const ProgramCampaignReport& r,
+                    std::ostream& out) {
   if (r.programs == 0) {
     out << "minimize: " << path << " was not checked on " << backend << ": "
         << (r.not_run.top.empty() ? "the run ended first" : r.not_run.top)
         << "\n";
     return kExitNotJudged;
+  }
+  const int64_t found = r.disagreements + r.crashes + r.hangs;
+  if (found > 0) {
+    // Seen, and not filed: kept in the journal for a run to file, or
+    // counted as a cause already filed.
+    out << "minimize: " << path << " on " << backend << ": " << WhatWasFound(r)
+        << ", not filed: "
+        << (r.pending > 0
+                ? absl::StrCat("the run ended first; kept in ", dir,
+                               "/.pending/, which the next `ptxdiff programs "
+                               "--dir ",
+                               dir, "` files")
+            : r.known + r.known_repeats > 0
+                ? "taken for a cause already filed"
+                : "it did not show again (stderr says more)")
+        << "\n";
+    return kExitDisagree;
   }
   if (r.forms_not_judged.programs == 0) {
     out << "minimize: no disagreement in " << path << " on " << backend
@@ -487,7 +519,7 @@ int MinimizeProgramCase(const std::string& path, const ParsedArgs& args,
       },
       .adopt_pending = false,
       .file_unfinished = true,
-      .count_known_repeats = false};
+      .skip_known_causes = false};
   ProgramsRunBackend ran_on;
   auto report = RunProgramsOnEngine(o, *backend, *workers, nullptr, &ran_on);
   if (!report.ok() && Interrupted()) return SayInterrupted(path, out);
@@ -503,7 +535,7 @@ int MinimizeProgramCase(const std::string& path, const ParsedArgs& args,
     return kExitDisagree;
   }
   if (report->filed.empty())
-    return SayNothingFiled(path, ran_on.identity, *report, out);
+    return SayNothingFiled(path, ran_on.identity, o.triage_dir, *report, out);
   const FiledProgram& filed = report->filed.front();
   const std::string entry = absl::StrCat(o.triage_dir, "/", filed.entry);
   if (auto minimized = ReadFile(entry + "/case.txt"); minimized.ok())

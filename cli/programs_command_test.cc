@@ -209,6 +209,28 @@ TEST(ProgramsCommandTest, AWorkerDeafToHelloCostsTheRunOrTheTimeoutNoMore) {
   EXPECT_THAT(err.str(), HasSubstr("no answer to HELLO within 10s"));
 }
 
+// The eleventh fault run: the CLI's own query of ptxas's version came
+// before the run's clock started (a ptxas whose first call sleeps 20 s:
+// 30.2 s for --max-time 10). It is the run's time too, bounded by it.
+TEST(ProgramsCommandTest, APtxasSlowToSayItsVersionCostsTheRunNoMore) {
+  if (!FindPtxas({}).ok()) GTEST_SKIP() << "no ptxas";
+  auto dir = TempDir::Create("programs-slow-ptxas");
+  ASSERT_TRUE(dir.ok());
+  const std::string slow = (*dir)->File("slow_ptxas.sh");
+  ASSERT_TRUE(WriteFile(slow, absl::StrCat("#!/bin/sh\nsleep 60\nexec ",
+                                           *FindPtxas({}), " \"$@\"\n"))
+                  .ok());
+  ASSERT_EQ(chmod(slow.c_str(), 0755), 0);
+  const ScopedEnv env("PTXAS", slow);
+  const absl::Time start = absl::Now();
+  const ProgramsRun r =
+      Programs({"--max-time", "3", "--dir", (*dir)->File("triage"), "--out",
+                (*dir)->File("out")});
+  EXPECT_LT(absl::Now() - start, absl::Seconds(30));
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("timed out after 3s"));
+}
+
 TEST(ProgramsCommandTest, BadFlagsSayWhatIsWrong) {
   ProgramsRun r = Programs({"--suppress", "add.u32,nosuch.op"});
   EXPECT_EQ(r.code, 2);
@@ -466,6 +488,52 @@ TEST(ProgramsCommandTest, MinimizeSaysAFindingItCouldNotFile) {
   EXPECT_THAT(out2.str(), HasSubstr("could not be filed"));
   EXPECT_THAT(out2.str(), ::testing::Not(HasSubstr("no disagreement")));
   EXPECT_THAT(err2.str(), HasSubstr("could not file"));
+}
+// The eleventh fault run: `minimize` of a program case said "no
+// disagreement", filing nothing, when the triage directory held an entry of
+// one of its instructions (its program used a variant no longer generated).
+// The case asked about is minimized and filed whatever is filed: into a new
+// entry (the disagreement is another instruction's), or counted in the
+// entry of its own cause.
+TEST(ProgramsCommandTest, MinimizeFilesItsCaseWhateverCausesAreFiled) {
+  auto dir = TempDir::Create("programs-minimize-filed");
+  ASSERT_TRUE(dir.ok());
+  const std::string triage = (*dir)->File("triage");
+  const auto minimize = [&](const std::string& text, const std::string& flip) {
+    const std::string file = (*dir)->File("case.ptxprog");
+    EXPECT_TRUE(WriteFile(file, text).ok());
+    std::ostringstream out, err;
+    const int code =
+        RunMinimize({file, "--dir", triage, "--backend",
+                     absl::StrCat("ptx-cmd:", PTXDIFF_INTERPRETER_PATH,
+                                  " --flip-on=", flip, " {ptx} {in} {out}")},
+                    out, err);
+    return ProgramsRun{code, out.str(), err.str()};
+  };
+  const std::string two_steps =
+      "# ptxdiff program 1\ninput %in0 .b32 0x20\n"
+      "input %in1 .b32 0x12345678\nbfe.s32 %r0, %in1, 0x4, 0x8;\n"
+      "brev.b32 %r1, %r0;\noutput %r1\n";
+  ProgramsRun r = minimize(
+      "# ptxdiff program 1\ninput %a .b32 0x12345678\n"
+      "bfe.s32 %r0, %a, 0x4, 0x8;\noutput %r0\n",
+      "bfe.s32");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  ASSERT_THAT(r.out, HasSubstr("filed new entry " + triage +
+                               "/value-mismatch~ptx-cmd~in-range~bfe.s32"));
+  r = minimize(two_steps, "brev.b32");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("filed new entry " + triage +
+                               "/value-mismatch~ptx-cmd~in-range~brev.b32"));
+  r = minimize(two_steps, "bfe.s32");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("counted existing entry " + triage +
+                               "/value-mismatch~ptx-cmd~in-range~bfe.s32"));
+  auto entries = TriageStore::Open(triage, false)->List();
+  ASSERT_TRUE(entries.ok());
+  EXPECT_EQ(entries->size(), 2u);
+  for (const EntryInfo& e : *entries)
+    EXPECT_EQ(e.count(), e.signature.spelling == "bfe.s32" ? 2 : 1) << e.name;
 }
 #endif  // PTXDIFF_INTERPRETER_PATH
 

@@ -68,10 +68,13 @@ struct ProgramCampaignOptions {
   // At max_time, a finding still being minimized is filed as far as it got
   // (`ptxdiff minimize`), not kept pending for the next run.
   bool file_unfinished = false;
-  // A disagreement whose cause key names a filed cause is counted in its
-  // entry, not minimized (issue 64); off, each is minimized and filed
-  // (`ptxdiff minimize`, asked to minimize its one case).
-  bool count_known_repeats = true;
+  // A finding of a cause already filed is counted, not minimized and filed
+  // again: its cause key names a filed cause (counted in that entry, issue
+  // 64), it uses a variant no longer generated, or it minimizes to one
+  // instruction of a filed tuple cause. Off, each is minimized and filed
+  // whatever is filed (`ptxdiff minimize`, asked about its one case: filed
+  // into an entry of the same cause, it is counted there).
+  bool skip_known_causes = true;
   // Where the tool's refusals are remembered across runs: the tuple
   // campaign's file for the same tool, so that what either learns the other
   // skips (`ptxdiff programs` gives <out>/refusals for ptx-cmd). None:

@@ -386,7 +386,7 @@ class ProgramSearch::Impl {
   void FileMinimized(const Found& found, ProgramBackend& on) {
     // A repeat of a filed cause first: counted in its entry.
     if (CountedAsAKnownRepeat(found, on)) return;
-    if (UsesSuppressed(found.program)) {
+    if (o_.skip_known_causes && UsesSuppressed(found.program)) {
       Count(&ProgramCampaignReport::known);
       journal_->Done(found.seq);
       return;
@@ -417,7 +417,7 @@ class ProgramSearch::Impl {
     }
     if (cut && !o_.file_unfinished) return;
     const Program& program = min.ok() ? min->program : found.program;
-    if (IsATupleCause(program)) {
+    if (o_.skip_known_causes && IsATupleCause(program)) {
       Count(&ProgramCampaignReport::known);
       // Counted in the tuple's entry (which marks its journal line done).
       if (!CountInEntryOf(TupleCauseName(StepSpellings(program)[0]), found))
@@ -516,7 +516,7 @@ class ProgramSearch::Impl {
   // directory, or by this run) is counted in that cause's entry, not
   // minimized again: the search moves on.
   bool CountedAsAKnownRepeat(const Found& found, ProgramBackend& on) {
-    if (!found.mismatch || !o_.count_known_repeats) return false;
+    if (!found.mismatch || !o_.skip_known_causes) return false;
     const AloneCheck alone = alone_.On(on);
     const std::string key =
         causes_.KeyOf(found.program, *found.mismatch, o_.reading, &alone).key;
