@@ -636,6 +636,12 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
       !s.ok()) {
     return Fail(err, "fuzz", s);
   }
+  // A tool's refusals are remembered there: a file in its place would have
+  // every one "remembered" and none kept.
+  if (absl::StartsWith(config->backend, kPtxCmdPrefix)) {
+    if (auto s = MakeDirs(config->refusals_dir); !s.ok())
+      return Fail(err, "fuzz", s);
+  }
   // The run ends max_time from now, start-up (workers, calibration) included.
   config->deadline_unix_seconds = absl::ToUnixSeconds(absl::Now()) + *max_time;
   for (const auto& [key, value] : FuzzConfigToPairs(*config)) {

@@ -268,6 +268,25 @@ TEST(FuzzCommandTest, AFileWhereADirectoryGoesIsExitTwo) {
   EXPECT_THAT(r.err, HasSubstr(dir + "/out/findings: a file of that name"));
 }
 
+// Tenth fault run: with a file at OUT/refusals, a ptx-cmd run said what the
+// tool refused was "remembered in OUT/refusals/ptx-cmd-….tsv", kept nowhere,
+// and exited 0. `fuzz` and `programs` on a tool refuse it at once.
+TEST(FuzzCommandTest, AFileWhereTheRefusalsGoIsExitTwoOnATool) {
+  const std::string dir = TempDirFor("fuzz_refusals_file");
+  ASSERT_EQ(mkdir((dir + "/out").c_str(), 0755), 0);
+  ASSERT_TRUE(WriteFile(dir + "/out/refusals", "").ok());
+  const std::string tool = std::string("ptx-cmd:/bin/cat {ptx} {in} {out}");
+  CliRun r = FuzzWith(
+      dir, kSomeStats, "",
+      {"--backend", tool, "--out", dir + "/out", "--dir", dir + "/triage"});
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr(dir + "/out/refusals: a file of that name"));
+  r = Ptxdiff({"programs", "--backend", tool, "--max-time", "5", "--out",
+               dir + "/out", "--dir", dir + "/triage"});
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr(dir + "/out/refusals: a file of that name"));
+}
+
 // Fault run of issue 65: `fuzz` with a ptx-cmd command that cannot run (no
 // {in}, a missing program) seeded the corpus, then exited 1 on its worker's
 // handshake, where `sweep` and `program` exited 2. The command is checked

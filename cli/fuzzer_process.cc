@@ -47,6 +47,10 @@ absl::Status WriteAndRemove(const std::string& dir, int64_t bytes) {
 // process, and `fg` (SIGCONT to this process) continues; 0: none.
 std::atomic<pid_t> fuzzer_group{0};
 struct sigaction before_fuzzer;  // SIGTSTP's action before the fuzzer ran
+// fuzzer_group while the fuzzer is being started: a Ctrl-Z then is kept
+// for once its group is known (else the fuzzer would run on, unstopped).
+constexpr pid_t kStarting = -1;
+std::atomic<bool> stop_while_starting{false};
 
 void SetTerminalStop(void (*handler)(int)) {
   struct sigaction action = {};
@@ -59,6 +63,11 @@ void SetTerminalStop(void (*handler)(int)) {
 void StopTheFuzzerToo(int) {
   const int saved_errno = errno;
   const pid_t group = fuzzer_group.load();
+  if (group == kStarting) {
+    stop_while_starting = true;
+    errno = saved_errno;
+    return;
+  }
   if (group > 0) kill(-group, SIGSTOP);
   // This process stops as it would have without the handler...
   SetTerminalStop(SIG_DFL);
@@ -73,12 +82,22 @@ void StopTheFuzzerToo(int) {
   errno = saved_errno;
 }
 
-// While the fuzzer runs, a Ctrl-Z stops it too (unless SIGTSTP is ignored).
-void StopWithThisProcess(pid_t group) {
+// While the fuzzer runs, a Ctrl-Z stops it too (unless SIGTSTP is ignored):
+// from before it starts, so that one in between is not missed.
+void StopWithThisProcessFromNow() {
   sigaction(SIGTSTP, nullptr, &before_fuzzer);
   if (before_fuzzer.sa_handler == SIG_IGN) return;
-  fuzzer_group = group;
+  fuzzer_group = kStarting;
   SetTerminalStop(StopTheFuzzerToo);
+}
+
+// The fuzzer's group once started (0: it did not start); a Ctrl-Z while it
+// started is taken now.
+void TheFuzzerStarted(pid_t group) {
+  pid_t expected = kStarting;
+  if (!fuzzer_group.compare_exchange_strong(expected, group)) return;
+  if (group == 0) sigaction(SIGTSTP, &before_fuzzer, nullptr);
+  if (stop_while_starting.exchange(false)) raise(SIGTSTP);
 }
 
 // Before the group is reaped (its id may then be another's).
@@ -104,6 +123,7 @@ absl::StatusOr<std::unique_ptr<FuzzerProcess>> FuzzerProcess::Start(
           "or set TMPDIR to a larger disk"));
     }
   }
+  StopWithThisProcessFromNow();
   absl::StatusOr<pid_t> pid =
       StartProcess(argv,
                    {.stdout_fd = log.fuzzer_end(),
@@ -113,8 +133,8 @@ absl::StatusOr<std::unique_ptr<FuzzerProcess>> FuzzerProcess::Start(
                     .environment = {"TMPDIR=" + (*temp)->path()}},
                    "the fuzzer");
   log.CloseFuzzerEnd();
+  TheFuzzerStarted(pid.ok() ? *pid : 0);
   if (!pid.ok()) return absl::FailedPreconditionError(pid.status().message());
-  StopWithThisProcess(*pid);
   return std::unique_ptr<FuzzerProcess>(
       new FuzzerProcess(*pid, std::move(*temp), stop_grace));
 }

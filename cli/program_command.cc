@@ -233,7 +233,8 @@ int RunProgram(const std::vector<std::string>& args, std::ostream& out,
 }
 
 int RunProgramAs(std::string_view command, const std::vector<std::string>& args,
-                 std::ostream& out, std::ostream& err) {
+                 std::ostream& out, std::ostream& err,
+                 const std::optional<std::string>& case_text) {
   auto parsed = ParseArgs(
       args, {}, {"backend", "arch", "reading", "timeout", "cuda-driver"});
   if (!parsed.ok()) return Fail(err, command, parsed.status());
@@ -266,7 +267,8 @@ int RunProgramAs(std::string_view command, const std::vector<std::string>& args,
     if (!choice.ok()) return Fail(err, command, choice.status());
   }
   const std::string& path = parsed->positional[0];
-  auto text = ReadFileAtMost(path, kMaxCaseFileBytes);
+  auto text = case_text ? absl::StatusOr<std::string>(*case_text)
+                        : ReadFileAtMost(path, kMaxCaseFileBytes);
   if (!text.ok()) return Fail(err, command, text.status());
   auto program = ParseProgramCase(*text);
   if (!program.ok()) {

@@ -6,6 +6,7 @@
 #ifndef PTXDIFF_CLI_PROGRAM_COMMAND_H_
 #define PTXDIFF_CLI_PROGRAM_COMMAND_H_
 
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -24,8 +25,10 @@ int RunPrograms(const std::vector<std::string>& args, std::ostream& out,
 
 // `ptxdiff minimize FILE` for a program case: its disagreement (or a tool's
 // crash) minimized and filed in the triage directory, as a campaign would.
-int MinimizeProgramCase(const std::string& path, const ParsedArgs& args,
-                        std::ostream& out, std::ostream& err);
+// `text` is the case as read from `path` (once: a pipe is read once).
+int MinimizeProgramCase(const std::string& path, const std::string& text,
+                        const ParsedArgs& args, std::ostream& out,
+                        std::ostream& err);
 
 int RunProgram(const std::vector<std::string>& args, std::ostream& out,
                std::ostream& err);
@@ -40,9 +43,11 @@ absl::StatusOr<ProgramBackendOptions> ProgramBackendFlags(
 absl::StatusOr<ChosenProgramBackend> ChooseProgramBackend(
     const ParsedArgs& args, absl::Time run_deadline = absl::InfiniteFuture());
 // The same for another command that shows a program case (`repro`), which
-// names itself in its errors.
+// names itself in its errors; `text`, where given, is the case's file as
+// the command read it (a pipe is read once).
 int RunProgramAs(std::string_view command, const std::vector<std::string>& args,
-                 std::ostream& out, std::ostream& err);
+                 std::ostream& out, std::ostream& err,
+                 const std::optional<std::string>& text = std::nullopt);
 
 }  // namespace ptxdiff
 

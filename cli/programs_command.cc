@@ -365,6 +365,11 @@ int RunPrograms(const std::vector<std::string>& args, std::ostream& out,
   const std::string run_dir = ProgramRunDir(out_dir);
   if (absl::Status s = PrepareOutputs(run_dir, options->triage_dir); !s.ok())
     return Fail(err, "programs", s);
+  // As `fuzz`: no file where a tool's refusals are to be remembered.
+  if (options->refusal_memory) {
+    if (absl::Status s = MakeDirs(absl::StrCat(out_dir, "/refusals")); !s.ok())
+      return Fail(err, "programs", s);
+  }
   // Its header names the backend, known once a worker has said what it is.
   ProgramsRunBackend ran_on;
   TimelineWriter timeline("programs", absl::StrCat(run_dir, "/", kTimelineFile),
@@ -485,11 +490,10 @@ int SayInterrupted(const std::string& path, std::ostream& out) {
 
 }  // namespace
 
-int MinimizeProgramCase(const std::string& path, const ParsedArgs& args,
-                        std::ostream& out, std::ostream& err) {
-  auto text = ReadFileAtMost(path, kMaxCaseFileBytes);
-  if (!text.ok()) return Fail(err, "minimize", text.status());
-  auto program = ParseProgramCase(*text);
+int MinimizeProgramCase(const std::string& path, const std::string& text,
+                        const ParsedArgs& args, std::ostream& out,
+                        std::ostream& err) {
+  auto program = ParseProgramCase(text);
   if (!program.ok()) {
     return Fail(err, "minimize",
                 absl::InvalidArgumentError(

@@ -37,8 +37,8 @@
 namespace ptxdiff {
 namespace {
 
-// The tuples of a text case or a libFuzzer crash file.
-absl::StatusOr<std::vector<Tuple>> ReadCase(const std::string& path) {
+// A case file's bytes, read once: a pipe (`repro <(...)`) has them once.
+absl::StatusOr<std::string> ReadCaseFile(const std::string& path) {
   struct stat st;
   if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
     return absl::InvalidArgumentError(
@@ -46,10 +46,16 @@ absl::StatusOr<std::vector<Tuple>> ReadCase(const std::string& path) {
                      " is a directory, not a case (a triage entry's is its "
                      "case.txt)"));
   }
-  PTXDIFF_ASSIGN_OR_RETURN(const std::string data,
+  PTXDIFF_ASSIGN_OR_RETURN(std::string data,
                            ReadFileAtMost(path, kMaxCaseFileBytes));
   if (data.empty())
     return absl::InvalidArgumentError(absl::StrCat(path, " is empty"));
+  return data;
+}
+
+// The tuples of `data`, `path`'s: a text case or a libFuzzer crash file.
+absl::StatusOr<std::vector<Tuple>> CaseTuples(const std::string& path,
+                                              const std::string& data) {
   if (LooksLikeTextCase(data)) {
     // Every tuple: a case of a batch (an unisolated fault) replays whole.
     auto tuples = ParseTextCaseTuples(data);
@@ -123,7 +129,7 @@ absl::StatusOr<std::string> CaseFileFor(const std::string& arg,
     }
     return CaseFileFor(entry, triage_dir);
   }
-  return arg;  // ReadCase says what is wrong with it, if anything
+  return arg;  // ReadCaseFile says what is wrong with it, if anything
 }
 
 // What `repro` says of a crash file's backend: crash mode records where each
@@ -273,10 +279,6 @@ bool IsTriageVerb(absl::string_view verb) {
   return verb == "list" || verb == "show" || verb == "merge" || verb == "mark";
 }
 
-absl::StatusOr<std::string> ReadRaw(const std::string& path) {
-  return ReadFileAtMost(path, kMaxCaseFileBytes);
-}
-
 absl::StatusOr<ParsedArgs> OneFile(const std::vector<std::string>& args,
                                    const std::set<std::string>& valued) {
   auto parsed = ParseArgs(args, {}, valued);
@@ -297,11 +299,10 @@ std::string DefaultTriageDir() {
 
 // A crash file that gives no forms runs in the default form of the worker
 // replaying it, as the fuzz loop ran it (isa/fuzz_input.h).
-void UseDefaultFormOfCrashFile(const std::string& path,
+void UseDefaultFormOfCrashFile(const std::string& raw,
                                const WorkerIdentity& worker,
                                std::vector<Tuple>& tuples) {
-  const absl::StatusOr<std::string> raw = ReadRaw(path);
-  if (!raw.ok() || LooksLikeTextCase(*raw) || FuzzInputHasForms(*raw)) return;
+  if (LooksLikeTextCase(raw) || FuzzInputHasForms(raw)) return;
   const bool runtime = worker.forms && worker.runtime_by_default;
   for (Tuple& t : tuples) t.runtime = DefaultForm(t.variant, runtime);
 }
@@ -317,8 +318,9 @@ int RunRepro(const std::vector<std::string>& args, std::ostream& out,
                           parsed->Get("dir", DefaultTriageDir()));
   if (!path.ok()) return Fail(err, "repro", path.status());
   const std::optional<std::string> entry = EntryDirOf(*path);
-  if (const absl::StatusOr<std::string> raw = ReadRaw(*path);
-      raw.ok() && LooksLikeProgramCase(*raw)) {
+  const absl::StatusOr<std::string> raw = ReadCaseFile(*path);
+  if (!raw.ok()) return Fail(err, "repro", raw.status());
+  if (LooksLikeProgramCase(*raw)) {
     // A program case: what `ptxdiff program` shows of it; an entry's on the
     // backend it was found on, as its case's Replay line says.
     std::vector<std::string> program_args = {*path};
@@ -334,9 +336,9 @@ int RunRepro(const std::vector<std::string>& args, std::ostream& out,
           << absl::StrJoin(replay, " ") << "\n";
       program_args.insert(program_args.end(), replay.begin(), replay.end());
     }
-    return RunProgramAs("repro", program_args, out, err);
+    return RunProgramAs("repro", program_args, out, err, *raw);
   }
-  auto tuples = ReadCase(*path);
+  auto tuples = CaseTuples(*path, *raw);
   if (!tuples.ok()) return Fail(err, "repro", tuples.status());
   ParsedArgs entry_args = *parsed;
   if (entry && !parsed->Has("backend")) {
@@ -354,8 +356,7 @@ int RunRepro(const std::vector<std::string>& args, std::ostream& out,
   const size_t slash = path->rfind('/');
   const std::string dir =
       slash == std::string::npos ? "." : path->substr(0, slash);
-  const absl::StatusOr<std::string> raw = ReadRaw(*path);
-  const bool crash_file = raw.ok() && !LooksLikeTextCase(*raw);
+  const bool crash_file = !LooksLikeTextCase(*raw);
   const std::optional<CrashOrigin> origin =
       crash_file ? FindCrashOrigin(dir, *raw) : std::nullopt;
   ParsedArgs backend_args = entry_args;
@@ -364,7 +365,7 @@ int RunRepro(const std::vector<std::string>& args, std::ostream& out,
   auto client = StartBackend(backend_args);
   if (!client.ok()) return Fail(err, "repro", client.status());
   if (crash_file) out << CrashOriginNote(origin, *parsed, **client, dir);
-  UseDefaultFormOfCrashFile(*path, (*client)->identity(), *tuples);
+  UseDefaultFormOfCrashFile(*raw, (*client)->identity(), *tuples);
   if (tuples->size() == 1) {
     const Tuple& t = (*tuples)[0];
     // With runtime sources, the instruction as the compiler saw it.
@@ -403,11 +404,11 @@ int RunMinimize(const std::vector<std::string>& args, std::ostream& out,
   auto reading = ReadingFlag(*parsed);
   if (!reading.ok()) return Fail(err, "minimize", reading.status());
   const std::string path = parsed->positional[0];
-  if (const absl::StatusOr<std::string> raw = ReadRaw(path);
-      raw.ok() && LooksLikeProgramCase(*raw)) {
-    return MinimizeProgramCase(path, *parsed, out, err);
-  }
-  auto tuples = ReadCase(path);
+  const absl::StatusOr<std::string> raw = ReadCaseFile(path);
+  if (!raw.ok()) return Fail(err, "minimize", raw.status());
+  if (LooksLikeProgramCase(*raw))
+    return MinimizeProgramCase(path, *raw, *parsed, out, err);
+  auto tuples = CaseTuples(path, *raw);
   if (!tuples.ok()) return Fail(err, "minimize", tuples.status());
   // Open the triage directory first: a bad one fails before any work.
   auto store = TriageStore::Open(parsed->Get("dir", DefaultTriageDir()),
@@ -415,7 +416,7 @@ int RunMinimize(const std::vector<std::string>& args, std::ostream& out,
   if (!store.ok()) return Fail(err, "minimize", store.status());
   auto client = StartBackend(*parsed);
   if (!client.ok()) return Fail(err, "minimize", client.status());
-  UseDefaultFormOfCrashFile(path, (*client)->identity(), *tuples);
+  UseDefaultFormOfCrashFile(*raw, (*client)->identity(), *tuples);
 
   const BatchOutcome outcome = (*client)->Run(*tuples);
   absl::StatusOr<Finding> finding = absl::FailedPreconditionError(absl::StrCat(
@@ -437,9 +438,7 @@ int RunMinimize(const std::vector<std::string>& args, std::ostream& out,
     out << "minimize: " << finding.status().message() << "\n";
     return absl::IsFailedPrecondition(finding.status()) ? 1 : kExitBadInput;
   }
-  if (auto raw = ReadRaw(path); raw.ok() && !LooksLikeTextCase(*raw)) {
-    finding->raw_input = *raw;
-  }
+  if (!LooksLikeTextCase(*raw)) finding->raw_input = *raw;
   auto filed = store->File(*finding);
   if (!filed.ok()) return Fail(err, "minimize", filed.status());
   out << FormatTextCase(*finding)
@@ -498,10 +497,12 @@ int RunTriage(const std::vector<std::string>& args, std::ostream& out,
                     "unknown triage subcommand '", verb, "'; expects ",
                     TriageVerbUsage(""), " (ptxdiff triage --help)")));
   }
-  const bool creates = verb == "merge";
-  auto store =
-      TriageStore::Open(parsed->Get("dir", DefaultTriageDir()), creates,
-                        CheckProgramText);
+  // list and show only read: a read-only directory is theirs to read.
+  const std::string dir = parsed->Get("dir", DefaultTriageDir());
+  const bool reads_only = verb == "list" || verb == "show";
+  auto store = reads_only
+                   ? TriageStore::OpenToRead(dir, CheckProgramText)
+                   : TriageStore::Open(dir, verb == "merge", CheckProgramText);
   if (!store.ok()) return Fail(err, "triage", store.status());
   if (verb == "list" && pos.size() == 1) {
     auto entries = store->List();

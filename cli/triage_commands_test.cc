@@ -3,6 +3,7 @@
 #include "cli/triage_commands.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <fstream>
 
@@ -73,6 +74,47 @@ TEST(TriageCommandsTest, ReproExitCodes) {
   r = Ptxdiff({"repro", dir + "/bad_case.txt", "--backend", "oracle"});
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("line 2: unknown instruction variant"));
+}
+
+// A pipe holding `text`, its writing end closed: what `<(printf ...)` gives
+// a command, as /dev/fd/N (its reading end; closed with the object).
+class PipeOf {
+ public:
+  explicit PipeOf(const std::string& text) {
+    EXPECT_EQ(pipe(fds_), 0);
+    EXPECT_EQ(write(fds_[1], text.data(), text.size()),
+              static_cast<ssize_t>(text.size()));
+    close(fds_[1]);
+  }
+  ~PipeOf() { close(fds_[0]); }
+  std::string path() const { return "/dev/fd/" + std::to_string(fds_[0]); }
+
+ private:
+  int fds_[2];
+};
+
+// Tenth fault run: a case given through a pipe was read twice, the second
+// time empty (`repro <(printf ...)`: "/dev/fd/63 is empty", exit 2). It is
+// read once, by repro and minimize, a tuple case or a program case.
+TEST(TriageCommandsTest, ACaseThroughAPipeIsReadOnce) {
+  const std::string dir = TempDirFor("pipe");
+  CliRun r = Ptxdiff({"repro", PipeOf(kCase).path(), "--backend", "oracle"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("verdict: agree"));
+#ifdef PTXDIFF_INTERPRETER_PATH
+  r = Ptxdiff({"repro",
+               PipeOf("# ptxdiff program 1\ninput %a .b32 7\n"
+                      "add.u32 %r, %a, 1;\noutput %r\n")
+                   .path(),
+               "--backend",
+               "ptx-cmd:" PTXDIFF_INTERPRETER_PATH " {ptx} {in} {out}"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("verdict: agree"));
+#endif
+  r = Ptxdiff({"minimize", PipeOf(kCase).path(), "--backend",
+               WrongVaddBackend(dir), "--dir", dir + "/triage"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("filed new entry"));
 }
 
 // Third fault run of issue 65: `minimize` whose entry was filed and its
@@ -486,6 +528,35 @@ TEST(TriageCommandsTest, MarkTakesAReasonOfOneLine) {
   EXPECT_THAT(r.err, HasSubstr("--explained takes one line of text"));
   r = Ptxdiff({"triage", "list", "--dir", dir});
   EXPECT_THAT(r.out, HasSubstr("1 entry, 4 times"));
+}
+
+// Tenth fault run: `triage list` and `show` refused a read-only directory
+// ("is not writable: cannot create the lock file"). They only read, and
+// take no lock; a change (mark) still needs it. Here `.lock` is a directory,
+// which no process can lock, root on a read-only mount included.
+TEST(TriageCommandsTest, ListAndShowReadADirectoryTheyCannotLock) {
+  const std::string dir = TempDirFor("unlockable");
+  const std::string entry = dir + "/crash~ptx-cmd~crash~add.u32";
+  ASSERT_EQ(mkdir(entry.c_str(), 0755), 0) << entry;
+  std::ofstream(entry + "/case.txt")
+      << "# ptxdiff case 1\nvariant: add.u32\noperands: 0x1 0x2\n"
+         "kind: crash\n";
+  std::ofstream(entry + "/meta.txt") << "backend: oracle 1\ncount: 4\n";
+  ASSERT_EQ(mkdir((dir + "/.lock").c_str(), 0755), 0);
+  CliRun r = Ptxdiff({"triage", "list", "--dir", dir});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("crash~ptx-cmd~crash~add.u32"));
+  r = Ptxdiff({"triage", "show", "crash~ptx-cmd~crash~add.u32", "--dir", dir});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("variant: add.u32"));
+  r = Ptxdiff({"triage", "mark", "crash~ptx-cmd~crash~add.u32", "--explained",
+               "known", "--dir", dir});
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("is not writable: cannot create the lock file"));
+  // A file where the directory should be is said as that.
+  r = Ptxdiff({"triage", "list", "--dir", entry + "/case.txt"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("case.txt is not a directory"));
 }
 
 TEST(TriageCommandsTest, BadTriageDirectoriesAreExitTwo) {

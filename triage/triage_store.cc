@@ -482,13 +482,28 @@ std::string EntriesAndCauses(size_t entries, size_t causes) {
                       causes == 1 ? " root cause" : " root causes");
 }
 
+namespace {
+
+// A `dir` that is there but no directory (a file, a FIFO) is said as that.
+absl::Status NoTriageDirectory(const std::string& dir) {
+  struct stat st;
+  return absl::FailedPreconditionError(absl::StrCat(
+      "triage directory ", dir,
+      stat(dir.c_str(), &st) == 0 ? " is not a directory" : " does not exist"));
+}
+
+}  // namespace
+
+absl::StatusOr<TriageStore> TriageStore::OpenToRead(
+    const std::string& dir, ProgramCaseCheck check_program_case) {
+  if (!IsDirectory(dir)) return NoTriageDirectory(dir);
+  return TriageStore(dir, std::move(check_program_case));
+}
+
 absl::StatusOr<TriageStore> TriageStore::Open(
     const std::string& dir, bool create, ProgramCaseCheck check_program_case) {
   if (!IsDirectory(dir)) {
-    if (!create) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("triage directory ", dir, " does not exist"));
-    }
+    if (!create) return NoTriageDirectory(dir);
     std::string partial;
     int mkdir_error = 0;  // the first mkdir's that failed but EEXIST's
     for (absl::string_view part : absl::StrSplit(dir, '/')) {

@@ -136,6 +136,10 @@ class TriageStore {
   static absl::StatusOr<TriageStore> Open(
       const std::string& dir, bool create,
       ProgramCaseCheck check_program_case = nullptr);
+  // Opens `dir` to read its entries (List, Show), which needs no lock: a
+  // read-only directory is read. Only a `dir` that is no directory fails.
+  static absl::StatusOr<TriageStore> OpenToRead(
+      const std::string& dir, ProgramCaseCheck check_program_case = nullptr);
 
   const std::string& dir() const { return dir_; }
 
