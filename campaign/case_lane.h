@@ -26,8 +26,10 @@ struct CaseLaneCounts {
   int64_t disagreements = 0;  // values the oracle refutes
   int64_t faults = 0;         // cases the backend crashed or hung on
   // Entries filed (found again: counted in them), and of them new ones;
-  // findings counted under a cause filed before instead of filed again.
-  int64_t filed = 0, filed_new = 0, known = 0;
+  // findings counted in the entry of a cause filed before instead of filed
+  // again; and findings taken for a filed cause without being counted in
+  // any entry (a program with a variant no longer generated).
+  int64_t filed = 0, filed_new = 0, known = 0, not_filed_again = 0;
   // Found and not filed (after Finish: kept in the lane's pending journal
   // for the next campaign).
   int64_t pending = 0;

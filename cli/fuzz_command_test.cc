@@ -717,6 +717,13 @@ TEST(FuzzSummaryLinesTest, TheRunsFindingsCountTheProgramsToo) {
   sum.programs_known = 4;  // counted under causes filed before
   EXPECT_EQ(FindingsThisRun(sum),
             "3 new, 11 already filed (programs: 1 new, 6 already filed)");
+  // The eleventh fault run: findings in programs with a variant filed
+  // before (no entry counts them) were summed as "already filed" (7 new +
+  // 142 against entries counting 102). They are said apart.
+  sum.programs_not_filed_again = 40;
+  EXPECT_EQ(FindingsThisRun(sum),
+            "3 new, 11 already filed (programs: 1 new, 6 already filed, 40 in "
+            "programs with a variant filed before (not filed again))");
 }
 
 TEST(FuzzCommandTest, ProgramsOutsideZeroToOneAreExitTwo) {

@@ -29,6 +29,15 @@ std::string CalibrationLine(const FuzzStats& sum) {
                       "equal backend time)\n");
 }
 
+// ", 3 in programs with a variant filed before (not filed again)", or "":
+// findings no entry counts.
+std::string NotFiledAgain(const FuzzStats& sum) {
+  if (sum.programs_not_filed_again == 0) return "";
+  return absl::StrCat(", ", sum.programs_not_filed_again,
+                      " in programs with a variant filed before (not filed "
+                      "again)");
+}
+
 std::string ProgramsLine(const FuzzStats& sum, const FuzzConfig& config) {
   if (config.programs_share <= 0) return "";
   if (!sum.programs_not_started.empty()) {
@@ -44,7 +53,7 @@ std::string ProgramsLine(const FuzzStats& sum, const FuzzConfig& config) {
       sum.program_disagreements, " disagreements, ", sum.program_faults,
       " crashes or hangs; filed ", sum.programs_filed, " (",
       sum.programs_filed_new, " new), ", sum.programs_known,
-      " counted under a cause filed before",
+      " counted under a cause filed before", NotFiledAgain(sum),
       sum.programs_pending > 0 ? absl::StrCat(", ", sum.programs_pending,
                                               " kept pending for the next run")
                                : "",
@@ -55,12 +64,13 @@ std::string FindingsThisRun(const FuzzStats& sum) {
   const int64_t programs_new = sum.programs_filed_new;
   const int64_t programs_again =
       sum.programs_filed - sum.programs_filed_new + sum.programs_known;
-  return absl::StrCat(sum.new_findings + programs_new, " new, ",
-                      sum.known_findings + programs_again, " already filed",
-                      sum.programs == 0
-                          ? ""
-                          : absl::StrCat(" (programs: ", programs_new, " new, ",
-                                         programs_again, " already filed)"));
+  return absl::StrCat(
+      sum.new_findings + programs_new, " new, ",
+      sum.known_findings + programs_again, " already filed",
+      sum.programs == 0
+          ? ""
+          : absl::StrCat(" (programs: ", programs_new, " new, ", programs_again,
+                         " already filed", NotFiledAgain(sum), ")"));
 }
 
 }  // namespace ptxdiff

@@ -411,6 +411,7 @@ FuzzStats DifferentialTarget::stats() const {
   s.programs_filed = c.lane.filed;
   s.programs_filed_new = c.lane.filed_new;
   s.programs_known = c.lane.known;
+  s.programs_not_filed_again = c.lane.not_filed_again;
   s.programs_pending = c.lane.pending;
   s.programs_not_started = c.lane_not_started;
   return s;

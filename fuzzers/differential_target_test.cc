@@ -186,6 +186,7 @@ TEST(StatsFileTest, ProgramCountsAddUp) {
   one.stats.programs_filed = 2;
   one.stats.programs_filed_new = 1;
   one.stats.programs_known = 1;
+  one.stats.programs_not_filed_again = 3;
   one.stats.programs_pending = 1;
   StatsFile two = one;
   two.stats.programs_not_started = "the worker runs no programs\nsecond line";
@@ -200,6 +201,7 @@ TEST(StatsFileTest, ProgramCountsAddUp) {
   EXPECT_EQ(sum.stats.programs_filed, 4);
   EXPECT_EQ(sum.stats.programs_filed_new, 2);
   EXPECT_EQ(sum.stats.programs_known, 2);
+  EXPECT_EQ(sum.stats.programs_not_filed_again, 6);
   EXPECT_EQ(sum.stats.programs_pending, 2);
   EXPECT_EQ(sum.stats.programs_not_started, "the worker runs no programs");
 }

@@ -71,6 +71,7 @@ const Counter kCounters[] = {
     PTXDIFF_COUNTER("programs_filed", s.programs_filed),
     PTXDIFF_COUNTER("programs_filed_new", s.programs_filed_new),
     PTXDIFF_COUNTER("programs_known", s.programs_known),
+    PTXDIFF_COUNTER("programs_not_filed_again", s.programs_not_filed_again),
     PTXDIFF_COUNTER("programs_pending", s.programs_pending),
 };
 #undef PTXDIFF_COUNTER

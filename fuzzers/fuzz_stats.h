@@ -64,11 +64,14 @@ struct FuzzStats {
   // The program lane's (--programs, program/program_lane.h): programs
   // checked, judged with their inputs as immediates and as runtime values,
   // disagreements, crashes and hangs, entries filed (new ones), found again
-  // under a cause filed before, and found but not filed.
+  // and counted in the entry of a cause filed before, taken for a filed
+  // cause and counted nowhere (CaseLaneCounts::not_filed_again), and found
+  // but not filed.
   int64_t programs = 0, programs_judged_immediate = 0,
           programs_judged_runtime = 0, program_disagreements = 0,
           program_faults = 0, programs_filed = 0, programs_filed_new = 0,
-          programs_known = 0, programs_pending = 0;
+          programs_known = 0, programs_not_filed_again = 0,
+          programs_pending = 0;
   // Why no program ran though --programs asked for some (the worker runs
   // none): one line.
   std::string programs_not_started;

@@ -117,7 +117,8 @@ CaseLaneCounts ProgramLaneCounts(const ProgramCampaignReport& r) {
   c.filed = static_cast<int64_t>(r.filed.size());
   c.filed_new = std::count_if(r.filed.begin(), r.filed.end(),
                               [](const FiledProgram& f) { return f.is_new; });
-  c.known = r.known + r.known_repeats;
+  c.known = r.known_repeats;
+  c.not_filed_again = r.known;
   c.pending = r.pending - r.other_backend;
   c.errors = static_cast<int64_t>(r.errors.size());
   return c;
