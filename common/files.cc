@@ -104,6 +104,9 @@ absl::StatusOr<std::string> ReadFileAtMost(const std::string& path,
   // In pieces, to one byte more than allowed (which tells a file at the
   // bound from a longer one): a large bound costs a small file nothing.
   std::string bytes;
+  // A file's size known, its bytes are not copied as the string grows.
+  if (struct stat st; stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+    bytes.reserve(std::min(static_cast<size_t>(st.st_size), max_bytes) + 1);
   char piece[1 << 16];
   while (bytes.size() <= max_bytes) {
     const size_t want = std::min(sizeof(piece), max_bytes + 1 - bytes.size());
