@@ -79,14 +79,23 @@ std::string PendingLines(const ProgramCampaignOptions& o,
                     " an earlier run left in ", o.triage_dir,
                     "/.pending/ taken up first\n");
   }
+  // Of this backend's findings not filed, those the journal holds (a full
+  // disk may have kept it from writing some: said below).
+  const int64_t kept =
+      std::max<int64_t>(0, r.pending - r.other_backend - r.unjournaled);
   if (r.pending > r.other_backend) {
     const int64_t n = r.pending - r.other_backend;
     absl::StrAppend(&out, "programs: ", n,
                     n == 1 ? " finding was" : " findings were",
-                    " not filed before the run ended; ", o.triage_dir,
-                    "/.pending/ keeps ", n == 1 ? "it" : "them",
-                    ", and the next run on this directory files ",
-                    n == 1 ? "it" : "them", "\n");
+                    " not filed before the run ended");
+    if (kept > 0) {
+      absl::StrAppend(
+          &out, "; ", o.triage_dir, "/.pending/ keeps ",
+          kept == n ? (n == 1 ? "it" : "them") : absl::StrCat(kept, " of them"),
+          ", and the next run on this directory files ",
+          kept == 1 ? "it" : "them");
+    }
+    absl::StrAppend(&out, "\n");
   }
   if (r.other_backend > 0) {
     absl::StrAppend(&out, "programs: ", r.other_backend,
@@ -96,8 +105,8 @@ std::string PendingLines(const ProgramCampaignOptions& o,
   }
   if (r.unjournaled > 0) {
     absl::StrAppend(&out, "programs: ", r.unjournaled,
-                    " of them could not be kept there either (their journal "
-                    "lines are on stderr)\n");
+                    " of them could not be kept in ", o.triage_dir,
+                    "/.pending/ (their journal lines are on stderr)\n");
   }
   return out;
 }
@@ -320,7 +329,10 @@ std::string NothingChecked(const ProgramsRunBackend& b,
   if (r.crashes + r.hangs > 0 || !r.filed.empty()) return "";
   if (r.programs == 0) {
     return r.not_run.programs == 0
-               ? "nothing was checked: no program was generated"
+               ? (r.interrupted
+                      ? "nothing was checked: interrupted before the first "
+                        "program was"
+                      : "nothing was checked: no program was generated")
                : absl::StrCat("nothing was checked: the run ended before ",
                               b.name, " finished any of the ",
                               r.not_run.programs, " programs sent",
