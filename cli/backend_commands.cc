@@ -98,7 +98,12 @@ absl::StatusOr<std::unique_ptr<WorkerClient>> StartBackend(
   auto client = WorkerClient::Start(*command);
   // The hints are for NVIDIA's stack, not for someone else's driver.
   const bool nvidia_cuda = backend == kCudaBackend && cuda_driver->empty();
-  if (!client.ok() && (backend == kPtxasBackend || nvidia_cuda)) {
+  // The toolkit's hint only where ptxas is not found: a worker that failed
+  // beside it (one of PTXDIFF_WORKER's, say) failed for its own reason.
+  const bool no_ptxas = backend == kPtxasBackend && !FindPtxas({}).ok();
+  if (!client.ok() &&
+      (no_ptxas || nvidia_cuda ||
+       absl::StrContains(client.status().message(), kNoAnswerToHello))) {
     // A worker that started too slowly (a loaded machine) has what it needs.
     const bool slow =
         absl::StrContains(client.status().message(), kNoAnswerToHello);

@@ -312,6 +312,25 @@ TEST(BackendCommandsTest, AWorkerThatStartsSlowlyIsNotSaidToLackTheToolkit) {
   EXPECT_THAT(r.err, Not(HasSubstr("without the CUDA toolkit")));
 }
 
+// Tenth fault run: a PTXDIFF_WORKER that exits at once under `--backend
+// ptxas` was given "without the CUDA toolkit, try --backend=oracle", the
+// toolkit there. That hint is for a ptxas not found.
+TEST(BackendCommandsTest, AWorkerThatFailsBesidePtxasIsNotSaidToLackIt) {
+  if (!FindPtxas({}).ok()) GTEST_SKIP() << "no ptxas";
+  const std::string worker = TempDirFor("failing_worker") + "/exit3.sh";
+  std::ofstream(worker) << "#!/bin/sh\nexit 3\n";
+  chmod(worker.c_str(), 0755);
+  const ScopedEnv env("PTXDIFF_WORKER", worker);
+  const CliRun r = Ptxdiff({"eval", "add.u32", "1", "2", "--backend", "ptxas"});
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, Not(HasSubstr("without the CUDA toolkit")));
+  const ScopedEnv no_ptxas("PTXAS", "/nonexistent/ptxas");
+  const ScopedEnv no_path("PATH", "/nonexistent");
+  const CliRun r2 =
+      Ptxdiff({"eval", "add.u32", "1", "2", "--backend", "ptxas"});
+  EXPECT_THAT(r2.err, HasSubstr("without the CUDA toolkit"));
+}
+
 TEST(CalibrateCommandTest, TuplesAndProgramsAgreeAtO0AndBadInputIsNamed) {
   if (!FindPtxas({}).ok()) GTEST_SKIP() << "no ptxas";
   CliRun r = Ptxdiff({"calibrate", "--family", "bfe", "--family", "cvt",

@@ -553,8 +553,13 @@ TEST(TriageCommandsTest, ListAndShowReadADirectoryTheyCannotLock) {
                "known", "--dir", dir});
   EXPECT_EQ(r.code, 2) << r.out << r.err;
   EXPECT_THAT(r.err, HasSubstr("is not writable: cannot create the lock file"));
-  // A file where the directory should be is said as that.
+  // A file where the directory should be is said as that (it was "does not
+  // exist", and where a command makes it "cannot create ...: File exists").
   r = Ptxdiff({"triage", "list", "--dir", entry + "/case.txt"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("case.txt is not a directory"));
+  r = Ptxdiff({"minimize", entry + "/case.txt", "--backend", "oracle", "--dir",
+               entry + "/case.txt"});
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("case.txt is not a directory"));
 }

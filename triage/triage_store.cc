@@ -503,7 +503,8 @@ absl::StatusOr<TriageStore> TriageStore::OpenToRead(
 absl::StatusOr<TriageStore> TriageStore::Open(
     const std::string& dir, bool create, ProgramCaseCheck check_program_case) {
   if (!IsDirectory(dir)) {
-    if (!create) return NoTriageDirectory(dir);
+    struct stat st;
+    if (!create || stat(dir.c_str(), &st) == 0) return NoTriageDirectory(dir);
     std::string partial;
     int mkdir_error = 0;  // the first mkdir's that failed but EEXIST's
     for (absl::string_view part : absl::StrSplit(dir, '/')) {
