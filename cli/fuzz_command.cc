@@ -713,8 +713,9 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
       out << "fuzz:   stopped early: " << writes.errors.size()
           << " write(s) under " << out_dir << " failed (the error below)\n";
     }
-    unreported = parsed->Has("report") &&
-                 !WriteReportAtTheEnd("fuzz", out_dir, config->triage_dir, out);
+    unreported =
+        parsed->Has("report") &&
+        !WriteReportAtTheEnd("fuzz", out_dir, config->triage_dir, out, err);
   }
   if ((libfuzzer_crashed || WIFSIGNALED(status)) && !killed) {
     // The target's own errors ("ptxdiff: ...": a backend that cannot start,

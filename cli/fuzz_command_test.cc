@@ -911,6 +911,13 @@ TEST(ReportCommandTest, DamageIsALineAFileOnStderr) {
   }
   EXPECT_EQ(records, 1u) << r.err;
   EXPECT_THAT(r.err, HasSubstr("report: damaged triage entry: " + entry));
+  // The eleventh fault run: `fuzz|programs --report` wrote the same report
+  // and said nothing of the damage.
+  const CliRun fuzz = FuzzWith(dir, kSomeStats, "",
+                               {"--backend", "oracle", "--out", dir + "/out",
+                                "--dir", dir + "/triage", "--report"});
+  EXPECT_THAT(fuzz.out, HasSubstr("fuzz: report: "));
+  EXPECT_THAT(fuzz.err, HasSubstr("report: damaged triage entry: " + entry));
 }
 
 // Fault run of issue 65: `report --html` into a directory it cannot write

@@ -424,7 +424,7 @@ int RunPrograms(const std::vector<std::string>& args, std::ostream& out,
   PrintSummary(*options, ran_on, workers->is_ptxas, *report, out);
   const bool unreported =
       parsed->Has("report") &&
-      !WriteReportAtTheEnd("programs", out_dir, options->triage_dir, out);
+      !WriteReportAtTheEnd("programs", out_dir, options->triage_dir, out, err);
   const bool unfiled = report->triage_write_errors > 0;
   const std::string nothing = NothingChecked(ran_on, *report);
   if (!nothing.empty()) err << "ptxdiff programs: " << nothing << "\n";

@@ -113,7 +113,8 @@ absl::StatusOr<ReportData> WriteReport(const std::vector<ReportSource>& sources,
 }
 
 bool WriteReportAtTheEnd(absl::string_view command, const std::string& out_dir,
-                         const std::string& triage_dir, std::ostream& out) {
+                         const std::string& triage_dir, std::ostream& out,
+                         std::ostream& err) {
   const std::string html = out_dir + "/report.html";
   const absl::StatusOr<ReportData> data =
       WriteReport({{.out_dir = out_dir, .triage_dir = triage_dir}}, html,
@@ -124,6 +125,7 @@ bool WriteReportAtTheEnd(absl::string_view command, const std::string& out_dir,
         << "\n";
     return false;
   }
+  SayDamage(*data, err);
   out << command << ": report: " << html << " (every run under " << out_dir
       << "; open it in a browser)\n";
   return true;

@@ -23,9 +23,11 @@ absl::StatusOr<ReportData> WriteReport(const std::vector<ReportSource>& sources,
 // every run under `out_dir` (docs/report.md), written beside them; its path,
 // or why it could not be written, said as `command`'s (the run's findings
 // are filed whatever happens to it). False if it was not written: the run
-// did not keep what it was asked to.
+// did not keep what it was asked to. What it shows as damaged (records,
+// triage entries) is said on `err`, as `ptxdiff report` says it.
 bool WriteReportAtTheEnd(absl::string_view command, const std::string& out_dir,
-                         const std::string& triage_dir, std::ostream& out);
+                         const std::string& triage_dir, std::ostream& out,
+                         std::ostream& err);
 
 // A run's timeline for its report (report/run_records.h), appended a point
 // at a time: `header` before the first, the file's directory made with it.
