@@ -52,6 +52,7 @@
 #include "program/program_backends.h"
 #include "protocol/backend_names.h"
 #include "report/run_records.h"
+#include "triage/pending_journal.h"
 #include "triage/triage_store.h"
 
 namespace ptxdiff {
@@ -117,14 +118,20 @@ std::string ErrataLines(const Progress& p) {
   return out;
 }
 
-// Before its first input the fuzzer starts the workers and, on a slow
-// backend, times each family on it (ptxas: seconds), and checks nothing yet.
-std::string StartingLine(double seconds) {
+// Before its first input the fuzzer starts the workers, judges again the
+// `pending` findings earlier runs left in the triage directory (a large
+// journal: minutes) and, on a slow backend, times each family on it
+// (ptxas: seconds); it checks nothing new yet.
+std::string StartingLine(double seconds, int64_t pending) {
   return absl::StrFormat(
-      "fuzz: %4.0fs  starting: the backend's workers start and each family is "
-      "timed on it "
-      "(calibration)",
-      seconds);
+      "fuzz: %4.0fs  starting: the backend's workers start%s and each family "
+      "is timed on it (calibration)",
+      seconds,
+      pending == 0
+          ? ""
+          : absl::StrCat(", the ", pending,
+                         pending == 1 ? " finding" : " findings",
+                         " earlier runs left pending are judged again"));
 }
 
 // "variants reached X of Y" (of those the backend supports; crash mode does
@@ -282,7 +289,7 @@ struct Timeline {
 int WaitWithProgress(FuzzerProcess& fuzzer, const std::string& stats,
                      int64_t every, absl::Time start, absl::Time deadline,
                      OutWrites& writes, std::ostream& out, Timeline& timeline,
-                     std::ostream& err) {
+                     int64_t pending_at_start, std::ostream& err) {
   constexpr absl::Duration kPastDeadline = absl::Seconds(5);
   interrupted =
       0;  // a Ctrl-C of an earlier run in this process is no stop of this one
@@ -321,7 +328,7 @@ int WaitWithProgress(FuzzerProcess& fuzzer, const std::string& stats,
       const Progress p = ReadProgress(stats);
       const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
       if (p.processes > 0) timeline.Add(p, seconds, err);
-      out << (p.processes == 0 ? StartingLine(seconds)
+      out << (p.processes == 0 ? StartingLine(seconds, pending_at_start)
                                : ProgressLine(p, seconds))
           << "\n";
       out.flush();
@@ -678,6 +685,8 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
       FuzzerLog::Open(log);
   if (!fuzzer_log.ok()) return Fail(err, "fuzz", fuzzer_log.status());
   std::set<std::string> empty_before = EmptyCorpusFiles(corpus);
+  // Counted before the fuzzer claims them: what its start-up re-judges.
+  const PendingFindings pending = CountPendingFindings(config->triage_dir);
   const absl::StatusOr<std::unique_ptr<FuzzerProcess>> fuzzer_process =
       FuzzerProcess::Start(argv, **fuzzer_log,
                            *jobs > 1 ? FuzzerProcess::kForkJobsRoom : 0);
@@ -690,10 +699,10 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
                         "fuzz",
                         absl::StrCat(config->stats_dir, "/", kTimelineFile),
                         TimelineHeader(RunKind::kTuples))};
-  const int status =
-      WaitWithProgress(**fuzzer_process, config->stats_dir, *every, start,
-                       absl::FromUnixSeconds(config->deadline_unix_seconds),
-                       writes, out, timeline, err);
+  const int status = WaitWithProgress(
+      **fuzzer_process, config->stats_dir, *every, start,
+      absl::FromUnixSeconds(config->deadline_unix_seconds), writes, out,
+      timeline, pending.tuples + pending.programs, err);
   const bool forwarded = (*fuzzer_process)->asked_to_stop();
   const bool killed = (*fuzzer_process)->killed();  // said when it was
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);

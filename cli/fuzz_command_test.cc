@@ -268,6 +268,36 @@ TEST(FuzzCommandTest, AFileWhereADirectoryGoesIsExitTwo) {
   EXPECT_THAT(r.err, HasSubstr(dir + "/out/findings: a file of that name"));
 }
 
+// Ninth fault run (its low): a run whose start-up re-judged a large pending
+// journal said for all of it "starting: the backend's workers start and
+// each family is timed", no word of the journal. The line says how many
+// findings earlier runs left pending are judged again.
+TEST(FuzzCommandTest, TheStartingLineSaysThePendingFindingsJudgedAgain) {
+  const std::string dir = TempDirFor("fuzz_starting_pending");
+  ASSERT_TRUE(MakeDirs(dir + "/triage/.pending").ok());
+  // An earlier version's journal of four mismatches (triage/testdata).
+  std::ofstream(dir + "/triage/.pending/999999997.journal")
+      << std::ifstream(std::string(PTXDIFF_SOURCE_DIR) +
+                       "/triage/testdata/c87fd0f/pending/999999997.journal")
+             .rdbuf();
+  // A fuzzer that writes no stats for 2.5 s: it is starting.
+  std::ofstream(dir + "/stats.txt") << kSomeStats;
+  const std::string fuzzer = dir + "/slow_fuzzer.sh";
+  std::ofstream(fuzzer) << "#!/bin/sh\nsleep 2.5\ncp '" << dir
+                        << "/stats.txt' \"$PTXDIFF_STATS/1.stats\"\n";
+  chmod(fuzzer.c_str(), 0755);
+  setenv("PTXDIFF_FUZZER", fuzzer.c_str(), 1);
+  setenv("PTXDIFF_WORKER", PTXDIFF_WORKER_PATH, 1);
+  const CliRun r = Ptxdiff({"fuzz", "--max-time", "5", "--progress-seconds",
+                            "1", "--backend", "oracle", "--out", dir + "/out",
+                            "--dir", dir + "/triage"});
+  ForgetFuzzSettings();
+  EXPECT_THAT(r.out, HasSubstr("starting: the backend's workers start, the 4 "
+                               "findings earlier runs left pending are "
+                               "judged again and each family is timed"))
+      << r.out << r.err;
+}
+
 // Tenth fault run: with a file at OUT/refusals, a ptx-cmd run said what the
 // tool refused was "remembered in OUT/refusals/ptx-cmd-….tsv", kept nowhere,
 // and exited 0. `fuzz` and `programs` on a tool refuse it at once.
