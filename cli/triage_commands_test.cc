@@ -512,16 +512,23 @@ TEST(TriageCommandsTest, ListAndMergeSayTheFindingsNotYetFiled) {
   EXPECT_THAT(r.out, Not(HasSubstr("not yet filed")));
 }
 
-// Third fault run: `triage mark E --explained $'known\ncount: 999'` wrote
-// the reason's second line into meta.txt as a key: the count said 999.
-TEST(TriageCommandsTest, MarkTakesAReasonOfOneLine) {
-  const std::string dir = TempDirFor("mark_lines");
+// An entry of a crash of add.u32 counted 4 times, made by hand in `dir`:
+// its path.
+std::string CrashEntryIn(const std::string& dir) {
   const std::string entry = dir + "/crash~ptx-cmd~crash~add.u32";
-  ASSERT_EQ(mkdir(entry.c_str(), 0755), 0) << entry;
+  EXPECT_EQ(mkdir(entry.c_str(), 0755), 0) << entry;
   std::ofstream(entry + "/case.txt")
       << "# ptxdiff case 1\nvariant: add.u32\noperands: 0x1 0x2\n"
          "kind: crash\n";
   std::ofstream(entry + "/meta.txt") << "backend: oracle 1\ncount: 4\n";
+  return entry;
+}
+
+// Third fault run: `triage mark E --explained $'known\ncount: 999'` wrote
+// the reason's second line into meta.txt as a key: the count said 999.
+TEST(TriageCommandsTest, MarkTakesAReasonOfOneLine) {
+  const std::string dir = TempDirFor("mark_lines");
+  const std::string entry = CrashEntryIn(dir);
   CliRun r = Ptxdiff({"triage", "mark", "crash~ptx-cmd~crash~add.u32",
                       "--explained", "known\ncount: 999", "--dir", dir});
   EXPECT_EQ(r.code, 2) << r.out;
@@ -536,12 +543,7 @@ TEST(TriageCommandsTest, MarkTakesAReasonOfOneLine) {
 // which no process can lock, root on a read-only mount included.
 TEST(TriageCommandsTest, ListAndShowReadADirectoryTheyCannotLock) {
   const std::string dir = TempDirFor("unlockable");
-  const std::string entry = dir + "/crash~ptx-cmd~crash~add.u32";
-  ASSERT_EQ(mkdir(entry.c_str(), 0755), 0) << entry;
-  std::ofstream(entry + "/case.txt")
-      << "# ptxdiff case 1\nvariant: add.u32\noperands: 0x1 0x2\n"
-         "kind: crash\n";
-  std::ofstream(entry + "/meta.txt") << "backend: oracle 1\ncount: 4\n";
+  const std::string entry = CrashEntryIn(dir);
   ASSERT_EQ(mkdir((dir + "/.lock").c_str(), 0755), 0);
   CliRun r = Ptxdiff({"triage", "list", "--dir", dir});
   EXPECT_EQ(r.code, 0) << r.out << r.err;
