@@ -274,6 +274,11 @@ void PrintSummary(const ProgramCampaignOptions& o, const ProgramsRunBackend& b,
            "filed as one instruction or refused by the tool\n";
   }
   out << PendingLines(o, r);
+  if (r.worker_restarts > 0) {
+    out << "programs: ptxdiff-worker fell over and was started again "
+        << r.worker_restarts << (r.worker_restarts == 1 ? " time" : " times")
+        << " (it crashed, hung or answered garbage)\n";
+  }
   for (const std::string& e : r.errors) out << "programs: error: " << e << "\n";
   if (!r.filed.empty())
     out << "programs: see: ptxdiff triage list --dir " << o.triage_dir << "\n";

@@ -436,6 +436,29 @@ TEST(ProgramsCommandTest, AProgramTheOracleDefinesNothingOfIsNotJudged) {
                                    "immediate and runtime)\n"));
 }
 
+// The eleventh fault run: a worker that crashed mid-run was started again,
+// and the summary said nothing of it. It says how often.
+TEST(ProgramsCommandTest, AWorkerThatFallsOverIsSaidInTheSummary) {
+  auto dir = TempDir::Create("programs-worker-falls");
+  ASSERT_TRUE(dir.ok());
+  const std::string worker = (*dir)->File("segv_worker.sh");
+  ASSERT_TRUE(WriteFile(worker, absl::StrCat("#!/bin/sh\n(sleep 1; kill -SEGV "
+                                             "$$) &\nexec ",
+                                             PTXDIFF_WORKER_PATH, " \"$@\"\n"))
+                  .ok());
+  ASSERT_EQ(chmod(worker.c_str(), 0755), 0);
+  const ScopedEnv env("PTXDIFF_WORKER", worker);
+  const ProgramsRun r = Programs(
+      {"--backend",
+       absl::StrCat("ptx-cmd:", PTXDIFF_INTERPRETER_PATH, " {ptx} {in} {out}"),
+       "--max-time", "5", "--threads", "1", "--dir", (*dir)->File("triage"),
+       "--out", (*dir)->File("out")});
+  EXPECT_THAT(r.out, ::testing::ContainsRegex(
+                         "programs: ptxdiff-worker fell over and was started "
+                         "again [0-9]+ times? \\(it crashed"))
+      << r.out << r.err;
+}
+
 // What a tool is remembered refusing (here as a `fuzz` run on it would have
 // left it in <out>/refusals) is not generated, and the summary says which
 // and why, naming the file (issue 62, item 4).

@@ -170,6 +170,9 @@ struct ProgramCampaignReport {
   // Writes to the triage directory that failed (a full disk): a filing, or
   // the INDEX.md of an entry that was filed. Any makes the run fail.
   int64_t triage_write_errors = 0;
+  // Times a worker was started again after it crashed, hung or answered
+  // garbage (the engine's count: RunProgramsOnEngine).
+  int64_t worker_restarts = 0;
 };
 
 // One pending finding as a journal line's record, and back: `identity` is

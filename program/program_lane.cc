@@ -219,6 +219,7 @@ absl::StatusOr<ProgramCampaignReport> RunProgramsOnEngine(
   }
   (*campaign)->Stop();
   ProgramCampaignReport report = lane->Report();
+  report.worker_restarts = (*campaign)->Snapshot().worker_restarts;
   report.seconds = absl::ToDoubleSeconds(absl::Now() - start);
   return report;
 }
