@@ -336,7 +336,22 @@ int RunRepro(const std::vector<std::string>& args, std::ostream& out,
           << absl::StrJoin(replay, " ") << "\n";
       program_args.insert(program_args.end(), replay.begin(), replay.end());
     }
-    return RunProgramAs("repro", program_args, out, err, *raw);
+    const bool unisolated =
+        entry && absl::StrContains(*entry, "~unisolated-hang~");
+    if (unisolated) {
+      out << "repro: " << *entry
+          << " is the hang of a module of programs the run could not "
+             "isolate to one: its case is the module's first program, "
+             "which alone need not hang (repro.ptx holds the whole module, "
+             "input.bin its input)\n";
+    }
+    const int code = RunProgramAs("repro", program_args, out, err, *raw);
+    if (unisolated && code == kExitOk) {
+      out << "repro: not shown: the first program alone does not hang; the "
+             "module's hang is not replayed by repro\n";
+      return kExitNotJudged;
+    }
+    return code;
   }
   auto tuples = CaseTuples(*path, *raw);
   if (!tuples.ok()) return Fail(err, "repro", tuples.status());

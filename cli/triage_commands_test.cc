@@ -9,6 +9,7 @@
 
 #include "absl/strings/match.h"
 #include "cli/testing/run_ptxdiff.h"
+#include "common/files.h"
 #include "fuzzers/differential_target.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -75,6 +76,31 @@ TEST(TriageCommandsTest, ReproExitCodes) {
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("line 2: unknown instruction variant"));
 }
+
+#ifdef PTXDIFF_INTERPRETER_PATH
+// Tenth fault run: `repro` of a program entry of an unisolated hang replayed
+// the module's first program alone, "verdict: agree", exit 0. It says what
+// it replays, and a first program that does not hang is "not shown", exit 3.
+TEST(TriageCommandsTest, AnUnisolatedProgramHangIsNotSaidToAgree) {
+  const std::string dir = TempDirFor("unisolated_program");
+  const std::string entry =
+      dir + "/hang~ptx-cmd~unisolated-hang~program-1f2e3d4c";
+  ASSERT_TRUE(MakeDirs(entry).ok());
+  std::ofstream(entry + "/meta.txt") << "backend: ptx-cmd\ncount: 1\n";
+  std::ofstream(entry + "/case.txt")
+      << "# ptxdiff program 1\n# unisolated hang of a module of 2 programs\n"
+         "# Replay: ptxdiff program case.txt --backend 'ptx-cmd:"
+      << PTXDIFF_INTERPRETER_PATH
+      << " {ptx} {in} {out}'\ninput %a .b32 7\nadd.u32 %r, %a, 1;\n"
+         "output %r\n";
+  const CliRun r = Ptxdiff({"repro", entry + "/case.txt"});
+  EXPECT_EQ(r.code, 3) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("is the hang of a module of programs the run "
+                               "could not isolate to one"));
+  EXPECT_THAT(r.out, HasSubstr("repro: not shown: the first program alone "
+                               "does not hang"));
+}
+#endif
 
 // A pipe holding `text`, its writing end closed: what `<(printf ...)` gives
 // a command, as /dev/fd/N (its reading end; closed with the object).
