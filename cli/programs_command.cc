@@ -384,7 +384,7 @@ int RunPrograms(const std::vector<std::string>& args, std::ostream& out,
       [&out](const std::string& line) {
         out << "programs: " << line << std::endl;
       },
-      &ran_on);
+      [&ran_on](const ProgramsRunBackend& on) { ran_on = on; });
   if (!report.ok()) {
     RemoveTree(run_dir);  // no point in it: not a run a report shows
     // A Ctrl-C while the engine's workers start cuts their handshake: the
@@ -489,7 +489,9 @@ int MinimizeProgramCase(const std::string& path, const ParsedArgs& args,
       .file_unfinished = true,
       .count_known_repeats = false};
   ProgramsRunBackend ran_on;
-  auto report = RunProgramsOnEngine(o, *backend, *workers, nullptr, &ran_on);
+  auto report = RunProgramsOnEngine(
+      o, *backend, *workers, nullptr,
+      [&ran_on](const ProgramsRunBackend& on) { ran_on = on; });
   if (!report.ok() && Interrupted()) return SayInterrupted(path, out);
   if (!report.ok()) return Fail(err, "minimize", report.status());
   for (const std::string& e : report->errors)

@@ -92,7 +92,9 @@ class SearchLane : public ProgramLane {
     return report;
   }
 
-  const ProgramBackend& presenter() const override { return *presenter_; }
+  std::shared_ptr<const ProgramBackend> presenter() const override {
+    return presenter_;
+  }
 
  private:
   const std::unique_ptr<ProgramSearch> search_;
@@ -182,7 +184,7 @@ absl::StatusOr<ProgramCampaignReport> RunProgramsOnEngine(
     const ProgramCampaignOptions& options, const ProgramBackendOptions& backend,
     const ProgramWorkers& workers,
     std::function<void(const std::string&)> progress,
-    ProgramsRunBackend* ran_on) {
+    const std::function<void(const ProgramsRunBackend&)>& on_start) {
   const absl::Time start = absl::Now();
   const absl::Time deadline = start + options.max_time;
   ProgramLane* lane = nullptr;  // the engine's, made in Campaign::Start
@@ -204,10 +206,11 @@ absl::StatusOr<ProgramCampaignReport> RunProgramsOnEngine(
     return absl::FailedPreconditionError(
         (*campaign)->Snapshot().lane_not_started);
   }
-  if (ran_on != nullptr) {
-    *ran_on = {.name = lane->presenter().Name(),
-               .identity = lane->presenter().Identity(),
-               .arch = arch};
+  if (on_start) {
+    on_start({.name = lane->presenter()->Name(),
+              .identity = lane->presenter()->Identity(),
+              .arch = arch,
+              .presenter = lane->presenter()});
   }
   {
     const Ticker ticker(
