@@ -105,9 +105,9 @@ absl::StatusOr<std::unique_ptr<ProgramFuzzTarget>> ProgramFuzzTarget::Create(
       new ProgramFuzzTarget(std::move(config)));
   const ProgramBackendOptions& backend = target->config_.backend;
   if (target->config_.mode == ProgramFuzzConfig::Mode::kCrash) {
-    PTXDIFF_ASSIGN_OR_RETURN(target->crash_backend_,
-                             MakeProgramBackend(backend));
-    target->presenter_ = target->crash_backend_.backend;
+    PTXDIFF_ASSIGN_OR_RETURN(target->crash_worker_,
+                             StartProgramWorker(backend));
+    target->presenter_ = target->crash_worker_.presenter;
     return target;
   }
   PTXDIFF_ASSIGN_OR_RETURN(ProgramWorkers workers, ProgramWorkersFor(backend));
@@ -244,8 +244,8 @@ void ProgramFuzzTarget::CheckOrAbort(const Program& program) {
     // Without inputs the two kernels are one.
     if (form == ProgramInputs::kRuntime && program.inputs.empty()) continue;
     const absl::StatusOr<std::vector<ProgramCheck>> checks =
-        crash_backend_.backend->Check({&program, 1}, form, config_.reading,
-                                      absl::InfiniteFuture());
+        crash_worker_.backend->Check({&program, 1}, form, config_.reading,
+                                     absl::InfiniteFuture());
     if (!checks.ok()) {  // the harness's failure, not the backend's finding
       const std::string error = absl::StrCat(
           presenter_->Name(), " on a program: ", checks.status().message());

@@ -153,7 +153,7 @@ class ProgramFuzzTarget {
   // Names and presents the cases: the campaign's lane's, or in crash mode
   // the checking worker's. Set before Create returns.
   std::shared_ptr<const ProgramBackend> presenter_;
-  ChosenProgramBackend crash_backend_;  // crash mode: checks each input
+  ProgramWorker crash_worker_;  // crash mode: checks each input
   uint8_t* counters_ = nullptr;
 
   std::mutex mu_;

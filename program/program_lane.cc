@@ -129,11 +129,7 @@ absl::StatusOr<std::unique_ptr<ProgramLane>> MakeProgramLane(
     const WorkerIdentity& identity, const ProgramBackendOptions& backend,
     ProgramCampaignOptions options, absl::Time deadline,
     std::function<void(const std::string&)> progress) {
-  if (!identity.programs) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("the worker (", identity.Describe(),
-                     ") runs no programs: its HELLO_REPLY has no programs=1"));
-  }
+  PTXDIFF_RETURN_IF_ERROR(RunsPrograms(identity));
   PTXDIFF_ASSIGN_OR_RETURN(std::shared_ptr<const ProgramBackend> presenter,
                            MakeProgramPresenter(backend, identity));
   options.max_time = deadline - absl::Now();
