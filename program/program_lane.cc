@@ -162,7 +162,7 @@ CampaignOptions LaneAlone(const ProgramCampaignOptions& options,
   engine.lane = std::move(lane);
   engine.lane_share = 1;
   // What a sender finds it files before its next batch, on its worker that
-  // knows the tool's costs, as RunProgramCampaign's threads did.
+  // knows the tool's costs.
   engine.lane_files_on_senders = true;
   return engine;
 }

@@ -22,7 +22,7 @@
 namespace ptxdiff {
 
 // What earlier runs left first, then batches until the run ends, what each
-// finds filed before the next; `options.backend` is not used.
+// finds filed before the next.
 inline absl::StatusOr<ProgramCampaignReport> SearchInProcess(
     const ProgramCampaignOptions& options,
     std::shared_ptr<ProgramBackend> backend) {
