@@ -220,11 +220,11 @@ absl::StatusOr<ProgramBackendOptions> ProgramBackendFlags(
       .start_deadline = run_deadline};
 }
 
-absl::StatusOr<ChosenProgramBackend> ChooseProgramBackend(
-    const ParsedArgs& args, absl::Time run_deadline) {
+absl::StatusOr<ProgramWorker> ChooseProgramBackend(const ParsedArgs& args,
+                                                   absl::Time run_deadline) {
   PTXDIFF_ASSIGN_OR_RETURN(const ProgramBackendOptions options,
                            ProgramBackendFlags(args, run_deadline));
-  return MakeProgramBackend(options);
+  return StartProgramWorker(options);
 }
 
 int RunProgram(const std::vector<std::string>& args, std::ostream& out,
@@ -257,7 +257,7 @@ int RunProgramAs(std::string_view command, const std::vector<std::string>& args,
   // Ctrl-C stops a long evaluation, compilation or run, whose files go
   // with it; and the start of the backend's worker.
   const ScopedInterruptHandler on_interrupt;
-  absl::StatusOr<ChosenProgramBackend> choice;
+  absl::StatusOr<ProgramWorker> choice;
   if (parsed->Has("backend")) {
     choice = ChooseProgramBackend(*parsed);
     if (!choice.ok() && Interrupted()) {

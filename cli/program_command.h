@@ -40,7 +40,7 @@ int RunProgram(const std::vector<std::string>& args, std::ostream& out,
 absl::StatusOr<ProgramBackendOptions> ProgramBackendFlags(
     const ParsedArgs& args, absl::Time run_deadline = absl::InfiniteFuture());
 // That backend, on a worker of its own (started).
-absl::StatusOr<ChosenProgramBackend> ChooseProgramBackend(
+absl::StatusOr<ProgramWorker> ChooseProgramBackend(
     const ParsedArgs& args, absl::Time run_deadline = absl::InfiniteFuture());
 // The same for another command that shows a program case (`repro`), which
 // names itself in its errors; `text`, where given, is the case's file as

@@ -412,7 +412,7 @@ int RunPrograms(const std::vector<std::string>& args, std::ostream& out,
       [&out](const std::string& line) {
         out << "programs: " << line << std::endl;
       },
-      &ran_on);
+      [&ran_on](const ProgramsRunBackend& on) { ran_on = on; });
   if (!report.ok()) {
     RemoveTree(run_dir);  // no point in it: not a run a report shows
     // A Ctrl-C while the engine's workers start cuts their handshake: the
@@ -542,7 +542,9 @@ int MinimizeProgramCase(const std::string& path, const std::string& text,
       .file_unfinished = true,
       .skip_known_causes = false};
   ProgramsRunBackend ran_on;
-  auto report = RunProgramsOnEngine(o, *backend, *workers, nullptr, &ran_on);
+  auto report = RunProgramsOnEngine(
+      o, *backend, *workers, nullptr,
+      [&ran_on](const ProgramsRunBackend& on) { ran_on = on; });
   if (!report.ok() && Interrupted()) return SayInterrupted(path, out);
   if (!report.ok()) return Fail(err, "minimize", report.status());
   for (const std::string& e : report->errors)

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -100,35 +101,67 @@ absl::StatusOr<std::unique_ptr<ProgramFuzzTarget>> ProgramFuzzTarget::Create(
       std::getenv("PTXAS") == nullptr) {
     config.backend.ptxas = BundledPtxas();
   }
-  PTXDIFF_ASSIGN_OR_RETURN(ChosenProgramBackend backend,
-                           MakeProgramBackend(config.backend));
   std::unique_ptr<ProgramFuzzTarget> target(
-      new ProgramFuzzTarget(std::move(config), std::move(backend)));
+      new ProgramFuzzTarget(std::move(config)));
+  const ProgramBackendOptions& backend = target->config_.backend;
+  if (target->config_.mode == ProgramFuzzConfig::Mode::kCrash) {
+    PTXDIFF_ASSIGN_OR_RETURN(target->crash_worker_,
+                             StartProgramWorker(backend));
+    target->presenter_ = target->crash_worker_.presenter;
+    return target;
+  }
+  PTXDIFF_ASSIGN_OR_RETURN(ProgramWorkers workers, ProgramWorkersFor(backend));
+  PTXDIFF_RETURN_IF_ERROR(target->StartCampaign(std::move(workers)));
   return target;
 }
 
-ProgramFuzzTarget::ProgramFuzzTarget(ProgramFuzzConfig config,
-                                     ChosenProgramBackend backend)
-    : config_(std::move(config)), backend_(std::move(backend)) {
-  if (config_.mode == ProgramFuzzConfig::Mode::kCrash) return;
-  campaign_ = std::thread([this] {
-    ProgramCampaignOptions options{
-        .backend = backend_.backend,
-        .max_time = config_.max_time,
-        .threads = config_.threads,
-        .reading = config_.reading,
-        .triage_dir = config_.triage_dir,
-        .next = [this](std::mt19937_64&) { return Next(); },
-        .on_shape = [this](const ProgramShape& shape) { LearnShape(shape); },
-    };
-    report_ = RunProgramCampaign(options, [](const std::string& line) {
-      std::fprintf(stderr, "ptxdiff: programs: %s\n", line.c_str());
-    });
-    // Out of time: the fuzz loop must not wait on a queue nobody takes.
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
-    changed_.notify_all();
-  });
+ProgramFuzzTarget::ProgramFuzzTarget(ProgramFuzzConfig config)
+    : config_(std::move(config)) {}
+
+absl::Status ProgramFuzzTarget::StartCampaign(ProgramWorkers workers) {
+  campaign_ = std::thread(
+      [this, workers = std::move(workers)] { RunCampaign(workers); });
+  std::unique_lock<std::mutex> lock(mu_);
+  changed_.wait(lock,
+                [this] { return presenter_ != nullptr || campaign_ended_; });
+  if (presenter_ != nullptr) return absl::OkStatus();
+  lock.unlock();
+  campaign_.join();
+  const absl::Status failed = report_.status();
+  // Nothing ran: nothing to say at the end.
+  report_ = ProgramCampaignReport{};
+  stopped_ = true;
+  return failed.ok() ? absl::InternalError(
+                           "the program campaign ended "
+                           "before its workers started")
+                     : failed;
+}
+
+void ProgramFuzzTarget::RunCampaign(const ProgramWorkers& workers) {
+  const ProgramCampaignOptions options{
+      .max_time = config_.max_time,
+      .threads = config_.threads,
+      .reading = config_.reading,
+      .triage_dir = config_.triage_dir,
+      .next = [this](std::mt19937_64&) { return Next(); },
+      .on_shape = [this](const ProgramShape& shape) { LearnShape(shape); },
+  };
+  absl::StatusOr<ProgramCampaignReport> report = RunProgramsOnEngine(
+      options, config_.backend, workers,
+      [](const std::string& line) {
+        std::fprintf(stderr, "ptxdiff: programs: %s\n", line.c_str());
+      },
+      [this](const ProgramsRunBackend& on) {
+        std::lock_guard<std::mutex> lock(mu_);
+        presenter_ = on.presenter;
+        changed_.notify_all();
+      });
+  // Out of time: the fuzz loop must not wait on a queue nobody takes.
+  std::lock_guard<std::mutex> lock(mu_);
+  report_ = std::move(report);
+  stopping_ = true;
+  campaign_ended_ = true;
+  changed_.notify_all();
 }
 
 ProgramFuzzTarget::~ProgramFuzzTarget() { Stop(); }
@@ -211,12 +244,11 @@ void ProgramFuzzTarget::CheckOrAbort(const Program& program) {
     // Without inputs the two kernels are one.
     if (form == ProgramInputs::kRuntime && program.inputs.empty()) continue;
     const absl::StatusOr<std::vector<ProgramCheck>> checks =
-        backend_.backend->Check({&program, 1}, form, config_.reading,
-                                absl::InfiniteFuture());
+        crash_worker_.backend->Check({&program, 1}, form, config_.reading,
+                                     absl::InfiniteFuture());
     if (!checks.ok()) {  // the harness's failure, not the backend's finding
-      const std::string error =
-          absl::StrCat(backend_.backend->Name(),
-                       " on a program: ", checks.status().message());
+      const std::string error = absl::StrCat(
+          presenter_->Name(), " on a program: ", checks.status().message());
       std::fprintf(stderr, "ptxdiff: %s\n", error.c_str());
       if (counts.errors.size() < 20) counts.errors.push_back(error);
       continue;
@@ -227,11 +259,11 @@ void ProgramFuzzTarget::CheckOrAbort(const Program& program) {
       counts.executed += check.executed;
     }
     if (check.mismatch) {
-      Abort(program, backend_.backend->MismatchClass(*check.mismatch),
+      Abort(program, presenter_->MismatchClass(*check.mismatch),
             CauseOfMismatch(program, *check.mismatch, config_.reading));
     }
     if (check.fault) {
-      Abort(program, backend_.backend->FindingClass(form),
+      Abort(program, presenter_->FindingClass(form),
             CauseOfFault(program, *check.fault));
     }
   }
@@ -242,7 +274,7 @@ void ProgramFuzzTarget::Abort(const Program& program, const std::string& form,
   const bool keyed = cause.keyed != ProgramCrashCause::kUnkeyed;
   AbortWithProgramCause(
       cause, absl::StrCat("ptxdiff: ", FindingKindName(cause.kind), " ",
-                          backend_.backend->Name(), " ", form, " program (",
+                          presenter_->Name(), " ", form, " program (",
                           StepsText(program), "); ", keyed ? "key: " : "",
                           cause.key, "; cause: ", CauseText(cause)));
 }
@@ -261,13 +293,23 @@ const ProgramCampaignReport& ProgramFuzzTarget::Stop() {
                    std::string(report_.status().message()).c_str());
       report_ = ProgramCampaignReport{};
     }
+    LearnFinalShape(*report_);
   }
   return *report_;
 }
 
+void ProgramFuzzTarget::LearnFinalShape(const ProgramCampaignReport& report) {
+  std::lock_guard<std::mutex> lock(shape_mu_);
+  for (const std::string& variant : report.suppressed) {
+    if (!absl::c_linear_search(suppressed_, variant))
+      suppressed_.push_back(variant);
+  }
+  discouraged_ = report.discouraged;
+}
+
 ProgramShape ProgramFuzzTarget::Shape() const {
-  ProgramShape shape{.thread_inputs = backend_.backend->JudgesThreadInputs(),
-                     .loaded_inputs = backend_.backend->JudgesLoadedInputs()};
+  ProgramShape shape{.thread_inputs = presenter_->JudgesThreadInputs(),
+                     .loaded_inputs = presenter_->JudgesLoadedInputs()};
   std::lock_guard<std::mutex> lock(shape_mu_);
   shape.suppressed = suppressed_;
   shape.discouraged = discouraged_;
@@ -281,7 +323,7 @@ void ProgramFuzzTarget::LearnShape(const ProgramShape& campaign_shape) {
 }
 
 std::string ProgramFuzzTarget::Describe() const {
-  return absl::StrCat(backend_.backend->Identity(), ", triage directory ",
+  return absl::StrCat(presenter_->Identity(), ", triage directory ",
                       config_.triage_dir);
 }
 

@@ -2,11 +2,11 @@
 // a program in the byte form (program/program_encoding.h). It is evaluated
 // with the composed oracle, whose steps' (family, operand class) pairs are
 // the coverage signal (the oracle is mostly branch-free), and queued for a
-// program campaign (program/program_campaign.h) that checks the queued
-// programs in batches on the backend, in both input forms, and minimizes
-// and files each disagreement in the triage directory. The fuzz loop waits
-// only when the queue is full: the backend sets the pace, and every
-// program the fuzzer runs is checked.
+// program campaign on the campaign engine (program/program_lane.h: its
+// senders' workers check the queued programs in batches, in both input
+// forms, and what disagrees is minimized and filed in the triage
+// directory). The fuzz loop waits only when the queue is full: the backend
+// sets the pace, and every program the fuzzer runs is checked.
 //
 // In crash mode (OSS-Fuzz, ClusterFuzz) there is no campaign: each input
 // is checked at once, in both forms, and a finding aborts through stack
@@ -22,7 +22,7 @@
 //   PTXDIFF_TRIAGE_DIR  default out/triage
 //   PTXDIFF_READING     spec (default) | hardware
 //   PTXDIFF_TIMEOUT     seconds per tool run (default 10)
-//   PTXDIFF_THREADS     threads checking programs (default 2: the fuzz loop
+//   PTXDIFF_THREADS     workers checking programs (default 2: the fuzz loop
 //                       mostly waits for them)
 
 #ifndef PTXDIFF_FUZZERS_PROGRAM_TARGET_H_
@@ -50,6 +50,7 @@
 #include "program/program_backends.h"
 #include "program/program_campaign.h"
 #include "program/program_generator.h"
+#include "program/program_lane.h"
 
 namespace ptxdiff {
 
@@ -92,7 +93,8 @@ inline constexpr size_t kProgramSignalCounters =
 
 class ProgramFuzzTarget {
  public:
-  // Chooses the backend and starts the campaign.
+  // Chooses the backend and starts the campaign (or, in crash mode, the
+  // worker that checks each input).
   static absl::StatusOr<std::unique_ptr<ProgramFuzzTarget>> Create(
       ProgramFuzzConfig config);
   ~ProgramFuzzTarget();
@@ -125,7 +127,12 @@ class ProgramFuzzTarget {
   static std::string Summary(const ProgramCampaignReport& report);
 
  private:
-  ProgramFuzzTarget(ProgramFuzzConfig config, ChosenProgramBackend backend);
+  explicit ProgramFuzzTarget(ProgramFuzzConfig config);
+  // Starts the campaign on `workers` in a thread of its own, and waits until
+  // its workers said what they are (presenter_ set) or it failed to start.
+  absl::Status StartCampaign(ProgramWorkers workers);
+  // The campaign's thread: runs it, then tells the fuzz loop it ended.
+  void RunCampaign(const ProgramWorkers& workers);
   // The campaign's next program: the queue's first, waiting for one;
   // nullopt once stopped and empty.
   std::optional<Program> Next();
@@ -136,16 +143,24 @@ class ProgramFuzzTarget {
                           const ProgramCrashCause& cause);
   // Keeps the campaign's suppressed and discouraged variants for Shape().
   void LearnShape(const ProgramShape& campaign_shape);
+  // The same from its report: what its last filings taught it after its
+  // last batch asked for a shape (the engine's senders draw no more once
+  // the queue has ended).
+  void LearnFinalShape(const ProgramCampaignReport& report);
   uint8_t* Features() { return counters_ + kNumFamilies * kNumSemanticClasses; }
 
   ProgramFuzzConfig config_;
-  ChosenProgramBackend backend_;
+  // Names and presents the cases: the campaign's lane's, or in crash mode
+  // the checking worker's. Set before Create returns.
+  std::shared_ptr<const ProgramBackend> presenter_;
+  ProgramWorker crash_worker_;  // crash mode: checks each input
   uint8_t* counters_ = nullptr;
 
   std::mutex mu_;
   std::condition_variable changed_;
   std::deque<Program> queue_;
   bool stopping_ = false;
+  bool campaign_ended_ = false;
 
   // The campaign's suppressed and discouraged variants; the mutator asks
   // from libFuzzer's thread.

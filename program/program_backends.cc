@@ -107,18 +107,6 @@ absl::Status NoGpu(const absl::Status& status) {
       absl::StripTrailingAsciiWhitespace(status.message()), {{"\n", "; "}}));
 }
 
-// The backend's programs on a persistent ptxdiff-worker (RUN_PROGRAMS):
-// `presenter` says what a case is, the worker checks it.
-absl::StatusOr<std::shared_ptr<ProgramBackend>> OnWorker(
-    const ProgramBackendOptions& o,
-    std::shared_ptr<const ProgramBackend> presenter) {
-  PTXDIFF_ASSIGN_OR_RETURN(WorkerCommand command, CompilerWorkerCommand(o));
-  PTXDIFF_ASSIGN_OR_RETURN(
-      std::unique_ptr<ProgramBackend> backend,
-      MakeWorkerProgramBackend(std::move(command), std::move(presenter)));
-  return std::shared_ptr<ProgramBackend>(std::move(backend));
-}
-
 absl::StatusOr<std::shared_ptr<const ProgramBackend>> PtxasPresenter(
     const ProgramBackendOptions& o) {
   KeyValues where = {
@@ -135,14 +123,6 @@ absl::StatusOr<std::shared_ptr<const ProgramBackend>> PtxasPresenter(
       MakePtxasProgramBackend(std::move(compiler), arch, o.timeout));
 }
 
-absl::StatusOr<ChosenProgramBackend> Ptxas(const ProgramBackendOptions& o) {
-  PTXDIFF_ASSIGN_OR_RETURN(std::shared_ptr<const ProgramBackend> presenter,
-                           PtxasPresenter(o));
-  ChosenProgramBackend chosen{.arch = ArchOrDefault(o)};
-  PTXDIFF_ASSIGN_OR_RETURN(chosen.backend, OnWorker(o, std::move(presenter)));
-  return chosen;
-}
-
 absl::StatusOr<std::shared_ptr<const ProgramBackend>> ToolPresenter(
     absl::string_view command, const ProgramBackendOptions& o) {
   // Said as every command that starts a ptx-cmd worker says it.
@@ -155,18 +135,6 @@ absl::StatusOr<std::shared_ptr<const ProgramBackend>> ToolPresenter(
                               .timeout = o.timeout}));
 }
 
-absl::StatusOr<ChosenProgramBackend> Tool(absl::string_view command,
-                                          const ProgramBackendOptions& o) {
-  PTXDIFF_ASSIGN_OR_RETURN(std::shared_ptr<const ProgramBackend> presenter,
-                           ToolPresenter(command, o));
-  ChosenProgramBackend chosen{.is_ptxas = false,
-                              .arch = ArchOrDefault(o),
-                              .tool_command = std::string(command)};
-  // The worker makes the tool's runs in a directory of its own.
-  PTXDIFF_ASSIGN_OR_RETURN(chosen.backend, OnWorker(o, std::move(presenter)));
-  return chosen;
-}
-
 // What a GPU's cases are compiled for: --arch, else the device its worker
 // holds.
 std::string GpuArch(const ProgramBackendOptions& o,
@@ -175,35 +143,17 @@ std::string GpuArch(const ProgramBackendOptions& o,
   return !o.arch.empty() ? o.arch : sm ? absl::StrCat("sm_", *sm) : "sm_90";
 }
 
-// A GPU's presenter names the device the worker holds; `arch` is set to
-// the target its cases are compiled for.
+// A GPU's presenter names the device the worker holds.
 absl::StatusOr<std::shared_ptr<const ProgramBackend>> GpuPresenter(
-    const ProgramBackendOptions& o, const WorkerIdentity& identity,
-    std::string& arch) {
-  arch = GpuArch(o, identity);
-  PTXDIFF_ASSIGN_OR_RETURN(const PtxTarget target, TargetOfArch(arch));
+    const ProgramBackendOptions& o, const WorkerIdentity& identity) {
+  PTXDIFF_ASSIGN_OR_RETURN(const PtxTarget target,
+                           TargetOfArch(GpuArch(o, identity)));
   return std::shared_ptr<const ProgramBackend>(
       MakeCudaProgramBackend({.driver_library = o.driver_library,
                               .target = target,
                               .device_name = identity.device,
                               .driver = identity.driver,
                               .kernel_timeout = o.timeout}));
-}
-
-// The GPU: the device its worker names says what the cases are compiled
-// for where --arch does not.
-absl::StatusOr<ChosenProgramBackend> Gpu(const ProgramBackendOptions& o) {
-  PTXDIFF_ASSIGN_OR_RETURN(WorkerCommand command, GpuWorkerCommand(o));
-  ChosenProgramBackend chosen{.is_ptxas = false};
-  absl::StatusOr<std::unique_ptr<ProgramBackend>> backend =
-      MakeWorkerProgramBackend(
-          std::move(command),
-          [&](const WorkerIdentity& identity) {
-            return GpuPresenter(o, identity, chosen.arch);
-          });
-  PTXDIFF_RETURN_IF_ERROR(NoGpu(backend.status()));
-  chosen.backend = *std::move(backend);
-  return chosen;
 }
 
 }  // namespace
@@ -214,9 +164,7 @@ absl::StatusOr<std::shared_ptr<const ProgramBackend>> MakeProgramPresenter(
   absl::string_view command = options.backend;
   if (absl::ConsumePrefix(&command, "ptx-cmd:"))
     return ToolPresenter(command, options);
-  std::string arch;
-  if (options.backend == kCudaBackend)
-    return GpuPresenter(options, identity, arch);
+  if (options.backend == kCudaBackend) return GpuPresenter(options, identity);
   return UnknownProgramBackend(options);
 }
 
@@ -229,7 +177,7 @@ absl::StatusOr<ProgramWorkers> ProgramWorkersFor(
     return workers;
   }
   // What presents the cases says first what is wrong with the flags (no
-  // ptxas, a tool command without {ptx}), as MakeProgramBackend does.
+  // ptxas, a tool command without {ptx}) before any worker starts.
   if (options.backend == "ptxas") {
     PTXDIFF_RETURN_IF_ERROR(PtxasPresenter(options).status());
   } else if (absl::ConsumePrefix(&command, "ptx-cmd:")) {
@@ -253,13 +201,33 @@ std::string ProgramArch(const ProgramBackendOptions& options,
                                          : ArchOrDefault(options);
 }
 
-absl::StatusOr<ChosenProgramBackend> MakeProgramBackend(
+namespace {
+
+// A worker started with `workers.command`, which must run programs, and
+// what presents its cases.
+absl::StatusOr<ProgramWorker> StartOn(const ProgramBackendOptions& options,
+                                      const ProgramWorkers& workers) {
+  ProgramWorker started{.is_ptxas = workers.is_ptxas};
+  PTXDIFF_ASSIGN_OR_RETURN(started.client,
+                           WorkerClient::Start(workers.command));
+  const WorkerIdentity& identity = started.client->identity();
+  PTXDIFF_RETURN_IF_ERROR(RunsPrograms(identity));
+  PTXDIFF_ASSIGN_OR_RETURN(started.presenter,
+                           MakeProgramPresenter(options, identity));
+  started.backend = WorkerProgramBackendOn(*started.client, started.presenter);
+  started.arch = ProgramArch(options, identity);
+  return started;
+}
+
+}  // namespace
+
+absl::StatusOr<ProgramWorker> StartProgramWorker(
     const ProgramBackendOptions& options) {
-  if (options.backend == "ptxas") return Ptxas(options);
-  absl::string_view command = options.backend;
-  if (absl::ConsumePrefix(&command, "ptx-cmd:")) return Tool(command, options);
-  if (options.backend == kCudaBackend) return Gpu(options);
-  return UnknownProgramBackend(options);
+  PTXDIFF_ASSIGN_OR_RETURN(const ProgramWorkers workers,
+                           ProgramWorkersFor(options));
+  absl::StatusOr<ProgramWorker> started = StartOn(options, workers);
+  if (!started.ok()) return ProgramWorkerStartFailed(options, started.status());
+  return started;
 }
 
 }  // namespace ptxdiff

@@ -2,8 +2,8 @@
 // them: `ptxas` (what it folds or claims constant, and its code run on the
 // CPU), `ptx-cmd:COMMAND` (a tool that runs PTX, docs/kernel-abi.md
 // "Programs") or `cuda` (a GPU). Each checks on persistent ptxdiff-workers
-// (worker_program_backend.h). The CLI's program commands and the program
-// fuzzer choose them here.
+// (worker_program_backend.h): the engine's for a campaign, or one started
+// here. The CLI's program commands and the program fuzzer choose them here.
 
 #ifndef PTXDIFF_PROGRAM_PROGRAM_BACKENDS_H_
 #define PTXDIFF_PROGRAM_PROGRAM_BACKENDS_H_
@@ -16,7 +16,6 @@
 #include "backends/cuda/kernel_gen.h"
 #include "backends/ptxas/ptxas_toolchain.h"
 #include "client/worker_client.h"
-#include "common/files.h"
 #include "program/program_backend.h"
 
 namespace ptxdiff {
@@ -39,48 +38,50 @@ struct ProgramBackendOptions {
   absl::Time start_deadline = absl::InfiniteFuture();
 };
 
-struct ChosenProgramBackend {
-  std::shared_ptr<ProgramBackend> backend;
-  // Where a tool's runs are made (removed with it); null for ptxas.
-  std::unique_ptr<TempDir> files;
-  bool is_ptxas = true;
-  std::string arch;  // the target the programs are compiled for
-  // ptx-cmd: the tool's command (its refusal memory's name); else empty.
-  std::string tool_command;
-};
-
 // The PTX target of "sm_90"; InvalidArgument for anything else.
 absl::StatusOr<PtxTarget> TargetOfArch(const std::string& arch);
 
-// The backend `options` name. InvalidArgument naming what is wrong: an
-// unknown backend, a tool command without {ptx}, {in} or {out}, an arch
-// with no PTX target; FailedPrecondition where there is no ptxas, or no GPU
-// for `cuda` (in one line, saying why).
-absl::StatusOr<ChosenProgramBackend> MakeProgramBackend(
-    const ProgramBackendOptions& options);
-
 // What presents the cases of `options`' backend (names, finding classes,
 // reproducers; it runs nothing) beside a worker already started, which says
-// it is `identity`, that checks them: the fuzz campaign's program lane
-// (program_lane.h), whose workers are the campaign's. Errors as
-// MakeProgramBackend's.
+// it is `identity`, that checks them: the program lane's (program_lane.h),
+// whose workers are the campaign's, and StartProgramWorker's. Errors as
+// ProgramWorkersFor's.
 absl::StatusOr<std::shared_ptr<const ProgramBackend>> MakeProgramPresenter(
     const ProgramBackendOptions& options, const WorkerIdentity& identity);
 
 // How to start the workers that check `options`' programs, none started: a
-// campaign on the engine starts them (program_engine_run.h).
+// campaign on the engine starts them (RunProgramsOnEngine, program_lane.h).
 struct ProgramWorkers {
   WorkerCommand command;
   bool is_ptxas = true;
   std::string tool_command;  // ptx-cmd: the tool's command; else empty
 };
-// Errors as MakeProgramBackend's, but those only a started worker tells.
+// InvalidArgument naming what is wrong: an unknown backend, a tool command
+// without {ptx}, {in} or {out}, an arch with no PTX target;
+// FailedPrecondition where there is no ptxas.
 absl::StatusOr<ProgramWorkers> ProgramWorkersFor(
     const ProgramBackendOptions& options);
-// Such a worker's start that failed, said as MakeProgramBackend says it (a
-// GPU's: one line).
+// Such a worker's start that failed, as it is said (a GPU's, where there is
+// none: FailedPrecondition, in one line saying why).
 absl::Status ProgramWorkerStartFailed(const ProgramBackendOptions& options,
                                       const absl::Status& status);
+
+// One worker started to check `options`' programs, owned: what `ptxdiff
+// program` checks one case on, and the program fuzzer's crash mode each
+// input (a campaign's workers are the engine's).
+struct ProgramWorker {
+  std::unique_ptr<WorkerClient> client;
+  // Every check on `client` (WorkerProgramBackendOn), its cases named and
+  // presented by `presenter`.
+  std::unique_ptr<ProgramBackend> backend;
+  std::shared_ptr<const ProgramBackend> presenter;
+  bool is_ptxas = true;
+  std::string arch;  // the target the programs are compiled for
+};
+// Errors: ProgramWorkersFor's, then the worker's start
+// (ProgramWorkerStartFailed), FailedPrecondition if it runs no programs.
+absl::StatusOr<ProgramWorker> StartProgramWorker(
+    const ProgramBackendOptions& options);
 // The target the programs are compiled for, on the worker that says it is
 // `identity` (a GPU's device, where --arch does not say).
 std::string ProgramArch(const ProgramBackendOptions& options,

@@ -1,9 +1,9 @@
-// A campaign over programs (issue 31): random programs in the known shapes
-// (program_generator.h) through a backend (ptxas, or a tool that runs PTX)
-// in both input forms, judged by the composed oracle; each disagreement, or
-// crash or hang of a tool, minimized (program_minimizer.h) and filed in the
-// triage directory under its signature, with the minimized case and a
-// standalone PTX module that shows it.
+// A campaign over programs (issue 31), its options and report: random
+// programs in the known shapes (program_generator.h) through a backend
+// (ptxas, a tool that runs PTX, a GPU) in both input forms, judged by the
+// composed oracle; each disagreement, or crash or hang of a tool, minimized
+// (program_minimizer.h) and filed in the triage directory under its signature,
+// with the minimized case and a standalone PTX module that shows it.
 //
 // A cause the minimizer brings down to one instruction is the tuple
 // campaign's business: it is filed too, and its variant is then no longer
@@ -15,6 +15,10 @@
 // minimizing included: what is not minimized and filed by then stays in the
 // journal, and so does a finding whose filing failed (a full disk), which
 // also ends the run. The next run on the directory files them first.
+//
+// It runs on the campaign engine's workers, as its program lane
+// (RunProgramsOnEngine, program_lane.h); the work itself is
+// program_search.h's.
 
 #ifndef PTXDIFF_PROGRAM_PROGRAM_CAMPAIGN_H_
 #define PTXDIFF_PROGRAM_PROGRAM_CAMPAIGN_H_
@@ -47,12 +51,9 @@ inline constexpr int kProgramsPerPtxasRun = 32;
 struct ProgramCampaignReport;
 
 struct ProgramCampaignOptions {
-  // What runs the programs: ptxas (MakePtxasProgramBackend) or a tool that
-  // runs PTX (MakeToolProgramBackend).
-  std::shared_ptr<ProgramBackend> backend;
   absl::Duration max_time = absl::Seconds(60);
   uint64_t seed = 1;
-  int threads = 2;
+  int threads = 2;  // the engine's senders, each with its worker
   Reading reading = Reading::kSpec;
   // The generator's; its thread_inputs is the backend's to say
   // (ProgramBackend::JudgesThreadInputs).
@@ -189,17 +190,6 @@ struct PendingProgram {
 };
 std::optional<PendingProgram> ParseProgramJournalRecord(
     absl::string_view record);
-
-// Runs the campaign on threads of its own over options.backend (the program
-// fuzzer, and tests on an in-process backend; `ptxdiff programs` runs on
-// the engine: RunProgramsOnEngine, program_lane.h); `progress` gets a line
-// per filing. It stops early at a
-// stop of the process (Interrupted(), common/interrupt.h) as it would at
-// max_time. An error only when the run could not start (no triage
-// directory, no journal).
-absl::StatusOr<ProgramCampaignReport> RunProgramCampaign(
-    const ProgramCampaignOptions& options,
-    const std::function<void(const std::string&)>& progress);
 
 }  // namespace ptxdiff
 

@@ -17,16 +17,19 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "backends/ptxas/ptxas_toolchain.h"
 #include "common/files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "program/program_backends.h"
+#include "program/program_lane.h"
 #include "program/program_minimizer.h"
 #include "program/program_ptxas.h"
 #include "program/program_tool.h"
 #include "program/testing/programs.h"
+#include "program/testing/search_in_process.h"
 #include "triage/text_case.h"
 #include "triage/triage_store.h"
-#include "backends/ptxas/ptxas_toolchain.h"
 
 namespace ptxdiff {
 namespace {
@@ -91,21 +94,39 @@ class ProgramCampaignTest : public testing::Test {
     ASSERT_TRUE(dir.ok()) << dir.status();
     dir_ = std::move(*dir);
     ptxas_ = *found;
-    options_.backend = MakePtxasProgramBackend(ptxas_, "sm_90");
+    // In process: what a test's fake backend wraps (SearchInProcess).
+    ptxas_backend_ = MakePtxasProgramBackend(ptxas_, "sm_90");
     options_.threads = 1;
     options_.max_time = absl::Seconds(120);
     options_.triage_dir = dir_->File("triage");
   }
-  // Runs the campaign on `programs`, each once.
+  // Runs the campaign on `programs`, each once, on the engine's workers of
+  // backend_ (ptxas, or a tool).
   ProgramCampaignReport Run(std::vector<Program> programs) {
-    size_t next = 0;
-    options_.next = [&](std::mt19937_64&) -> std::optional<Program> {
-      if (next == programs.size()) return std::nullopt;
-      return programs[next++];
-    };
-    auto report = RunProgramCampaign(options_, nullptr);
+    Give(programs);
+    auto workers = ProgramWorkersFor(backend_);
+    EXPECT_TRUE(workers.ok()) << workers.status();
+    if (!workers.ok()) return ProgramCampaignReport{};
+    auto report = RunProgramsOnEngine(options_, backend_, *workers, nullptr);
     EXPECT_TRUE(report.ok()) << report.status();
     return report.ok() ? *report : ProgramCampaignReport{};
+  }
+  // The same in this process, on a fake backend no worker runs.
+  ProgramCampaignReport RunInProcess(std::vector<Program> programs,
+                                     std::shared_ptr<ProgramBackend> backend) {
+    Give(programs);
+    auto report = SearchInProcess(options_, std::move(backend));
+    EXPECT_TRUE(report.ok()) << report.status();
+    return report.ok() ? *report : ProgramCampaignReport{};
+  }
+  // The programs the next run checks, each once.
+  void Give(const std::vector<Program>& programs) {
+    auto next = std::make_shared<size_t>(0);
+    options_.next = [programs,
+                     next](std::mt19937_64&) -> std::optional<Program> {
+      if (*next == programs.size()) return std::nullopt;
+      return programs[(*next)++];
+    };
   }
   // The checked-in entry `entry` (triage/entries/) copied into the
   // campaign's triage directory, as the tuple campaign filed it.
@@ -139,6 +160,8 @@ class ProgramCampaignTest : public testing::Test {
   }
   std::unique_ptr<TempDir> dir_;
   std::string ptxas_;
+  std::shared_ptr<ProgramBackend> ptxas_backend_;
+  ProgramBackendOptions backend_;  // ptxas
   ProgramCampaignOptions options_;
 };
 
@@ -399,11 +422,13 @@ TEST_F(ProgramCampaignTest, ACulpritTheDirectoryHoldsIsCountedInItsEntry) {
 // what was still being minimized then was filed as found, a new root cause
 // that was not one). It stays in the pending journal, and the next run on
 // the directory files it minimized.
+// In process: no worker runs DeadlineDuringMinimizing, and the next run
+// adopts only what was found on its own backend's identity.
 TEST_F(ProgramCampaignTest, MaxTimeBoundsMinimizingAndTheNextRunFinishesIt) {
-  const std::shared_ptr<ProgramBackend> ptxas = options_.backend;
-  options_.backend = std::make_shared<DeadlineDuringMinimizing>(ptxas);
   options_.max_time = absl::Seconds(8);  // room for the first check
-  ProgramCampaignReport report = Run({Testdata("fuzzx-m037.ptxprog")});
+  ProgramCampaignReport report =
+      RunInProcess({Testdata("fuzzx-m037.ptxprog")},
+                   std::make_shared<DeadlineDuringMinimizing>(ptxas_backend_));
   EXPECT_EQ(report.programs, 1);
   EXPECT_EQ(report.disagreements, 1);
   EXPECT_THAT(report.filed, testing::IsEmpty());
@@ -411,9 +436,8 @@ TEST_F(ProgramCampaignTest, MaxTimeBoundsMinimizingAndTheNextRunFinishesIt) {
   EXPECT_LT(report.seconds, 30);
   EXPECT_THAT(EntriesIn(options_.triage_dir), testing::IsEmpty());
 
-  options_.backend = ptxas;
   options_.max_time = absl::Seconds(120);
-  report = Run({});
+  report = RunInProcess({}, ptxas_backend_);
   EXPECT_EQ(report.adopted, 1);
   EXPECT_EQ(report.pending, 0);
   ASSERT_EQ(report.filed.size(), 1u);
@@ -478,15 +502,14 @@ TEST_F(ProgramCampaignTest, AnIndexThatCannotBeRewrittenIsAWriteError) {
 
 // Issue 42, item 1: a process killed while it minimizes (SIGKILL, here of a
 // forked copy of this one, by its pid) leaves its finding in the journal,
-// and the next run files it.
+// and the next run files it. In process, as the test above.
 TEST_F(ProgramCampaignTest, AKillDuringMinimizingLosesNothing) {
   const pid_t child = fork();
   if (child == 0) {
     // Its minimizing waits for the run's deadline: it is still minimizing
     // when it is killed, on any machine.
-    options_.backend =
-        std::make_shared<DeadlineDuringMinimizing>(options_.backend);
-    Run({Testdata("fuzzx-m037.ptxprog")});
+    RunInProcess({Testdata("fuzzx-m037.ptxprog")},
+                 std::make_shared<DeadlineDuringMinimizing>(ptxas_backend_));
     _exit(0);
   }
   // Killed once its finding is journaled, not after a guessed time.
@@ -505,7 +528,7 @@ TEST_F(ProgramCampaignTest, AKillDuringMinimizingLosesNothing) {
   ASSERT_TRUE(WIFSIGNALED(status)) << "it ended before it was killed";
   EXPECT_THAT(EntriesIn(options_.triage_dir), testing::IsEmpty());
 
-  ProgramCampaignReport report = Run({});
+  ProgramCampaignReport report = RunInProcess({}, ptxas_backend_);
   EXPECT_EQ(report.adopted, 1);
   ASSERT_EQ(report.filed.size(), 1u);
   EXPECT_LE(report.filed[0].steps, 5);
@@ -529,10 +552,8 @@ std::string HangingTool(const TempDir& dir) {
 // module's hang is filed when the run's end cuts its halving, with the
 // module and its input to rerun the tool on.
 TEST_F(ProgramCampaignTest, AModuleThatHangsUnisolatedIsFiledAsTheModules) {
-  options_.backend = MakeToolProgramBackend({.command = HangingTool(*dir_),
-                                             .files_root = dir_->path(),
-                                             .target = *TargetForDevice(90),
-                                             .timeout = absl::Seconds(1)});
+  backend_ = {.backend = absl::StrCat("ptx-cmd:", HangingTool(*dir_)),
+              .timeout = absl::Seconds(1)};
   options_.max_time = absl::Milliseconds(2500);
   const Program p = ProgramOf("mov.b32 %r, 1;\noutput %r\n");
   const absl::Time start = absl::Now();
@@ -561,10 +582,8 @@ TEST_F(ProgramCampaignTest, AModuleThatHangsUnisolatedIsFiledAsTheModules) {
 // confirm it (the tool's timeout once more, past --max-time) or, at the
 // run's end, not filed. It is filed as seen.
 TEST_F(ProgramCampaignTest, AHangSeenAloneIsFiledWithoutAnotherRun) {
-  options_.backend = MakeToolProgramBackend({.command = HangingTool(*dir_),
-                                             .files_root = dir_->path(),
-                                             .target = *TargetForDevice(90),
-                                             .timeout = absl::Seconds(1)});
+  backend_ = {.backend = absl::StrCat("ptx-cmd:", HangingTool(*dir_)),
+              .timeout = absl::Seconds(1)};
   options_.max_time = absl::Seconds(6);
   const Program p = ProgramOf("mov.b32 %r, 1;\noutput %r\n");
   ProgramCampaignReport report = Run({p, p});
@@ -622,7 +641,8 @@ class AgreeingBackend : public ProgramBackend {
 
 // The campaign generates programs with thread inputs (and inputs loaded
 // from memory) for a backend that judges them (one in 8 or so each), and
-// none for one that would only say "not judged".
+// none for one that would only say "not judged". In process: no worker runs
+// a backend that keeps what it was given.
 TEST(ProgramCampaignShapeTest, ThreadInputsOnlyForABackendThatJudgesThem) {
   auto dir = TempDir::Create("program-campaign-shape");
   ASSERT_TRUE(dir.ok()) << dir.status();
@@ -630,13 +650,12 @@ TEST(ProgramCampaignShapeTest, ThreadInputsOnlyForABackendThatJudgesThem) {
     SCOPED_TRACE(judges ? "judges thread inputs" : "does not");
     auto backend = std::make_shared<AgreeingBackend>(judges);
     ProgramCampaignOptions options{
-        .backend = backend,
         // Long enough for 300 programs on a loaded machine under ASan.
         .max_time = absl::Seconds(3),
         .threads = 1,
         .triage_dir = (*dir)->File(judges ? "judges" : "not"),
     };
-    auto report = RunProgramCampaign(options, nullptr);
+    auto report = SearchInProcess(options, backend);
     ASSERT_TRUE(report.ok()) << report.status();
     const std::vector<Program> checked = backend->checked();
     ASSERT_GT(checked.size(), 300u);
@@ -695,9 +714,7 @@ TEST_F(ProgramCampaignTest, OnAToolWrongValuesAndCrashesAreFiledMinimized) {
   const std::string command =
       absl::StrCat(PTXDIFF_INTERPRETER_PATH,
                    " --flip-on=xor.b32 --crash-on=clz.b32 {ptx} {in} {out}");
-  options_.backend = MakeToolProgramBackend({.command = command,
-                                             .files_root = dir_->path(),
-                                             .target = *TargetForDevice(90)});
+  backend_ = {.backend = absl::StrCat("ptx-cmd:", command)};
   ProgramCampaignReport report = Run({
       ProgramOf("input %a .b32 6\nadd.u32 %r0, %a, 3;\nxor.b32 %r1, %r0, "
                 "%a;\nshl.b32 %r2, %r1, 1;\n"
@@ -749,12 +766,9 @@ TEST_F(ProgramCampaignTest, OnAToolWrongValuesAndCrashesAreFiledMinimized) {
 // unminimized, and all of a tool's as one cause), and that variant is no
 // longer generated.
 TEST_F(ProgramCampaignTest, AHangIsFiledAsTheInstructionThatHangsAlone) {
-  options_.backend = MakeToolProgramBackend(
-      {.command = absl::StrCat(PTXDIFF_INTERPRETER_PATH,
-                               " --hang-on=clz.b32 {ptx} {in} {out}"),
-       .files_root = dir_->path(),
-       .target = *TargetForDevice(90),
-       .timeout = absl::Seconds(2)});
+  backend_ = {.backend = absl::StrCat("ptx-cmd:", PTXDIFF_INTERPRETER_PATH,
+                                      " --hang-on=clz.b32 {ptx} {in} {out}"),
+              .timeout = absl::Seconds(2)};
   ProgramCampaignReport report = Run(
       {ProgramOf("input %a .b32 0x100\nnot.b32 %r0, %a;\nclz.b32 %r1, %r0;\n"
                  "add.u32 %r2, %r1, 1;\noutput %r2\n")});

@@ -11,6 +11,7 @@
 
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -213,25 +214,25 @@ class CudaProgramBackendTest : public testing::TestWithParam<const char*> {
             .device_name = "ptxdiff simulated GPU (sm_90, device 0, 4 SMs)",
             .driver = "CUDA 13.0 driver at the simulated library"};
   }
-  // The backend a user chooses: its workers run the modules.
-  std::shared_ptr<ProgramBackend> OnWorkers(
+  // The backend a user chooses: its worker runs the modules.
+  std::optional<ProgramWorker> OnWorker(
       absl::Duration kernel_timeout = absl::Seconds(10)) const {
-    absl::StatusOr<ChosenProgramBackend> chosen =
-        MakeProgramBackend({.backend = "cuda",
+    absl::StatusOr<ProgramWorker> started =
+        StartProgramWorker({.backend = "cuda",
                             .timeout = kernel_timeout,
                             .driver_library = GetParam()});
-    EXPECT_TRUE(chosen.ok()) << chosen.status();
-    if (!chosen.ok()) return nullptr;
-    EXPECT_EQ(chosen->arch, "sm_90");  // the simulated device's
-    return chosen->backend;
+    EXPECT_TRUE(started.ok()) << started.status();
+    if (!started.ok()) return std::nullopt;
+    EXPECT_EQ(started->arch, "sm_90");  // the simulated device's
+    return *std::move(started);
   }
   std::vector<ProgramCheck> Check(
       std::span<const Program> programs, ProgramInputs form,
       absl::Duration kernel_timeout = absl::Seconds(10)) {
-    std::shared_ptr<ProgramBackend> backend = OnWorkers(kernel_timeout);
-    if (backend == nullptr) return {};
-    auto checks =
-        backend->Check(programs, form, Reading::kSpec, absl::InfiniteFuture());
+    std::optional<ProgramWorker> worker = OnWorker(kernel_timeout);
+    if (!worker) return {};
+    auto checks = worker->backend->Check(programs, form, Reading::kSpec,
+                                         absl::InfiniteFuture());
     EXPECT_TRUE(checks.ok()) << checks.status();
     return checks.ok() ? *std::move(checks) : std::vector<ProgramCheck>{};
   }
@@ -352,10 +353,10 @@ TEST_P(CudaProgramBackendTest,
        AnUnsupportedEntryPointIsTheHarnessErrorNamingIt) {
   setenv("PTXDIFF_SIM_CUDA_UNSUPPORTED", "cuStreamQuery", 1);
   const std::vector<Program> programs = {SquareProgram(), SaturatingProgram()};
-  std::shared_ptr<ProgramBackend> backend = OnWorkers();
-  ASSERT_NE(backend, nullptr);
-  auto checks = backend->Check(programs, ProgramInputs::kRuntime,
-                               Reading::kSpec, absl::InfiniteFuture());
+  std::optional<ProgramWorker> worker = OnWorker();
+  ASSERT_TRUE(worker.has_value());
+  auto checks = worker->backend->Check(programs, ProgramInputs::kRuntime,
+                                       Reading::kSpec, absl::InfiniteFuture());
   ASSERT_FALSE(checks.ok());
   EXPECT_THAT(std::string(checks.status().message()),
               AllOf(HasSubstr(absl::StrCat(

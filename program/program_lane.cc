@@ -92,7 +92,9 @@ class SearchLane : public ProgramLane {
     return report;
   }
 
-  const ProgramBackend& presenter() const override { return *presenter_; }
+  std::shared_ptr<const ProgramBackend> presenter() const override {
+    return presenter_;
+  }
 
  private:
   const std::unique_ptr<ProgramSearch> search_;
@@ -128,11 +130,7 @@ absl::StatusOr<std::unique_ptr<ProgramLane>> MakeProgramLane(
     const WorkerIdentity& identity, const ProgramBackendOptions& backend,
     ProgramCampaignOptions options, absl::Time deadline,
     std::function<void(const std::string&)> progress) {
-  if (!identity.programs) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("the worker (", identity.Describe(),
-                     ") runs no programs: its HELLO_REPLY has no programs=1"));
-  }
+  PTXDIFF_RETURN_IF_ERROR(RunsPrograms(identity));
   PTXDIFF_ASSIGN_OR_RETURN(std::shared_ptr<const ProgramBackend> presenter,
                            MakeProgramPresenter(backend, identity));
   options.max_time = deadline - absl::Now();
@@ -165,7 +163,7 @@ CampaignOptions LaneAlone(const ProgramCampaignOptions& options,
   engine.lane = std::move(lane);
   engine.lane_share = 1;
   // What a sender finds it files before its next batch, on its worker that
-  // knows the tool's costs, as RunProgramCampaign's threads did.
+  // knows the tool's costs.
   engine.lane_files_on_senders = true;
   return engine;
 }
@@ -183,7 +181,7 @@ absl::StatusOr<ProgramCampaignReport> RunProgramsOnEngine(
     const ProgramCampaignOptions& options, const ProgramBackendOptions& backend,
     const ProgramWorkers& workers,
     std::function<void(const std::string&)> progress,
-    ProgramsRunBackend* ran_on) {
+    const std::function<void(const ProgramsRunBackend&)>& on_start) {
   const absl::Time start = absl::Now();
   const absl::Time deadline = start + options.max_time;
   ProgramLane* lane = nullptr;  // the engine's, made in Campaign::Start
@@ -205,10 +203,11 @@ absl::StatusOr<ProgramCampaignReport> RunProgramsOnEngine(
     return absl::FailedPreconditionError(
         (*campaign)->Snapshot().lane_not_started);
   }
-  if (ran_on != nullptr) {
-    *ran_on = {.name = lane->presenter().Name(),
-               .identity = lane->presenter().Identity(),
-               .arch = arch};
+  if (on_start) {
+    on_start({.name = lane->presenter()->Name(),
+              .identity = lane->presenter()->Identity(),
+              .arch = arch,
+              .presenter = lane->presenter()});
   }
   {
     const Ticker ticker(

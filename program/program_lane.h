@@ -31,16 +31,15 @@ class ProgramLane : public CaseLane {
   // called, the run's (its `seconds` not set: the caller's clock).
   virtual ProgramCampaignReport Report() const = 0;
   // What names and presents its cases (the backend's Name and Identity).
-  virtual const ProgramBackend& presenter() const = 0;
+  virtual std::shared_ptr<const ProgramBackend> presenter() const = 0;
 };
 
 // The lane for workers that say they are `identity`, on `backend` (whose
 // presenter, MakeProgramPresenter, names and presents the cases), ending at
-// `deadline` (the campaign's). `options` as for RunProgramCampaign, but its
-// backend, threads, max_time and on_tick are not used: the engine's workers
-// and senders run the programs. `progress` gets a line per filing.
-// FailedPrecondition when the worker runs no programs (its HELLO_REPLY has
-// no programs=1); MakeProgramPresenter's errors.
+// `deadline` (the campaign's). `options`' threads, max_time and on_tick are
+// not used: the engine's workers and senders run the programs. `progress` gets
+// a line per filing. FailedPrecondition when the worker runs no programs (its
+// HELLO_REPLY has no programs=1); MakeProgramPresenter's errors.
 absl::StatusOr<std::unique_ptr<ProgramLane>> MakeProgramLane(
     const WorkerIdentity& identity, const ProgramBackendOptions& backend,
     ProgramCampaignOptions options, absl::Time deadline,
@@ -54,22 +53,27 @@ CaseLaneCounts ProgramLaneCounts(const ProgramCampaignReport& report);
 struct ProgramsRunBackend {
   std::string name, identity;
   std::string arch;  // the target the programs were compiled for
+  // What names and presents its cases (the program fuzzer's mutator asks
+  // it which inputs the backend judges).
+  std::shared_ptr<const ProgramBackend> presenter;
 };
 
-// `ptxdiff programs` (and `ptxdiff minimize` of a program case): the
+// `ptxdiff programs`, `ptxdiff minimize` of a program case and the program
+// fuzzer's campaign (fuzzers/program_target.h): the
 // program campaign `options` asks for, run on the engine as its lane alone
 // (lane_share 1, no tuple producers), on `backend`'s workers (`workers`:
 // ProgramWorkersFor's) a sender each of options.threads, and the filer's. It
 // ends at options.max_time, at a stop of the process (Interrupted()), or once
-// the lane has nothing more to run or file. options.backend is not used;
-// on_tick is called with the counts so far, after `ran_on` is set. `progress`
-// gets a line per filing. Errors: the flags' (ProgramWorkersFor), a worker that
-// does not start or runs no programs, the triage directory's.
+// the lane has nothing more to run or file.
+// `on_start` is told what the run is on once the workers said what they are,
+// before any on_tick (with the counts so far). `progress` gets a line per
+// filing. Errors: the flags' (ProgramWorkersFor), a worker that does not
+// start or runs no programs, the triage directory's.
 absl::StatusOr<ProgramCampaignReport> RunProgramsOnEngine(
     const ProgramCampaignOptions& options, const ProgramBackendOptions& backend,
     const ProgramWorkers& workers,
     std::function<void(const std::string&)> progress,
-    ProgramsRunBackend* ran_on = nullptr);
+    const std::function<void(const ProgramsRunBackend&)>& on_start = nullptr);
 
 }  // namespace ptxdiff
 

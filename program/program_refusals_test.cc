@@ -11,8 +11,10 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isa/spelling.h"
+#include "program/program_backends.h"
 #include "program/program_campaign.h"
 #include "program/program_generator.h"
+#include "program/program_lane.h"
 #include "program/program_tool.h"
 #include "program/testing/programs.h"
 
@@ -137,11 +139,13 @@ TEST(ProgramRefusalsCampaignTest, ARefusedInstructionIsLearnedOnceAndKept) {
   const std::string command = absl::StrCat(
       PTXDIFF_INTERPRETER_PATH, " --refuse=bmsk {ptx} {in} {out}");
   const RefusalMemory memory(dir->get()->File("refusals"), command, "sm_90");
+  // On the engine's worker of the tool.
+  const ProgramBackendOptions backend{.backend =
+                                          absl::StrCat("ptx-cmd:", command)};
+  const absl::StatusOr<ProgramWorkers> workers = ProgramWorkersFor(backend);
+  ASSERT_TRUE(workers.ok()) << workers.status();
   auto run = [&](int programs) {
     ProgramCampaignOptions o;
-    o.backend = MakeToolProgramBackend({.command = command,
-                                        .files_root = dir->get()->path(),
-                                        .target = *TargetForDevice(90)});
     o.threads = 1;
     o.seed = 3;
     o.triage_dir = dir->get()->File("triage");
@@ -153,7 +157,8 @@ TEST(ProgramRefusalsCampaignTest, ARefusedInstructionIsLearnedOnceAndKept) {
       if (drawn++ == programs) return std::nullopt;
       return RandomProgram(rng, shape);
     };
-    absl::StatusOr<ProgramCampaignReport> r = RunProgramCampaign(o, nullptr);
+    absl::StatusOr<ProgramCampaignReport> r =
+        RunProgramsOnEngine(o, backend, *workers, nullptr);
     EXPECT_TRUE(r.ok()) << r.status();
     return r.ok() ? *r : ProgramCampaignReport{};
   };

@@ -3,10 +3,9 @@
 // learned, what is found journaled), and what was found minimized and
 // filed (cause keys, known repeats, one-step causes filed as tuples). It
 // owns no worker and no thread: each step that runs is given the backend to
-// run on, so that the same code serves the engine's program lane
-// (program_lane.h: `ptxdiff fuzz --programs`, `ptxdiff programs`), whose
-// senders and filer lend it their workers, and RunProgramCampaign's threads
-// (program_campaign.h: the program fuzzer).
+// run on, that of the worker an engine's sender or filer lends it (the
+// program lane, program_lane.h: `ptxdiff fuzz --programs`, `ptxdiff
+// programs`, the program fuzzer).
 // Thread-safe.
 
 #ifndef PTXDIFF_PROGRAM_PROGRAM_SEARCH_H_
@@ -46,7 +45,7 @@ class ProgramSearch {
   // Opens the triage directory and its program journal, learns the tuple
   // causes filed there and the refusals remembered, and takes up what
   // earlier runs left pending (options.adopt_pending). `presenter` names
-  // and presents the cases; options.backend is not used. The run ends at
+  // and presents the cases. The run ends at
   // options.max_time from now. `progress` gets a line per filing.
   static absl::StatusOr<std::unique_ptr<ProgramSearch>> Open(
       const ProgramCampaignOptions& options,

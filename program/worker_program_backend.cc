@@ -1,7 +1,6 @@
 #include "program/worker_program_backend.h"
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,16 +35,9 @@ ProgramCheck CheckOfOutcome(const ProgramOutcome& outcome) {
 
 class WorkerProgramBackend : public ProgramBackend {
  public:
-  WorkerProgramBackend(WorkerCommand command,
-                       std::shared_ptr<const ProgramBackend> presenter,
-                       std::unique_ptr<WorkerClient> first)
-      : command_(std::move(command)), presenter_(std::move(presenter)) {
-    idle_.push_back(std::move(first));
-  }
-  // Every check on `borrowed`, no pool.
-  WorkerProgramBackend(WorkerClient& borrowed,
+  WorkerProgramBackend(WorkerClient& worker,
                        std::shared_ptr<const ProgramBackend> presenter)
-      : presenter_(std::move(presenter)), borrowed_(&borrowed) {}
+      : presenter_(std::move(presenter)), worker_(worker) {}
 
   std::string Name() const override { return presenter_->Name(); }
   std::string Identity() const override { return presenter_->Identity(); }
@@ -105,14 +97,7 @@ class WorkerProgramBackend : public ProgramBackend {
     if (programs.empty()) return std::vector<ProgramCheck>();
     const ProgramRunRequest request =
         ProgramRequestOf(programs, form, reading, until_fault, deadline);
-    std::vector<ProgramOutcome> outcomes;
-    if (borrowed_ != nullptr) {
-      outcomes = borrowed_->RunPrograms(request);
-    } else {
-      PTXDIFF_ASSIGN_OR_RETURN(std::unique_ptr<WorkerClient> client, Take());
-      outcomes = client->RunPrograms(request);
-      Give(std::move(client));
-    }
+    const std::vector<ProgramOutcome> outcomes = worker_.RunPrograms(request);
     std::vector<ProgramCheck> checks;
     checks.reserve(outcomes.size());
     for (const ProgramOutcome& o : outcomes) {
@@ -133,60 +118,22 @@ class WorkerProgramBackend : public ProgramBackend {
     return checks;
   }
 
-  // An idle worker, or a new one: one per thread checking at once.
-  absl::StatusOr<std::unique_ptr<WorkerClient>> Take() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (!idle_.empty()) {
-        std::unique_ptr<WorkerClient> c = std::move(idle_.back());
-        idle_.pop_back();
-        return c;
-      }
-    }
-    return WorkerClient::Start(command_);
-  }
-  void Give(std::unique_ptr<WorkerClient> client) {
-    std::lock_guard<std::mutex> lock(mu_);
-    idle_.push_back(std::move(client));
-  }
-
-  const WorkerCommand command_;
   const std::shared_ptr<const ProgramBackend> presenter_;
-  WorkerClient* const borrowed_ = nullptr;  // set: the only worker
-  std::mutex mu_;
-  std::vector<std::unique_ptr<WorkerClient>> idle_;
+  WorkerClient& worker_;
 };
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<ProgramBackend>> MakeWorkerProgramBackend(
-    WorkerCommand command, const PresenterOf& presenter_of) {
-  PTXDIFF_ASSIGN_OR_RETURN(std::unique_ptr<WorkerClient> first,
-                           WorkerClient::Start(command));
-  if (!first->identity().programs) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("the worker (", first->identity().Describe(),
-                     ") runs no programs: its HELLO_REPLY has no programs=1"));
-  }
-  PTXDIFF_ASSIGN_OR_RETURN(std::shared_ptr<const ProgramBackend> presenter,
-                           presenter_of(first->identity()));
-  return std::make_unique<WorkerProgramBackend>(
-      std::move(command), std::move(presenter), std::move(first));
+absl::Status RunsPrograms(const WorkerIdentity& identity) {
+  if (identity.programs) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      absl::StrCat("the worker (", identity.Describe(),
+                   ") runs no programs: its HELLO_REPLY has no programs=1"));
 }
 
 std::unique_ptr<ProgramBackend> WorkerProgramBackendOn(
     WorkerClient& worker, std::shared_ptr<const ProgramBackend> presenter) {
   return std::make_unique<WorkerProgramBackend>(worker, std::move(presenter));
-}
-
-absl::StatusOr<std::unique_ptr<ProgramBackend>> MakeWorkerProgramBackend(
-    WorkerCommand command, std::shared_ptr<const ProgramBackend> presenter) {
-  return MakeWorkerProgramBackend(
-      std::move(command),
-      [&presenter](const WorkerIdentity&)
-          -> absl::StatusOr<std::shared_ptr<const ProgramBackend>> {
-        return presenter;
-      });
 }
 
 }  // namespace ptxdiff

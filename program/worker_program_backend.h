@@ -9,35 +9,22 @@
 #ifndef PTXDIFF_PROGRAM_WORKER_PROGRAM_BACKEND_H_
 #define PTXDIFF_PROGRAM_WORKER_PROGRAM_BACKEND_H_
 
-#include <functional>
 #include <memory>
-#include <mutex>
-#include <vector>
 
-#include "absl/status/statusor.h"
+#include "absl/status/status.h"
 #include "client/worker_client.h"
 #include "program/program_backend.h"
 
 namespace ptxdiff {
 
-// What presents the cases of the worker that says it is `identity` (a
-// GPU's presenter names its device).
-using PresenterOf =
-    std::function<absl::StatusOr<std::shared_ptr<const ProgramBackend>>(
-        const WorkerIdentity& identity)>;
+// FailedPrecondition unless the worker that says it is `identity` runs
+// programs (its HELLO_REPLY says programs=1).
+absl::Status RunsPrograms(const WorkerIdentity& identity);
 
-// A worker per thread that checks at once (a campaign's), started with
-// `command` as it is first needed and kept for the backend's life.
-// FailedPrecondition if the first worker does not run programs.
-absl::StatusOr<std::unique_ptr<ProgramBackend>> MakeWorkerProgramBackend(
-    WorkerCommand command, std::shared_ptr<const ProgramBackend> presenter);
-absl::StatusOr<std::unique_ptr<ProgramBackend>> MakeWorkerProgramBackend(
-    WorkerCommand command, const PresenterOf& presenter_of);
-
-// Every check on `worker`, which runs programs (its identity().programs:
-// the caller's to check), borrowed for the backend's life: how a campaign's
-// program lane runs on the workers its senders and filer hold
-// (program_lane.h).
+// Every check on `worker`, which runs programs (RunsPrograms: the caller's
+// to check), borrowed for the backend's life: how a campaign's program lane
+// runs on the workers its senders and filer hold (program_lane.h), and a
+// check on a worker of its own (StartProgramWorker, program_backends.h).
 std::unique_ptr<ProgramBackend> WorkerProgramBackendOn(
     WorkerClient& worker, std::shared_ptr<const ProgramBackend> presenter);
 
