@@ -31,9 +31,13 @@ struct CaseLaneCounts {
   // any entry (a program with a variant no longer generated).
   int64_t filed = 0, filed_new = 0, known = 0, not_filed_again = 0;
   // Found and not filed (after Finish: kept in the lane's pending journal
-  // for the next campaign).
-  int64_t pending = 0;
+  // for the next campaign), and of them those the journal could not keep
+  // either (a full disk).
+  int64_t pending = 0, unjournaled = 0;
   int64_t errors = 0;  // what the lane could not run or file
+  // Writes to the triage directory that failed (a full disk): the run did
+  // not keep what it found.
+  int64_t write_errors = 0;
 };
 
 // Thread-safe: senders call RunBatch at once, each with its own worker,

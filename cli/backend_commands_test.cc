@@ -151,6 +151,15 @@ TEST(BackendCommandsTest, APtxasThatHangsOnVersionCostsTheTimeoutGiven) {
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_THAT(r.err, HasSubstr("--version did not print a release line: "
                                "[timed out after 1s (killed)]"));
+  // The twelfth fault run: `calibrate --max-time 5` waited the query's own
+  // minute. Its --max-time bounds them, tuples and programs alike.
+  for (const char* what : {"--family", "--programs"}) {
+    r = Ptxdiff({"calibrate", what,
+                 std::string(what) == "--family" ? "add" : "10", "--max-time",
+                 "1"});
+    EXPECT_EQ(r.code, 2) << what << r.out;
+    EXPECT_THAT(r.err, HasSubstr("[timed out after 1s (killed)]")) << what;
+  }
 }
 
 // --exhaustive: every input of the narrow variants, proved or refuted;

@@ -118,8 +118,8 @@ void PrintProgramReport(const ProgramCalibrationReport& r, int64_t show,
 // `calibrate --programs N`: random programs instead of tuples.
 int CalibratePrograms(const ProgramCompiler& compiler, const std::string& arch,
                       int64_t programs, int opt, uint64_t seed, int threads,
-                      int64_t max_time, int64_t show, std::ostream& out,
-                      std::ostream& err) {
+                      absl::Time run_start, int64_t max_time, int64_t show,
+                      std::ostream& out, std::ostream& err) {
   ProgramCalibrationOptions o;
   o.compiler = compiler;
   o.arch = arch;
@@ -128,7 +128,7 @@ int CalibratePrograms(const ProgramCompiler& compiler, const std::string& arch,
   o.seed = seed;
   o.threads = threads;
   const absl::Time start = absl::Now();
-  if (max_time > 0) o.deadline = start + absl::Seconds(max_time);
+  if (max_time > 0) o.deadline = run_start + absl::Seconds(max_time);
   absl::Time last_progress = start;
   o.progress = [&](const ProgramCalibrationReport& r) {
     if (absl::Now() - last_progress < kProgressEvery) return;
@@ -204,6 +204,14 @@ int RunCalibrate(const std::vector<std::string>& args, std::ostream& out,
                     "--arch ", arch,
                     ": the SASS evaluator decodes sm_90 and sm_90a only")));
   }
+  // --max-time counts from here: ptxas's version queries are the run's
+  // time too, and a ptxas slow to answer them costs no more than it.
+  const absl::Time run_start = absl::Now();
+  KeyValues queries;
+  if (*max_time > 0) {
+    queries.emplace_back(kPtxasQueryTimeoutOption,
+                         absl::StrCat(*max_time * 1000));
+  }
   absl::StatusOr<std::string> ptxas = FindPtxas({});
   if (!ptxas.ok()) return Fail(err, "calibrate", ptxas.status());
   if (parsed->Has("programs")) {
@@ -214,12 +222,12 @@ int RunCalibrate(const std::vector<std::string>& args, std::ostream& out,
                       "--tuples are for tuples"));
     }
     // The backend's compiler (nvJitLink where it loads), as for tuples.
-    absl::StatusOr<ProgramCompiler> compiler = PtxasProgramCompiler({});
+    absl::StatusOr<ProgramCompiler> compiler = PtxasProgramCompiler(queries);
     if (!compiler.ok()) return Fail(err, "calibrate", compiler.status());
     return CalibratePrograms(*compiler, arch, *programs, static_cast<int>(*opt),
                              static_cast<uint64_t>(*seed),
-                             static_cast<int>(*threads), *max_time, *show, out,
-                             err);
+                             static_cast<int>(*threads), run_start, *max_time,
+                             *show, out, err);
   }
 
   CalibrationCampaignOptions o;
@@ -238,12 +246,12 @@ int RunCalibrate(const std::vector<std::string>& args, std::ostream& out,
   o.seed = static_cast<uint64_t>(*seed);
   o.threads = static_cast<int>(*threads);
   const absl::Time start = absl::Now();
-  if (*max_time > 0) o.deadline = start + absl::Seconds(*max_time);
+  if (*max_time > 0) o.deadline = run_start + absl::Seconds(*max_time);
   // The assembler the ptxas backend uses (nvJitLink where it loads): a gap
   // between its code and the executable's shows here, not in a campaign.
   // Each compile ends by --max-time: one that hangs must not outlast it.
   absl::StatusOr<PtxasAssembler> assembler =
-      MakePtxasAssembler({}, arch, o.deadline);
+      MakePtxasAssembler(queries, arch, o.deadline);
   if (!assembler.ok()) return Fail(err, "calibrate", assembler.status());
   o.assemble = assembler->assemble;
   absl::Time last_progress = start;

@@ -556,6 +556,17 @@ std::vector<std::string> RunErrors(const Progress& p, const FuzzConfig& config,
     }
     errors.push_back(std::move(e));
   }
+  if (sum.program_write_errors > 0 || sum.programs_unjournaled > 0) {
+    errors.push_back(absl::StrCat(
+        "the program lane could not write to the triage directory ",
+        config.triage_dir, " (", sum.program_write_errors, " failed writes)",
+        sum.programs_unjournaled > 0
+            ? absl::StrCat("; ", sum.programs_unjournaled,
+                           " program findings could not be kept in its "
+                           ".pending/ either (their journal lines are in ",
+                           log, ")")
+            : ""));
+  }
   std::string nothing =
       NothingTestedError(sum.counts, sum.top_decline, sum.top_decline_count);
   if (!nothing.empty() && sum.counts.declined > 0) {

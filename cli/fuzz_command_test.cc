@@ -298,6 +298,29 @@ TEST(FuzzCommandTest, TheStartingLineSaysThePendingFindingsJudgedAgain) {
       << r.out << r.err;
 }
 
+// The twelfth fault run: on a full triage disk `fuzz --programs` said its
+// program findings were "kept pending" that no journal held, and exited 0.
+// Their loss is said as the tuples' is, and the run fails.
+TEST(FuzzCommandTest, ProgramFindingsNotKeptOnAFullDiskFailTheRun) {
+  const std::string dir = TempDirFor("fuzz_programs_unjournaled");
+  const CliRun r =
+      FuzzWith(dir,
+               std::string(kSomeStats) +
+                   "programs=40\nprogram_disagreements=5\nprograms_pending=5\n"
+                   "programs_unjournaled=4\nprogram_write_errors=2\n",
+               "",
+               {"--backend", "oracle", "--programs", "0.5", "--out",
+                dir + "/out", "--dir", dir + "/triage"});
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr(", 5 not filed (1 kept pending for the next "
+                               "run; 4 could not be journaled)"));
+  EXPECT_THAT(r.err, HasSubstr("the program lane could not write to the "
+                               "triage directory " +
+                               dir +
+                               "/triage (2 failed writes); 4 program "
+                               "findings could not be kept"));
+}
+
 // Tenth fault run: with a file at OUT/refusals, a ptx-cmd run said what the
 // tool refused was "remembered in OUT/refusals/ptx-cmd-….tsv", kept nowhere,
 // and exited 0. `fuzz` and `programs` on a tool refuse it at once.

@@ -38,6 +38,19 @@ std::string NotFiledAgain(const FuzzStats& sum) {
                       "again)");
 }
 
+// ", 5 kept pending for the next run", or on a full disk ", 52 not filed
+// (5 kept pending for the next run; 47 could not be journaled)", or "".
+std::string PendingPrograms(const FuzzStats& sum) {
+  if (sum.programs_pending == 0) return "";
+  const int64_t kept =
+      std::max<int64_t>(0, sum.programs_pending - sum.programs_unjournaled);
+  if (sum.programs_unjournaled == 0)
+    return absl::StrCat(", ", kept, " kept pending for the next run");
+  return absl::StrCat(", ", sum.programs_pending, " not filed (", kept,
+                      " kept pending for the next run; ",
+                      sum.programs_unjournaled, " could not be journaled)");
+}
+
 std::string ProgramsLine(const FuzzStats& sum, const FuzzConfig& config) {
   if (config.programs_share <= 0) return "";
   if (!sum.programs_not_started.empty()) {
@@ -54,10 +67,7 @@ std::string ProgramsLine(const FuzzStats& sum, const FuzzConfig& config) {
       " crashes or hangs; filed ", sum.programs_filed, " (",
       sum.programs_filed_new, " new), ", sum.programs_known,
       " counted under a cause filed before", NotFiledAgain(sum),
-      sum.programs_pending > 0 ? absl::StrCat(", ", sum.programs_pending,
-                                              " kept pending for the next run")
-                               : "",
-      "\n");
+      PendingPrograms(sum), "\n");
 }
 
 std::string FindingsThisRun(const FuzzStats& sum) {

@@ -303,7 +303,9 @@ int RunProgramAs(std::string_view command, const std::vector<std::string>& args,
   if (!parsed->Has("backend")) {
     out << "verdict: not judged (no --backend: the oracle's values alone; "
            "--backend ptxas, cuda or ptx-cmd:COMMAND judges a backend)\n";
-    return kExitOk;
+    // `program` shows the oracle's values; `repro` was to replay a finding,
+    // and judged nothing.
+    return command == "repro" ? kExitNotJudged : kExitOk;
   }
   const std::string label =
       choice->is_ptxas ? absl::StrCat("ptxas ", choice->arch)

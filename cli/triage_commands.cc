@@ -244,6 +244,15 @@ absl::StatusOr<std::vector<std::string>> EntryBackendFlags(
     }
     return flags;
   }
+  // What the program lane files on a tool: "ptx-cmd sm_90: COMMAND".
+  if (const size_t colon = identity.find(": ");
+      name == "ptx-cmd" && colon != std::string::npos &&
+      absl::StartsWith(identity, "ptx-cmd sm_") &&
+      identity.find_first_of(" :", 8) == colon) {
+    return std::vector<std::string>{
+        "--backend", absl::StrCat("ptx-cmd:", identity.substr(colon + 2)),
+        "--arch", identity.substr(8, colon - 8)};
+  }
   const size_t open = identity.find(" (");
   if (name == "ptx-cmd" && open != std::string::npos &&
       absl::EndsWith(identity, ")")) {
@@ -330,8 +339,16 @@ int RunRepro(const std::vector<std::string>& args, std::ostream& out,
         program_args.insert(program_args.end(),
                             {absl::StrCat("--", flag), parsed->Get(flag)});
     }
-    if (const std::vector<std::string> replay = ReplayFlagsOf(*raw);
-        !parsed->Has("backend") && !replay.empty()) {
+    // An entry's case says how to replay it; where that line was lost, its
+    // meta.txt still names the backend.
+    std::vector<std::string> replay = ReplayFlagsOf(*raw);
+    if (replay.empty() && entry && !parsed->Has("backend")) {
+      absl::StatusOr<std::vector<std::string>> flags =
+          EntryBackendFlags(*entry);
+      if (!flags.ok()) return Fail(err, "repro", flags.status());
+      replay = *std::move(flags);
+    }
+    if (!parsed->Has("backend") && !replay.empty()) {
       out << "repro: replaying on the backend it was found on: "
           << absl::StrJoin(replay, " ") << "\n";
       program_args.insert(program_args.end(), replay.begin(), replay.end());

@@ -78,6 +78,33 @@ TEST(TriageCommandsTest, ReproExitCodes) {
 }
 
 #ifdef PTXDIFF_INTERPRETER_PATH
+// The twelfth fault run: `repro` of a program entry whose case had lost
+// its `# Replay:` line showed the oracle alone, "not judged", exit 0. It
+// replays on the backend meta.txt names; a program case with no backend to
+// replay on is exit 3, nothing judged.
+TEST(TriageCommandsTest, AProgramEntryWithoutItsReplayLineReplaysOnItsMeta) {
+  const std::string dir = TempDirFor("program_no_replay");
+  const std::string entry =
+      dir + "/value-mismatch~ptx-cmd~immediate-inputs~program-1f2e3d4c";
+  ASSERT_TRUE(MakeDirs(entry).ok());
+  std::ofstream(entry + "/meta.txt")
+      << "backend: ptx-cmd sm_90: " << PTXDIFF_INTERPRETER_PATH
+      << " --flip-on=add.u32 {ptx} {in} {out}\ncount: 1\n";
+  const char kProgram[] =
+      "# ptxdiff program 1\ninput %a .b32 7\nadd.u32 %r, %a, 1;\n"
+      "output %r\n";
+  std::ofstream(entry + "/case.txt") << kProgram;
+  CliRun r = Ptxdiff({"repro", entry + "/case.txt"});
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("repro: replaying on the backend it was found "
+                               "on: --backend ptx-cmd:"));
+  EXPECT_THAT(r.out, HasSubstr("verdict: mismatch"));
+  std::ofstream(dir + "/loose.ptxprog") << kProgram;
+  r = Ptxdiff({"repro", dir + "/loose.ptxprog"});
+  EXPECT_EQ(r.code, 3) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("verdict: not judged (no --backend"));
+}
+
 // Tenth fault run: `repro` of a program entry of an unisolated hang replayed
 // the module's first program alone, "verdict: agree", exit 0. It says what
 // it replays, and a first program that does not hang is "not shown", exit 3.
@@ -257,6 +284,18 @@ TEST(TriageCommandsTest, APtxCmdEntryReplaysItsCommandAndItsTarget) {
       << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("PTX for sm_80)"));
   EXPECT_THAT(r.out, Not(HasSubstr("sm_80, PTX for")));
+  // The twelfth fault run: one the program lane filed names its backend as
+  // its presenter does ("ptx-cmd sm_90: COMMAND"); repro said it did not
+  // record how to start it, exit 2.
+  std::ofstream(entry + "/meta.txt")
+      << "backend: ptx-cmd sm_75: /bin/true {ptx} {in} {out}\ncount: 1\n";
+  const CliRun lane =
+      Ptxdiff({"repro", "crash~ptx-cmd~crash~add.u32", "--dir", dir});
+  EXPECT_THAT(lane.out,
+              StartsWith("repro: replaying on the backend it was found on: "
+                         "--backend ptx-cmd:/bin/true {ptx} {in} {out} --arch "
+                         "sm_75\n"))
+      << lane.out << lane.err;
 }
 
 // Issue 65: an entry whose meta.txt is garbage (no backend line) is said to

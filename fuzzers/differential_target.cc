@@ -413,6 +413,8 @@ FuzzStats DifferentialTarget::stats() const {
   s.programs_known = c.lane.known;
   s.programs_not_filed_again = c.lane.not_filed_again;
   s.programs_pending = c.lane.pending;
+  s.programs_unjournaled = c.lane.unjournaled;
+  s.program_write_errors = c.lane.write_errors;
   s.programs_not_started = c.lane_not_started;
   return s;
 }

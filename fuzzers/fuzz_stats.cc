@@ -73,6 +73,8 @@ const Counter kCounters[] = {
     PTXDIFF_COUNTER("programs_known", s.programs_known),
     PTXDIFF_COUNTER("programs_not_filed_again", s.programs_not_filed_again),
     PTXDIFF_COUNTER("programs_pending", s.programs_pending),
+    PTXDIFF_COUNTER("programs_unjournaled", s.programs_unjournaled),
+    PTXDIFF_COUNTER("program_write_errors", s.program_write_errors),
 };
 #undef PTXDIFF_COUNTER
 

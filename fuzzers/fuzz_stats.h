@@ -72,6 +72,9 @@ struct FuzzStats {
           program_faults = 0, programs_filed = 0, programs_filed_new = 0,
           programs_known = 0, programs_not_filed_again = 0,
           programs_pending = 0;
+  // Of programs_pending, those the journal could not keep (a full disk);
+  // and the program lane's failed writes to the triage directory.
+  int64_t programs_unjournaled = 0, program_write_errors = 0;
   // Why no program ran though --programs asked for some (the worker runs
   // none): one line.
   std::string programs_not_started;

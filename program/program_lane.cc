@@ -122,7 +122,9 @@ CaseLaneCounts ProgramLaneCounts(const ProgramCampaignReport& r) {
   c.known = r.known_repeats;
   c.not_filed_again = r.known;
   c.pending = r.pending - r.other_backend;
+  c.unjournaled = r.unjournaled;
   c.errors = static_cast<int64_t>(r.errors.size());
+  c.write_errors = r.triage_write_errors;
   return c;
 }
 
