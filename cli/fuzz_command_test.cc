@@ -462,7 +462,9 @@ TEST(FuzzCommandTest, ACtrlZStopsTheFuzzerWithTheCli) {
   int status = 0;
   ASSERT_EQ(waitpid(cli, &status, WUNTRACED), cli);
   EXPECT_TRUE(WIFSTOPPED(status));
-  EXPECT_TRUE(within(absl::Seconds(5), [&] { return StateOf(fuzzer) == 'T'; }))
+  // Within seconds; a process in uninterruptible I/O ('D', seen under the
+  // full suite's load) stops once its I/O is done.
+  EXPECT_TRUE(within(absl::Seconds(30), [&] { return StateOf(fuzzer) == 'T'; }))
       << "the fuzzer runs on while ptxdiff is stopped: " << StateOf(fuzzer);
   const off_t stopped_at = SizeOf(beat);
   absl::SleepFor(absl::Milliseconds(500));
