@@ -232,6 +232,10 @@ int RunProgram(const std::vector<std::string>& args, std::ostream& out,
   return RunProgramAs("program", args, out, err);
 }
 
+// The tool runs a form's check of one program may take (the module, and a
+// refusal's instructions alone) before its deadline.
+constexpr int kToolRunsAForm = 4;
+
 int RunProgramAs(std::string_view command, const std::vector<std::string>& args,
                  std::ostream& out, std::ostream& err,
                  const std::optional<std::string>& case_text) {
@@ -317,10 +321,13 @@ int RunProgramAs(std::string_view command, const std::vector<std::string>& args,
   for (ProgramInputs form : forms) {
     // --timeout bounds each form's check on ptxas: its runs, the oracle's
     // evaluations and the runs of its code on the CPU. A tool's runs are
-    // bounded each, a run past it a hang: a deadline would cut it first.
-    const absl::Time deadline = choice->is_ptxas
-                                    ? absl::Now() + absl::Seconds(*timeout_seconds)
-                                    : absl::InfiniteFuture();
+    // bounded each, a run past it a hang, which the check's deadline must
+    // not cut first: it allows a few of them (a refusal's runs alone). Its
+    // reply is waited for until then, not the worker's minutes (a worker
+    // that stops answering: the thirteenth fault run's 241 s at 5 s).
+    const absl::Duration timeout = absl::Seconds(*timeout_seconds);
+    const absl::Time deadline =
+        absl::Now() + (choice->is_ptxas ? timeout : kToolRunsAForm * timeout);
     absl::StatusOr<Judged> j = CheckForm(*choice->backend, label, deadline,
                                          *program, form, *reading, out);
     if (!j.ok()) return Fail(err, command, j.status());

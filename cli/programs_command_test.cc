@@ -461,6 +461,34 @@ TEST(ProgramsCommandTest, AWorkerThatFallsOverIsSaidInTheSummary) {
       << r.out << r.err;
 }
 
+// The thirteenth fault run: `program` on a tool waited the worker's two
+// minutes, twice, for a worker that stopped answering, whatever --timeout
+// said (241 s at --timeout 5). A few of the tool's runs, then it is said.
+TEST(ProgramsCommandTest, AProgramOnAStoppedWorkerCostsAFewTimeoutsNoMore) {
+  auto dir = TempDir::Create("program-stopped-worker");
+  ASSERT_TRUE(dir.ok());
+  const std::string worker = (*dir)->File("stopping_worker.sh");
+  ASSERT_TRUE(WriteFile(worker, absl::StrCat("#!/bin/sh\n(sleep 1; kill -STOP "
+                                             "$$) &\nexec ",
+                                             PTXDIFF_WORKER_PATH, " \"$@\"\n"))
+                  .ok());
+  ASSERT_EQ(chmod(worker.c_str(), 0755), 0);
+  const ScopedEnv env("PTXDIFF_WORKER", worker);
+  const std::string file = (*dir)->File("one.ptxprog");
+  ASSERT_TRUE(
+      WriteFile(file, "# ptxdiff program 1\nbrev.b32 %r1, 0x0;\noutput %r1\n")
+          .ok());
+  const absl::Time start = absl::Now();
+  std::ostringstream out, err;
+  const int code =
+      RunProgram({file, "--timeout", "1", "--backend",
+                  absl::StrCat("ptx-cmd:", PTXDIFF_INTERPRETER_PATH,
+                               " --startup-ms=3000 {ptx} {in} {out}")},
+                 out, err);
+  EXPECT_LT(absl::Now() - start, absl::Seconds(60)) << out.str() << err.str();
+  EXPECT_NE(code, 0) << out.str() << err.str();
+}
+
 // What a tool is remembered refusing (here as a `fuzz` run on it would have
 // left it in <out>/refusals) is not generated, and the summary says which
 // and why, naming the file (issue 62, item 4).

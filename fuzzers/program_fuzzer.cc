@@ -14,6 +14,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
+#include "common/interrupt.h"
 #include "fuzzers/program_mutator.h"
 #include "fuzzers/program_target.h"
 
@@ -25,7 +26,10 @@ __attribute__((used, section("__libfuzzer_extra_counters")))
 uint8_t signal_counters[ptxdiff::kProgramSignalCounters];
 
 // Set by SIGINT and SIGTERM: the fuzz loop stops the campaign at its next
-// input, so that what is queued is checked and filed.
+// input. The stop is the campaign's too (Interrupt, common/interrupt.h):
+// it ends as a Ctrl-C'd `ptxdiff programs` does, what it found and did not
+// file yet kept in the pending journal, not minimized first (the
+// thirteenth fault run: still working 100 s after a Ctrl-C).
 volatile sig_atomic_t stop_requested = 0;
 
 // Stops the campaign and prints what it did.
@@ -72,7 +76,10 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
   target = *std::move(created);
   target->SetSignalCounters(signal_counters);
   struct sigaction ask = {};
-  ask.sa_handler = [](int) { stop_requested = 1; };
+  ask.sa_handler = [](int) {
+    stop_requested = 1;
+    ptxdiff::Interrupt();
+  };
   sigemptyset(&ask.sa_mask);
   sigaction(SIGINT, &ask, nullptr);
   sigaction(SIGTERM, &ask, nullptr);
@@ -86,8 +93,8 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (stop_requested) {
     std::fprintf(stderr,
-                 "ptxdiff: interrupted: checking what is queued, then "
-                 "stopping\n");
+                 "ptxdiff: interrupted: stopping (what was found and not "
+                 "filed yet is kept in the triage directory's .pending/)\n");
     StopAndReport();
     std::fflush(stderr);
     std::_Exit(0);

@@ -333,13 +333,15 @@ std::string ProgramFuzzTarget::Summary(const ProgramCampaignReport& r) {
     filed.push_back(
         absl::StrCat(f.is_new ? "new " : "again ", f.entry, ": ", f.what));
   }
-  std::string out = absl::StrCat(r.programs, " programs checked (", r.folded,
-                                 " judged with immediates, ", r.claimed,
-                                 " with runtime inputs, ", r.executed,
-                                 " on code run on the CPU), ",
-                                 r.disagreements, " disagreements, ", r.crashes,
-                                 " crashes, ", r.hangs, " hangs, ", r.known,
-                                 " of them known, ", r.filed.size(), " filed");
+  std::string out = absl::StrCat(
+      r.programs, " programs checked (", r.folded, " judged with immediates, ",
+      r.claimed, " with runtime inputs, ", r.executed,
+      " on code run on the CPU), ", r.disagreements, " disagreements, ",
+      r.crashes, " crashes, ", r.hangs, " hangs, ", r.known, " of them known, ",
+      r.known_repeats,
+      " counted in the entry of a cause filed "
+      "before, ",
+      r.filed.size(), " filed");
   if (r.pending > 0) {
     absl::StrAppend(&out, "; ", r.pending,
                     " kept in the triage directory's .pending/ for the next "
