@@ -518,6 +518,10 @@ int MinimizeProgramCase(const std::string& path, const std::string& text,
   }
   auto reading = ReadingFlag(args);
   if (!reading.ok()) return Fail(err, "minimize", reading.status());
+  // What it has by then is filed (a worker that stops answering is waited
+  // for until then: the fourteenth fault run's 300 s at --timeout 3).
+  auto max_time = MaxTimeFlag(args, 300);
+  if (!max_time.ok()) return Fail(err, "minimize", max_time.status());
   // Ctrl-C stops the backend's start too (its worker, ptxas), as in
   // `program`: a stop is never taken for a case that was not judged.
   const ScopedInterruptHandler on_interrupt;
@@ -529,7 +533,7 @@ int MinimizeProgramCase(const std::string& path, const std::string& text,
   // The case as a campaign of one program, on one sender.
   bool given = false;
   ProgramCampaignOptions o{
-      .max_time = absl::Seconds(300),
+      .max_time = absl::Seconds(*max_time),
       .threads = 1,
       .reading = *reading,
       .triage_dir = args.Get("dir", DefaultTriageDir()),

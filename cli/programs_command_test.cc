@@ -489,6 +489,48 @@ TEST(ProgramsCommandTest, AProgramOnAStoppedWorkerCostsAFewTimeoutsNoMore) {
   EXPECT_NE(code, 0) << out.str() << err.str();
 }
 
+// The fourteenth fault run: `minimize` of a program case on a worker that
+// stopped answering waited its fixed 300 s, whatever --timeout said.
+// --max-time bounds it; a tuple case, which has no use for it, refuses it.
+TEST(ProgramsCommandTest, MinimizeOfAProgramCaseEndsAtItsMaxTime) {
+  auto dir = TempDir::Create("minimize-stopped-worker");
+  ASSERT_TRUE(dir.ok());
+  const std::string worker = (*dir)->File("stopping_worker.sh");
+  ASSERT_TRUE(WriteFile(worker, absl::StrCat("#!/bin/sh\n(sleep 1; kill -STOP "
+                                             "$$) &\nexec ",
+                                             PTXDIFF_WORKER_PATH, " \"$@\"\n"))
+                  .ok());
+  ASSERT_EQ(chmod(worker.c_str(), 0755), 0);
+  const std::string file = (*dir)->File("one.ptxprog");
+  ASSERT_TRUE(WriteFile(file,
+                        "# ptxdiff program 1\ninput %a .b32 0x12345678\n"
+                        "bfe.s32 %r0, %a, 0x4, 0x8;\noutput %r0\n")
+                  .ok());
+  const std::string tool =
+      absl::StrCat("ptx-cmd:", PTXDIFF_INTERPRETER_PATH,
+                   " --startup-ms=3000 --flip-on=bfe.s32 {ptx} {in} {out}");
+  {
+    const ScopedEnv env("PTXDIFF_WORKER", worker);
+    const absl::Time start = absl::Now();
+    std::ostringstream out, err;
+    const int code =
+        RunMinimize({file, "--timeout", "1", "--max-time", "5", "--dir",
+                     (*dir)->File("triage"), "--backend", tool},
+                    out, err);
+    EXPECT_LT(absl::Now() - start, absl::Seconds(60)) << out.str() << err.str();
+    EXPECT_EQ(code, 3) << out.str() << err.str();
+    EXPECT_THAT(out.str(), HasSubstr("minimize: " + file + " was not checked"));
+  }
+  const std::string tuple = (*dir)->File("case.txt");
+  ASSERT_TRUE(WriteFile(tuple, "variant: add.s32\noperands: 1 2\n").ok());
+  std::ostringstream out, err;
+  EXPECT_EQ(
+      RunMinimize({tuple, "--max-time", "5", "--backend", "oracle"}, out, err),
+      2);
+  EXPECT_THAT(err.str(), HasSubstr("--max-time bounds the minimizing of a "
+                                   "program case"));
+}
+
 // What a tool is remembered refusing (here as a `fuzz` run on it would have
 // left it in <out>/refusals) is not generated, and the summary says which
 // and why, naming the file (issue 62, item 4).

@@ -430,8 +430,8 @@ int RunRepro(const std::vector<std::string>& args, std::ostream& out,
 
 int RunMinimize(const std::vector<std::string>& args, std::ostream& out,
                 std::ostream& err) {
-  auto parsed = OneFile(
-      args, {"backend", "arch", "timeout", "dir", "reading", "cuda-driver"});
+  auto parsed = OneFile(args, {"backend", "arch", "timeout", "dir", "reading",
+                               "cuda-driver", "max-time"});
   if (!parsed.ok()) return Fail(err, "minimize", parsed.status());
   auto reading = ReadingFlag(*parsed);
   if (!reading.ok()) return Fail(err, "minimize", reading.status());
@@ -442,6 +442,12 @@ int RunMinimize(const std::vector<std::string>& args, std::ostream& out,
     return MinimizeProgramCase(path, *raw, *parsed, out, err);
   auto tuples = CaseTuples(path, *raw);
   if (!tuples.ok()) return Fail(err, "minimize", tuples.status());
+  if (parsed->Has("max-time")) {  // a flag given is never ignored
+    return Fail(err, "minimize",
+                absl::InvalidArgumentError(
+                    "--max-time bounds the minimizing of a program case; a "
+                    "tuple case's is bounded by its rounds"));
+  }
   // Open the triage directory first: a bad one fails before any work.
   auto store = TriageStore::Open(parsed->Get("dir", DefaultTriageDir()),
                                  /*create=*/true);

@@ -250,7 +250,15 @@ const std::vector<CommandHelp>& Commands() {
        "FILE [flags]",
        "Minimize the disagreement in FILE (a text case, a crash file, or a\n"
        "program case: docs/programs.md) and file it in the triage directory.",
-       {kBackend, kDir, kArch, kTimeout, kReading, kCudaDriver},
+       {kBackend,
+        kDir,
+        kArch,
+        kTimeout,
+        kReading,
+        kCudaDriver,
+        {"--max-time SECONDS",
+         "a program case: minimized and filed as far as it got by then\n"
+         "(default 300)"}},
        "ptxdiff minimize out/findings/crash-0123abcd --backend ptxas"},
       {"triage",
        "list | show ENTRY | merge DIR... | mark ENTRY --explained WHY [--dir "
