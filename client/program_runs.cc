@@ -98,7 +98,7 @@ std::optional<BackendFault> WorkerClient::RunProgramPart(
       (deadline != absl::InfiniteFuture() && absl::Now() >= deadline);
   if (stop) {
     const std::string why =
-        interrupted_ ? absl::StrCat(kInterrupted, ": ", fault.detail)
+        interrupted_ ? AsInterrupted(fault.detail)
         : relaunch_failed_
             ? absl::StrCat("no worker could be started: ", fault.detail)
             : absl::StrCat("not run: the deadline passed while pinning a ",

@@ -427,6 +427,11 @@ absl::StatusOr<RunReply> WorkerClient::RunOnce(
   return DecodeRunReply(reply, num_tuples);
 }
 
+std::string WorkerClient::AsInterrupted(absl::string_view detail) {
+  if (absl::StartsWith(detail, kInterrupted)) return std::string(detail);
+  return absl::StrCat(kInterrupted, ": ", detail);
+}
+
 absl::StatusOr<std::string> WorkerClient::Exchange(MessageType request_type,
                                                    absl::string_view payload,
                                                    MessageType reply_type,
@@ -582,7 +587,7 @@ BatchOutcome WorkerClient::Run(std::span<const Tuple> tuples) {
       const BackendFault first = Classify(attempt.status());
       if (interrupted_) {  // no retry: the caller is stopping
         outcome.fault = first;
-        outcome.fault->detail = absl::StrCat(kInterrupted, ": ", first.detail);
+        outcome.fault->detail = AsInterrupted(first.detail);
         return outcome;
       }
       if (command_.isolate_faults && sent.size() > 1 &&

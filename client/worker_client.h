@@ -159,6 +159,9 @@ class WorkerClient {
   void Interrupt();
   bool interrupted() const { return interrupted_.load(); }
   static constexpr char kInterrupted[] = "interrupted";
+  // `detail` under kInterrupted, once (an exchange refused after the stop
+  // already says it: "interrupted: interrupted: ..." was seen).
+  static std::string AsInterrupted(absl::string_view detail);
 
  private:
   explicit WorkerClient(WorkerCommand command) : command_(std::move(command)) {}
