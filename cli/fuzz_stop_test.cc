@@ -64,15 +64,7 @@ TEST(FuzzCommandTest, KillingTheCliEndsTheFuzzer) {
   prctl(PR_SET_CHILD_SUBREAPER, 0);
 }
 
-// Issue 65's seventh fault run: `fuzz --jobs 2 --max-time 20` on a corpus
-// holding a 3 GB file ran 36 s (a fork job read the file whole), and a
-// Ctrl-C was not obeyed for 30 s: ptxdiff fuzz never ended its fuzzer
-// itself. Now a fuzzer still running 5 s past --max-time is asked to stop
-// (SIGINT to its group; killed FuzzerProcess::kStopGrace later if it has
-// not: FuzzerProcessTest). The fake fuzzer exits when asked.
-// Eighth fault run: a Ctrl-Z stopped `ptxdiff fuzz` but not its fuzzer,
-// which is in a process group of its own and ran on. It stops with the CLI
-// now, and `fg` (SIGCONT to the CLI) continues it.
+// The state letter of `pid` (/proc/PID/stat), or '?'.
 char StateOf(pid_t pid) {
   std::ifstream stat(absl::StrCat("/proc/", pid, "/stat"));
   std::string text((std::istreambuf_iterator<char>(stat)), {});
@@ -87,6 +79,9 @@ off_t SizeOf(const std::string& path) {
   return stat(path.c_str(), &st) == 0 ? st.st_size : -1;
 }
 
+// Eighth fault run: a Ctrl-Z stopped `ptxdiff fuzz` but not its fuzzer,
+// which is in a process group of its own and ran on. It stops with the CLI
+// now, and `fg` (SIGCONT to the CLI) continues it.
 TEST(FuzzCommandTest, ACtrlZStopsTheFuzzerWithTheCli) {
   const std::string dir = TempDirFor("fuzz_ctrl_z");
   const std::string fifo = dir + "/fuzzer_pid";
@@ -151,6 +146,12 @@ TEST(FuzzCommandTest, ACtrlZStopsTheFuzzerWithTheCli) {
   prctl(PR_SET_CHILD_SUBREAPER, 0);
 }
 
+// Issue 65's seventh fault run: `fuzz --jobs 2 --max-time 20` on a corpus
+// holding a 3 GB file ran 36 s (a fork job read the file whole), and a
+// Ctrl-C was not obeyed for 30 s: ptxdiff fuzz never ended its fuzzer
+// itself. Now a fuzzer still running 5 s past --max-time is asked to stop
+// (SIGINT to its group; killed FuzzerProcess::kStopGrace later if it has
+// not: FuzzerProcessTest). The fake fuzzer exits when asked.
 TEST(FuzzCommandTest, AFuzzerStillRunningPastMaxTimeIsAskedToStop) {
   const std::string dir = TempDirFor("fuzz_overrun");
   const absl::Time start = absl::Now();

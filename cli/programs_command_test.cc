@@ -438,17 +438,29 @@ TEST(ProgramsCommandTest, AProgramTheOracleDefinesNothingOfIsNotJudged) {
                                    "immediate and runtime)\n"));
 }
 
+// A PTXDIFF_WORKER in `dir` that sends itself SIG`signal` (SEGV, STOP) a
+// second after each start: a worker that falls over, or stops answering.
+// Empty if it could not be written.
+std::string WorkerThatSignalsItself(const TempDir& dir,
+                                    const std::string& signal) {
+  const std::string worker = dir.File(signal + "_worker.sh");
+  if (!WriteFile(worker, absl::StrCat("#!/bin/sh\n(sleep 1; kill -", signal,
+                                      " $$) &\nexec ", PTXDIFF_WORKER_PATH,
+                                      " \"$@\"\n"))
+           .ok() ||
+      chmod(worker.c_str(), 0755) != 0) {
+    return "";
+  }
+  return worker;
+}
+
 // The eleventh fault run: a worker that crashed mid-run was started again,
 // and the summary said nothing of it. It says how often.
 TEST(ProgramsCommandTest, AWorkerThatFallsOverIsSaidInTheSummary) {
   auto dir = TempDir::Create("programs-worker-falls");
   ASSERT_TRUE(dir.ok());
-  const std::string worker = (*dir)->File("segv_worker.sh");
-  ASSERT_TRUE(WriteFile(worker, absl::StrCat("#!/bin/sh\n(sleep 1; kill -SEGV "
-                                             "$$) &\nexec ",
-                                             PTXDIFF_WORKER_PATH, " \"$@\"\n"))
-                  .ok());
-  ASSERT_EQ(chmod(worker.c_str(), 0755), 0);
+  const std::string worker = WorkerThatSignalsItself(**dir, "SEGV");
+  ASSERT_FALSE(worker.empty());
   const ScopedEnv env("PTXDIFF_WORKER", worker);
   const ProgramsRun r = Programs(
       {"--backend",
@@ -467,12 +479,8 @@ TEST(ProgramsCommandTest, AWorkerThatFallsOverIsSaidInTheSummary) {
 TEST(ProgramsCommandTest, AProgramOnAStoppedWorkerCostsAFewTimeoutsNoMore) {
   auto dir = TempDir::Create("program-stopped-worker");
   ASSERT_TRUE(dir.ok());
-  const std::string worker = (*dir)->File("stopping_worker.sh");
-  ASSERT_TRUE(WriteFile(worker, absl::StrCat("#!/bin/sh\n(sleep 1; kill -STOP "
-                                             "$$) &\nexec ",
-                                             PTXDIFF_WORKER_PATH, " \"$@\"\n"))
-                  .ok());
-  ASSERT_EQ(chmod(worker.c_str(), 0755), 0);
+  const std::string worker = WorkerThatSignalsItself(**dir, "STOP");
+  ASSERT_FALSE(worker.empty());
   const ScopedEnv env("PTXDIFF_WORKER", worker);
   const std::string file = (*dir)->File("one.ptxprog");
   ASSERT_TRUE(
@@ -495,12 +503,8 @@ TEST(ProgramsCommandTest, AProgramOnAStoppedWorkerCostsAFewTimeoutsNoMore) {
 TEST(ProgramsCommandTest, MinimizeOfAProgramCaseEndsAtItsMaxTime) {
   auto dir = TempDir::Create("minimize-stopped-worker");
   ASSERT_TRUE(dir.ok());
-  const std::string worker = (*dir)->File("stopping_worker.sh");
-  ASSERT_TRUE(WriteFile(worker, absl::StrCat("#!/bin/sh\n(sleep 1; kill -STOP "
-                                             "$$) &\nexec ",
-                                             PTXDIFF_WORKER_PATH, " \"$@\"\n"))
-                  .ok());
-  ASSERT_EQ(chmod(worker.c_str(), 0755), 0);
+  const std::string worker = WorkerThatSignalsItself(**dir, "STOP");
+  ASSERT_FALSE(worker.empty());
   const std::string file = (*dir)->File("one.ptxprog");
   ASSERT_TRUE(WriteFile(file,
                         "# ptxdiff program 1\ninput %a .b32 0x12345678\n"

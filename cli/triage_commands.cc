@@ -201,6 +201,15 @@ std::optional<std::string> EntryDirOf(const std::string& case_path) {
   return dir;
 }
 
+// Whether the entry at `entry_dir` is a hang of a whole module or batch
+// that its run did not isolate (its trigger class says so).
+bool IsUnisolatedHang(const std::string& entry_dir) {
+  const absl::StatusOr<Signature> signature =
+      ParseEntryName(entry_dir.substr(entry_dir.rfind('/') + 1));
+  return signature.ok() && signature->kind == FindingKind::kHang &&
+         signature->disagreement_class == "unisolated-hang";
+}
+
 // The flags a program case's "# Replay: ptxdiff program case.txt FLAGS"
 // line gives (a filed entry's case has one); empty if it has none.
 std::vector<std::string> ReplayFlagsOf(absl::string_view case_text) {
@@ -353,8 +362,7 @@ int RunRepro(const std::vector<std::string>& args, std::ostream& out,
           << absl::StrJoin(replay, " ") << "\n";
       program_args.insert(program_args.end(), replay.begin(), replay.end());
     }
-    const bool unisolated =
-        entry && absl::StrContains(*entry, "~unisolated-hang~");
+    const bool unisolated = entry && IsUnisolatedHang(*entry);
     if (unisolated) {
       out << "repro: " << *entry
           << " is the hang of a module of programs the run could not "
