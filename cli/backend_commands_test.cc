@@ -162,6 +162,25 @@ TEST(BackendCommandsTest, APtxasThatHangsOnVersionCostsTheTimeoutGiven) {
   }
 }
 
+// The fourteenth fault run: `calibrate --programs` on a ptxas whose
+// compiles hang cost a fixed minute a compile. --timeout bounds each, and
+// the census says so.
+TEST(BackendCommandsTest, CalibrateKillsACompileAtItsTimeout) {
+  const absl::StatusOr<std::string> real = FindPtxas({});
+  if (!real.ok()) GTEST_SKIP() << "no ptxas";
+  const std::string ptxas = TempDirFor("hanging_compile") + "/ptxas";
+  std::ofstream(ptxas) << "#!/bin/sh\ncase \"$*\" in *--version*) exec "
+                       << *real << " \"$@\";; esac\nexec sleep 1000\n";
+  chmod(ptxas.c_str(), 0755);
+  const ScopedEnv env("PTXAS", ptxas);
+  const ScopedEnv executable("PTXDIFF_PTXAS_COMPILER", "ptxas");
+  const CliRun r = Ptxdiff(
+      {"calibrate", "--programs", "2", "--timeout", "1", "--threads", "1"});
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("timed out after 1s (killed)")) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("nothing was executed"));
+}
+
 // --exhaustive: every input of the narrow variants, proved or refuted;
 // a sample of the wide ones; the flags that only it takes.
 TEST(BackendCommandsTest, AnExhaustiveSweepProvesAndRefutes) {

@@ -118,9 +118,11 @@ void PrintProgramReport(const ProgramCalibrationReport& r, int64_t show,
 // `calibrate --programs N`: random programs instead of tuples.
 int CalibratePrograms(const ProgramCompiler& compiler, const std::string& arch,
                       int64_t programs, int opt, uint64_t seed, int threads,
-                      absl::Time run_start, int64_t max_time, int64_t show,
-                      std::ostream& out, std::ostream& err) {
+                      absl::Time run_start, int64_t max_time,
+                      absl::Duration timeout, int64_t show, std::ostream& out,
+                      std::ostream& err) {
   ProgramCalibrationOptions o;
+  o.timeout = timeout;
   o.compiler = compiler;
   o.arch = arch;
   o.programs = programs;
@@ -171,8 +173,8 @@ int CalibratePrograms(const ProgramCompiler& compiler, const std::string& arch,
 int RunCalibrate(const std::vector<std::string>& args, std::ostream& out,
                  std::ostream& err) {
   auto parsed = ParseArgs(args, {},
-                          {"family", "tuples", "opt", "arch", "seed",
-                           "threads", "max-time", "show", "programs"});
+                          {"family", "tuples", "opt", "arch", "seed", "threads",
+                           "max-time", "show", "programs", "timeout"});
   if (!parsed.ok()) return Fail(err, "calibrate", parsed.status());
   if (!parsed->positional.empty()) {
     return Fail(err, "calibrate",
@@ -186,6 +188,10 @@ int RunCalibrate(const std::vector<std::string>& args, std::ostream& out,
   auto seed = IntFlag(*parsed, "seed", 1, 1, INT64_MAX);
   auto threads = IntFlag(*parsed, "threads", default_threads, 1, 256);
   auto max_time = MaxTimeFlag(*parsed, 0);  // 0: not given, no limit
+  // Each compile's (the fourteenth fault run: a hung ptxas cost a fixed
+  // minute a module).
+  auto timeout =
+      TimeoutSecondsFlag(*parsed, absl::ToDoubleSeconds(kPtxasTimeout));
   auto show = IntFlag(*parsed, "show", 20, 0, 1 << 20);
   // Past 10^12 (centuries of programs) the batch count overflowed: "0
   // programs", "nothing was executed".
@@ -193,8 +199,8 @@ int RunCalibrate(const std::vector<std::string>& args, std::ostream& out,
   auto selected = SelectVariants(*parsed);
   for (const absl::Status& s :
        {tuples.status(), opt.status(), seed.status(), threads.status(),
-        max_time.status(), show.status(), programs.status(),
-        selected.status()}) {
+        max_time.status(), show.status(), programs.status(), selected.status(),
+        timeout.status()}) {
     if (!s.ok()) return Fail(err, "calibrate", s);
   }
   const std::string arch = parsed->Get("arch", "sm_90");
@@ -212,6 +218,7 @@ int RunCalibrate(const std::vector<std::string>& args, std::ostream& out,
     queries.emplace_back(kPtxasQueryTimeoutOption,
                          absl::StrCat(*max_time * 1000));
   }
+  const absl::Duration compile_timeout = absl::Seconds(*timeout);
   absl::StatusOr<std::string> ptxas = FindPtxas({});
   if (!ptxas.ok()) return Fail(err, "calibrate", ptxas.status());
   if (parsed->Has("programs")) {
@@ -227,7 +234,7 @@ int RunCalibrate(const std::vector<std::string>& args, std::ostream& out,
     return CalibratePrograms(*compiler, arch, *programs, static_cast<int>(*opt),
                              static_cast<uint64_t>(*seed),
                              static_cast<int>(*threads), run_start, *max_time,
-                             *show, out, err);
+                             compile_timeout, *show, out, err);
   }
 
   CalibrationCampaignOptions o;
@@ -251,7 +258,7 @@ int RunCalibrate(const std::vector<std::string>& args, std::ostream& out,
   // between its code and the executable's shows here, not in a campaign.
   // Each compile ends by --max-time: one that hangs must not outlast it.
   absl::StatusOr<PtxasAssembler> assembler =
-      MakePtxasAssembler(queries, arch, o.deadline);
+      MakePtxasAssembler(queries, arch, o.deadline, compile_timeout);
   if (!assembler.ok()) return Fail(err, "calibrate", assembler.status());
   o.assemble = assembler->assemble;
   absl::Time last_progress = start;

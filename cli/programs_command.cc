@@ -499,9 +499,19 @@ int SayNothingFiled(const std::string& path, const std::string& backend,
   return kExitNotJudged;
 }
 
-// Not "not judged" (exit 3): the user stopped it, as `program` says.
-int SayInterrupted(const std::string& path, std::ostream& out) {
-  out << "minimize: interrupted: nothing filed of " << path << "\n";
+// Not "not judged" (exit 3): the user stopped it, as `program` says. What
+// it found by then is in the pending journal (`kept`), where the next run
+// files it (the fourteenth fault run: it said "nothing filed" only, and a
+// rerun of `minimize` then counted it twice).
+int SayInterrupted(const std::string& path, std::ostream& out,
+                   const std::string& dir = "", int64_t kept = 0) {
+  out << "minimize: interrupted: nothing filed of " << path;
+  if (kept > 0) {
+    out << "; what it found is kept in " << dir
+        << "/.pending/, which the next `ptxdiff programs --dir " << dir
+        << "` files";
+  }
+  out << "\n";
   return kExitInterrupted;
 }
 
@@ -518,8 +528,8 @@ int MinimizeProgramCase(const std::string& path, const std::string& text,
   }
   auto reading = ReadingFlag(args);
   if (!reading.ok()) return Fail(err, "minimize", reading.status());
-  // What it has by then is filed (a worker that stops answering is waited
-  // for until then: the fourteenth fault run's 300 s at --timeout 3).
+  // What it has by then is filed (a worker that stops answering hangs
+  // sooner: it tells its progress, and silence is a hang).
   auto max_time = MaxTimeFlag(args, 300);
   if (!max_time.ok()) return Fail(err, "minimize", max_time.status());
   // Ctrl-C stops the backend's start too (its worker, ptxas), as in
@@ -554,7 +564,8 @@ int MinimizeProgramCase(const std::string& path, const std::string& text,
   for (const std::string& e : report->errors)
     err << "ptxdiff minimize: " << e << "\n";
   if (report->filed.empty() && report->interrupted)
-    return SayInterrupted(path, out);
+    return SayInterrupted(path, out, o.triage_dir,
+                          report->pending - report->unjournaled);
   if (report->filed.empty() && report->triage_write_errors > 0) {
     // Found, and not "no disagreement": its filing failed (a full disk).
     out << "minimize: what was found in " << path << " on " << ran_on.identity

@@ -536,6 +536,36 @@ TEST(ProgramsCommandTest, MinimizeOfAProgramCaseEndsAtItsMaxTime) {
                                    "program case"));
 }
 
+// The same without --max-time: it waited its default 300 s. A worker that
+// falls silent while it answers now hangs after two --timeouts and a
+// little (it tells its progress, PROGRESS frames), and the case is filed
+// as what it is on such a worker.
+TEST(ProgramsCommandTest,
+     MinimizeOnAStoppedWorkerCostsItsSilencesNotTheMaxTime) {
+  auto dir = TempDir::Create("minimize-silent-worker");
+  ASSERT_TRUE(dir.ok());
+  const std::string worker = WorkerThatSignalsItself(**dir, "STOP");
+  ASSERT_FALSE(worker.empty());
+  const std::string file = (*dir)->File("one.ptxprog");
+  ASSERT_TRUE(WriteFile(file,
+                        "# ptxdiff program 1\ninput %a .b32 0x12345678\n"
+                        "bfe.s32 %r0, %a, 0x4, 0x8;\noutput %r0\n")
+                  .ok());
+  const ScopedEnv env("PTXDIFF_WORKER", worker);
+  const absl::Time start = absl::Now();
+  std::ostringstream out, err;
+  const int code = RunMinimize(
+      {file, "--timeout", "1", "--dir", (*dir)->File("triage"), "--backend",
+       absl::StrCat("ptx-cmd:", PTXDIFF_INTERPRETER_PATH,
+                    " --startup-ms=3000 --flip-on=bfe.s32 {ptx} {in} {out}")},
+      out, err);
+  EXPECT_LT(absl::Now() - start, absl::Seconds(150)) << out.str() << err.str();
+  EXPECT_EQ(code, 0) << out.str() << err.str();
+  EXPECT_THAT(out.str(), HasSubstr("the worker hung: no word from it for 7s"))
+      << err.str();
+  EXPECT_THAT(out.str(), HasSubstr("minimize: filed new entry"));
+}
+
 // What a tool is remembered refusing (here as a `fuzz` run on it would have
 // left it in <out>/refusals) is not generated, and the summary says which
 // and why, naming the file (issue 62, item 4).

@@ -392,6 +392,36 @@ TEST(ProgramsStopTest, CtrlCOfMinimizeIsAnInterruptNotANotJudged) {
               testing::Not(testing::Contains(testing::StartsWith("value"))));
 }
 
+// The fourteenth fault run: Ctrl-C of `minimize` while it minimized what
+// it found said "nothing filed" only, while the finding was kept in the
+// pending journal for the next run. It says where.
+TEST(ProgramsStopTest, CtrlCOfMinimizeSaysWhereWhatItFoundIsKept) {
+  const std::string dir = TempDirFor("minimize_ctrl_c_kept");
+  const std::string file = dir + "/case.ptxprog";
+  ASSERT_TRUE(WriteFile(file,
+                        "# ptxdiff program 1\ninput %a .b32 0x12345678\n"
+                        "bfe.s32 %r0, %a, 0x4, 0x8;\noutput %r0\n")
+                  .ok());
+  Background run(
+      dir, {"minimize", file, "--dir", dir + "/triage", "--backend",
+            absl::StrCat("ptx-cmd:", PTXDIFF_INTERPRETER_PATH,
+                         " --startup-ms=1500 --flip-on=bfe.s32 {ptx} {in} "
+                         "{out}")});
+  // Found once its journal holds the finding.
+  ASSERT_TRUE(Within(absl::Seconds(60), [&] {
+    for (const std::string& name : Entries(dir + "/triage/.pending")) {
+      absl::StatusOr<std::string> text =
+          ReadFile(dir + "/triage/.pending/" + name);
+      if (text.ok() && absl::StrContains("\n" + *text, "\nM ")) return true;
+    }
+    return false;
+  })) << run.out();
+  kill(run.pid(), SIGINT);
+  EXPECT_EQ(run.Wait(absl::Seconds(120)), 130) << run.out();
+  EXPECT_THAT(run.out(), HasSubstr("what it found is kept in " + dir +
+                                   "/triage/.pending/"));
+}
+
 }  // namespace
 }  // namespace ptxdiff
 #endif  // PTXDIFF_CLI_PATH

@@ -602,6 +602,22 @@ TEST(TriageCommandsTest, MarkTakesAReasonOfOneLine) {
   EXPECT_THAT(r.out, HasSubstr("1 entry, 4 times"));
 }
 
+// The fourteenth fault run: `triage mark` of an entry whose meta.txt was
+// garbage rebuilt it (count 0, its backend line gone) and said nothing of
+// it. It says so on stderr, naming the kept copy.
+TEST(TriageCommandsTest, MarkSaysWhatItRepairedToMark) {
+  const std::string dir = TempDirFor("mark_damaged");
+  const std::string entry = CrashEntryIn(dir);
+  ASSERT_TRUE(
+      WriteFile(entry + "/meta.txt", std::string("garbage\0\xff", 9)).ok());
+  const CliRun r = Ptxdiff({"triage", "mark", "crash~ptx-cmd~crash~add.u32",
+                            "--explained", "known", "--dir", dir});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("marked crash~ptx-cmd~crash~add.u32"));
+  EXPECT_THAT(r.err, HasSubstr("was repaired to be marked: meta.txt"));
+  EXPECT_THAT(r.err, HasSubstr("kept as meta.txt.damaged-"));
+}
+
 // Tenth fault run: `triage list` and `show` refused a read-only directory
 // ("is not writable: cannot create the lock file"). They only read, and
 // take no lock; a change (mark) still needs it. Here `.lock` is a directory,

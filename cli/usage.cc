@@ -285,6 +285,7 @@ const std::vector<CommandHelp>& Commands() {
         {"--opt N", "ptxas's -O level, 0 to 3 (default 0)"},
         {"--arch sm_90", "the target (the evaluator decodes sm_90, sm_90a)"},
         {"--max-time SECONDS", "stop after this long (default: when done)"},
+        {"--timeout SECONDS", "each ptxas compile's (default 60)"},
         {"--threads N", "ptxas runs side by side (default: the cores)"},
         {"--seed N", "the operands' seed (default 1)"},
         {"--show N", "disagreements listed (default 20)"},

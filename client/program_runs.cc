@@ -29,6 +29,15 @@ absl::Duration ReplyTimeout(absl::Time deadline, absl::Duration timeout) {
          std::min(timeout, kPastTheLimit);
 }
 
+// How long the worker may say nothing while it answers: unbounded (but for
+// the reply's timeout) unless it says it tells its progress.
+absl::Duration SilenceTimeout(const WorkerIdentity& worker,
+                              const WorkerCommand& command) {
+  if (!worker.progress || command.silence_timeout <= absl::ZeroDuration())
+    return absl::InfiniteDuration();
+  return command.silence_timeout;
+}
+
 // Programs [begin, end) of `request`, with what is left of its time limit.
 ProgramRunRequest Range(const ProgramRunRequest& request, size_t begin,
                         size_t end, absl::Time deadline) {
@@ -73,7 +82,8 @@ std::optional<BackendFault> WorkerClient::RunProgramPart(
   const ProgramRunRequest part = Range(request, begin, end, deadline);
   absl::StatusOr<std::string> reply = Exchange(
       MessageType::kRunPrograms, EncodeProgramRunRequest(part),
-      MessageType::kProgramResults, ReplyTimeout(deadline, command_.timeout));
+      MessageType::kProgramResults, ReplyTimeout(deadline, command_.timeout),
+      SilenceTimeout(identity_, command_));
   absl::StatusOr<ProgramRunReply> checks =
       reply.ok() ? DecodeProgramRunReply(*reply, n)
                  : absl::StatusOr<ProgramRunReply>(reply.status());

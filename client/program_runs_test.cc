@@ -1,12 +1,19 @@
 // WorkerClient::RunPrograms on the faulty worker (--programs): a program
 // that crashes or hangs the worker is pinned alone, the others answered.
 
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <string>
 #include <vector>
 
+#include "absl/time/clock.h"
 #include "client/worker_client.h"
+#include "common/subprocess.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "protocol/frame_io.h"
 #include "worker/testing/faulty_worker_client.h"
 
 namespace ptxdiff {
@@ -98,6 +105,92 @@ TEST(ProgramRunsTest, AnErrorAnswerIsTheHarnessesNotAFaultToPin) {
             std::vector<ProgramOutcome::Kind>(3, ProgramOutcome::kError));
   EXPECT_THAT(out[0].fault.detail, HasSubstr("cannot do that"));
   EXPECT_EQ((*client)->restarts(), 0);
+}
+
+// The fourteenth fault run: a worker that stopped answering was waited for
+// until the batch's time limit (a campaign's end: 300 s for `minimize`).
+// One that says it tells its progress and falls silent hangs after
+// silence_timeout, however long the limit.
+TEST(ProgramRunsTest, AWorkerThatTellsItsProgressHangsWhenItFallsSilent) {
+  WorkerCommand command = Faulty({"--progress", "--fault=hang-on-program=BAD"});
+  command.silence_timeout = absl::Milliseconds(500);
+  auto client = WorkerClient::Start(command);
+  ASSERT_TRUE(client.ok()) << client.status();
+  ASSERT_TRUE((*client)->identity().progress);
+  ProgramRunRequest request = Programs(2, /*bad=*/0);
+  request.time_limit_ms = 600'000;
+  const absl::Time start = absl::Now();
+  const std::vector<ProgramOutcome> out = (*client)->RunPrograms(request);
+  // Its end is what is asserted: without the silence limit it comes at
+  // the 600 s time limit, past ctest's timeout.
+  EXPECT_LT(absl::Now() - start, absl::Seconds(120));
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].kind, ProgramOutcome::kFaulted);
+  EXPECT_EQ(out[0].fault.kind, FaultKind::kHang);
+  EXPECT_THAT(out[0].fault.detail, HasSubstr("no word from it for 500ms"));
+  EXPECT_EQ(out[1].kind, ProgramOutcome::kChecked);
+}
+
+// A worker at work longer than silence_timeout is not a hang while its
+// PROGRESS frames come; one that never said it sends them (an older
+// worker, a kit's) is waited for as before: until the reply's timeout.
+TEST(ProgramRunsTest, ProgressKeepsASlowBatchAndSilenceIsOnlyReadWhenPromised) {
+  for (const bool progress : {true, false}) {
+    std::vector<std::string> flags = {"--fault=slow-programs=1500"};
+    if (progress) flags.push_back("--progress");
+    WorkerCommand command = Faulty(flags);
+    command.silence_timeout = absl::Milliseconds(500);
+    auto client = WorkerClient::Start(command);
+    ASSERT_TRUE(client.ok()) << client.status();
+    EXPECT_EQ((*client)->identity().progress, progress);
+    ProgramRunRequest request = Programs(3);
+    request.time_limit_ms = 600'000;
+    EXPECT_EQ(Kinds((*client)->RunPrograms(request)),
+              std::vector<ProgramOutcome::Kind>(3, ProgramOutcome::kChecked))
+        << "progress=" << progress;
+    EXPECT_EQ((*client)->restarts(), 0) << "progress=" << progress;
+  }
+}
+
+// ptxdiff-worker's HELLO_REPLY (--backend=ptx-cmd) to a HELLO with `extra`
+// keys, by hand: a client of any version.
+absl::StatusOr<WorkerIdentity> HelloReplyTo(const KeyValues& extra) {
+  int to[2], from[2];
+  if (pipe2(to, O_CLOEXEC) != 0 || pipe2(from, O_CLOEXEC) != 0)
+    return absl::InternalError("pipe");
+  absl::StatusOr<pid_t> pid =
+      StartProcess({PTXDIFF_WORKER_PATH, "--backend=ptx-cmd"},
+                   {.stdin_fd = to[0], .stdout_fd = from[1]}, "the worker");
+  close(to[0]);
+  close(from[1]);
+  KeyValues hello = {{"protocol", "1"}, {"command", "true {ptx} {in} {out}"}};
+  hello.insert(hello.end(), extra.begin(), extra.end());
+  absl::StatusOr<Frame> reply = absl::UnknownError("no worker");
+  if (pid.ok()) {
+    const absl::Status written =
+        WriteFrame(to[1], MessageType::kHello, EncodeKeyValues(hello));
+    reply = written.ok() ? ReadFrame(from[0], absl::Now() + absl::Seconds(30))
+                         : absl::StatusOr<Frame>(written);
+  }
+  close(to[1]);  // the worker ends at its stdin's end
+  close(from[0]);
+  if (!pid.ok()) return pid.status();
+  waitpid(*pid, nullptr, 0);
+  if (!reply.ok()) return reply.status();
+  return IdentityFromKeyValues(DecodeKeyValues(reply->payload));
+}
+
+// ptxdiff-worker promises PROGRESS frames only to a client that asked: an
+// older client would take the unknown frame type for a broken stream.
+TEST(ProgramRunsTest, TheWorkerTellsItsProgressOnlyToAClientThatAsks) {
+  absl::StatusOr<WorkerIdentity> asked = HelloReplyTo({{"progress", "1"}});
+  ASSERT_TRUE(asked.ok()) << asked.status();
+  EXPECT_TRUE(asked->programs);
+  EXPECT_TRUE(asked->progress);
+  absl::StatusOr<WorkerIdentity> older = HelloReplyTo({});
+  ASSERT_TRUE(older.ok()) << older.status();
+  EXPECT_TRUE(older->programs);
+  EXPECT_FALSE(older->progress);
 }
 
 }  // namespace

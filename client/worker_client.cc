@@ -160,7 +160,9 @@ absl::Status WorkerClient::Launch(absl::Time no_later_than) {
                    : command_.timeout,
                kMinHandshakeTimeout);
   const absl::Time deadline = std::min(started + wait, no_later_than);
-  KeyValues hello = {{"protocol", absl::StrCat(kProtocolVersion)}};
+  // progress=1: this client reads PROGRESS frames (ReadReply).
+  KeyValues hello = {{"protocol", absl::StrCat(kProtocolVersion)},
+                     {kProgressKey, "1"}};
   hello.insert(hello.end(), command_.hello_options.begin(),
                command_.hello_options.end());
   absl::Status status = WriteFrame(to_worker_, MessageType::kHello,
@@ -385,13 +387,12 @@ RunReply WorkerClient::Isolate(std::span<const absl::string_view> spellings,
     }
     if (part.size() == 1) {
       // The tuple alone faults the worker: the implementation's fault.
-      reply.results[begin] = {.kind = ResultKind::kFault,
-                              .message = reply.InternMessage(absl::StrCat(
-                                  "the worker ", FaultKindName(part_fault.kind),
-                                  ": ", part_fault.detail)),
-                              .fault = part_fault.kind == FaultKind::kHang
-                                           ? CaseFault::kHang
-                                           : CaseFault::kCrash};
+      reply.results[begin] = {
+          .kind = ResultKind::kFault,
+          .message = reply.InternMessage(absl::StrCat(
+              WorkerFaultSaid(part_fault.kind), ": ", part_fault.detail)),
+          .fault = part_fault.kind == FaultKind::kHang ? CaseFault::kHang
+                                                       : CaseFault::kCrash};
       return PartEnd::kDone;
     }
     return PartEnd::kHalve;
@@ -432,10 +433,22 @@ std::string WorkerClient::AsInterrupted(absl::string_view detail) {
   return absl::StrCat(kInterrupted, ": ", detail);
 }
 
+absl::StatusOr<Frame> WorkerClient::ReadReply(absl::Time deadline,
+                                              absl::Duration silence) {
+  while (true) {
+    const absl::Time until = std::min(deadline, absl::Now() + silence);
+    absl::StatusOr<Frame> frame = ReadFrame(from_worker_, until);
+    if (absl::IsDeadlineExceeded(frame.status()) && until < deadline)
+      fell_silent_for_ = silence;
+    if (!frame.ok() || frame->type != MessageType::kProgress) return frame;
+  }
+}
+
 absl::StatusOr<std::string> WorkerClient::Exchange(MessageType request_type,
                                                    absl::string_view payload,
                                                    MessageType reply_type,
-                                                   absl::Duration timeout) {
+                                                   absl::Duration timeout,
+                                                   absl::Duration silence) {
   if (interrupted_) {
     return absl::FailedPreconditionError(
         absl::StrCat(kInterrupted, ": the client was told to stop"));
@@ -449,11 +462,12 @@ absl::StatusOr<std::string> WorkerClient::Exchange(MessageType request_type,
     ++restarts_;
   }
   last_timeout_ = timeout;
+  fell_silent_for_.reset();
   const absl::Time deadline = absl::Now() + last_timeout_;
   absl::Status written =
       WriteFrame(to_worker_, request_type, payload, deadline);
   absl::StatusOr<Frame> read =
-      written.ok() ? ReadFrame(from_worker_, deadline) : written;
+      written.ok() ? ReadReply(deadline, silence) : written;
   // Also between the trimmer's looks: what it printed for this request.
   TrimOutputFile(stderr_file_, kStderrKeptBytes);
   if (absl::IsCancelled(read.status())) {
@@ -484,7 +498,12 @@ BackendFault WorkerClient::Classify(const absl::Status& status) {
                        : FaultKind::kProtocol;
   Kill(kind == FaultKind::kCrash ? absl::Seconds(2) : absl::ZeroDuration());
   std::string detail = std::string(status.message());
-  if (kind == FaultKind::kHang) {
+  if (kind == FaultKind::kHang && fell_silent_for_) {
+    detail = absl::StrCat("no word from it for ",
+                          absl::FormatDuration(*fell_silent_for_),
+                          " while it answered (a worker at work says so "
+                          "every second or so)");
+  } else if (kind == FaultKind::kHang) {
     detail =
         absl::StrCat("no reply within ", absl::FormatDuration(last_timeout_));
   } else if (!absl::IsFailedPrecondition(status)) {

@@ -27,6 +27,7 @@
 #include "isa/tuple.h"
 #include "isa/variant.h"
 #include "protocol/fault_kind.h"
+#include "protocol/frame_io.h"
 #include "protocol/protocol.h"
 
 namespace ptxdiff {
@@ -50,6 +51,12 @@ struct WorkerCommand {
   // the run ends at once. A restart's handshake is not held to it: failing
   // that one would make a fault of the batch.
   absl::Time start_deadline = absl::InfiniteFuture();
+  // A worker that says progress=1 and is silent this long while it answers
+  // a RUN_PROGRAMS hangs, whatever is left of the batch's time limit (a
+  // stopped worker would otherwise be waited for until a campaign's end).
+  // Zero: no such limit. Longer than one run of the tool or ptxas must be:
+  // the worker says it is at work after each.
+  absl::Duration silence_timeout = absl::ZeroDuration();
   // When a batch faults the worker twice, split it until the tuples that
   // fault it are alone: each comes back as a ResultKind::kFault result (a
   // finding) and every other tuple with its answer, instead of one
@@ -180,10 +187,13 @@ class WorkerClient {
   // be `reply_type` (ERROR and anything else are errors), within `timeout`,
   // starting a worker first if there is none (relaunch_failed_ says if
   // that failed).
-  absl::StatusOr<std::string> Exchange(MessageType request_type,
-                                       absl::string_view payload,
-                                       MessageType reply_type,
-                                       absl::Duration timeout);
+  absl::StatusOr<std::string> Exchange(
+      MessageType request_type, absl::string_view payload,
+      MessageType reply_type, absl::Duration timeout,
+      absl::Duration silence = absl::InfiniteDuration());
+  // The reply frame, read past the PROGRESS frames before it: each gives
+  // the worker `silence` more, never past `deadline`.
+  absl::StatusOr<Frame> ReadReply(absl::Time deadline, absl::Duration silence);
   // One RUN_PROGRAMS of `request`'s programs [begin, end) into `out`: the
   // fault of a run that faulted the worker, its outcomes left for
   // RunPrograms to halve or blame; nullopt when they are recorded (checked,
@@ -238,6 +248,8 @@ class WorkerClient {
   // model of IsolationTimeout.
   double reply_seconds_per_tuple_ = 0;
   absl::Duration last_timeout_;  // of the last RunOnce, for its hang's detail
+  // Set when the last reply was given up on for its silence (ReadReply).
+  std::optional<absl::Duration> fell_silent_for_;
   std::optional<double> fastest_reply_seconds_;
 };
 

@@ -30,6 +30,7 @@
 #include "absl/time/clock.h"
 #include "common/files.h"
 #include "common/interrupt.h"
+#include "common/progress.h"
 
 extern char** environ;
 
@@ -216,6 +217,7 @@ absl::StatusOr<ProcessOutcome> RunProcess(const std::vector<std::string>& argv,
   if (WIFEXITED(status)) outcome.exit_status = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) outcome.signal = WTERMSIG(status);
   if (trim) trim();  // what it printed since the last look
+  NoteProgress();    // a run ended, however: the work goes on
   return outcome;
 }
 

@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "common/interrupt.h"
+#include "common/progress.h"
 #include "isa/family_table.h"
 #include "oracle/oracle.h"
 
@@ -357,6 +358,7 @@ bool ThreadExits(std::span<const ProgramValue> outputs) {
 }
 
 bool EvaluationStopped(absl::Time deadline) {
+  NoteProgress();  // looked at often in long evaluations: they go on
   return Interrupted() || absl::Now() >= deadline;
 }
 

@@ -42,6 +42,10 @@ namespace {
 // and JIT-compile a module.
 constexpr absl::Duration kGpuStartAllowance = absl::Seconds(30);
 
+// Beyond two runs of the tool or ptxas, for a worker at work to say so
+// (the evaluator between runs, a loaded machine).
+constexpr absl::Duration kSilenceAllowance = absl::Seconds(5);
+
 std::string ArchOrDefault(const ProgramBackendOptions& o) {
   return o.arch.empty() ? "sm_90" : o.arch;
 }
@@ -68,6 +72,9 @@ absl::StatusOr<WorkerCommand> CompilerWorkerCommand(
   command.timeout = std::max(command.timeout, 2 * o.timeout);
   // Its start-up is no batch: --timeout bounds it, and the run's end.
   command.handshake_timeout = o.timeout;
+  // It says it is at work after each run of the tool or ptxas (at most
+  // --timeout each): silent for two and a little, it stopped answering.
+  command.silence_timeout = 2 * o.timeout + kSilenceAllowance;
   command.start_deadline = o.start_deadline;
   return command;
 }
@@ -89,6 +96,8 @@ absl::StatusOr<WorkerCommand> GpuWorkerCommand(const ProgramBackendOptions& o) {
   command.hello_options.emplace_back("kernel_timeout_ms",
                                      absl::StrCat(kernel_timeout_ms));
   command.timeout = std::max(command.timeout, o.timeout + kGpuStartAllowance);
+  // A module's load (the driver's JIT) says nothing while it lasts.
+  command.silence_timeout = o.timeout + kGpuStartAllowance;
   command.start_deadline = o.start_deadline;
   return command;
 }

@@ -95,8 +95,7 @@ absl::StatusOr<ProgramCalibrationReport> CalibrateBatch(
     PTXDIFF_ASSIGN_OR_RETURN(
         const std::vector<ProgramCheck> checks,
         CheckPrograms(o.compiler, o.arch, programs, form, Reading::kHardware,
-                      kPtxasTimeout, o.deadline, /*execute=*/true,
-                      o.opt_level));
+                      o.timeout, o.deadline, /*execute=*/true, o.opt_level));
     for (size_t k = 0; k < checks.size(); ++k) {
       if (checks[k].cut) continue;  // past the deadline: not counted
       Count(programs[k], checks[k], o.opt_level, r);

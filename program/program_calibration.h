@@ -54,6 +54,7 @@ struct ProgramCalibrationOptions {
   uint64_t seed = 1;
   int threads = 1;
   absl::Time deadline = absl::InfiniteFuture();
+  absl::Duration timeout = kPtxasTimeout;  // each compile's (--timeout)
   // Called after each batch, under a lock, with the report so far.
   std::function<void(const ProgramCalibrationReport&)> progress;
 };

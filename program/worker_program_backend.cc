@@ -24,8 +24,8 @@ ProgramCheck CheckOfOutcome(const ProgramOutcome& outcome) {
     c.fault = ProgramFault{
         .kind = outcome.fault.kind == FaultKind::kHang ? CaseFault::kHang
                                                        : CaseFault::kCrash,
-        .what = absl::StrCat("the worker ", FaultKindName(outcome.fault.kind),
-                             ": ", outcome.fault.detail)};
+        .what = absl::StrCat(WorkerFaultSaid(outcome.fault.kind), ": ",
+                             outcome.fault.detail)};
     return c;
   }
   c.cut = true;

@@ -16,4 +16,18 @@ absl::string_view FaultKindName(FaultKind kind) {
   return "?";
 }
 
+std::string WorkerFaultSaid(FaultKind kind) {
+  switch (kind) {
+    case FaultKind::kCrash:
+      return "the worker crashed";
+    case FaultKind::kHang:
+      return "the worker hung";
+    case FaultKind::kProtocol:
+      return "the worker broke the protocol";
+    case FaultKind::kDeviceFault:
+      return "the worker's device faulted";
+  }
+  return "the worker failed";
+}
+
 }  // namespace ptxdiff

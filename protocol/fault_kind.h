@@ -7,6 +7,7 @@
 #define PTXDIFF_PROTOCOL_FAULT_KIND_H_
 
 #include <cstdint>
+#include <string>
 
 #include "absl/strings/string_view.h"
 
@@ -35,6 +36,9 @@ inline constexpr int kWorkerExitDeviceFault = 5;
 inline constexpr int kWorkerExitKernelTimeout = 6;
 // "crash", "hang", "protocol-error", "device-fault"
 absl::string_view FaultKindName(FaultKind kind);
+// "the worker hung" (crashed, broke the protocol, lost its device): how a
+// case that faulted the worker alone is said.
+std::string WorkerFaultSaid(FaultKind kind);
 
 }  // namespace ptxdiff
 

@@ -72,20 +72,24 @@ TEST(ProgramMessagesTest, AReplyRoundTripsAndMustHaveOneCheckAProgram) {
 }
 
 TEST(ProgramMessagesTest, TheMessageTypesAreFramesAndProgramsIsNegotiated) {
-  for (MessageType t :
-       {MessageType::kRunPrograms, MessageType::kProgramResults}) {
+  for (MessageType t : {MessageType::kRunPrograms, MessageType::kProgramResults,
+                        MessageType::kProgress}) {
     const absl::StatusOr<FrameHeader> h =
         DecodeFrameHeader(EncodeFrameHeader(t, 5));
     ASSERT_TRUE(h.ok()) << h.status();
     EXPECT_EQ(h->type, t);
   }
   EXPECT_FALSE(
-      DecodeFrameHeader(EncodeFrameHeader(static_cast<MessageType>(9), 5))
+      DecodeFrameHeader(EncodeFrameHeader(static_cast<MessageType>(10), 5))
           .ok());
-  WorkerIdentity id{.name = "w", .version = "1", .programs = true};
+  WorkerIdentity id{
+      .name = "w", .version = "1", .programs = true, .progress = true};
   EXPECT_TRUE(IdentityFromKeyValues(IdentityToKeyValues(id))->programs);
+  EXPECT_TRUE(IdentityFromKeyValues(IdentityToKeyValues(id))->progress);
   id.programs = false;
+  id.progress = false;
   EXPECT_FALSE(IdentityFromKeyValues(IdentityToKeyValues(id))->programs);
+  EXPECT_FALSE(IdentityFromKeyValues(IdentityToKeyValues(id))->progress);
 }
 
 }  // namespace

@@ -120,6 +120,7 @@ KeyValues IdentityToKeyValues(const WorkerIdentity& id) {
   if (id.carry) kv.emplace_back("carry", "1");
   if (id.forms) kv.emplace_back("forms", "1");
   if (id.programs) kv.emplace_back("programs", "1");
+  if (id.progress) kv.emplace_back(kProgressKey, "1");
   if (id.forms && id.runtime_by_default) {
     kv.emplace_back("default_form", "runtime");
   } else if (id.forms && id.both_forms) {
@@ -140,6 +141,7 @@ absl::StatusOr<WorkerIdentity> IdentityFromKeyValues(const KeyValues& kv) {
     if (key == "carry") id.carry = value == "1";
     if (key == "forms") id.forms = value == "1";
     if (key == "programs") id.programs = value == "1";
+    if (key == kProgressKey) id.progress = value == "1";
     if (key == "default_form") {
       id.runtime_by_default = value == "runtime";
       id.both_forms = value == "both";

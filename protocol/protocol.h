@@ -44,8 +44,16 @@ enum class MessageType : uint16_t {
   // checks, below.
   kRunPrograms = 7,
   kProgramResults = 8,
+  // Worker → client while it answers a RUN_PROGRAMS, empty: it is still at
+  // work (sent only to a client whose HELLO said progress=1, by a worker
+  // whose HELLO_REPLY says so), so that silence can be told from work.
+  kProgress = 9,
 };
-inline constexpr uint16_t kLastMessageType = 8;
+inline constexpr uint16_t kLastMessageType = 9;
+
+// HELLO and HELLO_REPLY key of PROGRESS frames: the client reads them, the
+// worker sends them.
+inline constexpr char kProgressKey[] = "progress";
 
 struct FrameHeader {
   MessageType type;
@@ -95,6 +103,11 @@ struct WorkerIdentity {
   // Without it the client sends none: the kit and older workers are
   // tuple-only and keep working.
   bool programs = false;
+  // HELLO_REPLY `progress=1`: while answering a RUN_PROGRAMS the worker
+  // sends PROGRESS frames as its work goes on (at least one per finished
+  // run of ptxas or a tool, at most about one a second), so a client may
+  // take a long silence for a hang before the batch's time limit.
+  bool progress = false;
 
   // True if a `supports` line covers `v` (and, for a variant that writes
   // CC.CF, the worker said carry=1).

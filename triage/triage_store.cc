@@ -33,7 +33,6 @@
 namespace ptxdiff {
 
 // The entry's files, read and mended (entry_files.h).
-using triage_internal::AddCounts;
 using triage_internal::AddToCount;
 using triage_internal::CheckCase;
 using triage_internal::Exists;
@@ -49,6 +48,12 @@ using triage_internal::ShowEntry;
 using triage_internal::TooLarge;
 
 namespace {
+
+// NotFound unless `dir`/`entry` is a directory.
+absl::Status EntryThere(const std::string& dir, absl::string_view entry) {
+  if (IsDirectory(absl::StrCat(dir, "/", entry))) return absl::OkStatus();
+  return absl::NotFoundError(absl::StrCat("no entry ", entry, " in ", dir));
+}
 
 absl::Status ErrnoError(absl::string_view what, const std::string& path) {
   return absl::FailedPreconditionError(
@@ -345,143 +350,6 @@ absl::Status ValidateEntryName(absl::string_view entry) {
 
 }  // namespace
 
-bool RootCause::explained() const {
-  for (const EntryInfo* e : entries) {
-    if (!e->explained()) return false;
-  }
-  return true;
-}
-
-namespace {
-// Entries of one variant, kind and backend.
-std::string VariantKey(const Signature& s) {
-  return absl::StrCat(FindingKindName(s.kind), "\t", s.backend, "\t",
-                      s.spelling);
-}
-
-// What names an entry's cause: its own (finding.h; for a program, where its
-// executed code departs), else a program's steps (programs of one shape
-// that differ in a constant's class are one cause), else the cause other
-// entries of its variant name (`causes`: an entry filed without one, not
-// minimized or filed before causes were, joins its variant's), else its
-// variant.
-std::string CauseName(const EntryInfo& e,
-                      const std::map<std::string, std::string>& causes) {
-  if (const auto cause = e.meta.find("cause"); cause != e.meta.end())
-    return cause->second;
-  const auto shape = e.meta.find("shape");
-  if (NamesAProgram(e.signature) && shape != e.meta.end()) {
-    return absl::StrCat("program: ", shape->second);
-  }
-  const auto known = causes.find(VariantKey(e.signature));
-  return known != causes.end() ? known->second : e.signature.spelling;
-}
-}  // namespace
-
-std::vector<RootCause> GroupByRootCause(const std::vector<EntryInfo>& entries) {
-  std::map<std::string, std::string> variant_causes;
-  for (const EntryInfo& e : entries) {
-    if (const auto cause = e.meta.find("cause"); cause != e.meta.end())
-      variant_causes.try_emplace(VariantKey(e.signature), cause->second);
-  }
-  std::vector<RootCause> causes;
-  for (const EntryInfo& e : entries) {
-    const Signature& s = e.signature;
-    const std::string name = CauseName(e, variant_causes);
-    auto it =
-        std::find_if(causes.begin(), causes.end(), [&](const RootCause& c) {
-          return c.kind == s.kind && c.backend == s.backend &&
-                 c.spelling == name;
-        });
-    if (it == causes.end()) {
-      it = causes.insert(
-          causes.end(),
-          {.kind = s.kind, .backend = s.backend, .spelling = name});
-    }
-    it->entries.push_back(&e);
-    it->count = AddCounts(it->count, e.count());
-  }
-  return causes;
-}
-
-namespace {
-// An entry's `assumed` (program/program_cause.h) without its preamble:
-// "`bfe.s32` of 0x0, 0x55, 0x1 (field-past-top) were 0xffffffff (the
-// oracle: 0x0)"; "" for none.
-std::string AssumedOf(const RootCause& c) {
-  constexpr absl::string_view kPreamble =
-      "ptxas's constant is what the program gives if ";
-  for (const EntryInfo* e : c.entries) {
-    const auto assumed = e->meta.find("assumed");
-    if (assumed == e->meta.end()) continue;
-    absl::string_view words = assumed->second;
-    if (absl::ConsumePrefix(&words, kPreamble)) return std::string(words);
-  }
-  return "";
-}
-
-// True if an entry of `c` records a search for a cause key that found none
-// (its `assumed` says so: program/program_cause.h's kNoCulpritWords);
-// entries filed before keys existed have no `assumed` at all.
-bool KeySearchFoundNone(const RootCause& c) {
-  for (const EntryInfo* e : c.entries) {
-    const auto assumed = e->meta.find("assumed");
-    if (assumed != e->meta.end() &&
-        absl::StartsWith(assumed->second, "no cause key"))
-      return true;
-  }
-  return false;
-}
-
-// The trigger classes its tuple entries were filed in: "field-past-top,
-// runtime-a.field-past-top".
-std::string TupleClassesOf(const RootCause& c) {
-  std::vector<std::string> classes;
-  for (const EntryInfo* e : c.entries) {
-    const std::string& cls = e->signature.disagreement_class;
-    if (!NamesAProgram(e->signature) &&
-        std::find(classes.begin(), classes.end(), cls) == classes.end()) {
-      classes.push_back(cls);
-    }
-  }
-  return absl::StrJoin(classes, ", ");
-}
-}  // namespace
-
-std::string CauseInWords(const RootCause& c) {
-  absl::string_view name = c.spelling;
-  if (absl::ConsumePrefix(&name, "executed code that departs first at ")) {
-    return absl::StrCat("miscompiled: the optimized code first goes wrong at ",
-                        name, " (a value its -O0 code never computes)");
-  }
-  if (absl::ConsumePrefix(&name, "program: ")) {
-    if (c.kind != FindingKind::kValueMismatch)
-      return absl::StrCat("programs of the steps ", name);
-    if (KeySearchFoundNone(c))
-      return absl::StrCat("no cause key found: programs of the steps ", name);
-    return absl::StrCat(
-        "filed before cause keys (none was searched for): programs of the "
-        "steps ",
-        name);
-  }
-  if (c.kind != FindingKind::kValueMismatch ||
-      absl::StrContains(c.spelling, ' ')) {
-    return c.spelling;  // a contrast's or a fault's cause, already words
-  }
-  const std::string assumed = AssumedOf(c);
-  const std::string classes = TupleClassesOf(c);
-  return absl::StrCat(
-      "a wrong value of `", c.spelling, "`",
-      classes.empty() ? "" : absl::StrCat(" (", classes, ")"),
-      assumed.empty() ? ""
-                      : absl::StrCat(": ptxas's constant is as if ", assumed));
-}
-
-std::string EntriesAndCauses(size_t entries, size_t causes) {
-  return absl::StrCat(entries, entries == 1 ? " entry, " : " entries, ", causes,
-                      causes == 1 ? " root cause" : " root causes");
-}
-
 namespace {
 
 // A `dir` that is there but no directory (a file, a FIFO) is said as that.
@@ -651,15 +519,13 @@ EntryInfo TriageStore::Inspect(const std::string& name,
 
 absl::StatusOr<std::string> TriageStore::Show(absl::string_view entry) const {
   PTXDIFF_RETURN_IF_ERROR(ValidateEntryName(entry));
+  PTXDIFF_RETURN_IF_ERROR(EntryThere(dir_, entry));
   const std::string path = absl::StrCat(dir_, "/", entry);
-  if (!IsDirectory(path)) {
-    return absl::NotFoundError(absl::StrCat("no entry ", entry, " in ", dir_));
-  }
   return ShowEntry(path, Inspect(std::string(entry), *ParseEntryName(entry)));
 }
 
-absl::Status TriageStore::MarkExplained(absl::string_view entry,
-                                        absl::string_view reason) {
+absl::StatusOr<std::string> TriageStore::MarkExplained(
+    absl::string_view entry, absl::string_view reason) {
   PTXDIFF_RETURN_IF_ERROR(ValidateEntryName(entry));
   // meta.txt holds a line per key: a line break would add keys of its own.
   if (!IsMetaValue(reason)) {
@@ -668,17 +534,16 @@ absl::Status TriageStore::MarkExplained(absl::string_view entry,
         "character)");
   }
   PTXDIFF_ASSIGN_OR_RETURN(DirectoryLock lock, DirectoryLock::Acquire(dir_));
+  PTXDIFF_RETURN_IF_ERROR(EntryThere(dir_, entry));
   const std::string path = absl::StrCat(dir_, "/", entry);
-  if (!IsDirectory(path)) {
-    return absl::NotFoundError(absl::StrCat("no entry ", entry, " in ", dir_));
-  }
   std::vector<std::string> repairs;
   PTXDIFF_ASSIGN_OR_RETURN(auto meta, MetaForUpdate(path, repairs));
   meta["explained"] = std::string(reason);
   NoteRepairs(repairs, meta);
   PTXDIFF_RETURN_IF_ERROR(
       WriteFileAtomic(path + "/meta.txt", FormatMeta(meta)));
-  return RewriteIndex();
+  PTXDIFF_RETURN_IF_ERROR(RewriteIndex());
+  return absl::StrJoin(repairs, "; ");
 }
 
 absl::StatusOr<int> TriageStore::MergeFrom(const std::string& other_dir,

@@ -167,7 +167,10 @@ class TriageStore {
 
   // Marks an entry as a known, explained disagreement (a documented toolchain
   // deviation, a spec ambiguity): campaigns count it without reporting it.
-  absl::Status MarkExplained(absl::string_view entry, absl::string_view reason);
+  // A damaged meta.txt is rebuilt first (its copy kept): what was repaired
+  // ("meta.txt was damaged: …"), empty where nothing was, for the user.
+  absl::StatusOr<std::string> MarkExplained(absl::string_view entry,
+                                            absl::string_view reason);
 
   // Adds the entries of another triage directory: new ones are copied, known
   // ones have their counts added and first/last seen widened. This

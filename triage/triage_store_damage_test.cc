@@ -244,7 +244,9 @@ TEST(TriageStoreTest, AMissingMetaIsRebuiltAndFilingGoesOn) {
               HasSubstr("meta.txt was missing"));
   // Marking an entry whose meta.txt is gone rebuilds it too.
   ASSERT_EQ(unlink((e.path + "/meta.txt").c_str()), 0);
-  ASSERT_TRUE(store->MarkExplained(e.name, "known").ok());
+  absl::StatusOr<std::string> marked = store->MarkExplained(e.name, "known");
+  ASSERT_TRUE(marked.ok()) << marked.status();
+  EXPECT_EQ(*marked, "meta.txt was missing: rebuilt");
   EXPECT_EQ(Only(store->List()).CountText(), "0+");
 }
 

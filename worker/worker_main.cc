@@ -26,6 +26,7 @@
 #include "backends/backend.h"
 #include "common/batch_heap.h"
 #include "common/call_within.h"
+#include "common/progress.h"
 #include "protocol/backend_names.h"
 #include "protocol/frame_io.h"
 #include "protocol/stdout_channel.h"
@@ -60,21 +61,46 @@ absl::Status Answer(Backend& backend, const Frame& frame, int frames) {
   return WriteFrame(frames, MessageType::kResults, EncodeRunReply(reply));
 }
 
+// How often at most a PROGRESS frame goes out while a batch is answered.
+constexpr absl::Duration kProgressEvery = absl::Seconds(1);
+
+// `programs`'s answer to `payload`, with PROGRESS frames on `frames` while
+// it works (none where `frames` is -1: the client did not ask for them).
+// They stop before the answer goes out.
+absl::StatusOr<std::string> AnswerSayingProgress(ProgramService& programs,
+                                                 absl::string_view payload,
+                                                 int frames) {
+  if (frames < 0) return programs.Answer(payload);
+  const ScopedProgressListener listener(
+      [frames] { (void)WriteFrame(frames, MessageType::kProgress, ""); },
+      kProgressEvery);
+  return programs.Answer(payload);
+}
+
 // Answers one RUN_PROGRAMS frame on `frames`: PROGRAM_RESULTS, or ERROR when
 // it cannot be processed (or the backend runs no programs: the client sends
 // none then).
 absl::Status AnswerPrograms(ProgramService* programs, const Frame& frame,
-                            int frames) {
+                            int frames, bool say_progress) {
   if (programs == nullptr) {
     return WriteFrame(frames, MessageType::kError,
                       "this backend runs no programs (HELLO_REPLY has no "
                       "programs=1)");
   }
-  absl::StatusOr<std::string> reply = programs->Answer(frame.payload);
+  absl::StatusOr<std::string> reply = AnswerSayingProgress(
+      *programs, frame.payload, say_progress ? frames : -1);
   if (!reply.ok()) {
     return WriteFrame(frames, MessageType::kError, reply.status().ToString());
   }
   return WriteFrame(frames, MessageType::kProgramResults, *reply);
+}
+
+// Whether the client's HELLO said progress=1.
+bool AskedForProgress(const KeyValues& hello) {
+  for (const auto& [key, value] : hello) {
+    if (key == kProgressKey) return value == "1";
+  }
+  return false;
 }
 
 // The handshake, then RUN and RUN_PROGRAMS frames until BYE; replies go to
@@ -97,6 +123,9 @@ int ServeOn(int frames, absl::string_view backend_name) {
   }
   WorkerIdentity identity = (*backend)->Identity();
   identity.programs = *programs != nullptr;
+  // PROGRESS frames only to a client that reads them (an older one would
+  // take the unknown type for a broken stream).
+  identity.progress = identity.programs && AskedForProgress(options);
   if (!WriteFrame(frames, MessageType::kHelloReply,
                   EncodeKeyValues(IdentityToKeyValues(identity)))
            .ok()) {
@@ -108,7 +137,10 @@ int ServeOn(int frames, absl::string_view backend_name) {
     if (!frame.ok()) return Fatal(4, frame.status().message());
     if (frame->type == MessageType::kBye) return 0;
     if (frame->type == MessageType::kRunPrograms) {
-      if (!AnswerPrograms(programs->get(), *frame, frames).ok()) return 0;
+      if (!AnswerPrograms(programs->get(), *frame, frames, identity.progress)
+               .ok()) {
+        return 0;  // client went away
+      }
       continue;
     }
     if (frame->type != MessageType::kRun)

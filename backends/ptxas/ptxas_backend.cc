@@ -519,21 +519,22 @@ absl::StatusOr<std::shared_ptr<const NvJitLink>> LoadPtxasInProcess(
 
 absl::StatusOr<PtxasAssembler> MakePtxasAssembler(const KeyValues& options,
                                                   absl::string_view arch,
-                                                  absl::Time deadline) {
+                                                  absl::Time deadline,
+                                                  absl::Duration timeout) {
   PTXDIFF_ASSIGN_OR_RETURN(std::shared_ptr<const NvJitLink> in_process,
                            LoadPtxasInProcess(options));
   if (in_process == nullptr) {
     PTXDIFF_ASSIGN_OR_RETURN(const std::string ptxas, FindPtxas(options));
     return PtxasAssembler{
-        .assemble = ExecutableAssembler(ptxas, arch, deadline),
+        .assemble = ExecutableAssembler(ptxas, arch, deadline, timeout),
         .description = ptxas};
   }
   return PtxasAssembler{
       .assemble =
-          [in_process, arch = std::string(arch), deadline](
+          [in_process, arch = std::string(arch), deadline, timeout](
               absl::string_view ptx, int opt_level) {
             return CompileWithin(in_process, arch, ptx, opt_level,
-                                 TimeoutBefore(deadline, kPtxasTimeout));
+                                 TimeoutBefore(deadline, timeout));
           },
       .description = absl::StrCat(in_process->path(), " (nvJitLink ",
                                   in_process->version(),

@@ -82,10 +82,12 @@ struct PtxasAssembler {
   Assembler assemble;
   std::string description;
 };
-// Each compile ends by `deadline` (TimeoutBefore, common/subprocess.h).
+// Each compile ends after `timeout`, and by `deadline` (TimeoutBefore,
+// common/subprocess.h).
 absl::StatusOr<PtxasAssembler> MakePtxasAssembler(
     const KeyValues& options, absl::string_view arch,
-    absl::Time deadline = absl::InfiniteFuture());
+    absl::Time deadline = absl::InfiniteFuture(),
+    absl::Duration timeout = kPtxasTimeout);
 
 // The libnvJitLink the backend assembles with for `options` (ptxas=,
 // compiler=, $PTXDIFF_PTXAS_COMPILER), loaded; null where it runs the ptxas

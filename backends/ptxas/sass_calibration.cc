@@ -360,11 +360,10 @@ void Count(std::span<const Tuple> tuples, KernelGroup group,
 }  // namespace
 
 Assembler ExecutableAssembler(const std::string& ptxas, absl::string_view arch,
-                              absl::Time deadline) {
-  return [ptxas, arch = std::string(arch), deadline](absl::string_view ptx,
-                                                     int level) {
-    return RunPtxas(ptxas, arch, ptx, level,
-                    TimeoutBefore(deadline, kPtxasTimeout));
+                              absl::Time deadline, absl::Duration timeout) {
+  return [ptxas, arch = std::string(arch), deadline, timeout](
+             absl::string_view ptx, int level) {
+    return RunPtxas(ptxas, arch, ptx, level, TimeoutBefore(deadline, timeout));
   };
 }
 

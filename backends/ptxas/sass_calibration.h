@@ -121,11 +121,12 @@ using Assembler = std::function<absl::StatusOr<PtxasOutput>(
     absl::string_view ptx, int opt_level)>;
 
 // The ptxas executable at `ptxas`, compiling for `arch`; each run killed at
-// kPtxasTimeout or at `deadline`, whichever comes first (a ptxas that hangs
-// must not hold `calibrate --max-time` a minute a module: TimeoutBefore,
-// common/subprocess.h).
+// `timeout` (calibrate's --timeout) or at `deadline`, whichever comes first
+// (a ptxas that hangs must not hold `calibrate --max-time` a minute a
+// module: TimeoutBefore, common/subprocess.h).
 Assembler ExecutableAssembler(const std::string& ptxas, absl::string_view arch,
-                              absl::Time deadline = absl::InfiniteFuture());
+                              absl::Time deadline = absl::InfiniteFuture(),
+                              absl::Duration timeout = kPtxasTimeout);
 
 // `tuples` compiled for `arch` at -O`opt_level` by `assemble`, a kernel
 // each, in one module (halved where ptxas rejects a tuple). An error only

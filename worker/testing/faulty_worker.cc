@@ -98,7 +98,11 @@
 //   crash-on-program=TEXT  abort() on a batch holding a program whose text
 //                  contains TEXT
 //   hang-on-program=TEXT   never answer such a batch
+//   slow-programs=MS  answer each batch MS milliseconds after it came
 //   error          answer with an ERROR frame
+// --progress (with --programs): say progress=1 in HELLO_REPLY where the
+// client's HELLO does, and send a PROGRESS frame every 100 ms while a
+// batch is slow (not while it hangs: a worker silent at work).
 //
 // --crash-on-undefined, beside any --fault: abort() on a RUN holding a
 // tuple whose result the spec leaves open (a simulator that divides by zero).
@@ -123,6 +127,8 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "backends/oracle/oracle_backend.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
@@ -145,6 +151,7 @@ struct Flags {
   std::string note;          // every value's note, if any
   bool crash_on_undefined = false;
   bool programs = false;
+  bool progress = false;  // --progress, where the client's HELLO asks
 };
 
 bool FirstTime(const std::string& state) {
@@ -362,6 +369,18 @@ bool AnswerPrograms(const Flags& flags, absl::string_view payload) {
     (void)WriteFrame(STDOUT_FILENO, MessageType::kError, "cannot do that");
     return true;
   }
+  absl::string_view slow = flags.fault;
+  int slow_ms = 0;
+  if (absl::ConsumePrefix(&slow, "slow-programs=") &&
+      absl::SimpleAtoi(slow, &slow_ms)) {
+    const absl::Time answer_at = absl::Now() + absl::Milliseconds(slow_ms);
+    while (absl::Now() < answer_at) {
+      absl::SleepFor(
+          std::min(absl::Milliseconds(100), answer_at - absl::Now()));
+      if (flags.progress)
+        (void)WriteFrame(STDOUT_FILENO, MessageType::kProgress, "");
+    }
+  }
   ProgramRunReply reply;
   for (size_t i = 0; i < request->programs.size(); ++i) {
     reply.checks.push_back(EncodeProgramCheck({.judged = true}));
@@ -371,7 +390,7 @@ bool AnswerPrograms(const Flags& flags, absl::string_view payload) {
   return true;
 }
 
-int Serve(const Flags& flags) {
+int Serve(Flags flags) {
   auto hello = ReadFrame(STDIN_FILENO);
   if (!hello.ok()) return 4;
   if (flags.fault == "exit-at-hello") {
@@ -404,6 +423,12 @@ int Serve(const Flags& flags) {
   id.runtime_by_default = flags.default_form == "runtime";
   id.both_forms = flags.default_form == "both";
   id.programs = flags.programs;
+  // PROGRESS frames only to a client that asked (as ptxdiff-worker).
+  flags.progress &= flags.programs &&
+                    absl::c_linear_search(
+                        DecodeKeyValues(hello->payload),
+                        std::pair<std::string, std::string>(kProgressKey, "1"));
+  id.progress = flags.progress;
   (void)WriteFrame(STDOUT_FILENO, MessageType::kHelloReply,
                    EncodeKeyValues(IdentityToKeyValues(id)));
   while (true) {
@@ -572,6 +597,7 @@ int main(int argc, char** argv) {
       flags.supports = std::string(arg);
     if (arg == "--no-forms") flags.forms = false;
     if (arg == "--programs") flags.programs = true;
+    if (arg == "--progress") flags.progress = true;
     if (arg == "--crash-on-undefined") flags.crash_on_undefined = true;
     if (absl::ConsumePrefix(&arg, "--default-form="))
       flags.default_form = std::string(arg);
