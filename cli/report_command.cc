@@ -98,7 +98,7 @@ absl::Status WriteReportFiles(const ReportData& data, const std::string& html,
   const std::string text = ReportJson(data);
   for (const auto& [path, bytes] :
        {std::pair{html, ReportHtml(text)}, std::pair{json, text}}) {
-    if (absl::Status s = WriteFileAtomic(path, bytes); !s.ok()) return s;
+    if (absl::Status s = WriteOutputFile(path, bytes); !s.ok()) return s;
   }
   return absl::OkStatus();
 }

@@ -112,5 +112,29 @@ TEST(ReportCommandTest, AReportItCannotWriteNamesTheFileAskedFor) {
   EXPECT_THAT(r.err, Not(HasSubstr(".tmp-")));
 }
 
+// The fifteenth fault run: `report --json NODE` renamed the page over a
+// device node or a FIFO (as root: /dev/full). A device is written through
+// and stays one; a FIFO is refused and stays one.
+TEST(ReportCommandTest, ADeviceNamedForThePageIsWrittenNotReplaced) {
+  const std::string dir = TempDirFor("report_device");
+  const std::string run = dir + "/out/stats/programs-3000-4";
+  ASSERT_TRUE(MakeDirs(run).ok());
+  ASSERT_TRUE(WriteFile(run + "/programs.tsv", "garbage\n").ok());
+  CliRun r = Ptxdiff({"report", dir + "/out", "--json", "/dev/null", "--html",
+                      dir + "/r.html"});
+  EXPECT_NE(r.code, 2) << r.out << r.err;
+  struct stat st;
+  ASSERT_EQ(lstat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+  const std::string fifo = dir + "/fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0644), 0);
+  r = Ptxdiff(
+      {"report", dir + "/out", "--json", fifo, "--html", dir + "/r.html"});
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr(fifo + " is a FIFO"));
+  ASSERT_EQ(lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+}
+
 }  // namespace
 }  // namespace ptxdiff

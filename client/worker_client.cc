@@ -19,6 +19,7 @@
 #include "absl/strings/strip.h"
 #include "common/files.h"
 #include "common/printable.h"
+#include "common/process_tree.h"
 #include "common/run_by_halves.h"
 #include "common/status_macros.h"
 #include "common/subprocess.h"
@@ -225,7 +226,11 @@ void WorkerClient::Kill(absl::Duration grace) {
       ended = ChildHasEnded(pid_);
     }
     // Its group too, before it is reaped (while the group's id cannot be
-    // another's): whatever it started, and left running, ends with it.
+    // another's): whatever it started, and left running, ends with it. A
+    // worker still running (a hang) has its tool's run in a group of the
+    // tool's own, perhaps a child of that in another (`timeout TOOL`): its
+    // whole tree.
+    if (!ended) KillProcessTree(pid_);
     kill(-pid_, SIGKILL);
     if (!ended) kill(pid_, SIGKILL);
     ForgetProcessGroup(pid_);
@@ -409,7 +414,9 @@ RunReply WorkerClient::Isolate(std::span<const absl::string_view> spellings,
 void WorkerClient::Interrupt() {
   interrupted_ = true;
   const pid_t pid = running_pid_.load();
-  if (pid > 0) kill(-pid, SIGKILL), kill(pid, SIGKILL);
+  if (pid <= 0) return;
+  KillProcessTree(pid);  // its tool's run too, whatever group it is in
+  kill(pid, SIGKILL);
 }
 
 absl::StatusOr<RunReply> WorkerClient::RunOnce(

@@ -315,6 +315,41 @@ TEST(WorkerClientTest, IsolationBlamesNoTupleWhenTheWorkerCannotRestart) {
   }
 }
 
+// The fifteenth fault run: a hung worker's tool run behind `timeout` (in
+// a process group of its own) outlived the kill of the worker's group. A
+// hung worker's whole tree is killed.
+TEST(WorkerClientTest, AHungWorkersToolsEndWithItWhateverTheirGroup) {
+  const std::string pid_file =
+      ::testing::TempDir() + "/tool_pid_" + std::to_string(getpid());
+  std::remove(pid_file.c_str());
+  WorkerCommand command;
+  command.argv = {"/bin/sh", "-c",
+                  "setsid sleep 1000 & echo $! > '" + pid_file + "'; exec " +
+                      PTXDIFF_FAULTY_WORKER_PATH + " --fault=hang"};
+  command.timeout = absl::Milliseconds(500);
+  auto client = WorkerClient::Start(command);
+  ASSERT_TRUE(client.ok()) << client.status();
+  const BatchOutcome out = (*client)->Run(SomeTuples({"add.s32"}, 2));
+  ASSERT_TRUE(out.fault.has_value());
+  EXPECT_EQ(out.fault->kind, FaultKind::kHang);
+  std::ifstream in(pid_file);
+  pid_t tool = 0;
+  ASSERT_TRUE(in >> tool);
+  std::remove(pid_file.c_str());
+  // Gone, or a zombie left to init to reap.
+  const absl::Time give_up = absl::Now() + absl::Seconds(10);
+  const auto ended = [tool] {
+    std::ifstream stat("/proc/" + std::to_string(tool) + "/stat");
+    std::string line;
+    return !std::getline(stat, line) ||
+           line.substr(line.rfind(')') + 2, 1) == "Z";
+  };
+  while (!ended() && absl::Now() < give_up)
+    absl::SleepFor(absl::Milliseconds(20));
+  EXPECT_TRUE(ended()) << "the tool (pid " << tool << ") still runs";
+  if (!ended()) kill(tool, SIGKILL);
+}
+
 // A worker gets SIGTERM when its client's process dies (a `kill -9` of the
 // process running a campaign), even when it was started from a thread that
 // has since ended (as the campaign starts its senders' workers) and is hung

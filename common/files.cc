@@ -56,7 +56,37 @@ std::string TempNameIn(const std::string& dir, absl::string_view what) {
   return absl::StrCat(dir, "/.tmp-", what, "-", getpid(), "-", counter++);
 }
 
+namespace {
+
+// What `path` is where it is neither missing nor a regular file nor a link
+// ("a device"), else empty.
+std::string NoFileThere(const std::string& path) {
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode) ||
+      S_ISLNK(st.st_mode))
+    return "";
+  return S_ISDIR(st.st_mode)    ? "a directory"
+         : S_ISFIFO(st.st_mode) ? "a FIFO"
+         : S_ISSOCK(st.st_mode) ? "a socket"
+                                : "a device";
+}
+
+}  // namespace
+
+absl::Status WriteOutputFile(const std::string& path, absl::string_view bytes) {
+  struct stat st;
+  const bool file_or_missing =
+      lstat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode);
+  return file_or_missing ? WriteFileAtomic(path, bytes)
+                         : WriteFile(path, bytes);
+}
+
 absl::Status WriteFileAtomic(const std::string& path, absl::string_view bytes) {
+  // A rename would put a file where the device was (as root: /dev/null).
+  if (const std::string what = NoFileThere(path); !what.empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(path, " is ", what, ", not a file: not replaced"));
+  }
   const size_t slash = path.rfind('/');
   const std::string tmp = TempNameIn(
       slash == std::string::npos ? "." : path.substr(0, slash), "file");

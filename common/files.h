@@ -58,8 +58,15 @@ std::vector<std::string> FilesIn(const std::string& dir,
                                  absl::string_view suffix = "");
 
 // Replaces `path` through a temporary file in its directory, synced, and a
-// rename: a reader sees the old content or the new, never a part.
+// rename: a reader sees the old content or the new, never a part. A device,
+// FIFO, socket or directory there is not replaced (FailedPrecondition).
 absl::Status WriteFileAtomic(const std::string& path, absl::string_view bytes);
+
+// A file the user named to write (`report --html FILE`): replaced as
+// WriteFileAtomic does where it is a file or missing, else written in place
+// through it (a link, /dev/stdout, a device; OpenToWrite's refusals hold):
+// never a device replaced by a file.
+absl::Status WriteOutputFile(const std::string& path, absl::string_view bytes);
 
 // A name in `dir` that no other process or thread uses at the same time:
 // <dir>/.tmp-<what>-<pid>-<n>.

@@ -30,6 +30,7 @@
 #include "absl/time/clock.h"
 #include "common/files.h"
 #include "common/interrupt.h"
+#include "common/process_tree.h"
 #include "common/progress.h"
 
 extern char** environ;
@@ -206,8 +207,10 @@ absl::StatusOr<ProcessOutcome> RunProcess(const std::vector<std::string>& argv,
   outcome.timed_out = waited == Waited::kDeadline;
   outcome.interrupted = waited == Waited::kInterrupted;
   // The whole group: at the deadline or a stop, the command and all it
-  // started; after a normal end, whatever it left running. Forgotten before
-  // it is reaped, while its id cannot be another group's.
+  // started (in whatever group: `timeout TOOL`); after a normal end,
+  // whatever it left running in its group. Forgotten before it is reaped,
+  // while its id cannot be another group's.
+  if (waited != Waited::kExited) KillProcessTree(pid);
   kill(-pid, SIGKILL);
   ForgetProcessGroup(pid);
   int status = 0;

@@ -151,6 +151,28 @@ TEST(RunProcessTest, TimeoutKillsTheWholeGroup) {
       << "pid " << child << " still runs";
 }
 
+// The fifteenth fault run: a tool run as `timeout 100 TOOL` (GNU timeout
+// moves itself to a group of its own) and a child in a session of its own
+// ran on after their run was said killed. The whole tree is.
+TEST(RunProcessTest, TimeoutKillsWhatLeftTheGroupToo) {
+  auto dir = TempDir::Create("subprocess-test");
+  ASSERT_TRUE(dir.ok());
+  for (const char* leaves : {"timeout 100 sh -c", "setsid sh -c"}) {
+    unlink((*dir)->File("bg.pid").c_str());  // the last round's
+    ProcessOutcome hung =
+        Shell(**dir,
+              absl::StrCat(leaves,
+                           " 'echo $$ > bg.pid; exec sleep 100' & "
+                           "while [ ! -s bg.pid ]; do :; done; sleep 100"),
+              absl::Seconds(3));
+    EXPECT_TRUE(hung.timed_out) << leaves;
+    const pid_t child = BackgroundPid(**dir);
+    ASSERT_GT(child, 0) << leaves;
+    EXPECT_TRUE(EndsWithin(child, absl::Seconds(10)))
+        << leaves << ": pid " << child << " still runs";
+  }
+}
+
 TEST(RunProcessTest, WhatTheCommandLeavesRunningIsKilled) {
   auto dir = TempDir::Create("subprocess-test");
   ASSERT_TRUE(dir.ok());
@@ -486,6 +508,39 @@ TEST(FilesTest, AFifoIsNotWrittenInPlaceNorWaitedOn) {
   // A character device is written, as before.
   EXPECT_TRUE(WriteFile("/dev/null", "x").ok());
   EXPECT_TRUE(AppendToFile("/dev/null", "x").ok());
+}
+
+// The fifteenth fault run: `report --json NODE` renamed the page over a
+// device node or a FIFO (as root, /dev/full). An atomic replace leaves them
+// be; a file the user names is written through them, or refused.
+TEST(FilesTest, NoDeviceOrFifoIsReplacedByAFile) {
+  auto dir = TempDir::Create("files-replace");
+  ASSERT_TRUE(dir.ok());
+  const std::string fifo = (*dir)->File("fifo");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0644), 0);
+  const absl::Status s = WriteFileAtomic(fifo, "page");
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_THAT(s.message(), HasSubstr(fifo + " is a FIFO, not a file"));
+  EXPECT_THAT(WriteOutputFile(fifo, "page").message(), HasSubstr("is a FIFO"));
+  struct stat st;
+  ASSERT_EQ(lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  EXPECT_THAT(WriteFileAtomic("/dev/null", "page").message(),
+              HasSubstr("/dev/null is a device, not a file: not replaced"));
+  EXPECT_TRUE(WriteOutputFile("/dev/null", "page").ok());
+  ASSERT_EQ(lstat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+  // A link is written through, and stays a link; a file is replaced.
+  const std::string target = (*dir)->File("target");
+  const std::string link = (*dir)->File("link");
+  ASSERT_TRUE(WriteFile(target, "old").ok());
+  ASSERT_EQ(symlink(target.c_str(), link.c_str()), 0);
+  EXPECT_TRUE(WriteOutputFile(link, "page").ok());
+  EXPECT_EQ(*ReadFile(target), "page");
+  ASSERT_EQ(lstat(link.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  EXPECT_TRUE(WriteOutputFile(target, "new").ok());
+  EXPECT_EQ(*ReadFile(link), "new");
 }
 
 // Ninth fault run: a file at OUT/findings passed for its directory (mkdir's
