@@ -112,6 +112,16 @@ TEST(ReportCommandTest, AReportItCannotWriteNamesTheFileAskedFor) {
   EXPECT_THAT(r.err, Not(HasSubstr(".tmp-")));
 }
 
+// The fifteenth fault run: OUT/stats a file was "no run with records".
+TEST(ReportCommandTest, AStatsThatIsNoDirectoryIsSaid) {
+  const std::string dir = TempDirFor("report_stats_file");
+  ASSERT_TRUE(MakeDirs(dir + "/out").ok());
+  ASSERT_TRUE(WriteFile(dir + "/out/stats", "not a directory\n").ok());
+  const CliRun r = Ptxdiff({"report", dir + "/out", "--html", dir + "/r.html",
+                            "--json", dir + "/r.json"});
+  EXPECT_THAT(r.err, HasSubstr(dir + "/out/stats is not a directory")) << r.out;
+}
+
 // The fifteenth fault run: `report --json NODE` renamed the page over a
 // device node or a FIFO (as root: /dev/full). A device is written through
 // and stays one; a FIFO is refused and stays one.

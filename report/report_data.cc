@@ -1,5 +1,7 @@
 #include "report/report_data.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <map>
 
@@ -391,7 +393,14 @@ absl::StatusOr<ReportData> ReadReport(const std::vector<ReportSource>& sources) 
     }
     std::vector<Implementation> impls =
         ImplementationsOf(source, data.notes, data.damage);
-    if (impls.empty()) {
+    const std::string stats = source.out_dir + "/stats";
+    struct stat st;
+    if (impls.empty() && stat(stats.c_str(), &st) == 0 &&
+        !S_ISDIR(st.st_mode)) {
+      // Said as what it is (the fifteenth fault run: "no run with records").
+      data.damage.push_back(
+          absl::StrCat(stats, " is not a directory: no run's records read"));
+    } else if (impls.empty()) {
       data.notes.push_back(absl::StrCat(
           source.out_dir, ": no run with records (run `ptxdiff fuzz --out ",
           source.out_dir, "` or `ptxdiff programs --out ", source.out_dir,

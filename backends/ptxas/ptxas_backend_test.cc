@@ -65,7 +65,12 @@ TEST(PtxasBackendSetupTest, PtxasFromTheEnvironment) {
   {
     ScopedEnv env("PTXAS", "/nonexistent/ptxas-from-env");
     EXPECT_THAT(FindPtxas({}).status().message(),
-                HasSubstr("/nonexistent/ptxas-from-env ($PTXAS)"));
+                HasSubstr("/nonexistent/ptxas-from-env ($PTXAS: nothing)"));
+    // The fifteenth fault run: a directory or a file without the execute
+    // bit was "not found"; it says what is there.
+    ScopedEnv dir_env("PTXAS", "/tmp");
+    EXPECT_THAT(FindPtxas({}).status().message(),
+                HasSubstr("/tmp ($PTXAS: a directory)"));
     // The option wins over the environment.
     EXPECT_THAT(FindPtxas({{"ptxas", "/other/ptxas"}}).status().message(),
                 HasSubstr("/other/ptxas"));

@@ -83,6 +83,18 @@ bool IsExecutableFile(const std::string& path) {
          access(path.c_str(), X_OK) == 0;
 }
 
+// What is at `path` where it is no executable file ("a directory"), or
+// "nothing": "ptxas not found" said of a file that is there misleads (the
+// fifteenth fault run).
+std::string WhatIsAt(absl::string_view path) {
+  struct stat st;
+  const std::string p(path);
+  if (stat(p.c_str(), &st) != 0) return "nothing";
+  if (S_ISDIR(st.st_mode)) return "a directory";
+  if (!S_ISREG(st.st_mode)) return "no regular file";
+  return "a file without the execute bit";
+}
+
 absl::Status PtxasNotFound(absl::string_view where) {
   return absl::FailedPreconditionError(absl::StrCat(
       "ptxas not found at ", where,
@@ -183,12 +195,13 @@ absl::StatusOr<int> NewestPtxVersion(const std::string& ptxas,
 
 absl::StatusOr<std::string> FindPtxas(const KeyValues& options) {
   if (std::optional<std::string> path = OptionValue(options, "ptxas")) {
-    if (!IsExecutableFile(*path)) return PtxasNotFound(*path);
+    if (!IsExecutableFile(*path))
+      return PtxasNotFound(absl::StrCat(*path, " (", WhatIsAt(*path), ")"));
     return *path;
   }
   if (std::string env = GetEnv("PTXAS"); !env.empty()) {
     if (!IsExecutableFile(env))
-      return PtxasNotFound(absl::StrCat(env, " ($PTXAS)"));
+      return PtxasNotFound(absl::StrCat(env, " ($PTXAS: ", WhatIsAt(env), ")"));
     return env;
   }
   std::vector<std::string> tried;
