@@ -210,6 +210,15 @@ TEST(FuzzCommandTest, AFifoWhereAFileIsWrittenIsExitTwoNotAWait) {
   }
   EXPECT_EQ(r.code, 2) << r.out << r.err;
   EXPECT_THAT(r.err, HasSubstr(fifo + " is a FIFO"));
+  // The fifteenth fault run: a link there had the file it names become the
+  // dictionary. The link is replaced; the file stays.
+  const std::string other = dir + "/elsewhere.txt";
+  ASSERT_TRUE(WriteFile(other, "mine\n").ok());
+  ASSERT_EQ(unlink(fifo.c_str()), 0);
+  ASSERT_EQ(symlink(other.c_str(), fifo.c_str()), 0);
+  r = Ptxdiff({"seed-corpus", dir});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_EQ(*ReadFile(other), "mine\n");
 }
 
 // Ninth fault run: with a file at OUT/findings, the fuzzer ran 13 s and

@@ -631,11 +631,10 @@ int RunTriage(const std::vector<std::string>& args, std::ostream& out,
         store->MarkExplained(pos[1], parsed->Get("explained"));
     if (!repaired.ok()) return Fail(err, "triage", repaired.status());
     // A damaged meta.txt is rebuilt, and what it held (the backend that
-    // found it, the count) is no longer there but in its kept copy: said
-    // (the fourteenth fault run: it was not).
+    // found it, the count) is no longer there but in its kept copy; an
+    // index not rewritten: said (the fourteenth and fifteenth fault runs).
     if (!repaired->empty()) {
-      err << "ptxdiff triage: " << pos[1]
-          << " was repaired to be marked: " << *repaired << "\n";
+      err << "ptxdiff triage: marking " << pos[1] << ": " << *repaired << "\n";
     }
     out << "marked " << pos[1] << " as explained\n";
     return 0;

@@ -614,8 +614,23 @@ TEST(TriageCommandsTest, MarkSaysWhatItRepairedToMark) {
                             "--explained", "known", "--dir", dir});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("marked crash~ptx-cmd~crash~add.u32"));
-  EXPECT_THAT(r.err, HasSubstr("was repaired to be marked: meta.txt"));
+  EXPECT_THAT(r.err,
+              HasSubstr("marking crash~ptx-cmd~crash~add.u32: meta.txt"));
   EXPECT_THAT(r.err, HasSubstr("kept as meta.txt.damaged-"));
+}
+
+// The fifteenth fault run: with INDEX.md a directory, `triage mark` said
+// "cannot rename into …/INDEX.md" and exit 2, though the entry was marked.
+TEST(TriageCommandsTest, MarkOfAnEntryWhoseIndexCannotBeWrittenIsAMark) {
+  const std::string dir = TempDirFor("mark_index_dir");
+  CrashEntryIn(dir);
+  ASSERT_EQ(mkdir((dir + "/INDEX.md").c_str(), 0755), 0);
+  const CliRun r = Ptxdiff({"triage", "mark", "crash~ptx-cmd~crash~add.u32",
+                            "--explained", "known", "--dir", dir});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("INDEX.md was not rewritten"));
+  EXPECT_THAT(*ReadFile(dir + "/crash~ptx-cmd~crash~add.u32/meta.txt"),
+              HasSubstr("explained: known"));
 }
 
 // Tenth fault run: `triage list` and `show` refused a read-only directory

@@ -168,7 +168,8 @@ class TriageStore {
   // Marks an entry as a known, explained disagreement (a documented toolchain
   // deviation, a spec ambiguity): campaigns count it without reporting it.
   // A damaged meta.txt is rebuilt first (its copy kept): what was repaired
-  // ("meta.txt was damaged: …"), empty where nothing was, for the user.
+  // ("meta.txt was damaged: …") or not rewritten (INDEX.md), empty where
+  // nothing was, for the user.
   absl::StatusOr<std::string> MarkExplained(absl::string_view entry,
                                             absl::string_view reason);
 

@@ -163,7 +163,8 @@ TEST(TriageStoreTest, AnIndexThatCannotBeRewrittenDoesNotUnfileTheEntry) {
   ASSERT_TRUE(filed.ok()) << filed.status();
   EXPECT_TRUE(filed->is_new);
   EXPECT_THAT(filed->index_error,
-              HasSubstr("INDEX.md was not rewritten: cannot rename into"));
+              HasSubstr("INDEX.md was not rewritten: " + dir +
+                        "/INDEX.md is a directory, not a file"));
   auto again = store->File(Mismatch("add.s32", 9));
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_FALSE(again->is_new);
