@@ -279,8 +279,9 @@ absl::Status PtxCmdBackend::ForgetWhatTheToolAccepts() {
   if (!memory_ || (refused_.empty() && classes_.classes().empty()))
     return absl::OkStatus();
   PTXDIFF_RETURN_IF_ERROR(MakeFilesRoot());
-  // One tool timeout for them all: a worker's start-up is waited for.
-  const absl::Time deadline = absl::Now() + config_.timeout;
+  // Half a tool timeout for them all: the client waits for the handshake
+  // about one --timeout (a re-check cut short keeps its refusals).
+  const absl::Time deadline = absl::Now() + config_.timeout / 2;
   Remembered remembered{.variants = refused_, .classes = classes_.classes()};
   absl::Status unwritten;
   const std::vector<Forgotten> forgotten = RecheckRemembered(
