@@ -28,6 +28,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "backends/ptx_cmd/refusal_memory.h"
+#include "backends/ptx_cmd/refusal_recheck.h"
 #include "campaign/campaign.h"
 #include "campaign/exploration_budget.h"
 #include "cli/backend_commands.h"
@@ -369,14 +370,20 @@ std::string TopDeclineLine(const FuzzStats& sum) {
 }
 
 // The classes of variants a ptx-cmd tool refused (refusal_classes.h), by
-// what it said: a few lines where its refusals are tens of thousands.
-std::string RefusedClassLines(const FuzzConfig& config) {
+// what it said: a few lines where its refusals are tens of thousands. First
+// what its workers forgot at the run's start (`seconds` ago), the tool
+// running it now (refusal_recheck.h).
+std::string RefusedClassLines(const FuzzConfig& config, double seconds) {
   constexpr size_t kNamedPerMessage = 6;
   absl::string_view command = config.backend;
   if (!absl::ConsumePrefix(&command, kPtxCmdPrefix)) return "";
+  const std::string forgotten = ForgottenLine(
+      config.refusals_dir, command,
+      absl::ToUnixSeconds(absl::Now()) - static_cast<int64_t>(seconds) - 2,
+      "fuzz:   ");
   const std::vector<RefusalClass> classes =
       RememberedClasses(config.refusals_dir, command);
-  if (classes.empty()) return "";
+  if (classes.empty()) return forgotten;
   absl::flat_hash_set<int> variants;
   std::map<std::string, std::vector<std::string>> by_message;
   for (const RefusalClass& c : classes) {
@@ -387,7 +394,8 @@ std::string RefusedClassLines(const FuzzConfig& config) {
         c.Describe(), " (", c.sampled, " sampled)"));
   }
   std::string lines = absl::StrCat(
-      "fuzz:   the tool refuses ", classes.size(), " classes (", variants.size(),
+      forgotten, "fuzz:   the tool refuses ", classes.size(), " classes (",
+      variants.size(),
       " variants), each learned from a refusal and variants of it run alone "
       "(remembered in ",
       config.refusals_dir, "/):\n");
@@ -465,9 +473,8 @@ void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
                              " of them with a verdict in a runtime form "
                              "(a source the compiler cannot know)\n")
               : "")
-      << ReusedCodeLine(sum)
-      << "fuzz:   judged against the " << ReadingName(config.reading)
-      << " reading; " << sum.counts.other_reading
+      << ReusedCodeLine(sum) << "fuzz:   judged against the "
+      << ReadingName(config.reading) << " reading; " << sum.counts.other_reading
       << " disagreements are exactly the "
       << (config.reading == Reading::kSpec ? "hardware" : "spec")
       << " reading's value (known spec-versus-hardware differences, "
@@ -480,11 +487,11 @@ void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
       << " not run (a batch's time budget or fault cap left them unrun, each "
          "sent again "
       << kMaxSendsAgain << " times), " << sum.declined_other << " other\n"
-      << TopDeclineLine(sum) << RefusedClassLines(config) << FaultCostLine(sum)
-      << "fuzz:   generated "
-      << sum.offered << " tuples in " << sum.inputs << " fuzz inputs and "
-      << sum.systematic << " systematically; " << sum.duplicates
-      << " duplicates, " << sum.skipped_declining
+      << TopDeclineLine(sum) << RefusedClassLines(config, seconds)
+      << FaultCostLine(sum) << "fuzz:   generated " << sum.offered
+      << " tuples in " << sum.inputs << " fuzz inputs and " << sum.systematic
+      << " systematically; " << sum.duplicates << " duplicates, "
+      << sum.skipped_declining
       << " of operand classes the backend declines and " << sum.dropped
       << " dropped under backpressure were not sent\n"
       << PlannedLine(sum) << LeastExploredLine(p.sum.explored)

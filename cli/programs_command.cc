@@ -202,7 +202,15 @@ std::string FindingsLines(const ProgramCampaignOptions& o,
 // What the tool refuses of the generated instructions, each with what it
 // said: a few lines, however many programs it refused.
 std::string RefusedLines(const ProgramCampaignReport& r) {
-  if (r.refused.empty()) return "";
+  // What the memory held and the tool runs now (refusal_recheck.h).
+  const std::string forgotten =
+      r.forgotten.empty() ? ""
+                          : absl::StrCat(
+                                "programs: the tool runs now what earlier runs "
+                                "remembered it refusing; forgotten, generated "
+                                "again: ",
+                                absl::StrJoin(r.forgotten, "; "), "\n");
+  if (r.refused.empty()) return forgotten;
   const int64_t learned =
       std::count_if(r.refused.begin(), r.refused.end(),
                     [](const RefusedStep& s) { return !s.remembered; });
@@ -215,7 +223,7 @@ std::string RefusedLines(const ProgramCampaignReport& r) {
   if (!r.refusals_file.empty())
     how.push_back(absl::StrCat("remembered in ", r.refusals_file));
   std::string out = absl::StrCat(
-      "programs: the tool refuses ", r.refused.size(),
+      forgotten, "programs: the tool refuses ", r.refused.size(),
       " of the generated instructions, not generated",
       how.empty() ? "" : absl::StrCat(" (", absl::StrJoin(how, "; "), ")"),
       ":\n");

@@ -592,6 +592,44 @@ TEST(ProgramsCommandTest, ARunOnAToolSaysWhatItIsRememberedRefusing) {
       << r.out << r.err;
 }
 
+// The fifteenth fault run's third medium: a tool that failed every module
+// for a while (a licence server down) left every generated instruction
+// remembered refused, and the next run, the tool working, generated
+// nothing. The run's start re-checks the memory: the tool runs the
+// instruction now, so the refusals are forgotten, said, and generated.
+TEST(ProgramsCommandTest, RefusalsTheToolNoLongerMakesAreForgottenAtTheStart) {
+  auto dir = TempDir::Create("programs-forgotten");
+  ASSERT_TRUE(dir.ok());
+  const std::string command = absl::StrCat(
+      PTXDIFF_INTERPRETER_PATH, " --flip-on=add.sat.s32 {ptx} {in} {out}");
+  const std::string out = (*dir)->File("out");
+  const RefusalMemory memory(out + "/refusals", command, "sm_90");
+  const std::string said = "error: cannot check out a license (server down)";
+  for (const std::string& spelling : GeneratedSpellings()) {
+    ASSERT_TRUE(memory
+                    .Remember({*ParseVariant(spelling), false},
+                              absl::StrCat("ptx-cmd: command '", command,
+                                           "' failed on ", spelling,
+                                           " (1 tuple): exit status 1; it "
+                                           "said: ",
+                                           said))
+                    .ok());
+  }
+  const ProgramsRun r = Programs({"--backend", "ptx-cmd:" + command,
+                                  "--max-time", "4", "--threads", "1", "--dir",
+                                  (*dir)->File("triage"), "--out", out});
+  EXPECT_THAT(r.out, HasSubstr(absl::StrCat(
+                         "programs: the tool runs now what earlier runs "
+                         "remembered it refusing; forgotten, generated again: ",
+                         GeneratedSpellings().size(),
+                         " refusals remembered with \"", said, "\"")))
+      << r.out << r.err;
+  EXPECT_THAT(r.out, Not(HasSubstr("no program was generated")));
+  const absl::StatusOr<Remembered> after = memory.Load();
+  ASSERT_TRUE(after.ok());
+  EXPECT_TRUE(after->variants.empty());
+}
+
 // Third fault run: `minimize CASE.ptxprog` whose finding could not be filed
 // (a full disk) said "no disagreement in CASE" on stdout. Here the entry's
 // meta.txt is a directory, so counting the finding in it fails.

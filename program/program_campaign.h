@@ -149,6 +149,9 @@ struct ProgramCampaignReport {
   std::vector<RefusedStep> refused;
   int64_t refused_programs = 0, refusal_checks = 0;
   std::string refusals_file;
+  // Refusals the memory held that the tool runs now, forgotten at the run's
+  // start (refusal_recheck.h): a line each (DescribeForgotten).
+  std::vector<std::string> forgotten;
   // Findings an earlier run left in the pending journal, taken up here.
   int64_t adopted = 0;
   // Findings not filed when the run ended (out of time, or a filing failed),

@@ -34,10 +34,12 @@ class SearchLane : public ProgramLane {
     if (search_->OutOfTime()) return false;
     // A generator of its own per batch: senders draw side by side.
     std::mt19937_64 rng(seed_ + batches_.fetch_add(1));
-    const std::vector<Program> batch = search_->NextBatch(rng);
-    if (batch.empty()) return false;
     const std::unique_ptr<ProgramBackend> on =
         WorkerProgramBackendOn(worker, presenter_);
+    // What the tool was remembered refusing may be drawn again.
+    search_->RecheckRefusals(*on);
+    const std::vector<Program> batch = search_->NextBatch(rng);
+    if (batch.empty()) return false;
     std::vector<ProgramFound> found = search_->CheckBatch(batch, *on);
     std::lock_guard<std::mutex> lock(mu_);
     for (ProgramFound& f : found) found_.push_back(std::move(f));

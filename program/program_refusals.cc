@@ -11,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "backends/ptx_cmd/refusal_recheck.h"
 #include "common/status_macros.h"
 #include "isa/spelling.h"
 #include "program/program_minimizer.h"
@@ -45,6 +46,10 @@ std::string ShortWhy(absl::string_view why) {
   if (line.size() > kWhyChars) line = absl::StrCat(line.substr(0, kWhyChars - 3), "...");
   return line;
 }
+
+// A re-check's operands (refusal_recheck.h): none 0, none small, as the
+// tuple campaign's samples.
+constexpr Operands kRecheckOperands = {{0x12345678, 0x3f5, 0x2a1, 0x1c3}};
 
 int FormIndex(ProgramInputs form) {
   return form == ProgramInputs::kImmediate ? 0 : 1;
@@ -90,6 +95,12 @@ absl::Status ProgramRefusals::Load(const std::vector<std::string>& generated) {
   if (!memory_) return absl::OkStatus();
   PTXDIFF_ASSIGN_OR_RETURN(const Remembered remembered, memory_->Load());
   std::lock_guard<std::mutex> lock(mu_);
+  AddRememberedLocked(remembered, generated);
+  return absl::OkStatus();
+}
+
+void ProgramRefusals::AddRememberedLocked(
+    const Remembered& remembered, const std::vector<std::string>& generated) {
   for (const std::string& spelling : generated) {
     const absl::StatusOr<Variant> v = ParseVariant(spelling);
     if (!v.ok() || refused_spellings_.contains(spelling)) continue;
@@ -98,7 +109,46 @@ absl::Status ProgramRefusals::Load(const std::vector<std::string>& generated) {
       refused_spellings_.insert(spelling);
     }
   }
-  return absl::OkStatus();
+}
+
+std::vector<Forgotten> ProgramRefusals::Recheck(
+    ProgramBackend& backend, const std::vector<std::string>& generated,
+    Reading reading, absl::Time deadline, std::vector<std::string>& errors) {
+  if (!memory_) return {};
+  absl::StatusOr<Remembered> remembered = memory_->Load();
+  if (!remembered.ok()) return {};  // Load says it
+  const absl::flat_hash_set<std::string> drawn(generated.begin(),
+                                               generated.end());
+  const auto run = [&](const Variant& v, bool written) -> AloneRun {
+    const ProgramInputs form =
+        written ? ProgramInputs::kImmediate : ProgramInputs::kRuntime;
+    const std::vector<Program> alone = {TupleAsProgram(v, kRecheckOperands)};
+    const absl::StatusOr<std::vector<ProgramCheck>> checks =
+        backend.Check(alone, form, reading, deadline);
+    if (!checks.ok() || checks->size() != 1) return {};
+    const ProgramCheck& c = checks->front();
+    if (c.refused) return {.end = AloneRun::kRefused};
+    if (c.judged || c.mismatch || c.fault || c.nothing_defined)
+      return {.end = AloneRun::kNotRefused};
+    return {};  // cut, or not judged for a reason of the harness's
+  };
+  absl::Status unwritten;
+  std::vector<Forgotten> forgotten = RecheckRemembered(
+      *memory_, *remembered,
+      [&](const Variant& v) { return drawn.contains(Spell(v)); }, run,
+      &unwritten);
+  if (!unwritten.ok()) {
+    errors.push_back(absl::StrCat("could not remember what the tool runs now: ",
+                                  unwritten.message()));
+  }
+  if (forgotten.empty()) return forgotten;
+  std::lock_guard<std::mutex> lock(mu_);
+  std::erase_if(refused_, [&](const RefusedStep& r) {
+    if (r.remembered) refused_spellings_.erase(r.spelling);
+    return r.remembered;
+  });
+  AddRememberedLocked(*remembered, generated);
+  return forgotten;
 }
 
 bool ProgramRefusals::Refuses(const std::string& spelling) const {

@@ -68,6 +68,14 @@ class ProgramRefusals {
   // refused, by variant or by class, in either shape. An error if the
   // memory's file exists and cannot be read.
   absl::Status Load(const std::vector<std::string>& generated);
+  // Re-checks what the memory holds (refusal_recheck.h): one of its
+  // generated variants a message, run alone on `backend`; what the tool
+  // runs now is forgotten, generated again, and returned. What went wrong
+  // (the memory unwritable) is added to `errors`.
+  std::vector<Forgotten> Recheck(ProgramBackend& backend,
+                                 const std::vector<std::string>& generated,
+                                 Reading reading, absl::Time deadline,
+                                 std::vector<std::string>& errors);
 
   bool Refuses(const std::string& spelling) const;
   // The refused spellings: what the generator no longer draws.
@@ -99,6 +107,10 @@ class ProgramRefusals {
 
  private:
   bool KnownLocked(const std::string& spelling, ProgramInputs form) const;
+  // The variants of `generated` that `remembered` holds refused, kept as
+  // remembered ones.
+  void AddRememberedLocked(const Remembered& remembered,
+                           const std::vector<std::string>& generated);
 
   std::optional<RefusalMemory> memory_;
   mutable std::mutex mu_;

@@ -19,6 +19,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "backends/ptx_cmd/refusal_recheck.h"
 #include "common/interrupt.h"
 #include "common/status_macros.h"
 #include "isa/spelling.h"
@@ -70,6 +71,18 @@ class ProgramSearch::Impl {
     report_.refusals_file = refusals_.Where();
     if (absl::Status s = refusals_.Load(GeneratedSpellings()); !s.ok())
       Error(absl::StrCat("the tool's refusals: ", s.message()));
+  }
+
+  void RecheckRefusals(ProgramBackend& on) {
+    std::call_once(rechecked_, [&] {
+      std::vector<std::string> errors;
+      const std::vector<Forgotten> forgotten =
+          refusals_.Recheck(on, GeneratedSpellings(), o_.reading, end_, errors);
+      for (const std::string& e : errors) Error(e);
+      std::lock_guard<std::mutex> lock(mu_);
+      for (const Forgotten& f : forgotten)
+        report_.forgotten.push_back(DescribeForgotten(f));
+    });
   }
 
   // The variants the triage directory holds a tuple entry of, on this
@@ -624,6 +637,7 @@ class ProgramSearch::Impl {
   std::mutex next_mu_;  // held while `next` is called
   std::vector<std::string> suppressed_;
   ProgramRefusals refusals_;  // what the tool refuses: not generated
+  std::once_flag rechecked_;  // RecheckRefusals
   std::deque<Found> backlog_;  // adopted from the journal, to file first
   absl::flat_hash_set<std::string> tuple_causes_;  // SuppressTupleCauses
   FiledCauses causes_;  // keys, entries and repeats of what is filed
@@ -658,6 +672,9 @@ ProgramSearch::ProgramSearch(std::unique_ptr<Impl> impl)
     : impl_(std::move(impl)) {}
 ProgramSearch::~ProgramSearch() = default;
 
+void ProgramSearch::RecheckRefusals(ProgramBackend& on) {
+  impl_->RecheckRefusals(on);
+}
 bool ProgramSearch::OutOfTime() const { return impl_->OutOfTime(); }
 bool ProgramSearch::HasBacklog() { return impl_->HasBacklog(); }
 std::optional<ProgramFound> ProgramSearch::TakeBacklog() {

@@ -53,6 +53,9 @@ class ProgramSearch {
       std::function<void(const std::string&)> progress);
   ~ProgramSearch();
 
+  // Once a run, before its first batch: the remembered refusals re-checked
+  // on `on`, and what the tool runs now forgotten (refusal_recheck.h).
+  void RecheckRefusals(ProgramBackend& on);
   // Past max_time, stopped (a filing failed), or interrupted (Ctrl-C).
   bool OutOfTime() const;
   // Findings taken up from the journal, to file first.

@@ -39,6 +39,7 @@
 #include "backends/ptx_cmd/ptx_cmd_config.h"
 #include "backends/ptx_cmd/refusal_classes.h"
 #include "backends/ptx_cmd/refusal_memory.h"
+#include "backends/ptx_cmd/refusal_recheck.h"
 #include "backends/ptx_cmd/tool_run.h"
 #include "common/files.h"
 #include "common/interrupt.h"
@@ -108,6 +109,11 @@ class PtxCmdBackend : public Backend {
 
   absl::Status RunSupported(const ResolvedBatch& request,
                             RunReply& reply) override;
+
+ public:
+  // Before anything is offered: what the memory holds re-checked, and what
+  // the tool accepts now forgotten (refusal_recheck.h).
+  absl::Status ForgetWhatTheToolAccepts();
 
  private:
   // The batch's variants as parts, each one run of the tool; the tuples of
@@ -265,6 +271,40 @@ absl::Status PtxCmdBackend::RunSupported(const ResolvedBatch& request,
     }
     LearnClasses(deadline);
     parts = WithoutRefusedClasses(std::move(next), declines);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PtxCmdBackend::ForgetWhatTheToolAccepts() {
+  if (!memory_ || (refused_.empty() && classes_.classes().empty()))
+    return absl::OkStatus();
+  PTXDIFF_RETURN_IF_ERROR(MakeFilesRoot());
+  // Half a tool timeout for them all: the client waits for the handshake
+  // about one --timeout (a re-check cut short keeps its refusals).
+  const absl::Time deadline = absl::Now() + config_.timeout / 2;
+  Remembered remembered{.variants = refused_, .classes = classes_.classes()};
+  absl::Status unwritten;
+  const std::vector<Forgotten> forgotten = RecheckRemembered(
+      *memory_, remembered,
+      [sm = config_.target.sm](const Variant& v) {
+        return !::ptxdiff::WhyUnsupported(v, sm, MaxPtxOfDriver(INT_MAX))
+                    .has_value();
+      },
+      [&](const Variant& v, bool written) {
+        return RunAlone(v, written, deadline);
+      },
+      &unwritten);
+  for (const Forgotten& f : forgotten) {
+    classes_.Forget(f.message);
+    std::fprintf(stderr,
+                 "ptxdiff-worker: ptx-cmd: the tool runs now what it was "
+                 "remembered refusing: %s forgotten, sent again\n",
+                 DescribeForgotten(f).c_str());
+  }
+  refused_ = std::move(remembered.variants);
+  if (!unwritten.ok()) {
+    std::fprintf(stderr, "ptxdiff-worker: ptx-cmd: %s\n",
+                 std::string(unwritten.message()).c_str());
   }
   return absl::OkStatus();
 }
@@ -696,8 +736,10 @@ absl::StatusOr<std::unique_ptr<Backend>> MakePtxCmdBackend(
                    absl::StrCat("sm_", config.target.sm));
     PTXDIFF_ASSIGN_OR_RETURN(remembered, memory->Load());
   }
-  return std::make_unique<PtxCmdBackend>(std::move(config), std::move(memory),
-                                         std::move(remembered));
+  auto backend = std::make_unique<PtxCmdBackend>(
+      std::move(config), std::move(memory), std::move(remembered));
+  PTXDIFF_RETURN_IF_ERROR(backend->ForgetWhatTheToolAccepts());
+  return backend;
 }
 
 }  // namespace ptxdiff

@@ -377,14 +377,62 @@ TEST(PtxCmdBackendTest, WhatAToolRefusedIsRememberedByTheNextWorker) {
   ExpectDeclinedAsUnsupportedTheRestRun(
       tuples, outcome, V("bfe.u32"),
       HasSubstr("variant not supported by ptx-cmd"));
-  // The probe and one module of add.s32 in each shape: bfe.u32 never ran.
+  // The start's re-check of the remembered class (a bfe variant alone,
+  // refused: kept), the probe and one module of add.s32 in each shape:
+  // bfe.u32 never ran in a batch.
   const std::string text = ReadFile(log).value_or("");
-  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1 + 1) << text;
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1 + 1 + 1) << text;
   // What a campaign says it skips: this tool's target, no other tool's.
   EXPECT_THAT(RememberedTargets((*record)->File("refusals"), command),
               testing::ElementsAre("sm_90"));
   EXPECT_THAT(RememberedTargets((*record)->File("refusals"), "other {ptx}"),
               testing::IsEmpty());
+}
+
+// The fifteenth fault run's third medium: a tool that failed every module
+// for a while (a licence server down) was remembered refusing what it was
+// sent, and no later worker sent it again. A worker's start re-checks what
+// the memory holds: the tool runs it now, so it is forgotten (said in the
+// memory), offered and run; its planted bug is seen again.
+TEST(PtxCmdBackendTest, ARefusalTheToolNoLongerMakesIsForgottenAtTheStart) {
+  auto record = TempDir::Create("ptx-cmd-test");
+  ASSERT_TRUE(record.ok());
+  const std::string flag = (*record)->File("server-down");
+  ASSERT_TRUE(WriteFile(flag, "").ok());
+  const std::string command =
+      absl::StrCat("if [ -e ", flag,
+                   " ]; then echo 'error: cannot check out a license "
+                   "(server down)' >&2; exit 1; fi; ",
+                   kInterpreter, " --flip-on=add.sat.s32 {ptx} {in} {out}");
+  const KeyValues memory = {{"refusals_dir", (*record)->File("refusals")}};
+  std::vector<Tuple> tuples = MixedTuples({"add.sat.s32", "sub.s32"}, 3);
+  const std::vector<Tuple> registers = tuples;
+  for (const Tuple& t : registers) tuples.push_back({t.variant, t.operands, 0});
+  {
+    auto down = StartPtxCmdWorker(command, memory);
+    ASSERT_TRUE(down.ok()) << down.status();
+    ASSERT_FALSE((*down)->Run(tuples).fault.has_value());
+  }
+  const RefusalMemory file((*record)->File("refusals"), command, "sm_90");
+  ASSERT_TRUE(file.Load().ok());
+  ASSERT_FALSE(file.Load()->variants.empty());  // the failure was learned
+  RemoveTree(flag);
+  auto up = StartPtxCmdWorker(command, memory);
+  ASSERT_TRUE(up.ok()) << up.status();
+  EXPECT_TRUE((*up)->supported_variants()[VariantIndex(V("add.sat.s32"))]);
+  const BatchOutcome outcome = (*up)->Run(tuples);
+  ASSERT_FALSE(outcome.fault.has_value());
+  for (size_t i = 0; i < tuples.size(); ++i) {
+    EXPECT_EQ(outcome.results[i].kind, ResultKind::kValue)
+        << Spell(tuples[i].variant) << ": " << outcome.NoteOf(i);
+  }
+  const absl::StatusOr<Remembered> after = file.Load();
+  ASSERT_TRUE(after.ok());
+  EXPECT_TRUE(after->variants.empty());
+  EXPECT_TRUE(after->classes.empty());
+  ASSERT_FALSE(after->forgotten.empty());
+  EXPECT_EQ(after->forgotten[0].message,
+            "error: cannot check out a license (server down)");
 }
 
 // The command runs in a private directory holding the three files, which is

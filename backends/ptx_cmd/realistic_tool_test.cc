@@ -9,20 +9,22 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "backends/ptx_cmd/refusal_memory.h"
+#include "backends/ptx_cmd/refusal_recheck.h"
 #include "backends/ptx_cmd/testing/interpreter_tool.h"
 #include "campaign/campaign.h"
 #include "client/worker_client.h"
 #include "common/files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "harness/semantic_classes.h"
 #include "isa/family_table.h"
 #include "isa/operand_form.h"
 #include "isa/spelling.h"
 #include "oracle/edge_operands.h"
-#include "harness/semantic_classes.h"
 #include "oracle/oracle.h"
 #include "triage/triage_store.h"
 #include "worker/testing/ptx_cmd_worker.h"
@@ -156,6 +158,15 @@ TEST(RefusalLearningTest, AClassCostsAFewRunsAndIsRemembered) {
     EXPECT_LE(c.sampled, RefusalClasses::kSamples) << c.Describe();
     EXPECT_THAT(c.message, Not(HasSubstr("kernel.ptx"))) << c.Describe();
   }
+  // Each message the memory holds is re-checked at the next start
+  // (refusal_recheck.h): a variant alone, refused again, kept.
+  absl::flat_hash_set<std::string> messages;
+  const absl::StatusOr<Remembered> held =
+      RefusalMemory((*record)->File("refusals"), command, "sm_90").Load();
+  ASSERT_TRUE(held.ok());
+  for (const RefusalClass& c : held->classes) messages.insert(c.message);
+  for (const auto& [key, why] : held->variants)
+    messages.insert(SaidKey(key.first, why));
   RemoveTree(log);
   auto second = StartPtxCmdWorker(command, memory);
   ASSERT_TRUE(second.ok()) << second.status();
@@ -175,8 +186,9 @@ TEST(RefusalLearningTest, AClassCostsAFewRunsAndIsRemembered) {
                                                "refused by the tool as a class");
   }
   EXPECT_GT(as_a_class, static_cast<int>(refused.size()) / 2);
-  // The start-up probe and one module of what runs.
-  EXPECT_EQ(LinesIn(log), 2);
+  // A re-check a message, the start-up probe and one module of what runs.
+  EXPECT_EQ(LinesIn(log),
+            std::min(static_cast<int>(messages.size()), kMaxRechecked) + 2);
 }
 
 // A tool that crashes on every variant of a family (GPGPU-Sim on `set`: 338

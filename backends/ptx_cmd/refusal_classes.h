@@ -113,6 +113,12 @@ class RefusalClasses {
   // Adds a class another learner confirmed (a worker beside this one),
   // unless it is known.
   void Adopt(const RefusalClass& c);
+  // Drops the classes confirmed with `message` (a re-check at a run's start
+  // found the tool accepting it: refusal_recheck.h).
+  void Forget(const std::string& message) {
+    std::erase_if(classes_,
+                  [&](const RefusalClass& c) { return c.message == message; });
+  }
   // `v` ran in shape `written` (the tool gave its values): a hypothesis
   // whose class holds it is disproved without a run.
   void Ran(const Variant& v, bool written) { ran_.insert({v, written}); }

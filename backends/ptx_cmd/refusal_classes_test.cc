@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "backends/ptx_cmd/refusal_memory.h"
+#include "backends/ptx_cmd/refusal_recheck.h"
 #include "common/files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -217,6 +218,65 @@ TEST(RefusalMemoryTest, ClassesAreRememberedAndDroppedAcrossRuns) {
   ASSERT_THAT(loaded->classes, SizeIs(1));
   EXPECT_EQ(loaded->classes[0].family, Family::kAdd);
   EXPECT_THAT(RememberedClasses((*dir)->File("refusals"), "tool {ptx}"),
+              SizeIs(1));
+}
+
+// The re-check at a run's start (refusal_recheck.h): one variant a message;
+// a message whose variant the tool runs now is forgotten with every refusal
+// and class it holds, one refused again is kept; a refusal learned after the
+// forgetting stands.
+TEST(RefusalRecheckTest, WhatTheToolRunsNowIsForgottenAndTheRestKept) {
+  auto dir = TempDir::Create("refusal-recheck-test");
+  ASSERT_TRUE(dir.ok());
+  const RefusalMemory memory((*dir)->File("refusals"), "tool {ptx}", "sm_90");
+  const std::string licence = "error: cannot check out a license";
+  const auto failed = [&](absl::string_view spelling) {
+    return absl::StrCat("ptx-cmd: command 'tool {ptx}' failed on ", spelling,
+                        " (3 tuples): exit status 1; it said: ", licence);
+  };
+  ASSERT_TRUE(memory.Remember({V("add.u32"), false}, failed("add.u32")).ok());
+  ASSERT_TRUE(memory.Remember({V("sub.s32"), false}, failed("sub.s32")).ok());
+  ASSERT_TRUE(memory
+                  .RememberClass({.family = Family::kAdd,
+                                  .feature = {.kind = ClassFeature::kFamily},
+                                  .written = true,
+                                  .message = licence,
+                                  .sampled = 3})
+                  .ok());
+  ASSERT_TRUE(memory
+                  .Remember({V("lop3.b32"), false},
+                            "ptx-cmd: command 'tool {ptx}' failed on lop3.b32 "
+                            "(1 tuple): exit status 1; it said: "
+                            "kernel.ptx:12: parse error: unknown lop3.b32")
+                  .ok());
+  absl::StatusOr<Remembered> remembered = memory.Load();
+  ASSERT_TRUE(remembered.ok());
+  std::vector<std::string> ran;
+  const auto run = [&](const Variant& v, bool) {
+    ran.push_back(Spell(v));
+    return AloneRun{.end = v.family == Family::kLop3 ? AloneRun::kRefused
+                                                     : AloneRun::kNotRefused};
+  };
+  absl::Status error;
+  const std::vector<Forgotten> forgotten = RecheckRemembered(
+      memory, *remembered, [](const Variant&) { return true; }, run, &error);
+  ASSERT_TRUE(error.ok()) << error;
+  EXPECT_THAT(ran, SizeIs(2));  // one a message
+  ASSERT_THAT(forgotten, SizeIs(1));
+  EXPECT_EQ(forgotten[0].message, licence);
+  EXPECT_EQ(forgotten[0].variants, 2);
+  EXPECT_EQ(forgotten[0].classes, 1);
+  EXPECT_EQ(DescribeForgotten(forgotten[0]),
+            "2 refusals and 1 class remembered with \"" + licence + "\"");
+  // In the run, and in the file for the next.
+  for (const Remembered& r : {*remembered, *memory.Load()}) {
+    EXPECT_THAT(r.variants, SizeIs(1));
+    EXPECT_TRUE(r.variants.contains({V("lop3.b32"), false}));
+    EXPECT_THAT(r.classes, SizeIs(0));
+  }
+  ASSERT_TRUE(memory.Remember({V("add.u32"), false}, failed("add.u32")).ok());
+  EXPECT_TRUE(memory.Load()->variants.contains({V("add.u32"), false}));
+  EXPECT_THAT(ForgottenSince((*dir)->File("refusals"), "tool {ptx}", 0),
               SizeIs(1));
 }
 

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -25,6 +27,7 @@ constexpr absl::string_view kRegisters = "registers";
 constexpr absl::string_view kImmediates = "immediates";
 constexpr absl::string_view kClass = "class";
 constexpr absl::string_view kDropped = "dropped";
+constexpr absl::string_view kForgotten = "forgotten";
 
 // A memory holds a line per variant refused in each shape, and a few per
 // class: tens of MB at most. A file past this is damage, never read whole.
@@ -109,7 +112,57 @@ void AddClass(absl::string_view line, std::vector<RefusalClass>& classes) {
   if (fields[0] == kClass) classes.push_back(*c);
 }
 
+// A `forgotten` line's fields; nullopt if it is none.
+std::optional<Forgotten> ParseForgotten(absl::string_view line) {
+  const std::vector<absl::string_view> fields =
+      absl::StrSplit(line, absl::MaxSplits('\t', 4));
+  Forgotten f;
+  if (fields.size() != 5 || fields[0] != kForgotten ||
+      !absl::SimpleAtoi(fields[1], &f.unix_seconds) ||
+      !absl::SimpleAtoi(fields[2], &f.variants) ||
+      !absl::SimpleAtoi(fields[3], &f.classes)) {
+    return std::nullopt;
+  }
+  f.message = std::string(fields[4]);
+  return f;
+}
+
 }  // namespace
+
+void ApplyForgotten(const Forgotten& f, Remembered& remembered) {
+  for (auto it = remembered.variants.begin();
+       it != remembered.variants.end();) {
+    const bool same = SaidKey(it->first.first, it->second) == f.message;
+    if (same)
+      remembered.variants.erase(it++);
+    else
+      ++it;
+  }
+  std::erase_if(remembered.classes,
+                [&](const RefusalClass& c) { return c.message == f.message; });
+  remembered.forgotten.push_back(f);
+}
+
+std::string SaidKey(const Variant& v, absl::string_view why) {
+  constexpr absl::string_view kFailed = "ptx-cmd: command '";
+  constexpr absl::string_view kSaid = "; it said: ";
+  constexpr absl::string_view kEnds = "; its output ends: / ";
+  std::string key;
+  if (!absl::StartsWith(why, kFailed)) {
+    key = std::string(why);  // a program's refusal: kept as its message
+  } else if (const size_t said = why.find(kSaid);
+             said != absl::string_view::npos) {
+    const std::vector<std::string> lines =
+        absl::StrSplit(why.substr(said + kSaid.size()), " / ");
+    key = RefusalMessage(v, lines, "");
+  } else if (const size_t ends = why.find(kEnds);
+             ends != absl::string_view::npos) {
+    key = RefusalMessage(
+        v, {},
+        absl::StrReplaceAll(why.substr(ends + kEnds.size()), {{" / ", "\n"}}));
+  }
+  return key.empty() ? "(said nothing)" : key;
+}
 
 RefusalMemory::RefusalMemory(absl::string_view dir, absl::string_view command,
                              absl::string_view target)
@@ -138,6 +191,10 @@ absl::StatusOr<Remembered> RefusalMemory::Load() const {
   absl::StatusOr<std::string> text = ReadRecordFile(path_, kMaxMemoryBytes);
   if (!text.ok()) return text.status();
   for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+    if (std::optional<Forgotten> f = ParseForgotten(line)) {
+      ApplyForgotten(*f, remembered);
+      continue;
+    }
     AddClass(line, remembered.classes);
     const std::vector<absl::string_view> fields =
         absl::StrSplit(line, absl::MaxSplits('\t', 2));
@@ -151,6 +208,21 @@ absl::StatusOr<Remembered> RefusalMemory::Load() const {
                                     std::string(fields[2]));
   }
   return remembered;
+}
+
+std::vector<Forgotten> ForgottenSince(absl::string_view dir,
+                                      absl::string_view command,
+                                      int64_t since_unix_seconds) {
+  std::vector<Forgotten> forgotten;
+  for (const std::string& target : RememberedTargets(dir, command)) {
+    const absl::StatusOr<Remembered> remembered =
+        RefusalMemory(dir, command, target).Load();
+    if (!remembered.ok()) continue;
+    for (const Forgotten& f : remembered->forgotten) {
+      if (f.unix_seconds >= since_unix_seconds) forgotten.push_back(f);
+    }
+  }
+  return forgotten;
 }
 
 std::vector<RefusalClass> RememberedClasses(absl::string_view dir,
@@ -206,6 +278,11 @@ absl::Status RefusalMemory::RememberClass(const RefusalClass& c) const {
 
 absl::Status RefusalMemory::ForgetClass(const RefusalClass& c) const {
   return Append(absl::StrCat(kDropped, "\t", ClassFields(c), "\n"));
+}
+
+absl::Status RefusalMemory::Forget(const Forgotten& f) const {
+  return Append(absl::StrCat(kForgotten, "\t", f.unix_seconds, "\t", f.variants,
+                             "\t", f.classes, "\t", OneLine(f.message), "\n"));
 }
 
 absl::Status RefusalMemory::Remember(const RefusalKey& key,

@@ -8,7 +8,10 @@
 // refusal, `registers|immediates TAB spelling TAB the tool's message` (on
 // one line); a class of refusals (refusal_classes.h), `class TAB shape TAB
 // family TAB feature TAB sampled TAB message`; a class a re-check disproved,
-// the same line with `dropped` first. Workers of one campaign append to it
+// the same line with `dropped` first; `forgotten TAB unix-seconds TAB
+// variants TAB classes TAB message` drops every refusal above it whose
+// message (SaidKey, a class's message) is that one: what the tool accepted
+// when re-checked (refusal_recheck.h). Workers of one campaign append to it
 // at once; each line is written whole with O_APPEND, and a line repeated is
 // read once. A user who changes the tool deletes the file (or the
 // directory).
@@ -34,12 +37,28 @@ namespace ptxdiff {
 using RefusalKey = std::pair<Variant, bool>;
 using Refusals = absl::flat_hash_map<RefusalKey, std::string>;
 
+// A message forgotten (a `forgotten` line): when, and what it dropped.
+struct Forgotten {
+  int64_t unix_seconds = 0;
+  int variants = 0, classes = 0;
+  std::string message;
+};
+
 // What a memory holds: the variants refused, and the classes confirmed
-// (those dropped since left out).
+// (those dropped, and those of a message forgotten, since left out).
 struct Remembered {
   Refusals variants;
   std::vector<RefusalClass> classes;
+  std::vector<Forgotten> forgotten;
 };
+
+// What the tool said of a remembered refusal of `v` (`why`, as a variant
+// line keeps it), as a class's message is kept (RefusalMessage): the key a
+// re-check forgets by. A silent refusal's is "(said nothing)".
+std::string SaidKey(const Variant& v, absl::string_view why);
+
+// Drops what `remembered` holds with `f`'s message, and notes `f`.
+void ApplyForgotten(const Forgotten& f, Remembered& remembered);
 
 class RefusalMemory {
  public:
@@ -57,6 +76,8 @@ class RefusalMemory {
   absl::Status Remember(const RefusalKey& key, absl::string_view why) const;
   absl::Status RememberClass(const RefusalClass& c) const;
   absl::Status ForgetClass(const RefusalClass& c) const;
+  // Drops every refusal and class remembered with message `f.message`.
+  absl::Status Forget(const Forgotten& f) const;
 
  private:
   // Appends a whole line, making the directory and the header as needed.
@@ -69,6 +90,12 @@ class RefusalMemory {
 // for, from the files' header lines: what a campaign on it skips.
 std::vector<std::string> RememberedTargets(absl::string_view dir,
                                            absl::string_view command);
+
+// The messages `dir` forgot of the tool `command` (every target) at or after
+// `since`: what a run's summary says it sends again.
+std::vector<Forgotten> ForgottenSince(absl::string_view dir,
+                                      absl::string_view command,
+                                      int64_t since_unix_seconds);
 
 // The classes `dir` remembers the tool `command` refusing, for every target:
 // what a campaign's summary lists.
