@@ -789,8 +789,8 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
                      "findings it had not filed are kept in ",
                      config->triage_dir, "/.pending/"));
   }
-  if (environment_failed)
-    errors.push_back((*fuzzer_log)->environment_failure());
+  if (environment_failed)  // first: what the rest comes of
+    errors.insert(errors.begin(), (*fuzzer_log)->environment_failure());
   for (const std::string& e : errors) err << "ptxdiff fuzz: " << e << "\n";
   if (environment_failed) return kExitBadInput;
   return libfuzzer_crashed || WIFSIGNALED(status) || !errors.empty() ? 1 : 0;
