@@ -471,8 +471,24 @@ std::vector<Campaign::Unrun> Campaign::SendAgain(
   return fate;
 }
 
+void Campaign::NoteEnvironmentFailure(absl::string_view said) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (environment_failure_.empty()) environment_failure_ = std::string(said);
+  environment_failed_ = true;
+}
+
+std::string Campaign::environment_failure() const {
+  if (!environment_failed_) return "";
+  std::lock_guard<std::mutex> lock(mu_);
+  return environment_failure_;
+}
+
 void Campaign::Judge(const std::vector<Tuple>& batch, const BatchOutcome& out,
                      int sender) {
+  if (out.fault && out.fault->kind == FaultKind::kEnvironment) {
+    NoteEnvironmentFailure(out.fault->detail);  // not the backend's: unjudged
+    return;
+  }
   JudgeCounts counts;
   counts.tuples = batch.size();
   if (out.unisolated) QueueUnisolated(batch, out);

@@ -286,6 +286,11 @@ class Campaign {
   bool LaneFinished() const;
 
   CampaignStats Snapshot() const;
+  // What a worker said when the harness's own temporary files failed (a
+  // FaultKind::kEnvironment: TMPDIR full or read-only), the first time; ""
+  // while they work. Nothing is filed for it, and the findings whose
+  // minimizing met it stay in the pending journal: the run is to stop.
+  std::string environment_failure() const;
   // A copy of the outcomes counted so far (copied under the lock, so that
   // formatting it does not hold the senders up).
   OutcomeTable OutcomesSnapshot() const;
@@ -420,6 +425,11 @@ class Campaign {
   // compiled).
   void Judge(const std::vector<Tuple>& batch, const BatchOutcome& out,
              int sender);
+  // Keeps the first environment failure (environment_failure()).
+  void NoteEnvironmentFailure(absl::string_view said);
+  // Whether `status`, a filing's minimizing, is an environment failure:
+  // noted, and its finding left in the pending journal.
+  bool KeptPendingForTheEnvironment(const absl::Status& status);
   // A judged tuple's outcome, gathered by Judge off the lock.
   struct CountedOutcome {
     int index;  // VariantIndex
@@ -531,6 +541,8 @@ class Campaign {
 
   mutable std::mutex mu_;  // guards stats_ and the filing state below
   CampaignStats stats_;
+  std::string environment_failure_;              // under mu_
+  std::atomic<bool> environment_failed_{false};  // the fuzz loop's cheap look
   OutcomeTable outcomes_;
   // Per (variant, trigger class) of a raw mismatch: the finding filed for
   // it, and repeats seen since its count was last written.

@@ -25,6 +25,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "common/files.h"
 #include "harness/judge.h"
 #include "isa/fuzz_input.h"
 #include "isa/spelling.h"
@@ -342,6 +343,12 @@ bool Campaign::CountFaultUnderItsCause(const FilingJob& job) {
   return true;
 }
 
+bool Campaign::KeptPendingForTheEnvironment(const absl::Status& status) {
+  if (!IsEnvironmentFailure(status)) return false;
+  NoteEnvironmentFailure(status.message());  // its journal line stays
+  return true;
+}
+
 void Campaign::FileJob(FilingJob job) {
   if (CountUnderItsCause(job) || CountFaultUnderItsCause(job)) return;
   Finding f;
@@ -362,6 +369,8 @@ void Campaign::FileJob(FilingJob job) {
         minimizer.ok()
             ? IsolateFault(**minimizer, job.fault_batch, options_.deadline)
             : absl::StatusOr<Finding>(minimizer.status());
+    // The harness's own files failed: kept pending, as the run stops.
+    if (KeptPendingForTheEnvironment(isolated.status())) return;
     // Not isolated, the batch's first tuple is no more to blame than the
     // others.
     f = isolated.ok() ? *isolated
@@ -387,6 +396,7 @@ void Campaign::FileJob(FilingJob job) {
     const bool cut_short = minimizer.ok()
                                ? (*minimizer)->interrupted()
                                : absl::IsCancelled(minimizer.status());
+    if (KeptPendingForTheEnvironment(minimized.status())) return;
     const bool whole = minimized.ok() && !minimized->flaky;
     if (cut_short && !whole && !job.end_of_run) {
       // The campaign's end cut it short (its last runs interrupted, so not

@@ -334,6 +334,8 @@ int RunSweep(const std::vector<std::string>& args, std::ostream& out,
   }
   for (const std::string& f : s.faults)
     out << "fault: " << FirstLine(f, toolchain) << "\n";
+  if (!s.environment_failure.empty())  // not the backend's: no verdict
+    return Fail(err, "sweep", absl::UnavailableError(s.environment_failure));
   if (Interrupted()) {
     err << "ptxdiff sweep: stopped; the tuples of the batches not finished "
            "are not judged\n";

@@ -5,8 +5,11 @@
 #include <sys/stat.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "backends/ptxas/nvjitlink.h"
 #include "backends/ptxas/ptxas_backend.h"
 #include "backends/ptxas/ptxas_toolchain.h"
@@ -338,6 +341,35 @@ TEST(BackendCommandsTest, AWorkerThatStartsSlowlyIsNotSaidToLackTheToolkit) {
   EXPECT_THAT(r.err, HasSubstr("hint: on a loaded machine a worker may start "
                                "slowly: try a larger --timeout"));
   EXPECT_THAT(r.err, Not(HasSubstr("without the CUDA toolkit")));
+}
+
+// The fifteenth fault run: a worker that cannot write its own temporary
+// files (a full TMPDIR) made eval say "backend fault", sweep count faulty
+// batches and minimize file the tool's protocol error. Each now exits 2
+// with the worker's line, naming the file and the reason; nothing filed.
+TEST(BackendCommandsTest, AWorkerThatCannotWriteItsFilesIsNoBackendFault) {
+  const std::string dir = TempDirFor("no_room");
+  const ScopedEnv worker("PTXDIFF_WORKER", NoRoomToWriteWorker(dir));
+  const std::string tool = absl::StrCat("ptx-cmd:", PTXDIFF_INTERPRETER_PATH,
+                                        " --flip-on=add.s32 {ptx} {in} {out}");
+  const auto says_it = [](const CliRun& r, const std::string& command) {
+    EXPECT_EQ(r.code, 2) << r.out << r.err;
+    EXPECT_THAT(r.err, StartsWith("ptxdiff " + command +
+                                  ": the harness's own "
+                                  "temporary files failed"));
+    EXPECT_THAT(r.err, HasSubstr("kernel.ptx: File too large"));
+    EXPECT_THAT(r.out, Not(HasSubstr("backend fault")));
+  };
+  says_it(Ptxdiff({"eval", "add.s32", "1", "2", "--backend", tool}), "eval");
+  says_it(Ptxdiff({"sweep", "--family", "add", "--backend", tool}), "sweep");
+  std::ofstream(dir + "/case.txt") << "variant: add.s32\noperands: 0x1 0x2\n";
+  says_it(Ptxdiff({"minimize", dir + "/case.txt", "--dir", dir + "/triage",
+                   "--backend", tool}),
+          "minimize");
+  int entries = 0;  // named kind~backend~...
+  for (const auto& e : std::filesystem::directory_iterator(dir + "/triage"))
+    entries += absl::StrContains(e.path().filename().string(), "~");
+  EXPECT_EQ(entries, 0);
 }
 
 // Tenth fault run: a PTXDIFF_WORKER that exits at once under `--backend

@@ -185,6 +185,8 @@ int RunEval(const std::vector<std::string>& args, std::ostream& out,
   if (tuple.runtime != 0)
     out << "instruction: " << FormattedInstruction(tuple) << "\n";
   const BatchOutcome outcome = (*client)->Run({&tuple, 1});
+  if (EnvironmentFailed(outcome))  // not the backend's: no verdict
+    return Fail(err, "eval", absl::UnavailableError(outcome.fault->detail));
   return PrintBackendEval(tuple, *reading, **client, outcome, out);
 }
 

@@ -728,8 +728,12 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
   const Progress p = ReadProgress(config->stats_dir);
   if (p.processes > 0) timeline.Add(p, seconds, err);
-  const bool libfuzzer_crashed =
-      WIFEXITED(status) && WEXITSTATUS(status) != 0 && !forwarded;
+  // Stopped in order for its temporary files: exit 2, a bad environment.
+  const bool environment_failed =
+      WIFEXITED(status) && WEXITSTATUS(status) == kFuzzerExitEnvironment;
+  const bool libfuzzer_crashed = WIFEXITED(status) &&
+                                 WEXITSTATUS(status) != 0 && !forwarded &&
+                                 !environment_failed;
   const bool never_started = libfuzzer_crashed && p.sum.stats.inputs == 0;
   bool unreported = false;
   if (!never_started) {  // a summary of nothing would bury the error below
@@ -794,7 +798,10 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
                      "findings it had not filed are kept in ",
                      config->triage_dir, "/.pending/"));
   }
+  if (environment_failed)  // first: what the rest comes of
+    errors.insert(errors.begin(), (*fuzzer_log)->environment_failure());
   for (const std::string& e : errors) err << "ptxdiff fuzz: " << e << "\n";
+  if (environment_failed) return kExitBadInput;
   return libfuzzer_crashed || WIFSIGNALED(status) || !errors.empty() ? 1 : 0;
 }
 

@@ -13,6 +13,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "common/files.h"
 #include "fuzzers/differential_target.h"
@@ -96,6 +97,13 @@ void FuzzerLog::Take(const char* data, size_t size) {
     if (absl::StartsWith(line_, kTargetPrefix) &&
         absl::EndsWith(line_, kStoppingInOrderSaid)) {
       campaign_stopping_ = true;
+    }
+    if (absl::StartsWith(absl::StripPrefix(line_, kTargetPrefix),
+                         kEnvironmentFailureSaid) &&
+        environment_failure_.empty()) {
+      environment_failure_ = std::string(absl::StripSuffix(
+          absl::string_view(line_).substr(kTargetPrefix.size()),
+          kStoppingInOrderSaid));
     }
     if (absl::StartsWith(line_, kPendingJournalSaid)) {
       journal_warnings_.push_back(line_.substr(kTargetPrefix.size()));

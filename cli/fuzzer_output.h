@@ -46,6 +46,13 @@ class FuzzerLog {
   // a "ptxdiff: cannot write ..." line (its stats file).
   const std::vector<std::string>& write_errors() const { return write_errors_; }
 
+  // What the target said when the harness's own temporary files failed
+  // (its line beginning with kEnvironmentFailureSaid, worker_client.h, up
+  // to kStoppingInOrderSaid); "" if it did not.
+  const std::string& environment_failure() const {
+    return environment_failure_;
+  }
+
   // Whether the target said its campaign is stopping in order
   // (kStoppingInOrderSaid): at its deadline, or asked to.
   bool campaign_stopping() const { return campaign_stopping_; }
@@ -74,6 +81,7 @@ class FuzzerLog {
   std::string line_;  // the fuzzer's line being read
   std::vector<std::string> write_errors_;
   std::vector<std::string> journal_warnings_;
+  std::string environment_failure_;
 };
 
 // The writes under --out that failed in this run: the log's, the fuzzer's

@@ -438,6 +438,9 @@ int RunPrograms(const std::vector<std::string>& args, std::ostream& out,
   const bool unreported =
       parsed->Has("report") &&
       !WriteReportAtTheEnd("programs", out_dir, options->triage_dir, out, err);
+  if (!report->environment_failure.empty())  // no verdict: nothing to add
+    return Fail(err, "programs",
+                absl::UnavailableError(report->environment_failure));
   const bool unfiled = report->triage_write_errors > 0;
   const std::string nothing = NothingChecked(ran_on, *report);
   if (!nothing.empty()) err << "ptxdiff programs: " << nothing << "\n";

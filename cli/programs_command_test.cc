@@ -13,6 +13,7 @@
 #include "backends/ptx_cmd/refusal_memory.h"
 #include "backends/ptxas/ptxas_toolchain.h"
 #include "cli/program_command.h"
+#include "cli/testing/run_ptxdiff.h"
 #include "cli/testing/stop_once_handled.h"
 #include "cli/triage_commands.h"
 #include "common/files.h"
@@ -207,6 +208,27 @@ TEST(ProgramsCommandTest, AWorkerDeafToHelloCostsTheRunOrTheTimeoutNoMore) {
   EXPECT_LT(absl::Now() - start, absl::Seconds(40));
   EXPECT_EQ(code, 2) << out.str() << err.str();
   EXPECT_THAT(err.str(), HasSubstr("no answer to HELLO within 10s"));
+}
+
+// The fifteenth fault run's low: on a full TMPDIR `programs` printed 20
+// lines of the worker's error, then "nothing was checked: no program was
+// generated". A worker that cannot write its own files stops the run at
+// once: exit 2, its line said once, nothing filed.
+TEST(ProgramsCommandTest, AWorkerThatCannotWriteItsFilesStopsTheRun) {
+  auto dir = TempDir::Create("programs-no-room");
+  ASSERT_TRUE(dir.ok());
+  const ScopedEnv worker("PTXDIFF_WORKER", NoRoomToWriteWorker((*dir)->path()));
+  const std::string tool =
+      absl::StrCat("ptx-cmd:", PTXDIFF_INTERPRETER_PATH, " {ptx} {in} {out}");
+  const ProgramsRun r =
+      Programs({"--backend", tool, "--max-time", "20", "--dir",
+                (*dir)->File("triage"), "--out", (*dir)->File("out")});
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("ptxdiff programs: the harness's own "
+                               "temporary files failed"));
+  EXPECT_THAT(r.err, HasSubstr("kernel.ptx: File too large"));
+  EXPECT_THAT(r.out, Not(HasSubstr("programs: error:")));
+  EXPECT_THAT(r.err, Not(HasSubstr("nothing was checked")));
 }
 
 // The eleventh fault run: the CLI's own query of ptxas's version came

@@ -167,6 +167,10 @@ int RunExhaustiveSweepCommand(const ParsedArgs& args, WorkerClient& client,
   JudgeCounts all;
   bool refuted = false;
   for (const VariantSweep& s : plan) {
+    if (!s.summary.environment_failure
+             .empty())  // not the backend's: no verdict
+      return Fail(err, "sweep",
+                  absl::UnavailableError(s.summary.environment_failure));
     all += s.summary.counts;
     refuted = refuted || s.refuted();
   }

@@ -414,11 +414,15 @@ int RunRepro(const std::vector<std::string>& args, std::ostream& out,
         << "\noperands: "
         << absl::StrJoin(HexOperands(t.variant, t.operands), " ") << "\n";
     const BatchOutcome outcome = (*client)->Run(*tuples);
+    if (EnvironmentFailed(outcome))  // not the backend's: no verdict
+      return Fail(err, "repro", absl::UnavailableError(outcome.fault->detail));
     return PrintBackendEval(t, *reading, **client, outcome, out);
   }
   DiffSummary s;
   // One batch, as it was sent: a batch's fault may need all of it.
   RunDifferential(**client, *tuples, tuples->size(), s, *reading);
+  if (!s.environment_failure.empty())
+    return Fail(err, "repro", absl::UnavailableError(s.environment_failure));
   out << absl::StrFormat(
       "repro: %d tuples of %s on %s: %d agree, %d mismatch, %d declined, %d "
       "unspecified, %d other reading, %d faulted, %d faulty batches\n",
@@ -465,6 +469,8 @@ int RunMinimize(const std::vector<std::string>& args, std::ostream& out,
   UseDefaultFormOfCrashFile(*raw, (*client)->identity(), *tuples);
 
   const BatchOutcome outcome = (*client)->Run(*tuples);
+  if (EnvironmentFailed(outcome))  // not the backend's: nothing to minimize
+    return Fail(err, "minimize", absl::UnavailableError(outcome.fault->detail));
   absl::StatusOr<Finding> finding = absl::FailedPreconditionError(absl::StrCat(
       "no disagreement in ", path, " on ", (*client)->identity().Describe()));
   if (outcome.fault) {
@@ -480,6 +486,8 @@ int RunMinimize(const std::vector<std::string>& args, std::ostream& out,
       }
     }
   }
+  if (!finding.ok() && IsEnvironmentFailure(finding.status()))
+    return Fail(err, "minimize", finding.status());
   if (!finding.ok()) {
     out << "minimize: " << finding.status().message() << "\n";
     return absl::IsFailedPrecondition(finding.status()) ? 1 : kExitBadInput;

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "client/worker_client.h"
+#include "common/files.h"
 #include "common/run_by_halves.h"
 #include "protocol/protocol.h"
 
@@ -97,7 +98,9 @@ std::optional<BackendFault> WorkerClient::RunProgramPart(
   if (absl::IsAborted(checks.status())) {  // an ERROR: the worker lives on
     for (size_t i = begin; i < end; ++i) {
       out[i] = {.kind = ProgramOutcome::kError,
-                .fault = {FaultKind::kProtocol,
+                .fault = {IsEnvironmentFailure(checks.status())
+                              ? FaultKind::kEnvironment
+                              : FaultKind::kProtocol,
                           std::string(checks.status().message())}};
     }
     return std::nullopt;

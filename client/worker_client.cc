@@ -10,6 +10,7 @@
 
 #include <cstring>
 #include <deque>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
@@ -383,6 +384,12 @@ RunReply WorkerClient::Isolate(std::span<const absl::string_view> spellings,
       return PartEnd::kDone;
     }
     const BackendFault part_fault = Classify(got.status());
+    if (part_fault.kind == FaultKind::kEnvironment) {  // Run says it
+      environment_fault_ = part_fault;
+      no_worker = part_fault.detail;
+      not_run(begin, end);
+      return PartEnd::kDone;
+    }
     // A run cut short (by Interrupt's kill, or by a timeout shortened to
     // the deadline) says nothing about its tuples: not run, not blamed.
     if (interrupted_ ||
@@ -486,6 +493,11 @@ absl::StatusOr<std::string> WorkerClient::Exchange(MessageType request_type,
   PTXDIFF_RETURN_IF_ERROR(read.status());
   Frame& frame = *read;
   if (frame.type == MessageType::kError) {  // Aborted: kErrorAnswer
+    absl::string_view said = frame.payload;
+    if (absl::ConsumePrefix(&said, kEnvironmentErrorPrefix)) {
+      return EnvironmentFailure(
+          absl::AbortedError(absl::StrCat(kEnvironmentFailureSaid, said)));
+    }
     return absl::AbortedError(
         absl::StrCat("worker answered ERROR: ", frame.payload));
   }
@@ -498,6 +510,9 @@ absl::StatusOr<std::string> WorkerClient::Exchange(MessageType request_type,
 }
 
 BackendFault WorkerClient::Classify(const absl::Status& status) {
+  // The worker lives on, and is no more at fault than the implementation.
+  if (IsEnvironmentFailure(status))
+    return {FaultKind::kEnvironment, std::string(status.message())};
   FaultKind kind = absl::IsDeadlineExceeded(status) ? FaultKind::kHang
                    : absl::IsUnavailable(status) || absl::IsNotFound(status) ||
                            absl::IsFailedPrecondition(status)
@@ -611,6 +626,10 @@ BatchOutcome WorkerClient::Run(std::span<const Tuple> tuples) {
     absl::StatusOr<RunReply> attempt = RunOnce(payload, sent.size());
     if (!attempt.ok()) {
       const BackendFault first = Classify(attempt.status());
+      if (first.kind == FaultKind::kEnvironment) {  // no retry can mend it
+        outcome.fault = first;
+        return outcome;
+      }
       if (interrupted_) {  // no retry: the caller is stopping
         outcome.fault = first;
         outcome.fault->detail = AsInterrupted(first.detail);
@@ -619,12 +638,17 @@ BatchOutcome WorkerClient::Run(std::span<const Tuple> tuples) {
       if (command_.isolate_faults && sent.size() > 1 &&
           first.kind != FaultKind::kDeviceFault) {
         attempt = Isolate(spellings, sent, first);  // its halves are the retry
+        if (environment_fault_) {  // met while isolating: nothing is judged
+          outcome.fault = *std::exchange(environment_fault_, std::nullopt);
+          return outcome;
+        }
         if (AnyNotRun(*attempt)) outcome.unisolated = first;
       } else {
         attempt = RunOnce(payload, sent.size());  // on a fresh worker
       }
       if (!attempt.ok()) {
         outcome.fault = Classify(attempt.status());
+        if (outcome.fault->kind == FaultKind::kEnvironment) return outcome;
         outcome.fault->detail = absl::StrCat(
             outcome.fault->detail,
             "; first attempt: ", FaultKindName(first.kind), ": ", first.detail);

@@ -75,6 +75,11 @@ inline constexpr absl::Duration kMinHandshakeTimeout = absl::Seconds(10);
 // How a handshake that timed out is said (WorkerClient::Start's error): a
 // worker that starts slowly, not one that cannot start.
 inline constexpr char kNoAnswerToHello[] = "no answer to HELLO";
+// How a worker's environment ERROR (protocol.h) is said: a BackendFault of
+// kind kEnvironment, never a finding; the command stops on it.
+inline constexpr char kEnvironmentFailureSaid[] =
+    "the harness's own temporary files failed (nothing is filed for it: "
+    "not the implementation's fault): ";
 
 // The command for a backend name: "oracle" or "ptxas" run `worker_binary
 // --backend=NAME`; "exec:/path/to/worker" runs that executable;
@@ -93,6 +98,8 @@ struct BatchOutcome {
   std::vector<TupleResult> results;
   // Decline reasons and values' notes, by TupleResult::message.
   std::vector<std::string> messages;
+  // Of kind kEnvironment when the harness's own files failed (the batch was
+  // not run; no retry): the caller stops, filing nothing.
   std::optional<BackendFault> fault;
   // The batch faulted the worker and isolating it (isolate_faults) ended
   // before every tuple was settled (its budget or deadline, or Interrupt):
@@ -105,6 +112,12 @@ struct BatchOutcome {
                                : absl::string_view();
   }
 };
+
+// Whether the batch was not run because the harness's own temporary files
+// failed (FaultKind::kEnvironment): no verdict, and the command stops.
+inline bool EnvironmentFailed(const BatchOutcome& outcome) {
+  return outcome.fault && outcome.fault->kind == FaultKind::kEnvironment;
+}
 
 // What became of one program of a RUN_PROGRAMS batch (RunPrograms).
 struct ProgramOutcome {
@@ -251,6 +264,8 @@ class WorkerClient {
   // Set when the last reply was given up on for its silence (ReadReply).
   std::optional<absl::Duration> fell_silent_for_;
   std::optional<double> fastest_reply_seconds_;
+  // An environment failure met while isolating a batch's fault: the batch's.
+  std::optional<BackendFault> environment_fault_;
 };
 
 }  // namespace ptxdiff

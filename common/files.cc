@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/cord.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -279,6 +280,19 @@ std::string ReadFileTail(const std::string& path, size_t max_bytes) {
 std::string TempRoot() {
   const char* tmp = std::getenv("TMPDIR");
   return tmp != nullptr && *tmp ? tmp : "/tmp";
+}
+
+namespace {
+constexpr absl::string_view kEnvironmentFailureUrl = "ptxdiff/environment";
+}  // namespace
+
+absl::Status EnvironmentFailure(absl::Status cause) {
+  if (!cause.ok()) cause.SetPayload(kEnvironmentFailureUrl, absl::Cord("1"));
+  return cause;
+}
+
+bool IsEnvironmentFailure(const absl::Status& status) {
+  return status.GetPayload(kEnvironmentFailureUrl).has_value();
 }
 
 void RemoveTree(const std::string& path) {

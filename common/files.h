@@ -91,6 +91,13 @@ std::string ReadFileTail(const std::string& path, size_t max_bytes);
 // $TMPDIR, else /tmp.
 std::string TempRoot();
 
+// The harness's own temporary files failed on this machine (TMPDIR full,
+// read-only, over quota, gone): `cause`, same code and message, marked so
+// that whoever reports it can tell it from a verdict on the implementation
+// (ptxdiff-worker says so in its ERROR, docs/worker-protocol.md).
+absl::Status EnvironmentFailure(absl::Status cause);
+bool IsEnvironmentFailure(const absl::Status& status);
+
 // Removes `path` and everything in it, never following a symbolic link out
 // of it; nothing if it does not exist.
 void RemoveTree(const std::string& path);

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <string>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -90,6 +91,17 @@ void AskForAStopOnInterrupt() {
   std::_Exit(0);
 }
 
+// The harness's own temporary files failed (a full TMPDIR): the campaign
+// stops in order, as at its end, and the process says so by its status.
+[[noreturn]] void StopForTheEnvironment(const std::string& said) {
+  std::fprintf(stderr, "ptxdiff: %s%s\n", said.c_str(),
+               ptxdiff::kStoppingInOrderSaid);
+  target->Stop();
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::_Exit(ptxdiff::kFuzzerExitEnvironment);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
@@ -127,6 +139,13 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
                  ptxdiff::kStoppingInOrderSaid);
     std::fflush(stderr);
     target->Stop();
+    // Met in the run's last moments: said as the fuzz loop would have.
+    const std::string failed = target->environment_failure();
+    if (!failed.empty()) {
+      std::fprintf(stderr, "ptxdiff: %s\n", failed.c_str());
+      std::fflush(stderr);
+      std::_Exit(ptxdiff::kFuzzerExitEnvironment);
+    }
   });
   EndAtTheDeadline(*argc, *argv, target->config().deadline_unix_seconds);
   std::fprintf(stderr, "ptxdiff: fuzzing against %s, triage directory %s\n",
@@ -137,6 +156,8 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (stop_requested) StopAsAtTheEnd("interrupted");
+  if (std::string failed = target->environment_failure(); !failed.empty())
+    StopForTheEnvironment(failed);
   // A start-up that took the run's time (a calibration on a tool that
   // hangs) leaves libFuzzer its minimum of a second or two: the run ends at
   // its deadline instead (issue 42, item 4).

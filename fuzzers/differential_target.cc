@@ -285,6 +285,10 @@ void DifferentialTarget::RunSynchronously(const std::vector<Tuple>& tuples) {
   const BatchOutcome out = client_->Run(tuples);
   stats_.worker_restarts = client_->restarts();
   stats_.counts.tuples += tuples.size();
+  if (out.fault && out.fault->kind == FaultKind::kEnvironment) {
+    environment_failure_ = out.fault->detail;  // not the backend's: unjudged
+    return;
+  }
   Finding f;
   f.backend = client_->identity().name;
   f.backend_identity = client_->identity().Describe();
@@ -445,6 +449,10 @@ void DifferentialTarget::StopStatsWriter() {
 }
 
 DifferentialTarget::~DifferentialTarget() { StopStatsWriter(); }
+
+std::string DifferentialTarget::environment_failure() const {
+  return campaign_ ? campaign_->environment_failure() : environment_failure_;
+}
 
 void DifferentialTarget::Stop() {
   StopStatsWriter();  // the last write is Stop's own, below

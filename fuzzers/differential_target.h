@@ -46,6 +46,11 @@ namespace ptxdiff {
 inline constexpr char kStoppingInOrderSaid[] =
     ": stopping the campaign in order";
 
+// The fuzzer's exit status when the harness's own temporary files failed
+// (DifferentialTarget::environment_failure): the run stopped in order,
+// nothing filed for it, and `ptxdiff fuzz` exits 2 (a bad environment).
+inline constexpr int kFuzzerExitEnvironment = 3;
+
 class DifferentialTarget {
  public:
   static absl::StatusOr<std::unique_ptr<DifferentialTarget>> Create(
@@ -76,6 +81,11 @@ class DifferentialTarget {
   // Stops the campaign engine (batches in flight finish, filing for a few
   // seconds) and writes the stats file.
   void Stop();
+
+  // What a worker said when the harness's own temporary files failed
+  // (FaultKind::kEnvironment: TMPDIR full or read-only); "" while they
+  // work. Nothing is filed for it: the run is to stop.
+  std::string environment_failure() const;
 
   // Writes this process's stats file now (also done every few seconds).
   void WriteStats();
@@ -122,6 +132,7 @@ class DifferentialTarget {
   uint8_t* counters_ = nullptr;
   std::vector<bool> reached_;       // crash mode, by VariantIndex
   DeclineReasons decline_reasons_;  // crash mode
+  std::string environment_failure_;  // crash mode
   std::vector<Result> oracle_;      // scratch for one input's tuples
   absl::string_view input_;         // the input being run (crash mode's record)
   absl::Time last_stats_write_ = absl::InfinitePast();

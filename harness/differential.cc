@@ -51,6 +51,8 @@ void DiffSummary::Merge(const DiffSummary& other) {
   };
   append(other.mismatches, mismatches);
   append(other.faults, faults);
+  if (environment_failure.empty())
+    environment_failure = other.environment_failure;
 }
 
 std::vector<std::pair<std::string, int64_t>> DiffSummary::DeclinesByCount()
@@ -74,6 +76,10 @@ std::optional<std::vector<Tuple>> RunBatch(
     const std::function<bool()>& stopped) {
   const BatchOutcome out = client.Run(batch);
   if (stopped()) return std::nullopt;
+  if (out.fault && out.fault->kind == FaultKind::kEnvironment) {
+    summary.environment_failure = out.fault->detail;  // no verdict on it
+    return std::nullopt;
+  }
   if (out.fault) {
     ++summary.counts.faulty_batches;
     summary.faults.push_back(

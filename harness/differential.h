@@ -30,6 +30,9 @@ struct DiffSummary {
   // Why the backend declined: tuples per "family: message" (one reason of
   // many variants reads as one line per family).
   absl::flat_hash_map<std::string, int64_t> declines;
+  // What the worker said when the harness's own temporary files failed
+  // (FaultKind::kEnvironment): the run stopped there, its batch unjudged.
+  std::string environment_failure;
   static constexpr size_t kMaxListed = 20;
 
   void CountDecline(Family family, absl::string_view message);
@@ -45,6 +48,7 @@ struct DiffSummary {
 // and after each batch: once it says so, nothing more is sent and the batch
 // it came during is not judged (a stop may cut it short, as a fault), so
 // that summary.counts.tuples counts only the tuples of the batches judged.
+// A failure of the harness's own files stops it too (environment_failure).
 void RunDifferential(WorkerClient& client, std::span<const Tuple> tuples,
                      size_t batch_size, DiffSummary& summary,
                      Reading reading = Reading::kSpec,

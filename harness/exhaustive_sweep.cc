@@ -101,6 +101,10 @@ void RunExhaustiveSweep(
       RunDifferential(client, batch, options.batch, judged, options.reading);
       // A batch cut short by the stop is not counted as the backend's.
       if (stop()) break;
+      if (!judged.environment_failure.empty()) {  // the sweep cannot go on
+        sweep.summary.environment_failure = judged.environment_failure;
+        return;
+      }
       sweep.summary.Merge(judged);
       sweep.done += n;
       at.done += n;

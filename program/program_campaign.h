@@ -168,6 +168,9 @@ struct ProgramCampaignReport {
   // Variants drawn seldom: their causes came back kDiscourageAfter times.
   std::vector<std::string> discouraged;
   std::vector<std::string> errors;      // what could not be filed, or run
+  // What the worker said when the harness's own temporary files failed (a
+  // full TMPDIR): the run stopped there, nothing filed for it.
+  std::string environment_failure;
   // The run ended before its time: every variant the generator draws as a
   // step is suppressed (filed as one instruction, or refused by the tool).
   bool nothing_left_to_draw = false;

@@ -20,6 +20,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "backends/ptx_cmd/refusal_recheck.h"
+#include "common/files.h"
 #include "common/interrupt.h"
 #include "common/status_macros.h"
 #include "isa/spelling.h"
@@ -237,8 +238,10 @@ class ProgramSearch::Impl {
       absl::StatusOr<std::vector<ProgramCheck>> checks =
           on.Check(programs, form, o_.reading, end_);
       if (!checks.ok()) {
-        Error(absl::StrCat(backend_.Name(),
-                           " on programs: ", checks.status().message()));
+        if (!StoppedForTheEnvironment(checks.status())) {
+          Error(absl::StrCat(backend_.Name(),
+                             " on programs: ", checks.status().message()));
+        }
         return {};
       }
       for (size_t j = 0; j < checks->size(); ++j) {
@@ -443,8 +446,10 @@ class ProgramSearch::Impl {
                    {&program, 1}, found.form, o_.reading,
                    o_.file_unfinished ? absl::InfiniteFuture() : end_);
     if (!check.ok()) {  // the harness's failure: the next run tries again
-      Error(absl::StrCat(backend_.Name(),
-                         " on a finding: ", check.status().message()));
+      if (!StoppedForTheEnvironment(check.status())) {
+        Error(absl::StrCat(backend_.Name(),
+                           " on a finding: ", check.status().message()));
+      }
       return;
     }
     if ((*check)[0].cut) return;  // the next run confirms it
@@ -616,6 +621,17 @@ class ProgramSearch::Impl {
   void Count(int64_t ProgramCampaignReport::*field, int64_t n = 1) {
     std::lock_guard<std::mutex> lock(mu_);
     report_.*field += n;
+  }
+
+  // Whether `s` is the harness's own temporary files failing: then the run
+  // stops (each program would fail alike), saying it once.
+  bool StoppedForTheEnvironment(const absl::Status& s) {
+    if (!IsEnvironmentFailure(s)) return false;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (report_.environment_failure.empty())
+      report_.environment_failure = std::string(s.message());
+    stopping_ = true;
+    return true;
   }
 
   void Error(std::string e) {

@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/files.h"
 #include "common/status_macros.h"
 #include "program/program_wire.h"
 
@@ -110,7 +111,10 @@ class WorkerProgramBackend : public ProgramBackend {
         }
         checks.push_back(*std::move(check));
       } else if (o.kind == ProgramOutcome::kError) {
-        return absl::InternalError(o.fault.detail);
+        const absl::Status error = absl::InternalError(o.fault.detail);
+        return o.fault.kind == FaultKind::kEnvironment
+                   ? EnvironmentFailure(error)
+                   : error;
       } else {
         checks.push_back(CheckOfOutcome(o));
       }

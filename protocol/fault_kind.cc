@@ -12,6 +12,8 @@ absl::string_view FaultKindName(FaultKind kind) {
       return "protocol-error";
     case FaultKind::kDeviceFault:
       return "device-fault";
+    case FaultKind::kEnvironment:
+      return "environment";
   }
   return "?";
 }
@@ -26,6 +28,8 @@ std::string WorkerFaultSaid(FaultKind kind) {
       return "the worker broke the protocol";
     case FaultKind::kDeviceFault:
       return "the worker's device faulted";
+    case FaultKind::kEnvironment:
+      return "the worker's temporary files failed";
   }
   return "the worker failed";
 }

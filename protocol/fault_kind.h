@@ -27,6 +27,10 @@ enum class FaultKind {
   kHang,         // no reply before the deadline
   kProtocol,     // garbage, ERROR, or the wrong number of results
   kDeviceFault,  // the worker reported a lost GPU context (exit status 5)
+  // Not the implementation's: the harness's own files failed on this
+  // machine (an ERROR with kEnvironmentErrorPrefix, protocol.h). Never
+  // filed; the command stops, saying so.
+  kEnvironment,
 };
 
 // ptxdiff-worker's exit statuses after a device fault (beside worker_main's
@@ -34,7 +38,7 @@ enum class FaultKind {
 // past its timeout (the implementation hangs: a kHang, as a silent worker).
 inline constexpr int kWorkerExitDeviceFault = 5;
 inline constexpr int kWorkerExitKernelTimeout = 6;
-// "crash", "hang", "protocol-error", "device-fault"
+// "crash", "hang", "protocol-error", "device-fault", "environment"
 absl::string_view FaultKindName(FaultKind kind);
 // "the worker hung" (crashed, broke the protocol, lost its device): how a
 // case that faulted the worker alone is said.

@@ -33,6 +33,11 @@ inline constexpr uint32_t kMaxTuplesPerBatch = 1u << 24;
 inline constexpr size_t kMaxWireString = 0xffff;
 inline constexpr absl::string_view kCutMark = " [cut: longer than a message]";
 
+// An ERROR that begins with this is the harness's own failure on the
+// worker's machine (its temporary files: TMPDIR full, read-only, gone), not
+// the implementation's: the client stops the command instead of filing it.
+inline constexpr absl::string_view kEnvironmentErrorPrefix = "environment: ";
+
 enum class MessageType : uint16_t {
   kHello = 1,
   kHelloReply = 2,

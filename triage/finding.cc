@@ -113,6 +113,8 @@ FindingKind FromFault(FaultKind kind) {
       return FindingKind::kProtocolError;
     case FaultKind::kDeviceFault:
       return FindingKind::kDeviceFault;
+    case FaultKind::kEnvironment:  // never filed: its command stops first
+      return FindingKind::kProtocolError;
   }
   return FindingKind::kCrash;
 }

@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/files.h"
 #include "common/minimize_rounds.h"
 #include "common/status_macros.h"
 #include "harness/judge.h"
@@ -96,6 +97,8 @@ struct ShownTuple {
 };
 
 absl::Status FaultStatus(const BackendFault& fault) {
+  if (fault.kind == FaultKind::kEnvironment)  // no verdict: said as it is
+    return EnvironmentFailure(absl::UnavailableError(fault.detail));
   return absl::UnavailableError(
       absl::StrCat("backend ", FaultKindName(fault.kind),
                    " while minimizing: ", fault.detail));
@@ -353,6 +356,8 @@ absl::StatusOr<Finding> IsolateFault(WorkerClient& client,
   if (!out.fault) {
     return absl::FailedPreconditionError("the batch no longer faults (flaky)");
   }
+  if (out.fault->kind == FaultKind::kEnvironment)
+    return FaultStatus(*out.fault);
   BackendFault fault = *out.fault;
   while (batch.size() > 1) {
     const size_t half = batch.size() / 2;
@@ -362,6 +367,8 @@ absl::StatusOr<Finding> IsolateFault(WorkerClient& client,
       ++calls;
       const BatchOutcome o = client.Run(part);
       if (client.interrupted()) return *out_of_time();
+      if (o.fault && o.fault->kind == FaultKind::kEnvironment)
+        return FaultStatus(*o.fault);
       if (o.fault && o.fault->kind == fault.kind) {
         batch = part, fault = *o.fault, narrowed = true;
         break;

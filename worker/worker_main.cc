@@ -26,6 +26,7 @@
 #include "backends/backend.h"
 #include "common/batch_heap.h"
 #include "common/call_within.h"
+#include "common/files.h"
 #include "common/progress.h"
 #include "protocol/backend_names.h"
 #include "protocol/frame_io.h"
@@ -44,6 +45,16 @@ int Fatal(int code, absl::string_view message) {
   return code;
 }
 
+// The ERROR that says `failed`: the harness's own failure on this machine
+// (its temporary files) begins with kEnvironmentErrorPrefix and names
+// TMPDIR, for the client to stop instead of blaming the implementation.
+std::string ErrorPayload(const absl::Status& failed) {
+  if (!IsEnvironmentFailure(failed)) return failed.ToString();
+  return absl::StrCat(kEnvironmentErrorPrefix, failed.message(),
+                      " (the worker's temporary files, under TMPDIR ",
+                      TempRoot(), ")");
+}
+
 // Answers one RUN frame on `frames`: RESULTS, or ERROR when it cannot be
 // processed.
 absl::Status Answer(Backend& backend, const Frame& frame, int frames) {
@@ -56,7 +67,7 @@ absl::Status Answer(Backend& backend, const Frame& frame, int frames) {
   RunReply reply;
   const absl::Status run = backend.Run(*request, reply);
   if (!run.ok()) {
-    return WriteFrame(frames, MessageType::kError, run.ToString());
+    return WriteFrame(frames, MessageType::kError, ErrorPayload(run));
   }
   return WriteFrame(frames, MessageType::kResults, EncodeRunReply(reply));
 }
@@ -90,7 +101,8 @@ absl::Status AnswerPrograms(ProgramService* programs, const Frame& frame,
   absl::StatusOr<std::string> reply = AnswerSayingProgress(
       *programs, frame.payload, say_progress ? frames : -1);
   if (!reply.ok()) {
-    return WriteFrame(frames, MessageType::kError, reply.status().ToString());
+    return WriteFrame(frames, MessageType::kError,
+                      ErrorPayload(reply.status()));
   }
   return WriteFrame(frames, MessageType::kProgramResults, *reply);
 }

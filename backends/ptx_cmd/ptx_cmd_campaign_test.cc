@@ -99,6 +99,40 @@ TEST(PtxCmdCampaignTest, AToolWrongOnImmediatesOnlyIsFiled) {
             "registers agree)");
 }
 
+// A campaign whose workers cannot write their own temporary files (the
+// fifteenth fault run's full TMPDIR; here a file size limit) files nothing
+// against the tool: the failure is kept, naming the file and the reason,
+// for the run to stop on.
+TEST(PtxCmdCampaignTest, NothingIsFiledWhenTheWorkersOwnFilesFail) {
+  auto dir = TempDir::Create("ptx-cmd-campaign-test");
+  ASSERT_TRUE(dir.ok());
+  CampaignOptions options = InterpreterCampaign("", **dir);
+  options.worker = WithNoRoomToWrite(options.worker);
+  options.variants = {V("add.s32"), V("add.cc.s32"), V("sub.s32")};
+  auto campaign = Campaign::Start(options);
+  ASSERT_TRUE(campaign.ok()) << campaign.status();
+  for (uint64_t a = 0; a < 200; ++a)
+    OfferTuple(**campaign, {V("add.cc.s32"), {{a, 1}}});
+  const absl::Time give_up = absl::Now() + absl::Seconds(60);
+  while ((*campaign)->environment_failure().empty() && absl::Now() < give_up)
+    absl::SleepFor(absl::Milliseconds(50));
+  (*campaign)->Flush(absl::Seconds(30));
+  (*campaign)->Stop();
+  EXPECT_THAT((*campaign)->environment_failure(),
+              AllOf(HasSubstr("kernel.ptx: File too large"),
+                    HasSubstr("under TMPDIR")));
+  const CampaignStats stats = (*campaign)->Snapshot();
+  EXPECT_EQ(stats.counts.faulty_batches, 0);
+  EXPECT_EQ(stats.counts.faulted, 0);
+  EXPECT_EQ(stats.new_findings, 0);
+  auto store = TriageStore::Open((*dir)->File("triage"), false);
+  if (store.ok()) {
+    auto entries = store->List();
+    ASSERT_TRUE(entries.ok());
+    EXPECT_TRUE(entries->empty()) << (*entries)[0].name;
+  }
+}
+
 // A tool that reads 64-bit immediates as 32 bits is wrong in every 64-bit
 // variant: once the first is minimized and its cause told by contrast, the
 // others are contrasted in one run and counted in that entry (issue 41,

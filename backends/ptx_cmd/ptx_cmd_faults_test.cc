@@ -362,6 +362,30 @@ TEST(PtxCmdBackendTest, ARunTheMachineFailedIsNoRefusal) {
   EXPECT_EQ(outcome.results[1].bits, 0xffffffffu);
 }
 
+// The worker's own files failing (a full TMPDIR; here a file size limit,
+// as over a quota) is no fault of the tool: the batch comes back unjudged
+// as an environment failure naming the file and the reason, neither sent
+// again nor halved (each would fail the same and blame a tuple).
+TEST(PtxCmdBackendTest, TheWorkersOwnFilesFailingIsNoFaultOfTheTool) {
+  auto command = PtxCmdWorkerCommand(kRunInterpreter, {{"timeout_ms", "5000"}});
+  ASSERT_TRUE(command.ok()) << command.status();
+  command->isolate_faults = true;
+  auto client = WorkerClient::Start(WithNoRoomToWrite(*command));
+  ASSERT_TRUE(client.ok()) << client.status();
+  const std::vector<Tuple> tuples = {{V("add.s32"), {{1, 2}}, 0b11},
+                                     {V("sub.s32"), {{3, 4}}, 0b11}};
+  const BatchOutcome outcome = (*client)->Run(tuples);
+  ASSERT_TRUE(outcome.fault.has_value());
+  EXPECT_EQ(outcome.fault->kind, FaultKind::kEnvironment);
+  EXPECT_TRUE(EnvironmentFailed(outcome));
+  EXPECT_THAT(outcome.fault->detail,
+              AllOf(HasSubstr(kEnvironmentFailureSaid),
+                    HasSubstr("kernel.ptx: File too large"),
+                    HasSubstr("under TMPDIR " + TempRoot())));
+  EXPECT_FALSE(outcome.unisolated.has_value());
+  EXPECT_EQ((*client)->restarts(), 0);
+}
+
 // A batch whose runs take longer than batch_timeout_ms is still answered in
 // time: what could not be run or isolated is declined, saying why.
 TEST(PtxCmdBackendTest, TheBatchBudgetBoundsTheReply) {

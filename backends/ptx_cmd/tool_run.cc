@@ -104,7 +104,7 @@ ToolRun RunToolOnce(const ToolCall& call) {
   absl::StatusOr<std::unique_ptr<TempDir>> dir =
       TempDir::CreateIn(call.files_root, "run");
   if (!dir.ok()) {
-    run.error = dir.status();
+    run.error = EnvironmentFailure(dir.status());
     return run;
   }
   const std::string ptx = (*dir)->File("kernel.ptx");
@@ -114,7 +114,10 @@ ToolRun RunToolOnce(const ToolCall& call) {
   const std::string log = (*dir)->File("ptxdiff-command-output.txt");
   run.error = WriteFile(ptx, call.module);
   if (run.error.ok()) run.error = WriteFile(in, call.in);
-  if (!run.error.ok()) return run;
+  if (!run.error.ok()) {
+    run.error = EnvironmentFailure(std::move(run.error));
+    return run;
+  }
 
   const std::string command = absl::StrReplaceAll(
       call.command, {{"{ptx}", ShellQuote(ptx)},
@@ -133,8 +136,8 @@ ToolRun RunToolOnce(const ToolCall& call) {
        // without end must not fill the disk before its timeout.
        .keep_output_bytes = kErrorScanBytes});
   run.took = absl::Now() - start;
-  if (!outcome.ok()) {
-    run.error = outcome.status();
+  if (!outcome.ok()) {  // no process (fork's EAGAIN, no room for the log)
+    run.error = EnvironmentFailure(outcome.status());
     return run;
   }
   run.exit_status = outcome->exit_status;

@@ -52,7 +52,9 @@ struct ToolRun {
   // timeout): a caller whose command speaks in exit statuses reads it.
   int exit_status = -1;
   absl::Duration took;
-  absl::Status error;  // the harness's own failure (no temporary directory)
+  // The harness's own failure (no temporary directory, no room for the
+  // module), marked IsEnvironmentFailure (common/files.h).
+  absl::Status error;
 };
 
 struct ToolCall {

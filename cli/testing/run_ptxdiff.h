@@ -4,9 +4,11 @@
 #ifndef PTXDIFF_CLI_TESTING_RUN_PTXDIFF_H_
 #define PTXDIFF_CLI_TESTING_RUN_PTXDIFF_H_
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -37,6 +39,19 @@ inline std::string TempDirFor(const std::string& name) {
   std::system(("rm -rf '" + dir + "' && mkdir -p '" + dir + "'").c_str());
   return dir;
 }
+
+#ifdef PTXDIFF_WORKER_PATH
+// A PTXDIFF_WORKER script in `dir`: the test worker with no room to write
+// its own files (a file size limit of 0, SIGXFSZ ignored: each write fails
+// "File too large", as in a TMPDIR over quota or full).
+inline std::string NoRoomToWriteWorker(const std::string& dir) {
+  const std::string path = dir + "/no_room_worker.sh";
+  std::ofstream(path) << "#!/bin/sh\ntrap '' XFSZ\nulimit -f 0\nexec "
+                      << PTXDIFF_WORKER_PATH << " \"$@\"\n";
+  chmod(path.c_str(), 0755);
+  return path;
+}
+#endif
 
 }  // namespace ptxdiff
 

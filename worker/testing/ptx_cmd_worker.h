@@ -7,6 +7,8 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "client/worker_client.h"
@@ -21,6 +23,17 @@ inline absl::StatusOr<WorkerCommand> PtxCmdWorkerCommand(
       CommandForBackend("ptx-cmd:" + command_template, PTXDIFF_WORKER_PATH);
   if (!command.ok()) return command.status();
   for (const auto& option : options) command->hello_options.push_back(option);
+  return command;
+}
+
+// `command` with no room to write: a file size limit of 0, SIGXFSZ ignored,
+// so that every file the worker writes fails "File too large" (as in a
+// TMPDIR over its quota, or full), while its pipes work.
+inline WorkerCommand WithNoRoomToWrite(WorkerCommand command) {
+  std::vector<std::string> argv = {
+      "/bin/sh", "-c", "trap '' XFSZ; ulimit -f 0; exec \"$@\"", "sh"};
+  argv.insert(argv.end(), command.argv.begin(), command.argv.end());
+  command.argv = std::move(argv);
   return command;
 }
 
