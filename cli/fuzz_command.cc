@@ -358,17 +358,6 @@ int WaitWithProgress(FuzzerProcess& fuzzer, const std::string& stats,
 // sent, and the triage directory's entries (some of its lines in
 // fuzz_summary_lines.h).
 
-// The most common decline reason, its first line: a tool's refusal of a
-// variant ("... failed on lop3.b32 (8 tuples): exit status 1"), ptxas's
-// "not folded", ...
-std::string TopDeclineLine(const FuzzStats& sum) {
-  if (sum.top_decline_count == 0) return "";
-  return absl::StrCat(
-      "fuzz:     most often (", sum.top_decline_count,
-      " tuples): ", sum.top_decline.substr(0, sum.top_decline.find('\n')),
-      "\n");
-}
-
 // The classes of variants a ptx-cmd tool refused (refusal_classes.h), by
 // what it said: a few lines where its refusals are tens of thousands. First
 // what its workers forgot at the run's start (`seconds` ago), the tool
@@ -411,46 +400,11 @@ std::string RefusedClassLines(const FuzzConfig& config, double seconds) {
   return lines;
 }
 
-// How far the systematic source got with its planned tiers (extremes,
-// relations and narrowing points, middle values) over the variants.
-std::string PlannedLine(const FuzzStats& sum) {
-  // Said at 0 too: on a slow backend a short run plans no variant through.
-  if (sum.supported_variants == 0) return "";
-  return absl::StrCat("fuzz:   planned tiers done for ", sum.planned_variants,
-                      " of ", sum.supported_variants,
-                      " variants (their extremes, boundaries and middle "
-                      "values)\n");
-}
-
 // How far the fuzz stage reached the variants least explored by it
 // (campaign/exploration_budget.h).
 std::string LeastExploredLine(const std::vector<int64_t>& explored) {
   const std::string text = LeastExploredText(explored);
   return text.empty() ? "" : absl::StrCat("fuzz:   ", text, "\n");
-}
-
-// How many values came from code compiled once and run for other inputs
-// (a compiler's code cache), when any did.
-std::string ReusedCodeLine(const FuzzStats& sum) {
-  if (sum.on_reused_code == 0) return "";
-  return absl::StrFormat(
-      "fuzz:   %d of the values (%.1f%%) came from code compiled once for "
-      "an earlier tuple of the same variant, form and immediates, run with "
-      "the tuple's runtime values\n",
-      sum.on_reused_code,
-      100.0 * sum.on_reused_code / std::max<int64_t>(1, sum.counts.tested()));
-}
-
-// What faults of the backend cost the search, when they cost anything.
-std::string FaultCostLine(const FuzzStats& sum) {
-  if (sum.withheld_faulting == 0 && sum.sent_again == 0) return "";
-  return absl::StrCat(
-      "fuzz:   faults: ", sum.withheld_faulting,
-      " tuples not sent again because they crashed or hung the backend "
-      "before; ",
-      sum.sent_again,
-      " sent again because a batch left them unrun (its time budget or fault "
-      "cap)\n");
 }
 
 void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,

@@ -33,6 +33,20 @@ std::string ProgramsLine(const FuzzStats& sum, const FuzzConfig& config);
 // counted in an entry (a program too under a cause filed before).
 std::string FindingsThisRun(const FuzzStats& sum);
 
+// "fuzz:     most often (N tuples): REASON": the most common decline
+// reason's first line (a tool's refusal, ptxas's "not folded"); "" if none.
+std::string TopDeclineLine(const FuzzStats& sum);
+
+// How far the systematic source got with its planned tiers.
+std::string PlannedLine(const FuzzStats& sum);
+
+// How many values came from code compiled once and run for other inputs
+// (a compiler's code cache), when any did.
+std::string ReusedCodeLine(const FuzzStats& sum);
+
+// What faults of the backend cost the search, when they cost anything.
+std::string FaultCostLine(const FuzzStats& sum);
+
 }  // namespace ptxdiff
 
 #endif  // PTXDIFF_CLI_FUZZ_SUMMARY_LINES_H_
