@@ -30,6 +30,17 @@ pid_t ParentOf(const std::string& pid) {
   return rest ? parent : -1;
 }
 
+// Whether `pid` is a remover (common/files.h's StartRootRemover, $0
+// "ptxdiff-remover"): it must outlive the process it cleans up after, or
+// that process's temporary files stay behind.
+bool IsRemover(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
+  const std::string cmdline((std::istreambuf_iterator<char>(in)),
+                            std::istreambuf_iterator<char>());
+  return cmdline.find(std::string("\0ptxdiff-remover\0", 17)) !=
+         std::string::npos;
+}
+
 // Every process's children now.
 std::unordered_map<pid_t, std::vector<pid_t>> ChildrenNow() {
   std::unordered_map<pid_t, std::vector<pid_t>> children;
@@ -57,6 +68,7 @@ std::vector<pid_t> DescendantsOf(pid_t root) {
     const auto it = children.find(p);
     if (it == children.end()) continue;
     for (const pid_t child : it->second) {
+      if (IsRemover(child)) continue;  // nor what it runs: it cleans up
       found.push_back(child);
       next.push_back(child);
     }

@@ -13,7 +13,9 @@
 namespace ptxdiff {
 
 // The processes descended from `root` now (children, their children, ...),
-// read from /proc; none where /proc cannot be read.
+// read from /proc; none where /proc cannot be read. A remover of temporary
+// files (common/files.h) and what it runs are left out: it must outlive
+// the process it is for.
 std::vector<pid_t> DescendantsOf(pid_t root);
 
 // SIGKILL to `root`'s process group and to every process descended from

@@ -173,6 +173,25 @@ TEST(RunProcessTest, TimeoutKillsWhatLeftTheGroupToo) {
   }
 }
 
+// A remover of temporary files (files.h) is no part of the tree to kill:
+// killed, the files of the process it is for stay (a Ctrl-C of `program`
+// left its worker's directory).
+TEST(RunProcessTest, TheTreesKillSparesARemover) {
+  auto dir = TempDir::Create("subprocess-test");
+  ASSERT_TRUE(dir.ok());
+  ProcessOutcome hung =
+      Shell(**dir,
+            "setsid sh -c 'echo $$ > bg.pid; sleep 100; :' ptxdiff-remover & "
+            "while [ ! -s bg.pid ]; do :; done; sleep 100",
+            absl::Seconds(2));
+  EXPECT_TRUE(hung.timed_out);
+  const pid_t remover = BackgroundPid(**dir);
+  ASSERT_GT(remover, 0);
+  EXPECT_FALSE(Ended(remover)) << "the remover was killed";
+  kill(-remover, SIGKILL);
+  EXPECT_TRUE(EndsWithin(remover, absl::Seconds(10)));
+}
+
 TEST(RunProcessTest, WhatTheCommandLeavesRunningIsKilled) {
   auto dir = TempDir::Create("subprocess-test");
   ASSERT_TRUE(dir.ok());
