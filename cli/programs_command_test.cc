@@ -460,6 +460,12 @@ TEST(ProgramsCommandTest, AProgramTheOracleDefinesNothingOfIsNotJudged) {
                                    "immediate and runtime)\n"));
 }
 
+// A case of one step, bfe.s32 at a runtime input: what the interpreter
+// --flip-on=bfe.s32 gets wrong.
+constexpr char kOneBfeStep[] =
+    "# ptxdiff program 1\ninput %a .b32 0x12345678\n"
+    "bfe.s32 %r0, %a, 0x4, 0x8;\noutput %r0\n";
+
 // A PTXDIFF_WORKER in `dir` that sends itself SIG`signal` (SEGV, STOP) a
 // second after each start: a worker that falls over, or stops answering.
 // Empty if it could not be written.
@@ -528,10 +534,7 @@ TEST(ProgramsCommandTest, MinimizeOfAProgramCaseEndsAtItsMaxTime) {
   const std::string worker = WorkerThatSignalsItself(**dir, "STOP");
   ASSERT_FALSE(worker.empty());
   const std::string file = (*dir)->File("one.ptxprog");
-  ASSERT_TRUE(WriteFile(file,
-                        "# ptxdiff program 1\ninput %a .b32 0x12345678\n"
-                        "bfe.s32 %r0, %a, 0x4, 0x8;\noutput %r0\n")
-                  .ok());
+  ASSERT_TRUE(WriteFile(file, kOneBfeStep).ok());
   const std::string tool =
       absl::StrCat("ptx-cmd:", PTXDIFF_INTERPRETER_PATH,
                    " --startup-ms=3000 --flip-on=bfe.s32 {ptx} {in} {out}");
@@ -569,10 +572,7 @@ TEST(ProgramsCommandTest,
   const std::string worker = WorkerThatSignalsItself(**dir, "STOP");
   ASSERT_FALSE(worker.empty());
   const std::string file = (*dir)->File("one.ptxprog");
-  ASSERT_TRUE(WriteFile(file,
-                        "# ptxdiff program 1\ninput %a .b32 0x12345678\n"
-                        "bfe.s32 %r0, %a, 0x4, 0x8;\noutput %r0\n")
-                  .ok());
+  ASSERT_TRUE(WriteFile(file, kOneBfeStep).ok());
   const ScopedEnv env("PTXDIFF_WORKER", worker);
   const absl::Time start = absl::Now();
   std::ostringstream out, err;
@@ -704,10 +704,7 @@ TEST(ProgramsCommandTest, MinimizeFilesItsCaseWhateverCausesAreFiled) {
       "# ptxdiff program 1\ninput %in0 .b32 0x20\n"
       "input %in1 .b32 0x12345678\nbfe.s32 %r0, %in1, 0x4, 0x8;\n"
       "brev.b32 %r1, %r0;\noutput %r1\n";
-  ProgramsRun r = minimize(
-      "# ptxdiff program 1\ninput %a .b32 0x12345678\n"
-      "bfe.s32 %r0, %a, 0x4, 0x8;\noutput %r0\n",
-      "bfe.s32");
+  ProgramsRun r = minimize(kOneBfeStep, "bfe.s32");
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   ASSERT_THAT(r.out, HasSubstr("filed new entry " + triage +
                                "/value-mismatch~ptx-cmd~in-range~bfe.s32"));
