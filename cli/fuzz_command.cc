@@ -585,11 +585,17 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
   auto worker = FindWorkerBinary();
   if (!worker.ok()) return Fail(err, "fuzz", worker.status());
   config->worker = *worker;
-  config->backend = parsed->Get("backend");
+  // --backend, else the target's own variable (the fifteenth fault run: it
+  // was ignored, the run went to the default), else the best one here.
+  const std::string from_environment = config->backend;
+  config->backend = parsed->Get("backend", from_environment);
   if (config->backend.empty()) {
     const DefaultBackend d = ChooseDefaultBackend();
     config->backend = d.name;
     out << "fuzz: backend " << d.name << ": " << d.reason << "\n";
+  } else if (!parsed->Has("backend")) {
+    out << "fuzz: backend " << config->backend
+        << ": from PTXDIFF_BACKEND (the environment or $PTXDIFF_CONFIG)\n";
   }
   const auto cuda_driver = CudaDriverFlag(*parsed, config->backend);
   if (!cuda_driver.ok()) return Fail(err, "fuzz", cuda_driver.status());
@@ -621,6 +627,8 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
   // every one "remembered" and none kept.
   if (absl::StartsWith(config->backend, kPtxCmdPrefix)) {
     if (auto s = MakeDirs(config->refusals_dir); !s.ok())
+      return Fail(err, "fuzz", s);
+    if (auto s = CheckRefusalFiles(config->refusals_dir); !s.ok())
       return Fail(err, "fuzz", s);
   }
   // The run ends max_time from now, start-up (workers, calibration) included.

@@ -181,6 +181,23 @@ TEST(FuzzCommandTest, ABadBackendIsExitTwoBeforeAnyDirectoryIsMade) {
   EXPECT_NE(access((dir + "/triage").c_str(), F_OK), 0);
 }
 
+// Fifteenth fault run: `fuzz` without --backend ignored PTXDIFF_BACKEND, the
+// target's documented variable (the run went to the default, said only in
+// the summary). It is the backend when --backend is not given, and said.
+TEST(FuzzCommandTest, PtxdiffBackendIsTheBackendWithoutTheFlag) {
+  const std::string dir = TempDirFor("fuzz_backend_from_env");
+  setenv("PTXDIFF_BACKEND", "oracle", 1);
+  const CliRun r = FuzzWith(
+      dir, kSomeStats, "echo \"$PTXDIFF_BACKEND\" > '" + dir + "/backend.txt'",
+      {"--out", dir + "/out", "--dir", dir + "/triage"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  std::ifstream in(dir + "/backend.txt");
+  std::string backend;
+  std::getline(in, backend);
+  EXPECT_EQ(backend, "oracle");
+  EXPECT_THAT(r.out, HasSubstr("fuzz: backend oracle: from PTXDIFF_BACKEND"));
+}
+
 // Ninth fault run: a FIFO at OUT/fuzz.log or OUT/differential.dict (or at
 // DIR/differential.dict for seed-corpus) blocked the command in open() for
 // ever, --max-time or not. Each is exit 2 at once, naming the file.
@@ -302,6 +319,29 @@ TEST(FuzzCommandTest, AFileWhereTheRefusalsGoIsExitTwoOnATool) {
                dir + "/out", "--dir", dir + "/triage"});
   EXPECT_EQ(r.code, 2) << r.out << r.err;
   EXPECT_THAT(r.err, HasSubstr(dir + "/out/refusals: a file of that name"));
+}
+
+// Fifteenth fault run: a tool's memory of refusals that is a FIFO (or a link
+// to a device, or a directory) failed the worker's handshake, which `fuzz`
+// said on stdout, exit 1, and stderr empty. It is bad input: exit 2, said on
+// stderr by `fuzz` and `programs` before any worker starts.
+TEST(FuzzCommandTest, ARefusalMemoryThatIsNoFileIsExitTwoOnATool) {
+  const std::string dir = TempDirFor("fuzz_refusals_fifo");
+  ASSERT_TRUE(MakeDirs(dir + "/out/refusals").ok());
+  const std::string memory = dir + "/out/refusals/ptx-cmd-0123456789abcdef.tsv";
+  ASSERT_EQ(mkfifo(memory.c_str(), 0644), 0);
+  const std::string tool = std::string("ptx-cmd:/bin/cat {ptx} {in} {out}");
+  CliRun r = FuzzWith(
+      dir, kSomeStats, "",
+      {"--backend", tool, "--out", dir + "/out", "--dir", dir + "/triage"});
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr(memory + " is a FIFO, not a file of "
+                                        "remembered refusals"));
+  EXPECT_THAT(r.out, Not(HasSubstr("fake fuzzer ran")));
+  r = Ptxdiff({"programs", "--backend", tool, "--max-time", "5", "--out",
+               dir + "/out", "--dir", dir + "/triage"});
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr(memory + " is a FIFO"));
 }
 
 // Fault run of issue 65: `fuzz` with a ptx-cmd command that cannot run (no

@@ -18,6 +18,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "backends/ptx_cmd/refusal_memory.h"
 #include "cli/backend_commands.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
@@ -392,7 +393,10 @@ int RunPrograms(const std::vector<std::string>& args, std::ostream& out,
     return Fail(err, "programs", s);
   // As `fuzz`: no file where a tool's refusals are to be remembered.
   if (options->refusal_memory) {
-    if (absl::Status s = MakeDirs(absl::StrCat(out_dir, "/refusals")); !s.ok())
+    const std::string refusals_dir = absl::StrCat(out_dir, "/refusals");
+    if (absl::Status s = MakeDirs(refusals_dir); !s.ok())
+      return Fail(err, "programs", s);
+    if (absl::Status s = CheckRefusalFiles(refusals_dir); !s.ok())
       return Fail(err, "programs", s);
   }
   // Its header names the backend, known once a worker has said what it is.

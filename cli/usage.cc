@@ -122,8 +122,8 @@ const std::vector<CommandHelp>& Commands() {
        "ptxdiff sweep --backend ptxas --family add --tuples 4"},
       {"fuzz",
        "[flags]",
-       "A fuzz campaign (the best backend here unless --backend); Ctrl-C stops "
-       "it\n"
+       "A fuzz campaign (on --backend, else $PTXDIFF_BACKEND, else the best\n"
+       "backend here); Ctrl-C stops it\n"
        "and running it again resumes from the corpus and the triage "
        "directory.\n"
        "Needs a libFuzzer build: the campaign preset (scripts/campaign.sh "

@@ -1,5 +1,7 @@
 #include "backends/ptx_cmd/refusal_memory.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -261,6 +263,20 @@ std::vector<RememberedTool> RememberedTools(
     return std::tie(a.command, a.target) < std::tie(b.command, b.target);
   });
   return tools;
+}
+
+absl::Status CheckRefusalFiles(absl::string_view dir) {
+  for (const std::string& path : FilesIn(std::string(dir), ".tsv")) {
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) continue;
+    return absl::FailedPreconditionError(
+        absl::StrCat(path, " is ",
+                     S_ISDIR(st.st_mode)    ? "a directory"
+                     : S_ISFIFO(st.st_mode) ? "a FIFO"
+                                            : "a device or socket",
+                     ", not a file of remembered refusals: remove it"));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status RefusalMemory::Append(absl::string_view line) const {

@@ -115,6 +115,12 @@ struct RememberedTool {
 std::vector<RememberedTool> RememberedTools(
     absl::string_view dir, std::vector<std::string>* unreadable = nullptr);
 
+// FailedPrecondition naming the first memory file in `dir` that is no
+// regular file (a FIFO, a device or a link to one, a directory): a worker
+// cannot start on it, which a command says before it starts any (the
+// fifteenth fault run: `fuzz` said it on stdout, exit 1). A look, no read.
+absl::Status CheckRefusalFiles(absl::string_view dir);
+
 }  // namespace ptxdiff
 
 #endif  // PTXDIFF_WORKER_BACKENDS_PTX_CMD_REFUSAL_MEMORY_H_
