@@ -22,6 +22,7 @@
 #include "cli/testing/fake_fuzzer.h"
 #include "cli/testing/run_ptxdiff.h"
 #include "common/files.h"
+#include "common/process_tree.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -66,12 +67,8 @@ TEST(FuzzCommandTest, KillingTheCliEndsTheFuzzer) {
 
 // The state letter of `pid` (/proc/PID/stat), or '?'.
 char StateOf(pid_t pid) {
-  std::ifstream stat(absl::StrCat("/proc/", pid, "/stat"));
-  std::string text((std::istreambuf_iterator<char>(stat)), {});
-  const size_t paren = text.rfind(')');
-  return paren == std::string::npos || paren + 2 >= text.size()
-             ? '?'
-             : text[paren + 2];
+  const std::optional<ProcessStatus> status = StatusOf(pid);
+  return status ? status->state : '?';
 }
 
 off_t SizeOf(const std::string& path) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "common/process_tree.h"
 #include "common/testing/child_of_a_killed_caller.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -338,12 +339,7 @@ TEST(WorkerClientTest, AHungWorkersToolsEndWithItWhateverTheirGroup) {
   std::remove(pid_file.c_str());
   // Gone, or a zombie left to init to reap.
   const absl::Time give_up = absl::Now() + absl::Seconds(10);
-  const auto ended = [tool] {
-    std::ifstream stat("/proc/" + std::to_string(tool) + "/stat");
-    std::string line;
-    return !std::getline(stat, line) ||
-           line.substr(line.rfind(')') + 2, 1) == "Z";
-  };
+  const auto ended = [tool] { return HasEnded(tool); };
   while (!ended() && absl::Now() < give_up)
     absl::SleepFor(absl::Milliseconds(20));
   EXPECT_TRUE(ended()) << "the tool (pid " << tool << ") still runs";
@@ -395,13 +391,7 @@ TEST(WorkerClientTest, AWorkerDiesWithTheProcessThatStartedIt) {
 // waiting up to 10 s for a SIGKILL sent to land.
 bool Ended(pid_t pid) {
   for (int i = 0; i < 1000; ++i) {
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string line;
-    if (!std::getline(stat, line)) return true;
-    const size_t paren = line.rfind(')');
-    if (paren != std::string::npos && paren + 2 < line.size() &&
-        (line[paren + 2] == 'Z' || line[paren + 2] == 'X'))
-      return true;
+    if (HasEnded(pid)) return true;
     usleep(10000);
   }
   return false;

@@ -1,42 +1,47 @@
 #include "common/process_tree.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <unordered_map>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 
 namespace ptxdiff {
 namespace {
 
-// The parent of process `pid` (/proc/PID/stat's fourth field, after the
-// command name, which may hold spaces and parentheses), or -1.
-pid_t ParentOf(const std::string& pid) {
-  std::ifstream in("/proc/" + pid + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)),
-                   std::istreambuf_iterator<char>());
-  const size_t name_end = stat.rfind(')');
-  if (name_end == std::string::npos) return -1;
-  std::istringstream rest(stat.substr(name_end + 1));
-  char state = 0;
-  pid_t parent = -1;
-  rest >> state >> parent;
-  return rest ? parent : -1;
+// The bytes of /proc file `path` (at most 64 KiB), "" if it cannot be read.
+// read(2), not a stream: libstdc++'s filebuf throws when a read fails, and
+// reading a process's file as it exits fails with ESRCH (a flake of the
+// campaign tests: Stop's interrupt of a worker ended in std::terminate).
+std::string ReadProcFile(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  std::string bytes;
+  char piece[4096];
+  ssize_t n;
+  while (
+      bytes.size() < (size_t{64} << 10) &&
+      ((n = read(fd, piece, sizeof(piece))) > 0 || (n < 0 && errno == EINTR))) {
+    if (n > 0) bytes.append(piece, static_cast<size_t>(n));
+  }
+  close(fd);
+  return bytes;
 }
 
 // Whether `pid` is a remover (common/files.h's StartRootRemover, $0
 // "ptxdiff-remover"): it must outlive the process it cleans up after, or
 // that process's temporary files stay behind.
 bool IsRemover(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
-  const std::string cmdline((std::istreambuf_iterator<char>(in)),
-                            std::istreambuf_iterator<char>());
+  const std::string cmdline =
+      ReadProcFile("/proc/" + std::to_string(pid) + "/cmdline");
   return cmdline.find(std::string("\0ptxdiff-remover\0", 17)) !=
          std::string::npos;
 }
@@ -49,14 +54,36 @@ std::unordered_map<pid_t, std::vector<pid_t>> ChildrenNow() {
   while (const dirent* e = readdir(proc)) {
     pid_t pid = 0;
     if (!absl::SimpleAtoi(e->d_name, &pid)) continue;
-    const pid_t parent = ParentOf(e->d_name);
-    if (parent > 0) children[parent].push_back(pid);
+    const std::optional<ProcessStatus> status = StatusOf(pid);
+    if (status && status->parent > 0) children[status->parent].push_back(pid);
   }
   closedir(proc);
   return children;
 }
 
 }  // namespace
+
+std::optional<ProcessStatus> StatusOf(pid_t pid) {
+  // The command name may hold spaces and parentheses: the fields after it
+  // are read from its last ')'.
+  const std::string stat =
+      ReadProcFile("/proc/" + std::to_string(pid) + "/stat");
+  const size_t name_end = stat.rfind(')');
+  if (name_end == std::string::npos) return std::nullopt;
+  const std::vector<absl::string_view> fields = absl::StrSplit(
+      absl::string_view(stat).substr(name_end + 1), ' ', absl::SkipEmpty());
+  ProcessStatus status;
+  if (fields.size() < 2 || fields[0].size() != 1 ||
+      !absl::SimpleAtoi(fields[1], &status.parent))
+    return std::nullopt;
+  status.state = fields[0][0];
+  return status;
+}
+
+bool HasEnded(pid_t pid) {
+  const std::optional<ProcessStatus> status = StatusOf(pid);
+  return !status || status->state == 'Z' || status->state == 'X';
+}
 
 std::vector<pid_t> DescendantsOf(pid_t root) {
   const std::unordered_map<pid_t, std::vector<pid_t>> children = ChildrenNow();

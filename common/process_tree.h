@@ -8,9 +8,21 @@
 
 #include <sys/types.h>
 
+#include <optional>
 #include <vector>
 
 namespace ptxdiff {
+
+// What /proc/PID/stat says of a process: its state letter ('R', 'S', 'T',
+// 'Z', ...) and its parent.
+struct ProcessStatus {
+  char state = '?';
+  pid_t parent = -1;
+};
+// nullopt once the process is gone (or /proc cannot be read).
+std::optional<ProcessStatus> StatusOf(pid_t pid);
+// Whether `pid` has ended: gone, or a zombie nobody has reaped yet.
+bool HasEnded(pid_t pid);
 
 // The processes descended from `root` now (children, their children, ...),
 // read from /proc; none where /proc cannot be read. A remover of temporary

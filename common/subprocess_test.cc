@@ -19,6 +19,7 @@
 #include "absl/time/clock.h"
 #include "common/files.h"
 #include "common/interrupt.h"
+#include "common/process_tree.h"
 #include "common/testing/child_of_a_killed_caller.h"
 #include "common/testing/fifo_reader.h"
 #include "gmock/gmock.h"
@@ -102,12 +103,7 @@ TEST(RunProcessTest, SignalsAreNamed) {
 }
 
 // True once `pid` has ended (gone, or a zombie not yet reaped by init).
-bool Ended(pid_t pid) {
-  auto stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
-  if (!stat.ok()) return true;
-  const size_t paren = stat->rfind(')');
-  return paren != std::string::npos && stat->substr(paren + 2, 1) == "Z";
-}
+bool Ended(pid_t pid) { return HasEnded(pid); }
 
 // Waits (polling) for `pid` to end; false if it still runs after `limit`.
 // The limit only bounds a failing test: a process that was killed has ended
