@@ -523,6 +523,31 @@ TEST(TriageCommandsTest, MergeKeepsAFaultsOutput) {
   EXPECT_EQ(line, "Segmentation fault at 0x0");
 }
 
+// Fifteenth fault run: `triage merge ENTRY` (an entry's directory) said "0
+// new entries", exit 0; `triage merge T T ./T/` added T's counts three
+// times. An entry is refused, naming what to merge; a source named again is
+// merged once, and said.
+TEST(TriageCommandsTest, MergeRefusesAnEntryAndMergesASourceOnce) {
+  const std::string top = TempDirFor("merge_once");
+  const std::string entry = top + "/from/crash~ptx-cmd~crash~add.u32";
+  ASSERT_EQ(std::system(("mkdir -p '" + entry + "'").c_str()), 0);
+  std::ofstream(entry + "/case.txt")
+      << "# ptxdiff case 1\nvariant: add.u32\noperands: 0x1 0x2\n"
+         "kind: crash\n";
+  std::ofstream(entry + "/meta.txt") << "backend: oracle 1\ncount: 3\n";
+  CliRun r = Ptxdiff({"triage", "merge", entry, "--dir", top + "/to"});
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr(entry + " is a triage entry, not a triage "
+                                       "directory"));
+  r = Ptxdiff({"triage", "merge", top + "/from", top + "/from",
+               top + "/./from/", "--dir", top + "/to"});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr(top + "/from was named before in this merge: "
+                                     "merged once"));
+  r = Ptxdiff({"triage", "list", "--dir", top + "/to"});
+  EXPECT_THAT(r.out, HasSubstr("3 times)")) << r.out;
+}
+
 // Sixth fault run: `triage merge SRC` passed over SRC's directories whose
 // names are no entry names (an entry's with `.ü` added) without a word.
 // Each is named on stderr; the rest is merged.

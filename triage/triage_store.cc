@@ -562,6 +562,14 @@ absl::StatusOr<int> TriageStore::MergeFrom(const std::string& other_dir,
         other_dir, " is the triage directory merged into (", dir_,
         "): nothing to merge (--dir names the one merged into)"));
   }
+  // An entry named as the source (the fifteenth fault run: "0 new entries",
+  // exit 0) holds no entries: its own files are what it is.
+  if (struct stat meta; stat((other_dir + "/meta.txt").c_str(), &meta) == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        other_dir,
+        " is a triage entry, not a triage directory: merge the directory "
+        "that holds it"));
+  }
   PTXDIFF_ASSIGN_OR_RETURN(std::vector<EntryInfo> theirs, other.List());
   if (skipped != nullptr) *skipped = other.NotEntries();
   PTXDIFF_ASSIGN_OR_RETURN(DirectoryLock lock, DirectoryLock::Acquire(dir_));
