@@ -137,7 +137,8 @@ absl::StatusOr<std::string> CaseFileFor(const std::string& arg,
 // What `repro` says of a crash file's backend: crash mode records where each
 // crash was found (FindCrashOrigin); libFuzzer's file alone does not say.
 std::string CrashOriginNote(const std::optional<CrashOrigin>& origin,
-                            const ParsedArgs& args, const WorkerClient& client,
+                            const std::string& not_read, const ParsedArgs& args,
+                            const WorkerClient& client,
                             const std::string& dir) {
   if (origin && !args.Has("backend")) {
     return absl::StrCat("repro: found as `", origin->signature, "` on ",
@@ -148,6 +149,14 @@ std::string CrashOriginNote(const std::optional<CrashOrigin>& origin,
     return absl::StrCat("repro: found as `", origin->signature, "` on ",
                         origin->backend, ", not on ", args.Get("backend"),
                         "\n");
+  }
+  // A damaged record is said as what it is (the fifteenth fault run: "which
+  // the file does not record").
+  if (!origin && !not_read.empty() && !args.Has("backend")) {
+    return absl::StrCat("repro: replaying on ", client.identity().Describe(),
+                        ", the default backend: the record of the backend "
+                        "each crash was found on cannot be read (",
+                        not_read, "); pass --backend\n");
   }
   if (!origin && !args.Has("backend")) {
     return absl::StrCat("repro: replaying on ", client.identity().Describe(),
@@ -399,14 +408,17 @@ int RunRepro(const std::vector<std::string>& args, std::ostream& out,
   const std::string dir =
       slash == std::string::npos ? "." : path->substr(0, slash);
   const bool crash_file = !LooksLikeTextCase(*raw);
+  std::string origins_not_read;
   const std::optional<CrashOrigin> origin =
-      crash_file ? FindCrashOrigin(dir, *raw) : std::nullopt;
+      crash_file ? FindCrashOrigin(dir, *raw, &origins_not_read) : std::nullopt;
   ParsedArgs backend_args = entry_args;
   if (origin && !parsed->Has("backend"))
     backend_args.flags["backend"] = {origin->backend};
   auto client = StartBackend(backend_args);
   if (!client.ok()) return Fail(err, "repro", client.status());
-  if (crash_file) out << CrashOriginNote(origin, *parsed, **client, dir);
+  if (crash_file) {
+    out << CrashOriginNote(origin, origins_not_read, *parsed, **client, dir);
+  }
   UseDefaultFormOfCrashFile(*raw, (*client)->identity(), *tuples);
   if (tuples->size() == 1) {
     const Tuple& t = (*tuples)[0];

@@ -486,6 +486,36 @@ TEST(TriageCommandsTest, ACrashFileReplaysOnTheBackendItWasFoundOn) {
   EXPECT_THAT(r.out, HasSubstr("on " + backend + ", not on oracle\n"));
 }
 
+// Fifteenth fault run: beside a damaged crash-backends.txt, `repro` said the
+// crash's backend was one "which the file does not record": a FIFO there was
+// not said, and a record after damage on its line (a write cut short) was not
+// found. The first is said as unreadable, the second is found.
+TEST(TriageCommandsTest, ADamagedCrashRecordIsSaidAndARecordAfterDamageFound) {
+  const std::string dir = TempDirFor("crash_origin_damaged");
+  const std::string crash = dir + "/crash-4567";
+  const std::string input =
+      EncodeFuzzInput(*ParseVariant("vadd.u32.u32.u32"), {{{1, 2, 0, 0}}});
+  std::ofstream(crash, std::ios::binary) << input;
+  const std::string record = dir + "/crash-backends.txt";
+  ASSERT_EQ(mkfifo(record.c_str(), 0644), 0);
+  CliRun r = Ptxdiff({"repro", crash});
+  EXPECT_THAT(r.out, HasSubstr("the record of the backend each crash was "
+                               "found on cannot be read (" +
+                               record + " is not a regular file"));
+  ASSERT_EQ(unlink(record.c_str()), 0);
+  const std::string backend = WrongVaddBackend(dir);
+  std::ofstream(record, std::ios::binary)
+      << std::string(300, '\x7f') << "cut sh"
+      << CrashOriginLine(
+             input,
+             {"value-mismatch faulty vadd.u32.u32.u32 in-range", backend});
+  r = Ptxdiff({"repro", crash});
+  EXPECT_EQ(r.code, 1) << r.err << r.out;
+  EXPECT_THAT(r.out, StartsWith("repro: found as `value-mismatch faulty "
+                                "vadd.u32.u32.u32 in-range` on " +
+                                backend));
+}
+
 // Third fault run: `triage merge out/triage` with the default --dir (the
 // same directory) said "0 new entries", exit 0, and doubled every count.
 TEST(TriageCommandsTest, MergingADirectoryIntoItselfIsRefused) {

@@ -205,15 +205,24 @@ std::string CrashOriginLine(absl::string_view input,
 }
 
 std::optional<CrashOrigin> FindCrashOrigin(const std::string& dir,
-                                           absl::string_view input) {
-  const absl::StatusOr<std::string> text = ReadRecordFile(
-      absl::StrCat(dir, "/", kCrashOriginsFile), kMaxCrashOriginsBytes);
-  if (!text.ok()) return std::nullopt;
+                                           absl::string_view input,
+                                           std::string* not_read) {
+  const std::string path = absl::StrCat(dir, "/", kCrashOriginsFile);
+  const absl::StatusOr<std::string> text =
+      ReadRecordFile(path, kMaxCrashOriginsBytes);
+  if (!text.ok()) {
+    if (not_read != nullptr && access(path.c_str(), F_OK) == 0)
+      *not_read = std::string(text.status().message());
+    return std::nullopt;
+  }
   const std::string key =
       absl::StrCat(absl::Hex(Fnv1a64(input), absl::kZeroPad16), "\t");
   std::optional<CrashOrigin> found;
   for (absl::string_view line : absl::StrSplit(*text, '\n')) {
-    if (!absl::ConsumePrefix(&line, key)) continue;
+    // Its key anywhere: damage before it on the line is no part of it.
+    const size_t at = line.rfind(key);
+    if (at == absl::string_view::npos) continue;
+    line.remove_prefix(at + key.size());
     const std::vector<absl::string_view> fields =
         absl::StrSplit(line, absl::MaxSplits('\t', 1));
     if (fields.size() == 2 && !fields[1].empty()) {

@@ -105,10 +105,13 @@ struct CrashOrigin {
 std::string CrashOriginLine(absl::string_view input, const CrashOrigin& origin);
 // The origin recorded in `dir` for a crash file's bytes (the last, if
 // several), or nullopt. A crash-backends.txt past this bound, or no regular
-// file (a FIFO would block the read for ever), is not read.
+// file (a FIFO would block the read for ever), is not read: why is put in
+// `not_read` when given. A record after damage on its line (a write cut
+// short, then the next appended) is found.
 inline constexpr size_t kMaxCrashOriginsBytes = size_t{16} << 20;
 std::optional<CrashOrigin> FindCrashOrigin(const std::string& dir,
-                                           absl::string_view input);
+                                           absl::string_view input,
+                                           std::string* not_read = nullptr);
 
 // What an OSS-Fuzz build bundles beside the target, whose run-time image
 // holds only $OUT: ptxas here, its libnvJitLink at ../lib64/ from it (where
