@@ -282,8 +282,12 @@ absl::StatusOr<std::map<std::string, std::string>> MetaForUpdate(
     check.count_lost = "meta.txt was missing";
     repairs.push_back("meta.txt was missing: rebuilt");
   } else if (TooLarge(text.status())) {
-    check.count_lost =
-        absl::StrCat("meta.txt was larger than ", kMaxMetaBytes, " bytes");
+    // What the reader said, of meta.txt: past its bound, or no regular file
+    // (the fifteenth fault run: a FIFO was said "larger than 1048576 bytes").
+    absl::string_view why = text.status().message();
+    absl::ConsumePrefix(&why, absl::StrCat(path, "/"));
+    absl::ConsumeSuffix(&why, ": not read");
+    check.count_lost = std::string(why);
     PTXDIFF_ASSIGN_OR_RETURN(const std::string aside,
                              SetAside(path, "meta.txt", text));
     repairs.push_back(absl::StrCat(check.count_lost, ": kept as ", aside));
