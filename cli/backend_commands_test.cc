@@ -184,6 +184,40 @@ TEST(BackendCommandsTest, CalibrateKillsACompileAtItsTimeout) {
   EXPECT_THAT(r.err, HasSubstr("nothing was executed"));
 }
 
+// The fifteenth fault run: `calibrate` on a ptxas that crashes on every
+// compile said "156 rejected by ptxas", and a rejection had no example.
+// A crash is no rejection: its tuples are not run, said with how ptxas
+// ended; a rejection shows what ptxas said of one.
+TEST(BackendCommandsTest, CalibrateTellsACrashOfPtxasFromARejection) {
+  const absl::StatusOr<std::string> real = FindPtxas({});
+  if (!real.ok()) GTEST_SKIP() << "no ptxas";
+  const std::string dir = TempDirFor("crashing_compile");
+  const ScopedEnv executable("PTXDIFF_PTXAS_COMPILER", "ptxas");
+  for (const std::string& compile :
+       {std::string("kill -SEGV $$"),
+        std::string("echo 'ptxas fatal   : licence server gone'; exit 1")}) {
+    const std::string ptxas = dir + "/ptxas";
+    std::ofstream(ptxas) << "#!/bin/sh\ncase \"$*\" in *--version*) exec "
+                         << *real << " \"$@\";; esac\n"
+                         << compile << "\n";
+    chmod(ptxas.c_str(), 0755);
+    const ScopedEnv env("PTXAS", ptxas);
+    const CliRun r = Ptxdiff(
+        {"calibrate", "--family", "add", "--tuples", "4", "--threads", "1"});
+    EXPECT_EQ(r.code, 1) << r.out << r.err;
+    if (compile.starts_with("kill")) {
+      EXPECT_THAT(r.out, HasSubstr(", 0 rejected by ptxas")) << r.out;
+      EXPECT_THAT(r.out, HasSubstr("ptxas did not finish the compile"));
+      EXPECT_THAT(r.out, HasSubstr("killed by signal 11 (SIGSEGV)"));
+    } else {
+      EXPECT_THAT(r.out, Not(HasSubstr(", 0 rejected by ptxas"))) << r.out;
+      EXPECT_THAT(r.out, HasSubstr("e.g. add."));
+      EXPECT_THAT(r.out,
+                  HasSubstr("rejected by ptxas: ptxas fatal   : licence"));
+    }
+  }
+}
+
 // --exhaustive: every input of the narrow variants, proved or refuted;
 // a sample of the wide ones; the flags that only it takes.
 TEST(BackendCommandsTest, AnExhaustiveSweepProvesAndRefutes) {

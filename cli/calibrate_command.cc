@@ -58,12 +58,18 @@ void PrintReport(const CalibrationReport& r, int64_t show,
                  std::ostream& out) {
   out << absl::StrFormat(
       "  kernels         %d, %d run to the end for every tuple (%.1f%%)\n"
-      "  tuples          %d: %d executed (%.1f%%), %d rejected by ptxas\n"
+      "  tuples          %d: %d executed (%.1f%%), %d rejected by ptxas\n",
+      r.kernels, r.kernels_run, Percent(r.kernels_run, r.kernels), r.tuples,
+      r.executed, Percent(r.executed, r.tuples), r.rejected);
+  // What ptxas said of one (the fifteenth fault run: no word of why).
+  if (!r.rejected_example.empty()) {
+    out << "                  e.g. " << r.rejected_example.substr(0, 160)
+        << "\n";
+  }
+  out << absl::StrFormat(
       "  agree           %d (%d of them left open by the spec)\n"
       "  disagreements   %d  (defects of the evaluator until told apart)\n",
-      r.kernels, r.kernels_run, Percent(r.kernels_run, r.kernels), r.tuples,
-      r.executed, Percent(r.executed, r.tuples), r.rejected, r.agreed,
-      r.undefined, r.disagreements.size());
+      r.agreed, r.undefined, r.disagreements.size());
   int64_t scalar_video = 0;
   for (const auto& [finding, n] : r.known) {
     out << absl::StrFormat(

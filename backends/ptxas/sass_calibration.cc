@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -124,6 +125,27 @@ std::vector<KernelGroup> GroupsOf(std::span<const Tuple> tuples) {
   return out;
 }
 
+constexpr absl::string_view kUnfinishedCompile =
+    "ptxas did not finish the compile";
+
+// A compile that ended without ptxas's verdict: killed by a signal, past
+// its timeout, or cut by a stop.
+bool Unfinished(const ProcessOutcome& how) {
+  return how.signal != 0 || how.timed_out || how.interrupted;
+}
+
+std::string FirstLine(absl::string_view log) {
+  log = absl::StripLeadingAsciiWhitespace(log);
+  return std::string(log.substr(0, log.find('\n')));
+}
+
+std::string LastLine(absl::string_view log) {
+  log = absl::StripTrailingAsciiWhitespace(log);
+  const size_t newline = log.rfind('\n');
+  return std::string(
+      newline == absl::string_view::npos ? log : log.substr(newline + 1));
+}
+
 // The reference kernels of one ptxas run of `tuples` (a part of
 // RunByHalves) into `out`; a module ptxas rejects is halved until what it
 // rejects is alone.
@@ -138,8 +160,13 @@ absl::StatusOr<PartEnd> CompileReferencePart(const Assembler& assemble,
                            assemble(module.text, opt_level));
   if (!compiled.ok) {
     if (tuples.size() > 1) return PartEnd::kHalve;
-    out[0].rejected = true;
-    out[0].why_not = "rejected by ptxas";
+    // A crash or a hang is no verdict on the PTX (the fifteenth fault run:
+    // a ptxas that crashed on every compile was said to reject them all).
+    out[0].rejected = !Unfinished(compiled.how);
+    out[0].why_not =
+        out[0].rejected
+            ? absl::StrCat("rejected by ptxas: ", FirstLine(compiled.log))
+            : absl::StrCat(kUnfinishedCompile, ": ", LastLine(compiled.log));
     return PartEnd::kDone;
   }
   PTXDIFF_ASSIGN_OR_RETURN(const ElfFile elf, ParseElf(compiled.cubin));
@@ -201,7 +228,11 @@ TupleCalibration CalibrateOn(const SassArchInfo& arch,
   if (reference.kernel == nullptr) {
     TupleCalibration out;
     out.rejected = reference.rejected;
-    out.blocker = out.why_not = reference.why_not;
+    out.why_not = reference.why_not;
+    // Crashes and hangs of ptxas are one row of the census, whatever signal.
+    out.blocker = absl::StartsWith(reference.why_not, kUnfinishedCompile)
+                      ? std::string(kUnfinishedCompile)
+                      : reference.why_not;
     return out;
   }
   CompiledKernelRunner runner(arch, *reference.kernel);
@@ -277,6 +308,7 @@ std::optional<std::string> KnownCalibrationFinding(const Variant& v,
 void CalibrationReport::Merge(const CalibrationReport& o) {
   tuples += o.tuples;
   rejected += o.rejected;
+  if (rejected_example.empty()) rejected_example = o.rejected_example;
   executed += o.executed;
   agreed += o.agreed;
   undefined += o.undefined;
@@ -326,6 +358,10 @@ void Count(std::span<const Tuple> tuples, KernelGroup group,
     ++report.tuples;
     if (c.rejected) {
       ++report.rejected;
+      if (report.rejected_example.empty()) {
+        report.rejected_example =
+            absl::StrCat(Spell(tuples[k].variant), ": ", c.why_not);
+      }
       all_ran = false;
       continue;
     }

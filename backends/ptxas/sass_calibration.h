@@ -33,6 +33,7 @@ namespace ptxdiff {
 struct CalibrationReport {
   int64_t tuples = 0;     // compiled and looked at
   int64_t rejected = 0;   // ptxas would not compile them
+  std::string rejected_example;  // "add.u32: <ptxas's first line>"
   int64_t executed = 0;   // their kernel ran to the end
   int64_t agreed = 0;     // executed, and the oracle's (hardware reading's)
                           // value, or its result is not defined
