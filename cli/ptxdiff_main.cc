@@ -10,9 +10,11 @@
 #include "common/batch_heap.h"
 #include "common/call_within.h"
 #include "common/output_status.h"
+#include "common/run_id.h"
 
 int main(int argc, char** argv) {
   ptxdiff::KeepBatchMemoryInTheHeap();
+  ptxdiff::NameThisRun();  // for the processes it starts (common/run_id.h)
   std::vector<std::string> args(argv, argv + argc);
   // An in-process compile left to run on past its timeout or a stop must
   // not see exit's handlers free its library's state (a double free).

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "common/run_id.h"
 #include "fuzzers/differential_target.h"
 #include "fuzzers/mutator.h"
 #include "harness/semantic_classes.h"
@@ -105,6 +106,8 @@ void AskForAStopOnInterrupt() {
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
+  // Its forks (-fork=N) and their workers are one run (common/run_id.h).
+  ptxdiff::NameThisRun();
   auto config = ptxdiff::FuzzConfigFromEnvironment();
   if (!config.ok()) {
     std::fprintf(stderr, "ptxdiff: %s\n",

@@ -15,6 +15,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
 #include "common/interrupt.h"
+#include "common/run_id.h"
 #include "fuzzers/program_mutator.h"
 #include "fuzzers/program_target.h"
 
@@ -58,6 +59,7 @@ constexpr absl::Duration kStopGrace = absl::Seconds(15);
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
+  ptxdiff::NameThisRun();  // its forks and workers: one run (run_id.h)
   auto config = ptxdiff::ProgramFuzzConfigFromEnvironment();
   if (!config.ok()) {
     std::fprintf(stderr, "ptxdiff: %s\n",

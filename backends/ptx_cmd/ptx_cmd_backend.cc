@@ -43,6 +43,7 @@
 #include "backends/ptx_cmd/tool_run.h"
 #include "common/files.h"
 #include "common/interrupt.h"
+#include "common/run_id.h"
 #include "common/status_macros.h"
 #include "common/subprocess.h"
 #include "isa/family_table.h"
@@ -74,6 +75,7 @@ class PtxCmdBackend : public Backend {
       : config_(std::move(config)),
         memory_(std::move(memory)),
         refused_(std::move(remembered.variants)),
+        kept_(std::move(remembered.kept)),
         classes_(
             [sm = config_.target.sm](const Variant& v) {
               return !::ptxdiff::WhyUnsupported(v, sm, MaxPtxOfDriver(INT_MAX))
@@ -186,6 +188,8 @@ class PtxCmdBackend : public Backend {
   // Variants the tool refused (a non-zero exit on a module of that variant
   // alone), with why: declined without another run.
   Refusals refused_;
+  // When re-checks of this run last kept each message (refusal_recheck.h).
+  absl::flat_hash_map<std::string, Kept> kept_;
   // The classes it refuses, and the refusals of the batch's last round that
   // may be evidence of new ones.
   RefusalClasses classes_;
@@ -282,7 +286,9 @@ absl::Status PtxCmdBackend::ForgetWhatTheToolAccepts() {
   // Half a tool timeout for them all: the client waits for the handshake
   // about one --timeout (a re-check cut short keeps its refusals).
   const absl::Time deadline = absl::Now() + config_.timeout / 2;
-  Remembered remembered{.variants = refused_, .classes = classes_.classes()};
+  Remembered remembered{.variants = refused_,
+                        .classes = classes_.classes(),
+                        .kept = std::move(kept_)};
   absl::Status unwritten;
   const std::vector<Forgotten> forgotten = RecheckRemembered(
       *memory_, remembered,
@@ -293,6 +299,7 @@ absl::Status PtxCmdBackend::ForgetWhatTheToolAccepts() {
       [&](const Variant& v, bool written) {
         return RunAlone(v, written, deadline);
       },
+      Kept{.unix_seconds = absl::ToUnixSeconds(absl::Now()), .run = ThisRun()},
       &unwritten);
   for (const Forgotten& f : forgotten) {
     classes_.Forget(f.message);

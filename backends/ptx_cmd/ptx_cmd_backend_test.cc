@@ -435,6 +435,39 @@ TEST(PtxCmdBackendTest, ARefusalTheToolNoLongerMakesIsForgottenAtTheStart) {
             "error: cannot check out a license (server down)");
 }
 
+// The re-check at a worker's start runs once a run (common/run_id.h): a
+// worker restarted in the run, or another of its workers, does not run the
+// tool for refusals a re-check of the run kept; the next run does.
+TEST(PtxCmdBackendTest, RememberedRefusalsAreReCheckedOnceARun) {
+  auto record = TempDir::Create("ptx-cmd-test");
+  ASSERT_TRUE(record.ok());
+  const std::string runs = (*record)->File("runs");
+  const std::string command =
+      absl::StrCat("echo run >> ", runs, "; ", kInterpreter,
+                   " --refuse=sub {ptx} {in} {out}");
+  const KeyValues memory = {{"refusals_dir", (*record)->File("refusals")}};
+  const auto tool_runs = [&] {
+    const absl::StatusOr<std::string> text = ReadFile(runs);
+    return text.ok() ? std::count(text->begin(), text->end(), '\n') : 0;
+  };
+  {
+    auto learning = StartPtxCmdWorker(command, memory);
+    ASSERT_TRUE(learning.ok()) << learning.status();
+    ASSERT_FALSE(
+        (*learning)->Run(MixedTuples({"sub.s32"}, 2)).fault.has_value());
+  }
+  const auto started = [&](const char* run) {
+    setenv("PTXDIFF_RUN", run, 1);
+    const int64_t before = tool_runs();
+    EXPECT_TRUE(StartPtxCmdWorker(command, memory).ok());
+    unsetenv("PTXDIFF_RUN");
+    return tool_runs() - before;
+  };
+  EXPECT_GT(started("1-100"), 0);
+  EXPECT_EQ(started("1-100"), 0);  // a restart in the same run
+  EXPECT_GT(started("2-200"), 0);  // the next run
+}
+
 // The command runs in a private directory holding the three files, which is
 // gone afterwards; so is the worker's own directory of them when the worker
 // ends, however it ends.

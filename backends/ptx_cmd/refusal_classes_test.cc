@@ -259,7 +259,8 @@ TEST(RefusalRecheckTest, WhatTheToolRunsNowIsForgottenAndTheRestKept) {
   };
   absl::Status error;
   const std::vector<Forgotten> forgotten = RecheckRemembered(
-      memory, *remembered, [](const Variant&) { return true; }, run, &error);
+      memory, *remembered, [](const Variant&) { return true; }, run, Kept{},
+      &error);
   ASSERT_TRUE(error.ok()) << error;
   EXPECT_THAT(ran, SizeIs(2));  // one a message
   ASSERT_THAT(forgotten, SizeIs(1));
@@ -278,6 +279,48 @@ TEST(RefusalRecheckTest, WhatTheToolRunsNowIsForgottenAndTheRestKept) {
   EXPECT_TRUE(memory.Load()->variants.contains({V("add.u32"), false}));
   EXPECT_THAT(ForgottenSince((*dir)->File("refusals"), "tool {ptx}", 0),
               SizeIs(1));
+}
+
+// A message a re-check keeps is not tried again in the same run (a worker
+// restarted, another of the run's workers) until kRecheckEvery has passed;
+// another run tries it at its start.
+TEST(RefusalMemoryTest, AMessageKeptIsReCheckedOnceARun) {
+  auto dir = TempDir::Create("refusal-once-test");
+  ASSERT_TRUE(dir.ok());
+  const RefusalMemory memory((*dir)->File("refusals"), "tool {ptx}", "sm_90");
+  ASSERT_TRUE(memory
+                  .Remember({V("lop3.b32"), false},
+                            "kernel.ptx:12: parse error: unknown lop3.b32")
+                  .ok());
+  int runs = 0;
+  const auto refuses = [&](const Variant&, bool) {
+    ++runs;
+    return AloneRun{.end = AloneRun::kRefused};
+  };
+  const auto recheck = [&](const Kept& now) {
+    absl::StatusOr<Remembered> remembered = memory.Load();
+    EXPECT_TRUE(remembered.ok());
+    absl::Status error;
+    EXPECT_THAT(RecheckRemembered(
+                    memory, *remembered, [](const Variant&) { return true; },
+                    refuses, now, &error),
+                SizeIs(0));
+    EXPECT_TRUE(error.ok()) << error;
+  };
+  constexpr int64_t kT = 1'800'000'000;
+  recheck({.unix_seconds = kT, .run = "1-100"});
+  EXPECT_EQ(runs, 1);
+  recheck({.unix_seconds = kT + 5, .run = "1-100"});  // a restart
+  EXPECT_EQ(runs, 1);
+  recheck({.unix_seconds = kT + 6, .run = "2-200"});  // the next run
+  EXPECT_EQ(runs, 2);
+  recheck({.unix_seconds = kT + 6 + absl::ToInt64Seconds(kRecheckEvery),
+           .run = "2-200"});  // long after, in a long run
+  EXPECT_EQ(runs, 3);
+  recheck({.unix_seconds = kT + 7, .run = ""});  // no run named: each time
+  recheck({.unix_seconds = kT + 7, .run = ""});
+  EXPECT_EQ(runs, 5);
+  EXPECT_TRUE(memory.Load()->variants.contains({V("lop3.b32"), false}));
 }
 
 // A memory file grown huge (damaged) is refused, not read whole: a campaign

@@ -30,6 +30,7 @@ constexpr absl::string_view kImmediates = "immediates";
 constexpr absl::string_view kClass = "class";
 constexpr absl::string_view kDropped = "dropped";
 constexpr absl::string_view kForgotten = "forgotten";
+constexpr absl::string_view kKept = "kept";
 
 // A memory holds a line per variant refused in each shape, and a few per
 // class: tens of MB at most. A file past this is damage, never read whole.
@@ -129,6 +130,19 @@ std::optional<Forgotten> ParseForgotten(absl::string_view line) {
   return f;
 }
 
+// A `kept` line's message and when; nullopt if it is none.
+std::optional<std::pair<std::string, Kept>> ParseKept(absl::string_view line) {
+  const std::vector<absl::string_view> fields =
+      absl::StrSplit(line, absl::MaxSplits('\t', 3));
+  Kept k;
+  if (fields.size() != 4 || fields[0] != kKept ||
+      !absl::SimpleAtoi(fields[1], &k.unix_seconds)) {
+    return std::nullopt;
+  }
+  k.run = std::string(fields[2]);
+  return std::pair{std::string(fields[3]), std::move(k)};
+}
+
 }  // namespace
 
 void ApplyForgotten(const Forgotten& f, Remembered& remembered) {
@@ -143,6 +157,7 @@ void ApplyForgotten(const Forgotten& f, Remembered& remembered) {
   std::erase_if(remembered.classes,
                 [&](const RefusalClass& c) { return c.message == f.message; });
   remembered.forgotten.push_back(f);
+  remembered.kept.erase(f.message);
 }
 
 std::string SaidKey(const Variant& v, absl::string_view why) {
@@ -195,6 +210,10 @@ absl::StatusOr<Remembered> RefusalMemory::Load() const {
   for (absl::string_view line : absl::StrSplit(*text, '\n')) {
     if (std::optional<Forgotten> f = ParseForgotten(line)) {
       ApplyForgotten(*f, remembered);
+      continue;
+    }
+    if (auto kept = ParseKept(line)) {
+      remembered.kept[kept->first] = std::move(kept->second);
       continue;
     }
     AddClass(line, remembered.classes);
@@ -299,6 +318,12 @@ absl::Status RefusalMemory::ForgetClass(const RefusalClass& c) const {
 absl::Status RefusalMemory::Forget(const Forgotten& f) const {
   return Append(absl::StrCat(kForgotten, "\t", f.unix_seconds, "\t", f.variants,
                              "\t", f.classes, "\t", OneLine(f.message), "\n"));
+}
+
+absl::Status RefusalMemory::NoteKept(absl::string_view message,
+                                     const Kept& when) const {
+  return Append(absl::StrCat(kKept, "\t", when.unix_seconds, "\t",
+                             OneLine(when.run), "\t", OneLine(message), "\n"));
 }
 
 absl::Status RefusalMemory::Remember(const RefusalKey& key,

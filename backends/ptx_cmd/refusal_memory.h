@@ -11,7 +11,9 @@
 // the same line with `dropped` first; `forgotten TAB unix-seconds TAB
 // variants TAB classes TAB message` drops every refusal above it whose
 // message (SaidKey, a class's message) is that one: what the tool accepted
-// when re-checked (refusal_recheck.h). Workers of one campaign append to it
+// when re-checked (refusal_recheck.h); `kept TAB unix-seconds TAB run TAB
+// message`: a re-check in run `run` (common/run_id.h) found the tool still
+// refusing with `message`. Workers of one campaign append to it
 // at once; each line is written whole with O_APPEND, and a line repeated is
 // read once. A user who changes the tool deletes the file (or the
 // directory).
@@ -44,12 +46,20 @@ struct Forgotten {
   std::string message;
 };
 
+// A message a re-check kept (a `kept` line): when, and in which run.
+struct Kept {
+  int64_t unix_seconds = 0;
+  std::string run;
+};
+
 // What a memory holds: the variants refused, and the classes confirmed
-// (those dropped, and those of a message forgotten, since left out).
+// (those dropped, and those of a message forgotten, since left out); the
+// last re-check that kept each message.
 struct Remembered {
   Refusals variants;
   std::vector<RefusalClass> classes;
   std::vector<Forgotten> forgotten;
+  absl::flat_hash_map<std::string, Kept> kept;
 };
 
 // What the tool said of a remembered refusal of `v` (`why`, as a variant
@@ -78,6 +88,8 @@ class RefusalMemory {
   absl::Status ForgetClass(const RefusalClass& c) const;
   // Drops every refusal and class remembered with message `f.message`.
   absl::Status Forget(const Forgotten& f) const;
+  // A re-check in `run` found the tool still refusing with `message`.
+  absl::Status NoteKept(absl::string_view message, const Kept& when) const;
 
  private:
   // Appends a whole line, making the directory and the header as needed.

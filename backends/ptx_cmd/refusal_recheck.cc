@@ -55,15 +55,28 @@ std::map<std::string, MessageGroup> GroupByMessage(
   return groups;
 }
 
+// Whether a re-check of this run kept `message` less than kRecheckEvery
+// before `now`.
+bool KeptLately(const Remembered& remembered, const std::string& message,
+                const Kept& now) {
+  const auto it = remembered.kept.find(message);
+  return !now.run.empty() && it != remembered.kept.end() &&
+         it->second.run == now.run &&
+         now.unix_seconds - it->second.unix_seconds <
+             absl::ToInt64Seconds(kRecheckEvery);
+}
+
 }  // namespace
 
 std::vector<Forgotten> RecheckRemembered(
     const RefusalMemory& memory, Remembered& remembered,
     const std::function<bool(const Variant&)>& runnable, AloneRunner run,
-    absl::Status* error) {
+    const Kept& now, absl::Status* error) {
   std::vector<std::pair<std::string, MessageGroup>> groups;
   for (auto& entry : GroupByMessage(remembered, runnable)) {
-    if (!entry.second.samples.empty()) groups.push_back(std::move(entry));
+    if (!entry.second.samples.empty() &&
+        !KeptLately(remembered, entry.first, now))
+      groups.push_back(std::move(entry));
   }
   std::stable_sort(groups.begin(), groups.end(),
                    [](const auto& a, const auto& b) {
@@ -77,6 +90,11 @@ std::vector<Forgotten> RecheckRemembered(
     AloneRun::End end = AloneRun::kUnknown;
     for (size_t i = 0; i < g.samples.size() && end == AloneRun::kUnknown; ++i)
       end = run(g.samples[i].first, g.samples[i].second).end;
+    if (end == AloneRun::kRefused && !now.run.empty()) {
+      if (absl::Status s = memory.NoteKept(message, now);
+          !s.ok() && error != nullptr)
+        *error = s;
+    }
     if (end != AloneRun::kNotRefused) continue;
     Forgotten f{.unix_seconds = absl::ToUnixSeconds(absl::Now()),
                 .variants = g.variants,
