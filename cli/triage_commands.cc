@@ -545,13 +545,32 @@ std::string PendingLine(const std::string& triage_dir,
       pending.total() == 1 ? "it" : "them", " first\n");
 }
 
+// `triage show D/ENTRY` (an entry's path, as `repro` takes): the entry
+// `ENTRY` of the directory `D`, where --dir is not given or names `D` too
+// (the thirteenth fault run: "triage directory out/triage does not exist").
+void TakeEntryPath(const ParsedArgs& args, std::string& dir,
+                   std::string& entry) {
+  absl::string_view path = absl::StripSuffix(entry, "/");
+  const size_t slash = path.rfind('/');
+  if (slash == absl::string_view::npos || !IsDirectory(std::string(path)))
+    return;
+  const std::string parent(slash == 0 ? "/" : path.substr(0, slash));
+  struct stat given, holding;
+  if (args.Has("dir") &&
+      !(stat(dir.c_str(), &given) == 0 && stat(parent.c_str(), &holding) == 0 &&
+        given.st_dev == holding.st_dev && given.st_ino == holding.st_ino))
+    return;
+  dir = parent;
+  entry = std::string(path.substr(slash + 1));
+}
+
 }  // namespace
 
 int RunTriage(const std::vector<std::string>& args, std::ostream& out,
               std::ostream& err) {
   auto parsed = ParseArgs(args, {}, {"dir", "explained"});
   if (!parsed.ok()) return Fail(err, "triage", parsed.status());
-  const std::vector<std::string>& pos = parsed->positional;
+  std::vector<std::string> pos = parsed->positional;
   if (pos.empty()) {
     return Fail(err, "triage",
                 absl::InvalidArgumentError(
@@ -566,7 +585,9 @@ int RunTriage(const std::vector<std::string>& args, std::ostream& out,
                     TriageVerbUsage(""), " (ptxdiff triage --help)")));
   }
   // list and show only read: a read-only directory is theirs to read.
-  const std::string dir = parsed->Get("dir", DefaultTriageDir());
+  std::string dir = parsed->Get("dir", DefaultTriageDir());
+  if ((verb == "show" || verb == "mark") && pos.size() == 2)
+    TakeEntryPath(*parsed, dir, pos[1]);
   const bool reads_only = verb == "list" || verb == "show";
   auto store = reads_only
                    ? TriageStore::OpenToRead(dir, CheckProgramText)

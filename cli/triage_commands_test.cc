@@ -688,6 +688,27 @@ TEST(TriageCommandsTest, MarkOfAnEntryWhoseIndexCannotBeWrittenIsAMark) {
               HasSubstr("explained: known"));
 }
 
+// Thirteenth fault run: `triage show D/ENTRY` (an entry's path, as `repro`
+// takes) without --dir looked in out/triage; with `--dir D` it said the
+// path was no entry name. Either way it is that entry, and so for `mark`.
+TEST(TriageCommandsTest, ShowAndMarkTakeAnEntrysPath) {
+  const std::string dir = TempDirFor("entry_path");
+  const std::string entry = CrashEntryIn(dir);
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"triage", "show", entry},
+        {"triage", "show", entry + "/", "--dir", dir},
+        {"triage", "show", entry, "--dir", dir + "/."}}) {
+    const CliRun r = Ptxdiff(args);
+    EXPECT_EQ(r.code, 0) << args[2] << ": " << r.out << r.err;
+    EXPECT_THAT(r.out, HasSubstr("variant: add.u32")) << args[2];
+  }
+  CliRun r = Ptxdiff({"triage", "mark", entry, "--explained", "known"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  r = Ptxdiff({"triage", "list", "--dir", dir});
+  EXPECT_THAT(r.out, HasSubstr("crash~ptx-cmd~crash~add.u32  (explained)"))
+      << r.out;
+}
+
 // Tenth fault run: `triage list` and `show` refused a read-only directory
 // ("is not writable: cannot create the lock file"). They only read, and
 // take no lock; a change (mark) still needs it. Here `.lock` is a directory,
