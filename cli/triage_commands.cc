@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -55,6 +56,18 @@ absl::StatusOr<std::string> ReadCaseFile(const std::string& path) {
   return data;
 }
 
+// Whether `data` has a program case's `input %x` or `output %x` line: a
+// program's text whose header line was lost (the twelfth fault run: it was
+// said as a crash file naming no known variant).
+bool LooksLikeAProgramWithoutItsHeader(absl::string_view data) {
+  for (absl::string_view line : absl::StrSplit(data.substr(0, 1 << 16), '\n')) {
+    line = absl::StripLeadingAsciiWhitespace(line);
+    if (absl::StartsWith(line, "input %") || absl::StartsWith(line, "output %"))
+      return true;
+  }
+  return false;
+}
+
 // The tuples of `data`, `path`'s: a text case or a libFuzzer crash file.
 absl::StatusOr<std::vector<Tuple>> CaseTuples(const std::string& path,
                                               const std::string& data) {
@@ -68,6 +81,13 @@ absl::StatusOr<std::vector<Tuple>> CaseTuples(const std::string& path,
     return tuples;
   }
   auto tuples = DecodeFuzzInput(data);
+  if (!tuples.ok() && LooksLikeAProgramWithoutItsHeader(data)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path,
+        ": a program case (it has `input`/`output` lines) without its "
+        "first line `",
+        kProgramHeader, "`"));
+  }
   if (!tuples.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
         path,

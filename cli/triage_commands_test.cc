@@ -688,6 +688,25 @@ TEST(TriageCommandsTest, MarkOfAnEntryWhoseIndexCannotBeWrittenIsAMark) {
               HasSubstr("explained: known"));
 }
 
+// Twelfth fault run: `minimize` of a program case without its header line
+// said it was no text case and, as a crash file, named no known variant. It
+// says what the file looks like, and what it lacks.
+TEST(TriageCommandsTest, AProgramCaseWithoutItsHeaderIsSaidAsThat) {
+  const std::string dir = TempDirFor("headless_program");
+  const std::string file = dir + "/case2.ptxprog";
+  std::ofstream(file) << "input %a .b32 0x5\nadd.u32 %r1, %a, 1;\n"
+                         "output %r1\n";
+  for (const char* command : {"minimize", "repro"}) {
+    const CliRun r =
+        Ptxdiff({command, file, "--backend", "oracle", "--dir", dir + "/t"});
+    EXPECT_EQ(r.code, 2) << command << ": " << r.out << r.err;
+    EXPECT_THAT(r.err, HasSubstr(file + ": a program case (it has "
+                                        "`input`/`output` lines) without its "
+                                        "first line `# ptxdiff program 1`"))
+        << command;
+  }
+}
+
 // Thirteenth fault run: `triage show D/ENTRY` (an entry's path, as `repro`
 // takes) without --dir looked in out/triage; with `--dir D` it said the
 // path was no entry name. Either way it is that entry, and so for `mark`.
