@@ -532,6 +532,10 @@ std::vector<std::string> RunErrors(const Progress& p, const FuzzConfig& config,
   }
   std::string nothing =
       NothingTestedError(sum.counts, sum.top_decline, sum.top_decline_count);
+  // A Ctrl-C while it started: said as that, not as a backend that sent
+  // nothing back.
+  if (!nothing.empty() && interrupted > 0 && sum.counts.tuples == 0)
+    nothing = "nothing was tested: interrupted before a batch came back";
   if (!nothing.empty() && sum.counts.declined > 0) {
     std::string families;
     for (Family f : config.filter.include) {

@@ -487,6 +487,46 @@ TEST(FuzzCommandTest, MaxTimeBoundsARunWhoseWorkerHangsOnATuple) {
   EXPECT_FALSE(hangs.empty()) << "the hang was not filed\n" << r.out << r.err;
 }
 
+// The sixteenth fault run: a Ctrl-C while the campaign started (its
+// calibration batch on a tool that hangs, a ptxas slow to say its version)
+// was heeded only when that ended: 16 to 48 s later, or at --max-time. The
+// start's waits end at once: the run ends within seconds, said as
+// interrupted. The Ctrl-C is a SIGINT to this process once the command's
+// handler is in (it forwards it to the fuzzer), 3 s into the run.
+TEST(FuzzCommandTest, ACtrlCWhileTheCampaignStartsEndsItAtOnce) {
+  const std::string dir = TempDirFor("fuzz_ctrl_c_calibrating");
+  struct sigaction before = {};
+  sigaction(SIGINT, nullptr, &before);
+  std::atomic<bool> sent{false};
+  std::thread ctrl_c([&] {
+    const absl::Time give_up = absl::Now() + absl::Seconds(60);
+    struct sigaction now = before;
+    while (now.sa_handler == before.sa_handler && absl::Now() < give_up) {
+      usleep(1000);
+      sigaction(SIGINT, nullptr, &now);
+    }
+    if (now.sa_handler == before.sa_handler) return;
+    absl::SleepFor(absl::Seconds(3));
+    kill(getpid(), SIGINT);
+    sent = true;
+  });
+  const absl::Time start = absl::Now();
+  const CliRun r = FuzzForReal(
+      {"--backend",
+       FaultyWorkerWith(
+           dir, "--fault=hang-on=add.sat.s32 --when-operand=0:2147483647"),
+       "--family", "add", "--timeout", "60", "--max-time", "120", "--out",
+       dir + "/out", "--dir", dir + "/triage"});
+  const absl::Duration took = absl::Now() - start;
+  ctrl_c.join();
+  ASSERT_TRUE(sent) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("fuzz: interrupted; stopping"));
+  // Not the calibration's hang of a --timeout, 60 s.
+  EXPECT_LT(took, absl::Seconds(40)) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("interrupted before a batch came back"));
+  EXPECT_THAT(r.err, Not(HasSubstr("failed its handshake")));
+}
+
 // A backend whose worker runs no programs: the summary says why none ran.
 TEST(FuzzCommandTest, TheSummarySaysWhyNoProgramRan) {
   const std::string dir = TempDirFor("fuzz_no_programs");

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "common/interrupt.h"
 #include "common/run_id.h"
 #include "fuzzers/differential_target.h"
 #include "fuzzers/mutator.h"
@@ -48,6 +49,11 @@ void EndAtTheDeadline(int argc, char** argv, int64_t deadline_unix_seconds) {
 // Set by SIGINT and SIGTERM in a campaign: the fuzz loop stops the campaign
 // at its next input.
 volatile sig_atomic_t stop_requested = 0;
+// While the campaign starts (its workers' handshakes, its calibration): a
+// stop asked then is recorded for the waits too (common/interrupt.h), which
+// end at once, or the start ran on to its end, up to --max-time (the
+// sixteenth fault run: 16 to 48 s after a Ctrl-C on a tool that hangs).
+volatile sig_atomic_t starting = 0;
 
 // True unless this is libFuzzer's -fork, -jobs or -merge parent, which runs
 // the inputs in child processes (each with its own campaign) and never
@@ -72,7 +78,10 @@ bool RunsInputsItself(int argc, char** argv) {
 // the fuzz loop carries out (StopAsAtTheEnd).
 void AskForAStopOnInterrupt() {
   struct sigaction ask = {};
-  ask.sa_handler = [](int) { stop_requested = 1; };
+  ask.sa_handler = [](int) {
+    stop_requested = 1;
+    if (starting) ptxdiff::Interrupt();
+  };
   sigemptyset(&ask.sa_mask);
   sigaction(SIGINT, &ask, nullptr);
   sigaction(SIGTERM, &ask, nullptr);
@@ -119,7 +128,14 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
     AskForAStopOnInterrupt();  // before the workers start: a Ctrl-C while they
                                // do counts too
   }
+  starting = 1;
   auto created = ptxdiff::DifferentialTarget::Create(*config);
+  starting = 0;
+  if (!created.ok() && stop_requested) {
+    // A worker's handshake cut by the stop: no error of the backend's.
+    std::fprintf(stderr, "ptxdiff: interrupted while the campaign started\n");
+    std::exit(0);
+  }
   if (!created.ok()) {
     std::fprintf(stderr, "ptxdiff: %s\n",
                  std::string(created.status().message()).c_str());
@@ -151,6 +167,7 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
     }
   });
   EndAtTheDeadline(*argc, *argv, target->config().deadline_unix_seconds);
+  if (stop_requested) StopAsAtTheEnd("interrupted");
   std::fprintf(stderr, "ptxdiff: fuzzing against %s, triage directory %s\n",
                target->backend().Describe().c_str(),
                target->config().triage_dir.c_str());
