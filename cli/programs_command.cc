@@ -578,6 +578,12 @@ int MinimizeProgramCase(const std::string& path, const std::string& text,
   if (!report.ok()) return Fail(err, "minimize", report.status());
   for (const std::string& e : report->errors)
     err << "ptxdiff minimize: " << e << "\n";
+  // The harness's own files failed (a full TMPDIR): no verdict on the case
+  // (the sixteenth fault run: "the run ended first", exit 3), as `programs`.
+  if (!report->environment_failure.empty()) {
+    return Fail(err, "minimize",
+                absl::UnavailableError(report->environment_failure));
+  }
   if (report->filed.empty() && report->interrupted)
     return SayInterrupted(path, out, o.triage_dir,
                           report->pending - report->unjournaled);

@@ -229,6 +229,18 @@ TEST(ProgramsCommandTest, AWorkerThatCannotWriteItsFilesStopsTheRun) {
   EXPECT_THAT(r.err, HasSubstr("kernel.ptx: File too large"));
   EXPECT_THAT(r.out, Not(HasSubstr("programs: error:")));
   EXPECT_THAT(r.err, Not(HasSubstr("nothing was checked")));
+  // The sixteenth fault run: `minimize` of a program case said "was not
+  // checked …: the run ended first", exit 3. It is `programs`' exit 2.
+  std::ostringstream out, err;
+  const int code =
+      RunMinimize({std::string(PTXDIFF_SOURCE_DIR) +
+                       "/program/testdata/found-abs-lt-zero.ptxprog",
+                   "--backend", tool, "--dir", (*dir)->File("triage")},
+                  out, err);
+  EXPECT_EQ(code, 2) << out.str() << err.str();
+  EXPECT_THAT(err.str(), HasSubstr("ptxdiff minimize: the harness's own "
+                                   "temporary files failed"));
+  EXPECT_THAT(out.str(), Not(HasSubstr("the run ended first")));
 }
 
 // The eleventh fault run: the CLI's own query of ptxas's version came

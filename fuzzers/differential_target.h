@@ -46,11 +46,6 @@ namespace ptxdiff {
 inline constexpr char kStoppingInOrderSaid[] =
     ": stopping the campaign in order";
 
-// The fuzzer's exit status when the harness's own temporary files failed
-// (DifferentialTarget::environment_failure): the run stopped in order,
-// nothing filed for it, and `ptxdiff fuzz` exits 2 (a bad environment).
-inline constexpr int kFuzzerExitEnvironment = 3;
-
 class DifferentialTarget {
  public:
   static absl::StatusOr<std::unique_ptr<DifferentialTarget>> Create(

@@ -98,6 +98,11 @@ struct FuzzConfig {
 //   <FNV-1a 64 of the input, 16 hex digits> TAB <the abort line's
 //   "kind backend variant class"> TAB <the backend, as --backend takes it>
 inline constexpr absl::string_view kCrashOriginsFile = "crash-backends.txt";
+
+// A fuzzer's exit status (either target's) when the harness's own temporary
+// files failed (a full TMPDIR): the run stopped in order, nothing filed for
+// it, and `ptxdiff fuzz` exits 2 (a bad environment).
+inline constexpr int kFuzzerExitEnvironment = 3;
 struct CrashOrigin {
   std::string signature;  // "value-mismatch faulty vadd.u32.u32.u32 in-range"
   std::string backend;    // "exec:/path/to/worker"

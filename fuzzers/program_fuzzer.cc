@@ -16,6 +16,7 @@
 #include "absl/time/time.h"
 #include "common/interrupt.h"
 #include "common/run_id.h"
+#include "fuzzers/fuzz_config.h"
 #include "fuzzers/program_mutator.h"
 #include "fuzzers/program_target.h"
 
@@ -33,11 +34,18 @@ uint8_t signal_counters[ptxdiff::kProgramSignalCounters];
 // thirteenth fault run: still working 100 s after a Ctrl-C).
 volatile sig_atomic_t stop_requested = 0;
 
-// Stops the campaign and prints what it did.
+// Stops the campaign and prints what it did. A campaign the harness's own
+// files stopped (a full TMPDIR) says why, and the process says so by its
+// status (the sixteenth fault run's pattern: 0 programs checked, exit 0).
 void StopAndReport() {
   const ptxdiff::ProgramCampaignReport& report = target->Stop();
   std::fprintf(stderr, "ptxdiff: %s\n",
                ptxdiff::ProgramFuzzTarget::Summary(report).c_str());
+  if (!report.environment_failure.empty()) {
+    std::fprintf(stderr, "ptxdiff: %s\n", report.environment_failure.c_str());
+    std::fflush(stderr);
+    std::_Exit(ptxdiff::kFuzzerExitEnvironment);
+  }
 }
 
 // libFuzzer's -max_total_time, if given: the campaign ends then, and a
@@ -93,6 +101,7 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (!target->EnvironmentFailure().empty()) StopAndReport();  // ends it
   if (stop_requested) {
     std::fprintf(stderr,
                  "ptxdiff: interrupted: stopping (what was found and not "

@@ -322,6 +322,11 @@ void ProgramFuzzTarget::LearnShape(const ProgramShape& campaign_shape) {
   discouraged_ = campaign_shape.discouraged;
 }
 
+std::string ProgramFuzzTarget::EnvironmentFailure() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return campaign_ended_ && report_.ok() ? report_->environment_failure : "";
+}
+
 std::string ProgramFuzzTarget::Describe() const {
   return absl::StrCat(presenter_->Identity(), ", triage directory ",
                       config_.triage_dir);

@@ -121,6 +121,10 @@ class ProgramFuzzTarget {
   // (their cause keeps coming back), as it last said (LearnShape).
   ProgramShape Shape() const;
 
+  // Why the campaign ended early because the harness's own files failed (a
+  // full TMPDIR), once it has; "" otherwise.
+  std::string EnvironmentFailure() const;
+
   // "ptxas (...), triage directory out/triage": for the start-up line.
   std::string Describe() const;
   // The report's figures in one paragraph.
@@ -156,7 +160,7 @@ class ProgramFuzzTarget {
   ProgramWorker crash_worker_;  // crash mode: checks each input
   uint8_t* counters_ = nullptr;
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable changed_;
   std::deque<Program> queue_;
   bool stopping_ = false;
