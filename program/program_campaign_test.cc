@@ -34,21 +34,32 @@
 namespace ptxdiff {
 namespace {
 
-// A backend whose checks after the first finding wait for the run's
-// deadline: the time limit falls inside minimizing on any machine, however
-// fast or loaded.
-class DeadlineDuringMinimizing : public ProgramBackend {
+// What a backend does to the checks after its first finding: waits for the
+// run's deadline (the time limit falls inside minimizing on any machine,
+// however fast or loaded), or fails the next one as a full TMPDIR fails the
+// harness's own files, the checks after it passing (files removed, room).
+enum class AfterTheFinding { kWaitForTheDeadline, kDiskFullOnce };
+
+class TroubleDuringMinimizing : public ProgramBackend {
  public:
-  explicit DeadlineDuringMinimizing(std::shared_ptr<ProgramBackend> inner)
-      : inner_(std::move(inner)) {}
+  TroubleDuringMinimizing(std::shared_ptr<ProgramBackend> inner,
+                          AfterTheFinding what)
+      : inner_(std::move(inner)), what_(what) {}
   std::string Name() const override { return inner_->Name(); }
   std::string Identity() const override { return inner_->Identity(); }
   absl::StatusOr<std::vector<ProgramCheck>> Check(
       std::span<const Program> programs, ProgramInputs form, Reading reading,
       absl::Time deadline) override {
     // (A check of no programs is the found one's other form, skipped.)
-    if (found_ && !programs.empty())
+    if (found_ && !programs.empty() &&
+        what_ == AfterTheFinding::kWaitForTheDeadline)
       absl::SleepFor(deadline - absl::Now() + absl::Milliseconds(1));
+    if (found_ && !programs.empty() &&
+        what_ == AfterTheFinding::kDiskFullOnce && !failed_) {
+      failed_ = true;
+      return EnvironmentFailure(absl::InternalError(
+          "cannot write kernel.ptx: No space left on device"));
+    }
     auto checks = inner_->Check(programs, form, reading, deadline);
     if (checks.ok()) {
       for (const ProgramCheck& c : *checks) found_ |= c.mismatch.has_value();
@@ -82,7 +93,9 @@ class DeadlineDuringMinimizing : public ProgramBackend {
 
  private:
   std::shared_ptr<ProgramBackend> inner_;
+  const AfterTheFinding what_;
   bool found_ = false;
+  bool failed_ = false;
 };
 
 class ProgramCampaignTest : public testing::Test {
@@ -422,13 +435,14 @@ TEST_F(ProgramCampaignTest, ACulpritTheDirectoryHoldsIsCountedInItsEntry) {
 // what was still being minimized then was filed as found, a new root cause
 // that was not one). It stays in the pending journal, and the next run on
 // the directory files it minimized.
-// In process: no worker runs DeadlineDuringMinimizing, and the next run
+// In process: no worker runs TroubleDuringMinimizing, and the next run
 // adopts only what was found on its own backend's identity.
 TEST_F(ProgramCampaignTest, MaxTimeBoundsMinimizingAndTheNextRunFinishesIt) {
   options_.max_time = absl::Seconds(8);  // room for the first check
   ProgramCampaignReport report =
       RunInProcess({Testdata("fuzzx-m037.ptxprog")},
-                   std::make_shared<DeadlineDuringMinimizing>(ptxas_backend_));
+                   std::make_shared<TroubleDuringMinimizing>(
+                       ptxas_backend_, AfterTheFinding::kWaitForTheDeadline));
   EXPECT_EQ(report.programs, 1);
   EXPECT_EQ(report.disagreements, 1);
   EXPECT_THAT(report.filed, testing::IsEmpty());
@@ -443,6 +457,23 @@ TEST_F(ProgramCampaignTest, MaxTimeBoundsMinimizingAndTheNextRunFinishesIt) {
   ASSERT_EQ(report.filed.size(), 1u);
   EXPECT_LE(report.filed[0].steps, 5);
   EXPECT_THAT(PendingJournals(), testing::IsEmpty());
+}
+
+// The sixteenth fault run: a TMPDIR that filled while a finding was
+// minimized, and had room again for its last check, had it filed whole,
+// unminimized (a new root cause that is not one). The run stops for the
+// environment; the finding stays in the journal for the next run.
+TEST_F(ProgramCampaignTest, AFullDiskWhileMinimizingFilesNothingHalfDone) {
+  ProgramCampaignReport report =
+      RunInProcess({Testdata("fuzzx-m037.ptxprog")},
+                   std::make_shared<TroubleDuringMinimizing>(
+                       ptxas_backend_, AfterTheFinding::kDiskFullOnce));
+  EXPECT_EQ(report.disagreements, 1);
+  EXPECT_THAT(report.filed, testing::IsEmpty());
+  EXPECT_THAT(report.environment_failure,
+              testing::HasSubstr("No space left on device"));
+  EXPECT_EQ(report.pending, 1);
+  EXPECT_THAT(EntriesIn(options_.triage_dir), testing::IsEmpty());
 }
 
 // Issue 42, item 1: a finding whose filing failed (a full disk; here a
@@ -509,7 +540,8 @@ TEST_F(ProgramCampaignTest, AKillDuringMinimizingLosesNothing) {
     // Its minimizing waits for the run's deadline: it is still minimizing
     // when it is killed, on any machine.
     RunInProcess({Testdata("fuzzx-m037.ptxprog")},
-                 std::make_shared<DeadlineDuringMinimizing>(ptxas_backend_));
+                 std::make_shared<TroubleDuringMinimizing>(
+                     ptxas_backend_, AfterTheFinding::kWaitForTheDeadline));
     _exit(0);
   }
   // Killed once its finding is journaled, not after a guessed time.

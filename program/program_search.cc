@@ -432,6 +432,10 @@ class ProgramSearch::Impl {
                               ProgramFault{CaseFault::kHang, found.hang_seen}};
     }
     if (cut && !o_.file_unfinished) return;
+    // Minimizing cut by the harness's own files failing (a full TMPDIR):
+    // half done, it stays in the journal (the sixteenth fault run saw it
+    // filed whole once the disk had room for the last check).
+    if (!min.ok() && StoppedForTheEnvironment(min.status())) return;
     const Program& program = min.ok() ? min->program : found.program;
     if (o_.skip_known_causes && IsATupleCause(program)) {
       Count(&ProgramCampaignReport::known);
