@@ -22,6 +22,7 @@
 #include "cli/flags.h"
 #include "cli/program_command.h"
 #include "common/files.h"
+#include "common/interrupt.h"
 #include "common/printable.h"
 #include "common/status_macros.h"
 #include "fuzzers/differential_target.h"
@@ -675,6 +676,8 @@ int RunTriage(const std::vector<std::string>& args, std::ostream& out,
     // A directory named twice (`merge t t ./t/`) is merged once: the
     // fifteenth fault run saw its counts added three times, without a word.
     std::set<std::pair<dev_t, ino_t>> merged;
+    // A Ctrl-C ends it between entries, saying how far it got.
+    const ScopedInterruptHandler on_interrupt;
     for (size_t i = 1; i < pos.size(); ++i) {
       if (struct stat st; stat(pos[i].c_str(), &st) == 0 &&
                           !merged.insert({st.st_dev, st.st_ino}).second) {
@@ -684,6 +687,10 @@ int RunTriage(const std::vector<std::string>& args, std::ostream& out,
       }
       std::vector<std::string> skipped;
       auto added = store->MergeFrom(pos[i], &skipped);
+      if (!added.ok() && Interrupted()) {
+        err << "ptxdiff triage: " << added.status().message() << "\n";
+        return kExitInterrupted;
+      }
       if (!added.ok()) return Fail(err, "triage", added.status());
       // Not without a word: a directory renamed by hand is no entry here.
       // Its name on one line, whatever bytes it holds.

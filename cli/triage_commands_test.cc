@@ -9,6 +9,7 @@
 
 #include "absl/strings/match.h"
 #include "cli/testing/run_ptxdiff.h"
+#include "cli/testing/stop_once_handled.h"
 #include "common/files.h"
 #include "fuzzers/differential_target.h"
 #include "gmock/gmock.h"
@@ -576,6 +577,29 @@ TEST(TriageCommandsTest, MergeRefusesAnEntryAndMergesASourceOnce) {
                                      "merged once"));
   r = Ptxdiff({"triage", "list", "--dir", top + "/to"});
   EXPECT_THAT(r.out, HasSubstr("3 times)")) << r.out;
+}
+
+// The sixteenth fault run: a Ctrl-C of `triage merge` ended it without a
+// word, part merged. It stops between entries and says how far it got.
+TEST(TriageCommandsTest, ACtrlCOfAMergeSaysHowFarItGot) {
+  const std::string top = TempDirFor("merge_ctrl_c");
+  const std::string entry = top + "/from/crash~ptx-cmd~crash~add.u32";
+  ASSERT_EQ(std::system(("mkdir -p '" + entry + "'").c_str()), 0);
+  std::ofstream(entry + "/case.txt")
+      << "# ptxdiff case 1\nvariant: add.u32\noperands: 0x1 0x2\n"
+         "kind: crash\n";
+  std::ofstream(entry + "/meta.txt") << "backend: oracle 1\ncount: 3\n";
+  CliRun r{};
+  {
+    const StopOnceHandled stop;
+    r = Ptxdiff({"triage", "merge", top + "/from", "--dir", top + "/to"});
+    ASSERT_TRUE(stop.stopped());
+  }
+  EXPECT_EQ(r.code, 130) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("interrupted; 0 of the 1 entries of " + top +
+                               "/from were merged before"));
+  EXPECT_THAT(Ptxdiff({"triage", "list", "--dir", top + "/to"}).out,
+              HasSubstr("0 entries"));
 }
 
 // Sixth fault run: `triage merge SRC` passed over SRC's directories whose

@@ -72,8 +72,8 @@ absl::Status WriteOutputFile(const std::string& path, absl::string_view bytes);
 // <dir>/.tmp-<what>-<pid>-<n>.
 std::string TempNameIn(const std::string& dir, absl::string_view what);
 
-// Removes the TempNameIn files in `dir` whose process is gone (a run killed
-// while it replaced a file left them).
+// Removes the TempNameIn files and directories in `dir` whose process is
+// gone (a run killed while it replaced a file or wrote an entry left them).
 void RemoveOrphanedTempFiles(const std::string& dir);
 
 // Creates `path` and every missing parent (mode 0755); OK if it exists as a

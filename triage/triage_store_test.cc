@@ -83,10 +83,15 @@ TEST(TriageStoreTest, OpeningToWriteRemovesTheTemporaryFilesOfDeadRuns) {
   const std::string living = absl::StrCat(dir, "/.tmp-file-", getpid(), "-0");
   ASSERT_TRUE(WriteFile(dead, "").ok());
   ASSERT_TRUE(WriteFile(living, "").ok());
+  // The sixteenth fault run: a half-written entry of a Ctrl-C'd merge.
+  const std::string dead_entry = absl::StrCat(dir, "/.tmp-entry-", child, "-3");
+  ASSERT_TRUE(MakeDirs(dead_entry).ok());
+  ASSERT_TRUE(WriteFile(dead_entry + "/case.txt", "half").ok());
   ASSERT_TRUE(TriageStore::Open(dir, false).ok());
   EXPECT_EQ(access(dead.c_str(), F_OK), 0) << "a reading Open changes nothing";
   ASSERT_TRUE(TriageStore::Open(dir, true).ok());
   EXPECT_NE(access(dead.c_str(), F_OK), 0);
+  EXPECT_NE(access(dead_entry.c_str(), F_OK), 0);
   EXPECT_EQ(access(living.c_str(), F_OK), 0);
 }
 
