@@ -364,6 +364,7 @@ int WaitWithProgress(FuzzerProcess& fuzzer, const std::string& stats,
 // running it now (refusal_recheck.h).
 std::string RefusedClassLines(const FuzzConfig& config, double seconds) {
   constexpr size_t kNamedPerMessage = 6;
+  constexpr size_t kMessagesShown = 12;
   absl::string_view command = config.backend;
   if (!absl::ConsumePrefix(&command, kPtxCmdPrefix)) return "";
   const std::string forgotten = ForgottenLine(
@@ -388,14 +389,23 @@ std::string RefusedClassLines(const FuzzConfig& config, double seconds) {
       " variants), each learned from a refusal and variants of it run alone "
       "(remembered in ",
       config.refusals_dir, "/):\n");
+  // A few messages: a memory of thousands (the sixteenth fault run: 12,000
+  // summary lines) is the file's to list.
+  size_t shown = 0;
   for (auto& [message, named] : by_message) {
+    if (++shown > kMessagesShown) break;
     const size_t more = named.size() > kNamedPerMessage
                             ? named.size() - kNamedPerMessage
                             : 0;
     named.resize(named.size() - more);
-    absl::StrAppend(&lines, "fuzz:     \"", message, "\": ",
-                    absl::StrJoin(named, "; "),
+    absl::StrAppend(&lines, "fuzz:     \"", ShortMessage(message),
+                    "\": ", absl::StrJoin(named, "; "),
                     more > 0 ? absl::StrCat(" and ", more, " more") : "", "\n");
+  }
+  if (by_message.size() > kMessagesShown) {
+    absl::StrAppend(&lines, "fuzz:     and ",
+                    by_message.size() - kMessagesShown, " more messages (in ",
+                    config.refusals_dir, "/)\n");
   }
   return lines;
 }

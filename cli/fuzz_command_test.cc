@@ -802,6 +802,32 @@ TEST(FuzzCommandTest, TheSummarySaysWhichClassesTheToolRefusesAndWhy) {
                                "lop3, in registers (3 sampled)"));
 }
 
+// The sixteenth fault run: a memory of thousands of messages printed a
+// summary line each, and a 5 MB message whole. A few messages are shown,
+// each cut to its first 300 bytes; the file has the rest.
+TEST(FuzzCommandTest, TheRefusedClassesSummaryStaysShort) {
+  const std::string dir = TempDirFor("fuzz_refused_many");
+  const std::string tool = "/bin/true {ptx} {in} {out}";
+  const RefusalMemory memory(dir + "/out/refusals", tool, "sm_90");
+  for (int i = 0; i < 30; ++i) {
+    ASSERT_TRUE(memory
+                    .RememberClass({.family = Family::kLop3,
+                                    .feature = {.kind = ClassFeature::kFamily},
+                                    .message = absl::StrCat(
+                                        "error ", i, ": ",
+                                        std::string(i == 0 ? 100000 : 10, 'x')),
+                                    .sampled = 3})
+                    .ok());
+  }
+  const CliRun r = FuzzWith(dir, kSomeStats, "",
+                            {"--backend", "ptx-cmd:" + tool, "--out",
+                             dir + "/out", "--dir", dir + "/triage"});
+  EXPECT_THAT(r.out, HasSubstr("fuzz:     and 18 more messages (in " + dir +
+                               "/out/refusals/)"));
+  EXPECT_THAT(r.out, HasSubstr("(99709 more bytes)"));
+  EXPECT_LT(r.out.size(), 20000u);
+}
+
 // Issue 28: a campaign against a backend that declined everything exited 0.
 TEST(FuzzCommandTest, ACampaignThatTestedNothingFailsAndSaysWhy) {
   const CliRun r =

@@ -284,6 +284,13 @@ std::vector<RememberedTool> RememberedTools(
   return tools;
 }
 
+std::string ShortMessage(absl::string_view message) {
+  constexpr size_t kShown = 300;
+  if (message.size() <= kShown) return std::string(message);
+  return absl::StrCat(message.substr(0, kShown), "… (", message.size() - kShown,
+                      " more bytes)");
+}
+
 absl::Status CheckRefusalFiles(absl::string_view dir) {
   for (const std::string& path : FilesIn(std::string(dir), ".tsv")) {
     struct stat st;

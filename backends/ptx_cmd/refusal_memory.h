@@ -62,6 +62,10 @@ struct Remembered {
   absl::flat_hash_map<std::string, Kept> kept;
 };
 
+// `message` as a summary line shows it: at most 300 bytes, the rest said as
+// cut (a hand-made 5 MB message was printed whole: the sixteenth fault run).
+std::string ShortMessage(absl::string_view message);
+
 // What the tool said of a remembered refusal of `v` (`why`, as a variant
 // line keeps it), as a class's message is kept (RefusalMessage): the key a
 // re-check forgets by. A silent refusal's is "(said nothing)".

@@ -117,7 +117,8 @@ std::string DescribeForgotten(const Forgotten& f) {
     absl::StrAppend(&what, what.empty() ? "" : " and ", f.classes,
                     f.classes == 1 ? " class" : " classes");
   }
-  return absl::StrCat(what, " remembered with \"", f.message, "\"");
+  return absl::StrCat(what, " remembered with \"", ShortMessage(f.message),
+                      "\"");
 }
 
 std::string ForgottenLine(absl::string_view dir, absl::string_view command,
