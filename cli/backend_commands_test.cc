@@ -2,11 +2,14 @@
 
 #include "cli/backend_commands.h"
 
+#include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -133,6 +136,33 @@ TEST(BackendCommandsTest, AStoppedSweepSaysWhatItJudgedAndIsExit130) {
   EXPECT_THAT(r.out, HasSubstr(" tuples, stopped after "));
   EXPECT_THAT(r.out, HasSubstr("  agreed          "));
   EXPECT_THAT(r.err, HasSubstr("ptxdiff sweep: stopped; "));
+}
+
+// The thirteenth fault run: a Ctrl-C of `calibrate` while it started
+// (ptxas's queries, nvJitLink's loading) ended it by the signal, exit 130
+// and nothing printed. Its handler is in from the start: it says where the
+// stop found it. Here ptxas takes 5 s to say its version, and the SIGINT
+// comes 1.5 s in (without the handler, it ends this test's process).
+TEST(BackendCommandsTest, ACtrlCOfCalibrateAtItsStartIsSaid) {
+  const absl::StatusOr<std::string> real = FindPtxas({});
+  if (!real.ok()) GTEST_SKIP() << "no ptxas";
+  const std::string ptxas = TempDirFor("calibrate_ctrl_c") + "/ptxas";
+  std::ofstream(ptxas) << "#!/bin/sh\ncase \"$*\" in *--version*) sleep 5;; "
+                          "esac\nexec "
+                       << *real << " \"$@\"\n";
+  chmod(ptxas.c_str(), 0755);
+  const ScopedEnv env("PTXAS", ptxas);
+  std::thread ctrl_c([] {
+    absl::SleepFor(absl::Milliseconds(1500));
+    kill(getpid(), SIGINT);
+  });
+  const absl::Time start = absl::Now();
+  const CliRun r = Ptxdiff({"calibrate", "--family", "add"});
+  ctrl_c.join();
+  EXPECT_EQ(r.code, 130) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("calibrate: interrupted before the first "
+                               "compile"));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(20));  // not ptxas's queries
 }
 
 // Sixth fault run: a PTXAS that hangs on --version cost `eval`, `program`

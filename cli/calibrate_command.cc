@@ -122,6 +122,11 @@ void PrintProgramReport(const ProgramCalibrationReport& r, int64_t show,
 }
 
 // `calibrate --programs N`: random programs instead of tuples.
+int InterruptedAtTheStart(std::ostream& out) {
+  out << "calibrate: interrupted before the first compile\n";
+  return kExitInterrupted;
+}
+
 int CalibratePrograms(const ProgramCompiler& compiler, const std::string& arch,
                       int64_t programs, int opt, uint64_t seed, int threads,
                       absl::Time run_start, int64_t max_time,
@@ -154,7 +159,6 @@ int CalibratePrograms(const ProgramCompiler& compiler, const std::string& arch,
              compiler.Description(), opt, arch, programs, threads,
              max_time > 0 ? absl::StrCat(", at most ", max_time, " s") : "")
       << std::endl;
-  ScopedInterruptHandler interrupt;
   absl::StatusOr<ProgramCalibrationReport> report = ptxdiff::CalibratePrograms(o);
   if (!report.ok()) {
     err << "ptxdiff calibrate: " << report.status().message() << "\n";
@@ -219,6 +223,10 @@ int RunCalibrate(const std::vector<std::string>& args, std::ostream& out,
   // --max-time counts from here: ptxas's version queries are the run's
   // time too, and a ptxas slow to answer them costs no more than it.
   const absl::Time run_start = absl::Now();
+  // Ctrl-C: the report of what was done; before the first compile (ptxas's
+  // queries, loading nvJitLink), said as that (the thirteenth fault run:
+  // exit 130 and nothing printed).
+  const ScopedInterruptHandler interrupt;
   KeyValues queries;
   if (*max_time > 0) {
     queries.emplace_back(kPtxasQueryTimeoutOption,
@@ -226,6 +234,7 @@ int RunCalibrate(const std::vector<std::string>& args, std::ostream& out,
   }
   const absl::Duration compile_timeout = absl::Seconds(*timeout);
   absl::StatusOr<std::string> ptxas = FindPtxas({});
+  if (!ptxas.ok() && Interrupted()) return InterruptedAtTheStart(out);
   if (!ptxas.ok()) return Fail(err, "calibrate", ptxas.status());
   if (parsed->Has("programs")) {
     if (parsed->Has("family") || parsed->Has("tuples")) {
@@ -236,6 +245,7 @@ int RunCalibrate(const std::vector<std::string>& args, std::ostream& out,
     }
     // The backend's compiler (nvJitLink where it loads), as for tuples.
     absl::StatusOr<ProgramCompiler> compiler = PtxasProgramCompiler(queries);
+    if (!compiler.ok() && Interrupted()) return InterruptedAtTheStart(out);
     if (!compiler.ok()) return Fail(err, "calibrate", compiler.status());
     return CalibratePrograms(*compiler, arch, *programs, static_cast<int>(*opt),
                              static_cast<uint64_t>(*seed),
@@ -265,6 +275,7 @@ int RunCalibrate(const std::vector<std::string>& args, std::ostream& out,
   // Each compile ends by --max-time: one that hangs must not outlast it.
   absl::StatusOr<PtxasAssembler> assembler =
       MakePtxasAssembler(queries, arch, o.deadline, compile_timeout);
+  if (!assembler.ok() && Interrupted()) return InterruptedAtTheStart(out);
   if (!assembler.ok()) return Fail(err, "calibrate", assembler.status());
   o.assemble = assembler->assemble;
   absl::Time last_progress = start;
@@ -282,7 +293,6 @@ int RunCalibrate(const std::vector<std::string>& args, std::ostream& out,
              *max_time > 0 ? absl::StrCat(", at most ", *max_time, " s") : "")
       << std::endl;
 
-  ScopedInterruptHandler interrupt;  // Ctrl-C: the report of what was done
   absl::StatusOr<CalibrationReport> report = RunCalibrationCampaign(o);
   if (!report.ok()) {
     err << "ptxdiff calibrate: " << report.status().message() << "\n";
