@@ -495,15 +495,24 @@ int RunMinimize(const std::vector<std::string>& args, std::ostream& out,
                     "--max-time bounds the minimizing of a program case; a "
                     "tuple case's is bounded by its rounds"));
   }
+  // Ctrl-C ends it, nothing filed, said as a program case's is (the twelfth
+  // fault run: exit 130 and nothing printed).
+  const ScopedInterruptHandler on_interrupt;
+  const auto interrupted = [&] {
+    out << "minimize: interrupted: nothing filed of " << path << "\n";
+    return kExitInterrupted;
+  };
   // Open the triage directory first: a bad one fails before any work.
   auto store = TriageStore::Open(parsed->Get("dir", DefaultTriageDir()),
                                  /*create=*/true);
   if (!store.ok()) return Fail(err, "minimize", store.status());
   auto client = StartBackend(*parsed);
+  if (!client.ok() && Interrupted()) return interrupted();
   if (!client.ok()) return Fail(err, "minimize", client.status());
   UseDefaultFormOfCrashFile(*raw, (*client)->identity(), *tuples);
 
   const BatchOutcome outcome = (*client)->Run(*tuples);
+  if (Interrupted()) return interrupted();
   if (EnvironmentFailed(outcome))  // not the backend's: nothing to minimize
     return Fail(err, "minimize", absl::UnavailableError(outcome.fault->detail));
   absl::StatusOr<Finding> finding = absl::FailedPreconditionError(absl::StrCat(
@@ -521,6 +530,7 @@ int RunMinimize(const std::vector<std::string>& args, std::ostream& out,
       }
     }
   }
+  if (Interrupted()) return interrupted();
   if (!finding.ok() && IsEnvironmentFailure(finding.status()))
     return Fail(err, "minimize", finding.status());
   if (!finding.ok()) {

@@ -579,6 +579,25 @@ TEST(TriageCommandsTest, MergeRefusesAnEntryAndMergesASourceOnce) {
   EXPECT_THAT(r.out, HasSubstr("3 times)")) << r.out;
 }
 
+// The twelfth fault run: a Ctrl-C of `minimize` of a tuple case ended it
+// by the signal, exit 130 and nothing printed. It says nothing was filed.
+TEST(TriageCommandsTest, ACtrlCOfMinimizeOfATupleCaseSaysNothingWasFiled) {
+  const std::string dir = TempDirFor("minimize_ctrl_c");
+  std::ofstream(dir + "/case.txt") << kCase;
+  CliRun r{};
+  {
+    const StopOnceHandled stop;
+    r = Ptxdiff({"minimize", dir + "/case.txt", "--backend",
+                 WrongVaddBackend(dir), "--dir", dir + "/triage"});
+    EXPECT_TRUE(stop.stopped());
+  }
+  EXPECT_EQ(r.code, 130) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("minimize: interrupted: nothing filed of " +
+                               dir + "/case.txt"));
+  EXPECT_THAT(Ptxdiff({"triage", "list", "--dir", dir + "/triage"}).out,
+              HasSubstr("0 entries"));
+}
+
 // The sixteenth fault run: a Ctrl-C of `triage merge` ended it without a
 // word, part merged. It stops between entries and says how far it got.
 TEST(TriageCommandsTest, ACtrlCOfAMergeSaysHowFarItGot) {
