@@ -354,7 +354,17 @@ TEST(RefusalMemoryTest, EveryToolOfADirectoryIsReadByItsHeader) {
                                .sampled = 3})
                   .ok());
   ASSERT_TRUE(WriteFile(refusals + "/other.tsv", "# a note\nregisters\tadd.u32\tx\n").ok());
-  const std::vector<RememberedTool> tools = RememberedTools(refusals);
+  // A memory's name whose header was written over is damage, said.
+  const std::string garbled = refusals + "/ptx-cmd-0123456789abcdef.tsv";
+  ASSERT_TRUE(
+      WriteFile(garbled, "\x8f\x01garbage\nregisters\tadd.u32\tx\n").ok());
+  std::vector<std::string> unreadable;
+  const std::vector<RememberedTool> tools =
+      RememberedTools(refusals, &unreadable);
+  EXPECT_THAT(
+      unreadable,
+      testing::ElementsAre(garbled + ": its first line is no refusal memory's "
+                                     "header: damaged, not read"));
   ASSERT_THAT(tools, SizeIs(2));
   EXPECT_EQ(tools[0].command, "a-tool {ptx}");
   EXPECT_EQ(tools[0].target, "sm_90");

@@ -267,6 +267,16 @@ std::vector<RememberedTool> RememberedTools(
   for (const std::string& path : FilesIn(std::string(dir), ".tsv")) {
     auto header = HeaderOf(path);
     if (!header.ok()) damaged(header.status());
+    // A memory's name, without its header (bytes written over its start):
+    // damage, not a file of someone else's (the twelfth fault run: a report
+    // showed no refusals, and no damage).
+    if (header.ok() && !*header &&
+        absl::StartsWith(path.substr(path.rfind('/') + 1), "ptx-cmd-")) {
+      damaged(absl::InvalidArgumentError(absl::StrCat(
+          path,
+          ": its first line is no refusal memory's header: damaged, not "
+          "read")));
+    }
     if (!header.ok() || !*header) continue;
     RememberedTool tool{.command = std::move((*header)->first),
                         .target = std::move((*header)->second)};
