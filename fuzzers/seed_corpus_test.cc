@@ -84,5 +84,25 @@ TEST(SeedCorpusTest, AFailedWriteLeavesNoSeedsBehind) {
     EXPECT_EQ(Read(corpus + "/" + name), bytes);
 }
 
+// The twelfth fault run: into a corpus where a seed's name was a directory,
+// the seeds moved before it were removed again, and with them the files of
+// those names the corpus held: 28 of its 66 files left. Refused first.
+TEST(SeedCorpusTest, ASeedsPlaceThatIsADirectoryChangesNothing) {
+  auto tmp = TempDir::Create("seed_corpus_test");
+  ASSERT_TRUE(tmp.ok());
+  const std::string corpus = (*tmp)->File("corpus");
+  ASSERT_TRUE(WriteSeedCorpus(corpus).ok());
+  const std::string last = SeedCorpus().rbegin()->first;
+  ASSERT_EQ(std::remove((corpus + "/" + last).c_str()), 0);
+  ASSERT_TRUE(MakeDirs(corpus + "/" + last).ok());
+  const size_t before = Names(corpus).size();
+  const absl::Status s = WriteSeedCorpus(corpus);
+  EXPECT_THAT(s.message(),
+              ::testing::HasSubstr(corpus + "/" + last +
+                                   " is a directory, where a seed goes"));
+  EXPECT_EQ(Names(corpus).size(), before);
+  EXPECT_THAT(Names((*tmp)->path()), ::testing::ElementsAre("corpus"));
+}
+
 }  // namespace
 }  // namespace ptxdiff
