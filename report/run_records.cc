@@ -180,6 +180,23 @@ void ReadOutcomes(const std::string& path, RunRecord& run) {
   run.outcomes.push_back(*std::move(file));
 }
 
+// A run's record of its triage directory, there but unreadable (a FIFO, a
+// link to a device, past its bound) or holding no one path: damage (the
+// twelfth fault run: skipped without a word, the report fell back to
+// out/triage). Its path is read by RecordedTriageDirs.
+void ReadTriageDirRecord(const std::string& path, RunRecord& run) {
+  const absl::StatusOr<std::string> text =
+      ReadRecordFile(path, kMaxRecordedPathBytes);
+  if (absl::IsNotFound(text.status())) return;  // a run of an older version
+  if (!text.ok()) {
+    run.damage.push_back(std::string(text.status().message()));
+    return;
+  }
+  const absl::string_view recorded = absl::StripTrailingAsciiWhitespace(*text);
+  if (recorded.empty() || absl::StrContains(recorded, '\n'))
+    run.damage.push_back(absl::StrCat(path, ": not one directory's path"));
+}
+
 // The form of the run directory `dir` and its start time; null and 0 for a
 // directory no run made.
 const RunDirForm* RunDirFormOf(absl::string_view dir, int64_t& started_unix) {
@@ -245,6 +262,7 @@ void ForEachRun(const std::string& out_dir,
     for (const std::string& path : FilesIn(d.dir, ".outcomes"))
       ReadOutcomes(path, run);
     ReadTimeline(absl::StrCat(d.dir, "/", d.form->timeline_file), run);
+    ReadTriageDirRecord(absl::StrCat(d.dir, "/", kRunTriageDirFile), run);
     visit(run);
   }
 }

@@ -190,6 +190,27 @@ TEST(RunRecordsTest, EveryRecordedTriageDirectoryIsListedNewestFirst) {
   EXPECT_THAT(RecordedTriageDirs(FreshDir("no_runs")), IsEmpty());
 }
 
+// The twelfth fault run: a run whose triage-dir record could not be read
+// (a FIFO, a link to a device) was skipped without a word. It is the run's
+// damage; a good record, or none (an older version's run), is none.
+TEST(RunRecordsTest, AnUnreadableTriageDirRecordIsDamage) {
+  const std::string out = FreshDir("triage_dir_damage");
+  const std::string fifo_run = out + "/stats/run-1796538300-11";
+  const std::string good_run = out + "/stats/run-1796538400-12";
+  const std::string old_run = out + "/stats/run-1796538500-13";
+  for (const std::string& dir : {fifo_run, good_run, old_run})
+    ASSERT_TRUE(MakeDirs(dir).ok());
+  ASSERT_EQ(mkfifo((fifo_run + "/triage-dir").c_str(), 0644), 0);
+  ASSERT_TRUE(RecordTriageDir(good_run, "/tmp/a/triage").ok());
+  const std::vector<RunRecord> runs = ReadRuns(out);
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_THAT(runs[0].damage,
+              ::testing::Contains(::testing::HasSubstr(
+                  fifo_run + "/triage-dir is not a regular file")));
+  EXPECT_THAT(runs[1].damage, IsEmpty());
+  EXPECT_THAT(runs[2].damage, IsEmpty());
+}
+
 // Each kind's point, written and read back, is what was written: the
 // columns the header names are the ones its lines have.
 TEST(RunRecordsTest, EachKindsTimelineReadsBackAsWritten) {
