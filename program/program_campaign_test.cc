@@ -37,8 +37,9 @@ namespace {
 // What a backend does to the checks after its first finding: waits for the
 // run's deadline (the time limit falls inside minimizing on any machine,
 // however fast or loaded), or fails the next one as a full TMPDIR fails the
-// harness's own files, the checks after it passing (files removed, room).
-enum class AfterTheFinding { kWaitForTheDeadline, kDiskFullOnce };
+// harness's own files, the checks after it passing (files removed, room),
+// or judges none of them, as a tool that fails every module for a while.
+enum class AfterTheFinding { kWaitForTheDeadline, kDiskFullOnce, kToolDown };
 
 class TroubleDuringMinimizing : public ProgramBackend {
  public:
@@ -54,6 +55,12 @@ class TroubleDuringMinimizing : public ProgramBackend {
     if (found_ && !programs.empty() &&
         what_ == AfterTheFinding::kWaitForTheDeadline)
       absl::SleepFor(deadline - absl::Now() + absl::Milliseconds(1));
+    if (found_ && what_ == AfterTheFinding::kToolDown) {
+      return std::vector<ProgramCheck>(
+          programs.size(),
+          ProgramCheck{.why_not = "exit status 1; its output ends: error: "
+                                  "cannot check out a license"});
+    }
     if (found_ && !programs.empty() &&
         what_ == AfterTheFinding::kDiskFullOnce && !failed_) {
       failed_ = true;
@@ -474,6 +481,26 @@ TEST_F(ProgramCampaignTest, AFullDiskWhileMinimizingFilesNothingHalfDone) {
               testing::HasSubstr("No space left on device"));
   EXPECT_EQ(report.pending, 1);
   EXPECT_THAT(EntriesIn(options_.triage_dir), testing::IsEmpty());
+}
+
+// The seventeenth fault run: a tool that failed every module for a while
+// (a licence server down) after a finding had its last check judge nothing,
+// and the finding was dropped as "did not show again". It stays in the
+// journal for the next run, said.
+TEST_F(ProgramCampaignTest, AFindingTheToolCannotCheckAgainIsKept) {
+  ProgramCampaignReport report =
+      RunInProcess({Testdata("fuzzx-m037.ptxprog")},
+                   std::make_shared<TroubleDuringMinimizing>(
+                       ptxas_backend_, AfterTheFinding::kToolDown));
+  EXPECT_EQ(report.disagreements, 1);
+  EXPECT_THAT(report.filed, testing::IsEmpty());
+  EXPECT_EQ(report.pending, 1);
+  EXPECT_THAT(report.errors,
+              testing::Contains(testing::HasSubstr(
+                  "could not be checked again (exit status 1; its output "
+                  "ends: error: cannot check out a license): kept")));
+  EXPECT_THAT(report.errors, testing::Not(testing::Contains(
+                                 testing::HasSubstr("did not show again"))));
 }
 
 // Issue 42, item 1: a finding whose filing failed (a full disk; here a

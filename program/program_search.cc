@@ -457,6 +457,16 @@ class ProgramSearch::Impl {
       return;
     }
     if ((*check)[0].cut) return;  // the next run confirms it
+    // No verdict (the tool failed for a while, refused it, ...): it stays in
+    // the journal for the next run, not dropped as not shown (the
+    // seventeenth fault run: a licence outage lost four findings).
+    if (const ProgramCheck& last = (*check)[0];
+        !last.judged && !last.mismatch && !last.fault) {
+      Error(absl::StrCat("what was found could not be checked again (",
+                         last.why_not.empty() ? "not judged" : last.why_not,
+                         "): kept for the next run"));
+      return;
+    }
     if (!ShowsLike((*check)[0], found)) {
       Error(
           absl::StrCat("what was found did not show again after minimizing:\n",
