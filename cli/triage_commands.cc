@@ -1,5 +1,7 @@
 #include "cli/triage_commands.h"
 
+#include <limits.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -225,12 +227,16 @@ std::vector<std::string> ShellWords(absl::string_view line) {
 }
 
 // The directory of the triage entry whose case.txt `case_path` is, if it
-// is one (a meta.txt beside it).
+// is one: a meta.txt beside it, or an entry's name (its meta.txt lost: the
+// seventeenth fault run saw it replayed on the default backend, unsaid).
 std::optional<std::string> EntryDirOf(const std::string& case_path) {
   if (!absl::EndsWith(case_path, "/case.txt")) return std::nullopt;
   const std::string dir = case_path.substr(0, case_path.size() - 9);
-  if (access((dir + "/meta.txt").c_str(), F_OK) != 0) return std::nullopt;
-  return dir;
+  struct stat st;
+  if (lstat((dir + "/meta.txt").c_str(), &st) == 0 ||
+      ParseEntryName(dir.substr(dir.rfind('/') + 1)).ok())
+    return dir;
+  return std::nullopt;
 }
 
 // Whether the entry at `entry_dir` is a hang of a whole module or batch
@@ -261,8 +267,21 @@ absl::StatusOr<std::vector<std::string>> EntryBackendFlags(
     const std::string& entry_dir) {
   const std::string meta_path = entry_dir + "/meta.txt";
   PTXDIFF_RETURN_IF_ERROR(RefuseEntryFifo(meta_path));
-  PTXDIFF_ASSIGN_OR_RETURN(const std::string meta,
-                           ReadFileAtMost(meta_path, kMaxCaseFileBytes));
+  // Read as a record: no device (a link to /dev/zero), said as damage.
+  const absl::StatusOr<std::string> read =
+      ReadRecordFile(meta_path, kMaxCaseFileBytes);
+  if (absl::IsNotFound(read.status())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(meta_path,
+                     " is missing: the entry does not say which backend it was "
+                     "found on; pass --backend to replay it"));
+  }
+  if (!read.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the entry's meta.txt is damaged: ", read.status().message(),
+        "; pass --backend to replay it"));
+  }
+  const std::string& meta = *read;
   std::string identity;
   for (absl::string_view line : absl::StrSplit(meta, '\n')) {
     if (absl::ConsumePrefix(&line, "backend: ")) identity = std::string(line);
@@ -517,9 +536,14 @@ int RunMinimize(const std::vector<std::string>& args, std::ostream& out,
     return Fail(err, "minimize", absl::UnavailableError(outcome.fault->detail));
   absl::StatusOr<Finding> finding = absl::FailedPreconditionError(absl::StrCat(
       "no disagreement in ", path, " on ", (*client)->identity().Describe()));
+  // Why no tuple was judged, where none was: no agreement (the
+  // seventeenth fault run: a tool that refuses the variant said "no
+  // disagreement", as for a case that agrees).
+  std::string none_judged;
   if (outcome.fault) {
     finding = IsolateFault(**client, *tuples);
   } else {
+    bool judged = false;
     for (size_t i = 0; i < tuples->size(); ++i) {
       const Tuple& t = (*tuples)[i];
       const Verdict verdict =
@@ -528,7 +552,19 @@ int RunMinimize(const std::vector<std::string>& args, std::ostream& out,
         finding = MinimizeMismatch(**client, t, *reading);
         break;
       }
+      judged |= verdict != Verdict::kDeclined;
+      if (verdict == Verdict::kDeclined && none_judged.empty()) {
+        const absl::string_view note = outcome.NoteOf(i);
+        none_judged = note.empty() ? "no reason given" : std::string(note);
+      }
     }
+    if (judged) none_judged.clear();
+  }
+  if (!finding.ok() && !none_judged.empty()) {
+    out << "minimize: " << path << " was not judged on "
+        << (*client)->identity().Describe() << ": declined: " << none_judged
+        << "\n";
+    return kExitNotJudged;
   }
   if (Interrupted()) return interrupted();
   if (!finding.ok() && IsEnvironmentFailure(finding.status()))
@@ -581,10 +617,14 @@ std::string PendingLine(const std::string& triage_dir,
 // (the thirteenth fault run: "triage directory out/triage does not exist").
 void TakeEntryPath(const ParsedArgs& args, std::string& dir,
                    std::string& entry) {
-  absl::string_view path = absl::StripSuffix(entry, "/");
+  if (entry.find('/') == std::string::npos || !IsDirectory(entry)) return;
+  // Where it really is: a link to an entry, "D//E", "D/x/../E" (the
+  // seventeenth fault run: refused, where `repro` took them).
+  char resolved[PATH_MAX];
+  if (realpath(entry.c_str(), resolved) == nullptr) return;
+  const absl::string_view path = resolved;
   const size_t slash = path.rfind('/');
-  if (slash == absl::string_view::npos || !IsDirectory(std::string(path)))
-    return;
+  if (slash == absl::string_view::npos) return;
   const std::string parent(slash == 0 ? "/" : path.substr(0, slash));
   struct stat given, holding;
   if (args.Has("dir") &&

@@ -534,16 +534,24 @@ TEST(TriageCommandsTest, MergingADirectoryIntoItselfIsRefused) {
   EXPECT_THAT(r.out, HasSubstr("1 time)"));
 }
 
+// An entry of a crash of add.u32 counted `count` times, made by hand in
+// `dir` (made if missing): its path.
+std::string CrashEntryIn(const std::string& dir, int count = 4) {
+  const std::string entry = dir + "/crash~ptx-cmd~crash~add.u32";
+  EXPECT_TRUE(MakeDirs(entry).ok()) << entry;
+  std::ofstream(entry + "/case.txt")
+      << "# ptxdiff case 1\nvariant: add.u32\noperands: 0x1 0x2\n"
+         "kind: crash\n";
+  std::ofstream(entry + "/meta.txt")
+      << "backend: oracle 1\ncount: " << count << "\n";
+  return entry;
+}
+
 // Third fault run: `triage merge` copied a new entry's case, repro, meta
 // and input, not a crash's or hang's output.txt (what the tool printed).
 TEST(TriageCommandsTest, MergeKeepsAFaultsOutput) {
   const std::string top = TempDirFor("merge_output");
-  const std::string entry = top + "/from/crash~ptx-cmd~crash~add.u32";
-  ASSERT_EQ(std::system(("mkdir -p '" + entry + "'").c_str()), 0);
-  std::ofstream(entry + "/case.txt")
-      << "# ptxdiff case 1\nvariant: add.u32\noperands: 0x1 0x2\n"
-         "kind: crash\n";
-  std::ofstream(entry + "/meta.txt") << "backend: oracle 1\ncount: 1\n";
+  const std::string entry = CrashEntryIn(top + "/from", 1);
   std::ofstream(entry + "/output.txt") << "Segmentation fault at 0x0\n";
   const CliRun r =
       Ptxdiff({"triage", "merge", top + "/from", "--dir", top + "/to"});
@@ -560,12 +568,7 @@ TEST(TriageCommandsTest, MergeKeepsAFaultsOutput) {
 // merged once, and said.
 TEST(TriageCommandsTest, MergeRefusesAnEntryAndMergesASourceOnce) {
   const std::string top = TempDirFor("merge_once");
-  const std::string entry = top + "/from/crash~ptx-cmd~crash~add.u32";
-  ASSERT_EQ(std::system(("mkdir -p '" + entry + "'").c_str()), 0);
-  std::ofstream(entry + "/case.txt")
-      << "# ptxdiff case 1\nvariant: add.u32\noperands: 0x1 0x2\n"
-         "kind: crash\n";
-  std::ofstream(entry + "/meta.txt") << "backend: oracle 1\ncount: 3\n";
+  const std::string entry = CrashEntryIn(top + "/from", 3);
   CliRun r = Ptxdiff({"triage", "merge", entry, "--dir", top + "/to"});
   EXPECT_EQ(r.code, 2) << r.out << r.err;
   EXPECT_THAT(r.err, HasSubstr(entry + " is a triage entry, not a triage "
@@ -598,16 +601,49 @@ TEST(TriageCommandsTest, ACtrlCOfMinimizeOfATupleCaseSaysNothingWasFiled) {
               HasSubstr("0 entries"));
 }
 
+// The seventeenth fault run: `minimize` of a tuple case on a tool that
+// never ran its variant said "no disagreement", as for a case that agrees.
+// It was not judged: exit 3, with the tool's reason.
+TEST(TriageCommandsTest, MinimizeOfACaseTheToolDeclinesIsNotJudged) {
+  const std::string dir = TempDirFor("minimize_declined");
+  std::ofstream(dir + "/case.txt") << kCase;
+  const CliRun r = Ptxdiff({"minimize", dir + "/case.txt", "--backend",
+                            absl::StrCat("ptx-cmd:", PTXDIFF_INTERPRETER_PATH,
+                                         " --refuse=vadd {ptx} {in} {out}"),
+                            "--dir", dir + "/triage"});
+  EXPECT_EQ(r.code, 3) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("minimize: " + dir +
+                               "/case.txt was not judged "
+                               "on ptx-cmd"));
+  EXPECT_THAT(r.out, HasSubstr(": declined: "));
+  EXPECT_THAT(r.out, Not(HasSubstr("no disagreement")));
+}
+
+// The seventeenth fault run: `repro ENTRY` whose meta.txt was lost replayed
+// on the default backend without a word ("verdict: agree", exit 0). Its
+// backend is not known: said, exit 2; a meta.txt that links to a device is
+// said as damaged, not "larger than" its bound.
+TEST(TriageCommandsTest, ReproOfAnEntryWithoutItsMetaSaysSo) {
+  const std::string dir = TempDirFor("repro_no_meta");
+  const std::string entry = CrashEntryIn(dir);
+  ASSERT_EQ(unlink((entry + "/meta.txt").c_str()), 0);
+  CliRun r = Ptxdiff({"repro", entry});
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr(entry + "/meta.txt is missing: the entry does "
+                                       "not say which backend it was found "
+                                       "on; pass --backend"));
+  ASSERT_EQ(symlink("/dev/zero", (entry + "/meta.txt").c_str()), 0);
+  r = Ptxdiff({"repro", entry});
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("meta.txt is damaged: " + entry +
+                               "/meta.txt is not a regular file"));
+}
+
 // The sixteenth fault run: a Ctrl-C of `triage merge` ended it without a
 // word, part merged. It stops between entries and says how far it got.
 TEST(TriageCommandsTest, ACtrlCOfAMergeSaysHowFarItGot) {
   const std::string top = TempDirFor("merge_ctrl_c");
-  const std::string entry = top + "/from/crash~ptx-cmd~crash~add.u32";
-  ASSERT_EQ(std::system(("mkdir -p '" + entry + "'").c_str()), 0);
-  std::ofstream(entry + "/case.txt")
-      << "# ptxdiff case 1\nvariant: add.u32\noperands: 0x1 0x2\n"
-         "kind: crash\n";
-  std::ofstream(entry + "/meta.txt") << "backend: oracle 1\ncount: 3\n";
+  const std::string entry = CrashEntryIn(top + "/from", 3);
   CliRun r{};
   {
     const StopOnceHandled stop;
@@ -673,18 +709,6 @@ TEST(TriageCommandsTest, ListAndMergeSayTheFindingsNotYetFiled) {
                                "/.pending/ (not merged)"));
   r = Ptxdiff({"triage", "list", "--dir", top + "/to"});
   EXPECT_THAT(r.out, Not(HasSubstr("not yet filed")));
-}
-
-// An entry of a crash of add.u32 counted 4 times, made by hand in `dir`:
-// its path.
-std::string CrashEntryIn(const std::string& dir) {
-  const std::string entry = dir + "/crash~ptx-cmd~crash~add.u32";
-  EXPECT_EQ(mkdir(entry.c_str(), 0755), 0) << entry;
-  std::ofstream(entry + "/case.txt")
-      << "# ptxdiff case 1\nvariant: add.u32\noperands: 0x1 0x2\n"
-         "kind: crash\n";
-  std::ofstream(entry + "/meta.txt") << "backend: oracle 1\ncount: 4\n";
-  return entry;
 }
 
 // Third fault run: `triage mark E --explained $'known\ncount: 999'` wrote
@@ -756,10 +780,16 @@ TEST(TriageCommandsTest, AProgramCaseWithoutItsHeaderIsSaidAsThat) {
 TEST(TriageCommandsTest, ShowAndMarkTakeAnEntrysPath) {
   const std::string dir = TempDirFor("entry_path");
   const std::string entry = CrashEntryIn(dir);
+  // The seventeenth fault run: a link to the entry, and "//", too.
+  const std::string link = TempDirFor("entry_path_link") + "/the-entry";
+  ASSERT_EQ(symlink(entry.c_str(), link.c_str()), 0);
+  const std::string doubled = dir + "//" + entry.substr(entry.rfind('/') + 1);
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"triage", "show", entry},
         {"triage", "show", entry + "/", "--dir", dir},
-        {"triage", "show", entry, "--dir", dir + "/."}}) {
+        {"triage", "show", entry, "--dir", dir + "/."},
+        {"triage", "show", link},
+        {"triage", "show", doubled}}) {
     const CliRun r = Ptxdiff(args);
     EXPECT_EQ(r.code, 0) << args[2] << ": " << r.out << r.err;
     EXPECT_THAT(r.out, HasSubstr("variant: add.u32")) << args[2];
