@@ -342,6 +342,13 @@ TEST(FuzzCommandTest, ARefusalMemoryThatIsNoFileIsExitTwoOnATool) {
                dir + "/out", "--dir", dir + "/triage"});
   EXPECT_EQ(r.code, 2) << r.out << r.err;
   EXPECT_THAT(r.err, HasSubstr(memory + " is a FIFO"));
+  // The seventeenth fault run: a link to nothing there.
+  ASSERT_EQ(unlink(memory.c_str()), 0);
+  ASSERT_EQ(symlink((dir + "/gone.tsv").c_str(), memory.c_str()), 0);
+  r = Ptxdiff({"programs", "--backend", tool, "--max-time", "5", "--out",
+               dir + "/out", "--dir", dir + "/triage"});
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr(memory + " is a link to nothing"));
 }
 
 // Fault run of issue 65: `fuzz` with a ptx-cmd command that cannot run (no

@@ -14,7 +14,7 @@
 
 int main(int argc, char** argv) {
   ptxdiff::KeepBatchMemoryInTheHeap();
-  ptxdiff::NameThisRun();  // for the processes it starts (common/run_id.h)
+  ptxdiff::NameThisRun(/*new_run=*/true);  // for what it starts (run_id.h)
   std::vector<std::string> args(argv, argv + argc);
   // An in-process compile left to run on past its timeout or a stop must
   // not see exit's handlers free its library's state (a double free).

@@ -304,6 +304,15 @@ std::string ShortMessage(absl::string_view message) {
 absl::Status CheckRefusalFiles(absl::string_view dir) {
   for (const std::string& path : FilesIn(std::string(dir), ".tsv")) {
     struct stat st;
+    // A link to nothing is never written through (the seventeenth fault
+    // run: its refusals said "remembered in" it all the same).
+    if (stat(path.c_str(), &st) != 0 && lstat(path.c_str(), &st) == 0 &&
+        S_ISLNK(st.st_mode)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          path,
+          " is a link to nothing, not a file of remembered refusals: "
+          "remove it"));
+    }
     if (stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) continue;
     return absl::FailedPreconditionError(
         absl::StrCat(path, " is ",
