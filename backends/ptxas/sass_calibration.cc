@@ -134,11 +134,6 @@ bool Unfinished(const ProcessOutcome& how) {
   return how.signal != 0 || how.timed_out || how.interrupted;
 }
 
-std::string FirstLine(absl::string_view log) {
-  log = absl::StripLeadingAsciiWhitespace(log);
-  return std::string(log.substr(0, log.find('\n')));
-}
-
 std::string LastLine(absl::string_view log) {
   log = absl::StripTrailingAsciiWhitespace(log);
   const size_t newline = log.rfind('\n');
@@ -165,7 +160,7 @@ absl::StatusOr<PartEnd> CompileReferencePart(const Assembler& assemble,
     out[0].rejected = !Unfinished(compiled.how);
     out[0].why_not =
         out[0].rejected
-            ? absl::StrCat("rejected by ptxas: ", FirstLine(compiled.log))
+            ? absl::StrCat("rejected by ptxas: ", LogSummary(compiled.log))
             : absl::StrCat(kUnfinishedCompile, ": ", LastLine(compiled.log));
     return PartEnd::kDone;
   }
