@@ -337,9 +337,7 @@ void RemoveOrphanedTempFiles(const std::string& dir) {
   closedir(d);
   // A directory too: an entry being written (the sixteenth fault run: one
   // left by a Ctrl-C of `triage merge`, kept by every merge after).
-  for (const std::string& path : orphans) {
-    if (unlink(path.c_str()) != 0 && IsDirectory(path)) RemoveTree(path);
-  }
+  for (const std::string& path : orphans) RemoveTree(path);
 }
 
 void RemoveOrphanedProcessTempDirs(absl::string_view prefix) {

@@ -60,17 +60,6 @@ absl::Status ErrnoError(absl::string_view what, const std::string& path) {
       absl::StrCat(what, " ", path, ": ", std::strerror(errno)));
 }
 
-void RemoveTree(const std::string& dir) {
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      const std::string name = e->d_name;
-      if (name != "." && name != "..") unlink((dir + "/" + name).c_str());
-    }
-    closedir(d);
-  }
-  rmdir(dir.c_str());
-}
-
 // Builds a directory of `files` under a temporary name, then renames it to
 // `path` in one step.
 absl::Status WriteDirectoryAtomic(
