@@ -640,9 +640,7 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
   // A tool's refusals are remembered there: a file in its place would have
   // every one "remembered" and none kept.
   if (absl::StartsWith(config->backend, kPtxCmdPrefix)) {
-    if (auto s = MakeDirs(config->refusals_dir); !s.ok())
-      return Fail(err, "fuzz", s);
-    if (auto s = CheckRefusalFiles(config->refusals_dir); !s.ok())
+    if (auto s = MakeRefusalsDir(config->refusals_dir); !s.ok())
       return Fail(err, "fuzz", s);
   }
   // The run ends max_time from now, start-up (workers, calibration) included.

@@ -393,10 +393,8 @@ int RunPrograms(const std::vector<std::string>& args, std::ostream& out,
     return Fail(err, "programs", s);
   // As `fuzz`: no file where a tool's refusals are to be remembered.
   if (options->refusal_memory) {
-    const std::string refusals_dir = absl::StrCat(out_dir, "/refusals");
-    if (absl::Status s = MakeDirs(refusals_dir); !s.ok())
-      return Fail(err, "programs", s);
-    if (absl::Status s = CheckRefusalFiles(refusals_dir); !s.ok())
+    if (absl::Status s = MakeRefusalsDir(absl::StrCat(out_dir, "/refusals"));
+        !s.ok())
       return Fail(err, "programs", s);
   }
   // Its header names the backend, known once a worker has said what it is.

@@ -19,6 +19,7 @@
 #include "absl/strings/strip.h"
 #include "common/files.h"
 #include "common/fnv1a.h"
+#include "common/status_macros.h"
 #include "isa/family_table.h"
 #include "isa/spelling.h"
 
@@ -301,25 +302,26 @@ std::string ShortMessage(absl::string_view message) {
                       " more bytes)");
 }
 
-absl::Status CheckRefusalFiles(absl::string_view dir) {
-  for (const std::string& path : FilesIn(std::string(dir), ".tsv")) {
+absl::Status MakeRefusalsDir(const std::string& dir) {
+  PTXDIFF_RETURN_IF_ERROR(MakeDirs(dir));
+  for (const std::string& path : FilesIn(dir, ".tsv")) {
     struct stat st;
-    // A link to nothing is never written through (the seventeenth fault
-    // run: its refusals said "remembered in" it all the same).
-    if (stat(path.c_str(), &st) != 0 && lstat(path.c_str(), &st) == 0 &&
-        S_ISLNK(st.st_mode)) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          path,
-          " is a link to nothing, not a file of remembered refusals: "
-          "remove it"));
+    std::string what;
+    if (stat(path.c_str(), &st) != 0) {
+      // A link to nothing is never written through (the seventeenth fault
+      // run: its refusals said "remembered in" it all the same).
+      if (lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
+        what = "a link to nothing";
+    } else if (!S_ISREG(st.st_mode)) {
+      what = S_ISDIR(st.st_mode)    ? "a directory"
+             : S_ISFIFO(st.st_mode) ? "a FIFO"
+                                    : "a device or socket";
     }
-    if (stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) continue;
-    return absl::FailedPreconditionError(
-        absl::StrCat(path, " is ",
-                     S_ISDIR(st.st_mode)    ? "a directory"
-                     : S_ISFIFO(st.st_mode) ? "a FIFO"
-                                            : "a device or socket",
-                     ", not a file of remembered refusals: remove it"));
+    if (!what.empty()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(path, " is ", what,
+                       ", not a file of remembered refusals: remove it"));
+    }
   }
   return absl::OkStatus();
 }

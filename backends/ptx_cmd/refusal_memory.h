@@ -131,11 +131,13 @@ struct RememberedTool {
 std::vector<RememberedTool> RememberedTools(
     absl::string_view dir, std::vector<std::string>* unreadable = nullptr);
 
-// FailedPrecondition naming the first memory file in `dir` that is no
-// regular file (a FIFO, a device or a link to one, a directory): a worker
-// cannot start on it, which a command says before it starts any (the
-// fifteenth fault run: `fuzz` said it on stdout, exit 1). A look, no read.
-absl::Status CheckRefusalFiles(absl::string_view dir);
+// Makes the refusals directory `dir` (MakeDirs: a file in its place is
+// refused), then FailedPrecondition naming the first memory file there
+// that is no regular file (a FIFO, a device or a link to one or to
+// nothing, a directory): a worker cannot start on it, which a command says
+// before it starts any (the fifteenth fault run: `fuzz` said it on stdout,
+// exit 1). A look, no read.
+absl::Status MakeRefusalsDir(const std::string& dir);
 
 }  // namespace ptxdiff
 
