@@ -12,7 +12,6 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "backends/ptx_cmd/refusal_recheck.h"
-#include "common/run_id.h"
 #include "common/status_macros.h"
 #include "isa/spelling.h"
 #include "program/program_minimizer.h"
@@ -137,8 +136,7 @@ std::vector<Forgotten> ProgramRefusals::Recheck(
   std::vector<Forgotten> forgotten = RecheckRemembered(
       *memory_, *remembered,
       [&](const Variant& v) { return drawn.contains(Spell(v)); }, run,
-      Kept{.unix_seconds = absl::ToUnixSeconds(absl::Now()), .run = ThisRun()},
-      &unwritten);
+      NowInThisRun(), &unwritten);
   if (!unwritten.ok()) {
     errors.push_back(absl::StrCat("could not remember what the tool runs now: ",
                                   unwritten.message()));

@@ -17,6 +17,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/files.h"
+#include "common/status_macros.h"
 
 namespace ptxdiff {
 namespace {
@@ -180,21 +181,28 @@ void ReadOutcomes(const std::string& path, RunRecord& run) {
   run.outcomes.push_back(*std::move(file));
 }
 
-// A run's record of its triage directory, there but unreadable (a FIFO, a
-// link to a device, past its bound) or holding no one path: damage (the
-// twelfth fault run: skipped without a word, the report fell back to
-// out/triage). Its path is read by RecordedTriageDirs.
-void ReadTriageDirRecord(const std::string& path, RunRecord& run) {
-  const absl::StatusOr<std::string> text =
-      ReadRecordFile(path, kMaxRecordedPathBytes);
-  if (absl::IsNotFound(text.status())) return;  // a run of an older version
-  if (!text.ok()) {
-    run.damage.push_back(std::string(text.status().message()));
-    return;
+// The triage directory the run in `run_dir` recorded; NotFound where it
+// recorded none (a run of an older version), else why it is no one path.
+absl::StatusOr<std::string> RecordedTriageDirOf(const std::string& run_dir) {
+  const std::string path = absl::StrCat(run_dir, "/", kRunTriageDirFile);
+  PTXDIFF_ASSIGN_OR_RETURN(const std::string text,
+                           ReadRecordFile(path, kMaxRecordedPathBytes));
+  const absl::string_view recorded = absl::StripTrailingAsciiWhitespace(text);
+  if (recorded.empty() || absl::StrContains(recorded, '\n')) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": not one directory's path"));
   }
-  const absl::string_view recorded = absl::StripTrailingAsciiWhitespace(*text);
-  if (recorded.empty() || absl::StrContains(recorded, '\n'))
-    run.damage.push_back(absl::StrCat(path, ": not one directory's path"));
+  return std::string(recorded);
+}
+
+// A record of the triage directory that is there but cannot be read (a
+// FIFO, a link to a device, past its bound) or holds no one path is the
+// run's damage (the twelfth fault run: skipped without a word, the report
+// fell back to out/triage).
+void ReadTriageDirRecord(const std::string& run_dir, RunRecord& run) {
+  const absl::StatusOr<std::string> dir = RecordedTriageDirOf(run_dir);
+  if (!dir.ok() && !absl::IsNotFound(dir.status()))
+    run.damage.push_back(std::string(dir.status().message()));
 }
 
 // The form of the run directory `dir` and its start time; null and 0 for a
@@ -262,7 +270,7 @@ void ForEachRun(const std::string& out_dir,
     for (const std::string& path : FilesIn(d.dir, ".outcomes"))
       ReadOutcomes(path, run);
     ReadTimeline(absl::StrCat(d.dir, "/", d.form->timeline_file), run);
-    ReadTriageDirRecord(absl::StrCat(d.dir, "/", kRunTriageDirFile), run);
+    ReadTriageDirRecord(d.dir, run);
     visit(run);
   }
 }
@@ -292,12 +300,8 @@ std::vector<std::string> RecordedTriageDirs(const std::string& out_dir) {
   for (const std::string& dir : FilesIn(out_dir + "/stats")) {
     int64_t start = 0;
     RunDirFormOf(dir, start);
-    const absl::StatusOr<std::string> text = ReadRecordFile(
-        absl::StrCat(dir, "/", kRunTriageDirFile), kMaxRecordedPathBytes);
-    if (!text.ok()) continue;
-    const absl::string_view path = absl::StripTrailingAsciiWhitespace(*text);
-    if (path.empty() || absl::StrContains(path, '\n')) continue;
-    recorded.emplace_back(start, std::string(path));
+    absl::StatusOr<std::string> path = RecordedTriageDirOf(dir);
+    if (path.ok()) recorded.emplace_back(start, *std::move(path));
   }
   // Newest first; of runs that started in one second, the last listed.
   std::reverse(recorded.begin(), recorded.end());

@@ -43,7 +43,6 @@
 #include "backends/ptx_cmd/tool_run.h"
 #include "common/files.h"
 #include "common/interrupt.h"
-#include "common/run_id.h"
 #include "common/status_macros.h"
 #include "common/subprocess.h"
 #include "isa/family_table.h"
@@ -299,8 +298,7 @@ absl::Status PtxCmdBackend::ForgetWhatTheToolAccepts() {
       [&](const Variant& v, bool written) {
         return RunAlone(v, written, deadline);
       },
-      Kept{.unix_seconds = absl::ToUnixSeconds(absl::Now()), .run = ThisRun()},
-      &unwritten);
+      NowInThisRun(), &unwritten);
   for (const Forgotten& f : forgotten) {
     classes_.Forget(f.message);
     std::fprintf(stderr,

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "common/run_id.h"
 #include "isa/family_table.h"
 
 namespace ptxdiff {
@@ -106,6 +107,10 @@ std::vector<Forgotten> RecheckRemembered(
     forgotten.push_back(std::move(f));
   }
   return forgotten;
+}
+
+Kept NowInThisRun() {
+  return {.unix_seconds = absl::ToUnixSeconds(absl::Now()), .run = ThisRun()};
 }
 
 std::string DescribeForgotten(const Forgotten& f) {

@@ -31,6 +31,9 @@ namespace ptxdiff {
 inline constexpr int kMaxRechecked = 8;
 inline constexpr absl::Duration kRecheckEvery = absl::Minutes(10);
 
+// Now, in this process's run (common/run_id.h): what a re-check notes as.
+Kept NowInThisRun();
+
 // Re-checks what `remembered` (loaded from `memory`) holds, with `run`, on
 // variants `runnable` says may be sent; drops from `remembered` and forgets
 // in `memory` each message the tool accepts now, and returns those; notes
