@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/run_by_halves.h"
 #include "common/status_macros.h"
 #include "common/subprocess.h"
 #include "oracle/edge_operands.h"
@@ -69,20 +70,17 @@ struct RunPlan {
   absl::Time deadline;
   bool stop_at_fault = false;
   bool faulted = false;  // a program has crashed or hung
-  // The results of the first program run, and the program each one run is
-  // a copy of (by index; empty: each its own).
-  const ProgramToolRun* first = nullptr;
+  // The program each one run is a copy of (by index; empty: each its own).
   std::vector<size_t> owner;
 
-  // Whether the `n` runs from `results` are all copies of one program (a
+  // Whether the runs [begin, end) are all copies of one program (a
   // backend's input vectors of it): then a hang of their module is that
   // program's, and halving it would only cost a timeout a run.
-  bool OneProgram(const ProgramToolRun* results, size_t n) const {
-    if (n == 1) return true;
+  bool OneProgram(size_t begin, size_t end) const {
+    if (end - begin == 1) return true;
     if (owner.empty()) return false;
-    const size_t at = results - first;
-    return std::all_of(owner.begin() + at, owner.begin() + at + n,
-                       [&](size_t o) { return o == owner[at]; });
+    return std::all_of(owner.begin() + begin, owner.begin() + end,
+                       [&](size_t o) { return o == owner[begin]; });
   }
 };
 
@@ -102,54 +100,69 @@ std::vector<uint64_t> OutputsAt(const std::string& out, size_t first,
   return values;
 }
 
-absl::Status RunInto(const ProgramModuleRunner& runner,
-                     std::span<const Program> programs, RunPlan& plan,
-                     ProgramToolRun* results) {
+// Each program's outputs from a run of their module that ended well.
+void TakeOutputs(std::span<const Program> programs, const ProgramSlots& slots,
+                 const std::string& out, ProgramToolRun* results) {
+  for (size_t k = 0; k < programs.size(); ++k) {
+    const size_t outputs = programs[k].outputs.size();
+    results[k].outputs = OutputsAt(out, slots.first[k], outputs);
+    if (!slots.OnLanes(programs[k])) continue;
+    for (int lane = 0; lane < kProgramLanes; ++lane) {
+      results[k].lanes.push_back(
+          OutputsAt(out, slots.first[k] + 2 * lane, outputs));
+    }
+  }
+}
+
+// Runs `programs` by halves (common/run_by_halves.h): a module that failed
+// as a whole is run again as its halves, down to the program it fails on.
+absl::Status RunModules(const ProgramModuleRunner& runner,
+                        std::span<const Program> programs, RunPlan& plan,
+                        ProgramToolRun* results) {
+  // How the innermost module that hung around each program ended, for
+  // those the deadline then cut before their own run.
+  std::vector<std::string> hung_module(programs.size());
   const bool lanes = runner.RunsLanes();
-  const ProgramSlots slots = SlotsOf(programs, lanes);
-  const ToolRun run = runner.Run(
-      ProgramToolModule(programs, runner.target(), plan.inputs, lanes),
-      ProgramInputBuffer(programs, lanes), slots.total(), plan.deadline);
-  PTXDIFF_RETURN_IF_ERROR(run.error);
-  if (run.end == ToolRun::kOk) {
-    for (size_t k = 0; k < programs.size(); ++k) {
-      const size_t outputs = programs[k].outputs.size();
-      results[k].outputs = OutputsAt(run.out, slots.first[k], outputs);
-      if (!slots.OnLanes(programs[k])) continue;
-      for (int lane = 0; lane < kProgramLanes; ++lane) {
-        results[k].lanes.push_back(
-            OutputsAt(run.out, slots.first[k] + 2 * lane, outputs));
+  auto run_part = [&](size_t begin, size_t end) -> absl::StatusOr<PartEnd> {
+    std::span<const Program> part = programs.subspan(begin, end - begin);
+    if (plan.stop_at_fault && plan.faulted) {
+      NotRun(part.size(), "not run: a program before it crashed or hung",
+             results + begin);
+      return PartEnd::kDone;
+    }
+    const ProgramSlots slots = SlotsOf(part, lanes);
+    const ToolRun run = runner.Run(
+        ProgramToolModule(part, runner.target(), plan.inputs, lanes),
+        ProgramInputBuffer(part, lanes), slots.total(), plan.deadline);
+    PTXDIFF_RETURN_IF_ERROR(run.error);
+    if (run.end == ToolRun::kOk) {
+      TakeOutputs(part, slots, run.out, results + begin);
+      return PartEnd::kDone;
+    }
+    // Past the deadline every smaller run would be cut too; a hang of one
+    // program's copies is its hang, however many.
+    if (run.end == ToolRun::kCut ||
+        (run.end == ToolRun::kHung && plan.OneProgram(begin, end)) ||
+        part.size() == 1) {
+      for (size_t k = begin; k < end; ++k) {
+        results[k] = {.end = run.end, .what = HowItEnded(run)};
       }
+      plan.faulted |= run.end == ToolRun::kCrashed || run.end == ToolRun::kHung;
+      return PartEnd::kDone;
     }
-    return absl::OkStatus();
-  }
-  // Past the deadline every smaller run would be cut too; a hang of one
-  // program's copies is its hang, however many.
-  if (run.end == ToolRun::kCut || programs.size() == 1 ||
-      (run.end == ToolRun::kHung && plan.OneProgram(results, programs.size()))) {
-    for (size_t k = 0; k < programs.size(); ++k) {
-      results[k] = {.end = run.end, .what = HowItEnded(run)};
+    if (run.end == ToolRun::kHung) {
+      for (size_t k = begin; k < end; ++k) hung_module[k] = HowItEnded(run);
     }
-    plan.faulted |= run.end == ToolRun::kCrashed || run.end == ToolRun::kHung;
-    return absl::OkStatus();
-  }
-  const size_t half = programs.size() / 2;
-  PTXDIFF_RETURN_IF_ERROR(RunInto(runner, programs.first(half), plan, results));
-  if (plan.stop_at_fault && plan.faulted) {
-    NotRun(programs.size() - half,
-           "not run: a program before it crashed or hung", results + half);
-    return absl::OkStatus();
-  }
-  PTXDIFF_RETURN_IF_ERROR(
-      RunInto(runner, programs.subspan(half), plan, results + half));
+    return PartEnd::kHalve;
+  };
+  PTXDIFF_RETURN_IF_ERROR(RunByHalves(0, programs.size(), run_part));
   // Those the halving did not reach before the deadline are known to be in
-  // a module that hung, and no more (those left after a fault by design,
-  // nothing).
-  if (run.end == ToolRun::kHung && !(plan.stop_at_fault && plan.faulted)) {
-    for (size_t k = 0; k < programs.size(); ++k) {
-      if (results[k].end == ToolRun::kCut && results[k].hung_in_module.empty())
-        results[k].hung_in_module = HowItEnded(run);
-    }
+  // a module that hung, and no more. A run that stops at its first fault
+  // wants that fault alone: what it cut says nothing.
+  if (plan.stop_at_fault && plan.faulted) return absl::OkStatus();
+  for (size_t k = 0; k < programs.size(); ++k) {
+    if (results[k].end == ToolRun::kCut && !hung_module[k].empty())
+      results[k].hung_in_module = std::move(hung_module[k]);
   }
   return absl::OkStatus();
 }
@@ -220,14 +233,12 @@ absl::StatusOr<std::vector<ProgramToolRun>> RunPrograms(
   }
   if (runnable.empty()) return results;
   std::vector<ProgramToolRun> ran(runnable.size());
-  RunPlan plan{.inputs = inputs,
-               .deadline = deadline,
-               .stop_at_fault = stop_at_fault,
-               .first = ran.data()};
+  RunPlan plan{
+      .inputs = inputs, .deadline = deadline, .stop_at_fault = stop_at_fault};
   if (!copy_of.empty()) {
     for (size_t k : index) plan.owner.push_back(copy_of[k]);
   }
-  PTXDIFF_RETURN_IF_ERROR(RunInto(runner, runnable, plan, ran.data()));
+  PTXDIFF_RETURN_IF_ERROR(RunModules(runner, runnable, plan, ran.data()));
   for (size_t j = 0; j < ran.size(); ++j) results[index[j]] = std::move(ran[j]);
   return results;
 }

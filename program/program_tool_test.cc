@@ -336,6 +336,73 @@ TEST_F(ProgramToolTest, AHangOfOneProgramsCopiesIsCalledInOneRun) {
   EXPECT_EQ((*more)[1].fault->kind, CaseFault::kHang);
 }
 
+// Answers each run with the next end of its script (a whole {out} for
+// kOk), counting the slots of each run.
+class ScriptedRunner : public ProgramModuleRunner {
+ public:
+  ScriptedRunner(PtxTarget target, std::vector<ToolRun::End> script)
+      : target_(target), script_(std::move(script)) {}
+  ToolRun Run(const std::string&, const std::string&, size_t n,
+              absl::Time) const override {
+    ToolRun run;
+    run.end = script_.at(slots.size());
+    slots.push_back(n);
+    if (run.end == ToolRun::kOk) run.out.assign(n * kBatchResultBytes, '\0');
+    if (run.end == ToolRun::kHung) run.what = "timed out after 2s (killed)";
+    if (run.end == ToolRun::kCut) run.what = "the run ended first";
+    return run;
+  }
+  const PtxTarget& target() const override { return target_; }
+  std::string Name() const override { return "scripted"; }
+  std::string Identity() const override { return "scripted"; }
+  std::string ReplayFlags() const override { return ""; }
+  std::string Who() const override { return "the tool"; }
+  std::string HowToRun(size_t) const override { return ""; }
+  mutable std::vector<size_t> slots;
+
+ private:
+  PtxTarget target_;
+  std::vector<ToolRun::End> script_;
+};
+
+// A module that hung is run again by halves; those the deadline then cut
+// are said to be in a module that hung (not isolated), those a half ran
+// are not, and a cut part is not halved further.
+TEST_F(ProgramToolTest, ProgramsCutWhileAHungModuleIsHalvedSaySo) {
+  const Program p =
+      ProgramOf("input %a .b32 5\nmul.lo.u32 %r, %a, %a;\noutput %r\n");
+  const std::vector<Program> four = {p, p, p, p};
+  ScriptedRunner runner(tool_.target,
+                        {ToolRun::kHung, ToolRun::kOk, ToolRun::kCut});
+  auto runs = RunPrograms(runner, four, ProgramInputs::kRuntime,
+                          absl::InfiniteFuture());
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  EXPECT_THAT(runner.slots, testing::ElementsAre(8, 4, 4));  // 2 a program
+  for (int k : {0, 1}) {
+    EXPECT_EQ((*runs)[k].end, ToolRun::kOk) << k;
+    EXPECT_EQ((*runs)[k].hung_in_module, "") << k;
+  }
+  for (int k : {2, 3}) {
+    EXPECT_EQ((*runs)[k].end, ToolRun::kCut) << k;
+    EXPECT_THAT((*runs)[k].hung_in_module, testing::HasSubstr("timed out"))
+        << k;
+  }
+  // A run that stops at its first fault wants that fault alone: the
+  // programs after it are not run, and not said to be in a hung module.
+  ScriptedRunner stopping(tool_.target,
+                          {ToolRun::kHung, ToolRun::kHung, ToolRun::kHung});
+  auto until = RunPrograms(stopping, four, ProgramInputs::kRuntime,
+                           absl::InfiniteFuture(), /*stop_at_fault=*/true);
+  ASSERT_TRUE(until.ok()) << until.status();
+  EXPECT_THAT(stopping.slots, testing::ElementsAre(8, 4, 2));
+  EXPECT_EQ((*until)[0].end, ToolRun::kHung);
+  for (int k : {1, 2, 3}) {
+    EXPECT_EQ((*until)[k].end, ToolRun::kCut) << k;
+    EXPECT_THAT((*until)[k].what, testing::HasSubstr("not run")) << k;
+    EXPECT_EQ((*until)[k].hung_in_module, "") << k;
+  }
+}
+
 // A program with more inputs than the buffer holds is refused unrun.
 TEST_F(ProgramToolTest, TooManyInputsAreRefused) {
   const Program wide = ProgramOf(
