@@ -629,8 +629,12 @@ void Campaign::CountOutcomes(const std::vector<CountedOutcome>& outcomes,
 }
 
 OutcomeTable Campaign::OutcomesSnapshot() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return outcomes_;
+  OutcomeTable table = [&] {
+    std::lock_guard<std::mutex> lock(mu_);
+    return outcomes_;
+  }();
+  if (lane_) lane_->AddOutcomesTo(table);
+  return table;
 }
 
 bool Campaign::Flush(absl::Duration timeout) {

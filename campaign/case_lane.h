@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "campaign/outcome_table.h"
 #include "client/worker_client.h"
 
 namespace ptxdiff {
@@ -58,6 +59,9 @@ class CaseLane {
   // after the last RunBatch and FileFound.
   virtual void Finish() = 0;
   virtual CaseLaneCounts Counts() const = 0;
+  // Adds what its cases gave, by variant, to `table` (the engine's outcome
+  // table, when a snapshot of it is taken); none by default.
+  virtual void AddOutcomesTo(OutcomeTable& table) const {}
 };
 
 // Makes the lane once the senders' workers have said what they are (a

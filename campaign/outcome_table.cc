@@ -60,7 +60,7 @@ Outcome OutcomeOf(Verdict verdict, const TupleResult& result, bool not_run) {
 }
 
 OutcomeTable::OutcomeTable()
-    : counts_(AllVariants().size() * kNumOutcomeForms * kNumOutcomes),
+    : counts_(AllVariants().size() * kNumTupleForms * kNumOutcomes),
       reason_of_(AllVariants().size()) {}
 
 int OutcomeTable::InternReason(absl::string_view reason) {
@@ -75,6 +75,13 @@ int OutcomeTable::InternReason(absl::string_view reason) {
 
 OutcomeCounts OutcomeTable::counts(int variant, OutcomeForm form) const {
   OutcomeCounts c{};
+  if (IsProgramForm(form)) {
+    const auto it = program_counts_.find(variant);
+    if (it == program_counts_.end()) return c;
+    for (int o = 0; o < kNumOutcomes; ++o)
+      c[o] = it->second[ProgramSlot(form) + o];
+    return c;
+  }
   for (int o = 0; o < kNumOutcomes; ++o)
     c[o] = counts_[Slot(variant, form) + o];
   return c;
@@ -96,7 +103,9 @@ std::string OutcomeTable::Format(absl::string_view backend,
     const uint16_t reason = reason_of_[v];
     const std::string reason_text =
         reason == 0 ? "-" : absl::StrCat(reason - 1);
-    for (int f = 0; f < kNumOutcomeForms; ++f) {
+    const int forms =
+        program_counts_.contains(v) ? kNumOutcomeForms : kNumTupleForms;
+    for (int f = 0; f < forms; ++f) {
       const OutcomeCounts c = counts(v, static_cast<OutcomeForm>(f));
       const bool any = std::any_of(c.begin(), c.end(),
                                    [](int64_t n) { return n != 0; });
@@ -129,7 +138,8 @@ absl::StatusOr<OutcomeFile::Row> ParseRow(
       std::find(kOutcomeFormNames.begin(), kOutcomeFormNames.end(), fields[1]);
   if (form == kOutcomeFormNames.end()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("form '", fields[1], "' is neither imm nor runtime"));
+        absl::StrCat("form '", fields[1], "' is not one of ",
+                     absl::StrJoin(kOutcomeFormNames, ", ")));
   }
   row.form = static_cast<OutcomeForm>(form - kOutcomeFormNames.begin());
   if (fields[2] != "-") {

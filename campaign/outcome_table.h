@@ -14,11 +14,16 @@
 //   # ptxdiff outcomes 1
 //   backend <tab> <the worker's identity, as the stats file has it>
 //   reason <tab> <n> <tab> <a decline reason, on one line>
-//   <spelling> <tab> <imm|runtime> <tab> <the number of the variant's latest
-//       decline reason, or -> <tab> <its count of each outcome, tab-separated
-//       in kOutcomeNames' order, trailing zeros left out>
+//   <spelling> <tab> <imm|runtime|program-imm|program-runtime> <tab> <the
+//       number of the variant's latest decline reason, or -> <tab> <its
+//       count of each outcome, tab-separated in kOutcomeNames' order,
+//       trailing zeros left out>
 // A supported variant has at least its `imm` line (all zeros if it got no
 // tuple yet: "never reached"); a variant with no line was not supported.
+// The `program-` forms count the programs that held the variant (once a
+// program, however many of its steps), by how the program's check ended
+// (a program lane's, campaign/case_lane.h): a program's disagreement is
+// the program's, not known to be that variant's.
 
 #ifndef PTXDIFF_CAMPAIGN_OUTCOME_TABLE_H_
 #define PTXDIFF_CAMPAIGN_OUTCOME_TABLE_H_
@@ -57,11 +62,21 @@ inline constexpr std::array<absl::string_view, kNumOutcomes> kOutcomeNames = {
     "operand_form", "not_run", "declined_other"};
 
 // The operand forms a report tells apart: every source an immediate, or at
-// least one a runtime value (Tuple::runtime).
-enum class OutcomeForm : uint8_t { kImmediate, kRuntime };
-inline constexpr int kNumOutcomeForms = 2;
+// least one a runtime value (Tuple::runtime); and the programs that held
+// the variant, checked with their inputs as immediates or runtime values.
+enum class OutcomeForm : uint8_t {
+  kImmediate,
+  kRuntime,
+  kProgramImmediate,
+  kProgramRuntime,
+};
+inline constexpr int kNumOutcomeForms = 4;
+inline constexpr int kNumTupleForms = 2;  // the forms before the programs'
 inline constexpr std::array<absl::string_view, kNumOutcomeForms>
-    kOutcomeFormNames = {"imm", "runtime"};
+    kOutcomeFormNames = {"imm", "runtime", "program-imm", "program-runtime"};
+inline bool IsProgramForm(OutcomeForm form) {
+  return static_cast<int>(form) >= kNumTupleForms;
+}
 
 // The outcome of one judged tuple: its verdict, and for a decline or a
 // fault what the backend said (`not_run`: the decline's message says the
@@ -74,8 +89,13 @@ class OutcomeTable {
  public:
   OutcomeTable();  // every variant of AllVariants(), every count 0
 
-  void Count(int variant, OutcomeForm form, Outcome outcome) {
-    ++counts_[Slot(variant, form) + static_cast<int>(outcome)];
+  void Count(int variant, OutcomeForm form, Outcome outcome, uint32_t n = 1) {
+    if (IsProgramForm(form)) {
+      program_counts_[variant][ProgramSlot(form) + static_cast<int>(outcome)] +=
+          n;
+      return;
+    }
+    counts_[Slot(variant, form) + static_cast<int>(outcome)] += n;
   }
   // A decline reason's number, -1 once the table holds its most reasons
   // (a tool that puts a counter in every message must not grow it without
@@ -87,7 +107,7 @@ class OutcomeTable {
   }
 
   int64_t count(int variant, OutcomeForm form, Outcome outcome) const {
-    return counts_[Slot(variant, form) + static_cast<int>(outcome)];
+    return counts(variant, form)[static_cast<int>(outcome)];
   }
   OutcomeCounts counts(int variant, OutcomeForm form) const;
   // "" when `variant` was never declined.
@@ -100,12 +120,21 @@ class OutcomeTable {
 
  private:
   static size_t Slot(int variant, OutcomeForm form) {
-    return (static_cast<size_t>(variant) * kNumOutcomeForms +
+    return (static_cast<size_t>(variant) * kNumTupleForms +
             static_cast<size_t>(form)) *
            kNumOutcomes;
   }
-  // Counts per (variant, form, outcome); 32 bits hold a process's run.
+  static size_t ProgramSlot(OutcomeForm form) {
+    return (static_cast<size_t>(form) - kNumTupleForms) * kNumOutcomes;
+  }
+  // Counts per (variant, tuple form, outcome); 32 bits hold a process's
+  // run.
   std::vector<uint32_t> counts_;
+  // The program forms' by variant, sparse: programs hold a few hundred.
+  absl::flat_hash_map<
+      int,
+      std::array<uint32_t, (kNumOutcomeForms - kNumTupleForms) * kNumOutcomes>>
+      program_counts_;
   // Per variant: 0, or 1 + the index of its latest reason in reasons_.
   std::vector<uint16_t> reason_of_;
   std::vector<std::string> reasons_;

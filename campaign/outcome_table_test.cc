@@ -95,6 +95,37 @@ TEST(OutcomeTableTest, ReadsBackWhatItWrote) {
             0u);
 }
 
+// A program lane's counts (the programs that held a variant) are lines of
+// their own forms, read back as such; a file of an earlier version, with
+// tuple forms only, reads as before.
+TEST(OutcomeTableTest, ProgramFormsAreLinesOfTheirOwn) {
+  OutcomeTable table;
+  const int add = IndexOf("add.u32");
+  table.Count(add, OutcomeForm::kImmediate, Outcome::kAgree);
+  table.Count(add, OutcomeForm::kProgramImmediate, Outcome::kAgree, 7);
+  table.Count(add, OutcomeForm::kProgramRuntime, Outcome::kMismatch, 2);
+  const std::string text = table.Format("ptx-cmd abi 2 (t)", {});
+  EXPECT_THAT(text, ::testing::HasSubstr("add.u32\tprogram-imm\t-\t7\n"));
+  EXPECT_THAT(text,
+              ::testing::HasSubstr("add.u32\tprogram-runtime\t-\t0\t2\n"));
+  const absl::StatusOr<OutcomeFile> file = ParseOutcomeFile(text);
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_TRUE(file->damage.empty()) << file->damage[0];
+  ASSERT_EQ(file->rows.size(), 3u) << text;
+  EXPECT_EQ(file->rows[1].form, OutcomeForm::kProgramImmediate);
+  EXPECT_TRUE(IsProgramForm(file->rows[1].form));
+  EXPECT_FALSE(IsProgramForm(file->rows[0].form));
+  EXPECT_EQ(file->rows[2].counts[static_cast<int>(Outcome::kMismatch)], 2);
+  // An unknown form is damage, named with the forms there are.
+  const absl::StatusOr<OutcomeFile> odd = ParseOutcomeFile(
+      "# ptxdiff outcomes 1\nbackend\tb\nadd.u32\tprog\t-\t1\n");
+  ASSERT_TRUE(odd.ok()) << odd.status();
+  ASSERT_EQ(odd->damage.size(), 1u);
+  EXPECT_THAT(
+      odd->damage[0],
+      ::testing::HasSubstr("imm, runtime, program-imm, program-runtime"));
+}
+
 TEST(OutcomeTableTest, ReasonsAreKeptOnceAndEachVariantKeepsItsLatest) {
   OutcomeTable table;
   const int a = IndexOf("add.u32"), b = IndexOf("add.s32");

@@ -589,6 +589,14 @@ TEST(FuzzCommandTest, ProgramsRunBesideTheTuplesAndTheirFindingsAreKept) {
   EXPECT_TRUE(!EntriesIn(triage).empty() ||
               CountPendingFindings(triage).programs > 0)
       << r.out << r.err;
+  // The outcome records count the programs by the variants they held, for
+  // the report (issue 63: one outcome table).
+  std::string outcomes;
+  for (const std::string& run : FilesIn(dir + "/out/stats")) {
+    for (const std::string& file : FilesIn(run, ".outcomes"))
+      outcomes += ReadFile(file).value_or("");
+  }
+  EXPECT_THAT(outcomes, HasSubstr("xor.b32\tprogram-imm\t")) << outcomes;
 }
 
 // The summary's findings left out the program lane's, which were said only

@@ -92,6 +92,11 @@ struct ProgramCampaignOptions {
                      absl::Duration elapsed)>
       on_tick;
   absl::Duration tick = absl::Seconds(5);
+  // Called with each check of a program in a form, from the thread that ran
+  // it (several at once): the engine's outcome table counts them
+  // (program_outcomes.h).
+  std::function<void(const Program&, ProgramInputs, const ProgramCheck&)>
+      on_check;
 };
 
 // One disagreement, minimized and filed.

@@ -15,6 +15,7 @@
 #include "campaign/campaign.h"
 #include "common/interrupt.h"
 #include "common/status_macros.h"
+#include "program/program_outcomes.h"
 #include "program/program_search.h"
 #include "program/program_ticker.h"
 #include "program/worker_program_backend.h"
@@ -25,10 +26,12 @@ namespace {
 class SearchLane : public ProgramLane {
  public:
   SearchLane(std::unique_ptr<ProgramSearch> search,
-             std::shared_ptr<const ProgramBackend> presenter, uint64_t seed)
+             std::shared_ptr<const ProgramBackend> presenter, uint64_t seed,
+             std::shared_ptr<const ProgramOutcomes> outcomes)
       : search_(std::move(search)),
         presenter_(std::move(presenter)),
-        seed_(seed) {}
+        seed_(seed),
+        outcomes_(std::move(outcomes)) {}
 
   bool RunBatch(WorkerClient& worker, absl::Time) override {
     if (search_->OutOfTime()) return false;
@@ -94,6 +97,10 @@ class SearchLane : public ProgramLane {
     return report;
   }
 
+  void AddOutcomesTo(OutcomeTable& table) const override {
+    outcomes_->AddTo(table);
+  }
+
   std::shared_ptr<const ProgramBackend> presenter() const override {
     return presenter_;
   }
@@ -102,6 +109,7 @@ class SearchLane : public ProgramLane {
   const std::unique_ptr<ProgramSearch> search_;
   const std::shared_ptr<const ProgramBackend> presenter_;
   const uint64_t seed_;
+  const std::shared_ptr<const ProgramOutcomes> outcomes_;
   std::atomic<uint64_t> batches_{0};
   mutable std::mutex mu_;
   std::deque<ProgramFound> found_;  // journaled, for FileFound
@@ -138,11 +146,17 @@ absl::StatusOr<std::unique_ptr<ProgramLane>> MakeProgramLane(
   PTXDIFF_ASSIGN_OR_RETURN(std::shared_ptr<const ProgramBackend> presenter,
                            MakeProgramPresenter(backend, identity));
   options.max_time = deadline - absl::Now();
+  auto outcomes = std::make_shared<ProgramOutcomes>();
+  options.on_check = [outcomes](const Program& program, ProgramInputs form,
+                                const ProgramCheck& check) {
+    outcomes->Count(program, form, check);
+  };
   PTXDIFF_ASSIGN_OR_RETURN(
       std::unique_ptr<ProgramSearch> search,
       ProgramSearch::Open(options, presenter, std::move(progress)));
-  return std::unique_ptr<ProgramLane>(std::make_unique<SearchLane>(
-      std::move(search), std::move(presenter), options.seed));
+  return std::unique_ptr<ProgramLane>(
+      std::make_unique<SearchLane>(std::move(search), std::move(presenter),
+                                   options.seed, std::move(outcomes)));
 }
 
 namespace {

@@ -11,6 +11,9 @@
 #include "common/files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "isa/family_table.h"
+#include "isa/spelling_table.h"
+#include "program/program_outcomes.h"
 #include "program/testing/programs.h"
 #include "triage/triage_store.h"
 
@@ -104,6 +107,51 @@ TEST_F(ProgramLaneTest, TheEnginesWorkersCheckProgramsAndItsFilerFilesThem) {
   ASSERT_EQ(entries->size(), 1u);
   EXPECT_EQ((*entries)[0].signature.backend, "ptx-cmd");
   EXPECT_EQ((*entries)[0].signature.spelling, "xor.b32");
+  // The engine's outcome table counts the programs that held each variant,
+  // by form (the one that disagreed with immediate inputs is not run
+  // again with runtime inputs); the minimizer's candidates are not counted.
+  const OutcomeTable table = (*c)->OutcomesSnapshot();
+  auto n = [&](const char* spelling, OutcomeForm form, Outcome o) {
+    return table.count(VariantIndex(*VariantSpelled(spelling)), form, o);
+  };
+  EXPECT_EQ(n("add.u32", OutcomeForm::kProgramImmediate, Outcome::kMismatch),
+            1);
+  EXPECT_EQ(n("add.u32", OutcomeForm::kProgramImmediate, Outcome::kAgree), 1);
+  EXPECT_EQ(n("add.u32", OutcomeForm::kProgramRuntime, Outcome::kAgree), 1);
+  EXPECT_EQ(n("xor.b32", OutcomeForm::kProgramImmediate, Outcome::kMismatch),
+            1);
+  EXPECT_EQ(n("xor.b32", OutcomeForm::kProgramRuntime, Outcome::kMismatch) +
+                n("xor.b32", OutcomeForm::kProgramRuntime, Outcome::kAgree),
+            0);
+  EXPECT_EQ(n("mul.lo.u32", OutcomeForm::kProgramRuntime, Outcome::kAgree), 1);
+  // No tuple was sent: the tuple forms are untouched.
+  EXPECT_EQ(n("add.u32", OutcomeForm::kImmediate, Outcome::kAgree), 0);
+}
+
+// A program counts once for each variant it holds, however many of its
+// steps have it, by how its check ended.
+TEST(ProgramOutcomesTest, AProgramCountsOnceAVariantByHowItsCheckEnded) {
+  const Program p = ProgramOf(
+      "input %a .b32 6\nadd.u32 %r0, %a, 3;\nadd.u32 %r1, %r0, %r0;\n"
+      "xor.b32 %r2, %r1, %a;\noutput %r2\n");
+  ProgramOutcomes outcomes;
+  outcomes.Count(p, ProgramInputs::kImmediate, {.judged = true});
+  ProgramCheck hung;
+  hung.fault = ProgramFault{.kind = CaseFault::kHang};
+  outcomes.Count(p, ProgramInputs::kRuntime, hung);
+  outcomes.Count(p, ProgramInputs::kRuntime, {.refused = true});
+  OutcomeTable table;
+  outcomes.AddTo(table);
+  const int add = VariantIndex(*VariantSpelled("add.u32"));
+  EXPECT_EQ(table.count(add, OutcomeForm::kProgramImmediate, Outcome::kAgree),
+            1);
+  EXPECT_EQ(table.count(add, OutcomeForm::kProgramRuntime, Outcome::kHang), 1);
+  EXPECT_EQ(
+      table.count(add, OutcomeForm::kProgramRuntime, Outcome::kUnsupported), 1);
+  EXPECT_EQ(ProgramOutcomeOf({.cut = true}), Outcome::kNotRun);
+  EXPECT_EQ(ProgramOutcomeOf({.nothing_defined = true}), Outcome::kUnspecified);
+  EXPECT_EQ(ProgramOutcomeOf({.why_not = "kept code that reads the inputs"}),
+            Outcome::kNotEvaluable);
 }
 
 // The oracle's worker runs no programs: the campaign says so and runs its

@@ -246,6 +246,7 @@ class ProgramSearch::Impl {
       }
       for (size_t j = 0; j < checks->size(); ++j) {
         const ProgramCheck& check = (*checks)[j];
+        if (o_.on_check) o_.on_check(programs[j], form, check);
         if (check.cut) cut[index[j]] = true;
         if (check.refused) refused.emplace_back(index[j], form);
         refusals_.NoteChecked(programs[j], form, check);

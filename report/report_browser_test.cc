@@ -48,6 +48,10 @@ std::string WriteFixture(const std::string& root) {
     }
   }
   EXPECT_GT(vadd.size(), 1000u);
+  // The faulty one's program lane: programs that held two variants.
+  faulty.Count(VariantIndex(vadd[0]), OutcomeForm::kProgramImmediate,
+               Outcome::kAgree, 40);
+  faulty.Count(0, OutcomeForm::kProgramRuntime, Outcome::kMismatch, 3);
   for (const auto& [out, backend, table] :
        {std::tuple{root + "/faulty", "faulty 1", &faulty},
         std::tuple{root + "/oracle", "oracle 1", &oracle}}) {
@@ -215,6 +219,8 @@ TEST_F(ReportBrowserTest, ThePageShowsTheGridTheFindingsAndThePlots) {
   // family's variants for each.
   EXPECT_THAT(dom, HasSubstr(">faulty<"));
   EXPECT_THAT(dom, HasSubstr(">oracle<"));
+  // Where a program lane ran, the variants its programs held.
+  EXPECT_THAT(dom, HasSubstr("<th>in programs</th>"));
   int families = 0;
   for (int f = 0; f < kNumFamilies; ++f)
     families += !VariantsOf(static_cast<Family>(f)).empty();

@@ -37,7 +37,7 @@ Implementation NewImplementation(const RunRecord& run,
                       .triage_dir = source.triage_dir};
   if (run.kind == RunKind::kPrograms) return impl;
   const size_t n = AllVariants().size();
-  impl.counts.assign(n * kNumOutcomeForms, OutcomeCounts{});
+  impl.counts.assign(n * kNumTupleForms, OutcomeCounts{});
   impl.supported.assign(n, false);
   impl.reason_of.assign(n, -1);
   return impl;
@@ -55,9 +55,14 @@ void AddOutcomes(const OutcomeFile& file, Implementation& impl,
       ++unknown;
       continue;
     }
+    const int form = static_cast<int>(row.form);
+    if (IsProgramForm(row.form)) {
+      OutcomeCounts& sum = impl.program_counts[index][form - kNumTupleForms];
+      for (int o = 0; o < kNumOutcomes; ++o) sum[o] += row.counts[o];
+      continue;  // a program's variant is not one the tuples reach
+    }
     impl.supported[index] = true;
-    OutcomeCounts& sum =
-        impl.counts[index * kNumOutcomeForms + static_cast<int>(row.form)];
+    OutcomeCounts& sum = impl.counts[index * kNumTupleForms + form];
     for (int o = 0; o < kNumOutcomes; ++o) sum[o] += row.counts[o];
     if (!row.decline_reason.empty()) {
       auto [it, is_new] = reason_index.try_emplace(
@@ -198,8 +203,9 @@ std::string CountsJson(const OutcomeCounts& c) {
 
 std::string VariantJson(const Implementation& impl, size_t v) {
   if (!impl.supported[v]) return "0";
-  std::string json = absl::StrCat("[", CountsJson(impl.counts[v * 2]), ",",
-                                  CountsJson(impl.counts[v * 2 + 1]));
+  std::string json =
+      absl::StrCat("[", CountsJson(impl.counts[v * kNumTupleForms]), ",",
+                   CountsJson(impl.counts[v * kNumTupleForms + 1]));
   if (impl.reason_of[v] >= 0) absl::StrAppend(&json, ",", impl.reason_of[v]);
   return json + "]";
 }
@@ -305,6 +311,18 @@ std::string TimelineJson(RunKind kind,
   return absl::StrCat("[", absl::StrJoin(rows, ","), "]");
 }
 
+// The programs that held each variant, by VariantIndex: {"index": [with
+// immediate inputs, with runtime inputs]}; "" when no program lane ran.
+std::string ProgramVariantsJson(const Implementation& impl) {
+  if (impl.program_counts.empty()) return "";
+  std::vector<std::string> rows;
+  for (const auto& [index, counts] : impl.program_counts) {
+    rows.push_back(absl::StrCat("\"", index, "\":[", CountsJson(counts[0]), ",",
+                                CountsJson(counts[1]), "]"));
+  }
+  return absl::StrCat(",\"program_variants\":{", absl::StrJoin(rows, ","), "}");
+}
+
 // A program implementation has no variants' outcomes: their fields are
 // left out.
 std::string ImplementationJson(const Implementation& impl) {
@@ -323,7 +341,8 @@ std::string ImplementationJson(const Implementation& impl) {
       impl.kind == RunKind::kPrograms
           ? ""
           : absl::StrCat(",\"reasons\":[", absl::StrJoin(reasons, ","),
-                         "],\"variants\":[", absl::StrJoin(variants, ","), "]");
+                         "],\"variants\":[", absl::StrJoin(variants, ","), "]",
+                         ProgramVariantsJson(impl));
   return absl::StrCat(
       "{\"backend\":", JsonString(impl.backend),
       ",\"out_dir\":", JsonString(impl.out_dir),

@@ -6,7 +6,9 @@
 #ifndef PTXDIFF_REPORT_REPORT_DATA_H_
 #define PTXDIFF_REPORT_REPORT_DATA_H_
 
+#include <array>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,8 +39,12 @@ struct Implementation {
                         // ProgramBackend::Identity()
   std::string out_dir, triage_dir;
   // A tuple implementation's, empty for programs (no one variant's): by
-  // VariantIndex * kNumOutcomeForms + form, summed over runs.
+  // VariantIndex * kNumTupleForms + form, summed over runs.
   std::vector<OutcomeCounts> counts;
+  // The programs its runs' program lanes checked, by the VariantIndex of
+  // each variant they held: with immediate and with runtime inputs (the
+  // outcome files' program forms). Sparse: programs reach a few hundred.
+  std::map<int, std::array<OutcomeCounts, 2>> program_counts;
   std::vector<bool> supported;  // by VariantIndex: in some run's outcomes
   // By VariantIndex: the latest decline reason, an index in `reasons`; -1.
   std::vector<int32_t> reason_of;

@@ -90,6 +90,42 @@ TEST(ReportDataTest, SumsRunsPerBackendAndGivesEachItsFindings) {
   RemoveTree(out);
 }
 
+// The programs a run's program lane checked, by the variants they held:
+// summed over runs apart from the tuples' counts, and no variant is
+// supported by a program's line alone.
+TEST(ReportDataTest, ProgramCountsAreSummedApartFromTheTuples) {
+  const std::string out = FreshDir("programs");
+  std::vector<bool> supported(AllVariants().size());
+  const int add = IndexOf("add.u32"), xor_b32 = IndexOf("xor.b32");
+  supported[add] = true;
+  OutcomeTable first, second;
+  first.Count(add, OutcomeForm::kImmediate, Outcome::kAgree);
+  first.Count(add, OutcomeForm::kProgramImmediate, Outcome::kAgree, 5);
+  second.Count(add, OutcomeForm::kProgramImmediate, Outcome::kAgree, 2);
+  second.Count(xor_b32, OutcomeForm::kProgramRuntime, Outcome::kMismatch);
+  WriteRun(out, 1000, "faulty 1", first, supported);
+  WriteRun(out, 2000, "faulty 1", second, supported);
+  const absl::StatusOr<ReportData> data =
+      ReadReport({{.out_dir = out, .triage_dir = out + "/triage"}});
+  ASSERT_TRUE(data.ok()) << data.status();
+  ASSERT_THAT(data->implementations, SizeIs(1));
+  const Implementation& impl = data->implementations[0];
+  ASSERT_EQ(impl.program_counts.size(), 2u);
+  EXPECT_EQ(impl.program_counts.at(add)[0][static_cast<int>(Outcome::kAgree)],
+            7);
+  EXPECT_EQ(
+      impl.program_counts.at(xor_b32)[1][static_cast<int>(Outcome::kMismatch)],
+      1);
+  EXPECT_EQ(
+      impl.counts[add * kNumTupleForms][static_cast<int>(Outcome::kAgree)], 1);
+  EXPECT_FALSE(impl.supported[xor_b32]);
+  const std::string json = ReportJson(*data);
+  EXPECT_THAT(json, HasSubstr(absl::StrCat("\"program_variants\":{\"", add,
+                                           "\":[[7],[]],\"", xor_b32,
+                                           "\":[[],[0,1]]}")));
+  RemoveTree(out);
+}
+
 // A crash shows how it ended and what the tool printed last, also for an
 // entry filed before the output had a file of its own (from its case).
 TEST(ReportDataTest, ACrashShowsHowItEndedAndTheToolsLastOutput) {
