@@ -19,6 +19,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "backends/ptx_cmd/refusal_memory.h"
+#include "campaign/outcome_table.h"
 #include "cli/backend_commands.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
@@ -417,12 +418,13 @@ int RunPrograms(const std::vector<std::string>& args, std::ostream& out,
   const ScopedInterruptHandler on_interrupt;
   options->max_time = std::max(absl::ZeroDuration(),
                                run_start + options->max_time - absl::Now());
+  OutcomeTable outcomes;
   auto report = RunProgramsOnEngine(
       *options, *backend, *workers,
       [&out](const std::string& line) {
         out << "programs: " << line << std::endl;
       },
-      [&ran_on](const ProgramsRunBackend& on) { ran_on = on; });
+      [&ran_on](const ProgramsRunBackend& on) { ran_on = on; }, &outcomes);
   if (!report.ok()) {
     RemoveTree(run_dir);  // no point in it: not a run a report shows
     // A Ctrl-C while the engine's workers start cuts their handshake: the
@@ -436,6 +438,11 @@ int RunPrograms(const std::vector<std::string>& args, std::ostream& out,
   }
   report->seconds = absl::ToDoubleSeconds(absl::Now() - run_start);
   append(*report, absl::Seconds(report->seconds));
+  // The programs by the variants they held, for the report (the end's
+  // counts: a run killed before it keeps its timeline only).
+  const absl::Status outcomes_kept =
+      WriteFileAtomic(absl::StrCat(run_dir, "/", getpid(), ".outcomes"),
+                      outcomes.Format(ran_on.identity, {}));
   PrintSummary(*options, ran_on, workers->is_ptxas, *report, out);
   const bool unreported =
       parsed->Has("report") &&
@@ -450,8 +457,13 @@ int RunPrograms(const std::vector<std::string>& args, std::ostream& out,
     err << "ptxdiff programs: the run's progress could not all be kept in "
         << run_dir << " (the error above)\n";
   }
+  if (!outcomes_kept.ok()) {
+    err << "ptxdiff programs: the run's outcome records could not be kept: "
+        << outcomes_kept.message() << "\n";
+  }
   if (unreported) err << "ptxdiff programs: the report was not written\n";
-  return unfiled || !nothing.empty() || timeline.failed() || unreported
+  return unfiled || !nothing.empty() || timeline.failed() ||
+                 !outcomes_kept.ok() || unreported
              ? kExitDisagree
              : kExitOk;
 }

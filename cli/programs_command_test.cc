@@ -67,8 +67,15 @@ TEST(ProgramsCommandTest, AShortRunChecksProgramsAndSaysWhatItFiled) {
   EXPECT_THAT(timeline, testing::ContainsRegex(
                             "# backend: ptxas .*\n[0-9.]+\t[1-9][0-9]*\t"));
   EXPECT_THAT(r.out, HasSubstr("programs: report: " + out + "/report.html"));
-  EXPECT_THAT(ReadFile(out + "/report.json").value_or(""),
+  // The programs by the variants they held, in the engine's outcome table.
+  const std::vector<std::string> outcomes = FilesIn(runs[0], ".outcomes");
+  ASSERT_EQ(outcomes.size(), 1u);
+  EXPECT_THAT(ReadFile(outcomes[0]).value_or(""),
+              testing::ContainsRegex("\tprogram-imm\t-\t[1-9]"));
+  const std::string json = ReadFile(out + "/report.json").value_or("");
+  EXPECT_THAT(json,
               HasSubstr("\"program_implementations\":[{\"backend\":\"ptxas"));
+  EXPECT_THAT(json, HasSubstr("\"program_variants\":{\""));
   EXPECT_THAT(r.out, testing::ContainsRegex(
                          "programs: ptxas sm_90, 1 thread, [0-9]+ s: "
                          "[1-9][0-9]* programs checked"));

@@ -199,7 +199,8 @@ absl::StatusOr<ProgramCampaignReport> RunProgramsOnEngine(
     const ProgramCampaignOptions& options, const ProgramBackendOptions& backend,
     const ProgramWorkers& workers,
     std::function<void(const std::string&)> progress,
-    const std::function<void(const ProgramsRunBackend&)>& on_start) {
+    const std::function<void(const ProgramsRunBackend&)>& on_start,
+    OutcomeTable* outcomes) {
   const absl::Time start = absl::Now();
   const absl::Time deadline = start + options.max_time;
   ProgramLane* lane = nullptr;  // the engine's, made in Campaign::Start
@@ -235,6 +236,7 @@ absl::StatusOr<ProgramCampaignReport> RunProgramsOnEngine(
     WaitForTheLane(**campaign, deadline);
   }
   (*campaign)->Stop();
+  if (outcomes != nullptr) *outcomes = (*campaign)->OutcomesSnapshot();
   ProgramCampaignReport report = lane->Report();
   report.worker_restarts = (*campaign)->Snapshot().worker_restarts;
   report.seconds = absl::ToDoubleSeconds(absl::Now() - start);

@@ -67,13 +67,16 @@ struct ProgramsRunBackend {
 // the lane has nothing more to run or file.
 // `on_start` is told what the run is on once the workers said what they are,
 // before any on_tick (with the counts so far). `progress` gets a line per
-// filing. Errors: the flags' (ProgramWorkersFor), a worker that does not
-// start or runs no programs, the triage directory's.
+// filing. `outcomes`, if given, gets the engine's outcome table at the end:
+// the programs by the variants they held (program_outcomes.h). Errors: the
+// flags' (ProgramWorkersFor), a worker that does not start or runs no
+// programs, the triage directory's.
 absl::StatusOr<ProgramCampaignReport> RunProgramsOnEngine(
     const ProgramCampaignOptions& options, const ProgramBackendOptions& backend,
     const ProgramWorkers& workers,
     std::function<void(const std::string&)> progress,
-    const std::function<void(const ProgramsRunBackend&)>& on_start = nullptr);
+    const std::function<void(const ProgramsRunBackend&)>& on_start = nullptr,
+    OutcomeTable* outcomes = nullptr);
 
 }  // namespace ptxdiff
 

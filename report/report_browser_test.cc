@@ -78,6 +78,12 @@ std::string WriteFixture(const std::string& root) {
   EXPECT_TRUE(store.ok() && store->File(AProgramMismatch()).ok());
   const std::string programs = root + "/faulty/stats/run-1100-2";
   EXPECT_TRUE(MakeDirs(programs).ok());
+  OutcomeTable held;  // the program campaign's programs held two variants
+  held.Count(VariantIndex(vadd[1]), OutcomeForm::kProgramImmediate,
+             Outcome::kMismatch, 5);
+  held.Count(0, OutcomeForm::kProgramRuntime, Outcome::kAgree, 9);
+  EXPECT_TRUE(
+      WriteFile(programs + "/2.outcomes", held.Format("faulty 1", {})).ok());
   EXPECT_TRUE(
       WriteFile(
           absl::StrCat(programs, "/", kTimelineFile),
@@ -238,6 +244,12 @@ TEST_F(ReportBrowserTest, ThePageShowsTheGridTheFindingsAndThePlots) {
   // The program campaign: its totals, its finding, its plots.
   EXPECT_THAT(dom, HasSubstr("faulty: 1 run(s), 450 programs checked"));
   EXPECT_THAT(dom, HasSubstr("<code>program: add.u32</code>"));
+  EXPECT_THAT(dom, HasSubstr(absl::StrCat(
+                       "its programs held 2 variants; the most checked: ",
+                       Spell(AllVariants()[0]), " (9), ",
+                       Spell(VariantsOf(Family::kVadd)[1]),
+                       " (5); in programs that disagreed: ",
+                       Spell(VariantsOf(Family::kVadd)[1]), " (5)")));
   // The plots: a line drawn in each. Each implementation's three plots draw
   // four lines between them, and so do the program campaign's.
   EXPECT_EQ(Occurrences(dom, "class=\"series\""), 3 * 4);

@@ -61,6 +61,7 @@ void AddOutcomes(const OutcomeFile& file, Implementation& impl,
       for (int o = 0; o < kNumOutcomes; ++o) sum[o] += row.counts[o];
       continue;  // a program's variant is not one the tuples reach
     }
+    if (impl.supported.empty()) continue;  // a programs run's: none are
     impl.supported[index] = true;
     OutcomeCounts& sum = impl.counts[index * kNumTupleForms + form];
     for (int o = 0; o < kNumOutcomes; ++o) sum[o] += row.counts[o];
@@ -323,8 +324,8 @@ std::string ProgramVariantsJson(const Implementation& impl) {
   return absl::StrCat(",\"program_variants\":{", absl::StrJoin(rows, ","), "}");
 }
 
-// A program implementation has no variants' outcomes: their fields are
-// left out.
+// A program implementation has no tuples' outcomes: their fields are left
+// out.
 std::string ImplementationJson(const Implementation& impl) {
   std::vector<std::string> runs, reasons, variants, damage;
   for (const Implementation::Run& r : impl.runs) {
@@ -339,7 +340,7 @@ std::string ImplementationJson(const Implementation& impl) {
   for (const std::string& d : impl.damage) damage.push_back(JsonString(d));
   const std::string outcomes =
       impl.kind == RunKind::kPrograms
-          ? ""
+          ? ProgramVariantsJson(impl)
           : absl::StrCat(",\"reasons\":[", absl::StrJoin(reasons, ","),
                          "],\"variants\":[", absl::StrJoin(variants, ","), "]",
                          ProgramVariantsJson(impl));

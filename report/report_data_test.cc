@@ -190,6 +190,13 @@ TEST(ReportDataTest, ProgramCampaignsHaveTheirRunsAndTheirEntries) {
                             FormatTimelinePoint(RunKind::kPrograms,
                                                 {.seconds = 5, .checked = 40}))
                   .ok());
+  // Its programs by the variants they held; a tuple line (no programs run
+  // writes one) is not counted, and does not make the run a tuple run's.
+  OutcomeTable held;
+  const int add = IndexOf("add.u32");
+  held.Count(add, OutcomeForm::kProgramImmediate, Outcome::kMismatch, 4);
+  held.Count(add, OutcomeForm::kImmediate, Outcome::kAgree);
+  ASSERT_TRUE(WriteFile(run + "/1.outcomes", held.Format("faulty 1", {})).ok());
   auto store = TriageStore::Open(out + "/triage", /*create=*/true);
   ASSERT_TRUE(store.ok());
   ASSERT_TRUE(store->File(AProgramMismatch()).ok());
@@ -207,6 +214,11 @@ TEST(ReportDataTest, ProgramCampaignsHaveTheirRunsAndTheirEntries) {
   EXPECT_EQ(programs.backend, "faulty 1");
   ASSERT_THAT(programs.runs, SizeIs(1));
   EXPECT_EQ(programs.runs[0].timeline[0].checked, 40);
+  ASSERT_EQ(programs.program_counts.size(), 1u);
+  EXPECT_EQ(
+      programs.program_counts.at(add)[0][static_cast<int>(Outcome::kMismatch)],
+      4);
+  EXPECT_THAT(programs.counts, testing::IsEmpty());
   ASSERT_THAT(programs.entries, SizeIs(2));
   EXPECT_TRUE(NamesAProgram(programs.entries[0].signature) !=
               NamesAProgram(programs.entries[1].signature))
@@ -220,6 +232,9 @@ TEST(ReportDataTest, ProgramCampaignsHaveTheirRunsAndTheirEntries) {
   EXPECT_THAT(ReportJson(*data),
               HasSubstr("\"implementations\":[],\"program_implementations\":"
                         "[{\"backend\":\"faulty 1\""));
+  EXPECT_THAT(ReportJson(*data),
+              HasSubstr(absl::StrCat("\"program_variants\":{\"", add,
+                                     "\":[[0,4],[]]}")));
   RemoveTree(out);
 }
 
