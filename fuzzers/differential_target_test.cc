@@ -629,6 +629,21 @@ TEST(DifferentialTargetTest, ACrashOriginsFileTooLargeOrNoFileIsNotRead) {
   EXPECT_FALSE(FindCrashOrigin(dir, input).has_value());
 }
 
+// Seventeenth fault run: a crash-backends.txt saved with CRLF line ends
+// kept the \r in the backend's command (its tool ran with "{out}\r").
+TEST(DifferentialTargetTest, ACrashOriginsFileWithCrlfLineEndsIsRead) {
+  const std::string dir = FreshDir("crash_origin_crlf");
+  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+  const std::string input = Input("vadd.u32.u32.u32", {{{1, 2, 0, 0}}});
+  std::string line = CrashOriginLine(
+      input, {"crash ptx-cmd vadd.u32.u32.u32 crash", "ptx-cmd:t {ptx} {out}"});
+  line.insert(line.size() - 1, "\r");
+  std::ofstream(dir + "/crash-backends.txt") << line;
+  const std::optional<CrashOrigin> origin = FindCrashOrigin(dir, input);
+  ASSERT_TRUE(origin.has_value());
+  EXPECT_EQ(origin->backend, "ptx-cmd:t {ptx} {out}");
+}
+
 TEST(DifferentialTargetTest, BadBackendIsAClearError) {
   FuzzConfig config;
   config.backend = "exec:/nonexistent/worker";

@@ -219,6 +219,9 @@ std::optional<CrashOrigin> FindCrashOrigin(const std::string& dir,
       absl::StrCat(absl::Hex(Fnv1a64(input), absl::kZeroPad16), "\t");
   std::optional<CrashOrigin> found;
   for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+    // A file edited on Windows ends its lines in CRLF: the \r is no part of
+    // the backend's command.
+    absl::ConsumeSuffix(&line, "\r");
     // Its key anywhere: damage before it on the line is no part of it.
     const size_t at = line.rfind(key);
     if (at == absl::string_view::npos) continue;
