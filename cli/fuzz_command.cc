@@ -320,6 +320,7 @@ int WaitWithProgress(FuzzerProcess& fuzzer, const std::string& stats,
           << absl::FormatDuration(kPastDeadline)
           << " past --max-time; stopping it\n";
     }
+    fuzzer.AskAgainIfDue();
     if (fuzzer.KillIfOverdue()) {
       out << "fuzz: the fuzzer did not stop within "
           << absl::FormatDuration(fuzzer.stop_grace())

@@ -198,6 +198,25 @@ TEST(FuzzCommandTest, ASecondInterruptKillsTheFuzzer) {
   EXPECT_LT(absl::Now() - start, absl::Seconds(60));
 }
 
+// The eighteenth fault run: a Ctrl-C of `fuzz --jobs 2` reached only the
+// -fork jobs running then (their parent ignores SIGINT while they run); one
+// started after it fuzzed on until the stop's grace killed it. The ask is
+// repeated until the fuzzer ends: the fake one stops at its second.
+TEST(FuzzCommandTest, TheAskToStopIsRepeatedUntilTheFuzzerEnds) {
+  const std::string dir = TempDirFor("fuzz_ask_again");
+  const absl::Time start = absl::Now();
+  const std::string cli_pid = "$(cut -d' ' -f4 /proc/$$/stat)";
+  const CliRun r = FuzzWith(
+      dir, kSomeStats,
+      "n=0\ntrap 'n=$((n+1)); [ $n -ge 2 ] && exit 72' INT\nkill -INT " +
+          cli_pid + "\nwhile :; do sleep 0.1; done",
+      {"--backend", "oracle", "--out", dir + "/out", "--dir", dir + "/triage",
+       "--max-time", "100"});
+  EXPECT_THAT(r.out, HasSubstr("fuzz: interrupted; stopping"));
+  EXPECT_THAT(r.out, Not(HasSubstr("killed"))) << r.out;
+  EXPECT_LT(absl::Now() - start, absl::Seconds(30));  // not the 60 s grace
+}
+
 // Eighth fault run: a Ctrl-C while the workers started said "the fuzzer
 // exited abnormally (signal 2)": the fuzzer's handlers were not set yet.
 // It says the interrupt came while the fuzzer started.

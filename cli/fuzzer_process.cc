@@ -152,8 +152,17 @@ bool FuzzerProcess::Ended() const { return ChildHasEnded(pid_); }
 bool FuzzerProcess::AskToStop() {
   if (asked_to_stop()) return false;
   kill(-pid_, SIGINT);
-  asked_at_ = absl::Now();
+  asked_at_ = last_asked_at_ = absl::Now();
   return true;
+}
+
+void FuzzerProcess::AskAgainIfDue() {
+  constexpr absl::Duration kAskAgainEvery = absl::Seconds(2);
+  if (!asked_to_stop() || killed_ ||
+      absl::Now() - last_asked_at_ < kAskAgainEvery)
+    return;
+  kill(-pid_, SIGINT);
+  last_asked_at_ = absl::Now();
 }
 
 bool FuzzerProcess::KillIfOverdue() {

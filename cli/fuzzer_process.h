@@ -54,6 +54,10 @@ class FuzzerProcess {
   bool AskToStop();
   // Kills the group if it was asked to stop its grace ago or more and
   // still runs: true if it did.
+  // Asks again, every kAskAgainEvery after the first ask until it ends or
+  // is killed: a -fork parent ignores SIGINT while its jobs run, and a job
+  // it starts after the first ask never got it.
+  void AskAgainIfDue();
   bool KillIfOverdue();
   // Kills the group now (a second Ctrl-C).
   void Kill();
@@ -75,6 +79,7 @@ class FuzzerProcess {
   std::unique_ptr<TempDir> temp_;  // the fuzzer's TMPDIR
   absl::Duration stop_grace_;
   absl::Time asked_at_ = absl::InfiniteFuture();
+  absl::Time last_asked_at_ = absl::InfinitePast();
   bool killed_ = false;
   bool reaped_ = false;
 };

@@ -54,6 +54,8 @@ volatile sig_atomic_t stop_requested = 0;
 // end at once, or the start ran on to its end, up to --max-time (the
 // sixteenth fault run: 16 to 48 s after a Ctrl-C on a tool that hangs).
 volatile sig_atomic_t starting = 0;
+// How a stop by an interrupt ends the process (InterruptExitCode).
+int interrupt_exit_code = 72;
 
 // True unless this is libFuzzer's -fork, -jobs or -merge parent, which runs
 // the inputs in child processes (each with its own campaign) and never
@@ -69,6 +71,28 @@ bool RunsInputsItself(int argc, char** argv) {
     }
   }
   return true;
+}
+
+// True in the child that libFuzzer's merge runs (-merge_inner=1): the
+// seed corpus's merge that a -fork parent runs before its jobs.
+bool MergesInner(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (absl::string_view(argv[i]) == "-merge_inner=1") return true;
+  }
+  return false;
+}
+
+// A merge's child keeps on to its end through an interrupt: its parent
+// takes any other end of it for a crash and runs it again from where it
+// stopped, an input a run (the eighteenth fault run's Ctrl-C of `fuzz
+// --jobs 2` spent its minute there). The jobs after it stop on the ask
+// that `ptxdiff fuzz` repeats (FuzzerProcess::AskAgainIfDue). A handler of
+// ours, not SIG_IGN, keeps libFuzzer's own (which ends the process) out.
+void MergeOnThroughAnInterrupt() {
+  struct sigaction keep_on = {};
+  keep_on.sa_handler = [](int) {};
+  sigemptyset(&keep_on.sa_mask);
+  sigaction(SIGINT, &keep_on, nullptr);
 }
 
 // libFuzzer's own SIGINT and SIGTERM handler ends the process at once
@@ -91,14 +115,16 @@ void AskForAStopOnInterrupt() {
 // the batches in flight judged, repeat counts written to their entries,
 // findings filed or kept in the pending journal, the last stats written.
 // Then the process ends as libFuzzer's interrupt ends it, with _Exit (an
-// exit() inside an input is taken for the target's crash), but with 0:
-// the run ended in order.
-[[noreturn]] void StopAsAtTheEnd(const char* why) {
+// exit() inside an input is taken for the target's crash) and `status`.
+[[noreturn]] void StopAsAtTheEnd(const char* why, int status) {
   std::fprintf(stderr, "ptxdiff: %s%s\n", why, ptxdiff::kStoppingInOrderSaid);
   target->Stop();
   std::fflush(stdout);
   std::fflush(stderr);
-  std::_Exit(0);
+  std::_Exit(status);
+}
+[[noreturn]] void StopForTheInterrupt() {
+  StopAsAtTheEnd("interrupted", interrupt_exit_code);
 }
 
 // The harness's own temporary files failed (a full TMPDIR): the campaign
@@ -117,6 +143,7 @@ void AskForAStopOnInterrupt() {
 extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
   // Its forks (-fork=N) and their workers are one run (common/run_id.h).
   ptxdiff::NameThisRun();
+  interrupt_exit_code = ptxdiff::InterruptExitCode(*argc, *argv);
   auto config = ptxdiff::FuzzConfigFromEnvironment();
   if (!config.ok()) {
     std::fprintf(stderr, "ptxdiff: %s\n",
@@ -124,7 +151,10 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
     std::exit(2);
   }
   if (config->mode == ptxdiff::FuzzConfig::Mode::kCampaign &&
-      RunsInputsItself(*argc, *argv)) {
+      MergesInner(*argc, *argv)) {
+    MergeOnThroughAnInterrupt();
+  } else if (config->mode == ptxdiff::FuzzConfig::Mode::kCampaign &&
+             RunsInputsItself(*argc, *argv)) {
     AskForAStopOnInterrupt();  // before the workers start: a Ctrl-C while they
                                // do counts too
   }
@@ -134,7 +164,7 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
   if (!created.ok() && stop_requested) {
     // A worker's handshake cut by the stop: no error of the backend's.
     std::fprintf(stderr, "ptxdiff: interrupted while the campaign started\n");
-    std::exit(0);
+    std::exit(interrupt_exit_code);
   }
   if (!created.ok()) {
     std::fprintf(stderr, "ptxdiff: %s\n",
@@ -167,7 +197,7 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
     }
   });
   EndAtTheDeadline(*argc, *argv, target->config().deadline_unix_seconds);
-  if (stop_requested) StopAsAtTheEnd("interrupted");
+  if (stop_requested) StopForTheInterrupt();
   std::fprintf(stderr, "ptxdiff: fuzzing against %s, triage directory %s\n",
                target->backend().Describe().c_str(),
                target->config().triage_dir.c_str());
@@ -175,7 +205,7 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  if (stop_requested) StopAsAtTheEnd("interrupted");
+  if (stop_requested) StopForTheInterrupt();
   if (std::string failed = target->environment_failure(); !failed.empty())
     StopForTheEnvironment(failed);
   // A start-up that took the run's time (a calibration on a tool that
@@ -183,7 +213,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // its deadline instead (issue 42, item 4).
   const int64_t deadline = target->config().deadline_unix_seconds;
   if (deadline > 0 && absl::ToUnixSeconds(absl::Now()) >= deadline)
-    StopAsAtTheEnd("the run's deadline has come");
+    StopAsAtTheEnd("the run's deadline has come", 0);
   return target->RunInput(data, size);
 }
 

@@ -235,6 +235,18 @@ std::optional<CrashOrigin> FindCrashOrigin(const std::string& dir,
   return found;
 }
 
+int InterruptExitCode(int argc, char** argv) {
+  int code = 72;  // libFuzzer's default
+  for (int i = 1; i < argc; ++i) {
+    absl::string_view arg = argv[i];
+    int given = 0;
+    if (absl::ConsumePrefix(&arg, "-interrupt_exit_code=") &&
+        absl::SimpleAtoi(arg, &given))
+      code = given;
+  }
+  return code;
+}
+
 int64_t MaxTotalTimeBy(int64_t deadline_unix_seconds, int64_t given,
                        absl::Time now) {
   if (deadline_unix_seconds <= 0) return given;

@@ -103,6 +103,13 @@ inline constexpr absl::string_view kCrashOriginsFile = "crash-backends.txt";
 // files failed (a full TMPDIR): the run stopped in order, nothing filed for
 // it, and `ptxdiff fuzz` exits 2 (a bad environment).
 inline constexpr int kFuzzerExitEnvironment = 3;
+
+// The exit status of a fuzzer (either target) that an interrupt stopped in
+// order: libFuzzer's -interrupt_exit_code among `argv` (72 unless given).
+// Not 0: a -fork parent ignores SIGINT while system() runs a job, starts the
+// next job after one that exits 0, and stops them all on this status (the
+// eighteenth fault run: a Ctrl-C of `fuzz --jobs 2` fuzzed on for a minute).
+int InterruptExitCode(int argc, char** argv);
 struct CrashOrigin {
   std::string signature;  // "value-mismatch faulty vadd.u32.u32.u32 in-range"
   std::string backend;    // "exec:/path/to/worker"

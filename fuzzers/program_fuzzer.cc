@@ -63,11 +63,14 @@ std::optional<int64_t> MaxTotalTime(int argc, char** argv) {
   return std::nullopt;
 }
 constexpr absl::Duration kStopGrace = absl::Seconds(15);
+// How a stop by an interrupt ends the process (InterruptExitCode).
+int interrupt_exit_code = 72;
 
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
   ptxdiff::NameThisRun();  // its forks and workers: one run (run_id.h)
+  interrupt_exit_code = ptxdiff::InterruptExitCode(*argc, *argv);
   auto config = ptxdiff::ProgramFuzzConfigFromEnvironment();
   if (!config.ok()) {
     std::fprintf(stderr, "ptxdiff: %s\n",
@@ -108,7 +111,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                  "filed yet is kept in the triage directory's .pending/)\n");
     StopAndReport();
     std::fflush(stderr);
-    std::_Exit(0);
+    std::_Exit(interrupt_exit_code);
   }
   return target->RunInput(data, size);
 }

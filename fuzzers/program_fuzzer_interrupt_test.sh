@@ -30,6 +30,13 @@ if kill -0 "$pid" 2>/dev/null; then
   echo "program fuzzer interrupt test: still running 30 s after its Ctrl-C" >&2
   exit 1
 fi
+status=0
+wait "$pid" || status=$?
+# libFuzzer's interrupt status: a -fork parent stops its jobs on it.
+[ "$status" = 72 ] || {
+  echo "program fuzzer interrupt test: exit status $status, not 72" >&2
+  exit 1
+}
 grep -q "ptxdiff: interrupted: stopping" "$work/log" || {
   tail -5 "$work/log" >&2
   echo "program fuzzer interrupt test: the stop was not said" >&2

@@ -39,7 +39,12 @@ namespace {
 // however fast or loaded), or fails the next one as a full TMPDIR fails the
 // harness's own files, the checks after it passing (files removed, room),
 // or judges none of them, as a tool that fails every module for a while.
-enum class AfterTheFinding { kWaitForTheDeadline, kDiskFullOnce, kToolDown };
+enum class AfterTheFinding {
+  kWaitForTheDeadline,
+  kDiskFullOnce,
+  kToolDown,
+  kToolCrashes,
+};
 
 class TroubleDuringMinimizing : public ProgramBackend {
  public:
@@ -60,6 +65,12 @@ class TroubleDuringMinimizing : public ProgramBackend {
           programs.size(),
           ProgramCheck{.why_not = "exit status 1; its output ends: error: "
                                   "cannot check out a license"});
+    }
+    if (found_ && what_ == AfterTheFinding::kToolCrashes) {
+      return std::vector<ProgramCheck>(
+          programs.size(),
+          ProgramCheck{.fault = ProgramFault{CaseFault::kCrash,
+                                             "killed by signal 11 (SIGSEGV)"}});
     }
     if (found_ && !programs.empty() &&
         what_ == AfterTheFinding::kDiskFullOnce && !failed_) {
@@ -499,6 +510,26 @@ TEST_F(ProgramCampaignTest, AFindingTheToolCannotCheckAgainIsKept) {
               testing::Contains(testing::HasSubstr(
                   "could not be checked again (exit status 1; its output "
                   "ends: error: cannot check out a license): kept")));
+  EXPECT_THAT(report.errors, testing::Not(testing::Contains(
+                                 testing::HasSubstr("did not show again"))));
+}
+
+// The eighteenth fault run: a tool that crashed (or hung, or wrote
+// garbage) on everything after a finding had its last check fault, and the
+// finding was dropped as "did not show again". Only a last check that
+// agrees says it is gone: a fault keeps it for the next run, said.
+TEST_F(ProgramCampaignTest, AFindingWhoseLastCheckFaultsIsKept) {
+  ProgramCampaignReport report =
+      RunInProcess({Testdata("fuzzx-m037.ptxprog")},
+                   std::make_shared<TroubleDuringMinimizing>(
+                       ptxas_backend_, AfterTheFinding::kToolCrashes));
+  EXPECT_EQ(report.disagreements, 1);
+  EXPECT_THAT(report.filed, testing::IsEmpty());
+  EXPECT_EQ(report.pending, 1);
+  EXPECT_THAT(report.errors,
+              testing::Contains(testing::HasSubstr(
+                  "could not be checked again (it crashed: killed by signal "
+                  "11 (SIGSEGV)): kept")));
   EXPECT_THAT(report.errors, testing::Not(testing::Contains(
                                  testing::HasSubstr("did not show again"))));
 }

@@ -46,6 +46,17 @@ bool ShowsLike(const ProgramCheck& check, const Found& found) {
   return check.mismatch.has_value();
 }
 
+// Why a last check said nothing of what was found: the fault it ended in,
+// or why it was not judged.
+std::string NoVerdictWhy(const ProgramCheck& check) {
+  if (check.fault) {
+    return absl::StrCat(
+        check.fault->kind == CaseFault::kHang ? "it hung: " : "it crashed: ",
+        check.fault->what);
+  }
+  return check.why_not.empty() ? "not judged" : check.why_not;
+}
+
 }  // namespace
 
 class ProgramSearch::Impl {
@@ -458,14 +469,15 @@ class ProgramSearch::Impl {
       return;
     }
     if ((*check)[0].cut) return;  // the next run confirms it
-    // No verdict (the tool failed for a while, refused it, ...): it stays in
-    // the journal for the next run, not dropped as not shown (the
-    // seventeenth fault run: a licence outage lost four findings).
+    // Gone only where the last check agrees. No verdict (the tool failed
+    // for a while, refused it) or another fault than found (a tool that
+    // now crashes on everything): it stays in the journal for the next
+    // run, not dropped as not shown (the seventeenth and eighteenth fault
+    // runs: a licence outage, a crashing tool).
     if (const ProgramCheck& last = (*check)[0];
-        !last.judged && !last.mismatch && !last.fault) {
+        !ShowsLike(last, found) && (!last.judged || last.fault)) {
       Error(absl::StrCat("what was found could not be checked again (",
-                         last.why_not.empty() ? "not judged" : last.why_not,
-                         "): kept for the next run"));
+                         NoVerdictWhy(last), "): kept for the next run"));
       return;
     }
     if (!ShowsLike((*check)[0], found)) {
