@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <atomic>
+#include <functional>
 #include <mutex>
 #include <set>
 
@@ -13,6 +14,8 @@
 #include "common/files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "isa/family_table.h"
+#include "isa/spelling.h"
 #include "triage/pending_journal.h"
 
 namespace ptxdiff {
@@ -78,9 +81,12 @@ class FakeLane : public CaseLane {
       --found_;
     }
     absl::SleepFor(filing_);  // taken, and not filed yet
+    if (on_filing) on_filing();
     std::lock_guard<std::mutex> lock(mu_);
     ++counts_.filed;
   }
+  // Called as each find is filed (set before the campaign runs).
+  std::function<void()> on_filing;
   void Finish() override { ++finished_; }
   CaseLaneCounts Counts() const override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -184,6 +190,39 @@ TEST(CaseLaneTest, ShareZeroMakesNoLane) {
   EXPECT_FALSE((*c)->LaneFinished());
   (*c)->Stop();
   EXPECT_FALSE(made);
+}
+
+// The eighteenth fault run: a backend wrong on a family kept tuple
+// findings queued all run, and the filer took the lane's only when none
+// waited, so they were never filed. It takes one of the lane's after each
+// tuple finding while both wait.
+TEST(CaseLaneTest, TheLanesFindsAreFiledBetweenQueuedTupleFindings) {
+  const std::string dir = FreshDir("lane_turn");
+  CampaignOptions o = Options(dir, {"--fault=wrong-on=vadd."});
+  FakeLane* lane = nullptr;
+  std::atomic<int64_t> unfiled_then{-1};
+  std::unique_ptr<Campaign>* campaign = nullptr;
+  o.lane =
+      [&](const WorkerIdentity&) -> absl::StatusOr<std::unique_ptr<CaseLane>> {
+    auto made = std::make_unique<FakeLane>(/*finds=*/1);
+    made->on_filing = [&] {
+      if (campaign != nullptr) unfiled_then = (*campaign)->Snapshot().unfiled;
+    };
+    lane = made.get();
+    return std::unique_ptr<CaseLane>(std::move(made));
+  };
+  o.lane_share = 0.5;
+  auto c = Campaign::Start(o);
+  ASSERT_TRUE(c.ok()) << c.status();
+  campaign = &*c;
+  // Mismatches of many vadd variants: a tuple filing each, minimized.
+  const auto vadd = VariantsOf(Family::kVadd);
+  for (size_t k = 0; k < vadd.size(); k += vadd.size() / 300)
+    Offer(**c, Spell(vadd[k]).c_str(), {{1, 2, 3, 0}});
+  ASSERT_TRUE(WaitFor([&] { return lane->Counts().filed == 1; }));
+  // Filed while tuple findings still waited.
+  EXPECT_GT(unfiled_then.load(), 0);
+  (*c)->Stop();
 }
 
 // A campaign of the lane alone (`ptxdiff programs`) ends when the lane is
