@@ -20,6 +20,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "cli/backend_commands.h"
+#include "cli/case_origin.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "cli/program_command.h"
@@ -112,20 +113,6 @@ std::string VariantsOf(const std::vector<Tuple>& tuples) {
                        : absl::StrCat(variants, " variants (", first, ", ...)");
 }
 
-// An entry's file that is a FIFO (or a socket) would block its read for
-// ever: damage, as `triage list` says, never opened.
-absl::Status RefuseEntryFifo(const std::string& path) {
-  struct stat st;
-  if (stat(path.c_str(), &st) == 0 &&
-      (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path,
-                     " is a FIFO, not a file: the entry is damaged "
-                     "(`ptxdiff triage list` says how); not read"));
-  }
-  return absl::OkStatus();
-}
-
 // The file `repro` replays for `arg`: a file as it is; a triage entry's
 // case.txt, for the entry's directory or its name (as `triage list` prints
 // it) in `triage_dir`. (An entry's directory was read as a crash file of 0
@@ -155,43 +142,6 @@ absl::StatusOr<std::string> CaseFileFor(const std::string& arg,
     return CaseFileFor(entry, triage_dir);
   }
   return arg;  // ReadCaseFile says what is wrong with it, if anything
-}
-
-// What `repro` says of a crash file's backend: crash mode records where each
-// crash was found (FindCrashOrigin); libFuzzer's file alone does not say.
-std::string CrashOriginNote(const std::optional<CrashOrigin>& origin,
-                            const std::string& not_read, const ParsedArgs& args,
-                            const WorkerClient& client,
-                            const std::string& dir) {
-  if (origin && !args.Has("backend")) {
-    return absl::StrCat("repro: found as `", origin->signature, "` on ",
-                        origin->backend, " (", dir, "/", kCrashOriginsFile,
-                        "): replaying it there\n");
-  }
-  if (origin && args.Get("backend") != origin->backend) {
-    return absl::StrCat("repro: found as `", origin->signature, "` on ",
-                        origin->backend, ", not on ", args.Get("backend"),
-                        "\n");
-  }
-  // A damaged record is said as what it is (the fifteenth fault run: "which
-  // the file does not record").
-  if (!origin && !not_read.empty() && !args.Has("backend")) {
-    return absl::StrCat("repro: replaying on ", client.identity().Describe(),
-                        ", the default backend: the record of the backend "
-                        "each crash was found on cannot be read (",
-                        not_read, "); pass --backend\n");
-  }
-  if (!origin && !args.Has("backend")) {
-    return absl::StrCat("repro: replaying on ", client.identity().Describe(),
-                        ", the default backend: the crash was found on the "
-                        "backend its fuzzer ran against, "
-                        "which the file does not record (nor ",
-                        dir, "/", kCrashOriginsFile,
-                        "); pass --backend (the fuzzer's log names it: "
-                        "`ptxdiff: <kind> <backend> <variant> "
-                        "<class>`)\n");
-  }
-  return "";
 }
 
 // The words of a shell command line: spaces split them, and '...' quotes
@@ -226,19 +176,6 @@ std::vector<std::string> ShellWords(absl::string_view line) {
   return words;
 }
 
-// The directory of the triage entry whose case.txt `case_path` is, if it
-// is one: a meta.txt beside it, or an entry's name (its meta.txt lost: the
-// seventeenth fault run saw it replayed on the default backend, unsaid).
-std::optional<std::string> EntryDirOf(const std::string& case_path) {
-  if (!absl::EndsWith(case_path, "/case.txt")) return std::nullopt;
-  const std::string dir = case_path.substr(0, case_path.size() - 9);
-  struct stat st;
-  if (lstat((dir + "/meta.txt").c_str(), &st) == 0 ||
-      ParseEntryName(dir.substr(dir.rfind('/') + 1)).ok())
-    return dir;
-  return std::nullopt;
-}
-
 // Whether the entry at `entry_dir` is a hang of a whole module or batch
 // that its run did not isolate (its trigger class says so).
 bool IsUnisolatedHang(const std::string& entry_dir) {
@@ -257,83 +194,6 @@ std::vector<std::string> ReplayFlagsOf(absl::string_view case_text) {
     }
   }
   return {};
-}
-
-// The --backend (and --arch) that replay a tuple entry where it was found,
-// from its meta.txt's backend line (WorkerIdentity::Describe, "ptx-cmd 1
-// (my-tool {ptx} {in} {out})"); an error saying why not for a worker the
-// entry cannot start again (an exec: worker's path is not recorded).
-absl::StatusOr<std::vector<std::string>> EntryBackendFlags(
-    const std::string& entry_dir) {
-  const std::string meta_path = entry_dir + "/meta.txt";
-  PTXDIFF_RETURN_IF_ERROR(RefuseEntryFifo(meta_path));
-  // Read as a record: no device (a link to /dev/zero), said as damage.
-  const absl::StatusOr<std::string> read =
-      ReadRecordFile(meta_path, kMaxCaseFileBytes);
-  if (absl::IsNotFound(read.status())) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(meta_path,
-                     " is missing: the entry does not say which backend it was "
-                     "found on; pass --backend to replay it"));
-  }
-  if (!read.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the entry's meta.txt is damaged: ", read.status().message(),
-        "; pass --backend to replay it"));
-  }
-  const std::string& meta = *read;
-  std::string identity;
-  for (absl::string_view line : absl::StrSplit(meta, '\n')) {
-    if (absl::ConsumePrefix(&line, "backend: ")) identity = std::string(line);
-  }
-  if (identity.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        meta_path, " is damaged: it names no backend (ptxdiff triage show "
-                   "says what it holds); pass --backend to replay the entry"));
-  }
-  const std::string name = identity.substr(0, identity.find(' '));
-  if (name == "oracle" || name == "cuda")
-    return std::vector<std::string>{"--backend", name};
-  if (name == "ptxas") {
-    std::vector<std::string> flags = {"--backend", "ptxas"};
-    const size_t sm = identity.rfind("sm_");
-    if (sm != std::string::npos) {
-      flags.push_back("--arch");
-      flags.push_back(identity.substr(
-          sm, identity.find_first_not_of("sm_0123456789", sm) - sm));
-    }
-    return flags;
-  }
-  // What the program lane files on a tool: "ptx-cmd sm_90: COMMAND".
-  if (const size_t colon = identity.find(": ");
-      name == "ptx-cmd" && colon != std::string::npos &&
-      absl::StartsWith(identity, "ptx-cmd sm_") &&
-      identity.find_first_of(" :", 8) == colon) {
-    return std::vector<std::string>{
-        "--backend", absl::StrCat("ptx-cmd:", identity.substr(colon + 2)),
-        "--arch", identity.substr(8, colon - 8)};
-  }
-  const size_t open = identity.find(" (");
-  if (name == "ptx-cmd" && open != std::string::npos &&
-      absl::EndsWith(identity, ")")) {
-    // "(COMMAND)", or "(COMMAND, PTX for sm_90)" where the worker names the
-    // target it writes PTX for: that is --arch, not part of the command.
-    constexpr absl::string_view kTarget = ", PTX for ";
-    std::string command = identity.substr(open + 2, identity.size() - open - 3);
-    std::vector<std::string> flags;
-    const size_t target = command.rfind(absl::StrCat(kTarget, "sm_"));
-    if (target != std::string::npos) {
-      flags = {"--arch", command.substr(target + kTarget.size())};
-      command.resize(target);
-    }
-    flags.insert(flags.begin(),
-                 {"--backend", absl::StrCat("ptx-cmd:", command)});
-    return flags;
-  }
-  return absl::InvalidArgumentError(absl::StrCat(
-      entry_dir, " was found on ", identity,
-      ", which it does not record how to start (an exec: worker's path): "
-      "pass --backend to replay it"));
 }
 
 // What a triage verb takes, for its error; every verb's, for any other word.
@@ -431,33 +291,13 @@ int RunRepro(const std::vector<std::string>& args, std::ostream& out,
   }
   auto tuples = CaseTuples(*path, *raw);
   if (!tuples.ok()) return Fail(err, "repro", tuples.status());
-  ParsedArgs entry_args = *parsed;
-  if (entry && !parsed->Has("backend")) {
-    // A triage entry replays on the backend it was found on.
-    absl::StatusOr<std::vector<std::string>> flags = EntryBackendFlags(*entry);
-    if (!flags.ok()) return Fail(err, "repro", flags.status());
-    for (size_t k = 0; k + 1 < flags->size(); k += 2) {
-      const std::string key = (*flags)[k].substr(2);
-      if (!parsed->Has(key)) entry_args.flags[key] = {(*flags)[k + 1]};
-    }
-    out << "repro: replaying on the backend it was found on: "
-        << absl::StrJoin(*flags, " ") << "\n";
-  }
-  // A crash file replays on the backend it was found on, where recorded.
-  const size_t slash = path->rfind('/');
-  const std::string dir =
-      slash == std::string::npos ? "." : path->substr(0, slash);
-  const bool crash_file = !LooksLikeTextCase(*raw);
-  std::string origins_not_read;
-  const std::optional<CrashOrigin> origin =
-      crash_file ? FindCrashOrigin(dir, *raw, &origins_not_read) : std::nullopt;
-  ParsedArgs backend_args = entry_args;
-  if (origin && !parsed->Has("backend"))
-    backend_args.flags["backend"] = {origin->backend};
-  auto client = StartBackend(backend_args);
+  auto found = WhereTupleCaseWasFound("repro", *parsed, *path, *raw, out);
+  if (!found.ok()) return Fail(err, "repro", found.status());
+  auto client = StartBackend(found->args);
   if (!client.ok()) return Fail(err, "repro", client.status());
-  if (crash_file) {
-    out << CrashOriginNote(origin, origins_not_read, *parsed, **client, dir);
+  if (found->crash_file) {
+    out << CrashOriginNote("repro", found->origin, found->origins_not_read,
+                           *parsed, **client, found->dir);
   }
   UseDefaultFormOfCrashFile(*raw, (*client)->identity(), *tuples);
   if (tuples->size() == 1) {
@@ -525,9 +365,17 @@ int RunMinimize(const std::vector<std::string>& args, std::ostream& out,
   auto store = TriageStore::Open(parsed->Get("dir", DefaultTriageDir()),
                                  /*create=*/true);
   if (!store.ok()) return Fail(err, "minimize", store.status());
-  auto client = StartBackend(*parsed);
+  // Where it was found, as `repro` runs it (the eighteenth fault run: a
+  // crash file minimized on the default backend said "no disagreement").
+  auto found = WhereTupleCaseWasFound("minimize", *parsed, path, *raw, out);
+  if (!found.ok()) return Fail(err, "minimize", found.status());
+  auto client = StartBackend(found->args);
   if (!client.ok() && Interrupted()) return interrupted();
   if (!client.ok()) return Fail(err, "minimize", client.status());
+  if (found->crash_file) {
+    out << CrashOriginNote("minimize", found->origin, found->origins_not_read,
+                           *parsed, **client, found->dir);
+  }
   UseDefaultFormOfCrashFile(*raw, (*client)->identity(), *tuples);
 
   const BatchOutcome outcome = (*client)->Run(*tuples);

@@ -487,6 +487,40 @@ TEST(TriageCommandsTest, ACrashFileReplaysOnTheBackendItWasFoundOn) {
   EXPECT_THAT(r.out, HasSubstr("on " + backend + ", not on oracle\n"));
 }
 
+// The eighteenth fault run: `minimize` of a crash file ran it on the default
+// backend and said "no disagreement", where `repro` replays it where crash
+// mode recorded it. It minimizes it there, and an entry's case on the
+// entry's backend, as `repro` does.
+TEST(TriageCommandsTest, MinimizeRunsACaseWhereItWasFound) {
+  const std::string dir = TempDirFor("minimize_origin");
+  const std::string crash = dir + "/crash-0123";
+  const std::string input =
+      EncodeFuzzInput(*ParseVariant("vadd.u32.u32.u32"), {{{1, 2, 0, 0}}});
+  std::ofstream(crash, std::ios::binary) << input;
+  const std::string backend = WrongVaddBackend(dir);
+  std::ofstream(dir + "/crash-backends.txt") << CrashOriginLine(
+      input, {"value-mismatch faulty vadd.u32.u32.u32 in-range", backend});
+  const std::string triage = dir + "/triage";
+  CliRun r = Ptxdiff({"minimize", crash, "--dir", triage});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, StartsWith("minimize: found as `value-mismatch faulty "
+                                "vadd.u32.u32.u32 in-range` on " +
+                                backend));
+  EXPECT_THAT(r.out, HasSubstr("minimize: filed new entry " + triage +
+                               "/value-mismatch~faulty~"));
+  // Its entry's case, minimized again, runs on the entry's backend: an
+  // exec: worker's path is not recorded, which it says (exit 2), where it
+  // ran on the default backend and said "no disagreement" (exit 1).
+  std::vector<std::string> names;
+  for (const std::string& e : FilesIn(triage))
+    if (absl::StrContains(e, "~vadd.")) names.push_back(e);
+  ASSERT_EQ(names.size(), 1u);
+  r = Ptxdiff({"minimize", names[0] + "/case.txt", "--dir", triage});
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("which it does not record how to start"));
+  EXPECT_THAT(r.out, Not(HasSubstr("no disagreement")));
+}
+
 // Fifteenth fault run: beside a damaged crash-backends.txt, `repro` said the
 // crash's backend was one "which the file does not record": a FIFO there was
 // not said, and a record after damage on its line (a write cut short) was not
