@@ -402,8 +402,13 @@ int RunMinimize(const std::vector<std::string>& args, std::ostream& out,
       }
       judged |= verdict != Verdict::kDeclined;
       if (verdict == Verdict::kDeclined && none_judged.empty()) {
-        const absl::string_view note = outcome.NoteOf(i);
-        none_judged = note.empty() ? "no reason given" : std::string(note);
+        // A decline's message is its reason (the eighteenth fault run: "no
+        // reason given" for a tool that said which instruction it refused).
+        const uint32_t m = outcome.results[i].message;
+        none_judged =
+            m < outcome.messages.size() && !outcome.messages[m].empty()
+                ? outcome.messages[m]
+                : "no reason given";
       }
     }
     if (judged) none_judged.clear();
@@ -465,6 +470,10 @@ std::string PendingLine(const std::string& triage_dir,
 // (the thirteenth fault run: "triage directory out/triage does not exist").
 void TakeEntryPath(const ParsedArgs& args, std::string& dir,
                    std::string& entry) {
+  // An entry's case, as `repro` takes it, names the entry too (the
+  // eighteenth fault run: "… is not an entry name").
+  if (absl::EndsWith(entry, "/case.txt") && EntryDirOf(entry))
+    entry = *EntryDirOf(entry);
   if (entry.find('/') == std::string::npos || !IsDirectory(entry)) return;
   // Where it really is: a link to an entry, "D//E", "D/x/../E" (the
   // seventeenth fault run: refused, where `repro` took them).

@@ -651,6 +651,9 @@ TEST(TriageCommandsTest, MinimizeOfACaseTheToolDeclinesIsNotJudged) {
                                "on ptx-cmd"));
   EXPECT_THAT(r.out, HasSubstr(": declined: "));
   EXPECT_THAT(r.out, Not(HasSubstr("no disagreement")));
+  // The tool's own reason (the eighteenth fault run: "no reason given").
+  EXPECT_THAT(r.out, Not(HasSubstr("no reason given")));
+  EXPECT_THAT(r.out, HasSubstr("unknown instruction vadd")) << r.out;
 }
 
 // The seventeenth fault run: `repro ENTRY` whose meta.txt was lost replayed
@@ -823,7 +826,10 @@ TEST(TriageCommandsTest, ShowAndMarkTakeAnEntrysPath) {
         {"triage", "show", entry + "/", "--dir", dir},
         {"triage", "show", entry, "--dir", dir + "/."},
         {"triage", "show", link},
-        {"triage", "show", doubled}}) {
+        {"triage", "show", doubled},
+        // The eighteenth fault run: an entry's case, as `repro` takes it.
+        {"triage", "show", entry + "/case.txt"},
+        {"triage", "show", entry + "/case.txt", "--dir", dir}}) {
     const CliRun r = Ptxdiff(args);
     EXPECT_EQ(r.code, 0) << args[2] << ": " << r.out << r.err;
     EXPECT_THAT(r.out, HasSubstr("variant: add.u32")) << args[2];
