@@ -492,12 +492,18 @@ int SayNothingFiled(const std::string& path, const std::string& backend,
   }
   const int64_t found = r.disagreements + r.crashes + r.hangs;
   if (found > 0) {
-    // Seen, and not filed: kept in the journal for a run to file, or
-    // counted as a cause already filed.
+    // Seen, and not filed: kept in the journal for a run to file (out of
+    // time, or the tool could not check it again: the eighteenth fault run
+    // read "the run ended first" where no --max-time was given), or counted
+    // as a cause already filed.
     out << "minimize: " << path << " on " << backend << ": " << WhatWasFound(r)
         << ", not filed: "
         << (r.pending > 0
-                ? absl::StrCat("the run ended first; kept in ", dir,
+                ? absl::StrCat(r.unchecked > 0
+                                   ? "it could not be checked again "
+                                     "(stderr says why)"
+                                   : "the run ended first",
+                               "; kept in ", dir,
                                "/.pending/, which the next `ptxdiff programs "
                                "--dir ",
                                dir, "` files")

@@ -698,6 +698,42 @@ TEST(ProgramsCommandTest, MinimizeSaysAFindingItCouldNotFile) {
   EXPECT_THAT(out2.str(), ::testing::Not(HasSubstr("no disagreement")));
   EXPECT_THAT(err2.str(), HasSubstr("could not file"));
 }
+// The eighteenth fault run: `minimize` of a program case whose tool fails
+// after the finding (its last check no verdict, the finding kept) said "the
+// run ended first", where no --max-time was given. It says why it kept it.
+TEST(ProgramsCommandTest, MinimizeSaysAFindingTheToolCouldNotCheckAgain) {
+  auto dir = TempDir::Create("programs-minimize-unchecked");
+  ASSERT_TRUE(dir.ok());
+  const std::string tool = (*dir)->File("tool.sh");
+  const std::string calls = (*dir)->File("calls");
+  const std::string program = (*dir)->File("case.ptxprog");
+  ASSERT_TRUE(WriteFile(program,
+                        "# ptxdiff program 1\ninput %in0 .b32 0x20\n"
+                        "input %in1 .b32 0x12345678\n"
+                        "bfe.s32 %r0, %in1, 0x4, 0x8;\nbrev.b32 %r1, %r0;\n"
+                        "output %r1\n")
+                  .ok());
+  // Wrong on bfe.s32 for its first two calls, crashing from its third.
+  ASSERT_TRUE(WriteFile(tool, absl::StrCat("#!/bin/sh\necho x >> ", calls,
+                                           "\n[ $(wc -l < ", calls,
+                                           ") -ge 3 ] && kill -SEGV $$\nexec ",
+                                           PTXDIFF_INTERPRETER_PATH,
+                                           " --flip-on=bfe.s32 \"$@\"\n"))
+                  .ok());
+  ASSERT_EQ(chmod(tool.c_str(), 0755), 0);
+  std::ostringstream out, err;
+  const int code =
+      RunMinimize({program, "--backend",
+                   absl::StrCat("ptx-cmd:", tool, " {ptx} {in} {out}"), "--dir",
+                   (*dir)->File("triage")},
+                  out, err);
+  EXPECT_EQ(code, 1) << out.str() << err.str();
+  EXPECT_THAT(out.str(), HasSubstr("not filed: it could not be checked again "
+                                   "(stderr says why); kept in "));
+  EXPECT_THAT(out.str(), Not(HasSubstr("the run ended first")));
+  EXPECT_THAT(err.str(), HasSubstr("could not be checked again (it crashed"));
+}
+
 // The eleventh fault run: `minimize` of a program case said "no
 // disagreement", filing nothing, when the triage directory held an entry of
 // one of its instructions (its program used a variant no longer generated).

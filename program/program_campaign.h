@@ -166,6 +166,9 @@ struct ProgramCampaignReport {
   // Of `pending`, those found on another backend than this run's: kept for
   // a run on theirs.
   int64_t other_backend = 0;
+  // Findings kept for the next run because their last check gave no
+  // verdict on them (the tool failed or faulted), not for want of time.
+  int64_t unchecked = 0;
   double seconds = 0;
   bool interrupted = false;         // stopped by Ctrl-C (common/interrupt.h)
   std::vector<FiledProgram> filed;  // in the order filed

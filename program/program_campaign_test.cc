@@ -530,6 +530,7 @@ TEST_F(ProgramCampaignTest, AFindingWhoseLastCheckFaultsIsKept) {
               testing::Contains(testing::HasSubstr(
                   "could not be checked again (it crashed: killed by signal "
                   "11 (SIGSEGV)): kept")));
+  EXPECT_EQ(report.unchecked, 1);
   EXPECT_THAT(report.errors, testing::Not(testing::Contains(
                                  testing::HasSubstr("did not show again"))));
 }

@@ -478,6 +478,7 @@ class ProgramSearch::Impl {
         !ShowsLike(last, found) && (!last.judged || last.fault)) {
       Error(absl::StrCat("what was found could not be checked again (",
                          NoVerdictWhy(last), "): kept for the next run"));
+      Count(&ProgramCampaignReport::unchecked);
       return;
     }
     if (!ShowsLike((*check)[0], found)) {
