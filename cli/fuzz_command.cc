@@ -503,7 +503,8 @@ void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
 // What made a run that ended by itself fail: findings it could not file,
 // and a backend that tested nothing. Each is a line for the terminal.
 std::vector<std::string> RunErrors(const Progress& p, const FuzzConfig& config,
-                                   const std::string& log) {
+                                   const std::string& log,
+                                   int64_t kept_unrecorded) {
   const FuzzStats& sum = p.sum.stats;
   std::vector<std::string> errors;
   if (sum.filing_errors > 0) {
@@ -545,8 +546,14 @@ std::vector<std::string> RunErrors(const Progress& p, const FuzzConfig& config,
       NothingTestedError(sum.counts, sum.top_decline, sum.top_decline_count);
   // A Ctrl-C while it started: said as that, not as a backend that sent
   // nothing back.
-  if (!nothing.empty() && interrupted > 0 && sum.counts.tuples == 0)
-    nothing = "nothing was tested: interrupted before a batch came back";
+  // Or it stopped before its counts were written, what it found kept in
+  // the journal: no error, said in the summary (the nineteenth fault run:
+  // "nothing was tested" beside 4 disagreements kept pending).
+  if (!nothing.empty() && interrupted > 0 && sum.counts.tuples == 0) {
+    nothing = kept_unrecorded > 0
+                  ? ""
+                  : "nothing was tested: interrupted before a batch came back";
+  }
   if (!nothing.empty() && sum.counts.declined > 0) {
     std::string families;
     for (Family f : config.filter.include) {
@@ -762,8 +769,24 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
   // A run that could not file what it found, or tested nothing, fails: a CI
   // gate must not pass on it. The reasons go to stderr, after the summary
   // (a fuzzer that never started has said why above).
+  // Findings met and journaled, where the counts were not written yet (a
+  // Ctrl-C in the first second): kept for the next run, and said.
+  const PendingFindings pending_now = CountPendingFindings(config->triage_dir);
+  const int64_t kept_unrecorded =
+      p.sum.stats.counts.tuples == 0
+          ? std::max<int64_t>(0, pending_now.tuples + pending_now.programs -
+                                     pending.tuples - pending.programs)
+          : 0;
+  if (kept_unrecorded > 0) {
+    out << "fuzz:   stopped before its counts were written; " << kept_unrecorded
+        << (kept_unrecorded == 1 ? " finding it met is"
+                                 : " findings it met are")
+        << " kept in " << config->triage_dir
+        << "/.pending/, and the next run on it files them\n";
+  }
   std::vector<std::string> errors =
-      never_started ? std::vector<std::string>() : RunErrors(p, *config, log);
+      never_started ? std::vector<std::string>()
+                    : RunErrors(p, *config, log, kept_unrecorded);
   if (!writes.errors.empty())
     errors.push_back(OutWritesError(writes.errors, out_dir));
   if (unreported) errors.push_back("the report was not written (--report)");

@@ -217,6 +217,29 @@ TEST(FuzzCommandTest, TheAskToStopIsRepeatedUntilTheFuzzerEnds) {
   EXPECT_LT(absl::Now() - start, absl::Seconds(30));  // not the 60 s grace
 }
 
+// The nineteenth fault run: a Ctrl-C in the first second said "nothing was
+// tested", exit 1, where the run had journaled disagreements and written no
+// counts yet. What it kept is said, and no error.
+TEST(FuzzCommandTest, ACtrlCBeforeTheCountsSaysWhatWasKept) {
+  const std::string dir = TempDirFor("fuzz_kept_unrecorded");
+  const std::string cli_pid = "$(cut -d' ' -f4 /proc/$$/stat)";
+  const std::string journal =
+      std::string(PTXDIFF_SOURCE_DIR) +
+      "/triage/testdata/c87fd0f/pending/999999997.journal";
+  const CliRun r = FuzzWith(
+      dir, "inputs=0\ntuples=0\n",
+      "mkdir -p '" + dir + "/triage/.pending'\ncp '" + journal + "' '" + dir +
+          "/triage/.pending/'\ntrap 'exit 72' INT\nkill -INT " + cli_pid +
+          "\nwhile :; do sleep 0.1; done",
+      {"--backend", "oracle", "--out", dir + "/out", "--dir", dir + "/triage",
+       "--max-time", "100"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, testing::ContainsRegex(
+                         "fuzz:   stopped before its counts were written; "
+                         "[0-9]+ findings? it met (is|are) kept in "));
+  EXPECT_THAT(r.err, Not(HasSubstr("nothing was tested")));
+}
+
 // Eighth fault run: a Ctrl-C while the workers started said "the fuzzer
 // exited abnormally (signal 2)": the fuzzer's handlers were not set yet.
 // It says the interrupt came while the fuzzer started.

@@ -11,7 +11,9 @@
 #include <cstring>
 #include <utility>
 
+#include "absl/algorithm/container.h"
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/subprocess.h"
@@ -135,8 +137,12 @@ absl::StatusOr<std::unique_ptr<FuzzerProcess>> FuzzerProcess::Start(
   log.CloseFuzzerEnd();
   TheFuzzerStarted(pid.ok() ? *pid : 0);
   if (!pid.ok()) return absl::FailedPreconditionError(pid.status().message());
-  return std::unique_ptr<FuzzerProcess>(
+  auto process = std::unique_ptr<FuzzerProcess>(
       new FuzzerProcess(*pid, std::move(*temp), stop_grace));
+  process->forks_ = absl::c_any_of(argv, [](const std::string& arg) {
+    return absl::StartsWith(arg, "-fork=");
+  });
+  return process;
 }
 
 FuzzerProcess::~FuzzerProcess() {
@@ -151,7 +157,7 @@ bool FuzzerProcess::Ended() const { return ChildHasEnded(pid_); }
 
 bool FuzzerProcess::AskToStop() {
   if (asked_to_stop()) return false;
-  kill(-pid_, SIGINT);
+  Ask();
   asked_at_ = last_asked_at_ = absl::Now();
   return true;
 }
@@ -161,8 +167,16 @@ void FuzzerProcess::AskAgainIfDue() {
   if (!asked_to_stop() || killed_ ||
       absl::Now() - last_asked_at_ < kAskAgainEvery)
     return;
-  kill(-pid_, SIGINT);
+  Ask();
   last_asked_at_ = absl::Now();
+}
+
+void FuzzerProcess::Ask() {
+  // SIGINT to the group: the fuzzer, or a -fork parent's jobs, stop in
+  // order. SIGTERM to a -fork parent too: it ignores SIGINT while a job
+  // runs, and stops on this (differential_fuzzer.cc).
+  kill(-pid_, SIGINT);
+  if (forks_) kill(pid_, SIGTERM);
 }
 
 bool FuzzerProcess::KillIfOverdue() {

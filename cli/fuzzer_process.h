@@ -78,6 +78,8 @@ class FuzzerProcess {
   pid_t pid_;
   std::unique_ptr<TempDir> temp_;  // the fuzzer's TMPDIR
   absl::Duration stop_grace_;
+  void Ask();           // the signals of AskToStop
+  bool forks_ = false;  // a libFuzzer -fork parent (--jobs N)
   absl::Time asked_at_ = absl::InfiniteFuture();
   absl::Time last_asked_at_ = absl::InfinitePast();
   bool killed_ = false;

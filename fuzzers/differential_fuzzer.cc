@@ -3,12 +3,15 @@
 // without libFuzzer.
 
 #include <signal.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -111,12 +114,19 @@ void AskForAStopOnInterrupt() {
   sigaction(SIGTERM, &ask, nullptr);
 }
 
+// Set by whoever stops the campaign first: the atexit below, or the -fork
+// parent's watcher; the other waits for the process to end.
+std::atomic<bool> stopping{false};
+
 // The campaign stops as at the end of -max_total_time (the atexit below):
 // the batches in flight judged, repeat counts written to their entries,
 // findings filed or kept in the pending journal, the last stats written.
 // Then the process ends as libFuzzer's interrupt ends it, with _Exit (an
 // exit() inside an input is taken for the target's crash) and `status`.
 [[noreturn]] void StopAsAtTheEnd(const char* why, int status) {
+  if (stopping.exchange(true)) {
+    for (;;) pause();  // the other stop ends the process
+  }
   std::fprintf(stderr, "ptxdiff: %s%s\n", why, ptxdiff::kStoppingInOrderSaid);
   target->Stop();
   std::fflush(stdout);
@@ -125,6 +135,25 @@ void AskForAStopOnInterrupt() {
 }
 [[noreturn]] void StopForTheInterrupt() {
   StopAsAtTheEnd("interrupted", interrupt_exit_code);
+}
+
+// The -fork (or -merge) parent runs no input, and ignores SIGINT while a
+// job runs (system()): its jobs stop on the interrupt, and it would start
+// the next, or run its seed merge again an input at a time (the nineteenth
+// fault run: a minute after a Ctrl-C). It stops on SIGTERM, which system()
+// leaves alone (`ptxdiff fuzz` sends it to the parent with its SIGINT), or
+// on a SIGINT that comes between jobs: its campaign stops in order, then
+// the process ends with the interrupt status; its jobs end with it.
+void StopTheParentOnRequest() {
+  struct sigaction ask = {};
+  ask.sa_handler = [](int) { stop_requested = 1; };
+  sigemptyset(&ask.sa_mask);
+  sigaction(SIGINT, &ask, nullptr);
+  sigaction(SIGTERM, &ask, nullptr);
+  std::thread([] {
+    while (!stop_requested) absl::SleepFor(absl::Milliseconds(50));
+    StopForTheInterrupt();
+  }).detach();
 }
 
 // The harness's own temporary files failed (a full TMPDIR): the campaign
@@ -179,11 +208,15 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
   if (config->mode == ptxdiff::FuzzConfig::Mode::kCampaign &&
       !RunsInputsItself(*argc, *argv)) {
     target->KeepStatsWritten();
+    StopTheParentOnRequest();
   }
   // At libFuzzer's exit (-max_total_time, -runs): finish the batches in flight
   // and the filing, and write the final stats. (A kill leaves the pending
   // journal for the next campaign.)
   std::atexit([] {
+    if (stopping.exchange(true)) {
+      for (;;) pause();  // the parent's watcher ends the process
+    }
     std::fprintf(stderr, "ptxdiff: libFuzzer is exiting%s\n",
                  ptxdiff::kStoppingInOrderSaid);
     std::fflush(stderr);

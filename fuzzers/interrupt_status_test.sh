@@ -49,4 +49,30 @@ status=$(interrupted_status -interrupt_exit_code=9)
   echo "interrupt status test: exit status $status, not the -interrupt_exit_code 9" >&2
   exit 1
 }
+# A -fork parent ignores SIGINT while its jobs run (system()); `ptxdiff
+# fuzz` also sends it SIGTERM, on which it stops its own campaign in order
+# and ends with the interrupt status (the nineteenth fault run: during its
+# seed merge the parent ran on for a minute).
+mkdir -p "$work/corpus"
+PTXDIFF_BACKEND="exec:$work/wrong_vadd.sh" PTXDIFF_TRIAGE_DIR="$work/triage" \
+  setsid "$fuzzer" -max_total_time=300 -fork=2 "$work/corpus" >"$work/fork.log" 2>&1 &
+pid=$!
+for _ in $(seq 600); do
+  grep -q 'ptxdiff: fuzzing against' "$work/fork.log" && break
+  sleep 0.1
+done
+sleep 2
+kill -TERM "$pid"
+status=0
+wait "$pid" || status=$?
+kill -KILL -- "-$pid" 2>/dev/null || true  # its jobs, ended with it
+grep -q 'ptxdiff: interrupted: stopping the campaign in order' "$work/fork.log" || {
+  tail -5 "$work/fork.log" >&2
+  echo "interrupt status test: the -fork parent did not stop in order" >&2
+  exit 1
+}
+[ "$status" = 72 ] || {
+  echo "interrupt status test: the -fork parent's exit status $status, not 72" >&2
+  exit 1
+}
 echo "interrupt status test: stopped in order, with libFuzzer's interrupt status"
