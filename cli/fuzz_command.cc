@@ -771,19 +771,11 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
   // (a fuzzer that never started has said why above).
   // Findings met and journaled, where the counts were not written yet (a
   // Ctrl-C in the first second): kept for the next run, and said.
-  const PendingFindings pending_now = CountPendingFindings(config->triage_dir);
   const int64_t kept_unrecorded =
       p.sum.stats.counts.tuples == 0
-          ? std::max<int64_t>(0, pending_now.tuples + pending_now.programs -
-                                     pending.tuples - pending.programs)
+          ? CountPendingFindings(config->triage_dir).total() - pending.total()
           : 0;
-  if (kept_unrecorded > 0) {
-    out << "fuzz:   stopped before its counts were written; " << kept_unrecorded
-        << (kept_unrecorded == 1 ? " finding it met is"
-                                 : " findings it met are")
-        << " kept in " << config->triage_dir
-        << "/.pending/, and the next run on it files them\n";
-  }
+  out << KeptBeforeTheCountsLine(kept_unrecorded, config->triage_dir);
   std::vector<std::string> errors =
       never_started ? std::vector<std::string>()
                     : RunErrors(p, *config, log, kept_unrecorded);

@@ -130,4 +130,13 @@ std::string FaultCostLine(const FuzzStats& sum) {
       "cap)\n");
 }
 
+std::string KeptBeforeTheCountsLine(int64_t kept,
+                                    const std::string& triage_dir) {
+  if (kept <= 0) return "";
+  return absl::StrCat("fuzz:   stopped before its counts were written; ", kept,
+                      kept == 1 ? " finding it met is" : " findings it met are",
+                      " kept in ", triage_dir,
+                      "/.pending/, and the next run on it files them\n");
+}
+
 }  // namespace ptxdiff

@@ -47,6 +47,11 @@ std::string ReusedCodeLine(const FuzzStats& sum);
 // What faults of the backend cost the search, when they cost anything.
 std::string FaultCostLine(const FuzzStats& sum);
 
+// What a run stopped before its counts were written kept pending (`kept`
+// findings more in `triage_dir`'s journal than at its start), when any.
+std::string KeptBeforeTheCountsLine(int64_t kept,
+                                    const std::string& triage_dir);
+
 }  // namespace ptxdiff
 
 #endif  // PTXDIFF_CLI_FUZZ_SUMMARY_LINES_H_
