@@ -494,45 +494,34 @@ TEST_F(ProgramCampaignTest, AFullDiskWhileMinimizingFilesNothingHalfDone) {
   EXPECT_THAT(EntriesIn(options_.triage_dir), testing::IsEmpty());
 }
 
-// The seventeenth fault run: a tool that failed every module for a while
-// (a licence server down) after a finding had its last check judge nothing,
-// and the finding was dropped as "did not show again". It stays in the
-// journal for the next run, said.
+// A finding whose last check says nothing of it stays in the journal for
+// the next run, said, where it was dropped as "did not show again": the
+// seventeenth fault run's tool failing every module for a while (a licence
+// server down: the check not judged), and the eighteenth's tool crashing on
+// everything (the check a fault). Only a last check that agrees says it is
+// gone.
 TEST_F(ProgramCampaignTest, AFindingTheToolCannotCheckAgainIsKept) {
-  ProgramCampaignReport report =
-      RunInProcess({Testdata("fuzzx-m037.ptxprog")},
-                   std::make_shared<TroubleDuringMinimizing>(
-                       ptxas_backend_, AfterTheFinding::kToolDown));
-  EXPECT_EQ(report.disagreements, 1);
-  EXPECT_THAT(report.filed, testing::IsEmpty());
-  EXPECT_EQ(report.pending, 1);
-  EXPECT_THAT(report.errors,
-              testing::Contains(testing::HasSubstr(
-                  "could not be checked again (exit status 1; its output "
-                  "ends: error: cannot check out a license): kept")));
-  EXPECT_THAT(report.errors, testing::Not(testing::Contains(
-                                 testing::HasSubstr("did not show again"))));
-}
-
-// The eighteenth fault run: a tool that crashed (or hung, or wrote
-// garbage) on everything after a finding had its last check fault, and the
-// finding was dropped as "did not show again". Only a last check that
-// agrees says it is gone: a fault keeps it for the next run, said.
-TEST_F(ProgramCampaignTest, AFindingWhoseLastCheckFaultsIsKept) {
-  ProgramCampaignReport report =
-      RunInProcess({Testdata("fuzzx-m037.ptxprog")},
-                   std::make_shared<TroubleDuringMinimizing>(
-                       ptxas_backend_, AfterTheFinding::kToolCrashes));
-  EXPECT_EQ(report.disagreements, 1);
-  EXPECT_THAT(report.filed, testing::IsEmpty());
-  EXPECT_EQ(report.pending, 1);
-  EXPECT_THAT(report.errors,
-              testing::Contains(testing::HasSubstr(
-                  "could not be checked again (it crashed: killed by signal "
-                  "11 (SIGSEGV)): kept")));
-  EXPECT_EQ(report.unchecked, 1);
-  EXPECT_THAT(report.errors, testing::Not(testing::Contains(
-                                 testing::HasSubstr("did not show again"))));
+  const std::pair<AfterTheFinding, const char*> cases[] = {
+      {AfterTheFinding::kToolDown,
+       "could not be checked again (exit status 1; its output ends: error: "
+       "cannot check out a license): kept"},
+      {AfterTheFinding::kToolCrashes,
+       "could not be checked again (it crashed: killed by signal 11 "
+       "(SIGSEGV)): kept"},
+  };
+  for (const auto& [after, said] : cases) {
+    options_.triage_dir = dir_->File(absl::StrCat("triage-", int(after)));
+    ProgramCampaignReport report = RunInProcess(
+        {Testdata("fuzzx-m037.ptxprog")},
+        std::make_shared<TroubleDuringMinimizing>(ptxas_backend_, after));
+    EXPECT_EQ(report.disagreements, 1) << said;
+    EXPECT_THAT(report.filed, testing::IsEmpty()) << said;
+    EXPECT_EQ(report.pending, 1) << said;
+    EXPECT_EQ(report.unchecked, 1) << said;
+    EXPECT_THAT(report.errors, testing::Contains(testing::HasSubstr(said)));
+    EXPECT_THAT(report.errors, testing::Not(testing::Contains(
+                                   testing::HasSubstr("did not show again"))));
+  }
 }
 
 // Issue 42, item 1: a finding whose filing failed (a full disk; here a
