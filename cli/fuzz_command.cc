@@ -766,9 +766,6 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
           << " and " << out_dir << "/findings/\n";
     }
   }
-  // A run that could not file what it found, or tested nothing, fails: a CI
-  // gate must not pass on it. The reasons go to stderr, after the summary
-  // (a fuzzer that never started has said why above).
   // Findings met and journaled, where the counts were not written yet (a
   // Ctrl-C in the first second): kept for the next run, and said.
   const int64_t kept_unrecorded =
@@ -776,6 +773,9 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
           ? CountPendingFindings(config->triage_dir).total() - pending.total()
           : 0;
   out << KeptBeforeTheCountsLine(kept_unrecorded, config->triage_dir);
+  // A run that could not file what it found, or tested nothing, fails: a CI
+  // gate must not pass on it. The reasons go to stderr, after the summary
+  // (a fuzzer that never started has said why above).
   std::vector<std::string> errors =
       never_started ? std::vector<std::string>()
                     : RunErrors(p, *config, log, kept_unrecorded);

@@ -50,14 +50,15 @@ class FuzzerProcess {
 
   // Whether the fuzzer (the group's leader) has ended; it is not reaped.
   bool Ended() const;
-  // Sends SIGINT to the group, the first time only: true if it did.
+  // Sends SIGINT to the group (and SIGTERM to a -fork parent), the first
+  // time only: true if it did.
   bool AskToStop();
+  // Asks again, every 2 s after the first ask until it ends or is
+  // killed: a -fork parent ignores SIGINT while its jobs run, and a job it
+  // starts after the first ask never got it.
+  void AskAgainIfDue();
   // Kills the group if it was asked to stop its grace ago or more and
   // still runs: true if it did.
-  // Asks again, every kAskAgainEvery after the first ask until it ends or
-  // is killed: a -fork parent ignores SIGINT while its jobs run, and a job
-  // it starts after the first ask never got it.
-  void AskAgainIfDue();
   bool KillIfOverdue();
   // Kills the group now (a second Ctrl-C).
   void Kill();
@@ -74,11 +75,11 @@ class FuzzerProcess {
   FuzzerProcess(pid_t pid, std::unique_ptr<TempDir> temp,
                 absl::Duration stop_grace)
       : pid_(pid), temp_(std::move(temp)), stop_grace_(stop_grace) {}
+  void Ask();  // the signals of AskToStop
 
   pid_t pid_;
   std::unique_ptr<TempDir> temp_;  // the fuzzer's TMPDIR
   absl::Duration stop_grace_;
-  void Ask();           // the signals of AskToStop
   bool forks_ = false;  // a libFuzzer -fork parent (--jobs N)
   absl::Time asked_at_ = absl::InfiniteFuture();
   absl::Time last_asked_at_ = absl::InfinitePast();

@@ -37,6 +37,22 @@ std::string WrongVaddBackend(const std::string& dir) {
   return "exec:" + script;
 }
 
+// A crash file of one vadd.u32.u32.u32 tuple, as crash mode writes it, at
+// `path`; its bytes.
+std::string WriteVaddCrash(const std::string& path) {
+  const std::string input =
+      EncodeFuzzInput(*ParseVariant("vadd.u32.u32.u32"), {{{1, 2, 0, 0}}});
+  std::ofstream(path, std::ios::binary) << input;
+  return input;
+}
+
+// Its line in crash-backends.txt, found on `backend` (WrongVaddBackend's).
+std::string VaddCrashRecord(const std::string& input,
+                            const std::string& backend) {
+  return CrashOriginLine(
+      input, {"value-mismatch faulty vadd.u32.u32.u32 in-range", backend});
+}
+
 const char kCase[] =
     "# ptxdiff case 1\n"
     "variant: vadd.s32.u32.s32.sat d.b1, a.h0, b.b2, c\n"
@@ -456,9 +472,7 @@ TEST(TriageCommandsTest, ListSaysAProgramCaseThatDoesNotParseIsDamaged) {
 TEST(TriageCommandsTest, ACrashFileReplaysOnTheBackendItWasFoundOn) {
   const std::string dir = TempDirFor("crash_origin");
   const std::string crash = dir + "/crash-0123";
-  const std::string input =
-      EncodeFuzzInput(*ParseVariant("vadd.u32.u32.u32"), {{{1, 2, 0, 0}}});
-  std::ofstream(crash, std::ios::binary) << input;
+  const std::string input = WriteVaddCrash(crash);
   const std::string backend = WrongVaddBackend(dir);
 
   // Not recorded: it says which backend it replays on, and why that may not
@@ -470,8 +484,7 @@ TEST(TriageCommandsTest, ACrashFileReplaysOnTheBackendItWasFoundOn) {
       HasSubstr("the default backend: the crash was found on the backend its "
                 "fuzzer ran against, which the file does not record"));
   // Recorded: without --backend it replays there (and disagrees, as it did).
-  std::ofstream(dir + "/crash-backends.txt") << CrashOriginLine(
-      input, {"value-mismatch faulty vadd.u32.u32.u32 in-range", backend});
+  std::ofstream(dir + "/crash-backends.txt") << VaddCrashRecord(input, backend);
   r = Ptxdiff({"repro", crash});
   EXPECT_EQ(r.code, 1) << r.err << r.out;
   EXPECT_THAT(
@@ -494,18 +507,15 @@ TEST(TriageCommandsTest, ACrashFileReplaysOnTheBackendItWasFoundOn) {
 TEST(TriageCommandsTest, MinimizeRunsACaseWhereItWasFound) {
   const std::string dir = TempDirFor("minimize_origin");
   const std::string crash = dir + "/crash-0123";
-  const std::string input =
-      EncodeFuzzInput(*ParseVariant("vadd.u32.u32.u32"), {{{1, 2, 0, 0}}});
-  std::ofstream(crash, std::ios::binary) << input;
-  const std::string backend = WrongVaddBackend(dir);
-  std::ofstream(dir + "/crash-backends.txt") << CrashOriginLine(
-      input, {"value-mismatch faulty vadd.u32.u32.u32 in-range", backend});
+  const std::string input = WriteVaddCrash(crash);
+  std::ofstream(dir + "/crash-backends.txt")
+      << VaddCrashRecord(input, WrongVaddBackend(dir));
   const std::string triage = dir + "/triage";
   CliRun r = Ptxdiff({"minimize", crash, "--dir", triage});
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_THAT(r.out, StartsWith("minimize: found as `value-mismatch faulty "
                                 "vadd.u32.u32.u32 in-range` on " +
-                                backend));
+                                WrongVaddBackend(dir)));
   EXPECT_THAT(r.out, HasSubstr("minimize: filed new entry " + triage +
                                "/value-mismatch~faulty~"));
   // Its entry's case, minimized again, runs on the entry's backend: an
@@ -528,9 +538,7 @@ TEST(TriageCommandsTest, MinimizeRunsACaseWhereItWasFound) {
 TEST(TriageCommandsTest, ADamagedCrashRecordIsSaidAndARecordAfterDamageFound) {
   const std::string dir = TempDirFor("crash_origin_damaged");
   const std::string crash = dir + "/crash-4567";
-  const std::string input =
-      EncodeFuzzInput(*ParseVariant("vadd.u32.u32.u32"), {{{1, 2, 0, 0}}});
-  std::ofstream(crash, std::ios::binary) << input;
+  const std::string input = WriteVaddCrash(crash);
   const std::string record = dir + "/crash-backends.txt";
   ASSERT_EQ(mkfifo(record.c_str(), 0644), 0);
   CliRun r = Ptxdiff({"repro", crash});
@@ -541,9 +549,7 @@ TEST(TriageCommandsTest, ADamagedCrashRecordIsSaidAndARecordAfterDamageFound) {
   const std::string backend = WrongVaddBackend(dir);
   std::ofstream(record, std::ios::binary)
       << std::string(300, '\x7f') << "cut sh"
-      << CrashOriginLine(
-             input,
-             {"value-mismatch faulty vadd.u32.u32.u32 in-range", backend});
+      << VaddCrashRecord(input, backend);
   r = Ptxdiff({"repro", crash});
   EXPECT_EQ(r.code, 1) << r.err << r.out;
   EXPECT_THAT(r.out, StartsWith("repro: found as `value-mismatch faulty "
