@@ -511,24 +511,7 @@ std::vector<std::string> RunErrors(const Progress& p, const FuzzConfig& config,
     std::string e = absl::StrCat(
         "could not write to the triage directory ", config.triage_dir, " (",
         sum.filing_errors, " failed writes; the last: ", sum.filing_error, ")");
-    if (sum.unfiled > 0) {
-      absl::StrAppend(&e, "; ", sum.unfiled,
-                      " findings were not filed: ", config.triage_dir,
-                      "/.pending/ keeps them",
-                      sum.pending_repeats > 0
-                          ? absl::StrCat(" with their ", sum.pending_repeats,
-                                         " repeats")
-                          : "",
-                      ", and the next campaign on this "
-                      "directory files "
-                      "them once it can write there");
-    }
-    if (sum.unjournaled > 0) {
-      absl::StrAppend(&e, "; ", sum.unjournaled,
-                      " of them could not be kept there either (their journal "
-                      "lines are in ",
-                      log, ")");
-    }
+    e += UnfiledOnAFailingDisk(sum, config.triage_dir, log);
     errors.push_back(std::move(e));
   }
   if (sum.program_write_errors > 0 || sum.programs_unjournaled > 0) {

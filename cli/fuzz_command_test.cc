@@ -773,6 +773,30 @@ TEST(FuzzCommandTest, ACampaignThatCouldNotFileItsFindingsFails) {
               HasSubstr("fuzz: summary: "));  // the summary is still printed
 }
 
+// The twentieth fault run: on a disk too full for the journal too, the
+// error said ".pending/ keeps them" and, in the same sentence, that none
+// could be kept there. It says which were kept, if any, and where the
+// others' journal lines are.
+TEST(FuzzCommandTest, AFullDiskSaysHowManyFindingsThePendingJournalKept) {
+  const std::string dir = TempDirFor("fuzz_full_journal");
+  const std::string stats =
+      "inputs=10\ntuples=100\nagreed=94\nmismatched=6\nknown_findings=6\n"
+      "filing_errors=6\nunfiled=6\nfiling_error=No space left on device\n";
+  const CliRun none = FuzzWithStats(dir, stats + "unjournaled=6\n");
+  EXPECT_EQ(none.code, 1) << none.out;
+  EXPECT_THAT(none.err, HasSubstr("6 findings were not filed, nor could they "
+                                  "be kept in " +
+                                  dir +
+                                  "/triage/.pending/ (their journal "
+                                  "lines are in " +
+                                  dir + "/out/fuzz.log)"));
+  EXPECT_THAT(none.err, Not(HasSubstr("keeps")));
+  const CliRun some = FuzzWithStats(dir, stats + "unjournaled=2\n");
+  EXPECT_THAT(some.err, HasSubstr("6 findings were not filed: " + dir +
+                                  "/triage/.pending/ keeps 4 of them"));
+  EXPECT_THAT(some.err, HasSubstr("; the other 2 could not be kept there"));
+}
+
 // What earlier runs remembered this tool refused is said at the start, with
 // its target, and not sent; another tool's memory beside it is not said.
 TEST(FuzzCommandTest, SaysWhatThisToolRefusedInEarlierRuns) {

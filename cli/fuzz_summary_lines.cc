@@ -139,4 +139,32 @@ std::string KeptBeforeTheCountsLine(int64_t kept,
                       "/.pending/, and the next run on it files them\n");
 }
 
+std::string UnfiledOnAFailingDisk(const FuzzStats& sum,
+                                  const std::string& triage_dir,
+                                  const std::string& log) {
+  if (sum.unfiled <= 0) return "";
+  const int64_t lost = std::min(sum.unjournaled, sum.unfiled);
+  const int64_t kept = sum.unfiled - lost;
+  const std::string where = absl::StrCat("their journal lines are in ", log);
+  if (kept == 0) {
+    // The twentieth fault run: "…/.pending/ keeps them …; 39 of them could
+    // not be kept there either", where it kept none.
+    return absl::StrCat("; ", sum.unfiled,
+                        " findings were not filed, nor could they be kept in ",
+                        triage_dir, "/.pending/ (", where, ")");
+  }
+  std::string line = absl::StrCat(
+      "; ", sum.unfiled, " findings were not filed: ", triage_dir,
+      "/.pending/ keeps ", lost == 0 ? "them" : absl::StrCat(kept, " of them"),
+      sum.pending_repeats > 0
+          ? absl::StrCat(" with their ", sum.pending_repeats, " repeats")
+          : "",
+      ", and the next campaign on this directory files them once it can "
+      "write there");
+  if (lost > 0)
+    absl::StrAppend(&line, "; the other ", lost, " could not be kept there (",
+                    where, ")");
+  return line;
+}
+
 }  // namespace ptxdiff

@@ -52,6 +52,13 @@ std::string FaultCostLine(const FuzzStats& sum);
 std::string KeptBeforeTheCountsLine(int64_t kept,
                                     const std::string& triage_dir);
 
+// Where a run that could not write to `triage_dir` left the findings it did
+// not file: "; 6 findings were not filed: DIR/.pending/ keeps them …", with
+// those that could not be journaled either named apart ("" if none).
+std::string UnfiledOnAFailingDisk(const FuzzStats& sum,
+                                  const std::string& triage_dir,
+                                  const std::string& log);
+
 }  // namespace ptxdiff
 
 #endif  // PTXDIFF_CLI_FUZZ_SUMMARY_LINES_H_
