@@ -418,8 +418,10 @@ std::string LeastExploredLine(const std::vector<int64_t>& explored) {
   return text.empty() ? "" : absl::StrCat("fuzz:   ", text, "\n");
 }
 
+// `tuples_pending_now`: the tuple findings the triage directory's journals
+// hold at the run's end.
 void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
-                  std::ostream& out) {
+                  int64_t tuples_pending_now, std::ostream& out) {
   const FuzzStats& sum = p.sum.stats;
   out << "fuzz: summary: " << absl::StrFormat("%.0f", seconds) << " s against "
       << (p.sum.backend.empty() ? config.backend : p.sum.backend) << "\n"
@@ -474,16 +476,17 @@ void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
       << config.triage_dir << " holds "
       << EntriesAndCauses(entries->size(), causes.size()) << " (" << explained
       << " entries explained)\n";
-  if (sum.unfiled > 0 && sum.filing_errors == 0) {  // else an error (RunErrors)
-    const char* them = sum.unfiled == 1 ? "it" : "them";
-    out << "fuzz:   " << sum.unfiled
-        << (sum.unfiled == 1 ? " finding was" : " findings were")
-        << " not filed before the run ended; " << config.triage_dir
-        << "/.pending/ keeps " << them
-        << (sum.pending_repeats == 0 ? ""
-            : sum.unfiled == 1       ? " with its repeats"
-                                     : " with their repeats")
-        << ", and the next campaign on this directory files " << them << "\n";
+  // From the journal, not the processes' counts: under --jobs one job's
+  // unfiled findings are filed by another, or a job stopped by a Ctrl-C
+  // never writes its last counts (the twentieth fault run).
+  if (tuples_pending_now > 0 && sum.counts.tuples > 0 &&
+      sum.filing_errors == 0) {  // else an error (RunErrors)
+    const bool one = tuples_pending_now == 1;
+    out << "fuzz:   " << tuples_pending_now
+        << (one ? " finding is" : " findings are") << " not filed yet; "
+        << config.triage_dir << "/.pending/ keeps " << (one ? "it" : "them")
+        << ", and the next campaign on this directory files "
+        << (one ? "it" : "them") << "\n";
   }
   for (const RootCause& c : causes) {
     if (!c.explained()) out << "fuzz:     " << RootCauseLine(c) << "\n";
@@ -703,7 +706,8 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
   bool unreported = false;
   if (!never_started) {  // a summary of nothing would bury the error below
     out << ProgressLine(p, seconds) << "\n";
-    PrintSummary(p, seconds, *config, out);
+    PrintSummary(p, seconds, *config,
+                 CountPendingFindings(config->triage_dir).tuples, out);
     // Said by the fuzzer, whose output only the log keeps.
     for (const std::string& w : (*fuzzer_log)->journal_warnings())
       out << "fuzz:   warning: " << w << "\n";
