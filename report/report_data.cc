@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -140,10 +141,49 @@ std::vector<Implementation> ImplementationsOf(const ReportSource& source,
   return impls;
 }
 
+// When an entry was first filed, in unix seconds; nullopt if its meta.txt
+// does not say.
+std::optional<int64_t> FirstSeenUnix(const EntryInfo& e) {
+  const auto it = e.meta.find("first_seen");
+  absl::Time t;
+  std::string error;
+  if (it == e.meta.end() ||
+      !absl::ParseTime("%Y-%m-%dT%H:%M:%SZ", it->second, &t, &error))
+    return std::nullopt;
+  return absl::ToUnixSeconds(t);
+}
+
+// Of the implementations that ran programs on an entry's backend (program
+// campaigns, and tuple campaigns with a program lane: `fuzz --programs`),
+// the one whose latest run started by the time the entry was first filed:
+// the run that filed it (the twentieth fault run: a `programs` run was
+// given the entries of the `fuzz --programs` runs before it). Without a
+// time, a program campaign before a lane.
+Implementation* ProgramFiler(std::vector<Implementation*> ran_programs,
+                             std::optional<int64_t> first_seen) {
+  if (ran_programs.empty()) return nullptr;
+  Implementation* filer = nullptr;
+  int64_t latest_start = 0;
+  for (Implementation* impl : ran_programs) {
+    for (const Implementation::Run& run : impl->runs) {
+      if (first_seen.has_value() && run.started_unix <= *first_seen &&
+          (filer == nullptr || run.started_unix >= latest_start)) {
+        filer = impl;
+        latest_start = run.started_unix;
+      }
+    }
+  }
+  if (filer != nullptr) return filer;
+  for (Implementation* impl : ran_programs)
+    if (impl->kind == RunKind::kPrograms) return impl;
+  return ran_programs.front();
+}
+
 // Gives each entry to the implementation of its backend and kind; the rest
 // to `others`. A tuple entry no tuple campaign of its backend made was filed
 // by a program campaign (a program minimized to one instruction is filed as
 // its tuple: program/one_step_finding.h), and is listed with its programs.
+// A program's entry goes to the campaign that filed it (ProgramFiler).
 void RouteEntries(std::vector<EntryInfo> entries,
                   std::vector<Implementation>& impls,
                   std::vector<EntryInfo>& others) {
@@ -158,7 +198,18 @@ void RouteEntries(std::vector<EntryInfo> entries,
     const auto tuples = made_by(RunKind::kTuples);
     const auto programs = made_by(RunKind::kPrograms);
     std::vector<EntryInfo>* to = &others;
-    if (!NamesAProgram(e.signature) && tuples != impls.end()) {
+    if (NamesAProgram(e.signature)) {
+      std::vector<Implementation*> ran_programs;
+      for (Implementation& i : impls) {
+        const bool lane =
+            i.kind == RunKind::kTuples && !i.program_counts.empty();
+        if (backend != e.meta.end() && backend->second == i.backend &&
+            (i.kind == RunKind::kPrograms || lane))
+          ran_programs.push_back(&i);
+      }
+      if (Implementation* filer = ProgramFiler(ran_programs, FirstSeenUnix(e)))
+        to = &filer->entries;
+    } else if (tuples != impls.end()) {
       to = &tuples->entries;
     } else if (programs != impls.end()) {
       to = &programs->entries;

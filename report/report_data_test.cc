@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 #include "backends/ptx_cmd/refusal_memory.h"
 #include "common/files.h"
 #include "common/testing/fifo_reader.h"
@@ -235,6 +236,54 @@ TEST(ReportDataTest, ProgramCampaignsHaveTheirRunsAndTheirEntries) {
   EXPECT_THAT(ReportJson(*data),
               HasSubstr(absl::StrCat("\"program_variants\":{\"", add,
                                      "\":[[0,4],[]]}")));
+  RemoveTree(out);
+}
+
+// A program's entry is the campaign's that filed it: a `fuzz --programs`
+// run's (its tuple campaign's program lane) or a `programs` run's, by which
+// of them had started when it was first filed. The twentieth fault run: a
+// `programs` run that filed nothing was given the entries of the
+// `fuzz --programs` runs before it; without it they were listed apart.
+TEST(ReportDataTest, AProgramEntryIsTheCampaignsThatFiledIt) {
+  const std::string out = FreshDir("program_filer");
+  const int64_t now = absl::ToUnixSeconds(absl::Now());
+  std::vector<bool> supported(AllVariants().size());
+  const int add = IndexOf("add.u32");
+  supported[add] = true;
+  OutcomeTable lane;  // a tuple run whose program lane checked programs
+  lane.Count(add, OutcomeForm::kImmediate, Outcome::kAgree);
+  lane.Count(add, OutcomeForm::kProgramImmediate, Outcome::kMismatch);
+  WriteRun(out, now - 100, "faulty 1", lane, supported);
+  auto store = TriageStore::Open(out + "/triage", /*create=*/true);
+  ASSERT_TRUE(store.ok());
+  ASSERT_TRUE(store->File(AProgramMismatch()).ok());
+  const auto entries_of = [&](RunKind kind) -> int64_t {
+    const absl::StatusOr<ReportData> data =
+        ReadReport({{.out_dir = out, .triage_dir = out + "/triage"}});
+    EXPECT_TRUE(data.ok()) << data.status();
+    if (!data.ok()) return -1;
+    EXPECT_THAT(data->other_entries, testing::IsEmpty());
+    for (const Implementation& impl : data->implementations)
+      if (impl.kind == kind) return impl.entries.size();
+    return -1;
+  };
+  EXPECT_EQ(entries_of(RunKind::kTuples), 1) << "the lane's run filed it";
+  // A `programs` run after the entry was filed.
+  const std::string later = absl::StrCat(out, "/stats/run-", now + 100, "-2");
+  ASSERT_TRUE(MakeDirs(later).ok());
+  ASSERT_TRUE(WriteFile(absl::StrCat(later, "/", kTimelineFile),
+                        TimelineHeader(RunKind::kPrograms, "faulty 1") +
+                            FormatTimelinePoint(RunKind::kPrograms,
+                                                {.seconds = 5, .checked = 40}))
+                  .ok());
+  EXPECT_EQ(entries_of(RunKind::kTuples), 1);
+  EXPECT_EQ(entries_of(RunKind::kPrograms), 0);
+  // The same `programs` run before it: its entry.
+  ASSERT_EQ(rename(later.c_str(),
+                   absl::StrCat(out, "/stats/run-", now - 50, "-2").c_str()),
+            0);
+  EXPECT_EQ(entries_of(RunKind::kTuples), 0);
+  EXPECT_EQ(entries_of(RunKind::kPrograms), 1);
   RemoveTree(out);
 }
 
