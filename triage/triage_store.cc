@@ -85,7 +85,43 @@ constexpr absl::Duration kLockWait = absl::Seconds(60);
 // After this long waiting, it is said on stderr.
 constexpr absl::Duration kLockWaitSaid = absl::Seconds(2);
 
+// Takes `fd`'s flock, polling (a blocking flock could not be interrupted or
+// given up), within kLockWait of `start`. A lock held by another process
+// past it, or a Ctrl-C, is Unavailable, which Open says as such.
+absl::Status PollForLock(int fd, const std::string& path, absl::Time start,
+                         bool& said) {
+  while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EINTR && errno != EWOULDBLOCK)
+      return ErrnoError("cannot lock", path);
+    const absl::Duration waited = absl::Now() - start;
+    if (Interrupted() || waited >= kLockWait) {
+      return absl::UnavailableError(
+          Interrupted()
+              ? absl::StrCat("interrupted while waiting for ", path)
+              : absl::StrCat(path, " has been held by another process for ",
+                             absl::FormatDuration(kLockWait),
+                             ": not waiting longer (is a process that holds "
+                             "it, a ptxdiff or a flock, stopped or hung?)"));
+    }
+    if (!said && waited >= kLockWaitSaid) {
+      std::fprintf(stderr,
+                   "ptxdiff: waiting for %s, which another process holds "
+                   "(at most %s)\n",
+                   path.c_str(), absl::FormatDuration(kLockWait).c_str());
+      said = true;
+    }
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  return absl::OkStatus();
+}
+
 // An exclusive lock on the directory's .lock file, held for its lifetime.
+// Taken through a turnstile, .lock-turn, held from the first try until
+// .lock is taken: a process that files repeat after repeat, each under the
+// lock, released it for microseconds, which a waiter polling every 10 ms
+// seldom met, so `fuzz --jobs 2` on a tool wrong everywhere starved one job
+// (the eighteenth fault run). Now the waiter holds the turnstile while it
+// waits, and the busy process cannot take the lock again before it.
 class DirectoryLock {
  public:
   static absl::StatusOr<DirectoryLock> Acquire(const std::string& dir) {
@@ -94,32 +130,17 @@ class DirectoryLock {
     if (fd < 0) return ErrnoError("cannot create the lock file", path);
     const absl::Time start = absl::Now();
     bool said = false;
-    while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-      if (errno != EINTR && errno != EWOULDBLOCK) {
-        const absl::Status status = ErrnoError("cannot lock", path);
-        close(fd);
-        return status;
-      }
-      // Held by another process: Unavailable, which Open says as such.
-      const absl::Duration waited = absl::Now() - start;
-      if (Interrupted() || waited >= kLockWait) {
-        close(fd);
-        return absl::UnavailableError(
-            Interrupted()
-                ? absl::StrCat("interrupted while waiting for ", path)
-                : absl::StrCat(path, " has been held by another process for ",
-                               absl::FormatDuration(kLockWait),
-                               ": not waiting longer (is a process that holds "
-                               "it, a ptxdiff or a flock, stopped or hung?)"));
-      }
-      if (!said && waited >= kLockWaitSaid) {
-        std::fprintf(stderr,
-                     "ptxdiff: waiting for %s, which another process holds "
-                     "(at most %s)\n",
-                     path.c_str(), absl::FormatDuration(kLockWait).c_str());
-        said = true;
-      }
-      absl::SleepFor(absl::Milliseconds(10));
+    // Without it (a directory where it cannot be created), no turnstile.
+    const std::string turn_path = dir + "/.lock-turn";
+    const int turn =
+        open(turn_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    absl::Status status =
+        turn >= 0 ? PollForLock(turn, path, start, said) : absl::OkStatus();
+    if (status.ok()) status = PollForLock(fd, path, start, said);
+    if (turn >= 0) close(turn);  // closing releases the flock
+    if (!status.ok()) {
+      close(fd);
+      return status;
     }
     return DirectoryLock(fd);
   }
