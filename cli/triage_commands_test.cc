@@ -876,6 +876,20 @@ TEST(TriageCommandsTest, ListAndShowReadADirectoryTheyCannotLock) {
   EXPECT_THAT(r.err, HasSubstr("case.txt is not a directory"));
 }
 
+// The eighteenth fault run: `triage merge` refused a read-only source ("is
+// not writable: cannot create the lock file"), which it only reads. Here
+// the source's `.lock` is a directory, which no process can lock.
+TEST(TriageCommandsTest, MergeReadsASourceItCannotLock) {
+  const std::string dir = TempDirFor("merge_unlockable");
+  const std::string source = dir + "/source";
+  CrashEntryIn(source);
+  ASSERT_EQ(mkdir((source + "/.lock").c_str(), 0755), 0);
+  const CliRun r = Ptxdiff({"triage", "merge", source, "--dir", dir + "/into"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("merged " + source + ": 1 new entries"));
+  EXPECT_TRUE(IsDirectory(dir + "/into/crash~ptx-cmd~crash~add.u32"));
+}
+
 TEST(TriageCommandsTest, BadTriageDirectoriesAreExitTwo) {
   const std::string dir = TempDirFor("baddir");
   std::ofstream(dir + "/case.txt") << kCase;

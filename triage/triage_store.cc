@@ -560,9 +560,10 @@ absl::StatusOr<std::string> TriageStore::MarkExplained(
 
 absl::StatusOr<int> TriageStore::MergeFrom(const std::string& other_dir,
                                            std::vector<std::string>* skipped) {
+  // Read without its lock: a read-only source is merged (the eighteenth
+  // fault run), and entries are written whole, by renames.
   PTXDIFF_ASSIGN_OR_RETURN(TriageStore other,
-                           Open(other_dir, /*create=*/false,
-                                check_program_case_));
+                           OpenToRead(other_dir, check_program_case_));
   // This directory under another name (`triage merge out/triage` with the
   // default --dir) would count each of its entries twice.
   struct stat here, there;
