@@ -214,6 +214,25 @@ TEST(BackendCommandsTest, CalibrateKillsACompileAtItsTimeout) {
   EXPECT_THAT(r.err, HasSubstr("nothing was executed"));
 }
 
+// The nineteenth fault run: `calibrate --programs` on a ptxas that crashes
+// had a census row with no reason and no example. It says ptxas crashed.
+TEST(BackendCommandsTest, CalibrateProgramsSaysPtxasCrashed) {
+  const absl::StatusOr<std::string> real = FindPtxas({});
+  if (!real.ok()) GTEST_SKIP() << "no ptxas";
+  const std::string ptxas = TempDirFor("crashing_program_compile") + "/ptxas";
+  std::ofstream(ptxas) << "#!/bin/sh\ncase \"$*\" in *--version*) exec "
+                       << *real << " \"$@\";; esac\nkill -SEGV $$\n";
+  chmod(ptxas.c_str(), 0755);
+  const ScopedEnv env("PTXAS", ptxas);
+  const ScopedEnv executable("PTXDIFF_PTXAS_COMPILER", "ptxas");
+  const CliRun r = Ptxdiff(
+      {"calibrate", "--programs", "2", "--timeout", "10", "--threads", "1"});
+  EXPECT_THAT(r.out, HasSubstr("not judged, by why (checks, an example):\n"))
+      << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("  ptxas crashed\n")) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("SIGSEGV")) << r.out;
+}
+
 // The fifteenth fault run: `calibrate` on a ptxas that crashes on every
 // compile said "156 rejected by ptxas", and a rejection had no example.
 // A crash is no rejection: its tuples are not run, said with how ptxas

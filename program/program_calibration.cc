@@ -28,6 +28,15 @@ std::string NotJudgedKey(const ProgramCheck& check) {
   return check.why_not.substr(0, check.why_not.find(':'));
 }
 
+// Why a check was not judged: a crash or hang of ptxas is its fault, with
+// no why_not (the nineteenth fault run: a census row with no reason).
+std::string WhyNotJudged(const ProgramCheck& check) {
+  if (!check.why_not.empty() || !check.fault) return check.why_not;
+  return absl::StrCat(check.fault->kind == CaseFault::kHang ? "ptxas hung: "
+                                                            : "ptxas crashed: ",
+                      absl::StrReplaceAll(check.fault->what, {{"\n", " | "}}));
+}
+
 // A known finding of ptxas's code among the program's steps, if any.
 std::optional<std::string> KnownFindingIn(const Program& p, int opt_level) {
   for (const ProgramStep& step : p.steps) {
@@ -61,9 +70,11 @@ void Count(const Program& p, const ProgramCheck& check, int opt_level,
            ProgramCalibrationReport& r) {
   ++r.checks;
   if (!check.judged) {
-    const std::string key = NotJudgedKey(check);
+    ProgramCheck said = check;
+    said.why_not = WhyNotJudged(check);
+    const std::string key = NotJudgedKey(said);
     ++r.not_run[key];
-    r.not_run_example.emplace(key, check.why_not);
+    r.not_run_example.emplace(key, said.why_not);
     return;
   }
   ++(check.executed ? r.executed : r.constant);
