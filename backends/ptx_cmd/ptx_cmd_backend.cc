@@ -718,9 +718,22 @@ std::string PtxCmdBackend::Failure(const Part& part, const ToolRun& run) const {
   } else if (!run.output.empty()) {
     printed = absl::StrCat("; its output ends:\n", run.output);
   }
-  return absl::StrCat("ptx-cmd: command '", config_.command, "' failed on ",
-                      variants, " (", n,
-                      n == 1 ? " tuple): " : " tuples): ", run.what, printed);
+  // A hang called well before timeout_ms: said to be the adaptive timeout,
+  // not --timeout (the eighteenth fault run: `eval --timeout 30` called a
+  // variant 2 s slower than the others a hang "after 626ms").
+  const std::string adaptive =
+      run.end == ToolRun::kHung &&
+              run.took + absl::Milliseconds(100) < config_.timeout
+          ? absl::StrCat(" (the adaptive timeout: 4 times what a run of ", n,
+                         n == 1 ? " tuple" : " tuples",
+                         " took this tool so far, plus 500 ms, never above "
+                         "timeout_ms, here ",
+                         absl::FormatDuration(config_.timeout),
+                         ": PTXDIFF_PTX_CMD_TIMEOUT_MS; docs/kernel-abi.md)")
+          : "";
+  return absl::StrCat(
+      "ptx-cmd: command '", config_.command, "' failed on ", variants, " (", n,
+      n == 1 ? " tuple): " : " tuples): ", run.what, adaptive, printed);
 }
 
 }  // namespace

@@ -292,6 +292,8 @@ TEST(PtxCmdCampaignTest, CrashesAndHangsOfTheToolAreFiled) {
   // Filed as found (a hang is not minimized): the exact tuple.
   EXPECT_THAT(*hang,
               AllOf(HasSubstr("0x00001234"), HasSubstr("timed out after")));
+  // The eighteenth fault run: which timeout it was is said.
+  EXPECT_THAT(*hang, HasSubstr("(the adaptive timeout: 4 times what a run of"));
 }
 
 }  // namespace
