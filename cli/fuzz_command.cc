@@ -660,7 +660,7 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
   if (absl::string_view command = config->backend;
       absl::ConsumePrefix(&command, kPtxCmdPrefix)) {
     const std::vector<std::string> targets =
-        RememberedTargets(config->refusals_dir, command);
+        TargetsWithRefusals(config->refusals_dir, command);
     if (!targets.empty()) {
       out << "fuzz: what this tool refused in earlier runs (PTX for "
           << absl::StrJoin(targets, ", ")

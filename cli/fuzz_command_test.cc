@@ -854,6 +854,14 @@ TEST(FuzzCommandTest, SaysWhatThisToolRefusedInEarlierRuns) {
                         dir + "/out/refusals/;"));
   EXPECT_THAT(run("/bin/false {ptx} {in} {out}").out,
               Not(HasSubstr("refused in earlier runs")));
+  // The eighteenth fault run: said after a re-check forgot every refusal.
+  ASSERT_TRUE(
+      RefusalMemory(dir + "/out/refusals", tool, "sm_90")
+          .Forget({.unix_seconds = 1,
+                   .variants = 1,
+                   .message = SaidKey(*ParseVariant("lop3.b32"), "unknown op")})
+          .ok());
+  EXPECT_THAT(run(tool).out, Not(HasSubstr("refused in earlier runs")));
 }
 
 // The classes a tool refuses are summed up in the summary, a line per

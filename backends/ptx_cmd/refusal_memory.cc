@@ -203,6 +203,17 @@ std::vector<std::string> RememberedTargets(absl::string_view dir,
   return targets;
 }
 
+std::vector<std::string> TargetsWithRefusals(absl::string_view dir,
+                                             absl::string_view command) {
+  std::vector<std::string> targets = RememberedTargets(dir, command);
+  std::erase_if(targets, [&](const std::string& target) {
+    const absl::StatusOr<Remembered> r =
+        RefusalMemory(dir, command, target).Load();
+    return r.ok() && r->variants.empty() && r->classes.empty();
+  });
+  return targets;
+}
+
 absl::StatusOr<Remembered> RefusalMemory::Load() const {
   Remembered remembered;
   if (access(path_.c_str(), F_OK) != 0) return remembered;

@@ -106,6 +106,12 @@ class RefusalMemory {
 // for, from the files' header lines: what a campaign on it skips.
 std::vector<std::string> RememberedTargets(absl::string_view dir,
                                            absl::string_view command);
+// Of them, those whose memory still holds a refusal (a variant or a class;
+// one that cannot be read is kept, its damage said where it is loaded):
+// what a campaign says it does not send again. A memory whose every message
+// a re-check forgot holds none (the eighteenth fault run).
+std::vector<std::string> TargetsWithRefusals(absl::string_view dir,
+                                             absl::string_view command);
 
 // The messages `dir` forgot of the tool `command` (every target) at or after
 // `since`: what a run's summary says it sends again.
