@@ -592,8 +592,8 @@ int RunTriage(const std::vector<std::string>& args, std::ostream& out,
             << " was named before in this merge: merged once\n";
         continue;
       }
-      std::vector<std::string> skipped;
-      auto added = store->MergeFrom(pos[i], &skipped);
+      std::vector<std::string> skipped, damaged;
+      auto added = store->MergeFrom(pos[i], &skipped, &damaged);
       if (!added.ok() && Interrupted()) {
         err << "ptxdiff triage: " << added.status().message() << "\n";
         return kExitInterrupted;
@@ -607,6 +607,9 @@ int RunTriage(const std::vector<std::string>& args, std::ostream& out,
                                    {{"\n", "\\x0a"}, {"\t", "\\x09"}})
             << ": not an entry name\n";
       }
+      for (const std::string& line : damaged)
+        err << "ptxdiff triage: warning: " << pos[i] << "/"
+            << PrintableBytes(line) << "\n";
       out << "merged " << pos[i] << ": " << *added << " new entries\n"
           << PendingLine(pos[i], " (not merged)");
     }

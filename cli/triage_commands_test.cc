@@ -890,6 +890,32 @@ TEST(TriageCommandsTest, MergeReadsASourceItCannotLock) {
   EXPECT_TRUE(IsDirectory(dir + "/into/crash~ptx-cmd~crash~add.u32"));
 }
 
+// The twelfth fault run: `triage merge` copied damaged entries without a
+// word, one that is a link to /etc as an empty entry. A damaged entry is
+// merged as it is and said; one whose case.txt cannot be read is not.
+TEST(TriageCommandsTest, MergeSaysTheDamagedEntriesOfItsSource) {
+  const std::string dir = TempDirFor("merge_damaged");
+  const std::string source = dir + "/source";
+  CrashEntryIn(source);
+  const std::string damaged = source + "/crash~ptx-cmd~crash~sub.u32";
+  ASSERT_TRUE(MakeDirs(damaged).ok());
+  std::ofstream(damaged + "/case.txt")
+      << "# ptxdiff case 1\nvariant: sub.u32\noperands: 0x1 0x2\n"
+         "kind: crash\n";
+  std::ofstream(damaged + "/meta.txt") << "backend: oracle 1\ncount: abc\n";
+  ASSERT_EQ(
+      symlink("/etc", (source + "/crash~ptx-cmd~crash~mul.lo.u32").c_str()), 0);
+  const CliRun r = Ptxdiff({"triage", "merge", source, "--dir", dir + "/into"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("merged " + source + ": 2 new entries"));
+  EXPECT_THAT(r.err, HasSubstr("warning: " + source +
+                               "/crash~ptx-cmd~crash~sub.u32 is damaged ("));
+  EXPECT_THAT(r.err, HasSubstr("): merged as it is\n"));
+  EXPECT_THAT(r.err, HasSubstr("/crash~ptx-cmd~crash~mul.lo.u32 is damaged ("));
+  EXPECT_THAT(r.err, HasSubstr("): not merged, its case.txt cannot be read"));
+  EXPECT_FALSE(IsDirectory(dir + "/into/crash~ptx-cmd~crash~mul.lo.u32"));
+}
+
 TEST(TriageCommandsTest, BadTriageDirectoriesAreExitTwo) {
   const std::string dir = TempDirFor("baddir");
   std::ofstream(dir + "/case.txt") << kCase;

@@ -559,7 +559,8 @@ absl::StatusOr<std::string> TriageStore::MarkExplained(
 }
 
 absl::StatusOr<int> TriageStore::MergeFrom(const std::string& other_dir,
-                                           std::vector<std::string>* skipped) {
+                                           std::vector<std::string>* skipped,
+                                           std::vector<std::string>* damaged) {
   // Read without its lock: a read-only source is merged (the eighteenth
   // fault run), and entries are written whole, by renames.
   PTXDIFF_ASSIGN_OR_RETURN(TriageStore other,
@@ -595,7 +596,15 @@ absl::StatusOr<int> TriageStore::MergeFrom(const std::string& other_dir,
                           absl::StrCat(step.status().message(),
                                        "; nothing merged from ", other_dir));
     }
-    steps.push_back(*std::move(step));
+    // The twelfth fault run: copied without a word, one that is a link
+    // to /etc as an empty entry.
+    if (damaged != nullptr && (!e.damage.empty() || step->unreadable)) {
+      damaged->push_back(absl::StrCat(
+          e.name, " is damaged (", absl::StrJoin(e.damage, "; "), ")",
+          step->unreadable ? ": not merged, its case.txt cannot be read"
+                           : ": merged as it is"));
+    }
+    if (!step->unreadable) steps.push_back(*std::move(step));
   }
   int added = 0;
   for (size_t k = 0; k < steps.size(); ++k) {
@@ -633,6 +642,7 @@ absl::StatusOr<TriageStore::MergeStep> TriageStore::PlanMerge(
       if (TooLarge(content.status())) return content.status();
       if (content.ok()) step.files[f] = *content;
     }
+    step.unreadable = !step.files.contains("case.txt");
     return step;
   }
   std::vector<std::string> repairs;

@@ -178,8 +178,12 @@ class TriageStore {
   // directory itself (under any name) is InvalidArgument. Its directories
   // whose names are no entry names (but those starting with '.', a triage
   // directory's own) are passed over, their names put in `skipped` if given.
+  // A damaged entry is merged as it is, one whose case.txt cannot be read
+  // not at all: each said in `damaged` if given ("NAME is damaged (…):
+  // merged as it is").
   absl::StatusOr<int> MergeFrom(const std::string& other_dir,
-                                std::vector<std::string>* skipped = nullptr);
+                                std::vector<std::string>* skipped = nullptr,
+                                std::vector<std::string>* damaged = nullptr);
 
  private:
   TriageStore(std::string dir, ProgramCaseCheck check_program_case)
@@ -190,6 +194,7 @@ class TriageStore {
   struct MergeStep {
     std::string path;  // the entry's directory here
     bool is_new = false;
+    bool unreadable = false;  // new, and its case.txt cannot be read
     std::map<std::string, std::string> files;  // is_new
     std::string meta;                           // !is_new
   };
