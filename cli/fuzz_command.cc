@@ -432,7 +432,7 @@ void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
       << " declined, " << sum.counts.unspecified << " left open by the spec"
       << (sum.counts.faulted > 0
               ? absl::StrCat(", ", sum.counts.faulted,
-                             " crashed or hung the implementation: filed")
+                             " crashed or hung the implementation")
               : "")
       << ")\n"
       << (p.variants_reached_runtime > 0

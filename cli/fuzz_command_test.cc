@@ -829,6 +829,12 @@ TEST(FuzzCommandTest, AFullDiskSaysHowManyFindingsThePendingJournalKept) {
                                   "lines are in " +
                                   dir + "/out/fuzz.log)"));
   EXPECT_THAT(none.err, Not(HasSubstr("keeps")));
+  // The twelfth fault run: the tuple line said a crash was filed.
+  const CliRun crash = FuzzWithStats(
+      dir,
+      "inputs=10\ntuples=100\nagreed=99\nfaulted=1\nfiling_errors=1\n"
+      "unfiled=1\nunjournaled=1\nfiling_error=No space left on device\n");
+  EXPECT_THAT(crash.out, HasSubstr(", 1 crashed or hung the implementation)"));
   const CliRun some = FuzzWithStats(dir, stats + "unjournaled=2\n");
   EXPECT_THAT(some.err, HasSubstr("6 findings were not filed: " + dir +
                                   "/triage/.pending/ keeps 4 of them"));
