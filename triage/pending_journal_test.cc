@@ -40,6 +40,16 @@ TEST(PendingJournalTest, ParsesOnlyWhatWasNotDoneAndSkipsATornLine) {
   EXPECT_EQ(open[0].backend_bits, 1u);
 }
 
+// The thirteenth fault run: a line torn by a full disk was counted as a
+// finding by `triage list`, which the next run does not take up.
+TEST(PendingJournalTest, ATornLineIsNoFindingNotYetFiled) {
+  const std::string dir = FreshDir("torn_count");
+  ASSERT_EQ(mkdir((dir + "/.pending").c_str(), 0755), 0);
+  std::ofstream(dir + "/.pending/999999999.programs.journal")
+      << "M 0 one\nM 1 two\nM 2 thr";
+  EXPECT_EQ(CountPendingFindings(dir).programs, 2);
+}
+
 // The backend's carry of a `.cc` variant: an optional last field, written
 // only when set, so that lines without it read as before.
 TEST(PendingJournalTest, TheCarryIsAnOptionalLastField) {
