@@ -450,7 +450,7 @@ int RunPrograms(const std::vector<std::string>& args, std::ostream& out,
   if (!report->environment_failure.empty())  // no verdict: nothing to add
     return Fail(err, "programs",
                 absl::UnavailableError(report->environment_failure));
-  const bool unfiled = report->triage_write_errors > 0;
+  const bool unfiled = report->LostFindings();
   const std::string nothing = NothingChecked(ran_on, *report);
   if (!nothing.empty()) err << "ptxdiff programs: " << nothing << "\n";
   if (timeline.failed()) {

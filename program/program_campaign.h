@@ -188,6 +188,14 @@ struct ProgramCampaignReport {
   // Times a worker was started again after it crashed, hung or answered
   // garbage (the engine's count: RunProgramsOnEngine).
   int64_t worker_restarts = 0;
+
+  // Whether the run lost something it found: a filing that failed, or a
+  // finding not filed that the journal could not keep either (the
+  // twenty-first fault run: a full disk's findings lost, exit 0, where the
+  // deadline came before a filing could fail).
+  bool LostFindings() const {
+    return triage_write_errors > 0 || unjournaled > 0;
+  }
 };
 
 // One pending finding as a journal line's record, and back: `identity` is

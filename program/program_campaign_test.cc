@@ -201,6 +201,21 @@ class ProgramCampaignTest : public testing::Test {
 // repro.ptx that ptxas miscompiles, and a line saying what it is. Found
 // again, it is a known repeat of its cause (issue 64), counted in the same
 // entry without being minimized again.
+// The twenty-first fault run: `programs` on a full disk exited 0 where its
+// findings were neither filed nor journaled, the deadline having come
+// before a filing could fail. Either loss fails the run.
+TEST(ProgramCampaignReportTest, AFindingTheJournalCouldNotKeepIsLost) {
+  ProgramCampaignReport r;
+  EXPECT_FALSE(r.LostFindings());
+  r.pending = 8;
+  EXPECT_FALSE(r.LostFindings()) << "kept for the next run";
+  r.unjournaled = 8;
+  EXPECT_TRUE(r.LostFindings());
+  r.unjournaled = 0;
+  r.triage_write_errors = 1;
+  EXPECT_TRUE(r.LostFindings());
+}
+
 TEST_F(ProgramCampaignTest, FilesADisagreementMinimizedAndCountsItsRepeats) {
   const Program m025 = Testdata("fuzzx-m025.ptxprog");
   ProgramCampaignReport report = Run({m025, m025});
