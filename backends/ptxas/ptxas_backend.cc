@@ -134,7 +134,20 @@ std::vector<Chunk> PtxasBackend::MakeChunks(
       config_.tuples_per_kernel,
       std::min(config_.tuples_per_kernel, kRuntimeTuplesPerKernel)};
   std::vector<SizedTuple> sized[2];
+  std::vector<Chunk> chunks;
   for (int t : pending) {
+    if (suspects_.IsSuspect(batch.tuples[t].variant)) {
+      // Apart, a kernel each, a few to a module (`pending` is grouped by
+      // variant, so a module holds one suspect's tuples).
+      if (chunks.empty() ||
+          chunks.back().kernel_sizes.size() >=
+              static_cast<size_t>(kSuspectTuplesPerModule) ||
+          batch.tuples[chunks.back().tuples.back()].variant !=
+              batch.tuples[t].variant)
+        chunks.emplace_back();
+      chunks.back().AddKernel(std::span<const int>(&t, 1));
+      continue;
+    }
     const int runtime = batch.tuples[t].runtime != 0;
     sized[runtime].push_back(
         {std::min(per_kernel[runtime],
@@ -142,7 +155,6 @@ std::vector<Chunk> PtxasBackend::MakeChunks(
                             OperandShape(batch.tuples[t]))),
          t});
   }
-  std::vector<Chunk> chunks;
   for (int runtime : {0, 1}) {
     if (sized[runtime].empty()) continue;
     for (Chunk& c :
@@ -182,12 +194,46 @@ ChunkReport PtxasBackend::CompileChunks(Batch& batch,
   return all;
 }
 
+Chunk PtxasBackend::WithoutSuspectsFaultedEnough(Batch& batch,
+                                                 Chunk chunk) const {
+  std::vector<bool> dropped(chunk.tuples.size());
+  bool any = false;
+  for (size_t p = 0; p < chunk.tuples.size(); ++p) {
+    const int t = chunk.tuples[p];
+    if (auto why = suspects_.EnoughInBatch(batch.tuples[t].variant)) {
+      // Written by this chunk's thread only: each tuple is in one chunk.
+      batch.outcomes[t] =
+          Outcome::Decline(DeclineCode::kOther, *std::move(why));
+      dropped[p] = any = true;
+    }
+  }
+  return any ? WithoutPositions(chunk, dropped) : chunk;
+}
+
+Outcome PtxasBackend::AloneFailed(const Batch& batch, const Chunk& chunk,
+                                  const PtxasOutput& out) const {
+  // A crash or a hang of ptxas on the tuple alone is ptxas's fault, a
+  // finding (the twenty-first fault run: declined, nothing filed); a stop
+  // or a fatal error that names no line is no verdict.
+  if (out.how.signal != 0 || out.how.timed_out) {
+    suspects_.Faulted(batch.tuples[chunk.tuples[0]].variant);
+    return Outcome::Fault(
+        out.how.timed_out ? CaseFault::kHang : CaseFault::kCrash,
+        absl::StrCat("ptxas ", out.how.timed_out ? "hung" : "crashed",
+                     " on the tuple alone: ", LogSummary(out.log)));
+  }
+  return Outcome::Decline(DeclineCode::kOther,
+                          absl::StrCat("ptxas failed: ", LogSummary(out.log)));
+}
+
 absl::Status PtxasBackend::CompileChunk(Batch& batch, Chunk chunk,
                                         ChunkReport& report,
                                         absl::string_view purpose) const {
   // Each pass drops the tuples ptxas names, until it compiles or fails
   // without naming any.
   while (!chunk.tuples.empty()) {
+    chunk = WithoutSuspectsFaultedEnough(batch, std::move(chunk));
+    if (chunk.tuples.empty()) break;
     std::vector<PtxTuple> tuples;
     for (int t : chunk.tuples) tuples.push_back(batch.tuples[t]);
     const PtxModule module =
@@ -219,9 +265,7 @@ absl::Status PtxasBackend::CompileChunk(Batch& batch, Chunk chunk,
       // ptxas failed without naming a tuple (a crash, a fatal error): find
       // the culprit by halves.
       if (chunk.tuples.size() == 1) {
-        batch.outcomes[chunk.tuples[0]] = Outcome::Decline(
-            DeclineCode::kOther,
-            absl::StrCat("ptxas failed: ", LogSummary(out.log)));
+        batch.outcomes[chunk.tuples[0]] = AloneFailed(batch, chunk, out);
         return absl::OkStatus();
       }
       auto [first, second] = Halves(chunk);
@@ -339,6 +383,8 @@ void BuildReply(const std::vector<Outcome>& outcomes,
     const Outcome& o = outcomes[i];
     if (o.kind == ResultKind::kValue) {
       reply.AddValue(o.bits, o.carry, o.Text(), reused[i] != 0);
+    } else if (o.kind == ResultKind::kFault) {
+      reply.AddFault(o.fault, o.message);
     } else {
       reply.AddDecline(o.code, o.message, o.kept_code);
     }
@@ -432,6 +478,7 @@ absl::Status PtxasBackend::RunSupported(const ResolvedBatch& request,
   std::vector<int> copy_of(request.tuples.size(), -1);
   std::vector<std::optional<CachedCode>> cached(request.tuples.size());
   const std::vector<int> pending = Admit(batch, copy_of, cached);
+  suspects_.StartBatch();
   ChunkReport packed = CompileChunks(batch, MakeChunks(batch, pending));
   PTXDIFF_RETURN_IF_ERROR(packed.status);
   PTXDIFF_RETURN_IF_ERROR(Bisect(batch, packed.failed_kernels));

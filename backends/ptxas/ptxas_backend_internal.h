@@ -37,6 +37,7 @@
 #include "backends/ptxas/foldability.h"
 #include "backends/ptxas/nvjitlink.h"
 #include "backends/ptxas/ptx_module.h"
+#include "backends/ptxas/ptxas_faults.h"
 #include "backends/ptxas/ptxas_toolchain.h"
 #include "backends/ptxas/sass_calibration.h"
 #include "backends/ptxas/sass_constants.h"
@@ -92,12 +93,19 @@ struct Outcome {
   const std::string* note = nullptr;
   // A decline of this value alone, its code kept (kResultFlagKeptCode).
   bool kept_code = false;
+  CaseFault fault = CaseFault::kNone;  // for kFault
 
   static Outcome Value(uint64_t bits, bool carry = false) {
     return {ResultKind::kValue, DeclineCode::kNone, "", bits, carry};
   }
   static Outcome Decline(DeclineCode code, std::string message) {
     return {ResultKind::kDecline, code, std::move(message), 0};
+  }
+  // ptxas crashed or hung on the tuple alone: a finding.
+  static Outcome Fault(CaseFault fault, std::string message) {
+    Outcome o{ResultKind::kFault, DeclineCode::kNone, std::move(message), 0};
+    o.fault = fault;
+    return o;
   }
   // A value's note, or a decline's message.
   const std::string& Text() const { return note != nullptr ? *note : message; }
@@ -271,6 +279,14 @@ class PtxasBackend : public Backend {
   ChunkReport CompileChunks(Batch& batch, std::vector<Chunk> chunks,
                             absl::string_view purpose = "check") const;
 
+  // `chunk` without the tuples of suspects that faulted enough in this
+  // batch (ptxas_faults.h), each declined as not run.
+  Chunk WithoutSuspectsFaultedEnough(Batch& batch, Chunk chunk) const;
+  // The outcome of a tuple ptxas failed on alone without naming a line: a
+  // crash or a hang is a fault (and its variant a suspect), else a decline.
+  Outcome AloneFailed(const Batch& batch, const Chunk& chunk,
+                      const PtxasOutput& out) const;
+
   // Compiles one chunk, dropping the tuples ptxas rejects.
   absl::Status CompileChunk(Batch& batch, Chunk chunk, ChunkReport& report,
                             absl::string_view purpose = "check") const;
@@ -346,6 +362,8 @@ class PtxasBackend : public Backend {
   KernelSizes sizes_;
   std::optional<SassArchInfo> executable_;  // set where code is run
   CompiledCodeCache code_cache_;
+  // The variants whose tuples crashed or hung ptxas alone (ptxas_faults.h).
+  mutable PtxasSuspects suspects_;
 };
 
 }  // namespace ptxas_backend_internal

@@ -39,10 +39,12 @@ inline RunReply RunOrDie(Backend& backend, const RunRequest& request) {
   return reply;
 }
 
-// A decline's message, or "".
+// A decline's or a fault's message, or "".
 inline std::string MessageOf(const RunReply& reply, size_t i) {
   const TupleResult& r = reply.results[i];
-  return r.kind == ResultKind::kDecline ? reply.messages[r.message] : "";
+  return r.kind == ResultKind::kDecline || r.kind == ResultKind::kFault
+             ? reply.messages[r.message]
+             : "";
 }
 
 }  // namespace ptxdiff
