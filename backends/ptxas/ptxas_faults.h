@@ -12,6 +12,7 @@
 #ifndef PTXDIFF_BACKENDS_PTXAS_PTXAS_FAULTS_H_
 #define PTXDIFF_BACKENDS_PTXAS_PTXAS_FAULTS_H_
 
+#include <atomic>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -28,6 +29,7 @@ inline constexpr int kFaultsPerSuspectInBatch = 3;
 class PtxasSuspects {
  public:
   bool IsSuspect(const Variant& v) const {
+    if (!any_) return false;  // asked of every tuple a batch compiles
     std::lock_guard<std::mutex> lock(mu_);
     return faults_.contains(v);
   }
@@ -41,6 +43,7 @@ class PtxasSuspects {
     std::lock_guard<std::mutex> lock(mu_);
     ++faults_[v];
     ++in_batch_[v];
+    any_ = true;
   }
   // Why the rest of `v`'s tuples in this batch are not compiled, if it has
   // faulted enough in it.
@@ -49,6 +52,7 @@ class PtxasSuspects {
  private:
   mutable std::mutex mu_;
   absl::flat_hash_map<Variant, int> faults_, in_batch_;
+  std::atomic<bool> any_{false};
 };
 
 }  // namespace ptxdiff
