@@ -195,6 +195,16 @@ TEST(BackendCommandsTest, APtxasThatHangsOnVersionCostsTheTimeoutGiven) {
   }
 }
 
+// A ptxas at `path` that answers --version as `real` does and runs
+// `compile` (shell) for every compile.
+void WriteFakePtxas(const std::string& path, const std::string& real,
+                    const std::string& compile) {
+  std::ofstream(path) << "#!/bin/sh\ncase \"$*\" in *--version*) exec " << real
+                      << " \"$@\";; esac\n"
+                      << compile << "\n";
+  chmod(path.c_str(), 0755);
+}
+
 // The fourteenth fault run: `calibrate --programs` on a ptxas whose
 // compiles hang cost a fixed minute a compile. --timeout bounds each, and
 // the census says so.
@@ -202,9 +212,7 @@ TEST(BackendCommandsTest, CalibrateKillsACompileAtItsTimeout) {
   const absl::StatusOr<std::string> real = FindPtxas({});
   if (!real.ok()) GTEST_SKIP() << "no ptxas";
   const std::string ptxas = TempDirFor("hanging_compile") + "/ptxas";
-  std::ofstream(ptxas) << "#!/bin/sh\ncase \"$*\" in *--version*) exec "
-                       << *real << " \"$@\";; esac\nexec sleep 1000\n";
-  chmod(ptxas.c_str(), 0755);
+  WriteFakePtxas(ptxas, *real, "exec sleep 1000");
   const ScopedEnv env("PTXAS", ptxas);
   const ScopedEnv executable("PTXDIFF_PTXAS_COMPILER", "ptxas");
   const CliRun r = Ptxdiff(
@@ -220,9 +228,7 @@ TEST(BackendCommandsTest, CalibrateProgramsSaysPtxasCrashed) {
   const absl::StatusOr<std::string> real = FindPtxas({});
   if (!real.ok()) GTEST_SKIP() << "no ptxas";
   const std::string ptxas = TempDirFor("crashing_program_compile") + "/ptxas";
-  std::ofstream(ptxas) << "#!/bin/sh\ncase \"$*\" in *--version*) exec "
-                       << *real << " \"$@\";; esac\nkill -SEGV $$\n";
-  chmod(ptxas.c_str(), 0755);
+  WriteFakePtxas(ptxas, *real, "kill -SEGV $$");
   const ScopedEnv env("PTXAS", ptxas);
   const ScopedEnv executable("PTXDIFF_PTXAS_COMPILER", "ptxas");
   const CliRun r = Ptxdiff(
@@ -246,10 +252,7 @@ TEST(BackendCommandsTest, CalibrateTellsACrashOfPtxasFromARejection) {
        {std::string("kill -SEGV $$"),
         std::string("echo 'ptxas fatal   : licence server gone'; exit 1")}) {
     const std::string ptxas = dir + "/ptxas";
-    std::ofstream(ptxas) << "#!/bin/sh\ncase \"$*\" in *--version*) exec "
-                         << *real << " \"$@\";; esac\n"
-                         << compile << "\n";
-    chmod(ptxas.c_str(), 0755);
+    WriteFakePtxas(ptxas, *real, compile);
     const ScopedEnv env("PTXAS", ptxas);
     const CliRun r = Ptxdiff(
         {"calibrate", "--family", "add", "--tuples", "4", "--threads", "1"});

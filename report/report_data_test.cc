@@ -44,6 +44,17 @@ void WriteRun(const std::string& out, int64_t start, const std::string& backend,
   ASSERT_TRUE(WriteFile(dir + "/1.outcomes", table.Format(backend, supported)).ok());
 }
 
+// Writes the timeline of a `programs` run on "faulty 1" (40 programs in
+// 5 s) into `run`, a run's directory under --out's stats.
+void WriteProgramsTimeline(const std::string& run) {
+  ASSERT_TRUE(MakeDirs(run).ok());
+  ASSERT_TRUE(WriteFile(absl::StrCat(run, "/", kTimelineFile),
+                        TimelineHeader(RunKind::kPrograms, "faulty 1") +
+                            FormatTimelinePoint(RunKind::kPrograms,
+                                                {.seconds = 5, .checked = 40}))
+                  .ok());
+}
+
 TEST(ReportDataTest, SumsRunsPerBackendAndGivesEachItsFindings) {
   const std::string out = FreshDir("sum");
   std::vector<bool> supported(AllVariants().size());
@@ -185,12 +196,7 @@ TEST(ReportDataTest, ACrashShowsHowItEndedAndTheToolsLastOutput) {
 TEST(ReportDataTest, ProgramCampaignsHaveTheirRunsAndTheirEntries) {
   const std::string out = FreshDir("programs");
   const std::string run = out + "/stats/run-1000-1";
-  ASSERT_TRUE(MakeDirs(run).ok());
-  ASSERT_TRUE(WriteFile(absl::StrCat(run, "/", kTimelineFile),
-                        TimelineHeader(RunKind::kPrograms, "faulty 1") +
-                            FormatTimelinePoint(RunKind::kPrograms,
-                                                {.seconds = 5, .checked = 40}))
-                  .ok());
+  WriteProgramsTimeline(run);
   // Its programs by the variants they held; a tuple line (no programs run
   // writes one) is not counted, and does not make the run a tuple run's.
   OutcomeTable held;
@@ -270,12 +276,7 @@ TEST(ReportDataTest, AProgramEntryIsTheCampaignsThatFiledIt) {
   EXPECT_EQ(entries_of(RunKind::kTuples), 1) << "the lane's run filed it";
   // A `programs` run after the entry was filed.
   const std::string later = absl::StrCat(out, "/stats/run-", now + 100, "-2");
-  ASSERT_TRUE(MakeDirs(later).ok());
-  ASSERT_TRUE(WriteFile(absl::StrCat(later, "/", kTimelineFile),
-                        TimelineHeader(RunKind::kPrograms, "faulty 1") +
-                            FormatTimelinePoint(RunKind::kPrograms,
-                                                {.seconds = 5, .checked = 40}))
-                  .ok());
+  WriteProgramsTimeline(later);
   EXPECT_EQ(entries_of(RunKind::kTuples), 1);
   EXPECT_EQ(entries_of(RunKind::kPrograms), 0);
   // The same `programs` run before it: its entry.
