@@ -418,10 +418,10 @@ std::string LeastExploredLine(const std::vector<int64_t>& explored) {
   return text.empty() ? "" : absl::StrCat("fuzz:   ", text, "\n");
 }
 
-// `tuples_pending_now`: the tuple findings the triage directory's journals
-// hold at the run's end.
+// `pending_now`: the findings the triage directory's journals hold at the
+// run's end.
 void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
-                  int64_t tuples_pending_now, std::ostream& out) {
+                  const PendingFindings& pending_now, std::ostream& out) {
   const FuzzStats& sum = p.sum.stats;
   out << "fuzz: summary: " << absl::StrFormat("%.0f", seconds) << " s against "
       << (p.sum.backend.empty() ? config.backend : p.sum.backend) << "\n"
@@ -462,7 +462,8 @@ void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
       << " of operand classes the backend declines and " << sum.dropped
       << " dropped under backpressure were not sent\n"
       << PlannedLine(sum) << LeastExploredLine(p.sum.explored)
-      << CalibrationLine(sum) << ProgramsLine(sum, config);
+      << CalibrationLine(sum)
+      << ProgramsLine(sum, config, pending_now.programs);
   auto store = TriageStore::Open(config.triage_dir, false, CheckProgramText);
   auto entries = store.ok()
                      ? store->List()
@@ -479,10 +480,10 @@ void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
   // From the journal, not the processes' counts: under --jobs one job's
   // unfiled findings are filed by another, or a job stopped by a Ctrl-C
   // never writes its last counts (the twentieth fault run).
-  if (tuples_pending_now > 0 && sum.counts.tuples > 0 &&
+  if (pending_now.tuples > 0 && sum.counts.tuples > 0 &&
       sum.filing_errors == 0) {  // else an error (RunErrors)
-    const bool one = tuples_pending_now == 1;
-    out << "fuzz:   " << tuples_pending_now
+    const bool one = pending_now.tuples == 1;
+    out << "fuzz:   " << pending_now.tuples
         << (one ? " finding is" : " findings are") << " not filed yet; "
         << config.triage_dir << "/.pending/ keeps " << (one ? "it" : "them")
         << ", and the next campaign on this directory files "
@@ -706,8 +707,8 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
   bool unreported = false;
   if (!never_started) {  // a summary of nothing would bury the error below
     out << ProgressLine(p, seconds) << "\n";
-    PrintSummary(p, seconds, *config,
-                 CountPendingFindings(config->triage_dir).tuples, out);
+    PrintSummary(p, seconds, *config, CountPendingFindings(config->triage_dir),
+                 out);
     // Said by the fuzzer, whose output only the log keeps.
     for (const std::string& w : (*fuzzer_log)->journal_warnings())
       out << "fuzz:   warning: " << w << "\n";

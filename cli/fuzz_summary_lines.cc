@@ -39,20 +39,22 @@ std::string NotFiledAgain(const FuzzStats& sum) {
                       "again)");
 }
 
-// ", 5 kept pending for the next run", or on a full disk ", 52 not filed
-// (5 kept pending for the next run; 47 could not be journaled)", or "".
-std::string PendingPrograms(const FuzzStats& sum) {
-  if (sum.programs_pending == 0) return "";
-  const int64_t kept =
-      std::max<int64_t>(0, sum.programs_pending - sum.programs_unjournaled);
-  if (sum.programs_unjournaled == 0)
-    return absl::StrCat(", ", kept, " kept pending for the next run");
-  return absl::StrCat(", ", sum.programs_pending, " not filed (", kept,
-                      " kept pending for the next run; ",
-                      sum.programs_unjournaled, " could not be journaled)");
+// ", 5 kept pending for the next run", or on a full disk ", 5 kept pending
+// for the next run; 47 could not be journaled", or "". `kept` is what the
+// journals hold at the run's end (under --jobs, one job's findings may be
+// filed by another, or a killed job's counts never written: the
+// twenty-first fault run).
+std::string PendingPrograms(const FuzzStats& sum, int64_t kept) {
+  if (kept == 0 && sum.programs_unjournaled == 0) return "";
+  std::string line = absl::StrCat(", ", kept, " kept pending for the next run");
+  if (sum.programs_unjournaled > 0)
+    absl::StrAppend(&line, "; ", sum.programs_unjournaled,
+                    " could not be journaled");
+  return line;
 }
 
-std::string ProgramsLine(const FuzzStats& sum, const FuzzConfig& config) {
+std::string ProgramsLine(const FuzzStats& sum, const FuzzConfig& config,
+                         int64_t kept_pending) {
   if (config.programs_share <= 0) return "";
   if (!sum.programs_not_started.empty()) {
     return absl::StrCat("fuzz:   programs: none run (",
@@ -68,7 +70,7 @@ std::string ProgramsLine(const FuzzStats& sum, const FuzzConfig& config) {
       " crashes or hangs; filed ", sum.programs_filed, " (",
       sum.programs_filed_new, " new), ", sum.programs_known,
       " counted under a cause filed before", NotFiledAgain(sum),
-      PendingPrograms(sum), "\n");
+      PendingPrograms(sum, kept_pending), "\n");
 }
 
 std::string FindingsThisRun(const FuzzStats& sum) {

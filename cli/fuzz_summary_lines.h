@@ -24,8 +24,11 @@ std::string RootCauseLine(const RootCause& c);
 std::string CalibrationLine(const FuzzStats& sum);
 
 // The program lane's line (--programs): what it checked, judged in each
-// input form, found and filed; or why no program ran. "" without the lane.
-std::string ProgramsLine(const FuzzStats& sum, const FuzzConfig& config);
+// input form, found and filed, and `kept_pending` (the program findings the
+// triage directory's journals hold at the end); or why no program ran. ""
+// without the lane.
+std::string ProgramsLine(const FuzzStats& sum, const FuzzConfig& config,
+                         int64_t kept_pending);
 
 // The findings of the run, tuples' and programs': "5 new, 12 already
 // filed", and where the program lane ran, the programs' part of it
