@@ -723,27 +723,30 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
   if ((libfuzzer_crashed || WIFSIGNALED(status)) && !killed) {
     // The target's own errors ("ptxdiff: ...": a backend that cannot start,
     // families it does not run) say more than the exit status: first.
-    int explained = 0;
+    std::vector<absl::string_view> said;
     for (absl::string_view line : absl::StrSplit((*fuzzer_log)->tail(), '\n')) {
       if (absl::StartsWith(line, "ptxdiff: ") &&
-          !absl::StartsWith(line, "ptxdiff: fuzzing against")) {
-        out << "fuzz: " << line.substr(9) << "\n";
-        ++explained;
-      }
+          !absl::StartsWith(line, "ptxdiff: fuzzing against"))
+        said.push_back(line.substr(9));
     }
     const std::string how =
         WIFSIGNALED(status) ? absl::StrCat("signal ", WTERMSIG(status))
                             : absl::StrCat("exit status ", WEXITSTATUS(status));
-    if (explained > 0 && never_started) {
-      // The target said why it could not start: nothing more to alarm about.
-      out << "fuzz: nothing was checked (" << how
-          << "); the fuzzer's log: " << log << "\n";
+    if (!said.empty() && never_started) {
+      // The target said why it could not start (a backend that cannot run
+      // here): an error, exit 2, as every other command says it (the
+      // twenty-first fault run: on stdout, exit 1).
+      for (absl::string_view line : said)
+        err << "ptxdiff fuzz: " << line << "\n";
+      err << "ptxdiff fuzz: nothing was checked (the fuzzer's " << how
+          << "); its log: " << log << "\n";
       if (!writes.errors.empty()) {
         err << "ptxdiff fuzz: " << OutWritesError(writes.errors, out_dir)
             << "\n";
       }
-      return 1;
+      return kExitBadInput;
     }
+    for (absl::string_view line : said) out << "fuzz: " << line << "\n";
     if (WIFSIGNALED(status) && WTERMSIG(status) == SIGINT && interrupted > 0) {
       // Its handlers are set once it has started: a Ctrl-C before ends it.
       out << "fuzz: interrupted while the fuzzer started, before its "

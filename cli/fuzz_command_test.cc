@@ -124,6 +124,21 @@ TEST(FuzzCommandTest, AStatsFileTheFuzzerCouldNotWriteFailsTheRun) {
                 "create OUT/stats/.tmp: No space left on device\n"));
 }
 
+// The twenty-first fault run: a backend that cannot start here (cuda
+// without a GPU, a missing exec: path) was said on stdout, exit 1, where
+// every other command says it on stderr, exit 2.
+TEST(FuzzCommandTest, ABackendThatCannotStartIsExitTwo) {
+  const std::string dir = TempDirFor("fuzz_cannot_start");
+  const CliRun r = FuzzWithStats(
+      dir, "inputs=0\n",
+      "echo \"ptxdiff: worker 'w --backend=cuda' failed its handshake: no "
+      "NVIDIA driver on this machine\" >&2; exit 1");
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("ptxdiff fuzz: worker 'w --backend=cuda' failed "
+                               "its handshake: no NVIDIA driver"));
+  EXPECT_THAT(r.err, HasSubstr("ptxdiff fuzz: nothing was checked"));
+}
+
 // ... and of the hundreds a full disk leaves, the first few are said, the
 // rest counted.
 TEST(FuzzCommandTest, ManyCorpusFilesLeftEmptyAreCountedNotEachSaid) {
