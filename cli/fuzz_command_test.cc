@@ -690,9 +690,11 @@ TEST(FuzzCommandTest, AWorkerThatHangsAtHelloEndsTheRunByMaxTime) {
                    "--family", "add", "--max-time", absl::StrCat(kMaxTime),
                    "--out", dir + "/out", "--dir", dir + "/triage"});
   EXPECT_LT(absl::Now() - start, absl::Seconds(kMaxTime + 8)) << r.out << r.err;
-  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  // A backend that never started: exit 2, said on stderr, as every
+  // command says it.
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
   EXPECT_THAT(
-      r.out,
+      r.err,
       HasSubstr("failed its handshake: no answer to HELLO before the run's "
                 "deadline (--max-time)"));
 }
