@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -517,9 +518,18 @@ int RunTriage(const std::vector<std::string>& args, std::ostream& out,
   if ((verb == "show" || verb == "mark") && pos.size() == 2)
     TakeEntryPath(*parsed, dir, pos[1]);
   const bool reads_only = verb == "list" || verb == "show";
+  // A change waits for the directory's lock, and a merge stops between
+  // entries: a Ctrl-C ends either, said (the twenty-second fault run: a
+  // merge waiting for the lock was killed by the signal, nothing said).
+  std::optional<ScopedInterruptHandler> on_interrupt;
+  if (!reads_only) on_interrupt.emplace();
   auto store = reads_only
                    ? TriageStore::OpenToRead(dir, CheckProgramText)
                    : TriageStore::Open(dir, verb == "merge", CheckProgramText);
+  if (!store.ok() && Interrupted()) {
+    err << "ptxdiff triage: " << store.status().message() << "\n";
+    return kExitInterrupted;
+  }
   if (!store.ok()) return Fail(err, "triage", store.status());
   if (verb == "list" && pos.size() == 1) {
     auto entries = store->List();
@@ -583,8 +593,6 @@ int RunTriage(const std::vector<std::string>& args, std::ostream& out,
     // A directory named twice (`merge t t ./t/`) is merged once: the
     // fifteenth fault run saw its counts added three times, without a word.
     std::set<std::pair<dev_t, ino_t>> merged;
-    // A Ctrl-C ends it between entries, saying how far it got.
-    const ScopedInterruptHandler on_interrupt;
     for (size_t i = 1; i < pos.size(); ++i) {
       if (struct stat st; stat(pos[i].c_str(), &st) == 0 &&
                           !merged.insert({st.st_dev, st.st_ino}).second) {

@@ -2,6 +2,8 @@
 
 #include "cli/triage_commands.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -914,6 +916,28 @@ TEST(TriageCommandsTest, MergeSaysTheDamagedEntriesOfItsSource) {
   EXPECT_THAT(r.err, HasSubstr("/crash~ptx-cmd~crash~mul.lo.u32 is damaged ("));
   EXPECT_THAT(r.err, HasSubstr("): not merged, its case.txt cannot be read"));
   EXPECT_FALSE(IsDirectory(dir + "/into/crash~ptx-cmd~crash~mul.lo.u32"));
+}
+
+// The twenty-second fault run: a Ctrl-C of `triage merge` while it waited
+// for the directory's lock killed it by the signal, nothing said. It ends
+// the wait, said, exit 130.
+TEST(TriageCommandsTest, ACtrlCWhileAMergeWaitsForTheLockIsSaid) {
+  const std::string dir = TempDirFor("merge_lock_wait");
+  CrashEntryIn(dir + "/source");
+  ASSERT_TRUE(MakeDirs(dir + "/into").ok());
+  const int held =
+      open((dir + "/into/.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  ASSERT_GE(held, 0);
+  ASSERT_EQ(flock(held, LOCK_EX), 0);
+  CliRun r;
+  {
+    const StopOnceHandled stop;
+    r = Ptxdiff({"triage", "merge", dir + "/source", "--dir", dir + "/into"});
+  }
+  close(held);
+  EXPECT_EQ(r.code, 130) << r.out << r.err;
+  EXPECT_THAT(
+      r.err, HasSubstr("interrupted while waiting for " + dir + "/into/.lock"));
 }
 
 TEST(TriageCommandsTest, BadTriageDirectoriesAreExitTwo) {
