@@ -282,6 +282,18 @@ struct Timeline {
   }
 };
 
+// From here to WaitWithProgress's end a Ctrl-C or SIGTERM is counted in
+// `interrupted`; set before the fuzzer starts, which a Ctrl-C at once
+// reached first (ptxdiff was killed by the signal). An earlier run's
+// Ctrl-C in this process is no stop of this one.
+void CountInterrupts() {
+  interrupted = 0;
+  struct sigaction on_interrupt = {};
+  on_interrupt.sa_handler = [](int) { interrupted = interrupted + 1; };
+  sigaction(SIGINT, &on_interrupt, nullptr);
+  sigaction(SIGTERM, &on_interrupt, nullptr);
+}
+
 // Waits for the fuzzer, moving its output to the log and printing a
 // progress line every `every` seconds. It is asked to stop (the campaign
 // then stops as at --max-time: differential_fuzzer.cc) on a Ctrl-C, on a
@@ -294,12 +306,6 @@ int WaitWithProgress(FuzzerProcess& fuzzer, const std::string& stats,
                      OutWrites& writes, std::ostream& out, Timeline& timeline,
                      int64_t pending_at_start, std::ostream& err) {
   constexpr absl::Duration kPastDeadline = absl::Seconds(5);
-  interrupted =
-      0;  // a Ctrl-C of an earlier run in this process is no stop of this one
-  struct sigaction on_interrupt = {};
-  on_interrupt.sa_handler = [](int) { interrupted = interrupted + 1; };
-  sigaction(SIGINT, &on_interrupt, nullptr);
-  sigaction(SIGTERM, &on_interrupt, nullptr);
   absl::Time next_progress = start + absl::Seconds(every);
   while (!fuzzer.Ended()) {
     writes.log.Pump(absl::Milliseconds(100));
@@ -477,18 +483,8 @@ void PrintSummary(const Progress& p, double seconds, const FuzzConfig& config,
       << config.triage_dir << " holds "
       << EntriesAndCauses(entries->size(), causes.size()) << " (" << explained
       << " entries explained)\n";
-  // From the journal, not the processes' counts: under --jobs one job's
-  // unfiled findings are filed by another, or a job stopped by a Ctrl-C
-  // never writes its last counts (the twentieth fault run).
-  if (pending_now.tuples > 0 && sum.counts.tuples > 0 &&
-      sum.filing_errors == 0) {  // else an error (RunErrors)
-    const bool one = pending_now.tuples == 1;
-    out << "fuzz:   " << pending_now.tuples
-        << (one ? " finding is" : " findings are") << " not filed yet; "
-        << config.triage_dir << "/.pending/ keeps " << (one ? "it" : "them")
-        << ", and the next campaign on this directory files "
-        << (one ? "it" : "them") << "\n";
-  }
+  if (sum.filing_errors == 0)  // else an error (RunErrors)
+    out << NotFiledYetLine(sum, pending_now.tuples, config.triage_dir);
   for (const RootCause& c : causes) {
     if (!c.explained()) out << "fuzz:     " << RootCauseLine(c) << "\n";
   }
@@ -676,10 +672,15 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
   std::set<std::string> empty_before = EmptyCorpusFiles(corpus);
   // Counted before the fuzzer claims them: what its start-up re-judges.
   const PendingFindings pending = CountPendingFindings(config->triage_dir);
+  CountInterrupts();  // before the fuzzer starts: it may be stopped at once
   const absl::StatusOr<std::unique_ptr<FuzzerProcess>> fuzzer_process =
       FuzzerProcess::Start(argv, **fuzzer_log,
                            *jobs > 1 ? FuzzerProcess::kForkJobsRoom : 0);
-  if (!fuzzer_process.ok()) return Fail(err, "fuzz", fuzzer_process.status());
+  if (!fuzzer_process.ok()) {
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    return Fail(err, "fuzz", fuzzer_process.status());
+  }
   const absl::Time start = absl::Now();
   OutWrites writes{.log = **fuzzer_log,
                    .corpus = corpus,

@@ -141,6 +141,16 @@ std::string KeptBeforeTheCountsLine(int64_t kept,
                       "/.pending/, and the next run on it files them\n");
 }
 
+std::string NotFiledYetLine(const FuzzStats& sum, int64_t pending,
+                            const std::string& triage_dir) {
+  if (pending <= 0 || sum.counts.tuples == 0) return "";
+  const char* them = pending == 1 ? "it" : "them";
+  return absl::StrCat(
+      "fuzz:   ", pending, pending == 1 ? " finding is" : " findings are",
+      " not filed yet; ", triage_dir, "/.pending/ keeps ", them,
+      ", and the next campaign on this directory files ", them, "\n");
+}
+
 std::string UnfiledOnAFailingDisk(const FuzzStats& sum,
                                   const std::string& triage_dir,
                                   const std::string& log) {

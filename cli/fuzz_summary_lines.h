@@ -55,6 +55,14 @@ std::string FaultCostLine(const FuzzStats& sum);
 std::string KeptBeforeTheCountsLine(int64_t kept,
                                     const std::string& triage_dir);
 
+// "fuzz:   N findings are not filed yet; DIR/.pending/ keeps them, …" for
+// the `pending` tuple findings the journals hold at the run's end (not the
+// processes' counts: under --jobs one job's are filed by another, and a job
+// stopped by a Ctrl-C never writes its last counts: the twentieth fault
+// run); "" for none, or where the run counted no tuple.
+std::string NotFiledYetLine(const FuzzStats& sum, int64_t pending,
+                            const std::string& triage_dir);
+
 // Where a run that could not write to `triage_dir` left the findings it did
 // not file: "; 6 findings were not filed: DIR/.pending/ keeps them …", with
 // those that could not be journaled either named apart ("" if none).
