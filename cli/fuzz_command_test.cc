@@ -311,8 +311,8 @@ void LeaveAnUnfiledProgram(const std::string& triage) {
 }
 
 // The twenty-first fault run: under --jobs 2 the program lane's "N kept
-// pending" came from the jobs' counts (178 said, 132 in the journals; 6
-// said after a kill -9 and a rerun, none there). It is the journals' count.
+// pending" came from the jobs' counts, which one job's findings filed by
+// another or a killed job's unwritten counts belie. It is the journals'.
 TEST(FuzzCommandTest, TheProgramFindingsKeptPendingAreCountedInTheJournal) {
   const std::string dir = TempDirFor("fuzz_programs_pending");
   const CliRun r =

@@ -159,7 +159,7 @@ std::string UnfiledOnAFailingDisk(const FuzzStats& sum,
   const int64_t kept = sum.unfiled - lost;
   const std::string where = absl::StrCat("their journal lines are in ", log);
   if (kept == 0) {
-    // The twentieth fault run: "…/.pending/ keeps them …; 39 of them could
+    // The twentieth fault run: "…/.pending/ keeps them …; N of them could
     // not be kept there either", where it kept none.
     return absl::StrCat("; ", sum.unfiled,
                         " findings were not filed, nor could they be kept in ",

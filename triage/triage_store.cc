@@ -118,10 +118,10 @@ absl::Status PollForLock(int fd, const std::string& path, absl::Time start,
 // An exclusive lock on the directory's .lock file, held for its lifetime.
 // Taken through a turnstile, .lock-turn, held from the first try until
 // .lock is taken: a process that files repeat after repeat, each under the
-// lock, released it for microseconds, which a waiter polling every 10 ms
-// seldom met, so `fuzz --jobs 2` on a tool wrong everywhere starved one job
-// (the eighteenth fault run). Now the waiter holds the turnstile while it
-// waits, and the busy process cannot take the lock again before it.
+// lock, frees it only between two filings, which a polling waiter seldom
+// meets, so `fuzz --jobs 2` on a tool wrong everywhere starved one job (the
+// eighteenth fault run). The waiter holds the turnstile while it waits, and
+// the busy process cannot take the lock again before it.
 class DirectoryLock {
  public:
   static absl::StatusOr<DirectoryLock> Acquire(const std::string& dir) {

@@ -719,8 +719,8 @@ std::string PtxCmdBackend::Failure(const Part& part, const ToolRun& run) const {
     printed = absl::StrCat("; its output ends:\n", run.output);
   }
   // A hang called well before timeout_ms: said to be the adaptive timeout,
-  // not --timeout (the eighteenth fault run: `eval --timeout 30` called a
-  // variant 2 s slower than the others a hang "after 626ms").
+  // which --timeout does not set (the eighteenth fault run: a variant only
+  // slower than the others was a hang, and nothing said which limit).
   const std::string adaptive =
       run.end == ToolRun::kHung &&
               run.took + absl::Milliseconds(100) < config_.timeout

@@ -517,9 +517,9 @@ TEST_F(PtxasBackendTest,
 }
 
 // The twenty-first fault run: a ptxas that dies on every module holding
-// `add.sat` was started 483 times in 20 s, each batch halved down to single
-// tuples. A variant that crashed ptxas alone is compiled apart, and after
-// kFaultsPerSuspectInBatch faults in a batch its other tuples there are
+// `add.sat` was started for each of its tuples, each batch halved down to
+// single tuples. A variant that crashed ptxas alone is compiled apart, and
+// after kFaultsPerSuspectInBatch faults in a batch its other tuples there are
 // left unrun: the clean tuples are compiled at once.
 TEST_F(PtxasBackendTest, AVariantThatCrashesPtxasIsCompiledApartAndCapped) {
   ScratchDir bin, tmp;

@@ -1,7 +1,7 @@
 // How the ptxas backend paces a variant whose tuples crash or hang ptxas
 // (the twenty-first fault run: a ptxas that died on every module holding
-// `add.sat` was started 483 times in 20 s, each batch halved down to single
-// tuples, and the campaign checked nothing else). A tuple that crashes or
+// `add.sat` was started for each of its tuples, each batch halved down to
+// single tuples, and the campaign checked little else). A tuple that crashes or
 // hangs ptxas alone is a fault, its finding; its variant is a suspect from
 // then on: its tuples are compiled apart from the others, in small modules
 // (kSuspectTuplesPerModule), so that the clean variants keep their big
