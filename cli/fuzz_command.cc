@@ -294,6 +294,12 @@ void CountInterrupts() {
   sigaction(SIGTERM, &on_interrupt, nullptr);
 }
 
+// A Ctrl-C ends this process again.
+void StopCountingInterrupts() {
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
+}
+
 // Waits for the fuzzer, moving its output to the log and printing a
 // progress line every `every` seconds. It is asked to stop (the campaign
 // then stops as at --max-time: differential_fuzzer.cc) on a Ctrl-C, on a
@@ -356,8 +362,7 @@ int WaitWithProgress(FuzzerProcess& fuzzer, const std::string& stats,
   // What the fuzzer wrote last, and corpus files it left empty.
   writes.log.Pump(absl::ZeroDuration());
   writes.TakeNew(absl::ZeroDuration(), err);
-  signal(SIGINT, SIG_DFL);
-  signal(SIGTERM, SIG_DFL);
+  StopCountingInterrupts();
   return status;
 }
 
@@ -677,8 +682,7 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
       FuzzerProcess::Start(argv, **fuzzer_log,
                            *jobs > 1 ? FuzzerProcess::kForkJobsRoom : 0);
   if (!fuzzer_process.ok()) {
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
+    StopCountingInterrupts();
     return Fail(err, "fuzz", fuzzer_process.status());
   }
   const absl::Time start = absl::Now();
@@ -698,6 +702,9 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
   const Progress p = ReadProgress(config->stats_dir);
   if (p.processes > 0) timeline.Add(p, seconds, err);
+  // What the journals hold now: the summary's and the kept line's.
+  const PendingFindings pending_at_end =
+      CountPendingFindings(config->triage_dir);
   // Stopped in order for its temporary files: exit 2, a bad environment.
   const bool environment_failed =
       WIFEXITED(status) && WEXITSTATUS(status) == kFuzzerExitEnvironment;
@@ -708,8 +715,7 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
   bool unreported = false;
   if (!never_started) {  // a summary of nothing would bury the error below
     out << ProgressLine(p, seconds) << "\n";
-    PrintSummary(p, seconds, *config, CountPendingFindings(config->triage_dir),
-                 out);
+    PrintSummary(p, seconds, *config, pending_at_end, out);
     // Said by the fuzzer, whose output only the log keeps.
     for (const std::string& w : (*fuzzer_log)->journal_warnings())
       out << "fuzz:   warning: " << w << "\n";
@@ -760,10 +766,9 @@ int RunFuzz(const std::vector<std::string>& args, std::ostream& out,
   }
   // Findings met and journaled, where the counts were not written yet (a
   // Ctrl-C in the first second): kept for the next run, and said.
-  const int64_t kept_unrecorded =
-      p.sum.stats.counts.tuples == 0
-          ? CountPendingFindings(config->triage_dir).total() - pending.total()
-          : 0;
+  const int64_t kept_unrecorded = p.sum.stats.counts.tuples == 0
+                                      ? pending_at_end.total() - pending.total()
+                                      : 0;
   out << KeptBeforeTheCountsLine(kept_unrecorded, config->triage_dir);
   // A run that could not file what it found, or tested nothing, fails: a CI
   // gate must not pass on it. The reasons go to stderr, after the summary

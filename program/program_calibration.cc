@@ -23,9 +23,10 @@ constexpr int64_t kProgramsPerBatch = 32;
 
 // The census key of a check not judged: what stopped the evaluator, or the
 // first words of why not (ptxas's error, a constant the decoder refused).
-std::string NotJudgedKey(const ProgramCheck& check) {
+// `why` is WhyNotJudged's.
+std::string NotJudgedKey(const ProgramCheck& check, const std::string& why) {
   if (!check.blocker.empty()) return check.blocker;
-  return check.why_not.substr(0, check.why_not.find(':'));
+  return why.substr(0, why.find(':'));
 }
 
 // Why a check was not judged: a crash or hang of ptxas is its fault, with
@@ -70,11 +71,10 @@ void Count(const Program& p, const ProgramCheck& check, int opt_level,
            ProgramCalibrationReport& r) {
   ++r.checks;
   if (!check.judged) {
-    ProgramCheck said = check;
-    said.why_not = WhyNotJudged(check);
-    const std::string key = NotJudgedKey(said);
+    const std::string why = WhyNotJudged(check);
+    const std::string key = NotJudgedKey(check, why);
     ++r.not_run[key];
-    r.not_run_example.emplace(key, said.why_not);
+    r.not_run_example.emplace(key, why);
     return;
   }
   ++(check.executed ? r.executed : r.constant);

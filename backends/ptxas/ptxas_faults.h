@@ -18,6 +18,7 @@
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "isa/variant.h"
 
 namespace ptxdiff {
@@ -31,7 +32,7 @@ class PtxasSuspects {
   bool IsSuspect(const Variant& v) const {
     if (!any_) return false;  // asked of every tuple a batch compiles
     std::lock_guard<std::mutex> lock(mu_);
-    return faults_.contains(v);
+    return suspects_.contains(v);
   }
   // A new batch: its faults are counted afresh.
   void StartBatch() {
@@ -41,7 +42,7 @@ class PtxasSuspects {
   // A tuple of `v` crashed or hung ptxas alone.
   void Faulted(const Variant& v) {
     std::lock_guard<std::mutex> lock(mu_);
-    ++faults_[v];
+    suspects_.insert(v);
     ++in_batch_[v];
     any_ = true;
   }
@@ -51,7 +52,8 @@ class PtxasSuspects {
 
  private:
   mutable std::mutex mu_;
-  absl::flat_hash_map<Variant, int> faults_, in_batch_;
+  absl::flat_hash_set<Variant> suspects_;
+  absl::flat_hash_map<Variant, int> in_batch_;  // faults in this batch
   std::atomic<bool> any_{false};
 };
 
