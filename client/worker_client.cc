@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <deque>
 #include <utility>
@@ -163,8 +164,11 @@ absl::Status WorkerClient::Launch(absl::Time no_later_than) {
                kMinHandshakeTimeout);
   const absl::Time deadline = std::min(started + wait, no_later_than);
   // progress=1: this client reads PROGRESS frames (ReadReply).
-  KeyValues hello = {{"protocol", absl::StrCat(kProtocolVersion)},
-                     {kProgressKey, "1"}};
+  KeyValues hello = {
+      {"protocol", absl::StrCat(kProtocolVersion)},
+      {kProgressKey, "1"},
+      {kReplyTimeoutKey, absl::StrCat(absl::ToInt64Milliseconds(
+                             std::min(command_.timeout, absl::Hours(24))))}};
   hello.insert(hello.end(), command_.hello_options.begin(),
                command_.hello_options.end());
   absl::Status status = WriteFrame(to_worker_, MessageType::kHello,

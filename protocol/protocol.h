@@ -59,6 +59,9 @@ inline constexpr uint16_t kLastMessageType = 9;
 // HELLO and HELLO_REPLY key of PROGRESS frames: the client reads them, the
 // worker sends them.
 inline constexpr char kProgressKey[] = "progress";
+// HELLO key: how long the client waits for a reply, in milliseconds; a
+// backend that runs a tool ends a batch's runs within a share of it.
+inline constexpr char kReplyTimeoutKey[] = "reply_timeout_ms";
 
 struct FrameHeader {
   MessageType type;

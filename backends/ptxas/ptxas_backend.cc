@@ -9,6 +9,7 @@
 #include <thread>
 #include <utility>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
@@ -42,6 +43,28 @@ using ptxas_backend_internal::PtxasBackend;
 // ---------------------------------------------------------------------------
 // Options.
 
+// A batch's budget: batch_timeout_ms, else three quarters of the client's
+// reply timeout (kReplyTimeoutKey), which leaves it the time to read the
+// reply and a compile cut at the budget the time to end.
+absl::Status ParseTimeouts(const KeyValues& options, Config& config) {
+  constexpr int kDay = 24 * 3600 * 1000;
+  int timeout_ms = static_cast<int>(absl::ToInt64Milliseconds(config.timeout));
+  PTXDIFF_RETURN_IF_ERROR(
+      IntOption(options, "ptxas", "timeout_ms", 1, kDay, timeout_ms));
+  config.timeout = absl::Milliseconds(timeout_ms);
+  int reply_ms = 0;
+  PTXDIFF_RETURN_IF_ERROR(
+      IntOption(options, "ptxas", kReplyTimeoutKey, 0, kDay, reply_ms));
+  int batch_ms =
+      reply_ms > 0
+          ? reply_ms / 4 * 3
+          : static_cast<int>(absl::ToInt64Milliseconds(config.batch_timeout));
+  PTXDIFF_RETURN_IF_ERROR(
+      IntOption(options, "ptxas", "batch_timeout_ms", 1, kDay, batch_ms));
+  config.batch_timeout = absl::Milliseconds(std::max(1, batch_ms));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Config> ParseConfig(const KeyValues& options) {
   Config config;
   config.arch = OptionValue(options, "arch").value_or(config.arch);
@@ -56,6 +79,7 @@ absl::StatusOr<Config> ParseConfig(const KeyValues& options) {
       IntOption(options, "ptxas", "jobs", 1, 64, config.jobs));
   PTXDIFF_RETURN_IF_ERROR(IntOption(options, "ptxas", "code_cache_mb", 0,
                                     1 << 16, config.code_cache_mb));
+  PTXDIFF_RETURN_IF_ERROR(ParseTimeouts(options, config));
   int all_variants = 0;
   PTXDIFF_RETURN_IF_ERROR(
       IntOption(options, "ptxas", "all_variants", 0, 1, all_variants));
@@ -123,6 +147,36 @@ std::optional<std::string> PtxasBackend::WhyUnsupported(
   return std::nullopt;
 }
 
+namespace {
+
+// Adds tuple `t` to `chunks`, whose last is its variant's while that has
+// room (`apart.tuples`), in kernels of at most `kernel_size` tuples of one
+// form (all-immediate or with runtime sources).
+void AddApart(const std::vector<PtxTuple>& tuples, int t,
+              const ApartModule& apart, int kernel_size,
+              std::vector<Chunk>& chunks) {
+  auto same = [&](int other) {
+    return tuples[other].variant == tuples[t].variant;
+  };
+  auto same_form = [&](int other) {
+    return (tuples[other].runtime != 0) == (tuples[t].runtime != 0);
+  };
+  if (chunks.empty() || !same(chunks.back().tuples.back()) ||
+      chunks.back().tuples.size() >= static_cast<size_t>(apart.tuples)) {
+    chunks.emplace_back();
+  }
+  Chunk& chunk = chunks.back();
+  if (!chunk.tuples.empty() && same_form(chunk.tuples.back()) &&
+      chunk.kernel_sizes.back() < kernel_size) {
+    chunk.tuples.push_back(t);
+    ++chunk.kernel_sizes.back();
+  } else {
+    chunk.AddKernel(std::span<const int>(&t, 1));
+  }
+}
+
+}  // namespace
+
 std::vector<Chunk> PtxasBackend::MakeChunks(
     const Batch& batch, const std::vector<int>& pending) const {
   // All-immediate tuples and tuples with runtime sources in separate
@@ -134,27 +188,24 @@ std::vector<Chunk> PtxasBackend::MakeChunks(
       config_.tuples_per_kernel,
       std::min(config_.tuples_per_kernel, kRuntimeTuplesPerKernel)};
   std::vector<SizedTuple> sized[2];
-  std::vector<Chunk> chunks;
+  std::vector<Chunk> apart_chunks;
+  std::vector<int> stalls;  // of each apart chunk's variant
   for (int t : pending) {
-    if (suspects_.IsSuspect(batch.tuples[t].variant)) {
-      // Apart, a kernel each, a few to a module (`pending` is grouped by
-      // variant, so a module holds one suspect's tuples).
-      if (chunks.empty() ||
-          chunks.back().kernel_sizes.size() >=
-              static_cast<size_t>(kSuspectTuplesPerModule) ||
-          batch.tuples[chunks.back().tuples.back()].variant !=
-              batch.tuples[t].variant)
-        chunks.emplace_back();
-      chunks.back().AddKernel(std::span<const int>(&t, 1));
+    const PtxTuple& tuple = batch.tuples[t];
+    const int runtime = tuple.runtime != 0;
+    const int size = std::min(per_kernel[runtime],
+                              sizes_.Of(tuple.variant, OperandShape(tuple)));
+    if (const std::optional<ApartModule> apart =
+            suspects_.Apart(tuple.variant)) {
+      // Modules of its own (`pending` is grouped by variant).
+      AddApart(batch.tuples, t, *apart, apart->faulted ? 1 : size,
+               apart_chunks);
+      stalls.resize(apart_chunks.size(), apart->stalls);
       continue;
     }
-    const int runtime = batch.tuples[t].runtime != 0;
-    sized[runtime].push_back(
-        {std::min(per_kernel[runtime],
-                  sizes_.Of(batch.tuples[t].variant,
-                            OperandShape(batch.tuples[t]))),
-         t});
+    sized[runtime].push_back({size, t});
   }
+  std::vector<Chunk> chunks;
   for (int runtime : {0, 1}) {
     if (sized[runtime].empty()) continue;
     for (Chunk& c :
@@ -165,6 +216,13 @@ std::vector<Chunk> PtxasBackend::MakeChunks(
       chunks.push_back(std::move(c));
     }
   }
+  // The variants apart last, those that stalled ptxas least first: what is
+  // left of the budget goes to them.
+  std::vector<size_t> order(apart_chunks.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return stalls[a] < stalls[b]; });
+  for (size_t i : order) chunks.push_back(std::move(apart_chunks[i]));
   return chunks;
 }
 
@@ -194,38 +252,6 @@ ChunkReport PtxasBackend::CompileChunks(Batch& batch,
   return all;
 }
 
-Chunk PtxasBackend::WithoutSuspectsFaultedEnough(Batch& batch,
-                                                 Chunk chunk) const {
-  std::vector<bool> dropped(chunk.tuples.size());
-  bool any = false;
-  for (size_t p = 0; p < chunk.tuples.size(); ++p) {
-    const int t = chunk.tuples[p];
-    if (auto why = suspects_.EnoughInBatch(batch.tuples[t].variant)) {
-      // Written by this chunk's thread only: each tuple is in one chunk.
-      batch.outcomes[t] =
-          Outcome::Decline(DeclineCode::kOther, *std::move(why));
-      dropped[p] = any = true;
-    }
-  }
-  return any ? WithoutPositions(chunk, dropped) : chunk;
-}
-
-Outcome PtxasBackend::AloneFailed(const Batch& batch, const Chunk& chunk,
-                                  const PtxasOutput& out) const {
-  // A crash or a hang of ptxas on the tuple alone is ptxas's fault, a
-  // finding (the twenty-first fault run: declined, nothing filed); a stop
-  // or a fatal error that names no line is no verdict.
-  if (out.how.signal != 0 || out.how.timed_out) {
-    suspects_.Faulted(batch.tuples[chunk.tuples[0]].variant);
-    return Outcome::Fault(
-        out.how.timed_out ? CaseFault::kHang : CaseFault::kCrash,
-        absl::StrCat("ptxas ", out.how.timed_out ? "hung" : "crashed",
-                     " on the tuple alone: ", LogSummary(out.log)));
-  }
-  return Outcome::Decline(DeclineCode::kOther,
-                          absl::StrCat("ptxas failed: ", LogSummary(out.log)));
-}
-
 absl::Status PtxasBackend::CompileChunk(Batch& batch, Chunk chunk,
                                         ChunkReport& report,
                                         absl::string_view purpose) const {
@@ -249,7 +275,20 @@ absl::Status PtxasBackend::CompileChunk(Batch& batch, Chunk chunk,
                   .tuples = static_cast<int>(tuples.size()),
                   .runtime_tuples = runtime}));
     if (out.ok) {
+      const auto variants = VariantsOf(batch, chunk);
+      if (variants.size() == 1) suspects_.CompiledClean(variants[0].first);
       Decode(batch, chunk, module, out.cubin, report);
+      return absl::OkStatus();
+    }
+    if (out.out_of_budget) {
+      // Cut, not left unrun: next batch its variants apart (or its one
+      // variant in halves), so that a hang among them is found within the
+      // budget.
+      const auto variants = VariantsOf(batch, chunk);
+      for (const auto& [v, n] : variants) {
+        if (out.how.timed_out) suspects_.Cut(v, n, variants.size() == 1);
+      }
+      DeclineOutOfBudget(batch, chunk);
       return absl::OkStatus();
     }
     absl::flat_hash_map<int, std::string> rejected;  // position -> message
@@ -261,18 +300,8 @@ absl::Status PtxasBackend::CompileChunk(Batch& batch, Chunk chunk,
       std::string& message = rejected[at];
       absl::StrAppend(&message, message.empty() ? "" : "; ", error->second);
     }
-    if (rejected.empty()) {
-      // ptxas failed without naming a tuple (a crash, a fatal error): find
-      // the culprit by halves.
-      if (chunk.tuples.size() == 1) {
-        batch.outcomes[chunk.tuples[0]] = AloneFailed(batch, chunk, out);
-        return absl::OkStatus();
-      }
-      auto [first, second] = Halves(chunk);
-      PTXDIFF_RETURN_IF_ERROR(
-          CompileChunk(batch, std::move(first), report, "halves"));
-      return CompileChunk(batch, std::move(second), report, "halves");
-    }
+    // ptxas failed without naming a tuple (a crash, a hang, a fatal error).
+    if (rejected.empty()) return CompileAfterFailure(batch, chunk, out, report);
     std::vector<bool> dropped(chunk.tuples.size());
     for (auto& [p, message] : rejected) {
       dropped[p] = true;
@@ -479,6 +508,9 @@ absl::Status PtxasBackend::RunSupported(const ResolvedBatch& request,
   std::vector<std::optional<CachedCode>> cached(request.tuples.size());
   const std::vector<int> pending = Admit(batch, copy_of, cached);
   suspects_.StartBatch();
+  // The self-test runs before the handshake's reply, within its own wait.
+  batch_deadline_ = in_self_test_ ? absl::InfiniteFuture()
+                                  : absl::Now() + config_.batch_timeout;
   ChunkReport packed = CompileChunks(batch, MakeChunks(batch, pending));
   PTXDIFF_RETURN_IF_ERROR(packed.status);
   PTXDIFF_RETURN_IF_ERROR(Bisect(batch, packed.failed_kernels));
@@ -491,10 +523,7 @@ absl::Status PtxasBackend::RunSupported(const ResolvedBatch& request,
 }
 
 absl::Status PtxasBackend::SelfTest() {
-  struct Known {
-    absl::string_view spelling;
-    uint64_t a, b, result;
-  };
+  using Known = SelfTestTuple;
   static constexpr Known kKnown[] = {
       {"add.s32", 0x11223344, 0x01020304, 0x12243648},
       {"add.u32", 0xffffffff, 0, 0xffffffff},
@@ -503,8 +532,23 @@ absl::Status PtxasBackend::SelfTest() {
       {"add.u64", 0xffffffffffffffff, 2, 1},
       {"add.u16", 0x7fff, 0, 0x7fff},
   };
+  in_self_test_ = true;
+  absl::Cleanup done = [this] { in_self_test_ = false; };
+  std::vector<Known> known(std::begin(kKnown), std::end(kKnown));
+  PTXDIFF_RETURN_IF_ERROR(SelfTestOn(known));
+  // Then a batch big enough that a compile's cost per tuple is learned
+  // (ToolCostModel::kPerSlotFrom in each module), so that the first batch's
+  // modules get timeouts of their size, not the ceiling.
+  known.clear();
+  for (uint64_t i = 0; i < kSelfTestTuplesTimed; ++i) {
+    known.push_back({"add.u32", i, 3 * i + 1, 4 * i + 1});
+  }
+  return SelfTestOn(known);
+}
+
+absl::Status PtxasBackend::SelfTestOn(std::span<const SelfTestTuple> known) {
   RunRequest request;
-  for (const Known& k : kKnown) {
+  for (const SelfTestTuple& k : known) {
     request.spellings.emplace_back(k.spelling);
     request.tuples.push_back(
         {static_cast<uint32_t>(request.spellings.size() - 1), {{k.a, k.b}}});
@@ -513,15 +557,15 @@ absl::Status PtxasBackend::SelfTest() {
   PTXDIFF_RETURN_IF_ERROR(Run(request, reply));
   for (size_t i = 0; i < reply.results.size(); ++i) {
     const TupleResult& r = reply.results[i];
-    if (r.kind != ResultKind::kValue || r.bits != kKnown[i].result) {
+    if (r.kind != ResultKind::kValue || r.bits != known[i].result) {
       return absl::FailedPreconditionError(absl::StrCat(
           "the ptxas backend's self-test failed: ", toolchain_, " on ",
           arch_.name, " gives ",
           r.kind == ResultKind::kValue
               ? absl::StrCat("0x", absl::Hex(r.bits))
               : absl::StrCat("no value (", reply.messages[r.message], ")"),
-          " for ", kKnown[i].spelling, " ", kKnown[i].a, " ", kKnown[i].b,
-          "; expected 0x", absl::Hex(kKnown[i].result)));
+          " for ", known[i].spelling, " ", known[i].a, " ", known[i].b,
+          "; expected 0x", absl::Hex(known[i].result)));
     }
   }
   return absl::OkStatus();

@@ -45,10 +45,16 @@
 // `ptxas`: always the executable; `nvjitlink`: in-process or fail; the
 // default is $PTXDIFF_PTXAS_COMPILER where set; the toolchain line says
 // which), `code_cache_mb` (the bound of the compiled code kept, default
-// 512; 0 keeps none across batches). Construction runs
+// 512; 0 keeps none across batches), `timeout_ms` (the most one run of the
+// ptxas executable may take, default 60000; less once runs were timed: four
+// times a run's expected time and 1 s, ptxas_faults.h), `batch_timeout_ms`
+// (all runs of a batch, default three quarters of the client's reply
+// timeout, HELLO's reply_timeout_ms, else 45000: what is left unrun then is
+// declined saying so; in-process compiles are not cut, a hang there is the
+// worker's, which the client restarts). Construction runs
 // ptxas three times: --version, --list-version (the newest PTX ISA, used for
 // `.version`), and a self-test that compiles known tuples and insists on
-// reading them back.
+// reading them back (then 1,024 more, which time a run's cost per tuple).
 
 #ifndef PTXDIFF_WORKER_BACKENDS_PTXAS_PTXAS_BACKEND_H_
 #define PTXDIFF_WORKER_BACKENDS_PTXAS_PTXAS_BACKEND_H_

@@ -1,10 +1,8 @@
 // The ptxas backend's answers against the oracle (known answers, edge tuples
-// packed every way, executed code) and against a ptxas that rejects or
-// crashes on some lines; every test is skipped without ptxas.
+// packed every way, executed code); every test is skipped without ptxas.
 
 #include <dirent.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -26,12 +24,10 @@
 #include "backends/backend.h"
 #include "backends/ptxas/nvjitlink.h"
 #include "backends/ptxas/ptxas_backend.h"
-#include "backends/ptxas/ptxas_faults.h"
 #include "backends/ptxas/sass_constants.h"
 #include "backends/ptxas/testing/known_deviations.h"
 #include "backends/ptxas/testing/ptxas_backend_fixture.h"
 #include "backends/ptxas/testing/requests.h"
-#include "common/testing/scoped_env.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "isa/family_table.h"
@@ -464,107 +460,6 @@ TEST_F(PtxasBackendTest,
       "compared %d tuples with the oracle; %d known (%d folds, %d madc.hi)\n",
       compared, deviations.Showing() + executed_findings, deviations.Showing(),
       executed_findings);
-}
-
-// A ptxas that rejects one line of the module (as it would an operand it
-// cannot take) and crashes on another, around the real one.
-std::string WriteFakePtxas(const std::string& dir, const std::string& real) {
-  const std::string path = dir + "/fake-ptxas";
-  std::ofstream(path)
-      << "#!/bin/sh\n"
-         "for last; do :; done\n"
-         "case \"$1\" in --*) exec '"
-      << real
-      << "' \"$@\";; esac\n"
-         "if grep -q 0x0dead000 \"$last\"; then kill -SEGV $$; fi\n"
-         "sed -i 's/mov.b32 %r0, 0x0badc0de;/frobnicate.u32 %r0;/' \"$last\"\n"
-         "exec '"
-      << real << "' \"$@\"\n";
-  chmod(path.c_str(), 0700);
-  return path;
-}
-
-// A crash of ptxas on a tuple alone is a fault, its finding: it was a
-// decline, and a campaign filed nothing (the twenty-first fault run).
-TEST_F(PtxasBackendTest,
-       RejectedTuplesAreDeclinedCrashingOnesFaultAndTheRestCompiled) {
-  ScratchDir bin, tmp;
-  ScopedEnv tmpdir("TMPDIR", tmp.path());
-  auto backend = Make({{"ptxas", WriteFakePtxas(bin.path(), ptxas_)},
-                       {"compiler", "ptxas"},
-                       {"tuples_per_kernel", "2"}});
-  ASSERT_NE(backend, nullptr);
-  const RunReply reply = RunOrDie(*backend, Request({
-                                                {"add.u32", {{1, 2}}},
-                                                {"add.u32", {{0x0badc0de, 1}}},
-                                                {"add.u32", {{3, 4}}},
-                                                {"add.u32", {{0x0dead000, 1}}},
-                                                {"add.u32", {{5, 6}}},
-                                            }));
-  EXPECT_EQ(reply.results[0], (TupleResult{.bits = 3}));
-  EXPECT_EQ(reply.results[1].code, DeclineCode::kOperandForm);
-  EXPECT_THAT(MessageOf(reply, 1), HasSubstr("ptxas: error"));
-  EXPECT_THAT(MessageOf(reply, 1), HasSubstr("frobnicate"));
-  EXPECT_EQ(reply.results[2], (TupleResult{.bits = 7}));
-  EXPECT_EQ(reply.results[3].kind, ResultKind::kFault);
-  EXPECT_EQ(reply.results[3].fault, CaseFault::kCrash);
-  EXPECT_THAT(MessageOf(reply, 3),
-              HasSubstr("ptxas crashed on the tuple alone: "));
-  EXPECT_THAT(MessageOf(reply, 3), HasSubstr("killed by signal"));
-  EXPECT_EQ(reply.results[4], (TupleResult{.bits = 11}));
-  // Every private directory is gone, failures included.
-  EXPECT_THAT(tmp.Files(), testing::IsEmpty());
-}
-
-// The twenty-first fault run: a ptxas that dies on every module holding
-// `add.sat` was started for each of its tuples, each batch halved down to
-// single tuples. A variant that crashed ptxas alone is compiled apart, and
-// after kFaultsPerSuspectInBatch faults in a batch its other tuples there are
-// left unrun: the clean tuples are compiled at once.
-TEST_F(PtxasBackendTest, AVariantThatCrashesPtxasIsCompiledApartAndCapped) {
-  ScratchDir bin, tmp;
-  ScopedEnv tmpdir("TMPDIR", tmp.path());
-  const std::string runs = bin.path() + "/runs";
-  const std::string fake = bin.path() + "/crash-on-add-sat";
-  std::ofstream(fake) << "#!/bin/sh\nfor last; do :; done\n"
-                         "case \"$1\" in --*) exec '"
-                      << ptxas_ << "' \"$@\";; esac\necho run >> '" << runs
-                      << "'\nif grep -q add.sat \"$last\"; then kill -SEGV "
-                         "$$; fi\nexec '"
-                      << ptxas_ << "' \"$@\"\n";
-  chmod(fake.c_str(), 0700);
-  auto backend = Make({{"ptxas", fake}, {"compiler", "ptxas"}});
-  ASSERT_NE(backend, nullptr);
-  std::vector<Case> cases;
-  for (uint64_t k = 0; k < 24; ++k) {
-    cases.push_back({"add.sat.s32", {{k, 1}}});
-    cases.push_back({"add.u32", {{k, 2}}});
-  }
-  const auto count_runs = [&] {
-    std::ifstream in(runs);
-    return std::count(std::istreambuf_iterator<char>(in), {}, '\n');
-  };
-  for (int batch = 0; batch < 2; ++batch) {
-    const int64_t before = count_runs();
-    const RunReply reply = RunOrDie(*backend, Request(cases));
-    int faults = 0, unrun = 0;
-    for (size_t i = 0; i < cases.size(); i += 2) {
-      const TupleResult& sat = reply.results[i];
-      faults += sat.kind == ResultKind::kFault;
-      unrun += sat.kind == ResultKind::kDecline &&
-               absl::StartsWith(MessageOf(reply, i), kNotRunPrefix);
-      EXPECT_EQ(reply.results[i + 1].kind, ResultKind::kValue)
-          << "add.u32 " << i / 2 << " in batch " << batch;
-    }
-    EXPECT_GE(faults, kFaultsPerSuspectInBatch) << "batch " << batch;
-    EXPECT_EQ(faults + unrun, 24) << "batch " << batch;
-    if (batch == 1) {
-      // Apart from the start: a module of add.u32 and a few of add.sat,
-      // each halved to its faults (the halves run on parallel jobs, so a
-      // few more than the cap may fault).
-      EXPECT_LE(count_runs() - before, 16) << "ptxas runs in the 2nd batch";
-    }
-  }
 }
 
 }  // namespace

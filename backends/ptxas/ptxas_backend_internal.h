@@ -6,6 +6,10 @@
 //     aside), the chunks compiled and their cubins decoded (Decode), the
 //     kernels that did not decode compiled again in halves (Bisect), the
 //     kernel sizes learned (Learn), the reply (RunSupported);
+//   - ptxas_backend_faults.cc: a compile within the batch's budget
+//     (Assemble), and what one that failed without naming a line teaches
+//     (ptxas_faults.h): the crash or hang of a tuple alone a fault, a module
+//     that hung compiled again a variant and then a tuple at a time;
 //   - ptxas_backend_executed_code.cc: the code the backend runs: a kernel's
 //     SASS run on the evaluator where it is not all constants (Execute),
 //     kept for the run (KeepCompiledCode) and run again for every tuple of
@@ -41,6 +45,7 @@
 #include "backends/ptxas/ptxas_toolchain.h"
 #include "backends/ptxas/sass_calibration.h"
 #include "backends/ptxas/sass_constants.h"
+#include "backends/run_cost_model.h"
 #include "isa/axes.h"
 #include "isa/variant.h"
 #include "protocol/backend_names.h"
@@ -76,6 +81,13 @@ struct Config {
   // in MiB; 0 keeps none, every runtime-form key compiled in each batch
   // it comes in (to measure what the cache is worth).
   int code_cache_mb = 512;
+  // The most one compile may take (`timeout_ms`; less once compiles were
+  // timed: ToolCostModel), and all compiles of a batch (`batch_timeout_ms`,
+  // by default three quarters of the client's reply timeout, HELLO's
+  // kReplyTimeoutKey): a hang is found, and the batch answered, before the
+  // client gives up on the worker.
+  absl::Duration timeout = kPtxasTimeout;
+  absl::Duration batch_timeout = absl::Seconds(45);
 };
 
 // ---------------------------------------------------------------------------
@@ -190,6 +202,9 @@ class PtxasBackend : public Backend {
   // construction-time proof that this ptxas and the decoder agree.
   absl::Status SelfTest();
 
+  // The self-test's second batch, whose modules are timed.
+  static constexpr uint64_t kSelfTestTuplesTimed = 1024;
+
  protected:
   WorkerIdentity Describe() const override {
     return {.name = std::string(kPtxasBackend),
@@ -212,6 +227,12 @@ class PtxasBackend : public Backend {
                             RunReply& reply) override;
 
  private:
+  struct SelfTestTuple {
+    absl::string_view spelling;
+    uint64_t a, b, result;
+  };
+  absl::Status SelfTestOn(std::span<const SelfTestTuple> known);
+
   // The batch being run.
   struct Batch {
     const ResolvedBatch& request;
@@ -339,18 +360,24 @@ class PtxasBackend : public Backend {
 
   // Assembles a module: in-process where the library was loaded, else by
   // running the ptxas executable; noted in the compile log (compile_log.h)
-  // as `record` says.
-  absl::StatusOr<PtxasOutput> Assemble(
-      absl::string_view ptx, int opt_level = kPtxasDefaultOptLevel,
-      const CompileRecord& record = {}) const {
-    const absl::Time start = absl::Now();
-    absl::StatusOr<PtxasOutput> out =
-        in_process_ != nullptr
-            ? in_process_->Compile(arch_.name, ptx, opt_level)
-            : RunPtxas(config_.ptxas, arch_.name, ptx, opt_level);
-    LogCompile(record, ptx, opt_level, start, absl::Now() - start);
-    return out;
-  }
+  // as `record` says. None starts past the batch's deadline (out_of_budget);
+  // the executable's is killed at it, and at a timeout that adapts to what
+  // compiles of its size cost (compile_cost_).
+  absl::StatusOr<PtxasOutput> Assemble(absl::string_view ptx,
+                                       int opt_level = kPtxasDefaultOptLevel,
+                                       const CompileRecord& record = {}) const;
+
+  // The chunk's tuples declined as not run: the batch's budget ran out.
+  void DeclineOutOfBudget(Batch& batch, const Chunk& chunk) const;
+  // What a failed compile of `chunk` (no line named) teaches the suspects,
+  // and the rest of the chunk compiled again: a variant at a time after a
+  // hang of several, a tuple at a time after a hang of one, else in halves.
+  absl::Status CompileAfterFailure(Batch& batch, const Chunk& chunk,
+                                   const PtxasOutput& out,
+                                   ChunkReport& report) const;
+  // The variants of `chunk`'s tuples, each with its count, in order.
+  std::vector<std::pair<Variant, int>> VariantsOf(const Batch& batch,
+                                                  const Chunk& chunk) const;
 
   Config config_;
   SassArch arch_;
@@ -364,6 +391,13 @@ class PtxasBackend : public Backend {
   CompiledCodeCache code_cache_;
   // The variants whose tuples crashed or hung ptxas alone (ptxas_faults.h).
   mutable PtxasSuspects suspects_;
+  // What compiles of the executable cost, for their timeouts: of
+  // all-immediate modules and of modules with runtime sources.
+  mutable ToolCostModel compile_cost_[2] = {ToolCostModel(kPtxasHangFloor),
+                                            ToolCostModel(kPtxasHangFloor)};
+  // The running batch's: its compiles end by then.
+  absl::Time batch_deadline_ = absl::InfiniteFuture();
+  bool in_self_test_ = false;
 };
 
 }  // namespace ptxas_backend_internal

@@ -32,6 +32,9 @@ struct PtxasOutput {
   // How it ended: a crash (a signal), past its timeout, or cut by a stop of
   // this process (common/interrupt.h) are not rejections of the PTX.
   ProcessOutcome how;
+  // Not run, or stopped, at its caller's deadline (a batch's time budget),
+  // before its own timeout: no verdict on the PTX.
+  bool out_of_budget = false;
 };
 
 // ptxas's default optimization level (-O3).
