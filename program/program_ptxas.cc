@@ -159,6 +159,15 @@ void NotFinished(const PtxasOutput& out, absl::Duration timeout, bool cut,
   }
 }
 
+// Programs after the first that crashed ptxas, where the caller asked only
+// up to it (a crash's minimizer keeps the first candidate that crashes).
+void NotCompiledAfterAFault(size_t programs, ProgramCompilation* results) {
+  for (size_t k = 0; k < programs; ++k) {
+    results[k].cut = true;
+    results[k].why_not = "not compiled: a program before it crashed ptxas";
+  }
+}
+
 // A kernel whose stores are no claim (`why`): its code, with the
 // subroutines it calls, decoded for the SASS evaluator to run where the
 // arch has tables.
@@ -495,20 +504,40 @@ void CrossCheckAtO0(const ProgramCompiler& compiler, const std::string& arch,
 absl::StatusOr<std::vector<ProgramCompilation>> CompilePrograms(
     const ProgramCompiler& compiler, const std::string& arch,
     std::span<const Program> programs, ProgramInputs inputs, int opt_level,
-    absl::Duration timeout, absl::Time deadline) {
+    absl::Duration timeout, absl::Time deadline, bool until_fault) {
   PTXDIFF_ASSIGN_OR_RETURN(const SassArch sass, FindSassArch(arch));
   const std::optional<PtxTarget> target = TargetForDevice(sass.sm);
   if (!target.has_value()) {
     return absl::InvalidArgumentError(absl::StrCat("no PTX target for ", arch));
   }
   std::vector<ProgramCompilation> results(programs.size());
-  if (programs.empty()) return results;
-  PTXDIFF_RETURN_IF_ERROR(
-      RunByHalves(0, programs.size(), [&](size_t begin, size_t end) {
-        return CompilePart(compiler, arch, sass, *target,
-                           programs.subspan(begin, end - begin), inputs,
-                           opt_level, {timeout, deadline}, &results[begin]);
-      }));
+  bool faulted = false;  // until_fault, and a program crashed ptxas
+  const auto run_part = [&](size_t begin,
+                            size_t end) -> absl::StatusOr<PartEnd> {
+    if (faulted) {
+      NotCompiledAfterAFault(end - begin, &results[begin]);
+      return PartEnd::kDone;
+    }
+    PTXDIFF_ASSIGN_OR_RETURN(
+        const PartEnd how,
+        CompilePart(compiler, arch, sass, *target,
+                    programs.subspan(begin, end - begin), inputs, opt_level,
+                    {timeout, deadline}, &results[begin]));
+    faulted = until_fault &&
+              std::any_of(results.begin() + begin, results.begin() + end,
+                          [](const ProgramCompilation& c) {
+                            return c.fault.has_value();
+                          });
+    return how;
+  };
+  // Until a fault, in parts of 1, 2, 4, ... programs: a crash's minimizer
+  // asks about candidates that mostly still hold what crashes, and a first
+  // that crashes is then one run, not a module's halving down to it.
+  size_t part = until_fault ? 1 : programs.size();
+  for (size_t begin = 0; begin < programs.size(); begin += part, part *= 2) {
+    PTXDIFF_RETURN_IF_ERROR(
+        RunByHalves(begin, std::min(begin + part, programs.size()), run_part));
+  }
   return results;
 }
 
@@ -551,10 +580,12 @@ std::optional<CounterExample> RefuteClaim(const Program& program,
 absl::StatusOr<std::vector<ProgramCheck>> CheckPrograms(
     const ProgramCompiler& compiler, const std::string& arch,
     std::span<const Program> programs, ProgramInputs form, Reading reading,
-    absl::Duration timeout, absl::Time deadline, bool execute, int opt_level) {
-  PTXDIFF_ASSIGN_OR_RETURN(const std::vector<ProgramCompilation> compiled,
-                           CompilePrograms(compiler, arch, programs, form,
-                                           opt_level, timeout, deadline));
+    absl::Duration timeout, absl::Time deadline, bool execute, int opt_level,
+    bool until_fault) {
+  PTXDIFF_ASSIGN_OR_RETURN(
+      const std::vector<ProgramCompilation> compiled,
+      CompilePrograms(compiler, arch, programs, form, opt_level, timeout,
+                      deadline, until_fault));
   std::optional<SassArchInfo> executable;
   if (auto info = FindSassArchInfo(arch); info.ok() && execute) {
     executable = *info;
@@ -601,6 +632,14 @@ class PtxasProgramBackend : public ProgramBackend {
       absl::Time deadline) override {
     return CheckPrograms(compiler_, arch_, programs, form, reading, timeout_,
                          deadline);
+  }
+  // A crash's minimizer: the candidates up to the first that crashes ptxas.
+  absl::StatusOr<std::vector<ProgramCheck>> CheckUntilFault(
+      std::span<const Program> programs, ProgramInputs form, Reading reading,
+      absl::Time deadline) override {
+    return CheckPrograms(compiler_, arch_, programs, form, reading, timeout_,
+                         deadline, /*execute=*/true, kPtxasDefaultOptLevel,
+                         /*until_fault=*/true);
   }
 
   // Both need its code run (a load is never folded, a lane's value never

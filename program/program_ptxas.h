@@ -95,13 +95,14 @@ absl::StatusOr<ProgramCompilation> CompileProgram(
 // The same for many programs in one ptxas run (ProgramsModule), one result
 // each; a module ptxas rejects or crashes on is split until the program it
 // fails on is alone. Runs are bounded by `timeout` and by `deadline`: a run
-// that `deadline` cuts short leaves its programs `cut`.
+// that `deadline` cuts short leaves its programs `cut`. With `until_fault`,
+// only up to the first program ptxas crashes on, the rest left `cut`.
 absl::StatusOr<std::vector<ProgramCompilation>> CompilePrograms(
     const ProgramCompiler& compiler, const std::string& arch,
     std::span<const Program> programs, ProgramInputs inputs,
     int opt_level = kPtxasDefaultOptLevel,
     absl::Duration timeout = kPtxasTimeout,
-    absl::Time deadline = absl::InfiniteFuture());
+    absl::Time deadline = absl::InfiniteFuture(), bool until_fault = false);
 
 // A refutation of a claim: the inputs and the oracle's outputs there.
 struct CounterExample {
@@ -136,12 +137,13 @@ ClaimCheck CheckClaim(const Program& program,
 // benchmark's baseline). Above -O0 an executed mismatch stands only where
 // the program's -O0 code runs to the oracle's values. A stop of this
 // process or `deadline` ends the judging too: what it ends is `cut`.
+// `until_fault`: as CompilePrograms's.
 absl::StatusOr<std::vector<ProgramCheck>> CheckPrograms(
     const ProgramCompiler& compiler, const std::string& arch,
     std::span<const Program> programs, ProgramInputs form, Reading reading,
     absl::Duration timeout = kPtxasTimeout,
     absl::Time deadline = absl::InfiniteFuture(), bool execute = true,
-    int opt_level = kPtxasDefaultOptLevel);
+    int opt_level = kPtxasDefaultOptLevel, bool until_fault = false);
 absl::StatusOr<ProgramCheck> CheckProgram(const ProgramCompiler& compiler,
                                           const std::string& arch,
                                           const Program& program,

@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -690,6 +692,62 @@ TEST(ProgramPtxasFaultTest, ACrashOfPtxasIsAFaultOfTheProgram) {
   ASSERT_TRUE(check.ok());
   ASSERT_TRUE(check->fault.has_value());
   EXPECT_FALSE(check->judged);
+}
+
+// `n` programs, the one at `crashing` a sub.u32 (what CrashingOnSub's
+// ptxas crashes on), the others add.u32s.
+std::vector<Program> AddsWithASubAt(size_t crashing, size_t n) {
+  std::vector<Program> programs;
+  for (size_t k = 0; k < n; ++k) {
+    programs.push_back(ProgramOf(
+        absl::StrCat("input %a .b32 1\n", k == crashing ? "sub" : "add",
+                     ".u32 %r, %a, ", k, ";\noutput %r\n")));
+  }
+  return programs;
+}
+
+// How many times the script ptxas of AMinimizerOfACrash... was run.
+size_t RunsCounted(const std::string& runs) {
+  const absl::StatusOr<std::string> text = ReadFile(runs);
+  return text.ok() ? std::count(text->begin(), text->end(), '\n') : 0;
+}
+
+// The twenty-second fault run: a ptxas that crashed on every module holding
+// brev stalled `programs`, as each round of the crash's minimizer compiled
+// its candidates (all holding brev) by halves down to each alone. A crash's
+// minimizer asks only up to the first candidate that crashes: those before
+// it are judged, those after it not compiled, and a first that crashes is
+// one run.
+TEST_F(ProgramPtxasTest, AMinimizerOfACrashCompilesUpToTheFirstThatCrashes) {
+  auto dir = TempDir::Create("program-ptxas-until-fault");
+  ASSERT_TRUE(dir.ok());
+  const std::string runs = (*dir)->File("runs");
+  const std::string ptxas = FakePtxas(
+      **dir, absl::StrCat("echo run >> ", runs, "\nfor a; do last=$a; done\n",
+                          "grep -q sub.u32 \"$last\" && kill -SEGV $$\n",
+                          "exec ", ptxas_, " \"$@\""));
+  const std::unique_ptr<ProgramBackend> backend =
+      MakePtxasProgramBackend(ptxas, "sm_90");
+  const std::vector<Program> all_crash(16, AddsWithASubAt(0, 1)[0]);
+  auto checks =
+      backend->CheckUntilFault(all_crash, ProgramInputs::kImmediate,
+                               Reading::kSpec, absl::InfiniteFuture());
+  ASSERT_TRUE(checks.ok()) << checks.status();
+  ASSERT_TRUE((*checks)[0].fault.has_value()) << (*checks)[0].why_not;
+  for (size_t k = 1; k < checks->size(); ++k)
+    EXPECT_TRUE((*checks)[k].cut) << k << ": " << (*checks)[k].why_not;
+  EXPECT_EQ(RunsCounted(runs), 1);
+
+  checks =
+      backend->CheckUntilFault(AddsWithASubAt(5, 16), ProgramInputs::kImmediate,
+                               Reading::kSpec, absl::InfiniteFuture());
+  ASSERT_TRUE(checks.ok()) << checks.status();
+  for (size_t k = 0; k < 5; ++k)
+    EXPECT_TRUE((*checks)[k].judged) << k << ": " << (*checks)[k].why_not;
+  ASSERT_TRUE((*checks)[5].fault.has_value()) << (*checks)[5].why_not;
+  EXPECT_EQ((*checks)[5].fault->kind, CaseFault::kCrash);
+  for (size_t k = 6; k < checks->size(); ++k)
+    EXPECT_TRUE((*checks)[k].cut) << k << ": " << (*checks)[k].why_not;
 }
 
 // The in-process compiler is bounded as the executable is: past the
