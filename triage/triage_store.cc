@@ -134,8 +134,8 @@ class DirectoryLock {
     const std::string turn_path = dir + "/.lock-turn";
     const int turn =
         open(turn_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    absl::Status status =
-        turn >= 0 ? PollForLock(turn, path, start, said) : absl::OkStatus();
+    absl::Status status = turn >= 0 ? PollForLock(turn, turn_path, start, said)
+                                    : absl::OkStatus();
     if (status.ok()) status = PollForLock(fd, path, start, said);
     if (turn >= 0) close(turn);  // closing releases the flock
     if (!status.ok()) {

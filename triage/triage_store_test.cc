@@ -126,6 +126,32 @@ TEST(TriageStoreTest, AWaitForTheLockIsSaidAndEndsAtAStop) {
   EXPECT_TRUE(TriageStore::Open(dir, true).ok());  // free again
 }
 
+// The twenty-second fault run: a wait at the turnstile, which another
+// waiter holds, was said as a wait for .lock, which no process held.
+TEST(TriageStoreTest, AWaitAtTheTurnstileNamesIt) {
+  const std::string dir = FreshDir("turn_held");
+  ASSERT_TRUE(TriageStore::Open(dir, true).ok());
+  const int held = open((dir + "/.lock-turn").c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(held, 0);
+  ASSERT_EQ(flock(held, LOCK_EX), 0);
+  testing::internal::CaptureStderr();
+  std::thread stop([] {
+    absl::SleepFor(absl::Seconds(3));
+    Interrupt();
+  });
+  const absl::StatusOr<TriageStore> store = TriageStore::Open(dir, true);
+  stop.join();
+  ClearInterrupt();
+  const std::string said = testing::internal::GetCapturedStderr();
+  close(held);
+  EXPECT_FALSE(store.ok());
+  EXPECT_THAT(
+      store.status().message(),
+      HasSubstr("interrupted while waiting for " + dir + "/.lock-turn"));
+  EXPECT_THAT(said, HasSubstr("waiting for " + dir +
+                              "/.lock-turn, which another process holds"));
+}
+
 // The eighteenth fault run: a process that files repeat after repeat, each
 // under the lock, frees it only between two filings, and another that polled
 // for it waited while hundreds were filed. Now it takes the lock as soon as

@@ -54,7 +54,8 @@
 // worker's, which the client restarts). Construction runs
 // ptxas three times: --version, --list-version (the newest PTX ISA, used for
 // `.version`), and a self-test that compiles known tuples and insists on
-// reading them back (then 1,024 more, which time a run's cost per tuple).
+// reading them back (then, for the executable, 512 more, which time a
+// run's cost per tuple).
 
 #ifndef PTXDIFF_WORKER_BACKENDS_PTXAS_PTXAS_BACKEND_H_
 #define PTXDIFF_WORKER_BACKENDS_PTXAS_PTXAS_BACKEND_H_

@@ -203,7 +203,7 @@ class PtxasBackend : public Backend {
   absl::Status SelfTest();
 
   // The self-test's second batch, whose modules are timed.
-  static constexpr uint64_t kSelfTestTuplesTimed = 1024;
+  static constexpr uint64_t kSelfTestTuplesTimed = 512;
 
  protected:
   WorkerIdentity Describe() const override {
