@@ -141,26 +141,31 @@ absl::StatusOr<PtxasOutput> PtxasBackend::Assemble(
     return out;
   }
   if (in_process_ != nullptr) {
-    // No timeout: a call cut short runs on in its thread, holding the
-    // library, and every later compile would wait on it. A hang in-process
-    // is the worker's, which the client restarts.
+    // No timeout: a call cut short cannot be stopped and runs on in its
+    // thread, a core busy (and the library perhaps held) for the rest of
+    // the run. A hang in-process is the worker's, which the client restarts.
     absl::StatusOr<PtxasOutput> out =
         in_process_->Compile(arch_.name, ptx, opt_level);
     LogCompile(record, ptx, opt_level, start, absl::Now() - start);
     return out;
   }
   // All-immediate modules fold, runtime ones compile to code: two costs.
+  // A module of no counted tuples (the -O0 reference kernels) has no
+  // expected time: the ceiling.
   ToolCostModel& cost =
       compile_cost_[2 * record.runtime_tuples > record.tuples];
-  const absl::Duration own = absl::Trunc(
-      cost.Timeout(record.tuples, config_.timeout), absl::Milliseconds(1));
+  const absl::Duration own =
+      record.tuples == 0
+          ? config_.timeout
+          : absl::Trunc(cost.Timeout(record.tuples, config_.timeout),
+                        absl::Milliseconds(1));
   const absl::Duration timeout = TimeoutBefore(batch_deadline_, own);
   absl::StatusOr<PtxasOutput> out =
       RunPtxas(config_.ptxas, arch_.name, ptx, opt_level, timeout);
   const absl::Duration took = absl::Now() - start;
   LogCompile(record, ptx, opt_level, start, took);
   if (!out.ok()) return out;
-  if (out->ok) cost.Learn(record.tuples, took);
+  if (out->ok && record.tuples > 0) cost.Learn(record.tuples, took);
   // Ended at the batch's deadline, not at its own timeout: no verdict.
   out->out_of_budget = out->how.timed_out && timeout < own;
   return out;
