@@ -257,9 +257,14 @@ absl::Status PtxasBackend::CompileChunk(Batch& batch, Chunk chunk,
                                         absl::string_view purpose) const {
   // Each pass drops the tuples ptxas names, until it compiles or fails
   // without naming any.
+  // A hang to confirm, or a slow variant's module: the longer timeout.
+  absl::Duration at_least = absl::ZeroDuration();
+  bool confirming = false;
   while (!chunk.tuples.empty()) {
     chunk = WithoutSuspectsFaultedEnough(batch, std::move(chunk));
     if (chunk.tuples.empty()) break;
+    if (suspects_.IsSlow(batch.tuples[chunk.tuples[0]].variant))
+      at_least = std::max(at_least, HangConfirmTimeout());
     std::vector<PtxTuple> tuples;
     for (int t : chunk.tuples) tuples.push_back(batch.tuples[t]);
     const PtxModule module =
@@ -273,9 +278,11 @@ absl::Status PtxasBackend::CompileChunk(Batch& batch, Chunk chunk,
         Assemble(module.text, kPtxasDefaultOptLevel,
                  {.purpose = purpose,
                   .tuples = static_cast<int>(tuples.size()),
-                  .runtime_tuples = runtime}));
+                  .runtime_tuples = runtime},
+                 at_least));
     if (out.ok) {
       const auto variants = VariantsOf(batch, chunk);
+      if (confirming) suspects_.Slow(variants[0].first);
       if (variants.size() == 1) suspects_.CompiledClean(variants[0].first);
       Decode(batch, chunk, module, out.cubin, report);
       return absl::OkStatus();
@@ -301,7 +308,14 @@ absl::Status PtxasBackend::CompileChunk(Batch& batch, Chunk chunk,
       absl::StrAppend(&message, message.empty() ? "" : "; ", error->second);
     }
     // ptxas failed without naming a tuple (a crash, a hang, a fatal error).
-    if (rejected.empty()) return CompileAfterFailure(batch, chunk, out, report);
+    if (rejected.empty()) {
+      if (auto confirm = HangToConfirm(batch, chunk, out)) {
+        at_least = *confirm;
+        confirming = true;
+        continue;
+      }
+      return CompileAfterFailure(batch, chunk, out, report);
+    }
     std::vector<bool> dropped(chunk.tuples.size());
     for (auto& [p, message] : rejected) {
       dropped[p] = true;

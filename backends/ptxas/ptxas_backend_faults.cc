@@ -56,12 +56,14 @@ Outcome PtxasBackend::AloneFailed(const Batch& batch, const Chunk& chunk,
             " on the tuple alone: ", LogSummary(out.log),
             out.how.timed_out
                 ? absl::StrCat(
-                      " (the adaptive timeout: ", ToolCostModel::kTimeoutMargin,
-                      " times what a compile of it was expected to "
-                      "take, and ",
+                      " (a compile past ", ToolCostModel::kTimeoutMargin,
+                      " times its expected time and ",
                       absl::FormatDuration(kPtxasHangFloor),
-                      "; at most timeout_ms=",
-                      absl::ToInt64Milliseconds(config_.timeout), ")")
+                      " is run again with up to ",
+                      absl::FormatDuration(kPtxasHangConfirm),
+                      ", at most half the batch's budget and timeout_ms=",
+                      absl::ToInt64Milliseconds(config_.timeout),
+                      ", before it is said to hang)")
                 : ""));
   }
   return Outcome::Decline(DeclineCode::kOther,
@@ -114,10 +116,7 @@ absl::Status PtxasBackend::CompileAfterFailure(Batch& batch, const Chunk& chunk,
         return batch.tuples[t].variant;
       });
     } else {
-      suspects_.HungAlone(variants[0].first);
-      for (int t : chunk.tuples) {
-        parts.emplace_back().AddKernel(std::span<const int>(&t, 1));
-      }
+      return CompileOneByOne(batch, chunk, report);
     }
   } else {
     // A crash, a fatal error: ptxas ended at once, halves are cheap.
@@ -131,8 +130,40 @@ absl::Status PtxasBackend::CompileAfterFailure(Batch& batch, const Chunk& chunk,
   return absl::OkStatus();
 }
 
+std::optional<absl::Duration> PtxasBackend::HangToConfirm(
+    const Batch& batch, const Chunk& chunk, const PtxasOutput& out) const {
+  if (chunk.tuples.size() != 1 || !out.how.timed_out || in_process_ != nullptr)
+    return std::nullopt;
+  const absl::Duration confirm = HangConfirmTimeout();
+  if (out.timeout >= confirm ||
+      suspects_.HangConfirmed(batch.tuples[chunk.tuples[0]].variant))
+    return std::nullopt;
+  return confirm;
+}
+
+absl::Status PtxasBackend::CompileOneByOne(Batch& batch, const Chunk& chunk,
+                                           ChunkReport& report) const {
+  const Variant& v = batch.tuples[chunk.tuples[0]].variant;
+  suspects_.HungAlone(v);
+  for (size_t i = 0; i < chunk.tuples.size(); ++i) {
+    Chunk part;
+    if (suspects_.IsSlow(v)) {
+      // Slow, not hung: the rest in one module, with the longer timeout.
+      for (size_t j = i; j < chunk.tuples.size(); ++j) {
+        part.AddKernel(std::span<const int>(&chunk.tuples[j], 1));
+      }
+      return CompileChunk(batch, std::move(part), report, "halves");
+    }
+    part.AddKernel(std::span<const int>(&chunk.tuples[i], 1));
+    PTXDIFF_RETURN_IF_ERROR(
+        CompileChunk(batch, std::move(part), report, "halves"));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<PtxasOutput> PtxasBackend::Assemble(
-    absl::string_view ptx, int opt_level, const CompileRecord& record) const {
+    absl::string_view ptx, int opt_level, const CompileRecord& record,
+    absl::Duration at_least) const {
   const absl::Time start = absl::Now();
   if (start >= batch_deadline_) {
     PtxasOutput out;
@@ -154,11 +185,19 @@ absl::StatusOr<PtxasOutput> PtxasBackend::Assemble(
   // expected time: the ceiling.
   ToolCostModel& cost =
       compile_cost_[2 * record.runtime_tuples > record.tuples];
-  const absl::Duration own =
+  // A small runtime module before any was timed (the self-test's are
+  // all-immediate): the start-up is the same ptxas's.
+  const ToolCostModel& timing =
+      cost.learned() || record.tuples >= ToolCostModel::kPerSlotFrom
+          ? cost
+          : compile_cost_[0];
+  const absl::Duration adaptive =
       record.tuples == 0
           ? config_.timeout
-          : absl::Trunc(cost.Timeout(record.tuples, config_.timeout),
+          : absl::Trunc(timing.Timeout(record.tuples, config_.timeout),
                         absl::Milliseconds(1));
+  const absl::Duration own =
+      std::min(config_.timeout, std::max(at_least, adaptive));
   const absl::Duration timeout = TimeoutBefore(batch_deadline_, own);
   absl::StatusOr<PtxasOutput> out =
       RunPtxas(config_.ptxas, arch_.name, ptx, opt_level, timeout);

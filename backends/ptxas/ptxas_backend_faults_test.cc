@@ -165,7 +165,9 @@ TEST_F(PtxasBackendTest, AVariantThatHangsPtxasIsFoundByVariantAndCapped) {
       Make({{"ptxas", WritePtxasFailingOn(bin.path() + "/hang", ptxas_, runs,
                                           "add.sat", kHang)},
             {"compiler", "ptxas"},
-            {"jobs", "1"}});
+            {"jobs", "1"},
+            // The confirmation of a hang: 3 s, not 10.
+            {"timeout_ms", "3000"}});
   ASSERT_NE(backend, nullptr);
   std::vector<Case> cases;
   for (uint64_t k = 0; k < 8; ++k) {
@@ -198,11 +200,72 @@ TEST_F(PtxasBackendTest, AVariantThatHangsPtxasIsFoundByVariantAndCapped) {
       // a time up to the cap.
       EXPECT_EQ(CountLines(runs) - before, 1 + kFaultsPerSuspectInBatch);
     } else {
-      // Both variants, then add.sat alone, then its tuples to the cap: by
-      // halves, it would have been 7 hangs, each a timeout.
-      EXPECT_EQ(CountLines(runs) - before, 3 + kFaultsPerSuspectInBatch);
+      // Both variants, then add.sat alone, then its tuples to the cap, the
+      // first run twice (its hang confirmed): by halves, it would have been
+      // 7 hangs, each a timeout.
+      EXPECT_EQ(CountLines(runs) - before, 4 + kFaultsPerSuspectInBatch);
     }
   }
+}
+
+// The twenty-third fault run: a ptxas only slow on `add.sat` (5 s) was
+// filed as hanging on it, the adaptive timeout taken for a hang. A tuple
+// alone past it is run again with kPtxasHangConfirm (here timeout_ms): one
+// that then compiles is a value, and its variant, slow, goes in one module
+// of its own with that timeout from then on.
+TEST_F(PtxasBackendTest, AVariantPtxasIsOnlySlowOnIsNotAHang) {
+  ScratchDir bin, tmp;
+  ScopedEnv tmpdir("TMPDIR", tmp.path());
+  const std::string runs = bin.path() + "/runs";
+  auto backend =
+      Make({{"ptxas", WritePtxasFailingOn(bin.path() + "/slow", ptxas_, runs,
+                                          "add.sat", "sleep 2")},
+            {"compiler", "ptxas"},
+            {"jobs", "1"},
+            {"timeout_ms", "6000"}});
+  ASSERT_NE(backend, nullptr);
+  std::vector<Case> cases;
+  for (uint64_t k = 0; k < 4; ++k) {
+    cases.push_back({"add.sat.s32", {{k, 1}}});
+    cases.push_back({"add.u32", {{k, 2}}});
+  }
+  for (int batch = 0; batch < 2; ++batch) {
+    const int64_t before = CountLines(runs);
+    const RunReply reply = RunOrDie(*backend, Request(cases));
+    for (size_t i = 0; i < cases.size(); ++i) {
+      ASSERT_EQ(reply.results[i].kind, ResultKind::kValue)
+          << cases[i].spelling << " in batch " << batch << ": "
+          << MessageOf(reply, i);
+    }
+    if (batch == 1) {
+      // add.u32's module, and add.sat's one module.
+      EXPECT_EQ(CountLines(runs) - before, 2);
+    }
+  }
+}
+
+// A tuple with a runtime source before any runtime module was timed (the
+// self-test's are all-immediate) was given the 60 s ceiling: `eval
+// --runtime` on a ptxas hanging on it said "not run" at the budget where
+// the immediate form said "hang" (the twenty-third fault run).
+TEST_F(PtxasBackendTest, ARuntimeTupleThatHangsPtxasAloneIsAHang) {
+  ScratchDir bin, tmp;
+  ScopedEnv tmpdir("TMPDIR", tmp.path());
+  const std::string runs = bin.path() + "/runs";
+  auto backend =
+      Make({{"ptxas", WritePtxasFailingOn(bin.path() + "/hang", ptxas_, runs,
+                                          "add.sat", kHang)},
+            {"compiler", "ptxas"},
+            // The ceiling past the budget: given it, the tuple
+            // is cut, never said to hang.
+            {"timeout_ms", "6000"},
+            {"batch_timeout_ms", "4000"},
+            {"execute", "1"}});
+  ASSERT_NE(backend, nullptr);
+  const RunReply reply =
+      RunOrDie(*backend, Request({{"add.sat.s32", {{1, 2}}, /*runtime=*/1}}));
+  ASSERT_EQ(reply.results[0].kind, ResultKind::kFault) << MessageOf(reply, 0);
+  EXPECT_EQ(reply.results[0].fault, CaseFault::kHang);
 }
 
 // A batch whose compiles outlast its budget (three quarters of the client's

@@ -20,6 +20,7 @@
 #ifndef PTXDIFF_WORKER_BACKENDS_PTXAS_PTXAS_BACKEND_INTERNAL_H_
 #define PTXDIFF_WORKER_BACKENDS_PTXAS_PTXAS_BACKEND_INTERNAL_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -363,9 +364,22 @@ class PtxasBackend : public Backend {
   // as `record` says. None starts past the batch's deadline (out_of_budget);
   // the executable's is killed at it, and at a timeout that adapts to what
   // compiles of its size cost (compile_cost_).
-  absl::StatusOr<PtxasOutput> Assemble(absl::string_view ptx,
-                                       int opt_level = kPtxasDefaultOptLevel,
-                                       const CompileRecord& record = {}) const;
+  // `at_least`: the executable's timeout is never less (a hang confirmed).
+  absl::StatusOr<PtxasOutput> Assemble(
+      absl::string_view ptx, int opt_level = kPtxasDefaultOptLevel,
+      const CompileRecord& record = {},
+      absl::Duration at_least = absl::ZeroDuration()) const;
+  // How long a tuple alone past the adaptive timeout is run again before it
+  // is said to hang (kPtxasHangConfirm), and a slow variant's modules run.
+  absl::Duration HangConfirmTimeout() const {
+    return std::min(
+        {kPtxasHangConfirm, config_.batch_timeout / 2, config_.timeout});
+  }
+  // Whether a tuple alone that ran past `out`'s timeout is to be run again
+  // before it is said to hang (kPtxasHangConfirm), and with how long.
+  std::optional<absl::Duration> HangToConfirm(const Batch& batch,
+                                              const Chunk& chunk,
+                                              const PtxasOutput& out) const;
 
   // The chunk's tuples declined as not run: the batch's budget ran out.
   void DeclineOutOfBudget(Batch& batch, const Chunk& chunk) const;
@@ -375,6 +389,10 @@ class PtxasBackend : public Backend {
   absl::Status CompileAfterFailure(Batch& batch, const Chunk& chunk,
                                    const PtxasOutput& out,
                                    ChunkReport& report) const;
+  // A variant whose module hung, its tuples a module each (each a hang
+  // isolated), or, once one compiled slowly, the rest in one module.
+  absl::Status CompileOneByOne(Batch& batch, const Chunk& chunk,
+                               ChunkReport& report) const;
   // The variants of `chunk`'s tuples, each with its count, in order.
   std::vector<std::pair<Variant, int>> VariantsOf(const Batch& batch,
                                                   const Chunk& chunk) const;

@@ -1,5 +1,7 @@
 #include "backends/ptxas/ptxas_faults.h"
 
+#include <limits>
+
 #include "absl/strings/str_cat.h"
 #include "isa/spelling.h"
 #include "protocol/protocol.h"
@@ -24,9 +26,29 @@ void PtxasSuspects::Faulted(const Variant& v, bool hang) {
   ApartModule& apart = apart_[v];
   if (!apart.faulted) apart = ApartModule{.faulted = true};
   apart.hung |= hang;
+  apart.hang_confirmed |= hang;
   apart.tuples = hang ? 1 : std::max(1, apart.tuples / 2);
   ++in_batch_[v];
   any_ = true;
+}
+
+bool PtxasSuspects::HangConfirmed(const Variant& v) const {
+  const std::optional<ApartModule> apart = Apart(v);
+  return apart.has_value() && apart->hang_confirmed;
+}
+
+void PtxasSuspects::Slow(const Variant& v) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ApartModule& apart = apart_[v];
+  apart.slow = true;
+  apart.hung = false;
+  apart.tuples = std::numeric_limits<int>::max();
+  any_ = true;
+}
+
+bool PtxasSuspects::IsSlow(const Variant& v) const {
+  const std::optional<ApartModule> apart = Apart(v);
+  return apart.has_value() && apart->slow;
 }
 
 void PtxasSuspects::HungAlone(const Variant& v) {
@@ -56,6 +78,7 @@ void PtxasSuspects::CompiledClean(const Variant& v) {
   const auto it = apart_.find(v);
   if (it == apart_.end()) return;
   ApartModule& apart = it->second;
+  if (apart.slow) return;  // one module of its own, with the longer timeout
   if (!apart.faulted) {  // no tuple of it failed alone: it shares again
     apart_.erase(it);
     return;

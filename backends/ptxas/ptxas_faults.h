@@ -47,12 +47,25 @@ inline constexpr int kFaultsPerSuspectInBatch = 3;
 // module's compile takes tens of milliseconds, so a loaded machine does not
 // make one a hang.
 inline constexpr absl::Duration kPtxasHangFloor = absl::Seconds(1);
+// A tuple alone past the adaptive timeout is run again with at least this
+// long (at most half the batch's budget) before it is said to hang: a ptxas
+// only slow on it (the twenty-third fault run: 5 s on `add.sat`) was filed
+// as hanging. Once one of a variant's tuples hung past it, the others are
+// not run again.
+inline constexpr absl::Duration kPtxasHangConfirm = absl::Seconds(10);
 
 // How a variant's tuples are compiled while it is apart.
 struct ApartModule {
   int tuples = kSuspectTuplesPerModule;  // at most, in one module
   bool faulted = false;  // a tuple of it crashed or hung ptxas alone
   bool hung = false;     // a module of it alone hung
+  // A tuple of it alone ran past kPtxasHangConfirm too: its tuples that
+  // pass the adaptive timeout hang, without a second run each.
+  bool hang_confirmed = false;
+  // A tuple of it alone passed the adaptive timeout and compiled within
+  // kPtxasHangConfirm: ptxas is slow on it, not hung. Its tuples go in one
+  // module of their own, compiled with that longer timeout.
+  bool slow = false;
   // Its modules that hung or ran out of a batch's budget: compiled after
   // the others' in a batch, so that a variant that stalls ptxas does not
   // keep the budget from those that do not.
@@ -66,8 +79,15 @@ class PtxasSuspects {
   std::optional<ApartModule> Apart(const Variant& v) const;
   // A new batch: its faults are counted afresh.
   void StartBatch();
-  // A tuple of `v` crashed or hung ptxas alone.
+  // A tuple of `v` crashed or hung ptxas alone (a hang past
+  // kPtxasHangConfirm, or the adaptive timeout once one was).
   void Faulted(const Variant& v, bool hang);
+  // Whether a tuple of `v` alone hung past kPtxasHangConfirm.
+  bool HangConfirmed(const Variant& v) const;
+  // A tuple of `v` alone passed the adaptive timeout, and compiled within
+  // kPtxasHangConfirm (ApartModule::slow).
+  void Slow(const Variant& v);
+  bool IsSlow(const Variant& v) const;
   // A module of `v`'s tuples alone hung.
   void HungAlone(const Variant& v);
   // A module holding `tuples` of `v`'s tuples, with other variants', hung

@@ -221,22 +221,47 @@ absl::StatusOr<std::string> FindPtxas(const KeyValues& options) {
   return PtxasNotFound(absl::StrJoin(tried, ", "));
 }
 
+namespace {
+
+// What ptxas says when the machine, not the module, failed its run.
+constexpr absl::string_view kMachineFailures[] = {
+    "No space left on device", "Disk quota exceeded", "Read-only file system"};
+
+bool SaysTheMachineFailed(absl::string_view log) {
+  for (absl::string_view phrase : kMachineFailures) {
+    if (absl::StrContains(log, phrase)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 absl::StatusOr<PtxasOutput> RunPtxas(const std::string& ptxas,
                                      absl::string_view arch,
                                      absl::string_view ptx, int opt_level,
                                      absl::Duration timeout) {
-  PTXDIFF_ASSIGN_OR_RETURN(std::unique_ptr<TempDir> dir,
-                           TempDir::Create("ptxdiff-ptxas"));
-  const std::string input = dir->File("m.ptx");
-  const std::string output = dir->File("m.cubin");
-  PTXDIFF_RETURN_IF_ERROR(WriteFile(input, ptx));
+  // A full or read-only TMPDIR is the machine's failure, never a verdict on
+  // ptxas (the twenty-third fault run: false crash and protocol-error
+  // entries filed while a TMPDIR filled).
+  absl::StatusOr<std::unique_ptr<TempDir>> dir =
+      TempDir::Create("ptxdiff-ptxas");
+  if (!dir.ok()) return EnvironmentFailure(dir.status());
+  const std::string input = (*dir)->File("m.ptx");
+  const std::string output = (*dir)->File("m.cubin");
+  if (absl::Status written = WriteFile(input, ptx); !written.ok())
+    return EnvironmentFailure(written);
   std::vector<std::string> args = {ptxas, absl::StrCat("-arch=", arch)};
   if (opt_level != kPtxasDefaultOptLevel)
     args.push_back(absl::StrCat("-O", opt_level));
   args.insert(args.end(), {"-o", output, input});
   PTXDIFF_ASSIGN_OR_RETURN(const ProcessResult run,
-                           RunTool(args, dir->File("log"), timeout));
-  PtxasOutput out{.ok = run.ok, .log = run.output, .how = run.how};
+                           RunTool(args, (*dir)->File("log"), timeout));
+  PtxasOutput out{
+      .ok = run.ok, .log = run.output, .how = run.how, .timeout = timeout};
+  if (!out.ok && SaysTheMachineFailed(out.log)) {
+    return EnvironmentFailure(absl::UnavailableError(absl::StrCat(
+        "ptxas could not write its output: ", LogSummary(out.log))));
+  }
   if (out.ok) {
     // Bounded, and never a FIFO or a device: a --ptxas that leaves a link
     // to /dev/zero was read until memory ran out, past any --max-time.

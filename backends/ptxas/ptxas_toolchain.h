@@ -35,6 +35,8 @@ struct PtxasOutput {
   // Not run, or stopped, at its caller's deadline (a batch's time budget),
   // before its own timeout: no verdict on the PTX.
   bool out_of_budget = false;
+  // The timeout it ran under (RunPtxas's).
+  absl::Duration timeout;
 };
 
 // ptxas's default optimization level (-O3).

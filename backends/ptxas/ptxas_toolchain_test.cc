@@ -9,6 +9,7 @@
 #include <string>
 
 #include "common/files.h"
+#include "common/testing/scoped_env.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -57,6 +58,27 @@ TEST(RunPtxasTest, AnOutputPastTheBoundIsNotRead) {
   ASSERT_FALSE(run.ok());
   EXPECT_THAT(run.status().message(),
               ::testing::HasSubstr("not a regular file"));
+}
+
+// The twenty-third fault run: a TMPDIR that filled made the worker answer
+// ERROR, and the campaign filed crash and protocol-error entries. The
+// harness's own files failing, or a ptxas that says the disk is full, is the
+// machine's failure (EnvironmentFailure), never a verdict.
+TEST(RunPtxasTest, AFullOrMissingTmpdirIsTheMachinesFailure) {
+  {
+    const ScopedEnv gone("TMPDIR", ::testing::TempDir() + "/no/such/dir");
+    const absl::StatusOr<PtxasOutput> run =
+        RunPtxas("/bin/true", "sm_90", "// nothing");
+    ASSERT_FALSE(run.ok());
+    EXPECT_TRUE(IsEnvironmentFailure(run.status())) << run.status();
+  }
+  const std::string full = FakePtxas(
+      "full_disk_ptxas", "echo 'ptxas fatal: No space left on device'; exit 1");
+  const absl::StatusOr<PtxasOutput> run = RunPtxas(full, "sm_90", "// x");
+  ASSERT_FALSE(run.ok());
+  EXPECT_TRUE(IsEnvironmentFailure(run.status())) << run.status();
+  EXPECT_THAT(run.status().message(),
+              ::testing::HasSubstr("No space left on device"));
 }
 
 // ... and one that printed without end (`yes`) filled TMPDIR in its 60 s,
