@@ -96,33 +96,46 @@ TEST(TriageStoreTest, OpeningToWriteRemovesTheTemporaryFilesOfDeadRuns) {
   EXPECT_EQ(access(living.c_str(), F_OK), 0);
 }
 
-// Tenth fault run: with .lock held by another process (`flock t/.lock
-// sleep 200`), fuzz, programs and triage list waited for ever without a
-// word. The wait is said after 2 s, ends at a stop (and after a minute).
-TEST(TriageStoreTest, AWaitForTheLockIsSaidAndEndsAtAStop) {
-  const std::string dir = FreshDir("lock_held");
-  ASSERT_TRUE(TriageStore::Open(dir, true).ok());
-  const int held = open((dir + "/.lock").c_str(), O_RDWR | O_CLOEXEC);
-  ASSERT_GE(held, 0);
-  ASSERT_EQ(flock(held, LOCK_EX), 0);
+// What an Open of `dir` did while another process held `dir/file`'s flock,
+// stopped (Interrupt) after 3 s.
+struct HeldOpen {
+  absl::Status status;
+  std::string said;  // on stderr
+  absl::Duration took;
+};
+HeldOpen OpenWhileHeld(const std::string& dir, const std::string& file) {
+  HeldOpen out;
+  const int held = open((dir + "/" + file).c_str(), O_RDWR | O_CLOEXEC);
+  EXPECT_GE(held, 0) << file;
+  EXPECT_EQ(flock(held, LOCK_EX), 0) << file;
   testing::internal::CaptureStderr();
   std::thread stop([] {
     absl::SleepFor(absl::Seconds(3));
     Interrupt();
   });
   const absl::Time start = absl::Now();
-  const absl::StatusOr<TriageStore> store = TriageStore::Open(dir, true);
-  const absl::Duration took = absl::Now() - start;
+  out.status = TriageStore::Open(dir, true).status();
+  out.took = absl::Now() - start;
   stop.join();
   ClearInterrupt();
-  const std::string said = testing::internal::GetCapturedStderr();
+  out.said = testing::internal::GetCapturedStderr();
   close(held);
-  EXPECT_FALSE(store.ok());
-  EXPECT_THAT(store.status().message(),
+  return out;
+}
+
+// Tenth fault run: with .lock held by another process (`flock t/.lock
+// sleep 200`), fuzz, programs and triage list waited for ever without a
+// word. The wait is said after 2 s, ends at a stop (and after a minute).
+TEST(TriageStoreTest, AWaitForTheLockIsSaidAndEndsAtAStop) {
+  const std::string dir = FreshDir("lock_held");
+  ASSERT_TRUE(TriageStore::Open(dir, true).ok());
+  const HeldOpen waited = OpenWhileHeld(dir, ".lock");
+  EXPECT_FALSE(waited.status.ok());
+  EXPECT_THAT(waited.status.message(),
               HasSubstr("interrupted while waiting for " + dir + "/.lock"));
-  EXPECT_GE(took, absl::Seconds(3));
-  EXPECT_THAT(said, HasSubstr("waiting for " + dir +
-                              "/.lock, which another process holds"));
+  EXPECT_GE(waited.took, absl::Seconds(3));
+  EXPECT_THAT(waited.said, HasSubstr("waiting for " + dir +
+                                     "/.lock, which another process holds"));
   EXPECT_TRUE(TriageStore::Open(dir, true).ok());  // free again
 }
 
@@ -131,25 +144,14 @@ TEST(TriageStoreTest, AWaitForTheLockIsSaidAndEndsAtAStop) {
 TEST(TriageStoreTest, AWaitAtTheTurnstileNamesIt) {
   const std::string dir = FreshDir("turn_held");
   ASSERT_TRUE(TriageStore::Open(dir, true).ok());
-  const int held = open((dir + "/.lock-turn").c_str(), O_RDWR | O_CLOEXEC);
-  ASSERT_GE(held, 0);
-  ASSERT_EQ(flock(held, LOCK_EX), 0);
-  testing::internal::CaptureStderr();
-  std::thread stop([] {
-    absl::SleepFor(absl::Seconds(3));
-    Interrupt();
-  });
-  const absl::StatusOr<TriageStore> store = TriageStore::Open(dir, true);
-  stop.join();
-  ClearInterrupt();
-  const std::string said = testing::internal::GetCapturedStderr();
-  close(held);
-  EXPECT_FALSE(store.ok());
+  const HeldOpen waited = OpenWhileHeld(dir, ".lock-turn");
+  EXPECT_FALSE(waited.status.ok());
   EXPECT_THAT(
-      store.status().message(),
+      waited.status.message(),
       HasSubstr("interrupted while waiting for " + dir + "/.lock-turn"));
-  EXPECT_THAT(said, HasSubstr("waiting for " + dir +
-                              "/.lock-turn, which another process holds"));
+  EXPECT_THAT(waited.said,
+              HasSubstr("waiting for " + dir +
+                        "/.lock-turn, which another process holds"));
 }
 
 // The eighteenth fault run: a process that files repeat after repeat, each

@@ -291,9 +291,10 @@ absl::Status PtxasBackend::CompileChunk(Batch& batch, Chunk chunk,
       // Cut, not left unrun: next batch its variants apart (or its one
       // variant in halves), so that a hang among them is found within the
       // budget.
-      const auto variants = VariantsOf(batch, chunk);
-      for (const auto& [v, n] : variants) {
-        if (out.how.timed_out) suspects_.Cut(v, n, variants.size() == 1);
+      if (out.how.timed_out) {
+        const auto variants = VariantsOf(batch, chunk);
+        for (const auto& [v, n] : variants)
+          suspects_.Cut(v, n, variants.size() == 1);
       }
       DeclineOutOfBudget(batch, chunk);
       return absl::OkStatus();

@@ -76,36 +76,51 @@ TEST_F(PtxasBackendTest,
   EXPECT_THAT(tmp.Files(), testing::IsEmpty());
 }
 
+// A private TMPDIR, and a ptxas that on any module holding `add.sat` counts
+// its run and then does `action` (a shell command), and on the others runs
+// the real one.
+class PtxasFailingOnAddSat {
+ public:
+  PtxasFailingOnAddSat(const std::string& real, const std::string& action)
+      : tmpdir_("TMPDIR", tmp_.path()),
+        runs_(bin_.path() + "/runs"),
+        path_(bin_.path() + "/ptxas") {
+    std::ofstream(path_) << "#!/bin/sh\nfor last; do :; done\n"
+                            "case \"$1\" in --*) exec '"
+                         << real << "' \"$@\";; esac\necho run >> '" << runs_
+                         << "'\nif grep -q add.sat \"$last\"; then " << action
+                         << "; fi\nexec '" << real << "' \"$@\"\n";
+    chmod(path_.c_str(), 0700);
+  }
+  const std::string& path() const { return path_; }
+  // Its runs so far, on every module.
+  int64_t Runs() const {
+    std::ifstream in(runs_);
+    return std::count(std::istreambuf_iterator<char>(in), {}, '\n');
+  }
+
+ private:
+  ScratchDir bin_, tmp_;
+  ScopedEnv tmpdir_;
+  std::string runs_, path_;
+};
+
 // The twenty-first fault run: a ptxas that dies on every module holding
 // `add.sat` was started for each of its tuples, each batch halved down to
 // single tuples. A variant that crashed ptxas alone is compiled apart, and
 // after kFaultsPerSuspectInBatch faults in a batch its other tuples there are
 // left unrun: the clean tuples are compiled at once.
 TEST_F(PtxasBackendTest, AVariantThatCrashesPtxasIsCompiledApartAndCapped) {
-  ScratchDir bin, tmp;
-  ScopedEnv tmpdir("TMPDIR", tmp.path());
-  const std::string runs = bin.path() + "/runs";
-  const std::string fake = bin.path() + "/crash-on-add-sat";
-  std::ofstream(fake) << "#!/bin/sh\nfor last; do :; done\n"
-                         "case \"$1\" in --*) exec '"
-                      << ptxas_ << "' \"$@\";; esac\necho run >> '" << runs
-                      << "'\nif grep -q add.sat \"$last\"; then kill -SEGV "
-                         "$$; fi\nexec '"
-                      << ptxas_ << "' \"$@\"\n";
-  chmod(fake.c_str(), 0700);
-  auto backend = Make({{"ptxas", fake}, {"compiler", "ptxas"}});
+  const PtxasFailingOnAddSat fake(ptxas_, "kill -SEGV $$");
+  auto backend = Make({{"ptxas", fake.path()}, {"compiler", "ptxas"}});
   ASSERT_NE(backend, nullptr);
   std::vector<Case> cases;
   for (uint64_t k = 0; k < 24; ++k) {
     cases.push_back({"add.sat.s32", {{k, 1}}});
     cases.push_back({"add.u32", {{k, 2}}});
   }
-  const auto count_runs = [&] {
-    std::ifstream in(runs);
-    return std::count(std::istreambuf_iterator<char>(in), {}, '\n');
-  };
   for (int batch = 0; batch < 2; ++batch) {
-    const int64_t before = count_runs();
+    const int64_t before = fake.Runs();
     const RunReply reply = RunOrDie(*backend, Request(cases));
     int faults = 0, unrun = 0;
     for (size_t i = 0; i < cases.size(); i += 2) {
@@ -122,30 +137,9 @@ TEST_F(PtxasBackendTest, AVariantThatCrashesPtxasIsCompiledApartAndCapped) {
       // Apart from the start: a module of add.u32 and a few of add.sat,
       // each halved to its faults (the halves run on parallel jobs, so a
       // few more than the cap may fault).
-      EXPECT_LE(count_runs() - before, 16) << "ptxas runs in the 2nd batch";
+      EXPECT_LE(fake.Runs() - before, 16) << "ptxas runs in the 2nd batch";
     }
   }
-}
-
-// A ptxas that, on any module holding `pattern`, counts its run in `runs`
-// and then does `action` (a shell command); on the others runs the real one.
-std::string WritePtxasFailingOn(const std::string& path,
-                                const std::string& real,
-                                const std::string& runs,
-                                const std::string& pattern,
-                                const std::string& action) {
-  std::ofstream(path) << "#!/bin/sh\nfor last; do :; done\n"
-                         "case \"$1\" in --*) exec '"
-                      << real << "' \"$@\";; esac\necho run >> '" << runs
-                      << "'\nif grep -q " << pattern << " \"$last\"; then "
-                      << action << "; fi\nexec '" << real << "' \"$@\"\n";
-  chmod(path.c_str(), 0700);
-  return path;
-}
-
-int64_t CountLines(const std::string& path) {
-  std::ifstream in(path);
-  return std::count(std::istreambuf_iterator<char>(in), {}, '\n');
 }
 
 // Deaf to TERM, as the twenty-second fault run's wrapper was.
@@ -158,16 +152,12 @@ constexpr char kHang[] = "trap '' TERM INT; sleep 1000";
 // that hangs is compiled again a variant at a time, then the variant's
 // tuples one at a time; the hangs are faults, and the clean variant answers.
 TEST_F(PtxasBackendTest, AVariantThatHangsPtxasIsFoundByVariantAndCapped) {
-  ScratchDir bin, tmp;
-  ScopedEnv tmpdir("TMPDIR", tmp.path());
-  const std::string runs = bin.path() + "/runs";
-  auto backend =
-      Make({{"ptxas", WritePtxasFailingOn(bin.path() + "/hang", ptxas_, runs,
-                                          "add.sat", kHang)},
-            {"compiler", "ptxas"},
-            {"jobs", "1"},
-            // The confirmation of a hang: 3 s, not 10.
-            {"timeout_ms", "3000"}});
+  const PtxasFailingOnAddSat fake(ptxas_, kHang);
+  auto backend = Make({{"ptxas", fake.path()},
+                       {"compiler", "ptxas"},
+                       {"jobs", "1"},
+                       // The confirmation of a hang: 3 s, not 10.
+                       {"timeout_ms", "3000"}});
   ASSERT_NE(backend, nullptr);
   std::vector<Case> cases;
   for (uint64_t k = 0; k < 8; ++k) {
@@ -175,7 +165,7 @@ TEST_F(PtxasBackendTest, AVariantThatHangsPtxasIsFoundByVariantAndCapped) {
     cases.push_back({"add.u32", {{k, 2}}});
   }
   for (int batch = 0; batch < 2; ++batch) {
-    const int64_t before = CountLines(runs);
+    const int64_t before = fake.Runs();
     const RunReply reply = RunOrDie(*backend, Request(cases));
     int hangs = 0, unrun = 0;
     for (size_t i = 0; i < cases.size(); i += 2) {
@@ -198,12 +188,12 @@ TEST_F(PtxasBackendTest, AVariantThatHangsPtxasIsFoundByVariantAndCapped) {
     if (batch == 1) {
       // Apart from the start: add.u32's module, and add.sat's tuples one at
       // a time up to the cap.
-      EXPECT_EQ(CountLines(runs) - before, 1 + kFaultsPerSuspectInBatch);
+      EXPECT_EQ(fake.Runs() - before, 1 + kFaultsPerSuspectInBatch);
     } else {
       // Both variants, then add.sat alone, then its tuples to the cap, the
       // first run twice (its hang confirmed): by halves, it would have been
       // 7 hangs, each a timeout.
-      EXPECT_EQ(CountLines(runs) - before, 4 + kFaultsPerSuspectInBatch);
+      EXPECT_EQ(fake.Runs() - before, 4 + kFaultsPerSuspectInBatch);
     }
   }
 }
@@ -214,15 +204,11 @@ TEST_F(PtxasBackendTest, AVariantThatHangsPtxasIsFoundByVariantAndCapped) {
 // that then compiles is a value, and its variant, slow, goes in one module
 // of its own with that timeout from then on.
 TEST_F(PtxasBackendTest, AVariantPtxasIsOnlySlowOnIsNotAHang) {
-  ScratchDir bin, tmp;
-  ScopedEnv tmpdir("TMPDIR", tmp.path());
-  const std::string runs = bin.path() + "/runs";
-  auto backend =
-      Make({{"ptxas", WritePtxasFailingOn(bin.path() + "/slow", ptxas_, runs,
-                                          "add.sat", "sleep 2")},
-            {"compiler", "ptxas"},
-            {"jobs", "1"},
-            {"timeout_ms", "6000"}});
+  const PtxasFailingOnAddSat fake(ptxas_, "sleep 2");
+  auto backend = Make({{"ptxas", fake.path()},
+                       {"compiler", "ptxas"},
+                       {"jobs", "1"},
+                       {"timeout_ms", "6000"}});
   ASSERT_NE(backend, nullptr);
   std::vector<Case> cases;
   for (uint64_t k = 0; k < 4; ++k) {
@@ -230,7 +216,7 @@ TEST_F(PtxasBackendTest, AVariantPtxasIsOnlySlowOnIsNotAHang) {
     cases.push_back({"add.u32", {{k, 2}}});
   }
   for (int batch = 0; batch < 2; ++batch) {
-    const int64_t before = CountLines(runs);
+    const int64_t before = fake.Runs();
     const RunReply reply = RunOrDie(*backend, Request(cases));
     for (size_t i = 0; i < cases.size(); ++i) {
       ASSERT_EQ(reply.results[i].kind, ResultKind::kValue)
@@ -239,7 +225,7 @@ TEST_F(PtxasBackendTest, AVariantPtxasIsOnlySlowOnIsNotAHang) {
     }
     if (batch == 1) {
       // add.u32's module, and add.sat's one module.
-      EXPECT_EQ(CountLines(runs) - before, 2);
+      EXPECT_EQ(fake.Runs() - before, 2);
     }
   }
 }
@@ -249,18 +235,14 @@ TEST_F(PtxasBackendTest, AVariantPtxasIsOnlySlowOnIsNotAHang) {
 // --runtime` on a ptxas hanging on it said "not run" at the budget where
 // the immediate form said "hang" (the twenty-third fault run).
 TEST_F(PtxasBackendTest, ARuntimeTupleThatHangsPtxasAloneIsAHang) {
-  ScratchDir bin, tmp;
-  ScopedEnv tmpdir("TMPDIR", tmp.path());
-  const std::string runs = bin.path() + "/runs";
-  auto backend =
-      Make({{"ptxas", WritePtxasFailingOn(bin.path() + "/hang", ptxas_, runs,
-                                          "add.sat", kHang)},
-            {"compiler", "ptxas"},
-            // The ceiling past the budget: given it, the tuple
-            // is cut, never said to hang.
-            {"timeout_ms", "6000"},
-            {"batch_timeout_ms", "4000"},
-            {"execute", "1"}});
+  const PtxasFailingOnAddSat fake(ptxas_, kHang);
+  auto backend = Make({{"ptxas", fake.path()},
+                       {"compiler", "ptxas"},
+                       // The ceiling past the budget: given it, the tuple
+                       // is cut, never said to hang.
+                       {"timeout_ms", "6000"},
+                       {"batch_timeout_ms", "4000"},
+                       {"execute", "1"}});
   ASSERT_NE(backend, nullptr);
   const RunReply reply =
       RunOrDie(*backend, Request({{"add.sat.s32", {{1, 2}}, /*runtime=*/1}}));
@@ -273,17 +255,13 @@ TEST_F(PtxasBackendTest, ARuntimeTupleThatHangsPtxasAloneIsAHang) {
 // and the next batch compiles the cut module's variants apart: the variant
 // that is not slow answers.
 TEST_F(PtxasBackendTest, ABatchPastItsBudgetAnswersAndTheNextCompilesApart) {
-  ScratchDir bin, tmp;
-  ScopedEnv tmpdir("TMPDIR", tmp.path());
-  const std::string runs = bin.path() + "/runs";
-  auto backend =
-      Make({{"ptxas", WritePtxasFailingOn(bin.path() + "/slow", ptxas_, runs,
-                                          "add.sat", kHang)},
-            {"compiler", "ptxas"},
-            {"jobs", "1"},
-            // A budget below the adaptive timeout's floor: the
-            // hang is never judged, only cut.
-            {kReplyTimeoutKey, "400"}});
+  const PtxasFailingOnAddSat fake(ptxas_, kHang);
+  auto backend = Make({{"ptxas", fake.path()},
+                       {"compiler", "ptxas"},
+                       {"jobs", "1"},
+                       // A budget below the adaptive timeout's floor: the
+                       // hang is never judged, only cut.
+                       {kReplyTimeoutKey, "400"}});
   ASSERT_NE(backend, nullptr);
   const std::vector<Case> cases = {{"add.sat.s32", {{1, 1}}},
                                    {"add.u32", {{1, 2}}},
