@@ -663,7 +663,10 @@ CampaignStats Campaign::Snapshot() const {
   }
   // Every worker's restarts: the senders' and the filer's (minimizer's).
   s.worker_restarts = 0;
-  for (const auto& sender : senders_) s.worker_restarts += sender->restarts();
+  for (const auto& sender : senders_) {
+    s.worker_restarts += sender->restarts();
+    s.answered_given_longer += sender->answered_given_longer();
+  }
   if (const WorkerClient* m = minimizer_started_.load())
     s.worker_restarts += m->restarts();
   s.unfiled = journal_->unfiled();

@@ -180,6 +180,9 @@ struct CampaignStats {
   std::string top_decline;
   int64_t top_decline_count = 0;
   int64_t worker_restarts = 0;
+  // Batches whose hang the senders could not narrow, answered when run
+  // again given longer (WorkerClient::answered_given_longer): not filed.
+  int64_t answered_given_longer = 0;
   // Tuples not sent because they faulted the worker before (or were in a
   // batch whose fault could not be isolated): each would cost it again.
   int64_t withheld_faulting = 0;

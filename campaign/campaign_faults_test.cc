@@ -139,6 +139,32 @@ TEST(CampaignTest, AFaultThatCouldNotBeIsolatedIsFiledAsSuchNamingTheBatch) {
                            Tuple{sat, {{5, 6, 0, 0}}}));
 }
 
+// The twenty-third fault run: a backend only slower than --timeout on a
+// loaded machine had whole batches filed as unisolated hangs. Isolation
+// cannot narrow this one (a zero budget), and its batch, run again given
+// longer, answers (150 ms a tuple against a 300 ms timeout): it is judged,
+// and nothing is filed or counted as a fault.
+TEST(CampaignTest, ABatchOnlySlowerThanTheTimeoutIsJudgedNotFiled) {
+  const std::string dir = FreshDir("slow_not_hung");
+  CampaignOptions o = Options(dir, {"--us-per-tuple=150000"});
+  o.worker.timeout = absl::Milliseconds(300);
+  o.isolation_budget = absl::ZeroDuration();
+  o.in_flight = 1;
+  auto c = Campaign::Start(o);
+  ASSERT_TRUE(c.ok()) << c.status();
+  Offer(**c, "add.cc.s32", {{7, 8, 0, 0}});
+  Offer(**c, "add.sat.s32", {{0x7fffffff, 1, 0, 0}});
+  Offer(**c, "add.sat.s32", {{5, 6, 0, 0}});
+  ASSERT_TRUE((*c)->Flush(absl::Seconds(60)));
+  (*c)->Stop();
+  const CampaignStats s = (*c)->Snapshot();
+  EXPECT_EQ(s.answered_given_longer, 1);
+  EXPECT_EQ(s.counts.agreed, 3);
+  EXPECT_EQ(s.counts.faulty_batches, 0);
+  EXPECT_EQ(s.counts.faulted, 0);
+  EXPECT_THAT(EntryNames(dir + "/triage"), ::testing::IsEmpty());
+}
+
 // The entry names of `triage_dir` that start with `prefix`, once one is
 // there or `give_up` has passed.
 std::vector<std::string> AwaitEntries(const std::string& triage_dir,

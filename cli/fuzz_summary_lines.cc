@@ -122,9 +122,19 @@ std::string ReusedCodeLine(const FuzzStats& sum) {
 
 // What faults of the backend cost the search, when they cost anything.
 std::string FaultCostLine(const FuzzStats& sum) {
-  if (sum.withheld_faulting == 0 && sum.sent_again == 0) return "";
+  std::string slow;
+  if (sum.answered_given_longer > 0) {
+    slow = absl::StrCat(
+        "fuzz:   ", sum.answered_given_longer,
+        sum.answered_given_longer == 1 ? " batch" : " batches",
+        " timed out, could not be narrowed to a tuple, and answered when run "
+        "again given longer (4 times --timeout, at least 10s): not filed as "
+        "hangs (a larger "
+        "--timeout suits this machine's load or this backend)\n");
+  }
+  if (sum.withheld_faulting == 0 && sum.sent_again == 0) return slow;
   return absl::StrCat(
-      "fuzz:   faults: ", sum.withheld_faulting,
+      slow, "fuzz:   faults: ", sum.withheld_faulting,
       " tuples not sent again because they crashed or hung the backend "
       "before; ",
       sum.sent_again,

@@ -422,6 +422,75 @@ RunReply WorkerClient::Isolate(std::span<const absl::string_view> spellings,
   return reply;
 }
 
+absl::Duration WorkerClient::RecheckTimeout() const {
+  return std::min(std::max(4 * command_.timeout, kMinHandshakeTimeout),
+                  std::max(command_.timeout, absl::Minutes(2)));
+}
+
+absl::StatusOr<RunReply> WorkerClient::RunOnceGivenLonger(
+    absl::string_view payload, size_t num_tuples, absl::Duration timeout) {
+  // A worker told the longer timeout in HELLO, and given it to start: the
+  // restarts of isolation may have failed their handshake on a loaded
+  // machine, and a ptxas worker budgets a batch by the reply timeout.
+  Kill();
+  const absl::Duration own = command_.timeout;
+  command_.timeout = timeout;
+  absl::StatusOr<RunReply> got = RunOnce(payload, num_tuples, timeout);
+  command_.timeout = own;
+  Kill();  // the next batch's worker budgets by the client's own timeout
+  return got;
+}
+
+bool WorkerClient::AnsweredGivenLonger(
+    std::span<const absl::string_view> spellings,
+    std::span<const WireTuple> sent, const BackendFault& fault,
+    RunReply& reply) {
+  // A crash is no slowness; a run interrupted or past the campaign's end
+  // is not run again.
+  if (fault.kind != FaultKind::kHang || interrupted_) return false;
+  const absl::Duration until_end = command_.isolation_deadline - absl::Now();
+  if (until_end <= absl::ZeroDuration()) return false;
+  std::vector<size_t> left;
+  std::vector<WireTuple> part;
+  for (size_t i = 0; i < reply.results.size(); ++i) {
+    const TupleResult& r = reply.results[i];
+    if (r.kind == ResultKind::kDecline && r.message < reply.messages.size() &&
+        absl::StartsWith(reply.messages[r.message], kNotRunPrefix)) {
+      left.push_back(i);
+      part.push_back(sent[i]);
+    }
+  }
+  if (left.empty()) return false;
+  const absl::Duration timeout = std::min(RecheckTimeout(), until_end);
+  absl::StatusOr<RunReply> got = RunOnceGivenLonger(
+      EncodeOwnRequest(spellings, part), part.size(), timeout);
+  if (got.ok()) {
+    for (size_t k = 0; k < left.size(); ++k) {
+      TupleResult r = got->results[k];
+      if (r.kind != ResultKind::kValue || r.has_note) {
+        r.message = reply.InternMessage(got->messages[r.message]);
+      }
+      reply.results[left[k]] = r;
+    }
+    ++answered_given_longer_;
+    return true;
+  }
+  const BackendFault again = Classify(got.status());
+  if (again.kind == FaultKind::kEnvironment) {
+    environment_fault_ = again;
+    return false;
+  }
+  const std::string seen = absl::StrCat(
+      "; run again on a fresh worker given ", absl::FormatDuration(timeout),
+      timeout < RecheckTimeout() ? " (the campaign's end was near)" : "", ": ",
+      interrupted_ ? "cut short by the stop" : again.detail);
+  for (size_t i : left) {
+    reply.results[i].message = reply.InternMessage(
+        absl::StrCat(reply.messages[reply.results[i].message], seen));
+  }
+  return false;
+}
+
 void WorkerClient::Interrupt() {
   interrupted_ = true;
   const pid_t pid = running_pid_.load();
@@ -646,7 +715,16 @@ BatchOutcome WorkerClient::Run(std::span<const Tuple> tuples) {
           outcome.fault = *std::exchange(environment_fault_, std::nullopt);
           return outcome;
         }
-        if (AnyNotRun(*attempt)) outcome.unisolated = first;
+        // Not narrowed: perhaps not a hang, but a worker slower than
+        // --timeout on a loaded machine; given longer, it may answer.
+        if (AnyNotRun(*attempt) &&
+            !AnsweredGivenLonger(spellings, sent, first, *attempt)) {
+          if (environment_fault_) {
+            outcome.fault = *std::exchange(environment_fault_, std::nullopt);
+            return outcome;
+          }
+          outcome.unisolated = first;
+        }
       } else {
         attempt = RunOnce(payload, sent.size());  // on a fresh worker
       }

@@ -172,6 +172,13 @@ class WorkerClient {
   // thread.
   int restarts() const { return restarts_.load(std::memory_order_relaxed); }
 
+  // Batches whose hang isolation could not narrow, answered when run again
+  // given RecheckTimeout (a worker only slower than the timeout: nothing is
+  // blamed); from any thread.
+  int answered_given_longer() const {
+    return answered_given_longer_.load(std::memory_order_relaxed);
+  }
+
   // From another thread: ends the batch in flight at once (SIGKILL to the
   // worker) and every later Run, which return a kCrash fault whose detail
   // starts with kInterrupted. For a campaign that must stop by its deadline
@@ -230,6 +237,22 @@ class WorkerClient {
   // The timeout of one tuple alone while isolating: 10x its expected time,
   // at least 2 s, never more than command_.timeout.
   absl::Duration LeafTimeout() const;
+  // What a batch's hang isolation left not run (in `reply`) is run once more
+  // on a fresh worker given RecheckTimeout, which a worker only slow on a
+  // loaded machine meets. True, and its answers in `reply`, if it answered;
+  // otherwise the not-run reasons say what the second run saw.
+  bool AnsweredGivenLonger(std::span<const absl::string_view> spellings,
+                           std::span<const WireTuple> sent,
+                           const BackendFault& fault, RunReply& reply);
+  // 4 times command_.timeout, at least kMinHandshakeTimeout, at most two
+  // minutes (or command_.timeout, if longer).
+  absl::Duration RecheckTimeout() const;
+  // RunOnce on a fresh worker whose reply and handshake get `timeout` (and
+  // which is told it, in HELLO, for a budget of its own); the next run
+  // starts a worker told command_.timeout again.
+  absl::StatusOr<RunReply> RunOnceGivenLonger(absl::string_view payload,
+                                              size_t num_tuples,
+                                              absl::Duration timeout);
   std::string StderrTail() const;
   BackendFault Classify(const absl::Status& status);
   // True if the worker runs `t`'s operand form (all immediates, or it said
@@ -256,6 +279,7 @@ class WorkerClient {
   std::string exit_description_;  // "exit status 3", "signal 11 (SIGSEGV)"
   int exit_status_ = -1;          // the worker's exit status, if it exited
   std::atomic<int> restarts_{0};
+  std::atomic<int> answered_given_longer_{0};
   bool relaunch_failed_ = false;  // the last RunOnce could not start a worker
   // The slowest reply so far per tuple, and the fastest reply: the cost
   // model of IsolationTimeout.

@@ -258,8 +258,35 @@ TEST(WorkerClientTest, IsolationStopsAtItsBudget) {
         out.messages[r.message],
         HasSubstr(
             "not run: isolating a hang of the worker took the whole budget"));
+    // Run again given longer first (4 times 300 ms, at least 10 s).
+    EXPECT_THAT(out.messages[r.message],
+                HasSubstr("; run again on a fresh worker given 10s: "));
   }
   EXPECT_GT(declined, 32);
+  EXPECT_EQ((*client)->answered_given_longer(), 0);
+}
+
+// The twenty-third fault run: a backend only slower than --timeout on a
+// loaded machine had its batch's "hang" filed as an unisolated hang. A
+// batch whose hang isolation cannot narrow is run once more on a fresh
+// worker given longer (RecheckTimeout) before it is called unisolated: this
+// worker takes 20 ms a tuple, 1.3 s for the batch, against a 300 ms timeout.
+TEST(WorkerClientTest, AWorkerOnlySlowerThanTheTimeoutIsNotAHang) {
+  WorkerCommand command =
+      Faulty({"--us-per-tuple=20000"}, absl::Milliseconds(300));
+  command.isolate_faults = true;
+  command.isolation_budget = absl::Milliseconds(500);
+  auto client = WorkerClient::Start(command);
+  ASSERT_TRUE(client.ok()) << client.status();
+  const std::vector<Tuple> tuples = SomeTuples({"add.s32", "sub.u32"}, 32);
+  const BatchOutcome out = (*client)->Run(tuples);
+  EXPECT_FALSE(out.unisolated.has_value()) << out.unisolated->detail;
+  ExpectMatchesOracle(tuples, out);
+  EXPECT_EQ((*client)->answered_given_longer(), 1);
+  // The next batch's worker is held to the client's own timeout again.
+  const BatchOutcome next = (*client)->Run(SomeTuples({"add.s32"}, 2));
+  EXPECT_FALSE(next.fault.has_value()) << next.fault->detail;
+  EXPECT_FALSE(next.unisolated.has_value());
 }
 
 // Isolation stops at its deadline (a campaign's end), before its budget.

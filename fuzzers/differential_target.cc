@@ -372,6 +372,7 @@ FuzzStats DifferentialTarget::stats() const {
   s.known_findings = c.known_findings;
   s.explained_findings = c.explained_findings;
   s.worker_restarts = c.worker_restarts;
+  s.answered_given_longer = c.answered_given_longer;
   s.variants_reached = c.variants_reached;
   s.supported_variants = c.supported_variants;
   s.offered = c.offered;

@@ -37,6 +37,7 @@ const Counter kCounters[] = {
     PTXDIFF_COUNTER("known_findings", s.known_findings),
     PTXDIFF_COUNTER("explained_findings", s.explained_findings),
     PTXDIFF_COUNTER("worker_restarts", s.worker_restarts),
+    PTXDIFF_COUNTER("answered_given_longer", s.answered_given_longer),
     PTXDIFF_COUNTER("supported_variants", s.supported_variants),
     PTXDIFF_COUNTER("offered", s.offered),
     PTXDIFF_COUNTER("queued", s.queued),

@@ -20,6 +20,7 @@ struct FuzzStats {
   JudgeCounts counts;
   int64_t new_findings = 0, known_findings = 0, explained_findings = 0;
   int64_t worker_restarts = 0;
+  int64_t answered_given_longer = 0;  // CampaignStats
   int64_t variants_reached = 0, supported_variants = 0;
   // The campaign's queue: offered by the fuzz loop, queued, duplicates,
   // dropped under backpressure, produced by the systematic source.

@@ -13,28 +13,40 @@
 
 namespace ptxdiff {
 
-std::string MismatchLine(const Tuple& t, const Result& oracle,
-                         uint64_t backend_bits, absl::string_view backend_name,
-                         bool backend_carry) {
+namespace {
+
+// "ptxdiff eval 'add.s32' 0x1 0x2 --runtime a": the command that replays `t`,
+// in the operand form it was run in.
+std::string EvalCommand(const Tuple& t) {
   const Variant& v = t.variant;
   return absl::StrCat(
       "ptxdiff eval '", Spell(v), "' ",
       absl::StrJoin(HexOperands(v, t.operands), " "),
       t.runtime != 0
           ? absl::StrCat(" --runtime ", RuntimeSourceNames(v, t.runtime))
-          : "",
-      "  # oracle ", ResultText(v, oracle.bits, oracle.carry), ", ",
-      backend_name, " ", ResultText(v, backend_bits, backend_carry));
+          : "");
+}
+
+}  // namespace
+
+std::string MismatchLine(const Tuple& t, const Result& oracle,
+                         uint64_t backend_bits, absl::string_view backend_name,
+                         bool backend_carry) {
+  const Variant& v = t.variant;
+  return absl::StrCat(
+      EvalCommand(t), "  # oracle ", ResultText(v, oracle.bits, oracle.carry),
+      ", ", backend_name, " ", ResultText(v, backend_bits, backend_carry));
 }
 
 std::string TupleFaultLine(const Tuple& t, const TupleResult& r,
                            const std::vector<std::string>& messages) {
   const absl::string_view message =
       r.message < messages.size() ? absl::string_view(messages[r.message]) : "";
-  return absl::StrCat(r.fault == CaseFault::kHang ? "hang" : "crash",
-                      " on ptxdiff eval '", Spell(t.variant), "' ",
-                      absl::StrJoin(HexOperands(t.variant, t.operands), " "),
-                      ": ", message.substr(0, message.find('\n')));
+  // The sweep's runtime forms (the twenty-third fault run's low): replayed
+  // in the form that faulted, not all-immediate.
+  return absl::StrCat(r.fault == CaseFault::kHang ? "hang" : "crash", " on ",
+                      EvalCommand(t), ": ",
+                      message.substr(0, message.find('\n')));
 }
 
 void DiffSummary::CountDecline(Family family, absl::string_view message) {

@@ -130,6 +130,23 @@ TEST(DifferentialTest, MismatchLineReplays) {
       "0x00000001");
 }
 
+// A fault's line replays the tuple in the form it faulted in: a runtime
+// tuple with --runtime (the twenty-third fault run: `sweep --runtime a`
+// printed its hangs as all-immediate commands).
+TEST(DifferentialTest, TupleFaultLineReplaysTheFormThatFaulted) {
+  const std::vector<std::string> messages = {"ptxas hung\nits detail"};
+  const TupleResult hang{
+      .kind = ResultKind::kFault, .message = 0, .fault = CaseFault::kHang};
+  Tuple t{*ParseVariant("add.sat.s32"), {{0x69, 0x7fffff, 0, 0}}};
+  EXPECT_EQ(TupleFaultLine(t, hang, messages),
+            "hang on ptxdiff eval 'add.sat.s32' 0x00000069 0x007fffff: "
+            "ptxas hung");
+  t.runtime = 1;  // source a
+  EXPECT_EQ(TupleFaultLine(t, hang, messages),
+            "hang on ptxdiff eval 'add.sat.s32' 0x00000069 0x007fffff "
+            "--runtime a: ptxas hung");
+}
+
 // A crash mid-run is counted as a faulty batch while the other batches are
 // still judged (the faulty worker otherwise serves the oracle: all agree).
 TEST(DifferentialTest, CountsAgreementsAndFaultyBatches) {
