@@ -126,6 +126,9 @@ TEST(CampaignTest, AFaultThatCouldNotBeIsolatedIsFiledAsSuchNamingTheBatch) {
   auto shown = TriageStore::Open(dir + "/triage", false)->Show(entry);
   ASSERT_TRUE(shown.ok()) << shown.status();
   EXPECT_THAT(*shown, HasSubstr("not narrowed to one tuple: isolating a hang"));
+  // Filed once it hung again, given longer (4 times 1 s, at least 10 s).
+  EXPECT_THAT(*shown, HasSubstr("; run again on a fresh worker given 10s: "
+                                "no reply within 10s"));
   EXPECT_THAT(*shown, HasSubstr("none is known to be at fault"));
   std::ifstream in(dir + "/triage/" + entry + "/case.txt");
   const std::string text((std::istreambuf_iterator<char>(in)),
