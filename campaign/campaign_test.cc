@@ -215,7 +215,7 @@ int64_t RuntimeFormTuples(const OutcomeTable& table) {
 
 // Against a compiler whose code is run (default_form=both), each variant
 // whose register shape got a value is run at many more inputs in the
-// compiled lane, beside the batches of folding checks: most checked tuples
+// compiled lane, beside the batches of folding checks: many checked tuples
 // are then in the runtime form. Without the lane, few are.
 TEST(CampaignTest, CompiledRegisterShapesAreRunAtManyMoreInputs) {
   std::vector<Variant> variants;
@@ -233,25 +233,32 @@ TEST(CampaignTest, CompiledRegisterShapesAreRunAtManyMoreInputs) {
     o.compiled_per_batch = 512;
     auto c = Campaign::Start(o);
     ASSERT_TRUE(c.ok()) << c.status();
-    const absl::Time deadline = absl::Now() + absl::Seconds(60);
-    while ((*c)->Snapshot().counts.tuples < 20000 && absl::Now() < deadline) {
+    // Long enough for the lane's share to settle: it is fed once a register
+    // shape has a value (at 20,000 tuples, a fraction of a second on a new
+    // machine, the share was 12 to 40%, and failed the bound below).
+    constexpr int64_t kTuples = 200000;
+    const absl::Time deadline = absl::Now() + absl::Seconds(90);
+    while ((*c)->Snapshot().counts.tuples < kTuples && absl::Now() < deadline) {
       absl::SleepFor(absl::Milliseconds(5));
     }
     (*c)->Stop();
     const CampaignStats s = (*c)->Snapshot();
-    ASSERT_GE(s.counts.tuples, 20000);
+    ASSERT_GE(s.counts.tuples, kTuples);
     const int64_t runtime = RuntimeFormTuples((*c)->OutcomesSnapshot());
     share[lane] = static_cast<double>(runtime) / s.counts.tuples;
     // With the lane, the systematic source's depth (default forms of
     // small families, as much time as the breadth pass) shares the batches:
-    // about half are runtime forms (48.6% in a run of the full suite).
+    // 48.6% were runtime forms in a run of the full suite on a slower
+    // machine; on a faster one 28 to 51% idle and 19% beside three busy
+    // loops (the lane's producer thread then gets less of the machine).
+    // Without it, 0.3%.
     if (lane) {
-      EXPECT_GT(runtime, s.counts.tuples / 3) << s.counts.tuples;
+      EXPECT_GT(runtime, 10000) << s.counts.tuples;
     } else {
-      EXPECT_LT(runtime, s.counts.tuples / 4) << s.counts.tuples;
+      EXPECT_LT(runtime, s.counts.tuples / 20) << s.counts.tuples;
     }
   }
-  EXPECT_GT(share[1], 2 * share[0]);
+  EXPECT_GT(share[1], 10 * share[0]);
 }
 
 TEST(CampaignTest, OnlyASmallShareOfUndefinedResultsIsSent) {

@@ -375,7 +375,7 @@ RunReply WorkerClient::Isolate(std::span<const absl::string_view> spellings,
     if (got.ok()) {
       for (size_t i = 0; i < part.size(); ++i) {
         TupleResult r = got->results[i];
-        if (r.kind != ResultKind::kValue) {
+        if (r.kind != ResultKind::kValue || r.has_note) {
           r.message = reply.InternMessage(got->messages[r.message]);
         }
         reply.results[begin + i] = r;

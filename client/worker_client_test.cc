@@ -232,6 +232,32 @@ TEST(WorkerClientTest, AFaultingTupleIsIsolatedAndTheRestAnswered) {
   }
 }
 
+// A value's note (how the backend got it: ptxas says "executed") comes
+// through isolation: the parts' replies intern their own messages, and a
+// note kept the part's index, naming another message or none.
+TEST(WorkerClientTest, AValuesNoteComesThroughIsolation) {
+  std::vector<Tuple> tuples = SomeTuples({"sub.s32"}, 8);
+  tuples.insert(tuples.begin() + 3,
+                Tuple{*ParseVariant("add.sat.s32"), {{0x7fffffff, 1}}});
+  WorkerCommand command =
+      Faulty({"--fault=garbage-on=add.sat.s32", "--when-operand=0:2147483647",
+              "--note=executed"},
+             absl::Seconds(5));
+  command.isolate_faults = true;
+  auto client = WorkerClient::Start(command);
+  ASSERT_TRUE(client.ok()) << client.status();
+  const BatchOutcome out = (*client)->Run(tuples);
+  ASSERT_FALSE(out.fault.has_value()) << out.fault->detail;
+  for (size_t i = 0; i < tuples.size(); ++i) {
+    if (i == 3) {
+      EXPECT_EQ(out.results[i].kind, ResultKind::kFault);
+      continue;
+    }
+    ASSERT_EQ(out.results[i].kind, ResultKind::kValue) << i;
+    EXPECT_EQ(out.NoteOf(i), "executed") << i;
+  }
+}
+
 // Isolation stops at its budget: what is not settled is declined, saying so,
 // and the batch's fault comes back as unisolated. Every tuple hangs this
 // worker, so isolating all 64 would take a run for every half down to each
