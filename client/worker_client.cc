@@ -298,6 +298,17 @@ bool AnyNotRun(const absl::StatusOr<RunReply>& reply) {
   return false;
 }
 
+// Result `i` of a part's reply, as a result of `whole`: its message (a
+// decline's or fault's reason, a value's note) interned there, each reply
+// numbering its own.
+TupleResult ResultOfPart(const RunReply& part, size_t i, RunReply& whole) {
+  TupleResult r = part.results[i];
+  if (r.kind != ResultKind::kValue || r.has_note) {
+    r.message = whole.InternMessage(part.messages[r.message]);
+  }
+  return r;
+}
+
 }  // namespace
 
 absl::Duration WorkerClient::LeafTimeout() const {
@@ -374,11 +385,7 @@ RunReply WorkerClient::Isolate(std::span<const absl::string_view> spellings,
                                            part.size(), std::min(wanted, left));
     if (got.ok()) {
       for (size_t i = 0; i < part.size(); ++i) {
-        TupleResult r = got->results[i];
-        if (r.kind != ResultKind::kValue || r.has_note) {
-          r.message = reply.InternMessage(got->messages[r.message]);
-        }
-        reply.results[begin + i] = r;
+        reply.results[begin + i] = ResultOfPart(*got, i, reply);
       }
       return PartEnd::kDone;
     }
@@ -466,11 +473,7 @@ bool WorkerClient::AnsweredGivenLonger(
       EncodeOwnRequest(spellings, part), part.size(), timeout);
   if (got.ok()) {
     for (size_t k = 0; k < left.size(); ++k) {
-      TupleResult r = got->results[k];
-      if (r.kind != ResultKind::kValue || r.has_note) {
-        r.message = reply.InternMessage(got->messages[r.message]);
-      }
-      reply.results[left[k]] = r;
+      reply.results[left[k]] = ResultOfPart(*got, k, reply);
     }
     ++answered_given_longer_;
     return true;
