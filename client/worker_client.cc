@@ -429,9 +429,17 @@ RunReply WorkerClient::Isolate(std::span<const absl::string_view> spellings,
   return reply;
 }
 
-absl::Duration WorkerClient::RecheckTimeout() const {
-  return std::min(std::max(4 * command_.timeout, kMinHandshakeTimeout),
-                  std::max(command_.timeout, absl::Minutes(2)));
+absl::Duration WorkerClient::RecheckTimeout(size_t n) const {
+  // 4 times what a batch of n has cost per tuple (the largest reply's rate,
+  // slow on a loaded machine), where that is longer.
+  const absl::Duration expected =
+      largest_reply_tuples_ == 0
+          ? absl::ZeroDuration()
+          : absl::Seconds(4 * largest_reply_seconds_ / largest_reply_tuples_ *
+                          static_cast<double>(n));
+  return std::min(
+      std::max({4 * command_.timeout, kMinHandshakeTimeout, expected}),
+      std::max(command_.timeout, absl::Minutes(2)));
 }
 
 absl::StatusOr<RunReply> WorkerClient::RunOnceGivenLonger(
@@ -468,7 +476,8 @@ bool WorkerClient::AnsweredGivenLonger(
     }
   }
   if (left.empty()) return false;
-  const absl::Duration timeout = std::min(RecheckTimeout(), until_end);
+  const absl::Duration wanted = RecheckTimeout(part.size());
+  const absl::Duration timeout = std::min(wanted, until_end);
   absl::StatusOr<RunReply> got = RunOnceGivenLonger(
       EncodeOwnRequest(spellings, part), part.size(), timeout);
   if (got.ok()) {
@@ -485,7 +494,7 @@ bool WorkerClient::AnsweredGivenLonger(
   }
   const std::string seen = absl::StrCat(
       "; run again on a fresh worker given ", absl::FormatDuration(timeout),
-      timeout < RecheckTimeout() ? " (the campaign's end was near)" : "", ": ",
+      timeout < wanted ? " (the campaign's end was near)" : "", ": ",
       interrupted_ ? "cut short by the stop" : again.detail);
   for (size_t i : left) {
     reply.results[i].message = reply.InternMessage(
@@ -515,6 +524,10 @@ absl::StatusOr<RunReply> WorkerClient::RunOnce(
       std::min(fastest_reply_seconds_.value_or(took), took);
   reply_seconds_per_tuple_ =
       std::max(reply_seconds_per_tuple_, took / num_tuples);
+  if (num_tuples >= largest_reply_tuples_) {
+    largest_reply_tuples_ = num_tuples;
+    largest_reply_seconds_ = took;
+  }
   return DecodeRunReply(reply, num_tuples);
 }
 

@@ -244,9 +244,10 @@ class WorkerClient {
   bool AnsweredGivenLonger(std::span<const absl::string_view> spellings,
                            std::span<const WireTuple> sent,
                            const BackendFault& fault, RunReply& reply);
-  // 4 times command_.timeout, at least kMinHandshakeTimeout, at most two
-  // minutes (or command_.timeout, if longer).
-  absl::Duration RecheckTimeout() const;
+  // For a run again of `n` tuples: 4 times command_.timeout, at least
+  // kMinHandshakeTimeout and 4 times what n tuples of the largest reply so
+  // far cost, at most two minutes (or command_.timeout, if longer).
+  absl::Duration RecheckTimeout(size_t n) const;
   // RunOnce on a fresh worker whose reply and handshake get `timeout` (and
   // which is told it, in HELLO, for a budget of its own); the next run
   // starts a worker told command_.timeout again.
@@ -284,6 +285,11 @@ class WorkerClient {
   // The slowest reply so far per tuple, and the fastest reply: the cost
   // model of IsolationTimeout.
   double reply_seconds_per_tuple_ = 0;
+  // The reply of the most tuples so far (the latest of that size): a
+  // batch's cost per tuple, which a small reply's overhead hides
+  // (RecheckTimeout).
+  size_t largest_reply_tuples_ = 0;
+  double largest_reply_seconds_ = 0;
   absl::Duration last_timeout_;  // of the last RunOnce, for its hang's detail
   // Set when the last reply was given up on for its silence (ReadReply).
   std::optional<absl::Duration> fell_silent_for_;

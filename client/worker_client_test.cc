@@ -232,6 +232,27 @@ TEST(WorkerClientTest, AFaultingTupleIsIsolatedAndTheRestAnswered) {
   }
 }
 
+// The second run's timeout follows what the worker's replies have cost:
+// on a machine loaded enough, a large batch takes longer than 4 times
+// --timeout or 10 s. This worker takes 20 ms a tuple: a batch of 16 (0.3 s)
+// teaches it; one of 640 (12.8 s) times out at 1 s, is not narrowed (no
+// budget), and is answered given 4 times 12.8 s, not 10 s.
+TEST(WorkerClientTest, TheSecondRunIsGivenWhatTheBatchShouldTake) {
+  WorkerCommand command =
+      Faulty({"--us-per-tuple=20000"}, absl::Milliseconds(1000));
+  command.isolate_faults = true;
+  command.isolation_budget = absl::ZeroDuration();
+  auto client = WorkerClient::Start(command);
+  ASSERT_TRUE(client.ok()) << client.status();
+  ExpectMatchesOracle(SomeTuples({"add.s32"}, 16),
+                      (*client)->Run(SomeTuples({"add.s32"}, 16)));
+  const std::vector<Tuple> tuples = SomeTuples({"sub.u32"}, 640);
+  const BatchOutcome out = (*client)->Run(tuples);
+  EXPECT_FALSE(out.unisolated.has_value()) << out.unisolated->detail;
+  ExpectMatchesOracle(tuples, out);
+  EXPECT_EQ((*client)->answered_given_longer(), 1);
+}
+
 // A value's note (how the backend got it: ptxas says "executed") comes
 // through isolation: the parts' replies intern their own messages, and a
 // note kept the part's index, naming another message or none.
