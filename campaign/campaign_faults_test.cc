@@ -139,7 +139,7 @@ TEST(CampaignTest, AFaultThatCouldNotBeIsolatedIsFiledAsSuchNamingTheBatch) {
   auto shown = TriageStore::Open(dir + "/triage", false)->Show(entry);
   ASSERT_TRUE(shown.ok()) << shown.status();
   EXPECT_THAT(*shown, HasSubstr("not narrowed to one tuple: isolating a hang"));
-  // Filed once it hung again, given longer (4 times 1 s, at least 10 s).
+  // Filed once it hung again, given longer (RecheckTimeout's floor: 10 s).
   EXPECT_THAT(*shown, HasSubstr("; run again on a fresh worker given 10s: "
                                 "no reply within 10s"));
   EXPECT_THAT(*shown, HasSubstr("none is known to be at fault"));
@@ -158,8 +158,8 @@ TEST(CampaignTest, AFaultThatCouldNotBeIsolatedIsFiledAsSuchNamingTheBatch) {
 // The twenty-third fault run: a backend only slower than --timeout on a
 // loaded machine had whole batches filed as unisolated hangs. Isolation
 // cannot narrow this one (a zero budget), and its batch, run again given
-// longer, answers (150 ms a tuple against a 300 ms timeout): it is judged,
-// and nothing is filed or counted as a fault.
+// longer, answers (the worker's batch takes more than its timeout, far less
+// than 10 s): it is judged, and nothing is filed or counted as a fault.
 TEST(CampaignTest, ABatchOnlySlowerThanTheTimeoutIsJudgedNotFiled) {
   const std::string dir = FreshDir("slow_not_hung");
   const absl::StatusOr<CampaignStats> s = RunABatchIsolationCannotNarrow(

@@ -233,9 +233,9 @@ TEST(CampaignTest, CompiledRegisterShapesAreRunAtManyMoreInputs) {
     o.compiled_per_batch = 512;
     auto c = Campaign::Start(o);
     ASSERT_TRUE(c.ok()) << c.status();
-    // Long enough for the lane's share to settle: it is fed once a register
-    // shape has a value (at 20,000 tuples, a fraction of a second on a new
-    // machine, the share was 12 to 40%, and failed the bound below).
+    // Long enough for the lane's share to settle: it is fed only once a
+    // register shape has a value, and on a fast machine a short run is
+    // over before then.
     constexpr int64_t kTuples = 200000;
     const absl::Time deadline = absl::Now() + absl::Seconds(90);
     while ((*c)->Snapshot().counts.tuples < kTuples && absl::Now() < deadline) {
@@ -247,11 +247,10 @@ TEST(CampaignTest, CompiledRegisterShapesAreRunAtManyMoreInputs) {
     const int64_t runtime = RuntimeFormTuples((*c)->OutcomesSnapshot());
     share[lane] = static_cast<double>(runtime) / s.counts.tuples;
     // With the lane, the systematic source's depth (default forms of
-    // small families, as much time as the breadth pass) shares the batches:
-    // 48.6% were runtime forms in a run of the full suite on a slower
-    // machine; on a faster one 28 to 51% idle and 19% beside three busy
-    // loops (the lane's producer thread then gets less of the machine).
-    // Without it, 0.3%.
+    // small families, as much time as the breadth pass) shares the batches.
+    // The lane's share depends on the machine and its load (its producer
+    // thread competes for it), so the bound is many runtime tuples, not a
+    // share; without the lane, few are.
     if (lane) {
       EXPECT_GT(runtime, 10000) << s.counts.tuples;
     } else {

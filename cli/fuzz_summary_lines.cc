@@ -129,9 +129,8 @@ std::string FaultCostLine(const FuzzStats& sum) {
         sum.answered_given_longer == 1 ? " batch" : " batches",
         " timed out, could not be narrowed to a tuple, and answered when run "
         "again given longer (4 times --timeout, or what the batch should "
-        "take, at least 10s): not filed as "
-        "hangs (a larger "
-        "--timeout suits this machine's load or this backend)\n");
+        "take, at least 10s): not filed as hangs (a larger --timeout suits "
+        "this machine's load or this backend)\n");
   }
   if (sum.withheld_faulting == 0 && sum.sent_again == 0) return slow;
   return absl::StrCat(

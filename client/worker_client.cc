@@ -286,14 +286,19 @@ std::string EncodeOwnRequest(std::span<const absl::string_view> spellings,
   return EncodeRunRequest(own, tuples);
 }
 
+// True if result `i` of `reply` was not run (isolation's budget or the
+// worker's was spent: a decline under kNotRunPrefix).
+bool NotRunIn(const RunReply& reply, size_t i) {
+  const TupleResult& r = reply.results[i];
+  return r.kind == ResultKind::kDecline && r.message < reply.messages.size() &&
+         absl::StartsWith(reply.messages[r.message], kNotRunPrefix);
+}
+
 // True if isolation left a tuple of `reply` not run (its budget was spent).
 bool AnyNotRun(const absl::StatusOr<RunReply>& reply) {
   if (!reply.ok()) return false;
-  for (const TupleResult& r : reply->results) {
-    if (r.kind == ResultKind::kDecline && r.message < reply->messages.size() &&
-        absl::StartsWith(reply->messages[r.message], kNotRunPrefix)) {
-      return true;
-    }
+  for (size_t i = 0; i < reply->results.size(); ++i) {
+    if (NotRunIn(*reply, i)) return true;
   }
   return false;
 }
@@ -468,12 +473,9 @@ bool WorkerClient::AnsweredGivenLonger(
   std::vector<size_t> left;
   std::vector<WireTuple> part;
   for (size_t i = 0; i < reply.results.size(); ++i) {
-    const TupleResult& r = reply.results[i];
-    if (r.kind == ResultKind::kDecline && r.message < reply.messages.size() &&
-        absl::StartsWith(reply.messages[r.message], kNotRunPrefix)) {
-      left.push_back(i);
-      part.push_back(sent[i]);
-    }
+    if (!NotRunIn(reply, i)) continue;
+    left.push_back(i);
+    part.push_back(sent[i]);
   }
   if (left.empty()) return false;
   const absl::Duration wanted = RecheckTimeout(part.size());

@@ -37,6 +37,16 @@ WorkerCommand Faulty(const std::vector<std::string>& flags,
   return FaultyWorkerCommand(flags, timeout);
 }
 
+// The faulty worker, isolating the faults of a batch within `budget`.
+WorkerCommand FaultyIsolating(const std::vector<std::string>& flags,
+                              absl::Duration timeout,
+                              absl::Duration budget = absl::Seconds(30)) {
+  WorkerCommand command = Faulty(flags, timeout);
+  command.isolate_faults = true;
+  command.isolation_budget = budget;
+  return command;
+}
+
 std::vector<Tuple> SomeTuples(std::vector<std::string> spellings,
                               int per_variant) {
   std::mt19937_64 rng(3);
@@ -206,10 +216,8 @@ TEST(WorkerClientTest, AFaultingTupleIsIsolatedAndTheRestAnswered) {
        std::vector<std::pair<std::string, CaseFault>>{
            {"--fault=hang-on=add.sat.s32", CaseFault::kHang},
            {"--fault=garbage-on=add.sat.s32", CaseFault::kCrash}}) {
-    WorkerCommand command =
-        Faulty({fault, "--when-operand=0:2147483647"}, absl::Seconds(1));
-    command.isolate_faults = true;
-    auto client = WorkerClient::Start(command);
+    auto client = WorkerClient::Start(FaultyIsolating(
+        {fault, "--when-operand=0:2147483647"}, absl::Seconds(1)));
     ASSERT_TRUE(client.ok()) << client.status();
     const BatchOutcome out = (*client)->Run(tuples);
     ASSERT_FALSE(out.fault.has_value()) << out.fault->detail;
@@ -234,15 +242,12 @@ TEST(WorkerClientTest, AFaultingTupleIsIsolatedAndTheRestAnswered) {
 
 // The second run's timeout follows what the worker's replies have cost:
 // on a machine loaded enough, a large batch takes longer than 4 times
-// --timeout or 10 s. This worker takes 20 ms a tuple: a batch of 16 (0.3 s)
-// teaches it; one of 640 (12.8 s) times out at 1 s, is not narrowed (no
-// budget), and is answered given 4 times 12.8 s, not 10 s.
+// --timeout or 10 s. A small batch teaches this slow worker's cost per
+// tuple; a batch 40 times larger, longer than the 10 s floor, times out,
+// is not narrowed (no budget), and is answered given 4 times its cost.
 TEST(WorkerClientTest, TheSecondRunIsGivenWhatTheBatchShouldTake) {
-  WorkerCommand command =
-      Faulty({"--us-per-tuple=20000"}, absl::Milliseconds(1000));
-  command.isolate_faults = true;
-  command.isolation_budget = absl::ZeroDuration();
-  auto client = WorkerClient::Start(command);
+  auto client = WorkerClient::Start(FaultyIsolating(
+      {"--us-per-tuple=20000"}, absl::Seconds(1), absl::ZeroDuration()));
   ASSERT_TRUE(client.ok()) << client.status();
   ExpectMatchesOracle(SomeTuples({"add.s32"}, 16),
                       (*client)->Run(SomeTuples({"add.s32"}, 16)));
@@ -260,12 +265,10 @@ TEST(WorkerClientTest, AValuesNoteComesThroughIsolation) {
   std::vector<Tuple> tuples = SomeTuples({"sub.s32"}, 8);
   tuples.insert(tuples.begin() + 3,
                 Tuple{*ParseVariant("add.sat.s32"), {{0x7fffffff, 1}}});
-  WorkerCommand command =
-      Faulty({"--fault=garbage-on=add.sat.s32", "--when-operand=0:2147483647",
-              "--note=executed"},
-             absl::Seconds(5));
-  command.isolate_faults = true;
-  auto client = WorkerClient::Start(command);
+  auto client = WorkerClient::Start(
+      FaultyIsolating({"--fault=garbage-on=add.sat.s32",
+                       "--when-operand=0:2147483647", "--note=executed"},
+                      absl::Seconds(5)));
   ASSERT_TRUE(client.ok()) << client.status();
   const BatchOutcome out = (*client)->Run(tuples);
   ASSERT_FALSE(out.fault.has_value()) << out.fault->detail;
@@ -286,10 +289,8 @@ TEST(WorkerClientTest, AValuesNoteComesThroughIsolation) {
 // stopped, and the time bound is only a guard (the restarts it pays for are
 // not bounded by the budget, and are slow on a loaded machine).
 TEST(WorkerClientTest, IsolationStopsAtItsBudget) {
-  WorkerCommand command = Faulty({"--fault=hang"}, absl::Milliseconds(300));
-  command.isolate_faults = true;
-  command.isolation_budget = absl::Milliseconds(500);
-  auto client = WorkerClient::Start(command);
+  auto client = WorkerClient::Start(FaultyIsolating(
+      {"--fault=hang"}, absl::Milliseconds(300), absl::Milliseconds(500)));
   ASSERT_TRUE(client.ok()) << client.status();
   const absl::Time start = absl::Now();
   const BatchOutcome out = (*client)->Run(SomeTuples({"add.s32"}, 64));
@@ -305,7 +306,7 @@ TEST(WorkerClientTest, IsolationStopsAtItsBudget) {
         out.messages[r.message],
         HasSubstr(
             "not run: isolating a hang of the worker took the whole budget"));
-    // Run again given longer first (4 times 300 ms, at least 10 s).
+    // Run again given longer first (RecheckTimeout's floor: 10 s).
     EXPECT_THAT(out.messages[r.message],
                 HasSubstr("; run again on a fresh worker given 10s: "));
   }
@@ -317,13 +318,11 @@ TEST(WorkerClientTest, IsolationStopsAtItsBudget) {
 // loaded machine had its batch's "hang" filed as an unisolated hang. A
 // batch whose hang isolation cannot narrow is run once more on a fresh
 // worker given longer (RecheckTimeout) before it is called unisolated: this
-// worker takes 20 ms a tuple, 1.3 s for the batch, against a 300 ms timeout.
+// worker's batch takes a few times its timeout, and far less than 10 s.
 TEST(WorkerClientTest, AWorkerOnlySlowerThanTheTimeoutIsNotAHang) {
-  WorkerCommand command =
-      Faulty({"--us-per-tuple=20000"}, absl::Milliseconds(300));
-  command.isolate_faults = true;
-  command.isolation_budget = absl::Milliseconds(500);
-  auto client = WorkerClient::Start(command);
+  auto client = WorkerClient::Start(FaultyIsolating({"--us-per-tuple=20000"},
+                                                    absl::Milliseconds(300),
+                                                    absl::Milliseconds(500)));
   ASSERT_TRUE(client.ok()) << client.status();
   const std::vector<Tuple> tuples = SomeTuples({"add.s32", "sub.u32"}, 32);
   const BatchOutcome out = (*client)->Run(tuples);
@@ -338,9 +337,8 @@ TEST(WorkerClientTest, AWorkerOnlySlowerThanTheTimeoutIsNotAHang) {
 
 // Isolation stops at its deadline (a campaign's end), before its budget.
 TEST(WorkerClientTest, IsolationStopsAtItsDeadline) {
-  WorkerCommand command = Faulty({"--fault=hang"}, absl::Milliseconds(300));
-  command.isolate_faults = true;
-  command.isolation_budget = absl::Minutes(10);
+  WorkerCommand command = FaultyIsolating(
+      {"--fault=hang"}, absl::Milliseconds(300), absl::Minutes(10));
   command.isolation_deadline = absl::Now() + absl::Seconds(1);
   auto client = WorkerClient::Start(command);
   ASSERT_TRUE(client.ok()) << client.status();
